@@ -1,0 +1,48 @@
+# Thin wrapper around CMake. `make test` and `make run` are the two set-up commands (README.md).
+BUILD        ?= build
+JOBS         ?= $(shell nproc 2>/dev/null || echo 2)
+CMAKE_FLAGS  ?=
+FUZZ_SECONDS ?= 30
+
+.PHONY: all deps configure build test run sanitize fuzz vectors bench clean stop
+
+all: build
+
+deps:
+	@bash scripts/deps.sh
+
+$(BUILD)/CMakeCache.txt:
+	cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
+
+build: $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS)
+
+test: deps
+	$(MAKE) build
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+
+vectors: build
+	python3 ../shared/tools/check-vectors $(BUILD)/poolsched ../shared/vectors/fair-share
+
+run: deps
+	$(MAKE) build
+	@bash scripts/run-example.sh $(BUILD)/poolsched
+
+# Tests again under AddressSanitizer and UndefinedBehaviorSanitizer.
+sanitize: deps
+	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DPS_SANITIZE=ON $(CMAKE_FLAGS)
+	cmake --build build-asan -j $(JOBS)
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  ctest --test-dir build-asan --output-on-failure -j $(JOBS)
+
+# Every libFuzzer target in fuzz/, FUZZ_SECONDS each, seeded from fuzz/corpus/<target>.
+fuzz: deps
+	CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DPS_FUZZ=ON -DPS_SANITIZE=ON $(CMAKE_FLAGS)
+	cmake --build build-fuzz -j $(JOBS)
+	@bash scripts/fuzz.sh build-fuzz $(FUZZ_SECONDS)
+
+bench: build
+	$(BUILD)/poolsched bench fair-share
+
+clean:
+	rm -rf $(BUILD) build-asan build-fuzz

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs the Debian packages poolsched needs, and only those that are missing.
+# Why each one is there: docs/dependencies.md.
+set -euo pipefail
+packages=(build-essential cmake pkg-config clang libclang-rt-14-dev python3
+          libjansson-dev libcmocka-dev libsqlite3-dev libmicrohttpd-dev libcurl4-openssl-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+echo "installing missing packages: ${missing[*]}"
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO=sudo
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null

@@ -1,0 +1,22 @@
+/* commands.h — the subcommands of the poolsched binary.
+ *
+ * Each command takes the arguments after its name (argv[0] is the command name) and returns the
+ * process exit code: 0 success, 1 a remote or runtime failure (message shown), 2 bad usage or
+ * bad input (one line `error: <what>: <why>` on stderr).
+ */
+#ifndef PS_CLI_COMMANDS_H
+#define PS_CLI_COMMANDS_H
+
+struct ps_command {
+    const char *name;
+    const char *summary;
+    int (*run)(int argc, char **argv);
+};
+
+/* The table of commands, terminated by an entry whose name is NULL. */
+extern const struct ps_command ps_commands[];
+
+int ps_cmd_fair_share(int argc, char **argv);
+int ps_cmd_bench(int argc, char **argv);
+
+#endif
