@@ -415,6 +415,52 @@ static void test_min_spare_resources(void **state)
     ps_sched_snapshot_free(s);
 }
 
+/* The extension point for preemptive stages: only eligible operations, extra resources, one
+ * allocation at most. */
+static bool only_op(void *ctx, const struct ps_sched_snapshot *snap, int op)
+{
+    (void)snap;
+    return op == *(int *)ctx;
+}
+
+static void test_stage_extension_point(void **state)
+{
+    (void)state;
+    struct tree t = {.n = 0};
+    add(&t, PS_ELEM_ROOT, -1, 1.0);
+    int a = add_op(&t, 0, 0.9, 10, res(1, 4, 1));   /* would be first in a regular stage */
+    int starving = add_op(&t, 0, 0.1, 10, res(1, 4, 1));
+    struct ps_sched_options o = opts();
+    struct ps_sched_snapshot *s = build(&t, &o);
+    struct ps_sched_result r;
+    ps_sched_result_init(&r);
+    struct ps_sched_node n = node_of(1, res(10, 10, 10));
+    n.usage = res(2, 8, 2);                          /* 2 cpu free: nothing fits */
+    heartbeat(s, &n, &r);
+    assert_int_equal(r.allocation_count, 0);
+    assert_int_equal(r.skip_count, 2);              /* both: node resources */
+    r.node_usage = n.usage;
+    struct ps_sched_stage stage = {
+        .extra = res(0, 4, 0), .eligible = only_op, .ctx = &starving, .max_allocations = 1,
+    };
+    struct ps_error err;
+    ps_error_init(&err);
+    assert_int_equal(ps_schedule_stage(s, &n, &stage, &r, &err), 0);
+    assert_int_equal(r.allocation_count, 1);
+    assert_int_equal(r.allocations[0].op, starving);
+    assert_int_equal(r.skip_count, 3);              /* the stage appends to the result */
+    assert_int_equal(r.skips[2].op, a);
+    assert_int_equal(r.skips[2].reason, PS_SCHED_INELIGIBLE);
+    /* ineligibility is not a reason to report: a's last reason is still the node */
+    assert_int_equal(ps_sched_operation_reason(s, a, NULL), PS_SCHED_NODE_RESOURCES);
+    /* the stage's switch-offs are undone: a is a candidate again */
+    struct ps_sched_node n2 = node_of(2, res(10, 10, 10));
+    heartbeat(s, &n2, &r);
+    assert_int_equal(r.allocations[0].op, a);
+    ps_sched_result_release(&r);
+    ps_sched_snapshot_free(s);
+}
+
 /* ---- randomized consistency ------------------------------------------------------------- */
 
 struct rng {
@@ -592,6 +638,7 @@ int main(void)
         cmocka_unit_test(test_allocation_bigger_than_node),
         cmocka_unit_test(test_zero_pending_not_considered),
         cmocka_unit_test(test_min_spare_resources),
+        cmocka_unit_test(test_stage_extension_point),
         cmocka_unit_test(test_randomized_consistency_and_determinism),
         cmocka_unit_test(test_bad_input),
     };
