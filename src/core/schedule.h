@@ -34,8 +34,8 @@
  *
  * One allocation shape per operation: an operation has one resource vector for its next
  * allocation and a count of pending allocations. Callers with several task groups of different
- * shapes set the shape of the group they want scheduled next (ps_sched_set_operation) after
- * each heartbeat; see "what is left" in the report.
+ * shapes set the shape of the group they want scheduled next (ps_sched_set_operation) between
+ * heartbeats; several groups per operation inside one heartbeat are not supported yet.
  *
  * Pure and deterministic: no I/O, no clock, no randomness, no global state. A snapshot is not
  * thread-safe; one heartbeat at a time.
