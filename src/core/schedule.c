@@ -514,6 +514,21 @@ int ps_sched_set_operation_usage(struct ps_sched_snapshot *s, int op, struct ps_
     return 0;
 }
 
+int ps_sched_parent(const struct ps_sched_snapshot *s, int i)
+{
+    return s->e[i].parent;
+}
+
+enum ps_element_kind ps_sched_kind(const struct ps_sched_snapshot *s, int i)
+{
+    return (enum ps_element_kind)s->e[i].kind;
+}
+
+struct ps_resources ps_sched_limits(const struct ps_sched_snapshot *s, int i)
+{
+    return s->e[i].limits;
+}
+
 struct ps_resources ps_sched_usage(const struct ps_sched_snapshot *s, int i)
 {
     return s->e[i].usage;
@@ -699,7 +714,9 @@ static int run_stage(struct ps_sched_snapshot *s, const struct ps_sched_node *no
     while (st->max_allocations <= 0 || started < st->max_allocations) {
         struct ps_resources avail = ps_resources_add(
             ps_resources_sub(node->limits, res->node_usage), st->extra);
-        if (!ps_resources_fit(s->options.min_spare, avail))
+        struct ps_resources bound = st->op_extra ? ps_resources_add(avail, st->op_extra_bound)
+                                                 : avail;
+        if (!ps_resources_fit(s->options.min_spare, bound))
             break;
         /* Descend along heap tops: each pool's best active child. */
         int i = 0;
@@ -718,6 +735,8 @@ static int run_stage(struct ps_sched_snapshot *s, const struct ps_sched_node *no
             int m = node_matches(s, node, x->filter);
             if (m < 0)
                 return ps_error_set(err, PS_ENOMEM, "out of memory for a node filter cache");
+            if (st->op_extra)
+                avail = ps_resources_add(avail, st->op_extra(st->ctx, s, i));
             if (!m)
                 why = PS_SCHED_FILTER_MISMATCH;
             else if (!ps_resources_fit(x->alloc, avail))

@@ -139,6 +139,9 @@ int ps_sched_set_operation_usage(struct ps_sched_snapshot *snap, int op,
                                  struct ps_resources usage, struct ps_error *err);
 
 /* Read-only views; index must be valid. */
+int ps_sched_parent(const struct ps_sched_snapshot *snap, int element);   /* -1 for the root */
+enum ps_element_kind ps_sched_kind(const struct ps_sched_snapshot *snap, int element);
+struct ps_resources ps_sched_limits(const struct ps_sched_snapshot *snap, int element);
 struct ps_resources ps_sched_usage(const struct ps_sched_snapshot *snap, int element);
 double ps_sched_local_satisfaction(const struct ps_sched_snapshot *snap, int element);
 int64_t ps_sched_pending(const struct ps_sched_snapshot *snap, int op);
@@ -224,6 +227,12 @@ struct ps_sched_stage {
     bool (*eligible)(void *ctx, const struct ps_sched_snapshot *snap, int op);
     void *ctx;
     int max_allocations;              /* 0: no limit */
+    /* Optional per-operation extra resources on top of `extra` (conditional preemption: the
+     * preemptible allocations that only operations inside some pool may take). NULL: none.
+     * op_extra_bound must then be an upper bound of every op_extra value; it is only used to
+     * decide whether the node can take any allocation at all (min_spare). */
+    struct ps_resources (*op_extra)(void *ctx, const struct ps_sched_snapshot *snap, int op);
+    struct ps_resources op_extra_bound;
 };
 
 /* Runs one stage, appending to result (not clearing it; result->node_usage must hold the node
