@@ -80,9 +80,20 @@ void ps_jv_describe(const json_t *value, char *buf, size_t size)
         snprintf(buf, size, "%s", ps_jv_type_name(value));
         return;
     }
-    /* jansson escapes control characters in strings, so the text is one line already. */
-    size_t len = strlen(text), keep = cut_utf8(text, len, SHOWN_MAX);
-    snprintf(buf, size, "%.*s%s", (int)keep, text, keep < len ? "..." : "");
+    /* jansson escapes control characters below 0x20 but, as JSON allows, not DEL (0x7f):
+     * escape it too so a message never holds a control character. */
+    size_t len = strlen(text), keep = cut_utf8(text, len, SHOWN_MAX), used = 0;
+    for (size_t i = 0; i < keep && used + 7 < size; i++) {
+        if (text[i] == 0x7f) {
+            memcpy(buf + used, "\\u007f", 6);
+            used += 6;
+        } else {
+            buf[used++] = text[i];
+        }
+    }
+    buf[used] = '\0';
+    if (keep < len && used + 4 <= size)
+        memcpy(buf + used, "...", 4);
     free(text);
 }
 

@@ -341,6 +341,8 @@ static const struct bad_case bad_cases[] = {
     {"{\"total_resources\": {\"cpu\": 10}} trailing", {"not valid JSON at line 1"}},
     {"[1, 2]", {"the top level must be a JSON object, got [1,2]"}},
     {"\"text\"", {"the top level must be a JSON object, got \"text\""}},
+    /* found by fuzz_snapshot: jansson does not escape DEL (0x7f) */
+    {"\"a\x7f\"", {"the top level must be a JSON object, got \"a\\u007f\""}},
     {"{" TOTAL ", \"pool\": []}", {"unknown top-level key \"pool\"", "did you mean \"pools\"?"}},
     {"{\"total_resources\": {\"cpu\": 1}, \"nodes\": []}",
      {"give either total_resources or nodes, not both"}},
@@ -520,7 +522,7 @@ static void test_bad_inputs(void **state)
             if (!strstr(err.msg, c->message[k]))
                 fail_msg("case %zu: message\n  %s\nlacks\n  %s", i, err.msg, c->message[k]);
         for (const char *p = err.msg; *p; p++)
-            if ((unsigned char)*p < 0x20)
+            if ((unsigned char)*p < 0x20 || *p == 0x7f)
                 fail_msg("case %zu: message has a control character: %s", i, err.msg);
     }
 }
