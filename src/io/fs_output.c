@@ -240,6 +240,7 @@ int ps_fs_print_json(FILE *out, const struct ps_snapshot *snap, const char *cons
 
 #define NAME_MIN 16
 #define NAME_MAX_WIDTH 60
+#define INDENT_MAX 24   /* levels of indentation shown; deeper rows stay at this one */
 
 /* The name as shown in the table: control characters replaced, so columns stay aligned. */
 static void put_plain(FILE *out, const char *s, int width)
@@ -261,6 +262,8 @@ static void put_percent(FILE *out, double ratio)
 
 static void put_row(FILE *out, const struct ps_snapshot *snap, int i, int depth, int name_width)
 {
+    if (depth > INDENT_MAX)   /* a very deep chain would otherwise make the table quadratic */
+        depth = INDENT_MAX;
     const struct ps_fs_element *e = &snap->elems[i];
     const struct ps_fs_element_output *o = &e->out;
     for (int k = 0; k < depth; k++)
@@ -302,7 +305,8 @@ int ps_fs_print_table(FILE *out, const struct ps_snapshot *snap, const char *con
         depth[i] = i == 0 ? 0 : depth[parent] + 1;   /* parents come first */
         if (i > 0)
             first[parent + 1]++;
-        int w = 2 * depth[i] + (int)strlen(snap->elems[i].in.name);
+        int shown = depth[i] < INDENT_MAX ? depth[i] : INDENT_MAX;
+        int w = 2 * shown + (int)strlen(snap->elems[i].in.name);
         if (w > name_width)
             name_width = w < NAME_MAX_WIDTH ? w : NAME_MAX_WIDTH;
     }
