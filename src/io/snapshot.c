@@ -158,7 +158,8 @@ static int parse_tree(struct ctx *c, const json_t *tree)
         "nodes_filter", "integral_guarantees", "enable_step_function_for_gang_operations",
         "enable_improved_fair_share_by_fit_factor_computation",
         "infer_weight_from_guarantees_share_multiplier", "main_resource",
-        "forbid_immediate_operations_in_root", NULL};
+        "forbid_immediate_operations_in_root", "should_distribute_free_volume_among_children",
+        NULL};
     static const char *const integral_keys[] = {
         "relaxed_share_multiplier_limit", "pool_capacity_saturation_period", "smooth_period",
         NULL};
@@ -176,7 +177,9 @@ static int parse_tree(struct ctx *c, const json_t *tree)
                            1e9, "a number from 1 to 1e9",
                            &o->infer_weight_from_guarantees_share_multiplier, NULL, err)) ||
         (rc = ps_jv_bool(tree, "tree", "forbid_immediate_operations_in_root",
-                         &c->forbid_ops_in_root, NULL, err)))
+                         &c->forbid_ops_in_root, NULL, err)) ||
+        (rc = ps_jv_bool(tree, "tree", "should_distribute_free_volume_among_children",
+                         &o->should_distribute_free_volume_among_children, NULL, err)))
         return rc;
 
     const char *main_resource = NULL;
@@ -271,7 +274,8 @@ static int parse_pool_integral(struct ctx *c, const json_t *ig, const char *pool
 {
     static const char *const keys[] = {"guarantee_type", "resource_flow",
                                        "burst_guarantee_resources",
-                                       "relaxed_share_multiplier_limit", NULL};
+                                       "relaxed_share_multiplier_limit", "can_accept_free_volume",
+                                       "should_distribute_free_volume_among_children", NULL};
     char path[256];
     ps_jv_join(path, sizeof path, pool_path, "integral_guarantees");
     int rc;
@@ -301,8 +305,16 @@ static int parse_pool_integral(struct ctx *c, const json_t *ig, const char *pool
                              &in->burst_guarantee.r, &in->burst_guarantee.set)) ||
         (rc = ps_jv_double(ig, path, "relaxed_share_multiplier_limit", 1.0, 10.0,
                            "a number from 1 to 10", &in->relaxed_share_multiplier_limit, NULL,
-                           c->err)))
+                           c->err)) ||
+        (rc = ps_jv_bool(ig, path, "can_accept_free_volume", &in->can_accept_free_volume, NULL,
+                         c->err)))
         return rc;
+    bool distribute, present;
+    if ((rc = ps_jv_bool(ig, path, "should_distribute_free_volume_among_children", &distribute,
+                         &present, c->err)))
+        return rc;
+    if (present)   /* unset (-1) means the tree's value */
+        in->should_distribute_free_volume_among_children = distribute ? 1 : 0;
     /* As YTsaurus's TPoolConfig::Validate: a relaxed pool has no burst guarantee. */
     if (in->guarantee_type == PS_GUARANTEE_RELAXED && in->burst_guarantee.set)
         return ps_error_set(c->err, PS_EINVAL, "%s.burst_guarantee_resources: cannot be given "

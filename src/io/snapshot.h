@@ -24,6 +24,9 @@
  * - scheduling_tag_filter has at most 100 tokens (YTsaurus's MaxSchedulingTagRuleCount).
  * - Operations may not sit in `<Root>` unless tree.forbid_immediate_operations_in_root is false
  *   (YTsaurus's default is true).
+ * - Also read, as in YTsaurus's configs: tree.should_distribute_free_volume_among_children,
+ *   pools[].integral_guarantees.can_accept_free_volume and .should_distribute_free_volume_among_
+ *   children (unset: the tree's value).
  * - Optional extras: tree.main_resource; pools[].last_integral_share_ratio in [0, 1] (integral
  *   state carried from a previous update, next to accumulated_resource_volume; default 0);
  *   fifo_sort_parameters may say pending_allocation_count (YTsaurus's newer name of

@@ -88,13 +88,15 @@ static void test_fields_map_to_the_engine_input(void **state)
         "            \"smooth_period\": 2000},"
         "          \"enable_step_function_for_gang_operations\": false,"
         "          \"enable_improved_fair_share_by_fit_factor_computation\": true,"
-        "          \"infer_weight_from_guarantees_share_multiplier\": 2, \"main_resource\": \"gpu\"},"
+        "          \"infer_weight_from_guarantees_share_multiplier\": 2, \"main_resource\": \"gpu\","
+        "          \"should_distribute_free_volume_among_children\": true},"
         " \"pools\": [{\"name\": \"research\", \"mode\": \"fifo\", \"weight\": 2.5,"
         "    \"strong_guarantee_resources\": {\"cpu\": 10, \"memory\": 0},"
         "    \"resource_limits\": {\"cpu\": 50}, \"max_share_ratio\": 0.5,"
         "    \"fifo_sort_parameters\": [\"start_time\", \"pending_job_count\", \"weight\"],"
         "    \"integral_guarantees\": {\"guarantee_type\": \"burst\", \"resource_flow\": {\"cpu\": 10},"
-        "       \"burst_guarantee_resources\": {\"cpu\": 20}, \"relaxed_share_multiplier_limit\": 5},"
+        "       \"burst_guarantee_resources\": {\"cpu\": 20}, \"relaxed_share_multiplier_limit\": 5,"
+        "       \"can_accept_free_volume\": false, \"should_distribute_free_volume_among_children\": true},"
         "    \"accumulated_resource_volume\": {\"cpu\": 600.5, \"user_slots\": 600},"
         "    \"last_integral_share_ratio\": 0.25},"
         "   {\"name\": \"old\", \"min_share_resources\": {\"user_slots\": 3},"
@@ -120,6 +122,7 @@ static void test_fields_map_to_the_engine_input(void **state)
     assert_true(snap->options.enable_improved_fair_share_by_fit_factor_computation);
     assert_true(snap->options.infer_weight_from_guarantees_share_multiplier == 2.0);
     assert_int_equal(snap->options.main_resource, PS_RES_GPU);
+    assert_true(snap->options.should_distribute_free_volume_among_children);
 
     const struct ps_fs_element_input *p = &snap->elems[find(snap, "research", PS_ELEM_POOL)].in;
     assert_int_equal(p->kind, PS_ELEM_POOL);
@@ -142,6 +145,8 @@ static void test_fields_map_to_the_engine_input(void **state)
     assert_int_equal(p->resource_flow.r.v[PS_RES_CPU], CPU(10));
     assert_int_equal(p->burst_guarantee.r.v[PS_RES_CPU], CPU(20));
     assert_true(p->relaxed_share_multiplier_limit == 5.0);
+    assert_false(p->can_accept_free_volume);
+    assert_int_equal(p->should_distribute_free_volume_among_children, 1);
     assert_true(p->accumulated_volume.v[PS_RES_CPU] == 600.5);
     assert_true(p->accumulated_volume.v[PS_RES_USER_SLOTS] == 600.0);
     assert_true(p->accumulated_volume.v[PS_RES_MEMORY] == 0.0);
@@ -155,6 +160,8 @@ static void test_fields_map_to_the_engine_input(void **state)
     assert_true(old->weight == 1.0);
     assert_int_equal(old->mode, PS_MODE_FAIR_SHARE);
     assert_int_equal(old->fifo_sort_count, 0);
+    assert_true(old->can_accept_free_volume);                              /* default */
+    assert_int_equal(old->should_distribute_free_volume_among_children, -1);   /* the tree's */
 
     const struct ps_fs_element_input *op = &snap->elems[find(snap, "op0", PS_ELEM_OPERATION)].in;
     assert_true(op->weight == 3.0);
@@ -190,6 +197,8 @@ static void assert_options_equal(const struct ps_fs_options *a, const struct ps_
                      b->enable_improved_fair_share_by_fit_factor_computation);
     assert_true(a->infer_weight_from_guarantees_share_multiplier ==
                 b->infer_weight_from_guarantees_share_multiplier);
+    assert_int_equal(a->should_distribute_free_volume_among_children,
+                     b->should_distribute_free_volume_among_children);
 }
 
 /* Field by field (not memcmp: padding bytes need not match). */
@@ -211,6 +220,9 @@ static void assert_input_equal(const struct ps_fs_element_input *a,
     assert_int_equal(a->resource_flow.set, b->resource_flow.set);
     assert_int_equal(a->burst_guarantee.set, b->burst_guarantee.set);
     assert_true(a->relaxed_share_multiplier_limit == b->relaxed_share_multiplier_limit);
+    assert_int_equal(a->can_accept_free_volume, b->can_accept_free_volume);
+    assert_int_equal(a->should_distribute_free_volume_among_children,
+                     b->should_distribute_free_volume_among_children);
     for (int r = 0; r < PS_RES_COUNT; r++)
         assert_true(a->accumulated_volume.v[r] == b->accumulated_volume.v[r]);
     assert_true(a->last_integral_share_ratio == b->last_integral_share_ratio);
@@ -457,6 +469,10 @@ static const struct bad_case bad_cases[] = {
     {"{" TOTAL ", \"tree\": {\"main_resource\": \"disk\"}}",
      {"tree.main_resource: must be one of user_slots, cpu, gpu, memory or network, got \"disk\""}},
     {"{" TOTAL ", \"tree\": []}", {"tree: must be an object, got []"}},
+    {"{" TOTAL ", \"tree\": {\"should_distribute_free_volume_among_children\": \"no\"}}",
+     {"tree.should_distribute_free_volume_among_children: must be true or false, got \"no\""}},
+    {"{" TOTAL ", \"pools\": [{\"name\": \"a\", \"integral_guarantees\": {\"can_accept_free_volume\": 0}}]}",
+     {"pools[0].integral_guarantees.can_accept_free_volume: must be true or false, got 0"}},
     /* operations */
     {"{" TOTAL ", \"operations\": [{\"id\": \"x\", \"pool\": \"nope\"}]}",
      {"operations[0].pool: no pool named \"nope\""}},
