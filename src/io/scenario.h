@@ -133,12 +133,14 @@ const struct ps_scenario_tree *ps_scenario_find_tree(const struct ps_scenario *s
 int ps_scenario_node_id(const struct ps_scenario_node_group *group, int64_t index, char *buf,
                         size_t size);
 
-/* Formats a scenario document as JSON text the way poolsched writes scenarios: top-level keys
- * in their order, indented by 2, and each element of "operations" compact on one line, so that
- * a large generated workload stays readable and diffable. Reals are printed with 15
- * significant digits, which round-trips cpu's 2 decimals exactly. Returns a malloc'ed
- * NUL-terminated string ending in a newline, or NULL when out of memory. Pure: the same
- * document gives the same bytes (jansson keeps objects in insertion order). */
+/* Formats a scenario document as JSON text the way poolsched writes scenarios: the top-level
+ * keys in the document's order, one per line; a top-level list of objects (node_groups,
+ * operations) with one element per line, on one line each (`{"id": "op0", ...}`); any other
+ * value indented by 2. So a generated workload of thousands of operations stays readable and
+ * diffable line by line. Reals are printed with 15 significant digits, which round-trips cpu's
+ * 2 decimals exactly. Returns a malloc'ed NUL-terminated string ending in a newline, or NULL
+ * when out of memory. Pure: the same document gives the same bytes (jansson keeps objects in
+ * insertion order). */
 char *ps_scenario_format(const json_t *doc);
 
 #endif

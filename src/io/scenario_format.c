@@ -41,48 +41,75 @@ static void append_str(struct buf *b, const char *s)
     append(b, s, strlen(s));
 }
 
-/* Appends the dump of v; false when out of memory. */
-static void append_dump(struct buf *b, const json_t *v, size_t flags)
+/* Appends the dump of v, with "\n" followed by indent inside multi-line dumps. */
+static void append_dump(struct buf *b, const json_t *v, size_t flags, const char *indent)
 {
     char *text = json_dumps(v, flags);
     if (!text) {
         b->failed = true;
         return;
     }
-    append_str(b, text);
+    for (const char *p = text;;) {
+        const char *nl = strchr(p, '\n');
+        if (!nl) {
+            append_str(b, p);
+            break;
+        }
+        append(b, p, (size_t)(nl - p) + 1);
+        append_str(b, indent);
+        p = nl + 1;
+    }
     free(text);
+}
+
+/* A list of objects or lists, one compact element per line. */
+static bool is_list_of_containers(const json_t *v)
+{
+    if (!json_is_array(v) || json_array_size(v) == 0)
+        return false;
+    for (size_t i = 0; i < json_array_size(v); i++) {
+        const json_t *e = json_array_get(v, i);
+        if (!json_is_object(e) && !json_is_array(e))
+            return false;
+    }
+    return true;
 }
 
 char *ps_scenario_format(const json_t *doc)
 {
     struct buf b = {0};
-    const json_t *ops = json_object_get(doc, "operations");
-    json_t *head = json_copy((json_t *)doc);   /* shallow: shares the values */
-    if (!head)
-        return NULL;
-    json_object_del(head, "operations");
-    if (!ops) {
-        append_dump(&b, head, DUMP_FLAGS | JSON_INDENT(2));
+    if (!json_is_object(doc) || json_object_size(doc) == 0) {
+        append_dump(&b, doc, DUMP_FLAGS, "");
         append_str(&b, "\n");
     } else {
-        if (json_object_size(head) == 0) {
-            append_str(&b, "{\n");
-        } else {
-            /* The indented head ends in "\n}": continue its key list with the operations. */
-            append_dump(&b, head, DUMP_FLAGS | JSON_INDENT(2));
-            if (!b.failed)
-                b.len -= 2;
-            append_str(&b, ",\n");
+        append_str(&b, "{");
+        const char *key;
+        json_t *value;
+        bool first = true;
+        json_object_foreach((json_t *)doc, key, value) {
+            append_str(&b, first ? "\n  " : ",\n  ");
+            first = false;
+            json_t *name = json_string(key);
+            if (!name) {
+                b.failed = true;
+                break;
+            }
+            append_dump(&b, name, DUMP_FLAGS, "");
+            json_decref(name);
+            append_str(&b, ": ");
+            if (is_list_of_containers(value)) {
+                append_str(&b, "[");
+                for (size_t i = 0; i < json_array_size(value); i++) {
+                    append_str(&b, i == 0 ? "\n    " : ",\n    ");
+                    append_dump(&b, json_array_get(value, i), DUMP_FLAGS, "");
+                }
+                append_str(&b, "\n  ]");
+            } else {
+                append_dump(&b, value, DUMP_FLAGS | JSON_INDENT(2), "  ");
+            }
         }
-        append_str(&b, "  \"operations\": [");
-        size_t n = json_array_size(ops);
-        for (size_t i = 0; i < n; i++) {
-            append_str(&b, i == 0 ? "\n    " : ",\n    ");
-            append_dump(&b, json_array_get(ops, i), DUMP_FLAGS | JSON_COMPACT);
-        }
-        append_str(&b, n ? "\n  ]\n}\n" : "]\n}\n");
+        append_str(&b, "\n}\n");
     }
-    json_decref(head);
     if (b.failed) {
         free(b.data);
         return NULL;

@@ -391,21 +391,16 @@ static void test_format_roundtrip(void **state)
         "{\n"
         "  \"heartbeat_period\": 5000,\n"
         "  \"node_groups\": [\n"
-        "    {\n"
-        "      \"count\": 1,\n"
-        "      \"resource_limits\": {\n"
-        "        \"cpu\": 0.46\n"
-        "      }\n"
-        "    }\n"
+        "    {\"count\": 1, \"resource_limits\": {\"cpu\": 0.46}}\n"
         "  ],\n"
         "  \"pool_trees\": {\n"
         "    \"t\": {}\n"
         "  },\n"
         "  \"operations\": [\n"
-        "    {\"id\":\"a\",\"start_time\":0,\"tasks\":[{\"job_count\":1,\"duration\":5,"
-        "\"resources\":{\"cpu\":12.34}}]},\n"
-        "    {\"id\":\"b\",\"start_time\":1,\"tasks\":[{\"job_count\":1,\"duration\":5,"
-        "\"resources\":{\"cpu\":0.1}}]}\n"
+        "    {\"id\": \"a\", \"start_time\": 0, \"tasks\": [{\"job_count\": 1, \"duration\": 5, "
+        "\"resources\": {\"cpu\": 12.34}}]},\n"
+        "    {\"id\": \"b\", \"start_time\": 1, \"tasks\": [{\"job_count\": 1, \"duration\": 5, "
+        "\"resources\": {\"cpu\": 0.1}}]}\n"
         "  ]\n"
         "}\n";
     assert_string_equal(text, expected);
@@ -420,6 +415,11 @@ static void test_format_roundtrip(void **state)
     json_object_set_new(doc, "operations", json_array());
     text = ps_scenario_format(doc);
     assert_non_null(strstr(text, "  \"operations\": []\n}\n"));
+    free(text);
+    json_decref(doc);
+    doc = json_object();
+    text = ps_scenario_format(doc);
+    assert_string_equal(text, "{}\n");
     free(text);
     json_decref(doc);
 }
