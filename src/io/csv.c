@@ -1,5 +1,6 @@
 #include "io/csv.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,12 +31,50 @@ static int next_line(struct ps_csv *csv, char **buf, size_t *cap, size_t *out_le
     return 1;
 }
 
+/* True iff s[0..n) is valid UTF-8 (RFC 3629: no overlong forms, no surrogates, at most
+ * U+10FFFF), as JSON output of the fields requires. */
+static bool valid_utf8(const unsigned char *s, size_t n)
+{
+    size_t i = 0;
+    while (i < n) {
+        unsigned c = s[i];
+        size_t len;
+        unsigned min, cp;
+        if (c < 0x80) {
+            i++;
+            continue;
+        } else if ((c & 0xE0) == 0xC0) {
+            len = 2, min = 0x80, cp = c & 0x1F;
+        } else if ((c & 0xF0) == 0xE0) {
+            len = 3, min = 0x800, cp = c & 0x0F;
+        } else if ((c & 0xF8) == 0xF0) {
+            len = 4, min = 0x10000, cp = c & 0x07;
+        } else {
+            return false;
+        }
+        if (i + len > n)
+            return false;
+        for (size_t k = 1; k < len; k++) {
+            if ((s[i + k] & 0xC0) != 0x80)
+                return false;
+            cp = (cp << 6) | (s[i + k] & 0x3F);
+        }
+        if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+            return false;
+        i += len;
+    }
+    return true;
+}
+
 /* Splits line in place at ','; returns the field count or a negative code. */
 static int split(struct ps_csv *csv, char *line, size_t n, const char **fields,
                  struct ps_error *err)
 {
     if (memchr(line, '\0', n))
         return ps_error_set(err, PS_EINVAL, "%s:%ld: a NUL byte in the line", csv->source,
+                            csv->line);
+    if (!valid_utf8((const unsigned char *)line, n))
+        return ps_error_set(err, PS_EINVAL, "%s:%ld: the line is not valid UTF-8", csv->source,
                             csv->line);
     if (memchr(line, '"', n))
         return ps_error_set(err, PS_EINVAL,

@@ -2,7 +2,7 @@
  *
  * Made for trace files such as the Alibaba cluster traces: fields are separated by ',', lines
  * end in "\n" or "\r\n", blank lines are skipped, and a '"' anywhere is an error rather than a
- * guess. Every row must have as many fields as the header. Errors name the source and the
+ * guess. Lines must be valid UTF-8 (fields end up in JSON) and hold no NUL byte. Every row must have as many fields as the header. Errors name the source and the
  * 1-based line: `openb_node_list_all_node.csv:12: expected 5 fields, got 4`.
  */
 #ifndef PS_IO_CSV_H

@@ -368,6 +368,10 @@ static const struct bad_file bad_files[] = {
     {true, POD_HEADER "p,1000,1024,1,1000,,LS,Running,0,1,0\r\nq,1,1,0,0,,BE,Running,0,1,0\r\n"
      "p,1,1,0,0,,BE,Running,0,1,0\r\n",
      "pods.csv:4: name: \"p\" repeats line 2"},
+    {true, POD_HEADER "p\xc5,1000,1024,1,1000,,LS,Running,0,1,0\n",
+     "pods.csv:2: the line is not valid UTF-8"},
+    {true, POD_HEADER "p\xed\xa0\x80,1000,1024,1,1000,,LS,Running,0,1,0\n",   /* a surrogate */
+     "pods.csv:2: the line is not valid UTF-8"},
     {true, "name,cpu_milli\n", "pods.csv: missing column \"memory_mib\" in the header (columns: "
      "name,cpu_milli)"},
 };
@@ -397,6 +401,12 @@ static void test_malformed_files_are_errors(void **state)
 static void test_columns_by_name(void **state)
 {
     (void)state;
+    /* UTF-8 names are fine */
+    const char *pods = POD_HEADER "p\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80,1000,1024,0,0,,BE,Running,0,1,0\n";
+    struct result r;
+    convert(nodes_csv, pods, &defaults, &r);
+    assert_string_equal(r.sc->operations[0].id, "p\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80");
+    result_release(&r);
     const char *nodes = "model,gpu,extra,memory_mib,cpu_milli,sn\nG2,8,zzz,393216,96000,n0\n";
     struct ps_alibaba_trace t = {0};
     struct ps_error err;
