@@ -13,6 +13,7 @@
 #define MAX_GPU ((int64_t)1 << 20)
 #define MAX_TIME_S ((int64_t)1 << 32)       /* 136 years */
 #define MAX_GPU_MILLI 1000
+#define MAX_FILTER_SIZE 100                 /* YTsaurus's MaxSchedulingTagRuleCount */
 
 static const char *const qos_values[] = {"LS", "Guaranteed", "Burstable", "BE", NULL};
 
@@ -21,61 +22,6 @@ static const char *const pod_columns[] = {"name", "cpu_milli", "memory_mib", "nu
                                           "gpu_milli", "gpu_spec", "qos", "pod_phase",
                                           "creation_time", "deletion_time", "scheduled_time",
                                           NULL};
-
-bool ps_alibaba_valid_tag(const char *name)
-{
-    if (!((name[0] >= 'a' && name[0] <= 'z') || (name[0] >= 'A' && name[0] <= 'Z') ||
-          name[0] == '_'))
-        return false;
-    for (const char *p = name; *p; p++) {
-        char c = *p;
-        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                  c == '-' || c == '/' || c == '.' || c == ':' || c == '_';
-        if (!ok)
-            return false;
-    }
-    return strcmp(name, "in") != 0;
-}
-
-int ps_alibaba_gpu_spec_check(const char *spec, struct ps_error *err)
-{
-    if (spec[0] == '\0')
-        return 0;
-    for (const char *p = spec;;) {
-        const char *bar = strchr(p, '|');
-        size_t n = bar ? (size_t)(bar - p) : strlen(p);
-        char tag[128];
-        if (n >= sizeof tag)
-            return ps_error_set(err, PS_EINVAL, "\"%.60s...\": a tag longer than %zu characters",
-                                spec, sizeof tag - 1);
-        memcpy(tag, p, n);
-        tag[n] = '\0';
-        if (!ps_alibaba_valid_tag(tag))
-            return ps_error_set(err, PS_EINVAL,
-                                "\"%.100s\": \"%s\" at position %d is not a GPU model tag "
-                                "(expected tags joined by '|')",
-                                spec, tag, (int)(p - spec));
-        if (!bar)
-            return 0;
-        p = bar + 1;
-    }
-}
-
-bool ps_alibaba_gpu_spec_matches(const char *spec, const char *tag)
-{
-    if (spec[0] == '\0')
-        return true;
-    size_t n = strlen(tag);
-    for (const char *p = spec;;) {
-        const char *bar = strchr(p, '|');
-        size_t len = bar ? (size_t)(bar - p) : strlen(p);
-        if (len == n && memcmp(p, tag, n) == 0)
-            return true;
-        if (!bar)
-            return false;
-        p = bar + 1;
-    }
-}
 
 /* ---- fields ----------------------------------------------------------------------------- */
 
@@ -219,7 +165,7 @@ static int read_node(struct reader *r, struct ps_alibaba_node *node, struct ps_e
         return rc;
     if (strlen(node->model) > PS_ALIBABA_MAX_MODEL)
         return bad_field(r, 4, "a GPU model name must have at most 64 characters", err);
-    if (node->model[0] != '\0' && !ps_alibaba_valid_tag(node->model))
+    if (node->model[0] != '\0' && !ps_formula_valid_variable(node->model))
         return bad_field(r, 4, "a GPU model must be usable as a node tag (letters, digits, - / . "
                          ": _, starting with a letter)", err);
     if (strcmp(node->model, PS_ALIBABA_CPU_ONLY_TAG) == 0 ||
@@ -268,6 +214,7 @@ static void free_pods(struct ps_alibaba_pod *pods, size_t n)
     for (size_t i = 0; i < n; i++) {
         free(pods[i].name);
         free(pods[i].gpu_spec);
+        ps_formula_free(pods[i].filter);
         free(pods[i].qos);
     }
     free(pods);
@@ -295,11 +242,15 @@ static int read_pod(struct reader *r, struct ps_alibaba_pod *pod, struct ps_erro
         known = known || strcmp(pod->qos, *q) == 0;
     if (!known)
         return bad_field(r, 6, "unknown qos (expected LS, Guaranteed, Burstable or BE)", err);
+    if (pod->gpu_spec[0] == '\0')
+        return 0;
     struct ps_error spec_err;
     ps_error_init(&spec_err);
-    if (ps_alibaba_gpu_spec_check(pod->gpu_spec, &spec_err) != 0)
-        return ps_error_set(err, PS_EINVAL, "%s:%ld: gpu_spec: %s", r->csv.source, r->csv.line,
+    if ((rc = ps_formula_parse(pod->gpu_spec, &pod->filter, &spec_err)) != 0)
+        return ps_error_set(err, rc, "%s:%ld: gpu_spec: %s", r->csv.source, r->csv.line,
                             spec_err.msg);
+    if (ps_formula_size(pod->filter) > MAX_FILTER_SIZE)
+        return bad_field(r, 5, "a scheduling_tag_filter may have at most 100 tags and operators", err);
     return 0;
 }
 

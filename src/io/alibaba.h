@@ -5,8 +5,9 @@
  *   1. ps_alibaba_read_nodes / ps_alibaba_read_pods check the CSV text strictly: a malformed
  *      file (missing column, wrong field count, a non-number where a number belongs, an empty
  *      required field, an unknown qos, an invalid gpu_spec, a repeated name) is an error naming
- *      the file and line. Empty scheduled_time and deletion_time are allowed: they are quirks
- *      of the real trace, not malformations.
+ *      the file and line. gpu_spec must be a valid scheduling_tag_filter (core/formula.h, at
+ *      most 100 tokens as YTsaurus allows). Empty scheduled_time and deletion_time are allowed:
+ *      they are quirks of the real trace, not malformations.
  *   2. ps_alibaba_to_scenario applies the documented rules (docs/alibaba-trace.md) to the
  *      quirks, deterministically, counts how often each rule fired, and builds the scenario
  *      document (shared/spec/formats.md section 3).
@@ -21,6 +22,7 @@
 #include <jansson.h>
 
 #include "core/error.h"
+#include "core/formula.h"
 
 #define PS_ALIBABA_NO_TIME (-1)          /* an empty time field */
 #define PS_ALIBABA_TREE "physical"
@@ -48,7 +50,9 @@ struct ps_alibaba_pod {
     int64_t memory_mib;
     int64_t num_gpu;
     int64_t gpu_milli;    /* 0..1000: the share of each GPU */
-    char *gpu_spec;       /* "" when empty; else GPU models joined by '|' */
+    char *gpu_spec;       /* "" when empty; else a tag formula, in the trace GPU models joined
+                             by '|' (V100M16|V100M32) */
+    struct ps_formula *filter;   /* gpu_spec parsed (owned); NULL when gpu_spec is empty */
     char *qos;            /* LS, Guaranteed, Burstable or BE */
     int64_t creation_time;
     int64_t deletion_time;    /* PS_ALIBABA_NO_TIME when empty */
@@ -125,17 +129,5 @@ struct ps_alibaba_stats {
 int ps_alibaba_to_scenario(const struct ps_alibaba_trace *trace,
                            const struct ps_alibaba_options *options, json_t **out,
                            struct ps_alibaba_stats *stats, struct ps_error *err);
-
-/* gpu_spec as a scheduling_tag_filter. Until core/formula.c (branch snapshot) is merged, the
- * check is the subset of the formula grammar the trace uses: GPU model tags joined by '|'.
- * ps_alibaba_gpu_spec_check returns 0 or PS_EINVAL with a message about spec;
- * ps_alibaba_gpu_spec_matches says whether a node with the single tag `tag` satisfies it
- * ("" matches every node). */
-int ps_alibaba_gpu_spec_check(const char *spec, struct ps_error *err);
-bool ps_alibaba_gpu_spec_matches(const char *spec, const char *tag);
-
-/* True iff name can be a node tag in a formula: letters, digits and - / . : _, starting with a
- * letter or '_', and not the keyword `in`. */
-bool ps_alibaba_valid_tag(const char *name);
 
 #endif

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/formula.h"
 #include "core/resources.h"
 #include "io/alibaba.h"
 
@@ -309,7 +310,7 @@ static json_t *pod_operation(const struct ps_alibaba_pod *pod, struct context *c
         const struct group *g = &c->groups[i];
         if (g->cpu >= cpu && g->memory_mib >= pod->memory_mib && g->gpu >= gpu) {
             fits = true;
-            fits_filter = fits_filter || ps_alibaba_gpu_spec_matches(pod->gpu_spec, g->tag);
+            fits_filter = fits_filter || ps_formula_eval(pod->filter, &g->tag, 1);
         }
     }
     if (!fits || !fits_filter) {

@@ -360,11 +360,14 @@ static const struct bad_file bad_files[] = {
     {true, POD_HEADER "p,1000,1024,1,1000,,LS,Running,0,x,0\n",
      "pods.csv:2: deletion_time: must be a non-negative integer, got \"x\""},
     {true, POD_HEADER "p,1000,1024,1,1000,V100M16||T4,LS,Running,0,1,0\n",
-     "pods.csv:2: gpu_spec: \"V100M16||T4\": \"\" at position 8 is not a GPU model tag (expected "
-     "tags joined by '|')"},
-    {true, POD_HEADER "p,1000,1024,1,1000,T4&!G2,LS,Running,0,1,0\n",
-     "pods.csv:2: gpu_spec: \"T4&!G2\": \"T4&!G2\" at position 0 is not a GPU model tag (expected "
-     "tags joined by '|')"},
+     "pods.csv:2: gpu_spec: invalid formula \"V100M16||T4\": unexpected '|' at position 8, expected "
+     "a tag, '!', '(' or a literal"},
+    {true, POD_HEADER "p,1000,1024,1,1000,2080Ti,LS,Running,0,1,0\n",
+     "pods.csv:2: gpu_spec: invalid formula \"2080Ti\": unexpected '2' (a tag must start with a "
+     "letter or '_') at position 0, expected a tag, '!', '(' or a literal"},
+    {true, POD_HEADER "p,1000,1024,1,1000,T4|,LS,Running,0,1,0\n",
+     "pods.csv:2: gpu_spec: invalid formula \"T4|\": unexpected end at position 3, expected a tag, "
+     "'!', '(' or a literal"},
     {true, POD_HEADER "p,1000,1024,1,1000,,LS,Running,0,1,0\r\nq,1,1,0,0,,BE,Running,0,1,0\r\n"
      "p,1,1,0,0,,BE,Running,0,1,0\r\n",
      "pods.csv:4: name: \"p\" repeats line 2"},
@@ -443,20 +446,57 @@ static void test_bad_options(void **state)
     assert_string_equal(err.msg, "the node list has no nodes");
 }
 
-static void test_gpu_spec_helpers(void **state)
+/* gpu_spec is a full tag formula (core/formula.h), evaluated against each node group's tag. */
+static void test_gpu_spec_is_a_formula(void **state)
 {
     (void)state;
-    assert_int_equal(ps_alibaba_gpu_spec_check("", NULL), 0);
-    assert_int_equal(ps_alibaba_gpu_spec_check("V100M16|V100M32|V100M32", NULL), 0);
-    assert_int_equal(ps_alibaba_gpu_spec_check("|T4", NULL), PS_EINVAL);
-    assert_int_equal(ps_alibaba_gpu_spec_check("T4|", NULL), PS_EINVAL);
-    assert_int_equal(ps_alibaba_gpu_spec_check("in", NULL), PS_EINVAL);
-    assert_int_equal(ps_alibaba_gpu_spec_check("2080Ti", NULL), PS_EINVAL);
-    assert_true(ps_alibaba_gpu_spec_matches("", "anything"));
-    assert_true(ps_alibaba_gpu_spec_matches("P100|V100M16", "V100M16"));
-    assert_false(ps_alibaba_gpu_spec_matches("P100|V100M16", "V100M1"));
-    assert_false(ps_alibaba_gpu_spec_matches("P100|V100M16", "V100M160"));
-    assert_false(ps_alibaba_gpu_spec_matches("T4", "cpu_only"));
+    struct result r;
+    const char *pods = POD_HEADER
+        "not_g2,1000,1024,4,1000,!G2 & !cpu_only,BE,Running,0,10,0\n"
+        "eight,1000,1024,8,1000,!V100M16,BE,Running,0,10,0\n"
+        "repeated,1000,1024,1,1000,V100M16|V100M32|V100M32,BE,Running,0,10,0\n"
+        "never,1000,1024,0,0,%false,BE,Running,0,10,0\n"
+        "cpu,1000,1024,0,0,(cpu_only),BE,Running,0,10,0\n";
+    convert(nodes_csv, pods, &defaults, &r);
+    assert_int_equal(r.stats.rule[PS_ALIBABA_GPU_SPEC_FILTER], 4);
+    assert_int_equal(r.stats.rule[PS_ALIBABA_NO_MATCHING_NODE_FITS], 1);
+    assert_null(find_op(&r, "never"));
+    assert_string_equal(json_string_value(json_object_get(find_op(&r, "not_g2")->spec,
+                                                          "scheduling_tag_filter")),
+                        "!G2 & !cpu_only");
+    assert_non_null(find_op(&r, "eight"));
+    assert_non_null(find_op(&r, "repeated"));
+    assert_non_null(find_op(&r, "cpu"));
+    result_release(&r);
+
+    /* YTsaurus allows at most 100 tokens in a scheduling_tag_filter: 50 tags and 49 '|' pass,
+     * 51 and 50 do not */
+    for (int tags = 50; tags <= 51; tags++) {
+        char csv[1024] = POD_HEADER "p,1000,1024,0,0,";
+        for (int i = 0; i < tags; i++)
+            strcat(csv, i ? "|G2" : "G2");
+        strcat(csv, ",BE,Running,0,1,0\n");
+        struct ps_alibaba_trace t = {0};
+        struct ps_error err;
+        ps_error_init(&err);
+        int rc = ps_alibaba_read_pods(&t, csv, strlen(csv), "pods.csv", &err);
+        if (tags == 50) {
+            assert_int_equal(rc, 0);
+        } else {
+            assert_int_equal(rc, PS_EINVAL);
+            const char *want = "pods.csv:2: gpu_spec: a scheduling_tag_filter may have at most 100 "
+                               "tags and operators, got \"G2|G2|";
+            assert_memory_equal(err.msg, want, strlen(want));
+        }
+        ps_alibaba_trace_release(&t);
+    }
+
+    /* a pod that needs 8 GPUs but allows only the 4-GPU model is skipped */
+    pods = POD_HEADER "big,1000,1024,8,1000,V100M16,BE,Running,0,10,0\n";
+    convert(nodes_csv, pods, &defaults, &r);
+    assert_int_equal(r.stats.rule[PS_ALIBABA_NO_MATCHING_NODE_FITS], 1);
+    assert_int_equal(r.stats.operations, 0);
+    result_release(&r);
 }
 
 int main(void)
@@ -474,7 +514,7 @@ int main(void)
         cmocka_unit_test(test_malformed_files_are_errors),
         cmocka_unit_test(test_columns_by_name),
         cmocka_unit_test(test_bad_options),
-        cmocka_unit_test(test_gpu_spec_helpers),
+        cmocka_unit_test(test_gpu_spec_is_a_formula),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
