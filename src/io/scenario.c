@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/json_check.h"
+#include "io/jsonval.h"
 #include "io/scenario_internal.h"
 
 char *ps_scenario_strdup(const char *s, struct ps_error *err)
@@ -15,6 +15,33 @@ char *ps_scenario_strdup(const char *s, struct ps_error *err)
     if (!copy)
         ps_error_set(err, PS_ENOMEM, "out of memory");
     return copy;
+}
+
+int ps_scenario_require(const json_t *obj, const char *path, const char *key, struct ps_error *err)
+{
+    if (json_object_get(obj, key))
+        return 0;
+    char where[PS_SCENARIO_PATH_MAX];
+    ps_jv_join(where, sizeof where, path, key);
+    return ps_error_set(err, PS_EINVAL, "%s: required key is missing", where);
+}
+
+int ps_scenario_name(const json_t *obj, const char *path, const char *key, bool required,
+                     const char **out, struct ps_error *err)
+{
+    const char *s = NULL;
+    int rc = required ? ps_scenario_require(obj, path, key, err) : 0;
+    if (rc == 0)
+        rc = ps_jv_string(obj, path, key, &s, NULL, err);
+    if (rc != 0 || !s)
+        return rc;
+    if (s[0] == '\0') {
+        char where[PS_SCENARIO_PATH_MAX];
+        ps_jv_join(where, sizeof where, path, key);
+        return ps_error_set(err, PS_EINVAL, "%s: must be a non-empty string", where);
+    }
+    *out = s;
+    return 0;
 }
 
 struct named {
@@ -69,47 +96,38 @@ static int parse_node_group(json_t *obj, const char *path, size_t index,
                             struct ps_scenario_node_group *g, struct ps_error *err)
 {
     static const char *const keys[] = {"name", "count", "resource_limits", "tags", NULL};
-    char where[PS_JSON_PATH_MAX];
-    int rc = ps_json_expect_object(obj, path, err);
+    char where[PS_SCENARIO_PATH_MAX];
+    int rc = ps_jv_expect_object(obj, path, err);
     if (rc == 0)
-        rc = ps_json_check_keys(obj, path, keys, err);
+        rc = ps_jv_check_keys(obj, path, keys, err);
     if (rc != 0)
         return rc;
 
-    const json_t *name = json_object_get(obj, "name");
-    if (name) {
-        const char *s;
-        ps_json_path_key(where, path, "name");
-        if ((rc = ps_json_get_string(name, where, true, &s, err)) != 0)
-            return rc;
-        g->name = ps_scenario_strdup(s, err);
-    } else {
-        char def[32];
-        snprintf(def, sizeof def, "group%zu", index);
-        g->name = ps_scenario_strdup(def, err);
-    }
-    if (!g->name)
+    char def[32];
+    snprintf(def, sizeof def, "group%zu", index);
+    const char *name = def;
+    if ((rc = ps_scenario_name(obj, path, "name", false, &name, err)) != 0)
+        return rc;
+    if (!(g->name = ps_scenario_strdup(name, err)))
         return PS_ENOMEM;
 
-    const json_t *count = json_object_get(obj, "count");
-    ps_json_path_key(where, path, "count");
-    if (!count)
-        return ps_error_set(err, PS_EINVAL, "%s: required key is missing", where);
-    if ((rc = ps_json_get_int(count, where, 0, PS_SCENARIO_MAX_NODES, &g->count, err)) != 0)
+    if ((rc = ps_scenario_require(obj, path, "count", err)) != 0 ||
+        (rc = ps_jv_int(obj, path, "count", 0, PS_SCENARIO_MAX_NODES,
+                        "a whole number from 0 to 1000000", &g->count, NULL, err)) != 0)
         return rc;
 
-    const json_t *limits = json_object_get(obj, "resource_limits");
-    ps_json_path_key(where, path, "resource_limits");
-    if (!limits)
-        return ps_error_set(err, PS_EINVAL, "%s: required key is missing", where);
-    if ((rc = ps_json_get_resources(limits, where, true, &g->resource_limits, err)) != 0)
+    if ((rc = ps_scenario_require(obj, path, "resource_limits", err)) != 0)
+        return rc;
+    ps_jv_join(where, sizeof where, path, "resource_limits");
+    if ((rc = ps_jv_resources(json_object_get(obj, "resource_limits"), where, PS_RES_INFINITE,
+                              &g->resource_limits, NULL, err)) != 0)
         return rc;
 
     const json_t *tags = json_object_get(obj, "tags");
     if (!tags)
         return 0;
-    ps_json_path_key(where, path, "tags");
-    if ((rc = ps_json_expect_array(tags, where, err)) != 0)
+    ps_jv_join(where, sizeof where, path, "tags");
+    if ((rc = ps_jv_expect_array(tags, where, err)) != 0)
         return rc;
     size_t n = json_array_size(tags);
     if (n == 0)
@@ -119,20 +137,46 @@ static int parse_node_group(json_t *obj, const char *path, size_t index,
         return ps_error_set(err, PS_ENOMEM, "out of memory");
     g->tag_count = n;
     for (size_t i = 0; i < n; i++) {
-        char tag_path[PS_JSON_PATH_MAX];
-        const char *s;
-        ps_json_path_index(tag_path, where, i);
-        if ((rc = ps_json_get_string(json_array_get(tags, i), tag_path, true, &s, err)) != 0)
-            return rc;
-        if (!(g->tags[i] = ps_scenario_strdup(s, err)))
+        char tag_path[PS_SCENARIO_PATH_MAX];
+        const json_t *tag = json_array_get(tags, i);
+        ps_jv_index(tag_path, sizeof tag_path, where, i);
+        if (!json_is_string(tag) || json_string_length(tag) == 0) {
+            char got[96];
+            ps_jv_describe(tag, got, sizeof got);
+            return ps_error_set(err, PS_EINVAL, "%s: must be a non-empty string, got %s", tag_path,
+                                got);
+        }
+        if (!(g->tags[i] = ps_scenario_strdup(json_string_value(tag), err)))
             return PS_ENOMEM;
+    }
+    return 0;
+}
+
+/* The cluster's total of each finite resource must stay below PS_JV_RESOURCE_MAX, so that the
+ * simulator's sums never overflow or reach "unlimited". */
+static int check_totals(const struct ps_scenario *sc, struct ps_error *err)
+{
+    int64_t total[PS_RES_COUNT] = {0};
+    for (size_t i = 0; i < sc->node_group_count; i++) {
+        const struct ps_scenario_node_group *g = &sc->node_groups[i];
+        for (int r = 0; r < PS_RES_COUNT; r++) {
+            int64_t v = g->resource_limits.v[r];
+            if (v == PS_RES_INFINITE || g->count == 0)
+                continue;
+            if (v > (PS_JV_RESOURCE_MAX - total[r]) / g->count)
+                return ps_error_set(err, PS_EINVAL,
+                                    "node_groups[%zu].resource_limits.%s: the cluster's total %s "
+                                    "would exceed 1e18 stored units",
+                                    i, ps_resource_name(r), ps_resource_name(r));
+            total[r] += v * g->count;
+        }
     }
     return 0;
 }
 
 static int parse_node_groups(json_t *list, struct ps_scenario *sc, struct ps_error *err)
 {
-    int rc = ps_json_expect_array(list, "node_groups", err);
+    int rc = ps_jv_expect_array(list, "node_groups", err);
     if (rc != 0)
         return rc;
     size_t n = json_array_size(list);
@@ -143,8 +187,8 @@ static int parse_node_groups(json_t *list, struct ps_scenario *sc, struct ps_err
         return ps_error_set(err, PS_ENOMEM, "out of memory");
     sc->node_group_count = n;
     for (size_t i = 0; i < n; i++) {
-        char path[PS_JSON_PATH_MAX];
-        ps_json_path_index(path, "node_groups", i);
+        char path[PS_SCENARIO_PATH_MAX];
+        ps_jv_index(path, sizeof path, "node_groups", i);
         rc = parse_node_group(json_array_get(list, i), path, i, &sc->node_groups[i], err);
         if (rc != 0)
             return rc;
@@ -167,7 +211,7 @@ static int parse_node_groups(json_t *list, struct ps_scenario *sc, struct ps_err
                                        second, names[second], first)
                         : PS_ENOMEM;
     free(names);
-    return rc;
+    return rc != 0 ? rc : check_totals(sc, err);
 }
 
 /* ---- pool trees ------------------------------------------------------------------------- */
@@ -175,27 +219,20 @@ static int parse_node_groups(json_t *list, struct ps_scenario *sc, struct ps_err
 static int parse_pool(json_t *obj, const char *path, struct ps_scenario_pool *pool,
                       struct ps_error *err)
 {
-    char where[PS_JSON_PATH_MAX];
-    int rc = ps_json_expect_object(obj, path, err);
+    int rc = ps_jv_expect_object(obj, path, err);
+    const char *name = NULL, *parent = PS_SCENARIO_ROOT_POOL;
+    if (rc == 0)
+        rc = ps_scenario_name(obj, path, "name", true, &name, err);
     if (rc != 0)
         return rc;
-    const char *name;
-    ps_json_path_key(where, path, "name");
-    const json_t *name_value = json_object_get(obj, "name");
-    if (!name_value)
-        return ps_error_set(err, PS_EINVAL, "%s: required key is missing", where);
-    if ((rc = ps_json_get_string(name_value, where, true, &name, err)) != 0)
-        return rc;
-    if (strcmp(name, PS_SCENARIO_ROOT_POOL) == 0)
+    if (strcmp(name, PS_SCENARIO_ROOT_POOL) == 0) {
+        char where[PS_SCENARIO_PATH_MAX];
+        ps_jv_join(where, sizeof where, path, "name");
         return ps_error_set(err, PS_EINVAL, "%s: \"%s\" is the name of the root, not a pool",
                             where, PS_SCENARIO_ROOT_POOL);
-    const char *parent = PS_SCENARIO_ROOT_POOL;
-    const json_t *parent_value = json_object_get(obj, "parent");
-    if (parent_value) {
-        ps_json_path_key(where, path, "parent");
-        if ((rc = ps_json_get_string(parent_value, where, true, &parent, err)) != 0)
-            return rc;
     }
+    if ((rc = ps_scenario_name(obj, path, "parent", false, &parent, err)) != 0)
+        return rc;
     if (!(pool->name = ps_scenario_strdup(name, err)) ||
         !(pool->parent = ps_scenario_strdup(parent, err)))
         return PS_ENOMEM;
@@ -289,23 +326,23 @@ out:
 static int parse_tree(const char *name, json_t *obj, struct ps_scenario_tree *tree,
                       struct ps_error *err)
 {
-    char path[PS_JSON_PATH_MAX], where[PS_JSON_PATH_MAX];
-    ps_json_path_key(path, "pool_trees", name);
+    char path[PS_SCENARIO_PATH_MAX], where[PS_SCENARIO_PATH_MAX];
+    ps_jv_join(path, sizeof path, "pool_trees", name);
     if (!(tree->name = ps_scenario_strdup(name, err)))
         return PS_ENOMEM;
-    int rc = ps_json_expect_object(obj, path, err);
-    if (rc != 0)
-        return rc;
     if (name[0] == '\0')
         return ps_error_set(err, PS_EINVAL, "pool_trees: a tree name must not be empty");
+    int rc = ps_jv_expect_object(obj, path, err);
+    if (rc != 0)
+        return rc;
     if (!(tree->attributes = json_copy(obj)))
         return ps_error_set(err, PS_ENOMEM, "out of memory");
     json_object_del(tree->attributes, "pools");
     json_t *pools = json_object_get(obj, "pools");
     if (!pools)
         return 0;
-    ps_json_path_key(where, path, "pools");
-    if ((rc = ps_json_expect_array(pools, where, err)) != 0)
+    ps_jv_join(where, sizeof where, path, "pools");
+    if ((rc = ps_jv_expect_array(pools, where, err)) != 0)
         return rc;
     size_t n = json_array_size(pools);
     if (n == 0)
@@ -314,8 +351,8 @@ static int parse_tree(const char *name, json_t *obj, struct ps_scenario_tree *tr
         return ps_error_set(err, PS_ENOMEM, "out of memory");
     tree->pool_count = n;
     for (size_t i = 0; i < n; i++) {
-        char pool_path[PS_JSON_PATH_MAX];
-        ps_json_path_index(pool_path, where, i);
+        char pool_path[PS_SCENARIO_PATH_MAX];
+        ps_jv_index(pool_path, sizeof pool_path, where, i);
         if ((rc = parse_pool(json_array_get(pools, i), pool_path, &tree->pools[i], err)) != 0)
             return rc;
     }
@@ -330,7 +367,7 @@ static int compare_trees(const void *a, const void *b)
 
 static int parse_trees(json_t *obj, struct ps_scenario *sc, struct ps_error *err)
 {
-    int rc = ps_json_expect_object(obj, "pool_trees", err);
+    int rc = ps_jv_expect_object(obj, "pool_trees", err);
     if (rc != 0)
         return rc;
     size_t n = json_object_size(obj);
@@ -352,9 +389,13 @@ static int parse_trees(json_t *obj, struct ps_scenario *sc, struct ps_error *err
     return 0;
 }
 
-static int parse_default_tree(const json_t *value, struct ps_scenario *sc, struct ps_error *err)
+static int parse_default_tree(const json_t *root, struct ps_scenario *sc, struct ps_error *err)
 {
-    if (!value) {
+    const char *name = NULL;
+    int rc = ps_scenario_name(root, "", "default_tree", false, &name, err);
+    if (rc != 0)
+        return rc;
+    if (!name) {
         if (sc->tree_count == 1) {
             sc->default_tree = sc->trees[0].name;
             return 0;
@@ -363,10 +404,6 @@ static int parse_default_tree(const json_t *value, struct ps_scenario *sc, struc
                             "default_tree: required key is missing (there are %zu pool trees)",
                             sc->tree_count);
     }
-    const char *name;
-    int rc = ps_json_get_string(value, "default_tree", true, &name, err);
-    if (rc != 0)
-        return rc;
     const struct ps_scenario_tree *tree = ps_scenario_find_tree(sc, name);
     if (!tree)
         return ps_error_set(err, PS_EINVAL, "default_tree: no pool tree named \"%s\" in pool_trees",
@@ -382,45 +419,33 @@ static int parse_document(json_t *root, struct ps_scenario *sc, struct ps_error 
     static const char *const keys[] = {"heartbeat_period", "fair_share_update_period", "duration",
                                        "node_groups", "default_tree", "pool_trees", "operations",
                                        NULL};
-    int rc = ps_json_expect_object(root, "", err);
+    /* "scenario" names the document itself in messages about its top level */
+    int rc = ps_jv_expect_object(root, "scenario", err);
     if (rc == 0)
-        rc = ps_json_check_keys(root, "", keys, err);
+        rc = ps_jv_check_keys(root, "scenario", keys, err);
     if (rc != 0)
         return rc;
 
-    const json_t *v;
     sc->heartbeat_period_ms = PS_SCENARIO_DEFAULT_HEARTBEAT_PERIOD_MS;
-    if ((v = json_object_get(root, "heartbeat_period")) &&
-        (rc = ps_json_get_int(v, "heartbeat_period", 1, PS_JSON_MAX_INT, &sc->heartbeat_period_ms,
-                              err)) != 0)
-        return rc;
     sc->fair_share_update_period_ms = PS_SCENARIO_DEFAULT_FAIR_SHARE_UPDATE_PERIOD_MS;
-    if ((v = json_object_get(root, "fair_share_update_period")) &&
-        (rc = ps_json_get_int(v, "fair_share_update_period", 1, PS_JSON_MAX_INT,
-                              &sc->fair_share_update_period_ms, err)) != 0)
-        return rc;
-    if ((v = json_object_get(root, "duration")) &&
-        (rc = ps_json_get_int(v, "duration", 1, PS_JSON_MAX_INT, &sc->duration_ms, err)) != 0)
-        return rc;
-
-    json_t *groups = json_object_get(root, "node_groups");
-    if (!groups)
-        return ps_error_set(err, PS_EINVAL, "node_groups: required key is missing");
-    if ((rc = parse_node_groups(groups, sc, err)) != 0)
+    if ((rc = ps_jv_int(root, "", "heartbeat_period", 1, PS_SCENARIO_MAX_TIME_MS,
+                        "a positive integer (ms)", &sc->heartbeat_period_ms, NULL, err)) != 0 ||
+        (rc = ps_jv_int(root, "", "fair_share_update_period", 1, PS_SCENARIO_MAX_TIME_MS,
+                        "a positive integer (ms)", &sc->fair_share_update_period_ms, NULL, err)) != 0 ||
+        (rc = ps_jv_int(root, "", "duration", 1, PS_SCENARIO_MAX_TIME_MS,
+                        "a positive integer (ms)", &sc->duration_ms, NULL, err)) != 0)
         return rc;
 
-    json_t *trees = json_object_get(root, "pool_trees");
-    if (!trees)
-        return ps_error_set(err, PS_EINVAL, "pool_trees: required key is missing");
-    if ((rc = parse_trees(trees, sc, err)) != 0)
+    if ((rc = ps_scenario_require(root, "", "node_groups", err)) != 0 ||
+        (rc = parse_node_groups(json_object_get(root, "node_groups"), sc, err)) != 0)
         return rc;
-    if ((rc = parse_default_tree(json_object_get(root, "default_tree"), sc, err)) != 0)
+    if ((rc = ps_scenario_require(root, "", "pool_trees", err)) != 0 ||
+        (rc = parse_trees(json_object_get(root, "pool_trees"), sc, err)) != 0)
         return rc;
-
+    if ((rc = parse_default_tree(root, sc, err)) != 0)
+        return rc;
     json_t *ops = json_object_get(root, "operations");
-    if (ops)
-        return ps_scenario_parse_operations(ops, sc, err);
-    return 0;
+    return ops ? ps_scenario_parse_operations(ops, sc, err) : 0;
 }
 
 int ps_scenario_parse(const char *text, size_t len, struct ps_scenario **out, struct ps_error *err)

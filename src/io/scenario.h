@@ -10,7 +10,8 @@
  * They are checked for shape only (objects; pool name, parent and the spec's pool/pool_trees
  * are extracted and checked) and kept as json_t with a reference owned by the scenario; unknown
  * keys inside them are the pool tree module's business. Everywhere else an unknown key is an
- * error, so that a typo (`job_cont`) never passes silently.
+ * error, so that a typo never passes silently:
+ * `operations[0].tasks[0]: unknown key "job_cont" (did you mean "job_count"?)`.
  *
  * Extensions to formats.md section 3 accepted here (all optional; docs/scenario.md):
  *   - `duration` may be omitted: the simulation then runs until every operation has finished.
@@ -42,8 +43,11 @@
 /* YTsaurus's default user job memory_limit (512 MiB), used when a task requests no memory. */
 #define PS_SCENARIO_DEFAULT_MEMORY_LIMIT ((int64_t)512 * 1024 * 1024)
 #define PS_SCENARIO_ROOT_POOL "<Root>"
-/* Upper bounds that keep the simulator's arithmetic far from overflow: every time and byte
- * count is at most PS_JSON_MAX_INT (2^53), cpu at most PS_JSON_MAX_CPU_CORES (io/json_check.h). */
+/* Upper bounds that keep the simulator's arithmetic far from overflow. Resources and byte counts
+ * follow io/jsonval.h (at most 1e18 stored units; cpu at most 1e16 cores), and the cluster's
+ * total of each finite resource too. */
+#define PS_SCENARIO_MAX_TIME_MS ((int64_t)1 << 53)   /* times and durations */
+#define PS_SCENARIO_PATH_MAX 256                     /* JSON paths in messages are cut here */
 #define PS_SCENARIO_MAX_NODES 1000000               /* total over all node groups */
 #define PS_SCENARIO_MAX_JOB_COUNT 2147483647        /* per task, YTsaurus's int job counts */
 
@@ -117,7 +121,8 @@ struct ps_scenario {
 /* Parses len bytes of JSON text (need not be NUL-terminated). On success returns 0 and *out
  * owns a new scenario (free with ps_scenario_free). On error returns PS_EINVAL or PS_ENOMEM,
  * sets *out to NULL and err to a message naming the JSON path, e.g.
- * `node_groups[1].resource_limits.cpu: must be a non-negative number, got "ten"`; a JSON syntax
+ * `node_groups[1].resource_limits.cpu: must be a number of cores from 0 to 1e16, got "ten"` (the
+ * messages of io/jsonval.h, shared with the snapshot parser); a JSON syntax
  * error names the line and column. Duplicate keys in an object are an error. */
 int ps_scenario_parse(const char *text, size_t len, struct ps_scenario **out, struct ps_error *err);
 

@@ -24,4 +24,11 @@ bool ps_scenario_find_duplicate(const char *const *names, size_t n, size_t *firs
 /* strdup that reports PS_ENOMEM through err. */
 char *ps_scenario_strdup(const char *s, struct ps_error *err);
 
+/* Fails with `<path>.<key>: required key is missing` unless obj has key. */
+int ps_scenario_require(const json_t *obj, const char *path, const char *key, struct ps_error *err);
+
+/* A non-empty string member: *out borrows it (left alone when absent and !required). */
+int ps_scenario_name(const json_t *obj, const char *path, const char *key, bool required,
+                     const char **out, struct ps_error *err);
+
 #endif

@@ -171,6 +171,25 @@ static void test_minimal_scenario_defaults(void **state)
     ps_scenario_free(sc);
 }
 
+/* Whole numbers may be written as reals (generated files often do). */
+static void test_integral_reals(void **state)
+{
+    (void)state;
+    struct ps_scenario *sc;
+    struct ps_error err;
+    assert_int_equal(parse("{'node_groups': [{'count': 2.0, 'resource_limits': {'memory': 1e9}}],"
+                           " 'pool_trees': {'t': {}}, 'operations': [{'id': 'x', 'start_time': 1e3,"
+                           " 'tasks': [{'job_count': 1, 'duration': 5.0, 'resources': {},"
+                           " 'cpu_usage': [[0.0, 1], [1e3, 2.5]]}]}]}",
+                           &sc, &err), 0);
+    assert_int_equal(sc->node_groups[0].count, 2);
+    assert_int_equal(sc->node_groups[0].resource_limits.v[PS_RES_MEMORY], 1000000000);
+    assert_int_equal(sc->operations[0].start_time_ms, 1000);
+    assert_int_equal(sc->operations[0].tasks[0].cpu_usage[1].offset_ms, 1000);
+    assert_int_equal(sc->operations[0].tasks[0].cpu_usage[1].cpu, 250);
+    ps_scenario_free(sc);
+}
+
 /* A bad document and the exact message it must produce. */
 struct bad_case {
     const char *json;
@@ -183,41 +202,41 @@ struct bad_case {
 #define TASK "{'job_count': 1, 'duration': 1, 'resources': {'cpu': 1}"
 
 static const struct bad_case bad_cases[] = {
-    {"[1]", "scenario: must be an object, got a list [1]"},
+    {"[1]", "scenario: must be an object, got [1]"},
     {"{'node_groups': [", "scenario: invalid JSON at line 1 column 17: ']' expected near end of file"},
     {"{" NODES ", " TREES ", 'heartbeat_perod': 5}",
-     "heartbeat_perod: unknown key; did you mean \"heartbeat_period\"?"},
+     "scenario: unknown key \"heartbeat_perod\" (did you mean \"heartbeat_period\"?)"},
     {"{" NODES ", " TREES ", 'banana': 5}",
-     "banana: unknown key (expected one of: heartbeat_period, fair_share_update_period, duration, "
-     "node_groups, default_tree, pool_trees, operations)"},
+     "scenario: unknown key \"banana\""},
     {"{" NODES ", " TREES ", 'heartbeat_period': 0}",
-     "heartbeat_period: must be a positive integer, got 0"},
+     "heartbeat_period: must be a positive integer (ms), got 0"},
     {"{" NODES ", " TREES ", 'fair_share_update_period': 1.5}",
-     "fair_share_update_period: must be a positive integer, got 1.5"},
-    {"{" NODES ", " TREES ", 'duration': '1h'}", "duration: must be a positive integer, got \"1h\""},
+     "fair_share_update_period: must be a positive integer (ms), got 1.5"},
+    {"{" NODES ", " TREES ", 'duration': '1h'}", "duration: must be a positive integer (ms), got \"1h\""},
     {"{" NODES ", " TREES ", 'duration': 1, 'duration': 2}",
      "scenario: invalid JSON at line 1 column 137: duplicate object key near '\"duration\"'"},
     {"{" TREES "}", "node_groups: required key is missing"},
     {"{" NODES "}", "pool_trees: required key is missing"},
-    {"{'node_groups': {}, " TREES "}", "node_groups: must be a list, got an object {}"},
+    {"{'node_groups': {}, " TREES "}", "node_groups: must be an array, got {}"},
     {"{'node_groups': [{'count': -1, 'resource_limits': {}}], " TREES "}",
-     "node_groups[0].count: must be a non-negative integer, got -1"},
+     "node_groups[0].count: must be a whole number from 0 to 1000000, got -1"},
     {"{'node_groups': [{'count': 2000000, 'resource_limits': {}}], " TREES "}",
-     "node_groups[0].count: must be at most 1000000, got 2000000"},
+     "node_groups[0].count: must be a whole number from 0 to 1000000, got 2000000"},
     {"{'node_groups': [{'resource_limits': {}}], " TREES "}",
      "node_groups[0].count: required key is missing"},
     {"{'node_groups': [{'count': 1}], " TREES "}",
      "node_groups[0].resource_limits: required key is missing"},
     {"{'node_groups': [{'count': 1, 'resource_limits': {'cpus': 1}}], " TREES "}",
-     "node_groups[0].resource_limits.cpus: unknown key; did you mean \"cpu\"?"},
+     "node_groups[0].resource_limits: unknown resource \"cpus\" (did you mean \"cpu\"?), expected "
+     "user_slots, cpu, gpu, memory or network"},
     {"{'node_groups': [{'count': 1, 'resource_limits': {'cpu': -1}}], " TREES "}",
-     "node_groups[0].resource_limits.cpu: must be a non-negative number, got -1"},
+     "node_groups[0].resource_limits.cpu: must be a number of cores from 0 to 1e16, got -1"},
     {"{'node_groups': [{'count': 1, 'resource_limits': {'memory': 1.5}}], " TREES "}",
-     "node_groups[0].resource_limits.memory: must be a non-negative integer, got 1.5"},
+     "node_groups[0].resource_limits.memory: must be a whole number from 0 to 1e18, got 1.5"},
     {"{'node_groups': [{'count': 1, 'resource_limits': {}, 'tags': ['a', 3]}], " TREES "}",
-     "node_groups[0].tags[1]: must be a string, got 3"},
+     "node_groups[0].tags[1]: must be a non-empty string, got 3"},
     {"{'node_groups': [{'count': 1, 'resource_limits': {}, 'tag': []}], " TREES "}",
-     "node_groups[0].tag: unknown key; did you mean \"tags\"?"},
+     "node_groups[0]: unknown key \"tag\" (did you mean \"tags\"?)"},
     {"{'node_groups': [{'name': 'group1', 'count': 1, 'resource_limits': {}},"
      " {'count': 1, 'resource_limits': {}}], " TREES "}",
      "node_groups[1].name: duplicate group name \"group1\" (also node_groups[0]); node ids "
@@ -226,12 +245,12 @@ static const struct bad_case bad_cases[] = {
      " {'count': 600000, 'resource_limits': {}}], " TREES "}",
      "node_groups[1].count: the node groups have more than 1000000 nodes in total"},
     {"{" NODES ", 'pool_trees': {}}", "pool_trees: must have at least one tree"},
-    {"{" NODES ", 'pool_trees': {'t': []}}", "pool_trees.t: must be an object, got a list []"},
-    {"{" NODES ", 'pool_trees': {'t': {'pools': {}}}}", "pool_trees.t.pools: must be a list, got an object {}"},
+    {"{" NODES ", 'pool_trees': {'t': []}}", "pool_trees.t: must be an object, got []"},
+    {"{" NODES ", 'pool_trees': {'t': {'pools': {}}}}", "pool_trees.t.pools: must be an array, got {}"},
     {"{" NODES ", 'pool_trees': {'t': {'pools': [{'weight': 1}]}}}",
      "pool_trees.t.pools[0].name: required key is missing"},
     {"{" NODES ", 'pool_trees': {'t': {'pools': ['a']}}}",
-     "pool_trees.t.pools[0]: must be an object, got a string \"a\""},
+     "pool_trees.t.pools[0]: must be an object, got \"a\""},
     {"{" NODES ", 'pool_trees': {'t': {'pools': [{'name': ''}]}}}",
      "pool_trees.t.pools[0].name: must be a non-empty string"},
     {"{" NODES ", 'pool_trees': {'t': {'pools': [{'name': '<Root>'}]}}}",
@@ -251,19 +270,19 @@ static const struct bad_case bad_cases[] = {
      "default_tree: required key is missing (there are 2 pool trees)"},
     {"{" NODES ", " TREES ", 'default_tree': 'physical'}",
      "default_tree: no pool tree named \"physical\" in pool_trees"},
-    {"{" NODES ", " TREES ", 'operations': {}}", "operations: must be a list, got an object {}"},
+    {"{" NODES ", " TREES ", 'operations': {}}", "operations: must be an array, got {}"},
     {"{" NODES ", " TREES ", 'operations': [{'start_time': 0, 'tasks': []}]}",
      "operations[0].id: required key is missing"},
     {"{" NODES ", " TREES ", 'operations': [{'id': 'x', 'tasks': []}]}",
      "operations[0].start_time: required key is missing"},
     {"{" NODES ", " TREES ", 'operations': [{'id': 'x', 'start_time': -5, 'tasks': []}]}",
-     "operations[0].start_time: must be a non-negative integer, got -5"},
+     "operations[0].start_time: must be a non-negative integer (ms), got -5"},
     {"{" NODES ", " TREES ", 'operations': [{'id': 'x', 'start_time': 0, 'tasks': []}]}",
      "operations[0].tasks: must have at least one task"},
     {"{" NODES ", " TREES ", 'operations': [{'id': 'x', 'start_time': 0, 'user': 7, 'tasks': []}]}",
      "operations[0].user: must be a string, got 7"},
     {"{" NODES ", " TREES ", 'operations': [{'id': 'x', 'start_time': 0, 'spec': [], 'tasks': []}]}",
-     "operations[0].spec: must be an object, got a list []"},
+     "operations[0].spec: must be an object, got []"},
     {"{" NODES ", " TREES ", 'operations': [{'id': 'x', 'start_time': 0, 'spec': {'pool': 3}, 'tasks': []}]}",
      "operations[0].spec.pool: must be a string, got 3"},
     {"{" NODES ", " TREES ", 'operations': [{'id': 'x', 'start_time': 0, 'spec': {'pool': '<Root>'}, 'tasks': []}]}",
@@ -284,40 +303,48 @@ static const struct bad_case bad_cases[] = {
      " 'spec': {'scheduling_options_per_pool_tree': {'t': {'pool': ''}}}, 'tasks': []}]}",
      "operations[0].spec.scheduling_options_per_pool_tree.t.pool: must be a non-empty string"},
     {"{" NODES ", " TREES ", 'operations': [{'id': 'x', 'start_time': 0, 'task': []}]}",
-     "operations[0].task: unknown key; did you mean \"tasks\"?"},
+     "operations[0]: unknown key \"task\" (did you mean \"tasks\"?)"},
     {"{" NODES ", " TREES ", " OP(TASK "}") ", 'operations': []}",
      "scenario: invalid JSON at line 1 column 239: duplicate object key near '\"operations\"'"},
     {"{" NODES ", " TREES ", " OP("{'job_count': -1, 'duration': 1, 'resources': {}}") "}",
      "operations[0].tasks[0].job_count: must be a positive integer, got -1"},
     {"{" NODES ", " TREES ", " OP("{'job_cont': 1}") "}",
-     "operations[0].tasks[0].job_cont: unknown key; did you mean \"job_count\"?"},
+     "operations[0].tasks[0]: unknown key \"job_cont\" (did you mean \"job_count\"?)"},
     {"{" NODES ", " TREES ", " OP("{'duration': 1, 'resources': {}}") "}",
      "operations[0].tasks[0].job_count: required key is missing"},
     {"{" NODES ", " TREES ", " OP("{'job_count': 1, 'resources': {}}") "}",
      "operations[0].tasks[0].duration: required key is missing"},
     {"{" NODES ", " TREES ", " OP("{'job_count': 1, 'duration': 0, 'resources': {}}") "}",
-     "operations[0].tasks[0].duration: must be a positive integer, got 0"},
+     "operations[0].tasks[0].duration: must be a positive integer (ms), got 0"},
     {"{" NODES ", " TREES ", " OP("{'job_count': 1, 'duration': 1}") "}",
      "operations[0].tasks[0].resources: required key is missing"},
     {"{" NODES ", " TREES ", " OP("{'job_count': 1, 'duration': 1, 'resources': {'gpu': true}}") "}",
-     "operations[0].tasks[0].resources.gpu: must be a non-negative integer, got true"},
+     "operations[0].tasks[0].resources.gpu: must be a whole number from 0 to 1e18, got true"},
     {"{" NODES ", " TREES ", " OP(TASK ", 'memory_limit': 0}") "}",
-     "operations[0].tasks[0].memory_limit: must be a positive integer, got 0"},
+     "operations[0].tasks[0].memory_limit: must be a positive integer (bytes), got 0"},
     {"{" NODES ", " TREES ", " OP(TASK ", 'max_memory': -1}") "}",
-     "operations[0].tasks[0].max_memory: must be a non-negative integer, got -1"},
+     "operations[0].tasks[0].max_memory: must be a non-negative integer (bytes), got -1"},
     {"{" NODES ", " TREES ", " OP(TASK ", 'memory_limit': 10, 'tmpfs_size': 11}") "}",
      "operations[0].tasks[0].tmpfs_size: must be at most memory_limit (10), got 11 (tmpfs is part "
      "of the job's memory)"},
+    {"{" NODES ", " TREES ", " OP("{'job_count': 3000000000, 'duration': 1, 'resources': {}}") "}",
+     "operations[0].tasks[0].job_count: must be at most 2147483647, got 3000000000"},
+    {"{'node_groups': [{'count': 1000, 'resource_limits': {'memory': 1e18}}], " TREES "}",
+     "node_groups[0].resource_limits.memory: the cluster's total memory would exceed 1e18 stored "
+     "units"},
+    {"{" NODES ", 'pool_trees': {'': {}}}", "pool_trees: a tree name must not be empty"},
     {"{" NODES ", " TREES ", " OP(TASK ", 'cpu_usage': []}") "}",
      "operations[0].tasks[0].cpu_usage: must not be empty (omit it to use the full cpu request)"},
     {"{" NODES ", " TREES ", " OP(TASK ", 'cpu_usage': [[0, 1, 2]]}") "}",
-     "operations[0].tasks[0].cpu_usage[0]: must be a pair [offset_ms, cores], got [0,1,2]"},
+     "operations[0].tasks[0].cpu_usage[0]: must be a pair [offset_ms, cores] of a non-negative "
+     "integer and a number of cores from 0 to 1e16, got [0,1,2]"},
     {"{" NODES ", " TREES ", " OP(TASK ", 'cpu_usage': [[100, 1]]}") "}",
-     "operations[0].tasks[0].cpu_usage[0][0]: the first offset must be 0 (the job's start), got 100"},
+     "operations[0].tasks[0].cpu_usage[0]: the first offset must be 0 (the job's start), got 100"},
     {"{" NODES ", " TREES ", " OP(TASK ", 'cpu_usage': [[0, 1], [500, 2], [500, 3]]}") "}",
-     "operations[0].tasks[0].cpu_usage[2][0]: offsets must be strictly ascending, got 500 after 500"},
+     "operations[0].tasks[0].cpu_usage[2]: offsets must be strictly ascending, got 500 after 500"},
     {"{" NODES ", " TREES ", " OP(TASK ", 'cpu_usage': [[0, -0.5]]}") "}",
-     "operations[0].tasks[0].cpu_usage[0][1]: must be a non-negative number, got -0.5"},
+     "operations[0].tasks[0].cpu_usage[0]: must be a pair [offset_ms, cores] of a non-negative "
+     "integer and a number of cores from 0 to 1e16, got [0,-0.5]"},
     {"{" NODES ", " TREES ", " OP(TASK ", 'name': 'm'}, " TASK ", 'name': 'm'}") "}",
      "operations[0].tasks[1].name: duplicate task name \"m\" (also tasks[0])"},
     {"{" NODES ", " TREES ", 'operations': [{'id': 'x', 'start_time': 0, 'tasks': [" TASK "}]},"
@@ -449,6 +476,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_good_scenario),
         cmocka_unit_test(test_minimal_scenario_defaults),
+        cmocka_unit_test(test_integral_reals),
         cmocka_unit_test(test_bad_scenarios),
         cmocka_unit_test(test_first_error_wins),
         cmocka_unit_test(test_length_bounded),
