@@ -194,6 +194,7 @@ static int import_alibaba(const struct args *a)
     if (rc == 0) {
         if (a->output) {
             rc = ps_file_write(a->output, out_text, strlen(out_text), &err);
+            ps_error_prefix(&err, "--output %s", a->output);
         } else if (fwrite(out_text, 1, strlen(out_text), stdout) != strlen(out_text) ||
                    fflush(stdout) != 0) {
             rc = ps_error_set(&err, PS_EIO, "stdout: %s", strerror(errno));
@@ -223,7 +224,7 @@ int ps_cmd_trace(int argc, char **argv)
         return 0;
     }
     if (argc < 2 || strcmp(argv[1], "import") != 0) {
-        fprintf(stderr, "error: trace: expected the subcommand 'import'\n%s", usage_text);
+        fprintf(stderr, "error: trace: expected the subcommand 'import' (see poolsched trace --help)\n");
         return 2;
     }
     if (argc >= 3 && (strcmp(argv[2], "--help") == 0 || strcmp(argv[2], "-h") == 0)) {
