@@ -241,6 +241,21 @@ static void put(char *buf, int size, int *len, const char *text)
     buf[*len] = '\0';
 }
 
+/* Integers in plain digits (10, not 1e+01); other numbers in the shortest form that
+ * round-trips (0.1, not 0.10000000000000001). */
+static void number_text(double x, char *out, size_t size)
+{
+    if (x > -1e15 && x < 1e15 && x == (double)(long long)x) {
+        snprintf(out, size, "%lld", (long long)x);
+        return;
+    }
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(out, size, "%.*g", prec, x);
+        if (strtod(out, NULL) == x)
+            return;
+    }
+}
+
 static void describe(const struct ps_value *v, char *buf, int size, int *len)
 {
     char tmp[64];
@@ -252,16 +267,7 @@ static void describe(const struct ps_value *v, char *buf, int size, int *len)
         put(buf, size, len, v->boolean ? "true" : "false");
         break;
     case PS_VALUE_NUMBER:
-        snprintf(tmp, sizeof tmp, "%.17g", v->number);
-        /* Prefer the shortest form that round-trips (0.1, not 0.10000000000000001). */
-        for (int prec = 1; prec <= 17; prec++) {
-            char shorter[64];
-            snprintf(shorter, sizeof shorter, "%.*g", prec, v->number);
-            if (strtod(shorter, NULL) == v->number) {
-                memcpy(tmp, shorter, sizeof tmp);
-                break;
-            }
-        }
+        number_text(v->number, tmp, sizeof tmp);
         put(buf, size, len, tmp);
         break;
     case PS_VALUE_STRING:
