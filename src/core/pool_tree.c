@@ -144,12 +144,20 @@ struct ps_pool_tree *ps_pool_tree_new(const char *name, const struct ps_value *c
     }
     tree->root = ps_tree_pool_new(tree, PS_ROOT_POOL_NAME, NULL, err);
     int rc = tree->root ? 0 : PS_ENOMEM;
+    struct ps_value rest;
+    const struct ps_value *pools;
     if (rc == 0) {
         tree->root->is_root = true;
-        rc = ps_tree_config_apply(&tree->config, config, err);
+        rc = ps_tree_split_pools(config, &rest, &pools);
     }
-    if (rc == 0)
-        rc = parse_filter(tree->config.nodes_filter, &tree->nodes_filter, err);
+    if (rc == 0) {
+        rc = ps_tree_config_apply(&tree->config, pools ? &rest : config, err);
+        if (rc == 0)
+            rc = parse_filter(tree->config.nodes_filter, &tree->nodes_filter, err);
+        if (rc == 0)
+            rc = ps_pool_tree_create_pools(tree, pools, err);
+        ps_value_release(&rest);
+    }
     if (rc != 0) {
         ps_error_set(err, rc, "out of memory creating pool tree \"%s\"", name);
         ps_error_prefix(err, "pool tree \"%s\"", name);
@@ -222,8 +230,14 @@ static int update_config(struct ps_pool_tree *tree, const char *key, const struc
     if (filter_changed) {
         ps_formula_free(tree->nodes_filter);
         tree->nodes_filter = filter;
-        if (tree->owner)
+        if (tree->owner) {
             ps_strategy_apply_tree_filter(tree->owner, tree);
+        } else {
+            /* A standalone tree lets go of the nodes the new filter no longer matches. */
+            for (int i = tree->node_count - 1; i >= 0; i--)
+                if (!ps_pool_tree_node_matches(tree, tree->nodes[i]))
+                    ps_pool_tree_remove_node(tree, tree->nodes[i]);
+        }
         ps_tree_invalidate_filter_cache(tree);
     }
     ps_pool_tree_run_pending(tree);

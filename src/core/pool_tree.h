@@ -107,8 +107,9 @@ struct ps_pool {
 /* ---- lifecycle --------------------------------------------------------------------------- */
 
 /* A new tree named name (a pool-name-like identifier) with the default config updated by
- * config (a map of tree config keys; NULL for none). Returns NULL with err set on a bad name
- * or config (PS_EINVAL) or out of memory. */
+ * config (a map of tree config keys; NULL for none). The map may also hold "pools", a list
+ * of pools as in the scenario format, created with ps_pool_tree_create_pools. Returns NULL
+ * with err set on a bad name, config or pool (PS_EINVAL, PS_ENOENT) or out of memory. */
 struct ps_pool_tree *ps_pool_tree_new(const char *name, const struct ps_value *config,
                                       struct ps_error *err);
 /* Frees the tree with its pools and operation memberships. NULL is a no-op. */
@@ -145,6 +146,13 @@ struct ps_pool *ps_pool_tree_pool_at(const struct ps_pool_tree *tree, int index)
  * operations kept). */
 int ps_pool_tree_create_pool(struct ps_pool_tree *tree, const char *name, const char *parent,
                              const struct ps_value *attrs, struct ps_error *err);
+
+/* Creates the pools of a document: a list of maps {"name": ..., "parent": ... (default
+ * "<Root>"), any pool config keys}. A child may be listed before its parent; siblings are
+ * created in list order. Atomic: on error (prefixed "pools[i]") the pools created by this
+ * call are removed again. */
+int ps_pool_tree_create_pools(struct ps_pool_tree *tree, const struct ps_value *pools,
+                              struct ps_error *err);
 
 /* Removes an explicit pool. Refused (PS_ESTATE) while it has child pools or operations;
  * PS_ENOENT when absent; PS_EINVAL for the root. */

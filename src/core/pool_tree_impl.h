@@ -95,6 +95,10 @@ void ps_strategy_apply_tree_filter(struct ps_strategy *strategy, struct ps_pool_
 void ps_tree_invalidate_filter_cache(struct ps_pool_tree *tree);
 void ps_tree_nodes_release(struct ps_pool_tree *tree);
 
+/* A tree document is its config plus an optional "pools" list: *rest gets a copy of config
+ * without "pools" (null when there is none: use config itself), *pools the list or NULL. */
+int ps_tree_split_pools(const struct ps_value *config, struct ps_value *rest, const struct ps_value **pools);
+
 /* Operation bookkeeping (tree_ops.c). */
 void ps_tree_ops_release(struct ps_pool_tree *tree);
 

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "core/nodes.h"
 #include "core/operation.h"
 #include "core/pool_tree.h"
 #include "value_helpers.h"
@@ -375,6 +376,97 @@ static void test_tree_config_changes(void **state)
     ps_pool_tree_free(tree);
 }
 
+static void test_pools_from_a_document(void **state)
+{
+    (void)state;
+    struct ps_error err;
+    ps_error_init(&err);
+    /* The scenario shape: tree keys plus a pools list, a child listed before its parent. */
+    struct ps_value doc = json("{\"default_parent_pool\": \"research\", \"pools\": ["
+                               " {\"name\": \"x\", \"parent\": \"research\"},"
+                               " {\"name\": \"prod\", \"weight\": 3},"
+                               " {\"name\": \"research\", \"parent\": \"<Root>\", \"max_running_operation_count\": 4},"
+                               " {\"name\": \"y\", \"parent\": \"research\"}]}");
+    struct ps_pool_tree *tree = ps_pool_tree_new("physical", &doc, &err);
+    if (!tree)
+        fail_msg("%s", err.msg);
+    ps_value_release(&doc);
+    assert_string_equal(ps_pool_tree_config(tree)->default_parent_pool, "research");
+    assert_int_equal(ps_pool_tree_pool_count(tree), 4);
+    const char *order[] = {"prod", "research", "x", "y"};   /* siblings keep list order */
+    for (int i = 0; i < 4; i++)
+        assert_string_equal(ps_pool_tree_pool_at(tree, i)->name, order[i]);
+    assert_ptr_equal(ps_pool_tree_find_pool(tree, "x")->parent, ps_pool_tree_find_pool(tree, "research"));
+    assert_true(ps_pool_tree_find_pool(tree, "prod")->config.weight.value == 3);
+    assert_int_equal(ps_pool_max_running_operations(ps_pool_tree_find_pool(tree, "research")), 4);
+    assert_ptr_equal(ps_pool_tree_default_parent(tree), ps_pool_tree_find_pool(tree, "research"));
+
+    /* Atomic: a bad entry removes what this call created. */
+    char before[16384], after[16384];
+    dump(tree, before, sizeof before);
+    struct ps_value pools = json("[{\"name\": \"a\"}, {\"name\": \"b\", \"parent\": \"a\"},"
+                                 " {\"name\": \"c\", \"weight\": 0}]");
+    ps_error_init(&err);
+    assert_int_equal(ps_pool_tree_create_pools(tree, &pools, &err), PS_EINVAL);
+    assert_string_equal(err.msg, "pools[2]: pool \"c\": weight: must be in [1.4901161193847656e-08, 67108864], got 0");
+    dump(tree, after, sizeof after);
+    assert_string_equal(before, after);
+    ps_value_release(&pools);
+    pools = json("[{\"name\": \"orphan\", \"parent\": \"nowhere\"}]");
+    ps_error_init(&err);
+    assert_int_equal(ps_pool_tree_create_pools(tree, &pools, &err), PS_ENOENT);
+    assert_non_null(strstr(err.msg, "parent pool \"nowhere\""));
+    ps_value_release(&pools);
+    pools = json("[{\"weight\": 1}]");
+    ps_error_init(&err);
+    assert_int_equal(ps_pool_tree_create_pools(tree, &pools, &err), PS_EINVAL);
+    assert_string_equal(err.msg, "pools[0]: name: must be a string");
+    ps_value_release(&pools);
+    pools = json("[{\"name\": \"prod\"}]");
+    ps_error_init(&err);
+    assert_int_equal(ps_pool_tree_create_pools(tree, &pools, &err), PS_EEXIST);
+    ps_value_release(&pools);
+    ps_pool_tree_free(tree);
+
+    /* A bad pool in the tree document: no tree. */
+    doc = json("{\"pools\": [{\"name\": \"f\", \"mode\": \"fifo\"}, {\"name\": \"g\", \"parent\": \"f\"}]}");
+    ps_error_init(&err);
+    assert_null(ps_pool_tree_new("t", &doc, &err));
+    assert_non_null(strstr(err.msg, "pool tree \"t\": pools[1]: pool \"g\": its parent pool \"f\" is in fifo mode"));
+    ps_value_release(&doc);
+}
+
+static void test_standalone_nodes_follow_the_filter(void **state)
+{
+    (void)state;
+    struct ps_pool_tree *tree = new_tree();
+    struct ps_resources r = ps_resources_zero();
+    r.v[PS_RES_CPU] = 100;
+    const char *a_tags[] = {"a"}, *b_tags[] = {"b"};
+    struct ps_error err;
+    ps_error_init(&err);
+    struct ps_node *a = ps_node_new("na", a_tags, 1, &r, &err);
+    struct ps_node *b = ps_node_new("nb", b_tags, 1, &r, &err);
+    assert_int_equal(ps_pool_tree_add_node(tree, a, &err), 0);
+    assert_int_equal(ps_pool_tree_add_node(tree, b, &err), 0);
+    assert_int_equal(ps_pool_tree_add_node(tree, b, &err), PS_EEXIST);
+    assert_int_equal(ps_pool_tree_total_resources(tree).v[PS_RES_CPU], 200);
+    struct ps_value f = ps_value_string("a");
+    assert_int_equal(ps_pool_tree_set_config(tree, "nodes_filter", &f, &err), 0);
+    ps_value_release(&f);
+    assert_int_equal(ps_pool_tree_node_count(tree), 1);
+    assert_ptr_equal(ps_pool_tree_node_at(tree, 0), a);
+    assert_null(b->tree);
+    assert_int_equal(ps_pool_tree_total_resources(tree).v[PS_RES_CPU], 100);
+    ps_error_init(&err);
+    assert_int_equal(ps_pool_tree_add_node(tree, b, &err), PS_EINVAL);
+    assert_string_equal(err.msg, "node \"nb\" does not match the nodes_filter \"a\" of pool tree \"physical\"");
+    ps_pool_tree_free(tree);
+    assert_null(a->tree);
+    ps_node_free(a);
+    ps_node_free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -383,6 +475,8 @@ int main(void)
         cmocka_unit_test(test_move_and_remove),
         cmocka_unit_test(test_ephemeral_pool_becomes_explicit),
         cmocka_unit_test(test_tree_config_changes),
+        cmocka_unit_test(test_pools_from_a_document),
+        cmocka_unit_test(test_standalone_nodes_follow_the_filter),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

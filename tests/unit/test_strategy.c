@@ -259,16 +259,16 @@ static void test_update_and_suspend(void **state)
 {
     (void)state;
     struct ps_strategy *s = ps_strategy_new();
-    add_tree(s, "physical", NULL);
+    /* the scenario's tree document: config keys and a pools list */
+    add_tree(s, "physical", "{\"max_operation_count\": 100, \"pools\": [{\"name\": \"small\","
+                            " \"max_running_operation_count\": 1}, {\"name\": \"big\"}]}");
     struct ps_error err;
     ps_error_init(&err);
     ps_strategy_set_default_tree(s, "physical", &err);
     struct ps_pool_tree *t = ps_strategy_find_tree(s, "physical");
-    struct ps_value doc = json("{\"max_running_operation_count\": 1}");
-    ps_pool_tree_create_pool(t, "small", NULL, &doc, &err);
-    ps_value_release(&doc);
-    ps_pool_tree_create_pool(t, "big", NULL, NULL, &err);
-    doc = json("{\"pool\": \"small\"}");
+    assert_int_equal(ps_pool_tree_pool_count(t), 2);
+    assert_int_equal(ps_pool_tree_config(t)->max_operation_count, 100);
+    struct ps_value doc = json("{\"pool\": \"small\"}");
     struct ps_operation *a, *b;
     ps_strategy_start_operation(s, "a", "u", 1, &doc, &a, &err);
     ps_strategy_start_operation(s, "b", "u", 2, &doc, &b, &err);
