@@ -217,12 +217,6 @@ static int parse_enum(const struct ps_attr *a, const char *key, const struct ps_
                 return 0;
             }
         }
-        for (int i = 0; i < a->enum_alias_count; i++) {
-            if (strcmp(v->string, a->enum_names[a->enum_count + i]) == 0) {
-                *out = a->enum_alias_of[i];
-                return 0;
-            }
-        }
     }
     char reason[200] = "must be one of";
     for (int i = 0; i < a->enum_count; i++) {

@@ -75,10 +75,8 @@ struct ps_attr {
     size_t offset;                     /* of the field inside the struct */
     unsigned flags;
     double min, max;                   /* numeric range (inclusive unless *_OPEN) */
-    const char *const *enum_names;     /* ENUM: names by index; may contain aliases at the end */
-    int enum_count;                    /* number of canonical names (aliases come after) */
-    const int *enum_alias_of;          /* for names at index >= enum_count: canonical index */
-    int enum_alias_count;
+    const char *const *enum_names;     /* ENUM: names by index */
+    int enum_count;
     /* STRING, OPT_STRING, STRING_LIST items: extra check; returns 0 or PS_EINVAL with a
      * message naming key and value. */
     int (*check)(const char *key, const char *value, struct ps_error *err);
