@@ -148,9 +148,10 @@ int ps_pool_tree_create_pool(struct ps_pool_tree *tree, const char *name, const 
                              const struct ps_value *attrs, struct ps_error *err);
 
 /* Creates the pools of a document: a list of maps {"name": ..., "parent": ... (default
- * "<Root>"), any pool config keys}. A child may be listed before its parent; siblings are
- * created in list order. Atomic: on error (prefixed "pools[i]") the pools created by this
- * call are removed again. */
+ * "<Root>"), any pool config keys, and optionally "accumulated_resource_volume" (a map
+ * resource -> resource x seconds, the integral state of snapshots)}. A child may be listed
+ * before its parent; siblings are created in list order. Atomic: on error (prefixed
+ * "pools[i]") the pools created by this call are removed again. */
 int ps_pool_tree_create_pools(struct ps_pool_tree *tree, const struct ps_value *pools,
                               struct ps_error *err);
 

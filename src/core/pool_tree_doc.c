@@ -1,5 +1,6 @@
 /* pool_tree_doc.c — pools from a document: the `pools` list of the scenario and snapshot
  * formats (formats.md sections 2 and 3), so that every parser maps onto the same code. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +22,28 @@ static int copy_without(const struct ps_value *map, const char *skip1, const cha
             ps_value_release(out);
             return rc;
         }
+    }
+    return 0;
+}
+
+/* "accumulated_resource_volume": {resource: resource x seconds} (state carried by snapshots,
+ * not configuration). */
+static int parse_volume(int index, const struct ps_value *v, struct ps_volume *out, struct ps_error *err)
+{
+    const char *key = "accumulated_resource_volume";
+    memset(out, 0, sizeof *out);
+    if (v->type != PS_VALUE_MAP)
+        return ps_error_set(err, PS_EINVAL, "pools[%d]: %s: must be a map of resources, got a %s", index, key,
+                            ps_value_type_name(v->type));
+    for (int i = 0; i < v->count; i++) {
+        int r = ps_resource_from_name(v->keys[i]);
+        if (r < 0)
+            return ps_error_set(err, PS_EINVAL, "pools[%d]: %s: unknown resource \"%s\"", index, key, v->keys[i]);
+        const struct ps_value *x = &v->items[i];
+        if (x->type != PS_VALUE_NUMBER || !isfinite(x->number) || x->number < 0)
+            return ps_error_set(err, PS_EINVAL, "pools[%d]: %s/%s: must be a non-negative number", index, key,
+                                v->keys[i]);
+        out->v[r] = x->number;
     }
     return 0;
 }
@@ -49,6 +72,10 @@ int ps_pool_tree_create_pools(struct ps_pool_tree *tree, const struct ps_value *
         if (parent && parent->type != PS_VALUE_STRING)
             return ps_error_set(err, PS_EINVAL, "pools[%d] (\"%s\"): parent: must be a string", i,
                                 entry_string(e, "name"));
+        const struct ps_value *volume = ps_value_find(e, "accumulated_resource_volume");
+        struct ps_volume parsed;
+        if (volume && parse_volume(i, volume, &parsed, err) != 0)
+            return PS_EINVAL;
     }
     /* Level by level: a pass creates, in list order, the pools whose parent existed before the
      * pass, so that siblings keep their list order even when a child is listed before its
@@ -72,8 +99,13 @@ int ps_pool_tree_create_pools(struct ps_pool_tree *tree, const struct ps_value *
                 if (!parent || (!parent->is_root && parent->creation_seq >= barrier))
                     continue;
             }
-            struct ps_value attrs;
+            struct ps_value attrs, config;
             rc = copy_without(e, "name", "parent", &attrs);
+            if (rc == 0) {
+                rc = copy_without(&attrs, "accumulated_resource_volume", NULL, &config);
+                ps_value_release(&attrs);
+                attrs = config;
+            }
             if (rc != 0) {
                 ps_error_set(err, rc, "out of memory");
                 break;
@@ -84,7 +116,11 @@ int ps_pool_tree_create_pools(struct ps_pool_tree *tree, const struct ps_value *
                 ps_error_prefix(err, "pools[%d]", i);
                 break;
             }
-            created[created_count++] = ps_pool_tree_find_pool(tree, name);
+            struct ps_pool *pool = ps_pool_tree_find_pool(tree, name);
+            const struct ps_value *volume = ps_value_find(e, "accumulated_resource_volume");
+            if (volume)
+                parse_volume(i, volume, &pool->accumulated_volume, NULL);   /* checked above */
+            created[created_count++] = pool;
             done[i] = 1;
             remaining--;
             progress++;

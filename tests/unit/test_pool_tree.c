@@ -384,7 +384,7 @@ static void test_pools_from_a_document(void **state)
     /* The scenario shape: tree keys plus a pools list, a child listed before its parent. */
     struct ps_value doc = json("{\"default_parent_pool\": \"research\", \"pools\": ["
                                " {\"name\": \"x\", \"parent\": \"research\"},"
-                               " {\"name\": \"prod\", \"weight\": 3},"
+                               " {\"name\": \"prod\", \"weight\": 3, \"accumulated_resource_volume\": {\"cpu\": 600.5}},"
                                " {\"name\": \"research\", \"parent\": \"<Root>\", \"max_running_operation_count\": 4},"
                                " {\"name\": \"y\", \"parent\": \"research\"}]}");
     struct ps_pool_tree *tree = ps_pool_tree_new("physical", &doc, &err);
@@ -398,6 +398,7 @@ static void test_pools_from_a_document(void **state)
         assert_string_equal(ps_pool_tree_pool_at(tree, i)->name, order[i]);
     assert_ptr_equal(ps_pool_tree_find_pool(tree, "x")->parent, ps_pool_tree_find_pool(tree, "research"));
     assert_true(ps_pool_tree_find_pool(tree, "prod")->config.weight.value == 3);
+    assert_true(ps_pool_tree_find_pool(tree, "prod")->accumulated_volume.v[PS_RES_CPU] == 600.5);
     assert_int_equal(ps_pool_max_running_operations(ps_pool_tree_find_pool(tree, "research")), 4);
     assert_ptr_equal(ps_pool_tree_default_parent(tree), ps_pool_tree_find_pool(tree, "research"));
 
@@ -416,6 +417,12 @@ static void test_pools_from_a_document(void **state)
     ps_error_init(&err);
     assert_int_equal(ps_pool_tree_create_pools(tree, &pools, &err), PS_ENOENT);
     assert_non_null(strstr(err.msg, "parent pool \"nowhere\""));
+    ps_value_release(&pools);
+    pools = json("[{\"name\": \"v\", \"accumulated_resource_volume\": {\"cpu\": -1}}]");
+    ps_error_init(&err);
+    assert_int_equal(ps_pool_tree_create_pools(tree, &pools, &err), PS_EINVAL);
+    assert_string_equal(err.msg, "pools[0]: accumulated_resource_volume/cpu: must be a non-negative number");
+    assert_null(ps_pool_tree_find_pool(tree, "v"));
     ps_value_release(&pools);
     pools = json("[{\"weight\": 1}]");
     ps_error_init(&err);
