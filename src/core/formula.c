@@ -311,7 +311,7 @@ static int parse_token(struct parser *p, size_t *pos, bool *expect_operand, stru
     const char *text = p->text;
     size_t len = p->len, at = *pos;
     char c = text[at];
-    char what[64];
+    char what[16];
     int rc;
 
     if (c == '(') {
@@ -391,7 +391,7 @@ static int parse_token(struct parser *p, size_t *pos, bool *expect_operand, stru
         return emit(p, OP_TAG | ((uint32_t)index << OP_BITS), err);
     }
     describe_char(what, sizeof what, c);
-    char msg[96];
+    char msg[128];
     if (*expect_operand && (is_digit(c) || c == '/' || c == '-' || c == '.' || c == ':')) {
         snprintf(msg, sizeof msg, "unexpected %s (a tag must start with a letter or '_')", what);
         return syntax_error(err, text, len, at, msg, expect_operand_msg);

@@ -1,0 +1,361 @@
+/* preempt.c — preemptive stages on top of ps_schedule_stage, and victim selection. */
+#include "core/preempt.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* NVectorHdrf::RatioComparisonPrecision = sqrt(double epsilon). */
+#define RATIO_COMPARISON_PRECISION 1.4901161193847656e-08
+
+void ps_preempt_config_init(struct ps_preempt_config *c)
+{
+    c->preemption_satisfaction_threshold = 1.0;
+    c->aggressive_preemption_satisfaction_threshold = 0.2;
+    c->enable_conditional_preemption = true;
+    c->preemptive_scheduling_backoff_ms = 5000;
+    c->allocation_preemption_timeout_ms = 10000;
+    c->allocation_graceful_preemption_timeout_ms = 60000;
+    c->max_unpreemptible_running_allocation_count = -1;
+}
+
+bool ps_preempt_backoff_passed(int64_t last_ms, int64_t now_ms, const struct ps_preempt_config *c)
+{
+    if (last_ms == PS_PREEMPT_NEVER)
+        return true;
+    return now_ms - last_ms >= c->preemptive_scheduling_backoff_ms;
+}
+
+const char *ps_preempt_reason_name(enum ps_preempt_reason reason)
+{
+    switch (reason) {
+    case PS_PREEMPT_FOR_STARVING: return "preempted_for_starving_operation";
+    case PS_PREEMPT_RESOURCE_OVERCOMMIT: return "resource_overcommit";
+    case PS_PREEMPT_LIMITS_VIOLATED: return "resource_limits_violated";
+    }
+    return "unknown";
+}
+
+void ps_preempt_result_init(struct ps_preempt_result *r)
+{
+    memset(r, 0, sizeof *r);
+}
+
+void ps_preempt_result_release(struct ps_preempt_result *r)
+{
+    free(r->victims);
+    memset(r, 0, sizeof *r);
+}
+
+static int push_victim(struct ps_preempt_result *r, struct ps_preempt_victim v)
+{
+    if (r->victim_count == r->victim_cap) {
+        int cap = r->victim_cap ? 2 * r->victim_cap : 8;
+        void *n = realloc(r->victims, (size_t)cap * sizeof *r->victims);
+        if (!n)
+            return PS_ENOMEM;
+        r->victims = n;
+        r->victim_cap = cap;
+    }
+    r->victims[r->victim_count++] = v;
+    return 0;
+}
+
+static int class_of(const struct ps_preempt_tree *t, const struct ps_node_allocation *a)
+{
+    const struct ps_preemptible *l = t->ops[a->op].lists;
+    return l ? ps_preemptible_class(l, a->id) : -1;
+}
+
+static int64_t timeout_for(const struct ps_preempt_tree *t, const struct ps_node_allocation *a)
+{
+    if (!a->interruptible)
+        return 0;
+    return t->ops[a->op].graceful ? t->config->allocation_graceful_preemption_timeout_ms
+                                  : t->config->allocation_preemption_timeout_ms;
+}
+
+/* ---- victim order ----------------------------------------------------------------------- */
+
+struct cand {
+    int k;             /* index into allocs */
+    int rank;          /* class; unknown counts as non-preemptible */
+    int64_t start_time_ms;
+    int64_t id;
+    int blocked_at;    /* -1: preemptible for everybody; else the pool holding the discount */
+};
+
+/* Most preemptible first, then newest, then larger id. */
+static int cand_cmp(const void *pa, const void *pb)
+{
+    const struct cand *a = pa, *b = pb;
+    if (a->rank != b->rank)
+        return a->rank > b->rank ? -1 : 1;
+    if (a->start_time_ms != b->start_time_ms)
+        return a->start_time_ms > b->start_time_ms ? -1 : 1;
+    if (a->id != b->id)
+        return a->id > b->id ? -1 : 1;
+    return 0;
+}
+
+static int check_allocs(const struct ps_sched_snapshot *snap, const struct ps_node_allocation *a,
+                        int n, struct ps_error *err)
+{
+    int count = ps_sched_snapshot_element_count(snap);
+    for (int k = 0; k < n; k++)
+        if (a[k].op < 0 || a[k].op >= count || ps_sched_kind(snap, a[k].op) != PS_ELEM_OPERATION)
+            return ps_error_set(err, PS_EINVAL,
+                                "allocation %lld on the node names element %d, not an operation",
+                                (long long)a[k].id, a[k].op);
+    return 0;
+}
+
+/* ---- the preemptive stages -------------------------------------------------------------- */
+
+struct stage_ctx {
+    const struct ps_preempt_tree *tree;
+    bool aggressive;
+    struct ps_resources *cond;   /* per element: conditional discount held at that pool */
+};
+
+static bool eligible(void *vctx, const struct ps_sched_snapshot *snap, int op)
+{
+    (void)snap;
+    const struct stage_ctx *c = vctx;
+    const struct ps_starvation_element *s = &c->tree->starvation[op];
+    return c->aggressive ? s->lowest_aggressively_starving_ancestor >= 0
+                         : s->lowest_starving_ancestor >= 0;
+}
+
+static struct ps_resources op_extra(void *vctx, const struct ps_sched_snapshot *snap, int op)
+{
+    const struct stage_ctx *c = vctx;
+    struct ps_resources sum = ps_resources_zero();
+    for (int i = ps_sched_parent(snap, op); i >= 0; i = ps_sched_parent(snap, i))
+        sum = ps_resources_add(sum, c->cond[i]);
+    return sum;
+}
+
+/* The element blocking preemption of op's allocations, or -1 (FindPreemptionBlockingAncestor). */
+static int blocking_ancestor(const struct ps_sched_snapshot *snap, const struct ps_preempt_tree *t,
+                             int op, bool aggressive)
+{
+    const struct ps_preempt_operation *o = &t->ops[op];
+    if (o->graceful)
+        return op;
+    int max = t->config->max_unpreemptible_running_allocation_count;
+    int spec = o->max_unpreemptible_running_allocation_count;
+    if (spec >= 0 && (max < 0 || spec < max))
+        max = spec;
+    if (max >= 0 && o->lists && ps_preemptible_running_count(o->lists) <= max)
+        return op;
+    double threshold = aggressive ? t->config->aggressive_preemption_satisfaction_threshold
+                                  : t->config->preemption_satisfaction_threshold;
+    for (int i = op; i > 0; i = ps_sched_parent(snap, i)) {
+        if (t->starvation[i].starvation != PS_NON_STARVING)
+            return i;
+        if (ps_sched_local_satisfaction(snap, i) < threshold + RATIO_COMPARISON_PRECISION)
+            return i;
+    }
+    return -1;
+}
+
+static bool is_ancestor(const struct ps_sched_snapshot *snap, int anc, int op)
+{
+    for (int i = ps_sched_parent(snap, op); i >= 0; i = ps_sched_parent(snap, i))
+        if (i == anc)
+            return true;
+    return false;
+}
+
+/* One stage. Returns 1 if it started an allocation, 0 if not, negative on error. */
+static int run_preemptive_stage(struct ps_sched_snapshot *snap, const struct ps_preempt_tree *t,
+                                const struct ps_sched_node *node,
+                                const struct ps_node_allocation *allocs, int n, bool aggressive,
+                                struct cand *cands, struct ps_resources *cond,
+                                struct ps_sched_result *sched, struct ps_preempt_result *out,
+                                struct ps_error *err)
+{
+    int count = ps_sched_snapshot_element_count(snap);
+    for (int i = 0; i < count; i++)
+        cond[i] = ps_resources_zero();
+    int level = aggressive ? PS_ALLOC_AGGRESSIVELY_PREEMPTIBLE : PS_ALLOC_PREEMPTIBLE;
+    struct ps_resources unconditional = ps_resources_zero(), cond_bound = ps_resources_zero();
+    bool any_cond = false;
+    int m = 0;
+    for (int k = 0; k < n; k++) {
+        int cls = class_of(t, &allocs[k]);
+        if (cls < level)
+            continue;
+        int b = blocking_ancestor(snap, t, allocs[k].op, aggressive);
+        if (b >= 0 && (b == allocs[k].op || !t->config->enable_conditional_preemption))
+            continue;
+        if (b < 0) {
+            unconditional = ps_resources_add(unconditional, allocs[k].resources);
+        } else {
+            cond[b] = ps_resources_add(cond[b], allocs[k].resources);
+            cond_bound = ps_resources_add(cond_bound, allocs[k].resources);
+            any_cond = true;
+        }
+        cands[m++] = (struct cand){k, cls, allocs[k].start_time_ms, allocs[k].id, b};
+    }
+
+    struct stage_ctx ctx = {t, aggressive, cond};
+    struct ps_sched_stage stage = {
+        .extra = unconditional,
+        .eligible = eligible,
+        .ctx = &ctx,
+        .max_allocations = 1,
+        .op_extra = any_cond ? op_extra : NULL,
+        .op_extra_bound = cond_bound,
+    };
+    int before = sched->allocation_count;
+    int rc = ps_schedule_stage(snap, node, &stage, sched, err);
+    if (rc)
+        return rc;
+    if (sched->allocation_count == before)
+        return 0;
+
+    int target = sched->allocations[before].op;
+    qsort(cands, (size_t)m, sizeof *cands, cand_cmp);
+    struct ps_resources usage = sched->node_usage;
+    for (int j = 0; j < m && !ps_resources_fit(usage, node->limits); j++) {
+        const struct cand *c = &cands[j];
+        if (c->blocked_at >= 0 && !is_ancestor(snap, c->blocked_at, target))
+            continue;   /* conditionally preemptible for another subtree */
+        const struct ps_node_allocation *a = &allocs[c->k];
+        usage = ps_resources_sub(usage, a->resources);
+        struct ps_preempt_victim v = {
+            .allocation_id = a->id, .op = a->op, .reason = PS_PREEMPT_FOR_STARVING,
+            .for_op = target, .element = -1, .cls = c->rank,
+            .interrupt_timeout_ms = timeout_for(t, a),
+        };
+        if (push_victim(out, v))
+            return ps_error_set(err, PS_ENOMEM, "out of memory for preemption victims");
+    }
+    sched->node_usage = usage;
+    return 1;
+}
+
+int ps_preempt_heartbeat(struct ps_sched_snapshot *snap, const struct ps_preempt_tree *tree,
+                         const struct ps_sched_node *node, const struct ps_node_allocation *allocs,
+                         int alloc_count, struct ps_sched_result *sched,
+                         struct ps_preempt_result *out, struct ps_error *err)
+{
+    out->victim_count = 0;
+    out->stage = PS_STAGE_NONE;
+    int rc = check_allocs(snap, allocs, alloc_count, err);
+    if (rc)
+        return rc;
+    int count = ps_sched_snapshot_element_count(snap);
+    struct cand *cands = malloc((size_t)(alloc_count > 0 ? alloc_count : 1) * sizeof *cands);
+    struct ps_resources *cond = malloc((size_t)count * sizeof *cond);
+    if (!cands || !cond) {
+        free(cands);
+        free(cond);
+        return ps_error_set(err, PS_ENOMEM, "out of memory for a preemptive heartbeat");
+    }
+    rc = run_preemptive_stage(snap, tree, node, allocs, alloc_count, true, cands, cond, sched,
+                              out, err);
+    if (rc == 1)
+        out->stage = PS_STAGE_AGGRESSIVELY_PREEMPTIVE;
+    if (rc == 0) {
+        rc = run_preemptive_stage(snap, tree, node, allocs, alloc_count, false, cands, cond,
+                                  sched, out, err);
+        if (rc == 1)
+            out->stage = PS_STAGE_PREEMPTIVE;
+    }
+    free(cands);
+    free(cond);
+    return rc < 0 ? rc : 0;
+}
+
+/* ---- node shrink and lowered limits ----------------------------------------------------- */
+
+static struct cand *sorted_cands(const struct ps_preempt_tree *t,
+                                 const struct ps_node_allocation *allocs, int n)
+{
+    struct cand *c = malloc((size_t)(n > 0 ? n : 1) * sizeof *c);
+    if (!c)
+        return NULL;
+    for (int k = 0; k < n; k++) {
+        int cls = class_of(t, &allocs[k]);
+        c[k] = (struct cand){k, cls < 0 ? PS_ALLOC_NON_PREEMPTIBLE : cls,
+                             allocs[k].start_time_ms, allocs[k].id, -1};
+    }
+    qsort(c, (size_t)n, sizeof *c, cand_cmp);
+    return c;
+}
+
+int ps_preempt_overcommit_victims(const struct ps_preempt_tree *tree,
+                                  struct ps_resources node_limits,
+                                  const struct ps_node_allocation *allocs, int alloc_count,
+                                  struct ps_preempt_result *out, struct ps_error *err)
+{
+    struct ps_resources usage = ps_resources_zero();
+    for (int k = 0; k < alloc_count; k++)
+        usage = ps_resources_add(usage, allocs[k].resources);
+    if (ps_resources_fit(usage, node_limits))
+        return 0;
+    struct cand *c = sorted_cands(tree, allocs, alloc_count);
+    if (!c)
+        return ps_error_set(err, PS_ENOMEM, "out of memory for preemption victims");
+    int rc = 0;
+    for (int j = 0; j < alloc_count && !ps_resources_fit(usage, node_limits); j++) {
+        const struct ps_node_allocation *a = &allocs[c[j].k];
+        usage = ps_resources_sub(usage, a->resources);
+        struct ps_preempt_victim v = {
+            .allocation_id = a->id, .op = a->op, .reason = PS_PREEMPT_RESOURCE_OVERCOMMIT,
+            .for_op = -1, .element = -1, .cls = class_of(tree, a),
+            .interrupt_timeout_ms = timeout_for(tree, a),
+        };
+        if (push_victim(out, v)) {
+            rc = ps_error_set(err, PS_ENOMEM, "out of memory for preemption victims");
+            break;
+        }
+    }
+    free(c);
+    return rc;
+}
+
+int ps_preempt_limits_victims(const struct ps_sched_snapshot *snap,
+                              const struct ps_preempt_tree *tree,
+                              const struct ps_node_allocation *allocs, int alloc_count,
+                              struct ps_preempt_result *out, struct ps_error *err)
+{
+    int rc = check_allocs(snap, allocs, alloc_count, err);
+    if (rc)
+        return rc;
+    int count = ps_sched_snapshot_element_count(snap);
+    struct ps_resources *freed = calloc((size_t)count, sizeof *freed);
+    struct cand *c = sorted_cands(tree, allocs, alloc_count);
+    if (!freed || !c) {
+        free(freed);
+        free(c);
+        return ps_error_set(err, PS_ENOMEM, "out of memory for preemption victims");
+    }
+    for (int j = 0; j < alloc_count; j++) {
+        const struct ps_node_allocation *a = &allocs[c[j].k];
+        int over = -1;
+        for (int i = a->op; i >= 0 && over < 0; i = ps_sched_parent(snap, i)) {
+            struct ps_resources u = ps_resources_sub(ps_sched_usage(snap, i), freed[i]);
+            if (!ps_resources_fit(u, ps_sched_limits(snap, i)))
+                over = i;
+        }
+        if (over < 0)
+            continue;
+        for (int i = a->op; i >= 0; i = ps_sched_parent(snap, i))
+            freed[i] = ps_resources_add(freed[i], a->resources);
+        struct ps_preempt_victim v = {
+            .allocation_id = a->id, .op = a->op, .reason = PS_PREEMPT_LIMITS_VIOLATED,
+            .for_op = -1, .element = over, .cls = class_of(tree, a),
+            .interrupt_timeout_ms = timeout_for(tree, a),
+        };
+        if (push_victim(out, v)) {
+            rc = ps_error_set(err, PS_ENOMEM, "out of memory for preemption victims");
+            break;
+        }
+    }
+    free(freed);
+    free(c);
+    return rc;
+}

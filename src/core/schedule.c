@@ -1,0 +1,790 @@
+/* schedule.c — the regular scheduling stage over a snapshot with per-pool child heaps.
+ *
+ * Invariant: a child sits in its parent's heap iff it is active (operation: runnable, pending,
+ * not switched off for the current heartbeat; pool: its heap is non-empty). Any change to an
+ * element's usage or activity is followed by refresh_path(), which recomputes satisfaction
+ * ratios and heap positions from that element up to the root.
+ */
+#include "core/schedule.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define SMALL_EPSILON 1e-9   /* TResourceVector::SmallEpsilon() */
+
+struct elem {
+    int parent;
+    int kind;                     /* enum ps_element_kind */
+    int mode;                     /* enum ps_sched_mode */
+    int fifo_index;
+    int64_t start_time_ms;
+    struct ps_share fair;
+    struct ps_share demand;
+    struct ps_resources limits;
+    struct ps_resources usage;
+    double local_sat;
+    double sat;                   /* the key used by the parent's heap */
+    int heap_pos;                 /* position in the parent's heap, -1 when absent */
+    /* pools: heap of active children in heap_items[heap_base .. heap_base + heap_len) */
+    int heap_base, heap_len;
+    /* operations */
+    int filter;                   /* index into snap->filters, -1: none */
+    bool runnable;
+    bool off;                     /* switched off for the current heartbeat */
+    int64_t pending;
+    struct ps_resources alloc;
+    int reason;
+    int reason_elem;
+};
+
+struct ps_sched_snapshot {
+    struct ps_sched_options options;
+    struct elem *e;
+    int count;
+    int *heap_items;
+    const struct ps_formula **filters;   /* distinct filters */
+    int filter_count, filter_cap;
+    int *off_list;                       /* operations switched off in this heartbeat */
+    int off_count;
+    /* filter results when the node has no cache: stamp per filter */
+    uint64_t *scratch_stamp;
+    uint8_t *scratch_match;
+    uint64_t heartbeat_serial;
+};
+
+struct ps_sched_filter_cache {
+    uint64_t generation;
+    int cap;
+    uint8_t *state;                      /* 0 unknown, 1 match, 2 mismatch */
+};
+
+/* ---- satisfaction ----------------------------------------------------------------------- */
+
+double ps_sched_satisfaction_ratio(const struct ps_share *usage, const struct ps_share *fair,
+                                   const struct ps_share *demand)
+{
+    if (ps_share_dominates(ps_share_fill(SMALL_EPSILON), *fair))
+        return PS_SCHED_INFINITE_SATISFACTION;
+
+    bool above = false;
+    for (int r = 0; r < PS_RES_COUNT; r++)
+        if (usage->v[r] > fair->v[r])
+            above = true;
+    if (above) {
+        double m = 0.0;
+        for (int r = 0; r < PS_RES_COUNT; r++) {
+            double q;
+            if (fair->v[r] != 0.0)
+                q = usage->v[r] / fair->v[r];
+            else
+                q = usage->v[r] != 0.0 ? PS_SCHED_INFINITE_SATISFACTION : 0.0;
+            m = q > m ? q : m;
+        }
+        return m < PS_SCHED_INFINITE_SATISFACTION ? m : PS_SCHED_INFINITE_SATISFACTION;
+    }
+
+    if (ps_share_dominates(*fair, *demand)) {   /* every resource blocked */
+        double m = 0.0;
+        for (int r = 0; r < PS_RES_COUNT; r++) {
+            double q = fair->v[r] != 0.0 ? usage->v[r] / fair->v[r] : 1.0;
+            m = (r == 0 || q < m) ? q : m;
+        }
+        return m;
+    }
+    double m = 0.0;
+    for (int r = 0; r < PS_RES_COUNT; r++) {
+        if (fair->v[r] >= demand->v[r] || fair->v[r] == 0.0)
+            continue;   /* blocked, or nothing to compare with */
+        double q = usage->v[r] / fair->v[r];
+        m = q > m ? q : m;
+    }
+    return m;
+}
+
+static void update_local_sat(struct ps_sched_snapshot *s, struct elem *x)
+{
+    struct ps_share u = ps_resources_to_share(&x->usage, &s->options.total, 0.0, 1.0);
+    x->local_sat = ps_sched_satisfaction_ratio(&u, &x->fair, &x->demand);
+}
+
+/* ---- heaps of active children ----------------------------------------------------------- */
+
+/* True iff child a comes before child b in parent p's order. */
+static bool better(const struct ps_sched_snapshot *s, const struct elem *p, int a, int b)
+{
+    const struct elem *x = &s->e[a], *y = &s->e[b];
+    bool fifo_order = p->mode == PS_MODE_FIFO && s->options.fifo_order_in_fifo_pools;
+    if (!fifo_order && x->sat != y->sat)
+        return x->sat < y->sat;
+    if (x->fifo_index != y->fifo_index)
+        return x->fifo_index < y->fifo_index;
+    if (x->start_time_ms != y->start_time_ms)
+        return x->start_time_ms < y->start_time_ms;
+    return a < b;
+}
+
+static void heap_set(struct ps_sched_snapshot *s, struct elem *p, int pos, int child)
+{
+    s->heap_items[p->heap_base + pos] = child;
+    s->e[child].heap_pos = pos;
+}
+
+static void heap_sift_up(struct ps_sched_snapshot *s, struct elem *p, int pos)
+{
+    int *h = s->heap_items + p->heap_base;
+    int item = h[pos];
+    while (pos > 0) {
+        int up = (pos - 1) / 2;
+        if (!better(s, p, item, h[up]))
+            break;
+        heap_set(s, p, pos, h[up]);
+        pos = up;
+    }
+    heap_set(s, p, pos, item);
+}
+
+static void heap_sift_down(struct ps_sched_snapshot *s, struct elem *p, int pos)
+{
+    int *h = s->heap_items + p->heap_base;
+    int item = h[pos];
+    for (;;) {
+        int c = 2 * pos + 1;
+        if (c >= p->heap_len)
+            break;
+        if (c + 1 < p->heap_len && better(s, p, h[c + 1], h[c]))
+            c++;
+        if (!better(s, p, h[c], item))
+            break;
+        heap_set(s, p, pos, h[c]);
+        pos = c;
+    }
+    heap_set(s, p, pos, item);
+}
+
+static void heap_insert(struct ps_sched_snapshot *s, struct elem *p, int child)
+{
+    heap_set(s, p, p->heap_len++, child);
+    heap_sift_up(s, p, p->heap_len - 1);
+}
+
+static void heap_remove(struct ps_sched_snapshot *s, struct elem *p, int child)
+{
+    int pos = s->e[child].heap_pos;
+    int last = s->heap_items[p->heap_base + --p->heap_len];
+    s->e[child].heap_pos = -1;
+    if (last == child)
+        return;
+    heap_set(s, p, pos, last);
+    heap_sift_up(s, p, pos);
+    heap_sift_down(s, p, s->e[last].heap_pos);
+}
+
+static void heap_fix(struct ps_sched_snapshot *s, struct elem *p, int child)
+{
+    heap_sift_up(s, p, s->e[child].heap_pos);
+    heap_sift_down(s, p, s->e[child].heap_pos);
+}
+
+/* ---- activity and paths ----------------------------------------------------------------- */
+
+static bool is_active(const struct ps_sched_snapshot *s, const struct elem *x)
+{
+    if (x->kind == PS_ELEM_OPERATION)
+        return x->runnable && x->pending > 0 && !x->off;
+    return x->heap_len > 0;
+}
+
+static void compute_sat(struct ps_sched_snapshot *s, struct elem *x)
+{
+    if (x->kind == PS_ELEM_OPERATION || x->heap_len == 0) {
+        x->sat = x->local_sat;
+        return;
+    }
+    double best = s->e[s->heap_items[x->heap_base]].sat;
+    if (s->options.use_pool_satisfaction && x->local_sat < best)
+        best = x->local_sat;
+    x->sat = best;
+}
+
+/* Re-derives ratios and heap membership from element i up to the root. */
+static void refresh_path(struct ps_sched_snapshot *s, int i)
+{
+    while (i >= 0) {
+        struct elem *x = &s->e[i];
+        compute_sat(s, x);
+        if (x->parent < 0)
+            break;
+        struct elem *p = &s->e[x->parent];
+        bool active = is_active(s, x);
+        if (active && x->heap_pos < 0)
+            heap_insert(s, p, i);
+        else if (!active && x->heap_pos >= 0)
+            heap_remove(s, p, i);
+        else if (active)
+            heap_fix(s, p, i);
+        i = x->parent;
+    }
+}
+
+/* Adds (sign 1) or subtracts (sign -1) r along the path of op, recomputing local ratios. */
+static void move_usage(struct ps_sched_snapshot *s, int op, struct ps_resources r, int sign)
+{
+    for (int i = op; i >= 0; i = s->e[i].parent) {
+        struct elem *x = &s->e[i];
+        x->usage = sign > 0 ? ps_resources_add(x->usage, r) : ps_resources_sub(x->usage, r);
+        update_local_sat(s, x);
+    }
+}
+
+/* ---- building --------------------------------------------------------------------------- */
+
+void ps_sched_options_init(struct ps_sched_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->min_spare = ps_resources_zero();
+    o->min_spare.v[PS_RES_USER_SLOTS] = 1;
+    o->min_spare.v[PS_RES_CPU] = 1 * PS_CPU_SCALE;
+    o->min_spare.v[PS_RES_MEMORY] = 256LL * 1024 * 1024;
+}
+
+static int check_op_state(const struct ps_sched_snapshot *s, int op,
+                          const struct ps_sched_operation *st, struct ps_error *err)
+{
+    if (st->pending_count < 0)
+        return ps_error_set(err, PS_EINVAL, "operation %d: pending_count %lld is negative", op,
+                            (long long)st->pending_count);
+    bool nonzero = false;
+    for (int r = 0; r < PS_RES_COUNT; r++) {
+        if (st->allocation.v[r] < 0)
+            return ps_error_set(err, PS_EINVAL, "operation %d: allocation %s is negative", op,
+                                ps_resource_name(r));
+        nonzero = nonzero || st->allocation.v[r] > 0;
+    }
+    if (!nonzero && st->pending_count > 0)
+        return ps_error_set(err, PS_EINVAL,
+                            "operation %d: an allocation needs some resources, all are zero", op);
+    if (st->filter && !s->options.filter_eval)
+        return ps_error_set(err, PS_EINVAL,
+                            "operation %d has a scheduling tag filter but options.filter_eval "
+                            "is not set", op);
+    return 0;
+}
+
+static int filter_index(struct ps_sched_snapshot *s, const struct ps_formula *f)
+{
+    if (!f)
+        return -1;
+    /* Few distinct filters per tree: a linear search at build time is cheap enough and keeps
+     * indices in first-seen order, which is deterministic. */
+    for (int i = 0; i < s->filter_count; i++)
+        if (s->filters[i] == f)
+            return i;
+    if (s->filter_count == s->filter_cap) {
+        int cap = s->filter_cap ? 2 * s->filter_cap : 8;
+        const struct ps_formula **nf = realloc(s->filters, (size_t)cap * sizeof *nf);
+        uint64_t *ns = realloc(s->scratch_stamp, (size_t)cap * sizeof *ns);
+        if (ns)
+            s->scratch_stamp = ns;
+        uint8_t *nm = realloc(s->scratch_match, (size_t)cap);
+        if (nm)
+            s->scratch_match = nm;
+        if (nf)
+            s->filters = nf;
+        if (!nf || !ns || !nm)
+            return -2;
+        for (int i = s->filter_cap; i < cap; i++)
+            s->scratch_stamp[i] = 0;
+        s->filter_cap = cap;
+    }
+    s->filters[s->filter_count] = f;
+    return s->filter_count++;
+}
+
+static int apply_op_state(struct ps_sched_snapshot *s, int op, const struct ps_sched_operation *st,
+                          struct ps_error *err)
+{
+    int rc = check_op_state(s, op, st, err);
+    if (rc)
+        return rc;
+    int fi = filter_index(s, st->filter);
+    if (fi == -2)
+        return ps_error_set(err, PS_ENOMEM, "out of memory for scheduling tag filters");
+    struct elem *x = &s->e[op];
+    x->filter = fi;
+    x->runnable = st->runnable;
+    x->pending = st->pending_count;
+    x->alloc = st->allocation;
+    return 0;
+}
+
+int ps_sched_snapshot_new(const struct ps_fs_element *elems, int count,
+                          const struct ps_sched_operation *ops,
+                          const struct ps_sched_options *options,
+                          struct ps_sched_snapshot **out, struct ps_error *err)
+{
+    *out = NULL;
+    if (count < 1 || elems[0].in.kind != PS_ELEM_ROOT || elems[0].in.parent != -1)
+        return ps_error_set(err, PS_EINVAL, "scheduling snapshot: element 0 must be the root");
+    struct ps_sched_snapshot *s = calloc(1, sizeof *s);
+    if (!s)
+        return ps_error_set(err, PS_ENOMEM, "out of memory for a scheduling snapshot");
+    s->options = *options;
+    s->count = count;
+    s->e = calloc((size_t)count, sizeof *s->e);
+    s->heap_items = calloc((size_t)count, sizeof *s->heap_items);
+    s->off_list = calloc((size_t)count, sizeof *s->off_list);
+    int rc = 0;
+    if (!s->e || !s->heap_items || !s->off_list) {
+        rc = ps_error_set(err, PS_ENOMEM, "out of memory for a scheduling snapshot");
+        goto fail;
+    }
+
+    /* Structure and static attributes; count children to carve heap slices. */
+    for (int i = 0; i < count; i++) {
+        const struct ps_fs_element *fe = &elems[i];
+        struct elem *x = &s->e[i];
+        x->parent = fe->in.parent;
+        x->kind = fe->in.kind;
+        if (i > 0 && (x->parent < 0 || x->parent >= i || x->kind == PS_ELEM_ROOT)) {
+            rc = ps_error_set(err, PS_EINVAL,
+                              "scheduling snapshot: element %d has parent %d; parents must come "
+                              "before their children", i, x->parent);
+            goto fail;
+        }
+        if (i > 0 && s->e[x->parent].kind == PS_ELEM_OPERATION) {
+            rc = ps_error_set(err, PS_EINVAL,
+                              "scheduling snapshot: element %d has an operation as its parent", i);
+            goto fail;
+        }
+        x->mode = fe->in.mode;
+        x->fifo_index = fe->out.fifo_index;
+        x->start_time_ms = x->kind == PS_ELEM_OPERATION ? fe->in.start_time_ms : 0;
+        x->fair = fe->out.fair_share.total;
+        x->demand = fe->out.demand_share;
+        x->limits = fe->out.resource_limits;
+        x->usage = x->kind == PS_ELEM_OPERATION ? fe->in.usage : ps_resources_zero();
+        x->heap_pos = -1;
+        x->filter = -1;
+        x->reason_elem = -1;
+        if (i > 0)
+            s->e[x->parent].heap_len++;   /* child count for now */
+    }
+    int base = 0;
+    for (int i = 0; i < count; i++) {
+        s->e[i].heap_base = base;
+        base += s->e[i].heap_len;
+        s->e[i].heap_len = 0;
+    }
+    for (int i = count - 1; i > 0; i--)   /* children after parents: a backward pass sums up */
+        s->e[s->e[i].parent].usage = ps_resources_add(s->e[s->e[i].parent].usage, s->e[i].usage);
+    for (int i = 0; i < count; i++)
+        update_local_sat(s, &s->e[i]);
+
+    if (ops) {
+        for (int i = 0; i < count; i++) {
+            if (s->e[i].kind != PS_ELEM_OPERATION)
+                continue;
+            rc = apply_op_state(s, i, &ops[i], err);
+            if (rc)
+                goto fail;
+        }
+    }
+    /* Bottom-up activation: children come after parents, so a backward pass sees every child
+     * settled before its parent is inserted. */
+    for (int i = count - 1; i >= 0; i--) {
+        struct elem *x = &s->e[i];
+        compute_sat(s, x);
+        if (i > 0 && is_active(s, x))
+            heap_insert(s, &s->e[x->parent], i);
+    }
+    *out = s;
+    return 0;
+fail:
+    ps_sched_snapshot_free(s);
+    return rc;
+}
+
+void ps_sched_snapshot_free(struct ps_sched_snapshot *s)
+{
+    if (!s)
+        return;
+    free(s->e);
+    free(s->heap_items);
+    free(s->filters);
+    free(s->off_list);
+    free(s->scratch_stamp);
+    free(s->scratch_match);
+    free(s);
+}
+
+int ps_sched_snapshot_element_count(const struct ps_sched_snapshot *s)
+{
+    return s->count;
+}
+
+/* ---- setters ---------------------------------------------------------------------------- */
+
+static int check_op(const struct ps_sched_snapshot *s, int op, struct ps_error *err)
+{
+    if (op < 0 || op >= s->count || s->e[op].kind != PS_ELEM_OPERATION)
+        return ps_error_set(err, PS_EINVAL, "element %d is not an operation of the snapshot", op);
+    return 0;
+}
+
+int ps_sched_set_operation(struct ps_sched_snapshot *s, int op,
+                           const struct ps_sched_operation *st, struct ps_error *err)
+{
+    int rc = check_op(s, op, err);
+    if (!rc)
+        rc = apply_op_state(s, op, st, err);
+    if (!rc)
+        refresh_path(s, op);
+    return rc;
+}
+
+int ps_sched_set_pending(struct ps_sched_snapshot *s, int op, int64_t pending, struct ps_error *err)
+{
+    int rc = check_op(s, op, err);
+    if (rc)
+        return rc;
+    struct ps_sched_operation st = {
+        .filter = s->e[op].filter >= 0 ? s->filters[s->e[op].filter] : NULL,
+        .runnable = s->e[op].runnable,
+        .pending_count = pending,
+        .allocation = s->e[op].alloc,
+    };
+    return ps_sched_set_operation(s, op, &st, err);
+}
+
+int ps_sched_set_runnable(struct ps_sched_snapshot *s, int op, bool runnable, struct ps_error *err)
+{
+    int rc = check_op(s, op, err);
+    if (rc)
+        return rc;
+    s->e[op].runnable = runnable;
+    refresh_path(s, op);
+    return 0;
+}
+
+static int change_usage(struct ps_sched_snapshot *s, int op, struct ps_resources r, int sign,
+                        struct ps_error *err)
+{
+    int rc = check_op(s, op, err);
+    if (rc)
+        return rc;
+    if (sign < 0) {
+        for (int i = op; i >= 0; i = s->e[i].parent)
+            if (!ps_resources_fit(r, s->e[i].usage))
+                return ps_error_set(err, PS_EINVAL,
+                                    "operation %d: finished resources exceed the usage of "
+                                    "element %d", op, i);
+    }
+    move_usage(s, op, r, sign);
+    refresh_path(s, op);
+    return 0;
+}
+
+int ps_sched_allocation_started(struct ps_sched_snapshot *s, int op, struct ps_resources r,
+                                struct ps_error *err)
+{
+    return change_usage(s, op, r, 1, err);
+}
+
+int ps_sched_allocation_finished(struct ps_sched_snapshot *s, int op, struct ps_resources r,
+                                 struct ps_error *err)
+{
+    return change_usage(s, op, r, -1, err);
+}
+
+int ps_sched_set_operation_usage(struct ps_sched_snapshot *s, int op, struct ps_resources usage,
+                                 struct ps_error *err)
+{
+    int rc = check_op(s, op, err);
+    if (rc)
+        return rc;
+    for (int r = 0; r < PS_RES_COUNT; r++)
+        if (usage.v[r] < 0)
+            return ps_error_set(err, PS_EINVAL, "operation %d: usage %s is negative", op,
+                                ps_resource_name(r));
+    /* Subtract the old usage, add the new one: ancestors stay sums of their operations. */
+    struct ps_resources old = s->e[op].usage;
+    move_usage(s, op, old, -1);
+    move_usage(s, op, usage, 1);
+    refresh_path(s, op);
+    return 0;
+}
+
+int ps_sched_parent(const struct ps_sched_snapshot *s, int i)
+{
+    return s->e[i].parent;
+}
+
+enum ps_element_kind ps_sched_kind(const struct ps_sched_snapshot *s, int i)
+{
+    return (enum ps_element_kind)s->e[i].kind;
+}
+
+struct ps_resources ps_sched_limits(const struct ps_sched_snapshot *s, int i)
+{
+    return s->e[i].limits;
+}
+
+struct ps_resources ps_sched_usage(const struct ps_sched_snapshot *s, int i)
+{
+    return s->e[i].usage;
+}
+
+double ps_sched_local_satisfaction(const struct ps_sched_snapshot *s, int i)
+{
+    return s->e[i].local_sat;
+}
+
+int64_t ps_sched_pending(const struct ps_sched_snapshot *s, int op)
+{
+    return s->e[op].pending;
+}
+
+enum ps_sched_reason ps_sched_operation_reason(const struct ps_sched_snapshot *s, int op,
+                                               int *element)
+{
+    const struct elem *x = &s->e[op];
+    if (element)
+        *element = -1;
+    if (!x->runnable)
+        return PS_SCHED_NOT_RUNNABLE;
+    if (x->pending == 0)
+        return PS_SCHED_NO_PENDING;
+    if (element)
+        *element = x->reason_elem;
+    return (enum ps_sched_reason)x->reason;
+}
+
+const char *ps_sched_reason_name(enum ps_sched_reason reason)
+{
+    switch (reason) {
+    case PS_SCHED_OK: return "ok";
+    case PS_SCHED_NOT_RUNNABLE: return "not_runnable";
+    case PS_SCHED_NO_PENDING: return "no_pending";
+    case PS_SCHED_FILTER_MISMATCH: return "filter_mismatch";
+    case PS_SCHED_NODE_RESOURCES: return "node_resources";
+    case PS_SCHED_LIMITS: return "resource_limits";
+    case PS_SCHED_INELIGIBLE: return "ineligible";
+    }
+    return "unknown";
+}
+
+/* ---- filter cache ----------------------------------------------------------------------- */
+
+struct ps_sched_filter_cache *ps_sched_filter_cache_new(void)
+{
+    return calloc(1, sizeof(struct ps_sched_filter_cache));
+}
+
+void ps_sched_filter_cache_free(struct ps_sched_filter_cache *c)
+{
+    if (!c)
+        return;
+    free(c->state);
+    free(c);
+}
+
+void ps_sched_filter_cache_clear(struct ps_sched_filter_cache *c)
+{
+    if (c && c->state)
+        memset(c->state, 0, (size_t)c->cap);
+}
+
+/* Returns 1 match, 0 mismatch, negative on out of memory. */
+static int node_matches(struct ps_sched_snapshot *s, const struct ps_sched_node *node, int fi)
+{
+    if (fi < 0)
+        return 1;
+    struct ps_sched_filter_cache *c = node->filter_cache;
+    if (c) {
+        if (c->generation != s->options.generation || c->cap < s->filter_count) {
+            if (c->cap < s->filter_count) {
+                uint8_t *ns = realloc(c->state, (size_t)s->filter_count);
+                if (!ns)
+                    return PS_ENOMEM;
+                c->state = ns;
+                c->cap = s->filter_count;
+            }
+            if (c->generation != s->options.generation)
+                memset(c->state, 0, (size_t)c->cap);
+            c->generation = s->options.generation;
+        }
+        if (!c->state[fi])
+            c->state[fi] = s->options.filter_eval(s->filters[fi], node->tags, node->tag_count)
+                               ? 1 : 2;
+        return c->state[fi] == 1;
+    }
+    if (s->scratch_stamp[fi] != s->heartbeat_serial) {
+        s->scratch_stamp[fi] = s->heartbeat_serial;
+        s->scratch_match[fi] = s->options.filter_eval(s->filters[fi], node->tags,
+                                                      node->tag_count);
+    }
+    return s->scratch_match[fi];
+}
+
+/* ---- results ---------------------------------------------------------------------------- */
+
+void ps_sched_result_init(struct ps_sched_result *r)
+{
+    memset(r, 0, sizeof *r);
+}
+
+void ps_sched_result_release(struct ps_sched_result *r)
+{
+    free(r->allocations);
+    free(r->skips);
+    memset(r, 0, sizeof *r);
+}
+
+void ps_sched_result_clear(struct ps_sched_result *r)
+{
+    r->allocation_count = 0;
+    r->skip_count = 0;
+    r->candidates_considered = 0;
+    r->node_usage = ps_resources_zero();
+}
+
+static int push_allocation(struct ps_sched_result *r, int op, struct ps_resources res)
+{
+    if (r->allocation_count == r->allocation_cap) {
+        int cap = r->allocation_cap ? 2 * r->allocation_cap : 16;
+        void *n = realloc(r->allocations, (size_t)cap * sizeof *r->allocations);
+        if (!n)
+            return PS_ENOMEM;
+        r->allocations = n;
+        r->allocation_cap = cap;
+    }
+    r->allocations[r->allocation_count++] = (struct ps_sched_allocation){op, res};
+    return 0;
+}
+
+static int push_skip(struct ps_sched_result *r, int op, enum ps_sched_reason why, int element)
+{
+    if (r->skip_count == r->skip_cap) {
+        int cap = r->skip_cap ? 2 * r->skip_cap : 16;
+        void *n = realloc(r->skips, (size_t)cap * sizeof *r->skips);
+        if (!n)
+            return PS_ENOMEM;
+        r->skips = n;
+        r->skip_cap = cap;
+    }
+    r->skips[r->skip_count++] = (struct ps_sched_skip){op, why, element};
+    return 0;
+}
+
+/* ---- the stage -------------------------------------------------------------------------- */
+
+/* The first element on op's path (op itself, then ancestors) whose limits would be exceeded by
+ * adding r, or -1. */
+static int violated_limits(const struct ps_sched_snapshot *s, int op, struct ps_resources r)
+{
+    for (int i = op; i >= 0; i = s->e[i].parent)
+        if (!ps_resources_fit(ps_resources_add(s->e[i].usage, r), s->e[i].limits))
+            return i;
+    return -1;
+}
+
+static void switch_off(struct ps_sched_snapshot *s, int op)
+{
+    s->e[op].off = true;
+    s->off_list[s->off_count++] = op;
+    refresh_path(s, op);
+}
+
+static void switch_all_on(struct ps_sched_snapshot *s)
+{
+    for (int k = 0; k < s->off_count; k++) {
+        int op = s->off_list[k];
+        s->e[op].off = false;
+        refresh_path(s, op);
+    }
+    s->off_count = 0;
+}
+
+static int run_stage(struct ps_sched_snapshot *s, const struct ps_sched_node *node,
+                     const struct ps_sched_stage *st, struct ps_sched_result *res,
+                     struct ps_error *err)
+{
+    s->heartbeat_serial++;
+    int started = 0;
+    while (st->max_allocations <= 0 || started < st->max_allocations) {
+        struct ps_resources avail = ps_resources_add(
+            ps_resources_sub(node->limits, res->node_usage), st->extra);
+        struct ps_resources bound = st->op_extra ? ps_resources_add(avail, st->op_extra_bound)
+                                                 : avail;
+        if (!ps_resources_fit(s->options.min_spare, bound))
+            break;
+        /* Descend along heap tops: each pool's best active child. */
+        int i = 0;
+        if (s->e[0].heap_len == 0)
+            break;
+        while (s->e[i].kind != PS_ELEM_OPERATION)
+            i = s->heap_items[s->e[i].heap_base];
+        struct elem *x = &s->e[i];
+        res->candidates_considered++;
+
+        enum ps_sched_reason why = PS_SCHED_OK;
+        int where = -1;
+        if (st->eligible && !st->eligible(st->ctx, s, i)) {
+            why = PS_SCHED_INELIGIBLE;
+        } else {
+            int m = node_matches(s, node, x->filter);
+            if (m < 0)
+                return ps_error_set(err, PS_ENOMEM, "out of memory for a node filter cache");
+            if (st->op_extra)
+                avail = ps_resources_add(avail, st->op_extra(st->ctx, s, i));
+            if (!m)
+                why = PS_SCHED_FILTER_MISMATCH;
+            else if (!ps_resources_fit(x->alloc, avail))
+                why = PS_SCHED_NODE_RESOURCES;
+            else if ((where = violated_limits(s, i, x->alloc)) >= 0)
+                why = PS_SCHED_LIMITS;
+        }
+        if (why != PS_SCHED_OK) {
+            if (why != PS_SCHED_INELIGIBLE) {
+                x->reason = why;
+                x->reason_elem = where;
+            }
+            switch_off(s, i);
+            if (push_skip(res, i, why, where))
+                return ps_error_set(err, PS_ENOMEM, "out of memory for heartbeat results");
+            continue;
+        }
+        if (push_allocation(res, i, x->alloc))
+            return ps_error_set(err, PS_ENOMEM, "out of memory for heartbeat results");
+        x->pending--;
+        x->reason = PS_SCHED_OK;
+        x->reason_elem = -1;
+        res->node_usage = ps_resources_add(res->node_usage, x->alloc);
+        move_usage(s, i, x->alloc, 1);
+        refresh_path(s, i);
+        started++;
+    }
+    return 0;
+}
+
+int ps_schedule_stage(struct ps_sched_snapshot *s, const struct ps_sched_node *node,
+                      const struct ps_sched_stage *stage, struct ps_sched_result *result,
+                      struct ps_error *err)
+{
+    if (node->tag_count < 0 || (node->tag_count > 0 && !node->tags))
+        return ps_error_set(err, PS_EINVAL, "node %lld: bad tag list", (long long)node->id);
+    int rc = run_stage(s, node, stage, result, err);
+    /* Deactivation lasts one stage: the next stage has its own eligible set and resources. */
+    switch_all_on(s);
+    return rc;
+}
+
+int ps_schedule_heartbeat(struct ps_sched_snapshot *s, const struct ps_sched_node *node,
+                          int64_t now_ms, struct ps_sched_result *result, struct ps_error *err)
+{
+    (void)now_ms;
+    ps_sched_result_clear(result);
+    result->node_usage = node->usage;
+    struct ps_sched_stage regular = {.extra = ps_resources_zero()};
+    return ps_schedule_stage(s, node, &regular, result, err);
+}
