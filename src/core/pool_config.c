@@ -72,6 +72,7 @@ static int integral_init(void *obj)
     struct ps_pool_integral_config *c = obj;
     memset(c, 0, sizeof *c);
     c->guarantee_type = PS_GUARANTEE_NONE;
+    c->can_accept_free_volume = true;
     return 0;
 }
 
@@ -83,6 +84,9 @@ static const struct ps_attr integral_attrs[] = {
      .offset = IOFF(burst_guarantee_resources)},
     {.name = "relaxed_share_multiplier_limit", .kind = PS_ATTR_OPT_DOUBLE,
      .offset = IOFF(relaxed_share_multiplier_limit), .min = 1, .max = 10},
+    {.name = "can_accept_free_volume", .kind = PS_ATTR_BOOL, .offset = IOFF(can_accept_free_volume)},
+    {.name = "should_distribute_free_volume_among_children", .kind = PS_ATTR_OPT_BOOL,
+     .offset = IOFF(should_distribute_free_volume_among_children)},
 };
 
 static const struct ps_attr_table integral_table = {

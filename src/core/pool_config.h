@@ -29,6 +29,8 @@
  * integral_guarantees/resource_flow          {}                   resources >= 0
  * integral_guarantees/burst_guarantee_resources {}                resources >= 0, not with relaxed
  * integral_guarantees/relaxed_share_multiplier_limit unset (tree's) [1, 10]
+ * integral_guarantees/can_accept_free_volume       true
+ * integral_guarantees/should_distribute_free_volume_among_children  unset (tree's)
  * fair_share_starvation_timeout
  *     (fair_share_preemption_timeout)        unset (parent's)     integer ms >= 0
  * fair_share_starvation_tolerance            unset (parent's)     [0, 1]
@@ -89,6 +91,8 @@ struct ps_pool_integral_config {
     struct ps_resources_opt resource_flow;
     struct ps_resources_opt burst_guarantee_resources;
     struct ps_opt_double relaxed_share_multiplier_limit;
+    bool can_accept_free_volume;
+    struct ps_opt_bool should_distribute_free_volume_among_children;
 };
 
 struct ps_pool_config {

@@ -45,7 +45,7 @@ struct ps_pool *ps_tree_pool_new(struct ps_pool_tree *tree, const char *name, st
     pool->parent = parent;
     pool->fs_index = -1;
     pool->index = -1;
-    pool->dynamic.below_fair_share_since_ms = -1;
+    pool->dynamic.below_fair_share_since_ms = PS_STARVATION_NEVER;
     return pool;
 }
 

@@ -46,17 +46,12 @@
 #include "core/formula.h"
 #include "core/pool_config.h"
 #include "core/resources.h"
+#include "core/starvation.h"
 #include "core/tree_config.h"
 #include "core/value.h"
 
 struct ps_pool_tree;
 struct ps_tree_op;
-
-enum ps_starvation_status {
-    PS_STARVATION_NON_STARVING = 0,
-    PS_STARVATION_STARVING = 1,
-    PS_STARVATION_AGGRESSIVELY_STARVING = 2,
-};
 
 /* Dynamic characteristics of a pool or an operation in one tree (pool-characteristics.txt),
  * filled by ps_pool_tree_apply_fs (tree_fs.h) from the last fair share update. Ratios are
@@ -70,10 +65,11 @@ struct ps_element_dynamic {
     double min_share_ratio;           /* max component of the specified strong guarantee / total */
     int dominant_resource;            /* enum ps_resource */
     struct ps_fs_element_output fs;   /* everything the engine computed */
-    /* Filled by the starvation work (preemption), zero here. */
-    bool below_fair_share;
-    enum ps_starvation_status starvation_status;
-    int64_t below_fair_share_since_ms;   /* -1: not below fair share */
+    /* Scheduling status and starvation (starvation.h), kept from one check to the next by
+     * ps_pool_tree_apply_starvation (tree_starvation.h). */
+    enum ps_sched_status status;
+    enum ps_starvation_status starvation;
+    int64_t below_fair_share_since_ms;   /* PS_STARVATION_NEVER: not below fair share */
 };
 
 struct ps_pool {

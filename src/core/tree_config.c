@@ -136,6 +136,7 @@ static const struct ps_attr tree_attrs[] = {
      .kind = PS_ATTR_INT, .offset = OFF(node_reconnection_timeout_ms), .min = 0, .max = HUGE_MAX},
     {.name = "fair_share_update_period", .kind = PS_ATTR_INT,
      .offset = OFF(fair_share_update_period_ms), .min = 10, .max = 60000},
+    BOOL("should_distribute_free_volume_among_children", should_distribute_free_volume_among_children),
 };
 
 const struct ps_attr_table ps_tree_config_table = {
@@ -276,9 +277,7 @@ const char *ps_tree_config_key_name(int index)
 
 void ps_tree_config_fs_options(const struct ps_tree_config *cfg, struct ps_fs_options *options)
 {
-    /* Every field is set here rather than through ps_fs_options_init so that the tree model
-     * does not need the engine's object code; fields added later start at zero. */
-    memset(options, 0, sizeof *options);
+    ps_fs_options_init(options);
     options->main_resource = cfg->main_resource;
     options->integral_pool_capacity_saturation_period_ms =
         cfg->integral_guarantees.pool_capacity_saturation_period_ms;
@@ -291,6 +290,7 @@ void ps_tree_config_fs_options(const struct ps_tree_config *cfg, struct ps_fs_op
         cfg->infer_weight_from_guarantees_share_multiplier.set
             ? cfg->infer_weight_from_guarantees_share_multiplier.value
             : 0.0;
+    options->should_distribute_free_volume_among_children = cfg->should_distribute_free_volume_among_children;
 }
 
 struct ps_resources_opt ps_tree_config_non_preemptible_threshold(const struct ps_tree_config *cfg)

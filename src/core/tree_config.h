@@ -49,6 +49,7 @@
  * node_reconnection_timeout
  *     (total_resource_limits_consider_delay)      300000 ms      integer >= 0
  * fair_share_update_period                        1000 ms        [10, 60000]
+ * should_distribute_free_volume_among_children    false          (integral overflow goes down)
  *
  * Choices, and why:
  * - max_running_operation_count: 2000, the newer upstream default (older releases had 200 and
@@ -135,6 +136,7 @@ struct ps_tree_config {
     int main_resource;                                /* enum ps_resource */
     int64_t node_reconnection_timeout_ms;
     int64_t fair_share_update_period_ms;
+    bool should_distribute_free_volume_among_children;
 };
 
 /* The table describing struct ps_tree_config (for generic code such as listings). */

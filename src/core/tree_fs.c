@@ -73,21 +73,11 @@ static int by_start_then_id(const void *a, const void *b)
     return strcmp(x->id, y->id);
 }
 
-/* The engine's defaults for an element (as ps_fs_element_input_init documents them), set here
- * so that the tree model does not depend on the engine's object code. */
+/* The engine's defaults for an element, outputs cleared. */
 static void element_defaults(struct ps_fs_element *e, enum ps_element_kind kind, int parent, const char *name)
 {
-    memset(e, 0, sizeof *e);
-    struct ps_fs_element_input *in = &e->in;
-    in->kind = kind;
-    in->parent = parent;
-    in->name = name;
-    in->weight = 1.0;
-    in->max_share_ratio = 1.0;
-    in->resource_limits = ps_resources_infinite();
-    in->filter_limits = ps_resources_infinite();
-    in->mode = PS_MODE_FAIR_SHARE;
-    in->guarantee_type = PS_GUARANTEE_NONE;
+    ps_fs_element_input_init(&e->in, kind, parent, name);
+    memset(&e->out, 0, sizeof e->out);
 }
 
 static struct ps_resources filter_limits(struct ps_pool_tree *tree, const struct ps_formula *filter,
@@ -122,6 +112,11 @@ static void fill_pool(struct ps_pool_tree *tree, struct ps_fs_element *e, const 
     in->relaxed_share_multiplier_limit = c->integral_guarantees.relaxed_share_multiplier_limit.set
                                              ? c->integral_guarantees.relaxed_share_multiplier_limit.value
                                              : 0.0;
+    in->can_accept_free_volume = c->integral_guarantees.can_accept_free_volume;
+    in->should_distribute_free_volume_among_children =
+        c->integral_guarantees.should_distribute_free_volume_among_children.set
+            ? (signed char)c->integral_guarantees.should_distribute_free_volume_among_children.value
+            : -1;
     in->accumulated_volume = pool->accumulated_volume;
     in->last_integral_share_ratio = pool->last_integral_share_ratio;
 }

@@ -444,7 +444,7 @@ int ps_pool_tree_add_operation(struct ps_pool_tree *tree, const char *id, const 
     op->start_time_ms = start_time_ms;
     op->tree = tree;
     op->fs_index = -1;
-    op->dynamic.below_fair_share_since_ms = -1;
+    op->dynamic.below_fair_share_since_ms = PS_STARVATION_NEVER;
     op->seq = tree->next_op_seq++;
     op->index = tree->op_count;
     tree->ops[tree->op_count++] = op;

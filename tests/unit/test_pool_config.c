@@ -18,7 +18,9 @@ static const char *const expected_defaults =
     " \"forbid_immediate_operations\": false, \"create_ephemeral_subpools\": false,"
     " \"ephemeral_subpool_config\": null,"
     " \"integral_guarantees\": {\"guarantee_type\": \"none\", \"resource_flow\": {},"
-    "                          \"burst_guarantee_resources\": {}, \"relaxed_share_multiplier_limit\": null},"
+    "                          \"burst_guarantee_resources\": {}, \"relaxed_share_multiplier_limit\": null,"
+    "                          \"can_accept_free_volume\": true,"
+    "                          \"should_distribute_free_volume_among_children\": null},"
     " \"fair_share_starvation_timeout\": null, \"fair_share_starvation_tolerance\": null,"
     " \"non_preemptible_resource_usage_threshold\": {}, \"enable_aggressive_starvation\": null,"
     " \"allow_aggressive_preemption\": null, \"allow_normal_preemption\": true, \"acl\": []}";
@@ -84,6 +86,8 @@ static const struct bad_case bad_cases[] = {
     {"integral_guarantees/resource_flow", "{\"cpu\": -3}", "must be a non-negative number"},
     {"integral_guarantees/burst_guarantee_resources", "5", "must be a map of resources"},
     {"integral_guarantees/relaxed_share_multiplier_limit", "11", "must be in [1, 10]"},
+    {"integral_guarantees/can_accept_free_volume", "0", "must be a boolean"},
+    {"integral_guarantees/should_distribute_free_volume_among_children", "\"yes\"", "must be a boolean"},
     {"fair_share_starvation_timeout", "-1", "must be >= 0"},
     {"fair_share_preemption_timeout", "0.5", "must be an integer"},
     {"fair_share_starvation_tolerance", "2", "must be in [0, 1]"},

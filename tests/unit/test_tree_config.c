@@ -30,7 +30,8 @@ static const char *const expected_defaults =
     " \"enable_step_function_for_gang_operations\": true,"
     " \"enable_improved_fair_share_by_fit_factor_computation\": false,"
     " \"infer_weight_from_guarantees_share_multiplier\": null, \"main_resource\": \"cpu\","
-    " \"node_reconnection_timeout\": 300000, \"fair_share_update_period\": 1000}";
+    " \"node_reconnection_timeout\": 300000, \"fair_share_update_period\": 1000,"
+    " \"should_distribute_free_volume_among_children\": false}";
 
 static void test_defaults_of_every_key(void **state)
 {
@@ -108,6 +109,7 @@ static const struct bad_case bad_cases[] = {
     {"node_reconnection_timeout", "-1", "must be >= 0"},
     {"fair_share_update_period", "5", "must be in [10, 60000]"},
     {"fair_share_update_period", "60001", "must be in [10, 60000]"},
+    {"should_distribute_free_volume_among_children", "1", "must be a boolean"},
     {"no_such_key", "1", "unknown key of the pool tree config"},
 };
 

@@ -76,7 +76,8 @@ static int setup(void **state)
            " \"resource_limits\": {\"cpu\": 50}, \"scheduling_tag_filter\": \"ssd\","
            " \"integral_guarantees\": {\"resource_flow\": {\"cpu\": 2}, \"burst_guarantee_resources\": {\"cpu\": 10}}}");
     create(f->tree, "prod", NULL, "{\"mode\": \"fifo\", \"fifo_sort_parameters\": [\"start_time\", \"weight\"],"
-                                  " \"max_running_operation_count\": 2}");
+                                  " \"max_running_operation_count\": 2, \"integral_guarantees\":"
+                                  " {\"can_accept_free_volume\": false, \"should_distribute_free_volume_among_children\": true}}");
     create(f->tree, "burst", "research",
            "{\"integral_guarantees\": {\"guarantee_type\": \"burst\", \"resource_flow\": {\"cpu\": 1},"
            " \"burst_guarantee_resources\": {\"cpu\": 5}, \"relaxed_share_multiplier_limit\": 2}}");
@@ -170,6 +171,8 @@ static void test_build_order_and_fields(void **state)
     assert_int_equal(in->fifo_sort[0], PS_FIFO_START_TIME);
     assert_int_equal(in->fifo_sort[1], PS_FIFO_WEIGHT);
     assert_int_equal(in->filter_limits.v[PS_RES_CPU], PS_RES_INFINITE);   /* no filter */
+    assert_false(in->can_accept_free_volume);
+    assert_int_equal(in->should_distribute_free_volume_among_children, 1);
     /* burst */
     in = &fs.elems[3].in;
     assert_int_equal(in->guarantee_type, PS_GUARANTEE_BURST);
@@ -177,6 +180,8 @@ static void test_build_order_and_fields(void **state)
     assert_int_equal(in->burst_guarantee.r.v[PS_RES_CPU], 500);
     assert_true(in->relaxed_share_multiplier_limit == 2.0);
     assert_true(in->accumulated_volume.v[PS_RES_CPU] == 600);
+    assert_true(in->can_accept_free_volume);                            /* default true */
+    assert_int_equal(in->should_distribute_free_volume_among_children, -1);   /* the tree's */
     assert_true(in->last_integral_share_ratio == 0.25);
     /* operations */
     in = &fs.elems[4].in;
@@ -195,6 +200,7 @@ static void test_build_order_and_fields(void **state)
     assert_false(fs.input.has_previous_update);
     assert_int_equal(fs.options.integral_smooth_period_ms, 30000);
     assert_true(fs.options.enable_improved_fair_share_by_fit_factor_computation);
+    assert_false(fs.options.should_distribute_free_volume_among_children);
 
     /* pool usage follows operations */
     assert_int_equal(ps_pool_tree_find_pool(t, "research")->usage.v[PS_RES_CPU], 300);
@@ -251,8 +257,8 @@ static void test_apply_results(void **state)
     assert_true(research->dynamic.min_share_ratio == 10.0 / 70.0);   /* specified cpu 10 of 70 */
     assert_int_equal(research->dynamic.dominant_resource, PS_RES_MEMORY);
     assert_true(research->dynamic.fs.fair_share.total.v[PS_RES_CPU] == 0.3);
-    assert_int_equal(research->dynamic.starvation_status, PS_STARVATION_NON_STARVING);
-    assert_int_equal(research->dynamic.below_fair_share_since_ms, -1);
+    assert_int_equal(research->dynamic.starvation, PS_NON_STARVING);
+    assert_true(research->dynamic.below_fair_share_since_ms == PS_STARVATION_NEVER);
     assert_true(op->dynamic.valid);
     assert_true(op->dynamic.fair_share_ratio == 0.25);
     struct ps_pool *burst = ps_pool_tree_find_pool(t, "burst");
