@@ -1,0 +1,292 @@
+#include "core/op_spec.h"
+
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/formula.h"
+
+#define OFF(field) offsetof(struct ps_operation_spec, field)
+#define TOFF(field) offsetof(struct ps_op_tree_options, field)
+#define HUGE_MAX 1e308
+#define MAX_FILTER_TOKENS 100
+#define MIN_WEIGHT 1.4901161193847656e-08
+#define MAX_WEIGHT 67108864.0
+
+static int check_filter(const char *key, const char *text, struct ps_error *err)
+{
+    struct ps_formula *formula = NULL;
+    int rc = ps_formula_parse(text, &formula, err);
+    if (rc != 0) {
+        ps_error_prefix(err, "%s", key);
+        return rc;
+    }
+    int size = ps_formula_size(formula);
+    ps_formula_free(formula);
+    if (size > MAX_FILTER_TOKENS)
+        return ps_error_set(err, PS_EINVAL,
+                            "%s: more than %d tokens in a scheduling tag filter are not allowed, got %d",
+                            key, MAX_FILTER_TOKENS, size);
+    return 0;
+}
+
+/* ---- per-tree options -------------------------------------------------------------------- */
+
+static int tree_options_init(void *obj)
+{
+    memset(obj, 0, sizeof(struct ps_op_tree_options));
+    return 0;
+}
+
+static const struct ps_attr tree_option_attrs[] = {
+    {.name = "pool", .kind = PS_ATTR_OPT_STRING, .offset = TOFF(pool), .flags = PS_ATTR_NONEMPTY},
+    {.name = "weight", .kind = PS_ATTR_OPT_DOUBLE, .offset = TOFF(weight), .min = MIN_WEIGHT,
+     .max = MAX_WEIGHT},
+    {.name = "max_share_ratio", .kind = PS_ATTR_OPT_DOUBLE, .offset = TOFF(max_share_ratio),
+     .min = 0, .max = 1},
+    {.name = "resource_limits", .kind = PS_ATTR_RESOURCES, .offset = TOFF(resource_limits)},
+    {.name = "scheduling_tag_filter", .alias = {"scheduling_tag"}, .kind = PS_ATTR_OPT_STRING,
+     .offset = TOFF(scheduling_tag_filter), .check = check_filter},
+};
+
+static const struct ps_attr_table tree_options_table = {
+    .what = "per-tree scheduling options",
+    .attrs = tree_option_attrs,
+    .count = (int)(sizeof tree_option_attrs / sizeof tree_option_attrs[0]),
+    .size = sizeof(struct ps_op_tree_options),
+    .init = tree_options_init,
+};
+
+static void tree_options_release(struct ps_op_tree_options *o)
+{
+    ps_attr_release(&tree_options_table, o);
+    free(o->tree);
+    o->tree = NULL;
+}
+
+/* ---- the spec ---------------------------------------------------------------------------- */
+
+static int spec_init(void *obj)
+{
+    return ps_operation_spec_init(obj);
+}
+
+static const struct ps_attr spec_attrs[] = {
+    {.name = "pool", .kind = PS_ATTR_OPT_STRING, .offset = OFF(pool), .flags = PS_ATTR_NONEMPTY},
+    {.name = "weight", .kind = PS_ATTR_OPT_DOUBLE, .offset = OFF(weight), .min = MIN_WEIGHT,
+     .max = MAX_WEIGHT},
+    {.name = "max_share_ratio", .kind = PS_ATTR_OPT_DOUBLE, .offset = OFF(max_share_ratio),
+     .min = 0, .max = 1},
+    {.name = "resource_limits", .kind = PS_ATTR_RESOURCES, .offset = OFF(resource_limits)},
+    {.name = "scheduling_tag_filter", .alias = {"scheduling_tag"}, .kind = PS_ATTR_STRING,
+     .offset = OFF(scheduling_tag_filter), .check = check_filter},
+    {.name = "pool_trees", .kind = PS_ATTR_STRING_LIST, .offset = OFF(pool_trees)},
+    {.name = "is_gang", .kind = PS_ATTR_BOOL, .offset = OFF(is_gang)},
+    {.name = "fair_share_starvation_timeout", .alias = {"fair_share_preemption_timeout"},
+     .kind = PS_ATTR_OPT_INT, .offset = OFF(fair_share_starvation_timeout_ms), .min = 0,
+     .max = HUGE_MAX},
+    {.name = "fair_share_starvation_tolerance", .kind = PS_ATTR_OPT_DOUBLE,
+     .offset = OFF(fair_share_starvation_tolerance), .min = 0, .max = 1},
+    {.name = "non_preemptible_resource_usage_threshold", .kind = PS_ATTR_RESOURCES,
+     .offset = OFF(non_preemptible_resource_usage_threshold)},
+};
+
+static const struct ps_attr_table spec_table = {
+    .what = "operation spec",
+    .attrs = spec_attrs,
+    .count = (int)(sizeof spec_attrs / sizeof spec_attrs[0]),
+    .size = sizeof(struct ps_operation_spec),
+    .init = spec_init,
+};
+
+int ps_operation_spec_init(struct ps_operation_spec *spec)
+{
+    memset(spec, 0, sizeof *spec);
+    spec->scheduling_tag_filter = strdup("");
+    return spec->scheduling_tag_filter ? 0 : PS_ENOMEM;
+}
+
+static void per_tree_release(struct ps_op_tree_options *items, int count)
+{
+    for (int i = 0; i < count; i++)
+        tree_options_release(&items[i]);
+    free(items);
+}
+
+void ps_operation_spec_release(struct ps_operation_spec *spec)
+{
+    if (!spec)
+        return;
+    ps_attr_release(&spec_table, spec);
+    per_tree_release(spec->per_tree, spec->per_tree_count);
+    spec->per_tree = NULL;
+    spec->per_tree_count = 0;
+}
+
+static int per_tree_copy(struct ps_op_tree_options **dst, const struct ps_op_tree_options *src, int count)
+{
+    *dst = NULL;
+    if (count == 0)
+        return 0;
+    struct ps_op_tree_options *items = calloc((size_t)count, sizeof *items);
+    if (!items)
+        return PS_ENOMEM;
+    for (int i = 0; i < count; i++) {
+        int rc = ps_attr_copy(&tree_options_table, &items[i], &src[i]);
+        if (rc == 0) {
+            items[i].tree = strdup(src[i].tree);
+            if (!items[i].tree) {
+                ps_attr_release(&tree_options_table, &items[i]);
+                rc = PS_ENOMEM;
+            }
+        }
+        if (rc != 0) {
+            per_tree_release(items, i);
+            return rc;
+        }
+    }
+    *dst = items;
+    return 0;
+}
+
+int ps_operation_spec_copy(struct ps_operation_spec *dst, const struct ps_operation_spec *src)
+{
+    int rc = ps_attr_copy(&spec_table, dst, src);
+    if (rc == 0) {
+        rc = per_tree_copy(&dst->per_tree, src->per_tree, src->per_tree_count);
+        if (rc != 0)
+            ps_attr_release(&spec_table, dst);
+    }
+    if (rc != 0) {
+        memset(dst, 0, sizeof *dst);   /* nothing owned, safe to release */
+        return rc;
+    }
+    dst->per_tree_count = src->per_tree_count;
+    return 0;
+}
+
+static struct ps_op_tree_options *find_options(struct ps_operation_spec *spec, const char *tree)
+{
+    for (int i = 0; i < spec->per_tree_count; i++)
+        if (strcmp(spec->per_tree[i].tree, tree) == 0)
+            return &spec->per_tree[i];
+    return NULL;
+}
+
+static int apply_per_tree(struct ps_operation_spec *spec, const struct ps_value *map, struct ps_error *err)
+{
+    const char *key = "scheduling_options_per_pool_tree";
+    if (map->type != PS_VALUE_MAP)
+        return ps_error_set(err, PS_EINVAL, "%s: must be a map from pool tree names to options, got a %s",
+                            key, ps_value_type_name(map->type));
+    for (int i = 0; i < map->count; i++) {
+        const char *tree = map->keys[i];
+        struct ps_op_tree_options fresh;
+        tree_options_init(&fresh);
+        int rc = ps_attr_apply(&tree_options_table, &fresh, &map->items[i], true, err);
+        if (rc != 0) {
+            ps_error_prefix(err, "%s/%s", key, tree);
+            return rc;
+        }
+        struct ps_op_tree_options *slot = find_options(spec, tree);
+        if (!slot) {
+            struct ps_op_tree_options *grown =
+                realloc(spec->per_tree, (size_t)(spec->per_tree_count + 1) * sizeof *grown);
+            char *name = strdup(tree);
+            if (!grown || !name) {
+                free(name);
+                if (grown)
+                    spec->per_tree = grown;
+                ps_attr_release(&tree_options_table, &fresh);
+                return ps_error_set(err, PS_ENOMEM, "out of memory");
+            }
+            spec->per_tree = grown;
+            slot = &spec->per_tree[spec->per_tree_count++];
+            memset(slot, 0, sizeof *slot);
+            slot->tree = name;
+        }
+        char *name = slot->tree;
+        ps_attr_release(&tree_options_table, slot);
+        *slot = fresh;
+        slot->tree = name;
+    }
+    return 0;
+}
+
+int ps_operation_spec_apply(struct ps_operation_spec *spec, const struct ps_value *map,
+                            struct ps_error *err)
+{
+    if (!map)
+        return 0;
+    if (map->type != PS_VALUE_MAP)
+        return ps_error_set(err, PS_EINVAL, "operation spec: must be a map, got a %s",
+                            ps_value_type_name(map->type));
+    struct ps_operation_spec copy;
+    if (ps_operation_spec_copy(&copy, spec) != 0)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    int rc = ps_attr_apply(&spec_table, &copy, map, true, err);
+    const struct ps_value *per_tree = ps_value_find(map, "scheduling_options_per_pool_tree");
+    if (!per_tree)
+        per_tree = ps_value_find(map, "fair_share_options_per_pool_tree");
+    if (rc == 0 && per_tree)
+        rc = apply_per_tree(&copy, per_tree, err);
+    if (rc != 0) {
+        ps_operation_spec_release(&copy);
+        return rc;
+    }
+    ps_operation_spec_release(spec);
+    *spec = copy;
+    return 0;
+}
+
+int ps_operation_spec_to_value(const struct ps_operation_spec *spec, struct ps_value *out)
+{
+    int rc = ps_attr_to_value(&spec_table, spec, out);
+    if (rc != 0)
+        return rc;
+    struct ps_value per_tree = ps_value_map();
+    for (int i = 0; rc == 0 && i < spec->per_tree_count; i++) {
+        struct ps_value options;
+        rc = ps_attr_to_value(&tree_options_table, &spec->per_tree[i], &options);
+        if (rc == 0)
+            rc = ps_value_put(&per_tree, spec->per_tree[i].tree, &options);
+    }
+    if (rc == 0)
+        rc = ps_value_put(out, "scheduling_options_per_pool_tree", &per_tree);
+    if (rc != 0) {
+        ps_value_release(&per_tree);
+        ps_value_release(out);
+    }
+    return rc;
+}
+
+const struct ps_op_tree_options *ps_operation_spec_tree_options(const struct ps_operation_spec *spec,
+                                                                const char *tree)
+{
+    return find_options((struct ps_operation_spec *)spec, tree);
+}
+
+void ps_operation_spec_settings(const struct ps_operation_spec *spec, const char *tree,
+                                struct ps_tree_op_settings *out)
+{
+    memset(out, 0, sizeof *out);
+    const struct ps_op_tree_options *o = tree ? ps_operation_spec_tree_options(spec, tree) : NULL;
+    out->pool = o && o->pool ? o->pool : spec->pool;
+    out->weight = o && o->weight.set ? o->weight : spec->weight;
+    out->max_share_ratio = o && o->max_share_ratio.set ? o->max_share_ratio : spec->max_share_ratio;
+    out->resource_limits = spec->resource_limits;
+    if (o) {
+        for (int r = 0; r < PS_RES_COUNT; r++) {
+            if (o->resource_limits.set & (1u << r)) {
+                out->resource_limits.r.v[r] = o->resource_limits.r.v[r];
+                out->resource_limits.set |= 1u << r;
+            }
+        }
+    }
+    out->scheduling_tag_filter = o && o->scheduling_tag_filter ? o->scheduling_tag_filter
+                                                               : spec->scheduling_tag_filter;
+    out->is_gang = spec->is_gang;
+    out->fair_share_starvation_timeout_ms = spec->fair_share_starvation_timeout_ms;
+    out->fair_share_starvation_tolerance = spec->fair_share_starvation_tolerance;
+    out->non_preemptible_resource_usage_threshold = spec->non_preemptible_resource_usage_threshold;
+}

@@ -1,0 +1,85 @@
+/* op_spec.h — the scheduling part of an operation spec (TStrategyOperationSpec upstream).
+ *
+ * key (aliases)                               default      validation
+ * pool                                        unset (user) non-empty string
+ * weight                                      unset (1)    [sqrt(eps), 1/sqrt(eps)]
+ * max_share_ratio                             unset (1)    [0, 1]
+ * resource_limits                             {}           resources >= 0
+ * scheduling_tag_filter (scheduling_tag)      ""           formula, <= 100 tokens
+ * pool_trees                                  []           list of tree names; [] = default tree
+ * is_gang                                     false
+ * fair_share_starvation_timeout
+ *     (fair_share_preemption_timeout)         unset        integer ms >= 0
+ * fair_share_starvation_tolerance             unset        [0, 1]
+ * non_preemptible_resource_usage_threshold    {}           resources >= 0
+ * scheduling_options_per_pool_tree
+ *     (fair_share_options_per_pool_tree)      {}           map tree -> {pool, weight,
+ *                                                          max_share_ratio, resource_limits,
+ *                                                          scheduling_tag_filter}
+ *
+ * Per-tree options override the spec-level values for that tree: pool, weight,
+ * max_share_ratio and scheduling_tag_filter when given, resource_limits per resource. Options
+ * for a tree the operation does not run in are kept and ignored (as upstream).
+ * Other keys of a spec (tasks, job_cpu_monitor, ...) belong to the controller: apply ignores
+ * them.
+ */
+#ifndef PS_CORE_OP_SPEC_H
+#define PS_CORE_OP_SPEC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/attr.h"
+#include "core/error.h"
+#include "core/operation.h"
+#include "core/value.h"
+
+struct ps_op_tree_options {
+    char *tree;                                /* owned */
+    char *pool;                                /* owned, NULL when unset */
+    struct ps_opt_double weight;
+    struct ps_opt_double max_share_ratio;
+    struct ps_resources_opt resource_limits;
+    char *scheduling_tag_filter;               /* owned, NULL when unset */
+};
+
+struct ps_operation_spec {
+    char *pool;                                /* owned, NULL when unset */
+    struct ps_opt_double weight;
+    struct ps_opt_double max_share_ratio;
+    struct ps_resources_opt resource_limits;
+    char *scheduling_tag_filter;               /* owned, "" when none */
+    struct ps_string_list pool_trees;
+    bool is_gang;
+    struct ps_opt_int fair_share_starvation_timeout_ms;
+    struct ps_opt_double fair_share_starvation_tolerance;
+    struct ps_resources_opt non_preemptible_resource_usage_threshold;
+    struct ps_op_tree_options *per_tree;       /* owned, in the document's order */
+    int per_tree_count;
+};
+
+/* Defaults; 0 or PS_ENOMEM (then nothing to release). */
+int ps_operation_spec_init(struct ps_operation_spec *spec);
+void ps_operation_spec_release(struct ps_operation_spec *spec);
+int ps_operation_spec_copy(struct ps_operation_spec *dst, const struct ps_operation_spec *src);
+
+/* Applies a spec document (a map) atomically: the keys above are validated (errors name the
+ * key, e.g. `scheduling_options_per_pool_tree/gpu/weight: must be in [...], got 0`), unknown
+ * keys are ignored. A tree mentioned again in scheduling_options_per_pool_tree replaces its
+ * earlier options. */
+int ps_operation_spec_apply(struct ps_operation_spec *spec, const struct ps_value *map,
+                            struct ps_error *err);
+
+/* The spec as a map (keys above; scheduling_options_per_pool_tree as a nested map). */
+int ps_operation_spec_to_value(const struct ps_operation_spec *spec, struct ps_value *out);
+
+/* The options for tree, or NULL. */
+const struct ps_op_tree_options *ps_operation_spec_tree_options(const struct ps_operation_spec *spec,
+                                                                const char *tree);
+
+/* The effective settings of the operation in tree (spec values overridden by the tree's
+ * options). The strings point into spec: valid while spec is unchanged. */
+void ps_operation_spec_settings(const struct ps_operation_spec *spec, const char *tree,
+                                struct ps_tree_op_settings *out);
+
+#endif

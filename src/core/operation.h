@@ -1,0 +1,138 @@
+/* operation.h — operations inside one pool tree: pool resolution, ephemeral pools, and the
+ * operation-count limits at every level up to the root.
+ *
+ * Pool resolution (upstream CreatePoolName / GetOrCreatePool / ValidatePoolLimits /
+ * ValidateOperationPoolsCanBeUsed; semantics.md 2.1 and 2.3), for an operation of user U:
+ *   1. the pool name is the per-tree pool, else spec.pool, else U;
+ *   2. "<Root>" puts the operation directly in the root, refused when the tree's
+ *      forbid_immediate_operations_in_root is true;
+ *   3. an existing pool P with create_ephemeral_subpools puts it in the ephemeral child
+ *      `P$U` (created with P's ephemeral_subpool_config when absent);
+ *   4. an existing pool P with forbid_immediate_operations refuses it; otherwise it goes to P;
+ *   5. a pool that does not exist is created as an ephemeral pool under the tree's default
+ *      parent (ps_pool_tree_default_parent), at most max_ephemeral_pools_per_user such pools
+ *      per user; its config is the default parent's ephemeral_subpool_config if any.
+ *   The user must be allowed by the acl of every explicit pool on the path (pool_config.h).
+ *
+ * Count limits (semantics.md 2.1):
+ *   - at start: if the pool (or, for a pool still to be created, its parent) or any ancestor
+ *     up to the root has operation_count >= max_operation_count, the start is refused with
+ *     PS_ELIMIT naming the pool, the limit and the tree;
+ *   - running: the operation runs unless the pool or an ancestor has running_operation_count
+ *     >= max_running_operation_count, in which case it stays pending and pending_by names the
+ *     lowest such pool;
+ *   - when a running operation leaves (or a limit is raised, or a pool moves), pending
+ *     operations are re-checked in start order (start_time_ms, then id) and started while
+ *     room exists.
+ * Only running operations take part in fair share updates (tree_fs.h); pending ones are
+ * disabled upstream too.
+ */
+#ifndef PS_CORE_OPERATION_H
+#define PS_CORE_OPERATION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/attr.h"
+#include "core/error.h"
+#include "core/formula.h"
+#include "core/pool_tree.h"
+#include "core/resources.h"
+
+/* The per-tree inputs of an operation: spec-level values overridden by
+ * scheduling_options_per_pool_tree (op_spec.h builds this). Strings are borrowed for the
+ * duration of the call. */
+struct ps_tree_op_settings {
+    const char *pool;                        /* NULL: the user name */
+    struct ps_opt_double weight;
+    struct ps_opt_double max_share_ratio;
+    struct ps_resources_opt resource_limits;
+    const char *scheduling_tag_filter;       /* NULL or "": none */
+    bool is_gang;
+    struct ps_opt_int fair_share_starvation_timeout_ms;
+    struct ps_opt_double fair_share_starvation_tolerance;
+    struct ps_resources_opt non_preemptible_resource_usage_threshold;
+};
+
+/* An operation's membership in one tree. Fields are read-only for callers except those marked
+ * "scheduler", which the scheduler loop keeps up to date. */
+struct ps_tree_op {
+    char *id;                                /* owned */
+    char *user;                              /* owned */
+    int64_t start_time_ms;
+    struct ps_pool_tree *tree;
+    struct ps_pool *pool;                    /* the pool it is attached to */
+    bool running;                            /* running in its pool, else pending */
+    struct ps_pool *pending_by;              /* when pending: the lowest pool at its limit */
+
+    double weight;                           /* effective: specified or 1 */
+    bool weight_specified;
+    double max_share_ratio;                  /* effective: specified or 1 */
+    struct ps_resources resource_limits;     /* PS_RES_INFINITE where unset */
+    char *scheduling_tag_filter;             /* owned, "" when none */
+    struct ps_formula *filter;               /* parsed, NULL when none */
+    bool is_gang;
+    struct ps_opt_int fair_share_starvation_timeout_ms;
+    struct ps_opt_double fair_share_starvation_tolerance;
+    struct ps_resources_opt non_preemptible_resource_usage_threshold;
+
+    /* scheduler */
+    struct ps_resources demand;
+    struct ps_resources usage;
+    int64_t pending_job_count;
+    bool suspended;
+    void *user_data;                         /* opaque to the tree (the strategy's operation) */
+
+    struct ps_element_dynamic dynamic;
+    int fs_index;                            /* element index in the last build, -1 when none */
+    int64_t seq;                             /* private: registration order */
+    int index;                               /* private: position in the tree's array */
+};
+
+/* Checks that an operation could start in this tree now (pool resolution, name rules, acl,
+ * count limits, ephemeral pool limit) without changing anything. Returns 0 or the error the
+ * start would give. */
+int ps_pool_tree_check_operation(const struct ps_pool_tree *tree, const char *id, const char *user,
+                                 const struct ps_tree_op_settings *settings, struct ps_error *err);
+
+/* Starts an operation in this tree: resolves and maybe creates its pool, counts it up to the
+ * root, and makes it running or pending. *out (may be NULL) receives the membership.
+ * Errors: those of ps_pool_tree_check_operation, PS_EEXIST for a duplicate id, PS_ENOMEM. */
+int ps_pool_tree_add_operation(struct ps_pool_tree *tree, const char *id, const char *user,
+                               int64_t start_time_ms, const struct ps_tree_op_settings *settings,
+                               struct ps_tree_op **out, struct ps_error *err);
+
+/* Removes a finished operation: uncounts it, starts pending operations that now fit (see
+ * ps_pool_tree_last_started) and removes ephemeral pools left empty. PS_ENOENT when absent. */
+int ps_pool_tree_remove_operation(struct ps_pool_tree *tree, const char *id, struct ps_error *err);
+
+/* Moves an operation to another pool (update_op_parameters). The new pool is resolved as at
+ * start; max_operation_count is checked only for the pools that are not already ancestors of
+ * the operation (upstream). The operation may become pending or running. */
+int ps_pool_tree_change_operation_pool(struct ps_pool_tree *tree, const char *id, const char *pool,
+                                       struct ps_error *err);
+
+/* Checks ps_pool_tree_change_operation_pool without changing anything. */
+int ps_pool_tree_check_operation_pool(const struct ps_pool_tree *tree, const char *id,
+                                      const char *pool, struct ps_error *err);
+
+/* Replaces weight, max_share_ratio, resource_limits, scheduling_tag_filter, gang flag and the
+ * preemption overrides (settings->pool is ignored). On error nothing changed. */
+int ps_pool_tree_update_operation(struct ps_pool_tree *tree, const char *id,
+                                  const struct ps_tree_op_settings *settings, struct ps_error *err);
+
+struct ps_tree_op *ps_pool_tree_find_operation(const struct ps_pool_tree *tree, const char *id);
+/* All operations of the tree, in an order that depends only on the sequence of calls (removal
+ * moves the last operation into the hole); sort by start time when order matters. */
+int ps_pool_tree_operation_count(const struct ps_pool_tree *tree);
+struct ps_tree_op *ps_pool_tree_operation_at(const struct ps_pool_tree *tree, int index);
+/* Pending operations in start order (start_time_ms, then id). */
+int ps_pool_tree_pending_count(const struct ps_pool_tree *tree);
+struct ps_tree_op *ps_pool_tree_pending_at(const struct ps_pool_tree *tree, int index);
+
+/* Re-checks pending operations in start order and starts those that fit. Called by the tree
+ * itself after every change that can free room; exposed for callers that change limits by
+ * other means. */
+void ps_pool_tree_run_pending(struct ps_pool_tree *tree);
+
+#endif

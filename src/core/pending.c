@@ -1,0 +1,151 @@
+#include "core/pending.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "core/nodes.h"
+#include "core/pool_tree_impl.h"
+
+static const char *const reason_ids[PS_PENDING_REASON_COUNT] = {
+    "none",
+    "suspended",
+    "max_running_operation_count",
+    "no_nodes",
+    "no_matching_node",
+    "operation_resource_limits",
+    "pool_resource_limits",
+    "waiting_for_fair_share_update",
+    "usage_at_fair_share",
+    "resources_fragmented",
+};
+
+const char *ps_pending_reason_id(enum ps_pending_reason reason)
+{
+    if ((int)reason < 0 || reason >= PS_PENDING_REASON_COUNT)
+        return "unknown";
+    return reason_ids[reason];
+}
+
+static const char *resource(int r)
+{
+    const char *name = ps_resource_name(r);
+    return name ? name : "?";
+}
+
+int ps_pending_format(const struct ps_pending_info *info, char *buf, size_t size)
+{
+    const char *pool = info->pool ? info->pool : "?";
+    switch (info->reason) {
+    case PS_PENDING_NONE:
+        return snprintf(buf, size, "%s", "");
+    case PS_PENDING_SUSPENDED:
+        return snprintf(buf, size, "operation suspended");
+    case PS_PENDING_MAX_RUNNING_OPERATIONS:
+        return snprintf(buf, size, "max_running_operation_count of pool \"%s\" reached (%lld of %lld)", pool,
+                        (long long)info->count, (long long)info->limit);
+    case PS_PENDING_NO_NODES:
+        return snprintf(buf, size, "pool tree \"%s\" has no nodes", info->tree ? info->tree : "?");
+    case PS_PENDING_NO_MATCHING_NODE:
+        if (info->pool)
+            return snprintf(buf, size, "no node matches scheduling_tag_filter \"%s\" of pool \"%s\"",
+                            info->filter ? info->filter : "", pool);
+        return snprintf(buf, size, "no node matches scheduling_tag_filter \"%s\"", info->filter ? info->filter : "");
+    case PS_PENDING_OPERATION_RESOURCE_LIMITS:
+        return snprintf(buf, size, "resource_limits of the operation reached (%s)", resource(info->resource));
+    case PS_PENDING_POOL_RESOURCE_LIMITS:
+        return snprintf(buf, size, "resource_limits of pool \"%s\" reached (%s)", pool, resource(info->resource));
+    case PS_PENDING_WAITING_FAIR_SHARE_UPDATE:
+        return snprintf(buf, size, "waiting for fair share update");
+    case PS_PENDING_USAGE_AT_FAIR_SHARE:
+        return snprintf(buf, size, "usage at fair share");
+    case PS_PENDING_FRAGMENTED:
+        return snprintf(buf, size, "node resources fragmented");
+    case PS_PENDING_REASON_COUNT:
+        break;
+    }
+    return snprintf(buf, size, "unknown");
+}
+
+/* The first resource whose usage reached a specified (finite) limit, or -1. */
+static int limit_reached(const struct ps_resources *usage, const struct ps_resources *limits)
+{
+    for (int r = 0; r < PS_RES_COUNT; r++)
+        if (limits->v[r] < PS_RES_INFINITE && usage->v[r] >= limits->v[r])
+            return r;
+    return -1;
+}
+
+static bool matches_no_node(struct ps_pool_tree *tree, const struct ps_formula *filter)
+{
+    if (!filter || ps_formula_is_empty(filter))
+        return false;
+    return ps_pool_tree_filter_node_count(tree, filter) == 0;
+}
+
+void ps_pool_tree_pending_reason(struct ps_pool_tree *tree, const struct ps_tree_op *op,
+                                 struct ps_pending_info *out)
+{
+    memset(out, 0, sizeof *out);
+    out->resource = -1;
+    if (op->suspended) {
+        out->reason = PS_PENDING_SUSPENDED;
+        return;
+    }
+    if (!op->running && op->pending_by) {
+        out->reason = PS_PENDING_MAX_RUNNING_OPERATIONS;
+        out->pool = op->pending_by->name;
+        out->count = op->pending_by->running_operation_count;
+        out->limit = ps_pool_max_running_operations(op->pending_by);
+        return;
+    }
+    if (tree->node_count == 0) {
+        out->reason = PS_PENDING_NO_NODES;
+        out->tree = tree->name;
+        return;
+    }
+    if (matches_no_node(tree, op->filter)) {
+        out->reason = PS_PENDING_NO_MATCHING_NODE;
+        out->filter = op->scheduling_tag_filter;
+        return;
+    }
+    for (const struct ps_pool *p = op->pool; p; p = p->parent) {
+        if (matches_no_node(tree, p->filter)) {
+            out->reason = PS_PENDING_NO_MATCHING_NODE;
+            out->filter = p->config.scheduling_tag_filter;
+            out->pool = p->name;
+            return;
+        }
+    }
+    int r = limit_reached(&op->usage, &op->resource_limits);
+    if (r >= 0) {
+        out->reason = PS_PENDING_OPERATION_RESOURCE_LIMITS;
+        out->resource = r;
+        return;
+    }
+    for (const struct ps_pool *p = op->pool; p && !p->is_root; p = p->parent) {
+        struct ps_resources limits = ps_resources_opt_or_infinite(&p->config.resource_limits);
+        r = limit_reached(&p->usage, &limits);
+        if (r >= 0) {
+            out->reason = PS_PENDING_POOL_RESOURCE_LIMITS;
+            out->pool = p->name;
+            out->resource = r;
+            return;
+        }
+    }
+    if (!op->dynamic.valid)
+        out->reason = PS_PENDING_WAITING_FAIR_SHARE_UPDATE;
+}
+
+void ps_pool_tree_update_pool_usage(struct ps_pool_tree *tree)
+{
+    tree->root->usage = ps_resources_zero();
+    for (int i = 0; i < tree->pool_count; i++)
+        tree->pools[i]->usage = ps_resources_zero();
+    for (int i = 0; i < tree->op_count; i++) {
+        const struct ps_tree_op *op = tree->ops[i];
+        if (!op->running)
+            continue;
+        for (struct ps_pool *p = op->pool; p; p = p->parent)
+            p->usage = ps_resources_add(p->usage, op->usage);
+    }
+}

@@ -1,0 +1,324 @@
+#include "core/pool_config.h"
+
+#include <float.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/formula.h"
+
+#define OFF(field) offsetof(struct ps_pool_config, field)
+#define EOFF(field) offsetof(struct ps_ephemeral_subpool_config, field)
+#define IOFF(field) offsetof(struct ps_pool_integral_config, field)
+#define HUGE_MAX 1e308
+/* Upstream MaxSchedulingTagRuleCount. */
+#define MAX_FILTER_TOKENS 100
+
+static const char *const mode_names[] = {"fair_share", "fifo"};
+static const char *const guarantee_names[] = {"none", "burst", "relaxed"};
+static const char *const fifo_order_names[] = {"satisfaction", "fifo"};
+
+static int check_filter(const char *key, const char *text, struct ps_error *err)
+{
+    struct ps_formula *formula = NULL;
+    int rc = ps_formula_parse(text, &formula, err);
+    if (rc != 0) {
+        ps_error_prefix(err, "%s", key);
+        return rc;
+    }
+    int size = ps_formula_size(formula);
+    ps_formula_free(formula);
+    if (size > MAX_FILTER_TOKENS)
+        return ps_error_set(err, PS_EINVAL,
+                            "%s: more than %d tokens in a scheduling tag filter are not allowed, "
+                            "got %d in \"%s\"",
+                            key, MAX_FILTER_TOKENS, size, text);
+    return 0;
+}
+
+/* ---- ephemeral_subpool_config ------------------------------------------------------------ */
+
+static int ephemeral_init(void *obj)
+{
+    struct ps_ephemeral_subpool_config *c = obj;
+    memset(c, 0, sizeof *c);
+    c->mode = PS_MODE_FAIR_SHARE;
+    return 0;
+}
+
+static const struct ps_attr ephemeral_attrs[] = {
+    {.name = "mode", .kind = PS_ATTR_ENUM, .offset = EOFF(mode), .enum_names = mode_names,
+     .enum_count = 2},
+    {.name = "resource_limits", .kind = PS_ATTR_RESOURCES, .offset = EOFF(resource_limits)},
+    {.name = "max_running_operation_count", .kind = PS_ATTR_OPT_INT,
+     .offset = EOFF(max_running_operation_count), .min = 0, .max = HUGE_MAX},
+    {.name = "max_operation_count", .kind = PS_ATTR_OPT_INT, .offset = EOFF(max_operation_count),
+     .min = 0, .max = HUGE_MAX},
+};
+
+static const struct ps_attr_table ephemeral_table = {
+    .what = "ephemeral_subpool_config",
+    .attrs = ephemeral_attrs,
+    .count = (int)(sizeof ephemeral_attrs / sizeof ephemeral_attrs[0]),
+    .size = sizeof(struct ps_ephemeral_subpool_config),
+    .init = ephemeral_init,
+};
+
+/* ---- integral_guarantees ----------------------------------------------------------------- */
+
+static int integral_init(void *obj)
+{
+    struct ps_pool_integral_config *c = obj;
+    memset(c, 0, sizeof *c);
+    c->guarantee_type = PS_GUARANTEE_NONE;
+    c->can_accept_free_volume = true;
+    return 0;
+}
+
+static const struct ps_attr integral_attrs[] = {
+    {.name = "guarantee_type", .kind = PS_ATTR_ENUM, .offset = IOFF(guarantee_type),
+     .enum_names = guarantee_names, .enum_count = 3},
+    {.name = "resource_flow", .kind = PS_ATTR_RESOURCES, .offset = IOFF(resource_flow)},
+    {.name = "burst_guarantee_resources", .kind = PS_ATTR_RESOURCES,
+     .offset = IOFF(burst_guarantee_resources)},
+    {.name = "relaxed_share_multiplier_limit", .kind = PS_ATTR_OPT_DOUBLE,
+     .offset = IOFF(relaxed_share_multiplier_limit), .min = 1, .max = 10},
+    {.name = "can_accept_free_volume", .kind = PS_ATTR_BOOL, .offset = IOFF(can_accept_free_volume)},
+    {.name = "should_distribute_free_volume_among_children", .kind = PS_ATTR_OPT_BOOL,
+     .offset = IOFF(should_distribute_free_volume_among_children)},
+};
+
+static const struct ps_attr_table integral_table = {
+    .what = "integral_guarantees config",
+    .attrs = integral_attrs,
+    .count = (int)(sizeof integral_attrs / sizeof integral_attrs[0]),
+    .size = sizeof(struct ps_pool_integral_config),
+    .init = integral_init,
+};
+
+/* ---- the pool config --------------------------------------------------------------------- */
+
+static int pool_init(void *obj)
+{
+    return ps_pool_config_init(obj);
+}
+
+static const struct ps_attr pool_attrs[] = {
+    /* weight range: upstream MinSchedulableWeight..MaxSchedulableWeight (set in init below
+     * would be nicer, but the table is constant: the literal values are sqrt(DBL_EPSILON)
+     * = 2^-26 and its inverse 2^26, exactly representable). */
+    {.name = "weight", .kind = PS_ATTR_OPT_DOUBLE, .offset = OFF(weight),
+     .min = 1.4901161193847656e-08, .max = 67108864.0},
+    {.name = "max_share_ratio", .kind = PS_ATTR_OPT_DOUBLE, .offset = OFF(max_share_ratio),
+     .min = 0, .max = 1},
+    {.name = "strong_guarantee_resources", .alias = {"min_share_resources"},
+     .kind = PS_ATTR_RESOURCES, .offset = OFF(strong_guarantee_resources)},
+    {.name = "resource_limits", .kind = PS_ATTR_RESOURCES, .offset = OFF(resource_limits)},
+    {.name = "scheduling_tag_filter", .alias = {"scheduling_tag"}, .kind = PS_ATTR_STRING,
+     .offset = OFF(scheduling_tag_filter), .check = check_filter},
+    {.name = "mode", .kind = PS_ATTR_ENUM, .offset = OFF(mode), .enum_names = mode_names,
+     .enum_count = 2},
+    {.name = "max_running_operation_count", .kind = PS_ATTR_OPT_INT,
+     .offset = OFF(max_running_operation_count), .min = 0, .max = HUGE_MAX},
+    {.name = "max_operation_count", .kind = PS_ATTR_OPT_INT, .offset = OFF(max_operation_count),
+     .min = 0, .max = HUGE_MAX},
+    {.name = "fifo_sort_parameters", .kind = PS_ATTR_FIFO_LIST,
+     .offset = OFF(fifo_sort_parameters)},
+    {.name = "fifo_pool_scheduling_order", .kind = PS_ATTR_OPT_ENUM,
+     .offset = OFF(fifo_pool_scheduling_order), .enum_names = fifo_order_names, .enum_count = 2},
+    {.name = "forbid_immediate_operations", .kind = PS_ATTR_BOOL,
+     .offset = OFF(forbid_immediate_operations)},
+    {.name = "create_ephemeral_subpools", .kind = PS_ATTR_BOOL,
+     .offset = OFF(create_ephemeral_subpools)},
+    {.name = "ephemeral_subpool_config", .kind = PS_ATTR_GROUP,
+     .offset = OFF(ephemeral_subpool_config), .group = &ephemeral_table,
+     .presence_offset = (ptrdiff_t)OFF(has_ephemeral_subpool_config)},
+    {.name = "integral_guarantees", .kind = PS_ATTR_GROUP, .offset = OFF(integral_guarantees),
+     .group = &integral_table, .presence_offset = -1},
+    {.name = "fair_share_starvation_timeout", .alias = {"fair_share_preemption_timeout"},
+     .kind = PS_ATTR_OPT_INT, .offset = OFF(fair_share_starvation_timeout_ms), .min = 0,
+     .max = HUGE_MAX},
+    {.name = "fair_share_starvation_tolerance", .kind = PS_ATTR_OPT_DOUBLE,
+     .offset = OFF(fair_share_starvation_tolerance), .min = 0, .max = 1},
+    {.name = "non_preemptible_resource_usage_threshold", .kind = PS_ATTR_RESOURCES,
+     .offset = OFF(non_preemptible_resource_usage_threshold)},
+    {.name = "enable_aggressive_starvation", .kind = PS_ATTR_OPT_BOOL,
+     .offset = OFF(enable_aggressive_starvation)},
+    {.name = "allow_aggressive_preemption", .alias = {"allow_aggressive_starvation_preemption"},
+     .kind = PS_ATTR_OPT_BOOL, .offset = OFF(allow_aggressive_preemption)},
+    {.name = "allow_normal_preemption", .kind = PS_ATTR_BOOL,
+     .offset = OFF(allow_normal_preemption)},
+    {.name = "acl", .kind = PS_ATTR_STRING_LIST, .offset = OFF(acl)},
+};
+
+const struct ps_attr_table ps_pool_config_table = {
+    .what = "pool config",
+    .attrs = pool_attrs,
+    .count = (int)(sizeof pool_attrs / sizeof pool_attrs[0]),
+    .size = sizeof(struct ps_pool_config),
+    .init = pool_init,
+};
+
+int ps_pool_config_init(struct ps_pool_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->scheduling_tag_filter = strdup("");
+    if (!cfg->scheduling_tag_filter)
+        return PS_ENOMEM;
+    cfg->mode = PS_MODE_FAIR_SHARE;
+    cfg->fifo_sort_parameters.count = 2;
+    cfg->fifo_sort_parameters.items[0] = PS_FIFO_WEIGHT;
+    cfg->fifo_sort_parameters.items[1] = PS_FIFO_START_TIME;
+    ephemeral_init(&cfg->ephemeral_subpool_config);
+    integral_init(&cfg->integral_guarantees);
+    cfg->allow_normal_preemption = true;
+    return 0;
+}
+
+void ps_pool_config_release(struct ps_pool_config *cfg)
+{
+    if (cfg)
+        ps_attr_release(&ps_pool_config_table, cfg);
+}
+
+int ps_pool_config_copy(struct ps_pool_config *dst, const struct ps_pool_config *src)
+{
+    return ps_attr_copy(&ps_pool_config_table, dst, src);
+}
+
+int ps_pool_config_set(struct ps_pool_config *cfg, const char *key, const struct ps_value *value,
+                       struct ps_error *err)
+{
+    return ps_attr_set(&ps_pool_config_table, cfg, key, value, err);
+}
+
+int ps_pool_config_apply(struct ps_pool_config *cfg, const struct ps_value *map,
+                         struct ps_error *err)
+{
+    return ps_attr_apply(&ps_pool_config_table, cfg, map, false, err);
+}
+
+int ps_pool_config_get(const struct ps_pool_config *cfg, const char *key, struct ps_value *out,
+                       struct ps_error *err)
+{
+    return ps_attr_get(&ps_pool_config_table, cfg, key, out, err);
+}
+
+int ps_pool_config_to_value(const struct ps_pool_config *cfg, struct ps_value *out)
+{
+    return ps_attr_to_value(&ps_pool_config_table, cfg, out);
+}
+
+int ps_pool_config_key_count(void)
+{
+    return ps_pool_config_table.count;
+}
+
+const char *ps_pool_config_key_name(int index)
+{
+    if (index < 0 || index >= ps_pool_config_table.count)
+        return NULL;
+    return ps_pool_config_table.attrs[index].name;
+}
+
+static int check_counts(const char *prefix, const struct ps_opt_int *max_ops,
+                        const struct ps_opt_int *max_running, struct ps_error *err)
+{
+    if (max_ops->set && max_running->set && max_ops->value < max_running->value)
+        return ps_error_set(err, PS_EINVAL,
+                            "%smax_operation_count: must be greater than or equal to "
+                            "max_running_operation_count (%lld), got %lld",
+                            prefix, (long long)max_running->value, (long long)max_ops->value);
+    return 0;
+}
+
+int ps_pool_config_validate(const struct ps_pool_config *cfg, struct ps_error *err)
+{
+    int rc = check_counts("", &cfg->max_operation_count, &cfg->max_running_operation_count, err);
+    if (rc != 0)
+        return rc;
+    if (cfg->has_ephemeral_subpool_config) {
+        rc = check_counts("ephemeral_subpool_config/",
+                          &cfg->ephemeral_subpool_config.max_operation_count,
+                          &cfg->ephemeral_subpool_config.max_running_operation_count, err);
+        if (rc != 0)
+            return rc;
+    }
+    if (cfg->integral_guarantees.guarantee_type == PS_GUARANTEE_RELAXED &&
+        cfg->integral_guarantees.burst_guarantee_resources.set != 0)
+        return ps_error_set(err, PS_EINVAL,
+                            "integral_guarantees/burst_guarantee_resources: cannot be specified "
+                            "for guarantee_type \"relaxed\"");
+    if (cfg->mode == PS_MODE_FIFO && cfg->create_ephemeral_subpools)
+        return ps_error_set(err, PS_EINVAL,
+                            "create_ephemeral_subpools: a pool in fifo mode cannot create "
+                            "ephemeral subpools");
+    return 0;
+}
+
+int64_t ps_pool_config_max_running(const struct ps_pool_config *cfg, const struct ps_tree_config *tree)
+{
+    return cfg->max_running_operation_count.set ? cfg->max_running_operation_count.value
+                                                : tree->max_running_operation_count_per_pool;
+}
+
+int64_t ps_pool_config_max_operations(const struct ps_pool_config *cfg, const struct ps_tree_config *tree)
+{
+    return cfg->max_operation_count.set ? cfg->max_operation_count.value
+                                        : tree->max_operation_count_per_pool;
+}
+
+void ps_pool_config_apply_ephemeral(struct ps_pool_config *cfg, const struct ps_pool_config *parent)
+{
+    if (!parent || !parent->has_ephemeral_subpool_config)
+        return;
+    const struct ps_ephemeral_subpool_config *src = &parent->ephemeral_subpool_config;
+    cfg->mode = src->mode;
+    cfg->resource_limits = src->resource_limits;
+    cfg->max_running_operation_count = src->max_running_operation_count;
+    cfg->max_operation_count = src->max_operation_count;
+}
+
+int ps_pool_config_init_ephemeral(struct ps_pool_config *cfg, const struct ps_pool_config *parent)
+{
+    int rc = ps_pool_config_init(cfg);
+    if (rc == 0)
+        ps_pool_config_apply_ephemeral(cfg, parent);
+    return rc;
+}
+
+struct ps_resources ps_resources_opt_or_infinite(const struct ps_resources_opt *r)
+{
+    struct ps_resources out;
+    for (int i = 0; i < PS_RES_COUNT; i++)
+        out.v[i] = (r->set & (1u << i)) ? r->r.v[i] : PS_RES_INFINITE;
+    return out;
+}
+
+int ps_pool_name_check(const char *key, const char *name, struct ps_error *err)
+{
+    if (strcmp(name, PS_ROOT_POOL_NAME) == 0)
+        return ps_error_set(err, PS_EINVAL, "%s: \"%s\" is reserved for the root pool", key, name);
+    size_t len = strlen(name);
+    if (len == 0)
+        return ps_error_set(err, PS_EINVAL, "%s: a pool name must not be empty", key);
+    if (len > PS_POOL_NAME_MAX)
+        return ps_error_set(err, PS_EINVAL,
+                            "%s: a pool name must be at most %d characters, got %zu in \"%.40s...\"",
+                            key, PS_POOL_NAME_MAX, len, name);
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)name[i];
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                  c == '_' || c == '-' || c == ':';
+        if (c == PS_EPHEMERAL_DELIMITER)
+            return ps_error_set(err, PS_EINVAL,
+                                "%s: '$' is reserved for ephemeral subpools, got \"%s\"", key, name);
+        if (!ok)
+            return ps_error_set(err, PS_EINVAL,
+                                "%s: a pool name may contain only letters, digits, '_', '-' and "
+                                "':', got \"%s\" (character %zu)",
+                                key, name, i);
+    }
+    return 0;
+}

@@ -1,0 +1,172 @@
+/* pool_config.h — the attributes of one pool (//sys/pool_trees/<tree>/<pool>/@...).
+ *
+ * Every attribute of shared/reference/pool-characteristics.txt, with YTsaurus's defaults and
+ * validation (TPoolConfig, TSchedulableConfig, TPoolPreemptionConfig, TEphemeralSubpoolConfig,
+ * TPoolIntegralGuaranteesConfig in yt/yt/ytlib/scheduler/config.cpp):
+ *
+ * key (aliases)                              default              validation
+ * weight                                     unset (1)            [sqrt(eps), 1/sqrt(eps)]
+ * max_share_ratio                            unset (1)            [0, 1]
+ * strong_guarantee_resources
+ *     (min_share_resources)                  {}                   resources >= 0
+ * resource_limits                            {} (unlimited)       resources >= 0
+ * scheduling_tag_filter (scheduling_tag)     ""                   formula, <= 100 tokens
+ * mode                                       fair_share           fair_share | fifo
+ * max_running_operation_count                unset (tree's per-pool default)  integer >= 0
+ * max_operation_count                        unset (tree's per-pool default)  integer >= 0,
+ *                                                                 >= max_running_operation_count
+ * fifo_sort_parameters                       [weight, start_time] non-empty list of distinct
+ *                                                                 weight, start_time,
+ *                                                                 pending_job_count
+ *                                                                 (pending_allocation_count)
+ * fifo_pool_scheduling_order                 unset (tree's)       satisfaction | fifo
+ * forbid_immediate_operations                false
+ * create_ephemeral_subpools                  false                not with mode fifo
+ * ephemeral_subpool_config                   absent               {mode, resource_limits,
+ *                                                                  max_running_operation_count,
+ *                                                                  max_operation_count}
+ * integral_guarantees/guarantee_type         none                 none | burst | relaxed
+ * integral_guarantees/resource_flow          {}                   resources >= 0
+ * integral_guarantees/burst_guarantee_resources {}                resources >= 0, not with relaxed
+ * integral_guarantees/relaxed_share_multiplier_limit unset (tree's) [1, 10]
+ * integral_guarantees/can_accept_free_volume       true
+ * integral_guarantees/should_distribute_free_volume_among_children  unset (tree's)
+ * fair_share_starvation_timeout
+ *     (fair_share_preemption_timeout)        unset (parent's)     integer ms >= 0
+ * fair_share_starvation_tolerance            unset (parent's)     [0, 1]
+ * non_preemptible_resource_usage_threshold   unset                resources >= 0
+ * enable_aggressive_starvation               unset (parent's)
+ * allow_aggressive_preemption
+ *     (allow_aggressive_starvation_preemption) unset (parent's)
+ * allow_normal_preemption                    true
+ * acl                                        []                   list of user names allowed to
+ *                                                                 start operations; [] = anyone
+ *
+ * Choices, and why:
+ * - weight: the docs say "non-negative"; upstream's range is [sqrt(DBL_EPSILON),
+ *   1/sqrt(DBL_EPSILON)] so that the ratio of two weights keeps precision, and the engine
+ *   needs weights > 0. The upstream range is enforced. Unset means 1, but the engine is told
+ *   the weight was not specified so that it may infer one (semantics.md 1.2).
+ * - max_running_operation_count: the docs' prose says 8, the docs' table and upstream code
+ *   say unset means the tree's max_running_operation_count_per_pool (50). Unset means the
+ *   tree's default, read at the time of use, so changing the tree default affects every pool
+ *   that does not set its own value (ps_pool_config_max_running).
+ * - There is no pool-level aggressive starvation timeout: upstream has none (only the tree's
+ *   fair_share_aggressive_starvation_timeout); the pool-level aggressive overrides are
+ *   enable_aggressive_starvation and allow_aggressive_preemption.
+ * - acl is a simplification of Cypress ACLs: a list of user names with the "use" right.
+ *   Every explicit pool on the path from an operation's pool up to the root whose acl is
+ *   non-empty must list the user (a restricted parent cannot be bypassed by a child).
+ *
+ * Rules that involve other pools (guarantee sums, FIFO pools without subpools, ...) are
+ * checked by the pool tree (pool_tree.h).
+ */
+#ifndef PS_CORE_POOL_CONFIG_H
+#define PS_CORE_POOL_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/attr.h"
+#include "core/error.h"
+#include "core/fair_share.h"
+#include "core/resources.h"
+#include "core/tree_config.h"
+#include "core/value.h"
+
+/* Longest pool name (upstream PoolNameMaxLength). */
+#define PS_POOL_NAME_MAX 100
+/* Delimiter of ephemeral subpool names `<pool>$<user>`. */
+#define PS_EPHEMERAL_DELIMITER '$'
+
+struct ps_ephemeral_subpool_config {
+    int mode;                                      /* enum ps_sched_mode */
+    struct ps_resources_opt resource_limits;
+    struct ps_opt_int max_running_operation_count;
+    struct ps_opt_int max_operation_count;
+};
+
+struct ps_pool_integral_config {
+    int guarantee_type;                            /* enum ps_guarantee_type */
+    struct ps_resources_opt resource_flow;
+    struct ps_resources_opt burst_guarantee_resources;
+    struct ps_opt_double relaxed_share_multiplier_limit;
+    bool can_accept_free_volume;
+    struct ps_opt_bool should_distribute_free_volume_among_children;
+};
+
+struct ps_pool_config {
+    struct ps_opt_double weight;
+    struct ps_opt_double max_share_ratio;
+    struct ps_resources_opt strong_guarantee_resources;
+    struct ps_resources_opt resource_limits;
+    char *scheduling_tag_filter;                   /* owned, "" = none */
+    int mode;                                      /* enum ps_sched_mode */
+    struct ps_opt_int max_running_operation_count;
+    struct ps_opt_int max_operation_count;
+    struct ps_fifo_list fifo_sort_parameters;
+    struct ps_opt_int fifo_pool_scheduling_order;  /* enum ps_fifo_scheduling_order */
+    bool forbid_immediate_operations;
+    bool create_ephemeral_subpools;
+    bool has_ephemeral_subpool_config;
+    struct ps_ephemeral_subpool_config ephemeral_subpool_config;
+    struct ps_pool_integral_config integral_guarantees;
+    /* preemption overrides (pool-preemption-settings) */
+    struct ps_opt_int fair_share_starvation_timeout_ms;
+    struct ps_opt_double fair_share_starvation_tolerance;
+    struct ps_resources_opt non_preemptible_resource_usage_threshold;
+    struct ps_opt_bool enable_aggressive_starvation;
+    struct ps_opt_bool allow_aggressive_preemption;
+    bool allow_normal_preemption;
+    struct ps_string_list acl;
+};
+
+extern const struct ps_attr_table ps_pool_config_table;
+
+/* Defaults. Returns 0 or PS_ENOMEM (then nothing needs releasing). */
+int ps_pool_config_init(struct ps_pool_config *cfg);
+void ps_pool_config_release(struct ps_pool_config *cfg);
+int ps_pool_config_copy(struct ps_pool_config *dst, const struct ps_pool_config *src);
+
+/* Sets one key without running the pool-level cross-key validation; used by the pool tree,
+ * which validates the result together with the rest of the tree before committing (see
+ * ps_pool_tree_set_pool_attr). On error cfg is unchanged. */
+int ps_pool_config_set(struct ps_pool_config *cfg, const char *key, const struct ps_value *value,
+                       struct ps_error *err);
+/* Applies a map of keys atomically (no cross-key validation, as above). */
+int ps_pool_config_apply(struct ps_pool_config *cfg, const struct ps_value *map,
+                         struct ps_error *err);
+int ps_pool_config_get(const struct ps_pool_config *cfg, const char *key, struct ps_value *out,
+                       struct ps_error *err);
+int ps_pool_config_to_value(const struct ps_pool_config *cfg, struct ps_value *out);
+int ps_pool_config_key_count(void);
+const char *ps_pool_config_key_name(int index);
+
+/* Pool-level cross-key rules (max_operation_count >= max_running_operation_count, no burst
+ * guarantees for relaxed pools, no ephemeral subpools for FIFO pools). Messages name the
+ * keys; callers prefix the pool. */
+int ps_pool_config_validate(const struct ps_pool_config *cfg, struct ps_error *err);
+
+/* Effective limits: the pool's own value or the tree's per-pool default. */
+int64_t ps_pool_config_max_running(const struct ps_pool_config *cfg, const struct ps_tree_config *tree);
+int64_t ps_pool_config_max_operations(const struct ps_pool_config *cfg, const struct ps_tree_config *tree);
+
+/* The config of an ephemeral pool created under a parent with this config: defaults, then
+ * the parent's ephemeral_subpool_config when present (mode, limits, counts), as upstream's
+ * ApplyEphemeralSubpoolConfig. parent NULL (root) gives the defaults. */
+int ps_pool_config_init_ephemeral(struct ps_pool_config *cfg, const struct ps_pool_config *parent);
+
+/* Re-applies the parent's ephemeral_subpool_config to an existing ephemeral pool's config
+ * (when the parent is reconfigured), keeping everything else. */
+void ps_pool_config_apply_ephemeral(struct ps_pool_config *cfg, const struct ps_pool_config *parent);
+
+/* The specified resource limits as absolute resources, PS_RES_INFINITE where unset. */
+struct ps_resources ps_resources_opt_or_infinite(const struct ps_resources_opt *r);
+
+/* Name rules. An explicit pool name is 1..100 characters of ASCII letters, digits, `_`, `-`
+ * and `:`; `<Root>` is reserved and `$` is reserved for ephemeral subpools. The same rule
+ * applies to the names of ephemeral pools created from an operation's spec (upstream's
+ * ephemeral_pool_name_regex "[-_a-z0-9:A-Z]+"). Returns 0 or PS_EINVAL naming key and value. */
+int ps_pool_name_check(const char *key, const char *name, struct ps_error *err);
+
+#endif

@@ -1,0 +1,529 @@
+#include "core/pool_tree.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/pool_tree_impl.h"
+
+int ps_tree_reserve(void ***items, int *capacity, int count)
+{
+    if (count < *capacity)
+        return 0;
+    int cap = *capacity ? 2 * *capacity : 8;
+    void **grown = realloc(*items, (size_t)cap * sizeof *grown);
+    if (!grown)
+        return PS_ENOMEM;
+    *items = grown;
+    *capacity = cap;
+    return 0;
+}
+
+static int parse_filter(const char *text, struct ps_formula **out, struct ps_error *err)
+{
+    *out = NULL;
+    if (text[0] == '\0')
+        return 0;
+    return ps_formula_parse(text, out, err);
+}
+
+/* ---- pool bookkeeping -------------------------------------------------------------------- */
+
+struct ps_pool *ps_tree_pool_new(struct ps_pool_tree *tree, const char *name, struct ps_pool *parent,
+                                 struct ps_error *err)
+{
+    struct ps_pool *pool = calloc(1, sizeof *pool);
+    if (!pool)
+        return NULL;
+    pool->name = strdup(name);
+    if (!pool->name || ps_pool_config_init(&pool->config) != 0) {
+        free(pool->name);
+        free(pool);
+        ps_error_set(err, PS_ENOMEM, "out of memory creating pool \"%s\"", name);
+        return NULL;
+    }
+    pool->tree = tree;
+    pool->parent = parent;
+    pool->fs_index = -1;
+    pool->index = -1;
+    pool->dynamic.below_fair_share_since_ms = PS_STARVATION_NEVER;
+    return pool;
+}
+
+void ps_tree_pool_free(struct ps_pool *pool)
+{
+    if (!pool)
+        return;
+    ps_pool_config_release(&pool->config);
+    ps_formula_free(pool->filter);
+    free(pool->ephemeral_user);
+    free(pool->name);
+    free(pool);
+}
+
+/* Inserts a fresh pool (no operations yet) into the tree under pool->parent. */
+static int link_pool(struct ps_pool_tree *tree, struct ps_pool *pool, struct ps_error *err)
+{
+    if (ps_tree_reserve((void ***)&tree->pools, &tree->pool_capacity, tree->pool_count) != 0 ||
+        ps_strmap_put(&tree->pools_by_name, pool->name, pool) != 0)
+        return ps_error_set(err, PS_ENOMEM, "out of memory adding pool \"%s\"", pool->name);
+    pool->index = tree->pool_count;
+    pool->creation_seq = tree->next_pool_seq++;
+    tree->pools[tree->pool_count++] = pool;
+    pool->parent->child_pool_count++;
+    return 0;
+}
+
+void ps_tree_pool_unlink(struct ps_pool_tree *tree, struct ps_pool *pool)
+{
+    int i = pool->index;
+    memmove(&tree->pools[i], &tree->pools[i + 1], (size_t)(tree->pool_count - i - 1) * sizeof *tree->pools);
+    tree->pool_count--;
+    for (int k = i; k < tree->pool_count; k++)
+        tree->pools[k]->index = k;
+    ps_strmap_remove(&tree->pools_by_name, pool->name);
+    pool->parent->child_pool_count--;
+    pool->index = -1;
+}
+
+static void add_counts(struct ps_pool *from, int operations, int running)
+{
+    for (struct ps_pool *a = from; a; a = a->parent) {
+        a->operation_count += operations;
+        a->running_operation_count += running;
+    }
+}
+
+void ps_tree_pool_reparent(struct ps_pool *pool, struct ps_pool *new_parent)
+{
+    add_counts(pool->parent, -pool->operation_count, -pool->running_operation_count);
+    pool->parent->child_pool_count--;
+    pool->parent = new_parent;
+    new_parent->child_pool_count++;
+    add_counts(new_parent, pool->operation_count, pool->running_operation_count);
+}
+
+void ps_tree_remove_empty_ephemeral(struct ps_pool_tree *tree, struct ps_pool *pool)
+{
+    while (pool && !pool->is_root && pool->ephemeral && pool->child_pool_count == 0 &&
+           pool->child_operation_count == 0) {
+        struct ps_pool *parent = pool->parent;
+        ps_tree_pool_unlink(tree, pool);
+        ps_tree_pool_free(pool);
+        pool = parent;
+    }
+}
+
+void ps_tree_begin_change(struct ps_pool_tree *tree)
+{
+    tree->started_count = 0;
+    tree->generation++;
+    if (tree->owner)
+        ps_strategy_tree_begin(tree->owner);
+}
+
+/* ---- lifecycle --------------------------------------------------------------------------- */
+
+struct ps_pool_tree *ps_pool_tree_new(const char *name, const struct ps_value *config,
+                                      struct ps_error *err)
+{
+    if (ps_pool_name_check("pool tree name", name, err) != 0)
+        return NULL;
+    struct ps_pool_tree *tree = calloc(1, sizeof *tree);
+    if (!tree) {
+        ps_error_set(err, PS_ENOMEM, "out of memory creating pool tree \"%s\"", name);
+        return NULL;
+    }
+    ps_strmap_init(&tree->pools_by_name);
+    ps_strmap_init(&tree->ops_by_id);
+    tree->name = strdup(name);
+    if (!tree->name || ps_tree_config_init(&tree->config) != 0) {
+        free(tree->name);
+        free(tree);
+        ps_error_set(err, PS_ENOMEM, "out of memory creating pool tree \"%s\"", name);
+        return NULL;
+    }
+    tree->root = ps_tree_pool_new(tree, PS_ROOT_POOL_NAME, NULL, err);
+    int rc = tree->root ? 0 : PS_ENOMEM;
+    struct ps_value rest;
+    const struct ps_value *pools;
+    if (rc == 0) {
+        tree->root->is_root = true;
+        rc = ps_tree_split_pools(config, &rest, &pools);
+    }
+    if (rc == 0) {
+        rc = ps_tree_config_apply(&tree->config, pools ? &rest : config, err);
+        if (rc == 0)
+            rc = parse_filter(tree->config.nodes_filter, &tree->nodes_filter, err);
+        if (rc == 0)
+            rc = ps_pool_tree_create_pools(tree, pools, err);
+        ps_value_release(&rest);
+    }
+    if (rc != 0) {
+        ps_error_set(err, rc, "out of memory creating pool tree \"%s\"", name);
+        ps_error_prefix(err, "pool tree \"%s\"", name);
+        ps_pool_tree_free(tree);
+        return NULL;
+    }
+    return tree;
+}
+
+void ps_pool_tree_free(struct ps_pool_tree *tree)
+{
+    if (!tree)
+        return;
+    ps_tree_ops_release(tree);
+    ps_tree_nodes_release(tree);
+    for (int i = 0; i < tree->pool_count; i++)
+        ps_tree_pool_free(tree->pools[i]);
+    free(tree->pools);
+    ps_tree_pool_free(tree->root);
+    ps_strmap_release(&tree->pools_by_name);
+    ps_strmap_release(&tree->ops_by_id);
+    ps_tree_config_release(&tree->config);
+    ps_formula_free(tree->nodes_filter);
+    free(tree->name);
+    free(tree);
+}
+
+const char *ps_pool_tree_name(const struct ps_pool_tree *tree)
+{
+    return tree->name;
+}
+
+const struct ps_tree_config *ps_pool_tree_config(const struct ps_pool_tree *tree)
+{
+    return &tree->config;
+}
+
+const struct ps_formula *ps_pool_tree_nodes_filter(const struct ps_pool_tree *tree)
+{
+    return tree->nodes_filter;
+}
+
+/* ---- tree config ------------------------------------------------------------------------- */
+
+static int update_config(struct ps_pool_tree *tree, const char *key, const struct ps_value *value,
+                         const struct ps_value *map, struct ps_error *err)
+{
+    ps_tree_begin_change(tree);
+    struct ps_tree_config copy;
+    if (ps_tree_config_copy(&copy, &tree->config) != 0)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    int rc = map ? ps_tree_config_apply(&copy, map, err) : ps_tree_config_set(&copy, key, value, err);
+    if (rc == 0 && copy.main_resource != tree->config.main_resource)
+        rc = ps_tree_validate_main_resource(tree, copy.main_resource, err);
+    bool filter_changed = rc == 0 && strcmp(copy.nodes_filter, tree->config.nodes_filter) != 0;
+    struct ps_formula *filter = NULL;
+    if (filter_changed) {
+        rc = parse_filter(copy.nodes_filter, &filter, err);
+        if (rc == 0 && tree->owner)
+            rc = ps_strategy_check_tree_filter(tree->owner, tree, filter, err);
+    }
+    if (rc != 0) {
+        ps_formula_free(filter);
+        ps_tree_config_release(&copy);
+        ps_error_prefix(err, "pool tree \"%s\"", tree->name);
+        return rc;
+    }
+    ps_tree_config_release(&tree->config);
+    tree->config = copy;
+    if (filter_changed) {
+        ps_formula_free(tree->nodes_filter);
+        tree->nodes_filter = filter;
+        if (tree->owner) {
+            ps_strategy_apply_tree_filter(tree->owner, tree);
+        } else {
+            /* A standalone tree lets go of the nodes the new filter no longer matches. */
+            for (int i = tree->node_count - 1; i >= 0; i--)
+                if (!ps_pool_tree_node_matches(tree, tree->nodes[i]))
+                    ps_pool_tree_remove_node(tree, tree->nodes[i]);
+        }
+        ps_tree_invalidate_filter_cache(tree);
+    }
+    ps_pool_tree_run_pending(tree);
+    return 0;
+}
+
+int ps_pool_tree_set_config(struct ps_pool_tree *tree, const char *key, const struct ps_value *value,
+                            struct ps_error *err)
+{
+    return update_config(tree, key, value, NULL, err);
+}
+
+int ps_pool_tree_apply_config(struct ps_pool_tree *tree, const struct ps_value *map,
+                              struct ps_error *err)
+{
+    if (!map)
+        return 0;
+    return update_config(tree, NULL, NULL, map, err);
+}
+
+/* ---- pools ------------------------------------------------------------------------------- */
+
+struct ps_pool *ps_pool_tree_root(struct ps_pool_tree *tree)
+{
+    return tree->root;
+}
+
+struct ps_pool *ps_pool_tree_find_pool(const struct ps_pool_tree *tree, const char *name)
+{
+    if (strcmp(name, PS_ROOT_POOL_NAME) == 0)
+        return tree->root;
+    return ps_strmap_get(&tree->pools_by_name, name);
+}
+
+int ps_pool_tree_pool_count(const struct ps_pool_tree *tree)
+{
+    return tree->pool_count;
+}
+
+struct ps_pool *ps_pool_tree_pool_at(const struct ps_pool_tree *tree, int index)
+{
+    if (index < 0 || index >= tree->pool_count)
+        return NULL;
+    return tree->pools[index];
+}
+
+int64_t ps_pool_max_running_operations(const struct ps_pool *pool)
+{
+    const struct ps_tree_config *tc = &pool->tree->config;
+    return pool->is_root ? tc->max_running_operation_count : ps_pool_config_max_running(&pool->config, tc);
+}
+
+int64_t ps_pool_max_operations(const struct ps_pool *pool)
+{
+    const struct ps_tree_config *tc = &pool->tree->config;
+    return pool->is_root ? tc->max_operation_count : ps_pool_config_max_operations(&pool->config, tc);
+}
+
+struct ps_pool *ps_pool_tree_default_parent(const struct ps_pool_tree *tree)
+{
+    struct ps_pool *pool = ps_pool_tree_find_pool(tree, tree->config.default_parent_pool);
+    if (!pool || pool->ephemeral || pool->config.mode == PS_MODE_FIFO)
+        return tree->root;
+    return pool;
+}
+
+int ps_pool_tree_last_started_count(const struct ps_pool_tree *tree)
+{
+    return tree->started_count;
+}
+
+struct ps_tree_op *ps_pool_tree_last_started(const struct ps_pool_tree *tree, int index)
+{
+    if (index < 0 || index >= tree->started_count)
+        return NULL;
+    return tree->started[index];
+}
+
+/* The parent named parent_name for a pool to be placed under it. */
+static int find_parent(struct ps_pool_tree *tree, const char *pool_name, const char *parent_name,
+                       struct ps_pool **out, struct ps_error *err)
+{
+    struct ps_pool *parent = parent_name ? ps_pool_tree_find_pool(tree, parent_name) : tree->root;
+    *out = NULL;
+    if (!parent)
+        return ps_error_set(err, PS_ENOENT,
+                            "pool \"%s\": parent pool \"%s\" does not exist in pool tree \"%s\"",
+                            pool_name, parent_name, tree->name);
+    if (parent->ephemeral)
+        return ps_error_set(err, PS_EINVAL,
+                            "pool \"%s\": parent pool \"%s\" is ephemeral and cannot have explicit "
+                            "child pools", pool_name, parent_name);
+    *out = parent;
+    return 0;
+}
+
+/* After a pool's config changed: its ephemeral children follow its ephemeral_subpool_config. */
+static void refresh_ephemeral_children(struct ps_pool_tree *tree, struct ps_pool *pool)
+{
+    for (int i = 0; i < tree->pool_count; i++) {
+        struct ps_pool *child = tree->pools[i];
+        if (child->parent == pool && child->ephemeral)
+            ps_pool_config_apply_ephemeral(&child->config, &pool->config);
+    }
+}
+
+int ps_pool_tree_create_pool(struct ps_pool_tree *tree, const char *name, const char *parent_name,
+                             const struct ps_value *attrs, struct ps_error *err)
+{
+    ps_tree_begin_change(tree);
+    int rc = ps_pool_name_check("pool name", name, err);
+    if (rc != 0)
+        return rc;
+    struct ps_pool *parent;
+    rc = find_parent(tree, name, parent_name, &parent, err);
+    if (rc != 0)
+        return rc;
+    struct ps_pool *existing = ps_strmap_get(&tree->pools_by_name, name);
+    if (existing && !existing->ephemeral)
+        return ps_error_set(err, PS_EEXIST, "pool \"%s\" already exists in pool tree \"%s\"", name,
+                            tree->name);
+
+    struct ps_pool_config config;
+    if (ps_pool_config_init(&config) != 0)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    rc = ps_pool_config_apply(&config, attrs, err);
+    if (rc != 0)
+        ps_error_prefix(err, "pool \"%s\"", name);
+    if (rc == 0)
+        rc = ps_tree_validate_pool(tree, existing, name, &config, parent, err);
+    struct ps_formula *filter = NULL;
+    if (rc == 0)
+        rc = parse_filter(config.scheduling_tag_filter, &filter, err);
+    struct ps_pool *pool = existing;
+    if (rc == 0 && !pool) {
+        pool = ps_tree_pool_new(tree, name, parent, err);
+        rc = pool ? link_pool(tree, pool, err) : PS_ENOMEM;
+        if (rc != 0 && pool) {
+            ps_tree_pool_free(pool);
+            pool = NULL;
+        }
+    }
+    if (rc != 0) {
+        ps_formula_free(filter);
+        ps_pool_config_release(&config);
+        return rc;
+    }
+    ps_pool_config_release(&pool->config);
+    pool->config = config;
+    ps_formula_free(pool->filter);
+    pool->filter = filter;
+    if (existing) {
+        /* An ephemeral pool becomes explicit: it stops counting for its user and keeps its
+         * operations; it may move under the requested parent. */
+        existing->ephemeral = false;
+        existing->ephemeral_in_default_parent = false;
+        free(existing->ephemeral_user);
+        existing->ephemeral_user = NULL;
+        if (existing->parent != parent)
+            ps_tree_pool_reparent(existing, parent);
+        ps_pool_tree_run_pending(tree);
+    }
+    return 0;
+}
+
+int ps_pool_tree_remove_pool(struct ps_pool_tree *tree, const char *name, struct ps_error *err)
+{
+    ps_tree_begin_change(tree);
+    struct ps_pool *pool = ps_pool_tree_find_pool(tree, name);
+    if (!pool)
+        return ps_error_set(err, PS_ENOENT, "pool \"%s\" does not exist in pool tree \"%s\"", name,
+                            tree->name);
+    if (pool->is_root)
+        return ps_error_set(err, PS_EINVAL, "the root pool cannot be removed");
+    if (pool->child_pool_count > 0)
+        return ps_error_set(err, PS_ESTATE, "pool \"%s\" cannot be removed: it has %d child pools",
+                            name, pool->child_pool_count);
+    if (pool->child_operation_count > 0)
+        return ps_error_set(err, PS_ESTATE, "pool \"%s\" cannot be removed: it has %d operations",
+                            name, pool->child_operation_count);
+    ps_tree_pool_unlink(tree, pool);
+    ps_tree_pool_free(pool);
+    return 0;
+}
+
+int ps_pool_tree_move_pool(struct ps_pool_tree *tree, const char *name, const char *new_parent,
+                           struct ps_error *err)
+{
+    ps_tree_begin_change(tree);
+    struct ps_pool *pool = ps_pool_tree_find_pool(tree, name);
+    if (!pool)
+        return ps_error_set(err, PS_ENOENT, "pool \"%s\" does not exist in pool tree \"%s\"", name,
+                            tree->name);
+    if (pool->is_root)
+        return ps_error_set(err, PS_EINVAL, "the root pool cannot be moved");
+    if (pool->ephemeral)
+        return ps_error_set(err, PS_EINVAL, "pool \"%s\" is ephemeral and cannot be moved", name);
+    struct ps_pool *parent;
+    int rc = find_parent(tree, name, new_parent, &parent, err);
+    if (rc != 0)
+        return rc;
+    for (struct ps_pool *a = parent; a; a = a->parent)
+        if (a == pool)
+            return ps_error_set(err, PS_EINVAL,
+                                "pool \"%s\" cannot be moved under itself or its descendant \"%s\"",
+                                name, parent->name);
+    if (parent == pool->parent)
+        return 0;
+    rc = ps_tree_validate_pool(tree, pool, name, &pool->config, parent, err);
+    if (rc != 0)
+        return rc;
+    ps_tree_pool_reparent(pool, parent);
+    ps_pool_tree_run_pending(tree);
+    return 0;
+}
+
+static int update_pool(struct ps_pool_tree *tree, const char *name, const char *key,
+                       const struct ps_value *value, const struct ps_value *map, struct ps_error *err)
+{
+    ps_tree_begin_change(tree);
+    struct ps_pool *pool = ps_pool_tree_find_pool(tree, name);
+    if (!pool)
+        return ps_error_set(err, PS_ENOENT, "pool \"%s\" does not exist in pool tree \"%s\"", name,
+                            tree->name);
+    if (pool->is_root)
+        return ps_error_set(err, PS_EINVAL,
+                            "the root pool has no pool attributes: set the attributes of pool tree \"%s\"",
+                            tree->name);
+    if (pool->ephemeral)
+        return ps_error_set(err, PS_EINVAL,
+                            "pool \"%s\" is ephemeral: create it explicitly to configure it", name);
+    struct ps_pool_config config;
+    if (ps_pool_config_copy(&config, &pool->config) != 0)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    int rc = map ? ps_pool_config_apply(&config, map, err) : ps_pool_config_set(&config, key, value, err);
+    if (rc != 0)
+        ps_error_prefix(err, "pool \"%s\"", name);
+    if (rc == 0)
+        rc = ps_tree_validate_pool(tree, pool, name, &config, pool->parent, err);
+    struct ps_formula *filter = NULL;
+    bool filter_changed = rc == 0 && strcmp(config.scheduling_tag_filter, pool->config.scheduling_tag_filter) != 0;
+    if (filter_changed)
+        rc = parse_filter(config.scheduling_tag_filter, &filter, err);
+    if (rc != 0) {
+        ps_pool_config_release(&config);
+        return rc;
+    }
+    ps_pool_config_release(&pool->config);
+    pool->config = config;
+    if (filter_changed) {
+        ps_formula_free(pool->filter);
+        pool->filter = filter;
+    }
+    refresh_ephemeral_children(tree, pool);
+    ps_pool_tree_run_pending(tree);
+    return 0;
+}
+
+int ps_pool_tree_set_pool_attr(struct ps_pool_tree *tree, const char *pool, const char *key,
+                               const struct ps_value *value, struct ps_error *err)
+{
+    return update_pool(tree, pool, key, value, NULL, err);
+}
+
+int ps_pool_tree_apply_pool_attrs(struct ps_pool_tree *tree, const char *pool,
+                                  const struct ps_value *map, struct ps_error *err)
+{
+    if (!map)
+        return 0;
+    return update_pool(tree, pool, NULL, NULL, map, err);
+}
+
+int ps_pool_tree_get_pool_attr(const struct ps_pool_tree *tree, const char *name, const char *key,
+                               struct ps_value *out, struct ps_error *err)
+{
+    *out = ps_value_null();
+    const struct ps_pool *pool = ps_pool_tree_find_pool(tree, name);
+    if (!pool)
+        return ps_error_set(err, PS_ENOENT, "pool \"%s\" does not exist in pool tree \"%s\"", name,
+                            tree->name);
+    if (pool->is_root)
+        return ps_error_set(err, PS_EINVAL,
+                            "the root pool has no pool attributes: read the attributes of pool tree \"%s\"",
+                            tree->name);
+    int rc = ps_pool_config_get(&pool->config, key, out, err);
+    if (rc != 0)
+        ps_error_prefix(err, "pool \"%s\"", name);
+    return rc;
+}

@@ -1,0 +1,189 @@
+/* pool_tree.h — one pool tree: its config, its pools, and the validation of every change.
+ *
+ * A tree has a name, a config (tree_config.h), a root pool `<Root>` and pools with names
+ * unique within the tree. Pools are explicit (created by a user, configured through
+ * pool_config.h) or ephemeral (created for an operation whose pool does not exist, see
+ * operation.h; they vanish with their last operation).
+ *
+ * Every structural change (create, remove, move, set attribute, tree config) is validated
+ * against the rest of the tree *before* it is applied; a refused change leaves the tree
+ * exactly as it was. The rules are upstream's (the master's TSchedulerPool validation and
+ * TPoolConfig::Validate):
+ *   - pool-level rules of ps_pool_config_validate;
+ *   - a strong guarantee for any resource needs one for the main resource (cpu);
+ *   - for strong_guarantee_resources, integral_guarantees/burst_guarantee_resources and
+ *     integral_guarantees/resource_flow, per resource: a child may set it only if its parent
+ *     (other than the root) sets it, and the children's sum must not exceed the parent's;
+ *   - an integral pool (guarantee_type burst or relaxed) cannot have children with integral
+ *     resources;
+ *   - a pool in fifo mode cannot have child pools.
+ * Messages name the pool(s) involved, the key and the values.
+ *
+ * Counts: operation_count (started: pending + running) and running_operation_count of a pool
+ * include its whole subtree, so they propagate to every ancestor up to the root. Limits are
+ * the pool's own or the tree's per-pool defaults; the root's are the tree's
+ * max_operation_count and max_running_operation_count (semantics.md 2.1).
+ *
+ * Divergences from upstream, on purpose:
+ *   - removing a pool with children or operations is refused (upstream turns it into an
+ *     ephemeral pool); creating an explicit pool whose name is an ephemeral pool's converts
+ *     that pool into an explicit one, as upstream does.
+ *   - ephemeral pools cannot be configured, moved or be the parent of explicit pools (they
+ *     are not Cypress objects upstream either).
+ *
+ * Ownership: the tree owns its pools and operation memberships; pointers to them stay valid
+ * until the pool or operation is removed (ephemeral pools disappear when their last
+ * operation is removed) or the tree is freed. Nodes are borrowed (nodes.h).
+ */
+#ifndef PS_CORE_POOL_TREE_H
+#define PS_CORE_POOL_TREE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/error.h"
+#include "core/fair_share.h"
+#include "core/formula.h"
+#include "core/pool_config.h"
+#include "core/resources.h"
+#include "core/starvation.h"
+#include "core/tree_config.h"
+#include "core/value.h"
+
+struct ps_pool_tree;
+struct ps_tree_op;
+
+/* Dynamic characteristics of a pool or an operation in one tree (pool-characteristics.txt),
+ * filled by ps_pool_tree_apply_fs (tree_fs.h) from the last fair share update. Ratios are
+ * the largest component of the matching share (the dominant share). */
+struct ps_element_dynamic {
+    bool valid;                       /* false until an update included the element */
+    double fair_share_ratio;          /* max component of fair_share.total */
+    double usage_ratio;               /* max component of usage_share */
+    double demand_ratio;              /* max component of demand_share */
+    double guaranteed_ratio;          /* max component of the (adjusted) strong guarantee share */
+    double min_share_ratio;           /* max component of the specified strong guarantee / total */
+    int dominant_resource;            /* enum ps_resource */
+    struct ps_fs_element_output fs;   /* everything the engine computed */
+    /* Scheduling status and starvation (starvation.h), kept from one check to the next by
+     * ps_pool_tree_apply_starvation (tree_starvation.h). */
+    enum ps_sched_status status;
+    enum ps_starvation_status starvation;
+    int64_t below_fair_share_since_ms;   /* PS_STARVATION_NEVER: not below fair share */
+};
+
+struct ps_pool {
+    char *name;                        /* owned; "<Root>" for the root */
+    struct ps_pool_config config;      /* read-only: change it through ps_pool_tree_set_pool_attr */
+    struct ps_pool *parent;            /* NULL for the root */
+    struct ps_pool_tree *tree;
+    bool is_root;
+    bool ephemeral;                    /* created for operations, vanishes when empty */
+    bool ephemeral_in_default_parent;  /* a user-named pool: counts for max_ephemeral_pools_per_user */
+    char *ephemeral_user;              /* the user an ephemeral pool was created for, else NULL */
+    int64_t creation_seq;              /* creation order: the order of siblings */
+    struct ps_formula *filter;         /* parsed scheduling_tag_filter, NULL when empty */
+
+    int child_pool_count;
+    int child_operation_count;         /* operations attached directly (pending or running) */
+    int operation_count;               /* started operations in the subtree */
+    int running_operation_count;       /* running operations in the subtree */
+    struct ps_resources usage;         /* usage of the running operations in the subtree, as of
+                                          the last ps_pool_tree_update_pool_usage or build */
+
+    /* Integral guarantee state carried from one fair share update to the next. */
+    struct ps_volume accumulated_volume;
+    double last_integral_share_ratio;
+
+    struct ps_element_dynamic dynamic;
+    int fs_index;                      /* element index in the last build, -1 when none */
+    int index;                         /* private: position in the tree's pool array */
+};
+
+/* ---- lifecycle --------------------------------------------------------------------------- */
+
+/* A new tree named name (a pool-name-like identifier) with the default config updated by
+ * config (a map of tree config keys; NULL for none). The map may also hold "pools", a list
+ * of pools as in the scenario format, created with ps_pool_tree_create_pools. Returns NULL
+ * with err set on a bad name, config or pool (PS_EINVAL, PS_ENOENT) or out of memory. */
+struct ps_pool_tree *ps_pool_tree_new(const char *name, const struct ps_value *config,
+                                      struct ps_error *err);
+/* Frees the tree with its pools and operation memberships. NULL is a no-op. */
+void ps_pool_tree_free(struct ps_pool_tree *tree);
+
+const char *ps_pool_tree_name(const struct ps_pool_tree *tree);
+const struct ps_tree_config *ps_pool_tree_config(const struct ps_pool_tree *tree);
+/* The parsed nodes_filter (NULL when empty). Valid until the config changes. */
+const struct ps_formula *ps_pool_tree_nodes_filter(const struct ps_pool_tree *tree);
+
+/* Updates one tree config key (see tree_config.h) or a map of keys, validated against the
+ * config and the pools (e.g. a new main_resource against every strong guarantee). When the
+ * tree belongs to a strategy, a new nodes_filter is also checked against the registered
+ * nodes (strategy.h). Raised per-pool defaults may let pending operations run (see
+ * ps_pool_tree_last_started). On error nothing changed. */
+int ps_pool_tree_set_config(struct ps_pool_tree *tree, const char *key, const struct ps_value *value,
+                            struct ps_error *err);
+int ps_pool_tree_apply_config(struct ps_pool_tree *tree, const struct ps_value *map,
+                              struct ps_error *err);
+
+/* ---- pools ------------------------------------------------------------------------------- */
+
+struct ps_pool *ps_pool_tree_root(struct ps_pool_tree *tree);
+/* The pool named name ("<Root>" gives the root), or NULL. */
+struct ps_pool *ps_pool_tree_find_pool(const struct ps_pool_tree *tree, const char *name);
+/* Pools other than the root, in creation order (index 0 .. count-1). */
+int ps_pool_tree_pool_count(const struct ps_pool_tree *tree);
+struct ps_pool *ps_pool_tree_pool_at(const struct ps_pool_tree *tree, int index);
+
+/* Creates an explicit pool under parent (NULL or "<Root>" for the root) with attributes attrs
+ * (a map of pool config keys, NULL for defaults). Errors: PS_EINVAL (bad name, bad attribute,
+ * tree rule), PS_ENOENT (no such parent), PS_EEXIST (an explicit pool of that name exists),
+ * PS_ENOMEM. An ephemeral pool of that name becomes explicit (moved under parent, its
+ * operations kept). */
+int ps_pool_tree_create_pool(struct ps_pool_tree *tree, const char *name, const char *parent,
+                             const struct ps_value *attrs, struct ps_error *err);
+
+/* Creates the pools of a document: a list of maps {"name": ..., "parent": ... (default
+ * "<Root>"), any pool config keys, and optionally "accumulated_resource_volume" (a map
+ * resource -> resource x seconds, the integral state of snapshots)}. A child may be listed
+ * before its parent; siblings are created in list order. Atomic: on error (prefixed
+ * "pools[i]") the pools created by this call are removed again. */
+int ps_pool_tree_create_pools(struct ps_pool_tree *tree, const struct ps_value *pools,
+                              struct ps_error *err);
+
+/* Removes an explicit pool. Refused (PS_ESTATE) while it has child pools or operations;
+ * PS_ENOENT when absent; PS_EINVAL for the root. */
+int ps_pool_tree_remove_pool(struct ps_pool_tree *tree, const char *name, struct ps_error *err);
+
+/* Moves a pool (with its subtree, operations and counts) under new_parent. Refused when the
+ * new parent is the pool itself or a descendant, is ephemeral, or breaks a tree rule. Counts
+ * move with the subtree; limits may end up oversubscribed, as upstream allows. */
+int ps_pool_tree_move_pool(struct ps_pool_tree *tree, const char *name, const char *new_parent,
+                           struct ps_error *err);
+
+/* Sets one attribute of an explicit pool (value NULL or null: back to the default), or a map
+ * of attributes at once; validated against the whole tree first. Raised limits may let pending
+ * operations run. */
+int ps_pool_tree_set_pool_attr(struct ps_pool_tree *tree, const char *pool, const char *key,
+                               const struct ps_value *value, struct ps_error *err);
+int ps_pool_tree_apply_pool_attrs(struct ps_pool_tree *tree, const char *pool,
+                                  const struct ps_value *map, struct ps_error *err);
+/* Reads one attribute of a pool (explicit or ephemeral) into *out (owned). */
+int ps_pool_tree_get_pool_attr(const struct ps_pool_tree *tree, const char *pool, const char *key,
+                               struct ps_value *out, struct ps_error *err);
+
+/* Effective operation-count limits of a pool (the root's are the tree's). */
+int64_t ps_pool_max_running_operations(const struct ps_pool *pool);
+int64_t ps_pool_max_operations(const struct ps_pool *pool);
+
+/* The parent ephemeral user pools are created under: default_parent_pool when it exists, is
+ * explicit and is not in fifo mode, otherwise the root (upstream raises an alert and uses the
+ * root too). */
+struct ps_pool *ps_pool_tree_default_parent(const struct ps_pool_tree *tree);
+
+/* Operations that became running during the last call that changed the tree (operation
+ * start or finish, pool or config change). Valid until the next such call. */
+int ps_pool_tree_last_started_count(const struct ps_pool_tree *tree);
+struct ps_tree_op *ps_pool_tree_last_started(const struct ps_pool_tree *tree, int index);
+
+#endif

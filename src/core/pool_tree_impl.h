@@ -1,0 +1,105 @@
+/* pool_tree_impl.h — the inside of struct ps_pool_tree, shared by pool_tree*.c, tree_ops.c,
+ * tree_nodes.c, tree_fs.c and strategy.c. Not part of the public API.
+ */
+#ifndef PS_CORE_POOL_TREE_IMPL_H
+#define PS_CORE_POOL_TREE_IMPL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/nodes.h"
+#include "core/operation.h"
+#include "core/pool_tree.h"
+#include "core/strmap.h"
+
+struct ps_strategy;
+
+struct ps_filter_cache_entry {
+    char *text;                     /* owned filter text (the cache key) */
+    struct ps_resources limits;
+    int node_count;                 /* nodes satisfying the filter */
+};
+
+struct ps_pool_tree {
+    char *name;
+    struct ps_tree_config config;
+    struct ps_formula *nodes_filter;        /* NULL when empty */
+
+    struct ps_pool *root;
+    struct ps_pool **pools;                 /* non-root pools in creation order */
+    int pool_count, pool_capacity;
+    struct ps_strmap pools_by_name;         /* every pool except the root */
+    int64_t next_pool_seq;
+
+    struct ps_tree_op **ops;                /* registration order */
+    int op_count, op_capacity;
+    struct ps_strmap ops_by_id;
+    int64_t next_op_seq;
+    struct ps_tree_op **pending;            /* start order */
+    int pending_count, pending_capacity;
+    struct ps_tree_op **started;            /* ops that became running in the last call */
+    int started_count, started_capacity;
+
+    struct ps_node **nodes;                 /* borrowed, in insertion order */
+    int node_count, node_capacity;
+    struct ps_resources total;
+    struct ps_filter_cache_entry *cache;
+    int cache_count, cache_capacity;
+    bool has_connect_time;
+    int64_t connected_at_ms;
+
+    struct ps_strategy *owner;              /* set by the strategy that holds the tree */
+    uint64_t generation;                    /* bumped by every change (tree_fs.h) */
+    bool has_previous_update;
+    int64_t previous_update_ms;
+};
+
+/* Grows an array of pointers to hold one more; 0 or PS_ENOMEM. */
+int ps_tree_reserve(void ***items, int *capacity, int count);
+
+/* Validation of a prospective change, see pool_validate.c. `pool` is the pool being changed
+ * (NULL for a pool being created, then `name` names it), `config` its prospective config and
+ * `parent` its prospective parent. Also checks the pool against its own children. */
+int ps_tree_validate_pool(const struct ps_pool_tree *tree, const struct ps_pool *pool,
+                          const char *name, const struct ps_pool_config *config,
+                          const struct ps_pool *parent, struct ps_error *err);
+/* Every pool's strong guarantees against a prospective main resource. */
+int ps_tree_validate_main_resource(const struct ps_pool_tree *tree, int main_resource,
+                                   struct ps_error *err);
+
+/* Pool bookkeeping (pool_tree.c). */
+struct ps_pool *ps_tree_pool_new(struct ps_pool_tree *tree, const char *name,
+                                 struct ps_pool *parent, struct ps_error *err);
+void ps_tree_pool_unlink(struct ps_pool_tree *tree, struct ps_pool *pool);
+void ps_tree_pool_free(struct ps_pool *pool);
+/* Moves counts of a subtree from its old ancestors to new ones and relinks it. */
+void ps_tree_pool_reparent(struct ps_pool *pool, struct ps_pool *new_parent);
+/* Removes pool and its ancestors while they are ephemeral and empty. */
+void ps_tree_remove_empty_ephemeral(struct ps_pool_tree *tree, struct ps_pool *pool);
+
+/* Empties the list of started operations (at the start of each changing call). */
+void ps_tree_begin_change(struct ps_pool_tree *tree);
+
+/* Hooks into the owning strategy (strategy.c): a changing call begins, an operation became
+ * running in the tree. */
+void ps_strategy_tree_begin(struct ps_strategy *strategy);
+void ps_strategy_tree_op_running(struct ps_strategy *strategy, struct ps_tree_op *op);
+
+/* Called by the tree when its nodes_filter is about to change (strategy.c, returns 0 or the
+ * refusal) and after it changed. */
+int ps_strategy_check_tree_filter(struct ps_strategy *strategy, struct ps_pool_tree *tree,
+                                  const struct ps_formula *filter, struct ps_error *err);
+void ps_strategy_apply_tree_filter(struct ps_strategy *strategy, struct ps_pool_tree *tree);
+
+/* Invalidates the filter-limits cache (tree_nodes.c). */
+void ps_tree_invalidate_filter_cache(struct ps_pool_tree *tree);
+void ps_tree_nodes_release(struct ps_pool_tree *tree);
+
+/* A tree document is its config plus an optional "pools" list: *rest gets a copy of config
+ * without "pools" (null when there is none: use config itself), *pools the list or NULL. */
+int ps_tree_split_pools(const struct ps_value *config, struct ps_value *rest, const struct ps_value **pools);
+
+/* Operation bookkeeping (tree_ops.c). */
+void ps_tree_ops_release(struct ps_pool_tree *tree);
+
+#endif

@@ -1,0 +1,305 @@
+#include "core/tree_config.h"
+
+#include <float.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/formula.h"
+#include "core/pool_config.h"
+
+#define OFF(field) offsetof(struct ps_tree_config, field)
+#define IOFF(field) offsetof(struct ps_tree_integral_config, field)
+#define HUGE_MAX 1e308
+
+static const char *const scope_names[] = {"operation_and_ancestors", "operation_only"};
+static const char *const fifo_order_names[] = {"satisfaction", "fifo"};
+static const char *const resource_names[] = {"user_slots", "cpu", "gpu", "memory", "network"};
+
+static int check_formula(const char *key, const char *text, struct ps_error *err)
+{
+    struct ps_formula *formula = NULL;
+    int rc = ps_formula_parse(text, &formula, err);
+    ps_formula_free(formula);
+    if (rc != 0)
+        ps_error_prefix(err, "%s", key);
+    return rc;
+}
+
+static int check_default_parent(const char *key, const char *name, struct ps_error *err)
+{
+    if (strcmp(name, PS_ROOT_POOL_NAME) == 0)
+        return 0;
+    return ps_pool_name_check(key, name, err);
+}
+
+static int integral_init(void *obj)
+{
+    struct ps_tree_integral_config *c = obj;
+    c->smooth_period_ms = 60000;
+    c->pool_capacity_saturation_period_ms = 86400000;
+    c->relaxed_share_multiplier_limit = 3.0;
+    return 0;
+}
+
+static const struct ps_attr integral_attrs[] = {
+    {.name = "smooth_period", .kind = PS_ATTR_INT, .offset = IOFF(smooth_period_ms),
+     .flags = PS_ATTR_MIN_OPEN, .min = 0, .max = HUGE_MAX},
+    {.name = "pool_capacity_saturation_period", .kind = PS_ATTR_INT,
+     .offset = IOFF(pool_capacity_saturation_period_ms), .flags = PS_ATTR_MIN_OPEN, .min = 0,
+     .max = HUGE_MAX},
+    {.name = "relaxed_share_multiplier_limit", .kind = PS_ATTR_DOUBLE,
+     .offset = IOFF(relaxed_share_multiplier_limit), .min = 1, .max = HUGE_MAX},
+};
+
+static const struct ps_attr_table integral_table = {
+    .what = "tree integral_guarantees config",
+    .attrs = integral_attrs,
+    .count = (int)(sizeof integral_attrs / sizeof integral_attrs[0]),
+    .size = sizeof(struct ps_tree_integral_config),
+    .init = integral_init,
+};
+
+static int tree_init(void *obj)
+{
+    return ps_tree_config_init(obj);
+}
+
+#define MS(key, field) \
+    {.name = key, .kind = PS_ATTR_INT, .offset = OFF(field), .min = 0, .max = HUGE_MAX}
+#define POSITIVE_INT(key, field) \
+    {.name = key, .kind = PS_ATTR_INT, .offset = OFF(field), .flags = PS_ATTR_MIN_OPEN, \
+     .min = 0, .max = HUGE_MAX}
+#define BOOL(key, field) {.name = key, .kind = PS_ATTR_BOOL, .offset = OFF(field)}
+
+static const struct ps_attr tree_attrs[] = {
+    {.name = "nodes_filter", .kind = PS_ATTR_STRING, .offset = OFF(nodes_filter),
+     .check = check_formula},
+    POSITIVE_INT("max_operation_count", max_operation_count),
+    POSITIVE_INT("max_operation_count_per_pool", max_operation_count_per_pool),
+    POSITIVE_INT("max_running_operation_count", max_running_operation_count),
+    POSITIVE_INT("max_running_operation_count_per_pool", max_running_operation_count_per_pool),
+    {.name = "default_parent_pool", .kind = PS_ATTR_STRING, .offset = OFF(default_parent_pool),
+     .flags = PS_ATTR_NONEMPTY, .check = check_default_parent},
+    BOOL("enable_pool_starvation", enable_pool_starvation),
+    BOOL("forbid_immediate_operations_in_root", forbid_immediate_operations_in_root),
+    {.name = "max_ephemeral_pools_per_user", .alias = {"max_ephemeral_pool_per_user"},
+     .kind = PS_ATTR_INT, .offset = OFF(max_ephemeral_pools_per_user), .min = 1, .max = HUGE_MAX},
+    {.name = "fair_share_starvation_timeout", .alias = {"fair_share_preemption_timeout"},
+     .kind = PS_ATTR_INT, .offset = OFF(fair_share_starvation_timeout_ms), .min = 0,
+     .max = HUGE_MAX},
+    MS("fair_share_aggressive_starvation_timeout", fair_share_aggressive_starvation_timeout_ms),
+    {.name = "fair_share_starvation_tolerance", .kind = PS_ATTR_DOUBLE,
+     .offset = OFF(fair_share_starvation_tolerance), .min = 0, .max = 1},
+    BOOL("enable_aggressive_starvation", enable_aggressive_starvation),
+    MS("min_share_preemption_timeout", min_share_preemption_timeout_ms),
+    {.name = "non_preemptible_resource_usage_threshold", .kind = PS_ATTR_RESOURCES,
+     .offset = OFF(non_preemptible_resource_usage_threshold)},
+    {.name = "preemption_satisfaction_threshold", .kind = PS_ATTR_DOUBLE,
+     .offset = OFF(preemption_satisfaction_threshold), .flags = PS_ATTR_MIN_OPEN, .min = 0,
+     .max = HUGE_MAX},
+    {.name = "aggressive_preemption_satisfaction_threshold", .kind = PS_ATTR_DOUBLE,
+     .offset = OFF(aggressive_preemption_satisfaction_threshold), .min = 0, .max = HUGE_MAX},
+    MS("preemptive_scheduling_backoff", preemptive_scheduling_backoff_ms),
+    {.name = "allocation_preemption_timeout", .alias = {"job_interrupt_timeout"},
+     .kind = PS_ATTR_INT, .offset = OFF(allocation_preemption_timeout_ms), .min = 0,
+     .max = HUGE_MAX},
+    {.name = "allocation_graceful_preemption_timeout", .alias = {"job_graceful_interrupt_timeout"},
+     .kind = PS_ATTR_INT, .offset = OFF(allocation_graceful_preemption_timeout_ms), .min = 0,
+     .max = HUGE_MAX},
+    {.name = "max_unpreemptible_running_allocation_count",
+     .alias = {"max_unpreemptible_running_job_count", "max_unpreemptable_running_job_count"},
+     .kind = PS_ATTR_OPT_INT, .offset = OFF(max_unpreemptible_running_allocation_count), .min = 0,
+     .max = HUGE_MAX},
+    BOOL("enable_conditional_preemption", enable_conditional_preemption),
+    {.name = "allocation_count_preemption_timeout_coefficient",
+     .alias = {"job_count_preemption_timeout_coefficient"}, .kind = PS_ATTR_DOUBLE,
+     .offset = OFF(allocation_count_preemption_timeout_coefficient), .min = 1, .max = HUGE_MAX},
+    {.name = "scheduling_preemption_priority_scope", .kind = PS_ATTR_ENUM,
+     .offset = OFF(scheduling_preemption_priority_scope), .enum_names = scope_names,
+     .enum_count = 2},
+    {.name = "fifo_pool_scheduling_order", .kind = PS_ATTR_ENUM,
+     .offset = OFF(fifo_pool_scheduling_order), .enum_names = fifo_order_names, .enum_count = 2},
+    {.name = "integral_guarantees", .kind = PS_ATTR_GROUP, .offset = OFF(integral_guarantees),
+     .group = &integral_table, .presence_offset = -1},
+    BOOL("enable_step_function_for_gang_operations", enable_step_function_for_gang_operations),
+    BOOL("enable_improved_fair_share_by_fit_factor_computation",
+         enable_improved_fair_share_by_fit_factor_computation),
+    {.name = "infer_weight_from_guarantees_share_multiplier",
+     .alias = {"infer_weight_from_strong_guarantee_share_multiplier",
+               "infer_weight_from_min_share_ratio_multiplier"},
+     .kind = PS_ATTR_OPT_DOUBLE, .offset = OFF(infer_weight_from_guarantees_share_multiplier),
+     .min = 1, .max = HUGE_MAX},
+    {.name = "main_resource", .kind = PS_ATTR_ENUM, .offset = OFF(main_resource),
+     .enum_names = resource_names, .enum_count = PS_RES_COUNT},
+    {.name = "node_reconnection_timeout", .alias = {"total_resource_limits_consider_delay"},
+     .kind = PS_ATTR_INT, .offset = OFF(node_reconnection_timeout_ms), .min = 0, .max = HUGE_MAX},
+    {.name = "fair_share_update_period", .kind = PS_ATTR_INT,
+     .offset = OFF(fair_share_update_period_ms), .min = 10, .max = 60000},
+    BOOL("should_distribute_free_volume_among_children", should_distribute_free_volume_among_children),
+};
+
+const struct ps_attr_table ps_tree_config_table = {
+    .what = "pool tree config",
+    .attrs = tree_attrs,
+    .count = (int)(sizeof tree_attrs / sizeof tree_attrs[0]),
+    .size = sizeof(struct ps_tree_config),
+    .init = tree_init,
+};
+
+int ps_tree_config_init(struct ps_tree_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->nodes_filter = strdup("");
+    cfg->default_parent_pool = strdup(PS_ROOT_POOL_NAME);
+    if (!cfg->nodes_filter || !cfg->default_parent_pool) {
+        ps_tree_config_release(cfg);
+        return PS_ENOMEM;
+    }
+    cfg->max_operation_count = 50000;
+    cfg->max_operation_count_per_pool = 50;
+    cfg->max_running_operation_count = 2000;
+    cfg->max_running_operation_count_per_pool = 50;
+    cfg->enable_pool_starvation = true;
+    cfg->forbid_immediate_operations_in_root = true;
+    cfg->max_ephemeral_pools_per_user = 1;
+    cfg->fair_share_starvation_timeout_ms = 30000;
+    cfg->fair_share_aggressive_starvation_timeout_ms = 120000;
+    cfg->fair_share_starvation_tolerance = 0.8;
+    cfg->enable_aggressive_starvation = false;
+    cfg->min_share_preemption_timeout_ms = 15000;
+    cfg->preemption_satisfaction_threshold = 1.0;
+    cfg->aggressive_preemption_satisfaction_threshold = 0.2;
+    cfg->preemptive_scheduling_backoff_ms = 5000;
+    cfg->allocation_preemption_timeout_ms = 10000;
+    cfg->allocation_graceful_preemption_timeout_ms = 60000;
+    cfg->enable_conditional_preemption = true;
+    cfg->allocation_count_preemption_timeout_coefficient = 1.0;
+    cfg->scheduling_preemption_priority_scope = PS_PREEMPTION_SCOPE_OPERATION_AND_ANCESTORS;
+    cfg->fifo_pool_scheduling_order = PS_FIFO_ORDER_SATISFACTION;
+    integral_init(&cfg->integral_guarantees);
+    cfg->enable_step_function_for_gang_operations = true;
+    cfg->enable_improved_fair_share_by_fit_factor_computation = false;
+    cfg->main_resource = PS_RES_CPU;
+    cfg->node_reconnection_timeout_ms = 300000;
+    cfg->fair_share_update_period_ms = 1000;
+    return 0;
+}
+
+void ps_tree_config_release(struct ps_tree_config *cfg)
+{
+    if (!cfg)
+        return;
+    ps_attr_release(&ps_tree_config_table, cfg);
+}
+
+int ps_tree_config_copy(struct ps_tree_config *dst, const struct ps_tree_config *src)
+{
+    return ps_attr_copy(&ps_tree_config_table, dst, src);
+}
+
+int ps_tree_config_validate(const struct ps_tree_config *cfg, struct ps_error *err)
+{
+    if (cfg->aggressive_preemption_satisfaction_threshold > cfg->preemption_satisfaction_threshold)
+        return ps_error_set(err, PS_EINVAL,
+                            "aggressive_preemption_satisfaction_threshold: must not exceed "
+                            "preemption_satisfaction_threshold (%.17g), got %.17g",
+                            cfg->preemption_satisfaction_threshold,
+                            cfg->aggressive_preemption_satisfaction_threshold);
+    if (cfg->fair_share_aggressive_starvation_timeout_ms < cfg->fair_share_starvation_timeout_ms)
+        return ps_error_set(err, PS_EINVAL,
+                            "fair_share_aggressive_starvation_timeout: must not be less than "
+                            "fair_share_starvation_timeout (%lld ms), got %lld",
+                            (long long)cfg->fair_share_starvation_timeout_ms,
+                            (long long)cfg->fair_share_aggressive_starvation_timeout_ms);
+    return 0;
+}
+
+/* Applies `change` to a copy, validates the copy, and commits it only when valid. */
+static int update(struct ps_tree_config *cfg, const char *key, const struct ps_value *value,
+                  const struct ps_value *map, struct ps_error *err)
+{
+    struct ps_tree_config copy;
+    int rc = ps_tree_config_copy(&copy, cfg);
+    if (rc != 0)
+        return rc;
+    if (map)
+        rc = ps_attr_apply(&ps_tree_config_table, &copy, map, false, err);
+    else
+        rc = ps_attr_set(&ps_tree_config_table, &copy, key, value, err);
+    if (rc == 0)
+        rc = ps_tree_config_validate(&copy, err);
+    if (rc != 0) {
+        ps_tree_config_release(&copy);
+        return rc;
+    }
+    ps_tree_config_release(cfg);
+    *cfg = copy;
+    return 0;
+}
+
+int ps_tree_config_set(struct ps_tree_config *cfg, const char *key, const struct ps_value *value,
+                       struct ps_error *err)
+{
+    return update(cfg, key, value, NULL, err);
+}
+
+int ps_tree_config_apply(struct ps_tree_config *cfg, const struct ps_value *map,
+                         struct ps_error *err)
+{
+    if (!map)
+        return 0;
+    return update(cfg, NULL, NULL, map, err);
+}
+
+int ps_tree_config_get(const struct ps_tree_config *cfg, const char *key, struct ps_value *out,
+                       struct ps_error *err)
+{
+    return ps_attr_get(&ps_tree_config_table, cfg, key, out, err);
+}
+
+int ps_tree_config_to_value(const struct ps_tree_config *cfg, struct ps_value *out)
+{
+    return ps_attr_to_value(&ps_tree_config_table, cfg, out);
+}
+
+int ps_tree_config_key_count(void)
+{
+    return ps_tree_config_table.count;
+}
+
+const char *ps_tree_config_key_name(int index)
+{
+    if (index < 0 || index >= ps_tree_config_table.count)
+        return NULL;
+    return ps_tree_config_table.attrs[index].name;
+}
+
+void ps_tree_config_fs_options(const struct ps_tree_config *cfg, struct ps_fs_options *options)
+{
+    ps_fs_options_init(options);
+    options->main_resource = cfg->main_resource;
+    options->integral_pool_capacity_saturation_period_ms =
+        cfg->integral_guarantees.pool_capacity_saturation_period_ms;
+    options->integral_smooth_period_ms = cfg->integral_guarantees.smooth_period_ms;
+    options->relaxed_share_multiplier_limit = cfg->integral_guarantees.relaxed_share_multiplier_limit;
+    options->enable_step_function_for_gang_operations = cfg->enable_step_function_for_gang_operations;
+    options->enable_improved_fair_share_by_fit_factor_computation =
+        cfg->enable_improved_fair_share_by_fit_factor_computation;
+    options->infer_weight_from_guarantees_share_multiplier =
+        cfg->infer_weight_from_guarantees_share_multiplier.set
+            ? cfg->infer_weight_from_guarantees_share_multiplier.value
+            : 0.0;
+    options->should_distribute_free_volume_among_children = cfg->should_distribute_free_volume_among_children;
+}
+
+struct ps_resources_opt ps_tree_config_non_preemptible_threshold(const struct ps_tree_config *cfg)
+{
+    struct ps_resources_opt t = cfg->non_preemptible_resource_usage_threshold;
+    unsigned slots = 1u << PS_RES_USER_SLOTS;
+    if (!(t.set & slots) && cfg->max_unpreemptible_running_allocation_count.set) {
+        t.r.v[PS_RES_USER_SLOTS] = cfg->max_unpreemptible_running_allocation_count.value;
+        t.set |= slots;
+    }
+    return t;
+}

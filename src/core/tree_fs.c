@@ -1,0 +1,268 @@
+/* tree_fs.c — building the engine's element array from a tree, and applying its results. */
+#include "core/tree_fs.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/nodes.h"
+#include "core/pending.h"
+#include "core/pool_tree_impl.h"
+
+void ps_tree_fs_init(struct ps_tree_fs *fs)
+{
+    memset(fs, 0, sizeof *fs);
+}
+
+void ps_tree_fs_release(struct ps_tree_fs *fs)
+{
+    if (!fs)
+        return;
+    free(fs->elems);
+    free(fs->pools);
+    free(fs->ops);
+    free(fs->first_child);
+    free(fs->next_sibling);
+    free(fs->first_op);
+    free(fs->next_op);
+    free(fs->sorted);
+    ps_tree_fs_init(fs);
+}
+
+static int grow(void **p, size_t size, int n)
+{
+    void *grown = realloc(*p, size * (size_t)(n > 0 ? n : 1));
+    if (!grown)
+        return PS_ENOMEM;
+    *p = grown;
+    return 0;
+}
+
+/* Sizes every buffer for pools (+ root) and operations; allocates only when the tree grew. */
+static int reserve(struct ps_tree_fs *fs, int pools, int ops)
+{
+    if (pools + 1 > fs->pool_capacity) {
+        int n = 2 * (pools + 1);
+        if (grow((void **)&fs->first_child, sizeof(int), n) || grow((void **)&fs->next_sibling, sizeof(int), n) ||
+            grow((void **)&fs->first_op, sizeof(int), n))
+            return PS_ENOMEM;
+        fs->pool_capacity = n;
+    }
+    if (ops > fs->op_capacity) {
+        int n = 2 * ops;
+        if (grow((void **)&fs->next_op, sizeof(int), n) || grow((void **)&fs->sorted, sizeof(void *), n))
+            return PS_ENOMEM;
+        fs->op_capacity = n;
+    }
+    int elems = pools + 1 + ops;
+    if (elems > fs->capacity) {
+        int n = 2 * elems;
+        if (grow((void **)&fs->elems, sizeof(struct ps_fs_element), n) ||
+            grow((void **)&fs->pools, sizeof(void *), n) || grow((void **)&fs->ops, sizeof(void *), n))
+            return PS_ENOMEM;
+        fs->capacity = n;
+    }
+    return 0;
+}
+
+static int by_start_then_id(const void *a, const void *b)
+{
+    const struct ps_tree_op *x = *(const struct ps_tree_op *const *)a;
+    const struct ps_tree_op *y = *(const struct ps_tree_op *const *)b;
+    if (x->start_time_ms != y->start_time_ms)
+        return x->start_time_ms < y->start_time_ms ? -1 : 1;
+    return strcmp(x->id, y->id);
+}
+
+/* The engine's defaults for an element, outputs cleared. */
+static void element_defaults(struct ps_fs_element *e, enum ps_element_kind kind, int parent, const char *name)
+{
+    ps_fs_element_input_init(&e->in, kind, parent, name);
+    memset(&e->out, 0, sizeof e->out);
+}
+
+static struct ps_resources filter_limits(struct ps_pool_tree *tree, const struct ps_formula *filter,
+                                         int64_t now_ms)
+{
+    if (tree->has_connect_time && now_ms < tree->connected_at_ms + tree->config.node_reconnection_timeout_ms)
+        return ps_resources_infinite();
+    return ps_pool_tree_filter_limits(tree, filter);
+}
+
+static void fill_pool(struct ps_pool_tree *tree, struct ps_fs_element *e, const struct ps_pool *pool,
+                      int parent, int64_t now_ms)
+{
+    const struct ps_pool_config *c = &pool->config;
+    element_defaults(e, PS_ELEM_POOL, parent, pool->name);
+    struct ps_fs_element_input *in = &e->in;
+    in->weight_specified = c->weight.set;
+    if (c->weight.set)
+        in->weight = c->weight.value;
+    if (c->max_share_ratio.set)
+        in->max_share_ratio = c->max_share_ratio.value;
+    in->resource_limits = ps_resources_opt_or_infinite(&c->resource_limits);
+    in->filter_limits = filter_limits(tree, pool->filter, now_ms);
+    in->mode = (enum ps_sched_mode)c->mode;
+    in->fifo_sort_count = c->fifo_sort_parameters.count;
+    for (int k = 0; k < c->fifo_sort_parameters.count; k++)
+        in->fifo_sort[k] = c->fifo_sort_parameters.items[k];
+    in->strong_guarantee = c->strong_guarantee_resources;
+    in->guarantee_type = (enum ps_guarantee_type)c->integral_guarantees.guarantee_type;
+    in->resource_flow = c->integral_guarantees.resource_flow;
+    in->burst_guarantee = c->integral_guarantees.burst_guarantee_resources;
+    in->relaxed_share_multiplier_limit = c->integral_guarantees.relaxed_share_multiplier_limit.set
+                                             ? c->integral_guarantees.relaxed_share_multiplier_limit.value
+                                             : 0.0;
+    in->can_accept_free_volume = c->integral_guarantees.can_accept_free_volume;
+    in->should_distribute_free_volume_among_children =
+        c->integral_guarantees.should_distribute_free_volume_among_children.set
+            ? (signed char)c->integral_guarantees.should_distribute_free_volume_among_children.value
+            : -1;
+    in->accumulated_volume = pool->accumulated_volume;
+    in->last_integral_share_ratio = pool->last_integral_share_ratio;
+}
+
+static void fill_op(struct ps_pool_tree *tree, struct ps_fs_element *e, const struct ps_tree_op *op,
+                    int parent, int64_t now_ms)
+{
+    element_defaults(e, PS_ELEM_OPERATION, parent, op->id);
+    struct ps_fs_element_input *in = &e->in;
+    in->weight = op->weight;
+    in->weight_specified = op->weight_specified;
+    in->max_share_ratio = op->max_share_ratio;
+    in->resource_limits = op->resource_limits;
+    in->filter_limits = filter_limits(tree, op->filter, now_ms);
+    in->demand = op->demand;
+    in->usage = op->usage;
+    in->start_time_ms = op->start_time_ms;
+    in->pending_job_count = op->pending_job_count;
+    in->is_gang = op->is_gang;
+}
+
+int ps_pool_tree_build_fs(struct ps_pool_tree *tree, struct ps_tree_fs *fs, int64_t now_ms,
+                          struct ps_error *err)
+{
+    int npools = tree->pool_count;
+    int nops = tree->op_count - tree->pending_count;   /* running operations */
+    if (reserve(fs, npools, nops) != 0)
+        return ps_error_set(err, PS_ENOMEM, "out of memory building the fair share input of pool tree \"%s\"",
+                            tree->name);
+    int root = npools;   /* the root's slot in the per-pool arrays */
+#define SLOT(pool) ((pool)->is_root ? root : (pool)->index)
+
+    /* Children lists in creation order: push to the front while walking backwards. */
+    for (int i = 0; i <= npools; i++) {
+        fs->first_child[i] = -1;
+        fs->first_op[i] = -1;
+    }
+    for (int i = npools - 1; i >= 0; i--) {
+        int parent = SLOT(tree->pools[i]->parent);
+        fs->next_sibling[i] = fs->first_child[parent];
+        fs->first_child[parent] = i;
+    }
+    int m = 0;
+    for (int i = 0; i < tree->op_count; i++)
+        if (tree->ops[i]->running)
+            fs->sorted[m++] = tree->ops[i];
+    if (m > 1)
+        qsort(fs->sorted, (size_t)m, sizeof *fs->sorted, by_start_then_id);
+    for (int i = m - 1; i >= 0; i--) {
+        int pool = SLOT(fs->sorted[i]->pool);
+        fs->next_op[i] = fs->first_op[pool];
+        fs->first_op[pool] = i;
+    }
+
+    for (int i = 0; i < tree->pool_count; i++)
+        tree->pools[i]->fs_index = -1;
+    for (int i = 0; i < tree->op_count; i++)
+        tree->ops[i]->fs_index = -1;
+
+    /* Breadth-first: the array itself is the queue. */
+    int count = 0;
+    element_defaults(&fs->elems[0], PS_ELEM_ROOT, -1, tree->root->name);
+    fs->pools[0] = tree->root;
+    fs->ops[0] = NULL;
+    tree->root->fs_index = 0;
+    count = 1;
+    for (int at = 0; at < count; at++) {
+        struct ps_pool *pool = fs->pools[at];
+        if (!pool)
+            continue;
+        int slot = SLOT(pool);
+        for (int c = fs->first_child[slot]; c >= 0; c = fs->next_sibling[c]) {
+            struct ps_pool *child = tree->pools[c];
+            fill_pool(tree, &fs->elems[count], child, at, now_ms);
+            fs->pools[count] = child;
+            fs->ops[count] = NULL;
+            child->fs_index = count++;
+        }
+        for (int k = fs->first_op[slot]; k >= 0; k = fs->next_op[k]) {
+            struct ps_tree_op *op = fs->sorted[k];
+            fill_op(tree, &fs->elems[count], op, at, now_ms);
+            fs->pools[count] = NULL;
+            fs->ops[count] = op;
+            op->fs_index = count++;
+        }
+    }
+#undef SLOT
+    fs->count = count;
+    ps_pool_tree_update_pool_usage(tree);
+    ps_tree_config_fs_options(&tree->config, &fs->options);
+    fs->input.total = tree->total;
+    fs->input.now_ms = now_ms;
+    fs->input.has_previous_update = tree->has_previous_update;
+    fs->input.previous_update_time_ms = tree->has_previous_update ? tree->previous_update_ms : 0;
+    fs->generation = tree->generation;
+    fs->tree = tree;
+    return 0;
+}
+
+static double specified_share(const struct ps_resources_opt *r, const struct ps_resources *total)
+{
+    double best = 0.0;
+    for (int i = 0; i < PS_RES_COUNT; i++) {
+        if (!(r->set & (1u << i)) || total->v[i] == 0)
+            continue;
+        double share = ps_res_get(&r->r, i) / ps_res_get(total, i);
+        best = share > best ? share : best;
+    }
+    return best;
+}
+
+static void fill_dynamic(struct ps_element_dynamic *d, const struct ps_fs_element_output *out,
+                         double min_share_ratio)
+{
+    d->valid = true;
+    d->fs = *out;
+    d->fair_share_ratio = ps_share_max_component(out->fair_share.total);
+    d->usage_ratio = ps_share_max_component(out->usage_share);
+    d->demand_ratio = ps_share_max_component(out->demand_share);
+    d->guaranteed_ratio = ps_share_max_component(out->strong_guarantee_share);
+    d->min_share_ratio = min_share_ratio;
+    d->dominant_resource = out->dominant_resource;
+}
+
+int ps_pool_tree_apply_fs(struct ps_pool_tree *tree, const struct ps_tree_fs *fs, struct ps_error *err)
+{
+    if (fs->tree != tree || fs->generation != tree->generation)
+        return ps_error_set(err, PS_ESTATE,
+                            "pool tree \"%s\" changed since its fair share input was built; build again",
+                            tree->name);
+    for (int i = 0; i < tree->op_count; i++)
+        if (tree->ops[i]->fs_index < 0)
+            tree->ops[i]->dynamic.valid = false;
+    for (int i = 0; i < fs->count; i++) {
+        const struct ps_fs_element *e = &fs->elems[i];
+        if (fs->pools[i]) {
+            struct ps_pool *pool = fs->pools[i];
+            pool->accumulated_volume = e->in.accumulated_volume;
+            pool->last_integral_share_ratio = e->in.last_integral_share_ratio;
+            fill_dynamic(&pool->dynamic, &e->out,
+                         specified_share(&pool->config.strong_guarantee_resources, &fs->input.total));
+        } else {
+            fill_dynamic(&fs->ops[i]->dynamic, &e->out, 0.0);
+        }
+    }
+    tree->has_previous_update = true;
+    tree->previous_update_ms = fs->input.now_ms;
+    return 0;
+}

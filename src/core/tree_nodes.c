@@ -1,0 +1,214 @@
+/* tree_nodes.c — a tree's nodes, total resources and filter limits. */
+#include "core/nodes.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/pool_tree_impl.h"
+
+struct ps_node *ps_node_new(const char *id, const char *const *tags, int tag_count,
+                            const struct ps_resources *resource_limits, struct ps_error *err)
+{
+    if (!id || id[0] == '\0') {
+        ps_error_set(err, PS_EINVAL, "node id: must not be empty");
+        return NULL;
+    }
+    for (int r = 0; r < PS_RES_COUNT; r++) {
+        if (resource_limits->v[r] < 0) {
+            ps_error_set(err, PS_EINVAL, "node \"%s\": resource_limits/%s: must be >= 0", id,
+                         ps_resource_name(r));
+            return NULL;
+        }
+    }
+    struct ps_node *node = calloc(1, sizeof *node);
+    if (!node)
+        goto oom;
+    node->id = strdup(id);
+    node->tags = tag_count > 0 ? calloc((size_t)tag_count, sizeof *node->tags) : NULL;
+    if (!node->id || (tag_count > 0 && !node->tags))
+        goto oom;
+    for (int i = 0; i < tag_count; i++) {
+        node->tags[i] = strdup(tags[i]);
+        node->tag_count = i + 1;
+        if (!node->tags[i])
+            goto oom;
+    }
+    node->resource_limits = *resource_limits;
+    return node;
+oom:
+    ps_node_free(node);
+    ps_error_set(err, PS_ENOMEM, "out of memory registering node \"%s\"", id);
+    return NULL;
+}
+
+void ps_node_free(struct ps_node *node)
+{
+    if (!node)
+        return;
+    for (int i = 0; i < node->tag_count; i++)
+        free(node->tags[i]);
+    free(node->tags);
+    free(node->id);
+    free(node);
+}
+
+bool ps_pool_tree_node_matches(const struct ps_pool_tree *tree, const struct ps_node *node)
+{
+    return ps_formula_eval(tree->nodes_filter, (const char *const *)node->tags, node->tag_count);
+}
+
+void ps_tree_invalidate_filter_cache(struct ps_pool_tree *tree)
+{
+    for (int i = 0; i < tree->cache_count; i++)
+        free(tree->cache[i].text);
+    tree->cache_count = 0;
+}
+
+void ps_pool_tree_nodes_changed(struct ps_pool_tree *tree)
+{
+    tree->generation++;
+    tree->total = ps_resources_zero();
+    for (int i = 0; i < tree->node_count; i++)
+        tree->total = ps_resources_add(tree->total, tree->nodes[i]->resource_limits);
+    ps_tree_invalidate_filter_cache(tree);
+}
+
+int ps_pool_tree_add_node(struct ps_pool_tree *tree, struct ps_node *node, struct ps_error *err)
+{
+    if (node->tree)
+        return ps_error_set(err, PS_EEXIST, "node \"%s\" already belongs to pool tree \"%s\"", node->id,
+                            ps_pool_tree_name(node->tree));
+    if (!ps_pool_tree_node_matches(tree, node))
+        return ps_error_set(err, PS_EINVAL,
+                            "node \"%s\" does not match the nodes_filter \"%s\" of pool tree \"%s\"",
+                            node->id, tree->config.nodes_filter, tree->name);
+    if (ps_tree_reserve((void ***)&tree->nodes, &tree->node_capacity, tree->node_count) != 0)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    tree->nodes[tree->node_count++] = node;
+    node->tree = tree;
+    ps_pool_tree_nodes_changed(tree);
+    return 0;
+}
+
+void ps_pool_tree_remove_node(struct ps_pool_tree *tree, struct ps_node *node)
+{
+    if (node->tree != tree)
+        return;
+    for (int i = 0; i < tree->node_count; i++) {
+        if (tree->nodes[i] == node) {
+            memmove(&tree->nodes[i], &tree->nodes[i + 1], (size_t)(tree->node_count - i - 1) * sizeof *tree->nodes);
+            tree->node_count--;
+            break;
+        }
+    }
+    node->tree = NULL;
+    ps_pool_tree_nodes_changed(tree);
+}
+
+int ps_pool_tree_node_count(const struct ps_pool_tree *tree)
+{
+    return tree->node_count;
+}
+
+const struct ps_node *ps_pool_tree_node_at(const struct ps_pool_tree *tree, int index)
+{
+    if (index < 0 || index >= tree->node_count)
+        return NULL;
+    return tree->nodes[index];
+}
+
+struct ps_resources ps_pool_tree_total_resources(const struct ps_pool_tree *tree)
+{
+    return tree->total;
+}
+
+/* The cache entry of a non-empty filter, computed on a miss; NULL when out of memory. */
+static const struct ps_filter_cache_entry *lookup(struct ps_pool_tree *tree, const struct ps_formula *filter)
+{
+    const char *text = ps_formula_text(filter);
+    for (int i = 0; i < tree->cache_count; i++)
+        if (strcmp(tree->cache[i].text, text) == 0)
+            return &tree->cache[i];
+    if (tree->cache_count == tree->cache_capacity) {
+        int cap = tree->cache_capacity ? 2 * tree->cache_capacity : 8;
+        struct ps_filter_cache_entry *grown = realloc(tree->cache, (size_t)cap * sizeof *grown);
+        if (!grown)
+            return NULL;
+        tree->cache = grown;
+        tree->cache_capacity = cap;
+    }
+    char *key = strdup(text);
+    if (!key)
+        return NULL;
+    struct ps_filter_cache_entry *e = &tree->cache[tree->cache_count++];
+    e->text = key;
+    e->limits = ps_resources_zero();
+    e->node_count = 0;
+    for (int i = 0; i < tree->node_count; i++) {
+        const struct ps_node *n = tree->nodes[i];
+        if (ps_formula_eval(filter, (const char *const *)n->tags, n->tag_count)) {
+            e->limits = ps_resources_add(e->limits, n->resource_limits);
+            e->node_count++;
+        }
+    }
+    return e;
+}
+
+/* Without the cache (out of memory): count and sum directly. */
+static void direct(const struct ps_pool_tree *tree, const struct ps_formula *filter,
+                   struct ps_resources *limits, int *count)
+{
+    *limits = ps_resources_zero();
+    *count = 0;
+    for (int i = 0; i < tree->node_count; i++) {
+        const struct ps_node *n = tree->nodes[i];
+        if (ps_formula_eval(filter, (const char *const *)n->tags, n->tag_count)) {
+            *limits = ps_resources_add(*limits, n->resource_limits);
+            (*count)++;
+        }
+    }
+}
+
+struct ps_resources ps_pool_tree_filter_limits(struct ps_pool_tree *tree, const struct ps_formula *filter)
+{
+    if (!filter || ps_formula_is_empty(filter))
+        return ps_resources_infinite();
+    const struct ps_filter_cache_entry *e = lookup(tree, filter);
+    if (e)
+        return e->limits;
+    struct ps_resources limits;
+    int count;
+    direct(tree, filter, &limits, &count);
+    return limits;
+}
+
+int ps_pool_tree_filter_node_count(struct ps_pool_tree *tree, const struct ps_formula *filter)
+{
+    if (!filter || ps_formula_is_empty(filter))
+        return tree->node_count;
+    const struct ps_filter_cache_entry *e = lookup(tree, filter);
+    if (e)
+        return e->node_count;
+    struct ps_resources limits;
+    int count;
+    direct(tree, filter, &limits, &count);
+    return count;
+}
+
+void ps_pool_tree_set_connect_time(struct ps_pool_tree *tree, int64_t connected_at_ms)
+{
+    tree->has_connect_time = true;
+    tree->connected_at_ms = connected_at_ms;
+}
+
+void ps_tree_nodes_release(struct ps_pool_tree *tree)
+{
+    for (int i = 0; i < tree->node_count; i++)
+        tree->nodes[i]->tree = NULL;
+    free(tree->nodes);
+    tree->nodes = NULL;
+    tree->node_count = 0;
+    ps_tree_invalidate_filter_cache(tree);
+    free(tree->cache);
+    tree->cache = NULL;
+}

@@ -1,0 +1,97 @@
+#include "core/tree_starvation.h"
+
+#include "core/operation.h"
+#include "core/pool_tree_impl.h"
+
+void ps_tree_config_starvation_config(const struct ps_tree_config *cfg, struct ps_starvation_config *out)
+{
+    ps_starvation_config_init(out);
+    out->tolerance = cfg->fair_share_starvation_tolerance;
+    out->timeout_ms = cfg->fair_share_starvation_timeout_ms;
+    out->aggressive_timeout_ms = cfg->fair_share_aggressive_starvation_timeout_ms;
+    out->enable_aggressive_starvation = cfg->enable_aggressive_starvation;
+    out->enable_pool_starvation = cfg->enable_pool_starvation;
+    out->allocation_count_preemption_timeout_coefficient = cfg->allocation_count_preemption_timeout_coefficient;
+}
+
+void ps_tree_config_preempt_config(const struct ps_tree_config *cfg, struct ps_preempt_config *out)
+{
+    ps_preempt_config_init(out);
+    out->preemption_satisfaction_threshold = cfg->preemption_satisfaction_threshold;
+    out->aggressive_preemption_satisfaction_threshold = cfg->aggressive_preemption_satisfaction_threshold;
+    out->enable_conditional_preemption = cfg->enable_conditional_preemption;
+    out->preemptive_scheduling_backoff_ms = cfg->preemptive_scheduling_backoff_ms;
+    out->allocation_preemption_timeout_ms = cfg->allocation_preemption_timeout_ms;
+    out->allocation_graceful_preemption_timeout_ms = cfg->allocation_graceful_preemption_timeout_ms;
+    const struct ps_opt_int *max = &cfg->max_unpreemptible_running_allocation_count;
+    out->max_unpreemptible_running_allocation_count =
+        !max->set ? -1 : max->value > INT32_MAX ? INT32_MAX : (int)max->value;
+}
+
+void ps_pool_config_starvation_settings(const struct ps_pool_config *cfg, struct ps_starvation_settings *out)
+{
+    *out = (struct ps_starvation_settings){0};
+    out->has_tolerance = cfg->fair_share_starvation_tolerance.set;
+    out->tolerance = cfg->fair_share_starvation_tolerance.value;
+    out->has_timeout = cfg->fair_share_starvation_timeout_ms.set;
+    out->timeout_ms = cfg->fair_share_starvation_timeout_ms.value;
+    out->has_enable_aggressive = cfg->enable_aggressive_starvation.set;
+    out->enable_aggressive = cfg->enable_aggressive_starvation.value;
+}
+
+static int check_fs(const struct ps_pool_tree *tree, const struct ps_tree_fs *fs, struct ps_error *err)
+{
+    if (fs->tree != tree || fs->generation != tree->generation)
+        return ps_error_set(err, PS_ESTATE,
+                            "pool tree \"%s\" changed since its fair share input was built; build again",
+                            tree->name);
+    return 0;
+}
+
+int ps_pool_tree_build_starvation(const struct ps_pool_tree *tree, const struct ps_tree_fs *fs,
+                                  struct ps_starvation_element *elems, struct ps_error *err)
+{
+    int rc = check_fs(tree, fs, err);
+    if (rc != 0)
+        return rc;
+    for (int i = 0; i < fs->count; i++) {
+        const struct ps_fs_element *fe = &fs->elems[i];
+        struct ps_starvation_element *e = &elems[i];
+        ps_starvation_element_init(e, fe->in.kind, fe->in.parent);
+        e->fair_share = fe->out.fair_share.total;
+        e->demand_share = fe->out.demand_share;
+        e->usage_share = fe->out.usage_share;
+        const struct ps_element_dynamic *d;
+        if (fs->pools[i]) {
+            ps_pool_config_starvation_settings(&fs->pools[i]->config, &e->spec);
+            d = &fs->pools[i]->dynamic;
+        } else {
+            const struct ps_tree_op *op = fs->ops[i];
+            e->schedulable = !op->suspended;
+            e->pending_count = op->pending_job_count;
+            e->spec.has_tolerance = op->fair_share_starvation_tolerance.set;
+            e->spec.tolerance = op->fair_share_starvation_tolerance.value;
+            e->spec.has_timeout = op->fair_share_starvation_timeout_ms.set;
+            e->spec.timeout_ms = op->fair_share_starvation_timeout_ms.value;
+            d = &op->dynamic;
+        }
+        e->below_fair_share_since_ms = d->below_fair_share_since_ms;
+        e->starvation = d->starvation;
+    }
+    return 0;
+}
+
+int ps_pool_tree_apply_starvation(struct ps_pool_tree *tree, const struct ps_tree_fs *fs,
+                                  const struct ps_starvation_element *elems, struct ps_error *err)
+{
+    int rc = check_fs(tree, fs, err);
+    if (rc != 0)
+        return rc;
+    for (int i = 0; i < fs->count; i++) {
+        struct ps_element_dynamic *d = fs->pools[i] ? &fs->pools[i]->dynamic : &fs->ops[i]->dynamic;
+        d->status = elems[i].status;
+        d->starvation = elems[i].starvation;
+        d->below_fair_share_since_ms = elems[i].below_fair_share_since_ms;
+    }
+    return 0;
+}

@@ -1,0 +1,312 @@
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "core/op_spec.h"
+#include "core/pool_config.h"
+#include "value_helpers.h"
+
+static const char *const expected_defaults =
+    "{\"weight\": null, \"max_share_ratio\": null, \"strong_guarantee_resources\": {},"
+    " \"resource_limits\": {}, \"scheduling_tag_filter\": \"\", \"mode\": \"fair_share\","
+    " \"max_running_operation_count\": null, \"max_operation_count\": null,"
+    " \"fifo_sort_parameters\": [\"weight\", \"start_time\"], \"fifo_pool_scheduling_order\": null,"
+    " \"forbid_immediate_operations\": false, \"create_ephemeral_subpools\": false,"
+    " \"ephemeral_subpool_config\": null,"
+    " \"integral_guarantees\": {\"guarantee_type\": \"none\", \"resource_flow\": {},"
+    "                          \"burst_guarantee_resources\": {}, \"relaxed_share_multiplier_limit\": null,"
+    "                          \"can_accept_free_volume\": true,"
+    "                          \"should_distribute_free_volume_among_children\": null},"
+    " \"fair_share_starvation_timeout\": null, \"fair_share_starvation_tolerance\": null,"
+    " \"non_preemptible_resource_usage_threshold\": {}, \"enable_aggressive_starvation\": null,"
+    " \"allow_aggressive_preemption\": null, \"allow_normal_preemption\": true, \"acl\": []}";
+
+static void test_defaults_of_every_key(void **state)
+{
+    (void)state;
+    struct ps_pool_config cfg;
+    assert_int_equal(ps_pool_config_init(&cfg), 0);
+    struct ps_value actual, expected = json(expected_defaults);
+    assert_int_equal(ps_pool_config_to_value(&cfg, &actual), 0);
+    assert_int_equal(ps_pool_config_key_count(), expected.count);
+    for (int i = 0; i < expected.count; i++) {
+        const struct ps_value *got = ps_value_find(&actual, expected.keys[i]);
+        if (!got || !ps_value_equal(got, &expected.items[i]))
+            fail_msg("default of %s differs", expected.keys[i]);
+        assert_string_equal(ps_pool_config_key_name(i), expected.keys[i]);
+    }
+    /* Unset limits mean the tree's per-pool defaults, read at the time of use. */
+    struct ps_tree_config tree;
+    ps_tree_config_init(&tree);
+    assert_int_equal(ps_pool_config_max_running(&cfg, &tree), 50);
+    assert_int_equal(ps_pool_config_max_operations(&cfg, &tree), 50);
+    tree.max_running_operation_count_per_pool = 7;
+    assert_int_equal(ps_pool_config_max_running(&cfg, &tree), 7);
+    ps_tree_config_release(&tree);
+    ps_value_release(&actual);
+    ps_value_release(&expected);
+    ps_pool_config_release(&cfg);
+}
+
+struct bad_case {
+    const char *key;
+    const char *value;
+    const char *reason;
+};
+
+static const struct bad_case bad_cases[] = {
+    {"weight", "-1", "must be in [1.4901161193847656e-08, 67108864]"},
+    {"weight", "0", "must be in"},
+    {"weight", "1e9", "must be in"},
+    {"weight", "\"heavy\"", "must be a number"},
+    {"max_share_ratio", "1.5", "must be in [0, 1]"},
+    {"strong_guarantee_resources", "{\"cpu\": -1}", "must be a non-negative number"},
+    {"min_share_resources", "{\"gpu\": 0.5}", "must be an integer"},
+    {"strong_guarantee_resources", "[1]", "must be a map of resources"},
+    {"resource_limits", "{\"disk\": 5}", "unknown resource"},
+    {"scheduling_tag_filter", "\"a |\"", "invalid formula"},
+    {"scheduling_tag", "\"1abc\"", "invalid formula"},
+    {"mode", "\"lifo\"", "must be one of fair_share, fifo"},
+    {"max_running_operation_count", "-1", "must be >= 0"},
+    {"max_operation_count", "2.5", "must be an integer"},
+    {"fifo_sort_parameters", "[]", "must not be empty"},
+    {"fifo_sort_parameters", "[\"size\"]", "must be one of weight, start_time, pending_job_count"},
+    {"fifo_sort_parameters", "[\"weight\", \"weight\"]", "is listed twice"},
+    {"fifo_pool_scheduling_order", "\"lifo\"", "must be one of satisfaction, fifo"},
+    {"forbid_immediate_operations", "\"true\"", "must be a boolean"},
+    {"create_ephemeral_subpools", "1", "must be a boolean"},
+    {"ephemeral_subpool_config", "{\"mode\": \"lifo\"}", "must be one of fair_share, fifo"},
+    {"ephemeral_subpool_config/max_operation_count", "-1", "must be >= 0"},
+    {"ephemeral_subpool_config", "{\"weight\": 2}", "unknown key"},
+    {"integral_guarantees", "{\"guarantee_type\": \"strong\"}", "must be one of none, burst, relaxed"},
+    {"integral_guarantees/resource_flow", "{\"cpu\": -3}", "must be a non-negative number"},
+    {"integral_guarantees/burst_guarantee_resources", "5", "must be a map of resources"},
+    {"integral_guarantees/relaxed_share_multiplier_limit", "11", "must be in [1, 10]"},
+    {"integral_guarantees/can_accept_free_volume", "0", "must be a boolean"},
+    {"integral_guarantees/should_distribute_free_volume_among_children", "\"yes\"", "must be a boolean"},
+    {"fair_share_starvation_timeout", "-1", "must be >= 0"},
+    {"fair_share_preemption_timeout", "0.5", "must be an integer"},
+    {"fair_share_starvation_tolerance", "2", "must be in [0, 1]"},
+    {"non_preemptible_resource_usage_threshold", "{\"memory\": -1}", "must be a non-negative number"},
+    {"enable_aggressive_starvation", "0", "must be a boolean"},
+    {"allow_aggressive_preemption", "\"yes\"", "must be a boolean"},
+    {"allow_aggressive_starvation_preemption", "1", "must be a boolean"},
+    {"allow_normal_preemption", "1", "must be a boolean"},
+    {"acl", "\"alice\"", "must be a list of strings"},
+    {"acl", "[\"\"]", "must not be empty"},
+    {"nonsense", "1", "unknown key of the pool config"},
+};
+
+static void test_bad_values_name_key_value_reason(void **state)
+{
+    (void)state;
+    struct ps_pool_config cfg;
+    ps_pool_config_init(&cfg);
+    struct ps_value before;
+    ps_pool_config_to_value(&cfg, &before);
+    for (size_t i = 0; i < sizeof bad_cases / sizeof bad_cases[0]; i++) {
+        const struct bad_case *c = &bad_cases[i];
+        if (!c->reason)
+            continue;
+        struct ps_value v = json(c->value);
+        struct ps_error err;
+        ps_error_init(&err);
+        int rc = ps_pool_config_set(&cfg, c->key, &v, &err);
+        if (rc != PS_EINVAL)
+            fail_msg("%s = %s was accepted (rc %d)", c->key, c->value, rc);
+        if (!strstr(err.msg, c->key) || !strstr(err.msg, c->reason))
+            fail_msg("message for %s = %s: %s", c->key, c->value, err.msg);
+        struct ps_value after;
+        ps_pool_config_to_value(&cfg, &after);
+        if (!ps_value_equal(&before, &after))
+            fail_msg("%s = %s changed the config", c->key, c->value);
+        ps_value_release(&after);
+        ps_value_release(&v);
+    }
+    for (int k = 0; k < ps_pool_config_key_count(); k++) {
+        const char *key = ps_pool_config_key_name(k);
+        bool found = false;
+        for (size_t i = 0; i < sizeof bad_cases / sizeof bad_cases[0]; i++)
+            found = found || (bad_cases[i].reason && strncmp(bad_cases[i].key, key, strlen(key)) == 0);
+        if (!found)
+            fail_msg("no bad-value case for %s", key);
+    }
+    /* allow_normal_preemption: */
+    struct ps_value v = ps_value_number(1);
+    struct ps_error err;
+    ps_error_init(&err);
+    assert_int_equal(ps_pool_config_set(&cfg, "allow_normal_preemption", &v, &err), PS_EINVAL);
+    assert_string_equal(err.msg, "allow_normal_preemption: must be a boolean, got 1");
+    ps_value_release(&before);
+    ps_pool_config_release(&cfg);
+}
+
+static void test_pool_level_rules(void **state)
+{
+    (void)state;
+    struct {
+        const char *doc;
+        const char *reason;   /* NULL: valid */
+    } cases[] = {
+        {"{\"max_operation_count\": 5, \"max_running_operation_count\": 6}",
+         "max_operation_count: must be greater than or equal to max_running_operation_count (6), got 5"},
+        {"{\"max_operation_count\": 6, \"max_running_operation_count\": 6}", NULL},
+        {"{\"mode\": \"fifo\", \"create_ephemeral_subpools\": true}",
+         "create_ephemeral_subpools: a pool in fifo mode cannot create ephemeral subpools"},
+        {"{\"integral_guarantees\": {\"guarantee_type\": \"relaxed\", \"burst_guarantee_resources\": {\"cpu\": 1}}}",
+         "cannot be specified for guarantee_type \"relaxed\""},
+        {"{\"integral_guarantees\": {\"guarantee_type\": \"burst\", \"burst_guarantee_resources\": {\"cpu\": 1}}}", NULL},
+        {"{\"ephemeral_subpool_config\": {\"max_operation_count\": 1, \"max_running_operation_count\": 2}}",
+         "ephemeral_subpool_config/max_operation_count"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct ps_pool_config cfg;
+        ps_pool_config_init(&cfg);
+        struct ps_value doc = json(cases[i].doc);
+        struct ps_error err;
+        ps_error_init(&err);
+        assert_int_equal(ps_pool_config_apply(&cfg, &doc, &err), 0);
+        int rc = ps_pool_config_validate(&cfg, &err);
+        if (cases[i].reason) {
+            assert_int_equal(rc, PS_EINVAL);
+            if (!strstr(err.msg, cases[i].reason))
+                fail_msg("%s: %s", cases[i].doc, err.msg);
+        } else {
+            assert_int_equal(rc, 0);
+        }
+        ps_value_release(&doc);
+        ps_pool_config_release(&cfg);
+    }
+}
+
+static void test_groups_and_ephemeral_config(void **state)
+{
+    (void)state;
+    struct ps_pool_config parent;
+    ps_pool_config_init(&parent);
+    struct ps_error err;
+    ps_error_init(&err);
+    /* A sub-key makes the optional group present. */
+    struct ps_value v = ps_value_number(3);
+    assert_int_equal(ps_pool_config_set(&parent, "ephemeral_subpool_config/max_running_operation_count", &v, &err), 0);
+    assert_true(parent.has_ephemeral_subpool_config);
+    struct ps_value doc = json("{\"mode\": \"fifo\", \"resource_limits\": {\"cpu\": 4}, \"max_operation_count\": 9}");
+    assert_int_equal(ps_pool_config_set(&parent, "ephemeral_subpool_config", &doc, &err), 0);
+    /* Setting the whole group replaced it: max_running_operation_count is unset again. */
+    assert_false(parent.ephemeral_subpool_config.max_running_operation_count.set);
+    struct ps_pool_config child;
+    assert_int_equal(ps_pool_config_init_ephemeral(&child, &parent), 0);
+    assert_int_equal(child.mode, PS_MODE_FIFO);
+    assert_int_equal(child.resource_limits.r.v[PS_RES_CPU], 400);
+    assert_true(child.max_operation_count.set && child.max_operation_count.value == 9);
+    assert_false(child.max_running_operation_count.set);
+    ps_pool_config_release(&child);
+    /* null removes the group. */
+    struct ps_value null = ps_value_null();
+    assert_int_equal(ps_pool_config_set(&parent, "ephemeral_subpool_config", &null, &err), 0);
+    assert_false(parent.has_ephemeral_subpool_config);
+    struct ps_value got;
+    assert_int_equal(ps_pool_config_get(&parent, "ephemeral_subpool_config", &got, &err), 0);
+    assert_int_equal(got.type, PS_VALUE_NULL);
+    /* Resource sub-paths. */
+    v = ps_value_number(12.345);
+    assert_int_equal(ps_pool_config_set(&parent, "strong_guarantee_resources/cpu", &v, &err), 0);
+    assert_int_equal(parent.strong_guarantee_resources.r.v[PS_RES_CPU], 1235);   /* 2 decimals */
+    assert_int_equal(ps_pool_config_get(&parent, "min_share_resources", &got, &err), 0);
+    assert_true(ps_value_find(&got, "cpu")->number == 12.35);
+    ps_value_release(&got);
+    ps_value_release(&doc);
+    ps_pool_config_release(&parent);
+}
+
+static void test_pool_names(void **state)
+{
+    (void)state;
+    struct ps_error err;
+    const char *good[] = {"research", "a", "A-b_c:d", "x123"};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        ps_error_init(&err);
+        assert_int_equal(ps_pool_name_check("name", good[i], &err), 0);
+    }
+    const char *bad[] = {"", "<Root>", "a$b", "a b", "a/b", "ä"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ps_error_init(&err);
+        assert_int_equal(ps_pool_name_check("name", bad[i], &err), PS_EINVAL);
+        assert_non_null(strstr(err.msg, "name"));
+    }
+    char long_name[PS_POOL_NAME_MAX + 2];
+    memset(long_name, 'a', sizeof long_name - 1);
+    long_name[sizeof long_name - 1] = '\0';
+    ps_error_init(&err);
+    assert_int_equal(ps_pool_name_check("name", long_name, &err), PS_EINVAL);
+    long_name[PS_POOL_NAME_MAX] = '\0';
+    assert_int_equal(ps_pool_name_check("name", long_name, &err), 0);
+}
+
+static void test_operation_spec(void **state)
+{
+    (void)state;
+    struct ps_operation_spec spec;
+    assert_int_equal(ps_operation_spec_init(&spec), 0);
+    struct ps_value doc = json(
+        "{\"pool\": \"research\", \"weight\": 2, \"resource_limits\": {\"user_slots\": 200, \"cpu\": 10},"
+        " \"pool_trees\": [\"physical\", \"gpu\"], \"tasks\": {\"map\": {}},"
+        " \"scheduling_options_per_pool_tree\": {\"gpu\": {\"pool\": \"gpu_pool\", \"weight\": 5,"
+        "     \"resource_limits\": {\"cpu\": 3}, \"tentative\": true}}}");
+    struct ps_error err;
+    ps_error_init(&err);
+    assert_int_equal(ps_operation_spec_apply(&spec, &doc, &err), 0);
+    struct ps_tree_op_settings s;
+    ps_operation_spec_settings(&spec, "physical", &s);
+    assert_string_equal(s.pool, "research");
+    assert_true(s.weight.value == 2);
+    assert_int_equal(s.resource_limits.r.v[PS_RES_USER_SLOTS], 200);
+    ps_operation_spec_settings(&spec, "gpu", &s);
+    assert_string_equal(s.pool, "gpu_pool");
+    assert_true(s.weight.value == 5);
+    assert_int_equal(s.resource_limits.r.v[PS_RES_CPU], 300);         /* per tree */
+    assert_int_equal(s.resource_limits.r.v[PS_RES_USER_SLOTS], 200);  /* from the spec */
+
+    struct ps_operation_spec copy;
+    assert_int_equal(ps_operation_spec_copy(&copy, &spec), 0);
+    struct ps_value a, b;
+    ps_operation_spec_to_value(&spec, &a);
+    ps_operation_spec_to_value(&copy, &b);
+    assert_true(ps_value_equal(&a, &b));
+    ps_value_release(&a);
+    ps_value_release(&b);
+    ps_operation_spec_release(&copy);
+
+    /* Bad per-tree values name the tree and key; nothing changes. */
+    struct ps_value bad = json("{\"weight\": 3, \"scheduling_options_per_pool_tree\": {\"gpu\": {\"weight\": 0}}}");
+    ps_error_init(&err);
+    assert_int_equal(ps_operation_spec_apply(&spec, &bad, &err), PS_EINVAL);
+    assert_non_null(strstr(err.msg, "scheduling_options_per_pool_tree/gpu"));
+    assert_non_null(strstr(err.msg, "weight"));
+    assert_true(spec.weight.value == 2);
+    ps_value_release(&bad);
+    bad = json("{\"pool\": \"\"}");
+    ps_error_init(&err);
+    assert_int_equal(ps_operation_spec_apply(&spec, &bad, &err), PS_EINVAL);
+    assert_string_equal(err.msg, "pool: must not be empty, got \"\"");
+    ps_value_release(&bad);
+    ps_value_release(&doc);
+    ps_operation_spec_release(&spec);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_defaults_of_every_key),
+        cmocka_unit_test(test_bad_values_name_key_value_reason),
+        cmocka_unit_test(test_pool_level_rules),
+        cmocka_unit_test(test_groups_and_ephemeral_config),
+        cmocka_unit_test(test_pool_names),
+        cmocka_unit_test(test_operation_spec),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
