@@ -592,6 +592,8 @@ int ps_metrics_render(struct ps_metrics *reg, char **out, size_t *len, struct ps
         *len = 0;
     struct buf b = { 0 };
     buf_reserve(&b, 0);
+    if (!b.oom)
+        b.p[0] = '\0';   /* an empty registry renders as "" */
     pthread_mutex_lock(&reg->mu);
     for (size_t i = 0; i < reg->family_count; i++) {
         struct ps_metric_family *f = reg->families[i];
