@@ -788,13 +788,13 @@ int ps_http_server_start(struct ps_http_server *srv, struct ps_error *err)
     unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG;
     srv->daemon = MHD_start_daemon(
         flags, 0, NULL, NULL, on_access, srv,
+        MHD_OPTION_EXTERNAL_LOGGER, mhd_log, srv,   /* first, or MHD logs to stderr before */
         MHD_OPTION_LISTEN_SOCKET, (MHD_socket)srv->listen_fd,
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)srv->cfg.threads,
         MHD_OPTION_CONNECTION_LIMIT, (unsigned int)srv->cfg.max_connections,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)srv->cfg.idle_timeout_s,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
         MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv,
-        MHD_OPTION_EXTERNAL_LOGGER, mhd_log, srv,
         MHD_OPTION_END);
     if (!srv->daemon) {
         close(srv->listen_fd);
