@@ -1,7 +1,8 @@
 /* http_client.h — a small blocking HTTP/1.1 client on libcurl, for the CLI and the node agent.
  *
  * One client wraps one curl handle, so consecutive requests to the same host reuse the TCP
- * connection (keep-alive). A client is not thread-safe: use one per thread. Different clients
+ * connection (keep-alive). Only http and https URLs are allowed, and proxies from the
+ * environment (http_proxy, ...) are ignored: the scheduler is reached directly. A client is not thread-safe: use one per thread. Different clients
  * may be used from different threads at once.
  *
  * Any HTTP status is a successful exchange (the caller decides what a 404 means); errors are

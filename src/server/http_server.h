@@ -19,6 +19,10 @@
  * Errors: handlers fill a response; the ps_http_reply_* helpers write JSON bodies of the shape
  * {"code": <int>, "message": <string>}. A 500 never shows internals to the client: the body says
  * "internal error" with a request id, and the real message is logged with the same id.
+ * The server answers some requests itself, in the same shape: 404 (code PS_ENOENT) for no route,
+ * 405 (PS_EINVAL, with an Allow header) for a known path with another method, 413 (PS_ELIMIT)
+ * for a body over the limit, 503 (PS_ESTATE) while stopping. Every response carries an
+ * X-Request-Id header.
  */
 #ifndef PS_SERVER_HTTP_SERVER_H
 #define PS_SERVER_HTTP_SERVER_H
@@ -53,10 +57,10 @@ struct ps_http_server_config {
     unsigned drain_timeout_ms;   /* stop waits this long for in-flight requests; 0 = default */
     ps_http_log_fn *log;         /* NULL = one line per message on stderr */
     void *log_ctx;
-    /* Optional: when set, the server registers and updates
-     * ps_http_requests_total{method,route,status},
-     * ps_http_request_duration_seconds{route} and ps_http_open_connections in it (route = the matched route's pattern, or
-     * "unmatched"). Must outlive the server. */
+    /* Optional: when set, the server registers and updates in it
+     * ps_http_requests_total{method,route,status}, ps_http_request_duration_seconds{route}
+     * and ps_http_open_connections (route = the matched route's pattern, or "unmatched").
+     * Must outlive the server. */
     struct ps_metrics *metrics;
 };
 

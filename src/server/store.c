@@ -197,8 +197,9 @@ static int migrate(struct ps_store *s, const struct ps_store_migration *m, size_
                             "(%d): use a newer poolsched", s->path, current, known);
     for (size_t i = 0; i < count; i++) {
         if (m[i].version != (int)i + 1)
-            return ps_error_set(err, PS_EINVAL, "migration %zu has version %d, expected %zu (a bug)",
-                                i, m[i].version, i + 1);
+            return ps_error_set(err, PS_EINVAL,
+                                "migration %zu has version %d, expected %zu (a bug)", i,
+                                m[i].version, i + 1);
         if (m[i].version <= current)
             continue;
         rc = ps_store_begin(s, err);
