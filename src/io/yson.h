@@ -79,8 +79,9 @@ enum ps_yson_flags {
 /* Prints value as YSON text into *out (NUL-terminated, malloc'd, the caller frees it), in the
  * layout of upstream's text writer so that YTsaurus users see what they are used to:
  * strings and keys always quoted with C escapes (non-printable and non-ASCII bytes as \xHH or
- * octal), integers as digits, reals with a '.' or an exponent ("1000.0" style is written as
- * "1000."), booleans as %true/%false, null as #, and ';' after every item of a map or list.
+ * octal; the output is plain ASCII), integers as digits, reals in the shortest form that reads
+ * back to the same double and always with a '.' or an exponent (1000.0 prints as `1000.`),
+ * booleans as %true/%false, null as #, and ';' after every item of a map or list.
  * The output parses back, with ps_yson_parse and with ps_value_parse_text, to an equal value
  * (reals to the same double). No trailing newline.
  * Errors: PS_EINVAL (value nested deeper than PS_YSON_MAX_DEPTH, or a real that is not finite),
