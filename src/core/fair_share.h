@@ -55,7 +55,11 @@ struct ps_fs_element_input {
     enum ps_guarantee_type guarantee_type;     /* integral_guarantees/guarantee_type */
     struct ps_resources_opt resource_flow;     /* integral_guarantees/resource_flow */
     struct ps_resources_opt burst_guarantee;   /* integral_guarantees/burst_guarantee_resources */
-    double relaxed_share_multiplier_limit;     /* 0: the tree's value */
+    double relaxed_share_multiplier_limit;     /* 0: the tree's value; else in [1, 10] */
+    bool can_accept_free_volume;               /* integral_guarantees/can_accept_free_volume;
+                                                  default true */
+    signed char should_distribute_free_volume_among_children; /* -1 (default): the tree's
+                                                  value; 0 or 1 as configured */
     /* in/out: integral state carried from update to update */
     struct ps_volume accumulated_volume;       /* resource x seconds */
     double last_integral_share_ratio;
@@ -113,7 +117,8 @@ struct ps_fs_options {
     double relaxed_share_multiplier_limit;              /* 3 */
     bool enable_step_function_for_gang_operations;      /* true */
     bool enable_improved_fair_share_by_fit_factor_computation; /* false */
-    double infer_weight_from_guarantees_share_multiplier;      /* 0: unset */
+    double infer_weight_from_guarantees_share_multiplier;      /* 0: unset; else >= 1 */
+    bool should_distribute_free_volume_among_children;         /* false */
 };
 
 void ps_fs_options_init(struct ps_fs_options *options);

@@ -1,0 +1,614 @@
+/* fair_share.c — one vector HDRF fair share update: validation, tree layout, cumulative
+ * attributes, the pipeline of TFairShareUpdateExecutor::Run() and the outputs. */
+#include "core/fair_share.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/fs_internal.h"
+
+#define ARENA_BLOCK_BYTES ((size_t)1 << 20)
+#define MAX_ALERTS 64
+
+void ps_fs_options_init(struct ps_fs_options *options)
+{
+    memset(options, 0, sizeof *options);
+    options->main_resource = PS_RES_CPU;
+    options->integral_pool_capacity_saturation_period_ms = 86400000;
+    options->integral_smooth_period_ms = 60000;
+    options->relaxed_share_multiplier_limit = 3.0;
+    options->enable_step_function_for_gang_operations = true;
+    options->enable_improved_fair_share_by_fit_factor_computation = false;
+    options->infer_weight_from_guarantees_share_multiplier = 0.0;
+    options->should_distribute_free_volume_among_children = false;
+}
+
+void ps_fs_element_input_init(struct ps_fs_element_input *in, enum ps_element_kind kind,
+                              int parent, const char *name)
+{
+    memset(in, 0, sizeof *in);
+    in->kind = kind;
+    in->parent = parent;
+    in->name = name;
+    in->weight = 1.0;
+    in->weight_specified = false;
+    in->max_share_ratio = 1.0;
+    in->resource_limits = ps_resources_infinite();
+    in->filter_limits = ps_resources_infinite();
+    in->mode = PS_MODE_FAIR_SHARE;
+    in->fifo_sort_count = 0;
+    in->guarantee_type = PS_GUARANTEE_NONE;
+    in->relaxed_share_multiplier_limit = 0.0;
+    in->can_accept_free_volume = true;
+    in->should_distribute_free_volume_among_children = -1;
+}
+
+struct ps_fs_update *ps_fs_update_new(void)
+{
+    struct ps_fs_update *u = calloc(1, sizeof *u);
+    if (!u)
+        return NULL;
+    ps_arena_init(&u->persistent, ARENA_BLOCK_BYTES);
+    ps_arena_init(&u->scratch, ARENA_BLOCK_BYTES);
+    ps_plf_ctx_init(&u->ctx);
+    for (int i = 0; i < 6; i++)
+        ps_plf_buf_init(&u->b[i], 1, &u->oom);
+    return u;
+}
+
+static void clear_alerts(struct ps_fs_update *u)
+{
+    for (int i = 0; i < u->alert_count; i++)
+        free(u->alerts[i]);
+    u->alert_count = 0;
+}
+
+void ps_fs_update_free(struct ps_fs_update *u)
+{
+    if (!u)
+        return;
+    clear_alerts(u);
+    free(u->alerts);
+    free(u->el);
+    free(u->children);
+    free(u->order);
+    free(u->burst);
+    free(u->relaxed);
+    free(u->stack);
+    free(u->dscratch);
+    free(u->views);
+    ps_arena_release(&u->persistent);
+    ps_arena_release(&u->scratch);
+    ps_plf_ctx_release(&u->ctx);
+    for (int i = 0; i < 6; i++)
+        ps_plf_buf_release(&u->b[i]);
+    free(u);
+}
+
+int ps_fs_update_alert_count(const struct ps_fs_update *u)
+{
+    return u->alert_count;
+}
+
+const char *ps_fs_update_alert(const struct ps_fs_update *u, int index)
+{
+    if (index < 0 || index >= u->alert_count)
+        return NULL;
+    return u->alerts[index];
+}
+
+void fs_add_alert(struct ps_fs_update *u, const char *fmt, ...)
+{
+    if (u->alert_count >= MAX_ALERTS)
+        return;
+    if (u->alert_count == u->alert_cap) {
+        int cap = u->alert_cap ? 2 * u->alert_cap : 8;
+        char **a = realloc(u->alerts, (size_t)cap * sizeof *a);
+        if (!a) {
+            u->oom = true;
+            return;
+        }
+        u->alerts = a;
+        u->alert_cap = cap;
+    }
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    char *s = strdup(buf);
+    if (!s) {
+        u->oom = true;
+        return;
+    }
+    u->alerts[u->alert_count++] = s;
+}
+
+struct ps_plf fs_commit(struct ps_fs_update *u, struct ps_arena *arena, const struct ps_plf_buf *b)
+{
+    struct ps_plf f = {NULL, 0, b->dim};
+    if (b->n < 2) {
+        u->oom = true;  /* an empty function only comes out of a failed allocation */
+        return f;
+    }
+    size_t bytes = (size_t)b->n * (size_t)(b->dim + 1) * sizeof(double);
+    double *a = ps_arena_alloc(arena, bytes);
+    if (!a) {
+        u->oom = true;
+        return f;
+    }
+    memcpy(a, b->a, bytes);
+    f.a = a;
+    f.n = b->n;
+    return f;
+}
+
+/* ---- validation ---------------------------------------------------------------------------- */
+
+static const char *elem_name(const struct ps_fs_element_input *in)
+{
+    return in->name ? in->name : "<unnamed>";
+}
+
+static bool bad_resources(const struct ps_resources *r)
+{
+    for (int i = 0; i < PS_RES_COUNT; i++)
+        if (r->v[i] < 0)
+            return true;
+    return false;
+}
+
+static int validate_element(const struct ps_fs_element *elems, int i, struct ps_error *err)
+{
+    const struct ps_fs_element_input *in = &elems[i].in;
+    const char *name = elem_name(in);
+    if (i == 0) {
+        if (in->kind != PS_ELEM_ROOT || in->parent != -1)
+            return ps_error_set(err, PS_EINVAL,
+                                "element 0 (%s) must be the root: kind root and parent -1", name);
+    } else {
+        if (in->kind != PS_ELEM_POOL && in->kind != PS_ELEM_OPERATION)
+            return ps_error_set(err, PS_EINVAL, "element %d (%s): kind must be pool or operation", i, name);
+        if (in->parent < 0 || in->parent >= i)
+            return ps_error_set(err, PS_EINVAL,
+                                "element %d (%s): parent %d must come before the element", i, name, in->parent);
+        const struct ps_fs_element_input *p = &elems[in->parent].in;
+        if (p->kind == PS_ELEM_OPERATION)
+            return ps_error_set(err, PS_EINVAL, "element %d (%s): parent %s is an operation", i, name,
+                                elem_name(p));
+        if (p->mode == PS_MODE_FIFO && in->kind != PS_ELEM_OPERATION)
+            return ps_error_set(err, PS_EINVAL, "pool %s: a fifo pool (%s) may only contain operations",
+                                name, elem_name(p));
+        if (!(isfinite(in->weight) && in->weight > 0))
+            return ps_error_set(err, PS_EINVAL, "element %s: weight must be a positive number, got %g",
+                                name, in->weight);
+        if (!(in->max_share_ratio >= 0.0 && in->max_share_ratio <= 1.0))
+            return ps_error_set(err, PS_EINVAL, "element %s: max_share_ratio must be in [0, 1], got %g",
+                                name, in->max_share_ratio);
+        if (bad_resources(&in->resource_limits) || bad_resources(&in->filter_limits))
+            return ps_error_set(err, PS_EINVAL, "element %s: resource_limits must not be negative", name);
+    }
+    if (in->kind == PS_ELEM_OPERATION) {
+        if (bad_resources(&in->demand) || bad_resources(&in->usage))
+            return ps_error_set(err, PS_EINVAL, "operation %s: demand and usage must not be negative", name);
+        return 0;
+    }
+    if (in->mode != PS_MODE_FAIR_SHARE && in->mode != PS_MODE_FIFO)
+        return ps_error_set(err, PS_EINVAL, "pool %s: mode must be fair_share or fifo", name);
+    if (in->fifo_sort_count < 0 || in->fifo_sort_count > PS_FIFO_PARAM_MAX)
+        return ps_error_set(err, PS_EINVAL, "pool %s: fifo_sort_parameters has %d entries", name,
+                            in->fifo_sort_count);
+    for (int k = 0; k < in->fifo_sort_count; k++)
+        if ((int)in->fifo_sort[k] < 0 || (int)in->fifo_sort[k] > PS_FIFO_PENDING_JOB_COUNT)
+            return ps_error_set(err, PS_EINVAL, "pool %s: fifo_sort_parameters has an unknown value", name);
+    if (in->guarantee_type != PS_GUARANTEE_NONE && in->guarantee_type != PS_GUARANTEE_BURST &&
+        in->guarantee_type != PS_GUARANTEE_RELAXED)
+        return ps_error_set(err, PS_EINVAL, "pool %s: integral_guarantees/guarantee_type is unknown", name);
+    if (in->relaxed_share_multiplier_limit != 0.0 &&
+        !(in->relaxed_share_multiplier_limit >= 1.0 && in->relaxed_share_multiplier_limit <= 10.0))
+        return ps_error_set(err, PS_EINVAL,
+                            "pool %s: integral_guarantees/relaxed_share_multiplier_limit must be in [1, 10], got %g",
+                            name, in->relaxed_share_multiplier_limit);
+    for (int r = 0; r < PS_RES_COUNT; r++) {
+        if ((in->strong_guarantee.set >> r & 1) && in->strong_guarantee.r.v[r] < 0)
+            return ps_error_set(err, PS_EINVAL, "pool %s: strong_guarantee_resources/%s is negative",
+                                name, ps_resource_name(r));
+        if ((in->resource_flow.set >> r & 1) && in->resource_flow.r.v[r] < 0)
+            return ps_error_set(err, PS_EINVAL, "pool %s: integral_guarantees/resource_flow/%s is negative",
+                                name, ps_resource_name(r));
+        if ((in->burst_guarantee.set >> r & 1) && in->burst_guarantee.r.v[r] < 0)
+            return ps_error_set(err, PS_EINVAL,
+                                "pool %s: integral_guarantees/burst_guarantee_resources/%s is negative", name,
+                                ps_resource_name(r));
+        if (!(isfinite(in->accumulated_volume.v[r]) && in->accumulated_volume.v[r] >= 0))
+            return ps_error_set(err, PS_EINVAL, "pool %s: accumulated_resource_volume/%s must be a non-negative number",
+                                name, ps_resource_name(r));
+    }
+    if (!(isfinite(in->last_integral_share_ratio) && in->last_integral_share_ratio >= 0))
+        return ps_error_set(err, PS_EINVAL, "pool %s: last integral share ratio must be a non-negative number", name);
+    return 0;
+}
+
+static int validate(const struct ps_fs_element *elems, int count, const struct ps_fs_options *o,
+                    const struct ps_fs_input *input, struct ps_error *err)
+{
+    if (!elems || count < 1)
+        return ps_error_set(err, PS_EINVAL, "the tree needs at least the root element");
+    if (o->main_resource < 0 || o->main_resource >= PS_RES_COUNT)
+        return ps_error_set(err, PS_EINVAL, "main_resource %d is not a resource", o->main_resource);
+    if (o->integral_pool_capacity_saturation_period_ms <= 0)
+        return ps_error_set(err, PS_EINVAL, "integral_guarantees/pool_capacity_saturation_period must be positive");
+    if (o->integral_smooth_period_ms <= 0)
+        return ps_error_set(err, PS_EINVAL, "integral_guarantees/smooth_period must be positive");
+    if (!(o->relaxed_share_multiplier_limit >= 1.0 && o->relaxed_share_multiplier_limit <= 10.0))
+        return ps_error_set(err, PS_EINVAL, "integral_guarantees/relaxed_share_multiplier_limit must be in [1, 10], got %g",
+                            o->relaxed_share_multiplier_limit);
+    if (o->infer_weight_from_guarantees_share_multiplier != 0.0 &&
+        !(isfinite(o->infer_weight_from_guarantees_share_multiplier) &&
+          o->infer_weight_from_guarantees_share_multiplier >= 1.0))
+        return ps_error_set(err, PS_EINVAL, "infer_weight_from_guarantees_share_multiplier must be >= 1, got %g",
+                            o->infer_weight_from_guarantees_share_multiplier);
+    for (int r = 0; r < PS_RES_COUNT; r++)
+        if (input->total.v[r] < 0 || input->total.v[r] >= PS_RES_INFINITE)
+            return ps_error_set(err, PS_EINVAL, "total_resources/%s must be finite and not negative",
+                                ps_resource_name(r));
+    for (int i = 0; i < count; i++) {
+        int rc = validate_element(elems, i, err);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* ---- layout --------------------------------------------------------------------------------- */
+
+static bool grow_ints(int **p, int n)
+{
+    int *q = realloc(*p, (size_t)(n > 0 ? n : 1) * sizeof *q);
+    if (!q)
+        return false;
+    *p = q;
+    return true;
+}
+
+static int ensure_capacity(struct ps_fs_update *u, int count)
+{
+    if (count <= u->el_cap)
+        return 0;
+    struct fs_elem *el = realloc(u->el, (size_t)count * sizeof *el);
+    if (!el)
+        return PS_ENOMEM;
+    u->el = el;
+    if (!grow_ints(&u->children, count) || !grow_ints(&u->order, count) || !grow_ints(&u->burst, count) ||
+        !grow_ints(&u->relaxed, count) || !grow_ints(&u->stack, count))
+        return PS_ENOMEM;
+    double *d = realloc(u->dscratch, (size_t)count * sizeof *d);
+    if (!d)
+        return PS_ENOMEM;
+    u->dscratch = d;
+    struct ps_plf *v = realloc(u->views, (size_t)count * sizeof *v);
+    if (!v)
+        return PS_ENOMEM;
+    u->views = v;
+    u->views_cap = count;
+    u->el_cap = count;
+    return 0;
+}
+
+/* Children lists in array order (a counting sort by parent). */
+static void build_children(struct ps_fs_update *u)
+{
+    int n = u->count;
+    for (int i = 0; i < n; i++)
+        u->el[i].child_count = 0;
+    for (int i = 1; i < n; i++)
+        u->el[u->el[i].parent].child_count++;
+    int pos = 0;
+    for (int i = 0; i < n; i++) {
+        u->el[i].first_child = pos;
+        pos += u->el[i].child_count;
+        u->el[i].child_count = 0;
+    }
+    for (int i = 1; i < n; i++) {
+        struct fs_elem *p = &u->el[u->el[i].parent];
+        u->children[p->first_child + p->child_count++] = i;
+    }
+}
+
+/* FIFO order (upstream HasHigherPriorityInFifoMode), with the element index as the last key. */
+static bool fifo_before(const struct ps_fs_update *u, const struct ps_fs_element_input *pool, int a, int b)
+{
+    static const enum ps_fifo_param defaults[] = {PS_FIFO_WEIGHT, PS_FIFO_START_TIME};
+    const enum ps_fifo_param *params = pool->fifo_sort_count ? pool->fifo_sort : defaults;
+    int count = pool->fifo_sort_count ? pool->fifo_sort_count : 2;
+    const struct ps_fs_element_input *x = u->el[a].in, *y = u->el[b].in;
+    for (int k = 0; k < count; k++) {
+        switch (params[k]) {
+        case PS_FIFO_WEIGHT:
+            if (u->el[a].weight != u->el[b].weight)
+                return u->el[a].weight > u->el[b].weight;
+            break;
+        case PS_FIFO_START_TIME:
+            if (x->start_time_ms != y->start_time_ms)
+                return x->start_time_ms < y->start_time_ms;
+            break;
+        case PS_FIFO_PENDING_JOB_COUNT:
+            if (x->pending_job_count != y->pending_job_count)
+                return x->pending_job_count < y->pending_job_count;
+            break;
+        }
+    }
+    return a < b;
+}
+
+/* Stable merge sort of a FIFO pool's children (the stack array is the scratch). */
+static void sort_fifo(struct ps_fs_update *u, int pool)
+{
+    struct fs_elem *p = &u->el[pool];
+    int n = p->child_count;
+    int *xs = u->children + p->first_child;
+    int *tmp = u->stack;
+    for (int width = 1; width < n; width *= 2) {
+        for (int lo = 0; lo < n; lo += 2 * width) {
+            int mid = lo + width < n ? lo + width : n;
+            int hi = lo + 2 * width < n ? lo + 2 * width : n;
+            int i = lo, j = mid, k = lo;
+            while (i < mid && j < hi)
+                tmp[k++] = fifo_before(u, p->in, xs[j], xs[i]) ? xs[j++] : xs[i++];
+            while (i < mid)
+                tmp[k++] = xs[i++];
+            while (j < hi)
+                tmp[k++] = xs[j++];
+        }
+        memcpy(xs, tmp, (size_t)n * sizeof *xs);
+    }
+    for (int k = 0; k < n; k++)
+        u->el[xs[k]].out->fifo_index = k;
+}
+
+static double operation_weight(const struct ps_fs_element_input *in)
+{
+    /* An operation has no guarantees, so an inferred weight is always 1. */
+    return fs_clamp_weight(in->weight_specified ? in->weight : 1.0);
+}
+
+static void init_elements(struct ps_fs_update *u, struct ps_fs_element *elems)
+{
+    const struct ps_fs_options *o = u->options;
+    for (int i = 0; i < u->count; i++) {
+        struct fs_elem *e = &u->el[i];
+        const struct ps_fs_element_input *in = &elems[i].in;
+        memset(e, 0, sizeof *e);
+        memset(&elems[i].out, 0, sizeof elems[i].out);
+        e->in = in;
+        e->out = &elems[i].out;
+        e->out->fifo_index = -1;
+        e->kind = in->kind;
+        e->parent = in->parent;
+        e->is_pool = in->kind == PS_ELEM_POOL;
+        e->is_fifo = in->kind != PS_ELEM_OPERATION && in->mode == PS_MODE_FIFO;
+        e->gtype = e->is_pool ? in->guarantee_type : PS_GUARANTEE_NONE;
+        e->weight = in->kind == PS_ELEM_OPERATION ? operation_weight(in) : 1.0;
+        if (e->is_pool) {
+            fs_volume_from_input(&e->volume, &in->accumulated_volume);
+            e->last_share_ratio = in->last_integral_share_ratio;
+            e->can_accept_free_volume = in->can_accept_free_volume;
+            e->distributes_free_volume = in->should_distribute_free_volume_among_children < 0
+                                             ? o->should_distribute_free_volume_among_children
+                                             : in->should_distribute_free_volume_among_children != 0;
+        }
+    }
+}
+
+/* Demand and usage (pools sum their children), effective limits. */
+static void compute_resources(struct ps_fs_update *u)
+{
+    const struct ps_resources *total = &u->total;
+    for (int i = 0; i < u->count; i++) {
+        struct fs_elem *e = &u->el[i];
+        if (e->kind == PS_ELEM_OPERATION) {
+            /* Upstream's demand always covers the usage; keep that invariant. */
+            e->usage = e->in->usage;
+            e->demand = ps_resources_max(e->in->demand, e->in->usage);
+        } else {
+            e->usage = ps_resources_zero();
+            e->demand = ps_resources_zero();
+        }
+        if (i == 0) {
+            e->limits = *total;
+            continue;
+        }
+        struct ps_resources l = ps_resources_min(e->in->resource_limits, e->in->filter_limits);
+        if (e->in->max_share_ratio < 1.0) {
+            struct ps_resources share;
+            for (int r = 0; r < PS_RES_COUNT; r++)
+                share.v[r] = (int64_t)round((double)total->v[r] * e->in->max_share_ratio);
+            l = ps_resources_min(l, share);
+        }
+        e->limits = ps_resources_min(l, *total);
+    }
+    for (int i = u->count - 1; i > 0; i--) {
+        struct fs_elem *p = &u->el[u->el[i].parent];
+        p->usage = ps_resources_add(p->usage, u->el[i].usage);
+        p->demand = ps_resources_add(p->demand, u->el[i].demand);
+    }
+}
+
+/* Pre-order of the tree, then the burst and relaxed pools in that order (InitIntegralPoolLists). */
+static void init_integral_lists(struct ps_fs_update *u)
+{
+    int top = 0, n = 0;
+    u->stack[top++] = 0;
+    while (top > 0) {
+        int i = u->stack[--top];
+        u->order[n++] = i;
+        const struct fs_elem *e = &u->el[i];
+        for (int k = e->child_count - 1; k >= 0; k--)
+            u->stack[top++] = u->children[e->first_child + k];
+    }
+    u->burst_count = u->relaxed_count = 0;
+    for (int k = 0; k < n; k++) {
+        const struct fs_elem *e = &u->el[u->order[k]];
+        if (e->gtype == PS_GUARANTEE_BURST)
+            u->burst[u->burst_count++] = u->order[k];
+        else if (e->gtype == PS_GUARANTEE_RELAXED)
+            u->relaxed[u->relaxed_count++] = u->order[k];
+    }
+}
+
+static double max_resource_ratio(const struct ps_resources_opt *config, const struct ps_resources *total)
+{
+    double result = 0.0;
+    for (int r = 0; r < PS_RES_COUNT; r++) {
+        double value = (config->set >> r & 1) ? ps_res_get(&config->r, r) : 0.0;
+        double limit = ps_res_get(total, r);
+        if (limit > 0.0 && value / limit > result)
+            result = value / limit;
+    }
+    return result;
+}
+
+/* UpdateCumulativeAttributes: shares, ratios and the FIFO order, children before parents. */
+static void update_cumulative_attributes(struct ps_fs_update *u)
+{
+    const struct ps_resources *total = &u->total;
+    for (int i = 0; i < u->count; i++) {
+        struct fs_elem *e = &u->el[i];
+        if (e->is_pool && e->gtype != PS_GUARANTEE_NONE) {
+            e->burst_ratio = max_resource_ratio(&e->in->burst_guarantee, total);
+            e->flow_ratio = max_resource_ratio(&e->in->resource_flow, total);
+        }
+        e->specified_burst_ratio = e->burst_ratio;
+        e->total_burst_ratio = e->burst_ratio;
+        e->total_flow_ratio = e->flow_ratio;
+    }
+    for (int i = u->count - 1; i >= 0; i--) {
+        struct fs_elem *e = &u->el[i];
+        e->limits_share = ps_resources_to_share(&e->limits, total, 0.0, 0.0);
+        if (e->kind == PS_ELEM_OPERATION)
+            e->limits_share = ps_share_min(e->limits_share, ps_share_fill(1.0));  /* best allocation share */
+        e->sg_share = ps_resources_to_share(&e->inferred_sg, total, 0.0, 0.0);
+        e->out->dominant_resource = ps_resources_is_zero(e->usage) ? ps_dominant_resource(&e->demand, total)
+                                                                   : ps_dominant_resource(&e->usage, total);
+        e->usage_share = ps_resources_to_share(&e->usage, total, 0.0, 0.0);
+        e->demand_share = ps_resources_to_share(&e->demand, total, 0.0, 0.0);
+        if (e->is_fifo)
+            sort_fifo(u, i);
+    }
+    /* Total ratios: own plus the children's, summed in children order like upstream. */
+    for (int i = u->count - 1; i >= 0; i--) {
+        struct fs_elem *e = &u->el[i];
+        if (e->kind == PS_ELEM_OPERATION)
+            continue;
+        double burst = e->burst_ratio, flow = e->flow_ratio;
+        for (int k = 0; k < e->child_count; k++) {
+            const struct fs_elem *c = &u->el[u->children[e->first_child + k]];
+            flow += c->total_flow_ratio;
+            burst += c->total_burst_ratio;
+        }
+        e->total_burst_ratio = burst;
+        e->total_flow_ratio = flow;
+    }
+    struct fs_elem *root = &u->el[0];
+    root->sg_share = ps_share_fill(0.0);
+    for (int k = 0; k < root->child_count; k++)
+        root->sg_share = ps_share_add(root->sg_share, u->el[u->children[root->first_child + k]].sg_share);
+}
+
+/* Root fair share = the sum of its children (UpdateRootFairShare). */
+static void update_root_fair_share(struct ps_fs_update *u)
+{
+    struct fs_elem *root = &u->el[0];
+    struct ps_share used_sg = ps_share_fill(0.0), total = ps_share_fill(0.0);
+    for (int k = 0; k < root->child_count; k++) {
+        const struct fs_elem *c = &u->el[u->children[root->first_child + k]];
+        used_sg = ps_share_add(used_sg, c->out->fair_share.strong_guarantee);
+        total = ps_share_add(total, c->out->fair_share.total);
+    }
+    struct ps_detailed_fair_share *fs = &root->out->fair_share;
+    fs->total = total;
+    fs->strong_guarantee = ps_share_min(total, used_sg);
+    fs->integral_guarantee = ps_share_min(ps_share_sub(total, fs->strong_guarantee), root->proposed);
+    fs->weight_proportional = ps_share_sub(ps_share_sub(total, fs->strong_guarantee), fs->integral_guarantee);
+}
+
+static void write_outputs(struct ps_fs_update *u)
+{
+    const struct ps_resources *total = &u->total;
+    for (int i = 0; i < u->count; i++) {
+        struct fs_elem *e = &u->el[i];
+        struct ps_fs_element_output *out = e->out;
+        out->usage_share = e->usage_share;
+        out->demand_share = e->demand_share;
+        out->limits_share = e->limits_share;
+        out->strong_guarantee_share = e->sg_share;
+        out->proposed_integral_share = e->proposed;
+        out->resource_limits = e->limits;
+        out->inferred_strong_guarantee = e->inferred_sg;
+        out->weight = e->weight;
+        if (e->kind != PS_ELEM_OPERATION) {
+            out->total_burst_ratio = e->total_burst_ratio;
+            out->total_resource_flow_ratio = e->total_flow_ratio;
+        }
+        if (!e->is_pool || e->gtype == PS_GUARANTEE_NONE)
+            continue;
+        out->specified_burst_ratio = e->specified_burst_ratio;
+        out->specified_resource_flow_ratio = e->flow_ratio;
+        out->accumulated_resource_ratio_volume = fs_volume_min_ratio(&e->volume, total);
+        fs_volume_to_output(&e->volume, &out->accumulated_resource_volume);
+        struct fs_volume capacity;
+        fs_volume_capacity(u, e->flow_ratio, &capacity);
+        fs_volume_to_output(&capacity, &out->integral_pool_capacity);
+        /* Orchid: how long the volume lasts at the burst rate net of the inflow (burst pools). */
+        if (e->specified_burst_ratio > e->flow_ratio + FS_LARGE_EPSILON)
+            out->estimated_burst_usage_duration_seconds =
+                out->accumulated_resource_ratio_volume / (e->specified_burst_ratio - e->flow_ratio);
+        /* Carry the integral state to the next update. */
+        struct ps_fs_element_input *in = (struct ps_fs_element_input *)e->in;
+        in->accumulated_volume = out->accumulated_resource_volume;
+        in->last_integral_share_ratio = e->last_share_ratio;
+    }
+}
+
+int ps_fs_update_run(struct ps_fs_update *u, struct ps_fs_element *elems, int count,
+                     const struct ps_fs_options *options, const struct ps_fs_input *input,
+                     struct ps_error *err)
+{
+    clear_alerts(u);
+    int rc = validate(elems, count, options, input, err);
+    if (rc)
+        return rc;
+    if (ensure_capacity(u, count))
+        return ps_error_set(err, PS_ENOMEM, "out of memory for %d elements", count);
+    u->options = options;
+    u->input = input;
+    u->total = input->total;
+    u->count = count;
+    u->oom = false;
+    u->ctx.oom = false;
+    ps_arena_reset(&u->persistent);
+    ps_arena_reset(&u->scratch);
+
+    init_elements(u, elems);
+    build_children(u);
+    compute_resources(u);
+
+    fs_determine_inferred_strong_guarantees(u);
+    init_integral_lists(u);
+    update_cumulative_attributes(u);
+    fs_consume_and_refill(u);
+    fs_validate_and_adjust_guarantees(u);
+    fs_compute_weights(u);
+    fs_update_burst_shares(u);
+    fs_update_relaxed_shares(u);
+    fs_prepare_subtree(u, 0);
+    fs_compute_fair_shares(u);
+    update_root_fair_share(u);
+    write_outputs(u);
+    if (u->oom || u->ctx.oom)
+        return ps_error_set(err, PS_ENOMEM, "out of memory in the fair share update");
+    return 0;
+}

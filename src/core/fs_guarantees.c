@@ -1,0 +1,187 @@
+/* fs_guarantees.c — strong guarantees: inference of unspecified resources, validation against
+ * the cluster (alerts), proportional adjustment to limits and parents; effective weights. */
+#include <math.h>
+
+#include "core/bisect.h"
+#include "core/fs_internal.h"
+
+/* upstream GetResource / SetResource: cpu travels as a double of cores and is rounded back to
+ * hundredths; the integer resources are truncated when set from a double. */
+static double get_resource(const struct ps_resources *r, int i)
+{
+    return ps_res_get(r, i);
+}
+
+static void set_resource(struct ps_resources *r, int i, double value)
+{
+    if (i == PS_RES_CPU)
+        r->v[i] = (int64_t)round(value * PS_CPU_SCALE);
+    else
+        r->v[i] = (int64_t)value;
+}
+
+/* DetermineInferredStrongGuaranteeResources, top-down: explicit values as configured, every
+ * other resource in proportion to the main resource, scaled below the root to fit the parent's
+ * residual guarantee. */
+void fs_determine_inferred_strong_guarantees(struct ps_fs_update *u)
+{
+    int main = u->options->main_resource;
+    u->el[0].inferred_sg = u->total;
+    double *implicit = u->dscratch;
+    for (int i = 0; i < u->count; i++) {
+        struct fs_elem *e = &u->el[i];
+        if (e->kind == PS_ELEM_OPERATION || e->child_count == 0)
+            continue;
+        const int *kids = u->children + e->first_child;
+        struct ps_resources explicit_total = ps_resources_zero();
+        for (int k = 0; k < e->child_count; k++) {
+            struct fs_elem *c = &u->el[kids[k]];
+            struct ps_resources own = ps_resources_zero();
+            if (c->kind != PS_ELEM_OPERATION)
+                for (int r = 0; r < PS_RES_COUNT; r++)
+                    if (c->in->strong_guarantee.set >> r & 1)
+                        own.v[r] = c->in->strong_guarantee.r.v[r];
+            c->inferred_sg = own;
+            explicit_total = ps_resources_add(explicit_total, own);
+        }
+        struct ps_resources residual =
+            ps_resources_max(ps_resources_sub(e->inferred_sg, explicit_total), ps_resources_zero());
+        double parent_main = get_resource(&e->inferred_sg, main);
+        for (int r = 0; r < PS_RES_COUNT; r++) {
+            if (r == main)
+                continue;
+            double parent_value = get_resource(&e->inferred_sg, r);
+            double total_implicit = 0.0;
+            for (int k = 0; k < e->child_count; k++) {
+                struct fs_elem *c = &u->el[kids[k]];
+                bool specified = c->kind != PS_ELEM_OPERATION && (c->in->strong_guarantee.set >> r & 1);
+                if (specified) {
+                    implicit[k] = -1.0;
+                    continue;
+                }
+                double child_main = get_resource(&c->inferred_sg, main);
+                double ratio = parent_main > 0 ? child_main / parent_main : 0.0;
+                implicit[k] = ratio * parent_value;
+                total_implicit += implicit[k];
+            }
+            double residual_value = get_resource(&residual, r);
+            /* Overcommit at the root is allowed here and handled by the share adjustment. */
+            if (i != 0 && total_implicit > residual_value) {
+                double scale = residual_value / total_implicit;
+                for (int k = 0; k < e->child_count; k++)
+                    if (implicit[k] >= 0.0)
+                        implicit[k] *= scale;
+            }
+            for (int k = 0; k < e->child_count; k++)
+                if (implicit[k] >= 0.0)
+                    set_resource(&u->el[kids[k]].inferred_sg, r, implicit[k]);
+        }
+    }
+}
+
+static struct ps_resources scale_resources(const struct ps_resources *r, double k)
+{
+    struct ps_resources out;
+    for (int i = 0; i < PS_RES_COUNT; i++)
+        out.v[i] = (int64_t)round((double)r->v[i] * k);
+    return out;
+}
+
+struct burst_fit {
+    const struct ps_fs_update *u;
+};
+
+static bool root_guarantees_fit(double f, void *arg)
+{
+    const struct ps_fs_update *u = ((struct burst_fit *)arg)->u;
+    struct ps_share sum = ps_share_scale(u->el[0].sg_share, f);
+    for (int k = 0; k < u->burst_count; k++)
+        sum = ps_share_add(sum, ps_share_scale(ps_share_fill(u->el[u->burst[k]].burst_ratio), f));
+    return ps_share_dominates(ps_share_fill(1.0), sum);
+}
+
+struct children_fit {
+    const struct ps_fs_update *u;
+    const struct fs_elem *e;
+};
+
+static bool children_guarantees_fit(double f, void *arg)
+{
+    const struct children_fit *c = arg;
+    struct ps_share sum = ps_share_fill(0.0);
+    for (int k = 0; k < c->e->child_count; k++)
+        sum = ps_share_add(sum, ps_share_scale(c->u->el[c->u->children[c->e->first_child + k]].sg_share, f));
+    return ps_share_dominates(c->e->sg_share, sum);
+}
+
+/* ValidateAndAdjustSpecifiedGuarantees and AdjustStrongGuarantees. */
+void fs_validate_and_adjust_guarantees(struct ps_fs_update *u)
+{
+    struct fs_elem *root = &u->el[0];
+    struct ps_resources flow = scale_resources(&u->total, root->total_flow_ratio);
+    struct ps_resources burst = scale_resources(&u->total, root->total_burst_ratio);
+    struct ps_resources strong = ps_resources_zero();
+    for (int k = 0; k < root->child_count; k++)
+        strong = ps_resources_add(strong, u->el[u->children[root->first_child + k]].inferred_sg);
+
+    if (!ps_resources_fit(ps_resources_add(strong, flow), u->total))
+        fs_add_alert(u, "strong guarantees and resource flows exceed total cluster resources "
+                        "(total strong guarantee cpu %.2f, total resource flow cpu %.2f, cluster cpu %.2f)",
+                     ps_res_get(&strong, PS_RES_CPU), ps_res_get(&flow, PS_RES_CPU),
+                     ps_res_get(&u->total, PS_RES_CPU));
+    if (!ps_resources_fit(ps_resources_add(strong, burst), u->total)) {
+        fs_add_alert(u, "strong guarantees and burst guarantees exceed total cluster resources "
+                        "(total strong guarantee cpu %.2f, total burst cpu %.2f, cluster cpu %.2f)",
+                     ps_res_get(&strong, PS_RES_CPU), ps_res_get(&burst, PS_RES_CPU),
+                     ps_res_get(&u->total, PS_RES_CPU));
+        /* One factor for the root's strong guarantee and every burst ratio, found by bisection
+         * rather than division so that the scaled sum surely fits. */
+        struct burst_fit fit = {u};
+        double f = ps_bisect_inverse_lower_bound(0.0, 1.0, root_guarantees_fit, &fit);
+        root->sg_share = ps_share_scale(root->sg_share, f);
+        for (int k = 0; k < u->burst_count; k++)
+            u->el[u->burst[k]].burst_ratio *= f;
+    }
+
+    /* Top-down: a guarantee never exceeds the limits, children never exceed their parent. */
+    for (int i = 0; i < u->count; i++) {
+        struct fs_elem *e = &u->el[i];
+        if (e->kind == PS_ELEM_OPERATION)
+            continue;
+        e->sg_share = ps_share_min(e->sg_share, e->limits_share);
+        struct ps_share sum = ps_share_fill(0.0);
+        for (int k = 0; k < e->child_count; k++)
+            sum = ps_share_add(sum, u->el[u->children[e->first_child + k]].sg_share);
+        if (ps_share_dominates(e->sg_share, sum))
+            continue;
+        struct children_fit fit = {u, e};
+        double f = ps_bisect_inverse_lower_bound(0.0, 1.0, children_guarantees_fit, &fit);
+        for (int k = 0; k < e->child_count; k++) {
+            struct fs_elem *c = &u->el[u->children[e->first_child + k]];
+            c->sg_share = ps_share_scale(c->sg_share, f);
+        }
+    }
+}
+
+/* Weights of pools: specified, or inferred from the guarantee share relative to the parent's
+ * when the tree asks for it; always within upstream's schedulable range [sqrt(eps), 1/sqrt(eps)]
+ * so that ratios of weights keep their precision. */
+void fs_compute_weights(struct ps_fs_update *u)
+{
+    double multiplier = u->options->infer_weight_from_guarantees_share_multiplier;
+    for (int i = 1; i < u->count; i++) {
+        struct fs_elem *e = &u->el[i];
+        if (!e->is_pool)
+            continue;  /* operations got theirs when the tree was laid out */
+        double w = 1.0;
+        if (e->in->weight_specified) {
+            w = e->in->weight;
+        } else if (multiplier > 0.0) {
+            double self = ps_share_max_component(e->sg_share) + e->total_flow_ratio;
+            const struct fs_elem *p = &u->el[e->parent];
+            double parent = ps_share_max_component(p->sg_share) + p->total_flow_ratio;
+            w = (self < FS_EPSILON || parent < FS_EPSILON) ? 1.0 : self * multiplier / parent;
+        }
+        e->weight = fs_clamp_weight(w);
+    }
+}

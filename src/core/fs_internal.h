@@ -1,0 +1,145 @@
+/* fs_internal.h — state shared by the files of the fair share update (not a public API).
+ *
+ * fair_share.c      entry point, validation, cumulative attributes, outputs
+ * fs_guarantees.c   inferred strong guarantees, guarantee validation and adjustment, weights
+ * fs_integral.c     accumulated volumes, overflow redistribution, burst and relaxed shares
+ * fs_functions.c    fair share functions and the top-down assignment
+ */
+#ifndef PS_CORE_FS_INTERNAL_H
+#define PS_CORE_FS_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/arena.h"
+#include "core/fair_share.h"
+#include "core/plf.h"
+
+/* Upstream constants (resource_vector.h). */
+#define FS_EPSILON 1e-9
+#define FS_LARGE_EPSILON 1e-4
+#define FS_COMPRESS_EPSILON 1e-15
+
+/* A resource volume as upstream's TResourceVolume: cpu is fixed point (hundredths of a
+ * core-second, rounded at every multiplication), the other resources are doubles. d[PS_RES_CPU]
+ * is unused. */
+struct fs_volume {
+    double d[PS_RES_COUNT];
+    int64_t cpu;
+};
+
+struct fs_elem {
+    const struct ps_fs_element_input *in;
+    struct ps_fs_element_output *out;
+    enum ps_element_kind kind;
+    int parent;
+    int first_child;   /* into update->children */
+    int child_count;
+    bool is_pool;      /* a pool (not the root, not an operation) */
+    bool is_fifo;
+    enum ps_guarantee_type gtype;
+
+    double weight;     /* effective */
+
+    struct ps_resources demand, usage, limits, inferred_sg;
+    struct ps_share limits_share, demand_share, usage_share, sg_share, proposed;
+
+    double burst_ratio;             /* adjusted (scaled when burst guarantees overcommit) */
+    double specified_burst_ratio;
+    double flow_ratio;
+    double total_burst_ratio;
+    double total_flow_ratio;
+
+    /* integral state */
+    struct fs_volume volume;
+    struct fs_volume overflow, acceptable, accepted_free, children_overflow;
+    double last_share_ratio;
+    bool can_accept_free_volume;
+    bool distributes_free_volume;
+
+    /* fair share functions */
+    bool prepared;
+    struct ps_plf fsbs;        /* fair share by suggestion (vector) */
+    struct ps_plf mffbs;       /* max fit factor by suggestion (scalar) */
+    struct ps_plf *child_fsbff;/* improved mode, normal pools: children's share by fit factor */
+    double fsbff_right;        /* right bound of the share-by-fit-factor function */
+    double min_child_weight;   /* normal pools: smallest child weight above epsilon */
+
+    /* top-down pass */
+    double suggestion;
+    struct ps_share suggested_share;  /* improved mode */
+    struct ps_share fair_share;
+};
+
+struct ps_fs_update {
+    const struct ps_fs_options *options;
+    const struct ps_fs_input *input;
+    struct ps_resources total;
+    int count;
+
+    struct fs_elem *el;
+    int el_cap;
+    int *children;        /* CSR children lists; FIFO pools' lists are sorted by FIFO order */
+    int *order;           /* scratch: pre-order, burst and relaxed lists */
+    int order_cap;
+    int *burst;
+    int burst_count;
+    int *relaxed;
+    int relaxed_count;
+    int *stack;
+    double *dscratch;     /* per-element doubles (relaxed weights, FIFO sort keys) */
+
+    struct ps_arena persistent;   /* functions that live until the end of the run */
+    struct ps_arena scratch;      /* temporaries of one element's preparation */
+    struct ps_plf_ctx ctx;
+    struct ps_plf_buf b[6];       /* builders, reused */
+    struct ps_plf *views;         /* scratch views of children's transformed functions */
+    int views_cap;
+    bool oom;
+
+    char **alerts;
+    int alert_count;
+    int alert_cap;
+};
+
+/* Upstream's schedulable weight range [sqrt(eps), 1/sqrt(eps)]: ratios of weights keep their
+ * precision inside it. */
+static inline double fs_clamp_weight(double w)
+{
+    const double lo = 1.4901161193847656e-08;  /* sqrt(DBL_EPSILON) */
+    const double hi = 1.0 / 1.4901161193847656e-08;
+    return w < lo ? lo : (w > hi ? hi : w);
+}
+
+/* fair_share.c */
+void fs_add_alert(struct ps_fs_update *u, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Copies a builder's function into the arena; returns an empty view on failure (sets u->oom). */
+struct ps_plf fs_commit(struct ps_fs_update *u, struct ps_arena *arena, const struct ps_plf_buf *b);
+static inline struct ps_share fs_guarantee_share(const struct fs_elem *e)
+{
+    return ps_share_add(e->sg_share, e->proposed);
+}
+
+/* fs_guarantees.c */
+void fs_determine_inferred_strong_guarantees(struct ps_fs_update *u);
+void fs_validate_and_adjust_guarantees(struct ps_fs_update *u);
+void fs_compute_weights(struct ps_fs_update *u);
+
+/* fs_integral.c */
+void fs_volume_from_input(struct fs_volume *v, const struct ps_volume *in);
+void fs_volume_to_output(const struct fs_volume *v, struct ps_volume *out);
+double fs_volume_min_ratio(const struct fs_volume *v, const struct ps_resources *total);
+void fs_volume_capacity(const struct ps_fs_update *u, double flow_ratio, struct fs_volume *out);
+void fs_consume_and_refill(struct ps_fs_update *u);
+void fs_update_burst_shares(struct ps_fs_update *u);
+void fs_update_relaxed_shares(struct ps_fs_update *u);
+struct ps_share fs_hierarchical_available_limits(const struct ps_fs_update *u, int i);
+void fs_increase_hierarchical_integral_share(struct ps_fs_update *u, int i, struct ps_share delta);
+struct ps_share fs_adjust_proposed_integral_share(struct ps_share limits, struct ps_share sg,
+                                                  struct ps_share proposed);
+
+/* fs_functions.c */
+void fs_prepare_subtree(struct ps_fs_update *u, int root);
+void fs_compute_fair_shares(struct ps_fs_update *u);
+
+#endif
