@@ -70,7 +70,7 @@ check_json "$tmp/a.json" \
   'r["p99_ms"] == r["max_ms"]' \
   'r["per_element_ns"] > 0 and r["first_run_ms"] > 0 and r["build_ms"] >= 0' \
   'r["target_ms"] is None and r["meets_target"] is None' \
-  'r["cpu_ms"]["median"] > 0' \
+  'r["cpu_ms"]["median"] > 0 and r["cpu_per_element_ns"] > 0' \
   'r["memory"]["element_bytes"] > 0 and r["memory"]["elements_bytes"] == 221 * r["memory"]["element_bytes"]' \
   'r["memory"]["peak_rss_bytes"] is None or r["memory"]["peak_rss_bytes"] > 0' \
   'isinstance(r["alerts"], int) and isinstance(r["alert_examples"], list)' \
@@ -99,7 +99,7 @@ cmp -s <(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["checks
 check_json "$tmp/s.json" \
   '[s["pools"] for s in r["scaling"]["sizes"]] == [10, 20, 40]' \
   '[s["operations"] for s in r["scaling"]["sizes"]] == [50, 100, 200]' \
-  'all(s["per_element_ns"] > 0 for s in r["scaling"]["sizes"])' \
+  'all(s["per_element_ns"] > 0 and s["cpu_per_element_ns"] > 0 for s in r["scaling"]["sizes"])' \
   'all("per_element_growth" in s and s["nlogn_growth"] > 1 for s in r["scaling"]["sizes"][1:])' \
   'isinstance(r["scaling"]["grows_no_faster_than_nlogn"], bool)'
 
