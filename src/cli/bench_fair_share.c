@@ -50,6 +50,7 @@ struct measurement {
     struct ps_bench_stats cpu_ms;
     int64_t workspace_bytes;   /* heap the update kept after its first run; -1 unknown */
     int64_t steady_heap_growth_bytes;  /* heap kept across the timed runs; 0 expected */
+    int runs_with_heap_growth;  /* timed runs after which the heap in use had grown */
     int64_t peak_rss_bytes;
     uint64_t checksum;         /* of every element's fair share after the last run */
     json_t *alerts;            /* the first alerts of the last run */
@@ -195,6 +196,7 @@ static int time_updates(struct ps_bench_fs_workload *w, int runs, struct measure
     int64_t heap_warm = ps_memstat_heap_in_use_bytes();
     m->workspace_bytes = heap_delta(heap_before, heap_warm);
 
+    int64_t heap = heap_warm;
     for (int r = 0; r < runs && rc == 0; r++) {
         input.previous_update_time_ms = input.now_ms;
         input.now_ms += UPDATE_PERIOD_MS;
@@ -203,6 +205,10 @@ static int time_updates(struct ps_bench_fs_workload *w, int runs, struct measure
         rc = ps_fs_update_run(update, w->elems, w->count, &options, &input, err);
         cpu[r] = ms_between(cpu_start, ps_clock_thread_cpu_ns());
         wall[r] = ms_between(wall_start, ps_clock_monotonic_ns());
+        /* Outside the timed region: did this run keep more memory than the previous ones? */
+        int64_t now_heap = ps_memstat_heap_in_use_bytes();
+        m->runs_with_heap_growth += heap >= 0 && now_heap > heap;
+        heap = now_heap > heap ? now_heap : heap;
     }
     if (rc != 0)
         goto out;
@@ -292,12 +298,13 @@ static json_t *memory_json(const struct measurement *m, const struct ps_bench_fs
 {
     int64_t elements = (int64_t)w->count * (int64_t)sizeof(struct ps_fs_element);
     int64_t engine = elements + (m->workspace_bytes > 0 ? m->workspace_bytes : 0);
-    return json_pack("{s:o, s:I, s:I, s:o, s:I, s:f, s:o}", "peak_rss_bytes", bytes_or_null(m->peak_rss_bytes),
+    return json_pack("{s:o, s:I, s:I, s:o, s:I, s:f, s:o, s:i}", "peak_rss_bytes", bytes_or_null(m->peak_rss_bytes),
                      "element_bytes", (json_int_t)sizeof(struct ps_fs_element), "elements_bytes",
                      (json_int_t)elements, "workspace_bytes", bytes_or_null(m->workspace_bytes),
                      "engine_bytes", (json_int_t)engine, "engine_bytes_per_operation",
                      (double)engine / w->operations, "steady_heap_growth_bytes",
-                     bytes_or_null(m->steady_heap_growth_bytes));
+                     bytes_or_null(m->steady_heap_growth_bytes), "runs_with_heap_growth",
+                     m->runs_with_heap_growth);
 }
 
 static double per_element_ns(const struct measurement *m)

@@ -73,6 +73,7 @@ check_json "$tmp/a.json" \
   'r["cpu_ms"]["median"] > 0 and r["cpu_per_element_ns"] > 0' \
   'r["memory"]["element_bytes"] > 0 and r["memory"]["elements_bytes"] == 221 * r["memory"]["element_bytes"]' \
   'r["memory"]["peak_rss_bytes"] is None or r["memory"]["peak_rss_bytes"] > 0' \
+  '0 <= r["memory"]["runs_with_heap_growth"] <= 3' \
   'isinstance(r["alerts"], int) and isinstance(r["alert_examples"], list)' \
   'len(r["checksum"]) == 16' \
   '"scaling" not in r'
