@@ -2,8 +2,9 @@
  *
  * Grammar (YTsaurus boolean_formula): variables are node tags; operators `!` (highest), `&`,
  * `|`; parentheses; literals `%true` and `%false`; whitespace between tokens. A variable is a
- * run of letters, digits and `-` `/` `.` `:` `_`, must not start with a digit or `/`, and must
- * not be the keyword `in` (case-sensitive). The empty formula is true for every node.
+ * run of ASCII letters, digits and `-` `/` `.` `:` `_` that starts with a letter or `_` (as
+ * upstream: so not with a digit, `/`, `-`, `.` or `:`), and is not the keyword `in`
+ * (case-sensitive). The empty formula is true for every node.
  * Parse once, evaluate many times.
  */
 #ifndef PS_CORE_FORMULA_H
@@ -14,6 +15,10 @@
 #include "core/error.h"
 
 struct ps_formula;
+
+/* Parentheses may nest at most this deep (a parse error beyond), which bounds the fixed-size
+ * stack ps_formula_eval uses. */
+#define PS_FORMULA_MAX_DEPTH 64
 
 /* Parses text. On success *out owns a new formula (free with ps_formula_free). On a syntax
  * error returns PS_EINVAL and err says the formula, the 0-based character position and what
@@ -31,6 +36,11 @@ const char *ps_formula_text(const struct ps_formula *formula);
 
 /* True for the empty formula (satisfied by every node). */
 bool ps_formula_is_empty(const struct ps_formula *formula);
+
+/* The number of tokens of the parsed formula (tags, literals and operators, not parentheses),
+ * as YTsaurus's TBooleanFormula::Size(); 0 for the empty formula. scheduling_tag_filter allows at
+ * most 100 (MaxSchedulingTagRuleCount). */
+int ps_formula_size(const struct ps_formula *formula);
 
 /* True iff name is a valid variable (tag) name by the grammar above. */
 bool ps_formula_valid_variable(const char *name);

@@ -1,0 +1,1001 @@
+/* snapshot.c — parsing and checking a fair-share snapshot (snapshot.h).
+ *
+ * Three passes: read every pool, operation and node on its own (types, ranges, unknown keys);
+ * resolve the names (parents, pools of operations, duplicates, cycles) and order the pools
+ * parents-first; then sum the resources of the nodes for the tree and for each tag filter.
+ * Everything is checked before anything is handed out, so a bad file yields only an error.
+ */
+#include "io/snapshot.h"
+
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/formula.h"
+#include "io/jsonval.h"
+
+#define MAX_POOL_NAME 100
+#define MAX_TAG_FILTER_TOKENS 100   /* YTsaurus MaxSchedulingTagRuleCount */
+#define MAX_ELEMENTS (INT_MAX / 8)
+#define TIME_MAX_MS INT64_C(9007199254740992)   /* 2^53: exact as a double */
+
+/* YTsaurus's MinSchedulableWeight = sqrt(DBL_EPSILON) and its inverse. */
+#define WEIGHT_MIN 1.4901161193847656e-08
+#define WEIGHT_MAX 67108864.0
+#define WEIGHT_WHAT "a positive number from 1.4901161193847656e-08 to 67108864"
+
+struct pool_src {
+    const char *name;          /* borrowed from the document */
+    const char *parent;        /* NULL: <Root> */
+    int parent_src;            /* index in pools, -1 for <Root> */
+    int elem;                  /* element index once ordered, -1 before */
+    struct ps_fs_element_input in;
+    struct ps_formula *filter;
+};
+
+struct op_src {
+    const char *id;
+    const char *pool;
+    int pool_src;              /* index in pools, -1 for <Root> */
+    struct ps_fs_element_input in;
+    struct ps_formula *filter;
+};
+
+struct ctx {
+    json_t *doc;
+    struct ps_error *err;
+    struct ps_snapshot *snap;
+    struct ps_formula *tree_filter;
+    bool forbid_ops_in_root;
+    json_t *nodes;             /* NULL when total_resources is given */
+    struct pool_src *pools;
+    size_t pool_n;
+    struct op_src *ops;
+    size_t op_n;
+};
+
+static int oom(struct ps_error *err)
+{
+    return ps_error_set(err, PS_ENOMEM, "out of memory reading the snapshot");
+}
+
+static char *dup_string(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *copy = malloc(n);
+    if (copy)
+        memcpy(copy, s, n);
+    return copy;
+}
+
+static int add_note(struct ctx *c, const char *text)
+{
+    struct ps_snapshot *snap = c->snap;
+    char **notes = realloc(snap->notes, (size_t)(snap->note_count + 1) * sizeof *notes);
+    if (!notes)
+        return oom(c->err);
+    snap->notes = notes;
+    if (!(notes[snap->note_count] = dup_string(text)))
+        return oom(c->err);
+    snap->note_count++;
+    return 0;
+}
+
+/* ---- small value readers ---------------------------------------------------------------- */
+
+/* A formula member; *out stays NULL when the key is absent. */
+static int read_filter(struct ctx *c, const json_t *obj, const char *path, const char *key,
+                       int max_tokens, struct ps_formula **out)
+{
+    const char *text = NULL;
+    int rc = ps_jv_string(obj, path, key, &text, NULL, c->err);
+    if (rc || !text)
+        return rc;
+    rc = ps_formula_parse(text, out, c->err);
+    if (rc) {
+        ps_error_prefix(c->err, "%s%s%s", path, path[0] ? "." : "", key);
+        return rc;
+    }
+    if (max_tokens > 0 && ps_formula_size(*out) > max_tokens)
+        return ps_error_set(c->err, PS_EINVAL,
+                            "%s.%s: %d tokens, more than the %d allowed in a scheduling tag "
+                            "filter", path, key, ps_formula_size(*out), max_tokens);
+    return 0;
+}
+
+/* A resource map member; leaves *out alone when absent. */
+static int read_resources(struct ctx *c, const json_t *obj, const char *path, const char *key,
+                          int64_t missing, struct ps_resources *out, unsigned *set)
+{
+    json_t *v = json_object_get(obj, key);
+    if (!v)
+        return 0;
+    char where[256];
+    ps_jv_join(where, sizeof where, path, key);
+    return ps_jv_resources(v, where, missing, out, set, c->err);
+}
+
+static int read_weight(struct ctx *c, const json_t *obj, const char *path,
+                       struct ps_fs_element_input *in)
+{
+    bool present;
+    int rc = ps_jv_double(obj, path, "weight", WEIGHT_MIN, WEIGHT_MAX, WEIGHT_WHAT, &in->weight,
+                          &present, c->err);
+    if (present)
+        in->weight_specified = true;
+    return rc;
+}
+
+static int read_max_share_ratio(struct ctx *c, const json_t *obj, const char *path,
+                                struct ps_fs_element_input *in)
+{
+    return ps_jv_double(obj, path, "max_share_ratio", 0.0, 1.0, "a number from 0 to 1",
+                        &in->max_share_ratio, NULL, c->err);
+}
+
+/* Reads a name-like string member that must be present and non-empty. */
+static int read_required_name(struct ctx *c, const json_t *obj, const char *path,
+                              const char *key, const char **out)
+{
+    bool present;
+    int rc = ps_jv_string(obj, path, key, out, &present, c->err);
+    if (rc)
+        return rc;
+    if (!present)
+        return ps_error_set(c->err, PS_EINVAL, "%s: missing key \"%s\"", path, key);
+    if (!(*out)[0])
+        return ps_error_set(c->err, PS_EINVAL, "%s.%s: must not be empty", path, key);
+    return 0;
+}
+
+/* ---- tree options ----------------------------------------------------------------------- */
+
+static int parse_tree(struct ctx *c, const json_t *tree)
+{
+    static const char *const keys[] = {
+        "nodes_filter", "integral_guarantees", "enable_step_function_for_gang_operations",
+        "enable_improved_fair_share_by_fit_factor_computation",
+        "infer_weight_from_guarantees_share_multiplier", "main_resource",
+        "forbid_immediate_operations_in_root", "should_distribute_free_volume_among_children",
+        NULL};
+    static const char *const integral_keys[] = {
+        "relaxed_share_multiplier_limit", "pool_capacity_saturation_period", "smooth_period",
+        NULL};
+    struct ps_fs_options *o = &c->snap->options;
+    struct ps_error *err = c->err;
+    int rc;
+    if ((rc = ps_jv_expect_object(tree, "tree", err)) ||
+        (rc = ps_jv_check_keys(tree, "tree", keys, err)) ||
+        (rc = read_filter(c, tree, "tree", "nodes_filter", 0, &c->tree_filter)) ||
+        (rc = ps_jv_bool(tree, "tree", "enable_step_function_for_gang_operations",
+                         &o->enable_step_function_for_gang_operations, NULL, err)) ||
+        (rc = ps_jv_bool(tree, "tree", "enable_improved_fair_share_by_fit_factor_computation",
+                         &o->enable_improved_fair_share_by_fit_factor_computation, NULL, err)) ||
+        (rc = ps_jv_double(tree, "tree", "infer_weight_from_guarantees_share_multiplier", 1.0,
+                           1e9, "a number from 1 to 1e9",
+                           &o->infer_weight_from_guarantees_share_multiplier, NULL, err)) ||
+        (rc = ps_jv_bool(tree, "tree", "forbid_immediate_operations_in_root",
+                         &c->forbid_ops_in_root, NULL, err)) ||
+        (rc = ps_jv_bool(tree, "tree", "should_distribute_free_volume_among_children",
+                         &o->should_distribute_free_volume_among_children, NULL, err)))
+        return rc;
+
+    const char *main_resource = NULL;
+    if ((rc = ps_jv_string(tree, "tree", "main_resource", &main_resource, NULL, err)))
+        return rc;
+    if (main_resource) {
+        int res = ps_resource_from_name(main_resource);
+        if (res < 0) {
+            char q[96];
+            ps_jv_quote(q, sizeof q, main_resource);
+            return ps_error_set(err, PS_EINVAL, "tree.main_resource: must be one of user_slots, "
+                                "cpu, gpu, memory or network, got %s", q);
+        }
+        o->main_resource = res;
+    }
+
+    json_t *ig = json_object_get(tree, "integral_guarantees");
+    if (!ig)
+        return 0;
+    const char *path = "tree.integral_guarantees";
+    if ((rc = ps_jv_expect_object(ig, path, err)) ||
+        (rc = ps_jv_check_keys(ig, path, integral_keys, err)) ||
+        (rc = ps_jv_double(ig, path, "relaxed_share_multiplier_limit", 0.0, 1e9,
+                           "a number from 0 to 1e9", &o->relaxed_share_multiplier_limit, NULL,
+                           err)) ||
+        (rc = ps_jv_int(ig, path, "pool_capacity_saturation_period", 1, TIME_MAX_MS,
+                        "a positive whole number of milliseconds",
+                        &o->integral_pool_capacity_saturation_period_ms, NULL, err)) ||
+        (rc = ps_jv_int(ig, path, "smooth_period", 1, TIME_MAX_MS,
+                        "a positive whole number of milliseconds", &o->integral_smooth_period_ms,
+                        NULL, err)))
+        return rc;
+    return 0;
+}
+
+/* ---- pools ------------------------------------------------------------------------------ */
+
+static bool valid_pool_name(const char *name)
+{
+    size_t n = strlen(name);
+    if (n == 0 || n > MAX_POOL_NAME)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        char ch = name[i];
+        bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                  (ch >= '0' && ch <= '9') || ch == '_' || ch == '-' || ch == '$';
+        if (!ok)
+            return false;
+    }
+    return true;
+}
+
+static int parse_fifo_sort(struct ctx *c, const json_t *list, const char *path,
+                           struct ps_fs_element_input *in)
+{
+    static const char *const names[] = {"weight", "start_time", "pending_job_count"};
+    int rc = ps_jv_expect_array(list, path, c->err);
+    if (rc)
+        return rc;
+    if (json_array_size(list) == 0)
+        return ps_error_set(c->err, PS_EINVAL, "%s: must not be empty", path);
+    bool seen[PS_FIFO_PARAM_MAX] = {false};
+    size_t i;
+    json_t *v;
+    json_array_foreach(list, i, v) {
+        char where[256], got[96];
+        ps_jv_index(where, sizeof where, path, i);
+        const char *s = json_string_value(v);
+        int param = -1;
+        for (int k = 0; s && k < PS_FIFO_PARAM_MAX; k++)
+            if (strcmp(s, names[k]) == 0)
+                param = k;
+        if (s && strcmp(s, "pending_allocation_count") == 0)
+            param = PS_FIFO_PENDING_JOB_COUNT;
+        if (param < 0) {
+            ps_jv_describe(v, got, sizeof got);
+            return ps_error_set(c->err, PS_EINVAL, "%s: must be \"weight\", \"start_time\" or "
+                                "\"pending_job_count\", got %s", where, got);
+        }
+        if (seen[param]) {
+            ps_jv_describe(v, got, sizeof got);
+            return ps_error_set(c->err, PS_EINVAL, "%s: %s is listed twice", where, got);
+        }
+        seen[param] = true;
+        in->fifo_sort[in->fifo_sort_count++] = (enum ps_fifo_param)param;
+    }
+    return 0;
+}
+
+static int parse_pool_integral(struct ctx *c, const json_t *ig, const char *pool_path,
+                               struct ps_fs_element_input *in)
+{
+    static const char *const keys[] = {"guarantee_type", "resource_flow",
+                                       "burst_guarantee_resources",
+                                       "relaxed_share_multiplier_limit", "can_accept_free_volume",
+                                       "should_distribute_free_volume_among_children", NULL};
+    char path[256];
+    ps_jv_join(path, sizeof path, pool_path, "integral_guarantees");
+    int rc;
+    if ((rc = ps_jv_expect_object(ig, path, c->err)) ||
+        (rc = ps_jv_check_keys(ig, path, keys, c->err)))
+        return rc;
+    const char *type = NULL;
+    if ((rc = ps_jv_string(ig, path, "guarantee_type", &type, NULL, c->err)))
+        return rc;
+    if (type) {
+        if (strcmp(type, "none") == 0) {
+            in->guarantee_type = PS_GUARANTEE_NONE;
+        } else if (strcmp(type, "burst") == 0) {
+            in->guarantee_type = PS_GUARANTEE_BURST;
+        } else if (strcmp(type, "relaxed") == 0) {
+            in->guarantee_type = PS_GUARANTEE_RELAXED;
+        } else {
+            char q[96];
+            ps_jv_quote(q, sizeof q, type);
+            return ps_error_set(c->err, PS_EINVAL, "%s.guarantee_type: must be \"none\", "
+                                "\"burst\" or \"relaxed\", got %s", path, q);
+        }
+    }
+    if ((rc = read_resources(c, ig, path, "resource_flow", 0, &in->resource_flow.r,
+                             &in->resource_flow.set)) ||
+        (rc = read_resources(c, ig, path, "burst_guarantee_resources", 0,
+                             &in->burst_guarantee.r, &in->burst_guarantee.set)) ||
+        (rc = ps_jv_double(ig, path, "relaxed_share_multiplier_limit", 1.0, 10.0,
+                           "a number from 1 to 10", &in->relaxed_share_multiplier_limit, NULL,
+                           c->err)) ||
+        (rc = ps_jv_bool(ig, path, "can_accept_free_volume", &in->can_accept_free_volume, NULL,
+                         c->err)))
+        return rc;
+    bool distribute, present;
+    if ((rc = ps_jv_bool(ig, path, "should_distribute_free_volume_among_children", &distribute,
+                         &present, c->err)))
+        return rc;
+    if (present)   /* unset (-1) means the tree's value */
+        in->should_distribute_free_volume_among_children = distribute ? 1 : 0;
+    /* As YTsaurus's TPoolConfig::Validate: a relaxed pool has no burst guarantee. */
+    if (in->guarantee_type == PS_GUARANTEE_RELAXED && in->burst_guarantee.set)
+        return ps_error_set(c->err, PS_EINVAL, "%s.burst_guarantee_resources: cannot be given "
+                            "for guarantee_type \"relaxed\"", path);
+    return 0;
+}
+
+static int parse_pool(struct ctx *c, const json_t *obj, size_t index, struct pool_src *p)
+{
+    static const char *const keys[] = {
+        "name", "parent", "mode", "weight", "strong_guarantee_resources", "min_share_resources",
+        "resource_limits", "max_share_ratio", "scheduling_tag_filter", "fifo_sort_parameters",
+        "integral_guarantees", "accumulated_resource_volume", "last_integral_share_ratio", NULL};
+    struct ps_error *err = c->err;
+    char path[64];
+    ps_jv_index(path, sizeof path, "pools", index);
+    int rc;
+    if ((rc = ps_jv_expect_object(obj, path, err)) ||
+        (rc = ps_jv_check_keys(obj, path, keys, err)) ||
+        (rc = read_required_name(c, obj, path, "name", &p->name)))
+        return rc;
+    char q[96];
+    if (strcmp(p->name, PS_SNAPSHOT_ROOT_NAME) == 0)
+        return ps_error_set(err, PS_EINVAL, "%s.name: \"<Root>\" is the implicit root pool and "
+                            "cannot be defined", path);
+    if (!valid_pool_name(p->name)) {
+        ps_jv_quote(q, sizeof q, p->name);
+        return ps_error_set(err, PS_EINVAL, "%s.name: a pool name must be 1 to 100 characters "
+                            "from A-Z a-z 0-9 _ - $, got %s", path, q);
+    }
+    if ((rc = ps_jv_string(obj, path, "parent", &p->parent, NULL, err)))
+        return rc;
+    if (p->parent && strcmp(p->parent, PS_SNAPSHOT_ROOT_NAME) == 0)
+        p->parent = NULL;
+
+    ps_fs_element_input_init(&p->in, PS_ELEM_POOL, -1, NULL);
+    const char *mode = NULL;
+    if ((rc = ps_jv_string(obj, path, "mode", &mode, NULL, err)))
+        return rc;
+    if (mode) {
+        if (strcmp(mode, "fair_share") == 0) {
+            p->in.mode = PS_MODE_FAIR_SHARE;
+        } else if (strcmp(mode, "fifo") == 0) {
+            p->in.mode = PS_MODE_FIFO;
+        } else {
+            ps_jv_quote(q, sizeof q, mode);
+            return ps_error_set(err, PS_EINVAL, "%s.mode: must be \"fair_share\" or \"fifo\", "
+                                "got %s", path, q);
+        }
+    }
+    if (json_object_get(obj, "strong_guarantee_resources") &&
+        json_object_get(obj, "min_share_resources"))
+        return ps_error_set(err, PS_EINVAL, "%s: give strong_guarantee_resources or its alias "
+                            "min_share_resources, not both", path);
+    if ((rc = read_weight(c, obj, path, &p->in)) ||
+        (rc = read_resources(c, obj, path, "strong_guarantee_resources", 0,
+                             &p->in.strong_guarantee.r, &p->in.strong_guarantee.set)) ||
+        (rc = read_resources(c, obj, path, "min_share_resources", 0, &p->in.strong_guarantee.r,
+                             &p->in.strong_guarantee.set)) ||
+        (rc = read_resources(c, obj, path, "resource_limits", PS_RES_INFINITE,
+                             &p->in.resource_limits, NULL)) ||
+        (rc = read_max_share_ratio(c, obj, path, &p->in)) ||
+        (rc = read_filter(c, obj, path, "scheduling_tag_filter", MAX_TAG_FILTER_TOKENS,
+                          &p->filter)) ||
+        (rc = ps_jv_double(obj, path, "last_integral_share_ratio", 0.0, 1.0,
+                           "a number from 0 to 1", &p->in.last_integral_share_ratio, NULL, err)))
+        return rc;
+    json_t *v;
+    char where[256];
+    if ((v = json_object_get(obj, "fifo_sort_parameters"))) {
+        ps_jv_join(where, sizeof where, path, "fifo_sort_parameters");
+        if ((rc = parse_fifo_sort(c, v, where, &p->in)))
+            return rc;
+    }
+    if ((v = json_object_get(obj, "integral_guarantees")) &&
+        (rc = parse_pool_integral(c, v, path, &p->in)))
+        return rc;
+    if ((v = json_object_get(obj, "accumulated_resource_volume"))) {
+        ps_jv_join(where, sizeof where, path, "accumulated_resource_volume");
+        if ((rc = ps_jv_volume(v, where, &p->in.accumulated_volume, err)))
+            return rc;
+    }
+    return 0;
+}
+
+/* Describes the cycle that pool `start` (which cannot reach <Root>) runs into. */
+static int cycle_error(struct ctx *c, int start)
+{
+    int n = (int)c->pool_n;
+    int *step = malloc((size_t)n * sizeof *step);
+    if (!step)
+        return oom(c->err);
+    for (int i = 0; i < n; i++)
+        step[i] = -1;
+    int u = start, k = 0;
+    while (step[u] < 0) {   /* every pool on the way has a parent pool: none reaches <Root> */
+        step[u] = k++;
+        u = c->pools[u].parent_src;
+    }
+    free(step);
+    /* u is the first pool met twice: the cycle is u -> parent(u) -> ... -> u. */
+    char text[PS_ERROR_MSG_MAX] = "";
+    size_t used = 0;
+    int v = u;
+    do {
+        char q[96];
+        ps_jv_quote(q, sizeof q, c->pools[v].name);
+        int w = snprintf(text + used, sizeof text - used, "%s -> ", q);
+        if (w < 0 || (size_t)w >= sizeof text - used || used > 300) {
+            snprintf(text + used, sizeof text - used, "... -> ");
+            used = strlen(text);
+            break;
+        }
+        used += (size_t)w;
+        v = c->pools[v].parent_src;
+    } while (v != u);
+    char q[96];
+    ps_jv_quote(q, sizeof q, c->pools[u].name);
+    snprintf(text + used, sizeof text - used, "%s", q);
+    char path[64];
+    ps_jv_index(path, sizeof path, "pools", (size_t)u);
+    return ps_error_set(c->err, PS_EINVAL, "%s.parent: parents form a cycle that never reaches "
+                        "<Root>: %s", path, text);
+}
+
+/* Resolves parents and numbers the pools in preorder from <Root>: element 1 + k for the k-th
+ * pool visited, children in list order. */
+static int order_pools(struct ctx *c, json_t *by_name)
+{
+    int n = (int)c->pool_n;
+    for (int i = 0; i < n; i++) {
+        struct pool_src *p = &c->pools[i];
+        p->parent_src = -1;
+        p->elem = -1;
+        if (!p->parent)
+            continue;
+        json_t *found = json_object_get(by_name, p->parent);
+        if (!found) {
+            char q[96], path[64];
+            ps_jv_quote(q, sizeof q, p->parent);
+            ps_jv_index(path, sizeof path, "pools", (size_t)i);
+            return ps_error_set(c->err, PS_EINVAL, "%s.parent: no pool named %s", path, q);
+        }
+        p->parent_src = (int)json_integer_value(found);
+    }
+    /* Children of parent slot s (slot 0 is <Root>, slot i + 1 is pool i), in list order. */
+    int *first = calloc((size_t)n + 2, sizeof *first);
+    int *child = malloc(((size_t)n + 1) * sizeof *child);
+    int *stack = malloc(((size_t)n + 1) * sizeof *stack);
+    if (!first || !child || !stack) {
+        free(first);
+        free(child);
+        free(stack);
+        return oom(c->err);
+    }
+    for (int i = 0; i < n; i++)
+        first[c->pools[i].parent_src + 2]++;
+    for (int s = 0; s <= n; s++)
+        first[s + 1] += first[s];
+    for (int i = 0; i < n; i++)
+        child[first[c->pools[i].parent_src + 1]++] = i;
+    /* Now first[s] is the end of slot s's children; its start is first[s - 1] (0 for s = 0). */
+    int top = 0, next_elem = 1;
+    for (int k = first[0] - 1; k >= 0; k--)
+        stack[top++] = child[k];
+    while (top > 0) {
+        int u = stack[--top];
+        c->pools[u].elem = next_elem++;
+        for (int k = first[u + 1] - 1; k >= first[u]; k--)
+            stack[top++] = child[k];
+    }
+    free(first);
+    free(child);
+    free(stack);
+    for (int i = 0; i < n; i++)
+        if (c->pools[i].elem < 0)
+            return cycle_error(c, i);
+    return 0;
+}
+
+static int parse_pools(struct ctx *c, const json_t *list, json_t *by_name)
+{
+    int rc = ps_jv_expect_array(list, "pools", c->err);
+    if (rc)
+        return rc;
+    c->pool_n = json_array_size(list);
+    if (c->pool_n > MAX_ELEMENTS)
+        return ps_error_set(c->err, PS_EINVAL, "pools: too many pools (%zu)", c->pool_n);
+    c->pools = calloc(c->pool_n ? c->pool_n : 1, sizeof *c->pools);
+    if (!c->pools)
+        return oom(c->err);
+    for (size_t i = 0; i < c->pool_n && !rc; i++) {
+        struct pool_src *p = &c->pools[i];
+        if ((rc = parse_pool(c, json_array_get(list, i), i, p)))
+            break;
+        json_t *prev = json_object_get(by_name, p->name);
+        if (prev) {
+            char q[96];
+            ps_jv_quote(q, sizeof q, p->name);
+            rc = ps_error_set(c->err, PS_EINVAL, "pools[%zu].name: duplicate pool name %s "
+                              "(first at pools[%lld])", i, q, (long long)json_integer_value(prev));
+        } else if (json_object_set_new(by_name, p->name, json_integer((json_int_t)i))) {
+            rc = oom(c->err);
+        }
+    }
+    if (!rc)
+        rc = order_pools(c, by_name);
+    return rc;
+}
+
+/* ---- operations ------------------------------------------------------------------------- */
+
+static int parse_op(struct ctx *c, const json_t *obj, size_t index, struct op_src *op)
+{
+    static const char *const keys[] = {
+        "id", "pool", "weight", "start_time", "is_gang", "demand", "usage", "resource_limits",
+        "max_share_ratio", "scheduling_tag_filter", "pending_job_count",
+        "pending_allocation_count", NULL};
+    struct ps_error *err = c->err;
+    char path[64];
+    ps_jv_index(path, sizeof path, "operations", index);
+    int rc;
+    if ((rc = ps_jv_expect_object(obj, path, err)) ||
+        (rc = ps_jv_check_keys(obj, path, keys, err)) ||
+        (rc = read_required_name(c, obj, path, "id", &op->id)) ||
+        (rc = read_required_name(c, obj, path, "pool", &op->pool)))
+        return rc;
+    ps_fs_element_input_init(&op->in, PS_ELEM_OPERATION, -1, NULL);
+    if (json_object_get(obj, "pending_job_count") && json_object_get(obj, "pending_allocation_count"))
+        return ps_error_set(err, PS_EINVAL, "%s: give pending_job_count or its alias "
+                            "pending_allocation_count, not both", path);
+    if ((rc = read_weight(c, obj, path, &op->in)) ||
+        (rc = ps_jv_int(obj, path, "start_time", 0, TIME_MAX_MS,
+                        "a whole number of milliseconds from 0 to 2^53", &op->in.start_time_ms,
+                        NULL, err)) ||
+        (rc = ps_jv_bool(obj, path, "is_gang", &op->in.is_gang, NULL, err)) ||
+        (rc = read_resources(c, obj, path, "demand", 0, &op->in.demand, NULL)) ||
+        (rc = read_resources(c, obj, path, "usage", 0, &op->in.usage, NULL)) ||
+        (rc = read_resources(c, obj, path, "resource_limits", PS_RES_INFINITE,
+                             &op->in.resource_limits, NULL)) ||
+        (rc = read_max_share_ratio(c, obj, path, &op->in)) ||
+        (rc = read_filter(c, obj, path, "scheduling_tag_filter", MAX_TAG_FILTER_TOKENS,
+                          &op->filter)) ||
+        (rc = ps_jv_int(obj, path, "pending_job_count", 0, INT64_MAX, "a whole number >= 0",
+                        &op->in.pending_job_count, NULL, err)) ||
+        (rc = ps_jv_int(obj, path, "pending_allocation_count", 0, INT64_MAX,
+                        "a whole number >= 0", &op->in.pending_job_count, NULL, err)))
+        return rc;
+    return 0;
+}
+
+static int parse_ops(struct ctx *c, const json_t *list, json_t *pool_by_name)
+{
+    int rc = ps_jv_expect_array(list, "operations", c->err);
+    if (rc)
+        return rc;
+    c->op_n = json_array_size(list);
+    if (c->op_n > MAX_ELEMENTS)
+        return ps_error_set(c->err, PS_EINVAL, "operations: too many operations (%zu)", c->op_n);
+    c->ops = calloc(c->op_n ? c->op_n : 1, sizeof *c->ops);
+    json_t *by_id = json_object();
+    if (!c->ops || !by_id) {
+        json_decref(by_id);
+        return oom(c->err);
+    }
+    for (size_t i = 0; i < c->op_n && !rc; i++) {
+        struct op_src *op = &c->ops[i];
+        if ((rc = parse_op(c, json_array_get(list, i), i, op)))
+            break;
+        char q[96];
+        json_t *prev = json_object_get(by_id, op->id);
+        if (prev) {
+            ps_jv_quote(q, sizeof q, op->id);
+            rc = ps_error_set(c->err, PS_EINVAL, "operations[%zu].id: duplicate operation id %s "
+                              "(first at operations[%lld])", i, q,
+                              (long long)json_integer_value(prev));
+            break;
+        }
+        if (json_object_set_new(by_id, op->id, json_integer((json_int_t)i))) {
+            rc = oom(c->err);
+            break;
+        }
+        op->pool_src = -1;
+        if (strcmp(op->pool, PS_SNAPSHOT_ROOT_NAME) == 0) {
+            if (c->forbid_ops_in_root)
+                rc = ps_error_set(c->err, PS_EINVAL, "operations[%zu].pool: an operation cannot "
+                                  "run in <Root> (tree.forbid_immediate_operations_in_root is "
+                                  "true)", i);
+            continue;
+        }
+        json_t *found = json_object_get(pool_by_name, op->pool);
+        if (!found) {
+            ps_jv_quote(q, sizeof q, op->pool);
+            rc = ps_error_set(c->err, PS_EINVAL, "operations[%zu].pool: no pool named %s", i, q);
+            break;
+        }
+        op->pool_src = (int)json_integer_value(found);
+    }
+    json_decref(by_id);
+    return rc;
+}
+
+/* ---- nodes and filters ------------------------------------------------------------------ */
+
+struct filter_group {
+    const struct ps_formula *filter;   /* the first of the group's equal formulas */
+    struct ps_resources sum;
+};
+
+static int add_checked(struct ctx *c, struct ps_resources *sum, const struct ps_resources *add)
+{
+    for (int i = 0; i < PS_RES_COUNT; i++) {
+        if (sum->v[i] > PS_RES_INFINITE - 1 - add->v[i])
+            return ps_error_set(c->err, PS_EINVAL, "nodes: the sum of resource_limits.%s over "
+                                "the nodes is too large", ps_resource_name(i));
+        sum->v[i] += add->v[i];
+    }
+    return 0;
+}
+
+static int compare_filters(const void *a, const void *b)
+{
+    const struct ps_formula *fa = *(const struct ps_formula *const *)a;
+    const struct ps_formula *fb = *(const struct ps_formula *const *)b;
+    return strcmp(ps_formula_text(fa), ps_formula_text(fb));
+}
+
+/* The element filters, one per distinct text; elem_group[e] is element e's group or -1. */
+static int group_filters(struct ctx *c, struct ps_formula **filters, int count,
+                         struct filter_group **groups_out, int *group_count, int *elem_group)
+{
+    const struct ps_formula **sorted = malloc(((size_t)count + 1) * sizeof *sorted);
+    struct filter_group *groups = calloc((size_t)count + 1, sizeof *groups);
+    if (!sorted || !groups) {
+        free(sorted);
+        free(groups);
+        return oom(c->err);
+    }
+    int n = 0, g = 0;
+    for (int e = 0; e < count; e++)
+        if (filters[e] && !ps_formula_is_empty(filters[e]))
+            sorted[n++] = filters[e];
+    qsort(sorted, (size_t)n, sizeof *sorted, compare_filters);
+    for (int i = 0; i < n; i++)
+        if (g == 0 || compare_filters(&groups[g - 1].filter, &sorted[i]) != 0)
+            groups[g++].filter = sorted[i];
+    for (int e = 0; e < count; e++) {
+        elem_group[e] = -1;
+        if (!filters[e] || ps_formula_is_empty(filters[e]))
+            continue;
+        int lo = 0, hi = g - 1;   /* binary search by text: the groups are sorted */
+        while (lo <= hi) {
+            int mid = (lo + hi) / 2;
+            int cmp = strcmp(ps_formula_text(groups[mid].filter), ps_formula_text(filters[e]));
+            if (cmp == 0) {
+                elem_group[e] = mid;
+                break;
+            }
+            if (cmp < 0)
+                lo = mid + 1;
+            else
+                hi = mid - 1;
+        }
+    }
+    free(sorted);
+    *groups_out = groups;
+    *group_count = g;
+    return 0;
+}
+
+static int parse_node(struct ctx *c, const json_t *obj, size_t index, json_t *by_id,
+                      struct ps_resources *res, const char ***tags, size_t *tags_cap,
+                      int *tag_count)
+{
+    static const char *const keys[] = {"id", "resource_limits", "tags", NULL};
+    char path[64];
+    ps_jv_index(path, sizeof path, "nodes", index);
+    const char *id;
+    int rc;
+    if ((rc = ps_jv_expect_object(obj, path, c->err)) ||
+        (rc = ps_jv_check_keys(obj, path, keys, c->err)) ||
+        (rc = read_required_name(c, obj, path, "id", &id)))
+        return rc;
+    json_t *prev = json_object_get(by_id, id);
+    if (prev) {
+        char q[96];
+        ps_jv_quote(q, sizeof q, id);
+        return ps_error_set(c->err, PS_EINVAL, "%s.id: duplicate node id %s (first at "
+                            "nodes[%lld])", path, q, (long long)json_integer_value(prev));
+    }
+    if (json_object_set_new(by_id, id, json_integer((json_int_t)index)))
+        return oom(c->err);
+    *res = ps_resources_zero();
+    if ((rc = read_resources(c, obj, path, "resource_limits", 0, res, NULL)))
+        return rc;
+    *tag_count = 0;
+    json_t *list = json_object_get(obj, "tags");
+    if (!list)
+        return 0;
+    char where[256];
+    ps_jv_join(where, sizeof where, path, "tags");
+    if ((rc = ps_jv_expect_array(list, where, c->err)))
+        return rc;
+    size_t n = json_array_size(list);
+    if (n > *tags_cap) {
+        const char **grown = realloc(*tags, n * sizeof *grown);
+        if (!grown)
+            return oom(c->err);
+        *tags = grown;
+        *tags_cap = n;
+    }
+    for (size_t i = 0; i < n; i++) {
+        json_t *t = json_array_get(list, i);
+        if (!json_is_string(t)) {
+            char at[256], got[96];
+            ps_jv_index(at, sizeof at, where, i);
+            ps_jv_describe(t, got, sizeof got);
+            return ps_error_set(c->err, PS_EINVAL, "%s: must be a string, got %s", at, got);
+        }
+        (*tags)[i] = json_string_value(t);
+    }
+    *tag_count = (int)n;
+    return 0;
+}
+
+/* Sums the nodes into the total and into each element's filter_limits. */
+static int apply_nodes(struct ctx *c, struct ps_formula **filters)
+{
+    struct ps_snapshot *snap = c->snap;
+    int rc = ps_jv_expect_array(c->nodes, "nodes", c->err);
+    if (rc)
+        return rc;
+    struct filter_group *groups = NULL;
+    int group_count = 0;
+    int *elem_group = malloc((size_t)snap->count * sizeof *elem_group);
+    json_t *by_id = json_object();
+    const char **tags = NULL;
+    size_t tags_cap = 0;
+    if (!elem_group || !by_id) {
+        rc = oom(c->err);
+        goto done;
+    }
+    if ((rc = group_filters(c, filters, snap->count, &groups, &group_count, elem_group)))
+        goto done;
+    struct ps_resources total = ps_resources_zero();
+    size_t n = json_array_size(c->nodes);
+    for (size_t i = 0; i < n; i++) {
+        struct ps_resources res;
+        int tag_count;
+        if ((rc = parse_node(c, json_array_get(c->nodes, i), i, by_id, &res, &tags, &tags_cap,
+                             &tag_count)))
+            goto done;
+        if (!ps_formula_eval(c->tree_filter, tags, tag_count))
+            continue;
+        snap->matched_node_count++;
+        if ((rc = add_checked(c, &total, &res)))
+            goto done;
+        for (int g = 0; g < group_count; g++)
+            if (ps_formula_eval(groups[g].filter, tags, tag_count) &&
+                (rc = add_checked(c, &groups[g].sum, &res)))
+                goto done;
+    }
+    snap->node_count = (int)n;
+    snap->input.total = total;
+    for (int e = 0; e < snap->count; e++)
+        if (elem_group[e] >= 0)
+            snap->elems[e].in.filter_limits = groups[elem_group[e]].sum;
+done:
+    free(groups);
+    free(elem_group);
+    free(tags);
+    json_decref(by_id);
+    return rc;
+}
+
+/* With total_resources there are no nodes to filter: say which filters cannot apply. */
+static int note_unused_filters(struct ctx *c, struct ps_formula **filters)
+{
+    char text[PS_ERROR_MSG_MAX];
+    char q[96];
+    if (c->tree_filter && !ps_formula_is_empty(c->tree_filter)) {
+        ps_jv_quote(q, sizeof q, ps_formula_text(c->tree_filter));
+        snprintf(text, sizeof text, "tree.nodes_filter %s is not applied: the snapshot gives "
+                 "total_resources, not nodes", q);
+        int rc = add_note(c, text);
+        if (rc)
+            return rc;
+    }
+    for (int e = 0; e < c->snap->count; e++) {
+        if (!filters[e] || ps_formula_is_empty(filters[e]))
+            continue;
+        const struct ps_fs_element_input *in = &c->snap->elems[e].in;
+        char name[96];
+        ps_jv_quote(name, sizeof name, in->name);
+        ps_jv_quote(q, sizeof q, ps_formula_text(filters[e]));
+        snprintf(text, sizeof text, "scheduling_tag_filter %s of %s %s is not applied: the "
+                 "snapshot gives total_resources, not nodes", q,
+                 in->kind == PS_ELEM_OPERATION ? "operation" : "pool", name);
+        int rc = add_note(c, text);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* ---- building the element array --------------------------------------------------------- */
+
+static int build_elements(struct ctx *c, struct ps_formula **filters)
+{
+    struct ps_snapshot *snap = c->snap;
+    for (int e = 0; e < snap->count; e++)
+        snap->source_index[e] = -1;
+    char *root_name = dup_string(PS_SNAPSHOT_ROOT_NAME);
+    if (!root_name)
+        return oom(c->err);
+    ps_fs_element_input_init(&snap->elems[0].in, PS_ELEM_ROOT, -1, root_name);
+    for (size_t i = 0; i < c->pool_n; i++) {
+        struct pool_src *p = &c->pools[i];
+        struct ps_fs_element *e = &snap->elems[p->elem];
+        e->in = p->in;
+        e->in.parent = p->parent_src < 0 ? 0 : c->pools[p->parent_src].elem;
+        if (!(e->in.name = dup_string(p->name)))
+            return oom(c->err);
+        snap->source_index[p->elem] = (int)i;
+        filters[p->elem] = p->filter;
+    }
+    for (size_t i = 0; i < c->op_n; i++) {
+        struct op_src *op = &c->ops[i];
+        int index = snap->pool_count + (int)i;
+        struct ps_fs_element *e = &snap->elems[index];
+        e->in = op->in;
+        e->in.parent = op->pool_src < 0 ? 0 : c->pools[op->pool_src].elem;
+        if (!(e->in.name = dup_string(op->id)))
+            return oom(c->err);
+        snap->source_index[index] = (int)i;
+        filters[index] = op->filter;
+    }
+    return 0;
+}
+
+/* ---- the document ----------------------------------------------------------------------- */
+
+static int parse_document(struct ctx *c)
+{
+    static const char *const keys[] = {"total_resources", "nodes", "now", "previous_update_time",
+                                       "tree", "pools", "operations", NULL};
+    struct ps_snapshot *snap = c->snap;
+    json_t *doc = c->doc;
+    int rc;
+    if (!json_is_object(doc)) {
+        char got[96];
+        ps_jv_describe(doc, got, sizeof got);
+        return ps_error_set(c->err, PS_EINVAL, "snapshot: the top level must be a JSON object, "
+                            "got %s", got);
+    }
+    if ((rc = ps_jv_check_keys(doc, "", keys, c->err)))
+        return rc;
+
+    json_t *total = json_object_get(doc, "total_resources");
+    c->nodes = json_object_get(doc, "nodes");
+    if (total && c->nodes)
+        return ps_error_set(c->err, PS_EINVAL, "snapshot: give either total_resources or nodes, "
+                            "not both");
+    if (!total && !c->nodes)
+        return ps_error_set(c->err, PS_EINVAL, "snapshot: missing key \"total_resources\" (or "
+                            "\"nodes\"): the cluster's resources are needed");
+    if (total && (rc = ps_jv_resources(total, "total_resources", 0, &snap->input.total, NULL,
+                                       c->err)))
+        return rc;
+
+    bool has_prev = false;
+    snap->input.now_ms = 0;
+    if ((rc = ps_jv_int(doc, "", "now", 0, TIME_MAX_MS,
+                        "a whole number of milliseconds from 0 to 2^53", &snap->input.now_ms,
+                        NULL, c->err)) ||
+        (rc = ps_jv_int(doc, "", "previous_update_time", 0, TIME_MAX_MS,
+                        "a whole number of milliseconds from 0 to 2^53",
+                        &snap->input.previous_update_time_ms, &has_prev, c->err)))
+        return rc;
+    snap->input.has_previous_update = has_prev;
+    if (has_prev && snap->input.previous_update_time_ms > snap->input.now_ms)
+        return ps_error_set(c->err, PS_EINVAL, "previous_update_time: must not be after now "
+                            "(%lld), got %lld", (long long)snap->input.now_ms,
+                            (long long)snap->input.previous_update_time_ms);
+
+    ps_fs_options_init(&snap->options);
+    c->forbid_ops_in_root = true;
+    json_t *tree = json_object_get(doc, "tree");
+    if (tree && (rc = parse_tree(c, tree)))
+        return rc;
+
+    json_t *pools = json_object_get(doc, "pools");
+    json_t *pool_by_name = json_object();
+    if (!pool_by_name)
+        return oom(c->err);
+    if (pools)
+        rc = parse_pools(c, pools, pool_by_name);
+    json_t *ops = json_object_get(doc, "operations");
+    if (!rc && ops)
+        rc = parse_ops(c, ops, pool_by_name);
+    json_decref(pool_by_name);
+    if (rc)
+        return rc;
+
+    snap->pool_count = 1 + (int)c->pool_n;
+    snap->count = snap->pool_count + (int)c->op_n;
+    snap->elems = calloc((size_t)snap->count, sizeof *snap->elems);
+    snap->source_index = calloc((size_t)snap->count, sizeof *snap->source_index);
+    struct ps_formula **filters = calloc((size_t)snap->count, sizeof *filters);
+    if (!snap->elems || !snap->source_index || !filters) {
+        free(filters);
+        return oom(c->err);
+    }
+    rc = build_elements(c, filters);
+    if (!rc)
+        rc = c->nodes ? apply_nodes(c, filters) : note_unused_filters(c, filters);
+    free(filters);   /* the formulas themselves belong to c->pools and c->ops */
+    return rc;
+}
+
+static void ctx_release(struct ctx *c)
+{
+    for (size_t i = 0; c->pools && i < c->pool_n; i++)
+        ps_formula_free(c->pools[i].filter);
+    for (size_t i = 0; c->ops && i < c->op_n; i++)
+        ps_formula_free(c->ops[i].filter);
+    free(c->pools);
+    free(c->ops);
+    ps_formula_free(c->tree_filter);
+    json_decref(c->doc);
+}
+
+int ps_snapshot_parse(const char *text, size_t len, struct ps_snapshot **out,
+                      struct ps_error *err)
+{
+    *out = NULL;
+    struct ps_snapshot *snap = calloc(1, sizeof *snap);
+    if (!snap)
+        return oom(err);
+    struct ctx c = {.err = err, .snap = snap};
+    json_error_t jerr;
+    size_t blank = 0;
+    while (blank < len && (text[blank] == ' ' || text[blank] == '\t' || text[blank] == '\n' ||
+                           text[blank] == '\r'))
+        blank++;
+    c.doc = blank == len ? NULL
+                         : json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
+    int rc;
+    if (blank == len) {
+        rc = ps_error_set(err, PS_EINVAL, "snapshot: the input is empty, expected a JSON object");
+    } else if (!c.doc) {
+        /* jansson's text is prose that may quote input bytes: keep it on one line. */
+        char reason[sizeof jerr.text];
+        size_t n = 0;
+        for (const char *p = jerr.text; *p && n + 1 < sizeof reason; p++)
+            reason[n++] = (unsigned char)*p < 0x20 || *p == 0x7f ? '?' : *p;
+        reason[n] = '\0';
+        rc = ps_error_set(err, PS_EINVAL, "snapshot: not valid JSON at line %d, column %d: %s",
+                          jerr.line, jerr.column, reason);
+    } else {
+        rc = parse_document(&c);
+    }
+    ctx_release(&c);
+    if (rc) {
+        ps_snapshot_free(snap);
+        return rc;
+    }
+    *out = snap;
+    return 0;
+}
+
+void ps_snapshot_free(struct ps_snapshot *snap)
+{
+    if (!snap)
+        return;
+    for (int e = 0; snap->elems && e < snap->count; e++)
+        free((char *)snap->elems[e].in.name);
+    free(snap->elems);
+    free(snap->source_index);
+    for (int i = 0; i < snap->note_count; i++)
+        free(snap->notes[i]);
+    free(snap->notes);
+    free(snap);
+}

@@ -1,0 +1,68 @@
+/* snapshot.h — the fair-share snapshot file (shared/spec/formats.md section 2) as engine input.
+ *
+ * ps_snapshot_parse reads the JSON text of a snapshot, checks all of it, and builds what
+ * ps_fs_update_run takes: the element array, the tree options and the update input. Nothing is
+ * half-built: on any error there is no snapshot, and the message names the path, the value and
+ * the reason, e.g. `pools[1].weight: must be a positive number from 1.4901161193847656e-08 to
+ * 67108864, got "heavy"`.
+ *
+ * Element order: element 0 is `<Root>`; then the pools, parents before children and siblings in
+ * the order of the "pools" list (a pool may be listed before its parent); then the operations in
+ * the order of the "operations" list. So the children of a pool are its child pools, then its
+ * operations, each group in list order.
+ *
+ * What the input means beyond formats.md, where it had to be decided:
+ * - Defaults are YTsaurus's (ps_fs_options_init, ps_fs_element_input_init); `now` defaults to 0.
+ * - `nodes`: each node is {"id", "resource_limits", "tags"}; the node's resource_limits is what
+ *   it has, so an omitted key there is 0 (not unlimited). The total is the sum over nodes
+ *   matching tree.nodes_filter; an element's filter_limits is the sum over nodes matching both
+ *   tree.nodes_filter and its scheduling_tag_filter (unlimited when it has none).
+ * - With `total_resources`, a scheduling_tag_filter is checked but cannot limit anything; the
+ *   snapshot keeps a note saying so (shown among the output's alerts).
+ * - Pool names follow YTsaurus ([A-Za-z0-9_-], at most 100 characters) and may also hold `$`, as
+ *   ephemeral pools (`research$alice`) do. Pools and operations are separate namespaces.
+ * - scheduling_tag_filter has at most 100 tokens (YTsaurus's MaxSchedulingTagRuleCount).
+ * - Operations may not sit in `<Root>` unless tree.forbid_immediate_operations_in_root is false
+ *   (YTsaurus's default is true).
+ * - Also read, as in YTsaurus's configs: tree.should_distribute_free_volume_among_children,
+ *   pools[].integral_guarantees.can_accept_free_volume and .should_distribute_free_volume_among_
+ *   children (unset: the tree's value).
+ * - Optional extras: tree.main_resource; pools[].last_integral_share_ratio in [0, 1] (integral
+ *   state carried from a previous update, next to accumulated_resource_volume; default 0);
+ *   fifo_sort_parameters may say pending_allocation_count (YTsaurus's newer name of
+ *   pending_job_count); operations[].pending_allocation_count likewise.
+ */
+#ifndef PS_IO_SNAPSHOT_H
+#define PS_IO_SNAPSHOT_H
+
+#include <stddef.h>
+
+#include "core/error.h"
+#include "core/fair_share.h"
+
+#define PS_SNAPSHOT_ROOT_NAME "<Root>"
+
+struct ps_snapshot {
+    struct ps_fs_element *elems;   /* count elements, ordered as described above */
+    int count;
+    int pool_count;                /* elements [0, pool_count) are <Root> and the pools */
+    int *source_index;             /* per element: its index in "pools" or "operations"; -1 for
+                                      the root */
+    struct ps_fs_options options;
+    struct ps_fs_input input;
+    char **notes;                  /* one-line remarks about the input (ignored filters) */
+    int note_count;
+    int node_count;                /* nodes given, and those matching tree.nodes_filter */
+    int matched_node_count;
+};
+
+/* Parses and checks text[0..len) (need not be NUL-terminated). On success *out owns a new
+ * snapshot (free with ps_snapshot_free). Errors: PS_EINVAL for any bad input, with err naming
+ * the path and the reason; PS_ENOMEM. */
+int ps_snapshot_parse(const char *text, size_t len, struct ps_snapshot **out,
+                      struct ps_error *err);
+
+/* Frees the snapshot, its element names and notes. NULL is a no-op. */
+void ps_snapshot_free(struct ps_snapshot *snap);
+
+#endif
