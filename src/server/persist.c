@@ -507,6 +507,9 @@ static void rebuild_progress(struct ps_service *svc, int64_t now_ms)
         tr->usage = ps_resources_add(tr->usage, j->usage);
         ps_preemptible_add(tr->lists, j->alloc_id, j->start_ms, j->usage, NULL);
         ps_svc_job_attach_node(svc, j);
+        struct ps_svc_node *node = ps_svc_node_get(svc, j->node_id, false);
+        if (node && node->last_seen_ms < now_ms)
+            node->last_seen_ms = now_ms;   /* the offline timeout counts from the restart */
         j->seen_running = true;   /* re-attached: the node reports it, or the offline check ends it */
     }
     for (int o = 0; o < svc->op_count; o++)
