@@ -28,6 +28,14 @@ void ps_tree_config_preempt_config(const struct ps_tree_config *cfg, struct ps_p
         !max->set ? -1 : max->value > INT32_MAX ? INT32_MAX : (int)max->value;
 }
 
+void ps_pool_tree_sched_options(const struct ps_pool_tree *tree, struct ps_sched_options *out)
+{
+    ps_sched_options_init(out);
+    out->total = tree->total;
+    out->fifo_order_in_fifo_pools = tree->config.fifo_pool_scheduling_order == PS_FIFO_ORDER_FIFO;
+    out->filter_eval = ps_formula_eval;
+}
+
 void ps_pool_config_starvation_settings(const struct ps_pool_config *cfg, struct ps_starvation_settings *out)
 {
     *out = (struct ps_starvation_settings){0};

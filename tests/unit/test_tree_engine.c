@@ -133,6 +133,17 @@ static void test_guarantees_through_the_engine(void **state)
     oa->suspended = true;
     assert_int_equal(ps_pool_tree_build_starvation(w.tree, &w.fs, elems, &err), 0);
     assert_false(elems[oa->fs_index].schedulable);
+    /* the scheduling stages' options */
+    struct ps_sched_options so;
+    ps_pool_tree_sched_options(w.tree, &so);
+    assert_int_equal(so.total.v[PS_RES_CPU], 100 * PS_CPU_SCALE);
+    assert_false(so.fifo_order_in_fifo_pools);
+    assert_non_null(so.filter_eval);
+    struct ps_value order = ps_value_string("fifo");
+    assert_int_equal(ps_pool_tree_set_config(w.tree, "fifo_pool_scheduling_order", &order, &err), 0);
+    ps_value_release(&order);
+    ps_pool_tree_sched_options(w.tree, &so);
+    assert_true(so.fifo_order_in_fifo_pools);
     /* a changed tree is refused */
     start(&w, "late", "a", 3);
     assert_int_equal(ps_pool_tree_build_starvation(w.tree, &w.fs, elems, &err), PS_ESTATE);
