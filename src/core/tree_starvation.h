@@ -19,7 +19,9 @@
 
 #include "core/error.h"
 #include "core/pool_tree.h"
+#include "core/operation.h"
 #include "core/preempt.h"
+#include "core/preemptible.h"
 #include "core/schedule.h"
 #include "core/starvation.h"
 #include "core/tree_fs.h"
@@ -33,6 +35,14 @@ void ps_tree_config_preempt_config(const struct ps_tree_config *cfg, struct ps_p
  * fifo_pool_scheduling_order, filter evaluation with ps_formula_eval, and generation, which
  * the caller sets per snapshot. Other fields keep schedule.h's defaults. */
 void ps_pool_tree_sched_options(const struct ps_pool_tree *tree, struct ps_sched_options *out);
+
+/* The allocation classification settings of one operation (preemptible.h): the tree's
+ * thresholds and total, and the non_preemptible_resource_usage_threshold of the operation's
+ * spec, else of the nearest pool above it that sets one, else the tree's (whose user_slots
+ * default to max_unpreemptible_running_allocation_count), as upstream's
+ * GetEffectiveNonPreemptibleResourceUsageThresholdConfig: the whole map comes from one level,
+ * and resources it does not name are unlimited. */
+void ps_tree_op_preemptible_config(const struct ps_tree_op *op, struct ps_preemptible_config *out);
 
 /* A pool's own starvation settings (fair_share_starvation_timeout, _tolerance,
  * enable_aggressive_starvation; upstream pools have no aggressive timeout). */
