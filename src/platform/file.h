@@ -1,0 +1,19 @@
+/* file.h — whole-file reads and writes (the only file I/O of the offline commands). */
+#ifndef PS_PLATFORM_FILE_H
+#define PS_PLATFORM_FILE_H
+
+#include <stddef.h>
+
+#include "core/error.h"
+
+/* Reads the file at path into *data (malloc'ed, NUL-terminated; *len excludes the NUL; free
+ * with free()). Errors: PS_ENOENT when there is no such file, PS_EIO otherwise, with
+ * `<path>: <strerror>`; PS_ENOMEM. */
+int ps_file_read(const char *path, char **data, size_t *len, struct ps_error *err);
+
+/* Replaces the file at path with len bytes of data: it writes "<path>.tmp-<pid>" and renames
+ * it over path, so readers never see half a file and a failure leaves path as it was.
+ * Errors: PS_EIO with `<path>: <strerror>`. */
+int ps_file_write(const char *path, const char *data, size_t len, struct ps_error *err);
+
+#endif

@@ -1,0 +1,281 @@
+#include "platform/http_client.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <curl/curl.h>
+
+struct ps_http_client {
+    CURL *curl;
+    char errbuf[CURL_ERROR_SIZE];
+    char *auth_header;            /* "Authorization: OAuth <token>" or NULL */
+    long connect_timeout_ms, timeout_ms;
+    size_t max_response;
+    char *buf;                    /* the response body, reused across requests */
+    size_t len, cap;
+    int too_big;
+    struct out_json {
+        char *p;
+        size_t len, cap;
+        int oom;
+    } json;                       /* the JSON request body, reused across requests */
+};
+
+static pthread_once_t global_once = PTHREAD_ONCE_INIT;
+static CURLcode global_rc;
+
+/* curl_global_init is process-wide and, in old libcurl versions, not thread-safe: run it once. */
+static void global_init(void)
+{
+    global_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+static size_t on_write(char *data, size_t size, size_t nmemb, void *ctx)
+{
+    struct ps_http_client *c = ctx;
+    size_t n = size * nmemb;
+    if (n > c->max_response - c->len || c->len + n > c->max_response) {
+        c->too_big = 1;
+        return 0;   /* makes curl fail with CURLE_WRITE_ERROR */
+    }
+    if (c->len + n + 1 > c->cap) {
+        size_t cap = c->cap ? c->cap : 4096;
+        while (cap < c->len + n + 1)
+            cap *= 2;
+        char *p = realloc(c->buf, cap);
+        if (!p)
+            return 0;
+        c->buf = p;
+        c->cap = cap;
+    }
+    memcpy(c->buf + c->len, data, n);
+    c->len += n;
+    c->buf[c->len] = '\0';
+    return n;
+}
+
+int ps_http_client_new(struct ps_http_client **out, struct ps_error *err)
+{
+    *out = NULL;
+    pthread_once(&global_once, global_init);
+    if (global_rc != CURLE_OK)
+        return ps_error_set(err, PS_EIO, "cannot initialise libcurl: %s",
+                            curl_easy_strerror(global_rc));
+    struct ps_http_client *c = calloc(1, sizeof *c);
+    if (!c)
+        return ps_error_set(err, PS_ENOMEM, "out of memory creating an HTTP client");
+    c->curl = curl_easy_init();
+    if (!c->curl) {
+        free(c);
+        return ps_error_set(err, PS_EIO, "cannot create a libcurl handle");
+    }
+    c->connect_timeout_ms = PS_HTTP_CLIENT_DEFAULT_CONNECT_TIMEOUT_MS;
+    c->timeout_ms = PS_HTTP_CLIENT_DEFAULT_TIMEOUT_MS;
+    c->max_response = PS_HTTP_CLIENT_DEFAULT_MAX_RESPONSE_BYTES;
+    CURL *h = c->curl;
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);           /* no SIGALRM in threaded programs */
+    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, c->errbuf);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_write);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, c);
+    curl_easy_setopt(h, CURLOPT_PROXY, "");              /* never via an environment proxy */
+    curl_easy_setopt(h, CURLOPT_TCP_NODELAY, 1L);
+#if LIBCURL_VERSION_NUM >= 0x075500
+    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+#else
+    curl_easy_setopt(h, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#endif
+    *out = c;
+    return 0;
+}
+
+void ps_http_client_free(struct ps_http_client *c)
+{
+    if (!c)
+        return;
+    curl_easy_cleanup(c->curl);
+    free(c->auth_header);
+    free(c->buf);
+    free(c->json.p);
+    free(c);
+}
+
+void ps_http_client_set_timeouts(struct ps_http_client *c, long connect_timeout_ms,
+                                 long timeout_ms)
+{
+    if (connect_timeout_ms > 0)
+        c->connect_timeout_ms = connect_timeout_ms;
+    if (timeout_ms > 0)
+        c->timeout_ms = timeout_ms;
+}
+
+void ps_http_client_set_max_response(struct ps_http_client *c, size_t max_bytes)
+{
+    if (max_bytes > 0)
+        c->max_response = max_bytes;
+}
+
+int ps_http_client_set_token(struct ps_http_client *c, const char *token, struct ps_error *err)
+{
+    free(c->auth_header);
+    c->auth_header = NULL;
+    if (!token)
+        return 0;
+    for (const char *p = token; *p; p++)
+        if (*p <= ' ' || *p > '~')
+            return ps_error_set(err, PS_EINVAL,
+                                "the token contains a character that cannot go in a header");
+    size_t n = strlen("Authorization: OAuth ") + strlen(token) + 1;
+    c->auth_header = malloc(n);
+    if (!c->auth_header)
+        return ps_error_set(err, PS_ENOMEM, "out of memory storing the token");
+    snprintf(c->auth_header, n, "Authorization: OAuth %s", token);
+    return 0;
+}
+
+static int fail(struct ps_http_client *c, CURLcode rc, const char *url, struct ps_error *err)
+{
+    const char *why = c->errbuf[0] ? c->errbuf : curl_easy_strerror(rc);
+    long os_errno = 0;
+    curl_easy_getinfo(c->curl, CURLINFO_OS_ERRNO, &os_errno);
+    switch (rc) {
+    case CURLE_COULDNT_CONNECT:
+        return ps_error_set(err, PS_EIO, "cannot connect to %s: %s", url,
+                            os_errno ? strerror((int)os_errno) : why);
+    case CURLE_COULDNT_RESOLVE_HOST:
+        return ps_error_set(err, PS_EIO, "cannot resolve the host of %s: %s", url, why);
+    case CURLE_OPERATION_TIMEDOUT: {
+        double connect_s = 0;
+        curl_easy_getinfo(c->curl, CURLINFO_CONNECT_TIME, &connect_s);
+        if (connect_s <= 0)
+            return ps_error_set(err, PS_EIO, "cannot connect to %s: timed out after %ld ms",
+                                url, c->connect_timeout_ms);
+        return ps_error_set(err, PS_EIO, "request to %s timed out after %ld ms", url,
+                            c->timeout_ms);
+    }
+    case CURLE_WRITE_ERROR:
+        if (c->too_big)
+            return ps_error_set(err, PS_EIO, "response from %s exceeds the limit of %zu bytes",
+                                url, c->max_response);
+        return ps_error_set(err, PS_ENOMEM, "out of memory reading the response from %s", url);
+    case CURLE_URL_MALFORMAT:
+    case CURLE_UNSUPPORTED_PROTOCOL:
+        return ps_error_set(err, PS_EINVAL, "bad URL '%s': %s", url, why);
+    default:
+        return ps_error_set(err, PS_EIO, "request to %s failed: %s", url, why);
+    }
+}
+
+int ps_http_client_request(struct ps_http_client *c, const char *method, const char *url,
+                           const char *content_type, const void *body, size_t body_len,
+                           struct ps_http_result *res, struct ps_error *err)
+{
+    memset(res, 0, sizeof *res);
+    CURL *h = c->curl;
+    c->errbuf[0] = '\0';
+    c->len = 0;
+    c->too_big = 0;
+    if (c->buf)
+        c->buf[0] = '\0';
+
+    struct curl_slist *headers = NULL, *next;
+    /* "Expect: 100-continue" would cost a round trip (or a 1 s wait) for bodies over 1 KiB. */
+    headers = curl_slist_append(headers, "Expect:");
+    char ct[128];
+    if (headers && content_type) {
+        snprintf(ct, sizeof ct, "Content-Type: %s", content_type);
+        next = curl_slist_append(headers, ct);
+        headers = next ? next : (curl_slist_free_all(headers), NULL);
+    }
+    if (headers && c->auth_header) {
+        next = curl_slist_append(headers, c->auth_header);
+        headers = next ? next : (curl_slist_free_all(headers), NULL);
+    }
+    if (!headers)
+        return ps_error_set(err, PS_ENOMEM, "out of memory preparing a request to %s", url);
+
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, c->connect_timeout_ms);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, c->timeout_ms);
+    curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, NULL);
+    curl_easy_setopt(h, CURLOPT_NOBODY, 0L);
+    if (body) {
+        curl_easy_setopt(h, CURLOPT_POST, 1L);
+        curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+        curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
+        if (strcmp(method, "POST") != 0)
+            curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
+    } else {
+        curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+        if (strcmp(method, "HEAD") == 0)
+            curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
+        else if (strcmp(method, "GET") != 0)
+            curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
+    }
+    CURLcode rc = curl_easy_perform(h);
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
+    curl_easy_setopt(h, CURLOPT_POSTFIELDS, NULL);
+    curl_slist_free_all(headers);
+    if (rc != CURLE_OK)
+        return fail(c, rc, url, err);
+
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &res->status);
+    char *type = NULL;
+    curl_easy_getinfo(h, CURLINFO_CONTENT_TYPE, &type);
+    snprintf(res->content_type, sizeof res->content_type, "%s", type ? type : "");
+    res->body = c->buf ? c->buf : "";
+    res->body_len = c->len;
+    return 0;
+}
+
+int ps_http_client_get(struct ps_http_client *c, const char *url, struct ps_http_result *res,
+                       struct ps_error *err)
+{
+    return ps_http_client_request(c, "GET", url, NULL, NULL, 0, res, err);
+}
+
+static int json_cb(const char *data, size_t size, void *ctx)
+{
+    struct out_json *b = ctx;
+    if (b->len + size > b->cap) {
+        size_t cap = b->cap ? b->cap : 1024;
+        while (cap < b->len + size)
+            cap *= 2;
+        char *p = realloc(b->p, cap);
+        if (!p) {
+            b->oom = 1;
+            return -1;
+        }
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, data, size);
+    b->len += size;
+    return 0;
+}
+
+int ps_http_client_post_json(struct ps_http_client *c, const char *url, const json_t *json,
+                             struct ps_http_result *res, struct ps_error *err)
+{
+    if (!json)
+        return ps_http_client_request(c, "POST", url, "application/json", "{}", 2, res, err);
+    c->json.len = 0;
+    c->json.oom = 0;
+    if (json_dump_callback(json, json_cb, &c->json, JSON_COMPACT) != 0 || c->json.oom)
+        return ps_error_set(err, PS_ENOMEM, "out of memory encoding the request to %s", url);
+    return ps_http_client_request(c, "POST", url, "application/json", c->json.p, c->json.len,
+                                  res, err);
+}
+
+int ps_http_result_json(const struct ps_http_result *res, const char *url, json_t **out,
+                        struct ps_error *err)
+{
+    json_error_t jerr;
+    *out = json_loadb(res->body, res->body_len, 0, &jerr);
+    if (!*out)
+        return ps_error_set(err, PS_EINVAL,
+                            "response from %s is not JSON (line %d, column %d): %s", url,
+                            jerr.line, jerr.column, jerr.text);
+    return 0;
+}

@@ -1,0 +1,188 @@
+/* http_server.h — an HTTP/1.1 server with a small router, on libmicrohttpd.
+ *
+ * The daemon listens on one given address (default 127.0.0.1; port 0 picks a free port, read it
+ * back with ps_http_server_port), runs an internal pool of worker threads, each with its own
+ * epoll loop, and keeps connections alive between requests (HTTP/1.1 default).
+ *
+ * Lifecycle: ps_http_server_new -> ps_http_server_route (any number) -> ps_http_server_start ->
+ * ... -> ps_http_server_stop -> ps_http_server_free. Routes cannot change once started, so the
+ * routing table needs no lock.
+ *
+ * Threads: handlers run on the pool threads, several at once, also for the same route. The
+ * server provides no global state and no lock of its own around handlers: whatever a handler's
+ * `ctx` points to must be protected by the caller (a mutex inside the context, say).
+ *
+ * Requests: the body is collected in full before the handler runs, up to max_body_bytes
+ * (413 beyond). The request and every string it returns are borrowed and valid only during the
+ * handler call.
+ *
+ * Errors: handlers fill a response; the ps_http_reply_* helpers write JSON bodies of the shape
+ * {"code": <int>, "message": <string>}. A 500 never shows internals to the client: the body says
+ * "internal error" with a request id, and the real message is logged with the same id.
+ * The server answers some requests itself, in the same shape: 404 (code PS_ENOENT) for no route,
+ * 405 (PS_EINVAL, with an Allow header) for a known path with another method, 413 (PS_ELIMIT)
+ * for a body over the limit, 503 (PS_ESTATE) while stopping. Every response carries an
+ * X-Request-Id header.
+ */
+#ifndef PS_SERVER_HTTP_SERVER_H
+#define PS_SERVER_HTTP_SERVER_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "core/error.h"
+
+struct ps_metrics;
+
+#define PS_HTTP_DEFAULT_HOST "127.0.0.1"
+#define PS_HTTP_DEFAULT_THREADS 4
+#define PS_HTTP_DEFAULT_MAX_BODY_BYTES (16u * 1024u * 1024u)
+#define PS_HTTP_DEFAULT_MAX_CONNECTIONS 4096
+#define PS_HTTP_DEFAULT_IDLE_TIMEOUT_S 120
+#define PS_HTTP_DEFAULT_DRAIN_TIMEOUT_MS 10000
+
+/* Receives one log line (no trailing newline) from any pool thread at once; must be thread-safe. */
+typedef void ps_http_log_fn(void *log_ctx, const char *line);
+
+struct ps_http_server_config {
+    const char *host;            /* numeric IPv4 or IPv6 address; NULL = 127.0.0.1 */
+    uint16_t port;               /* 0 = any free port */
+    unsigned threads;            /* pool threads; 0 = PS_HTTP_DEFAULT_THREADS */
+    size_t max_body_bytes;       /* larger bodies get 413; 0 = PS_HTTP_DEFAULT_MAX_BODY_BYTES */
+    unsigned max_connections;    /* 0 = PS_HTTP_DEFAULT_MAX_CONNECTIONS; needs as many fds */
+    unsigned idle_timeout_s;     /* idle keep-alive connections close after; 0 = default */
+    unsigned drain_timeout_ms;   /* stop waits this long for in-flight requests; 0 = default */
+    ps_http_log_fn *log;         /* NULL = one line per message on stderr */
+    void *log_ctx;
+    /* Optional: when set, the server registers and updates in it
+     * ps_http_requests_total{method,route,status}, ps_http_request_duration_seconds{route}
+     * and ps_http_open_connections (route = the matched route's pattern, or "unmatched").
+     * Must outlive the server. */
+    struct ps_metrics *metrics;
+};
+
+/* Fills cfg with the defaults above (all zero except host = 127.0.0.1). */
+void ps_http_server_config_init(struct ps_http_server_config *cfg);
+
+/* ---- requests ------------------------------------------------------------------------------ */
+
+struct ps_http_request {
+    const char *method;          /* "GET", "POST", ... as sent */
+    const char *path;            /* decoded path without the query string, e.g. "/api/v1/get" */
+    const char *route;           /* the pattern of the matched route */
+    const char *body;            /* NUL-terminated copy of the body ("" when none) */
+    size_t body_len;             /* bytes, excluding the terminating NUL */
+    const char *remote_addr;     /* "127.0.0.1" or "::1" ("" if unknown) */
+    char request_id[24];         /* unique per server run, e.g. "r-00000000002a"; also logged */
+    void *conn_;                 /* private */
+};
+
+/* Value of a query parameter (decoded), NULL when absent; the first one if repeated. */
+const char *ps_http_request_query(const struct ps_http_request *req, const char *name);
+
+/* Value of a request header (name matched case-insensitively), NULL when absent. */
+const char *ps_http_request_header(const struct ps_http_request *req, const char *name);
+
+/* ---- responses ----------------------------------------------------------------------------- */
+
+#define PS_HTTP_MAX_EXTRA_HEADERS 8
+
+/* A response under construction, owned by the server; handlers fill it through the functions
+ * below. Until a handler sets anything the response is 204 with no body. */
+struct ps_http_response {
+    int status;
+    char content_type[64];
+    char *body;                  /* malloc'd, owned by the response */
+    size_t body_len;
+    size_t header_count;
+    char *header_names[PS_HTTP_MAX_EXTRA_HEADERS];    /* malloc'd copies */
+    char *header_values[PS_HTTP_MAX_EXTRA_HEADERS];
+    int failed;                  /* a helper ran out of memory: the server sends a bare 500 */
+    const char *request_id_;     /* private */
+    void *server_;               /* private */
+};
+
+/* Sets status, content type and a copy of len bytes of body (body may be NULL when len is 0).
+ * Replaces any earlier body. Returns 0 or PS_ENOMEM. */
+int ps_http_response_set(struct ps_http_response *resp, int status, const char *content_type,
+                         const void *body, size_t len);
+
+/* Like ps_http_response_set but takes ownership of a malloc'd body (freed even on error). */
+int ps_http_response_take(struct ps_http_response *resp, int status, const char *content_type,
+                          char *body, size_t len);
+
+/* Adds a response header (copied). At most PS_HTTP_MAX_EXTRA_HEADERS; returns PS_ELIMIT beyond,
+ * PS_EINVAL for names or values with CR/LF, PS_ENOMEM. */
+int ps_http_response_add_header(struct ps_http_response *resp, const char *name,
+                                const char *value);
+
+/* Replies with json (borrowed, not stolen) as compact "application/json" text. */
+int ps_http_reply_json(struct ps_http_response *resp, int status, const json_t *json);
+
+/* Replies with {"code": code, "message": message} and the given HTTP status. For status >= 500
+ * the message is logged with the request id and the client sees
+ * {"code": code, "message": "internal error (request <id>)", "request_id": "<id>"}. */
+int ps_http_reply_error(struct ps_http_response *resp, int status, int code, const char *fmt,
+                        ...) __attribute__((format(printf, 4, 5)));
+
+/* Maps a poolsched error to a reply: EINVAL 400, EPERM 403, ENOENT 404, EEXIST, ESTATE and
+ * ELIMIT 409, anything else 500 (logged, not shown). code in the body is err->code (a negative
+ * PS_E* value), so clients can map it back. An unset err counts as a bug: 500. */
+int ps_http_reply_ps_error(struct ps_http_response *resp, const struct ps_error *err);
+
+/* ---- server -------------------------------------------------------------------------------- */
+
+struct ps_http_server;
+
+/* A handler fills resp. It runs on a pool thread; see the thread notes at the top. */
+typedef void ps_http_handler_fn(const struct ps_http_request *req, struct ps_http_response *resp,
+                                void *ctx);
+
+enum ps_http_match {
+    PS_HTTP_EXACT,   /* the path equals the pattern */
+    PS_HTTP_PREFIX,  /* the path is the pattern or continues it at a '/' boundary: "/api/v1"
+                        and "/api/v1/" both match "/api/v1/get" but not "/api/v1x" */
+};
+
+/* Creates a server (not yet listening). cfg may be NULL for the defaults; it is copied.
+ * Errors: PS_EINVAL for a bad host, PS_ENOMEM. */
+int ps_http_server_new(const struct ps_http_server_config *cfg, struct ps_http_server **out,
+                       struct ps_error *err);
+
+/* Adds a route; method NULL matches any method. Routing picks an exact route first, then the
+ * longest matching prefix; a path that matches only with other methods gets 405 with an Allow
+ * header, no match at all gets 404. Only before start (PS_ESTATE after). Errors: PS_EINVAL for
+ * a pattern not starting with '/', PS_EEXIST for a duplicate (method, pattern, match). */
+int ps_http_server_route(struct ps_http_server *srv, const char *method, const char *pattern,
+                         enum ps_http_match match, ps_http_handler_fn *handler, void *ctx,
+                         struct ps_error *err);
+
+/* Binds host:port and starts the pool. Errors: PS_EIO naming the address and the reason
+ * ("cannot listen on 127.0.0.1:9013: Address already in use"), PS_ESTATE if started before. */
+int ps_http_server_start(struct ps_http_server *srv, struct ps_error *err);
+
+/* The bound port (the real one when the config said 0); 0 before start. */
+uint16_t ps_http_server_port(const struct ps_http_server *srv);
+
+/* How many client connections the server has accepted since start (keep-alive reuse keeps it
+ * low). */
+uint64_t ps_http_server_connections_accepted(const struct ps_http_server *srv);
+
+/* Stops gracefully: closes the listening socket at once (new connections are refused), answers
+ * requests arriving on open connections with 503 and "Connection: close", waits up to
+ * drain_timeout_ms for requests already being processed to be answered, then closes all
+ * connections and joins the threads. Returns the number of requests still in flight when the
+ * wait timed out (0 normally). Idempotent; safe before start. Not callable from a handler. */
+unsigned ps_http_server_stop(struct ps_http_server *srv);
+
+/* Stops if needed and frees. NULL is a no-op. */
+void ps_http_server_free(struct ps_http_server *srv);
+
+/* Logs one printf-style line through the server's logger (thread-safe). */
+void ps_http_server_log(struct ps_http_server *srv, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+#endif
