@@ -61,7 +61,12 @@ struct fs_elem {
     bool prepared;
     struct ps_plf fsbs;        /* fair share by suggestion (vector) */
     struct ps_plf mffbs;       /* max fit factor by suggestion (scalar) */
-    struct ps_plf *child_fsbff;/* improved mode, normal pools: children's share by fit factor */
+    /* Improved mode, normal pools: the children's functions as summed (scaled, extended) and the
+     * critical points (suggestion, child index) in the order they became fit factors 0, 1, ...;
+     * a child's share by fit factor is evaluated from them without being stored. */
+    struct ps_plf *imp_views;
+    double *imp_points;
+    int imp_count;
     double fsbff_right;        /* right bound of the share-by-fit-factor function */
     double min_child_weight;   /* normal pools: smallest child weight above epsilon */
 
