@@ -20,6 +20,9 @@
 #define FS_LARGE_EPSILON 1e-4
 #define FS_COMPRESS_EPSILON 1e-15
 
+#define FS_ALERT_BYTES 384
+#define FS_MAX_ALERTS 64
+
 /* A resource volume as upstream's TResourceVolume: cpu is fixed point (hundredths of a
  * core-second, rounded at every multiplication), the other resources are doubles. d[PS_RES_CPU]
  * is unused. */
@@ -73,7 +76,6 @@ struct fs_elem {
     /* top-down pass */
     double suggestion;
     struct ps_share suggested_share;  /* improved mode */
-    struct ps_share fair_share;
 };
 
 struct ps_fs_update {
@@ -103,7 +105,7 @@ struct ps_fs_update {
     int views_cap;
     bool oom;
 
-    char **alerts;
+    char (*alerts)[FS_ALERT_BYTES];  /* kept across runs: alerting in steady state is free */
     int alert_count;
     int alert_cap;
 };
