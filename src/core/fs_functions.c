@@ -14,6 +14,7 @@
 
 #include "core/bisect.h"
 #include "core/fs_internal.h"
+#include "core/plf_impl.h"
 
 enum { DIM = PS_RES_COUNT };
 
@@ -164,15 +165,16 @@ static void improved_fsbff(struct ps_fs_update *u, struct fs_elem *e, struct ps_
         for (int j = 0; j < DIM; j++)
             left[j] = right[j] = 0.0;
         for (int k = 0; k < c; k++) {
-            ps_plf_cursor_limits_at(&views[k], &cursors[k], points[2 * p], l, r);
+            int seg = cursor_segment_at_d(&views[k], DIM, &cursors[k], points[2 * p]);
+            seg_limits_d(&views[k], DIM, seg, points[2 * p], l, r);
             const double *lv = k < idx ? r : l, *rv = k <= idx ? r : l;
             for (int j = 0; j < DIM; j++) {
                 left[j] += lv[j];
                 right[j] += rv[j];
             }
         }
-        ps_plf_add_point(dst, ff, left);
-        ps_plf_add_point(dst, ff, right);
+        buf_add_point_d(dst, DIM, ff, left);
+        buf_add_point_d(dst, DIM, ff, right);
         ff += 1.0;
     }
 }
