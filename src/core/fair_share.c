@@ -11,7 +11,6 @@
 #include "core/fs_internal.h"
 
 #define ARENA_BLOCK_BYTES ((size_t)1 << 20)
-#define MAX_ALERTS 64
 
 void ps_fs_options_init(struct ps_fs_options *options)
 {
@@ -63,8 +62,6 @@ struct ps_fs_update *ps_fs_update_new(void)
 
 static void clear_alerts(struct ps_fs_update *u)
 {
-    for (int i = 0; i < u->alert_count; i++)
-        free(u->alerts[i]);
     u->alert_count = 0;
 }
 
@@ -106,11 +103,11 @@ const char *ps_fs_update_alert(const struct ps_fs_update *u, int index)
 
 void fs_add_alert(struct ps_fs_update *u, const char *fmt, ...)
 {
-    if (u->alert_count >= MAX_ALERTS)
+    if (u->alert_count >= FS_MAX_ALERTS)
         return;
     if (u->alert_count == u->alert_cap) {
-        int cap = u->alert_cap ? 2 * u->alert_cap : 8;
-        char **a = realloc(u->alerts, (size_t)cap * sizeof *a);
+        int cap = u->alert_cap ? 2 * u->alert_cap : 4;
+        char(*a)[FS_ALERT_BYTES] = realloc(u->alerts, (size_t)cap * sizeof *a);
         if (!a) {
             u->oom = true;
             return;
@@ -118,17 +115,11 @@ void fs_add_alert(struct ps_fs_update *u, const char *fmt, ...)
         u->alerts = a;
         u->alert_cap = cap;
     }
-    char buf[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    vsnprintf(u->alerts[u->alert_count], FS_ALERT_BYTES, fmt, ap);
     va_end(ap);
-    char *s = strdup(buf);
-    if (!s) {
-        u->oom = true;
-        return;
-    }
-    u->alerts[u->alert_count++] = s;
+    u->alert_count++;
 }
 
 struct ps_plf fs_commit(struct ps_fs_update *u, struct ps_arena *arena, struct ps_plf src)
