@@ -6,5 +6,6 @@ const struct ps_command ps_commands[] = {
     {"fair-share", "compute one fair share update of a pool tree snapshot (JSON)",
      ps_cmd_fair_share},
     {"trace", "import a cluster trace as a scenario (trace import alibaba-gpu DIR)", ps_cmd_trace},
+    {"bench", "measure the engine's hot paths on synthetic workloads (JSON figures)", ps_cmd_bench},
     {NULL, NULL, NULL},
 };
