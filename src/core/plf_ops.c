@@ -244,7 +244,7 @@ PLF_INLINE void sum_points(struct ps_plf_buf *dst, const struct ps_plf *fs, int 
             if (r->flat) {
                 copy_values(v, lv, dim);
             } else {
-                double t = (x - r->p[0]) / (q[0] - r->p[0]);
+                double t = seg_param(x, r->p[0], q[0]);
                 for (int d = 0; d < dim; d++)
                     v[d] = lerp(lv[d], rv[d], t);
             }
@@ -302,18 +302,6 @@ static bool below_or_equal(double x, void *arg)
 {
     const struct crossing *c = arg;
     return sseg_value(c->lo, x) <= sseg_value(c->hi, x);
-}
-
-/* Interpolation parameter of x in a non-vertical segment [l, r]: the division gives exactly 1
- * at x == r and +0 at x == l (the domains are finite, so r - l is a finite positive number), so
- * those cases, the common ones at critical points, skip it. */
-PLF_INLINE double seg_param(double x, double l, double r)
-{
-    if (x == r)
-        return 1.0;
-    if (x == l)
-        return 0.0;
-    return (x - l) / (r - l);
 }
 
 /* seg_limits_d for a scalar function stored as (x, v) pairs; p points at the segment's left
@@ -443,9 +431,9 @@ static bool reserve_pairs(struct ps_plf_ctx *ctx, int n)
 static int inverse_segment_at(const struct ps_plf *g, int *cur, double y)
 {
     int i = *cur, last = g->n - 2;
-    while (i < last && V(g, i + 1)[0] < y)
+    while (i < last && VD(g, 1, i + 1)[0] < y)
         i++;
-    if (i < last && V(g, i + 1)[0] == y && V(g, i + 2)[0] == y && X(g, i + 1) != X(g, i + 2))
+    if (i < last && VD(g, 1, i + 1)[0] == y && VD(g, 1, i + 2)[0] == y && XD(g, 1, i + 1) != XD(g, 1, i + 2))
         i++;
     *cur = i;
     return i;
@@ -549,7 +537,7 @@ void ps_plf_compose(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const struct
         if (!(y >= ymin && y <= ymax))
             continue;
         int i = inverse_segment_at(g, &inv, y);
-        double x0 = X(g, i), x1 = X(g, i + 1), y0 = V(g, i)[0], y1 = V(g, i + 1)[0];
+        double x0 = XD(g, 1, i), x1 = XD(g, 1, i + 1), y0 = VD(g, 1, i)[0], y1 = VD(g, 1, i + 1)[0];
         bool tilted = x0 != x1 && y0 != y1;
         if (tilted && y != y0 && y != y1) {
             double t = (y - y0) / (y1 - y0);
