@@ -100,7 +100,7 @@ int ps_cmd_get(int argc, char **argv)
     json_t *reply = NULL;
     int rc = path_request("get", "get", argc, argv, path_opts, value_formats, get_usage, &args,
                           &c, &reply, 0, NULL);
-    if (rc == 0) {
+    if (rc == 0 && reply) {   /* no reply after --help */
         json_t *value = json_object_get(reply, "value");
         if (!value) {
             ps_cli_error("get", "the reply has no \"value\"");
@@ -128,7 +128,7 @@ int ps_cmd_list(int argc, char **argv)
     json_t *reply = NULL;
     int rc = path_request("list", "list", argc, argv, path_opts, text_formats, list_usage, &args,
                           &c, &reply, 0, NULL);
-    if (rc == 0) {
+    if (rc == 0 && reply) {   /* no reply after --help */
         json_t *value = json_object_get(reply, "value");
         if (!json_is_array(value)) {
             ps_cli_error("list", "the reply has no \"value\" list");
@@ -161,7 +161,7 @@ int ps_cmd_exists(int argc, char **argv)
     json_t *reply = NULL;
     int rc = path_request("exists", "exists", argc, argv, path_opts, text_formats, exists_usage,
                           &args, &c, &reply, 0, NULL);
-    if (rc == 0) {
+    if (rc == 0 && reply) {   /* no reply after --help */
         json_t *value = json_object_get(reply, "value");
         if (!json_is_boolean(value)) {
             ps_cli_error("exists", "the reply has no boolean \"value\"");
