@@ -58,12 +58,15 @@ static int check_id(const char *command, const char *what, const char *id)
 }
 
 /* Prints the final state; the exit code says how the operation ended. */
-static int report_final(const json_t *op)
+static int report_final(const struct ps_cli_client *c, const json_t *op)
 {
     const char *id = json_string_value(json_object_get(op, "id"));
     const char *state = json_string_value(json_object_get(op, "state"));
     const char *error = json_string_value(json_object_get(op, "error"));
-    printf("operation %s %s\n", id ? id : "?", state ? state : "?");
+    if (c->format == PS_CLI_FORMAT_TEXT)
+        printf("operation %s %s\n", id ? id : "?", state ? state : "?");
+    else if (ps_cli_print_value(c, op) != 0)   /* scripts get the whole final operation */
+        return 1;
     if (error)
         ps_cli_error("operation", "%s", error);
     return state && strcmp(state, "completed") == 0 ? 0 : 1;
@@ -86,7 +89,7 @@ static int wait_for(struct ps_cli_client *c, const char *id)
             return 1;
         }
         if (finished(json_string_value(json_object_get(op, "state")))) {
-            int rc = report_final(op);
+            int rc = report_final(c, op);
             json_decref(op);
             json_decref(body);
             return rc;
@@ -148,7 +151,8 @@ static const char vanilla_usage[] =
     "  --resource-limits YSON   e.g. '{cpu=10; user_slots=20}'\n"
     "  --spec YSON              a base spec; the flags above are merged over it\n"
     "  --wait                   wait for the end: exit 0 when completed, 1 when failed or\n"
-    "                           aborted, printing the final state\n"
+    "                           aborted, printing the final state (with --format json|yson\n"
+    "                           the final operation)\n"
     "  --format text|json|yson  text prints the id only\n"
     "Example:\n"
     "  poolsched vanilla --pool research --job-count 10 --command 'sleep 60' --cpu 2 "

@@ -188,6 +188,15 @@ expect_out 'op-fail
 operation op-fail failed' "vanilla --wait failed"
 expect_err 'error: operation: job task/0 failed: exit code 3' "vanilla --wait failed message"
 
+run 0 vanilla --job-count 1 --command true --wait --format json
+python3 -c '
+import json, sys
+text = open(sys.argv[1]).read()
+first, end = json.JSONDecoder().raw_decode(text)
+final = json.loads(text[end:])
+assert first == {"operation_id": "op-1"} and final["state"] == "completed", text
+' "$work/out" || fail "vanilla --wait --format json: $(cat "$work/out")"
+
 printf '{pool=research; tasks={t={command="echo hi"; job_count=1}}}' > "$work/spec.yson"
 run 0 start-op --spec "$work/spec.yson"
 expect_sent '["/api/v1/start_op",'"$A"',{"operation_type":"vanilla","spec":{"pool":"research","tasks":{"t":{"command":"echo hi","job_count":1}}}}]' "start-op"
