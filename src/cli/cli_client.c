@@ -79,6 +79,8 @@ int ps_cli_proxy_url(const char *proxy, char **out, struct ps_error *err)
         ok = false;
     if (has_scheme && sep[3] == '\0')
         ok = false;
+    if (strlen(proxy) > PS_CLI_MAX_PROXY_LEN)   /* URLs are built in fixed buffers */
+        ok = false;
     if (!ok)
         return ps_error_set(err, PS_EINVAL, "--proxy: \"%.200s\" is not an http(s) URL or "
                             "host:port", proxy);
@@ -225,7 +227,7 @@ int ps_cli_call(struct ps_cli_client *c, const char *api_command, const json_t *
     *reply = NULL;
     if (status)
         *status = 0;
-    char url[1024];
+    char url[PS_CLI_MAX_PROXY_LEN + 128];
     snprintf(url, sizeof url, "%s/api/v1/%s", c->base_url, api_command);
     struct ps_error err;
     ps_error_init(&err);

@@ -27,6 +27,7 @@
 #define PS_CLI_DEFAULT_DATA_DIR "./poolsched-data"
 #define PS_CLI_TOKEN_FILE "admin_token"
 #define PS_CLI_MAX_TOKEN_BYTES 4096
+#define PS_CLI_MAX_PROXY_LEN 512
 
 /* The options every client command accepts; append to a command's own table with
  * PS_CLI_COMMON_OPTS. --format takes json, yson (and table where a command has one). */
@@ -54,7 +55,7 @@ struct ps_cli_env ps_cli_env_from_process(void);
 /* The base URL for proxy (NULL: the default) into *out (malloc'd; caller frees): "host:port"
  * becomes "http://host:port", http:// and https:// URLs are kept, one trailing '/' is dropped.
  * Errors: PS_EINVAL `--proxy: "ftp://x" is not an http(s) URL or host:port` (empty, spaces or
- * control characters, another scheme), PS_ENOMEM. */
+ * control characters, another scheme, longer than PS_CLI_MAX_PROXY_LEN), PS_ENOMEM. */
 int ps_cli_proxy_url(const char *proxy, char **out, struct ps_error *err);
 
 /* The token by the rules above into *out (malloc'd, or NULL when there is none).
