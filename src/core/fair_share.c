@@ -56,6 +56,8 @@ struct ps_fs_update *ps_fs_update_new(void)
     ps_plf_ctx_init(&u->ctx);
     for (int i = 0; i < 6; i++)
         ps_plf_buf_init(&u->b[i], 1, &u->oom);
+    for (int i = 0; i < PS_RES_COUNT; i++)
+        ps_plf_buf_init(&u->comp[i], 1, &u->oom);
     return u;
 }
 
@@ -85,6 +87,8 @@ void ps_fs_update_free(struct ps_fs_update *u)
     ps_plf_ctx_release(&u->ctx);
     for (int i = 0; i < 6; i++)
         ps_plf_buf_release(&u->b[i]);
+    for (int i = 0; i < PS_RES_COUNT; i++)
+        ps_plf_buf_release(&u->comp[i]);
     free(u);
 }
 
@@ -127,22 +131,22 @@ void fs_add_alert(struct ps_fs_update *u, const char *fmt, ...)
     u->alerts[u->alert_count++] = s;
 }
 
-struct ps_plf fs_commit(struct ps_fs_update *u, struct ps_arena *arena, const struct ps_plf_buf *b)
+struct ps_plf fs_commit(struct ps_fs_update *u, struct ps_arena *arena, struct ps_plf src)
 {
-    struct ps_plf f = {NULL, 0, b->dim};
-    if (b->n < 2) {
+    struct ps_plf f = {NULL, 0, src.dim};
+    if (src.n < 2) {
         u->oom = true;  /* an empty function only comes out of a failed allocation */
         return f;
     }
-    size_t bytes = (size_t)b->n * (size_t)(b->dim + 1) * sizeof(double);
+    size_t bytes = (size_t)src.n * (size_t)(src.dim + 1) * sizeof(double);
     double *a = ps_arena_alloc(arena, bytes);
     if (!a) {
         u->oom = true;
         return f;
     }
-    memcpy(a, b->a, bytes);
+    memcpy(a, src.a, bytes);
     f.a = a;
-    f.n = b->n;
+    f.n = src.n;
     return f;
 }
 

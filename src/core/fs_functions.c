@@ -104,7 +104,7 @@ static int children_views(struct ps_fs_update *u, struct fs_elem *e)
         ps_plf_scale_argument(&u->b[1], &c->fsbs, scale);
         struct ps_plf scaled = ps_plf_buf_view(&u->b[1]);
         ps_plf_extend(&u->b[2], &scaled, ps_plf_left_bound(&scaled), NULL, 1.0, NULL);
-        u->views[k] = fs_commit(u, &u->scratch, &u->b[2]);
+        u->views[k] = fs_commit(u, &u->scratch, ps_plf_buf_view(&u->b[2]));
         if (u->oom)
             return -1;
     }
@@ -165,7 +165,7 @@ static void improved_fsbff(struct ps_fs_update *u, struct fs_elem *e, struct ps_
             }
             ff += 1.0;
         }
-        e->child_fsbff[k] = fs_commit(u, &u->persistent, b);
+        e->child_fsbff[k] = fs_commit(u, &u->persistent, ps_plf_buf_view(b));
     }
     /* The pool's: the children's sum at every critical point. */
     ps_plf_buf_clear(dst, DIM);
@@ -211,46 +211,38 @@ static void pool_fsbff(struct ps_fs_update *u, struct fs_elem *e, struct ps_plf_
 
 /* ---- max fit factor by suggestion ----------------------------------------------------------- */
 
+/* A component whose MFFBS is the constant right end of the fit factor domain takes no part in
+ * the minimum: min(f, c) reproduces f point for point when c >= f everywhere. */
+static bool is_neutral(const struct ps_plf *c, double top)
+{
+    return c->n == 2 && ps_plf_pt(c, 0)[1] == top && ps_plf_pt(c, 1)[1] == top;
+}
+
 static void prepare_mffbs(struct ps_fs_update *u, struct fs_elem *e, const struct ps_plf *fsbff)
 {
     struct ps_plf comps[DIM];
     struct ps_share guarantee = fs_guarantee_share(e);
+    double top = ps_plf_right_bound(fsbff);
+    int used = 0;
     for (int r = 0; r < DIM; r++) {
-        struct ps_plf_buf *b1 = &u->b[1], *b2 = &u->b[2], *b3 = &u->b[3];
-        ps_plf_extract_component(b1, fsbff, r);
-        struct ps_plf comp = ps_plf_buf_view(b1);
-        if (comp.n < 2)
+        ps_plf_max_fit_factor_component(&u->b[1], &u->b[2], &u->comp[r], fsbff, r, e->limits_share.v[r],
+                                        guarantee.v[r]);
+        struct ps_plf c = ps_plf_buf_view(&u->comp[r]);
+        if (c.n < 2) {
+            u->oom = true;
             return;
-        double lv = ps_plf_left_value(&comp)[0], rv = ps_plf_right_value(&comp)[0];
-        double limit = e->limits_share.v[r];
-        limit = limit < lv ? lv : limit;
-        limit = rv < limit ? rv : limit;
-        double g = guarantee.v[r];
-        g = g < lv ? lv : g;
-        g = limit < g ? limit : g;
-        /* share -> fit factor, restricted to [guarantee, limit], argument shifted to the
-         * suggestion on top of the guarantee, then constant up to suggestion 1. */
-        ps_plf_transpose(b1);
-        comp = ps_plf_buf_view(b1);
-        ps_plf_narrow(&u->ctx, b2, &comp, g, limit);
-        ps_plf_trim_left(b2);
-        struct ps_plf narrowed = ps_plf_buf_view(b2);
-        ps_plf_shift(b3, &narrowed, -g, NULL);
-        struct ps_plf shifted = ps_plf_buf_view(b3);
-        ps_plf_extend(b1, &shifted, ps_plf_left_bound(&shifted), NULL, 1.0, NULL);
-        ps_plf_trim_right(b1);
-        comps[r] = fs_commit(u, &u->scratch, b1);
-        if (u->oom)
-            return;
+        }
+        if (!is_neutral(&c, top) || (r == DIM - 1 && used == 0))
+            comps[used++] = c;
     }
+    /* Left fold of the pointwise minimum, as upstream's PointwiseMin(vector). */
     struct ps_plf current = comps[0];
-    for (int r = 1; r < DIM; r++) {
-        struct ps_plf_buf *dst = &u->b[2 + (r & 1)];
-        ps_plf_pointwise_min(&u->ctx, dst, &current, &comps[r]);
+    for (int k = 1; k < used; k++) {
+        struct ps_plf_buf *dst = &u->b[1 + (k & 1)];
+        ps_plf_pointwise_min(&u->ctx, dst, &current, &comps[k]);
         current = ps_plf_buf_view(dst);
     }
-    struct ps_plf_buf *last = &u->b[2 + ((DIM - 1) & 1)];
-    e->mffbs = fs_commit(u, &u->persistent, last);
+    e->mffbs = fs_commit(u, &u->persistent, current);
 }
 
 static void prepare_element(struct ps_fs_update *u, int i)
@@ -274,7 +266,7 @@ static void prepare_element(struct ps_fs_update *u, int i)
     ps_plf_compose(&u->ctx, &u->b[4], &fsbff, &e->mffbs);
     struct ps_plf composed = ps_plf_buf_view(&u->b[4]);
     ps_plf_compress(&u->b[5], &composed, FS_COMPRESS_EPSILON);
-    e->fsbs = fs_commit(u, &u->persistent, &u->b[5]);
+    e->fsbs = fs_commit(u, &u->persistent, ps_plf_buf_view(&u->b[5]));
     e->prepared = !u->oom;
 }
 

@@ -93,6 +93,7 @@ struct ps_fs_update {
     struct ps_arena scratch;      /* temporaries of one element's preparation */
     struct ps_plf_ctx ctx;
     struct ps_plf_buf b[6];       /* builders, reused */
+    struct ps_plf_buf comp[PS_RES_COUNT]; /* per-resource max fit factor functions */
     struct ps_plf *views;         /* scratch views of children's transformed functions */
     int views_cap;
     bool oom;
@@ -113,8 +114,8 @@ static inline double fs_clamp_weight(double w)
 
 /* fair_share.c */
 void fs_add_alert(struct ps_fs_update *u, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Copies a builder's function into the arena; returns an empty view on failure (sets u->oom). */
-struct ps_plf fs_commit(struct ps_fs_update *u, struct ps_arena *arena, const struct ps_plf_buf *b);
+/* Copies a function into the arena; returns an empty view on failure (sets u->oom). */
+struct ps_plf fs_commit(struct ps_fs_update *u, struct ps_arena *arena, struct ps_plf f);
 static inline struct ps_share fs_guarantee_share(const struct fs_elem *e)
 {
     return ps_share_add(e->sg_share, e->proposed);
