@@ -18,8 +18,8 @@ extern const struct ps_command ps_commands[];
 
 int ps_cmd_fair_share(int argc, char **argv);
 int ps_cmd_bench(int argc, char **argv);
-int ps_cmd_trace(int argc, char **argv);
-int ps_cmd_scheduler(int argc, char **argv);   /* server/cmd_scheduler.c */   /* cmd_trace.c: trace import alibaba-gpu */
+int ps_cmd_trace(int argc, char **argv);       /* cmd_trace.c: trace import alibaba-gpu */
+int ps_cmd_scheduler(int argc, char **argv);   /* server/cmd_scheduler.c */
 
 /* Client commands of the scheduler (docs/api.md); cmd_cypress.c */
 int ps_cmd_get(int argc, char **argv);
