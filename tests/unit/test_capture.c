@@ -121,8 +121,11 @@ static void check_layout(size_t n, int64_t cap)
     free(live);
 
     close(k.out_w);
-    k.out_w = -1;
+    close(k.err_w);
+    k.out_w = k.err_w = -1;
+    int64_t t0 = test_now_ms();
     assert_int_equal(ps_capture_finish(k.c, 5000, NULL), 0);
+    assert_true(test_now_ms() - t0 < 2000);     /* EOF on both pipes ends it, not the timeout */
     char *got = read_stream(&k, PS_CAPTURE_STDOUT, &len);
     assert_int_equal(ps_capture_total_bytes(k.c, PS_CAPTURE_STDOUT), (int64_t)n);
     if (n <= (size_t)cap) {
