@@ -488,6 +488,47 @@ static void test_memory_limit(void **state)
     check_memory_limit(&f->cfg, "mem-cgroup", holder);
 }
 
+/* The node's memory running out (simulated with a limit on poolsched-<node> itself, the
+ * parent of the job cgroups) OOM-kills a job that is within its own limit: aborted with
+ * resource_overdraft, not failed. Needs v1 (the path below is v1's layout). */
+static void test_node_oom_is_overdraft(void **state)
+{
+    struct fixture *f = *state;
+    if (ps_cgroup_system_mode(f->sys) != PS_CGROUP_V1 || !ps_cgroup_system_caps(f->sys).memory)
+        SKIP_BY_ENVIRONMENT("needs a v1 memory cgroup to simulate node OOM: %s",
+                            ps_cgroup_system_summary(f->sys));
+    char buf[8192], mi[65536], cg[PATH_MAX], parent[3 * PATH_MAX];
+    size_t len, milen;
+    struct ps_cgroup_mount m;
+    assert_int_equal(ps_procfs_read_small("/proc/self/cgroup", buf, sizeof buf, &len, NULL), 0);
+    assert_int_equal(ps_cgroup_parse_proc_cgroup(buf, len, "memory", cg, sizeof cg), 0);
+    assert_int_equal(ps_procfs_read_small("/proc/self/mountinfo", mi, sizeof mi, &milen, NULL),
+                     0);
+    assert_int_equal(ps_cgroup_parse_mountinfo(mi, milen, "memory", &m), 0);
+    snprintf(parent, sizeof parent, "%s%s/poolsched-%s/memory.limit_in_bytes", m.mount_point,
+             strcmp(cg, "/") == 0 ? "" : cg, f->node_id);
+    FILE *lim = fopen(parent, "w");
+    assert_non_null(lim);
+    fputs("50000000", lim);
+    assert_int_equal(fclose(lim), 0);
+
+    struct ps_job_spec s = spec_of("node-oom", "head -c 100000000 /dev/zero | tail > /dev/null");
+    s.memory_limit_bytes = 200000000;
+    struct ps_job_runner *r = start(&f->cfg, &s);
+    run(r, 20, 20000);
+    const struct ps_job_result res = *ps_job_runner_result(r);
+    ps_job_runner_free(r);
+    lim = fopen(parent, "w");
+    assert_non_null(lim);
+    fputs("-1", lim);
+    assert_int_equal(fclose(lim), 0);
+    printf("node OOM: %s, reason \"%s\", error \"%s\"\n", ps_job_outcome_name(res.outcome),
+           res.abort_reason, res.error);
+    assert_int_equal(res.outcome, PS_JOB_ABORTED);
+    assert_string_equal(res.abort_reason, "resource_overdraft");
+    assert_false(res.memory_limit_exceeded);
+}
+
 /* The hard limit from the spec reaches the cgroup: two busy loops get about half a core. The
  * guarantee can be changed while the job runs (the CPU monitor's callback). Without cgroups
  * the callback refuses, which the monitor records as "refused". */
@@ -577,6 +618,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cpu_accounting, setup, teardown),
         cmocka_unit_test_setup_teardown(test_memory_peak, setup, teardown),
         cmocka_unit_test_setup_teardown(test_memory_limit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_node_oom_is_overdraft, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cpu_limit_and_guarantee, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tmpfs, setup, teardown),
     };
