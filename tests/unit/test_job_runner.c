@@ -425,10 +425,15 @@ static void check_cpu_accounting(const struct ps_job_runner_config *cfg, const c
     ps_job_runner_free(r);
 }
 
-static void test_cpu_accounting(void **state)
+static void test_cpu_accounting_procfs(void **state)
 {
     struct fixture *f = *state;
     check_cpu_accounting(&f->plain, "cpu-procfs", PS_JOB_SOURCE_PROCFS);
+}
+
+static void test_cpu_accounting_cgroup(void **state)
+{
+    struct fixture *f = *state;
     if (!ps_cgroup_system_caps(f->sys).cpu_usage)
         SKIP_BY_ENVIRONMENT("no cgroup CPU accounting: %s", ps_cgroup_system_summary(f->sys));
     check_cpu_accounting(&f->cfg, "cpu-cgroup", PS_JOB_SOURCE_CGROUP);
@@ -447,10 +452,15 @@ static void check_memory_peak(const struct ps_job_runner_config *cfg, const char
     ps_job_runner_free(r);
 }
 
-static void test_memory_peak(void **state)
+static void test_memory_peak_procfs(void **state)
 {
     struct fixture *f = *state;
     check_memory_peak(&f->plain, "peak-procfs");
+}
+
+static void test_memory_peak_cgroup(void **state)
+{
+    struct fixture *f = *state;
     if (!ps_cgroup_system_caps(f->sys).memory)
         SKIP_BY_ENVIRONMENT("no memory cgroup: %s", ps_cgroup_system_summary(f->sys));
     check_memory_peak(&f->cfg, "peak-cgroup");
@@ -477,15 +487,21 @@ static void check_memory_limit(const struct ps_job_runner_config *cfg, const cha
     ps_job_runner_free(r);
 }
 
-static void test_memory_limit(void **state)
+/* tail holds 100 MB for 5 s: long enough for sampling to see it */
+#define MEMORY_HOLDER "{ head -c 100000000 /dev/zero; sleep 5; } | tail > /dev/null"
+
+static void test_memory_limit_procfs(void **state)
 {
     struct fixture *f = *state;
-    /* tail holds 100 MB for 5 s: long enough for sampling to see it */
-    const char *holder = "{ head -c 100000000 /dev/zero; sleep 5; } | tail > /dev/null";
-    check_memory_limit(&f->plain, "mem-procfs", holder);
+    check_memory_limit(&f->plain, "mem-procfs", MEMORY_HOLDER);
+}
+
+static void test_memory_limit_cgroup(void **state)
+{
+    struct fixture *f = *state;
     if (!ps_cgroup_system_caps(f->sys).memory)
         SKIP_BY_ENVIRONMENT("no memory cgroup: %s", ps_cgroup_system_summary(f->sys));
-    check_memory_limit(&f->cfg, "mem-cgroup", holder);
+    check_memory_limit(&f->cfg, "mem-cgroup", MEMORY_HOLDER);
 }
 
 /* The node's memory running out (simulated with a limit on poolsched-<node> itself, the
@@ -615,9 +631,12 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cleanup_of_a_running_job, setup, teardown),
         cmocka_unit_test_setup_teardown(test_start_errors_leave_nothing, setup, teardown),
         cmocka_unit_test(test_memory_verdict),
-        cmocka_unit_test_setup_teardown(test_cpu_accounting, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_memory_peak, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_memory_limit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cpu_accounting_procfs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cpu_accounting_cgroup, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_memory_peak_procfs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_memory_peak_cgroup, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_memory_limit_procfs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_memory_limit_cgroup, setup, teardown),
         cmocka_unit_test_setup_teardown(test_node_oom_is_overdraft, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cpu_limit_and_guarantee, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tmpfs, setup, teardown),
