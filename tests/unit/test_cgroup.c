@@ -318,6 +318,31 @@ static void test_fake_v2_formats(void **state)
     test_remove_dir(dir);
 }
 
+/* v2 set-up that fails half-way is undone: the directory it created is gone, and the summary
+ * names the step. */
+static void test_fake_v2_failure_is_undone(void **state)
+{
+    (void)state;
+    char *dir = test_make_dir("cg-v2-fail");
+    assert_non_null(dir);
+    fake_proc(dir, "26 20 0:23 / %s/cg rw - cgroup2 cgroup2 rw\n", "0::/agent.scope\n");
+    put_file(dir, "cg/agent.scope/cgroup.controllers", "cpu memory\n");
+    put_file(dir, "cg/agent.scope/cgroup.subtree_control", "");
+    char proc[PATH_MAX], parent[PATH_MAX];
+    snprintf(proc, sizeof proc, "%s/proc", dir);
+    snprintf(parent, sizeof parent, "%s/cg/agent.scope/poolsched-n1", dir);
+    struct ps_cgroup_config cfg = {.node_id = "n1", .proc_root = proc};
+    struct ps_cgroup_system *sys = NULL;
+    assert_int_equal(ps_cgroup_system_new(&cfg, &sys, NULL), 0);
+    const char *s = ps_cgroup_system_summary(sys);
+    printf("summary: %s\n", s);
+    assert_int_equal(ps_cgroup_system_mode(sys), PS_CGROUP_NONE);
+    assert_non_null(strstr(s, "poolsched-n1/cgroup.subtree_control failed"));
+    assert_int_equal(access(parent, F_OK), -1);
+    ps_cgroup_system_free(sys);
+    test_remove_dir(dir);
+}
+
 /* A v1 tree with cpu and cpuacct co-mounted and memory elsewhere: v1 file formats. */
 static void test_fake_v1_formats(void **state)
 {
@@ -634,6 +659,7 @@ int main(void)
         cmocka_unit_test(test_config_errors_and_disable),
         cmocka_unit_test(test_fake_unusable_says_why),
         cmocka_unit_test(test_fake_v2_formats),
+        cmocka_unit_test(test_fake_v2_failure_is_undone),
         cmocka_unit_test(test_fake_v1_formats),
     };
     const struct CMUnitTest real[] = {
