@@ -126,6 +126,21 @@ static struct observed run(struct ps_job_runner *r, int tick_ms, int timeout_ms)
     }
 }
 
+static char *output(struct ps_job_runner *r, enum ps_capture_stream s);
+
+/* Waits (up to 10 s) until the job's stdout holds "ready": its traps are set. */
+static void wait_ready(struct ps_job_runner *r)
+{
+    for (int i = 0; i < 2000; i++) {
+        char *out = output(r, PS_CAPTURE_STDOUT);
+        bool ready = strstr(out, "ready") != NULL;
+        free(out);
+        if (ready)
+            return;
+        test_sleep_ms(5);
+    }
+}
+
 static char *output(struct ps_job_runner *r, enum ps_capture_stream s)
 {
     char *data = NULL;
@@ -252,9 +267,10 @@ static void test_interrupt_graceful_and_timeout(void **state)
 {
     struct fixture *f = *state;
     /* a job that handles SIGINT and finishes: completed, interrupted */
-    struct ps_job_spec s = spec_of("int-ok", "trap 'echo bye; exit 0' INT; sleep 100 & wait");
+    struct ps_job_spec s = spec_of("int-ok",
+                                   "trap 'echo bye; exit 0' INT; echo ready; sleep 100 & wait");
     struct ps_job_runner *r = start(&f->cfg, &s);
-    test_sleep_ms(100);
+    wait_ready(r);
     assert_int_equal(ps_job_runner_interrupt(r, test_now_ms(), 5000, "preemption", NULL), 0);
     struct observed o = run(r, 10, 10000);
     const struct ps_job_result *res = ps_job_runner_result(r);
@@ -263,15 +279,15 @@ static void test_interrupt_graceful_and_timeout(void **state)
     assert_true(res->interrupted);
     assert_true(res->duration_ms < 4000);
     char *out = output(r, PS_CAPTURE_STDOUT);
-    assert_string_equal(out, "bye\n");
+    assert_string_equal(out, "ready\nbye\n");
     free(out);
     assert_int_equal(ps_job_runner_interrupt(r, test_now_ms(), 10, "x", NULL), PS_ESTATE);
     ps_job_runner_free(r);
 
     /* a job that ignores SIGINT: killed when the timeout runs out, aborted "preemption" */
-    s = spec_of("int-ignored", "trap '' INT; sleep 100");
+    s = spec_of("int-ignored", "trap '' INT; echo ready; sleep 100");
     r = start(&f->cfg, &s);
-    test_sleep_ms(100);
+    wait_ready(r);
     int64_t t0 = test_now_ms();
     assert_int_equal(ps_job_runner_interrupt(r, t0, 300, "preemption", NULL), 0);
     o = run(r, 10, 10000);
@@ -306,14 +322,14 @@ static void test_abort_kills_the_whole_job(void **state)
         struct ps_job_runner *r = start(cfgs[i], &s);
         pid_t pgid = ps_job_runner_pgid(r);
         int members = 0;
-        for (int k = 0; k < 400 && members < 3; k++) {
+        for (int k = 0; k < 2000 && members < 3; k++) {
             test_sleep_ms(5);
             members = ps_procfs_group_pids("/proc", pgid, NULL, 0, NULL);
         }
         assert_int_equal(ps_job_runner_abort(r, "scheduler", NULL), 0);
         struct observed o = run(r, 10, 10000);
         int left = ps_procfs_group_pids("/proc", pgid, NULL, 0, NULL);
-        for (int k = 0; k < 400 && left > 0; k++) {     /* orphans: reaped by init */
+        for (int k = 0; k < 2000 && left > 0; k++) {     /* orphans: reaped by init */
             test_sleep_ms(5);
             left = ps_procfs_group_pids("/proc", pgid, NULL, 0, NULL);
         }
