@@ -11,7 +11,6 @@
 #include "core/fs_internal.h"
 
 #define ARENA_BLOCK_BYTES ((size_t)1 << 20)
-#define MAX_ALERTS 64
 
 void ps_fs_options_init(struct ps_fs_options *options)
 {
@@ -63,8 +62,6 @@ struct ps_fs_update *ps_fs_update_new(void)
 
 static void clear_alerts(struct ps_fs_update *u)
 {
-    for (int i = 0; i < u->alert_count; i++)
-        free(u->alerts[i]);
     u->alert_count = 0;
 }
 
@@ -106,11 +103,11 @@ const char *ps_fs_update_alert(const struct ps_fs_update *u, int index)
 
 void fs_add_alert(struct ps_fs_update *u, const char *fmt, ...)
 {
-    if (u->alert_count >= MAX_ALERTS)
+    if (u->alert_count >= FS_MAX_ALERTS)
         return;
     if (u->alert_count == u->alert_cap) {
-        int cap = u->alert_cap ? 2 * u->alert_cap : 8;
-        char **a = realloc(u->alerts, (size_t)cap * sizeof *a);
+        int cap = u->alert_cap ? 2 * u->alert_cap : 4;
+        char(*a)[FS_ALERT_BYTES] = realloc(u->alerts, (size_t)cap * sizeof *a);
         if (!a) {
             u->oom = true;
             return;
@@ -118,17 +115,11 @@ void fs_add_alert(struct ps_fs_update *u, const char *fmt, ...)
         u->alerts = a;
         u->alert_cap = cap;
     }
-    char buf[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    vsnprintf(u->alerts[u->alert_count], FS_ALERT_BYTES, fmt, ap);
     va_end(ap);
-    char *s = strdup(buf);
-    if (!s) {
-        u->oom = true;
-        return;
-    }
-    u->alerts[u->alert_count++] = s;
+    u->alert_count++;
 }
 
 struct ps_plf fs_commit(struct ps_fs_update *u, struct ps_arena *arena, struct ps_plf src)
@@ -454,6 +445,22 @@ static void init_integral_lists(struct ps_fs_update *u)
             u->stack[top++] = u->children[e->first_child + k];
     }
     u->burst_count = u->relaxed_count = 0;
+    /* Upstream prepares an integral pool's whole subtree while computing its share and resets
+     * only the pool itself, so below another integral pool the functions in between go stale
+     * (its scheduler can even abort on the result). Computed the same way here, but said. */
+    for (int k = 1; k < n; k++) {
+        const struct fs_elem *e = &u->el[u->order[k]];
+        if (e->gtype == PS_GUARANTEE_NONE)
+            continue;
+        for (int a = e->parent; a > 0; a = u->el[a].parent)
+            if (u->el[a].gtype != PS_GUARANTEE_NONE) {
+                fs_add_alert(u, "integral pool %s is nested in integral pool %s; upstream's shares for "
+                                "nested integral pools are not consistent",
+                             e->in->name ? e->in->name : "<unnamed>",
+                             u->el[a].in->name ? u->el[a].in->name : "<unnamed>");
+                break;
+            }
+    }
     for (int k = 0; k < n; k++) {
         const struct fs_elem *e = &u->el[u->order[k]];
         if (e->gtype == PS_GUARANTEE_BURST)
