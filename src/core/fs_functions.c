@@ -245,7 +245,8 @@ static bool is_neutral(const struct ps_plf *c, double top)
     return c->n == 2 && ps_plf_pt(c, 0)[1] == top && ps_plf_pt(c, 1)[1] == top;
 }
 
-static void prepare_mffbs(struct ps_fs_update *u, struct fs_elem *e, const struct ps_plf *fsbff)
+static void prepare_mffbs(struct ps_fs_update *u, struct fs_elem *e, const struct ps_plf *fsbff,
+                          struct ps_plf *scratch_mffbs)
 {
     struct ps_plf comps[DIM];
     struct ps_share guarantee = fs_guarantee_share(e);
@@ -269,7 +270,13 @@ static void prepare_mffbs(struct ps_fs_update *u, struct fs_elem *e, const struc
         ps_plf_pointwise_min(&u->ctx, dst, &current, &comps[k]);
         current = ps_plf_buf_view(dst);
     }
-    e->mffbs = fs_commit(u, &u->persistent, current);
+    /* Only the top-down pass of the normal mode reads a pool's MFFBS again; an operation's (and
+     * every one in the improved mode) is used once, by the composition, straight from the
+     * builder. */
+    if (e->kind != PS_ELEM_OPERATION && !u->options->enable_improved_fair_share_by_fit_factor_computation)
+        e->mffbs = fs_commit(u, &u->persistent, current);
+    else
+        *scratch_mffbs = current;
 }
 
 static void prepare_element(struct ps_fs_update *u, int i)
@@ -287,10 +294,12 @@ static void prepare_element(struct ps_fs_update *u, int i)
     }
     struct ps_plf fsbff = ps_plf_buf_view(fsbff_buf);
     e->fsbff_right = ps_plf_right_bound(&fsbff);
-    prepare_mffbs(u, e, &fsbff);
+    struct ps_plf mffbs = {NULL, 0, 1};
+    e->mffbs = mffbs;
+    prepare_mffbs(u, e, &fsbff, &mffbs);
     if (u->oom || u->ctx.oom)
         return;
-    ps_plf_compose(&u->ctx, &u->b[4], &fsbff, &e->mffbs);
+    ps_plf_compose(&u->ctx, &u->b[4], &fsbff, mffbs.a ? &mffbs : &e->mffbs);
     struct ps_plf composed = ps_plf_buf_view(&u->b[4]);
     ps_plf_compress(&u->b[5], &composed, FS_COMPRESS_EPSILON);
     e->fsbs = fs_commit(u, &u->persistent, ps_plf_buf_view(&u->b[5]));
