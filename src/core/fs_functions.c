@@ -368,6 +368,7 @@ struct fit_check {
     const struct ps_fs_update *u;
     const struct fs_elem *e;
     struct ps_share bound;
+    bool record;   /* children_fit keeps each child's share in its output's total */
 };
 
 static bool children_fit(double f, void *arg)
@@ -378,6 +379,8 @@ static bool children_fit(double f, void *arg)
     for (int k = 0; k < e->child_count; k++) {
         const struct fs_elem *child = &c->u->el[c->u->children[e->first_child + k]];
         ps_plf_value_at(&child->fsbs, child_suggestion(c->u, e, k, f), v.v);
+        if (c->record)
+            child->out->fair_share.total = v;
         sum = ps_share_add(sum, v);
     }
     return ps_share_dominates(c->bound, sum);
@@ -391,15 +394,26 @@ static void compute_pool(struct ps_fs_update *u, struct fs_elem *e)
         return;
     }
     struct ps_share suggested;
-    ps_plf_value_at(&e->fsbs, e->suggestion, suggested.v);
+    if (e->share_known)
+        suggested = e->out->fair_share.total;
+    else
+        ps_plf_value_at(&e->fsbs, e->suggestion, suggested.v);
     /* MFFBS(suggestion) is usually right; precision may make the children's shares at it exceed
      * the pool's by more than epsilon, and then a slightly smaller fit factor is searched. */
-    struct fit_check check = {u, e, ps_share_add(suggested, ps_share_fill(FS_EPSILON))};
+    struct fit_check check = {u, e, ps_share_add(suggested, ps_share_fill(FS_EPSILON)), true};
     double f = ps_plf_scalar_at(&e->mffbs, e->suggestion);
-    if (!children_fit(f, &check))
+    /* When f fits, the children's shares at their suggestions are the ones just computed (the
+     * same function at the same argument): they are kept for their own step. */
+    bool known = children_fit(f, &check);
+    if (!known) {
+        check.record = false;
         f = ps_bisect_inverse_lower_bound(0.0, f, children_fit, &check);
-    for (int k = 0; k < e->child_count; k++)
-        u->el[u->children[e->first_child + k]].suggestion = child_suggestion(u, e, k, f);
+    }
+    for (int k = 0; k < e->child_count; k++) {
+        struct fs_elem *child = &u->el[u->children[e->first_child + k]];
+        child->suggestion = child_suggestion(u, e, k, f);
+        child->share_known = known;
+    }
     set_detailed(e, suggested);
 }
 
@@ -437,7 +451,7 @@ static void compute_pool_improved(struct ps_fs_update *u, struct fs_elem *e)
         set_detailed(e, ps_share_fill(0.0));
         return;
     }
-    struct fit_check check = {u, e, e->suggested_share};
+    struct fit_check check = {u, e, e->suggested_share, false};
     double f = ps_bisect_inverse_lower_bound(0.0, e->fsbff_right, children_shares_fit, &check);
     /* Negligible fit factors are zero, so that nothing tiny is handed out. */
     if (f < FS_EPSILON)
@@ -465,7 +479,10 @@ void fs_compute_fair_shares(struct ps_fs_update *u)
                 set_detailed(e, e->suggested_share);
             } else {
                 struct ps_share fs;
-                ps_plf_value_at(&e->fsbs, e->suggestion, fs.v);
+                if (e->share_known)
+                    fs = e->out->fair_share.total;
+                else
+                    ps_plf_value_at(&e->fsbs, e->suggestion, fs.v);
                 set_detailed(e, fs);
             }
         } else if (improved) {

@@ -75,6 +75,7 @@ struct fs_elem {
 
     /* top-down pass */
     double suggestion;
+    bool share_known;          /* out->fair_share.total already holds FSBS(suggestion) */
     struct ps_share suggested_share;  /* improved mode */
 };
 
