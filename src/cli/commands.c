@@ -5,6 +5,8 @@
 const struct ps_command ps_commands[] = {
     {"fair-share", "compute one fair share update of a pool tree snapshot (JSON)",
      ps_cmd_fair_share},
+    {"simulate", "replay a scenario in virtual time (simulate SCENARIO --output DIR)",
+     ps_cmd_simulate},
     {"trace", "import a cluster trace as a scenario (trace import alibaba-gpu DIR)", ps_cmd_trace},
     {NULL, NULL, NULL},
 };
