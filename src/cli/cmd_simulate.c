@@ -195,6 +195,12 @@ int ps_cmd_simulate(int argc, char **argv)
         if (rc != 0) {
             error_line("%s: %s", shown, err.msg);
             code = rc == PS_EINVAL ? 2 : 1;
+            /* Bad input leaves no outputs behind. */
+            fclose(events);
+            fclose(pools);
+            events = pools = NULL;
+            remove(paths[0]);
+            remove(paths[1]);
         }
     }
     if (code == 0 && (rc = ps_sim_run(sim, &err)) != 0) {

@@ -95,6 +95,9 @@ struct ps_sim_options {
     /* 0: a row per pool at every fair share period (formats.md). Otherwise rows at the first
      * fair share period at or after each multiple of pools_period_ms (sampling, for long runs). */
     int64_t pools_period_ms;
+    /* Run every heartbeat and every fair share update, skipping nothing: slower, same outputs
+     * (the tests compare both to show that the skipping is exact). */
+    bool exhaustive;
 };
 
 /* Totals of a run so far (summary.json has them too). */

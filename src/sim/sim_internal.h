@@ -89,6 +89,12 @@ struct sim_membership {
     int elem;                          /* its element in the tree's current snapshot, or -1 */
     struct ps_resources usage;         /* jobs running on the tree's nodes (mirrors m->usage) */
     struct ps_resources demand;        /* usage + the operation's pending demand, as in stats */
+    /* The filter the scheduler checks on a node: the operation's scheduling_tag_filter and those
+     * of its pools up to the root, as YTsaurus deactivates a pool on nodes its filter rejects
+     * (the snapshot only knows operations' filters). NULL: none; borrowed from the membership
+     * or a pool when only one applies, else the owned conjunction `combined`. */
+    const struct ps_formula *filter;
+    struct ps_formula *combined;
     struct sim_pool_stats **path;      /* stats of its pool up to <Root>; owned array */
     int path_len;
     bool in_stats;                     /* usage/demand are counted in the path's stats */
@@ -237,6 +243,7 @@ struct ps_sim {
     struct ps_sched_result sched;      /* the heartbeat in progress */
     uint64_t snapshot_generation;
     uint64_t update_serial;
+    bool reasons_dirty;                /* a heartbeat changed what it recorded for a reason */
     int64_t next_pools_row_ms;
     struct sim_buf line;               /* the output line being built */
     int64_t reason_ms[PS_PENDING_REASON_COUNT];   /* operation x ms spent per top reason */

@@ -98,8 +98,10 @@ void sim_op_release(struct sim_op *o)
     for (int t = 0; o->tasks && t < o->task_count; t++)
         free(o->tasks[t].retry);
     free(o->tasks);
-    for (int k = 0; o->ms && k < o->m_count; k++)
+    for (int k = 0; o->ms && k < o->m_count; k++) {
         free(o->ms[k].path);
+        ps_formula_free(o->ms[k].combined);
+    }
     free(o->ms);
     free(o->error);
     free(o->reason_msg);
@@ -111,6 +113,41 @@ static int tree_of(const struct ps_sim *sim, const char *name)
         if (strcmp(sim->trees[t].name, name) == 0)
             return t;
     return -1;
+}
+
+static bool has_filter(const struct ps_formula *f)
+{
+    return f && !ps_formula_is_empty(f);
+}
+
+/* The effective scheduling filter of a membership (struct sim_membership.filter). */
+static int effective_filter(struct sim_membership *ms, struct ps_error *err)
+{
+    int count = has_filter(ms->m->filter);
+    size_t len = count ? strlen(ps_formula_text(ms->m->filter)) + 8 : 1;
+    ms->filter = count ? ms->m->filter : NULL;
+    for (const struct ps_pool *p = ms->m->pool; p; p = p->parent) {
+        if (!has_filter(p->filter))
+            continue;
+        count++;
+        len += strlen(ps_formula_text(p->filter)) + 8;
+        ms->filter = p->filter;
+    }
+    if (count < 2)
+        return 0;
+    char *text = malloc(len);
+    if (!text)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    text[0] = '\0';
+    if (has_filter(ms->m->filter))
+        strcat(strcat(strcat(text, "("), ps_formula_text(ms->m->filter)), ")");
+    for (const struct ps_pool *p = ms->m->pool; p; p = p->parent)
+        if (has_filter(p->filter))
+            strcat(strcat(strcat(strcat(text, text[0] ? " & " : ""), "("), ps_formula_text(p->filter)), ")");
+    int rc = ps_formula_parse(text, &ms->combined, err);
+    free(text);
+    ms->filter = ms->combined;
+    return rc;
 }
 
 static int init_memberships(struct ps_sim *sim, struct sim_op *o, struct ps_error *err)
@@ -139,6 +176,9 @@ static int init_memberships(struct ps_sim *sim, struct sim_op *o, struct ps_erro
                 return ps_error_set(err, PS_ENOMEM, "out of memory");
             ms->path[ms->path_len++] = st;
         }
+        int rc = effective_filter(ms, err);
+        if (rc != 0)
+            return rc;
         sim->trees[ms->tree].dirty = true;
     }
     return 0;

@@ -111,8 +111,12 @@ static void update_underserved(struct ps_sim *sim, struct sim_pool_stats *st)
     st->underserved = under;
 }
 
+/* Integrals advance only where a value changes, so they are sums over the same pieces however
+ * often unchanged values are set again (a skipped fair share update gives the same bits). */
 void sim_stats_set_fair_share(struct ps_sim *sim, struct sim_pool_stats *st, double ratio)
 {
+    if (ratio == st->fair_share_ratio)
+        return;
     sim_stats_advance(sim, st);
     st->fair_share_ratio = ratio;
     update_underserved(sim, st);
@@ -121,6 +125,8 @@ void sim_stats_set_fair_share(struct ps_sim *sim, struct sim_pool_stats *st, dou
 void sim_stats_add(struct ps_sim *sim, struct sim_pool_stats **path, int len,
                    const struct ps_resources *usage, const struct ps_resources *demand, int sign)
 {
+    if (ps_resources_is_zero(*usage) && ps_resources_is_zero(*demand))
+        return;
     for (int i = 0; i < len; i++) {
         struct sim_pool_stats *st = path[i];
         sim_stats_advance(sim, st);

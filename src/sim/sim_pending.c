@@ -41,13 +41,7 @@ static bool fits_some_group(struct ps_sim *sim, struct sim_op *o, struct sim_mem
         if (!ps_resources_fit(shape, g->resource_limits) ||
             !ps_resources_fit(T->sched_options.min_spare, g->resource_limits))
             continue;
-        if (ms->m->filter && !ps_formula_eval(ms->m->filter, tags, (int)g->tag_count))
-            continue;
-        bool ok = true;
-        for (const struct ps_pool *p = ms->m->pool; p && ok; p = p->parent)
-            if (p->filter && !ps_formula_eval(p->filter, tags, (int)g->tag_count))
-                ok = false;
-        fits = ok;
+        fits = !ms->filter || ps_formula_eval(ms->filter, tags, (int)g->tag_count);
     }
     ms->fits_task = task;
     ms->fits = fits;

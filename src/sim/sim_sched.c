@@ -60,7 +60,7 @@ static void op_state(const struct ps_sim *sim, int op, int k, struct ps_sched_op
     const struct sim_op *o = &sim->ops[op];
     const struct sim_membership *ms = &o->ms[k];
     int t = o->cur_task;
-    st->filter = ms->m ? ms->m->filter : NULL;
+    st->filter = ms->m ? ms->filter : NULL;
     st->runnable = ms->m && o->state == SIM_OP_RUNNING && !ms->m->suspended;
     st->pending_count = t >= 0 ? o->tasks[t].pending : 0;
     st->allocation = sim_task_job_resources(sim, op, t >= 0 ? t : 0);
@@ -184,7 +184,7 @@ static int update_tree(struct ps_sim *sim, int tree, bool *performed, struct ps_
 {
     struct sim_tree *T = &sim->trees[tree];
     *performed = false;
-    if (T->snap && !T->dirty && !T->integral && !T->keep_updating) {
+    if (T->snap && !T->dirty && !T->integral && !T->keep_updating && !sim->options.exhaustive) {
         sim->stats.fair_share_updates_skipped++;
         return 0;
     }
@@ -238,9 +238,12 @@ int sim_fair_share_event(struct ps_sim *sim, struct ps_error *err)
             return rc;
         any = any || performed;
     }
-    if (any)
+    /* Reasons depend on the update's results and on what heartbeats recorded: evaluated when
+     * either changed, so skipping an update never changes them. */
+    if (any || sim->reasons_dirty)
         for (int i = 0; i < sim->active_count; i++)
             sim_pending_reason_update(sim, sim->active[i], true);
+    sim->reasons_dirty = false;
     sim_pools_rows_write(sim);
     return 0;
 }
@@ -256,19 +259,24 @@ static void record_skips(struct ps_sim *sim, struct sim_tree *T)
             continue;
         struct sim_op *o = &sim->ops[T->elem_op[skip->op]];
         struct sim_membership *ms = &o->ms[T->elem_ms[skip->op]];
-        ms->sched_reason = skip->reason;
-        ms->limit_pool = NULL;
-        ms->limit_resource = -1;
+        const char *pool = NULL;
+        int resource = -1;
         if (skip->reason == PS_SCHED_LIMITS && skip->element >= 0) {
             if (skip->element != skip->op && T->elem_stats[skip->element])
-                ms->limit_pool = T->elem_stats[skip->element]->name;
+                pool = T->elem_stats[skip->element]->name;
             struct ps_resources need = ps_resources_add(ps_sched_usage(T->snap, skip->element),
                                                         ms->fed_shape);
             struct ps_resources limits = ps_sched_limits(T->snap, skip->element);
-            for (int r = 0; r < PS_RES_COUNT && ms->limit_resource < 0; r++)
+            for (int r = 0; r < PS_RES_COUNT && resource < 0; r++)
                 if (need.v[r] > limits.v[r])
-                    ms->limit_resource = r;
+                    resource = r;
         }
+        /* Reasons are re-evaluated at the next fair share period when this changes them. */
+        if (ms->sched_reason != skip->reason || ms->limit_pool != pool || ms->limit_resource != resource)
+            sim->reasons_dirty = true;
+        ms->sched_reason = skip->reason;
+        ms->limit_pool = pool;
+        ms->limit_resource = resource;
     }
 }
 
@@ -328,7 +336,7 @@ int sim_heartbeat(struct ps_sim *sim, int node, struct ps_error *err)
     if (T->dormant)
         return 0;
     bool idle = true;
-    if (T->snap && T->runnable_pending > 0 && n->quiet_gen != T->gen &&
+    if (T->snap && T->runnable_pending > 0 && (n->quiet_gen != T->gen || sim->options.exhaustive) &&
         ps_resources_fit(T->sched_options.min_spare, ps_resources_sub(n->limits, n->usage))) {
         if (!n->cache && !(n->cache = ps_sched_filter_cache_new()))
             return ps_error_set(err, PS_ENOMEM, "out of memory");
@@ -350,7 +358,7 @@ int sim_heartbeat(struct ps_sim *sim, int node, struct ps_error *err)
             return rc;
         idle = T->gen == gen;
     }
-    if (idle && !T->keep_heartbeats) {
+    if (idle && !T->keep_heartbeats && !sim->options.exhaustive) {
         if (n->quiet_gen != T->gen) {
             n->quiet_gen = T->gen;
             T->quiet_count++;
