@@ -37,7 +37,7 @@ sanitize: deps
 
 # Every libFuzzer target in fuzz/, FUZZ_SECONDS each, seeded from fuzz/corpus/<target>.
 fuzz: deps
-	CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DPS_FUZZ=ON -DPS_SANITIZE=ON $(CMAKE_FLAGS)
+	CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DPS_FUZZ=ON -DPS_SANITIZE=ON -DPS_BUILD_TESTS=OFF $(CMAKE_FLAGS)
 	cmake --build build-fuzz -j $(JOBS)
 	@bash scripts/fuzz.sh build-fuzz $(FUZZ_SECONDS)
 

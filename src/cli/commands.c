@@ -8,5 +8,6 @@ const struct ps_command ps_commands[] = {
     {"simulate", "replay a scenario in virtual time (simulate SCENARIO --output DIR)",
      ps_cmd_simulate},
     {"trace", "import a cluster trace as a scenario (trace import alibaba-gpu DIR)", ps_cmd_trace},
+    {"bench", "measure the engine's hot paths on synthetic workloads (JSON figures)", ps_cmd_bench},
     {NULL, NULL, NULL},
 };

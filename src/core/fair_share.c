@@ -11,7 +11,6 @@
 #include "core/fs_internal.h"
 
 #define ARENA_BLOCK_BYTES ((size_t)1 << 20)
-#define MAX_ALERTS 64
 
 void ps_fs_options_init(struct ps_fs_options *options)
 {
@@ -56,13 +55,13 @@ struct ps_fs_update *ps_fs_update_new(void)
     ps_plf_ctx_init(&u->ctx);
     for (int i = 0; i < 6; i++)
         ps_plf_buf_init(&u->b[i], 1, &u->oom);
+    for (int i = 0; i < PS_RES_COUNT; i++)
+        ps_plf_buf_init(&u->comp[i], 1, &u->oom);
     return u;
 }
 
 static void clear_alerts(struct ps_fs_update *u)
 {
-    for (int i = 0; i < u->alert_count; i++)
-        free(u->alerts[i]);
     u->alert_count = 0;
 }
 
@@ -85,6 +84,8 @@ void ps_fs_update_free(struct ps_fs_update *u)
     ps_plf_ctx_release(&u->ctx);
     for (int i = 0; i < 6; i++)
         ps_plf_buf_release(&u->b[i]);
+    for (int i = 0; i < PS_RES_COUNT; i++)
+        ps_plf_buf_release(&u->comp[i]);
     free(u);
 }
 
@@ -102,11 +103,11 @@ const char *ps_fs_update_alert(const struct ps_fs_update *u, int index)
 
 void fs_add_alert(struct ps_fs_update *u, const char *fmt, ...)
 {
-    if (u->alert_count >= MAX_ALERTS)
+    if (u->alert_count >= FS_MAX_ALERTS)
         return;
     if (u->alert_count == u->alert_cap) {
-        int cap = u->alert_cap ? 2 * u->alert_cap : 8;
-        char **a = realloc(u->alerts, (size_t)cap * sizeof *a);
+        int cap = u->alert_cap ? 2 * u->alert_cap : 4;
+        char(*a)[FS_ALERT_BYTES] = realloc(u->alerts, (size_t)cap * sizeof *a);
         if (!a) {
             u->oom = true;
             return;
@@ -114,35 +115,29 @@ void fs_add_alert(struct ps_fs_update *u, const char *fmt, ...)
         u->alerts = a;
         u->alert_cap = cap;
     }
-    char buf[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    vsnprintf(u->alerts[u->alert_count], FS_ALERT_BYTES, fmt, ap);
     va_end(ap);
-    char *s = strdup(buf);
-    if (!s) {
-        u->oom = true;
-        return;
-    }
-    u->alerts[u->alert_count++] = s;
+    u->alert_count++;
 }
 
-struct ps_plf fs_commit(struct ps_fs_update *u, struct ps_arena *arena, const struct ps_plf_buf *b)
+struct ps_plf fs_commit(struct ps_fs_update *u, struct ps_arena *arena, struct ps_plf src)
 {
-    struct ps_plf f = {NULL, 0, b->dim};
-    if (b->n < 2) {
+    struct ps_plf f = {NULL, 0, src.dim};
+    if (src.n < 2) {
         u->oom = true;  /* an empty function only comes out of a failed allocation */
         return f;
     }
-    size_t bytes = (size_t)b->n * (size_t)(b->dim + 1) * sizeof(double);
+    size_t bytes = (size_t)src.n * (size_t)(src.dim + 1) * sizeof(double);
     double *a = ps_arena_alloc(arena, bytes);
     if (!a) {
         u->oom = true;
         return f;
     }
-    memcpy(a, b->a, bytes);
+    memcpy(a, src.a, bytes);
     f.a = a;
-    f.n = b->n;
+    f.n = src.n;
     return f;
 }
 
@@ -450,6 +445,22 @@ static void init_integral_lists(struct ps_fs_update *u)
             u->stack[top++] = u->children[e->first_child + k];
     }
     u->burst_count = u->relaxed_count = 0;
+    /* Upstream prepares an integral pool's whole subtree while computing its share and resets
+     * only the pool itself, so below another integral pool the functions in between go stale
+     * (its scheduler can even abort on the result). Computed the same way here, but said. */
+    for (int k = 1; k < n; k++) {
+        const struct fs_elem *e = &u->el[u->order[k]];
+        if (e->gtype == PS_GUARANTEE_NONE)
+            continue;
+        for (int a = e->parent; a > 0; a = u->el[a].parent)
+            if (u->el[a].gtype != PS_GUARANTEE_NONE) {
+                fs_add_alert(u, "integral pool %s is nested in integral pool %s; upstream's shares for "
+                                "nested integral pools are not consistent",
+                             e->in->name ? e->in->name : "<unnamed>",
+                             u->el[a].in->name ? u->el[a].in->name : "<unnamed>");
+                break;
+            }
+    }
     for (int k = 0; k < n; k++) {
         const struct fs_elem *e = &u->el[u->order[k]];
         if (e->gtype == PS_GUARANTEE_BURST)

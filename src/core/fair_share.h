@@ -6,12 +6,24 @@
  * siblings in the array is their order as children (it breaks ties).
  *
  * Inputs are the `in` part of each element plus struct ps_fs_input; the engine writes the `out`
- * part and updates the integral state (`in.integral_state`) in place, exactly as one
- * TFairShareUpdateExecutor::Run() of YTsaurus (shared/spec/semantics.md section 1).
+ * part and updates the integral state of integral pools (`in.accumulated_volume` and
+ * `in.last_integral_share_ratio`) in place, exactly as one TFairShareUpdateExecutor::Run() of
+ * YTsaurus (shared/spec/semantics.md section 1; the code of fair_share_update.cpp wins over
+ * prose). Feed the same array to the next update to carry the state.
+ *
+ * Reproduces upstream bit for bit: fit factors by bisection over IEEE bit patterns,
+ * piecewise-linear functions with upstream's interpolation, builder merges and left
+ * continuity, cpu in fixed point (hundredths, also in volumes), and shares as upstream's
+ * FromJobResources with its current defaults: 0/0 -> 0 and x/0 -> 0 (total 0 means the
+ * resource does not count).
+ *
+ * Not modelled (no inputs for them): priority strong guarantee tiers and donors (one tier),
+ * promised guarantee fair share, FIFO reordering for guarantee utilisation, historic usage
+ * weights, best allocation share (taken as 1).
  *
  * Pure: no I/O, no clock, no randomness; the same input gives bit-identical output.
  * Buffers live in a struct ps_fs_update reused across updates, so a steady-state update does
- * not allocate.
+ * not allocate once the workspace has grown to the tree.
  */
 #ifndef PS_CORE_FAIR_SHARE_H
 #define PS_CORE_FAIR_SHARE_H
@@ -79,8 +91,10 @@ struct ps_detailed_fair_share {
     struct ps_share total;
 };
 
-/* Per-element results of an update. */
+/* Per-element results of an update. Shares are of the cluster total. */
 struct ps_fs_element_output {
+    /* total = strong_guarantee + integral_guarantee + weight_proportional; the root's total is
+     * the sum of its children's. */
     struct ps_detailed_fair_share fair_share;
     struct ps_share usage_share;
     struct ps_share demand_share;
@@ -93,15 +107,19 @@ struct ps_fs_element_output {
     double weight;                             /* effective weight */
     int fifo_index;                            /* position among FIFO siblings, -1 otherwise */
 
-    /* integral guarantees (zero for non-integral pools) */
-    double specified_burst_ratio;
-    double specified_resource_flow_ratio;
-    double total_burst_ratio;
-    double total_resource_flow_ratio;
-    double accumulated_resource_ratio_volume;  /* share x seconds */
-    struct ps_volume accumulated_resource_volume;
-    struct ps_volume integral_pool_capacity;
-    double estimated_burst_usage_duration_seconds;
+    /* integral guarantees, as the scheduler's orchid shows them (zero for pools without an
+     * integral guarantee type, except the totals, which every pool and the root have) */
+    double specified_burst_ratio;              /* burst_guarantee_resources as a share (max over
+                                                  resources), before any overcommit scaling */
+    double specified_resource_flow_ratio;      /* resource_flow as a share */
+    double total_burst_ratio;                  /* own + all descendants' */
+    double total_resource_flow_ratio;          /* own + all descendants' */
+    double accumulated_resource_ratio_volume;  /* share x seconds: min over resources with a
+                                                  total of volume / total */
+    struct ps_volume accumulated_resource_volume;  /* after this update */
+    struct ps_volume integral_pool_capacity;   /* total x flow ratio x saturation period */
+    double estimated_burst_usage_duration_seconds; /* ratio volume / (burst - flow ratio) when
+                                                  burst > flow + 1e-4, else 0 */
 };
 
 struct ps_fs_element {
@@ -139,7 +157,10 @@ void ps_fs_update_free(struct ps_fs_update *update);   /* NULL is a no-op */
 /* Runs one update over elems[0..count). Validates the structure (root first, parents before
  * children, kinds, ranges of weights and ratios) and returns PS_EINVAL with a message naming the
  * element and the key when it is wrong, leaving the outputs unspecified. Problems YTsaurus only
- * alerts on (guarantees overcommitted) are not errors: they are listed as alerts. */
+ * alerts on (guarantees overcommitted) are not errors: they are listed as alerts.
+ * An operation's demand below its usage is raised to the usage (upstream's demand covers the
+ * usage by construction). Weights are kept within [sqrt(DBL_EPSILON), 1/sqrt(DBL_EPSILON)].
+ * Returns PS_ENOMEM when memory runs out. */
 int ps_fs_update_run(struct ps_fs_update *update, struct ps_fs_element *elems, int count,
                      const struct ps_fs_options *options, const struct ps_fs_input *input,
                      struct ps_error *err);

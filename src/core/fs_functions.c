@@ -9,10 +9,12 @@
  * and its fit factor into the children's suggestions.
  */
 #include <float.h>
+#include <math.h>
 #include <string.h>
 
 #include "core/bisect.h"
 #include "core/fs_internal.h"
+#include "core/plf_impl.h"
 
 enum { DIM = PS_RES_COUNT };
 
@@ -104,7 +106,10 @@ static int children_views(struct ps_fs_update *u, struct fs_elem *e)
         ps_plf_scale_argument(&u->b[1], &c->fsbs, scale);
         struct ps_plf scaled = ps_plf_buf_view(&u->b[1]);
         ps_plf_extend(&u->b[2], &scaled, ps_plf_left_bound(&scaled), NULL, 1.0, NULL);
-        u->views[k] = fs_commit(u, &u->scratch, &u->b[2]);
+        /* The improved mode reads the children's functions again in the top-down pass. */
+        struct ps_arena *arena = u->options->enable_improved_fair_share_by_fit_factor_computation
+                                     ? &u->persistent : &u->scratch;
+        u->views[k] = fs_commit(u, arena, ps_plf_buf_view(&u->b[2]));
         if (u->oom)
             return -1;
     }
@@ -116,17 +121,18 @@ static int children_views(struct ps_fs_update *u, struct fs_elem *e)
 static void improved_fsbff(struct ps_fs_update *u, struct fs_elem *e, struct ps_plf_buf *dst)
 {
     int c = e->child_count;
-    const struct ps_plf *views = u->views;
     int total = 0;
     for (int k = 0; k < c; k++)
-        total += views[k].n;
-    double *points = ps_arena_alloc(&u->scratch, (size_t)total * 2 * sizeof *points);
+        total += u->views[k].n;
+    double *points = ps_arena_alloc(&u->persistent, (size_t)total * 2 * sizeof *points);
     struct ps_plf_cursor *cursors = ps_arena_alloc(&u->scratch, (size_t)c * sizeof *cursors);
-    e->child_fsbff = ps_arena_alloc(&u->persistent, (size_t)c * sizeof *e->child_fsbff);
-    if (!points || !cursors || !e->child_fsbff) {
+    e->imp_views = ps_arena_alloc(&u->persistent, (size_t)c * sizeof *e->imp_views);
+    if (!points || !cursors || !e->imp_views) {
         u->oom = true;
         return;
     }
+    memcpy(e->imp_views, u->views, (size_t)c * sizeof *e->imp_views);
+    const struct ps_plf *views = e->imp_views;
     int n = 0;
     for (int k = 0; k < c; k++) {
         const struct ps_plf *f = &views[k];
@@ -145,29 +151,11 @@ static void improved_fsbff(struct ps_fs_update *u, struct fs_elem *e, struct ps_
         }
     }
     ps_plf_sort_pairs(&u->ctx, points, n);
+    e->imp_points = points;
+    e->imp_count = n;
+    /* The children's sum at every critical point: children before the switching one give their
+     * right limits, after it their left limits, and it gives both. */
     double l[DIM], r[DIM], left[DIM], right[DIM];
-    /* Each child's own share by fit factor. */
-    for (int k = 0; k < c; k++) {
-        struct ps_plf_buf *b = &u->b[1];
-        ps_plf_buf_clear(b, DIM);
-        struct ps_plf_cursor cur = {0};
-        double ff = 0.0;
-        for (int p = 0; p < n; p++) {
-            int idx = (int)points[2 * p + 1];
-            ps_plf_cursor_limits_at(&views[k], &cur, points[2 * p], l, r);
-            if (k < idx) {
-                ps_plf_add_point(b, ff, r);
-            } else if (k > idx) {
-                ps_plf_add_point(b, ff, l);
-            } else {
-                ps_plf_add_point(b, ff, l);
-                ps_plf_add_point(b, ff, r);
-            }
-            ff += 1.0;
-        }
-        e->child_fsbff[k] = fs_commit(u, &u->persistent, b);
-    }
-    /* The pool's: the children's sum at every critical point. */
     ps_plf_buf_clear(dst, DIM);
     for (int k = 0; k < c; k++)
         cursors[k].seg = 0;
@@ -177,17 +165,56 @@ static void improved_fsbff(struct ps_fs_update *u, struct fs_elem *e, struct ps_
         for (int j = 0; j < DIM; j++)
             left[j] = right[j] = 0.0;
         for (int k = 0; k < c; k++) {
-            ps_plf_cursor_limits_at(&views[k], &cursors[k], points[2 * p], l, r);
+            int seg = cursor_segment_at_d(&views[k], DIM, &cursors[k], points[2 * p]);
+            seg_limits_d(&views[k], DIM, seg, points[2 * p], l, r);
             const double *lv = k < idx ? r : l, *rv = k <= idx ? r : l;
             for (int j = 0; j < DIM; j++) {
                 left[j] += lv[j];
                 right[j] += rv[j];
             }
         }
-        ps_plf_add_point(dst, ff, left);
-        ps_plf_add_point(dst, ff, right);
+        buf_add_point_d(dst, DIM, ff, left);
+        buf_add_point_d(dst, DIM, ff, right);
         ff += 1.0;
     }
+}
+
+/* Child k's value at critical point p as upstream's per-child builder records it: the first and
+ * the last point at fit factor p (they differ only for the child that switches there). */
+static void improved_child_value(const struct fs_elem *e, int k, int p, bool last, double *out)
+{
+    int idx = (int)e->imp_points[2 * p + 1];
+    double l[DIM], r[DIM];
+    ps_plf_limits_at(&e->imp_views[k], e->imp_points[2 * p], l, r);
+    bool right = last ? k <= idx : k < idx;
+    memcpy(out, right ? r : l, sizeof l);
+}
+
+/* Upstream builds each child's share by fit factor as a polyline through those points, one unit
+ * of fit factor apart; its builder only merges flat pieces and drops repeated points, which
+ * leaves every value unchanged, so the value at f is the interpolation between the last point
+ * at ceil(f) - 1 and the first at ceil(f). */
+static void improved_child_share(const struct fs_elem *e, int k, double f, double *out)
+{
+    if (!(f > 0.0)) {
+        improved_child_value(e, k, 0, false, out);
+        return;
+    }
+    int p = (int)ceil(f);
+    if (p >= e->imp_count)
+        p = e->imp_count - 1;
+    double b[DIM];
+    improved_child_value(e, k, p, false, b);
+    if (f == (double)p) {
+        memcpy(out, b, sizeof b);
+        return;
+    }
+    double a[DIM];
+    improved_child_value(e, k, p - 1, true, a);
+    double lo = (double)(p - 1), hi = (double)p;
+    double t = (f - lo) / (hi - lo);
+    for (int j = 0; j < DIM; j++)
+        out[j] = t < 0.5 ? a[j] + (b[j] - a[j]) * t : b[j] - (b[j] - a[j]) * (1 - t);
 }
 
 static void pool_fsbff(struct ps_fs_update *u, struct fs_elem *e, struct ps_plf_buf *dst)
@@ -211,46 +238,38 @@ static void pool_fsbff(struct ps_fs_update *u, struct fs_elem *e, struct ps_plf_
 
 /* ---- max fit factor by suggestion ----------------------------------------------------------- */
 
+/* A component whose MFFBS is the constant right end of the fit factor domain takes no part in
+ * the minimum: min(f, c) reproduces f point for point when c >= f everywhere. */
+static bool is_neutral(const struct ps_plf *c, double top)
+{
+    return c->n == 2 && ps_plf_pt(c, 0)[1] == top && ps_plf_pt(c, 1)[1] == top;
+}
+
 static void prepare_mffbs(struct ps_fs_update *u, struct fs_elem *e, const struct ps_plf *fsbff)
 {
     struct ps_plf comps[DIM];
     struct ps_share guarantee = fs_guarantee_share(e);
+    double top = ps_plf_right_bound(fsbff);
+    int used = 0;
     for (int r = 0; r < DIM; r++) {
-        struct ps_plf_buf *b1 = &u->b[1], *b2 = &u->b[2], *b3 = &u->b[3];
-        ps_plf_extract_component(b1, fsbff, r);
-        struct ps_plf comp = ps_plf_buf_view(b1);
-        if (comp.n < 2)
+        ps_plf_max_fit_factor_component(&u->b[1], &u->b[2], &u->comp[r], fsbff, r, e->limits_share.v[r],
+                                        guarantee.v[r]);
+        struct ps_plf c = ps_plf_buf_view(&u->comp[r]);
+        if (c.n < 2) {
+            u->oom = true;
             return;
-        double lv = ps_plf_left_value(&comp)[0], rv = ps_plf_right_value(&comp)[0];
-        double limit = e->limits_share.v[r];
-        limit = limit < lv ? lv : limit;
-        limit = rv < limit ? rv : limit;
-        double g = guarantee.v[r];
-        g = g < lv ? lv : g;
-        g = limit < g ? limit : g;
-        /* share -> fit factor, restricted to [guarantee, limit], argument shifted to the
-         * suggestion on top of the guarantee, then constant up to suggestion 1. */
-        ps_plf_transpose(b1);
-        comp = ps_plf_buf_view(b1);
-        ps_plf_narrow(&u->ctx, b2, &comp, g, limit);
-        ps_plf_trim_left(b2);
-        struct ps_plf narrowed = ps_plf_buf_view(b2);
-        ps_plf_shift(b3, &narrowed, -g, NULL);
-        struct ps_plf shifted = ps_plf_buf_view(b3);
-        ps_plf_extend(b1, &shifted, ps_plf_left_bound(&shifted), NULL, 1.0, NULL);
-        ps_plf_trim_right(b1);
-        comps[r] = fs_commit(u, &u->scratch, b1);
-        if (u->oom)
-            return;
+        }
+        if (!is_neutral(&c, top) || (r == DIM - 1 && used == 0))
+            comps[used++] = c;
     }
+    /* Left fold of the pointwise minimum, as upstream's PointwiseMin(vector). */
     struct ps_plf current = comps[0];
-    for (int r = 1; r < DIM; r++) {
-        struct ps_plf_buf *dst = &u->b[2 + (r & 1)];
-        ps_plf_pointwise_min(&u->ctx, dst, &current, &comps[r]);
+    for (int k = 1; k < used; k++) {
+        struct ps_plf_buf *dst = &u->b[1 + (k & 1)];
+        ps_plf_pointwise_min(&u->ctx, dst, &current, &comps[k]);
         current = ps_plf_buf_view(dst);
     }
-    struct ps_plf_buf *last = &u->b[2 + ((DIM - 1) & 1)];
-    e->mffbs = fs_commit(u, &u->persistent, last);
+    e->mffbs = fs_commit(u, &u->persistent, current);
 }
 
 static void prepare_element(struct ps_fs_update *u, int i)
@@ -274,7 +293,7 @@ static void prepare_element(struct ps_fs_update *u, int i)
     ps_plf_compose(&u->ctx, &u->b[4], &fsbff, &e->mffbs);
     struct ps_plf composed = ps_plf_buf_view(&u->b[4]);
     ps_plf_compress(&u->b[5], &composed, FS_COMPRESS_EPSILON);
-    e->fsbs = fs_commit(u, &u->persistent, &u->b[5]);
+    e->fsbs = fs_commit(u, &u->persistent, ps_plf_buf_view(&u->b[5]));
     e->prepared = !u->oom;
 }
 
@@ -369,7 +388,7 @@ static void compute_pool(struct ps_fs_update *u, struct fs_elem *e)
 static void child_share_at(const struct ps_fs_update *u, const struct fs_elem *e, int k, double f, double *out)
 {
     if (!e->is_fifo) {
-        ps_plf_value_at(&e->child_fsbff[k], f, out);
+        improved_child_share(e, k, f, out);
         return;
     }
     int satisfied = (int)f;

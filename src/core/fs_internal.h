@@ -20,6 +20,9 @@
 #define FS_LARGE_EPSILON 1e-4
 #define FS_COMPRESS_EPSILON 1e-15
 
+#define FS_ALERT_BYTES 384
+#define FS_MAX_ALERTS 64
+
 /* A resource volume as upstream's TResourceVolume: cpu is fixed point (hundredths of a
  * core-second, rounded at every multiplication), the other resources are doubles. d[PS_RES_CPU]
  * is unused. */
@@ -61,14 +64,18 @@ struct fs_elem {
     bool prepared;
     struct ps_plf fsbs;        /* fair share by suggestion (vector) */
     struct ps_plf mffbs;       /* max fit factor by suggestion (scalar) */
-    struct ps_plf *child_fsbff;/* improved mode, normal pools: children's share by fit factor */
+    /* Improved mode, normal pools: the children's functions as summed (scaled, extended) and the
+     * critical points (suggestion, child index) in the order they became fit factors 0, 1, ...;
+     * a child's share by fit factor is evaluated from them without being stored. */
+    struct ps_plf *imp_views;
+    double *imp_points;
+    int imp_count;
     double fsbff_right;        /* right bound of the share-by-fit-factor function */
     double min_child_weight;   /* normal pools: smallest child weight above epsilon */
 
     /* top-down pass */
     double suggestion;
     struct ps_share suggested_share;  /* improved mode */
-    struct ps_share fair_share;
 };
 
 struct ps_fs_update {
@@ -93,11 +100,12 @@ struct ps_fs_update {
     struct ps_arena scratch;      /* temporaries of one element's preparation */
     struct ps_plf_ctx ctx;
     struct ps_plf_buf b[6];       /* builders, reused */
+    struct ps_plf_buf comp[PS_RES_COUNT]; /* per-resource max fit factor functions */
     struct ps_plf *views;         /* scratch views of children's transformed functions */
     int views_cap;
     bool oom;
 
-    char **alerts;
+    char (*alerts)[FS_ALERT_BYTES];  /* kept across runs: alerting in steady state is free */
     int alert_count;
     int alert_cap;
 };
@@ -113,8 +121,8 @@ static inline double fs_clamp_weight(double w)
 
 /* fair_share.c */
 void fs_add_alert(struct ps_fs_update *u, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Copies a builder's function into the arena; returns an empty view on failure (sets u->oom). */
-struct ps_plf fs_commit(struct ps_fs_update *u, struct ps_arena *arena, const struct ps_plf_buf *b);
+/* Copies a function into the arena; returns an empty view on failure (sets u->oom). */
+struct ps_plf fs_commit(struct ps_fs_update *u, struct ps_arena *arena, struct ps_plf f);
 static inline struct ps_share fs_guarantee_share(const struct fs_elem *e)
 {
     return ps_share_add(e->sg_share, e->proposed);

@@ -55,36 +55,35 @@ struct ps_tree_op_settings {
 };
 
 /* An operation's membership in one tree. Fields are read-only for callers except those marked
- * "scheduler", which the scheduler loop keeps up to date. */
+ * "scheduler", which the scheduler loop keeps up to date. The fields every fair share build
+ * reads come first, in three cache lines: operations are many and scattered in memory. */
 struct ps_tree_op {
     char *id;                                /* owned */
-    char *user;                              /* owned */
-    int64_t start_time_ms;
-    struct ps_pool_tree *tree;
     struct ps_pool *pool;                    /* the pool it is attached to */
+    int64_t start_time_ms;
     bool running;                            /* running in its pool, else pending */
-    struct ps_pool *pending_by;              /* when pending: the lowest pool at its limit */
-
-    double weight;                           /* effective: specified or 1 */
     bool weight_specified;
-    double max_share_ratio;                  /* effective: specified or 1 */
-    struct ps_resources resource_limits;     /* PS_RES_INFINITE where unset */
-    char *scheduling_tag_filter;             /* owned, "" when none */
-    struct ps_formula *filter;               /* parsed, NULL when none */
     bool is_gang;
+    bool suspended;                          /* scheduler */
+    int fs_index;                            /* element index in the last build, -1 when none */
+    double weight;                           /* effective: specified or 1 */
+    double max_share_ratio;                  /* effective: specified or 1 */
+    struct ps_formula *filter;               /* parsed scheduling_tag_filter, NULL when none */
+    int64_t pending_job_count;               /* scheduler */
+    struct ps_resources demand;              /* scheduler */
+    struct ps_resources usage;               /* scheduler */
+    struct ps_resources resource_limits;     /* PS_RES_INFINITE where unset */
+
+    char *user;                              /* owned */
+    struct ps_pool_tree *tree;
+    struct ps_pool *pending_by;              /* when pending: the lowest pool at its limit */
+    char *scheduling_tag_filter;             /* owned, "" when none */
     struct ps_opt_int fair_share_starvation_timeout_ms;
     struct ps_opt_double fair_share_starvation_tolerance;
     struct ps_resources_opt non_preemptible_resource_usage_threshold;
-
-    /* scheduler */
-    struct ps_resources demand;
-    struct ps_resources usage;
-    int64_t pending_job_count;
-    bool suspended;
     void *user_data;                         /* opaque to the tree (the strategy's operation) */
 
     struct ps_element_dynamic dynamic;
-    int fs_index;                            /* element index in the last build, -1 when none */
     int64_t seq;                             /* private: registration order */
     int index;                               /* private: position in the tree's array */
 };

@@ -1,6 +1,8 @@
 /* plf.c — builder, reading and unary transformations of piecewise-linear functions. */
 #include "core/plf.h"
+#include "core/plf_impl.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +19,7 @@ void ps_plf_ctx_release(struct ps_plf_ctx *ctx)
     free(ctx->tmp);
     free(ctx->pairs);
     free(ctx->cursors);
+    free(ctx->readers);
     memset(ctx, 0, sizeof *ctx);
 }
 
@@ -53,7 +56,7 @@ void ps_plf_buf_release(struct ps_plf_buf *b)
     b->n = b->cap = 0;
 }
 
-static bool buf_reserve(struct ps_plf_buf *b, int points)
+bool ps_plf_buf_reserve(struct ps_plf_buf *b, int points)
 {
     if (points <= b->cap)
         return true;
@@ -77,62 +80,24 @@ static inline double *bpt(struct ps_plf_buf *b, int i)
     return b->a + (size_t)i * (size_t)(b->dim + 1);
 }
 
-static inline bool values_equal(const double *a, const double *b, int dim)
-{
-    for (int r = 0; r < dim; r++)
-        if (a[r] != b[r])
-            return false;
-    return true;
-}
-
 static void push_raw(struct ps_plf_buf *b, double x, const double *v)
 {
-    if (!buf_reserve(b, b->n + 1))
-        return;
-    double *p = bpt(b, b->n);
-    p[0] = x;
-    memcpy(p + 1, v, (size_t)b->dim * sizeof *v);
-    b->n++;
+    if (b->dim == 1)
+        push_raw_d(b, 1, x, v);
+    else if (b->dim == PS_PLF_MAX_DIM)
+        push_raw_d(b, PS_PLF_MAX_DIM, x, v);
+    else
+        push_raw_d(b, b->dim, x, v);
 }
 
-static void set_last(struct ps_plf_buf *b, double x, const double *v)
-{
-    double *p = bpt(b, b->n - 1);
-    p[0] = x;
-    memcpy(p + 1, v, (size_t)b->dim * sizeof *v);
-}
-
-/* Appends the segment from the last point to (x, v), merging like upstream's PushSegmentImpl:
- * a new point segment is dropped, a point segment at the end is replaced, and two vertical or
- * two horizontal segments in a row become one. Requires b->n >= 1. */
 static void append(struct ps_plf_buf *b, double x, const double *v)
 {
-    if (b->n == 1) {
-        push_raw(b, x, v);
-        return;
-    }
-    const double *l = bpt(b, b->n - 2);
-    const double *m = bpt(b, b->n - 1);
-    int dim = b->dim;
-    bool right_vertical_x = m[0] == x;
-    bool right_flat = values_equal(m + 1, v, dim);
-    if (right_vertical_x && right_flat)
-        return;
-    bool left_vertical_x = l[0] == m[0];
-    bool left_flat = values_equal(l + 1, m + 1, dim);
-    if (left_vertical_x && left_flat) {
-        set_last(b, x, v);
-        return;
-    }
-    if (left_vertical_x && right_vertical_x) {
-        set_last(b, x, v);
-        return;
-    }
-    if (!left_vertical_x && left_flat && !right_vertical_x && right_flat) {
-        set_last(b, x, v);
-        return;
-    }
-    push_raw(b, x, v);
+    if (b->dim == 1)
+        append_d(b, 1, x, v);
+    else if (b->dim == PS_PLF_MAX_DIM)
+        append_d(b, PS_PLF_MAX_DIM, x, v);
+    else
+        append_d(b, b->dim, x, v);
 }
 
 void ps_plf_add_point(struct ps_plf_buf *b, double x, const double *v)
@@ -151,63 +116,6 @@ void ps_plf_push_segment(struct ps_plf_buf *b, double x0, const double *v0, doub
 }
 
 /* ---- reading ------------------------------------------------------------------------------ */
-
-static inline double X(const struct ps_plf *f, int i)
-{
-    return f->a[(size_t)i * (size_t)(f->dim + 1)];
-}
-
-static inline const double *V(const struct ps_plf *f, int i)
-{
-    return f->a + (size_t)i * (size_t)(f->dim + 1) + 1;
-}
-
-static inline bool seg_vertical(const struct ps_plf *f, int i)
-{
-    return X(f, i) == X(f, i + 1) && !values_equal(V(f, i), V(f, i + 1), f->dim);
-}
-
-static inline double lerp(double lv, double rv, double t)
-{
-    return t < 0.5 ? lv + (rv - lv) * t : rv - (rv - lv) * (1 - t);
-}
-
-/* Interpolation inside segment i (which must not be vertical). */
-static void seg_interp(const struct ps_plf *f, int i, double x, double *out)
-{
-    double l = X(f, i), r = X(f, i + 1);
-    double t = (x - l) / (r - l);
-    const double *lv = V(f, i), *rv = V(f, i + 1);
-    for (int k = 0; k < f->dim; k++)
-        out[k] = lerp(lv[k], rv[k], t);
-}
-
-static void seg_left_limit(const struct ps_plf *f, int i, double x, double *out)
-{
-    if (X(f, i) == X(f, i + 1))
-        memcpy(out, V(f, i), (size_t)f->dim * sizeof *out);
-    else
-        seg_interp(f, i, x, out);
-}
-
-static void seg_right_limit(const struct ps_plf *f, int i, double x, double *out)
-{
-    if (X(f, i) == X(f, i + 1))
-        memcpy(out, V(f, i + 1), (size_t)f->dim * sizeof *out);
-    else
-        seg_interp(f, i, x, out);
-}
-
-static void seg_limits(const struct ps_plf *f, int i, double x, double *left, double *right)
-{
-    if (X(f, i) == X(f, i + 1)) {
-        memcpy(left, V(f, i), (size_t)f->dim * sizeof *left);
-        memcpy(right, V(f, i + 1), (size_t)f->dim * sizeof *right);
-    } else {
-        seg_interp(f, i, x, left);
-        memcpy(right, left, (size_t)f->dim * sizeof *right);
-    }
-}
 
 /* The first segment whose right end is >= x (upstream LeftSegmentAt). */
 static int left_segment(const struct ps_plf *f, double x)
@@ -288,14 +196,7 @@ void ps_plf_cursor_limits_at(const struct ps_plf *f, struct ps_plf_cursor *c, do
         memset(right, 0, (size_t)f->dim * sizeof *right);
         return;
     }
-    int last = f->n - 2;
-    int i = c->seg;
-    while (i < last && X(f, i + 1) < x)
-        i++;
-    if (i < last && X(f, i + 1) == x && seg_vertical(f, i + 1))
-        i++;
-    c->seg = i;
-    seg_limits(f, i, x, left, right);
+    seg_limits(f, cursor_segment_at(f, c, x), x, left, right);
 }
 
 void ps_plf_cursor_value_at(const struct ps_plf *f, struct ps_plf_cursor *c, double x, double *out)
@@ -451,4 +352,119 @@ void ps_plf_trim_right(struct ps_plf_buf *b)
         double *p1 = bpt(b, 1);
         memcpy(p1 + 1, b->a + 1, (size_t)b->dim * sizeof *b->a);
     }
+}
+
+/* ---- fused max fit factor component ------------------------------------------------------- */
+
+/* The first point index with x > value (n if none). */
+static int first_point_above(const struct ps_plf *f, double value)
+{
+    int lo = 0, hi = f->n;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (X(f, mid) <= value)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+void ps_plf_max_fit_factor_component(struct ps_plf_buf *t1, struct ps_plf_buf *t2, struct ps_plf_buf *dst,
+                                     const struct ps_plf *fsbff, int r, double limit, double guarantee)
+{
+    /* Transposition commutes with the builder's merges (they are symmetric in vertical and
+     * horizontal), so the component is built transposed in one pass. */
+    ps_plf_buf_clear(t1, 1);
+    for (int i = 0; i + 1 < fsbff->n; i++)
+        buf_push_segment_d(t1, 1, V(fsbff, i)[r], &fsbff->a[(size_t)i * (size_t)(fsbff->dim + 1)],
+                            V(fsbff, i + 1)[r], &fsbff->a[(size_t)(i + 1) * (size_t)(fsbff->dim + 1)]);
+    struct ps_plf t = ps_plf_buf_view(t1);
+    if (t.n < 2)
+        return;
+    double lv = V(fsbff, 0)[r], rv = V(fsbff, fsbff->n - 1)[r];
+    limit = limit < lv ? lv : limit;
+    limit = rv < limit ? rv : limit;
+    double g = guarantee < lv ? lv : guarantee;
+    g = limit < g ? limit : g;
+
+    /* Narrow: the limits at g, every point strictly inside, the limits at limit; a point that
+     * the sampling of upstream's Narrow would add twice is dropped by the builder anyway. Only
+     * the junctions go through the builder's merge rules: the points in between come from a
+     * canonical function, where no merge applies, and are copied. */
+    ps_plf_buf_clear(t2, 1);
+    double l, rr;
+    seg_limits(&t, segment_at(&t, g), g, &l, &rr);
+    l += 0.0;
+    rr += 0.0;
+    buf_add_point_d(t2, 1, g, &l);
+    buf_add_point_d(t2, 1, g, &rr);
+    if (limit > g) {
+        int j = first_point_above(&t, g);
+        int end = j;
+        while (end < t.n && X(&t, end) < limit)
+            end++;
+        /* Two points through the builder: rounding at g can make the first piece flat where
+         * the original was not, and then it merges with a flat piece after it. */
+        for (int first = 0; first < 2 && j < end; first++, j++) {
+            double v = V(&t, j)[0] + 0.0;
+            buf_add_point_d(t2, 1, X(&t, j), &v);
+        }
+        if (j < end && ps_plf_buf_reserve(t2, t2->n + (end - j))) {
+            double *out = bpt(t2, t2->n);
+            for (int q = j; q < end; q++) {
+                *out++ = X(&t, q);
+                *out++ = V(&t, q)[0] + 0.0;
+            }
+            t2->n += end - j;
+        }
+        seg_limits(&t, segment_at(&t, limit), limit, &l, &rr);
+        l += 0.0;
+        rr += 0.0;
+        buf_add_point_d(t2, 1, limit, &l);
+        buf_add_point_d(t2, 1, limit, &rr);
+    }
+
+    /* TrimLeft without moving the points: a vertical first segment is skipped, or collapsed
+     * to its top when it is the only one. */
+    struct ps_plf nw = ps_plf_buf_view(t2);
+    if (nw.n >= 2 && seg_vertical(&nw, 0)) {
+        if (nw.n > 2) {
+            nw.a += 2;
+            nw.n--;
+        } else {
+            t2->a[1] = t2->a[3];
+        }
+    }
+
+    /* Shift by -g. The values do not change, so neither do horizontal segments; the builder's
+     * rules can only fire where two different arguments round to the same one, so the points
+     * are mapped directly unless that happens (and g == 0 maps them to themselves). */
+    ps_plf_buf_clear(dst, 1);
+    bool collapsed = false;
+    for (int i = 0; i + 1 < nw.n && g != 0.0 && !collapsed; i++)
+        collapsed = X(&nw, i) != X(&nw, i + 1) && X(&nw, i) + -g == X(&nw, i + 1) + -g;
+    if (collapsed || nw.n < 2) {
+        for (int i = 0; i + 1 < nw.n; i++) {
+            double a = V(&nw, i)[0] + 0.0, b = V(&nw, i + 1)[0] + 0.0;
+            buf_push_segment_d(dst, 1, X(&nw, i) + -g, &a, X(&nw, i + 1) + -g, &b);
+        }
+    } else if (ps_plf_buf_reserve(dst, nw.n)) {
+        double *out = dst->a;
+        for (int i = 0; i < nw.n; i++) {
+            *out++ = X(&nw, i) + -g;
+            *out++ = V(&nw, i)[0] + 0.0;
+        }
+        dst->n = nw.n;
+    }
+    /* Extend to 1 with the last value (a copy through a builder is the identity, so the tail
+     * is appended in place) and trim. */
+    if (dst->n >= 2) {
+        double rb = bpt(dst, dst->n - 1)[0];
+        if (rb < 1.0) {
+            double v = bpt(dst, dst->n - 1)[1];
+            buf_push_segment_d(dst, 1, rb, &v, 1.0, &v);
+        }
+    }
+    ps_plf_trim_right(dst);
 }

@@ -42,6 +42,8 @@ struct ps_plf_buf {
     bool *oom;        /* set on allocation failure; not owned */
 };
 
+struct sum_reader;
+
 /* Scratch space shared by the operations below (critical point lists, sort buffers). */
 struct ps_plf_ctx {
     bool oom;
@@ -53,6 +55,8 @@ struct ps_plf_ctx {
     int pairs_cap;
     int *cursors;
     int cursors_cap;
+    struct sum_reader *readers;
+    int readers_cap;
 };
 
 /* A monotone reader: queries must come with non-decreasing x. */
@@ -75,6 +79,9 @@ static inline struct ps_plf ps_plf_buf_view(const struct ps_plf_buf *b)
     struct ps_plf f = {b->a, b->n, b->dim};
     return f;
 }
+
+/* Grows a builder to hold at least `points` points; false (and *oom) on failure. */
+bool ps_plf_buf_reserve(struct ps_plf_buf *b, int points);
 
 /* Builder primitives (upstream AddPoint and PushSegment). v has dim components. */
 void ps_plf_add_point(struct ps_plf_buf *b, double x, const double *v);
@@ -122,6 +129,15 @@ void ps_plf_extend(struct ps_plf_buf *dst, const struct ps_plf *src, double new_
 /* Restricts a scalar or vector function to [lo, hi] (upstream Narrow = f + Constant(lo, hi, 0)). */
 void ps_plf_narrow(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const struct ps_plf *src,
                    double lo, double hi);
+
+/* One resource of the max fit factor by suggestion of the vector HDRF update, fused:
+ * component r of fsbff (a non-decreasing share by fit factor), transposed (fit factor by share),
+ * narrowed to [guarantee, limit] (both first clamped to the component's range as upstream
+ * does), trimmed on the left, shifted by -guarantee, extended to 1 and trimmed; the same points
+ * as upstream's chain Transpose().Narrow().TrimLeft().Shift().ExtendRight(1.0).Trim().
+ * t1 and t2 are scratch builders; the result is in dst. */
+void ps_plf_max_fit_factor_component(struct ps_plf_buf *t1, struct ps_plf_buf *t2, struct ps_plf_buf *dst,
+                                     const struct ps_plf *fsbff, int r, double limit, double guarantee);
 
 /* In-place edits of a builder's function. */
 void ps_plf_transpose(struct ps_plf_buf *b);   /* dim 1 only: swap x and value */

@@ -7,6 +7,15 @@
 #include <string.h>
 
 #include "core/bisect.h"
+#include "core/plf_impl.h"
+
+/* A summand's reader: its current segment and whether the values are equal along it (then
+ * interpolation is the identity and needs no division). */
+struct sum_reader {
+    const double *p;     /* left point of the current segment */
+    const double *last;  /* last point */
+    bool flat;
+};
 
 /* ---- sorting ------------------------------------------------------------------------------ */
 
@@ -24,6 +33,23 @@ static bool reserve_tmp(struct ps_plf_ctx *ctx, int n)
     }
     ctx->tmp = p;
     ctx->tmp_cap = cap;
+    return true;
+}
+
+static bool reserve_readers(struct ps_plf_ctx *ctx, int n)
+{
+    if (n <= ctx->readers_cap)
+        return true;
+    int cap = ctx->readers_cap ? ctx->readers_cap : 64;
+    while (cap < n)
+        cap *= 2;
+    void *p = realloc(ctx->readers, (size_t)cap * sizeof(struct sum_reader));
+    if (!p) {
+        ctx->oom = true;
+        return false;
+    }
+    ctx->readers = p;
+    ctx->readers_cap = cap;
     return true;
 }
 
@@ -90,16 +116,21 @@ static void sort_records(struct ps_plf_ctx *ctx, double *xs, int n, int width)
             }
             int i = a, j = mid, k = a;
             while (i < mid && j < b) {
+                const double *take;
                 if (rec_less(src + (size_t)j * width, src + (size_t)i * width, width))
-                    memcpy(dst + (size_t)k++ * width, src + (size_t)j++ * width, (size_t)width * sizeof *src);
+                    take = src + (size_t)j++ * width;
                 else
-                    memcpy(dst + (size_t)k++ * width, src + (size_t)i++ * width, (size_t)width * sizeof *src);
+                    take = src + (size_t)i++ * width;
+                for (int w = 0; w < width; w++)
+                    dst[(size_t)k * width + w] = take[w];
+                k++;
             }
-            if (i < mid)
-                memcpy(dst + (size_t)k * width, src + (size_t)i * width, (size_t)(mid - i) * width * sizeof *src);
-            k += mid - i;
-            if (j < b)
-                memcpy(dst + (size_t)k * width, src + (size_t)j * width, (size_t)(b - j) * width * sizeof *src);
+            for (; i < mid; i++, k++)
+                for (int w = 0; w < width; w++)
+                    dst[(size_t)k * width + w] = src[(size_t)i * width + w];
+            for (; j < b; j++, k++)
+                for (int w = 0; w < width; w++)
+                    dst[(size_t)k * width + w] = src[(size_t)j * width + w];
             runs[out++] = a;
         }
         runs[out] = n;
@@ -135,21 +166,6 @@ int ps_plf_clear_and_sort(struct ps_plf_ctx *ctx, double *xs, int n, double lo, 
 
 /* ---- helpers on views --------------------------------------------------------------------- */
 
-static inline double X(const struct ps_plf *f, int i)
-{
-    return f->a[(size_t)i * (size_t)(f->dim + 1)];
-}
-
-static inline const double *V(const struct ps_plf *f, int i)
-{
-    return f->a + (size_t)i * (size_t)(f->dim + 1) + 1;
-}
-
-static inline double lerp(double lv, double rv, double t)
-{
-    return t < 0.5 ? lv + (rv - lv) * t : rv - (rv - lv) * (1 - t);
-}
-
 /* A scalar segment (l, lv) - (r, rv). */
 struct sseg {
     double l, lv, r, rv;
@@ -158,6 +174,8 @@ struct sseg {
 static inline double sseg_value(const struct sseg *s, double x)
 {
     if (s->l == s->r)
+        return s->lv;
+    if (flat_values(&s->lv, &s->rv, 1))
         return s->lv;
     double t = (x - s->l) / (s->r - s->l);
     return lerp(s->lv, s->rv, t);
@@ -169,15 +187,79 @@ static struct sseg scalar_segment(const struct ps_plf *f, int i)
     return s;
 }
 
-/* Upstream RightSegmentAt traverser: the last segment with a left end <= x. */
-static int cursor_right_segment(const struct ps_plf *f, int *cur, double x)
+/* ---- sum ---------------------------------------------------------------------------------- */
+
+PLF_INLINE void reader_set_flat(struct sum_reader *r, int dim)
 {
-    while (*cur + 1 <= f->n - 2 && X(f, *cur + 1) <= x)
-        (*cur)++;
-    return *cur;
+    const double *q = r->p + dim + 1;
+    r->flat = flat_values(r->p + 1, q + 1, dim);
 }
 
-/* ---- sum ---------------------------------------------------------------------------------- */
+PLF_INLINE void sum_points(struct ps_plf_buf *dst, const struct ps_plf *fs, int count, struct sum_reader *rd,
+                           const double *pts, int k, int dim)
+{
+    const int s = dim + 1;
+    for (int i = 0; i < count; i++) {
+        rd[i].p = fs[i].a;
+        rd[i].last = fs[i].a + (size_t)(fs[i].n - 1) * s;
+        reader_set_flat(&rd[i], dim);
+    }
+    double left[PS_PLF_MAX_DIM], right[PS_PLF_MAX_DIM] = {0};
+    for (int p = 0; p < k; p++) {
+        double x = pts[p];
+        for (int d = 0; d < dim; d++)
+            left[d] = 0.0;
+        /* The right sum equals the left one until the first summand with a jump at x. */
+        bool split = false;
+        for (int i = 0; i < count; i++) {
+            struct sum_reader *r = &rd[i];
+            /* upstream's traverser SegmentAt */
+            const double *q = r->p + s;
+            if (q < r->last && q[0] < x) {
+                do {
+                    r->p = q;
+                    q += s;
+                } while (q < r->last && q[0] < x);
+                reader_set_flat(r, dim);
+            }
+            if (q < r->last && q[0] == x && q[s] == x && !values_equal(q + 1, q + s + 1, dim)) {
+                r->p = q;
+                q += s;
+                reader_set_flat(r, dim);
+            }
+            const double *lv = r->p + 1, *rv = q + 1;
+            if (r->p[0] == q[0]) {
+                /* A jump (or a single point): left and right limits differ. */
+                if (!split) {
+                    copy_values(right, left, dim);
+                    split = true;
+                }
+                for (int d = 0; d < dim; d++) {
+                    left[d] += lv[d];
+                    right[d] += rv[d];
+                }
+                continue;
+            }
+            double v[PS_PLF_MAX_DIM];
+            if (r->flat) {
+                copy_values(v, lv, dim);
+            } else {
+                double t = seg_param(x, r->p[0], q[0]);
+                for (int d = 0; d < dim; d++)
+                    v[d] = lerp(lv[d], rv[d], t);
+            }
+            for (int d = 0; d < dim; d++)
+                left[d] += v[d];
+            if (split)
+                for (int d = 0; d < dim; d++)
+                    right[d] += v[d];
+        }
+        buf_add_point_d(dst, dim, x, left);
+        /* A second, equal point would be a point segment, which the builder drops. */
+        if (split)
+            buf_add_point_d(dst, dim, x, right);
+    }
+}
 
 void ps_plf_sum(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const struct ps_plf *fs, int count)
 {
@@ -192,33 +274,22 @@ void ps_plf_sum(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const struct ps_
             hi = X(&fs[i], fs[i].n - 1);
         total += fs[i].n;
     }
-    if (!ps_plf_ctx_reserve_points(ctx, total) || !reserve_cursors(ctx, count))
+    if (!ps_plf_ctx_reserve_points(ctx, total))
         return;
     int k = 0;
     for (int i = 0; i < count; i++)
         k += ps_plf_critical_points(&fs[i], ctx->pts + k);
     k = ps_plf_clear_and_sort(ctx, ctx->pts, k, lo, hi);
-    /* sort_records may have used the cursor array for runs; (re)initialise it now. */
-    if (!reserve_cursors(ctx, count))
+    /* sort_records uses the cursor array for runs; initialise it only now. */
+    if (!reserve_readers(ctx, count))
         return;
-    struct ps_plf_cursor *cur = (struct ps_plf_cursor *)ctx->cursors;
-    for (int i = 0; i < count; i++)
-        cur[i].seg = 0;
-    double left[PS_PLF_MAX_DIM], right[PS_PLF_MAX_DIM], cl[PS_PLF_MAX_DIM], cr[PS_PLF_MAX_DIM];
-    for (int p = 0; p < k; p++) {
-        double x = ctx->pts[p];
-        for (int d = 0; d < dim; d++)
-            left[d] = right[d] = 0.0;
-        for (int i = 0; i < count; i++) {
-            ps_plf_cursor_limits_at(&fs[i], &cur[i], x, cl, cr);
-            for (int d = 0; d < dim; d++) {
-                left[d] += cl[d];
-                right[d] += cr[d];
-            }
-        }
-        ps_plf_add_point(dst, x, left);
-        ps_plf_add_point(dst, x, right);
-    }
+    struct sum_reader *rd = ctx->readers;
+    if (dim == PS_PLF_MAX_DIM)
+        sum_points(dst, fs, count, rd, ctx->pts, k, PS_PLF_MAX_DIM);
+    else if (dim == 1)
+        sum_points(dst, fs, count, rd, ctx->pts, k, 1);
+    else
+        sum_points(dst, fs, count, rd, ctx->pts, k, dim);
 }
 
 /* ---- pointwise minimum -------------------------------------------------------------------- */
@@ -233,48 +304,106 @@ static bool below_or_equal(double x, void *arg)
     return sseg_value(c->lo, x) <= sseg_value(c->hi, x);
 }
 
+/* seg_limits_d for a scalar function stored as (x, v) pairs; p points at the segment's left
+ * point. */
+PLF_INLINE void scalar_limits(const double *p, double x, double *left, double *right)
+{
+    if (p[0] == p[2]) {
+        *left = p[1];
+        *right = p[3];
+        return;
+    }
+    double lv = p[1], rv = p[3];
+    double v;
+    if (lv == rv && !(lv == 0.0 && signbit(lv)))
+        v = lv;
+    else
+        v = lerp(lv, rv, seg_param(x, p[0], p[2]));
+    *left = *right = v;
+}
+
+/* cursor_segment_at_d for dim 1 on raw storage: a is the function, last = n - 2. */
+PLF_INLINE int scalar_segment_at(const double *a, int last, int i, double x)
+{
+    while (i < last && a[2 * (i + 1)] < x)
+        i++;
+    if (i < last && a[2 * (i + 1)] == x && a[2 * (i + 2)] == x && a[2 * (i + 1) + 1] != a[2 * (i + 2) + 1])
+        i++;
+    return i;
+}
+
 void ps_plf_pointwise_min(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const struct ps_plf *f,
                           const struct ps_plf *g)
 {
+    (void)ctx;
     ps_plf_buf_clear(dst, 1);
-    double lo = X(f, 0) > X(g, 0) ? X(f, 0) : X(g, 0);
-    double hi = X(f, f->n - 1) < X(g, g->n - 1) ? X(f, f->n - 1) : X(g, g->n - 1);
-    int cap = 2 * (f->n + g->n) + 2;
-    if (!ps_plf_ctx_reserve_points(ctx, cap))
+    const double *fa_ = f->a, *ga_ = g->a;
+    const int fn = f->n, gn = g->n, flast = fn - 2, glast = gn - 2;
+    double lo = fa_[0] > ga_[0] ? fa_[0] : ga_[0];
+    double hi = fa_[2 * (fn - 1)] < ga_[2 * (gn - 1)] ? fa_[2 * (fn - 1)] : ga_[2 * (gn - 1)];
+    /* The critical points are the sorted union of both functions' arguments in [lo, hi] (what
+     * upstream's ClearAndSortCriticalPoints makes of the two lists), generated one at a time:
+     * lo, then each time the smallest argument of either function above the previous point. */
+    if (lo > hi)
         return;
-    double *pts = ctx->pts;
-    int k = ps_plf_critical_points(f, pts);
-    k += ps_plf_critical_points(g, pts + k);
-    k = ps_plf_clear_and_sort(ctx, pts, k, lo, hi);
-    int initial = k;
-    int cf = 0, cg = 0;
-    for (int i = 1; i < initial; i++) {
-        double a = pts[i - 1], b = pts[i];
-        struct sseg sf = scalar_segment(f, cursor_right_segment(f, &cf, a));
-        struct sseg sg = scalar_segment(g, cursor_right_segment(g, &cg, a));
-        /* std::minmax: the second is the minimum only when strictly smaller. */
-        struct crossing c;
-        if (sseg_value(&sg, a) < sseg_value(&sf, a)) {
-            c.lo = &sg;
-            c.hi = &sf;
-        } else {
-            c.lo = &sf;
-            c.hi = &sg;
-        }
-        if (sseg_value(c.lo, a) < sseg_value(c.hi, a) && sseg_value(c.lo, b) > sseg_value(c.hi, b))
-            pts[k++] = ps_bisect_inverse_lower_bound(a, b, below_or_equal, &c);
-    }
-    k = ps_plf_clear_and_sort(ctx, pts, k, lo, hi);
-    struct ps_plf_cursor uf = {0}, ug = {0};
-    for (int i = 0; i < k; i++) {
-        double x = pts[i];
-        double fl, fr, gl, gr;
-        ps_plf_cursor_limits_at(f, &uf, x, &fl, &fr);
-        ps_plf_cursor_limits_at(g, &ug, x, &gl, &gr);
-        double l = gl < fl ? gl : fl;
-        double r = gr < fr ? gr : fr;
-        ps_plf_add_point(dst, x, &l);
-        ps_plf_add_point(dst, x, &r);
+    int nf = 0, ng = 0;  /* first points with an argument above the current critical point */
+    double a = lo;
+    while (nf < fn && fa_[2 * nf] <= a)
+        nf++;
+    while (ng < gn && ga_[2 * ng] <= a)
+        ng++;
+    /* One walk over the critical points with both limits of both functions at each. Upstream
+     * samples the same points (plus the crossings) and tests each interval with the segments
+     * right of its start, whose values there are the right limits and at the interval's end the
+     * left limits, so every value is computed once. */
+    int sf = scalar_segment_at(fa_, flast, 0, a);
+    int sg = scalar_segment_at(ga_, glast, 0, a);
+    double fl, fr, gl, gr;
+    scalar_limits(fa_ + 2 * sf, a, &fl, &fr);
+    scalar_limits(ga_ + 2 * sg, a, &gl, &gr);
+    for (;;) {
+        double l = gl < fl ? gl : fl, r = gr < fr ? gr : fr;
+        buf_add_point_d(dst, 1, a, &l);
+        if (r != l)
+            buf_add_point_d(dst, 1, a, &r);
+        /* The next critical point. */
+        double b;
+        if (nf < fn && (ng >= gn || fa_[2 * nf] <= ga_[2 * ng]))
+            b = fa_[2 * nf];
+        else if (ng < gn)
+            b = ga_[2 * ng];
+        else
+            break;
+        if (b > hi)
+            break;
+        while (nf < fn && fa_[2 * nf] <= b)
+            nf++;
+        while (ng < gn && ga_[2 * ng] <= b)
+            ng++;
+        int rf = (fa_[2 * (sf + 1)] <= a && sf + 1 <= flast) ? sf + 1 : sf;
+        int rg = (ga_[2 * (sg + 1)] <= a && sg + 1 <= glast) ? sg + 1 : sg;
+        double fa = fr, ga = gr;
+        sf = scalar_segment_at(fa_, flast, sf, b);
+        sg = scalar_segment_at(ga_, glast, sg, b);
+        scalar_limits(fa_ + 2 * sf, b, &fl, &fr);
+        scalar_limits(ga_ + 2 * sg, b, &gl, &gr);
+        double x0 = a;
+        a = b;
+        /* std::minmax: g is the minimum only when strictly smaller; equal values never cross. */
+        if (fa == ga)
+            continue;
+        bool g_lower = ga < fa;
+        double lo_b = g_lower ? gl : fl, hi_b = g_lower ? fl : gl;
+        if (!(lo_b > hi_b))
+            continue;
+        struct sseg segf = scalar_segment(f, rf), segg = scalar_segment(g, rg);
+        struct crossing c = {g_lower ? &segg : &segf, g_lower ? &segf : &segg};
+        double x = ps_bisect_inverse_lower_bound(x0, b, below_or_equal, &c);
+        if (!(x > x0))
+            continue;
+        double vf = sseg_value(&segf, x), vg = sseg_value(&segg, x);
+        double m = vg < vf ? vg : vf;
+        buf_add_point_d(dst, 1, x, &m);
     }
 }
 
@@ -297,21 +426,98 @@ static bool reserve_pairs(struct ps_plf_ctx *ctx, int n)
     return true;
 }
 
-/* Segment of the transposed g that upstream's SegmentAt would pick for argument y. */
-static int inverse_segment_at(const struct ps_plf *g, double y)
+/* Segment of the transposed g that upstream's SegmentAt would pick for argument y; y must not
+ * decrease between calls with the same cursor. */
+static int inverse_segment_at(const struct ps_plf *g, int *cur, double y)
 {
-    int lo = 1, hi = g->n - 1;  /* first point with value >= y */
-    while (lo < hi) {
-        int mid = lo + (hi - lo) / 2;
-        if (V(g, mid)[0] < y)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    int i = lo - 1;
-    if (i + 1 <= g->n - 2 && V(g, i + 1)[0] == y && V(g, i + 2)[0] == y && X(g, i + 1) != X(g, i + 2))
+    int i = *cur, last = g->n - 2;
+    while (i < last && VD(g, 1, i + 1)[0] < y)
         i++;
+    if (i < last && VD(g, 1, i + 1)[0] == y && VD(g, 1, i + 2)[0] == y && XD(g, 1, i + 1) != XD(g, 1, i + 2))
+        i++;
+    *cur = i;
     return i;
+}
+
+/* Cursor versions of LeftLimitAt and RightLimitAt for increasing x. */
+PLF_INLINE void cursor_left_limit_d(const struct ps_plf *f, int dim, int *cur, double x, double *out)
+{
+    int i = *cur, last = f->n - 2;
+    while (i < last && XD(f, dim, i + 1) < x)
+        i++;
+    *cur = i;
+    seg_left_limit_d(f, dim, i, x, out);
+}
+
+PLF_INLINE void cursor_right_limit_d(const struct ps_plf *f, int dim, int *cur, double x, double *out)
+{
+    int i = *cur;
+    while (i + 1 <= f->n - 2 && XD(f, dim, i + 1) <= x)
+        i++;
+    *cur = i;
+    seg_right_limit_d(f, dim, i, x, out);
+}
+
+/* The (argument, inner value) pairs of a composition in sorted order: g's points merged with
+ * the extra points where g crosses a critical point of f. Both lists are sorted, so one merge
+ * is upstream's sort; on ties g's pair comes first, as in a stable merge. */
+struct pair_stream {
+    const struct ps_plf *g;
+    const double *extra;
+    int ig, ie, nextra;
+};
+
+static inline void next_pair(struct pair_stream *st, double *x, double *y)
+{
+    const struct ps_plf *g = st->g;
+    bool from_g = st->ie >= st->nextra;
+    if (!from_g && st->ig < g->n) {
+        double ex = st->extra[2 * st->ie], ey = st->extra[2 * st->ie + 1];
+        double gx = XD(g, 1, st->ig), gy = VD(g, 1, st->ig)[0];
+        from_g = !(ex < gx || (ex == gx && ey < gy));
+    }
+    if (from_g) {
+        *x = XD(g, 1, st->ig);
+        *y = VD(g, 1, st->ig)[0];
+        st->ig++;
+    } else {
+        *x = st->extra[2 * st->ie];
+        *y = st->extra[2 * st->ie + 1];
+        st->ie++;
+    }
+}
+
+PLF_INLINE void compose_build(struct ps_plf_buf *dst, const struct ps_plf *f, const struct ps_plf *g,
+                              const double *extra, int nextra, int dim)
+{
+    struct pair_stream st = {g, extra, 0, 0, nextra};
+    int total = g->n + nextra;
+    double v[PS_PLF_MAX_DIM];
+    int cl = 0, cr = 0;
+    double px = 0.0, x = 0.0, y = 0.0, nx = 0.0, ny = 0.0;
+    if (total == 0)
+        return;
+    next_pair(&st, &x, &y);
+    for (int i = 0; i < total; i++) {
+        if (i + 1 < total)
+            next_pair(&st, &nx, &ny);
+        if (i == 0 || px != x) {
+            /* Upstream picks LeftLimitAt or ValueAt here; for left-continuous functions they
+             * are the same. */
+            cursor_left_limit_d(f, dim, &cl, y, v);
+            buf_add_point_d(dst, dim, x, v);
+        }
+        if (i + 1 == total || nx != x) {
+            if (i + 1 < total && ny > y)
+                cursor_right_limit_d(f, dim, &cr, y, v);
+            else
+                cursor_left_limit_d(f, dim, &cl, y, v);
+            buf_add_point_d(dst, dim, x, v);
+        }
+        px = x;
+        x = nx;
+        y = ny;
+    }
 }
 
 void ps_plf_compose(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const struct ps_plf *f,
@@ -319,124 +525,128 @@ void ps_plf_compose(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const struct
 {
     int dim = f->dim;
     ps_plf_buf_clear(dst, dim);
-    if (!reserve_pairs(ctx, g->n + f->n) || !ps_plf_ctx_reserve_points(ctx, f->n))
+    if (!reserve_pairs(ctx, f->n) || !ps_plf_ctx_reserve_points(ctx, f->n))
         return;
-    double *pairs = ctx->pairs;
-    int np = 0;
-    for (int j = 0; j < g->n; j++) {
-        pairs[2 * np] = X(g, j);
-        pairs[2 * np + 1] = V(g, j)[0];
-        np++;
-    }
+    double *extra = ctx->pairs;
+    int nextra = 0;
     int nf = ps_plf_critical_points(f, ctx->pts);
     double ymin = V(g, 0)[0], ymax = V(g, g->n - 1)[0];
+    int inv = 0;
     for (int q = 0; q < nf; q++) {
         double y = ctx->pts[q];
         if (!(y >= ymin && y <= ymax))
             continue;
-        int i = inverse_segment_at(g, y);
-        double x0 = X(g, i), x1 = X(g, i + 1), y0 = V(g, i)[0], y1 = V(g, i + 1)[0];
+        int i = inverse_segment_at(g, &inv, y);
+        double x0 = XD(g, 1, i), x1 = XD(g, 1, i + 1), y0 = VD(g, 1, i)[0], y1 = VD(g, 1, i + 1)[0];
         bool tilted = x0 != x1 && y0 != y1;
         if (tilted && y != y0 && y != y1) {
             double t = (y - y0) / (y1 - y0);
-            pairs[2 * np] = lerp(x0, x1, t);
-            pairs[2 * np + 1] = y;
-            np++;
+            extra[2 * nextra] = lerp(x0, x1, t);
+            extra[2 * nextra + 1] = y;
+            nextra++;
         }
     }
-    sort_records(ctx, pairs, np, 2);
-    double v[PS_PLF_MAX_DIM];
-    for (int i = 0; i < np; i++) {
-        double x = pairs[2 * i], y = pairs[2 * i + 1];
-        if (i == 0 || pairs[2 * (i - 1)] != x) {
-            /* Upstream picks LeftLimitAt or ValueAt here; for left-continuous functions they
-             * are the same. */
-            ps_plf_value_at(f, y, v);
-            ps_plf_add_point(dst, x, v);
-        }
-        if (i + 1 == np || pairs[2 * (i + 1)] != x) {
-            if (i + 1 < np && pairs[2 * (i + 1) + 1] > y)
-                ps_plf_right_limit_at(f, y, v);
-            else
-                ps_plf_value_at(f, y, v);
-            ps_plf_add_point(dst, x, v);
-        }
-    }
+    if (dim == PS_PLF_MAX_DIM)
+        compose_build(dst, f, g, extra, nextra, PS_PLF_MAX_DIM);
+    else if (dim == 1)
+        compose_build(dst, f, g, extra, nextra, 1);
+    else
+        compose_build(dst, f, g, extra, nextra, dim);
     ps_plf_trim_right(dst);
 }
 
 /* ---- compression -------------------------------------------------------------------------- */
 
-/* Sign of the cross product of the direction vectors of two scalar segments. */
-static int compare_segments(const struct sseg *a, const struct sseg *b)
+/* Sign of the cross product of the direction vectors (db, dv) of two segments. */
+PLF_INLINE int cross_sign(double adb, double adv, double bdb, double bdv)
 {
-    double adb = a->r - a->l, adv = a->rv - a->lv;
-    double bdb = b->r - b->l, bdv = b->rv - b->lv;
     double cross = adb * bdv - bdb * adv;
-    if (cross > 0)
-        return 1;
-    if (cross < 0)
-        return -1;
-    return 0;
+    return cross > 0 ? 1 : (cross < 0 ? -1 : 0);
 }
 
-static void component_segment(const struct ps_plf *f, int from, int to, int r, struct sseg *s)
-{
-    s->l = X(f, from);
-    s->lv = V(f, from)[r];
-    s->r = X(f, to);
-    s->rv = V(f, to)[r];
-}
+/* Upper and lower bound directions of one resource: the segments from the accumulated start to
+ * an end lifted or lowered by epsilon, as (width, rise). */
+struct bound {
+    double top_db, top_dv, bottom_db, bottom_dv;
+};
 
-static void bounds_of(const struct sseg *s, double eps, struct sseg *top, struct sseg *bottom)
+PLF_INLINE void compress_run(struct ps_plf_buf *dst, const struct ps_plf *src, double epsilon, int dim)
 {
-    *top = *s;
-    top->rv = s->rv + eps;
-    *bottom = *s;
-    bottom->rv = s->rv - eps;
-}
-
-void ps_plf_compress(struct ps_plf_buf *dst, const struct ps_plf *src, double epsilon)
-{
-    int dim = src->dim;
-    ps_plf_buf_clear(dst, dim);
     int nseg = src->n - 1;
-    if (nseg < 1)
-        return;
-    struct sseg top[PS_PLF_MAX_DIM], bottom[PS_PLF_MAX_DIM];
-    int start = 0, end = 1;
+    /* A component that is constant over the whole function never stops a merge: its joined
+     * segments are horizontal and lie strictly between bounds of slopes +-eps / width. Only
+     * the others are checked (in order, as upstream stops at the first blocking one). */
+    int active[PS_PLF_MAX_DIM], nactive = 0;
     for (int r = 0; r < dim; r++) {
-        struct sseg s;
-        component_segment(src, 0, 1, r, &s);
-        bounds_of(&s, epsilon, &top[r], &bottom[r]);
+        bool constant = epsilon > 0;
+        for (int i = 1; i < src->n && constant; i++)
+            constant = VD(src, dim, i)[r] == VD(src, dim, 0)[r];
+        if (!constant)
+            active[nactive++] = r;
+    }
+    struct bound b[PS_PLF_MAX_DIM];
+    int start = 0, end = 1;
+    for (int q = 0; q < nactive; q++) {
+        int r = active[q];
+        double db = XD(src, dim, 1) - XD(src, dim, 0);
+        double lv = VD(src, dim, 0)[r], rv = VD(src, dim, 1)[r];
+        b[r].top_db = b[r].bottom_db = db;
+        b[r].top_dv = (rv + epsilon) - lv;
+        b[r].bottom_dv = (rv - epsilon) - lv;
     }
     for (int i = 1; i < nseg; i++) {
         bool extend = true;
-        for (int r = 0; r < dim; r++) {
-            struct sseg joined, ctop, cbottom;
-            component_segment(src, start, i + 1, r, &joined);
-            bounds_of(&joined, epsilon, &ctop, &cbottom);
-            if (compare_segments(&ctop, &top[r]) > 0)
-                top[r] = ctop;
-            if (compare_segments(&cbottom, &bottom[r]) < 0)
-                bottom[r] = cbottom;
-            if (compare_segments(&bottom[r], &joined) <= 0 || compare_segments(&top[r], &joined) >= 0) {
+        double x0 = XD(src, dim, start), x1 = XD(src, dim, i + 1);
+        double db = x1 - x0;
+        for (int q = 0; q < nactive; q++) {
+            int r = active[q];
+            double lv = VD(src, dim, start)[r], rv = VD(src, dim, i + 1)[r];
+            double dv = rv - lv;
+            double top_dv = (rv + epsilon) - lv, bottom_dv = (rv - epsilon) - lv;
+            if (cross_sign(db, top_dv, b[r].top_db, b[r].top_dv) > 0) {
+                b[r].top_db = db;
+                b[r].top_dv = top_dv;
+            }
+            if (cross_sign(db, bottom_dv, b[r].bottom_db, b[r].bottom_dv) < 0) {
+                b[r].bottom_db = db;
+                b[r].bottom_dv = bottom_dv;
+            }
+            if (cross_sign(b[r].bottom_db, b[r].bottom_dv, db, dv) <= 0 ||
+                cross_sign(b[r].top_db, b[r].top_dv, db, dv) >= 0) {
                 extend = false;
                 break;
             }
         }
         if (extend) {
             end = i + 1;
-        } else {
-            ps_plf_push_segment(dst, X(src, start), V(src, start), X(src, end), V(src, end));
-            start = i;
-            end = i + 1;
-            for (int r = 0; r < dim; r++) {
-                struct sseg s;
-                component_segment(src, i, i + 1, r, &s);
-                bounds_of(&s, epsilon, &top[r], &bottom[r]);
-            }
+            continue;
+        }
+        buf_push_segment_d(dst, dim, XD(src, dim, start), VD(src, dim, start), XD(src, dim, end),
+                           VD(src, dim, end));
+        start = i;
+        end = i + 1;
+        double sdb = XD(src, dim, i + 1) - XD(src, dim, i);
+        for (int q = 0; q < nactive; q++) {
+            int r = active[q];
+            double lv = VD(src, dim, i)[r], rv = VD(src, dim, i + 1)[r];
+            b[r].top_db = b[r].bottom_db = sdb;
+            b[r].top_dv = (rv + epsilon) - lv;
+            b[r].bottom_dv = (rv - epsilon) - lv;
         }
     }
-    ps_plf_push_segment(dst, X(src, start), V(src, start), X(src, end), V(src, end));
+    buf_push_segment_d(dst, dim, XD(src, dim, start), VD(src, dim, start), XD(src, dim, end), VD(src, dim, end));
+}
+
+void ps_plf_compress(struct ps_plf_buf *dst, const struct ps_plf *src, double epsilon)
+{
+    int dim = src->dim;
+    ps_plf_buf_clear(dst, dim);
+    if (src->n < 2)
+        return;
+    if (dim == PS_PLF_MAX_DIM)
+        compress_run(dst, src, epsilon, PS_PLF_MAX_DIM);
+    else if (dim == 1)
+        compress_run(dst, src, epsilon, 1);
+    else
+        compress_run(dst, src, epsilon, dim);
 }

@@ -108,7 +108,8 @@ struct ps_pool {
  * with err set on a bad name, config or pool (PS_EINVAL, PS_ENOENT) or out of memory. */
 struct ps_pool_tree *ps_pool_tree_new(const char *name, const struct ps_value *config,
                                       struct ps_error *err);
-/* Frees the tree with its pools and operation memberships. NULL is a no-op. */
+/* Frees the tree with its pools and operation memberships. NULL is a no-op. A tree added to a
+ * strategy belongs to it: remove it with ps_strategy_remove_tree instead. */
 void ps_pool_tree_free(struct ps_pool_tree *tree);
 
 const char *ps_pool_tree_name(const struct ps_pool_tree *tree);

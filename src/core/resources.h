@@ -74,8 +74,9 @@ bool ps_resources_equal(struct ps_resources a, struct ps_resources b);
 bool ps_resources_is_zero(struct ps_resources a);
 
 /* r / total per component, as YTsaurus's TResourceVector::FromJobResources: a component whose
- * total is 0 becomes zero_div_zero when the value is 0 and one_div_zero otherwise. The
- * engine uses (0, 1) as upstream; outputs for users use (0, 0). */
+ * total is 0 becomes zero_div_zero when the value is 0 and one_div_zero otherwise. The fair
+ * share update uses (0, 0), upstream's defaults in vector_hdrf/resource_vector.h (older
+ * scheduler code passed 1 for limits); outputs for users use (0, 0). */
 struct ps_share ps_resources_to_share(const struct ps_resources *r, const struct ps_resources *total,
                                       double zero_div_zero, double one_div_zero);
 

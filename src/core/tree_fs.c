@@ -5,8 +5,15 @@
 #include <string.h>
 
 #include "core/nodes.h"
-#include "core/pending.h"
 #include "core/pool_tree_impl.h"
+
+/* Sorting small keys instead of operation pointers keeps the sort inside one array: the
+ * operations themselves are only touched for ties on start time. */
+struct ps_tree_fs_key {
+    int slot;                      /* the pool's slot (pool index, the root last) */
+    int64_t start_time_ms;
+    struct ps_tree_op *op;
+};
 
 void ps_tree_fs_init(struct ps_tree_fs *fs)
 {
@@ -22,9 +29,11 @@ void ps_tree_fs_release(struct ps_tree_fs *fs)
     free(fs->ops);
     free(fs->first_child);
     free(fs->next_sibling);
-    free(fs->first_op);
-    free(fs->next_op);
-    free(fs->sorted);
+    free(fs->op_begin);
+    free(fs->op_end);
+    free(fs->op_base);
+    free(fs->queue);
+    free(fs->keys);
     ps_tree_fs_init(fs);
 }
 
@@ -43,13 +52,14 @@ static int reserve(struct ps_tree_fs *fs, int pools, int ops)
     if (pools + 1 > fs->pool_capacity) {
         int n = 2 * (pools + 1);
         if (grow((void **)&fs->first_child, sizeof(int), n) || grow((void **)&fs->next_sibling, sizeof(int), n) ||
-            grow((void **)&fs->first_op, sizeof(int), n))
+            grow((void **)&fs->op_begin, sizeof(int), n) || grow((void **)&fs->op_end, sizeof(int), n) ||
+            grow((void **)&fs->op_base, sizeof(int), n) || grow((void **)&fs->queue, sizeof(int), n))
             return PS_ENOMEM;
         fs->pool_capacity = n;
     }
     if (ops > fs->op_capacity) {
         int n = 2 * ops;
-        if (grow((void **)&fs->next_op, sizeof(int), n) || grow((void **)&fs->sorted, sizeof(void *), n))
+        if (grow((void **)&fs->keys, sizeof(struct ps_tree_fs_key), n))
             return PS_ENOMEM;
         fs->op_capacity = n;
     }
@@ -64,13 +74,14 @@ static int reserve(struct ps_tree_fs *fs, int pools, int ops)
     return 0;
 }
 
-static int by_start_then_id(const void *a, const void *b)
+static int by_pool_start_id(const void *a, const void *b)
 {
-    const struct ps_tree_op *x = *(const struct ps_tree_op *const *)a;
-    const struct ps_tree_op *y = *(const struct ps_tree_op *const *)b;
+    const struct ps_tree_fs_key *x = a, *y = b;
+    if (x->slot != y->slot)
+        return x->slot < y->slot ? -1 : 1;
     if (x->start_time_ms != y->start_time_ms)
         return x->start_time_ms < y->start_time_ms ? -1 : 1;
-    return strcmp(x->id, y->id);
+    return strcmp(x->op->id, y->op->id);
 }
 
 /* The engine's defaults for an element, outputs cleared. */
@@ -152,60 +163,89 @@ int ps_pool_tree_build_fs(struct ps_pool_tree *tree, struct ps_tree_fs *fs, int6
     /* Children lists in creation order: push to the front while walking backwards. */
     for (int i = 0; i <= npools; i++) {
         fs->first_child[i] = -1;
-        fs->first_op[i] = -1;
+        fs->op_begin[i] = 0;
+        fs->op_end[i] = 0;
     }
     for (int i = npools - 1; i >= 0; i--) {
         int parent = SLOT(tree->pools[i]->parent);
         fs->next_sibling[i] = fs->first_child[parent];
         fs->first_child[parent] = i;
     }
+    /* Running operations grouped by pool, each group by start time then id. Operations are
+     * scattered in memory: prefetching ahead keeps the passes over them from stalling. */
     int m = 0;
-    for (int i = 0; i < tree->op_count; i++)
-        if (tree->ops[i]->running)
-            fs->sorted[m++] = tree->ops[i];
+    for (int i = 0; i < tree->op_count; i++) {
+        if (i + 8 < tree->op_count)
+            __builtin_prefetch(tree->ops[i + 8]);
+        struct ps_tree_op *op = tree->ops[i];
+        op->fs_index = -1;
+        if (!op->running)
+            continue;
+        fs->keys[m].slot = SLOT(op->pool);
+        fs->keys[m].start_time_ms = op->start_time_ms;
+        fs->keys[m].op = op;
+        m++;
+    }
     if (m > 1)
-        qsort(fs->sorted, (size_t)m, sizeof *fs->sorted, by_start_then_id);
-    for (int i = m - 1; i >= 0; i--) {
-        int pool = SLOT(fs->sorted[i]->pool);
-        fs->next_op[i] = fs->first_op[pool];
-        fs->first_op[pool] = i;
+        qsort(fs->keys, (size_t)m, sizeof *fs->keys, by_pool_start_id);
+    for (int i = 0; i < m; i++) {
+        int slot = fs->keys[i].slot;
+        if (i == 0 || fs->keys[i - 1].slot != slot)
+            fs->op_begin[slot] = i;
+        fs->op_end[slot] = i + 1;
     }
 
-    for (int i = 0; i < tree->pool_count; i++)
-        tree->pools[i]->fs_index = -1;
-    for (int i = 0; i < tree->op_count; i++)
-        tree->ops[i]->fs_index = -1;
-
-    /* Breadth-first: the array itself is the queue. */
-    int count = 0;
+    /* Breadth-first over pools (queue: the pool slots in element order); each pool's child
+     * pools get the next elements, then its operations a block of elements filled below. */
+    int count = 1, head = 0, tail = 0;
     element_defaults(&fs->elems[0], PS_ELEM_ROOT, -1, tree->root->name);
     fs->pools[0] = tree->root;
     fs->ops[0] = NULL;
     tree->root->fs_index = 0;
-    count = 1;
-    for (int at = 0; at < count; at++) {
-        struct ps_pool *pool = fs->pools[at];
-        if (!pool)
-            continue;
-        int slot = SLOT(pool);
+    tree->root->usage = ps_resources_zero();
+    fs->queue[tail++] = root;
+    while (head < tail) {
+        int slot = fs->queue[head++];
+        struct ps_pool *pool = slot == root ? tree->root : tree->pools[slot];
+        int at = pool->fs_index;
         for (int c = fs->first_child[slot]; c >= 0; c = fs->next_sibling[c]) {
             struct ps_pool *child = tree->pools[c];
             fill_pool(tree, &fs->elems[count], child, at, now_ms);
             fs->pools[count] = child;
             fs->ops[count] = NULL;
             child->fs_index = count++;
+            child->usage = ps_resources_zero();
+            fs->queue[tail++] = c;
         }
-        for (int k = fs->first_op[slot]; k >= 0; k = fs->next_op[k]) {
-            struct ps_tree_op *op = fs->sorted[k];
-            fill_op(tree, &fs->elems[count], op, at, now_ms);
-            fs->pools[count] = NULL;
-            fs->ops[count] = op;
-            op->fs_index = count++;
+        fs->op_base[slot] = count;
+        count += fs->op_end[slot] - fs->op_begin[slot];
+    }
+    for (int k = 0; k < m; k++) {
+        if (k + 8 < m) {
+            const char *ahead = (const char *)fs->keys[k + 8].op;
+            __builtin_prefetch(ahead);
+            __builtin_prefetch(ahead + 64);
+            __builtin_prefetch(ahead + 128);
         }
+        int slot = fs->keys[k].slot;
+        struct ps_tree_op *op = fs->keys[k].op;
+        struct ps_pool *pool = slot == root ? tree->root : tree->pools[slot];
+        int index = fs->op_base[slot] + (k - fs->op_begin[slot]);
+        fill_op(tree, &fs->elems[index], op, pool->fs_index, now_ms);
+        fs->pools[index] = NULL;
+        fs->ops[index] = op;
+        op->fs_index = index;
+        for (int r = 0; r < PS_RES_COUNT; r++)
+            pool->usage.v[r] += op->usage.v[r];
+    }
+    /* Pool usage: own operations plus children, children after parents in the queue. */
+    for (int q = tail - 1; q > 0; q--) {
+        struct ps_pool *pool = tree->pools[fs->queue[q]];
+        for (int r = 0; r < PS_RES_COUNT; r++)
+            pool->parent->usage.v[r] += pool->usage.v[r];
     }
 #undef SLOT
     fs->count = count;
-    ps_pool_tree_update_pool_usage(tree);
     ps_tree_config_fs_options(&tree->config, &fs->options);
     fs->input.total = tree->total;
     fs->input.now_ms = now_ms;
@@ -251,6 +291,8 @@ int ps_pool_tree_apply_fs(struct ps_pool_tree *tree, const struct ps_tree_fs *fs
         if (tree->ops[i]->fs_index < 0)
             tree->ops[i]->dynamic.valid = false;
     for (int i = 0; i < fs->count; i++) {
+        if (i + 8 < fs->count && fs->ops[i + 8])
+            __builtin_prefetch(&fs->ops[i + 8]->dynamic, 1);
         const struct ps_fs_element *e = &fs->elems[i];
         if (fs->pools[i]) {
             struct ps_pool *pool = fs->pools[i];

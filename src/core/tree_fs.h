@@ -39,6 +39,8 @@
 #include "core/operation.h"
 #include "core/pool_tree.h"
 
+struct ps_tree_fs_key;
+
 struct ps_tree_fs {
     struct ps_fs_element *elems;
     struct ps_pool **pools;          /* per element: its pool, NULL for operations */
@@ -52,8 +54,10 @@ struct ps_tree_fs {
     uint64_t generation;
     const struct ps_pool_tree *tree;
     int *first_child, *next_sibling; /* per pool index (root last) */
-    int *first_op, *next_op;         /* per pool index; per sorted operation */
-    struct ps_tree_op **sorted;
+    int *op_begin, *op_end;          /* per pool index: its range in keys */
+    int *op_base;                    /* per pool index: element of its first operation */
+    int *queue;                      /* breadth-first queue of pool indices */
+    struct ps_tree_fs_key *keys;     /* running operations by (pool, start time, id) */
     int pool_capacity, op_capacity;
 };
 

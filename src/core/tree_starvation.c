@@ -28,6 +28,31 @@ void ps_tree_config_preempt_config(const struct ps_tree_config *cfg, struct ps_p
         !max->set ? -1 : max->value > INT32_MAX ? INT32_MAX : (int)max->value;
 }
 
+void ps_pool_tree_sched_options(const struct ps_pool_tree *tree, struct ps_sched_options *out)
+{
+    ps_sched_options_init(out);
+    out->total = tree->total;
+    out->fifo_order_in_fifo_pools = tree->config.fifo_pool_scheduling_order == PS_FIFO_ORDER_FIFO;
+    out->filter_eval = ps_formula_eval;
+}
+
+void ps_tree_op_preemptible_config(const struct ps_tree_op *op, struct ps_preemptible_config *out)
+{
+    const struct ps_pool_tree *tree = op->tree;
+    ps_preemptible_config_init(out);
+    out->threshold = tree->config.preemption_satisfaction_threshold;
+    out->aggressive_threshold = tree->config.aggressive_preemption_satisfaction_threshold;
+    out->total = tree->total;
+    struct ps_resources_opt threshold = op->non_preemptible_resource_usage_threshold;
+    for (const struct ps_pool *p = op->pool; threshold.set == 0 && p && !p->is_root; p = p->parent)
+        threshold = p->config.non_preemptible_resource_usage_threshold;
+    if (threshold.set == 0)
+        threshold = ps_tree_config_non_preemptible_threshold(&tree->config);
+    out->has_non_preemptible_usage_threshold = threshold.set != 0;
+    if (out->has_non_preemptible_usage_threshold)
+        out->non_preemptible_usage_threshold = ps_resources_opt_or_infinite(&threshold);
+}
+
 void ps_pool_config_starvation_settings(const struct ps_pool_config *cfg, struct ps_starvation_settings *out)
 {
     *out = (struct ps_starvation_settings){0};

@@ -1,5 +1,5 @@
-/* tree_starvation.h — a pool tree's settings and state for the starvation check (starvation.h)
- * and the preemptive stages (preempt.h).
+/* tree_starvation.h — a pool tree's settings and state for the starvation check (starvation.h),
+ * the preemptive stages (preempt.h) and the regular scheduling stage (schedule.h).
  *
  * After a fair share update (tree_fs.h) the scheduler loop runs:
  *
@@ -19,7 +19,10 @@
 
 #include "core/error.h"
 #include "core/pool_tree.h"
+#include "core/operation.h"
 #include "core/preempt.h"
+#include "core/preemptible.h"
+#include "core/schedule.h"
 #include "core/starvation.h"
 #include "core/tree_fs.h"
 
@@ -27,6 +30,19 @@
  * config (tree_config.h). */
 void ps_tree_config_starvation_config(const struct ps_tree_config *cfg, struct ps_starvation_config *out);
 void ps_tree_config_preempt_config(const struct ps_tree_config *cfg, struct ps_preempt_config *out);
+
+/* Options of the scheduling stages for this tree: its total resources, the tree's
+ * fifo_pool_scheduling_order, filter evaluation with ps_formula_eval, and generation, which
+ * the caller sets per snapshot. Other fields keep schedule.h's defaults. */
+void ps_pool_tree_sched_options(const struct ps_pool_tree *tree, struct ps_sched_options *out);
+
+/* The allocation classification settings of one operation (preemptible.h): the tree's
+ * thresholds and total, and the non_preemptible_resource_usage_threshold of the operation's
+ * spec, else of the nearest pool above it that sets one, else the tree's (whose user_slots
+ * default to max_unpreemptible_running_allocation_count), as upstream's
+ * GetEffectiveNonPreemptibleResourceUsageThresholdConfig: the whole map comes from one level,
+ * and resources it does not name are unlimited. */
+void ps_tree_op_preemptible_config(const struct ps_tree_op *op, struct ps_preemptible_config *out);
 
 /* A pool's own starvation settings (fair_share_starvation_timeout, _tolerance,
  * enable_aggressive_starvation; upstream pools have no aggressive timeout). */

@@ -133,6 +133,17 @@ static void test_guarantees_through_the_engine(void **state)
     oa->suspended = true;
     assert_int_equal(ps_pool_tree_build_starvation(w.tree, &w.fs, elems, &err), 0);
     assert_false(elems[oa->fs_index].schedulable);
+    /* the scheduling stages' options */
+    struct ps_sched_options so;
+    ps_pool_tree_sched_options(w.tree, &so);
+    assert_int_equal(so.total.v[PS_RES_CPU], 100 * PS_CPU_SCALE);
+    assert_false(so.fifo_order_in_fifo_pools);
+    assert_non_null(so.filter_eval);
+    struct ps_value order = ps_value_string("fifo");
+    assert_int_equal(ps_pool_tree_set_config(w.tree, "fifo_pool_scheduling_order", &order, &err), 0);
+    ps_value_release(&order);
+    ps_pool_tree_sched_options(w.tree, &so);
+    assert_true(so.fifo_order_in_fifo_pools);
     /* a changed tree is refused */
     start(&w, "late", "a", 3);
     assert_int_equal(ps_pool_tree_build_starvation(w.tree, &w.fs, elems, &err), PS_ESTATE);
@@ -194,12 +205,41 @@ static void test_preempt_config(void **state)
     ps_tree_config_release(&cfg);
 }
 
+static void test_non_preemptible_threshold_levels(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, "{\"max_unpreemptible_running_allocation_count\": 3, \"pools\": ["
+                   " {\"name\": \"p\", \"non_preemptible_resource_usage_threshold\": {\"cpu\": 4}},"
+                   " {\"name\": \"c\", \"parent\": \"p\"}, {\"name\": \"q\"}]}");
+    struct ps_tree_op *in_c = start(&w, "in_c", "c", 1);
+    struct ps_tree_op *in_q = start(&w, "in_q", "q", 2);
+    struct ps_preemptible_config pc;
+    ps_tree_op_preemptible_config(in_c, &pc);   /* from pool p */
+    assert_true(pc.has_non_preemptible_usage_threshold);
+    assert_int_equal(pc.non_preemptible_usage_threshold.v[PS_RES_CPU], 400);
+    assert_int_equal(pc.non_preemptible_usage_threshold.v[PS_RES_USER_SLOTS], PS_RES_INFINITE);
+    assert_int_equal(pc.total.v[PS_RES_CPU], 100 * PS_CPU_SCALE);
+    assert_true(pc.threshold == 1.0 && pc.aggressive_threshold == 0.2);
+    ps_tree_op_preemptible_config(in_q, &pc);   /* the tree's: user_slots from the count */
+    assert_true(pc.has_non_preemptible_usage_threshold);
+    assert_int_equal(pc.non_preemptible_usage_threshold.v[PS_RES_USER_SLOTS], 3);
+    assert_int_equal(pc.non_preemptible_usage_threshold.v[PS_RES_CPU], PS_RES_INFINITE);
+    in_q->non_preemptible_resource_usage_threshold.set = 1u << PS_RES_MEMORY;   /* the spec's */
+    in_q->non_preemptible_resource_usage_threshold.r.v[PS_RES_MEMORY] = 7;
+    ps_tree_op_preemptible_config(in_q, &pc);
+    assert_int_equal(pc.non_preemptible_usage_threshold.v[PS_RES_MEMORY], 7);
+    assert_int_equal(pc.non_preemptible_usage_threshold.v[PS_RES_USER_SLOTS], PS_RES_INFINITE);
+    world_release(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_guarantees_through_the_engine),
         cmocka_unit_test(test_integral_volume_carried_across_updates),
         cmocka_unit_test(test_preempt_config),
+        cmocka_unit_test(test_non_preemptible_threshold_levels),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

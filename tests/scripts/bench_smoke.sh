@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# Smoke test of `poolsched bench`: tiny workloads, checks the shape of the JSON report and the
+# exit codes. No timing assertions: timings belong in benchmarks (docs/performance.md), not tests.
+# Usage: bash bench_smoke.sh BINARY SHARED_DIR SOURCE_DIR
+set -euo pipefail
+bin=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# check_json FILE PYTHON-EXPRESSIONS...: each expression must be true of the report `r`.
+check_json() {
+  local file=$1; shift
+  python3 - "$file" "$@" <<'PY'
+import json, sys
+with open(sys.argv[1]) as f:
+    text = f.read()
+try:
+    r = json.loads(text)
+except ValueError as e:
+    sys.exit(f"FAIL: not one JSON object: {e}\n{text}")
+for expr in sys.argv[2:]:
+    try:
+        ok = eval(expr, {"r": r})
+    except Exception as e:
+        sys.exit(f"FAIL: {expr}: {e!r}")
+    if not ok:
+        sys.exit(f"FAIL: {expr}\n{json.dumps(r, indent=2)}")
+PY
+}
+
+# The listing and the usage errors.
+"$bin" bench --help > "$tmp/help" || fail "bench --help exits non-zero"
+grep -q '^  fair-share ' "$tmp/help" || fail "bench --help does not list fair-share"
+set +e
+"$bin" bench > /dev/null 2> "$tmp/err"; rc=$?
+[ $rc -eq 2 ] || fail "bench without a benchmark exits $rc, want 2"
+grep -q 'fair-share' "$tmp/err" || fail "bench without a benchmark does not list the benchmarks"
+"$bin" bench no-such-bench > /dev/null 2> "$tmp/err"; rc=$?
+[ $rc -eq 2 ] || fail "unknown benchmark exits $rc, want 2"
+grep -q "^error: bench: unknown benchmark 'no-such-bench'" "$tmp/err" || fail "unknown benchmark message: $(cat "$tmp/err")"
+"$bin" bench fair-share --pools two > /dev/null 2> "$tmp/err"; rc=$?
+[ $rc -eq 2 ] || fail "--pools two exits $rc, want 2"
+grep -q "^error: bench fair-share: --pools: 'two' is not an integer" "$tmp/err" || fail "bad --pools message: $(cat "$tmp/err")"
+"$bin" bench fair-share --pools 2 > /dev/null 2>&1; rc=$?
+[ $rc -eq 2 ] || fail "--pools 2 exits $rc, want 2"
+"$bin" bench fair-share --runs > /dev/null 2>&1; rc=$?
+[ $rc -eq 2 ] || fail "--runs without a value exits $rc, want 2"
+"$bin" bench fair-share --frobnicate > /dev/null 2>&1; rc=$?
+[ $rc -eq 2 ] || fail "an unknown option exits $rc, want 2"
+set -e
+"$bin" bench fair-share --help | grep -q -- '--large' || fail "bench fair-share --help does not describe --large"
+
+# A tiny custom workload: every key of the report, sane values, no target.
+"$bin" bench fair-share --pools 20 --operations 200 --runs 3 --seed 7 > "$tmp/a.json" \
+  || fail "bench fair-share (tiny) exits non-zero"
+check_json "$tmp/a.json" \
+  'r["benchmark"] == "fair-share"' \
+  'r["workload"]["name"] == "custom"' \
+  'r["workload"]["pools"] == 20 and r["workload"]["operations"] == 200' \
+  'r["workload"]["elements"] == 221 and r["workload"]["levels"] == 3' \
+  'sum(r["workload"]["pools_per_level"]) == 20' \
+  'r["workload"]["seed"] == 7 and r["workload"]["resources"] == 5' \
+  'r["workload"]["strong_guarantee_pools"] >= 2' \
+  'r["workload"]["burst_pools"] >= 1 and r["workload"]["relaxed_pools"] >= 1' \
+  'all(0 < v <= 0.96 for k, v in r["workload"]["usage_ratio"].items() if k in ("cpu", "memory"))' \
+  'r["runs"] == 3 and r["warmup_runs"] == 1' \
+  'r["median_ms"] > 0 and r["min_ms"] <= r["median_ms"] <= r["p99_ms"] <= r["max_ms"]' \
+  'r["p99_ms"] == r["max_ms"]' \
+  'r["per_element_ns"] > 0 and r["first_run_ms"] > 0 and r["build_ms"] >= 0' \
+  'r["target_ms"] is None and r["meets_target"] is None' \
+  'r["cpu_ms"]["median"] > 0 and r["cpu_per_element_ns"] > 0' \
+  'r["memory"]["element_bytes"] > 0 and r["memory"]["elements_bytes"] == 221 * r["memory"]["element_bytes"]' \
+  'r["memory"]["peak_rss_bytes"] is None or r["memory"]["peak_rss_bytes"] > 0' \
+  '0 <= r["memory"]["runs_with_heap_growth"] <= 3' \
+  'isinstance(r["alerts"], int) and isinstance(r["alert_examples"], list)' \
+  'len(r["checksum"]) == 16' \
+  '"scaling" not in r'
+
+# The same seed builds the same tree and the engine is deterministic: same fair shares.
+"$bin" bench fair-share --pools 20 --operations 200 --runs 1 --seed 7 > "$tmp/b.json"
+"$bin" bench fair-share --pools 20 --operations 200 --runs 1 --seed 8 > "$tmp/c.json"
+python3 - "$tmp/a.json" "$tmp/b.json" "$tmp/c.json" <<'PY' || fail "checksums do not follow the seed"
+import json, sys
+a, b, c = (json.load(open(p)) for p in sys.argv[1:])
+# a ran 3 timed updates and b one: integral volumes differ, but the tree is the same.
+assert a["workload"] == b["workload"], "same seed, different workload"
+assert b["checksum"] != c["checksum"], "different seeds, same fair shares"
+assert b["workload"] != c["workload"], "different seeds, same workload"
+PY
+"$bin" bench fair-share --pools 20 --operations 200 --runs 1 --seed 7 > "$tmp/d.json"
+cmp -s <(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["checksum"])' "$tmp/b.json") \
+       <(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["checksum"])' "$tmp/d.json") \
+  || fail "two identical runs give different fair shares"
+
+# The scaling check runs n, 2n and 4n.
+"$bin" bench fair-share --pools 10 --operations 50 --runs 1 --scaling > "$tmp/s.json" \
+  || fail "bench fair-share --scaling exits non-zero"
+check_json "$tmp/s.json" \
+  '[s["pools"] for s in r["scaling"]["sizes"]] == [10, 20, 40]' \
+  '[s["operations"] for s in r["scaling"]["sizes"]] == [50, 100, 200]' \
+  'all(s["per_element_ns"] > 0 and s["cpu_per_element_ns"] > 0 for s in r["scaling"]["sizes"])' \
+  'all("per_element_growth" in s and s["nlogn_growth"] > 1 for s in r["scaling"]["sizes"][1:])' \
+  'isinstance(r["scaling"]["grows_no_faster_than_nlogn"], bool)'
+
+# The default workload carries its target (one timed run only: this is not a measurement).
+"$bin" bench fair-share --runs 1 > "$tmp/n.json" || fail "bench fair-share (default) exits non-zero"
+check_json "$tmp/n.json" \
+  'r["workload"]["name"] == "normal" and r["workload"]["pools"] == 1000' \
+  'r["workload"]["operations"] == 10000 and r["workload"]["pools_per_level"] == [10, 100, 890]' \
+  'r["target_ms"] == 20 and isinstance(r["meets_target"], bool)' \
+  '90 <= r["workload"]["strong_guarantee_pools"] <= 110' \
+  'r["workload"]["burst_pools"] == 50 and r["workload"]["relaxed_pools"] == 50' \
+  'r["workload"]["fifo_pools"] > 0 and r["workload"]["gang_operations"] > 0' \
+  'r["workload"]["idle_pools"] > 0 and r["workload"]["saturated_pools"] > 0' \
+  'r["workload"]["strong_guarantee_cpu_ratio"] + r["workload"]["burst_guarantee_cpu_ratio"] <= 1'
+echo "bench smoke: ok"
