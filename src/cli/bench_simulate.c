@@ -187,7 +187,7 @@ static char *generate(const struct options *o, long long *jobs_out)
      * the first ones until the total is exact). */
     int n = o->operations;
     double *weight = malloc((size_t)n * sizeof *weight);
-    long long *count = malloc((size_t)n * sizeof *count);
+    long long *count = calloc((size_t)n, sizeof *count);   /* calloc: GCC -fsanitize sees a maybe-uninitialized read */
     if (!weight || !count) {
         free(weight);
         free(count);
