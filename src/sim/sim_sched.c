@@ -221,6 +221,13 @@ static int update_tree(struct ps_sim *sim, int tree, bool *performed, struct ps_
     T->dirty = false;
     sim->stats.fair_share_updates++;
     *performed = true;
+    /* A new snapshot is a new scheduling state; but with nothing pending no heartbeat can start
+     * anything whatever the fair shares, so dormant heartbeats stay dormant (the next pending
+     * job wakes them through sim_op_sync). */
+    if (T->runnable_pending == 0 && T->dormant) {
+        T->gen++;
+        return 0;
+    }
     rc = bump(sim, tree);
     if (rc != 0)
         return ps_error_set(err, rc, "out of memory");

@@ -72,6 +72,31 @@ for f in ("operations.csv", "events.jsonl"):
         sys.exit(f"FAIL: {f} changed with --pools-period")
 PY
 
+# Every operation that waits has one top reason from the documented list (core/pending.h).
+python3 - "$work/one" <<'PY'
+import json, sys
+out = sys.argv[1]
+known = {"suspended", "max_running_operation_count", "no_nodes", "no_matching_node",
+         "operation_resource_limits", "pool_resource_limits", "waiting_for_fair_share_update",
+         "usage_at_fair_share", "resources_fragmented", "no_node_fits", "no_free_resources",
+         "waiting_for_heartbeat"}
+s = json.load(open(f"{out}/summary.json"))
+seen = set()
+for line in open(f"{out}/events.jsonl"):
+    e = json.loads(line)
+    if e["event_type"] == "operation_pending":
+        if e["reason"] not in known or not e["message"]:
+            sys.exit(f"FAIL: reason {e}")
+        seen.add(e["reason"])
+if len(seen) < 4:
+    sys.exit(f"FAIL: only reasons {seen}")
+for p in s["pending_at_end"]:
+    if p["reason"] not in known or p["pending_job_count"] <= 0 and p["state"] == "running":
+        sys.exit(f"FAIL: pending_at_end {p}")
+if set(s["pending_reason_time"]) != known:
+    sys.exit(f"FAIL: pending_reason_time keys {sorted(s['pending_reason_time'])}")
+PY
+
 # Usage errors.
 "$bin" simulate "$work/s.json" 2> "$work/err" && fail "no --output accepted"
 grep -q "^error: simulate: missing --output DIR" "$work/err" || fail "message for a missing --output"
