@@ -125,10 +125,15 @@ assert [o["id"] for o in ops] == [sys.argv[2]], ops
 t = ops[0]["spec"]["tasks"]["task"]
 assert t["cpu_limit"] == 1.5 and t["memory_limit"] == 1 << 30 and t["job_count"] == 2, t
 assert t["environment"] == {"A": "1"}, t
+import time
+st = ops[0]["start_time"]
+assert type(st) is int and abs(st - time.time() * 1000) < 600000, st
 ' "$work/out" "$op" || fail "list-operations --format json: $(cat "$work/out")"
 run 0 list-operations
 sed -n 2p "$work/out" | grep -q "^$op  [a-z]*  *admin  *burst  *0/2 " || fail "list-operations table: $(cat "$work/out")"
 run 0 get-operation "$op"
+grep -q "^start time  *[0-9]\{4\}-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]Z$" "$work/out" \
+  || fail "get-operation shows the start time in ISO 8601 UTC: $(cat "$work/out")"
 grep -q "^tasks  *task: 2 x 'sleep 1', cpu 1.50, memory 1G$" "$work/out" || fail "get-operation block: $(cat "$work/out")"
 run 0 suspend-op "$op"
 run 0 get-operation "$op" --format json

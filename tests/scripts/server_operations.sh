@@ -75,8 +75,21 @@ try:
     o = s.ok("get_operation", {"operation_id": op})
     check(o["state"] == "completed" and o["progress"]["completed"] == 3, "completed %s %s" % (o["state"], o["progress"]))
     check("finish_time" in o, "finish_time")
+    # times are integer milliseconds since the epoch (formats.md section 1)
+    now_ms = int(time.time() * 1000)
+    for what, t in (("start_time", o["start_time"]), ("finish_time", o.get("finish_time"))):
+        check(type(t) is int and now_ms - 600000 < t <= now_ms + 1000,
+              "operation %s is integer ms near now: %r" % (what, t))
+    check(o["start_time"] <= o["finish_time"], "start before finish")
+    listed = [x for x in s.ok("list_operations", {})["operations"] if x["id"] == op]
+    check(len(listed) == 1 and listed[0]["start_time"] == o["start_time"]
+          and listed[0]["finish_time"] == o["finish_time"], "list_operations times %s" % listed)
     done = s.ok("list_jobs", {"operation_id": op, "state": "completed"})["jobs"]
     check(len(done) == 3, "list_jobs completed %d" % len(done))
+    for j in done:
+        check(type(j["start_time"]) is int and type(j["finish_time"]) is int
+              and o["start_time"] <= j["start_time"] <= j["finish_time"] <= now_ms + 1000,
+              "job times are integer ms: %r %r" % (j["start_time"], j.get("finish_time")))
     check(any(j.get("statistics", {}).get("user_job/max_memory") == 10 << 20 for j in done), "statistics kept")
 
     # unknown running job: told to abort
