@@ -62,6 +62,27 @@ expect_out '"gpu"' "tree attribute applied with the creation"
 run 1 create scheduler_pool_tree --attributes '{name=gpu}'
 expect_err_has 'error: create: ' "tree exists"
 run 0 create scheduler_pool_tree --attributes '{name=gpu}' --ignore-existing
+# YTsaurus puts the tree config under `config`
+run 0 create scheduler_pool_tree --attributes '{name=ssd; config={nodes_filter=ssd; max_operation_count=7}}'
+run 0 get //sys/pool_trees/ssd/@nodes_filter
+expect_out '"ssd"' "config={nodes_filter=...} applied with the creation"
+run 0 get //sys/pool_trees/ssd/@config/max_operation_count
+expect_out '7' "@config/key reads a tree attribute"
+run 0 set //sys/pool_trees/ssd/@config/nodes_filter '"ssd & !gpu"'
+run 0 get //sys/pool_trees/ssd/@nodes_filter
+expect_out '"ssd & !gpu"' "@config/key sets a tree attribute"
+run 0 get //sys/pool_trees/ssd/@config --format json
+python3 -c 'import json,sys; v=json.load(open(sys.argv[1])); assert v["nodes_filter"] == "ssd & !gpu" and v["max_operation_count"] == 7, v' "$work/out" \
+  || fail "@config is the whole tree config: $(cat "$work/out")"
+run 0 exists //sys/pool_trees/ssd
+expect_out true "tree created with config exists"
+run 1 create scheduler_pool_tree --attributes '{name=dup; nodes_filter=a; config={nodes_filter=b}}'
+expect_err_has 'nodes_filter' "a key both in config and flat"
+run 1 create scheduler_pool_tree --attributes '{name=bad; config=gpu}'
+expect_err_has 'config' "config must be a map"
+run 0 exists //sys/pool_trees/dup
+expect_out false "a refused create creates nothing"
+run 0 remove //sys/pool_trees/ssd
 
 run 0 create scheduler_pool --attributes '{name=root-pool; pool_tree=physical}'
 run 0 create scheduler_pool --attributes '{name=burst; pool_tree=physical; parent_name=root-pool}'
