@@ -124,6 +124,7 @@ expect_out true "orchid pool exists"
 # ---- remote errors: exit 1, the server's message, one line --------------------------------
 run 1 get //sys/pool_trees/physical/nope/@weight
 expect_err_has 'error: get: ' "get missing"
+expect_err_has '(HTTP 404, not found)' "the error class of a 404"
 run 0 set //sys/pools/root-pool/@weight 3
 run 1 set //sys/pools/root-pool/@weight -1
 expect_err_has 'error: set: ' "bad weight"
@@ -132,7 +133,7 @@ expect_out '3' "a refused change changes nothing"
 run 1 remove //sys/pool_trees/physical/root-pool
 expect_err_has 'root-pool' "remove a pool with children"
 run 1 list-operations --token wrong
-expect_err_has '(HTTP 401' "wrong token"
+expect_err_has '(HTTP 401, permission denied)' "wrong token"
 
 # ---- an operation's life (no nodes: it stays pending) --------------------------------------
 run 0 vanilla --pool burst --job-count 2 --command 'sleep 1' --cpu 1.5 --memory 1G --env A=1
