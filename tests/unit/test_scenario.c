@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,6 +142,7 @@ static void test_good_scenario(void **state)
     assert_int_equal(task->memory_limit_bytes, PS_SCENARIO_DEFAULT_MEMORY_LIMIT);
     assert_int_equal(task->max_memory_bytes, 0);
     assert_int_equal(task->tmpfs_size_bytes, 0);
+    assert_true(task->max_memory_spread == 0.0);                          /* default: exact */
     assert_null(task->cpu_usage);
 
     op = &sc->operations[1];
@@ -164,6 +166,7 @@ static void test_minimal_scenario_defaults(void **state)
     assert_int_equal(sc->heartbeat_period_ms, 5000);
     assert_int_equal(sc->fair_share_update_period_ms, 1000);
     assert_int_equal(sc->duration_ms, 0);
+    assert_true(sc->seed == 0);
     assert_int_equal(sc->node_count, 0);
     assert_string_equal(sc->default_tree, "only");      /* the only tree */
     assert_int_equal(sc->operation_count, 0);
@@ -351,6 +354,18 @@ static const struct bad_case bad_cases[] = {
      " {'id': 'y', 'start_time': 0, 'tasks': [" TASK "}]},"
      " {'id': 'x', 'start_time': 0, 'tasks': [" TASK "}]}]}",
      "operations[2].id: duplicate operation id \"x\" (also operations[0])"},
+    {"{" NODES ", " TREES ", " OP(TASK ", 'max_memory_spread': 1.5}") "}",
+     "operations[0].tasks[0].max_memory_spread: must be a number from 0 to 1 (the sigma of the "
+     "log of the job's peak), got 1.5"},
+    {"{" NODES ", " TREES ", " OP(TASK ", 'max_memory_spread': -0.1}") "}",
+     "operations[0].tasks[0].max_memory_spread: must be a number from 0 to 1 (the sigma of the "
+     "log of the job's peak), got -0.1"},
+    {"{" NODES ", " TREES ", " OP(TASK ", 'max_memory_spread': '0.2'}") "}",
+     "operations[0].tasks[0].max_memory_spread: must be a number from 0 to 1 (the sigma of the "
+     "log of the job's peak), got \"0.2\""},
+    {"{'seed': -1, " NODES ", " TREES "}", "seed: must be a non-negative integer, got -1"},
+    {"{'seed': 1.5, " NODES ", " TREES "}", "seed: must be a non-negative integer, got 1.5"},
+    {"{'sead': 1, " NODES ", " TREES "}", "scenario: unknown key \"sead\" (did you mean \"seed\"?)"},
 };
 
 static void test_bad_scenarios(void **state)
@@ -471,6 +486,58 @@ static void test_seed_scenario_parses(void **state)
     ps_scenario_free(sc);
 }
 
+/* max_memory_spread: the seed and the spread parse; each job's peak is a pure function of
+ * (seed, operation id, task name, index, attempt), lognormal around max_memory. */
+static void test_job_max_memory(void **state)
+{
+    (void)state;
+    struct ps_scenario *sc;
+    struct ps_error err;
+    assert_int_equal(parse("{'seed': 42, " NODES ", " TREES ", " OP(TASK ", 'name': 'm',"
+                           " 'max_memory': 1000000000, 'max_memory_spread': 0.2}") "}",
+                           &sc, &err), 0);
+    assert_true(sc->seed == 42);
+    const struct ps_scenario_task *t = &sc->operations[0].tasks[0];
+    assert_true(t->max_memory_spread == 0.2);
+
+    /* deterministic; any input changes the draw */
+    int64_t a = ps_scenario_job_max_memory(42, "x", t, 7, 0);
+    assert_int_equal(a, ps_scenario_job_max_memory(42, "x", t, 7, 0));
+    assert_int_not_equal(a, ps_scenario_job_max_memory(43, "x", t, 7, 0));
+    assert_int_not_equal(a, ps_scenario_job_max_memory(42, "y", t, 7, 0));
+    assert_int_not_equal(a, ps_scenario_job_max_memory(42, "x", t, 8, 0));
+    assert_int_not_equal(a, ps_scenario_job_max_memory(42, "x", t, 7, 1));
+    struct ps_scenario_task other = *t;
+    other.name = "n";
+    assert_int_not_equal(a, ps_scenario_job_max_memory(42, "x", &other, 7, 0));
+
+    /* the distribution: log(peak / max_memory) has mean ~0 and sd ~0.2 over 20000 jobs
+     * (standard errors 0.0014 and 0.001), and 5% of the jobs lie above exp(1.645 x 0.2) */
+    const int n = 20000;
+    double sum = 0, sum2 = 0;
+    int above = 0;
+    for (int i = 0; i < n; i++) {
+        int64_t p = ps_scenario_job_max_memory(42, "x", t, i, 0);
+        assert_true(p > 0);
+        double l = log((double)p / 1e9);
+        sum += l;
+        sum2 += l * l;
+        above += l > 1.645 * 0.2;
+    }
+    double mean = sum / n, sd = sqrt(sum2 / n - mean * mean);
+    assert_true(fabs(mean) < 0.006);
+    assert_true(fabs(sd - 0.2) < 0.005);
+    assert_true(above > n * 0.045 && above < n * 0.055);
+
+    /* spread 0 (the default) and max_memory 0: exactly max_memory */
+    other.max_memory_spread = 0;
+    assert_int_equal(ps_scenario_job_max_memory(42, "x", &other, 7, 0), 1000000000);
+    other.max_memory_spread = 1;
+    other.max_memory_bytes = 0;
+    assert_int_equal(ps_scenario_job_max_memory(42, "x", &other, 7, 0), 0);
+    ps_scenario_free(sc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -482,6 +549,7 @@ int main(void)
         cmocka_unit_test(test_length_bounded),
         cmocka_unit_test(test_format_roundtrip),
         cmocka_unit_test(test_seed_scenario_parses),
+        cmocka_unit_test(test_job_max_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
