@@ -14,7 +14,8 @@
  * time of single heartbeats (median, p99). Targets (shared/spec/performance.md): >= 20,000
  * heartbeats/s and >= 100,000 allocations/s on one core.
  *
- * Preemptive heartbeats: S of the operations (every O/S-th) are starving. They have their
+ * Preemptive heartbeats: S of the operations (every O/S-th; default 30%, so that the others'
+ * usage above their fair shares leaves victims on most nodes) are starving. They have their
  * demand and fair share from the start but are not runnable during fill and steady, so the
  * others fill the cluster beyond their fair shares. Then (untimed) they become runnable, a
  * starvation check runs (ps_starvation_update at 0 and after the starvation timeout) and every
@@ -84,7 +85,8 @@ static void print_help(void)
            "  --operations O  operations with pending jobs (default 1000)\n"
            "  --pools P       pools (default 100: 10 top-level pools and their leaves)\n"
            "  --rounds R      steady rounds over all nodes (default 5)\n"
-           "  --starving S    starving operations among the O (default O/20; 0: no preemptive round)\n\n"
+           "  --starving S    starving operations among the O (default 3/10 of O; 0: no preemptive\n"
+           "                  round)\n\n"
            "Targets (shared/spec/performance.md, default sizes): >= 20,000 heartbeats/s and\n"
            ">= 100,000 allocations/s on one core; a preemptive heartbeat costs <= 5x a regular one.\n"
            "Prints one JSON object on stdout.\n");
@@ -131,7 +133,7 @@ static int parse_args(int argc, char **argv, struct options *o)
         ps_bench_error(BENCH, "--starving: %lld is more than the %lld operations", starving, operations);
         return 2;
     }
-    o->starving = starving < 0 ? (int)(operations / 20) : (int)starving;
+    o->starving = starving < 0 ? (int)(operations * 3 / 10) : (int)starving;
     return 0;
 }
 
@@ -639,7 +641,7 @@ int ps_bench_schedule(int argc, char **argv)
         code = 1;
     } else {
         bool defaults = o.nodes == 10000 && o.operations == 1000;
-        bool judge_preemptive = defaults && o.starving == o.operations / 20;
+        bool judge_preemptive = defaults && o.starving == o.operations * 3 / 10;
         int64_t running = 0;
         for (int i = 0; i < o.nodes; i++)
             running += w.nodes[i].count;
