@@ -31,6 +31,16 @@ struct fs_volume {
     int64_t cpu;
 };
 
+/* The integral state of a pool or the root (a side table: operations, 90% of the elements,
+ * have none). */
+struct fs_integral {
+    struct fs_volume volume;
+    struct fs_volume overflow, acceptable, accepted_free, children_overflow;
+    double last_share_ratio;
+    bool can_accept_free_volume;
+    bool distributes_free_volume;
+};
+
 struct fs_elem {
     const struct ps_fs_element_input *in;
     struct ps_fs_element_output *out;
@@ -53,12 +63,9 @@ struct fs_elem {
     double total_burst_ratio;
     double total_flow_ratio;
 
-    /* integral state */
-    struct fs_volume volume;
-    struct fs_volume overflow, acceptable, accepted_free, children_overflow;
-    double last_share_ratio;
-    bool can_accept_free_volume;
-    bool distributes_free_volume;
+    /* integral state: pools and the root have their own entry in update->integ; every
+     * operation shares entry 0, which stays zero (operations have no volumes) */
+    struct fs_integral *ig;
 
     /* fair share functions */
     bool prepared;
@@ -87,6 +94,8 @@ struct ps_fs_update {
 
     struct fs_elem *el;
     int el_cap;
+    struct fs_integral *integ;    /* entry 0: the zero state of every operation */
+    int integ_cap;
     int *children;        /* CSR children lists; FIFO pools' lists are sorted by FIFO order */
     int *order;           /* scratch: pre-order, burst and relaxed lists */
     int order_cap;
