@@ -245,6 +245,15 @@ static bool is_neutral(const struct ps_plf *c, double top)
     return c->n == 2 && ps_plf_pt(c, 0)[1] == top && ps_plf_pt(c, 1)[1] == top;
 }
 
+static bool component_is_zero(const struct ps_plf *f, int r)
+{
+    const double *p = f->a + 1 + r;
+    for (int i = 0; i < f->n; i++, p += DIM + 1)
+        if (*p != 0.0)
+            return false;
+    return true;
+}
+
 static void prepare_mffbs(struct ps_fs_update *u, struct fs_elem *e, const struct ps_plf *fsbff,
                           struct ps_plf *scratch_mffbs)
 {
@@ -252,7 +261,27 @@ static void prepare_mffbs(struct ps_fs_update *u, struct fs_elem *e, const struc
     struct ps_share guarantee = fs_guarantee_share(e);
     double top = ps_plf_right_bound(fsbff);
     int used = 0;
+    double left = ps_plf_left_bound(fsbff);
     for (int r = 0; r < DIM; r++) {
+        if (left < top && component_is_zero(fsbff, r)) {
+            /* The chain on an identically zero component (either sign) always ends with the
+             * constant (0, top) - (1, top): neutral. */
+            if (r == DIM - 1 && used == 0) {
+                struct ps_plf_buf *b = &u->comp[r];
+                ps_plf_buf_clear(b, 1);
+                if (!ps_plf_buf_reserve(b, 2)) {
+                    u->oom = true;
+                    return;
+                }
+                b->a[0] = 0.0;
+                b->a[1] = top;
+                b->a[2] = 1.0;
+                b->a[3] = top;
+                b->n = 2;
+                comps[used++] = ps_plf_buf_view(b);
+            }
+            continue;
+        }
         ps_plf_max_fit_factor_component(&u->b[1], &u->b[2], &u->comp[r], fsbff, r, e->limits_share.v[r],
                                         guarantee.v[r]);
         struct ps_plf c = ps_plf_buf_view(&u->comp[r]);
