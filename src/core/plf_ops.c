@@ -332,6 +332,14 @@ PLF_INLINE int scalar_segment_at(const double *a, int last, int i, double x)
     return i;
 }
 
+/* The second half of scalar_segment_at: at a vertical segment starting at x, that one. */
+PLF_INLINE int scalar_vertical_step(const double *a, int last, int i, double x)
+{
+    if (i < last && a[2 * (i + 1)] == x && a[2 * (i + 2)] == x && a[2 * (i + 1) + 1] != a[2 * (i + 2) + 1])
+        i++;
+    return i;
+}
+
 void ps_plf_pointwise_min(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const struct ps_plf *f,
                           const struct ps_plf *g)
 {
@@ -376,6 +384,9 @@ void ps_plf_pointwise_min(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const 
             break;
         if (b > hi)
             break;
+        /* Every point before nf (ng) lies at or before a < b and the one at nf is at or after b,
+         * so the walk of scalar_segment_at from sf stops at nf - 1 (or at the last segment). */
+        int ef = nf - 1 < flast ? nf - 1 : flast, eg = ng - 1 < glast ? ng - 1 : glast;
         while (nf < fn && fa_[2 * nf] <= b)
             nf++;
         while (ng < gn && ga_[2 * ng] <= b)
@@ -383,8 +394,8 @@ void ps_plf_pointwise_min(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const 
         int rf = (fa_[2 * (sf + 1)] <= a && sf + 1 <= flast) ? sf + 1 : sf;
         int rg = (ga_[2 * (sg + 1)] <= a && sg + 1 <= glast) ? sg + 1 : sg;
         double fa = fr, ga = gr;
-        sf = scalar_segment_at(fa_, flast, sf, b);
-        sg = scalar_segment_at(ga_, glast, sg, b);
+        sf = scalar_vertical_step(fa_, flast, sf > ef ? sf : ef, b);
+        sg = scalar_vertical_step(ga_, glast, sg > eg ? sg : eg, b);
         scalar_limits(fa_ + 2 * sf, b, &fl, &fr);
         scalar_limits(ga_ + 2 * sg, b, &gl, &gr);
         double x0 = a;
