@@ -9,6 +9,7 @@
  * and its fit factor into the children's suggestions.
  */
 #include <float.h>
+#include <stddef.h>
 #include <math.h>
 #include <string.h>
 
@@ -349,11 +350,12 @@ void fs_prepare_subtree(struct ps_fs_update *u, int root)
     }
     for (int k = n - 1; k >= 0; k--) {
         int i = u->order[k];
-        /* The order jumps around the element array: fetch the next elements ahead (their state
-         * spans 13 cache lines, and an operation also reads its input's gang flag). */
+        /* The order jumps around the element array: fetch the next elements ahead (the state
+         * read here spans the first 6 cache lines, and an operation also reads its input's
+         * gang flag). */
         if (k >= 2) {
             const char *next = (const char *)&u->el[u->order[k - 2]];
-            for (size_t off = 0; off < sizeof(struct fs_elem); off += 64)
+            for (size_t off = 0; off < offsetof(struct fs_elem, demand) + 63; off += 64)
                 __builtin_prefetch(next + off);
         }
         if (k >= 1)

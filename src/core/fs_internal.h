@@ -54,18 +54,7 @@ struct fs_elem {
 
     double weight;     /* effective */
 
-    struct ps_resources demand, usage, limits, inferred_sg;
     struct ps_share limits_share, demand_share, usage_share, sg_share, proposed;
-
-    double burst_ratio;             /* adjusted (scaled when burst guarantees overcommit) */
-    double specified_burst_ratio;
-    double flow_ratio;
-    double total_burst_ratio;
-    double total_flow_ratio;
-
-    /* integral state: pools and the root have their own entry in update->integ; every
-     * operation shares entry 0, which stays zero (operations have no volumes) */
-    struct fs_integral *ig;
 
     /* fair share functions */
     bool prepared;
@@ -84,6 +73,19 @@ struct fs_elem {
     /* top-down pass */
     double suggestion;
     struct ps_share suggested_share;  /* improved mode */
+
+    /* Not read by the preparation of the functions (fs_prepare_subtree fetches the element
+     * only up to here). */
+    struct ps_resources demand, usage, limits, inferred_sg;
+    double burst_ratio;             /* adjusted (scaled when burst guarantees overcommit) */
+    double specified_burst_ratio;
+    double flow_ratio;
+    double total_burst_ratio;
+    double total_flow_ratio;
+
+    /* integral state: pools and the root have their own entry in update->integ; every
+     * operation shares entry 0, which stays zero (operations have no volumes) */
+    struct fs_integral *ig;
 };
 
 struct ps_fs_update {
