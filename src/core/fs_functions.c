@@ -96,7 +96,7 @@ static int children_views(struct ps_fs_update *u, struct fs_elem *e)
         if (w > FS_EPSILON && w < min_weight)
             min_weight = w;
     }
-    e->min_child_weight = min_weight;
+    e->ig->min_child_weight = min_weight;
     for (int k = 0; k < e->child_count; k++) {
         const struct fs_elem *c = &u->el[u->children[e->first_child + k]];
         double scale = c->weight / min_weight;
@@ -127,13 +127,13 @@ static void improved_fsbff(struct ps_fs_update *u, struct fs_elem *e, struct ps_
         total += u->views[k].n;
     double *points = ps_arena_alloc(&u->persistent, (size_t)total * 2 * sizeof *points);
     struct ps_plf_cursor *cursors = ps_arena_alloc(&u->scratch, (size_t)c * sizeof *cursors);
-    e->imp_views = ps_arena_alloc(&u->persistent, (size_t)c * sizeof *e->imp_views);
-    if (!points || !cursors || !e->imp_views) {
+    e->ig->imp_views = ps_arena_alloc(&u->persistent, (size_t)c * sizeof *e->ig->imp_views);
+    if (!points || !cursors || !e->ig->imp_views) {
         u->oom = true;
         return;
     }
-    memcpy(e->imp_views, u->views, (size_t)c * sizeof *e->imp_views);
-    const struct ps_plf *views = e->imp_views;
+    memcpy(e->ig->imp_views, u->views, (size_t)c * sizeof *e->ig->imp_views);
+    const struct ps_plf *views = e->ig->imp_views;
     int n = 0;
     for (int k = 0; k < c; k++) {
         const struct ps_plf *f = &views[k];
@@ -152,8 +152,8 @@ static void improved_fsbff(struct ps_fs_update *u, struct fs_elem *e, struct ps_
         }
     }
     ps_plf_sort_pairs(&u->ctx, points, n);
-    e->imp_points = points;
-    e->imp_count = n;
+    e->ig->imp_points = points;
+    e->ig->imp_count = n;
     /* The children's sum at every critical point: children before the switching one give their
      * right limits, after it their left limits, and it gives both. */
     double l[DIM], r[DIM], left[DIM], right[DIM];
@@ -184,9 +184,9 @@ static void improved_fsbff(struct ps_fs_update *u, struct fs_elem *e, struct ps_
  * the last point at fit factor p (they differ only for the child that switches there). */
 static void improved_child_value(const struct fs_elem *e, int k, int p, bool last, double *out)
 {
-    int idx = (int)e->imp_points[2 * p + 1];
+    int idx = (int)e->ig->imp_points[2 * p + 1];
     double l[DIM], r[DIM];
-    ps_plf_limits_at(&e->imp_views[k], e->imp_points[2 * p], l, r);
+    ps_plf_limits_at(&e->ig->imp_views[k], e->ig->imp_points[2 * p], l, r);
     bool right = last ? k <= idx : k < idx;
     memcpy(out, right ? r : l, sizeof l);
 }
@@ -202,8 +202,8 @@ static void improved_child_share(const struct fs_elem *e, int k, double f, doubl
         return;
     }
     int p = (int)ceil(f);
-    if (p >= e->imp_count)
-        p = e->imp_count - 1;
+    if (p >= e->ig->imp_count)
+        p = e->ig->imp_count - 1;
     double b[DIM];
     improved_child_value(e, k, p, false, b);
     if (f == (double)p) {
@@ -304,7 +304,7 @@ static void prepare_mffbs(struct ps_fs_update *u, struct fs_elem *e, const struc
      * every one in the improved mode) is used once, by the composition, straight from the
      * builder. */
     if (e->kind != PS_ELEM_OPERATION && !u->options->enable_improved_fair_share_by_fit_factor_computation)
-        e->mffbs = fs_commit(u, &u->persistent, current);
+        e->ig->mffbs = fs_commit(u, &u->persistent, current);
     else
         *scratch_mffbs = current;
 }
@@ -323,13 +323,16 @@ static void prepare_element(struct ps_fs_update *u, int i)
         return;
     }
     struct ps_plf fsbff = ps_plf_buf_view(fsbff_buf);
-    e->fsbff_right = ps_plf_right_bound(&fsbff);
     struct ps_plf mffbs = {NULL, 0, 1};
-    e->mffbs = mffbs;
+    /* Operations share the zero side entry: only pools and the root write theirs. */
+    if (e->kind != PS_ELEM_OPERATION) {
+        e->ig->fsbff_right = ps_plf_right_bound(&fsbff);
+        e->ig->mffbs = mffbs;
+    }
     prepare_mffbs(u, e, &fsbff, &mffbs);
     if (u->oom || u->ctx.oom)
         return;
-    ps_plf_compose(&u->ctx, &u->b[4], &fsbff, mffbs.a ? &mffbs : &e->mffbs);
+    ps_plf_compose(&u->ctx, &u->b[4], &fsbff, mffbs.a ? &mffbs : &e->ig->mffbs);
     struct ps_plf composed = ps_plf_buf_view(&u->b[4]);
     ps_plf_compress(&u->b[5], &composed, FS_COMPRESS_EPSILON);
     e->fsbs = fs_commit(u, &u->persistent, ps_plf_buf_view(&u->b[5]));
@@ -391,7 +394,7 @@ static double child_suggestion(const struct ps_fs_update *u, const struct fs_ele
         return 0.0;
     }
     const struct fs_elem *c = &u->el[u->children[e->first_child + k]];
-    double x = f * (c->weight / e->min_child_weight);
+    double x = f * (c->weight / e->ig->min_child_weight);
     return x < 1.0 ? x : 1.0;
 }
 
@@ -432,7 +435,7 @@ static void compute_pool(struct ps_fs_update *u, struct fs_elem *e)
     /* MFFBS(suggestion) is usually right; precision may make the children's shares at it exceed
      * the pool's by more than epsilon, and then a slightly smaller fit factor is searched. */
     struct fit_check check = {u, e, ps_share_add(suggested, ps_share_fill(FS_EPSILON)), true};
-    double f = ps_plf_scalar_at(&e->mffbs, e->suggestion);
+    double f = ps_plf_scalar_at(&e->ig->mffbs, e->suggestion);
     /* When f fits, the children's shares at their suggestions are the ones just computed (the
      * same function at the same argument): they are kept for their own step. */
     bool known = children_fit(f, &check);
@@ -483,7 +486,7 @@ static void compute_pool_improved(struct ps_fs_update *u, struct fs_elem *e)
         return;
     }
     struct fit_check check = {u, e, e->suggested_share, false};
-    double f = ps_bisect_inverse_lower_bound(0.0, e->fsbff_right, children_shares_fit, &check);
+    double f = ps_bisect_inverse_lower_bound(0.0, e->ig->fsbff_right, children_shares_fit, &check);
     /* Negligible fit factors are zero, so that nothing tiny is handed out. */
     if (f < FS_EPSILON)
         f = 0.0;

@@ -31,14 +31,25 @@ struct fs_volume {
     int64_t cpu;
 };
 
-/* The integral state of a pool or the root (a side table: operations, 90% of the elements,
- * have none). */
+/* The integral state and the pool-only function state of a pool or the root (a side table:
+ * operations, 90% of the elements, have none). */
 struct fs_integral {
     struct fs_volume volume;
     struct fs_volume overflow, acceptable, accepted_free, children_overflow;
     double last_share_ratio;
     bool can_accept_free_volume;
     bool distributes_free_volume;
+
+    /* Fair share functions that only pools and the root keep (fs_functions.c). */
+    struct ps_plf mffbs;       /* max fit factor by suggestion (scalar) */
+    /* Improved mode, normal pools: the children's functions as summed (scaled, extended) and the
+     * critical points (suggestion, child index) in the order they became fit factors 0, 1, ...;
+     * a child's share by fit factor is evaluated from them without being stored. */
+    struct ps_plf *imp_views;
+    double *imp_points;
+    int imp_count;
+    double fsbff_right;        /* right bound of the share-by-fit-factor function */
+    double min_child_weight;   /* normal pools: smallest child weight above epsilon */
 };
 
 struct fs_elem {
@@ -60,15 +71,6 @@ struct fs_elem {
     bool prepared;
     bool share_known;          /* top-down: out->fair_share.total already holds FSBS(suggestion) */
     struct ps_plf fsbs;        /* fair share by suggestion (vector) */
-    struct ps_plf mffbs;       /* max fit factor by suggestion (scalar) */
-    /* Improved mode, normal pools: the children's functions as summed (scaled, extended) and the
-     * critical points (suggestion, child index) in the order they became fit factors 0, 1, ...;
-     * a child's share by fit factor is evaluated from them without being stored. */
-    struct ps_plf *imp_views;
-    double *imp_points;
-    int imp_count;
-    double fsbff_right;        /* right bound of the share-by-fit-factor function */
-    double min_child_weight;   /* normal pools: smallest child weight above epsilon */
 
     /* top-down pass */
     double suggestion;
