@@ -394,8 +394,9 @@ void ps_plf_pointwise_min(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const 
             nf++;
         while (ng < gn && ga_[2 * ng] <= b)
             ng++;
-        int rf = (fa_[2 * (sf + 1)] <= a && sf + 1 <= flast) ? sf + 1 : sf;
-        int rg = (ga_[2 * (sg + 1)] <= a && sg + 1 <= glast) ? sg + 1 : sg;
+        /* The segments right of a: points before nf0 (ng0) are the ones at or before a. */
+        int rf = (sf + 1 < nf0 && sf + 1 <= flast) ? sf + 1 : sf;
+        int rg = (sg + 1 < ng0 && sg + 1 <= glast) ? sg + 1 : sg;
         double fa = fr, ga = gr;
         sf = merged_segment(fa_, flast, nf0, nf);
         sg = merged_segment(ga_, glast, ng0, ng);
