@@ -7,5 +7,6 @@ const struct ps_command ps_commands[] = {
      ps_cmd_fair_share},
     {"trace", "import a cluster trace as a scenario (trace import alibaba-gpu DIR)", ps_cmd_trace},
     {"bench", "measure the engine's hot paths on synthetic workloads (JSON figures)", ps_cmd_bench},
+    {"node", "run a node agent: register with the scheduler and run its jobs", ps_cmd_node},
     {NULL, NULL, NULL},
 };

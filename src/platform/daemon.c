@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -88,4 +89,31 @@ int64_t ps_daemon_wall_ms(void)
 long ps_daemon_pid(void)
 {
     return (long)getpid();
+}
+
+int ps_daemon_make_dirs(const char *path, unsigned mode, struct ps_error *err)
+{
+    char buf[4096];
+    size_t n = strlen(path);
+    if (n == 0 || n >= sizeof buf)
+        return ps_error_set(err, PS_EINVAL, "directory path \"%.60s\": empty or too long", path);
+    memcpy(buf, path, n + 1);
+    for (size_t i = 1; i <= n; i++) {
+        if (buf[i] != '/' && buf[i] != '\0')
+            continue;
+        char c = buf[i];
+        buf[i] = '\0';
+        if (mkdir(buf, (mode_t)mode) != 0 && errno != EEXIST)
+            return ps_error_set(err, PS_EIO, "mkdir(%s): %s", buf, strerror(errno));
+        buf[i] = c;
+    }
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+        return ps_error_set(err, PS_EIO, "%s: not a directory", path);
+    return 0;
+}
+
+bool ps_daemon_is_root(void)
+{
+    return geteuid() == 0;
 }

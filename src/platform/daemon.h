@@ -12,6 +12,7 @@
 #ifndef PS_PLATFORM_DAEMON_H
 #define PS_PLATFORM_DAEMON_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -41,5 +42,12 @@ int64_t ps_daemon_wall_ms(void);
 
 /* The process id, for log lines and default names. */
 long ps_daemon_pid(void);
+
+/* Creates path and its missing parents with mode (as mkdir -p); an existing directory is fine.
+ * Errors: PS_EINVAL for an empty or too long path; PS_EIO naming the part that failed. */
+int ps_daemon_make_dirs(const char *path, unsigned mode, struct ps_error *err);
+
+/* True when the process runs as root (euid 0). */
+bool ps_daemon_is_root(void);
 
 #endif

@@ -21,6 +21,9 @@ import time
 SECRET = "test-secret-123"
 BIN = sys.argv[1]
 GROUP = sys.argv[2] if len(sys.argv) > 2 else "all"
+# Node ids name the node's cgroup, and a starting node kills jobs an earlier node of the same id
+# left there: tests running in parallel must never share one.
+NODE = "t%d" % os.getpid()
 
 
 class Fail(Exception):
@@ -145,7 +148,7 @@ class FakeScheduler:
 
 
 class Node:
-    def __init__(self, sched, tmp, node_id="n1", extra=(), resources="cpu=2,memory=2G,user_slots=8",
+    def __init__(self, sched, tmp, node_id=NODE, extra=(), resources="cpu=2,memory=2G,user_slots=8",
                  env_secret=True):
         self.work = os.path.join(tmp, "work-" + node_id)
         self.log_path = os.path.join(tmp, "node-%s.log" % node_id)
@@ -204,7 +207,7 @@ def case_protocol_and_output(sched, tmp):
     try:
         sched.wait(lambda: len(sched.requests) >= 2, 10, "two heartbeats")
         r = sched.requests[0]
-        check(r["node_id"] == "n1" and r["tags"] == ["gpu", "ssd"], "identity", r)
+        check(r["node_id"] == NODE and r["tags"] == ["gpu", "ssd"], "identity", r)
         check(r["resource_limits"] == {"cpu": 2.0, "memory": 2 << 30, "user_slots": 8},
               "resource limits", r)
         check(sched.auth[0] == "OAuth " + SECRET, "token")
@@ -308,7 +311,7 @@ def case_registration_refused(sched, tmp):
     with sched.lock:
         sched.override = None
     env = dict(os.environ, POOLSCHED_CLUSTER_SECRET="wrong")
-    out = subprocess.run([BIN, "node", "--scheduler", sched.url(), "--node-id", "n2",
+    out = subprocess.run([BIN, "node", "--scheduler", sched.url(), "--node-id", NODE + "b",
                           "--resources", "cpu=1,memory=1G", "--work-dir",
                           os.path.join(tmp, "w2")], env=env, capture_output=True, text=True,
                          timeout=20)
@@ -428,11 +431,11 @@ def case_cpu_monitor(sched, tmp):
         weights = "CPU guarantees as cgroup weights" in caps
         limits = "CPU limits enforced" in caps
         if weights:
-            d = cgroup_dir("cpu", "n1", "idle") or cgroup_dir(None, "n1", "idle")
+            d = cgroup_dir("cpu", NODE, "idle") or cgroup_dir(None, NODE, "idle")
             check(d is not None, "the idle job's cgroup exists")
             shares = read_int(d + "/cpu.shares") or read_int(d + "/cpu.weight")
             g = sched.running["idle"]["cpu_guarantee"]
-            ddry = cgroup_dir("cpu", "n1", "idle-dry") or cgroup_dir(None, "n1", "idle-dry")
+            ddry = cgroup_dir("cpu", NODE, "idle-dry") or cgroup_dir(None, NODE, "idle-dry")
             dshares = read_int(ddry + "/cpu.shares") or read_int(ddry + "/cpu.weight")
             print("cgroup weights: idle %s (guarantee %.3f), dry run %s" % (shares, g, dshares))
             check(int(shares) < int(dshares), "reclaim lowered the idle job's weight, the dry "
