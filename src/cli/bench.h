@@ -21,6 +21,7 @@ struct ps_bench {
 extern const struct ps_bench ps_benches[];
 
 int ps_bench_fair_share(int argc, char **argv);
+int ps_bench_http(int argc, char **argv);   /* bench_http.c */
 
 /* ---- helpers shared by the benchmarks ----------------------------------------------------- */
 
