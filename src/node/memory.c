@@ -25,7 +25,7 @@ size_t ps_node_overdraft_victims(const struct ps_node_memory_use *jobs, size_t c
         return 0;
     int64_t total = 0;
     for (size_t i = 0; i < count; i++)
-        if (jobs[i].memory_bytes > 0)
+        if (jobs[i].eligible && jobs[i].memory_bytes > 0)
             total += jobs[i].memory_bytes;
     if (total <= node_memory_bytes)
         return 0;

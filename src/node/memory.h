@@ -20,11 +20,12 @@ struct ps_node_memory_use {
     const char *job_id;         /* the final tie-break of the order */
     int64_t memory_bytes;       /* current usage */
     int64_t reserve_bytes;      /* <= 0: no reserve known, never an overdraft victim */
-    bool eligible;              /* false for jobs already being aborted or interrupted out */
+    bool eligible;              /* false for jobs already being aborted: they neither count
+                                 * towards the node's usage (their memory is about to be freed)
+                                 * nor are chosen again */
 };
 
-/* Chooses the jobs to abort for resource_overdraft. jobs[0..count) are all running jobs
- * (ineligible ones still count towards the node's usage). Writes the indexes of the victims
+/* Chooses the jobs to abort for resource_overdraft. jobs[0..count) are all running jobs. Writes the indexes of the victims
  * into victims[] (room for count) in the order to abort them and returns how many: none while
  * the sum of memory_bytes is at most node_memory_bytes (or node_memory_bytes <= 0, no limit).
  * Victims are eligible jobs with memory_bytes > reserve_bytes > 0, by overdraft

@@ -410,21 +410,21 @@ static void test_overdraft_victims(void **state)
         {"b", 500, 100, true},   /* overdraft 400 */
         {"c", 200, 0, true},     /* no reserve: never a victim */
         {"d", 150, 200, true},   /* within its reserve */
-        {"e", 600, 100, false},  /* already being aborted */
+        {"e", 600, 100, false},  /* already being aborted: neither counted nor chosen */
     };
     size_t v[5];
-    /* total 1750 <= 2000: nothing */
-    assert_int_equal(ps_node_overdraft_victims(use, 5, 2000, v), 0);
+    /* total 1150 (e's 600 is on its way out) <= 1200: nothing */
+    assert_int_equal(ps_node_overdraft_victims(use, 5, 1200, v), 0);
     /* no limit: nothing */
     assert_int_equal(ps_node_overdraft_victims(use, 5, 0, v), 0);
-    /* 1750 > 1500: b (largest overdraft) alone brings it to 1250 */
-    assert_int_equal(ps_node_overdraft_victims(use, 5, 1500, v), 1);
+    /* 1150 > 1000: b (largest overdraft) alone brings it to 650 */
+    assert_int_equal(ps_node_overdraft_victims(use, 5, 1000, v), 1);
     assert_int_equal(v[0], 1);
-    /* 1750 > 1000: b then a, 950 */
-    assert_int_equal(ps_node_overdraft_victims(use, 5, 1000, v), 2);
+    /* 1150 > 600: b then a, 350 */
+    assert_int_equal(ps_node_overdraft_victims(use, 5, 600, v), 2);
     assert_int_equal(v[0], 1);
     assert_int_equal(v[1], 0);
-    /* never below what ineligible jobs hold: only b and a qualify */
+    /* jobs without reserve or within it are never chosen: only b and a qualify */
     assert_int_equal(ps_node_overdraft_victims(use, 5, 100, v), 2);
     /* ties by job id */
     struct ps_node_memory_use tie[] = {{"y", 200, 100, true}, {"x", 200, 100, true}};
