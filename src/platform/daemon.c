@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -116,4 +117,24 @@ int ps_daemon_make_dirs(const char *path, unsigned mode, struct ps_error *err)
 bool ps_daemon_is_root(void)
 {
     return geteuid() == 0;
+}
+
+int ps_daemon_self_exe(char *buf, size_t size, struct ps_error *err)
+{
+    ssize_t n = readlink("/proc/self/exe", buf, size);
+    if (n < 0)
+        return ps_error_set(err, PS_EIO, "readlink(/proc/self/exe): %s", strerror(errno));
+    if ((size_t)n >= size)
+        return ps_error_set(err, PS_EINVAL, "the executable's path is too long");
+    buf[n] = '\0';
+    return 0;
+}
+
+int ps_daemon_make_temp_dir(char *template_path, unsigned mode, struct ps_error *err)
+{
+    if (!mkdtemp(template_path))
+        return ps_error_set(err, PS_EIO, "mkdtemp(%s): %s", template_path, strerror(errno));
+    if (chmod(template_path, (mode_t)mode) != 0)
+        return ps_error_set(err, PS_EIO, "chmod(%s): %s", template_path, strerror(errno));
+    return 0;
 }

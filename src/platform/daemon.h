@@ -50,4 +50,13 @@ int ps_daemon_make_dirs(const char *path, unsigned mode, struct ps_error *err);
 /* True when the process runs as root (euid 0). */
 bool ps_daemon_is_root(void);
 
+/* The absolute path of the running executable (/proc/self/exe), for starting more of itself.
+ * Errors: PS_EIO; PS_EINVAL when it does not fit in size bytes. */
+int ps_daemon_self_exe(char *buf, size_t size, struct ps_error *err);
+
+/* Creates a new directory from a template ending in XXXXXX (mkdtemp), in place, then gives it
+ * mode (0755 when jobs running as another user must reach below it). Errors: PS_EIO naming the
+ * path. */
+int ps_daemon_make_temp_dir(char *template_path, unsigned mode, struct ps_error *err);
+
 #endif
