@@ -22,4 +22,24 @@ int ps_cmd_trace(int argc, char **argv);       /* cmd_trace.c: trace import alib
 int ps_cmd_scheduler(int argc, char **argv);   /* server/cmd_scheduler.c */
 int ps_cmd_node(int argc, char **argv);        /* cmd_node.c: the node agent */
 
+/* Client commands of the scheduler (docs/api.md); cmd_cypress.c */
+int ps_cmd_get(int argc, char **argv);
+int ps_cmd_set(int argc, char **argv);
+int ps_cmd_list(int argc, char **argv);
+int ps_cmd_create(int argc, char **argv);
+int ps_cmd_remove(int argc, char **argv);
+int ps_cmd_exists(int argc, char **argv);
+/* cmd_ops.c */
+int ps_cmd_vanilla(int argc, char **argv);
+int ps_cmd_start_op(int argc, char **argv);
+int ps_cmd_list_operations(int argc, char **argv);
+int ps_cmd_get_operation(int argc, char **argv);
+int ps_cmd_abort_op(int argc, char **argv);
+int ps_cmd_suspend_op(int argc, char **argv);
+int ps_cmd_resume_op(int argc, char **argv);
+int ps_cmd_complete_op(int argc, char **argv);
+int ps_cmd_update_op_parameters(int argc, char **argv);
+int ps_cmd_list_jobs(int argc, char **argv);
+int ps_cmd_get_job_stderr(int argc, char **argv);
+
 #endif

@@ -445,6 +445,22 @@ static void init_integral_lists(struct ps_fs_update *u)
             u->stack[top++] = u->children[e->first_child + k];
     }
     u->burst_count = u->relaxed_count = 0;
+    /* Upstream prepares an integral pool's whole subtree while computing its share and resets
+     * only the pool itself, so below another integral pool the functions in between go stale
+     * (its scheduler can even abort on the result). Computed the same way here, but said. */
+    for (int k = 1; k < n; k++) {
+        const struct fs_elem *e = &u->el[u->order[k]];
+        if (e->gtype == PS_GUARANTEE_NONE)
+            continue;
+        for (int a = e->parent; a > 0; a = u->el[a].parent)
+            if (u->el[a].gtype != PS_GUARANTEE_NONE) {
+                fs_add_alert(u, "integral pool %s is nested in integral pool %s; upstream's shares for "
+                                "nested integral pools are not consistent",
+                             e->in->name ? e->in->name : "<unnamed>",
+                             u->el[a].in->name ? u->el[a].in->name : "<unnamed>");
+                break;
+            }
+    }
     for (int k = 0; k < n; k++) {
         const struct fs_elem *e = &u->el[u->order[k]];
         if (e->gtype == PS_GUARANTEE_BURST)

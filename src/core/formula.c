@@ -538,3 +538,29 @@ int ps_formula_size(const struct ps_formula *f)
 {
     return f ? f->code_len : 0;
 }
+
+int ps_formula_parse_filter(const char *key, const char *text, struct ps_formula **out,
+                            struct ps_error *err)
+{
+    struct ps_formula *formula = NULL;
+    if (out)
+        *out = NULL;
+    int rc = ps_formula_parse(text, &formula, err);
+    if (rc != 0) {
+        ps_error_prefix(err, "%s", key);
+        return rc;
+    }
+    int size = ps_formula_size(formula);
+    if (size > PS_FORMULA_MAX_FILTER_TOKENS) {
+        ps_formula_free(formula);
+        return ps_error_set(err, PS_EINVAL,
+                            "%s: more than %d tokens in a scheduling tag filter are not allowed, "
+                            "got %d in \"%s\"",
+                            key, PS_FORMULA_MAX_FILTER_TOKENS, size, text);
+    }
+    if (out)
+        *out = formula;
+    else
+        ps_formula_free(formula);
+    return 0;
+}

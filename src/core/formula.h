@@ -42,6 +42,16 @@ bool ps_formula_is_empty(const struct ps_formula *formula);
  * most 100 (MaxSchedulingTagRuleCount). */
 int ps_formula_size(const struct ps_formula *formula);
 
+/* YTsaurus's limit on a scheduling_tag_filter: at most this many tokens (MaxSchedulingTagRuleCount). */
+#define PS_FORMULA_MAX_FILTER_TOKENS 100
+
+/* Parses text as a scheduling_tag_filter: a formula of at most PS_FORMULA_MAX_FILTER_TOKENS
+ * tokens. key names the setting in messages ("scheduling_tag_filter: invalid formula ...").
+ * On success *out (when out is not NULL) owns the formula; with out NULL the text is only
+ * validated. On error *out is NULL. */
+int ps_formula_parse_filter(const char *key, const char *text, struct ps_formula **out,
+                            struct ps_error *err);
+
 /* True iff name is a valid variable (tag) name by the grammar above. */
 bool ps_formula_valid_variable(const char *name);
 

@@ -9,25 +9,12 @@
 #define OFF(field) offsetof(struct ps_operation_spec, field)
 #define TOFF(field) offsetof(struct ps_op_tree_options, field)
 #define HUGE_MAX 1e308
-#define MAX_FILTER_TOKENS 100
 #define MIN_WEIGHT 1.4901161193847656e-08
 #define MAX_WEIGHT 67108864.0
 
 static int check_filter(const char *key, const char *text, struct ps_error *err)
 {
-    struct ps_formula *formula = NULL;
-    int rc = ps_formula_parse(text, &formula, err);
-    if (rc != 0) {
-        ps_error_prefix(err, "%s", key);
-        return rc;
-    }
-    int size = ps_formula_size(formula);
-    ps_formula_free(formula);
-    if (size > MAX_FILTER_TOKENS)
-        return ps_error_set(err, PS_EINVAL,
-                            "%s: more than %d tokens in a scheduling tag filter are not allowed, got %d",
-                            key, MAX_FILTER_TOKENS, size);
-    return 0;
+    return ps_formula_parse_filter(key, text, NULL, err);
 }
 
 /* ---- per-tree options -------------------------------------------------------------------- */

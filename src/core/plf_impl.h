@@ -72,6 +72,18 @@ PLF_INLINE bool flat_values(const double *lv, const double *rv, int dim)
     return true;
 }
 
+/* Interpolation parameter of x in a non-vertical segment [l, r]. The division gives exactly 1
+ * at x == r and +0 at x == l (the domains are finite, so r - l is a finite positive number):
+ * those cases, common at critical points, skip it with the same bits. */
+PLF_INLINE double seg_param(double x, double l, double r)
+{
+    if (x == r)
+        return 1.0;
+    if (x == l)
+        return 0.0;
+    return (x - l) / (r - l);
+}
+
 /* Interpolation inside segment i (which must not be vertical). */
 PLF_INLINE void seg_interp_d(const struct ps_plf *f, int dim, int i, double x, double *out)
 {
@@ -81,7 +93,7 @@ PLF_INLINE void seg_interp_d(const struct ps_plf *f, int dim, int i, double x, d
         return;
     }
     double l = XD(f, dim, i), r = XD(f, dim, i + 1);
-    double t = (x - l) / (r - l);
+    double t = seg_param(x, l, r);
     for (int k = 0; k < dim; k++)
         out[k] = lerp(lv[k], rv[k], t);
 }

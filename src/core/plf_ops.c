@@ -244,7 +244,7 @@ PLF_INLINE void sum_points(struct ps_plf_buf *dst, const struct ps_plf *fs, int 
             if (r->flat) {
                 copy_values(v, lv, dim);
             } else {
-                double t = (x - r->p[0]) / (q[0] - r->p[0]);
+                double t = seg_param(x, r->p[0], q[0]);
                 for (int d = 0; d < dim; d++)
                     v[d] = lerp(lv[d], rv[d], t);
             }
@@ -304,83 +304,91 @@ static bool below_or_equal(double x, void *arg)
     return sseg_value(c->lo, x) <= sseg_value(c->hi, x);
 }
 
-/* Appends the strictly increasing critical points of f and g merged (a sorted union without
- * duplicates, restricted to [lo, hi]): what upstream's ClearAndSortCriticalPoints makes of the
- * two lists, in one linear pass. */
-static int merge_critical_points(const struct ps_plf *f, const struct ps_plf *g, double lo, double hi, double *out)
+/* seg_limits_d for a scalar function stored as (x, v) pairs; p points at the segment's left
+ * point. */
+PLF_INLINE void scalar_limits(const double *p, double x, double *left, double *right)
 {
-    int i = 0, j = 0, k = 0;
-    double last_f = -DBL_MAX, last_g = -DBL_MAX;
-    for (;;) {
-        while (i < f->n && (i > 0 && X(f, i) <= last_f))
-            i++;
-        while (j < g->n && (j > 0 && X(g, j) <= last_g))
-            j++;
-        double x;
-        if (i < f->n && (j >= g->n || X(f, i) <= X(g, j))) {
-            x = X(f, i);
-            last_f = x;
-            i++;
-        } else if (j < g->n) {
-            x = X(g, j);
-            last_g = x;
-            j++;
-        } else {
-            break;
-        }
-        if (x < lo || x > hi)
-            continue;
-        if (k > 0 && out[k - 1] == x)
-            continue;
-        out[k++] = x;
+    if (p[0] == p[2]) {
+        *left = p[1];
+        *right = p[3];
+        return;
     }
-    return k;
+    double lv = p[1], rv = p[3];
+    double v;
+    if (lv == rv && !(lv == 0.0 && signbit(lv)))
+        v = lv;
+    else
+        v = lerp(lv, rv, seg_param(x, p[0], p[2]));
+    *left = *right = v;
 }
 
-/* The segment upstream's RightSegmentAt gives after SegmentAt chose segment i at x: the one
- * starting at x when segment i ends at x (or is a jump at x), else segment i itself. */
-PLF_INLINE int right_segment_after(const struct ps_plf *f, int i, double x)
+/* cursor_segment_at_d for dim 1 on raw storage: a is the function, last = n - 2. */
+PLF_INLINE int scalar_segment_at(const double *a, int last, int i, double x)
 {
-    return (XD(f, 1, i + 1) <= x && i + 1 <= f->n - 2) ? i + 1 : i;
+    while (i < last && a[2 * (i + 1)] < x)
+        i++;
+    if (i < last && a[2 * (i + 1)] == x && a[2 * (i + 2)] == x && a[2 * (i + 1) + 1] != a[2 * (i + 2) + 1])
+        i++;
+    return i;
 }
 
 void ps_plf_pointwise_min(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const struct ps_plf *f,
                           const struct ps_plf *g)
 {
+    (void)ctx;
     ps_plf_buf_clear(dst, 1);
-    double lo = X(f, 0) > X(g, 0) ? X(f, 0) : X(g, 0);
-    double hi = X(f, f->n - 1) < X(g, g->n - 1) ? X(f, f->n - 1) : X(g, g->n - 1);
-    if (!ps_plf_ctx_reserve_points(ctx, f->n + g->n + 2))
+    const double *fa_ = f->a, *ga_ = g->a;
+    const int fn = f->n, gn = g->n, flast = fn - 2, glast = gn - 2;
+    double lo = fa_[0] > ga_[0] ? fa_[0] : ga_[0];
+    double hi = fa_[2 * (fn - 1)] < ga_[2 * (gn - 1)] ? fa_[2 * (fn - 1)] : ga_[2 * (gn - 1)];
+    /* The critical points are the sorted union of both functions' arguments in [lo, hi] (what
+     * upstream's ClearAndSortCriticalPoints makes of the two lists), generated one at a time:
+     * lo, then each time the smallest argument of either function above the previous point. */
+    if (lo > hi)
         return;
-    double *pts = ctx->pts;
-    int k = merge_critical_points(f, g, lo, hi, pts);
-    if (k == 0)
-        return;
+    int nf = 0, ng = 0;  /* first points with an argument above the current critical point */
+    double a = lo;
+    while (nf < fn && fa_[2 * nf] <= a)
+        nf++;
+    while (ng < gn && ga_[2 * ng] <= a)
+        ng++;
     /* One walk over the critical points with both limits of both functions at each. Upstream
      * samples the same points (plus the crossings) and tests each interval with the segments
      * right of its start, whose values there are the right limits and at the interval's end the
      * left limits, so every value is computed once. */
-    struct ps_plf_cursor uf = {0}, ug = {0};
-    int sf = cursor_segment_at_d(f, 1, &uf, pts[0]);
-    int sg = cursor_segment_at_d(g, 1, &ug, pts[0]);
+    int sf = scalar_segment_at(fa_, flast, 0, a);
+    int sg = scalar_segment_at(ga_, glast, 0, a);
     double fl, fr, gl, gr;
-    seg_limits_d(f, 1, sf, pts[0], &fl, &fr);
-    seg_limits_d(g, 1, sg, pts[0], &gl, &gr);
-    for (int i = 0; i < k; i++) {
-        double a = pts[i];
+    scalar_limits(fa_ + 2 * sf, a, &fl, &fr);
+    scalar_limits(ga_ + 2 * sg, a, &gl, &gr);
+    for (;;) {
         double l = gl < fl ? gl : fl, r = gr < fr ? gr : fr;
         buf_add_point_d(dst, 1, a, &l);
         if (r != l)
             buf_add_point_d(dst, 1, a, &r);
-        if (i + 1 == k)
+        /* The next critical point. */
+        double b;
+        if (nf < fn && (ng >= gn || fa_[2 * nf] <= ga_[2 * ng]))
+            b = fa_[2 * nf];
+        else if (ng < gn)
+            b = ga_[2 * ng];
+        else
             break;
-        double b = pts[i + 1];
-        int rf = right_segment_after(f, sf, a), rg = right_segment_after(g, sg, a);
+        if (b > hi)
+            break;
+        while (nf < fn && fa_[2 * nf] <= b)
+            nf++;
+        while (ng < gn && ga_[2 * ng] <= b)
+            ng++;
+        int rf = (fa_[2 * (sf + 1)] <= a && sf + 1 <= flast) ? sf + 1 : sf;
+        int rg = (ga_[2 * (sg + 1)] <= a && sg + 1 <= glast) ? sg + 1 : sg;
         double fa = fr, ga = gr;
-        sf = cursor_segment_at_d(f, 1, &uf, b);
-        sg = cursor_segment_at_d(g, 1, &ug, b);
-        seg_limits_d(f, 1, sf, b, &fl, &fr);
-        seg_limits_d(g, 1, sg, b, &gl, &gr);
+        sf = scalar_segment_at(fa_, flast, sf, b);
+        sg = scalar_segment_at(ga_, glast, sg, b);
+        scalar_limits(fa_ + 2 * sf, b, &fl, &fr);
+        scalar_limits(ga_ + 2 * sg, b, &gl, &gr);
+        double x0 = a;
+        a = b;
         /* std::minmax: g is the minimum only when strictly smaller; equal values never cross. */
         if (fa == ga)
             continue;
@@ -390,8 +398,8 @@ void ps_plf_pointwise_min(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const 
             continue;
         struct sseg segf = scalar_segment(f, rf), segg = scalar_segment(g, rg);
         struct crossing c = {g_lower ? &segg : &segf, g_lower ? &segf : &segg};
-        double x = ps_bisect_inverse_lower_bound(a, b, below_or_equal, &c);
-        if (!(x > a))
+        double x = ps_bisect_inverse_lower_bound(x0, b, below_or_equal, &c);
+        if (!(x > x0))
             continue;
         double vf = sseg_value(&segf, x), vg = sseg_value(&segg, x);
         double m = vg < vf ? vg : vf;
@@ -423,9 +431,9 @@ static bool reserve_pairs(struct ps_plf_ctx *ctx, int n)
 static int inverse_segment_at(const struct ps_plf *g, int *cur, double y)
 {
     int i = *cur, last = g->n - 2;
-    while (i < last && V(g, i + 1)[0] < y)
+    while (i < last && VD(g, 1, i + 1)[0] < y)
         i++;
-    if (i < last && V(g, i + 1)[0] == y && V(g, i + 2)[0] == y && X(g, i + 1) != X(g, i + 2))
+    if (i < last && VD(g, 1, i + 1)[0] == y && VD(g, 1, i + 2)[0] == y && XD(g, 1, i + 1) != XD(g, 1, i + 2))
         i++;
     *cur = i;
     return i;
@@ -529,7 +537,7 @@ void ps_plf_compose(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const struct
         if (!(y >= ymin && y <= ymax))
             continue;
         int i = inverse_segment_at(g, &inv, y);
-        double x0 = X(g, i), x1 = X(g, i + 1), y0 = V(g, i)[0], y1 = V(g, i + 1)[0];
+        double x0 = XD(g, 1, i), x1 = XD(g, 1, i + 1), y0 = VD(g, 1, i)[0], y1 = VD(g, 1, i + 1)[0];
         bool tilted = x0 != x1 && y0 != y1;
         if (tilted && y != y0 && y != y1) {
             double t = (y - y0) / (y1 - y0);

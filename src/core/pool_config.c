@@ -13,7 +13,6 @@
 #define IOFF(field) offsetof(struct ps_pool_integral_config, field)
 #define HUGE_MAX 1e308
 /* Upstream MaxSchedulingTagRuleCount. */
-#define MAX_FILTER_TOKENS 100
 
 static const char *const mode_names[] = {"fair_share", "fifo"};
 static const char *const guarantee_names[] = {"none", "burst", "relaxed"};
@@ -21,20 +20,7 @@ static const char *const fifo_order_names[] = {"satisfaction", "fifo"};
 
 static int check_filter(const char *key, const char *text, struct ps_error *err)
 {
-    struct ps_formula *formula = NULL;
-    int rc = ps_formula_parse(text, &formula, err);
-    if (rc != 0) {
-        ps_error_prefix(err, "%s", key);
-        return rc;
-    }
-    int size = ps_formula_size(formula);
-    ps_formula_free(formula);
-    if (size > MAX_FILTER_TOKENS)
-        return ps_error_set(err, PS_EINVAL,
-                            "%s: more than %d tokens in a scheduling tag filter are not allowed, "
-                            "got %d in \"%s\"",
-                            key, MAX_FILTER_TOKENS, size, text);
-    return 0;
+    return ps_formula_parse_filter(key, text, NULL, err);
 }
 
 /* ---- ephemeral_subpool_config ------------------------------------------------------------ */

@@ -8,7 +8,6 @@
 #include "core/pool_tree_impl.h"
 
 /* Upstream MaxSchedulingTagRuleCount. */
-#define MAX_FILTER_TOKENS 100
 
 /* Where an operation goes: an existing pool, or a new ephemeral pool `name` under `parent`. */
 struct resolution {
@@ -159,19 +158,10 @@ static int check_settings(const struct ps_tree_op_settings *s, struct ps_formula
         return ps_error_set(err, PS_EINVAL, "fair_share_starvation_timeout: must be >= 0, got %lld",
                             (long long)s->fair_share_starvation_timeout_ms.value);
     if (s->scheduling_tag_filter && s->scheduling_tag_filter[0]) {
-        int rc = ps_formula_parse(s->scheduling_tag_filter, filter, err);
-        if (rc != 0) {
-            ps_error_prefix(err, "scheduling_tag_filter");
+        int rc = ps_formula_parse_filter("scheduling_tag_filter", s->scheduling_tag_filter, filter,
+                                         err);
+        if (rc != 0)
             return rc;
-        }
-        int size = ps_formula_size(*filter);
-        if (size > MAX_FILTER_TOKENS) {
-            ps_formula_free(*filter);
-            *filter = NULL;
-            return ps_error_set(err, PS_EINVAL,
-                                "scheduling_tag_filter: more than %d tokens in a scheduling tag "
-                                "filter are not allowed, got %d", MAX_FILTER_TOKENS, size);
-        }
     }
     return 0;
 }

@@ -13,7 +13,6 @@
 #define MAX_GPU ((int64_t)1 << 20)
 #define MAX_TIME_S ((int64_t)1 << 32)       /* 136 years */
 #define MAX_GPU_MILLI 1000
-#define MAX_FILTER_SIZE 100                 /* YTsaurus's MaxSchedulingTagRuleCount */
 
 static const char *const qos_values[] = {"LS", "Guaranteed", "Burstable", "BE", NULL};
 
@@ -249,7 +248,7 @@ static int read_pod(struct reader *r, struct ps_alibaba_pod *pod, struct ps_erro
     if ((rc = ps_formula_parse(pod->gpu_spec, &pod->filter, &spec_err)) != 0)
         return ps_error_set(err, rc, "%s:%ld: gpu_spec: %s", r->csv.source, r->csv.line,
                             spec_err.msg);
-    if (ps_formula_size(pod->filter) > MAX_FILTER_SIZE)
+    if (ps_formula_size(pod->filter) > PS_FORMULA_MAX_FILTER_TOKENS)
         return bad_field(r, 5, "a scheduling_tag_filter may have at most 100 tags and operators", err);
     return 0;
 }

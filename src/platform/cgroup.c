@@ -336,6 +336,37 @@ static void remove_stale(const char *parent, bool v2)
     closedir(d);
 }
 
+/* Undoes what setup_v2 did, in reverse: stop handing controllers down, move the agent back
+ * into its own cgroup, remove our directories. Best effort. */
+static void undo_v2(struct ps_cgroup_system *sys)
+{
+    if (!sys->parent[0][0])
+        return;
+    (void)write_file(sys->parent[0], "cgroup.subtree_control", "-cpu -memory", NULL);
+    if (sys->v2_enabled_in_agent_cg && sys->v2_moved_self) {
+        char disable[32];
+        snprintf(disable, sizeof disable, "%s", sys->v2_enabled_list);
+        for (char *p = disable; *p; p++)
+            if (*p == '+')
+                *p = '-';
+        (void)write_file(sys->v2_agent_cg, "cgroup.subtree_control", disable, NULL);
+    }
+    bool back = true;
+    if (sys->v2_moved_self) {
+        char pid[32];
+        snprintf(pid, sizeof pid, "%d", (int)getpid());
+        back = write_file(sys->v2_agent_cg, "cgroup.procs", pid, NULL) == 0;
+    }
+    if (back && sys->v2_leaf[0])
+        (void)rmdir(sys->v2_leaf);
+    if (back && sys->created_parent[0])
+        (void)rmdir(sys->parent[0]);
+    sys->parent[0][0] = '\0';
+    sys->created_parent[0] = false;
+    sys->v2_leaf[0] = '\0';
+    sys->v2_moved_self = sys->v2_enabled_in_agent_cg = false;
+}
+
 /* Tries cgroup v2; true when usable (sys->mode set), else why says what is missing. */
 static bool setup_v2(struct ps_cgroup_system *sys, const struct facts *f, char *why,
                      size_t why_size)
@@ -369,8 +400,10 @@ static bool setup_v2(struct ps_cgroup_system *sys, const struct facts *f, char *
         put(why, why_size, "cgroup2: path too long");
         return false;
     }
-    if (!make_dir(parent, &sys->created_parent[0], why, why_size))
+    if (!make_dir(parent, &sys->created_parent[0], why, why_size)) {
+        parent[0] = '\0';
         return false;
+    }
     snprintf(sys->v2_agent_cg, sizeof sys->v2_agent_cg, "%s", agent);
 
     /* Enable the controllers for our children. A cgroup with processes cannot do that (except
@@ -384,14 +417,18 @@ static bool setup_v2(struct ps_cgroup_system *sys, const struct facts *f, char *
         if (e == EBUSY) {
             bool leaf_created = false;
             if (!path_join(sys->v2_leaf, sizeof sys->v2_leaf, parent, "agent") ||
-                !make_dir(sys->v2_leaf, &leaf_created, why, why_size))
+                !make_dir(sys->v2_leaf, &leaf_created, why, why_size)) {
+                sys->v2_leaf[0] = '\0';
+                undo_v2(sys);
                 return false;
+            }
             char pid[32];
             snprintf(pid, sizeof pid, "%d", (int)getpid());
             e = write_file(sys->v2_leaf, "cgroup.procs", pid, NULL);
             if (e != 0) {
                 put(why, why_size, "cgroup2: cannot move the agent into %s: %s",
-                         sys->v2_leaf, strerror(e));
+                    sys->v2_leaf, strerror(e));
+                undo_v2(sys);
                 return false;
             }
             sys->v2_moved_self = true;
@@ -405,6 +442,7 @@ static bool setup_v2(struct ps_cgroup_system *sys, const struct facts *f, char *
                      "failed: %s%s", enable, agent, strerror(e),
                      e == EBUSY && total > 0 ? " (other processes live in the agent's cgroup; "
                                                "delegate an empty cgroup to the agent)" : "");
+            undo_v2(sys);
             return false;
         }
         sys->v2_enabled_in_agent_cg = true;
@@ -414,6 +452,7 @@ static bool setup_v2(struct ps_cgroup_system *sys, const struct facts *f, char *
     if (e != 0) {
         put(why, why_size, "cgroup2: writing \"%s\" to %s/cgroup.subtree_control failed: "
                  "%s", enable, parent, strerror(e));
+        undo_v2(sys);
         return false;
     }
     sys->mode = PS_CGROUP_V2;
@@ -557,24 +596,7 @@ void ps_cgroup_system_free(struct ps_cgroup_system *sys)
         return;
     if (sys->job_count == 0) {
         if (sys->mode == PS_CGROUP_V2) {
-            /* Undo in reverse: stop handing controllers down, move back, remove. */
-            (void)write_file(sys->parent[0], "cgroup.subtree_control", "-cpu -memory", NULL);
-            if (sys->v2_moved_self) {
-                if (sys->v2_enabled_in_agent_cg) {
-                    char disable[32];
-                    snprintf(disable, sizeof disable, "%s", sys->v2_enabled_list);
-                    for (char *p = disable; *p; p++)
-                        if (*p == '+')
-                            *p = '-';
-                    (void)write_file(sys->v2_agent_cg, "cgroup.subtree_control", disable, NULL);
-                }
-                char pid[32];
-                snprintf(pid, sizeof pid, "%d", (int)getpid());
-                if (write_file(sys->v2_agent_cg, "cgroup.procs", pid, NULL) == 0)
-                    (void)rmdir(sys->v2_leaf);
-            }
-            if (sys->created_parent[0])
-                (void)rmdir(sys->parent[0]);
+            undo_v2(sys);
         } else {
             for (int h = 0; h < H_COUNT; h++)
                 if (sys->created_parent[h])

@@ -399,6 +399,38 @@ static void mark_memory_limit(struct ps_job_runner *r)
         r->memory_limit_exceeded = true;
 }
 
+static void mark_abort(struct ps_job_runner *r, const char *reason)
+{
+    if (!r->abort_requested && !r->memory_limit_exceeded) {
+        r->abort_requested = true;
+        snprintf(r->abort_reason, sizeof r->abort_reason, "%s", reason ? reason : "aborted");
+    }
+}
+
+/* Reads the job's memory cgroup counters after an OOM kill: the job's own limit when the
+ * cgroup hit it (limit_hits), else the node's OOM killer picked it. Returns true when the job
+ * must end. Kernels without an oom_kill counter (< 4.13, v1) only show that the limit was hit,
+ * which counts when the job then did not succeed. */
+static bool check_oom(struct ps_job_runner *r, int64_t oom_kills, int64_t limit_hits,
+                      bool exited)
+{
+    if (!r->caps.memory)
+        return false;
+    bool own_limit = r->memory_limit_bytes > 0 && limit_hits > 0;
+    if (oom_kills > 0) {
+        if (own_limit)
+            mark_memory_limit(r);
+        else
+            mark_abort(r, "resource_overdraft");
+        return true;
+    }
+    if (oom_kills < 0 && exited && own_limit && ps_job_process_exit_code(&r->proc) != 0) {
+        mark_memory_limit(r);
+        return true;
+    }
+    return false;
+}
+
 static void settle(struct ps_job_runner *r, int64_t now_ms)
 {
     struct ps_job_result *res = &r->result;
@@ -450,12 +482,7 @@ static int finish(struct ps_job_runner *r, int64_t now_ms, struct ps_error *err)
         u->cpu_seconds = fmax(u->cpu_seconds, ps_job_process_rusage_cpu_seconds(&r->proc));
     u->memory_peak_bytes = max64(u->memory_peak_bytes,
                                  ps_job_process_rusage_maxrss_bytes(&r->proc));
-    if (r->memory_limit_bytes > 0 && r->caps.memory) {
-        bool ok_exit = ps_job_process_exit_code(&r->proc) == 0;
-        /* Kernels without an oom_kill counter: the limit was hit and the job did not succeed. */
-        if (oom_kills > 0 || (oom_kills < 0 && limit_hits > 0 && !ok_exit))
-            mark_memory_limit(r);
-    }
+    (void)check_oom(r, oom_kills, limit_hits, true);
     if (r->capture) {
         int c = ps_capture_finish(r->capture, OUTPUT_WAIT_MS, err);
         if (rc == 0)
@@ -485,15 +512,19 @@ int ps_job_runner_tick(struct ps_job_runner *r, int64_t now_ms, struct ps_job_st
         if (rc == 0)
             rc = f;
     } else if (p == 0) {
-        bool over = false;
-        if (r->memory_limit_bytes > 0) {
-            if (r->caps.memory)
-                over = oom_kills > 0;   /* the kernel enforces the limit; it killed something */
-            else
-                over = rss > r->memory_limit_bytes;
+        /* With a memory cgroup the kernel enforces the limit and the counters say whom it
+         * killed; without one the sampled RSS is all there is. Either way the whole job ends
+         * now, not when its shell notices. */
+        bool end = false;
+        if (!r->memory_limit_exceeded && !r->abort_requested) {
+            if (r->caps.memory) {
+                end = check_oom(r, oom_kills, limit_hits, false);
+            } else if (r->memory_limit_bytes > 0 && rss > r->memory_limit_bytes) {
+                mark_memory_limit(r);
+                end = true;
+            }
         }
-        if (over && !r->memory_limit_exceeded && !r->abort_requested) {
-            mark_memory_limit(r);
+        if (end && !r->kill_sent) {
             int k = kill_all(r, 0, err);
             if (rc == 0)
                 rc = k;
@@ -543,10 +574,7 @@ int ps_job_runner_abort(struct ps_job_runner *r, const char *reason, struct ps_e
 {
     if (r->finished)
         return 0;
-    if (!r->abort_requested && !r->memory_limit_exceeded) {
-        r->abort_requested = true;
-        snprintf(r->abort_reason, sizeof r->abort_reason, "%s", reason ? reason : "aborted");
-    }
+    mark_abort(r, reason);
     return kill_all(r, 0, err);
 }
 

@@ -30,8 +30,11 @@
  *   so a spike shorter than the tick interval can go unnoticed there.
  * - CPU limit: only with a cpu cgroup; otherwise jobs run unlimited (the node's summary says so).
  *
- * Outcome rules (struct ps_job_result):
- * - the memory limit was exceeded: failed, "Memory limit exceeded";
+ * Outcome rules (struct ps_job_result), the first cause seen wins:
+ * - the memory limit was exceeded: failed, "Memory limit exceeded" (with a memory cgroup: an
+ *   OOM kill inside the job while its cgroup was at its limit);
+ * - an OOM kill inside the job's memory cgroup while it was not at its own limit (the node's
+ *   OOM killer chose it): aborted, "resource_overdraft";
  * - aborted by ps_job_runner_abort, or still running when an interrupt's timeout ran out:
  *   aborted with the given reason;
  * - interrupted and then exited by itself: completed if it exited 0, else aborted with the

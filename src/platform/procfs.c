@@ -223,7 +223,8 @@ static void add_usage(void *ctx, const char *proc_root, const struct ps_procfs_s
     long tck = sysconf(_SC_CLK_TCK);
     if (tck <= 0)
         tck = 100;
-    u->process_count++;
+    if (st->state != 'Z' && st->state != 'X')
+        u->process_count++;
     uint64_t ticks = st->utime_ticks + st->stime_ticks + st->cutime_ticks + st->cstime_ticks;
     u->cpu_seconds += (double)ticks / (double)tck;
     char path[PATH_MAX];
@@ -256,6 +257,8 @@ struct pid_list {
 static void add_pid(void *ctx, const char *proc_root, const struct ps_procfs_stat *st)
 {
     struct pid_list *l = ctx;
+    if (st->state == 'Z' || st->state == 'X')
+        return;     /* already dead, waiting for a parent (often init) to reap it */
     if (l->count < l->max)
         l->pids[l->count] = st->pid;
     l->count++;

@@ -56,7 +56,7 @@ int ps_procfs_parse_kb_field(const char *buf, size_t len, const char *key, int64
 
 /* Usage of one process group (see the header comment for what it counts). */
 struct ps_procfs_group_usage {
-    int process_count;          /* live members found (zombies included) */
+    int process_count;          /* live members (zombies are not counted; their CPU is) */
     double cpu_seconds;         /* sum of utime+stime+cutime+cstime / CLK_TCK */
     int64_t rss_bytes;          /* sum of VmRSS */
     int64_t max_process_hwm_bytes;  /* the largest VmHWM of one member */
@@ -69,8 +69,10 @@ struct ps_procfs_group_usage {
 int ps_procfs_group_usage(const char *proc_root, pid_t pgid, struct ps_procfs_group_usage *out,
                           struct ps_error *err);
 
-/* The pids of the members of process group pgid, for killing what is left of a job. Writes up
- * to max pids and returns how many members exist (may exceed max), or a negative PS_E* code. */
+/* The pids of the live members of process group pgid (zombies excluded: they cannot run
+ * and only wait for a parent, often init, to reap them), for killing what is left of a job.
+ * Writes up to max pids and returns how many there are (may exceed max), or a negative PS_E*
+ * code. */
 int ps_procfs_group_pids(const char *proc_root, pid_t pgid, pid_t *pids, int max,
                          struct ps_error *err);
 

@@ -46,7 +46,7 @@
 
 struct ps_service_config {
     char host[64];                        /* listen address, numeric */
-    int port;                             /* 0 = any free port */
+    int port;                             /* 0 = any free port; -1 = no HTTP (in-process) */
     char data_dir[1024];
     int64_t fair_share_update_period_ms;  /* 1000; the default tree's @fair_share_update_period
                                              at first start; each tree follows its own later */

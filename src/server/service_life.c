@@ -192,6 +192,12 @@ int ps_service_start(const struct ps_service_config *cfg, struct ps_service **ou
     ps_svc_log(svc, "info", "state_loaded", "trees=%d operations=%d jobs=%d",
                svc->tree_count, svc->op_count, svc->job_count);
 
+    if (cfg->port < 0) {   /* in-process use (fuzzing): no listener */
+        if ((rc = ps_svc_loop_start(svc, err)) != 0)
+            goto fail;
+        *out = svc;
+        return 0;
+    }
     struct ps_http_server_config hc;
     ps_http_server_config_init(&hc);
     hc.host = cfg->host;
@@ -218,7 +224,7 @@ fail:
 
 uint16_t ps_service_port(const struct ps_service *svc)
 {
-    return ps_http_server_port(svc->http);
+    return svc->http ? ps_http_server_port(svc->http) : 0;
 }
 
 void ps_service_stop(struct ps_service *svc)

@@ -72,8 +72,11 @@ class Scheduler:
         if self.proc and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:
-                self.proc.wait(10)
+                code = self.proc.wait(20)
+                # a clean stop exits 0 (sanitizer builds report leaks with another code)
+                check(code == 0, "scheduler exit code %d after SIGTERM: %s" % (code, self.logtext()[-2000:]))
             except subprocess.TimeoutExpired:
+                check(False, "scheduler did not stop within 20 s")
                 self.proc.kill()
                 self.proc.wait()
         self.proc = None

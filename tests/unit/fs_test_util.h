@@ -31,8 +31,8 @@ struct t_tree {
 };
 
 /* cmocka prestates for the runs with the improved fit factor option off and on. */
-static bool t_improved_off = false;
-static bool t_improved_on = true;
+static bool t_improved_off __attribute__((unused)) = false;
+static bool t_improved_on __attribute__((unused)) = true;
 
 static inline struct ps_resources t_res(int64_t user_slots, double cpu, int64_t memory)
 {

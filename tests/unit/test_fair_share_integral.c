@@ -549,6 +549,21 @@ static void test_volume_refill_consume_and_capacity(void **state)
     t_free(t);
 }
 
+static void test_nested_integral_pools_are_alerted(void **state)
+{
+    (void)state;
+    struct t_tree *t = t_new(t_total100(), false);
+    int outer = t_integral(t, 0, "outer", PS_GUARANTEE_RELAXED, 20.0, -1, -1);
+    int middle = t_pool(t, outer, "middle");
+    int inner = t_integral(t, middle, "inner", PS_GUARANTEE_BURST, 10.0, 30.0, -1);
+    t_op(t, inner, "op", t_total100());
+    t_with_previous_minute(t);
+    t_run(t);
+    assert_int_equal(ps_fs_update_alert_count(t->u), 1);
+    assert_non_null(strstr(ps_fs_update_alert(t->u, 0), "integral pool inner is nested in integral pool outer"));
+    t_free(t);
+}
+
 #define BOTH(f) cmocka_unit_test_prestate(f, &t_improved_off), cmocka_unit_test_prestate(f, &t_improved_on)
 
 int main(void)
@@ -578,6 +593,7 @@ int main(void)
         cmocka_unit_test(test_no_distribution_without_the_option),
         cmocka_unit_test(test_pool_capacity_does_not_decrease_existing_volume),
         cmocka_unit_test(test_volume_refill_consume_and_capacity),
+        cmocka_unit_test(test_nested_integral_pools_are_alerted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

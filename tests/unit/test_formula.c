@@ -478,6 +478,30 @@ static void test_error_messages(void **state)
     assert_non_null(strstr(err.msg, "...\"aaaa"));
 }
 
+/* A scheduling_tag_filter is a formula of at most 100 tokens; the error names the key. */
+static void test_parse_filter_limit(void **state)
+{
+    (void)state;
+    char text[1024] = "t0";
+    for (int i = 1; i < 50; i++) /* 50 tags and 49 operators: 99 tokens */
+        snprintf(text + strlen(text), sizeof text - strlen(text), "|t%d", i);
+    struct ps_formula *f = NULL;
+    struct ps_error err;
+    ps_error_init(&err);
+    assert_int_equal(ps_formula_parse_filter("scheduling_tag_filter", text, &f, &err), 0);
+    assert_non_null(f);
+    const char *tags[] = {"t49"};
+    assert_true(ps_formula_eval(f, tags, 1));
+    ps_formula_free(f);
+    strcat(text, "|t50"); /* 101 tokens */
+    assert_int_equal(ps_formula_parse_filter("scheduling_tag_filter", text, &f, &err), PS_EINVAL);
+    assert_null(f);
+    assert_non_null(strstr(err.msg, "scheduling_tag_filter: more than 100 tokens"));
+    ps_error_init(&err);
+    assert_int_equal(ps_formula_parse_filter("pools[2].scheduling_tag_filter", "a&", NULL, &err), PS_EINVAL);
+    assert_non_null(strstr(err.msg, "pools[2].scheduling_tag_filter: "));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -490,6 +514,7 @@ int main(void)
         cmocka_unit_test(test_long_formula),
         cmocka_unit_test(test_deep_nesting),
         cmocka_unit_test(test_error_messages),
+        cmocka_unit_test(test_parse_filter_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -54,6 +54,13 @@ static void finish(struct run *r)
     test_remove_dir(r->dir);
 }
 
+/* Waits (up to 10 s) until the job's stdout holds "ready": the shell has set its traps. */
+static void wait_ready(struct run *r)
+{
+    for (int i = 0; i < 2000 && !test_file_contains(r->out_path, "ready"); i++)
+        test_sleep_ms(5);
+}
+
 static bool wait_exit(struct run *r, int timeout_ms)
 {
     bool exited = false;
@@ -132,14 +139,14 @@ static void test_group_kill_takes_grandchildren(void **state)
     assert_int_equal(start(&r, "sleep 100 & sleep 100 & wait"), 0);
     pid_t pgid = r.p.pid;
     int members = 0;
-    for (int i = 0; i < 400 && members < 3; i++) {
+    for (int i = 0; i < 2000 && members < 3; i++) {
         test_sleep_ms(5);
         members = ps_procfs_group_pids("/proc", pgid, NULL, 0, NULL);
     }
     int rc = ps_job_process_signal(&r.p, SIGKILL, NULL);
     bool exited = wait_exit(&r, 5000);
     int left = -1;
-    for (int i = 0; i < 400 && left != 0; i++) {     /* orphans are reaped by init */
+    for (int i = 0; i < 2000 && left != 0; i++) {     /* orphans are reaped by init */
         left = ps_procfs_group_pids("/proc", pgid, NULL, 0, NULL);
         if (left)
             test_sleep_ms(5);
@@ -160,8 +167,9 @@ static void test_interrupt_then_kill(void **state)
 {
     (void)state;
     struct run r;
-    assert_int_equal(start(&r, "trap 'echo got-int; exit 4' INT; sleep 100 & wait"), 0);
-    test_sleep_ms(100);                 /* let the shell install its trap */
+    assert_int_equal(start(&r, "trap 'echo got-int; exit 4' INT; echo ready; sleep 100 & wait"),
+                     0);
+    wait_ready(&r);
     assert_int_equal(ps_job_process_signal(&r.p, SIGINT, NULL), 0);
     bool exited = wait_exit(&r, 5000);
     int code = ps_job_process_exit_code(&r.p);
@@ -182,8 +190,8 @@ static void test_interrupt_ignored_and_agent_dispositions(void **state)
 {
     (void)state;
     struct run r;
-    assert_int_equal(start(&r, "trap '' INT; sleep 100"), 0);
-    test_sleep_ms(100);
+    assert_int_equal(start(&r, "trap '' INT; echo ready; sleep 100"), 0);
+    wait_ready(&r);
     ps_job_process_signal(&r.p, SIGINT, NULL);
     bool exited_early = wait_exit(&r, 300);
     ps_job_process_signal(&r.p, SIGKILL, NULL);

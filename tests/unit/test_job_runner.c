@@ -126,6 +126,21 @@ static struct observed run(struct ps_job_runner *r, int tick_ms, int timeout_ms)
     }
 }
 
+static char *output(struct ps_job_runner *r, enum ps_capture_stream s);
+
+/* Waits (up to 10 s) until the job's stdout holds "ready": its traps are set. */
+static void wait_ready(struct ps_job_runner *r)
+{
+    for (int i = 0; i < 2000; i++) {
+        char *out = output(r, PS_CAPTURE_STDOUT);
+        bool ready = strstr(out, "ready") != NULL;
+        free(out);
+        if (ready)
+            return;
+        test_sleep_ms(5);
+    }
+}
+
 static char *output(struct ps_job_runner *r, enum ps_capture_stream s)
 {
     char *data = NULL;
@@ -252,9 +267,10 @@ static void test_interrupt_graceful_and_timeout(void **state)
 {
     struct fixture *f = *state;
     /* a job that handles SIGINT and finishes: completed, interrupted */
-    struct ps_job_spec s = spec_of("int-ok", "trap 'echo bye; exit 0' INT; sleep 100 & wait");
+    struct ps_job_spec s = spec_of("int-ok",
+                                   "trap 'echo bye; exit 0' INT; echo ready; sleep 100 & wait");
     struct ps_job_runner *r = start(&f->cfg, &s);
-    test_sleep_ms(100);
+    wait_ready(r);
     assert_int_equal(ps_job_runner_interrupt(r, test_now_ms(), 5000, "preemption", NULL), 0);
     struct observed o = run(r, 10, 10000);
     const struct ps_job_result *res = ps_job_runner_result(r);
@@ -263,15 +279,15 @@ static void test_interrupt_graceful_and_timeout(void **state)
     assert_true(res->interrupted);
     assert_true(res->duration_ms < 4000);
     char *out = output(r, PS_CAPTURE_STDOUT);
-    assert_string_equal(out, "bye\n");
+    assert_string_equal(out, "ready\nbye\n");
     free(out);
     assert_int_equal(ps_job_runner_interrupt(r, test_now_ms(), 10, "x", NULL), PS_ESTATE);
     ps_job_runner_free(r);
 
     /* a job that ignores SIGINT: killed when the timeout runs out, aborted "preemption" */
-    s = spec_of("int-ignored", "trap '' INT; sleep 100");
+    s = spec_of("int-ignored", "trap '' INT; echo ready; sleep 100");
     r = start(&f->cfg, &s);
-    test_sleep_ms(100);
+    wait_ready(r);
     int64_t t0 = test_now_ms();
     assert_int_equal(ps_job_runner_interrupt(r, t0, 300, "preemption", NULL), 0);
     o = run(r, 10, 10000);
@@ -306,14 +322,14 @@ static void test_abort_kills_the_whole_job(void **state)
         struct ps_job_runner *r = start(cfgs[i], &s);
         pid_t pgid = ps_job_runner_pgid(r);
         int members = 0;
-        for (int k = 0; k < 400 && members < 3; k++) {
+        for (int k = 0; k < 2000 && members < 3; k++) {
             test_sleep_ms(5);
             members = ps_procfs_group_pids("/proc", pgid, NULL, 0, NULL);
         }
         assert_int_equal(ps_job_runner_abort(r, "scheduler", NULL), 0);
         struct observed o = run(r, 10, 10000);
         int left = ps_procfs_group_pids("/proc", pgid, NULL, 0, NULL);
-        for (int k = 0; k < 400 && left > 0; k++) {     /* orphans: reaped by init */
+        for (int k = 0; k < 2000 && left > 0; k++) {     /* orphans: reaped by init */
             test_sleep_ms(5);
             left = ps_procfs_group_pids("/proc", pgid, NULL, 0, NULL);
         }
@@ -425,10 +441,15 @@ static void check_cpu_accounting(const struct ps_job_runner_config *cfg, const c
     ps_job_runner_free(r);
 }
 
-static void test_cpu_accounting(void **state)
+static void test_cpu_accounting_procfs(void **state)
 {
     struct fixture *f = *state;
     check_cpu_accounting(&f->plain, "cpu-procfs", PS_JOB_SOURCE_PROCFS);
+}
+
+static void test_cpu_accounting_cgroup(void **state)
+{
+    struct fixture *f = *state;
     if (!ps_cgroup_system_caps(f->sys).cpu_usage)
         SKIP_BY_ENVIRONMENT("no cgroup CPU accounting: %s", ps_cgroup_system_summary(f->sys));
     check_cpu_accounting(&f->cfg, "cpu-cgroup", PS_JOB_SOURCE_CGROUP);
@@ -447,10 +468,15 @@ static void check_memory_peak(const struct ps_job_runner_config *cfg, const char
     ps_job_runner_free(r);
 }
 
-static void test_memory_peak(void **state)
+static void test_memory_peak_procfs(void **state)
 {
     struct fixture *f = *state;
     check_memory_peak(&f->plain, "peak-procfs");
+}
+
+static void test_memory_peak_cgroup(void **state)
+{
+    struct fixture *f = *state;
     if (!ps_cgroup_system_caps(f->sys).memory)
         SKIP_BY_ENVIRONMENT("no memory cgroup: %s", ps_cgroup_system_summary(f->sys));
     check_memory_peak(&f->cfg, "peak-cgroup");
@@ -477,15 +503,62 @@ static void check_memory_limit(const struct ps_job_runner_config *cfg, const cha
     ps_job_runner_free(r);
 }
 
-static void test_memory_limit(void **state)
+/* tail holds 100 MB for 5 s: long enough for sampling to see it */
+#define MEMORY_HOLDER "{ head -c 100000000 /dev/zero; sleep 5; } | tail > /dev/null"
+
+static void test_memory_limit_procfs(void **state)
 {
     struct fixture *f = *state;
-    /* tail holds 100 MB for 5 s: long enough for sampling to see it */
-    const char *holder = "{ head -c 100000000 /dev/zero; sleep 5; } | tail > /dev/null";
-    check_memory_limit(&f->plain, "mem-procfs", holder);
+    check_memory_limit(&f->plain, "mem-procfs", MEMORY_HOLDER);
+}
+
+static void test_memory_limit_cgroup(void **state)
+{
+    struct fixture *f = *state;
     if (!ps_cgroup_system_caps(f->sys).memory)
         SKIP_BY_ENVIRONMENT("no memory cgroup: %s", ps_cgroup_system_summary(f->sys));
-    check_memory_limit(&f->cfg, "mem-cgroup", holder);
+    check_memory_limit(&f->cfg, "mem-cgroup", MEMORY_HOLDER);
+}
+
+/* The node's memory running out (simulated with a limit on poolsched-<node> itself, the
+ * parent of the job cgroups) OOM-kills a job that is within its own limit: aborted with
+ * resource_overdraft, not failed. Needs v1 (the path below is v1's layout). */
+static void test_node_oom_is_overdraft(void **state)
+{
+    struct fixture *f = *state;
+    if (ps_cgroup_system_mode(f->sys) != PS_CGROUP_V1 || !ps_cgroup_system_caps(f->sys).memory)
+        SKIP_BY_ENVIRONMENT("needs a v1 memory cgroup to simulate node OOM: %s",
+                            ps_cgroup_system_summary(f->sys));
+    char buf[8192], mi[65536], cg[PATH_MAX], parent[3 * PATH_MAX];
+    size_t len, milen;
+    struct ps_cgroup_mount m;
+    assert_int_equal(ps_procfs_read_small("/proc/self/cgroup", buf, sizeof buf, &len, NULL), 0);
+    assert_int_equal(ps_cgroup_parse_proc_cgroup(buf, len, "memory", cg, sizeof cg), 0);
+    assert_int_equal(ps_procfs_read_small("/proc/self/mountinfo", mi, sizeof mi, &milen, NULL),
+                     0);
+    assert_int_equal(ps_cgroup_parse_mountinfo(mi, milen, "memory", &m), 0);
+    snprintf(parent, sizeof parent, "%s%s/poolsched-%s/memory.limit_in_bytes", m.mount_point,
+             strcmp(cg, "/") == 0 ? "" : cg, f->node_id);
+    FILE *lim = fopen(parent, "w");
+    assert_non_null(lim);
+    fputs("50000000", lim);
+    assert_int_equal(fclose(lim), 0);
+
+    struct ps_job_spec s = spec_of("node-oom", "head -c 100000000 /dev/zero | tail > /dev/null");
+    s.memory_limit_bytes = 200000000;
+    struct ps_job_runner *r = start(&f->cfg, &s);
+    run(r, 20, 20000);
+    const struct ps_job_result res = *ps_job_runner_result(r);
+    ps_job_runner_free(r);
+    lim = fopen(parent, "w");
+    assert_non_null(lim);
+    fputs("-1", lim);
+    assert_int_equal(fclose(lim), 0);
+    printf("node OOM: %s, reason \"%s\", error \"%s\"\n", ps_job_outcome_name(res.outcome),
+           res.abort_reason, res.error);
+    assert_int_equal(res.outcome, PS_JOB_ABORTED);
+    assert_string_equal(res.abort_reason, "resource_overdraft");
+    assert_false(res.memory_limit_exceeded);
 }
 
 /* The hard limit from the spec reaches the cgroup: two busy loops get about half a core. The
@@ -574,9 +647,13 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cleanup_of_a_running_job, setup, teardown),
         cmocka_unit_test_setup_teardown(test_start_errors_leave_nothing, setup, teardown),
         cmocka_unit_test(test_memory_verdict),
-        cmocka_unit_test_setup_teardown(test_cpu_accounting, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_memory_peak, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_memory_limit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cpu_accounting_procfs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cpu_accounting_cgroup, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_memory_peak_procfs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_memory_peak_cgroup, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_memory_limit_procfs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_memory_limit_cgroup, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_node_oom_is_overdraft, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cpu_limit_and_guarantee, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tmpfs, setup, teardown),
     };

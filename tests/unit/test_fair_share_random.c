@@ -1,0 +1,171 @@
+/* Random trees through the whole update: every kind of pool and operation, both fit factor
+ * modes, integral state carried between updates. Checks upstream's own invariants (a pool's
+ * children never get more than the pool, plus epsilon; shares stay within the cluster and are
+ * not NaN; the detailed parts add up) and that an update is a pure function of its input. */
+#include "fs_test_util.h"
+
+static uint64_t rng_next(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+static int rnd(uint64_t *s, int n)
+{
+    return (int)(rng_next(s) % (uint64_t)n);
+}
+
+static void random_tree(struct t_tree *t, uint64_t *s)
+{
+    int pools = 1 + rnd(s, 12);
+    for (int p = 0; p < pools; p++) {
+        int parent = 0;
+        /* parents among the root and the non-FIFO pools made so far */
+        for (int tries = 0; tries < 4; tries++) {
+            int cand = rnd(s, t->n);
+            if (t->e[cand].in.kind != PS_ELEM_OPERATION && t->e[cand].in.mode != PS_MODE_FIFO) {
+                parent = cand;
+                break;
+            }
+        }
+        int i = t_pool(t, parent, "pool");
+        struct ps_fs_element_input *in = &t->e[i].in;
+        if (rnd(s, 4) == 0)
+            in->mode = PS_MODE_FIFO;
+        if (rnd(s, 3) == 0)
+            t_weight(t, i, 0.5 + rnd(s, 8) * 0.5);
+        if (rnd(s, 3) == 0) {
+            in->strong_guarantee.r.v[PS_RES_CPU] = rnd(s, 6000);
+            in->strong_guarantee.set |= 1u << PS_RES_CPU;
+        }
+        if (rnd(s, 5) == 0)
+            in->resource_limits.v[PS_RES_CPU] = 100 + rnd(s, 9000);
+        if (rnd(s, 6) == 0)
+            in->max_share_ratio = rnd(s, 11) / 10.0;
+        /* Not below another integral pool: upstream's result there is inconsistent. */
+        bool nested = false;
+        for (int a = parent; a > 0; a = t->e[a].in.parent)
+            nested = nested || t->e[a].in.guarantee_type != PS_GUARANTEE_NONE;
+        int g = rnd(s, 5);
+        if (g >= 3 && !nested) {
+            in->guarantee_type = g == 3 ? PS_GUARANTEE_BURST : PS_GUARANTEE_RELAXED;
+            in->resource_flow.r.v[PS_RES_CPU] = rnd(s, 3000);
+            in->resource_flow.set |= 1u << PS_RES_CPU;
+            in->burst_guarantee.r.v[PS_RES_CPU] = rnd(s, 5000);
+            in->burst_guarantee.set |= 1u << PS_RES_CPU;
+            if (rnd(s, 2))
+                in->accumulated_volume.v[PS_RES_CPU] = rnd(s, 100000);
+            in->should_distribute_free_volume_among_children = (signed char)(rnd(s, 3) - 1);
+        }
+    }
+    int ops = rnd(s, 30);
+    for (int k = 0; k < ops; k++) {
+        int parent = 0;
+        for (int tries = 0; tries < 4; tries++) {
+            int cand = rnd(s, t->n);
+            if (t->e[cand].in.kind != PS_ELEM_OPERATION) {
+                parent = cand;
+                break;
+            }
+        }
+        struct ps_resources d = t_res(rnd(s, 60), rnd(s, 6000) / 100.0, (int64_t)rnd(s, 600) * MB);
+        if (rnd(s, 4) == 0)
+            d.v[PS_RES_GPU] = rnd(s, 3);
+        int i = rnd(s, 5) == 0 ? t_gang(t, parent, "gang", d) : t_op(t, parent, "op", d);
+        struct ps_fs_element_input *in = &t->e[i].in;
+        if (rnd(s, 2))
+            for (int r = 0; r < PS_RES_COUNT; r++)
+                in->usage.v[r] = d.v[r] ? d.v[r] * rnd(s, 5) / 4 : 0;
+        if (rnd(s, 3) == 0)
+            t_weight(t, i, 0.25 + rnd(s, 16) * 0.25);
+        if (rnd(s, 6) == 0)
+            in->resource_limits = t_res(rnd(s, 60), rnd(s, 4000) / 100.0, (int64_t)rnd(s, 600) * MB);
+        in->start_time_ms = rnd(s, 5);
+    }
+}
+
+static void check_invariants(const struct t_tree *t, int round)
+{
+    for (int i = 0; i < t->n; i++) {
+        const struct ps_detailed_fair_share *fs = &t->e[i].out.fair_share;
+        for (int r = 0; r < PS_RES_COUNT; r++) {
+            double v = fs->total.v[r];
+            if (!(v >= -1e-12 && v <= 1.0 + 1e-6))
+                fail_msg("round %d element %d resource %d: fair share %g", round, i, r, v);
+            double parts = fs->strong_guarantee.v[r] + fs->integral_guarantee.v[r] + fs->weight_proportional.v[r];
+            if (!(fabs(parts - v) <= 1e-12))
+                fail_msg("round %d element %d: detailed parts %g != total %g", round, i, parts, v);
+        }
+    }
+    /* Children never exceed their pool by more than upstream's epsilon. */
+    for (int p = 1; p < t->n; p++) {
+        if (t->e[p].in.kind == PS_ELEM_OPERATION)
+            continue;
+        struct ps_share sum = ps_share_fill(0.0);
+        bool any = false;
+        for (int c = p + 1; c < t->n; c++)
+            if (t->e[c].in.parent == p) {
+                sum = ps_share_add(sum, t->e[c].out.fair_share.total);
+                any = true;
+            }
+        if (any && !ps_share_dominates(ps_share_add(t->e[p].out.fair_share.total, ps_share_fill(1e-9)), sum))
+            fail_msg("round %d pool %d: children get more than the pool", round, p);
+    }
+}
+
+static void test_random_trees(void **state)
+{
+    (void)state;
+    uint64_t s = 0x2545f4914f6cdd1dull;
+    static struct ps_fs_element_input saved[T_MAX_ELEMS];
+    for (int round = 0; round < 300; round++) {
+        bool improved = round % 2;
+        struct ps_resources total = t_res(100, 100, 1000 * MB);
+        if (round % 7 == 0)
+            total.v[PS_RES_GPU] = 8;
+        if (round % 29 == 0)
+            total = ps_resources_zero();
+        struct t_tree *t = t_new(total, improved);
+        t->opt.enable_step_function_for_gang_operations = rnd(&s, 4) != 0;
+        if (rnd(&s, 4) == 0)
+            t->opt.infer_weight_from_guarantees_share_multiplier = 1.0 + rnd(&s, 4);
+        random_tree(t, &s);
+        t_with_previous_minute(t);
+        /* Three updates a minute apart carry the integral state; the last one is repeated
+         * from the same input and must give the same bits. */
+        for (int step = 0; step < 3; step++) {
+            t_run(t);
+            check_invariants(t, round);
+            t->input.previous_update_time_ms = t->input.now_ms;
+            t->input.now_ms += 60000;
+        }
+        for (int i = 0; i < t->n; i++)
+            saved[i] = t->e[i].in;
+        t->input.now_ms -= 60000;
+        t->input.previous_update_time_ms -= 60000;
+        for (int i = 0; i < t->n; i++)
+            t->e[i].in = saved[i];
+        t_run(t);
+        struct t_tree *again = t_new(total, improved);
+        again->opt = t->opt;
+        again->input = t->input;
+        again->n = t->n;
+        for (int i = 0; i < t->n; i++)
+            again->e[i].in = saved[i];
+        t_run(again);
+        for (int i = 0; i < t->n; i++)
+            assert_memory_equal(&t->e[i].out, &again->e[i].out, sizeof t->e[i].out);
+        t_free(again);
+        t_free(t);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_random_trees),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
