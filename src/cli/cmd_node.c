@@ -35,7 +35,8 @@ static const char usage_text[] =
     "  --data-dir DIR          else DIR/cluster_secret (the scheduler's data dir)\n"
     "  --heartbeat-period MS   until the scheduler sets it (default 5000)\n"
     "  --tick MS               how often jobs are sampled (default 100)\n"
-    "  --stderr-cap SIZE       stderr kept per job, head and tail (default 256K, at most 4M);\n"
+    "  --stderr-cap SIZE       stderr kept per job, head and tail (default 64K, the most the\n"
+    "                          scheduler keeps; at most 4M);\n"
     "                          it travels in the job's finished record for get_job_stderr\n"
     "  --job-user USER         the user jobs run as when the agent is root (default nobody)\n"
     "  --no-cgroups            run jobs without cgroups (no CPU limits) even where they work\n"
@@ -106,7 +107,7 @@ int ps_cmd_node(int argc, char **argv)
     const char *scheduler = NULL, *node_id = NULL, *tags_text = "", *resources_text = NULL,
                *work_dir = NULL, *secret_file = NULL, *data_dir = NULL, *job_user = NULL;
     long long heartbeat_ms = 5000, tick_ms = 100;
-    int64_t stderr_cap = 256 * 1024;
+    int64_t stderr_cap = 64 * 1024;
     bool no_cgroups = false, keep_sandbox = false, verbose = false;
 
     for (int i = 1; i < argc; i++) {
