@@ -116,8 +116,12 @@ int ps_bench_e2e(int argc, char **argv)
         return 1;
     }
     /* The work dirs hold the sandboxes of jobs that run as nobody when we are root. */
-    char work[512], work_tmp[512] = "";
+    char work[600], work_tmp[512] = "";
     if (work_root) {
+        if (strlen(work_root) > 400) {
+            ps_bench_error("e2e", "--work-root: path too long");
+            return 2;
+        }
         snprintf(work_tmp, sizeof work_tmp, "%s/poolsched-bench-e2e-XXXXXX", work_root);
         if (ps_daemon_make_temp_dir(work_tmp, 0755, &err) != 0) {
             ps_bench_error("e2e", "%s", err.msg);

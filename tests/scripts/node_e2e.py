@@ -203,6 +203,27 @@ def case_operation_with_outputs(c):
     check(len(seen) == 2, "both nodes ran jobs", seen)
 
 
+def case_registration_refused(c):
+    """A node whose tags match two pool trees is refused and exits naming both trees."""
+    c.sched.ok("create", {"type": "scheduler_pool_tree", "path": "//sys/pool_trees/gpu",
+                          "attributes": {"nodes_filter": "gpu"}})
+    c.node("g", tags="gpu")
+    proc = c.nodes["g"][0]
+    try:
+        rc = proc.wait(15)
+    except subprocess.TimeoutExpired:
+        raise Fail("the node kept running although its tags match two trees")
+    log = c.node_log("g")
+    check(rc == 1 and "refused to register" in log and "physical" in log and "gpu" in log,
+          "refused with the scheduler's message", rc, log)
+    # with the trees split by the tag it registers and runs jobs
+    c.sched.set("//sys/pool_trees/physical/@nodes_filter", "!gpu")
+    c.node("g2", tags="gpu")
+    op = c.op({"pool_trees": ["gpu"], "tasks": {"main": task("true", 2)}})
+    c.wait_op(op, 30)
+    check(all(j["node_id"].endswith("-g2") for j in c.jobs(op)), "gpu jobs ran on the gpu node")
+
+
 def case_memory_limit(c):
     c.node("a")
     op = c.op({"max_failed_job_count": 1, "tasks": {"hog": task(
@@ -353,7 +374,7 @@ def case_scheduler_restart(c):
 
 
 GROUPS = {
-    "ops": [case_operation_with_outputs, case_memory_limit],
+    "ops": [case_operation_with_outputs, case_memory_limit, case_registration_refused],
     "reclaim": [case_cpu_reclaim],
     "preempt": [case_preemption],
     "nodeloss": [case_node_loss],
