@@ -211,6 +211,7 @@ def case_protocol_and_output(sched, tmp):
         check(r["resource_limits"] == {"cpu": 2.0, "memory": 2 << 30, "user_slots": 8},
               "resource limits", r)
         check(sched.auth[0] == "OAuth " + SECRET, "token")
+        sched.start("who", "id -u >&2")
         sched.start("ok", "echo out; echo \"id=$YT_JOB_ID op=$YT_OPERATION_ID idx=$YT_JOB_INDEX "
                     "task=$POOLSCHED_TASK_NAME v=$MYVAR\" >&2; pwd >&2; exit 0",
                     job_index=7, environment={"MYVAR": "hello"})
@@ -227,6 +228,12 @@ def case_protocol_and_output(sched, tmp):
                     "time/total"]:
             check(key in st, "statistic " + key, st)
         check(st["user_job/memory_limit"] == 512 << 20, "memory limit statistic", st)
+        who = sched.wait_finished("who")
+        if os.geteuid() == 0:
+            check(who["state"] == "completed" and who["stderr"].strip() not in ("", "0"),
+                  "a root agent runs jobs as an unprivileged user", who)
+        else:
+            check(who["stderr"].strip() == str(os.geteuid()), "jobs run as the agent's user", who)
         bad = sched.wait_finished("bad")
         check(bad["state"] == "failed" and bad["exit_code"] == 3, "bad fails", bad)
         check("3" in bad["error"] and bad["stderr"] == "oops\n", "bad's error and stderr", bad)
@@ -393,6 +400,25 @@ def case_memory_limit(sched, tmp):
         node.stop()
 
 
+def case_tmpfs(sched, tmp):
+    node = Node(sched, tmp)
+    try:
+        sched.start("tmpfs", "grep \" $(pwd)/tmpfs tmpfs \" /proc/mounts >&2 && "
+                    "head -c 1000000 /dev/zero > tmpfs/data && echo wrote >&2",
+                    tmpfs_size=16 << 20, memory_limit=256 << 20)
+        rec = sched.wait_finished("tmpfs")
+        if os.geteuid() == 0:
+            check(rec["state"] == "completed" and "wrote" in rec["stderr"],
+                  "the job writes to its tmpfs", rec)
+            check("size=16384k" in rec["stderr"], "the tmpfs has the asked size", rec)
+        else:
+            check(rec["state"] == "failed" and "Cannot start job" in rec["error"],
+                  "a tmpfs without root fails the job with the reason", rec)
+    finally:
+        node.stop()
+    check(" %s/" % node.work not in open("/proc/mounts").read(), "the tmpfs is unmounted")
+
+
 def case_memory_overdraft(sched, tmp):
     # The node offers 200 MiB; two jobs reserve 50 MiB each and each uses about 120 MiB.
     node = Node(sched, tmp, resources="cpu=2,memory=200M,user_slots=4")
@@ -477,7 +503,7 @@ GROUPS = {
     "basic": [case_protocol_and_output, case_unacknowledged_resent, case_malformed_reply_ignored,
               case_registration_refused],
     "control": [case_interrupt_and_abort, case_shutdown_aborts_jobs, case_memory_limit,
-                case_memory_overdraft],
+                case_memory_overdraft, case_tmpfs],
     "cpu": [case_cpu_monitor],
 }
 
