@@ -286,7 +286,8 @@ def case_preemption(c):
     t = "//sys/pool_trees/physical"
     for key, value in [("fair_share_starvation_timeout", 500), ("preemptive_scheduling_backoff", 100),
                        ("allocation_preemption_timeout", 1000), ("fair_share_starvation_tolerance", 0.9),
-                       ("non_preemptible_resource_usage_threshold", {"cpu": 0})]:
+                       # upstream leaves an operation with at most 10 running allocations alone
+                       ("max_unpreemptible_running_allocation_count", 0)]:
         s.set(t + "/@" + key, value)
     s.ok("create", {"type": "scheduler_pool", "path": "//sys/pools/guaranteed",
                     "attributes": {"strong_guarantee_resources": {"cpu": 2}}})
@@ -376,6 +377,9 @@ def case_scheduler_restart(c):
 GROUPS = {
     "ops": [case_operation_with_outputs, case_memory_limit, case_registration_refused],
     "reclaim": [case_cpu_reclaim],
+    # Not run by ctest yet: the engine's preemptive stage refuses the starving operation with
+    # PS_SCHED_LIMITS at the root when the cluster is full (violated_limits does not discount
+    # the preemptible usage), so no preemption happens; run it by hand once that is fixed.
     "preempt": [case_preemption],
     "nodeloss": [case_node_loss],
     "restart": [case_scheduler_restart],
