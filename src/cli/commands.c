@@ -5,11 +5,13 @@
 const struct ps_command ps_commands[] = {
     {"fair-share", "compute one fair share update of a pool tree snapshot (JSON)",
      ps_cmd_fair_share},
+    {"simulate", "replay a scenario in virtual time (simulate SCENARIO --output DIR)",
+     ps_cmd_simulate},
+    {"trace", "import a cluster trace as a scenario (trace import alibaba-gpu DIR)", ps_cmd_trace},
     {"bench", "measure the engine's hot paths on synthetic workloads (JSON figures)", ps_cmd_bench},
     {"scheduler", "run the scheduler service (HTTP API, pool trees, operations, nodes)",
      ps_cmd_scheduler},
     {"node", "run a node agent: register with the scheduler and run its jobs", ps_cmd_node},
-    {"trace", "import a cluster trace as a scenario (trace import alibaba-gpu DIR)", ps_cmd_trace},
     /* Client commands of the scheduler service (cmd_cypress.c, cmd_ops.c; docs/api.md). */
     {"get", "print the value at a path (YSON): pools, trees, attributes, orchid", ps_cmd_get},
     {"set", "set an attribute at a path to a YSON/JSON value", ps_cmd_set},

@@ -6,7 +6,8 @@
  * accepts a node that matches none: it is known (it may match a tree created later or a
  * changed nodes_filter) but schedules nothing and counts in no tree's total resources.
  *
- * Per tree: total resources = the sum of its nodes' limits; the filter limits of an element
+ * Per tree: total resources = the sum of its nodes' limits (saturating at PS_RES_INFINITE: a
+ * node with an unlimited resource makes the total unlimited); the filter limits of an element
  * with a scheduling_tag_filter F = the sum of the limits of the tree's nodes that satisfy F
  * (upstream ComputeSchedulingTagFilterResourceLimits; the tree's nodes already satisfy
  * nodes_filter, so this is nodes_filter & F). Results are cached per distinct filter text and

@@ -17,6 +17,9 @@ static const char *const reason_ids[PS_PENDING_REASON_COUNT] = {
     "waiting_for_fair_share_update",
     "usage_at_fair_share",
     "resources_fragmented",
+    "no_node_fits",
+    "no_free_resources",
+    "waiting_for_heartbeat",
 };
 
 const char *ps_pending_reason_id(enum ps_pending_reason reason)
@@ -60,6 +63,14 @@ int ps_pending_format(const struct ps_pending_info *info, char *buf, size_t size
         return snprintf(buf, size, "usage at fair share");
     case PS_PENDING_FRAGMENTED:
         return snprintf(buf, size, "node resources fragmented");
+    case PS_PENDING_NO_NODE_FITS:
+        return snprintf(buf, size, "no node of pool tree \"%s\" is large enough for the next job",
+                        info->tree ? info->tree : "?");
+    case PS_PENDING_NO_FREE_RESOURCES:
+        return snprintf(buf, size, "no node of pool tree \"%s\" has free resources for the next job",
+                        info->tree ? info->tree : "?");
+    case PS_PENDING_WAITING_HEARTBEAT:
+        return snprintf(buf, size, "waiting for a node heartbeat");
     case PS_PENDING_REASON_COUNT:
         break;
     }

@@ -12,13 +12,27 @@
  * PS_PENDING_WAITING_FAIR_SHARE_UPDATE "waiting_for_fair_share_update"  waiting for fair share update
  * PS_PENDING_USAGE_AT_FAIR_SHARE       "usage_at_fair_share"            usage at fair share
  * PS_PENDING_FRAGMENTED                "resources_fragmented"           node resources fragmented
+ * PS_PENDING_NO_NODE_FITS              "no_node_fits"                   no node of pool tree "T" is large enough for the next job
+ * PS_PENDING_NO_FREE_RESOURCES         "no_free_resources"              no node of pool tree "T" has free resources for the next job
+ * PS_PENDING_WAITING_HEARTBEAT         "waiting_for_heartbeat"          waiting for a node heartbeat
  *
  * ps_pool_tree_pending_reason decides the reasons the tree model can decide, in this order:
  * suspended, max_running_operation_count (the pool that blocks the operation), no nodes, a
  * filter matching no node (the operation's, then its pools' from the bottom up), the
  * operation's resource_limits reached, a pool's resource_limits reached (lowest pool first),
- * waiting for the first fair share update. The last two reasons are the scheduler's to decide
+ * waiting for the first fair share update. The remaining reasons are the scheduler's to decide
  * (it knows fair shares and nodes' free resources); it formats them with the same function.
+ * The scheduler's reasons, for an operation the tree model does not explain (the simulator
+ * decides them so, docs/simulate.md):
+ *   usage_at_fair_share    its usage reached its fair share: others come first;
+ *   no_node_fits           no node it may use (filters) is large enough for its next job;
+ *   resources_fragmented   below fair share, the last heartbeat that looked at it found no room
+ *                          on its node, yet the free resources of the tree's nodes together
+ *                          would hold the job;
+ *   no_free_resources      below fair share and the tree's nodes together have no room for the
+ *                          job: it waits for running jobs to end (or for preemption);
+ *   waiting_for_heartbeat  below fair share, room exists, and no heartbeat has looked at it
+ *                          since its last allocation.
  */
 #ifndef PS_CORE_PENDING_H
 #define PS_CORE_PENDING_H
@@ -40,6 +54,9 @@ enum ps_pending_reason {
     PS_PENDING_WAITING_FAIR_SHARE_UPDATE,
     PS_PENDING_USAGE_AT_FAIR_SHARE,
     PS_PENDING_FRAGMENTED,
+    PS_PENDING_NO_NODE_FITS,
+    PS_PENDING_NO_FREE_RESOURCES,
+    PS_PENDING_WAITING_HEARTBEAT,
     PS_PENDING_REASON_COUNT
 };
 
@@ -47,7 +64,8 @@ struct ps_pending_info {
     enum ps_pending_reason reason;
     const char *pool;       /* the pool concerned, or NULL; borrowed from the tree */
     const char *filter;     /* NO_MATCHING_NODE: the filter text; borrowed */
-    const char *tree;       /* NO_NODES: the tree's name; borrowed */
+    const char *tree;       /* NO_NODES, NO_NODE_FITS, NO_FREE_RESOURCES: the tree's name;
+                               borrowed */
     int64_t count, limit;   /* MAX_RUNNING_OPERATIONS: running operations and the limit */
     int resource;           /* *_RESOURCE_LIMITS: the first resource at its limit, else -1 */
 };

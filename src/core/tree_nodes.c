@@ -64,12 +64,25 @@ void ps_tree_invalidate_filter_cache(struct ps_pool_tree *tree)
     tree->cache_count = 0;
 }
 
+/* a + b per resource, saturating at PS_RES_INFINITE: a node's omitted (unlimited) resource makes
+ * the sum unlimited instead of overflowing after a few nodes. */
+static struct ps_resources add_limits(struct ps_resources a, struct ps_resources b)
+{
+    for (int i = 0; i < PS_RES_COUNT; i++) {
+        if (a.v[i] >= PS_RES_INFINITE || b.v[i] >= PS_RES_INFINITE || a.v[i] > PS_RES_INFINITE - b.v[i])
+            a.v[i] = PS_RES_INFINITE;
+        else
+            a.v[i] += b.v[i];
+    }
+    return a;
+}
+
 void ps_pool_tree_nodes_changed(struct ps_pool_tree *tree)
 {
     tree->generation++;
     tree->total = ps_resources_zero();
     for (int i = 0; i < tree->node_count; i++)
-        tree->total = ps_resources_add(tree->total, tree->nodes[i]->resource_limits);
+        tree->total = add_limits(tree->total, tree->nodes[i]->resource_limits);
     ps_tree_invalidate_filter_cache(tree);
 }
 
@@ -147,7 +160,7 @@ static const struct ps_filter_cache_entry *lookup(struct ps_pool_tree *tree, con
     for (int i = 0; i < tree->node_count; i++) {
         const struct ps_node *n = tree->nodes[i];
         if (ps_formula_eval(filter, (const char *const *)n->tags, n->tag_count)) {
-            e->limits = ps_resources_add(e->limits, n->resource_limits);
+            e->limits = add_limits(e->limits, n->resource_limits);
             e->node_count++;
         }
     }
@@ -163,7 +176,7 @@ static void direct(const struct ps_pool_tree *tree, const struct ps_formula *fil
     for (int i = 0; i < tree->node_count; i++) {
         const struct ps_node *n = tree->nodes[i];
         if (ps_formula_eval(filter, (const char *const *)n->tags, n->tag_count)) {
-            *limits = ps_resources_add(*limits, n->resource_limits);
+            *limits = add_limits(*limits, n->resource_limits);
             (*count)++;
         }
     }

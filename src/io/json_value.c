@@ -7,6 +7,8 @@
 static int convert(const json_t *j, struct ps_value *out, int depth, struct ps_error *err)
 {
     *out = ps_value_null();
+    if (!j)
+        return 0;
     if (depth > MAX_DEPTH)
         return ps_error_set(err, PS_EINVAL, "value nested deeper than %d levels", MAX_DEPTH);
     switch (json_typeof(j)) {

@@ -16,8 +16,8 @@
 #include "core/error.h"
 #include "core/value.h"
 
-/* Converts json into *out (a new owned value; the caller releases it). Errors: PS_ENOMEM (then
- * *out is null), PS_EINVAL for nesting deeper than 64. */
+/* Converts json into *out (a new owned value; the caller releases it). NULL json gives a null
+ * value. Errors: PS_ENOMEM (then *out is null), PS_EINVAL for nesting deeper than 64. */
 int ps_json_to_value(const json_t *json, struct ps_value *out, struct ps_error *err);
 
 /* Converts v into a new json_t reference (NULL when out of memory). */

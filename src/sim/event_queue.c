@@ -8,6 +8,8 @@ static bool earlier(const struct ps_event *x, const struct ps_event *y)
 {
     if (x->time_ms != y->time_ms)
         return x->time_ms < y->time_ms;
+    if (x->prio != y->prio)
+        return x->prio < y->prio;
     return x->seq < y->seq;
 }
 
@@ -27,6 +29,12 @@ void ps_event_queue_release(struct ps_event_queue *q)
 
 int ps_event_queue_push(struct ps_event_queue *q, int64_t time_ms, int type, int64_t a, int64_t b)
 {
+    return ps_event_queue_push_prio(q, time_ms, 0, type, a, b);
+}
+
+int ps_event_queue_push_prio(struct ps_event_queue *q, int64_t time_ms, int prio, int type, int64_t a,
+                             int64_t b)
+{
     if (q->count == q->capacity) {
         int64_t capacity = q->capacity ? q->capacity * 2 : 256;
         struct ps_event *heap = realloc(q->heap, (size_t)capacity * sizeof *heap);
@@ -35,7 +43,8 @@ int ps_event_queue_push(struct ps_event_queue *q, int64_t time_ms, int type, int
         q->heap = heap;
         q->capacity = capacity;
     }
-    struct ps_event ev = {time_ms, q->next_seq++, type, a, b};
+    struct ps_event ev = {.time_ms = time_ms, .seq = q->next_seq++, .type = type, .prio = prio,
+                          .a = a, .b = b};
     int64_t i = q->count++;
     while (i > 0) {
         int64_t parent = (i - 1) / 2;

@@ -1,7 +1,9 @@
 /* event_queue.h — the simulator's virtual-time event queue.
  *
- * A binary min-heap of events ordered by (time_ms, seq): events at the same virtual instant pop
- * in the order they were pushed, so a simulation is deterministic whatever the heap layout.
+ * A binary min-heap of events ordered by (time_ms, prio, seq): at the same virtual instant events
+ * of a lower priority value pop first (the simulator uses it to settle job ends before node
+ * heartbeats of the same millisecond), and events of equal priority pop in the order they were
+ * pushed, so a simulation is deterministic whatever the heap layout.
  */
 #ifndef PS_SIM_EVENT_QUEUE_H
 #define PS_SIM_EVENT_QUEUE_H
@@ -13,6 +15,7 @@ struct ps_event {
     int64_t time_ms;
     uint64_t seq;      /* assigned by push: the tie-breaker */
     int type;          /* the simulator's event kind */
+    int prio;          /* lower pops first at equal time; ps_event_queue_push uses 0 */
     int64_t a;         /* payload: meaning depends on type (e.g. node index, job index) */
     int64_t b;
 };
@@ -27,8 +30,12 @@ struct ps_event_queue {
 void ps_event_queue_init(struct ps_event_queue *q);
 void ps_event_queue_release(struct ps_event_queue *q);
 
-/* Adds an event; returns 0 or PS_ENOMEM. */
+/* Adds an event with priority 0; returns 0 or PS_ENOMEM. */
 int ps_event_queue_push(struct ps_event_queue *q, int64_t time_ms, int type, int64_t a, int64_t b);
+
+/* Adds an event with priority prio; returns 0 or PS_ENOMEM. */
+int ps_event_queue_push_prio(struct ps_event_queue *q, int64_t time_ms, int prio, int type, int64_t a,
+                             int64_t b);
 
 /* Removes the earliest event into *out; false when the queue is empty. */
 bool ps_event_queue_pop(struct ps_event_queue *q, struct ps_event *out);

@@ -314,10 +314,39 @@ static void test_update_and_suspend(void **state)
     ps_strategy_free(s);
 }
 
+/* Nodes with an unlimited resource (a scenario's omitted key) make the tree total and the
+ * filter limits unlimited instead of overflowing int64 after a few nodes. */
+static void test_unlimited_node_resources_saturate(void **state)
+{
+    (void)state;
+    struct ps_strategy *s = ps_strategy_new();
+    add_tree(s, "t", NULL);
+    struct ps_error err;
+    char id[16];
+    for (int i = 0; i < 8; i++) {
+        struct ps_resources r = res(1, 2, 100);
+        r.v[PS_RES_NETWORK] = PS_RES_INFINITE;
+        snprintf(id, sizeof id, "n%d", i);
+        assert_int_equal(node(s, id, i % 2 ? "ssd" : "hdd", r, &err), 0);
+    }
+    struct ps_pool_tree *t = ps_strategy_find_tree(s, "t");
+    struct ps_resources total = ps_pool_tree_total_resources(t);
+    assert_int_equal(total.v[PS_RES_NETWORK], PS_RES_INFINITE);
+    assert_int_equal(total.v[PS_RES_CPU], 1600);
+    struct ps_formula *f = NULL;
+    assert_int_equal(ps_formula_parse("ssd", &f, &err), 0);
+    struct ps_resources limits = ps_pool_tree_filter_limits(t, f);
+    assert_int_equal(limits.v[PS_RES_NETWORK], PS_RES_INFINITE);
+    assert_int_equal(limits.v[PS_RES_MEMORY], 400);
+    ps_formula_free(f);
+    ps_strategy_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_nodes_join_one_tree),
+        cmocka_unit_test(test_unlimited_node_resources_saturate),
         cmocka_unit_test(test_filter_limits),
         cmocka_unit_test(test_operations_across_trees),
         cmocka_unit_test(test_update_and_suspend),

@@ -357,6 +357,19 @@ static void test_pending_reasons(void **state)
     ps_pending_format(&info, buf, sizeof buf);
     assert_string_equal(buf, "node resources fragmented");
     assert_string_equal(ps_pending_reason_id(PS_PENDING_FRAGMENTED), "resources_fragmented");
+    assert_string_equal(ps_pending_reason_id(PS_PENDING_NO_NODE_FITS), "no_node_fits");
+    assert_string_equal(ps_pending_reason_id(PS_PENDING_NO_FREE_RESOURCES), "no_free_resources");
+    assert_string_equal(ps_pending_reason_id(PS_PENDING_WAITING_HEARTBEAT), "waiting_for_heartbeat");
+    info.reason = PS_PENDING_NO_FREE_RESOURCES;
+    info.tree = "physical";
+    ps_pending_format(&info, buf, sizeof buf);
+    assert_string_equal(buf, "no node of pool tree \"physical\" has free resources for the next job");
+    info.reason = PS_PENDING_NO_NODE_FITS;
+    ps_pending_format(&info, buf, sizeof buf);
+    assert_string_equal(buf, "no node of pool tree \"physical\" is large enough for the next job");
+    info.reason = PS_PENDING_WAITING_HEARTBEAT;
+    ps_pending_format(&info, buf, sizeof buf);
+    assert_string_equal(buf, "waiting for a node heartbeat");
     assert_string_equal(ps_pending_reason_id(PS_PENDING_REASON_COUNT), "unknown");
 
     /* a tree without nodes */

@@ -1,0 +1,417 @@
+/* bench_schedule.c — `poolsched bench schedule`: node heartbeats through the regular stage.
+ *
+ * Workload (from a seed): a cluster of N nodes (a tenth of them gpu nodes tagged "gpu"), a
+ * pool tree of P pools in two levels (weights 1-4, some strong guarantees, FIFO leaves, leaves
+ * with cpu limits, gpu leaves whose operations carry scheduling_tag_filter "gpu") and O
+ * operations spread over the leaves with a heavy tail, each with effectively endless pending
+ * jobs of one of several shapes. One fair share update (untimed) gives the snapshot its fair
+ * shares; then the engine's heartbeat (ps_schedule_heartbeat) is timed:
+ *   fill    one heartbeat per node, all nodes empty: many allocations per heartbeat;
+ *   steady  R rounds over all nodes; before each heartbeat a quarter of the node's running
+ *           allocations end (ps_sched_allocation_finished, untimed): the churn of jobs
+ *           finishing, so a heartbeat starts a few allocations and then finds the node full.
+ * Reported per phase: heartbeats and allocations per second of thread CPU time, and the wall
+ * time of single heartbeats (median, p99). Targets (shared/spec/performance.md): >= 20,000
+ * heartbeats/s and >= 100,000 allocations/s on one core.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/bench.h"
+#include "cli/bench_rng.h"
+#include "core/fair_share.h"
+#include "core/formula.h"
+#include "core/schedule.h"
+#include "platform/clock.h"
+#include "platform/memstat.h"
+
+#define BENCH "schedule"
+#define GIB ((int64_t)1 << 30)
+#define PENDING_PER_OPERATION 1000000000
+
+struct options {
+    uint64_t seed;
+    int nodes, operations, pools, rounds;
+};
+
+struct node {
+    bool gpu;
+    struct ps_resources limits, usage;
+    struct ps_sched_filter_cache *cache;
+    struct ps_sched_allocation *allocs;   /* running */
+    int count, cap;
+};
+
+struct phase {
+    int64_t heartbeats, allocations, candidates, skips;
+    int64_t cpu_ns, wall_ns;
+    double *samples_us;                   /* wall time of each heartbeat */
+};
+
+static const char *const gpu_tags[] = {"dc1", "gpu"};
+static const char *const cpu_tags[] = {"dc1"};
+
+static void print_help(void)
+{
+    printf("usage: poolsched bench schedule [--seed N] [--nodes N] [--operations O] [--pools P]\n"
+           "                                [--rounds R]\n\n"
+           "Times node heartbeats (the regular scheduling stage) on a synthetic cluster: N nodes\n"
+           "(10%% gpu nodes), P pools in two levels, O operations with endless pending jobs; a fill\n"
+           "round from empty nodes, then R steady rounds where a quarter of each node's jobs end\n"
+           "before its heartbeat.\n\n"
+           "  --seed N        workload seed (default 1)\n"
+           "  --nodes N       nodes (default 10000)\n"
+           "  --operations O  operations with pending jobs (default 1000)\n"
+           "  --pools P       pools (default 100: 10 top-level pools and their leaves)\n"
+           "  --rounds R      steady rounds over all nodes (default 5)\n\n"
+           "Targets (shared/spec/performance.md, default sizes): >= 20,000 heartbeats/s and\n"
+           ">= 100,000 allocations/s on one core. Prints one JSON object on stdout.\n");
+}
+
+static int parse_args(int argc, char **argv, struct options *o)
+{
+    long long seed = 1, nodes = 10000, operations = 1000, pools = 100, rounds = 5;
+    for (int i = 1; i < argc; i++) {
+        const char *value = NULL;
+        int m;
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            print_help();
+            return -1;
+        } else if ((m = ps_bench_option(BENCH, argc, argv, &i, "--seed", &value)) != 0) {
+            if (m < 0 || ps_bench_parse_int(BENCH, "--seed", value, 0, INT64_MAX, &seed) < 0)
+                return 2;
+        } else if ((m = ps_bench_option(BENCH, argc, argv, &i, "--nodes", &value)) != 0) {
+            if (m < 0 || ps_bench_parse_int(BENCH, "--nodes", value, 10, 1000000, &nodes) < 0)
+                return 2;
+        } else if ((m = ps_bench_option(BENCH, argc, argv, &i, "--operations", &value)) != 0) {
+            if (m < 0 || ps_bench_parse_int(BENCH, "--operations", value, 1, 1000000, &operations) < 0)
+                return 2;
+        } else if ((m = ps_bench_option(BENCH, argc, argv, &i, "--pools", &value)) != 0) {
+            if (m < 0 || ps_bench_parse_int(BENCH, "--pools", value, 2, 100000, &pools) < 0)
+                return 2;
+        } else if ((m = ps_bench_option(BENCH, argc, argv, &i, "--rounds", &value)) != 0) {
+            if (m < 0 || ps_bench_parse_int(BENCH, "--rounds", value, 1, 1000, &rounds) < 0)
+                return 2;
+        } else {
+            ps_bench_error(BENCH, "unknown option '%s' (see poolsched bench schedule --help)", argv[i]);
+            return 2;
+        }
+    }
+    o->seed = (uint64_t)seed;
+    o->nodes = (int)nodes;
+    o->operations = (int)operations;
+    o->pools = (int)pools;
+    o->rounds = (int)rounds;
+    return 0;
+}
+
+static struct ps_resources res(int64_t slots, int64_t cores, int64_t memory, int64_t gpu)
+{
+    struct ps_resources r = ps_resources_zero();
+    r.v[PS_RES_USER_SLOTS] = slots;
+    r.v[PS_RES_CPU] = cores * PS_CPU_SCALE;
+    r.v[PS_RES_MEMORY] = memory;
+    r.v[PS_RES_GPU] = gpu;
+    return r;
+}
+
+struct workload {
+    struct ps_fs_element *elems;
+    struct ps_sched_operation *ops;
+    int count, pools, top;
+    char *names;
+    struct ps_resources total;
+    struct node *nodes;
+    int node_count;
+    struct ps_formula *gpu_filter;
+};
+
+static void workload_release(struct workload *w)
+{
+    free(w->elems);
+    free(w->ops);
+    free(w->names);
+    for (int i = 0; w->nodes && i < w->node_count; i++) {
+        ps_sched_filter_cache_free(w->nodes[i].cache);
+        free(w->nodes[i].allocs);
+    }
+    free(w->nodes);
+    ps_formula_free(w->gpu_filter);
+}
+
+static int build(struct workload *w, const struct options *o, struct ps_error *err)
+{
+    struct ps_bench_rng rng;
+    ps_bench_rng_seed(&rng, o->seed);
+    memset(w, 0, sizeof *w);
+    w->node_count = o->nodes;
+    w->nodes = calloc((size_t)o->nodes, sizeof *w->nodes);
+    w->pools = o->pools;
+    w->top = o->pools < 20 ? 1 : o->pools / 10;
+    w->count = 1 + o->pools + o->operations;
+    w->elems = calloc((size_t)w->count, sizeof *w->elems);
+    w->ops = calloc((size_t)w->count, sizeof *w->ops);
+    w->names = calloc((size_t)w->count, 16);
+    if (!w->nodes || !w->elems || !w->ops || !w->names)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    int rc = ps_formula_parse("gpu", &w->gpu_filter, err);
+    if (rc != 0)
+        return rc;
+    struct ps_resources gpu_total = ps_resources_zero();
+    for (int i = 0; i < o->nodes; i++) {
+        struct node *n = &w->nodes[i];
+        n->gpu = i % 10 == 9;
+        n->limits = n->gpu ? res(64, 64, 512 * GIB, 8) : res(32, 32, 128 * GIB, 0);
+        w->total = ps_resources_add(w->total, n->limits);
+        if (n->gpu)
+            gpu_total = ps_resources_add(gpu_total, n->limits);
+        if (!(n->cache = ps_sched_filter_cache_new()))
+            return ps_error_set(err, PS_ENOMEM, "out of memory");
+    }
+    /* Pools: elements 1..top are top-level pools, then the leaves, round-robin under them. */
+    char *name = w->names;
+    snprintf(name, 16, "<Root>");
+    ps_fs_element_input_init(&w->elems[0].in, PS_ELEM_ROOT, -1, name);
+    bool *gpu_leaf = calloc((size_t)w->count, sizeof *gpu_leaf);
+    if (!gpu_leaf)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    for (int p = 1; p <= o->pools; p++) {
+        name = w->names + 16 * p;
+        snprintf(name, 16, "pool%d", p);
+        bool leaf = p > w->top;
+        int parent = leaf ? 1 + (p - w->top - 1) % w->top : 0;
+        struct ps_fs_element_input *in = &w->elems[p].in;
+        ps_fs_element_input_init(in, PS_ELEM_POOL, parent, name);
+        in->weight = (double)(1 + ps_bench_rng_below(&rng, 4));
+        in->weight_specified = true;
+        if (!leaf && ps_bench_rng_chance(&rng, 0.3)) {
+            in->strong_guarantee.set = 1u << PS_RES_CPU;
+            in->strong_guarantee.r.v[PS_RES_CPU] = w->total.v[PS_RES_CPU] / 20;
+        }
+        if (leaf) {
+            double x = ps_bench_rng_unit(&rng);
+            if (x < 0.1) {
+                in->mode = PS_MODE_FIFO;
+            } else if (x < 0.2) {
+                in->resource_limits.v[PS_RES_CPU] = w->total.v[PS_RES_CPU] / 50;
+            } else if (x < 0.3) {
+                gpu_leaf[p] = true;
+                in->filter_limits = gpu_total;
+            }
+        }
+    }
+    /* Operations: heavy-tailed over the leaves; endless pending jobs of one shape. */
+    static const int64_t cores[] = {1, 1, 2, 2, 4, 8};
+    static const int64_t memory_gib[] = {2, 4, 4, 8, 16, 32};
+    static const int64_t gpus[] = {1, 1, 2, 4, 8};
+    int leaves = o->pools - w->top;
+    for (int k = 0; k < o->operations; k++) {
+        int e = 1 + o->pools + k;
+        name = w->names + 16 * e;
+        snprintf(name, 16, "op%d", k);
+        double u = ps_bench_rng_unit(&rng);
+        int leaf = w->top + 1 + (int)((double)leaves * u * u);   /* skewed to the first leaves */
+        if (leaves <= 0)
+            leaf = 0;
+        struct ps_fs_element_input *in = &w->elems[e].in;
+        ps_fs_element_input_init(in, PS_ELEM_OPERATION, leaf, name);
+        in->weight = (double)(1 + ps_bench_rng_below(&rng, 3));
+        in->start_time_ms = k;
+        struct ps_sched_operation *so = &w->ops[e];
+        so->runnable = true;
+        so->pending_count = PENDING_PER_OPERATION;
+        if (gpu_leaf[leaf]) {
+            so->filter = w->gpu_filter;
+            so->allocation = res(1, 8, 64 * GIB, PS_BENCH_PICK(&rng, gpus));
+            in->filter_limits = gpu_total;
+        } else {
+            int pick = (int)ps_bench_rng_below(&rng, sizeof cores / sizeof *cores);
+            so->allocation = res(1, cores[pick], memory_gib[pick] * GIB, 0);
+        }
+        in->pending_job_count = 1000;
+        for (int r = 0; r < PS_RES_COUNT; r++)
+            in->demand.v[r] = so->allocation.v[r] * 1000;
+    }
+    free(gpu_leaf);
+    return 0;
+}
+
+static int heartbeat(struct workload *w, struct ps_sched_snapshot *snap, int i,
+                     struct ps_sched_result *result, struct phase *ph, struct ps_error *err)
+{
+    struct node *n = &w->nodes[i];
+    struct ps_sched_node sn = {
+        .id = i,
+        .tags = n->gpu ? gpu_tags : cpu_tags,
+        .tag_count = n->gpu ? 2 : 1,
+        .limits = n->limits,
+        .usage = n->usage,
+        .filter_cache = n->cache,
+    };
+    int64_t c0 = ps_clock_thread_cpu_ns(), t0 = ps_clock_monotonic_ns();
+    int rc = ps_schedule_heartbeat(snap, &sn, 0, result, err);
+    int64_t t1 = ps_clock_monotonic_ns(), c1 = ps_clock_thread_cpu_ns();
+    if (rc != 0)
+        return rc;
+    ph->samples_us[ph->heartbeats] = (double)(t1 - t0) / 1000.0;
+    ph->heartbeats++;
+    ph->cpu_ns += c1 - c0;
+    ph->wall_ns += t1 - t0;
+    ph->allocations += result->allocation_count;
+    ph->candidates += result->candidates_considered;
+    ph->skips += result->skip_count;
+    n->usage = result->node_usage;
+    if (n->count + result->allocation_count > n->cap) {
+        int cap = n->cap ? n->cap : 16;
+        while (cap < n->count + result->allocation_count)
+            cap *= 2;
+        struct ps_sched_allocation *grown = realloc(n->allocs, (size_t)cap * sizeof *grown);
+        if (!grown)
+            return ps_error_set(err, PS_ENOMEM, "out of memory");
+        n->allocs = grown;
+        n->cap = cap;
+    }
+    memcpy(n->allocs + n->count, result->allocations, (size_t)result->allocation_count * sizeof *n->allocs);
+    n->count += result->allocation_count;
+    return 0;
+}
+
+/* A quarter of the node's running allocations end (untimed). */
+static int churn(struct workload *w, struct ps_sched_snapshot *snap, int i, struct ps_bench_rng *rng,
+                 struct ps_error *err)
+{
+    struct node *n = &w->nodes[i];
+    int keep = 0;
+    for (int k = 0; k < n->count; k++) {
+        if (ps_bench_rng_below(rng, 4) == 0) {
+            int rc = ps_sched_allocation_finished(snap, n->allocs[k].op, n->allocs[k].resources, err);
+            if (rc != 0)
+                return rc;
+            n->usage = ps_resources_sub(n->usage, n->allocs[k].resources);
+        } else {
+            n->allocs[keep++] = n->allocs[k];
+        }
+    }
+    n->count = keep;
+    return 0;
+}
+
+static json_t *phase_json(struct phase *ph, double target_hb, double target_alloc, bool judge)
+{
+    double cpu_s = (double)ph->cpu_ns / 1e9;
+    double hb_rate = cpu_s > 0 ? (double)ph->heartbeats / cpu_s : 0;
+    double alloc_rate = cpu_s > 0 ? (double)ph->allocations / cpu_s : 0;
+    struct ps_bench_stats st;
+    ps_bench_stats_compute(ph->samples_us, (int)ph->heartbeats, &st);
+    json_t *o = json_object();
+    json_object_set_new(o, "heartbeats", json_integer(ph->heartbeats));
+    json_object_set_new(o, "allocations", json_integer(ph->allocations));
+    json_object_set_new(o, "allocations_per_heartbeat", json_real((double)ph->allocations / (double)ph->heartbeats));
+    json_object_set_new(o, "candidates_per_heartbeat", json_real((double)ph->candidates / (double)ph->heartbeats));
+    json_object_set_new(o, "skips_per_heartbeat", json_real((double)ph->skips / (double)ph->heartbeats));
+    json_object_set_new(o, "cpu_ms", json_real((double)ph->cpu_ns / 1e6));
+    json_object_set_new(o, "wall_ms", json_real((double)ph->wall_ns / 1e6));
+    json_object_set_new(o, "heartbeats_per_s", json_real(hb_rate));
+    json_object_set_new(o, "allocations_per_s", json_real(alloc_rate));
+    json_object_set_new(o, "heartbeat_us_median", json_real(st.median));
+    json_object_set_new(o, "heartbeat_us_p99", json_real(st.p99));
+    json_object_set_new(o, "heartbeat_us_max", json_real(st.max));
+    if (judge) {
+        json_object_set_new(o, "meets_heartbeat_target", json_boolean(hb_rate >= target_hb));
+        json_object_set_new(o, "meets_allocation_target", json_boolean(alloc_rate >= target_alloc));
+    }
+    return o;
+}
+
+int ps_bench_schedule(int argc, char **argv)
+{
+    struct options o;
+    int code = parse_args(argc, argv, &o);
+    if (code != 0)
+        return code < 0 ? 0 : code;
+    struct ps_error err;
+    ps_error_init(&err);
+    struct workload w;
+    struct ps_fs_update *update = NULL;
+    struct ps_sched_snapshot *snap = NULL;
+    struct ps_sched_result result;
+    ps_sched_result_init(&result);
+    struct phase fill = {0}, steady = {0};
+    int64_t build_start = ps_clock_monotonic_ns();
+    int rc = build(&w, &o, &err);
+    int64_t fs_ns = 0, release_ns = 0;
+    if (rc == 0 && !(update = ps_fs_update_new()))
+        rc = ps_error_set(&err, PS_ENOMEM, "out of memory");
+    if (rc == 0) {
+        struct ps_fs_options fo;
+        ps_fs_options_init(&fo);
+        struct ps_fs_input input = {.total = w.total, .now_ms = 0};
+        int64_t t0 = ps_clock_monotonic_ns();
+        rc = ps_fs_update_run(update, w.elems, w.count, &fo, &input, &err);
+        fs_ns = ps_clock_monotonic_ns() - t0;
+    }
+    if (rc == 0) {
+        struct ps_sched_options so;
+        ps_sched_options_init(&so);
+        so.total = w.total;
+        so.filter_eval = ps_formula_eval;
+        so.generation = 1;
+        rc = ps_sched_snapshot_new(w.elems, w.count, w.ops, &so, &snap, &err);
+    }
+    double build_ms = (double)(ps_clock_monotonic_ns() - build_start) / 1e6;
+    fill.samples_us = malloc((size_t)o.nodes * sizeof(double));
+    steady.samples_us = malloc((size_t)o.nodes * (size_t)o.rounds * sizeof(double));
+    if (rc == 0 && (!fill.samples_us || !steady.samples_us))
+        rc = ps_error_set(&err, PS_ENOMEM, "out of memory");
+    for (int i = 0; rc == 0 && i < o.nodes; i++)
+        rc = heartbeat(&w, snap, i, &result, &fill, &err);
+    struct ps_bench_rng rng;
+    ps_bench_rng_seed(&rng, o.seed ^ 0x5eed);
+    for (int r = 0; rc == 0 && r < o.rounds; r++) {
+        for (int i = 0; rc == 0 && i < o.nodes; i++) {
+            int64_t t0 = ps_clock_thread_cpu_ns();
+            rc = churn(&w, snap, i, &rng, &err);
+            release_ns += ps_clock_thread_cpu_ns() - t0;
+            if (rc == 0)
+                rc = heartbeat(&w, snap, i, &result, &steady, &err);
+        }
+    }
+    if (rc != 0) {
+        ps_bench_error(BENCH, "%s", err.msg);
+        code = 1;
+    } else {
+        bool defaults = o.nodes == 10000 && o.operations == 1000;
+        int64_t running = 0;
+        for (int i = 0; i < o.nodes; i++)
+            running += w.nodes[i].count;
+        json_t *report = json_object();
+        json_t *wl = json_object();
+        json_object_set_new(wl, "seed", json_integer((json_int_t)o.seed));
+        json_object_set_new(wl, "nodes", json_integer(o.nodes));
+        json_object_set_new(wl, "gpu_nodes", json_integer(o.nodes / 10));
+        json_object_set_new(wl, "pools", json_integer(o.pools));
+        json_object_set_new(wl, "operations", json_integer(o.operations));
+        json_object_set_new(wl, "rounds", json_integer(o.rounds));
+        json_object_set_new(report, "benchmark", json_string(BENCH));
+        json_object_set_new(report, "workload", wl);
+        json_object_set_new(report, "fill", phase_json(&fill, 20000, 100000, false));
+        json_object_set_new(report, "steady", phase_json(&steady, 20000, 100000, defaults));
+        json_object_set_new(report, "release_cpu_ns_per_allocation",
+                            json_real(steady.allocations ? (double)release_ns / (double)steady.allocations : 0));
+        json_object_set_new(report, "running_allocations_at_end", json_integer(running));
+        json_object_set_new(report, "fair_share_update_ms", json_real((double)fs_ns / 1e6));
+        json_object_set_new(report, "build_ms", json_real(build_ms));
+        json_object_set_new(report, "peak_rss_bytes", json_integer(ps_memstat_peak_rss_bytes()));
+        code = ps_bench_print_json(BENCH, report);
+    }
+    free(fill.samples_us);
+    free(steady.samples_us);
+    ps_sched_result_release(&result);
+    ps_sched_snapshot_free(snap);
+    ps_fs_update_free(update);
+    workload_release(&w);
+    return code;
+}

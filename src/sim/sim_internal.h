@@ -1,0 +1,424 @@
+/* sim_internal.h — the simulator's state, shared by its files (sim.c, sim_sched.c, sim_jobs.c,
+ * sim_output.c, sim_metrics.c) and by the code that plugs into it (sim.h lists the hooks).
+ *
+ * Indices, not pointers, name operations (sim->ops, scenario order), nodes (sim->nodes,
+ * registration order = scenario order), trees (sim->trees, the strategy's creation order =
+ * scenario order, sorted by name) and jobs (slots of sim->jobs). Every list is kept in an
+ * order that depends only on the sequence of events, so outputs are deterministic.
+ */
+#ifndef PS_SIM_SIM_INTERNAL_H
+#define PS_SIM_SIM_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "core/cpu_monitor.h"
+#include "core/memory_reserve.h"
+#include "core/pending.h"
+#include "core/preempt.h"
+#include "core/schedule.h"
+#include "core/strategy.h"
+#include "core/strmap.h"
+#include "core/tree_fs.h"
+#include "core/value.h"
+#include "io/scenario.h"
+#include "sim/event_queue.h"
+#include "sim/sim.h"
+
+/* Event kinds; at one millisecond they run in the order of their priority (enum below). */
+enum sim_event {
+    SIM_EV_JOB_END = 1,      /* a = job slot, b = job serial (stale when the job ended already) */
+    SIM_EV_JOB_ABORT = 2,    /* a = job slot, b = serial: a preempted job's interrupt timeout */
+    SIM_EV_SUBMIT = 3,       /* a = operation index */
+    SIM_EV_FAIR_SHARE = 4,   /* every tree */
+    SIM_EV_HEARTBEAT = 5,    /* a = node index */
+    SIM_EV_SCENARIO = 6,     /* a = index into the scenario's events (sim_preempt.c) */
+    SIM_EV_CPU_TICK = 7,     /* a = job slot, b = serial: a CPU monitor check (sim_resources.c) */
+};
+
+enum sim_prio {
+    SIM_PRIO_JOB_END = 0,
+    SIM_PRIO_JOB_ABORT = 1,
+    SIM_PRIO_SUBMIT = 2,
+    SIM_PRIO_FAIR_SHARE = 3,
+    SIM_PRIO_HEARTBEAT = 4,
+    SIM_PRIO_CPU_TICK = 5,
+};
+
+/* A growable byte buffer for output lines (sim_output.c). oom latches on allocation failure. */
+struct sim_buf {
+    char *data;
+    size_t len, cap;
+    bool oom;
+};
+
+/* Fairness metrics of one pool of one tree (sim_metrics.c), integrated exactly over time:
+ * usage and demand are live (every job start and end), the fair share is the last update's. */
+struct sim_pool_stats {
+    char *name;                        /* owned */
+    int tree;
+    struct ps_resources usage;         /* running operations of the subtree, live */
+    struct ps_resources demand;        /* usage + pending jobs of those operations, live */
+    double fair_share_ratio;           /* of the last update that included the pool, else 0 */
+    uint64_t seen_update;              /* the update serial that last included the pool */
+    int64_t last_ms;                   /* integrated up to here */
+    double delay;                      /* integral of max(0, min(fs, demand) - usage), share x s */
+    double usage_integral, fair_share_integral;   /* share x s, for the means */
+    int64_t observed_ms;
+    bool underserved;                  /* usage < min(fs, demand) x tolerance */
+    int64_t underserved_since_ms;
+    int64_t underserved_periods, underserved_ms, longest_underserved_ms;
+    int64_t underserved_long_periods;  /* periods longer than the starvation timeout */
+    int64_t preempted[3];              /* job_preempted of the subtree, per enum ps_preempt_reason */
+};
+
+struct sim_retry {                     /* a job of a task back to pending after an abort */
+    int64_t index;
+    int attempt;
+    int64_t since_ms;
+    struct ps_memory_overdraft_state overdraft;   /* the piece of work's overdraft history */
+};
+
+struct sim_task {
+    const struct ps_scenario_task *spec;
+    int64_t fresh_next;                /* jobs [0, fresh_next) have started at least once */
+    struct sim_retry *retry;           /* FIFO ring: aborted jobs, retried first */
+    int64_t retry_head, retry_count, retry_cap;
+    int64_t pending;                   /* job_count - fresh_next + retry_count */
+    int64_t completed;
+    /* memory reserve (sim_resources.c); memory_on: the task requests memory */
+    bool memory_on;
+    struct ps_memory_task memory;
+    int64_t overdraft_retries;         /* pending retries with an overdraft history */
+};
+
+/* An operation's membership in one tree. */
+struct sim_membership {
+    int tree;                          /* sim tree index */
+    struct ps_tree_op *m;              /* the tree's membership; NULL once the operation ended */
+    int elem;                          /* its element in the tree's current snapshot, or -1 */
+    struct ps_resources usage;         /* jobs running on the tree's nodes (mirrors m->usage) */
+    struct ps_resources demand;        /* usage + the operation's pending demand, as in stats */
+    /* The filter the scheduler checks on a node: the operation's scheduling_tag_filter and those
+     * of its pools up to the root, as YTsaurus deactivates a pool on nodes its filter rejects
+     * (the snapshot only knows operations' filters). NULL: none; borrowed from the membership
+     * or a pool when only one applies, else the owned conjunction `combined`. */
+    const struct ps_formula *filter;
+    struct ps_formula *combined;
+    struct sim_pool_stats **path;      /* stats of its pool up to <Root>; owned array */
+    int path_len;
+    bool in_stats;                     /* usage/demand are counted in the path's stats */
+    /* what the last heartbeat that looked at it decided (reset by an allocation) */
+    enum ps_sched_reason sched_reason;
+    const char *limit_pool;            /* PS_SCHED_LIMITS: the pool (stats name), NULL: the
+                                          operation's own limits */
+    int limit_resource;
+    int fits_task;                     /* task whose "fits some node" was cached, -1 */
+    bool fits;
+    struct ps_resources fed_shape;     /* the allocation shape in the snapshot */
+    struct ps_preemptible *lists;      /* running jobs by preemption class (sim_preempt.c) */
+};
+
+enum sim_op_state {
+    SIM_OP_WAITING = 0,                /* not submitted yet */
+    SIM_OP_PENDING,                    /* started, waiting for a running slot */
+    SIM_OP_RUNNING,
+    SIM_OP_COMPLETED,
+    SIM_OP_FAILED,
+};
+
+struct sim_op {
+    const struct ps_scenario_operation *sc;
+    int index;                         /* scenario order */
+    enum sim_op_state state;
+    struct ps_operation *op;           /* the strategy's, once started */
+    struct sim_task *tasks;
+    int task_count;
+    int cur_task;                      /* the task the snapshots schedule, -1: none pending */
+    int64_t job_count, pending, running, completed;
+    struct ps_resources pending_demand;   /* resources of all pending jobs */
+    struct sim_membership *ms;
+    int m_count;
+    int64_t submit_ms, running_ms, finish_ms;   /* -1 until then */
+    int64_t jobs_total_duration_ms, job_max_duration_ms;
+    int64_t preempted_job_count, preempted_jobs_total_duration_ms, aborted_job_count;
+    int active_pos;                    /* in sim->active, -1 */
+    bool touched;                      /* in sim->touched during a heartbeat */
+    char *error;                       /* operation_failed: why (owned) */
+    /* pending reason, re-evaluated at fair share updates */
+    enum ps_pending_reason reason;
+    char *reason_msg;                  /* owned, NULL when none */
+    int64_t reason_since_ms;
+    /* CPU monitor (sim_resources.c): jobs tick when the spec has a job_cpu_monitor section */
+    bool cpu_monitor;
+    struct ps_cpu_monitor_config cpu_config;
+};
+
+enum sim_job_end_kind { SIM_END_COMPLETED = 0, SIM_END_FAILED, SIM_END_ABORTED };
+
+struct sim_job {
+    int64_t serial;                    /* unique per attempt; 0: free slot */
+    int op, task, ms;                  /* operation, task, membership (its tree) */
+    int64_t index;                     /* job index within the task */
+    int attempt;
+    int node;
+    int node_pos;                      /* position in node->jobs */
+    int64_t start_ms;
+    int64_t end_ms;                    /* planned end (sim_job_plan_end) */
+    enum sim_job_end_kind end_kind;    /* planned outcome */
+    const char *end_reason;            /* SIM_END_FAILED: error; SIM_END_ABORTED: reason */
+    struct ps_resources resources;     /* the allocation: requested resources, memory = reserve */
+    bool preempting;                   /* job_preempted sent, abort pending */
+    int64_t next_free;                 /* free list link */
+    /* sim_resources.c */
+    struct ps_memory_job memory;       /* the reserve, when the task's memory_on */
+    struct ps_memory_overdraft_state overdraft;
+    int64_t memory_excess;             /* bytes above its reserve counted on the node */
+    struct ps_cpu_monitor *cpu;        /* owned; NULL unless the operation monitors CPU */
+};
+
+struct sim_node {
+    struct ps_node *node;              /* the strategy's */
+    int group;                         /* scenario node group */
+    int tree;                          /* sim tree index, -1: in no tree (never heartbeats) */
+    struct ps_resources limits, usage;
+    int64_t *jobs;                     /* running job slots */
+    int job_count, job_cap;
+    struct ps_sched_filter_cache *cache;
+    int64_t phase_ms;                  /* heartbeats at phase + k x period */
+    int64_t last_heartbeat_ms;         /* last heartbeat event delivered (INT64_MIN: none) */
+    bool armed;                        /* a heartbeat event is queued */
+    uint64_t quiet_gen;                /* the tree generation at which it last started nothing */
+    int64_t last_preemptive_ms;        /* last preemptive stages (PS_PREEMPT_NEVER: none) */
+    int64_t preempt_seen_ms;           /* last heartbeat accounted for in last_preemptive_ms */
+    uint64_t preempt_quiet_gen;        /* the generation at which the stages started nothing */
+    int64_t memory_excess;             /* running jobs' use above their reserves, bytes */
+};
+
+struct sim_tree {
+    struct ps_pool_tree *tree;         /* the strategy's */
+    const char *name;
+    struct ps_tree_fs fs;
+    struct ps_fs_update *update;
+    struct ps_sched_snapshot *snap;    /* NULL before the first update */
+    struct ps_sched_options sched_options;
+    int *elem_op;                      /* per snapshot element: operation index, -1 for pools */
+    int *elem_ms;                      /* per element: membership index in that operation */
+    bool *elem_runnable;
+    struct sim_pool_stats **elem_stats;   /* per element: pool stats, NULL for operations */
+    struct ps_sched_operation *op_states; /* per element: the snapshot input (scratch) */
+    int elem_cap;
+    int64_t runnable_pending;          /* pending allocations of runnable operations */
+    uint64_t gen;                      /* bumped by every change of the scheduling state */
+    bool dirty;                        /* changed since the last fair share update */
+    bool integral;                     /* has integral pools: volumes change with time alone */
+    bool keep_updating;                /* never skip updates (hooks) */
+    bool keep_heartbeats;              /* heartbeats never count as quiet (hooks) */
+    int *nodes;                        /* node indices */
+    int node_count, quiet_count;
+    bool dormant;
+    int *groups;                       /* scenario node groups whose nodes are in the tree */
+    int group_count;
+    struct ps_resources total, usage;  /* of the tree's nodes; usage live */
+    /* The total the engine sees: a resource some node leaves unlimited (omitted in its limits)
+     * counts 0 there, so nothing of it is shared (jobs of the tree may not request it). */
+    struct ps_resources fs_total;
+    /* The Pareto-maximal free resources of its nodes (covering min_spare), computed at most once
+     * per fair share update for pending reasons. */
+    struct ps_resources *frontier;
+    int frontier_count, frontier_cap;
+    uint64_t frontier_serial;
+    double tolerance;                  /* fair_share_starvation_tolerance */
+    int64_t starvation_timeout_ms;
+    struct ps_strmap stats_by_name;
+    struct sim_pool_stats **stats;     /* in order of first appearance */
+    int stats_count, stats_cap;
+    struct sim_buf rows;               /* pools.csv rows of the last update, without the time */
+    struct sim_preempt_tree *pre;      /* starvation and preemption state (sim_preempt.c) */
+};
+
+struct ps_sim {
+    const struct ps_scenario *sc;
+    struct ps_sim_options options;
+    struct ps_strategy *strategy;
+    struct sim_tree *trees;
+    int tree_count;
+    struct sim_node *nodes;
+    int64_t node_count;
+    struct sim_op *ops;
+    int64_t op_count;
+    struct ps_strmap op_by_id;
+    struct sim_job *jobs;
+    int64_t job_cap, job_free, next_serial;
+    struct ps_event_queue queue;
+    int64_t now;
+    int64_t end_ms;                    /* the scenario's duration, or -1 */
+    bool finished;
+    const char *end_reason;
+    int64_t real_events;               /* queued submit / job end / abort events */
+    int64_t running_jobs;
+    int64_t last_progress_ms;
+    int *active;                       /* submitted, not finished operations */
+    int active_count;
+    int *touched;                      /* operations given allocations in this heartbeat */
+    int touched_count;
+    int64_t *waits;                    /* wait of every started attempt, ms */
+    int64_t wait_count, wait_cap;
+    struct ps_sched_result sched;      /* the heartbeat in progress */
+    uint64_t snapshot_generation;
+    uint64_t update_serial;
+    bool reasons_dirty;                /* a heartbeat changed what it recorded for a reason */
+    int64_t next_pools_row_ms;
+    struct sim_buf line;               /* the output line being built */
+    int64_t reason_ms[PS_PENDING_REASON_COUNT];   /* operation x ms spent per top reason */
+    struct ps_sim_stats stats;
+    struct ps_error io_error;          /* the first output failure */
+    struct sim_res_stats {             /* sim_resources.c, for summary.json */
+        int64_t memory_jobs_started, memory_jobs_completed, overdraft_aborts,
+            memory_limit_failures;
+        double reserve_byte_s, used_byte_s;   /* user job, completed jobs */
+        double slack_sum;                     /* per completed job (reserve - used) / reserve */
+        int64_t cpu_jobs, cpu_ticks, cpu_limit_changes, cpu_changes_refused;
+        double preemptible_core_s;            /* aggregated (hard - soft), ended jobs */
+    } res;
+};
+
+/* ---- sim.c ------------------------------------------------------------------------------ */
+int sim_push(struct ps_sim *sim, int64_t time_ms, enum sim_event type, int64_t a, int64_t b);
+/* Operations that became running in the last strategy call: events, stats, snapshots. */
+int sim_process_activated(struct ps_sim *sim, struct ps_error *err);
+void sim_progress(struct ps_sim *sim);
+void sim_active_add(struct ps_sim *sim, int op);
+void sim_active_remove(struct ps_sim *sim, int op);
+
+/* ---- sim_sched.c ------------------------------------------------------------------------ */
+int sim_fair_share_event(struct ps_sim *sim, struct ps_error *err);
+int sim_heartbeat(struct ps_sim *sim, int node, struct ps_error *err);
+int sim_heartbeat_commit(struct ps_sim *sim, int node, const struct ps_preempt_victim *victims,
+                         int victim_count, struct ps_error *err);
+/* The tree's scheduling state changed: new generation; wakes dormant heartbeats. */
+int sim_tree_changed(struct ps_sim *sim, int tree);
+/* Brings an operation's entry in every snapshot in line with its tasks: runnable, pending count
+ * and allocation shape of the current task. */
+int sim_op_sync(struct ps_sim *sim, int op, struct ps_error *err);
+
+/* ---- sim_jobs.c ------------------------------------------------------------------------- */
+int sim_op_init(struct ps_sim *sim, int op, struct ps_error *err);
+void sim_op_release(struct sim_op *op);
+int sim_submit(struct ps_sim *sim, int op, struct ps_error *err);
+/* The resources of the next job of a task (memory = the reserve; today the request). */
+struct ps_resources sim_task_job_resources(const struct ps_sim *sim, int op, int task);
+/* Recomputes the pending demand and the demand of every membership (and the pools' stats). */
+void sim_op_demand_changed(struct ps_sim *sim, int op);
+int sim_job_start(struct ps_sim *sim, int op, int ms, int node, struct ps_resources resources,
+                  struct ps_error *err);
+/* How and when a started job ends (memory checks go here). */
+void sim_job_plan_end(struct ps_sim *sim, struct sim_job *job);
+int sim_job_end_event(struct ps_sim *sim, int64_t slot, int64_t serial, struct ps_error *err);
+int sim_job_abort(struct ps_sim *sim, int64_t slot, const char *reason, struct ps_error *err);
+int sim_job_preempt(struct ps_sim *sim, int64_t slot, int for_op, const char *preemption_reason,
+                    int64_t interrupt_timeout_ms, struct ps_error *err);
+int sim_job_abort_event(struct ps_sim *sim, int64_t slot, int64_t serial, struct ps_error *err);
+/* Replaces a running job's resource usage (CPU guarantee changes): node, snapshot, operation
+ * and pools follow. */
+int sim_job_set_usage(struct ps_sim *sim, int64_t slot, struct ps_resources usage,
+                      struct ps_error *err);
+/* The job's element in its tree's current snapshot, or -1. */
+int sim_job_element(const struct ps_sim *sim, const struct sim_job *job);
+/* Actual CPU use (hundredths of a core) at offset_ms after the job's start: the task's
+ * cpu_usage profile capped by the job's cpu; CPU time in core x ms over [0, offset_ms). */
+int64_t sim_job_cpu_at(const struct ps_sim *sim, const struct sim_job *job, int64_t offset_ms);
+int64_t sim_job_cpu_time_ms(const struct ps_sim *sim, const struct sim_job *job, int64_t offset_ms);
+/* "<op id>/<task index>/<job index>/<attempt>". */
+void sim_job_id(const struct ps_sim *sim, const struct sim_job *job, char *buf, size_t size);
+int sim_op_finish(struct ps_sim *sim, int op, enum sim_op_state state, struct ps_error *err);
+
+/* ---- sim_preempt.c ---------------------------------------------------------------------- */
+struct sim_preempt_tree;
+int sim_preempt_init(struct ps_sim *sim, struct ps_error *err);   /* after the trees and nodes */
+void sim_preempt_release(struct ps_sim *sim);
+/* After a fair share update's snapshot rebuild: starvation check (events, keep_updating),
+ * allocation classes of every operation, limits check when an event lowered limits. */
+int sim_preempt_tree_updated(struct ps_sim *sim, int tree, struct ps_error *err);
+/* Whether the preemptive stages run on this node's heartbeat now (backoff passed, something
+ * starving; moves the node's backoff time); *run: whether they must really be computed (false
+ * when they started nothing at this generation already). */
+bool sim_preempt_wanted(struct ps_sim *sim, int node, bool *run);
+bool sim_preempt_active(const struct ps_sim *sim, int tree);
+/* The tree goes dormant / wakes up: heartbeats skipped meanwhile still move each node's
+ * backoff time exactly as if they had run (they would have started nothing). */
+void sim_preempt_dormant(struct ps_sim *sim, int tree);
+void sim_preempt_wake(struct ps_sim *sim, int tree);
+/* The preemptive stages, after the regular one (sim->sched): victims for the commit. */
+int sim_preempt_heartbeat(struct ps_sim *sim, int node, const struct ps_sched_node *sn,
+                          const struct ps_preempt_victim **victims, int *victim_count,
+                          struct ps_error *err);
+/* After the commit: a node whose limits shrank below its usage loses jobs until it fits. */
+int sim_preempt_overcommit(struct ps_sim *sim, int node, struct ps_error *err);
+/* Preempts a running job (counts it per pool and reason, then sim_job_preempt). */
+int sim_preempt_victim(struct ps_sim *sim, int64_t slot, int for_op, enum ps_preempt_reason reason,
+                       int64_t interrupt_timeout_ms, struct ps_error *err);
+/* A job started / ended (finished, failed or aborted) / changed its usage: allocation classes. */
+int sim_preempt_job_started(struct ps_sim *sim, int64_t slot, struct ps_error *err);
+void sim_preempt_job_removed(struct ps_sim *sim, int64_t slot);
+int sim_preempt_job_usage(struct ps_sim *sim, int64_t slot, struct ps_resources usage,
+                          struct ps_error *err);
+/* A scenario event (SIM_EV_SCENARIO). */
+int sim_scenario_event(struct ps_sim *sim, int64_t index, struct ps_error *err);
+int sim_scenario_events_check(struct ps_sim *sim, struct ps_error *err);
+int sim_scenario_events_schedule(struct ps_sim *sim, struct ps_error *err);
+/* ---- sim_resources.c (CPU monitor, memory reserve; sim.h hooks (b)) -------------------- */
+int sim_res_op_init(struct ps_sim *sim, int op, struct ps_error *err);
+void sim_res_op_release(struct sim_op *op);
+/* The memory of the task's next job: footprint + reserves (memory_reserve.h). */
+int64_t sim_res_task_memory(const struct ps_sim *sim, int op, int task);
+/* At job start, before its usage is counted: its reserve, overdraft history, resources. */
+struct ps_resources sim_res_job_prepare(struct ps_sim *sim, struct sim_job *job,
+                                        const struct ps_memory_overdraft_state *overdraft);
+/* After the job is counted: its first CPU tick. */
+int sim_res_job_started(struct ps_sim *sim, int64_t slot, struct ps_error *err);
+void sim_res_plan_end(struct ps_sim *sim, struct sim_job *job);
+/* Before the job's end event is written and its slot freed: samples, statistics, release. */
+int sim_res_job_ending(struct ps_sim *sim, struct sim_job *job, enum sim_job_end_kind kind,
+                       const char *reason, struct ps_error *err);
+int sim_cpu_tick_event(struct ps_sim *sim, int64_t slot, int64_t serial, struct ps_error *err);
+void sim_res_statistics(struct ps_sim *sim, const struct sim_job *job, struct sim_buf *b,
+                        bool *first);
+void sim_res_summary(struct ps_sim *sim, struct sim_buf *b);
+
+/* ---- sim_output.c ----------------------------------------------------------------------- */
+void sim_buf_release(struct sim_buf *b);
+void sim_buf_put(struct sim_buf *b, const char *s, size_t n);
+void sim_buf_puts(struct sim_buf *b, const char *s);
+void sim_buf_str(struct sim_buf *b, const char *s);              /* a JSON string literal */
+void sim_buf_int(struct sim_buf *b, int64_t x);
+void sim_buf_double(struct sim_buf *b, double x);                /* round-trip */
+void sim_buf_amount(struct sim_buf *b, int resource, int64_t v); /* cpu as an exact decimal */
+void sim_buf_resources(struct sim_buf *b, const struct ps_resources *r);   /* JSON map */
+void sim_buf_csv(struct sim_buf *b, const char *s);              /* a CSV field */
+/* events.jsonl: begin writes {"time":..,"event_type":"..", and key() the next `"key":`. */
+void sim_ev_begin(struct ps_sim *sim, const char *type);
+void sim_ev_key(struct ps_sim *sim, const char *key);
+void sim_ev_end(struct ps_sim *sim);
+void sim_ev_job(struct ps_sim *sim, const char *type, const struct sim_job *job);   /* begins */
+void sim_ev_statistics(struct ps_sim *sim, const struct sim_job *job);
+/* pools.csv */
+void sim_pools_rows_build(struct ps_sim *sim, int tree);
+void sim_pools_rows_write(struct ps_sim *sim);
+
+/* ---- sim_metrics.c ---------------------------------------------------------------------- */
+struct sim_pool_stats *sim_stats_get(struct ps_sim *sim, int tree, const char *pool);
+void sim_stats_advance(struct ps_sim *sim, struct sim_pool_stats *st);
+void sim_stats_set_fair_share(struct ps_sim *sim, struct sim_pool_stats *st, double ratio);
+/* Adds (sign +1) or removes (-1) usage and demand along a path of stats. */
+void sim_stats_add(struct ps_sim *sim, struct sim_pool_stats **path, int len,
+                   const struct ps_resources *usage, const struct ps_resources *demand, int sign);
+void sim_stats_finish(struct ps_sim *sim);
+int sim_record_wait(struct ps_sim *sim, int64_t wait_ms);
+/* Re-evaluates the top pending reason of an operation, emitting operation_pending on change. */
+void sim_pending_reason_update(struct ps_sim *sim, int op, bool emit);
+void sim_pending_reason_describe(struct ps_sim *sim, int op, struct ps_pending_info *info,
+                                 char *msg, size_t size);
+
+#endif

@@ -1,0 +1,183 @@
+/* sim_pending.c — "why is it pending": one top reason for every operation that waits, either
+ * for a running slot or with pending jobs (core/pending.h lists the reasons and their texts).
+ *
+ * The tree model decides first (suspended, max_running_operation_count with the pool, no
+ * nodes, a filter matching no node, resource limits reached), then the scheduler's view, for
+ * the operation's first tree (in its pool_trees order) that has a reason:
+ *   waiting_for_fair_share_update  no update has included it yet;
+ *   no_node_fits                   no node group of the tree that its filters (and its pools')
+ *                                  allow is large enough for its next job (and min_spare);
+ *   operation/pool_resource_limits the last heartbeat that looked at it stopped at limits;
+ *   usage_at_fair_share            local satisfaction >= 1: the others come first (FIFO pools
+ *                                  give operations after the first a fair share of 0);
+ *   resources_fragmented           below fair share; the last heartbeat found no room on its
+ *                                  node (or a filter mismatch) while the tree's free resources
+ *                                  together would hold the job; or no single node has room
+ *                                  though the total does;
+ *   waiting_for_heartbeat          below fair share, some node has room, and no heartbeat has
+ *                                  looked at it since its last allocation;
+ *   no_free_resources              below fair share and the tree has no room for the job: it
+ *                                  waits for jobs to end.
+ * Reasons are evaluated at every fair share update performed (and at submission for an
+ * operation that starts pending); a change emits operation_pending with reason and message.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/sim_internal.h"
+
+/* A node group of the tree allows the job: filters of the operation and its pools, size. */
+static bool fits_some_group(struct ps_sim *sim, struct sim_op *o, struct sim_membership *ms)
+{
+    int task = o->cur_task;
+    if (ms->fits_task == task)
+        return ms->fits;
+    const struct sim_tree *T = &sim->trees[ms->tree];
+    struct ps_resources shape = sim_task_job_resources(sim, o->index, task);
+    bool fits = false;
+    for (int i = 0; i < T->group_count && !fits; i++) {
+        const struct ps_scenario_node_group *g = &sim->sc->node_groups[T->groups[i]];
+        const char *const *tags = (const char *const *)g->tags;
+        if (!ps_resources_fit(shape, g->resource_limits) ||
+            !ps_resources_fit(T->sched_options.min_spare, g->resource_limits))
+            continue;
+        fits = !ms->filter || ps_formula_eval(ms->filter, tags, (int)g->tag_count);
+    }
+    ms->fits_task = task;
+    ms->fits = fits;
+    return fits;
+}
+
+/* Whether some node of the tree has room for shape now (its free resources also cover
+ * min_spare), through the Pareto frontier of free resources, computed once per update. */
+static bool some_node_has_room(struct ps_sim *sim, int tree, const struct ps_resources *shape)
+{
+    struct sim_tree *T = &sim->trees[tree];
+    if (T->frontier_serial != sim->update_serial || T->frontier_count < 0) {
+        T->frontier_serial = sim->update_serial;
+        T->frontier_count = 0;
+        for (int i = 0; i < T->node_count; i++) {
+            const struct sim_node *n = &sim->nodes[T->nodes[i]];
+            struct ps_resources free_ = ps_resources_sub(n->limits, n->usage);
+            if (!ps_resources_fit(T->sched_options.min_spare, free_))
+                continue;
+            bool dominated = false;
+            for (int k = 0; k < T->frontier_count && !dominated; k++)
+                dominated = ps_resources_fit(free_, T->frontier[k]);
+            if (dominated)
+                continue;
+            int w = 0;
+            for (int k = 0; k < T->frontier_count; k++)
+                if (!ps_resources_fit(T->frontier[k], free_))
+                    T->frontier[w++] = T->frontier[k];
+            T->frontier_count = w;
+            if (T->frontier_count == T->frontier_cap) {
+                int cap = T->frontier_cap ? 2 * T->frontier_cap : 8;
+                struct ps_resources *grown = realloc(T->frontier, (size_t)cap * sizeof *grown);
+                if (!grown) {
+                    T->frontier_count = -1;   /* recompute next time; answer conservatively */
+                    return true;
+                }
+                T->frontier = grown;
+                T->frontier_cap = cap;
+            }
+            T->frontier[T->frontier_count++] = free_;
+        }
+    }
+    for (int k = 0; k < T->frontier_count; k++)
+        if (ps_resources_fit(*shape, T->frontier[k]))
+            return true;
+    return false;
+}
+
+static enum ps_pending_reason scheduler_reason(struct ps_sim *sim, struct sim_op *o,
+                                               struct sim_membership *ms,
+                                               struct ps_pending_info *info)
+{
+    const struct ps_tree_op *m = ms->m;
+    struct sim_tree *T = &sim->trees[ms->tree];
+    info->tree = T->name;
+    if (m->fs_index < 0 || !m->dynamic.valid)
+        return PS_PENDING_WAITING_FAIR_SHARE_UPDATE;
+    if (!fits_some_group(sim, o, ms))
+        return PS_PENDING_NO_NODE_FITS;
+    if (ms->sched_reason == PS_SCHED_LIMITS) {
+        info->resource = ms->limit_resource;
+        info->pool = ms->limit_pool;
+        return ms->limit_pool ? PS_PENDING_POOL_RESOURCE_LIMITS : PS_PENDING_OPERATION_RESOURCE_LIMITS;
+    }
+    const struct ps_fs_element_output *fs = &m->dynamic.fs;
+    double sat = ps_sched_satisfaction_ratio(&fs->usage_share, &fs->fair_share.total, &fs->demand_share);
+    if (sat >= 1.0 - 1e-9)
+        return PS_PENDING_USAGE_AT_FAIR_SHARE;
+    struct ps_resources shape = sim_task_job_resources(sim, o->index, o->cur_task);
+    struct ps_resources free_ = ps_resources_sub(T->total, T->usage);
+    bool total_fits = ps_resources_fit(shape, free_);
+    if (ms->sched_reason == PS_SCHED_NODE_RESOURCES || ms->sched_reason == PS_SCHED_FILTER_MISMATCH)
+        return total_fits ? PS_PENDING_FRAGMENTED : PS_PENDING_NO_FREE_RESOURCES;
+    if (some_node_has_room(sim, ms->tree, &shape))
+        return PS_PENDING_WAITING_HEARTBEAT;
+    return total_fits ? PS_PENDING_FRAGMENTED : PS_PENDING_NO_FREE_RESOURCES;
+}
+
+void sim_pending_reason_describe(struct ps_sim *sim, int op, struct ps_pending_info *info,
+                                 char *msg, size_t size)
+{
+    struct sim_op *o = &sim->ops[op];
+    memset(info, 0, sizeof *info);
+    info->resource = -1;
+    msg[0] = '\0';
+    bool waits = o->state == SIM_OP_PENDING || (o->state == SIM_OP_RUNNING && o->pending > 0);
+    if (!waits)
+        return;
+    for (int k = 0; k < o->m_count && info->reason == PS_PENDING_NONE; k++) {
+        struct sim_membership *ms = &o->ms[k];
+        if (ms->m)
+            ps_pool_tree_pending_reason(sim->trees[ms->tree].tree, ms->m, info);
+    }
+    for (int k = 0; k < o->m_count && info->reason == PS_PENDING_NONE && o->pending > 0; k++) {
+        struct sim_membership *ms = &o->ms[k];
+        if (!ms->m)
+            continue;
+        struct ps_pending_info si;
+        memset(&si, 0, sizeof si);
+        si.resource = -1;
+        si.reason = scheduler_reason(sim, o, ms, &si);
+        *info = si;
+    }
+    ps_pending_format(info, msg, size);
+}
+
+void sim_pending_reason_update(struct ps_sim *sim, int op, bool emit)
+{
+    struct sim_op *o = &sim->ops[op];
+    struct ps_pending_info info;
+    char msg[256];
+    sim_pending_reason_describe(sim, op, &info, msg, sizeof msg);
+    if (info.reason == o->reason && (info.reason == PS_PENDING_NONE ||
+                                     (o->reason_msg && strcmp(o->reason_msg, msg) == 0)))
+        return;
+    if (o->reason != PS_PENDING_NONE)
+        sim->reason_ms[o->reason] += sim->now - o->reason_since_ms;
+    o->reason = info.reason;
+    o->reason_since_ms = sim->now;
+    free(o->reason_msg);
+    o->reason_msg = NULL;
+    if (info.reason == PS_PENDING_NONE)
+        return;
+    o->reason_msg = strdup(msg);
+    if (!o->reason_msg)
+        ps_error_set(&sim->io_error, PS_ENOMEM, "out of memory");
+    if (!emit)
+        return;
+    sim_ev_begin(sim, "operation_pending");
+    sim_ev_key(sim, "operation_id");
+    sim_buf_str(&sim->line, o->sc->id);
+    sim_ev_key(sim, "reason");
+    sim_buf_str(&sim->line, ps_pending_reason_id(info.reason));
+    sim_ev_key(sim, "message");
+    sim_buf_str(&sim->line, msg);
+    sim_ev_key(sim, "pending_job_count");
+    sim_buf_int(&sim->line, o->pending);
+    sim_ev_end(sim);
+}

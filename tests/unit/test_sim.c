@@ -1,0 +1,327 @@
+/* test_sim.c — the simulator through its API: the skipping of idle work is exact (same outputs
+ * as running every heartbeat and update), the abort and preemption paths, usage changes of a
+ * running job, the actual-usage model, operations in two trees, and determinism. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/scenario.h"
+#include "sim/sim.h"
+#include "sim/sim_internal.h"
+
+/* JSON written with single quotes, for readability. */
+static char *q(const char *text)
+{
+    char *buf = strdup(text);
+    assert_non_null(buf);
+    for (char *p = buf; *p; p++)
+        if (*p == '\'')
+            *p = '"';
+    return buf;
+}
+
+struct run {
+    struct ps_scenario *sc;
+    struct ps_sim *sim;
+    FILE *events, *pools;
+    char *events_text, *pools_text, *ops_text, *summary_text;
+    size_t events_len, pools_len, ops_len, summary_len;
+};
+
+static void start(struct run *r, const char *scenario, bool exhaustive)
+{
+    memset(r, 0, sizeof *r);
+    char *text = q(scenario);
+    struct ps_error err;
+    ps_error_init(&err);
+    if (ps_scenario_parse(text, strlen(text), &r->sc, &err) != 0)
+        fail_msg("scenario: %s", err.msg);
+    free(text);
+    r->events = open_memstream(&r->events_text, &r->events_len);
+    r->pools = open_memstream(&r->pools_text, &r->pools_len);
+    struct ps_sim_options options = {.events = r->events, .pools = r->pools, .exhaustive = exhaustive};
+    if (ps_sim_new(r->sc, &options, &r->sim, &err) != 0)
+        fail_msg("sim: %s", err.msg);
+}
+
+static void finish_run(struct run *r)
+{
+    struct ps_error err;
+    ps_error_init(&err);
+    if (ps_sim_run(r->sim, &err) != 0)
+        fail_msg("run: %s", err.msg);
+    FILE *ops = open_memstream(&r->ops_text, &r->ops_len);
+    FILE *summary = open_memstream(&r->summary_text, &r->summary_len);
+    assert_int_equal(ps_sim_write_operations_csv(r->sim, ops, &err), 0);
+    assert_int_equal(ps_sim_write_summary(r->sim, summary, &err), 0);
+    fclose(ops);
+    fclose(summary);
+    fclose(r->events);
+    fclose(r->pools);
+}
+
+static void release(struct run *r)
+{
+    ps_sim_free(r->sim);
+    ps_scenario_free(r->sc);
+    free(r->events_text);
+    free(r->pools_text);
+    free(r->ops_text);
+    free(r->summary_text);
+}
+
+/* The summary without its "scheduler" block (heartbeat and update counts differ by design). */
+static char *summary_without_scheduler(const char *s)
+{
+    char *copy = strdup(s);
+    char *from = strstr(copy, "\"scheduler\": {");
+    assert_non_null(from);
+    char *to = strchr(from, '}');
+    memmove(from, to + 1, strlen(to + 1) + 1);
+    return copy;
+}
+
+/* Several trees, filters, FIFO and weighted pools, count limits, jobs of mixed lengths that do
+ * not line up with the heartbeat period, and a long idle gap: the skipping has much to skip. */
+static const char *busy =
+    "{'heartbeat_period': 3000, 'fair_share_update_period': 700,"
+    " 'node_groups': [{'name': 'cpu', 'count': 5, 'resource_limits': {'cpu': 8, 'memory': 68719476736,"
+    "                  'user_slots': 8, 'gpu': 0, 'network': 0}, 'tags': ['dc1']},"
+    "                 {'name': 'big', 'count': 2, 'resource_limits': {'cpu': 32, 'memory': 137438953472,"
+    "                  'user_slots': 32, 'gpu': 4, 'network': 0}, 'tags': ['dc1', 'gpu']},"
+    "                 {'name': 'other', 'count': 3, 'resource_limits': {'cpu': 4, 'memory': 17179869184,"
+    "                  'user_slots': 4, 'gpu': 0, 'network': 0}, 'tags': ['dc2']}],"
+    " 'default_tree': 'main',"
+    " 'pool_trees': {"
+    "   'main': {'nodes_filter': 'dc1', 'pools': ["
+    "     {'name': 'prod', 'weight': 3, 'strong_guarantee_resources': {'cpu': 20}},"
+    "     {'name': 'batch', 'mode': 'fifo', 'max_running_operation_count': 2},"
+    "     {'name': 'ml', 'scheduling_tag_filter': 'gpu'}]},"
+    "   'side': {'nodes_filter': 'dc2', 'pools': [{'name': 'burst', 'integral_guarantees':"
+    "     {'guarantee_type': 'burst', 'resource_flow': {'cpu': 2}, 'burst_guarantee_resources': {'cpu': 6}}}]}},"
+    " 'operations': ["
+    "   {'id': 'p1', 'start_time': 0, 'spec': {'pool': 'prod'}, 'tasks': ["
+    "     {'name': 'map', 'job_count': 60, 'duration': 7300, 'resources': {'cpu': 2, 'user_slots': 1}},"
+    "     {'name': 'reduce', 'job_count': 10, 'duration': 11100, 'resources': {'cpu': 4, 'user_slots': 1}}]},"
+    "   {'id': 'b1', 'start_time': 500, 'spec': {'pool': 'batch', 'weight': 2}, 'tasks': ["
+    "     {'job_count': 40, 'duration': 5100, 'resources': {'cpu': 1, 'user_slots': 1}}]},"
+    "   {'id': 'b2', 'start_time': 900, 'spec': {'pool': 'batch'}, 'tasks': ["
+    "     {'job_count': 40, 'duration': 4300, 'resources': {'cpu': 1.5, 'user_slots': 1}}]},"
+    "   {'id': 'b3', 'start_time': 950, 'spec': {'pool': 'batch'}, 'tasks': ["
+    "     {'job_count': 5, 'duration': 4300, 'resources': {'cpu': 1, 'user_slots': 1}}]},"
+    "   {'id': 'm1', 'start_time': 2000, 'user': 'ann', 'spec': {'pool': 'ml'}, 'tasks': ["
+    "     {'job_count': 12, 'duration': 20000, 'resources': {'cpu': 8, 'gpu': 1, 'user_slots': 1}}]},"
+    "   {'id': 's1', 'start_time': 100, 'spec': {'pool_trees': ['side']}, 'tasks': ["
+    "     {'job_count': 30, 'duration': 2500, 'resources': {'cpu': 1, 'user_slots': 1}}]},"
+    "   {'id': 's2', 'start_time': 300000, 'spec': {'pool_trees': ['side'], 'pool': 'burst'}, 'tasks': ["
+    "     {'job_count': 30, 'duration': 2500, 'resources': {'cpu': 1, 'user_slots': 1}}]},"
+    "   {'id': 'late', 'start_time': 400000, 'spec': {'pool': 'prod'}, 'tasks': ["
+    "     {'job_count': 20, 'duration': 9000, 'resources': {'cpu': 3, 'user_slots': 1}}]},"
+    "   {'id': 'never', 'start_time': 1000, 'spec': {'pool': 'prod', 'scheduling_tag_filter': 'gpu'},"
+    "    'tasks': [{'job_count': 1, 'duration': 1000, 'resources': {'cpu': 64, 'user_slots': 1}}]}]}";
+
+static void test_skipping_is_exact(void **state)
+{
+    (void)state;
+    struct run fast, full;
+    start(&fast, busy, false);
+    finish_run(&fast);
+    start(&full, busy, true);
+    finish_run(&full);
+    assert_true(fast.events_len > 10000);
+    assert_int_equal(fast.events_len, full.events_len);
+    assert_memory_equal(fast.events_text, full.events_text, fast.events_len);
+    assert_int_equal(fast.pools_len, full.pools_len);
+    assert_memory_equal(fast.pools_text, full.pools_text, fast.pools_len);
+    assert_string_equal(fast.ops_text, full.ops_text);
+    char *a = summary_without_scheduler(fast.summary_text), *b = summary_without_scheduler(full.summary_text);
+    assert_string_equal(a, b);
+    free(a);
+    free(b);
+    struct ps_sim_stats sf, su;
+    ps_sim_get_stats(fast.sim, &sf);
+    ps_sim_get_stats(full.sim, &su);
+    /* The fast run really skipped work; the end came when nothing could change any more
+     * ("never" asks for more than any node has). */
+    assert_true(sf.heartbeats * 3 < su.heartbeats);
+    /* "main" skips most of its updates; "side" has an integral pool and skips none. */
+    assert_true(sf.fair_share_updates_skipped * 3 > su.fair_share_updates);
+    assert_int_equal(sf.fair_share_updates + sf.fair_share_updates_skipped, su.fair_share_updates);
+    assert_int_equal(su.fair_share_updates_skipped, 0);
+    assert_int_equal(sf.operations_completed, 8);
+    assert_int_equal(sf.jobs_running, 0);
+    assert_non_null(strstr(fast.summary_text, "\"end\": \"idle\""));
+    assert_non_null(strstr(fast.summary_text, "\"operation_id\": \"never\", \"state\": \"running\", "
+                                              "\"pending_job_count\": 1, \"reason\": \"no_node_fits\""));
+    /* Same input, same bytes. */
+    struct run again;
+    start(&again, busy, false);
+    finish_run(&again);
+    assert_memory_equal(fast.events_text, again.events_text, fast.events_len);
+    assert_string_equal(fast.summary_text, again.summary_text);
+    release(&again);
+    release(&fast);
+    release(&full);
+}
+
+static const char *small =
+    "{'heartbeat_period': 5000, 'fair_share_update_period': 1000,"
+    " 'node_groups': [{'name': 'n', 'count': 2, 'resource_limits': {'cpu': 4, 'memory': 17179869184,"
+    "                  'user_slots': 4, 'gpu': 0, 'network': 0}}],"
+    " 'pool_trees': {'physical': {'pools': [{'name': 'p'}]}},"
+    " 'operations': ["
+    "   {'id': 'op', 'start_time': 0, 'spec': {'pool': 'p'}, 'tasks': ["
+    "     {'name': 'map', 'job_count': 8, 'duration': 60000, 'resources': {'cpu': 1, 'user_slots': 1},"
+    "      'cpu_usage': [[0, 0.5], [30000, 3]]}]}]}";
+
+static int count(const char *text, const char *needle)
+{
+    int n = 0;
+    for (const char *p = strstr(text, needle); p; p = strstr(p + 1, needle))
+        n++;
+    return n;
+}
+
+/* Node loss and other aborts: the job goes back to pending, retried first with attempt 1,
+ * and the operation still completes with every job. */
+static void test_abort_returns_job_to_pending(void **state)
+{
+    (void)state;
+    struct run r;
+    start(&r, small, false);
+    struct ps_error err;
+    ps_error_init(&err);
+    assert_int_equal(ps_sim_run_until(r.sim, 20000, &err), 0);
+    struct ps_sim_stats s;
+    ps_sim_get_stats(r.sim, &s);
+    assert_int_equal(s.jobs_running, 8);
+    assert_int_equal(ps_sim_abort_job(r.sim, "op/0/3/0", "node_offline", &err), 0);
+    assert_int_equal(ps_sim_abort_job(r.sim, "op/0/3/0", "node_offline", &err), PS_ENOENT);
+    ps_sim_get_stats(r.sim, &s);
+    assert_int_equal(s.jobs_running, 7);
+    assert_int_equal(s.attempts_aborted, 1);
+    finish_run(&r);
+    assert_non_null(strstr(r.events_text, "{\"time\":20000,\"event_type\":\"job_aborted\",\"job_id\":\"op/0/3/0\""));
+    assert_non_null(strstr(r.events_text, "\"reason\":\"node_offline\",\"statistics\":{\"time/total\":"));
+    assert_non_null(strstr(r.events_text, "\"event_type\":\"job_started\",\"job_id\":\"op/0/3/1\""));
+    assert_int_equal(count(r.events_text, "\"job_completed\""), 8);
+    /* Not a preemption: the preemption columns stay 0. */
+    assert_non_null(strstr(r.ops_text, "\nop,8,0,0,"));
+    assert_non_null(strstr(r.summary_text, "\"aborted\": 1"));
+    assert_non_null(strstr(r.summary_text, "\"started\": 9"));
+    release(&r);
+}
+
+/* The preemption hook: a victim with an interrupt timeout is aborted when it expires (and
+ * counted in the preemption columns); one without is aborted at once. */
+static void test_preemption_path(void **state)
+{
+    (void)state;
+    struct run r;
+    start(&r, small, false);
+    struct ps_error err;
+    ps_error_init(&err);
+    assert_int_equal(ps_sim_run_until(r.sim, 10000, &err), 0);
+    struct ps_sim *sim = r.sim;
+    const struct sim_node *n = &sim->nodes[0];
+    assert_int_equal(n->job_count, 4);
+    int64_t a = n->jobs[0], b = n->jobs[1];
+    char id_a[64], id_b[64];
+    sim_job_id(sim, &sim->jobs[a], id_a, sizeof id_a);
+    sim_job_id(sim, &sim->jobs[b], id_b, sizeof id_b);
+    assert_int_equal(sim_job_preempt(sim, a, 0, "preemption_for_starving", 10000, &err), 0);
+    assert_int_equal(sim_job_preempt(sim, b, -1, "resource_overcommit", 0, &err), 0);
+    assert_int_equal(sim->nodes[0].job_count, 3);   /* b is gone, a still runs */
+    finish_run(&r);
+    char want[256];
+    snprintf(want, sizeof want, "{\"time\":10000,\"event_type\":\"job_preempted\",\"job_id\":\"%s\"", id_a);
+    assert_non_null(strstr(r.events_text, want));
+    assert_non_null(strstr(r.events_text, "\"preempted_for\":\"op\",\"preemption_reason\":\"preemption_for_starving\",\"interrupt_timeout\":10000}"));
+    snprintf(want, sizeof want, "{\"time\":20000,\"event_type\":\"job_aborted\",\"job_id\":\"%s\"", id_a);
+    assert_non_null(strstr(r.events_text, want));
+    snprintf(want, sizeof want, "{\"time\":10000,\"event_type\":\"job_aborted\",\"job_id\":\"%s\"", id_b);
+    assert_non_null(strstr(r.events_text, want));
+    /* Both preempted: 2 jobs, 20 s + 10 s of lost work (both started at 0). */
+    assert_non_null(strstr(r.ops_text, "\nop,8,2,0,"));
+    assert_non_null(strstr(r.ops_text, ",480000,60000,30000,vanilla,completed,true\n"));
+    assert_non_null(strstr(r.summary_text, "\"preempted\": 2"));
+    release(&r);
+}
+
+/* The actual-usage model and usage changes of a running job (the CPU monitor's hooks). */
+static void test_usage_model_and_changes(void **state)
+{
+    (void)state;
+    struct run r;
+    start(&r, small, false);
+    struct ps_error err;
+    ps_error_init(&err);
+    assert_int_equal(ps_sim_run_until(r.sim, 1000, &err), 0);
+    struct ps_sim *sim = r.sim;
+    int64_t slot = sim->nodes[0].jobs[0];
+    const struct sim_job *job = &sim->jobs[slot];
+    /* cpu_usage [[0, 0.5], [30000, 3]], capped by the 1-core request. */
+    assert_int_equal(sim_job_cpu_at(sim, job, 0), 50);
+    assert_int_equal(sim_job_cpu_at(sim, job, 29999), 50);
+    assert_int_equal(sim_job_cpu_at(sim, job, 30000), 100);
+    assert_int_equal(sim_job_cpu_time_ms(sim, job, 60000), 15000 + 30000);
+    /* A lower cpu guarantee frees cpu on the node, in the snapshot and in the tree. */
+    int elem = sim_job_element(sim, job);
+    assert_true(elem > 0);
+    struct sim_tree *T = &sim->trees[0];
+    int64_t before = ps_sched_usage(T->snap, elem).v[PS_RES_CPU];
+    struct ps_resources lower = job->resources;
+    lower.v[PS_RES_CPU] = 40;
+    assert_int_equal(sim_job_set_usage(sim, slot, lower, &err), 0);
+    assert_int_equal(ps_sched_usage(T->snap, elem).v[PS_RES_CPU], before - 60);
+    assert_int_equal(sim->nodes[0].usage.v[PS_RES_CPU], 4 * 100 - 60);
+    assert_int_equal(T->usage.v[PS_RES_CPU], 4 * 100 - 60);   /* node 1 has not heartbeated yet */
+    lower.v[PS_RES_CPU] = -1;
+    assert_int_equal(sim_job_set_usage(sim, slot, lower, &err), PS_EINVAL);
+    finish_run(&r);
+    /* user_job/cpu/user of a completed job: 0.5 x 30 s + 1 x 30 s = 45 s. */
+    assert_int_equal(count(r.events_text, "\"user_job/cpu/user\":45000"), 8);
+    release(&r);
+}
+
+/* An operation in two trees runs on the nodes of both, drawing from one set of pending jobs. */
+static void test_operation_in_two_trees(void **state)
+{
+    (void)state;
+    struct run r;
+    start(&r,
+          "{'node_groups': [{'name': 'a', 'count': 1, 'resource_limits': {'cpu': 4, 'memory': 17179869184,"
+          "                  'user_slots': 4, 'gpu': 0, 'network': 0}, 'tags': ['x']},"
+          "                 {'name': 'b', 'count': 1, 'resource_limits': {'cpu': 4, 'memory': 17179869184,"
+          "                  'user_slots': 4, 'gpu': 0, 'network': 0}, 'tags': ['y']}],"
+          " 'default_tree': 'tx',"
+          " 'pool_trees': {'tx': {'nodes_filter': 'x'}, 'ty': {'nodes_filter': 'y'}},"
+          " 'operations': [{'id': 'op', 'start_time': 0, 'spec': {'pool_trees': ['tx', 'ty']},"
+          "   'tasks': [{'job_count': 16, 'duration': 10000, 'resources': {'cpu': 1, 'user_slots': 1}}]}]}",
+          false);
+    finish_run(&r);
+    assert_int_equal(count(r.events_text, "\"node_id\":\"a-0\",\"task\""), 8);
+    assert_int_equal(count(r.events_text, "\"node_id\":\"b-0\",\"task\""), 8);
+    assert_non_null(strstr(r.events_text, "\"pools\":{\"tx\":\"root\",\"ty\":\"root\"}"));
+    assert_non_null(strstr(r.ops_text, "\nop,16,0,0,"));
+    assert_non_null(strstr(r.ops_text, ",completed,true\n"));
+    release(&r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_skipping_is_exact),
+        cmocka_unit_test(test_abort_returns_job_to_pending),
+        cmocka_unit_test(test_preemption_path),
+        cmocka_unit_test(test_usage_model_and_changes),
+        cmocka_unit_test(test_operation_in_two_trees),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
