@@ -377,9 +377,6 @@ def case_scheduler_restart(c):
 GROUPS = {
     "ops": [case_operation_with_outputs, case_memory_limit, case_registration_refused],
     "reclaim": [case_cpu_reclaim],
-    # Not run by ctest yet: the engine's preemptive stage refuses the starving operation with
-    # PS_SCHED_LIMITS at the root when the cluster is full (violated_limits does not discount
-    # the preemptible usage), so no preemption happens; run it by hand once that is fixed.
     "preempt": [case_preemption],
     "nodeloss": [case_node_loss],
     "restart": [case_scheduler_restart],
