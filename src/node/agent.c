@@ -14,6 +14,8 @@
 #include "platform/daemon.h"
 #include "platform/http_client.h"
 
+#define CHILD_TICK_GAP_MS 10
+
 void ps_node_agent_config_init(struct ps_node_agent_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
@@ -236,6 +238,7 @@ int ps_node_agent_run(const struct ps_node_agent_config *cfg, const struct ps_no
          runner->caps.memory_cgroup ? "by cgroup" : "sampled from /proc");
 
     int64_t next_tick = now_ms(), next_hb = now_ms(), last_hb = -1000000000;
+    int64_t last_tick = -1000000000;
     bool more = false;
     for (;;) {
         int64_t now = now_ms();
@@ -246,10 +249,15 @@ int ps_node_agent_run(const struct ps_node_agent_config *cfg, const struct ps_no
             break;
         }
         now = now_ms();
-        if (ev == PS_DAEMON_CHILD || now >= next_tick) {
+        /* A child's exit brings the next tick forward, but ticks stay CHILD_TICK_GAP_MS apart:
+         * a tick samples every job (cgroup files or a /proc scan each), and a burst of exits
+         * would otherwise cost one full tick per exit. */
+        if (ev == PS_DAEMON_CHILD && last_tick + CHILD_TICK_GAP_MS < next_tick)
+            next_tick = last_tick + CHILD_TICK_GAP_MS;
+        if (now >= next_tick) {
             size_t finished = ps_node_jobs_tick(a.jobs, now);
-            if (now >= next_tick)
-                next_tick = now + cfg->tick_ms;
+            last_tick = now;
+            next_tick = now + cfg->tick_ms;
             if (finished > 0 || more) {
                 int64_t early = last_hb + cfg->min_heartbeat_gap_ms;
                 if (early < next_hb)
