@@ -266,8 +266,15 @@ int ps_preempt_heartbeat(struct ps_sched_snapshot *snap, const struct ps_preempt
         free(cond);
         return ps_error_set(err, PS_ENOMEM, "out of memory for a preemptive heartbeat");
     }
-    rc = run_preemptive_stage(snap, tree, node, allocs, alloc_count, true, cands, cond, sched,
-                              out, err);
+    /* The aggressive stage only starts allocations of operations with an aggressively starving
+     * lowest ancestor; without any it would deactivate every candidate and start nothing. */
+    bool any_aggressive = false;
+    for (int i = 0; i < count && !any_aggressive; i++)
+        any_aggressive = ps_sched_kind(snap, i) == PS_ELEM_OPERATION &&
+                         tree->starvation[i].lowest_aggressively_starving_ancestor >= 0;
+    rc = any_aggressive ? run_preemptive_stage(snap, tree, node, allocs, alloc_count, true, cands,
+                                               cond, sched, out, err)
+                        : 0;
     if (rc == 1)
         out->stage = PS_STAGE_AGGRESSIVELY_PREEMPTIVE;
     if (rc == 0) {
