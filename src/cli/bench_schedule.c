@@ -475,7 +475,7 @@ static int preemptive_heartbeat(struct workload *w, struct ps_sched_snapshot *sn
         .usage = n->usage,
         .filter_cache = n->cache,
     };
-    struct ps_preempt_tree tree = {&p->config, p->st, p->pops};
+    struct ps_preempt_tree tree = {&p->config, p->st, p->pops, NULL};
     int64_t c0 = ps_clock_thread_cpu_ns();
     int rc = ps_schedule_heartbeat(snap, &sn, 0, result, err);
     int64_t c1 = ps_clock_thread_cpu_ns();

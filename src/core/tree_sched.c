@@ -201,7 +201,7 @@ int ps_tree_sched_heartbeat(struct ps_tree_sched *ts, const struct ps_sched_node
     if (!stage_needed(ts) || !ps_preempt_backoff_passed(*last_preempt_ms, now_ms,
                                                         &ts->preempt_config))
         return 0;
-    struct ps_preempt_tree tree = {&ts->preempt_config, ts->starvation, ts->preempt_ops};
+    struct ps_preempt_tree tree = {&ts->preempt_config, ts->starvation, ts->preempt_ops, NULL};
     rc = ps_preempt_heartbeat(ts->snap, &tree, node, allocs, alloc_count, sched, preempt, err);
     *last_preempt_ms = now_ms;
     return rc;
