@@ -361,6 +361,7 @@ struct preemptive {
     struct ps_starvation_element *st;
     struct ps_preemptible **lists;          /* per element (operations) */
     struct ps_preempt_operation *pops;
+    uint8_t *subtree_eligible;              /* per element, after the starvation check */
     struct ps_preempt_config config;
     int starving_operations, starving_pools, running;
     int64_t heartbeats, with_victims, victims, preempted_allocations, regular_allocations;
@@ -375,6 +376,7 @@ static void preemptive_release(struct preemptive *p, int count)
     free(p->lists);
     free(p->st);
     free(p->pops);
+    free(p->subtree_eligible);
     free(p->cpu_ns);
     free(p->regular_cpu_ns);
     free(p->stages_cpu_ns);
@@ -394,10 +396,11 @@ static int preemptive_setup(struct workload *w, struct ps_sched_snapshot *snap, 
     p->st = calloc((size_t)n, sizeof *p->st);
     p->lists = calloc((size_t)n, sizeof *p->lists);
     p->pops = calloc((size_t)n, sizeof *p->pops);
+    p->subtree_eligible = calloc((size_t)n, 1);
     p->cpu_ns = malloc((size_t)w->node_count * sizeof(double));
     p->regular_cpu_ns = malloc((size_t)w->node_count * sizeof(double));
     p->stages_cpu_ns = malloc((size_t)w->node_count * sizeof(double));
-    if (!p->st || !p->lists || !p->pops || !p->cpu_ns || !p->regular_cpu_ns || !p->stages_cpu_ns)
+    if (!p->st || !p->lists || !p->pops || !p->subtree_eligible || !p->cpu_ns || !p->regular_cpu_ns || !p->stages_cpu_ns)
         return ps_error_set(err, PS_ENOMEM, "out of memory");
     int rc;
     for (int k = 0; k < w->starving_count; k++)
@@ -418,6 +421,7 @@ static int preemptive_setup(struct workload *w, struct ps_sched_snapshot *snap, 
     if ((rc = ps_starvation_update(p->st, n, &sc, 0, NULL, err)) != 0 ||
         (rc = ps_starvation_update(p->st, n, &sc, sc.timeout_ms + 1, NULL, err)) != 0)
         return rc;
+    ps_preempt_subtree_eligible(snap, p->st, p->subtree_eligible);   /* once per check */
     for (int i = 0; i < n; i++) {
         if (p->st[i].starvation == PS_NON_STARVING)
             continue;
@@ -475,7 +479,7 @@ static int preemptive_heartbeat(struct workload *w, struct ps_sched_snapshot *sn
         .usage = n->usage,
         .filter_cache = n->cache,
     };
-    struct ps_preempt_tree tree = {&p->config, p->st, p->pops};
+    struct ps_preempt_tree tree = {&p->config, p->st, p->pops, p->subtree_eligible};
     int64_t c0 = ps_clock_thread_cpu_ns();
     int rc = ps_schedule_heartbeat(snap, &sn, 0, result, err);
     int64_t c1 = ps_clock_thread_cpu_ns();
