@@ -155,6 +155,28 @@ int ps_cli_token(const char *opt_token, const char *opt_data_dir, const struct p
     return 0;
 }
 
+int ps_cli_parse_command(const char *command, int argc, char **argv,
+                         const struct ps_cli_opt *opts, size_t min_pos, size_t max_pos,
+                         const char *missing, const char *usage, struct ps_cli_args *args)
+{
+    struct ps_error err;
+    ps_error_init(&err);
+    if (ps_cli_args_parse(argc - 1, argv + 1, opts, args, &err) != 0)
+        return ps_cli_usage_error(command, "%s", err.msg);
+    if (args->help) {
+        fputs(usage, stdout);
+        fputs(ps_cli_common_help, stdout);
+        return 0;
+    }
+    size_t n = ps_cli_args_positional_count(args);
+    if (n < min_pos)
+        return ps_cli_usage_error(command, "missing %s", missing);
+    if (n > max_pos)
+        return ps_cli_usage_error(command, "unexpected argument \"%.100s\"",
+                                  ps_cli_args_positional(args, max_pos));
+    return -1;
+}
+
 int ps_cli_client_open(struct ps_cli_client *c, const char *command,
                        const struct ps_cli_args *args, const char *const *allowed_formats)
 {
@@ -264,6 +286,28 @@ int ps_cli_call(struct ps_cli_client *c, const char *api_command, const json_t *
     }
     json_decref(json);
     return 1;
+}
+
+int ps_cli_call_close(struct ps_cli_client *c, const char *api_command, json_t *body)
+{
+    json_t *reply = NULL;
+    int rc = ps_cli_call(c, api_command, body, &reply, NULL, 0);
+    json_decref(body);
+    json_decref(reply);
+    ps_cli_client_close(c);
+    return rc;
+}
+
+int ps_cli_send(const char *command, const struct ps_cli_args *args,
+                const char *const *allowed_formats, const char *api_command, json_t *body)
+{
+    struct ps_cli_client c = {0};
+    int rc = ps_cli_client_open(&c, command, args, allowed_formats);
+    if (rc != 0) {
+        json_decref(body);
+        return rc;
+    }
+    return ps_cli_call_close(&c, api_command, body);
 }
 
 int ps_cli_print_value(const struct ps_cli_client *c, const json_t *value)

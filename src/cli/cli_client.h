@@ -72,6 +72,14 @@ struct ps_cli_client {
     const char *command;      /* the CLI command name, for messages */
 };
 
+/* Parses a command's arguments (argv[0] is the command) into *args and checks that there are
+ * min_pos to max_pos positional ones; missing names the first one in the message. --help prints
+ * usage and the common help. Returns -1 to go on, else the exit code (0 after --help, 2 after
+ * printing a usage error). */
+int ps_cli_parse_command(const char *command, int argc, char **argv,
+                         const struct ps_cli_opt *opts, size_t min_pos, size_t max_pos,
+                         const char *missing, const char *usage, struct ps_cli_args *args);
+
 /* Resolves the common options of args and opens a client. allowed_formats is a NULL-terminated
  * list of the --format values this command accepts ("json", "yson", "table"); the first is the
  * default. Prints the error line itself and returns the exit code (2 for bad options, 1 for a
@@ -90,6 +98,15 @@ void ps_cli_client_close(struct ps_cli_client *c);
  * response came). When quiet_status is the status received, nothing is printed. */
 int ps_cli_call(struct ps_cli_client *c, const char *api_command, const json_t *body,
                 json_t **reply, long *status, long quiet_status);
+
+/* For a command whose reply has nothing to print: ps_cli_call with body (stolen; NULL sends
+ * {}), the reply dropped, then closes c. Returns the exit code of ps_cli_call. */
+int ps_cli_call_close(struct ps_cli_client *c, const char *api_command, json_t *body);
+
+/* ps_cli_client_open with command, args and allowed_formats, then ps_cli_call_close. body is
+ * stolen either way. Returns the exit code. */
+int ps_cli_send(const char *command, const struct ps_cli_args *args,
+                const char *const *allowed_formats, const char *api_command, json_t *body);
 
 /* Prints value to stdout in the client's format (PS_CLI_FORMAT_TEXT prints YSON pretty), with a
  * trailing newline. Returns 0, or 1 after printing an error line. */

@@ -21,33 +21,6 @@ static const struct ps_cli_opt create_opts[] = {
     {"--attributes", 0, true, false}, {"--ignore-existing", 'i', false, false},
     PS_CLI_COMMON_OPTS, {NULL, 0, false, false}};
 
-static int help(const char *text)
-{
-    fputs(text, stdout);
-    fputs(ps_cli_common_help, stdout);
-    return 0;
-}
-
-/* Parses the arguments; returns -1 to go on, else the exit code. */
-static int parse(const char *command, int argc, char **argv, const struct ps_cli_opt *opts,
-                 size_t min_pos, size_t max_pos, const char *usage, struct ps_cli_args *args)
-{
-    struct ps_error err;
-    ps_error_init(&err);
-    if (ps_cli_args_parse(argc - 1, argv + 1, opts, args, &err) != 0)
-        return ps_cli_usage_error(command, "%s", err.msg);
-    if (args->help)
-        return help(usage);
-    size_t n = ps_cli_args_positional_count(args);
-    if (n < min_pos)
-        return ps_cli_usage_error(command, "missing %s",
-                                  strcmp(command, "create") == 0 ? "TYPE" : "PATH");
-    if (n > max_pos)
-        return ps_cli_usage_error(command, "unexpected argument \"%.100s\"",
-                                  ps_cli_args_positional(args, max_pos));
-    return -1;
-}
-
 /* Checks the syntax of a path before sending it (the server parses it the same way). */
 static int check_path(const char *command, const char *path)
 {
@@ -70,7 +43,7 @@ static int path_request(const char *command, const char *api, int argc, char **a
                         const char *usage, struct ps_cli_args *args, struct ps_cli_client *c,
                         json_t **reply, long quiet_status, long *status)
 {
-    int rc = parse(command, argc, argv, opts, 1, 1, usage, args);
+    int rc = ps_cli_parse_command(command, argc, argv, opts, 1, 1, "PATH", usage, args);
     if (rc >= 0)
         return rc;
     const char *path = ps_cli_args_positional(args, 0);
@@ -84,6 +57,39 @@ static int path_request(const char *command, const char *api, int argc, char **a
     return rc;
 }
 
+/* What a command needs in the reply's "value". */
+enum value_kind { ANY_VALUE, LIST_VALUE, BOOLEAN_VALUE };
+
+/* path_request for get, list and exists ({"path"} -> {"value"}, the API named as the command):
+ * *value receives the reply's "value" (borrowed from *reply), or NULL after --help or an error.
+ * A missing or mistyped value is reported here. Returns the exit code. */
+static int path_value(const char *command, int argc, char **argv, const char *const *formats,
+                      const char *usage, enum value_kind kind, struct ps_cli_client *c,
+                      json_t **reply, json_t **value)
+{
+    struct ps_cli_args args;
+    *value = NULL;
+    int rc = path_request(command, command, argc, argv, path_opts, formats, usage, &args, c,
+                          reply, 0, NULL);
+    if (rc != 0 || !*reply)
+        return rc;
+    json_t *v = json_object_get(*reply, "value");
+    if (kind == ANY_VALUE && !v) {
+        ps_cli_error(command, "the reply has no \"value\"");
+        return 1;
+    }
+    if (kind == LIST_VALUE && !json_is_array(v)) {
+        ps_cli_error(command, "the reply has no \"value\" list");
+        return 1;
+    }
+    if (kind == BOOLEAN_VALUE && !json_is_boolean(v)) {
+        ps_cli_error(command, "the reply has no boolean \"value\"");
+        return 1;
+    }
+    *value = v;
+    return 0;
+}
+
 static const char get_usage[] =
     "usage: poolsched get PATH [--format yson|json]\n"
     "\n"
@@ -95,20 +101,12 @@ static const char get_usage[] =
 
 int ps_cmd_get(int argc, char **argv)
 {
-    struct ps_cli_args args;
     struct ps_cli_client c = {0};
-    json_t *reply = NULL;
-    int rc = path_request("get", "get", argc, argv, path_opts, value_formats, get_usage, &args,
-                          &c, &reply, 0, NULL);
-    if (rc == 0 && reply) {   /* no reply after --help */
-        json_t *value = json_object_get(reply, "value");
-        if (!value) {
-            ps_cli_error("get", "the reply has no \"value\"");
-            rc = 1;
-        } else {
-            rc = ps_cli_print_value(&c, value);
-        }
-    }
+    json_t *reply = NULL, *value;
+    int rc = path_value("get", argc, argv, value_formats, get_usage, ANY_VALUE, &c, &reply,
+                        &value);
+    if (rc == 0 && value)   /* no value after --help */
+        rc = ps_cli_print_value(&c, value);
     json_decref(reply);
     ps_cli_client_close(&c);
     return rc;
@@ -123,17 +121,12 @@ static const char list_usage[] =
 
 int ps_cmd_list(int argc, char **argv)
 {
-    struct ps_cli_args args;
     struct ps_cli_client c = {0};
-    json_t *reply = NULL;
-    int rc = path_request("list", "list", argc, argv, path_opts, text_formats, list_usage, &args,
-                          &c, &reply, 0, NULL);
-    if (rc == 0 && reply) {   /* no reply after --help */
-        json_t *value = json_object_get(reply, "value");
-        if (!json_is_array(value)) {
-            ps_cli_error("list", "the reply has no \"value\" list");
-            rc = 1;
-        } else if (c.format != PS_CLI_FORMAT_TEXT) {
+    json_t *reply = NULL, *value;
+    int rc = path_value("list", argc, argv, text_formats, list_usage, LIST_VALUE, &c, &reply,
+                        &value);
+    if (rc == 0 && value) {   /* no value after --help */
+        if (c.format != PS_CLI_FORMAT_TEXT) {
             rc = ps_cli_print_value(&c, value);
         } else {
             size_t i;
@@ -156,17 +149,12 @@ static const char exists_usage[] =
 
 int ps_cmd_exists(int argc, char **argv)
 {
-    struct ps_cli_args args;
     struct ps_cli_client c = {0};
-    json_t *reply = NULL;
-    int rc = path_request("exists", "exists", argc, argv, path_opts, text_formats, exists_usage,
-                          &args, &c, &reply, 0, NULL);
-    if (rc == 0 && reply) {   /* no reply after --help */
-        json_t *value = json_object_get(reply, "value");
-        if (!json_is_boolean(value)) {
-            ps_cli_error("exists", "the reply has no boolean \"value\"");
-            rc = 1;
-        } else if (c.format != PS_CLI_FORMAT_TEXT) {
+    json_t *reply = NULL, *value;
+    int rc = path_value("exists", argc, argv, text_formats, exists_usage, BOOLEAN_VALUE, &c,
+                        &reply, &value);
+    if (rc == 0 && value) {   /* no value after --help */
+        if (c.format != PS_CLI_FORMAT_TEXT) {
             rc = ps_cli_print_value(&c, value);
         } else {
             printf("%s\n", json_is_true(value) ? "true" : "false");
@@ -247,7 +235,7 @@ static const char set_usage[] =
 int ps_cmd_set(int argc, char **argv)
 {
     struct ps_cli_args args;
-    int rc = parse("set", argc, argv, path_opts, 1, 2, set_usage, &args);
+    int rc = ps_cli_parse_command("set", argc, argv, path_opts, 1, 2, "PATH", set_usage, &args);
     if (rc >= 0)
         return rc;
     const char *path = ps_cli_args_positional(&args, 0);
@@ -269,18 +257,8 @@ int ps_cmd_set(int argc, char **argv)
         ps_cli_error("set", "%s", err.msg);
         return 2;
     }
-    struct ps_cli_client c = {0};
-    if ((rc = ps_cli_client_open(&c, "set", &args, text_formats)) != 0) {
-        json_decref(value);
-        return rc;
-    }
     json_t *body = json_pack("{s:s, s:o}", "path", path, "value", value);
-    json_t *reply = NULL;
-    rc = ps_cli_call(&c, "set", body, &reply, NULL, 0);
-    json_decref(body);
-    json_decref(reply);
-    ps_cli_client_close(&c);
-    return rc;
+    return ps_cli_send("set", &args, text_formats, "set", body);
 }
 
 static const char create_usage[] =
@@ -300,7 +278,8 @@ static const char create_usage[] =
 int ps_cmd_create(int argc, char **argv)
 {
     struct ps_cli_args args;
-    int rc = parse("create", argc, argv, create_opts, 1, 2, create_usage, &args);
+    int rc = ps_cli_parse_command("create", argc, argv, create_opts, 1, 2, "TYPE", create_usage,
+                                  &args);
     if (rc >= 0)
         return rc;
     const char *type = ps_cli_args_positional(&args, 0);
@@ -341,10 +320,5 @@ int ps_cmd_create(int argc, char **argv)
         ps_cli_error("create", "TYPE: \"%.60s\" is not valid UTF-8", type);
         return 2;
     }
-    json_t *reply = NULL;
-    rc = ps_cli_call(&c, "create", body, &reply, NULL, 0);
-    json_decref(body);
-    json_decref(reply);
-    ps_cli_client_close(&c);
-    return rc;
+    return ps_cli_call_close(&c, "create", body);
 }

@@ -17,33 +17,6 @@
 
 static const char *const text_formats[] = {"text", "json", "yson", NULL};
 
-static int help(const char *text)
-{
-    fputs(text, stdout);
-    fputs(ps_cli_common_help, stdout);
-    return 0;
-}
-
-/* Parses args; checks the positional count. Returns -1 to go on, else the exit code. */
-static int parse(const char *command, int argc, char **argv, const struct ps_cli_opt *opts,
-                 size_t min_pos, size_t max_pos, const char *missing, const char *usage,
-                 struct ps_cli_args *args)
-{
-    struct ps_error err;
-    ps_error_init(&err);
-    if (ps_cli_args_parse(argc - 1, argv + 1, opts, args, &err) != 0)
-        return ps_cli_usage_error(command, "%s", err.msg);
-    if (args->help)
-        return help(usage);
-    size_t n = ps_cli_args_positional_count(args);
-    if (n < min_pos)
-        return ps_cli_usage_error(command, "missing %s", missing);
-    if (n > max_pos)
-        return ps_cli_usage_error(command, "unexpected argument \"%.100s\"",
-                                  ps_cli_args_positional(args, max_pos));
-    return -1;
-}
-
 /* An id from the command line: printable, at most 256 bytes. */
 static int check_id(const char *command, const char *what, const char *id)
 {
@@ -165,7 +138,8 @@ static const struct ps_cli_opt vanilla_opts[] = {
 int ps_cmd_vanilla(int argc, char **argv)
 {
     struct ps_cli_args args;
-    int rc = parse("vanilla", argc, argv, vanilla_opts, 0, 0, "", vanilla_usage, &args);
+    int rc = ps_cli_parse_command("vanilla", argc, argv, vanilla_opts, 0, 0, "", vanilla_usage,
+                                  &args);
     if (rc >= 0)
         return rc;
     json_t *spec = NULL;
@@ -191,7 +165,8 @@ static const struct ps_cli_opt start_op_opts[] = {
 int ps_cmd_start_op(int argc, char **argv)
 {
     struct ps_cli_args args;
-    int rc = parse("start-op", argc, argv, start_op_opts, 0, 1, "", start_op_usage, &args);
+    int rc = ps_cli_parse_command("start-op", argc, argv, start_op_opts, 0, 1, "", start_op_usage,
+                                  &args);
     if (rc >= 0)
         return rc;
     const char *type = ps_cli_args_positional(&args, 0);
@@ -255,12 +230,36 @@ static int add_filter(const struct ps_cli_args *args, const char *command, const
     return 0;
 }
 
+/* Prints text (malloc'd, taken; NULL means it could not be made) to stdout. Returns the exit
+ * code. */
+static int put_text(const char *command, char *text)
+{
+    int rc = 0;
+    if (text)
+        fputs(text, stdout);
+    else
+        ps_cli_error(command, "out of memory"), rc = 1;
+    free(text);
+    return rc;
+}
+
+/* The list under key in a list command's reply (borrowed), or NULL after printing why not. */
+static const json_t *reply_list(const char *command, const json_t *reply, const char *key)
+{
+    const json_t *list = json_object_get(reply, key);
+    if (!json_is_array(list)) {
+        ps_cli_error(command, "the reply has no \"%s\" list", key);
+        return NULL;
+    }
+    return list;
+}
+
 int ps_cmd_list_operations(int argc, char **argv)
 {
     const char *cmd = "list-operations";
     struct ps_cli_args args;
-    int rc = parse(cmd, argc, argv, list_operations_opts, 0, 0, "", list_operations_usage,
-                   &args);
+    int rc = ps_cli_parse_command(cmd, argc, argv, list_operations_opts, 0, 0, "",
+                                  list_operations_usage, &args);
     if (rc >= 0)
         return rc;
     json_t *body = json_object();
@@ -289,20 +288,13 @@ int ps_cmd_list_operations(int argc, char **argv)
         rc = ps_cli_call(&c, "list_operations", body, &reply, NULL, 0);
     json_decref(body);
     if (rc == 0) {
-        const json_t *ops = json_object_get(reply, "operations");
-        if (!json_is_array(ops)) {
-            ps_cli_error(cmd, "the reply has no \"operations\" list");
+        const json_t *ops = reply_list(cmd, reply, "operations");
+        if (!ops)
             rc = 1;
-        } else if (c.format != PS_CLI_FORMAT_TEXT) {
+        else if (c.format != PS_CLI_FORMAT_TEXT)
             rc = ps_cli_print_value(&c, reply);
-        } else {
-            char *text = ps_cli_operations_table(ops);
-            if (text)
-                fputs(text, stdout);
-            else
-                ps_cli_error(cmd, "out of memory"), rc = 1;
-            free(text);
-        }
+        else
+            rc = put_text(cmd, ps_cli_operations_table(ops));
     }
     json_decref(reply);
     ps_cli_client_close(&c);
@@ -343,7 +335,8 @@ int ps_cmd_get_operation(int argc, char **argv)
 {
     const char *cmd = "get-operation";
     struct ps_cli_args args;
-    int rc = parse(cmd, argc, argv, op_opts, 0, 1, "OPERATION_ID", get_operation_usage, &args);
+    int rc = ps_cli_parse_command(cmd, argc, argv, op_opts, 0, 1, "OPERATION_ID",
+                                  get_operation_usage, &args);
     if (rc >= 0)
         return rc;
     const char *id;
@@ -359,12 +352,7 @@ int ps_cmd_get_operation(int argc, char **argv)
     if (rc == 0 && c.format != PS_CLI_FORMAT_TEXT) {
         rc = ps_cli_print_value(&c, op);
     } else if (rc == 0) {
-        char *text = ps_cli_operation_block(op);
-        if (text)
-            fputs(text, stdout);
-        else
-            ps_cli_error(cmd, "out of memory"), rc = 1;
-        free(text);
+        rc = put_text(cmd, ps_cli_operation_block(op));
     }
     json_decref(op);
     ps_cli_client_close(&c);
@@ -377,22 +365,13 @@ static int simple_op(const char *cmd, const char *api, const char *what, int arg
     char usage[512];
     snprintf(usage, sizeof usage, "usage: poolsched %s OPERATION_ID\n\n%s\n", cmd, what);
     struct ps_cli_args args;
-    int rc = parse(cmd, argc, argv, op_opts, 0, 1, "OPERATION_ID", usage, &args);
+    int rc = ps_cli_parse_command(cmd, argc, argv, op_opts, 0, 1, "OPERATION_ID", usage, &args);
     if (rc >= 0)
         return rc;
     const char *id;
     if ((rc = operation_id(cmd, &args, 0, &id)) != 0)
         return rc;
-    struct ps_cli_client c = {0};
-    if ((rc = ps_cli_client_open(&c, cmd, &args, text_formats)) != 0)
-        return rc;
-    json_t *body = json_pack("{s:s}", "operation_id", id);
-    json_t *reply = NULL;
-    rc = ps_cli_call(&c, api, body, &reply, NULL, 0);
-    json_decref(body);
-    json_decref(reply);
-    ps_cli_client_close(&c);
-    return rc;
+    return ps_cli_send(cmd, &args, text_formats, api, json_pack("{s:s}", "operation_id", id));
 }
 
 int ps_cmd_abort_op(int argc, char **argv)
@@ -432,7 +411,8 @@ int ps_cmd_update_op_parameters(int argc, char **argv)
 {
     const char *cmd = "update-op-parameters";
     struct ps_cli_args args;
-    int rc = parse(cmd, argc, argv, op_opts, 1, 2, "PARAMETERS", update_usage, &args);
+    int rc = ps_cli_parse_command(cmd, argc, argv, op_opts, 1, 2, "PARAMETERS", update_usage,
+                                  &args);
     if (rc >= 0)
         return rc;
     const char *id;
@@ -453,18 +433,8 @@ int ps_cmd_update_op_parameters(int argc, char **argv)
         json_decref(params);
         return ps_cli_usage_error(cmd, "PARAMETERS: must be a map such as '{weight=2}'");
     }
-    struct ps_cli_client c = {0};
-    if ((rc = ps_cli_client_open(&c, cmd, &args, text_formats)) != 0) {
-        json_decref(params);
-        return rc;
-    }
     json_t *body = json_pack("{s:s, s:o}", "operation_id", id, "parameters", params);
-    json_t *reply = NULL;
-    rc = ps_cli_call(&c, "update_op_parameters", body, &reply, NULL, 0);
-    json_decref(body);
-    json_decref(reply);
-    ps_cli_client_close(&c);
-    return rc;
+    return ps_cli_send(cmd, &args, text_formats, "update_op_parameters", body);
 }
 
 static const char list_jobs_usage[] =
@@ -481,8 +451,8 @@ int ps_cmd_list_jobs(int argc, char **argv)
 {
     const char *cmd = "list-jobs";
     struct ps_cli_args args;
-    int rc = parse(cmd, argc, argv, list_jobs_opts, 0, 1, "OPERATION_ID", list_jobs_usage,
-                   &args);
+    int rc = ps_cli_parse_command(cmd, argc, argv, list_jobs_opts, 0, 1, "OPERATION_ID",
+                                  list_jobs_usage, &args);
     if (rc >= 0)
         return rc;
     const char *id;
@@ -502,20 +472,13 @@ int ps_cmd_list_jobs(int argc, char **argv)
     rc = ps_cli_call(&c, "list_jobs", body, &reply, NULL, 0);
     json_decref(body);
     if (rc == 0) {
-        const json_t *jobs = json_object_get(reply, "jobs");
-        if (!json_is_array(jobs)) {
-            ps_cli_error(cmd, "the reply has no \"jobs\" list");
+        const json_t *jobs = reply_list(cmd, reply, "jobs");
+        if (!jobs)
             rc = 1;
-        } else if (c.format != PS_CLI_FORMAT_TEXT) {
+        else if (c.format != PS_CLI_FORMAT_TEXT)
             rc = ps_cli_print_value(&c, reply);
-        } else {
-            char *text = ps_cli_jobs_table(jobs, ps_wall_clock_ms());
-            if (text)
-                fputs(text, stdout);
-            else
-                ps_cli_error(cmd, "out of memory"), rc = 1;
-            free(text);
-        }
+        else
+            rc = put_text(cmd, ps_cli_jobs_table(jobs, ps_wall_clock_ms()));
     }
     json_decref(reply);
     ps_cli_client_close(&c);
@@ -537,7 +500,8 @@ int ps_cmd_get_job_stderr(int argc, char **argv)
 {
     const char *cmd = "get-job-stderr";
     struct ps_cli_args args;
-    int rc = parse(cmd, argc, argv, stderr_opts, 0, 2, "OPERATION_ID", stderr_usage, &args);
+    int rc = ps_cli_parse_command(cmd, argc, argv, stderr_opts, 0, 2, "OPERATION_ID", stderr_usage,
+                                  &args);
     if (rc >= 0)
         return rc;
     const char *op = ps_cli_args_get(&args, "--operation-id");

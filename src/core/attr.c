@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/formula.h"
+
 #define FIELD(obj, attr) ((char *)(obj) + (attr)->offset)
 #define CFIELD(obj, attr) ((const char *)(obj) + (attr)->offset)
 
@@ -709,4 +711,9 @@ int ps_attr_to_value(const struct ps_attr_table *table, const void *obj, struct 
         }
     }
     return 0;
+}
+
+int ps_attr_check_filter(const char *key, const char *value, struct ps_error *err)
+{
+    return ps_formula_parse_filter(key, value, NULL, err);
 }

@@ -92,6 +92,10 @@ struct ps_attr_table {
     int (*init)(void *obj);            /* sets every default; 0 or PS_ENOMEM (nothing owned) */
 };
 
+/* A ready-made ps_attr.check for tag-filter keys (scheduling_tag_filter): value must parse as a
+ * boolean tag formula (core/formula.h); PS_EINVAL names key and value otherwise. */
+int ps_attr_check_filter(const char *key, const char *value, struct ps_error *err);
+
 /* The attribute named `name` (canonical or alias), or NULL. */
 const struct ps_attr *ps_attr_find(const struct ps_attr_table *table, const char *name);
 

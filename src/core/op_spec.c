@@ -5,18 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/formula.h"
-
 #define OFF(field) offsetof(struct ps_operation_spec, field)
 #define TOFF(field) offsetof(struct ps_op_tree_options, field)
 #define HUGE_MAX 1e308
 #define MIN_WEIGHT 1.4901161193847656e-08
 #define MAX_WEIGHT 67108864.0
-
-static int check_filter(const char *key, const char *text, struct ps_error *err)
-{
-    return ps_formula_parse_filter(key, text, NULL, err);
-}
 
 /* ---- per-tree options -------------------------------------------------------------------- */
 
@@ -34,7 +27,7 @@ static const struct ps_attr tree_option_attrs[] = {
      .min = 0, .max = 1},
     {.name = "resource_limits", .kind = PS_ATTR_RESOURCES, .offset = TOFF(resource_limits)},
     {.name = "scheduling_tag_filter", .alias = {"scheduling_tag"}, .kind = PS_ATTR_OPT_STRING,
-     .offset = TOFF(scheduling_tag_filter), .check = check_filter},
+     .offset = TOFF(scheduling_tag_filter), .check = ps_attr_check_filter},
 };
 
 static const struct ps_attr_table tree_options_table = {
@@ -67,7 +60,7 @@ static const struct ps_attr spec_attrs[] = {
      .min = 0, .max = 1},
     {.name = "resource_limits", .kind = PS_ATTR_RESOURCES, .offset = OFF(resource_limits)},
     {.name = "scheduling_tag_filter", .alias = {"scheduling_tag"}, .kind = PS_ATTR_STRING,
-     .offset = OFF(scheduling_tag_filter), .check = check_filter},
+     .offset = OFF(scheduling_tag_filter), .check = ps_attr_check_filter},
     {.name = "pool_trees", .kind = PS_ATTR_STRING_LIST, .offset = OFF(pool_trees)},
     {.name = "is_gang", .kind = PS_ATTR_BOOL, .offset = OFF(is_gang)},
     {.name = "fair_share_starvation_timeout", .alias = {"fair_share_preemption_timeout"},

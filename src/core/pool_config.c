@@ -6,8 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/formula.h"
-
 #define OFF(field) offsetof(struct ps_pool_config, field)
 #define EOFF(field) offsetof(struct ps_ephemeral_subpool_config, field)
 #define IOFF(field) offsetof(struct ps_pool_integral_config, field)
@@ -17,11 +15,6 @@
 static const char *const mode_names[] = {"fair_share", "fifo"};
 static const char *const guarantee_names[] = {"none", "burst", "relaxed"};
 static const char *const fifo_order_names[] = {"satisfaction", "fifo"};
-
-static int check_filter(const char *key, const char *text, struct ps_error *err)
-{
-    return ps_formula_parse_filter(key, text, NULL, err);
-}
 
 /* ---- ephemeral_subpool_config ------------------------------------------------------------ */
 
@@ -102,7 +95,7 @@ static const struct ps_attr pool_attrs[] = {
      .kind = PS_ATTR_RESOURCES, .offset = OFF(strong_guarantee_resources)},
     {.name = "resource_limits", .kind = PS_ATTR_RESOURCES, .offset = OFF(resource_limits)},
     {.name = "scheduling_tag_filter", .alias = {"scheduling_tag"}, .kind = PS_ATTR_STRING,
-     .offset = OFF(scheduling_tag_filter), .check = check_filter},
+     .offset = OFF(scheduling_tag_filter), .check = ps_attr_check_filter},
     {.name = "mode", .kind = PS_ATTR_ENUM, .offset = OFF(mode), .enum_names = mode_names,
      .enum_count = 2},
     {.name = "max_running_operation_count", .kind = PS_ATTR_OPT_INT,

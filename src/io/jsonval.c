@@ -201,16 +201,26 @@ int ps_jv_check_keys(const json_t *obj, const char *path, const char *const *all
     return 0;
 }
 
-int ps_jv_double(const json_t *obj, const char *path, const char *key, double min, double max,
-                 const char *what, double *out, bool *present, struct ps_error *err)
+/* The member key of obj, NULL when it is absent; *present (may be NULL) says which. For a present
+ * member, where receives its path for messages. */
+static json_t *member(const json_t *obj, const char *path, const char *key, bool *present,
+                      char *where, size_t where_size)
 {
     json_t *v = json_object_get(obj, key);
     if (present)
         *present = v != NULL;
+    if (v)
+        ps_jv_join(where, where_size, path, key);
+    return v;
+}
+
+int ps_jv_double(const json_t *obj, const char *path, const char *key, double min, double max,
+                 const char *what, double *out, bool *present, struct ps_error *err)
+{
+    char where[256];
+    json_t *v = member(obj, path, key, present, where, sizeof where);
     if (!v)
         return 0;
-    char where[256];
-    ps_jv_join(where, sizeof where, path, key);
     if (!json_is_number(v))
         return type_error(v, where, what, err);
     double x = json_number_value(v);
@@ -238,13 +248,10 @@ static bool whole_number(const json_t *v, int64_t *out)
 int ps_jv_int(const json_t *obj, const char *path, const char *key, int64_t min, int64_t max,
               const char *what, int64_t *out, bool *present, struct ps_error *err)
 {
-    json_t *v = json_object_get(obj, key);
-    if (present)
-        *present = v != NULL;
+    char where[256];
+    json_t *v = member(obj, path, key, present, where, sizeof where);
     if (!v)
         return 0;
-    char where[256];
-    ps_jv_join(where, sizeof where, path, key);
     int64_t x;
     if (!json_is_number(v) || !whole_number(v, &x) || x < min || x > max)
         return type_error(v, where, what, err);
@@ -255,13 +262,10 @@ int ps_jv_int(const json_t *obj, const char *path, const char *key, int64_t min,
 int ps_jv_bool(const json_t *obj, const char *path, const char *key, bool *out, bool *present,
                struct ps_error *err)
 {
-    json_t *v = json_object_get(obj, key);
-    if (present)
-        *present = v != NULL;
+    char where[256];
+    json_t *v = member(obj, path, key, present, where, sizeof where);
     if (!v)
         return 0;
-    char where[256];
-    ps_jv_join(where, sizeof where, path, key);
     if (!json_is_boolean(v))
         return type_error(v, where, "true or false", err);
     *out = json_is_true(v);
@@ -271,13 +275,10 @@ int ps_jv_bool(const json_t *obj, const char *path, const char *key, bool *out, 
 int ps_jv_string(const json_t *obj, const char *path, const char *key, const char **out,
                  bool *present, struct ps_error *err)
 {
-    json_t *v = json_object_get(obj, key);
-    if (present)
-        *present = v != NULL;
+    char where[256];
+    json_t *v = member(obj, path, key, present, where, sizeof where);
     if (!v)
         return 0;
-    char where[256];
-    ps_jv_join(where, sizeof where, path, key);
     if (!json_is_string(v))
         return type_error(v, where, "a string", err);
     *out = json_string_value(v);

@@ -82,6 +82,21 @@ void ps_textbuf_addf(struct ps_textbuf *b, const char *fmt, ...)
     b->len += (size_t)n;
 }
 
+void ps_textbuf_reset(struct ps_textbuf *b)
+{
+    b->len = 0;
+    b->failed = false;
+    if (b->data)
+        b->data[0] = '\0';
+}
+
+int ps_textbuf_dump_cb(const char *data, size_t size, void *ctx)
+{
+    struct ps_textbuf *b = ctx;
+    ps_textbuf_add(b, data, size);
+    return b->failed ? -1 : 0;
+}
+
 char *ps_textbuf_detach(struct ps_textbuf *b)
 {
     if (b->failed) {

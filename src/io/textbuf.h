@@ -37,6 +37,13 @@ void ps_textbuf_addc(struct ps_textbuf *b, char c);
 void ps_textbuf_addf(struct ps_textbuf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* Empties b but keeps its allocation for reuse, and clears `failed`. */
+void ps_textbuf_reset(struct ps_textbuf *b);
+
+/* A sink for jansson's json_dump_callback (ctx is a struct ps_textbuf *): appends size bytes
+ * and returns 0, or -1 once an allocation has failed, which stops the dump. */
+int ps_textbuf_dump_cb(const char *data, size_t size, void *ctx);
+
 /* Returns the bytes (NUL-terminated, owned by the caller, free() them) and empties b; returns
  * NULL, and releases b, if any allocation failed. An empty buffer yields "". */
 char *ps_textbuf_detach(struct ps_textbuf *b);

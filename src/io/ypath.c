@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/hex.h"
 #include "io/textbuf.h"
 #include "io/utf8.h"
 
@@ -18,17 +19,6 @@ static bool is_special(char c)
 }
 
 static bool is_control(unsigned char c) { return c < 0x20 || c == 0x7f; }
-
-static int hex_value(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
 
 /* Length of the valid UTF-8 sequence at s[0..len), or 0. */
 static size_t utf8_sequence(const char *s, size_t len)
@@ -113,8 +103,8 @@ static int read_name(struct parse *ps, char **dst, bool in_attrs)
                 *w++ = e;
                 ps->pos += 2;
             } else if (e == 'x') {
-                int hi = at + 2 < ps->len ? hex_value(ps->path[at + 2]) : -1;
-                int lo = hi >= 0 && at + 3 < ps->len ? hex_value(ps->path[at + 3]) : -1;
+                int hi = at + 2 < ps->len ? ps_hex_digit_value(ps->path[at + 2]) : -1;
+                int lo = hi >= 0 && at + 3 < ps->len ? ps_hex_digit_value(ps->path[at + 3]) : -1;
                 if (lo < 0)
                     return fail_at(ps, at, "malformed escape: \\x needs two hex digits");
                 unsigned char byte = (unsigned char)(hi * 16 + lo);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/hex.h"
 #include "io/textbuf.h"
 #include "io/utf8.h"
 
@@ -113,17 +114,6 @@ static bool is_unquoted_char(char c)
     return is_alpha(c) || is_digit(c) || c == '_' || c == '-' || c == '.' || c == '%';
 }
 
-static int hex_value(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 static void skip_space(struct parser *p)
 {
     while (p->pos < p->len && is_space(p->text[p->pos]))
@@ -142,7 +132,7 @@ static int read_unicode_escape(struct parser *p, size_t esc, int digits, struct 
 {
     uint32_t cp = 0;
     for (int i = 0; i < digits; i++) {
-        int h = p->pos < p->len ? hex_value(p->text[p->pos]) : -1;
+        int h = p->pos < p->len ? ps_hex_digit_value(p->text[p->pos]) : -1;
         if (h < 0)
             return fail_at(p, esc, PS_EINVAL, "escape \\%c needs %d hex digits",
                            digits == 4 ? 'u' : 'U', digits);
@@ -179,8 +169,8 @@ static int read_escape(struct parser *p, struct ps_textbuf *b)
     case 'U': return read_unicode_escape(p, esc, 8, b);
     case 'x': {
         int value = 0, n = 0;
-        while (n < 2 && p->pos < p->len && hex_value(p->text[p->pos]) >= 0) {
-            value = value * 16 + hex_value(p->text[p->pos++]);
+        while (n < 2 && p->pos < p->len && ps_hex_digit_value(p->text[p->pos]) >= 0) {
+            value = value * 16 + ps_hex_digit_value(p->text[p->pos++]);
             n++;
         }
         if (n == 0)

@@ -1,5 +1,7 @@
 #include "platform/http_client.h"
 
+#include "io/textbuf.h"
+
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,11 +17,7 @@ struct ps_http_client {
     char *buf;                    /* the response body, reused across requests */
     size_t len, cap;
     int too_big;
-    struct out_json {
-        char *p;
-        size_t len, cap;
-        int oom;
-    } json;                       /* the JSON request body, reused across requests */
+    struct ps_textbuf json;       /* the JSON request body, reused across requests */
 };
 
 static pthread_once_t global_once = PTHREAD_ONCE_INIT;
@@ -96,7 +94,7 @@ void ps_http_client_free(struct ps_http_client *c)
     curl_easy_cleanup(c->curl);
     free(c->auth_header);
     free(c->buf);
-    free(c->json.p);
+    ps_textbuf_release(&c->json);
     free(c);
 }
 
@@ -235,36 +233,16 @@ int ps_http_client_get(struct ps_http_client *c, const char *url, struct ps_http
     return ps_http_client_request(c, "GET", url, NULL, NULL, 0, res, err);
 }
 
-static int json_cb(const char *data, size_t size, void *ctx)
-{
-    struct out_json *b = ctx;
-    if (b->len + size > b->cap) {
-        size_t cap = b->cap ? b->cap : 1024;
-        while (cap < b->len + size)
-            cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (!p) {
-            b->oom = 1;
-            return -1;
-        }
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, data, size);
-    b->len += size;
-    return 0;
-}
-
 int ps_http_client_post_json(struct ps_http_client *c, const char *url, const json_t *json,
                              struct ps_http_result *res, struct ps_error *err)
 {
     if (!json)
         return ps_http_client_request(c, "POST", url, "application/json", "{}", 2, res, err);
-    c->json.len = 0;
-    c->json.oom = 0;
-    if (json_dump_callback(json, json_cb, &c->json, JSON_COMPACT) != 0 || c->json.oom)
+    ps_textbuf_reset(&c->json);
+    if (json_dump_callback(json, ps_textbuf_dump_cb, &c->json, JSON_COMPACT) != 0 ||
+        c->json.failed)
         return ps_error_set(err, PS_ENOMEM, "out of memory encoding the request to %s", url);
-    return ps_http_client_request(c, "POST", url, "application/json", c->json.p, c->json.len,
+    return ps_http_client_request(c, "POST", url, "application/json", c->json.data, c->json.len,
                                   res, err);
 }
 

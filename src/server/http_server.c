@@ -17,6 +17,7 @@
 
 #include <microhttpd.h>
 
+#include "io/textbuf.h"
 #include "server/metrics.h"
 
 struct route {
@@ -67,32 +68,6 @@ static const double duration_bounds[] = { 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.
                                           0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10 };
 
 /* ---- small helpers ------------------------------------------------------------------------- */
-
-struct out_buf {
-    char *p;
-    size_t len, cap;
-    int oom;
-};
-
-static int dump_cb(const char *data, size_t size, void *ctx)
-{
-    struct out_buf *b = ctx;
-    if (b->len + size > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->len + size)
-            cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (!p) {
-            b->oom = 1;
-            return -1;
-        }
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, data, size);
-    b->len += size;
-    return 0;
-}
 
 /* Replaces every byte that is not part of a valid UTF-8 sequence with '?', in place, so that
  * messages quoting client input always make a valid JSON string. */
@@ -388,13 +363,15 @@ int ps_http_response_add_header(struct ps_http_response *resp, const char *name,
 
 int ps_http_reply_json(struct ps_http_response *resp, int status, const json_t *json)
 {
-    struct out_buf b = { 0 };
-    if (json_dump_callback(json, dump_cb, &b, JSON_COMPACT) != 0 || b.oom) {
-        free(b.p);
+    struct ps_textbuf b;
+    ps_textbuf_init(&b);
+    if (json_dump_callback(json, ps_textbuf_dump_cb, &b, JSON_COMPACT) != 0 || b.failed) {
+        ps_textbuf_release(&b);
         resp->failed = 1;
         return PS_ENOMEM;
     }
-    return ps_http_response_take(resp, status, "application/json", b.p, b.len);
+    size_t len = b.len;
+    return ps_http_response_take(resp, status, "application/json", ps_textbuf_detach(&b), len);
 }
 
 json_t *ps_http_error_body(int code, const char *message)
