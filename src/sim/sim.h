@@ -83,7 +83,9 @@
  *     ends (struct sim_job.end_kind, end_ms): today it completes after its duration. Memory
  *     limit failures (max_memory > memory_limit: job_failed "Memory limit exceeded") and
  *     overdraft aborts (max_memory > reserve: job_aborted resource_overdraft) are decided
- *     there; the job end handler already emits job_failed / job_aborted for those kinds.
+ *     there; the job end handler already handles those kinds: job_failed retries the job and
+ *     fails the operation past its spec's max_failed_job_count (sim_op_fail), job_aborted
+ *     retries it.
  */
 #ifndef PS_SIM_SIM_H
 #define PS_SIM_SIM_H

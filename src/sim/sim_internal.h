@@ -131,6 +131,7 @@ struct sim_op {
     int64_t submit_ms, running_ms, finish_ms;   /* -1 until then */
     int64_t jobs_total_duration_ms, job_max_duration_ms;
     int64_t preempted_job_count, preempted_jobs_total_duration_ms, aborted_job_count;
+    int64_t failed_job_count, max_failed_job_count;
     int active_pos;                    /* in sim->active, -1 */
     bool touched;                      /* in sim->touched during a heartbeat */
     char *error;                       /* operation_failed: why (owned) */
@@ -300,6 +301,9 @@ int64_t sim_job_cpu_time_ms(const struct ps_sim *sim, const struct sim_job *job,
 /* "<op id>/<task index>/<job index>/<attempt>". */
 void sim_job_id(const struct ps_sim *sim, const struct sim_job *job, char *buf, size_t size);
 int sim_op_finish(struct ps_sim *sim, int op, enum sim_op_state state, struct ps_error *err);
+/* Fails a running operation: its running jobs are aborted (reason operation_failed), then it
+ * finishes as failed with error. */
+int sim_op_fail(struct ps_sim *sim, int op, const char *error, struct ps_error *err);
 
 /* ---- sim_output.c ----------------------------------------------------------------------- */
 void sim_buf_release(struct sim_buf *b);
