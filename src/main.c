@@ -10,7 +10,7 @@ static void usage(FILE *out)
 {
     fprintf(out, "usage: poolsched COMMAND [ARGS...]\n\ncommands:\n");
     for (const struct ps_command *c = ps_commands; c->name; c++)
-        fprintf(out, "  %-16s %s\n", c->name, c->summary);
+        fprintf(out, "  %-20s %s\n", c->name, c->summary);
     fprintf(out, "\n`poolsched COMMAND --help` describes a command.\n");
 }
 

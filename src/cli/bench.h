@@ -21,6 +21,7 @@ struct ps_bench {
 extern const struct ps_bench ps_benches[];
 
 int ps_bench_fair_share(int argc, char **argv);
+int ps_bench_http(int argc, char **argv);   /* bench_http.c */
 int ps_bench_schedule(int argc, char **argv);    /* bench_schedule.c */
 int ps_bench_simulate(int argc, char **argv);    /* bench_simulate.c */
 

@@ -42,6 +42,9 @@ struct options {
     double target_ms;          /* 0: no target for a custom size */
 };
 
+/* --improved: the update runs with enable_improved_fair_share_by_fit_factor_computation. */
+static bool improved_mode;
+
 struct measurement {
     int elements;
     double build_ms;
@@ -60,7 +63,7 @@ struct measurement {
 static void print_help(void)
 {
     printf("usage: poolsched bench fair-share [--seed N] [--pools P] [--operations O] [--nodes N]\n"
-           "                                  [--runs R] [--large] [--scaling]\n\n"
+           "                                  [--runs R] [--large] [--scaling] [--improved]\n\n"
            "Times one fair share update of a synthetic pool tree built from the seed: pools in 3\n"
            "levels, 10%% with strong guarantees, 5%% burst and 5%% relaxed integral pools with\n"
            "accumulated volumes, FIFO pools, gang operations, all 5 resources, on a cluster of N nodes.\n\n"
@@ -70,7 +73,8 @@ static void print_help(void)
            "  --nodes N       cluster nodes (default 10000; 20000 with --large)\n"
            "  --runs R        timed updates after one warm-up (default 21; 7 with --large)\n"
            "  --large         the large workload: 10,000 pools, 100,000 operations\n"
-           "  --scaling       also run sizes 2x and 4x and report the per-element cost growth\n\n"
+           "  --scaling       also run sizes 2x and 4x and report the per-element cost growth\n"
+           "  --improved      run with enable_improved_fair_share_by_fit_factor_computation\n\n"
            "Targets (shared/spec/performance.md): median <= 20 ms (default sizes), <= 250 ms\n"
            "(--large); other sizes have no target. Prints one JSON object on stdout.\n");
 }
@@ -91,6 +95,8 @@ static int parse_args(int argc, char **argv, struct options *o)
             large = true;
         } else if (strcmp(argv[i], "--scaling") == 0) {
             o->scaling = true;
+        } else if (strcmp(argv[i], "--improved") == 0) {
+            improved_mode = true;
         } else if ((m = ps_bench_option(BENCH, argc, argv, &i, "--seed", &value)) != 0) {
             if (m < 0 || ps_bench_parse_int(BENCH, "--seed", value, 0, INT64_MAX, &seed) < 0)
                 return 2;
@@ -180,6 +186,7 @@ static int time_updates(struct ps_bench_fs_workload *w, int runs, struct measure
     }
     struct ps_fs_options options;
     ps_fs_options_init(&options);
+    options.enable_improved_fair_share_by_fit_factor_computation = improved_mode;
     struct ps_fs_input input = {
         .total = w->total,
         .now_ms = w->now_ms,

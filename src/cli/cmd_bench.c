@@ -13,6 +13,8 @@
 const struct ps_bench ps_benches[] = {
     {"fair-share", "one fair share update of a synthetic tree (1,000 pools, 10,000 operations)",
      ps_bench_fair_share},
+    {"http", "node heartbeats/s and latency of a scheduler over HTTP on loopback (2,000 nodes)",
+     ps_bench_http},
     {"schedule", "node heartbeats, regular stage (10,000 nodes, 1,000 operations)", ps_bench_schedule},
     {"simulate", "poolsched simulate of one day (1,000 nodes, 100,000 jobs)", ps_bench_simulate},
     {NULL, NULL, NULL},

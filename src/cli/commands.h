@@ -18,7 +18,28 @@ extern const struct ps_command ps_commands[];
 
 int ps_cmd_fair_share(int argc, char **argv);
 int ps_cmd_bench(int argc, char **argv);
-int ps_cmd_trace(int argc, char **argv);
-int ps_cmd_simulate(int argc, char **argv);   /* cmd_simulate.c: simulate SCENARIO --output DIR */   /* cmd_trace.c: trace import alibaba-gpu */
+int ps_cmd_trace(int argc, char **argv);       /* cmd_trace.c: trace import alibaba-gpu */
+int ps_cmd_scheduler(int argc, char **argv);   /* server/cmd_scheduler.c */
+
+/* Client commands of the scheduler (docs/api.md); cmd_cypress.c */
+int ps_cmd_get(int argc, char **argv);
+int ps_cmd_set(int argc, char **argv);
+int ps_cmd_list(int argc, char **argv);
+int ps_cmd_create(int argc, char **argv);
+int ps_cmd_remove(int argc, char **argv);
+int ps_cmd_exists(int argc, char **argv);
+/* cmd_ops.c */
+int ps_cmd_vanilla(int argc, char **argv);
+int ps_cmd_start_op(int argc, char **argv);
+int ps_cmd_list_operations(int argc, char **argv);
+int ps_cmd_get_operation(int argc, char **argv);
+int ps_cmd_abort_op(int argc, char **argv);
+int ps_cmd_suspend_op(int argc, char **argv);
+int ps_cmd_resume_op(int argc, char **argv);
+int ps_cmd_complete_op(int argc, char **argv);
+int ps_cmd_update_op_parameters(int argc, char **argv);
+int ps_cmd_list_jobs(int argc, char **argv);
+int ps_cmd_get_job_stderr(int argc, char **argv);
+int ps_cmd_simulate(int argc, char **argv);   /* cmd_simulate.c: simulate SCENARIO --output DIR */
 
 #endif

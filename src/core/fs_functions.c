@@ -245,7 +245,8 @@ static bool is_neutral(const struct ps_plf *c, double top)
     return c->n == 2 && ps_plf_pt(c, 0)[1] == top && ps_plf_pt(c, 1)[1] == top;
 }
 
-static void prepare_mffbs(struct ps_fs_update *u, struct fs_elem *e, const struct ps_plf *fsbff)
+static void prepare_mffbs(struct ps_fs_update *u, struct fs_elem *e, const struct ps_plf *fsbff,
+                          struct ps_plf *scratch_mffbs)
 {
     struct ps_plf comps[DIM];
     struct ps_share guarantee = fs_guarantee_share(e);
@@ -269,7 +270,13 @@ static void prepare_mffbs(struct ps_fs_update *u, struct fs_elem *e, const struc
         ps_plf_pointwise_min(&u->ctx, dst, &current, &comps[k]);
         current = ps_plf_buf_view(dst);
     }
-    e->mffbs = fs_commit(u, &u->persistent, current);
+    /* Only the top-down pass of the normal mode reads a pool's MFFBS again; an operation's (and
+     * every one in the improved mode) is used once, by the composition, straight from the
+     * builder. */
+    if (e->kind != PS_ELEM_OPERATION && !u->options->enable_improved_fair_share_by_fit_factor_computation)
+        e->mffbs = fs_commit(u, &u->persistent, current);
+    else
+        *scratch_mffbs = current;
 }
 
 static void prepare_element(struct ps_fs_update *u, int i)
@@ -287,10 +294,12 @@ static void prepare_element(struct ps_fs_update *u, int i)
     }
     struct ps_plf fsbff = ps_plf_buf_view(fsbff_buf);
     e->fsbff_right = ps_plf_right_bound(&fsbff);
-    prepare_mffbs(u, e, &fsbff);
+    struct ps_plf mffbs = {NULL, 0, 1};
+    e->mffbs = mffbs;
+    prepare_mffbs(u, e, &fsbff, &mffbs);
     if (u->oom || u->ctx.oom)
         return;
-    ps_plf_compose(&u->ctx, &u->b[4], &fsbff, &e->mffbs);
+    ps_plf_compose(&u->ctx, &u->b[4], &fsbff, mffbs.a ? &mffbs : &e->mffbs);
     struct ps_plf composed = ps_plf_buf_view(&u->b[4]);
     ps_plf_compress(&u->b[5], &composed, FS_COMPRESS_EPSILON);
     e->fsbs = fs_commit(u, &u->persistent, ps_plf_buf_view(&u->b[5]));
@@ -311,6 +320,15 @@ void fs_prepare_subtree(struct ps_fs_update *u, int root)
     }
     for (int k = n - 1; k >= 0; k--) {
         int i = u->order[k];
+        /* The order jumps around the element array: fetch the next elements ahead (their state
+         * spans 13 cache lines, and an operation also reads its input's gang flag). */
+        if (k >= 2) {
+            const char *next = (const char *)&u->el[u->order[k - 2]];
+            for (size_t off = 0; off < sizeof(struct fs_elem); off += 64)
+                __builtin_prefetch(next + off);
+        }
+        if (k >= 1)
+            __builtin_prefetch(&u->el[u->order[k - 1]].in->is_gang);
         if (!u->el[i].prepared)
             prepare_element(u, i);
         if (u->oom || u->ctx.oom) {
@@ -350,6 +368,7 @@ struct fit_check {
     const struct ps_fs_update *u;
     const struct fs_elem *e;
     struct ps_share bound;
+    bool record;   /* children_fit keeps each child's share in its output's total */
 };
 
 static bool children_fit(double f, void *arg)
@@ -360,6 +379,8 @@ static bool children_fit(double f, void *arg)
     for (int k = 0; k < e->child_count; k++) {
         const struct fs_elem *child = &c->u->el[c->u->children[e->first_child + k]];
         ps_plf_value_at(&child->fsbs, child_suggestion(c->u, e, k, f), v.v);
+        if (c->record)
+            child->out->fair_share.total = v;
         sum = ps_share_add(sum, v);
     }
     return ps_share_dominates(c->bound, sum);
@@ -373,15 +394,26 @@ static void compute_pool(struct ps_fs_update *u, struct fs_elem *e)
         return;
     }
     struct ps_share suggested;
-    ps_plf_value_at(&e->fsbs, e->suggestion, suggested.v);
+    if (e->share_known)
+        suggested = e->out->fair_share.total;
+    else
+        ps_plf_value_at(&e->fsbs, e->suggestion, suggested.v);
     /* MFFBS(suggestion) is usually right; precision may make the children's shares at it exceed
      * the pool's by more than epsilon, and then a slightly smaller fit factor is searched. */
-    struct fit_check check = {u, e, ps_share_add(suggested, ps_share_fill(FS_EPSILON))};
+    struct fit_check check = {u, e, ps_share_add(suggested, ps_share_fill(FS_EPSILON)), true};
     double f = ps_plf_scalar_at(&e->mffbs, e->suggestion);
-    if (!children_fit(f, &check))
+    /* When f fits, the children's shares at their suggestions are the ones just computed (the
+     * same function at the same argument): they are kept for their own step. */
+    bool known = children_fit(f, &check);
+    if (!known) {
+        check.record = false;
         f = ps_bisect_inverse_lower_bound(0.0, f, children_fit, &check);
-    for (int k = 0; k < e->child_count; k++)
-        u->el[u->children[e->first_child + k]].suggestion = child_suggestion(u, e, k, f);
+    }
+    for (int k = 0; k < e->child_count; k++) {
+        struct fs_elem *child = &u->el[u->children[e->first_child + k]];
+        child->suggestion = child_suggestion(u, e, k, f);
+        child->share_known = known;
+    }
     set_detailed(e, suggested);
 }
 
@@ -419,7 +451,7 @@ static void compute_pool_improved(struct ps_fs_update *u, struct fs_elem *e)
         set_detailed(e, ps_share_fill(0.0));
         return;
     }
-    struct fit_check check = {u, e, e->suggested_share};
+    struct fit_check check = {u, e, e->suggested_share, false};
     double f = ps_bisect_inverse_lower_bound(0.0, e->fsbff_right, children_shares_fit, &check);
     /* Negligible fit factors are zero, so that nothing tiny is handed out. */
     if (f < FS_EPSILON)
@@ -447,7 +479,10 @@ void fs_compute_fair_shares(struct ps_fs_update *u)
                 set_detailed(e, e->suggested_share);
             } else {
                 struct ps_share fs;
-                ps_plf_value_at(&e->fsbs, e->suggestion, fs.v);
+                if (e->share_known)
+                    fs = e->out->fair_share.total;
+                else
+                    ps_plf_value_at(&e->fsbs, e->suggestion, fs.v);
                 set_detailed(e, fs);
             }
         } else if (improved) {

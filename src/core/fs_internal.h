@@ -62,6 +62,7 @@ struct fs_elem {
 
     /* fair share functions */
     bool prepared;
+    bool share_known;          /* top-down: out->fair_share.total already holds FSBS(suggestion) */
     struct ps_plf fsbs;        /* fair share by suggestion (vector) */
     struct ps_plf mffbs;       /* max fit factor by suggestion (scalar) */
     /* Improved mode, normal pools: the children's functions as summed (scaled, extended) and the

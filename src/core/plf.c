@@ -46,6 +46,7 @@ void ps_plf_buf_init(struct ps_plf_buf *b, int dim, bool *oom)
     b->n = 0;
     b->cap = 0;
     b->dim = dim;
+    b->cap_d = 0;
     b->oom = oom;
 }
 
@@ -54,24 +55,28 @@ void ps_plf_buf_release(struct ps_plf_buf *b)
     free(b->a);
     b->a = NULL;
     b->n = b->cap = 0;
+    b->cap_d = 0;
 }
 
 bool ps_plf_buf_reserve(struct ps_plf_buf *b, int points)
 {
     if (points <= b->cap)
         return true;
-    int cap = b->cap ? b->cap : 16;
-    while (cap < points)
+    /* Capacity is counted in doubles, so a scalar builder holds 16 bytes per point and a
+     * builder that switches between scalar and vector use keeps its memory. */
+    size_t stride = (size_t)(b->dim + 1);
+    size_t need = (size_t)points * stride;
+    size_t cap = b->cap_d ? b->cap_d : 16 * stride;
+    while (cap < need)
         cap *= 2;
-    /* Capacity is kept for the largest dimension so a buffer can switch between scalar and
-     * vector use without shrinking. */
-    double *a = realloc(b->a, (size_t)cap * (PS_PLF_MAX_DIM + 1) * sizeof *a);
+    double *a = realloc(b->a, cap * sizeof *a);
     if (!a) {
         *b->oom = true;
         return false;
     }
     b->a = a;
-    b->cap = cap;
+    b->cap_d = cap;
+    b->cap = (int)(cap / stride);
     return true;
 }
 

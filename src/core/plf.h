@@ -37,8 +37,9 @@ struct ps_plf {
 struct ps_plf_buf {
     double *a;
     int n;
-    int cap;          /* in points */
+    int cap;          /* in points of the current dimension */
     int dim;
+    size_t cap_d;     /* allocated doubles */
     bool *oom;        /* set on allocation failure; not owned */
 };
 
@@ -73,6 +74,7 @@ static inline void ps_plf_buf_clear(struct ps_plf_buf *b, int dim)
 {
     b->n = 0;
     b->dim = dim;
+    b->cap = (int)(b->cap_d / (size_t)(dim + 1));
 }
 static inline struct ps_plf ps_plf_buf_view(const struct ps_plf_buf *b)
 {

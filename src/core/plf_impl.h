@@ -5,6 +5,9 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "core/plf.h"
 
@@ -51,9 +54,20 @@ static inline bool seg_vertical(const struct ps_plf *f, int i)
     return seg_vertical_d(f, f->dim, i);
 }
 
+/* Both forms are computed and one is selected: the same operations on the same operands (so the
+ * same bits), but no branch on t, which is as good as random at the points sampled here. */
 PLF_INLINE double lerp(double lv, double rv, double t)
 {
-    return t < 0.5 ? lv + (rv - lv) * t : rv - (rv - lv) * (1 - t);
+    double d = rv - lv;
+    double from_left = lv + d * t;
+    double from_right = rv - d * (1 - t);
+#if defined(__SSE2__)
+    __m128d mask = _mm_cmplt_sd(_mm_set_sd(t), _mm_set_sd(0.5));
+    __m128d pick = _mm_or_pd(_mm_and_pd(mask, _mm_set_sd(from_left)), _mm_andnot_pd(mask, _mm_set_sd(from_right)));
+    return _mm_cvtsd_f64(pick);
+#else
+    return t < 0.5 ? from_left : from_right;
+#endif
 }
 
 PLF_INLINE void copy_values(double *dst, const double *src, int dim)

@@ -115,6 +115,7 @@ struct stage_ctx {
     const struct ps_preempt_tree *tree;
     bool aggressive;
     struct ps_resources *cond;   /* per element: conditional discount held at that pool */
+    struct ps_resources *disc;   /* per element: unconditional candidates of its subtree */
 };
 
 static bool eligible(void *vctx, const struct ps_sched_snapshot *snap, int op)
@@ -124,6 +125,13 @@ static bool eligible(void *vctx, const struct ps_sched_snapshot *snap, int op)
     const struct ps_starvation_element *s = &c->tree->starvation[op];
     return c->aggressive ? s->lowest_aggressively_starving_ancestor >= 0
                          : s->lowest_starving_ancestor >= 0;
+}
+
+static struct ps_resources limit_discount(void *vctx, const struct ps_sched_snapshot *snap, int e)
+{
+    (void)snap;
+    const struct stage_ctx *c = vctx;
+    return c->disc[e];
 }
 
 static struct ps_resources op_extra(void *vctx, const struct ps_sched_snapshot *snap, int op)
@@ -176,8 +184,9 @@ static int run_preemptive_stage(struct ps_sched_snapshot *snap, const struct ps_
                                 struct ps_error *err)
 {
     int count = ps_sched_snapshot_element_count(snap);
+    struct ps_resources *disc = cond + count;
     for (int i = 0; i < count; i++)
-        cond[i] = ps_resources_zero();
+        cond[i] = disc[i] = ps_resources_zero();
     int level = aggressive ? PS_ALLOC_AGGRESSIVELY_PREEMPTIBLE : PS_ALLOC_PREEMPTIBLE;
     struct ps_resources unconditional = ps_resources_zero(), cond_bound = ps_resources_zero();
     bool any_cond = false;
@@ -191,6 +200,8 @@ static int run_preemptive_stage(struct ps_sched_snapshot *snap, const struct ps_
             continue;
         if (b < 0) {
             unconditional = ps_resources_add(unconditional, allocs[k].resources);
+            for (int i = allocs[k].op; i >= 0; i = ps_sched_parent(snap, i))
+                disc[i] = ps_resources_add(disc[i], allocs[k].resources);
         } else {
             cond[b] = ps_resources_add(cond[b], allocs[k].resources);
             cond_bound = ps_resources_add(cond_bound, allocs[k].resources);
@@ -199,7 +210,7 @@ static int run_preemptive_stage(struct ps_sched_snapshot *snap, const struct ps_
         cands[m++] = (struct cand){k, cls, allocs[k].start_time_ms, allocs[k].id, b};
     }
 
-    struct stage_ctx ctx = {t, aggressive, cond};
+    struct stage_ctx ctx = {t, aggressive, cond, disc};
     struct ps_sched_stage stage = {
         .extra = unconditional,
         .eligible = eligible,
@@ -207,6 +218,7 @@ static int run_preemptive_stage(struct ps_sched_snapshot *snap, const struct ps_
         .max_allocations = 1,
         .op_extra = any_cond ? op_extra : NULL,
         .op_extra_bound = cond_bound,
+        .limit_discount = limit_discount,
     };
     int before = sched->allocation_count;
     int rc = ps_schedule_stage(snap, node, &stage, sched, err);
@@ -248,7 +260,7 @@ int ps_preempt_heartbeat(struct ps_sched_snapshot *snap, const struct ps_preempt
         return rc;
     int count = ps_sched_snapshot_element_count(snap);
     struct cand *cands = malloc((size_t)(alloc_count > 0 ? alloc_count : 1) * sizeof *cands);
-    struct ps_resources *cond = malloc((size_t)count * sizeof *cond);
+    struct ps_resources *cond = malloc(2 * (size_t)count * sizeof *cond);   /* cond, disc */
     if (!cands || !cond) {
         free(cands);
         free(cond);

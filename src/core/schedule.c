@@ -680,11 +680,16 @@ static int push_skip(struct ps_sched_result *r, int op, enum ps_sched_reason why
 
 /* The first element on op's path (op itself, then ancestors) whose limits would be exceeded by
  * adding r, or -1. */
-static int violated_limits(const struct ps_sched_snapshot *s, int op, struct ps_resources r)
+static int violated_limits(const struct ps_sched_snapshot *s, int op, struct ps_resources r,
+                           const struct ps_sched_stage *st)
 {
-    for (int i = op; i >= 0; i = s->e[i].parent)
-        if (!ps_resources_fit(ps_resources_add(s->e[i].usage, r), s->e[i].limits))
+    for (int i = op; i >= 0; i = s->e[i].parent) {
+        struct ps_resources usage = s->e[i].usage;
+        if (st && st->limit_discount)
+            usage = ps_resources_sub(usage, st->limit_discount(st->ctx, s, i));
+        if (!ps_resources_fit(ps_resources_add(usage, r), s->e[i].limits))
             return i;
+    }
     return -1;
 }
 
@@ -741,7 +746,7 @@ static int run_stage(struct ps_sched_snapshot *s, const struct ps_sched_node *no
                 why = PS_SCHED_FILTER_MISMATCH;
             else if (!ps_resources_fit(x->alloc, avail))
                 why = PS_SCHED_NODE_RESOURCES;
-            else if ((where = violated_limits(s, i, x->alloc)) >= 0)
+            else if ((where = violated_limits(s, i, x->alloc, st)) >= 0)
                 why = PS_SCHED_LIMITS;
         }
         if (why != PS_SCHED_OK) {

@@ -233,6 +233,14 @@ struct ps_sched_stage {
      * decide whether the node can take any allocation at all (min_spare). */
     struct ps_resources (*op_extra)(void *ctx, const struct ps_sched_snapshot *snap, int op);
     struct ps_resources op_extra_bound;
+    /* Optional (preemptive stages): the resources of the node's allocations that the stage may
+     * preempt unconditionally and that belong to element's subtree, upstream's local
+     * unconditional usage discount. The resource limits of the operation and its ancestors
+     * are then checked against usage - discount + allocation, so the preempted allocations'
+     * usage does not count against the limits they free (a full cluster's root limits
+     * included). NULL: no discount (the regular stage). */
+    struct ps_resources (*limit_discount)(void *ctx, const struct ps_sched_snapshot *snap,
+                                          int element);
 };
 
 /* Runs one stage, appending to result (not clearing it; result->node_usage must hold the node

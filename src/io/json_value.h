@@ -1,13 +1,12 @@
-/* json_value.h — a parsed JSON document (jansson) as the engine's tagged value (core/value.h).
+/* json_value.h — converting between jansson values (the service's wire model) and struct
+ * ps_value (the engine's configuration currency, core/value.h).
  *
- * The scenario parser keeps tree attributes, pool attributes and operation specs as json_t on
- * purpose: their meaning belongs to the table-driven setters of the pool tree module, which
- * take a struct ps_value. This is the bridge: one function, used by the simulator to hand those
- * documents to ps_strategy_add_tree, ps_pool_tree_create_pools and ps_strategy_start_operation.
- *
- * Mapping: null -> null, true/false -> bool, integer and real -> number (a double: integers
- * beyond 2^53 lose precision, as everywhere a ps_value holds a number), string -> string,
- * array -> list, object -> map with the document's key order (jansson keeps insertion order).
+ * JSON -> ps_value: object -> map (key order kept), array -> list, string -> string, integer and
+ * real -> number (a double; integers beyond 2^53 lose precision, as in any JSON reader that uses
+ * doubles), true/false -> bool, null -> null.
+ * ps_value -> JSON: the reverse; a number with an integral value in the int64 range whose
+ * magnitude is below 2^53 becomes a JSON integer (so `"weight": 2` stays `2`, not `2.0`),
+ * others a real. Non-finite numbers become null (JSON cannot hold them).
  */
 #ifndef PS_IO_JSON_VALUE_H
 #define PS_IO_JSON_VALUE_H
@@ -17,8 +16,11 @@
 #include "core/error.h"
 #include "core/value.h"
 
-/* Converts json into *out (owned by the caller, release with ps_value_release). NULL json gives
- * a null value. Returns 0 or PS_ENOMEM (then *out is null and nothing leaks). */
+/* Converts json into *out (a new owned value; the caller releases it). NULL json gives a null
+ * value. Errors: PS_ENOMEM (then *out is null), PS_EINVAL for nesting deeper than 64. */
 int ps_json_to_value(const json_t *json, struct ps_value *out, struct ps_error *err);
+
+/* Converts v into a new json_t reference (NULL when out of memory). */
+json_t *ps_value_to_json(const struct ps_value *v);
 
 #endif

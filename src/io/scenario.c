@@ -418,7 +418,7 @@ static int parse_document(json_t *root, struct ps_scenario *sc, struct ps_error 
 {
     static const char *const keys[] = {"heartbeat_period", "fair_share_update_period", "duration",
                                        "node_groups", "default_tree", "pool_trees", "operations",
-                                       NULL};
+                                       "events", NULL};
     /* "scenario" names the document itself in messages about its top level */
     int rc = ps_jv_expect_object(root, "scenario", err);
     if (rc == 0)
@@ -445,7 +445,10 @@ static int parse_document(json_t *root, struct ps_scenario *sc, struct ps_error 
     if ((rc = parse_default_tree(root, sc, err)) != 0)
         return rc;
     json_t *ops = json_object_get(root, "operations");
-    return ops ? ps_scenario_parse_operations(ops, sc, err) : 0;
+    if (ops && (rc = ps_scenario_parse_operations(ops, sc, err)) != 0)
+        return rc;
+    json_t *events = json_object_get(root, "events");
+    return events ? ps_scenario_parse_events(events, sc, err) : 0;
 }
 
 int ps_scenario_parse(const char *text, size_t len, struct ps_scenario **out, struct ps_error *err)
@@ -507,6 +510,7 @@ void ps_scenario_free(struct ps_scenario *sc)
     for (size_t i = 0; i < sc->operation_count; i++)
         ps_scenario_operation_release(&sc->operations[i]);
     free(sc->operations);
+    ps_scenario_events_release(sc);
     free(sc);
 }
 

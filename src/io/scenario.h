@@ -21,6 +21,10 @@
  *   - tasks[].tmpfs_size: bytes of tmpfs the job mounts (YTsaurus user job spec `tmpfs_size`),
  *     default 0, at most memory_limit; it raises the memory digest's lower bound
  *     (shared/spec/semantics.md 5.2).
+ *   - tasks[].interruptible: whether a preempted job is interrupted (and aborted only when the
+ *     preemption timeout passes) or aborted at once; default false.
+ *   - events: a list of timed changes (set_node_resources, set_pool_attribute,
+ *     update_operation), checked against the node groups, trees, pools and operations.
  *
  * Errors: PS_EINVAL with one message naming the JSON path, the value and the reason, e.g.
  * `operations[3].tasks[0].job_count: must be a positive integer, got -1`; PS_ENOMEM. On error
@@ -90,6 +94,8 @@ struct ps_scenario_task {
     struct ps_scenario_cpu_step *cpu_usage;  /* ascending offsets from 0; NULL when omitted */
     size_t cpu_usage_count;                  /* 0: the job uses its full cpu request */
     int64_t max_memory_bytes;         /* actual peak memory; default resources memory */
+    bool interruptible;               /* a preempted job is interrupted first (default false:
+                                         aborted at once, docs/scenario.md) */
 };
 
 struct ps_scenario_operation {
@@ -104,6 +110,28 @@ struct ps_scenario_operation {
     size_t task_count;
 };
 
+/* Top-level `events` (docs/scenario.md): changes applied at a time during the simulation. */
+enum ps_scenario_event_type {
+    PS_SCENARIO_EV_SET_NODE_RESOURCES = 1,   /* node or group; resource_limits */
+    PS_SCENARIO_EV_SET_POOL_ATTRIBUTE = 2,   /* tree, pool, key, value */
+    PS_SCENARIO_EV_UPDATE_OPERATION = 3,     /* operation, parameters */
+};
+
+struct ps_scenario_event {
+    int64_t time_ms;                  /* >= 0 */
+    enum ps_scenario_event_type type;
+    int64_t group;                    /* set_node_resources: node group index */
+    int64_t node;                     /* its node index within the group, -1: every node */
+    struct ps_resources resource_limits;   /* given keys; the others keep their value */
+    unsigned resource_set;            /* bit r: resource r given */
+    const char *tree;                 /* set_pool_attribute: points into trees[] */
+    char *pool;                       /* an explicit pool of tree */
+    char *key;                        /* attribute name */
+    json_t *value;                    /* owned; JSON null: back to the default */
+    int64_t operation;                /* update_operation: index into operations */
+    json_t *parameters;               /* owned object */
+};
+
 struct ps_scenario {
     int64_t heartbeat_period_ms;          /* > 0, default 5000 */
     int64_t fair_share_update_period_ms;  /* > 0, default 1000 */
@@ -116,6 +144,8 @@ struct ps_scenario {
     const char *default_tree;             /* points into trees[]; given, or the only tree */
     struct ps_scenario_operation *operations;  /* in the order listed */
     size_t operation_count;
+    struct ps_scenario_event *events;    /* in the order listed; NULL when omitted */
+    size_t event_count;
 };
 
 /* Parses len bytes of JSON text (need not be NUL-terminated). On success returns 0 and *out

@@ -13,6 +13,10 @@
 /* Parses the "operations" list into sc->operations (sc's trees are parsed already). */
 int ps_scenario_parse_operations(const json_t *list, struct ps_scenario *sc, struct ps_error *err);
 
+/* Parses the "events" list into sc->events (node groups, trees and operations parsed). */
+int ps_scenario_parse_events(const json_t *list, struct ps_scenario *sc, struct ps_error *err);
+void ps_scenario_events_release(struct ps_scenario *sc);
+
 void ps_scenario_operation_release(struct ps_scenario_operation *op);
 
 /* Finds the first repeated name among n names in list order: returns true and sets *first

@@ -10,7 +10,7 @@
 
 static const char *const task_keys[] = {"name", "job_count", "duration", "resources",
                                         "memory_limit", "cpu_usage", "max_memory", "tmpfs_size",
-                                        NULL};
+                                        "interruptible", NULL};
 static const char *const operation_keys[] = {"id", "start_time", "user", "spec", "tasks", NULL};
 
 #define MAX_BYTES PS_JV_RESOURCE_MAX
@@ -111,7 +111,8 @@ static int parse_task(const json_t *obj, const char *path, size_t index,
         (rc = ps_jv_int(obj, path, "max_memory", 0, MAX_BYTES, "a non-negative integer (bytes)",
                         &task->max_memory_bytes, NULL, err)) != 0 ||
         (rc = ps_jv_int(obj, path, "tmpfs_size", 0, MAX_BYTES, "a non-negative integer (bytes)",
-                        &task->tmpfs_size_bytes, NULL, err)) != 0)
+                        &task->tmpfs_size_bytes, NULL, err)) != 0 ||
+        (rc = ps_jv_bool(obj, path, "interruptible", &task->interruptible, NULL, err)) != 0)
         return rc;
     if (task->tmpfs_size_bytes > task->memory_limit_bytes) {
         ps_jv_join(where, sizeof where, path, "tmpfs_size");

@@ -13,8 +13,11 @@ int sim_push(struct ps_sim *sim, int64_t time_ms, enum sim_event type, int64_t a
         [SIM_EV_JOB_END] = SIM_PRIO_JOB_END,     [SIM_EV_JOB_ABORT] = SIM_PRIO_JOB_ABORT,
         [SIM_EV_SUBMIT] = SIM_PRIO_SUBMIT,       [SIM_EV_FAIR_SHARE] = SIM_PRIO_FAIR_SHARE,
         [SIM_EV_HEARTBEAT] = SIM_PRIO_HEARTBEAT,
+        /* scenario events: after the submissions of their millisecond (push order) */
+        [SIM_EV_SCENARIO] = SIM_PRIO_SUBMIT,
     };
-    if (type == SIM_EV_JOB_END || type == SIM_EV_JOB_ABORT || type == SIM_EV_SUBMIT)
+    if (type == SIM_EV_JOB_END || type == SIM_EV_JOB_ABORT || type == SIM_EV_SUBMIT ||
+        type == SIM_EV_SCENARIO)
         sim->real_events++;
     return ps_event_queue_push_prio(&sim->queue, time_ms, prio[type], (int)type, a, b);
 }
@@ -354,6 +357,10 @@ int ps_sim_new(const struct ps_scenario *scenario, const struct ps_sim_options *
         rc = init_tree_nodes(sim, err);
     if (rc == 0)
         rc = check_unlimited_requests(sim, err);
+    if (rc == 0)
+        rc = sim_scenario_events_check(sim, err);
+    if (rc == 0)
+        rc = sim_preempt_init(sim, err);
     for (int64_t i = 0; rc == 0 && i < sim->op_count; i++) {
         rc = sim_op_init(sim, (int)i, err);
         if (rc == 0 && ps_strmap_put(&sim->op_by_id, sim->ops[i].sc->id, &sim->ops[i]) != 0)
@@ -361,6 +368,8 @@ int ps_sim_new(const struct ps_scenario *scenario, const struct ps_sim_options *
     }
     if (rc == 0)
         rc = schedule_start(sim, err);
+    if (rc == 0)
+        rc = sim_scenario_events_schedule(sim, err);
     if (rc == 0 && sim->options.pools) {
         fputs("time,tree,pool,fair_share_ratio,usage_ratio,demand_ratio,strong_guarantee_ratio,"
               "integral_guarantee_ratio,weight_proportional_ratio,accumulated_resource_ratio_volume,"
@@ -381,6 +390,7 @@ void ps_sim_free(struct ps_sim *sim)
 {
     if (!sim)
         return;
+    sim_preempt_release(sim);
     for (int t = 0; sim->trees && t < sim->tree_count; t++) {
         struct sim_tree *T = &sim->trees[t];
         ps_tree_fs_release(&T->fs);
@@ -465,6 +475,9 @@ static int dispatch(struct ps_sim *sim, const struct ps_event *ev, struct ps_err
     }
     case SIM_EV_HEARTBEAT:
         return sim_heartbeat(sim, (int)ev->a, err);
+    case SIM_EV_SCENARIO:
+        sim->real_events--;
+        return sim_scenario_event(sim, ev->a, err);
     }
     return ps_error_set(err, PS_EINVAL, "simulator: unknown event %d", ev->type);
 }

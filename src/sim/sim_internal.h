@@ -31,6 +31,7 @@ enum sim_event {
     SIM_EV_SUBMIT = 3,       /* a = operation index */
     SIM_EV_FAIR_SHARE = 4,   /* every tree */
     SIM_EV_HEARTBEAT = 5,    /* a = node index */
+    SIM_EV_SCENARIO = 6,     /* a = index into the scenario's events (sim_preempt.c) */
 };
 
 enum sim_prio {
@@ -65,6 +66,7 @@ struct sim_pool_stats {
     int64_t underserved_since_ms;
     int64_t underserved_periods, underserved_ms, longest_underserved_ms;
     int64_t underserved_long_periods;  /* periods longer than the starvation timeout */
+    int64_t preempted[3];              /* job_preempted of the subtree, per enum ps_preempt_reason */
 };
 
 struct sim_retry {                     /* a job of a task back to pending after an abort */
@@ -106,6 +108,7 @@ struct sim_membership {
     int fits_task;                     /* task whose "fits some node" was cached, -1 */
     bool fits;
     struct ps_resources fed_shape;     /* the allocation shape in the snapshot */
+    struct ps_preemptible *lists;      /* running jobs by preemption class (sim_preempt.c) */
 };
 
 enum sim_op_state {
@@ -171,6 +174,9 @@ struct sim_node {
     int64_t last_heartbeat_ms;         /* last heartbeat event delivered (INT64_MIN: none) */
     bool armed;                        /* a heartbeat event is queued */
     uint64_t quiet_gen;                /* the tree generation at which it last started nothing */
+    int64_t last_preemptive_ms;        /* last preemptive stages (PS_PREEMPT_NEVER: none) */
+    int64_t preempt_seen_ms;           /* last heartbeat accounted for in last_preemptive_ms */
+    uint64_t preempt_quiet_gen;        /* the generation at which the stages started nothing */
 };
 
 struct sim_tree {
@@ -212,6 +218,7 @@ struct sim_tree {
     struct sim_pool_stats **stats;     /* in order of first appearance */
     int stats_count, stats_cap;
     struct sim_buf rows;               /* pools.csv rows of the last update, without the time */
+    struct sim_preempt_tree *pre;      /* starvation and preemption state (sim_preempt.c) */
 };
 
 struct ps_sim {
@@ -304,6 +311,41 @@ int sim_op_finish(struct ps_sim *sim, int op, enum sim_op_state state, struct ps
 /* Fails a running operation: its running jobs are aborted (reason operation_failed), then it
  * finishes as failed with error. */
 int sim_op_fail(struct ps_sim *sim, int op, const char *error, struct ps_error *err);
+
+/* ---- sim_preempt.c ---------------------------------------------------------------------- */
+struct sim_preempt_tree;
+int sim_preempt_init(struct ps_sim *sim, struct ps_error *err);   /* after the trees and nodes */
+void sim_preempt_release(struct ps_sim *sim);
+/* After a fair share update's snapshot rebuild: starvation check (events, keep_updating),
+ * allocation classes of every operation, limits check when an event lowered limits. */
+int sim_preempt_tree_updated(struct ps_sim *sim, int tree, struct ps_error *err);
+/* Whether the preemptive stages run on this node's heartbeat now (backoff passed, something
+ * starving; moves the node's backoff time); *run: whether they must really be computed (false
+ * when they started nothing at this generation already). */
+bool sim_preempt_wanted(struct ps_sim *sim, int node, bool *run);
+bool sim_preempt_active(const struct ps_sim *sim, int tree);
+/* The tree goes dormant / wakes up: heartbeats skipped meanwhile still move each node's
+ * backoff time exactly as if they had run (they would have started nothing). */
+void sim_preempt_dormant(struct ps_sim *sim, int tree);
+void sim_preempt_wake(struct ps_sim *sim, int tree);
+/* The preemptive stages, after the regular one (sim->sched): victims for the commit. */
+int sim_preempt_heartbeat(struct ps_sim *sim, int node, const struct ps_sched_node *sn,
+                          const struct ps_preempt_victim **victims, int *victim_count,
+                          struct ps_error *err);
+/* After the commit: a node whose limits shrank below its usage loses jobs until it fits. */
+int sim_preempt_overcommit(struct ps_sim *sim, int node, struct ps_error *err);
+/* Preempts a running job (counts it per pool and reason, then sim_job_preempt). */
+int sim_preempt_victim(struct ps_sim *sim, int64_t slot, int for_op, enum ps_preempt_reason reason,
+                       int64_t interrupt_timeout_ms, struct ps_error *err);
+/* A job started / ended (finished, failed or aborted) / changed its usage: allocation classes. */
+int sim_preempt_job_started(struct ps_sim *sim, int64_t slot, struct ps_error *err);
+void sim_preempt_job_removed(struct ps_sim *sim, int64_t slot);
+int sim_preempt_job_usage(struct ps_sim *sim, int64_t slot, struct ps_resources usage,
+                          struct ps_error *err);
+/* A scenario event (SIM_EV_SCENARIO). */
+int sim_scenario_event(struct ps_sim *sim, int64_t index, struct ps_error *err);
+int sim_scenario_events_check(struct ps_sim *sim, struct ps_error *err);
+int sim_scenario_events_schedule(struct ps_sim *sim, struct ps_error *err);
 
 /* ---- sim_output.c ----------------------------------------------------------------------- */
 void sim_buf_release(struct sim_buf *b);

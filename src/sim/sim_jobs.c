@@ -469,6 +469,9 @@ int sim_job_start(struct ps_sim *sim, int op, int k, int node, struct ps_resourc
     job->node_pos = n->job_count;
     n->jobs[n->job_count++] = slot;
     move_usage(sim, job, resources, 1);
+    int prc = sim_preempt_job_started(sim, slot, err);
+    if (prc != 0)
+        return prc;
     sim_op_demand_changed(sim, op);
     o->ms[k].sched_reason = PS_SCHED_OK;
 
@@ -506,6 +509,7 @@ static int job_remove(struct ps_sim *sim, int64_t slot, struct ps_error *err)
     n->jobs[job->node_pos] = n->jobs[last];
     sim->jobs[n->jobs[job->node_pos]].node_pos = job->node_pos;
     n->job_count--;
+    sim_preempt_job_removed(sim, slot);
     move_usage(sim, job, job->resources, -1);
     if (ms->elem >= 0 && T->snap) {
         int rc = ps_sched_allocation_finished(T->snap, ms->elem, job->resources, err);
@@ -700,6 +704,9 @@ int sim_job_set_usage(struct ps_sim *sim, int64_t slot, struct ps_resources usag
         if (rc != 0)
             return rc;
     }
+    int prc = sim_preempt_job_usage(sim, slot, usage, err);
+    if (prc != 0)
+        return prc;
     move_usage(sim, job, job->resources, -1);
     move_usage(sim, job, usage, 1);
     job->resources = usage;

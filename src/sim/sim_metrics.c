@@ -270,6 +270,20 @@ int ps_sim_write_summary(struct ps_sim *sim, FILE *out, struct ps_error *err)
     kint(&b, 4, &f, "preempted", s.attempts_preempted);
     close_obj(&b, 2, false);
 
+    /* job_preempted events per reason (the <Root> counts of every tree). */
+    int64_t by_reason[3] = {0, 0, 0};
+    for (int t = 0; t < sim->tree_count; t++) {
+        struct sim_pool_stats *root = ps_strmap_get(&sim->trees[t].stats_by_name, PS_SCENARIO_ROOT_POOL);
+        for (int r = 0; root && r < 3; r++)
+            by_reason[r] += root->preempted[r];
+    }
+    key(&b, 2, &top, "preemptions");
+    sim_buf_puts(&b, "{");
+    f = true;
+    for (int r = 0; r < 3; r++)
+        kint(&b, 4, &f, ps_preempt_reason_name((enum ps_preempt_reason)r), by_reason[r]);
+    close_obj(&b, 2, false);
+
     int64_t *sorted = NULL;
     if (sim->wait_count > 0) {
         sorted = malloc((size_t)sim->wait_count * sizeof *sorted);
@@ -369,6 +383,13 @@ int ps_sim_write_summary(struct ps_sim *sim, FILE *out, struct ps_error *err)
         kint(&b, 6, &f, "underserved_periods_over_starvation_timeout", st->underserved_long_periods);
         kdouble(&b, 6, &f, "mean_fair_share_ratio", secs > 0 ? st->fair_share_integral / secs : 0.0);
         kdouble(&b, 6, &f, "mean_usage_ratio", secs > 0 ? st->usage_integral / secs : 0.0);
+        /* job_preempted events of the pool's subtree, per reason */
+        key(&b, 6, &f, "preemptions");
+        sim_buf_puts(&b, "{");
+        bool g = true;
+        for (int r = 0; r < 3; r++)
+            kint(&b, 8, &g, ps_preempt_reason_name((enum ps_preempt_reason)r), st->preempted[r]);
+        close_obj(&b, 6, false);
         close_obj(&b, 4, false);
     }
     sim_buf_puts(&b, count ? "\n  ]" : "]");

@@ -33,6 +33,7 @@ static int bump(struct ps_sim *sim, int tree)
     if (!T->dormant)
         return 0;
     T->dormant = false;
+    sim_preempt_wake(sim, tree);
     for (int i = 0; i < T->node_count; i++) {
         struct sim_node *n = &sim->nodes[T->nodes[i]];
         if (n->armed)
@@ -199,12 +200,15 @@ static int update_tree(struct ps_sim *sim, int tree, bool *performed, struct ps_
                         (long long)sim->now);
         return rc;
     }
-    /* Starvation check hook (sim.h): after apply, before the snapshot is rebuilt. */
     T->integral = false;
     for (int e = 0; e < T->fs.count; e++)
         if (T->fs.pools[e] && T->fs.elems[e].in.guarantee_type != PS_GUARANTEE_NONE)
             T->integral = true;
     rc = rebuild_snapshot(sim, tree, err);
+    /* Starvation check, allocation classes, limits check (sim_preempt.c): they read the new
+     * snapshot's element map; the fs results are those just applied. */
+    if (rc == 0)
+        rc = sim_preempt_tree_updated(sim, tree, err);
     if (rc != 0)
         return rc;
     for (int e = 0; e < T->fs.count; e++) {
@@ -311,9 +315,8 @@ int sim_heartbeat_commit(struct ps_sim *sim, int node, const struct ps_preempt_v
     for (int i = 0; i < victim_count; i++) {
         /* Allocation ids are job slots (sim.h). */
         int for_op = victims[i].for_op >= 0 ? T->elem_op[victims[i].for_op] : -1;
-        int rc = sim_job_preempt(sim, victims[i].allocation_id, for_op,
-                                 ps_preempt_reason_name(victims[i].reason),
-                                 victims[i].interrupt_timeout_ms, err);
+        int rc = sim_preempt_victim(sim, victims[i].allocation_id, for_op, victims[i].reason,
+                                    victims[i].interrupt_timeout_ms, err);
         if (rc != 0)
             return rc;
     }
@@ -343,8 +346,13 @@ int sim_heartbeat(struct ps_sim *sim, int node, struct ps_error *err)
     if (T->dormant)
         return 0;
     bool idle = true;
-    if (T->snap && T->runnable_pending > 0 && (n->quiet_gen != T->gen || sim->options.exhaustive) &&
-        ps_resources_fit(T->sched_options.min_spare, ps_resources_sub(n->limits, n->usage))) {
+    bool regular = T->snap && T->runnable_pending > 0 &&
+                   (n->quiet_gen != T->gen || sim->options.exhaustive) &&
+                   ps_resources_fit(T->sched_options.min_spare, ps_resources_sub(n->limits, n->usage));
+    bool preempt_due = false, preempt = false;
+    if (T->snap)
+        preempt_due = sim_preempt_wanted(sim, node, &preempt);
+    if (regular || preempt) {
         if (!n->cache && !(n->cache = ps_sched_filter_cache_new()))
             return ps_error_set(err, PS_ENOMEM, "out of memory");
         struct ps_sched_node sn = {
@@ -357,13 +365,38 @@ int sim_heartbeat(struct ps_sim *sim, int node, struct ps_error *err)
         };
         sim->stats.heartbeats_scheduled++;
         uint64_t gen = T->gen;
-        int rc = ps_schedule_heartbeat(T->snap, &sn, sim->now, &sim->sched, err);
-        /* Preemptive stages hook (sim.h): between the regular stage and the commit. */
+        int rc = 0;
+        if (regular) {
+            rc = ps_schedule_heartbeat(T->snap, &sn, sim->now, &sim->sched, err);
+        } else {
+            ps_sched_result_clear(&sim->sched);
+            sim->sched.node_usage = n->usage;
+        }
+        /* The preemptive stages (sim_preempt.c): at most one allocation, and its victims. */
+        const struct ps_preempt_victim *victims = NULL;
+        int victim_count = 0;
+        if (rc == 0 && preempt)
+            rc = sim_preempt_heartbeat(sim, node, &sn, &victims, &victim_count, err);
         if (rc == 0)
-            rc = sim_heartbeat_commit(sim, node, NULL, 0, err);
+            rc = sim_heartbeat_commit(sim, node, victims, victim_count, err);
         if (rc != 0)
             return rc;
         idle = T->gen == gen;
+        if (preempt && idle)
+            n->preempt_quiet_gen = T->gen;
+    }
+    /* Quiet for the preemptive stages too: nothing starving, or they started nothing at this
+     * generation (a node waiting for its backoff is not quiet). */
+    if (sim_preempt_active(sim, n->tree) && n->preempt_quiet_gen != T->gen)
+        idle = false;
+    (void)preempt_due;
+    /* A node whose resources shrank below its usage loses jobs until it fits. */
+    if (!ps_resources_fit(n->usage, n->limits)) {
+        uint64_t gen = T->gen;
+        int rc = sim_preempt_overcommit(sim, node, err);
+        if (rc != 0)
+            return rc;
+        idle = idle && T->gen == gen;
     }
     if (idle && !T->keep_heartbeats && !sim->options.exhaustive) {
         if (n->quiet_gen != T->gen) {
@@ -372,6 +405,7 @@ int sim_heartbeat(struct ps_sim *sim, int node, struct ps_error *err)
         }
         if (T->quiet_count >= T->node_count) {
             T->dormant = true;
+            sim_preempt_dormant(sim, n->tree);
             return 0;
         }
     }

@@ -1,0 +1,305 @@
+/* bench_http.c — `poolsched bench http`: node heartbeats per second and their latency against a
+ * real scheduler service over HTTP on loopback (performance.md: 2,000 nodes, >= 5,000
+ * heartbeats/s, p99 <= 20 ms).
+ *
+ * The scheduler runs in this process (its own HTTP threads, store in a temporary data dir that
+ * is removed at the end) and client threads play the nodes, each with a keep-alive connection,
+ * sending heartbeats round-robin over their share of the nodes as fast as answers come back.
+ * One operation keeps every node busy with running jobs; a fraction of heartbeats (--finish)
+ * report a finished job, so the group commit and the scheduling of a replacement job are in the
+ * measurement too. Bounded: at most 60 s and 10,000 nodes; loopback only.
+ */
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/bench.h"
+#include "platform/clock.h"
+#include "platform/http_client.h"
+#include "server/service.h"
+
+struct node_state {
+    char id[32];
+    json_t *running;   /* array of job ids */
+    json_t *finished;  /* array of reports */
+};
+
+struct client {
+    struct ps_service *svc;
+    char url[128];
+    struct node_state *nodes;
+    int first, count;
+    double finish_rate;
+    int64_t deadline_ns;
+    double *lat;       /* ms */
+    int lat_count, lat_cap;
+    int errors;
+    unsigned seed;
+    char error[256];
+};
+
+static json_t *body_of(struct node_state *n)
+{
+    json_t *jobs = json_array();
+    size_t i;
+    json_t *v;
+    json_array_foreach(n->running, i, v)
+        json_array_append_new(jobs, json_pack("{s:O, s:s, s:f}", "job_id", v, "state", "running",
+                                              "cpu_guarantee", 1.0));
+    json_array_extend(jobs, n->finished);
+    return json_pack("{s:s, s:[], s:{s:i, s:I, s:i}, s:o}", "node_id", n->id, "tags",
+                     "resource_limits", "cpu", 4, "memory", (json_int_t)16 << 30, "user_slots", 4,
+                     "jobs", jobs);
+}
+
+static int beat(struct ps_http_client *c, const char *url, struct node_state *n, double finish_rate,
+                unsigned *seed, char *error)
+{
+    json_t *body = body_of(n);
+    struct ps_http_result res;
+    struct ps_error err;
+    ps_error_init(&err);
+    int rc = ps_http_client_post_json(c, url, body, &res, &err);
+    json_decref(body);
+    if (rc != 0 || res.status != 200) {
+        snprintf(error, 256, "%.200s", rc ? err.msg : res.body);
+        return -1;
+    }
+    json_t *out = json_loadb(res.body, res.body_len, 0, NULL);
+    if (!out)
+        return -1;
+    json_array_clear(n->finished);
+    size_t i;
+    json_t *v;
+    json_array_foreach(json_object_get(out, "jobs_to_start"), i, v)
+        json_array_append(n->running, json_object_get(v, "job_id"));
+    json_decref(out);
+    /* finish one job now and then */
+    if (json_array_size(n->running) > 0 && (double)rand_r(seed) / RAND_MAX < finish_rate) {
+        json_t *id = json_incref(json_array_get(n->running, 0));
+        json_array_remove(n->running, 0);
+        json_array_append_new(n->finished, json_pack("{s:o, s:s}", "job_id", id, "state", "completed"));
+    }
+    return 0;
+}
+
+static void *client_main(void *arg)
+{
+    struct client *cl = arg;
+    struct ps_http_client *c = NULL;
+    struct ps_error err;
+    ps_error_init(&err);
+    if (ps_http_client_new(&c, &err) != 0 ||
+        ps_http_client_set_token(c, cl->svc->cluster_secret, &err) != 0) {
+        snprintf(cl->error, sizeof cl->error, "%.200s", err.msg);
+        ps_http_client_free(c);
+        return NULL;
+    }
+    for (int k = 0; ps_clock_monotonic_ns() < cl->deadline_ns; k++) {
+        struct node_state *n = &cl->nodes[cl->first + k % cl->count];
+        int64_t a = ps_clock_monotonic_ns();
+        if (beat(c, cl->url, n, cl->finish_rate, &cl->seed, cl->error) != 0) {
+            cl->errors++;
+            if (cl->errors > 10)
+                break;
+            continue;
+        }
+        double ms = (double)(ps_clock_monotonic_ns() - a) / 1e6;
+        if (cl->lat_count == cl->lat_cap) {
+            int cap = cl->lat_cap ? 2 * cl->lat_cap : 4096;
+            double *l = realloc(cl->lat, (size_t)cap * sizeof *l);
+            if (!l)
+                break;
+            cl->lat = l;
+            cl->lat_cap = cap;
+        }
+        cl->lat[cl->lat_count++] = ms;
+    }
+    ps_http_client_free(c);
+    return NULL;
+}
+
+static int warm(struct ps_service *svc, const char *url, struct node_state *nodes, int count)
+{
+    struct ps_http_client *c = NULL;
+    if (ps_http_client_new(&c, NULL) != 0 || ps_http_client_set_token(c, svc->cluster_secret, NULL) != 0) {
+        ps_http_client_free(c);
+        return -1;
+    }
+    char error[256];
+    unsigned seed = 1;
+    for (int i = 0; i < count; i++)
+        if (beat(c, url, &nodes[i], 0, &seed, error) != 0) {
+            fprintf(stderr, "error: bench http: warm-up heartbeat failed: %s\n", error);
+            ps_http_client_free(c);
+            return -1;
+        }
+    ps_http_client_free(c);
+    return 0;
+}
+
+void ps_svc_update_all(struct ps_service *svc);
+
+int ps_bench_http(int argc, char **argv)
+{
+    long long nodes = 2000, seconds = 5, clients = 8, threads = 4, finish_pm = 20;
+    for (int i = 1; i < argc; i++) {
+        const char *v = NULL;
+        int r;
+        if ((r = ps_bench_option("http", argc, argv, &i, "--nodes", &v)) != 0) {
+            if (r < 0 || ps_bench_parse_int("http", "--nodes", v, 1, 10000, &nodes) != 0)
+                return 2;
+        } else if ((r = ps_bench_option("http", argc, argv, &i, "--seconds", &v)) != 0) {
+            if (r < 0 || ps_bench_parse_int("http", "--seconds", v, 1, 60, &seconds) != 0)
+                return 2;
+        } else if ((r = ps_bench_option("http", argc, argv, &i, "--clients", &v)) != 0) {
+            if (r < 0 || ps_bench_parse_int("http", "--clients", v, 1, 64, &clients) != 0)
+                return 2;
+        } else if ((r = ps_bench_option("http", argc, argv, &i, "--server-threads", &v)) != 0) {
+            if (r < 0 || ps_bench_parse_int("http", "--server-threads", v, 1, 64, &threads) != 0)
+                return 2;
+        } else if ((r = ps_bench_option("http", argc, argv, &i, "--finish-per-mille", &v)) != 0) {
+            if (r < 0 || ps_bench_parse_int("http", "--finish-per-mille", v, 0, 1000, &finish_pm) != 0)
+                return 2;
+        } else if (strcmp(argv[i], "--help") == 0) {
+            printf("usage: poolsched bench http [--nodes 2000] [--seconds 5] [--clients 8]\n"
+                   "                            [--server-threads 4] [--finish-per-mille 20]\n"
+                   "Heartbeats per second and latency of a scheduler on loopback (JSON).\n");
+            return 0;
+        } else {
+            ps_bench_error("http", "unknown option '%s'", argv[i]);
+            return 2;
+        }
+    }
+    if (clients > nodes)
+        clients = nodes;
+    char dir[] = "/tmp/poolsched-bench-http-XXXXXX";
+    if (!mkdtemp(dir)) {
+        ps_bench_error("http", "cannot create a temporary directory");
+        return 1;
+    }
+    struct ps_service_config cfg;
+    ps_service_config_init(&cfg);
+    snprintf(cfg.data_dir, sizeof cfg.data_dir, "%s/data", dir);
+    cfg.port = 0;
+    cfg.http_threads = (unsigned)threads;
+    cfg.quiet = true;
+    cfg.node_offline_timeout_ms = 600000;
+    struct ps_service *svc = NULL;
+    struct ps_error err;
+    ps_error_init(&err);
+    int status = 1;
+    struct node_state *ns = calloc((size_t)nodes, sizeof *ns);
+    struct client *cl = calloc((size_t)clients, sizeof *cl);
+    pthread_t *th = calloc((size_t)clients, sizeof *th);
+    if (!ns || !cl || !th || ps_service_start(&cfg, &svc, &err) != 0) {
+        ps_bench_error("http", "cannot start the scheduler: %s", err.msg);
+        goto out;
+    }
+    char url[128];
+    snprintf(url, sizeof url, "http://127.0.0.1:%u/internal/v1/node/heartbeat", ps_service_port(svc));
+    for (long long i = 0; i < nodes; i++) {
+        snprintf(ns[i].id, sizeof ns[i].id, "node-%05lld", i);
+        ns[i].running = json_array();
+        ns[i].finished = json_array();
+    }
+    /* one operation with more jobs than slots keeps every node full */
+    char spec[256];
+    snprintf(spec, sizeof spec,
+             "{\"spec\": {\"tasks\": {\"t\": {\"command\": \"true\", \"job_count\": %lld, "
+             "\"memory_limit\": 104857600}}}}",
+             nodes * 4 * 4 < 1000000 ? nodes * 4 * 4 : 1000000);
+    struct ps_auth_identity admin = {"admin", PS_ROLE_ADMIN};
+    json_t *reply = NULL;
+    int st = ps_api_dispatch(svc, "start_op", spec, strlen(spec), &admin, &reply);
+    json_decref(reply);
+    if (st != 200 || warm(svc, url, ns, (int)nodes) != 0) {
+        ps_bench_error("http", "setup failed (start_op status %d)", st);
+        goto out;
+    }
+    pthread_mutex_lock(&svc->mu);
+    ps_svc_update_all(svc);
+    pthread_mutex_unlock(&svc->mu);
+    if (warm(svc, url, ns, (int)nodes) != 0)
+        goto out;
+    int64_t running = 0;
+    for (long long i = 0; i < nodes; i++)
+        running += (int64_t)json_array_size(ns[i].running);
+
+    int64_t start = ps_clock_monotonic_ns();
+    double commits0 = ps_metric_value(svc->m_commits);
+    for (long long k = 0; k < clients; k++) {
+        cl[k].svc = svc;
+        snprintf(cl[k].url, sizeof cl[k].url, "%s", url);
+        cl[k].nodes = ns;
+        cl[k].first = (int)(k * nodes / clients);
+        cl[k].count = (int)((k + 1) * nodes / clients - cl[k].first);
+        cl[k].finish_rate = (double)finish_pm / 1000.0;
+        cl[k].deadline_ns = start + seconds * 1000000000LL;
+        cl[k].seed = (unsigned)k + 1;
+        pthread_create(&th[k], NULL, client_main, &cl[k]);
+    }
+    for (long long k = 0; k < clients; k++)
+        pthread_join(th[k], NULL);
+    double wall = (double)(ps_clock_monotonic_ns() - start) / 1e9;
+    double commits = ps_metric_value(svc->m_commits) - commits0;
+    int total = 0, errors = 0;
+    for (long long k = 0; k < clients; k++) {
+        total += cl[k].lat_count;
+        errors += cl[k].errors;
+        if (cl[k].error[0] && errors)
+            fprintf(stderr, "bench http: client %lld: %s\n", k, cl[k].error);
+    }
+    double *all = malloc((size_t)(total ? total : 1) * sizeof *all);
+    int n = 0;
+    for (long long k = 0; k < clients && all; k++)
+        for (int i = 0; i < cl[k].lat_count; i++)
+            all[n++] = cl[k].lat[i];
+    if (!all || n == 0) {
+        free(all);
+        ps_bench_error("http", "no heartbeat succeeded");
+        goto out;
+    }
+    struct ps_bench_stats s;
+    ps_bench_stats_compute(all, n, &s);
+    free(all);
+    json_t *obj = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:f, s:I, s:f, s:f, s:f, s:f, s:f, s:I, s:f, s:I}",
+                            "benchmark", "http", "nodes", (json_int_t)nodes, "clients",
+                            (json_int_t)clients, "server_threads", (json_int_t)threads,
+                            "running_jobs_at_start", (json_int_t)running, "heartbeats",
+                            (json_int_t)n, "seconds", wall, "errors", (json_int_t)errors,
+                            "heartbeats_per_second", n / wall, "latency_median_ms", s.median,
+                            "latency_p99_ms", s.p99, "latency_max_ms", s.max,
+                            "finish_per_heartbeat", (double)finish_pm / 1000.0, "commits",
+                            (json_int_t)commits, "commits_per_second", commits / wall,
+                            "jobs_finished", (json_int_t)ps_metric_value(svc->m_jobs_finished));
+    status = ps_bench_print_json("http", obj);
+out:
+    ps_service_stop(svc);
+    for (long long i = 0; ns && i < nodes; i++) {
+        json_decref(ns[i].running);
+        json_decref(ns[i].finished);
+    }
+    for (long long k = 0; cl && k < clients; k++)
+        free(cl[k].lat);
+    free(ns);
+    free(cl);
+    free(th);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "%s/data", dir);
+    /* remove the temporary store */
+    const char *files[] = {"poolsched.db", "poolsched.db-wal", "poolsched.db-shm", "admin_token",
+                           "cluster_secret", NULL};
+    for (int i = 0; files[i]; i++) {
+        char p[256];
+        snprintf(p, sizeof p, "%s/%s", cmd, files[i]);
+        unlink(p);
+    }
+    rmdir(cmd);
+    rmdir(dir);
+    return status;
+}

@@ -1,0 +1,380 @@
+/* cli_format.c — tables and blocks for people (cli_format.h). */
+#include "cli/cli_format.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "io/textbuf.h"
+
+/* ---- table -------------------------------------------------------------------------------- */
+
+static char *clean_copy(const char *s)
+{
+    if (!s)
+        s = "-";
+    char *copy = strdup(s);
+    if (copy)
+        for (char *p = copy; *p; p++)
+            if ((unsigned char)*p < 0x20 || *p == 0x7f)
+                *p = '?';
+    return copy;
+}
+
+void ps_cli_table_init(struct ps_cli_table *t, size_t columns, const char *const *header)
+{
+    memset(t, 0, sizeof *t);
+    t->columns = columns;
+    ps_cli_table_add(t, header);
+}
+
+void ps_cli_table_add(struct ps_cli_table *t, const char *const *cells)
+{
+    if (t->failed)
+        return;
+    size_t need = (t->rows + 1) * t->columns;
+    if (need > t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 16 * t->columns;
+        while (cap < need)
+            cap *= 2;
+        char **grown = realloc(t->cells, cap * sizeof *grown);
+        if (!grown) {
+            t->failed = 1;
+            return;
+        }
+        t->cells = grown;
+        t->cap = cap;
+    }
+    for (size_t i = 0; i < t->columns; i++) {
+        char *c = clean_copy(cells[i]);
+        if (!c) {
+            for (size_t j = 0; j < i; j++)
+                free(t->cells[t->rows * t->columns + j]);
+            t->failed = 1;
+            return;
+        }
+        t->cells[t->rows * t->columns + i] = c;
+    }
+    t->rows++;
+}
+
+static size_t width(const char *s)
+{
+    size_t w = 0;
+    for (; *s; s++)
+        if (((unsigned char)*s & 0xC0) != 0x80)
+            w++;
+    return w;
+}
+
+char *ps_cli_table_render(const struct ps_cli_table *t)
+{
+    if (t->failed)
+        return NULL;
+    size_t *widths = calloc(t->columns ? t->columns : 1, sizeof *widths);
+    if (!widths)
+        return NULL;
+    for (size_t r = 0; r < t->rows; r++)
+        for (size_t c = 0; c < t->columns; c++) {
+            size_t w = width(t->cells[r * t->columns + c]);
+            if (w > widths[c])
+                widths[c] = w;
+        }
+    struct ps_textbuf b;
+    ps_textbuf_init(&b);
+    for (size_t r = 0; r < t->rows; r++) {
+        for (size_t c = 0; c < t->columns; c++) {
+            const char *cell = t->cells[r * t->columns + c];
+            ps_textbuf_adds(&b, cell);
+            if (c + 1 < t->columns)
+                for (size_t pad = width(cell); pad < widths[c] + 2; pad++)
+                    ps_textbuf_addc(&b, ' ');
+        }
+        ps_textbuf_addc(&b, '\n');
+    }
+    free(widths);
+    return ps_textbuf_detach(&b);
+}
+
+void ps_cli_table_release(struct ps_cli_table *t)
+{
+    for (size_t i = 0; i < t->rows * t->columns; i++)
+        free(t->cells[i]);
+    free(t->cells);
+    memset(t, 0, sizeof *t);
+}
+
+/* ---- values ------------------------------------------------------------------------------- */
+
+static bool as_int(const json_t *v, int64_t *out)
+{
+    if (json_is_integer(v)) {
+        *out = json_integer_value(v);
+        return true;
+    }
+    if (json_is_real(v)) {
+        double d = json_real_value(v);
+        if (isfinite(d) && fabs(d) < 9.0e18) {
+            *out = (int64_t)llround(d);
+            return true;
+        }
+    }
+    return false;
+}
+
+void ps_cli_format_time(const json_t *t, char *buf, size_t size)
+{
+    int64_t ms;
+    if (json_is_string(t)) {
+        snprintf(buf, size, "%s", json_string_value(t));
+        return;
+    }
+    if (!as_int(t, &ms) || ms < 0 || ms > INT64_C(253402300799999)) {   /* past year 9999 */
+        snprintf(buf, size, "-");
+        return;
+    }
+    time_t secs = (time_t)(ms / 1000);
+    struct tm tm;
+    if (!gmtime_r(&secs, &tm) || strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+        snprintf(buf, size, "-");
+}
+
+void ps_cli_format_bytes(int64_t bytes, char *buf, size_t size)
+{
+    static const char units[] = "KMGTPE";
+    if (bytes < 1024) {
+        snprintf(buf, size, "%" PRId64, bytes);
+        return;
+    }
+    int u = 0;
+    int64_t unit = 1024;
+    while (u < 5 && bytes / 1024 >= unit) {
+        unit *= 1024;
+        u++;
+    }
+    if (bytes % unit == 0)
+        snprintf(buf, size, "%" PRId64 "%c", bytes / unit, units[u]);
+    else
+        snprintf(buf, size, "%.1f%c", (double)bytes / (double)unit, units[u]);
+}
+
+void ps_cli_format_duration(int64_t ms, char *buf, size_t size)
+{
+    int64_t s = ms > 0 ? ms / 1000 : 0;
+    if (s < 60)
+        snprintf(buf, size, "%" PRId64 "s", s);
+    else if (s < 3600)
+        snprintf(buf, size, "%" PRId64 "m%02" PRId64 "s", s / 60, s % 60);
+    else if (s < 86400)
+        snprintf(buf, size, "%" PRId64 "h%02" PRId64 "m", s / 3600, s % 3600 / 60);
+    else
+        snprintf(buf, size, "%" PRId64 "d%02" PRId64 "h", s / 86400, s % 86400 / 3600);
+}
+
+static const char *str(const json_t *obj, const char *key)
+{
+    return json_string_value(json_object_get(obj, key));
+}
+
+static void format_cores(const json_t *v, char *buf, size_t size)
+{
+    if (json_is_number(v))
+        snprintf(buf, size, "%.2f", json_number_value(v));
+    else
+        snprintf(buf, size, "-");
+}
+
+static void format_size_field(const json_t *v, char *buf, size_t size)
+{
+    int64_t bytes;
+    if (as_int(v, &bytes))
+        ps_cli_format_bytes(bytes, buf, size);
+    else
+        snprintf(buf, size, "-");
+}
+
+/* "research" for one tree, "physical:research,gpu:ml" for several. */
+static void format_pools(const json_t *op, char *buf, size_t size)
+{
+    const json_t *per_tree = json_object_get(op, "pool_per_tree");
+    buf[0] = '\0';
+    if (!json_is_object(per_tree) || json_object_size(per_tree) == 0) {
+        const char *pool = str(json_object_get(op, "spec"), "pool");
+        snprintf(buf, size, "%s", pool ? pool : "-");
+        return;
+    }
+    bool one = json_object_size(per_tree) == 1;
+    const char *tree;
+    const json_t *pool;
+    size_t used = 0;
+    json_object_foreach((json_t *)per_tree, tree, pool) {
+        const char *name = json_is_string(pool) ? json_string_value(pool) : "?";
+        int n = one ? snprintf(buf + used, size - used, "%s", name)
+                    : snprintf(buf + used, size - used, "%s%s:%s", used ? "," : "", tree, name);
+        if (n < 0 || (size_t)n >= size - used)
+            break;
+        used += (size_t)n;
+    }
+}
+
+static int64_t progress_count(const json_t *progress, const char *key)
+{
+    int64_t n = 0;
+    return as_int(json_object_get(progress, key), &n) ? n : 0;
+}
+
+/* "5/10 (3 running, 1 failed)": completed of total, then what else is going on. */
+static void format_progress(const json_t *op, char *buf, size_t size)
+{
+    const json_t *p = json_object_get(op, "progress");
+    if (!json_is_object(p)) {
+        snprintf(buf, size, "-");
+        return;
+    }
+    int used = snprintf(buf, size, "%" PRId64 "/%" PRId64, progress_count(p, "completed"),
+                        progress_count(p, "total"));
+    static const char *const extra[] = {"running", "failed", "aborted"};
+    bool open = false;
+    for (size_t i = 0; i < 3 && used >= 0 && (size_t)used < size; i++) {
+        int64_t n = progress_count(p, extra[i]);
+        if (n == 0)
+            continue;
+        used += snprintf(buf + used, size - (size_t)used, "%s%" PRId64 " %s",
+                         open ? ", " : " (", n, extra[i]);
+        open = true;
+    }
+    if (open && used >= 0 && (size_t)used < size)
+        snprintf(buf + used, size - (size_t)used, ")");
+}
+
+static void format_state(const json_t *op, char *buf, size_t size)
+{
+    const char *state = str(op, "state");
+    snprintf(buf, size, "%s%s", state ? state : "-",
+             json_is_true(json_object_get(op, "suspended")) ? " (suspended)" : "");
+}
+
+char *ps_cli_operations_table(const json_t *operations)
+{
+    static const char *const header[] = {"ID", "STATE", "USER", "POOL", "PROGRESS",
+                                         "START TIME", "PENDING REASON"};
+    struct ps_cli_table t;
+    ps_cli_table_init(&t, 7, header);
+    size_t i;
+    const json_t *op;
+    json_array_foreach((json_t *)operations, i, op) {
+        char state[64], pool[256], progress[128], start[64];
+        format_state(op, state, sizeof state);
+        format_pools(op, pool, sizeof pool);
+        format_progress(op, progress, sizeof progress);
+        ps_cli_format_time(json_object_get(op, "start_time"), start, sizeof start);
+        const char *row[] = {str(op, "id"), state, str(op, "user"), pool, progress, start,
+                             str(op, "pending_reason")};
+        ps_cli_table_add(&t, row);
+    }
+    char *text = ps_cli_table_render(&t);
+    ps_cli_table_release(&t);
+    return text;
+}
+
+char *ps_cli_jobs_table(const json_t *jobs, int64_t now_ms)
+{
+    static const char *const header[] = {"ID", "STATE", "NODE", "CPU LIMIT/GUARANTEE",
+                                         "MEMORY RESERVE/LIMIT", "DURATION", "ERROR"};
+    struct ps_cli_table t;
+    ps_cli_table_init(&t, 7, header);
+    size_t i;
+    const json_t *job;
+    json_array_foreach((json_t *)jobs, i, job) {
+        char a[32], b[32], cpu[80], memory[80], duration[32] = "-";
+        format_cores(json_object_get(job, "cpu_limit"), a, sizeof a);
+        format_cores(json_object_get(job, "cpu_guarantee"), b, sizeof b);
+        snprintf(cpu, sizeof cpu, "%s/%s", a, b);
+        format_size_field(json_object_get(job, "memory_reserve"), a, sizeof a);
+        format_size_field(json_object_get(job, "memory_limit"), b, sizeof b);
+        snprintf(memory, sizeof memory, "%s/%s", a, b);
+        int64_t start, finish;
+        if (as_int(json_object_get(job, "start_time"), &start)) {
+            if (!as_int(json_object_get(job, "finish_time"), &finish))
+                finish = now_ms;
+            ps_cli_format_duration(finish - start, duration, sizeof duration);
+        }
+        const char *error = str(job, "error");
+        if (!error)
+            error = str(job, "abort_reason");
+        const char *row[] = {str(job, "id"), str(job, "state"), str(job, "node_id"), cpu, memory,
+                             duration, error};
+        ps_cli_table_add(&t, row);
+    }
+    char *text = ps_cli_table_render(&t);
+    ps_cli_table_release(&t);
+    return text;
+}
+
+/* "task: 10 x 'sleep 10', cpu 1.00, memory 512M" for each task of the (resulting) spec. */
+static void add_tasks(struct ps_cli_table *t, const json_t *op)
+{
+    const json_t *spec = json_object_get(op, "resulting_spec");
+    if (!json_is_object(spec))
+        spec = json_object_get(op, "spec");
+    const json_t *tasks = json_object_get(spec, "tasks");
+    if (!json_is_object(tasks))
+        return;
+    const char *name;
+    const json_t *task;
+    bool first = true;
+    json_object_foreach((json_t *)tasks, name, task) {
+        char cpu[32], memory[32], line[1024];
+        int64_t count = 0;
+        as_int(json_object_get(task, "job_count"), &count);
+        format_cores(json_object_get(task, "cpu_limit"), cpu, sizeof cpu);
+        format_size_field(json_object_get(task, "memory_limit"), memory, sizeof memory);
+        const char *command = str(task, "command");
+        snprintf(line, sizeof line, "%s: %" PRId64 " x '%.400s', cpu %s, memory %s", name, count,
+                 command ? command : "-", cpu, memory);
+        const char *row[] = {first ? "tasks" : "", line};
+        ps_cli_table_add(t, row);
+        first = false;
+    }
+}
+
+char *ps_cli_operation_block(const json_t *op)
+{
+    struct ps_cli_table t;
+    memset(&t, 0, sizeof t);
+    t.columns = 2;
+    char state[64], pool[256], progress[256], start[64], finish[64];
+    format_state(op, state, sizeof state);
+    format_pools(op, pool, sizeof pool);
+    ps_cli_format_time(json_object_get(op, "start_time"), start, sizeof start);
+    ps_cli_format_time(json_object_get(op, "finish_time"), finish, sizeof finish);
+    const json_t *p = json_object_get(op, "progress");
+    snprintf(progress, sizeof progress,
+             "total %" PRId64 ", pending %" PRId64 ", running %" PRId64 ", completed %" PRId64
+             ", failed %" PRId64 ", aborted %" PRId64,
+             progress_count(p, "total"), progress_count(p, "pending"),
+             progress_count(p, "running"), progress_count(p, "completed"),
+             progress_count(p, "failed"), progress_count(p, "aborted"));
+    const char *rows[][2] = {
+        {"id", str(op, "id")},
+        {"state", state},
+        {"user", str(op, "user")},
+        {"pool", pool},
+        {"start time", start},
+        {"finish time", json_object_get(op, "finish_time") ? finish : NULL},
+        {"progress", json_is_object(p) ? progress : NULL},
+        {"pending reason", str(op, "pending_reason")},
+        {"error", str(op, "error")},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        if (rows[i][1] || i < 5)
+            ps_cli_table_add(&t, rows[i]);
+    add_tasks(&t, op);
+    char *text = ps_cli_table_render(&t);
+    ps_cli_table_release(&t);
+    return text;
+}

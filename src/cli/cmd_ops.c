@@ -1,0 +1,582 @@
+/* cmd_ops.c — operations from the command line: vanilla, start-op, list-operations,
+ * get-operation, abort-op, suspend-op, resume-op, complete-op, update-op-parameters, list-jobs,
+ * get-job-stderr (docs/api.md, "Operations"). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli_client.h"
+#include "cli/cli_format.h"
+#include "cli/cli_vanilla.h"
+#include "cli/commands.h"
+#include "platform/file.h"
+#include "platform/wall_clock.h"
+
+#define WAIT_POLL_MS 500
+#define MAX_SPEC_BYTES ((size_t)16 << 20)
+
+static const char *const text_formats[] = {"text", "json", "yson", NULL};
+
+static int help(const char *text)
+{
+    fputs(text, stdout);
+    fputs(ps_cli_common_help, stdout);
+    return 0;
+}
+
+/* Parses args; checks the positional count. Returns -1 to go on, else the exit code. */
+static int parse(const char *command, int argc, char **argv, const struct ps_cli_opt *opts,
+                 size_t min_pos, size_t max_pos, const char *missing, const char *usage,
+                 struct ps_cli_args *args)
+{
+    struct ps_error err;
+    ps_error_init(&err);
+    if (ps_cli_args_parse(argc - 1, argv + 1, opts, args, &err) != 0)
+        return ps_cli_usage_error(command, "%s", err.msg);
+    if (args->help)
+        return help(usage);
+    size_t n = ps_cli_args_positional_count(args);
+    if (n < min_pos)
+        return ps_cli_usage_error(command, "missing %s", missing);
+    if (n > max_pos)
+        return ps_cli_usage_error(command, "unexpected argument \"%.100s\"",
+                                  ps_cli_args_positional(args, max_pos));
+    return -1;
+}
+
+/* An id from the command line: printable, at most 256 bytes. */
+static int check_id(const char *command, const char *what, const char *id)
+{
+    size_t len = strlen(id);
+    bool ok = len > 0 && len <= 256;
+    for (const char *p = id; *p; p++)
+        if ((unsigned char)*p <= ' ' || (unsigned char)*p >= 0x7f)
+            ok = false;
+    if (!ok)
+        return ps_cli_usage_error(command, "%s: \"%.60s\" is not an id", what, id);
+    return 0;
+}
+
+/* Prints the final state; the exit code says how the operation ended. */
+static int report_final(const struct ps_cli_client *c, const json_t *op)
+{
+    const char *id = json_string_value(json_object_get(op, "id"));
+    const char *state = json_string_value(json_object_get(op, "state"));
+    const char *error = json_string_value(json_object_get(op, "error"));
+    if (c->format == PS_CLI_FORMAT_TEXT)
+        printf("operation %s %s\n", id ? id : "?", state ? state : "?");
+    else if (ps_cli_print_value(c, op) != 0)   /* scripts get the whole final operation */
+        return 1;
+    if (error)
+        ps_cli_error("operation", "%s", error);
+    return state && strcmp(state, "completed") == 0 ? 0 : 1;
+}
+
+static bool finished(const char *state)
+{
+    return state && (strcmp(state, "completed") == 0 || strcmp(state, "failed") == 0 ||
+                     strcmp(state, "aborted") == 0);
+}
+
+/* Polls get_operation until the operation ends. */
+static int wait_for(struct ps_cli_client *c, const char *id)
+{
+    json_t *body = json_pack("{s:s}", "operation_id", id);
+    for (;;) {
+        json_t *op = NULL;
+        if (ps_cli_call(c, "get_operation", body, &op, NULL, 0) != 0) {
+            json_decref(body);
+            return 1;
+        }
+        if (finished(json_string_value(json_object_get(op, "state")))) {
+            int rc = report_final(c, op);
+            json_decref(op);
+            json_decref(body);
+            return rc;
+        }
+        json_decref(op);
+        ps_sleep_ms(WAIT_POLL_MS);
+    }
+}
+
+/* start_op with spec (stolen), prints the id; with wait, waits for the end. */
+static int start(const char *command, const struct ps_cli_args *args, const char *type,
+                 json_t *spec)
+{
+    struct ps_cli_client c = {0};
+    int rc = ps_cli_client_open(&c, command, args, text_formats);
+    if (rc != 0) {
+        json_decref(spec);
+        return rc;
+    }
+    json_t *body = json_pack("{s:s, s:o}", "operation_type", type, "spec", spec);
+    json_t *reply = NULL;
+    rc = body ? ps_cli_call(&c, "start_op", body, &reply, NULL, 0)
+              : (ps_cli_error(command, "out of memory"), 1);
+    json_decref(body);
+    const char *id = json_string_value(json_object_get(reply, "operation_id"));
+    if (rc == 0 && !id) {
+        ps_cli_error(command, "the reply has no \"operation_id\"");
+        rc = 1;
+    }
+    if (rc == 0) {
+        if (c.format == PS_CLI_FORMAT_TEXT)
+            printf("%s\n", id);
+        else
+            rc = ps_cli_print_value(&c, reply);
+        fflush(stdout);
+    }
+    if (rc == 0 && ps_cli_args_has(args, "--wait"))
+        rc = wait_for(&c, id);
+    json_decref(reply);
+    ps_cli_client_close(&c);
+    return rc;
+}
+
+static const char vanilla_usage[] =
+    "usage: poolsched vanilla --job-count N --command CMD [--pool P] [options]\n"
+    "\n"
+    "Starts a vanilla operation of one task and prints its id.\n"
+    "  --pool P                 the pool (default: the user's ephemeral pool)\n"
+    "  --pool-trees A,B         the pool trees (default: the default tree)\n"
+    "  --job-count N            jobs of the task (1..1000000)\n"
+    "  --command CMD            the shell command each job runs\n"
+    "  --cpu C                  cores per job, at most 2 decimals (default 1)\n"
+    "  --memory SIZE            memory limit per job: bytes or K/M/G/T, binary (default 512M)\n"
+    "  --tmpfs SIZE             tmpfs per job\n"
+    "  --env NAME=VALUE         environment of the jobs (repeatable)\n"
+    "  --task-name NAME         the task's name (default task)\n"
+    "  --weight W               the operation's weight (> 0)\n"
+    "  --max-share-ratio R      at most this share of the pool tree, in (0, 1]\n"
+    "  --resource-limits YSON   e.g. '{cpu=10; user_slots=20}'\n"
+    "  --spec YSON              a base spec; the flags above are merged over it\n"
+    "  --wait                   wait for the end: exit 0 when completed, 1 when failed or\n"
+    "                           aborted, printing the final state (with --format json|yson\n"
+    "                           the final operation)\n"
+    "  --format text|json|yson  text prints the id only\n"
+    "Example:\n"
+    "  poolsched vanilla --pool research --job-count 10 --command 'sleep 60' --cpu 2 "
+    "--memory 2G\n";
+
+static const struct ps_cli_opt vanilla_opts[] = {
+    PS_CLI_VANILLA_OPTS, {"--wait", 0, false, false}, PS_CLI_COMMON_OPTS,
+    {NULL, 0, false, false}};
+
+int ps_cmd_vanilla(int argc, char **argv)
+{
+    struct ps_cli_args args;
+    int rc = parse("vanilla", argc, argv, vanilla_opts, 0, 0, "", vanilla_usage, &args);
+    if (rc >= 0)
+        return rc;
+    json_t *spec = NULL;
+    struct ps_error err;
+    ps_error_init(&err);
+    if (ps_cli_vanilla_spec(&args, &spec, &err) != 0) {
+        ps_cli_error("vanilla", "%s", err.msg);
+        return err.code == PS_EINVAL ? 2 : 1;
+    }
+    return start("vanilla", &args, "vanilla", spec);
+}
+
+static const char start_op_usage[] =
+    "usage: poolsched start-op [TYPE] --spec FILE [--wait]\n"
+    "\n"
+    "Starts an operation of TYPE (default vanilla) with the spec in FILE (YSON or JSON; '-'\n"
+    "reads standard input) and prints its id. --wait as for vanilla.\n";
+
+static const struct ps_cli_opt start_op_opts[] = {
+    {"--spec", 0, true, false}, {"--wait", 0, false, false}, PS_CLI_COMMON_OPTS,
+    {NULL, 0, false, false}};
+
+int ps_cmd_start_op(int argc, char **argv)
+{
+    struct ps_cli_args args;
+    int rc = parse("start-op", argc, argv, start_op_opts, 0, 1, "", start_op_usage, &args);
+    if (rc >= 0)
+        return rc;
+    const char *type = ps_cli_args_positional(&args, 0);
+    if (!type)
+        type = "vanilla";
+    if ((rc = check_id("start-op", "TYPE", type)) != 0)
+        return rc;
+    const char *file = ps_cli_args_get(&args, "--spec");
+    if (!file)
+        return ps_cli_usage_error("start-op", "--spec FILE is required");
+    char *text = NULL;
+    size_t len = 0;
+    struct ps_error err;
+    ps_error_init(&err);
+    rc = ps_file_read(strcmp(file, "-") == 0 ? "/dev/stdin" : file, &text, &len, &err);
+    if (rc != 0) {
+        ps_cli_error("start-op", "--spec: %s", err.msg);
+        return rc == PS_ENOENT ? 2 : 1;
+    }
+    json_t *spec = NULL;
+    rc = len > MAX_SPEC_BYTES ? ps_error_set(&err, PS_EINVAL, "larger than %zu bytes",
+                                             MAX_SPEC_BYTES)
+                              : ps_cli_parse_value(text, file, &spec, &err);
+    free(text);
+    if (rc == 0 && !json_is_object(spec))
+        rc = ps_error_set(&err, PS_EINVAL, "%s: the spec must be a map", file);
+    if (rc != 0) {
+        json_decref(spec);
+        ps_cli_error("start-op", "--spec: %s", err.msg);
+        return 2;
+    }
+    return start("start-op", &args, type, spec);
+}
+
+static const char list_operations_usage[] =
+    "usage: poolsched list-operations [--pool P] [--user U] [--state S] [--limit N]\n"
+    "                                 [--format table|json|yson]\n"
+    "\n"
+    "Lists operations, newest first (at most 100 unless --limit), as a table: id, state, user,\n"
+    "pool, progress (completed/total), start time (UTC), pending reason.\n";
+
+static const struct ps_cli_opt list_operations_opts[] = {
+    {"--pool", 0, true, false}, {"--user", 0, true, false}, {"--state", 0, true, false},
+    {"--limit", 0, true, false}, PS_CLI_COMMON_OPTS, {NULL, 0, false, false}};
+
+static const char *const table_formats[] = {"table", "json", "yson", NULL};
+
+/* Adds option flag's value as key of body, as a string, when given. */
+static int add_filter(const struct ps_cli_args *args, const char *command, const char *flag,
+                      const char *key, json_t *body)
+{
+    const char *v = ps_cli_args_get(args, flag);
+    if (!v)
+        return 0;
+    json_t *s = json_string(v);
+    if (!s || v[0] == '\0') {
+        json_decref(s);
+        return ps_cli_usage_error(command, "%s: must be a non-empty UTF-8 name", flag);
+    }
+    json_object_set_new(body, key, s);
+    return 0;
+}
+
+int ps_cmd_list_operations(int argc, char **argv)
+{
+    const char *cmd = "list-operations";
+    struct ps_cli_args args;
+    int rc = parse(cmd, argc, argv, list_operations_opts, 0, 0, "", list_operations_usage,
+                   &args);
+    if (rc >= 0)
+        return rc;
+    json_t *body = json_object();
+    if (!body)
+        return 1;
+    rc = add_filter(&args, cmd, "--pool", "pool", body);
+    if (rc == 0)
+        rc = add_filter(&args, cmd, "--user", "user", body);
+    if (rc == 0)
+        rc = add_filter(&args, cmd, "--state", "state", body);
+    const char *limit = ps_cli_args_get(&args, "--limit");
+    if (rc == 0 && limit) {
+        int64_t n;
+        struct ps_error err;
+        ps_error_init(&err);
+        if (ps_cli_parse_int(limit, "--limit", 1, 100000, &n, &err) != 0)
+            rc = ps_cli_usage_error(cmd, "%s", err.msg);
+        else
+            json_object_set_new(body, "limit", json_integer(n));
+    }
+    struct ps_cli_client c = {0};
+    if (rc == 0)
+        rc = ps_cli_client_open(&c, cmd, &args, table_formats);
+    json_t *reply = NULL;
+    if (rc == 0)
+        rc = ps_cli_call(&c, "list_operations", body, &reply, NULL, 0);
+    json_decref(body);
+    if (rc == 0) {
+        const json_t *ops = json_object_get(reply, "operations");
+        if (!json_is_array(ops)) {
+            ps_cli_error(cmd, "the reply has no \"operations\" list");
+            rc = 1;
+        } else if (c.format != PS_CLI_FORMAT_TEXT) {
+            rc = ps_cli_print_value(&c, reply);
+        } else {
+            char *text = ps_cli_operations_table(ops);
+            if (text)
+                fputs(text, stdout);
+            else
+                ps_cli_error(cmd, "out of memory"), rc = 1;
+            free(text);
+        }
+    }
+    json_decref(reply);
+    ps_cli_client_close(&c);
+    return rc;
+}
+
+/* ---- commands on one operation ----------------------------------------------------------- */
+
+static const struct ps_cli_opt op_opts[] = {
+    {"--operation-id", 0, true, false}, PS_CLI_COMMON_OPTS, {NULL, 0, false, false}};
+
+/* The operation id: the first positional argument or --operation-id. Sets *id or returns the
+ * exit code. */
+static int operation_id(const char *command, const struct ps_cli_args *args, size_t extra_pos,
+                        const char **id)
+{
+    const char *flag = ps_cli_args_get(args, "--operation-id");
+    size_t n = ps_cli_args_positional_count(args);
+    if (flag && n > extra_pos)
+        return ps_cli_usage_error(command, "give the operation id once, as OPERATION_ID or "
+                                  "--operation-id");
+    *id = flag ? flag : ps_cli_args_positional(args, 0);
+    if (!*id)
+        return ps_cli_usage_error(command, "missing OPERATION_ID");
+    if (n > extra_pos + (flag ? 0 : 1))
+        return ps_cli_usage_error(command, "unexpected argument \"%.100s\"",
+                                  ps_cli_args_positional(args, n - 1));
+    return check_id(command, "OPERATION_ID", *id);
+}
+
+static const char get_operation_usage[] =
+    "usage: poolsched get-operation OPERATION_ID [--format text|json|yson]\n"
+    "\n"
+    "Shows an operation: state, user, pools, times, progress, pending reason, error, tasks.\n"
+    "json and yson print everything the scheduler knows, spec and resulting_spec included.\n";
+
+int ps_cmd_get_operation(int argc, char **argv)
+{
+    const char *cmd = "get-operation";
+    struct ps_cli_args args;
+    int rc = parse(cmd, argc, argv, op_opts, 0, 1, "OPERATION_ID", get_operation_usage, &args);
+    if (rc >= 0)
+        return rc;
+    const char *id;
+    if ((rc = operation_id(cmd, &args, 0, &id)) != 0)
+        return rc;
+    struct ps_cli_client c = {0};
+    if ((rc = ps_cli_client_open(&c, cmd, &args, text_formats)) != 0)
+        return rc;
+    json_t *body = json_pack("{s:s}", "operation_id", id);
+    json_t *op = NULL;
+    rc = ps_cli_call(&c, "get_operation", body, &op, NULL, 0);
+    json_decref(body);
+    if (rc == 0 && c.format != PS_CLI_FORMAT_TEXT) {
+        rc = ps_cli_print_value(&c, op);
+    } else if (rc == 0) {
+        char *text = ps_cli_operation_block(op);
+        if (text)
+            fputs(text, stdout);
+        else
+            ps_cli_error(cmd, "out of memory"), rc = 1;
+        free(text);
+    }
+    json_decref(op);
+    ps_cli_client_close(&c);
+    return rc;
+}
+
+/* abort-op, suspend-op, resume-op, complete-op: {"operation_id"} -> {}. */
+static int simple_op(const char *cmd, const char *api, const char *what, int argc, char **argv)
+{
+    char usage[512];
+    snprintf(usage, sizeof usage, "usage: poolsched %s OPERATION_ID\n\n%s\n", cmd, what);
+    struct ps_cli_args args;
+    int rc = parse(cmd, argc, argv, op_opts, 0, 1, "OPERATION_ID", usage, &args);
+    if (rc >= 0)
+        return rc;
+    const char *id;
+    if ((rc = operation_id(cmd, &args, 0, &id)) != 0)
+        return rc;
+    struct ps_cli_client c = {0};
+    if ((rc = ps_cli_client_open(&c, cmd, &args, text_formats)) != 0)
+        return rc;
+    json_t *body = json_pack("{s:s}", "operation_id", id);
+    json_t *reply = NULL;
+    rc = ps_cli_call(&c, api, body, &reply, NULL, 0);
+    json_decref(body);
+    json_decref(reply);
+    ps_cli_client_close(&c);
+    return rc;
+}
+
+int ps_cmd_abort_op(int argc, char **argv)
+{
+    return simple_op("abort-op", "abort_op",
+                     "Aborts the operation: its running jobs are aborted, its state becomes "
+                     "aborted.", argc, argv);
+}
+
+int ps_cmd_suspend_op(int argc, char **argv)
+{
+    return simple_op("suspend-op", "suspend_op",
+                     "Suspends the operation: no new jobs start until resume-op.", argc, argv);
+}
+
+int ps_cmd_resume_op(int argc, char **argv)
+{
+    return simple_op("resume-op", "resume_op", "Resumes a suspended operation.", argc, argv);
+}
+
+int ps_cmd_complete_op(int argc, char **argv)
+{
+    return simple_op("complete-op", "complete_op",
+                     "Completes the operation now: running jobs are aborted, finished ones "
+                     "count, its state becomes completed.", argc, argv);
+}
+
+static const char update_usage[] =
+    "usage: poolsched update-op-parameters OPERATION_ID PARAMETERS\n"
+    "\n"
+    "Changes a running operation's pool, weight, resource_limits or\n"
+    "scheduling_options_per_pool_tree. PARAMETERS is a YSON or JSON map:\n"
+    "  poolsched update-op-parameters OP '{pool=other; weight=2}'\n"
+    "  poolsched update-op-parameters OP '{scheduling_options_per_pool_tree={physical={weight=3}}}'\n";
+
+int ps_cmd_update_op_parameters(int argc, char **argv)
+{
+    const char *cmd = "update-op-parameters";
+    struct ps_cli_args args;
+    int rc = parse(cmd, argc, argv, op_opts, 1, 2, "PARAMETERS", update_usage, &args);
+    if (rc >= 0)
+        return rc;
+    const char *id;
+    if ((rc = operation_id(cmd, &args, 1, &id)) != 0)
+        return rc;
+    size_t n = ps_cli_args_positional_count(&args);
+    const char *text = ps_cli_args_positional(&args, n - 1);
+    if (n == 1 && !ps_cli_args_has(&args, "--operation-id"))
+        return ps_cli_usage_error(cmd, "missing PARAMETERS");
+    json_t *params = NULL;
+    struct ps_error err;
+    ps_error_init(&err);
+    if (ps_cli_parse_value(text, "PARAMETERS", &params, &err) != 0) {
+        ps_cli_error(cmd, "%s", err.msg);
+        return 2;
+    }
+    if (!json_is_object(params)) {
+        json_decref(params);
+        return ps_cli_usage_error(cmd, "PARAMETERS: must be a map such as '{weight=2}'");
+    }
+    struct ps_cli_client c = {0};
+    if ((rc = ps_cli_client_open(&c, cmd, &args, text_formats)) != 0) {
+        json_decref(params);
+        return rc;
+    }
+    json_t *body = json_pack("{s:s, s:o}", "operation_id", id, "parameters", params);
+    json_t *reply = NULL;
+    rc = ps_cli_call(&c, "update_op_parameters", body, &reply, NULL, 0);
+    json_decref(body);
+    json_decref(reply);
+    ps_cli_client_close(&c);
+    return rc;
+}
+
+static const char list_jobs_usage[] =
+    "usage: poolsched list-jobs OPERATION_ID [--state S] [--format table|json|yson]\n"
+    "\n"
+    "Lists the jobs of an operation: id, state, node, cpu limit/guarantee (cores), memory\n"
+    "reserve/limit, duration, error or abort reason.\n";
+
+static const struct ps_cli_opt list_jobs_opts[] = {
+    {"--operation-id", 0, true, false}, {"--state", 0, true, false}, PS_CLI_COMMON_OPTS,
+    {NULL, 0, false, false}};
+
+int ps_cmd_list_jobs(int argc, char **argv)
+{
+    const char *cmd = "list-jobs";
+    struct ps_cli_args args;
+    int rc = parse(cmd, argc, argv, list_jobs_opts, 0, 1, "OPERATION_ID", list_jobs_usage,
+                   &args);
+    if (rc >= 0)
+        return rc;
+    const char *id;
+    if ((rc = operation_id(cmd, &args, 0, &id)) != 0)
+        return rc;
+    json_t *body = json_pack("{s:s}", "operation_id", id);
+    if ((rc = add_filter(&args, cmd, "--state", "state", body)) != 0) {
+        json_decref(body);
+        return rc;
+    }
+    struct ps_cli_client c = {0};
+    if ((rc = ps_cli_client_open(&c, cmd, &args, table_formats)) != 0) {
+        json_decref(body);
+        return rc;
+    }
+    json_t *reply = NULL;
+    rc = ps_cli_call(&c, "list_jobs", body, &reply, NULL, 0);
+    json_decref(body);
+    if (rc == 0) {
+        const json_t *jobs = json_object_get(reply, "jobs");
+        if (!json_is_array(jobs)) {
+            ps_cli_error(cmd, "the reply has no \"jobs\" list");
+            rc = 1;
+        } else if (c.format != PS_CLI_FORMAT_TEXT) {
+            rc = ps_cli_print_value(&c, reply);
+        } else {
+            char *text = ps_cli_jobs_table(jobs, ps_wall_clock_ms());
+            if (text)
+                fputs(text, stdout);
+            else
+                ps_cli_error(cmd, "out of memory"), rc = 1;
+            free(text);
+        }
+    }
+    json_decref(reply);
+    ps_cli_client_close(&c);
+    return rc;
+}
+
+static const char stderr_usage[] =
+    "usage: poolsched get-job-stderr OPERATION_ID JOB_ID\n"
+    "       poolsched get-job-stderr --operation-id OP --job-id JOB\n"
+    "\n"
+    "Prints what the job wrote to its standard error (the scheduler keeps the end of it; a\n"
+    "note on stderr says when the beginning was cut).\n";
+
+static const struct ps_cli_opt stderr_opts[] = {
+    {"--operation-id", 0, true, false}, {"--job-id", 0, true, false}, PS_CLI_COMMON_OPTS,
+    {NULL, 0, false, false}};
+
+int ps_cmd_get_job_stderr(int argc, char **argv)
+{
+    const char *cmd = "get-job-stderr";
+    struct ps_cli_args args;
+    int rc = parse(cmd, argc, argv, stderr_opts, 0, 2, "OPERATION_ID", stderr_usage, &args);
+    if (rc >= 0)
+        return rc;
+    const char *op = ps_cli_args_get(&args, "--operation-id");
+    const char *job = ps_cli_args_get(&args, "--job-id");
+    size_t n = ps_cli_args_positional_count(&args);
+    size_t want = (op ? 0 : 1) + (job ? 0 : 1);
+    if (n < want)
+        return ps_cli_usage_error(cmd, "missing %s", !op && n == 0 ? "OPERATION_ID" : "JOB_ID");
+    if (n > want)
+        return ps_cli_usage_error(cmd, "unexpected argument \"%.100s\"",
+                                  ps_cli_args_positional(&args, want));
+    if (!op)
+        op = ps_cli_args_positional(&args, 0);
+    if (!job)
+        job = ps_cli_args_positional(&args, n - 1);
+    if ((rc = check_id(cmd, "OPERATION_ID", op)) != 0 ||
+        (rc = check_id(cmd, "JOB_ID", job)) != 0)
+        return rc;
+    struct ps_cli_client c = {0};
+    if ((rc = ps_cli_client_open(&c, cmd, &args, text_formats)) != 0)
+        return rc;
+    json_t *body = json_pack("{s:s, s:s}", "operation_id", op, "job_id", job);
+    json_t *reply = NULL;
+    rc = ps_cli_call(&c, "get_job_stderr", body, &reply, NULL, 0);
+    json_decref(body);
+    if (rc == 0 && c.format != PS_CLI_FORMAT_TEXT) {
+        rc = ps_cli_print_value(&c, reply);
+    } else if (rc == 0) {
+        const json_t *text = json_object_get(reply, "stderr");
+        if (!json_is_string(text)) {
+            ps_cli_error(cmd, "the reply has no \"stderr\" string");
+            rc = 1;
+        } else {
+            fwrite(json_string_value(text), 1, json_string_length(text), stdout);
+            if (json_is_true(json_object_get(reply, "truncated")))
+                fprintf(stderr, "note: the beginning of the job's stderr was cut\n");
+        }
+    }
+    json_decref(reply);
+    ps_cli_client_close(&c);
+    return rc;
+}

@@ -1,0 +1,845 @@
+/* cgroup.c — detection of cgroups and the job cgroups of cgroup.h. */
+#include "platform/cgroup.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "platform/procfs.h"
+
+/* v1 hierarchies, in this order everywhere. For v2 only slot 0 is used. */
+enum { H_CPU, H_CPUACCT, H_MEMORY, H_COUNT };
+static const char *const hier_name[H_COUNT] = {"cpu", "cpuacct", "memory"};
+
+#define REASON_MAX 512
+
+struct ps_cgroup_system {
+    enum ps_cgroup_mode mode;
+    struct ps_cgroup_caps caps;
+    char node_id[72];
+    char summary[2048];
+    bool remove_stale_jobs;
+
+    /* v2 */
+    char v2_agent_cg[PATH_MAX];     /* the agent's cgroup when it started */
+    char v2_leaf[PATH_MAX];         /* <parent>/agent, where the agent moved itself */
+    bool v2_moved_self;
+    bool v2_enabled_in_agent_cg;    /* we wrote +cpu/+memory into the agent's cgroup */
+    char v2_enabled_list[32];       /* what we enabled there, e.g. "cpu memory" */
+
+    /* the parent dir poolsched-<node_id> per hierarchy; "" when unused. v2 uses slot 0. */
+    char parent[H_COUNT][PATH_MAX];
+    bool created_parent[H_COUNT];
+    int job_count;
+};
+
+struct ps_cgroup_job {
+    struct ps_cgroup_system *sys;
+    struct ps_cgroup_caps caps;
+    char dir[H_COUNT][PATH_MAX];    /* the job's dir per hierarchy ("" unused); v2: slot 0 */
+    bool unique[H_COUNT];           /* false when the same dir as an earlier slot (co-mounted) */
+    bool has_peak;                  /* v2 memory.peak exists */
+    bool has_kill;                  /* v2 cgroup.kill exists */
+    char procs_dir[PATH_MAX];       /* where cgroup.procs is read for killing and counting */
+};
+
+/* ---------------------------------------------------------------------------------------------
+ * Small helpers
+ * ------------------------------------------------------------------------------------------- */
+
+/* snprintf into a fixed buffer where truncating a long path in a message is fine. */
+static void put(char *out, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void put(char *out, size_t size, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(out, size, fmt, ap);
+    va_end(ap);
+}
+
+static bool path_join(char *out, size_t size, const char *a, const char *b)
+{
+    int n = snprintf(out, size, "%s/%s", a, b);
+    return n >= 0 && (size_t)n < size;
+}
+
+static bool valid_name(const char *s, size_t max)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > max || strcmp(s, ".") == 0 || strcmp(s, "..") == 0)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '.' || c == '_' || c == '-'))
+            return false;
+    }
+    return true;
+}
+
+static int64_t monotonic_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
+}
+
+/* Writes value to dir/name. Returns 0 or the errno; sets err when given. */
+static int write_file(const char *dir, const char *name, const char *value, struct ps_error *err)
+{
+    char path[PATH_MAX];
+    if (!path_join(path, sizeof path, dir, name)) {
+        ps_error_set(err, PS_EIO, "%s/%s: path too long", dir, name);
+        return ENAMETOOLONG;
+    }
+    /* O_TRUNC is a no-op on cgroupfs and makes a fake tree of plain files behave. */
+    int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+    if (fd < 0) {
+        int e = errno;
+        ps_error_set(err, PS_EIO, "open(%s): %s", path, strerror(e));
+        return e;
+    }
+    size_t len = strlen(value);
+    ssize_t n = write(fd, value, len);
+    int e = n < 0 ? errno : (size_t)n != len ? EIO : 0;
+    close(fd);
+    if (e != 0)
+        ps_error_set(err, PS_EIO, "write(%s, \"%s\"): %s", path, value, strerror(e));
+    return e;
+}
+
+static int read_file(const char *dir, const char *name, char *buf, size_t size, size_t *len,
+                     struct ps_error *err)
+{
+    char path[PATH_MAX];
+    if (!path_join(path, sizeof path, dir, name))
+        return ps_error_set(err, PS_EIO, "%s/%s: path too long", dir, name);
+    return ps_procfs_read_small(path, buf, size, len, err);
+}
+
+static bool file_exists(const char *dir, const char *name)
+{
+    char path[PATH_MAX];
+    return path_join(path, sizeof path, dir, name) && access(path, F_OK) == 0;
+}
+
+/* Reads an integer file. */
+static int read_int(const char *dir, const char *name, int64_t *value, struct ps_error *err)
+{
+    char buf[64];
+    size_t len;
+    int rc = read_file(dir, name, buf, sizeof buf, &len, err);
+    if (rc != 0)
+        return rc;
+    if (ps_cgroup_parse_int(buf, len, value) != 0)
+        return ps_error_set(err, PS_EIO, "%s/%s: not an integer: \"%.40s\"", dir, name, buf);
+    return 0;
+}
+
+/* Reads "key N" from a flat-keyed file; *value = -1 when the key is absent. */
+static int read_key(const char *dir, const char *name, const char *key, int64_t *value,
+                    struct ps_error *err)
+{
+    char buf[4096];
+    size_t len;
+    int rc = read_file(dir, name, buf, sizeof buf, &len, err);
+    if (rc != 0)
+        return rc;
+    rc = ps_cgroup_parse_key_value(buf, len, key, value);
+    if (rc == PS_ENOENT) {
+        *value = -1;
+        return 0;
+    }
+    if (rc != 0)
+        return ps_error_set(err, PS_EIO, "%s/%s: \"%s\" is not an integer", dir, name, key);
+    return 0;
+}
+
+/* The pids in dir/cgroup.procs; returns how many were stored (at most max) or a negative code;
+ * *total receives how many there are. */
+static int read_procs(const char *dir, pid_t *pids, int max, int *total, struct ps_error *err)
+{
+    char buf[65536];
+    size_t len;
+    *total = 0;
+    int rc = read_file(dir, "cgroup.procs", buf, sizeof buf, &len, err);
+    if (rc != 0)
+        return rc;
+    int stored = 0;
+    char *p = buf;
+    while (*p) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p)
+            break;
+        if (v > 0) {
+            if (stored < max)
+                pids[stored++] = (pid_t)v;
+            (*total)++;
+        }
+        p = end;
+        while (*p == '\n')
+            p++;
+    }
+    return stored;
+}
+
+/* SIGKILLs everything in dir until cgroup.procs is empty or timeout_ms passes. */
+static int kill_dir(const char *dir, bool use_cgroup_kill, int timeout_ms, struct ps_error *err)
+{
+    int64_t deadline = monotonic_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+    if (use_cgroup_kill)
+        (void)write_file(dir, "cgroup.kill", "1", NULL);   /* falls back to the loop below */
+    pid_t pids[512];
+    for (;;) {
+        int total;
+        int n = read_procs(dir, pids, 512, &total, err);
+        if (n < 0)
+            return n;
+        if (total == 0)
+            return 0;
+        for (int i = 0; i < n; i++)
+            (void)kill(pids[i], SIGKILL);
+        if (monotonic_ms() >= deadline)
+            return ps_error_set(err, PS_ESTATE, "%s still has %d processes after SIGKILL", dir,
+                                total);
+        sleep_ms(2);
+    }
+}
+
+/* rmdir, retrying on EBUSY (processes that were just killed may still be exiting). */
+static int remove_dir(const char *dir, int timeout_ms, struct ps_error *err)
+{
+    int64_t deadline = monotonic_ms() + timeout_ms;
+    for (;;) {
+        if (rmdir(dir) == 0 || errno == ENOENT)
+            return 0;
+        int e = errno;
+        if (e != EBUSY || monotonic_ms() >= deadline)
+            return ps_error_set(err, PS_EIO, "rmdir(%s): %s", dir, strerror(e));
+        sleep_ms(5);
+    }
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Detection
+ * ------------------------------------------------------------------------------------------- */
+
+struct facts {
+    char mountinfo[65536];
+    size_t mountinfo_len;
+    char self_cgroup[8192];
+    size_t self_cgroup_len;
+};
+
+/* The directory of the agent's cgroup in the hierarchy of controller (NULL: v2). */
+static bool agent_dir(const struct facts *f, const char *controller, char *out, size_t size,
+                      char *why, size_t why_size)
+{
+    const char *what = controller ? controller : "cgroup2";
+    struct ps_cgroup_mount m;
+    int rc = ps_cgroup_parse_mountinfo(f->mountinfo, f->mountinfo_len, controller, &m);
+    if (rc != 0) {
+        put(why, why_size, "%s: %s", what,
+                 rc == PS_ENOENT ? "not mounted" : "unreadable line in mountinfo");
+        return false;
+    }
+    char cg[PATH_MAX];
+    rc = ps_cgroup_parse_proc_cgroup(f->self_cgroup, f->self_cgroup_len, controller, cg,
+                                     sizeof cg);
+    if (rc != 0) {
+        put(why, why_size, "%s mounted at %s but /proc/self/cgroup has no line for it",
+                 what, m.mount_point);
+        return false;
+    }
+    /* The path in /proc/self/cgroup is from the hierarchy's root; the mount shows m.root. */
+    const char *rel = cg;
+    size_t rl = strlen(m.root);
+    if (strcmp(m.root, "/") != 0) {
+        if (strncmp(cg, m.root, rl) == 0 && (cg[rl] == '/' || cg[rl] == '\0'))
+            rel = cg + rl;
+        else if (strcmp(cg, "/") != 0) {
+            put(why, why_size, "%s: the agent's cgroup %s is outside the mounted part %s",
+                     what, cg, m.root);
+            return false;
+        } else {
+            rel = "";
+        }
+    }
+    while (*rel == '/')
+        rel++;
+    int n = *rel ? snprintf(out, size, "%s/%s", m.mount_point, rel)
+                 : snprintf(out, size, "%s", m.mount_point);
+    if (n < 0 || (size_t)n >= size) {
+        put(why, why_size, "%s: path too long", what);
+        return false;
+    }
+    return true;
+}
+
+static bool word_in(const char *list, const char *word)
+{
+    size_t wl = strlen(word);
+    for (const char *p = list; (p = strstr(p, word)) != NULL; p += wl) {
+        bool start = p == list || p[-1] == ' ' || p[-1] == '\n';
+        bool end = p[wl] == '\0' || p[wl] == ' ' || p[wl] == '\n';
+        if (start && end)
+            return true;
+    }
+    return false;
+}
+
+static bool make_dir(const char *dir, bool *created, char *why, size_t why_size)
+{
+    if (mkdir(dir, 0755) == 0) {
+        *created = true;
+        return true;
+    }
+    if (errno == EEXIST)
+        return true;
+    put(why, why_size, "mkdir(%s): %s", dir, strerror(errno));
+    return false;
+}
+
+/* Kills and removes job-* cgroups under parent (left by an earlier agent). */
+static void remove_stale(const char *parent, bool v2)
+{
+    DIR *d = opendir(parent);
+    if (!d)
+        return;
+    struct dirent *de;
+    char path[PATH_MAX];
+    while ((de = readdir(d)) != NULL) {
+        if (strncmp(de->d_name, "job-", 4) != 0 || !path_join(path, sizeof path, parent,
+                                                               de->d_name))
+            continue;
+        (void)kill_dir(path, v2, 1000, NULL);
+        (void)remove_dir(path, 200, NULL);
+    }
+    closedir(d);
+}
+
+/* Undoes what setup_v2 did, in reverse: stop handing controllers down, move the agent back
+ * into its own cgroup, remove our directories. Best effort. */
+static void undo_v2(struct ps_cgroup_system *sys)
+{
+    if (!sys->parent[0][0])
+        return;
+    (void)write_file(sys->parent[0], "cgroup.subtree_control", "-cpu -memory", NULL);
+    if (sys->v2_enabled_in_agent_cg && sys->v2_moved_self) {
+        char disable[32];
+        snprintf(disable, sizeof disable, "%s", sys->v2_enabled_list);
+        for (char *p = disable; *p; p++)
+            if (*p == '+')
+                *p = '-';
+        (void)write_file(sys->v2_agent_cg, "cgroup.subtree_control", disable, NULL);
+    }
+    bool back = true;
+    if (sys->v2_moved_self) {
+        char pid[32];
+        snprintf(pid, sizeof pid, "%d", (int)getpid());
+        back = write_file(sys->v2_agent_cg, "cgroup.procs", pid, NULL) == 0;
+    }
+    if (back && sys->v2_leaf[0])
+        (void)rmdir(sys->v2_leaf);
+    if (back && sys->created_parent[0])
+        (void)rmdir(sys->parent[0]);
+    sys->parent[0][0] = '\0';
+    sys->created_parent[0] = false;
+    sys->v2_leaf[0] = '\0';
+    sys->v2_moved_self = sys->v2_enabled_in_agent_cg = false;
+}
+
+/* Tries cgroup v2; true when usable (sys->mode set), else why says what is missing. */
+static bool setup_v2(struct ps_cgroup_system *sys, const struct facts *f, char *why,
+                     size_t why_size)
+{
+    char agent[PATH_MAX];
+    if (!agent_dir(f, NULL, agent, sizeof agent, why, why_size))
+        return false;
+    char controllers[512];
+    size_t len;
+    if (read_file(agent, "cgroup.controllers", controllers, sizeof controllers, &len, NULL)) {
+        put(why, why_size, "cgroup2: cannot read %s/cgroup.controllers", agent);
+        return false;
+    }
+    bool cpu = word_in(controllers, "cpu"), memory = word_in(controllers, "memory");
+    if (!cpu && !memory) {
+        struct ps_cgroup_mount m;
+        bool hybrid = ps_cgroup_parse_mountinfo(f->mountinfo, f->mountinfo_len, "cpu", &m) == 0 ||
+                      ps_cgroup_parse_mountinfo(f->mountinfo, f->mountinfo_len, "memory", &m) == 0;
+        put(why, why_size, "cgroup2 at %s offers neither cpu nor memory (%s)", agent,
+            hybrid ? "they are bound to cgroup v1 hierarchies: hybrid mode"
+                   : "not enabled for the agent's cgroup by its parent: not delegated");
+        return false;
+    }
+    char enable[32];
+    snprintf(enable, sizeof enable, "%s%s%s", cpu ? "+cpu" : "", cpu && memory ? " " : "",
+             memory ? "+memory" : "");
+    char *parent = sys->parent[0];
+    char name[96];
+    snprintf(name, sizeof name, "poolsched-%s", sys->node_id);
+    if (!path_join(parent, PATH_MAX, agent, name)) {
+        put(why, why_size, "cgroup2: path too long");
+        return false;
+    }
+    if (!make_dir(parent, &sys->created_parent[0], why, why_size)) {
+        parent[0] = '\0';
+        return false;
+    }
+    snprintf(sys->v2_agent_cg, sizeof sys->v2_agent_cg, "%s", agent);
+
+    /* Enable the controllers for our children. A cgroup with processes cannot do that (except
+     * the root), so on EBUSY the agent first moves itself into the leaf <parent>/agent. */
+    char sub[512];
+    if (read_file(agent, "cgroup.subtree_control", sub, sizeof sub, &len, NULL))
+        sub[0] = '\0';
+    bool need = (cpu && !word_in(sub, "cpu")) || (memory && !word_in(sub, "memory"));
+    if (need) {
+        int e = write_file(agent, "cgroup.subtree_control", enable, NULL);
+        if (e == EBUSY) {
+            bool leaf_created = false;
+            if (!path_join(sys->v2_leaf, sizeof sys->v2_leaf, parent, "agent") ||
+                !make_dir(sys->v2_leaf, &leaf_created, why, why_size)) {
+                sys->v2_leaf[0] = '\0';
+                undo_v2(sys);
+                return false;
+            }
+            char pid[32];
+            snprintf(pid, sizeof pid, "%d", (int)getpid());
+            e = write_file(sys->v2_leaf, "cgroup.procs", pid, NULL);
+            if (e != 0) {
+                put(why, why_size, "cgroup2: cannot move the agent into %s: %s",
+                    sys->v2_leaf, strerror(e));
+                undo_v2(sys);
+                return false;
+            }
+            sys->v2_moved_self = true;
+            e = write_file(agent, "cgroup.subtree_control", enable, NULL);
+        }
+        if (e != 0) {
+            int total = 0;
+            pid_t dummy[1];
+            (void)read_procs(agent, dummy, 0, &total, NULL);
+            put(why, why_size, "cgroup2: writing \"%s\" to %s/cgroup.subtree_control "
+                     "failed: %s%s", enable, agent, strerror(e),
+                     e == EBUSY && total > 0 ? " (other processes live in the agent's cgroup; "
+                                               "delegate an empty cgroup to the agent)" : "");
+            undo_v2(sys);
+            return false;
+        }
+        sys->v2_enabled_in_agent_cg = true;
+        snprintf(sys->v2_enabled_list, sizeof sys->v2_enabled_list, "%s", enable);
+    }
+    int e = write_file(parent, "cgroup.subtree_control", enable, NULL);
+    if (e != 0) {
+        put(why, why_size, "cgroup2: writing \"%s\" to %s/cgroup.subtree_control failed: "
+                 "%s", enable, parent, strerror(e));
+        undo_v2(sys);
+        return false;
+    }
+    sys->mode = PS_CGROUP_V2;
+    sys->caps.cpu_limit = sys->caps.cpu_weight = cpu;
+    sys->caps.cpu_usage = true;     /* cpu.stat usage_usec is there without the cpu controller */
+    sys->caps.memory = memory;
+    return true;
+}
+
+/* Tries one v1 hierarchy: creates poolsched-<node> below the agent and writes a harmless value
+ * to prove that it can. */
+static bool setup_v1_one(struct ps_cgroup_system *sys, const struct facts *f, int h, char *why,
+                         size_t why_size)
+{
+    char agent[PATH_MAX];
+    if (!agent_dir(f, hier_name[h], agent, sizeof agent, why, why_size))
+        return false;
+    char name[96];
+    snprintf(name, sizeof name, "poolsched-%s", sys->node_id);
+    char *parent = sys->parent[h];
+    if (!path_join(parent, PATH_MAX, agent, name)) {
+        put(why, why_size, "%s: path too long", hier_name[h]);
+        parent[0] = '\0';
+        return false;
+    }
+    /* co-mounted with an earlier hierarchy: already set up there */
+    for (int k = 0; k < h; k++)
+        if (strcmp(sys->parent[k], parent) == 0)
+            return true;
+    if (!make_dir(parent, &sys->created_parent[h], why, why_size)) {
+        parent[0] = '\0';
+        return false;
+    }
+    const char *probe_file = h == H_CPU ? "cpu.cfs_quota_us" : h == H_CPUACCT ? "cpuacct.usage"
+                                                                              : "memory.limit_in_bytes";
+    const char *probe_value = h == H_CPUACCT ? "0" : "-1";   /* unlimited; cpuacct: reset */
+    int e = write_file(parent, probe_file, probe_value, NULL);
+    if (e != 0) {
+        put(why, why_size, "%s: writing %s/%s failed: %s", hier_name[h], parent,
+                 probe_file, strerror(e));
+        if (sys->created_parent[h])
+            (void)rmdir(parent);
+        sys->created_parent[h] = false;
+        parent[0] = '\0';
+        return false;
+    }
+    return true;
+}
+
+static int load_facts(const char *proc_root, struct facts *f, char *why, size_t why_size)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/self/mountinfo", proc_root);
+    if (ps_procfs_read_small(path, f->mountinfo, sizeof f->mountinfo, &f->mountinfo_len, NULL)) {
+        put(why, why_size, "cannot read %s", path);
+        return -1;
+    }
+    snprintf(path, sizeof path, "%s/self/cgroup", proc_root);
+    if (ps_procfs_read_small(path, f->self_cgroup, sizeof f->self_cgroup,
+                             &f->self_cgroup_len, NULL)) {
+        put(why, why_size, "cannot read %s", path);
+        return -1;
+    }
+    return 0;
+}
+
+int ps_cgroup_system_new(const struct ps_cgroup_config *cfg, struct ps_cgroup_system **out,
+                         struct ps_error *err)
+{
+    *out = NULL;
+    if (!cfg->node_id || !valid_name(cfg->node_id, 64))
+        return ps_error_set(err, PS_EINVAL, "cgroups: node id \"%s\" must be 1..64 of "
+                            "[A-Za-z0-9._-]", cfg->node_id ? cfg->node_id : "(null)");
+    struct ps_cgroup_system *sys = calloc(1, sizeof *sys);
+    struct facts *f = malloc(sizeof *f);
+    if (!sys || !f) {
+        free(sys);
+        free(f);
+        return ps_error_set(err, PS_ENOMEM, "cgroups: out of memory");
+    }
+    snprintf(sys->node_id, sizeof sys->node_id, "%s", cfg->node_id);
+    sys->remove_stale_jobs = cfg->remove_stale_jobs;
+    const char *proc_root = cfg->proc_root ? cfg->proc_root : "/proc";
+    const char *none_prefix = "no usable cgroups, jobs run without CPU limits and are measured "
+                              "from /proc";
+    char why_v2[REASON_MAX] = "", why_v1[H_COUNT][REASON_MAX] = {"", "", ""};
+
+    if (cfg->disable) {
+        put(sys->summary, sizeof sys->summary, "%s: disabled by configuration",
+                 none_prefix);
+    } else if (load_facts(proc_root, f, why_v2, sizeof why_v2) != 0) {
+        put(sys->summary, sizeof sys->summary, "%s: %s", none_prefix, why_v2);
+    } else if (setup_v2(sys, f, why_v2, sizeof why_v2)) {
+        put(sys->summary, sizeof sys->summary,
+                 "cgroup v2: jobs in %s/job-*, %s%s%s%s", sys->parent[0],
+                 sys->caps.cpu_limit ? "cpu limit+weight" : "no cpu controller",
+                 sys->caps.memory ? ", memory limit+accounting" : ", no memory controller",
+                 sys->v2_moved_self ? "; the agent moved itself into " : "",
+                 sys->v2_moved_self ? sys->v2_leaf : "");
+    } else {
+        bool any = false;
+        for (int h = 0; h < H_COUNT; h++)
+            any |= setup_v1_one(sys, f, h, why_v1[h], sizeof why_v1[h]);
+        sys->caps.cpu_limit = sys->caps.cpu_weight = sys->parent[H_CPU][0] != '\0';
+        sys->caps.cpu_usage = sys->parent[H_CPUACCT][0] != '\0';
+        sys->caps.memory = sys->parent[H_MEMORY][0] != '\0';
+        if (any && (sys->caps.cpu_limit || sys->caps.memory || sys->caps.cpu_usage)) {
+            sys->mode = PS_CGROUP_V1;
+            char *sm = sys->summary;
+            size_t ss = sizeof sys->summary;
+            put(sm, ss, "cgroup v1:");
+            for (int h = 0; h < H_COUNT; h++) {
+                static const char *const what[H_COUNT] = {"cpu limit+weight", "cpu usage",
+                                                          "memory limit+accounting"};
+                size_t n = strlen(sm);
+                if (sys->parent[h][0])
+                    put(sm + n, ss - n, "%s %s in %s", h ? ";" : "", what[h], sys->parent[h]);
+                else
+                    put(sm + n, ss - n, "%s no %s (%s, using /proc)", h ? ";" : "", what[h],
+                        why_v1[h]);
+            }
+            size_t n = strlen(sm);
+            put(sm + n, ss - n, "; v2 not used: %s", why_v2);
+        } else {
+            put(sys->summary, sizeof sys->summary, "%s: %s; v1: %s; %s; %s", none_prefix,
+                     why_v2, why_v1[H_CPU], why_v1[H_CPUACCT], why_v1[H_MEMORY]);
+        }
+    }
+    free(f);
+    if (sys->mode != PS_CGROUP_NONE && sys->remove_stale_jobs)
+        for (int h = 0; h < H_COUNT; h++)
+            if (sys->parent[h][0])
+                remove_stale(sys->parent[h], sys->mode == PS_CGROUP_V2);
+    *out = sys;
+    return 0;
+}
+
+void ps_cgroup_system_free(struct ps_cgroup_system *sys)
+{
+    if (!sys)
+        return;
+    if (sys->job_count == 0) {
+        if (sys->mode == PS_CGROUP_V2) {
+            undo_v2(sys);
+        } else {
+            for (int h = 0; h < H_COUNT; h++)
+                if (sys->created_parent[h])
+                    (void)rmdir(sys->parent[h]);
+        }
+    }
+    free(sys);
+}
+
+enum ps_cgroup_mode ps_cgroup_system_mode(const struct ps_cgroup_system *sys)
+{
+    return sys ? sys->mode : PS_CGROUP_NONE;
+}
+
+struct ps_cgroup_caps ps_cgroup_system_caps(const struct ps_cgroup_system *sys)
+{
+    struct ps_cgroup_caps none = {0};
+    return sys ? sys->caps : none;
+}
+
+const char *ps_cgroup_system_summary(const struct ps_cgroup_system *sys)
+{
+    return sys->summary;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Jobs
+ * ------------------------------------------------------------------------------------------- */
+
+static bool is_v2(const struct ps_cgroup_job *job)
+{
+    return job->sys->mode == PS_CGROUP_V2;
+}
+
+int ps_cgroup_job_create(struct ps_cgroup_system *sys, const char *job_id,
+                         struct ps_cgroup_job **out, struct ps_error *err)
+{
+    *out = NULL;
+    if (!sys || sys->mode == PS_CGROUP_NONE)
+        return ps_error_set(err, PS_ESTATE, "cgroups are not usable on this node");
+    if (!job_id || !valid_name(job_id, 128))
+        return ps_error_set(err, PS_EINVAL, "job id \"%s\" must be 1..128 of [A-Za-z0-9._-] "
+                            "to name its cgroup", job_id ? job_id : "(null)");
+    struct ps_cgroup_job *job = calloc(1, sizeof *job);
+    if (!job)
+        return ps_error_set(err, PS_ENOMEM, "cgroups: out of memory");
+    job->sys = sys;
+    job->caps = sys->caps;
+    char name[160];
+    snprintf(name, sizeof name, "job-%s", job_id);
+    int rc = 0;
+    for (int h = 0; h < H_COUNT && rc == 0; h++) {
+        if (!sys->parent[h][0])
+            continue;
+        if (!path_join(job->dir[h], PATH_MAX, sys->parent[h], name)) {
+            rc = ps_error_set(err, PS_EIO, "%s/%s: path too long", sys->parent[h], name);
+            break;
+        }
+        job->unique[h] = true;
+        for (int k = 0; k < h; k++)
+            if (strcmp(job->dir[k], job->dir[h]) == 0)
+                job->unique[h] = false;
+        if (!job->unique[h])
+            continue;
+        if (mkdir(job->dir[h], 0755) != 0) {
+            if (errno != EEXIST) {
+                rc = ps_error_set(err, PS_EIO, "mkdir(%s): %s", job->dir[h], strerror(errno));
+                job->unique[h] = false;     /* nothing to remove */
+                break;
+            }
+            /* A leftover of a crashed agent: empty it and reuse it. */
+            rc = kill_dir(job->dir[h], sys->mode == PS_CGROUP_V2, 1000, err);
+        }
+        if (!job->procs_dir[0])
+            snprintf(job->procs_dir, sizeof job->procs_dir, "%s", job->dir[h]);
+    }
+    if (rc != 0) {
+        for (int h = 0; h < H_COUNT; h++)
+            if (job->unique[h])
+                (void)rmdir(job->dir[h]);
+        free(job);
+        return rc;
+    }
+    if (sys->mode == PS_CGROUP_V2) {
+        job->has_kill = file_exists(job->dir[0], "cgroup.kill");
+        job->has_peak = file_exists(job->dir[0], "memory.peak");
+        /* One OOM kill takes the whole job down, as YTsaurus fails the whole job. Best effort:
+         * kernels before 4.19 lack it and the runner kills the rest itself. */
+        if (job->caps.memory)
+            (void)write_file(job->dir[0], "memory.oom.group", "1", NULL);
+    }
+    sys->job_count++;
+    *out = job;
+    return 0;
+}
+
+int ps_cgroup_job_attach(struct ps_cgroup_job *job, pid_t pid, struct ps_error *err)
+{
+    char value[32];
+    snprintf(value, sizeof value, "%d", (int)pid);
+    for (int h = 0; h < H_COUNT; h++)
+        if (job->unique[h] && write_file(job->dir[h], "cgroup.procs", value, err) != 0)
+            return PS_EIO;
+    return 0;
+}
+
+int ps_cgroup_job_set_cpu_limit(struct ps_cgroup_job *job, double cores, struct ps_error *err)
+{
+    if (!job->caps.cpu_limit)
+        return ps_error_set(err, PS_ESTATE, "cgroups: no cpu controller to limit CPU");
+    if (isnan(cores))
+        return ps_error_set(err, PS_EINVAL, "cpu limit: not a number");
+    int64_t quota = ps_cgroup_cpu_quota_us(cores);
+    char value[64];
+    if (is_v2(job)) {
+        if (quota < 0)
+            snprintf(value, sizeof value, "max %d", PS_CGROUP_CPU_PERIOD_US);
+        else
+            snprintf(value, sizeof value, "%lld %d", (long long)quota, PS_CGROUP_CPU_PERIOD_US);
+        return write_file(job->dir[0], "cpu.max", value, err) ? PS_EIO : 0;
+    }
+    snprintf(value, sizeof value, "%d", PS_CGROUP_CPU_PERIOD_US);
+    if (write_file(job->dir[H_CPU], "cpu.cfs_period_us", value, err) != 0)
+        return PS_EIO;
+    snprintf(value, sizeof value, "%lld", (long long)quota);
+    return write_file(job->dir[H_CPU], "cpu.cfs_quota_us", value, err) ? PS_EIO : 0;
+}
+
+int ps_cgroup_job_set_cpu_guarantee(struct ps_cgroup_job *job, double cores,
+                                    struct ps_error *err)
+{
+    if (!job->caps.cpu_weight)
+        return ps_error_set(err, PS_ESTATE, "cgroups: no cpu controller for CPU weights");
+    if (isnan(cores) || cores < 0)
+        return ps_error_set(err, PS_EINVAL, "cpu guarantee: %g cores must be >= 0", cores);
+    char value[32];
+    if (is_v2(job)) {
+        snprintf(value, sizeof value, "%lld", (long long)ps_cgroup_cpu_weight_v2(cores));
+        return write_file(job->dir[0], "cpu.weight", value, err) ? PS_EIO : 0;
+    }
+    snprintf(value, sizeof value, "%lld", (long long)ps_cgroup_cpu_shares_v1(cores));
+    return write_file(job->dir[H_CPU], "cpu.shares", value, err) ? PS_EIO : 0;
+}
+
+int ps_cgroup_job_set_memory_limit(struct ps_cgroup_job *job, int64_t bytes,
+                                   struct ps_error *err)
+{
+    if (!job->caps.memory)
+        return ps_error_set(err, PS_ESTATE, "cgroups: no memory controller to limit memory");
+    char value[32];
+    if (is_v2(job)) {
+        if (bytes <= 0)
+            snprintf(value, sizeof value, "max");
+        else
+            snprintf(value, sizeof value, "%lld", (long long)bytes);
+        return write_file(job->dir[0], "memory.max", value, err) ? PS_EIO : 0;
+    }
+    snprintf(value, sizeof value, "%lld", bytes <= 0 ? -1LL : (long long)bytes);
+    return write_file(job->dir[H_MEMORY], "memory.limit_in_bytes", value, err) ? PS_EIO : 0;
+}
+
+int ps_cgroup_job_read(struct ps_cgroup_job *job, struct ps_cgroup_usage *out,
+                       struct ps_error *err)
+{
+    out->cpu_usec = out->memory_bytes = out->memory_peak_bytes = -1;
+    out->oom_kills = out->limit_hits = out->cpu_throttled_periods = -1;
+    int rc = 0;
+    if (is_v2(job)) {
+        const char *d = job->dir[0];
+        rc = read_key(d, "cpu.stat", "usage_usec", &out->cpu_usec, err);
+        if (rc == 0 && job->caps.cpu_limit)
+            rc = read_key(d, "cpu.stat", "nr_throttled", &out->cpu_throttled_periods, err);
+        if (rc == 0 && job->caps.memory) {
+            rc = read_int(d, "memory.current", &out->memory_bytes, err);
+            if (rc == 0 && job->has_peak)
+                rc = read_int(d, "memory.peak", &out->memory_peak_bytes, err);
+            if (rc == 0)
+                rc = read_key(d, "memory.events", "oom_kill", &out->oom_kills, err);
+            if (rc == 0)
+                rc = read_key(d, "memory.events", "max", &out->limit_hits, err);
+        }
+        return rc;
+    }
+    if (job->caps.cpu_limit)
+        rc = read_key(job->dir[H_CPU], "cpu.stat", "nr_throttled", &out->cpu_throttled_periods,
+                      err);
+    if (rc == 0 && job->caps.cpu_usage) {
+        int64_t ns;
+        rc = read_int(job->dir[H_CPUACCT], "cpuacct.usage", &ns, err);
+        if (rc == 0)
+            out->cpu_usec = ns / 1000;
+    }
+    if (rc == 0 && job->caps.memory) {
+        const char *d = job->dir[H_MEMORY];
+        rc = read_int(d, "memory.usage_in_bytes", &out->memory_bytes, err);
+        if (rc == 0)
+            rc = read_int(d, "memory.max_usage_in_bytes", &out->memory_peak_bytes, err);
+        if (rc == 0)    /* oom_kill appeared in memory.oom_control in Linux 4.13 */
+            rc = read_key(d, "memory.oom_control", "oom_kill", &out->oom_kills, err);
+        if (rc == 0)
+            rc = read_int(d, "memory.failcnt", &out->limit_hits, err);
+    }
+    return rc;
+}
+
+int ps_cgroup_job_process_count(struct ps_cgroup_job *job, struct ps_error *err)
+{
+    int total;
+    pid_t dummy[1];
+    int rc = read_procs(job->procs_dir, dummy, 0, &total, err);
+    return rc < 0 ? rc : total;
+}
+
+int ps_cgroup_job_kill(struct ps_cgroup_job *job, int timeout_ms, struct ps_error *err)
+{
+    return kill_dir(job->procs_dir, job->has_kill, timeout_ms, err);
+}
+
+int ps_cgroup_job_destroy(struct ps_cgroup_job *job, struct ps_error *err)
+{
+    if (!job)
+        return 0;
+    int rc = kill_dir(job->procs_dir, job->has_kill, 2000, err);
+    for (int h = 0; h < H_COUNT; h++) {
+        if (!job->unique[h])
+            continue;
+        int r = remove_dir(job->dir[h], 1000, err);
+        if (rc == 0)
+            rc = r;
+    }
+    job->sys->job_count--;
+    free(job);
+    return rc;
+}
+
+struct ps_cgroup_caps ps_cgroup_job_caps(const struct ps_cgroup_job *job)
+{
+    return job->caps;
+}
+
+const char *ps_cgroup_job_path(const struct ps_cgroup_job *job)
+{
+    if (job->dir[H_CPU][0])
+        return job->dir[H_CPU];
+    return job->procs_dir;
+}

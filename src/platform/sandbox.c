@@ -1,0 +1,169 @@
+#include "platform/sandbox.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static bool valid_job_id(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > 128 || strcmp(s, ".") == 0 || strcmp(s, "..") == 0)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '.' || c == '_' || c == '-'))
+            return false;
+    }
+    return true;
+}
+
+/* Removes everything inside the directory dfd (which it closes), staying on device dev. */
+static int remove_contents(int dfd, dev_t dev, const char *path, struct ps_error *err)
+{
+    DIR *d = fdopendir(dfd);
+    if (!d) {
+        int e = errno;
+        close(dfd);
+        return ps_error_set(err, PS_EIO, "fdopendir(%s): %s", path, strerror(e));
+    }
+    int rc = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        const char *name = de->d_name;
+        if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+            continue;
+        struct stat st;
+        if (fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+            if (errno == ENOENT)
+                continue;
+            rc = ps_error_set(err, PS_EIO, "stat(%s/%s): %s", path, name, strerror(errno));
+            continue;
+        }
+        if (S_ISDIR(st.st_mode)) {
+            char sub[PATH_MAX];
+            snprintf(sub, sizeof sub, "%s/%s", path, name);
+            if (st.st_dev != dev) {
+                rc = ps_error_set(err, PS_EIO, "%s is another file system (still mounted?); "
+                                  "not removing it", sub);
+                continue;
+            }
+            int cfd = openat(dirfd(d), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (cfd < 0) {
+                rc = ps_error_set(err, PS_EIO, "open(%s): %s", sub, strerror(errno));
+                continue;
+            }
+            int r = remove_contents(cfd, dev, sub, err);
+            if (r != 0) {
+                rc = r;
+                continue;
+            }
+            if (unlinkat(dirfd(d), name, AT_REMOVEDIR) != 0 && errno != ENOENT)
+                rc = ps_error_set(err, PS_EIO, "rmdir(%s): %s", sub, strerror(errno));
+        } else if (unlinkat(dirfd(d), name, 0) != 0 && errno != ENOENT) {
+            rc = ps_error_set(err, PS_EIO, "unlink(%s/%s): %s", path, name, strerror(errno));
+        }
+    }
+    closedir(d);
+    return rc;
+}
+
+int ps_sandbox_remove(const char *sandbox, struct ps_error *err)
+{
+    int rc = ps_sandbox_unmount_tmpfs(sandbox, err);
+    if (rc != 0)
+        return rc;
+    int fd = open(sandbox, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno == ENOENT)
+            return 0;
+        return ps_error_set(err, PS_EIO, "open(%s): %s", sandbox, strerror(errno));
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        close(fd);
+        return ps_error_set(err, PS_EIO, "stat(%s): %s", sandbox, strerror(e));
+    }
+    rc = remove_contents(fd, st.st_dev, sandbox, err);
+    if (rc != 0)
+        return rc;
+    if (rmdir(sandbox) != 0 && errno != ENOENT)
+        return ps_error_set(err, PS_EIO, "rmdir(%s): %s", sandbox, strerror(errno));
+    return 0;
+}
+
+int ps_sandbox_create(const char *work_dir, const char *job_id, bool chown_to, uid_t uid,
+                      gid_t gid, char *path, size_t size, struct ps_error *err)
+{
+    if (!job_id || !valid_job_id(job_id))
+        return ps_error_set(err, PS_EINVAL, "sandbox: job id \"%s\" must be 1..128 of "
+                            "[A-Za-z0-9._-]", job_id ? job_id : "(null)");
+    char root[PATH_MAX];
+    int n = snprintf(root, sizeof root, "%s/sandbox", work_dir);
+    if (n < 0 || (size_t)n >= sizeof root)
+        return ps_error_set(err, PS_EINVAL, "sandbox: work dir path too long");
+    if (mkdir(root, 0755) != 0 && errno != EEXIST)
+        return ps_error_set(err, PS_EIO, "mkdir(%s): %s", root, strerror(errno));
+    n = snprintf(path, size, "%s/%s", root, job_id);
+    if (n < 0 || (size_t)n >= size)
+        return ps_error_set(err, PS_EINVAL, "sandbox: path of job %s too long", job_id);
+    int rc = ps_sandbox_remove(path, err);     /* a leftover of a crashed agent */
+    if (rc != 0)
+        return rc;
+    if (mkdir(path, 0755) != 0)
+        return ps_error_set(err, PS_EIO, "mkdir(%s): %s", path, strerror(errno));
+    /* mkdir applies the umask; the job's user must be able to enter and others to read. */
+    if (chmod(path, 0755) != 0)
+        return ps_error_set(err, PS_EIO, "chmod(%s): %s", path, strerror(errno));
+    if (chown_to && chown(path, uid, gid) != 0)
+        return ps_error_set(err, PS_EIO, "chown(%s, %d:%d): %s", path, (int)uid, (int)gid,
+                            strerror(errno));
+    return 0;
+}
+
+int ps_sandbox_mount_tmpfs(const char *sandbox, int64_t size_bytes, uid_t uid, gid_t gid,
+                           struct ps_error *err)
+{
+    if (size_bytes <= 0)
+        return ps_error_set(err, PS_EINVAL, "tmpfs size %lld must be positive",
+                            (long long)size_bytes);
+    char path[PATH_MAX];
+    int n = snprintf(path, sizeof path, "%s/tmpfs", sandbox);
+    if (n < 0 || (size_t)n >= sizeof path)
+        return ps_error_set(err, PS_EINVAL, "tmpfs: path too long");
+    if (mkdir(path, 0755) != 0 && errno != EEXIST)
+        return ps_error_set(err, PS_EIO, "mkdir(%s): %s", path, strerror(errno));
+    char opts[128];
+    snprintf(opts, sizeof opts, "size=%lld,mode=0755,uid=%d,gid=%d", (long long)size_bytes,
+             (int)uid, (int)gid);
+    if (mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, opts) != 0) {
+        int e = errno;
+        (void)rmdir(path);
+        return ps_error_set(err, e == EPERM ? PS_EPERM : PS_EIO,
+                            "mount tmpfs (%s) at %s: %s%s", opts, path, strerror(e),
+                            e == EPERM ? " (mounting needs root)" : "");
+    }
+    return 0;
+}
+
+int ps_sandbox_unmount_tmpfs(const char *sandbox, struct ps_error *err)
+{
+    char path[PATH_MAX];
+    int n = snprintf(path, sizeof path, "%s/tmpfs", sandbox);
+    if (n < 0 || (size_t)n >= sizeof path)
+        return ps_error_set(err, PS_EINVAL, "tmpfs: path too long");
+    struct stat st, parent;
+    if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode) || stat(sandbox, &parent) != 0 ||
+        st.st_dev == parent.st_dev)
+        return 0;   /* nothing mounted there */
+    if (umount2(path, MNT_DETACH | UMOUNT_NOFOLLOW) != 0)
+        return ps_error_set(err, PS_EIO, "umount(%s): %s", path, strerror(errno));
+    return 0;
+}

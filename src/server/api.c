@@ -1,0 +1,282 @@
+/* api.c — routes, authentication and the command table of the HTTP API (docs/api.md).
+ *
+ * POST /api/v1/<command>: the body (a JSON object; YSON text is accepted too) is parsed and the
+ * caller authenticated before the state lock is taken; the command runs under svc->mu and
+ * appends what must become durable to the journal; the handler waits for the journal outside
+ * the lock and only then answers 200. Errors map as http_server.h says (400, 403, 404, 409;
+ * 401 for authentication), with one-line messages; a 500 shows only a request id.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/yson.h"
+#include "server/service.h"
+
+/* Commands in api_operations.c. */
+int ps_api_op_command(struct ps_service *svc, const char *command, const json_t *body,
+                      const struct ps_auth_identity *who, json_t **reply, struct ps_error *err,
+                      bool *handled);
+void ps_api_heartbeat_handler(const struct ps_http_request *req, struct ps_http_response *resp,
+                              void *ctx);
+
+/* ---- authentication ---------------------------------------------------------------------- */
+
+/* Tokens are looked up in the store once and then cached (issued tokens are never revoked
+ * through the API; a restart clears the cache). */
+static int authenticate(struct ps_service *svc, const char *header, struct ps_auth_identity *out,
+                        struct ps_error *err)
+{
+    const char *token;
+    size_t len;
+    int rc = ps_auth_parse_header(header, &token, &len, err);
+    if (rc != 0)
+        return rc;
+    char key[PS_AUTH_MAX_TOKEN_LEN + 1];
+    memcpy(key, token, len);
+    key[len] = 0;
+    pthread_mutex_lock(&svc->auth_mu);
+    struct ps_auth_identity *cached = ps_strmap_get(&svc->token_cache, key);
+    if (cached)
+        *out = *cached;
+    pthread_mutex_unlock(&svc->auth_mu);
+    if (cached)
+        return 0;
+    pthread_mutex_lock(&svc->store_mu);
+    rc = ps_auth_lookup(svc->store, token, len, out, err);
+    pthread_mutex_unlock(&svc->store_mu);
+    if (rc != 0)
+        return rc;
+    struct ps_auth_identity *copy = malloc(sizeof *copy);
+    char *k = strdup(key);
+    pthread_mutex_lock(&svc->auth_mu);
+    if (copy && k && !ps_strmap_get(&svc->token_cache, k) &&
+        ps_strmap_put(&svc->token_cache, k, copy) == 0) {
+        *copy = *out;
+        copy = NULL;
+        k = NULL;
+    }
+    pthread_mutex_unlock(&svc->auth_mu);
+    free(copy);
+    free(k);
+    return 0;
+}
+
+/* ---- replies ----------------------------------------------------------------------------- */
+
+static int status_of(int code)
+{
+    switch (code) {
+    case PS_EINVAL: return 400;
+    case PS_EPERM: return 403;
+    case PS_ENOENT: return 404;
+    case PS_EEXIST:
+    case PS_ESTATE:
+    case PS_ELIMIT: return 409;
+    default: return 500;
+    }
+}
+
+static json_t *error_json(int code, const char *msg)
+{
+    return json_pack("{s:i, s:s}", "code", code, "message", msg);
+}
+
+/* ---- commands ---------------------------------------------------------------------------- */
+
+static int issue_token(struct ps_service *svc, const json_t *body, const struct ps_auth_identity *who,
+                       json_t **reply, struct ps_error *err)
+{
+    int rc = ps_auth_require(who, PS_ROLE_ADMIN, "issue tokens", err);
+    if (rc != 0)
+        return rc;
+    const char *user = json_string_value(json_object_get(body, "user"));
+    const char *role_name = json_string_value(json_object_get(body, "role"));
+    if (!user)
+        return ps_error_set(err, PS_EINVAL, "missing parameter \"user\"");
+    enum ps_role role = PS_ROLE_USER;
+    if (role_name && (rc = ps_role_parse(role_name, &role, err)) != 0)
+        return rc;
+    char token[PS_AUTH_TOKEN_LEN + 1];
+    pthread_mutex_lock(&svc->store_mu);
+    rc = ps_auth_token_issue(svc->store, user, role, token, err);
+    pthread_mutex_unlock(&svc->store_mu);
+    if (rc != 0)
+        return rc;
+    ps_svc_log(svc, "info", "token_issued", "user=%s role=%s by=%s", user, ps_role_name(role),
+               who->user);
+    *reply = json_pack("{s:s, s:s, s:s}", "token", token, "user", user, "role",
+                       ps_role_name(role));
+    return 0;
+}
+
+static const char *path_param(const json_t *body)
+{
+    return json_string_value(json_object_get(body, "path"));
+}
+
+/* Runs one command under svc->mu. Returns 0 or a PS_E* code with err set. */
+static int run_command(struct ps_service *svc, const char *command, const json_t *body,
+                       const struct ps_auth_identity *who, json_t **reply, struct ps_error *err)
+{
+    int rc;
+    *reply = NULL;
+    if (strcmp(command, "get") == 0) {
+        json_t *v = NULL;
+        if ((rc = ps_cypress_get(svc, path_param(body), &v, err)) == 0)
+            *reply = json_pack("{s:o}", "value", v);
+        return rc;
+    }
+    if (strcmp(command, "list") == 0) {
+        json_t *v = NULL;
+        if ((rc = ps_cypress_list(svc, path_param(body), &v, err)) == 0)
+            *reply = json_pack("{s:o}", "value", v);
+        return rc;
+    }
+    if (strcmp(command, "exists") == 0) {
+        bool e = false;
+        if ((rc = ps_cypress_exists(svc, path_param(body), &e, err)) == 0)
+            *reply = json_pack("{s:b}", "value", e);
+        return rc;
+    }
+    if (strcmp(command, "set") == 0) {
+        if ((rc = ps_cypress_set(svc, who, path_param(body), json_object_get(body, "value"),
+                                 err)) == 0)
+            *reply = json_object();
+        return rc;
+    }
+    if (strcmp(command, "create") == 0) {
+        if ((rc = ps_cypress_create(svc, who, body, err)) == 0)
+            *reply = json_object();
+        return rc;
+    }
+    if (strcmp(command, "remove") == 0) {
+        if ((rc = ps_cypress_remove(svc, who, path_param(body), err)) == 0)
+            *reply = json_object();
+        return rc;
+    }
+    bool handled = false;
+    rc = ps_api_op_command(svc, command, body, who, reply, err, &handled);
+    if (handled)
+        return rc;
+    return ps_error_set(err, PS_ENOENT, "unknown command \"%s\"", command);
+}
+
+int ps_api_dispatch(struct ps_service *svc, const char *command, const char *body, size_t len,
+                    const struct ps_auth_identity *who, json_t **reply)
+{
+    struct ps_error err;
+    ps_error_init(&err);
+    json_t *doc = NULL;
+    int rc = 0;
+    if (len == 0) {
+        doc = json_object();
+    } else if ((rc = ps_value_parse_text(body, len, &doc, &err)) != 0) {
+        ps_error_prefix(&err, "request body");
+    } else if (!json_is_object(doc)) {
+        rc = ps_error_set(&err, PS_EINVAL, "request body: must be a map of parameters");
+    }
+    if (rc == 0 && strcmp(command, "issue_token") == 0) {
+        rc = issue_token(svc, doc, who, reply, &err);
+        json_decref(doc);
+        if (rc != 0) {
+            *reply = error_json(rc, status_of(rc) == 500 ? "internal error" : err.msg);
+            return status_of(rc);
+        }
+        return 200;
+    }
+    uint64_t ticket = 0;
+    if (rc == 0) {
+        pthread_mutex_lock(&svc->mu);
+        uint64_t before = ps_journal_last(svc->journal);
+        rc = run_command(svc, command, doc, who, reply, &err);
+        uint64_t after = ps_journal_last(svc->journal);
+        ticket = after > before ? after : 0;
+        pthread_mutex_unlock(&svc->mu);
+    }
+    json_decref(doc);
+    if (rc == 0 && ticket)
+        rc = ps_journal_wait(svc->journal, ticket, &err);
+    if (rc != 0) {
+        json_decref(*reply);
+        int status = status_of(rc);
+        if (status == 500)
+            ps_svc_log(svc, "error", "request_failed", "command=%s error=\"%s\"", command,
+                       err.msg);
+        *reply = error_json(rc, status == 500 ? "internal error" : err.msg);
+        return status;
+    }
+    if (!*reply) {
+        *reply = error_json(PS_ENOMEM, "internal error");
+        return 500;
+    }
+    return 200;
+}
+
+/* ---- HTTP handlers ----------------------------------------------------------------------- */
+
+static void api_handler(const struct ps_http_request *req, struct ps_http_response *resp, void *ctx)
+{
+    struct ps_service *svc = ctx;
+    const char *command = strrchr(req->path, '/');
+    command = command ? command + 1 : "";
+    struct ps_error err;
+    ps_error_init(&err);
+    struct ps_auth_identity who;
+    if (authenticate(svc, ps_http_request_header(req, "Authorization"), &who, &err) != 0) {
+        if (err.code == PS_EIO) {
+            ps_http_reply_error(resp, 500, err.code, "%s", err.msg);
+            return;
+        }
+        ps_http_reply_error(resp, 401, PS_EPERM, "%s", err.msg);
+        return;
+    }
+    if (who.role == PS_ROLE_NODE) {
+        ps_http_reply_error(resp, 403, PS_EPERM, "node tokens may only send heartbeats");
+        return;
+    }
+    json_t *reply = NULL;
+    int status = ps_api_dispatch(svc, command, req->body, req->body_len, &who, &reply);
+    if (status == 500) {
+        json_decref(reply);
+        ps_http_reply_error(resp, 500, PS_EIO, "command %s failed", command);
+        return;
+    }
+    ps_http_reply_json(resp, status, reply);
+    json_decref(reply);
+}
+
+static void healthz(const struct ps_http_request *req, struct ps_http_response *resp, void *ctx)
+{
+    (void)req;
+    (void)ctx;
+    ps_http_response_set(resp, 200, "text/plain; charset=utf-8", "ok\n", 3);
+}
+
+static void metrics(const struct ps_http_request *req, struct ps_http_response *resp, void *ctx)
+{
+    (void)req;
+    struct ps_service *svc = ctx;
+    char *text = NULL;
+    size_t len = 0;
+    if (ps_metrics_render(svc->metrics, &text, &len, NULL) != 0) {
+        ps_http_reply_error(resp, 500, PS_ENOMEM, "cannot render metrics");
+        return;
+    }
+    ps_http_response_take(resp, 200, PS_METRICS_CONTENT_TYPE, text, len);
+}
+
+int ps_api_register(struct ps_service *svc, struct ps_error *err)
+{
+    int rc;
+    if ((rc = ps_http_server_route(svc->http, "POST", "/api/v1", PS_HTTP_PREFIX, api_handler, svc,
+                                   err)) != 0 ||
+        (rc = ps_http_server_route(svc->http, "POST", "/internal/v1/node/heartbeat",
+                                   PS_HTTP_EXACT, ps_api_heartbeat_handler, svc, err)) != 0 ||
+        (rc = ps_http_server_route(svc->http, "GET", "/healthz", PS_HTTP_EXACT, healthz, svc,
+                                   err)) != 0 ||
+        (rc = ps_http_server_route(svc->http, "GET", "/metrics", PS_HTTP_EXACT, metrics, svc,
+                                   err)) != 0)
+        return rc;
+    return 0;
+}

@@ -1,0 +1,605 @@
+/* api_cypress.c — the Cypress-like tree of pool trees: get, set, list, create, remove, exists.
+ *
+ * Paths (docs/api.md): //sys/pool_trees[/@default_tree], //sys/pool_trees/<tree>[/@<key>...],
+ * //sys/pool_trees/<tree>/<pool>/<subpool>...[/@<key>...], //sys/pools/... (the default tree),
+ * //sys/scheduler/orchid/... (read-only, api_orchid.c). Every attribute goes through the
+ * engine's table-driven setters and getters (tree_config.h, pool_config.h), which validate the
+ * whole tree before anything changes; a refused write leaves the state and the store untouched.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/json_value.h"
+#include "io/ypath.h"
+#include "server/service.h"
+
+enum target_kind { T_ROOT, T_SYS, T_TREES, T_TREE, T_POOL, T_ORCHID };
+
+struct target {
+    enum target_kind kind;
+    struct ps_pool_tree *tree;
+    struct ps_pool *pool;          /* T_POOL */
+    struct ps_ypath p;
+    size_t node_base;              /* T_ORCHID: index of the first node after "orchid" */
+    char key[1024];                /* attrs joined by '/' */
+    bool has_attr;                 /* attrs given (key is set) */
+    bool all_attrs;
+};
+
+static void target_release(struct target *t)
+{
+    ps_ypath_release(&t->p);
+}
+
+static int not_found(struct ps_error *err, const char *path, const char *why)
+{
+    return ps_error_set(err, PS_ENOENT, "path %s does not exist: %s", path, why);
+}
+
+/* Resolves pool names nodes[first..count) in tree: each pool's parent is the previous one. */
+static int resolve_pool(struct ps_pool_tree *tree, char **nodes, size_t first, size_t count,
+                        const char *path, struct ps_pool **out, struct ps_error *err)
+{
+    const char *parent = "<Root>";
+    struct ps_pool *p = NULL;
+    for (size_t i = first; i < count; i++) {
+        p = ps_pool_tree_find_pool(tree, nodes[i]);
+        if (!p || p->ephemeral || p->is_root) {
+            char why[512];
+            snprintf(why, sizeof why, "no pool \"%s\" in pool tree \"%s\"", nodes[i],
+                     ps_pool_tree_name(tree));
+            return not_found(err, path, why);
+        }
+        const char *actual = p->parent ? p->parent->name : "<Root>";
+        if (strcmp(actual, parent) != 0) {
+            char why[512];
+            snprintf(why, sizeof why, "pool \"%s\" is a child of \"%s\", not of \"%s\"", nodes[i],
+                     actual, parent);
+            return not_found(err, path, why);
+        }
+        parent = p->name;
+    }
+    *out = p;
+    return 0;
+}
+
+/* Parses and resolves path. upto: resolve only node_count - upto nodes (create resolves the
+ * parent). */
+static int resolve(struct ps_service *svc, const char *path, struct target *t, size_t upto,
+                   struct ps_error *err)
+{
+    memset(t, 0, sizeof *t);
+    ps_ypath_init(&t->p);
+    if (!path)
+        return ps_error_set(err, PS_EINVAL, "missing parameter \"path\"");
+    int rc = ps_ypath_parse(path, &t->p, err);
+    if (rc != 0)
+        return rc;
+    t->all_attrs = t->p.all_attrs;
+    if (t->p.attr_count > 0) {
+        t->has_attr = true;
+        size_t used = 0;
+        for (size_t i = 0; i < t->p.attr_count; i++) {
+            int n = snprintf(t->key + used, sizeof t->key - used, "%s%s", i ? "/" : "",
+                             t->p.attrs[i]);
+            if (n < 0 || (size_t)n >= sizeof t->key - used)
+                return ps_error_set(err, PS_EINVAL, "attribute path too long in %s", path);
+            used += (size_t)n;
+        }
+    }
+    char **nodes = t->p.nodes;
+    size_t n = t->p.node_count - (upto <= t->p.node_count ? upto : t->p.node_count);
+    if (n == 0) {
+        t->kind = T_ROOT;
+        return 0;
+    }
+    if (strcmp(nodes[0], "sys") != 0)
+        return not_found(err, path, "only //sys is served");
+    if (n == 1) {
+        t->kind = T_SYS;
+        return 0;
+    }
+    size_t tree_at = 2;   /* index of the first pool name */
+    if (strcmp(nodes[1], "scheduler") == 0) {
+        if (n >= 3 && strcmp(nodes[2], "orchid") == 0) {
+            t->kind = T_ORCHID;
+            t->node_base = 3;
+            if (t->has_attr || t->all_attrs)
+                return ps_error_set(err, PS_EINVAL, "orchid paths have no attributes: %s", path);
+            return 0;
+        }
+        return not_found(err, path, "//sys/scheduler serves only orchid");
+    }
+    if (strcmp(nodes[1], "pools") == 0) {
+        const char *d = ps_strategy_default_tree(svc->strategy);
+        if (!d)
+            return not_found(err, path, "there is no default pool tree (//sys/pool_trees/@default_tree)");
+        t->tree = ps_strategy_find_tree(svc->strategy, d);
+        tree_at = 2;
+        if (n == 2) {
+            t->kind = T_TREE;
+            return 0;
+        }
+    } else if (strcmp(nodes[1], "pool_trees") == 0) {
+        if (n == 2) {
+            t->kind = T_TREES;
+            return 0;
+        }
+        t->tree = ps_strategy_find_tree(svc->strategy, nodes[2]);
+        if (!t->tree) {
+            char why[300];
+            snprintf(why, sizeof why, "no pool tree \"%s\"", nodes[2]);
+            return not_found(err, path, why);
+        }
+        tree_at = 3;
+        if (n == 3) {
+            t->kind = T_TREE;
+            return 0;
+        }
+    } else {
+        return not_found(err, path, "//sys has pool_trees, pools and scheduler");
+    }
+    if (!t->tree)
+        return not_found(err, path, "no such pool tree");
+    t->kind = T_POOL;
+    return resolve_pool(t->tree, nodes, tree_at, n, path, &t->pool, err);
+}
+
+/* ---- reading ---------------------------------------------------------------------------- */
+
+static json_t *pool_children(struct ps_pool_tree *tree, const struct ps_pool *parent)
+{
+    json_t *m = json_object();
+    for (int i = 0; i < ps_pool_tree_pool_count(tree); i++) {
+        struct ps_pool *p = ps_pool_tree_pool_at(tree, i);
+        if (p->ephemeral || p->parent != parent)
+            continue;
+        json_object_set_new(m, p->name, pool_children(tree, p));
+    }
+    return m;
+}
+
+static json_t *drop_nulls(json_t *o)
+{
+    const char *k;
+    json_t *v;
+    void *tmp;
+    json_object_foreach_safe(o, tmp, k, v) if (json_is_null(v)) json_object_del(o, k);
+    return o;
+}
+
+static json_t *value_json_take(struct ps_value *v)
+{
+    json_t *j = ps_value_to_json(v);
+    ps_value_release(v);
+    return j;
+}
+
+/* get on an attribute: PS_EINVAL from a getter means an unknown key: not found. */
+static int attr_missing(struct ps_error *err, const char *path)
+{
+    char msg[PS_ERROR_MSG_MAX];
+    snprintf(msg, sizeof msg, "%s", err->msg);
+    ps_error_init(err);
+    return ps_error_set(err, PS_ENOENT, "attribute %s does not exist: %s", path, msg);
+}
+
+static int get_target(struct ps_service *svc, struct target *t, const char *path, json_t **out,
+                      struct ps_error *err)
+{
+    struct ps_value v = ps_value_null();
+    int rc;
+    switch (t->kind) {
+    case T_ROOT:
+        *out = json_pack("{s:{}}", "sys");
+        return 0;
+    case T_SYS:
+        *out = json_pack("{s:{}, s:{}, s:{}}", "pool_trees", "pools", "scheduler");
+        return 0;
+    case T_ORCHID:
+        return ps_orchid_get(svc, t->p.nodes + t->node_base, t->p.node_count - t->node_base, out,
+                             err);
+    case T_TREES: {
+        const char *d = ps_strategy_default_tree(svc->strategy);
+        if (t->all_attrs) {
+            *out = json_pack("{s:o}", "default_tree", d ? json_string(d) : json_null());
+            return 0;
+        }
+        if (t->has_attr) {
+            if (strcmp(t->key, "default_tree") != 0)
+                return ps_error_set(err, PS_ENOENT,
+                                    "attribute %s does not exist: //sys/pool_trees has only @default_tree",
+                                    path);
+            *out = d ? json_string(d) : json_null();
+            return 0;
+        }
+        json_t *m = json_object();
+        for (int i = 0; i < ps_strategy_tree_count(svc->strategy); i++) {
+            struct ps_pool_tree *tree = ps_strategy_tree_at(svc->strategy, i);
+            json_object_set_new(m, ps_pool_tree_name(tree),
+                                pool_children(tree, ps_pool_tree_root(tree)));
+        }
+        *out = m;
+        return 0;
+    }
+    case T_TREE:
+        if (t->all_attrs) {
+            if ((rc = ps_tree_config_to_value(ps_pool_tree_config(t->tree), &v)) != 0)
+                return ps_error_set(err, PS_ENOMEM, "out of memory");
+            *out = drop_nulls(value_json_take(&v));
+            return 0;
+        }
+        if (t->has_attr) {
+            if ((rc = ps_tree_config_get(ps_pool_tree_config(t->tree), t->key, &v, err)) != 0)
+                return rc == PS_EINVAL ? attr_missing(err, path) : rc;
+            *out = value_json_take(&v);
+            return 0;
+        }
+        *out = pool_children(t->tree, ps_pool_tree_root(t->tree));
+        return 0;
+    case T_POOL:
+        if (t->all_attrs) {
+            if ((rc = ps_pool_config_to_value(&t->pool->config, &v)) != 0)
+                return ps_error_set(err, PS_ENOMEM, "out of memory");
+            *out = drop_nulls(value_json_take(&v));
+            return 0;
+        }
+        if (t->has_attr) {
+            rc = ps_pool_tree_get_pool_attr(t->tree, t->pool->name, t->key, &v, err);
+            if (rc != 0)
+                return rc == PS_EINVAL ? attr_missing(err, path) : rc;
+            *out = value_json_take(&v);
+            return 0;
+        }
+        *out = pool_children(t->tree, t->pool);
+        return 0;
+    }
+    return ps_error_set(err, PS_EINVAL, "bad path %s", path);
+}
+
+int ps_cypress_get(struct ps_service *svc, const char *path, json_t **out, struct ps_error *err)
+{
+    struct target t;
+    int rc = resolve(svc, path, &t, 0, err);
+    if (rc == 0)
+        rc = get_target(svc, &t, path, out, err);
+    target_release(&t);
+    if (rc == 0 && !*out)
+        rc = ps_error_set(err, PS_ENOMEM, "out of memory");
+    return rc;
+}
+
+int ps_cypress_exists(struct ps_service *svc, const char *path, bool *out, struct ps_error *err)
+{
+    json_t *v = NULL;
+    struct ps_error e;
+    ps_error_init(&e);
+    int rc = ps_cypress_get(svc, path, &v, &e);
+    json_decref(v);
+    *out = rc == 0;
+    if (rc == PS_ENOENT || rc == 0)
+        return 0;
+    if (err)
+        *err = e;
+    return rc;
+}
+
+int ps_cypress_list(struct ps_service *svc, const char *path, json_t **out, struct ps_error *err)
+{
+    json_t *v = NULL;
+    int rc = ps_cypress_get(svc, path, &v, err);
+    if (rc != 0)
+        return rc;
+    if (!json_is_object(v)) {
+        json_decref(v);
+        return ps_error_set(err, PS_EINVAL, "cannot list %s: it is not a map", path);
+    }
+    /* keys sorted bytewise */
+    size_t n = json_object_size(v);
+    const char **keys = malloc((n ? n : 1) * sizeof *keys);
+    if (!keys) {
+        json_decref(v);
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    }
+    size_t i = 0;
+    const char *k;
+    json_t *item;
+    json_object_foreach(v, k, item) keys[i++] = k;
+    for (size_t a = 1; a < n; a++)
+        for (size_t b = a; b > 0 && strcmp(keys[b - 1], keys[b]) > 0; b--) {
+            const char *x = keys[b];
+            keys[b] = keys[b - 1];
+            keys[b - 1] = x;
+        }
+    json_t *arr = json_array();
+    for (i = 0; i < n; i++)
+        json_array_append_new(arr, json_string(keys[i]));
+    free(keys);
+    json_decref(v);
+    *out = arr;
+    return 0;
+}
+
+/* ---- writing ---------------------------------------------------------------------------- */
+
+static int require_admin(const struct ps_auth_identity *who, const char *what, struct ps_error *err)
+{
+    return ps_auth_require(who, PS_ROLE_ADMIN, what, err);
+}
+
+static void tree_changed(struct ps_service *svc, struct ps_pool_tree *tree)
+{
+    const char *name = ps_pool_tree_name(tree);
+    struct ps_svc_tree_state *ts = ps_svc_tree(svc, name);
+    if (ts)
+        ts->dirty = true;
+    ps_persist_tree(svc, name);
+    /* raised limits may have started pending operations */
+    for (int i = 0; i < ps_pool_tree_last_started_count(tree); i++) {
+        struct ps_tree_op *to = ps_pool_tree_last_started(tree, i);
+        struct ps_svc_op *op = to->user_data;
+        if (op) {
+            ps_svc_op_refresh_state(op);
+            ps_svc_log(svc, "info", "operation_running", "id=%s", op->id);
+        }
+    }
+    pthread_cond_broadcast(&svc->loop_cv);
+}
+
+int ps_cypress_set(struct ps_service *svc, const struct ps_auth_identity *who, const char *path,
+                   const json_t *value, struct ps_error *err)
+{
+    int rc = require_admin(who, "change pool trees", err);
+    if (rc != 0)
+        return rc;
+    if (!value)
+        return ps_error_set(err, PS_EINVAL, "missing parameter \"value\"");
+    struct target t;
+    if ((rc = resolve(svc, path, &t, 0, err)) != 0) {
+        target_release(&t);
+        return rc;
+    }
+    struct ps_value v;
+    if ((rc = ps_json_to_value(value, &v, err)) != 0) {
+        target_release(&t);
+        return rc;
+    }
+    if (!t.has_attr && !t.all_attrs) {
+        rc = ps_error_set(err, PS_EINVAL,
+                          "cannot set %s: set addresses an attribute (.../@name) or a key inside one",
+                          path);
+    } else if (t.kind == T_ORCHID || t.kind == T_ROOT || t.kind == T_SYS) {
+        rc = ps_error_set(err, PS_EINVAL, "%s is read-only", path);
+    } else if (t.kind == T_TREES) {
+        if (!t.has_attr || strcmp(t.key, "default_tree") != 0)
+            rc = ps_error_set(err, PS_EINVAL, "//sys/pool_trees has only the attribute @default_tree");
+        else if (v.type != PS_VALUE_STRING && v.type != PS_VALUE_NULL)
+            rc = ps_error_set(err, PS_EINVAL, "default_tree: must be a pool tree name or null");
+        else if ((rc = ps_strategy_set_default_tree(
+                      svc->strategy, v.type == PS_VALUE_STRING ? v.string : NULL, err)) == 0) {
+            ps_persist_meta(svc);
+            ps_svc_log(svc, "info", "config_changed", "path=//sys/pool_trees/@default_tree");
+        }
+    } else if (t.kind == T_TREE) {
+        if (t.all_attrs)
+            rc = v.type == PS_VALUE_MAP ? ps_pool_tree_apply_config(t.tree, &v, err)
+                                        : ps_error_set(err, PS_EINVAL, "%s: must be a map", path);
+        else
+            rc = ps_pool_tree_set_config(t.tree, t.key, &v, err);
+        if (rc == 0)
+            tree_changed(svc, t.tree);
+    } else {
+        if (t.all_attrs)
+            rc = v.type == PS_VALUE_MAP
+                     ? ps_pool_tree_apply_pool_attrs(t.tree, t.pool->name, &v, err)
+                     : ps_error_set(err, PS_EINVAL, "%s: must be a map", path);
+        else
+            rc = ps_pool_tree_set_pool_attr(t.tree, t.pool->name, t.key, &v, err);
+        if (rc == 0)
+            tree_changed(svc, t.tree);
+    }
+    if (rc == 0 && t.kind != T_TREES)
+        ps_svc_log(svc, "info", "config_changed", "tree=%s%s%s key=%s",
+                   ps_pool_tree_name(t.tree), t.pool ? " pool=" : "", t.pool ? t.pool->name : "",
+                   t.has_attr ? t.key : "@");
+    ps_value_release(&v);
+    target_release(&t);
+    return rc;
+}
+
+static int create_pool(struct ps_service *svc, const json_t *body, struct ps_error *err)
+{
+    const char *path = json_string_value(json_object_get(body, "path"));
+    const json_t *attrs = json_object_get(body, "attributes");
+    bool ignore_existing = json_is_true(json_object_get(body, "ignore_existing"));
+    if (attrs && !json_is_object(attrs))
+        return ps_error_set(err, PS_EINVAL, "attributes: must be a map");
+    json_t *rest = attrs ? json_deep_copy(attrs) : json_object();
+    struct ps_pool_tree *tree = NULL;
+    const char *name = NULL, *parent = "<Root>";
+    struct target t;
+    memset(&t, 0, sizeof t);
+    ps_ypath_init(&t.p);
+    int rc = 0;
+    if (path) {
+        if ((rc = resolve(svc, path, &t, 1, err)) != 0)
+            goto out;
+        if (t.has_attr || t.all_attrs || (t.kind != T_TREE && t.kind != T_POOL) ||
+            t.p.node_count < 3) {
+            rc = ps_error_set(err, PS_EINVAL,
+                              "cannot create a pool at %s: expected //sys/pool_trees/TREE/.../NAME",
+                              path);
+            goto out;
+        }
+        tree = t.tree;
+        parent = t.kind == T_POOL ? t.pool->name : "<Root>";
+        name = t.p.nodes[t.p.node_count - 1];
+    } else {
+        name = json_string_value(json_object_get(rest, "name"));
+        const char *tn = json_string_value(json_object_get(rest, "pool_tree"));
+        const char *pn = json_string_value(json_object_get(rest, "parent_name"));
+        if (!name || !tn) {
+            rc = ps_error_set(err, PS_EINVAL,
+                              "create scheduler_pool needs \"path\", or attributes name and pool_tree");
+            goto out;
+        }
+        tree = ps_strategy_find_tree(svc->strategy, tn);
+        if (!tree) {
+            rc = ps_error_set(err, PS_ENOENT, "pool_tree: no pool tree \"%s\"", tn);
+            goto out;
+        }
+        if (pn)
+            parent = pn;
+    }
+    name = strdup(name);
+    parent = strdup(parent);
+    json_object_del(rest, "name");
+    json_object_del(rest, "pool_tree");
+    json_object_del(rest, "parent_name");
+    struct ps_pool *existing = ps_pool_tree_find_pool(tree, name);
+    if (existing && !existing->ephemeral && ignore_existing) {
+        free((char *)name);
+        free((char *)parent);
+        goto out;
+    }
+    struct ps_value av;
+    if ((rc = ps_json_to_value(rest, &av, err)) == 0) {
+        rc = ps_pool_tree_create_pool(tree, name, parent, &av, err);
+        ps_value_release(&av);
+    }
+    if (rc == 0) {
+        tree_changed(svc, tree);
+        ps_svc_log(svc, "info", "pool_created", "tree=%s pool=%s parent=%s",
+                   ps_pool_tree_name(tree), name, parent);
+    }
+    free((char *)name);
+    free((char *)parent);
+out:
+    json_decref(rest);
+    target_release(&t);
+    return rc;
+}
+
+static int create_tree(struct ps_service *svc, const json_t *body, struct ps_error *err)
+{
+    const char *path = json_string_value(json_object_get(body, "path"));
+    const json_t *attrs = json_object_get(body, "attributes");
+    if (attrs && !json_is_object(attrs))
+        return ps_error_set(err, PS_EINVAL, "attributes: must be a map");
+    json_t *rest = attrs ? json_deep_copy(attrs) : json_object();
+    char name[256] = "";
+    int rc = 0;
+    if (path) {
+        struct ps_ypath p;
+        ps_ypath_init(&p);
+        rc = ps_ypath_parse(path, &p, err);
+        if (rc == 0 && (p.node_count != 3 || strcmp(p.nodes[0], "sys") != 0 ||
+                        strcmp(p.nodes[1], "pool_trees") != 0 || p.attr_count || p.all_attrs))
+            rc = ps_error_set(err, PS_EINVAL,
+                              "cannot create a pool tree at %s: expected //sys/pool_trees/NAME", path);
+        if (rc == 0)
+            snprintf(name, sizeof name, "%s", p.nodes[2]);
+        ps_ypath_release(&p);
+    } else if (json_is_string(json_object_get(rest, "name"))) {
+        snprintf(name, sizeof name, "%s", json_string_value(json_object_get(rest, "name")));
+    } else {
+        rc = ps_error_set(err, PS_EINVAL, "create scheduler_pool_tree needs \"path\" or attributes/name");
+    }
+    json_object_del(rest, "name");
+    if (rc == 0 && ps_strategy_find_tree(svc->strategy, name)) {
+        if (json_is_true(json_object_get(body, "ignore_existing"))) {
+            json_decref(rest);
+            return 0;
+        }
+        rc = ps_error_set(err, PS_EEXIST, "pool tree \"%s\" already exists", name);
+    }
+    if (rc == 0 && json_object_get(rest, "pools"))
+        rc = ps_error_set(err, PS_EINVAL, "pools: create pools one by one (scheduler_pool)");
+    struct ps_value cv;
+    if (rc == 0 && (rc = ps_json_to_value(rest, &cv, err)) == 0) {
+        rc = ps_strategy_add_tree(svc->strategy, name, &cv, err);
+        ps_value_release(&cv);
+        if (rc == 0 && (rc = ps_svc_add_tree_state(svc, name, err)) != 0)
+            ps_strategy_remove_tree(svc->strategy, name, NULL);
+        if (rc == 0) {
+            ps_persist_tree(svc, name);
+            ps_svc_log(svc, "info", "pool_tree_created", "tree=%s", name);
+            pthread_cond_broadcast(&svc->loop_cv);
+        }
+    }
+    json_decref(rest);
+    return rc;
+}
+
+int ps_cypress_create(struct ps_service *svc, const struct ps_auth_identity *who,
+                      const json_t *body, struct ps_error *err)
+{
+    int rc = require_admin(who, "change pool trees", err);
+    if (rc != 0)
+        return rc;
+    const char *type = json_string_value(json_object_get(body, "type"));
+    if (!type)
+        return ps_error_set(err, PS_EINVAL, "missing parameter \"type\" (scheduler_pool or scheduler_pool_tree)");
+    if (strcmp(type, "scheduler_pool") == 0)
+        return create_pool(svc, body, err);
+    if (strcmp(type, "scheduler_pool_tree") == 0)
+        return create_tree(svc, body, err);
+    return ps_error_set(err, PS_EINVAL, "type: unknown object type \"%s\" (scheduler_pool or scheduler_pool_tree)", type);
+}
+
+int ps_cypress_remove(struct ps_service *svc, const struct ps_auth_identity *who,
+                      const char *path, struct ps_error *err)
+{
+    int rc = require_admin(who, "change pool trees", err);
+    if (rc != 0)
+        return rc;
+    struct target t;
+    if ((rc = resolve(svc, path, &t, 0, err)) != 0) {
+        target_release(&t);
+        return rc;
+    }
+    if (t.has_attr) {
+        /* removing an attribute resets it to its default */
+        json_t *null = json_null();
+        target_release(&t);
+        rc = ps_cypress_set(svc, who, path, null, err);
+        json_decref(null);
+        return rc;
+    }
+    if (t.all_attrs || t.kind == T_ROOT || t.kind == T_SYS || t.kind == T_TREES ||
+        t.kind == T_ORCHID) {
+        target_release(&t);
+        return ps_error_set(err, PS_EINVAL, "%s cannot be removed", path);
+    }
+    if (t.kind == T_POOL) {
+        char *name = strdup(t.pool->name);
+        rc = ps_pool_tree_remove_pool(t.tree, name, err);
+        if (rc == 0) {
+            tree_changed(svc, t.tree);
+            ps_svc_log(svc, "info", "pool_removed", "tree=%s pool=%s", ps_pool_tree_name(t.tree),
+                       name);
+        }
+        free(name);
+    } else {
+        char *name = strdup(ps_pool_tree_name(t.tree));
+        int explicit_pools = 0;
+        for (int i = 0; i < ps_pool_tree_pool_count(t.tree); i++)
+            explicit_pools += !ps_pool_tree_pool_at(t.tree, i)->ephemeral;
+        if (explicit_pools > 0)
+            rc = ps_error_set(err, PS_ESTATE,
+                              "pool tree \"%s\" has %d pools: remove them first", name,
+                              explicit_pools);
+        else
+            rc = ps_strategy_remove_tree(svc->strategy, name, err);
+        if (rc == 0) {
+            ps_svc_remove_tree_state(svc, name);
+            ps_persist_tree_removed(svc, name);
+            ps_persist_meta(svc);
+            ps_svc_log(svc, "info", "pool_tree_removed", "tree=%s", name);
+        }
+        free(name);
+    }
+    target_release(&t);
+    return rc;
+}

@@ -1,0 +1,389 @@
+/* api_operations.c — start_op, get_operation, list_operations, abort_op, suspend_op,
+ * resume_op, complete_op, update_op_parameters, list_jobs, get_job_stderr (docs/api.md).
+ *
+ * Who may do what: any authenticated user starts operations (the pools' acl decides where) and
+ * reads every operation; only the operation's user or an admin changes it (403 otherwise).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/pending.h"
+#include "io/json_value.h"
+#include "platform/random.h"
+#include "server/service.h"
+
+static json_t *time_json(int64_t ms)
+{
+    time_t s = (time_t)(ms / 1000);
+    struct tm tm;
+    gmtime_r(&s, &tm);
+    char buf[96];
+    snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(ms % 1000));
+    return json_string(buf);
+}
+
+/* The pending reason of a running operation that has jobs waiting, or NULL. */
+static json_t *pending_reason(struct ps_service *svc, const struct ps_svc_op *op)
+{
+    if (op->finished || !op->sop || ps_svc_op_pending(op) == 0)
+        return NULL;
+    char text[1024] = "";
+    size_t used = 0;
+    for (int i = 0; i < op->sop->tree_count; i++) {
+        struct ps_tree_op *to = op->sop->memberships ? op->sop->memberships[i] : NULL;
+        struct ps_pool_tree *tree = to ? to->tree : NULL;
+        if (!to || !tree)
+            continue;
+        struct ps_pending_info info;
+        memset(&info, 0, sizeof info);
+        ps_pool_tree_pending_reason(tree, to, &info);
+        if (info.reason == PS_PENDING_NONE) {
+            const struct ps_svc_op_tree *t = &op->trees[i];
+            struct ps_svc_tree_state *ts = ps_svc_tree(svc, op->sop->tree_names[i]);
+            if (t->element < 0 || !ts || !ts->sched.snap) {
+                info.reason = PS_PENDING_WAITING_FAIR_SHARE_UPDATE;
+            } else {
+                int elem = -1;
+                enum ps_sched_reason r = ps_sched_operation_reason(ts->sched.snap, t->element, &elem);
+                if (to->dynamic.usage_ratio + 1e-9 >= to->dynamic.fair_share_ratio)
+                    info.reason = PS_PENDING_USAGE_AT_FAIR_SHARE;
+                else if (r == PS_SCHED_NODE_RESOURCES)
+                    info.reason = PS_PENDING_FRAGMENTED;
+                else if (r == PS_SCHED_LIMITS) {
+                    info.resource = -1;
+                    if (elem == t->element) {
+                        info.reason = PS_PENDING_OPERATION_RESOURCE_LIMITS;
+                    } else {
+                        info.reason = PS_PENDING_POOL_RESOURCE_LIMITS;
+                        info.pool = elem >= 0 && elem < ts->sched.fs.count && ts->sched.fs.pools[elem]
+                                        ? ts->sched.fs.pools[elem]->name
+                                        : "?";
+                    }
+                }
+            }
+        }
+        if (info.reason == PS_PENDING_NONE)
+            continue;
+        char one[512];
+        ps_pending_format(&info, one, sizeof one);
+        int n = snprintf(text + used, sizeof text - used, "%s%s%s%s", used ? "; " : "",
+                         op->sop->tree_count > 1 ? op->sop->tree_names[i] : "",
+                         op->sop->tree_count > 1 ? ": " : "", one);
+        if (n > 0 && (size_t)n < sizeof text - used)
+            used += (size_t)n;
+    }
+    return used ? json_string(text) : NULL;
+}
+
+json_t *ps_svc_op_json(struct ps_service *svc, const struct ps_svc_op *op)
+{
+    int64_t total = 0, pending = 0, running = 0, completed = 0, failed = 0, aborted = 0;
+    for (int i = 0; i < op->task_count; i++) {
+        const struct ps_svc_task *t = &op->tasks[i];
+        total += t->job_count;
+        pending += t->q_len;
+        running += t->running;
+        completed += t->completed;
+        failed += t->failed;
+        aborted += t->aborted;
+    }
+    json_t *o = json_pack("{s:s, s:s, s:s, s:o, s:o, s:O, s:O, s:b, s:{s:I, s:I, s:I, s:I, s:I, s:I}}",
+                          "id", op->id, "user", op->user, "state", op->state ? op->state : "",
+                          "start_time", time_json(op->start_ms), "pool_per_tree",
+                          op->pool_per_tree ? json_incref(op->pool_per_tree) : json_object(),
+                          "spec", op->spec,
+                          "resulting_spec", op->resulting_spec, "suspended", op->suspended,
+                          "progress", "total", (json_int_t)total, "pending", (json_int_t)pending,
+                          "running", (json_int_t)running, "completed", (json_int_t)completed,
+                          "failed", (json_int_t)failed, "aborted", (json_int_t)aborted);
+    if (!o)
+        return NULL;
+    if (op->finish_ms >= 0)
+        json_object_set_new(o, "finish_time", time_json(op->finish_ms));
+    if (op->error)
+        json_object_set_new(o, "error", json_string(op->error));
+    json_t *pr = pending_reason(svc, op);
+    if (pr)
+        json_object_set_new(o, "pending_reason", pr);
+    json_object_set_new(o, "operation_type", json_string("vanilla"));
+    return o;
+}
+
+json_t *ps_svc_job_json(const struct ps_svc_job *job)
+{
+    json_t *o = json_pack("{s:s, s:s, s:s, s:I, s:s, s:s, s:o, s:f, s:f, s:I, s:I}", "id",
+                          job->id, "operation_id", job->op->id, "task_name",
+                          job->op->tasks[job->task].name, "job_index", (json_int_t)job->job_index,
+                          "state", ps_job_state_name(job->state), "node_id", job->node_id,
+                          "start_time", time_json(job->start_ms), "cpu_limit", job->cpu_limit,
+                          "cpu_guarantee", job->cpu_guarantee, "memory_limit",
+                          (json_int_t)job->mem.memory_limit_bytes, "memory_reserve",
+                          (json_int_t)job->mem.user_job_memory_reserve_bytes);
+    if (!o)
+        return NULL;
+    json_object_set_new(o, "scheduled_memory", json_integer(job->mem.memory_bytes));
+    if (job->finish_ms >= 0)
+        json_object_set_new(o, "finish_time", time_json(job->finish_ms));
+    if (job->error)
+        json_object_set_new(o, "error", json_string(job->error));
+    if (job->abort_reason)
+        json_object_set_new(o, "abort_reason", json_string(job->abort_reason));
+    if (job->statistics)
+        json_object_set(o, "statistics", job->statistics);
+    if (job->interrupt_reason && job->state == PS_JOB_RUNNING)
+        json_object_set_new(o, "interrupt_reason", json_string(job->interrupt_reason));
+    return o;
+}
+
+static int find_op(struct ps_service *svc, const json_t *body, struct ps_svc_op **out,
+                   struct ps_error *err)
+{
+    const char *id = json_string_value(json_object_get(body, "operation_id"));
+    if (!id)
+        return ps_error_set(err, PS_EINVAL, "missing parameter \"operation_id\"");
+    *out = ps_svc_find_op(svc, id);
+    if (!*out)
+        return ps_error_set(err, PS_ENOENT, "operation \"%s\" does not exist", id);
+    return 0;
+}
+
+static int may_change(const struct ps_svc_op *op, const struct ps_auth_identity *who,
+                      struct ps_error *err)
+{
+    if (who->role == PS_ROLE_ADMIN || strcmp(who->user, op->user) == 0)
+        return 0;
+    return ps_error_set(err, PS_EPERM,
+                        "user \"%s\" may not change operation \"%s\" of user \"%s\"", who->user,
+                        op->id, op->user);
+}
+
+static int make_id(char out[40], struct ps_error *err)
+{
+    unsigned char b[16];
+    int rc = ps_random_bytes(b, sizeof b, err);
+    if (rc != 0)
+        return rc;
+    uint32_t w[4];
+    for (int i = 0; i < 4; i++)
+        w[i] = (uint32_t)b[4 * i] << 24 | (uint32_t)b[4 * i + 1] << 16 |
+               (uint32_t)b[4 * i + 2] << 8 | b[4 * i + 3];
+    snprintf(out, 40, "%x-%x-%x-%x", w[0], w[1], w[2], w[3]);
+    return 0;
+}
+
+static void wake_trees(struct ps_service *svc, struct ps_svc_op *op)
+{
+    if (op->sop)
+        for (int i = 0; i < op->sop->tree_count; i++) {
+            struct ps_svc_tree_state *ts = ps_svc_tree(svc, op->sop->tree_names[i]);
+            if (ts)
+                ts->dirty = true;
+        }
+    pthread_cond_broadcast(&svc->loop_cv);
+}
+
+static int start_op(struct ps_service *svc, const json_t *body, const struct ps_auth_identity *who,
+                    json_t **reply, struct ps_error *err)
+{
+    const char *type = json_string_value(json_object_get(body, "operation_type"));
+    if (type && strcmp(type, "vanilla") != 0)
+        return ps_error_set(err, PS_EINVAL, "operation_type: only \"vanilla\" is supported, got \"%s\"", type);
+    const json_t *spec = json_object_get(body, "spec");
+    if (!spec)
+        return ps_error_set(err, PS_EINVAL, "missing parameter \"spec\"");
+    char id[40];
+    int rc = make_id(id, err);
+    if (rc != 0)
+        return rc;
+    struct ps_svc_op *op = NULL;
+    if ((rc = ps_svc_op_create(svc, id, who->user, ps_svc_now_ms(), spec, true, &op, err)) != 0)
+        return rc;
+    ps_persist_op(svc, op);
+    char *pools = json_dumps(op->pool_per_tree, JSON_COMPACT);
+    ps_svc_log(svc, "info", "operation_started", "id=%s user=%s pool_per_tree=%s state=%s", id,
+               who->user, pools ? pools : "{}", op->state);
+    free(pools);
+    wake_trees(svc, op);
+    *reply = json_pack("{s:s}", "operation_id", id);
+    return 0;
+}
+
+static int list_operations(struct ps_service *svc, const json_t *body, json_t **reply,
+                           struct ps_error *err)
+{
+    const char *pool = json_string_value(json_object_get(body, "pool"));
+    const char *user = json_string_value(json_object_get(body, "user"));
+    const char *state = json_string_value(json_object_get(body, "state"));
+    const json_t *lim = json_object_get(body, "limit");
+    int64_t limit = 100;
+    if (lim) {
+        if (!json_is_integer(lim) || json_integer_value(lim) < 1 || json_integer_value(lim) > 10000)
+            return ps_error_set(err, PS_EINVAL, "limit: must be an integer in [1, 10000]");
+        limit = json_integer_value(lim);
+    }
+    json_t *arr = json_array();
+    for (int i = svc->op_count - 1; i >= 0 && (int64_t)json_array_size(arr) < limit; i--) {
+        struct ps_svc_op *op = svc->op_list[i];
+        if (user && strcmp(op->user, user) != 0)
+            continue;
+        if (state && strcmp(op->state, state) != 0)
+            continue;
+        if (pool) {
+            bool match = false;
+            const char *k;
+            json_t *v;
+            json_object_foreach(op->pool_per_tree, k, v) match |=
+                json_is_string(v) && strcmp(json_string_value(v), pool) == 0;
+            if (!match)
+                continue;
+        }
+        json_array_append_new(arr, ps_svc_op_json(svc, op));
+    }
+    *reply = json_pack("{s:o}", "operations", arr);
+    return 0;
+}
+
+static int update_params(struct ps_service *svc, struct ps_svc_op *op, const json_t *body,
+                         struct ps_error *err)
+{
+    const json_t *params = json_object_get(body, "parameters");
+    if (!json_is_object(params))
+        return ps_error_set(err, PS_EINVAL, "parameters: must be a map");
+    static const char *const allowed[] = {"pool", "weight", "max_share_ratio", "resource_limits",
+                                          "scheduling_tag_filter",
+                                          "scheduling_options_per_pool_tree", NULL};
+    const char *k;
+    const json_t *v;
+    json_object_foreach((json_t *)params, k, v) {
+        bool ok = false;
+        for (int i = 0; allowed[i]; i++)
+            ok |= strcmp(allowed[i], k) == 0;
+        if (!ok)
+            return ps_error_set(err, PS_EINVAL,
+                                "parameters/%s: cannot be updated (pool, weight, max_share_ratio, resource_limits, scheduling_tag_filter, scheduling_options_per_pool_tree)",
+                                k);
+    }
+    if (op->finished || !op->sop)
+        return ps_error_set(err, PS_ESTATE, "operation \"%s\" has already finished", op->id);
+    struct ps_value pv;
+    int rc = ps_json_to_value(params, &pv, err);
+    if (rc != 0)
+        return rc;
+    /* the snapshot borrows the old filter; take the operation out of it first */
+    ps_svc_op_detach(svc, op);
+    rc = ps_strategy_update_operation(svc->strategy, op->id, &pv, err);
+    ps_value_release(&pv);
+    if (rc != 0)
+        return rc;
+    if (!op->parameters)
+        op->parameters = json_object();
+    json_object_update(op->parameters, (json_t *)params);
+    json_object_update(op->resulting_spec, (json_t *)params);
+    json_object_update(op->spec, (json_t *)params);
+    ps_svc_op_update_pools(op);
+    ps_svc_op_refresh_state(op);
+    ps_persist_op(svc, op);
+    char *text = json_dumps(params, JSON_COMPACT);
+    ps_svc_log(svc, "info", "operation_updated", "id=%s parameters=%s", op->id, text ? text : "");
+    free(text);
+    wake_trees(svc, op);
+    return 0;
+}
+
+static int list_jobs(struct ps_service *svc, struct ps_svc_op *op, const json_t *body,
+                     json_t **reply, struct ps_error *err)
+{
+    const char *state = json_string_value(json_object_get(body, "state"));
+    if (state && strcmp(state, "running") && strcmp(state, "completed") &&
+        strcmp(state, "failed") && strcmp(state, "aborted"))
+        return ps_error_set(err, PS_EINVAL,
+                            "state: must be running, completed, failed or aborted, got \"%s\"", state);
+    json_t *arr = json_array();
+    for (int i = 0; i < svc->job_count; i++) {
+        const struct ps_svc_job *j = svc->job_list[i];
+        if (j->op != op || (state && strcmp(ps_job_state_name(j->state), state) != 0))
+            continue;
+        json_array_append_new(arr, ps_svc_job_json(j));
+    }
+    *reply = json_pack("{s:o}", "jobs", arr);
+    return 0;
+}
+
+int ps_api_op_command(struct ps_service *svc, const char *command, const json_t *body,
+                      const struct ps_auth_identity *who, json_t **reply, struct ps_error *err,
+                      bool *handled);
+int ps_api_op_command(struct ps_service *svc, const char *command, const json_t *body,
+                      const struct ps_auth_identity *who, json_t **reply, struct ps_error *err,
+                      bool *handled)
+{
+    *handled = true;
+    if (strcmp(command, "start_op") == 0)
+        return start_op(svc, body, who, reply, err);
+    if (strcmp(command, "list_operations") == 0)
+        return list_operations(svc, body, reply, err);
+    static const char *const op_commands[] = {"get_operation", "abort_op", "suspend_op",
+                                              "resume_op", "complete_op", "update_op_parameters",
+                                              "list_jobs", "get_job_stderr", NULL};
+    bool known = false;
+    for (int i = 0; op_commands[i]; i++)
+        known |= strcmp(op_commands[i], command) == 0;
+    if (!known) {
+        *handled = false;
+        return 0;
+    }
+    struct ps_svc_op *op;
+    int rc = find_op(svc, body, &op, err);
+    if (rc != 0)
+        return rc;
+    if (strcmp(command, "get_operation") == 0) {
+        *reply = ps_svc_op_json(svc, op);
+        return 0;
+    }
+    if (strcmp(command, "list_jobs") == 0)
+        return list_jobs(svc, op, body, reply, err);
+    if (strcmp(command, "get_job_stderr") == 0) {
+        const char *jid = json_string_value(json_object_get(body, "job_id"));
+        if (!jid)
+            return ps_error_set(err, PS_EINVAL, "missing parameter \"job_id\"");
+        struct ps_svc_job *j = ps_strmap_get(&svc->jobs, jid);
+        if (!j || j->op != op)
+            return ps_error_set(err, PS_ENOENT, "job \"%s\" of operation \"%s\" does not exist",
+                                jid, op->id);
+        *reply = json_pack("{s:s, s:b}", "stderr", j->stderr_text ? j->stderr_text : "",
+                           "truncated", j->stderr_truncated);
+        return 0;
+    }
+    if ((rc = may_change(op, who, err)) != 0)
+        return rc;
+    if (strcmp(command, "update_op_parameters") == 0) {
+        if ((rc = update_params(svc, op, body, err)) == 0)
+            *reply = json_object();
+        return rc;
+    }
+    if (op->finished)
+        return ps_error_set(err, PS_ESTATE, "operation \"%s\" has already %s", op->id, op->state);
+    int64_t now = ps_svc_now_ms();
+    if (strcmp(command, "abort_op") == 0 || strcmp(command, "complete_op") == 0) {
+        bool abort = command[0] == 'a';
+        char msg[300];
+        snprintf(msg, sizeof msg, "%s by user \"%s\"", abort ? "aborted" : "completed", who->user);
+        ps_svc_op_finish(svc, op, abort ? "aborted" : "completed", abort ? msg : NULL, now);
+        wake_trees(svc, op);
+    } else {
+        bool suspend = strcmp(command, "suspend_op") == 0;
+        if ((rc = ps_strategy_suspend_operation(svc->strategy, op->id, suspend, err)) != 0)
+            return rc;
+        op->suspended = suspend;
+        ps_svc_op_update_shape(svc, op);
+        ps_persist_op(svc, op);
+        ps_svc_log(svc, "info", suspend ? "operation_suspended" : "operation_resumed", "id=%s",
+                   op->id);
+        wake_trees(svc, op);
+    }
+    *reply = json_object();
+    return 0;
+}

@@ -1,0 +1,228 @@
+/* api_orchid.c — //sys/scheduler/orchid/scheduler/scheduling_info_per_pool_tree/<tree>/
+ * fair_share_info/{pools,operations}/<name>/<attribute>...: the results of each tree's last fair
+ * share update and starvation check, as the pools and operations keep them (pool_tree.h,
+ * struct ps_element_dynamic), so removed pools never leave dangling names behind.
+ *
+ * Each element has the output attributes of formats.md section 2 (fs_output.h's list, same
+ * names and units: cpu in cores, volumes in resource x seconds) plus starvation_status, status,
+ * satisfaction_ratio, running_operation_count and operation_count for pools, and pool,
+ * starvation_status, status and satisfaction_ratio for operations.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "core/schedule.h"
+#include "server/service.h"
+
+static json_t *share_json(const struct ps_share *s)
+{
+    json_t *o = json_object();
+    for (int i = 0; i < PS_RES_COUNT; i++)
+        json_object_set_new(o, ps_resource_name(i), json_real(isfinite(s->v[i]) ? s->v[i] : 0));
+    return o;
+}
+
+static json_t *volume_json(const struct ps_volume *v)
+{
+    json_t *o = json_object();
+    for (int i = 0; i < PS_RES_COUNT; i++)
+        json_object_set_new(o, ps_resource_name(i), json_real(isfinite(v->v[i]) ? v->v[i] : 0));
+    return o;
+}
+
+static json_t *resources_json(const struct ps_resources *r)
+{
+    json_t *o = json_object();
+    for (int i = 0; i < PS_RES_COUNT; i++) {
+        if (r->v[i] >= PS_RES_INFINITE)
+            continue;
+        if (i == PS_RES_CPU)
+            json_object_set_new(o, "cpu", json_real(ps_res_get(r, i)));
+        else
+            json_object_set_new(o, ps_resource_name(i), json_integer(r->v[i]));
+    }
+    return o;
+}
+
+static void put_real(json_t *o, const char *key, double x)
+{
+    json_object_set_new(o, key, json_real(isfinite(x) ? x : 0));
+}
+
+static json_t *element_json(const struct ps_element_dynamic *d)
+{
+    const struct ps_fs_element_output *o = &d->fs;
+    const struct ps_detailed_fair_share *f = &o->fair_share;
+    json_t *e = json_object();
+    put_real(e, "fair_share_ratio", ps_share_max_component(f->total));
+    put_real(e, "usage_ratio", ps_share_max_component(o->usage_share));
+    put_real(e, "demand_ratio", ps_share_max_component(o->demand_share));
+    const char *dom = ps_resource_name(o->dominant_resource);
+    json_object_set_new(e, "dominant_resource", json_string(dom ? dom : "cpu"));
+    json_object_set_new(e, "detailed_fair_share",
+                        json_pack("{s:o, s:o, s:o, s:o}", "total", share_json(&f->total),
+                                  "strong_guarantee", share_json(&f->strong_guarantee),
+                                  "integral_guarantee", share_json(&f->integral_guarantee),
+                                  "weight_proportional", share_json(&f->weight_proportional)));
+    json_object_set_new(e, "demand_share", share_json(&o->demand_share));
+    json_object_set_new(e, "usage_share", share_json(&o->usage_share));
+    json_object_set_new(e, "limits_share", share_json(&o->limits_share));
+    json_object_set_new(e, "strong_guarantee_share", share_json(&o->strong_guarantee_share));
+    json_object_set_new(e, "resource_limits", resources_json(&o->resource_limits));
+    put_real(e, "accumulated_resource_ratio_volume", o->accumulated_resource_ratio_volume);
+    json_object_set_new(e, "accumulated_resource_volume", volume_json(&o->accumulated_resource_volume));
+    json_object_set_new(e, "integral_pool_capacity", volume_json(&o->integral_pool_capacity));
+    put_real(e, "specified_burst_ratio", o->specified_burst_ratio);
+    put_real(e, "specified_resource_flow_ratio", o->specified_resource_flow_ratio);
+    put_real(e, "total_burst_ratio", o->total_burst_ratio);
+    put_real(e, "total_resource_flow_ratio", o->total_resource_flow_ratio);
+    put_real(e, "estimated_burst_usage_duration_seconds", o->estimated_burst_usage_duration_seconds);
+    put_real(e, "strong_guarantee_ratio", ps_share_max_component(f->strong_guarantee));
+    put_real(e, "integral_guarantee_ratio", ps_share_max_component(f->integral_guarantee));
+    put_real(e, "weight_proportional_ratio", ps_share_max_component(f->weight_proportional));
+    json_object_set_new(e, "proposed_integral_share", share_json(&o->proposed_integral_share));
+    json_object_set_new(e, "inferred_strong_guarantee_resources",
+                        resources_json(&o->inferred_strong_guarantee));
+    put_real(e, "weight", o->weight);
+    json_object_set_new(e, "fifo_index", json_integer(o->fifo_index));
+    json_object_set_new(e, "starvation_status",
+                        json_string(ps_starvation_status_name(d->starvation)));
+    json_object_set_new(e, "status", json_string(ps_sched_status_name(d->status)));
+    double sat = ps_sched_satisfaction_ratio(&o->usage_share, &f->total, &o->demand_share);
+    put_real(e, "satisfaction_ratio", sat);
+    json_object_set_new(e, "fair_share_computed", json_boolean(d->valid));
+    return e;
+}
+
+static json_t *pool_json(struct ps_pool *p)
+{
+    json_t *e = element_json(&p->dynamic);
+    if (p->parent)
+        json_object_set_new(e, "parent", json_string(p->parent->name));
+    json_object_set_new(e, "mode", json_string(p->config.mode == PS_MODE_FIFO ? "fifo" : "fair_share"));
+    json_object_set_new(e, "is_ephemeral", json_boolean(p->ephemeral));
+    json_object_set_new(e, "running_operation_count", json_integer(p->running_operation_count));
+    json_object_set_new(e, "operation_count", json_integer(p->operation_count));
+    json_object_set_new(e, "max_running_operation_count",
+                        json_integer(ps_pool_max_running_operations(p)));
+    json_object_set_new(e, "max_operation_count", json_integer(ps_pool_max_operations(p)));
+    return e;
+}
+
+static json_t *op_json(struct ps_tree_op *op)
+{
+    json_t *e = element_json(&op->dynamic);
+    json_object_set_new(e, "pool", json_string(op->pool ? op->pool->name : ""));
+    json_object_set_new(e, "user", json_string(op->user));
+    json_object_set_new(e, "running", json_boolean(op->running));
+    json_object_set_new(e, "pending_job_count", json_integer(op->pending_job_count));
+    return e;
+}
+
+static json_t *pools_map(struct ps_pool_tree *tree)
+{
+    json_t *m = json_object();
+    json_object_set_new(m, "<Root>", pool_json(ps_pool_tree_root(tree)));
+    for (int i = 0; i < ps_pool_tree_pool_count(tree); i++) {
+        struct ps_pool *p = ps_pool_tree_pool_at(tree, i);
+        json_object_set_new(m, p->name, pool_json(p));
+    }
+    return m;
+}
+
+static json_t *ops_map(struct ps_pool_tree *tree)
+{
+    json_t *m = json_object();
+    for (int i = 0; i < ps_pool_tree_operation_count(tree); i++) {
+        struct ps_tree_op *op = ps_pool_tree_operation_at(tree, i);
+        json_object_set_new(m, op->id, op_json(op));
+    }
+    return m;
+}
+
+static int missing(struct ps_error *err, char **names, size_t upto)
+{
+    char path[1024] = "//sys/scheduler/orchid";
+    size_t used = strlen(path);
+    for (size_t i = 0; i <= upto; i++) {
+        int n = snprintf(path + used, sizeof path - used, "/%s", names[i]);
+        if (n < 0 || (size_t)n >= sizeof path - used)
+            break;
+        used += (size_t)n;
+    }
+    return ps_error_set(err, PS_ENOENT, "path %s does not exist in the orchid", path);
+}
+
+int ps_orchid_get(struct ps_service *svc, char **names, size_t count, json_t **out,
+                  struct ps_error *err)
+{
+    if (count == 0) {
+        *out = json_pack("{s:{s:{}}}", "scheduler", "scheduling_info_per_pool_tree");
+        return 0;
+    }
+    if (strcmp(names[0], "scheduler") != 0)
+        return missing(err, names, 0);
+    if (count == 1) {
+        *out = json_pack("{s:{}}", "scheduling_info_per_pool_tree");
+        return 0;
+    }
+    if (strcmp(names[1], "scheduling_info_per_pool_tree") != 0)
+        return missing(err, names, 1);
+    if (count == 2) {
+        json_t *m = json_object();
+        for (int i = 0; i < ps_strategy_tree_count(svc->strategy); i++)
+            json_object_set_new(m, ps_pool_tree_name(ps_strategy_tree_at(svc->strategy, i)),
+                                json_pack("{s:{}}", "fair_share_info"));
+        *out = m;
+        return 0;
+    }
+    struct ps_pool_tree *tree = ps_strategy_find_tree(svc->strategy, names[2]);
+    if (!tree)
+        return missing(err, names, 2);
+    json_t *cur;
+    size_t i = 3;
+    if (count == 3) {
+        *out = json_pack("{s:{s:o, s:o}}", "fair_share_info", "pools", pools_map(tree),
+                         "operations", ops_map(tree));
+        return 0;
+    }
+    if (strcmp(names[3], "fair_share_info") != 0)
+        return missing(err, names, 3);
+    if (count == 4) {
+        *out = json_pack("{s:o, s:o}", "pools", pools_map(tree), "operations", ops_map(tree));
+        return 0;
+    }
+    if (strcmp(names[4], "pools") == 0) {
+        if (count == 5) {
+            *out = pools_map(tree);
+            return 0;
+        }
+        struct ps_pool *p = ps_pool_tree_find_pool(tree, names[5]);
+        if (!p)
+            return missing(err, names, 5);
+        cur = pool_json(p);
+    } else if (strcmp(names[4], "operations") == 0) {
+        if (count == 5) {
+            *out = ops_map(tree);
+            return 0;
+        }
+        struct ps_tree_op *op = ps_pool_tree_find_operation(tree, names[5]);
+        if (!op)
+            return missing(err, names, 5);
+        cur = op_json(op);
+    } else {
+        return missing(err, names, 4);
+    }
+    json_t *root = cur;
+    for (i = 6; i < count; i++) {
+        json_t *next = json_is_object(cur) ? json_object_get(cur, names[i]) : NULL;
+        if (!next) {
+            json_decref(root);
+            return missing(err, names, i);
+        }
+        cur = next;
+    }
+    *out = json_incref(cur);
+    json_decref(root);
+    return 0;
+}

@@ -1,0 +1,146 @@
+/* engine_loop.c — the service's periodic work on one background thread: each tree's fair share
+ * update (with starvation check and a new scheduling snapshot) every @fair_share_update_period,
+ * sooner (after 50 ms) when operations started or finished, and the node offline check.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "server/service.h"
+
+#define DIRTY_DELAY_MS 50
+
+static void pool_gauges(struct ps_service *svc, struct ps_pool_tree *tree)
+{
+    const char *tname = ps_pool_tree_name(tree);
+    for (int i = -1; i < ps_pool_tree_pool_count(tree); i++) {
+        struct ps_pool *p = i < 0 ? ps_pool_tree_root(tree) : ps_pool_tree_pool_at(tree, i);
+        if (!p->dynamic.valid)
+            continue;
+        const char *labels[2] = {tname, p->name};
+        struct ps_metric *m;
+        if (ps_metric_family_get(svc->f_pool_fair_share, labels, &m, NULL) == 0)
+            ps_metric_set(m, p->dynamic.fair_share_ratio);
+        if (ps_metric_family_get(svc->f_pool_usage, labels, &m, NULL) == 0)
+            ps_metric_set(m, p->dynamic.usage_ratio);
+        if (ps_metric_family_get(svc->f_pool_demand, labels, &m, NULL) == 0)
+            ps_metric_set(m, p->dynamic.demand_ratio);
+    }
+}
+
+/* One tree's update; under svc->mu. */
+static void update_tree(struct ps_service *svc, struct ps_svc_tree_state *ts, int64_t now_ms)
+{
+    struct ps_pool_tree *tree = ps_strategy_find_tree(svc->strategy, ts->name);
+    if (!tree)
+        return;
+    ps_svc_fill_engine_inputs(svc, ts, tree);
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    struct ps_error err;
+    ps_error_init(&err);
+    int changed = 0;
+    int rc = ps_tree_sched_update(&ts->sched, tree, now_ms, ps_svc_sched_op_fn, svc, &changed, &err);
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    double seconds = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
+    ps_metric_observe(svc->m_fs_duration, seconds);
+    if (rc != 0) {
+        /* elements set by the callback are meaningless without a snapshot */
+        for (int i = 0; i < svc->op_count; i++)
+            ps_svc_op_detach(svc, svc->op_list[i]);
+        ps_svc_log(svc, "error", "fair_share_update_failed", "tree=%s error=\"%s\"", ts->name,
+                   err.msg);
+        return;
+    }
+    if (changed > 0)
+        ps_svc_log(svc, "info", "starvation_changed", "tree=%s elements=%d", ts->name, changed);
+    pool_gauges(svc, tree);
+    /* integral volumes and starvation timers survive a restart */
+    ps_persist_tree(svc, ts->name);
+    for (int k = 0; k < ps_pool_tree_operation_count(tree); k++) {
+        struct ps_tree_op *to = ps_pool_tree_operation_at(tree, k);
+        if (to->user_data && to->dynamic.starvation != PS_NON_STARVING)
+            ps_persist_op(svc, to->user_data);
+    }
+}
+
+static void check_nodes(struct ps_service *svc, int64_t now_ms)
+{
+    int online = 0;
+    for (int i = 0; i < svc->node_count; i++) {
+        struct ps_svc_node *n = svc->node_list[i];
+        bool alive = n->last_seen_ms + svc->cfg.node_offline_timeout_ms >= now_ms;
+        if (!alive && (n->registered || n->jobs))
+            ps_svc_node_offline(svc, n, now_ms);
+        online += n->registered;
+    }
+    ps_metric_set(svc->m_nodes, online);
+}
+
+static void *loop(void *arg)
+{
+    struct ps_service *svc = arg;
+    pthread_mutex_lock(&svc->mu);
+    int64_t next_node_check = 0;
+    while (!svc->stopping) {
+        int64_t now = ps_svc_now_ms();
+        int64_t next = now + 1000;
+        for (int i = 0; i < svc->tree_count; i++) {
+            struct ps_svc_tree_state *ts = svc->trees[i];
+            struct ps_pool_tree *tree = ps_strategy_find_tree(svc->strategy, ts->name);
+            int64_t period = tree ? ps_pool_tree_config(tree)->fair_share_update_period_ms
+                                  : svc->cfg.fair_share_update_period_ms;
+            if (ts->dirty && ts->sched.last_update_ms != INT64_MIN &&
+                ts->next_update_ms > ts->sched.last_update_ms + DIRTY_DELAY_MS)
+                ts->next_update_ms = ts->sched.last_update_ms + DIRTY_DELAY_MS;
+            if (now >= ts->next_update_ms) {
+                ts->dirty = false;
+                update_tree(svc, ts, now);
+                ts->next_update_ms = now + period;
+            }
+            if (ts->next_update_ms < next)
+                next = ts->next_update_ms;
+        }
+        if (now >= next_node_check) {
+            check_nodes(svc, now);
+            next_node_check = now + 500;
+        }
+        if (next_node_check < next)
+            next = next_node_check;
+        int64_t wait_ms = next - ps_svc_now_ms();
+        if (wait_ms > DIRTY_DELAY_MS)
+            wait_ms = DIRTY_DELAY_MS;   /* notice dirty trees soon */
+        if (wait_ms > 0) {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            ts.tv_sec += wait_ms / 1000;
+            ts.tv_nsec += (wait_ms % 1000) * 1000000L;
+            if (ts.tv_nsec >= 1000000000L) {
+                ts.tv_sec++;
+                ts.tv_nsec -= 1000000000L;
+            }
+            pthread_cond_timedwait(&svc->loop_cv, &svc->mu, &ts);
+        }
+    }
+    pthread_mutex_unlock(&svc->mu);
+    return NULL;
+}
+
+int ps_svc_loop_start(struct ps_service *svc, struct ps_error *err);
+int ps_svc_loop_start(struct ps_service *svc, struct ps_error *err)
+{
+    if (pthread_create(&svc->loop_thread, NULL, loop, svc) != 0)
+        return ps_error_set(err, PS_EIO, "cannot start the engine loop thread");
+    svc->loop_started = true;
+    return 0;
+}
+
+/* Runs every tree's update now (tests and the benchmark call it through the service). */
+void ps_svc_update_all(struct ps_service *svc);
+void ps_svc_update_all(struct ps_service *svc)
+{
+    int64_t now = ps_svc_now_ms();
+    for (int i = 0; i < svc->tree_count; i++)
+        update_tree(svc, svc->trees[i], now);
+}

@@ -1,0 +1,582 @@
+/* persist.c — the service's state as JSON documents in the store, and loading them back.
+ *
+ * Kinds (objects table, store.h):
+ *   meta/default_tree     {"default_tree": name | null}
+ *   tree/<name>           {"config": {tree config}, "pools": [{name, parent, pool config...,
+ *                          accumulated_resource_volume}], "below_fair_share_since": {pool: ms}}
+ *                         explicit pools only, in creation order; the integral volumes and
+ *                         starvation timers are refreshed after every fair share update.
+ *   operation/<id>        {id, user, seq, start_time, spec, parameters, suspended, state (when
+ *                          finished), finish_time, error, pool_per_tree, below_fair_share_since}
+ *   job/<id>              every job, with its memory reserve, statistics and stderr.
+ * Task queues, progress and memory digests are not stored: they are rebuilt from the jobs
+ * (completed job indexes are done; running jobs re-attach; digests replay the finished jobs in
+ * finish order), so they can never disagree with the jobs.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/json_value.h"
+#include "server/service.h"
+
+/* ---- documents ------------------------------------------------------------------------------ */
+
+static json_t *volume_json(const struct ps_volume *v)
+{
+    json_t *o = json_object();
+    for (int i = 0; i < PS_RES_COUNT; i++)
+        json_object_set_new(o, ps_resource_name(i), json_real(v->v[i]));
+    return o;
+}
+
+static json_t *resources_json(const struct ps_resources *r)
+{
+    json_t *o = json_object();
+    for (int i = 0; i < PS_RES_COUNT; i++)
+        json_object_set_new(o, ps_resource_name(i), json_integer(r->v[i]));
+    return o;
+}
+
+static void resources_from(const json_t *o, struct ps_resources *r)
+{
+    *r = ps_resources_zero();
+    for (int i = 0; i < PS_RES_COUNT; i++) {
+        const json_t *v = json_object_get(o, ps_resource_name(i));
+        if (json_is_integer(v))
+            r->v[i] = json_integer_value(v);
+    }
+}
+
+json_t *ps_persist_tree_doc(struct ps_service *svc, struct ps_pool_tree *tree)
+{
+    (void)svc;
+    json_t *doc = json_object();
+    struct ps_value cv = ps_value_null();
+    if (ps_tree_config_to_value(ps_pool_tree_config(tree), &cv) == 0)
+        json_object_set_new(doc, "config", ps_value_to_json(&cv));
+    ps_value_release(&cv);
+    json_t *pools = json_array();
+    json_t *since = json_object();
+    for (int i = 0; i < ps_pool_tree_pool_count(tree); i++) {
+        struct ps_pool *p = ps_pool_tree_pool_at(tree, i);
+        if (p->ephemeral)
+            continue;
+        struct ps_value pv = ps_value_null();
+        if (ps_pool_config_to_value(&p->config, &pv) != 0)
+            continue;
+        json_t *pj = ps_value_to_json(&pv);
+        ps_value_release(&pv);
+        /* null means "default" and is what to_value gives for unset keys: drop it to keep the
+         * documents short */
+        const char *k;
+        json_t *v;
+        void *tmp;
+        json_object_foreach_safe(pj, tmp, k, v) if (json_is_null(v)) json_object_del(pj, k);
+        json_object_set_new(pj, "name", json_string(p->name));
+        json_object_set_new(pj, "parent", json_string(p->parent ? p->parent->name : "<Root>"));
+        json_object_set_new(pj, "accumulated_resource_volume", volume_json(&p->accumulated_volume));
+        json_array_append_new(pools, pj);
+        if (p->dynamic.below_fair_share_since_ms != PS_STARVATION_NEVER)
+            json_object_set_new(since, p->name, json_integer(p->dynamic.below_fair_share_since_ms));
+    }
+    json_object_set_new(doc, "pools", pools);
+    json_object_set_new(doc, "below_fair_share_since", since);
+    return doc;
+}
+
+json_t *ps_persist_op_doc(struct ps_service *svc, const struct ps_svc_op *op)
+{
+    (void)svc;
+    json_t *doc = json_pack("{s:s, s:s, s:I, s:I, s:O, s:b}", "id", op->id, "user", op->user,
+                            "seq", (json_int_t)op->seq, "start_time", (json_int_t)op->start_ms,
+                            "spec", op->spec, "suspended", op->suspended);
+    if (!doc)
+        return NULL;
+    if (op->parameters)
+        json_object_set(doc, "parameters", op->parameters);
+    if (op->pool_per_tree)
+        json_object_set(doc, "pool_per_tree", op->pool_per_tree);
+    if (op->finished) {
+        json_object_set_new(doc, "state", json_string(op->state));
+        json_object_set_new(doc, "finish_time", json_integer(op->finish_ms));
+    }
+    if (op->error)
+        json_object_set_new(doc, "error", json_string(op->error));
+    if (op->sop && !op->finished) {
+        json_t *since = json_object();
+        for (int i = 0; i < op->sop->tree_count; i++) {
+            struct ps_tree_op *to = op->sop->memberships ? op->sop->memberships[i] : NULL;
+            if (to && to->dynamic.below_fair_share_since_ms != PS_STARVATION_NEVER)
+                json_object_set_new(since, op->sop->tree_names[i],
+                                    json_integer(to->dynamic.below_fair_share_since_ms));
+        }
+        json_object_set_new(doc, "below_fair_share_since", since);
+    }
+    return doc;
+}
+
+json_t *ps_persist_job_doc(const struct ps_svc_job *job)
+{
+    const struct ps_memory_job *m = &job->mem;
+    json_t *mem = json_pack("{s:I, s:I, s:I, s:f, s:f, s:b, s:b, s:I, s:I, s:I}",
+                            "memory_limit", (json_int_t)m->memory_limit_bytes,
+                            "job_proxy_memory", (json_int_t)m->job_proxy_memory_bytes,
+                            "footprint", (json_int_t)m->footprint_memory_bytes,
+                            "user_job_factor", m->user_job_memory_reserve_factor,
+                            "job_proxy_factor", m->job_proxy_memory_reserve_factor,
+                            "user_job_from_overdraft", m->user_job_factor_from_overdraft,
+                            "job_proxy_from_overdraft", m->job_proxy_factor_from_overdraft,
+                            "user_job_reserve", (json_int_t)m->user_job_memory_reserve_bytes,
+                            "job_proxy_reserve", (json_int_t)m->job_proxy_memory_reserve_bytes,
+                            "memory", (json_int_t)m->memory_bytes);
+    json_t *doc = json_pack("{s:s, s:s, s:s, s:I, s:s, s:s, s:i, s:I, s:I, s:f, s:f, s:o, s:o}",
+                            "id", job->id, "operation_id", job->op->id, "task_name",
+                            job->op->tasks[job->task].name, "job_index",
+                            (json_int_t)job->job_index, "state", ps_job_state_name(job->state),
+                            "node_id", job->node_id, "tree_slot", job->tree_slot, "start_time",
+                            (json_int_t)job->start_ms, "finish_time", (json_int_t)job->finish_ms,
+                            "cpu_limit", job->cpu_limit, "cpu_guarantee", job->cpu_guarantee,
+                            "memory", mem, "usage", resources_json(&job->usage));
+    if (!doc)
+        return NULL;
+    if (job->error)
+        json_object_set_new(doc, "error", json_string(job->error));
+    if (job->abort_reason)
+        json_object_set_new(doc, "abort_reason", json_string(job->abort_reason));
+    if (job->statistics)
+        json_object_set(doc, "statistics", job->statistics);
+    if (job->stderr_text) {
+        json_object_set_new(doc, "stderr", json_string(job->stderr_text));
+        json_object_set_new(doc, "stderr_truncated", json_boolean(job->stderr_truncated));
+    }
+    return doc;
+}
+
+void ps_persist_tree(struct ps_service *svc, const char *name)
+{
+    struct ps_pool_tree *tree = ps_strategy_find_tree(svc->strategy, name);
+    if (tree && svc->journal)
+        ps_journal_put(svc->journal, "tree", name, ps_persist_tree_doc(svc, tree));
+}
+
+void ps_persist_tree_removed(struct ps_service *svc, const char *name)
+{
+    if (svc->journal)
+        ps_journal_put(svc->journal, "tree", name, NULL);
+}
+
+void ps_persist_meta(struct ps_service *svc)
+{
+    const char *d = ps_strategy_default_tree(svc->strategy);
+    if (svc->journal)
+        ps_journal_put(svc->journal, "meta", "default_tree",
+                       json_pack("{s:o}", "default_tree", d ? json_string(d) : json_null()));
+}
+
+void ps_persist_op(struct ps_service *svc, const struct ps_svc_op *op)
+{
+    if (svc->journal)
+        ps_journal_put(svc->journal, "operation", op->id, ps_persist_op_doc(svc, op));
+}
+
+void ps_persist_job(struct ps_service *svc, const struct ps_svc_job *job)
+{
+    if (svc->journal)
+        ps_journal_put(svc->journal, "job", job->id, ps_persist_job_doc(job));
+}
+
+/* ---- loading -------------------------------------------------------------------------------- */
+
+struct docs {
+    json_t *arr;
+};
+
+static int collect(const char *key, const char *value, void *ctx)
+{
+    struct docs *d = ctx;
+    json_error_t je;
+    json_t *doc = json_loads(value, 0, &je);
+    if (!doc)
+        return PS_EINVAL;
+    json_t *pair = json_pack("{s:s, s:o}", "key", key, "doc", doc);
+    json_array_append_new(d->arr, pair);
+    return 0;
+}
+
+static int list_kind(struct ps_service *svc, const char *kind, json_t **out, struct ps_error *err)
+{
+    struct docs d = {json_array()};
+    pthread_mutex_lock(&svc->store_mu);
+    int rc = ps_store_list(svc->store, kind, NULL, collect, &d, err);
+    pthread_mutex_unlock(&svc->store_mu);
+    if (rc != 0) {
+        json_decref(d.arr);
+        return ps_error_set(err, rc, "cannot read the stored %s documents", kind);
+    }
+    *out = d.arr;
+    return 0;
+}
+
+static int load_tree(struct ps_service *svc, const char *name, const json_t *doc,
+                     struct ps_error *err)
+{
+    json_t *config = json_deep_copy(json_object_get(doc, "config"));
+    if (!json_is_object(config)) {
+        json_decref(config);
+        config = json_object();
+    }
+    json_t *pools = json_object_get(doc, "pools");
+    if (json_is_array(pools))
+        json_object_set(config, "pools", pools);
+    struct ps_value cv;
+    int rc = ps_json_to_value(config, &cv, err);
+    json_decref(config);
+    if (rc != 0)
+        return rc;
+    rc = ps_strategy_add_tree(svc->strategy, name, &cv, err);
+    ps_value_release(&cv);
+    if (rc != 0) {
+        ps_error_prefix(err, "stored pool tree \"%s\"", name);
+        return rc;
+    }
+    if ((rc = ps_svc_add_tree_state(svc, name, err)) != 0)
+        return rc;
+    struct ps_pool_tree *tree = ps_strategy_find_tree(svc->strategy, name);
+    const json_t *since = json_object_get(doc, "below_fair_share_since");
+    const char *pool;
+    const json_t *v;
+    json_object_foreach((json_t *)since, pool, v) {
+        struct ps_pool *p = ps_pool_tree_find_pool(tree, pool);
+        if (p && json_is_integer(v))
+            p->dynamic.below_fair_share_since_ms = json_integer_value(v);
+    }
+    return 0;
+}
+
+static int cmp_seq(const void *a, const void *b)
+{
+    const json_t *x = json_object_get(*(json_t *const *)a, "doc");
+    const json_t *y = json_object_get(*(json_t *const *)b, "doc");
+    json_int_t sx = json_integer_value(json_object_get(x, "seq"));
+    json_int_t sy = json_integer_value(json_object_get(y, "seq"));
+    return (sx > sy) - (sx < sy);
+}
+
+static int cmp_start(const void *a, const void *b)
+{
+    const json_t *x = json_object_get(*(json_t *const *)a, "doc");
+    const json_t *y = json_object_get(*(json_t *const *)b, "doc");
+    json_int_t sx = json_integer_value(json_object_get(x, "start_time"));
+    json_int_t sy = json_integer_value(json_object_get(y, "start_time"));
+    if (sx != sy)
+        return (sx > sy) - (sx < sy);
+    return strcmp(json_string_value(json_object_get(x, "id")),
+                  json_string_value(json_object_get(y, "id")));
+}
+
+static int cmp_finish(const void *a, const void *b)
+{
+    const struct ps_svc_job *x = *(struct ps_svc_job *const *)a, *y = *(struct ps_svc_job *const *)b;
+    if (x->finish_ms != y->finish_ms)
+        return (x->finish_ms > y->finish_ms) - (x->finish_ms < y->finish_ms);
+    return strcmp(x->id, y->id);
+}
+
+static json_t **sorted(json_t *arr, int (*cmp)(const void *, const void *))
+{
+    size_t n = json_array_size(arr);
+    json_t **v = malloc((n ? n : 1) * sizeof *v);
+    if (!v)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        v[i] = json_array_get(arr, i);
+    qsort(v, n, sizeof *v, cmp);
+    return v;
+}
+
+static int load_op(struct ps_service *svc, const json_t *doc, struct ps_error *err)
+{
+    const char *id = json_string_value(json_object_get(doc, "id"));
+    const char *user = json_string_value(json_object_get(doc, "user"));
+    const json_t *spec = json_object_get(doc, "spec");
+    const char *state = json_string_value(json_object_get(doc, "state"));
+    if (!id || !user || !spec)
+        return ps_error_set(err, PS_EINVAL, "a stored operation lacks id, user or spec");
+    int64_t start = json_integer_value(json_object_get(doc, "start_time"));
+    struct ps_svc_op *op = NULL;
+    struct ps_error e2;
+    ps_error_init(&e2);
+    int rc = ps_svc_op_create(svc, id, user, start, spec, state == NULL, &op, &e2);
+    bool lost = false;
+    if (rc != 0 && state == NULL) {
+        /* The trees changed so that it cannot start again: keep it as failed. */
+        ps_error_init(&e2);
+        rc = ps_svc_op_create(svc, id, user, start, spec, false, &op, &e2);
+        lost = true;
+    }
+    if (rc != 0) {
+        ps_svc_log(svc, "error", "operation_not_restored", "id=%s error=\"%s\"", id, e2.msg);
+        return 0;
+    }
+    op->seq = json_integer_value(json_object_get(doc, "seq"));
+    if (op->seq > svc->op_seq)
+        svc->op_seq = op->seq;
+    const json_t *ppt = json_object_get(doc, "pool_per_tree");
+    if (ppt && !op->pool_per_tree)
+        op->pool_per_tree = json_deep_copy(ppt);
+    const json_t *params = json_object_get(doc, "parameters");
+    if (json_is_object(params) && op->sop && !state) {
+        struct ps_value pv;
+        if (ps_json_to_value(params, &pv, NULL) == 0) {
+            if (ps_strategy_update_operation(svc->strategy, id, &pv, NULL) == 0)
+                ps_svc_op_update_pools(op);
+            ps_value_release(&pv);
+        }
+        op->parameters = json_deep_copy(params);
+    }
+    if (json_is_true(json_object_get(doc, "suspended")) && op->sop && !state) {
+        ps_strategy_suspend_operation(svc->strategy, id, true, NULL);
+        op->suspended = true;
+    }
+    const json_t *since = json_object_get(doc, "below_fair_share_since");
+    if (op->sop && json_is_object(since))
+        for (int i = 0; i < op->sop->tree_count; i++) {
+            const json_t *v = json_object_get(since, op->sop->tree_names[i]);
+            struct ps_tree_op *to = op->sop->memberships ? op->sop->memberships[i] : NULL;
+            if (to && json_is_integer(v))
+                to->dynamic.below_fair_share_since_ms = json_integer_value(v);
+        }
+    const char *error = json_string_value(json_object_get(doc, "error"));
+    if (state || lost) {
+        op->finished = true;
+        op->finish_ms = state ? json_integer_value(json_object_get(doc, "finish_time")) : start;
+        free(op->state);
+        op->state = strdup(state ? state : "failed");
+        free(op->error);
+        op->error = error ? strdup(error)
+                          : strdup("the operation could not be restored after a restart");
+        for (int i = 0; i < op->task_count; i++)
+            op->tasks[i].q_len = 0;
+        op->shape_task = -1;
+        if (lost)
+            ps_persist_op(svc, op);
+    }
+    ps_svc_op_refresh_state(op);
+    return 0;
+}
+
+static int state_from_name(const char *s)
+{
+    if (!s)
+        return -1;
+    for (int i = PS_JOB_RUNNING; i <= PS_JOB_ABORTED; i++)
+        if (strcmp(ps_job_state_name(i), s) == 0)
+            return i;
+    return -1;
+}
+
+static struct ps_svc_job *load_job(struct ps_service *svc, const json_t *doc)
+{
+    const char *id = json_string_value(json_object_get(doc, "id"));
+    const char *op_id = json_string_value(json_object_get(doc, "operation_id"));
+    const char *task_name = json_string_value(json_object_get(doc, "task_name"));
+    const char *node = json_string_value(json_object_get(doc, "node_id"));
+    int state = state_from_name(json_string_value(json_object_get(doc, "state")));
+    struct ps_svc_op *op = op_id ? ps_svc_find_op(svc, op_id) : NULL;
+    if (!id || !op || !task_name || !node || state < 0)
+        return NULL;
+    int task = -1;
+    for (int i = 0; i < op->task_count; i++)
+        if (strcmp(op->tasks[i].name, task_name) == 0)
+            task = i;
+    int64_t index = json_integer_value(json_object_get(doc, "job_index"));
+    if (task < 0 || index < 0 || index >= op->tasks[task].job_count)
+        return NULL;
+    struct ps_svc_job *j = calloc(1, sizeof *j);
+    if (!j)
+        return NULL;
+    j->id = strdup(id);
+    j->node_id = strdup(node);
+    j->op = op;
+    j->task = task;
+    j->job_index = index;
+    j->state = state;
+    j->tree_slot = (int)json_integer_value(json_object_get(doc, "tree_slot"));
+    if (j->tree_slot < 0 || j->tree_slot >= op->tree_count)
+        j->tree_slot = 0;
+    j->start_ms = json_integer_value(json_object_get(doc, "start_time"));
+    j->finish_ms = json_integer_value(json_object_get(doc, "finish_time"));
+    j->cpu_limit = json_number_value(json_object_get(doc, "cpu_limit"));
+    j->cpu_guarantee = json_number_value(json_object_get(doc, "cpu_guarantee"));
+    const json_t *m = json_object_get(doc, "memory");
+    j->mem.memory_limit_bytes = json_integer_value(json_object_get(m, "memory_limit"));
+    j->mem.job_proxy_memory_bytes = json_integer_value(json_object_get(m, "job_proxy_memory"));
+    j->mem.footprint_memory_bytes = json_integer_value(json_object_get(m, "footprint"));
+    j->mem.user_job_memory_reserve_factor = json_number_value(json_object_get(m, "user_job_factor"));
+    j->mem.job_proxy_memory_reserve_factor = json_number_value(json_object_get(m, "job_proxy_factor"));
+    j->mem.user_job_factor_from_overdraft = json_is_true(json_object_get(m, "user_job_from_overdraft"));
+    j->mem.job_proxy_factor_from_overdraft = json_is_true(json_object_get(m, "job_proxy_from_overdraft"));
+    j->mem.user_job_memory_reserve_bytes = json_integer_value(json_object_get(m, "user_job_reserve"));
+    j->mem.job_proxy_memory_reserve_bytes = json_integer_value(json_object_get(m, "job_proxy_reserve"));
+    j->mem.memory_bytes = json_integer_value(json_object_get(m, "memory"));
+    resources_from(json_object_get(doc, "usage"), &j->usage);
+    const char *s;
+    if ((s = json_string_value(json_object_get(doc, "error"))))
+        j->error = strdup(s);
+    if ((s = json_string_value(json_object_get(doc, "abort_reason"))))
+        j->abort_reason = strdup(s);
+    const json_t *st = json_object_get(doc, "statistics");
+    if (st)
+        j->statistics = json_deep_copy(st);
+    if ((s = json_string_value(json_object_get(doc, "stderr"))))
+        j->stderr_text = strdup(s);
+    j->stderr_truncated = json_is_true(json_object_get(doc, "stderr_truncated"));
+    j->alloc_id = ++svc->next_alloc_id;
+    if (!j->id || !j->node_id || ps_svc_job_register(svc, j) != 0) {
+        ps_svc_job_free(j);
+        return NULL;
+    }
+    return j;
+}
+
+/* Rebuilds task queues and counters from the jobs; running jobs of running operations re-attach
+ * (usage, node, preemptible lists); running jobs of finished operations are aborted. */
+static void rebuild_progress(struct ps_service *svc, int64_t now_ms)
+{
+    for (int i = 0; i < svc->job_count; i++) {
+        struct ps_svc_job *j = svc->job_list[i];
+        struct ps_svc_task *t = &j->op->tasks[j->task];
+        switch (j->state) {
+        case PS_JOB_COMPLETED:
+            if (!t->done[j->job_index]) {
+                t->done[j->job_index] = 1;
+                t->completed++;
+            }
+            break;
+        case PS_JOB_FAILED:
+            t->failed++;
+            j->op->failed_jobs++;
+            break;
+        case PS_JOB_ABORTED:
+            t->aborted++;
+            break;
+        default:
+            break;
+        }
+    }
+    for (int o = 0; o < svc->op_count; o++) {
+        struct ps_svc_op *op = svc->op_list[o];
+        for (int k = 0; k < op->task_count; k++) {
+            struct ps_svc_task *t = &op->tasks[k];
+            t->q_head = 0;
+            t->q_len = 0;
+            if (op->finished)
+                continue;
+            /* running jobs are marked temporarily in done[] as 2 */
+            for (int i = 0; i < svc->job_count; i++) {
+                struct ps_svc_job *j = svc->job_list[i];
+                if (j->op == op && j->task == k && j->state == PS_JOB_RUNNING &&
+                    !t->done[j->job_index])
+                    t->done[j->job_index] = 2;
+            }
+            for (int64_t x = 0; x < t->job_count; x++)
+                if (!t->done[x])
+                    t->queue[t->q_len++] = x;
+            for (int64_t x = 0; x < t->job_count; x++)
+                if (t->done[x] == 2)
+                    t->done[x] = 0;
+        }
+    }
+    for (int i = 0; i < svc->job_count; i++) {
+        struct ps_svc_job *j = svc->job_list[i];
+        if (j->state != PS_JOB_RUNNING)
+            continue;
+        struct ps_svc_op *op = j->op;
+        if (op->finished || !op->sop) {
+            j->state = PS_JOB_ABORTED;
+            j->finish_ms = now_ms;
+            free(j->abort_reason);
+            j->abort_reason = strdup("operation_finished");
+            ps_persist_job(svc, j);
+            continue;
+        }
+        struct ps_svc_task *t = &op->tasks[j->task];
+        t->running++;
+        struct ps_svc_op_tree *tr = &op->trees[j->tree_slot];
+        tr->usage = ps_resources_add(tr->usage, j->usage);
+        ps_preemptible_add(tr->lists, j->alloc_id, j->start_ms, j->usage, NULL);
+        ps_svc_job_attach_node(svc, j);
+        struct ps_svc_node *node = ps_svc_node_get(svc, j->node_id, false);
+        if (node && node->last_seen_ms < now_ms)
+            node->last_seen_ms = now_ms;   /* the offline timeout counts from the restart */
+        j->seen_running = true;   /* re-attached: the node reports it, or the offline check ends it */
+    }
+    for (int o = 0; o < svc->op_count; o++)
+        ps_svc_op_update_shape(svc, svc->op_list[o]);
+    /* digests learn from the finished jobs in finish order */
+    struct ps_svc_job **fin = malloc((size_t)(svc->job_count ? svc->job_count : 1) * sizeof *fin);
+    if (!fin)
+        return;
+    int n = 0;
+    for (int i = 0; i < svc->job_count; i++)
+        if (svc->job_list[i]->state != PS_JOB_RUNNING)
+            fin[n++] = svc->job_list[i];
+    qsort(fin, (size_t)n, sizeof *fin, cmp_finish);
+    for (int i = 0; i < n; i++)
+        ps_svc_job_learn(fin[i]);
+    free(fin);
+}
+
+int ps_persist_load(struct ps_service *svc, struct ps_error *err)
+{
+    json_t *trees = NULL, *ops = NULL, *jobs = NULL;
+    int rc = list_kind(svc, "tree", &trees, err);
+    if (rc == 0)
+        rc = list_kind(svc, "operation", &ops, err);
+    if (rc == 0)
+        rc = list_kind(svc, "job", &jobs, err);
+    size_t i;
+    json_t *pair;
+    if (rc == 0)
+        json_array_foreach(trees, i, pair) {
+            rc = load_tree(svc, json_string_value(json_object_get(pair, "key")),
+                           json_object_get(pair, "doc"), err);
+            if (rc != 0)
+                break;
+        }
+    if (rc == 0) {
+        char *meta = NULL;
+        pthread_mutex_lock(&svc->store_mu);
+        int got = ps_store_get(svc->store, "meta", "default_tree", &meta, NULL);
+        pthread_mutex_unlock(&svc->store_mu);
+        if (got == 0) {
+            json_t *m = json_loads(meta, 0, NULL);
+            const char *d = json_string_value(json_object_get(m, "default_tree"));
+            if (d)
+                ps_strategy_set_default_tree(svc->strategy, d, NULL);
+            json_decref(m);
+            free(meta);
+        }
+    }
+    json_t **v = NULL;
+    if (rc == 0 && (v = sorted(ops, cmp_seq)))
+        for (size_t k = 0; rc == 0 && k < json_array_size(ops); k++)
+            rc = load_op(svc, json_object_get(v[k], "doc"), err);
+    free(v);
+    v = NULL;
+    if (rc == 0 && (v = sorted(jobs, cmp_start)))
+        for (size_t k = 0; k < json_array_size(jobs); k++) {
+            const json_t *doc = json_object_get(v[k], "doc");
+            if (!load_job(svc, doc))
+                ps_svc_log(svc, "warning", "job_not_restored", "id=%s",
+                           json_string_value(json_object_get(doc, "id")));
+        }
+    free(v);
+    if (rc == 0)
+        rebuild_progress(svc, ps_svc_now_ms());
+    json_decref(trees);
+    json_decref(ops);
+    json_decref(jobs);
+    return rc;
+}

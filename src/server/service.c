@@ -1,0 +1,1120 @@
+/* service.c — the operation and job model of the scheduler service (under svc->mu). */
+#include "server/service.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "io/json_value.h"
+
+#define MIB (1024LL * 1024LL)
+#define MAX_JOB_COUNT 1000000
+#define MAX_TASKS 64
+
+int64_t ps_svc_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void ps_svc_log(struct ps_service *svc, const char *level, const char *event, const char *fmt, ...)
+{
+    if (svc && svc->cfg.quiet)
+        return;
+    char line[1024];
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    struct tm tm;
+    gmtime_r(&ts.tv_sec, &tm);
+    int n = snprintf(line, sizeof line, "ts=%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ level=%s event=%s",
+                     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+                     tm.tm_sec, ts.tv_nsec / 1000000, level, event);
+    if (fmt && *fmt && n > 0 && (size_t)n < sizeof line - 2) {
+        line[n++] = ' ';
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
+        va_end(ap);
+    }
+    fprintf(stderr, "%s\n", line);
+}
+
+const char *ps_job_state_name(int state)
+{
+    switch (state) {
+    case PS_JOB_RUNNING: return "running";
+    case PS_JOB_COMPLETED: return "completed";
+    case PS_JOB_FAILED: return "failed";
+    case PS_JOB_ABORTED: return "aborted";
+    default: return "unknown";
+    }
+}
+
+struct ps_svc_tree_state *ps_svc_tree(struct ps_service *svc, const char *name)
+{
+    for (int i = 0; i < svc->tree_count; i++)
+        if (strcmp(svc->trees[i]->name, name) == 0)
+            return svc->trees[i];
+    return NULL;
+}
+
+int ps_svc_add_tree_state(struct ps_service *svc, const char *name, struct ps_error *err)
+{
+    struct ps_svc_tree_state *t = calloc(1, sizeof *t);
+    struct ps_svc_tree_state **arr = realloc(svc->trees, (size_t)(svc->tree_count + 1) * sizeof *arr);
+    if (!t || !arr || !(t->name = strdup(name))) {
+        free(t ? t->name : NULL);
+        free(t);
+        if (arr)
+            svc->trees = arr;
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    }
+    svc->trees = arr;
+    int rc = ps_tree_sched_init(&t->sched, err);
+    if (rc != 0) {
+        free(t->name);
+        free(t);
+        return rc;
+    }
+    t->dirty = true;
+    svc->trees[svc->tree_count++] = t;
+    return 0;
+}
+
+void ps_svc_remove_tree_state(struct ps_service *svc, const char *name)
+{
+    for (int i = 0; i < svc->tree_count; i++) {
+        if (strcmp(svc->trees[i]->name, name) != 0)
+            continue;
+        struct ps_svc_tree_state *t = svc->trees[i];
+        ps_tree_sched_release(&t->sched);
+        free(t->name);
+        free(t);
+        memmove(&svc->trees[i], &svc->trees[i + 1],
+                (size_t)(svc->tree_count - i - 1) * sizeof *svc->trees);
+        svc->tree_count--;
+        return;
+    }
+}
+
+struct ps_svc_op *ps_svc_find_op(struct ps_service *svc, const char *id)
+{
+    return ps_strmap_get(&svc->ops, id);
+}
+
+/* ---- spec parsing --------------------------------------------------------------------------- */
+
+static int task_error(struct ps_error *err, const char *task, const char *key, const char *what,
+                      const json_t *v)
+{
+    char buf[96];
+    if (v) {
+        char *dump = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+        snprintf(buf, sizeof buf, "%s", dump ? dump : "?");
+        free(dump);
+    }
+    return ps_error_set(err, PS_EINVAL, "spec/tasks/%s/%s: must be %s%s%s", task, key, what,
+                        v ? ", got " : "", v ? buf : "");
+}
+
+static int get_number(const json_t *obj, const char *task, const char *key, double min, double max,
+                      const char *what, double *out, struct ps_error *err)
+{
+    const json_t *v = json_object_get(obj, key);
+    if (!v || json_is_null(v))
+        return 0;
+    if (!json_is_number(v) || !(json_number_value(v) >= min && json_number_value(v) <= max))
+        return task_error(err, task, key, what, v);
+    *out = json_number_value(v);
+    return 0;
+}
+
+static int get_int(const json_t *obj, const char *task, const char *key, int64_t min, int64_t max,
+                   const char *what, int64_t *out, struct ps_error *err)
+{
+    const json_t *v = json_object_get(obj, key);
+    if (!v || json_is_null(v))
+        return 0;
+    double x = json_is_number(v) ? json_number_value(v) : NAN;
+    if (!json_is_number(v) || x != floor(x) || !(x >= (double)min && x <= (double)max))
+        return task_error(err, task, key, what, v);
+    *out = (int64_t)x;
+    return 0;
+}
+
+static void task_release(struct ps_svc_task *t)
+{
+    free(t->name);
+    free(t->command);
+    json_decref(t->environment);
+    ps_memory_task_release(&t->mem);
+    free(t->queue);
+    free(t->done);
+    free(t->overdraft);
+}
+
+static const char *const task_keys[] = {"command", "job_count", "cpu_limit", "memory_limit",
+                                        "tmpfs_size", "environment", NULL};
+
+/* Parses spec.tasks and the controller keys into op (tasks, cpu monitor). Nothing is changed in
+ * the service. */
+static int parse_controller_spec(struct ps_service *svc, const json_t *spec, struct ps_svc_op *op,
+                                 struct ps_error *err)
+{
+    const json_t *tasks = json_object_get(spec, "tasks");
+    if (!json_is_object(tasks) || json_object_size(tasks) == 0)
+        return ps_error_set(err, PS_EINVAL,
+                            "spec/tasks: must be a non-empty map of task name -> {command, job_count, ...}");
+    if (json_object_size(tasks) > MAX_TASKS)
+        return ps_error_set(err, PS_EINVAL, "spec/tasks: at most %d tasks", MAX_TASKS);
+
+    /* memory options of the operation (apply to every task) */
+    struct ps_memory_task_spec base;
+    ps_memory_task_spec_init(&base);
+    double x;
+    const json_t *v;
+    if ((v = json_object_get(spec, "user_job_memory_digest_default_value")) && !json_is_null(v)) {
+        if (!json_is_number(v))
+            return ps_error_set(err, PS_EINVAL, "spec/user_job_memory_digest_default_value: must be a number");
+        base.user_job_memory_digest_default_value = json_number_value(v);
+    }
+    if ((v = json_object_get(spec, "user_job_memory_digest_lower_bound")) && !json_is_null(v)) {
+        if (!json_is_number(v))
+            return ps_error_set(err, PS_EINVAL, "spec/user_job_memory_digest_lower_bound: must be a number");
+        base.user_job_memory_digest_lower_bound = json_number_value(v);
+    }
+    if ((v = json_object_get(spec, "memory_reserve_factor")) && !json_is_null(v)) {
+        if (!json_is_number(v))
+            return ps_error_set(err, PS_EINVAL, "spec/memory_reserve_factor: must be a number");
+        base.has_memory_reserve_factor = true;
+        base.memory_reserve_factor = json_number_value(v);
+    }
+
+    /* job_cpu_monitor */
+    ps_cpu_monitor_config_init(&op->cpu_monitor);
+    const json_t *cm = json_object_get(spec, "job_cpu_monitor");
+    if (cm && !json_is_null(cm)) {
+        if (!json_is_object(cm))
+            return ps_error_set(err, PS_EINVAL, "spec/job_cpu_monitor: must be a map");
+        const char *key;
+        const json_t *item;
+        json_object_foreach((json_t *)cm, key, item) {
+            if (json_is_boolean(item))
+                x = json_is_true(item) ? 1 : 0;
+            else if (json_is_number(item))
+                x = json_number_value(item);
+            else
+                return ps_error_set(err, PS_EINVAL, "spec/job_cpu_monitor/%s: must be a number or a boolean", key);
+            int rc = ps_cpu_monitor_config_set(&op->cpu_monitor, key, x, err);
+            if (rc != 0) {
+                ps_error_prefix(err, "spec/job_cpu_monitor");
+                return rc == PS_ENOENT ? (err->code = PS_EINVAL) : rc;
+            }
+        }
+        int rc = ps_cpu_monitor_config_validate(&op->cpu_monitor, err);
+        if (rc != 0)
+            return rc;
+    }
+
+    op->task_count = 0;
+    op->tasks = calloc(json_object_size(tasks), sizeof *op->tasks);
+    if (!op->tasks)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    const char *name;
+    const json_t *t;
+    json_object_foreach((json_t *)tasks, name, t) {
+        struct ps_svc_task *task = &op->tasks[op->task_count];
+        if (!json_is_object(t))
+            return ps_error_set(err, PS_EINVAL, "spec/tasks/%s: must be a map", name);
+        const char *k;
+        const json_t *kv;
+        json_object_foreach((json_t *)t, k, kv) {
+            bool known = false;
+            for (int i = 0; task_keys[i]; i++)
+                known |= strcmp(task_keys[i], k) == 0;
+            if (!known)
+                return ps_error_set(err, PS_EINVAL, "spec/tasks/%s: unknown key \"%s\"", name, k);
+        }
+        const json_t *cmd = json_object_get(t, "command");
+        if (!json_is_string(cmd) || json_string_length(cmd) == 0)
+            return task_error(err, name, "command", "a non-empty string", cmd);
+        task->job_count = 1;
+        task->cpu_limit = 1;
+        task->memory_limit = 512 * MIB;
+        task->tmpfs_size = 0;
+        int rc = 0;
+        if (!json_object_get(t, "job_count"))
+            return task_error(err, name, "job_count", "an integer in [1, 1000000]", NULL);
+        if ((rc = get_int(t, name, "job_count", 1, MAX_JOB_COUNT, "an integer in [1, 1000000]",
+                          &task->job_count, err)) ||
+            (rc = get_number(t, name, "cpu_limit", 0.01, 1024, "a number of cores in [0.01, 1024]",
+                             &task->cpu_limit, err)) ||
+            (rc = get_int(t, name, "memory_limit", 1, 16LL * 1024 * 1024 * MIB,
+                          "a number of bytes in [1, 16 TiB]", &task->memory_limit, err)) ||
+            (rc = get_int(t, name, "tmpfs_size", 0, task->memory_limit,
+                          "a number of bytes in [0, memory_limit]", &task->tmpfs_size, err)))
+            return rc;
+        task->cpu_limit = (double)ps_res_from_double(PS_RES_CPU, task->cpu_limit) / PS_CPU_SCALE;
+        const json_t *env = json_object_get(t, "environment");
+        if (env && !json_is_null(env)) {
+            if (!json_is_object(env))
+                return task_error(err, name, "environment", "a map of strings", env);
+            const char *ek;
+            const json_t *ev;
+            json_object_foreach((json_t *)env, ek, ev) if (!json_is_string(ev))
+                return task_error(err, name, "environment", "a map of strings", env);
+            task->environment = json_deep_copy(env);
+        } else {
+            task->environment = json_object();
+        }
+        task->name = strdup(name);
+        task->command = strdup(json_string_value(cmd));
+        op->task_count++;
+        if (!task->name || !task->command || !task->environment)
+            return ps_error_set(err, PS_ENOMEM, "out of memory");
+        struct ps_memory_task_spec ms = base;
+        ms.memory_limit_bytes = task->memory_limit;
+        ms.tmpfs_size_bytes = task->tmpfs_size;
+        if ((rc = ps_memory_task_init(&task->mem, &svc->memory_config, &ms, err)) != 0) {
+            ps_error_prefix(err, "spec/tasks/%s", name);
+            return rc;
+        }
+        size_t n = (size_t)task->job_count;
+        task->queue = malloc(n * sizeof *task->queue);
+        task->done = calloc(n, 1);
+        task->overdraft = malloc(n * sizeof *task->overdraft);
+        if (!task->queue || !task->done || !task->overdraft)
+            return ps_error_set(err, PS_ENOMEM, "out of memory");
+        for (size_t i = 0; i < n; i++) {
+            task->queue[i] = (int64_t)i;
+            ps_memory_overdraft_state_init(&task->overdraft[i]);
+        }
+        task->q_head = 0;
+        task->q_len = (int64_t)n;
+    }
+    return 0;
+}
+
+static json_t *resulting_spec(struct ps_service *svc, const json_t *spec, struct ps_svc_op *op)
+{
+    json_t *r = json_deep_copy(spec);
+    if (!r)
+        return NULL;
+    struct ps_value sv = ps_value_null();
+    if (op->sop && ps_operation_spec_to_value(&op->sop->spec, &sv) == 0) {
+        json_t *sj = ps_value_to_json(&sv);
+        if (sj)
+            json_object_update(r, sj);
+        json_decref(sj);
+    }
+    ps_value_release(&sv);
+    json_t *tasks = json_object();
+    for (int i = 0; i < op->task_count; i++) {
+        const struct ps_svc_task *t = &op->tasks[i];
+        json_object_set_new(tasks, t->name,
+                            json_pack("{s:s, s:I, s:f, s:I, s:I, s:O}", "command", t->command,
+                                      "job_count", (json_int_t)t->job_count, "cpu_limit",
+                                      t->cpu_limit, "memory_limit", (json_int_t)t->memory_limit,
+                                      "tmpfs_size", (json_int_t)t->tmpfs_size, "environment",
+                                      t->environment));
+    }
+    json_object_set_new(r, "tasks", tasks);
+    json_t *cm = json_object();
+    for (size_t i = 0; i < ps_cpu_monitor_config_key_count(); i++) {
+        const struct ps_cpu_monitor_key *k = ps_cpu_monitor_config_key(i);
+        double x = 0;
+        ps_cpu_monitor_config_get(&op->cpu_monitor, k->name, &x, NULL);
+        if (k->kind == PS_CPU_MONITOR_KEY_BOOL)
+            json_object_set_new(cm, k->name, json_boolean(x != 0));
+        else if (k->kind == PS_CPU_MONITOR_KEY_DOUBLE)
+            json_object_set_new(cm, k->name, json_real(x));
+        else
+            json_object_set_new(cm, k->name, json_integer((json_int_t)x));
+    }
+    json_decref(op->cpu_monitor_json);
+    op->cpu_monitor_json = json_incref(cm);
+    json_object_set_new(r, "job_cpu_monitor", cm);
+    if (op->task_count > 0) {
+        const struct ps_memory_task *m = &op->tasks[0].mem;
+        json_object_set_new(r, "user_job_memory_digest_default_value",
+                            json_real(m->user_job_digest_default_value));
+        json_object_set_new(r, "user_job_memory_digest_lower_bound",
+                            json_real(m->user_job_digest_lower_bound));
+    }
+    json_object_set_new(r, "max_failed_job_count", json_integer(svc->cfg.max_failed_job_count));
+    return r;
+}
+
+void ps_svc_op_free(struct ps_svc_op *op)
+{
+    if (!op)
+        return;
+    for (int i = 0; i < op->task_count; i++)
+        task_release(&op->tasks[i]);
+    free(op->tasks);
+    for (int i = 0; i < op->tree_count; i++)
+        ps_preemptible_free(op->trees[i].lists);
+    free(op->trees);
+    json_decref(op->spec);
+    json_decref(op->resulting_spec);
+    json_decref(op->cpu_monitor_json);
+    json_decref(op->pool_per_tree);
+    json_decref(op->parameters);
+    free(op->state);
+    free(op->error);
+    free(op->user);
+    free(op->id);
+    free(op);
+}
+
+static void set_str(char **dst, const char *s)
+{
+    free(*dst);
+    *dst = s ? strdup(s) : NULL;
+}
+
+void ps_svc_op_refresh_state(struct ps_svc_op *op)
+{
+    if (op->finished || !op->sop)
+        return;
+    set_str(&op->state, ps_operation_state_name(op->sop->state));
+}
+
+static void log_activated(struct ps_service *svc)
+{
+    for (int i = 0; i < ps_strategy_activated_count(svc->strategy); i++) {
+        struct ps_operation *a = ps_strategy_activated(svc->strategy, i);
+        struct ps_svc_op *o = ps_svc_find_op(svc, a->id);
+        if (o) {
+            ps_svc_op_refresh_state(o);
+            ps_svc_log(svc, "info", "operation_running", "id=%s", a->id);
+        }
+    }
+}
+
+void ps_svc_op_update_pools(struct ps_svc_op *op)
+{
+    if (!op->sop)
+        return;
+    json_t *m = json_object();
+    for (int i = 0; m && i < op->sop->tree_count; i++) {
+        struct ps_tree_op *to = op->sop->memberships ? op->sop->memberships[i] : NULL;
+        if (to)
+            to->user_data = op;
+        if (to && to->pool)
+            json_object_set_new(m, op->sop->tree_names[i], json_string(to->pool->name));
+    }
+    if (m && json_object_size(m) > 0) {
+        json_decref(op->pool_per_tree);
+        op->pool_per_tree = m;
+    } else {
+        json_decref(m);
+    }
+}
+
+static void bind_memberships(struct ps_svc_op *op)
+{
+    if (!op->sop)
+        return;
+    for (int i = 0; i < op->sop->tree_count && i < op->tree_count; i++)
+        if (op->sop->memberships && op->sop->memberships[i])
+            op->sop->memberships[i]->user_data = op;
+}
+
+int ps_svc_op_create(struct ps_service *svc, const char *id, const char *user, int64_t start_ms,
+                     const json_t *spec, bool in_strategy, struct ps_svc_op **out,
+                     struct ps_error *err)
+{
+    if (!json_is_object(spec))
+        return ps_error_set(err, PS_EINVAL, "spec: must be a map");
+    if (ps_svc_find_op(svc, id))
+        return ps_error_set(err, PS_EEXIST, "operation \"%s\" already exists", id);
+    struct ps_svc_op *op = calloc(1, sizeof *op);
+    if (!op)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    op->id = strdup(id);
+    op->user = strdup(user);
+    op->spec = json_deep_copy(spec);
+    op->start_ms = start_ms;
+    op->finish_ms = -1;
+    op->shape_task = -1;
+    int rc = 0;
+    if (!op->id || !op->user || !op->spec) {
+        rc = ps_error_set(err, PS_ENOMEM, "out of memory");
+        goto fail;
+    }
+    if ((rc = parse_controller_spec(svc, spec, op, err)) != 0)
+        goto fail;
+    if (in_strategy) {
+        struct ps_value sv;
+        if ((rc = ps_json_to_value(spec, &sv, err)) != 0)
+            goto fail;
+        /* The strategy ignores the controller's keys (tasks, job_cpu_monitor, ...). */
+        rc = ps_strategy_start_operation(svc->strategy, id, user, start_ms, &sv, &op->sop, err);
+        ps_value_release(&sv);
+        if (rc != 0)
+            goto fail;
+    }
+    op->tree_count = op->sop ? op->sop->tree_count : 0;
+    op->trees = calloc((size_t)op->tree_count, sizeof *op->trees);
+    if (!op->trees) {
+        rc = ps_error_set(err, PS_ENOMEM, "out of memory");
+        goto fail_started;
+    }
+    for (int i = 0; i < op->tree_count; i++) {
+        struct ps_preemptible_config pc;
+        ps_preemptible_config_init(&pc);
+        op->trees[i].element = -1;
+        op->trees[i].lists = ps_preemptible_new(&pc);
+        if (!op->trees[i].lists) {
+            rc = ps_error_set(err, PS_ENOMEM, "out of memory");
+            goto fail_started;
+        }
+    }
+    bind_memberships(op);
+    ps_svc_op_update_pools(op);
+    op->resulting_spec = resulting_spec(svc, spec, op);
+    if (!op->resulting_spec || ps_strmap_put(&svc->ops, op->id, op) != 0) {
+        rc = ps_error_set(err, PS_ENOMEM, "out of memory");
+        goto fail_started;
+    }
+    if (svc->op_count == svc->op_cap) {
+        int cap = svc->op_cap ? 2 * svc->op_cap : 64;
+        struct ps_svc_op **l = realloc(svc->op_list, (size_t)cap * sizeof *l);
+        if (!l) {
+            ps_strmap_remove(&svc->ops, op->id);
+            rc = ps_error_set(err, PS_ENOMEM, "out of memory");
+            goto fail_started;
+        }
+        svc->op_list = l;
+        svc->op_cap = cap;
+    }
+    op->seq = ++svc->op_seq;
+    svc->op_list[svc->op_count++] = op;
+    ps_svc_op_refresh_state(op);
+    op->shape_task = -1;
+    ps_svc_op_update_shape(svc, op);
+    for (int i = 0; i < op->tree_count; i++) {
+        struct ps_svc_tree_state *ts = ps_svc_tree(svc, op->sop->tree_names[i]);
+        if (ts)
+            ts->dirty = true;
+    }
+    *out = op;
+    return 0;
+fail_started:
+    if (op->sop) {
+        ps_strategy_finish_operation(svc->strategy, id, PS_OP_ABORTED, start_ms, NULL);
+        ps_strategy_forget_operation(svc->strategy, id, NULL);
+    }
+fail:
+    op->sop = NULL;
+    ps_svc_op_free(op);
+    return rc;
+}
+
+int64_t ps_svc_op_pending(const struct ps_svc_op *op)
+{
+    int64_t n = 0;
+    for (int i = 0; i < op->task_count; i++)
+        n += op->tasks[i].q_len;
+    return n;
+}
+
+static struct ps_resources task_shape(const struct ps_svc_task *t)
+{
+    struct ps_memory_job mj;
+    ps_memory_task_reserve(&t->mem, NULL, &mj);
+    struct ps_resources r = ps_resources_zero();
+    r.v[PS_RES_USER_SLOTS] = 1;
+    r.v[PS_RES_CPU] = ps_res_from_double(PS_RES_CPU, t->cpu_limit);
+    r.v[PS_RES_MEMORY] = mj.memory_bytes;
+    return r;
+}
+
+static bool op_runnable(const struct ps_svc_op *op)
+{
+    return !op->finished && op->sop && op->sop->state == PS_OP_RUNNING && !op->suspended;
+}
+
+static void fill_sched_state(const struct ps_svc_op *op, struct ps_tree_op *tree_op,
+                             struct ps_sched_operation *st)
+{
+    memset(st, 0, sizeof *st);
+    st->filter = tree_op ? tree_op->filter : NULL;
+    st->allocation.v[PS_RES_USER_SLOTS] = 1;
+    st->runnable = op_runnable(op);
+    if (op->shape_task >= 0) {
+        st->allocation = task_shape(&op->tasks[op->shape_task]);
+        st->pending_count = op->tasks[op->shape_task].q_len;
+    }
+}
+
+/* Picks the task whose allocations the snapshots offer (the first with pending jobs) and tells
+ * every tree's snapshot. */
+void ps_svc_op_update_shape(struct ps_service *svc, struct ps_svc_op *op)
+{
+    int shape = -1;
+    for (int i = 0; i < op->task_count && shape < 0; i++)
+        if (op->tasks[i].q_len > 0)
+            shape = i;
+    op->shape_task = shape;
+    for (int i = 0; i < op->tree_count; i++) {
+        struct ps_svc_op_tree *t = &op->trees[i];
+        if (t->element < 0 || !op->sop)
+            continue;
+        struct ps_svc_tree_state *ts = ps_svc_tree(svc, op->sop->tree_names[i]);
+        if (!ts || !ts->sched.snap)
+            continue;
+        struct ps_sched_operation st;
+        fill_sched_state(op, op->sop->memberships[i], &st);
+        ps_sched_set_operation(ts->sched.snap, t->element, &st, NULL);
+    }
+}
+
+void ps_svc_op_detach(struct ps_service *svc, struct ps_svc_op *op)
+{
+    for (int i = 0; i < op->tree_count; i++) {
+        struct ps_svc_op_tree *t = &op->trees[i];
+        if (t->element >= 0 && op->sop) {
+            struct ps_svc_tree_state *ts = ps_svc_tree(svc, op->sop->tree_names[i]);
+            if (ts)
+                ps_tree_sched_detach(&ts->sched, t->element);
+        }
+        t->element = -1;
+    }
+}
+
+struct ps_preemptible *ps_svc_sched_op_fn(void *ctx, struct ps_tree_op *tree_op, int element,
+                                          struct ps_sched_operation *sched,
+                                          struct ps_preempt_operation *preempt)
+{
+    (void)ctx;
+    struct ps_svc_op *op = tree_op->user_data;
+    if (!op || !op->sop)
+        return NULL;
+    const char *tree = ps_pool_tree_name(tree_op->tree);
+    for (int i = 0; i < op->tree_count; i++) {
+        if (strcmp(op->sop->tree_names[i], tree) != 0)
+            continue;
+        op->trees[i].element = element;
+        fill_sched_state(op, tree_op, sched);
+        preempt->lists = op->trees[i].lists;
+        return op->trees[i].lists;
+    }
+    return NULL;
+}
+
+void ps_svc_fill_engine_inputs(struct ps_service *svc, struct ps_svc_tree_state *ts,
+                               struct ps_pool_tree *tree)
+{
+    (void)ts;
+    for (int k = 0; k < ps_pool_tree_operation_count(tree); k++) {
+        struct ps_tree_op *to = ps_pool_tree_operation_at(tree, k);
+        struct ps_svc_op *op = to->user_data;
+        if (!op)
+            continue;
+        for (int i = 0; i < op->tree_count; i++) {
+            if (strcmp(op->sop->tree_names[i], ps_pool_tree_name(tree)) != 0)
+                continue;
+            op->trees[i].element = -1;
+            to->usage = op->trees[i].usage;
+            to->demand = op->trees[i].usage;
+            for (int j = 0; j < op->task_count; j++) {
+                struct ps_resources shape = task_shape(&op->tasks[j]);
+                for (int r = 0; r < PS_RES_COUNT; r++)
+                    to->demand.v[r] += shape.v[r] * op->tasks[j].q_len;
+            }
+            to->pending_job_count = ps_svc_op_pending(op);
+            to->suspended = op->suspended;
+        }
+    }
+    (void)svc;
+}
+
+/* ---- jobs ----------------------------------------------------------------------------------- */
+
+int ps_svc_job_register(struct ps_service *svc, struct ps_svc_job *job)
+{
+    if (svc->job_count == svc->job_cap) {
+        int cap = svc->job_cap ? 2 * svc->job_cap : 256;
+        struct ps_svc_job **l = realloc(svc->job_list, (size_t)cap * sizeof *l);
+        if (!l)
+            return PS_ENOMEM;
+        svc->job_list = l;
+        svc->job_cap = cap;
+    }
+    if (ps_strmap_put(&svc->jobs, job->id, job) != 0)
+        return PS_ENOMEM;
+    svc->job_list[svc->job_count++] = job;
+    return 0;
+}
+
+struct ps_svc_node *ps_svc_node_get(struct ps_service *svc, const char *id, bool create)
+{
+    struct ps_svc_node *n = ps_strmap_get(&svc->nodes, id);
+    if (n || !create)
+        return n;
+    n = calloc(1, sizeof *n);
+    if (!n || !(n->id = strdup(id))) {
+        free(n);
+        return NULL;
+    }
+    n->last_preempt_ms = PS_PREEMPT_NEVER;
+    n->num = svc->node_count;
+    n->filter_cache = ps_sched_filter_cache_new();
+    if (svc->node_count == svc->node_cap) {
+        int cap = svc->node_cap ? 2 * svc->node_cap : 64;
+        struct ps_svc_node **l = realloc(svc->node_list, (size_t)cap * sizeof *l);
+        if (!l) {
+            free(n->id);
+            free(n);
+            return NULL;
+        }
+        svc->node_list = l;
+        svc->node_cap = cap;
+    }
+    if (ps_strmap_put(&svc->nodes, n->id, n) != 0) {
+        free(n->id);
+        free(n);
+        return NULL;
+    }
+    svc->node_list[svc->node_count++] = n;
+    return n;
+}
+
+void ps_svc_job_attach_node(struct ps_service *svc, struct ps_svc_job *job)
+{
+    struct ps_svc_node *n = ps_svc_node_get(svc, job->node_id, true);
+    if (!n)
+        return;
+    job->node_prev = NULL;
+    job->node_next = n->jobs;
+    if (n->jobs)
+        n->jobs->node_prev = job;
+    n->jobs = job;
+    n->job_count++;
+}
+
+static void detach_node(struct ps_service *svc, struct ps_svc_job *job)
+{
+    struct ps_svc_node *n = ps_svc_node_get(svc, job->node_id, false);
+    if (!n)
+        return;
+    if (job->node_prev)
+        job->node_prev->node_next = job->node_next;
+    else if (n->jobs == job)
+        n->jobs = job->node_next;
+    else
+        return;   /* not on the list */
+    if (job->node_next)
+        job->node_next->node_prev = job->node_prev;
+    job->node_next = job->node_prev = NULL;
+    n->job_count--;
+}
+
+static struct ps_sched_snapshot *op_snapshot(struct ps_service *svc, struct ps_svc_op *op, int slot)
+{
+    if (slot < 0 || slot >= op->tree_count || op->trees[slot].element < 0 || !op->sop)
+        return NULL;
+    struct ps_svc_tree_state *ts = ps_svc_tree(svc, op->sop->tree_names[slot]);
+    return ts ? ts->sched.snap : NULL;
+}
+
+struct ps_svc_job *ps_svc_job_start(struct ps_service *svc, struct ps_svc_op *op, int tree_slot,
+                                    struct ps_resources alloc, const char *node_id, int64_t now_ms)
+{
+    if (op->shape_task < 0)
+        return NULL;
+    struct ps_svc_task *task = &op->tasks[op->shape_task];
+    if (task->q_len == 0)
+        return NULL;
+    struct ps_svc_job *job = calloc(1, sizeof *job);
+    char id[64];
+    snprintf(id, sizeof id, "j-%s-%" PRIx64, svc->boot_id, ++svc->job_counter);
+    if (!job || !(job->id = strdup(id)) || !(job->node_id = strdup(node_id))) {
+        if (job) {
+            free(job->id);
+            free(job);
+        }
+        return NULL;
+    }
+    int64_t index = task->queue[task->q_head];
+    job->op = op;
+    job->task = op->shape_task;
+    job->job_index = index;
+    job->state = PS_JOB_RUNNING;
+    job->tree_slot = tree_slot;
+    job->start_ms = now_ms;
+    job->finish_ms = -1;
+    job->alloc_id = ++svc->next_alloc_id;
+    job->cpu_limit = task->cpu_limit;
+    job->cpu_guarantee = task->cpu_limit;
+    const struct ps_memory_overdraft_state *st = &task->overdraft[index];
+    ps_memory_task_reserve(&task->mem, st->user_job_status || st->job_proxy_status ? st : NULL,
+                           &job->mem);
+    job->usage = alloc;
+    if (ps_svc_job_register(svc, job) != 0) {
+        free(job->node_id);
+        free(job->id);
+        free(job);
+        return NULL;
+    }
+    task->q_head = (task->q_head + 1) % task->job_count;
+    task->q_len--;
+    task->running++;
+    op->trees[tree_slot].usage = ps_resources_add(op->trees[tree_slot].usage, alloc);
+    ps_preemptible_add(op->trees[tree_slot].lists, job->alloc_id, now_ms, alloc, NULL);
+    ps_svc_job_attach_node(svc, job);
+    if (task->q_len == 0)
+        ps_svc_op_update_shape(svc, op);
+    else
+        for (int i = 0; i < op->tree_count; i++) {
+            struct ps_sched_snapshot *snap = op_snapshot(svc, op, i);
+            if (snap)
+                ps_sched_set_pending(snap, op->trees[i].element, task->q_len, NULL);
+        }
+    ps_metric_add(svc->m_allocations, 1);
+    return job;
+}
+
+void ps_svc_job_set_guarantee(struct ps_service *svc, struct ps_svc_job *job, double cores)
+{
+    if (!(cores >= 0) || cores > job->cpu_limit)
+        cores = job->cpu_limit;
+    int64_t cpu = ps_res_from_double(PS_RES_CPU, cores);
+    if (cpu == job->usage.v[PS_RES_CPU])
+        return;
+    struct ps_svc_op *op = job->op;
+    struct ps_resources old = job->usage;
+    job->usage.v[PS_RES_CPU] = cpu;
+    job->cpu_guarantee = (double)cpu / PS_CPU_SCALE;
+    struct ps_svc_op_tree *t = &op->trees[job->tree_slot];
+    t->usage = ps_resources_add(ps_resources_sub(t->usage, old), job->usage);
+    struct ps_sched_snapshot *snap = op_snapshot(svc, op, job->tree_slot);
+    if (snap) {
+        ps_sched_allocation_finished(snap, t->element, old, NULL);
+        ps_sched_allocation_started(snap, t->element, job->usage, NULL);
+    }
+    ps_preemptible_set_usage(t->lists, job->alloc_id, job->usage, NULL);
+}
+
+static void read_memory_stats(const json_t *stats, struct ps_memory_job_statistics *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!json_is_object(stats))
+        return;
+    static const char *const names[3][2] = {
+        {"/user_job/max_memory", "user_job/max_memory"},
+        {"/user_job/memory_reserve", "user_job/memory_reserve"},
+        {"/job_proxy/max_memory", "job_proxy/max_memory"},
+    };
+    for (int k = 0; k < 3; k++) {
+        const json_t *v = json_object_get(stats, names[k][0]);
+        if (!v)
+            v = json_object_get(stats, names[k][1]);
+        if (!json_is_number(v) || json_number_value(v) < 0)
+            continue;
+        int64_t x = (int64_t)json_number_value(v);
+        if (k == 0) {
+            out->has_user_job_max_memory = true;
+            out->user_job_max_memory_bytes = x;
+        } else if (k == 1) {
+            out->has_user_job_memory_reserve = true;
+            out->user_job_memory_reserve_bytes = x;
+        } else {
+            out->has_job_proxy_max_memory = true;
+            out->job_proxy_max_memory_bytes = x;
+        }
+    }
+}
+
+static void requeue(struct ps_svc_task *t, int64_t index)
+{
+    if (t->q_len >= t->job_count)
+        return;
+    t->queue[(t->q_head + t->q_len) % t->job_count] = index;
+    t->q_len++;
+}
+
+static bool op_all_done(const struct ps_svc_op *op)
+{
+    for (int i = 0; i < op->task_count; i++)
+        if (op->tasks[i].completed < op->tasks[i].job_count)
+            return false;
+    return true;
+}
+
+/* Digests learn from a finished job (completed, or aborted for resource_overdraft). Also used
+ * when replaying stored jobs after a restart. */
+void ps_svc_job_learn(struct ps_svc_job *job)
+{
+    struct ps_svc_task *task = &job->op->tasks[job->task];
+    struct ps_memory_job_statistics ms;
+    read_memory_stats(job->statistics, &ms);
+    if (job->state == PS_JOB_COMPLETED) {
+        ps_memory_task_add_samples(&task->mem, &job->mem, &ms, false, NULL);
+        ps_memory_overdraft_state_init(&task->overdraft[job->job_index]);
+    } else if (job->state == PS_JOB_ABORTED && job->abort_reason &&
+               strcmp(job->abort_reason, "resource_overdraft") == 0) {
+        ps_memory_task_add_samples(&task->mem, &job->mem, &ms, true, NULL);
+        ps_memory_task_on_resource_overdraft(&task->mem, &job->mem, &ms,
+                                             &task->overdraft[job->job_index], NULL);
+    }
+}
+
+void ps_svc_job_finish(struct ps_service *svc, struct ps_svc_job *job, int state,
+                       const char *error, const char *abort_reason, json_t *statistics,
+                       int64_t now_ms)
+{
+    if (job->state != PS_JOB_RUNNING) {
+        json_decref(statistics);
+        return;
+    }
+    struct ps_svc_op *op = job->op;
+    struct ps_svc_task *task = &op->tasks[job->task];
+    job->state = state;
+    job->finish_ms = now_ms;
+    set_str(&job->error, error);
+    set_str(&job->abort_reason, abort_reason);
+    if (statistics) {
+        json_decref(job->statistics);
+        job->statistics = statistics;
+    }
+    detach_node(svc, job);
+    task->running--;
+    struct ps_svc_op_tree *t = &op->trees[job->tree_slot];
+    t->usage = ps_resources_sub(t->usage, job->usage);
+    struct ps_sched_snapshot *snap = op_snapshot(svc, op, job->tree_slot);
+    if (snap)
+        ps_sched_allocation_finished(snap, t->element, job->usage, NULL);
+    ps_preemptible_remove(t->lists, job->alloc_id, NULL);
+    ps_metric_add(svc->m_jobs_finished, 1);
+
+    bool requeued = false;
+    if (state == PS_JOB_COMPLETED) {
+        if (!task->done[job->job_index]) {
+            task->done[job->job_index] = 1;
+            task->completed++;
+        }
+    } else if (state == PS_JOB_FAILED) {
+        task->failed++;
+        op->failed_jobs++;
+        if (!op->finished) {
+            requeue(task, job->job_index);
+            requeued = true;
+        }
+    } else {
+        task->aborted++;
+        if (!op->finished) {
+            requeue(task, job->job_index);
+            requeued = true;
+        }
+    }
+    ps_svc_job_learn(job);
+    ps_svc_log(svc, "info", "job_finished", "id=%s operation=%s state=%s node=%s%s%s", job->id,
+               op->id, ps_job_state_name(state), job->node_id, abort_reason ? " reason=" : "",
+               abort_reason ? abort_reason : "");
+    if (op->finished)
+        return;
+    if (state == PS_JOB_FAILED && op->failed_jobs >= svc->cfg.max_failed_job_count) {
+        char msg[600];
+        snprintf(msg, sizeof msg,
+                 "%" PRId64 " jobs failed, max_failed_job_count is %d; last job error: %s",
+                 op->failed_jobs, svc->cfg.max_failed_job_count, error ? error : "(none)");
+        ps_svc_op_finish(svc, op, "failed", msg, now_ms);
+        return;
+    }
+    if (op_all_done(op)) {
+        ps_svc_op_finish(svc, op, "completed", NULL, now_ms);
+        return;
+    }
+    if (requeued || op->shape_task < 0)
+        ps_svc_op_update_shape(svc, op);
+    else if (state == PS_JOB_COMPLETED)
+        ps_svc_op_update_shape(svc, op);   /* the digest moved: a new allocation shape */
+}
+
+void ps_svc_op_finish(struct ps_service *svc, struct ps_svc_op *op, const char *state,
+                      const char *error, int64_t now_ms)
+{
+    if (op->finished)
+        return;
+    enum ps_operation_state fs = strcmp(state, "completed") == 0 ? PS_OP_COMPLETED
+                                 : strcmp(state, "failed") == 0  ? PS_OP_FAILED
+                                                                 : PS_OP_ABORTED;
+    ps_svc_op_detach(svc, op);
+    if (op->sop)
+        ps_strategy_finish_operation(svc->strategy, op->id, fs, now_ms, NULL);
+    op->finished = true;
+    op->finish_ms = now_ms;
+    set_str(&op->state, state);
+    set_str(&op->error, error);
+    /* running jobs end with the operation */
+    char reason[64];
+    snprintf(reason, sizeof reason, "operation_%s", state);
+    for (int i = 0; i < op->task_count; i++)
+        op->tasks[i].q_len = 0;
+    op->shape_task = -1;
+    for (int i = svc->job_count - 1; i >= 0; i--) {
+        struct ps_svc_job *j = svc->job_list[i];
+        if (j->op == op && j->state == PS_JOB_RUNNING) {
+            ps_svc_job_finish(svc, j, PS_JOB_ABORTED, NULL, reason, NULL, now_ms);
+            ps_persist_job(svc, j);
+        }
+    }
+    if (op->sop)
+        for (int i = 0; i < op->tree_count; i++) {
+            struct ps_svc_tree_state *ts = ps_svc_tree(svc, op->sop->tree_names[i]);
+            if (ts)
+                ts->dirty = true;
+        }
+    ps_svc_log(svc, "info", "operation_finished", "id=%s state=%s%s%s", op->id, state,
+               error ? " error=" : "", error ? "\"see get_operation\"" : "");
+    ps_persist_op(svc, op);
+    log_activated(svc);
+    /* operations started by the finish become runnable at the next fair share update */
+    for (int i = 0; i < ps_strategy_activated_count(svc->strategy); i++) {
+        struct ps_svc_op *a = ps_svc_find_op(svc, ps_strategy_activated(svc->strategy, i)->id);
+        if (a)
+            ps_persist_op(svc, a);
+    }
+}
+
+void ps_svc_node_offline(struct ps_service *svc, struct ps_svc_node *node, int64_t now_ms)
+{
+    int aborted = 0;
+    while (node->jobs) {
+        struct ps_svc_job *j = node->jobs;
+        ps_svc_job_finish(svc, j, PS_JOB_ABORTED, "node went offline", "node_offline", NULL,
+                          now_ms);
+        if (node->jobs == j)   /* not detached (should not happen): avoid a loop */
+            detach_node(svc, j);
+        ps_persist_job(svc, j);
+        ps_persist_op(svc, j->op);
+        aborted++;
+    }
+    if (node->registered)
+        ps_strategy_unregister_node(svc->strategy, node->id, NULL);
+    node->registered = false;
+    for (int i = 0; i < svc->tree_count; i++)
+        svc->trees[i]->dirty = true;
+    ps_svc_log(svc, "warning", "node_offline", "node=%s aborted_jobs=%d", node->id, aborted);
+}
+
+/* ---- config ----------------------------------------------------------------------------------- */
+
+void ps_service_config_init(struct ps_service_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    snprintf(cfg->host, sizeof cfg->host, "%s", PS_SERVICE_DEFAULT_HOST);
+    cfg->port = PS_SERVICE_DEFAULT_PORT;
+    const char *state = getenv("XDG_STATE_HOME");
+    if (state && *state == '/')
+        snprintf(cfg->data_dir, sizeof cfg->data_dir, "%s/poolsched", state);
+    else
+        snprintf(cfg->data_dir, sizeof cfg->data_dir, "%s", PS_SERVICE_DEFAULT_DATA_DIR);
+    cfg->fair_share_update_period_ms = 1000;
+    cfg->heartbeat_period_ms = 5000;
+    cfg->node_offline_timeout_ms = 60000;
+    cfg->http_threads = 8;
+    cfg->max_failed_job_count = 10;
+    cfg->commit_window_ms = 0;
+}
+
+int ps_service_parse_listen(struct ps_service_config *cfg, const char *text, struct ps_error *err)
+{
+    const char *colon = strrchr(text, ':');
+    if (!colon || colon == text || !colon[1])
+        return ps_error_set(err, PS_EINVAL, "listen: \"%s\" is not HOST:PORT", text);
+    size_t hl = (size_t)(colon - text);
+    const char *h = text;
+    if (h[0] == '[' && hl >= 2 && h[hl - 1] == ']') {
+        h++;
+        hl -= 2;
+    }
+    if (hl >= sizeof cfg->host)
+        return ps_error_set(err, PS_EINVAL, "listen: host too long in \"%s\"", text);
+    char *end;
+    long port = strtol(colon + 1, &end, 10);
+    if (*end || port < 0 || port > 65535)
+        return ps_error_set(err, PS_EINVAL, "listen: bad port in \"%s\" (0..65535)", text);
+    memcpy(cfg->host, h, hl);
+    cfg->host[hl] = 0;
+    cfg->port = (int)port;
+    return 0;
+}
+
+static int cfg_int(const json_t *doc, const char *key, int64_t min, int64_t max, int64_t *out,
+                   struct ps_error *err)
+{
+    const json_t *v = json_object_get(doc, key);
+    if (!v)
+        return 0;
+    if (!json_is_integer(v) || json_integer_value(v) < min || json_integer_value(v) > max)
+        return ps_error_set(err, PS_EINVAL, "%s: must be an integer in [%" PRId64 ", %" PRId64 "]",
+                            key, min, max);
+    *out = json_integer_value(v);
+    return 0;
+}
+
+int ps_service_config_apply(struct ps_service_config *cfg, const json_t *doc, struct ps_error *err)
+{
+    static const char *const keys[] = {"listen", "data_dir", "fair_share_update_period",
+                                       "heartbeat_period", "node_offline_timeout", "http_threads",
+                                       "max_failed_job_count", "commit_window", NULL};
+    if (!json_is_object(doc))
+        return ps_error_set(err, PS_EINVAL, "the config must be a map");
+    const char *k;
+    const json_t *v;
+    json_object_foreach((json_t *)doc, k, v) {
+        bool ok = false;
+        for (int i = 0; keys[i]; i++)
+            ok |= strcmp(keys[i], k) == 0;
+        if (!ok)
+            return ps_error_set(err, PS_EINVAL, "unknown key \"%s\"", k);
+    }
+    int rc;
+    if ((v = json_object_get(doc, "listen"))) {
+        if (!json_is_string(v))
+            return ps_error_set(err, PS_EINVAL, "listen: must be a string HOST:PORT");
+        if ((rc = ps_service_parse_listen(cfg, json_string_value(v), err)) != 0)
+            return rc;
+    }
+    if ((v = json_object_get(doc, "data_dir"))) {
+        if (!json_is_string(v) || json_string_length(v) == 0 ||
+            json_string_length(v) >= sizeof cfg->data_dir)
+            return ps_error_set(err, PS_EINVAL, "data_dir: must be a non-empty path");
+        snprintf(cfg->data_dir, sizeof cfg->data_dir, "%s", json_string_value(v));
+    }
+    int64_t x;
+    x = cfg->fair_share_update_period_ms;
+    if ((rc = cfg_int(doc, "fair_share_update_period", 10, 60000, &x, err)))
+        return rc;
+    cfg->fair_share_update_period_ms = x;
+    x = cfg->heartbeat_period_ms;
+    if ((rc = cfg_int(doc, "heartbeat_period", 10, 3600000, &x, err)))
+        return rc;
+    cfg->heartbeat_period_ms = x;
+    x = cfg->node_offline_timeout_ms;
+    if ((rc = cfg_int(doc, "node_offline_timeout", 100, 86400000, &x, err)))
+        return rc;
+    cfg->node_offline_timeout_ms = x;
+    x = cfg->http_threads;
+    if ((rc = cfg_int(doc, "http_threads", 1, 256, &x, err)))
+        return rc;
+    cfg->http_threads = (unsigned)x;
+    x = cfg->max_failed_job_count;
+    if ((rc = cfg_int(doc, "max_failed_job_count", 1, 1000000, &x, err)))
+        return rc;
+    cfg->max_failed_job_count = (int)x;
+    x = cfg->commit_window_ms;
+    if ((rc = cfg_int(doc, "commit_window", 0, 1000, &x, err)))
+        return rc;
+    cfg->commit_window_ms = x;
+    return 0;
+}

@@ -1,0 +1,328 @@
+/* service.h — the scheduler daemon's state: pool trees (the engine's strategy), operations with
+ * their tasks and jobs, nodes, and what glues them to HTTP and SQLite.
+ *
+ * Threads and locking: one mutex (svc->mu) guards everything below it in struct ps_service.
+ * HTTP handlers (pool threads), the engine loop thread (fair share updates, node offline check)
+ * and the journal writer take it. Handlers parse and authenticate outside it, hold it while they
+ * read or change state and build their reply, append what must become durable to the journal,
+ * release it, and then wait for the journal to commit before answering (journal.c): so several
+ * requests share one fsync (group commit) and no handler holds the lock during I/O.
+ *
+ * Time: now_ms is wall-clock milliseconds since the epoch (the engine is given it), so that
+ * times stored in the database (start times, starvation timers) stay meaningful after a restart.
+ *
+ * Files are split by concern: service.c (lifecycle, operations and jobs model), api_*.c
+ * (HTTP commands), persist.c (documents in the store), journal.c (group commit),
+ * engine_loop.c (periodic work), cmd_scheduler.c (the `poolsched scheduler` command).
+ */
+#ifndef PS_SERVER_SERVICE_H
+#define PS_SERVER_SERVICE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "core/cpu_monitor.h"
+#include "core/error.h"
+#include "core/memory_reserve.h"
+#include "core/preemptible.h"
+#include "core/schedule.h"
+#include "core/strategy.h"
+#include "core/strmap.h"
+#include "core/tree_sched.h"
+#include "server/auth.h"
+#include "server/http_server.h"
+#include "server/metrics.h"
+#include "server/store.h"
+
+#define PS_SERVICE_DEFAULT_HOST "127.0.0.1"
+#define PS_SERVICE_DEFAULT_PORT 9013
+#define PS_SERVICE_DEFAULT_DATA_DIR "poolsched-data"
+#define PS_SERVICE_DEFAULT_TREE "physical"
+#define PS_SERVICE_CLUSTER_SECRET_FILE "cluster_secret"
+#define PS_SERVICE_MAX_STDERR_BYTES (64 * 1024)
+
+struct ps_service_config {
+    char host[64];                        /* listen address, numeric */
+    int port;                             /* 0 = any free port; -1 = no HTTP (in-process) */
+    char data_dir[1024];
+    int64_t fair_share_update_period_ms;  /* 1000; the default tree's @fair_share_update_period
+                                             at first start; each tree follows its own later */
+    int64_t heartbeat_period_ms;          /* 5000: told to nodes */
+    int64_t node_offline_timeout_ms;      /* 60000: no heartbeat for this long -> offline */
+    unsigned http_threads;                /* 8 */
+    int max_failed_job_count;             /* 10: an operation fails at the 10th failed job */
+    int64_t commit_window_ms;             /* 0: the journal commits as soon as it has work */
+    bool quiet;                           /* no event log on stderr (benchmarks) */
+};
+
+void ps_service_config_init(struct ps_service_config *cfg);
+
+/* Applies a config document (JSON object: listen "host:port", data_dir,
+ * fair_share_update_period, heartbeat_period, node_offline_timeout, http_threads,
+ * max_failed_job_count, commit_window; durations in ms). Unknown keys are errors. */
+int ps_service_config_apply(struct ps_service_config *cfg, const json_t *doc,
+                            struct ps_error *err);
+
+/* Parses "host:port" (host numeric IPv4; "[v6]:port" for IPv6). */
+int ps_service_parse_listen(struct ps_service_config *cfg, const char *text,
+                            struct ps_error *err);
+
+/* ---- jobs ------------------------------------------------------------------------------- */
+
+enum ps_job_state { PS_JOB_RUNNING = 0, PS_JOB_COMPLETED, PS_JOB_FAILED, PS_JOB_ABORTED };
+const char *ps_job_state_name(int state);
+
+struct ps_svc_op;
+struct ps_svc_task;
+struct ps_svc_node;
+
+struct ps_svc_job {
+    char *id;                      /* "j-..." unique across restarts */
+    int64_t alloc_id;              /* allocation id in the engine (this process only) */
+    struct ps_svc_op *op;
+    int task;                      /* index into op->tasks */
+    int64_t job_index;
+    int state;                     /* enum ps_job_state */
+    char *node_id;
+    int tree_slot;                 /* which of op's trees scheduled it */
+    int64_t start_ms, finish_ms;   /* finish -1 while running */
+    double cpu_limit;              /* cores */
+    double cpu_guarantee;          /* cores, as last reported (starts at cpu_limit) */
+    struct ps_memory_job mem;      /* memory reserve at start */
+    struct ps_resources usage;     /* what the engine counts: slot, cpu guarantee, memory */
+    char *error, *abort_reason;
+    json_t *statistics;            /* as reported, or NULL */
+    char *stderr_text;             /* tail kept from the node's report, or NULL */
+    bool stderr_truncated;
+    /* scheduler-side preemption */
+    int64_t interrupt_deadline_ms; /* >0: interrupted, abort when passed */
+    char *interrupt_reason;
+    uint64_t sent_in_heartbeat;    /* node heartbeat sequence it was sent in */
+    uint64_t reported_in_heartbeat;/* the last node heartbeat that reported it */
+    bool seen_running;             /* the node has reported it */
+    struct ps_svc_job *node_next, *node_prev;   /* running jobs of the node */
+};
+
+/* ---- operations ------------------------------------------------------------------------- */
+
+struct ps_svc_task {
+    char *name;
+    char *command;
+    json_t *environment;           /* object */
+    int64_t job_count;
+    double cpu_limit;              /* cores */
+    int64_t memory_limit;          /* bytes */
+    int64_t tmpfs_size;            /* bytes */
+    struct ps_memory_task mem;
+    /* job indexes waiting to run, FIFO ring of job_count slots */
+    int64_t *queue;
+    int64_t q_head, q_len;
+    unsigned char *done;           /* per job index: completed */
+    struct ps_memory_overdraft_state *overdraft;   /* per job index */
+    int64_t running, completed, failed, aborted;
+};
+
+struct ps_svc_op_tree {
+    int element;                   /* element index in the tree's last snapshot, -1 */
+    uint64_t generation;           /* of that snapshot */
+    struct ps_preemptible *lists;  /* its allocations in this tree */
+    struct ps_resources usage;     /* running jobs scheduled in this tree */
+};
+
+struct ps_svc_op {
+    char *id;
+    char *user;
+    struct ps_operation *sop;      /* the strategy's operation (kept until forgotten) */
+    json_t *spec;                  /* as given */
+    json_t *resulting_spec;        /* with defaults filled in */
+    char *state;                   /* "pending", "running", "completed", "failed", "aborted" */
+    char *error;
+    int64_t start_ms, finish_ms;
+    bool suspended;
+    int task_count;
+    struct ps_svc_task *tasks;
+    int shape_task;                /* the task whose allocations the snapshots offer, -1 none */
+    struct ps_cpu_monitor_config cpu_monitor;
+    json_t *cpu_monitor_json;      /* the resulting job_cpu_monitor map */
+    int tree_count;
+    struct ps_svc_op_tree *trees;  /* parallel to sop->tree_names */
+    int64_t failed_jobs;
+    int64_t seq;                   /* creation order (list_operations newest first) */
+    bool finished;
+    json_t *pool_per_tree;         /* {tree: pool}, kept current and after the finish */
+    json_t *parameters;            /* every update_op_parameters merged, or NULL */
+};
+
+/* ---- nodes ------------------------------------------------------------------------------ */
+
+struct ps_svc_node {
+    char *id;
+    int64_t num;                   /* creation order: the engine's node id */
+    char **tags;
+    int tag_count;
+    struct ps_resources limits;
+    bool registered;               /* known to the strategy */
+    int64_t last_seen_ms;
+    uint64_t heartbeat_seq;
+    int64_t last_preempt_ms;
+    struct ps_sched_filter_cache *filter_cache;
+    struct ps_svc_job *jobs;       /* running jobs (list) */
+    int job_count;
+};
+
+/* ---- the service ------------------------------------------------------------------------ */
+
+struct ps_journal;
+
+struct ps_svc_tree_state {
+    char *name;
+    struct ps_tree_sched sched;
+    int64_t next_update_ms;
+    bool dirty;                    /* operations changed: update soon */
+};
+
+struct ps_service {
+    struct ps_service_config cfg;
+    struct ps_store *store;        /* guarded by store_mu (journal thread and auth) */
+    pthread_mutex_t store_mu;
+    struct ps_journal *journal;
+    struct ps_metrics *metrics;
+    struct ps_http_server *http;
+    char cluster_secret[PS_AUTH_TOKEN_LEN + 1];
+    char admin_token[PS_AUTH_TOKEN_LEN + 1];
+    char boot_id[9];               /* random hex per process: job ids stay unique */
+
+    /* token cache (auth_mu) */
+    pthread_mutex_t auth_mu;
+    struct ps_strmap token_cache;  /* token -> struct ps_auth_identity * (keys owned) */
+
+    pthread_mutex_t mu;            /* everything below */
+    pthread_cond_t loop_cv;
+    bool stopping;
+    struct ps_strategy *strategy;
+    int tree_count;
+    struct ps_svc_tree_state **trees;
+    struct ps_strmap ops;          /* id -> struct ps_svc_op * */
+    struct ps_svc_op **op_list;    /* creation order */
+    int op_count, op_cap;
+    int64_t op_seq;
+    struct ps_strmap jobs;         /* id -> struct ps_svc_job * */
+    struct ps_svc_job **job_list;  /* start order (for list_jobs by op we filter) */
+    int job_count, job_cap;
+    int64_t next_alloc_id;
+    uint64_t job_counter;
+    struct ps_strmap nodes;        /* id -> struct ps_svc_node * */
+    struct ps_svc_node **node_list;
+    int node_count, node_cap;
+    struct ps_memory_controller_config memory_config;
+    pthread_t loop_thread;
+    bool loop_started;
+
+    /* hot metrics */
+    struct ps_metric *m_heartbeats, *m_allocations, *m_preemptions, *m_jobs_finished;
+    struct ps_metric *m_hb_latency, *m_fs_duration, *m_commits, *m_nodes;
+    struct ps_metric_family *f_pool_fair_share, *f_pool_usage, *f_pool_demand;
+};
+
+/* Opens the data dir (store, tokens, secret), loads the state, starts HTTP and the engine loop.
+ * Errors: PS_EIO (files, listen), PS_EINVAL (bad stored state), PS_ENOMEM. */
+int ps_service_start(const struct ps_service_config *cfg, struct ps_service **out,
+                     struct ps_error *err);
+/* Stops HTTP and the loop, flushes the journal and frees. NULL is a no-op. */
+void ps_service_stop(struct ps_service *svc);
+uint16_t ps_service_port(const struct ps_service *svc);
+
+/* ---- internal API between the files of src/server ---------------------------------------- */
+
+int64_t ps_svc_now_ms(void);
+/* One structured line on stderr: `ts=... level=info event=NAME k=v ...` (fmt gives k=v). */
+void ps_svc_log(struct ps_service *svc, const char *level, const char *event, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+struct ps_svc_tree_state *ps_svc_tree(struct ps_service *svc, const char *name);
+int ps_svc_add_tree_state(struct ps_service *svc, const char *name, struct ps_error *err);
+void ps_svc_remove_tree_state(struct ps_service *svc, const char *name);
+struct ps_svc_op *ps_svc_find_op(struct ps_service *svc, const char *id);
+
+/* Operations and jobs (service.c). All under svc->mu. */
+/* in_strategy false: a finished operation restored from the store (no tree membership). */
+int ps_svc_op_create(struct ps_service *svc, const char *id, const char *user, int64_t start_ms,
+                     const json_t *spec, bool in_strategy, struct ps_svc_op **out,
+                     struct ps_error *err);
+void ps_svc_op_free(struct ps_svc_op *op);
+void ps_svc_op_update_pools(struct ps_svc_op *op);
+void ps_svc_job_learn(struct ps_svc_job *job);
+void ps_svc_job_free(struct ps_svc_job *job);
+void ps_svc_op_finish(struct ps_service *svc, struct ps_svc_op *op, const char *state,
+                      const char *error, int64_t now_ms);
+void ps_svc_op_refresh_state(struct ps_svc_op *op);
+int64_t ps_svc_op_pending(const struct ps_svc_op *op);
+void ps_svc_op_detach(struct ps_service *svc, struct ps_svc_op *op);
+void ps_svc_op_update_shape(struct ps_service *svc, struct ps_svc_op *op);
+struct ps_svc_job *ps_svc_job_start(struct ps_service *svc, struct ps_svc_op *op, int tree_slot,
+                                    struct ps_resources alloc, const char *node_id, int64_t now_ms);
+/* Ends a running job with a final state; updates progress, digests, the engine's usage and the
+ * operation's state. requeue: put the job index back (aborted jobs). */
+void ps_svc_job_finish(struct ps_service *svc, struct ps_svc_job *job, int state,
+                       const char *error, const char *abort_reason, json_t *statistics,
+                       int64_t now_ms);
+void ps_svc_job_set_guarantee(struct ps_service *svc, struct ps_svc_job *job, double cores);
+struct ps_svc_node *ps_svc_node_get(struct ps_service *svc, const char *id, bool create);
+void ps_svc_node_offline(struct ps_service *svc, struct ps_svc_node *node, int64_t now_ms);
+int ps_svc_job_register(struct ps_service *svc, struct ps_svc_job *job);
+void ps_svc_job_attach_node(struct ps_service *svc, struct ps_svc_job *job);
+/* Fills the tree ops' demand, usage and pending counts from the service's operations. */
+void ps_svc_fill_engine_inputs(struct ps_service *svc, struct ps_svc_tree_state *ts,
+                               struct ps_pool_tree *tree);
+ps_tree_sched_op_fn ps_svc_sched_op_fn;
+
+/* Persistence (persist.c): JSON documents and journal records. */
+json_t *ps_persist_tree_doc(struct ps_service *svc, struct ps_pool_tree *tree);
+json_t *ps_persist_op_doc(struct ps_service *svc, const struct ps_svc_op *op);
+json_t *ps_persist_job_doc(const struct ps_svc_job *job);
+void ps_persist_tree(struct ps_service *svc, const char *tree);   /* journal put */
+void ps_persist_tree_removed(struct ps_service *svc, const char *tree);
+void ps_persist_meta(struct ps_service *svc);
+void ps_persist_op(struct ps_service *svc, const struct ps_svc_op *op);
+void ps_persist_job(struct ps_service *svc, const struct ps_svc_job *job);
+int ps_persist_load(struct ps_service *svc, struct ps_error *err);
+
+/* Journal (journal.c): records appended under svc->mu, committed by a writer thread. */
+int ps_journal_new(struct ps_service *svc, struct ps_journal **out, struct ps_error *err);
+void ps_journal_free(struct ps_journal *j);           /* flushes and joins */
+/* Appends a put (value owned: stolen) or, with value NULL, a delete. Returns the ticket. */
+uint64_t ps_journal_put(struct ps_journal *j, const char *kind, const char *key, json_t *value);
+uint64_t ps_journal_last(struct ps_journal *j);       /* ticket of the last record */
+/* Waits until every record up to ticket is committed. Returns 0 or PS_EIO (commit failed). */
+int ps_journal_wait(struct ps_journal *j, uint64_t ticket, struct ps_error *err);
+
+/* HTTP (api_*.c). */
+int ps_api_register(struct ps_service *svc, struct ps_error *err);
+/* Runs one user command in-process (the fuzz target and tests): body as JSON text, identity
+ * given. Returns the HTTP status; *reply receives the JSON reply (caller decrefs). */
+int ps_api_dispatch(struct ps_service *svc, const char *command, const char *body, size_t len,
+                    const struct ps_auth_identity *who, json_t **reply);
+int ps_api_heartbeat_json(struct ps_service *svc, const json_t *req, json_t **reply,
+                          struct ps_error *err);
+
+/* Cypress (api_cypress.c) and orchid (api_orchid.c); under svc->mu. */
+int ps_cypress_get(struct ps_service *svc, const char *path, json_t **out, struct ps_error *err);
+int ps_cypress_list(struct ps_service *svc, const char *path, json_t **out, struct ps_error *err);
+int ps_cypress_exists(struct ps_service *svc, const char *path, bool *out, struct ps_error *err);
+int ps_cypress_set(struct ps_service *svc, const struct ps_auth_identity *who, const char *path,
+                   const json_t *value, struct ps_error *err);
+int ps_cypress_create(struct ps_service *svc, const struct ps_auth_identity *who,
+                      const json_t *body, struct ps_error *err);
+int ps_cypress_remove(struct ps_service *svc, const struct ps_auth_identity *who,
+                      const char *path, struct ps_error *err);
+int ps_orchid_get(struct ps_service *svc, char **names, size_t count, json_t **out,
+                  struct ps_error *err);
+
+/* JSON of an operation and a job (api_operations.c). */
+json_t *ps_svc_op_json(struct ps_service *svc, const struct ps_svc_op *op);
+json_t *ps_svc_job_json(const struct ps_svc_job *job);
+
+#endif

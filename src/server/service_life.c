@@ -1,0 +1,280 @@
+/* service_life.c — starting and stopping the scheduler service. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/json_value.h"
+#include "platform/private_file.h"
+#include "platform/random.h"
+#include "server/service.h"
+
+int ps_svc_loop_start(struct ps_service *svc, struct ps_error *err);
+
+void ps_svc_job_free(struct ps_svc_job *job)
+{
+    if (!job)
+        return;
+    free(job->id);
+    free(job->node_id);
+    free(job->error);
+    free(job->abort_reason);
+    free(job->interrupt_reason);
+    free(job->stderr_text);
+    json_decref(job->statistics);
+    free(job);
+}
+
+static int hex_token(char out[PS_AUTH_TOKEN_LEN + 1], struct ps_error *err)
+{
+    return ps_auth_token_generate(out, err);
+}
+
+/* <data_dir>/cluster_secret: created on first start (0600), read afterwards. */
+static int cluster_secret(struct ps_service *svc, struct ps_error *err)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s", svc->cfg.data_dir, PS_SERVICE_CLUSTER_SECRET_FILE);
+    char *text = NULL;
+    size_t len = 0;
+    int rc = ps_private_file_read(path, 4096, &text, &len, err);
+    if (rc == PS_ENOENT) {
+        ps_error_init(err);
+        if ((rc = hex_token(svc->cluster_secret, err)) != 0)
+            return rc;
+        char line[PS_AUTH_TOKEN_LEN + 2];
+        snprintf(line, sizeof line, "%s\n", svc->cluster_secret);
+        rc = ps_private_file_write(path, line, strlen(line), err);
+        if (rc == 0)
+            ps_svc_log(svc, "info", "cluster_secret_created", "path=%s", path);
+        return rc;
+    }
+    if (rc != 0)
+        return rc;
+    while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == '\r' || text[len - 1] == ' '))
+        text[--len] = 0;
+    if (len != PS_AUTH_TOKEN_LEN) {
+        free(text);
+        return ps_error_set(err, PS_EINVAL, "%s: expected %d hex characters", path,
+                            PS_AUTH_TOKEN_LEN);
+    }
+    memcpy(svc->cluster_secret, text, PS_AUTH_TOKEN_LEN + 1);
+    free(text);
+    return 0;
+}
+
+static int register_metrics(struct ps_service *svc, struct ps_error *err)
+{
+    struct ps_metrics *r = svc->metrics;
+    struct ps_metric_family *f;
+    int rc;
+#define COUNTER(field, name, help)                                                            \
+    if ((rc = ps_metrics_counter(r, name, help, 0, NULL, &f, err)) != 0 ||                   \
+        (rc = ps_metric_family_get(f, NULL, &svc->field, err)) != 0)                           \
+        return rc;
+    COUNTER(m_heartbeats, "poolsched_node_heartbeats_total", "Node heartbeats handled")
+    COUNTER(m_allocations, "poolsched_allocations_total", "Jobs started on nodes")
+    COUNTER(m_preemptions, "poolsched_preemptions_total", "Jobs chosen as preemption victims")
+    COUNTER(m_jobs_finished, "poolsched_jobs_finished_total", "Jobs that reached a final state")
+    COUNTER(m_commits, "poolsched_store_commits_total", "Durable store commits (group commits)")
+#undef COUNTER
+    static const double hb_bounds[] = {0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.5};
+    if ((rc = ps_metrics_histogram(r, "poolsched_heartbeat_duration_seconds",
+                                   "Time to handle a node heartbeat (including the commit wait)",
+                                   0, NULL, hb_bounds, 9, &f, err)) != 0 ||
+        (rc = ps_metric_family_get(f, NULL, &svc->m_hb_latency, err)) != 0)
+        return rc;
+    static const double fs_bounds[] = {0.0001, 0.001, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 1};
+    if ((rc = ps_metrics_histogram(r, "poolsched_fair_share_update_duration_seconds",
+                                   "Duration of one tree's fair share update and snapshot build",
+                                   0, NULL, fs_bounds, 9, &f, err)) != 0 ||
+        (rc = ps_metric_family_get(f, NULL, &svc->m_fs_duration, err)) != 0)
+        return rc;
+    if ((rc = ps_metrics_gauge(r, "poolsched_nodes_online", "Registered nodes", 0, NULL, &f,
+                               err)) != 0 ||
+        (rc = ps_metric_family_get(f, NULL, &svc->m_nodes, err)) != 0)
+        return rc;
+    static const char *const labels[] = {"tree", "pool"};
+    if ((rc = ps_metrics_gauge(r, "poolsched_pool_fair_share_ratio",
+                               "Dominant fair share of a pool", 2, labels,
+                               &svc->f_pool_fair_share, err)) != 0 ||
+        (rc = ps_metrics_gauge(r, "poolsched_pool_usage_ratio", "Dominant usage share of a pool",
+                               2, labels, &svc->f_pool_usage, err)) != 0 ||
+        (rc = ps_metrics_gauge(r, "poolsched_pool_demand_ratio",
+                               "Dominant demand share of a pool", 2, labels,
+                               &svc->f_pool_demand, err)) != 0)
+        return rc;
+    return 0;
+}
+
+/* First start: the default tree `physical`, made the default (//sys/pool_trees/@default_tree). */
+static int first_start(struct ps_service *svc, struct ps_error *err)
+{
+    struct ps_value cfg = ps_value_map();
+    ps_value_put_number(&cfg, "fair_share_update_period",
+                        (double)svc->cfg.fair_share_update_period_ms);
+    int rc = ps_strategy_add_tree(svc->strategy, PS_SERVICE_DEFAULT_TREE, &cfg, err);
+    ps_value_release(&cfg);
+    if (rc == 0)
+        rc = ps_svc_add_tree_state(svc, PS_SERVICE_DEFAULT_TREE, err);
+    if (rc == 0)
+        rc = ps_strategy_set_default_tree(svc->strategy, PS_SERVICE_DEFAULT_TREE, err);
+    if (rc != 0)
+        return rc;
+    ps_persist_tree(svc, PS_SERVICE_DEFAULT_TREE);
+    ps_persist_meta(svc);
+    ps_svc_log(svc, "info", "pool_tree_created", "tree=%s default=true", PS_SERVICE_DEFAULT_TREE);
+    return ps_journal_wait(svc->journal, ps_journal_last(svc->journal), err);
+}
+
+static void log_http(void *ctx, const char *line)
+{
+    struct ps_service *svc = ctx;
+    if (!svc->cfg.quiet)
+        ps_svc_log(svc, "info", "http", "msg=\"%s\"", line);
+}
+
+int ps_service_start(const struct ps_service_config *cfg, struct ps_service **out,
+                     struct ps_error *err)
+{
+    struct ps_service *svc = calloc(1, sizeof *svc);
+    if (!svc)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    svc->cfg = *cfg;
+    pthread_mutex_init(&svc->mu, NULL);
+    pthread_mutex_init(&svc->store_mu, NULL);
+    pthread_mutex_init(&svc->auth_mu, NULL);
+    pthread_cond_init(&svc->loop_cv, NULL);
+    ps_strmap_init(&svc->ops);
+    ps_strmap_init(&svc->jobs);
+    ps_strmap_init(&svc->nodes);
+    ps_strmap_init(&svc->token_cache);
+    ps_memory_controller_config_init(&svc->memory_config);
+    int rc = 0;
+    unsigned char boot[4];
+    if ((rc = ps_random_bytes(boot, sizeof boot, err)) != 0)
+        goto fail;
+    snprintf(svc->boot_id, sizeof svc->boot_id, "%02x%02x%02x%02x", boot[0], boot[1], boot[2],
+             boot[3]);
+    if (!(svc->strategy = ps_strategy_new())) {
+        rc = ps_error_set(err, PS_ENOMEM, "out of memory");
+        goto fail;
+    }
+    if ((rc = ps_metrics_new(&svc->metrics, err)) != 0 || (rc = register_metrics(svc, err)) != 0)
+        goto fail;
+    if ((rc = ps_store_open(cfg->data_dir, &svc->store, err)) != 0)
+        goto fail;
+    bool created = false;
+    if ((rc = ps_auth_bootstrap_admin(svc->store, cfg->data_dir, "admin", svc->admin_token,
+                                      &created, err)) != 0)
+        goto fail;
+    if (created)
+        ps_svc_log(svc, "info", "admin_token_created", "path=%s/%s", cfg->data_dir,
+                   PS_AUTH_ADMIN_TOKEN_FILE);
+    if ((rc = cluster_secret(svc, err)) != 0)
+        goto fail;
+    if ((rc = ps_journal_new(svc, &svc->journal, err)) != 0)
+        goto fail;
+    pthread_mutex_lock(&svc->mu);
+    rc = ps_persist_load(svc, err);
+    if (rc == 0 && ps_strategy_tree_count(svc->strategy) == 0) {
+        char *meta = NULL;
+        pthread_mutex_lock(&svc->store_mu);
+        bool known = ps_store_get(svc->store, "meta", "default_tree", &meta, NULL) == 0;
+        pthread_mutex_unlock(&svc->store_mu);
+        free(meta);
+        if (!known)
+            rc = first_start(svc, err);
+    }
+    pthread_mutex_unlock(&svc->mu);
+    if (rc != 0)
+        goto fail;
+    ps_svc_log(svc, "info", "state_loaded", "trees=%d operations=%d jobs=%d",
+               svc->tree_count, svc->op_count, svc->job_count);
+
+    if (cfg->port < 0) {   /* in-process use (fuzzing): no listener */
+        if ((rc = ps_svc_loop_start(svc, err)) != 0)
+            goto fail;
+        *out = svc;
+        return 0;
+    }
+    struct ps_http_server_config hc;
+    ps_http_server_config_init(&hc);
+    hc.host = cfg->host;
+    hc.port = (uint16_t)cfg->port;
+    hc.threads = cfg->http_threads;
+    hc.metrics = svc->metrics;
+    hc.log = log_http;
+    hc.log_ctx = svc;
+    if ((rc = ps_http_server_new(&hc, &svc->http, err)) != 0 ||
+        (rc = ps_api_register(svc, err)) != 0)
+        goto fail;
+    if ((rc = ps_svc_loop_start(svc, err)) != 0)
+        goto fail;
+    if ((rc = ps_http_server_start(svc->http, err)) != 0)
+        goto fail;
+    ps_svc_log(svc, "info", "scheduler_started", "listen=%s:%u data_dir=%s", cfg->host,
+               ps_http_server_port(svc->http), cfg->data_dir);
+    *out = svc;
+    return 0;
+fail:
+    ps_service_stop(svc);
+    return rc;
+}
+
+uint16_t ps_service_port(const struct ps_service *svc)
+{
+    return svc->http ? ps_http_server_port(svc->http) : 0;
+}
+
+void ps_service_stop(struct ps_service *svc)
+{
+    if (!svc)
+        return;
+    if (svc->http)
+        ps_http_server_stop(svc->http);
+    pthread_mutex_lock(&svc->mu);
+    svc->stopping = true;
+    pthread_cond_broadcast(&svc->loop_cv);
+    pthread_mutex_unlock(&svc->mu);
+    if (svc->loop_started)
+        pthread_join(svc->loop_thread, NULL);
+    ps_http_server_free(svc->http);
+    ps_journal_free(svc->journal);   /* flushes what is queued */
+    for (int i = 0; i < svc->job_count; i++)
+        ps_svc_job_free(svc->job_list[i]);
+    free(svc->job_list);
+    for (int i = 0; i < svc->op_count; i++)
+        ps_svc_op_free(svc->op_list[i]);
+    free(svc->op_list);
+    for (int i = 0; i < svc->node_count; i++) {
+        struct ps_svc_node *n = svc->node_list[i];
+        for (int t = 0; t < n->tag_count; t++)
+            free(n->tags[t]);
+        free(n->tags);
+        ps_sched_filter_cache_free(n->filter_cache);
+        free(n->id);
+        free(n);
+    }
+    free(svc->node_list);
+    while (svc->tree_count > 0)
+        ps_svc_remove_tree_state(svc, svc->trees[0]->name);
+    free(svc->trees);
+    ps_strategy_free(svc->strategy);
+    ps_strmap_release(&svc->ops);
+    ps_strmap_release(&svc->jobs);
+    ps_strmap_release(&svc->nodes);
+    for (size_t i = 0; i < svc->token_cache.capacity; i++)
+        if (svc->token_cache.slots[i].key) {
+            free((void *)svc->token_cache.slots[i].key);
+            free(svc->token_cache.slots[i].value);
+        }
+    ps_strmap_release(&svc->token_cache);
+    ps_store_close(svc->store);
+    ps_metrics_free(svc->metrics);
+    pthread_mutex_destroy(&svc->mu);
+    pthread_mutex_destroy(&svc->store_mu);
+    pthread_mutex_destroy(&svc->auth_mu);
+    pthread_cond_destroy(&svc->loop_cv);
+    free(svc);
+}

@@ -1,0 +1,554 @@
+/* sim_preempt.c — starvation and preemption in the simulator (sim.h, hooks (a)), and the
+ * scenario's timed events that make the other two preemption reasons happen.
+ *
+ *   - After every performed fair share update of a tree (sim_preempt_tree_updated): the
+ *     starvation check of tree_starvation.h on the update's results (starvation_status_changed
+ *     events for every element whose status changed), the allocation classes of every operation
+ *     (ps_preemptible_update), and, when an event lowered limits since the last update, the
+ *     limits check (ps_preempt_limits_victims over every job of the tree). While an element is
+ *     below fair share and still waiting for a starvation timeout the tree keeps updating (its
+ *     state changes with time alone); while some operation has a starving ancestor the tree's
+ *     heartbeats never count as quiet (a preemptive stage may start something at any of them).
+ *   - At a heartbeat, after the regular stage: the preemptive stages (ps_preempt_heartbeat) when
+ *     the node's backoff has passed and some operation of the tree has a starving ancestor; the
+ *     node's backoff restarts whenever they ran. Then, when the node's usage exceeds its limits
+ *     (a set_node_resources event shrank it), victims until it fits (resource_overcommit).
+ *   - Allocation classes are kept per operation and tree (struct sim_membership.lists), with the
+ *     job slot as allocation id, on every job start, end and usage change.
+ *   - Jobs already preempted (job_preempted sent, abort pending) are not offered as victims
+ *     again: their resources are on their way out.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/tree_starvation.h"
+#include "io/json_value.h"
+#include "sim/sim_internal.h"
+
+struct sim_preempt_tree {
+    struct ps_starvation_config scfg;
+    struct ps_preempt_config pcfg;
+    struct ps_starvation_element *starv;     /* per element of the current snapshot */
+    struct ps_preempt_operation *ops;        /* per element; refreshed where read */
+    int count, cap;
+    bool any_starving;                       /* an operation has a (aggressively) starving ancestor */
+    bool limits_check;                       /* an event changed limits: check after the update */
+    bool dormant_active;                     /* sim_preempt_active when the tree went dormant */
+    struct ps_node_allocation *allocs;
+    int alloc_count, alloc_cap;
+    struct ps_preempt_result result;
+};
+
+int sim_preempt_init(struct ps_sim *sim, struct ps_error *err)
+{
+    for (int t = 0; t < sim->tree_count; t++) {
+        struct sim_tree *T = &sim->trees[t];
+        T->pre = calloc(1, sizeof *T->pre);
+        if (!T->pre)
+            return ps_error_set(err, PS_ENOMEM, "out of memory");
+        const struct ps_tree_config *cfg = ps_pool_tree_config(T->tree);
+        ps_tree_config_starvation_config(cfg, &T->pre->scfg);
+        ps_tree_config_preempt_config(cfg, &T->pre->pcfg);
+        ps_preempt_result_init(&T->pre->result);
+    }
+    for (int64_t i = 0; i < sim->node_count; i++) {
+        sim->nodes[i].last_preemptive_ms = PS_PREEMPT_NEVER;
+        sim->nodes[i].preempt_seen_ms = INT64_MIN;
+    }
+    return 0;
+}
+
+void sim_preempt_release(struct ps_sim *sim)
+{
+    for (int t = 0; sim->trees && t < sim->tree_count; t++) {
+        struct sim_preempt_tree *P = sim->trees[t].pre;
+        if (!P)
+            continue;
+        free(P->starv);
+        free(P->ops);
+        free(P->allocs);
+        ps_preempt_result_release(&P->result);
+        free(P);
+        sim->trees[t].pre = NULL;
+    }
+    for (int64_t i = 0; sim->ops && i < sim->op_count; i++)
+        for (int k = 0; sim->ops[i].ms && k < sim->ops[i].m_count; k++) {
+            ps_preemptible_free(sim->ops[i].ms[k].lists);
+            sim->ops[i].ms[k].lists = NULL;
+        }
+}
+
+/* ---- allocation classes ----------------------------------------------------------------- */
+
+static void op_config(const struct ps_sim *sim, const struct sim_membership *ms,
+                      struct ps_preemptible_config *cfg)
+{
+    ps_tree_op_preemptible_config(ms->m, cfg);
+    /* The engine shares finite totals only (sim_tree.fs_total). */
+    cfg->total = sim->trees[ms->tree].fs_total;
+}
+
+static void update_lists(const struct ps_sim *sim, struct sim_membership *ms)
+{
+    const struct sim_tree *T = &sim->trees[ms->tree];
+    if (!ms->lists || !ms->m || ms->elem < 0 || ms->elem >= T->fs.count)
+        return;
+    struct ps_preemptible_config cfg;
+    op_config(sim, ms, &cfg);
+    const struct ps_fs_element *e = &T->fs.elems[ms->elem];
+    ps_preemptible_update(ms->lists, &e->out.fair_share.total, &e->out.demand_share, &cfg);
+}
+
+int sim_preempt_job_started(struct ps_sim *sim, int64_t slot, struct ps_error *err)
+{
+    const struct sim_job *job = &sim->jobs[slot];
+    struct sim_membership *ms = &sim->ops[job->op].ms[job->ms];
+    if (!ms->lists) {
+        struct ps_preemptible_config cfg;
+        op_config(sim, ms, &cfg);
+        if (!(ms->lists = ps_preemptible_new(&cfg)))
+            return ps_error_set(err, PS_ENOMEM, "out of memory");
+        update_lists(sim, ms);
+    }
+    return ps_preemptible_add(ms->lists, slot, job->start_ms, job->resources, err);
+}
+
+void sim_preempt_job_removed(struct ps_sim *sim, int64_t slot)
+{
+    const struct sim_job *job = &sim->jobs[slot];
+    struct sim_membership *ms = &sim->ops[job->op].ms[job->ms];
+    if (ms->lists) {
+        struct ps_error ignored;
+        ps_error_init(&ignored);
+        ps_preemptible_remove(ms->lists, slot, &ignored);
+    }
+}
+
+int sim_preempt_job_usage(struct ps_sim *sim, int64_t slot, struct ps_resources usage,
+                          struct ps_error *err)
+{
+    const struct sim_job *job = &sim->jobs[slot];
+    struct sim_membership *ms = &sim->ops[job->op].ms[job->ms];
+    return ms->lists ? ps_preemptible_set_usage(ms->lists, slot, usage, err) : 0;
+}
+
+/* ---- victims ---------------------------------------------------------------------------- */
+
+int sim_preempt_victim(struct ps_sim *sim, int64_t slot, int for_op, enum ps_preempt_reason reason,
+                       int64_t interrupt_timeout_ms, struct ps_error *err)
+{
+    struct sim_job *job = &sim->jobs[slot];
+    if (job->serial == 0 || job->preempting)
+        return 0;
+    const struct sim_membership *ms = &sim->ops[job->op].ms[job->ms];
+    for (int i = 0; i < ms->path_len; i++)
+        ms->path[i]->preempted[reason]++;
+    return sim_job_preempt(sim, slot, for_op, ps_preempt_reason_name(reason), interrupt_timeout_ms,
+                           err);
+}
+
+/* The node's jobs that are not being preempted already, as the engine's allocations. The
+ * operations' entries of P->ops are refreshed for them. */
+static int gather(struct ps_sim *sim, int node, struct ps_error *err)
+{
+    struct sim_node *n = &sim->nodes[node];
+    struct sim_preempt_tree *P = sim->trees[n->tree].pre;
+    if (P->alloc_count + n->job_count > P->alloc_cap) {
+        int cap = P->alloc_cap ? P->alloc_cap : 16;
+        while (cap < P->alloc_count + n->job_count)
+            cap *= 2;
+        void *grown = realloc(P->allocs, (size_t)cap * sizeof *P->allocs);
+        if (!grown)
+            return ps_error_set(err, PS_ENOMEM, "out of memory");
+        P->allocs = grown;
+        P->alloc_cap = cap;
+    }
+    for (int k = 0; k < n->job_count; k++) {
+        const struct sim_job *job = &sim->jobs[n->jobs[k]];
+        const struct sim_membership *ms = &sim->ops[job->op].ms[job->ms];
+        if (job->preempting || ms->elem < 0 || ms->elem >= P->count)
+            continue;
+        P->ops[ms->elem] = (struct ps_preempt_operation){
+            .lists = ms->lists, .graceful = false, .max_unpreemptible_running_allocation_count = -1};
+        P->allocs[P->alloc_count++] = (struct ps_node_allocation){
+            .id = n->jobs[k],
+            .op = ms->elem,
+            .resources = job->resources,
+            .start_time_ms = job->start_ms,
+            .interruptible = sim->ops[job->op].tasks[job->task].spec->interruptible,
+        };
+    }
+    return 0;
+}
+
+static struct ps_preempt_tree engine_tree(const struct sim_preempt_tree *P)
+{
+    return (struct ps_preempt_tree){.config = &P->pcfg, .starvation = P->starv, .ops = P->ops};
+}
+
+bool sim_preempt_active(const struct ps_sim *sim, int tree)
+{
+    const struct sim_tree *T = &sim->trees[tree];
+    return T->snap && T->pre->any_starving && T->runnable_pending > 0 &&
+           T->pre->count == ps_sched_snapshot_element_count(T->snap);
+}
+
+void sim_preempt_dormant(struct ps_sim *sim, int tree)
+{
+    sim->trees[tree].pre->dormant_active = sim_preempt_active(sim, tree);
+}
+
+/* Replays, in closed form, the backoff of the heartbeats node n would have had strictly
+ * before now since the last one accounted for: the stages "ran" (and started nothing) at
+ * every one whose backoff had passed. */
+static void replay_backoff(struct ps_sim *sim, struct sim_node *n, const struct ps_preempt_config *c)
+{
+    int64_t p = sim->sc->heartbeat_period_ms;
+    int64_t s = n->preempt_seen_ms == INT64_MIN ? n->phase_ms - p : n->preempt_seen_ms;
+    /* A heartbeat dropped at this very millisecond (before the change) counts as skipped. */
+    int64_t limit = n->last_heartbeat_ms == sim->now ? sim->now + 1 : sim->now;
+    if (limit <= s + p)
+        return;
+    int64_t k = (limit - s - 1) / p;   /* grid times s + j p, 1 <= j <= k, are skipped */
+    int64_t L = n->last_preemptive_ms, B = c->preemptive_scheduling_backoff_ms;
+    int64_t j1 = 1;
+    if (L != PS_PREEMPT_NEVER && L + B - s > p)
+        j1 = (L + B - s + p - 1) / p;
+    if (j1 <= k) {
+        int64_t m = B > p ? (B + p - 1) / p : 1;
+        n->last_preemptive_ms = s + (j1 + (k - j1) / m * m) * p;
+    }
+    n->preempt_seen_ms = s + k * p;
+}
+
+void sim_preempt_wake(struct ps_sim *sim, int tree)
+{
+    struct sim_tree *T = &sim->trees[tree];
+    if (!T->pre->dormant_active)
+        return;
+    for (int i = 0; i < T->node_count; i++)
+        replay_backoff(sim, &sim->nodes[T->nodes[i]], &T->pre->pcfg);
+}
+
+bool sim_preempt_wanted(struct ps_sim *sim, int node, bool *run)
+{
+    struct sim_node *n = &sim->nodes[node];
+    const struct sim_tree *T = &sim->trees[n->tree];
+    n->preempt_seen_ms = sim->now;
+    *run = false;
+    if (!sim_preempt_active(sim, n->tree) ||
+        !ps_preempt_backoff_passed(n->last_preemptive_ms, sim->now, &T->pre->pcfg))
+        return false;
+    /* The stages run now. At a generation where they started nothing they would start nothing
+     * again: only the backoff time moves (exact, as the regular stage's quiet nodes). */
+    n->last_preemptive_ms = sim->now;
+    *run = n->preempt_quiet_gen != T->gen || sim->options.exhaustive;
+    return true;
+}
+
+int sim_preempt_heartbeat(struct ps_sim *sim, int node, const struct ps_sched_node *sn,
+                          const struct ps_preempt_victim **victims, int *victim_count,
+                          struct ps_error *err)
+{
+    struct sim_node *n = &sim->nodes[node];
+    struct sim_tree *T = &sim->trees[n->tree];
+    struct sim_preempt_tree *P = T->pre;
+    *victims = NULL;
+    *victim_count = 0;
+    P->alloc_count = 0;
+    int rc = gather(sim, node, err);
+    if (rc != 0)
+        return rc;
+    struct ps_preempt_tree tree = engine_tree(P);
+    rc = ps_preempt_heartbeat(T->snap, &tree, sn, P->allocs, P->alloc_count, &sim->sched,
+                              &P->result, err);
+    if (rc != 0)
+        return rc;
+    *victims = P->result.victims;
+    *victim_count = P->result.victim_count;
+    return 0;
+}
+
+static int apply_victims(struct ps_sim *sim, int tree, struct ps_error *err)
+{
+    struct sim_preempt_tree *P = sim->trees[tree].pre;
+    for (int i = 0; i < P->result.victim_count; i++) {
+        const struct ps_preempt_victim *v = &P->result.victims[i];
+        int rc = sim_preempt_victim(sim, v->allocation_id, -1, v->reason, v->interrupt_timeout_ms,
+                                    err);
+        if (rc != 0)
+            return rc;
+    }
+    P->result.victim_count = 0;
+    return 0;
+}
+
+int sim_preempt_overcommit(struct ps_sim *sim, int node, struct ps_error *err)
+{
+    struct sim_node *n = &sim->nodes[node];
+    if (n->tree < 0 || !sim->trees[n->tree].snap)
+        return 0;
+    struct sim_preempt_tree *P = sim->trees[n->tree].pre;
+    if (P->count != ps_sched_snapshot_element_count(sim->trees[n->tree].snap))
+        return 0;
+    P->alloc_count = 0;
+    P->result.victim_count = 0;
+    int rc = gather(sim, node, err);
+    if (rc != 0)
+        return rc;
+    struct ps_preempt_tree tree = engine_tree(P);
+    rc = ps_preempt_overcommit_victims(&tree, n->limits, P->allocs, P->alloc_count, &P->result, err);
+    return rc != 0 ? rc : apply_victims(sim, n->tree, err);
+}
+
+/* Every job of the tree against the (new) limits of its operation and pools. */
+static int limits_check(struct ps_sim *sim, int tree, struct ps_error *err)
+{
+    struct sim_tree *T = &sim->trees[tree];
+    struct sim_preempt_tree *P = T->pre;
+    P->alloc_count = 0;
+    P->result.victim_count = 0;
+    for (int i = 0; i < T->node_count; i++) {
+        int rc = gather(sim, T->nodes[i], err);
+        if (rc != 0)
+            return rc;
+    }
+    struct ps_preempt_tree engine = engine_tree(P);
+    int rc = ps_preempt_limits_victims(T->snap, &engine, P->allocs, P->alloc_count, &P->result, err);
+    return rc != 0 ? rc : apply_victims(sim, tree, err);
+}
+
+/* ---- after a fair share update ---------------------------------------------------------- */
+
+static int reserve(struct sim_preempt_tree *P, int count)
+{
+    if (count <= P->cap)
+        return 0;
+    int cap = P->cap ? P->cap : 64;
+    while (cap < count)
+        cap *= 2;
+    void *s = realloc(P->starv, (size_t)cap * sizeof *P->starv);
+    if (s)
+        P->starv = s;
+    void *o = realloc(P->ops, (size_t)cap * sizeof *P->ops);
+    if (o)
+        P->ops = o;
+    if (!s || !o)
+        return PS_ENOMEM;
+    P->cap = cap;
+    return 0;
+}
+
+int sim_preempt_tree_updated(struct ps_sim *sim, int tree, struct ps_error *err)
+{
+    struct sim_tree *T = &sim->trees[tree];
+    struct sim_preempt_tree *P = T->pre;
+    int count = T->fs.count;
+    if (reserve(P, count) != 0)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    int changed = 0;
+    int rc = ps_pool_tree_build_starvation(T->tree, &T->fs, P->starv, err);
+    if (rc == 0)
+        rc = ps_starvation_update(P->starv, count, &P->scfg, sim->now, &changed, err);
+    if (rc == 0)
+        rc = ps_pool_tree_apply_starvation(T->tree, &T->fs, P->starv, err);
+    if (rc != 0) {
+        ps_error_prefix(err, "starvation check of pool tree \"%s\" at %lld ms", T->name,
+                        (long long)sim->now);
+        return rc;
+    }
+    P->count = count;
+    memset(P->ops, 0, (size_t)count * sizeof *P->ops);
+    P->any_starving = false;
+    T->keep_updating = false;
+    for (int e = 0; e < count; e++) {
+        const struct ps_starvation_element *s = &P->starv[e];
+        if (changed > 0 && s->starvation != s->previous_starvation) {
+            sim_ev_begin(sim, "starvation_status_changed");
+            sim_ev_key(sim, "tree");
+            sim_buf_str(&sim->line, T->name);
+            sim_ev_key(sim, "element");
+            sim_buf_str(&sim->line, T->fs.pools[e] ? T->fs.pools[e]->name : T->fs.ops[e]->id);
+            sim_ev_key(sim, "element_type");
+            sim_buf_str(&sim->line, T->fs.pools[e] ? "pool" : "operation");
+            sim_ev_key(sim, "status");
+            sim_buf_str(&sim->line, ps_starvation_status_name(s->starvation));
+            sim_ev_key(sim, "previous_status");
+            sim_buf_str(&sim->line, ps_starvation_status_name(s->previous_starvation));
+            sim_ev_end(sim);
+        }
+        /* Waiting for a timeout: the next check may change the status with time alone. */
+        enum ps_starvation_status final = s->aggressive_enabled ? PS_AGGRESSIVELY_STARVING : PS_STARVING;
+        if (e > 0 && s->status == PS_STATUS_BELOW_FAIR_SHARE && s->starvation < final &&
+            !(T->fs.pools[e] && !P->scfg.enable_pool_starvation))
+            T->keep_updating = true;
+        if (!T->fs.pools[e] &&
+            (s->lowest_starving_ancestor >= 0 || s->lowest_aggressively_starving_ancestor >= 0))
+            P->any_starving = true;
+        int op = T->elem_op[e];
+        if (op >= 0)
+            update_lists(sim, &sim->ops[op].ms[T->elem_ms[e]]);
+    }
+    if (P->limits_check) {
+        P->limits_check = false;
+        rc = limits_check(sim, tree, err);
+    }
+    return rc;
+}
+
+/* ---- scenario events -------------------------------------------------------------------- */
+
+static int tree_by_name(const struct ps_sim *sim, const char *name)
+{
+    for (int t = 0; t < sim->tree_count; t++)
+        if (strcmp(sim->trees[t].name, name) == 0)
+            return t;
+    return -1;
+}
+
+static const char *const frozen_op_keys[] = {"pool", "pool_trees", "scheduling_tag_filter", NULL};
+
+static const char *frozen_key(const json_t *obj)
+{
+    for (int i = 0; frozen_op_keys[i]; i++)
+        if (json_object_get(obj, frozen_op_keys[i]))
+            return frozen_op_keys[i];
+    return NULL;
+}
+
+int sim_scenario_events_check(struct ps_sim *sim, struct ps_error *err)
+{
+    const struct ps_scenario *sc = sim->sc;
+    for (size_t i = 0; i < sc->event_count; i++) {
+        const struct ps_scenario_event *ev = &sc->events[i];
+        if (ev->type == PS_SCENARIO_EV_SET_POOL_ATTRIBUTE &&
+            (strcmp(ev->key, "scheduling_tag_filter") == 0 || strcmp(ev->key, "parent") == 0 ||
+             strcmp(ev->key, "name") == 0))
+            return ps_error_set(err, PS_EINVAL,
+                                "events[%zu].key: \"%s\" cannot change during a simulation (pool "
+                                "filters and the pool hierarchy are fixed at setup)",
+                                i, ev->key);
+        if (ev->type != PS_SCENARIO_EV_UPDATE_OPERATION)
+            continue;
+        const char *key = frozen_key(ev->parameters);
+        if (key)
+            return ps_error_set(err, PS_EINVAL,
+                                "events[%zu].parameters.%s: cannot change during a simulation "
+                                "(an operation's pools and filters are fixed at its start)",
+                                i, key);
+        const json_t *per_tree = json_object_get(ev->parameters, "scheduling_options_per_pool_tree");
+        const char *tree;
+        const json_t *opts;
+        if (json_is_object(per_tree))
+            json_object_foreach((json_t *)per_tree, tree, opts)
+                if (json_is_object(opts) && (key = frozen_key(opts)) != NULL)
+                    return ps_error_set(err, PS_EINVAL,
+                                        "events[%zu].parameters.scheduling_options_per_pool_tree.%s."
+                                        "%s: cannot change during a simulation",
+                                        i, tree, key);
+    }
+    return 0;
+}
+
+int sim_scenario_events_schedule(struct ps_sim *sim, struct ps_error *err)
+{
+    for (size_t i = 0; i < sim->sc->event_count; i++)
+        if (sim_push(sim, sim->sc->events[i].time_ms, SIM_EV_SCENARIO, (int64_t)i, 0) != 0)
+            return ps_error_set(err, PS_ENOMEM, "out of memory");
+    return 0;
+}
+
+static int set_node_resources(struct ps_sim *sim, const struct ps_scenario_event *ev)
+{
+    bool *touched = calloc((size_t)(sim->tree_count ? sim->tree_count : 1), sizeof *touched);
+    if (!touched)
+        return PS_ENOMEM;
+    for (int64_t i = 0; i < sim->node_count; i++) {
+        struct sim_node *n = &sim->nodes[i];
+        if (n->group != ev->group)
+            continue;
+        if (ev->node >= 0) {   /* nodes of a group are registered in index order */
+            int64_t first = i;
+            if (ev->node >= sim->sc->node_groups[ev->group].count)
+                break;
+            n = &sim->nodes[first + ev->node];
+        }
+        for (int r = 0; r < PS_RES_COUNT; r++)
+            if (ev->resource_set & (1u << r)) {
+                n->limits.v[r] = ev->resource_limits.v[r];
+                n->node->resource_limits.v[r] = ev->resource_limits.v[r];
+            }
+        if (n->tree >= 0)
+            touched[n->tree] = true;
+        if (ev->node >= 0)
+            break;
+    }
+    int rc = 0;
+    for (int t = 0; t < sim->tree_count && rc == 0; t++) {
+        if (!touched[t])
+            continue;
+        struct sim_tree *T = &sim->trees[t];
+        ps_pool_tree_nodes_changed(T->tree);
+        T->total = ps_pool_tree_total_resources(T->tree);
+        T->fs_total = T->total;
+        for (int r = 0; r < PS_RES_COUNT; r++)
+            if (T->fs_total.v[r] >= PS_RES_INFINITE)
+                T->fs_total.v[r] = 0;
+        T->sched_options.total = T->fs_total;
+        rc = sim_tree_changed(sim, t);
+    }
+    free(touched);
+    return rc;
+}
+
+int sim_scenario_event(struct ps_sim *sim, int64_t index, struct ps_error *err)
+{
+    const struct ps_scenario_event *ev = &sim->sc->events[index];
+    int rc = 0;
+    switch (ev->type) {
+    case PS_SCENARIO_EV_SET_NODE_RESOURCES:
+        if (set_node_resources(sim, ev) != 0)
+            return ps_error_set(err, PS_ENOMEM, "out of memory");
+        return 0;
+    case PS_SCENARIO_EV_SET_POOL_ATTRIBUTE: {
+        int t = tree_by_name(sim, ev->tree);
+        struct ps_value value;
+        rc = ps_json_to_value(ev->value, &value, err);
+        if (rc == 0) {
+            rc = ps_pool_tree_set_pool_attr(sim->trees[t].tree, ev->pool, ev->key, &value, err);
+            ps_value_release(&value);
+        }
+        if (rc == 0) {
+            sim->trees[t].pre->limits_check = true;
+            if (sim_tree_changed(sim, t) != 0)
+                return ps_error_set(err, PS_ENOMEM, "out of memory");
+        }
+        break;
+    }
+    case PS_SCENARIO_EV_UPDATE_OPERATION: {
+        struct sim_op *o = &sim->ops[ev->operation];
+        if (o->state == SIM_OP_COMPLETED || o->state == SIM_OP_FAILED)
+            return 0;   /* nothing left to change */
+        if (o->state == SIM_OP_WAITING) {
+            rc = ps_error_set(err, PS_EINVAL, "operation \"%s\" has not started yet (start_time %lld)",
+                              o->sc->id, (long long)o->sc->start_time_ms);
+            break;
+        }
+        struct ps_value params;
+        rc = ps_json_to_value(ev->parameters, &params, err);
+        if (rc == 0) {
+            rc = ps_strategy_update_operation(sim->strategy, o->sc->id, &params, err);
+            ps_value_release(&params);
+        }
+        for (int k = 0; rc == 0 && k < o->m_count; k++) {
+            sim->trees[o->ms[k].tree].pre->limits_check = true;
+            if (sim_tree_changed(sim, o->ms[k].tree) != 0)
+                return ps_error_set(err, PS_ENOMEM, "out of memory");
+        }
+        break;
+    }
+    }
+    if (rc != 0 && rc != PS_ENOMEM)
+        ps_error_prefix(err, "events[%lld] at %lld ms", (long long)index, (long long)sim->now);
+    return rc;
+}

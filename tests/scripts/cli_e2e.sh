@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# The client commands through a real `poolsched scheduler` on 127.0.0.1 (ephemeral port, its own
+# data dir): pool tree and pool creation as yt spells it, the seed documents' commands, the
+# orchid, and an operation's life without nodes (start, list, get, suspend/resume, update,
+# abort), with the token taken from the data dir's admin_token. Also the remote errors (exit 1
+# with the server's message). Jobs need a node agent and are not covered here.
+# usage: cli_e2e.sh BINARY SHARED_DIR SOURCE_DIR
+set -uo pipefail
+bin=${1:?usage: cli_e2e.sh BINARY SHARED_DIR SOURCE_DIR}
+bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
+work=$(mktemp -d)
+server_pid=
+cleanup() {
+  if [ -n "$server_pid" ]; then
+    kill "$server_pid" 2>/dev/null
+    wait "$server_pid" 2>/dev/null
+  fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+timeout 120 "$bin" scheduler --listen 127.0.0.1:0 --data-dir "$work/data" 2> "$work/log" &
+server_pid=$!
+port=
+for _ in $(seq 200); do
+  port=$(grep -o 'event=scheduler_started listen=127.0.0.1:[0-9]*' "$work/log" 2>/dev/null | cut -d: -f2)
+  [ -n "$port" ] && break
+  sleep 0.05
+done
+[ -n "$port" ] || { echo "FAIL: the scheduler did not start: $(cat "$work/log")"; exit 1; }
+
+# As a user would: the proxy and the data dir (whose admin_token is the token) in the environment.
+export POOLSCHED_PROXY="127.0.0.1:$port" POOLSCHED_DATA_DIR="$work/data"
+unset POOLSCHED_TOKEN
+
+run() {   # run EXPECTED_CODE ARGS...
+  local want=$1; shift
+  "$bin" "$@" > "$work/out" 2> "$work/err" < /dev/null
+  local code=$?
+  [ "$code" -eq "$want" ] || fail "poolsched $*: exit code $code, expected $want; stderr: $(cat "$work/err")"
+}
+expect_out() { [ "$(cat "$work/out")" = "$1" ] || fail "$2: stdout
+$(cat "$work/out")
+expected
+$1"; }
+expect_err_has() {
+  grep -qF -- "$1" "$work/err" || fail "$2: stderr lacks '$1': $(cat "$work/err")"
+  [ "$(wc -l < "$work/err")" -eq 1 ] || fail "$2: not one line on stderr: $(cat "$work/err")"
+}
+
+# ---- trees and pools ----------------------------------------------------------------------
+run 0 exists //sys/pool_trees/physical
+expect_out true "default tree exists"
+run 0 create scheduler_pool_tree --attributes '{name=gpu; nodes_filter=gpu}'
+run 0 list //sys/pool_trees
+expect_out 'gpu
+physical' "list trees"
+run 0 get //sys/pool_trees/gpu/@nodes_filter
+expect_out '"gpu"' "tree attribute applied with the creation"
+run 1 create scheduler_pool_tree --attributes '{name=gpu}'
+expect_err_has 'error: create: ' "tree exists"
+run 0 create scheduler_pool_tree --attributes '{name=gpu}' --ignore-existing
+
+run 0 create scheduler_pool --attributes '{name=root-pool; pool_tree=physical}'
+run 0 create scheduler_pool --attributes '{name=burst; pool_tree=physical; parent_name=root-pool}'
+run 0 create scheduler_pool //sys/pool_trees/physical/root-pool/relaxed --attributes '{weight=2}'
+run 0 get //sys/pools
+expect_out '{
+    "root-pool" = {
+        "burst" = {};
+        "relaxed" = {};
+    };
+}' "pool hierarchy"
+run 0 get //sys/pool_trees/physical/root-pool/relaxed/@weight --format json
+expect_out '2' "weight applied with the creation"
+
+# ---- the seed documents' commands ----------------------------------------------------------
+run 0 set //sys/pools/root-pool/@strong_guarantee_resources '{cpu=10}'
+run 0 set //sys/pools/root-pool/@integral_guarantees \
+  '{resource_flow={cpu=2000}; burst_guarantee_resources={cpu=2000}}'
+run 0 set //sys/pools/root-pool/burst/@integral_guarantees \
+  '{guarantee_type=burst; resource_flow={cpu=1000}; burst_guarantee_resources={cpu=2000}}'
+run 0 set //sys/pools/root-pool/relaxed/@integral_guarantees "
+    {
+      guarantee_type=relaxed;
+      resource_flow={cpu=1000}
+    }"
+run 0 set //sys/pools/root-pool/burst/@integral_guarantees/resource_flow "{cpu=100}"
+run 0 get //sys/pools/root-pool/burst/@integral_guarantees/resource_flow
+expect_out '{
+    "cpu" = 100;
+}' "nested set and get"
+run 0 get //sys/pools/root-pool/burst/@integral_guarantees/guarantee_type
+expect_out '"burst"' "nested set keeps the siblings"
+run 0 get //sys/scheduler/orchid/scheduler/scheduling_info_per_pool_tree/physical/fair_share_info/pools/burst/integral_pool_capacity --format json
+python3 -c 'import json,sys; v=json.load(open(sys.argv[1])); assert isinstance(v, dict) and "cpu" in v, v' "$work/out" \
+  || fail "orchid integral_pool_capacity: $(cat "$work/out")"
+run 0 exists //sys/scheduler/orchid/scheduler/scheduling_info_per_pool_tree/physical/fair_share_info/pools/burst
+expect_out true "orchid pool exists"
+
+# ---- remote errors: exit 1, the server's message, one line --------------------------------
+run 1 get //sys/pool_trees/physical/nope/@weight
+expect_err_has 'error: get: ' "get missing"
+run 0 set //sys/pools/root-pool/@weight 3
+run 1 set //sys/pools/root-pool/@weight -1
+expect_err_has 'error: set: ' "bad weight"
+run 0 get //sys/pools/root-pool/@weight
+expect_out '3' "a refused change changes nothing"
+run 1 remove //sys/pool_trees/physical/root-pool
+expect_err_has 'root-pool' "remove a pool with children"
+run 1 list-operations --token wrong
+expect_err_has '(HTTP 401' "wrong token"
+
+# ---- an operation's life (no nodes: it stays pending) --------------------------------------
+run 0 vanilla --pool burst --job-count 2 --command 'sleep 1' --cpu 1.5 --memory 1G --env A=1
+op=$(cat "$work/out")
+[ -n "$op" ] || fail "vanilla printed no id"
+run 0 list-operations --pool burst --format json
+python3 -c '
+import json, sys
+ops = json.load(open(sys.argv[1]))["operations"]
+assert [o["id"] for o in ops] == [sys.argv[2]], ops
+t = ops[0]["spec"]["tasks"]["task"]
+assert t["cpu_limit"] == 1.5 and t["memory_limit"] == 1 << 30 and t["job_count"] == 2, t
+assert t["environment"] == {"A": "1"}, t
+' "$work/out" "$op" || fail "list-operations --format json: $(cat "$work/out")"
+run 0 list-operations
+sed -n 2p "$work/out" | grep -q "^$op  [a-z]*  *admin  *burst  *0/2 " || fail "list-operations table: $(cat "$work/out")"
+run 0 get-operation "$op"
+grep -q "^tasks  *task: 2 x 'sleep 1', cpu 1.50, memory 1G$" "$work/out" || fail "get-operation block: $(cat "$work/out")"
+run 0 suspend-op "$op"
+run 0 get-operation "$op" --format json
+python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["suspended"] is True' "$work/out" || fail "suspend-op"
+run 0 resume-op "$op"
+run 0 update-op-parameters "$op" '{weight=2}'
+run 0 list-jobs "$op"
+expect_out 'ID  STATE  NODE  CPU LIMIT/GUARANTEE  MEMORY RESERVE/LIMIT  DURATION  ERROR' "no jobs without nodes"
+run 0 abort-op "$op"
+run 0 get-operation "$op"
+sed -n 2p "$work/out" | grep -q '^state  *aborted$' || fail "aborted: $(cat "$work/out")"
+run 1 abort-op "$op"
+expect_err_has 'error: abort-op: ' "abort twice"
+run 1 get-operation no-such-op
+expect_err_has 'error: get-operation: ' "get-operation missing"
+
+printf '{pool=burst; tasks={t={command="echo hi"; job_count=1}}}' > "$work/spec.yson"
+run 0 start-op --spec "$work/spec.yson"
+op2=$(cat "$work/out")
+run 0 complete-op "$op2"
+run 0 get-operation "$op2" --format json
+python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["state"] == "completed"' "$work/out" \
+  || fail "complete-op: $(cat "$work/out")"
+
+# remove: the empty tree goes, and --force accepts what is gone
+run 0 remove //sys/pool_trees/gpu
+run 0 exists //sys/pool_trees/gpu
+expect_out false "tree removed"
+run 0 remove //sys/pool_trees/gpu --force
+
+if [ "$failures" -ne 0 ]; then
+  echo "$failures failure(s)"
+  exit 1
+fi
+echo "ok"

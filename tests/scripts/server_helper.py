@@ -1,0 +1,194 @@
+"""Helpers for the end-to-end tests of `poolsched scheduler` (tests/scripts/server_*.sh).
+
+Starts real scheduler processes on 127.0.0.1 with an ephemeral port and a data dir under a
+temporary directory, talks to them with urllib, and plays nodes that speak the heartbeat
+protocol of docs/api.md. Every process started here is stopped by Scheduler.stop (the test
+scripts call it in a finally block).
+"""
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+FAILURES = []
+
+
+def check(cond, what):
+    if not cond:
+        FAILURES.append(what)
+        print("FAIL: " + what, flush=True)
+    return cond
+
+
+def finish():
+    if FAILURES:
+        print("%d check(s) failed" % len(FAILURES))
+        sys.exit(1)
+    print("ok")
+
+
+class Scheduler:
+    def __init__(self, binary, data_dir, config=None):
+        self.binary = binary
+        self.data_dir = data_dir
+        self.config = config
+        self.proc = None
+        self.port = None
+        self.log_path = data_dir + ".log"
+
+    def start(self):
+        args = [self.binary, "scheduler", "--listen", "127.0.0.1:0", "--data-dir", self.data_dir]
+        if self.config is not None:
+            path = self.data_dir + ".config.json"
+            with open(path, "w") as f:
+                json.dump(self.config, f)
+            args += ["--config", path]
+        self.log = open(self.log_path, "a")
+        self.log_start = os.path.getsize(self.log_path)
+        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=self.log)
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            with open(self.log_path) as f:
+                f.seek(self.log_start)
+                m = re.search(r"event=scheduler_started listen=[0-9.]+:(\d+)", f.read())
+            if m:
+                self.port = int(m.group(1))
+                break
+            if self.proc.poll() is not None:
+                raise RuntimeError("scheduler exited: " + open(self.log_path).read())
+            time.sleep(0.02)
+        if self.port is None:
+            raise RuntimeError("scheduler did not start")
+        self.admin = open(os.path.join(self.data_dir, "admin_token")).read().strip()
+        self.secret = open(os.path.join(self.data_dir, "cluster_secret")).read().strip()
+        return self
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                code = self.proc.wait(20)
+                # a clean stop exits 0 (sanitizer builds report leaks with another code)
+                check(code == 0, "scheduler exit code %d after SIGTERM: %s" % (code, self.logtext()[-2000:]))
+            except subprocess.TimeoutExpired:
+                check(False, "scheduler did not stop within 20 s")
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+
+    def kill9(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self.proc = None
+
+    def logtext(self):
+        return open(self.log_path).read()
+
+    def url(self, path):
+        return "http://127.0.0.1:%d%s" % (self.port, path)
+
+    def raw(self, method, path, body=None, token=None, content_type="application/json"):
+        data = body if isinstance(body, (bytes, type(None))) else body.encode()
+        req = urllib.request.Request(self.url(path), data=data, method=method)
+        if token:
+            req.add_header("Authorization", "OAuth " + token)
+        if data is not None:
+            req.add_header("Content-Type", content_type)
+        try:
+            with urllib.request.urlopen(req, timeout=30) as r:
+                return r.status, r.read().decode()
+        except urllib.error.HTTPError as e:
+            return e.code, e.read().decode()
+
+    def call(self, command, body=None, token=None, raw_body=None):
+        text = raw_body if raw_body is not None else json.dumps(body if body is not None else {})
+        status, out = self.raw("POST", "/api/v1/" + command, text, token or self.admin)
+        try:
+            return status, json.loads(out)
+        except ValueError:
+            return status, out
+
+    def ok(self, command, body=None, token=None):
+        status, out = self.call(command, body, token)
+        if status != 200:
+            raise RuntimeError("%s %s -> %d %s" % (command, json.dumps(body), status, out))
+        return out
+
+    def get(self, path, token=None):
+        return self.ok("get", {"path": path}, token)["value"]
+
+    def set(self, path, value, token=None):
+        return self.ok("set", {"path": path, "value": value}, token)
+
+    def token(self, user, role="user"):
+        return self.ok("issue_token", {"user": user, "role": role})["token"]
+
+    def heartbeat(self, body, token=None):
+        status, out = self.raw("POST", "/internal/v1/node/heartbeat", json.dumps(body),
+                               token or self.secret)
+        try:
+            return status, json.loads(out)
+        except ValueError:
+            return status, out
+
+    def update(self, wait=1.3):
+        """Waits for a fair share update (the default period is 1 s)."""
+        time.sleep(wait)
+
+
+class FakeNode:
+    """A node that runs nothing: jobs stay running until the test finishes them."""
+
+    def __init__(self, sched, node_id, cpu=4, memory=8 << 30, slots=8, tags=None):
+        self.sched = sched
+        self.id = node_id
+        self.limits = {"cpu": cpu, "memory": memory, "user_slots": slots}
+        self.tags = tags or []
+        self.running = {}      # job id -> start entry (plus cpu_guarantee)
+        self.finished = {}     # job id -> report
+        self.interrupted = {}
+        self.last = None
+
+    def heartbeat(self, expect=200):
+        jobs = []
+        for jid, j in self.running.items():
+            jobs.append({"job_id": jid, "state": "running",
+                         "cpu_guarantee": j.get("cpu_guarantee", j["cpu_limit"]),
+                         "cpu_usage_seconds": 0.5, "memory_bytes": 1 << 20})
+        jobs += list(self.finished.values())
+        status, out = self.sched.heartbeat({"node_id": self.id, "tags": self.tags,
+                                            "resource_limits": self.limits, "jobs": jobs})
+        self.last = out
+        if status != expect:
+            check(False, "heartbeat of %s: status %d, expected %d: %s" % (self.id, status, expect, out))
+            return out
+        if status != 200:
+            return out
+        for jid in out["acknowledged"]:
+            self.finished.pop(jid, None)
+        for s in out["jobs_to_start"]:
+            self.running[s["job_id"]] = dict(s)
+        for a in out["jobs_to_abort"]:
+            if a["job_id"] in self.running:
+                del self.running[a["job_id"]]
+                self.finished[a["job_id"]] = {"job_id": a["job_id"], "state": "aborted",
+                                              "abort_reason": a["reason"]}
+        for i in out["jobs_to_interrupt"]:
+            self.interrupted[i["job_id"]] = i
+        return out
+
+    def finish(self, jid, state="completed", **extra):
+        self.running.pop(jid)
+        rep = {"job_id": jid, "state": state}
+        rep.update(extra)
+        self.finished[jid] = rep
+
+    def finish_all(self, state="completed", **extra):
+        for jid in list(self.running):
+            self.finish(jid, state, **extra)

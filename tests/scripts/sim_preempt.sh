@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# Scenario tests of starvation and preemption in `poolsched simulate` (docs/simulate.md):
+#   - normal preemption as upstream's simulator test: A loses 20..22 jobs, B none;
+#   - backoff and one allocation per preemptive heartbeat (event times per node);
+#   - aggressive starvation: aggressively preemptible jobs are taken only then;
+#   - interruptible jobs: job_preempted at t, job_aborted at t + allocation_preemption_timeout;
+#   - node shrink (resource_overcommit) and lowered pool limits (resource_limits_violated);
+#   - no ping-pong between two equal pools; summary.json counts per pool and reason.
+# Usage: sim_preempt.sh BINARY SHARED_DIR SOURCE_DIR
+set -euo pipefail
+bin=$1
+src=$3
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+PYTHONPATH="$src/tests/scripts" python3 - "$bin" "$work" <<'PY'
+import sys
+from simlib import *
+init(sys.argv)
+
+def two_pools(extra=None, pools=None):
+    t = {"fair_share_starvation_timeout": 30000, "fair_share_starvation_tolerance": 0.8,
+         "pools": pools or [{"name": "a"}, {"name": "b"}]}
+    t.update(extra or {})
+    return {"physical": t}
+
+def preempted(r, op=None, reason=None):
+    return [e for e in r.of_type("job_preempted")
+            if (op is None or e["operation_id"] == op) and (reason is None or e["preemption_reason"] == reason)]
+
+# 1. Normal preemption (upstream simulator test): 10 nodes x 10 cpu; A: 100 jobs of 2 cpu for
+#    120 s at 0; B the same in a sibling pool of equal weight at 20 s.
+cluster = [nodes("n", 10, cpu=10, slots=10)]
+ops = [op("A", 0, "a", jobs=100, duration=120000, cpu=2), op("B", 20000, "b", jobs=100, duration=120000, cpu=2)]
+r = load(run("normal", scenario(cluster, two_pools(), ops))[0])
+lost_a, lost_b = int(r.ops["A"]["preempted_job_count"]), int(r.ops["B"]["preempted_job_count"])
+print(f"normal preemption: A lost {lost_a}, B lost {lost_b}")
+check(20 <= lost_a <= 22 and lost_b == 0, f"normal: A lost {lost_a}, B lost {lost_b}")
+pre = preempted(r)
+check(all(e["preempted_for"] == "B" and e["preemption_reason"] == "preempted_for_starving_operation"
+          and e["interrupt_timeout"] == 0 for e in pre), "normal: victims' fields")
+aborted = [e for e in r.of_type("job_aborted") if e["reason"] == "preemption"]
+check(len(aborted) == len(pre) and all(a["time"] == p["time"] and a["job_id"] == p["job_id"]
+                                       for a, p in zip(aborted, pre)), "normal: non-interruptible jobs abort at once")
+starving = [e for e in r.of_type("starvation_status_changed") if e["element"] == "B"]
+check(starving[0]["status"] == "starving" and 50000 < starving[0]["time"] <= 52000,
+      f"normal: B starving at {starving[0]}")
+check(min(e["time"] for e in pre) >= starving[0]["time"], "normal: preemption before starvation")
+# Backoff and one allocation per heartbeat: per node, preemptive allocations >= 5 s apart, and
+# one B start per job_preempted time and node.
+by_node = {}
+for e in pre:
+    by_node.setdefault(e["node_id"], []).append(e["time"])
+for node, times in by_node.items():
+    check(len(set(times)) == len(times), f"normal: two preemptions on {node} in one heartbeat")
+    check(all(b - a >= 5000 for a, b in zip(times, times[1:])), f"normal: backoff on {node}: {times}")
+starts = [(e["time"], e["node_id"]) for e in r.of_type("job_started") if e["operation_id"] == "B"]
+for e in pre:
+    check(starts.count((e["time"], e["node_id"])) == 1, f"normal: B start for {e}")
+sp = r.summary_pool("a")["preemptions"]
+check(sp["preempted_for_starving_operation"] == lost_a and sp["resource_overcommit"] == 0, f"summary a: {sp}")
+check(r.summary_pool("b")["preemptions"]["preempted_for_starving_operation"] == 0, "summary b")
+check(r.summary["preemptions"]["preempted_for_starving_operation"] == lost_a, "summary totals")
+rows = [x for x in r.pools if x["pool"] == "b" and x["starvation_status"] == "starving"]
+check(rows and all(51000 <= int(x["time"]) < 80000 for x in rows), "pools.csv: b starving rows")
+
+# 2. Backoff longer than the heartbeat period: 15 s backoff, 5 s heartbeats.
+r = load(run("backoff", scenario(cluster, two_pools({"preemptive_scheduling_backoff": 15000}), ops))[0])
+by_node = {}
+for e in preempted(r):
+    by_node.setdefault(e["node_id"], []).append(e["time"])
+check(by_node and all(all(b - a >= 15000 for a, b in zip(t, t[1:])) for t in by_node.values()),
+      f"backoff 15 s: {by_node}")
+check(any(len(t) > 1 for t in by_node.values()), "backoff: some node preempted twice")
+
+# 3. No ping-pong: after convergence, no preemption for the rest of a long run.
+long_ops = [op("A", 0, "a", jobs=1000, duration=60000, cpu=2), op("B", 20000, "b", jobs=1000, duration=60000, cpu=2)]
+r = load(run("pingpong", scenario(cluster, two_pools(), long_ops, duration=1200000))[0])
+pre = preempted(r)
+check(pre and max(e["time"] for e in pre) < 120000, f"ping-pong: preemptions until {max(e['time'] for e in pre)}")
+check(all(e["operation_id"] == "A" for e in pre), "ping-pong: B preempted")
+
+# 4. Interruptible jobs: aborted allocation_preemption_timeout (10 s) after job_preempted.
+iops = [op("A", 0, "a", jobs=100, duration=120000, cpu=2), op("B", 20000, "b", jobs=100, duration=120000, cpu=2)]
+iops[0]["tasks"][0]["interruptible"] = True
+r = load(run("interrupt", scenario(cluster, two_pools(), iops))[0])
+pre = preempted(r)
+ab = {e["job_id"]: e["time"] for e in r.of_type("job_aborted") if e["reason"] == "preemption"}
+check(pre and all(e["interrupt_timeout"] == 10000 and ab[e["job_id"]] == e["time"] + 10000 for e in pre),
+      "interrupt: aborted 10 s after job_preempted")
+# A job that ends before its timeout is not aborted: short jobs.
+sops = [op("A", 0, "a", jobs=60, duration=54000, cpu=2), op("B", 20000, "b", jobs=100, duration=120000, cpu=2)]
+sops[0]["tasks"][0]["interruptible"] = True
+r = load(run("interrupt_ends", scenario(cluster, two_pools(), sops))[0])
+pre = preempted(r, "A")
+done = {e["job_id"] for e in r.of_type("job_completed")}
+ab = {e["job_id"] for e in r.of_type("job_aborted")}
+check(pre and all(e["job_id"] in done and e["job_id"] not in ab for e in pre),
+      f"interrupt: jobs ending within the timeout complete ({len(pre)} preempted)")
+
+# 5. Aggressive starvation: with preemption_satisfaction_threshold 2, A (at twice its fair
+#    share) has no preemptible jobs and is protected in the preemptive stage; its aggressively
+#    preemptible jobs (above 0.5 x fair share) are taken only once B is aggressively starving.
+base = {"preemption_satisfaction_threshold": 2.0, "aggressive_preemption_satisfaction_threshold": 0.5}
+plain = load(run("not_aggressive", scenario(cluster, two_pools(base), ops))[0])
+check(len(preempted(plain)) == 0, f"aggressive off: {len(preempted(plain))} preempted")
+agg_tree = two_pools(dict(base, enable_aggressive_starvation=True, fair_share_aggressive_starvation_timeout=60000))
+r = load(run("aggressive", scenario(cluster, agg_tree, ops))[0])
+agg = [e["time"] for e in r.of_type("starvation_status_changed") if e["element"] == "B" and e["status"] == "aggressively_starving"]
+pre = preempted(r)
+print(f"aggressive: {len(pre)} preempted from {min(e['time'] for e in pre) if pre else None}, B aggressively starving at {agg}")
+check(agg and 80000 < agg[0] <= 82000, f"aggressive: status at {agg}")
+check(20 <= len(pre) <= 22 and all(e["time"] >= agg[0] for e in pre), f"aggressive: {len(pre)} preempted")
+
+# 6. Node shrink: n-0 goes from 10 to 4 cpu at 30 s: jobs preempted until usage fits.
+sc = scenario(cluster, two_pools(), [op("A", 0, "a", jobs=100, duration=120000, cpu=2)])
+sc["events"] = [{"time": 30000, "type": "set_node_resources", "node": "n-0", "resource_limits": {"cpu": 4}}]
+r = load(run("shrink", sc)[0])
+pre = preempted(r, reason="resource_overcommit")
+check(len(pre) == 3 and all(e["node_id"] == "n-0" and e["preempted_for"] is None and e["time"] == 30000 for e in pre),
+      f"shrink: {pre}")
+check(r.summary_pool("a")["preemptions"]["resource_overcommit"] == 3, "shrink: summary")
+
+# 7. Lowered pool limits: pool a limited to 20 cpu at 30 s: jobs of a preempted down to 10.
+sc = scenario(cluster, two_pools(pools=[{"name": "a"}, {"name": "c"}]),
+              [op("A", 0, "a", jobs=40, duration=120000, cpu=2), op("C", 0, "c", jobs=30, duration=120000, cpu=2)])
+sc["events"] = [{"time": 30000, "type": "set_pool_attribute", "pool": "a", "key": "resource_limits", "value": {"cpu": 20}}]
+r = load(run("limits", sc)[0])
+pre = preempted(r, reason="resource_limits_violated")
+want = r.running_at(29999)["A"] - 10   # 20 cpu = 10 jobs of 2 cpu
+check(want > 0 and len(pre) == want and all(e["operation_id"] == "A" and 30000 <= e["time"] <= 31000 for e in pre),
+      f"limits: {len(pre)} preempted, want {want}")
+check(r.summary_pool("a")["preemptions"]["resource_limits_violated"] == want, "limits: summary")
+check(max(n for t, n in [(0, 0)] + [(e["time"], 0) for e in pre]) == 0 and r.running_at(31000)["A"] == 10,
+      f"limits: A runs {r.running_at(31000)['A']} after")
+# ... and through update_operation.
+sc["events"] = [{"time": 30000, "type": "update_operation", "operation": "C", "parameters": {"resource_limits": {"cpu": 10}}}]
+r = load(run("op_limits", sc)[0])
+pre = preempted(r, reason="resource_limits_violated")
+want = r.running_at(29999)["C"] - 5
+check(want > 0 and len(pre) == want and all(e["operation_id"] == "C" for e in pre), f"op limits: {len(pre)}, want {want}")
+
+# 8. Bad events: exit 2 naming the path.
+sc = scenario(cluster, two_pools(), ops)
+sc["events"] = [{"time": 1, "type": "set_node_resources", "node": "n-10", "resource_limits": {"cpu": 1}}]
+_, err = run("bad_node", sc, expect_rc=2)
+check("events[0].node: no node \"n-10\"" in err, err)
+sc["events"] = [{"time": 1, "type": "set_pool_attribute", "pool": "zz", "key": "weight", "value": 2}]
+_, err = run("bad_pool", sc, expect_rc=2)
+check("events[0].pool: no pool \"zz\"" in err, err)
+sc["events"] = [{"time": 1, "type": "update_operation", "operation": "A", "parameters": {"pool": "b"}}]
+_, err = run("bad_param", sc, expect_rc=2)
+check("events[0].parameters.pool" in err, err)
+print("sim_preempt: ok")
+PY

@@ -1,0 +1,192 @@
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "platform/sandbox.h"
+#include "platform_test_util.h"
+
+#ifndef TMPFS_MAGIC
+#define TMPFS_MAGIC 0x01021994
+#endif
+
+static void test_create_and_remove(void **state)
+{
+    (void)state;
+    char *work = test_make_dir("sb");
+    assert_non_null(work);
+    char path[PATH_MAX];
+    struct ps_error err;
+    ps_error_init(&err);
+    bool root = geteuid() == 0;
+    assert_int_equal(ps_sandbox_create(work, "job-1", root, 65534, 65534, path, sizeof path,
+                                       &err), 0);
+    char expected[PATH_MAX];
+    snprintf(expected, sizeof expected, "%s/sandbox/job-1", work);
+    assert_string_equal(path, expected);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0755);
+    if (root)
+        assert_int_equal(st.st_uid, 65534);
+
+    /* a leftover with content is replaced by an empty sandbox */
+    char f[PATH_MAX + 8];
+    snprintf(f, sizeof f, "%s/old", path);
+    close(open(f, O_CREAT | O_WRONLY, 0644));
+    assert_int_equal(ps_sandbox_create(work, "job-1", false, 0, 0, path, sizeof path, &err), 0);
+    assert_int_equal(access(f, F_OK), -1);
+
+    assert_int_equal(ps_sandbox_remove(path, &err), 0);
+    assert_int_equal(access(path, F_OK), -1);
+    assert_int_equal(ps_sandbox_remove(path, &err), 0);    /* already gone: fine */
+    test_remove_dir(work);
+}
+
+static void test_bad_job_ids(void **state)
+{
+    (void)state;
+    const char *bad[] = {"", ".", "..", "a/b", "x y", "../../etc"};
+    char path[PATH_MAX];
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        struct ps_error err;
+        ps_error_init(&err);
+        assert_int_equal(ps_sandbox_create("/tmp", bad[i], false, 0, 0, path, sizeof path, &err),
+                         PS_EINVAL);
+        assert_non_null(strstr(err.msg, "job id"));
+    }
+}
+
+/* Symlinks planted by a job are removed, never followed. */
+static void test_remove_does_not_follow_symlinks(void **state)
+{
+    (void)state;
+    char *work = test_make_dir("sb-link");
+    char *victim = test_make_dir("sb-victim");
+    assert_non_null(work);
+    assert_non_null(victim);
+    char vfile[PATH_MAX + 8];
+    snprintf(vfile, sizeof vfile, "%s/precious", victim);
+    close(open(vfile, O_CREAT | O_WRONLY, 0644));
+    char path[PATH_MAX];
+    assert_int_equal(ps_sandbox_create(work, "j", false, 0, 0, path, sizeof path, NULL), 0);
+    char l1[PATH_MAX + 8], l2[PATH_MAX + 8], sub[PATH_MAX + 8], deep[PATH_MAX + 16];
+    snprintf(l1, sizeof l1, "%s/to-dir", path);
+    snprintf(l2, sizeof l2, "%s/to-file", path);
+    snprintf(sub, sizeof sub, "%s/sub", path);
+    snprintf(deep, sizeof deep, "%s/sub/f", path);
+    assert_int_equal(symlink(victim, l1), 0);
+    assert_int_equal(symlink(vfile, l2), 0);
+    assert_int_equal(mkdir(sub, 0755), 0);
+    close(open(deep, O_CREAT | O_WRONLY, 0644));
+    struct ps_error err;
+    ps_error_init(&err);
+    assert_int_equal(ps_sandbox_remove(path, &err), 0);
+    assert_int_equal(access(path, F_OK), -1);
+    assert_int_equal(access(vfile, F_OK), 0);
+    test_remove_dir(victim);
+    test_remove_dir(work);
+}
+
+static void test_tmpfs(void **state)
+{
+    (void)state;
+    char *work = test_make_dir("sb-tmpfs");
+    assert_non_null(work);
+    char path[PATH_MAX];
+    assert_int_equal(ps_sandbox_create(work, "j", false, 0, 0, path, sizeof path, NULL), 0);
+    struct ps_error err;
+    ps_error_init(&err);
+    assert_int_equal(ps_sandbox_mount_tmpfs(path, 0, 0, 0, &err), PS_EINVAL);
+    ps_error_init(&err);
+    int rc = ps_sandbox_mount_tmpfs(path, 1 << 20, 65534, 65534, &err);
+    if (geteuid() != 0) {
+        /* the logic: a clear refusal */
+        assert_int_equal(rc, PS_EPERM);
+        assert_non_null(strstr(err.msg, "needs root"));
+        test_remove_dir(work);
+        SKIP_BY_ENVIRONMENT("not root: tmpfs cannot be mounted (%s)", err.msg);
+    }
+    if (rc != 0) {
+        printf("mount failed as root: %s\n", err.msg);
+        test_remove_dir(work);
+        SKIP_BY_ENVIRONMENT("root but mounting tmpfs failed: %s", err.msg);
+    }
+    char mnt[PATH_MAX + 8], big[PATH_MAX + 16];
+    snprintf(mnt, sizeof mnt, "%s/tmpfs", path);
+    snprintf(big, sizeof big, "%s/tmpfs/big", path);
+    struct statfs sfs;
+    struct stat st;
+    int s1 = statfs(mnt, &sfs);
+    int s2 = stat(mnt, &st);
+    /* 2 MiB into a 1 MiB tmpfs: ENOSPC */
+    int fd = open(big, O_CREAT | O_WRONLY, 0644);
+    static char block[65536];
+    ssize_t total = 0, w = 0;
+    while (fd >= 0 && total < (2 << 20) && (w = write(fd, block, sizeof block)) > 0)
+        total += w;
+    int write_errno = errno;
+    if (fd >= 0)
+        close(fd);
+    int rm = ps_sandbox_remove(path, &err);
+    bool gone = access(path, F_OK) != 0;
+    test_remove_dir(work);
+    assert_int_equal(s1, 0);
+    assert_int_equal(s2, 0);
+    assert_true(sfs.f_type == TMPFS_MAGIC);
+    assert_int_equal(st.st_uid, 65534);
+    assert_true(total <= (1 << 20));
+    assert_true(w < 0 && write_errno == ENOSPC);
+    assert_int_equal(rm, 0);
+    assert_true(gone);
+}
+
+/* Without root the mount is refused with a message that says so; checked here as root by a
+ * child that drops to nobody first. */
+static void test_tmpfs_refused_without_root(void **state)
+{
+    (void)state;
+    if (geteuid() != 0)
+        return;     /* test_tmpfs checks the refusal directly */
+    char *work = test_make_dir("sb-noroot");
+    assert_non_null(work);
+    char path[PATH_MAX];
+    assert_int_equal(ps_sandbox_create(work, "j", true, 65534, 65534, path, sizeof path, NULL),
+                     0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (setgid(65534) != 0 || setuid(65534) != 0)
+            _exit(2);
+        struct ps_error err;
+        ps_error_init(&err);
+        int rc = ps_sandbox_mount_tmpfs(path, 1 << 20, 65534, 65534, &err);
+        _exit(rc == PS_EPERM && strstr(err.msg, "needs root") ? 0 : 1);
+    }
+    int status = -1;
+    waitpid(pid, &status, 0);
+    test_remove_dir(work);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_create_and_remove),
+        cmocka_unit_test(test_bad_job_ids),
+        cmocka_unit_test(test_remove_does_not_follow_symlinks),
+        cmocka_unit_test(test_tmpfs),
+        cmocka_unit_test(test_tmpfs_refused_without_root),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
