@@ -15,11 +15,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli/bench.h"
 #include "platform/clock.h"
+#include "platform/file.h"
 #include "platform/http_client.h"
+#include "platform/sandbox.h"
 #include "server/service.h"
 
 struct node_state {
@@ -178,8 +179,10 @@ int ps_bench_http(int argc, char **argv)
     if (clients > nodes)
         clients = nodes;
     char dir[] = "/tmp/poolsched-bench-http-XXXXXX";
-    if (!mkdtemp(dir)) {
-        ps_bench_error("http", "cannot create a temporary directory");
+    struct ps_error err;
+    ps_error_init(&err);
+    if (ps_file_make_temp_dir(dir, &err) != 0) {
+        ps_bench_error("http", "cannot create a temporary directory: %s", err.msg);
         return 1;
     }
     struct ps_service_config cfg;
@@ -190,8 +193,6 @@ int ps_bench_http(int argc, char **argv)
     cfg.quiet = true;
     cfg.node_offline_timeout_ms = 600000;
     struct ps_service *svc = NULL;
-    struct ps_error err;
-    ps_error_init(&err);
     int status = 1;
     struct node_state *ns = calloc((size_t)nodes, sizeof *ns);
     struct client *cl = calloc((size_t)clients, sizeof *cl);
@@ -289,17 +290,9 @@ out:
     free(ns);
     free(cl);
     free(th);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "%s/data", dir);
-    /* remove the temporary store */
-    const char *files[] = {"poolsched.db", "poolsched.db-wal", "poolsched.db-shm", "admin_token",
-                           "cluster_secret", NULL};
-    for (int i = 0; files[i]; i++) {
-        char p[256];
-        snprintf(p, sizeof p, "%s/%s", cmd, files[i]);
-        unlink(p);
-    }
-    rmdir(cmd);
-    rmdir(dir);
+    /* remove the temporary store, whatever files it holds */
+    ps_error_init(&err);
+    if (ps_sandbox_remove(dir, &err) != 0)
+        ps_bench_error("http", "cannot remove %s: %s", dir, err.msg);
     return status;
 }

@@ -397,6 +397,7 @@ int ps_bench_simulate(int argc, char **argv)
         json_object_set_new(r, "jobs_completed", json_integer(s.jobs_completed));
         json_object_set_new(r, "jobs_running_at_end", json_integer(s.jobs_running));
         json_object_set_new(r, "job_starts", json_integer(s.attempts_started));
+        json_object_set_new(r, "jobs_aborted", json_integer(s.attempts_aborted));
         json_object_set_new(r, "heartbeats", json_integer(s.heartbeats));
         json_object_set_new(r, "heartbeats_scheduled", json_integer(s.heartbeats_scheduled));
         json_object_set_new(r, "fair_share_updates", json_integer(s.fair_share_updates));

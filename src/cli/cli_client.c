@@ -249,14 +249,14 @@ int ps_cli_call(struct ps_cli_client *c, const char *api_command, const json_t *
         return 1;
     }
     const char *message = json_string_value(json_object_get(json, "message"));
-    const char *code = json_string_value(json_object_get(json, "code"));
+    const char *name = json_string_value(json_object_get(json, "error"));
     if (res.status == 200) {
         char ex[128];
         excerpt(res.body, res.body_len, ex, sizeof ex);
         ps_cli_error(c->command, "the reply from %s is not a JSON object: %s", url, ex);
     } else if (message) {
-        ps_cli_error(c->command, "%s (HTTP %ld%s%s)", message, res.status, code ? " " : "",
-                     code ? code : "");
+        ps_cli_error(c->command, "%s (HTTP %ld%s%s)", message, res.status, name ? ", " : "",
+                     name ? name : "");
     } else {
         char ex[128];
         excerpt(res.body, res.body_len, ex, sizeof ex);

@@ -84,7 +84,8 @@ void ps_cli_client_close(struct ps_cli_client *c);
 
 /* POST /api/v1/<api_command> with body (borrowed; NULL sends {}). On HTTP 200 with a JSON
  * object, *reply receives it (caller decrefs) and 0 is returned. Otherwise prints one line
- * `error: <command>: <server message> (HTTP <status> <code>)` or `error: <command>: <why>` for a
+ * `error: <command>: <server message> (HTTP <status>, <error>)` (error: the body's
+ * readable class, "not found"; left out when the body has none) or `error: <command>: <why>` for a
  * failed exchange, and returns 1; *status (may be NULL) receives the HTTP status (0 when no
  * response came). When quiet_status is the status received, nothing is printed. */
 int ps_cli_call(struct ps_cli_client *c, const char *api_command, const json_t *body,

@@ -289,6 +289,7 @@ static const char create_usage[] =
     "Creates a pool (TYPE scheduler_pool) or a pool tree (TYPE scheduler_pool_tree), as yt does.\n"
     "A pool is named by PATH //sys/pool_trees/TREE/.../NAME or by the attributes name,\n"
     "pool_tree and parent_name; other attributes are applied with the creation, atomically.\n"
+    "A pool tree takes its config under config (as yt) or flat ({name=gpu; nodes_filter=gpu}).\n"
     "  poolsched create scheduler_pool_tree --attributes '{name=gpu; config={nodes_filter=gpu}}'\n"
     "  poolsched create scheduler_pool --attributes '{name=x; pool_tree=physical; "
     "parent_name=y}'\n"

@@ -1,6 +1,7 @@
 #include "core/op_spec.h"
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,6 +77,14 @@ static const struct ps_attr spec_attrs[] = {
      .offset = OFF(fair_share_starvation_tolerance), .min = 0, .max = 1},
     {.name = "non_preemptible_resource_usage_threshold", .kind = PS_ATTR_RESOURCES,
      .offset = OFF(non_preemptible_resource_usage_threshold)},
+    {.name = "user_job_memory_digest_default_value", .kind = PS_ATTR_OPT_DOUBLE,
+     .offset = OFF(user_job_memory_digest_default_value), .min = 0, .max = 1,
+     .flags = PS_ATTR_MIN_OPEN},
+    {.name = "user_job_memory_digest_lower_bound", .kind = PS_ATTR_OPT_DOUBLE,
+     .offset = OFF(user_job_memory_digest_lower_bound), .min = 0, .max = 1,
+     .flags = PS_ATTR_MIN_OPEN},
+    {.name = "memory_reserve_factor", .kind = PS_ATTR_OPT_DOUBLE,
+     .offset = OFF(memory_reserve_factor), .min = 0, .max = 1, .flags = PS_ATTR_MIN_OPEN},
 };
 
 static const struct ps_attr_table spec_table = {
@@ -89,6 +98,7 @@ static const struct ps_attr_table spec_table = {
 int ps_operation_spec_init(struct ps_operation_spec *spec)
 {
     memset(spec, 0, sizeof *spec);
+    ps_cpu_monitor_config_init(&spec->job_cpu_monitor);
     spec->scheduling_tag_filter = strdup("");
     return spec->scheduling_tag_filter ? 0 : PS_ENOMEM;
 }
@@ -200,6 +210,80 @@ static int apply_per_tree(struct ps_operation_spec *spec, const struct ps_value 
     return 0;
 }
 
+/* job_cpu_monitor: every key through the monitor's generic setter, then the relations. */
+static int apply_cpu_monitor(struct ps_operation_spec *spec, const struct ps_value *map,
+                             struct ps_error *err)
+{
+    const char *key = "job_cpu_monitor";
+    if (map->type != PS_VALUE_MAP)
+        return ps_error_set(err, PS_EINVAL, "%s: must be a map, got a %s", key,
+                            ps_value_type_name(map->type));
+    struct ps_cpu_monitor_config cfg = spec->job_cpu_monitor;
+    for (int i = 0; i < map->count; i++) {
+        const char *name = map->keys[i];
+        const struct ps_value *v = &map->items[i];
+        const struct ps_cpu_monitor_key *k = NULL;
+        for (size_t j = 0; j < ps_cpu_monitor_config_key_count(); j++)
+            if (strcmp(ps_cpu_monitor_config_key(j)->name, name) == 0)
+                k = ps_cpu_monitor_config_key(j);
+        if (!k) {
+            char known[512] = "";
+            for (size_t j = 0; j < ps_cpu_monitor_config_key_count(); j++)
+                snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s",
+                         j ? ", " : "", ps_cpu_monitor_config_key(j)->name);
+            return ps_error_set(err, PS_EINVAL, "%s/%s: unknown key (known: %s)", key, name,
+                                known);
+        }
+        double x;
+        char buf[64];
+        if (k->kind == PS_CPU_MONITOR_KEY_BOOL) {
+            if (v->type != PS_VALUE_BOOL)
+                return ps_error_set(err, PS_EINVAL, "%s/%s: must be a boolean, got %s", key, name,
+                                    ps_value_describe(v, buf, sizeof buf));
+            x = v->boolean ? 1 : 0;
+        } else {
+            if (v->type != PS_VALUE_NUMBER)
+                return ps_error_set(err, PS_EINVAL, "%s/%s: must be a number, got %s", key, name,
+                                    ps_value_describe(v, buf, sizeof buf));
+            x = v->number;
+            if (k->kind != PS_CPU_MONITOR_KEY_DOUBLE && (x != x || x != (double)(int64_t)x))
+                return ps_error_set(err, PS_EINVAL, "%s/%s: must be a whole number%s, got %s", key,
+                                    name, k->kind == PS_CPU_MONITOR_KEY_DURATION_MS ? " of ms" : "",
+                                    ps_value_describe(v, buf, sizeof buf));
+        }
+        struct ps_error why;
+        ps_error_init(&why);
+        if (ps_cpu_monitor_config_set(&cfg, name, x, &why) != 0) {
+            const char *msg = why.msg;
+            if (strncmp(msg, "job_cpu_monitor: ", 17) == 0)
+                msg += 17;
+            return ps_error_set(err, PS_EINVAL, "%s/%s: %s", key, name, msg);
+        }
+    }
+    int rc = ps_cpu_monitor_config_validate(&cfg, err);
+    if (rc != 0)
+        return rc;
+    spec->job_cpu_monitor = cfg;
+    spec->has_job_cpu_monitor = true;
+    return 0;
+}
+
+int ps_cpu_monitor_config_to_value(const struct ps_cpu_monitor_config *cfg, struct ps_value *out)
+{
+    *out = ps_value_map();
+    int rc = 0;
+    for (size_t j = 0; rc == 0 && j < ps_cpu_monitor_config_key_count(); j++) {
+        const struct ps_cpu_monitor_key *k = ps_cpu_monitor_config_key(j);
+        double x = 0;
+        ps_cpu_monitor_config_get(cfg, k->name, &x, NULL);
+        rc = k->kind == PS_CPU_MONITOR_KEY_BOOL ? ps_value_put_bool(out, k->name, x != 0)
+                                                : ps_value_put_number(out, k->name, x);
+    }
+    if (rc != 0)
+        ps_value_release(out);
+    return rc;
+}
+
 int ps_operation_spec_apply(struct ps_operation_spec *spec, const struct ps_value *map,
                             struct ps_error *err)
 {
@@ -217,6 +301,9 @@ int ps_operation_spec_apply(struct ps_operation_spec *spec, const struct ps_valu
         per_tree = ps_value_find(map, "fair_share_options_per_pool_tree");
     if (rc == 0 && per_tree)
         rc = apply_per_tree(&copy, per_tree, err);
+    const struct ps_value *cpu_monitor = ps_value_find(map, "job_cpu_monitor");
+    if (rc == 0 && cpu_monitor)
+        rc = apply_cpu_monitor(&copy, cpu_monitor, err);
     if (rc != 0) {
         ps_operation_spec_release(&copy);
         return rc;
@@ -243,7 +330,14 @@ int ps_operation_spec_to_value(const struct ps_operation_spec *spec, struct ps_v
     if (rc != 0) {
         ps_value_release(&per_tree);
         ps_value_release(out);
+        return rc;
     }
+    struct ps_value monitor;
+    rc = ps_cpu_monitor_config_to_value(&spec->job_cpu_monitor, &monitor);
+    if (rc == 0)
+        rc = ps_value_put(out, "job_cpu_monitor", &monitor);   /* releases it on failure */
+    if (rc != 0)
+        ps_value_release(out);
     return rc;
 }
 

@@ -17,6 +17,21 @@
  *                                                          max_share_ratio, resource_limits,
  *                                                          scheduling_tag_filter}
  *
+ *
+ * Controller keys (the strategy stores and validates them; the simulator and the node use them):
+ * job_cpu_monitor                             every key of   a map; each key as in
+ *                                             cpu_monitor.h  ps_cpu_monitor_config_set, the
+ *                                             (defaults:     whole config then validated
+ *                                             semantics.md   (ps_cpu_monitor_config_validate);
+ *                                             4.1)           an unknown key is an error
+ * user_job_memory_digest_default_value        unset (0.5)    (0, 1]
+ * user_job_memory_digest_lower_bound          unset (0.05)   (0, 1]
+ * memory_reserve_factor                       unset          (0, 1]; sets both digest values
+ *                                                            above (memory_reserve.h)
+ * Errors in job_cpu_monitor name the key: `job_cpu_monitor/smoothing_factor: smoothing_factor is
+ * 2 but must be in (0, 1]`. The resulting spec (ps_operation_spec_to_value) always shows the
+ * job_cpu_monitor section with every key, defaults filled in.
+ *
  * Per-tree options override the spec-level values for that tree: pool, weight,
  * max_share_ratio and scheduling_tag_filter when given, resource_limits per resource. Options
  * for a tree the operation does not run in are kept and ignored (as upstream).
@@ -30,6 +45,7 @@
 #include <stdint.h>
 
 #include "core/attr.h"
+#include "core/cpu_monitor.h"
 #include "core/error.h"
 #include "core/operation.h"
 #include "core/value.h"
@@ -56,6 +72,12 @@ struct ps_operation_spec {
     struct ps_resources_opt non_preemptible_resource_usage_threshold;
     struct ps_op_tree_options *per_tree;       /* owned, in the document's order */
     int per_tree_count;
+    /* controller keys (nothing owned) */
+    bool has_job_cpu_monitor;                  /* the spec had a job_cpu_monitor section */
+    struct ps_cpu_monitor_config job_cpu_monitor;   /* defaults filled in */
+    struct ps_opt_double user_job_memory_digest_default_value;
+    struct ps_opt_double user_job_memory_digest_lower_bound;
+    struct ps_opt_double memory_reserve_factor;
 };
 
 /* Defaults; 0 or PS_ENOMEM (then nothing to release). */
@@ -72,6 +94,9 @@ int ps_operation_spec_apply(struct ps_operation_spec *spec, const struct ps_valu
 
 /* The spec as a map (keys above; scheduling_options_per_pool_tree as a nested map). */
 int ps_operation_spec_to_value(const struct ps_operation_spec *spec, struct ps_value *out);
+
+/* The job_cpu_monitor section with every key (booleans, durations in ms, numbers). */
+int ps_cpu_monitor_config_to_value(const struct ps_cpu_monitor_config *cfg, struct ps_value *out);
 
 /* The options for tree, or NULL. */
 const struct ps_op_tree_options *ps_operation_spec_tree_options(const struct ps_operation_spec *spec,

@@ -120,7 +120,8 @@ static const struct ps_attr pool_attrs[] = {
     {.name = "ephemeral_subpool_config", .kind = PS_ATTR_GROUP,
      .offset = OFF(ephemeral_subpool_config), .group = &ephemeral_table,
      .presence_offset = (ptrdiff_t)OFF(has_ephemeral_subpool_config)},
-    {.name = "integral_guarantees", .kind = PS_ATTR_GROUP, .offset = OFF(integral_guarantees),
+    /* integral-guarantees: the spelling of the docs' commands (integral-guarantees.txt) */
+    {.name = "integral_guarantees", .alias = {"integral-guarantees"}, .kind = PS_ATTR_GROUP, .offset = OFF(integral_guarantees),
      .group = &integral_table, .presence_offset = -1},
     {.name = "fair_share_starvation_timeout", .alias = {"fair_share_preemption_timeout"},
      .kind = PS_ATTR_OPT_INT, .offset = OFF(fair_share_starvation_timeout_ms), .min = 0,

@@ -25,6 +25,7 @@
  * ephemeral_subpool_config                   absent               {mode, resource_limits,
  *                                                                  max_running_operation_count,
  *                                                                  max_operation_count}
+ * integral_guarantees (integral-guarantees, the docs' commands' spelling)
  * integral_guarantees/guarantee_type         none                 none | burst | relaxed
  * integral_guarantees/resource_flow          {}                   resources >= 0
  * integral_guarantees/burst_guarantee_resources {}                resources >= 0, not with relaxed

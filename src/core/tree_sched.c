@@ -141,8 +141,27 @@ int ps_tree_sched_update(struct ps_tree_sched *ts, struct ps_pool_tree *tree, in
     ts->options.total = total;
     ts->options.generation = ++ts->generation;
     ts->options.fifo_order_in_fifo_pools = cfg->fifo_pool_scheduling_order == PS_FIFO_ORDER_FIFO;
-    if ((rc = ps_sched_snapshot_new(ts->fs.elems, n, ts->sched_ops, &ts->options, &ts->snap,
-                                    err)) != 0)
+    /* The snapshot checks the limits an element has of its own, as YTsaurus checks only
+     * specified limits in a heartbeat (GetLocalAvailableResourceLimits). The fair share's
+     * limits are also capped by the tree total (the root's are the total); checked in a
+     * heartbeat they refuse every allocation of the preemptive stages on a full cluster, where
+     * the victims still hold their resources. Swapped in for the build only. */
+    struct ps_resources *fs_limits = malloc((size_t)(n ? n : 1) * sizeof *fs_limits);
+    if (!fs_limits)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    for (int i = 0; i < n; i++) {
+        struct ps_fs_element *e = &ts->fs.elems[i];
+        fs_limits[i] = e->out.resource_limits;
+        if (i == 0)
+            e->out.resource_limits = ps_resources_infinite();
+        else if (e->in.max_share_ratio >= 1.0)
+            e->out.resource_limits = ps_resources_min(e->in.resource_limits, e->in.filter_limits);
+    }
+    rc = ps_sched_snapshot_new(ts->fs.elems, n, ts->sched_ops, &ts->options, &ts->snap, err);
+    for (int i = 0; i < n; i++)
+        ts->fs.elems[i].out.resource_limits = fs_limits[i];
+    free(fs_limits);
+    if (rc != 0)
         return rc;
     ts->last_update_ms = now_ms;
     return 0;

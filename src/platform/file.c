@@ -74,3 +74,10 @@ int ps_file_write(const char *path, const char *data, size_t len, struct ps_erro
     free(tmp);
     return rc;
 }
+
+int ps_file_make_temp_dir(char *template_path, struct ps_error *err)
+{
+    if (!mkdtemp(template_path))
+        return ps_error_set(err, PS_EIO, "mkdtemp(%s): %s", template_path, strerror(errno));
+    return 0;
+}

@@ -1,4 +1,6 @@
-/* file.h — whole-file reads and writes (the only file I/O of the offline commands). */
+/* file.h — whole-file reads and writes (the only file I/O of the offline commands), and
+ * temporary directories. Remove a temporary directory with ps_sandbox_remove (sandbox.h),
+ * which deletes a tree without following symlinks. */
 #ifndef PS_PLATFORM_FILE_H
 #define PS_PLATFORM_FILE_H
 
@@ -15,5 +17,9 @@ int ps_file_read(const char *path, char **data, size_t *len, struct ps_error *er
  * it over path, so readers never see half a file and a failure leaves path as it was.
  * Errors: PS_EIO with `<path>: <strerror>`. */
 int ps_file_write(const char *path, const char *data, size_t len, struct ps_error *err);
+
+/* Creates a new directory, mode 0700, from template_path ending in "XXXXXX" (mkdtemp), which
+ * receives the directory's name in place. Errors: PS_EIO naming the template and strerror. */
+int ps_file_make_temp_dir(char *template_path, struct ps_error *err);
 
 #endif

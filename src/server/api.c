@@ -77,11 +77,6 @@ static int status_of(int code)
     }
 }
 
-static json_t *error_json(int code, const char *msg)
-{
-    return json_pack("{s:i, s:s}", "code", code, "message", msg);
-}
-
 /* ---- commands ---------------------------------------------------------------------------- */
 
 static int issue_token(struct ps_service *svc, const json_t *body, const struct ps_auth_identity *who,
@@ -180,7 +175,7 @@ int ps_api_dispatch(struct ps_service *svc, const char *command, const char *bod
         rc = issue_token(svc, doc, who, reply, &err);
         json_decref(doc);
         if (rc != 0) {
-            *reply = error_json(rc, status_of(rc) == 500 ? "internal error" : err.msg);
+            *reply = ps_http_error_body(rc, status_of(rc) == 500 ? "internal error" : err.msg);
             return status_of(rc);
         }
         return 200;
@@ -203,11 +198,11 @@ int ps_api_dispatch(struct ps_service *svc, const char *command, const char *bod
         if (status == 500)
             ps_svc_log(svc, "error", "request_failed", "command=%s error=\"%s\"", command,
                        err.msg);
-        *reply = error_json(rc, status == 500 ? "internal error" : err.msg);
+        *reply = ps_http_error_body(rc, status == 500 ? "internal error" : err.msg);
         return status;
     }
     if (!*reply) {
-        *reply = error_json(PS_ENOMEM, "internal error");
+        *reply = ps_http_error_body(PS_ENOMEM, "internal error");
         return 500;
     }
     return 200;

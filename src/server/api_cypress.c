@@ -64,6 +64,21 @@ static int resolve_pool(struct ps_pool_tree *tree, char **nodes, size_t first, s
     return 0;
 }
 
+/* A tree's attributes are its config, also reachable as YTsaurus spells them: `@config` is
+ * the whole map (as `@`), `@config/<key>` one key. */
+static void tree_config_attr(struct target *t)
+{
+    if (!t->has_attr || strncmp(t->key, "config", 6) != 0)
+        return;
+    if (t->key[6] == '\0') {
+        t->has_attr = false;
+        t->all_attrs = true;
+        t->key[0] = '\0';
+    } else if (t->key[6] == '/') {
+        memmove(t->key, t->key + 7, strlen(t->key + 7) + 1);
+    }
+}
+
 /* Parses and resolves path. upto: resolve only node_count - upto nodes (create resolves the
  * parent). */
 static int resolve(struct ps_service *svc, const char *path, struct target *t, size_t upto,
@@ -119,6 +134,7 @@ static int resolve(struct ps_service *svc, const char *path, struct target *t, s
         tree_at = 2;
         if (n == 2) {
             t->kind = T_TREE;
+            tree_config_attr(t);
             return 0;
         }
     } else if (strcmp(nodes[1], "pool_trees") == 0) {
@@ -135,6 +151,7 @@ static int resolve(struct ps_service *svc, const char *path, struct target *t, s
         tree_at = 3;
         if (n == 3) {
             t->kind = T_TREE;
+            tree_config_attr(t);
             return 0;
         }
     } else {
@@ -481,6 +498,34 @@ out:
     return rc;
 }
 
+/* YTsaurus keeps a tree's configuration in its attribute `config`
+ * ({name=gpu; config={nodes_filter=gpu}}); the flat form ({name=gpu; nodes_filter=gpu}) is
+ * accepted too. Moves the keys of attrs["config"] up into attrs; a key given both ways is
+ * refused, so that nothing is silently dropped. */
+static int merge_tree_config(json_t *attrs, struct ps_error *err)
+{
+    json_t *config = json_object_get(attrs, "config");
+    if (!config)
+        return 0;
+    if (!json_is_object(config))
+        return ps_error_set(err, PS_EINVAL, "config: must be a map of tree attributes such as {nodes_filter=gpu}");
+    json_incref(config);
+    json_object_del(attrs, "config");
+    const char *k;
+    json_t *v;
+    int rc = 0;
+    json_object_foreach(config, k, v) {
+        if (json_object_get(attrs, k)) {
+            rc = ps_error_set(err, PS_EINVAL,
+                              "%s: given both in config and as an attribute; give it once", k);
+            break;
+        }
+        json_object_set(attrs, k, v);
+    }
+    json_decref(config);
+    return rc;
+}
+
 static int create_tree(struct ps_service *svc, const json_t *body, struct ps_error *err)
 {
     const char *path = json_string_value(json_object_get(body, "path"));
@@ -507,6 +552,8 @@ static int create_tree(struct ps_service *svc, const json_t *body, struct ps_err
         rc = ps_error_set(err, PS_EINVAL, "create scheduler_pool_tree needs \"path\" or attributes/name");
     }
     json_object_del(rest, "name");
+    if (rc == 0)
+        rc = merge_tree_config(rest, err);
     if (rc == 0 && ps_strategy_find_tree(svc->strategy, name)) {
         if (json_is_true(json_object_get(body, "ignore_existing"))) {
             json_decref(rest);

@@ -8,23 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "core/pending.h"
 #include "io/json_value.h"
 #include "platform/random.h"
 #include "server/service.h"
-
-static json_t *time_json(int64_t ms)
-{
-    time_t s = (time_t)(ms / 1000);
-    struct tm tm;
-    gmtime_r(&s, &tm);
-    char buf[96];
-    snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
-             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(ms % 1000));
-    return json_string(buf);
-}
 
 /* The pending reason of a running operation that has jobs waiting, or NULL. */
 static json_t *pending_reason(struct ps_service *svc, const struct ps_svc_op *op)
@@ -91,9 +79,9 @@ json_t *ps_svc_op_json(struct ps_service *svc, const struct ps_svc_op *op)
         failed += t->failed;
         aborted += t->aborted;
     }
-    json_t *o = json_pack("{s:s, s:s, s:s, s:o, s:o, s:O, s:O, s:b, s:{s:I, s:I, s:I, s:I, s:I, s:I}}",
+    json_t *o = json_pack("{s:s, s:s, s:s, s:I, s:o, s:O, s:O, s:b, s:{s:I, s:I, s:I, s:I, s:I, s:I}}",
                           "id", op->id, "user", op->user, "state", op->state ? op->state : "",
-                          "start_time", time_json(op->start_ms), "pool_per_tree",
+                          "start_time", (json_int_t)op->start_ms, "pool_per_tree",
                           op->pool_per_tree ? json_incref(op->pool_per_tree) : json_object(),
                           "spec", op->spec,
                           "resulting_spec", op->resulting_spec, "suspended", op->suspended,
@@ -103,7 +91,7 @@ json_t *ps_svc_op_json(struct ps_service *svc, const struct ps_svc_op *op)
     if (!o)
         return NULL;
     if (op->finish_ms >= 0)
-        json_object_set_new(o, "finish_time", time_json(op->finish_ms));
+        json_object_set_new(o, "finish_time", json_integer(op->finish_ms));
     if (op->error)
         json_object_set_new(o, "error", json_string(op->error));
     json_t *pr = pending_reason(svc, op);
@@ -115,11 +103,11 @@ json_t *ps_svc_op_json(struct ps_service *svc, const struct ps_svc_op *op)
 
 json_t *ps_svc_job_json(const struct ps_svc_job *job)
 {
-    json_t *o = json_pack("{s:s, s:s, s:s, s:I, s:s, s:s, s:o, s:f, s:f, s:I, s:I}", "id",
+    json_t *o = json_pack("{s:s, s:s, s:s, s:I, s:s, s:s, s:I, s:f, s:f, s:I, s:I}", "id",
                           job->id, "operation_id", job->op->id, "task_name",
                           job->op->tasks[job->task].name, "job_index", (json_int_t)job->job_index,
                           "state", ps_job_state_name(job->state), "node_id", job->node_id,
-                          "start_time", time_json(job->start_ms), "cpu_limit", job->cpu_limit,
+                          "start_time", (json_int_t)job->start_ms, "cpu_limit", job->cpu_limit,
                           "cpu_guarantee", job->cpu_guarantee, "memory_limit",
                           (json_int_t)job->mem.memory_limit_bytes, "memory_reserve",
                           (json_int_t)job->mem.user_job_memory_reserve_bytes);
@@ -127,7 +115,7 @@ json_t *ps_svc_job_json(const struct ps_svc_job *job)
         return NULL;
     json_object_set_new(o, "scheduled_memory", json_integer(job->mem.memory_bytes));
     if (job->finish_ms >= 0)
-        json_object_set_new(o, "finish_time", time_json(job->finish_ms));
+        json_object_set_new(o, "finish_time", json_integer(job->finish_ms));
     if (job->error)
         json_object_set_new(o, "error", json_string(job->error));
     if (job->abort_reason)

@@ -397,6 +397,12 @@ int ps_http_reply_json(struct ps_http_response *resp, int status, const json_t *
     return ps_http_response_take(resp, status, "application/json", b.p, b.len);
 }
 
+json_t *ps_http_error_body(int code, const char *message)
+{
+    return json_pack("{s:i, s:s, s:s}", "code", code, "error", ps_error_code_name(code),
+                     "message", message);
+}
+
 int ps_http_reply_error(struct ps_http_response *resp, int status, int code, const char *fmt,
                         ...)
 {
@@ -413,9 +419,11 @@ int ps_http_reply_error(struct ps_http_response *resp, int status, int code, con
             ps_http_server_log(resp->server_, "request %s: %d: %s", rid, status, msg);
         char generic[96];
         snprintf(generic, sizeof generic, "internal error (request %s)", rid);
-        j = json_pack("{s:i, s:s, s:s}", "code", code, "message", generic, "request_id", rid);
+        j = ps_http_error_body(code, generic);
+        if (j)
+            json_object_set_new(j, "request_id", json_string(rid));
     } else {
-        j = json_pack("{s:i, s:s}", "code", code, "message", msg);
+        j = ps_http_error_body(code, msg);
     }
     if (!j) {
         resp->failed = 1;

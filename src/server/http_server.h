@@ -17,7 +17,7 @@
  * handler call.
  *
  * Errors: handlers fill a response; the ps_http_reply_* helpers write JSON bodies of the shape
- * {"code": <int>, "message": <string>}. A 500 never shows internals to the client: the body says
+ * {"code": <int>, "error": <name of the code>, "message": <string>}. A 500 never shows internals to the client: the body says
  * "internal error" with a request id, and the real message is logged with the same id.
  * The server answers some requests itself, in the same shape: 404 (code PS_ENOENT) for no route,
  * 405 (PS_EINVAL, with an Allow header) for a known path with another method, 413 (PS_ELIMIT)
@@ -122,9 +122,14 @@ int ps_http_response_add_header(struct ps_http_response *resp, const char *name,
 /* Replies with json (borrowed, not stolen) as compact "application/json" text. */
 int ps_http_reply_json(struct ps_http_response *resp, int status, const json_t *json);
 
-/* Replies with {"code": code, "message": message} and the given HTTP status. For status >= 500
+/* The error body every reply uses: {"code": code, "error": ps_error_code_name(code),
+ * "message": message} (a new object, or NULL without memory). `code` is the negative PS_E*
+ * value kept for compatibility; `error` is its readable class ("not found", ...). */
+json_t *ps_http_error_body(int code, const char *message);
+
+/* Replies with ps_http_error_body(code, message) and the given HTTP status. For status >= 500
  * the message is logged with the request id and the client sees
- * {"code": code, "message": "internal error (request <id>)", "request_id": "<id>"}. */
+ * {"code": code, "error": ..., "message": "internal error (request <id>)", "request_id": "<id>"}. */
 int ps_http_reply_error(struct ps_http_response *resp, int status, int code, const char *fmt,
                         ...) __attribute__((format(printf, 4, 5)));
 

@@ -12,7 +12,7 @@ int sim_push(struct ps_sim *sim, int64_t time_ms, enum sim_event type, int64_t a
     static const int prio[] = {
         [SIM_EV_JOB_END] = SIM_PRIO_JOB_END,     [SIM_EV_JOB_ABORT] = SIM_PRIO_JOB_ABORT,
         [SIM_EV_SUBMIT] = SIM_PRIO_SUBMIT,       [SIM_EV_FAIR_SHARE] = SIM_PRIO_FAIR_SHARE,
-        [SIM_EV_HEARTBEAT] = SIM_PRIO_HEARTBEAT,
+        [SIM_EV_HEARTBEAT] = SIM_PRIO_HEARTBEAT, [SIM_EV_CPU_TICK] = SIM_PRIO_CPU_TICK,
         /* scenario events: after the submissions of their millisecond (push order) */
         [SIM_EV_SCENARIO] = SIM_PRIO_SUBMIT,
     };
@@ -391,6 +391,13 @@ void ps_sim_free(struct ps_sim *sim)
     if (!sim)
         return;
     sim_preempt_release(sim);
+    for (int64_t i = 0; sim->jobs && i < sim->job_cap; i++) {   /* still running at the end */
+        if (sim->jobs[i].serial != 0 && sim->jobs[i].cpu) {
+            ps_cpu_monitor_release(sim->jobs[i].cpu);
+            free(sim->jobs[i].cpu);
+            sim->jobs[i].cpu = NULL;
+        }
+    }
     for (int t = 0; sim->trees && t < sim->tree_count; t++) {
         struct sim_tree *T = &sim->trees[t];
         ps_tree_fs_release(&T->fs);
@@ -478,6 +485,8 @@ static int dispatch(struct ps_sim *sim, const struct ps_event *ev, struct ps_err
     case SIM_EV_SCENARIO:
         sim->real_events--;
         return sim_scenario_event(sim, ev->a, err);
+    case SIM_EV_CPU_TICK:
+        return sim_cpu_tick_event(sim, ev->a, ev->b, err);
     }
     return ps_error_set(err, PS_EINVAL, "simulator: unknown event %d", ev->type);
 }

@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "core/cpu_monitor.h"
+#include "core/memory_reserve.h"
 #include "core/pending.h"
 #include "core/preempt.h"
 #include "core/schedule.h"
@@ -32,6 +34,7 @@ enum sim_event {
     SIM_EV_FAIR_SHARE = 4,   /* every tree */
     SIM_EV_HEARTBEAT = 5,    /* a = node index */
     SIM_EV_SCENARIO = 6,     /* a = index into the scenario's events (sim_preempt.c) */
+    SIM_EV_CPU_TICK = 7,     /* a = job slot, b = serial: a CPU monitor check (sim_resources.c) */
 };
 
 enum sim_prio {
@@ -40,6 +43,7 @@ enum sim_prio {
     SIM_PRIO_SUBMIT = 2,
     SIM_PRIO_FAIR_SHARE = 3,
     SIM_PRIO_HEARTBEAT = 4,
+    SIM_PRIO_CPU_TICK = 5,
 };
 
 /* A growable byte buffer for output lines (sim_output.c). oom latches on allocation failure. */
@@ -73,6 +77,7 @@ struct sim_retry {                     /* a job of a task back to pending after 
     int64_t index;
     int attempt;
     int64_t since_ms;
+    struct ps_memory_overdraft_state overdraft;   /* the piece of work's overdraft history */
 };
 
 struct sim_task {
@@ -82,6 +87,10 @@ struct sim_task {
     int64_t retry_head, retry_count, retry_cap;
     int64_t pending;                   /* job_count - fresh_next + retry_count */
     int64_t completed;
+    /* memory reserve (sim_resources.c); memory_on: the task requests memory */
+    bool memory_on;
+    struct ps_memory_task memory;
+    int64_t overdraft_retries;         /* pending retries with an overdraft history */
 };
 
 /* An operation's membership in one tree. */
@@ -142,6 +151,9 @@ struct sim_op {
     enum ps_pending_reason reason;
     char *reason_msg;                  /* owned, NULL when none */
     int64_t reason_since_ms;
+    /* CPU monitor (sim_resources.c): jobs tick when the spec has a job_cpu_monitor section */
+    bool cpu_monitor;
+    struct ps_cpu_monitor_config cpu_config;
 };
 
 enum sim_job_end_kind { SIM_END_COMPLETED = 0, SIM_END_FAILED, SIM_END_ABORTED };
@@ -160,6 +172,11 @@ struct sim_job {
     struct ps_resources resources;     /* the allocation: requested resources, memory = reserve */
     bool preempting;                   /* job_preempted sent, abort pending */
     int64_t next_free;                 /* free list link */
+    /* sim_resources.c */
+    struct ps_memory_job memory;       /* the reserve, when the task's memory_on */
+    struct ps_memory_overdraft_state overdraft;
+    int64_t memory_excess;             /* bytes above its reserve counted on the node */
+    struct ps_cpu_monitor *cpu;        /* owned; NULL unless the operation monitors CPU */
 };
 
 struct sim_node {
@@ -177,6 +194,7 @@ struct sim_node {
     int64_t last_preemptive_ms;        /* last preemptive stages (PS_PREEMPT_NEVER: none) */
     int64_t preempt_seen_ms;           /* last heartbeat accounted for in last_preemptive_ms */
     uint64_t preempt_quiet_gen;        /* the generation at which the stages started nothing */
+    int64_t memory_excess;             /* running jobs' use above their reserves, bytes */
 };
 
 struct sim_tree {
@@ -257,6 +275,14 @@ struct ps_sim {
     int64_t reason_ms[PS_PENDING_REASON_COUNT];   /* operation x ms spent per top reason */
     struct ps_sim_stats stats;
     struct ps_error io_error;          /* the first output failure */
+    struct sim_res_stats {             /* sim_resources.c, for summary.json */
+        int64_t memory_jobs_started, memory_jobs_completed, overdraft_aborts,
+            memory_limit_failures;
+        double reserve_byte_s, used_byte_s;   /* user job, completed jobs */
+        double slack_sum;                     /* per completed job (reserve - used) / reserve */
+        int64_t cpu_jobs, cpu_ticks, cpu_limit_changes, cpu_changes_refused;
+        double preemptible_core_s;            /* aggregated (hard - soft), ended jobs */
+    } res;
 };
 
 /* ---- sim.c ------------------------------------------------------------------------------ */
@@ -346,6 +372,24 @@ int sim_preempt_job_usage(struct ps_sim *sim, int64_t slot, struct ps_resources 
 int sim_scenario_event(struct ps_sim *sim, int64_t index, struct ps_error *err);
 int sim_scenario_events_check(struct ps_sim *sim, struct ps_error *err);
 int sim_scenario_events_schedule(struct ps_sim *sim, struct ps_error *err);
+/* ---- sim_resources.c (CPU monitor, memory reserve; sim.h hooks (b)) -------------------- */
+int sim_res_op_init(struct ps_sim *sim, int op, struct ps_error *err);
+void sim_res_op_release(struct sim_op *op);
+/* The memory of the task's next job: footprint + reserves (memory_reserve.h). */
+int64_t sim_res_task_memory(const struct ps_sim *sim, int op, int task);
+/* At job start, before its usage is counted: its reserve, overdraft history, resources. */
+struct ps_resources sim_res_job_prepare(struct ps_sim *sim, struct sim_job *job,
+                                        const struct ps_memory_overdraft_state *overdraft);
+/* After the job is counted: its first CPU tick. */
+int sim_res_job_started(struct ps_sim *sim, int64_t slot, struct ps_error *err);
+void sim_res_plan_end(struct ps_sim *sim, struct sim_job *job);
+/* Before the job's end event is written and its slot freed: samples, statistics, release. */
+int sim_res_job_ending(struct ps_sim *sim, struct sim_job *job, enum sim_job_end_kind kind,
+                       const char *reason, struct ps_error *err);
+int sim_cpu_tick_event(struct ps_sim *sim, int64_t slot, int64_t serial, struct ps_error *err);
+void sim_res_statistics(struct ps_sim *sim, const struct sim_job *job, struct sim_buf *b,
+                        bool *first);
+void sim_res_summary(struct ps_sim *sim, struct sim_buf *b);
 
 /* ---- sim_output.c ----------------------------------------------------------------------- */
 void sim_buf_release(struct sim_buf *b);

@@ -38,8 +38,11 @@ static struct ps_resources scale_sat(struct ps_resources a, int64_t k)
 
 struct ps_resources sim_task_job_resources(const struct ps_sim *sim, int op, int task)
 {
-    /* Memory reserve point: today a job reserves the memory it requests. */
-    return sim->ops[op].tasks[task].spec->resources;
+    /* The memory reserve (sim_resources.c) replaces the memory request. */
+    struct ps_resources r = sim->ops[op].tasks[task].spec->resources;
+    if (sim->ops[op].tasks[task].memory_on)
+        r.v[PS_RES_MEMORY] = sim_res_task_memory(sim, op, task);
+    return r;
 }
 
 void sim_op_demand_changed(struct ps_sim *sim, int op)
@@ -92,11 +95,12 @@ int sim_op_init(struct ps_sim *sim, int op, struct ps_error *err)
     const json_t *max_failed = json_object_get(o->sc->spec, "max_failed_job_count");
     o->max_failed_job_count = max_failed ? (int64_t)json_number_value(max_failed) : 10;
     o->reason = PS_PENDING_NONE;
-    return 0;
+    return sim_res_op_init(sim, op, err);
 }
 
 void sim_op_release(struct sim_op *o)
 {
+    sim_res_op_release(o);
     for (int t = 0; o->tasks && t < o->task_count; t++)
         free(o->tasks[t].retry);
     free(o->tasks);
@@ -357,6 +361,7 @@ void sim_job_plan_end(struct ps_sim *sim, struct sim_job *job)
     job->end_kind = SIM_END_COMPLETED;
     job->end_reason = NULL;
     job->end_ms = job->start_ms + sim->ops[job->op].tasks[job->task].spec->duration_ms;
+    sim_res_plan_end(sim, job);   /* memory limit failures and overdraft aborts */
 }
 
 int64_t sim_job_cpu_at(const struct ps_sim *sim, const struct sim_job *job, int64_t offset_ms)
@@ -435,11 +440,17 @@ int sim_job_start(struct ps_sim *sim, int op, int k, int node, struct ps_resourc
     struct sim_job *job = &sim->jobs[slot];
     int64_t since = o->submit_ms;
     job->attempt = 0;
+    struct ps_memory_overdraft_state overdraft;
+    ps_memory_overdraft_state_init(&overdraft);
     if (task->retry_count > 0) {
         struct sim_retry *r = &task->retry[task->retry_head];
         job->index = r->index;
         job->attempt = r->attempt;
         since = r->since_ms;
+        overdraft = r->overdraft;
+        if (overdraft.user_job_status != PS_OVERDRAFT_NONE ||
+            overdraft.job_proxy_status != PS_OVERDRAFT_NONE)
+            task->overdraft_retries--;
         task->retry_head = (task->retry_head + 1) % task->retry_cap;
         task->retry_count--;
     } else {
@@ -453,6 +464,8 @@ int sim_job_start(struct ps_sim *sim, int op, int k, int node, struct ps_resourc
     job->start_ms = sim->now;
     job->resources = resources;
     job->preempting = false;
+    /* The job's own reserve; the allocation had the shape of the task's next job. */
+    struct ps_resources actual = sim_res_job_prepare(sim, job, &overdraft);
     task->pending--;
     o->pending--;
     o->running++;
@@ -474,6 +487,11 @@ int sim_job_start(struct ps_sim *sim, int op, int k, int node, struct ps_resourc
         return prc;
     sim_op_demand_changed(sim, op);
     o->ms[k].sched_reason = PS_SCHED_OK;
+    if (!ps_resources_equal(actual, resources)) {
+        int rc = sim_job_set_usage(sim, slot, actual, err);
+        if (rc != 0)
+            return rc;
+    }
 
     if (sim_record_wait(sim, sim->now - since) != 0)
         return ps_error_set(err, PS_ENOMEM, "out of memory");
@@ -483,6 +501,9 @@ int sim_job_start(struct ps_sim *sim, int op, int k, int node, struct ps_resourc
     sim->running_jobs++;
     sim->stats.attempts_started++;
     sim_progress(sim);
+    int rc = sim_res_job_started(sim, slot, err);
+    if (rc != 0)
+        return rc;
 
     sim_ev_job(sim, "job_started", job);
     sim_ev_key(sim, "task");
@@ -490,9 +511,9 @@ int sim_job_start(struct ps_sim *sim, int op, int k, int node, struct ps_resourc
     sim_ev_key(sim, "tree");
     sim_buf_str(&sim->line, sim->trees[o->ms[k].tree].name);
     sim_ev_key(sim, "resources");
-    sim_buf_resources(&sim->line, &resources);
+    sim_buf_resources(&sim->line, &job->resources);
     sim_ev_key(sim, "memory_reserve");
-    sim_buf_int(&sim->line, resources.v[PS_RES_MEMORY]);
+    sim_buf_int(&sim->line, job->resources.v[PS_RES_MEMORY]);
     sim_ev_end(sim);
     return 0;
 }
@@ -542,7 +563,9 @@ int sim_job_end_event(struct ps_sim *sim, int64_t slot, int64_t serial, struct p
     sim_ev_job(sim, "job_completed", job);
     sim_ev_statistics(sim, job);
     sim_ev_end(sim);
-    int rc = job_remove(sim, slot, err);
+    int rc = sim_res_job_ending(sim, job, job->end_kind, job->end_reason, err);
+    if (rc == 0)
+        rc = job_remove(sim, slot, err);
     if (rc != 0)
         return rc;
     sim->stats.jobs_completed++;
@@ -554,7 +577,7 @@ int sim_job_end_event(struct ps_sim *sim, int64_t slot, int64_t serial, struct p
     sim_op_demand_changed(sim, op);
     if (o->completed == o->job_count)
         return sim_op_finish(sim, op, SIM_OP_COMPLETED, err);
-    return 0;
+    return sim_op_sync(sim, op, err);   /* the memory digest may have moved the reserve */
 }
 
 /* Puts a job that did not complete back to its task's pending jobs, retried first. */
@@ -575,7 +598,11 @@ static int requeue(struct ps_sim *sim, const struct sim_job *job, struct ps_erro
         task->retry_head = 0;
     }
     task->retry[(task->retry_head + task->retry_count) % task->retry_cap] =
-        (struct sim_retry){.index = job->index, .attempt = job->attempt + 1, .since_ms = sim->now};
+        (struct sim_retry){.index = job->index, .attempt = job->attempt + 1, .since_ms = sim->now,
+                           .overdraft = job->overdraft};
+    if (job->overdraft.user_job_status != PS_OVERDRAFT_NONE ||
+        job->overdraft.job_proxy_status != PS_OVERDRAFT_NONE)
+        task->overdraft_retries++;
     task->retry_count++;
     task->pending++;
     o->pending++;
@@ -593,7 +620,10 @@ int sim_job_abort(struct ps_sim *sim, int64_t slot, const char *reason, struct p
     sim_buf_str(&sim->line, reason);
     sim_ev_statistics(sim, job);
     sim_ev_end(sim);
-    int rc = requeue(sim, job, err);
+    /* The resources' view first: it may set the overdraft state the retry carries. */
+    int rc = sim_res_job_ending(sim, job, SIM_END_ABORTED, reason, err);
+    if (rc == 0)
+        rc = requeue(sim, job, err);
     if (rc != 0)
         return rc;
     o->aborted_job_count++;
@@ -643,7 +673,9 @@ static int job_fail(struct ps_sim *sim, int64_t slot, struct ps_error *err)
     sim_buf_str(&sim->line, job->end_reason ? job->end_reason : "");
     sim_ev_statistics(sim, job);
     sim_ev_end(sim);
-    int rc = requeue(sim, job, err);
+    int rc = sim_res_job_ending(sim, job, SIM_END_FAILED, job->end_reason, err);
+    if (rc == 0)
+        rc = requeue(sim, job, err);
     if (rc != 0)
         return rc;
     o->failed_job_count++;

@@ -352,6 +352,8 @@ int ps_sim_write_summary(struct ps_sim *sim, FILE *out, struct ps_error *err)
     }
     sim_buf_puts(&b, any ? "\n  ]" : "]");
 
+    sim_res_summary(sim, &b);   /* "memory" and "cpu_monitor" */
+
     int count = 0;
     for (int t = 0; t < sim->tree_count; t++)
         count += sim->trees[t].stats_count;

@@ -35,7 +35,7 @@ check_json "$tmp/s.json" \
 check_json "$tmp/m.json" \
   'r["benchmark"] == "simulate" and r["meets_target"] is None' \
   'r["workload"]["jobs"] == 300' \
-  'r["simulation"]["job_starts"] == r["simulation"]["jobs_completed"] + r["simulation"]["jobs_running_at_end"]' \
+  'r["simulation"]["job_starts"] == r["simulation"]["jobs_completed"] + r["simulation"]["jobs_running_at_end"] + r["simulation"]["jobs_aborted"]' \
   'r["simulation"]["operations_completed"] + r["simulation"]["operations_running"] + r["simulation"]["operations_pending"] == 30' \
   'all(v > 0 for v in r["output_bytes"].values())'
 # The kept scenario replays to the same outputs with the command itself.

@@ -62,6 +62,27 @@ expect_out '"gpu"' "tree attribute applied with the creation"
 run 1 create scheduler_pool_tree --attributes '{name=gpu}'
 expect_err_has 'error: create: ' "tree exists"
 run 0 create scheduler_pool_tree --attributes '{name=gpu}' --ignore-existing
+# YTsaurus puts the tree config under `config`
+run 0 create scheduler_pool_tree --attributes '{name=ssd; config={nodes_filter=ssd; max_operation_count=7}}'
+run 0 get //sys/pool_trees/ssd/@nodes_filter
+expect_out '"ssd"' "config={nodes_filter=...} applied with the creation"
+run 0 get //sys/pool_trees/ssd/@config/max_operation_count
+expect_out '7' "@config/key reads a tree attribute"
+run 0 set //sys/pool_trees/ssd/@config/nodes_filter '"ssd & !gpu"'
+run 0 get //sys/pool_trees/ssd/@nodes_filter
+expect_out '"ssd & !gpu"' "@config/key sets a tree attribute"
+run 0 get //sys/pool_trees/ssd/@config --format json
+python3 -c 'import json,sys; v=json.load(open(sys.argv[1])); assert v["nodes_filter"] == "ssd & !gpu" and v["max_operation_count"] == 7, v' "$work/out" \
+  || fail "@config is the whole tree config: $(cat "$work/out")"
+run 0 exists //sys/pool_trees/ssd
+expect_out true "tree created with config exists"
+run 1 create scheduler_pool_tree --attributes '{name=dup; nodes_filter=a; config={nodes_filter=b}}'
+expect_err_has 'nodes_filter' "a key both in config and flat"
+run 1 create scheduler_pool_tree --attributes '{name=bad; config=gpu}'
+expect_err_has 'config' "config must be a map"
+run 0 exists //sys/pool_trees/dup
+expect_out false "a refused create creates nothing"
+run 0 remove //sys/pool_trees/ssd
 
 run 0 create scheduler_pool --attributes '{name=root-pool; pool_tree=physical}'
 run 0 create scheduler_pool --attributes '{name=burst; pool_tree=physical; parent_name=root-pool}'
@@ -103,6 +124,7 @@ expect_out true "orchid pool exists"
 # ---- remote errors: exit 1, the server's message, one line --------------------------------
 run 1 get //sys/pool_trees/physical/nope/@weight
 expect_err_has 'error: get: ' "get missing"
+expect_err_has '(HTTP 404, not found)' "the error class of a 404"
 run 0 set //sys/pools/root-pool/@weight 3
 run 1 set //sys/pools/root-pool/@weight -1
 expect_err_has 'error: set: ' "bad weight"
@@ -111,7 +133,7 @@ expect_out '3' "a refused change changes nothing"
 run 1 remove //sys/pool_trees/physical/root-pool
 expect_err_has 'root-pool' "remove a pool with children"
 run 1 list-operations --token wrong
-expect_err_has '(HTTP 401' "wrong token"
+expect_err_has '(HTTP 401, permission denied)' "wrong token"
 
 # ---- an operation's life (no nodes: it stays pending) --------------------------------------
 run 0 vanilla --pool burst --job-count 2 --command 'sleep 1' --cpu 1.5 --memory 1G --env A=1
@@ -125,10 +147,15 @@ assert [o["id"] for o in ops] == [sys.argv[2]], ops
 t = ops[0]["spec"]["tasks"]["task"]
 assert t["cpu_limit"] == 1.5 and t["memory_limit"] == 1 << 30 and t["job_count"] == 2, t
 assert t["environment"] == {"A": "1"}, t
+import time
+st = ops[0]["start_time"]
+assert type(st) is int and abs(st - time.time() * 1000) < 600000, st
 ' "$work/out" "$op" || fail "list-operations --format json: $(cat "$work/out")"
 run 0 list-operations
 sed -n 2p "$work/out" | grep -q "^$op  [a-z]*  *admin  *burst  *0/2 " || fail "list-operations table: $(cat "$work/out")"
 run 0 get-operation "$op"
+grep -q "^start time  *[0-9]\{4\}-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]Z$" "$work/out" \
+  || fail "get-operation shows the start time in ISO 8601 UTC: $(cat "$work/out")"
 grep -q "^tasks  *task: 2 x 'sleep 1', cpu 1.50, memory 1G$" "$work/out" || fail "get-operation block: $(cat "$work/out")"
 run 0 suspend-op "$op"
 run 0 get-operation "$op" --format json

@@ -127,31 +127,31 @@ expect_sent '["/api/v1/create",'"$A"',{"attributes":{"config":{"nodes_filter":"g
 run 0 create scheduler_pool //sys/pool_trees/physical/research --attributes '{weight=2}' -i
 expect_sent '["/api/v1/create",'"$A"',{"attributes":{"weight":2},"ignore_existing":true,"path":"//sys/pool_trees/physical/research","type":"scheduler_pool"}]' "create by path"
 run 1 create scheduler_pool --attributes '{name=dup; pool_tree=physical}'
-expect_err 'error: create: pool "dup" exists already (HTTP 409 already_exists)' "create 409"
+expect_err 'error: create: pool "dup" exists already (HTTP 409, already exists)' "create 409"
 
 run 0 remove //sys/pool_trees/physical/research
 expect_sent '["/api/v1/remove",'"$A"',{"path":"//sys/pool_trees/physical/research"}]' "remove"
 run 1 remove //sys/pool_trees/physical/missing
-expect_err 'error: remove: path //sys/pool_trees/physical/missing does not exist (HTTP 404 no_such_path)' "remove 404"
+expect_err 'error: remove: path //sys/pool_trees/physical/missing does not exist (HTTP 404, not found)' "remove 404"
 run 0 remove //sys/pool_trees/physical/missing --force
 expect_err '' "remove --force on 404"
 run 1 remove //sys/pool_trees/physical/busy --force
-expect_err 'error: remove: //sys/pool_trees/physical/busy has child pools (HTTP 409 conflict)' "remove --force still fails on 409"
+expect_err 'error: remove: //sys/pool_trees/physical/busy has child pools (HTTP 409, wrong state)' "remove --force still fails on 409"
 run 1 remove //sys/pool_trees/physical/html
 expect_err "error: remove: HTTP 502 from http://127.0.0.1:$port/api/v1/remove: <html>bad gateway</html>" "non-JSON error"
 
 # ---- remote errors: 4xx, message shown, exit 1 ---------------------------------------------
 run 1 get //sys/pools/missing/@weight
-expect_err 'error: get: path //sys/pools/missing/@weight does not exist (HTTP 404 no_such_path)' "get 404"
+expect_err 'error: get: path //sys/pools/missing/@weight does not exist (HTTP 404, not found)' "get 404"
 [ -s "$work/out" ] && fail "get 404 wrote to stdout"
 run 1 set //sys/pools/a/@weight -1
 expect_sent '["/api/v1/set",'"$A"',{"path":"//sys/pools/a/@weight","value":-1}]' "set negative"
-expect_err 'error: set: //sys/pools/a/@weight: must be a positive number, got -1 (HTTP 400 invalid_value)' "set 400"
+expect_err 'error: set: //sys/pools/a/@weight: must be a positive number, got -1 (HTTP 400, invalid argument)' "set 400"
 
 # ---- token resolution: header from the variable, --token, the data dir's admin_token --------
 POOLSCHED_TOKEN= run 1 exists //sys/pools --data-dir "$work/nowhere"
 expect_sent '["/api/v1/exists",null,"application/json",{"path":"//sys/pools"}]' "no token"
-expect_err 'error: exists: no token: set POOLSCHED_TOKEN (HTTP 401 unauthorized)' "401"
+expect_err 'error: exists: no token: set POOLSCHED_TOKEN (HTTP 401, permission denied)' "401"
 POOLSCHED_TOKEN= run 1 exists //sys/pools --token wrong
 expect_sent '["/api/v1/exists","OAuth wrong","application/json",{"path":"//sys/pools"}]' "--token"
 mkdir -p "$work/data"
@@ -213,7 +213,7 @@ python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert [o["id"] for
   || fail "list-operations --format json: $(cat "$work/out")"
 
 run 1 get-operation op-missing
-expect_err 'error: get-operation: no operation op-missing (HTTP 404 no_such_operation)' "get-operation 404"
+expect_err 'error: get-operation: no operation op-missing (HTTP 404, not found)' "get-operation 404"
 run 0 get-operation op-x
 expect_sent '["/api/v1/get_operation",'"$A"',{"operation_id":"op-x"}]' "get-operation"
 head -1 "$work/out" | grep -q '^id  *op-x$' || fail "get-operation block: $(cat "$work/out")"
@@ -224,7 +224,7 @@ for c in abort suspend resume complete; do
   expect_sent '["/api/v1/'$c'_op",'"$A"',{"operation_id":"op-1"}]' "$c-op"
 done
 run 1 abort-op op-missing
-expect_err 'error: abort-op: no operation op-missing (HTTP 404 no_such_operation)' "abort-op 404"
+expect_err 'error: abort-op: no operation op-missing (HTTP 404, not found)' "abort-op 404"
 run 0 update-op-parameters op-1 '{pool=other; scheduling_options_per_pool_tree={physical={weight=3}}}'
 expect_sent '["/api/v1/update_op_parameters",'"$A"',{"operation_id":"op-1","parameters":{"pool":"other","scheduling_options_per_pool_tree":{"physical":{"weight":3}}}}]' "update-op-parameters"
 

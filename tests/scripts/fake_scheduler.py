@@ -26,13 +26,17 @@ OPERATION = {
 }
 
 
-def error(status, code, message):
-    return status, {"code": code, "message": message}
+CODES = {"invalid argument": -1, "not found": -3, "already exists": -4,
+         "permission denied": -7, "wrong state": -8}
+
+
+def error(status, name, message):
+    return status, {"code": CODES[name], "error": name, "message": message}
 
 
 def operation(op_id):
     if "missing" in op_id:
-        return error(404, "no_such_operation", f"no operation {op_id}")
+        return error(404, "not found", f"no operation {op_id}")
     n = polls[op_id] = polls.get(op_id, 0) + 1
     op = dict(OPERATION, id=op_id)
     if n >= 2 and op_id == "op-1":
@@ -45,7 +49,7 @@ def operation(op_id):
 def answer(command, body):
     path = body.get("path", "") if isinstance(body, dict) else ""
     if "missing" in path:
-        return error(404, "no_such_path", f"path {path} does not exist")
+        return error(404, "not found", f"path {path} does not exist")
     if command == "get":
         if path.endswith("/integral_pool_capacity"):
             return 200, {"value": {"cpu": 86400000.0, "user_slots": 0}}
@@ -57,16 +61,16 @@ def answer(command, body):
         return 200, {"value": "absent" not in path}
     if command == "set":
         if path.endswith("/@weight") and body.get("value") == -1:
-            return error(400, "invalid_value", f"{path}: must be a positive number, got -1")
+            return error(400, "invalid argument", f"{path}: must be a positive number, got -1")
         return 200, {}
     if command == "create":
         name = (body.get("attributes") or {}).get("name", "")
         if name == "dup" and not body.get("ignore_existing"):
-            return error(409, "already_exists", 'pool "dup" exists already')
+            return error(409, "already exists", 'pool "dup" exists already')
         return 200, {}
     if command == "remove":
         if path.endswith("/busy"):
-            return error(409, "conflict", f"{path} has child pools")
+            return error(409, "wrong state", f"{path} has child pools")
         if path.endswith("/html"):
             return 502, "<html>bad gateway</html>"
         return 200, {}
@@ -88,7 +92,7 @@ def answer(command, body):
                                "memory_limit": 536870912, "memory_reserve": 268435456}]}
     if command == "get_job_stderr":
         return 200, {"stderr": "line 1\nline 2\n", "truncated": True}
-    return error(404, "no_such_command", f"no command {command}")
+    return error(404, "not found", f"no command {command}")
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -109,11 +113,11 @@ class Handler(BaseHTTPRequestHandler):
                                 "content_type": self.headers.get("Content-Type"),
                                 "body": body}, sort_keys=True) + "\n")
         if auth is None:
-            status, reply = error(401, "unauthorized", "no token: set POOLSCHED_TOKEN")
+            status, reply = error(401, "permission denied", "no token: set POOLSCHED_TOKEN")
         elif auth != "OAuth secret-token":
-            status, reply = error(401, "unauthorized", "unknown token")
+            status, reply = error(401, "permission denied", "unknown token")
         elif not self.path.startswith("/api/v1/") or not isinstance(body, dict):
-            status, reply = error(400, "bad_request", "expected POST /api/v1/<command> {...}")
+            status, reply = error(400, "invalid argument", "expected POST /api/v1/<command> {...}")
         else:
             status, reply = answer(self.path[len("/api/v1/"):], body)
         data = (reply if isinstance(reply, str) else json.dumps(reply)).encode()

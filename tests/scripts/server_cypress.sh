@@ -127,6 +127,8 @@ try:
     s.ok("create", {"type": "scheduler_pool", "path": "//sys/pool_trees/other/x"})
     st, out = s.call("remove", {"path": "//sys/pool_trees/other"})
     check(st == 409 and "pools" in out["message"], "tree with pools: %d %s" % (st, out))
+    check(out.get("code") == -8 and out.get("error") == "wrong state",
+          "error body: negative code and its name: %s" % out)
     s.ok("remove", {"path": "//sys/pool_trees/other/x"})
     s.ok("remove", {"path": "//sys/pool_trees/other"})
     check(s.ok("list", {"path": "//sys/pool_trees"})["value"] == ["physical"], "tree removed")

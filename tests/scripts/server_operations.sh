@@ -75,8 +75,21 @@ try:
     o = s.ok("get_operation", {"operation_id": op})
     check(o["state"] == "completed" and o["progress"]["completed"] == 3, "completed %s %s" % (o["state"], o["progress"]))
     check("finish_time" in o, "finish_time")
+    # times are integer milliseconds since the epoch (formats.md section 1)
+    now_ms = int(time.time() * 1000)
+    for what, t in (("start_time", o["start_time"]), ("finish_time", o.get("finish_time"))):
+        check(type(t) is int and now_ms - 600000 < t <= now_ms + 1000,
+              "operation %s is integer ms near now: %r" % (what, t))
+    check(o["start_time"] <= o["finish_time"], "start before finish")
+    listed = [x for x in s.ok("list_operations", {})["operations"] if x["id"] == op]
+    check(len(listed) == 1 and listed[0]["start_time"] == o["start_time"]
+          and listed[0]["finish_time"] == o["finish_time"], "list_operations times %s" % listed)
     done = s.ok("list_jobs", {"operation_id": op, "state": "completed"})["jobs"]
     check(len(done) == 3, "list_jobs completed %d" % len(done))
+    for j in done:
+        check(type(j["start_time"]) is int and type(j["finish_time"]) is int
+              and o["start_time"] <= j["start_time"] <= j["finish_time"] <= now_ms + 1000,
+              "job times are integer ms: %r %r" % (j["start_time"], j.get("finish_time")))
     check(any(j.get("statistics", {}).get("user_job/max_memory") == 10 << 20 for j in done), "statistics kept")
 
     # unknown running job: told to abort
@@ -127,13 +140,14 @@ try:
     n2 = FakeNode(s, "n2", cpu=4, slots=4)
     n2.heartbeat()
     time.sleep(2.2)
-    n2.heartbeat()
+    early = n2.heartbeat()   # may already restart them: the heartbeat that finds n1 offline
     jobs = s.ok("list_jobs", {"operation_id": op3, "state": "aborted"})["jobs"]
     check(len(jobs) == 2 and all(j["abort_reason"] == "node_offline" for j in jobs), "node_offline aborts %s" % jobs)
     check("event=node_offline node=n1" in s.logtext(), "node_offline logged")
     time.sleep(0.4)
     out = n2.heartbeat()
-    check(len(out["jobs_to_start"]) == 2, "rescheduled on n2: %d" % len(out["jobs_to_start"]))
+    started = len(early["jobs_to_start"]) + len(out["jobs_to_start"])
+    check(started == 2 and len(n2.running) == 2, "rescheduled on n2: %d" % started)
     s.ok("complete_op", {"operation_id": op3}, alice)
     out = n2.heartbeat()
     check(len(out["jobs_to_abort"]) == 2, "jobs of a completed op are aborted: %s" % out["jobs_to_abort"])

@@ -274,7 +274,8 @@ static void test_error_shapes(void **state)
     assert_int_equal(json_integer_value(json_object_get(j, "code")), PS_ENOENT);
     assert_string_equal(json_string_value(json_object_get(j, "message")),
                         "no such endpoint: GET /no/such/thing");
-    assert_int_equal(json_object_size(j), 2);
+    assert_string_equal(json_string_value(json_object_get(j, "error")), "not found");
+    assert_int_equal(json_object_size(j), 3);
     json_decref(j);
 
     /* A known path with the wrong method: 405 with Allow. */
@@ -297,6 +298,8 @@ static void test_error_shapes(void **state)
         snprintf(path, sizeof path, "/pserror?kind=%s", cases[i].kind);
         j = get_json(f, path, cases[i].status);
         assert_int_equal(json_integer_value(json_object_get(j, "code")), cases[i].code);
+        assert_string_equal(json_string_value(json_object_get(j, "error")),
+                            ps_error_code_name(cases[i].code));
         char want[64];
         snprintf(want, sizeof want, "pool 'research' says %s", cases[i].kind);
         assert_string_equal(json_string_value(json_object_get(j, "message")), want);
@@ -345,6 +348,7 @@ static void test_body_limit(void **state)
     json_t *j;
     assert_int_equal(ps_http_result_json(&res, url, &j, &err), 0);
     assert_int_equal(json_integer_value(json_object_get(j, "code")), PS_ELIMIT);
+    assert_string_equal(json_string_value(json_object_get(j, "error")), "limit exceeded");
     assert_string_equal(json_string_value(json_object_get(j, "message")),
                         "request body of 1025 bytes exceeds the limit of 1024");
     json_decref(j);

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "platform/file.h"
 #include "platform/sandbox.h"
 #include "platform_test_util.h"
 
@@ -96,6 +97,33 @@ static void test_remove_does_not_follow_symlinks(void **state)
     assert_int_equal(access(vfile, F_OK), 0);
     test_remove_dir(victim);
     test_remove_dir(work);
+}
+
+/* The temporary directory of `bench http`: made private, removed with whatever it holds. */
+static void test_temp_dir(void **state)
+{
+    (void)state;
+    struct ps_error err;
+    ps_error_init(&err);
+    char dir[] = "/tmp/ps-test-temp-XXXXXX";
+    assert_int_equal(ps_file_make_temp_dir(dir, &err), 0);
+    assert_null(strstr(dir, "XXXXXX"));
+    struct stat st;
+    assert_int_equal(stat(dir, &st), 0);
+    assert_true(S_ISDIR(st.st_mode));
+    assert_int_equal(st.st_mode & 0777, 0700);
+    char sub[128], file[256];
+    snprintf(sub, sizeof sub, "%s/data", dir);
+    snprintf(file, sizeof file, "%s/poolsched.db", sub);
+    assert_int_equal(mkdir(sub, 0700), 0);
+    assert_int_equal(ps_file_write(file, "x", 1, &err), 0);
+    assert_int_equal(ps_sandbox_remove(dir, &err), 0);
+    assert_int_equal(lstat(dir, &st), -1);
+    assert_int_equal(errno, ENOENT);
+
+    char bad[] = "/nonexistent-dir-for-ps-test/x-XXXXXX";
+    assert_int_equal(ps_file_make_temp_dir(bad, &err), PS_EIO);
+    assert_non_null(strstr(err.msg, "/nonexistent-dir-for-ps-test/"));
 }
 
 static void test_tmpfs(void **state)
@@ -185,6 +213,7 @@ int main(void)
         cmocka_unit_test(test_create_and_remove),
         cmocka_unit_test(test_bad_job_ids),
         cmocka_unit_test(test_remove_does_not_follow_symlinks),
+        cmocka_unit_test(test_temp_dir),
         cmocka_unit_test(test_tmpfs),
         cmocka_unit_test(test_tmpfs_refused_without_root),
     };

@@ -1,0 +1,413 @@
+/* sim_resources.c — the job CPU monitor and the memory reserve in the simulator (sim.h,
+ * hooks (b); docs/simulate-resources.md has the model and every choice made here).
+ *
+ * CPU: every job of an operation whose spec has a job_cpu_monitor section gets a
+ * ps_cpu_monitor with that config. It ticks (SIM_EV_CPU_TICK) at start + k x check_period for
+ * every k with k x check_period >= start_delay (the checks upstream's periodic executor runs at
+ * or after the start instant), fed with the job's cumulative CPU time (sim_job_cpu_time_ms: the
+ * task's cpu_usage capped by its cpu request). A decision with enable_cpu_reclaim moves the
+ * job's CPU guarantee, which the scheduler counts as the job's cpu usage (rounded up to the
+ * hundredth of a core the engine counts in): node, snapshot, operation and pools follow, so the
+ * freed cores go to other jobs. A raise is refused (the soft limit stays, as when upstream's
+ * TrySetCpuGuarantee fails) when the node has not the free cpu for it. With reclaim off the
+ * soft limit moves (dry run) and only the statistics show it. Operations without the section
+ * have no ticks and no CPU monitor statistics: a tick per running job per second would
+ * multiply the events of a large simulation many times over.
+ *
+ * Memory: every task that requests memory has a ps_memory_task (user job and job proxy
+ * digests). The memory a job asks for is footprint + job proxy reserve + memory_limit x the
+ * user job factor (memory_reserve.h) and replaces the task's memory request. A task requesting
+ * no memory has no reserve (the nodes may leave memory unlimited). The job's peak (max_memory)
+ * is reached at its start; the node's memory check comes SIM_MEMORY_CHECK_MS later (or at the
+ * end of a shorter job): above memory_limit the job fails with "Memory limit exceeded"; above
+ * its user job reserve it is aborted with resource_overdraft when the node's free memory (its
+ * limit minus the reserves of its running jobs, this one included, minus what other jobs
+ * already use above their reserves) does not cover the excess; otherwise the excess is taken
+ * from the node's free memory until the job ends.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/op_spec.h"
+#include "io/json_value.h"
+#include "sim/sim_internal.h"
+
+/* YTsaurus's exec node checks memory once a second (memory_watchdog_period). */
+#define SIM_MEMORY_CHECK_MS 1000
+
+static bool has_overdraft(const struct ps_memory_overdraft_state *st)
+{
+    return st->user_job_status != PS_OVERDRAFT_NONE || st->job_proxy_status != PS_OVERDRAFT_NONE;
+}
+
+/* ---- operations ------------------------------------------------------------------------- */
+
+int sim_res_op_init(struct ps_sim *sim, int op, struct ps_error *err)
+{
+    struct sim_op *o = &sim->ops[op];
+    struct ps_value doc;
+    int rc = ps_json_to_value(o->sc->spec, &doc, err);
+    if (rc != 0)
+        return rc;
+    struct ps_operation_spec spec;
+    if (ps_operation_spec_init(&spec) != 0) {
+        ps_value_release(&doc);
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    }
+    rc = ps_operation_spec_apply(&spec, &doc, err);
+    ps_value_release(&doc);
+    if (rc != 0) {
+        ps_operation_spec_release(&spec);
+        ps_error_prefix(err, "operations[%d].spec", op);
+        return rc;
+    }
+    o->cpu_monitor = spec.has_job_cpu_monitor;
+    o->cpu_config = spec.job_cpu_monitor;
+    struct ps_memory_controller_config controller;
+    ps_memory_controller_config_init(&controller);
+    for (int t = 0; rc == 0 && t < o->task_count; t++) {
+        const struct ps_scenario_task *ts = o->tasks[t].spec;
+        if (ts->resources.v[PS_RES_MEMORY] <= 0)
+            continue;
+        struct ps_memory_task_spec ms;
+        ps_memory_task_spec_init(&ms);
+        ms.memory_limit_bytes = ts->memory_limit_bytes;
+        ms.tmpfs_size_bytes = ts->tmpfs_size_bytes;
+        if (spec.user_job_memory_digest_default_value.set)
+            ms.user_job_memory_digest_default_value = spec.user_job_memory_digest_default_value.value;
+        if (spec.user_job_memory_digest_lower_bound.set)
+            ms.user_job_memory_digest_lower_bound = spec.user_job_memory_digest_lower_bound.value;
+        if (spec.memory_reserve_factor.set) {
+            ms.has_memory_reserve_factor = true;
+            ms.memory_reserve_factor = spec.memory_reserve_factor.value;
+        }
+        rc = ps_memory_task_init(&o->tasks[t].memory, &controller, &ms, err);
+        if (rc != 0)
+            ps_error_prefix(err, "operations[%d].tasks[%d]", op, t);
+        else
+            o->tasks[t].memory_on = true;
+    }
+    ps_operation_spec_release(&spec);
+    return rc;
+}
+
+void sim_res_op_release(struct sim_op *o)
+{
+    for (int t = 0; o->tasks && t < o->task_count; t++) {
+        if (o->tasks[t].memory_on)
+            ps_memory_task_release(&o->tasks[t].memory);
+        o->tasks[t].memory_on = false;
+    }
+}
+
+/* ---- memory ----------------------------------------------------------------------------- */
+
+int64_t sim_res_task_memory(const struct ps_sim *sim, int op, int task)
+{
+    const struct sim_task *t = &sim->ops[op].tasks[task];
+    struct ps_memory_job job;
+    ps_memory_task_reserve(&t->memory, NULL, &job);
+    int64_t memory = job.memory_bytes;
+    if (t->overdraft_retries > 0) {
+        /* A retry after an overdraft asks for the upper bounds: the shape must cover it. */
+        struct ps_memory_overdraft_state st = {
+            .user_job_status = PS_OVERDRAFT_MULTIPLE_TIMES,
+            .job_proxy_status = PS_OVERDRAFT_MULTIPLE_TIMES,
+            .dedicated_user_job_memory_reserve_factor = 1.0,
+            .dedicated_job_proxy_memory_reserve_factor = t->memory.job_proxy_upper_bound,
+        };
+        ps_memory_task_reserve(&t->memory, &st, &job);
+        if (job.memory_bytes > memory)
+            memory = job.memory_bytes;
+    }
+    return memory;
+}
+
+struct ps_resources sim_res_job_prepare(struct ps_sim *sim, struct sim_job *job,
+                                        const struct ps_memory_overdraft_state *overdraft)
+{
+    struct sim_task *t = &sim->ops[job->op].tasks[job->task];
+    struct ps_resources r = t->spec->resources;
+    job->overdraft = *overdraft;
+    job->memory_excess = 0;
+    job->cpu = NULL;
+    memset(&job->memory, 0, sizeof job->memory);
+    if (t->memory_on) {
+        ps_memory_task_reserve(&t->memory, has_overdraft(overdraft) ? overdraft : NULL,
+                               &job->memory);
+        r.v[PS_RES_MEMORY] = job->memory.memory_bytes;
+        sim->res.memory_jobs_started++;
+    }
+    return r;
+}
+
+void sim_res_plan_end(struct ps_sim *sim, struct sim_job *job)
+{
+    const struct sim_task *t = &sim->ops[job->op].tasks[job->task];
+    if (!t->memory_on)
+        return;
+    int64_t max = t->spec->max_memory_bytes;
+    int64_t check = t->spec->duration_ms < SIM_MEMORY_CHECK_MS ? t->spec->duration_ms
+                                                                : SIM_MEMORY_CHECK_MS;
+    if (max > t->spec->memory_limit_bytes) {
+        job->end_kind = SIM_END_FAILED;
+        job->end_reason = "Memory limit exceeded";
+        job->end_ms = job->start_ms + check;
+        return;
+    }
+    int64_t excess = max - job->memory.user_job_memory_reserve_bytes;
+    if (excess <= 0)
+        return;
+    struct sim_node *n = &sim->nodes[job->node];
+    int64_t limit = n->limits.v[PS_RES_MEMORY];
+    int64_t free_memory = limit >= PS_RES_INFINITE
+                              ? PS_RES_INFINITE
+                              : limit - n->usage.v[PS_RES_MEMORY] - n->memory_excess;
+    if (excess <= free_memory) {
+        job->memory_excess = excess;
+        n->memory_excess += excess;
+        return;
+    }
+    job->end_kind = SIM_END_ABORTED;
+    job->end_reason = "resource_overdraft";
+    job->end_ms = job->start_ms + check;
+}
+
+static void memory_stats(const struct ps_sim *sim, const struct sim_job *job,
+                         struct ps_memory_job_statistics *st)
+{
+    const struct sim_task *t = &sim->ops[job->op].tasks[job->task];
+    memset(st, 0, sizeof *st);
+    st->has_user_job_max_memory = true;
+    st->user_job_max_memory_bytes = t->spec->max_memory_bytes;
+    st->has_user_job_memory_reserve = true;
+    st->user_job_memory_reserve_bytes = job->memory.user_job_memory_reserve_bytes;
+    /* The job proxy uses what it is estimated to, its footprint included. */
+    st->has_job_proxy_max_memory = true;
+    st->job_proxy_max_memory_bytes =
+        job->memory.job_proxy_memory_bytes + job->memory.footprint_memory_bytes;
+}
+
+int sim_res_job_ending(struct ps_sim *sim, struct sim_job *job, enum sim_job_end_kind kind,
+                       const char *reason, struct ps_error *err)
+{
+    (void)err;
+    struct sim_task *t = &sim->ops[job->op].tasks[job->task];
+    sim->nodes[job->node].memory_excess -= job->memory_excess;
+    job->memory_excess = 0;
+    if (t->memory_on) {
+        struct ps_memory_job_statistics st;
+        memory_stats(sim, job, &st);
+        if (kind == SIM_END_COMPLETED) {
+            ps_memory_task_add_samples(&t->memory, &job->memory, &st, false, NULL);
+            double secs = (double)(sim->now - job->start_ms) / 1000.0;
+            double reserve = (double)job->memory.user_job_memory_reserve_bytes;
+            double used = (double)st.user_job_max_memory_bytes;
+            sim->res.memory_jobs_completed++;
+            sim->res.reserve_byte_s += reserve * secs;
+            sim->res.used_byte_s += used * secs;
+            if (reserve > 0)
+                sim->res.slack_sum += (reserve - used) / reserve;
+        } else if (kind == SIM_END_ABORTED && reason && strcmp(reason, "resource_overdraft") == 0) {
+            ps_memory_task_add_samples(&t->memory, &job->memory, &st, true, NULL);
+            ps_memory_task_on_resource_overdraft(&t->memory, &job->memory, &st, &job->overdraft,
+                                                 NULL);
+            sim->res.overdraft_aborts++;
+        } else if (kind == SIM_END_FAILED && reason && strcmp(reason, "Memory limit exceeded") == 0) {
+            sim->res.memory_limit_failures++;
+        }
+    }
+    if (job->cpu) {
+        sim->res.preemptible_core_s += job->cpu->aggregated_preemptible_cpu;
+        ps_cpu_monitor_release(job->cpu);
+        free(job->cpu);
+        job->cpu = NULL;
+    }
+    return 0;
+}
+
+/* ---- CPU -------------------------------------------------------------------------------- */
+
+/* Cores to the hundredths the engine counts, rounded up: a node never guarantees more than it
+ * has. */
+static int64_t cpu_units(double cores)
+{
+    return (int64_t)ceil(cores * PS_CPU_SCALE - 1e-6);
+}
+
+static int push_tick(struct ps_sim *sim, int64_t slot, int64_t when)
+{
+    const struct sim_job *job = &sim->jobs[slot];
+    if (when >= job->end_ms)
+        return 0;   /* the job ends first */
+    return sim_push(sim, when, SIM_EV_CPU_TICK, slot, job->serial);
+}
+
+int sim_res_job_started(struct ps_sim *sim, int64_t slot, struct ps_error *err)
+{
+    struct sim_job *job = &sim->jobs[slot];
+    const struct sim_op *o = &sim->ops[job->op];
+    int64_t hard = o->tasks[job->task].spec->resources.v[PS_RES_CPU];
+    if (!o->cpu_monitor || hard <= 0)
+        return 0;
+    job->cpu = calloc(1, sizeof *job->cpu);
+    if (!job->cpu)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    int rc = ps_cpu_monitor_init(job->cpu, &o->cpu_config, (double)hard / PS_CPU_SCALE, err);
+    if (rc == 0)
+        rc = ps_cpu_monitor_start(job->cpu, sim->now, err);
+    if (rc != 0) {
+        free(job->cpu);
+        job->cpu = NULL;
+        return rc;
+    }
+    sim->res.cpu_jobs++;
+    int64_t period = o->cpu_config.check_period_ms, delay = o->cpu_config.start_delay_ms;
+    int64_t first = (delay + period - 1) / period * period;
+    if (push_tick(sim, slot, sim->now + first) != 0)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    return 0;
+}
+
+struct guarantee_ctx {
+    struct ps_sim *sim;
+    const struct sim_job *job;
+};
+
+/* A raise needs the node's free cpu; a cut is always possible. */
+static bool try_set_guarantee(void *p, double cores)
+{
+    struct guarantee_ctx *c = p;
+    const struct sim_node *n = &c->sim->nodes[c->job->node];
+    int64_t delta = cpu_units(cores) - c->job->resources.v[PS_RES_CPU];
+    if (delta <= 0 || n->limits.v[PS_RES_CPU] >= PS_RES_INFINITE)
+        return true;
+    return n->limits.v[PS_RES_CPU] - n->usage.v[PS_RES_CPU] >= delta;
+}
+
+int sim_cpu_tick_event(struct ps_sim *sim, int64_t slot, int64_t serial, struct ps_error *err)
+{
+    if (slot < 0 || slot >= sim->job_cap || sim->jobs[slot].serial != serial || !sim->jobs[slot].cpu)
+        return 0;   /* the job ended */
+    struct sim_job *job = &sim->jobs[slot];
+    struct ps_cpu_monitor_tick tick;
+    struct guarantee_ctx ctx = {sim, job};
+    double total = (double)sim_job_cpu_time_ms(sim, job, sim->now - job->start_ms) / 1000.0;
+    int rc = ps_cpu_monitor_tick(job->cpu, sim->now, total, try_set_guarantee, &ctx, &tick, err);
+    if (rc != 0)
+        return rc;
+    sim->res.cpu_ticks++;
+    if (tick.refused)
+        sim->res.cpu_changes_refused++;
+    if (tick.changed && tick.apply) {
+        struct ps_resources usage = job->resources;
+        usage.v[PS_RES_CPU] = cpu_units(tick.new_soft_limit);
+        sim->res.cpu_limit_changes++;
+        sim_ev_job(sim, "job_cpu_limit_changed", job);
+        sim_ev_key(sim, "old_cpu_limit");
+        sim_buf_double(&sim->line, tick.old_soft_limit);
+        sim_ev_key(sim, "new_cpu_limit");
+        sim_buf_double(&sim->line, tick.new_soft_limit);
+        sim_ev_key(sim, "cpu_usage");   /* the guarantee as the scheduler counts it */
+        sim_buf_amount(&sim->line, PS_RES_CPU, usage.v[PS_RES_CPU]);
+        sim_ev_end(sim);
+        if (usage.v[PS_RES_CPU] != job->resources.v[PS_RES_CPU]) {
+            rc = sim_job_set_usage(sim, slot, usage, err);
+            if (rc != 0)
+                return rc;
+        }
+    }
+    if (push_tick(sim, slot, sim->now + job->cpu->config.check_period_ms) != 0)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    return 0;
+}
+
+/* ---- outputs ---------------------------------------------------------------------------- */
+
+static void put_stat(struct sim_buf *b, bool *first, const char *path, int64_t v)
+{
+    if (!*first)
+        sim_buf_put(b, ",", 1);
+    *first = false;
+    sim_buf_str(b, path[0] == '/' ? path + 1 : path);
+    sim_buf_put(b, ":", 1);
+    sim_buf_int(b, v);
+}
+
+void sim_res_statistics(struct ps_sim *sim, const struct sim_job *job, struct sim_buf *b, bool *first)
+{
+    const struct sim_task *t = &sim->ops[job->op].tasks[job->task];
+    if (!t->memory_on) {
+        put_stat(b, first, "user_job/memory_reserve", job->resources.v[PS_RES_MEMORY]);
+    } else {
+        struct ps_stat_sample s[PS_MEMORY_CONTROLLER_STAT_MAX];
+        size_t n = ps_memory_user_job_statistics(&job->memory, s);
+        for (size_t i = 0; i < n; i++)
+            if (strcmp(s[i].path, PS_STAT_USER_JOB_MEMORY_LIMIT) != 0)   /* written already */
+                put_stat(b, first, s[i].path, s[i].value);
+        struct ps_memory_job_statistics st;
+        memory_stats(sim, job, &st);
+        put_stat(b, first, PS_STAT_JOB_PROXY_MAX_MEMORY, st.job_proxy_max_memory_bytes);
+        n = ps_memory_controller_statistics(&job->memory, &st, sim->now - job->start_ms, s);
+        for (size_t i = 0; i < n; i++)
+            if (strcmp(s[i].path, PS_STAT_TIME_TOTAL) != 0)
+                put_stat(b, first, s[i].path, s[i].value);
+    }
+    if (job->cpu) {
+        struct ps_stat_sample s[PS_CPU_MONITOR_STAT_COUNT];
+        size_t n = ps_cpu_monitor_statistics(job->cpu, s);
+        for (size_t i = 0; i < n; i++)
+            put_stat(b, first, s[i].path, s[i].value);
+    }
+}
+
+static void skey(struct sim_buf *b, bool *first, const char *name)
+{
+    sim_buf_puts(b, *first ? "\n    " : ",\n    ");
+    *first = false;
+    sim_buf_str(b, name);
+    sim_buf_puts(b, ": ");
+}
+
+void sim_res_summary(struct ps_sim *sim, struct sim_buf *b)
+{
+    const struct sim_res_stats *r = &sim->res;
+    bool f = true;
+    sim_buf_puts(b, ",\n  \"memory\": {");
+    skey(b, &f, "jobs_started");
+    sim_buf_int(b, r->memory_jobs_started);
+    skey(b, &f, "jobs_completed");
+    sim_buf_int(b, r->memory_jobs_completed);
+    skey(b, &f, "overdraft_aborts");
+    sim_buf_int(b, r->overdraft_aborts);
+    skey(b, &f, "overdraft_abort_share");
+    sim_buf_double(b, r->memory_jobs_started ? (double)r->overdraft_aborts /
+                                                   (double)r->memory_jobs_started
+                                             : 0.0);
+    skey(b, &f, "memory_limit_failures");
+    sim_buf_int(b, r->memory_limit_failures);
+    skey(b, &f, "user_job_reserve_byte_seconds");
+    sim_buf_double(b, r->reserve_byte_s);
+    skey(b, &f, "user_job_max_memory_byte_seconds");
+    sim_buf_double(b, r->used_byte_s);
+    skey(b, &f, "relative_slack");
+    sim_buf_double(b, r->reserve_byte_s > 0 ? 1.0 - r->used_byte_s / r->reserve_byte_s : 0.0);
+    skey(b, &f, "mean_job_relative_slack");
+    sim_buf_double(b, r->memory_jobs_completed ? r->slack_sum / (double)r->memory_jobs_completed
+                                               : 0.0);
+    sim_buf_puts(b, "\n  }");
+    f = true;
+    sim_buf_puts(b, ",\n  \"cpu_monitor\": {");
+    skey(b, &f, "jobs_monitored");
+    sim_buf_int(b, r->cpu_jobs);
+    skey(b, &f, "ticks");
+    sim_buf_int(b, r->cpu_ticks);
+    skey(b, &f, "cpu_limit_changes");
+    sim_buf_int(b, r->cpu_limit_changes);
+    skey(b, &f, "raises_refused");
+    sim_buf_int(b, r->cpu_changes_refused);
+    skey(b, &f, "preemptible_core_seconds");
+    sim_buf_double(b, r->preemptible_core_s);
+    sim_buf_puts(b, "\n  }");
+}

@@ -1,0 +1,381 @@
+/* The scheduler loop of one pool tree (tree_sched.h) as the service drives it: a tree built
+ * through the strategy, one node, operations started, fair share updates and heartbeats with
+ * the regular stage, the backoff of the preemptive stages and the victims taken for a starving
+ * operation, with the numbers semantics.md gives. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "core/strategy.h"
+#include "core/tree_sched.h"
+#include "value_helpers.h"
+
+#define MAX_ALLOCS 16
+
+/* One test operation: what the service keeps per operation and tree. */
+struct top {
+    struct ps_operation *op;
+    struct ps_tree_op *member;
+    struct ps_preemptible *lists;
+    int64_t pending;         /* allocations still to start */
+    int element;             /* in the last build, -1 before */
+};
+
+/* The node and its running allocations, as api_nodes.c keeps them. */
+struct world {
+    struct ps_strategy *s;
+    struct ps_pool_tree *tree;
+    struct ps_tree_sched ts;
+    struct top ops[2];
+    int op_count;
+    struct ps_node_allocation allocs[MAX_ALLOCS];
+    int alloc_count;
+    int64_t next_alloc_id;
+    int64_t last_preempt_ms;
+    struct ps_sched_result res;
+    struct ps_preempt_result pres;
+};
+
+static struct ps_resources shape(void)   /* one allocation: 1 slot, 1 core, 512 MiB */
+{
+    struct ps_resources r = ps_resources_zero();
+    r.v[PS_RES_USER_SLOTS] = 1;
+    r.v[PS_RES_CPU] = PS_CPU_SCALE;
+    r.v[PS_RES_MEMORY] = 512LL << 20;
+    return r;
+}
+
+static struct top *top_of(struct world *w, const struct ps_tree_op *member)
+{
+    for (int i = 0; i < w->op_count; i++)
+        if (w->ops[i].member == member)
+            return &w->ops[i];
+    return NULL;
+}
+
+static struct ps_preemptible *op_fn(void *ctx, struct ps_tree_op *member, int element,
+                                    struct ps_sched_operation *sched,
+                                    struct ps_preempt_operation *preempt)
+{
+    struct top *t = top_of(ctx, member);
+    if (!t)
+        return NULL;
+    t->element = element;
+    sched->allocation = shape();
+    sched->pending_count = t->pending;
+    sched->runnable = true;
+    preempt->lists = t->lists;
+    return t->lists;
+}
+
+static void world_init(struct world *w)
+{
+    memset(w, 0, sizeof *w);
+    struct ps_error err;
+    ps_error_init(&err);
+    w->s = ps_strategy_new();
+    assert_non_null(w->s);
+    /* starvation after 5 s below 0.8 x fair share; the default backoff of 5 s */
+    struct ps_value cfg = json("{\"fair_share_starvation_timeout\": 5000}");
+    if (ps_strategy_add_tree(w->s, "physical", &cfg, &err) != 0)
+        fail_msg("%s", err.msg);
+    ps_value_release(&cfg);
+    assert_int_equal(ps_strategy_set_default_tree(w->s, "physical", &err), 0);
+    w->tree = ps_strategy_find_tree(w->s, "physical");
+    struct ps_value none = json("{}");
+    assert_int_equal(ps_pool_tree_create_pool(w->tree, "a", "<Root>", &none, &err), 0);
+    assert_int_equal(ps_pool_tree_create_pool(w->tree, "b", "<Root>", &none, &err), 0);
+    ps_value_release(&none);
+    struct ps_resources limits = ps_resources_zero();   /* 4 slots, 4 cores, 4 GiB */
+    limits.v[PS_RES_USER_SLOTS] = 4;
+    limits.v[PS_RES_CPU] = 4 * PS_CPU_SCALE;
+    limits.v[PS_RES_MEMORY] = 4LL << 30;
+    if (ps_strategy_register_node(w->s, "n1", NULL, 0, &limits, &err) != 0)
+        fail_msg("%s", err.msg);
+    assert_ptr_equal(ps_strategy_find_node(w->s, "n1")->tree, w->tree);
+    if (ps_tree_sched_init(&w->ts, &err) != 0)
+        fail_msg("%s", err.msg);
+    w->last_preempt_ms = PS_PREEMPT_NEVER;
+    w->next_alloc_id = 1;
+    ps_sched_result_init(&w->res);
+    ps_preempt_result_init(&w->pres);
+}
+
+static void world_release(struct world *w)
+{
+    ps_sched_result_release(&w->res);
+    ps_preempt_result_release(&w->pres);
+    ps_tree_sched_release(&w->ts);
+    for (int i = 0; i < w->op_count; i++)
+        ps_preemptible_free(w->ops[i].lists);
+    ps_strategy_free(w->s);
+}
+
+static struct top *start_op(struct world *w, const char *id, const char *pool, int64_t now_ms,
+                            int64_t jobs)
+{
+    struct ps_error err;
+    ps_error_init(&err);
+    char spec_text[64];
+    snprintf(spec_text, sizeof spec_text, "{\"pool\": \"%s\"}", pool);
+    struct ps_value spec = json(spec_text);
+    struct top *t = &w->ops[w->op_count++];
+    if (ps_strategy_start_operation(w->s, id, "alice", now_ms, &spec, &t->op, &err) != 0)
+        fail_msg("%s", err.msg);
+    ps_value_release(&spec);
+    assert_int_equal(t->op->state, PS_OP_RUNNING);
+    t->member = ps_operation_membership(t->op, "physical");
+    assert_non_null(t->member);
+    t->lists = ps_preemptible_new(&w->ts.preemptible_config);
+    assert_non_null(t->lists);
+    t->pending = jobs;
+    t->element = -1;
+    return t;
+}
+
+/* Usage and demand from the running allocations and what is pending, then one update. */
+static void update(struct world *w, int64_t now_ms)
+{
+    for (int i = 0; i < w->op_count; i++) {
+        struct top *t = &w->ops[i];
+        struct ps_resources usage = ps_resources_zero();
+        for (int k = 0; k < w->alloc_count; k++)
+            if (w->allocs[k].op == t->element && t->element >= 0)
+                usage = ps_resources_add(usage, w->allocs[k].resources);
+        t->member->usage = usage;
+        t->member->demand = usage;
+        for (int r = 0; r < PS_RES_COUNT; r++)
+            t->member->demand.v[r] += shape().v[r] * t->pending;
+        t->member->pending_job_count = t->pending;
+    }
+    /* element indices change with the build: remember allocations by operation */
+    struct top *owner[MAX_ALLOCS];
+    for (int k = 0; k < w->alloc_count; k++) {
+        owner[k] = NULL;
+        for (int i = 0; i < w->op_count; i++)
+            if (w->ops[i].element == w->allocs[k].op)
+                owner[k] = &w->ops[i];
+    }
+    struct ps_error err;
+    ps_error_init(&err);
+    if (ps_tree_sched_update(&w->ts, w->tree, now_ms, op_fn, w, NULL, &err) != 0)
+        fail_msg("update: %s", err.msg);
+    for (int k = 0; k < w->alloc_count; k++)
+        w->allocs[k].op = owner[k]->element;
+}
+
+static struct ps_sched_node node_view(struct world *w)
+{
+    struct ps_resources usage = ps_resources_zero();
+    for (int k = 0; k < w->alloc_count; k++)
+        usage = ps_resources_add(usage, w->allocs[k].resources);
+    struct ps_node *n = ps_strategy_find_node(w->s, "n1");
+    return (struct ps_sched_node){1, NULL, 0, n->resource_limits, usage, NULL};
+}
+
+/* One heartbeat at now_ms; starts what it allocates (lists, allocation table, pending). */
+static void heartbeat(struct world *w, int64_t now_ms)
+{
+    struct ps_error err;
+    ps_error_init(&err);
+    struct ps_sched_node node = node_view(w);
+    if (ps_tree_sched_heartbeat(&w->ts, &node, w->allocs, w->alloc_count, &w->last_preempt_ms,
+                                now_ms, &w->res, &w->pres, &err) != 0)
+        fail_msg("heartbeat: %s", err.msg);
+    for (int i = 0; i < w->res.allocation_count; i++) {
+        const struct ps_sched_allocation *a = &w->res.allocations[i];
+        struct top *t = NULL;
+        for (int k = 0; k < w->op_count; k++)
+            if (w->ops[k].element == a->op)
+                t = &w->ops[k];
+        assert_non_null(t);
+        assert_true(w->alloc_count < MAX_ALLOCS);
+        int64_t id = w->next_alloc_id++;
+        w->allocs[w->alloc_count++] = (struct ps_node_allocation){id, a->op, a->resources,
+                                                                  now_ms, true};
+        assert_int_equal(ps_preemptible_add(t->lists, id, now_ms, a->resources, &err), 0);
+        t->pending--;
+    }
+}
+
+/* A victim ends (its interruption completed): out of the snapshot, the lists and the node. */
+static void victim_ends(struct world *w, int64_t id)
+{
+    struct ps_error err;
+    ps_error_init(&err);
+    for (int k = 0; k < w->alloc_count; k++) {
+        if (w->allocs[k].id != id)
+            continue;
+        struct top *t = NULL;
+        for (int i = 0; i < w->op_count; i++)
+            if (w->ops[i].element == w->allocs[k].op)
+                t = &w->ops[i];
+        assert_non_null(t);
+        assert_int_equal(ps_sched_allocation_finished(w->ts.snap, w->allocs[k].op,
+                                                      w->allocs[k].resources, &err), 0);
+        assert_int_equal(ps_preemptible_remove(t->lists, id, &err), 0);
+        t->pending++;   /* an aborted job runs again */
+        w->allocs[k] = w->allocs[--w->alloc_count];
+        return;
+    }
+    fail_msg("no allocation %lld", (long long)id);
+}
+
+static int count_of(const struct world *w, const struct top *t)
+{
+    int n = 0;
+    for (int k = 0; k < w->alloc_count; k++)
+        n += w->allocs[k].op == t->element;
+    return n;
+}
+
+static void test_allocations_backoff_and_victims(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w);
+
+    /* Before the first update there is no snapshot: nothing is scheduled. */
+    struct top *a = start_op(&w, "op-a", "a", 0, 10);
+    heartbeat(&w, 0);
+    assert_int_equal(w.res.allocation_count, 0);
+    assert_null(w.ts.snap);
+
+    /* Alone, A's fair share is the whole cluster: the node's 4 slots go to A, 1 core each. */
+    update(&w, 0);
+    assert_non_null(w.ts.snap);
+    assert_int_equal(w.ts.last_update_ms, 0);
+    assert_true(a->element > 0);
+    assert_ptr_equal(w.ts.user[a->element], a->op);
+    assert_true(fabs(a->member->dynamic.fair_share_ratio - 1.0) < 1e-9);
+    assert_false(w.ts.any_starving);
+    heartbeat(&w, 0);
+    assert_int_equal(w.res.allocation_count, 4);
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(w.res.allocations[i].op, a->element);
+        assert_int_equal(w.res.allocations[i].resources.v[PS_RES_CPU], PS_CPU_SCALE);
+        assert_int_equal(w.res.allocations[i].resources.v[PS_RES_USER_SLOTS], 1);
+    }
+    assert_int_equal(w.res.node_usage.v[PS_RES_CPU], 4 * PS_CPU_SCALE);
+    assert_int_equal(w.pres.stage, PS_STAGE_NONE);
+    assert_int_equal(w.pres.victim_count, 0);
+    assert_int_equal(a->pending, 6);
+    /* the node is full: another heartbeat starts nothing */
+    heartbeat(&w, 500);
+    assert_int_equal(w.res.allocation_count, 0);
+
+    /* B arrives in the sibling pool: equal weights, fair shares 0.5 / 0.5. */
+    struct top *b = start_op(&w, "op-b", "b", 1000, 4);
+    update(&w, 1000);
+    assert_true(fabs(a->member->dynamic.fair_share_ratio - 0.5) < 1e-9);
+    assert_true(fabs(b->member->dynamic.fair_share_ratio - 0.5) < 1e-9);
+    assert_true(fabs(a->member->dynamic.usage_ratio - 1.0) < 1e-9);
+    assert_true(b->member->dynamic.usage_ratio == 0.0);
+    /* A's lists with fair share 2 cores: 1 non-preemptible, 1 aggressively preemptible (the
+     * aggressive bound is 0.2 x 2 = 0.4 cores), the 2 newest preemptible */
+    assert_int_equal(ps_preemptible_count(a->lists, PS_ALLOC_NON_PREEMPTIBLE), 1);
+    assert_int_equal(ps_preemptible_count(a->lists, PS_ALLOC_AGGRESSIVELY_PREEMPTIBLE), 1);
+    assert_int_equal(ps_preemptible_count(a->lists, PS_ALLOC_PREEMPTIBLE), 2);
+    /* B is below its fair share but not starving yet (5 s timeout): no preemptive stage */
+    assert_false(w.ts.any_starving);
+    heartbeat(&w, 1000);
+    assert_int_equal(w.res.allocation_count, 0);
+    assert_int_equal(w.pres.stage, PS_STAGE_NONE);
+    assert_int_equal(w.pres.victim_count, 0);
+    assert_true(w.last_preempt_ms == PS_PREEMPT_NEVER);
+
+    /* 6 s later B starves: the preemptive stage takes A's newest preemptible allocation (id 4)
+     * for B and starts one allocation of B. */
+    update(&w, 7000);
+    assert_true(w.ts.any_starving);
+    assert_int_equal(b->member->dynamic.starvation, PS_STARVING);
+    assert_int_equal(a->member->dynamic.starvation, PS_NON_STARVING);
+    heartbeat(&w, 7000);
+    assert_int_equal(w.pres.stage, PS_STAGE_PREEMPTIVE);
+    assert_int_equal(w.pres.victim_count, 1);
+    assert_int_equal(w.pres.victims[0].allocation_id, 4);
+    assert_int_equal(w.pres.victims[0].op, a->element);
+    assert_int_equal(w.pres.victims[0].for_op, b->element);
+    assert_int_equal(w.pres.victims[0].reason, PS_PREEMPT_FOR_STARVING);
+    assert_int_equal(w.pres.victims[0].cls, PS_ALLOC_PREEMPTIBLE);
+    /* interrupted with the tree's allocation_preemption_timeout (10 s), not aborted */
+    assert_int_equal(w.pres.victims[0].interrupt_timeout_ms, 10000);
+    assert_int_equal(w.res.allocation_count, 1);
+    assert_int_equal(w.res.allocations[0].op, b->element);
+    /* node usage counts B's allocation and no longer the victim */
+    assert_int_equal(w.res.node_usage.v[PS_RES_CPU], 4 * PS_CPU_SCALE);
+    assert_true(w.last_preempt_ms == 7000);
+    victim_ends(&w, 4);
+    assert_int_equal(count_of(&w, a), 3);
+    assert_int_equal(count_of(&w, b), 1);
+
+    /* Backoff: within 5 s of the last preemptive stage B (still starving by the last check)
+     * gets nothing on this full node, and no victims. */
+    heartbeat(&w, 11999);
+    assert_int_equal(w.pres.stage, PS_STAGE_NONE);
+    assert_int_equal(w.pres.victim_count, 0);
+    assert_int_equal(w.res.allocation_count, 0);
+    assert_true(w.last_preempt_ms == 7000);
+
+    /* At 5 s the stage runs again: the next preemptible allocation of A (id 3) goes. */
+    heartbeat(&w, 12000);
+    assert_int_equal(w.pres.stage, PS_STAGE_PREEMPTIVE);
+    assert_int_equal(w.pres.victim_count, 1);
+    assert_int_equal(w.pres.victims[0].allocation_id, 3);
+    assert_int_equal(w.pres.victims[0].for_op, b->element);
+    assert_int_equal(w.res.allocation_count, 1);
+    assert_int_equal(w.res.allocations[0].op, b->element);
+    assert_true(w.last_preempt_ms == 12000);
+    victim_ends(&w, 3);
+    assert_int_equal(count_of(&w, a), 2);
+    assert_int_equal(count_of(&w, b), 2);
+
+    /* Both at their fair share (2 cores each): nobody starves, nothing of A is preemptible
+     * any more (its usage does not exceed 2 cores) and the stage takes nothing. */
+    update(&w, 13000);
+    assert_true(fabs(a->member->dynamic.usage_ratio - 0.5) < 1e-9);
+    assert_true(fabs(b->member->dynamic.usage_ratio - 0.5) < 1e-9);
+    assert_false(w.ts.any_starving);
+    assert_int_equal(ps_preemptible_count(a->lists, PS_ALLOC_PREEMPTIBLE), 0);
+    heartbeat(&w, 20000);
+    assert_int_equal(w.pres.stage, PS_STAGE_NONE);
+    assert_int_equal(w.pres.victim_count, 0);
+    assert_int_equal(w.res.allocation_count, 0);
+    assert_true(w.last_preempt_ms == 12000);
+    world_release(&w);
+}
+
+/* A detached operation (it left the tree between updates) gets nothing more. */
+static void test_detach(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w);
+    struct top *a = start_op(&w, "op-a", "a", 0, 10);
+    struct top *b = start_op(&w, "op-b", "b", 0, 10);
+    update(&w, 0);
+    assert_ptr_equal(w.ts.user[b->element], b->op);
+    ps_tree_sched_detach(&w.ts, b->element);
+    assert_null(w.ts.user[b->element]);
+    heartbeat(&w, 0);
+    assert_int_equal(w.res.allocation_count, 4);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(w.res.allocations[i].op, a->element);
+    ps_tree_sched_detach(&w.ts, -1);          /* invalid indices are no-ops */
+    ps_tree_sched_detach(&w.ts, 1 << 20);
+    world_release(&w);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_allocations_backoff_and_victims),
+        cmocka_unit_test(test_detach),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
