@@ -211,6 +211,9 @@ struct sim_tree {
     struct ps_sched_operation *op_states; /* per element: the snapshot input (scratch) */
     int elem_cap;
     int64_t runnable_pending;          /* pending allocations of runnable operations */
+    /* Componentwise minimum of the allocation shapes of runnable operations with pending jobs
+     * since the last rebuild (it may stay below the current ones: then it only skips less). */
+    struct ps_resources min_shape;
     uint64_t gen;                      /* bumped by every change of the scheduling state */
     bool dirty;                        /* changed since the last fair share update */
     bool integral;                     /* has integral pools: volumes change with time alone */
