@@ -24,9 +24,13 @@ test: deps
 vectors: build
 	python3 ../shared/tools/check-vectors $(BUILD)/poolsched ../shared/vectors/fair-share
 
+# A local cluster on 127.0.0.1: scheduler, three nodes, example pools and operations (./run/).
 run: deps
 	$(MAKE) build
-	@bash scripts/run-example.sh $(BUILD)/poolsched
+	@bash scripts/local-cluster.sh start $(BUILD)/poolsched
+
+stop:
+	@bash scripts/local-cluster.sh stop
 
 # Tests again under AddressSanitizer and UndefinedBehaviorSanitizer.
 sanitize: deps

@@ -11,6 +11,7 @@ const struct ps_command ps_commands[] = {
     {"bench", "measure the engine's hot paths on synthetic workloads (JSON figures)", ps_cmd_bench},
     {"scheduler", "run the scheduler service (HTTP API, pool trees, operations, nodes)",
      ps_cmd_scheduler},
+    {"node", "run a node agent: register with the scheduler and run its jobs", ps_cmd_node},
     /* Client commands of the scheduler service (cmd_cypress.c, cmd_ops.c; docs/api.md). */
     {"get", "print the value at a path (YSON): pools, trees, attributes, orchid", ps_cmd_get},
     {"set", "set an attribute at a path to a YSON/JSON value", ps_cmd_set},

@@ -20,6 +20,7 @@ int ps_cmd_fair_share(int argc, char **argv);
 int ps_cmd_bench(int argc, char **argv);
 int ps_cmd_trace(int argc, char **argv);       /* cmd_trace.c: trace import alibaba-gpu */
 int ps_cmd_scheduler(int argc, char **argv);   /* server/cmd_scheduler.c */
+int ps_cmd_node(int argc, char **argv);        /* cmd_node.c: the node agent */
 
 /* Client commands of the scheduler (docs/api.md); cmd_cypress.c */
 int ps_cmd_get(int argc, char **argv);

@@ -72,6 +72,7 @@ void ps_fs_update_free(struct ps_fs_update *u)
     clear_alerts(u);
     free(u->alerts);
     free(u->el);
+    free(u->integ);
     free(u->children);
     free(u->order);
     free(u->burst);
@@ -293,6 +294,22 @@ static int ensure_capacity(struct ps_fs_update *u, int count)
     return 0;
 }
 
+/* The integral side table: one entry per pool and the root, plus the operations' zero entry. */
+static int ensure_integral_capacity(struct ps_fs_update *u, const struct ps_fs_element *elems, int count)
+{
+    int need = 1;
+    for (int i = 0; i < count; i++)
+        need += elems[i].in.kind != PS_ELEM_OPERATION;
+    if (need <= u->integ_cap)
+        return 0;
+    struct fs_integral *ig = realloc(u->integ, (size_t)need * sizeof *ig);
+    if (!ig)
+        return PS_ENOMEM;
+    u->integ = ig;
+    u->integ_cap = need;
+    return 0;
+}
+
 /* Children lists in array order (a counting sort by parent). */
 static void build_children(struct ps_fs_update *u)
 {
@@ -373,6 +390,8 @@ static double operation_weight(const struct ps_fs_element_input *in)
 static void init_elements(struct ps_fs_update *u, struct ps_fs_element *elems)
 {
     const struct ps_fs_options *o = u->options;
+    memset(&u->integ[0], 0, sizeof u->integ[0]);
+    int next_ig = 1;
     for (int i = 0; i < u->count; i++) {
         struct fs_elem *e = &u->el[i];
         const struct ps_fs_element_input *in = &elems[i].in;
@@ -387,13 +406,20 @@ static void init_elements(struct ps_fs_update *u, struct ps_fs_element *elems)
         e->is_fifo = in->kind != PS_ELEM_OPERATION && in->mode == PS_MODE_FIFO;
         e->gtype = e->is_pool ? in->guarantee_type : PS_GUARANTEE_NONE;
         e->weight = in->kind == PS_ELEM_OPERATION ? operation_weight(in) : 1.0;
+        if (in->kind == PS_ELEM_OPERATION) {
+            e->ig = &u->integ[0];
+            continue;
+        }
+        struct fs_integral *ig = &u->integ[next_ig++];
+        memset(ig, 0, sizeof *ig);
+        e->ig = ig;
         if (e->is_pool) {
-            fs_volume_from_input(&e->volume, &in->accumulated_volume);
-            e->last_share_ratio = in->last_integral_share_ratio;
-            e->can_accept_free_volume = in->can_accept_free_volume;
-            e->distributes_free_volume = in->should_distribute_free_volume_among_children < 0
-                                             ? o->should_distribute_free_volume_among_children
-                                             : in->should_distribute_free_volume_among_children != 0;
+            fs_volume_from_input(&ig->volume, &in->accumulated_volume);
+            ig->last_share_ratio = in->last_integral_share_ratio;
+            ig->can_accept_free_volume = in->can_accept_free_volume;
+            ig->distributes_free_volume = in->should_distribute_free_volume_among_children < 0
+                                              ? o->should_distribute_free_volume_among_children
+                                              : in->should_distribute_free_volume_among_children != 0;
         }
     }
 }
@@ -568,8 +594,8 @@ static void write_outputs(struct ps_fs_update *u)
             continue;
         out->specified_burst_ratio = e->specified_burst_ratio;
         out->specified_resource_flow_ratio = e->flow_ratio;
-        out->accumulated_resource_ratio_volume = fs_volume_min_ratio(&e->volume, total);
-        fs_volume_to_output(&e->volume, &out->accumulated_resource_volume);
+        out->accumulated_resource_ratio_volume = fs_volume_min_ratio(&e->ig->volume, total);
+        fs_volume_to_output(&e->ig->volume, &out->accumulated_resource_volume);
         struct fs_volume capacity;
         fs_volume_capacity(u, e->flow_ratio, &capacity);
         fs_volume_to_output(&capacity, &out->integral_pool_capacity);
@@ -580,7 +606,7 @@ static void write_outputs(struct ps_fs_update *u)
         /* Carry the integral state to the next update. */
         struct ps_fs_element_input *in = (struct ps_fs_element_input *)e->in;
         in->accumulated_volume = out->accumulated_resource_volume;
-        in->last_integral_share_ratio = e->last_share_ratio;
+        in->last_integral_share_ratio = e->ig->last_share_ratio;
     }
 }
 
@@ -592,7 +618,7 @@ int ps_fs_update_run(struct ps_fs_update *u, struct ps_fs_element *elems, int co
     int rc = validate(elems, count, options, input, err);
     if (rc)
         return rc;
-    if (ensure_capacity(u, count))
+    if (ensure_capacity(u, count) || ensure_integral_capacity(u, elems, count))
         return ps_error_set(err, PS_ENOMEM, "out of memory for %d elements", count);
     u->options = options;
     u->input = input;

@@ -9,6 +9,7 @@
  * and its fit factor into the children's suggestions.
  */
 #include <float.h>
+#include <stddef.h>
 #include <math.h>
 #include <string.h>
 
@@ -95,7 +96,7 @@ static int children_views(struct ps_fs_update *u, struct fs_elem *e)
         if (w > FS_EPSILON && w < min_weight)
             min_weight = w;
     }
-    e->min_child_weight = min_weight;
+    e->ig->min_child_weight = min_weight;
     for (int k = 0; k < e->child_count; k++) {
         const struct fs_elem *c = &u->el[u->children[e->first_child + k]];
         double scale = c->weight / min_weight;
@@ -126,13 +127,13 @@ static void improved_fsbff(struct ps_fs_update *u, struct fs_elem *e, struct ps_
         total += u->views[k].n;
     double *points = ps_arena_alloc(&u->persistent, (size_t)total * 2 * sizeof *points);
     struct ps_plf_cursor *cursors = ps_arena_alloc(&u->scratch, (size_t)c * sizeof *cursors);
-    e->imp_views = ps_arena_alloc(&u->persistent, (size_t)c * sizeof *e->imp_views);
-    if (!points || !cursors || !e->imp_views) {
+    e->ig->imp_views = ps_arena_alloc(&u->persistent, (size_t)c * sizeof *e->ig->imp_views);
+    if (!points || !cursors || !e->ig->imp_views) {
         u->oom = true;
         return;
     }
-    memcpy(e->imp_views, u->views, (size_t)c * sizeof *e->imp_views);
-    const struct ps_plf *views = e->imp_views;
+    memcpy(e->ig->imp_views, u->views, (size_t)c * sizeof *e->ig->imp_views);
+    const struct ps_plf *views = e->ig->imp_views;
     int n = 0;
     for (int k = 0; k < c; k++) {
         const struct ps_plf *f = &views[k];
@@ -151,8 +152,8 @@ static void improved_fsbff(struct ps_fs_update *u, struct fs_elem *e, struct ps_
         }
     }
     ps_plf_sort_pairs(&u->ctx, points, n);
-    e->imp_points = points;
-    e->imp_count = n;
+    e->ig->imp_points = points;
+    e->ig->imp_count = n;
     /* The children's sum at every critical point: children before the switching one give their
      * right limits, after it their left limits, and it gives both. */
     double l[DIM], r[DIM], left[DIM], right[DIM];
@@ -183,9 +184,9 @@ static void improved_fsbff(struct ps_fs_update *u, struct fs_elem *e, struct ps_
  * the last point at fit factor p (they differ only for the child that switches there). */
 static void improved_child_value(const struct fs_elem *e, int k, int p, bool last, double *out)
 {
-    int idx = (int)e->imp_points[2 * p + 1];
+    int idx = (int)e->ig->imp_points[2 * p + 1];
     double l[DIM], r[DIM];
-    ps_plf_limits_at(&e->imp_views[k], e->imp_points[2 * p], l, r);
+    ps_plf_limits_at(&e->ig->imp_views[k], e->ig->imp_points[2 * p], l, r);
     bool right = last ? k <= idx : k < idx;
     memcpy(out, right ? r : l, sizeof l);
 }
@@ -201,8 +202,8 @@ static void improved_child_share(const struct fs_elem *e, int k, double f, doubl
         return;
     }
     int p = (int)ceil(f);
-    if (p >= e->imp_count)
-        p = e->imp_count - 1;
+    if (p >= e->ig->imp_count)
+        p = e->ig->imp_count - 1;
     double b[DIM];
     improved_child_value(e, k, p, false, b);
     if (f == (double)p) {
@@ -245,6 +246,15 @@ static bool is_neutral(const struct ps_plf *c, double top)
     return c->n == 2 && ps_plf_pt(c, 0)[1] == top && ps_plf_pt(c, 1)[1] == top;
 }
 
+static bool component_is_zero(const struct ps_plf *f, int r)
+{
+    const double *p = f->a + 1 + r;
+    for (int i = 0; i < f->n; i++, p += DIM + 1)
+        if (*p != 0.0)
+            return false;
+    return true;
+}
+
 static void prepare_mffbs(struct ps_fs_update *u, struct fs_elem *e, const struct ps_plf *fsbff,
                           struct ps_plf *scratch_mffbs)
 {
@@ -252,7 +262,27 @@ static void prepare_mffbs(struct ps_fs_update *u, struct fs_elem *e, const struc
     struct ps_share guarantee = fs_guarantee_share(e);
     double top = ps_plf_right_bound(fsbff);
     int used = 0;
+    double left = ps_plf_left_bound(fsbff);
     for (int r = 0; r < DIM; r++) {
+        if (left < top && component_is_zero(fsbff, r)) {
+            /* The chain on an identically zero component (either sign) always ends with the
+             * constant (0, top) - (1, top): neutral. */
+            if (r == DIM - 1 && used == 0) {
+                struct ps_plf_buf *b = &u->comp[r];
+                ps_plf_buf_clear(b, 1);
+                if (!ps_plf_buf_reserve(b, 2)) {
+                    u->oom = true;
+                    return;
+                }
+                b->a[0] = 0.0;
+                b->a[1] = top;
+                b->a[2] = 1.0;
+                b->a[3] = top;
+                b->n = 2;
+                comps[used++] = ps_plf_buf_view(b);
+            }
+            continue;
+        }
         ps_plf_max_fit_factor_component(&u->b[1], &u->b[2], &u->comp[r], fsbff, r, e->limits_share.v[r],
                                         guarantee.v[r]);
         struct ps_plf c = ps_plf_buf_view(&u->comp[r]);
@@ -274,7 +304,7 @@ static void prepare_mffbs(struct ps_fs_update *u, struct fs_elem *e, const struc
      * every one in the improved mode) is used once, by the composition, straight from the
      * builder. */
     if (e->kind != PS_ELEM_OPERATION && !u->options->enable_improved_fair_share_by_fit_factor_computation)
-        e->mffbs = fs_commit(u, &u->persistent, current);
+        e->ig->mffbs = fs_commit(u, &u->persistent, current);
     else
         *scratch_mffbs = current;
 }
@@ -293,13 +323,16 @@ static void prepare_element(struct ps_fs_update *u, int i)
         return;
     }
     struct ps_plf fsbff = ps_plf_buf_view(fsbff_buf);
-    e->fsbff_right = ps_plf_right_bound(&fsbff);
     struct ps_plf mffbs = {NULL, 0, 1};
-    e->mffbs = mffbs;
+    /* Operations share the zero side entry: only pools and the root write theirs. */
+    if (e->kind != PS_ELEM_OPERATION) {
+        e->ig->fsbff_right = ps_plf_right_bound(&fsbff);
+        e->ig->mffbs = mffbs;
+    }
     prepare_mffbs(u, e, &fsbff, &mffbs);
     if (u->oom || u->ctx.oom)
         return;
-    ps_plf_compose(&u->ctx, &u->b[4], &fsbff, mffbs.a ? &mffbs : &e->mffbs);
+    ps_plf_compose(&u->ctx, &u->b[4], &fsbff, mffbs.a ? &mffbs : &e->ig->mffbs);
     struct ps_plf composed = ps_plf_buf_view(&u->b[4]);
     ps_plf_compress(&u->b[5], &composed, FS_COMPRESS_EPSILON);
     e->fsbs = fs_commit(u, &u->persistent, ps_plf_buf_view(&u->b[5]));
@@ -320,11 +353,12 @@ void fs_prepare_subtree(struct ps_fs_update *u, int root)
     }
     for (int k = n - 1; k >= 0; k--) {
         int i = u->order[k];
-        /* The order jumps around the element array: fetch the next elements ahead (their state
-         * spans 13 cache lines, and an operation also reads its input's gang flag). */
+        /* The order jumps around the element array: fetch the next elements ahead (the state
+         * read here spans the first 6 cache lines, and an operation also reads its input's
+         * gang flag). */
         if (k >= 2) {
             const char *next = (const char *)&u->el[u->order[k - 2]];
-            for (size_t off = 0; off < sizeof(struct fs_elem); off += 64)
+            for (size_t off = 0; off < offsetof(struct fs_elem, demand) + 63; off += 64)
                 __builtin_prefetch(next + off);
         }
         if (k >= 1)
@@ -360,7 +394,7 @@ static double child_suggestion(const struct ps_fs_update *u, const struct fs_ele
         return 0.0;
     }
     const struct fs_elem *c = &u->el[u->children[e->first_child + k]];
-    double x = f * (c->weight / e->min_child_weight);
+    double x = f * (c->weight / e->ig->min_child_weight);
     return x < 1.0 ? x : 1.0;
 }
 
@@ -401,7 +435,7 @@ static void compute_pool(struct ps_fs_update *u, struct fs_elem *e)
     /* MFFBS(suggestion) is usually right; precision may make the children's shares at it exceed
      * the pool's by more than epsilon, and then a slightly smaller fit factor is searched. */
     struct fit_check check = {u, e, ps_share_add(suggested, ps_share_fill(FS_EPSILON)), true};
-    double f = ps_plf_scalar_at(&e->mffbs, e->suggestion);
+    double f = ps_plf_scalar_at(&e->ig->mffbs, e->suggestion);
     /* When f fits, the children's shares at their suggestions are the ones just computed (the
      * same function at the same argument): they are kept for their own step. */
     bool known = children_fit(f, &check);
@@ -452,7 +486,7 @@ static void compute_pool_improved(struct ps_fs_update *u, struct fs_elem *e)
         return;
     }
     struct fit_check check = {u, e, e->suggested_share, false};
-    double f = ps_bisect_inverse_lower_bound(0.0, e->fsbff_right, children_shares_fit, &check);
+    double f = ps_bisect_inverse_lower_bound(0.0, e->ig->fsbff_right, children_shares_fit, &check);
     /* Negligible fit factors are zero, so that nothing tiny is handed out. */
     if (f < FS_EPSILON)
         f = 0.0;

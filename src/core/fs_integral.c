@@ -122,29 +122,29 @@ static void update_accumulated_volume(struct ps_fs_update *u, struct fs_elem *e)
     int64_t period_ms = u->input->now_ms - u->input->previous_update_time_ms;
     if (period_ms < 0)
         period_ms = 0;
-    struct fs_volume old = e->volume, capacity, period, part, zero;
+    struct fs_volume old = e->ig->volume, capacity, period, part, zero;
     memset(&zero, 0, sizeof zero);
     fs_volume_capacity(u, e->flow_ratio, &capacity);
     volume_of(&u->total, seconds_of_ms(period_ms), &period);
     part = period;
     volume_scale(&part, e->flow_ratio);
-    volume_add(&e->volume, &part, +1);
+    volume_add(&e->ig->volume, &part, +1);
     part = period;
-    volume_scale(&part, e->last_share_ratio);
-    volume_add(&e->volume, &part, -1);
-    volume_max(&e->volume, &zero);
+    volume_scale(&part, e->ig->last_share_ratio);
+    volume_add(&e->ig->volume, &part, -1);
+    volume_max(&e->ig->volume, &zero);
     /* A larger existing volume (from a larger flow before) is kept, not shrunk to capacity. */
     struct fs_volume upper = old;
     volume_max(&upper, &capacity);
-    e->overflow = e->volume;
-    volume_add(&e->overflow, &upper, -1);
-    volume_max(&e->overflow, &zero);
-    if (e->can_accept_free_volume) {
-        e->acceptable = capacity;
-        volume_add(&e->acceptable, &e->volume, -1);
-        volume_max(&e->acceptable, &zero);
+    e->ig->overflow = e->ig->volume;
+    volume_add(&e->ig->overflow, &upper, -1);
+    volume_max(&e->ig->overflow, &zero);
+    if (e->ig->can_accept_free_volume) {
+        e->ig->acceptable = capacity;
+        volume_add(&e->ig->acceptable, &e->ig->volume, -1);
+        volume_max(&e->ig->acceptable, &zero);
     }
-    volume_min(&e->volume, &upper);
+    volume_min(&e->ig->volume, &upper);
 }
 
 /* UpdateOverflowAndAcceptableVolumesRecursively for non-integral composites, bottom-up. */
@@ -156,25 +156,25 @@ static void update_overflow_and_acceptable(struct ps_fs_update *u)
             continue;
         struct fs_volume acceptable;
         memset(&acceptable, 0, sizeof acceptable);
-        memset(&e->children_overflow, 0, sizeof e->children_overflow);
+        memset(&e->ig->children_overflow, 0, sizeof e->ig->children_overflow);
         for (int k = 0; k < e->child_count; k++) {
             const struct fs_elem *c = &u->el[u->children[e->first_child + k]];
             if (!c->is_pool)
                 continue;
-            volume_add(&e->children_overflow, &c->overflow, +1);
-            volume_add(&acceptable, &c->acceptable, +1);
+            volume_add(&e->ig->children_overflow, &c->ig->overflow, +1);
+            volume_add(&acceptable, &c->ig->acceptable, +1);
         }
-        bool can_accept = i != 0 && e->can_accept_free_volume;
+        bool can_accept = i != 0 && e->ig->can_accept_free_volume;
         for (int r = 0; r < PS_RES_COUNT; r++) {
             if (r == PS_RES_CPU)
                 continue;
-            double diff = e->children_overflow.d[r] - acceptable.d[r];
-            e->overflow.d[r] = diff > 0 ? diff : 0.0;
-            e->acceptable.d[r] = diff > 0 ? 0.0 : (can_accept ? -diff : 0.0);
+            double diff = e->ig->children_overflow.d[r] - acceptable.d[r];
+            e->ig->overflow.d[r] = diff > 0 ? diff : 0.0;
+            e->ig->acceptable.d[r] = diff > 0 ? 0.0 : (can_accept ? -diff : 0.0);
         }
-        int64_t diff = e->children_overflow.cpu - acceptable.cpu;
-        e->overflow.cpu = diff > 0 ? diff : 0;
-        e->acceptable.cpu = diff > 0 ? 0 : (can_accept ? -diff : 0);
+        int64_t diff = e->ig->children_overflow.cpu - acceptable.cpu;
+        e->ig->overflow.cpu = diff > 0 ? diff : 0;
+        e->ig->acceptable.cpu = diff > 0 ? 0 : (can_accept ? -diff : 0);
     }
 }
 
@@ -233,8 +233,8 @@ static void distribute_resource(struct ps_fs_update *u, const struct fs_elem *e,
     for (int k = 0; k < e->child_count; k++) {
         int ci = u->children[e->first_child + k];
         const struct fs_elem *c = &u->el[ci];
-        if (volume_get(&c->acceptable, r) > FS_EPSILON && c->total_flow_ratio > FS_EPSILON) {
-            key[n] = volume_get(&c->acceptable, r) / c->total_flow_ratio;
+        if (volume_get(&c->ig->acceptable, r) > FS_EPSILON && c->total_flow_ratio > FS_EPSILON) {
+            key[n] = volume_get(&c->ig->acceptable, r) / c->total_flow_ratio;
             hungry[n++] = ci;
             weight_sum += c->total_flow_ratio;
         }
@@ -246,15 +246,15 @@ static void distribute_resource(struct ps_fs_update *u, const struct fs_elem *e,
         double w = c->total_flow_ratio;
         double suggested = volume_get(free_volume, r) * (w / weight_sum);
         if (r == PS_RES_CPU) {
-            if ((int64_t)round(suggested * PS_CPU_SCALE) < c->acceptable.cpu)
+            if ((int64_t)round(suggested * PS_CPU_SCALE) < c->ig->acceptable.cpu)
                 break;
-            c->accepted_free.cpu = c->acceptable.cpu;
-            free_volume->cpu -= c->acceptable.cpu;
+            c->ig->accepted_free.cpu = c->ig->acceptable.cpu;
+            free_volume->cpu -= c->ig->acceptable.cpu;
         } else {
-            if (suggested < c->acceptable.d[r])
+            if (suggested < c->ig->acceptable.d[r])
                 break;
-            c->accepted_free.d[r] = c->acceptable.d[r];
-            free_volume->d[r] -= c->acceptable.d[r];
+            c->ig->accepted_free.d[r] = c->ig->acceptable.d[r];
+            free_volume->d[r] -= c->ig->acceptable.d[r];
         }
         weight_sum -= w;
     }
@@ -262,9 +262,9 @@ static void distribute_resource(struct ps_fs_update *u, const struct fs_elem *e,
         struct fs_elem *c = &u->el[hungry[k]];
         double suggested = volume_get(free_volume, r) * (c->total_flow_ratio / weight_sum);
         if (r == PS_RES_CPU)
-            c->accepted_free.cpu = (int64_t)round(suggested * PS_CPU_SCALE);
+            c->ig->accepted_free.cpu = (int64_t)round(suggested * PS_CPU_SCALE);
         else
-            c->accepted_free.d[r] = suggested;
+            c->ig->accepted_free.d[r] = suggested;
     }
 }
 
@@ -279,15 +279,15 @@ static void distribute_free_volume(struct ps_fs_update *u)
         struct fs_elem *e = &u->el[i];
         if (!reached[i] || e->kind == PS_ELEM_OPERATION)
             continue;
-        struct fs_volume free_volume = e->accepted_free;
+        struct fs_volume free_volume = e->ig->accepted_free;
         if (e->gtype != PS_GUARANTEE_NONE) {
             if (!volume_is_zero(&free_volume))
-                volume_add(&e->volume, &free_volume, +1);
+                volume_add(&e->ig->volume, &free_volume, +1);
             continue;
         }
-        if (i != 0 && e->distributes_free_volume &&
-            !(volume_is_zero(&free_volume) && volume_is_zero(&e->children_overflow))) {
-            volume_add(&free_volume, &e->children_overflow, +1);
+        if (i != 0 && e->ig->distributes_free_volume &&
+            !(volume_is_zero(&free_volume) && volume_is_zero(&e->ig->children_overflow))) {
+            volume_add(&free_volume, &e->ig->children_overflow, +1);
             for (int r = 0; r < PS_RES_COUNT; r++) {
                 if (volume_get(&free_volume, r) == 0.0)
                     continue;
@@ -350,7 +350,7 @@ void fs_increase_hierarchical_integral_share(struct ps_fs_update *u, int i, stru
 
 static double share_ratio_by_volume(const struct ps_fs_update *u, const struct fs_elem *e)
 {
-    return fs_volume_min_ratio(&e->volume, &u->total) / seconds_of_ms(u->options->integral_smooth_period_ms);
+    return fs_volume_min_ratio(&e->ig->volume, &u->total) / seconds_of_ms(u->options->integral_smooth_period_ms);
 }
 
 /* ---- burst pools -------------------------------------------------------------------------- */
@@ -373,7 +373,7 @@ void fs_update_burst_shares(struct ps_fs_update *u)
         struct ps_share integral = ps_share_max(ps_share_sub(within, e->sg_share), ps_share_fill(0.0));
         fs_increase_hierarchical_integral_share(u, i, integral);
         e->prepared = false;
-        e->last_share_ratio = ps_share_max_component(integral);
+        e->ig->last_share_ratio = ps_share_max_component(integral);
     }
 }
 
@@ -467,6 +467,6 @@ void fs_update_relaxed_shares(struct ps_fs_update *u)
         struct ps_share limited = ps_share_min(integral, fs_hierarchical_available_limits(u, i));
         fs_increase_hierarchical_integral_share(u, i, limited);
         e->prepared = false;
-        e->last_share_ratio = ps_share_max_component(limited);
+        e->ig->last_share_ratio = ps_share_max_component(limited);
     }
 }

@@ -31,6 +31,27 @@ struct fs_volume {
     int64_t cpu;
 };
 
+/* The integral state and the pool-only function state of a pool or the root (a side table:
+ * operations, 90% of the elements, have none). */
+struct fs_integral {
+    struct fs_volume volume;
+    struct fs_volume overflow, acceptable, accepted_free, children_overflow;
+    double last_share_ratio;
+    bool can_accept_free_volume;
+    bool distributes_free_volume;
+
+    /* Fair share functions that only pools and the root keep (fs_functions.c). */
+    struct ps_plf mffbs;       /* max fit factor by suggestion (scalar) */
+    /* Improved mode, normal pools: the children's functions as summed (scaled, extended) and the
+     * critical points (suggestion, child index) in the order they became fit factors 0, 1, ...;
+     * a child's share by fit factor is evaluated from them without being stored. */
+    struct ps_plf *imp_views;
+    double *imp_points;
+    int imp_count;
+    double fsbff_right;        /* right bound of the share-by-fit-factor function */
+    double min_child_weight;   /* normal pools: smallest child weight above epsilon */
+};
+
 struct fs_elem {
     const struct ps_fs_element_input *in;
     struct ps_fs_element_output *out;
@@ -44,39 +65,29 @@ struct fs_elem {
 
     double weight;     /* effective */
 
-    struct ps_resources demand, usage, limits, inferred_sg;
     struct ps_share limits_share, demand_share, usage_share, sg_share, proposed;
 
+    /* fair share functions */
+    bool prepared;
+    bool share_known;          /* top-down: out->fair_share.total already holds FSBS(suggestion) */
+    struct ps_plf fsbs;        /* fair share by suggestion (vector) */
+
+    /* top-down pass */
+    double suggestion;
+    struct ps_share suggested_share;  /* improved mode */
+
+    /* Not read by the preparation of the functions (fs_prepare_subtree fetches the element
+     * only up to here). */
+    struct ps_resources demand, usage, limits, inferred_sg;
     double burst_ratio;             /* adjusted (scaled when burst guarantees overcommit) */
     double specified_burst_ratio;
     double flow_ratio;
     double total_burst_ratio;
     double total_flow_ratio;
 
-    /* integral state */
-    struct fs_volume volume;
-    struct fs_volume overflow, acceptable, accepted_free, children_overflow;
-    double last_share_ratio;
-    bool can_accept_free_volume;
-    bool distributes_free_volume;
-
-    /* fair share functions */
-    bool prepared;
-    bool share_known;          /* top-down: out->fair_share.total already holds FSBS(suggestion) */
-    struct ps_plf fsbs;        /* fair share by suggestion (vector) */
-    struct ps_plf mffbs;       /* max fit factor by suggestion (scalar) */
-    /* Improved mode, normal pools: the children's functions as summed (scaled, extended) and the
-     * critical points (suggestion, child index) in the order they became fit factors 0, 1, ...;
-     * a child's share by fit factor is evaluated from them without being stored. */
-    struct ps_plf *imp_views;
-    double *imp_points;
-    int imp_count;
-    double fsbff_right;        /* right bound of the share-by-fit-factor function */
-    double min_child_weight;   /* normal pools: smallest child weight above epsilon */
-
-    /* top-down pass */
-    double suggestion;
-    struct ps_share suggested_share;  /* improved mode */
+    /* integral state: pools and the root have their own entry in update->integ; every
+     * operation shares entry 0, which stays zero (operations have no volumes) */
+    struct fs_integral *ig;
 };
 
 struct ps_fs_update {
@@ -87,6 +98,8 @@ struct ps_fs_update {
 
     struct fs_elem *el;
     int el_cap;
+    struct fs_integral *integ;    /* entry 0: the zero state of every operation */
+    int integ_cap;
     int *children;        /* CSR children lists; FIFO pools' lists are sorted by FIFO order */
     int *order;           /* scratch: pre-order, burst and relaxed lists */
     int order_cap;

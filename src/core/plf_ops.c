@@ -332,6 +332,17 @@ PLF_INLINE int scalar_segment_at(const double *a, int last, int i, double x)
     return i;
 }
 
+/* scalar_segment_at(b) from the merge positions: the points [n0, n1) are those at b and the
+ * ones before n0 lie before b (the segment cursor is never past n0 - 1), so the walk stops at
+ * n0 - 1 (or the last segment), and steps onto a vertical segment when two points at b have
+ * different values. */
+PLF_INLINE int merged_segment(const double *a, int last, int n0, int n1)
+{
+    if (n1 - n0 >= 2 && a[2 * n0 + 1] != a[2 * n0 + 3])
+        return n0;
+    return n0 - 1 < last ? n0 - 1 : last;
+}
+
 void ps_plf_pointwise_min(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const struct ps_plf *f,
                           const struct ps_plf *g)
 {
@@ -376,15 +387,19 @@ void ps_plf_pointwise_min(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const 
             break;
         if (b > hi)
             break;
+        /* Every point before nf (ng) lies at or before a < b and the one at nf is at or after b:
+         * the points the merge passes now, [nf0, nf), are the ones at b. */
+        int nf0 = nf, ng0 = ng;
         while (nf < fn && fa_[2 * nf] <= b)
             nf++;
         while (ng < gn && ga_[2 * ng] <= b)
             ng++;
-        int rf = (fa_[2 * (sf + 1)] <= a && sf + 1 <= flast) ? sf + 1 : sf;
-        int rg = (ga_[2 * (sg + 1)] <= a && sg + 1 <= glast) ? sg + 1 : sg;
+        /* The segments right of a: points before nf0 (ng0) are the ones at or before a. */
+        int rf = (sf + 1 < nf0 && sf + 1 <= flast) ? sf + 1 : sf;
+        int rg = (sg + 1 < ng0 && sg + 1 <= glast) ? sg + 1 : sg;
         double fa = fr, ga = gr;
-        sf = scalar_segment_at(fa_, flast, sf, b);
-        sg = scalar_segment_at(ga_, glast, sg, b);
+        sf = merged_segment(fa_, flast, nf0, nf);
+        sg = merged_segment(ga_, glast, ng0, ng);
         scalar_limits(fa_ + 2 * sf, b, &fl, &fr);
         scalar_limits(ga_ + 2 * sg, b, &gl, &gr);
         double x0 = a;

@@ -175,11 +175,31 @@ static bool is_ancestor(const struct ps_sched_snapshot *snap, int anc, int op)
     return false;
 }
 
+void ps_preempt_subtree_eligible(const struct ps_sched_snapshot *snap,
+                                 const struct ps_starvation_element *starvation, uint8_t *out)
+{
+    int count = ps_sched_snapshot_element_count(snap);
+    for (int i = 0; i < count; i++)
+        out[i] = 0;
+    /* Parents come before their children: a backward pass sees a subtree before its root. */
+    for (int i = count - 1; i >= 0; i--) {
+        if (ps_sched_kind(snap, i) == PS_ELEM_OPERATION) {
+            if (starvation[i].lowest_starving_ancestor >= 0)
+                out[i] |= PS_PREEMPT_SUBTREE_STARVING;
+            if (starvation[i].lowest_aggressively_starving_ancestor >= 0)
+                out[i] |= PS_PREEMPT_SUBTREE_AGGRESSIVELY_STARVING;
+        }
+        int p = ps_sched_parent(snap, i);
+        if (p >= 0)
+            out[p] |= out[i];
+    }
+}
+
 /* One stage. Returns 1 if it started an allocation, 0 if not, negative on error. */
 static int run_preemptive_stage(struct ps_sched_snapshot *snap, const struct ps_preempt_tree *t,
                                 const struct ps_sched_node *node,
                                 const struct ps_node_allocation *allocs, int n, bool aggressive,
-                                struct cand *cands, struct ps_resources *cond,
+                                const uint8_t *subtree, struct cand *cands, struct ps_resources *cond,
                                 struct ps_sched_result *sched, struct ps_preempt_result *out,
                                 struct ps_error *err)
 {
@@ -219,6 +239,9 @@ static int run_preemptive_stage(struct ps_sched_snapshot *snap, const struct ps_
         .op_extra = any_cond ? op_extra : NULL,
         .op_extra_bound = cond_bound,
         .limit_discount = limit_discount,
+        .subtree_eligible = subtree,
+        .subtree_eligible_mask = aggressive ? PS_PREEMPT_SUBTREE_AGGRESSIVELY_STARVING
+                                            : PS_PREEMPT_SUBTREE_STARVING,
     };
     int before = sched->allocation_count;
     int rc = ps_schedule_stage(snap, node, &stage, sched, err);
@@ -261,23 +284,33 @@ int ps_preempt_heartbeat(struct ps_sched_snapshot *snap, const struct ps_preempt
     int count = ps_sched_snapshot_element_count(snap);
     struct cand *cands = malloc((size_t)(alloc_count > 0 ? alloc_count : 1) * sizeof *cands);
     struct ps_resources *cond = malloc(2 * (size_t)count * sizeof *cond);   /* cond, disc */
-    if (!cands || !cond) {
+    uint8_t *own = tree->subtree_eligible ? NULL : malloc((size_t)count);
+    if (!cands || !cond || (!tree->subtree_eligible && !own)) {
         free(cands);
         free(cond);
+        free(own);
         return ps_error_set(err, PS_ENOMEM, "out of memory for a preemptive heartbeat");
     }
-    rc = run_preemptive_stage(snap, tree, node, allocs, alloc_count, true, cands, cond, sched,
-                              out, err);
+    /* The aggressive stage only starts allocations of operations with an aggressively starving
+     * lowest ancestor; without any it would deactivate every candidate and start nothing. */
+    if (own)
+        ps_preempt_subtree_eligible(snap, tree->starvation, own);
+    const uint8_t *subtree = own ? own : tree->subtree_eligible;
+    rc = subtree[0] & PS_PREEMPT_SUBTREE_AGGRESSIVELY_STARVING
+             ? run_preemptive_stage(snap, tree, node, allocs, alloc_count, true, subtree, cands,
+                                    cond, sched, out, err)
+             : 0;
     if (rc == 1)
         out->stage = PS_STAGE_AGGRESSIVELY_PREEMPTIVE;
     if (rc == 0) {
-        rc = run_preemptive_stage(snap, tree, node, allocs, alloc_count, false, cands, cond,
-                                  sched, out, err);
+        rc = run_preemptive_stage(snap, tree, node, allocs, alloc_count, false, subtree, cands,
+                                  cond, sched, out, err);
         if (rc == 1)
             out->stage = PS_STAGE_PREEMPTIVE;
     }
     free(cands);
     free(cond);
+    free(own);
     return rc < 0 ? rc : 0;
 }
 

@@ -77,12 +77,27 @@ struct ps_preempt_operation {
     int max_unpreemptible_running_allocation_count;   /* spec value, -1: unset */
 };
 
+/* Bits of the per-element subtree eligibility (ps_preempt_subtree_eligible): the element's
+ * subtree holds an operation whose lowest starving / aggressively starving ancestor exists. */
+#define PS_PREEMPT_SUBTREE_STARVING 1u
+#define PS_PREEMPT_SUBTREE_AGGRESSIVELY_STARVING 2u
+
 /* Everything the stages read besides the snapshot; all borrowed for the call. */
 struct ps_preempt_tree {
     const struct ps_preempt_config *config;
     const struct ps_starvation_element *starvation;   /* results of ps_starvation_update */
     const struct ps_preempt_operation *ops;
+    /* Optional: ps_preempt_subtree_eligible of snapshot and starvation, computed once after
+     * each starvation check (it only changes then). NULL: every heartbeat computes it
+     * (O(elements)). */
+    const uint8_t *subtree_eligible;
 };
+
+/* Fills out[0 .. element count) with PS_PREEMPT_SUBTREE_* bits from the starvation results
+ * (indexed like the snapshot). The stages use them to skip whole pools without eligible
+ * operations, and to skip the aggressive stage when the root has none. */
+void ps_preempt_subtree_eligible(const struct ps_sched_snapshot *snap,
+                                 const struct ps_starvation_element *starvation, uint8_t *out);
 
 /* One allocation running on the node. */
 struct ps_node_allocation {

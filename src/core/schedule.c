@@ -1,7 +1,8 @@
 /* schedule.c — the regular scheduling stage over a snapshot with per-pool child heaps.
  *
  * Invariant: a child sits in its parent's heap iff it is active (operation: runnable, pending,
- * not switched off for the current heartbeat; pool: its heap is non-empty). Any change to an
+ * not switched off for the current heartbeat; pool: its heap is non-empty and it is not switched
+ * off for the current stage). Any change to an
  * element's usage or activity is followed by refresh_path(), which recomputes satisfaction
  * ratios and heap positions from that element up to the root.
  */
@@ -30,7 +31,8 @@ struct elem {
     /* operations */
     int filter;                   /* index into snap->filters, -1: none */
     bool runnable;
-    bool off;                     /* switched off for the current heartbeat */
+    bool off;                     /* switched off for the current stage (operations; pools
+                                     whose subtree the stage excludes) */
     int64_t pending;
     struct ps_resources alloc;
     int reason;
@@ -44,7 +46,7 @@ struct ps_sched_snapshot {
     int *heap_items;
     const struct ps_formula **filters;   /* distinct filters */
     int filter_count, filter_cap;
-    int *off_list;                       /* operations switched off in this heartbeat */
+    int *off_list;                       /* elements switched off in this stage */
     int off_count;
     /* filter results when the node has no cache: stamp per filter */
     uint64_t *scratch_stamp;
@@ -191,7 +193,7 @@ static bool is_active(const struct ps_sched_snapshot *s, const struct elem *x)
 {
     if (x->kind == PS_ELEM_OPERATION)
         return x->runnable && x->pending > 0 && !x->off;
-    return x->heap_len > 0;
+    return x->heap_len > 0 && !x->off;
 }
 
 static void compute_sat(struct ps_sched_snapshot *s, struct elem *x)
@@ -693,11 +695,11 @@ static int violated_limits(const struct ps_sched_snapshot *s, int op, struct ps_
     return -1;
 }
 
-static void switch_off(struct ps_sched_snapshot *s, int op)
+static void switch_off(struct ps_sched_snapshot *s, int i)
 {
-    s->e[op].off = true;
-    s->off_list[s->off_count++] = op;
-    refresh_path(s, op);
+    s->e[i].off = true;
+    s->off_list[s->off_count++] = i;
+    refresh_path(s, i);
 }
 
 static void switch_all_on(struct ps_sched_snapshot *s)
@@ -723,12 +725,25 @@ static int run_stage(struct ps_sched_snapshot *s, const struct ps_sched_node *no
                                                  : avail;
         if (!ps_resources_fit(s->options.min_spare, bound))
             break;
-        /* Descend along heap tops: each pool's best active child. */
+        /* Descend along heap tops: each pool's best active child. A pool whose subtree holds
+         * no eligible operation is switched off as a whole when it surfaces, as its operations
+         * would be one by one: the best eligible leaf is the same either way. */
         int i = 0;
         if (s->e[0].heap_len == 0)
             break;
-        while (s->e[i].kind != PS_ELEM_OPERATION)
-            i = s->heap_items[s->e[i].heap_base];
+        bool pool_off = false;
+        while (s->e[i].kind != PS_ELEM_OPERATION) {
+            int c = s->heap_items[s->e[i].heap_base];
+            if (st->subtree_eligible && s->e[c].kind != PS_ELEM_OPERATION &&
+                !(st->subtree_eligible[c] & st->subtree_eligible_mask)) {
+                switch_off(s, c);
+                pool_off = true;
+                break;
+            }
+            i = c;
+        }
+        if (pool_off)
+            continue;
         struct elem *x = &s->e[i];
         res->candidates_considered++;
 

@@ -241,6 +241,14 @@ struct ps_sched_stage {
      * included). NULL: no discount (the regular stage). */
     struct ps_resources (*limit_discount)(void *ctx, const struct ps_sched_snapshot *snap,
                                           int element);
+    /* Optional, per element (snapshot indices): a pool P with
+     * (subtree_eligible[P] & subtree_eligible_mask) == 0 has no operation in its subtree that
+     * `eligible` accepts; the stage then deactivates P as a whole when it surfaces instead of
+     * its operations one by one (no skips are recorded for them). Entries of operations are not
+     * read: `eligible` decides for them. Must agree with `eligible`, or operations are lost.
+     * NULL: no pool is skipped. */
+    const uint8_t *subtree_eligible;
+    uint8_t subtree_eligible_mask;
 };
 
 /* Runs one stage, appending to result (not clearing it; result->node_usage must hold the node

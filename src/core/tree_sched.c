@@ -34,6 +34,7 @@ void ps_tree_sched_release(struct ps_tree_sched *ts)
     free(ts->starvation);
     free(ts->sched_ops);
     free(ts->preempt_ops);
+    free(ts->subtree_eligible);
     free(ts->user);
     memset(ts, 0, sizeof *ts);
 }
@@ -57,7 +58,10 @@ static int grow(struct ps_tree_sched *ts, int count, struct ps_error *err)
     void **u = realloc(ts->user, (size_t)cap * sizeof *u);
     if (u)
         ts->user = u;
-    if (!st || !so || !po || !u)
+    uint8_t *se = realloc(ts->subtree_eligible, (size_t)cap);
+    if (se)
+        ts->subtree_eligible = se;
+    if (!st || !so || !po || !u || !se)
         return ps_error_set(err, PS_ENOMEM, "out of memory");
     ts->capacity = cap;
     return 0;
@@ -163,6 +167,7 @@ int ps_tree_sched_update(struct ps_tree_sched *ts, struct ps_pool_tree *tree, in
     free(fs_limits);
     if (rc != 0)
         return rc;
+    ps_preempt_subtree_eligible(ts->snap, ts->starvation, ts->subtree_eligible);
     ts->last_update_ms = now_ms;
     return 0;
 }
@@ -201,7 +206,8 @@ int ps_tree_sched_heartbeat(struct ps_tree_sched *ts, const struct ps_sched_node
     if (!stage_needed(ts) || !ps_preempt_backoff_passed(*last_preempt_ms, now_ms,
                                                         &ts->preempt_config))
         return 0;
-    struct ps_preempt_tree tree = {&ts->preempt_config, ts->starvation, ts->preempt_ops};
+    struct ps_preempt_tree tree = {&ts->preempt_config, ts->starvation, ts->preempt_ops,
+                                   ts->subtree_eligible};
     rc = ps_preempt_heartbeat(ts->snap, &tree, node, allocs, alloc_count, sched, preempt, err);
     *last_preempt_ms = now_ms;
     return rc;

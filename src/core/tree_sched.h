@@ -53,6 +53,8 @@ struct ps_tree_sched {
     struct ps_starvation_element *starvation;  /* per element, results of the last check */
     struct ps_sched_operation *sched_ops;      /* per element */
     struct ps_preempt_operation *preempt_ops;  /* per element */
+    uint8_t *subtree_eligible;                 /* per element: ps_preempt_subtree_eligible of
+                                                  the last check and snapshot */
     void **user;                               /* per element: operation user_data or NULL */
     int capacity;
     struct ps_sched_snapshot *snap;            /* NULL before the first update */

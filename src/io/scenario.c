@@ -418,7 +418,7 @@ static int parse_document(json_t *root, struct ps_scenario *sc, struct ps_error 
 {
     static const char *const keys[] = {"heartbeat_period", "fair_share_update_period", "duration",
                                        "node_groups", "default_tree", "pool_trees", "operations",
-                                       "events", NULL};
+                                       "events", "seed", NULL};
     /* "scenario" names the document itself in messages about its top level */
     int rc = ps_jv_expect_object(root, "scenario", err);
     if (rc == 0)
@@ -435,6 +435,11 @@ static int parse_document(json_t *root, struct ps_scenario *sc, struct ps_error 
         (rc = ps_jv_int(root, "", "duration", 1, PS_SCENARIO_MAX_TIME_MS,
                         "a positive integer (ms)", &sc->duration_ms, NULL, err)) != 0)
         return rc;
+    int64_t seed = 0;
+    if ((rc = ps_jv_int(root, "", "seed", 0, INT64_MAX, "a non-negative integer", &seed, NULL,
+                        err)) != 0)
+        return rc;
+    sc->seed = (uint64_t)seed;
 
     if ((rc = ps_scenario_require(root, "", "node_groups", err)) != 0 ||
         (rc = parse_node_groups(json_object_get(root, "node_groups"), sc, err)) != 0)

@@ -23,6 +23,8 @@
  *     (shared/spec/semantics.md 5.2).
  *   - tasks[].interruptible: whether a preempted job is interrupted (and aborted only when the
  *     preemption timeout passes) or aborted at once; default false.
+ *   - tasks[].max_memory_spread: per-job variation of the actual peak around max_memory
+ *     (ps_scenario_job_max_memory); the top-level `seed` (default 0) seeds it.
  *   - events: a list of timed changes (set_node_resources, set_pool_attribute,
  *     update_operation), checked against the node groups, trees, pools and operations.
  *
@@ -54,6 +56,9 @@
 #define PS_SCENARIO_PATH_MAX 256                     /* JSON paths in messages are cut here */
 #define PS_SCENARIO_MAX_NODES 1000000               /* total over all node groups */
 #define PS_SCENARIO_MAX_JOB_COUNT 2147483647        /* per task, YTsaurus's int job counts */
+/* tasks[].max_memory_spread is at most 1 (sigma of the log: the 95th percentile job peaks at
+ * 5.2 x the median, the 5th at 0.19 x). */
+#define PS_SCENARIO_MAX_MEMORY_SPREAD 1.0
 
 struct ps_scenario_node_group {
     char *name;                           /* given, or "group<i>" for the i-th group */
@@ -94,6 +99,10 @@ struct ps_scenario_task {
     struct ps_scenario_cpu_step *cpu_usage;  /* ascending offsets from 0; NULL when omitted */
     size_t cpu_usage_count;                  /* 0: the job uses its full cpu request */
     int64_t max_memory_bytes;         /* actual peak memory; default resources memory */
+    double max_memory_spread;         /* 0..PS_SCENARIO_MAX_MEMORY_SPREAD, default 0: every job
+                                         peaks at max_memory; > 0: job i, attempt a peaks at
+                                         ps_scenario_job_max_memory() (lognormal, median
+                                         max_memory, sigma = spread) */
     bool interruptible;               /* a preempted job is interrupted first (default false:
                                          aborted at once, docs/scenario.md) */
 };
@@ -133,6 +142,7 @@ struct ps_scenario_event {
 };
 
 struct ps_scenario {
+    uint64_t seed;                        /* >= 0, default 0: the per-job draws (max_memory_spread) */
     int64_t heartbeat_period_ms;          /* > 0, default 5000 */
     int64_t fair_share_update_period_ms;  /* > 0, default 1000 */
     int64_t duration_ms;                  /* > 0, or 0 when omitted: until all operations end */
@@ -167,6 +177,15 @@ const struct ps_scenario_tree *ps_scenario_find_tree(const struct ps_scenario *s
  * value >= size means buf was too small. index must be in [0, group->count). */
 int ps_scenario_node_id(const struct ps_scenario_node_group *group, int64_t index, char *buf,
                         size_t size);
+
+/* The actual peak memory (bytes) of attempt `attempt` of job `index` of task `task` of the
+ * operation with id `operation_id`: task->max_memory_bytes when its spread is 0, else
+ * max_memory x exp(spread x z) rounded to the nearest byte (capped at PS_JV_RESOURCE_MAX),
+ * with z a standard normal deviate (Box-Muller) from two splitmix64 draws seeded by a hash of
+ * (seed, operation id, task name, index, attempt). Pure: no global state, independent of the
+ * order in which jobs start; the same inputs give the same bytes on every run. */
+int64_t ps_scenario_job_max_memory(uint64_t seed, const char *operation_id,
+                                   const struct ps_scenario_task *task, int64_t index, int attempt);
 
 /* Formats a scenario document as JSON text the way poolsched writes scenarios: the top-level
  * keys in the document's order, one per line; a top-level list of objects (node_groups,

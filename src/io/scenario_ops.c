@@ -10,7 +10,7 @@
 
 static const char *const task_keys[] = {"name", "job_count", "duration", "resources",
                                         "memory_limit", "cpu_usage", "max_memory", "tmpfs_size",
-                                        "interruptible", NULL};
+                                        "interruptible", "max_memory_spread", NULL};
 static const char *const operation_keys[] = {"id", "start_time", "user", "spec", "tasks", NULL};
 
 #define MAX_BYTES PS_JV_RESOURCE_MAX
@@ -112,7 +112,10 @@ static int parse_task(const json_t *obj, const char *path, size_t index,
                         &task->max_memory_bytes, NULL, err)) != 0 ||
         (rc = ps_jv_int(obj, path, "tmpfs_size", 0, MAX_BYTES, "a non-negative integer (bytes)",
                         &task->tmpfs_size_bytes, NULL, err)) != 0 ||
-        (rc = ps_jv_bool(obj, path, "interruptible", &task->interruptible, NULL, err)) != 0)
+        (rc = ps_jv_bool(obj, path, "interruptible", &task->interruptible, NULL, err)) != 0 ||
+        (rc = ps_jv_double(obj, path, "max_memory_spread", 0, PS_SCENARIO_MAX_MEMORY_SPREAD,
+                           "a number from 0 to 1 (the sigma of the log of the job's peak)",
+                           &task->max_memory_spread, NULL, err)) != 0)
         return rc;
     if (task->tmpfs_size_bytes > task->memory_limit_bytes) {
         ps_jv_join(where, sizeof where, path, "tmpfs_size");
@@ -130,6 +133,56 @@ static int parse_task(const json_t *obj, const char *path, size_t index,
             return rc;
     }
     return 0;
+}
+
+/* ---- per-job peak memory ------------------------------------------------------------ */
+
+static uint64_t splitmix64(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+/* Folds a string (FNV-1a 64) and then mixes it into h. */
+static uint64_t mix_str(uint64_t h, const char *s)
+{
+    uint64_t f = 0xcbf29ce484222325ULL;
+    for (; *s; s++)
+        f = (f ^ (unsigned char)*s) * 0x100000001b3ULL;
+    h ^= f;
+    return splitmix64(&h);
+}
+
+static uint64_t mix_int(uint64_t h, uint64_t v)
+{
+    h ^= v;
+    return splitmix64(&h);
+}
+
+/* A uniform double in (0, 1): the top 53 bits, plus half a step so that log() never sees 0. */
+static double unit(uint64_t *state)
+{
+    return ((double)(splitmix64(state) >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+}
+
+int64_t ps_scenario_job_max_memory(uint64_t seed, const char *operation_id,
+                                   const struct ps_scenario_task *task, int64_t index, int attempt)
+{
+    if (task->max_memory_spread <= 0 || task->max_memory_bytes <= 0)
+        return task->max_memory_bytes;
+    uint64_t h = mix_int(0x6d656d6f72790000ULL, seed);   /* "memory" */
+    h = mix_str(h, operation_id);
+    h = mix_str(h, task->name);
+    h = mix_int(h, (uint64_t)index);
+    h = mix_int(h, (uint64_t)(uint32_t)attempt);
+    double u1 = unit(&h), u2 = unit(&h);
+    double z = sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+    double peak = (double)task->max_memory_bytes * exp(task->max_memory_spread * z);
+    if (!(peak < (double)MAX_BYTES))
+        return MAX_BYTES;
+    return (int64_t)llround(peak);
 }
 
 static int parse_pool_trees(const json_t *list, const char *path, const struct ps_scenario *sc,

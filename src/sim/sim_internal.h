@@ -176,6 +176,7 @@ struct sim_job {
     struct ps_memory_job memory;       /* the reserve, when the task's memory_on */
     struct ps_memory_overdraft_state overdraft;
     int64_t memory_excess;             /* bytes above its reserve counted on the node */
+    int64_t max_memory;                /* the user job's actual peak (ps_scenario_job_max_memory) */
     struct ps_cpu_monitor *cpu;        /* owned; NULL unless the operation monitors CPU */
 };
 

@@ -208,7 +208,7 @@ void sim_ev_statistics(struct ps_sim *sim, const struct sim_job *job)
     sim_buf_put(b, "{", 1);
     stat(b, &first, "time/total", run);
     stat(b, &first, "user_job/cpu/user", sim_job_cpu_time_ms(sim, job, run));
-    stat(b, &first, "user_job/max_memory", t->max_memory_bytes);
+    stat(b, &first, "user_job/max_memory", job->max_memory);   /* the job's own peak */
     stat(b, &first, "user_job/memory_limit", t->memory_limit_bytes);
     sim_res_statistics(sim, job, b, &first);   /* memory reserve, CPU monitor */
     sim_buf_put(b, "}", 1);

@@ -17,7 +17,8 @@
  * Memory: every task that requests memory has a ps_memory_task (user job and job proxy
  * digests). The memory a job asks for is footprint + job proxy reserve + memory_limit x the
  * user job factor (memory_reserve.h) and replaces the task's memory request. A task requesting
- * no memory has no reserve (the nodes may leave memory unlimited). The job's peak (max_memory)
+ * no memory has no reserve (the nodes may leave memory unlimited). The job's peak (the task's
+ * max_memory, or with max_memory_spread this attempt's own draw, ps_scenario_job_max_memory)
  * is reached at its start; the node's memory check comes SIM_MEMORY_CHECK_MS later (or at the
  * end of a shorter job): above memory_limit the job fails with "Memory limit exceeded"; above
  * its user job reserve it is aborted with resource_overdraft when the node's free memory (its
@@ -131,6 +132,8 @@ struct ps_resources sim_res_job_prepare(struct ps_sim *sim, struct sim_job *job,
     struct ps_resources r = t->spec->resources;
     job->overdraft = *overdraft;
     job->memory_excess = 0;
+    job->max_memory = ps_scenario_job_max_memory(sim->sc->seed, sim->ops[job->op].sc->id, t->spec,
+                                                 job->index, job->attempt);
     job->cpu = NULL;
     memset(&job->memory, 0, sizeof job->memory);
     if (t->memory_on) {
@@ -147,7 +150,7 @@ void sim_res_plan_end(struct ps_sim *sim, struct sim_job *job)
     const struct sim_task *t = &sim->ops[job->op].tasks[job->task];
     if (!t->memory_on)
         return;
-    int64_t max = t->spec->max_memory_bytes;
+    int64_t max = job->max_memory;   /* this attempt's own peak */
     int64_t check = t->spec->duration_ms < SIM_MEMORY_CHECK_MS ? t->spec->duration_ms
                                                                 : SIM_MEMORY_CHECK_MS;
     if (max > t->spec->memory_limit_bytes) {
@@ -174,13 +177,11 @@ void sim_res_plan_end(struct ps_sim *sim, struct sim_job *job)
     job->end_ms = job->start_ms + check;
 }
 
-static void memory_stats(const struct ps_sim *sim, const struct sim_job *job,
-                         struct ps_memory_job_statistics *st)
+static void memory_stats(const struct sim_job *job, struct ps_memory_job_statistics *st)
 {
-    const struct sim_task *t = &sim->ops[job->op].tasks[job->task];
     memset(st, 0, sizeof *st);
     st->has_user_job_max_memory = true;
-    st->user_job_max_memory_bytes = t->spec->max_memory_bytes;
+    st->user_job_max_memory_bytes = job->max_memory;
     st->has_user_job_memory_reserve = true;
     st->user_job_memory_reserve_bytes = job->memory.user_job_memory_reserve_bytes;
     /* The job proxy uses what it is estimated to, its footprint included. */
@@ -198,7 +199,7 @@ int sim_res_job_ending(struct ps_sim *sim, struct sim_job *job, enum sim_job_end
     job->memory_excess = 0;
     if (t->memory_on) {
         struct ps_memory_job_statistics st;
-        memory_stats(sim, job, &st);
+        memory_stats(job, &st);
         if (kind == SIM_END_COMPLETED) {
             ps_memory_task_add_samples(&t->memory, &job->memory, &st, false, NULL);
             double secs = (double)(sim->now - job->start_ms) / 1000.0;
@@ -347,7 +348,7 @@ void sim_res_statistics(struct ps_sim *sim, const struct sim_job *job, struct si
             if (strcmp(s[i].path, PS_STAT_USER_JOB_MEMORY_LIMIT) != 0)   /* written already */
                 put_stat(b, first, s[i].path, s[i].value);
         struct ps_memory_job_statistics st;
-        memory_stats(sim, job, &st);
+        memory_stats(job, &st);
         put_stat(b, first, PS_STAT_JOB_PROXY_MAX_MEMORY, st.job_proxy_max_memory_bytes);
         n = ps_memory_controller_statistics(&job->memory, &st, sim->now - job->start_ms, s);
         for (size_t i = 0; i < n; i++)

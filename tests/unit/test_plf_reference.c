@@ -429,6 +429,31 @@ static void test_max_fit_factor_component_matches_chain(void **state)
     }
 }
 
+/* fs_functions.c skips the component chain of an identically zero component (of either sign)
+ * and takes the neutral constant (0, top) - (1, top) instead: the fused chain must give exactly
+ * that, whatever the limit and the guarantee. */
+static void test_max_fit_factor_component_of_zero_resource(void **state)
+{
+    struct env *v = *state;
+    static const double tops[] = {0.5, 1.0, 2.0, 3.0, 1.25};
+    static const double bounds[] = {0.0, -0.0, 0.3, 1.0, 1e-9, 2.5};
+    for (int round = 0; round < 1000; round++) {
+        double top = tops[next_random(v) % 5];
+        random_function(v, &v->c, 5, top);
+        int r = (int)(next_random(v) % 5);
+        for (int i = 0; i < v->c.n; i++)
+            v->c.a[(size_t)i * 6 + 1 + (size_t)r] = next_random(v) % 2 ? 0.0 : -0.0;
+        struct ps_plf fsbff = ps_plf_buf_view(&v->c);
+        assert_true(ps_plf_left_bound(&fsbff) < ps_plf_right_bound(&fsbff));
+        double limit = bounds[next_random(v) % 6], guarantee = bounds[next_random(v) % 6];
+        ps_plf_max_fit_factor_component(&v->a, &v->d, &v->b, &fsbff, r, limit, guarantee);
+        ps_plf_buf_clear(&v->f, 1);
+        ps_plf_add_point(&v->f, 0.0, &top);
+        ps_plf_add_point(&v->f, 1.0, &top);
+        assert_same(&v->f, &v->b, round, "max fit factor component of a zero resource");
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -437,6 +462,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_compose_matches_reference, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compress_matches_reference, setup, teardown),
         cmocka_unit_test_setup_teardown(test_max_fit_factor_component_matches_chain, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_max_fit_factor_component_of_zero_resource, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -120,7 +120,7 @@ static void setup(struct fix *f, int64_t y_units, int starving, int64_t z_units)
 
     ps_preempt_config_init(&f->cfg);
     f->cfg.aggressive_preemption_satisfaction_threshold = 0.5;
-    f->tree = (struct ps_preempt_tree){&f->cfg, f->st, f->pops};
+    f->tree = (struct ps_preempt_tree){&f->cfg, f->st, f->pops, NULL};
     f->node = (struct ps_sched_node){.id = 1, .limits = res(10), .usage = res(10)};
     ps_sched_result_init(&f->sched);
     ps_preempt_result_init(&f->out);
@@ -290,6 +290,53 @@ static void test_conditional_preemption(void **state)
     teardown(&f);
 }
 
+/* A full cluster whose root limits equal the total (as a tree's root gets them from the
+ * cluster): the root's usage is at its limits, so without the discount of the preemptible
+ * allocations (ps_sched_stage.limit_discount) no allocation could ever start there and the
+ * starving operation would never get one. */
+static void test_full_cluster_root_limits(void **state)
+{
+    (void)state;
+    static struct fix f;
+    struct ps_error err = {0};
+    for (int starving = 1; starving <= 2; starving++) {
+        setup(&f, starving == 1 ? 3 : 7, starving, 0);
+        f.e[ROOT].out.resource_limits = res(10);
+        f.e[A].out.resource_limits = res(10);   /* A's limits are reached too */
+        ps_sched_snapshot_free(f.snap);
+        assert_int_equal(ps_sched_snapshot_new(f.e, N, f.ops, &f.opt, &f.snap, &err), 0);
+        assert_true(ps_resources_equal(ps_sched_usage(f.snap, ROOT), ps_sched_limits(f.snap, ROOT)));
+        /* The regular stage cannot start anything (the node is full), and it is the root's
+         * limit that a plain check would hit. */
+        assert_int_equal(heartbeat(&f), 0);
+        assert_int_equal(f.out.stage, starving == 1 ? PS_STAGE_PREEMPTIVE
+                                                    : PS_STAGE_AGGRESSIVELY_PREEMPTIVE);
+        assert_int_equal(f.sched.allocation_count, 1);
+        assert_int_equal(f.sched.allocations[0].op, Y);
+        assert_int_equal(f.out.victim_count, starving == 1 ? 3 : 7);
+        assert_int_equal(f.out.victims[0].allocation_id, 109);
+        assert_int_equal(f.out.victims[0].for_op, Y);
+        assert_true(ps_resources_equal(f.sched.node_usage, res(10)));
+        assert_int_equal(ps_sched_pending(f.snap, Y), 2);
+        teardown(&f);
+    }
+
+    /* Y's own pool B capped below the allocation: the discount only covers preemptible
+     * allocations inside an element's subtree (none in B), so B's limit still holds. */
+    setup(&f, 3, 1, 0);
+    f.e[ROOT].out.resource_limits = res(10);
+    f.e[B].out.resource_limits = res(2);
+    ps_sched_snapshot_free(f.snap);
+    assert_int_equal(ps_sched_snapshot_new(f.e, N, f.ops, &f.opt, &f.snap, &err), 0);
+    assert_int_equal(heartbeat(&f), 0);
+    assert_int_equal(f.sched.allocation_count, 0);
+    assert_int_equal(f.out.victim_count, 0);
+    int element = -1;
+    assert_int_equal(ps_sched_operation_reason(f.snap, Y, &element), PS_SCHED_LIMITS);
+    assert_int_equal(element, B);
+    teardown(&f);
+}
+
 static void test_node_shrink(void **state)
 {
     (void)state;
@@ -356,6 +403,7 @@ int main(void)
         cmocka_unit_test(test_aggressive_uses_aggressively_preemptible),
         cmocka_unit_test(test_blocking_ancestors),
         cmocka_unit_test(test_conditional_preemption),
+        cmocka_unit_test(test_full_cluster_root_limits),
         cmocka_unit_test(test_node_shrink),
         cmocka_unit_test(test_limits_lowered),
     };

@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,6 +142,7 @@ static void test_good_scenario(void **state)
     assert_int_equal(task->memory_limit_bytes, PS_SCENARIO_DEFAULT_MEMORY_LIMIT);
     assert_int_equal(task->max_memory_bytes, 0);
     assert_int_equal(task->tmpfs_size_bytes, 0);
+    assert_true(task->max_memory_spread == 0.0);                          /* default: exact */
     assert_null(task->cpu_usage);
 
     op = &sc->operations[1];
@@ -164,6 +166,7 @@ static void test_minimal_scenario_defaults(void **state)
     assert_int_equal(sc->heartbeat_period_ms, 5000);
     assert_int_equal(sc->fair_share_update_period_ms, 1000);
     assert_int_equal(sc->duration_ms, 0);
+    assert_true(sc->seed == 0);
     assert_int_equal(sc->node_count, 0);
     assert_string_equal(sc->default_tree, "only");      /* the only tree */
     assert_int_equal(sc->operation_count, 0);
@@ -351,6 +354,18 @@ static const struct bad_case bad_cases[] = {
      " {'id': 'y', 'start_time': 0, 'tasks': [" TASK "}]},"
      " {'id': 'x', 'start_time': 0, 'tasks': [" TASK "}]}]}",
      "operations[2].id: duplicate operation id \"x\" (also operations[0])"},
+    {"{" NODES ", " TREES ", " OP(TASK ", 'max_memory_spread': 1.5}") "}",
+     "operations[0].tasks[0].max_memory_spread: must be a number from 0 to 1 (the sigma of the "
+     "log of the job's peak), got 1.5"},
+    {"{" NODES ", " TREES ", " OP(TASK ", 'max_memory_spread': -0.1}") "}",
+     "operations[0].tasks[0].max_memory_spread: must be a number from 0 to 1 (the sigma of the "
+     "log of the job's peak), got -0.1"},
+    {"{" NODES ", " TREES ", " OP(TASK ", 'max_memory_spread': '0.2'}") "}",
+     "operations[0].tasks[0].max_memory_spread: must be a number from 0 to 1 (the sigma of the "
+     "log of the job's peak), got \"0.2\""},
+    {"{'seed': -1, " NODES ", " TREES "}", "seed: must be a non-negative integer, got -1"},
+    {"{'seed': 1.5, " NODES ", " TREES "}", "seed: must be a non-negative integer, got 1.5"},
+    {"{'sead': 1, " NODES ", " TREES "}", "scenario: unknown key \"sead\" (did you mean \"seed\"?)"},
 };
 
 static void test_bad_scenarios(void **state)
@@ -365,6 +380,196 @@ static void test_bad_scenarios(void **state)
             strcmp(err.msg, bad_cases[i].message) != 0) {
             print_error("case %zu: rc %d, message\n  got:  %s\n  want: %s\n", i, rc, err.msg,
                         bad_cases[i].message);
+            failures++;
+        }
+        if (rc == 0)
+            ps_scenario_free(sc);
+    }
+    assert_int_equal(failures, 0);
+}
+
+/* ---- events ---------------------------------------------------------------------------- */
+
+#define EV_BASE "'node_groups': [{'name': 'rack', 'count': 3, 'resource_limits': {'cpu': 8}}," \
+                " {'count': 1, 'resource_limits': {'cpu': 1}}]," \
+                " 'default_tree': 't'," \
+                " 'pool_trees': {'t': {'pools': [{'name': 'a'}]}, 'u': {'pools': [{'name': 'b'}]}}," \
+                " 'operations': [{'id': 'x', 'start_time': 0, 'tasks': [" TASK "}]}," \
+                " {'id': 'y', 'start_time': 0, 'tasks': [" TASK "}]}]"
+#define EVENTS(list) "{" EV_BASE ", 'events': [" list "]}"
+
+static void test_events_parsed(void **state)
+{
+    (void)state;
+    struct ps_scenario *sc;
+    struct ps_error err;
+    int rc = parse(EVENTS(
+        "{'time': 1000, 'type': 'set_node_resources', 'node': 'rack-2',"
+        " 'resource_limits': {'cpu': 4.5, 'memory': 100}},"
+        "{'time': 2000, 'type': 'set_node_resources', 'group': 'group1',"
+        " 'resource_limits': {'user_slots': 0}},"
+        "{'time': 0, 'type': 'set_pool_attribute', 'pool': 'a', 'key': 'weight', 'value': 3},"
+        "{'time': 5, 'type': 'set_pool_attribute', 'tree': 'u', 'pool': 'b',"
+        " 'key': 'resource_limits', 'value': null},"
+        "{'time': 9007199254740992, 'type': 'update_operation', 'operation': 'y',"
+        " 'parameters': {'weight': 2, 'pool': 'a'}}"), &sc, &err);
+    if (rc != 0)
+        print_error("%s\n", err.msg);
+    assert_int_equal(rc, 0);
+    assert_int_equal(sc->event_count, 5);
+    const struct ps_scenario_event *ev = sc->events;
+
+    assert_int_equal(ev[0].time_ms, 1000);
+    assert_int_equal(ev[0].type, PS_SCENARIO_EV_SET_NODE_RESOURCES);
+    assert_int_equal(ev[0].group, 0);
+    assert_int_equal(ev[0].node, 2);
+    assert_int_equal(ev[0].resource_set, (1u << PS_RES_CPU) | (1u << PS_RES_MEMORY));
+    assert_int_equal(ev[0].resource_limits.v[PS_RES_CPU], 450);
+    assert_int_equal(ev[0].resource_limits.v[PS_RES_MEMORY], 100);
+    assert_int_equal(ev[0].operation, -1);
+    assert_null(ev[0].pool);
+    assert_null(ev[0].parameters);
+
+    assert_int_equal(ev[1].time_ms, 2000);
+    assert_int_equal(ev[1].type, PS_SCENARIO_EV_SET_NODE_RESOURCES);
+    assert_int_equal(ev[1].group, 1);                  /* the default name of the second group */
+    assert_int_equal(ev[1].node, -1);                  /* every node of the group */
+    assert_int_equal(ev[1].resource_set, 1u << PS_RES_USER_SLOTS);
+    assert_int_equal(ev[1].resource_limits.v[PS_RES_USER_SLOTS], 0);
+
+    assert_int_equal(ev[2].time_ms, 0);
+    assert_int_equal(ev[2].type, PS_SCENARIO_EV_SET_POOL_ATTRIBUTE);
+    assert_string_equal(ev[2].tree, "t");              /* the default tree */
+    assert_ptr_equal(ev[2].tree, ps_scenario_find_tree(sc, "t")->name);
+    assert_string_equal(ev[2].pool, "a");
+    assert_string_equal(ev[2].key, "weight");
+    assert_true(json_is_integer(ev[2].value));
+    assert_int_equal(json_integer_value(ev[2].value), 3);
+    assert_int_equal(ev[2].group, -1);
+    assert_int_equal(ev[2].node, -1);
+    assert_int_equal(ev[2].operation, -1);
+
+    assert_int_equal(ev[3].type, PS_SCENARIO_EV_SET_POOL_ATTRIBUTE);
+    assert_string_equal(ev[3].tree, "u");
+    assert_string_equal(ev[3].pool, "b");
+    assert_string_equal(ev[3].key, "resource_limits");
+    assert_non_null(ev[3].value);
+    assert_true(json_is_null(ev[3].value));             /* null: back to the default */
+
+    assert_int_equal(ev[4].time_ms, PS_SCENARIO_MAX_TIME_MS);
+    assert_int_equal(ev[4].type, PS_SCENARIO_EV_UPDATE_OPERATION);
+    assert_int_equal(ev[4].operation, 1);
+    assert_true(json_is_object(ev[4].parameters));
+    assert_int_equal(json_object_size(ev[4].parameters), 2);
+    assert_int_equal(json_integer_value(json_object_get(ev[4].parameters, "weight")), 2);
+    assert_null(ev[4].tree);
+    ps_scenario_free(sc);
+
+    /* An empty list, or none: no events. */
+    assert_int_equal(parse(EVENTS(""), &sc, &err), 0);
+    assert_int_equal(sc->event_count, 0);
+    assert_null(sc->events);
+    ps_scenario_free(sc);
+    assert_int_equal(parse("{" EV_BASE "}", &sc, &err), 0);
+    assert_int_equal(sc->event_count, 0);
+    ps_scenario_free(sc);
+}
+
+#define NODE_EV(rest) "{'time': 1, 'type': 'set_node_resources', " rest "}"
+#define POOL_EV(rest) "{'time': 1, 'type': 'set_pool_attribute', " rest "}"
+#define OP_EV(rest) "{'time': 1, 'type': 'update_operation', " rest "}"
+
+static const struct bad_case bad_events[] = {
+    /* the list and the event objects */
+    {"{" EV_BASE ", 'events': {}}", "events: must be an array, got {}"},
+    {EVENTS("3"), "events[0]: must be an object, got 3"},
+    /* type */
+    {EVENTS("{'time': 1, 'type': 'set_node_resource', 'node': 'rack-0', 'resource_limits': {'cpu': 1}}"),
+     "events[0].type: must be \"set_node_resources\", \"set_pool_attribute\" or "
+     "\"update_operation\", got \"set_node_resource\""},
+    {EVENTS("{'time': 1, 'type': 'explode'}"),
+     "events[0].type: must be \"set_node_resources\", \"set_pool_attribute\" or "
+     "\"update_operation\", got \"explode\""},
+    {EVENTS("{'time': 1}"), "events[0].type: required key is missing"},
+    {EVENTS("{'time': 1, 'type': 3}"), "events[0].type: must be a string, got 3"},
+    /* time */
+    {EVENTS("{'type': 'update_operation', 'operation': 'x', 'parameters': {}}"),
+     "events[0].time: required key is missing"},
+    {EVENTS(OP_EV("'operation': 'x', 'parameters': {}") ", {'time': -1, 'type': 'update_operation',"
+            " 'operation': 'x', 'parameters': {}}"),
+     "events[1].time: must be a non-negative integer (ms), got -1"},
+    {EVENTS("{'time': 1.5, 'type': 'update_operation', 'operation': 'x', 'parameters': {}}"),
+     "events[0].time: must be a non-negative integer (ms), got 1.5"},
+    {EVENTS("{'time': '1s', 'type': 'update_operation', 'operation': 'x', 'parameters': {}}"),
+     "events[0].time: must be a non-negative integer (ms), got \"1s\""},
+    {EVENTS("{'time': 9007199254740993, 'type': 'update_operation', 'operation': 'x', 'parameters': {}}"),
+     "events[0].time: must be a non-negative integer (ms), got 9007199254740993"},
+    /* set_node_resources */
+    {EVENTS(NODE_EV("'node': 'rack-3', 'resource_limits': {'cpu': 1}")),
+     "events[0].node: no node \"rack-3\" (nodes are named <group name>-<index>)"},
+    {EVENTS(NODE_EV("'node': 'rack-01', 'resource_limits': {'cpu': 1}")),
+     "events[0].node: no node \"rack-01\" (nodes are named <group name>-<index>)"},
+    {EVENTS(NODE_EV("'node': 'rack', 'resource_limits': {'cpu': 1}")),
+     "events[0].node: no node \"rack\" (nodes are named <group name>-<index>)"},
+    {EVENTS(NODE_EV("'group': 'racks', 'resource_limits': {'cpu': 1}")),
+     "events[0].group: no node group named \"racks\""},
+    {EVENTS(NODE_EV("'node': 'rack-0', 'group': 'rack', 'resource_limits': {'cpu': 1}")),
+     "events[0]: give exactly one of \"node\" and \"group\""},
+    {EVENTS(NODE_EV("'resource_limits': {'cpu': 1}")),
+     "events[0]: give exactly one of \"node\" and \"group\""},
+    {EVENTS(NODE_EV("'node': 'rack-0'")), "events[0].resource_limits: required key is missing"},
+    {EVENTS(NODE_EV("'node': 'rack-0', 'resource_limits': {}")),
+     "events[0].resource_limits: must name at least one resource"},
+    {EVENTS(NODE_EV("'node': 'rack-0', 'resource_limits': {'cpu': 'many'}")),
+     "events[0].resource_limits.cpu: must be a number of cores from 0 to 1e16, got \"many\""},
+    {EVENTS(NODE_EV("'node': 'rack-0', 'resource_limits': []")),
+     "events[0].resource_limits: must be an object, got []"},
+    {EVENTS(NODE_EV("'node': 7, 'resource_limits': {'cpu': 1}")),
+     "events[0].node: must be a string, got 7"},
+    {EVENTS(NODE_EV("'node': 'rack-0', 'resource_limits': {'cpu': 1}, 'pool': 'a'")),
+     "events[0]: unknown key \"pool\""},
+    /* set_pool_attribute */
+    {EVENTS(POOL_EV("'pool': 'b', 'key': 'weight', 'value': 2")),
+     "events[0].pool: no pool \"b\" in pool tree \"t\" (only pools listed in the tree can be "
+     "changed)"},
+    {EVENTS(POOL_EV("'tree': 'v', 'pool': 'b', 'key': 'weight', 'value': 2")),
+     "events[0].tree: no pool tree named \"v\" in pool_trees"},
+    {EVENTS(POOL_EV("'pool': '<Root>', 'key': 'weight', 'value': 2")),
+     "events[0].pool: no pool \"<Root>\" in pool tree \"t\" (only pools listed in the tree can "
+     "be changed)"},
+    {EVENTS(POOL_EV("'key': 'weight', 'value': 2")), "events[0].pool: required key is missing"},
+    {EVENTS(POOL_EV("'pool': 'a', 'value': 2")), "events[0].key: required key is missing"},
+    {EVENTS(POOL_EV("'pool': 'a', 'key': 'weight'")), "events[0].value: required key is missing"},
+    {EVENTS(POOL_EV("'pool': 'a', 'key': 5, 'value': 2")), "events[0].key: must be a string, got 5"},
+    {EVENTS(POOL_EV("'pool': 'a', 'key': 'weight', 'value': 2, 'parameters': {}")),
+     "events[0]: unknown key \"parameters\""},
+    /* update_operation */
+    {EVENTS(OP_EV("'operation': 'z', 'parameters': {}")),
+     "events[0].operation: no operation \"z\" in operations"},
+    {EVENTS(OP_EV("'parameters': {}")), "events[0].operation: required key is missing"},
+    {EVENTS(OP_EV("'operation': 'x'")), "events[0].parameters: required key is missing"},
+    {EVENTS(OP_EV("'operation': 'x', 'parameters': [1]")),
+     "events[0].parameters: must be an object, got [1]"},
+    {EVENTS(OP_EV("'operation': 'x', 'parameters': 'weight=2'")),
+     "events[0].parameters: must be an object, got \"weight=2\""},
+    /* the first bad event wins, after good ones */
+    {EVENTS(OP_EV("'operation': 'x', 'parameters': {}") ", " POOL_EV("'pool': 'a', 'key': 'w', 'value': 1")
+            ", " OP_EV("'operation': 'q', 'parameters': {}") ", {'time': 'x'}"),
+     "events[2].operation: no operation \"q\" in operations"},
+};
+
+static void test_bad_events(void **state)
+{
+    (void)state;
+    int failures = 0;
+    for (size_t i = 0; i < sizeof bad_events / sizeof bad_events[0]; i++) {
+        struct ps_scenario *sc = (struct ps_scenario *)1;
+        struct ps_error err;
+        int rc = parse(bad_events[i].json, &sc, &err);
+        if (rc != PS_EINVAL || err.code != PS_EINVAL || sc != NULL ||
+            strcmp(err.msg, bad_events[i].message) != 0) {
+            print_error("event case %zu: rc %d, message\n  got:  %s\n  want: %s\n", i, rc, err.msg,
+                        bad_events[i].message);
             failures++;
         }
         if (rc == 0)
@@ -471,6 +676,58 @@ static void test_seed_scenario_parses(void **state)
     ps_scenario_free(sc);
 }
 
+/* max_memory_spread: the seed and the spread parse; each job's peak is a pure function of
+ * (seed, operation id, task name, index, attempt), lognormal around max_memory. */
+static void test_job_max_memory(void **state)
+{
+    (void)state;
+    struct ps_scenario *sc;
+    struct ps_error err;
+    assert_int_equal(parse("{'seed': 42, " NODES ", " TREES ", " OP(TASK ", 'name': 'm',"
+                           " 'max_memory': 1000000000, 'max_memory_spread': 0.2}") "}",
+                           &sc, &err), 0);
+    assert_true(sc->seed == 42);
+    const struct ps_scenario_task *t = &sc->operations[0].tasks[0];
+    assert_true(t->max_memory_spread == 0.2);
+
+    /* deterministic; any input changes the draw */
+    int64_t a = ps_scenario_job_max_memory(42, "x", t, 7, 0);
+    assert_int_equal(a, ps_scenario_job_max_memory(42, "x", t, 7, 0));
+    assert_int_not_equal(a, ps_scenario_job_max_memory(43, "x", t, 7, 0));
+    assert_int_not_equal(a, ps_scenario_job_max_memory(42, "y", t, 7, 0));
+    assert_int_not_equal(a, ps_scenario_job_max_memory(42, "x", t, 8, 0));
+    assert_int_not_equal(a, ps_scenario_job_max_memory(42, "x", t, 7, 1));
+    struct ps_scenario_task other = *t;
+    other.name = "n";
+    assert_int_not_equal(a, ps_scenario_job_max_memory(42, "x", &other, 7, 0));
+
+    /* the distribution: log(peak / max_memory) has mean ~0 and sd ~0.2 over 20000 jobs
+     * (standard errors 0.0014 and 0.001), and 5% of the jobs lie above exp(1.645 x 0.2) */
+    const int n = 20000;
+    double sum = 0, sum2 = 0;
+    int above = 0;
+    for (int i = 0; i < n; i++) {
+        int64_t p = ps_scenario_job_max_memory(42, "x", t, i, 0);
+        assert_true(p > 0);
+        double l = log((double)p / 1e9);
+        sum += l;
+        sum2 += l * l;
+        above += l > 1.645 * 0.2;
+    }
+    double mean = sum / n, sd = sqrt(sum2 / n - mean * mean);
+    assert_true(fabs(mean) < 0.006);
+    assert_true(fabs(sd - 0.2) < 0.005);
+    assert_true(above > n * 0.045 && above < n * 0.055);
+
+    /* spread 0 (the default) and max_memory 0: exactly max_memory */
+    other.max_memory_spread = 0;
+    assert_int_equal(ps_scenario_job_max_memory(42, "x", &other, 7, 0), 1000000000);
+    other.max_memory_spread = 1;
+    other.max_memory_bytes = 0;
+    assert_int_equal(ps_scenario_job_max_memory(42, "x", &other, 7, 0), 0);
+    ps_scenario_free(sc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -478,10 +735,13 @@ int main(void)
         cmocka_unit_test(test_minimal_scenario_defaults),
         cmocka_unit_test(test_integral_reals),
         cmocka_unit_test(test_bad_scenarios),
+        cmocka_unit_test(test_events_parsed),
+        cmocka_unit_test(test_bad_events),
         cmocka_unit_test(test_first_error_wins),
         cmocka_unit_test(test_length_bounded),
         cmocka_unit_test(test_format_roundtrip),
         cmocka_unit_test(test_seed_scenario_parses),
+        cmocka_unit_test(test_job_max_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

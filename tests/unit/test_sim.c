@@ -170,6 +170,80 @@ static void test_skipping_is_exact(void **state)
     release(&full);
 }
 
+/* Starvation and preemption with the skipping on and off: A fills 10 nodes, B (sibling pool,
+ * equal weight) arrives at 20 s and starves, so preemptive heartbeats take A's jobs (some A
+ * jobs interruptible: job_preempted, then job_aborted 10 s later); a third pool with aggressive
+ * starvation; a node shrink, lowered pool limits and an operation update as events; periods
+ * that do not line up; a long idle gap and a late operation. */
+static const char *preempting =
+    "{'heartbeat_period': 3000, 'fair_share_update_period': 700,"
+    " 'node_groups': [{'name': 'n', 'count': 10, 'resource_limits': {'cpu': 10, 'memory': 107374182400,"
+    "                  'user_slots': 10, 'gpu': 0, 'network': 0}}],"
+    " 'pool_trees': {'physical': {'fair_share_starvation_timeout': 20000,"
+    "   'fair_share_aggressive_starvation_timeout': 45000,"
+    "   'preemptive_scheduling_backoff': 4100,"
+    "   'pools': [{'name': 'a'}, {'name': 'b'},"
+    "             {'name': 'c', 'enable_aggressive_starvation': true}, {'name': 'd'}]}},"
+    " 'operations': ["
+    "   {'id': 'A', 'start_time': 0, 'spec': {'pool': 'a'}, 'tasks': ["
+    "     {'name': 'long', 'job_count': 60, 'duration': 121300, 'interruptible': true,"
+    "      'resources': {'cpu': 2, 'memory': 1073741824, 'user_slots': 1}},"
+    "     {'name': 'short', 'job_count': 80, 'duration': 37100,"
+    "      'resources': {'cpu': 2, 'memory': 1073741824, 'user_slots': 1}}]},"
+    "   {'id': 'B', 'start_time': 20000, 'spec': {'pool': 'b'}, 'tasks': ["
+    "     {'job_count': 70, 'duration': 90700, 'resources': {'cpu': 2, 'memory': 1073741824, 'user_slots': 1}}]},"
+    "   {'id': 'C', 'start_time': 41000, 'spec': {'pool': 'c'}, 'tasks': ["
+    "     {'job_count': 30, 'duration': 60900, 'resources': {'cpu': 1, 'memory': 1073741824, 'user_slots': 1}}]},"
+    "   {'id': 'D', 'start_time': 5000, 'spec': {'pool': 'd'}, 'tasks': ["
+    "     {'job_count': 40, 'duration': 50300, 'resources': {'cpu': 1, 'memory': 1073741824, 'user_slots': 1}}]},"
+    "   {'id': 'late', 'start_time': 900000, 'spec': {'pool': 'b'}, 'tasks': ["
+    "     {'job_count': 20, 'duration': 9100, 'resources': {'cpu': 3, 'memory': 1073741824, 'user_slots': 1}}]}],"
+    " 'events': ["
+    "   {'time': 63500, 'type': 'set_node_resources', 'node': 'n-3', 'resource_limits': {'cpu': 3}},"
+    "   {'time': 98300, 'type': 'set_pool_attribute', 'pool': 'd', 'key': 'resource_limits', 'value': {'cpu': 4}},"
+    "   {'time': 120000, 'type': 'update_operation', 'operation': 'B', 'parameters': {'weight': 3}},"
+    "   {'time': 200000, 'type': 'set_node_resources', 'node': 'n-3', 'resource_limits': {'cpu': 10}}]}";
+
+static int count(const char *text, const char *needle);
+
+static void test_skipping_is_exact_with_preemption(void **state)
+{
+    (void)state;
+    struct run fast, full;
+    start(&fast, preempting, false);
+    finish_run(&fast);
+    start(&full, preempting, true);
+    finish_run(&full);
+    assert_int_equal(fast.events_len, full.events_len);
+    assert_memory_equal(fast.events_text, full.events_text, fast.events_len);
+    assert_int_equal(fast.pools_len, full.pools_len);
+    assert_memory_equal(fast.pools_text, full.pools_text, fast.pools_len);
+    assert_string_equal(fast.ops_text, full.ops_text);
+    char *a = summary_without_scheduler(fast.summary_text), *b = summary_without_scheduler(full.summary_text);
+    assert_string_equal(a, b);
+    free(a);
+    free(b);
+    struct ps_sim_stats sf, su;
+    ps_sim_get_stats(fast.sim, &sf);
+    ps_sim_get_stats(full.sim, &su);
+    print_message("preemption run: %lld preempted, %lld/%lld heartbeats, %lld/%lld updates (fast/full)\n",
+                  (long long)sf.attempts_preempted, (long long)sf.heartbeats, (long long)su.heartbeats,
+                  (long long)sf.fair_share_updates, (long long)su.fair_share_updates);
+    /* Preemption really happened, for each reason, and interruptible victims were interrupted. */
+    assert_true(sf.attempts_preempted >= 10);
+    assert_int_equal(sf.attempts_preempted, su.attempts_preempted);
+    assert_true(count(fast.events_text, "\"preemption_reason\":\"preempted_for_starving_operation\"") >= 10);
+    assert_true(count(fast.events_text, "\"preemption_reason\":\"resource_overcommit\"") >= 1);
+    assert_true(count(fast.events_text, "\"preemption_reason\":\"resource_limits_violated\"") >= 1);
+    assert_true(count(fast.events_text, "\"interrupt_timeout\":10000") >= 1);
+    assert_true(count(fast.events_text, "\"status\":\"starving\"") >= 1);
+    /* ... and the fast run still skipped work (the idle gap before "late"). */
+    assert_true(sf.heartbeats * 2 < su.heartbeats);
+    assert_int_equal(sf.operations_completed, 5);
+    release(&fast);
+    release(&full);
+}
+
 static const char *small =
     "{'heartbeat_period': 5000, 'fair_share_update_period': 1000,"
     " 'node_groups': [{'name': 'n', 'count': 2, 'resource_limits': {'cpu': 4, 'memory': 17179869184,"
@@ -374,6 +448,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_skipping_is_exact),
+        cmocka_unit_test(test_skipping_is_exact_with_preemption),
         cmocka_unit_test(test_abort_returns_job_to_pending),
         cmocka_unit_test(test_preemption_path),
         cmocka_unit_test(test_job_failures),

@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# `make run` / `make stop`: a local cluster on 127.0.0.1 — one scheduler, three node agents
+# (one tagged gpu, in a pool tree of its own), an example pool tree with a strong-guarantee
+# pool, a burst pool and a relaxed pool, and example vanilla operations in each.
+#
+#   scripts/local-cluster.sh start [BINARY]   start it (state, logs and pid files under ./run/)
+#   scripts/local-cluster.sh stop             stop it (nodes first, so they report their jobs)
+#
+# Environment: POOLSCHED_PORT (default 9013), RUN_DIR (default ./run).
+set -euo pipefail
+cmd=${1:-start}
+bin=${2:-build/poolsched}
+port=${POOLSCHED_PORT:-9013}
+run=${RUN_DIR:-run}
+proxy=127.0.0.1:$port
+
+alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
+
+stop() {
+  local any=0
+  for pidfile in "$run"/node-*.pid "$run"/scheduler.pid; do
+    [ -f "$pidfile" ] || continue
+    if alive "$pidfile"; then
+      kill -TERM "$(cat "$pidfile")" 2>/dev/null || true
+      any=1
+      # nodes abort their jobs and send a last heartbeat; give them a few seconds each
+      for _ in $(seq 1 100); do alive "$pidfile" || break; sleep 0.1; done
+      if alive "$pidfile"; then kill -KILL "$(cat "$pidfile")" 2>/dev/null || true; fi
+    fi
+    rm -f "$pidfile"
+  done
+  if [ $any = 1 ]; then echo "local cluster stopped (state kept in $run/data; rm -rf $run to forget it)"
+  else echo "no local cluster is running"; fi
+}
+
+if [ "$cmd" = stop ]; then stop; exit 0; fi
+[ "$cmd" = start ] || { echo "usage: $0 start [BINARY] | stop" >&2; exit 2; }
+[ -x "$bin" ] || { echo "error: $bin not found: run make build first" >&2; exit 1; }
+if alive "$run/scheduler.pid"; then
+  echo "a local cluster is already running (make stop first)"; exit 1
+fi
+bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
+mkdir -p "$run/data" "$run/nodes"
+# Jobs run as nobody when this runs as root: their sandboxes must be reachable.
+chmod 755 "$run" "$run/nodes"
+run=$(cd "$run" && pwd)
+for dir in "$run" "$(dirname "$run")"; do
+  [ "$(id -u)" = 0 ] && [ "$(stat -c %a "$dir" | cut -c3)" -lt 5 ] 2>/dev/null &&
+    echo "warning: $dir is not readable by others: jobs (run as nobody) may not reach their sandboxes" >&2
+done
+
+cat > "$run/scheduler.json" <<EOF
+{"heartbeat_period": 1000, "fair_share_update_period": 500, "node_offline_timeout": 15000}
+EOF
+nohup "$bin" scheduler --listen "$proxy" --data-dir "$run/data" --config "$run/scheduler.json" \
+  > "$run/scheduler.log" 2>&1 &
+echo $! > "$run/scheduler.pid"
+for _ in $(seq 1 100); do
+  curl -sf "http://$proxy/healthz" > /dev/null 2>&1 && break
+  alive "$run/scheduler.pid" || { echo "error: the scheduler exited:" >&2; tail -5 "$run/scheduler.log" >&2; exit 1; }
+  sleep 0.1
+done
+curl -sf "http://$proxy/healthz" > /dev/null || { echo "error: no answer on $proxy/healthz" >&2; stop; exit 1; }
+
+export POOLSCHED_PROXY=$proxy POOLSCHED_DATA_DIR=$run/data
+ps() { "$bin" "$@" > /dev/null; }
+
+# Pool trees: gpu nodes form a tree of their own, the rest the default tree "physical".
+ps create scheduler_pool_tree //sys/pool_trees/gpu --attributes '{nodes_filter=gpu}' -i
+ps set //sys/pool_trees/physical/@nodes_filter '"!gpu"'
+# The example pools of the default tree.
+ps create scheduler_pool //sys/pool_trees/physical/prod -i \
+  --attributes '{strong_guarantee_resources={cpu=2}; weight=2}'
+ps create scheduler_pool //sys/pool_trees/physical/burst -i \
+  --attributes '{integral_guarantees={guarantee_type=burst; resource_flow={cpu=1}; burst_guarantee_resources={cpu=3}}}'
+ps create scheduler_pool //sys/pool_trees/physical/relaxed -i \
+  --attributes '{integral_guarantees={guarantee_type=relaxed; resource_flow={cpu=1}}}'
+ps create scheduler_pool //sys/pool_trees/gpu/training -i
+
+# Three nodes: two plain, one tagged gpu.
+start_node() {
+  local id=$1; shift
+  nohup "$bin" node --scheduler "http://$proxy" --node-id "$id" --data-dir "$run/data" \
+    --work-dir "$run/nodes/$id" "$@" > "$run/node-$id.log" 2>&1 &
+  echo $! > "$run/node-$id.pid"
+}
+start_node node1 --resources cpu=2,memory=4G,user_slots=4
+start_node node2 --resources cpu=2,memory=4G,user_slots=4
+start_node gpu1 --resources cpu=2,memory=4G,user_slots=4 --tags gpu
+sleep 1.5
+for id in node1 node2 gpu1; do
+  alive "$run/node-$id.pid" || { echo "error: node $id exited:" >&2; tail -5 "$run/node-$id.log" >&2; stop; exit 1; }
+done
+
+# Example operations.
+op() { "$bin" vanilla "$@"; }
+prod=$(op --pool prod --job-count 4 --cpu 1 --memory 256M --task-name serve \
+       --command 'echo "prod job $YT_JOB_INDEX on $(hostname)" >&2; sleep 120')
+burst=$(op --pool burst --job-count 6 --cpu 1 --memory 256M --task-name batch \
+        --command 'echo "burst job $YT_JOB_INDEX" >&2; sleep 30')
+relaxed=$(op --pool relaxed --job-count 8 --cpu 0.5 --memory 128M --task-name crunch \
+          --command 'i=0; while [ $i -lt 2000000 ]; do i=$((i+1)); done; echo "relaxed job $YT_JOB_INDEX done" >&2')
+gpu=$(op --pool training --pool-trees gpu --job-count 2 --cpu 1 --memory 256M --task-name train \
+      --spec '{job_cpu_monitor={enable_cpu_reclaim=%true; check_period=500; decrease_coefficient=0.85; smoothing_factor=0.2; min_cpu_limit=0.1}}' \
+      --command 'echo "gpu job $YT_JOB_INDEX (idle: its CPU guarantee will be reclaimed)" >&2; sleep 60')
+
+p=$bin
+[ "$bin" = "$(pwd)/build/poolsched" ] && p=build/poolsched
+cat <<EOF
+
+Local cluster running on http://$proxy (state and logs in $run/)
+  scheduler   $run/scheduler.log
+  nodes       node1, node2 (tree physical), gpu1 (tag gpu, tree gpu): $run/node-*.log
+
+Example operations:
+  prod     $prod   (pool prod: strong guarantee cpu=2)
+  burst    $burst   (pool burst: burst integral guarantee)
+  relaxed  $relaxed   (pool relaxed: relaxed integral guarantee)
+  gpu      $gpu   (tree gpu, CPU reclaim on)
+
+Watch them (the client finds the scheduler and the admin token through these):
+  export POOLSCHED_PROXY=$proxy POOLSCHED_DATA_DIR=$run/data
+  $p list-operations
+  $p list-jobs $prod
+  $p list-jobs $gpu             (watch CPU GUARANTEE fall below the limit)
+  $p get-operation $burst
+  $p get-job-stderr $relaxed JOB_ID
+  $p get //sys/scheduler/orchid/scheduler/scheduling_info_per_pool_tree/physical/fair_share_info/pools/prod
+  $p vanilla --pool relaxed --job-count 4 --command 'sleep 10' --wait
+
+Stop it: make stop
+EOF

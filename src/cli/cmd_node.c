@@ -1,0 +1,274 @@
+/* cmd_node.c — `poolsched node`: the node agent (src/node/agent.h). */
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "node/agent.h"
+#include "node/args.h"
+#include "node/protocol.h"
+#include "node/runner_platform.h"
+#include "platform/daemon.h"
+#include "platform/private_file.h"
+
+static const char usage_text[] =
+    "usage: poolsched node --scheduler URL [--node-id ID] [--tags gpu,ssd]\n"
+    "                      [--resources cpu=4,memory=8G,user_slots=8] [--work-dir DIR]\n"
+    "                      [--secret-file FILE | --data-dir DIR] [OPTIONS]\n"
+    "\n"
+    "Runs a node agent: registers with the scheduler, heartbeats, and runs the jobs it is given\n"
+    "as `sh -c COMMAND` in their own process group and sandbox, with CPU and memory limits\n"
+    "through cgroups where the machine has usable ones. SIGTERM or SIGINT stops the agent and\n"
+    "aborts its jobs (reported to the scheduler as node_shutdown).\n"
+    "\n"
+    "  --scheduler URL         the scheduler, e.g. http://127.0.0.1:9013\n"
+    "  --node-id ID            this node's name (default: the host name); 1..64 of\n"
+    "                          [A-Za-z0-9._-]\n"
+    "  --tags LIST             comma-separated node tags, matched by pool trees' nodes_filter\n"
+    "  --resources LIST        cpu=CORES,memory=SIZE,user_slots=N (default: all online CPUs,\n"
+    "                          the physical memory, 2 slots per CPU); sizes like 8G are binary\n"
+    "  --work-dir DIR          sandboxes go to DIR/sandbox/<job_id> (default:\n"
+    "                          /tmp/poolsched-node-<node id>)\n"
+    "  --secret-file FILE      the cluster secret (mode 0600); else $POOLSCHED_CLUSTER_SECRET;\n"
+    "  --data-dir DIR          else DIR/cluster_secret (the scheduler's data dir)\n"
+    "  --heartbeat-period MS   until the scheduler sets it (default 5000)\n"
+    "  --tick MS               how often jobs are sampled (default 100)\n"
+    "  --stderr-cap SIZE       stderr kept per job, head and tail (default 64K, the most the\n"
+    "                          scheduler keeps; at most 4M);\n"
+    "                          it travels in the job's finished record for get_job_stderr\n"
+    "  --job-user USER         the user jobs run as when the agent is root (default nobody)\n"
+    "  --no-cgroups            run jobs without cgroups (no CPU limits) even where they work\n"
+    "  --keep-sandbox          leave sandboxes after jobs end (debugging)\n"
+    "  --verbose               log every heartbeat\n";
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "error: node: ");
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, " (see poolsched node --help)\n");
+    va_end(ap);
+    return 2;
+}
+
+static bool parse_ms(const char *s, long long min, long long max, long long *out)
+{
+    char *end;
+    long long v = strtoll(s, &end, 10);
+    if (!*s || *end || v < min || v > max)
+        return false;
+    *out = v;
+    return true;
+}
+
+/* The cluster secret: --secret-file, else the environment, else <data-dir>/cluster_secret. */
+static int load_secret(const char *file, const char *data_dir, char **out)
+{
+    *out = NULL;
+    const char *env = getenv("POOLSCHED_CLUSTER_SECRET");
+    char path[4096];
+    if (!file && env && *env) {
+        *out = strdup(env);
+        return *out ? 0 : 1;
+    }
+    if (!file && data_dir) {
+        snprintf(path, sizeof path, "%s/cluster_secret", data_dir);
+        file = path;
+    }
+    if (!file)
+        return usage_error("no cluster secret: give --secret-file, --data-dir or "
+                           "POOLSCHED_CLUSTER_SECRET");
+    struct ps_error err;
+    ps_error_init(&err);
+    char *data = NULL;
+    size_t len = 0;
+    if (ps_private_file_read(file, 4096, &data, &len, &err) != 0) {
+        fprintf(stderr, "error: node: cluster secret: %s\n", err.msg);
+        return 1;
+    }
+    while (len > 0 && (data[len - 1] == '\n' || data[len - 1] == '\r' || data[len - 1] == ' '))
+        data[--len] = '\0';
+    if (len == 0) {
+        free(data);
+        fprintf(stderr, "error: node: cluster secret file %s is empty\n", file);
+        return 1;
+    }
+    *out = data;
+    return 0;
+}
+
+int ps_cmd_node(int argc, char **argv)
+{
+    const char *scheduler = NULL, *node_id = NULL, *tags_text = "", *resources_text = NULL,
+               *work_dir = NULL, *secret_file = NULL, *data_dir = NULL, *job_user = NULL;
+    long long heartbeat_ms = 5000, tick_ms = 100;
+    int64_t stderr_cap = 64 * 1024;
+    bool no_cgroups = false, keep_sandbox = false, verbose = false;
+
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            fputs(usage_text, stdout);
+            return 0;
+        }
+        if (strcmp(a, "--no-cgroups") == 0) {
+            no_cgroups = true;
+            continue;
+        }
+        if (strcmp(a, "--keep-sandbox") == 0) {
+            keep_sandbox = true;
+            continue;
+        }
+        if (strcmp(a, "--verbose") == 0) {
+            verbose = true;
+            continue;
+        }
+        static const char *const with_value[] = {
+            "--scheduler", "--node-id", "--tags", "--resources", "--work-dir", "--secret-file",
+            "--data-dir", "--heartbeat-period", "--tick", "--stderr-cap", "--job-user", NULL};
+        const char *flag = NULL, *value = NULL;
+        for (int k = 0; with_value[k]; k++) {
+            size_t n = strlen(with_value[k]);
+            if (strncmp(a, with_value[k], n) == 0 && (a[n] == '\0' || a[n] == '=')) {
+                flag = with_value[k];
+                if (a[n] == '=')
+                    value = a + n + 1;
+                else if (i + 1 < argc)
+                    value = argv[++i];
+                else
+                    return usage_error("%s needs a value", flag);
+            }
+        }
+        if (!flag)
+            return usage_error("unknown argument \"%s\"", a);
+        if (strcmp(flag, "--scheduler") == 0) {
+            scheduler = value;
+        } else if (strcmp(flag, "--node-id") == 0) {
+            node_id = value;
+        } else if (strcmp(flag, "--tags") == 0) {
+            tags_text = value;
+        } else if (strcmp(flag, "--resources") == 0) {
+            resources_text = value;
+        } else if (strcmp(flag, "--work-dir") == 0) {
+            work_dir = value;
+        } else if (strcmp(flag, "--secret-file") == 0) {
+            secret_file = value;
+        } else if (strcmp(flag, "--data-dir") == 0) {
+            data_dir = value;
+        } else if (strcmp(flag, "--job-user") == 0) {
+            job_user = value;
+        } else if (strcmp(flag, "--heartbeat-period") == 0) {
+            if (!parse_ms(value, PS_NODE_MIN_HEARTBEAT_PERIOD_MS, PS_NODE_MAX_HEARTBEAT_PERIOD_MS,
+                          &heartbeat_ms))
+                return usage_error("--heartbeat-period \"%s\": must be milliseconds from 10 to "
+                                   "3600000", value);
+        } else if (strcmp(flag, "--tick") == 0) {
+            if (!parse_ms(value, 5, 10000, &tick_ms))
+                return usage_error("--tick \"%s\": must be milliseconds from 5 to 10000", value);
+        } else if (strcmp(flag, "--stderr-cap") == 0) {
+            struct ps_error e;
+            ps_error_init(&e);
+            if (ps_node_parse_size(value, &stderr_cap, &e) != 0)
+                return usage_error("--stderr-cap: %s", e.msg);
+            if (stderr_cap < 1024 || stderr_cap > 4 * 1024 * 1024)
+                return usage_error("--stderr-cap \"%s\": must be from 1K to 4M", value);
+        }
+    }
+    if (!scheduler)
+        return usage_error("--scheduler URL is required");
+    if (strncmp(scheduler, "http://", 7) != 0 && strncmp(scheduler, "https://", 8) != 0)
+        return usage_error("--scheduler \"%s\": must be an http:// or https:// URL", scheduler);
+
+    char host[256];
+    if (!node_id) {
+        ps_daemon_hostname(host, sizeof host);
+        node_id = host;
+    }
+    if (!ps_node_id_valid(node_id, PS_NODE_ID_MAX))
+        return usage_error("--node-id \"%.64s\": must be 1..64 of [A-Za-z0-9._-]", node_id);
+
+    struct ps_error err;
+    ps_error_init(&err);
+    struct ps_node_resource_args res;
+    memset(&res, 0, sizeof res);
+    if (resources_text && ps_node_parse_resources(resources_text, &res, &err) != 0)
+        return usage_error("--resources: %s", err.msg);
+    double cpu = res.has_cpu ? res.cpu : (double)ps_daemon_cpu_count();
+    int64_t memory = res.has_memory ? res.memory_bytes : ps_daemon_physical_memory_bytes();
+    int64_t slots = res.has_user_slots ? res.user_slots : 2 * (int64_t)ps_daemon_cpu_count();
+    if (memory <= 0)
+        return usage_error("cannot tell the machine's memory: give --resources memory=SIZE");
+
+    char **tags = NULL;
+    size_t tag_count = 0;
+    if (ps_node_parse_tags(tags_text, &tags, &tag_count, &err) != 0)
+        return usage_error("--tags: %s", err.msg);
+
+    char default_work_dir[512];
+    if (!work_dir) {
+        snprintf(default_work_dir, sizeof default_work_dir, "/tmp/poolsched-node-%s", node_id);
+        work_dir = default_work_dir;
+    }
+
+    char *secret = NULL;
+    int rc = load_secret(secret_file, data_dir, &secret);
+    if (rc) {
+        ps_node_tags_free(tags, tag_count);
+        return rc;
+    }
+
+    /* Before any thread exists (capture readers, curl), so all of them inherit the mask. */
+    if (ps_daemon_signals_block(&err) != 0) {
+        fprintf(stderr, "error: node: %s\n", err.msg);
+        free(secret);
+        ps_node_tags_free(tags, tag_count);
+        return 1;
+    }
+
+    struct ps_node_platform_config pcfg = {
+        .node_id = node_id,
+        .work_dir = work_dir,
+        .job_user = job_user,
+        .stderr_cap_bytes = stderr_cap,
+        .stdout_cap_bytes = 0,
+        .disable_cgroups = no_cgroups,
+        .keep_sandbox = keep_sandbox,
+    };
+    struct ps_node_runner runner;
+    const char *summary = NULL;
+    if (ps_node_runner_platform_new(&pcfg, &runner, &summary, &err) != 0) {
+        fprintf(stderr, "error: node: %s\n", err.msg);
+        free(secret);
+        ps_node_tags_free(tags, tag_count);
+        return 1;
+    }
+    fprintf(stderr, "node %s: %s\n", node_id, summary ? summary : "cgroups: unknown");
+    if (!runner.caps.cpu_limit)
+        fprintf(stderr, "node %s: no usable cpu cgroup: jobs run without CPU limits\n", node_id);
+
+    struct ps_node_agent_config cfg;
+    ps_node_agent_config_init(&cfg);
+    cfg.scheduler_url = scheduler;
+    cfg.token = secret;
+    cfg.node_id = node_id;
+    cfg.tags = (const char *const *)tags;
+    cfg.tag_count = tag_count;
+    cfg.cpu = cpu;
+    cfg.memory_bytes = memory;
+    cfg.user_slots = slots;
+    cfg.heartbeat_period_ms = heartbeat_ms;
+    cfg.tick_ms = tick_ms;
+    cfg.verbose = verbose;
+    rc = ps_node_agent_run(&cfg, &runner, &err);
+    if (rc != 0)
+        fprintf(stderr, "error: node: %s\n", err.msg);
+    ps_node_runner_platform_free(&runner);
+    free(secret);
+    ps_node_tags_free(tags, tag_count);
+    return rc == 0 ? 0 : 1;
+}

@@ -1,0 +1,287 @@
+#include "node/agent.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "node/jobs.h"
+#include "node/protocol.h"
+#include "platform/clock.h"
+#include "platform/daemon.h"
+#include "platform/http_client.h"
+
+#define CHILD_TICK_GAP_MS 10
+
+void ps_node_agent_config_init(struct ps_node_agent_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->heartbeat_period_ms = 5000;
+    cfg->tick_ms = 100;
+    cfg->min_heartbeat_gap_ms = 50;
+    cfg->request_timeout_ms = 10000;
+    cfg->shutdown_grace_ms = 5000;
+    cfg->report_stderr_budget_bytes = 4u * 1024u * 1024u;
+}
+
+struct agent {
+    const struct ps_node_agent_config *cfg;
+    const struct ps_node_runner *runner;
+    struct ps_node_jobs *jobs;
+    struct ps_http_client *http;
+    char url[1024];
+    struct ps_node_identity id;
+    int64_t period_ms;
+    bool registered;
+    int64_t failures;           /* consecutive failed heartbeats */
+    int64_t heartbeats;
+};
+
+static int64_t now_ms(void)
+{
+    return ps_clock_monotonic_ns() / 1000000;
+}
+
+static void vlog_line(const char *node_id, const char *fmt, va_list ap)
+{
+    int64_t ms = ps_daemon_wall_ms();
+    time_t secs = (time_t)(ms / 1000);
+    struct tm tm;
+    char stamp[32] = "";
+    if (gmtime_r(&secs, &tm))
+        strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", &tm);
+    char line[1024];
+    vsnprintf(line, sizeof line, fmt, ap);
+    fprintf(stderr, "%s.%03dZ node %s: %s\n", stamp, (int)(ms % 1000), node_id, line);
+}
+
+__attribute__((format(printf, 2, 3))) static void alog(struct agent *a, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vlog_line(a->cfg->node_id, fmt, ap);
+    va_end(ap);
+}
+
+static void jobs_log(void *ctx, const char *fmt, va_list ap)
+{
+    struct agent *a = ctx;
+    vlog_line(a->cfg->node_id, fmt, ap);
+}
+
+/* The one-line message of an error reply {"code", "message"}, or the start of the body. */
+static void reply_message(const struct ps_http_result *res, char *buf, size_t size)
+{
+    json_t *doc = json_loadb(res->body, res->body_len, 0, NULL);
+    const char *msg = doc ? json_string_value(json_object_get(doc, "message")) : NULL;
+    if (msg)
+        snprintf(buf, size, "%s", msg);
+    else
+        snprintf(buf, size, "%.200s", res->body ? res->body : "");
+    json_decref(doc);
+}
+
+static void apply_reply(struct agent *a, const struct ps_node_reply *r, int64_t now)
+{
+    size_t acked = 0;
+    for (size_t i = 0; i < r->acknowledged_count; i++)
+        acked += ps_node_jobs_acknowledge(a->jobs, r->acknowledged[i]);
+    for (size_t i = 0; i < r->abort_count; i++) {
+        alog(a, "job %s: abort requested (%s)", r->aborts[i].job_id, r->aborts[i].reason);
+        ps_node_jobs_abort(a->jobs, r->aborts[i].job_id, r->aborts[i].reason);
+    }
+    for (size_t i = 0; i < r->interrupt_count; i++)
+        ps_node_jobs_interrupt(a->jobs, r->interrupts[i].job_id, r->interrupts[i].timeout_ms,
+                               r->interrupts[i].reason, now);
+    for (size_t i = 0; i < r->start_count; i++)
+        ps_node_jobs_start(a->jobs, &r->starts[i], now);
+    if (r->has_heartbeat_period && r->heartbeat_period_ms != a->period_ms) {
+        alog(a, "heartbeat period is now %lld ms", (long long)r->heartbeat_period_ms);
+        a->period_ms = r->heartbeat_period_ms;
+    }
+    if (a->cfg->verbose)
+        alog(a, "heartbeat: %zu to start, %zu to interrupt, %zu to abort, %zu acknowledged",
+             r->start_count, r->interrupt_count, r->abort_count, acked);
+}
+
+/* Logs a failed heartbeat: the first of a run of failures, then every tenth. */
+static void heartbeat_failed(struct agent *a, const char *what)
+{
+    a->failures++;
+    if (a->failures == 1 || a->failures % 10 == 0)
+        alog(a, "heartbeat failed (%lld in a row): %s; jobs keep running", (long long)a->failures,
+             what);
+}
+
+/* One heartbeat. Returns 0, or PS_EPERM when the scheduler refused the registration for good
+ * (err says why). *more is set when finished jobs are still waiting to be reported. */
+static int heartbeat(struct agent *a, bool *more, struct ps_error *err)
+{
+    *more = false;
+    json_t *jobs = ps_node_jobs_report(a->jobs, more);
+    json_t *req = jobs ? ps_node_request_build(&a->id, jobs) : NULL;
+    if (!req) {
+        heartbeat_failed(a, "out of memory building the request");
+        return 0;
+    }
+    struct ps_http_result res;
+    struct ps_error e;
+    ps_error_init(&e);
+    int rc = ps_http_client_post_json(a->http, a->url, req, &res, &e);
+    json_decref(req);
+    a->heartbeats++;
+    if (rc != 0) {
+        heartbeat_failed(a, e.msg);
+        return 0;
+    }
+    if (res.status != 200) {
+        char msg[300];
+        reply_message(&res, msg, sizeof msg);
+        if (!a->registered && (res.status == 409 || res.status == 401 || res.status == 403))
+            return ps_error_set(err, PS_EPERM, "the scheduler refused to register node %s "
+                                "(HTTP %ld): %s", a->cfg->node_id, res.status, msg);
+        char what[400];
+        snprintf(what, sizeof what, "HTTP %ld: %s", res.status, msg);
+        heartbeat_failed(a, what);
+        return 0;
+    }
+    json_t *doc = NULL;
+    struct ps_node_reply reply;
+    if (ps_http_result_json(&res, a->url, &doc, &e) != 0 ||
+        ps_node_reply_parse(doc, &reply, &e) != 0) {
+        json_decref(doc);
+        char what[600];
+        snprintf(what, sizeof what, "malformed reply ignored: %s", e.msg);
+        heartbeat_failed(a, what);
+        return 0;
+    }
+    json_decref(doc);
+    if (!a->registered)
+        alog(a, "registered with %s", a->cfg->scheduler_url);
+    else if (a->failures > 0)
+        alog(a, "heartbeats work again after %lld failures", (long long)a->failures);
+    a->registered = true;
+    a->failures = 0;
+    apply_reply(a, &reply, now_ms());
+    ps_node_reply_release(&reply);
+    return 0;
+}
+
+static void shutdown_jobs(struct agent *a)
+{
+    size_t running = ps_node_jobs_running_count(a->jobs);
+    if (running == 0 && ps_node_jobs_finished_count(a->jobs) == 0)
+        return;
+    alog(a, "stopping: aborting %zu running jobs", running);
+    ps_node_jobs_abort_all(a->jobs, "node_shutdown");
+    int64_t deadline = now_ms() + a->cfg->shutdown_grace_ms;
+    while (ps_node_jobs_running_count(a->jobs) > 0 && now_ms() < deadline) {
+        ps_node_jobs_tick(a->jobs, now_ms());
+        if (ps_node_jobs_running_count(a->jobs) > 0)
+            ps_daemon_wait(20);
+    }
+    if (ps_node_jobs_running_count(a->jobs) > 0)
+        alog(a, "%zu jobs did not end within %lld ms", ps_node_jobs_running_count(a->jobs),
+             (long long)a->cfg->shutdown_grace_ms);
+    /* One last report, briefly, so the scheduler reschedules the jobs now rather than after
+     * the node is declared offline. */
+    if (a->registered) {
+        ps_http_client_set_timeouts(a->http, 1000, 2000);
+        bool more;
+        struct ps_error e;
+        ps_error_init(&e);
+        heartbeat(a, &more, &e);
+    }
+}
+
+int ps_node_agent_run(const struct ps_node_agent_config *cfg, const struct ps_node_runner *runner,
+                      struct ps_error *err)
+{
+    struct agent a;
+    memset(&a, 0, sizeof a);
+    a.cfg = cfg;
+    a.runner = runner;
+    a.period_ms = cfg->heartbeat_period_ms;
+    a.id = (struct ps_node_identity){cfg->node_id, cfg->tags, cfg->tag_count, cfg->cpu,
+                                     cfg->memory_bytes, cfg->user_slots};
+    size_t base = strlen(cfg->scheduler_url);
+    while (base > 0 && cfg->scheduler_url[base - 1] == '/')
+        base--;
+    if (base + sizeof PS_NODE_HEARTBEAT_PATH > sizeof a.url)
+        return ps_error_set(err, PS_EINVAL, "--scheduler: URL too long");
+    snprintf(a.url, sizeof a.url, "%.*s%s", (int)base, cfg->scheduler_url,
+             PS_NODE_HEARTBEAT_PATH);
+
+    struct ps_node_jobs_config jcfg;
+    ps_node_jobs_config_init(&jcfg);
+    jcfg.node_memory_bytes = cfg->memory_bytes;
+    jcfg.report_stderr_budget_bytes = cfg->report_stderr_budget_bytes;
+    jcfg.log = jobs_log;
+    jcfg.log_ctx = &a;
+    int rc;
+    if ((rc = ps_node_jobs_new(runner, &jcfg, &a.jobs, err)) != 0)
+        return rc;
+    if ((rc = ps_http_client_new(&a.http, err)) != 0)
+        goto out;
+    ps_http_client_set_timeouts(a.http, 2000, cfg->request_timeout_ms);
+    if (cfg->token && (rc = ps_http_client_set_token(a.http, cfg->token, err)) != 0)
+        goto out;
+
+    alog(&a, "starting: scheduler %s, cpu %.2f, memory %lld bytes, %lld user slots, %zu tags; "
+         "CPU limits %s, CPU guarantees %s, memory %s", cfg->scheduler_url, cfg->cpu,
+         (long long)cfg->memory_bytes, (long long)cfg->user_slots, cfg->tag_count,
+         runner->caps.cpu_limit ? "enforced" : "NOT enforced (jobs run unlimited)",
+         runner->caps.cpu_weight ? "as cgroup weights" : "reported only",
+         runner->caps.memory_cgroup ? "by cgroup" : "sampled from /proc");
+
+    int64_t next_tick = now_ms(), next_hb = now_ms(), last_hb = -1000000000;
+    int64_t last_tick = -1000000000;
+    bool more = false;
+    for (;;) {
+        int64_t now = now_ms();
+        int64_t wake = next_tick < next_hb ? next_tick : next_hb;
+        enum ps_daemon_event ev = ps_daemon_wait(wake > now ? wake - now : 0);
+        if (ev == PS_DAEMON_STOP) {
+            alog(&a, "stop signal received");
+            break;
+        }
+        now = now_ms();
+        /* A child's exit brings the next tick forward, but ticks stay CHILD_TICK_GAP_MS apart:
+         * a tick samples every job (cgroup files or a /proc scan each), and a burst of exits
+         * would otherwise cost one full tick per exit. */
+        if (ev == PS_DAEMON_CHILD && last_tick + CHILD_TICK_GAP_MS < next_tick)
+            next_tick = last_tick + CHILD_TICK_GAP_MS;
+        if (now >= next_tick) {
+            size_t finished = ps_node_jobs_tick(a.jobs, now);
+            last_tick = now;
+            next_tick = now + cfg->tick_ms;
+            if (finished > 0 || more) {
+                int64_t early = last_hb + cfg->min_heartbeat_gap_ms;
+                if (early < next_hb)
+                    next_hb = early > now ? early : now;
+            }
+        }
+        if (now >= next_hb) {
+            last_hb = now;
+            next_hb = now + a.period_ms;
+            if ((rc = heartbeat(&a, &more, err)) != 0)
+                goto out;
+            if (more) {
+                int64_t early = last_hb + cfg->min_heartbeat_gap_ms;
+                if (early < next_hb)
+                    next_hb = early;
+            }
+        }
+    }
+    shutdown_jobs(&a);
+    rc = 0;
+out:
+    if (rc != 0)
+        ps_node_jobs_abort_all(a.jobs, "node_shutdown");
+    ps_node_jobs_free(a.jobs);
+    ps_http_client_free(a.http);
+    return rc;
+}

@@ -1,0 +1,59 @@
+/* agent.h — the node agent's main loop (`poolsched node`).
+ *
+ * One thread does everything, in this order of urgency:
+ * - a stop signal (SIGTERM, SIGINT, SIGHUP): every job is aborted with "node_shutdown" (its
+ *   whole process group killed), the agent waits up to shutdown_grace_ms for them to be reaped,
+ *   sends one last heartbeat so the scheduler reschedules them at once, and returns. A crash or
+ *   kill -9 of the agent leaves its jobs to be killed by whoever owns the cgroup; the scheduler
+ *   then declares the node offline (docs/api.md) and reschedules them.
+ * - the job tick every tick_ms, and at once when a child exits (SIGCHLD): usage, reaping, the
+ *   CPU monitors, the memory policy (jobs.h).
+ * - the heartbeat every heartbeat period (the scheduler's heartbeat_period_ms from its last
+ *   reply, else the configured one). When a job has finished, the next heartbeat comes early,
+ *   but not sooner than min_heartbeat_gap_ms after the previous one, so freed slots are offered
+ *   again quickly (YTsaurus's out-of-band heartbeats).
+ *
+ * Registration is the first heartbeat the scheduler accepts. A refusal then (409: the node's
+ * tags match two pool trees; 401/403: a wrong cluster secret) ends the agent with that message,
+ * as retrying cannot help. Later, any failure (the scheduler is down, restarting, answers
+ * garbage) is logged and the agent keeps running its jobs and retries every period; finished
+ * jobs wait until a scheduler acknowledges them. After a scheduler restart the running jobs are
+ * simply reported again and re-attach (or are told to abort).
+ */
+#ifndef PS_NODE_AGENT_H
+#define PS_NODE_AGENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/error.h"
+#include "node/runner.h"
+
+struct ps_node_agent_config {
+    const char *scheduler_url;          /* "http://127.0.0.1:9013" (no trailing path) */
+    const char *token;                  /* the cluster secret, sent as OAuth */
+    const char *node_id;
+    const char *const *tags;
+    size_t tag_count;
+    double cpu;                         /* the node's resources */
+    int64_t memory_bytes;
+    int64_t user_slots;
+    int64_t heartbeat_period_ms;        /* 5000 until the scheduler says otherwise */
+    int64_t tick_ms;                    /* 100 */
+    int64_t min_heartbeat_gap_ms;       /* 50 */
+    int64_t request_timeout_ms;         /* 10000 */
+    int64_t shutdown_grace_ms;          /* 5000 */
+    size_t report_stderr_budget_bytes;  /* jobs.h; 4 MiB */
+    bool verbose;                       /* log every heartbeat */
+};
+
+void ps_node_agent_config_init(struct ps_node_agent_config *cfg);
+
+/* Runs until a stop signal (returns 0) or a refused registration (PS_EPERM with the
+ * scheduler's message) or a setup failure (PS_EIO, PS_ENOMEM). The caller must have blocked the
+ * signals first (platform/daemon.h). The runner is borrowed. Logs go to stderr. */
+int ps_node_agent_run(const struct ps_node_agent_config *cfg, const struct ps_node_runner *runner,
+                      struct ps_error *err);
+
+#endif

@@ -1,0 +1,645 @@
+#include "node/jobs.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/cpu_monitor.h"
+#include "core/memory_reserve.h"
+#include "core/strmap.h"
+#include "io/utf8.h"
+#include "node/memory.h"
+
+#define DEFAULT_STDERR_BUDGET (4u * 1024u * 1024u)
+
+enum job_state {
+    JOB_RUNNING,
+    JOB_FINISHED,
+};
+
+struct job {
+    char *job_id;
+    char *operation_id;
+    char *task_name;
+    int64_t job_index;
+    double cpu_limit;
+    int64_t memory_limit_bytes;
+    int64_t memory_reserve_bytes;
+    int64_t start_ms;
+
+    enum job_state state;
+    void *handle;                       /* the runner's job; NULL once finished */
+    struct ps_node_job_sample sample;   /* the latest tick's */
+    bool aborting;                      /* abort sent; no more overdraft checks */
+    char pending_abort[64];             /* an abort whose kill failed, retried each tick */
+    bool interrupted;
+
+    struct ps_cpu_monitor monitor;
+    bool monitor_on;                    /* initialised and started */
+    int64_t next_check_ms;
+    bool monitor_error_logged;
+
+    json_t *record;                     /* the finished record (finished jobs) */
+    size_t record_stderr_bytes;
+};
+
+struct ps_node_jobs {
+    const struct ps_node_runner *runner;
+    struct ps_node_jobs_config cfg;
+    struct job **jobs;                  /* in start order */
+    size_t count, capacity;
+    struct ps_strmap by_id;
+    size_t running;
+    bool weight_warned;
+};
+
+void ps_node_jobs_config_init(struct ps_node_jobs_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->report_stderr_budget_bytes = DEFAULT_STDERR_BUDGET;
+}
+
+__attribute__((format(printf, 2, 3))) static void logf_(struct ps_node_jobs *t, const char *fmt,
+                                                       ...)
+{
+    if (!t->cfg.log)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    t->cfg.log(t->cfg.log_ctx, fmt, ap);
+    va_end(ap);
+}
+
+int ps_node_jobs_new(const struct ps_node_runner *runner, const struct ps_node_jobs_config *cfg,
+                     struct ps_node_jobs **out, struct ps_error *err)
+{
+    struct ps_node_jobs *t = calloc(1, sizeof *t);
+    if (!t)
+        return ps_error_set(err, PS_ENOMEM, "out of memory for the job table");
+    t->runner = runner;
+    if (cfg)
+        t->cfg = *cfg;
+    else
+        ps_node_jobs_config_init(&t->cfg);
+    ps_strmap_init(&t->by_id);
+    *out = t;
+    return 0;
+}
+
+static void job_free(const struct ps_node_runner *runner, struct job *j)
+{
+    if (!j)
+        return;
+    if (j->handle)
+        runner->ops->free(j->handle);
+    ps_cpu_monitor_release(&j->monitor);
+    json_decref(j->record);
+    free(j->job_id);
+    free(j->operation_id);
+    free(j->task_name);
+    free(j);
+}
+
+void ps_node_jobs_free(struct ps_node_jobs *t)
+{
+    if (!t)
+        return;
+    for (size_t i = 0; i < t->count; i++) {
+        struct job *j = t->jobs[i];
+        if (j->state == JOB_RUNNING && !j->aborting)
+            t->runner->ops->abort(j->handle, "node_shutdown", NULL);
+        job_free(t->runner, j);
+    }
+    free(t->jobs);
+    ps_strmap_release(&t->by_id);
+    free(t);
+}
+
+static struct job *find(const struct ps_node_jobs *t, const char *job_id)
+{
+    return ps_strmap_get(&t->by_id, job_id);
+}
+
+static int add_job(struct ps_node_jobs *t, struct job *j)
+{
+    if (t->count == t->capacity) {
+        size_t cap = t->capacity ? t->capacity * 2 : 16;
+        struct job **p = realloc(t->jobs, cap * sizeof *p);
+        if (!p)
+            return PS_ENOMEM;
+        t->jobs = p;
+        t->capacity = cap;
+    }
+    if (ps_strmap_put(&t->by_id, j->job_id, j) != 0)
+        return PS_ENOMEM;
+    t->jobs[t->count++] = j;
+    return 0;
+}
+
+/* ---- finished records ----------------------------------------------------------------- */
+
+/* s[0..len) as valid UTF-8: each byte of an invalid sequence becomes U+FFFD, so a job's binary
+ * garbage still travels as a JSON string. Returns a malloc'ed string and its length. */
+static char *utf8_clean(const char *s, size_t len, size_t *out_len)
+{
+    char *out = malloc(len * 3 + 1);
+    if (!out)
+        return NULL;
+    size_t o = 0, i = 0;
+    while (i < len) {
+        size_t bad;
+        if (ps_utf8_valid(s + i, len - i, &bad)) {
+            memcpy(out + o, s + i, len - i);
+            o += len - i;
+            break;
+        }
+        memcpy(out + o, s + i, bad);
+        o += bad;
+        memcpy(out + o, "\xef\xbf\xbd", 3);
+        o += 3;
+        i += bad + 1;
+    }
+    out[o] = '\0';
+    *out_len = o;
+    return out;
+}
+
+static const char *outcome_name(enum ps_node_outcome o)
+{
+    switch (o) {
+    case PS_NODE_OUTCOME_COMPLETED: return "completed";
+    case PS_NODE_OUTCOME_FAILED: return "failed";
+    case PS_NODE_OUTCOME_ABORTED: return "aborted";
+    default: return "running";
+    }
+}
+
+/* Engine statistic paths start with '/'; the heartbeat's keys do not (docs/api.md). */
+static int put_stat(json_t *stats, const char *path, int64_t value)
+{
+    if (path[0] == '/')
+        path++;
+    return json_object_set_new(stats, path, json_integer(value));
+}
+
+static json_t *build_statistics(const struct job *j, const struct ps_node_job_end *end)
+{
+    json_t *stats = json_object();
+    if (!stats)
+        return NULL;
+    int rc = put_stat(stats, PS_STAT_USER_JOB_MAX_MEMORY, end->memory_peak_bytes);
+    if (j->memory_limit_bytes > 0) {
+        struct ps_memory_job mj;
+        memset(&mj, 0, sizeof mj);
+        mj.memory_limit_bytes = j->memory_limit_bytes;
+        mj.user_job_memory_reserve_bytes = j->memory_reserve_bytes;
+        struct ps_stat_sample s[PS_MEMORY_USER_JOB_STAT_COUNT];
+        size_t n = ps_memory_user_job_statistics(&mj, s);
+        for (size_t i = 0; i < n; i++)
+            rc |= put_stat(stats, s[i].path, s[i].value);
+    }
+    if (j->monitor_on) {
+        struct ps_stat_sample s[PS_CPU_MONITOR_STAT_COUNT];
+        size_t n = ps_cpu_monitor_statistics(&j->monitor, s);
+        for (size_t i = 0; i < n; i++)
+            rc |= put_stat(stats, s[i].path, s[i].value);
+    }
+    rc |= put_stat(stats, PS_STAT_TIME_TOTAL, end->duration_ms);
+    rc |= put_stat(stats, "/user_job/cpu_usage_ms", (int64_t)(end->cpu_seconds * 1000.0));
+    if (rc != 0) {
+        json_decref(stats);
+        return NULL;
+    }
+    return stats;
+}
+
+static double current_guarantee(const struct job *j)
+{
+    return j->monitor_on ? j->monitor.soft_limit : j->cpu_limit;
+}
+
+/* Builds the finished record of j from end; stderr may be NULL. Returns 0 or PS_ENOMEM. */
+static int make_record(struct job *j, const struct ps_node_job_end *end, const char *stderr_data,
+                       size_t stderr_len, bool stderr_truncated)
+{
+    json_t *r = json_object();
+    json_t *stats = build_statistics(j, end);
+    size_t clean_len = 0;
+    char *clean = utf8_clean(stderr_data ? stderr_data : "", stderr_data ? stderr_len : 0,
+                             &clean_len);
+    if (!r || !stats || !clean)
+        goto fail;
+    int rc = json_object_set_new(r, "job_id", json_string(j->job_id));
+    rc |= json_object_set_new(r, "state", json_string(outcome_name(end->outcome)));
+    rc |= json_object_set_new(r, "exit_code", json_integer(end->exit_code));
+    if (end->outcome == PS_NODE_OUTCOME_FAILED)
+        rc |= json_object_set_new(r, "error", json_string(end->error[0] ? end->error
+                                                                          : "Job failed"));
+    if (end->outcome == PS_NODE_OUTCOME_ABORTED)
+        rc |= json_object_set_new(r, "abort_reason",
+                                  json_string(end->abort_reason[0] ? end->abort_reason
+                                                                   : "unknown"));
+    rc |= json_object_set_new(r, "cpu_guarantee", json_real(current_guarantee(j)));
+    rc |= json_object_set_new(r, "cpu_usage_seconds", json_real(end->cpu_seconds));
+    rc |= json_object_set_new(r, "memory_bytes", json_integer(end->memory_peak_bytes));
+    rc |= json_object_set_new(r, "statistics", stats);
+    stats = NULL;
+    rc |= json_object_set_new(r, "stderr", json_stringn(clean, clean_len));
+    rc |= json_object_set_new(r, "stderr_truncated", json_boolean(stderr_truncated));
+    if (rc != 0)
+        goto fail;
+    free(clean);
+    json_decref(j->record);
+    j->record = r;
+    j->record_stderr_bytes = clean_len;
+    return 0;
+fail:
+    free(clean);
+    json_decref(stats);
+    json_decref(r);
+    return PS_ENOMEM;
+}
+
+/* A record that cannot even be built (out of memory) still has to say the job ended. */
+static json_t *minimal_record(const char *job_id, const char *state, const char *abort_reason)
+{
+    json_t *r = json_pack("{s:s, s:s}", "job_id", job_id, "state", state);
+    if (r && abort_reason)
+        json_object_set_new(r, "abort_reason", json_string(abort_reason));
+    return r;
+}
+
+static void finish(struct ps_node_jobs *t, struct job *j, const struct ps_node_job_end *end,
+                   const char *stderr_data, size_t stderr_len, bool truncated)
+{
+    if (make_record(j, end, stderr_data, stderr_len, truncated) != 0) {
+        logf_(t, "job %s: out of memory for its record; reporting it without statistics",
+              j->job_id);
+        json_decref(j->record);
+        j->record = minimal_record(j->job_id, outcome_name(end->outcome),
+                                   end->outcome == PS_NODE_OUTCOME_ABORTED ? end->abort_reason
+                                                                           : NULL);
+        j->record_stderr_bytes = 0;
+    }
+    if (j->state == JOB_RUNNING)
+        t->running--;
+    j->state = JOB_FINISHED;
+    if (end->outcome == PS_NODE_OUTCOME_FAILED)
+        logf_(t, "job %s: failed: %s", j->job_id, end->error);
+    else if (end->outcome == PS_NODE_OUTCOME_ABORTED)
+        logf_(t, "job %s: aborted: %s", j->job_id, end->abort_reason);
+    else
+        logf_(t, "job %s: completed in %lld ms", j->job_id, (long long)end->duration_ms);
+}
+
+/* ---- start ---------------------------------------------------------------------------- */
+
+static char *dup_or_empty(const char *s)
+{
+    return strdup(s ? s : "");
+}
+
+void ps_node_jobs_start(struct ps_node_jobs *t, const struct ps_node_start *s, int64_t now_ms)
+{
+    if (find(t, s->job_id))
+        return;
+    struct job *j = calloc(1, sizeof *j);
+    if (!j) {
+        logf_(t, "job %s: out of memory, not started", s->job_id);
+        return;
+    }
+    j->job_id = strdup(s->job_id);
+    j->operation_id = dup_or_empty(s->operation_id);
+    j->task_name = dup_or_empty(s->task_name);
+    if (!j->job_id || !j->operation_id || !j->task_name) {
+        logf_(t, "job %s: out of memory, not started", s->job_id);
+        job_free(t->runner, j);
+        return;
+    }
+    j->job_index = s->job_index;
+    j->cpu_limit = s->cpu_limit;
+    j->memory_limit_bytes = s->memory_limit_bytes;
+    j->memory_reserve_bytes = s->memory_reserve_bytes;
+    j->start_ms = now_ms;
+    j->state = JOB_RUNNING;
+
+    struct ps_error e;
+    ps_error_init(&e);
+    if (ps_cpu_monitor_init(&j->monitor, &s->cpu_monitor, s->cpu_limit, &e) == 0) {
+        if (ps_cpu_monitor_start(&j->monitor, now_ms, &e) == 0) {
+            j->monitor_on = true;
+            j->next_check_ms = now_ms + s->cpu_monitor.check_period_ms;
+        } else {
+            ps_cpu_monitor_release(&j->monitor);
+        }
+    }
+    if (!j->monitor_on) {
+        logf_(t, "job %s: no CPU monitor: %s", s->job_id, e.msg);
+        ps_error_init(&e);
+    }
+
+    if (add_job(t, j) != 0) {
+        logf_(t, "job %s: out of memory, not started", s->job_id);
+        job_free(t->runner, j);
+        return;
+    }
+    t->running++;
+
+    struct ps_node_job_spec spec = {
+        .operation_id = s->operation_id,
+        .job_id = s->job_id,
+        .task_name = s->task_name,
+        .job_index = s->job_index,
+        .command = s->command,
+        .environment = (const char *const *)s->environment,
+        .cpu_limit = s->cpu_limit,
+        /* The monitor starts at the hard limit (semantics.md 4.2), so does the weight. */
+        .cpu_guarantee = s->cpu_limit,
+        .memory_limit_bytes = s->memory_limit_bytes,
+        .tmpfs_size_bytes = s->tmpfs_size_bytes,
+    };
+    int rc = t->runner->ops->start(t->runner->ctx, &spec, now_ms, &j->handle, &e);
+    if (rc != 0) {
+        j->handle = NULL;
+        struct ps_node_job_end end;
+        memset(&end, 0, sizeof end);
+        end.exit_code = -1;
+        /* A spec this node cannot run fails (retrying it elsewhere may not help either); a
+         * node-side trouble aborts, so the scheduler runs the job again. */
+        if (rc == PS_EINVAL || rc == PS_EPERM || rc == PS_ENOENT) {
+            end.outcome = PS_NODE_OUTCOME_FAILED;
+            snprintf(end.error, sizeof end.error, "Cannot start job: %.140s", e.msg);
+        } else {
+            end.outcome = PS_NODE_OUTCOME_ABORTED;
+            snprintf(end.abort_reason, sizeof end.abort_reason, "node_error");
+            logf_(t, "job %s: cannot start: %s", s->job_id, e.msg);
+        }
+        finish(t, j, &end, e.msg, strlen(e.msg), false);
+        return;
+    }
+    logf_(t, "job %s: started (operation %s, task %s, index %lld, cpu %.2f, memory limit %lld)",
+          j->job_id, j->operation_id, j->task_name, (long long)j->job_index, j->cpu_limit,
+          (long long)j->memory_limit_bytes);
+}
+
+/* ---- signals from the scheduler --------------------------------------------------------- */
+
+void ps_node_jobs_interrupt(struct ps_node_jobs *t, const char *job_id, int64_t timeout_ms,
+                            const char *reason, int64_t now_ms)
+{
+    struct job *j = find(t, job_id);
+    if (!j || j->state != JOB_RUNNING || j->aborting)
+        return;
+    struct ps_error e;
+    ps_error_init(&e);
+    if (t->runner->ops->interrupt(j->handle, now_ms, timeout_ms, reason, &e) != 0) {
+        logf_(t, "job %s: interrupt failed (%s); aborting it", job_id, e.msg);
+        ps_node_jobs_abort(t, job_id, reason);
+        return;
+    }
+    if (!j->interrupted)
+        logf_(t, "job %s: interrupted (%s), killed in %lld ms unless it exits", job_id, reason,
+              (long long)timeout_ms);
+    j->interrupted = true;
+}
+
+void ps_node_jobs_abort(struct ps_node_jobs *t, const char *job_id, const char *reason)
+{
+    struct job *j = find(t, job_id);
+    if (!j || j->state != JOB_RUNNING || j->aborting)
+        return;
+    struct ps_error e;
+    ps_error_init(&e);
+    if (t->runner->ops->abort(j->handle, reason, &e) != 0) {
+        if (!j->pending_abort[0])
+            logf_(t, "job %s: abort: %s (retrying every tick)", job_id, e.msg);
+        snprintf(j->pending_abort, sizeof j->pending_abort, "%s", reason);
+    } else {
+        j->aborting = true;
+        j->pending_abort[0] = '\0';
+    }
+}
+
+void ps_node_jobs_abort_all(struct ps_node_jobs *t, const char *reason)
+{
+    for (size_t i = 0; i < t->count; i++)
+        if (t->jobs[i]->state == JOB_RUNNING)
+            ps_node_jobs_abort(t, t->jobs[i]->job_id, reason);
+}
+
+bool ps_node_jobs_acknowledge(struct ps_node_jobs *t, const char *job_id)
+{
+    struct job *j = find(t, job_id);
+    if (!j || j->state != JOB_FINISHED)
+        return false;
+    ps_strmap_remove(&t->by_id, job_id);
+    for (size_t i = 0; i < t->count; i++)
+        if (t->jobs[i] == j) {
+            memmove(&t->jobs[i], &t->jobs[i + 1], (t->count - i - 1) * sizeof *t->jobs);
+            t->count--;
+            break;
+        }
+    job_free(t->runner, j);
+    return true;
+}
+
+/* ---- tick ----------------------------------------------------------------------------- */
+
+struct guarantee_ctx {
+    struct ps_node_jobs *t;
+    struct job *j;
+};
+
+/* The monitor's try_set: applies the guarantee as the job's weight. Without weights on this
+ * node the guarantee is accepted as bookkeeping (the node runs jobs without CPU control and
+ * said so at start); only a failed write refuses it, as upstream's TrySetCpuGuarantee. */
+static bool try_set_guarantee(void *ctx, double cores)
+{
+    struct guarantee_ctx *g = ctx;
+    struct ps_error e;
+    ps_error_init(&e);
+    int rc = g->t->runner->ops->set_cpu_guarantee(g->j->handle, cores, &e);
+    if (rc == 0)
+        return true;
+    if (rc == PS_ESTATE) {
+        if (!g->t->weight_warned)
+            logf_(g->t, "CPU guarantees are not enforced on this node (%s); reporting them "
+                  "only", e.msg);
+        g->t->weight_warned = true;
+        return true;
+    }
+    logf_(g->t, "job %s: cannot set CPU guarantee %.2f: %s", g->j->job_id, cores, e.msg);
+    return false;
+}
+
+static void monitor_tick(struct ps_node_jobs *t, struct job *j, int64_t now_ms)
+{
+    if (!j->monitor_on || now_ms < j->next_check_ms)
+        return;
+    int64_t period = j->monitor.config.check_period_ms;
+    j->next_check_ms += period;
+    if (j->next_check_ms <= now_ms)
+        j->next_check_ms = now_ms + period;
+    struct guarantee_ctx g = {t, j};
+    struct ps_cpu_monitor_tick out;
+    struct ps_error e;
+    ps_error_init(&e);
+    if (ps_cpu_monitor_tick(&j->monitor, now_ms, j->sample.cpu_seconds, try_set_guarantee, &g,
+                            &out, &e) != 0) {
+        if (!j->monitor_error_logged)
+            logf_(t, "job %s: CPU monitor: %s", j->job_id, e.msg);
+        j->monitor_error_logged = true;
+        return;
+    }
+    if (out.changed)
+        logf_(t, "job %s: CPU guarantee %.3f -> %.3f (smoothed usage %.3f)%s", j->job_id,
+              out.old_soft_limit, out.new_soft_limit, out.smoothed_usage,
+              j->monitor.config.enable_cpu_reclaim ? "" : " [dry run, reclaim off]");
+}
+
+/* Reaps a job the runner reported finished: reads its stderr and builds its record. */
+static void reap(struct ps_node_jobs *t, struct job *j)
+{
+    struct ps_node_job_end end;
+    memset(&end, 0, sizeof end);
+    t->runner->ops->result(j->handle, &end);
+    char *data = NULL;
+    size_t len = 0;
+    bool truncated = false;
+    struct ps_error e;
+    ps_error_init(&e);
+    if (t->runner->ops->read_stderr(j->handle, &data, &len, &truncated, &e) != 0) {
+        logf_(t, "job %s: cannot read its stderr: %s", j->job_id, e.msg);
+        data = NULL;
+        len = 0;
+    }
+    finish(t, j, &end, data, len, truncated);
+    free(data);
+    t->runner->ops->free(j->handle);
+    j->handle = NULL;
+}
+
+static void overdraft_check(struct ps_node_jobs *t)
+{
+    if (t->cfg.node_memory_bytes <= 0 || t->running == 0)
+        return;
+    struct ps_node_memory_use *use = malloc(t->running * sizeof *use);
+    size_t *victims = malloc(t->running * sizeof *victims);
+    struct job **map = malloc(t->running * sizeof *map);
+    if (!use || !victims || !map)
+        goto out;
+    size_t n = 0;
+    for (size_t i = 0; i < t->count && n < t->running; i++) {
+        struct job *j = t->jobs[i];
+        if (j->state != JOB_RUNNING)
+            continue;
+        map[n] = j;
+        use[n++] = (struct ps_node_memory_use){j->job_id, j->sample.memory_bytes,
+                                               j->memory_reserve_bytes, !j->aborting};
+    }
+    size_t v = ps_node_overdraft_victims(use, n, t->cfg.node_memory_bytes, victims);
+    for (size_t k = 0; k < v; k++) {
+        struct job *j = map[victims[k]];
+        logf_(t, "job %s: uses %lld bytes, above its reserve of %lld, while the node is out of "
+              "memory: aborting it (resource_overdraft)", j->job_id,
+              (long long)j->sample.memory_bytes, (long long)j->memory_reserve_bytes);
+        ps_node_jobs_abort(t, j->job_id, "resource_overdraft");
+    }
+out:
+    free(use);
+    free(victims);
+    free(map);
+}
+
+size_t ps_node_jobs_tick(struct ps_node_jobs *t, int64_t now_ms)
+{
+    size_t finished = 0;
+    for (size_t i = 0; i < t->count; i++) {
+        struct job *j = t->jobs[i];
+        if (j->state != JOB_RUNNING)
+            continue;
+        struct ps_node_job_sample s;
+        memset(&s, 0, sizeof s);
+        struct ps_error e;
+        ps_error_init(&e);
+        if (t->runner->ops->tick(j->handle, now_ms, &s, &e) != 0)
+            logf_(t, "job %s: %s", j->job_id, e.msg);   /* the sample is still what was read */
+        if (s.cpu_seconds >= j->sample.cpu_seconds && isfinite(s.cpu_seconds))
+            j->sample.cpu_seconds = s.cpu_seconds;
+        j->sample.memory_bytes = s.memory_bytes;
+        if (s.memory_peak_bytes > j->sample.memory_peak_bytes)
+            j->sample.memory_peak_bytes = s.memory_peak_bytes;
+        if (s.finished) {
+            reap(t, j);
+            finished++;
+            continue;
+        }
+        if (j->pending_abort[0]) {
+            char reason[sizeof j->pending_abort];
+            memcpy(reason, j->pending_abort, sizeof reason);
+            ps_node_jobs_abort(t, j->job_id, reason);
+        }
+        monitor_tick(t, j, now_ms);
+    }
+    overdraft_check(t);
+    return finished;
+}
+
+/* ---- report --------------------------------------------------------------------------- */
+
+static json_t *running_entry(const struct job *j)
+{
+    return json_pack("{s:s, s:s, s:f, s:f, s:I}", "job_id", j->job_id, "state", "running",
+                     "cpu_guarantee", current_guarantee(j), "cpu_usage_seconds",
+                     j->sample.cpu_seconds, "memory_bytes", (json_int_t)j->sample.memory_bytes);
+}
+
+json_t *ps_node_jobs_report(struct ps_node_jobs *t, bool *more)
+{
+    *more = false;
+    json_t *arr = json_array();
+    if (!arr)
+        return NULL;
+    for (size_t i = 0; i < t->count; i++) {
+        struct job *j = t->jobs[i];
+        if (j->state == JOB_RUNNING && json_array_append_new(arr, running_entry(j)) != 0)
+            goto fail;
+    }
+    size_t used = 0, sent = 0;
+    for (size_t i = 0; i < t->count; i++) {
+        struct job *j = t->jobs[i];
+        if (j->state != JOB_FINISHED || !j->record)
+            continue;
+        if (sent > 0 && used + j->record_stderr_bytes > t->cfg.report_stderr_budget_bytes) {
+            *more = true;
+            continue;
+        }
+        if (json_array_append(arr, j->record) != 0)
+            goto fail;
+        used += j->record_stderr_bytes;
+        sent++;
+    }
+    return arr;
+fail:
+    json_decref(arr);
+    return NULL;
+}
+
+size_t ps_node_jobs_running_count(const struct ps_node_jobs *t)
+{
+    return t->running;
+}
+
+size_t ps_node_jobs_finished_count(const struct ps_node_jobs *t)
+{
+    return t->count - t->running;
+}
+
+double ps_node_jobs_cpu_guarantee(const struct ps_node_jobs *t, const char *job_id)
+{
+    const struct job *j = find(t, job_id);
+    if (!j || j->state != JOB_RUNNING)
+        return -1;
+    return current_guarantee(j);
+}

@@ -1,0 +1,94 @@
+/* jobs.h — the node's job table: every job from the moment the scheduler asks to start it until
+ * the scheduler has acknowledged how it ended.
+ *
+ * States: running -> finished (completed | failed | aborted) -> forgotten (acknowledged).
+ * A job whose start fails never runs: it is finished at once (failed when its spec cannot run
+ * here, e.g. a tmpfs on a node that is not root; aborted with "node_error" when the node could
+ * not start it for its own reasons, e.g. fork failed), so the scheduler always learns its fate.
+ *
+ * Every tick (ps_node_jobs_tick) the table
+ * - ticks each running job's runner (usage sample, reaping, memory limit, interrupt deadline);
+ * - ticks each job's CPU monitor every check_period of the job's job_cpu_monitor config with the
+ *   job's cumulative CPU seconds, and applies a new guarantee as the job's CPU weight when
+ *   enable_cpu_reclaim is on (without weights on this node it is bookkeeping: the new guarantee
+ *   is still reported, so the scheduler lends the CPU, but nothing enforces it);
+ * - applies the overdraft policy of memory.h against the node's memory resource;
+ * - turns each job that ended into a finished record (statistics, capped stderr) and frees its
+ *   runner (its sandbox is removed then).
+ *
+ * The heartbeat reports (ps_node_jobs_report) list running jobs and finished records; a
+ * finished record stays until acknowledged, so a heartbeat that fails loses nothing.
+ *
+ * Not thread-safe: the agent's one thread drives it.
+ */
+#ifndef PS_NODE_JOBS_H
+#define PS_NODE_JOBS_H
+
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/error.h"
+#include "node/protocol.h"
+#include "node/runner.h"
+
+/* A log line (without newline) from the table, e.g. "job j1: started". */
+typedef void (*ps_node_log_fn)(void *ctx, const char *fmt, va_list ap);
+
+struct ps_node_jobs_config {
+    int64_t node_memory_bytes;          /* the node's memory resource; <= 0: no overdraft check */
+    /* Finished records carry their job's stderr; a heartbeat carries at most this many bytes
+     * of stderr in total (at least one record always goes), the rest waits for the next one. */
+    size_t report_stderr_budget_bytes;  /* default 4 MiB */
+    ps_node_log_fn log;                 /* may be NULL */
+    void *log_ctx;
+};
+
+void ps_node_jobs_config_init(struct ps_node_jobs_config *cfg);
+
+struct ps_node_jobs;
+
+/* The runner is borrowed and must outlive the table. Errors: PS_ENOMEM. */
+int ps_node_jobs_new(const struct ps_node_runner *runner, const struct ps_node_jobs_config *cfg,
+                     struct ps_node_jobs **out, struct ps_error *err);
+
+/* Aborts whatever still runs (without waiting) and frees everything. NULL is a no-op. */
+void ps_node_jobs_free(struct ps_node_jobs *t);
+
+/* Starts a job from jobs_to_start. A job id already in the table (running or finished and not
+ * yet acknowledged) is ignored: the scheduler repeated itself. Never fails: a job that cannot
+ * start becomes a finished record. */
+void ps_node_jobs_start(struct ps_node_jobs *t, const struct ps_node_start *s, int64_t now_ms);
+
+/* SIGINT now, abort with reason after timeout_ms if it has not exited. Unknown or finished
+ * jobs: nothing. */
+void ps_node_jobs_interrupt(struct ps_node_jobs *t, const char *job_id, int64_t timeout_ms,
+                            const char *reason, int64_t now_ms);
+
+/* Kills the job's whole process group now; it finishes as aborted with reason. Unknown or
+ * finished jobs: nothing. */
+void ps_node_jobs_abort(struct ps_node_jobs *t, const char *job_id, const char *reason);
+
+/* Aborts every running job with reason. */
+void ps_node_jobs_abort_all(struct ps_node_jobs *t, const char *reason);
+
+/* Forgets a finished job the scheduler has recorded. Returns true when one was forgotten
+ * (running or unknown ids are ignored: only finished records are acknowledged). */
+bool ps_node_jobs_acknowledge(struct ps_node_jobs *t, const char *job_id);
+
+/* One tick at now_ms (see the header comment). Returns how many jobs finished in it. */
+size_t ps_node_jobs_tick(struct ps_node_jobs *t, int64_t now_ms);
+
+/* The "jobs" array of a heartbeat: every running job, then finished records within the stderr
+ * budget. *more is set when finished records were left out. NULL when out of memory. */
+json_t *ps_node_jobs_report(struct ps_node_jobs *t, bool *more);
+
+size_t ps_node_jobs_running_count(const struct ps_node_jobs *t);
+size_t ps_node_jobs_finished_count(const struct ps_node_jobs *t);
+
+/* The current CPU guarantee of a running job (cores), or -1 for an unknown or finished job. */
+double ps_node_jobs_cpu_guarantee(const struct ps_node_jobs *t, const char *job_id);
+
+#endif

@@ -1,0 +1,100 @@
+/* protocol.h — the node side of `POST /internal/v1/node/heartbeat` (docs/api.md, "Nodes").
+ *
+ * The request is built from the node's identity and the job table's reports (jobs.h); the
+ * reply is validated in full before anything in it is acted upon, so a malformed reply changes
+ * nothing: ps_node_reply_parse fails with a message naming the key, and the agent logs it and
+ * carries on with the next heartbeat. Keys the contract does not name are ignored (so a newer
+ * scheduler can add some), except inside job_cpu_monitor, whose keys are the config's.
+ */
+#ifndef PS_NODE_PROTOCOL_H
+#define PS_NODE_PROTOCOL_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/cpu_monitor.h"
+#include "core/error.h"
+
+#define PS_NODE_HEARTBEAT_PATH "/internal/v1/node/heartbeat"
+#define PS_NODE_MIN_HEARTBEAT_PERIOD_MS 10
+#define PS_NODE_MAX_HEARTBEAT_PERIOD_MS 3600000
+#define PS_NODE_ID_MAX 64
+#define PS_NODE_JOB_ID_MAX 128
+
+/* What the node tells about itself in every heartbeat. Strings borrowed. */
+struct ps_node_identity {
+    const char *node_id;
+    const char *const *tags;            /* tag_count entries */
+    size_t tag_count;
+    double cpu;                         /* cores */
+    int64_t memory_bytes;
+    int64_t user_slots;
+};
+
+/* Builds the request object {"node_id", "tags", "resource_limits", "jobs"}; takes the
+ * reference of jobs (an array of job reports, may be NULL for []). Returns NULL when out of
+ * memory (jobs is released then too). */
+json_t *ps_node_request_build(const struct ps_node_identity *id, json_t *jobs);
+
+/* True when s is a usable job or node id: 1..max of [A-Za-z0-9._-], not "." or "..". Job ids
+ * name sandbox directories and cgroups, so nothing else may pass. */
+bool ps_node_id_valid(const char *s, size_t max);
+
+/* One entry of jobs_to_start. Strings borrow from the reply document. */
+struct ps_node_start {
+    const char *job_id;
+    const char *operation_id;
+    const char *task_name;
+    int64_t job_index;
+    const char *command;
+    char **environment;                 /* owned "KEY=VALUE" list, NULL-terminated, sorted */
+    double cpu_limit;                   /* cores, >= 0 */
+    double cpu_guarantee;               /* cores; cpu_limit when absent */
+    int64_t memory_limit_bytes;         /* >= 0; 0 none */
+    int64_t memory_reserve_bytes;       /* >= 0; 0 none */
+    int64_t tmpfs_size_bytes;           /* >= 0 */
+    struct ps_cpu_monitor_config cpu_monitor;   /* defaults for absent keys, validated */
+};
+
+struct ps_node_interrupt {
+    const char *job_id;
+    int64_t timeout_ms;                 /* >= 0 */
+    const char *reason;                 /* "preemption" when absent */
+};
+
+struct ps_node_abort {
+    const char *job_id;
+    const char *reason;                 /* "scheduler" when absent */
+};
+
+/* A parsed reply. It keeps a reference to the document its strings borrow from. */
+struct ps_node_reply {
+    json_t *doc;
+    bool has_heartbeat_period;
+    int64_t heartbeat_period_ms;
+    struct ps_node_start *starts;
+    size_t start_count;
+    struct ps_node_interrupt *interrupts;
+    size_t interrupt_count;
+    struct ps_node_abort *aborts;
+    size_t abort_count;
+    const char **acknowledged;
+    size_t acknowledged_count;
+};
+
+/* Validates doc (borrowed; the reply takes its own reference) and fills *out. On error *out is
+ * empty and needs no release. Errors: PS_EINVAL naming the key, e.g.
+ * "jobs_to_start[2].job_id: must be 1..128 of [A-Za-z0-9._-], got \"../x\""; PS_ENOMEM. */
+int ps_node_reply_parse(json_t *doc, struct ps_node_reply *out, struct ps_error *err);
+
+/* Frees what the reply owns. Safe on a zeroed reply. */
+void ps_node_reply_release(struct ps_node_reply *r);
+
+/* Parses a job_cpu_monitor object over the defaults into *cfg and validates it. Booleans are
+ * JSON true/false, durations whole milliseconds, the rest numbers. */
+int ps_node_cpu_monitor_config_parse(const json_t *obj, const char *path,
+                                     struct ps_cpu_monitor_config *cfg, struct ps_error *err);
+
+#endif

@@ -1,0 +1,418 @@
+#!/usr/bin/env python3
+"""End-to-end tests of a real cluster on 127.0.0.1: `poolsched scheduler` plus real
+`poolsched node` agents running real job processes. Run by node_e2e_*.sh:
+python3 node_e2e.py BINARY GROUP.
+
+Each case builds its own cluster in a temporary directory and stops every process it started
+(scheduler and nodes; nodes abort their jobs on SIGTERM; after a kill -9 the restarted node
+clears what its predecessor left in its cgroup, and the case kills leftovers by process group).
+"""
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from server_helper import Scheduler  # noqa: E402
+
+BIN = sys.argv[1]
+GROUP = sys.argv[2] if len(sys.argv) > 2 else "all"
+PREFIX = "e%d" % os.getpid()     # node ids (and so cgroups) never shared between parallel tests
+
+
+class Fail(Exception):
+    pass
+
+
+def check(cond, what, *context):
+    if not cond:
+        raise Fail(what + ("\n" + "\n".join(str(c)[:3000] for c in context) if context else ""))
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+class FixedPortScheduler(Scheduler):
+    """The helper's scheduler on a fixed port, so that it can restart where nodes look for it."""
+
+    def __init__(self, binary, data_dir, config, port):
+        Scheduler.__init__(self, binary, data_dir, config)
+        self.fixed_port = port
+
+    def start(self):
+        args = [self.binary, "scheduler", "--listen", "127.0.0.1:%d" % self.fixed_port,
+                "--data-dir", self.data_dir]
+        if self.config is not None:
+            path = self.data_dir + ".config.json"
+            with open(path, "w") as f:
+                json.dump(self.config, f)
+            args += ["--config", path]
+        self.log = open(self.log_path, "a")
+        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=self.log)
+        self.port = self.fixed_port
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                raise Fail("scheduler exited: " + open(self.log_path).read()[-3000:])
+            try:
+                if self.raw("GET", "/healthz")[0] == 200:
+                    break
+            except OSError:
+                pass
+            time.sleep(0.05)
+        else:
+            raise Fail("scheduler did not answer /healthz")
+        self.admin = open(os.path.join(self.data_dir, "admin_token")).read().strip()
+        self.secret = open(os.path.join(self.data_dir, "cluster_secret")).read().strip()
+        return self
+
+
+class Cluster:
+    def __init__(self, tmp, config=None):
+        self.tmp = tmp
+        cfg = {"heartbeat_period": 100, "fair_share_update_period": 100,
+               "node_offline_timeout": 2000}
+        cfg.update(config or {})
+        self.sched = FixedPortScheduler(BIN, os.path.join(tmp, "data"), cfg, free_port()).start()
+        self.nodes = {}
+
+    def url(self):
+        return "http://127.0.0.1:%d" % self.sched.fixed_port
+
+    def node(self, name, resources="cpu=2,memory=2G,user_slots=4", tags=None):
+        node_id = "%s-%s" % (PREFIX, name)
+        log = open(os.path.join(self.tmp, "node-%s.log" % name), "a")
+        args = [BIN, "node", "--scheduler", self.url(), "--node-id", node_id,
+                "--resources", resources, "--work-dir", os.path.join(self.tmp, "work-" + name),
+                "--data-dir", self.sched.data_dir, "--heartbeat-period", "100", "--tick", "50"]
+        if tags:
+            args += ["--tags", tags]
+        proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
+        self.nodes[name] = (proc, log, node_id)
+        return node_id
+
+    def node_log(self, name):
+        return open(os.path.join(self.tmp, "node-%s.log" % name)).read()
+
+    def stop_node(self, name, sig=signal.SIGTERM):
+        proc, log, _ = self.nodes[name]
+        if proc.poll() is None:
+            proc.send_signal(sig)
+            try:
+                proc.wait(15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        log.close()
+        return proc.returncode
+
+    def stop(self):
+        for name in list(self.nodes):
+            self.stop_node(name)
+        self.sched.stop()
+
+    def op(self, spec):
+        return self.sched.ok("start_op", {"operation_type": "vanilla", "spec": spec})["operation_id"]
+
+    def get_op(self, op):
+        return self.sched.ok("get_operation", {"operation_id": op})
+
+    def jobs(self, op, state=None):
+        body = {"operation_id": op}
+        if state:
+            body["state"] = state
+        return self.sched.ok("list_jobs", body)["jobs"]
+
+    def wait(self, pred, timeout, what):
+        deadline = time.time() + timeout
+        last = None
+        while time.time() < deadline:
+            last = pred()
+            if last:
+                return last
+            time.sleep(0.1)
+        raise Fail("timed out after %ss waiting for %s (last: %s)" % (timeout, what, last))
+
+    def wait_op(self, op, timeout, states=("completed",)):
+        o = self.wait(lambda: (lambda o: o if o["state"] in ("completed", "failed", "aborted")
+                               else None)(self.get_op(op)), timeout, "operation %s to end" % op)
+        check(o["state"] in states, "operation %s ended %s" % (op, o["state"]), o)
+        return o
+
+
+def task(command, count, **kw):
+    t = {"command": command, "job_count": count, "cpu_limit": kw.pop("cpu_limit", 0.5),
+         "memory_limit": kw.pop("memory_limit", 128 << 20)}
+    t.update(kw)
+    return t
+
+
+def kill_cgroup_leftovers(node_id):
+    """Kills processes left in a node's job cgroups (after a kill -9 of its agent)."""
+    for root in ("/sys/fs/cgroup/cpu", "/sys/fs/cgroup/memory", "/sys/fs/cgroup/unified",
+                 "/sys/fs/cgroup"):
+        if not os.path.isdir(root):
+            continue
+        for dirpath, dirnames, files in os.walk(root):
+            if dirpath.count("/") > 12:
+                dirnames[:] = []
+            if "/poolsched-%s/job-" % node_id in dirpath + "/" and "cgroup.procs" in files:
+                try:
+                    for pid in open(os.path.join(dirpath, "cgroup.procs")).read().split():
+                        try:
+                            os.kill(int(pid), signal.SIGKILL)
+                        except OSError:
+                            pass
+                except OSError:
+                    pass
+
+
+# ---- cases -------------------------------------------------------------------------------
+
+def case_operation_with_outputs(c):
+    """An operation of N jobs completes; each job's stderr is retrievable."""
+    c.node("a")
+    c.node("b")
+    n = 12
+    op = c.op({"tasks": {"main": task("echo \"job $YT_JOB_INDEX of $YT_OPERATION_ID\" >&2; "
+                                      "sleep 0.2", n)}})
+    o = c.wait_op(op, 40)
+    check(o["progress"]["completed"] == n and o["progress"]["failed"] == 0,
+          "all %d jobs completed" % n, o["progress"])
+    jobs = c.jobs(op, "completed")
+    check(len(jobs) == n, "list_jobs shows %d completed" % n, jobs)
+    seen = set()
+    for j in jobs:
+        out = c.sched.ok("get_job_stderr", {"operation_id": op, "job_id": j["id"]})
+        want = "job %d of %s\n" % (j["job_index"], op)
+        check(out["stderr"] == want and out["truncated"] is False, "stderr of job %s" % j["id"],
+              out, want)
+        check("user_job/max_memory" in j.get("statistics", {}), "statistics reach the scheduler",
+              j)
+        seen.add(j["node_id"])
+    check(len(seen) == 2, "both nodes ran jobs", seen)
+
+
+def case_registration_refused(c):
+    """A node whose tags match two pool trees is refused and exits naming both trees."""
+    c.sched.ok("create", {"type": "scheduler_pool_tree", "path": "//sys/pool_trees/gpu",
+                          "attributes": {"nodes_filter": "gpu"}})
+    c.node("g", tags="gpu")
+    proc = c.nodes["g"][0]
+    try:
+        rc = proc.wait(15)
+    except subprocess.TimeoutExpired:
+        raise Fail("the node kept running although its tags match two trees")
+    log = c.node_log("g")
+    check(rc == 1 and "refused to register" in log and "physical" in log and "gpu" in log,
+          "refused with the scheduler's message", rc, log)
+    # with the trees split by the tag it registers and runs jobs
+    c.sched.set("//sys/pool_trees/physical/@nodes_filter", "!gpu")
+    c.node("g2", tags="gpu")
+    op = c.op({"pool_trees": ["gpu"], "tasks": {"main": task("true", 2)}})
+    c.wait_op(op, 30)
+    check(all(j["node_id"].endswith("-g2") for j in c.jobs(op)), "gpu jobs ran on the gpu node")
+
+
+def case_memory_limit(c):
+    c.node("a")
+    op = c.op({"max_failed_job_count": 1, "tasks": {"hog": task(
+        "python3 -c 'import time; x = bytearray(300 << 20); x[::4096] = b\"x\" * "
+        "len(x[::4096]); time.sleep(10)'", 1, memory_limit=64 << 20)}})
+    c.wait_op(op, 40, states=("failed",))
+    jobs = c.jobs(op, "failed")
+    check(jobs and jobs[0]["error"] == "Memory limit exceeded", "the job failed with Memory limit "
+          "exceeded", jobs)
+
+
+def case_cpu_reclaim(c):
+    """A busy loop and an idle job under reclaim: the idle job's guarantee falls and the
+    scheduler sees it; the cgroup weight follows where cgroups are usable."""
+    node_id = c.node("a", resources="cpu=2,memory=2G,user_slots=4")
+    mon = {"enable_cpu_reclaim": True, "check_period": 100, "increase_coefficient": 1.15,
+           "decrease_coefficient": 0.85, "smoothing_factor": 0.2, "vote_window_size": 5,
+           "vote_decision_threshold": 3, "min_cpu_limit": 0.1}
+    op = c.op({"job_cpu_monitor": mon, "tasks": {
+        "idle": task("sleep 7", 1, cpu_limit=1),
+        "busy": task("timeout 7 sh -c 'while :; do :; done'; true", 1, cpu_limit=1)}})
+
+    def idle_low():
+        js = [j for j in c.jobs(op, "running") if j["task_name"] == "idle"]
+        return js and js[0]["cpu_guarantee"] < 0.4 and js[0]
+    idle = c.wait(idle_low, 20, "the scheduler to see the idle job's guarantee fall")
+    print("idle job guarantee seen by the scheduler: %.3f" % idle["cpu_guarantee"])
+    log = c.node_log("a")
+    if "CPU guarantees as cgroup weights" in log:
+        d = None
+        for root in ("/sys/fs/cgroup/cpu", "/sys/fs/cgroup/unified", "/sys/fs/cgroup"):
+            for dirpath, dirnames, _ in os.walk(root):
+                if dirpath.endswith("/poolsched-%s/job-%s" % (node_id, idle["id"])):
+                    d = dirpath
+                if dirpath.count("/") > 12:
+                    dirnames[:] = []
+            if d:
+                break
+        check(d, "the idle job's cgroup")
+        w = None
+        for f in ("cpu.shares", "cpu.weight"):
+            if os.path.exists(os.path.join(d, f)):
+                w = int(open(os.path.join(d, f)).read())
+                full = 1024 if f == "cpu.shares" else 100
+        print("idle job's %s weight: %d (full core: %d)" % (d, w, full))
+        check(w < full * 0.6, "the cgroup weight follows the guarantee", w)
+    else:
+        print("NOTE: no cgroup CPU weights here: the guarantee is reported but not enforced")
+    o = c.wait_op(op, 30)
+    busy = [j for j in c.jobs(op) if j["task_name"] == "busy"][0]
+    st = busy.get("statistics", {})
+    print("busy job: smoothed usage x100 %s, preemptible x100 %s" %
+          (st.get("job_proxy/smoothed_cpu_usage_x100"), st.get("job_proxy/preemptible_cpu_x100")))
+
+
+def case_preemption(c):
+    """Two operations in two pools: the one in the pool with a guarantee preempts real jobs of
+    the other, which are interrupted (SIGINT) and then killed."""
+    s = c.sched
+    t = "//sys/pool_trees/physical"
+    for key, value in [("fair_share_starvation_timeout", 500), ("preemptive_scheduling_backoff", 100),
+                       ("allocation_preemption_timeout", 1000), ("fair_share_starvation_tolerance", 0.9),
+                       # upstream leaves an operation with at most 10 running allocations alone
+                       ("max_unpreemptible_running_allocation_count", 0)]:
+        s.set(t + "/@" + key, value)
+    s.ok("create", {"type": "scheduler_pool", "path": "//sys/pools/guaranteed",
+                    "attributes": {"strong_guarantee_resources": {"cpu": 2}}})
+    s.ok("create", {"type": "scheduler_pool", "path": "//sys/pools/other"})
+    c.node("a", resources="cpu=2,memory=4G,user_slots=8")
+    # whole-core jobs: a node takes a job only with a core free (min_spare_allocation_resources)
+    greedy = c.op({"pool": "other", "tasks": {"main": task(
+        "trap 'echo interrupted >&2; exit 1' INT; sleep 30 & wait", 2, cpu_limit=1)}})
+    c.wait(lambda: len(c.jobs(greedy, "running")) == 2, 20, "the greedy operation to fill the node")
+    time.sleep(0.5)
+    urgent = c.op({"pool": "guaranteed", "tasks": {"main": task("sleep 1", 2, cpu_limit=1)}})
+    o = c.wait_op(urgent, 40)
+    check(o["progress"]["completed"] == 2, "the guaranteed operation completed", o["progress"])
+    pre = c.jobs(greedy, "aborted")
+    check(any(j.get("abort_reason") == "preemption" for j in pre), "greedy jobs were preempted",
+          c.jobs(greedy))
+    interrupted = [j for j in pre if "interrupted" in
+                   c.sched.ok("get_job_stderr", {"operation_id": greedy, "job_id": j["id"]})["stderr"]]
+    print("preempted jobs: %d, of which saw SIGINT: %d" % (len(pre), len(interrupted)))
+    check(interrupted, "a preempted job got SIGINT before it was killed", pre)
+    s.ok("abort_op", {"operation_id": greedy})
+
+
+def case_node_loss(c):
+    """A node killed mid-job: its jobs are aborted with node_offline and finish on another node;
+    a node that was only silent (stopped) and comes back is told to drop its jobs."""
+    c.node("a", resources="cpu=2,memory=2G,user_slots=2")
+    op = c.op({"tasks": {"main": task("sleep 4", 2, cpu_limit=1)}})
+    c.wait(lambda: len(c.jobs(op, "running")) == 2, 20, "two running jobs on a")
+    node_a = c.nodes["a"][2]
+    # the node dies with its agent (kill -9): its job processes are orphans now
+    c.stop_node("a", signal.SIGKILL)
+    kill_cgroup_leftovers(node_a)
+    c.node("b", resources="cpu=2,memory=2G,user_slots=2")
+    o = c.wait_op(op, 40)
+    aborted = c.jobs(op, "aborted")
+    check(len(aborted) == 2 and all(j["abort_reason"] == "node_offline" for j in aborted),
+          "a's jobs were aborted with node_offline", aborted)
+    done = c.jobs(op, "completed")
+    check(len(done) == 2 and all(j["node_id"].endswith("-b") for j in done),
+          "and completed on b", done)
+
+    # a node silent for longer than the timeout (SIGSTOP), then back: told to drop its jobs
+    op2 = c.op({"tasks": {"main": task("sleep 5; echo finished >&2", 2, cpu_limit=1)}})
+    c.wait(lambda: len(c.jobs(op2, "running")) == 2, 20, "two running jobs on b")
+    proc_b = c.nodes["b"][0]
+    c.node("c", resources="cpu=2,memory=2G,user_slots=2")
+    proc_b.send_signal(signal.SIGSTOP)
+    c.wait(lambda: len(c.jobs(op2, "aborted")) == 2, 20, "b's jobs aborted as node_offline")
+    # back while its jobs still run (they sleep 5 s; the offline timeout is 2 s)
+    proc_b.send_signal(signal.SIGCONT)
+    c.wait(lambda: c.node_log("b").count("abort requested (node_offline)") == 2, 10,
+           "b to be told to drop its two jobs")
+    c.wait(lambda: c.node_log("b").count("aborted: node_offline") == 2, 10, "b to kill them")
+    o = c.wait_op(op2, 40)
+    check(o["progress"]["completed"] == 2 and o["progress"]["aborted"] == 2,
+          "op2 completed its two jobs elsewhere or later", o["progress"])
+
+
+def case_scheduler_restart(c):
+    """The scheduler is killed and restarted while jobs run: nodes keep the jobs, re-register,
+    and the jobs re-attach; nothing is lost."""
+    c.node("a")
+    c.node("b")
+    n = 6   # 3 half-core jobs per 2-core node (a node keeps a core spare for a new job)
+    op = c.op({"tasks": {"main": task("sleep 3; echo done $YT_JOB_INDEX >&2", n, cpu_limit=0.5)}})
+    # running on the nodes, not only in the scheduler's books: a reply cut by the kill would
+    # leave jobs the nodes never got, which the restarted scheduler rightly declares lost
+    c.wait(lambda: sum(c.node_log(x).count(": started (") for x in ("a", "b")) == n, 20,
+           "all jobs started on the nodes")
+    c.sched.kill9()
+    time.sleep(1.0)
+    c.sched.start()
+    o = c.wait_op(op, 40)
+    check(o["progress"]["completed"] == n and o["progress"]["aborted"] == 0 and
+          o["progress"]["failed"] == 0, "every job completed once, none aborted", o["progress"])
+    for j in c.jobs(op):
+        out = c.sched.ok("get_job_stderr", {"operation_id": op, "job_id": j["id"]})
+        check(out["stderr"] == "done %d\n" % j["job_index"], "stderr after the restart", out)
+    for name in ("a", "b"):
+        check(c.nodes[name][0].poll() is None, "node %s kept running" % name)
+        log = c.node_log(name)
+        check("heartbeat failed" in log and "heartbeats work again" in log,
+              "node %s lost the scheduler and found it again" % name, log[-2000:])
+
+
+GROUPS = {
+    "ops": [case_operation_with_outputs, case_memory_limit, case_registration_refused],
+    "reclaim": [case_cpu_reclaim],
+    "preempt": [case_preemption],
+    "nodeloss": [case_node_loss],
+    "restart": [case_scheduler_restart],
+}
+
+
+def main():
+    cases = [f for g, fs in GROUPS.items() if GROUP in (g, "all") for f in fs]
+    if not cases:
+        sys.exit("unknown group " + GROUP)
+    failed = 0
+    for case in cases:
+        tmp = tempfile.mkdtemp(prefix="pse2e-")
+        os.chmod(tmp, 0o755)
+        t0 = time.time()
+        c = None
+        try:
+            c = Cluster(tmp)
+            case(c)
+            print("ok   %s (%.1fs)" % (case.__name__, time.time() - t0), flush=True)
+        except Exception as e:
+            failed += 1
+            print("FAIL %s: %s" % (case.__name__, e), flush=True)
+            for f in sorted(os.listdir(tmp)):
+                if f.endswith(".log"):
+                    print("---- %s" % f)
+                    print(open(os.path.join(tmp, f)).read()[-5000:])
+        finally:
+            if c:
+                c.stop()
+                for name, (_, _, node_id) in c.nodes.items():
+                    kill_cgroup_leftovers(node_id)
+            shutil.rmtree(tmp, ignore_errors=True)
+    print("%d passed, %d failed" % (len(cases) - failed, failed))
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,711 @@
+/* Tests of the node agent's logic without processes: the heartbeat protocol (request shape,
+ * strict reply validation), flag parsing, the overdraft policy, and the job table driven
+ * through a scripted runner (a test double of runner.h whose jobs use CPU and memory as the
+ * test says). The real runner is exercised by tests/scripts/node_*.sh. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "node/args.h"
+#include "node/jobs.h"
+#include "node/memory.h"
+#include "node/protocol.h"
+#include "node/runner.h"
+
+/* ---- the scripted runner -------------------------------------------------------------- */
+
+struct fake_job {
+    char id[64];
+    int64_t start_ms;
+    double cpu_rate;            /* cores the job uses */
+    int64_t memory_bytes;
+    bool finished;
+    struct ps_node_job_end end;
+    double guarantee;
+    int set_calls;
+    bool interrupted;
+    int64_t interrupt_deadline_ms;
+    char abort_reason[64];
+    const char *stderr_text;
+    size_t stderr_len;
+};
+
+struct fake_runner {
+    struct fake_job *jobs[32];
+    int count;
+    int start_error;            /* returned by the next start */
+    bool no_weights;            /* set_cpu_guarantee says PS_ESTATE */
+    double cpu_rate;            /* for new jobs */
+    int64_t memory_bytes;       /* for new jobs */
+};
+
+static struct fake_runner fr;
+
+static struct fake_job *fake_find(const char *id)
+{
+    for (int i = 0; i < fr.count; i++)
+        if (fr.jobs[i] && strcmp(fr.jobs[i]->id, id) == 0)
+            return fr.jobs[i];
+    return NULL;
+}
+
+static int f_start(void *ctx, const struct ps_node_job_spec *spec, int64_t now_ms, void **job,
+                   struct ps_error *err)
+{
+    if (fr.start_error) {
+        int rc = fr.start_error;
+        fr.start_error = 0;
+        return ps_error_set(err, rc, "scripted start failure");
+    }
+    struct fake_job *j = calloc(1, sizeof *j);
+    snprintf(j->id, sizeof j->id, "%s", spec->job_id);
+    j->start_ms = now_ms;
+    j->cpu_rate = fr.cpu_rate;
+    j->memory_bytes = fr.memory_bytes;
+    j->guarantee = spec->cpu_guarantee;
+    j->end.exit_code = -1;
+    fr.jobs[fr.count++] = j;
+    *job = j;
+    return 0;
+}
+
+static void end_job(struct fake_job *j, enum ps_node_outcome o, int exit_code, const char *error,
+                    const char *reason, int64_t now_ms)
+{
+    j->finished = true;
+    j->end.outcome = o;
+    j->end.exit_code = exit_code;
+    snprintf(j->end.error, sizeof j->end.error, "%s", error ? error : "");
+    snprintf(j->end.abort_reason, sizeof j->end.abort_reason, "%s", reason ? reason : "");
+    j->end.duration_ms = now_ms - j->start_ms;
+    j->end.cpu_seconds = j->cpu_rate * (double)(now_ms - j->start_ms) / 1000.0;
+    j->end.memory_peak_bytes = j->memory_bytes;
+}
+
+static int f_tick(void *job, int64_t now_ms, struct ps_node_job_sample *out,
+                  struct ps_error *err)
+{
+    struct fake_job *j = job;
+    if (!j->finished && j->abort_reason[0])
+        end_job(j, PS_NODE_OUTCOME_ABORTED, -1, NULL, j->abort_reason, now_ms);
+    if (!j->finished && j->interrupted && now_ms >= j->interrupt_deadline_ms)
+        end_job(j, PS_NODE_OUTCOME_ABORTED, -1, NULL, "preemption", now_ms);
+    out->finished = j->finished;
+    out->cpu_seconds = j->finished ? j->end.cpu_seconds
+                                   : j->cpu_rate * (double)(now_ms - j->start_ms) / 1000.0;
+    out->memory_bytes = j->memory_bytes;
+    out->memory_peak_bytes = j->memory_bytes;
+    return 0;
+}
+
+static int f_set(void *job, double cores, struct ps_error *err)
+{
+    struct fake_job *j = job;
+    if (fr.no_weights)
+        return ps_error_set(err, PS_ESTATE, "no cpu cgroup");
+    j->guarantee = cores;
+    j->set_calls++;
+    return 0;
+}
+
+static int f_interrupt(void *job, int64_t now_ms, int64_t timeout_ms, const char *reason,
+                       struct ps_error *err)
+{
+    struct fake_job *j = job;
+    if (!j->interrupted)
+        j->interrupt_deadline_ms = now_ms + timeout_ms;
+    j->interrupted = true;
+    return 0;
+}
+
+static int f_abort(void *job, const char *reason, struct ps_error *err)
+{
+    struct fake_job *j = job;
+    if (!j->finished)
+        snprintf(j->abort_reason, sizeof j->abort_reason, "%s", reason);
+    return 0;
+}
+
+static void f_result(void *job, struct ps_node_job_end *out)
+{
+    *out = ((struct fake_job *)job)->end;
+}
+
+static int f_read_stderr(void *job, char **data, size_t *len, bool *truncated,
+                         struct ps_error *err)
+{
+    struct fake_job *j = job;
+    size_t n = j->stderr_text ? j->stderr_len : 0;
+    *data = malloc(n + 1);
+    if (n)
+        memcpy(*data, j->stderr_text, n);
+    (*data)[n] = '\0';
+    *len = n;
+    *truncated = false;
+    return 0;
+}
+
+static void f_free(void *job)
+{
+    for (int i = 0; i < fr.count; i++)
+        if (fr.jobs[i] == job)
+            fr.jobs[i] = NULL;
+    free(job);
+}
+
+static const struct ps_node_runner_ops fake_ops = {
+    f_start, f_tick, f_set, f_interrupt, f_abort, f_result, f_read_stderr, f_free,
+};
+
+static struct ps_node_runner fake_runner = {&fake_ops, NULL, {true, true, true}};
+
+static int setup(void **state)
+{
+    memset(&fr, 0, sizeof fr);
+    fr.cpu_rate = 1.0;
+    fr.memory_bytes = 1 << 20;
+    return 0;
+}
+
+/* A start message as parse would give it; cfg NULL: the monitor defaults. */
+static struct ps_node_start start_msg(const char *id, double cpu,
+                                      const struct ps_cpu_monitor_config *cfg)
+{
+    static char *empty_env[] = {NULL};
+    struct ps_node_start s;
+    memset(&s, 0, sizeof s);
+    s.job_id = id;
+    s.operation_id = "op1";
+    s.task_name = "main";
+    s.command = "true";
+    s.environment = empty_env;
+    s.cpu_limit = cpu;
+    s.cpu_guarantee = cpu;
+    s.memory_limit_bytes = 100 << 20;
+    s.memory_reserve_bytes = 50 << 20;
+    if (cfg)
+        s.cpu_monitor = *cfg;
+    else
+        ps_cpu_monitor_config_init(&s.cpu_monitor);
+    return s;
+}
+
+static struct ps_node_jobs *new_table(int64_t node_memory)
+{
+    struct ps_node_jobs_config cfg;
+    ps_node_jobs_config_init(&cfg);
+    cfg.node_memory_bytes = node_memory;
+    struct ps_node_jobs *t = NULL;
+    assert_int_equal(ps_node_jobs_new(&fake_runner, &cfg, &t, NULL), 0);
+    return t;
+}
+
+/* The report entry of job id, or NULL. */
+static json_t *entry(json_t *report, const char *id)
+{
+    size_t i;
+    json_t *e;
+    json_array_foreach(report, i, e) {
+        if (strcmp(json_string_value(json_object_get(e, "job_id")), id) == 0)
+            return e;
+    }
+    return NULL;
+}
+
+/* ---- protocol ------------------------------------------------------------------------- */
+
+static void test_request_shape(void **state)
+{
+    const char *tags[] = {"gpu", "ssd"};
+    struct ps_node_identity id = {"n1", tags, 2, 4.0, INT64_C(8) << 30, 8};
+    json_t *req = ps_node_request_build(&id, NULL);
+    assert_non_null(req);
+    assert_string_equal(json_string_value(json_object_get(req, "node_id")), "n1");
+    assert_int_equal(json_array_size(json_object_get(req, "tags")), 2);
+    json_t *lim = json_object_get(req, "resource_limits");
+    assert_true(json_number_value(json_object_get(lim, "cpu")) == 4.0);
+    assert_int_equal(json_integer_value(json_object_get(lim, "memory")), INT64_C(8) << 30);
+    assert_int_equal(json_integer_value(json_object_get(lim, "user_slots")), 8);
+    assert_true(json_is_array(json_object_get(req, "jobs")));
+    json_decref(req);
+}
+
+static const char good_reply[] =
+    "{\"heartbeat_period_ms\": 200, \"jobs_to_start\": [{\"job_id\": \"j-1\", "
+    "\"operation_id\": \"op\", \"task_name\": \"main\", \"job_index\": 3, \"command\": \"echo "
+    "hi\", \"environment\": {\"B\": \"2\", \"A\": \"1\"}, \"cpu_limit\": 2, \"cpu_guarantee\": 2, "
+    "\"memory_limit\": 1048576, \"memory_reserve\": 524288, \"tmpfs_size\": 0, "
+    "\"job_cpu_monitor\": {\"enable_cpu_reclaim\": true, \"check_period\": 10, "
+    "\"min_cpu_limit\": 0.1}}], \"jobs_to_interrupt\": [{\"job_id\": \"j-2\", \"timeout_ms\": "
+    "500, \"reason\": \"preemption\"}], \"jobs_to_abort\": [{\"job_id\": \"j-3\", \"reason\": "
+    "\"node_offline\"}], \"acknowledged\": [\"j-4\"], \"some_future_key\": 1}";
+
+static void test_reply_parse(void **state)
+{
+    json_t *doc = json_loads(good_reply, 0, NULL);
+    assert_non_null(doc);
+    struct ps_node_reply r;
+    struct ps_error err;
+    ps_error_init(&err);
+    int rc = ps_node_reply_parse(doc, &r, &err);
+    if (rc)
+        print_error("%s\n", err.msg);
+    assert_int_equal(rc, 0);
+    json_decref(doc);   /* the reply keeps its own reference */
+    assert_true(r.has_heartbeat_period);
+    assert_int_equal(r.heartbeat_period_ms, 200);
+    assert_int_equal(r.start_count, 1);
+    assert_string_equal(r.starts[0].job_id, "j-1");
+    assert_int_equal(r.starts[0].job_index, 3);
+    assert_string_equal(r.starts[0].environment[0], "A=1");
+    assert_string_equal(r.starts[0].environment[1], "B=2");
+    assert_null(r.starts[0].environment[2]);
+    assert_true(r.starts[0].cpu_monitor.enable_cpu_reclaim);
+    assert_int_equal(r.starts[0].cpu_monitor.check_period_ms, 10);
+    assert_true(r.starts[0].cpu_monitor.min_cpu_limit == 0.1);
+    assert_true(r.starts[0].cpu_monitor.smoothing_factor == 0.1);  /* default kept */
+    assert_int_equal(r.starts[0].memory_reserve_bytes, 524288);
+    assert_int_equal(r.interrupt_count, 1);
+    assert_int_equal(r.interrupts[0].timeout_ms, 500);
+    assert_int_equal(r.abort_count, 1);
+    assert_string_equal(r.aborts[0].reason, "node_offline");
+    assert_int_equal(r.acknowledged_count, 1);
+    assert_string_equal(r.acknowledged[0], "j-4");
+    ps_node_reply_release(&r);
+
+    doc = json_loads("{}", 0, NULL);
+    assert_int_equal(ps_node_reply_parse(doc, &r, NULL), 0);
+    assert_false(r.has_heartbeat_period);
+    assert_int_equal(r.start_count + r.interrupt_count + r.abort_count, 0);
+    ps_node_reply_release(&r);
+    json_decref(doc);
+}
+
+static void expect_bad(const char *text, const char *message_part)
+{
+    json_t *doc = json_loads(text, 0, NULL);
+    assert_non_null(doc);
+    struct ps_node_reply r;
+    struct ps_error err;
+    ps_error_init(&err);
+    assert_int_equal(ps_node_reply_parse(doc, &r, &err), PS_EINVAL);
+    if (!strstr(err.msg, message_part))
+        print_error("message \"%s\" lacks \"%s\"\n", err.msg, message_part);
+    assert_non_null(strstr(err.msg, message_part));
+    assert_null(r.starts);
+    assert_int_equal(r.start_count, 0);
+    json_decref(doc);
+}
+
+static void test_reply_rejects(void **state)
+{
+    expect_bad("[]", "must be an object");
+    expect_bad("{\"heartbeat_period_ms\": 5}", "heartbeat_period_ms");
+    expect_bad("{\"heartbeat_period_ms\": \"5000\"}", "heartbeat_period_ms");
+    expect_bad("{\"jobs_to_start\": {}}", "jobs_to_start");
+    expect_bad("{\"jobs_to_start\": [{\"job_id\": \"../x\", \"operation_id\": \"o\", "
+               "\"task_name\": \"t\", \"command\": \"true\"}]}",
+               "jobs_to_start[0].job_id");
+    expect_bad("{\"jobs_to_start\": [{\"job_id\": \"a\", \"operation_id\": \"o\", "
+               "\"task_name\": \"t\"}]}",
+               "jobs_to_start[0].command");
+    expect_bad("{\"jobs_to_start\": [{\"job_id\": \"a\", \"operation_id\": \"o\", "
+               "\"task_name\": \"t\", \"command\": \"x\", \"cpu_limit\": -1}]}",
+               "cpu_limit");
+    expect_bad("{\"jobs_to_start\": [{\"job_id\": \"a\", \"operation_id\": \"o\", "
+               "\"task_name\": \"t\", \"command\": \"x\", \"environment\": {\"A=B\": \"1\"}}]}",
+               "environment");
+    expect_bad("{\"jobs_to_start\": [{\"job_id\": \"a\", \"operation_id\": \"o\", "
+               "\"task_name\": \"t\", \"command\": \"x\", \"job_cpu_monitor\": "
+               "{\"smoothing_factr\": 0.2}}]}",
+               "smoothing_factr");
+    expect_bad("{\"jobs_to_start\": [{\"job_id\": \"a\", \"operation_id\": \"o\", "
+               "\"task_name\": \"t\", \"command\": \"x\", \"job_cpu_monitor\": "
+               "{\"vote_window_size\": 2, \"vote_decision_threshold\": 3}}]}",
+               "vote_decision_threshold");
+    /* a good first start does not leak when the second is bad */
+    expect_bad("{\"jobs_to_start\": [{\"job_id\": \"a\", \"operation_id\": \"o\", "
+               "\"task_name\": \"t\", \"command\": \"x\", \"environment\": {\"A\": \"1\"}}, "
+               "{\"job_id\": \"\"}]}",
+               "jobs_to_start[1].job_id");
+    expect_bad("{\"jobs_to_interrupt\": [{\"job_id\": \"a\", \"timeout_ms\": -1}]}",
+               "timeout_ms");
+    expect_bad("{\"jobs_to_abort\": [{\"reason\": \"x\"}]}", "jobs_to_abort[0].job_id");
+    expect_bad("{\"acknowledged\": [1]}", "acknowledged[0]");
+}
+
+/* ---- flags ---------------------------------------------------------------------------- */
+
+static void test_sizes(void **state)
+{
+    int64_t x;
+    assert_int_equal(ps_node_parse_size("8G", &x, NULL), 0);
+    assert_int_equal(x, INT64_C(8) << 30);
+    assert_int_equal(ps_node_parse_size("512MiB", &x, NULL), 0);
+    assert_int_equal(x, INT64_C(512) << 20);
+    assert_int_equal(ps_node_parse_size("64k", &x, NULL), 0);
+    assert_int_equal(x, 65536);
+    assert_int_equal(ps_node_parse_size("100", &x, NULL), 0);
+    assert_int_equal(x, 100);
+    assert_int_equal(ps_node_parse_size("100B", &x, NULL), 0);
+    assert_int_equal(x, 100);
+    assert_int_equal(ps_node_parse_size("1Ti", &x, NULL), 0);
+    assert_int_equal(x, INT64_C(1) << 40);
+    assert_int_equal(ps_node_parse_size("", &x, NULL), PS_EINVAL);
+    assert_int_equal(ps_node_parse_size("G", &x, NULL), PS_EINVAL);
+    assert_int_equal(ps_node_parse_size("8X", &x, NULL), PS_EINVAL);
+    assert_int_equal(ps_node_parse_size("8GX", &x, NULL), PS_EINVAL);
+    assert_int_equal(ps_node_parse_size("-1", &x, NULL), PS_EINVAL);
+    assert_int_equal(ps_node_parse_size("99999999999999999999", &x, NULL), PS_EINVAL);
+    assert_int_equal(ps_node_parse_size("9999999P", &x, NULL), PS_EINVAL);
+}
+
+static void test_resources_and_tags(void **state)
+{
+    struct ps_node_resource_args r;
+    assert_int_equal(ps_node_parse_resources("cpu=4,memory=8G,user_slots=8", &r, NULL), 0);
+    assert_true(r.has_cpu && r.cpu == 4.0);
+    assert_true(r.has_memory && r.memory_bytes == INT64_C(8) << 30);
+    assert_true(r.has_user_slots && r.user_slots == 8);
+    assert_int_equal(ps_node_parse_resources("cpu=1.5", &r, NULL), 0);
+    assert_true(r.cpu == 1.5 && !r.has_memory && !r.has_user_slots);
+    struct ps_error err;
+    ps_error_init(&err);
+    assert_int_equal(ps_node_parse_resources("gpu=1", &r, &err), PS_EINVAL);
+    assert_non_null(strstr(err.msg, "gpu"));
+    assert_int_equal(ps_node_parse_resources("cpu=0", &r, NULL), PS_EINVAL);
+    assert_int_equal(ps_node_parse_resources("cpu=1,cpu=2", &r, NULL), PS_EINVAL);
+    assert_int_equal(ps_node_parse_resources("user_slots=0", &r, NULL), PS_EINVAL);
+    assert_int_equal(ps_node_parse_resources("memory", &r, NULL), PS_EINVAL);
+
+    char **tags;
+    size_t n;
+    assert_int_equal(ps_node_parse_tags("gpu,ssd", &tags, &n, NULL), 0);
+    assert_int_equal(n, 2);
+    assert_string_equal(tags[0], "gpu");
+    assert_string_equal(tags[1], "ssd");
+    ps_node_tags_free(tags, n);
+    assert_int_equal(ps_node_parse_tags("", &tags, &n, NULL), 0);
+    assert_int_equal(n, 0);
+    ps_node_tags_free(tags, n);
+    assert_int_equal(ps_node_parse_tags("gpu,gpu", &tags, &n, NULL), PS_EINVAL);
+    assert_int_equal(ps_node_parse_tags("gpu,", &tags, &n, NULL), PS_EINVAL);
+    assert_int_equal(ps_node_parse_tags("a b", &tags, &n, NULL), PS_EINVAL);
+}
+
+/* ---- overdraft policy ----------------------------------------------------------------- */
+
+static void test_overdraft_victims(void **state)
+{
+    struct ps_node_memory_use use[] = {
+        {"a", 300, 100, true},   /* overdraft 200 */
+        {"b", 500, 100, true},   /* overdraft 400 */
+        {"c", 200, 0, true},     /* no reserve: never a victim */
+        {"d", 150, 200, true},   /* within its reserve */
+        {"e", 600, 100, false},  /* already being aborted: neither counted nor chosen */
+    };
+    size_t v[5];
+    /* total 1150 (e's 600 is on its way out) <= 1200: nothing */
+    assert_int_equal(ps_node_overdraft_victims(use, 5, 1200, v), 0);
+    /* no limit: nothing */
+    assert_int_equal(ps_node_overdraft_victims(use, 5, 0, v), 0);
+    /* 1150 > 1000: b (largest overdraft) alone brings it to 650 */
+    assert_int_equal(ps_node_overdraft_victims(use, 5, 1000, v), 1);
+    assert_int_equal(v[0], 1);
+    /* 1150 > 600: b then a, 350 */
+    assert_int_equal(ps_node_overdraft_victims(use, 5, 600, v), 2);
+    assert_int_equal(v[0], 1);
+    assert_int_equal(v[1], 0);
+    /* jobs without reserve or within it are never chosen: only b and a qualify */
+    assert_int_equal(ps_node_overdraft_victims(use, 5, 100, v), 2);
+    /* ties by job id */
+    struct ps_node_memory_use tie[] = {{"y", 200, 100, true}, {"x", 200, 100, true}};
+    assert_int_equal(ps_node_overdraft_victims(tie, 2, 300, v), 1);
+    assert_int_equal(v[0], 1);
+}
+
+/* ---- the job table -------------------------------------------------------------------- */
+
+static void test_job_lifecycle(void **state)
+{
+    struct ps_node_jobs *t = new_table(0);
+    struct ps_node_start s = start_msg("j1", 1.0, NULL);
+    ps_node_jobs_start(t, &s, 1000);
+    ps_node_jobs_start(t, &s, 1000);   /* repeated: ignored */
+    assert_int_equal(fr.count, 1);
+    assert_int_equal(ps_node_jobs_running_count(t), 1);
+    assert_int_equal(ps_node_jobs_tick(t, 1500), 0);
+
+    bool more;
+    json_t *rep = ps_node_jobs_report(t, &more);
+    assert_int_equal(json_array_size(rep), 1);
+    json_t *e = entry(rep, "j1");
+    assert_string_equal(json_string_value(json_object_get(e, "state")), "running");
+    assert_true(fabs(json_number_value(json_object_get(e, "cpu_usage_seconds")) - 0.5) < 1e-9);
+    assert_true(json_number_value(json_object_get(e, "cpu_guarantee")) == 1.0);
+    json_decref(rep);
+
+    struct fake_job *fj = fake_find("j1");
+    fj->stderr_text = "bad \xff byte\n";
+    fj->stderr_len = strlen(fj->stderr_text);
+    end_job(fj, PS_NODE_OUTCOME_FAILED, 3, "Process exited with code 3", NULL, 2000);
+    assert_int_equal(ps_node_jobs_tick(t, 2000), 1);
+    assert_null(fake_find("j1"));    /* the runner's job was freed at once */
+    assert_int_equal(ps_node_jobs_running_count(t), 0);
+    assert_int_equal(ps_node_jobs_finished_count(t), 1);
+
+    rep = ps_node_jobs_report(t, &more);
+    assert_false(more);
+    e = entry(rep, "j1");
+    assert_string_equal(json_string_value(json_object_get(e, "state")), "failed");
+    assert_int_equal(json_integer_value(json_object_get(e, "exit_code")), 3);
+    assert_string_equal(json_string_value(json_object_get(e, "error")),
+                        "Process exited with code 3");
+    assert_string_equal(json_string_value(json_object_get(e, "stderr")),
+                        "bad \xef\xbf\xbd byte\n");
+    json_t *st = json_object_get(e, "statistics");
+    assert_int_equal(json_integer_value(json_object_get(st, "user_job/max_memory")), 1 << 20);
+    assert_int_equal(json_integer_value(json_object_get(st, "user_job/memory_limit")), 100 << 20);
+    assert_int_equal(json_integer_value(json_object_get(st, "user_job/memory_reserve")),
+                     50 << 20);
+    assert_int_equal(json_integer_value(json_object_get(st, "time/total")), 1000);
+    json_decref(rep);
+
+    /* a job started again under a finished id is still ignored until acknowledged */
+    ps_node_jobs_start(t, &s, 2100);
+    assert_int_equal(ps_node_jobs_running_count(t), 0);
+    assert_false(ps_node_jobs_acknowledge(t, "nope"));
+    assert_true(ps_node_jobs_acknowledge(t, "j1"));
+    assert_int_equal(ps_node_jobs_finished_count(t), 0);
+    rep = ps_node_jobs_report(t, &more);
+    assert_int_equal(json_array_size(rep), 0);
+    json_decref(rep);
+    ps_node_jobs_free(t);
+}
+
+static void test_start_failures(void **state)
+{
+    struct ps_node_jobs *t = new_table(0);
+    struct ps_node_start s = start_msg("bad", 1.0, NULL);
+    fr.start_error = PS_EPERM;
+    ps_node_jobs_start(t, &s, 0);
+    s = start_msg("io", 1.0, NULL);
+    fr.start_error = PS_EIO;
+    ps_node_jobs_start(t, &s, 0);
+    assert_int_equal(ps_node_jobs_running_count(t), 0);
+    bool more;
+    json_t *rep = ps_node_jobs_report(t, &more);
+    json_t *e = entry(rep, "bad");
+    assert_string_equal(json_string_value(json_object_get(e, "state")), "failed");
+    assert_non_null(strstr(json_string_value(json_object_get(e, "error")), "Cannot start job"));
+    e = entry(rep, "io");
+    assert_string_equal(json_string_value(json_object_get(e, "state")), "aborted");
+    assert_string_equal(json_string_value(json_object_get(e, "abort_reason")), "node_error");
+    json_decref(rep);
+    ps_node_jobs_free(t);
+}
+
+static void test_interrupt_and_abort(void **state)
+{
+    struct ps_node_jobs *t = new_table(0);
+    struct ps_node_start s1 = start_msg("i1", 1.0, NULL), s2 = start_msg("a1", 1.0, NULL);
+    ps_node_jobs_start(t, &s1, 0);
+    ps_node_jobs_start(t, &s2, 0);
+    ps_node_jobs_interrupt(t, "i1", 300, "preemption", 100);
+    ps_node_jobs_interrupt(t, "i1", 5000, "preemption", 200);   /* keeps the first deadline */
+    ps_node_jobs_abort(t, "a1", "scheduler");
+    ps_node_jobs_abort(t, "unknown", "scheduler");
+    assert_true(fake_find("i1")->interrupted);
+    assert_int_equal(ps_node_jobs_tick(t, 250), 1);    /* a1 reaped */
+    assert_int_equal(ps_node_jobs_tick(t, 400), 1);    /* i1 past its deadline */
+    bool more;
+    json_t *rep = ps_node_jobs_report(t, &more);
+    assert_string_equal(json_string_value(json_object_get(entry(rep, "a1"), "abort_reason")),
+                        "scheduler");
+    assert_string_equal(json_string_value(json_object_get(entry(rep, "i1"), "abort_reason")),
+                        "preemption");
+    json_decref(rep);
+    /* an abort for a finished job changes nothing */
+    ps_node_jobs_abort(t, "a1", "other");
+    ps_node_jobs_abort_all(t, "node_shutdown");
+    rep = ps_node_jobs_report(t, &more);
+    assert_string_equal(json_string_value(json_object_get(entry(rep, "a1"), "abort_reason")),
+                        "scheduler");
+    json_decref(rep);
+    ps_node_jobs_free(t);
+}
+
+/* The monitor of upstream's integration test (semantics.md 4.3). */
+static struct ps_cpu_monitor_config reclaim_config(bool reclaim)
+{
+    struct ps_cpu_monitor_config c;
+    ps_cpu_monitor_config_init(&c);
+    c.enable_cpu_reclaim = reclaim;
+    c.check_period_ms = 100;
+    c.increase_coefficient = 1.15;
+    c.decrease_coefficient = 0.85;
+    c.smoothing_factor = 0.2;
+    c.vote_window_size = 5;
+    c.vote_decision_threshold = 3;
+    c.min_cpu_limit = 0.1;
+    return c;
+}
+
+/* Runs an idle job (cpu_rate 0) for seconds under cfg; returns its final guarantee. */
+static double idle_guarantee(struct ps_node_jobs *t, const char *id,
+                             const struct ps_cpu_monitor_config *cfg, int seconds)
+{
+    fr.cpu_rate = 0.0;
+    struct ps_node_start s = start_msg(id, 1.0, cfg);
+    ps_node_jobs_start(t, &s, 0);
+    for (int64_t now = 100; now <= seconds * 1000; now += 100)
+        ps_node_jobs_tick(t, now);
+    return ps_node_jobs_cpu_guarantee(t, id);
+}
+
+static void test_cpu_reclaim_on(void **state)
+{
+    struct ps_node_jobs *t = new_table(0);
+    struct ps_cpu_monitor_config c = reclaim_config(true);
+    double g = idle_guarantee(t, "idle", &c, 20);
+    assert_true(g < 0.2);            /* down to about min_cpu_limit */
+    assert_true(g >= 0.1);
+    struct fake_job *fj = fake_find("idle");
+    assert_true(fj->set_calls > 0);
+    assert_true(fabs(fj->guarantee - g) < 1e-12);   /* applied as the weight */
+
+    /* a busy job keeps its guarantee */
+    fr.cpu_rate = 1.0;
+    struct ps_node_start s = start_msg("busy", 1.0, &c);
+    ps_node_jobs_start(t, &s, 20000);
+    for (int64_t now = 20100; now <= 30000; now += 100)
+        ps_node_jobs_tick(t, now);
+    assert_true(ps_node_jobs_cpu_guarantee(t, "busy") == 1.0);
+    assert_int_equal(fake_find("busy")->set_calls, 0);
+
+    /* statistics of the idle job as upstream's test expects them */
+    end_job(fj, PS_NODE_OUTCOME_COMPLETED, 0, NULL, NULL, 30000);
+    ps_node_jobs_tick(t, 30000);
+    bool more;
+    json_t *rep = ps_node_jobs_report(t, &more);
+    json_t *st = json_object_get(entry(rep, "idle"), "statistics");
+    assert_true(json_integer_value(json_object_get(st, "job_proxy/smoothed_cpu_usage_x100")) <=
+                15);
+    assert_true(json_integer_value(json_object_get(st, "job_proxy/preemptible_cpu_x100")) >= 80);
+    assert_true(json_integer_value(json_object_get(st, "job_proxy/aggregated_preempted_cpu_x100"))
+                > 0);
+    json_decref(rep);
+    ps_node_jobs_free(t);
+}
+
+static void test_cpu_reclaim_off_and_no_weights(void **state)
+{
+    struct ps_node_jobs *t = new_table(0);
+    struct ps_cpu_monitor_config c = reclaim_config(false);
+    double g = idle_guarantee(t, "dry", &c, 20);
+    assert_true(g < 0.2);                                /* the dry run still moves */
+    assert_int_equal(fake_find("dry")->set_calls, 0);   /* but nothing is applied */
+
+    fr.no_weights = true;
+    c = reclaim_config(true);
+    g = idle_guarantee(t, "nocg", &c, 20);
+    assert_true(g < 0.2);                               /* accepted as bookkeeping */
+    assert_int_equal(fake_find("nocg")->set_calls, 0);
+    ps_node_jobs_free(t);
+}
+
+static void test_memory_overdraft(void **state)
+{
+    /* node of 100 MiB; reserves 50 MiB each */
+    struct ps_node_jobs *t = new_table(100 << 20);
+    fr.memory_bytes = 40 << 20;
+    struct ps_node_start a = start_msg("small", 1.0, NULL);
+    ps_node_jobs_start(t, &a, 0);
+    fr.memory_bytes = 70 << 20;
+    struct ps_node_start b = start_msg("big", 1.0, NULL);
+    ps_node_jobs_start(t, &b, 0);
+    /* 110 MiB > 100 MiB: big (20 MiB over its reserve) goes */
+    ps_node_jobs_tick(t, 100);
+    assert_string_equal(fake_find("big")->abort_reason, "resource_overdraft");
+    assert_string_equal(fake_find("small")->abort_reason, "");
+    ps_node_jobs_tick(t, 200);
+    bool more;
+    json_t *rep = ps_node_jobs_report(t, &more);
+    json_t *e = entry(rep, "big");
+    assert_string_equal(json_string_value(json_object_get(e, "state")), "aborted");
+    assert_string_equal(json_string_value(json_object_get(e, "abort_reason")),
+                        "resource_overdraft");
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(e, "statistics"),
+                                                        "user_job/max_memory")),
+                     70 << 20);
+    json_decref(rep);
+    ps_node_jobs_free(t);
+
+    /* the same jobs on a node with room: nobody is aborted */
+    t = new_table(200 << 20);
+    fr.memory_bytes = 70 << 20;
+    ps_node_jobs_start(t, &b, 0);
+    ps_node_jobs_tick(t, 100);
+    assert_string_equal(fake_find("big")->abort_reason, "");
+    ps_node_jobs_free(t);
+}
+
+static void test_stderr_budget(void **state)
+{
+    struct ps_node_jobs_config cfg;
+    ps_node_jobs_config_init(&cfg);
+    cfg.report_stderr_budget_bytes = 100;
+    struct ps_node_jobs *t = NULL;
+    assert_int_equal(ps_node_jobs_new(&fake_runner, &cfg, &t, NULL), 0);
+    static char text[80];
+    memset(text, 'x', sizeof text);
+    const char *ids[] = {"s1", "s2", "s3"};
+    for (int i = 0; i < 3; i++) {
+        struct ps_node_start s = start_msg(ids[i], 1.0, NULL);
+        ps_node_jobs_start(t, &s, 0);
+        struct fake_job *fj = fake_find(ids[i]);
+        fj->stderr_text = text;
+        fj->stderr_len = sizeof text;
+        end_job(fj, PS_NODE_OUTCOME_COMPLETED, 0, NULL, NULL, 10);
+    }
+    ps_node_jobs_tick(t, 10);
+    bool more;
+    json_t *rep = ps_node_jobs_report(t, &more);
+    assert_true(more);
+    assert_int_equal(json_array_size(rep), 1);   /* one always goes, the budget stops more */
+    json_decref(rep);
+    assert_true(ps_node_jobs_acknowledge(t, "s1"));
+    rep = ps_node_jobs_report(t, &more);
+    assert_true(more);
+    assert_non_null(entry(rep, "s2"));
+    json_decref(rep);
+    ps_node_jobs_free(t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_request_shape),
+        cmocka_unit_test(test_reply_parse),
+        cmocka_unit_test(test_reply_rejects),
+        cmocka_unit_test(test_sizes),
+        cmocka_unit_test(test_resources_and_tags),
+        cmocka_unit_test(test_overdraft_victims),
+        cmocka_unit_test_setup(test_job_lifecycle, setup),
+        cmocka_unit_test_setup(test_start_failures, setup),
+        cmocka_unit_test_setup(test_interrupt_and_abort, setup),
+        cmocka_unit_test_setup(test_cpu_reclaim_on, setup),
+        cmocka_unit_test_setup(test_cpu_reclaim_off_and_no_weights, setup),
+        cmocka_unit_test_setup(test_memory_overdraft, setup),
+        cmocka_unit_test_setup(test_stderr_budget, setup),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
