@@ -38,8 +38,9 @@
  * Internal structures are in sim_internal.h; the names below are its functions.
  *
  * (a) Preemption (preempt.h, tree_starvation.h):
- *   - Starvation check: sim_fair_share_update() (sim_sched.c) runs, per tree, build -> update
- *     -> apply; the starvation check belongs right after apply (ps_pool_tree_build_starvation,
+ *   - Starvation check: sim_fair_share_event() runs update_tree() (sim_sched.c) per tree:
+ *     build -> update -> apply -> snapshot rebuild; the starvation check belongs right after
+ *     apply, where a comment marks it (ps_pool_tree_build_starvation,
  *     ps_starvation_update, ps_pool_tree_apply_starvation on tree->fs), before the snapshot is
  *     rebuilt. pools.csv reads pool->dynamic.starvation, so the column follows once it runs.
  *     A tree whose state evolves with time alone (elements below fair share waiting for their
@@ -50,9 +51,14 @@
  *     appends at most one allocation to sim->sched and returns victims; pass them to commit.
  *     The node's running jobs are node->jobs (job slots; each struct sim_job has its
  *     operation, start time and resources; the element of its operation in the current
- *     snapshot is sim_job_element()). The per-node backoff time belongs in struct sim_node.
- *     A heartbeat that may preempt later even though it changed nothing now must set
- *     tree->keep_heartbeats, or the node counts as quiet and the tree may go dormant.
+ *     snapshot is sim_job_element()); use the job slot as struct ps_node_allocation.id, since
+ *     commit reads victims' allocation_id as a slot. The per-node backoff time belongs in
+ *     struct sim_node.
+ *     sim_heartbeat() skips the regular stage when nothing is pending, when the node's free
+ *     resources do not cover min_spare, or when the node is quiet; only the first of these
+ *     also rules out the preemptive stages (a full node is where they act). A heartbeat that
+ *     may preempt later even though it changed nothing now must set tree->keep_heartbeats, or
+ *     the node counts as quiet and the tree may go dormant.
  *   - Victims: sim_heartbeat_commit() calls sim_job_preempt(sim, job, for_op, reason,
  *     interrupt_timeout_ms): a job_preempted event now, and a job_aborted (reason preemption)
  *     now or when the interrupt timeout expires if the job has not ended by then.
@@ -77,7 +83,9 @@
  *     ends (struct sim_job.end_kind, end_ms): today it completes after its duration. Memory
  *     limit failures (max_memory > memory_limit: job_failed "Memory limit exceeded") and
  *     overdraft aborts (max_memory > reserve: job_aborted resource_overdraft) are decided
- *     there; the job end handler already emits job_failed / job_aborted for those kinds.
+ *     there; the job end handler already handles those kinds: job_failed retries the job and
+ *     fails the operation past its spec's max_failed_job_count (sim_op_fail), job_aborted
+ *     retries it.
  */
 #ifndef PS_SIM_SIM_H
 #define PS_SIM_SIM_H

@@ -143,6 +143,7 @@ struct sim_op {
     int64_t submit_ms, running_ms, finish_ms;   /* -1 until then */
     int64_t jobs_total_duration_ms, job_max_duration_ms;
     int64_t preempted_job_count, preempted_jobs_total_duration_ms, aborted_job_count;
+    int64_t failed_job_count, max_failed_job_count;
     int active_pos;                    /* in sim->active, -1 */
     bool touched;                      /* in sim->touched during a heartbeat */
     char *error;                       /* operation_failed: why (owned) */
@@ -211,6 +212,9 @@ struct sim_tree {
     struct ps_sched_operation *op_states; /* per element: the snapshot input (scratch) */
     int elem_cap;
     int64_t runnable_pending;          /* pending allocations of runnable operations */
+    /* Componentwise minimum of the allocation shapes of runnable operations with pending jobs
+     * since the last rebuild (it may stay below the current ones: then it only skips less). */
+    struct ps_resources min_shape;
     uint64_t gen;                      /* bumped by every change of the scheduling state */
     bool dirty;                        /* changed since the last fair share update */
     bool integral;                     /* has integral pools: volumes change with time alone */
@@ -334,6 +338,9 @@ int64_t sim_job_cpu_time_ms(const struct ps_sim *sim, const struct sim_job *job,
 /* "<op id>/<task index>/<job index>/<attempt>". */
 void sim_job_id(const struct ps_sim *sim, const struct sim_job *job, char *buf, size_t size);
 int sim_op_finish(struct ps_sim *sim, int op, enum sim_op_state state, struct ps_error *err);
+/* Fails a running operation: its running jobs are aborted (reason operation_failed), then it
+ * finishes as failed with error. */
+int sim_op_fail(struct ps_sim *sim, int op, const char *error, struct ps_error *err);
 
 /* ---- sim_preempt.c ---------------------------------------------------------------------- */
 struct sim_preempt_tree;

@@ -14,8 +14,6 @@
 #include "io/json_value.h"
 #include "sim/sim_internal.h"
 
-static const char *const end_names[] = {"job_completed", "job_failed", "job_aborted"};
-
 /* ---- resources -------------------------------------------------------------------------- */
 
 /* a + b saturating at PS_RES_INFINITE (node limits and demands may be unlimited). */
@@ -92,6 +90,10 @@ int sim_op_init(struct ps_sim *sim, int op, struct ps_error *err)
     }
     o->pending = o->job_count;
     o->cur_task = 0;
+    /* YTsaurus's max_failed_job_count (default 10); a spec value that is not a whole number
+     * >= 0 is refused by check_operations. */
+    const json_t *max_failed = json_object_get(o->sc->spec, "max_failed_job_count");
+    o->max_failed_job_count = max_failed ? (int64_t)json_number_value(max_failed) : 10;
     o->reason = PS_PENDING_NONE;
     return sim_res_op_init(sim, op, err);
 }
@@ -543,6 +545,8 @@ static int job_remove(struct ps_sim *sim, int64_t slot, struct ps_error *err)
     return 0;
 }
 
+static int job_fail(struct ps_sim *sim, int64_t slot, struct ps_error *err);
+
 int sim_job_end_event(struct ps_sim *sim, int64_t slot, int64_t serial, struct ps_error *err)
 {
     if (slot < 0 || slot >= sim->job_cap || sim->jobs[slot].serial != serial)
@@ -550,16 +554,13 @@ int sim_job_end_event(struct ps_sim *sim, int64_t slot, int64_t serial, struct p
     struct sim_job *job = &sim->jobs[slot];
     if (job->end_kind == SIM_END_ABORTED)
         return sim_job_abort(sim, slot, job->end_reason ? job->end_reason : "unknown", err);
+    if (job->end_kind == SIM_END_FAILED)
+        return job_fail(sim, slot, err);
     int op = job->op;
     struct sim_op *o = &sim->ops[op];
     struct sim_task *task = &o->tasks[job->task];
     int64_t run = sim->now - job->start_ms;
-    bool failed = job->end_kind == SIM_END_FAILED;
-    sim_ev_job(sim, end_names[job->end_kind], job);
-    if (failed) {
-        sim_ev_key(sim, "error");
-        sim_buf_str(&sim->line, job->end_reason ? job->end_reason : "");
-    }
+    sim_ev_job(sim, "job_completed", job);
     sim_ev_statistics(sim, job);
     sim_ev_end(sim);
     int rc = sim_res_job_ending(sim, job, job->end_kind, job->end_reason, err);
@@ -567,14 +568,10 @@ int sim_job_end_event(struct ps_sim *sim, int64_t slot, int64_t serial, struct p
         rc = job_remove(sim, slot, err);
     if (rc != 0)
         return rc;
-    if (failed) {
-        sim->stats.jobs_failed++;
-    } else {
-        sim->stats.jobs_completed++;
-        o->jobs_total_duration_ms += run;
-        if (run > o->job_max_duration_ms)
-            o->job_max_duration_ms = run;
-    }
+    sim->stats.jobs_completed++;
+    o->jobs_total_duration_ms += run;
+    if (run > o->job_max_duration_ms)
+        o->job_max_duration_ms = run;
     task->completed++;
     o->completed++;
     sim_op_demand_changed(sim, op);
@@ -583,22 +580,11 @@ int sim_job_end_event(struct ps_sim *sim, int64_t slot, int64_t serial, struct p
     return sim_op_sync(sim, op, err);   /* the memory digest may have moved the reserve */
 }
 
-int sim_job_abort(struct ps_sim *sim, int64_t slot, const char *reason, struct ps_error *err)
+/* Puts a job that did not complete back to its task's pending jobs, retried first. */
+static int requeue(struct ps_sim *sim, const struct sim_job *job, struct ps_error *err)
 {
-    struct sim_job *job = &sim->jobs[slot];
-    int op = job->op;
-    struct sim_op *o = &sim->ops[op];
+    struct sim_op *o = &sim->ops[job->op];
     struct sim_task *task = &o->tasks[job->task];
-    int64_t run = sim->now - job->start_ms;
-    sim_ev_job(sim, "job_aborted", job);
-    sim_ev_key(sim, "reason");
-    sim_buf_str(&sim->line, reason);
-    sim_ev_statistics(sim, job);
-    sim_ev_end(sim);
-    int rc = sim_res_job_ending(sim, job, SIM_END_ABORTED, reason, err);
-    if (rc != 0)
-        return rc;
-    /* Back to pending, retried first. */
     if (task->retry_count == task->retry_cap) {
         int64_t cap = task->retry_cap ? 2 * task->retry_cap : 4;
         struct sim_retry *grown = malloc((size_t)cap * sizeof *grown);
@@ -620,6 +606,26 @@ int sim_job_abort(struct ps_sim *sim, int64_t slot, const char *reason, struct p
     task->retry_count++;
     task->pending++;
     o->pending++;
+    return 0;
+}
+
+int sim_job_abort(struct ps_sim *sim, int64_t slot, const char *reason, struct ps_error *err)
+{
+    struct sim_job *job = &sim->jobs[slot];
+    int op = job->op;
+    struct sim_op *o = &sim->ops[op];
+    int64_t run = sim->now - job->start_ms;
+    sim_ev_job(sim, "job_aborted", job);
+    sim_ev_key(sim, "reason");
+    sim_buf_str(&sim->line, reason);
+    sim_ev_statistics(sim, job);
+    sim_ev_end(sim);
+    /* The resources' view first: it may set the overdraft state the retry carries. */
+    int rc = sim_res_job_ending(sim, job, SIM_END_ABORTED, reason, err);
+    if (rc == 0)
+        rc = requeue(sim, job, err);
+    if (rc != 0)
+        return rc;
     o->aborted_job_count++;
     sim->stats.attempts_aborted++;
     if (strcmp(reason, "preemption") == 0) {
@@ -631,6 +637,55 @@ int sim_job_abort(struct ps_sim *sim, int64_t slot, const char *reason, struct p
     if (rc != 0)
         return rc;
     sim_op_demand_changed(sim, op);
+    return sim_op_sync(sim, op, err);
+}
+
+int sim_op_fail(struct ps_sim *sim, int op, const char *error, struct ps_error *err)
+{
+    struct sim_op *o = &sim->ops[op];
+    free(o->error);
+    o->error = strdup(error);
+    if (!o->error)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    /* Its running jobs are aborted first (rare: a scan of the nodes is fine). */
+    for (int64_t i = 0; i < sim->node_count; i++) {
+        const struct sim_node *n = &sim->nodes[i];
+        for (int k = n->job_count - 1; k >= 0; k--) {
+            if (sim->jobs[n->jobs[k]].op != op)
+                continue;
+            int rc = sim_job_abort(sim, n->jobs[k], "operation_failed", err);
+            if (rc != 0)
+                return rc;
+        }
+    }
+    return sim_op_finish(sim, op, SIM_OP_FAILED, err);
+}
+
+/* A job that failed (job_failed): retried like an abort, and the operation fails once more
+ * than its spec's max_failed_job_count jobs have failed, as in YTsaurus. */
+static int job_fail(struct ps_sim *sim, int64_t slot, struct ps_error *err)
+{
+    struct sim_job *job = &sim->jobs[slot];
+    int op = job->op;
+    struct sim_op *o = &sim->ops[op];
+    sim_ev_job(sim, "job_failed", job);
+    sim_ev_key(sim, "error");
+    sim_buf_str(&sim->line, job->end_reason ? job->end_reason : "");
+    sim_ev_statistics(sim, job);
+    sim_ev_end(sim);
+    int rc = sim_res_job_ending(sim, job, SIM_END_FAILED, job->end_reason, err);
+    if (rc == 0)
+        rc = requeue(sim, job, err);
+    if (rc != 0)
+        return rc;
+    o->failed_job_count++;
+    sim->stats.jobs_failed++;
+    rc = job_remove(sim, slot, err);
+    if (rc != 0)
+        return rc;
+    sim_op_demand_changed(sim, op);
+    if (o->failed_job_count > o->max_failed_job_count)
+        return sim_op_fail(sim, op, "Failed jobs limit exceeded", err);
     return sim_op_sync(sim, op, err);
 }
 

@@ -93,6 +93,8 @@ int sim_op_sync(struct ps_sim *sim, int op, struct ps_error *err)
         if (rc != 0)
             return rc;
         T->runnable_pending += (st.runnable ? st.pending_count : 0) - (was ? old : 0);
+        if (st.runnable && st.pending_count > 0)
+            T->min_shape = ps_resources_min(T->min_shape, st.allocation);
         T->elem_runnable[ms->elem] = st.runnable;
         ms->fed_shape = st.allocation;
         rc = sim_tree_changed(sim, ms->tree);
@@ -165,6 +167,7 @@ static int rebuild_snapshot(struct ps_sim *sim, int tree, struct ps_error *err)
         }
     }
     T->runnable_pending = 0;
+    T->min_shape = ps_resources_infinite();
     for (int e = 0; e < count; e++) {
         if (T->fs.pools[e]) {
             T->elem_stats[e] = sim_stats_get(sim, tree, T->fs.pools[e]->name);
@@ -173,6 +176,8 @@ static int rebuild_snapshot(struct ps_sim *sim, int tree, struct ps_error *err)
         } else if (T->op_states[e].runnable) {
             T->elem_runnable[e] = true;
             T->runnable_pending += T->op_states[e].pending_count;
+            if (T->op_states[e].pending_count > 0)
+                T->min_shape = ps_resources_min(T->min_shape, T->op_states[e].allocation);
         }
     }
     ps_sched_snapshot_free(T->snap);
@@ -346,9 +351,14 @@ int sim_heartbeat(struct ps_sim *sim, int node, struct ps_error *err)
     if (T->dormant)
         return 0;
     bool idle = true;
+    struct ps_resources free_ = ps_resources_sub(n->limits, n->usage);
+    /* A node that cannot hold even the componentwise smallest pending job is not offered:
+     * every candidate would fail on its resources (part of the heartbeat's semantics, so the
+     * exhaustive mode applies it too). */
     bool regular = T->snap && T->runnable_pending > 0 &&
                    (n->quiet_gen != T->gen || sim->options.exhaustive) &&
-                   ps_resources_fit(T->sched_options.min_spare, ps_resources_sub(n->limits, n->usage));
+                   ps_resources_fit(T->sched_options.min_spare, free_) &&
+                   ps_resources_fit(T->min_shape, free_);
     bool preempt_due = false, preempt = false;
     if (T->snap)
         preempt_due = sim_preempt_wanted(sim, node, &preempt);

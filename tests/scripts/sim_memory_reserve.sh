@@ -5,7 +5,8 @@
 #      0.30), exactly;
 #   2. overdraft on a full node: job_aborted resource_overdraft, its retry reserves
 #      footprint + memory_limit x 1.0 (the upper bound);
-#   3. max_memory above memory_limit: job_failed "Memory limit exceeded" 1 s after the start;
+#   3. max_memory above memory_limit: job_failed "Memory limit exceeded" 1 s after the start,
+#      retried until the operation fails past max_failed_job_count;
 #   4. a mixed workload: summary.json's relative slack and overdraft abort share, printed.
 # Usage: sim_memory_reserve.sh BINARY SHARED_DIR SOURCE_DIR
 set -euo pipefail
@@ -72,13 +73,21 @@ check(len(r.of_type("job_completed")) == 2 and r.summary["memory"]["overdraft_ab
       "both jobs complete")
 print(f"overdraft: {ab[0]['job_id']} aborted at {ab[0]['time']} ms, retried with {retry[0]['memory_reserve']} B")
 
-# 3. memory limit exceeded
-o = {"id": "x", "start_time": 0, "spec": {}, "tasks": [task(1, 20000, GIB, int(1.5 * GIB))]}
+# 3. memory limit exceeded. A failed job is retried (its peak is the same every time) and the
+#    operation fails past max_failed_job_count, as in YTsaurus: with 0, at the first failure.
+o = {"id": "x", "start_time": 0, "spec": {"max_failed_job_count": 0},
+     "tasks": [task(1, 20000, GIB, int(1.5 * GIB))]}
 r = load(run("limit", scenario([nodes("n", 1)], {"physical": {}}, [o]))[0])
 f = r.of_type("job_failed")
 check(len(f) == 1 and f[0]["error"] == "Memory limit exceeded"
       and f[0]["time"] == r.first_start("x") + 1000, f"failed {f}")
 check(r.summary["memory"]["memory_limit_failures"] == 1, "summary")
+check(r.ops["x"]["operation_state"] == "failed"
+      and r.of_type("operation_failed")[0]["error"] == "Failed jobs limit exceeded", "operation fails")
+o["spec"] = {}   # default max_failed_job_count 10: 11 failures
+r = load(run("limit10", scenario([nodes("n", 1)], {"physical": {}}, [o]))[0])
+check(len(r.of_type("job_failed")) == 11 and r.ops["x"]["operation_state"] == "failed",
+      f"default limit: {len(r.of_type('job_failed'))} failures")
 
 # 4. a mixed workload: 24 operations, peaks 10%..95% of their limits, 20 nodes.
 ops = []

@@ -328,6 +328,62 @@ static void test_preemption_path(void **state)
     release(&r);
 }
 
+/* Job failures (the memory checks' job_failed path): a failed job is retried; past the spec's
+ * max_failed_job_count the operation fails and its running jobs are aborted. */
+static void fail_jobs_of_node(struct ps_sim *sim, int node)
+{
+    for (int k = 0; k < sim->nodes[node].job_count; k++) {
+        struct sim_job *job = &sim->jobs[sim->nodes[node].jobs[k]];
+        job->end_kind = SIM_END_FAILED;
+        job->end_reason = "Memory limit exceeded";
+    }
+}
+
+static void test_job_failures(void **state)
+{
+    (void)state;
+    struct ps_error err;
+    ps_error_init(&err);
+    /* Within the limit (default 10): 4 failures, retried, the operation completes. */
+    struct run r;
+    start(&r, small, false);
+    assert_int_equal(ps_sim_run_until(r.sim, 1000, &err), 0);
+    fail_jobs_of_node(r.sim, 0);
+    finish_run(&r);
+    assert_int_equal(count(r.events_text, "\"event_type\":\"job_failed\""), 4);
+    assert_non_null(strstr(r.events_text, "{\"time\":60000,\"event_type\":\"job_failed\",\"job_id\":\"op/0/0/0\""));
+    assert_non_null(strstr(r.events_text, "\"error\":\"Memory limit exceeded\",\"statistics\":{"));
+    assert_int_equal(count(r.events_text, "\"event_type\":\"job_completed\""), 8);
+    assert_non_null(strstr(r.ops_text, ",completed,true\n"));
+    assert_non_null(strstr(r.summary_text, "\"failed\": 4"));
+    release(&r);
+
+    /* max_failed_job_count 2: the third failure fails the operation. */
+    char *text = strdup(small);
+    char *at = strstr(text, "'spec': {'pool': 'p'}");
+    assert_non_null(at);
+    char *scenario = malloc(strlen(text) + 64);
+    snprintf(scenario, strlen(text) + 64, "%.*s'spec': {'pool': 'p', 'max_failed_job_count': 2}%s",
+             (int)(at - text), text, at + strlen("'spec': {'pool': 'p'}"));
+    start(&r, scenario, false);
+    assert_int_equal(ps_sim_run_until(r.sim, 1000, &err), 0);
+    fail_jobs_of_node(r.sim, 0);
+    finish_run(&r);
+    assert_int_equal(count(r.events_text, "\"event_type\":\"job_failed\""), 3);
+    /* Still running then: node 0's fourth job and node 1's four (started at 2500). */
+    assert_int_equal(count(r.events_text, "\"reason\":\"operation_failed\""), 5);
+    assert_non_null(strstr(r.events_text, "{\"time\":60000,\"event_type\":\"operation_failed\",\"operation_id\":\"op\",\"error\":\"Failed jobs limit exceeded\"}"));
+    assert_non_null(strstr(r.ops_text, "\nop,8,0,0,60000,60000,0,0,0,vanilla,failed,true\n"));
+    struct ps_sim_stats st;
+    ps_sim_get_stats(r.sim, &st);
+    assert_int_equal(st.operations_failed, 1);
+    assert_int_equal(st.jobs_running, 0);
+    assert_int_equal(st.attempts_started, st.jobs_completed + st.jobs_failed + st.attempts_aborted);
+    release(&r);
+    free(scenario);
+    free(text);
+}
+
 /* The actual-usage model and usage changes of a running job (the CPU monitor's hooks). */
 static void test_usage_model_and_changes(void **state)
 {
@@ -395,6 +451,7 @@ int main(void)
         cmocka_unit_test(test_skipping_is_exact_with_preemption),
         cmocka_unit_test(test_abort_returns_job_to_pending),
         cmocka_unit_test(test_preemption_path),
+        cmocka_unit_test(test_job_failures),
         cmocka_unit_test(test_usage_model_and_changes),
         cmocka_unit_test(test_operation_in_two_trees),
     };
