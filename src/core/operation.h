@@ -121,6 +121,15 @@ int ps_pool_tree_update_operation(struct ps_pool_tree *tree, const char *id,
                                   const struct ps_tree_op_settings *settings, struct ps_error *err);
 
 struct ps_tree_op *ps_pool_tree_find_operation(const struct ps_pool_tree *tree, const char *id);
+
+/* The filter the scheduler applies to op: its own scheduling_tag_filter AND the filters of every
+ * pool above it (a pool's scheduling_tag_filter restricts all operations of its subtree). When at
+ * most one of them has a filter, *filter borrows it (NULL: none) and *owned is NULL; otherwise
+ * *owned receives their conjunction, which *filter points to and the caller frees with
+ * ps_formula_free once nothing borrows it. Errors: PS_ENOMEM, PS_EINVAL (the conjunction is
+ * longer than a formula may be). */
+int ps_tree_op_effective_filter(const struct ps_tree_op *op, const struct ps_formula **filter,
+                                struct ps_formula **owned, struct ps_error *err);
 /* All operations of the tree, in an order that depends only on the sequence of calls (removal
  * moves the last operation into the hole); sort by start time when order matters. */
 int ps_pool_tree_operation_count(const struct ps_pool_tree *tree);

@@ -557,3 +557,42 @@ void ps_tree_ops_release(struct ps_pool_tree *tree)
     tree->ops = tree->pending = tree->started = NULL;
     tree->op_count = tree->pending_count = tree->started_count = 0;
 }
+
+static bool has_filter(const struct ps_formula *f)
+{
+    return f && !ps_formula_is_empty(f);
+}
+
+int ps_tree_op_effective_filter(const struct ps_tree_op *op, const struct ps_formula **filter,
+                                struct ps_formula **owned, struct ps_error *err)
+{
+    *owned = NULL;
+    *filter = has_filter(op->filter) ? op->filter : NULL;
+    int count = *filter != NULL;
+    size_t len = count ? strlen(ps_formula_text(op->filter)) + 8 : 1;
+    for (const struct ps_pool *p = op->pool; p; p = p->parent) {
+        if (!has_filter(p->filter))
+            continue;
+        count++;
+        len += strlen(ps_formula_text(p->filter)) + 8;
+        *filter = p->filter;
+    }
+    if (count < 2)
+        return 0;
+    char *text = malloc(len);
+    if (!text) {
+        *filter = NULL;
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    }
+    size_t at = 0;
+    if (has_filter(op->filter))
+        at += (size_t)snprintf(text + at, len - at, "(%s)", ps_formula_text(op->filter));
+    for (const struct ps_pool *p = op->pool; p; p = p->parent)
+        if (has_filter(p->filter))
+            at += (size_t)snprintf(text + at, len - at, "%s(%s)", at ? " & " : "",
+                                   ps_formula_text(p->filter));
+    int rc = ps_formula_parse(text, owned, err);
+    free(text);
+    *filter = rc == 0 ? *owned : NULL;
+    return rc;
+}

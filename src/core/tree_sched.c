@@ -26,6 +26,36 @@ int ps_tree_sched_init(struct ps_tree_sched *ts, struct ps_error *err)
     return 0;
 }
 
+static void drop_filters(struct ps_tree_sched *ts)
+{
+    for (int i = 0; i < ts->filter_count; i++)
+        ps_formula_free(ts->filters[i]);
+    ts->filter_count = 0;
+}
+
+/* The effective filter of op (its own and its pools'), kept alive with the snapshot. */
+static int op_filter(struct ps_tree_sched *ts, const struct ps_tree_op *op,
+                     const struct ps_formula **filter, struct ps_error *err)
+{
+    struct ps_formula *owned = NULL;
+    int rc = ps_tree_op_effective_filter(op, filter, &owned, err);
+    if (rc != 0 || !owned)
+        return rc;
+    if (ts->filter_count == ts->filter_capacity) {
+        int cap = ts->filter_capacity ? 2 * ts->filter_capacity : 16;
+        struct ps_formula **f = realloc(ts->filters, (size_t)cap * sizeof *f);
+        if (!f) {
+            ps_formula_free(owned);
+            *filter = NULL;
+            return ps_error_set(err, PS_ENOMEM, "out of memory");
+        }
+        ts->filters = f;
+        ts->filter_capacity = cap;
+    }
+    ts->filters[ts->filter_count++] = owned;
+    return 0;
+}
+
 void ps_tree_sched_release(struct ps_tree_sched *ts)
 {
     ps_tree_fs_release(&ts->fs);
@@ -36,6 +66,8 @@ void ps_tree_sched_release(struct ps_tree_sched *ts)
     free(ts->preempt_ops);
     free(ts->subtree_eligible);
     free(ts->user);
+    drop_filters(ts);
+    free(ts->filters);
     memset(ts, 0, sizeof *ts);
 }
 
@@ -76,6 +108,7 @@ int ps_tree_sched_update(struct ps_tree_sched *ts, struct ps_pool_tree *tree, in
     /* The snapshot borrows filters of operations that may be gone by now: drop it first. */
     ps_sched_snapshot_free(ts->snap);
     ts->snap = NULL;
+    drop_filters(ts);
     int rc = ps_pool_tree_build_fs(tree, &ts->fs, now_ms, err);
     if (rc != 0)
         return rc;
@@ -126,7 +159,8 @@ int ps_tree_sched_update(struct ps_tree_sched *ts, struct ps_pool_tree *tree, in
         if (!op)
             continue;
         ts->user[i] = op->user_data;
-        so->filter = op->filter;
+        if ((rc = op_filter(ts, op, &so->filter, err)) != 0)
+            return rc;
         struct ps_preemptible *lists = op_fn ? op_fn(ctx, op, i, so, po) : NULL;
         if (lists) {
             struct ps_preemptible_config pc = ts->preemptible_config;

@@ -56,6 +56,9 @@ struct ps_tree_sched {
     uint8_t *subtree_eligible;                 /* per element: ps_preempt_subtree_eligible of
                                                   the last check and snapshot */
     void **user;                               /* per element: operation user_data or NULL */
+    struct ps_formula **filters;               /* conjunctions of operation and pool filters
+                                                  the snapshot borrows (effective filters) */
+    int filter_count, filter_capacity;
     int capacity;
     struct ps_sched_snapshot *snap;            /* NULL before the first update */
     struct ps_sched_options options;

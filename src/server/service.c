@@ -541,11 +541,13 @@ static bool op_runnable(const struct ps_svc_op *op)
     return !op->finished && op->sop && op->sop->state == PS_OP_RUNNING && !op->suspended;
 }
 
-static void fill_sched_state(const struct ps_svc_op *op, struct ps_tree_op *tree_op,
+/* filter: the operation's effective filter in the tree's current build (its own and its
+ * pools'), which tree_sched keeps alive with the snapshot (struct ps_tree_sched.sched_ops). */
+static void fill_sched_state(const struct ps_svc_op *op, const struct ps_formula *filter,
                              struct ps_sched_operation *st)
 {
     memset(st, 0, sizeof *st);
-    st->filter = tree_op ? tree_op->filter : NULL;
+    st->filter = filter;
     st->allocation.v[PS_RES_USER_SLOTS] = 1;
     st->runnable = op_runnable(op);
     if (op->shape_task >= 0) {
@@ -571,7 +573,7 @@ void ps_svc_op_update_shape(struct ps_service *svc, struct ps_svc_op *op)
         if (!ts || !ts->sched.snap)
             continue;
         struct ps_sched_operation st;
-        fill_sched_state(op, op->sop->memberships[i], &st);
+        fill_sched_state(op, ts->sched.sched_ops[t->element].filter, &st);
         ps_sched_set_operation(ts->sched.snap, t->element, &st, NULL);
     }
 }
@@ -602,7 +604,7 @@ struct ps_preemptible *ps_svc_sched_op_fn(void *ctx, struct ps_tree_op *tree_op,
         if (strcmp(op->sop->tree_names[i], tree) != 0)
             continue;
         op->trees[i].element = element;
-        fill_sched_state(op, tree_op, sched);
+        fill_sched_state(op, sched->filter, sched);
         preempt->lists = op->trees[i].lists;
         return op->trees[i].lists;
     }

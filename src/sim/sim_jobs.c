@@ -121,38 +121,12 @@ static int tree_of(const struct ps_sim *sim, const char *name)
     return -1;
 }
 
-static bool has_filter(const struct ps_formula *f)
-{
-    return f && !ps_formula_is_empty(f);
-}
-
 /* The effective scheduling filter of a membership (struct sim_membership.filter). */
 static int effective_filter(struct sim_membership *ms, struct ps_error *err)
 {
-    int count = has_filter(ms->m->filter);
-    size_t len = count ? strlen(ps_formula_text(ms->m->filter)) + 8 : 1;
-    ms->filter = count ? ms->m->filter : NULL;
-    for (const struct ps_pool *p = ms->m->pool; p; p = p->parent) {
-        if (!has_filter(p->filter))
-            continue;
-        count++;
-        len += strlen(ps_formula_text(p->filter)) + 8;
-        ms->filter = p->filter;
-    }
-    if (count < 2)
-        return 0;
-    char *text = malloc(len);
-    if (!text)
-        return ps_error_set(err, PS_ENOMEM, "out of memory");
-    text[0] = '\0';
-    if (has_filter(ms->m->filter))
-        strcat(strcat(strcat(text, "("), ps_formula_text(ms->m->filter)), ")");
-    for (const struct ps_pool *p = ms->m->pool; p; p = p->parent)
-        if (has_filter(p->filter))
-            strcat(strcat(strcat(strcat(text, text[0] ? " & " : ""), "("), ps_formula_text(p->filter)), ")");
-    int rc = ps_formula_parse(text, &ms->combined, err);
-    free(text);
-    ms->filter = ms->combined;
+    const struct ps_formula *filter = NULL;
+    int rc = ps_tree_op_effective_filter(ms->m, &filter, &ms->combined, err);
+    ms->filter = filter;
     return rc;
 }
 

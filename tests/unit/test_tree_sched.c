@@ -371,11 +371,51 @@ static void test_detach(void **state)
     world_release(&w);
 }
 
+/* A pool's scheduling_tag_filter restricts every operation below it: the operation in pool a
+ * (filter "gpu", none of its own) gets nothing on the untagged node, the one in b everything;
+ * an operation's own filter and its pools' combine as a conjunction. */
+static void test_pool_filter(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w);
+    struct ps_error err;
+    ps_error_init(&err);
+    struct ps_value gpu = json("\"gpu\"");
+    if (ps_pool_tree_set_pool_attr(w.tree, "a", "scheduling_tag_filter", &gpu, &err) != 0)
+        fail_msg("%s", err.msg);
+    ps_value_release(&gpu);
+    /* a gpu node in the tree, so pool a's filter limits are not zero: only the filter itself
+     * can keep op-a off the untagged node n1 */
+    const char *tags[] = {"gpu"};
+    struct ps_resources limits = ps_strategy_find_node(w.s, "n1")->resource_limits;
+    if (ps_strategy_register_node(w.s, "g1", tags, 1, &limits, &err) != 0)
+        fail_msg("%s", err.msg);
+    struct top *a = start_op(&w, "op-a", "a", 0, 10);
+    struct top *b = start_op(&w, "op-b", "b", 0, 10);
+    update(&w, 0);
+    heartbeat(&w, 0);
+    assert_int_equal(w.res.allocation_count, 4);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(w.res.allocations[i].op, b->element);
+    assert_int_equal(count_of(&w, a), 0);
+
+    const struct ps_formula *filter = NULL;
+    struct ps_formula *owned = NULL;
+    assert_int_equal(ps_tree_op_effective_filter(a->member, &filter, &owned, &err), 0);
+    assert_null(owned);                                   /* only the pool has one: borrowed */
+    assert_string_equal(ps_formula_text(filter), "gpu");
+    assert_int_equal(ps_tree_op_effective_filter(b->member, &filter, &owned, &err), 0);
+    assert_null(filter);
+    world_release(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_allocations_backoff_and_victims),
         cmocka_unit_test(test_detach),
+        cmocka_unit_test(test_pool_filter),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
