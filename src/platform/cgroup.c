@@ -51,6 +51,8 @@ struct ps_cgroup_job {
     bool has_peak;                  /* v2 memory.peak exists */
     bool has_kill;                  /* v2 cgroup.kill exists */
     char procs_dir[PATH_MAX];       /* where cgroup.procs is read for killing and counting */
+    char procs_file[H_COUNT][PATH_MAX + 16];    /* <dir>/cgroup.procs of the unique dirs */
+    const char *procs_list[H_COUNT + 1];        /* NULL-terminated, for joining */
 };
 
 /* ---------------------------------------------------------------------------------------------
@@ -688,9 +690,22 @@ int ps_cgroup_job_create(struct ps_cgroup_system *sys, const char *job_id,
         if (job->caps.memory)
             (void)write_file(job->dir[0], "memory.oom.group", "1", NULL);
     }
+    int n = 0;
+    for (int h = 0; h < H_COUNT; h++)
+        if (job->unique[h]) {
+            snprintf(job->procs_file[h], sizeof job->procs_file[h], "%s/cgroup.procs",
+                     job->dir[h]);
+            job->procs_list[n++] = job->procs_file[h];
+        }
+    job->procs_list[n] = NULL;
     sys->job_count++;
     *out = job;
     return 0;
+}
+
+const char *const *ps_cgroup_job_procs_files(const struct ps_cgroup_job *job)
+{
+    return job->procs_list;
 }
 
 int ps_cgroup_job_attach(struct ps_cgroup_job *job, pid_t pid, struct ps_error *err)

@@ -107,6 +107,10 @@ int ps_cgroup_job_create(struct ps_cgroup_system *sys, const char *job_id,
  * Errors: PS_EIO with "write(<path>/cgroup.procs, "<pid>"): <strerror>". */
 int ps_cgroup_job_attach(struct ps_cgroup_job *job, pid_t pid, struct ps_error *err);
 
+/* The job's cgroup.procs files, one per distinct hierarchy dir, NULL-terminated: a process
+ * joins the job by writing "0" to each (job_process.h's join_procs). Valid while job lives. */
+const char *const *ps_cgroup_job_procs_files(const struct ps_cgroup_job *job);
+
 /* Sets the hard CPU limit in cores (<= 0 or infinite: unlimited). PS_ESTATE when the system
  * cannot limit CPU; PS_EINVAL for NaN; PS_EIO when the write fails. */
 int ps_cgroup_job_set_cpu_limit(struct ps_cgroup_job *job, double cores, struct ps_error *err);
