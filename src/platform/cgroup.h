@@ -67,6 +67,13 @@ struct ps_cgroup_config {
     bool disable;           /* do not use cgroups at all (mode NONE, "disabled by config") */
     bool remove_stale_jobs; /* kill and remove job-* cgroups that an earlier agent with the
                              * same node_id left behind */
+    int job_pool_size;      /* v1 only, 0..64: keep up to this many emptied job cgroups and
+                             * reuse them (renamed to job-<new id>) instead of rmdir + mkdir.
+                             * A reused cgroup is reset: cpuacct.usage, memory.max_usage_in_bytes
+                             * and memory.failcnt to 0, memory.force_empty (no charge of the
+                             * previous job left), default cpu.shares, no CPU quota, no memory
+                             * limit; the counters that cannot be reset (oom_kill, nr_throttled)
+                             * are read as deltas from reuse. 0: every job gets a fresh cgroup. */
 };
 
 struct ps_cgroup_system;
