@@ -129,6 +129,7 @@ int ps_node_runner_platform_new(const struct ps_node_platform_config *cfg,
         .proc_root = NULL,
         .disable = cfg->disable_cgroups,
         .remove_stale_jobs = true,
+        .job_pool_size = 16,    /* v1: reuse emptied job cgroups (no mkdir/rmdir per job) */
     };
     if ((rc = ps_cgroup_system_new(&cg, &c->cgroups, err)) != 0)
         goto fail;

@@ -41,6 +41,9 @@ struct ps_cgroup_system {
     char parent[H_COUNT][PATH_MAX];
     bool created_parent[H_COUNT];
     int job_count;
+    /* v1 job cgroup pool (cgroup.h job_pool_size): emptied, reset jobs ready for reuse */
+    int pool_size, pool_count;
+    struct ps_cgroup_job *pool[64];
 };
 
 struct ps_cgroup_job {
@@ -51,6 +54,9 @@ struct ps_cgroup_job {
     bool has_peak;                  /* v2 memory.peak exists */
     bool has_kill;                  /* v2 cgroup.kill exists */
     char procs_dir[PATH_MAX];       /* where cgroup.procs is read for killing and counting */
+    char procs_file[H_COUNT][PATH_MAX + 16];    /* <dir>/cgroup.procs of the unique dirs */
+    const char *procs_list[H_COUNT + 1];        /* NULL-terminated, for joining */
+    int64_t base_oom_kills, base_throttled;     /* reused v1 cgroup: counters at reuse */
 };
 
 /* ---------------------------------------------------------------------------------------------
@@ -535,6 +541,8 @@ int ps_cgroup_system_new(const struct ps_cgroup_config *cfg, struct ps_cgroup_sy
     }
     snprintf(sys->node_id, sizeof sys->node_id, "%s", cfg->node_id);
     sys->remove_stale_jobs = cfg->remove_stale_jobs;
+    sys->pool_size = cfg->job_pool_size < 0 ? 0 : cfg->job_pool_size > 64 ? 64 :
+                     cfg->job_pool_size;
     const char *proc_root = cfg->proc_root ? cfg->proc_root : "/proc";
     const char *none_prefix = "no usable cgroups, jobs run without CPU limits and are measured "
                               "from /proc";
@@ -594,6 +602,13 @@ void ps_cgroup_system_free(struct ps_cgroup_system *sys)
 {
     if (!sys)
         return;
+    while (sys->pool_count > 0) {
+        struct ps_cgroup_job *job = sys->pool[--sys->pool_count];
+        for (int h = 0; h < H_COUNT; h++)
+            if (job->unique[h])
+                (void)remove_dir(job->dir[h], 1000, NULL);
+        free(job);
+    }
     if (sys->job_count == 0) {
         if (sys->mode == PS_CGROUP_V2) {
             undo_v2(sys);
@@ -631,6 +646,96 @@ static bool is_v2(const struct ps_cgroup_job *job)
     return job->sys->mode == PS_CGROUP_V2;
 }
 
+static void set_procs_files(struct ps_cgroup_job *job)
+{
+    int n = 0;
+    job->procs_dir[0] = '\0';
+    for (int h = 0; h < H_COUNT; h++)
+        if (job->unique[h]) {
+            if (!job->procs_dir[0])
+                snprintf(job->procs_dir, sizeof job->procs_dir, "%s", job->dir[h]);
+            snprintf(job->procs_file[h], sizeof job->procs_file[h], "%s/cgroup.procs",
+                     job->dir[h]);
+            job->procs_list[n++] = job->procs_file[h];
+        }
+    job->procs_list[n] = NULL;
+}
+
+static void pool_discard(struct ps_cgroup_job *job)
+{
+    for (int h = 0; h < H_COUNT; h++)
+        if (job->unique[h])
+            (void)remove_dir(job->dir[h], 1000, NULL);
+    free(job);
+}
+
+/* An emptied v1 job cgroup renamed to job-<job_id>, or NULL (pool empty, or a step failed:
+ * then the caller makes a fresh one). */
+static struct ps_cgroup_job *reuse_from_pool(struct ps_cgroup_system *sys, const char *job_id)
+{
+    while (sys->pool_count > 0) {
+        struct ps_cgroup_job *job = sys->pool[--sys->pool_count];
+        char name[160], dir[H_COUNT][PATH_MAX];
+        snprintf(name, sizeof name, "job-%s", job_id);
+        bool ok = true;
+        for (int h = 0; h < H_COUNT && ok; h++) {
+            dir[h][0] = '\0';
+            if (!job->dir[h][0])
+                continue;
+            ok = path_join(dir[h], PATH_MAX, sys->parent[h], name);
+        }
+        for (int h = 0; h < H_COUNT && ok; h++) {
+            if (!job->unique[h])
+                continue;
+            if (rename(job->dir[h], dir[h]) != 0) {
+                ok = false;
+                break;
+            }
+            /* co-mounted slots share the dir; move all of them along */
+            char old[PATH_MAX];
+            snprintf(old, sizeof old, "%s", job->dir[h]);
+            for (int k = h; k < H_COUNT; k++)
+                if (strcmp(job->dir[k], old) == 0)
+                    snprintf(job->dir[k], PATH_MAX, "%s", dir[h]);
+        }
+        int64_t v = 0;
+        if (ok && job->caps.memory)
+            ok = read_key(job->dir[H_MEMORY], "memory.oom_control", "oom_kill", &v, NULL) == 0;
+        job->base_oom_kills = v;
+        v = 0;
+        if (ok && job->caps.cpu_limit)
+            ok = read_key(job->dir[H_CPU], "cpu.stat", "nr_throttled", &v, NULL) == 0;
+        job->base_throttled = v;
+        if (!ok) {
+            pool_discard(job);
+            continue;
+        }
+        set_procs_files(job);
+        return job;
+    }
+    return NULL;
+}
+
+/* Resets an emptied v1 job cgroup for the next job; false when any step fails. */
+static bool reset_for_pool(struct ps_cgroup_job *job)
+{
+    bool ok = true;
+    if (job->caps.cpu_usage)
+        ok = ok && write_file(job->dir[H_CPUACCT], "cpuacct.usage", "0", NULL) == 0;
+    if (job->caps.cpu_limit)
+        ok = ok && write_file(job->dir[H_CPU], "cpu.cfs_quota_us", "-1", NULL) == 0;
+    if (job->caps.cpu_weight)
+        ok = ok && write_file(job->dir[H_CPU], "cpu.shares", "1024", NULL) == 0;
+    if (job->caps.memory) {
+        const char *d = job->dir[H_MEMORY];
+        ok = ok && write_file(d, "memory.force_empty", "0", NULL) == 0;
+        ok = ok && write_file(d, "memory.limit_in_bytes", "-1", NULL) == 0;
+        ok = ok && write_file(d, "memory.max_usage_in_bytes", "0", NULL) == 0;
+        ok = ok && write_file(d, "memory.failcnt", "0", NULL) == 0;
+    }
+    return ok;
+}
+
 int ps_cgroup_job_create(struct ps_cgroup_system *sys, const char *job_id,
                          struct ps_cgroup_job **out, struct ps_error *err)
 {
@@ -640,7 +745,13 @@ int ps_cgroup_job_create(struct ps_cgroup_system *sys, const char *job_id,
     if (!job_id || !valid_name(job_id, 128))
         return ps_error_set(err, PS_EINVAL, "job id \"%s\" must be 1..128 of [A-Za-z0-9._-] "
                             "to name its cgroup", job_id ? job_id : "(null)");
-    struct ps_cgroup_job *job = calloc(1, sizeof *job);
+    struct ps_cgroup_job *job = reuse_from_pool(sys, job_id);
+    if (job) {
+        sys->job_count++;
+        *out = job;
+        return 0;
+    }
+    job = calloc(1, sizeof *job);
     if (!job)
         return ps_error_set(err, PS_ENOMEM, "cgroups: out of memory");
     job->sys = sys;
@@ -688,9 +799,15 @@ int ps_cgroup_job_create(struct ps_cgroup_system *sys, const char *job_id,
         if (job->caps.memory)
             (void)write_file(job->dir[0], "memory.oom.group", "1", NULL);
     }
+    set_procs_files(job);
     sys->job_count++;
     *out = job;
     return 0;
+}
+
+const char *const *ps_cgroup_job_procs_files(const struct ps_cgroup_job *job)
+{
+    return job->procs_list;
 }
 
 int ps_cgroup_job_attach(struct ps_cgroup_job *job, pid_t pid, struct ps_error *err)
@@ -783,6 +900,8 @@ int ps_cgroup_job_read(struct ps_cgroup_job *job, struct ps_cgroup_usage *out,
     if (job->caps.cpu_limit)
         rc = read_key(job->dir[H_CPU], "cpu.stat", "nr_throttled", &out->cpu_throttled_periods,
                       err);
+    if (rc == 0 && out->cpu_throttled_periods >= job->base_throttled)
+        out->cpu_throttled_periods -= job->base_throttled;
     if (rc == 0 && job->caps.cpu_usage) {
         int64_t ns;
         rc = read_int(job->dir[H_CPUACCT], "cpuacct.usage", &ns, err);
@@ -796,6 +915,8 @@ int ps_cgroup_job_read(struct ps_cgroup_job *job, struct ps_cgroup_usage *out,
             rc = read_int(d, "memory.max_usage_in_bytes", &out->memory_peak_bytes, err);
         if (rc == 0)    /* oom_kill appeared in memory.oom_control in Linux 4.13 */
             rc = read_key(d, "memory.oom_control", "oom_kill", &out->oom_kills, err);
+        if (rc == 0 && out->oom_kills >= job->base_oom_kills)
+            out->oom_kills -= job->base_oom_kills;
         if (rc == 0)
             rc = read_int(d, "memory.failcnt", &out->limit_hits, err);
     }
@@ -820,6 +941,13 @@ int ps_cgroup_job_destroy(struct ps_cgroup_job *job, struct ps_error *err)
     if (!job)
         return 0;
     int rc = kill_dir(job->procs_dir, job->has_kill, 2000, err);
+    struct ps_cgroup_system *sys = job->sys;
+    if (rc == 0 && sys->mode == PS_CGROUP_V1 && sys->pool_count < sys->pool_size &&
+        reset_for_pool(job)) {
+        sys->pool[sys->pool_count++] = job;
+        sys->job_count--;
+        return 0;
+    }
     for (int h = 0; h < H_COUNT; h++) {
         if (!job->unique[h])
             continue;

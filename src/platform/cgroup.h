@@ -67,6 +67,13 @@ struct ps_cgroup_config {
     bool disable;           /* do not use cgroups at all (mode NONE, "disabled by config") */
     bool remove_stale_jobs; /* kill and remove job-* cgroups that an earlier agent with the
                              * same node_id left behind */
+    int job_pool_size;      /* v1 only, 0..64: keep up to this many emptied job cgroups and
+                             * reuse them (renamed to job-<new id>) instead of rmdir + mkdir.
+                             * A reused cgroup is reset: cpuacct.usage, memory.max_usage_in_bytes
+                             * and memory.failcnt to 0, memory.force_empty (no charge of the
+                             * previous job left), default cpu.shares, no CPU quota, no memory
+                             * limit; the counters that cannot be reset (oom_kill, nr_throttled)
+                             * are read as deltas from reuse. 0: every job gets a fresh cgroup. */
 };
 
 struct ps_cgroup_system;
@@ -106,6 +113,10 @@ int ps_cgroup_job_create(struct ps_cgroup_system *sys, const char *job_id,
  * the job's command (job_process.h's attach hook) so that its children are born inside.
  * Errors: PS_EIO with "write(<path>/cgroup.procs, "<pid>"): <strerror>". */
 int ps_cgroup_job_attach(struct ps_cgroup_job *job, pid_t pid, struct ps_error *err);
+
+/* The job's cgroup.procs files, one per distinct hierarchy dir, NULL-terminated: a process
+ * joins the job by writing "0" to each (job_process.h's join_procs). Valid while job lives. */
+const char *const *ps_cgroup_job_procs_files(const struct ps_cgroup_job *job);
 
 /* Sets the hard CPU limit in cores (<= 0 or infinite: unlimited). PS_ESTATE when the system
  * cannot limit CPU; PS_EINVAL for NaN; PS_EIO when the write fails. */

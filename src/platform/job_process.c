@@ -3,9 +3,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <sched.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -18,6 +21,7 @@
 /* Steps of the child, reported back on failure. */
 enum step {
     STEP_SETPGID = 1,
+    STEP_CGROUP,
     STEP_STDIO,
     STEP_SETGROUPS,
     STEP_SETGID,
@@ -44,10 +48,19 @@ struct child_args {
     int out_fd, err_fd;
     int go_r, report_w;
     int max_fd;
+    /* vfork path: join these cgroup.procs files; report failures here (the parent's memory) */
+    const char *const *join_procs;
+    bool vfork_mode;
+    volatile struct child_report *shared;
 };
 
 static void child_fail(const struct child_args *a, int step, int e)
 {
+    if (a->vfork_mode) {
+        a->shared->err = e;
+        a->shared->step = step;
+        _exit(127);
+    }
     struct child_report r = {step, e};
     ssize_t w = write(a->report_w, &r, sizeof r);
     (void)w;
@@ -82,13 +95,32 @@ static void child_main(struct child_args *a)
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
 
-    char go;
-    ssize_t n;
-    do
-        n = read(a->go_r, &go, 1);
-    while (n < 0 && errno == EINTR);
-    if (n != 1)
-        _exit(127);     /* the parent gave up (attach failed): nothing to report */
+    if (a->vfork_mode) {
+        /* Join the job's cgroups before anything of the job runs; "0" is the writer itself. */
+        for (size_t i = 0; a->join_procs && a->join_procs[i]; i++) {
+            int fd = open(a->join_procs[i], O_WRONLY | O_CLOEXEC);
+            if (fd < 0)
+                child_fail(a, STEP_CGROUP, errno);
+            ssize_t w;
+            do
+                w = write(fd, "0", 1);
+            while (w < 0 && errno == EINTR);
+            if (w != 1) {
+                int e = w < 0 ? errno : EIO;
+                close(fd);
+                child_fail(a, STEP_CGROUP, e);
+            }
+            close(fd);
+        }
+    } else {
+        char go;
+        ssize_t n;
+        do
+            n = read(a->go_r, &go, 1);
+        while (n < 0 && errno == EINTR);
+        if (n != 1)
+            _exit(127);     /* the parent gave up (attach failed): nothing to report */
+    }
 
     int devnull = above_stdio(a, a->devnull);
     int out = above_stdio(a, a->out_fd >= 0 ? a->out_fd : devnull);
@@ -97,13 +129,17 @@ static void child_main(struct child_args *a)
         child_fail(a, STEP_STDIO, errno);
 
     if (a->switch_user) {
-        if (setgroups(1, &a->gid) != 0)
+        /* Raw syscalls: glibc's wrappers would also change the credentials of the agent's other
+         * threads (setxid broadcast), which the vfork child shares memory with. They change only
+         * the calling process here, which is all a fork child has anyway. */
+        gid_t groups[1] = {a->gid};
+        if (syscall(SYS_setgroups, 1, groups) != 0)
             child_fail(a, STEP_SETGROUPS, errno);
-        if (setgid(a->gid) != 0)
+        if (syscall(SYS_setgid, a->gid) != 0)
             child_fail(a, STEP_SETGID, errno);
-        if (setuid(a->uid) != 0)
+        if (syscall(SYS_setuid, a->uid) != 0)
             child_fail(a, STEP_SETUID, errno);
-        if (setuid(0) == 0)
+        if (syscall(SYS_setuid, 0) == 0)
             child_fail(a, STEP_STILL_ROOT, EPERM);
     }
     if (chdir(a->cwd) != 0)
@@ -121,6 +157,7 @@ static const char *step_call(int step)
 {
     switch (step) {
     case STEP_SETPGID: return "setpgid";
+    case STEP_CGROUP: return "joining the job cgroup (write of \"0\" to cgroup.procs)";
     case STEP_STDIO: return "dup2 of stdin/stdout/stderr";
     case STEP_SETGROUPS: return "setgroups";
     case STEP_SETGID: return "setgid";
@@ -143,6 +180,65 @@ static void reap_blocking(pid_t pid)
 {
     while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
     }
+}
+
+#define VFORK_STACK_SIZE (256 * 1024)
+
+static int vfork_child(void *arg)
+{
+    child_main(arg);
+    return 127;
+}
+
+static int report_failure(const struct ps_job_process_spec *spec, const char *shell,
+                          int step, int e, struct ps_error *err)
+{
+    if (step == STEP_CHDIR || step == STEP_EXEC)
+        return ps_error_set(err, PS_EIO, "%s(%s)%s: %s", step_call(step),
+                            step == STEP_CHDIR ? spec->cwd : shell,
+                            spec->switch_user ? " as the job user" : "", strerror(e));
+    return ps_error_set(err, PS_EIO, "starting the job: %s failed: %s", step_call(step),
+                        strerror(e));
+}
+
+/* clone(CLONE_VM | CLONE_VFORK): returns once the child has exec'ed or exited. */
+static int spawn_vfork(const struct ps_job_process_spec *spec, struct child_args *a,
+                       struct ps_job_process *p, struct ps_error *err)
+{
+    static void *stack;         /* one agent thread spawns at a time (not thread-safe, as all) */
+    if (!stack) {
+        void *s = mmap(NULL, VFORK_STACK_SIZE, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+        if (s == MAP_FAILED)
+            return ps_error_set(err, PS_ENOMEM, "mmap of the spawn stack: %s", strerror(errno));
+        stack = s;
+    }
+    volatile struct child_report shared = {0, 0};
+    a->vfork_mode = true;
+    a->shared = &shared;
+    a->join_procs = spec->join_procs;
+    a->devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (a->devnull < 0)
+        return ps_error_set(err, PS_EIO, "open(/dev/null): %s", strerror(errno));
+
+    /* No handler of the agent may run in the child (it shares our memory): block everything
+     * until the child has reset the dispositions. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pid_t pid = clone(vfork_child, (char *)stack + VFORK_STACK_SIZE,
+                      CLONE_VM | CLONE_VFORK | SIGCHLD, a);
+    int clone_errno = errno;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    close_fd(&a->devnull);
+    if (pid < 0)
+        return ps_error_set(err, PS_EIO, "clone: %s", strerror(clone_errno));
+    if (shared.step != 0) {
+        reap_blocking(pid);
+        return report_failure(spec, a->shell, shared.step, shared.err, err);
+    }
+    p->pid = pid;
+    return 0;
 }
 
 int ps_job_process_spawn(const struct ps_job_process_spec *spec, struct ps_job_process *p,
@@ -170,6 +266,8 @@ int ps_job_process_spawn(const struct ps_job_process_spec *spec, struct ps_job_p
     a.err_fd = spec->stderr_fd;
     long max_fd = sysconf(_SC_OPEN_MAX);
     a.max_fd = max_fd > 0 && max_fd < 65536 ? (int)max_fd : 65536;
+    if (!spec->attach)
+        return spawn_vfork(spec, &a, p, err);
 
     int go[2] = {-1, -1}, report[2] = {-1, -1};
     a.devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -227,13 +325,7 @@ int ps_job_process_spawn(const struct ps_job_process_spec *spec, struct ps_job_p
     close_fd(&report[0]);
     if (n == (ssize_t)sizeof r) {
         reap_blocking(pid);
-        if (r.step == STEP_CHDIR || r.step == STEP_EXEC)
-            return ps_error_set(err, PS_EIO, "%s(%s)%s: %s", step_call(r.step),
-                                r.step == STEP_CHDIR ? spec->cwd : a.shell,
-                                spec->switch_user ? " as the job user" : "",
-                                strerror(r.err));
-        return ps_error_set(err, PS_EIO, "starting the job: %s failed: %s",
-                            step_call(r.step), strerror(r.err));
+        return report_failure(spec, a.shell, r.step, r.err, err);
     }
     if (n != 0) {
         kill(pid, SIGKILL);

@@ -1,7 +1,14 @@
 /* job_process.h — one job's process: `sh -c COMMAND` in a process group of its own, started in
  * its sandbox with a given environment and user, signalled as a group, reaped without blocking.
  *
- * Start-up (fork + exec, not posix_spawn: the child must switch user and wait for its cgroup):
+ * Start-up without spec->attach (the fast path): clone(CLONE_VM | CLONE_VFORK) on a private
+ * stack with all signals blocked; the child does setpgid(0, 0), resets signals, joins the
+ * cgroups by writing "0" to each spec->join_procs file, then does what the fork path's child does
+ * below (raw setgroups/setgid/setuid syscalls, as it shares the agent's memory) and reports a
+ * failure as (step, errno) in the suspended parent's memory.
+ *
+ * Start-up with spec->attach (fork + exec, not posix_spawn: the child must switch user and wait
+ * for its cgroup):
  *   child:  setpgid(0, 0); default signal dispositions, empty mask; waits on a pipe;
  *   parent: setpgid(pid, pid) too (no race either way), calls spec->attach (the cgroup joins the
  *           child here, so everything it forks is born inside), then releases the child;
@@ -45,6 +52,11 @@ struct ps_job_process_spec {
     int stderr_fd;                  /* -1: /dev/null */
     ps_job_process_attach_fn attach;    /* may be NULL */
     void *attach_ctx;
+    /* Without attach: cgroup.procs files (NULL-terminated, may be NULL) the child joins itself
+     * by writing "0" before it switches user. Then spawn uses clone(CLONE_VM | CLONE_VFORK)
+     * instead of fork: the agent's address space is not copied, and the parent waits until the
+     * child has exec'ed or failed. */
+    const char *const *join_procs;
 };
 
 struct ps_job_process {

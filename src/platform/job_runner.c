@@ -214,11 +214,6 @@ static int resolve_user(struct ps_job_runner *r, char *name, size_t name_size,
     return 0;
 }
 
-static int attach_to_cgroup(void *ctx, pid_t pid, struct ps_error *err)
-{
-    return ps_cgroup_job_attach(ctx, pid, err);
-}
-
 static int setup_cgroup(struct ps_job_runner *r, const struct ps_job_spec *spec,
                         struct ps_error *err)
 {
@@ -312,8 +307,7 @@ int ps_job_runner_start(const struct ps_job_runner_config *cfg, const struct ps_
             .gid = r->gid,
             .stdout_fd = out_fd,
             .stderr_fd = err_fd,
-            .attach = r->cg ? attach_to_cgroup : NULL,
-            .attach_ctx = r->cg,
+            .join_procs = r->cg ? ps_cgroup_job_procs_files(r->cg) : NULL,
         };
         rc = ps_job_process_spawn(&ps, &r->proc, err);
         close(out_fd);

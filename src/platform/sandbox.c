@@ -39,6 +39,14 @@ static int remove_contents(int dfd, dev_t dev, const char *path, struct ps_error
         const char *name = de->d_name;
         if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
             continue;
+        /* Anything but a directory is unlinked as it is; the type from readdir saves a stat
+         * per file where the file system gives it. */
+        if (de->d_type != DT_UNKNOWN && de->d_type != DT_DIR) {
+            if (unlinkat(dirfd(d), name, 0) != 0 && errno != ENOENT)
+                rc = ps_error_set(err, PS_EIO, "unlink(%s/%s): %s", path, name,
+                                  strerror(errno));
+            continue;
+        }
         struct stat st;
         if (fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
             if (errno == ENOENT)
@@ -109,16 +117,19 @@ int ps_sandbox_create(const char *work_dir, const char *job_id, bool chown_to, u
     int n = snprintf(root, sizeof root, "%s/sandbox", work_dir);
     if (n < 0 || (size_t)n >= sizeof root)
         return ps_error_set(err, PS_EINVAL, "sandbox: work dir path too long");
-    if (mkdir(root, 0755) != 0 && errno != EEXIST)
-        return ps_error_set(err, PS_EIO, "mkdir(%s): %s", root, strerror(errno));
     n = snprintf(path, size, "%s/%s", root, job_id);
     if (n < 0 || (size_t)n >= size)
         return ps_error_set(err, PS_EINVAL, "sandbox: path of job %s too long", job_id);
-    int rc = ps_sandbox_remove(path, err);     /* a leftover of a crashed agent */
-    if (rc != 0)
-        return rc;
-    if (mkdir(path, 0755) != 0)
-        return ps_error_set(err, PS_EIO, "mkdir(%s): %s", path, strerror(errno));
+    /* The common case first: root exists and no leftover is in the way (one mkdir). */
+    if (mkdir(path, 0755) != 0) {
+        if (errno == ENOENT && mkdir(root, 0755) != 0 && errno != EEXIST)
+            return ps_error_set(err, PS_EIO, "mkdir(%s): %s", root, strerror(errno));
+        int rc = ps_sandbox_remove(path, err);     /* a leftover of a crashed agent */
+        if (rc != 0)
+            return rc;
+        if (mkdir(path, 0755) != 0)
+            return ps_error_set(err, PS_EIO, "mkdir(%s): %s", path, strerror(errno));
+    }
     /* mkdir applies the umask; the job's user must be able to enter and others to read. */
     if (chmod(path, 0755) != 0)
         return ps_error_set(err, PS_EIO, "chmod(%s): %s", path, strerror(errno));

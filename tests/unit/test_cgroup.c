@@ -658,6 +658,73 @@ static void test_real_guarantee_written(void **state)
     assert_true(ok);
 }
 
+/* job_pool_size (v1): an emptied job cgroup is reused under the next job's name, reset: no CPU
+ * time, peak, OOM kill or limit hit of the previous job shows, and its memory limit is gone. */
+static void test_real_pool_reuse(void **state)
+{
+    struct real *r = *state;
+    if (ps_cgroup_system_mode(r->sys) != PS_CGROUP_V1 || !ps_cgroup_system_caps(r->sys).memory ||
+        !ps_cgroup_system_caps(r->sys).cpu_usage)
+        SKIP_BY_ENVIRONMENT("the pool is for v1 with memory and cpuacct: %s",
+                            ps_cgroup_system_summary(r->sys));
+    char node[80];
+    snprintf(node, sizeof node, "%s-pool", r->node_id);
+    struct ps_cgroup_config cfg = {.node_id = node, .remove_stale_jobs = true,
+                                   .job_pool_size = 2};
+    struct ps_cgroup_system *sys = NULL;
+    struct ps_error err;
+    ps_error_init(&err);
+    assert_int_equal(ps_cgroup_system_new(&cfg, &sys, &err), 0);
+    struct ps_cgroup_job *job = NULL;
+    assert_int_equal(ps_cgroup_job_create(sys, "first", &job, &err), 0);
+    char first[PATH_MAX], second[PATH_MAX];
+    snprintf(first, sizeof first, "%s", ps_cgroup_job_path(job));
+    assert_int_equal(ps_cgroup_job_set_memory_limit(job, 50000000, &err), 0);
+    struct ps_job_process p;
+    assert_int_equal(spawn_in(job, "i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done; "
+                                   "head -c 100000000 /dev/zero | tail > /dev/null", &p), 0);
+    bool exited = false;
+    ps_job_process_wait(&p, 15000, &exited, NULL);
+    ps_job_process_release(&p);
+    struct ps_cgroup_usage u;
+    assert_int_equal(ps_cgroup_job_read(job, &u, &err), 0);
+    printf("first: cpu %lld us, peak %lld, oom_kills %lld, limit hits %lld\n",
+           (long long)u.cpu_usec, (long long)u.memory_peak_bytes, (long long)u.oom_kills,
+           (long long)u.limit_hits);
+    assert_true(u.oom_kills > 0);
+    assert_true(u.cpu_usec > 20000);
+    assert_int_equal(ps_cgroup_job_destroy(job, &err), 0);
+
+    assert_int_equal(ps_cgroup_job_create(sys, "second", &job, &err), 0);
+    snprintf(second, sizeof second, "%s", ps_cgroup_job_path(job));
+    printf("reused: %s -> %s\n", first, second);
+    assert_non_null(strstr(second, "/job-second"));
+    assert_int_equal(access(first, F_OK), -1);
+    assert_int_equal(access(second, F_OK), 0);
+    assert_int_equal(ps_cgroup_job_read(job, &u, &err), 0);
+    printf("second before running: cpu %lld us, usage %lld, peak %lld, oom_kills %lld, "
+           "limit hits %lld\n", (long long)u.cpu_usec, (long long)u.memory_bytes,
+           (long long)u.memory_peak_bytes, (long long)u.oom_kills, (long long)u.limit_hits);
+    assert_true(u.cpu_usec < 1000);
+    assert_true(u.memory_peak_bytes < 1000000);
+    assert_int_equal(u.oom_kills, 0);
+    assert_int_equal(u.limit_hits, 0);
+    /* no limit left: 100 MB fits */
+    assert_int_equal(spawn_in(job, "head -c 100000000 /dev/zero | tail > /dev/null", &p), 0);
+    ps_job_process_wait(&p, 15000, &exited, NULL);
+    ps_job_process_release(&p);
+    assert_int_equal(ps_cgroup_job_read(job, &u, &err), 0);
+    printf("second: exit %d, peak %lld, oom_kills %lld\n", ps_job_process_exit_code(&p),
+           (long long)u.memory_peak_bytes, (long long)u.oom_kills);
+    assert_int_equal(ps_job_process_exit_code(&p), 0);
+    assert_true(u.memory_peak_bytes >= 90000000);
+    assert_int_equal(u.oom_kills, 0);
+    assert_int_equal(ps_cgroup_job_destroy(job, &err), 0);
+    /* the pooled cgroup and the node's dirs go at system_free */
+    ps_cgroup_system_free(sys);
+    assert_int_equal(access(second, F_OK), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest pure[] = {
@@ -677,6 +744,7 @@ int main(void)
         cmocka_unit_test(test_real_cpu_limit_enforced),
         cmocka_unit_test(test_real_memory_peak_and_limit),
         cmocka_unit_test(test_real_guarantee_written),
+        cmocka_unit_test(test_real_pool_reuse),
     };
     int failed = cmocka_run_group_tests_name("cgroup logic", pure, NULL, NULL);
     failed += cmocka_run_group_tests_name("cgroups of this machine", real, real_setup,

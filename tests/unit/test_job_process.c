@@ -276,6 +276,17 @@ static void test_spawn_errors_are_explained(void **state)
     assert_int_equal(kill(seen, 0), -1);     /* the waiting child was killed and reaped */
     assert_int_equal(errno, ESRCH);
 
+    /* The fast path joins its cgroups itself; a failure to join is reported, not hidden. */
+    spec.attach = NULL;
+    spec.attach_ctx = NULL;
+    const char *const bad_join[] = {"/nonexistent/cgroup.procs", NULL};
+    spec.join_procs = bad_join;
+    ps_error_init(&err);
+    assert_int_equal(ps_job_process_spawn(&spec, &p, &err), PS_EIO);
+    assert_non_null(strstr(err.msg, "joining the job cgroup"));
+    assert_non_null(strstr(err.msg, "No such file or directory"));
+    spec.join_procs = NULL;
+
     struct ps_job_process never = {0};
     ps_error_init(&err);
     assert_int_equal(ps_job_process_signal(&never, SIGINT, &err), PS_ESTATE);
