@@ -770,7 +770,11 @@ int ps_http_server_start(struct ps_http_server *srv, struct ps_error *err)
     int rc = open_listener(srv, err);
     if (rc)
         return rc;
-    unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG;
+    /* poll(), not epoll: libmicrohttpd 0.9.x races MHD_quiesce_daemon against its epoll workers
+     * (both remove the listen socket from the epoll set and the loser panics on ENOENT, an open
+     * upstream defect that aborted CI once). With poll() quiescing signals the workers through
+     * their inter-thread channel instead, which is safe. */
+    unsigned flags = MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG;
     srv->daemon = MHD_start_daemon(
         flags, 0, NULL, NULL, on_access, srv,
         MHD_OPTION_EXTERNAL_LOGGER, mhd_log, srv,   /* first, or MHD logs to stderr before */

@@ -2,7 +2,8 @@
  *
  * The daemon listens on one given address (default 127.0.0.1; port 0 picks a free port, read it
  * back with ps_http_server_port), runs an internal pool of worker threads, each with its own
- * epoll loop, and keeps connections alive between requests (HTTP/1.1 default).
+ * poll() loop (not epoll: see ps_http_server_start), and keeps connections alive between
+ * requests (HTTP/1.1 default).
  *
  * Lifecycle: ps_http_server_new -> ps_http_server_route (any number) -> ps_http_server_start ->
  * ... -> ps_http_server_stop -> ps_http_server_free. Routes cannot change once started, so the
