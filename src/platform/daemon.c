@@ -1,4 +1,5 @@
 #include "platform/daemon.h"
+#include "platform/file.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -132,8 +133,9 @@ int ps_daemon_self_exe(char *buf, size_t size, struct ps_error *err)
 
 int ps_daemon_make_temp_dir(char *template_path, unsigned mode, struct ps_error *err)
 {
-    if (!mkdtemp(template_path))
-        return ps_error_set(err, PS_EIO, "mkdtemp(%s): %s", template_path, strerror(errno));
+    int rc = ps_file_make_temp_dir(template_path, err);
+    if (rc != 0)
+        return rc;
     if (chmod(template_path, (mode_t)mode) != 0)
         return ps_error_set(err, PS_EIO, "chmod(%s): %s", template_path, strerror(errno));
     return 0;
