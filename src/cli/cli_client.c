@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "io/yson.h"
+#include "platform/data_dir.h"
 #include "platform/private_file.h"
 
 const char ps_cli_common_help[] =
@@ -17,7 +18,8 @@ const char ps_cli_common_help[] =
     "\n"
     "  --token TOKEN          default $POOLSCHED_TOKEN, else the file DATA_DIR/" PS_CLI_TOKEN_FILE
     "\n"
-    "  --data-dir DIR         default $POOLSCHED_DATA_DIR, else " PS_CLI_DEFAULT_DATA_DIR "\n"
+    "  --data-dir DIR         default $POOLSCHED_DATA_DIR, else $XDG_STATE_HOME/poolsched,\n"
+    "                         else " PS_DATA_DIR_FALLBACK " (where the scheduler keeps it)\n"
     "\n"
     "Exit status: 0 success; 1 the scheduler refused the request (its message is shown) or\n"
     "cannot be reached; 2 bad usage or bad input (one line 'error: <what>: <why>').\n";
@@ -61,7 +63,7 @@ static const char *nonempty_env(const char *name)
 struct ps_cli_env ps_cli_env_from_process(void)
 {
     return (struct ps_cli_env){nonempty_env("POOLSCHED_PROXY"), nonempty_env("POOLSCHED_TOKEN"),
-                               nonempty_env("POOLSCHED_DATA_DIR")};
+                               nonempty_env("POOLSCHED_DATA_DIR"), nonempty_env("XDG_STATE_HOME")};
 }
 
 int ps_cli_proxy_url(const char *proxy, char **out, struct ps_error *err)
@@ -128,8 +130,9 @@ int ps_cli_token(const char *opt_token, const char *opt_data_dir, const struct p
         *out = t;
         return 0;
     }
-    const char *dir = opt_data_dir ? opt_data_dir : env->data_dir ? env->data_dir
-                                                                  : PS_CLI_DEFAULT_DATA_DIR;
+    char dir[4096];
+    if (ps_data_dir_resolve(opt_data_dir, env->data_dir, env->xdg_state_home, dir, sizeof dir) != 0)
+        return ps_error_set(err, PS_EINVAL, "--data-dir: the path is longer than %zu bytes", sizeof dir - 1);
     size_t n = strlen(dir) + sizeof "/" PS_CLI_TOKEN_FILE;
     char *path = malloc(n);
     if (!path)

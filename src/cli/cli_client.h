@@ -5,7 +5,8 @@
  *            "host:port" means http://host:port; a trailing '/' is dropped.
  *   token:   --token, else $POOLSCHED_TOKEN, else the file <data-dir>/admin_token (owner-only
  *            permissions, surrounding whitespace ignored), else no token (the server answers 401).
- *   data dir: --data-dir, else $POOLSCHED_DATA_DIR, else PS_CLI_DEFAULT_DATA_DIR.
+ *   data dir: --data-dir, else $POOLSCHED_DATA_DIR, else $XDG_STATE_HOME/poolsched, else
+ *            ./poolsched-data: the scheduler's own rule (platform/data_dir.h).
  * Every request is `POST <server>/api/v1/<command>` with a JSON object body.
  *
  * Exit codes (commands.h): 0 success; 1 a remote error (the server's message is shown) or no
@@ -24,7 +25,6 @@
 
 /* The embedded scheduler's address and data directory: the one place that names them. */
 #define PS_CLI_DEFAULT_PROXY "127.0.0.1:9013"
-#define PS_CLI_DEFAULT_DATA_DIR "./poolsched-data"
 #define PS_CLI_TOKEN_FILE "admin_token"
 #define PS_CLI_MAX_TOKEN_BYTES 4096
 #define PS_CLI_MAX_PROXY_LEN 512
@@ -47,9 +47,10 @@ struct ps_cli_env {
     const char *proxy;       /* POOLSCHED_PROXY */
     const char *token;       /* POOLSCHED_TOKEN */
     const char *data_dir;    /* POOLSCHED_DATA_DIR */
+    const char *xdg_state_home; /* XDG_STATE_HOME */
 };
 
-/* Reads the three variables with getenv (empty counts as unset). */
+/* Reads the four variables with getenv (empty counts as unset). */
 struct ps_cli_env ps_cli_env_from_process(void);
 
 /* The base URL for proxy (NULL: the default) into *out (malloc'd; caller frees): "host:port"

@@ -10,6 +10,7 @@
 #include "node/args.h"
 #include "node/protocol.h"
 #include "node/runner_platform.h"
+#include "platform/data_dir.h"
 #include "platform/daemon.h"
 #include "platform/private_file.h"
 
@@ -32,7 +33,9 @@ static const char usage_text[] =
     "  --work-dir DIR          sandboxes go to DIR/sandbox/<job_id> (default:\n"
     "                          /tmp/poolsched-node-<node id>)\n"
     "  --secret-file FILE      the cluster secret (mode 0600); else $POOLSCHED_CLUSTER_SECRET;\n"
-    "  --data-dir DIR          else DIR/cluster_secret (the scheduler's data dir)\n"
+    "  --data-dir DIR          else DIR/cluster_secret (the scheduler's data dir; default\n"
+    "                          $POOLSCHED_DATA_DIR, else $XDG_STATE_HOME/poolsched, else\n"
+    "                          ./poolsched-data, as for the scheduler)\n"
     "  --heartbeat-period MS   until the scheduler sets it (default 5000)\n"
     "  --tick MS               how often jobs are sampled (default 100)\n"
     "  --stderr-cap SIZE       stderr kept per job, head and tail (default 64K, the most the\n"
@@ -66,23 +69,26 @@ static bool parse_ms(const char *s, long long min, long long max, long long *out
     return true;
 }
 
-/* The cluster secret: --secret-file, else the environment, else <data-dir>/cluster_secret. */
+/* The cluster secret: --secret-file, else the environment, else <data dir>/cluster_secret with
+ * the data dir resolved as the scheduler does (platform/data_dir.h). */
 static int load_secret(const char *file, const char *data_dir, char **out)
 {
     *out = NULL;
     const char *env = getenv("POOLSCHED_CLUSTER_SECRET");
-    char path[4096];
+    char path[4096 + sizeof "/cluster_secret"];
     if (!file && env && *env) {
         *out = strdup(env);
         return *out ? 0 : 1;
     }
-    if (!file && data_dir) {
-        snprintf(path, sizeof path, "%s/cluster_secret", data_dir);
+    char dir[4096];
+    if (!file) {
+        /* The scheduler's data dir by the shared rule, so that a node started beside a scheduler
+         * with default settings finds its secret. */
+        if (ps_data_dir_default(data_dir, dir, sizeof dir) != 0)
+            return usage_error("--data-dir: the path is longer than %zu bytes", sizeof dir - 1);
+        snprintf(path, sizeof path, "%s/cluster_secret", dir);
         file = path;
     }
-    if (!file)
-        return usage_error("no cluster secret: give --secret-file, --data-dir or "
-                           "POOLSCHED_CLUSTER_SECRET");
     struct ps_error err;
     ps_error_init(&err);
     char *data = NULL;

@@ -27,7 +27,8 @@ static void usage(FILE *out)
             "                    heartbeat_period, node_offline_timeout, http_threads,\n"
             "                    max_failed_job_count, commit_window (ms)\n"
             "  --listen H:P      default 127.0.0.1:9013 (port 0: any free port)\n"
-            "  --data-dir DIR    default $XDG_STATE_HOME/poolsched or ./poolsched-data\n"
+            "  --data-dir DIR    default $POOLSCHED_DATA_DIR, else $XDG_STATE_HOME/poolsched,\n"
+            "                    else ./poolsched-data (the CLI and nodes look there too)\n"
             "  --quiet           no event log on stderr\n");
 }
 

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "io/json_value.h"
+#include "platform/data_dir.h"
 
 #define MIB (1024LL * 1024LL)
 #define MAX_JOB_COUNT 1000000
@@ -1015,11 +1016,9 @@ void ps_service_config_init(struct ps_service_config *cfg)
     memset(cfg, 0, sizeof *cfg);
     snprintf(cfg->host, sizeof cfg->host, "%s", PS_SERVICE_DEFAULT_HOST);
     cfg->port = PS_SERVICE_DEFAULT_PORT;
-    const char *state = getenv("XDG_STATE_HOME");
-    if (state && *state == '/')
-        snprintf(cfg->data_dir, sizeof cfg->data_dir, "%s/poolsched", state);
-    else
-        snprintf(cfg->data_dir, sizeof cfg->data_dir, "%s", PS_SERVICE_DEFAULT_DATA_DIR);
+    /* An environment value too long for the buffer falls back to the local directory. */
+    if (ps_data_dir_default(NULL, cfg->data_dir, sizeof cfg->data_dir) != 0)
+        snprintf(cfg->data_dir, sizeof cfg->data_dir, "%s", PS_DATA_DIR_FALLBACK);
     cfg->fair_share_update_period_ms = 1000;
     cfg->heartbeat_period_ms = 5000;
     cfg->node_offline_timeout_ms = 60000;

@@ -222,6 +222,33 @@ static void test_token(void **state)
     assert_int_equal(ps_cli_token(NULL, NULL, &env, &token, &err), 0);
     assert_string_equal(token, "file-token");
     free(token);
+    /* XDG_STATE_HOME/poolsched, where a scheduler without --data-dir keeps its token */
+    char xdg[300];
+    snprintf(xdg, sizeof xdg, "%s/xdg", dir);
+    char xdg_data[320];
+    snprintf(xdg_data, sizeof xdg_data, "%s/poolsched", xdg);
+    assert_int_equal(mkdir(xdg, 0700), 0);
+    assert_int_equal(mkdir(xdg_data, 0700), 0);
+    char xdg_token[400];
+    snprintf(xdg_token, sizeof xdg_token, "%s/" PS_CLI_TOKEN_FILE, xdg_data);
+    f = fopen(xdg_token, "w");
+    assert_non_null(f);
+    fputs("xdg-token\n", f);
+    fclose(f);
+    chmod(xdg_token, 0600);
+    env.data_dir = NULL;
+    env.xdg_state_home = xdg;
+    assert_int_equal(ps_cli_token(NULL, NULL, &env, &token, &err), 0);
+    assert_string_equal(token, "xdg-token");
+    free(token);
+    env.data_dir = dir;                       /* POOLSCHED_DATA_DIR beats XDG_STATE_HOME */
+    assert_int_equal(ps_cli_token(NULL, NULL, &env, &token, &err), 0);
+    assert_string_equal(token, "file-token");
+    free(token);
+    env.xdg_state_home = NULL;
+    unlink(xdg_token);
+    rmdir(xdg_data);
+    rmdir(xdg);
     env.token = "env-token";                  /* the variable beats the file */
     assert_int_equal(ps_cli_token(NULL, dir, &env, &token, &err), 0);
     assert_string_equal(token, "env-token");
