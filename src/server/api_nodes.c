@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "io/jsonval.h"
+#include "platform/clock.h"
 #include "server/service.h"
 
 #define MAX_TAGS 64
@@ -394,8 +395,7 @@ void ps_api_heartbeat_handler(const struct ps_http_request *req, struct ps_http_
                               void *ctx)
 {
     struct ps_service *svc = ctx;
-    struct timespec a, b;
-    clock_gettime(CLOCK_MONOTONIC, &a);
+    int64_t started_ns = ps_clock_monotonic_ns();
     struct ps_error err;
     ps_error_init(&err);
     const char *token;
@@ -422,7 +422,5 @@ void ps_api_heartbeat_handler(const struct ps_http_request *req, struct ps_http_
         ps_http_reply_json(resp, 200, reply);
         json_decref(reply);
     }
-    clock_gettime(CLOCK_MONOTONIC, &b);
-    ps_metric_observe(svc->m_hb_latency,
-                      (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9);
+    ps_metric_observe(svc->m_hb_latency, (double)(ps_clock_monotonic_ns() - started_ns) / 1e9);
 }

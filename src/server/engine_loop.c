@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "platform/clock.h"
 #include "server/service.h"
 
 #define DIRTY_DELAY_MS 50
@@ -36,14 +37,12 @@ static void update_tree(struct ps_service *svc, struct ps_svc_tree_state *ts, in
     if (!tree)
         return;
     ps_svc_fill_engine_inputs(svc, ts, tree);
-    struct timespec a, b;
-    clock_gettime(CLOCK_MONOTONIC, &a);
+    int64_t started_ns = ps_clock_monotonic_ns();
     struct ps_error err;
     ps_error_init(&err);
     int changed = 0;
     int rc = ps_tree_sched_update(&ts->sched, tree, now_ms, ps_svc_sched_op_fn, svc, &changed, &err);
-    clock_gettime(CLOCK_MONOTONIC, &b);
-    double seconds = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
+    double seconds = (double)(ps_clock_monotonic_ns() - started_ns) / 1e9;
     ps_metric_observe(svc->m_fs_duration, seconds);
     if (rc != 0) {
         /* elements set by the callback are meaningless without a snapshot */
@@ -112,14 +111,7 @@ static void *loop(void *arg)
         if (wait_ms > DIRTY_DELAY_MS)
             wait_ms = DIRTY_DELAY_MS;   /* notice dirty trees soon */
         if (wait_ms > 0) {
-            struct timespec ts;
-            clock_gettime(CLOCK_REALTIME, &ts);
-            ts.tv_sec += wait_ms / 1000;
-            ts.tv_nsec += (wait_ms % 1000) * 1000000L;
-            if (ts.tv_nsec >= 1000000000L) {
-                ts.tv_sec++;
-                ts.tv_nsec -= 1000000000L;
-            }
+            struct timespec ts = ps_clock_realtime_deadline(wait_ms);
             pthread_cond_timedwait(&svc->loop_cv, &svc->mu, &ts);
         }
     }

@@ -18,6 +18,7 @@
 #include <microhttpd.h>
 
 #include "io/textbuf.h"
+#include "platform/clock.h"
 #include "server/metrics.h"
 
 struct route {
@@ -59,7 +60,7 @@ struct request_state {
     size_t discarded;             /* body bytes dropped after deciding on 413 */
     int too_large;
     int answered;                 /* a response is queued already */
-    struct timespec start;
+    int64_t start;                /* monotonic ns */
 };
 
 static const char *const http_route_labels[] = { "method", "route", "status" };
@@ -471,11 +472,9 @@ static enum MHD_Result send_response(struct ps_http_server *srv, struct MHD_Conn
 
 /* ---- request handling ---------------------------------------------------------------------- */
 
-static double seconds_since(const struct timespec *start)
+static double seconds_since(const int64_t *start_ns)
 {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (double)(now.tv_sec - start->tv_sec) + (double)(now.tv_nsec - start->tv_nsec) * 1e-9;
+    return (double)(ps_clock_monotonic_ns() - *start_ns) * 1e-9;
 }
 
 static const char *method_label(const char *m)
@@ -489,7 +488,7 @@ static const char *method_label(const char *m)
 }
 
 static void count_request(struct ps_http_server *srv, const char *method, const char *route,
-                          int status, const struct timespec *start)
+                          int status, const int64_t *start)
 {
     if (!srv->m_requests)
         return;
@@ -521,7 +520,7 @@ static void format_remote(struct MHD_Connection *conn, char *out, size_t cap)
 
 /* Answers without a handler (404, 405, 413, 503). */
 static enum MHD_Result reply_plain(struct ps_http_server *srv, struct MHD_Connection *conn,
-                                   const char *method, struct timespec *start, int status,
+                                   const char *method, int64_t *start, int status,
                                    int code, const char *allow, const char *msg)
 {
     char rid[24];
@@ -589,7 +588,7 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
         st = calloc(1, sizeof *st);
         if (!st)
             return MHD_NO;
-        clock_gettime(CLOCK_MONOTONIC, &st->start);
+        st->start = ps_clock_monotonic_ns();
         *con_cls = st;
         atomic_fetch_add(&srv->in_flight, 1);
         if (atomic_load(&srv->stopping)) {
@@ -816,14 +815,7 @@ unsigned ps_http_server_stop(struct ps_http_server *srv)
     if (lfd != MHD_INVALID_SOCKET)
         shutdown(lfd, SHUT_RDWR);
 
-    struct timespec deadline;
-    clock_gettime(CLOCK_MONOTONIC, &deadline);
-    deadline.tv_sec += srv->cfg.drain_timeout_ms / 1000;
-    deadline.tv_nsec += (long)(srv->cfg.drain_timeout_ms % 1000) * 1000000L;
-    if (deadline.tv_nsec >= 1000000000L) {
-        deadline.tv_sec++;
-        deadline.tv_nsec -= 1000000000L;
-    }
+    struct timespec deadline = ps_clock_monotonic_deadline(srv->cfg.drain_timeout_ms);
     pthread_mutex_lock(&srv->drain_mu);
     while (atomic_load(&srv->in_flight) > 0) {
         if (pthread_cond_timedwait(&srv->drain_cv, &srv->drain_mu, &deadline) == ETIMEDOUT)

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "platform/wall_clock.h"
 #include "server/service.h"
 
 struct record {
@@ -82,8 +83,7 @@ static void *writer(void *arg)
         if (j->svc->cfg.commit_window_ms > 0 && !j->stop) {
             /* let more requests join this commit */
             pthread_mutex_unlock(&j->mu);
-            struct timespec ts = {0, (long)j->svc->cfg.commit_window_ms * 1000000L};
-            nanosleep(&ts, NULL);
+            ps_sleep_ms(j->svc->cfg.commit_window_ms);
             pthread_mutex_lock(&j->mu);
         }
         struct record *r = j->recs;
@@ -122,8 +122,7 @@ static void *writer(void *arg)
             }
             /* do not spin on a broken disk */
             pthread_mutex_unlock(&j->mu);
-            struct timespec ts = {0, 100000000L};
-            nanosleep(&ts, NULL);
+            ps_sleep_ms(100);
             pthread_mutex_lock(&j->mu);
         }
         j->committed = rc == 0 ? upto : j->committed;

@@ -11,6 +11,7 @@
 
 #include "io/json_value.h"
 #include "platform/data_dir.h"
+#include "platform/wall_clock.h"
 
 #define MIB (1024LL * 1024LL)
 #define MAX_JOB_COUNT 1000000
@@ -18,9 +19,7 @@
 
 int64_t ps_svc_now_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return ps_wall_clock_ms();
 }
 
 void ps_svc_log(struct ps_service *svc, const char *level, const char *event, const char *fmt, ...)
@@ -28,13 +27,13 @@ void ps_svc_log(struct ps_service *svc, const char *level, const char *event, co
     if (svc && svc->cfg.quiet)
         return;
     char line[1024];
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
+    int64_t now = ps_wall_clock_ms();
+    time_t seconds = (time_t)(now / 1000);
     struct tm tm;
-    gmtime_r(&ts.tv_sec, &tm);
+    gmtime_r(&seconds, &tm);
     int n = snprintf(line, sizeof line, "ts=%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ level=%s event=%s",
                      tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
-                     tm.tm_sec, ts.tv_nsec / 1000000, level, event);
+                     tm.tm_sec, (long)(now % 1000), level, event);
     if (fmt && *fmt && n > 0 && (size_t)n < sizeof line - 2) {
         line[n++] = ' ';
         va_list ap;
