@@ -256,8 +256,9 @@ static bool component_is_zero(const struct ps_plf *f, int r)
 }
 
 static void prepare_mffbs(struct ps_fs_update *u, struct fs_elem *e, const struct ps_plf *fsbff,
-                          struct ps_plf *scratch_mffbs)
+                          struct ps_plf *scratch_mffbs, bool fast)
 {
+    fast = fast && e->kind == PS_ELEM_OPERATION;
     struct ps_plf comps[DIM];
     struct ps_share guarantee = fs_guarantee_share(e);
     double top = ps_plf_right_bound(fsbff);
@@ -283,8 +284,9 @@ static void prepare_mffbs(struct ps_fs_update *u, struct fs_elem *e, const struc
             }
             continue;
         }
-        ps_plf_max_fit_factor_component(&u->b[1], &u->b[2], &u->comp[r], fsbff, r, e->limits_share.v[r],
-                                        guarantee.v[r]);
+        if (!fast || !fs_operation_component(&u->comp[r], fsbff, r, e->limits_share.v[r], guarantee.v[r]))
+            ps_plf_max_fit_factor_component(&u->b[1], &u->b[2], &u->comp[r], fsbff, r, e->limits_share.v[r],
+                                            guarantee.v[r]);
         struct ps_plf c = ps_plf_buf_view(&u->comp[r]);
         if (c.n < 2) {
             u->oom = true;
@@ -309,9 +311,8 @@ static void prepare_mffbs(struct ps_fs_update *u, struct fs_elem *e, const struc
         *scratch_mffbs = current;
 }
 
-static void prepare_element(struct ps_fs_update *u, int i)
+bool fs_element_fsbs(struct ps_fs_update *u, struct fs_elem *e, bool fast, struct ps_plf *out)
 {
-    struct fs_elem *e = &u->el[i];
     ps_arena_reset(&u->scratch);
     struct ps_plf_buf *fsbff_buf = &u->b[0];
     if (e->kind == PS_ELEM_OPERATION)
@@ -320,7 +321,7 @@ static void prepare_element(struct ps_fs_update *u, int i)
         pool_fsbff(u, e, fsbff_buf);
     if (u->oom || u->ctx.oom || fsbff_buf->n < 2) {
         u->oom = true;
-        return;
+        return false;
     }
     struct ps_plf fsbff = ps_plf_buf_view(fsbff_buf);
     struct ps_plf mffbs = {NULL, 0, 1};
@@ -329,13 +330,23 @@ static void prepare_element(struct ps_fs_update *u, int i)
         e->ig->fsbff_right = ps_plf_right_bound(&fsbff);
         e->ig->mffbs = mffbs;
     }
-    prepare_mffbs(u, e, &fsbff, &mffbs);
+    prepare_mffbs(u, e, &fsbff, &mffbs, fast);
     if (u->oom || u->ctx.oom)
-        return;
+        return false;
     ps_plf_compose(&u->ctx, &u->b[4], &fsbff, mffbs.a ? &mffbs : &e->ig->mffbs);
     struct ps_plf composed = ps_plf_buf_view(&u->b[4]);
     ps_plf_compress(&u->b[5], &composed, FS_COMPRESS_EPSILON);
-    e->fsbs = fs_commit(u, &u->persistent, ps_plf_buf_view(&u->b[5]));
+    *out = ps_plf_buf_view(&u->b[5]);
+    return !u->oom && !u->ctx.oom;
+}
+
+static void prepare_element(struct ps_fs_update *u, int i)
+{
+    struct fs_elem *e = &u->el[i];
+    struct ps_plf fsbs;
+    if (!fs_element_fsbs(u, e, true, &fsbs))
+        return;
+    e->fsbs = fs_commit(u, &u->persistent, fsbs);
     e->prepared = !u->oom;
 }
 

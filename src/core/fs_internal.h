@@ -162,6 +162,14 @@ struct ps_share fs_adjust_proposed_integral_share(struct ps_share limits, struct
 
 /* fs_functions.c */
 void fs_prepare_subtree(struct ps_fs_update *u, int root);
+/* FSBS of one element, left in u's builders (valid until the next call); fast = false keeps
+ * operations on the generic chain (for the tests that compare both). False on failure. */
+bool fs_element_fsbs(struct ps_fs_update *u, struct fs_elem *e, bool fast, struct ps_plf *out);
 void fs_compute_fair_shares(struct ps_fs_update *u);
+
+/* fs_operation.c: component r of an operation's max fit factor by suggestion built without the
+ * generic narrowing, into dst; false (dst unspecified) when the shape needs the generic chain. */
+bool fs_operation_component(struct ps_plf_buf *dst, const struct ps_plf *fsbff, int r, double limit,
+                            double guarantee);
 
 #endif
