@@ -424,22 +424,30 @@ static void init_elements(struct ps_fs_update *u, struct ps_fs_element *elems)
     }
 }
 
+/* An operation's usage and demand are its inputs (upstream's demand always covers the usage;
+ * keep that invariant); a pool's are the sums kept in its side entry. */
+static struct ps_resources elem_usage(const struct fs_elem *e)
+{
+    return e->kind == PS_ELEM_OPERATION ? e->in->usage : e->ig->usage;
+}
+
+static struct ps_resources elem_demand(const struct fs_elem *e)
+{
+    return e->kind == PS_ELEM_OPERATION ? ps_resources_max(e->in->demand, e->in->usage) : e->ig->demand;
+}
+
 /* Demand and usage (pools sum their children), effective limits. */
 static void compute_resources(struct ps_fs_update *u)
 {
     const struct ps_resources *total = &u->total;
     for (int i = 0; i < u->count; i++) {
         struct fs_elem *e = &u->el[i];
-        if (e->kind == PS_ELEM_OPERATION) {
-            /* Upstream's demand always covers the usage; keep that invariant. */
-            e->usage = e->in->usage;
-            e->demand = ps_resources_max(e->in->demand, e->in->usage);
-        } else {
-            e->usage = ps_resources_zero();
-            e->demand = ps_resources_zero();
+        if (e->kind != PS_ELEM_OPERATION) {
+            e->ig->usage = ps_resources_zero();
+            e->ig->demand = ps_resources_zero();
         }
         if (i == 0) {
-            e->limits = *total;
+            e->out->resource_limits = *total;
             continue;
         }
         struct ps_resources l = ps_resources_min(e->in->resource_limits, e->in->filter_limits);
@@ -449,12 +457,12 @@ static void compute_resources(struct ps_fs_update *u)
                 share.v[r] = (int64_t)round((double)total->v[r] * e->in->max_share_ratio);
             l = ps_resources_min(l, share);
         }
-        e->limits = ps_resources_min(l, *total);
+        e->out->resource_limits = ps_resources_min(l, *total);
     }
     for (int i = u->count - 1; i > 0; i--) {
-        struct fs_elem *p = &u->el[u->el[i].parent];
-        p->usage = ps_resources_add(p->usage, u->el[i].usage);
-        p->demand = ps_resources_add(p->demand, u->el[i].demand);
+        struct fs_integral *p = u->el[u->el[i].parent].ig;
+        p->usage = ps_resources_add(p->usage, elem_usage(&u->el[i]));
+        p->demand = ps_resources_add(p->demand, elem_demand(&u->el[i]));
     }
 }
 
@@ -514,24 +522,30 @@ static void update_cumulative_attributes(struct ps_fs_update *u)
     const struct ps_resources *total = &u->total;
     for (int i = 0; i < u->count; i++) {
         struct fs_elem *e = &u->el[i];
+        if (e->kind == PS_ELEM_OPERATION)
+            continue;   /* no integral guarantees: the zero entry */
+        struct fs_integral *ig = e->ig;
         if (e->is_pool && e->gtype != PS_GUARANTEE_NONE) {
-            e->burst_ratio = max_resource_ratio(&e->in->burst_guarantee, total);
-            e->flow_ratio = max_resource_ratio(&e->in->resource_flow, total);
+            ig->burst_ratio = max_resource_ratio(&e->in->burst_guarantee, total);
+            ig->flow_ratio = max_resource_ratio(&e->in->resource_flow, total);
         }
-        e->specified_burst_ratio = e->burst_ratio;
-        e->total_burst_ratio = e->burst_ratio;
-        e->total_flow_ratio = e->flow_ratio;
+        ig->specified_burst_ratio = ig->burst_ratio;
+        ig->total_burst_ratio = ig->burst_ratio;
+        ig->total_flow_ratio = ig->flow_ratio;
     }
     for (int i = u->count - 1; i >= 0; i--) {
         struct fs_elem *e = &u->el[i];
-        e->limits_share = ps_resources_to_share(&e->limits, total, 0.0, 0.0);
+        struct ps_fs_element_output *out = e->out;
+        out->limits_share = ps_resources_to_share(&out->resource_limits, total, 0.0, 0.0);
         if (e->kind == PS_ELEM_OPERATION)
-            e->limits_share = ps_share_min(e->limits_share, ps_share_fill(1.0));  /* best allocation share */
-        e->sg_share = ps_resources_to_share(&e->inferred_sg, total, 0.0, 0.0);
-        e->out->dominant_resource = ps_resources_is_zero(e->usage) ? ps_dominant_resource(&e->demand, total)
-                                                                   : ps_dominant_resource(&e->usage, total);
-        e->usage_share = ps_resources_to_share(&e->usage, total, 0.0, 0.0);
-        e->demand_share = ps_resources_to_share(&e->demand, total, 0.0, 0.0);
+            out->limits_share = ps_share_min(out->limits_share, ps_share_fill(1.0));  /* best allocation share */
+        else
+            e->ig->sg_share = ps_resources_to_share(&e->ig->inferred_sg, total, 0.0, 0.0);
+        struct ps_resources usage = elem_usage(e), demand = elem_demand(e);
+        out->dominant_resource = ps_resources_is_zero(usage) ? ps_dominant_resource(&demand, total)
+                                                             : ps_dominant_resource(&usage, total);
+        out->usage_share = ps_resources_to_share(&usage, total, 0.0, 0.0);
+        out->demand_share = ps_resources_to_share(&demand, total, 0.0, 0.0);
         if (e->is_fifo)
             sort_fifo(u, i);
     }
@@ -540,19 +554,19 @@ static void update_cumulative_attributes(struct ps_fs_update *u)
         struct fs_elem *e = &u->el[i];
         if (e->kind == PS_ELEM_OPERATION)
             continue;
-        double burst = e->burst_ratio, flow = e->flow_ratio;
+        double burst = e->ig->burst_ratio, flow = e->ig->flow_ratio;
         for (int k = 0; k < e->child_count; k++) {
             const struct fs_elem *c = &u->el[u->children[e->first_child + k]];
-            flow += c->total_flow_ratio;
-            burst += c->total_burst_ratio;
+            flow += c->ig->total_flow_ratio;
+            burst += c->ig->total_burst_ratio;
         }
-        e->total_burst_ratio = burst;
-        e->total_flow_ratio = flow;
+        e->ig->total_burst_ratio = burst;
+        e->ig->total_flow_ratio = flow;
     }
     struct fs_elem *root = &u->el[0];
-    root->sg_share = ps_share_fill(0.0);
+    root->ig->sg_share = ps_share_fill(0.0);
     for (int k = 0; k < root->child_count; k++)
-        root->sg_share = ps_share_add(root->sg_share, u->el[u->children[root->first_child + k]].sg_share);
+        root->ig->sg_share = ps_share_add(root->ig->sg_share, u->el[u->children[root->first_child + k]].ig->sg_share);
 }
 
 /* Root fair share = the sum of its children (UpdateRootFairShare). */
@@ -568,7 +582,7 @@ static void update_root_fair_share(struct ps_fs_update *u)
     struct ps_detailed_fair_share *fs = &root->out->fair_share;
     fs->total = total;
     fs->strong_guarantee = ps_share_min(total, used_sg);
-    fs->integral_guarantee = ps_share_min(ps_share_sub(total, fs->strong_guarantee), root->proposed);
+    fs->integral_guarantee = ps_share_min(ps_share_sub(total, fs->strong_guarantee), root->ig->proposed);
     fs->weight_proportional = ps_share_sub(ps_share_sub(total, fs->strong_guarantee), fs->integral_guarantee);
 }
 
@@ -578,31 +592,29 @@ static void write_outputs(struct ps_fs_update *u)
     for (int i = 0; i < u->count; i++) {
         struct fs_elem *e = &u->el[i];
         struct ps_fs_element_output *out = e->out;
-        out->usage_share = e->usage_share;
-        out->demand_share = e->demand_share;
-        out->limits_share = e->limits_share;
-        out->strong_guarantee_share = e->sg_share;
-        out->proposed_integral_share = e->proposed;
-        out->resource_limits = e->limits;
-        out->inferred_strong_guarantee = e->inferred_sg;
+        /* usage, demand and limits shares and the limits were written in place */
         out->weight = e->weight;
-        if (e->kind != PS_ELEM_OPERATION) {
-            out->total_burst_ratio = e->total_burst_ratio;
-            out->total_resource_flow_ratio = e->total_flow_ratio;
-        }
+        if (e->kind == PS_ELEM_OPERATION)
+            continue;   /* no guarantees: the zeros of init_elements */
+        const struct fs_integral *ig = e->ig;
+        out->strong_guarantee_share = ig->sg_share;
+        out->proposed_integral_share = ig->proposed;
+        out->inferred_strong_guarantee = ig->inferred_sg;
+        out->total_burst_ratio = ig->total_burst_ratio;
+        out->total_resource_flow_ratio = ig->total_flow_ratio;
         if (!e->is_pool || e->gtype == PS_GUARANTEE_NONE)
             continue;
-        out->specified_burst_ratio = e->specified_burst_ratio;
-        out->specified_resource_flow_ratio = e->flow_ratio;
+        out->specified_burst_ratio = ig->specified_burst_ratio;
+        out->specified_resource_flow_ratio = ig->flow_ratio;
         out->accumulated_resource_ratio_volume = fs_volume_min_ratio(&e->ig->volume, total);
         fs_volume_to_output(&e->ig->volume, &out->accumulated_resource_volume);
         struct fs_volume capacity;
-        fs_volume_capacity(u, e->flow_ratio, &capacity);
+        fs_volume_capacity(u, ig->flow_ratio, &capacity);
         fs_volume_to_output(&capacity, &out->integral_pool_capacity);
         /* Orchid: how long the volume lasts at the burst rate net of the inflow (burst pools). */
-        if (e->specified_burst_ratio > e->flow_ratio + FS_LARGE_EPSILON)
+        if (ig->specified_burst_ratio > ig->flow_ratio + FS_LARGE_EPSILON)
             out->estimated_burst_usage_duration_seconds =
-                out->accumulated_resource_ratio_volume / (e->specified_burst_ratio - e->flow_ratio);
+                out->accumulated_resource_ratio_volume / (ig->specified_burst_ratio - ig->flow_ratio);
         /* Carry the integral state to the next update. */
         struct ps_fs_element_input *in = (struct ps_fs_element_input *)e->in;
         in->accumulated_volume = out->accumulated_resource_volume;
