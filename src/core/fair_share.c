@@ -11,6 +11,10 @@
 #include "core/fs_internal.h"
 
 #define ARENA_BLOCK_BYTES ((size_t)1 << 20)
+/* The scratch arena holds one element's temporaries (the scaled views of a pool's children):
+ * usually a few KiB, so a whole MiB block would be mostly slack. Larger requests get blocks of
+ * their own size. */
+#define SCRATCH_BLOCK_BYTES ((size_t)256 << 10)
 
 void ps_fs_options_init(struct ps_fs_options *options)
 {
@@ -51,7 +55,7 @@ struct ps_fs_update *ps_fs_update_new(void)
     if (!u)
         return NULL;
     ps_arena_init(&u->persistent, ARENA_BLOCK_BYTES);
-    ps_arena_init(&u->scratch, ARENA_BLOCK_BYTES);
+    ps_arena_init(&u->scratch, SCRATCH_BLOCK_BYTES);
     ps_plf_ctx_init(&u->ctx);
     for (int i = 0; i < 6; i++)
         ps_plf_buf_init(&u->b[i], 1, &u->oom);
@@ -88,6 +92,32 @@ void ps_fs_update_free(struct ps_fs_update *u)
     for (int i = 0; i < PS_RES_COUNT; i++)
         ps_plf_buf_release(&u->comp[i]);
     free(u);
+}
+
+static int64_t buf_bytes(const struct ps_plf_buf *b)
+{
+    return (int64_t)(b->cap_d * sizeof(double));
+}
+
+void ps_fs_update_memory(const struct ps_fs_update *u, struct ps_fs_update_memory *m)
+{
+    m->elements = (int64_t)u->el_cap * (int64_t)sizeof(struct fs_elem);
+    m->pools = (int64_t)u->integ_cap * (int64_t)sizeof(struct fs_integral);
+    m->indexes = (int64_t)u->el_cap * 3 * (int64_t)sizeof(int) + (int64_t)u->pool_cap * 2 * (int64_t)sizeof(int) +
+                 (int64_t)u->views_cap * (int64_t)(sizeof(struct ps_plf) + sizeof(double)) +
+                 (int64_t)u->alert_cap * FS_ALERT_BYTES;
+    m->functions = (int64_t)ps_arena_footprint(&u->persistent);
+    m->scratch = (int64_t)ps_arena_footprint(&u->scratch);
+    int64_t b = 0;
+    for (int i = 0; i < 6; i++)
+        b += buf_bytes(&u->b[i]);
+    for (int i = 0; i < PS_RES_COUNT; i++)
+        b += buf_bytes(&u->comp[i]);
+    const struct ps_plf_ctx *c = &u->ctx;
+    b += (int64_t)(c->pts_cap + c->tmp_cap + c->pairs_cap) * (int64_t)sizeof(double) +
+         (int64_t)c->cursors_cap * (int64_t)sizeof(int);   /* plus the summation readers, a few KiB */
+    m->builders = b;
+    m->total = m->elements + m->pools + m->indexes + m->functions + m->scratch + m->builders;
 }
 
 int ps_fs_update_alert_count(const struct ps_fs_update *u)
@@ -270,43 +300,61 @@ static bool grow_ints(int **p, int n)
     return true;
 }
 
-static int ensure_capacity(struct ps_fs_update *u, int count)
+static bool grow_doubles(double **p, int n)
 {
-    if (count <= u->el_cap)
-        return 0;
-    struct fs_elem *el = realloc(u->el, (size_t)count * sizeof *el);
-    if (!el)
-        return PS_ENOMEM;
-    u->el = el;
-    if (!grow_ints(&u->children, count) || !grow_ints(&u->order, count) || !grow_ints(&u->burst, count) ||
-        !grow_ints(&u->relaxed, count) || !grow_ints(&u->stack, count))
-        return PS_ENOMEM;
-    double *d = realloc(u->dscratch, (size_t)count * sizeof *d);
-    if (!d)
-        return PS_ENOMEM;
-    u->dscratch = d;
-    struct ps_plf *v = realloc(u->views, (size_t)count * sizeof *v);
-    if (!v)
-        return PS_ENOMEM;
-    u->views = v;
-    u->views_cap = count;
-    u->el_cap = count;
-    return 0;
+    double *q = realloc(*p, (size_t)(n > 0 ? n : 1) * sizeof *q);
+    if (!q)
+        return false;
+    *p = q;
+    return true;
 }
 
-/* The integral side table: one entry per pool and the root, plus the operations' zero entry. */
-static int ensure_integral_capacity(struct ps_fs_update *u, const struct ps_fs_element *elems, int count)
+/* Arrays by what they hold: per element (children, orders, stack), per pool and the root (the
+ * integral side table, burst and relaxed lists), per child of one pool or per pool (views of
+ * the children's functions, doubles such as strong guarantee parts, volume keys and relaxed
+ * weights). Sizing the last two by the widest pool instead of the tree keeps them small. */
+static int ensure_capacity(struct ps_fs_update *u, const struct ps_fs_element *elems, int count)
 {
-    int need = 1;
-    for (int i = 0; i < count; i++)
-        need += elems[i].in.kind != PS_ELEM_OPERATION;
-    if (need <= u->integ_cap)
-        return 0;
-    struct fs_integral *ig = realloc(u->integ, (size_t)need * sizeof *ig);
-    if (!ig)
-        return PS_ENOMEM;
-    u->integ = ig;
-    u->integ_cap = need;
+    if (count > u->el_cap) {
+        struct fs_elem *el = realloc(u->el, (size_t)count * sizeof *el);
+        if (!el)
+            return PS_ENOMEM;
+        u->el = el;
+        if (!grow_ints(&u->children, count) || !grow_ints(&u->order, count) || !grow_ints(&u->stack, count))
+            return PS_ENOMEM;
+        u->el_cap = count;
+    }
+    /* Pools and the widest pool, counting children in the (still unused) children array. */
+    int pools = 0, widest = 0;
+    for (int i = 0; i < count; i++) {
+        u->children[i] = 0;
+        pools += elems[i].in.kind != PS_ELEM_OPERATION;
+    }
+    for (int i = 1; i < count; i++)
+        if (++u->children[elems[i].in.parent] > widest)
+            widest = u->children[elems[i].in.parent];
+    if (pools + 1 > u->integ_cap) {
+        struct fs_integral *ig = realloc(u->integ, (size_t)(pools + 1) * sizeof *ig);
+        if (!ig)
+            return PS_ENOMEM;
+        u->integ = ig;
+        u->integ_cap = pools + 1;   /* entry 0: the operations' zero state */
+    }
+    if (pools > u->pool_cap) {
+        if (!grow_ints(&u->burst, pools) || !grow_ints(&u->relaxed, pools))
+            return PS_ENOMEM;
+        u->pool_cap = pools;
+    }
+    int wide = widest > pools ? widest : pools;
+    if (wide > u->views_cap) {
+        struct ps_plf *v = realloc(u->views, (size_t)wide * sizeof *v);
+        if (!v)
+            return PS_ENOMEM;
+        u->views = v;
+        if (!grow_doubles(&u->dscratch, wide))
+            return PS_ENOMEM;
+        u->views_cap = wide;
+    }
     return 0;
 }
 
@@ -630,7 +678,7 @@ int ps_fs_update_run(struct ps_fs_update *u, struct ps_fs_element *elems, int co
     int rc = validate(elems, count, options, input, err);
     if (rc)
         return rc;
-    if (ensure_capacity(u, count) || ensure_integral_capacity(u, elems, count))
+    if (ensure_capacity(u, elems, count))
         return ps_error_set(err, PS_ENOMEM, "out of memory for %d elements", count);
     u->options = options;
     u->input = input;

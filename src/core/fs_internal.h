@@ -99,21 +99,22 @@ struct ps_fs_update {
     struct fs_integral *integ;    /* entry 0: the zero state of every operation */
     int integ_cap;
     int *children;        /* CSR children lists; FIFO pools' lists are sorted by FIFO order */
-    int *order;           /* scratch: pre-order, burst and relaxed lists */
-    int order_cap;
-    int *burst;
+    int *order;           /* scratch: pre-order */
+    int *burst;           /* burst and relaxed lists: pool_cap entries */
     int burst_count;
     int *relaxed;
     int relaxed_count;
     int *stack;
-    double *dscratch;     /* per-element doubles (relaxed weights, FIFO sort keys) */
+    int pool_cap;
+    double *dscratch;     /* views_cap doubles (strong guarantee parts, volume keys, relaxed weights) */
 
     struct ps_arena persistent;   /* functions that live until the end of the run */
     struct ps_arena scratch;      /* temporaries of one element's preparation */
     struct ps_plf_ctx ctx;
     struct ps_plf_buf b[6];       /* builders, reused */
     struct ps_plf_buf comp[PS_RES_COUNT]; /* per-resource max fit factor functions */
-    struct ps_plf *views;         /* scratch views of children's transformed functions */
+    struct ps_plf *views;         /* scratch views of children's transformed functions; views_cap is
+                                     the larger of the widest pool and the pool count */
     int views_cap;
     bool oom;
 
