@@ -53,6 +53,7 @@ struct measurement {
     struct ps_bench_stats cpu_ms;
     int64_t workspace_bytes;   /* heap the update kept after its first run; -1 unknown */
     int64_t steady_heap_growth_bytes;  /* heap kept across the timed runs; 0 expected */
+    struct ps_fs_update_memory held;   /* the workspace by purpose, after the last run */
     int runs_with_heap_growth;  /* timed runs after which the heap in use had grown */
     int64_t peak_rss_bytes;
     uint64_t checksum;         /* of every element's fair share after the last run */
@@ -223,6 +224,7 @@ static int time_updates(struct ps_bench_fs_workload *w, int runs, struct measure
     ps_bench_stats_compute(wall, runs, &m->wall_ms);
     ps_bench_stats_compute(cpu, runs, &m->cpu_ms);
     m->checksum = checksum_fair_shares(w->elems, w->count);
+    ps_fs_update_memory(update, &m->held);
     collect_alerts(update, m);
 out:
     if (rc != 0 && rc != PS_ENOMEM)
@@ -301,17 +303,33 @@ static json_t *bytes_or_null(int64_t bytes)
     return bytes < 0 ? json_null() : json_integer(bytes);
 }
 
+/* Where the workspace's bytes are, as the engine accounts them (capacities held). */
+static json_t *workspace_breakdown_json(const struct ps_fs_update_memory *h)
+{
+    return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "element_state_bytes", (json_int_t)h->elements,
+                     "pool_table_bytes", (json_int_t)h->pools, "index_bytes", (json_int_t)h->indexes,
+                     "function_arena_bytes", (json_int_t)h->functions, "scratch_arena_bytes",
+                     (json_int_t)h->scratch, "builder_bytes", (json_int_t)h->builders, "accounted_bytes",
+                     (json_int_t)h->total);
+}
+
+/* engine_bytes: the caller's elements plus the heap the workspace holds in steady state (after
+ * the warm-up and any growth during the timed runs), measured by the allocator. */
 static json_t *memory_json(const struct measurement *m, const struct ps_bench_fs_workload *w)
 {
     int64_t elements = (int64_t)w->count * (int64_t)sizeof(struct ps_fs_element);
-    int64_t engine = elements + (m->workspace_bytes > 0 ? m->workspace_bytes : 0);
-    return json_pack("{s:o, s:I, s:I, s:o, s:I, s:f, s:o, s:i}", "peak_rss_bytes", bytes_or_null(m->peak_rss_bytes),
-                     "element_bytes", (json_int_t)sizeof(struct ps_fs_element), "elements_bytes",
-                     (json_int_t)elements, "workspace_bytes", bytes_or_null(m->workspace_bytes),
-                     "engine_bytes", (json_int_t)engine, "engine_bytes_per_operation",
-                     (double)engine / w->operations, "steady_heap_growth_bytes",
-                     bytes_or_null(m->steady_heap_growth_bytes), "runs_with_heap_growth",
-                     m->runs_with_heap_growth);
+    int64_t engine = elements + (m->workspace_bytes > 0 ? m->workspace_bytes : 0) +
+                     (m->steady_heap_growth_bytes > 0 ? m->steady_heap_growth_bytes : 0);
+    json_t *o = json_pack("{s:o, s:I, s:I, s:I, s:I, s:o, s:o, s:I, s:f, s:o, s:i}", "peak_rss_bytes",
+                          bytes_or_null(m->peak_rss_bytes), "element_bytes", (json_int_t)sizeof(struct ps_fs_element),
+                          "element_input_bytes", (json_int_t)sizeof(struct ps_fs_element_input),
+                          "element_output_bytes", (json_int_t)sizeof(struct ps_fs_element_output),
+                          "elements_bytes", (json_int_t)elements, "workspace_bytes", bytes_or_null(m->workspace_bytes),
+                          "workspace", workspace_breakdown_json(&m->held), "engine_bytes", (json_int_t)engine,
+                          "engine_bytes_per_operation", (double)engine / w->operations,
+                          "steady_heap_growth_bytes", bytes_or_null(m->steady_heap_growth_bytes),
+                          "runs_with_heap_growth", m->runs_with_heap_growth);
+    return o;
 }
 
 static double per_element_ns(const struct measurement *m)

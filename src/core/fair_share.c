@@ -11,6 +11,10 @@
 #include "core/fs_internal.h"
 
 #define ARENA_BLOCK_BYTES ((size_t)1 << 20)
+/* The scratch arena holds one element's temporaries (the scaled views of a pool's children):
+ * usually a few KiB, so a whole MiB block would be mostly slack. Larger requests get blocks of
+ * their own size. */
+#define SCRATCH_BLOCK_BYTES ((size_t)256 << 10)
 
 void ps_fs_options_init(struct ps_fs_options *options)
 {
@@ -51,7 +55,7 @@ struct ps_fs_update *ps_fs_update_new(void)
     if (!u)
         return NULL;
     ps_arena_init(&u->persistent, ARENA_BLOCK_BYTES);
-    ps_arena_init(&u->scratch, ARENA_BLOCK_BYTES);
+    ps_arena_init(&u->scratch, SCRATCH_BLOCK_BYTES);
     ps_plf_ctx_init(&u->ctx);
     for (int i = 0; i < 6; i++)
         ps_plf_buf_init(&u->b[i], 1, &u->oom);
@@ -88,6 +92,32 @@ void ps_fs_update_free(struct ps_fs_update *u)
     for (int i = 0; i < PS_RES_COUNT; i++)
         ps_plf_buf_release(&u->comp[i]);
     free(u);
+}
+
+static int64_t buf_bytes(const struct ps_plf_buf *b)
+{
+    return (int64_t)(b->cap_d * sizeof(double));
+}
+
+void ps_fs_update_memory(const struct ps_fs_update *u, struct ps_fs_update_memory *m)
+{
+    m->elements = (int64_t)u->el_cap * (int64_t)sizeof(struct fs_elem);
+    m->pools = (int64_t)u->integ_cap * (int64_t)sizeof(struct fs_integral);
+    m->indexes = (int64_t)u->el_cap * 3 * (int64_t)sizeof(int) + (int64_t)u->pool_cap * 2 * (int64_t)sizeof(int) +
+                 (int64_t)u->views_cap * (int64_t)(sizeof(struct ps_plf) + sizeof(double)) +
+                 (int64_t)u->alert_cap * FS_ALERT_BYTES;
+    m->functions = (int64_t)ps_arena_footprint(&u->persistent);
+    m->scratch = (int64_t)ps_arena_footprint(&u->scratch);
+    int64_t b = 0;
+    for (int i = 0; i < 6; i++)
+        b += buf_bytes(&u->b[i]);
+    for (int i = 0; i < PS_RES_COUNT; i++)
+        b += buf_bytes(&u->comp[i]);
+    const struct ps_plf_ctx *c = &u->ctx;
+    b += (int64_t)(c->pts_cap + c->tmp_cap + c->pairs_cap) * (int64_t)sizeof(double) +
+         (int64_t)c->cursors_cap * (int64_t)sizeof(int);   /* plus the summation readers, a few KiB */
+    m->builders = b;
+    m->total = m->elements + m->pools + m->indexes + m->functions + m->scratch + m->builders;
 }
 
 int ps_fs_update_alert_count(const struct ps_fs_update *u)
@@ -270,43 +300,61 @@ static bool grow_ints(int **p, int n)
     return true;
 }
 
-static int ensure_capacity(struct ps_fs_update *u, int count)
+static bool grow_doubles(double **p, int n)
 {
-    if (count <= u->el_cap)
-        return 0;
-    struct fs_elem *el = realloc(u->el, (size_t)count * sizeof *el);
-    if (!el)
-        return PS_ENOMEM;
-    u->el = el;
-    if (!grow_ints(&u->children, count) || !grow_ints(&u->order, count) || !grow_ints(&u->burst, count) ||
-        !grow_ints(&u->relaxed, count) || !grow_ints(&u->stack, count))
-        return PS_ENOMEM;
-    double *d = realloc(u->dscratch, (size_t)count * sizeof *d);
-    if (!d)
-        return PS_ENOMEM;
-    u->dscratch = d;
-    struct ps_plf *v = realloc(u->views, (size_t)count * sizeof *v);
-    if (!v)
-        return PS_ENOMEM;
-    u->views = v;
-    u->views_cap = count;
-    u->el_cap = count;
-    return 0;
+    double *q = realloc(*p, (size_t)(n > 0 ? n : 1) * sizeof *q);
+    if (!q)
+        return false;
+    *p = q;
+    return true;
 }
 
-/* The integral side table: one entry per pool and the root, plus the operations' zero entry. */
-static int ensure_integral_capacity(struct ps_fs_update *u, const struct ps_fs_element *elems, int count)
+/* Arrays by what they hold: per element (children, orders, stack), per pool and the root (the
+ * integral side table, burst and relaxed lists), per child of one pool or per pool (views of
+ * the children's functions, doubles such as strong guarantee parts, volume keys and relaxed
+ * weights). Sizing the last two by the widest pool instead of the tree keeps them small. */
+static int ensure_capacity(struct ps_fs_update *u, const struct ps_fs_element *elems, int count)
 {
-    int need = 1;
-    for (int i = 0; i < count; i++)
-        need += elems[i].in.kind != PS_ELEM_OPERATION;
-    if (need <= u->integ_cap)
-        return 0;
-    struct fs_integral *ig = realloc(u->integ, (size_t)need * sizeof *ig);
-    if (!ig)
-        return PS_ENOMEM;
-    u->integ = ig;
-    u->integ_cap = need;
+    if (count > u->el_cap) {
+        struct fs_elem *el = realloc(u->el, (size_t)count * sizeof *el);
+        if (!el)
+            return PS_ENOMEM;
+        u->el = el;
+        if (!grow_ints(&u->children, count) || !grow_ints(&u->order, count) || !grow_ints(&u->stack, count))
+            return PS_ENOMEM;
+        u->el_cap = count;
+    }
+    /* Pools and the widest pool, counting children in the (still unused) children array. */
+    int pools = 0, widest = 0;
+    for (int i = 0; i < count; i++) {
+        u->children[i] = 0;
+        pools += elems[i].in.kind != PS_ELEM_OPERATION;
+    }
+    for (int i = 1; i < count; i++)
+        if (++u->children[elems[i].in.parent] > widest)
+            widest = u->children[elems[i].in.parent];
+    if (pools + 1 > u->integ_cap) {
+        struct fs_integral *ig = realloc(u->integ, (size_t)(pools + 1) * sizeof *ig);
+        if (!ig)
+            return PS_ENOMEM;
+        u->integ = ig;
+        u->integ_cap = pools + 1;   /* entry 0: the operations' zero state */
+    }
+    if (pools > u->pool_cap) {
+        if (!grow_ints(&u->burst, pools) || !grow_ints(&u->relaxed, pools))
+            return PS_ENOMEM;
+        u->pool_cap = pools;
+    }
+    int wide = widest > pools ? widest : pools;
+    if (wide > u->views_cap) {
+        struct ps_plf *v = realloc(u->views, (size_t)wide * sizeof *v);
+        if (!v)
+            return PS_ENOMEM;
+        u->views = v;
+        if (!grow_doubles(&u->dscratch, wide))
+            return PS_ENOMEM;
+        u->views_cap = wide;
+    }
     return 0;
 }
 
@@ -424,22 +472,30 @@ static void init_elements(struct ps_fs_update *u, struct ps_fs_element *elems)
     }
 }
 
+/* An operation's usage and demand are its inputs (upstream's demand always covers the usage;
+ * keep that invariant); a pool's are the sums kept in its side entry. */
+static struct ps_resources elem_usage(const struct fs_elem *e)
+{
+    return e->kind == PS_ELEM_OPERATION ? e->in->usage : e->ig->usage;
+}
+
+static struct ps_resources elem_demand(const struct fs_elem *e)
+{
+    return e->kind == PS_ELEM_OPERATION ? ps_resources_max(e->in->demand, e->in->usage) : e->ig->demand;
+}
+
 /* Demand and usage (pools sum their children), effective limits. */
 static void compute_resources(struct ps_fs_update *u)
 {
     const struct ps_resources *total = &u->total;
     for (int i = 0; i < u->count; i++) {
         struct fs_elem *e = &u->el[i];
-        if (e->kind == PS_ELEM_OPERATION) {
-            /* Upstream's demand always covers the usage; keep that invariant. */
-            e->usage = e->in->usage;
-            e->demand = ps_resources_max(e->in->demand, e->in->usage);
-        } else {
-            e->usage = ps_resources_zero();
-            e->demand = ps_resources_zero();
+        if (e->kind != PS_ELEM_OPERATION) {
+            e->ig->usage = ps_resources_zero();
+            e->ig->demand = ps_resources_zero();
         }
         if (i == 0) {
-            e->limits = *total;
+            e->out->resource_limits = *total;
             continue;
         }
         struct ps_resources l = ps_resources_min(e->in->resource_limits, e->in->filter_limits);
@@ -449,12 +505,12 @@ static void compute_resources(struct ps_fs_update *u)
                 share.v[r] = (int64_t)round((double)total->v[r] * e->in->max_share_ratio);
             l = ps_resources_min(l, share);
         }
-        e->limits = ps_resources_min(l, *total);
+        e->out->resource_limits = ps_resources_min(l, *total);
     }
     for (int i = u->count - 1; i > 0; i--) {
-        struct fs_elem *p = &u->el[u->el[i].parent];
-        p->usage = ps_resources_add(p->usage, u->el[i].usage);
-        p->demand = ps_resources_add(p->demand, u->el[i].demand);
+        struct fs_integral *p = u->el[u->el[i].parent].ig;
+        p->usage = ps_resources_add(p->usage, elem_usage(&u->el[i]));
+        p->demand = ps_resources_add(p->demand, elem_demand(&u->el[i]));
     }
 }
 
@@ -514,24 +570,30 @@ static void update_cumulative_attributes(struct ps_fs_update *u)
     const struct ps_resources *total = &u->total;
     for (int i = 0; i < u->count; i++) {
         struct fs_elem *e = &u->el[i];
+        if (e->kind == PS_ELEM_OPERATION)
+            continue;   /* no integral guarantees: the zero entry */
+        struct fs_integral *ig = e->ig;
         if (e->is_pool && e->gtype != PS_GUARANTEE_NONE) {
-            e->burst_ratio = max_resource_ratio(&e->in->burst_guarantee, total);
-            e->flow_ratio = max_resource_ratio(&e->in->resource_flow, total);
+            ig->burst_ratio = max_resource_ratio(&e->in->burst_guarantee, total);
+            ig->flow_ratio = max_resource_ratio(&e->in->resource_flow, total);
         }
-        e->specified_burst_ratio = e->burst_ratio;
-        e->total_burst_ratio = e->burst_ratio;
-        e->total_flow_ratio = e->flow_ratio;
+        ig->specified_burst_ratio = ig->burst_ratio;
+        ig->total_burst_ratio = ig->burst_ratio;
+        ig->total_flow_ratio = ig->flow_ratio;
     }
     for (int i = u->count - 1; i >= 0; i--) {
         struct fs_elem *e = &u->el[i];
-        e->limits_share = ps_resources_to_share(&e->limits, total, 0.0, 0.0);
+        struct ps_fs_element_output *out = e->out;
+        out->limits_share = ps_resources_to_share(&out->resource_limits, total, 0.0, 0.0);
         if (e->kind == PS_ELEM_OPERATION)
-            e->limits_share = ps_share_min(e->limits_share, ps_share_fill(1.0));  /* best allocation share */
-        e->sg_share = ps_resources_to_share(&e->inferred_sg, total, 0.0, 0.0);
-        e->out->dominant_resource = ps_resources_is_zero(e->usage) ? ps_dominant_resource(&e->demand, total)
-                                                                   : ps_dominant_resource(&e->usage, total);
-        e->usage_share = ps_resources_to_share(&e->usage, total, 0.0, 0.0);
-        e->demand_share = ps_resources_to_share(&e->demand, total, 0.0, 0.0);
+            out->limits_share = ps_share_min(out->limits_share, ps_share_fill(1.0));  /* best allocation share */
+        else
+            e->ig->sg_share = ps_resources_to_share(&e->ig->inferred_sg, total, 0.0, 0.0);
+        struct ps_resources usage = elem_usage(e), demand = elem_demand(e);
+        out->dominant_resource = ps_resources_is_zero(usage) ? ps_dominant_resource(&demand, total)
+                                                             : ps_dominant_resource(&usage, total);
+        out->usage_share = ps_resources_to_share(&usage, total, 0.0, 0.0);
+        out->demand_share = ps_resources_to_share(&demand, total, 0.0, 0.0);
         if (e->is_fifo)
             sort_fifo(u, i);
     }
@@ -540,19 +602,19 @@ static void update_cumulative_attributes(struct ps_fs_update *u)
         struct fs_elem *e = &u->el[i];
         if (e->kind == PS_ELEM_OPERATION)
             continue;
-        double burst = e->burst_ratio, flow = e->flow_ratio;
+        double burst = e->ig->burst_ratio, flow = e->ig->flow_ratio;
         for (int k = 0; k < e->child_count; k++) {
             const struct fs_elem *c = &u->el[u->children[e->first_child + k]];
-            flow += c->total_flow_ratio;
-            burst += c->total_burst_ratio;
+            flow += c->ig->total_flow_ratio;
+            burst += c->ig->total_burst_ratio;
         }
-        e->total_burst_ratio = burst;
-        e->total_flow_ratio = flow;
+        e->ig->total_burst_ratio = burst;
+        e->ig->total_flow_ratio = flow;
     }
     struct fs_elem *root = &u->el[0];
-    root->sg_share = ps_share_fill(0.0);
+    root->ig->sg_share = ps_share_fill(0.0);
     for (int k = 0; k < root->child_count; k++)
-        root->sg_share = ps_share_add(root->sg_share, u->el[u->children[root->first_child + k]].sg_share);
+        root->ig->sg_share = ps_share_add(root->ig->sg_share, u->el[u->children[root->first_child + k]].ig->sg_share);
 }
 
 /* Root fair share = the sum of its children (UpdateRootFairShare). */
@@ -568,7 +630,7 @@ static void update_root_fair_share(struct ps_fs_update *u)
     struct ps_detailed_fair_share *fs = &root->out->fair_share;
     fs->total = total;
     fs->strong_guarantee = ps_share_min(total, used_sg);
-    fs->integral_guarantee = ps_share_min(ps_share_sub(total, fs->strong_guarantee), root->proposed);
+    fs->integral_guarantee = ps_share_min(ps_share_sub(total, fs->strong_guarantee), root->ig->proposed);
     fs->weight_proportional = ps_share_sub(ps_share_sub(total, fs->strong_guarantee), fs->integral_guarantee);
 }
 
@@ -578,31 +640,29 @@ static void write_outputs(struct ps_fs_update *u)
     for (int i = 0; i < u->count; i++) {
         struct fs_elem *e = &u->el[i];
         struct ps_fs_element_output *out = e->out;
-        out->usage_share = e->usage_share;
-        out->demand_share = e->demand_share;
-        out->limits_share = e->limits_share;
-        out->strong_guarantee_share = e->sg_share;
-        out->proposed_integral_share = e->proposed;
-        out->resource_limits = e->limits;
-        out->inferred_strong_guarantee = e->inferred_sg;
+        /* usage, demand and limits shares and the limits were written in place */
         out->weight = e->weight;
-        if (e->kind != PS_ELEM_OPERATION) {
-            out->total_burst_ratio = e->total_burst_ratio;
-            out->total_resource_flow_ratio = e->total_flow_ratio;
-        }
+        if (e->kind == PS_ELEM_OPERATION)
+            continue;   /* no guarantees: the zeros of init_elements */
+        const struct fs_integral *ig = e->ig;
+        out->strong_guarantee_share = ig->sg_share;
+        out->proposed_integral_share = ig->proposed;
+        out->inferred_strong_guarantee = ig->inferred_sg;
+        out->total_burst_ratio = ig->total_burst_ratio;
+        out->total_resource_flow_ratio = ig->total_flow_ratio;
         if (!e->is_pool || e->gtype == PS_GUARANTEE_NONE)
             continue;
-        out->specified_burst_ratio = e->specified_burst_ratio;
-        out->specified_resource_flow_ratio = e->flow_ratio;
+        out->specified_burst_ratio = ig->specified_burst_ratio;
+        out->specified_resource_flow_ratio = ig->flow_ratio;
         out->accumulated_resource_ratio_volume = fs_volume_min_ratio(&e->ig->volume, total);
         fs_volume_to_output(&e->ig->volume, &out->accumulated_resource_volume);
         struct fs_volume capacity;
-        fs_volume_capacity(u, e->flow_ratio, &capacity);
+        fs_volume_capacity(u, ig->flow_ratio, &capacity);
         fs_volume_to_output(&capacity, &out->integral_pool_capacity);
         /* Orchid: how long the volume lasts at the burst rate net of the inflow (burst pools). */
-        if (e->specified_burst_ratio > e->flow_ratio + FS_LARGE_EPSILON)
+        if (ig->specified_burst_ratio > ig->flow_ratio + FS_LARGE_EPSILON)
             out->estimated_burst_usage_duration_seconds =
-                out->accumulated_resource_ratio_volume / (e->specified_burst_ratio - e->flow_ratio);
+                out->accumulated_resource_ratio_volume / (ig->specified_burst_ratio - ig->flow_ratio);
         /* Carry the integral state to the next update. */
         struct ps_fs_element_input *in = (struct ps_fs_element_input *)e->in;
         in->accumulated_volume = out->accumulated_resource_volume;
@@ -618,7 +678,7 @@ int ps_fs_update_run(struct ps_fs_update *u, struct ps_fs_element *elems, int co
     int rc = validate(elems, count, options, input, err);
     if (rc)
         return rc;
-    if (ensure_capacity(u, count) || ensure_integral_capacity(u, elems, count))
+    if (ensure_capacity(u, elems, count))
         return ps_error_set(err, PS_ENOMEM, "out of memory for %d elements", count);
     u->options = options;
     u->input = input;

@@ -165,6 +165,19 @@ int ps_fs_update_run(struct ps_fs_update *update, struct ps_fs_element *elems, i
                      const struct ps_fs_options *options, const struct ps_fs_input *input,
                      struct ps_error *err);
 
+/* Heap bytes a workspace holds, by purpose (capacities, not just what the last run used). */
+struct ps_fs_update_memory {
+    int64_t elements;     /* per-element engine state (struct fs_elem) */
+    int64_t pools;        /* the side table of pools and the root (integral and pool-only state) */
+    int64_t indexes;      /* children lists, orders, stacks, per-pool scratch arrays */
+    int64_t functions;    /* the arena of fair share functions kept through a run */
+    int64_t scratch;      /* the arena of one element's temporaries */
+    int64_t builders;     /* function builders and the function library's scratch buffers */
+    int64_t total;
+};
+
+void ps_fs_update_memory(const struct ps_fs_update *update, struct ps_fs_update_memory *out);
+
 /* Alerts of the last run; strings owned by the update, valid until the next run or free. */
 int ps_fs_update_alert_count(const struct ps_fs_update *update);
 const char *ps_fs_update_alert(const struct ps_fs_update *update, int index);

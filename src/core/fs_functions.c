@@ -25,7 +25,7 @@ static const double zero_vec[DIM] = {0};
 
 static void operation_fsbff(struct ps_fs_update *u, const struct fs_elem *e, struct ps_plf_buf *dst)
 {
-    const double *d = e->demand_share.v, *us = e->usage_share.v;
+    const double *d = e->out->demand_share.v, *us = e->out->usage_share.v;
     ps_plf_buf_clear(dst, DIM);
     if (u->options->enable_step_function_for_gang_operations && e->in->is_gang) {
         /* A gang gets all of its demand or nothing: a step at fit factor 1. */
@@ -36,7 +36,7 @@ static void operation_fsbff(struct ps_fs_update *u, const struct fs_elem *e, str
     }
     /* On [0, 1] every resource grows like f * max usage up to its own usage; on [1, 2] the share
      * goes linearly from the usage to the demand. */
-    double max_usage = ps_share_max_component(e->usage_share);
+    double max_usage = ps_share_max_component(e->out->usage_share);
     if (max_usage == 0.0) {
         ps_plf_push_segment(dst, 0.0, zero_vec, 1.0, zero_vec);
     } else {
@@ -53,7 +53,7 @@ static void operation_fsbff(struct ps_fs_update *u, const struct fs_elem *e, str
         for (int k = 0; k < DIM; k++) {
             double f = sorted[k] / max_usage;
             if (f > previous) {
-                struct ps_share v = ps_share_min(ps_share_fill(sorted[k]), e->usage_share);
+                struct ps_share v = ps_share_min(ps_share_fill(sorted[k]), e->out->usage_share);
                 ps_plf_add_point(dst, f, v.v);
                 previous = f;
             }
@@ -284,8 +284,8 @@ static void prepare_mffbs(struct ps_fs_update *u, struct fs_elem *e, const struc
             }
             continue;
         }
-        if (!fast || !fs_operation_component(&u->comp[r], fsbff, r, e->limits_share.v[r], guarantee.v[r]))
-            ps_plf_max_fit_factor_component(&u->b[1], &u->b[2], &u->comp[r], fsbff, r, e->limits_share.v[r],
+        if (!fast || !fs_operation_component(&u->comp[r], fsbff, r, e->out->limits_share.v[r], guarantee.v[r]))
+            ps_plf_max_fit_factor_component(&u->b[1], &u->b[2], &u->comp[r], fsbff, r, e->out->limits_share.v[r],
                                             guarantee.v[r]);
         struct ps_plf c = ps_plf_buf_view(&u->comp[r]);
         if (c.n < 2) {
@@ -365,11 +365,11 @@ void fs_prepare_subtree(struct ps_fs_update *u, int root)
     for (int k = n - 1; k >= 0; k--) {
         int i = u->order[k];
         /* The order jumps around the element array: fetch the next elements ahead (the state
-         * read here spans the first 6 cache lines, and an operation also reads its input's
+         * read here spans the first 2 cache lines, and an operation also reads its input's
          * gang flag). */
         if (k >= 2) {
             const char *next = (const char *)&u->el[u->order[k - 2]];
-            for (size_t off = 0; off < offsetof(struct fs_elem, demand) + 63; off += 64)
+            for (size_t off = 0; off < offsetof(struct fs_elem, suggested_share) + 63; off += 64)
                 __builtin_prefetch(next + off);
         }
         if (k >= 1)
@@ -389,8 +389,8 @@ static void set_detailed(struct fs_elem *e, struct ps_share total)
 {
     struct ps_detailed_fair_share *fs = &e->out->fair_share;
     fs->total = total;
-    fs->strong_guarantee = ps_share_min(total, e->sg_share);
-    fs->integral_guarantee = ps_share_min(ps_share_sub(total, fs->strong_guarantee), e->proposed);
+    fs->strong_guarantee = ps_share_min(total, e->ig->sg_share);
+    fs->integral_guarantee = ps_share_min(ps_share_sub(total, fs->strong_guarantee), e->ig->proposed);
     fs->weight_proportional = ps_share_sub(ps_share_sub(total, fs->strong_guarantee), fs->integral_guarantee);
 }
 

@@ -26,7 +26,7 @@ static void set_resource(struct ps_resources *r, int i, double value)
 void fs_determine_inferred_strong_guarantees(struct ps_fs_update *u)
 {
     int main = u->options->main_resource;
-    u->el[0].inferred_sg = u->total;
+    u->el[0].ig->inferred_sg = u->total;
     double *implicit = u->dscratch;
     for (int i = 0; i < u->count; i++) {
         struct fs_elem *e = &u->el[i];
@@ -36,21 +36,24 @@ void fs_determine_inferred_strong_guarantees(struct ps_fs_update *u)
         struct ps_resources explicit_total = ps_resources_zero();
         for (int k = 0; k < e->child_count; k++) {
             struct fs_elem *c = &u->el[kids[k]];
+            /* An operation has no guarantee: its share of the residual below is zero too, and
+             * its state (the shared zero entry) is left alone. */
+            if (c->kind == PS_ELEM_OPERATION)
+                continue;
             struct ps_resources own = ps_resources_zero();
-            if (c->kind != PS_ELEM_OPERATION)
-                for (int r = 0; r < PS_RES_COUNT; r++)
-                    if (c->in->strong_guarantee.set >> r & 1)
-                        own.v[r] = c->in->strong_guarantee.r.v[r];
-            c->inferred_sg = own;
+            for (int r = 0; r < PS_RES_COUNT; r++)
+                if (c->in->strong_guarantee.set >> r & 1)
+                    own.v[r] = c->in->strong_guarantee.r.v[r];
+            c->ig->inferred_sg = own;
             explicit_total = ps_resources_add(explicit_total, own);
         }
         struct ps_resources residual =
-            ps_resources_max(ps_resources_sub(e->inferred_sg, explicit_total), ps_resources_zero());
-        double parent_main = get_resource(&e->inferred_sg, main);
+            ps_resources_max(ps_resources_sub(e->ig->inferred_sg, explicit_total), ps_resources_zero());
+        double parent_main = get_resource(&e->ig->inferred_sg, main);
         for (int r = 0; r < PS_RES_COUNT; r++) {
             if (r == main)
                 continue;
-            double parent_value = get_resource(&e->inferred_sg, r);
+            double parent_value = get_resource(&e->ig->inferred_sg, r);
             double total_implicit = 0.0;
             for (int k = 0; k < e->child_count; k++) {
                 struct fs_elem *c = &u->el[kids[k]];
@@ -59,7 +62,7 @@ void fs_determine_inferred_strong_guarantees(struct ps_fs_update *u)
                     implicit[k] = -1.0;
                     continue;
                 }
-                double child_main = get_resource(&c->inferred_sg, main);
+                double child_main = get_resource(&c->ig->inferred_sg, main);
                 double ratio = parent_main > 0 ? child_main / parent_main : 0.0;
                 implicit[k] = ratio * parent_value;
                 total_implicit += implicit[k];
@@ -73,8 +76,8 @@ void fs_determine_inferred_strong_guarantees(struct ps_fs_update *u)
                         implicit[k] *= scale;
             }
             for (int k = 0; k < e->child_count; k++)
-                if (implicit[k] >= 0.0)
-                    set_resource(&u->el[kids[k]].inferred_sg, r, implicit[k]);
+                if (implicit[k] >= 0.0 && u->el[kids[k]].kind != PS_ELEM_OPERATION)
+                    set_resource(&u->el[kids[k]].ig->inferred_sg, r, implicit[k]);
         }
     }
 }
@@ -94,9 +97,9 @@ struct burst_fit {
 static bool root_guarantees_fit(double f, void *arg)
 {
     const struct ps_fs_update *u = ((struct burst_fit *)arg)->u;
-    struct ps_share sum = ps_share_scale(u->el[0].sg_share, f);
+    struct ps_share sum = ps_share_scale(u->el[0].ig->sg_share, f);
     for (int k = 0; k < u->burst_count; k++)
-        sum = ps_share_add(sum, ps_share_scale(ps_share_fill(u->el[u->burst[k]].burst_ratio), f));
+        sum = ps_share_add(sum, ps_share_scale(ps_share_fill(u->el[u->burst[k]].ig->burst_ratio), f));
     return ps_share_dominates(ps_share_fill(1.0), sum);
 }
 
@@ -110,19 +113,19 @@ static bool children_guarantees_fit(double f, void *arg)
     const struct children_fit *c = arg;
     struct ps_share sum = ps_share_fill(0.0);
     for (int k = 0; k < c->e->child_count; k++)
-        sum = ps_share_add(sum, ps_share_scale(c->u->el[c->u->children[c->e->first_child + k]].sg_share, f));
-    return ps_share_dominates(c->e->sg_share, sum);
+        sum = ps_share_add(sum, ps_share_scale(c->u->el[c->u->children[c->e->first_child + k]].ig->sg_share, f));
+    return ps_share_dominates(c->e->ig->sg_share, sum);
 }
 
 /* ValidateAndAdjustSpecifiedGuarantees and AdjustStrongGuarantees. */
 void fs_validate_and_adjust_guarantees(struct ps_fs_update *u)
 {
     struct fs_elem *root = &u->el[0];
-    struct ps_resources flow = scale_resources(&u->total, root->total_flow_ratio);
-    struct ps_resources burst = scale_resources(&u->total, root->total_burst_ratio);
+    struct ps_resources flow = scale_resources(&u->total, root->ig->total_flow_ratio);
+    struct ps_resources burst = scale_resources(&u->total, root->ig->total_burst_ratio);
     struct ps_resources strong = ps_resources_zero();
     for (int k = 0; k < root->child_count; k++)
-        strong = ps_resources_add(strong, u->el[u->children[root->first_child + k]].inferred_sg);
+        strong = ps_resources_add(strong, u->el[u->children[root->first_child + k]].ig->inferred_sg);
 
     if (!ps_resources_fit(ps_resources_add(strong, flow), u->total))
         fs_add_alert(u, "strong guarantees and resource flows exceed total cluster resources "
@@ -138,9 +141,9 @@ void fs_validate_and_adjust_guarantees(struct ps_fs_update *u)
          * rather than division so that the scaled sum surely fits. */
         struct burst_fit fit = {u};
         double f = ps_bisect_inverse_lower_bound(0.0, 1.0, root_guarantees_fit, &fit);
-        root->sg_share = ps_share_scale(root->sg_share, f);
+        root->ig->sg_share = ps_share_scale(root->ig->sg_share, f);
         for (int k = 0; k < u->burst_count; k++)
-            u->el[u->burst[k]].burst_ratio *= f;
+            u->el[u->burst[k]].ig->burst_ratio *= f;
     }
 
     /* Top-down: a guarantee never exceeds the limits, children never exceed their parent. */
@@ -148,17 +151,18 @@ void fs_validate_and_adjust_guarantees(struct ps_fs_update *u)
         struct fs_elem *e = &u->el[i];
         if (e->kind == PS_ELEM_OPERATION)
             continue;
-        e->sg_share = ps_share_min(e->sg_share, e->limits_share);
+        e->ig->sg_share = ps_share_min(e->ig->sg_share, e->out->limits_share);
         struct ps_share sum = ps_share_fill(0.0);
         for (int k = 0; k < e->child_count; k++)
-            sum = ps_share_add(sum, u->el[u->children[e->first_child + k]].sg_share);
-        if (ps_share_dominates(e->sg_share, sum))
+            sum = ps_share_add(sum, u->el[u->children[e->first_child + k]].ig->sg_share);
+        if (ps_share_dominates(e->ig->sg_share, sum))
             continue;
         struct children_fit fit = {u, e};
         double f = ps_bisect_inverse_lower_bound(0.0, 1.0, children_guarantees_fit, &fit);
         for (int k = 0; k < e->child_count; k++) {
             struct fs_elem *c = &u->el[u->children[e->first_child + k]];
-            c->sg_share = ps_share_scale(c->sg_share, f);
+            if (c->kind != PS_ELEM_OPERATION)   /* zero stays zero */
+                c->ig->sg_share = ps_share_scale(c->ig->sg_share, f);
         }
     }
 }
@@ -177,9 +181,9 @@ void fs_compute_weights(struct ps_fs_update *u)
         if (e->in->weight_specified) {
             w = e->in->weight;
         } else if (multiplier > 0.0) {
-            double self = ps_share_max_component(e->sg_share) + e->total_flow_ratio;
+            double self = ps_share_max_component(e->ig->sg_share) + e->ig->total_flow_ratio;
             const struct fs_elem *p = &u->el[e->parent];
-            double parent = ps_share_max_component(p->sg_share) + p->total_flow_ratio;
+            double parent = ps_share_max_component(p->ig->sg_share) + p->ig->total_flow_ratio;
             w = (self < FS_EPSILON || parent < FS_EPSILON) ? 1.0 : self * multiplier / parent;
         }
         e->weight = fs_clamp_weight(w);

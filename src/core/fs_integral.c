@@ -124,10 +124,10 @@ static void update_accumulated_volume(struct ps_fs_update *u, struct fs_elem *e)
         period_ms = 0;
     struct fs_volume old = e->ig->volume, capacity, period, part, zero;
     memset(&zero, 0, sizeof zero);
-    fs_volume_capacity(u, e->flow_ratio, &capacity);
+    fs_volume_capacity(u, e->ig->flow_ratio, &capacity);
     volume_of(&u->total, seconds_of_ms(period_ms), &period);
     part = period;
-    volume_scale(&part, e->flow_ratio);
+    volume_scale(&part, e->ig->flow_ratio);
     volume_add(&e->ig->volume, &part, +1);
     part = period;
     volume_scale(&part, e->ig->last_share_ratio);
@@ -233,17 +233,17 @@ static void distribute_resource(struct ps_fs_update *u, const struct fs_elem *e,
     for (int k = 0; k < e->child_count; k++) {
         int ci = u->children[e->first_child + k];
         const struct fs_elem *c = &u->el[ci];
-        if (volume_get(&c->ig->acceptable, r) > FS_EPSILON && c->total_flow_ratio > FS_EPSILON) {
-            key[n] = volume_get(&c->ig->acceptable, r) / c->total_flow_ratio;
+        if (volume_get(&c->ig->acceptable, r) > FS_EPSILON && c->ig->total_flow_ratio > FS_EPSILON) {
+            key[n] = volume_get(&c->ig->acceptable, r) / c->ig->total_flow_ratio;
             hungry[n++] = ci;
-            weight_sum += c->total_flow_ratio;
+            weight_sum += c->ig->total_flow_ratio;
         }
     }
     sort_by_key(key, hungry, n);
     int k = 0;
     for (; k < n; k++) {
         struct fs_elem *c = &u->el[hungry[k]];
-        double w = c->total_flow_ratio;
+        double w = c->ig->total_flow_ratio;
         double suggested = volume_get(free_volume, r) * (w / weight_sum);
         if (r == PS_RES_CPU) {
             if ((int64_t)round(suggested * PS_CPU_SCALE) < c->ig->acceptable.cpu)
@@ -260,7 +260,7 @@ static void distribute_resource(struct ps_fs_update *u, const struct fs_elem *e,
     }
     for (; k < n; k++) {
         struct fs_elem *c = &u->el[hungry[k]];
-        double suggested = volume_get(free_volume, r) * (c->total_flow_ratio / weight_sum);
+        double suggested = volume_get(free_volume, r) * (c->ig->total_flow_ratio / weight_sum);
         if (r == PS_RES_CPU)
             c->ig->accepted_free.cpu = (int64_t)round(suggested * PS_CPU_SCALE);
         else
@@ -329,7 +329,7 @@ struct ps_share fs_hierarchical_available_limits(const struct ps_fs_update *u, i
     struct ps_share result = ps_share_fill(1.0);
     for (; i != 0; i = u->el[i].parent) {
         const struct fs_elem *e = &u->el[i];
-        result = ps_share_min(result, ps_share_sub(e->limits_share, fs_guarantee_share(e)));
+        result = ps_share_min(result, ps_share_sub(e->out->limits_share, fs_guarantee_share(e)));
     }
     return result;
 }
@@ -338,11 +338,11 @@ void fs_increase_hierarchical_integral_share(struct ps_fs_update *u, int i, stru
 {
     for (; i >= 0; i = u->el[i].parent) {
         struct fs_elem *e = &u->el[i];
-        struct ps_share increased = ps_share_add(e->proposed, delta);
+        struct ps_share increased = ps_share_add(e->ig->proposed, delta);
         /* The root may be overcommitted: strong guarantees can be reused as relaxed shares. */
         if (i != 0)
-            increased = fs_adjust_proposed_integral_share(e->limits_share, e->sg_share, increased);
-        e->proposed = increased;
+            increased = fs_adjust_proposed_integral_share(e->out->limits_share, e->ig->sg_share, increased);
+        e->ig->proposed = increased;
         if (i == 0)
             break;
     }
@@ -361,16 +361,16 @@ void fs_update_burst_shares(struct ps_fs_update *u)
         int i = u->burst[k];
         struct fs_elem *e = &u->el[i];
         double by_volume = share_ratio_by_volume(u, e);
-        double ratio = by_volume < e->burst_ratio ? by_volume : e->burst_ratio;
+        double ratio = by_volume < e->ig->burst_ratio ? by_volume : e->ig->burst_ratio;
         struct ps_share proposed = ps_share_min(ps_share_fill(ratio), fs_hierarchical_available_limits(u, i));
-        proposed = fs_adjust_proposed_integral_share(e->limits_share, e->sg_share, proposed);
+        proposed = fs_adjust_proposed_integral_share(e->out->limits_share, e->ig->sg_share, proposed);
         /* The share the pool would use with the burst guarantee on top of its strong one. */
-        e->proposed = proposed;
+        e->ig->proposed = proposed;
         fs_prepare_subtree(u, i);
-        e->proposed = ps_share_fill(0.0);
+        e->ig->proposed = ps_share_fill(0.0);
         struct ps_share within;
         ps_plf_value_at(&e->fsbs, 0.0, within.v);
-        struct ps_share integral = ps_share_max(ps_share_sub(within, e->sg_share), ps_share_fill(0.0));
+        struct ps_share integral = ps_share_max(ps_share_sub(within, e->ig->sg_share), ps_share_fill(0.0));
         fs_increase_hierarchical_integral_share(u, i, integral);
         e->prepared = false;
         e->ig->last_share_ratio = ps_share_max_component(integral);
@@ -397,7 +397,7 @@ static bool relaxed_fits(double f, void *arg)
         double s = x < 1.0 ? x : 1.0;
         struct ps_share fs;
         ps_plf_value_at(&e->fsbs, s, fs.v);
-        sum = ps_share_add(sum, ps_share_max(ps_share_sub(fs, e->sg_share), ps_share_fill(0.0)));
+        sum = ps_share_add(sum, ps_share_max(ps_share_sub(fs, e->ig->sg_share), ps_share_fill(0.0)));
     }
     return ps_share_dominates(c->available, sum);
 }
@@ -410,7 +410,7 @@ void fs_update_relaxed_shares(struct ps_fs_update *u)
     struct ps_share available = ps_share_fill(1.0);
     for (int k = 0; k < root->child_count; k++) {
         const struct fs_elem *c = &u->el[u->children[root->first_child + k]];
-        available = ps_share_sub(available, ps_share_min(fs_guarantee_share(c), c->demand_share));
+        available = ps_share_sub(available, ps_share_min(fs_guarantee_share(c), c->out->demand_share));
     }
     /* Overcommitted guarantees leave nothing, never less. */
     available = ps_share_max(available, ps_share_fill(0.0));
@@ -434,14 +434,14 @@ void fs_update_relaxed_shares(struct ps_fs_update *u)
             continue;
         pools[n] = i;
         weights[n] = ratio;
-        saved[n] = e->limits_share;
+        saved[n] = e->out->limits_share;
         n++;
         double multiplier = e->in->relaxed_share_multiplier_limit > 0 ? e->in->relaxed_share_multiplier_limit
                                                                       : u->options->relaxed_share_multiplier_limit;
         struct ps_share limit = ps_share_min(ps_share_fill(ratio),
-                                             ps_share_scale(ps_share_fill(e->flow_ratio), multiplier));
-        limit = ps_share_add(limit, e->sg_share);
-        e->limits_share = ps_share_min(e->limits_share, limit);
+                                             ps_share_scale(ps_share_fill(e->ig->flow_ratio), multiplier));
+        limit = ps_share_add(limit, e->ig->sg_share);
+        e->out->limits_share = ps_share_min(e->out->limits_share, limit);
         fs_prepare_subtree(u, i);
     }
     if (n == 0)
@@ -462,8 +462,8 @@ void fs_update_relaxed_shares(struct ps_fs_update *u)
         double s = x < 1.0 ? x : 1.0;
         struct ps_share within;
         ps_plf_value_at(&e->fsbs, s, within.v);
-        struct ps_share integral = ps_share_max(ps_share_sub(within, e->sg_share), ps_share_fill(0.0));
-        e->limits_share = saved[k];
+        struct ps_share integral = ps_share_max(ps_share_sub(within, e->ig->sg_share), ps_share_fill(0.0));
+        e->out->limits_share = saved[k];
         struct ps_share limited = ps_share_min(integral, fs_hierarchical_available_limits(u, i));
         fs_increase_hierarchical_integral_share(u, i, limited);
         e->prepared = false;

@@ -31,14 +31,26 @@ struct fs_volume {
     int64_t cpu;
 };
 
-/* The integral state and the pool-only function state of a pool or the root (a side table:
- * operations, 90% of the elements, have none). */
+/* The state only pools and the root have: integral volumes, guarantees, summed resources and
+ * pool-only functions. A side table: operations, 90% of the elements, all point at entry 0,
+ * which stays zero (an operation has no guarantee, no volume and no integral share). */
 struct fs_integral {
     struct fs_volume volume;
     struct fs_volume overflow, acceptable, accepted_free, children_overflow;
     double last_share_ratio;
     bool can_accept_free_volume;
     bool distributes_free_volume;
+
+    /* Guarantees (operations: zero). */
+    struct ps_share sg_share, proposed;
+    struct ps_resources inferred_sg;
+    double burst_ratio;             /* adjusted (scaled when burst guarantees overcommit) */
+    double specified_burst_ratio;
+    double flow_ratio;
+    double total_burst_ratio;
+    double total_flow_ratio;
+    /* Sums over the subtree (an operation reads its own from the input). */
+    struct ps_resources demand, usage;
 
     /* Fair share functions that only pools and the root keep (fs_functions.c). */
     struct ps_plf mffbs;       /* max fit factor by suggestion (scalar) */
@@ -52,6 +64,9 @@ struct fs_integral {
     double min_child_weight;   /* normal pools: smallest child weight above epsilon */
 };
 
+/* Per-element state, kept small: it exists for every element of the tree. Shares and limits
+ * that are also outputs live in *out only (limits_share, demand_share, usage_share,
+ * resource_limits); what only pools have lives in *ig. */
 struct fs_elem {
     const struct ps_fs_element_input *in;
     struct ps_fs_element_output *out;
@@ -61,33 +76,16 @@ struct fs_elem {
     int child_count;
     bool is_pool;      /* a pool (not the root, not an operation) */
     bool is_fifo;
+    bool prepared;
+    bool share_known;  /* top-down: out->fair_share.total already holds FSBS(suggestion) */
     enum ps_guarantee_type gtype;
 
     double weight;     /* effective */
-
-    struct ps_share limits_share, demand_share, usage_share, sg_share, proposed;
-
-    /* fair share functions */
-    bool prepared;
-    bool share_known;          /* top-down: out->fair_share.total already holds FSBS(suggestion) */
     struct ps_plf fsbs;        /* fair share by suggestion (vector) */
+    double suggestion;         /* top-down pass */
+    struct fs_integral *ig;    /* pools and the root: their own entry; operations: entry 0 */
 
-    /* top-down pass */
-    double suggestion;
-    struct ps_share suggested_share;  /* improved mode */
-
-    /* Not read by the preparation of the functions (fs_prepare_subtree fetches the element
-     * only up to here). */
-    struct ps_resources demand, usage, limits, inferred_sg;
-    double burst_ratio;             /* adjusted (scaled when burst guarantees overcommit) */
-    double specified_burst_ratio;
-    double flow_ratio;
-    double total_burst_ratio;
-    double total_flow_ratio;
-
-    /* integral state: pools and the root have their own entry in update->integ; every
-     * operation shares entry 0, which stays zero (operations have no volumes) */
-    struct fs_integral *ig;
+    struct ps_share suggested_share;  /* top-down pass, improved mode */
 };
 
 struct ps_fs_update {
@@ -101,21 +99,22 @@ struct ps_fs_update {
     struct fs_integral *integ;    /* entry 0: the zero state of every operation */
     int integ_cap;
     int *children;        /* CSR children lists; FIFO pools' lists are sorted by FIFO order */
-    int *order;           /* scratch: pre-order, burst and relaxed lists */
-    int order_cap;
-    int *burst;
+    int *order;           /* scratch: pre-order */
+    int *burst;           /* burst and relaxed lists: pool_cap entries */
     int burst_count;
     int *relaxed;
     int relaxed_count;
     int *stack;
-    double *dscratch;     /* per-element doubles (relaxed weights, FIFO sort keys) */
+    int pool_cap;
+    double *dscratch;     /* views_cap doubles (strong guarantee parts, volume keys, relaxed weights) */
 
     struct ps_arena persistent;   /* functions that live until the end of the run */
     struct ps_arena scratch;      /* temporaries of one element's preparation */
     struct ps_plf_ctx ctx;
     struct ps_plf_buf b[6];       /* builders, reused */
     struct ps_plf_buf comp[PS_RES_COUNT]; /* per-resource max fit factor functions */
-    struct ps_plf *views;         /* scratch views of children's transformed functions */
+    struct ps_plf *views;         /* scratch views of children's transformed functions; views_cap is
+                                     the larger of the widest pool and the pool count */
     int views_cap;
     bool oom;
 
@@ -139,7 +138,7 @@ void fs_add_alert(struct ps_fs_update *u, const char *fmt, ...) __attribute__((f
 struct ps_plf fs_commit(struct ps_fs_update *u, struct ps_arena *arena, struct ps_plf f);
 static inline struct ps_share fs_guarantee_share(const struct fs_elem *e)
 {
-    return ps_share_add(e->sg_share, e->proposed);
+    return ps_share_add(e->ig->sg_share, e->ig->proposed);
 }
 
 /* fs_guarantees.c */

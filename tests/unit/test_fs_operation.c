@@ -128,6 +128,7 @@ struct env {
     struct ps_fs_update *u;
     struct ps_fs_options opt;
     struct ps_fs_element_input in;
+    struct ps_fs_element_output out;
     struct fs_integral ig;
     struct fs_elem e;
 };
@@ -136,17 +137,21 @@ static void setup_elem(struct env *v, const struct op_case *c, bool gang, bool s
 {
     memset(&v->e, 0, sizeof v->e);
     memset(&v->ig, 0, sizeof v->ig);
+    memset(&v->out, 0, sizeof v->out);
     v->opt.enable_step_function_for_gang_operations = step;
     v->in.kind = PS_ELEM_OPERATION;
     v->in.is_gang = gang;
     v->e.in = &v->in;
     v->e.kind = PS_ELEM_OPERATION;
     v->e.ig = &v->ig;
-    v->e.usage_share = c->usage;
-    v->e.demand_share = c->demand;
-    v->e.limits_share = c->limits;
-    v->e.sg_share = c->guarantee;  /* the guarantee share is sg + proposed */
-    v->e.proposed = ps_share_fill(0.0);
+    v->e.out = &v->out;
+    v->out.usage_share = c->usage;
+    v->out.demand_share = c->demand;
+    v->out.limits_share = c->limits;
+    /* The guarantee share is sg + proposed. Real operations share the zero entry; a private
+     * entry lets the test give them a guarantee, which must take the generic path. */
+    v->ig.sg_share = c->guarantee;
+    v->ig.proposed = ps_share_fill(0.0);
 }
 
 /* Returns whether the fast component path was taken for at least one resource. */
