@@ -121,12 +121,14 @@ int ps_job_archive_scan(struct ps_store *store, const char *operation_id,
                         enum ps_job_archive_order order, ps_job_archive_fn *fn, void *ctx,
                         struct ps_error *err)
 {
-    /* kind = 'job' is a literal so that the partial index objects_job_by_operation applies */
+    /* kind = 'job' is a literal so that the partial index objects_job_by_operation applies;
+     * INDEXED BY because without statistics the planner prefers the covering primary key, a
+     * range scan of every job ever stored */
     static const char *const by_key =
-        "SELECT key, value FROM objects WHERE kind = 'job'"
+        "SELECT key, value FROM objects INDEXED BY objects_job_by_operation WHERE kind = 'job'"
         " AND json_extract(value, '$.operation_id') = ?1 ORDER BY key";
     static const char *const by_finish =
-        "SELECT key, value FROM objects WHERE kind = 'job'"
+        "SELECT key, value FROM objects INDEXED BY objects_job_by_operation WHERE kind = 'job'"
         " AND json_extract(value, '$.operation_id') = ?1"
         " ORDER BY json_extract(value, '$.finish_time'), key";
     sqlite3_stmt *st;

@@ -8,7 +8,9 @@
  *                         starvation timers are refreshed after every fair share update.
  *   operation/<id>        {id, user, seq, start_time, spec, parameters, suspended, state (when
  *                          finished), finish_time, error, pool_per_tree, below_fair_share_since,
- *                          task_progress (when finished): {task: {completed, failed, aborted}}}
+ *                          and when finished task_progress {task: {completed, failed, aborted}}
+ *                          and resulting_spec (a finished operation is restored outside the
+ *                          strategy, which filled its defaults)}
  *   job/<id>              every job, with its memory reserve, statistics and stderr.
  * Task queues, progress and memory digests of unfinished operations are not stored: they are
  * rebuilt from the operation's jobs (completed job indexes are done; running jobs re-attach;
@@ -116,6 +118,7 @@ json_t *ps_persist_op_doc(struct ps_service *svc, const struct ps_svc_op *op)
                                           (json_int_t)t->aborted));
         }
         json_object_set_new(doc, "task_progress", tp);
+        json_object_set(doc, "resulting_spec", op->resulting_spec);
     }
     if (op->sop && !op->finished) {
         json_t *since = json_object();
@@ -374,8 +377,16 @@ static int load_op(struct ps_service *svc, const json_t *doc, struct ps_svc_op *
         free(op->state);
         op->state = strdup(state ? state : "failed");
         free(op->error);
+        /* a completed operation has no error; only a lost one gets this explanation */
         op->error = error ? strdup(error)
-                          : strdup("the operation could not be restored after a restart");
+                    : lost ? strdup("the operation could not be restored after a restart")
+                           : NULL;
+        /* restored outside the strategy, it could not fill the strategy's defaults again */
+        const json_t *rs = json_object_get(doc, "resulting_spec");
+        if (state && json_is_object(rs)) {
+            json_decref(op->resulting_spec);
+            op->resulting_spec = json_deep_copy(rs);
+        }
         for (int i = 0; i < op->task_count; i++)
             op->tasks[i].q_len = 0;
         op->shape_task = -1;
