@@ -327,9 +327,13 @@ int ps_api_heartbeat_json(struct ps_service *svc, const json_t *req, json_t **re
             continue;
         }
         if (!mine || job->state != PS_JOB_RUNNING) {
-            json_array_append_new(abort, abort_entry(jid, !job ? "unknown job"
+            /* a finished job may have left memory: its stored record has the reason */
+            char *stored = job ? NULL : ps_job_archive_abort_reason(svc, jid);
+            json_array_append_new(abort, abort_entry(jid, stored ? stored
+                                                          : !job ? "unknown job"
                                                           : job->abort_reason ? job->abort_reason
                                                                               : "job is not running"));
+            free(stored);
             continue;
         }
         job->seen_running = true;

@@ -290,15 +290,8 @@ static int list_jobs(struct ps_service *svc, struct ps_svc_op *op, const json_t 
         strcmp(state, "failed") && strcmp(state, "aborted"))
         return ps_error_set(err, PS_EINVAL,
                             "state: must be running, completed, failed or aborted, got \"%s\"", state);
-    json_t *arr = json_array();
-    for (int i = 0; i < svc->job_count; i++) {
-        const struct ps_svc_job *j = svc->job_list[i];
-        if (j->op != op || (state && strcmp(ps_job_state_name(j->state), state) != 0))
-            continue;
-        json_array_append_new(arr, ps_svc_job_json(j));
-    }
-    *reply = json_pack("{s:o}", "jobs", arr);
-    return 0;
+    /* finished jobs leave memory once stored: the archive merges both */
+    return ps_job_archive_list(svc, op, state, reply, err);
 }
 
 int ps_api_op_command(struct ps_service *svc, const char *command, const json_t *body,
@@ -338,7 +331,9 @@ int ps_api_op_command(struct ps_service *svc, const char *command, const json_t 
         if (!jid)
             return ps_error_set(err, PS_EINVAL, "missing parameter \"job_id\"");
         struct ps_svc_job *j = ps_strmap_get(&svc->jobs, jid);
-        if (!j || j->op != op)
+        if (!j)
+            return ps_job_archive_stderr(svc, op, jid, reply, err);
+        if (j->op != op)
             return ps_error_set(err, PS_ENOENT, "job \"%s\" of operation \"%s\" does not exist",
                                 jid, op->id);
         *reply = json_pack("{s:s, s:b}", "stderr", j->stderr_text ? j->stderr_text : "",

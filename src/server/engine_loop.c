@@ -105,6 +105,7 @@ static void *loop(void *arg)
             check_nodes(svc, now);
             next_node_check = now + 500;
         }
+        ps_job_archive_sweep(svc);   /* finished jobs whose record is committed leave memory */
         if (next_node_check < next)
             next = next_node_check;
         int64_t wait_ms = next - ps_svc_now_ms();

@@ -198,6 +198,14 @@ uint64_t ps_journal_last(struct ps_journal *j)
     return t;
 }
 
+uint64_t ps_journal_committed(struct ps_journal *j)
+{
+    pthread_mutex_lock(&j->mu);
+    uint64_t t = j->committed;
+    pthread_mutex_unlock(&j->mu);
+    return t;
+}
+
 int ps_journal_wait(struct ps_journal *j, uint64_t ticket, struct ps_error *err)
 {
     pthread_mutex_lock(&j->mu);

@@ -7,11 +7,16 @@
  *                         explicit pools only, in creation order; the integral volumes and
  *                         starvation timers are refreshed after every fair share update.
  *   operation/<id>        {id, user, seq, start_time, spec, parameters, suspended, state (when
- *                          finished), finish_time, error, pool_per_tree, below_fair_share_since}
+ *                          finished), finish_time, error, pool_per_tree, below_fair_share_since,
+ *                          and when finished task_progress {task: {completed, failed, aborted}}
+ *                          and resulting_spec (a finished operation is restored outside the
+ *                          strategy, which filled its defaults)}
  *   job/<id>              every job, with its memory reserve, statistics and stderr.
- * Task queues, progress and memory digests are not stored: they are rebuilt from the jobs
- * (completed job indexes are done; running jobs re-attach; digests replay the finished jobs in
- * finish order), so they can never disagree with the jobs.
+ * Task queues, progress and memory digests of unfinished operations are not stored: they are
+ * rebuilt from the operation's jobs (completed job indexes are done; running jobs re-attach;
+ * digests replay the finished jobs in finish order), so they can never disagree with the jobs.
+ * A finished operation's progress is in its document, so a restart reads none of its jobs
+ * (documents written before task_progress existed are counted from the jobs once and rewritten).
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -103,6 +108,18 @@ json_t *ps_persist_op_doc(struct ps_service *svc, const struct ps_svc_op *op)
     }
     if (op->error)
         json_object_set_new(doc, "error", json_string(op->error));
+    if (op->finished) {
+        json_t *tp = json_object();
+        for (int i = 0; i < op->task_count; i++) {
+            const struct ps_svc_task *t = &op->tasks[i];
+            json_object_set_new(tp, t->name,
+                                json_pack("{s:I, s:I, s:I}", "completed", (json_int_t)t->completed,
+                                          "failed", (json_int_t)t->failed, "aborted",
+                                          (json_int_t)t->aborted));
+        }
+        json_object_set_new(doc, "task_progress", tp);
+        json_object_set(doc, "resulting_spec", op->resulting_spec);
+    }
     if (op->sop && !op->finished) {
         json_t *since = json_object();
         for (int i = 0; i < op->sop->tree_count; i++) {
@@ -180,10 +197,13 @@ void ps_persist_op(struct ps_service *svc, const struct ps_svc_op *op)
         ps_journal_put(svc->journal, "operation", op->id, ps_persist_op_doc(svc, op));
 }
 
-void ps_persist_job(struct ps_service *svc, const struct ps_svc_job *job)
+void ps_persist_job(struct ps_service *svc, struct ps_svc_job *job)
 {
-    if (svc->journal)
-        ps_journal_put(svc->journal, "job", job->id, ps_persist_job_doc(job));
+    if (!svc->journal)
+        return;
+    uint64_t ticket = ps_journal_put(svc->journal, "job", job->id, ps_persist_job_doc(job));
+    if (job->state != PS_JOB_RUNNING)
+        ps_job_archive_retire(svc, job, ticket);
 }
 
 /* ---- loading -------------------------------------------------------------------------------- */
@@ -263,26 +283,6 @@ static int cmp_seq(const void *a, const void *b)
     return (sx > sy) - (sx < sy);
 }
 
-static int cmp_start(const void *a, const void *b)
-{
-    const json_t *x = json_object_get(*(json_t *const *)a, "doc");
-    const json_t *y = json_object_get(*(json_t *const *)b, "doc");
-    json_int_t sx = json_integer_value(json_object_get(x, "start_time"));
-    json_int_t sy = json_integer_value(json_object_get(y, "start_time"));
-    if (sx != sy)
-        return (sx > sy) - (sx < sy);
-    return strcmp(json_string_value(json_object_get(x, "id")),
-                  json_string_value(json_object_get(y, "id")));
-}
-
-static int cmp_finish(const void *a, const void *b)
-{
-    const struct ps_svc_job *x = *(struct ps_svc_job *const *)a, *y = *(struct ps_svc_job *const *)b;
-    if (x->finish_ms != y->finish_ms)
-        return (x->finish_ms > y->finish_ms) - (x->finish_ms < y->finish_ms);
-    return strcmp(x->id, y->id);
-}
-
 static json_t **sorted(json_t *arr, int (*cmp)(const void *, const void *))
 {
     size_t n = json_array_size(arr);
@@ -295,8 +295,31 @@ static json_t **sorted(json_t *arr, int (*cmp)(const void *, const void *))
     return v;
 }
 
-static int load_op(struct ps_service *svc, const json_t *doc, struct ps_error *err)
+/* Sets a finished operation's progress from its document; false when the document has none
+ * (written before task_progress existed): then it is counted from the jobs. */
+static bool restore_progress(struct ps_svc_op *op, const json_t *doc)
 {
+    const json_t *tp = json_object_get(doc, "task_progress");
+    if (!json_is_object(tp))
+        return false;
+    op->failed_jobs = 0;
+    for (int i = 0; i < op->task_count; i++) {
+        struct ps_svc_task *t = &op->tasks[i];
+        const json_t *p = json_object_get(tp, t->name);
+        t->completed = json_integer_value(json_object_get(p, "completed"));
+        t->failed = json_integer_value(json_object_get(p, "failed"));
+        t->aborted = json_integer_value(json_object_get(p, "aborted"));
+        op->failed_jobs += t->failed;
+    }
+    return true;
+}
+
+/* *scan: the operation's jobs must be read (it runs, or its progress is not stored). */
+static int load_op(struct ps_service *svc, const json_t *doc, struct ps_svc_op **out, bool *scan,
+                   struct ps_error *err)
+{
+    *out = NULL;
+    *scan = false;
     const char *id = json_string_value(json_object_get(doc, "id"));
     const char *user = json_string_value(json_object_get(doc, "user"));
     const json_t *spec = json_object_get(doc, "spec");
@@ -354,8 +377,16 @@ static int load_op(struct ps_service *svc, const json_t *doc, struct ps_error *e
         free(op->state);
         op->state = strdup(state ? state : "failed");
         free(op->error);
+        /* a completed operation has no error; only a lost one gets this explanation */
         op->error = error ? strdup(error)
-                          : strdup("the operation could not be restored after a restart");
+                    : lost ? strdup("the operation could not be restored after a restart")
+                           : NULL;
+        /* restored outside the strategy, it could not fill the strategy's defaults again */
+        const json_t *rs = json_object_get(doc, "resulting_spec");
+        if (state && json_is_object(rs)) {
+            json_decref(op->resulting_spec);
+            op->resulting_spec = json_deep_copy(rs);
+        }
         for (int i = 0; i < op->task_count; i++)
             op->tasks[i].q_len = 0;
         op->shape_task = -1;
@@ -363,6 +394,10 @@ static int load_op(struct ps_service *svc, const json_t *doc, struct ps_error *e
             ps_persist_op(svc, op);
     }
     ps_svc_op_refresh_state(op);
+    *scan = lost || !state || !restore_progress(op, doc);
+    if (!*scan)
+        ps_svc_op_release(svc, op);   /* finished and counted: no arrays, no jobs */
+    *out = op;
     return 0;
 }
 
@@ -376,7 +411,7 @@ static int state_from_name(const char *s)
     return -1;
 }
 
-static struct ps_svc_job *load_job(struct ps_service *svc, const json_t *doc)
+struct ps_svc_job *ps_persist_job_from_doc(struct ps_service *svc, const json_t *doc)
 {
     const char *id = json_string_value(json_object_get(doc, "id"));
     const char *op_id = json_string_value(json_object_get(doc, "operation_id"));
@@ -432,39 +467,67 @@ static struct ps_svc_job *load_job(struct ps_service *svc, const json_t *doc)
     if ((s = json_string_value(json_object_get(doc, "stderr"))))
         j->stderr_text = strdup(s);
     j->stderr_truncated = json_is_true(json_object_get(doc, "stderr_truncated"));
-    j->alloc_id = ++svc->next_alloc_id;
-    if (!j->id || !j->node_id || ps_svc_job_register(svc, j) != 0) {
+    if (!j->id || !j->node_id) {
         ps_svc_job_free(j);
         return NULL;
     }
     return j;
 }
 
-/* Rebuilds task queues and counters from the jobs; running jobs of running operations re-attach
- * (usage, node, preemptible lists); running jobs of finished operations are aborted. */
+struct scan_ctx {
+    struct ps_service *svc;
+    struct ps_svc_op *op;
+};
+
+/* One stored job of an operation being restored, in finish order: running jobs stay in memory
+ * (rebuild_progress re-attaches them); finished ones are counted, teach the digests of a running
+ * operation, and are freed. */
+static int load_job(const char *job_id, const char *text, void *ctx)
+{
+    struct scan_ctx *c = ctx;
+    json_t *doc = json_loads(text, 0, NULL);
+    struct ps_svc_job *j = doc ? ps_persist_job_from_doc(c->svc, doc) : NULL;
+    json_decref(doc);
+    if (!j || j->op != c->op) {
+        ps_svc_job_free(j);
+        ps_svc_log(c->svc, "warning", "job_not_restored", "id=%s", job_id);
+        return 0;
+    }
+    if (j->state == PS_JOB_RUNNING) {
+        j->alloc_id = ++c->svc->next_alloc_id;
+        if (ps_svc_job_register(c->svc, j) != 0) {
+            ps_svc_job_free(j);
+            ps_svc_log(c->svc, "warning", "job_not_restored", "id=%s", job_id);
+        }
+        return 0;
+    }
+    struct ps_svc_task *t = &c->op->tasks[j->task];
+    switch (j->state) {
+    case PS_JOB_COMPLETED:
+        if (!t->done[j->job_index]) {
+            t->done[j->job_index] = 1;
+            t->completed++;
+        }
+        break;
+    case PS_JOB_FAILED:
+        t->failed++;
+        c->op->failed_jobs++;
+        break;
+    default:
+        t->aborted++;
+        break;
+    }
+    if (!c->op->finished)
+        ps_svc_job_learn(j);
+    ps_svc_job_free(j);
+    return 0;
+}
+
+/* Rebuilds task queues from the counted jobs (load_job); the running jobs (the only ones in
+ * memory now) of running operations re-attach (usage, node, preemptible lists); running jobs of
+ * finished operations are aborted. */
 static void rebuild_progress(struct ps_service *svc, int64_t now_ms)
 {
-    for (int i = 0; i < svc->job_count; i++) {
-        struct ps_svc_job *j = svc->job_list[i];
-        struct ps_svc_task *t = &j->op->tasks[j->task];
-        switch (j->state) {
-        case PS_JOB_COMPLETED:
-            if (!t->done[j->job_index]) {
-                t->done[j->job_index] = 1;
-                t->completed++;
-            }
-            break;
-        case PS_JOB_FAILED:
-            t->failed++;
-            j->op->failed_jobs++;
-            break;
-        case PS_JOB_ABORTED:
-            t->aborted++;
-            break;
-        default:
-            break;
-        }
-    }
     for (int o = 0; o < svc->op_count; o++) {
         struct ps_svc_op *op = svc->op_list[o];
         for (int k = 0; k < op->task_count; k++) {
@@ -498,6 +561,7 @@ static void rebuild_progress(struct ps_service *svc, int64_t now_ms)
             j->finish_ms = now_ms;
             free(j->abort_reason);
             j->abort_reason = strdup("operation_finished");
+            op->tasks[j->task].aborted++;   /* as when the operation's finish aborts it */
             ps_persist_job(svc, j);
             continue;
         }
@@ -514,28 +578,14 @@ static void rebuild_progress(struct ps_service *svc, int64_t now_ms)
     }
     for (int o = 0; o < svc->op_count; o++)
         ps_svc_op_update_shape(svc, svc->op_list[o]);
-    /* digests learn from the finished jobs in finish order */
-    struct ps_svc_job **fin = malloc((size_t)(svc->job_count ? svc->job_count : 1) * sizeof *fin);
-    if (!fin)
-        return;
-    int n = 0;
-    for (int i = 0; i < svc->job_count; i++)
-        if (svc->job_list[i]->state != PS_JOB_RUNNING)
-            fin[n++] = svc->job_list[i];
-    qsort(fin, (size_t)n, sizeof *fin, cmp_finish);
-    for (int i = 0; i < n; i++)
-        ps_svc_job_learn(fin[i]);
-    free(fin);
 }
 
 int ps_persist_load(struct ps_service *svc, struct ps_error *err)
 {
-    json_t *trees = NULL, *ops = NULL, *jobs = NULL;
+    json_t *trees = NULL, *ops = NULL;
     int rc = list_kind(svc, "tree", &trees, err);
     if (rc == 0)
         rc = list_kind(svc, "operation", &ops, err);
-    if (rc == 0)
-        rc = list_kind(svc, "job", &jobs, err);
     size_t i;
     json_t *pair;
     if (rc == 0)
@@ -559,24 +609,38 @@ int ps_persist_load(struct ps_service *svc, struct ps_error *err)
             free(meta);
         }
     }
+    /* Only the jobs of operations that still run (or whose progress is not stored) are read,
+     * one operation at a time, in finish order for the digests (job_archive.h). */
     json_t **v = NULL;
+    struct ps_svc_op **scan = calloc(json_array_size(ops) + 1, sizeof *scan);
+    size_t scan_count = 0;
+    if (rc == 0 && !scan)
+        rc = ps_error_set(err, PS_ENOMEM, "out of memory");
     if (rc == 0 && (v = sorted(ops, cmp_seq)))
-        for (size_t k = 0; rc == 0 && k < json_array_size(ops); k++)
-            rc = load_op(svc, json_object_get(v[k], "doc"), err);
-    free(v);
-    v = NULL;
-    if (rc == 0 && (v = sorted(jobs, cmp_start)))
-        for (size_t k = 0; k < json_array_size(jobs); k++) {
-            const json_t *doc = json_object_get(v[k], "doc");
-            if (!load_job(svc, doc))
-                ps_svc_log(svc, "warning", "job_not_restored", "id=%s",
-                           json_string_value(json_object_get(doc, "id")));
+        for (size_t k = 0; rc == 0 && k < json_array_size(ops); k++) {
+            struct ps_svc_op *op = NULL;
+            bool need = false;
+            rc = load_op(svc, json_object_get(v[k], "doc"), &op, &need, err);
+            if (op && need)
+                scan[scan_count++] = op;
         }
     free(v);
+    for (size_t k = 0; rc == 0 && k < scan_count; k++) {
+        struct scan_ctx c = {svc, scan[k]};
+        rc = ps_job_archive_scan(ps_job_archive_store(svc), scan[k]->id, PS_JOB_ARCHIVE_BY_FINISH,
+                                 load_job, &c, err);
+        if (rc != 0)
+            ps_error_prefix(err, "cannot read the stored jobs of operation \"%s\"", scan[k]->id);
+    }
     if (rc == 0)
         rebuild_progress(svc, ps_svc_now_ms());
+    for (size_t k = 0; rc == 0 && k < scan_count; k++)
+        if (scan[k]->finished) {
+            ps_persist_op(svc, scan[k]);   /* now with its progress: not scanned again */
+            ps_svc_op_release(svc, scan[k]);
+        }
+    free(scan);
     json_decref(trees);
     json_decref(ops);
-    json_decref(jobs);
     return rc;
 }

@@ -856,6 +856,8 @@ static bool op_all_done(const struct ps_svc_op *op)
 void ps_svc_job_learn(struct ps_svc_job *job)
 {
     struct ps_svc_task *task = &job->op->tasks[job->task];
+    if (!task->overdraft)
+        return;   /* a released (finished) operation learns nothing more */
     struct ps_memory_job_statistics ms;
     read_memory_stats(job->statistics, &ms);
     if (job->state == PS_JOB_COMPLETED) {
@@ -985,6 +987,7 @@ void ps_svc_op_finish(struct ps_service *svc, struct ps_svc_op *op, const char *
         if (a)
             ps_persist_op(svc, a);
     }
+    ps_svc_op_release(svc, op);   /* its jobs have ended: the per-job arrays can go */
 }
 
 void ps_svc_node_offline(struct ps_service *svc, struct ps_svc_node *node, int64_t now_ms)

@@ -34,6 +34,7 @@
 #include "core/tree_sched.h"
 #include "server/auth.h"
 #include "server/http_server.h"
+#include "server/job_archive.h"
 #include "server/metrics.h"
 #include "server/store.h"
 
@@ -102,6 +103,9 @@ struct ps_svc_job {
     uint64_t sent_in_heartbeat;    /* node heartbeat sequence it was sent in */
     uint64_t reported_in_heartbeat;/* the last node heartbeat that reported it */
     bool seen_running;             /* the node has reported it */
+    /* finished: freed once the journal commits this ticket (job_archive.h) */
+    uint64_t retire_ticket;
+    bool retire_queued;
     struct ps_svc_job *node_next, *node_prev;   /* running jobs of the node */
 };
 
@@ -209,7 +213,8 @@ struct ps_service {
     int op_count, op_cap;
     int64_t op_seq;
     struct ps_strmap jobs;         /* id -> struct ps_svc_job * */
-    struct ps_svc_job **job_list;  /* start order (for list_jobs by op we filter) */
+    struct ps_svc_job **job_list;  /* jobs in memory: running, and finished ones until their
+                                      final record is committed (job_archive.h) */
     int job_count, job_cap;
     int64_t next_alloc_id;
     uint64_t job_counter;
@@ -217,12 +222,13 @@ struct ps_service {
     struct ps_svc_node **node_list;
     int node_count, node_cap;
     struct ps_memory_controller_config memory_config;
+    struct ps_job_archive *archive;   /* finished jobs: retire queue, store reader */
     pthread_t loop_thread;
     bool loop_started;
 
     /* hot metrics */
     struct ps_metric *m_heartbeats, *m_allocations, *m_preemptions, *m_jobs_finished;
-    struct ps_metric *m_hb_latency, *m_fs_duration, *m_commits, *m_nodes;
+    struct ps_metric *m_hb_latency, *m_fs_duration, *m_commits, *m_nodes, *m_jobs_in_memory;
     struct ps_metric_family *f_pool_fair_share, *f_pool_usage, *f_pool_demand;
 };
 
@@ -286,7 +292,11 @@ void ps_persist_tree(struct ps_service *svc, const char *tree);   /* journal put
 void ps_persist_tree_removed(struct ps_service *svc, const char *tree);
 void ps_persist_meta(struct ps_service *svc);
 void ps_persist_op(struct ps_service *svc, const struct ps_svc_op *op);
-void ps_persist_job(struct ps_service *svc, const struct ps_svc_job *job);
+/* A finished job's put also queues it for leaving memory (ps_job_archive_retire). */
+void ps_persist_job(struct ps_service *svc, struct ps_svc_job *job);
+/* A job from its stored document (not registered, alloc_id 0), or NULL when the document is
+ * malformed or names an operation or task not in memory. Caller frees (ps_svc_job_free). */
+struct ps_svc_job *ps_persist_job_from_doc(struct ps_service *svc, const json_t *doc);
 int ps_persist_load(struct ps_service *svc, struct ps_error *err);
 
 /* Journal (journal.c): records appended under svc->mu, committed by a writer thread. */
@@ -295,6 +305,7 @@ void ps_journal_free(struct ps_journal *j);           /* flushes and joins */
 /* Appends a put (value owned: stolen) or, with value NULL, a delete. Returns the ticket. */
 uint64_t ps_journal_put(struct ps_journal *j, const char *kind, const char *key, json_t *value);
 uint64_t ps_journal_last(struct ps_journal *j);       /* ticket of the last record */
+uint64_t ps_journal_committed(struct ps_journal *j);  /* every ticket <= this is durable */
 /* Waits until every record up to ticket is committed. Returns 0 or PS_EIO (commit failed). */
 int ps_journal_wait(struct ps_journal *j, uint64_t ticket, struct ps_error *err);
 

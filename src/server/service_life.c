@@ -94,6 +94,12 @@ static int register_metrics(struct ps_service *svc, struct ps_error *err)
                                err)) != 0 ||
         (rc = ps_metric_family_get(f, NULL, &svc->m_nodes, err)) != 0)
         return rc;
+    if ((rc = ps_metrics_gauge(r, "poolsched_jobs_in_memory",
+                               "Jobs held in memory: running, and finished ones until their final "
+                               "record is committed (job_archive.h)",
+                               0, NULL, &f, err)) != 0 ||
+        (rc = ps_metric_family_get(f, NULL, &svc->m_jobs_in_memory, err)) != 0)
+        return rc;
     static const char *const labels[] = {"tree", "pool"};
     if ((rc = ps_metrics_gauge(r, "poolsched_pool_fair_share_ratio",
                                "Dominant fair share of a pool", 2, labels,
@@ -175,6 +181,8 @@ int ps_service_start(const struct ps_service_config *cfg, struct ps_service **ou
         goto fail;
     if ((rc = ps_journal_new(svc, &svc->journal, err)) != 0)
         goto fail;
+    if ((rc = ps_job_archive_open(svc, err)) != 0)
+        goto fail;
     pthread_mutex_lock(&svc->mu);
     rc = ps_persist_load(svc, err);
     if (rc == 0 && ps_strategy_tree_count(svc->strategy) == 0) {
@@ -241,6 +249,7 @@ void ps_service_stop(struct ps_service *svc)
         pthread_join(svc->loop_thread, NULL);
     ps_http_server_free(svc->http);
     ps_journal_free(svc->journal);   /* flushes what is queued */
+    ps_job_archive_free(svc->archive);
     for (int i = 0; i < svc->job_count; i++)
         ps_svc_job_free(svc->job_list[i]);
     free(svc->job_list);

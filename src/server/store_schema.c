@@ -25,6 +25,14 @@ static const struct ps_store_migration migrations[] = {
         ") WITHOUT ROWID;"
         "CREATE INDEX tokens_by_user ON tokens(user);",
     },
+    {
+        3, "jobs_by_operation",
+        /* Finished jobs leave the scheduler's memory once stored (job_archive.h): list_jobs and
+         * restart recovery then read one operation's jobs, which must not scan the history of
+         * every job. A partial index on the document's operation_id covers only kind 'job'. */
+        "CREATE INDEX objects_job_by_operation"
+        "  ON objects(json_extract(value, '$.operation_id'), key) WHERE kind = 'job';",
+    },
 };
 
 const struct ps_store_migration *ps_store_builtin_migrations(size_t *count)

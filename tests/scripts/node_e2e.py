@@ -374,12 +374,92 @@ def case_scheduler_restart(c):
               "node %s lost the scheduler and found it again" % name, log[-2000:])
 
 
+def jobs_in_memory(s):
+    status, text = s.raw("GET", "/metrics")
+    check(status == 200, "GET /metrics", status, text)
+    for line in text.splitlines():
+        if line.startswith("poolsched_jobs_in_memory "):
+            return float(line.split()[1])
+    raise Fail("no poolsched_jobs_in_memory in /metrics")
+
+
+def case_job_retention(c):
+    """Finished jobs leave the scheduler's memory once stored, and every answer about them stays
+    the same: list_jobs (text for text), get_job_stderr, get_operation; after a restart too."""
+    c.node("a", resources="cpu=2,memory=2G,user_slots=8")
+    n = 40
+    ok = c.op({"tasks": {"main": task("echo \"out $YT_JOB_INDEX\" >&2", n, cpu_limit=0.1,
+                                      memory_limit=64 << 20)}})
+    # fails at the scheduler's max_failed_job_count (10) failed jobs
+    bad = c.op({"tasks": {"bad": task(
+        "echo \"bad $YT_JOB_INDEX\" >&2; exit 3", 1, cpu_limit=0.1, memory_limit=64 << 20)}})
+    c.wait_op(ok, 90)
+    c.wait_op(bad, 60, states=("failed",))
+    s = c.sched
+
+    def answers():
+        out = {}
+        for op in (ok, bad):
+            out["op " + op] = s.raw("POST", "/api/v1/get_operation",
+                                    json.dumps({"operation_id": op}), s.admin)
+            for state in (None, "completed", "failed", "aborted", "running"):
+                body = {"operation_id": op}
+                if state:
+                    body["state"] = state
+                out["jobs %s %s" % (op, state)] = s.raw("POST", "/api/v1/list_jobs",
+                                                        json.dumps(body), s.admin)
+            for j in json.loads(out["jobs %s None" % op][1])["jobs"]:
+                out["stderr " + j["id"]] = s.raw("POST", "/api/v1/get_job_stderr", json.dumps(
+                    {"operation_id": op, "job_id": j["id"]}), s.admin)
+        return out
+
+    # (a) every finished job with its output, whether or not it is still in memory
+    first = answers()
+    jobs = json.loads(first["jobs %s None" % ok][1])["jobs"]
+    check(len(jobs) == n and all(j["state"] == "completed" for j in jobs),
+          "list_jobs shows the %d completed jobs" % n, jobs)
+    check(sorted(j["job_index"] for j in jobs) == list(range(n)), "every job index once", jobs)
+    check([(j["start_time"], len(j["id"]), j["id"]) for j in jobs] ==
+          sorted((j["start_time"], len(j["id"]), j["id"]) for j in jobs), "jobs in start order")
+    for j in jobs:
+        out = json.loads(first["stderr " + j["id"]][1])
+        check(out == {"stderr": "out %d\n" % j["job_index"], "truncated": False},
+              "stderr of %s" % j["id"], out)
+    failed = json.loads(first["jobs %s failed" % bad][1])["jobs"]
+    progress = json.loads(first["op " + bad][1])["progress"]
+    check(len(failed) == 10 == progress["failed"] and all("code 3" in j["error"] for j in failed),
+          "ten failed jobs", progress, failed)
+    check(all(json.loads(first["stderr " + j["id"]][1])["stderr"] == "bad 0\n" for j in failed),
+          "stderr of the failed jobs")
+    # (b) memory is back to (near) zero once the final records are committed
+    c.wait(lambda: jobs_in_memory(s) == 0, 20, "poolsched_jobs_in_memory to reach 0")
+    after_sweep = answers()
+    for k, v in first.items():
+        check(after_sweep[k] == v, "same answer from the store: " + k, v, after_sweep[k])
+    # (c) after a restart: nothing of the history is loaded, the answers are the same
+    s.stop()
+    s.start()
+    log = s.logtext()
+    check("event=state_loaded trees=1 operations=2 jobs=0" in log, "no job loaded at restart",
+          log[-2000:])
+    check(jobs_in_memory(s) == 0, "no job in memory after the restart")
+    again = answers()
+    for k, v in first.items():
+        check(again[k] == v, "same answer after the restart: " + k, v, again[k])
+    # the cluster still works: a new operation runs and its jobs leave memory too
+    op3 = c.op({"tasks": {"main": task("echo again >&2", 3, cpu_limit=0.1, memory_limit=64 << 20)}})
+    c.wait_op(op3, 60)
+    c.wait(lambda: jobs_in_memory(s) == 0, 20, "poolsched_jobs_in_memory back to 0")
+    check(len(c.jobs(op3, "completed")) == 3, "the new operation's jobs are listed")
+
+
 GROUPS = {
     "ops": [case_operation_with_outputs, case_memory_limit, case_registration_refused],
     "reclaim": [case_cpu_reclaim],
     "preempt": [case_preemption],
     "nodeloss": [case_node_loss],
     "restart": [case_scheduler_restart],
+    "retention": [case_job_retention],
 }
 
 

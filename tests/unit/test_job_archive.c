@@ -1,0 +1,159 @@
+/* The job archive's pure parts: the list_jobs order and the scan of one operation's stored jobs
+ * (through the jobs_by_operation index, from a second connection that sees every commit). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "server/job_archive.h"
+#include "server/store.h"
+
+static void test_order(void **state)
+{
+    (void)state;
+    /* start time first */
+    assert_true(ps_job_archive_order_cmp(1, "j-b-1", 2, "j-a-1") < 0);
+    assert_true(ps_job_archive_order_cmp(3, "j-a-1", 2, "j-b-1") > 0);
+    /* same start: the hex counter in numeric order (f before 10), not bytewise */
+    assert_true(ps_job_archive_order_cmp(5, "j-aaaaaaaa-f", 5, "j-aaaaaaaa-10") < 0);
+    assert_true(ps_job_archive_order_cmp(5, "j-aaaaaaaa-10", 5, "j-aaaaaaaa-f") > 0);
+    assert_true(ps_job_archive_order_cmp(5, "j-aaaaaaaa-a", 5, "j-aaaaaaaa-b") < 0);
+    assert_int_equal(ps_job_archive_order_cmp(5, "j-x-1", 5, "j-x-1"), 0);
+}
+
+static char *make_dir(void)
+{
+    char tmpl[] = "/tmp/ps_test_job_archive_XXXXXX";
+    char *d = mkdtemp(tmpl);
+    assert_non_null(d);
+    return strdup(d);
+}
+
+static void remove_dir(char *dir)
+{
+    static const char *const names[] = {PS_STORE_FILE_NAME, PS_STORE_FILE_NAME "-wal",
+                                        PS_STORE_FILE_NAME "-shm"};
+    char path[512];
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        unlink(path);
+    }
+    assert_int_equal(rmdir(dir), 0);
+    free(dir);
+}
+
+static void put_job(struct ps_store *s, const char *id, const char *op, long long finish)
+{
+    char doc[256];
+    snprintf(doc, sizeof doc, "{\"id\": \"%s\", \"operation_id\": \"%s\", \"finish_time\": %lld}",
+             id, op, finish);
+    struct ps_error err;
+    ps_error_init(&err);
+    if (ps_store_put(s, "job", id, doc, &err) != 0)
+        fail_msg("put %s: %s", id, err.msg);
+}
+
+struct seen {
+    char ids[16][32];
+    int n;
+    int stop_after;   /* 0: never */
+};
+
+static int collect(const char *job_id, const char *doc, void *ctx)
+{
+    struct seen *s = ctx;
+    assert_non_null(strstr(doc, job_id));
+    assert_true(s->n < 16);
+    snprintf(s->ids[s->n++], sizeof s->ids[0], "%s", job_id);
+    return s->stop_after && s->n == s->stop_after ? 42 : 0;
+}
+
+static void scan_ok(struct ps_store *s, const char *op, enum ps_job_archive_order order,
+                    struct seen *out)
+{
+    memset(out, 0, sizeof *out);
+    struct ps_error err;
+    ps_error_init(&err);
+    int rc = ps_job_archive_scan(s, op, order, collect, out, &err);
+    if (rc != 0)
+        fail_msg("scan %s: %s", op, err.msg);
+}
+
+static void test_scan(void **state)
+{
+    (void)state;
+    char *dir = make_dir();
+    struct ps_store *w, *r;
+    struct ps_error err;
+    ps_error_init(&err);
+    assert_int_equal(ps_store_open(dir, &w, &err), 0);
+    assert_int_equal(ps_store_open(dir, &r, &err), 0);
+    put_job(w, "j-1-3", "A", 30);
+    put_job(w, "j-1-1", "A", 50);
+    put_job(w, "j-1-2", "B", 10);
+    put_job(w, "j-1-4", "A", -1);   /* running */
+    assert_int_equal(ps_store_put(w, "operation", "A", "{\"operation_id\": \"A\"}", &err), 0);
+
+    struct seen s;
+    scan_ok(r, "A", PS_JOB_ARCHIVE_BY_KEY, &s);
+    assert_int_equal(s.n, 3);
+    assert_string_equal(s.ids[0], "j-1-1");
+    assert_string_equal(s.ids[1], "j-1-3");
+    assert_string_equal(s.ids[2], "j-1-4");
+    scan_ok(r, "A", PS_JOB_ARCHIVE_BY_FINISH, &s);
+    assert_int_equal(s.n, 3);
+    assert_string_equal(s.ids[0], "j-1-4");
+    assert_string_equal(s.ids[1], "j-1-3");
+    assert_string_equal(s.ids[2], "j-1-1");
+    scan_ok(r, "none", PS_JOB_ARCHIVE_BY_KEY, &s);
+    assert_int_equal(s.n, 0);
+
+    /* the reader sees a later commit of the writer (its read transaction ended with the scan) */
+    put_job(w, "j-1-5", "B", 20);
+    scan_ok(r, "B", PS_JOB_ARCHIVE_BY_FINISH, &s);
+    assert_int_equal(s.n, 2);
+    assert_string_equal(s.ids[0], "j-1-2");
+    assert_string_equal(s.ids[1], "j-1-5");
+
+    /* a callback's nonzero return stops the scan and is returned */
+    memset(&s, 0, sizeof s);
+    s.stop_after = 1;
+    assert_int_equal(ps_job_archive_scan(r, "A", PS_JOB_ARCHIVE_BY_KEY, collect, &s, &err), 42);
+    assert_int_equal(s.n, 1);
+
+    /* the scan's query (job_archive.c) searches the index, not every job */
+    sqlite3_stmt *st;
+    assert_int_equal(ps_store_prepare(r,
+                                      "EXPLAIN QUERY PLAN SELECT key, value FROM objects"
+                                      " INDEXED BY objects_job_by_operation WHERE kind = 'job'"
+                                      " AND json_extract(value, '$.operation_id') = ?1"
+                                      " ORDER BY key",
+                                      &st, &err),
+                     0);
+    bool indexed = false;
+    while (ps_store_step(r, st, &err) == 1) {
+        const char *detail = (const char *)sqlite3_column_text(st, 3);
+        indexed |= detail && strstr(detail, "objects_job_by_operation") != NULL;
+    }
+    sqlite3_reset(st);
+    assert_true(indexed);
+
+    ps_store_close(r);
+    ps_store_close(w);
+    remove_dir(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_order),
+        cmocka_unit_test(test_scan),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
