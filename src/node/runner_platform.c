@@ -7,10 +7,12 @@
 #include "platform/cgroup.h"
 #include "platform/daemon.h"
 #include "platform/job_runner.h"
+#include "platform/sandbox.h"
 
 struct platform_ctx {
     struct ps_job_runner_config cfg;
     struct ps_cgroup_system *cgroups;
+    struct ps_sandbox_pool *sandboxes;
     char *work_dir;
     char *job_user;
 };
@@ -133,6 +135,9 @@ int ps_node_runner_platform_new(const struct ps_node_platform_config *cfg,
     };
     if ((rc = ps_cgroup_system_new(&cg, &c->cgroups, err)) != 0)
         goto fail;
+    /* Emptied sandboxes are reused: no directory inode made and freed per job (sandbox.h). */
+    if ((rc = ps_sandbox_pool_new(cfg->work_dir, 32, &c->sandboxes, err)) != 0)
+        goto fail;
     ps_job_runner_config_init(&c->cfg);
     c->cfg.work_dir = c->work_dir;
     if (c->job_user)
@@ -143,6 +148,7 @@ int ps_node_runner_platform_new(const struct ps_node_platform_config *cfg,
         c->cfg.stdout_cap_bytes = cfg->stdout_cap_bytes;
     c->cfg.cgroups = c->cgroups;
     c->cfg.keep_sandbox = cfg->keep_sandbox;
+    c->cfg.sandbox_pool = c->sandboxes;
 
     struct ps_cgroup_caps caps = ps_cgroup_system_caps(c->cgroups);
     out->ops = &platform_ops;
@@ -154,6 +160,7 @@ int ps_node_runner_platform_new(const struct ps_node_platform_config *cfg,
         *summary = ps_cgroup_system_summary(c->cgroups);
     return 0;
 fail:
+    ps_cgroup_system_free(c->cgroups);
     free(c->work_dir);
     free(c->job_user);
     free(c);
@@ -165,6 +172,7 @@ void ps_node_runner_platform_free(struct ps_node_runner *r)
     struct platform_ctx *c = r->ctx;
     if (!c)
         return;
+    ps_sandbox_pool_free(c->sandboxes);
     ps_cgroup_system_free(c->cgroups);
     free(c->work_dir);
     free(c->job_user);

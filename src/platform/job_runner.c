@@ -273,8 +273,9 @@ int ps_job_runner_start(const struct ps_job_runner_config *cfg, const struct ps_
     char user_name[256];
     int rc = resolve_user(r, user_name, sizeof user_name, err);
     if (rc == 0)
-        rc = ps_sandbox_create(cfg->work_dir, spec->job_id, r->switch_user, r->uid, r->gid,
-                               r->sandbox, sizeof r->sandbox, err);
+        rc = ps_sandbox_acquire(cfg->sandbox_pool, cfg->work_dir, spec->job_id,
+                                r->switch_user, r->uid, r->gid, r->sandbox, sizeof r->sandbox,
+                                err);
     if (rc == 0 && spec->tmpfs_size_bytes > 0) {
         rc = ps_sandbox_mount_tmpfs(r->sandbox, spec->tmpfs_size_bytes, r->uid, r->gid, err);
         r->tmpfs_mounted = rc == 0;
@@ -624,7 +625,7 @@ int ps_job_runner_cleanup(struct ps_job_runner *r, struct ps_error *err)
     }
     if (r->sandbox[0]) {
         int s = r->cfg.keep_sandbox ? ps_sandbox_unmount_tmpfs(r->sandbox, err)
-                                    : ps_sandbox_remove(r->sandbox, err);
+                                    : ps_sandbox_release(r->cfg.sandbox_pool, r->sandbox, err);
         if (rc == 0)
             rc = s;
     }

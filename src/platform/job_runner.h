@@ -54,6 +54,7 @@
 #include "core/error.h"
 #include "platform/capture.h"
 #include "platform/cgroup.h"
+#include "platform/sandbox.h"
 
 /* Node-wide settings, shared by all jobs; the strings must outlive the runners. */
 struct ps_job_runner_config {
@@ -66,6 +67,8 @@ struct ps_job_runner_config {
     const char *proc_root;          /* NULL: "/proc" */
     const char *shell;              /* NULL: "/bin/sh" */
     bool keep_sandbox;              /* cleanup leaves the sandbox (debugging) */
+    struct ps_sandbox_pool *sandbox_pool;   /* NULL: a new directory per job; else emptied
+                                             * sandboxes are reused (sandbox.h) */
 };
 
 /* Sets defaults: 1 MiB stdout, 5 MiB stderr (YTsaurus's max_stderr_size), user "nobody". */
