@@ -54,6 +54,19 @@ static int p_tick(void *job, int64_t now_ms, struct ps_node_job_sample *out,
     return rc;
 }
 
+static int p_reap(void *job, int64_t now_ms, struct ps_node_job_sample *out,
+                  struct ps_error *err)
+{
+    struct ps_job_status st;
+    memset(&st, 0, sizeof st);
+    int rc = ps_job_runner_reap(job, now_ms, &st, err);
+    out->finished = st.finished;
+    out->cpu_seconds = st.usage.cpu_seconds;
+    out->memory_bytes = st.usage.memory_bytes;
+    out->memory_peak_bytes = st.usage.memory_peak_bytes;
+    return rc;
+}
+
 static int p_set(void *job, double cores, struct ps_error *err)
 {
     return ps_job_runner_set_cpu_guarantee(job, cores, err);
@@ -106,7 +119,7 @@ static void p_free(void *job)
 }
 
 static const struct ps_node_runner_ops platform_ops = {
-    p_start, p_tick, p_set, p_interrupt, p_abort, p_result, p_read_stderr, p_free,
+    p_start, p_tick, p_set, p_interrupt, p_abort, p_result, p_read_stderr, p_free, p_reap,
 };
 
 int ps_node_runner_platform_new(const struct ps_node_platform_config *cfg,

@@ -535,6 +535,22 @@ int ps_job_runner_tick(struct ps_job_runner *r, int64_t now_ms, struct ps_job_st
     return rc;
 }
 
+int ps_job_runner_reap(struct ps_job_runner *r, int64_t now_ms, struct ps_job_status *status,
+                       struct ps_error *err)
+{
+    int rc = 0;
+    if (!r->finished) {
+        r->last_tick_ms = now_ms;
+        bool exited;
+        rc = ps_job_process_poll(&r->proc, &exited, err);
+        if (rc == 0 && exited)
+            rc = finish(r, now_ms, err);
+    }
+    status->finished = r->finished;
+    status->usage = r->finished ? r->result.usage : r->usage;
+    return rc;
+}
+
 int ps_job_runner_set_cpu_guarantee(struct ps_job_runner *r, double cores,
                                     struct ps_error *err)
 {

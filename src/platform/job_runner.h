@@ -146,6 +146,13 @@ int ps_job_runner_start(const struct ps_job_runner_config *cfg, const struct ps_
 int ps_job_runner_tick(struct ps_job_runner *r, int64_t now_ms, struct ps_job_status *status,
                        struct ps_error *err);
 
+/* The cheap half of a tick: reaps the job without blocking (one wait4) and, when it has exited,
+ * finishes it exactly as a tick would; no usage is sampled and no limit or deadline checked, so
+ * status->usage is the last tick's until the job finishes. For an agent woken by SIGCHLD:
+ * sampling every running job's cgroup files on each child exit cost more than the jobs. */
+int ps_job_runner_reap(struct ps_job_runner *r, int64_t now_ms, struct ps_job_status *status,
+                       struct ps_error *err);
+
 /* Sets the job's CPU guarantee (cores) as its cgroup weight. PS_ESTATE when the node has no cpu
  * cgroup (the guarantee is then only bookkeeping) or the job finished; PS_EINVAL; PS_EIO. */
 int ps_job_runner_set_cpu_guarantee(struct ps_job_runner *r, double cores,
