@@ -237,8 +237,8 @@ int ps_node_agent_run(const struct ps_node_agent_config *cfg, const struct ps_no
          runner->caps.cpu_weight ? "as cgroup weights" : "reported only",
          runner->caps.memory_cgroup ? "by cgroup" : "sampled from /proc");
 
-    int64_t next_tick = now_ms(), next_hb = now_ms(), last_hb = -1000000000;
-    int64_t last_tick = -1000000000;
+    int64_t next_tick = now_ms(), next_full_tick = next_tick, next_hb = now_ms();
+    int64_t last_hb = -1000000000, last_tick = -1000000000;
     bool more = false;
     for (;;) {
         int64_t now = now_ms();
@@ -249,15 +249,20 @@ int ps_node_agent_run(const struct ps_node_agent_config *cfg, const struct ps_no
             break;
         }
         now = now_ms();
-        /* A child's exit brings the next tick forward, but ticks stay CHILD_TICK_GAP_MS apart:
-         * a tick samples every job (cgroup files or a /proc scan each), and a burst of exits
-         * would otherwise cost one full tick per exit. */
+        /* A child's exit brings a tick forward, but ticks stay CHILD_TICK_GAP_MS apart so a
+         * burst of exits is handled together. Such a tick only reaps (one wait4 per job): the
+         * full tick samples every job's cgroup files (or /proc), and doing that on each exit
+         * cost more than the short jobs themselves; full ticks keep their own period. */
         if (ev == PS_DAEMON_CHILD && last_tick + CHILD_TICK_GAP_MS < next_tick)
             next_tick = last_tick + CHILD_TICK_GAP_MS;
         if (now >= next_tick) {
-            size_t finished = ps_node_jobs_tick(a.jobs, now);
+            bool full = now >= next_full_tick;
+            size_t finished = full ? ps_node_jobs_tick(a.jobs, now)
+                                   : ps_node_jobs_reap(a.jobs, now);
             last_tick = now;
-            next_tick = now + cfg->tick_ms;
+            if (full)
+                next_full_tick = now + cfg->tick_ms;
+            next_tick = next_full_tick;
             if (finished > 0 || more) {
                 int64_t early = last_hb + cfg->min_heartbeat_gap_ms;
                 if (early < next_hb)

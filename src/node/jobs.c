@@ -499,7 +499,7 @@ static void monitor_tick(struct ps_node_jobs *t, struct job *j, int64_t now_ms)
 }
 
 /* Reaps a job the runner reported finished: reads its stderr and builds its record. */
-static void reap(struct ps_node_jobs *t, struct job *j)
+static void reap_job(struct ps_node_jobs *t, struct job *j)
 {
     struct ps_node_job_end end;
     memset(&end, 0, sizeof end);
@@ -571,7 +571,7 @@ size_t ps_node_jobs_tick(struct ps_node_jobs *t, int64_t now_ms)
         if (s.memory_peak_bytes > j->sample.memory_peak_bytes)
             j->sample.memory_peak_bytes = s.memory_peak_bytes;
         if (s.finished) {
-            reap(t, j);
+            reap_job(t, j);
             finished++;
             continue;
         }
@@ -583,6 +583,34 @@ size_t ps_node_jobs_tick(struct ps_node_jobs *t, int64_t now_ms)
         monitor_tick(t, j, now_ms);
     }
     overdraft_check(t);
+    return finished;
+}
+
+size_t ps_node_jobs_reap(struct ps_node_jobs *t, int64_t now_ms)
+{
+    size_t finished = 0;
+    for (size_t i = 0; i < t->count; i++) {
+        struct job *j = t->jobs[i];
+        if (j->state != JOB_RUNNING)
+            continue;
+        struct ps_node_job_sample s;
+        memset(&s, 0, sizeof s);
+        struct ps_error e;
+        ps_error_init(&e);
+        int (*reap)(void *, int64_t, struct ps_node_job_sample *, struct ps_error *) =
+            t->runner->ops->reap ? t->runner->ops->reap : t->runner->ops->tick;
+        if (reap(j->handle, now_ms, &s, &e) != 0)
+            logf_(t, "job %s: %s", j->job_id, e.msg);
+        if (!s.finished)
+            continue;
+        if (s.cpu_seconds >= j->sample.cpu_seconds && isfinite(s.cpu_seconds))
+            j->sample.cpu_seconds = s.cpu_seconds;
+        j->sample.memory_bytes = s.memory_bytes;
+        if (s.memory_peak_bytes > j->sample.memory_peak_bytes)
+            j->sample.memory_peak_bytes = s.memory_peak_bytes;
+        reap_job(t, j);
+        finished++;
+    }
     return finished;
 }
 

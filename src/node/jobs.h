@@ -81,6 +81,11 @@ bool ps_node_jobs_acknowledge(struct ps_node_jobs *t, const char *job_id);
 /* One tick at now_ms (see the header comment). Returns how many jobs finished in it. */
 size_t ps_node_jobs_tick(struct ps_node_jobs *t, int64_t now_ms);
 
+/* Reaps the running jobs that exited (runner's reap, or tick when it has none) and turns them
+ * into finished records, as a tick does; nothing else of a tick (no sampling, CPU monitor or
+ * overdraft check). For the agent woken by a child's exit. Returns how many finished. */
+size_t ps_node_jobs_reap(struct ps_node_jobs *t, int64_t now_ms);
+
 /* The "jobs" array of a heartbeat: every running job, then finished records within the stderr
  * budget. *more is set when finished records were left out. NULL when out of memory. */
 json_t *ps_node_jobs_report(struct ps_node_jobs *t, bool *more);

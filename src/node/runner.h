@@ -89,6 +89,10 @@ struct ps_node_runner_ops {
     int (*read_stderr)(void *job, char **data, size_t *len, bool *truncated,
                        struct ps_error *err);
     void (*free)(void *job);
+    /* Optional (NULL: tick is used): reap the job if it exited, without sampling usage or
+     * checking limits; what the agent calls when a child exit wakes it between ticks. */
+    int (*reap)(void *job, int64_t now_ms, struct ps_node_job_sample *out,
+                struct ps_error *err);
 };
 
 struct ps_node_runner {

@@ -7,10 +7,12 @@
 #include "platform/cgroup.h"
 #include "platform/daemon.h"
 #include "platform/job_runner.h"
+#include "platform/sandbox.h"
 
 struct platform_ctx {
     struct ps_job_runner_config cfg;
     struct ps_cgroup_system *cgroups;
+    struct ps_sandbox_pool *sandboxes;
     char *work_dir;
     char *job_user;
 };
@@ -45,6 +47,19 @@ static int p_tick(void *job, int64_t now_ms, struct ps_node_job_sample *out,
     struct ps_job_status st;
     memset(&st, 0, sizeof st);
     int rc = ps_job_runner_tick(job, now_ms, &st, err);
+    out->finished = st.finished;
+    out->cpu_seconds = st.usage.cpu_seconds;
+    out->memory_bytes = st.usage.memory_bytes;
+    out->memory_peak_bytes = st.usage.memory_peak_bytes;
+    return rc;
+}
+
+static int p_reap(void *job, int64_t now_ms, struct ps_node_job_sample *out,
+                  struct ps_error *err)
+{
+    struct ps_job_status st;
+    memset(&st, 0, sizeof st);
+    int rc = ps_job_runner_reap(job, now_ms, &st, err);
     out->finished = st.finished;
     out->cpu_seconds = st.usage.cpu_seconds;
     out->memory_bytes = st.usage.memory_bytes;
@@ -104,7 +119,7 @@ static void p_free(void *job)
 }
 
 static const struct ps_node_runner_ops platform_ops = {
-    p_start, p_tick, p_set, p_interrupt, p_abort, p_result, p_read_stderr, p_free,
+    p_start, p_tick, p_set, p_interrupt, p_abort, p_result, p_read_stderr, p_free, p_reap,
 };
 
 int ps_node_runner_platform_new(const struct ps_node_platform_config *cfg,
@@ -133,6 +148,9 @@ int ps_node_runner_platform_new(const struct ps_node_platform_config *cfg,
     };
     if ((rc = ps_cgroup_system_new(&cg, &c->cgroups, err)) != 0)
         goto fail;
+    /* Emptied sandboxes are reused: no directory inode made and freed per job (sandbox.h). */
+    if ((rc = ps_sandbox_pool_new(cfg->work_dir, 32, &c->sandboxes, err)) != 0)
+        goto fail;
     ps_job_runner_config_init(&c->cfg);
     c->cfg.work_dir = c->work_dir;
     if (c->job_user)
@@ -143,6 +161,7 @@ int ps_node_runner_platform_new(const struct ps_node_platform_config *cfg,
         c->cfg.stdout_cap_bytes = cfg->stdout_cap_bytes;
     c->cfg.cgroups = c->cgroups;
     c->cfg.keep_sandbox = cfg->keep_sandbox;
+    c->cfg.sandbox_pool = c->sandboxes;
 
     struct ps_cgroup_caps caps = ps_cgroup_system_caps(c->cgroups);
     out->ops = &platform_ops;
@@ -154,6 +173,7 @@ int ps_node_runner_platform_new(const struct ps_node_platform_config *cfg,
         *summary = ps_cgroup_system_summary(c->cgroups);
     return 0;
 fail:
+    ps_cgroup_system_free(c->cgroups);
     free(c->work_dir);
     free(c->job_user);
     free(c);
@@ -165,6 +185,7 @@ void ps_node_runner_platform_free(struct ps_node_runner *r)
     struct platform_ctx *c = r->ctx;
     if (!c)
         return;
+    ps_sandbox_pool_free(c->sandboxes);
     ps_cgroup_system_free(c->cgroups);
     free(c->work_dir);
     free(c->job_user);

@@ -20,8 +20,8 @@
 
 struct stream {
     const char *name;
-    char path[PATH_MAX];
-    int file_fd;
+    char path[PATH_MAX];        /* where the file is (or will be) */
+    int file_fd;                /* -1 until the first byte to keep arrives (see open_file) */
     int pipe_r;                 /* -1 after end of file */
     int64_t cap, head_cap, tail_cap;
     int64_t total;              /* bytes received */
@@ -60,8 +60,40 @@ static void set_error(struct stream *s, const char *call, int e)
         put(s->error, sizeof s->error, "%s(%s): %s", call, s->path, strerror(e));
 }
 
+/* Creates the stream's file, on its first byte: most short jobs write nothing, and on a disk
+ * file system creating and then unlinking two files per job was most of a job's cost (ext4
+ * allocates an inode for each, and without a journal skips every recently freed inode while
+ * looking for one, so the cost grows with the job rate). O_EXCL|O_NOFOLLOW as before: nothing
+ * planted at the path can redirect the output. As the job may have created a file of that name
+ * in its own sandbox before writing output, a taken name moves the capture to <path>.1 .. .9
+ * (the capture is read back through its descriptor, so the name only matters to someone looking
+ * at a kept sandbox). Returns false with the stream's error set when no file can be made. */
+static bool open_file(struct stream *s)
+{
+    if (s->file_fd >= 0)
+        return true;
+    if (s->error[0])
+        return false;
+    char path[PATH_MAX + 8];
+    snprintf(path, sizeof path, "%s", s->path);
+    for (int i = 1;; i++) {
+        s->file_fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (s->file_fd >= 0) {
+            put(s->path, sizeof s->path, "%s", path);
+            return true;
+        }
+        if (errno != EEXIST || i > 9) {
+            set_error(s, "open", errno);
+            return false;
+        }
+        snprintf(path, sizeof path, "%s.%d", s->path, i);
+    }
+}
+
 static void pwrite_all(struct stream *s, const char *data, size_t n, off_t off)
 {
+    if (n > 0 && !open_file(s))
+        return;
     while (n > 0 && !s->error[0]) {
         ssize_t w = pwrite(s->file_fd, data, n, off);
         if (w < 0 && errno == EINTR)
@@ -140,6 +172,8 @@ static void finalize(struct stream *s)
     char marker[128];
     int mlen = snprintf(marker, sizeof marker, "\n[poolsched: %lld bytes of %s skipped]\n",
                         (long long)skipped, s->name);
+    if (!open_file(s))
+        return;
     if (ftruncate(s->file_fd, (off_t)s->head_cap) != 0) {
         set_error(s, "ftruncate", errno);
         return;
@@ -243,9 +277,6 @@ static int open_stream(struct stream *s, const char *name, const char *path, int
     int n = snprintf(s->path, sizeof s->path, "%s", path);
     if (n < 0 || (size_t)n >= sizeof s->path)
         return ps_error_set(err, PS_EINVAL, "%s file path too long", name);
-    s->file_fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (s->file_fd < 0)
-        return ps_error_set(err, PS_EIO, "open(%s): %s", path, strerror(errno));
     int p[2];
     if (pipe2(p, O_CLOEXEC) != 0)
         return ps_error_set(err, PS_EIO, "pipe2 for %s: %s", name, strerror(errno));
@@ -380,7 +411,11 @@ int ps_capture_read(struct ps_capture *c, enum ps_capture_stream s, char **data,
     pthread_mutex_lock(&c->mu);
     int rc = 0;
     struct stat sb;
-    if (fstat(st->file_fd, &sb) != 0) {
+    if (st->file_fd < 0) {          /* nothing written yet: no file */
+        *data = calloc(1, 1);
+        if (!*data)
+            rc = ps_error_set(err, PS_ENOMEM, "reading %s: out of memory", st->path);
+    } else if (fstat(st->file_fd, &sb) != 0) {
         rc = ps_error_set(err, PS_EIO, "stat(%s): %s", st->path, strerror(errno));
     } else {
         size_t size = (size_t)sb.st_size;

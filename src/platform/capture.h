@@ -13,9 +13,12 @@
  *   head + marker + tail layout is written when the capture finishes. So the file is at most
  *   C + ~60 bytes. The tail is a ring buffer of C/2 bytes in memory, allocated on overflow.
  *
- * One thread per job reads both pipes with poll(). The files are created by the agent
- * (O_EXCL|O_NOFOLLOW, so a symlink planted in the sandbox cannot redirect them) and read back
- * through the capture's own descriptors, never by path.
+ * One thread per job reads both pipes with poll(). A stream's file is created by the reader on
+ * the stream's first byte, not before: most short jobs write nothing, and a file created and
+ * unlinked per job is a real cost on disk file systems (docs/performance.md, e2e). Creation is
+ * O_EXCL|O_NOFOLLOW, so a symlink planted in the sandbox cannot redirect it; when the name is
+ * taken (the job made a file of that name first) the file is <path>.1 .. <path>.9 instead. The
+ * files are read back through the capture's own descriptors, never by path.
  */
 #ifndef PS_PLATFORM_CAPTURE_H
 #define PS_PLATFORM_CAPTURE_H
@@ -33,7 +36,7 @@ enum ps_capture_stream {
 
 struct ps_capture;
 
-/* Creates the two files (mode 0644; they must not exist), two pipes and the reader thread.
+/* Creates two pipes and the reader thread; the files (mode 0644) follow on first output.
  * *stdout_fd and *stderr_fd receive the pipes' write ends (close-on-exec) for the child to dup;
  * the caller closes them once the child has them (or on failure). cap_bytes >= 0 per stream.
  * Errors: PS_EINVAL for a negative cap; PS_EIO naming the call and path; PS_ENOMEM. */
@@ -53,7 +56,7 @@ int64_t ps_capture_total_bytes(struct ps_capture *c, enum ps_capture_stream s);
 /* Whether the stream exceeded its cap. */
 bool ps_capture_truncated(struct ps_capture *c, enum ps_capture_stream s);
 
-/* The stream's file as it is now (see above) in *data (malloc'ed, NUL-terminated, *len without
+/* The stream's file as it is now (see above; "" while there is none) in *data (malloc'ed, NUL-terminated, *len without
  * the NUL; free it). Errors: PS_EIO, PS_ENOMEM. */
 int ps_capture_read(struct ps_capture *c, enum ps_capture_stream s, char **data, size_t *len,
                     struct ps_error *err);

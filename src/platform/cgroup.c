@@ -716,7 +716,33 @@ static struct ps_cgroup_job *reuse_from_pool(struct ps_cgroup_system *sys, const
     return NULL;
 }
 
-/* Resets an emptied v1 job cgroup for the next job; false when any step fails. */
+/* Whether the emptied memory cgroup in dir still holds pages that reclaim could take (page cache
+ * or anonymous memory on its LRU lists). The per-job cost this avoids: memory.force_empty drains
+ * the LRU caches of every CPU (lru_add_drain_all waits on a work item per CPU) and retries
+ * reclaim up to 16 times while anything is charged, including kernel memory that reclaim can
+ * never free; on a busy node that was the largest single cost of a short job. A job that left no
+ * pages (the common case: its sandbox is gone, so is its page cache) needs none of that. On any
+ * doubt (unreadable file, unknown format) the answer is yes, so the caller force-empties. */
+static bool memory_has_pages(const char *dir)
+{
+    char buf[4096];
+    size_t len;
+    if (read_file(dir, "memory.stat", buf, sizeof buf, &len, NULL) != 0)
+        return true;
+    static const char *const lru[] = {"inactive_anon", "active_anon", "inactive_file",
+                                      "active_file", "unevictable"};
+    for (size_t i = 0; i < sizeof lru / sizeof lru[0]; i++) {
+        int64_t v;
+        if (ps_cgroup_parse_key_value(buf, len, lru[i], &v) != 0 || v != 0)
+            return true;
+    }
+    return false;
+}
+
+/* Resets an emptied v1 job cgroup for the next job; false when any step fails. What it may still
+ * carry: up to a few hundred KiB of unreclaimable kernel memory and per-CPU charge batches of the
+ * job that ran in it (force_empty cannot remove those either), which the next job's usage and
+ * limit include. */
 static bool reset_for_pool(struct ps_cgroup_job *job)
 {
     bool ok = true;
@@ -728,7 +754,8 @@ static bool reset_for_pool(struct ps_cgroup_job *job)
         ok = ok && write_file(job->dir[H_CPU], "cpu.shares", "1024", NULL) == 0;
     if (job->caps.memory) {
         const char *d = job->dir[H_MEMORY];
-        ok = ok && write_file(d, "memory.force_empty", "0", NULL) == 0;
+        if (ok && memory_has_pages(d))
+            ok = write_file(d, "memory.force_empty", "0", NULL) == 0;
         ok = ok && write_file(d, "memory.limit_in_bytes", "-1", NULL) == 0;
         ok = ok && write_file(d, "memory.max_usage_in_bytes", "0", NULL) == 0;
         ok = ok && write_file(d, "memory.failcnt", "0", NULL) == 0;

@@ -273,8 +273,9 @@ int ps_job_runner_start(const struct ps_job_runner_config *cfg, const struct ps_
     char user_name[256];
     int rc = resolve_user(r, user_name, sizeof user_name, err);
     if (rc == 0)
-        rc = ps_sandbox_create(cfg->work_dir, spec->job_id, r->switch_user, r->uid, r->gid,
-                               r->sandbox, sizeof r->sandbox, err);
+        rc = ps_sandbox_acquire(cfg->sandbox_pool, cfg->work_dir, spec->job_id,
+                                r->switch_user, r->uid, r->gid, r->sandbox, sizeof r->sandbox,
+                                err);
     if (rc == 0 && spec->tmpfs_size_bytes > 0) {
         rc = ps_sandbox_mount_tmpfs(r->sandbox, spec->tmpfs_size_bytes, r->uid, r->gid, err);
         r->tmpfs_mounted = rc == 0;
@@ -534,6 +535,22 @@ int ps_job_runner_tick(struct ps_job_runner *r, int64_t now_ms, struct ps_job_st
     return rc;
 }
 
+int ps_job_runner_reap(struct ps_job_runner *r, int64_t now_ms, struct ps_job_status *status,
+                       struct ps_error *err)
+{
+    int rc = 0;
+    if (!r->finished) {
+        r->last_tick_ms = now_ms;
+        bool exited;
+        rc = ps_job_process_poll(&r->proc, &exited, err);
+        if (rc == 0 && exited)
+            rc = finish(r, now_ms, err);
+    }
+    status->finished = r->finished;
+    status->usage = r->finished ? r->result.usage : r->usage;
+    return rc;
+}
+
 int ps_job_runner_set_cpu_guarantee(struct ps_job_runner *r, double cores,
                                     struct ps_error *err)
 {
@@ -624,7 +641,7 @@ int ps_job_runner_cleanup(struct ps_job_runner *r, struct ps_error *err)
     }
     if (r->sandbox[0]) {
         int s = r->cfg.keep_sandbox ? ps_sandbox_unmount_tmpfs(r->sandbox, err)
-                                    : ps_sandbox_remove(r->sandbox, err);
+                                    : ps_sandbox_release(r->cfg.sandbox_pool, r->sandbox, err);
         if (rc == 0)
             rc = s;
     }

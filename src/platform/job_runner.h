@@ -54,6 +54,7 @@
 #include "core/error.h"
 #include "platform/capture.h"
 #include "platform/cgroup.h"
+#include "platform/sandbox.h"
 
 /* Node-wide settings, shared by all jobs; the strings must outlive the runners. */
 struct ps_job_runner_config {
@@ -66,6 +67,8 @@ struct ps_job_runner_config {
     const char *proc_root;          /* NULL: "/proc" */
     const char *shell;              /* NULL: "/bin/sh" */
     bool keep_sandbox;              /* cleanup leaves the sandbox (debugging) */
+    struct ps_sandbox_pool *sandbox_pool;   /* NULL: a new directory per job; else emptied
+                                             * sandboxes are reused (sandbox.h) */
 };
 
 /* Sets defaults: 1 MiB stdout, 5 MiB stderr (YTsaurus's max_stderr_size), user "nobody". */
@@ -141,6 +144,13 @@ int ps_job_runner_start(const struct ps_job_runner_config *cfg, const struct ps_
  * Errors: PS_EIO when reading usage fails (the job keeps running; the status is still filled
  * from what could be read). */
 int ps_job_runner_tick(struct ps_job_runner *r, int64_t now_ms, struct ps_job_status *status,
+                       struct ps_error *err);
+
+/* The cheap half of a tick: reaps the job without blocking (one wait4) and, when it has exited,
+ * finishes it exactly as a tick would; no usage is sampled and no limit or deadline checked, so
+ * status->usage is the last tick's until the job finishes. For an agent woken by SIGCHLD:
+ * sampling every running job's cgroup files on each child exit cost more than the jobs. */
+int ps_job_runner_reap(struct ps_job_runner *r, int64_t now_ms, struct ps_job_status *status,
                        struct ps_error *err);
 
 /* Sets the job's CPU guarantee (cores) as its cgroup weight. PS_ESTATE when the node has no cpu

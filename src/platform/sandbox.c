@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -176,5 +177,160 @@ int ps_sandbox_unmount_tmpfs(const char *sandbox, struct ps_error *err)
         return 0;   /* nothing mounted there */
     if (umount2(path, MNT_DETACH | UMOUNT_NOFOLLOW) != 0)
         return ps_error_set(err, PS_EIO, "umount(%s): %s", path, strerror(errno));
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Reuse of emptied sandboxes (sandbox.h says why)
+ * ------------------------------------------------------------------------------------------- */
+
+#define PARKED_PREFIX "+free-"
+
+struct ps_sandbox_pool {
+    char root[PATH_MAX];        /* <work_dir>/sandbox */
+    int capacity, count;
+    unsigned *parked;           /* suffixes of the parked +free-<n> directories */
+    unsigned next;
+};
+
+static bool parked_path(const struct ps_sandbox_pool *pool, unsigned n, char *out, size_t size)
+{
+    int len = snprintf(out, size, "%s/" PARKED_PREFIX "%u", pool->root, n);
+    return len > 0 && (size_t)len < size;
+}
+
+int ps_sandbox_pool_new(const char *work_dir, int capacity, struct ps_sandbox_pool **out,
+                        struct ps_error *err)
+{
+    *out = NULL;
+    if (capacity < 0 || capacity > 256)
+        return ps_error_set(err, PS_EINVAL, "sandbox pool: capacity %d not in 0..256",
+                            capacity);
+    struct ps_sandbox_pool *pool = calloc(1, sizeof *pool);
+    if (!pool || !(pool->parked = calloc((size_t)capacity + 1, sizeof *pool->parked))) {
+        free(pool);
+        return ps_error_set(err, PS_ENOMEM, "sandbox pool: out of memory");
+    }
+    pool->capacity = capacity;
+    int n = snprintf(pool->root, sizeof pool->root, "%s/sandbox", work_dir);
+    if (n < 0 || (size_t)n >= sizeof pool->root - 32) {
+        ps_sandbox_pool_free(pool);
+        return ps_error_set(err, PS_EINVAL, "sandbox: work dir path too long");
+    }
+    /* Leftovers of an earlier agent: empty directories, unless it died while emptying one. */
+    int rc = 0;
+    DIR *d = opendir(pool->root);
+    struct dirent *de;
+    while (d && (de = readdir(d)) != NULL) {
+        if (strncmp(de->d_name, PARKED_PREFIX, strlen(PARKED_PREFIX)) != 0)
+            continue;
+        char path[PATH_MAX + 256];
+        snprintf(path, sizeof path, "%s/%s", pool->root, de->d_name);
+        int r = ps_sandbox_remove(path, err);
+        if (rc == 0)
+            rc = r;
+    }
+    if (d)
+        closedir(d);
+    if (rc != 0) {
+        ps_sandbox_pool_free(pool);
+        return rc;
+    }
+    *out = pool;
+    return 0;
+}
+
+void ps_sandbox_pool_free(struct ps_sandbox_pool *pool)
+{
+    if (!pool)
+        return;
+    char path[PATH_MAX];
+    while (pool->count > 0)
+        if (parked_path(pool, pool->parked[--pool->count], path, sizeof path))
+            (void)rmdir(path);
+    free(pool->parked);
+    free(pool);
+}
+
+int ps_sandbox_acquire(struct ps_sandbox_pool *pool, const char *work_dir, const char *job_id,
+                       bool chown_to, uid_t uid, gid_t gid, char *path, size_t size,
+                       struct ps_error *err)
+{
+    if (!pool || pool->count == 0 || !job_id || !valid_job_id(job_id))
+        return ps_sandbox_create(work_dir, job_id, chown_to, uid, gid, path, size, err);
+    int n = snprintf(path, size, "%s/%s", pool->root, job_id);
+    if (n < 0 || (size_t)n >= size)
+        return ps_error_set(err, PS_EINVAL, "sandbox: path of job %s too long", job_id);
+    while (pool->count > 0) {
+        char parked[PATH_MAX];
+        if (!parked_path(pool, pool->parked[--pool->count], parked, sizeof parked))
+            continue;
+        int r = renameat2(AT_FDCWD, parked, AT_FDCWD, path, RENAME_NOREPLACE);
+        if (r != 0 && errno == EEXIST) {    /* a leftover of a crashed agent */
+            int rc = ps_sandbox_remove(path, err);
+            if (rc != 0) {
+                (void)rmdir(parked);
+                return rc;
+            }
+            r = renameat2(AT_FDCWD, parked, AT_FDCWD, path, RENAME_NOREPLACE);
+        }
+        if (r != 0) {
+            (void)rmdir(parked);
+            continue;
+        }
+        /* Parked directories are the agent's, mode 0755 (ps_sandbox_release). */
+        if (chown_to && chown(path, uid, gid) != 0)
+            return ps_error_set(err, PS_EIO, "chown(%s, %d:%d): %s", path, (int)uid, (int)gid,
+                                strerror(errno));
+        return 0;
+    }
+    return ps_sandbox_create(work_dir, job_id, chown_to, uid, gid, path, size, err);
+}
+
+int ps_sandbox_release(struct ps_sandbox_pool *pool, const char *sandbox, struct ps_error *err)
+{
+    if (!pool || pool->count >= pool->capacity)
+        return ps_sandbox_remove(sandbox, err);
+    int rc = ps_sandbox_unmount_tmpfs(sandbox, err);
+    if (rc != 0)
+        return rc;
+    int fd = open(sandbox, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno == ENOENT)
+            return 0;
+        return ps_error_set(err, PS_EIO, "open(%s): %s", sandbox, strerror(errno));
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        close(fd);
+        return ps_error_set(err, PS_EIO, "stat(%s): %s", sandbox, strerror(e));
+    }
+    /* Take the directory back first: once it is the agent's with mode 0755, no process of the
+     * job's user can add entries to it, so emptied means empty. */
+    uid_t me = geteuid();
+    gid_t my_gid = getegid();
+    if (st.st_uid != me && fchown(fd, me, my_gid) != 0) {
+        int e = errno;
+        close(fd);
+        return ps_error_set(err, PS_EIO, "chown(%s): %s", sandbox, strerror(e));
+    }
+    if ((st.st_mode & 07777) != 0755 && fchmod(fd, 0755) != 0) {
+        int e = errno;
+        close(fd);
+        return ps_error_set(err, PS_EIO, "chmod(%s): %s", sandbox, strerror(e));
+    }
+    rc = remove_contents(fd, st.st_dev, sandbox, err);
+    if (rc != 0)
+        return rc;
+    unsigned n = pool->next++;
+    char parked[PATH_MAX];
+    /* rename replaces an empty leftover of the same name; anything else: remove instead */
+    if (!parked_path(pool, n, parked, sizeof parked) || rename(sandbox, parked) != 0) {
+        if (rmdir(sandbox) != 0 && errno != ENOENT)
+            return ps_error_set(err, PS_EIO, "rmdir(%s): %s", sandbox, strerror(errno));
+        return 0;
+    }
+    pool->parked[pool->count++] = n;
     return 0;
 }

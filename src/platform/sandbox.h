@@ -42,4 +42,38 @@ int ps_sandbox_unmount_tmpfs(const char *sandbox, struct ps_error *err);
  * an error. Errors: PS_EIO naming the first path that could not be removed. */
 int ps_sandbox_remove(const char *sandbox, struct ps_error *err);
 
+/* ---------------------------------------------------------------------------------------------
+ * Reuse of emptied sandboxes
+ *
+ * Why: on a disk file system a directory made and removed per job costs an inode allocation
+ * each time, and ext4 without a journal skips every inode freed in the last seconds while it
+ * looks for a free one, so at hundreds of jobs per second that search became the largest cost
+ * of a short job (docs/performance.md, e2e). A released sandbox is emptied as before (the same
+ * walk as ps_sandbox_remove) and parked as <work_dir>/sandbox/+free-<n> ('+' cannot occur in a
+ * job id); the next job's sandbox is that directory renamed, chmod 0755 and chowned like a new
+ * one. Before emptying, the directory is given back to the agent's user (the job's user can no
+ * longer add entries to it), so a parked directory stays empty. Nothing else carries over: the
+ * directory is empty, and its mode and owner are set again. Not thread-safe (one per agent).
+ * ------------------------------------------------------------------------------------------- */
+
+struct ps_sandbox_pool;
+
+/* A pool of up to capacity (0..256) parked sandboxes under <work_dir>/sandbox; leftovers of an
+ * earlier agent (+free-*) are removed. Errors: PS_EINVAL, PS_ENOMEM, PS_EIO (a leftover could
+ * not be removed). */
+int ps_sandbox_pool_new(const char *work_dir, int capacity, struct ps_sandbox_pool **out,
+                        struct ps_error *err);
+
+/* Removes the parked directories and frees. NULL is a no-op. */
+void ps_sandbox_pool_free(struct ps_sandbox_pool *pool);
+
+/* ps_sandbox_create, taking a parked directory when pool has one (pool NULL: plain create). */
+int ps_sandbox_acquire(struct ps_sandbox_pool *pool, const char *work_dir, const char *job_id,
+                       bool chown_to, uid_t uid, gid_t gid, char *path, size_t size,
+                       struct ps_error *err);
+
+/* ps_sandbox_remove, parking the emptied directory when pool has room (pool NULL: plain
+ * remove). Same errors; a directory that cannot be emptied is not parked. */
+int ps_sandbox_release(struct ps_sandbox_pool *pool, const char *sandbox, struct ps_error *err);
+
 #endif

@@ -201,6 +201,54 @@ static void test_environment(void **state)
     ps_job_runner_free(r);
 }
 
+/* The reap-only path settles a job as a tick does; with a sandbox pool the next job gets the
+ * emptied directory; a job that writes nothing leaves no output files. */
+static void test_reap_and_sandbox_pool(void **state)
+{
+    struct fixture *f = *state;
+    struct ps_sandbox_pool *pool = NULL;
+    assert_int_equal(ps_sandbox_pool_new(f->work, 4, &pool, NULL), 0);
+    struct ps_job_runner_config cfg = f->cfg;
+    cfg.sandbox_pool = pool;
+    struct ps_job_spec s = spec_of("reap-1", "echo left > junk; echo oops >&2; exit 3");
+    struct ps_job_runner *r = start(&cfg, &s);
+    struct ps_job_status st = {0};
+    int64_t deadline = test_now_ms() + 10000;
+    while (!st.finished && test_now_ms() < deadline) {
+        assert_int_equal(ps_job_runner_reap(r, test_now_ms(), &st, NULL), 0);
+        if (!st.finished)
+            test_sleep_ms(5);
+    }
+    assert_true(st.finished);
+    const struct ps_job_result *res = ps_job_runner_result(r);
+    assert_int_equal(res->outcome, PS_JOB_FAILED);
+    assert_string_equal(res->error, "Process exited with code 3");
+    assert_int_equal(res->stderr_bytes, 5);
+    char *er = output(r, PS_CAPTURE_STDERR);
+    assert_string_equal(er, "oops\n");
+    free(er);
+    char first[PATH_MAX];
+    snprintf(first, sizeof first, "%s", ps_job_runner_sandbox(r));
+    struct stat a, b;
+    assert_int_equal(stat(first, &a), 0);
+    ps_job_runner_free(r);
+    assert_int_equal(access(first, F_OK), -1);
+
+    s = spec_of("reap-2", "ls -A; echo end");
+    r = start(&cfg, &s);
+    assert_int_equal(stat(ps_job_runner_sandbox(r), &b), 0);
+    assert_int_equal(a.st_ino, b.st_ino);           /* the parked directory, reused */
+    run(r, 10, 10000);
+    char *out = output(r, PS_CAPTURE_STDOUT);
+    assert_string_equal(out, "end\n");     /* empty: no junk, and no output file before output */
+    free(out);
+    char path[PATH_MAX + 16];
+    snprintf(path, sizeof path, "%s/stderr", ps_job_runner_sandbox(r));
+    assert_int_equal(access(path, F_OK), -1);       /* nothing written: no file */
+    ps_job_runner_free(r);
+    ps_sandbox_pool_free(pool);
+}
+
 static void test_failures_are_classified(void **state)
 {
     struct fixture *f = *state;
@@ -639,6 +687,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_hello_outputs_and_cleanup, setup, teardown),
         cmocka_unit_test_setup_teardown(test_environment, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reap_and_sandbox_pool, setup, teardown),
         cmocka_unit_test_setup_teardown(test_failures_are_classified, setup, teardown),
         cmocka_unit_test_setup_teardown(test_output_cap, setup, teardown),
         cmocka_unit_test_setup_teardown(test_runs_unprivileged, setup, teardown),

@@ -207,6 +207,92 @@ static void test_tmpfs_refused_without_root(void **state)
     assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+static bool test_write_file_at(const char *dir, const char *name, const char *text)
+{
+    char path[PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    if (fd < 0)
+        return false;
+    bool ok = write(fd, text, strlen(text)) == (ssize_t)strlen(text);
+    close(fd);
+    return ok;
+}
+
+/* A released sandbox is emptied, taken back by the agent and parked; the next job gets the same
+ * directory (same inode), empty, 0755, chowned to its user. */
+static void test_pool_reuses_emptied_sandboxes(void **state)
+{
+    (void)state;
+    char *work = test_make_dir("sbpool");
+    assert_non_null(work);
+    char path[PATH_MAX], leftover[PATH_MAX + 32];
+    struct ps_error err;
+    ps_error_init(&err);
+    bool root = geteuid() == 0;
+    /* a parked leftover of an earlier agent, with something in it: removed by pool_new */
+    snprintf(leftover, sizeof leftover, "%s/sandbox", work);
+    assert_int_equal(mkdir(leftover, 0755), 0);
+    snprintf(leftover, sizeof leftover, "%s/sandbox/+free-7", work);
+    assert_int_equal(mkdir(leftover, 0755), 0);
+    assert_true(test_write_file_at(leftover, "junk", "x"));
+    struct ps_sandbox_pool *pool = NULL;
+    assert_int_equal(ps_sandbox_pool_new(work, 2, &pool, &err), 0);
+    assert_int_equal(access(leftover, F_OK), -1);
+
+    assert_int_equal(ps_sandbox_acquire(pool, work, "job-1", root, 65534, 65534, path,
+                                        sizeof path, &err), 0);
+    struct stat first, st;
+    assert_int_equal(stat(path, &first), 0);
+    assert_true(test_write_file_at(path, "out", "data"));
+    char sub[PATH_MAX + 8];
+    snprintf(sub, sizeof sub, "%s/d", path);
+    assert_int_equal(mkdir(sub, 0700), 0);
+    assert_int_equal(chmod(path, 0777), 0);     /* what a job may do to its own sandbox */
+    assert_int_equal(ps_sandbox_release(pool, path, &err), 0);
+    assert_int_equal(access(path, F_OK), -1);
+
+    char second[PATH_MAX];
+    assert_int_equal(ps_sandbox_acquire(pool, work, "job-2", root, 65534, 65534, second,
+                                        sizeof second, &err), 0);
+    assert_int_equal(stat(second, &st), 0);
+    assert_int_equal(st.st_ino, first.st_ino);  /* the same directory */
+    assert_int_equal(st.st_mode & 07777, 0755);
+    if (root)
+        assert_int_equal(st.st_uid, 65534);
+    snprintf(sub, sizeof sub, "%s/out", second);
+    assert_int_equal(access(sub, F_OK), -1);
+    snprintf(sub, sizeof sub, "%s/d", second);
+    assert_int_equal(access(sub, F_OK), -1);
+
+    /* a leftover sandbox of the same job id is replaced */
+    assert_int_equal(ps_sandbox_release(pool, second, &err), 0);
+    assert_int_equal(ps_sandbox_create(work, "job-3", false, 0, 0, path, sizeof path, &err), 0);
+    assert_true(test_write_file_at(path, "old", "x"));
+    assert_int_equal(ps_sandbox_acquire(pool, work, "job-3", root, 65534, 65534, path,
+                                        sizeof path, &err), 0);
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_ino, first.st_ino);
+    snprintf(sub, sizeof sub, "%s/old", path);
+    assert_int_equal(access(sub, F_OK), -1);
+
+    /* a full pool removes instead of parking; free removes what is parked */
+    char a[PATH_MAX], b[PATH_MAX], c[PATH_MAX];
+    assert_int_equal(ps_sandbox_acquire(pool, work, "a", false, 0, 0, a, sizeof a, &err), 0);
+    assert_int_equal(ps_sandbox_acquire(pool, work, "b", false, 0, 0, b, sizeof b, &err), 0);
+    assert_int_equal(ps_sandbox_acquire(pool, work, "c", false, 0, 0, c, sizeof c, &err), 0);
+    assert_int_equal(ps_sandbox_release(pool, a, &err), 0);
+    assert_int_equal(ps_sandbox_release(pool, b, &err), 0);
+    assert_int_equal(ps_sandbox_release(pool, c, &err), 0);
+    assert_int_equal(ps_sandbox_release(pool, path, &err), 0);
+    ps_sandbox_pool_free(pool);
+    snprintf(sub, sizeof sub, "%s/sandbox", work);
+    assert_int_equal(rmdir(sub), 0);            /* empty: nothing parked is left */
+    ps_sandbox_pool_free(NULL);
+    assert_int_equal(ps_sandbox_pool_new(work, 300, &pool, &err), PS_EINVAL);
+    test_remove_dir(work);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -216,6 +302,7 @@ int main(void)
         cmocka_unit_test(test_temp_dir),
         cmocka_unit_test(test_tmpfs),
         cmocka_unit_test(test_tmpfs_refused_without_root),
+        cmocka_unit_test(test_pool_reuses_emptied_sandboxes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
