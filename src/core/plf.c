@@ -19,7 +19,9 @@ void ps_plf_ctx_release(struct ps_plf_ctx *ctx)
     free(ctx->tmp);
     free(ctx->pairs);
     free(ctx->cursors);
-    free(ctx->readers);
+    free(ctx->acc);
+    free(ctx->split);
+    free(ctx->split_idx);
     memset(ctx, 0, sizeof *ctx);
 }
 
