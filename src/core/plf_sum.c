@@ -53,29 +53,13 @@ static bool reserve_acc(struct ps_plf_ctx *ctx, int points, int dim)
     return true;
 }
 
-/* out[d] += lerp(lv[d], rv[d], t). For five components the two forms of lerp are computed
- * two components at a time (SSE2 packed operations round like scalar ones, and the choice
- * t < 0.5 is the same for every component), which is the same bits as lerp per component. */
+/* out[d] += lerp(lv[d], rv[d], t) */
 PLF_INLINE void add_lerp(double *restrict out, const double *lv, const double *rv, double t, int dim)
 {
-#if defined(__SSE2__)
-    if (dim == 5) {
-        __m128d tt = _mm_set1_pd(t), omt = _mm_set1_pd(1 - t);
-        __m128d mask = _mm_cmplt_pd(tt, _mm_set1_pd(0.5));
-        for (int d = 0; d < 4; d += 2) {
-            __m128d a = _mm_loadu_pd(lv + d), b = _mm_loadu_pd(rv + d);
-            __m128d diff = _mm_sub_pd(b, a);
-            __m128d from_left = _mm_add_pd(a, _mm_mul_pd(diff, tt));
-            __m128d from_right = _mm_sub_pd(b, _mm_mul_pd(diff, omt));
-            __m128d v = _mm_or_pd(_mm_and_pd(mask, from_left), _mm_andnot_pd(mask, from_right));
-            _mm_storeu_pd(out + d, _mm_add_pd(_mm_loadu_pd(out + d), v));
-        }
-        out[4] += lerp(lv[4], rv[4], t);
-        return;
-    }
-#endif
+    double v[PS_PLF_MAX_DIM];
+    lerp_values(v, lv, rv, t, dim);
     for (int d = 0; d < dim; d++)
-        out[d] += lerp(lv[d], rv[d], t);
+        out[d] += v[d];
 }
 
 /* Adds f's left limits at pts[0..k) (sorted, inside f's domain) to acc and flags the points
