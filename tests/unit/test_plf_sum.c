@@ -1,7 +1,8 @@
 /* The summand-major sum (plf_sum.c) against the point-major walk it replaced: at every critical
  * point, every summand in array order through upstream's SegmentAt traverser, left and right
  * sums kept side by side. Many summands with shared breakpoints, jumps (also at the bounds),
- * flat pieces, negative zeros and different domains; results must agree to the bit. */
+ * flat pieces, negative zeros and different domains; results must agree to the bit. Also the
+ * packed interpolation of five components against the scalar formula. */
 #include <float.h>
 #include <math.h>
 #include <stdarg.h>
@@ -183,11 +184,38 @@ static void test_sum_degenerate_summands(void **state)
     assert_same(&v->want, &v->got, 1);
 }
 
+/* The two-at-a-time interpolation of share vectors against lerp per component, around t = 0.5
+ * (where the formula switches) and with negative zeros. */
+static void test_lerp_values_matches_scalar(void **state)
+{
+    struct env *v = *state;
+    for (int round = 0; round < 100000; round++) {
+        double lv[5], rv[5], got[5];
+        for (int k = 0; k < 5; k++) {
+            uint64_t r = next_random(v);
+            lv[k] = r % 7 == 0 ? -0.0 : (double)(r % 100000) / 3.0e4;
+            rv[k] = r % 5 == 0 ? lv[k] : lv[k] + (double)(next_random(v) % 100000) / 7.0e4;
+        }
+        double t = (double)(next_random(v) % 1000001) / 1.0e6;
+        if (round % 10 == 0)
+            t = nextafter(0.5, round % 20 == 0 ? 0.0 : 1.0);
+        if (round % 30 == 0)
+            t = 0.5;
+        lerp_values(got, lv, rv, t, 5);
+        for (int k = 0; k < 5; k++) {
+            double want = lerp(lv[k], rv[k], t);
+            if (memcmp(&want, &got[k], sizeof want) != 0)
+                fail_msg("component %d differs in round %d", k, round);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_sum_matches_point_major, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sum_degenerate_summands, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_lerp_values_matches_scalar, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
