@@ -19,7 +19,9 @@ void ps_plf_ctx_release(struct ps_plf_ctx *ctx)
     free(ctx->tmp);
     free(ctx->pairs);
     free(ctx->cursors);
-    free(ctx->readers);
+    free(ctx->acc);
+    free(ctx->split);
+    free(ctx->split_idx);
     memset(ctx, 0, sizeof *ctx);
 }
 
@@ -164,7 +166,10 @@ void ps_plf_value_at(const struct ps_plf *f, double x, double *out)
         memset(out, 0, (size_t)f->dim * sizeof *out);
         return;
     }
-    seg_left_limit(f, left_segment(f, x), x, out);
+    if (f->dim == PS_PLF_MAX_DIM)
+        seg_left_limit_d(f, PS_PLF_MAX_DIM, left_segment(f, x), x, out);
+    else
+        seg_left_limit(f, left_segment(f, x), x, out);
 }
 
 double ps_plf_scalar_at(const struct ps_plf *f, double x)

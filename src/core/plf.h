@@ -43,8 +43,6 @@ struct ps_plf_buf {
     bool *oom;        /* set on allocation failure; not owned */
 };
 
-struct sum_reader;
-
 /* Scratch space shared by the operations below (critical point lists, sort buffers). */
 struct ps_plf_ctx {
     bool oom;
@@ -56,8 +54,11 @@ struct ps_plf_ctx {
     int pairs_cap;
     int *cursors;
     int cursors_cap;
-    struct sum_reader *readers;
-    int readers_cap;
+    double *acc;          /* Sum: the left sums at every critical point, then the right ones */
+    size_t acc_cap;       /* in doubles */
+    unsigned char *split; /* Sum: whether some summand jumps at the critical point */
+    int *split_idx;       /* Sum: the indices of those points */
+    int split_cap;
 };
 
 /* A monotone reader: queries must come with non-decreasing x. */

@@ -98,6 +98,30 @@ PLF_INLINE double seg_param(double x, double l, double r)
     return (x - l) / (r - l);
 }
 
+/* out[k] = lerp(lv[k], rv[k], t) for every component. Share vectors (five components, in the
+ * loops specialised for them) go two components at a time: packed SSE2 operations round like scalar ones, and the choice t < 0.5
+ * is the same for every component, so the bits are those of lerp per component. */
+PLF_INLINE void lerp_values(double *out, const double *lv, const double *rv, double t, int dim)
+{
+#if defined(__SSE2__)
+    if (__builtin_constant_p(dim) && dim == 5) {
+        __m128d tt = _mm_set1_pd(t), omt = _mm_set1_pd(1 - t);
+        __m128d mask = _mm_cmplt_pd(tt, _mm_set1_pd(0.5));
+        for (int k = 0; k < 4; k += 2) {
+            __m128d a = _mm_loadu_pd(lv + k), b = _mm_loadu_pd(rv + k);
+            __m128d d = _mm_sub_pd(b, a);
+            __m128d from_left = _mm_add_pd(a, _mm_mul_pd(d, tt));
+            __m128d from_right = _mm_sub_pd(b, _mm_mul_pd(d, omt));
+            _mm_storeu_pd(out + k, _mm_or_pd(_mm_and_pd(mask, from_left), _mm_andnot_pd(mask, from_right)));
+        }
+        out[4] = lerp(lv[4], rv[4], t);
+        return;
+    }
+#endif
+    for (int k = 0; k < dim; k++)
+        out[k] = lerp(lv[k], rv[k], t);
+}
+
 /* Interpolation inside segment i (which must not be vertical). */
 PLF_INLINE void seg_interp_d(const struct ps_plf *f, int dim, int i, double x, double *out)
 {
@@ -107,9 +131,7 @@ PLF_INLINE void seg_interp_d(const struct ps_plf *f, int dim, int i, double x, d
         return;
     }
     double l = XD(f, dim, i), r = XD(f, dim, i + 1);
-    double t = seg_param(x, l, r);
-    for (int k = 0; k < dim; k++)
-        out[k] = lerp(lv[k], rv[k], t);
+    lerp_values(out, lv, rv, seg_param(x, l, r), dim);
 }
 
 PLF_INLINE void seg_left_limit_d(const struct ps_plf *f, int dim, int i, double x, double *out)

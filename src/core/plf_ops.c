@@ -1,5 +1,5 @@
-/* plf_ops.c — n-ary operations on piecewise-linear functions: sum, pointwise minimum,
- * composition and compression, with the same sampling points and summation order as upstream. */
+/* plf_ops.c — n-ary operations on piecewise-linear functions: pointwise minimum, composition
+ * and compression, with the same sampling points as upstream (the sum is in plf_sum.c). */
 #include "core/plf.h"
 
 #include <float.h>
@@ -8,14 +8,6 @@
 
 #include "core/bisect.h"
 #include "core/plf_impl.h"
-
-/* A summand's reader: its current segment and whether the values are equal along it (then
- * interpolation is the identity and needs no division). */
-struct sum_reader {
-    const double *p;     /* left point of the current segment */
-    const double *last;  /* last point */
-    bool flat;
-};
 
 /* ---- sorting ------------------------------------------------------------------------------ */
 
@@ -33,23 +25,6 @@ static bool reserve_tmp(struct ps_plf_ctx *ctx, int n)
     }
     ctx->tmp = p;
     ctx->tmp_cap = cap;
-    return true;
-}
-
-static bool reserve_readers(struct ps_plf_ctx *ctx, int n)
-{
-    if (n <= ctx->readers_cap)
-        return true;
-    int cap = ctx->readers_cap ? ctx->readers_cap : 64;
-    while (cap < n)
-        cap *= 2;
-    void *p = realloc(ctx->readers, (size_t)cap * sizeof(struct sum_reader));
-    if (!p) {
-        ctx->oom = true;
-        return false;
-    }
-    ctx->readers = p;
-    ctx->readers_cap = cap;
     return true;
 }
 
@@ -185,111 +160,6 @@ static struct sseg scalar_segment(const struct ps_plf *f, int i)
 {
     struct sseg s = {X(f, i), V(f, i)[0], X(f, i + 1), V(f, i + 1)[0]};
     return s;
-}
-
-/* ---- sum ---------------------------------------------------------------------------------- */
-
-PLF_INLINE void reader_set_flat(struct sum_reader *r, int dim)
-{
-    const double *q = r->p + dim + 1;
-    r->flat = flat_values(r->p + 1, q + 1, dim);
-}
-
-PLF_INLINE void sum_points(struct ps_plf_buf *dst, const struct ps_plf *fs, int count, struct sum_reader *rd,
-                           const double *pts, int k, int dim)
-{
-    const int s = dim + 1;
-    for (int i = 0; i < count; i++) {
-        rd[i].p = fs[i].a;
-        rd[i].last = fs[i].a + (size_t)(fs[i].n - 1) * s;
-        reader_set_flat(&rd[i], dim);
-    }
-    double left[PS_PLF_MAX_DIM], right[PS_PLF_MAX_DIM] = {0};
-    for (int p = 0; p < k; p++) {
-        double x = pts[p];
-        for (int d = 0; d < dim; d++)
-            left[d] = 0.0;
-        /* The right sum equals the left one until the first summand with a jump at x. */
-        bool split = false;
-        for (int i = 0; i < count; i++) {
-            struct sum_reader *r = &rd[i];
-            /* upstream's traverser SegmentAt */
-            const double *q = r->p + s;
-            if (q < r->last && q[0] < x) {
-                do {
-                    r->p = q;
-                    q += s;
-                } while (q < r->last && q[0] < x);
-                reader_set_flat(r, dim);
-            }
-            if (q < r->last && q[0] == x && q[s] == x && !values_equal(q + 1, q + s + 1, dim)) {
-                r->p = q;
-                q += s;
-                reader_set_flat(r, dim);
-            }
-            const double *lv = r->p + 1, *rv = q + 1;
-            if (r->p[0] == q[0]) {
-                /* A jump (or a single point): left and right limits differ. */
-                if (!split) {
-                    copy_values(right, left, dim);
-                    split = true;
-                }
-                for (int d = 0; d < dim; d++) {
-                    left[d] += lv[d];
-                    right[d] += rv[d];
-                }
-                continue;
-            }
-            double v[PS_PLF_MAX_DIM];
-            if (r->flat) {
-                copy_values(v, lv, dim);
-            } else {
-                double t = seg_param(x, r->p[0], q[0]);
-                for (int d = 0; d < dim; d++)
-                    v[d] = lerp(lv[d], rv[d], t);
-            }
-            for (int d = 0; d < dim; d++)
-                left[d] += v[d];
-            if (split)
-                for (int d = 0; d < dim; d++)
-                    right[d] += v[d];
-        }
-        buf_add_point_d(dst, dim, x, left);
-        /* A second, equal point would be a point segment, which the builder drops. */
-        if (split)
-            buf_add_point_d(dst, dim, x, right);
-    }
-}
-
-void ps_plf_sum(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const struct ps_plf *fs, int count)
-{
-    int dim = fs[0].dim;
-    ps_plf_buf_clear(dst, dim);
-    double lo = -DBL_MAX, hi = DBL_MAX;
-    int total = 0;
-    for (int i = 0; i < count; i++) {
-        if (X(&fs[i], 0) > lo)
-            lo = X(&fs[i], 0);
-        if (X(&fs[i], fs[i].n - 1) < hi)
-            hi = X(&fs[i], fs[i].n - 1);
-        total += fs[i].n;
-    }
-    if (!ps_plf_ctx_reserve_points(ctx, total))
-        return;
-    int k = 0;
-    for (int i = 0; i < count; i++)
-        k += ps_plf_critical_points(&fs[i], ctx->pts + k);
-    k = ps_plf_clear_and_sort(ctx, ctx->pts, k, lo, hi);
-    /* sort_records uses the cursor array for runs; initialise it only now. */
-    if (!reserve_readers(ctx, count))
-        return;
-    struct sum_reader *rd = ctx->readers;
-    if (dim == PS_PLF_MAX_DIM)
-        sum_points(dst, fs, count, rd, ctx->pts, k, PS_PLF_MAX_DIM);
-    else if (dim == 1)
-        sum_points(dst, fs, count, rd, ctx->pts, k, 1);
-    else
-        sum_points(dst, fs, count, rd, ctx->pts, k, dim);
 }
 
 /* ---- pointwise minimum -------------------------------------------------------------------- */

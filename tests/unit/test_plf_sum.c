@@ -1,0 +1,221 @@
+/* The summand-major sum (plf_sum.c) against the point-major walk it replaced: at every critical
+ * point, every summand in array order through upstream's SegmentAt traverser, left and right
+ * sums kept side by side. Many summands with shared breakpoints, jumps (also at the bounds),
+ * flat pieces, negative zeros and different domains; results must agree to the bit. Also the
+ * packed interpolation of five components against the scalar formula. */
+#include <float.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "core/plf.h"
+#include "core/plf_impl.h"
+
+#define MAX_SUMMANDS 24
+
+struct env {
+    bool oom;
+    struct ps_plf_ctx ctx;
+    struct ps_plf_buf want, got;
+    struct ps_plf_buf parts[MAX_SUMMANDS];
+    uint64_t rng;
+};
+
+static uint64_t next_random(struct env *v)
+{
+    v->rng ^= v->rng << 13;
+    v->rng ^= v->rng >> 7;
+    v->rng ^= v->rng << 17;
+    return v->rng;
+}
+
+static int setup(void **state)
+{
+    struct env *v = test_calloc(1, sizeof *v);
+    ps_plf_ctx_init(&v->ctx);
+    ps_plf_buf_init(&v->want, 1, &v->oom);
+    ps_plf_buf_init(&v->got, 1, &v->oom);
+    for (int i = 0; i < MAX_SUMMANDS; i++)
+        ps_plf_buf_init(&v->parts[i], 1, &v->oom);
+    v->rng = 0x243f6a8885a308d3ull;
+    *state = v;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct env *v = *state;
+    ps_plf_ctx_release(&v->ctx);
+    ps_plf_buf_release(&v->want);
+    ps_plf_buf_release(&v->got);
+    for (int i = 0; i < MAX_SUMMANDS; i++)
+        ps_plf_buf_release(&v->parts[i]);
+    test_free(v);
+    return 0;
+}
+
+/* A non-decreasing function on [left, right]: arguments on a grid of 1/32 (so summands share
+ * breakpoints) or off it, jumps, flat pieces, and values that may start at -0. */
+static void random_function(struct env *v, struct ps_plf_buf *b, int dim, double left, double right)
+{
+    ps_plf_buf_clear(b, dim);
+    int n = 2 + (int)(next_random(v) % 40);
+    double x = left, val[PS_PLF_MAX_DIM];
+    for (int r = 0; r < dim; r++)
+        val[r] = next_random(v) % 4 == 0 ? -0.0 : (double)(next_random(v) % 3) / 7.0;
+    ps_plf_add_point(b, x, val);
+    for (int i = 1; i < n && x < right; i++) {
+        int kind = (int)(next_random(v) % 6);
+        double nx;
+        if (kind == 0)
+            nx = x;  /* a jump */
+        else if (kind == 1)
+            nx = x + (right - x) * (double)(next_random(v) % 1000) / 3000.0;
+        else
+            nx = ceil(x * 32.0 + (double)(next_random(v) % 4)) / 32.0;
+        if (nx > right || i == n - 1)
+            nx = right;
+        for (int r = 0; r < dim; r++) {
+            if (kind == 2)
+                continue;  /* flat */
+            double step = (double)(next_random(v) % 4) / 16.0;
+            if (next_random(v) % 3 == 0)
+                step += (double)(next_random(v) % 1000) * 1e-9;
+            val[r] += step;
+        }
+        ps_plf_add_point(b, nx, val);
+        x = nx;
+    }
+    if (b->n < 2 || ps_plf_right_bound(&(struct ps_plf){b->a, b->n, dim}) < right)
+        ps_plf_add_point(b, right, val);
+}
+
+/* The point-major sum (the implementation before plf_sum.c). */
+static void point_major_sum(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const struct ps_plf *fs, int count)
+{
+    int dim = fs[0].dim;
+    ps_plf_buf_clear(dst, dim);
+    double lo = -DBL_MAX, hi = DBL_MAX;
+    int total = 0;
+    for (int i = 0; i < count; i++) {
+        lo = fmax(lo, ps_plf_left_bound(&fs[i]));
+        hi = fmin(hi, ps_plf_right_bound(&fs[i]));
+        total += fs[i].n;
+    }
+    double *pts = malloc((size_t)total * sizeof *pts);
+    assert_non_null(pts);
+    int k = 0;
+    for (int i = 0; i < count; i++)
+        k += ps_plf_critical_points(&fs[i], pts + k);
+    k = ps_plf_clear_and_sort(ctx, pts, k, lo, hi);
+    struct ps_plf_cursor cur[MAX_SUMMANDS] = {{0}};
+    for (int p = 0; p < k; p++) {
+        double x = pts[p], left[PS_PLF_MAX_DIM] = {0}, right[PS_PLF_MAX_DIM] = {0};
+        bool split = false;
+        for (int i = 0; i < count; i++) {
+            int s = cursor_segment_at(&fs[i], &cur[i], x);
+            double l[PS_PLF_MAX_DIM], r[PS_PLF_MAX_DIM];
+            if (X(&fs[i], s) == X(&fs[i], s + 1)) {
+                copy_values(l, V(&fs[i], s), dim);
+                copy_values(r, V(&fs[i], s + 1), dim);
+                split = true;
+            } else {
+                seg_interp(&fs[i], s, x, l);
+                copy_values(r, l, dim);
+            }
+            for (int d = 0; d < dim; d++) {
+                left[d] += l[d];
+                right[d] += r[d];
+            }
+        }
+        ps_plf_add_point(dst, x, left);
+        if (split)
+            ps_plf_add_point(dst, x, right);
+    }
+    free(pts);
+}
+
+static void assert_same(const struct ps_plf_buf *want, const struct ps_plf_buf *got, int round)
+{
+    if (want->n != got->n || want->dim != got->dim ||
+        memcmp(want->a, got->a, (size_t)want->n * (size_t)(want->dim + 1) * sizeof(double)) != 0)
+        fail_msg("sum differs in round %d (%d vs %d points)", round, want->n, got->n);
+}
+
+static void test_sum_matches_point_major(void **state)
+{
+    struct env *v = *state;
+    static const int dims[] = {1, 5, 3};
+    for (int round = 0; round < 3000; round++) {
+        int dim = dims[round % 3];
+        int count = 1 + (int)(next_random(v) % MAX_SUMMANDS);
+        struct ps_plf views[MAX_SUMMANDS];
+        for (int i = 0; i < count; i++) {
+            double left = next_random(v) % 4 == 0 ? (double)(next_random(v) % 3) / 16.0 : 0.0;
+            double right = 1.0 + (double)(next_random(v) % 3) / 4.0;
+            random_function(v, &v->parts[i], dim, left, right);
+            views[i] = ps_plf_buf_view(&v->parts[i]);
+        }
+        point_major_sum(&v->ctx, &v->want, views, count);
+        ps_plf_sum(&v->ctx, &v->got, views, count);
+        assert_false(v->oom || v->ctx.oom);
+        assert_same(&v->want, &v->got, round);
+    }
+}
+
+/* A summand whose domain is one point (a vertical segment only) and sums of a single function. */
+static void test_sum_degenerate_summands(void **state)
+{
+    struct env *v = *state;
+    double a[] = {0.5, 1.0, 0.5, 2.0}, b[] = {0.0, 0.0, 1.0, 1.0};
+    struct ps_plf views[2] = {{a, 2, 1}, {b, 2, 1}};
+    point_major_sum(&v->ctx, &v->want, views, 2);
+    ps_plf_sum(&v->ctx, &v->got, views, 2);
+    assert_same(&v->want, &v->got, 0);
+    assert_int_equal(v->got.n, 2);
+    point_major_sum(&v->ctx, &v->want, views + 1, 1);
+    ps_plf_sum(&v->ctx, &v->got, views + 1, 1);
+    assert_same(&v->want, &v->got, 1);
+}
+
+/* The two-at-a-time interpolation of share vectors against lerp per component, around t = 0.5
+ * (where the formula switches) and with negative zeros. */
+static void test_lerp_values_matches_scalar(void **state)
+{
+    struct env *v = *state;
+    for (int round = 0; round < 100000; round++) {
+        double lv[5], rv[5], got[5];
+        for (int k = 0; k < 5; k++) {
+            uint64_t r = next_random(v);
+            lv[k] = r % 7 == 0 ? -0.0 : (double)(r % 100000) / 3.0e4;
+            rv[k] = r % 5 == 0 ? lv[k] : lv[k] + (double)(next_random(v) % 100000) / 7.0e4;
+        }
+        double t = (double)(next_random(v) % 1000001) / 1.0e6;
+        if (round % 10 == 0)
+            t = nextafter(0.5, round % 20 == 0 ? 0.0 : 1.0);
+        if (round % 30 == 0)
+            t = 0.5;
+        lerp_values(got, lv, rv, t, 5);
+        for (int k = 0; k < 5; k++) {
+            double want = lerp(lv[k], rv[k], t);
+            if (memcmp(&want, &got[k], sizeof want) != 0)
+                fail_msg("component %d differs in round %d", k, round);
+        }
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_sum_matches_point_major, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sum_degenerate_summands, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_lerp_values_matches_scalar, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
