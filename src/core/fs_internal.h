@@ -78,15 +78,16 @@ struct fs_elem {
     bool is_pool;      /* a pool (not the root, not an operation) */
     bool is_fifo;
     bool prepared;
-    bool share_known;  /* top-down: out->fair_share.total already holds FSBS(suggestion) */
+    bool share_known;  /* top-down, normal mode: out->fair_share.total already holds
+                          FSBS(suggestion) */
     enum ps_guarantee_type gtype;
 
     double weight;     /* effective */
     struct ps_plf fsbs;        /* fair share by suggestion (vector) */
     double suggestion;         /* top-down pass */
     struct fs_integral *ig;    /* pools and the root: their own entry; operations: entry 0 */
-
-    struct ps_share suggested_share;  /* top-down pass, improved mode */
+    /* The improved mode's suggested share (top-down) is kept in out->fair_share.total until the
+     * element's own step replaces it with its fair share. */
 };
 
 struct ps_fs_update {
