@@ -376,6 +376,15 @@ static void test_validation(void **state)
     expect_invalid(t, "relaxed_share_multiplier_limit");
     t->p[a].in.relaxed_share_multiplier_limit = 0;
 
+    /* Every pool and the root names its own entry of the pools array. */
+    t->e[a].in.pool = t->n;
+    expect_invalid(t, "poolA: pool index 3 is outside the pools array (3 entries)");
+    t->e[a].in.pool = -1;
+    expect_invalid(t, "poolA: pool index -1");
+    t->e[a].in.pool = 0;
+    expect_invalid(t, "poolA: pool index 0 is named by another pool");
+    t->e[a].in.pool = a;
+
     t->p[a].in.mode = PS_MODE_FIFO;
     int sub = t_pool(t, a, "subpool");
     expect_invalid(t, "subpool");

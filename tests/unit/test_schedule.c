@@ -621,6 +621,9 @@ static void test_bad_input(void **state)
     ps_error_init(&err);
     assert_int_equal(ps_sched_snapshot_new(t.e, t.n, t.p, t.n, t.ops, &o, &s, &err), PS_EINVAL);
     t.e[op].in.parent = 0;
+    ps_error_init(&err);   /* the root's pool entry is outside the pools array */
+    assert_int_equal(ps_sched_snapshot_new(t.e, t.n, t.p, 0, t.ops, &o, &s, &err), PS_EINVAL);
+    assert_non_null(strstr(err.msg, "pool index 0"));
     s = build(&t, &o);
     ps_error_init(&err);
     assert_int_equal(ps_sched_allocation_finished(s, op, res(1, 1, 1), &err), PS_EINVAL);
