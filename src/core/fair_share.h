@@ -178,16 +178,17 @@ struct ps_fs_update *ps_fs_update_new(void);
 void ps_fs_update_free(struct ps_fs_update *update);   /* NULL is a no-op */
 
 /* Runs one update over elems[0..count), the root and every pool naming its own entry of
- * pools[0..pool_count) (pool_count >= the number of pools and the root). Validates the structure (root first, parents before
- * children, kinds, ranges of weights and ratios) and returns PS_EINVAL with a message naming the
+ * pools[0..pool_count) (so pool_count >= the number of pools and the root; entries no element
+ * names are left alone). Validates the structure (root first, parents before children, kinds,
+ * pool indexes, ranges of weights and ratios) and returns PS_EINVAL with a message naming the
  * element and the key when it is wrong, leaving the outputs unspecified. Problems YTsaurus only
  * alerts on (guarantees overcommitted) are not errors: they are listed as alerts.
  * An operation's demand below its usage is raised to the usage (upstream's demand covers the
  * usage by construction). Weights are kept within [sqrt(DBL_EPSILON), 1/sqrt(DBL_EPSILON)].
  * Returns PS_ENOMEM when memory runs out. */
 int ps_fs_update_run(struct ps_fs_update *update, struct ps_fs_element *elems, int count,
-                     struct ps_fs_pool *pools, int pool_count, const struct ps_fs_options *options, const struct ps_fs_input *input,
-                     struct ps_error *err);
+                     struct ps_fs_pool *pools, int pool_count, const struct ps_fs_options *options,
+                     const struct ps_fs_input *input, struct ps_error *err);
 
 /* Heap bytes a workspace holds, by purpose (capacities, not just what the last run used). */
 struct ps_fs_update_memory {
