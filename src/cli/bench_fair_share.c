@@ -197,7 +197,7 @@ static int time_updates(struct ps_bench_fs_workload *w, int runs, struct measure
 
     int64_t heap_before = ps_memstat_heap_in_use_bytes();
     int64_t start = ps_clock_monotonic_ns();
-    rc = ps_fs_update_run(update, w->elems, w->count, &options, &input, err);
+    rc = ps_fs_update_run(update, w->elems, w->count, w->fs_pools, w->pools + 1, &options, &input, err);
     m->first_run_ms = ms_between(start, ps_clock_monotonic_ns());
     if (rc != 0)
         goto out;
@@ -210,7 +210,7 @@ static int time_updates(struct ps_bench_fs_workload *w, int runs, struct measure
         input.now_ms += UPDATE_PERIOD_MS;
         int64_t wall_start = ps_clock_monotonic_ns();
         int64_t cpu_start = ps_clock_thread_cpu_ns();
-        rc = ps_fs_update_run(update, w->elems, w->count, &options, &input, err);
+        rc = ps_fs_update_run(update, w->elems, w->count, w->fs_pools, w->pools + 1, &options, &input, err);
         cpu[r] = ms_between(cpu_start, ps_clock_thread_cpu_ns());
         wall[r] = ms_between(wall_start, ps_clock_monotonic_ns());
         /* Outside the timed region: did this run keep more memory than the previous ones? */
@@ -313,18 +313,21 @@ static json_t *workspace_breakdown_json(const struct ps_fs_update_memory *h)
                      (json_int_t)h->total);
 }
 
-/* engine_bytes: the caller's elements plus the heap the workspace holds in steady state (after
+/* engine_bytes: the caller's elements and pool entries plus the heap the workspace holds in steady state (after
  * the warm-up and any growth during the timed runs), measured by the allocator. */
 static json_t *memory_json(const struct measurement *m, const struct ps_bench_fs_workload *w)
 {
     int64_t elements = (int64_t)w->count * (int64_t)sizeof(struct ps_fs_element);
-    int64_t engine = elements + (m->workspace_bytes > 0 ? m->workspace_bytes : 0) +
+    int64_t pool_entries = (int64_t)(w->pools + 1) * (int64_t)sizeof(struct ps_fs_pool);
+    int64_t engine = elements + pool_entries + (m->workspace_bytes > 0 ? m->workspace_bytes : 0) +
                      (m->steady_heap_growth_bytes > 0 ? m->steady_heap_growth_bytes : 0);
-    json_t *o = json_pack("{s:o, s:I, s:I, s:I, s:I, s:o, s:o, s:I, s:f, s:o, s:i}", "peak_rss_bytes",
+    json_t *o = json_pack("{s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:I, s:f, s:o, s:i}", "peak_rss_bytes",
                           bytes_or_null(m->peak_rss_bytes), "element_bytes", (json_int_t)sizeof(struct ps_fs_element),
                           "element_input_bytes", (json_int_t)sizeof(struct ps_fs_element_input),
                           "element_output_bytes", (json_int_t)sizeof(struct ps_fs_element_output),
-                          "elements_bytes", (json_int_t)elements, "workspace_bytes", bytes_or_null(m->workspace_bytes),
+                          "elements_bytes", (json_int_t)elements, "pool_entry_bytes",
+                          (json_int_t)sizeof(struct ps_fs_pool), "pool_entries_bytes", (json_int_t)pool_entries,
+                          "workspace_bytes", bytes_or_null(m->workspace_bytes),
                           "workspace", workspace_breakdown_json(&m->held), "engine_bytes", (json_int_t)engine,
                           "engine_bytes_per_operation", (double)engine / w->operations,
                           "steady_heap_growth_bytes", bytes_or_null(m->steady_heap_growth_bytes),

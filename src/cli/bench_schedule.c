@@ -149,6 +149,7 @@ static struct ps_resources res(int64_t slots, int64_t cores, int64_t memory, int
 
 struct workload {
     struct ps_fs_element *elems;
+    struct ps_fs_pool *fs_pools;   /* 1 + pools entries: element p <= pools names fs_pools[p] */
     struct ps_sched_operation *ops;
     int count, pools, top;
     char *names;
@@ -164,6 +165,7 @@ struct workload {
 static void workload_release(struct workload *w)
 {
     free(w->elems);
+    free(w->fs_pools);
     free(w->ops);
     free(w->names);
     for (int i = 0; w->nodes && i < w->node_count; i++) {
@@ -186,10 +188,11 @@ static int build(struct workload *w, const struct options *o, struct ps_error *e
     w->top = o->pools < 20 ? 1 : o->pools / 10;
     w->count = 1 + o->pools + o->operations;
     w->elems = calloc((size_t)w->count, sizeof *w->elems);
+    w->fs_pools = calloc((size_t)o->pools + 1, sizeof *w->fs_pools);
     w->ops = calloc((size_t)w->count, sizeof *w->ops);
     w->names = calloc((size_t)w->count, 16);
     w->starving = calloc((size_t)(o->starving > 0 ? o->starving : 1), sizeof *w->starving);
-    if (!w->nodes || !w->elems || !w->ops || !w->names || !w->starving)
+    if (!w->nodes || !w->elems || !w->fs_pools || !w->ops || !w->names || !w->starving)
         return ps_error_set(err, PS_ENOMEM, "out of memory");
     int rc = ps_formula_parse("gpu", &w->gpu_filter, err);
     if (rc != 0)
@@ -209,6 +212,8 @@ static int build(struct workload *w, const struct options *o, struct ps_error *e
     char *name = w->names;
     snprintf(name, 16, "<Root>");
     ps_fs_element_input_init(&w->elems[0].in, PS_ELEM_ROOT, -1, name);
+    w->elems[0].in.pool = 0;
+    ps_fs_pool_input_init(&w->fs_pools[0].in);
     bool *gpu_leaf = calloc((size_t)w->count, sizeof *gpu_leaf);
     if (!gpu_leaf)
         return ps_error_set(err, PS_ENOMEM, "out of memory");
@@ -219,16 +224,19 @@ static int build(struct workload *w, const struct options *o, struct ps_error *e
         int parent = leaf ? 1 + (p - w->top - 1) % w->top : 0;
         struct ps_fs_element_input *in = &w->elems[p].in;
         ps_fs_element_input_init(in, PS_ELEM_POOL, parent, name);
+        in->pool = p;
+        struct ps_fs_pool_input *pin = &w->fs_pools[p].in;
+        ps_fs_pool_input_init(pin);
         in->weight = (double)(1 + ps_bench_rng_below(&rng, 4));
         in->weight_specified = true;
         if (!leaf && ps_bench_rng_chance(&rng, 0.3)) {
-            in->strong_guarantee.set = 1u << PS_RES_CPU;
-            in->strong_guarantee.r.v[PS_RES_CPU] = w->total.v[PS_RES_CPU] / 20;
+            pin->strong_guarantee.set = 1u << PS_RES_CPU;
+            pin->strong_guarantee.r.v[PS_RES_CPU] = w->total.v[PS_RES_CPU] / 20;
         }
         if (leaf) {
             double x = ps_bench_rng_unit(&rng);
             if (x < 0.1) {
-                in->mode = PS_MODE_FIFO;
+                pin->mode = PS_MODE_FIFO;
             } else if (x < 0.2) {
                 in->resource_limits.v[PS_RES_CPU] = w->total.v[PS_RES_CPU] / 50;
             } else if (x < 0.3) {
@@ -605,7 +613,7 @@ int ps_bench_schedule(int argc, char **argv)
         ps_fs_options_init(&fo);
         struct ps_fs_input input = {.total = w.total, .now_ms = 0};
         int64_t t0 = ps_clock_monotonic_ns();
-        rc = ps_fs_update_run(update, w.elems, w.count, &fo, &input, &err);
+        rc = ps_fs_update_run(update, w.elems, w.count, w.fs_pools, w.pools + 1, &fo, &input, &err);
         fs_ns = ps_clock_monotonic_ns() - t0;
     }
     if (rc == 0) {
@@ -614,7 +622,7 @@ int ps_bench_schedule(int argc, char **argv)
         so.total = w.total;
         so.filter_eval = ps_formula_eval;
         so.generation = 1;
-        rc = ps_sched_snapshot_new(w.elems, w.count, w.ops, &so, &snap, &err);
+        rc = ps_sched_snapshot_new(w.elems, w.count, w.fs_pools, w.pools + 1, w.ops, &so, &snap, &err);
     }
     double build_ms = (double)(ps_clock_monotonic_ns() - build_start) / 1e6;
     fill.samples_us = malloc((size_t)o.nodes * sizeof(double));

@@ -68,6 +68,12 @@ static struct ps_fs_element *pool_elem(struct gen *g, int k)
     return &g->w->elems[1 + k];
 }
 
+/* Pool k's entry of the pools array: the element's index (entry 0 is the root's). */
+static struct ps_fs_pool_input *pool_in(struct gen *g, int k)
+{
+    return &g->w->fs_pools[1 + k].in;
+}
+
 static struct ps_fs_element *op_elem(struct gen *g, int j)
 {
     return &g->w->elems[1 + g->w->pools + j];
@@ -150,6 +156,8 @@ static void build_levels(struct gen *g)
             char *name = w->names + (size_t)k * NAME_MAX_LEN;
             snprintf(name, NAME_MAX_LEN, "pool-%d", k);
             ps_fs_element_input_init(&pool_elem(g, k)->in, PS_ELEM_POOL, parent_elem, name);
+            pool_elem(g, k)->in.pool = 1 + k;
+            ps_fs_pool_input_init(pool_in(g, k));
             g->pools[k].level = level;
             g->pools[k].fanout_weight = PS_BENCH_PICK(&g->rng, fanout);
             g->cumulative[k] = g->pools[k].fanout_weight + (k > level_first ? g->cumulative[k - 1] : 0);
@@ -232,11 +240,12 @@ static void configure_pool(struct gen *g, int k)
             s->gpu_pools++;
         }
         if (ps_bench_rng_chance(rng, 0.075)) {
-            in->mode = PS_MODE_FIFO;
+            struct ps_fs_pool_input *pin = pool_in(g, k);
+            pin->mode = PS_MODE_FIFO;
             int order = (int)ps_bench_rng_below(rng, 4);
             if (order < 3) {
-                memcpy(in->fifo_sort, fifo_orders[order], sizeof fifo_orders[order]);
-                in->fifo_sort_count = 2;
+                memcpy(pin->fifo_sort, fifo_orders[order], sizeof fifo_orders[order]);
+                pin->fifo_sort_count = 2;
             }
             s->fifo_pools++;
         }
@@ -279,19 +288,20 @@ static void assign_strong_guarantees(struct gen *g)
         if (!p->strong)
             continue;
         struct ps_fs_element_input *in = &pool_elem(g, k)->in;
+        struct ps_fs_pool_input *pin = pool_in(g, k);
         int parent = pool_of_elem(in->parent);
         double share = parent < 0
             ? STRONG_GUARANTEE_ROOT * p->guarantee_weight / root_children_weight
             : ratio[parent] * g->pools[parent].child_guarantee_fraction * p->guarantee_weight /
                   g->pools[parent].children_guarantee_weight;
         ratio[k] = share;
-        in->strong_guarantee.r.v[PS_RES_CPU] = cpu_of_ratio(g, share);
-        in->strong_guarantee.set |= 1u << PS_RES_CPU;
+        pin->strong_guarantee.r.v[PS_RES_CPU] = cpu_of_ratio(g, share);
+        pin->strong_guarantee.set |= 1u << PS_RES_CPU;
         /* Memory in the cluster's own proportion keeps children within their parents, as
          * the inferred memory of pools that only give cpu. */
         if (ps_bench_rng_chance(&g->rng, 0.5)) {
-            in->strong_guarantee.r.v[PS_RES_MEMORY] = memory_of_ratio(g, share);
-            in->strong_guarantee.set |= 1u << PS_RES_MEMORY;
+            pin->strong_guarantee.r.v[PS_RES_MEMORY] = memory_of_ratio(g, share);
+            pin->strong_guarantee.set |= 1u << PS_RES_MEMORY;
         }
         g->w->summary.strong_guarantee_pools++;
         if (parent < 0)
@@ -353,7 +363,7 @@ static double max_ratio(const struct gen *g, const struct ps_resources_opt *opt)
 
 /* A volume between empty and the pool's capacity (flow x 1 day), spread over every resource
  * in the cluster's proportion, as the engine accumulates it. */
-static void set_accumulated_volume(struct gen *g, struct ps_fs_element_input *in, double flow_ratio)
+static void set_accumulated_volume(struct gen *g, struct ps_fs_pool_input *in, double flow_ratio)
 {
     static const double fills[] = {0, 0.02, 0.25, 0.6, 1.0, -1};
     double fill = PS_BENCH_PICK(&g->rng, fills);
@@ -385,7 +395,7 @@ static int assign_integral_guarantees(struct gen *g)
         weight[i >= bursts] += w[i];
     }
     for (int i = 0; i < count; i++) {
-        struct ps_fs_element_input *in = &pool_elem(g, chosen[i])->in;
+        struct ps_fs_pool_input *in = pool_in(g, chosen[i]);
         bool memory = ps_bench_rng_chance(&g->rng, 0.3);
         double flow;
         if (i < bursts) {
@@ -637,6 +647,8 @@ static int generate(struct gen *g)
     g->gpu_nodes = node_resources(w->nodes / 10, true);
     g->ssd_nodes = node_resources(w->nodes * 3 / 10, false);
     ps_fs_element_input_init(&w->elems[0].in, PS_ELEM_ROOT, -1, "<Root>");
+    w->elems[0].in.pool = 0;
+    ps_fs_pool_input_init(&w->fs_pools[0].in);
 
     build_levels(g);
     assign_popularity(g);
@@ -671,11 +683,12 @@ int ps_bench_fs_workload_init(struct ps_bench_fs_workload *w, const struct ps_be
     ps_bench_rng_seed(&g.rng, params->seed);
     size_t names = (size_t)(w->pools + w->operations);
     w->elems = calloc((size_t)w->count, sizeof *w->elems);
+    w->fs_pools = calloc((size_t)w->pools + 1, sizeof *w->fs_pools);
     w->names = calloc(names, NAME_MAX_LEN);
     g.pools = calloc((size_t)w->pools, sizeof *g.pools);
     g.ops = calloc((size_t)w->operations, sizeof *g.ops);
     g.cumulative = calloc((size_t)w->pools + 1, sizeof *g.cumulative);
-    rc = w->elems && w->names && g.pools && g.ops && g.cumulative ? generate(&g) : PS_ENOMEM;
+    rc = w->elems && w->fs_pools && w->names && g.pools && g.ops && g.cumulative ? generate(&g) : PS_ENOMEM;
     free(g.pools);
     free(g.ops);
     free(g.cumulative);
@@ -690,6 +703,7 @@ int ps_bench_fs_workload_init(struct ps_bench_fs_workload *w, const struct ps_be
 void ps_bench_fs_workload_release(struct ps_bench_fs_workload *w)
 {
     free(w->elems);
+    free(w->fs_pools);
     free(w->names);
     memset(w, 0, sizeof *w);
 }

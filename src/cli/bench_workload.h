@@ -57,6 +57,7 @@ struct ps_bench_fs_summary {
 struct ps_bench_fs_workload {
     struct ps_fs_element *elems;  /* count elements: [0] root, [1..pools] pools, operations */
     int count;
+    struct ps_fs_pool *fs_pools;  /* pools + 1 entries: element k <= pools names fs_pools[k] */
     int pools;
     int operations;
     int nodes;

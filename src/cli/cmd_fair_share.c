@@ -124,7 +124,7 @@ static int compute(struct ps_snapshot *snap, bool table, char **out, size_t *out
     struct ps_fs_update *update = ps_fs_update_new();
     if (!update)
         return ps_error_set(err, PS_ENOMEM, "out of memory");
-    int rc = ps_fs_update_run(update, snap->elems, snap->count, &snap->options, &snap->input,
+    int rc = ps_fs_update_run(update, snap->elems, snap->count, snap->pools, snap->pool_count, &snap->options, &snap->input,
                               err);
     const char **alerts = NULL;
     int engine_alerts = rc ? 0 : ps_fs_update_alert_count(update);

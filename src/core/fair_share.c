@@ -41,6 +41,12 @@ void ps_fs_element_input_init(struct ps_fs_element_input *in, enum ps_element_ki
     in->max_share_ratio = 1.0;
     in->resource_limits = ps_resources_infinite();
     in->filter_limits = ps_resources_infinite();
+    in->pool = -1;
+}
+
+void ps_fs_pool_input_init(struct ps_fs_pool_input *in)
+{
+    memset(in, 0, sizeof *in);
     in->mode = PS_MODE_FAIR_SHARE;
     in->fifo_sort_count = 0;
     in->guarantee_type = PS_GUARANTEE_NONE;
@@ -83,6 +89,7 @@ void ps_fs_update_free(struct ps_fs_update *u)
     free(u->relaxed);
     free(u->stack);
     free(u->dscratch);
+    free(u->pool_seen);
     free(u->views);
     ps_arena_release(&u->persistent);
     ps_arena_release(&u->scratch);
@@ -104,7 +111,7 @@ void ps_fs_update_memory(const struct ps_fs_update *u, struct ps_fs_update_memor
     m->elements = (int64_t)u->el_cap * (int64_t)sizeof(struct fs_elem);
     m->pools = (int64_t)u->integ_cap * (int64_t)sizeof(struct fs_integral);
     m->indexes = (int64_t)u->el_cap * 3 * (int64_t)sizeof(int) + (int64_t)u->pool_cap * 2 * (int64_t)sizeof(int) +
-                 (int64_t)u->views_cap * (int64_t)(sizeof(struct ps_plf) + sizeof(double)) +
+                 (int64_t)u->views_cap * (int64_t)(sizeof(struct ps_plf) + sizeof(double)) + u->pool_seen_cap +
                  (int64_t)u->alert_cap * FS_ALERT_BYTES;
     m->functions = (int64_t)ps_arena_footprint(&u->persistent);
     m->scratch = (int64_t)ps_arena_footprint(&u->scratch);
@@ -187,7 +194,8 @@ static bool bad_resources(const struct ps_resources *r)
     return false;
 }
 
-static int validate_element(const struct ps_fs_element *elems, int i, struct ps_error *err)
+static int validate_element(const struct ps_fs_element *elems, int i, const struct ps_fs_pool *pools,
+                            int pool_count, struct ps_error *err)
 {
     const struct ps_fs_element_input *in = &elems[i].in;
     const char *name = elem_name(in);
@@ -205,7 +213,8 @@ static int validate_element(const struct ps_fs_element *elems, int i, struct ps_
         if (p->kind == PS_ELEM_OPERATION)
             return ps_error_set(err, PS_EINVAL, "element %d (%s): parent %s is an operation", i, name,
                                 elem_name(p));
-        if (p->mode == PS_MODE_FIFO && in->kind != PS_ELEM_OPERATION)
+        /* the parent's pool entry was checked with the parent */
+        if (pools[p->pool].in.mode == PS_MODE_FIFO && in->kind != PS_ELEM_OPERATION)
             return ps_error_set(err, PS_EINVAL, "pool %s: a fifo pool (%s) may only contain operations",
                                 name, elem_name(p));
         if (!(isfinite(in->weight) && in->weight > 0))
@@ -222,47 +231,54 @@ static int validate_element(const struct ps_fs_element *elems, int i, struct ps_
             return ps_error_set(err, PS_EINVAL, "operation %s: demand and usage must not be negative", name);
         return 0;
     }
-    if (in->mode != PS_MODE_FAIR_SHARE && in->mode != PS_MODE_FIFO)
+    if (in->pool < 0 || in->pool >= pool_count)
+        return ps_error_set(err, PS_EINVAL, "%s %s: pool index %d is outside the pools array (%d entries)",
+                            i == 0 ? "root" : "pool", name, in->pool, pool_count);
+    const struct ps_fs_pool_input *pin = &pools[in->pool].in;
+    if (pin->mode != PS_MODE_FAIR_SHARE && pin->mode != PS_MODE_FIFO)
         return ps_error_set(err, PS_EINVAL, "pool %s: mode must be fair_share or fifo", name);
-    if (in->fifo_sort_count < 0 || in->fifo_sort_count > PS_FIFO_PARAM_MAX)
+    if (pin->fifo_sort_count < 0 || pin->fifo_sort_count > PS_FIFO_PARAM_MAX)
         return ps_error_set(err, PS_EINVAL, "pool %s: fifo_sort_parameters has %d entries", name,
-                            in->fifo_sort_count);
-    for (int k = 0; k < in->fifo_sort_count; k++)
-        if ((int)in->fifo_sort[k] < 0 || (int)in->fifo_sort[k] > PS_FIFO_PENDING_JOB_COUNT)
+                            pin->fifo_sort_count);
+    for (int k = 0; k < pin->fifo_sort_count; k++)
+        if ((int)pin->fifo_sort[k] < 0 || (int)pin->fifo_sort[k] > PS_FIFO_PENDING_JOB_COUNT)
             return ps_error_set(err, PS_EINVAL, "pool %s: fifo_sort_parameters has an unknown value", name);
-    if (in->guarantee_type != PS_GUARANTEE_NONE && in->guarantee_type != PS_GUARANTEE_BURST &&
-        in->guarantee_type != PS_GUARANTEE_RELAXED)
+    if (pin->guarantee_type != PS_GUARANTEE_NONE && pin->guarantee_type != PS_GUARANTEE_BURST &&
+        pin->guarantee_type != PS_GUARANTEE_RELAXED)
         return ps_error_set(err, PS_EINVAL, "pool %s: integral_guarantees/guarantee_type is unknown", name);
-    if (in->relaxed_share_multiplier_limit != 0.0 &&
-        !(in->relaxed_share_multiplier_limit >= 1.0 && in->relaxed_share_multiplier_limit <= 10.0))
+    if (pin->relaxed_share_multiplier_limit != 0.0 &&
+        !(pin->relaxed_share_multiplier_limit >= 1.0 && pin->relaxed_share_multiplier_limit <= 10.0))
         return ps_error_set(err, PS_EINVAL,
                             "pool %s: integral_guarantees/relaxed_share_multiplier_limit must be in [1, 10], got %g",
-                            name, in->relaxed_share_multiplier_limit);
+                            name, pin->relaxed_share_multiplier_limit);
     for (int r = 0; r < PS_RES_COUNT; r++) {
-        if ((in->strong_guarantee.set >> r & 1) && in->strong_guarantee.r.v[r] < 0)
+        if ((pin->strong_guarantee.set >> r & 1) && pin->strong_guarantee.r.v[r] < 0)
             return ps_error_set(err, PS_EINVAL, "pool %s: strong_guarantee_resources/%s is negative",
                                 name, ps_resource_name(r));
-        if ((in->resource_flow.set >> r & 1) && in->resource_flow.r.v[r] < 0)
+        if ((pin->resource_flow.set >> r & 1) && pin->resource_flow.r.v[r] < 0)
             return ps_error_set(err, PS_EINVAL, "pool %s: integral_guarantees/resource_flow/%s is negative",
                                 name, ps_resource_name(r));
-        if ((in->burst_guarantee.set >> r & 1) && in->burst_guarantee.r.v[r] < 0)
+        if ((pin->burst_guarantee.set >> r & 1) && pin->burst_guarantee.r.v[r] < 0)
             return ps_error_set(err, PS_EINVAL,
                                 "pool %s: integral_guarantees/burst_guarantee_resources/%s is negative", name,
                                 ps_resource_name(r));
-        if (!(isfinite(in->accumulated_volume.v[r]) && in->accumulated_volume.v[r] >= 0))
+        if (!(isfinite(pin->accumulated_volume.v[r]) && pin->accumulated_volume.v[r] >= 0))
             return ps_error_set(err, PS_EINVAL, "pool %s: accumulated_resource_volume/%s must be a non-negative number",
                                 name, ps_resource_name(r));
     }
-    if (!(isfinite(in->last_integral_share_ratio) && in->last_integral_share_ratio >= 0))
+    if (!(isfinite(pin->last_integral_share_ratio) && pin->last_integral_share_ratio >= 0))
         return ps_error_set(err, PS_EINVAL, "pool %s: last integral share ratio must be a non-negative number", name);
     return 0;
 }
 
-static int validate(const struct ps_fs_element *elems, int count, const struct ps_fs_options *o,
+static int validate(const struct ps_fs_element *elems, int count, const struct ps_fs_pool *pools,
+                    int pool_count, const struct ps_fs_options *o,
                     const struct ps_fs_input *input, struct ps_error *err)
 {
     if (!elems || count < 1)
         return ps_error_set(err, PS_EINVAL, "the tree needs at least the root element");
+    if (pool_count < 0 || (pool_count > 0 && !pools))
+        return ps_error_set(err, PS_EINVAL, "the pools array is missing");
     if (o->main_resource < 0 || o->main_resource >= PS_RES_COUNT)
         return ps_error_set(err, PS_EINVAL, "main_resource %d is not a resource", o->main_resource);
     if (o->integral_pool_capacity_saturation_period_ms <= 0)
@@ -282,7 +298,7 @@ static int validate(const struct ps_fs_element *elems, int count, const struct p
             return ps_error_set(err, PS_EINVAL, "total_resources/%s must be finite and not negative",
                                 ps_resource_name(r));
     for (int i = 0; i < count; i++) {
-        int rc = validate_element(elems, i, err);
+        int rc = validate_element(elems, i, pools, pool_count, err);
         if (rc)
             return rc;
     }
@@ -313,8 +329,15 @@ static bool grow_doubles(double **p, int n)
  * integral side table, burst and relaxed lists), per child of one pool or per pool (views of
  * the children's functions, doubles such as strong guarantee parts, volume keys and relaxed
  * weights). Sizing the last two by the widest pool instead of the tree keeps them small. */
-static int ensure_capacity(struct ps_fs_update *u, const struct ps_fs_element *elems, int count)
+static int ensure_capacity(struct ps_fs_update *u, const struct ps_fs_element *elems, int count, int pool_count)
 {
+    if (pool_count > u->pool_seen_cap) {
+        unsigned char *seen = realloc(u->pool_seen, (size_t)pool_count);
+        if (!seen)
+            return PS_ENOMEM;
+        u->pool_seen = seen;
+        u->pool_seen_cap = pool_count;
+    }
     if (count > u->el_cap) {
         struct fs_elem *el = realloc(u->el, (size_t)count * sizeof *el);
         if (!el)
@@ -358,6 +381,24 @@ static int ensure_capacity(struct ps_fs_update *u, const struct ps_fs_element *e
     return 0;
 }
 
+/* Every pool and the root names its own entry of the pools array (indexes were validated). */
+static int check_pool_entries(struct ps_fs_update *u, const struct ps_fs_element *elems, int count,
+                              int pool_count, struct ps_error *err)
+{
+    if (pool_count > 0)
+        memset(u->pool_seen, 0, (size_t)pool_count);
+    for (int i = 0; i < count; i++) {
+        if (elems[i].in.kind == PS_ELEM_OPERATION)
+            continue;
+        int k = elems[i].in.pool;
+        if (u->pool_seen[k])
+            return ps_error_set(err, PS_EINVAL, "pool %s: pool index %d is named by another pool",
+                                elem_name(&elems[i].in), k);
+        u->pool_seen[k] = 1;
+    }
+    return 0;
+}
+
 /* Children lists in array order (a counting sort by parent). */
 static void build_children(struct ps_fs_update *u)
 {
@@ -379,7 +420,7 @@ static void build_children(struct ps_fs_update *u)
 }
 
 /* FIFO order (upstream HasHigherPriorityInFifoMode), with the element index as the last key. */
-static bool fifo_before(const struct ps_fs_update *u, const struct ps_fs_element_input *pool, int a, int b)
+static bool fifo_before(const struct ps_fs_update *u, const struct ps_fs_pool_input *pool, int a, int b)
 {
     static const enum ps_fifo_param defaults[] = {PS_FIFO_WEIGHT, PS_FIFO_START_TIME};
     const enum ps_fifo_param *params = pool->fifo_sort_count ? pool->fifo_sort : defaults;
@@ -417,7 +458,7 @@ static void sort_fifo(struct ps_fs_update *u, int pool)
             int hi = lo + 2 * width < n ? lo + 2 * width : n;
             int i = lo, j = mid, k = lo;
             while (i < mid && j < hi)
-                tmp[k++] = fifo_before(u, p->in, xs[j], xs[i]) ? xs[j++] : xs[i++];
+                tmp[k++] = fifo_before(u, fs_pool_in(p), xs[j], xs[i]) ? xs[j++] : xs[i++];
             while (i < mid)
                 tmp[k++] = xs[i++];
             while (j < hi)
@@ -435,7 +476,7 @@ static double operation_weight(const struct ps_fs_element_input *in)
     return fs_clamp_weight(in->weight_specified ? in->weight : 1.0);
 }
 
-static void init_elements(struct ps_fs_update *u, struct ps_fs_element *elems)
+static void init_elements(struct ps_fs_update *u, struct ps_fs_element *elems, struct ps_fs_pool *pools)
 {
     const struct ps_fs_options *o = u->options;
     memset(&u->integ[0], 0, sizeof u->integ[0]);
@@ -451,23 +492,27 @@ static void init_elements(struct ps_fs_update *u, struct ps_fs_element *elems)
         e->kind = in->kind;
         e->parent = in->parent;
         e->is_pool = in->kind == PS_ELEM_POOL;
-        e->is_fifo = in->kind != PS_ELEM_OPERATION && in->mode == PS_MODE_FIFO;
-        e->gtype = e->is_pool ? in->guarantee_type : PS_GUARANTEE_NONE;
         e->weight = in->kind == PS_ELEM_OPERATION ? operation_weight(in) : 1.0;
         if (in->kind == PS_ELEM_OPERATION) {
             e->ig = &u->integ[0];
             continue;
         }
+        struct ps_fs_pool *pool = &pools[in->pool];
+        const struct ps_fs_pool_input *pin = &pool->in;
+        memset(&pool->out, 0, sizeof pool->out);
         struct fs_integral *ig = &u->integ[next_ig++];
         memset(ig, 0, sizeof *ig);
+        ig->pool = pool;
         e->ig = ig;
+        e->is_fifo = pin->mode == PS_MODE_FIFO;
+        e->gtype = e->is_pool ? pin->guarantee_type : PS_GUARANTEE_NONE;
         if (e->is_pool) {
-            fs_volume_from_input(&ig->volume, &in->accumulated_volume);
-            ig->last_share_ratio = in->last_integral_share_ratio;
-            ig->can_accept_free_volume = in->can_accept_free_volume;
-            ig->distributes_free_volume = in->should_distribute_free_volume_among_children < 0
+            fs_volume_from_input(&ig->volume, &pin->accumulated_volume);
+            ig->last_share_ratio = pin->last_integral_share_ratio;
+            ig->can_accept_free_volume = pin->can_accept_free_volume;
+            ig->distributes_free_volume = pin->should_distribute_free_volume_among_children < 0
                                               ? o->should_distribute_free_volume_among_children
-                                              : in->should_distribute_free_volume_among_children != 0;
+                                              : pin->should_distribute_free_volume_among_children != 0;
         }
     }
 }
@@ -574,8 +619,8 @@ static void update_cumulative_attributes(struct ps_fs_update *u)
             continue;   /* no integral guarantees: the zero entry */
         struct fs_integral *ig = e->ig;
         if (e->is_pool && e->gtype != PS_GUARANTEE_NONE) {
-            ig->burst_ratio = max_resource_ratio(&e->in->burst_guarantee, total);
-            ig->flow_ratio = max_resource_ratio(&e->in->resource_flow, total);
+            ig->burst_ratio = max_resource_ratio(&fs_pool_in(e)->burst_guarantee, total);
+            ig->flow_ratio = max_resource_ratio(&fs_pool_in(e)->resource_flow, total);
         }
         ig->specified_burst_ratio = ig->burst_ratio;
         ig->total_burst_ratio = ig->burst_ratio;
@@ -645,41 +690,44 @@ static void write_outputs(struct ps_fs_update *u)
         if (e->kind == PS_ELEM_OPERATION)
             continue;   /* no guarantees: the zeros of init_elements */
         const struct fs_integral *ig = e->ig;
-        out->strong_guarantee_share = ig->sg_share;
-        out->proposed_integral_share = ig->proposed;
-        out->inferred_strong_guarantee = ig->inferred_sg;
-        out->total_burst_ratio = ig->total_burst_ratio;
-        out->total_resource_flow_ratio = ig->total_flow_ratio;
+        struct ps_fs_pool_output *pout = &ig->pool->out;
+        pout->strong_guarantee_share = ig->sg_share;
+        pout->proposed_integral_share = ig->proposed;
+        pout->inferred_strong_guarantee = ig->inferred_sg;
+        pout->total_burst_ratio = ig->total_burst_ratio;
+        pout->total_resource_flow_ratio = ig->total_flow_ratio;
         if (!e->is_pool || e->gtype == PS_GUARANTEE_NONE)
             continue;
-        out->specified_burst_ratio = ig->specified_burst_ratio;
-        out->specified_resource_flow_ratio = ig->flow_ratio;
-        out->accumulated_resource_ratio_volume = fs_volume_min_ratio(&e->ig->volume, total);
-        fs_volume_to_output(&e->ig->volume, &out->accumulated_resource_volume);
+        pout->specified_burst_ratio = ig->specified_burst_ratio;
+        pout->specified_resource_flow_ratio = ig->flow_ratio;
+        pout->accumulated_resource_ratio_volume = fs_volume_min_ratio(&e->ig->volume, total);
+        fs_volume_to_output(&e->ig->volume, &pout->accumulated_resource_volume);
         struct fs_volume capacity;
         fs_volume_capacity(u, ig->flow_ratio, &capacity);
-        fs_volume_to_output(&capacity, &out->integral_pool_capacity);
+        fs_volume_to_output(&capacity, &pout->integral_pool_capacity);
         /* Orchid: how long the volume lasts at the burst rate net of the inflow (burst pools). */
         if (ig->specified_burst_ratio > ig->flow_ratio + FS_LARGE_EPSILON)
-            out->estimated_burst_usage_duration_seconds =
-                out->accumulated_resource_ratio_volume / (ig->specified_burst_ratio - ig->flow_ratio);
+            pout->estimated_burst_usage_duration_seconds =
+                pout->accumulated_resource_ratio_volume / (ig->specified_burst_ratio - ig->flow_ratio);
         /* Carry the integral state to the next update. */
-        struct ps_fs_element_input *in = (struct ps_fs_element_input *)e->in;
-        in->accumulated_volume = out->accumulated_resource_volume;
-        in->last_integral_share_ratio = e->ig->last_share_ratio;
+        ig->pool->in.accumulated_volume = pout->accumulated_resource_volume;
+        ig->pool->in.last_integral_share_ratio = ig->last_share_ratio;
     }
 }
 
 int ps_fs_update_run(struct ps_fs_update *u, struct ps_fs_element *elems, int count,
-                     const struct ps_fs_options *options, const struct ps_fs_input *input,
-                     struct ps_error *err)
+                     struct ps_fs_pool *pools, int pool_count, const struct ps_fs_options *options,
+                     const struct ps_fs_input *input, struct ps_error *err)
 {
     clear_alerts(u);
-    int rc = validate(elems, count, options, input, err);
+    int rc = validate(elems, count, pools, pool_count, options, input, err);
     if (rc)
         return rc;
-    if (ensure_capacity(u, elems, count))
+    if (ensure_capacity(u, elems, count, pool_count))
         return ps_error_set(err, PS_ENOMEM, "out of memory for %d elements", count);
+    rc = check_pool_entries(u, elems, count, pool_count, err);
+    if (rc)
+        return rc;
     u->options = options;
     u->input = input;
     u->total = input->total;
@@ -689,7 +737,7 @@ int ps_fs_update_run(struct ps_fs_update *u, struct ps_fs_element *elems, int co
     ps_arena_reset(&u->persistent);
     ps_arena_reset(&u->scratch);
 
-    init_elements(u, elems);
+    init_elements(u, elems, pools);
     build_children(u);
     compute_resources(u);
 

@@ -5,11 +5,16 @@
  * (parent < index), so a forward pass is top-down and a backward pass bottom-up. The order of
  * siblings in the array is their order as children (it breaks ties).
  *
- * Inputs are the `in` part of each element plus struct ps_fs_input; the engine writes the `out`
- * part and updates the integral state of integral pools (`in.accumulated_volume` and
- * `in.last_integral_share_ratio`) in place, exactly as one TFairShareUpdateExecutor::Run() of
- * YTsaurus (shared/spec/semantics.md section 1; the code of fair_share_update.cpp wins over
- * prose). Feed the same array to the next update to carry the state.
+ * What only pools and the root have (mode, guarantees, integral settings and state, and their
+ * results) lives in a separate, caller-owned array of struct ps_fs_pool that each pool and the
+ * root name by index (in.pool), so operations, most of the tree, carry none of it.
+ *
+ * Inputs are the `in` part of each element and pool plus struct ps_fs_input; the engine writes
+ * the `out` parts and updates the integral state of integral pools (the pool's
+ * `in.accumulated_volume` and `in.last_integral_share_ratio`) in place, exactly as one
+ * TFairShareUpdateExecutor::Run() of YTsaurus (shared/spec/semantics.md section 1; the code of
+ * fair_share_update.cpp wins over prose). Feed the same arrays to the next update to carry the
+ * state.
  *
  * Reproduces upstream bit for bit: fit factors by bisection over IEEE bit patterns,
  * piecewise-linear functions with upstream's interpolation, builder merges and left
@@ -45,7 +50,9 @@ enum ps_guarantee_type { PS_GUARANTEE_NONE = 0, PS_GUARANTEE_BURST = 1, PS_GUARA
 enum ps_fifo_param { PS_FIFO_WEIGHT = 0, PS_FIFO_START_TIME = 1, PS_FIFO_PENDING_JOB_COUNT = 2 };
 #define PS_FIFO_PARAM_MAX 3
 
-/* Per-element inputs. Fields that do not apply to an element's kind are ignored. */
+/* Per-element inputs: what pools, operations and the root have in common, and what only
+ * operations have. What only pools and the root have is in their entry of the pools array
+ * (struct ps_fs_pool), named by `pool`; operations carry none of it. */
 struct ps_fs_element_input {
     enum ps_element_kind kind;
     int parent;                    /* index of the parent, -1 for the root */
@@ -54,17 +61,29 @@ struct ps_fs_element_input {
     /* pools and operations */
     double weight;                 /* > 0; default 1 */
     bool weight_specified;         /* false: weight may be inferred (semantics.md 1.2) */
+    bool is_gang;                  /* operations */
+    int pool;                      /* root and pools: index of their entry in the pools array
+                                      given to ps_fs_update_run, each its own; operations: -1 */
     double max_share_ratio;        /* [0, 1]; default 1 */
     struct ps_resources resource_limits;  /* specified limits; PS_RES_INFINITE where unset */
     struct ps_resources filter_limits;    /* resources of the nodes matching the element's
                                              scheduling_tag_filter; PS_RES_INFINITE when none */
 
-    /* pools (and the root) */
+    /* operations */
+    struct ps_resources demand;
+    struct ps_resources usage;
+    int64_t start_time_ms;
+    int64_t pending_job_count;
+};
+
+/* Inputs only pools and the root have (the root: mode and fifo_sort; its guarantees and
+ * integral settings are ignored). */
+struct ps_fs_pool_input {
     enum ps_sched_mode mode;
     enum ps_fifo_param fifo_sort[PS_FIFO_PARAM_MAX];
     int fifo_sort_count;           /* 0: the default [weight, start_time] */
-    struct ps_resources_opt strong_guarantee;  /* strong_guarantee_resources */
     enum ps_guarantee_type guarantee_type;     /* integral_guarantees/guarantee_type */
+    struct ps_resources_opt strong_guarantee;  /* strong_guarantee_resources */
     struct ps_resources_opt resource_flow;     /* integral_guarantees/resource_flow */
     struct ps_resources_opt burst_guarantee;   /* integral_guarantees/burst_guarantee_resources */
     double relaxed_share_multiplier_limit;     /* 0: the tree's value; else in [1, 10] */
@@ -75,13 +94,6 @@ struct ps_fs_element_input {
     /* in/out: integral state carried from update to update */
     struct ps_volume accumulated_volume;       /* resource x seconds */
     double last_integral_share_ratio;
-
-    /* operations */
-    struct ps_resources demand;
-    struct ps_resources usage;
-    int64_t start_time_ms;
-    int64_t pending_job_count;
-    bool is_gang;
 };
 
 struct ps_detailed_fair_share {
@@ -99,13 +111,17 @@ struct ps_fs_element_output {
     struct ps_share usage_share;
     struct ps_share demand_share;
     struct ps_share limits_share;
+    struct ps_resources resource_limits;       /* effective limits, capped by the total */
+    double weight;                             /* effective weight */
+    int dominant_resource;                     /* enum ps_resource */
+    int fifo_index;                            /* position among FIFO siblings, -1 otherwise */
+};
+
+/* Results only pools and the root have. */
+struct ps_fs_pool_output {
     struct ps_share strong_guarantee_share;    /* after adjustment to limits and parent */
     struct ps_share proposed_integral_share;
-    struct ps_resources resource_limits;       /* effective limits, capped by the total */
     struct ps_resources inferred_strong_guarantee;
-    int dominant_resource;                     /* enum ps_resource */
-    double weight;                             /* effective weight */
-    int fifo_index;                            /* position among FIFO siblings, -1 otherwise */
 
     /* integral guarantees, as the scheduler's orchid shows them (zero for pools without an
      * integral guarantee type, except the totals, which every pool and the root have) */
@@ -125,6 +141,13 @@ struct ps_fs_element_output {
 struct ps_fs_element {
     struct ps_fs_element_input in;
     struct ps_fs_element_output out;
+};
+
+/* The entry of a pool or the root in the caller's pools array (element.in.pool). The caller
+ * owns the array; its order is free (entries no element names are left alone). */
+struct ps_fs_pool {
+    struct ps_fs_pool_input in;
+    struct ps_fs_pool_output out;
 };
 
 /* Tree-wide options; ps_fs_options_init gives YTsaurus's defaults. */
@@ -154,16 +177,18 @@ struct ps_fs_update;
 struct ps_fs_update *ps_fs_update_new(void);
 void ps_fs_update_free(struct ps_fs_update *update);   /* NULL is a no-op */
 
-/* Runs one update over elems[0..count). Validates the structure (root first, parents before
- * children, kinds, ranges of weights and ratios) and returns PS_EINVAL with a message naming the
+/* Runs one update over elems[0..count), the root and every pool naming its own entry of
+ * pools[0..pool_count) (so pool_count >= the number of pools and the root; entries no element
+ * names are left alone). Validates the structure (root first, parents before children, kinds,
+ * pool indexes, ranges of weights and ratios) and returns PS_EINVAL with a message naming the
  * element and the key when it is wrong, leaving the outputs unspecified. Problems YTsaurus only
  * alerts on (guarantees overcommitted) are not errors: they are listed as alerts.
  * An operation's demand below its usage is raised to the usage (upstream's demand covers the
  * usage by construction). Weights are kept within [sqrt(DBL_EPSILON), 1/sqrt(DBL_EPSILON)].
  * Returns PS_ENOMEM when memory runs out. */
 int ps_fs_update_run(struct ps_fs_update *update, struct ps_fs_element *elems, int count,
-                     const struct ps_fs_options *options, const struct ps_fs_input *input,
-                     struct ps_error *err);
+                     struct ps_fs_pool *pools, int pool_count, const struct ps_fs_options *options,
+                     const struct ps_fs_input *input, struct ps_error *err);
 
 /* Heap bytes a workspace holds, by purpose (capacities, not just what the last run used). */
 struct ps_fs_update_memory {
@@ -182,9 +207,13 @@ void ps_fs_update_memory(const struct ps_fs_update *update, struct ps_fs_update_
 int ps_fs_update_alert_count(const struct ps_fs_update *update);
 const char *ps_fs_update_alert(const struct ps_fs_update *update, int index);
 
-/* Sets an element's input to the YTsaurus defaults for its kind (weight 1, max_share_ratio 1,
- * unlimited limits, fair_share mode, no guarantees) with the given parent and name. */
+/* Sets an element's input to the YTsaurus defaults (weight 1, max_share_ratio 1, unlimited
+ * limits) with the given parent and name, and pool -1: a pool or the root then names its entry. */
 void ps_fs_element_input_init(struct ps_fs_element_input *in, enum ps_element_kind kind,
                               int parent, const char *name);
+
+/* Sets a pool's input to the YTsaurus defaults (fair_share mode, no guarantees, can accept free
+ * volume, the tree's free volume distribution, no accumulated volume). */
+void ps_fs_pool_input_init(struct ps_fs_pool_input *in);
 
 #endif

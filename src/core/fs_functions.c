@@ -369,7 +369,7 @@ void fs_prepare_subtree(struct ps_fs_update *u, int root)
          * gang flag). */
         if (k >= 2) {
             const char *next = (const char *)&u->el[u->order[k - 2]];
-            for (size_t off = 0; off < offsetof(struct fs_elem, suggested_share) + 63; off += 64)
+            for (size_t off = 0; off < sizeof(struct fs_elem) + 63; off += 64)
                 __builtin_prefetch(next + off);
         }
         if (k >= 1)
@@ -496,14 +496,14 @@ static void compute_pool_improved(struct ps_fs_update *u, struct fs_elem *e)
         set_detailed(e, ps_share_fill(0.0));
         return;
     }
-    struct fit_check check = {u, e, e->suggested_share, false};
+    struct fit_check check = {u, e, e->out->fair_share.total, false};
     double f = ps_bisect_inverse_lower_bound(0.0, e->ig->fsbff_right, children_shares_fit, &check);
     /* Negligible fit factors are zero, so that nothing tiny is handed out. */
     if (f < FS_EPSILON)
         f = 0.0;
     for (int k = 0; k < e->child_count; k++)
-        child_share_at(u, e, k, f, u->el[u->children[e->first_child + k]].suggested_share.v);
-    set_detailed(e, e->suggested_share);
+        child_share_at(u, e, k, f, u->el[u->children[e->first_child + k]].out->fair_share.total.v);
+    set_detailed(e, e->out->fair_share.total);
 }
 
 void fs_compute_fair_shares(struct ps_fs_update *u)
@@ -513,7 +513,7 @@ void fs_compute_fair_shares(struct ps_fs_update *u)
     bool improved = u->options->enable_improved_fair_share_by_fit_factor_computation;
     struct fs_elem *root = &u->el[0];
     if (improved)
-        ps_plf_value_at(&root->fsbs, 1.0, root->suggested_share.v);
+        ps_plf_value_at(&root->fsbs, 1.0, root->out->fair_share.total.v);
     else
         root->suggestion = 1.0;
     /* Parents come before children in the array, so one forward pass is top-down. */
@@ -521,7 +521,7 @@ void fs_compute_fair_shares(struct ps_fs_update *u)
         struct fs_elem *e = &u->el[i];
         if (e->kind == PS_ELEM_OPERATION) {
             if (improved) {
-                set_detailed(e, e->suggested_share);
+                set_detailed(e, e->out->fair_share.total);
             } else {
                 struct ps_share fs;
                 if (e->share_known)

@@ -42,8 +42,8 @@ void fs_determine_inferred_strong_guarantees(struct ps_fs_update *u)
                 continue;
             struct ps_resources own = ps_resources_zero();
             for (int r = 0; r < PS_RES_COUNT; r++)
-                if (c->in->strong_guarantee.set >> r & 1)
-                    own.v[r] = c->in->strong_guarantee.r.v[r];
+                if (fs_pool_in(c)->strong_guarantee.set >> r & 1)
+                    own.v[r] = fs_pool_in(c)->strong_guarantee.r.v[r];
             c->ig->inferred_sg = own;
             explicit_total = ps_resources_add(explicit_total, own);
         }
@@ -57,7 +57,7 @@ void fs_determine_inferred_strong_guarantees(struct ps_fs_update *u)
             double total_implicit = 0.0;
             for (int k = 0; k < e->child_count; k++) {
                 struct fs_elem *c = &u->el[kids[k]];
-                bool specified = c->kind != PS_ELEM_OPERATION && (c->in->strong_guarantee.set >> r & 1);
+                bool specified = c->kind != PS_ELEM_OPERATION && (fs_pool_in(c)->strong_guarantee.set >> r & 1);
                 if (specified) {
                     implicit[k] = -1.0;
                     continue;

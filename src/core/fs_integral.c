@@ -436,7 +436,7 @@ void fs_update_relaxed_shares(struct ps_fs_update *u)
         weights[n] = ratio;
         saved[n] = e->out->limits_share;
         n++;
-        double multiplier = e->in->relaxed_share_multiplier_limit > 0 ? e->in->relaxed_share_multiplier_limit
+        double multiplier = fs_pool_in(e)->relaxed_share_multiplier_limit > 0 ? fs_pool_in(e)->relaxed_share_multiplier_limit
                                                                       : u->options->relaxed_share_multiplier_limit;
         struct ps_share limit = ps_share_min(ps_share_fill(ratio),
                                              ps_share_scale(ps_share_fill(e->ig->flow_ratio), multiplier));

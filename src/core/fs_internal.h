@@ -35,6 +35,7 @@ struct fs_volume {
  * pool-only functions. A side table: operations, 90% of the elements, all point at entry 0,
  * which stays zero (an operation has no guarantee, no volume and no integral share). */
 struct fs_integral {
+    struct ps_fs_pool *pool;        /* the caller's entry; NULL in entry 0 */
     struct fs_volume volume;
     struct fs_volume overflow, acceptable, accepted_free, children_overflow;
     double last_share_ratio;
@@ -77,15 +78,16 @@ struct fs_elem {
     bool is_pool;      /* a pool (not the root, not an operation) */
     bool is_fifo;
     bool prepared;
-    bool share_known;  /* top-down: out->fair_share.total already holds FSBS(suggestion) */
+    bool share_known;  /* top-down, normal mode: out->fair_share.total already holds
+                          FSBS(suggestion) */
     enum ps_guarantee_type gtype;
 
     double weight;     /* effective */
     struct ps_plf fsbs;        /* fair share by suggestion (vector) */
     double suggestion;         /* top-down pass */
     struct fs_integral *ig;    /* pools and the root: their own entry; operations: entry 0 */
-
-    struct ps_share suggested_share;  /* top-down pass, improved mode */
+    /* The improved mode's suggested share (top-down) is kept in out->fair_share.total until the
+     * element's own step replaces it with its fair share. */
 };
 
 struct ps_fs_update {
@@ -116,6 +118,8 @@ struct ps_fs_update {
     struct ps_plf *views;         /* scratch views of children's transformed functions; views_cap is
                                      the larger of the widest pool and the pool count */
     int views_cap;
+    unsigned char *pool_seen;     /* pool_seen_cap flags: which entries of the pools array are named */
+    int pool_seen_cap;
     bool oom;
 
     char (*alerts)[FS_ALERT_BYTES];  /* kept across runs: alerting in steady state is free */
@@ -136,6 +140,11 @@ static inline double fs_clamp_weight(double w)
 void fs_add_alert(struct ps_fs_update *u, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Copies a function into the arena; returns an empty view on failure (sets u->oom). */
 struct ps_plf fs_commit(struct ps_fs_update *u, struct ps_arena *arena, struct ps_plf f);
+/* The input of a pool or the root (not of an operation). */
+static inline const struct ps_fs_pool_input *fs_pool_in(const struct fs_elem *e)
+{
+    return &e->ig->pool->in;
+}
 static inline struct ps_share fs_guarantee_share(const struct fs_elem *e)
 {
     return ps_share_add(e->ig->sg_share, e->ig->proposed);

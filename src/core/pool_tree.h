@@ -96,6 +96,8 @@ struct ps_pool {
     double last_integral_share_ratio;
 
     struct ps_element_dynamic dynamic;
+    struct ps_fs_pool_output fs_pool;  /* what only pools have of the last update's results;
+                                          valid with dynamic.valid */
     int fs_index;                      /* element index in the last build, -1 when none */
     int index;                         /* private: position in the tree's pool array */
 };

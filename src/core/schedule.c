@@ -320,6 +320,7 @@ static int apply_op_state(struct ps_sched_snapshot *s, int op, const struct ps_s
 }
 
 int ps_sched_snapshot_new(const struct ps_fs_element *elems, int count,
+                          const struct ps_fs_pool *pools, int pool_count,
                           const struct ps_sched_operation *ops,
                           const struct ps_sched_options *options,
                           struct ps_sched_snapshot **out, struct ps_error *err)
@@ -358,7 +359,12 @@ int ps_sched_snapshot_new(const struct ps_fs_element *elems, int count,
                               "scheduling snapshot: element %d has an operation as its parent", i);
             goto fail;
         }
-        x->mode = fe->in.mode;
+        if (x->kind != PS_ELEM_OPERATION && (fe->in.pool < 0 || fe->in.pool >= pool_count)) {
+            rc = ps_error_set(err, PS_EINVAL, "scheduling snapshot: element %d has pool index %d outside "
+                              "the %d entries of the pools array", i, fe->in.pool, pool_count);
+            goto fail;
+        }
+        x->mode = x->kind == PS_ELEM_OPERATION ? PS_MODE_FAIR_SHARE : pools[fe->in.pool].in.mode;
         x->fifo_index = fe->out.fifo_index;
         x->start_time_ms = x->kind == PS_ELEM_OPERATION ? fe->in.start_time_ms : 0;
         x->fair = fe->out.fair_share.total;

@@ -101,14 +101,15 @@ const char *ps_sched_reason_name(enum ps_sched_reason reason);
 struct ps_sched_snapshot;
 
 /* Builds a snapshot from a tree after a fair share update. Reads, per element: in.kind,
- * in.parent, in.mode, in.start_time_ms, in.usage (operations; pool usage is the sum of its
+ * in.parent, in.pool (pools and the root: their entry's in.mode), in.start_time_ms, in.usage (operations; pool usage is the sum of its
  * operations), out.fair_share.total, out.demand_share, out.resource_limits (effective limits),
  * out.fifo_index. ops, when not NULL, is indexed like elems and gives every operation's
  * scheduling state (entries of pools are ignored); NULL leaves operations not runnable until
  * ps_sched_set_operation. Nothing is retained from elems or ops except the filters.
  * Errors: PS_EINVAL (structure: root first, parents before children, an operation with
- * children; bad operation entries), PS_ENOMEM. */
+ * children; a pool index outside pools[0..pool_count); bad operation entries), PS_ENOMEM. */
 int ps_sched_snapshot_new(const struct ps_fs_element *elems, int count,
+                          const struct ps_fs_pool *pools, int pool_count,
                           const struct ps_sched_operation *ops,
                           const struct ps_sched_options *options,
                           struct ps_sched_snapshot **out, struct ps_error *err);

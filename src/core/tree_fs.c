@@ -26,6 +26,7 @@ void ps_tree_fs_release(struct ps_tree_fs *fs)
         return;
     free(fs->elems);
     free(fs->pools);
+    free(fs->fs_pools);
     free(fs->ops);
     free(fs->first_child);
     free(fs->next_sibling);
@@ -53,7 +54,8 @@ static int reserve(struct ps_tree_fs *fs, int pools, int ops)
         int n = 2 * (pools + 1);
         if (grow((void **)&fs->first_child, sizeof(int), n) || grow((void **)&fs->next_sibling, sizeof(int), n) ||
             grow((void **)&fs->op_begin, sizeof(int), n) || grow((void **)&fs->op_end, sizeof(int), n) ||
-            grow((void **)&fs->op_base, sizeof(int), n) || grow((void **)&fs->queue, sizeof(int), n))
+            grow((void **)&fs->op_base, sizeof(int), n) || grow((void **)&fs->queue, sizeof(int), n) ||
+            grow((void **)&fs->fs_pools, sizeof(struct ps_fs_pool), n))
             return PS_ENOMEM;
         fs->pool_capacity = n;
     }
@@ -99,12 +101,22 @@ static struct ps_resources filter_limits(struct ps_pool_tree *tree, const struct
     return ps_pool_tree_filter_limits(tree, filter);
 }
 
-static void fill_pool(struct ps_pool_tree *tree, struct ps_fs_element *e, const struct ps_pool *pool,
-                      int parent, int64_t now_ms)
+/* The engine's defaults for a pool entry, outputs cleared. */
+static void pool_defaults(struct ps_fs_pool *p)
+{
+    ps_fs_pool_input_init(&p->in);
+    memset(&p->out, 0, sizeof p->out);
+}
+
+static void fill_pool(struct ps_pool_tree *tree, struct ps_fs_element *e, struct ps_fs_pool *entry,
+                      const struct ps_pool *pool, int parent, int64_t now_ms)
 {
     const struct ps_pool_config *c = &pool->config;
     element_defaults(e, PS_ELEM_POOL, parent, pool->name);
+    e->in.pool = pool->index;
+    pool_defaults(entry);
     struct ps_fs_element_input *in = &e->in;
+    struct ps_fs_pool_input *pin = &entry->in;
     in->weight_specified = c->weight.set;
     if (c->weight.set)
         in->weight = c->weight.value;
@@ -112,24 +124,24 @@ static void fill_pool(struct ps_pool_tree *tree, struct ps_fs_element *e, const 
         in->max_share_ratio = c->max_share_ratio.value;
     in->resource_limits = ps_resources_opt_or_infinite(&c->resource_limits);
     in->filter_limits = filter_limits(tree, pool->filter, now_ms);
-    in->mode = (enum ps_sched_mode)c->mode;
-    in->fifo_sort_count = c->fifo_sort_parameters.count;
+    pin->mode = (enum ps_sched_mode)c->mode;
+    pin->fifo_sort_count = c->fifo_sort_parameters.count;
     for (int k = 0; k < c->fifo_sort_parameters.count; k++)
-        in->fifo_sort[k] = c->fifo_sort_parameters.items[k];
-    in->strong_guarantee = c->strong_guarantee_resources;
-    in->guarantee_type = (enum ps_guarantee_type)c->integral_guarantees.guarantee_type;
-    in->resource_flow = c->integral_guarantees.resource_flow;
-    in->burst_guarantee = c->integral_guarantees.burst_guarantee_resources;
-    in->relaxed_share_multiplier_limit = c->integral_guarantees.relaxed_share_multiplier_limit.set
+        pin->fifo_sort[k] = c->fifo_sort_parameters.items[k];
+    pin->strong_guarantee = c->strong_guarantee_resources;
+    pin->guarantee_type = (enum ps_guarantee_type)c->integral_guarantees.guarantee_type;
+    pin->resource_flow = c->integral_guarantees.resource_flow;
+    pin->burst_guarantee = c->integral_guarantees.burst_guarantee_resources;
+    pin->relaxed_share_multiplier_limit = c->integral_guarantees.relaxed_share_multiplier_limit.set
                                              ? c->integral_guarantees.relaxed_share_multiplier_limit.value
                                              : 0.0;
-    in->can_accept_free_volume = c->integral_guarantees.can_accept_free_volume;
-    in->should_distribute_free_volume_among_children =
+    pin->can_accept_free_volume = c->integral_guarantees.can_accept_free_volume;
+    pin->should_distribute_free_volume_among_children =
         c->integral_guarantees.should_distribute_free_volume_among_children.set
             ? (signed char)c->integral_guarantees.should_distribute_free_volume_among_children.value
             : -1;
-    in->accumulated_volume = pool->accumulated_volume;
-    in->last_integral_share_ratio = pool->last_integral_share_ratio;
+    pin->accumulated_volume = pool->accumulated_volume;
+    pin->last_integral_share_ratio = pool->last_integral_share_ratio;
 }
 
 static void fill_op(struct ps_pool_tree *tree, struct ps_fs_element *e, const struct ps_tree_op *op,
@@ -199,6 +211,8 @@ int ps_pool_tree_build_fs(struct ps_pool_tree *tree, struct ps_tree_fs *fs, int6
      * pools get the next elements, then its operations a block of elements filled below. */
     int count = 1, head = 0, tail = 0;
     element_defaults(&fs->elems[0], PS_ELEM_ROOT, -1, tree->root->name);
+    fs->elems[0].in.pool = root;
+    pool_defaults(&fs->fs_pools[root]);
     fs->pools[0] = tree->root;
     fs->ops[0] = NULL;
     tree->root->fs_index = 0;
@@ -210,7 +224,7 @@ int ps_pool_tree_build_fs(struct ps_pool_tree *tree, struct ps_tree_fs *fs, int6
         int at = pool->fs_index;
         for (int c = fs->first_child[slot]; c >= 0; c = fs->next_sibling[c]) {
             struct ps_pool *child = tree->pools[c];
-            fill_pool(tree, &fs->elems[count], child, at, now_ms);
+            fill_pool(tree, &fs->elems[count], &fs->fs_pools[c], child, at, now_ms);
             fs->pools[count] = child;
             fs->ops[count] = NULL;
             child->fs_index = count++;
@@ -246,6 +260,7 @@ int ps_pool_tree_build_fs(struct ps_pool_tree *tree, struct ps_tree_fs *fs, int6
     }
 #undef SLOT
     fs->count = count;
+    fs->pool_count = npools + 1;
     ps_tree_config_fs_options(&tree->config, &fs->options);
     fs->input.total = tree->total;
     fs->input.now_ms = now_ms;
@@ -269,14 +284,14 @@ static double specified_share(const struct ps_resources_opt *r, const struct ps_
 }
 
 static void fill_dynamic(struct ps_element_dynamic *d, const struct ps_fs_element_output *out,
-                         double min_share_ratio)
+                         double guaranteed_ratio, double min_share_ratio)
 {
     d->valid = true;
     d->fs = *out;
     d->fair_share_ratio = ps_share_max_component(out->fair_share.total);
     d->usage_ratio = ps_share_max_component(out->usage_share);
     d->demand_ratio = ps_share_max_component(out->demand_share);
-    d->guaranteed_ratio = ps_share_max_component(out->strong_guarantee_share);
+    d->guaranteed_ratio = guaranteed_ratio;
     d->min_share_ratio = min_share_ratio;
     d->dominant_resource = out->dominant_resource;
 }
@@ -296,12 +311,14 @@ int ps_pool_tree_apply_fs(struct ps_pool_tree *tree, const struct ps_tree_fs *fs
         const struct ps_fs_element *e = &fs->elems[i];
         if (fs->pools[i]) {
             struct ps_pool *pool = fs->pools[i];
-            pool->accumulated_volume = e->in.accumulated_volume;
-            pool->last_integral_share_ratio = e->in.last_integral_share_ratio;
-            fill_dynamic(&pool->dynamic, &e->out,
+            const struct ps_fs_pool *entry = &fs->fs_pools[e->in.pool];
+            pool->accumulated_volume = entry->in.accumulated_volume;
+            pool->last_integral_share_ratio = entry->in.last_integral_share_ratio;
+            pool->fs_pool = entry->out;
+            fill_dynamic(&pool->dynamic, &e->out, ps_share_max_component(entry->out.strong_guarantee_share),
                          specified_share(&pool->config.strong_guarantee_resources, &fs->input.total));
         } else {
-            fill_dynamic(&fs->ops[i]->dynamic, &e->out, 0.0);
+            fill_dynamic(&fs->ops[i]->dynamic, &e->out, 0.0, 0.0);
         }
     }
     tree->has_previous_update = true;

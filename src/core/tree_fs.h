@@ -6,7 +6,8 @@
  *     ps_tree_fs_init(&fs);
  *     ...
  *     ps_pool_tree_build_fs(tree, &fs, now_ms, err);          // tree -> fs.elems, fs.input
- *     ps_fs_update_run(update, fs.elems, fs.count, &fs.options, &fs.input, err);
+ *     ps_fs_update_run(update, fs.elems, fs.count, fs.fs_pools, fs.pool_count, &fs.options,
+ *                      &fs.input, err);
  *     ps_pool_tree_apply_fs(tree, &fs, err);                  // results -> pools, operations
  *
  * The array (fair_share.h's contract): element 0 is the root; every parent comes before its
@@ -46,6 +47,8 @@ struct ps_tree_fs {
     struct ps_pool **pools;          /* per element: its pool, NULL for operations */
     struct ps_tree_op **ops;         /* per element: its operation, NULL for pools */
     int count;
+    struct ps_fs_pool *fs_pools;     /* pool entries by pool index, the root's last */
+    int pool_count;                  /* pools + 1 */
     struct ps_fs_options options;
     struct ps_fs_input input;
 

@@ -115,7 +115,7 @@ int ps_tree_sched_update(struct ps_tree_sched *ts, struct ps_pool_tree *tree, in
     int n = ts->fs.count;
     if ((rc = grow(ts, n, err)) != 0)
         return rc;
-    rc = ps_fs_update_run(ts->update, ts->fs.elems, n, &ts->fs.options, &ts->fs.input, err);
+    rc = ps_fs_update_run(ts->update, ts->fs.elems, n, ts->fs.fs_pools, ts->fs.pool_count, &ts->fs.options, &ts->fs.input, err);
     if (rc != 0)
         return rc;
     ts->alert_count = ps_fs_update_alert_count(ts->update);
@@ -195,7 +195,7 @@ int ps_tree_sched_update(struct ps_tree_sched *ts, struct ps_pool_tree *tree, in
         else if (e->in.max_share_ratio >= 1.0)
             e->out.resource_limits = ps_resources_min(e->in.resource_limits, e->in.filter_limits);
     }
-    rc = ps_sched_snapshot_new(ts->fs.elems, n, ts->sched_ops, &ts->options, &ts->snap, err);
+    rc = ps_sched_snapshot_new(ts->fs.elems, n, ts->fs.fs_pools, ts->fs.pool_count, ts->sched_ops, &ts->options, &ts->snap, err);
     for (int i = 0; i < n; i++)
         ts->fs.elems[i].out.resource_limits = fs_limits[i];
     free(fs_limits);

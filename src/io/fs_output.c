@@ -141,6 +141,9 @@ static void put_element(FILE *out, const struct ps_snapshot *snap, int index)
     const struct ps_fs_element *e = &snap->elems[index];
     const struct ps_fs_element_output *o = &e->out;
     const struct ps_detailed_fair_share *d = &o->fair_share;
+    /* Operations have no pool entry: their guarantees and integral fields print as zeros. */
+    static const struct ps_fs_pool_output no_pool;
+    const struct ps_fs_pool_output *po = e->in.kind == PS_ELEM_OPERATION ? &no_pool : &snap->pools[e->in.pool].out;
     bool first = true;
 
     fputs("{", out);
@@ -162,30 +165,30 @@ static void put_element(FILE *out, const struct ps_snapshot *snap, int index)
     key_share(out, &first, "demand_share", &o->demand_share);
     key_share(out, &first, "usage_share", &o->usage_share);
     key_share(out, &first, "limits_share", &o->limits_share);
-    key_share(out, &first, "strong_guarantee_share", &o->strong_guarantee_share);
+    key_share(out, &first, "strong_guarantee_share", &po->strong_guarantee_share);
     key(out, &first, "resource_limits");
     put_resources(out, &o->resource_limits);
     key_double(out, &first, "accumulated_resource_ratio_volume",
-               o->accumulated_resource_ratio_volume);
+               po->accumulated_resource_ratio_volume);
     key(out, &first, "accumulated_resource_volume");
-    put_volume(out, &o->accumulated_resource_volume);
+    put_volume(out, &po->accumulated_resource_volume);
     key(out, &first, "integral_pool_capacity");
-    put_volume(out, &o->integral_pool_capacity);
-    key_double(out, &first, "specified_burst_ratio", o->specified_burst_ratio);
-    key_double(out, &first, "specified_resource_flow_ratio", o->specified_resource_flow_ratio);
-    key_double(out, &first, "total_burst_ratio", o->total_burst_ratio);
-    key_double(out, &first, "total_resource_flow_ratio", o->total_resource_flow_ratio);
+    put_volume(out, &po->integral_pool_capacity);
+    key_double(out, &first, "specified_burst_ratio", po->specified_burst_ratio);
+    key_double(out, &first, "specified_resource_flow_ratio", po->specified_resource_flow_ratio);
+    key_double(out, &first, "total_burst_ratio", po->total_burst_ratio);
+    key_double(out, &first, "total_resource_flow_ratio", po->total_resource_flow_ratio);
     key_double(out, &first, "estimated_burst_usage_duration_seconds",
-               o->estimated_burst_usage_duration_seconds);
+               po->estimated_burst_usage_duration_seconds);
 
     key_double(out, &first, "strong_guarantee_ratio", ps_share_max_component(d->strong_guarantee));
     key_double(out, &first, "integral_guarantee_ratio",
                ps_share_max_component(d->integral_guarantee));
     key_double(out, &first, "weight_proportional_ratio",
                ps_share_max_component(d->weight_proportional));
-    key_share(out, &first, "proposed_integral_share", &o->proposed_integral_share);
+    key_share(out, &first, "proposed_integral_share", &po->proposed_integral_share);
     key(out, &first, "inferred_strong_guarantee_resources");
-    put_resources(out, &o->inferred_strong_guarantee);
+    put_resources(out, &po->inferred_strong_guarantee);
     key_double(out, &first, "weight", o->weight);
     key(out, &first, "fifo_index");
     fprintf(out, "%d", o->fifo_index);
@@ -198,7 +201,7 @@ static void put_element(FILE *out, const struct ps_snapshot *snap, int index)
             put_string(out, snap->elems[e->in.parent].in.name);
         }
         key(out, &first, "mode");
-        put_string(out, e->in.mode == PS_MODE_FIFO ? "fifo" : "fair_share");
+        put_string(out, snap->pools[e->in.pool].in.mode == PS_MODE_FIFO ? "fifo" : "fair_share");
     }
     fputs("\n    }", out);
 }
@@ -270,7 +273,7 @@ static void put_row(FILE *out, const struct ps_snapshot *snap, int i, int depth,
         fputs("  ", out);
     put_plain(out, e->in.name, name_width - 2 * depth);
     const char *type = e->in.kind == PS_ELEM_OPERATION ? (e->in.is_gang ? "gang op" : "op")
-                       : e->in.mode == PS_MODE_FIFO    ? "fifo"
+                       : snap->pools[e->in.pool].in.mode == PS_MODE_FIFO ? "fifo"
                                                        : "fair_share";
     char weight[32];
     snprintf(weight, sizeof weight, "%.6g", o->weight);

@@ -32,6 +32,7 @@ struct pool_src {
     int parent_src;            /* index in pools, -1 for <Root> */
     int elem;                  /* element index once ordered, -1 before */
     struct ps_fs_element_input in;
+    struct ps_fs_pool_input pin;
     struct ps_formula *filter;
 };
 
@@ -233,7 +234,7 @@ static bool valid_pool_name(const char *name)
 }
 
 static int parse_fifo_sort(struct ctx *c, const json_t *list, const char *path,
-                           struct ps_fs_element_input *in)
+                           struct ps_fs_pool_input *in)
 {
     static const char *const names[] = {"weight", "start_time", "pending_job_count"};
     int rc = ps_jv_expect_array(list, path, c->err);
@@ -270,7 +271,7 @@ static int parse_fifo_sort(struct ctx *c, const json_t *list, const char *path,
 }
 
 static int parse_pool_integral(struct ctx *c, const json_t *ig, const char *pool_path,
-                               struct ps_fs_element_input *in)
+                               struct ps_fs_pool_input *in)
 {
     static const char *const keys[] = {"guarantee_type", "resource_flow",
                                        "burst_guarantee_resources",
@@ -351,14 +352,15 @@ static int parse_pool(struct ctx *c, const json_t *obj, size_t index, struct poo
         p->parent = NULL;
 
     ps_fs_element_input_init(&p->in, PS_ELEM_POOL, -1, NULL);
+    ps_fs_pool_input_init(&p->pin);
     const char *mode = NULL;
     if ((rc = ps_jv_string(obj, path, "mode", &mode, NULL, err)))
         return rc;
     if (mode) {
         if (strcmp(mode, "fair_share") == 0) {
-            p->in.mode = PS_MODE_FAIR_SHARE;
+            p->pin.mode = PS_MODE_FAIR_SHARE;
         } else if (strcmp(mode, "fifo") == 0) {
-            p->in.mode = PS_MODE_FIFO;
+            p->pin.mode = PS_MODE_FIFO;
         } else {
             ps_jv_quote(q, sizeof q, mode);
             return ps_error_set(err, PS_EINVAL, "%s.mode: must be \"fair_share\" or \"fifo\", "
@@ -371,30 +373,30 @@ static int parse_pool(struct ctx *c, const json_t *obj, size_t index, struct poo
                             "min_share_resources, not both", path);
     if ((rc = read_weight(c, obj, path, &p->in)) ||
         (rc = read_resources(c, obj, path, "strong_guarantee_resources", 0,
-                             &p->in.strong_guarantee.r, &p->in.strong_guarantee.set)) ||
-        (rc = read_resources(c, obj, path, "min_share_resources", 0, &p->in.strong_guarantee.r,
-                             &p->in.strong_guarantee.set)) ||
+                             &p->pin.strong_guarantee.r, &p->pin.strong_guarantee.set)) ||
+        (rc = read_resources(c, obj, path, "min_share_resources", 0, &p->pin.strong_guarantee.r,
+                             &p->pin.strong_guarantee.set)) ||
         (rc = read_resources(c, obj, path, "resource_limits", PS_RES_INFINITE,
                              &p->in.resource_limits, NULL)) ||
         (rc = read_max_share_ratio(c, obj, path, &p->in)) ||
         (rc = read_filter(c, obj, path, "scheduling_tag_filter", MAX_TAG_FILTER_TOKENS,
                           &p->filter)) ||
         (rc = ps_jv_double(obj, path, "last_integral_share_ratio", 0.0, 1.0,
-                           "a number from 0 to 1", &p->in.last_integral_share_ratio, NULL, err)))
+                           "a number from 0 to 1", &p->pin.last_integral_share_ratio, NULL, err)))
         return rc;
     json_t *v;
     char where[256];
     if ((v = json_object_get(obj, "fifo_sort_parameters"))) {
         ps_jv_join(where, sizeof where, path, "fifo_sort_parameters");
-        if ((rc = parse_fifo_sort(c, v, where, &p->in)))
+        if ((rc = parse_fifo_sort(c, v, where, &p->pin)))
             return rc;
     }
     if ((v = json_object_get(obj, "integral_guarantees")) &&
-        (rc = parse_pool_integral(c, v, path, &p->in)))
+        (rc = parse_pool_integral(c, v, path, &p->pin)))
         return rc;
     if ((v = json_object_get(obj, "accumulated_resource_volume"))) {
         ps_jv_join(where, sizeof where, path, "accumulated_resource_volume");
-        if ((rc = ps_jv_volume(v, where, &p->in.accumulated_volume, err)))
+        if ((rc = ps_jv_volume(v, where, &p->pin.accumulated_volume, err)))
             return rc;
     }
     return 0;
@@ -831,11 +833,15 @@ static int build_elements(struct ctx *c, struct ps_formula **filters)
     if (!root_name)
         return oom(c->err);
     ps_fs_element_input_init(&snap->elems[0].in, PS_ELEM_ROOT, -1, root_name);
+    snap->elems[0].in.pool = 0;
+    ps_fs_pool_input_init(&snap->pools[0].in);
     for (size_t i = 0; i < c->pool_n; i++) {
         struct pool_src *p = &c->pools[i];
         struct ps_fs_element *e = &snap->elems[p->elem];
         e->in = p->in;
         e->in.parent = p->parent_src < 0 ? 0 : c->pools[p->parent_src].elem;
+        e->in.pool = p->elem;
+        snap->pools[p->elem].in = p->pin;
         if (!(e->in.name = dup_string(p->name)))
             return oom(c->err);
         snap->source_index[p->elem] = (int)i;
@@ -922,9 +928,10 @@ static int parse_document(struct ctx *c)
     snap->pool_count = 1 + (int)c->pool_n;
     snap->count = snap->pool_count + (int)c->op_n;
     snap->elems = calloc((size_t)snap->count, sizeof *snap->elems);
+    snap->pools = calloc((size_t)snap->pool_count, sizeof *snap->pools);
     snap->source_index = calloc((size_t)snap->count, sizeof *snap->source_index);
     struct ps_formula **filters = calloc((size_t)snap->count, sizeof *filters);
-    if (!snap->elems || !snap->source_index || !filters) {
+    if (!snap->elems || !snap->pools || !snap->source_index || !filters) {
         free(filters);
         return oom(c->err);
     }
@@ -993,6 +1000,7 @@ void ps_snapshot_free(struct ps_snapshot *snap)
     for (int e = 0; snap->elems && e < snap->count; e++)
         free((char *)snap->elems[e].in.name);
     free(snap->elems);
+    free(snap->pools);
     free(snap->source_index);
     for (int i = 0; i < snap->note_count; i++)
         free(snap->notes[i]);

@@ -1,7 +1,7 @@
 /* snapshot.h — the fair-share snapshot file (shared/spec/formats.md section 2) as engine input.
  *
  * ps_snapshot_parse reads the JSON text of a snapshot, checks all of it, and builds what
- * ps_fs_update_run takes: the element array, the tree options and the update input. Nothing is
+ * ps_fs_update_run takes: the element and pool arrays, the tree options and the update input. Nothing is
  * half-built: on any error there is no snapshot, and the message names the path, the value and
  * the reason, e.g. `pools[1].weight: must be a positive number from 1.4901161193847656e-08 to
  * 67108864, got "heavy"`.
@@ -46,6 +46,7 @@ struct ps_snapshot {
     struct ps_fs_element *elems;   /* count elements, ordered as described above */
     int count;
     int pool_count;                /* elements [0, pool_count) are <Root> and the pools */
+    struct ps_fs_pool *pools;      /* pool_count entries: element i < pool_count names pools[i] */
     int *source_index;             /* per element: its index in "pools" or "operations"; -1 for
                                       the root */
     struct ps_fs_options options;

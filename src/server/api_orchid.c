@@ -49,9 +49,12 @@ static void put_real(json_t *o, const char *key, double x)
     json_object_set_new(o, key, json_real(isfinite(x) ? x : 0));
 }
 
-static json_t *element_json(const struct ps_element_dynamic *d)
+/* pool: what only pools have (NULL for an operation: zeros). */
+static json_t *element_json(const struct ps_element_dynamic *d, const struct ps_fs_pool_output *pool)
 {
+    static const struct ps_fs_pool_output no_pool;
     const struct ps_fs_element_output *o = &d->fs;
+    const struct ps_fs_pool_output *po = pool ? pool : &no_pool;
     const struct ps_detailed_fair_share *f = &o->fair_share;
     json_t *e = json_object();
     put_real(e, "fair_share_ratio", ps_share_max_component(f->total));
@@ -67,22 +70,22 @@ static json_t *element_json(const struct ps_element_dynamic *d)
     json_object_set_new(e, "demand_share", share_json(&o->demand_share));
     json_object_set_new(e, "usage_share", share_json(&o->usage_share));
     json_object_set_new(e, "limits_share", share_json(&o->limits_share));
-    json_object_set_new(e, "strong_guarantee_share", share_json(&o->strong_guarantee_share));
+    json_object_set_new(e, "strong_guarantee_share", share_json(&po->strong_guarantee_share));
     json_object_set_new(e, "resource_limits", resources_json(&o->resource_limits));
-    put_real(e, "accumulated_resource_ratio_volume", o->accumulated_resource_ratio_volume);
-    json_object_set_new(e, "accumulated_resource_volume", volume_json(&o->accumulated_resource_volume));
-    json_object_set_new(e, "integral_pool_capacity", volume_json(&o->integral_pool_capacity));
-    put_real(e, "specified_burst_ratio", o->specified_burst_ratio);
-    put_real(e, "specified_resource_flow_ratio", o->specified_resource_flow_ratio);
-    put_real(e, "total_burst_ratio", o->total_burst_ratio);
-    put_real(e, "total_resource_flow_ratio", o->total_resource_flow_ratio);
-    put_real(e, "estimated_burst_usage_duration_seconds", o->estimated_burst_usage_duration_seconds);
+    put_real(e, "accumulated_resource_ratio_volume", po->accumulated_resource_ratio_volume);
+    json_object_set_new(e, "accumulated_resource_volume", volume_json(&po->accumulated_resource_volume));
+    json_object_set_new(e, "integral_pool_capacity", volume_json(&po->integral_pool_capacity));
+    put_real(e, "specified_burst_ratio", po->specified_burst_ratio);
+    put_real(e, "specified_resource_flow_ratio", po->specified_resource_flow_ratio);
+    put_real(e, "total_burst_ratio", po->total_burst_ratio);
+    put_real(e, "total_resource_flow_ratio", po->total_resource_flow_ratio);
+    put_real(e, "estimated_burst_usage_duration_seconds", po->estimated_burst_usage_duration_seconds);
     put_real(e, "strong_guarantee_ratio", ps_share_max_component(f->strong_guarantee));
     put_real(e, "integral_guarantee_ratio", ps_share_max_component(f->integral_guarantee));
     put_real(e, "weight_proportional_ratio", ps_share_max_component(f->weight_proportional));
-    json_object_set_new(e, "proposed_integral_share", share_json(&o->proposed_integral_share));
+    json_object_set_new(e, "proposed_integral_share", share_json(&po->proposed_integral_share));
     json_object_set_new(e, "inferred_strong_guarantee_resources",
-                        resources_json(&o->inferred_strong_guarantee));
+                        resources_json(&po->inferred_strong_guarantee));
     put_real(e, "weight", o->weight);
     json_object_set_new(e, "fifo_index", json_integer(o->fifo_index));
     json_object_set_new(e, "starvation_status",
@@ -96,7 +99,7 @@ static json_t *element_json(const struct ps_element_dynamic *d)
 
 static json_t *pool_json(struct ps_pool *p)
 {
-    json_t *e = element_json(&p->dynamic);
+    json_t *e = element_json(&p->dynamic, &p->fs_pool);
     if (p->parent)
         json_object_set_new(e, "parent", json_string(p->parent->name));
     json_object_set_new(e, "mode", json_string(p->config.mode == PS_MODE_FIFO ? "fifo" : "fair_share"));
@@ -111,7 +114,7 @@ static json_t *pool_json(struct ps_pool *p)
 
 static json_t *op_json(struct ps_tree_op *op)
 {
-    json_t *e = element_json(&op->dynamic);
+    json_t *e = element_json(&op->dynamic, NULL);
     json_object_set_new(e, "pool", json_string(op->pool ? op->pool->name : ""));
     json_object_set_new(e, "user", json_string(op->user));
     json_object_set_new(e, "running", json_boolean(op->running));

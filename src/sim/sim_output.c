@@ -238,7 +238,7 @@ void sim_pools_rows_build(struct ps_sim *sim, int tree)
             ps_share_max_component(d->fs.fair_share.strong_guarantee),
             ps_share_max_component(d->fs.fair_share.integral_guarantee),
             ps_share_max_component(d->fs.fair_share.weight_proportional),
-            d->fs.accumulated_resource_ratio_volume,
+            p->fs_pool.accumulated_resource_ratio_volume,
         };
         for (size_t i = 0; i < sizeof values / sizeof *values; i++) {
             sim_buf_put(b, ",", 1);

@@ -183,7 +183,7 @@ static int rebuild_snapshot(struct ps_sim *sim, int tree, struct ps_error *err)
     ps_sched_snapshot_free(T->snap);
     T->snap = NULL;
     T->sched_options.generation = ++sim->snapshot_generation;
-    return ps_sched_snapshot_new(T->fs.elems, count, T->op_states, &T->sched_options, &T->snap, err);
+    return ps_sched_snapshot_new(T->fs.elems, count, T->fs.fs_pools, T->fs.pool_count, T->op_states, &T->sched_options, &T->snap, err);
 }
 
 static int update_tree(struct ps_sim *sim, int tree, bool *performed, struct ps_error *err)
@@ -197,7 +197,8 @@ static int update_tree(struct ps_sim *sim, int tree, bool *performed, struct ps_
     int rc = ps_pool_tree_build_fs(T->tree, &T->fs, sim->now, err);
     T->fs.input.total = T->fs_total;
     if (rc == 0)
-        rc = ps_fs_update_run(T->update, T->fs.elems, T->fs.count, &T->fs.options, &T->fs.input, err);
+        rc = ps_fs_update_run(T->update, T->fs.elems, T->fs.count, T->fs.fs_pools, T->fs.pool_count,
+                              &T->fs.options, &T->fs.input, err);
     if (rc == 0)
         rc = ps_pool_tree_apply_fs(T->tree, &T->fs, err);
     if (rc != 0) {
@@ -207,7 +208,7 @@ static int update_tree(struct ps_sim *sim, int tree, bool *performed, struct ps_
     }
     T->integral = false;
     for (int e = 0; e < T->fs.count; e++)
-        if (T->fs.pools[e] && T->fs.elems[e].in.guarantee_type != PS_GUARANTEE_NONE)
+        if (T->fs.pools[e] && T->fs.fs_pools[T->fs.elems[e].in.pool].in.guarantee_type != PS_GUARANTEE_NONE)
             T->integral = true;
     rc = rebuild_snapshot(sim, tree, err);
     /* Starvation check, allocation classes, limits check (sim_preempt.c): they read the new

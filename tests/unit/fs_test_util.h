@@ -23,6 +23,7 @@
 
 struct t_tree {
     struct ps_fs_element e[T_MAX_ELEMS];
+    struct ps_fs_pool p[T_MAX_ELEMS];   /* the root and pool i name p[i]; operations' are unused */
     int n;
     struct ps_fs_options opt;
     struct ps_fs_input input;
@@ -78,6 +79,8 @@ static inline struct t_tree *t_new(struct ps_resources total, bool improved)
     t->input.total = total;
     t->input.now_ms = 3600000;
     ps_fs_element_input_init(&t->e[0].in, PS_ELEM_ROOT, -1, "<Root>");
+    t->e[0].in.pool = 0;
+    ps_fs_pool_input_init(&t->p[0].in);
     t->n = 1;
     t->u = ps_fs_update_new();
     assert_non_null(t->u);
@@ -101,14 +104,16 @@ static inline int t_pool(struct t_tree *t, int parent, const char *name)
 {
     int i = t->n++;
     ps_fs_element_input_init(&t->e[i].in, PS_ELEM_POOL, parent, name);
+    t->e[i].in.pool = i;
+    ps_fs_pool_input_init(&t->p[i].in);
     return i;
 }
 
 static inline int t_pool_sg(struct t_tree *t, int parent, const char *name, double sg_cpu)
 {
     int i = t_pool(t, parent, name);
-    t->e[i].in.strong_guarantee.r.v[PS_RES_CPU] = ps_res_from_double(PS_RES_CPU, sg_cpu);
-    t->e[i].in.strong_guarantee.set |= 1u << PS_RES_CPU;
+    t->p[i].in.strong_guarantee.r.v[PS_RES_CPU] = ps_res_from_double(PS_RES_CPU, sg_cpu);
+    t->p[i].in.strong_guarantee.set |= 1u << PS_RES_CPU;
     return i;
 }
 
@@ -123,7 +128,7 @@ static inline int t_integral(struct t_tree *t, int parent, const char *name, enu
                              double flow_cpu, double burst_cpu, double sg_cpu)
 {
     int i = sg_cpu >= 0 ? t_pool_sg(t, parent, name, sg_cpu) : t_pool(t, parent, name);
-    struct ps_fs_element_input *in = &t->e[i].in;
+    struct ps_fs_pool_input *in = &t->p[i].in;
     in->guarantee_type = type;
     in->resource_flow.r.v[PS_RES_CPU] = ps_res_from_double(PS_RES_CPU, flow_cpu);
     in->resource_flow.set |= 1u << PS_RES_CPU;
@@ -177,7 +182,7 @@ static inline struct ps_resources t_one_percent(void)
 static inline void t_run(struct t_tree *t)
 {
     ps_error_init(&t->err);
-    int rc = ps_fs_update_run(t->u, t->e, t->n, &t->opt, &t->input, &t->err);
+    int rc = ps_fs_update_run(t->u, t->e, t->n, t->p, t->n, &t->opt, &t->input, &t->err);
     if (rc)
         fail_msg("update failed: %s", t->err.msg);
 }

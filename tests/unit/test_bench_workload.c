@@ -48,8 +48,15 @@ static bool same_input(const struct ps_fs_element_input *a, const struct ps_fs_e
            a->weight == b->weight && a->weight_specified == b->weight_specified &&
            a->max_share_ratio == b->max_share_ratio &&
            ps_resources_equal(a->resource_limits, b->resource_limits) &&
-           ps_resources_equal(a->filter_limits, b->filter_limits) && a->mode == b->mode &&
-           a->fifo_sort_count == b->fifo_sort_count &&
+           ps_resources_equal(a->filter_limits, b->filter_limits) && a->pool == b->pool &&
+           ps_resources_equal(a->demand, b->demand) && ps_resources_equal(a->usage, b->usage) &&
+           a->start_time_ms == b->start_time_ms && a->pending_job_count == b->pending_job_count &&
+           a->is_gang == b->is_gang;
+}
+
+static bool same_pool_input(const struct ps_fs_pool_input *a, const struct ps_fs_pool_input *b)
+{
+    return a->mode == b->mode && a->fifo_sort_count == b->fifo_sort_count &&
            memcmp(a->fifo_sort, b->fifo_sort, sizeof a->fifo_sort) == 0 &&
            a->strong_guarantee.set == b->strong_guarantee.set &&
            ps_resources_equal(a->strong_guarantee.r, b->strong_guarantee.r) &&
@@ -58,10 +65,10 @@ static bool same_input(const struct ps_fs_element_input *a, const struct ps_fs_e
            a->burst_guarantee.set == b->burst_guarantee.set &&
            ps_resources_equal(a->burst_guarantee.r, b->burst_guarantee.r) &&
            a->relaxed_share_multiplier_limit == b->relaxed_share_multiplier_limit &&
+           a->can_accept_free_volume == b->can_accept_free_volume &&
+           a->should_distribute_free_volume_among_children == b->should_distribute_free_volume_among_children &&
            memcmp(&a->accumulated_volume, &b->accumulated_volume, sizeof a->accumulated_volume) == 0 &&
-           ps_resources_equal(a->demand, b->demand) && ps_resources_equal(a->usage, b->usage) &&
-           a->start_time_ms == b->start_time_ms && a->pending_job_count == b->pending_job_count &&
-           a->is_gang == b->is_gang;
+           a->last_integral_share_ratio == b->last_integral_share_ratio;
 }
 
 static void test_same_seed_same_tree(void **state)
@@ -78,6 +85,10 @@ static void test_same_seed_same_tree(void **state)
     for (int i = 0; i < a.count; i++) {
         assert_true(same_input(&a.elems[i].in, &b.elems[i].in));
         differ += !same_input(&a.elems[i].in, &c.elems[i].in);
+    }
+    for (int i = 0; i <= a.pools; i++) {
+        assert_int_equal(a.elems[i].in.pool, i);
+        assert_true(same_pool_input(&a.fs_pools[i].in, &b.fs_pools[i].in));
     }
     assert_true(differ > a.count / 2);
     ps_bench_fs_workload_release(&a);
@@ -135,40 +146,41 @@ static void test_guarantees_fit(void **state)
     int64_t burst_cpu = 0;
     for (int i = 1; i <= w.pools; i++) {
         const struct ps_fs_element_input *in = &w.elems[i].in;
-        if (in->strong_guarantee.set) {
+        const struct ps_fs_pool_input *pin = &w.fs_pools[in->pool].in;
+        if (pin->strong_guarantee.set) {
             strong++;
-            assert_true(is_set(&in->strong_guarantee, PS_RES_CPU));
-            assert_true(in->strong_guarantee.r.v[PS_RES_CPU] > 0);
-            assert_true(in->parent == 0 || w.elems[in->parent].in.strong_guarantee.set);
-            children_sg[in->parent] += in->strong_guarantee.r.v[PS_RES_CPU];
+            assert_true(is_set(&pin->strong_guarantee, PS_RES_CPU));
+            assert_true(pin->strong_guarantee.r.v[PS_RES_CPU] > 0);
+            assert_true(in->parent == 0 || w.fs_pools[in->parent].in.strong_guarantee.set);
+            children_sg[in->parent] += pin->strong_guarantee.r.v[PS_RES_CPU];
         }
-        if (in->guarantee_type != PS_GUARANTEE_NONE) {
+        if (pin->guarantee_type != PS_GUARANTEE_NONE) {
             for (int a = in->parent; a > 0; a = w.elems[a].in.parent)
-                assert_int_equal(w.elems[a].in.guarantee_type, PS_GUARANTEE_NONE);
-            assert_true(is_set(&in->resource_flow, PS_RES_CPU));
+                assert_int_equal(w.fs_pools[a].in.guarantee_type, PS_GUARANTEE_NONE);
+            assert_true(is_set(&pin->resource_flow, PS_RES_CPU));
             double flow_ratio = 0;   /* the largest ratio over the resources given */
             for (int r = 0; r < PS_RES_COUNT; r++) {
-                double ratio = (double)in->resource_flow.r.v[r] / (double)w.total.v[r];
-                if (is_set(&in->resource_flow, r) && ratio > flow_ratio)
+                double ratio = (double)pin->resource_flow.r.v[r] / (double)w.total.v[r];
+                if (is_set(&pin->resource_flow, r) && ratio > flow_ratio)
                     flow_ratio = ratio;
             }
             for (int r = 0; r < PS_RES_COUNT; r++) {
                 double capacity = flow_ratio * 86400.0 * ps_res_get(&w.total, r);
-                assert_true(in->accumulated_volume.v[r] >= 0);
-                assert_true(in->accumulated_volume.v[r] <= capacity * (1 + 1e-12));
+                assert_true(pin->accumulated_volume.v[r] >= 0);
+                assert_true(pin->accumulated_volume.v[r] <= capacity * (1 + 1e-12));
             }
         }
-        if (in->guarantee_type == PS_GUARANTEE_BURST) {
+        if (pin->guarantee_type == PS_GUARANTEE_BURST) {
             burst++;
-            assert_true(is_set(&in->burst_guarantee, PS_RES_CPU));
-            assert_true(in->burst_guarantee.r.v[PS_RES_CPU] >= in->resource_flow.r.v[PS_RES_CPU]);
-            burst_cpu += in->burst_guarantee.r.v[PS_RES_CPU];
+            assert_true(is_set(&pin->burst_guarantee, PS_RES_CPU));
+            assert_true(pin->burst_guarantee.r.v[PS_RES_CPU] >= pin->resource_flow.r.v[PS_RES_CPU]);
+            burst_cpu += pin->burst_guarantee.r.v[PS_RES_CPU];
         }
-        relaxed += in->guarantee_type == PS_GUARANTEE_RELAXED;
+        relaxed += pin->guarantee_type == PS_GUARANTEE_RELAXED;
     }
     for (int i = 1; i <= w.pools; i++)
         if (children_sg[i] > 0)
-            assert_true(children_sg[i] <= w.elems[i].in.strong_guarantee.r.v[PS_RES_CPU]);
+            assert_true(children_sg[i] <= w.fs_pools[i].in.strong_guarantee.r.v[PS_RES_CPU]);
     assert_true(children_sg[0] + burst_cpu <= w.total.v[PS_RES_CPU]);
     assert_in_range(strong, 95, 105);
     assert_int_equal(strong, w.summary.strong_guarantee_pools);
@@ -187,7 +199,7 @@ static void test_operations_are_consistent(void **state)
     struct ps_resources usage = ps_resources_zero();
     int gang = 0, fifo = 0, saturated_ops = 0;
     for (int i = 1; i <= w.pools; i++)
-        fifo += w.elems[i].in.mode == PS_MODE_FIFO;
+        fifo += w.fs_pools[i].in.mode == PS_MODE_FIFO;
     for (int i = w.pools + 1; i < w.count; i++) {
         const struct ps_fs_element_input *in = &w.elems[i].in;
         assert_false(ps_resources_is_zero(in->demand));

@@ -8,8 +8,8 @@ static void test_simple(void **state)
     struct t_tree *t = t_new(t_total100(), T_IMPROVED(state));
     int a = t_pool(t, 0, "PoolA"), b = t_pool(t, 0, "PoolB");
     int c = t_pool(t, 0, "PoolC"), d = t_pool(t, 0, "PoolD");
-    t->e[c].in.mode = PS_MODE_FIFO;
-    t->e[d].in.mode = PS_MODE_FIFO;
+    t->p[c].in.mode = PS_MODE_FIFO;
+    t->p[d].in.mode = PS_MODE_FIFO;
     struct ps_resources demand = t_res(10, 10, 100);
     int ops[4];
     for (int i = 0; i < 4; i++)

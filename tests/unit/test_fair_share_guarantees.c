@@ -65,7 +65,7 @@ static void test_strong_plus_burst_adjustment_to_total(void **state)
     T_NEAR(t_unit(0.0), t_fs(t, burst)->weight_proportional);
     assert_true(has_alert(t, "burst guarantees exceed"));
     /* The orchid keeps the specified ratio. */
-    T_DOUBLE_NEAR(0.6, t->e[burst].out.specified_burst_ratio, 1e-15);
+    T_DOUBLE_NEAR(0.6, t->p[burst].out.specified_burst_ratio, 1e-15);
     t_free(t);
 }
 
@@ -90,21 +90,21 @@ static void test_inferred_strong_guarantees(void **state)
     struct t_tree *t = t_new(t_total100(), false);
     int top = t_pool_sg(t, 0, "top", 10.0);
     int parent = t_pool_sg(t, 0, "parent", 40.0);
-    t->e[parent].in.strong_guarantee.r.v[PS_RES_MEMORY] = 100 * MB;
-    t->e[parent].in.strong_guarantee.set |= 1u << PS_RES_MEMORY;
+    t->p[parent].in.strong_guarantee.r.v[PS_RES_MEMORY] = 100 * MB;
+    t->p[parent].in.strong_guarantee.set |= 1u << PS_RES_MEMORY;
     int a = t_pool_sg(t, parent, "a", 20.0);
     int b = t_pool_sg(t, parent, "b", 20.0);
-    t->e[b].in.strong_guarantee.r.v[PS_RES_MEMORY] = 80 * MB;
-    t->e[b].in.strong_guarantee.set |= 1u << PS_RES_MEMORY;
+    t->p[b].in.strong_guarantee.r.v[PS_RES_MEMORY] = 80 * MB;
+    t->p[b].in.strong_guarantee.set |= 1u << PS_RES_MEMORY;
     t_run(t);
     /* Unspecified resources follow cpu: {cpu=10} of 100 is 10% of everything. */
-    T_EQ(t_unit(0.1), t->e[top].out.strong_guarantee_share);
-    assert_true(ps_resources_equal(t->e[top].out.inferred_strong_guarantee, t_res(10, 10, 100 * MB)));
-    assert_true(ps_resources_equal(t->e[parent].out.inferred_strong_guarantee, t_res(40, 40, 100 * MB)));
+    T_EQ(t_unit(0.1), t->p[top].out.strong_guarantee_share);
+    assert_true(ps_resources_equal(t->p[top].out.inferred_strong_guarantee, t_res(10, 10, 100 * MB)));
+    assert_true(ps_resources_equal(t->p[parent].out.inferred_strong_guarantee, t_res(40, 40, 100 * MB)));
     /* Below the root, inferred values are scaled to the parent's residual: a would get
      * 20/40 x 100 MB = 50 MB but only 100 - 80 MB is left. */
-    assert_true(ps_resources_equal(t->e[a].out.inferred_strong_guarantee, t_res(20, 20, 20 * MB)));
-    assert_true(ps_resources_equal(t->e[b].out.inferred_strong_guarantee, t_res(20, 20, 80 * MB)));
+    assert_true(ps_resources_equal(t->p[a].out.inferred_strong_guarantee, t_res(20, 20, 20 * MB)));
+    assert_true(ps_resources_equal(t->p[b].out.inferred_strong_guarantee, t_res(20, 20, 80 * MB)));
     t_free(t);
 }
 
@@ -161,7 +161,7 @@ static void test_fifo_order_and_shares(void **state)
 {
     struct t_tree *t = t_new(t_total100(), T_IMPROVED(state));
     int fifo = t_pool(t, 0, "fifo");
-    t->e[fifo].in.mode = PS_MODE_FIFO;
+    t->p[fifo].in.mode = PS_MODE_FIFO;
     int late = t_op(t, fifo, "late", t_times(t_total100(), 0.4));
     t->e[late].in.start_time_ms = 300;
     int early = t_op(t, fifo, "early", t_times(t_total100(), 0.4));
@@ -183,9 +183,9 @@ static void test_fifo_order_and_shares(void **state)
     T_NEAR(t_unit(0.0), t_fs(t, late)->total);
 
     /* Heavier first, then fewer pending jobs. */
-    t->e[fifo].in.fifo_sort[0] = PS_FIFO_WEIGHT;
-    t->e[fifo].in.fifo_sort[1] = PS_FIFO_PENDING_JOB_COUNT;
-    t->e[fifo].in.fifo_sort_count = 2;
+    t->p[fifo].in.fifo_sort[0] = PS_FIFO_WEIGHT;
+    t->p[fifo].in.fifo_sort[1] = PS_FIFO_PENDING_JOB_COUNT;
+    t->p[fifo].in.fifo_sort_count = 2;
     t_weight(t, late, 2.0);
     t->e[early].in.pending_job_count = 5;
     t->e[tie1].in.pending_job_count = 3;
@@ -271,8 +271,8 @@ static void test_multiple_gang_operations(void **state)
     (void)state;
     struct t_tree *t = t_new(t_total100(), true);
     int a = t_pool(t, 0, "PoolA"), b = t_pool(t, 0, "PoolB");
-    t->e[a].in.mode = PS_MODE_FIFO;
-    t->e[b].in.mode = PS_MODE_FIFO;
+    t->p[a].in.mode = PS_MODE_FIFO;
+    t->p[b].in.mode = PS_MODE_FIFO;
     struct ps_resources d = t_res(30, 30, 300 * MB);
     int a1 = t_gang(t, a, "A1", d), a2 = t_gang(t, a, "A2", d);
     int b1 = t_gang(t, b, "B1", d), b2 = t_gang(t, b, "B2", d);
@@ -314,12 +314,12 @@ static void test_deterministic_and_reusable(void **state)
     }
     t_with_previous_minute(t);
     struct ps_fs_element_output first[64];
-    struct ps_volume volume = t->e[q].in.accumulated_volume;
+    struct ps_volume volume = t->p[q].in.accumulated_volume;
     t_run(t);
     for (int i = 0; i < t->n; i++)
         first[i] = t->e[i].out;
-    t->e[q].in.accumulated_volume = volume;
-    t->e[q].in.last_integral_share_ratio = 0;
+    t->p[q].in.accumulated_volume = volume;
+    t->p[q].in.last_integral_share_ratio = 0;
     t_run(t);
     for (int i = 0; i < t->n; i++)
         assert_memory_equal(&first[i], &t->e[i].out, sizeof first[i]);
@@ -341,7 +341,7 @@ static void test_zero_cluster(void **state)
 static void expect_invalid(struct t_tree *t, const char *needle)
 {
     ps_error_init(&t->err);
-    int rc = ps_fs_update_run(t->u, t->e, t->n, &t->opt, &t->input, &t->err);
+    int rc = ps_fs_update_run(t->u, t->e, t->n, t->p, t->n, &t->opt, &t->input, &t->err);
     assert_int_equal(rc, PS_EINVAL);
     if (!strstr(t->err.msg, needle))
         fail_msg("error '%s' does not mention '%s'", t->err.msg, needle);
@@ -372,14 +372,23 @@ static void test_validation(void **state)
     expect_invalid(t, "opX: demand");
     t->e[op].in.demand = t_total100();
 
-    t->e[a].in.relaxed_share_multiplier_limit = 11;
+    t->p[a].in.relaxed_share_multiplier_limit = 11;
     expect_invalid(t, "relaxed_share_multiplier_limit");
-    t->e[a].in.relaxed_share_multiplier_limit = 0;
+    t->p[a].in.relaxed_share_multiplier_limit = 0;
 
-    t->e[a].in.mode = PS_MODE_FIFO;
+    /* Every pool and the root names its own entry of the pools array. */
+    t->e[a].in.pool = t->n;
+    expect_invalid(t, "poolA: pool index 3 is outside the pools array (3 entries)");
+    t->e[a].in.pool = -1;
+    expect_invalid(t, "poolA: pool index -1");
+    t->e[a].in.pool = 0;
+    expect_invalid(t, "poolA: pool index 0 is named by another pool");
+    t->e[a].in.pool = a;
+
+    t->p[a].in.mode = PS_MODE_FIFO;
     int sub = t_pool(t, a, "subpool");
     expect_invalid(t, "subpool");
-    t->e[a].in.mode = PS_MODE_FAIR_SHARE;
+    t->p[a].in.mode = PS_MODE_FAIR_SHARE;
     (void)sub;
 
     t->e[0].in.kind = PS_ELEM_POOL;
@@ -394,10 +403,10 @@ static void test_validation(void **state)
     expect_invalid(t, "smooth_period");
     t->opt.integral_smooth_period_ms = 60000;
 
-    t->e[a].in.strong_guarantee.set = 1u << PS_RES_MEMORY;
-    t->e[a].in.strong_guarantee.r.v[PS_RES_MEMORY] = -5;
+    t->p[a].in.strong_guarantee.set = 1u << PS_RES_MEMORY;
+    t->p[a].in.strong_guarantee.r.v[PS_RES_MEMORY] = -5;
     expect_invalid(t, "strong_guarantee_resources/memory");
-    t->e[a].in.strong_guarantee.set = 0;
+    t->p[a].in.strong_guarantee.set = 0;
 
     t_run(t);  /* valid again */
     t_free(t);

@@ -27,11 +27,11 @@ static void test_relaxed_pool_with_increased_multiplier_limit(void **state)
     struct t_tree *t = t_new(t_total100(), T_IMPROVED(state));
     int a = t_integral(t, 0, "defaultRelaxed", PS_GUARANTEE_RELAXED, 10.0, -1, -1);
     int b = t_integral(t, 0, "increasedLimitRelaxed", PS_GUARANTEE_RELAXED, 10.0, -1, -1);
-    t->e[b].in.relaxed_share_multiplier_limit = 5.0;
+    t->p[b].in.relaxed_share_multiplier_limit = 5.0;
     t_op(t, a, "x", t_total100());
     t_op(t, b, "y", t_total100());
-    t->e[a].in.accumulated_volume = t_huge_volume();
-    t->e[b].in.accumulated_volume = t_huge_volume();
+    t->p[a].in.accumulated_volume = t_huge_volume();
+    t->p[b].in.accumulated_volume = t_huge_volume();
     t_run(t);
     T_NEAR(t_unit(0.3), t_fs(t, a)->integral_guarantee);  /* the tree's default multiplier is 3 */
     T_NEAR(t_unit(0.5), t_fs(t, b)->integral_guarantee);
@@ -56,7 +56,7 @@ static void test_burst_pool_simple(void **state)
     T_NEAR(t_unit(0.1), t_fs(t, 0)->weight_proportional);
     T_NEAR(t_unit(0.3), t_fs(t, 0)->total);
     /* The integral share is what is consumed from the volume next time. */
-    T_DOUBLE_NEAR(0.1, t->e[burst].in.last_integral_share_ratio, 1e-12);
+    T_DOUBLE_NEAR(0.1, t->p[burst].in.last_integral_share_ratio, 1e-12);
     t_free(t);
 }
 
@@ -66,7 +66,7 @@ static void test_accumulated_volume_provides_more(void **state)
     int relaxed = t_integral(t, 0, "relaxed", PS_GUARANTEE_RELAXED, 10.0, -1, -1);
     t_with_previous_minute(t);
     t_run(t);  /* accumulates a minute of flow */
-    T_DOUBLE_NEAR(600.0, t->e[relaxed].in.accumulated_volume.v[PS_RES_CPU], 0.0);
+    T_DOUBLE_NEAR(600.0, t->p[relaxed].in.accumulated_volume.v[PS_RES_CPU], 0.0);
 
     int op = t_op(t, relaxed, "op", t_times(t_total100(), 0.3));
     t->input.previous_update_time_ms = t->input.now_ms;
@@ -203,8 +203,8 @@ static void test_two_relaxed_pools_share_proportional_to_volume(void **state)
     t_op(t, a, "a", t_total100());
     t_op(t, b, "b", t_total100());
     /* 10% and 30% of the cluster for a minute. */
-    t->e[a].in.accumulated_volume = t_volume(t_times(t_one_percent(), 10.0), 60.0);
-    t->e[b].in.accumulated_volume = t_volume(t_times(t_one_percent(), 30.0), 60.0);
+    t->p[a].in.accumulated_volume = t_volume(t_times(t_one_percent(), 10.0), 60.0);
+    t->p[b].in.accumulated_volume = t_volume(t_times(t_one_percent(), 30.0), 60.0);
     t_run(t);
     T_EQ(t_unit(0.0), t_fs(t, a)->strong_guarantee);
     T_NEAR(t_unit(0.1), t_fs(t, a)->integral_guarantee);
@@ -241,8 +241,8 @@ static void test_integral_pools_with_parent(void **state)
     T_NEAR(t_unit(0.0), t_fs(t, 0)->strong_guarantee);
     T_EQ(t_unit(1.0), t_fs(t, 0)->integral_guarantee);
     T_EQ(t_unit(0.0), t_fs(t, 0)->weight_proportional);
-    assert_true(t->e[parent].out.specified_resource_flow_ratio == 0.0);
-    assert_true(t->e[parent].out.total_resource_flow_ratio == 1.0);
+    assert_true(t->p[parent].out.specified_resource_flow_ratio == 0.0);
+    assert_true(t->p[parent].out.total_resource_flow_ratio == 1.0);
     t_free(t);
 }
 
@@ -338,13 +338,13 @@ static void test_proposed_integral_share_precision_error(void **state)
     bv.v[PS_RES_CPU] = 45360000.00;
     bv.v[PS_RES_MEMORY] = 2.1341920521797664e+17;
     bv.v[PS_RES_NETWORK] = 91794223.939665511;
-    t->e[burst].in.accumulated_volume = bv;
+    t->p[burst].in.accumulated_volume = bv;
     struct ps_volume rv = {{0}};
     rv.v[PS_RES_USER_SLOTS] = 2541466175.1648531;
     rv.v[PS_RES_CPU] = 302400000.00;
     rv.v[PS_RES_MEMORY] = 1.3032554324247532e+18;
     rv.v[PS_RES_NETWORK] = 564751061.14774621;
-    t->e[relaxed1].in.accumulated_volume = rv;
+    t->p[relaxed1].in.accumulated_volume = rv;
 
     static const double cpu[] = {60, 30, 14, 18, 60, 60, 140, 18, 18, 28, 18, 42};
     static const int slots[] = {2, 1, 1, 2, 2, 2, 2, 5, 2, 2, 2, 2};
@@ -355,8 +355,9 @@ static void test_proposed_integral_share_precision_error(void **state)
     t_op(t, relaxed1, "r", t_res(101836, 99835.63, 99376091257090));
     t_run(t);
     const struct ps_fs_element_output *out = &t->e[integral_root].out;
+    const struct ps_fs_pool_output *pout = &t->p[integral_root].out;
     assert_true(ps_share_dominates(out->limits_share,
-                                   ps_share_add(out->strong_guarantee_share, out->proposed_integral_share)));
+                                   ps_share_add(pout->strong_guarantee_share, pout->proposed_integral_share)));
     /* Guarantees exceed the cluster: alerted, not an error. */
     assert_true(ps_fs_update_alert_count(t->u) >= 1);
     t_free(t);
@@ -373,7 +374,7 @@ static void test_relaxed_pool_with_guarantee_overcommitment(void **state)
     t->e[y].in.usage = t_times(t_total100(), 0.5);
     int relaxed = t_integral(t, 0, "relaxed", PS_GUARANTEE_RELAXED, 10.0, -1, -1);
     t_op(t, relaxed, "opR", t_times(t_total100(), 0.1));
-    t->e[relaxed].in.accumulated_volume = t_huge_volume();
+    t->p[relaxed].in.accumulated_volume = t_huge_volume();
     t_with_previous_minute(t);
     t_run(t);
     /* Nothing is left for the relaxed pool; the update still succeeds. */
@@ -404,10 +405,10 @@ static struct t_tree *overflow_tree(int *acceptable, int *overflowed, int64_t pe
 {
     struct t_tree *t = t_new(t_total100(), false);
     int ancestor = t_integral(t, 0, "ancestor", PS_GUARANTEE_NONE, 100.0, 100.0, -1);
-    t->e[ancestor].in.should_distribute_free_volume_among_children = 1;
+    t->p[ancestor].in.should_distribute_free_volume_among_children = 1;
     *acceptable = t_integral(t, ancestor, "acceptablePool", PS_GUARANTEE_RELAXED, 1.0, -1, -1);
     *overflowed = t_integral(t, ancestor, "overflowedPool", PS_GUARANTEE_RELAXED, 10.0, -1, -1);
-    t->e[*overflowed].in.accumulated_volume = t_huge_volume();
+    t->p[*overflowed].in.accumulated_volume = t_huge_volume();
     t->input.has_previous_update = true;
     t->input.previous_update_time_ms = t->input.now_ms - period_ms;
     return t;
@@ -421,9 +422,9 @@ static void test_volume_overflow_distribution_simple(void **state)
     t_run(t);
     struct ps_volume self = t_volume(t_one_percent(), 10.0);
     struct ps_volume overflow = t_volume(t_times(t_one_percent(), 10.0), 10.0);
-    assert_volume_near(volume_sum(self, overflow), t->e[acceptable].out.accumulated_resource_volume, 1e-6);
+    assert_volume_near(volume_sum(self, overflow), t->p[acceptable].out.accumulated_resource_volume, 1e-6);
     /* The overflowed pool is cut back to where it was. */
-    assert_volume_near(t_huge_volume(), t->e[overflowed].out.accumulated_resource_volume, 0.0);
+    assert_volume_near(t_huge_volume(), t->p[overflowed].out.accumulated_resource_volume, 0.0);
     t_free(t);
 }
 
@@ -435,7 +436,7 @@ static void test_volume_overflow_distribution_with_minimal_volume_shares(void **
     t_run(t);
     struct ps_volume expected = volume_sum(t_volume(t_one_percent(), 0.001),
                                            t_volume(t_times(t_one_percent(), 10.0), 0.001));
-    struct ps_volume actual = t->e[acceptable].out.accumulated_resource_volume;
+    struct ps_volume actual = t->p[acceptable].out.accumulated_resource_volume;
     /* cpu is fixed point: a millisecond of 1% rounds to nothing, of 10% to one hundredth. */
     assert_true(expected.v[PS_RES_CPU] == actual.v[PS_RES_CPU]);
     assert_true(actual.v[PS_RES_CPU] == 0.01);
@@ -451,9 +452,9 @@ static void test_volume_overflow_distribution_if_pool_does_not_accept_it(void **
     (void)state;
     int acceptable, overflowed;
     struct t_tree *t = overflow_tree(&acceptable, &overflowed, 10000);
-    t->e[acceptable].in.can_accept_free_volume = false;
+    t->p[acceptable].in.can_accept_free_volume = false;
     t_run(t);
-    assert_volume_near(t_volume(t_one_percent(), 10.0), t->e[acceptable].out.accumulated_resource_volume, 1e-6);
+    assert_volume_near(t_volume(t_one_percent(), 10.0), t->p[acceptable].out.accumulated_resource_volume, 1e-6);
     t_free(t);
 }
 
@@ -469,15 +470,15 @@ static void test_volume_overflow_distribution_with_limited_acceptable_pool(void 
     struct ps_volume start = full;
     for (int r = 0; r < PS_RES_COUNT; r++)
         start.v[r] -= 3 * unit.v[r];
-    t->e[limited].in.accumulated_volume = start;
+    t->p[limited].in.accumulated_volume = start;
     t_run(t);
     /* 1 unit of its own flow + 2 from the overflow: full. */
-    assert_volume_near(full, t->e[limited].out.accumulated_resource_volume, 1e-6);
+    assert_volume_near(full, t->p[limited].out.accumulated_resource_volume, 1e-6);
     /* 1 unit of its own + the remaining 8. */
     struct ps_volume nine = unit;
     for (int r = 0; r < PS_RES_COUNT; r++)
         nine.v[r] *= 9;
-    assert_volume_near(nine, t->e[empty].out.accumulated_resource_volume, 1e-6);
+    assert_volume_near(nine, t->p[empty].out.accumulated_resource_volume, 1e-6);
     t_free(t);
 }
 
@@ -486,15 +487,15 @@ static void test_no_distribution_without_the_option(void **state)
     (void)state;
     int acceptable, overflowed;
     struct t_tree *t = overflow_tree(&acceptable, &overflowed, 10000);
-    t->e[t->e[acceptable].in.parent].in.should_distribute_free_volume_among_children = -1;  /* tree: false */
+    t->p[t->e[acceptable].in.parent].in.should_distribute_free_volume_among_children = -1;  /* tree: false */
     t_run(t);
-    assert_volume_near(t_volume(t_one_percent(), 10.0), t->e[acceptable].out.accumulated_resource_volume, 1e-6);
+    assert_volume_near(t_volume(t_one_percent(), 10.0), t->p[acceptable].out.accumulated_resource_volume, 1e-6);
     t->opt.should_distribute_free_volume_among_children = true;
-    t->e[acceptable].in.accumulated_volume = (struct ps_volume){{0}};
-    t->e[overflowed].in.accumulated_volume = t_huge_volume();
+    t->p[acceptable].in.accumulated_volume = (struct ps_volume){{0}};
+    t->p[overflowed].in.accumulated_volume = t_huge_volume();
     t_run(t);
     struct ps_volume expected = volume_sum(t_volume(t_one_percent(), 10.0), t_volume(t_times(t_one_percent(), 10.0), 10.0));
-    assert_volume_near(expected, t->e[acceptable].out.accumulated_resource_volume, 1e-6);
+    assert_volume_near(expected, t->p[acceptable].out.accumulated_resource_volume, 1e-6);
     t_free(t);
 }
 
@@ -503,11 +504,11 @@ static void test_pool_capacity_does_not_decrease_existing_volume(void **state)
     (void)state;
     struct t_tree *t = t_new(t_total100(), false);
     int relaxed = t_integral(t, 0, "relaxed", PS_GUARANTEE_RELAXED, 100.0, -1, -1);
-    t->e[relaxed].in.accumulated_volume = t_huge_volume();
+    t->p[relaxed].in.accumulated_volume = t_huge_volume();
     t->input.has_previous_update = true;
     t->input.previous_update_time_ms = t->input.now_ms - 1000;
     t_run(t);
-    assert_volume_near(t_huge_volume(), t->e[relaxed].out.accumulated_resource_volume, 0.0);
+    assert_volume_near(t_huge_volume(), t->p[relaxed].out.accumulated_resource_volume, 0.0);
     t_free(t);
 }
 
@@ -519,33 +520,33 @@ static void test_volume_refill_consume_and_capacity(void **state)
     t_op(t, burst, "op", t_total100());
     /* Before any update with a previous time: nothing accumulates. */
     t_run(t);
-    assert_true(t->e[burst].out.accumulated_resource_ratio_volume == 0.0);
-    assert_true(t->e[burst].out.estimated_burst_usage_duration_seconds == 0.0);
+    assert_true(t->p[burst].out.accumulated_resource_ratio_volume == 0.0);
+    assert_true(t->p[burst].out.estimated_burst_usage_duration_seconds == 0.0);
 
     /* Ten minutes of 10% flow: 60 cluster-seconds. */
     t->input.has_previous_update = true;
     t->input.previous_update_time_ms = t->input.now_ms - 600000;
     t_run(t);
-    T_DOUBLE_NEAR(60.0, t->e[burst].out.accumulated_resource_ratio_volume, 1e-9);
-    T_DOUBLE_NEAR(6000.0, t->e[burst].out.accumulated_resource_volume.v[PS_RES_CPU], 0.0);
+    T_DOUBLE_NEAR(60.0, t->p[burst].out.accumulated_resource_ratio_volume, 1e-9);
+    T_DOUBLE_NEAR(6000.0, t->p[burst].out.accumulated_resource_volume.v[PS_RES_CPU], 0.0);
     /* The pool gets min(burst ratio, volume ratio / 60 s) = 0.3 and will consume it. */
     T_NEAR(t_unit(0.3), t_fs(t, burst)->integral_guarantee);
-    T_DOUBLE_NEAR(0.3, t->e[burst].in.last_integral_share_ratio, 1e-12);
+    T_DOUBLE_NEAR(0.3, t->p[burst].in.last_integral_share_ratio, 1e-12);
     /* Orchid: ratios, capacity = flow x 1 day, duration = volume / (burst - flow). */
-    T_DOUBLE_NEAR(0.3, t->e[burst].out.specified_burst_ratio, 1e-15);
-    T_DOUBLE_NEAR(0.1, t->e[burst].out.specified_resource_flow_ratio, 1e-15);
-    T_DOUBLE_NEAR(0.3, t->e[burst].out.total_burst_ratio, 1e-15);
-    T_DOUBLE_NEAR(0.1, t->e[0].out.total_resource_flow_ratio, 1e-15);
-    T_DOUBLE_NEAR(864000.0, t->e[burst].out.integral_pool_capacity.v[PS_RES_CPU], 0.0);
-    T_DOUBLE_NEAR(864000.0, t->e[burst].out.integral_pool_capacity.v[PS_RES_USER_SLOTS], 0.0);
-    T_DOUBLE_NEAR(60.0 / 0.2, t->e[burst].out.estimated_burst_usage_duration_seconds, 1e-9);
+    T_DOUBLE_NEAR(0.3, t->p[burst].out.specified_burst_ratio, 1e-15);
+    T_DOUBLE_NEAR(0.1, t->p[burst].out.specified_resource_flow_ratio, 1e-15);
+    T_DOUBLE_NEAR(0.3, t->p[burst].out.total_burst_ratio, 1e-15);
+    T_DOUBLE_NEAR(0.1, t->p[0].out.total_resource_flow_ratio, 1e-15);
+    T_DOUBLE_NEAR(864000.0, t->p[burst].out.integral_pool_capacity.v[PS_RES_CPU], 0.0);
+    T_DOUBLE_NEAR(864000.0, t->p[burst].out.integral_pool_capacity.v[PS_RES_USER_SLOTS], 0.0);
+    T_DOUBLE_NEAR(60.0 / 0.2, t->p[burst].out.estimated_burst_usage_duration_seconds, 1e-9);
 
     /* A minute later: +0.1 x 60 s of flow, -0.3 x 60 s consumed. */
     t->input.previous_update_time_ms = t->input.now_ms;
     t->input.now_ms += 60000;
     t_run(t);
-    T_DOUBLE_NEAR(60.0 + 6.0 - 18.0, t->e[burst].out.accumulated_resource_ratio_volume, 1e-9);
-    T_DOUBLE_NEAR(4800.0, t->e[burst].out.accumulated_resource_volume.v[PS_RES_CPU], 0.0);
+    T_DOUBLE_NEAR(60.0 + 6.0 - 18.0, t->p[burst].out.accumulated_resource_ratio_volume, 1e-9);
+    T_DOUBLE_NEAR(4800.0, t->p[burst].out.accumulated_resource_volume.v[PS_RES_CPU], 0.0);
     t_free(t);
 }
 

@@ -25,20 +25,21 @@ static void random_tree(struct t_tree *t, uint64_t *s)
         /* parents among the root and the non-FIFO pools made so far */
         for (int tries = 0; tries < 4; tries++) {
             int cand = rnd(s, t->n);
-            if (t->e[cand].in.kind != PS_ELEM_OPERATION && t->e[cand].in.mode != PS_MODE_FIFO) {
+            if (t->e[cand].in.kind != PS_ELEM_OPERATION && t->p[cand].in.mode != PS_MODE_FIFO) {
                 parent = cand;
                 break;
             }
         }
         int i = t_pool(t, parent, "pool");
         struct ps_fs_element_input *in = &t->e[i].in;
+        struct ps_fs_pool_input *pin = &t->p[i].in;
         if (rnd(s, 4) == 0)
-            in->mode = PS_MODE_FIFO;
+            pin->mode = PS_MODE_FIFO;
         if (rnd(s, 3) == 0)
             t_weight(t, i, 0.5 + rnd(s, 8) * 0.5);
         if (rnd(s, 3) == 0) {
-            in->strong_guarantee.r.v[PS_RES_CPU] = rnd(s, 6000);
-            in->strong_guarantee.set |= 1u << PS_RES_CPU;
+            pin->strong_guarantee.r.v[PS_RES_CPU] = rnd(s, 6000);
+            pin->strong_guarantee.set |= 1u << PS_RES_CPU;
         }
         if (rnd(s, 5) == 0)
             in->resource_limits.v[PS_RES_CPU] = 100 + rnd(s, 9000);
@@ -47,17 +48,17 @@ static void random_tree(struct t_tree *t, uint64_t *s)
         /* Not below another integral pool: upstream's result there is inconsistent. */
         bool nested = false;
         for (int a = parent; a > 0; a = t->e[a].in.parent)
-            nested = nested || t->e[a].in.guarantee_type != PS_GUARANTEE_NONE;
+            nested = nested || t->p[a].in.guarantee_type != PS_GUARANTEE_NONE;
         int g = rnd(s, 5);
         if (g >= 3 && !nested) {
-            in->guarantee_type = g == 3 ? PS_GUARANTEE_BURST : PS_GUARANTEE_RELAXED;
-            in->resource_flow.r.v[PS_RES_CPU] = rnd(s, 3000);
-            in->resource_flow.set |= 1u << PS_RES_CPU;
-            in->burst_guarantee.r.v[PS_RES_CPU] = rnd(s, 5000);
-            in->burst_guarantee.set |= 1u << PS_RES_CPU;
+            pin->guarantee_type = g == 3 ? PS_GUARANTEE_BURST : PS_GUARANTEE_RELAXED;
+            pin->resource_flow.r.v[PS_RES_CPU] = rnd(s, 3000);
+            pin->resource_flow.set |= 1u << PS_RES_CPU;
+            pin->burst_guarantee.r.v[PS_RES_CPU] = rnd(s, 5000);
+            pin->burst_guarantee.set |= 1u << PS_RES_CPU;
             if (rnd(s, 2))
-                in->accumulated_volume.v[PS_RES_CPU] = rnd(s, 100000);
-            in->should_distribute_free_volume_among_children = (signed char)(rnd(s, 3) - 1);
+                pin->accumulated_volume.v[PS_RES_CPU] = rnd(s, 100000);
+            pin->should_distribute_free_volume_among_children = (signed char)(rnd(s, 3) - 1);
         }
     }
     int ops = rnd(s, 30);
@@ -120,6 +121,7 @@ static void test_random_trees(void **state)
     (void)state;
     uint64_t s = 0x2545f4914f6cdd1dull;
     static struct ps_fs_element_input saved[T_MAX_ELEMS];
+    static struct ps_fs_pool_input saved_pools[T_MAX_ELEMS];
     for (int round = 0; round < 300; round++) {
         bool improved = round % 2;
         struct ps_resources total = t_res(100, 100, 1000 * MB);
@@ -141,22 +143,31 @@ static void test_random_trees(void **state)
             t->input.previous_update_time_ms = t->input.now_ms;
             t->input.now_ms += 60000;
         }
-        for (int i = 0; i < t->n; i++)
+        for (int i = 0; i < t->n; i++) {
             saved[i] = t->e[i].in;
+            saved_pools[i] = t->p[i].in;
+        }
         t->input.now_ms -= 60000;
         t->input.previous_update_time_ms -= 60000;
-        for (int i = 0; i < t->n; i++)
+        for (int i = 0; i < t->n; i++) {
             t->e[i].in = saved[i];
+            t->p[i].in = saved_pools[i];
+        }
         t_run(t);
         struct t_tree *again = t_new(total, improved);
         again->opt = t->opt;
         again->input = t->input;
         again->n = t->n;
-        for (int i = 0; i < t->n; i++)
+        for (int i = 0; i < t->n; i++) {
             again->e[i].in = saved[i];
+            again->p[i].in = saved_pools[i];
+        }
         t_run(again);
-        for (int i = 0; i < t->n; i++)
+        for (int i = 0; i < t->n; i++) {
             assert_memory_equal(&t->e[i].out, &again->e[i].out, sizeof t->e[i].out);
+            if (t->e[i].in.kind != PS_ELEM_OPERATION)
+                assert_memory_equal(&t->p[i].out, &again->p[i].out, sizeof t->p[i].out);
+        }
         t_free(again);
         t_free(t);
     }

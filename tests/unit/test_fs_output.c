@@ -77,8 +77,11 @@ static struct ps_snapshot *example(void)
         o->dominant_resource = PS_RES_MEMORY;
         o->weight = snap->elems[i].in.weight;
         o->fifo_index = i == 3 ? 0 : -1;
-        o->accumulated_resource_volume.v[PS_RES_CPU] = 600.5;
-        o->total_burst_ratio = 1.0 / 3.0;
+        if (i < snap->pool_count) {   /* operations have no pool entry: zeros */
+            struct ps_fs_pool_output *po = &snap->pools[snap->elems[i].in.pool].out;
+            po->accumulated_resource_volume.v[PS_RES_CPU] = 600.5;
+            po->total_burst_ratio = 1.0 / 3.0;
+        }
     }
     return snap;
 }

@@ -27,6 +27,7 @@ static struct ps_share sh(double x)
  * allocations of y_units, fair share 0.5, nothing running. Z (in A) is idle unless asked. */
 struct fix {
     struct ps_fs_element e[N];
+    struct ps_fs_pool p[N];   /* element i names p[i] when it is a pool; fair_share mode */
     struct ps_sched_operation ops[N];
     struct ps_sched_options opt;
     struct ps_sched_snapshot *snap;
@@ -50,6 +51,8 @@ static void elem(struct fix *f, int i, enum ps_element_kind kind, int parent, do
     memset(e, 0, sizeof *e);
     e->in.kind = kind;
     e->in.parent = parent;
+    e->in.pool = i;
+    memset(&f->p[i], 0, sizeof f->p[i]);
     e->in.usage = res(usage_units);
     e->in.start_time_ms = i;
     e->out.fair_share.total = sh(fair);
@@ -79,7 +82,7 @@ static void setup(struct fix *f, int64_t y_units, int starving, int64_t z_units)
     ps_sched_options_init(&f->opt);
     f->opt.total = res(10);
     f->opt.generation = 1;
-    assert_int_equal(ps_sched_snapshot_new(f->e, N, f->ops, &f->opt, &f->snap, &err), 0);
+    assert_int_equal(ps_sched_snapshot_new(f->e, N, f->p, N, f->ops, &f->opt, &f->snap, &err), 0);
 
     ps_starvation_config_init(&f->st_cfg);
     f->st_cfg.enable_aggressive_starvation = starving == 2;
@@ -241,7 +244,7 @@ static void test_blocking_ancestors(void **state)
     f.e[X].out.fair_share.total = sh(1.0);
     ps_sched_snapshot_free(f.snap);
     struct ps_error err = {0};
-    assert_int_equal(ps_sched_snapshot_new(f.e, N, f.ops, &f.opt, &f.snap, &err), 0);
+    assert_int_equal(ps_sched_snapshot_new(f.e, N, f.p, N, f.ops, &f.opt, &f.snap, &err), 0);
     assert_int_equal(heartbeat(&f), 0);
     assert_int_equal(f.sched.allocation_count, 0);
     teardown(&f);
@@ -304,7 +307,7 @@ static void test_full_cluster_root_limits(void **state)
         f.e[ROOT].out.resource_limits = res(10);
         f.e[A].out.resource_limits = res(10);   /* A's limits are reached too */
         ps_sched_snapshot_free(f.snap);
-        assert_int_equal(ps_sched_snapshot_new(f.e, N, f.ops, &f.opt, &f.snap, &err), 0);
+        assert_int_equal(ps_sched_snapshot_new(f.e, N, f.p, N, f.ops, &f.opt, &f.snap, &err), 0);
         assert_true(ps_resources_equal(ps_sched_usage(f.snap, ROOT), ps_sched_limits(f.snap, ROOT)));
         /* The regular stage cannot start anything (the node is full), and it is the root's
          * limit that a plain check would hit. */
@@ -327,7 +330,7 @@ static void test_full_cluster_root_limits(void **state)
     f.e[ROOT].out.resource_limits = res(10);
     f.e[B].out.resource_limits = res(2);
     ps_sched_snapshot_free(f.snap);
-    assert_int_equal(ps_sched_snapshot_new(f.e, N, f.ops, &f.opt, &f.snap, &err), 0);
+    assert_int_equal(ps_sched_snapshot_new(f.e, N, f.p, N, f.ops, &f.opt, &f.snap, &err), 0);
     assert_int_equal(heartbeat(&f), 0);
     assert_int_equal(f.sched.allocation_count, 0);
     assert_int_equal(f.out.victim_count, 0);
@@ -372,7 +375,7 @@ static void test_limits_lowered(void **state)
     f.e[A].out.resource_limits = res(8);
     ps_sched_snapshot_free(f.snap);
     struct ps_error err = {0};
-    assert_int_equal(ps_sched_snapshot_new(f.e, N, f.ops, &f.opt, &f.snap, &err), 0);
+    assert_int_equal(ps_sched_snapshot_new(f.e, N, f.p, N, f.ops, &f.opt, &f.snap, &err), 0);
     assert_int_equal(ps_preempt_limits_victims(f.snap, &f.tree, f.allocs, 10, &f.out, &err), 0);
     assert_int_equal(f.out.victim_count, 2);
     assert_int_equal(f.out.victims[0].allocation_id, 109);
@@ -383,7 +386,7 @@ static void test_limits_lowered(void **state)
     f.out.victim_count = 0;
     f.e[X].out.resource_limits = res(6);
     ps_sched_snapshot_free(f.snap);
-    assert_int_equal(ps_sched_snapshot_new(f.e, N, f.ops, &f.opt, &f.snap, &err), 0);
+    assert_int_equal(ps_sched_snapshot_new(f.e, N, f.p, N, f.ops, &f.opt, &f.snap, &err), 0);
     assert_int_equal(ps_preempt_limits_victims(f.snap, &f.tree, f.allocs, 10, &f.out, &err), 0);
     assert_int_equal(f.out.victim_count, 4);
     assert_int_equal(f.out.victims[3].element, X);

@@ -14,6 +14,7 @@
 
 struct tree {
     struct ps_fs_element e[MAX_ELEMS];
+    struct ps_fs_pool p[MAX_ELEMS];   /* element i names p[i] when it is a pool */
     struct ps_sched_operation ops[MAX_ELEMS];
     int n;
 };
@@ -37,7 +38,9 @@ static int add(struct tree *t, enum ps_element_kind kind, int parent, double fai
     memset(e, 0, sizeof *e);
     e->in.kind = kind;
     e->in.parent = parent;
-    e->in.mode = PS_MODE_FAIR_SHARE;
+    e->in.pool = i;
+    memset(&t->p[i], 0, sizeof t->p[i]);
+    t->p[i].in.mode = PS_MODE_FAIR_SHARE;
     e->in.start_time_ms = i;
     e->out.fair_share.total = (struct ps_share){{fair, fair, 0, fair, 0}};
     e->out.demand_share = (struct ps_share){{1, 1, 0, 1, 0}};
@@ -91,7 +94,7 @@ static struct ps_sched_snapshot *build(struct tree *t, const struct ps_sched_opt
     struct ps_sched_snapshot *s = NULL;
     struct ps_error err;
     ps_error_init(&err);
-    int rc = ps_sched_snapshot_new(t->e, t->n, t->ops, o, &s, &err);
+    int rc = ps_sched_snapshot_new(t->e, t->n, t->p, t->n, t->ops, o, &s, &err);
     if (rc)
         fail_msg("snapshot: %s", err.msg);
     return s;
@@ -221,7 +224,7 @@ static void fifo_pool_run(bool fifo_order, int64_t *first, int64_t *second)
     struct tree t = {.n = 0};
     add(&t, PS_ELEM_ROOT, -1, 1.0);
     int p = add(&t, PS_ELEM_POOL, 0, 1.0);
-    t.e[p].in.mode = PS_MODE_FIFO;
+    t.p[p].in.mode = PS_MODE_FIFO;
     int o1 = add_op(&t, p, 0.5, 6, res(1, 1, 1));
     int o2 = add_op(&t, p, 0.5, 100, res(1, 1, 1));
     t.e[o1].out.fifo_index = 0;
@@ -501,7 +504,7 @@ static void random_run(uint64_t seed, struct run_log *log)
         if (rng_int(&g, 3) == 0)
             t.e[p].out.resource_limits = res(1000, 2 + rng_int(&g, 20), 1000);
         if (rng_int(&g, 4) == 0) {
-            t.e[p].in.mode = PS_MODE_FIFO;
+            t.p[p].in.mode = PS_MODE_FIFO;
         }
         pools[np++] = p;
     }
@@ -511,7 +514,7 @@ static void random_run(uint64_t seed, struct run_log *log)
         int parent = pools[rng_int(&g, np)];
         int o = add_op(&t, parent, 0.01 * (1 + rng_int(&g, 5)), rng_int(&g, 4) ? rng_int(&g, 50) : 0,
                        res(1, 0.25 * (1 + rng_int(&g, 16)), 1 + rng_int(&g, 3)));
-        t.e[o].out.fifo_index = t.e[parent].in.mode == PS_MODE_FIFO ? k : -1;
+        t.e[o].out.fifo_index = t.p[parent].in.mode == PS_MODE_FIFO ? k : -1;
         if (rng_int(&g, 5) == 0)
             t.ops[o].filter = as_filter(&filters[rng_int(&g, 2)]);
         if (rng_int(&g, 3) == 0)
@@ -520,8 +523,8 @@ static void random_run(uint64_t seed, struct run_log *log)
     }
     /* Pools in FIFO mode hold operations only (as upstream); move pool children out. */
     for (int i = 1; i < t.n; i++)
-        if (t.e[i].in.kind == PS_ELEM_POOL && t.e[t.e[i].in.parent].in.mode == PS_MODE_FIFO)
-            t.e[t.e[i].in.parent].in.mode = PS_MODE_FAIR_SHARE;
+        if (t.e[i].in.kind == PS_ELEM_POOL && t.p[t.e[i].in.parent].in.mode == PS_MODE_FIFO)
+            t.p[t.e[i].in.parent].in.mode = PS_MODE_FAIR_SHARE;
     struct ps_sched_options o = opts();
     o.fifo_order_in_fifo_pools = seed & 1;
     struct ps_sched_snapshot *s = build(&t, &o);
@@ -610,14 +613,17 @@ static void test_bad_input(void **state)
     struct ps_sched_snapshot *s = NULL;
     struct ps_error err;
     ps_error_init(&err);
-    assert_int_equal(ps_sched_snapshot_new(t.e, t.n, t.ops, &o, &s, &err), PS_EINVAL);
+    assert_int_equal(ps_sched_snapshot_new(t.e, t.n, t.p, t.n, t.ops, &o, &s, &err), PS_EINVAL);
     assert_null(s);
     assert_non_null(strstr(err.msg, "all are zero"));
     t.ops[op].allocation = res(1, 1, 1);
     t.e[op].in.parent = 5;
     ps_error_init(&err);
-    assert_int_equal(ps_sched_snapshot_new(t.e, t.n, t.ops, &o, &s, &err), PS_EINVAL);
+    assert_int_equal(ps_sched_snapshot_new(t.e, t.n, t.p, t.n, t.ops, &o, &s, &err), PS_EINVAL);
     t.e[op].in.parent = 0;
+    ps_error_init(&err);   /* the root's pool entry is outside the pools array */
+    assert_int_equal(ps_sched_snapshot_new(t.e, t.n, t.p, 0, t.ops, &o, &s, &err), PS_EINVAL);
+    assert_non_null(strstr(err.msg, "pool index 0"));
     s = build(&t, &o);
     ps_error_init(&err);
     assert_int_equal(ps_sched_allocation_finished(s, op, res(1, 1, 1), &err), PS_EINVAL);

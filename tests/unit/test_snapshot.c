@@ -125,43 +125,45 @@ static void test_fields_map_to_the_engine_input(void **state)
     assert_true(snap->options.should_distribute_free_volume_among_children);
 
     const struct ps_fs_element_input *p = &snap->elems[find(snap, "research", PS_ELEM_POOL)].in;
+    const struct ps_fs_pool_input *pp = &snap->pools[p->pool].in;
     assert_int_equal(p->kind, PS_ELEM_POOL);
-    assert_int_equal(p->mode, PS_MODE_FIFO);
+    assert_int_equal(pp->mode, PS_MODE_FIFO);
     assert_true(p->weight == 2.5);
     assert_true(p->weight_specified);
-    assert_int_equal(p->strong_guarantee.set, (1u << PS_RES_CPU) | (1u << PS_RES_MEMORY));
-    assert_int_equal(p->strong_guarantee.r.v[PS_RES_CPU], CPU(10));
-    assert_int_equal(p->strong_guarantee.r.v[PS_RES_MEMORY], 0);
+    assert_int_equal(pp->strong_guarantee.set, (1u << PS_RES_CPU) | (1u << PS_RES_MEMORY));
+    assert_int_equal(pp->strong_guarantee.r.v[PS_RES_CPU], CPU(10));
+    assert_int_equal(pp->strong_guarantee.r.v[PS_RES_MEMORY], 0);
     assert_int_equal(p->resource_limits.v[PS_RES_CPU], CPU(50));
     assert_int_equal(p->resource_limits.v[PS_RES_MEMORY], PS_RES_INFINITE);   /* omitted */
     assert_int_equal(p->resource_limits.v[PS_RES_USER_SLOTS], PS_RES_INFINITE);
     assert_true(p->max_share_ratio == 0.5);
-    assert_int_equal(p->fifo_sort_count, 3);
-    assert_int_equal(p->fifo_sort[0], PS_FIFO_START_TIME);
-    assert_int_equal(p->fifo_sort[1], PS_FIFO_PENDING_JOB_COUNT);
-    assert_int_equal(p->fifo_sort[2], PS_FIFO_WEIGHT);
-    assert_int_equal(p->guarantee_type, PS_GUARANTEE_BURST);
-    assert_int_equal(p->resource_flow.set, 1u << PS_RES_CPU);
-    assert_int_equal(p->resource_flow.r.v[PS_RES_CPU], CPU(10));
-    assert_int_equal(p->burst_guarantee.r.v[PS_RES_CPU], CPU(20));
-    assert_true(p->relaxed_share_multiplier_limit == 5.0);
-    assert_false(p->can_accept_free_volume);
-    assert_int_equal(p->should_distribute_free_volume_among_children, 1);
-    assert_true(p->accumulated_volume.v[PS_RES_CPU] == 600.5);
-    assert_true(p->accumulated_volume.v[PS_RES_USER_SLOTS] == 600.0);
-    assert_true(p->accumulated_volume.v[PS_RES_MEMORY] == 0.0);
-    assert_true(p->last_integral_share_ratio == 0.25);
+    assert_int_equal(pp->fifo_sort_count, 3);
+    assert_int_equal(pp->fifo_sort[0], PS_FIFO_START_TIME);
+    assert_int_equal(pp->fifo_sort[1], PS_FIFO_PENDING_JOB_COUNT);
+    assert_int_equal(pp->fifo_sort[2], PS_FIFO_WEIGHT);
+    assert_int_equal(pp->guarantee_type, PS_GUARANTEE_BURST);
+    assert_int_equal(pp->resource_flow.set, 1u << PS_RES_CPU);
+    assert_int_equal(pp->resource_flow.r.v[PS_RES_CPU], CPU(10));
+    assert_int_equal(pp->burst_guarantee.r.v[PS_RES_CPU], CPU(20));
+    assert_true(pp->relaxed_share_multiplier_limit == 5.0);
+    assert_false(pp->can_accept_free_volume);
+    assert_int_equal(pp->should_distribute_free_volume_among_children, 1);
+    assert_true(pp->accumulated_volume.v[PS_RES_CPU] == 600.5);
+    assert_true(pp->accumulated_volume.v[PS_RES_USER_SLOTS] == 600.0);
+    assert_true(pp->accumulated_volume.v[PS_RES_MEMORY] == 0.0);
+    assert_true(pp->last_integral_share_ratio == 0.25);
 
     const struct ps_fs_element_input *old = &snap->elems[find(snap, "old", PS_ELEM_POOL)].in;
-    assert_int_equal(old->strong_guarantee.set, 1u << PS_RES_USER_SLOTS);   /* the alias */
-    assert_int_equal(old->strong_guarantee.r.v[PS_RES_USER_SLOTS], 3);
-    assert_int_equal(old->guarantee_type, PS_GUARANTEE_RELAXED);
+    const struct ps_fs_pool_input *oldp = &snap->pools[old->pool].in;
+    assert_int_equal(oldp->strong_guarantee.set, 1u << PS_RES_USER_SLOTS);   /* the alias */
+    assert_int_equal(oldp->strong_guarantee.r.v[PS_RES_USER_SLOTS], 3);
+    assert_int_equal(oldp->guarantee_type, PS_GUARANTEE_RELAXED);
     assert_false(old->weight_specified);
     assert_true(old->weight == 1.0);
-    assert_int_equal(old->mode, PS_MODE_FAIR_SHARE);
-    assert_int_equal(old->fifo_sort_count, 0);
-    assert_true(old->can_accept_free_volume);                              /* default */
-    assert_int_equal(old->should_distribute_free_volume_among_children, -1);   /* the tree's */
+    assert_int_equal(oldp->mode, PS_MODE_FAIR_SHARE);
+    assert_int_equal(oldp->fifo_sort_count, 0);
+    assert_true(oldp->can_accept_free_volume);                              /* default */
+    assert_int_equal(oldp->should_distribute_free_volume_among_children, -1);   /* the tree's */
 
     const struct ps_fs_element_input *op = &snap->elems[find(snap, "op0", PS_ELEM_OPERATION)].in;
     assert_true(op->weight == 3.0);
@@ -212,6 +214,16 @@ static void assert_input_equal(const struct ps_fs_element_input *a,
     assert_true(a->max_share_ratio == b->max_share_ratio);
     assert_true(ps_resources_equal(a->resource_limits, b->resource_limits));
     assert_true(ps_resources_equal(a->filter_limits, b->filter_limits));
+    assert_int_equal(a->pool, b->pool);
+    assert_true(ps_resources_equal(a->demand, b->demand));
+    assert_true(ps_resources_equal(a->usage, b->usage));
+    assert_int_equal(a->start_time_ms, b->start_time_ms);
+    assert_int_equal(a->pending_job_count, b->pending_job_count);
+    assert_int_equal(a->is_gang, b->is_gang);
+}
+
+static void assert_pool_input_equal(const struct ps_fs_pool_input *a, const struct ps_fs_pool_input *b)
+{
     assert_int_equal(a->mode, b->mode);
     assert_int_equal(a->fifo_sort_count, b->fifo_sort_count);
     assert_int_equal(a->strong_guarantee.set, b->strong_guarantee.set);
@@ -226,11 +238,6 @@ static void assert_input_equal(const struct ps_fs_element_input *a,
     for (int r = 0; r < PS_RES_COUNT; r++)
         assert_true(a->accumulated_volume.v[r] == b->accumulated_volume.v[r]);
     assert_true(a->last_integral_share_ratio == b->last_integral_share_ratio);
-    assert_true(ps_resources_equal(a->demand, b->demand));
-    assert_true(ps_resources_equal(a->usage, b->usage));
-    assert_int_equal(a->start_time_ms, b->start_time_ms);
-    assert_int_equal(a->pending_job_count, b->pending_job_count);
-    assert_int_equal(a->is_gang, b->is_gang);
 }
 
 static void test_defaults_are_the_engine_defaults(void **state)
@@ -248,7 +255,11 @@ static void test_defaults_are_the_engine_defaults(void **state)
 
     struct ps_fs_element_input want;
     ps_fs_element_input_init(&want, PS_ELEM_POOL, 0, NULL);
+    want.pool = 1;   /* the snapshot's pools array follows the elements */
     assert_input_equal(&snap->elems[1].in, &want);
+    struct ps_fs_pool_input want_pool;
+    ps_fs_pool_input_init(&want_pool);
+    assert_pool_input_equal(&snap->pools[1].in, &want_pool);
     ps_fs_element_input_init(&want, PS_ELEM_OPERATION, 1, NULL);
     assert_input_equal(&snap->elems[2].in, &want);
     ps_snapshot_free(snap);

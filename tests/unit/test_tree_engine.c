@@ -78,7 +78,7 @@ static void fair_share_update(struct world *w, int64_t now_ms)
     struct ps_error err;
     ps_error_init(&err);
     assert_int_equal(ps_pool_tree_build_fs(w->tree, &w->fs, now_ms, &err), 0);
-    if (ps_fs_update_run(w->update, w->fs.elems, w->fs.count, &w->fs.options, &w->fs.input, &err) != 0)
+    if (ps_fs_update_run(w->update, w->fs.elems, w->fs.count, w->fs.fs_pools, w->fs.pool_count, &w->fs.options, &w->fs.input, &err) != 0)
         fail_msg("update: %s", err.msg);
     assert_int_equal(ps_pool_tree_apply_fs(w->tree, &w->fs, &err), 0);
 }
@@ -164,13 +164,13 @@ static void test_integral_volume_carried_across_updates(void **state)
     fair_share_update(&w, 60000);
     /* 60 s of 1 cpu of flow (nothing consumed: the first update gave no integral share) */
     assert_true(fabs(burst->accumulated_volume.v[PS_RES_CPU] - 60.0) < 1e-6);
-    assert_true(burst->dynamic.fs.specified_resource_flow_ratio > 0.0);
+    assert_true(burst->fs_pool.specified_resource_flow_ratio > 0.0);
     assert_int_equal(w.fs.input.previous_update_time_ms, 0);
     /* and the next build hands it back to the engine */
     struct ps_error err;
     ps_error_init(&err);
     assert_int_equal(ps_pool_tree_build_fs(w.tree, &w.fs, 120000, &err), 0);
-    assert_true(fabs(w.fs.elems[burst->fs_index].in.accumulated_volume.v[PS_RES_CPU] - 60.0) < 1e-6);
+    assert_true(fabs(w.fs.fs_pools[w.fs.elems[burst->fs_index].in.pool].in.accumulated_volume.v[PS_RES_CPU] - 60.0) < 1e-6);
     assert_int_equal(w.fs.input.previous_update_time_ms, 60000);
     world_release(&w);
 }

@@ -159,30 +159,30 @@ static void test_build_order_and_fields(void **state)
     assert_int_equal(in->resource_limits.v[PS_RES_MEMORY], PS_RES_INFINITE);
     assert_int_equal(in->filter_limits.v[PS_RES_CPU], 3000);        /* n1 + n2 have ssd */
     assert_int_equal(in->filter_limits.v[PS_RES_MEMORY], 30000);
-    assert_int_equal(in->strong_guarantee.set, 1u << PS_RES_CPU);
-    assert_int_equal(in->strong_guarantee.r.v[PS_RES_CPU], 1000);
-    assert_int_equal(in->mode, PS_MODE_FAIR_SHARE);
-    assert_int_equal(in->fifo_sort_count, 2);
+    assert_int_equal(fs.fs_pools[in->pool].in.strong_guarantee.set, 1u << PS_RES_CPU);
+    assert_int_equal(fs.fs_pools[in->pool].in.strong_guarantee.r.v[PS_RES_CPU], 1000);
+    assert_int_equal(fs.fs_pools[in->pool].in.mode, PS_MODE_FAIR_SHARE);
+    assert_int_equal(fs.fs_pools[in->pool].in.fifo_sort_count, 2);
     /* prod */
     in = &fs.elems[2].in;
     assert_false(in->weight_specified);
     assert_true(in->weight == 1.0);
-    assert_int_equal(in->mode, PS_MODE_FIFO);
-    assert_int_equal(in->fifo_sort[0], PS_FIFO_START_TIME);
-    assert_int_equal(in->fifo_sort[1], PS_FIFO_WEIGHT);
+    assert_int_equal(fs.fs_pools[in->pool].in.mode, PS_MODE_FIFO);
+    assert_int_equal(fs.fs_pools[in->pool].in.fifo_sort[0], PS_FIFO_START_TIME);
+    assert_int_equal(fs.fs_pools[in->pool].in.fifo_sort[1], PS_FIFO_WEIGHT);
     assert_int_equal(in->filter_limits.v[PS_RES_CPU], PS_RES_INFINITE);   /* no filter */
-    assert_false(in->can_accept_free_volume);
-    assert_int_equal(in->should_distribute_free_volume_among_children, 1);
+    assert_false(fs.fs_pools[in->pool].in.can_accept_free_volume);
+    assert_int_equal(fs.fs_pools[in->pool].in.should_distribute_free_volume_among_children, 1);
     /* burst */
     in = &fs.elems[3].in;
-    assert_int_equal(in->guarantee_type, PS_GUARANTEE_BURST);
-    assert_int_equal(in->resource_flow.r.v[PS_RES_CPU], 100);
-    assert_int_equal(in->burst_guarantee.r.v[PS_RES_CPU], 500);
-    assert_true(in->relaxed_share_multiplier_limit == 2.0);
-    assert_true(in->accumulated_volume.v[PS_RES_CPU] == 600);
-    assert_true(in->can_accept_free_volume);                            /* default true */
-    assert_int_equal(in->should_distribute_free_volume_among_children, -1);   /* the tree's */
-    assert_true(in->last_integral_share_ratio == 0.25);
+    assert_int_equal(fs.fs_pools[in->pool].in.guarantee_type, PS_GUARANTEE_BURST);
+    assert_int_equal(fs.fs_pools[in->pool].in.resource_flow.r.v[PS_RES_CPU], 100);
+    assert_int_equal(fs.fs_pools[in->pool].in.burst_guarantee.r.v[PS_RES_CPU], 500);
+    assert_true(fs.fs_pools[in->pool].in.relaxed_share_multiplier_limit == 2.0);
+    assert_true(fs.fs_pools[in->pool].in.accumulated_volume.v[PS_RES_CPU] == 600);
+    assert_true(fs.fs_pools[in->pool].in.can_accept_free_volume);                            /* default true */
+    assert_int_equal(fs.fs_pools[in->pool].in.should_distribute_free_volume_among_children, -1);   /* the tree's */
+    assert_true(fs.fs_pools[in->pool].in.last_integral_share_ratio == 0.25);
     /* operations */
     in = &fs.elems[4].in;
     assert_int_equal(in->demand.v[PS_RES_CPU], 700);
@@ -240,12 +240,12 @@ static void test_apply_results(void **state)
     set_share(&out->fair_share.total, 0.3, 0.1);
     set_share(&out->usage_share, 0.05, 0.2);
     set_share(&out->demand_share, 0.6, 0.4);
-    set_share(&out->strong_guarantee_share, 10.0 / 70.0, 10.0 / 70.0);
+    set_share(&fs.fs_pools[fs.elems[ri].in.pool].out.strong_guarantee_share, 10.0 / 70.0, 10.0 / 70.0);
     out->dominant_resource = PS_RES_MEMORY;
     set_share(&fs.elems[oi].out.fair_share.total, 0.25, 0.0);
     fs.elems[oi].out.dominant_resource = PS_RES_CPU;
-    fs.elems[bi].in.accumulated_volume.v[PS_RES_CPU] = 1234.5;
-    fs.elems[bi].in.last_integral_share_ratio = 0.125;
+    fs.fs_pools[fs.elems[bi].in.pool].in.accumulated_volume.v[PS_RES_CPU] = 1234.5;
+    fs.fs_pools[fs.elems[bi].in.pool].in.last_integral_share_ratio = 0.125;
     assert_int_equal(ps_pool_tree_apply_fs(t, &fs, &err), 0);
 
     struct ps_pool *research = ps_pool_tree_find_pool(t, "research");
@@ -267,13 +267,13 @@ static void test_apply_results(void **state)
 
     /* The next build carries the integral state and the previous update time. */
     assert_int_equal(ps_pool_tree_build_fs(t, &fs, 2000, &err), 0);
-    assert_true(fs.elems[bi].in.accumulated_volume.v[PS_RES_CPU] == 1234.5);
+    assert_true(fs.fs_pools[fs.elems[bi].in.pool].in.accumulated_volume.v[PS_RES_CPU] == 1234.5);
     assert_true(fs.input.has_previous_update);
     assert_int_equal(fs.input.previous_update_time_ms, 1000);
 
     /* A tree change between build and apply is refused, nothing copied. */
     struct ps_tree_op *late = start(t, "late", "prod", 5, NULL);
-    fs.elems[bi].in.accumulated_volume.v[PS_RES_CPU] = 1.0;
+    fs.fs_pools[fs.elems[bi].in.pool].in.accumulated_volume.v[PS_RES_CPU] = 1.0;
     ps_error_init(&err);
     assert_int_equal(ps_pool_tree_apply_fs(t, &fs, &err), PS_ESTATE);
     assert_non_null(strstr(err.msg, "build again"));
