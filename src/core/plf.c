@@ -29,9 +29,7 @@ bool ps_plf_ctx_reserve_points(struct ps_plf_ctx *ctx, int n)
 {
     if (n <= ctx->pts_cap)
         return true;
-    int cap = ctx->pts_cap ? ctx->pts_cap : 64;
-    while (cap < n)
-        cap *= 2;
+    int cap = (int)ps_plf_grow_capacity((size_t)ctx->pts_cap, (size_t)n);
     double *p = realloc(ctx->pts, (size_t)cap * sizeof *p);
     if (!p) {
         ctx->oom = true;
@@ -68,9 +66,7 @@ bool ps_plf_buf_reserve(struct ps_plf_buf *b, int points)
      * builder that switches between scalar and vector use keeps its memory. */
     size_t stride = (size_t)(b->dim + 1);
     size_t need = (size_t)points * stride;
-    size_t cap = b->cap_d ? b->cap_d : 16 * stride;
-    while (cap < need)
-        cap *= 2;
+    size_t cap = ps_plf_grow_capacity(b->cap_d, need);
     double *a = realloc(b->a, cap * sizeof *a);
     if (!a) {
         *b->oom = true;

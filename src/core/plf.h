@@ -83,6 +83,15 @@ static inline struct ps_plf ps_plf_buf_view(const struct ps_plf_buf *b)
     return f;
 }
 
+/* The capacity to grow to when `need` exceeds `cap`: need plus an eighth. The update sizes its
+ * buffers by the largest element of the tree once and then reuses them, so doubling would only
+ * leave up to half of each buffer unused for good; an eighth still bounds the reallocations of
+ * a tree that grows slowly. */
+static inline size_t ps_plf_grow_capacity(size_t cap, size_t need)
+{
+    return cap >= need ? cap : need + need / 8 + 16;
+}
+
 /* Grows a builder to hold at least `points` points; false (and *oom) on failure. */
 bool ps_plf_buf_reserve(struct ps_plf_buf *b, int points);
 

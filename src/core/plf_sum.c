@@ -23,9 +23,7 @@ static bool reserve_acc(struct ps_plf_ctx *ctx, int points, int dim)
 {
     size_t need = 2 * (size_t)points * (size_t)dim;
     if (need > ctx->acc_cap) {
-        size_t cap = ctx->acc_cap ? ctx->acc_cap : 256;
-        while (cap < need)
-            cap *= 2;
+        size_t cap = ps_plf_grow_capacity(ctx->acc_cap, need);
         double *a = realloc(ctx->acc, cap * sizeof *a);
         if (!a) {
             ctx->oom = true;
@@ -35,9 +33,7 @@ static bool reserve_acc(struct ps_plf_ctx *ctx, int points, int dim)
         ctx->acc_cap = cap;
     }
     if (points > ctx->split_cap) {
-        int cap = ctx->split_cap ? ctx->split_cap : 256;
-        while (cap < points)
-            cap *= 2;
+        int cap = (int)ps_plf_grow_capacity((size_t)ctx->split_cap, (size_t)points);
         unsigned char *s = realloc(ctx->split, (size_t)cap);
         if (s)
             ctx->split = s;
