@@ -71,8 +71,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct ps_fs_update *update = ps_fs_update_new();
     if (update) {
         ps_error_init(&err);
-        rc = ps_fs_update_run(update, snap->elems, snap->count, &snap->options, &snap->input,
-                              &err);
+        rc = ps_fs_update_run(update, snap->elems, snap->count, snap->pools, snap->pool_count,
+                              &snap->options, &snap->input, &err);
         if (rc) {
             assert_one_line(err.msg);
         } else {
