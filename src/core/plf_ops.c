@@ -386,14 +386,28 @@ PLF_INLINE void compose_build(struct ps_plf_buf *dst, const struct ps_plf *f, co
     for (int i = 0; i < total; i++) {
         if (i + 1 < total)
             next_pair(&st, &nx, &ny);
+        bool added = false;
         if (i == 0 || px != x) {
             /* Upstream picks LeftLimitAt or ValueAt here; for left-continuous functions they
              * are the same. */
             cursor_left_limit_d(f, dim, &cl, y, v);
             buf_add_point_d(dst, dim, x, v);
+            added = true;
         }
         if (i + 1 == total || nx != x) {
-            if (i + 1 < total && ny > y)
+            bool right = i + 1 < total && ny > y;
+            /* The point just added is (x, v) and the builder drops a repeat of it (once it has
+             * two points), so the second sample can be skipped when it has the same value: the
+             * left limit again, or the right limit of the segment cl when y lies strictly
+             * inside it (X(cl) <= y holds as cl only passes points below some earlier y, and
+             * the right cursor, never past cl, stops at cl too). Most pairs are such points. */
+            if (added && dst->n >= 2 && (!right || XD(f, dim, cl + 1) > y)) {
+                px = x;
+                x = nx;
+                y = ny;
+                continue;
+            }
+            if (right)
                 cursor_right_limit_d(f, dim, &cr, y, v);
             else
                 cursor_left_limit_d(f, dim, &cl, y, v);
