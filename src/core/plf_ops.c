@@ -425,15 +425,22 @@ void ps_plf_compose(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const struct
 {
     int dim = f->dim;
     ps_plf_buf_clear(dst, dim);
-    if (!reserve_pairs(ctx, f->n) || !ps_plf_ctx_reserve_points(ctx, f->n))
+    if (!reserve_pairs(ctx, f->n))
         return;
     double *extra = ctx->pairs;
     int nextra = 0;
-    int nf = ps_plf_critical_points(f, ctx->pts);
     double ymin = V(g, 0)[0], ymax = V(g, g->n - 1)[0];
     int inv = 0;
-    for (int q = 0; q < nf; q++) {
-        double y = ctx->pts[q];
+    /* f's critical points (ps_plf_critical_points: the left bound and each larger argument)
+     * straight from its points; they increase, so the ones above g's range end the walk. */
+    double prev = 0.0;
+    for (int q = 0; q < f->n; q++) {
+        double y = X(f, q);
+        if (q > 0 && !(y > prev))
+            continue;
+        prev = y;
+        if (y > ymax)
+            break;
         if (!(y >= ymin && y <= ymax))
             continue;
         int i = inverse_segment_at(g, &inv, y);
