@@ -107,63 +107,57 @@ struct share_bounds {
     __m128d top_db[3], top_dv[3], bottom_db[3], bottom_dv[3];
 };
 
-static inline void load_share(const double *p, __m128d v[3])
+/* The lanes: ng groups of two components from off[k] (a lone last component with a zero
+ * pad), covering the active components; most share vectors have one constant component, so
+ * two groups often do. */
+struct share_lanes {
+    int off[3];
+};
+
+PLF_INLINE void load_lanes(const double *p, const struct share_lanes *l, int ng, __m128d v[3])
 {
-    v[0] = _mm_loadu_pd(p);
-    v[1] = _mm_loadu_pd(p + 2);
-    v[2] = _mm_load_sd(p + 4);
+    for (int k = 0; k < ng; k++)
+        v[k] = l->off[k] < PS_PLF_MAX_DIM - 1 ? _mm_loadu_pd(p + l->off[k]) : _mm_load_sd(p + l->off[k]);
 }
 
 /* The bounds of a run that starts with the segment from lv to the point at p (width db). */
-static inline void reset_share_bounds(struct share_bounds *b, const __m128d lv[3], const double *p, double db,
-                                      __m128d eps)
+PLF_INLINE void reset_share_bounds(struct share_bounds *b, const struct share_lanes *l, int ng, const __m128d lv[3],
+                                   const double *p, double db, __m128d eps)
 {
     __m128d rv[3];
-    load_share(p, rv);
-    for (int k = 0; k < 3; k++) {
+    load_lanes(p, l, ng, rv);
+    for (int k = 0; k < ng; k++) {
         b->top_db[k] = b->bottom_db[k] = _mm_set1_pd(db);
         b->top_dv[k] = _mm_sub_pd(_mm_add_pd(rv[k], eps), lv[k]);
         b->bottom_dv[k] = _mm_sub_pd(_mm_sub_pd(rv[k], eps), lv[k]);
     }
 }
 
-static inline __m128d select_pd(__m128d mask, __m128d yes, __m128d no)
+PLF_INLINE __m128d select_pd(__m128d mask, __m128d yes, __m128d no)
 {
     return _mm_or_pd(_mm_and_pd(mask, yes), _mm_andnot_pd(mask, no));
 }
 
-static void compress_share(struct ps_plf_buf *dst, const struct ps_plf *src, double epsilon)
+PLF_INLINE void compress_lanes(struct ps_plf_buf *dst, const struct ps_plf *src, double epsilon, int active,
+                               const struct share_lanes *l, int ng)
 {
     enum { STRIDE = PS_PLF_MAX_DIM + 1 };
     const double *a = src->a;
     int n = src->n;
-    /* The lanes that differ from the first point somewhere (all of them without a tolerance,
-     * as compress_run); != is true for NaN there, as here. */
-    __m128d first[3], differ[3] = {_mm_setzero_pd(), _mm_setzero_pd(), _mm_setzero_pd()};
-    load_share(a + 1, first);
-    for (int i = 1; i < n; i++) {
-        __m128d v[3];
-        load_share(a + (size_t)i * STRIDE + 1, v);
-        for (int k = 0; k < 3; k++)
-            differ[k] = _mm_or_pd(differ[k], _mm_cmpneq_pd(v[k], first[k]));
-    }
-    int active = _mm_movemask_pd(differ[0]) | _mm_movemask_pd(differ[1]) << 2 | (_mm_movemask_pd(differ[2]) & 1) << 4;
-    if (!(epsilon > 0))
-        active = 0x1f;
     __m128d eps = _mm_set1_pd(epsilon);
     struct share_bounds b;
     __m128d lv[3];
     int start = 0, end = 1;
     double x0 = a[0];
-    load_share(a + 1, lv);
-    reset_share_bounds(&b, lv, a + STRIDE + 1, a[STRIDE] - x0, eps);
+    load_lanes(a + 1, l, ng, lv);
+    reset_share_bounds(&b, l, ng, lv, a + STRIDE + 1, a[STRIDE] - x0, eps);
     for (int i = 1; i < n - 1; i++) {
         const double *p = a + (size_t)(i + 1) * STRIDE;
         double db = p[0] - x0;
         __m128d dbv = _mm_set1_pd(db), rv[3];
-        load_share(p + 1, rv);
+        load_lanes(p + 1, l, ng, rv);
         int ok = 0;
-        for (int k = 0; k < 3; k++) {
+        for (int k = 0; k < ng; k++) {
             __m128d dv = _mm_sub_pd(rv[k], lv[k]);
             __m128d top_dv = _mm_sub_pd(_mm_add_pd(rv[k], eps), lv[k]);
             __m128d bottom_dv = _mm_sub_pd(_mm_sub_pd(rv[k], eps), lv[k]);
@@ -181,7 +175,7 @@ static void compress_share(struct ps_plf_buf *dst, const struct ps_plf *src, dou
             __m128d above = _mm_sub_pd(_mm_mul_pd(b.bottom_db[k], dv), _mm_mul_pd(dbv, b.bottom_dv[k]));
             __m128d below = _mm_sub_pd(_mm_mul_pd(b.top_db[k], dv), _mm_mul_pd(dbv, b.top_dv[k]));
             __m128d inside = _mm_and_pd(_mm_cmpgt_pd(above, _mm_setzero_pd()), _mm_cmplt_pd(below, _mm_setzero_pd()));
-            ok |= _mm_movemask_pd(inside) << (2 * k);
+            ok |= _mm_movemask_pd(inside) << l->off[k];
         }
         if ((active & ~ok) == 0) {
             end = i + 1;
@@ -193,11 +187,50 @@ static void compress_share(struct ps_plf_buf *dst, const struct ps_plf *src, dou
         end = i + 1;
         s = a + (size_t)i * STRIDE;
         x0 = s[0];
-        load_share(s + 1, lv);
-        reset_share_bounds(&b, lv, p + 1, p[0] - x0, eps);
+        load_lanes(s + 1, l, ng, lv);
+        reset_share_bounds(&b, l, ng, lv, p + 1, p[0] - x0, eps);
     }
     const double *s = a + (size_t)start * STRIDE, *e = a + (size_t)end * STRIDE;
     buf_push_segment_d(dst, PS_PLF_MAX_DIM, s[0], s + 1, e[0], e + 1);
+}
+
+static void compress_share(struct ps_plf_buf *dst, const struct ps_plf *src, double epsilon)
+{
+    enum { STRIDE = PS_PLF_MAX_DIM + 1 };
+    const double *a = src->a;
+    /* The components that differ from the first point somewhere (all of them without a
+     * tolerance, as compress_run); != is true for NaN there, as here. */
+    struct share_lanes all = {{0, 2, 4}};
+    __m128d first[3], differ[3] = {_mm_setzero_pd(), _mm_setzero_pd(), _mm_setzero_pd()};
+    load_lanes(a + 1, &all, 3, first);
+    for (int i = 1; i < src->n; i++) {
+        __m128d v[3];
+        load_lanes(a + (size_t)i * STRIDE + 1, &all, 3, v);
+        for (int k = 0; k < 3; k++)
+            differ[k] = _mm_or_pd(differ[k], _mm_cmpneq_pd(v[k], first[k]));
+    }
+    int active = _mm_movemask_pd(differ[0]) | _mm_movemask_pd(differ[1]) << 2 | (_mm_movemask_pd(differ[2]) & 1) << 4;
+    if (!(epsilon > 0))
+        active = 0x1f;
+    struct share_lanes l;
+    int ng = 0;
+    for (int r = 0; r < PS_PLF_MAX_DIM;) {
+        if (!(active & 1 << r)) {
+            r++;
+            continue;
+        }
+        l.off[ng++] = r;
+        r += 2;
+    }
+    /* Literal group counts, so that the group loops unroll. */
+    if (ng == 3)
+        compress_lanes(dst, src, epsilon, active, &l, 3);
+    else if (ng == 2)
+        compress_lanes(dst, src, epsilon, active, &l, 2);
+    else if (ng == 1)
+        compress_lanes(dst, src, epsilon, active, &l, 1);
+    else
+        compress_lanes(dst, src, epsilon, active, &l, 0);  /* nothing to check: one segment */
 }
 #endif
 
