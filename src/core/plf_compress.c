@@ -96,8 +96,8 @@ PLF_INLINE void compress_run(struct ps_plf_buf *dst, const struct ps_plf *src, d
 }
 
 #if defined(__SSE2__)
-/* compress_run for share vectors. Components 0-1, 2-3 and 4 (with a zero pad) are the lanes of
- * three registers. Every lane computes the same cross products as compress_run, as
+/* compress_run for share vectors. Pairs of adjacent components are the lanes of up to three
+ * registers (struct share_lanes). Every lane computes the same cross products as compress_run, as
  * differences of the same products, and tests them the same way (an unordered compare is
  * false, like cross_sign's zero for NaN). A run stops when any active lane blocks: the scalar
  * loop stops at the first one and skips the bound updates of the ones after it, but a stop
@@ -241,13 +241,12 @@ void ps_plf_compress(struct ps_plf_buf *dst, const struct ps_plf *src, double ep
     if (src->n < 2)
         return;
 #if defined(__SSE2__)
-    if (dim == PS_PLF_MAX_DIM) {
+    if (dim == PS_PLF_MAX_DIM)
         compress_share(dst, src, epsilon);
-        return;
-    }
-#endif
+#else
     if (dim == PS_PLF_MAX_DIM)
         compress_run(dst, src, epsilon, PS_PLF_MAX_DIM);
+#endif
     else if (dim == 1)
         compress_run(dst, src, epsilon, 1);
     else
