@@ -1,5 +1,6 @@
-/* plf_ops.c — n-ary operations on piecewise-linear functions: pointwise minimum, composition
- * and compression, with the same sampling points as upstream (the sum is in plf_sum.c). */
+/* plf_ops.c — n-ary operations on piecewise-linear functions: pointwise minimum and composition,
+ * with the same sampling points as upstream (the sum is in plf_sum.c, compression in
+ * plf_compress.c). */
 #include "core/plf.h"
 
 #include <float.h>
@@ -386,14 +387,28 @@ PLF_INLINE void compose_build(struct ps_plf_buf *dst, const struct ps_plf *f, co
     for (int i = 0; i < total; i++) {
         if (i + 1 < total)
             next_pair(&st, &nx, &ny);
+        bool added = false;
         if (i == 0 || px != x) {
             /* Upstream picks LeftLimitAt or ValueAt here; for left-continuous functions they
              * are the same. */
             cursor_left_limit_d(f, dim, &cl, y, v);
             buf_add_point_d(dst, dim, x, v);
+            added = true;
         }
         if (i + 1 == total || nx != x) {
-            if (i + 1 < total && ny > y)
+            bool right = i + 1 < total && ny > y;
+            /* The point just added is (x, v) and the builder drops a repeat of it (once it has
+             * two points), so the second sample can be skipped when it has the same value: the
+             * left limit again, or the right limit of the segment cl when y lies strictly
+             * inside it (X(cl) <= y holds as cl only passes points below some earlier y, and
+             * the right cursor, never past cl, stops at cl too). Most pairs are such points. */
+            if (added && dst->n >= 2 && (!right || XD(f, dim, cl + 1) > y)) {
+                px = x;
+                x = nx;
+                y = ny;
+                continue;
+            }
+            if (right)
                 cursor_right_limit_d(f, dim, &cr, y, v);
             else
                 cursor_left_limit_d(f, dim, &cl, y, v);
@@ -410,15 +425,22 @@ void ps_plf_compose(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const struct
 {
     int dim = f->dim;
     ps_plf_buf_clear(dst, dim);
-    if (!reserve_pairs(ctx, f->n) || !ps_plf_ctx_reserve_points(ctx, f->n))
+    if (!reserve_pairs(ctx, f->n))
         return;
     double *extra = ctx->pairs;
     int nextra = 0;
-    int nf = ps_plf_critical_points(f, ctx->pts);
     double ymin = V(g, 0)[0], ymax = V(g, g->n - 1)[0];
     int inv = 0;
-    for (int q = 0; q < nf; q++) {
-        double y = ctx->pts[q];
+    /* f's critical points (ps_plf_critical_points: the left bound and each larger argument)
+     * straight from its points; they increase, so the ones above g's range end the walk. */
+    double prev = 0.0;
+    for (int q = 0; q < f->n; q++) {
+        double y = X(f, q);
+        if (q > 0 && !(y > prev))
+            continue;
+        prev = y;
+        if (y > ymax)
+            break;
         if (!(y >= ymin && y <= ymax))
             continue;
         int i = inverse_segment_at(g, &inv, y);
@@ -438,100 +460,4 @@ void ps_plf_compose(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const struct
     else
         compose_build(dst, f, g, extra, nextra, dim);
     ps_plf_trim_right(dst);
-}
-
-/* ---- compression -------------------------------------------------------------------------- */
-
-/* Sign of the cross product of the direction vectors (db, dv) of two segments. */
-PLF_INLINE int cross_sign(double adb, double adv, double bdb, double bdv)
-{
-    double cross = adb * bdv - bdb * adv;
-    return cross > 0 ? 1 : (cross < 0 ? -1 : 0);
-}
-
-/* Upper and lower bound directions of one resource: the segments from the accumulated start to
- * an end lifted or lowered by epsilon, as (width, rise). */
-struct bound {
-    double top_db, top_dv, bottom_db, bottom_dv;
-};
-
-PLF_INLINE void compress_run(struct ps_plf_buf *dst, const struct ps_plf *src, double epsilon, int dim)
-{
-    int nseg = src->n - 1;
-    /* A component that is constant over the whole function never stops a merge: its joined
-     * segments are horizontal and lie strictly between bounds of slopes +-eps / width. Only
-     * the others are checked (in order, as upstream stops at the first blocking one). */
-    int active[PS_PLF_MAX_DIM], nactive = 0;
-    for (int r = 0; r < dim; r++) {
-        bool constant = epsilon > 0;
-        for (int i = 1; i < src->n && constant; i++)
-            constant = VD(src, dim, i)[r] == VD(src, dim, 0)[r];
-        if (!constant)
-            active[nactive++] = r;
-    }
-    struct bound b[PS_PLF_MAX_DIM];
-    int start = 0, end = 1;
-    for (int q = 0; q < nactive; q++) {
-        int r = active[q];
-        double db = XD(src, dim, 1) - XD(src, dim, 0);
-        double lv = VD(src, dim, 0)[r], rv = VD(src, dim, 1)[r];
-        b[r].top_db = b[r].bottom_db = db;
-        b[r].top_dv = (rv + epsilon) - lv;
-        b[r].bottom_dv = (rv - epsilon) - lv;
-    }
-    for (int i = 1; i < nseg; i++) {
-        bool extend = true;
-        double x0 = XD(src, dim, start), x1 = XD(src, dim, i + 1);
-        double db = x1 - x0;
-        for (int q = 0; q < nactive; q++) {
-            int r = active[q];
-            double lv = VD(src, dim, start)[r], rv = VD(src, dim, i + 1)[r];
-            double dv = rv - lv;
-            double top_dv = (rv + epsilon) - lv, bottom_dv = (rv - epsilon) - lv;
-            if (cross_sign(db, top_dv, b[r].top_db, b[r].top_dv) > 0) {
-                b[r].top_db = db;
-                b[r].top_dv = top_dv;
-            }
-            if (cross_sign(db, bottom_dv, b[r].bottom_db, b[r].bottom_dv) < 0) {
-                b[r].bottom_db = db;
-                b[r].bottom_dv = bottom_dv;
-            }
-            if (cross_sign(b[r].bottom_db, b[r].bottom_dv, db, dv) <= 0 ||
-                cross_sign(b[r].top_db, b[r].top_dv, db, dv) >= 0) {
-                extend = false;
-                break;
-            }
-        }
-        if (extend) {
-            end = i + 1;
-            continue;
-        }
-        buf_push_segment_d(dst, dim, XD(src, dim, start), VD(src, dim, start), XD(src, dim, end),
-                           VD(src, dim, end));
-        start = i;
-        end = i + 1;
-        double sdb = XD(src, dim, i + 1) - XD(src, dim, i);
-        for (int q = 0; q < nactive; q++) {
-            int r = active[q];
-            double lv = VD(src, dim, i)[r], rv = VD(src, dim, i + 1)[r];
-            b[r].top_db = b[r].bottom_db = sdb;
-            b[r].top_dv = (rv + epsilon) - lv;
-            b[r].bottom_dv = (rv - epsilon) - lv;
-        }
-    }
-    buf_push_segment_d(dst, dim, XD(src, dim, start), VD(src, dim, start), XD(src, dim, end), VD(src, dim, end));
-}
-
-void ps_plf_compress(struct ps_plf_buf *dst, const struct ps_plf *src, double epsilon)
-{
-    int dim = src->dim;
-    ps_plf_buf_clear(dst, dim);
-    if (src->n < 2)
-        return;
-    if (dim == PS_PLF_MAX_DIM)
-        compress_run(dst, src, epsilon, PS_PLF_MAX_DIM);
-    else if (dim == 1)
-        compress_run(dst, src, epsilon, 1);
-    else
-        compress_run(dst, src, epsilon, dim);
 }

@@ -396,6 +396,96 @@ static void test_compress_matches_reference(void **state)
     }
 }
 
+/* A share-vector-like f on [0, 2] for the composition chain: some components constant (+0.0,
+ * -0.0 or another value, so the compression skips them), the others non-decreasing with jumps,
+ * flat pieces and tiny steps near the compression's epsilon. */
+static void random_share_function(struct env *v, struct ps_plf_buf *b)
+{
+    ps_plf_buf_clear(b, 5);
+    double val[5];
+    int moving[5];
+    for (int r = 0; r < 5; r++) {
+        int kind = (int)(next_random(v) % 4);
+        moving[r] = kind >= 2;
+        val[r] = kind == 0 ? -0.0 : (kind == 1 ? 0.25 : (next_random(v) % 2 ? -0.0 : 0.0));
+    }
+    int n = 2 + (int)(next_random(v) % 24);
+    double x = 0.0;
+    ps_plf_add_point(b, x, val);
+    for (int i = 1; i < n; i++) {
+        int kind = (int)(next_random(v) % 6);
+        double nx = x + (double)(next_random(v) % 4) / 16.0;
+        if (kind == 0)
+            nx = x;  /* a jump */
+        if (nx > 2.0 || i == n - 1)
+            nx = 2.0;
+        for (int r = 0; r < 5; r++) {
+            if (!moving[r] || kind == 1)
+                continue;  /* constant, or a flat piece */
+            int step = (int)(next_random(v) % 5);
+            val[r] += step == 0 ? 0.0 : (step == 1 ? 1e-16 : (step == 2 ? 3e-15 : (double)step / 8.0));
+        }
+        ps_plf_add_point(b, nx, val);
+        x = nx;
+    }
+    if (b->n < 2 || b->a[(size_t)(b->n - 1) * 6] < 2.0)
+        ps_plf_add_point(b, 2.0, val);
+    ps_plf_trim_right(b);
+}
+
+/* A non-decreasing scalar g on [0, 1] into [0, 2] with jumps and flat pieces, whose values often
+ * hit f's arguments (where the composition takes right limits) and f's ends. */
+static void random_inner_function(struct env *v, struct ps_plf_buf *b, const struct ps_plf *f)
+{
+    ps_plf_buf_clear(b, 1);
+    int n = 2 + (int)(next_random(v) % 16);
+    double x = 0.0, y = next_random(v) % 4 == 0 ? 0.0 : (double)(next_random(v) % 8) / 16.0;
+    ps_plf_add_point(b, x, &y);
+    for (int i = 1; i < n; i++) {
+        int kind = (int)(next_random(v) % 6);
+        double nx = kind == 0 ? x : x + (1.0 - x) * (double)(1 + next_random(v) % 7) / 16.0;
+        if (i == n - 1)
+            nx = 1.0;
+        double ny = y;
+        if (kind == 2) {
+            double fx = ps_plf_pt(f, (int)(next_random(v) % (uint64_t)f->n))[0];
+            ny = fx > y ? fx : y;  /* onto an argument of f */
+        } else if (kind != 1) {
+            ny = y + (double)(next_random(v) % 5) / 16.0 + (next_random(v) % 3 == 0 ? 1e-9 : 0.0);
+        }
+        if (ny > 2.0)
+            ny = 2.0;
+        ps_plf_add_point(b, nx, &ny);
+        x = nx;
+        y = ny;
+    }
+    if (b->n < 2 || b->a[(size_t)(b->n - 1) * 2] < 1.0)
+        ps_plf_add_point(b, 1.0, &y);
+}
+
+/* Fair share by suggestion is compose then compress on share vectors: the optimised pair must
+ * give the bits of the reference implementations, eps as in fs_internal.h. */
+static void test_compose_compress_chain_matches_reference(void **state)
+{
+    struct env *v = *state;
+    for (int round = 0; round < 3000; round++) {
+        random_share_function(v, &v->c);
+        struct ps_plf f = ps_plf_buf_view(&v->c);
+        random_inner_function(v, &v->d, &f);
+        struct ps_plf g = ps_plf_buf_view(&v->d);
+        double eps = round % 5 == 0 ? 0.0 : 1e-15;
+        ref_compose(&v->e, &f, &g);
+        struct ps_plf composed = ps_plf_buf_view(&v->e);
+        ref_compress(&v->a, &composed, eps);
+        ps_plf_compose(&v->ctx, &v->f, &f, &g);
+        assert_same(&v->e, &v->f, round, "compose in the chain");
+        composed = ps_plf_buf_view(&v->f);
+        ps_plf_compress(&v->b, &composed, eps);
+        assert_same(&v->a, &v->b, round, "compose then compress");
+    }
+    assert_false(v->oom || v->ctx.oom);
+}
+
 /* The fused max fit factor component against upstream's chain of operations. */
 static void test_max_fit_factor_component_matches_chain(void **state)
 {
@@ -461,6 +551,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pointwise_min_matches_reference, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compose_matches_reference, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compress_matches_reference, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_compose_compress_chain_matches_reference, setup, teardown),
         cmocka_unit_test_setup_teardown(test_max_fit_factor_component_matches_chain, setup, teardown),
         cmocka_unit_test_setup_teardown(test_max_fit_factor_component_of_zero_resource, setup, teardown),
     };
