@@ -1,6 +1,7 @@
 #include "core/op_spec.h"
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +53,8 @@ static int spec_init(void *obj)
     return ps_operation_spec_init(obj);
 }
 
+static const char *const preemption_mode_names[] = {"normal", "graceful"};
+
 static const struct ps_attr spec_attrs[] = {
     {.name = "pool", .kind = PS_ATTR_OPT_STRING, .offset = OFF(pool), .flags = PS_ATTR_NONEMPTY},
     {.name = "weight", .kind = PS_ATTR_OPT_DOUBLE, .offset = OFF(weight), .min = MIN_WEIGHT,
@@ -70,6 +73,12 @@ static const struct ps_attr spec_attrs[] = {
      .offset = OFF(fair_share_starvation_tolerance), .min = 0, .max = 1},
     {.name = "non_preemptible_resource_usage_threshold", .kind = PS_ATTR_RESOURCES,
      .offset = OFF(non_preemptible_resource_usage_threshold)},
+    {.name = "preemption_mode", .kind = PS_ATTR_ENUM, .offset = OFF(preemption_mode),
+     .enum_names = preemption_mode_names, .enum_count = 2},
+    {.name = "max_unpreemptible_allocation_count",
+     .alias = {"max_unpreemptible_job_count", "max_unpreemptable_job_count"},
+     .kind = PS_ATTR_OPT_INT, .offset = OFF(max_unpreemptible_allocation_count), .min = 0,
+     .max = HUGE_MAX},
     {.name = "user_job_memory_digest_default_value", .kind = PS_ATTR_OPT_DOUBLE,
      .offset = OFF(user_job_memory_digest_default_value), .min = 0, .max = 1,
      .flags = PS_ATTR_MIN_OPEN},
@@ -363,4 +372,12 @@ void ps_operation_spec_settings(const struct ps_operation_spec *spec, const char
     out->fair_share_starvation_timeout_ms = spec->fair_share_starvation_timeout_ms;
     out->fair_share_starvation_tolerance = spec->fair_share_starvation_tolerance;
     out->non_preemptible_resource_usage_threshold = spec->non_preemptible_resource_usage_threshold;
+}
+
+void ps_operation_spec_preempt_settings(const struct ps_operation_spec *spec, bool *graceful,
+                                        int *max_unpreemptible)
+{
+    const struct ps_opt_int *max = &spec->max_unpreemptible_allocation_count;
+    *graceful = spec->preemption_mode == PS_PREEMPTION_MODE_GRACEFUL;
+    *max_unpreemptible = !max->set ? -1 : max->value > INT32_MAX ? INT32_MAX : (int)max->value;
 }

@@ -12,6 +12,10 @@
  *     (fair_share_preemption_timeout)         unset        integer ms >= 0
  * fair_share_starvation_tolerance             unset        [0, 1]
  * non_preemptible_resource_usage_threshold    {}           resources >= 0
+ * preemption_mode                             "normal"     "normal" | "graceful"
+ * max_unpreemptible_allocation_count
+ *     (max_unpreemptible_job_count,
+ *      max_unpreemptable_job_count)           unset        integer >= 0
  * scheduling_options_per_pool_tree
  *     (fair_share_options_per_pool_tree)      {}           map tree -> {pool, weight,
  *                                                          max_share_ratio, resource_limits,
@@ -32,6 +36,20 @@
  * 2 but must be in (0, 1]`. The resulting spec (ps_operation_spec_to_value) always shows the
  * job_cpu_monitor section with every key, defaults filled in.
  *
+ * preemption_mode and max_unpreemptible_allocation_count are upstream's TStrategyOperationSpec
+ * keys (strategy.cpp; older releases: max_unpreemptable_job_count). They feed the preemption
+ * engine's per-operation struct ps_preempt_operation (preempt.h) in every tree the operation
+ * runs in, through ps_operation_spec_preempt_settings: graceful = (preemption_mode ==
+ * graceful): the operation is never a victim of the preemptive stages for starving operations,
+ * and its victims of other reasons get allocation_graceful_preemption_timeout;
+ * max_unpreemptible_running_allocation_count = max_unpreemptible_allocation_count (-1 unset):
+ * while the operation runs <= min(this, the tree's max_unpreemptible_running_allocation_count)
+ * allocations it is not preempted (semantics.md 3.3). Upstream has them per operation only:
+ * they are not per-tree options (like other unknown keys there, they are ignored). Current
+ * upstream rejects non-zero values of max_unpreemptible_allocation_count (COMPAT, pointing to
+ * non_preemptible_resource_usage_threshold/user_slots); we keep the older, documented meaning
+ * of semantics.md.
+ *
  * Per-tree options override the spec-level values for that tree: pool, weight,
  * max_share_ratio and scheduling_tag_filter when given, resource_limits per resource. Options
  * for a tree the operation does not run in are kept and ignored (as upstream).
@@ -49,6 +67,11 @@
 #include "core/error.h"
 #include "core/operation.h"
 #include "core/value.h"
+
+enum ps_preemption_mode {
+    PS_PREEMPTION_MODE_NORMAL = 0,
+    PS_PREEMPTION_MODE_GRACEFUL = 1,
+};
 
 struct ps_op_tree_options {
     char *tree;                                /* owned */
@@ -70,6 +93,8 @@ struct ps_operation_spec {
     struct ps_opt_int fair_share_starvation_timeout_ms;
     struct ps_opt_double fair_share_starvation_tolerance;
     struct ps_resources_opt non_preemptible_resource_usage_threshold;
+    int preemption_mode;                       /* enum ps_preemption_mode */
+    struct ps_opt_int max_unpreemptible_allocation_count;
     struct ps_op_tree_options *per_tree;       /* owned, in the document's order */
     int per_tree_count;
     /* controller keys (nothing owned) */
@@ -106,5 +131,11 @@ const struct ps_op_tree_options *ps_operation_spec_tree_options(const struct ps_
  * options). The strings point into spec: valid while spec is unchanged. */
 void ps_operation_spec_settings(const struct ps_operation_spec *spec, const char *tree,
                                 struct ps_tree_op_settings *out);
+
+/* The operation's preemption settings for the engine (struct ps_preempt_operation):
+ * *graceful = preemption_mode is graceful; *max_unpreemptible =
+ * max_unpreemptible_allocation_count clamped to INT32_MAX, -1 when unset. */
+void ps_operation_spec_preempt_settings(const struct ps_operation_spec *spec, bool *graceful,
+                                        int *max_unpreemptible);
 
 #endif

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/op_spec.h"
 #include "io/json_value.h"
 #include "platform/data_dir.h"
 #include "platform/wall_clock.h"
@@ -606,6 +607,8 @@ struct ps_preemptible *ps_svc_sched_op_fn(void *ctx, struct ps_tree_op *tree_op,
         op->trees[i].element = element;
         fill_sched_state(op, sched->filter, sched);
         preempt->lists = op->trees[i].lists;
+        ps_operation_spec_preempt_settings(&op->sop->spec, &preempt->graceful,
+                                           &preempt->max_unpreemptible_running_allocation_count);
         return op->trees[i].lists;
     }
     return NULL;

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/op_spec.h"
 #include "core/tree_starvation.h"
 #include "io/json_value.h"
 #include "sim/sim_internal.h"
@@ -168,8 +169,12 @@ static int gather(struct ps_sim *sim, int node, struct ps_error *err)
         const struct sim_membership *ms = &sim->ops[job->op].ms[job->ms];
         if (job->preempting || ms->elem < 0 || ms->elem >= P->count)
             continue;
-        P->ops[ms->elem] = (struct ps_preempt_operation){
+        struct ps_preempt_operation *po = &P->ops[ms->elem];
+        *po = (struct ps_preempt_operation){
             .lists = ms->lists, .graceful = false, .max_unpreemptible_running_allocation_count = -1};
+        if (sim->ops[job->op].op)
+            ps_operation_spec_preempt_settings(&sim->ops[job->op].op->spec, &po->graceful,
+                                               &po->max_unpreemptible_running_allocation_count);
         P->allocs[P->alloc_count++] = (struct ps_node_allocation){
             .id = n->jobs[k],
             .op = ms->elem,

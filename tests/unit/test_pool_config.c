@@ -298,6 +298,111 @@ static void test_operation_spec(void **state)
     ps_operation_spec_release(&spec);
 }
 
+/* out[key] equals the JSON value text want. */
+static void assert_key(const struct ps_value *out, const char *key, const char *want)
+{
+    struct ps_value w = json(want);
+    const struct ps_value *got = ps_value_find(out, key);
+    assert_non_null(got);
+    assert_true(ps_value_equal(got, &w));
+    ps_value_release(&w);
+}
+
+/* preemption_mode and max_unpreemptible_allocation_count (with upstream's older names): defaults,
+ * parsing, the engine's view, bad values (nothing applied), not per tree. */
+static void test_operation_spec_preemption(void **state)
+{
+    (void)state;
+    struct ps_operation_spec spec;
+    assert_int_equal(ps_operation_spec_init(&spec), 0);
+    bool graceful = true;
+    int max = 0;
+    ps_operation_spec_preempt_settings(&spec, &graceful, &max);
+    assert_false(graceful);
+    assert_int_equal(max, -1);
+    struct ps_value out;
+    assert_int_equal(ps_operation_spec_to_value(&spec, &out), 0);
+    assert_key(&out, "preemption_mode", "\"normal\"");
+    assert_key(&out, "max_unpreemptible_allocation_count", "null");
+    ps_value_release(&out);
+
+    struct ps_error err;
+    ps_error_init(&err);
+    struct ps_value doc =
+        json("{\"preemption_mode\": \"graceful\", \"max_unpreemptible_job_count\": 7}");
+    assert_int_equal(ps_operation_spec_apply(&spec, &doc, &err), 0);
+    ps_value_release(&doc);
+    assert_int_equal(spec.preemption_mode, PS_PREEMPTION_MODE_GRACEFUL);
+    assert_true(spec.max_unpreemptible_allocation_count.set);
+    ps_operation_spec_preempt_settings(&spec, &graceful, &max);
+    assert_true(graceful);
+    assert_int_equal(max, 7);
+    assert_int_equal(ps_operation_spec_to_value(&spec, &out), 0);
+    assert_key(&out, "preemption_mode", "\"graceful\"");
+    assert_key(&out, "max_unpreemptible_allocation_count", "7");
+    assert_null(ps_value_find(&out, "max_unpreemptible_job_count"));   /* canonical name only */
+    ps_value_release(&out);
+    doc = json("{\"max_unpreemptable_job_count\": 0}");
+    assert_int_equal(ps_operation_spec_apply(&spec, &doc, &err), 0);
+    ps_value_release(&doc);
+    ps_operation_spec_preempt_settings(&spec, &graceful, &max);
+    assert_int_equal(max, 0);
+    doc = json("{\"max_unpreemptible_allocation_count\": 1e12}");   /* clamped for the engine */
+    assert_int_equal(ps_operation_spec_apply(&spec, &doc, &err), 0);
+    ps_value_release(&doc);
+    ps_operation_spec_preempt_settings(&spec, &graceful, &max);
+    assert_int_equal(max, INT32_MAX);
+
+    /* Bad values: one message naming key, value and reason; nothing applied (the valid
+     * preemption_mode before the bad count is not kept either). */
+    static const struct {
+        const char *doc, *msg;
+    } bad[] = {
+        {"{\"preemption_mode\": \"soft\"}",
+         "preemption_mode: must be one of normal, graceful, got \"soft\""},
+        {"{\"preemption_mode\": true}", "preemption_mode"},
+        {"{\"preemption_mode\": \"normal\", \"max_unpreemptible_allocation_count\": -1}",
+         "max_unpreemptible_allocation_count: must be >= 0, got -1"},
+        {"{\"max_unpreemptible_job_count\": 2.5}",
+         "max_unpreemptible_job_count: must be an integer, got 2.5"},
+        {"{\"max_unpreemptible_allocation_count\": \"3\"}", "max_unpreemptible_allocation_count"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        doc = json(bad[i].doc);
+        ps_error_init(&err);
+        assert_int_equal(ps_operation_spec_apply(&spec, &doc, &err), PS_EINVAL);
+        assert_non_null(strstr(err.msg, bad[i].msg));
+        ps_value_release(&doc);
+        assert_int_equal(spec.preemption_mode, PS_PREEMPTION_MODE_GRACEFUL);
+        assert_true(spec.max_unpreemptible_allocation_count.set);
+        assert_int_equal(spec.max_unpreemptible_allocation_count.value, 1000000000000);
+    }
+
+    /* null resets to the defaults. */
+    doc = json("{\"preemption_mode\": null, \"max_unpreemptible_allocation_count\": null}");
+    assert_int_equal(ps_operation_spec_apply(&spec, &doc, &err), 0);
+    ps_value_release(&doc);
+    ps_operation_spec_preempt_settings(&spec, &graceful, &max);
+    assert_false(graceful);
+    assert_int_equal(max, -1);
+
+    /* Upstream has them per operation only: per-tree options do not carry them. */
+    doc = json("{\"scheduling_options_per_pool_tree\": {\"gpu\": {\"preemption_mode\": \"graceful\","
+               " \"max_unpreemptible_job_count\": 1}}}");
+    assert_int_equal(ps_operation_spec_apply(&spec, &doc, &err), 0);
+    ps_value_release(&doc);
+    ps_operation_spec_preempt_settings(&spec, &graceful, &max);
+    assert_false(graceful);
+    assert_int_equal(max, -1);
+    assert_int_equal(ps_operation_spec_to_value(&spec, &out), 0);
+    const struct ps_value *per_tree = ps_value_find(&out, "scheduling_options_per_pool_tree");
+    const struct ps_value *gpu = ps_value_find(per_tree, "gpu");
+    assert_non_null(gpu);
+    assert_null(ps_value_find(gpu, "preemption_mode"));
+    ps_value_release(&out);
+    ps_operation_spec_release(&spec);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -307,6 +412,7 @@ int main(void)
         cmocka_unit_test(test_groups_and_ephemeral_config),
         cmocka_unit_test(test_pool_names),
         cmocka_unit_test(test_operation_spec),
+        cmocka_unit_test(test_operation_spec_preemption),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
