@@ -3,7 +3,9 @@
  * Fallible functions return 0 on success or a negative PS_E* code, and take a last
  * `struct ps_error *err` (may be NULL) that receives a message a user can read as-is: which key,
  * which value, why. The first error wins: later ps_error_set calls on a set error are ignored,
- * so the innermost, most specific message reaches the user. Only main() exits.
+ * so the innermost, most specific message reaches the user. Messages are always one line:
+ * control characters that formatted values bring in are shown escaped (\n, \t, \xHH). Only
+ * main() exits.
  */
 #ifndef PS_CORE_ERROR_H
 #define PS_CORE_ERROR_H

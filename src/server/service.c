@@ -11,12 +11,30 @@
 
 #include "core/op_spec.h"
 #include "io/json_value.h"
+#include "io/jsonval.h"
 #include "platform/data_dir.h"
 #include "platform/wall_clock.h"
 
 #define MIB (1024LL * 1024LL)
 #define MAX_JOB_COUNT 1000000
 #define MAX_TASKS 64
+
+/* A user-given key or name for a message: quoted, escaped and cut short (io/jsonval.h). */
+static const char *quoted(char *buf, size_t size, const char *s)
+{
+    ps_jv_quote(buf, size, s);
+    return buf;
+}
+
+static bool printable_name(const char *s)
+{
+    if (!*s)
+        return false;
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || *s == 0x7f)
+            return false;
+    return true;
+}
 
 int64_t ps_svc_now_ms(void)
 {
@@ -197,6 +215,7 @@ static int parse_controller_spec(struct ps_service *svc, const json_t *spec, str
     }
 
     /* job_cpu_monitor */
+    char q[96];
     ps_cpu_monitor_config_init(&op->cpu_monitor);
     const json_t *cm = json_object_get(spec, "job_cpu_monitor");
     if (cm && !json_is_null(cm)) {
@@ -210,7 +229,8 @@ static int parse_controller_spec(struct ps_service *svc, const json_t *spec, str
             else if (json_is_number(item))
                 x = json_number_value(item);
             else
-                return ps_error_set(err, PS_EINVAL, "spec/job_cpu_monitor/%s: must be a number or a boolean", key);
+                return ps_error_set(err, PS_EINVAL, "spec/job_cpu_monitor/%s: must be a number or a boolean",
+                                    quoted(q, sizeof q, key));
             int rc = ps_cpu_monitor_config_set(&op->cpu_monitor, key, x, err);
             if (rc != 0) {
                 ps_error_prefix(err, "spec/job_cpu_monitor");
@@ -230,6 +250,11 @@ static int parse_controller_spec(struct ps_service *svc, const json_t *spec, str
     const json_t *t;
     json_object_foreach((json_t *)tasks, name, t) {
         struct ps_svc_task *task = &op->tasks[op->task_count];
+        /* Task names appear in later messages, paths and the environment of jobs: printable
+         * only, so every message stays one line. */
+        if (!printable_name(name))
+            return ps_error_set(err, PS_EINVAL, "spec/tasks: task name %s must be non-empty, without "
+                                "control characters", quoted(q, sizeof q, name));
         if (!json_is_object(t))
             return ps_error_set(err, PS_EINVAL, "spec/tasks/%s: must be a map", name);
         const char *k;
@@ -239,7 +264,8 @@ static int parse_controller_spec(struct ps_service *svc, const json_t *spec, str
             for (int i = 0; task_keys[i]; i++)
                 known |= strcmp(task_keys[i], k) == 0;
             if (!known)
-                return ps_error_set(err, PS_EINVAL, "spec/tasks/%s: unknown key \"%s\"", name, k);
+                return ps_error_set(err, PS_EINVAL, "spec/tasks/%s: unknown key %s", name,
+                                    quoted(q, sizeof q, k));
         }
         const json_t *cmd = json_object_get(t, "command");
         if (!json_is_string(cmd) || json_string_length(cmd) == 0)
@@ -1082,7 +1108,10 @@ int ps_service_config_apply(struct ps_service_config *cfg, const json_t *doc, st
         for (int i = 0; keys[i]; i++)
             ok |= strcmp(keys[i], k) == 0;
         if (!ok)
-            return ps_error_set(err, PS_EINVAL, "unknown key \"%s\"", k);
+        {
+            char q[96];
+            return ps_error_set(err, PS_EINVAL, "unknown key %s", quoted(q, sizeof q, k));
+        }
     }
     int rc;
     if ((v = json_object_get(doc, "listen"))) {

@@ -110,6 +110,18 @@ try:
     check(o["state"] == "failed" and "max_failed_job_count" in o.get("error", ""), "failed op %s %s" % (o["state"], o.get("error")))
     check(o["progress"]["failed"] == 3, "3 failed jobs %s" % o["progress"])
 
+    # user-given keys and task names are quoted and escaped: every error message is one line
+    for tasks, want in [({"t": {"command": "x", "job_cou\nt": 3}}, 'unknown key "job_cou\\nt"'),
+                        ({"a\nb": {"command": "x", "job_count": 1}}, 'task name "a\\nb"'),
+                        ({"t": {"command": "x", "job_count": 1}}, None)]:
+        spec = {"pool": "research", "tasks": tasks}
+        if want is None:
+            spec["job_cpu_monitor"] = {"bad\tkey": 1}
+            want = 'unknown key "bad\\tkey"'
+        st, out = s.call("start_op", {"spec": spec}, bob)
+        check(st == 400 and want in out["message"] and "\n" not in out["message"],
+              "one-line error for %r: %d %s" % (tasks, st, out))
+
     # permissions and lifecycle commands
     op3 = s.ok("start_op", {"spec": {"pool": "research", "tasks": {"t": {"command": "sleep 100", "job_count": 2}}}}, alice)["operation_id"]
     st, out = s.call("abort_op", {"operation_id": op3}, bob)
