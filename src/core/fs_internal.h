@@ -121,6 +121,7 @@ struct ps_fs_update {
     unsigned char *pool_seen;     /* pool_seen_cap flags: which entries of the pools array are named */
     int pool_seen_cap;
     bool oom;
+    int root_lazy_runs;           /* times the root's values at 1 took the shortcut (tests) */
 
     char (*alerts)[FS_ALERT_BYTES];  /* kept across runs: alerting in steady state is free */
     int alert_count;
@@ -171,7 +172,9 @@ struct ps_share fs_adjust_proposed_integral_share(struct ps_share limits, struct
 /* fs_functions.c */
 void fs_prepare_subtree(struct ps_fs_update *u, int root);
 /* FSBS of one element, left in u's builders (valid until the next call); fast = false keeps
- * operations on the generic chain (for the tests that compare both). False on failure. */
+ * operations on the generic chain and the root on the full chain (for the tests that compare
+ * both; with fast, the root's MFFBS and FSBS may be two-point stand-ins exact at 1.0 only).
+ * False on failure. */
 bool fs_element_fsbs(struct ps_fs_update *u, struct fs_elem *e, bool fast, struct ps_plf *out);
 void fs_compute_fair_shares(struct ps_fs_update *u);
 
