@@ -338,6 +338,117 @@ static bool root_values_at_one(const struct ps_plf *comps, int used, const struc
     return true;
 }
 
+/* The last value of the component r of a max fit factor by suggestion, when the component ends
+ * with the segment (rb, v) - (1, v), rb < 1, and has no value above v; false when that cannot be
+ * shown from FSBFF alone (then build it). Exactly what ps_plf_max_fit_factor_component leaves:
+ *
+ * It clamps limit and g to [F(0), F(end)] (F = FSBFF's component r) and, when rb = limit + -g
+ * is below 1, its last point is (rb, rr) followed by (1, rr) (the narrowing's last point is the
+ * right limit rr at `limit` of the transposed function T, or the same limits at g = limit; the
+ * left trim and the shift keep the last value, the extension appends (1, rr), trim_right finds
+ * no vertical after it). rr is computed here from FSBFF's points P_i = (x_i, F_i) without
+ * building T, for F non-decreasing (checked): T is the builder's output over the points
+ * (F_i, x_i); its merges only drop repeated points and join vertical runs (equal F) or
+ * horizontal runs (equal x), keeping each run's ends, so
+ *   - when some F_i == limit, T's limits there come from a vertical segment (first and last
+ *     point with F == limit: rr is the last one's x) or from a single point or the inside of a
+ *     horizontal run (rr is that x either way: the interpolation at a segment's end is its end
+ *     value, inside a horizontal segment its value);
+ *   - otherwise F_{k-1} < limit < F_k for the first k with F_k > limit, and T has the segment
+ *     (F_{k-1}, x_{k-1}) - (F_k, x_k) unmerged (a tilted segment is never joined, and its ends
+ *     stay: a merge only moves a point between two vertical, two horizontal or a point segment),
+ *     so rr is lerp(x_{k-1}, x_k, seg_param(limit, F_{k-1}, F_k)), the same operations as
+ *     seg_limits on it, or x_k when x_{k-1} == x_k (a horizontal one).
+ * rr + 0.0 as the narrowing does. With F non-decreasing, T's arguments and values do not
+ * decrease, so every value of the component (the limits at g, T's values inside, the limits at
+ * limit, each within its segment's ends) is at most rr. */
+bool fs_root_component_end(const struct ps_plf *fsbff, int r, double limit, double guarantee, double *v)
+{
+    int n = fsbff->n;
+    if (n < 2)
+        return false;
+    const double *a = fsbff->a;
+    const size_t stride = DIM + 1;
+#define F_AT(i) a[(size_t)(i) * stride + 1 + (size_t)r]
+#define X_AT(i) a[(size_t)(i) * stride]
+    double lv = F_AT(0), rv = F_AT(n - 1);
+    limit = limit < lv ? lv : limit;
+    limit = rv < limit ? rv : limit;
+    double g = guarantee < lv ? lv : guarantee;
+    g = limit < g ? limit : g;
+    if (!(limit + -g < 1.0))
+        return false;
+    for (int i = 0; i + 1 < n; i++)
+        if (!(F_AT(i) <= F_AT(i + 1)))
+            return false;
+    /* The first point with F >= limit (there is one: limit <= F(n - 1)). */
+    int lo = 0, hi = n - 1;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (F_AT(mid) < limit)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    double rr;
+    if (F_AT(lo) == limit) {
+        /* The last point with F == limit. */
+        int last = lo, h = n - 1;
+        while (last < h) {
+            int mid = last + (h - last + 1) / 2;
+            if (F_AT(mid) == limit)
+                last = mid;
+            else
+                h = mid - 1;
+        }
+        rr = X_AT(last);
+    } else {
+        if (lo == 0)
+            return false;
+        double x0 = X_AT(lo - 1), x1 = X_AT(lo);
+        if (x0 == x1)
+            rr = x1;
+        else
+            rr = lerp(x0, x1, seg_param(limit, F_AT(lo - 1), F_AT(lo)));
+    }
+#undef F_AT
+#undef X_AT
+    rr += 0.0;
+    if (rr != rr)
+        return false;
+    *v = rr;
+    return true;
+}
+
+/* The root's values at 1 straight from FSBFF: each component's last value as
+ * fs_root_component_end gives it (which shows the shape root_values_at_one checks on built
+ * components), the components the chain leaves out (identically zero ones; neutral ones, whose
+ * values are all `top`) folded in as `top`, which no component value exceeds. */
+static bool root_values_direct(struct ps_fs_update *u, const struct fs_elem *e, const struct ps_plf *fsbff,
+                               double *m_out, double *w_out)
+{
+    (void)u;
+    struct ps_share guarantee = fs_guarantee_share(e);
+    double top = ps_plf_right_bound(fsbff), left = ps_plf_left_bound(fsbff);
+    if (!(left < top) || !(top >= 0.0))
+        return false;
+    double m = top;
+    for (int r = 0; r < DIM; r++) {
+        if (component_is_zero(fsbff, r))
+            continue;
+        double v;
+        if (!fs_root_component_end(fsbff, r, e->out->limits_share.v[r], guarantee.v[r], &v) || !(v <= top))
+            return false;
+        m = v < m ? v : m;
+    }
+    ps_plf_value_at(fsbff, m, w_out);
+    for (int j = 0; j < DIM; j++)
+        if (w_out[j] != w_out[j] || (w_out[j] == 0.0 && signbit(w_out[j])))
+            return false;
+    *m_out = m;
+    return true;
+}
+
 /* Builds the root's stand-in functions: FSBS (0, w) - (1, w) in u->b[5], MFFBS (0, m) - (1, m). */
 static bool root_store(struct ps_fs_update *u, struct fs_elem *e, double m, const double *w, struct ps_plf *mffbs,
                        struct ps_plf *fsbs)
@@ -367,6 +478,13 @@ static bool prepare_mffbs(struct ps_fs_update *u, struct fs_elem *e, const struc
 {
     bool root_lazy = fast && e->kind == PS_ELEM_ROOT;
     fast = fast && e->kind == PS_ELEM_OPERATION;
+    if (root_lazy) {
+        double m, w[DIM];
+        if (root_values_direct(u, e, fsbff, &m, w)) {
+            u->root_lazy_runs++;
+            return root_store(u, e, m, w, scratch_mffbs, root_fsbs);
+        }
+    }
     struct ps_plf comps[DIM];
     struct ps_share guarantee = fs_guarantee_share(e);
     double top = ps_plf_right_bound(fsbff);

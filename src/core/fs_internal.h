@@ -177,6 +177,9 @@ void fs_prepare_subtree(struct ps_fs_update *u, int root);
  * False on failure. */
 bool fs_element_fsbs(struct ps_fs_update *u, struct fs_elem *e, bool fast, struct ps_plf *out);
 void fs_compute_fair_shares(struct ps_fs_update *u);
+/* The last value of a max fit factor component when it ends flat from before 1.0 at its
+ * largest value (see fs_functions.c); false when that is not shown. */
+bool fs_root_component_end(const struct ps_plf *fsbff, int r, double limit, double guarantee, double *v);
 
 /* fs_operation.c: component r of an operation's max fit factor by suggestion built without the
  * generic narrowing, into dst; false (dst unspecified) when the shape needs the generic chain. */

@@ -171,10 +171,107 @@ static void test_root_values_match_full_chain(void **state)
     assert_true(fallback > 30);
 }
 
+/* A random share value step: zero, a multiple of 1/8, a tiny step, an arbitrary one. */
+static double random_step(uint64_t *s)
+{
+    switch (rnd(s, 6)) {
+    case 0:
+    case 1:
+        return 0.0;
+    case 2:
+        return (1 + rnd(s, 4)) / 8.0;
+    case 3:
+        return (double)(rng_next(s) >> 11) * 0x1.0p-53 * 1e-12;
+    default:
+        return (double)(rng_next(s) >> 11) * 0x1.0p-53 * 0.3;
+    }
+}
+
+/* Every component end fs_root_component_end reports is the last value of the component the
+ * generic chain builds, which ends flat from before 1.0 and has no larger value. */
+static void test_component_end_matches_chain(void **state)
+{
+    (void)state;
+    uint64_t s = 0x1234567887654321ull;
+    bool oom = false;
+    struct ps_plf_buf f, t1, t2, c;
+    ps_plf_buf_init(&f, DIM, &oom);
+    ps_plf_buf_init(&t1, 1, &oom);
+    ps_plf_buf_init(&t2, 1, &oom);
+    ps_plf_buf_init(&c, 1, &oom);
+    int shown = 0, not_shown = 0;
+    for (int round = 0; round < 200000; round++) {
+        ps_plf_buf_clear(&f, DIM);
+        int n = 1 + rnd(&s, 12);
+        double x = 0.0, v[DIM] = {0};
+        double xstep = rnd(&s, 2) ? 1.0 : 1.0 / (1 + rnd(&s, 7));
+        ps_plf_add_point(&f, x, v);
+        for (int i = 0; i < n; i++) {
+            if (rnd(&s, 4) != 0)
+                x += rnd(&s, 3) ? xstep : xstep * (double)(rng_next(&s) >> 11) * 0x1.0p-53;
+            for (int r = 0; r < DIM; r++)
+                v[r] += random_step(&s);
+            ps_plf_add_point(&f, x, v);
+        }
+        if (rnd(&s, 3) == 0) {   /* flat to the end, as a saturated pool */
+            x += xstep;
+            ps_plf_add_point(&f, x, v);
+        }
+        struct ps_plf fsbff = ps_plf_buf_view(&f);
+        if (fsbff.n < 2)
+            continue;
+        int r = rnd(&s, DIM);
+        const double *last = ps_plf_pt(&fsbff, fsbff.n - 1);
+        const double *some = ps_plf_pt(&fsbff, rnd(&s, fsbff.n));
+        double limit, guarantee;
+        switch (rnd(&s, 5)) {
+        case 0: limit = 1.0; break;
+        case 1: limit = some[1 + r]; break;
+        case 2: limit = last[1 + r] * (double)(rng_next(&s) >> 11) * 0x1.0p-53; break;
+        case 3: limit = last[1 + r] + 1.0; break;
+        default: limit = 0.0; break;
+        }
+        switch (rnd(&s, 5)) {
+        case 0: guarantee = 0.0; break;
+        case 1: guarantee = ps_plf_pt(&fsbff, rnd(&s, fsbff.n))[1 + r]; break;
+        case 2: guarantee = limit * (double)(rng_next(&s) >> 11) * 0x1.0p-53; break;
+        case 3: guarantee = limit + 0.25; break;
+        default: guarantee = -0.0; break;
+        }
+        double end;
+        if (!fs_root_component_end(&fsbff, r, limit, guarantee, &end)) {
+            not_shown++;
+            continue;
+        }
+        shown++;
+        ps_plf_max_fit_factor_component(&t1, &t2, &c, &fsbff, r, limit, guarantee);
+        struct ps_plf comp = ps_plf_buf_view(&c);
+        assert_true(comp.n >= 2);
+        const double *cl = ps_plf_pt(&comp, comp.n - 1), *cp = ps_plf_pt(&comp, comp.n - 2);
+        if (cl[0] != 1.0 || !(cp[0] < 1.0) || memcmp(&cl[1], &end, sizeof end) != 0 || cp[1] != end) {
+            print_error("round %d r %d limit %a guarantee %a: end %a, chain ends (%a, %a) (%a, %a)\n", round, r, limit,
+                        guarantee, end, cp[0], cp[1], cl[0], cl[1]);
+            for (int i = 0; i < fsbff.n; i++)
+                print_error("  (%a, %a)\n", ps_plf_pt(&fsbff, i)[0], ps_plf_pt(&fsbff, i)[1 + r]);
+            fail();
+        }
+        for (int i = 0; i < comp.n; i++)
+            assert_true(ps_plf_pt(&comp, i)[1] <= end);
+    }
+    assert_false(oom);
+    ps_plf_buf_release(&f);
+    ps_plf_buf_release(&t1);
+    ps_plf_buf_release(&t2);
+    ps_plf_buf_release(&c);
+    print_message("component ends shown %d, not shown %d\n", shown, not_shown);
+    assert_true(shown > 50000);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_root_values_match_full_chain),
+        cmocka_unit_test(test_component_end_matches_chain),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
