@@ -257,6 +257,9 @@ static bool component_is_zero(const struct ps_plf *f, int r)
 
 /* ---- the root: its functions at suggestion 1 only --------------------------------------------
  *
+ * (The functions below run once per update and are kept out of line: inlined into
+ * fs_element_fsbs they made its hot loops slower.)
+ *
  * The root's MFFBS and FSBS are read at one argument, 1.0, by the top-down pass (compute_pool and
  * compute_pool_improved's caller; no other code reads the root's functions: a parent reads its
  * children's, and the burst and relaxed lists hold pools only). When the max fit factor
@@ -309,7 +312,12 @@ static bool component_is_zero(const struct ps_plf *f, int r)
  * segment, which is W unless W has a negative zero (checked: then the full chain runs).
  *
  * The root then keeps the two-point functions (0, M) - (1, M) and (0, W) - (1, W), whose values
- * at 1.0 are M and W. */
+ * at 1.0 are M and W.
+ *
+ * This leans on ps_plf_pointwise_min, ps_plf_compose, ps_plf_compress and
+ * ps_plf_max_fit_factor_component as they are: test_fs_root_lazy compares the shortcut with the
+ * full chain (fs_element_fsbs with fast = false) and must pass after any change to them. */
+__attribute__((noinline))
 static bool root_values_at_one(const struct ps_plf *comps, int used, const struct ps_plf *fsbff, double *m_out,
                                double *w_out)
 {
@@ -362,6 +370,7 @@ static bool root_values_at_one(const struct ps_plf *comps, int used, const struc
  * rr + 0.0 as the narrowing does. With F non-decreasing, T's arguments and values do not
  * decrease, so every value of the component (the limits at g, T's values inside, the limits at
  * limit, each within its segment's ends) is at most rr. */
+__attribute__((noinline))
 bool fs_root_component_end(const struct ps_plf *fsbff, int r, double limit, double guarantee, double *v)
 {
     int n = fsbff->n;
@@ -424,6 +433,7 @@ bool fs_root_component_end(const struct ps_plf *fsbff, int r, double limit, doub
  * fs_root_component_end gives it (which shows the shape root_values_at_one checks on built
  * components), the components the chain leaves out (identically zero ones; neutral ones, whose
  * values are all `top`) folded in as `top`, which no component value exceeds. */
+__attribute__((noinline))
 static bool root_values_direct(struct ps_fs_update *u, const struct fs_elem *e, const struct ps_plf *fsbff,
                                double *m_out, double *w_out)
 {
@@ -441,6 +451,8 @@ static bool root_values_direct(struct ps_fs_update *u, const struct fs_elem *e, 
             return false;
         m = v < m ? v : m;
     }
+    if (m == 0.0 && signbit(m))
+        return false;
     ps_plf_value_at(fsbff, m, w_out);
     for (int j = 0; j < DIM; j++)
         if (w_out[j] != w_out[j] || (w_out[j] == 0.0 && signbit(w_out[j])))
@@ -450,6 +462,7 @@ static bool root_values_direct(struct ps_fs_update *u, const struct fs_elem *e, 
 }
 
 /* Builds the root's stand-in functions: FSBS (0, w) - (1, w) in u->b[5], MFFBS (0, m) - (1, m). */
+__attribute__((noinline))
 static bool root_store(struct ps_fs_update *u, struct fs_elem *e, double m, const double *w, struct ps_plf *mffbs,
                        struct ps_plf *fsbs)
 {
