@@ -255,10 +255,249 @@ static bool component_is_zero(const struct ps_plf *f, int r)
     return true;
 }
 
-static void prepare_mffbs(struct ps_fs_update *u, struct fs_elem *e, const struct ps_plf *fsbff,
-                          struct ps_plf *scratch_mffbs, bool fast)
+/* ---- the root: its functions at suggestion 1 only --------------------------------------------
+ *
+ * (The functions below run once per update and are kept out of line: inlined into
+ * fs_element_fsbs they made its hot loops slower.)
+ *
+ * The root's MFFBS and FSBS are read at one argument, 1.0, by the top-down pass (compute_pool and
+ * compute_pool_improved's caller; no other code reads the root's functions: a parent reads its
+ * children's, and the burst and relaxed lists hold pools only). When the max fit factor
+ * components have the shape checked below, the values there follow from the components' last
+ * points, and the pointwise minimum, the composition and the compression over the root's
+ * functions (the largest of the tree) are skipped. The values are those of the full chain, bit
+ * for bit:
+ *
+ * Components. ps_plf_max_fit_factor_component ends with the narrowed function shifted by -g
+ * and, when its right end rb = limit + -g is below 1, the segment (rb, v) - (1, v) with its last
+ * value v; trim_right removes nothing after that horizontal segment. Rather than trusting the
+ * derivation, each built component is checked: it ends at exactly 1.0, its point before the
+ * last lies before 1.0 and has the last value v (the last segment is horizontal and the only
+ * point at 1.0 is the last one), v is not a negative zero, and no value of the component is
+ * above v. (Root components with rb == 1.0, where the last segment is the narrowed function's
+ * own and may be tilted, fail the check and take the full chain.) The constant component of
+ * the all-zero case, (0, top) - (1, top), passes.
+ *
+ * Pointwise minimum. Take f and g that both end at 1.0, are horizontal on their last segment
+ * (at v_f and v_g) and have one point at 1.0. Their critical points are at most 1.0, so the
+ * walk of ps_plf_pointwise_min ends with the interval (x0, 1.0], x0 the last critical point
+ * below 1.0, where both are horizontal: the right limits at x0 (the last point at x0 of a
+ * function with points there, or the interpolation of a horizontal segment, which is its value
+ * without rounding) are v_f and v_g, and so are the left limits at 1.0 (the segment ending at
+ * the single point at 1.0). The crossing search needs the lower function at x0 to be the higher
+ * one at 1.0 and never runs, so the bisection that could land exactly on 1.0 and add a point
+ * before 1.0's own is not reached. The walk emits (x0, min) and (1.0, min), min = v_g < v_f ?
+ * v_g : v_f (the right limits at 1.0 equal the left ones, no vertical there); the builder may
+ * move the point at x0 back along a horizontal run but keeps the last segment horizontal at
+ * min with one point at 1.0. By induction over the left fold, MFFBS ends with a horizontal
+ * segment at M = the fold's min of the components' last values, its left point before 1.0,
+ * and ps_plf_scalar_at(MFFBS, 1.0) = M (flat segment, no negative zero). Every value the
+ * minimum emits is a limit or an interpolation inside a segment of each input, so no value of
+ * min(f, g) exceeds min(max f, max g): no value of MFFBS exceeds M.
+ *
+ * Composition. FSBFF o MFFBS samples the pairs (x, y) of MFFBS's points merged with the points
+ * where MFFBS reaches a critical point of FSBFF inside a tilted segment; those lie within their
+ * segment (lerp keeps the ends' range), so none is at 1.0 (the last segment is horizontal, the
+ * others end before 1.0). The last pair is (1.0, M), the only one at 1.0: it adds (1.0,
+ * LeftLimit(FSBFF, M)) and then the same point again (dropped); no vertical is left for
+ * trim_right to drop, and the builder keeps the last point at 1.0. The left-limit cursor only
+ * moves forward: after queries y_1..y_k it stands at max_j LeftSegment(y_j) (FSBFF's arguments
+ * do not decrease), and every y queried is an MFFBS value or a critical point at most MFFBS's
+ * last value, so at most M: the cursor stands at LeftSegment(M) and the value is
+ * ps_plf_value_at(FSBFF, M) (the same seg_left_limit_d on the same segment).
+ *
+ * Compression keeps the source's first and last points: FSBS ends at (1.0, W), W =
+ * value_at(FSBFF, M), after a point before 1.0; value_at(FSBS, 1.0) interpolates that segment
+ * at its right end (parameter exactly 1: the right value) or copies the left value of a flat
+ * segment, which is W unless W has a negative zero (checked: then the full chain runs).
+ *
+ * The root then keeps the two-point functions (0, M) - (1, M) and (0, W) - (1, W), whose values
+ * at 1.0 are M and W.
+ *
+ * This leans on ps_plf_pointwise_min, ps_plf_compose, ps_plf_compress and
+ * ps_plf_max_fit_factor_component as they are: test_fs_root_lazy compares the shortcut with the
+ * full chain (fs_element_fsbs with fast = false) and must pass after any change to them. */
+__attribute__((noinline))
+static bool root_values_at_one(const struct ps_plf *comps, int used, const struct ps_plf *fsbff, double *m_out,
+                               double *w_out)
 {
+    double m = 0.0;
+    for (int k = 0; k < used; k++) {
+        const struct ps_plf *c = &comps[k];
+        if (c->n < 2)
+            return false;
+        const double *last = ps_plf_pt(c, c->n - 1), *prev = ps_plf_pt(c, c->n - 2);
+        double v = last[1];
+        if (last[0] != 1.0 || !(prev[0] < 1.0) || prev[1] != v || v != v || (v == 0.0 && signbit(v)))
+            return false;
+        for (int i = 0; i < c->n; i++)
+            if (!(ps_plf_pt(c, i)[1] <= v))
+                return false;
+        /* The left fold of ps_plf_pointwise_min: g (the new component) only when strictly lower. */
+        m = k == 0 ? v : (v < m ? v : m);
+    }
+    if (used < 1)
+        return false;
+    ps_plf_value_at(fsbff, m, w_out);
+    for (int j = 0; j < DIM; j++)
+        if (w_out[j] != w_out[j] || (w_out[j] == 0.0 && signbit(w_out[j])))
+            return false;
+    *m_out = m;
+    return true;
+}
+
+/* The last value of the component r of a max fit factor by suggestion, when the component ends
+ * with the segment (rb, v) - (1, v), rb < 1, and has no value above v; false when that cannot be
+ * shown from FSBFF alone (then build it). Exactly what ps_plf_max_fit_factor_component leaves:
+ *
+ * It clamps limit and g to [F(0), F(end)] (F = FSBFF's component r) and, when rb = limit + -g
+ * is below 1, its last point is (rb, rr) followed by (1, rr) (the narrowing's last point is the
+ * right limit rr at `limit` of the transposed function T, or the same limits at g = limit; the
+ * left trim and the shift keep the last value, the extension appends (1, rr), trim_right finds
+ * no vertical after it). rr is computed here from FSBFF's points P_i = (x_i, F_i) without
+ * building T, for F non-decreasing (checked): T is the builder's output over the points
+ * (F_i, x_i); its merges only drop repeated points and join vertical runs (equal F) or
+ * horizontal runs (equal x), keeping each run's ends, so
+ *   - when some F_i == limit, T's limits there come from a vertical segment (first and last
+ *     point with F == limit: rr is the last one's x) or from a single point or the inside of a
+ *     horizontal run (rr is that x either way: the interpolation at a segment's end is its end
+ *     value, inside a horizontal segment its value);
+ *   - otherwise F_{k-1} < limit < F_k for the first k with F_k > limit, and T has the segment
+ *     (F_{k-1}, x_{k-1}) - (F_k, x_k) unmerged (a tilted segment is never joined, and its ends
+ *     stay: a merge only moves a point between two vertical, two horizontal or a point segment),
+ *     so rr is lerp(x_{k-1}, x_k, seg_param(limit, F_{k-1}, F_k)), the same operations as
+ *     seg_limits on it, or x_k when x_{k-1} == x_k (a horizontal one).
+ * rr + 0.0 as the narrowing does. With F non-decreasing, T's arguments and values do not
+ * decrease, so every value of the component (the limits at g, T's values inside, the limits at
+ * limit, each within its segment's ends) is at most rr. */
+__attribute__((noinline))
+bool fs_root_component_end(const struct ps_plf *fsbff, int r, double limit, double guarantee, double *v)
+{
+    int n = fsbff->n;
+    if (n < 2)
+        return false;
+    const double *a = fsbff->a;
+    const size_t stride = DIM + 1;
+#define F_AT(i) a[(size_t)(i) * stride + 1 + (size_t)r]
+#define X_AT(i) a[(size_t)(i) * stride]
+    double lv = F_AT(0), rv = F_AT(n - 1);
+    limit = limit < lv ? lv : limit;
+    limit = rv < limit ? rv : limit;
+    double g = guarantee < lv ? lv : guarantee;
+    g = limit < g ? limit : g;
+    if (!(limit + -g < 1.0))
+        return false;
+    for (int i = 0; i + 1 < n; i++)
+        if (!(F_AT(i) <= F_AT(i + 1)))
+            return false;
+    /* The first point with F >= limit (there is one: limit <= F(n - 1)). */
+    int lo = 0, hi = n - 1;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (F_AT(mid) < limit)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    double rr;
+    if (F_AT(lo) == limit) {
+        /* The last point with F == limit. */
+        int last = lo, h = n - 1;
+        while (last < h) {
+            int mid = last + (h - last + 1) / 2;
+            if (F_AT(mid) == limit)
+                last = mid;
+            else
+                h = mid - 1;
+        }
+        rr = X_AT(last);
+    } else {
+        if (lo == 0)
+            return false;
+        double x0 = X_AT(lo - 1), x1 = X_AT(lo);
+        if (x0 == x1)
+            rr = x1;
+        else
+            rr = lerp(x0, x1, seg_param(limit, F_AT(lo - 1), F_AT(lo)));
+    }
+#undef F_AT
+#undef X_AT
+    rr += 0.0;
+    if (rr != rr)
+        return false;
+    *v = rr;
+    return true;
+}
+
+/* The root's values at 1 straight from FSBFF: each component's last value as
+ * fs_root_component_end gives it (which shows the shape root_values_at_one checks on built
+ * components), the components the chain leaves out (identically zero ones; neutral ones, whose
+ * values are all `top`) folded in as `top`, which no component value exceeds. */
+__attribute__((noinline))
+static bool root_values_direct(struct ps_fs_update *u, const struct fs_elem *e, const struct ps_plf *fsbff,
+                               double *m_out, double *w_out)
+{
+    (void)u;
+    struct ps_share guarantee = fs_guarantee_share(e);
+    double top = ps_plf_right_bound(fsbff), left = ps_plf_left_bound(fsbff);
+    if (!(left < top) || !(top >= 0.0))
+        return false;
+    double m = top;
+    for (int r = 0; r < DIM; r++) {
+        if (component_is_zero(fsbff, r))
+            continue;
+        double v;
+        if (!fs_root_component_end(fsbff, r, e->out->limits_share.v[r], guarantee.v[r], &v) || !(v <= top))
+            return false;
+        m = v < m ? v : m;
+    }
+    if (m == 0.0 && signbit(m))
+        return false;
+    ps_plf_value_at(fsbff, m, w_out);
+    for (int j = 0; j < DIM; j++)
+        if (w_out[j] != w_out[j] || (w_out[j] == 0.0 && signbit(w_out[j])))
+            return false;
+    *m_out = m;
+    return true;
+}
+
+/* Builds the root's stand-in functions: FSBS (0, w) - (1, w) in u->b[5], MFFBS (0, m) - (1, m). */
+__attribute__((noinline))
+static bool root_store(struct ps_fs_update *u, struct fs_elem *e, double m, const double *w, struct ps_plf *mffbs,
+                       struct ps_plf *fsbs)
+{
+    struct ps_plf_buf *bm = &u->b[1], *bf = &u->b[5];
+    ps_plf_buf_clear(bm, 1);
+    ps_plf_buf_clear(bf, DIM);
+    if (!ps_plf_buf_reserve(bm, 2) || !ps_plf_buf_reserve(bf, 2)) {
+        u->oom = true;
+        return false;
+    }
+    double mv[1] = {m};
+    ps_plf_push_segment(bm, 0.0, mv, 1.0, mv);
+    ps_plf_push_segment(bf, 0.0, w, 1.0, w);
+    struct ps_plf cur = ps_plf_buf_view(bm);
+    if (!u->options->enable_improved_fair_share_by_fit_factor_computation)
+        e->ig->mffbs = fs_commit(u, &u->persistent, cur);
+    else
+        *mffbs = cur;
+    *fsbs = ps_plf_buf_view(bf);
+    return !u->oom;
+}
+
+/* Returns true when the root's shortcut produced FSBS in *root_fsbs (then no composition). */
+static bool prepare_mffbs(struct ps_fs_update *u, struct fs_elem *e, const struct ps_plf *fsbff,
+                          struct ps_plf *scratch_mffbs, bool fast, struct ps_plf *root_fsbs)
+{
+    bool root_lazy = fast && e->kind == PS_ELEM_ROOT;
     fast = fast && e->kind == PS_ELEM_OPERATION;
+    if (root_lazy) {
+        double m, w[DIM];
+        if (root_values_direct(u, e, fsbff, &m, w)) {
+            u->root_lazy_runs++;
+            return root_store(u, e, m, w, scratch_mffbs, root_fsbs);
+        }
+    }
     struct ps_plf comps[DIM];
     struct ps_share guarantee = fs_guarantee_share(e);
     double top = ps_plf_right_bound(fsbff);
@@ -273,7 +512,7 @@ static void prepare_mffbs(struct ps_fs_update *u, struct fs_elem *e, const struc
                 ps_plf_buf_clear(b, 1);
                 if (!ps_plf_buf_reserve(b, 2)) {
                     u->oom = true;
-                    return;
+                    return false;
                 }
                 b->a[0] = 0.0;
                 b->a[1] = top;
@@ -290,10 +529,17 @@ static void prepare_mffbs(struct ps_fs_update *u, struct fs_elem *e, const struc
         struct ps_plf c = ps_plf_buf_view(&u->comp[r]);
         if (c.n < 2) {
             u->oom = true;
-            return;
+            return false;
         }
         if (!is_neutral(&c, top) || (r == DIM - 1 && used == 0))
             comps[used++] = c;
+    }
+    if (root_lazy) {
+        double m, w[DIM];
+        if (root_values_at_one(comps, used, fsbff, &m, w)) {
+            u->root_lazy_runs++;
+            return root_store(u, e, m, w, scratch_mffbs, root_fsbs);
+        }
     }
     /* Left fold of the pointwise minimum, as upstream's PointwiseMin(vector). */
     struct ps_plf current = comps[0];
@@ -309,6 +555,7 @@ static void prepare_mffbs(struct ps_fs_update *u, struct fs_elem *e, const struc
         e->ig->mffbs = fs_commit(u, &u->persistent, current);
     else
         *scratch_mffbs = current;
+    return false;
 }
 
 bool fs_element_fsbs(struct ps_fs_update *u, struct fs_elem *e, bool fast, struct ps_plf *out)
@@ -330,7 +577,8 @@ bool fs_element_fsbs(struct ps_fs_update *u, struct fs_elem *e, bool fast, struc
         e->ig->fsbff_right = ps_plf_right_bound(&fsbff);
         e->ig->mffbs = mffbs;
     }
-    prepare_mffbs(u, e, &fsbff, &mffbs, fast);
+    if (prepare_mffbs(u, e, &fsbff, &mffbs, fast, out))
+        return !u->oom && !u->ctx.oom;
     if (u->oom || u->ctx.oom)
         return false;
     ps_plf_compose(&u->ctx, &u->b[4], &fsbff, mffbs.a ? &mffbs : &e->ig->mffbs);

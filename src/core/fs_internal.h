@@ -121,6 +121,7 @@ struct ps_fs_update {
     unsigned char *pool_seen;     /* pool_seen_cap flags: which entries of the pools array are named */
     int pool_seen_cap;
     bool oom;
+    int root_lazy_runs;           /* times the root's values at 1 took the shortcut (tests) */
 
     char (*alerts)[FS_ALERT_BYTES];  /* kept across runs: alerting in steady state is free */
     int alert_count;
@@ -171,9 +172,14 @@ struct ps_share fs_adjust_proposed_integral_share(struct ps_share limits, struct
 /* fs_functions.c */
 void fs_prepare_subtree(struct ps_fs_update *u, int root);
 /* FSBS of one element, left in u's builders (valid until the next call); fast = false keeps
- * operations on the generic chain (for the tests that compare both). False on failure. */
+ * operations on the generic chain and the root on the full chain (for the tests that compare
+ * both; with fast, the root's MFFBS and FSBS may be two-point stand-ins exact at 1.0 only).
+ * False on failure. */
 bool fs_element_fsbs(struct ps_fs_update *u, struct fs_elem *e, bool fast, struct ps_plf *out);
 void fs_compute_fair_shares(struct ps_fs_update *u);
+/* The last value of a max fit factor component when it ends flat from before 1.0 at its
+ * largest value (see fs_functions.c); false when that is not shown. */
+bool fs_root_component_end(const struct ps_plf *fsbff, int r, double limit, double guarantee, double *v);
 
 /* fs_operation.c: component r of an operation's max fit factor by suggestion built without the
  * generic narrowing, into dst; false (dst unspecified) when the shape needs the generic chain. */
