@@ -43,6 +43,12 @@ static bool insert_block(struct ps_arena *a, int at, size_t size)
     return true;
 }
 
+/* A block for a request: the usual size, or the request and an eighth for one larger. */
+static size_t block_bytes(const struct ps_arena *a, size_t bytes)
+{
+    return bytes + bytes / 8 > a->block_size ? bytes + bytes / 8 : a->block_size;
+}
+
 void *ps_arena_alloc(struct ps_arena *a, size_t bytes)
 {
     bytes = (bytes + 15) & ~(size_t)15;
@@ -51,13 +57,23 @@ void *ps_arena_alloc(struct ps_arena *a, size_t bytes)
         a->used += bytes;
         return p;
     }
-    /* Move on to the next block that fits; a too small next block is skipped for this round. */
-    int next = a->cur < a->count ? a->cur + 1 : a->count;
-    while (next < a->count && a->blocks[next].size < bytes)
-        next++;
+    /* Move on to the next block (or the current one when nothing is in it yet). */
+    int next = a->cur < a->count ? (a->used == 0 ? a->cur : a->cur + 1) : a->count;
+    if (next < a->count && a->blocks[next].size < bytes) {
+        /* Nothing in it since the reset: replace it by a block that fits, with an eighth to
+         * spare. Skipping it instead would leave it idle and add a new block at the end in
+         * every round whose large requests grew a little (integral volumes move the functions'
+         * sizes between updates), so the arena would grow without bound. */
+        size_t size = block_bytes(a, bytes);
+        unsigned char *mem = malloc(size);
+        if (!mem)
+            return NULL;
+        free(a->blocks[next].mem);
+        a->blocks[next].mem = mem;
+        a->blocks[next].size = size;
+    }
     if (next >= a->count) {
-        size_t size = bytes > a->block_size ? bytes : a->block_size;
-        if (!insert_block(a, a->count, size))
+        if (!insert_block(a, a->count, block_bytes(a, bytes)))
             return NULL;
         next = a->count - 1;
     }

@@ -10,7 +10,7 @@
 
 #include "core/fs_internal.h"
 
-#define ARENA_BLOCK_BYTES ((size_t)1 << 20)
+#define ARENA_BLOCK_BYTES ((size_t)256 << 10)
 /* The scratch arena holds one element's temporaries (the scaled views of a pool's children):
  * usually a few KiB, so a whole MiB block would be mostly slack. Larger requests get blocks of
  * their own size. */
