@@ -3,87 +3,38 @@
  * children never get more than the pool, plus epsilon; shares stay within the cluster and are
  * not NaN; the detailed parts add up) and that an update is a pure function of its input. */
 #include "fs_test_util.h"
-
-static uint64_t rng_next(uint64_t *s)
-{
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return *s;
-}
-
-static int rnd(uint64_t *s, int n)
-{
-    return (int)(rng_next(s) % (uint64_t)n);
-}
+#include "fs_random_tree.h"
 
 static void random_tree(struct t_tree *t, uint64_t *s)
 {
     int pools = 1 + rnd(s, 12);
     for (int p = 0; p < pools; p++) {
-        int parent = 0;
         /* parents among the root and the non-FIFO pools made so far */
-        for (int tries = 0; tries < 4; tries++) {
-            int cand = rnd(s, t->n);
-            if (t->e[cand].in.kind != PS_ELEM_OPERATION && t->p[cand].in.mode != PS_MODE_FIFO) {
-                parent = cand;
-                break;
-            }
-        }
+        int parent = random_parent(t, s, true);
         int i = t_pool(t, parent, "pool");
-        struct ps_fs_element_input *in = &t->e[i].in;
         struct ps_fs_pool_input *pin = &t->p[i].in;
-        if (rnd(s, 4) == 0)
-            pin->mode = PS_MODE_FIFO;
-        if (rnd(s, 3) == 0)
-            t_weight(t, i, 0.5 + rnd(s, 8) * 0.5);
+        random_pool_mode_weight(t, i, s);
         if (rnd(s, 3) == 0) {
             pin->strong_guarantee.r.v[PS_RES_CPU] = rnd(s, 6000);
             pin->strong_guarantee.set |= 1u << PS_RES_CPU;
         }
-        if (rnd(s, 5) == 0)
-            in->resource_limits.v[PS_RES_CPU] = 100 + rnd(s, 9000);
-        if (rnd(s, 6) == 0)
-            in->max_share_ratio = rnd(s, 11) / 10.0;
+        random_pool_limits(t, i, s);
         /* Not below another integral pool: upstream's result there is inconsistent. */
-        bool nested = false;
-        for (int a = parent; a > 0; a = t->e[a].in.parent)
-            nested = nested || t->p[a].in.guarantee_type != PS_GUARANTEE_NONE;
+        bool nested = random_nested_integral(t, parent);
         int g = rnd(s, 5);
         if (g >= 3 && !nested) {
-            pin->guarantee_type = g == 3 ? PS_GUARANTEE_BURST : PS_GUARANTEE_RELAXED;
-            pin->resource_flow.r.v[PS_RES_CPU] = rnd(s, 3000);
-            pin->resource_flow.set |= 1u << PS_RES_CPU;
-            pin->burst_guarantee.r.v[PS_RES_CPU] = rnd(s, 5000);
-            pin->burst_guarantee.set |= 1u << PS_RES_CPU;
-            if (rnd(s, 2))
-                pin->accumulated_volume.v[PS_RES_CPU] = rnd(s, 100000);
+            random_integral(t, i, s, g == 3 ? PS_GUARANTEE_BURST : PS_GUARANTEE_RELAXED);
             pin->should_distribute_free_volume_among_children = (signed char)(rnd(s, 3) - 1);
         }
     }
     int ops = rnd(s, 30);
     for (int k = 0; k < ops; k++) {
-        int parent = 0;
-        for (int tries = 0; tries < 4; tries++) {
-            int cand = rnd(s, t->n);
-            if (t->e[cand].in.kind != PS_ELEM_OPERATION) {
-                parent = cand;
-                break;
-            }
-        }
+        int parent = random_parent(t, s, false);
         struct ps_resources d = t_res(rnd(s, 60), rnd(s, 6000) / 100.0, (int64_t)rnd(s, 600) * MB);
         if (rnd(s, 4) == 0)
             d.v[PS_RES_GPU] = rnd(s, 3);
         int i = rnd(s, 5) == 0 ? t_gang(t, parent, "gang", d) : t_op(t, parent, "op", d);
-        struct ps_fs_element_input *in = &t->e[i].in;
-        if (rnd(s, 2))
-            for (int r = 0; r < PS_RES_COUNT; r++)
-                in->usage.v[r] = d.v[r] ? d.v[r] * rnd(s, 5) / 4 : 0;
-        if (rnd(s, 3) == 0)
-            t_weight(t, i, 0.25 + rnd(s, 16) * 0.25);
-        if (rnd(s, 6) == 0)
-            in->resource_limits = t_res(rnd(s, 60), rnd(s, 4000) / 100.0, (int64_t)rnd(s, 600) * MB);
-        in->start_time_ms = rnd(s, 5);
+        random_op_details(t, i, d, s);
     }
 }
 

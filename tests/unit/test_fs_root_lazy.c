@@ -6,23 +6,11 @@
  * cluster (the root's limits bind), zero clusters. Also counts that both the shortcut and its
  * fallback (shapes it does not cover) are exercised. */
 #include "fs_test_util.h"
+#include "fs_random_tree.h"
 
 #include "core/fs_internal.h"
 
 #define DIM PS_RES_COUNT
-
-static uint64_t rng_next(uint64_t *s)
-{
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return *s;
-}
-
-static int rnd(uint64_t *s, int n)
-{
-    return (int)(rng_next(s) % (uint64_t)n);
-}
 
 static struct ps_resources random_resources(uint64_t *s, int scale)
 {
@@ -41,21 +29,10 @@ static void random_tree(struct t_tree *t, uint64_t *s, bool fifo_root)
     int pools = fifo_root ? 0 : rnd(s, 12);
     int guarantee_style = rnd(s, 4);   /* 0 none, 1 cpu, 2 every resource, 3 every resource, large */
     for (int p = 0; p < pools; p++) {
-        int parent = 0;
-        for (int tries = 0; tries < 4; tries++) {
-            int cand = rnd(s, t->n);
-            if (t->e[cand].in.kind != PS_ELEM_OPERATION && t->p[cand].in.mode != PS_MODE_FIFO) {
-                parent = cand;
-                break;
-            }
-        }
+        int parent = random_parent(t, s, true);
         int i = t_pool(t, parent, "pool");
-        struct ps_fs_element_input *in = &t->e[i].in;
         struct ps_fs_pool_input *pin = &t->p[i].in;
-        if (rnd(s, 4) == 0)
-            pin->mode = PS_MODE_FIFO;
-        if (rnd(s, 3) == 0)
-            t_weight(t, i, 0.5 + rnd(s, 8) * 0.5);
+        random_pool_mode_weight(t, i, s);
         if (guarantee_style && parent == 0 && rnd(s, 3) != 0) {
             int scale = guarantee_style == 3 ? 3 : 1;
             struct ps_resources g = random_resources(s, scale);
@@ -66,46 +43,19 @@ static void random_tree(struct t_tree *t, uint64_t *s, bool fifo_root)
                 pin->strong_guarantee.set |= 1u << r;
             }
         }
-        if (rnd(s, 5) == 0)
-            in->resource_limits.v[PS_RES_CPU] = 100 + rnd(s, 9000);
-        if (rnd(s, 6) == 0)
-            in->max_share_ratio = rnd(s, 11) / 10.0;
-        bool nested = false;
-        for (int a = parent; a > 0; a = t->e[a].in.parent)
-            nested = nested || t->p[a].in.guarantee_type != PS_GUARANTEE_NONE;
+        random_pool_limits(t, i, s);
+        bool nested = random_nested_integral(t, parent);
         int g = rnd(s, 6);
-        if (g >= 4 && !nested) {
-            pin->guarantee_type = g == 4 ? PS_GUARANTEE_BURST : PS_GUARANTEE_RELAXED;
-            pin->resource_flow.r.v[PS_RES_CPU] = rnd(s, 3000);
-            pin->resource_flow.set |= 1u << PS_RES_CPU;
-            pin->burst_guarantee.r.v[PS_RES_CPU] = rnd(s, 5000);
-            pin->burst_guarantee.set |= 1u << PS_RES_CPU;
-            if (rnd(s, 2))
-                pin->accumulated_volume.v[PS_RES_CPU] = rnd(s, 100000);
-        }
+        if (g >= 4 && !nested)
+            random_integral(t, i, s, g == 4 ? PS_GUARANTEE_BURST : PS_GUARANTEE_RELAXED);
     }
     int ops = rnd(s, 40);
     int demand_scale = 1 + rnd(s, 4);   /* above 1: demands beyond the cluster */
     for (int k = 0; k < ops; k++) {
-        int parent = 0;
-        for (int tries = 0; tries < 4; tries++) {
-            int cand = rnd(s, t->n);
-            if (t->e[cand].in.kind != PS_ELEM_OPERATION) {
-                parent = cand;
-                break;
-            }
-        }
+        int parent = random_parent(t, s, false);
         struct ps_resources d = random_resources(s, demand_scale);
         int i = rnd(s, 4) == 0 ? t_gang(t, parent, "gang", d) : t_op(t, parent, "op", d);
-        struct ps_fs_element_input *in = &t->e[i].in;
-        if (rnd(s, 2))
-            for (int r = 0; r < PS_RES_COUNT; r++)
-                in->usage.v[r] = d.v[r] ? d.v[r] * rnd(s, 5) / 4 : 0;
-        if (rnd(s, 3) == 0)
-            t_weight(t, i, 0.25 + rnd(s, 16) * 0.25);
-        if (rnd(s, 6) == 0)
-            in->resource_limits = t_res(rnd(s, 60), rnd(s, 4000) / 100.0, (int64_t)rnd(s, 600) * MB);
-        in->start_time_ms = rnd(s, 5);
+        random_op_details(t, i, d, s);
     }
 }
 
