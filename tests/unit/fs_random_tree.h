@@ -5,14 +5,7 @@
 #define PS_TEST_FS_RANDOM_TREE_H
 
 #include "fs_test_util.h"
-
-static inline uint64_t rng_next(uint64_t *s)
-{
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return *s;
-}
+#include "test_rng.h"
 
 static inline int rnd(uint64_t *s, int n)
 {

@@ -14,6 +14,7 @@
 
 #include "core/bisect.h"
 #include "core/plf.h"
+#include "plf_test_util.h"
 
 #define MAXP 256
 
@@ -27,10 +28,7 @@ struct env {
 
 static uint64_t next_random(struct env *v)
 {
-    v->rng ^= v->rng << 13;
-    v->rng ^= v->rng >> 7;
-    v->rng ^= v->rng << 17;
-    return v->rng;
+    return rng_next(&v->rng);
 }
 
 static int setup(void **state)
@@ -320,13 +318,6 @@ static void ref_compress(struct ps_plf_buf *dst, const struct ps_plf *src, doubl
 }
 
 /* ---- comparisons --------------------------------------------------------------------------- */
-
-static void assert_same(const struct ps_plf_buf *want, const struct ps_plf_buf *got, int round, const char *what)
-{
-    if (want->n != got->n || want->dim != got->dim ||
-        memcmp(want->a, got->a, (size_t)want->n * (size_t)(want->dim + 1) * sizeof(double)) != 0)
-        fail_msg("%s differs in round %d (%d vs %d points)", what, round, want->n, got->n);
-}
 
 static void test_sum_matches_reference(void **state)
 {

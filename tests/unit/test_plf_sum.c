@@ -16,6 +16,7 @@
 
 #include "core/plf.h"
 #include "core/plf_impl.h"
+#include "plf_test_util.h"
 
 #define MAX_SUMMANDS 24
 
@@ -29,10 +30,7 @@ struct env {
 
 static uint64_t next_random(struct env *v)
 {
-    v->rng ^= v->rng << 13;
-    v->rng ^= v->rng >> 7;
-    v->rng ^= v->rng << 17;
-    return v->rng;
+    return rng_next(&v->rng);
 }
 
 static int setup(void **state)
@@ -141,13 +139,6 @@ static void point_major_sum(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, cons
     free(pts);
 }
 
-static void assert_same(const struct ps_plf_buf *want, const struct ps_plf_buf *got, int round)
-{
-    if (want->n != got->n || want->dim != got->dim ||
-        memcmp(want->a, got->a, (size_t)want->n * (size_t)(want->dim + 1) * sizeof(double)) != 0)
-        fail_msg("sum differs in round %d (%d vs %d points)", round, want->n, got->n);
-}
-
 static void test_sum_matches_point_major(void **state)
 {
     struct env *v = *state;
@@ -165,7 +156,7 @@ static void test_sum_matches_point_major(void **state)
         point_major_sum(&v->ctx, &v->want, views, count);
         ps_plf_sum(&v->ctx, &v->got, views, count);
         assert_false(v->oom || v->ctx.oom);
-        assert_same(&v->want, &v->got, round);
+        assert_same(&v->want, &v->got, round, "sum");
     }
 }
 
@@ -177,11 +168,11 @@ static void test_sum_degenerate_summands(void **state)
     struct ps_plf views[2] = {{a, 2, 1}, {b, 2, 1}};
     point_major_sum(&v->ctx, &v->want, views, 2);
     ps_plf_sum(&v->ctx, &v->got, views, 2);
-    assert_same(&v->want, &v->got, 0);
+    assert_same(&v->want, &v->got, 0, "sum");
     assert_int_equal(v->got.n, 2);
     point_major_sum(&v->ctx, &v->want, views + 1, 1);
     ps_plf_sum(&v->ctx, &v->got, views + 1, 1);
-    assert_same(&v->want, &v->got, 1);
+    assert_same(&v->want, &v->got, 1, "sum");
 }
 
 /* The two-at-a-time interpolation of share vectors against lerp per component, around t = 0.5
