@@ -83,23 +83,36 @@ static int remove_contents(int dfd, dev_t dev, const char *path, struct ps_error
     return rc;
 }
 
-int ps_sandbox_remove(const char *sandbox, struct ps_error *err)
+/* Unmounts the sandbox's tmpfs and opens the sandbox, not following a link: 0 with *fd the
+ * directory and *st its status, 0 with *fd -1 when the sandbox is gone, else the error. */
+static int open_sandbox_dir(const char *sandbox, int *fd, struct stat *st, struct ps_error *err)
 {
+    *fd = -1;
     int rc = ps_sandbox_unmount_tmpfs(sandbox, err);
     if (rc != 0)
         return rc;
-    int fd = open(sandbox, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) {
+    int d = open(sandbox, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (d < 0) {
         if (errno == ENOENT)
             return 0;
         return ps_error_set(err, PS_EIO, "open(%s): %s", sandbox, strerror(errno));
     }
-    struct stat st;
-    if (fstat(fd, &st) != 0) {
+    if (fstat(d, st) != 0) {
         int e = errno;
-        close(fd);
+        close(d);
         return ps_error_set(err, PS_EIO, "stat(%s): %s", sandbox, strerror(e));
     }
+    *fd = d;
+    return 0;
+}
+
+int ps_sandbox_remove(const char *sandbox, struct ps_error *err)
+{
+    int fd;
+    struct stat st;
+    int rc = open_sandbox_dir(sandbox, &fd, &st, err);
+    if (rc != 0 || fd < 0)
+        return rc;
     rc = remove_contents(fd, st.st_dev, sandbox, err);
     if (rc != 0)
         return rc;
@@ -291,21 +304,11 @@ int ps_sandbox_release(struct ps_sandbox_pool *pool, const char *sandbox, struct
 {
     if (!pool || pool->count >= pool->capacity)
         return ps_sandbox_remove(sandbox, err);
-    int rc = ps_sandbox_unmount_tmpfs(sandbox, err);
-    if (rc != 0)
-        return rc;
-    int fd = open(sandbox, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) {
-        if (errno == ENOENT)
-            return 0;
-        return ps_error_set(err, PS_EIO, "open(%s): %s", sandbox, strerror(errno));
-    }
+    int fd;
     struct stat st;
-    if (fstat(fd, &st) != 0) {
-        int e = errno;
-        close(fd);
-        return ps_error_set(err, PS_EIO, "stat(%s): %s", sandbox, strerror(e));
-    }
+    int rc = open_sandbox_dir(sandbox, &fd, &st, err);
+    if (rc != 0 || fd < 0)
+        return rc;
     /* Take the directory back first: once it is the agent's with mode 0755, no process of the
      * job's user can add entries to it, so emptied means empty. */
     uid_t me = geteuid();
