@@ -552,6 +552,32 @@ out:
     free(map);
 }
 
+/* Job j's sample through read (the runner's tick or reap); a failure is logged and the
+ * sample is still what was read. */
+static struct ps_node_job_sample read_sample(struct ps_node_jobs *t, struct job *j,
+                                             int (*read)(void *, int64_t, struct ps_node_job_sample *,
+                                                         struct ps_error *),
+                                             int64_t now_ms)
+{
+    struct ps_node_job_sample s;
+    memset(&s, 0, sizeof s);
+    struct ps_error e;
+    ps_error_init(&e);
+    if (read(j->handle, now_ms, &s, &e) != 0)
+        logf_(t, "job %s: %s", j->job_id, e.msg);
+    return s;
+}
+
+/* Takes sample s into job j's: cpu seconds never go back, the memory peak only up. */
+static void merge_sample(struct job *j, const struct ps_node_job_sample *s)
+{
+    if (s->cpu_seconds >= j->sample.cpu_seconds && isfinite(s->cpu_seconds))
+        j->sample.cpu_seconds = s->cpu_seconds;
+    j->sample.memory_bytes = s->memory_bytes;
+    if (s->memory_peak_bytes > j->sample.memory_peak_bytes)
+        j->sample.memory_peak_bytes = s->memory_peak_bytes;
+}
+
 size_t ps_node_jobs_tick(struct ps_node_jobs *t, int64_t now_ms)
 {
     size_t finished = 0;
@@ -559,17 +585,8 @@ size_t ps_node_jobs_tick(struct ps_node_jobs *t, int64_t now_ms)
         struct job *j = t->jobs[i];
         if (j->state != JOB_RUNNING)
             continue;
-        struct ps_node_job_sample s;
-        memset(&s, 0, sizeof s);
-        struct ps_error e;
-        ps_error_init(&e);
-        if (t->runner->ops->tick(j->handle, now_ms, &s, &e) != 0)
-            logf_(t, "job %s: %s", j->job_id, e.msg);   /* the sample is still what was read */
-        if (s.cpu_seconds >= j->sample.cpu_seconds && isfinite(s.cpu_seconds))
-            j->sample.cpu_seconds = s.cpu_seconds;
-        j->sample.memory_bytes = s.memory_bytes;
-        if (s.memory_peak_bytes > j->sample.memory_peak_bytes)
-            j->sample.memory_peak_bytes = s.memory_peak_bytes;
+        struct ps_node_job_sample s = read_sample(t, j, t->runner->ops->tick, now_ms);
+        merge_sample(j, &s);
         if (s.finished) {
             reap_job(t, j);
             finished++;
@@ -593,21 +610,11 @@ size_t ps_node_jobs_reap(struct ps_node_jobs *t, int64_t now_ms)
         struct job *j = t->jobs[i];
         if (j->state != JOB_RUNNING)
             continue;
-        struct ps_node_job_sample s;
-        memset(&s, 0, sizeof s);
-        struct ps_error e;
-        ps_error_init(&e);
-        int (*reap)(void *, int64_t, struct ps_node_job_sample *, struct ps_error *) =
-            t->runner->ops->reap ? t->runner->ops->reap : t->runner->ops->tick;
-        if (reap(j->handle, now_ms, &s, &e) != 0)
-            logf_(t, "job %s: %s", j->job_id, e.msg);
+        struct ps_node_job_sample s = read_sample(
+            t, j, t->runner->ops->reap ? t->runner->ops->reap : t->runner->ops->tick, now_ms);
         if (!s.finished)
             continue;
-        if (s.cpu_seconds >= j->sample.cpu_seconds && isfinite(s.cpu_seconds))
-            j->sample.cpu_seconds = s.cpu_seconds;
-        j->sample.memory_bytes = s.memory_bytes;
-        if (s.memory_peak_bytes > j->sample.memory_peak_bytes)
-            j->sample.memory_peak_bytes = s.memory_peak_bytes;
+        merge_sample(j, &s);
         reap_job(t, j);
         finished++;
     }
