@@ -41,16 +41,22 @@ static int p_start(void *ctx, const struct ps_node_job_spec *spec, int64_t now_m
     return 0;
 }
 
+/* A job runner's status as the node's sample. */
+static void to_sample(const struct ps_job_status *st, struct ps_node_job_sample *out)
+{
+    out->finished = st->finished;
+    out->cpu_seconds = st->usage.cpu_seconds;
+    out->memory_bytes = st->usage.memory_bytes;
+    out->memory_peak_bytes = st->usage.memory_peak_bytes;
+}
+
 static int p_tick(void *job, int64_t now_ms, struct ps_node_job_sample *out,
                   struct ps_error *err)
 {
     struct ps_job_status st;
     memset(&st, 0, sizeof st);
     int rc = ps_job_runner_tick(job, now_ms, &st, err);
-    out->finished = st.finished;
-    out->cpu_seconds = st.usage.cpu_seconds;
-    out->memory_bytes = st.usage.memory_bytes;
-    out->memory_peak_bytes = st.usage.memory_peak_bytes;
+    to_sample(&st, out);
     return rc;
 }
 
@@ -60,10 +66,7 @@ static int p_reap(void *job, int64_t now_ms, struct ps_node_job_sample *out,
     struct ps_job_status st;
     memset(&st, 0, sizeof st);
     int rc = ps_job_runner_reap(job, now_ms, &st, err);
-    out->finished = st.finished;
-    out->cpu_seconds = st.usage.cpu_seconds;
-    out->memory_bytes = st.usage.memory_bytes;
-    out->memory_peak_bytes = st.usage.memory_peak_bytes;
+    to_sample(&st, out);
     return rc;
 }
 
