@@ -255,6 +255,18 @@ static bool component_is_zero(const struct ps_plf *f, int r)
     return true;
 }
 
+/* The root's values for max fit factor m: w_out = FSBFF(m) and *m_out = m; false (then build
+ * the functions) when a value of w_out is NaN or -0. */
+static bool root_share_at(const struct ps_plf *fsbff, double m, double *m_out, double *w_out)
+{
+    ps_plf_value_at(fsbff, m, w_out);
+    for (int j = 0; j < DIM; j++)
+        if (w_out[j] != w_out[j] || (w_out[j] == 0.0 && signbit(w_out[j])))
+            return false;
+    *m_out = m;
+    return true;
+}
+
 /* ---- the root: its functions at suggestion 1 only --------------------------------------------
  *
  * (The functions below run once per update and are kept out of line: inlined into
@@ -338,12 +350,7 @@ static bool root_values_at_one(const struct ps_plf *comps, int used, const struc
     }
     if (used < 1)
         return false;
-    ps_plf_value_at(fsbff, m, w_out);
-    for (int j = 0; j < DIM; j++)
-        if (w_out[j] != w_out[j] || (w_out[j] == 0.0 && signbit(w_out[j])))
-            return false;
-    *m_out = m;
-    return true;
+    return root_share_at(fsbff, m, m_out, w_out);
 }
 
 /* The last value of the component r of a max fit factor by suggestion, when the component ends
@@ -453,12 +460,7 @@ static bool root_values_direct(struct ps_fs_update *u, const struct fs_elem *e, 
     }
     if (m == 0.0 && signbit(m))
         return false;
-    ps_plf_value_at(fsbff, m, w_out);
-    for (int j = 0; j < DIM; j++)
-        if (w_out[j] != w_out[j] || (w_out[j] == 0.0 && signbit(w_out[j])))
-            return false;
-    *m_out = m;
-    return true;
+    return root_share_at(fsbff, m, m_out, w_out);
 }
 
 /* Builds the root's stand-in functions: FSBS (0, w) - (1, w) in u->b[5], MFFBS (0, m) - (1, m). */
