@@ -17,6 +17,7 @@
 #include "server/auth.h"
 #include "server/sha256.h"
 #include "server/store.h"
+#include "store_test_dir.h"
 
 static void test_sha256_vectors(void **state)
 {
@@ -140,27 +141,6 @@ static void test_equal_and_roles(void **state)
     assert_int_equal(ps_auth_require(&id, PS_ROLE_USER, "start operations", NULL), 0);
 }
 
-static char *make_dir(void)
-{
-    char tmpl[] = "/tmp/ps_test_auth_XXXXXX";
-    char *d = mkdtemp(tmpl);
-    assert_non_null(d);
-    return strdup(d);
-}
-
-static void remove_dir(char *dir)
-{
-    static const char *const names[] = { PS_STORE_FILE_NAME, PS_STORE_FILE_NAME "-wal",
-                                         PS_STORE_FILE_NAME "-shm", PS_AUTH_ADMIN_TOKEN_FILE };
-    char path[512];
-    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
-        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        unlink(path);
-    }
-    assert_int_equal(rmdir(dir), 0);
-    free(dir);
-}
-
 /* Does any file of the store contain needle? */
 static int store_files_contain(const char *dir, const char *needle)
 {
@@ -183,7 +163,7 @@ static int store_files_contain(const char *dir, const char *needle)
 static void test_token_table(void **state)
 {
     (void)state;
-    char *dir = make_dir();
+    char *dir = make_store_dir("auth");
     struct ps_store *s;
     struct ps_error err;
     ps_error_init(&err);
@@ -237,13 +217,13 @@ static void test_token_table(void **state)
     ps_error_init(&err);
     assert_int_equal(ps_auth_token_revoke(s, node, &err), PS_ENOENT);
     ps_store_close(s);
-    remove_dir(dir);
+    remove_store_dir(dir, PS_AUTH_ADMIN_TOKEN_FILE);
 }
 
 static void test_admin_bootstrap(void **state)
 {
     (void)state;
-    char *dir = make_dir();
+    char *dir = make_store_dir("auth");
     struct ps_store *s;
     struct ps_error err;
     ps_error_init(&err);
@@ -294,7 +274,7 @@ static void test_admin_bootstrap(void **state)
     assert_non_null(strstr(err.msg, "mode 0644"));
     assert_non_null(strstr(err.msg, "chmod 600"));
     ps_store_close(s);
-    remove_dir(dir);
+    remove_store_dir(dir, PS_AUTH_ADMIN_TOKEN_FILE);
 }
 
 int main(void)

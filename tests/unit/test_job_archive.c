@@ -13,6 +13,7 @@
 
 #include "server/job_archive.h"
 #include "server/store.h"
+#include "store_test_dir.h"
 
 static void test_order(void **state)
 {
@@ -25,27 +26,6 @@ static void test_order(void **state)
     assert_true(ps_job_archive_order_cmp(5, "j-aaaaaaaa-10", 5, "j-aaaaaaaa-f") > 0);
     assert_true(ps_job_archive_order_cmp(5, "j-aaaaaaaa-a", 5, "j-aaaaaaaa-b") < 0);
     assert_int_equal(ps_job_archive_order_cmp(5, "j-x-1", 5, "j-x-1"), 0);
-}
-
-static char *make_dir(void)
-{
-    char tmpl[] = "/tmp/ps_test_job_archive_XXXXXX";
-    char *d = mkdtemp(tmpl);
-    assert_non_null(d);
-    return strdup(d);
-}
-
-static void remove_dir(char *dir)
-{
-    static const char *const names[] = {PS_STORE_FILE_NAME, PS_STORE_FILE_NAME "-wal",
-                                        PS_STORE_FILE_NAME "-shm"};
-    char path[512];
-    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
-        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        unlink(path);
-    }
-    assert_int_equal(rmdir(dir), 0);
-    free(dir);
 }
 
 static void put_job(struct ps_store *s, const char *id, const char *op, long long finish)
@@ -88,7 +68,7 @@ static void scan_ok(struct ps_store *s, const char *op, enum ps_job_archive_orde
 static void test_scan(void **state)
 {
     (void)state;
-    char *dir = make_dir();
+    char *dir = make_store_dir("job_archive");
     struct ps_store *w, *r;
     struct ps_error err;
     ps_error_init(&err);
@@ -146,7 +126,7 @@ static void test_scan(void **state)
 
     ps_store_close(r);
     ps_store_close(w);
-    remove_dir(dir);
+    remove_store_dir(dir, NULL);
 }
 
 int main(void)

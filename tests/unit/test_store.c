@@ -16,27 +16,7 @@
 #include <unistd.h>
 
 #include "server/store.h"
-
-static char *make_dir(void)
-{
-    char tmpl[] = "/tmp/ps_test_store_XXXXXX";
-    char *d = mkdtemp(tmpl);
-    assert_non_null(d);
-    return strdup(d);
-}
-
-static void remove_dir(char *dir)
-{
-    static const char *const names[] = { PS_STORE_FILE_NAME, PS_STORE_FILE_NAME "-wal",
-                                         PS_STORE_FILE_NAME "-shm" };
-    char path[512];
-    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
-        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        unlink(path);
-    }
-    assert_int_equal(rmdir(dir), 0);
-    free(dir);
-}
+#include "store_test_dir.h"
 
 static struct ps_store *open_ok(const char *dir)
 {
@@ -73,7 +53,7 @@ static int pragma_int(struct ps_store *s, const char *sql)
 static void test_write_close_reopen(void **state)
 {
     (void)state;
-    char *dir = make_dir();
+    char *dir = make_store_dir("store");
     struct ps_store *s = open_ok(dir);
     size_t n;
     ps_store_builtin_migrations(&n);
@@ -129,13 +109,13 @@ static void test_write_close_reopen(void **state)
     assert_int_equal(ps_store_put(s, "", "x", "1", &err), PS_EINVAL);
     assert_int_equal(ps_store_integrity_check(s, NULL), 0);
     ps_store_close(s);
-    remove_dir(dir);
+    remove_store_dir(dir, NULL);
 }
 
 static void test_transactions(void **state)
 {
     (void)state;
-    char *dir = make_dir();
+    char *dir = make_store_dir("store");
     struct ps_store *s = open_ok(dir);
     struct ps_error err;
     ps_error_init(&err);
@@ -175,7 +155,7 @@ static void test_transactions(void **state)
     s = open_ok(dir);
     assert_int_equal(ps_store_get(s, "op", "d", &v, NULL), PS_ENOENT);
     ps_store_close(s);
-    remove_dir(dir);
+    remove_store_dir(dir, NULL);
 }
 
 struct listing {
@@ -196,7 +176,7 @@ static int collect(const char *key, const char *value, void *ctx)
 static void test_list_by_prefix(void **state)
 {
     (void)state;
-    char *dir = make_dir();
+    char *dir = make_store_dir("store");
     struct ps_store *s = open_ok(dir);
     static const char *const keys[] = { "b/2", "a/x", "a0", "a/y", "b/1", "a", "a/\xff",
                                         "a/\xff\xffz", "a\xff" };
@@ -233,13 +213,13 @@ static void test_list_by_prefix(void **state)
     assert_int_equal(ps_store_list(s, "none", "", collect, &l, NULL), 0);
     assert_int_equal(l.n, 0);
     ps_store_close(s);
-    remove_dir(dir);
+    remove_store_dir(dir, NULL);
 }
 
 static void test_migrations(void **state)
 {
     (void)state;
-    char *dir = make_dir();
+    char *dir = make_store_dir("store");
     static const struct ps_store_migration good[] = {
         { 1, "one", "CREATE TABLE t1(x INTEGER)" },
         { 2, "two", "CREATE TABLE t2(x INTEGER); INSERT INTO t2 VALUES (7)" },
@@ -279,7 +259,7 @@ static void test_migrations(void **state)
     ps_error_init(&err);
     assert_int_equal(ps_store_open_config(&cfg, &s, &err), PS_ESTATE);
     assert_non_null(strstr(err.msg, "has schema version 2, newer than this poolsched knows (1)"));
-    remove_dir(dir);
+    remove_store_dir(dir, NULL);
 }
 
 /* ---- crash test ---------------------------------------------------------------------------- */
@@ -368,7 +348,7 @@ static int crash_round(const char *dir, int first)
 static void test_crash_keeps_acknowledged_commits(void **state)
 {
     (void)state;
-    char *dir = make_dir();
+    char *dir = make_store_dir("store");
     /* Create the schema once, then close: the children must not inherit an open connection. */
     ps_store_close(open_ok(dir));
     int next = 0;
@@ -394,7 +374,7 @@ static void test_crash_keeps_acknowledged_commits(void **state)
         ps_store_close(s);
         next = last_acked + 1 + (in_progress ? 1 : 0);
     }
-    remove_dir(dir);
+    remove_store_dir(dir, NULL);
 }
 
 int main(void)
