@@ -5,7 +5,8 @@
  * (finished ones end with their statistics and are acknowledged; running ones update the CPU
  * guarantee the engine counts as their CPU usage, which is how CPU reclaim frees cores; running
  * jobs the scheduler does not know are told to abort; jobs the node has lost end as aborted),
- * then run the tree's regular stage and, with backoff, the preemptive stages
+ * then preempt jobs that no longer fit a node whose resource_limits shrank (resource_overcommit),
+ * run the tree's regular stage and, with backoff, the preemptive stages
  * (core/tree_sched.h), and turn allocations into jobs and victims into interrupts or aborts.
  * Whatever changed durably is journalled; the reply waits for the commit, so an acknowledged
  * finish or a started job survives a crash.
