@@ -338,7 +338,8 @@ int ps_preempt_overcommit_victims(const struct ps_preempt_tree *tree,
 {
     struct ps_resources usage = ps_resources_zero();
     for (int k = 0; k < alloc_count; k++)
-        usage = ps_resources_add(usage, allocs[k].resources);
+        if (!allocs[k].leaving)
+            usage = ps_resources_add(usage, allocs[k].resources);
     if (ps_resources_fit(usage, node_limits))
         return 0;
     struct cand *c = sorted_cands(tree, allocs, alloc_count);
@@ -347,6 +348,8 @@ int ps_preempt_overcommit_victims(const struct ps_preempt_tree *tree,
     int rc = 0;
     for (int j = 0; j < alloc_count && !ps_resources_fit(usage, node_limits); j++) {
         const struct ps_node_allocation *a = &allocs[c[j].k];
+        if (a->leaving)
+            continue;
         usage = ps_resources_sub(usage, a->resources);
         struct ps_preempt_victim v = {
             .allocation_id = a->id, .op = a->op, .reason = PS_PREEMPT_RESOURCE_OVERCOMMIT,
@@ -378,8 +381,14 @@ int ps_preempt_limits_victims(const struct ps_sched_snapshot *snap,
         free(c);
         return ps_error_set(err, PS_ENOMEM, "out of memory for preemption victims");
     }
+    for (int k = 0; k < alloc_count; k++)
+        if (allocs[k].leaving)
+            for (int i = allocs[k].op; i >= 0; i = ps_sched_parent(snap, i))
+                freed[i] = ps_resources_add(freed[i], allocs[k].resources);
     for (int j = 0; j < alloc_count; j++) {
         const struct ps_node_allocation *a = &allocs[c[j].k];
+        if (a->leaving)
+            continue;
         int over = -1;
         for (int i = a->op; i >= 0 && over < 0; i = ps_sched_parent(snap, i)) {
             struct ps_resources u = ps_resources_sub(ps_sched_usage(snap, i), freed[i]);

@@ -106,6 +106,10 @@ struct ps_node_allocation {
     struct ps_resources resources;
     int64_t start_time_ms;
     bool interruptible;                   /* its job supports interruption */
+    /* Already preempted and ending (interrupted, waiting for its timeout): the overcommit and
+     * limits checks count its resources as released and never choose it again. Ignored by
+     * ps_preempt_heartbeat. */
+    bool leaving;
 };
 
 enum ps_preempt_reason {
@@ -151,7 +155,7 @@ int ps_preempt_heartbeat(struct ps_sched_snapshot *snap, const struct ps_preempt
                          struct ps_preempt_result *out, struct ps_error *err);
 
 /* Node shrink: victims (appended to out, reason RESOURCE_OVERCOMMIT) until the usage of allocs
- * (every op a valid index into tree->ops)
+ * (every op a valid index into tree->ops; leaving ones not counted)
  * fits node_limits. Errors: PS_ENOMEM. */
 int ps_preempt_overcommit_victims(const struct ps_preempt_tree *tree,
                                   struct ps_resources node_limits,
@@ -159,7 +163,8 @@ int ps_preempt_overcommit_victims(const struct ps_preempt_tree *tree,
                                   struct ps_preempt_result *out, struct ps_error *err);
 
 /* Lowered limits: walks allocs in victim order and preempts an allocation while its operation
- * or an ancestor has usage (snapshot usage minus what was already chosen) above its effective
+ * or an ancestor has usage (snapshot usage minus leaving allocations and what was already
+ * chosen) above its effective
  * resource limits (reason LIMITS_VIOLATED, element = the lowest such element). Appends to out.
  * Errors: PS_EINVAL (bad operation index), PS_ENOMEM. */
 int ps_preempt_limits_victims(const struct ps_sched_snapshot *snap,

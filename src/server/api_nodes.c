@@ -5,7 +5,8 @@
  * (finished ones end with their statistics and are acknowledged; running ones update the CPU
  * guarantee the engine counts as their CPU usage, which is how CPU reclaim frees cores; running
  * jobs the scheduler does not know are told to abort; jobs the node has lost end as aborted),
- * then run the tree's regular stage and, with backoff, the preemptive stages
+ * then preempt jobs that no longer fit a node whose resource_limits shrank (resource_overcommit),
+ * run the tree's regular stage and, with backoff, the preemptive stages
  * (core/tree_sched.h), and turn allocations into jobs and victims into interrupts or aborts.
  * Whatever changed durably is journalled; the reply waits for the commit, so an acknowledged
  * finish or a started job survives a crash.
@@ -162,7 +163,117 @@ static int tree_slot(const struct ps_svc_op *op, const char *tree)
     return -1;
 }
 
-/* Scheduling on the node's tree: allocations become jobs, victims interrupts or aborts. */
+const char *ps_svc_preempt_reason(int reason)
+{
+    return reason == PS_PREEMPT_FOR_STARVING ? "preemption"
+                                             : ps_preempt_reason_name((enum ps_preempt_reason)reason);
+}
+
+void ps_svc_job_preempt(struct ps_service *svc, struct ps_svc_job *job, const char *reason,
+                        int64_t timeout_ms, const char *for_op, int64_t now_ms,
+                        json_t *interrupt, json_t *abort)
+{
+    if (job->state != PS_JOB_RUNNING || (timeout_ms > 0 && job->interrupt_deadline_ms > 0))
+        return;
+    ps_metric_add(svc->m_preemptions, 1);
+    ps_svc_log(svc, "info", "preemption", "job=%s operation=%s node=%s reason=%s for=%s "
+               "timeout_ms=%" PRId64, job->id, job->op->id, job->node_id, reason,
+               for_op ? for_op : "-", timeout_ms);
+    if (timeout_ms <= 0) {
+        char *jid = strdup(job->id);
+        ps_svc_job_finish(svc, job, PS_JOB_ABORTED, NULL, reason, NULL, now_ms);
+        ps_persist_job(svc, job);
+        ps_persist_op(svc, job->op);
+        if (abort && jid)
+            json_array_append_new(abort, abort_entry(jid, reason));
+        free(jid);
+        return;
+    }
+    job->interrupt_deadline_ms = now_ms + timeout_ms;
+    free(job->interrupt_reason);
+    job->interrupt_reason = strdup(reason);
+    if (interrupt)
+        json_array_append_new(interrupt, json_pack("{s:s, s:I, s:s}", "job_id", job->id,
+                                                   "timeout_ms", (json_int_t)timeout_ms, "reason",
+                                                   reason));
+}
+
+/* The node's jobs scheduled in tree tname whose operations are in the snapshot, as engine
+ * allocations (jobs parallel); *other: usage of the node's other jobs. Caller frees both. */
+static int node_allocs(struct ps_svc_node *node, const char *tname,
+                       struct ps_node_allocation **allocs_out, struct ps_svc_job ***jobs_out,
+                       int *count, struct ps_resources *other, struct ps_error *err)
+{
+    int n = 0;
+    for (struct ps_svc_job *j = node->jobs; j; j = j->node_next)
+        n++;
+    struct ps_node_allocation *allocs = malloc((size_t)(n ? n : 1) * sizeof *allocs);
+    struct ps_svc_job **jobs = malloc((size_t)(n ? n : 1) * sizeof *jobs);
+    if (!allocs || !jobs) {
+        free(allocs);
+        free(jobs);
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    }
+    *other = ps_resources_zero();
+    int na = 0;
+    for (struct ps_svc_job *j = node->jobs; j; j = j->node_next) {
+        int slot = tree_slot(j->op, tname);
+        if (slot < 0 || slot != j->tree_slot || j->op->trees[slot].element < 0) {
+            *other = ps_resources_add(*other, j->usage);
+            continue;
+        }
+        jobs[na] = j;
+        allocs[na++] = (struct ps_node_allocation){j->alloc_id, j->op->trees[slot].element,
+                                                   j->usage, j->start_ms, true,
+                                                   j->interrupt_deadline_ms > 0};
+    }
+    *allocs_out = allocs;
+    *jobs_out = jobs;
+    *count = na;
+    return 0;
+}
+
+/* A node whose resource limits are below the usage of its jobs (it shrank): victims with reason
+ * resource_overcommit until the jobs that are not already leaving fit. */
+static int overcommit(struct ps_service *svc, struct ps_svc_node *node,
+                      struct ps_svc_tree_state *ts, const char *tname, int64_t now,
+                      json_t *interrupt, json_t *abort, struct ps_error *err)
+{
+    struct ps_resources usage = ps_resources_zero();
+    for (struct ps_svc_job *j = node->jobs; j; j = j->node_next)
+        if (j->interrupt_deadline_ms <= 0)
+            usage = ps_resources_add(usage, j->usage);
+    if (ps_resources_fit(usage, node->limits))
+        return 0;
+    struct ps_node_allocation *allocs;
+    struct ps_svc_job **jobs;
+    struct ps_resources other;
+    int na;
+    int rc = node_allocs(node, tname, &allocs, &jobs, &na, &other, err);
+    if (rc != 0)
+        return rc;
+    struct ps_preempt_tree tree = {&ts->sched.preempt_config, ts->sched.starvation,
+                                   ts->sched.preempt_ops, ts->sched.subtree_eligible};
+    struct ps_preempt_result pres;
+    ps_preempt_result_init(&pres);
+    rc = ps_preempt_overcommit_victims(&tree, ps_resources_sub(node->limits, other), allocs, na,
+                                       &pres, err);
+    for (int i = 0; rc == 0 && i < pres.victim_count; i++)
+        for (int k = 0; k < na; k++)
+            if (allocs[k].id == pres.victims[i].allocation_id) {
+                ps_svc_job_preempt(svc, jobs[k], ps_svc_preempt_reason(pres.victims[i].reason),
+                                   pres.victims[i].interrupt_timeout_ms, NULL, now, interrupt,
+                                   abort);
+                break;
+            }
+    ps_preempt_result_release(&pres);
+    free(allocs);
+    free(jobs);
+    return rc;
+}
+
+/* Scheduling on the node's tree: overcommit victims first, then allocations become jobs,
+ * victims interrupts or aborts. */
 static int schedule(struct ps_service *svc, struct ps_svc_node *node, int64_t now, json_t *start,
                     json_t *interrupt, json_t *abort, struct ps_error *err)
 {
@@ -173,30 +284,26 @@ static int schedule(struct ps_service *svc, struct ps_svc_node *node, int64_t no
     struct ps_svc_tree_state *ts = ps_svc_tree(svc, tname);
     if (!ts || !ts->sched.snap)
         return 0;
-    struct ps_resources usage = ps_resources_zero();
-    int n = 0;
-    for (struct ps_svc_job *j = node->jobs; j; j = j->node_next)
-        n++;
-    struct ps_node_allocation *allocs = malloc((size_t)(n ? n : 1) * sizeof *allocs);
-    if (!allocs)
-        return ps_error_set(err, PS_ENOMEM, "out of memory");
-    int na = 0;
-    for (struct ps_svc_job *j = node->jobs; j; j = j->node_next) {
-        usage = ps_resources_add(usage, j->usage);
-        int slot = tree_slot(j->op, tname);
-        if (slot < 0 || slot != j->tree_slot || j->op->trees[slot].element < 0)
-            continue;
-        allocs[na++] = (struct ps_node_allocation){j->alloc_id, j->op->trees[slot].element,
-                                                   j->usage, j->start_ms, true};
-    }
+    int rc = overcommit(svc, node, ts, tname, now, interrupt, abort, err);
+    if (rc != 0)
+        return rc;
+    struct ps_node_allocation *allocs;
+    struct ps_svc_job **jobs;
+    struct ps_resources usage;
+    int na;
+    rc = node_allocs(node, tname, &allocs, &jobs, &na, &usage, err);
+    if (rc != 0)
+        return rc;
+    for (int k = 0; k < na; k++)
+        usage = ps_resources_add(usage, allocs[k].resources);
     struct ps_sched_node sched_node = {node->num, (const char *const *)node->tags, node->tag_count,
                                        node->limits, usage, node->filter_cache};
     struct ps_sched_result res;
     struct ps_preempt_result pres;
     ps_sched_result_init(&res);
     ps_preempt_result_init(&pres);
-    int rc = ps_tree_sched_heartbeat(&ts->sched, &sched_node, allocs, na, &node->last_preempt_ms,
-                                     now, &res, &pres, err);
+    rc = ps_tree_sched_heartbeat(&ts->sched, &sched_node, allocs, na, &node->last_preempt_ms,
+                                 now, &res, &pres, err);
     for (int i = 0; rc == 0 && i < res.allocation_count; i++) {
         const struct ps_sched_allocation *a = &res.allocations[i];
         struct ps_svc_op *op = ts->sched.user[a->op];
@@ -215,38 +322,19 @@ static int schedule(struct ps_service *svc, struct ps_svc_node *node, int64_t no
     }
     for (int i = 0; rc == 0 && i < pres.victim_count; i++) {
         const struct ps_preempt_victim *v = &pres.victims[i];
-        struct ps_svc_job *job = NULL;
-        for (struct ps_svc_job *j = node->jobs; j && !job; j = j->node_next)
-            if (j->alloc_id == v->allocation_id)
-                job = j;
-        if (!job)
-            continue;
-        ps_metric_add(svc->m_preemptions, 1);
-        const char *reason = ps_preempt_reason_name(v->reason);
-        struct ps_svc_op *for_op = v->for_op >= 0 ? ts->sched.user[v->for_op] : NULL;
-        ps_svc_log(svc, "info", "preemption", "job=%s operation=%s node=%s reason=%s for=%s "
-                   "timeout_ms=%" PRId64, job->id, job->op->id, node->id, reason,
-                   for_op ? for_op->id : "-", v->interrupt_timeout_ms);
-        if (v->interrupt_timeout_ms <= 0) {
-            char why[96];
-            snprintf(why, sizeof why, "preemption: %s", reason);
-            ps_svc_job_finish(svc, job, PS_JOB_ABORTED, NULL, "preemption", NULL, now);
-            ps_persist_job(svc, job);
-            ps_persist_op(svc, job->op);
-            json_array_append_new(abort, abort_entry(job->id, "preemption"));
-        } else if (job->interrupt_deadline_ms == 0) {
-            job->interrupt_deadline_ms = now + v->interrupt_timeout_ms;
-            free(job->interrupt_reason);
-            job->interrupt_reason = strdup("preemption");
-            json_array_append_new(interrupt,
-                                  json_pack("{s:s, s:I, s:s}", "job_id", job->id, "timeout_ms",
-                                            (json_int_t)v->interrupt_timeout_ms, "reason",
-                                            "preemption"));
-        }
+        for (int k = 0; k < na; k++)
+            if (allocs[k].id == v->allocation_id) {
+                struct ps_svc_op *for_op = v->for_op >= 0 ? ts->sched.user[v->for_op] : NULL;
+                ps_svc_job_preempt(svc, jobs[k], ps_svc_preempt_reason(v->reason),
+                                   v->interrupt_timeout_ms, for_op ? for_op->id : NULL, now,
+                                   interrupt, abort);
+                break;
+            }
     }
     ps_sched_result_release(&res);
     ps_preempt_result_release(&pres);
     free(allocs);
+    free(jobs);
     return rc;
 }
 

@@ -274,6 +274,19 @@ struct ps_svc_job *ps_svc_job_start(struct ps_service *svc, struct ps_svc_op *op
 void ps_svc_job_finish(struct ps_service *svc, struct ps_svc_job *job, int state,
                        const char *error, const char *abort_reason, json_t *statistics,
                        int64_t now_ms);
+/* Applies one preemption victim to a running job (reason: "preemption" for a starving
+ * operation, else ps_preempt_reason_name). timeout_ms 0: abort it now; else interrupt it (once)
+ * and abort it at the deadline. The reply arrays (NULL outside a heartbeat) receive the abort or
+ * interrupt; without them the node's next heartbeat is told (the job reported running is
+ * aborted with the job's abort reason, or listed with its interrupt deadline). */
+void ps_svc_job_preempt(struct ps_service *svc, struct ps_svc_job *job, const char *reason,
+                        int64_t timeout_ms, const char *for_op, int64_t now_ms,
+                        json_t *interrupt, json_t *abort);
+const char *ps_svc_preempt_reason(int reason);   /* enum ps_preempt_reason -> abort reason */
+/* After a fair share update of ts: when an element's usage is above its effective
+ * resource_limits, preempts allocations of the tree with reason resource_limits_violated
+ * (engine_loop.c). O(elements), plus O(running jobs) only while some element is over. */
+void ps_svc_limits_check(struct ps_service *svc, struct ps_svc_tree_state *ts, int64_t now_ms);
 void ps_svc_job_set_guarantee(struct ps_service *svc, struct ps_svc_job *job, double cores);
 struct ps_svc_node *ps_svc_node_get(struct ps_service *svc, const char *id, bool create);
 void ps_svc_node_offline(struct ps_service *svc, struct ps_svc_node *node, int64_t now_ms);

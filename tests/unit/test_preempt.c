@@ -113,7 +113,7 @@ static void setup(struct fix *f, int64_t y_units, int starving, int64_t z_units)
         f->pops[i] = (struct ps_preempt_operation){f->lists[i], false, -1};
     }
     for (int k = 0; k < 10; k++) {
-        f->allocs[k] = (struct ps_node_allocation){100 + k, X, res(1), k * 1000, true};
+        f->allocs[k] = (struct ps_node_allocation){100 + k, X, res(1), k * 1000, true, false};
         assert_int_equal(ps_preemptible_add(f->lists[X], 100 + k, k * 1000, res(1), &err), 0);
     }
     assert_int_equal(ps_preemptible_class(f->lists[X], 102), PS_ALLOC_NON_PREEMPTIBLE);
@@ -397,6 +397,33 @@ static void test_limits_lowered(void **state)
     teardown(&f);
 }
 
+/* Allocations already preempted (leaving) count as released and are never chosen again, so
+ * a repeated check preempts only the excess that is left. */
+static void test_leaving_not_chosen_again(void **state)
+{
+    (void)state;
+    static struct fix f;
+    setup(&f, 1, 0, 0);
+    f.allocs[9].leaving = true;   /* 109 */
+    struct ps_error err = {0};
+    assert_int_equal(ps_preempt_overcommit_victims(&f.tree, res(7), f.allocs, 10, &f.out, &err), 0);
+    assert_int_equal(f.out.victim_count, 2);
+    assert_int_equal(f.out.victims[0].allocation_id, 108);
+    assert_int_equal(f.out.victims[1].allocation_id, 107);
+    f.out.victim_count = 0;
+    f.allocs[8].leaving = true;   /* 108 */
+    f.e[A].out.resource_limits = res(8);
+    ps_sched_snapshot_free(f.snap);
+    assert_int_equal(ps_sched_snapshot_new(f.e, N, f.p, N, f.ops, &f.opt, &f.snap, &err), 0);
+    assert_int_equal(ps_preempt_limits_victims(f.snap, &f.tree, f.allocs, 10, &f.out, &err), 0);
+    assert_int_equal(f.out.victim_count, 0);
+    f.allocs[8].leaving = false;
+    assert_int_equal(ps_preempt_limits_victims(f.snap, &f.tree, f.allocs, 10, &f.out, &err), 0);
+    assert_int_equal(f.out.victim_count, 1);
+    assert_int_equal(f.out.victims[0].allocation_id, 108);
+    teardown(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -409,6 +436,7 @@ int main(void)
         cmocka_unit_test(test_full_cluster_root_limits),
         cmocka_unit_test(test_node_shrink),
         cmocka_unit_test(test_limits_lowered),
+        cmocka_unit_test(test_leaving_not_chosen_again),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

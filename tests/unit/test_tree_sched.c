@@ -197,7 +197,7 @@ static void heartbeat(struct world *w, int64_t now_ms)
         assert_true(w->alloc_count < MAX_ALLOCS);
         int64_t id = w->next_alloc_id++;
         w->allocs[w->alloc_count++] = (struct ps_node_allocation){id, a->op, a->resources,
-                                                                  now_ms, true};
+                                                                  now_ms, true, false};
         assert_int_equal(ps_preemptible_add(t->lists, id, now_ms, a->resources, &err), 0);
         t->pending--;
     }
