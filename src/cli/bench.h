@@ -52,6 +52,19 @@ int ps_bench_option(const char *bench, int argc, char **argv, int *i, const char
 int ps_bench_parse_int(const char *bench, const char *flag, const char *text, long long min, long long max,
                        long long *out);
 
+/* An integer option of a benchmark: FLAG VALUE or FLAG=VALUE, VALUE in [min, max]. */
+struct ps_bench_int_opt {
+    const char *flag;
+    long long min, max;
+    long long *out;
+};
+
+/* Matches argv[*i] against each option of opts (ps_bench_option, then ps_bench_parse_int).
+ * Returns 1 when one matched and its value was stored, 0 when none matched, -1 after printing
+ * the error of a missing or bad value. */
+int ps_bench_int_options(const char *bench, int argc, char **argv, int *i, const struct ps_bench_int_opt *opts,
+                         int count);
+
 /* Prints `error: bench BENCH: MESSAGE` on stderr (printf-style). */
 void ps_bench_error(const char *bench, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -67,23 +67,18 @@ int ps_bench_e2e(int argc, char **argv)
     long long jobs = 10000, nodes = 4, slots = 16, period = 50, timeout_s = 300;
     bool no_cgroups = false;
     const char *work_root = NULL;
+    const struct ps_bench_int_opt ints[] = {
+        {"--jobs", 1, 1000000, &jobs},
+        {"--nodes", 1, MAX_NODES, &nodes},
+        {"--slots", 1, 1000, &slots},
+        {"--heartbeat-period", 10, 60000, &period},
+        {"--timeout", 1, 3600, &timeout_s}
+    };
     for (int i = 1; i < argc; i++) {
         const char *v = NULL;
         int m;
-        if ((m = ps_bench_option("e2e", argc, argv, &i, "--jobs", &v)) != 0) {
-            if (m < 0 || ps_bench_parse_int("e2e", "--jobs", v, 1, 1000000, &jobs))
-                return 2;
-        } else if ((m = ps_bench_option("e2e", argc, argv, &i, "--nodes", &v)) != 0) {
-            if (m < 0 || ps_bench_parse_int("e2e", "--nodes", v, 1, MAX_NODES, &nodes))
-                return 2;
-        } else if ((m = ps_bench_option("e2e", argc, argv, &i, "--slots", &v)) != 0) {
-            if (m < 0 || ps_bench_parse_int("e2e", "--slots", v, 1, 1000, &slots))
-                return 2;
-        } else if ((m = ps_bench_option("e2e", argc, argv, &i, "--heartbeat-period", &v)) != 0) {
-            if (m < 0 || ps_bench_parse_int("e2e", "--heartbeat-period", v, 10, 60000, &period))
-                return 2;
-        } else if ((m = ps_bench_option("e2e", argc, argv, &i, "--timeout", &v)) != 0) {
-            if (m < 0 || ps_bench_parse_int("e2e", "--timeout", v, 1, 3600, &timeout_s))
+        if ((m = ps_bench_int_options("e2e", argc, argv, &i, ints, (int)(sizeof ints / sizeof *ints))) != 0) {
+            if (m < 0)
                 return 2;
         } else if ((m = ps_bench_option("e2e", argc, argv, &i, "--work-root", &v)) != 0) {
             if (m < 0)

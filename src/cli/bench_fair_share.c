@@ -86,8 +86,14 @@ static int parse_args(int argc, char **argv, struct options *o)
     long long seed = 1, pools = -1, operations = -1, nodes = -1, runs = -1;
     bool large = false;
     o->scaling = false;
+    const struct ps_bench_int_opt ints[] = {
+        {"--seed", 0, INT64_MAX, &seed},
+        {"--pools", 3, 10000000, &pools},
+        {"--operations", 1, 100000000, &operations},
+        {"--nodes", 10, 10000000, &nodes},
+        {"--runs", 1, 100000, &runs}
+    };
     for (int i = 1; i < argc; i++) {
-        const char *value = NULL;
         int m;
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             print_help();
@@ -98,20 +104,8 @@ static int parse_args(int argc, char **argv, struct options *o)
             o->scaling = true;
         } else if (strcmp(argv[i], "--improved") == 0) {
             improved_mode = true;
-        } else if ((m = ps_bench_option(BENCH, argc, argv, &i, "--seed", &value)) != 0) {
-            if (m < 0 || ps_bench_parse_int(BENCH, "--seed", value, 0, INT64_MAX, &seed) < 0)
-                return 2;
-        } else if ((m = ps_bench_option(BENCH, argc, argv, &i, "--pools", &value)) != 0) {
-            if (m < 0 || ps_bench_parse_int(BENCH, "--pools", value, 3, 10000000, &pools) < 0)
-                return 2;
-        } else if ((m = ps_bench_option(BENCH, argc, argv, &i, "--operations", &value)) != 0) {
-            if (m < 0 || ps_bench_parse_int(BENCH, "--operations", value, 1, 100000000, &operations) < 0)
-                return 2;
-        } else if ((m = ps_bench_option(BENCH, argc, argv, &i, "--nodes", &value)) != 0) {
-            if (m < 0 || ps_bench_parse_int(BENCH, "--nodes", value, 10, 10000000, &nodes) < 0)
-                return 2;
-        } else if ((m = ps_bench_option(BENCH, argc, argv, &i, "--runs", &value)) != 0) {
-            if (m < 0 || ps_bench_parse_int(BENCH, "--runs", value, 1, 100000, &runs) < 0)
+        } else if ((m = ps_bench_int_options(BENCH, argc, argv, &i, ints, (int)(sizeof ints / sizeof *ints))) != 0) {
+            if (m < 0)
                 return 2;
         } else {
             ps_bench_error(BENCH, "unknown option '%s' (see poolsched bench fair-share --help)", argv[i]);

@@ -148,23 +148,17 @@ void ps_svc_update_all(struct ps_service *svc);
 int ps_bench_http(int argc, char **argv)
 {
     long long nodes = 2000, seconds = 5, clients = 8, threads = 4, finish_pm = 20;
+    const struct ps_bench_int_opt ints[] = {
+        {"--nodes", 1, 10000, &nodes},
+        {"--seconds", 1, 60, &seconds},
+        {"--clients", 1, 64, &clients},
+        {"--server-threads", 1, 64, &threads},
+        {"--finish-per-mille", 0, 1000, &finish_pm}
+    };
     for (int i = 1; i < argc; i++) {
-        const char *v = NULL;
         int r;
-        if ((r = ps_bench_option("http", argc, argv, &i, "--nodes", &v)) != 0) {
-            if (r < 0 || ps_bench_parse_int("http", "--nodes", v, 1, 10000, &nodes) != 0)
-                return 2;
-        } else if ((r = ps_bench_option("http", argc, argv, &i, "--seconds", &v)) != 0) {
-            if (r < 0 || ps_bench_parse_int("http", "--seconds", v, 1, 60, &seconds) != 0)
-                return 2;
-        } else if ((r = ps_bench_option("http", argc, argv, &i, "--clients", &v)) != 0) {
-            if (r < 0 || ps_bench_parse_int("http", "--clients", v, 1, 64, &clients) != 0)
-                return 2;
-        } else if ((r = ps_bench_option("http", argc, argv, &i, "--server-threads", &v)) != 0) {
-            if (r < 0 || ps_bench_parse_int("http", "--server-threads", v, 1, 64, &threads) != 0)
-                return 2;
-        } else if ((r = ps_bench_option("http", argc, argv, &i, "--finish-per-mille", &v)) != 0) {
-            if (r < 0 || ps_bench_parse_int("http", "--finish-per-mille", v, 0, 1000, &finish_pm) != 0)
+        if ((r = ps_bench_int_options("http", argc, argv, &i, ints, (int)(sizeof ints / sizeof *ints))) != 0) {
+            if (r < 0)
                 return 2;
         } else if (strcmp(argv[i], "--help") == 0) {
             printf("usage: poolsched bench http [--nodes 2000] [--seconds 5] [--clients 8]\n"

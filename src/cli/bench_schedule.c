@@ -95,29 +95,21 @@ static void print_help(void)
 static int parse_args(int argc, char **argv, struct options *o)
 {
     long long seed = 1, nodes = 10000, operations = 1000, pools = 100, rounds = 5, starving = -1;
+    const struct ps_bench_int_opt ints[] = {
+        {"--seed", 0, INT64_MAX, &seed},
+        {"--nodes", 10, 1000000, &nodes},
+        {"--operations", 1, 1000000, &operations},
+        {"--pools", 2, 100000, &pools},
+        {"--rounds", 1, 1000, &rounds},
+        {"--starving", 0, 1000000, &starving}
+    };
     for (int i = 1; i < argc; i++) {
-        const char *value = NULL;
         int m;
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             print_help();
             return -1;
-        } else if ((m = ps_bench_option(BENCH, argc, argv, &i, "--seed", &value)) != 0) {
-            if (m < 0 || ps_bench_parse_int(BENCH, "--seed", value, 0, INT64_MAX, &seed) < 0)
-                return 2;
-        } else if ((m = ps_bench_option(BENCH, argc, argv, &i, "--nodes", &value)) != 0) {
-            if (m < 0 || ps_bench_parse_int(BENCH, "--nodes", value, 10, 1000000, &nodes) < 0)
-                return 2;
-        } else if ((m = ps_bench_option(BENCH, argc, argv, &i, "--operations", &value)) != 0) {
-            if (m < 0 || ps_bench_parse_int(BENCH, "--operations", value, 1, 1000000, &operations) < 0)
-                return 2;
-        } else if ((m = ps_bench_option(BENCH, argc, argv, &i, "--pools", &value)) != 0) {
-            if (m < 0 || ps_bench_parse_int(BENCH, "--pools", value, 2, 100000, &pools) < 0)
-                return 2;
-        } else if ((m = ps_bench_option(BENCH, argc, argv, &i, "--rounds", &value)) != 0) {
-            if (m < 0 || ps_bench_parse_int(BENCH, "--rounds", value, 1, 1000, &rounds) < 0)
-                return 2;
-        } else if ((m = ps_bench_option(BENCH, argc, argv, &i, "--starving", &value)) != 0) {
-            if (m < 0 || ps_bench_parse_int(BENCH, "--starving", value, 0, 1000000, &starving) < 0)
+        } else if ((m = ps_bench_int_options(BENCH, argc, argv, &i, ints, (int)(sizeof ints / sizeof *ints))) != 0) {
+            if (m < 0)
                 return 2;
         } else {
             ps_bench_error(BENCH, "unknown option '%s' (see poolsched bench schedule --help)", argv[i]);

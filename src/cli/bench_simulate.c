@@ -68,26 +68,21 @@ static int parse_args(int argc, char **argv, struct options *o)
 {
     long long seed = 1, nodes = 1000, operations = 1000, jobs = 100000, period = 0;
     o->keep = NULL;
+    const struct ps_bench_int_opt ints[] = {
+        {"--seed", 0, INT64_MAX, &seed},
+        {"--nodes", 10, 1000000, &nodes},
+        {"--operations", 1, 10000000, &operations},
+        {"--jobs", 1, 1000000000, &jobs},
+        {"--pools-period", 0, DAY_MS, &period}
+    };
     for (int i = 1; i < argc; i++) {
         const char *value = NULL;
         int m;
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             print_help();
             return -1;
-        } else if ((m = ps_bench_option(BENCH, argc, argv, &i, "--seed", &value)) != 0) {
-            if (m < 0 || ps_bench_parse_int(BENCH, "--seed", value, 0, INT64_MAX, &seed) < 0)
-                return 2;
-        } else if ((m = ps_bench_option(BENCH, argc, argv, &i, "--nodes", &value)) != 0) {
-            if (m < 0 || ps_bench_parse_int(BENCH, "--nodes", value, 10, 1000000, &nodes) < 0)
-                return 2;
-        } else if ((m = ps_bench_option(BENCH, argc, argv, &i, "--operations", &value)) != 0) {
-            if (m < 0 || ps_bench_parse_int(BENCH, "--operations", value, 1, 10000000, &operations) < 0)
-                return 2;
-        } else if ((m = ps_bench_option(BENCH, argc, argv, &i, "--jobs", &value)) != 0) {
-            if (m < 0 || ps_bench_parse_int(BENCH, "--jobs", value, 1, 1000000000, &jobs) < 0)
-                return 2;
-        } else if ((m = ps_bench_option(BENCH, argc, argv, &i, "--pools-period", &value)) != 0) {
-            if (m < 0 || ps_bench_parse_int(BENCH, "--pools-period", value, 0, DAY_MS, &period) < 0)
+        } else if ((m = ps_bench_int_options(BENCH, argc, argv, &i, ints, (int)(sizeof ints / sizeof *ints))) != 0) {
+            if (m < 0)
                 return 2;
         } else if ((m = ps_bench_option(BENCH, argc, argv, &i, "--keep", &value)) != 0) {
             if (m < 0)

@@ -106,6 +106,20 @@ int ps_bench_option(const char *bench, int argc, char **argv, int *i, const char
     return 1;
 }
 
+int ps_bench_int_options(const char *bench, int argc, char **argv, int *i, const struct ps_bench_int_opt *opts,
+                         int count)
+{
+    for (int k = 0; k < count; k++) {
+        const char *value = NULL;
+        int m = ps_bench_option(bench, argc, argv, i, opts[k].flag, &value);
+        if (m < 0)
+            return -1;
+        if (m > 0)
+            return ps_bench_parse_int(bench, opts[k].flag, value, opts[k].min, opts[k].max, opts[k].out) < 0 ? -1 : 1;
+    }
+    return 0;
+}
+
 int ps_bench_parse_int(const char *bench, const char *flag, const char *text, long long min, long long max,
                        long long *out)
 {
