@@ -15,6 +15,7 @@
 #include "cli/bench.h"
 #include "cli/bench_workload.h"
 #include "core/fair_share.h"
+#include "core/isa.h"
 #include "platform/clock.h"
 #include "platform/memstat.h"
 
@@ -64,7 +65,8 @@ struct measurement {
 static void print_help(void)
 {
     printf("usage: poolsched bench fair-share [--seed N] [--pools P] [--operations O] [--nodes N]\n"
-           "                                  [--runs R] [--large] [--scaling] [--improved]\n\n"
+           "                                  [--runs R] [--large] [--scaling] [--improved]\n"
+           "                                  [--isa base|avx2|avx512]\n\n"
            "Times one fair share update of a synthetic pool tree built from the seed: pools in 3\n"
            "levels, 10%% with strong guarantees, 5%% burst and 5%% relaxed integral pools with\n"
            "accumulated volumes, FIFO pools, gang operations, all 5 resources, on a cluster of N nodes.\n\n"
@@ -75,7 +77,9 @@ static void print_help(void)
            "  --runs R        timed updates after one warm-up (default 21; 7 with --large)\n"
            "  --large         the large workload: 10,000 pools, 100,000 operations\n"
            "  --scaling       also run sizes 2x and 4x and report the per-element cost growth\n"
-           "  --improved      run with enable_improved_fair_share_by_fit_factor_computation\n\n"
+           "  --improved      run with enable_improved_fair_share_by_fit_factor_computation\n"
+           "  --isa LEVEL     use vector kernels up to LEVEL (default: what the CPU has); every\n"
+           "                  level gives the same bits, only the speed differs\n\n"
            "Targets (shared/spec/performance.md): median <= 20 ms (default sizes), <= 250 ms\n"
            "(--large); other sizes have no target. Prints one JSON object on stdout.\n");
 }
@@ -104,6 +108,18 @@ static int parse_args(int argc, char **argv, struct options *o)
             o->scaling = true;
         } else if (strcmp(argv[i], "--improved") == 0) {
             improved_mode = true;
+        } else if (strcmp(argv[i], "--isa") == 0) {
+            if (i + 1 >= argc) {
+                ps_bench_error(BENCH, "--isa needs a value: base, avx2 or avx512");
+                return 2;
+            }
+            int level = ps_isa_parse(argv[i + 1]);
+            if (level < 0) {
+                ps_bench_error(BENCH, "--isa: '%s' is not one of base, avx2, avx512", argv[i + 1]);
+                return 2;
+            }
+            ps_isa_cap((enum ps_isa)level);
+            i++;
         } else if ((m = ps_bench_int_options(BENCH, argc, argv, &i, ints, (int)(sizeof ints / sizeof *ints))) != 0) {
             if (m < 0)
                 return 2;
@@ -380,6 +396,9 @@ static json_t *report_json(const struct options *o, const struct ps_bench_fs_wor
         "cpu_ms", stats_json(&m->cpu_ms), "cpu_per_element_ns", cpu_per_element_ns(m), "memory", memory_json(m, w), "alerts", m->alert_count,
         "alert_examples", m->alerts, "checksum", checksum);
     m->alerts = NULL;   /* owned by the report now */
+    if (report)
+        json_object_set_new(report, "isa", json_pack("{s:s, s:s}", "used", ps_isa_name(ps_isa_level()),
+                                                      "detected", ps_isa_name(ps_isa_detected())));
     if (report && scaling)
         json_object_set_new(report, "scaling", scaling);
     else

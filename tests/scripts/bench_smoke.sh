@@ -49,6 +49,12 @@ grep -q "^error: bench fair-share: --pools: 'two' is not an integer" "$tmp/err" 
 [ $rc -eq 2 ] || fail "--runs without a value exits $rc, want 2"
 "$bin" bench fair-share --frobnicate > /dev/null 2>&1; rc=$?
 [ $rc -eq 2 ] || fail "an unknown option exits $rc, want 2"
+"$bin" bench fair-share --isa sse9 > /dev/null 2> "$tmp/err"; rc=$?
+[ $rc -eq 2 ] || fail "--isa sse9 exits $rc, want 2"
+grep -q "^error: bench fair-share: --isa: 'sse9' is not one of base, avx2, avx512" "$tmp/err" \
+  || fail "bad --isa message: $(cat "$tmp/err")"
+"$bin" bench fair-share --isa > /dev/null 2>&1; rc=$?
+[ $rc -eq 2 ] || fail "--isa without a value exits $rc, want 2"
 set -e
 "$bin" bench fair-share --help | grep -q -- '--large' || fail "bench fair-share --help does not describe --large"
 
@@ -115,4 +121,20 @@ check_json "$tmp/n.json" \
   'r["workload"]["fifo_pools"] > 0 and r["workload"]["gang_operations"] > 0' \
   'r["workload"]["idle_pools"] > 0 and r["workload"]["saturated_pools"] > 0' \
   'r["workload"]["strong_guarantee_cpu_ratio"] + r["workload"]["burst_guarantee_cpu_ratio"] <= 1'
+
+# Every vector level of the kernels gives the same bits (a level above the CPU's runs as the
+# CPU's; the report says which one was used). Normal and improved modes, two seeds.
+for extra in "--seed 1" "--seed 2 --improved"; do
+  sums=""
+  for isa in base avx2 avx512; do
+    # shellcheck disable=SC2086
+    "$bin" bench fair-share --runs 1 $extra --isa $isa > "$tmp/isa.json" || fail "--isa $isa exits non-zero"
+    check_json "$tmp/isa.json" "r['isa']['used'] in ('base', 'avx2', 'avx512')" \
+      "r['isa']['detected'] in ('base', 'avx2', 'avx512')" \
+      "'$isa' == 'base' and r['isa']['used'] == 'base' or '$isa' != 'base'"
+    sums="$sums $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["checksum"])' "$tmp/isa.json")"
+  done
+  set -- $sums
+  [ "$1" = "$2" ] && [ "$2" = "$3" ] || fail "vector levels give different fair shares ($extra):$sums"
+done
 echo "bench smoke: ok"
