@@ -10,26 +10,53 @@
  * Right limits differ from left ones only where a summand jumps. Those points are flagged and
  * their right sums are computed afterwards the same way (summand by summand, each walking the
  * flagged points with the same segment choice, upstream's SegmentAt), which gives what summing
- * the right limits in the same pass would. */
+ * the right limits in the same pass would.
+ *
+ * The left sums are kept as structure of arrays (component d of point q at acc[d * st + q]), so
+ * that a summand's segment, which covers ~10 consecutive points on average, is one vector
+ * operation per component for 4 (AVX2) or 8 (AVX-512) points at a time: each lane performs
+ * seg_param and lerp's operations on its own point in the same order as the scalar code (both
+ * lerp forms and a select on t < 0.5, the x == l and x == r shortcuts as selects), so the bits
+ * are the same at every ISA level. */
 #include "core/plf.h"
 
 #include <float.h>
+#include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/isa.h"
 #include "core/plf_impl.h"
 
-static bool reserve_acc(struct ps_plf_ctx *ctx, int points, int dim)
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define SUM_WIDE 1
+#endif
+
+/* The vector kernels read and write blocks of 8 points starting at a multiple of 8 below k:
+ * the point array has 8 readable slots after the last point (+inf, which no segment covers)
+ * and each accumulator row has at least 8 slots of slack. */
+enum { SUM_PAD = 8 };
+
+struct sum_acc {
+    double *left;  /* dim rows of st doubles, 64-byte aligned */
+    size_t st;
+    double *right; /* the right sums at the flagged points, point-major */
+};
+
+static bool reserve_acc(struct ps_plf_ctx *ctx, int points, int dim, struct sum_acc *a)
 {
-    size_t need = 2 * (size_t)points * (size_t)dim;
+    size_t st = ((size_t)points + SUM_PAD + 7) & ~(size_t)7;
+    size_t need = (size_t)dim * st + (size_t)points * (size_t)dim + 8;
     if (need > ctx->acc_cap) {
         size_t cap = ps_plf_grow_capacity(ctx->acc_cap, need);
-        double *a = realloc(ctx->acc, cap * sizeof *a);
-        if (!a) {
+        double *p = realloc(ctx->acc, cap * sizeof *p);
+        if (!p) {
             ctx->oom = true;
             return false;
         }
-        ctx->acc = a;
+        ctx->acc = p;
         ctx->acc_cap = cap;
     }
     if (points > ctx->split_cap) {
@@ -46,22 +73,21 @@ static bool reserve_acc(struct ps_plf_ctx *ctx, int points, int dim)
         }
         ctx->split_cap = cap;
     }
+    /* Aligned rows: a block's load then finds the previous segment's store of the same block
+     * (store forwarding) instead of a partial overlap. */
+    uintptr_t base = ((uintptr_t)ctx->acc + 63) & ~(uintptr_t)63;
+    a->left = (double *)base;
+    a->st = st;
+    a->right = a->left + (size_t)dim * st;
     return true;
 }
 
-/* out[d] += lerp(lv[d], rv[d], t) */
-PLF_INLINE void add_lerp(double *restrict out, const double *lv, const double *rv, double t, int dim)
-{
-    double v[PS_PLF_MAX_DIM];
-    lerp_values(v, lv, rv, t, dim);
-    for (int d = 0; d < dim; d++)
-        out[d] += v[d];
-}
+/* ---- scalar kernel (baseline ISA and dimensions other than 5) ------------------------------- */
 
 /* Adds f's left limits at pts[0..k) (sorted, inside f's domain) to acc and flags the points
  * where f jumps. The segment at x is upstream's SegmentAt: the first segment whose right end
  * is >= x, or the vertical segment starting at x when there is one. */
-PLF_INLINE void add_summand(double *restrict acc, unsigned char *restrict split, const struct ps_plf *f,
+PLF_INLINE void add_summand(double *restrict acc, size_t st, unsigned char *restrict split, const struct ps_plf *f,
                             const double *restrict pts, int k, int dim)
 {
     const int s = dim + 1;
@@ -81,13 +107,13 @@ PLF_INLINE void add_summand(double *restrict acc, unsigned char *restrict split,
             p = r;
             r += s;
         }
-        double *out = acc + (size_t)q * dim;
+        double *out = acc + q;
         const double *lv = p + 1, *rv = r + 1;
         if (p[0] == r[0]) {
             /* A jump (or a single point): the right limit is added later. */
             split[q] = 1;
             for (int d = 0; d < dim; d++)
-                out[d] += lv[d];
+                out[(size_t)d * st] += lv[d];
             q++;
             continue;
         }
@@ -96,8 +122,8 @@ PLF_INLINE void add_summand(double *restrict acc, unsigned char *restrict split,
         if (flat_values(lv, rv, dim)) {
             do {
                 for (int d = 0; d < dim; d++)
-                    out[d] += lv[d];
-                out += dim;
+                    out[(size_t)d * st] += lv[d];
+                out++;
                 q++;
             } while (q < k && pts[q] < rb);
             /* The point at the right end (if any) comes back through the cursor: it may sit at
@@ -105,12 +131,203 @@ PLF_INLINE void add_summand(double *restrict acc, unsigned char *restrict split,
             continue;
         }
         do {
-            add_lerp(out, lv, rv, seg_param(pts[q], l, rb), dim);
-            out += dim;
+            double v[PS_PLF_MAX_DIM];
+            lerp_values(v, lv, rv, seg_param(pts[q], l, rb), dim);
+            for (int d = 0; d < dim; d++)
+                out[(size_t)d * st] += v[d];
+            out++;
             q++;
         } while (q < k && pts[q] < rb);
     }
 }
+
+static void add_summand5_scalar(double *restrict acc, size_t st, unsigned char *restrict split,
+                                const struct ps_plf *f, const double *restrict pts, int k)
+{
+    add_summand(acc, st, split, f, pts, k, PS_PLF_MAX_DIM);
+}
+
+/* ---- vector kernels (five components) ----------------------------------------------------- */
+
+#if SUM_WIDE
+/* The segment choice of add_summand, and in addition whether the point at the segment's right
+ * end may be taken with the segment: add_summand sends it back through the cursor, which keeps
+ * the segment (and gives t = 1 there) unless a vertical segment starts at that end. */
+PLF_INLINE const double *seek5(const double **pp, const double *last, double x, bool *take_end)
+{
+    enum { S = PS_PLF_MAX_DIM + 1 };
+    const double *p = *pp, *r = p + S;
+    while (r < last && r[0] < x) {
+        p = r;
+        r += S;
+    }
+    bool jump = r < last && r[S] == r[0] && !values_equal(r + 1, r + S + 1, PS_PLF_MAX_DIM);
+    if (jump && r[0] == x) {
+        p = r;
+        r += S;
+    }
+    *pp = p;
+    *take_end = !jump;
+    return r;
+}
+
+PLF_INLINE void add_point5(double *restrict acc, size_t st, int q, const double *v)
+{
+    for (int d = 0; d < PS_PLF_MAX_DIM; d++)
+        acc[(size_t)d * st + q] += v[d];
+}
+
+__attribute__((target("avx512f,avx512vl,avx512dq"))) static void
+add_summand5_avx512(double *restrict acc, size_t st, unsigned char *restrict split, const struct ps_plf *f,
+                    const double *restrict pts, int k)
+{
+    enum { D = PS_PLF_MAX_DIM, S = D + 1 };
+    const double *p = f->a;
+    const double *last = f->a + (size_t)(f->n - 1) * S;
+    const __m512d one = _mm512_set1_pd(1.0), half = _mm512_set1_pd(0.5), zero = _mm512_setzero_pd();
+    int q = 0;
+    while (q < k) {
+        bool take_end;
+        const double *r = seek5(&p, last, pts[q], &take_end);
+        const double *lv = p + 1, *rv = r + 1;
+        if (p[0] == r[0]) {
+            split[q] = 1;
+            add_point5(acc, st, q, lv);
+            q++;
+            continue;
+        }
+        const __m512d vr = _mm512_set1_pd(r[0]);
+        const __mmask8 eq_ok = take_end ? 0xff : 0;
+        int b = q & ~7;
+        __mmask8 from = (__mmask8)(0xffu << (q - b));
+        __m512d c[D], dv[D];
+        bool flat = flat_values(lv, rv, D);
+        if (flat) {
+            for (int d = 0; d < D; d++)
+                c[d] = _mm512_set1_pd(lv[d]);
+        } else {
+            for (int d = 0; d < D; d++)
+                dv[d] = _mm512_set1_pd(rv[d] - lv[d]);
+        }
+        const __m512d vl = _mm512_set1_pd(p[0]), vw = _mm512_set1_pd(r[0] - p[0]);
+        for (;;) {
+            __m512d x = _mm512_loadu_pd(pts + b);
+            __mmask8 m = (__mmask8)((_mm512_cmp_pd_mask(x, vr, _CMP_LT_OQ) |
+                                     (_mm512_cmp_pd_mask(x, vr, _CMP_EQ_OQ) & eq_ok)) &
+                                    from);
+            if (m == 0) {
+                q = b;
+                break;
+            }
+            double *row = acc + b;
+            if (flat) {
+                for (int d = 0; d < D; d++, row += st) {
+                    __m512d a = _mm512_load_pd(row);
+                    _mm512_store_pd(row, _mm512_mask_add_pd(a, m, a, c[d]));
+                }
+            } else {
+                __m512d t = _mm512_div_pd(_mm512_sub_pd(x, vl), vw);
+                t = _mm512_mask_blend_pd(_mm512_cmp_pd_mask(x, vl, _CMP_EQ_OQ), t, zero);
+                t = _mm512_mask_blend_pd(_mm512_cmp_pd_mask(x, vr, _CMP_EQ_OQ), t, one);
+                __m512d omt = _mm512_sub_pd(one, t);
+                __mmask8 left = _mm512_cmp_pd_mask(t, half, _CMP_LT_OQ);
+                for (int d = 0; d < D; d++, row += st) {
+                    __m512d lo = _mm512_set1_pd(lv[d]), hi = _mm512_set1_pd(rv[d]);
+                    __m512d from_left = _mm512_add_pd(lo, _mm512_mul_pd(dv[d], t));
+                    __m512d from_right = _mm512_sub_pd(hi, _mm512_mul_pd(dv[d], omt));
+                    __m512d v = _mm512_mask_blend_pd(left, from_right, from_left);
+                    __m512d a = _mm512_load_pd(row);
+                    _mm512_store_pd(row, _mm512_mask_add_pd(a, m, a, v));
+                }
+            }
+            if (!(m & 0x80)) {
+                q = b + 32 - __builtin_clz((unsigned)m);
+                break;
+            }
+            b += 8;
+            from = 0xff;
+        }
+    }
+}
+
+__attribute__((target("avx2"))) static void add_summand5_avx2(double *restrict acc, size_t st,
+                                                               unsigned char *restrict split,
+                                                               const struct ps_plf *f,
+                                                               const double *restrict pts, int k)
+{
+    enum { D = PS_PLF_MAX_DIM, S = D + 1 };
+    const double *p = f->a;
+    const double *last = f->a + (size_t)(f->n - 1) * S;
+    const __m256d one = _mm256_set1_pd(1.0), half = _mm256_set1_pd(0.5), zero = _mm256_setzero_pd();
+    const __m256d lane = _mm256_set_pd(3.0, 2.0, 1.0, 0.0);
+    int q = 0;
+    while (q < k) {
+        bool take_end;
+        const double *r = seek5(&p, last, pts[q], &take_end);
+        const double *lv = p + 1, *rv = r + 1;
+        if (p[0] == r[0]) {
+            split[q] = 1;
+            add_point5(acc, st, q, lv);
+            q++;
+            continue;
+        }
+        const __m256d vr = _mm256_set1_pd(r[0]);
+        const __m256d eq_ok = _mm256_castsi256_pd(_mm256_set1_epi64x(take_end ? -1 : 0));
+        int b = q & ~3;
+        __m256d from = _mm256_cmp_pd(lane, _mm256_set1_pd((double)(q - b)), _CMP_GE_OQ);
+        __m256d c[D], dv[D];
+        bool flat = flat_values(lv, rv, D);
+        if (flat) {
+            for (int d = 0; d < D; d++)
+                c[d] = _mm256_set1_pd(lv[d]);
+        } else {
+            for (int d = 0; d < D; d++)
+                dv[d] = _mm256_set1_pd(rv[d] - lv[d]);
+        }
+        const __m256d vl = _mm256_set1_pd(p[0]), vw = _mm256_set1_pd(r[0] - p[0]);
+        for (;;) {
+            __m256d x = _mm256_loadu_pd(pts + b);
+            __m256d mv = _mm256_and_pd(
+                _mm256_or_pd(_mm256_cmp_pd(x, vr, _CMP_LT_OQ), _mm256_and_pd(_mm256_cmp_pd(x, vr, _CMP_EQ_OQ), eq_ok)),
+                from);
+            int m = _mm256_movemask_pd(mv);
+            if (m == 0) {
+                q = b;
+                break;
+            }
+            double *row = acc + b;
+            if (flat) {
+                for (int d = 0; d < D; d++, row += st) {
+                    __m256d a = _mm256_load_pd(row);
+                    _mm256_store_pd(row, _mm256_blendv_pd(a, _mm256_add_pd(a, c[d]), mv));
+                }
+            } else {
+                __m256d t = _mm256_div_pd(_mm256_sub_pd(x, vl), vw);
+                t = _mm256_blendv_pd(t, zero, _mm256_cmp_pd(x, vl, _CMP_EQ_OQ));
+                t = _mm256_blendv_pd(t, one, _mm256_cmp_pd(x, vr, _CMP_EQ_OQ));
+                __m256d omt = _mm256_sub_pd(one, t);
+                __m256d left = _mm256_cmp_pd(t, half, _CMP_LT_OQ);
+                for (int d = 0; d < D; d++, row += st) {
+                    __m256d lo = _mm256_set1_pd(lv[d]), hi = _mm256_set1_pd(rv[d]);
+                    __m256d from_left = _mm256_add_pd(lo, _mm256_mul_pd(dv[d], t));
+                    __m256d from_right = _mm256_sub_pd(hi, _mm256_mul_pd(dv[d], omt));
+                    __m256d v = _mm256_blendv_pd(from_right, from_left, left);
+                    __m256d a = _mm256_load_pd(row);
+                    _mm256_store_pd(row, _mm256_blendv_pd(a, _mm256_add_pd(a, v), mv));
+                }
+            }
+            if (!(m & 0x8)) {
+                q = b + 32 - __builtin_clz((unsigned)m);
+                break;
+            }
+            b += 4;
+            from = _mm256_castsi256_pd(_mm256_set1_epi64x(-1));
+        }
+    }
+}
+#endif
+
+/* ---- right limits and the output ---------------------------------------------------------- */
 
 /* Adds f's right limits at the flagged points pts[idx[0..m)] (increasing) to racc, with the
  * same segment choice as add_summand. */
@@ -140,38 +357,67 @@ PLF_INLINE void add_right_limits(double *restrict racc, const struct ps_plf *f, 
             for (int d = 0; d < dim; d++)
                 out[d] += lv[d];
         } else {
-            add_lerp(out, lv, rv, seg_param(x, p[0], r[0]), dim);
+            double v[PS_PLF_MAX_DIM];
+            lerp_values(v, lv, rv, seg_param(x, p[0], r[0]), dim);
+            for (int d = 0; d < dim; d++)
+                out[d] += v[d];
         }
     }
 }
 
+typedef void summand_fn(double *restrict acc, size_t st, unsigned char *restrict split, const struct ps_plf *f,
+                        const double *restrict pts, int k);
+
 PLF_INLINE void sum_build(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const struct ps_plf *fs, int count,
-                          const double *pts, int k, int dim)
+                          const double *pts, int k, int dim, const struct sum_acc *a, summand_fn *add5)
 {
-    double *acc = ctx->acc;
+    double *acc = a->left;
+    size_t st = a->st;
     unsigned char *split = ctx->split;
-    memset(acc, 0, (size_t)k * (size_t)dim * sizeof *acc);
+    memset(acc, 0, (size_t)dim * st * sizeof *acc);
     memset(split, 0, (size_t)k);
-    for (int i = 0; i < count; i++)
-        add_summand(acc, split, &fs[i], pts, k, dim);
+    for (int i = 0; i < count; i++) {
+        if (add5)
+            add5(acc, st, split, &fs[i], pts, k);
+        else
+            add_summand(acc, st, split, &fs[i], pts, k, dim);
+    }
     /* The right sums at the points where some summand jumps, summand by summand. */
     int *idx = ctx->split_idx, m = 0;
     for (int p = 0; p < k; p++)
         if (split[p])
             idx[m++] = p;
-    double *racc = acc + (size_t)k * dim;
+    double *racc = a->right;
     if (m > 0) {
         memset(racc, 0, (size_t)m * (size_t)dim * sizeof *racc);
         for (int i = 0; i < count; i++)
             add_right_limits(racc, &fs[i], pts, idx, m, dim);
     }
     for (int p = 0, j = 0; p < k; p++) {
-        buf_add_point_d(dst, dim, pts[p], acc + (size_t)p * dim);
+        double v[PS_PLF_MAX_DIM];
+        for (int d = 0; d < dim; d++)
+            v[d] = acc[(size_t)d * st + p];
+        buf_add_point_d(dst, dim, pts[p], v);
         /* Without a jump the right sum is the left one, and a second, equal point would be a
          * point segment, which the builder drops. */
         if (split[p])
             buf_add_point_d(dst, dim, pts[p], racc + (size_t)j++ * dim);
     }
+}
+
+static summand_fn *summand5_kernel(void)
+{
+#if SUM_WIDE
+    switch (ps_isa_level()) {
+    case PS_ISA_AVX512:
+        return add_summand5_avx512;
+    case PS_ISA_AVX2:
+        return add_summand5_avx2;
+    default:
+        break;
+    }
+#endif
+    return add_summand5_scalar;
 }
 
 void ps_plf_sum(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const struct ps_plf *fs, int count)
@@ -187,18 +433,21 @@ void ps_plf_sum(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const struct ps_
             hi = ps_plf_right_bound(&fs[i]);
         total += fs[i].n;
     }
-    if (!ps_plf_ctx_reserve_points(ctx, total))
+    if (!ps_plf_ctx_reserve_points(ctx, total + SUM_PAD))
         return;
     int k = 0;
     for (int i = 0; i < count; i++)
         k += ps_plf_critical_points(&fs[i], ctx->pts + k);
     k = ps_plf_clear_and_sort(ctx, ctx->pts, k, lo, hi);
-    if (k == 0 || !reserve_acc(ctx, k, dim))
+    struct sum_acc a;
+    if (k == 0 || !reserve_acc(ctx, k, dim, &a))
         return;
+    for (int i = 0; i < SUM_PAD; i++)
+        ctx->pts[k + i] = INFINITY;
     if (dim == PS_PLF_MAX_DIM)
-        sum_build(ctx, dst, fs, count, ctx->pts, k, PS_PLF_MAX_DIM);
+        sum_build(ctx, dst, fs, count, ctx->pts, k, PS_PLF_MAX_DIM, &a, summand5_kernel());
     else if (dim == 1)
-        sum_build(ctx, dst, fs, count, ctx->pts, k, 1);
+        sum_build(ctx, dst, fs, count, ctx->pts, k, 1, &a, NULL);
     else
-        sum_build(ctx, dst, fs, count, ctx->pts, k, dim);
+        sum_build(ctx, dst, fs, count, ctx->pts, k, dim, &a, NULL);
 }
