@@ -1,8 +1,11 @@
 /* The summand-major sum (plf_sum.c) against the point-major walk it replaced: at every critical
- * point, every summand in array order through upstream's SegmentAt traverser, left and right
- * sums kept side by side. Many summands with shared breakpoints, jumps (also at the bounds),
- * flat pieces, negative zeros and different domains; results must agree to the bit. Also the
- * packed interpolation of five components against the scalar formula. */
+ * point (ps_plf_clear_and_sort of all summands' points), every summand in array order through
+ * upstream's SegmentAt traverser, left and right sums kept side by side. Many summands with
+ * shared breakpoints, jumps (also at the bounds), flat pieces, negative zeros (also as domain
+ * bounds, where the first summand's zero must win), long segments over many points and
+ * different domains; results must agree to the bit at every vector level the CPU has (the
+ * five-component kernels are vectorised across points). Also the packed interpolation of five
+ * components against the scalar formula. */
 #include <float.h>
 #include <math.h>
 #include <stdarg.h>
@@ -14,6 +17,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "core/isa.h"
 #include "core/plf.h"
 #include "core/plf_impl.h"
 #include "plf_test_util.h"
@@ -63,7 +67,8 @@ static int teardown(void **state)
 static void random_function(struct env *v, struct ps_plf_buf *b, int dim, double left, double right)
 {
     ps_plf_buf_clear(b, dim);
-    int n = 2 + (int)(next_random(v) % 40);
+    /* Few points make long segments (over many vector blocks of the sum's points). */
+    int n = 2 + (int)(next_random(v) % (next_random(v) % 3 == 0 ? 4 : 40));
     double x = left, val[PS_PLF_MAX_DIM];
     for (int r = 0; r < dim; r++)
         val[r] = next_random(v) % 4 == 0 ? -0.0 : (double)(next_random(v) % 3) / 7.0;
@@ -139,16 +144,17 @@ static void point_major_sum(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, cons
     free(pts);
 }
 
-static void test_sum_matches_point_major(void **state)
+static void sum_matches_point_major(struct env *v, int rounds)
 {
-    struct env *v = *state;
-    static const int dims[] = {1, 5, 3};
-    for (int round = 0; round < 3000; round++) {
-        int dim = dims[round % 3];
+    static const int dims[] = {1, 5, 3, 5};
+    for (int round = 0; round < rounds; round++) {
+        int dim = dims[round % 4];
         int count = 1 + (int)(next_random(v) % MAX_SUMMANDS);
         struct ps_plf views[MAX_SUMMANDS];
         for (int i = 0; i < count; i++) {
             double left = next_random(v) % 4 == 0 ? (double)(next_random(v) % 3) / 16.0 : 0.0;
+            if (left == 0.0 && next_random(v) % 3 == 0)
+                left = -0.0;
             double right = 1.0 + (double)(next_random(v) % 3) / 4.0;
             random_function(v, &v->parts[i], dim, left, right);
             views[i] = ps_plf_buf_view(&v->parts[i]);
@@ -158,6 +164,18 @@ static void test_sum_matches_point_major(void **state)
         assert_false(v->oom || v->ctx.oom);
         assert_same(&v->want, &v->got, round, "sum");
     }
+}
+
+/* Every vector level the CPU has (the capped level is restored for the other tests). */
+static void test_sum_matches_point_major(void **state)
+{
+    struct env *v = *state;
+    for (int isa = PS_ISA_BASE; isa <= (int)ps_isa_detected(); isa++) {
+        ps_isa_cap((enum ps_isa)isa);
+        assert_int_equal(ps_isa_level(), isa);
+        sum_matches_point_major(v, 4000);
+    }
+    ps_isa_cap(PS_ISA_AVX512);
 }
 
 /* A summand whose domain is one point (a vertical segment only) and sums of a single function. */
