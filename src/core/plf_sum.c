@@ -447,20 +447,48 @@ static bool reserve_scratch(struct ps_plf_ctx *ctx, int doubles, int ints)
     return true;
 }
 
-/* f's critical points (ps_plf_critical_points) inside [lo, hi], increasing, into out. */
-PLF_INLINE int run_points(const struct ps_plf *f, int dim, double lo, double hi, double *restrict out)
+/* The ends lo and hi of the common domain are critical points of most summands: they are kept
+ * out of the runs, and the first of each in summand order (+0 and -0 compare equal) is noted. */
+struct ends {
+    double lo, hi;
+    bool has_lo, has_hi;
+};
+
+PLF_INLINE void note_end(struct ends *e, double x)
+{
+    if (x == e->lo) {
+        if (!e->has_lo) {
+            e->lo = x;
+            e->has_lo = true;
+        }
+    } else if (x == e->hi && !e->has_hi) {
+        e->hi = x;
+        e->has_hi = true;
+    }
+}
+
+/* f's critical points (ps_plf_critical_points) strictly inside (lo, hi), increasing, into out;
+ * the ones at lo or hi go to e. */
+PLF_INLINE int run_points(const struct ps_plf *f, int dim, double lo, double hi, double *restrict out,
+                          struct ends *e)
 {
     const size_t s = (size_t)dim + 1;
+    if (f->n < 1)
+        return 0;
     double last = f->a[0];
     int k = 0;
-    if (!(last < lo || last > hi))
+    if (last > lo && last < hi)
         out[k++] = last;
+    else
+        note_end(e, last);
     for (int j = 1; j < f->n; j++) {
         double x = f->a[(size_t)j * s];
         if (x > last) {
             last = x;
-            if (!(x < lo || x > hi))
+            if (x > lo && x < hi)
                 out[k++] = x;
+            else
+                note_end(e, x);
         }
     }
     return k;
@@ -493,8 +521,10 @@ static void merge_runs(double *restrict out, const double *a, int na, const doub
  * number (-1 when out of memory). This is ps_plf_clear_and_sort of their concatenation (a
  * stable sort, then the first of equal values), but every summand's points are already an
  * increasing run, so the runs are merged pairwise (stable, so the first of equal values in
- * input order comes first) and the equal values dropped at the end. The kept points are finite
- * (lo and hi are), so infinities can fence the runs: each run has a free slot on either side. */
+ * input order comes first) and the equal values dropped at the end. lo and hi themselves are
+ * added at the ends (each is a critical point of the summand whose bound it is). The kept
+ * points are finite (lo and hi are), so infinities can fence the runs: each run has a free slot
+ * on either side. */
 PLF_INLINE int sorted_points(struct ps_plf_ctx *ctx, const struct ps_plf *fs, int count, int dim, int total,
                              double lo, double hi)
 {
@@ -504,8 +534,9 @@ PLF_INLINE int sorted_points(struct ps_plf_ctx *ctx, const struct ps_plf *fs, in
     double *src = ctx->pts, *dst = ctx->tmp;
     int *run = ctx->cursors; /* offset and length of each run */
     int nr = 0, off = 1;
+    struct ends e = {lo, hi, false, false};
     for (int i = 0; i < count; i++) {
-        int n = run_points(&fs[i], dim, lo, hi, src + off);
+        int n = run_points(&fs[i], dim, lo, hi, src + off, &e);
         if (n > 0) {
             src[off - 1] = -INFINITY;
             src[off + n] = INFINITY;
@@ -515,8 +546,14 @@ PLF_INLINE int sorted_points(struct ps_plf_ctx *ctx, const struct ps_plf *fs, in
             off += n + 2;
         }
     }
-    if (nr == 0)
-        return 0;
+    if (!e.has_lo)
+        return 0; /* lo > hi: an empty common domain */
+    double *res = ctx->pts;
+    if (nr == 0) {
+        res[0] = e.lo;
+        res[1] = e.hi;
+        return e.has_hi ? 2 : 1;
+    }
     while (nr > 1) {
         int out = 0, r = 0;
         for (; r < nr; r += 2) {
@@ -538,18 +575,21 @@ PLF_INLINE int sorted_points(struct ps_plf_ctx *ctx, const struct ps_plf *fs, in
         src = dst;
         dst = t;
     }
-    /* The first of equal values stays; the one run starts at 1. Writing never passes reading. */
+    /* The first of equal values stays; the one run starts at 1, as the result does after lo:
+     * writing never passes reading. */
     const double *in = src + 1;
-    double *res = ctx->pts, prev = in[0];
-    int n = run[1], u = 1;
-    res[0] = prev;
+    double prev = in[0];
+    int n = run[1], u = 2;
+    res[0] = e.lo; /* after the merges: the first run's fence was there */
+    res[1] = prev;
     for (int i = 1; i < n; i++) {
         double x = in[i];
         res[u] = x;
         u += x != prev;
         prev = x;
     }
-    return u;
+    res[u] = e.hi;
+    return u + e.has_hi;
 }
 
 void ps_plf_sum(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const struct ps_plf *fs, int count)
