@@ -15,8 +15,8 @@
  * the right limits in the same pass would.
  *
  * The left sums are kept as structure of arrays (component d of point q at acc[d * st + q]), so
- * that a summand's segment, which covers ~10 consecutive points on average, is one vector
- * operation per component for 4 (AVX2) or 8 (AVX-512) points at a time: each lane performs
+ * that a summand's segment, which covers ~15 consecutive points on average in the bench, is one
+ * vector operation per component for 4 (AVX2) or 8 (AVX-512) points at a time: each lane performs
  * seg_param and lerp's operations on its own point in the same order as the scalar code (both
  * lerp forms and a select on t < 0.5, the x == l and x == r shortcuts as selects), so the bits
  * are the same at every ISA level. */
