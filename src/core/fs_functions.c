@@ -15,6 +15,7 @@
 
 #include "core/bisect.h"
 #include "core/fs_internal.h"
+#include "core/fs_operation.h"
 #include "core/plf_impl.h"
 
 enum { DIM = PS_RES_COUNT };
@@ -563,6 +564,12 @@ static bool prepare_mffbs(struct ps_fs_update *u, struct fs_elem *e, const struc
 bool fs_element_fsbs(struct ps_fs_update *u, struct fs_elem *e, bool fast, struct ps_plf *out)
 {
     ps_arena_reset(&u->scratch);
+    if (fast && e->kind == PS_ELEM_OPERATION) {
+        if (fs_operation_fsbs(u, e, out))
+            return true;
+        if (u->oom)
+            return false;
+    }
     struct ps_plf_buf *fsbff_buf = &u->b[0];
     if (e->kind == PS_ELEM_OPERATION)
         operation_fsbff(u, e, fsbff_buf);

@@ -1,0 +1,14 @@
+/* fs_operation.h — the operations' fast path of the fair share functions (fs_operation_fsbs.c). */
+#ifndef PS_CORE_FS_OPERATION_H
+#define PS_CORE_FS_OPERATION_H
+
+#include <stdbool.h>
+
+#include "core/fs_internal.h"
+
+/* An operation's fair share by suggestion, the same points as the generic chain of
+ * fs_element_fsbs, left in u->b[5] and *out. False when the operation needs the generic chain
+ * (then nothing the caller reads was changed) or when an allocation failed (then u->oom). */
+bool fs_operation_fsbs(struct ps_fs_update *u, const struct fs_elem *e, struct ps_plf *out);
+
+#endif
