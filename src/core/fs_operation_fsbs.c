@@ -5,7 +5,6 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "core/bisect.h"
 #include "core/fs_operation.h"
 #include "core/plf_impl.h"
 
@@ -14,8 +13,7 @@ enum {
     STRIDE = PS_RES_COUNT + 1,
     FSBFF_CAP = 8,   /* 0, up to five fit factors, 1 (among them) and 2: at most 8 points */
     COMP_CAP = 10,   /* a component: at most FSBFF's points, plus the extension to 1 */
-    MIN_CAP = 160,   /* a pointwise minimum (checked before each one) */
-    OUT_CAP = 2 * MIN_CAP + 2 * FSBFF_CAP + 4,
+    OUT_CAP = 128,   /* an idle operation's composition (checked: two points per fold point) */
 };
 
 static const double zero_vec[DIM] = {0};
@@ -82,160 +80,6 @@ static bool is_neutral(const struct ps_plf *c, double top)
     return c->n == 2 && c->a[1] == top && c->a[3] == top;
 }
 
-/* ---- a scalar builder on the stack: buf_add_point_d(b, 1, ...) without the growth check --- */
-
-struct sbuf {
-    double *a;  /* (x, v) pairs */
-    int n;
-};
-
-static inline void sb_add(struct sbuf *b, double x, double v)
-{
-    double *a = b->a;
-    int n = b->n;
-    if (n >= 2) {
-        double *l = a + 2 * (n - 2), *m = l + 2;
-        bool right_vertical_x = m[0] == x;
-        bool right_flat = m[1] == v;
-        if (right_vertical_x && right_flat)
-            return;
-        bool left_vertical_x = l[0] == m[0];
-        bool left_flat = l[1] == m[1];
-        if ((left_vertical_x && left_flat) || (left_vertical_x && right_vertical_x) ||
-            (!left_vertical_x && left_flat && !right_vertical_x && right_flat)) {
-            m[0] = x;
-            m[1] = v;
-            return;
-        }
-    }
-    a[2 * n] = x;
-    a[2 * n + 1] = v;
-    b->n = n + 1;
-}
-
-/* ---- pointwise minimum (ps_plf_pointwise_min on raw arrays) -------------------------------- */
-
-struct sseg {
-    double l, lv, r, rv;
-};
-
-static inline double sseg_value(const struct sseg *s, double x)
-{
-    if (s->l == s->r)
-        return s->lv;
-    if (flat_values(&s->lv, &s->rv, 1))
-        return s->lv;
-    double t = (x - s->l) / (s->r - s->l);
-    return lerp(s->lv, s->rv, t);
-}
-
-struct crossing {
-    const struct sseg *lo, *hi;
-};
-
-static bool below_or_equal(double x, void *arg)
-{
-    const struct crossing *c = arg;
-    return sseg_value(c->lo, x) <= sseg_value(c->hi, x);
-}
-
-PLF_INLINE void scalar_limits(const double *p, double x, double *left, double *right)
-{
-    if (p[0] == p[2]) {
-        *left = p[1];
-        *right = p[3];
-        return;
-    }
-    double lv = p[1], rv = p[3];
-    double v;
-    if (lv == rv && !(lv == 0.0 && signbit(lv)))
-        v = lv;
-    else
-        v = lerp(lv, rv, seg_param(x, p[0], p[2]));
-    *left = *right = v;
-}
-
-PLF_INLINE int scalar_segment_at(const double *a, int last, int i, double x)
-{
-    while (i < last && a[2 * (i + 1)] < x)
-        i++;
-    if (i < last && a[2 * (i + 1)] == x && a[2 * (i + 2)] == x && a[2 * (i + 1) + 1] != a[2 * (i + 2) + 1])
-        i++;
-    return i;
-}
-
-PLF_INLINE int merged_segment(const double *a, int last, int n0, int n1)
-{
-    if (n1 - n0 >= 2 && a[2 * n0 + 1] != a[2 * n0 + 3])
-        return n0;
-    return n0 - 1 < last ? n0 - 1 : last;
-}
-
-static void small_min(struct sbuf *dst, const double *fa_, int fn, const double *ga_, int gn)
-{
-    dst->n = 0;
-    const int flast = fn - 2, glast = gn - 2;
-    double lo = fa_[0] > ga_[0] ? fa_[0] : ga_[0];
-    double hi = fa_[2 * (fn - 1)] < ga_[2 * (gn - 1)] ? fa_[2 * (fn - 1)] : ga_[2 * (gn - 1)];
-    if (lo > hi)
-        return;
-    int nf = 0, ng = 0;
-    double a = lo;
-    while (nf < fn && fa_[2 * nf] <= a)
-        nf++;
-    while (ng < gn && ga_[2 * ng] <= a)
-        ng++;
-    int sf = scalar_segment_at(fa_, flast, 0, a);
-    int sg = scalar_segment_at(ga_, glast, 0, a);
-    double fl, fr, gl, gr;
-    scalar_limits(fa_ + 2 * sf, a, &fl, &fr);
-    scalar_limits(ga_ + 2 * sg, a, &gl, &gr);
-    for (;;) {
-        double l = gl < fl ? gl : fl, r = gr < fr ? gr : fr;
-        sb_add(dst, a, l);
-        if (r != l)
-            sb_add(dst, a, r);
-        double b;
-        if (nf < fn && (ng >= gn || fa_[2 * nf] <= ga_[2 * ng]))
-            b = fa_[2 * nf];
-        else if (ng < gn)
-            b = ga_[2 * ng];
-        else
-            break;
-        if (b > hi)
-            break;
-        int nf0 = nf, ng0 = ng;
-        while (nf < fn && fa_[2 * nf] <= b)
-            nf++;
-        while (ng < gn && ga_[2 * ng] <= b)
-            ng++;
-        int rf = (sf + 1 < nf0 && sf + 1 <= flast) ? sf + 1 : sf;
-        int rg = (sg + 1 < ng0 && sg + 1 <= glast) ? sg + 1 : sg;
-        double fa = fr, ga = gr;
-        sf = merged_segment(fa_, flast, nf0, nf);
-        sg = merged_segment(ga_, glast, ng0, ng);
-        scalar_limits(fa_ + 2 * sf, b, &fl, &fr);
-        scalar_limits(ga_ + 2 * sg, b, &gl, &gr);
-        double x0 = a;
-        a = b;
-        if (fa == ga)
-            continue;
-        bool g_lower = ga < fa;
-        double lo_b = g_lower ? gl : fl, hi_b = g_lower ? fl : gl;
-        if (!(lo_b > hi_b))
-            continue;
-        struct sseg segf = {fa_[2 * rf], fa_[2 * rf + 1], fa_[2 * rf + 2], fa_[2 * rf + 3]};
-        struct sseg segg = {ga_[2 * rg], ga_[2 * rg + 1], ga_[2 * rg + 2], ga_[2 * rg + 3]};
-        struct crossing c = {g_lower ? &segg : &segf, g_lower ? &segf : &segg};
-        double x = ps_bisect_inverse_lower_bound(x0, b, below_or_equal, &c);
-        if (!(x > x0))
-            continue;
-        double vf = sseg_value(&segf, x), vg = sseg_value(&segg, x);
-        double m = vg < vf ? vg : vf;
-        sb_add(dst, x, m);
-    }
-}
-
 /* ---- fold shortcuts ----------------------------------------------------------------------- */
 
 /* A function the lemmas below may return as a minimum: canonical (rebuilding it point by point
@@ -265,6 +109,11 @@ static bool lemma_ready(const double *a, int n)
     return true;
 }
 
+static inline bool same_bits(double a, double b)
+{
+    return memcmp(&a, &b, sizeof a) == 0;
+}
+
 /* Whether b is a's points 0..j (the same bits) followed by (x_j, H) and (R, H), R a's last
  * argument, H above every value of a, with a's arguments increasing strictly up to point j + 1.
  * Then ps_plf_pointwise_min(a, b) and (b, a) both give a's points (for a lemma_ready a):
@@ -281,11 +130,16 @@ static bool above_tail(const double *a, int an, const double *b, int bn)
     int j = bn - 3;
     if (an < j + 2)
         return false;
+    /* Equal means the same bits: the walk takes each critical point from one of the two
+     * arrays, so +0 and -0 must not be told apart by the order of the arguments. */
+    if (memcmp(a, b, (size_t)(j + 1) * 2 * sizeof *a) != 0)
+        return false;
     for (int i = 0; i <= j; i++)
-        if (a[2 * i] != b[2 * i] || a[2 * i + 1] != b[2 * i + 1] || !(a[2 * i] < a[2 * i + 2]))
+        if (!(a[2 * i] < a[2 * i + 2]))
             return false;
     double xj = a[2 * j], h = b[2 * j + 3], rb = a[2 * (an - 1)];
-    if (b[2 * j + 2] != xj || b[2 * j + 5] != h || b[2 * j + 4] != rb || !(xj < rb) || h == a[2 * j + 1])
+    if (!same_bits(b[2 * j + 2], xj) || !same_bits(b[2 * j + 5], h) || !same_bits(b[2 * j + 4], rb) || !(xj < rb) ||
+        h == a[2 * j + 1])
         return false;
     for (int i = 0; i < an; i++)
         if (!(a[2 * i + 1] <= h))
@@ -393,6 +247,133 @@ static bool saturated_points(const struct ps_fs_update *u, const struct fs_elem 
     return true;
 }
 
+/* ---- left fold of the pointwise minimum ------------------------------------------------- */
+
+/* The fold of prepare_mffbs over comps[0..used), into *res (one of the components, or u->b[1]
+ * or u->b[2] as in prepare_mffbs: heap builders, so the generic minimum may grow them). */
+static bool fold_min(struct ps_fs_update *u, const struct ps_plf *comps, int used, struct ps_plf *res)
+{
+    struct ps_plf cur = comps[0];
+    for (int k = 1; k < used; k++) {
+        const struct ps_plf *c = &comps[k];
+        if ((same_points(cur.a, cur.n, c->a, c->n) || above_tail(cur.a, cur.n, c->a, c->n)) &&
+            lemma_ready(cur.a, cur.n))
+            continue;
+        if (above_tail(c->a, c->n, cur.a, cur.n) && lemma_ready(c->a, c->n)) {
+            cur = *c;
+            continue;
+        }
+        /* The builder that does not hold the current minimum (steps may have been skipped). */
+        struct ps_plf_buf *dst = cur.a == u->b[1].a ? &u->b[2] : &u->b[1];
+        ps_plf_pointwise_min(&u->ctx, dst, &cur, c);
+        cur = ps_plf_buf_view(dst);
+        if (cur.n < 2 || u->ctx.oom)
+            return false;
+    }
+    *res = cur;
+    return true;
+}
+
+/* ---- idle operations ----------------------------------------------------------------------
+ *
+ * An operation without usage has the share by fit factor (0, 0), (1, 0), (2, d). When d has no
+ * -0 or NaN, every component is below 1 and the limits (guarantees) are at least (at most) the
+ * demand (zero) where it is not zero, the chain is, with the same bits:
+ *
+ * Components (fs_operation_component). For d_r > 0 the transposition is (0, 0), (0, 1), (d_r, 2);
+ * the left trim drops the vertical; the extension appends (1, 2): T_r = (0, 1), (d_r, 2), (1, 2).
+ * Zero components are skipped; none is neutral (three points). They are built here directly and
+ * folded as in prepare_mffbs (fold_min).
+ *
+ * Composition (ps_plf_compose of FSBFF and M, the fold), when M starts at (0, 1), ends at
+ * (1, 2) and its values do not decrease (checked): FSBFF's critical points 0, 1, 2 give no
+ * extra pairs (0 is below M's range; 1 and 2 are M's first and last values, so the inverse
+ * segment found has them at an end). Every sample of FSBFF at a value y of M, left or right
+ * limit, is V(y) = lerp(0, d, seg_param(y, 1, 2)) per component: at y == 1 the left limit is the
+ * flat first segment's +0 and the right limit lerp(0, d, 0) = +0 too; above 1 both come from
+ * the segment (1, 0) - (2, d), which is not flat (some d_r > 0). A second sample at the same
+ * point only repeats the last point: the builder drops it once it has two points, and below
+ * two it is pushed (as compose_build does: then it is replaced by the next point, a point
+ * segment). So compose_build's control flow is followed with V in place of the limits, and
+ * trim_right as at its end. */
+static bool idle_shape(const struct fs_elem *e, const struct ps_plf *fsbff)
+{
+    const double *a = fsbff->a;
+    if (fsbff->n != 3 || a[0] != 0.0 || a[STRIDE] != 1.0 || a[2 * STRIDE] != 2.0)
+        return false;
+    if (memcmp(a + 1, zero_vec, sizeof zero_vec) != 0 || memcmp(a + STRIDE + 1, zero_vec, sizeof zero_vec) != 0)
+        return false;
+    const double *d = a + 2 * STRIDE + 1;
+    const struct ps_share guarantee = fs_guarantee_share(e);
+    for (int r = 0; r < DIM; r++) {
+        if (signbit(d[r]) || !(d[r] < 1.0))
+            return false;  /* -0, negative or NaN, or no extension to 1 */
+        if (d[r] != 0.0 && (!(guarantee.v[r] <= 0.0) || !(e->out->limits_share.v[r] >= d[r])))
+            return false;
+    }
+    return true;
+}
+
+static bool idle_composed(struct ps_fs_update *u, const struct ps_plf *fsbff, double (*ca)[COMP_CAP * 2],
+                          struct ps_plf_buf *ob)
+{
+    const double *d = fsbff->a + 2 * STRIDE + 1;
+    struct ps_plf comps[DIM];
+    int used = 0;
+    for (int r = 0; r < DIM; r++) {
+        if (d[r] == 0.0)
+            continue;
+        double *c = ca[r];
+        c[0] = 0.0;
+        c[1] = 1.0;
+        c[2] = d[r];
+        c[3] = 2.0;
+        c[4] = 1.0;
+        c[5] = 2.0;
+        comps[used++] = (struct ps_plf){c, 3, 1};
+    }
+    struct ps_plf m;
+    if (used == 0 || !fold_min(u, comps, used, &m))
+        return false;
+    const double *g = m.a;
+    int gn = m.n;
+    if (gn < 2 || g[0] != 0.0 || g[1] != 1.0 || g[2 * (gn - 1)] != 1.0 || g[2 * (gn - 1) + 1] != 2.0)
+        return false;
+    for (int i = 0; i + 1 < gn; i++)
+        if (!(g[2 * i + 1] <= g[2 * i + 3]))
+            return false;
+    if (2 * gn + 4 > OUT_CAP)
+        return false;
+    static const double zero[DIM] = {0};
+    double v[DIM];
+    double px = 0.0;
+    for (int i = 0; i < gn; i++) {
+        double x = g[2 * i], y = g[2 * i + 1];
+        if (y == 1.0)
+            memcpy(v, zero, sizeof v);
+        else
+            lerp_values(v, zero, d, seg_param(y, 1.0, 2.0), DIM);
+        bool added = false;
+        if (i == 0 || px != x) {
+            buf_add_point_d(ob, DIM, x, v);
+            added = true;
+        }
+        if ((i + 1 == gn || g[2 * i + 2] != x) && !(added && ob->n >= 2))
+            buf_add_point_d(ob, DIM, x, v);
+        px = x;
+    }
+    if (ob->n >= 2) {
+        double *l = ob->a + (size_t)(ob->n - 2) * STRIDE, *r = l + STRIDE;
+        if (l[0] == r[0] && !values_equal(l + 1, r + 1, DIM)) {
+            if (ob->n > 2)
+                ob->n--;
+            else
+                memcpy(r + 1, l + 1, DIM * sizeof *l);
+        }
+    }
+    return ob->n >= 2;
+}
+
 #ifdef OPS_STAGES
 #include <x86intrin.h>
 unsigned long long ops_t[8];
@@ -402,8 +383,9 @@ unsigned long long ops_t[8];
 #define TS(v)
 #define ACC(i, d)
 #endif
-bool fs_operation_fsbs(struct ps_fs_update *u, const struct fs_elem *e, struct ps_plf *out)
+bool fs_operation_fsbs_path(struct ps_fs_update *u, const struct fs_elem *e, struct ps_plf *out, int *path)
 {
+    int path_taken = FS_OP_PATH_FUSED;
     TS(T0);
     bool oom = false;
     double fa[FSBFF_CAP * STRIDE];
@@ -420,12 +402,23 @@ bool fs_operation_fsbs(struct ps_fs_update *u, const struct fs_elem *e, struct p
     int sat_n;
     if (saturated_points(u, e, &fsbff, oa, &sat_n)) {
         composed = (struct ps_plf){oa, sat_n, DIM};
+        path_taken = FS_OP_PATH_SATURATED;
+        goto compress;
+    }
+
+    struct ps_plf_buf ob;
+    stack_buf(&ob, oa, OUT_CAP, DIM, &oom);
+    double ca[DIM][COMP_CAP * 2];
+    if (idle_shape(e, &fsbff)) {
+        if (!idle_composed(u, &fsbff, ca, &ob))
+            return false;
+        composed = ps_plf_buf_view(&ob);
+        path_taken = FS_OP_PATH_IDLE;
         goto compress;
     }
 
     /* The components, as prepare_mffbs makes them; any that needs the generic chain sends the
      * whole operation there. */
-    double ca[DIM][COMP_CAP * 2];
     struct ps_plf_buf cb[DIM];
     struct ps_plf comps[DIM];
     struct ps_share guarantee = fs_guarantee_share(e);
@@ -455,41 +448,16 @@ bool fs_operation_fsbs(struct ps_fs_update *u, const struct fs_elem *e, struct p
     }
 
     TS(T2); ACC(1, T2 - T1);
-    /* Left fold of the pointwise minimum. */
-    double ma[2][MIN_CAP * 2];
-    const double *cur = comps[0].a;
-    int cur_n = comps[0].n;
-    for (int k = 1; k < used; k++) {
-        if (3 * (cur_n + comps[k].n) + 4 > MIN_CAP)
-            return false;
-        const double *c = comps[k].a;
-        int cn = comps[k].n;
-        if (lemma_ready(cur, cur_n) && (same_points(cur, cur_n, c, cn) || above_tail(cur, cur_n, c, cn)))
-            continue;
-        if (lemma_ready(c, cn) && above_tail(c, cn, cur, cur_n)) {
-            cur = c;
-            cur_n = cn;
-            continue;
-        }
-        /* The builder that does not hold the current minimum (steps may have been skipped). */
-        struct sbuf dst = {cur == ma[0] ? ma[1] : ma[0], 0};
-        small_min(&dst, cur, cur_n, comps[k].a, comps[k].n);
-        cur = dst.a;
-        cur_n = dst.n;
-        if (cur_n < 2)
-            return false;
-    }
-    struct ps_plf current = {cur, cur_n, 1};
+    struct ps_plf current;
+    if (!fold_min(u, comps, used, &current))
+        return false;
 
     TS(T3); ACC(2, T3 - T2);
-    /* Composition and compression. */
-    struct ps_plf_buf ob;
-    stack_buf(&ob, oa, OUT_CAP, DIM, &oom);
-    if (2 * (current.n + fsbff.n) + 4 > OUT_CAP)
-        return false;
-    ps_plf_compose(&u->ctx, &ob, &fsbff, &current);
-    composed = ps_plf_buf_view(&ob);
-    if (u->ctx.oom || composed.n < 2)
+    /* Composition (into whichever fold builder does not hold the minimum) and compression. */
+    struct ps_plf_buf *cbuf = current.a == u->b[1].a ? &u->b[2] : &u->b[1];
+    ps_plf_compose(&u->ctx, cbuf, &fsbff, &current);
+    composed = ps_plf_buf_view(cbuf);
+    if (u->ctx.oom || u->oom || composed.n < 2)
         return false;
     TS(T4); ACC(3, T4 - T3);
 compress:;
@@ -501,6 +469,13 @@ compress:;
     }
     ps_plf_compress(res, &composed, FS_COMPRESS_EPSILON);
     *out = ps_plf_buf_view(res);
+    if (path)
+        *path = path_taken;
      ACC(5, 1);
     return !oom;
+}
+
+bool fs_operation_fsbs(struct ps_fs_update *u, const struct fs_elem *e, struct ps_plf *out)
+{
+    return fs_operation_fsbs_path(u, e, out, NULL);
 }
