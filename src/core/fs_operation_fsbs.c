@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "core/bisect.h"
 #include "core/fs_operation.h"
 #include "core/plf_impl.h"
 
@@ -13,7 +14,8 @@ enum {
     STRIDE = PS_RES_COUNT + 1,
     FSBFF_CAP = 8,   /* 0, up to five fit factors, 1 (among them) and 2: at most 8 points */
     COMP_CAP = 10,   /* a component: at most FSBFF's points, plus the extension to 1 */
-    OUT_CAP = 128,   /* an idle operation's composition (checked: two points per fold point) */
+    MIN_CAP = 160,   /* a pointwise minimum (checked before each one: at most 3 (f.n + g.n) points) */
+    OUT_CAP = 2 * MIN_CAP + 4,  /* an idle operation's composition (two points per fold point) */
 };
 
 static const double zero_vec[DIM] = {0};
@@ -78,6 +80,160 @@ static bool component_is_zero(const struct ps_plf *f, int r)
 static bool is_neutral(const struct ps_plf *c, double top)
 {
     return c->n == 2 && c->a[1] == top && c->a[3] == top;
+}
+
+/* ---- a scalar builder on the stack: buf_add_point_d(b, 1, ...) without the growth check --- */
+
+struct sbuf {
+    double *a;  /* (x, v) pairs */
+    int n;
+};
+
+static inline void sb_add(struct sbuf *b, double x, double v)
+{
+    double *a = b->a;
+    int n = b->n;
+    if (n >= 2) {
+        double *l = a + 2 * (n - 2), *m = l + 2;
+        bool right_vertical_x = m[0] == x;
+        bool right_flat = m[1] == v;
+        if (right_vertical_x && right_flat)
+            return;
+        bool left_vertical_x = l[0] == m[0];
+        bool left_flat = l[1] == m[1];
+        if ((left_vertical_x && left_flat) || (left_vertical_x && right_vertical_x) ||
+            (!left_vertical_x && left_flat && !right_vertical_x && right_flat)) {
+            m[0] = x;
+            m[1] = v;
+            return;
+        }
+    }
+    a[2 * n] = x;
+    a[2 * n + 1] = v;
+    b->n = n + 1;
+}
+
+/* ---- pointwise minimum (ps_plf_pointwise_min on raw arrays) -------------------------------- */
+
+struct sseg {
+    double l, lv, r, rv;
+};
+
+static inline double sseg_value(const struct sseg *s, double x)
+{
+    if (s->l == s->r)
+        return s->lv;
+    if (flat_values(&s->lv, &s->rv, 1))
+        return s->lv;
+    double t = (x - s->l) / (s->r - s->l);
+    return lerp(s->lv, s->rv, t);
+}
+
+struct crossing {
+    const struct sseg *lo, *hi;
+};
+
+static bool below_or_equal(double x, void *arg)
+{
+    const struct crossing *c = arg;
+    return sseg_value(c->lo, x) <= sseg_value(c->hi, x);
+}
+
+PLF_INLINE void scalar_limits(const double *p, double x, double *left, double *right)
+{
+    if (p[0] == p[2]) {
+        *left = p[1];
+        *right = p[3];
+        return;
+    }
+    double lv = p[1], rv = p[3];
+    double v;
+    if (lv == rv && !(lv == 0.0 && signbit(lv)))
+        v = lv;
+    else
+        v = lerp(lv, rv, seg_param(x, p[0], p[2]));
+    *left = *right = v;
+}
+
+PLF_INLINE int scalar_segment_at(const double *a, int last, int i, double x)
+{
+    while (i < last && a[2 * (i + 1)] < x)
+        i++;
+    if (i < last && a[2 * (i + 1)] == x && a[2 * (i + 2)] == x && a[2 * (i + 1) + 1] != a[2 * (i + 2) + 1])
+        i++;
+    return i;
+}
+
+PLF_INLINE int merged_segment(const double *a, int last, int n0, int n1)
+{
+    if (n1 - n0 >= 2 && a[2 * n0 + 1] != a[2 * n0 + 3])
+        return n0;
+    return n0 - 1 < last ? n0 - 1 : last;
+}
+
+static void small_min(struct sbuf *dst, const double *fa_, int fn, const double *ga_, int gn)
+{
+    dst->n = 0;
+    const int flast = fn - 2, glast = gn - 2;
+    double lo = fa_[0] > ga_[0] ? fa_[0] : ga_[0];
+    double hi = fa_[2 * (fn - 1)] < ga_[2 * (gn - 1)] ? fa_[2 * (fn - 1)] : ga_[2 * (gn - 1)];
+    if (lo > hi)
+        return;
+    int nf = 0, ng = 0;
+    double a = lo;
+    while (nf < fn && fa_[2 * nf] <= a)
+        nf++;
+    while (ng < gn && ga_[2 * ng] <= a)
+        ng++;
+    int sf = scalar_segment_at(fa_, flast, 0, a);
+    int sg = scalar_segment_at(ga_, glast, 0, a);
+    double fl, fr, gl, gr;
+    scalar_limits(fa_ + 2 * sf, a, &fl, &fr);
+    scalar_limits(ga_ + 2 * sg, a, &gl, &gr);
+    for (;;) {
+        double l = gl < fl ? gl : fl, r = gr < fr ? gr : fr;
+        sb_add(dst, a, l);
+        if (r != l)
+            sb_add(dst, a, r);
+        double b;
+        if (nf < fn && (ng >= gn || fa_[2 * nf] <= ga_[2 * ng]))
+            b = fa_[2 * nf];
+        else if (ng < gn)
+            b = ga_[2 * ng];
+        else
+            break;
+        if (b > hi)
+            break;
+        int nf0 = nf, ng0 = ng;
+        while (nf < fn && fa_[2 * nf] <= b)
+            nf++;
+        while (ng < gn && ga_[2 * ng] <= b)
+            ng++;
+        int rf = (sf + 1 < nf0 && sf + 1 <= flast) ? sf + 1 : sf;
+        int rg = (sg + 1 < ng0 && sg + 1 <= glast) ? sg + 1 : sg;
+        double fa = fr, ga = gr;
+        sf = merged_segment(fa_, flast, nf0, nf);
+        sg = merged_segment(ga_, glast, ng0, ng);
+        scalar_limits(fa_ + 2 * sf, b, &fl, &fr);
+        scalar_limits(ga_ + 2 * sg, b, &gl, &gr);
+        double x0 = a;
+        a = b;
+        if (fa == ga)
+            continue;
+        bool g_lower = ga < fa;
+        double lo_b = g_lower ? gl : fl, hi_b = g_lower ? fl : gl;
+        if (!(lo_b > hi_b))
+            continue;
+        struct sseg segf = {fa_[2 * rf], fa_[2 * rf + 1], fa_[2 * rf + 2], fa_[2 * rf + 3]};
+        struct sseg segg = {ga_[2 * rg], ga_[2 * rg + 1], ga_[2 * rg + 2], ga_[2 * rg + 3]};
+        struct crossing c = {g_lower ? &segg : &segf, g_lower ? &segf : &segg};
+        double x = ps_bisect_inverse_lower_bound(x0, b, below_or_equal, &c);
+        if (!(x > x0))
+            continue;
+        double vf = sseg_value(&segf, x), vg = sseg_value(&segg, x);
+        double m = vg < vf ? vg : vf;
+        sb_add(dst, x, m);
+    }
 }
 
 /* ---- fold shortcuts ----------------------------------------------------------------------- */
@@ -249,13 +405,14 @@ static bool saturated_points(const struct ps_fs_update *u, const struct fs_elem 
 
 /* ---- left fold of the pointwise minimum ------------------------------------------------- */
 
-/* The fold of prepare_mffbs over comps[0..used), into *res (one of the components, or u->b[1]
- * or u->b[2] as in prepare_mffbs: heap builders, so the generic minimum may grow them). */
-static bool fold_min(struct ps_fs_update *u, const struct ps_plf *comps, int used, struct ps_plf *res)
+/* The fold of prepare_mffbs over comps[0..used), into *res (one of the components or ma). */
+static bool fold_min(const struct ps_plf *comps, int used, double (*ma)[MIN_CAP * 2], struct ps_plf *res)
 {
     struct ps_plf cur = comps[0];
     for (int k = 1; k < used; k++) {
         const struct ps_plf *c = &comps[k];
+        if (3 * (cur.n + c->n) + 4 > MIN_CAP)
+            return false;
         if ((same_points(cur.a, cur.n, c->a, c->n) || above_tail(cur.a, cur.n, c->a, c->n)) &&
             lemma_ready(cur.a, cur.n))
             continue;
@@ -263,11 +420,11 @@ static bool fold_min(struct ps_fs_update *u, const struct ps_plf *comps, int use
             cur = *c;
             continue;
         }
-        /* The builder that does not hold the current minimum (steps may have been skipped). */
-        struct ps_plf_buf *dst = cur.a == u->b[1].a ? &u->b[2] : &u->b[1];
-        ps_plf_pointwise_min(&u->ctx, dst, &cur, c);
-        cur = ps_plf_buf_view(dst);
-        if (cur.n < 2 || u->ctx.oom)
+        /* The buffer that does not hold the current minimum (steps may have been skipped). */
+        struct sbuf dst = {cur.a == ma[0] ? ma[1] : ma[0], 0};
+        small_min(&dst, cur.a, cur.n, c->a, c->n);
+        cur = (struct ps_plf){dst.a, dst.n, 1};
+        if (cur.n < 2)
             return false;
     }
     *res = cur;
@@ -314,7 +471,7 @@ static bool idle_shape(const struct fs_elem *e, const struct ps_plf *fsbff)
     return true;
 }
 
-static bool idle_composed(struct ps_fs_update *u, const struct ps_plf *fsbff, double (*ca)[COMP_CAP * 2],
+static bool idle_composed(const struct ps_plf *fsbff, double (*ca)[COMP_CAP * 2],
                           struct ps_plf_buf *ob)
 {
     const double *d = fsbff->a + 2 * STRIDE + 1;
@@ -333,7 +490,8 @@ static bool idle_composed(struct ps_fs_update *u, const struct ps_plf *fsbff, do
         comps[used++] = (struct ps_plf){c, 3, 1};
     }
     struct ps_plf m;
-    if (used == 0 || !fold_min(u, comps, used, &m))
+    double ma[2][MIN_CAP * 2];
+    if (used == 0 || !fold_min(comps, used, ma, &m))
         return false;
     const double *g = m.a;
     int gn = m.n;
@@ -410,7 +568,7 @@ bool fs_operation_fsbs_path(struct ps_fs_update *u, const struct fs_elem *e, str
     stack_buf(&ob, oa, OUT_CAP, DIM, &oom);
     double ca[DIM][COMP_CAP * 2];
     if (idle_shape(e, &fsbff)) {
-        if (!idle_composed(u, &fsbff, ca, &ob))
+        if (!idle_composed(&fsbff, ca, &ob))
             return false;
         composed = ps_plf_buf_view(&ob);
         path_taken = FS_OP_PATH_IDLE;
@@ -449,12 +607,13 @@ bool fs_operation_fsbs_path(struct ps_fs_update *u, const struct fs_elem *e, str
 
     TS(T2); ACC(1, T2 - T1);
     struct ps_plf current;
-    if (!fold_min(u, comps, used, &current))
+    double ma[2][MIN_CAP * 2];
+    if (!fold_min(comps, used, ma, &current))
         return false;
 
     TS(T3); ACC(2, T3 - T2);
-    /* Composition (into whichever fold builder does not hold the minimum) and compression. */
-    struct ps_plf_buf *cbuf = current.a == u->b[1].a ? &u->b[2] : &u->b[1];
+    /* Composition (into a heap builder: the generic composition may grow it) and compression. */
+    struct ps_plf_buf *cbuf = &u->b[1];
     ps_plf_compose(&u->ctx, cbuf, &fsbff, &current);
     composed = ps_plf_buf_view(cbuf);
     if (u->ctx.oom || u->oom || composed.n < 2)
