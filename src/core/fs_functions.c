@@ -26,41 +26,7 @@ static const double zero_vec[DIM] = {0};
 
 static void operation_fsbff(struct ps_fs_update *u, const struct fs_elem *e, struct ps_plf_buf *dst)
 {
-    const double *d = e->out->demand_share.v, *us = e->out->usage_share.v;
-    ps_plf_buf_clear(dst, DIM);
-    if (u->options->enable_step_function_for_gang_operations && e->in->is_gang) {
-        /* A gang gets all of its demand or nothing: a step at fit factor 1. */
-        ps_plf_push_segment(dst, 0.0, zero_vec, 1.0, zero_vec);
-        ps_plf_push_segment(dst, 1.0, zero_vec, 1.0, d);
-        ps_plf_push_segment(dst, 1.0, d, 2.0, d);
-        return;
-    }
-    /* On [0, 1] every resource grows like f * max usage up to its own usage; on [1, 2] the share
-     * goes linearly from the usage to the demand. */
-    double max_usage = ps_share_max_component(e->out->usage_share);
-    if (max_usage == 0.0) {
-        ps_plf_push_segment(dst, 0.0, zero_vec, 1.0, zero_vec);
-    } else {
-        double sorted[DIM];
-        memcpy(sorted, us, sizeof sorted);
-        for (int a = 1; a < DIM; a++)
-            for (int b = a; b > 0 && sorted[b] < sorted[b - 1]; b--) {
-                double t = sorted[b];
-                sorted[b] = sorted[b - 1];
-                sorted[b - 1] = t;
-            }
-        ps_plf_add_point(dst, 0.0, zero_vec);
-        double previous = 0.0;
-        for (int k = 0; k < DIM; k++) {
-            double f = sorted[k] / max_usage;
-            if (f > previous) {
-                struct ps_share v = ps_share_min(ps_share_fill(sorted[k]), e->out->usage_share);
-                ps_plf_add_point(dst, f, v.v);
-                previous = f;
-            }
-        }
-    }
-    ps_plf_push_segment(dst, 1.0, us, 2.0, d);
+    fs_operation_fsbff(u, e, dst);  /* fs_operation_fsbs.c: shared with the operations' fast path */
 }
 
 /* FIFO pools: child k occupies the fit factors [k, k + 1]; the concatenation of the children's

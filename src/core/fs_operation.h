@@ -6,6 +6,10 @@
 
 #include "core/fs_internal.h"
 
+/* An operation's fair share by fit factor, into dst (cleared; a stack builder of 8 points never
+ * grows: 0, up to five fit factors and 2). */
+void fs_operation_fsbff(const struct ps_fs_update *u, const struct fs_elem *e, struct ps_plf_buf *dst);
+
 /* An operation's fair share by suggestion, the same points as the generic chain of
  * fs_element_fsbs, left in u->b[5] and *out. False when the operation needs the generic chain
  * (then nothing the caller reads was changed) or when an allocation failed (then u->oom). */
