@@ -4,8 +4,6 @@
  * Operations are ~90% of the elements and their functions are tiny (FSBFF ~5 points, MFFBS ~7),
  * so the generic chain of fs_element_fsbs (five components, the left fold of pointwise minima,
  * the composition, the compression) spends most of its time on per-call overheads. Here:
- *   - an operation whose inputs equal those of one already prepared in this update copies its
- *     points (about half of them in the benchmark's trees);
  *   - FSBFF and the components are built on the stack;
  *   - saturated operations (usage == demand) and idle ones (zero usage) are recognised from
  *     FSBFF's points, and what the chain would do with them is built directly (the derivations
@@ -16,10 +14,9 @@
  * Anything outside the recognised shapes (a limit below the demand, a guarantee, a -0 share, a
  * share of 1 or more, more points than the stack arrays hold) returns false and takes the
  * generic chain. test_fs_operation_fsbs compares every way with the generic chain on random and
- * edge-case operations at every vector level, and full updates with and without the reuse.
+ * edge-case operations at every vector level.
  */
 #include <stdbool.h>
-#include <stdint.h>
 #include <string.h>
 
 #include "core/bisect.h"
@@ -552,117 +549,9 @@ static bool idle_composed(const struct ps_plf *fsbff, double (*ca)[COMP_CAP * 2]
     return ob->n >= 2;
 }
 
-/* ---- operations with the same inputs ------------------------------------------------------
- *
- * An operation's FSBS is a function of its usage, demand and limits shares, its guarantee share
- * (zero for operations), its gang flag and the update's options, and nothing else; the shares
- * are set before the first preparation and not changed during the update (only pools' limits
- * are, by the relaxed pass). Operations with the same inputs are common (the benchmark's
- * normal tree has 4,387 distinct ones among 10,000: idle operations asking for one job of a
- * common shape, operations running all of a few jobs), so an operation whose inputs equal
- * those of one already prepared in this update copies its points.
- *
- * The table maps a hash of the shares to an element index and is only a hint: a hit is taken
- * when that index is an element of this update (index < count) that is a prepared operation
- * (init_elements clears `prepared` at the start of every update, and prepare_element sets it
- * after committing the FSBS) with the same inputs, bit for bit. So entries left by an earlier
- * update, or by another tree's update on this thread, are harmless, and the table needs no
- * reset. Elements outside the update's array (the unit tests') do not use it. */
-enum { MEMO_SLOTS = 1 << 13 };
-
-struct memo_slot {
-    uint64_t hash;
-    int index;  /* element index + 1; 0: empty */
-};
-
-static _Thread_local struct memo_slot memo[MEMO_SLOTS];
-static _Thread_local bool memo_off;
-static _Thread_local long memo_hits;
-
-void fs_operation_memo_set(bool enabled)
-{
-    memo_off = !enabled;
-}
-
-long fs_operation_memo_hits(void)
-{
-    return memo_hits;
-}
-
-static inline uint64_t share_hash(uint64_t h, const struct ps_share *s)
-{
-    for (int r = 0; r < DIM; r++) {
-        uint64_t w;
-        memcpy(&w, &s->v[r], sizeof w);
-        h = (h ^ w) * 0x9e3779b97f4a7c15ull;
-        h ^= h >> 29;
-    }
-    return h;
-}
-
-static uint64_t op_hash(const struct fs_elem *e)
-{
-    uint64_t h = share_hash(e->in->is_gang ? 0x1234567ull : 0x7654321ull, &e->out->usage_share);
-    return share_hash(h, &e->out->demand_share);
-}
-
-static inline bool same_share(const struct ps_share *a, const struct ps_share *b)
-{
-    return memcmp(a->v, b->v, sizeof a->v) == 0;
-}
-
-static bool same_inputs(const struct fs_elem *a, const struct fs_elem *b)
-{
-    if (a->in->is_gang != b->in->is_gang || !same_share(&a->out->usage_share, &b->out->usage_share) ||
-        !same_share(&a->out->demand_share, &b->out->demand_share) ||
-        !same_share(&a->out->limits_share, &b->out->limits_share))
-        return false;
-    struct ps_share ga = fs_guarantee_share(a), gb = fs_guarantee_share(b);
-    return same_share(&ga, &gb);
-}
-
-/* The slot of e, or NULL when e is not an element of u's array. */
-static struct memo_slot *memo_slot(const struct ps_fs_update *u, const struct fs_elem *e, uint64_t *hash)
-{
-    if (memo_off || e < u->el || e >= u->el + u->count)
-        return NULL;
-    *hash = op_hash(e);
-    return &memo[*hash & (MEMO_SLOTS - 1)];
-}
-
-static bool memo_copy(struct ps_fs_update *u, const struct fs_elem *e, const struct memo_slot *slot, uint64_t hash,
-                      struct ps_plf *out)
-{
-    if (slot->hash != hash || slot->index <= 0 || slot->index > u->count)
-        return false;
-    const struct fs_elem *c = &u->el[slot->index - 1];
-    if (c == e || !c->prepared || c->kind != PS_ELEM_OPERATION || c->fsbs.n < 2 || !same_inputs(c, e))
-        return false;
-    struct ps_plf_buf *res = &u->b[5];
-    ps_plf_buf_clear(res, DIM);
-    if (!ps_plf_buf_reserve(res, c->fsbs.n)) {
-        u->oom = true;
-        return false;
-    }
-    memcpy(res->a, c->fsbs.a, (size_t)c->fsbs.n * STRIDE * sizeof *res->a);
-    res->n = c->fsbs.n;
-    *out = ps_plf_buf_view(res);
-    memo_hits++;
-    return true;
-}
-
 bool fs_operation_fsbs_path(struct ps_fs_update *u, const struct fs_elem *e, struct ps_plf *out, int *path)
 {
     int path_taken = FS_OP_PATH_FUSED;
-    uint64_t hash = 0;
-    struct memo_slot *slot = memo_slot(u, e, &hash);
-    if (slot && memo_copy(u, e, slot, hash, out)) {
-        if (path)
-            *path = FS_OP_PATH_SAME_INPUTS;
-        return true;
-    }
-    if (u->oom)
-        return false;
     bool oom = false;
     double fa[FSBFF_CAP * STRIDE];
     struct ps_plf_buf fb;
@@ -744,10 +633,6 @@ compress:;
     *out = ps_plf_buf_view(res);
     if (path)
         *path = path_taken;
-    if (slot && !oom) {
-        slot->hash = hash;
-        slot->index = (int)(e - u->el) + 1;
-    }
     return !oom;
 }
 

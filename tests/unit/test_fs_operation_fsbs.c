@@ -18,7 +18,6 @@
 #include "core/fs_internal.h"
 #include "core/fs_operation.h"
 #include "core/isa.h"
-#include "cli/bench_workload.h"
 
 #define DIM PS_RES_COUNT
 #define MAXPTS 512
@@ -266,62 +265,9 @@ static void test_edge_operations_match_generic_chain(void **state)
     free_env(v);
 }
 
-/* Full updates of benchmark trees (many operations share their inputs) with and without the
- * reuse of equal operations' points: every output the same, bit for bit. The reusing runs go
- * on one workspace after other trees' runs, so the table holds stale entries of other trees. */
-static void run_update(struct ps_fs_update *u, struct ps_bench_fs_workload *w, bool improved)
-{
-    struct ps_fs_options options;
-    ps_fs_options_init(&options);
-    options.enable_improved_fair_share_by_fit_factor_computation = improved;
-    struct ps_fs_input input = {.total = w->total, .now_ms = w->now_ms, .previous_update_time_ms = w->now_ms - 5000};
-    struct ps_error err;
-    assert_int_equal(ps_fs_update_run(u, w->elems, w->count, w->fs_pools, w->pools + 1, &options, &input, &err), 0);
-}
-
-static void test_equal_operations_share_points(void **state)
-{
-    (void)state;
-    const struct ps_bench_fs_params params[] = {
-        {.seed = 1, .pools = 100, .operations = 2000, .nodes = 1000},
-        {.seed = 7, .pools = 300, .operations = 3000, .nodes = 3000},
-        {.seed = 3, .pools = 40, .operations = 5000, .nodes = 500},
-    };
-    struct ps_fs_update *shared = ps_fs_update_new();
-    assert_non_null(shared);
-    for (int k = 0; k < 3; k++)
-        for (int improved = 0; improved < 2; improved++) {
-            struct ps_bench_fs_workload w;
-            assert_int_equal(ps_bench_fs_workload_init(&w, &params[k], NULL), 0);
-            struct ps_fs_update *fresh = ps_fs_update_new();
-            assert_non_null(fresh);
-            fs_operation_memo_set(false);
-            run_update(fresh, &w, improved);
-            struct ps_fs_element_output *want = test_malloc((size_t)w.count * sizeof *want);
-            for (int i = 0; i < w.count; i++)
-                want[i] = w.elems[i].out;
-            fs_operation_memo_set(true);
-            for (int rep = 0; rep < 2; rep++) {
-                long hits = fs_operation_memo_hits();
-                run_update(shared, &w, improved);
-                assert_true(fs_operation_memo_hits() - hits > w.operations / 10);
-                for (int i = 0; i < w.count; i++)
-                    if (memcmp(&want[i], &w.elems[i].out, sizeof want[i]) != 0) {
-                        print_error("element %d differs (workload %d, improved %d, run %d)\n", i, k, improved, rep);
-                        fail();
-                    }
-            }
-            test_free(want);
-            ps_fs_update_free(fresh);
-            ps_bench_fs_workload_release(&w);
-        }
-    ps_fs_update_free(shared);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_equal_operations_share_points),
         cmocka_unit_test(test_random_operations_match_generic_chain),
         cmocka_unit_test(test_edge_operations_match_generic_chain),
     };
