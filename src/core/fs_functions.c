@@ -593,14 +593,22 @@ void fs_prepare_subtree(struct ps_fs_update *u, int root)
         int i = u->order[k];
         /* The order jumps around the element array: fetch the next elements ahead (the state
          * read here spans the first 2 cache lines, and an operation also reads its input's
-         * gang flag). */
+         * gang flag and its usage, demand and limits shares, 120 bytes of its output). */
         if (k >= 2) {
             const char *next = (const char *)&u->el[u->order[k - 2]];
             for (size_t off = 0; off < sizeof(struct fs_elem) + 63; off += 64)
                 __builtin_prefetch(next + off);
         }
-        if (k >= 1)
-            __builtin_prefetch(&u->el[u->order[k - 1]].in->is_gang);
+        if (k >= 1) {
+            const struct fs_elem *next = &u->el[u->order[k - 1]];
+            __builtin_prefetch(&next->in->is_gang);
+            if (next->kind == PS_ELEM_OPERATION) {
+                const char *shares = (const char *)&next->out->usage_share;
+                __builtin_prefetch(shares);
+                __builtin_prefetch(shares + 64);
+                __builtin_prefetch(shares + 3 * sizeof(struct ps_share) - 1);
+            }
+        }
         if (!u->el[i].prepared)
             prepare_element(u, i);
         if (u->oom || u->ctx.oom) {
