@@ -28,7 +28,7 @@ enum {
     STRIDE = PS_RES_COUNT + 1,
     FSBFF_CAP = 8,   /* 0, up to five fit factors, 1 (among them) and 2: at most 8 points */
     COMP_CAP = 10,   /* a component: at most FSBFF's points, plus the extension to 1 */
-    MIN_CAP = 160,   /* a pointwise minimum (checked before each one: at most 3 (f.n + g.n) points) */
+    MIN_CAP = 64,    /* a pointwise minimum (checked before each one: at most 3 (f.n + g.n) points) */
     OUT_CAP = 2 * MIN_CAP + 4,  /* an idle operation's composition (two points per fold point) */
 };
 
