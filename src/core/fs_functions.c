@@ -530,6 +530,8 @@ static bool prepare_mffbs(struct ps_fs_update *u, struct fs_elem *e, const struc
 bool fs_element_fsbs(struct ps_fs_update *u, struct fs_elem *e, bool fast, struct ps_plf *out)
 {
     ps_arena_reset(&u->scratch);
+    /* Operations: the same points without the generic chain's overheads (fs_operation_fsbs.c),
+     * or on to the chain when their shape needs it. */
     if (fast && e->kind == PS_ELEM_OPERATION) {
         if (fs_operation_fsbs(u, e, out))
             return true;

@@ -17,8 +17,8 @@
  *
  * The generic chain spends most of its time in the narrowing (binary searches and the builder
  * for every point), which is skipped. Anything else (a positive guarantee, a limit below the
- * demand, a demand below the usage, a NaN, a -0 share) takes the generic path; test_fs_operation compares
- * both on random operations bit for bit.
+ * demand, a demand below the usage, a NaN, a -0 share) takes the generic path; test_fs_operation
+ * and test_fs_operation_fsbs compare both on random operations bit for bit.
  */
 #include <stdbool.h>
 #include <string.h>

@@ -11,8 +11,9 @@
  *   - the fold skips the steps where one function lies on the other's tail (above_tail) and
  *     runs the others on stack arrays (small_min, ps_plf_pointwise_min's walk);
  *   - the rest (partial usage, gangs) goes through ps_plf_compose and ps_plf_compress.
- * Anything outside the recognised shapes (a limit below the demand, a guarantee, a -0 share, a
- * share of 1 or more, more points than the stack arrays hold) returns false and takes the
+ * The shortcuts take only the shapes they check (else the general steps run); the general steps
+ * decline what fs_operation_component declines (a limit below the demand, a guarantee, a -0
+ * share, ...) and functions larger than the stack arrays, and then fs_element_fsbs runs the
  * generic chain. test_fs_operation_fsbs compares every way with the generic chain on random and
  * edge-case operations at every vector level.
  */
