@@ -72,16 +72,30 @@ void fs_operation_fsbff(const struct ps_fs_update *u, const struct fs_elem *e, s
                 sorted[b] = sorted[b - 1];
                 sorted[b - 1] = t;
             }
-        buf_add_point_d(dst, DIM, 0.0, zero_vec);
+        /* The points go in without the builder's checks, which never fire on them: their fit
+         * factors increase strictly (a point is added only above the previous one), and so do
+         * their shares of the resource with the largest usage (min(s_k, max) = s_k, s_k the
+         * increasing usages they come from), so no two of them are equal or form a vertical
+         * or two flat segments. */
+        if (!ps_plf_buf_reserve(dst, FSBFF_CAP))
+            return;
+        double *p = dst->a;
+        p[0] = 0.0;
+        memcpy(p + 1, zero_vec, sizeof zero_vec);
+        int n = 1;
         double previous = 0.0;
         for (int k = 0; k < DIM; k++) {
             double f = sorted[k] / max_usage;
             if (f > previous) {
-                struct ps_share v = ps_share_min(ps_share_fill(sorted[k]), e->out->usage_share);
-                buf_add_point_d(dst, DIM, f, v.v);
+                double *q = p + (size_t)n * STRIDE;
+                q[0] = f;
+                for (int r = 0; r < DIM; r++)
+                    q[1 + r] = us[r] < sorted[k] ? us[r] : sorted[k];  /* ps_share_min(fill(s_k), usage) */
+                n++;
                 previous = f;
             }
         }
+        dst->n = n;
     }
     buf_push_segment_d(dst, DIM, 1.0, us, 2.0, d);
 }

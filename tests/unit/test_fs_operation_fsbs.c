@@ -265,9 +265,77 @@ static void test_edge_operations_match_generic_chain(void **state)
     free_env(v);
 }
 
+/* operation_fsbff as it was, point by point through the builder: fs_operation_fsbff writes the
+ * ramp's points directly and must give the same function. */
+static void reference_fsbff(const struct op_case *c, struct ps_plf_buf *dst)
+{
+    static const double zero[DIM] = {0};
+    const double *d = c->demand.v, *us = c->usage.v;
+    ps_plf_buf_clear(dst, DIM);
+    if (c->step && c->gang) {
+        ps_plf_push_segment(dst, 0.0, zero, 1.0, zero);
+        ps_plf_push_segment(dst, 1.0, zero, 1.0, d);
+        ps_plf_push_segment(dst, 1.0, d, 2.0, d);
+        return;
+    }
+    double max_usage = ps_share_max_component(c->usage);
+    if (max_usage == 0.0) {
+        ps_plf_push_segment(dst, 0.0, zero, 1.0, zero);
+    } else {
+        double sorted[DIM];
+        memcpy(sorted, us, sizeof sorted);
+        for (int a = 1; a < DIM; a++)
+            for (int b = a; b > 0 && sorted[b] < sorted[b - 1]; b--) {
+                double t = sorted[b];
+                sorted[b] = sorted[b - 1];
+                sorted[b - 1] = t;
+            }
+        ps_plf_add_point(dst, 0.0, zero);
+        double previous = 0.0;
+        for (int k = 0; k < DIM; k++) {
+            double f = sorted[k] / max_usage;
+            if (f > previous) {
+                struct ps_share v = ps_share_min(ps_share_fill(sorted[k]), c->usage);
+                ps_plf_add_point(dst, f, v.v);
+                previous = f;
+            }
+        }
+    }
+    ps_plf_push_segment(dst, 1.0, us, 2.0, d);
+}
+
+static void test_fsbff_matches_builder(void **state)
+{
+    (void)state;
+    struct env *v = new_env();
+    bool oom = false;
+    struct ps_plf_buf want, got;
+    ps_plf_buf_init(&want, DIM, &oom);
+    ps_plf_buf_init(&got, DIM, &oom);
+    const double odd[] = {NAN, -0.0, -1e-9, INFINITY, 0x1p-1074, 1e300};
+    for (int k = 0; k < 200000; k++) {
+        struct op_case c;
+        random_case(&c, (enum shape)(k % SHAPES));
+        for (int j = pick(3) == 0 ? 1 + pick(2) : 0; j > 0; j--)
+            c.usage.v[pick(DIM)] = odd[pick(6)];
+        setup_elem(v, &c);
+        reference_fsbff(&c, &want);
+        fs_operation_fsbff(v->u, &v->e, &got);
+        assert_false(oom);
+        if (want.n != got.n || memcmp(want.a, got.a, (size_t)want.n * (DIM + 1) * sizeof *want.a) != 0) {
+            report(&c, "fsbff mismatch", got.n, want.n);
+            fail();
+        }
+    }
+    ps_plf_buf_release(&want);
+    ps_plf_buf_release(&got);
+    free_env(v);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fsbff_matches_builder),
         cmocka_unit_test(test_random_operations_match_generic_chain),
         cmocka_unit_test(test_edge_operations_match_generic_chain),
     };
