@@ -576,6 +576,13 @@ bool fs_operation_fsbs_path(struct ps_fs_update *u, const struct fs_elem *e, str
         return false;
     struct ps_plf fsbff = ps_plf_buf_view(&fb);
 
+    /* A limit below a component's last value makes fs_operation_component decline it (that
+     * component is not zero): decline now, before any other work. */
+    const double *last = fsbff.a + (size_t)(fsbff.n - 1) * STRIDE + 1;
+    for (int r = 0; r < DIM; r++)
+        if (last[r] != 0.0 && !(e->out->limits_share.v[r] >= last[r]))
+            return false;
+
     double oa[OUT_CAP * STRIDE];
     struct ps_plf composed;
     int sat_n;
