@@ -15,6 +15,7 @@
 
 #include "core/bisect.h"
 #include "core/fs_internal.h"
+#include "core/fs_operation.h"
 #include "core/plf_impl.h"
 
 enum { DIM = PS_RES_COUNT };
@@ -25,41 +26,7 @@ static const double zero_vec[DIM] = {0};
 
 static void operation_fsbff(struct ps_fs_update *u, const struct fs_elem *e, struct ps_plf_buf *dst)
 {
-    const double *d = e->out->demand_share.v, *us = e->out->usage_share.v;
-    ps_plf_buf_clear(dst, DIM);
-    if (u->options->enable_step_function_for_gang_operations && e->in->is_gang) {
-        /* A gang gets all of its demand or nothing: a step at fit factor 1. */
-        ps_plf_push_segment(dst, 0.0, zero_vec, 1.0, zero_vec);
-        ps_plf_push_segment(dst, 1.0, zero_vec, 1.0, d);
-        ps_plf_push_segment(dst, 1.0, d, 2.0, d);
-        return;
-    }
-    /* On [0, 1] every resource grows like f * max usage up to its own usage; on [1, 2] the share
-     * goes linearly from the usage to the demand. */
-    double max_usage = ps_share_max_component(e->out->usage_share);
-    if (max_usage == 0.0) {
-        ps_plf_push_segment(dst, 0.0, zero_vec, 1.0, zero_vec);
-    } else {
-        double sorted[DIM];
-        memcpy(sorted, us, sizeof sorted);
-        for (int a = 1; a < DIM; a++)
-            for (int b = a; b > 0 && sorted[b] < sorted[b - 1]; b--) {
-                double t = sorted[b];
-                sorted[b] = sorted[b - 1];
-                sorted[b - 1] = t;
-            }
-        ps_plf_add_point(dst, 0.0, zero_vec);
-        double previous = 0.0;
-        for (int k = 0; k < DIM; k++) {
-            double f = sorted[k] / max_usage;
-            if (f > previous) {
-                struct ps_share v = ps_share_min(ps_share_fill(sorted[k]), e->out->usage_share);
-                ps_plf_add_point(dst, f, v.v);
-                previous = f;
-            }
-        }
-    }
-    ps_plf_push_segment(dst, 1.0, us, 2.0, d);
+    fs_operation_fsbff(u, e, dst);  /* fs_operation_fsbs.c: shared with the operations' fast path */
 }
 
 /* FIFO pools: child k occupies the fit factors [k, k + 1]; the concatenation of the children's
@@ -563,6 +530,14 @@ static bool prepare_mffbs(struct ps_fs_update *u, struct fs_elem *e, const struc
 bool fs_element_fsbs(struct ps_fs_update *u, struct fs_elem *e, bool fast, struct ps_plf *out)
 {
     ps_arena_reset(&u->scratch);
+    /* Operations: the same points without the generic chain's overheads (fs_operation_fsbs.c),
+     * or on to the chain when their shape needs it. */
+    if (fast && e->kind == PS_ELEM_OPERATION) {
+        if (fs_operation_fsbs(u, e, out))
+            return true;
+        if (u->oom)
+            return false;
+    }
     struct ps_plf_buf *fsbff_buf = &u->b[0];
     if (e->kind == PS_ELEM_OPERATION)
         operation_fsbff(u, e, fsbff_buf);
@@ -620,14 +595,22 @@ void fs_prepare_subtree(struct ps_fs_update *u, int root)
         int i = u->order[k];
         /* The order jumps around the element array: fetch the next elements ahead (the state
          * read here spans the first 2 cache lines, and an operation also reads its input's
-         * gang flag). */
+         * gang flag and its usage, demand and limits shares, 120 bytes of its output). */
         if (k >= 2) {
             const char *next = (const char *)&u->el[u->order[k - 2]];
             for (size_t off = 0; off < sizeof(struct fs_elem) + 63; off += 64)
                 __builtin_prefetch(next + off);
         }
-        if (k >= 1)
-            __builtin_prefetch(&u->el[u->order[k - 1]].in->is_gang);
+        if (k >= 1) {
+            const struct fs_elem *next = &u->el[u->order[k - 1]];
+            __builtin_prefetch(&next->in->is_gang);
+            if (next->kind == PS_ELEM_OPERATION) {
+                const char *shares = (const char *)&next->out->usage_share;
+                __builtin_prefetch(shares);
+                __builtin_prefetch(shares + 64);
+                __builtin_prefetch(shares + 3 * sizeof(struct ps_share) - 1);
+            }
+        }
         if (!u->el[i].prepared)
             prepare_element(u, i);
         if (u->oom || u->ctx.oom) {

@@ -1,0 +1,664 @@
+/* fs_operation_fsbs.c — an operation's fair share by suggestion without the generic chain's
+ * overheads, the same points bit for bit.
+ *
+ * Operations are ~90% of the elements and their functions are tiny (FSBFF ~5 points, MFFBS ~7),
+ * so the generic chain of fs_element_fsbs (five components, the left fold of pointwise minima,
+ * the composition, the compression) spends most of its time on per-call overheads. Here:
+ *   - FSBFF and the components are built on the stack;
+ *   - saturated operations (usage == demand) and idle ones (zero usage) are recognised from
+ *     FSBFF's points, and what the chain would do with them is built directly (the derivations
+ *     are at saturated_points and idle_shape);
+ *   - the fold skips the steps where one function lies on the other's tail (above_tail) and
+ *     runs the others on stack arrays (small_min, ps_plf_pointwise_min's walk);
+ *   - the rest (partial usage, gangs) goes through ps_plf_compose and ps_plf_compress.
+ * The shortcuts take only the shapes they check (else the general steps run); the general steps
+ * decline what fs_operation_component declines (a limit below the demand, a guarantee, a -0
+ * share, ...) and functions larger than the stack arrays, and then fs_element_fsbs runs the
+ * generic chain. test_fs_operation_fsbs compares every way with the generic chain on random and
+ * edge-case operations at every vector level.
+ */
+#include <stdbool.h>
+#include <string.h>
+
+#include "core/bisect.h"
+#include "core/fs_operation.h"
+#include "core/plf_impl.h"
+
+enum {
+    DIM = PS_RES_COUNT,
+    STRIDE = PS_RES_COUNT + 1,
+    FSBFF_CAP = 8,   /* 0, up to five fit factors, 1 (among them) and 2: at most 8 points */
+    COMP_CAP = 10,   /* a component: at most FSBFF's points, plus the extension to 1 */
+    MIN_CAP = 64,    /* a pointwise minimum (checked before each one: at most 3 (f.n + g.n) points) */
+    OUT_CAP = 2 * MIN_CAP + 4,  /* an idle operation's composition (two points per fold point) */
+};
+
+static const double zero_vec[DIM] = {0};
+
+/* A builder over stack storage; the steps check the bounds of their outputs first, so it never
+ * grows (a growth would realloc the stack: ps_plf_buf_reserve is never reached). */
+static inline void stack_buf(struct ps_plf_buf *b, double *a, int points, int dim, bool *oom)
+{
+    b->a = a;
+    b->n = 0;
+    b->dim = dim;
+    b->cap = points;
+    b->cap_d = (size_t)points * (size_t)(dim + 1);
+    b->oom = oom;
+}
+
+void fs_operation_fsbff(const struct ps_fs_update *u, const struct fs_elem *e, struct ps_plf_buf *dst)
+{
+    const double *d = e->out->demand_share.v, *us = e->out->usage_share.v;
+    ps_plf_buf_clear(dst, DIM);
+    if (u->options->enable_step_function_for_gang_operations && e->in->is_gang) {
+        /* A gang gets all of its demand or nothing: a step at fit factor 1. */
+        buf_push_segment_d(dst, DIM, 0.0, zero_vec, 1.0, zero_vec);
+        buf_push_segment_d(dst, DIM, 1.0, zero_vec, 1.0, d);
+        buf_push_segment_d(dst, DIM, 1.0, d, 2.0, d);
+        return;
+    }
+    /* On [0, 1] every resource grows like f * max usage up to its own usage; on [1, 2] the share
+     * goes linearly from the usage to the demand. */
+    double max_usage = ps_share_max_component(e->out->usage_share);
+    if (max_usage == 0.0) {
+        buf_push_segment_d(dst, DIM, 0.0, zero_vec, 1.0, zero_vec);
+    } else {
+        double sorted[DIM];
+        memcpy(sorted, us, sizeof sorted);
+        for (int a = 1; a < DIM; a++)
+            for (int b = a; b > 0 && sorted[b] < sorted[b - 1]; b--) {
+                double t = sorted[b];
+                sorted[b] = sorted[b - 1];
+                sorted[b - 1] = t;
+            }
+        /* The points go in without the builder's checks, which never fire on them: their fit
+         * factors increase strictly (a point is added only above the previous one), and so do
+         * their shares of the resource with the largest usage (min(s_k, max) = s_k, s_k the
+         * increasing usages they come from), so no two of them are equal or form a vertical
+         * or two flat segments. */
+        if (!ps_plf_buf_reserve(dst, FSBFF_CAP))
+            return;
+        double *p = dst->a;
+        p[0] = 0.0;
+        memcpy(p + 1, zero_vec, sizeof zero_vec);
+        int n = 1;
+        double previous = 0.0;
+        for (int k = 0; k < DIM; k++) {
+            double f = sorted[k] / max_usage;
+            if (f > previous) {
+                double *q = p + (size_t)n * STRIDE;
+                q[0] = f;
+                for (int r = 0; r < DIM; r++)
+                    q[1 + r] = us[r] < sorted[k] ? us[r] : sorted[k];  /* ps_share_min(fill(s_k), usage) */
+                n++;
+                previous = f;
+            }
+        }
+        dst->n = n;
+    }
+    buf_push_segment_d(dst, DIM, 1.0, us, 2.0, d);
+}
+
+static bool component_is_zero(const struct ps_plf *f, int r)
+{
+    const double *p = f->a + 1 + r;
+    for (int i = 0; i < f->n; i++, p += STRIDE)
+        if (*p != 0.0)
+            return false;
+    return true;
+}
+
+static bool is_neutral(const struct ps_plf *c, double top)
+{
+    return c->n == 2 && c->a[1] == top && c->a[3] == top;
+}
+
+/* ---- a scalar builder on the stack: buf_add_point_d(b, 1, ...) without the growth check --- */
+
+struct sbuf {
+    double *a;  /* (x, v) pairs */
+    int n;
+};
+
+static inline void sb_add(struct sbuf *b, double x, double v)
+{
+    double *a = b->a;
+    int n = b->n;
+    if (n >= 2) {
+        double *l = a + 2 * (n - 2), *m = l + 2;
+        bool right_vertical_x = m[0] == x;
+        bool right_flat = m[1] == v;
+        if (right_vertical_x && right_flat)
+            return;
+        bool left_vertical_x = l[0] == m[0];
+        bool left_flat = l[1] == m[1];
+        if ((left_vertical_x && left_flat) || (left_vertical_x && right_vertical_x) ||
+            (!left_vertical_x && left_flat && !right_vertical_x && right_flat)) {
+            m[0] = x;
+            m[1] = v;
+            return;
+        }
+    }
+    a[2 * n] = x;
+    a[2 * n + 1] = v;
+    b->n = n + 1;
+}
+
+/* ---- pointwise minimum (ps_plf_pointwise_min on raw arrays) -------------------------------- */
+
+struct sseg {
+    double l, lv, r, rv;
+};
+
+static inline double sseg_value(const struct sseg *s, double x)
+{
+    if (s->l == s->r)
+        return s->lv;
+    if (flat_values(&s->lv, &s->rv, 1))
+        return s->lv;
+    double t = (x - s->l) / (s->r - s->l);
+    return lerp(s->lv, s->rv, t);
+}
+
+struct crossing {
+    const struct sseg *lo, *hi;
+};
+
+static bool below_or_equal(double x, void *arg)
+{
+    const struct crossing *c = arg;
+    return sseg_value(c->lo, x) <= sseg_value(c->hi, x);
+}
+
+PLF_INLINE void scalar_limits(const double *p, double x, double *left, double *right)
+{
+    if (p[0] == p[2]) {
+        *left = p[1];
+        *right = p[3];
+        return;
+    }
+    double lv = p[1], rv = p[3];
+    double v;
+    if (lv == rv && !(lv == 0.0 && signbit(lv)))
+        v = lv;
+    else
+        v = lerp(lv, rv, seg_param(x, p[0], p[2]));
+    *left = *right = v;
+}
+
+PLF_INLINE int scalar_segment_at(const double *a, int last, int i, double x)
+{
+    while (i < last && a[2 * (i + 1)] < x)
+        i++;
+    if (i < last && a[2 * (i + 1)] == x && a[2 * (i + 2)] == x && a[2 * (i + 1) + 1] != a[2 * (i + 2) + 1])
+        i++;
+    return i;
+}
+
+PLF_INLINE int merged_segment(const double *a, int last, int n0, int n1)
+{
+    if (n1 - n0 >= 2 && a[2 * n0 + 1] != a[2 * n0 + 3])
+        return n0;
+    return n0 - 1 < last ? n0 - 1 : last;
+}
+
+static void small_min(struct sbuf *dst, const double *fa_, int fn, const double *ga_, int gn)
+{
+    dst->n = 0;
+    const int flast = fn - 2, glast = gn - 2;
+    double lo = fa_[0] > ga_[0] ? fa_[0] : ga_[0];
+    double hi = fa_[2 * (fn - 1)] < ga_[2 * (gn - 1)] ? fa_[2 * (fn - 1)] : ga_[2 * (gn - 1)];
+    if (lo > hi)
+        return;
+    int nf = 0, ng = 0;
+    double a = lo;
+    while (nf < fn && fa_[2 * nf] <= a)
+        nf++;
+    while (ng < gn && ga_[2 * ng] <= a)
+        ng++;
+    int sf = scalar_segment_at(fa_, flast, 0, a);
+    int sg = scalar_segment_at(ga_, glast, 0, a);
+    double fl, fr, gl, gr;
+    scalar_limits(fa_ + 2 * sf, a, &fl, &fr);
+    scalar_limits(ga_ + 2 * sg, a, &gl, &gr);
+    for (;;) {
+        double l = gl < fl ? gl : fl, r = gr < fr ? gr : fr;
+        sb_add(dst, a, l);
+        if (r != l)
+            sb_add(dst, a, r);
+        double b;
+        if (nf < fn && (ng >= gn || fa_[2 * nf] <= ga_[2 * ng]))
+            b = fa_[2 * nf];
+        else if (ng < gn)
+            b = ga_[2 * ng];
+        else
+            break;
+        if (b > hi)
+            break;
+        int nf0 = nf, ng0 = ng;
+        while (nf < fn && fa_[2 * nf] <= b)
+            nf++;
+        while (ng < gn && ga_[2 * ng] <= b)
+            ng++;
+        int rf = (sf + 1 < nf0 && sf + 1 <= flast) ? sf + 1 : sf;
+        int rg = (sg + 1 < ng0 && sg + 1 <= glast) ? sg + 1 : sg;
+        double fa = fr, ga = gr;
+        sf = merged_segment(fa_, flast, nf0, nf);
+        sg = merged_segment(ga_, glast, ng0, ng);
+        scalar_limits(fa_ + 2 * sf, b, &fl, &fr);
+        scalar_limits(ga_ + 2 * sg, b, &gl, &gr);
+        double x0 = a;
+        a = b;
+        if (fa == ga)
+            continue;
+        bool g_lower = ga < fa;
+        double lo_b = g_lower ? gl : fl, hi_b = g_lower ? fl : gl;
+        if (!(lo_b > hi_b))
+            continue;
+        struct sseg segf = {fa_[2 * rf], fa_[2 * rf + 1], fa_[2 * rf + 2], fa_[2 * rf + 3]};
+        struct sseg segg = {ga_[2 * rg], ga_[2 * rg + 1], ga_[2 * rg + 2], ga_[2 * rg + 3]};
+        struct crossing c = {g_lower ? &segg : &segf, g_lower ? &segf : &segg};
+        double x = ps_bisect_inverse_lower_bound(x0, b, below_or_equal, &c);
+        if (!(x > x0))
+            continue;
+        double vf = sseg_value(&segf, x), vg = sseg_value(&segg, x);
+        double m = vg < vf ? vg : vf;
+        sb_add(dst, x, m);
+    }
+}
+
+/* ---- fold shortcuts ----------------------------------------------------------------------- */
+
+/* A function the lemmas below may return as a minimum: canonical (rebuilding it point by point
+ * through the builder gives it back: no repeated point, no two verticals or two horizontals in a
+ * row) and every value +0 or positive (limits at its own points are then its values: seg_param
+ * is exactly 0 or 1 there and lerp returns the end; no -0 to turn into +0). */
+static bool lemma_ready(const double *a, int n)
+{
+    if (n < 2)
+        return false;
+    for (int i = 0; i < n; i++) {
+        double x = a[2 * i], v = a[2 * i + 1];
+        if (x != x || !(v > 0.0 || (v == 0.0 && !signbit(v))))
+            return false;
+    }
+    for (int i = 0; i + 1 < n; i++) {
+        const double *l = a + 2 * i, *m = l + 2;
+        if (l[0] == m[0] && l[1] == m[1])
+            return false;
+        if (i + 2 < n) {
+            const double *r = m + 2;
+            bool lv = l[0] == m[0], rv = m[0] == r[0];
+            if ((lv && rv) || (!lv && l[1] == m[1] && !rv && m[1] == r[1]))
+                return false;
+        }
+    }
+    return true;
+}
+
+static inline bool same_bits(double a, double b)
+{
+    return memcmp(&a, &b, sizeof a) == 0;
+}
+
+/* Whether b is a's points 0..j (the same bits) followed by (x_j, H) and (R, H), R a's last
+ * argument, H above every value of a, with a's arguments increasing strictly up to point j + 1.
+ * Then ps_plf_pointwise_min(a, b) and (b, a) both give a's points (for a lemma_ready a):
+ * the critical points are a's arguments; up to x_j both functions have the same points, so the
+ * same limits, and the walk emits them once (equal right limits never start a crossing search);
+ * at x_j b jumps from v_j to H (merged_segment takes its vertical) while a goes on; beyond,
+ * b's limits are exactly H (flat segment) and a's are its own values (at its own points), at
+ * most H, so the minimum takes a's limits (on ties the same bits) and no crossing search starts
+ * (the lower function at an interval's start is a, and a's value at its end is not above H). */
+static bool above_tail(const double *a, int an, const double *b, int bn)
+{
+    if (bn < 3)
+        return false;
+    int j = bn - 3;
+    if (an < j + 2)
+        return false;
+    /* Equal means the same bits: the walk takes each critical point from one of the two
+     * arrays, so +0 and -0 must not be told apart by the order of the arguments. */
+    if (memcmp(a, b, (size_t)(j + 1) * 2 * sizeof *a) != 0)
+        return false;
+    for (int i = 0; i <= j; i++)
+        if (!(a[2 * i] < a[2 * i + 2]))
+            return false;
+    double xj = a[2 * j], h = b[2 * j + 3], rb = a[2 * (an - 1)];
+    if (!same_bits(b[2 * j + 2], xj) || !same_bits(b[2 * j + 5], h) || !same_bits(b[2 * j + 4], rb) || !(xj < rb) ||
+        h == a[2 * j + 1])
+        return false;
+    for (int i = 0; i < an; i++)
+        if (!(a[2 * i + 1] <= h))
+            return false;
+    return true;
+}
+
+static bool same_points(const double *a, int an, const double *b, int bn)
+{
+    return an == bn && memcmp(a, b, (size_t)an * 2 * sizeof *a) == 0;
+}
+
+/* ---- saturated operations ------------------------------------------------------------------
+ *
+ * An operation that runs all it demands (usage == demand) has the share by fit factor
+ * P_0 = (0, 0), P_1 .. P_m (strictly increasing fit factors, P_m at 1) and P_{m+1} = (2, w) with
+ * w = P_m's value. When the shape below is checked on FSBFF's points, the chain's result before
+ * the compression is (F*(P_0), P_0), .., (F*(P_m), P_m), (1, w), F* a component that increases
+ * strictly on P_0 .. P_m. The shape: every value +0 or positive and below 1, every component
+ * non-decreasing; each other component r equal to F* (the same bits) up to some P_j, j >= 1,
+ * and constant from there (or identically zero); the limits at least w_r and the guarantees at
+ * most zero where r is not zero. Then:
+ *
+ * Components (fs_operation_component). F*'s transposition has tilted segments up to
+ * (w*, 1), then the vertical to (w*, 2), and the extension (w*, 2) - (1, 2): T* =
+ * (F*(P_k), x_k)_{k<=m}, (w*, 2), (1, 2). Component r: the same points up to k = j, then its
+ * constant c = F*(P_j) from x_j to 2 is one merged vertical, and the extension: (c, 2), (1, 2).
+ * That is above_tail's form relative to T* (and to any such component with a larger j) with
+ * H = 2; with equal j they are the same. So every step of the left fold keeps the component
+ * with the larger j (the lemma holds in both argument orders), and the fold gives T* (r* is
+ * one of them); none is neutral (three points or more) or zero.
+ *
+ * Composition (ps_plf_compose of FSBFF and T*). T*'s values are FSBFF's arguments and 2, so
+ * each critical point of FSBFF is at an end of T*'s segment: no extra pairs. The pairs are
+ * T*'s points. At (0, 0): the left limit interpolates segment 0 at its left end (parameter 0:
+ * lv + d * 0, +0 for d >= 0), 0; the right limit is the same point, which the builder pushes
+ * raw as its second point and then replaces by the next one (a point segment). At (F*(P_k),
+ * x_k): the left limit is P_k's value (parameter 1: rv - d * 0, rv for d >= 0; or a flat
+ * copy), the right limit P_k's value again (parameter 0 on the next segment), dropped as a
+ * repeat. At (w*, 1) the next pair has the same argument: one sample, w; (w*, 2) adds the left
+ * limit at 2, w (flat last segment), a repeat; (1, 2) adds (1, w). No merges: F* increases, so no
+ * two flat segments; the last segment is flat, not vertical, so trim_right keeps it.
+ *
+ * test_fs_operation_fsbs compares this with the generic chain on random and edge-case operations. */
+static bool saturated_points(const struct ps_fs_update *u, const struct fs_elem *e, const struct ps_plf *fsbff,
+                             double *dst, int *dst_n)
+{
+    (void)u;
+    const double *a = fsbff->a;
+    int n = fsbff->n, m = n - 2;
+    if (n < 3 || a[0] != 0.0 || a[(size_t)m * STRIDE] != 1.0 || a[(size_t)(m + 1) * STRIDE] != 2.0)
+        return false;
+    for (int k = 0; k < m; k++)
+        if (!(a[(size_t)k * STRIDE] < a[(size_t)(k + 1) * STRIDE]))
+            return false;
+    const double *w = a + (size_t)m * STRIDE + 1;
+    int star = -1;
+    for (int r = 0; r < DIM; r++) {
+        if (memcmp(&w[r], &a[(size_t)(m + 1) * STRIDE + 1 + r], sizeof w[r]) != 0)
+            return false;
+        /* +0 first, then non-decreasing and below 1 (no -0, no NaN). */
+        if (memcmp(&a[1 + r], &zero_vec[0], sizeof a[1]) != 0)
+            return false;
+        bool strict = true;
+        for (int k = 0; k < m; k++) {
+            double p = a[(size_t)k * STRIDE + 1 + r], q = a[(size_t)(k + 1) * STRIDE + 1 + r];
+            if (!(p <= q) || signbit(q))
+                return false;
+            strict = strict && p < q;
+        }
+        if (!(w[r] < 1.0))
+            return false;
+        if (strict && star < 0)
+            star = r;
+    }
+    if (star < 0)
+        return false;
+    const struct ps_share guarantee = fs_guarantee_share(e);
+    for (int r = 0; r < DIM; r++) {
+        if (w[r] == 0.0)
+            continue;  /* non-decreasing from +0: identically zero */
+        if (!(guarantee.v[r] <= 0.0) || !(e->out->limits_share.v[r] >= w[r]))
+            return false;
+        if (r == star)
+            continue;
+        int j = 0;
+        while (j < m && a[(size_t)(j + 1) * STRIDE + 1 + r] == a[(size_t)(j + 1) * STRIDE + 1 + star])
+            j++;
+        if (j == 0)
+            return false;
+        for (int k = j + 1; k <= m; k++)
+            if (a[(size_t)k * STRIDE + 1 + r] != a[(size_t)j * STRIDE + 1 + r])
+                return false;
+    }
+    for (int k = 0; k <= m; k++) {
+        const double *p = a + (size_t)k * STRIDE;
+        double *q = dst + (size_t)k * STRIDE;
+        q[0] = p[1 + star];
+        memcpy(q + 1, p + 1, DIM * sizeof *p);
+    }
+    double *q = dst + (size_t)(m + 1) * STRIDE;
+    q[0] = 1.0;
+    memcpy(q + 1, w, DIM * sizeof *w);
+    *dst_n = m + 2;
+    return true;
+}
+
+/* ---- left fold of the pointwise minimum ------------------------------------------------- */
+
+/* The fold of prepare_mffbs over comps[0..used), into *res (one of the components or ma). */
+static bool fold_min(const struct ps_plf *comps, int used, double (*ma)[MIN_CAP * 2], struct ps_plf *res)
+{
+    struct ps_plf cur = comps[0];
+    for (int k = 1; k < used; k++) {
+        const struct ps_plf *c = &comps[k];
+        if (3 * (cur.n + c->n) + 4 > MIN_CAP)
+            return false;
+        if ((same_points(cur.a, cur.n, c->a, c->n) || above_tail(cur.a, cur.n, c->a, c->n)) &&
+            lemma_ready(cur.a, cur.n))
+            continue;
+        if (above_tail(c->a, c->n, cur.a, cur.n) && lemma_ready(c->a, c->n)) {
+            cur = *c;
+            continue;
+        }
+        /* The buffer that does not hold the current minimum (steps may have been skipped). */
+        struct sbuf dst = {cur.a == ma[0] ? ma[1] : ma[0], 0};
+        small_min(&dst, cur.a, cur.n, c->a, c->n);
+        cur = (struct ps_plf){dst.a, dst.n, 1};
+        if (cur.n < 2)
+            return false;
+    }
+    *res = cur;
+    return true;
+}
+
+/* ---- idle operations ----------------------------------------------------------------------
+ *
+ * An operation without usage has the share by fit factor (0, 0), (1, 0), (2, d). When d has no
+ * -0 or NaN, every component is below 1 and the limits (guarantees) are at least (at most) the
+ * demand (zero) where it is not zero, the chain is, with the same bits:
+ *
+ * Components (fs_operation_component). For d_r > 0 the transposition is (0, 0), (0, 1), (d_r, 2);
+ * the left trim drops the vertical; the extension appends (1, 2): T_r = (0, 1), (d_r, 2), (1, 2).
+ * Zero components are skipped; none is neutral (three points). They are built here directly and
+ * folded as in prepare_mffbs (fold_min).
+ *
+ * Composition (ps_plf_compose of FSBFF and M, the fold), when M starts at (0, 1), ends at
+ * (1, 2) and its values do not decrease (checked): FSBFF's critical points 0, 1, 2 give no
+ * extra pairs (0 is below M's range; 1 and 2 are M's first and last values, so the inverse
+ * segment found has them at an end). Every sample of FSBFF at a value y of M, left or right
+ * limit, is V(y) = lerp(0, d, seg_param(y, 1, 2)) per component: at y == 1 the left limit is the
+ * flat first segment's +0 and the right limit lerp(0, d, 0) = +0 too; above 1 both come from
+ * the segment (1, 0) - (2, d), which is not flat (some d_r > 0). A second sample at the same
+ * point only repeats the last point: the builder drops it once it has two points, and below
+ * two it is pushed (as compose_build does: then it is replaced by the next point, a point
+ * segment). So compose_build's control flow is followed with V in place of the limits, and
+ * trim_right as at its end. */
+static bool idle_shape(const struct fs_elem *e, const struct ps_plf *fsbff)
+{
+    const double *a = fsbff->a;
+    if (fsbff->n != 3 || a[0] != 0.0 || a[STRIDE] != 1.0 || a[2 * STRIDE] != 2.0)
+        return false;
+    if (memcmp(a + 1, zero_vec, sizeof zero_vec) != 0 || memcmp(a + STRIDE + 1, zero_vec, sizeof zero_vec) != 0)
+        return false;
+    const double *d = a + 2 * STRIDE + 1;
+    const struct ps_share guarantee = fs_guarantee_share(e);
+    for (int r = 0; r < DIM; r++) {
+        if (signbit(d[r]) || !(d[r] < 1.0))
+            return false;  /* -0, negative or NaN, or no extension to 1 */
+        if (d[r] != 0.0 && (!(guarantee.v[r] <= 0.0) || !(e->out->limits_share.v[r] >= d[r])))
+            return false;
+    }
+    return true;
+}
+
+static bool idle_composed(const struct ps_plf *fsbff, double (*ca)[COMP_CAP * 2],
+                          struct ps_plf_buf *ob)
+{
+    const double *d = fsbff->a + 2 * STRIDE + 1;
+    struct ps_plf comps[DIM];
+    int used = 0;
+    for (int r = 0; r < DIM; r++) {
+        if (d[r] == 0.0)
+            continue;
+        double *c = ca[r];
+        c[0] = 0.0;
+        c[1] = 1.0;
+        c[2] = d[r];
+        c[3] = 2.0;
+        c[4] = 1.0;
+        c[5] = 2.0;
+        comps[used++] = (struct ps_plf){c, 3, 1};
+    }
+    struct ps_plf m;
+    double ma[2][MIN_CAP * 2];
+    if (used == 0 || !fold_min(comps, used, ma, &m))
+        return false;
+    const double *g = m.a;
+    int gn = m.n;
+    if (gn < 2 || g[0] != 0.0 || g[1] != 1.0 || g[2 * (gn - 1)] != 1.0 || g[2 * (gn - 1) + 1] != 2.0)
+        return false;
+    for (int i = 0; i + 1 < gn; i++)
+        if (!(g[2 * i + 1] <= g[2 * i + 3]))
+            return false;
+    if (2 * gn + 4 > OUT_CAP)
+        return false;
+    static const double zero[DIM] = {0};
+    double v[DIM];
+    double px = 0.0;
+    for (int i = 0; i < gn; i++) {
+        double x = g[2 * i], y = g[2 * i + 1];
+        if (y == 1.0)
+            memcpy(v, zero, sizeof v);
+        else
+            lerp_values(v, zero, d, seg_param(y, 1.0, 2.0), DIM);
+        bool added = false;
+        if (i == 0 || px != x) {
+            buf_add_point_d(ob, DIM, x, v);
+            added = true;
+        }
+        if ((i + 1 == gn || g[2 * i + 2] != x) && !(added && ob->n >= 2))
+            buf_add_point_d(ob, DIM, x, v);
+        px = x;
+    }
+    if (ob->n >= 2) {
+        double *l = ob->a + (size_t)(ob->n - 2) * STRIDE, *r = l + STRIDE;
+        if (l[0] == r[0] && !values_equal(l + 1, r + 1, DIM)) {
+            if (ob->n > 2)
+                ob->n--;
+            else
+                memcpy(r + 1, l + 1, DIM * sizeof *l);
+        }
+    }
+    return ob->n >= 2;
+}
+
+bool fs_operation_fsbs_path(struct ps_fs_update *u, const struct fs_elem *e, struct ps_plf *out, int *path)
+{
+    int path_taken = FS_OP_PATH_FUSED;
+    bool oom = false;
+    double fa[FSBFF_CAP * STRIDE];
+    struct ps_plf_buf fb;
+    stack_buf(&fb, fa, FSBFF_CAP, DIM, &oom);
+    fs_operation_fsbff(u, e, &fb);
+    if (fb.n < 2)
+        return false;
+    struct ps_plf fsbff = ps_plf_buf_view(&fb);
+
+    /* A limit below a component's last value makes fs_operation_component decline it (that
+     * component is not zero): decline now, before any other work. */
+    const double *last = fsbff.a + (size_t)(fsbff.n - 1) * STRIDE + 1;
+    for (int r = 0; r < DIM; r++)
+        if (last[r] != 0.0 && !(e->out->limits_share.v[r] >= last[r]))
+            return false;
+
+    double oa[OUT_CAP * STRIDE];
+    struct ps_plf composed;
+    int sat_n;
+    if (saturated_points(u, e, &fsbff, oa, &sat_n)) {
+        composed = (struct ps_plf){oa, sat_n, DIM};
+        path_taken = FS_OP_PATH_SATURATED;
+        goto compress;
+    }
+
+    struct ps_plf_buf ob;
+    stack_buf(&ob, oa, OUT_CAP, DIM, &oom);
+    double ca[DIM][COMP_CAP * 2];
+    if (idle_shape(e, &fsbff)) {
+        if (!idle_composed(&fsbff, ca, &ob))
+            return false;
+        composed = ps_plf_buf_view(&ob);
+        path_taken = FS_OP_PATH_IDLE;
+        goto compress;
+    }
+
+    /* The components, as prepare_mffbs makes them; any that needs the generic chain sends the
+     * whole operation there. */
+    struct ps_plf_buf cb[DIM];
+    struct ps_plf comps[DIM];
+    struct ps_share guarantee = fs_guarantee_share(e);
+    double top = ps_plf_right_bound(&fsbff), left = ps_plf_left_bound(&fsbff);
+    int used = 0;
+    for (int r = 0; r < DIM; r++) {
+        stack_buf(&cb[r], ca[r], COMP_CAP, 1, &oom);
+        if (left < top && component_is_zero(&fsbff, r)) {
+            if (r == DIM - 1 && used == 0) {
+                double *c = ca[r];
+                c[0] = 0.0;
+                c[1] = top;
+                c[2] = 1.0;
+                c[3] = top;
+                cb[r].n = 2;
+                comps[used++] = ps_plf_buf_view(&cb[r]);
+            }
+            continue;
+        }
+        if (!fs_operation_component(&cb[r], &fsbff, r, e->out->limits_share.v[r], guarantee.v[r]))
+            return false;
+        struct ps_plf c = ps_plf_buf_view(&cb[r]);
+        if (c.n < 2)
+            return false;
+        if (!is_neutral(&c, top) || (r == DIM - 1 && used == 0))
+            comps[used++] = c;
+    }
+
+    struct ps_plf current;
+    double ma[2][MIN_CAP * 2];
+    if (!fold_min(comps, used, ma, &current))
+        return false;
+
+    /* Composition (into a heap builder: the generic composition may grow it) and compression. */
+    struct ps_plf_buf *cbuf = &u->b[1];
+    ps_plf_compose(&u->ctx, cbuf, &fsbff, &current);
+    composed = ps_plf_buf_view(cbuf);
+    if (u->ctx.oom || u->oom || composed.n < 2)
+        return false;
+compress:;
+    struct ps_plf_buf *res = &u->b[5];
+    ps_plf_buf_clear(res, DIM);
+    if (!ps_plf_buf_reserve(res, composed.n)) {
+        u->oom = true;
+        return false;
+    }
+    ps_plf_compress(res, &composed, FS_COMPRESS_EPSILON);
+    *out = ps_plf_buf_view(res);
+    if (path)
+        *path = path_taken;
+    return !oom;
+}
+
+bool fs_operation_fsbs(struct ps_fs_update *u, const struct fs_elem *e, struct ps_plf *out)
+{
+    return fs_operation_fsbs_path(u, e, out, NULL);
+}

@@ -1,0 +1,343 @@
+/* test_fs_operation_fsbs.c — the operations' fast path of the fair share by suggestion
+ * (fs_operation_fsbs: saturated and idle shapes built directly, the fold's tail lemma, the rest
+ * on stack inputs) against the generic chain of fs_element_fsbs, bit for bit, at every vector
+ * level the CPU has. Operations are drawn around the shapes the fast path recognises and just
+ * outside them: usage == demand, zero usage, partial usage, gangs, zeros and negative zeros in
+ * usage and demand, equal usage components, values at and above 1, limits below, at and above the
+ * demand, zero, negative-zero and positive guarantees. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "core/fs_internal.h"
+#include "core/fs_operation.h"
+#include "core/isa.h"
+
+#define DIM PS_RES_COUNT
+#define MAXPTS 512
+
+static uint64_t rng = 0x2545f4914f6cdd1dull;
+
+static uint64_t next_random(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+static double uniform(void)
+{
+    return (double)(next_random() >> 11) * 0x1.0p-53;
+}
+
+static int pick(int n)
+{
+    return (int)(next_random() % (uint64_t)n);
+}
+
+/* Shares like the benchmark's (multiples of small units), arbitrary ones, and edge values. */
+static double random_share(void)
+{
+    switch (pick(9)) {
+    case 0:
+        return 0.0;
+    case 1:
+        return 1.25e-6 * (double)(1 + pick(64));
+    case 2:
+        return uniform();
+    case 3:
+        return uniform() * 1e-4;
+    case 4:
+        return 0x1.6f0068db8bac7p-15 * (double)(1 + pick(4));
+    case 5:
+        return 1.0 - uniform() * 1e-15;
+    case 6:
+        return pick(8) == 0 ? 1.0 : 0.5;
+    case 7:
+        return ldexp(1.0, -pick(40));
+    default:
+        return (double)(1 + pick(8)) / 8.0 * 1e-3;
+    }
+}
+
+struct op_case {
+    struct ps_share usage, demand, limits, guarantee;
+    bool gang, step;
+};
+
+enum shape { SATURATED, IDLE, PARTIAL, MIXED, SHAPES };
+
+static void random_case(struct op_case *c, enum shape shape)
+{
+    memset(c, 0, sizeof *c);
+    for (int r = 0; r < DIM; r++) {
+        double u = shape == IDLE ? 0.0 : random_share();
+        if (r > 0 && pick(3) == 0)
+            u = c->usage.v[pick(r)];  /* equal components */
+        double d;
+        if (shape == SATURATED || (shape == MIXED && pick(2) == 0))
+            d = u;
+        else if (shape == IDLE)
+            d = pick(4) == 0 ? 0.0 : random_share();
+        else
+            d = u + (pick(3) == 0 ? random_share() : u * (double)(1 + pick(8)));
+        c->usage.v[r] = u;
+        c->demand.v[r] = d;
+        c->limits.v[r] = pick(4) == 0 ? d : 1.0;
+        c->guarantee.v[r] = 0.0;
+    }
+    /* Half of the operations get one or two perturbations just outside the shapes. */
+    for (int k = pick(4) - 1; k > 0; k--) {
+        int r = pick(DIM);
+        switch (pick(9)) {
+        case 0:
+            c->usage.v[r] = -0.0;
+            break;
+        case 1:
+            c->demand.v[r] = -0.0;
+            break;
+        case 2:
+            c->demand.v[r] = 0.0;  /* below the usage */
+            break;
+        case 3:
+            c->demand.v[r] += 1.0;  /* above the cluster */
+            break;
+        case 4:
+            c->limits.v[r] = c->demand.v[r] * uniform();
+            break;
+        case 5:
+            c->limits.v[r] = 0.0;
+            break;
+        case 6:
+            c->guarantee.v[r] = -0.0;
+            break;
+        case 7:
+            c->guarantee.v[r] = c->demand.v[r] * uniform();
+            break;
+        default:
+            c->usage.v[r] = c->demand.v[r] = 1.0;
+            break;
+        }
+    }
+    c->gang = pick(8) == 0;
+    c->step = pick(8) != 0;
+}
+
+struct env {
+    struct ps_fs_update *u;
+    struct ps_fs_options opt;
+    struct ps_fs_element_input in;
+    struct ps_fs_element_output out;
+    struct fs_integral ig;
+    struct fs_elem e;
+};
+
+static void setup_elem(struct env *v, const struct op_case *c)
+{
+    memset(&v->e, 0, sizeof v->e);
+    memset(&v->ig, 0, sizeof v->ig);
+    memset(&v->out, 0, sizeof v->out);
+    v->opt.enable_step_function_for_gang_operations = c->step;
+    v->in.kind = PS_ELEM_OPERATION;
+    v->in.is_gang = c->gang;
+    v->e.in = &v->in;
+    v->e.kind = PS_ELEM_OPERATION;
+    v->e.ig = &v->ig;
+    v->e.out = &v->out;
+    v->out.usage_share = c->usage;
+    v->out.demand_share = c->demand;
+    v->out.limits_share = c->limits;
+    v->ig.sg_share = c->guarantee;
+    v->ig.proposed = ps_share_fill(0.0);
+}
+
+static void report(const struct op_case *c, const char *what, int n_fast, int n_generic)
+{
+    print_error("%s (gang %d, step %d): %d vs %d points\n", what, c->gang, c->step, n_fast, n_generic);
+    for (int r = 0; r < DIM; r++)
+        print_error("  r%d usage %a demand %a limit %a guarantee %a\n", r, c->usage.v[r], c->demand.v[r],
+                    c->limits.v[r], c->guarantee.v[r]);
+}
+
+/* Compares the fast path (when it answers) and fs_element_fsbs(fast) with the generic chain;
+ * returns the path taken, or -1 when the fast path declined. */
+static int check_case(struct env *v, const struct op_case *c)
+{
+    static double saved[MAXPTS * (DIM + 1)];
+    setup_elem(v, c);
+    struct ps_plf generic;
+    assert_true(fs_element_fsbs(v->u, &v->e, false, &generic));
+    assert_true(generic.n >= 2 && generic.n <= MAXPTS);
+    int n = generic.n;
+    memcpy(saved, generic.a, (size_t)n * (DIM + 1) * sizeof *saved);
+
+    setup_elem(v, c);
+    struct ps_plf fast;
+    int path = -1;
+    if (!fs_operation_fsbs_path(v->u, &v->e, &fast, &path)) {
+        assert_false(v->u->oom);
+        path = -1;
+    } else if (fast.n != n || memcmp(fast.a, saved, (size_t)n * (DIM + 1) * sizeof *saved) != 0) {
+        report(c, "fast path mismatch", fast.n, n);
+        fail();
+    }
+    setup_elem(v, c);
+    assert_true(fs_element_fsbs(v->u, &v->e, true, &fast));
+    if (fast.n != n || memcmp(fast.a, saved, (size_t)n * (DIM + 1) * sizeof *saved) != 0) {
+        report(c, "fs_element_fsbs mismatch", fast.n, n);
+        fail();
+    }
+    return path;
+}
+
+static struct env *new_env(void)
+{
+    struct env *v = test_calloc(1, sizeof *v);
+    v->u = ps_fs_update_new();
+    assert_non_null(v->u);
+    ps_fs_options_init(&v->opt);
+    v->u->options = &v->opt;
+    return v;
+}
+
+static void free_env(struct env *v)
+{
+    ps_fs_update_free(v->u);
+    test_free(v);
+}
+
+static void test_random_operations_match_generic_chain(void **state)
+{
+    (void)state;
+    struct env *v = new_env();
+    enum ps_isa detected = ps_isa_detected();
+    for (int level = PS_ISA_BASE; level <= (int)detected; level++) {
+        ps_isa_cap((enum ps_isa)level);
+        int paths[FS_OP_PATH_COUNT + 1] = {0};
+        for (int k = 0; k < 60000; k++) {
+            struct op_case c;
+            random_case(&c, (enum shape)(k % SHAPES));
+            paths[check_case(v, &c) + 1]++;
+        }
+        print_message("level %d: saturated %d idle %d fused %d generic %d\n", level, paths[1], paths[2], paths[3], paths[0]);
+        /* Every way must really be exercised, or the test proves nothing. */
+        assert_true(paths[FS_OP_PATH_SATURATED + 1] > 5000);
+        assert_true(paths[FS_OP_PATH_IDLE + 1] > 5000);
+        assert_true(paths[FS_OP_PATH_FUSED + 1] > 5000);
+        assert_true(paths[0] > 1000);
+    }
+    ps_isa_cap(PS_ISA_AVX512);
+    free_env(v);
+}
+
+/* Hand-picked shapes: one resource, all equal, usage at 1, demands 1 ulp apart, tiny shares. */
+static void test_edge_operations_match_generic_chain(void **state)
+{
+    (void)state;
+    struct env *v = new_env();
+    const double vals[] = {0.0, -0.0, 0x1p-1074, 1.25e-6, 0x1.6f0068db8bac7p-15, 0x1.6f0068db8bac8p-15, 0.5,
+                           nextafter(1.0, 0.0), 1.0, 2.0};
+    int nv = (int)(sizeof vals / sizeof vals[0]);
+    for (int a = 0; a < nv; a++)
+        for (int b = 0; b < nv; b++)
+            for (int shape = 0; shape < 6; shape++)
+                for (int gang = 0; gang < 2; gang++) {
+                    struct op_case c;
+                    memset(&c, 0, sizeof c);
+                    for (int r = 0; r < DIM; r++) {
+                        double u = shape == 0 ? vals[a] : (r == 0 ? vals[a] : (shape == 4 ? vals[b] : 0.0));
+                        c.usage.v[r] = u;
+                        c.demand.v[r] = shape == 1 || shape == 4 ? u : (shape == 5 ? vals[(a + r) % nv] : u + vals[b]);
+                        c.limits.v[r] = shape == 2 ? c.demand.v[r] : 1.0;
+                        c.guarantee.v[r] = shape == 3 ? -0.0 : 0.0;
+                    }
+                    c.gang = gang;
+                    c.step = true;
+                    check_case(v, &c);
+                }
+    free_env(v);
+}
+
+/* operation_fsbff as it was, point by point through the builder: fs_operation_fsbff writes the
+ * ramp's points directly and must give the same function. */
+static void reference_fsbff(const struct op_case *c, struct ps_plf_buf *dst)
+{
+    static const double zero[DIM] = {0};
+    const double *d = c->demand.v, *us = c->usage.v;
+    ps_plf_buf_clear(dst, DIM);
+    if (c->step && c->gang) {
+        ps_plf_push_segment(dst, 0.0, zero, 1.0, zero);
+        ps_plf_push_segment(dst, 1.0, zero, 1.0, d);
+        ps_plf_push_segment(dst, 1.0, d, 2.0, d);
+        return;
+    }
+    double max_usage = ps_share_max_component(c->usage);
+    if (max_usage == 0.0) {
+        ps_plf_push_segment(dst, 0.0, zero, 1.0, zero);
+    } else {
+        double sorted[DIM];
+        memcpy(sorted, us, sizeof sorted);
+        for (int a = 1; a < DIM; a++)
+            for (int b = a; b > 0 && sorted[b] < sorted[b - 1]; b--) {
+                double t = sorted[b];
+                sorted[b] = sorted[b - 1];
+                sorted[b - 1] = t;
+            }
+        ps_plf_add_point(dst, 0.0, zero);
+        double previous = 0.0;
+        for (int k = 0; k < DIM; k++) {
+            double f = sorted[k] / max_usage;
+            if (f > previous) {
+                struct ps_share v = ps_share_min(ps_share_fill(sorted[k]), c->usage);
+                ps_plf_add_point(dst, f, v.v);
+                previous = f;
+            }
+        }
+    }
+    ps_plf_push_segment(dst, 1.0, us, 2.0, d);
+}
+
+static void test_fsbff_matches_builder(void **state)
+{
+    (void)state;
+    struct env *v = new_env();
+    bool oom = false;
+    struct ps_plf_buf want, got;
+    ps_plf_buf_init(&want, DIM, &oom);
+    ps_plf_buf_init(&got, DIM, &oom);
+    const double odd[] = {NAN, -0.0, -1e-9, INFINITY, 0x1p-1074, 1e300};
+    for (int k = 0; k < 200000; k++) {
+        struct op_case c;
+        random_case(&c, (enum shape)(k % SHAPES));
+        for (int j = pick(3) == 0 ? 1 + pick(2) : 0; j > 0; j--)
+            c.usage.v[pick(DIM)] = odd[pick(6)];
+        setup_elem(v, &c);
+        reference_fsbff(&c, &want);
+        fs_operation_fsbff(v->u, &v->e, &got);
+        assert_false(oom);
+        if (want.n != got.n || memcmp(want.a, got.a, (size_t)want.n * (DIM + 1) * sizeof *want.a) != 0) {
+            report(&c, "fsbff mismatch", got.n, want.n);
+            fail();
+        }
+    }
+    ps_plf_buf_release(&want);
+    ps_plf_buf_release(&got);
+    free_env(v);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fsbff_matches_builder),
+        cmocka_unit_test(test_random_operations_match_generic_chain),
+        cmocka_unit_test(test_edge_operations_match_generic_chain),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
