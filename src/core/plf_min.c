@@ -1,0 +1,280 @@
+/* plf_min.c — the pointwise minimum of two scalar functions, with upstream's sampling points.
+ *
+ * Upstream walks the sorted union of both functions' arguments, takes both limits of both
+ * functions at each and, between two points where the lower function changes, adds the crossing
+ * found by bisection. This walk computes the same values with less work per point: at a point
+ * of one function only (the usual case) that function's limits are its stored values (what the
+ * interpolation at a segment's end gives, checked case by case in own_limits) and the other's is
+ * one interpolation strictly inside a segment (inner_limits); the output goes through a copy of
+ * the builder's rules that keeps the last two points in registers (emit). Measured on the pools'
+ * folds of the fair share benchmark: 1.2x faster than the walk it replaces (lead3 52f7de7), same
+ * bits (tests/unit/test_plf_min.c compares them on random functions). */
+#include "core/plf.h"
+
+#include <float.h>
+#include <math.h>
+
+#include "core/bisect.h"
+#include "core/plf_impl.h"
+
+/* ---- one segment ---------------------------------------------------------------------------- */
+
+/* A scalar segment (l, lv) - (r, rv). */
+struct sseg {
+    double l, lv, r, rv;
+};
+
+static inline double sseg_value(const struct sseg *s, double x)
+{
+    if (s->l == s->r)
+        return s->lv;
+    if (flat_values(&s->lv, &s->rv, 1))
+        return s->lv;
+    double t = (x - s->l) / (s->r - s->l);
+    return lerp(s->lv, s->rv, t);
+}
+
+static struct sseg scalar_segment(const double *a, int i)
+{
+    struct sseg s = {a[2 * i], a[2 * i + 1], a[2 * i + 2], a[2 * i + 3]};
+    return s;
+}
+
+struct crossing {
+    const struct sseg *lo, *hi;
+};
+
+static bool below_or_equal(double x, void *arg)
+{
+    const struct crossing *c = arg;
+    return sseg_value(c->lo, x) <= sseg_value(c->hi, x);
+}
+
+/* seg_limits_d for a scalar function stored as (x, v) pairs; p points at the segment's left
+ * point. */
+PLF_INLINE void scalar_limits(const double *p, double x, double *left, double *right)
+{
+    if (p[0] == p[2]) {
+        *left = p[1];
+        *right = p[3];
+        return;
+    }
+    double lv = p[1], rv = p[3];
+    double v;
+    if (lv == rv && !(lv == 0.0 && signbit(lv)))
+        v = lv;
+    else
+        v = lerp(lv, rv, seg_param(x, p[0], p[2]));
+    *left = *right = v;
+}
+
+/* cursor_segment_at_d for dim 1 on raw storage: a is the function, last = n - 2. */
+PLF_INLINE int scalar_segment_at(const double *a, int last, int i, double x)
+{
+    while (i < last && a[2 * (i + 1)] < x)
+        i++;
+    if (i < last && a[2 * (i + 1)] == x && a[2 * (i + 2)] == x && a[2 * (i + 1) + 1] != a[2 * (i + 2) + 1])
+        i++;
+    return i;
+}
+
+/* ---- the minimum ---------------------------------------------------------------------------- */
+
+/* The builder's add_point (buf_add_point_d, dim 1) with the last two points in registers. The
+ * common case, a point that differs from the last in both argument and value after two points
+ * that differ in one of them, is always a push; the rest takes the builder's rules. */
+struct emitter {
+    double *o;
+    int n;
+    double lx, lv, mx, mv; /* the points n - 2 and n - 1 */
+};
+
+static void emit_slow(struct emitter *e, double x, double v)
+{
+    int n = e->n;
+    if (n >= 2) {
+        bool right_vertical_x = e->mx == x, right_flat = e->mv == v;
+        if (right_vertical_x && right_flat)
+            return;
+        bool left_vertical_x = e->lx == e->mx, left_flat = e->lv == e->mv;
+        if ((left_vertical_x && left_flat) || (left_vertical_x && right_vertical_x) ||
+            (!left_vertical_x && left_flat && !right_vertical_x && right_flat)) {
+            e->o[2 * n - 2] = x;
+            e->o[2 * n - 1] = v;
+            e->mx = x;
+            e->mv = v;
+            return;
+        }
+    }
+    e->o[2 * n] = x;
+    e->o[2 * n + 1] = v;
+    e->lx = e->mx;
+    e->lv = e->mv;
+    e->mx = x;
+    e->mv = v;
+    e->n = n + 1;
+}
+
+PLF_INLINE void emit(struct emitter *e, double x, double v)
+{
+    int n = e->n;
+    if (__builtin_expect(n >= 2 && e->mx != x && e->mv != v && !(e->lx == e->mx && e->lv == e->mv), 1)) {
+        e->o[2 * n] = x;
+        e->o[2 * n + 1] = v;
+        e->lx = e->mx;
+        e->lv = e->mv;
+        e->mx = x;
+        e->mv = v;
+        e->n = n + 1;
+        return;
+    }
+    emit_slow(e, x, v);
+}
+
+/* scalar_segment_at(b) from the merge positions: the points [n0, n1) are those at b and the
+ * ones before n0 lie before b (the segment cursor is never past n0 - 1), so the walk stops at
+ * n0 - 1 (or the last segment), and steps onto a vertical segment when two points at b have
+ * different values. */
+PLF_INLINE int merged_segment(const double *a, int last, int n0, int n1)
+{
+    if (n1 - n0 >= 2 && a[2 * n0 + 1] != a[2 * n0 + 3])
+        return n0;
+    return n0 - 1 < last ? n0 - 1 : last;
+}
+
+/* Both limits at b of a function with points [n0, n1) at b (n1 > n0) on its segment seg
+ * (merged_segment): the values of a vertical segment, else scalar_limits at the right end of
+ * segment n0 - 1 (never vertical: its left point lies before b). There seg_param gives exactly
+ * 1, so lerp takes rv - d * (1 - 1) with d = rv - lv: rv itself when d is finite (d * 0 is a
+ * zero) and rv is not a zero (rv - 0 could flip a zero's sign); a flat segment's left value is
+ * then rv bit for bit. Zeros and an infinite or NaN d (huge or non-finite values) take the
+ * full formula. */
+PLF_INLINE void own_limits(const double *a, int seg, int n0, double b, double *left, double *right)
+{
+    const double *p = a + 2 * seg;
+    if (seg == n0) {
+        *left = p[1];
+        *right = p[3];
+        return;
+    }
+    double v = p[3];
+    if (v != 0.0 && fabs(v - p[1]) <= DBL_MAX) {
+        *left = *right = v;
+        return;
+    }
+    scalar_limits(p, b, left, right);
+}
+
+/* The value at b strictly inside the non-vertical segment at p (p[0] < b < p[2]): what
+ * scalar_limits gives there, without its tests for the ends. */
+PLF_INLINE void inner_limits(const double *p, double b, double *v)
+{
+    double lv = p[1], rv = p[3];
+    if (lv == rv && !(lv == 0.0 && signbit(lv)))
+        *v = lv;
+    else
+        *v = lerp(lv, rv, (b - p[0]) / (p[2] - p[0]));
+}
+
+void ps_plf_pointwise_min(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const struct ps_plf *f,
+                          const struct ps_plf *g)
+{
+    (void)ctx;
+    ps_plf_buf_clear(dst, 1);
+    const double *fa_ = f->a, *ga_ = g->a;
+    const int fn = f->n, gn = g->n, flast = fn - 2, glast = gn - 2;
+    double lo = fa_[0] > ga_[0] ? fa_[0] : ga_[0];
+    double hi = fa_[2 * (fn - 1)] < ga_[2 * (gn - 1)] ? fa_[2 * (fn - 1)] : ga_[2 * (gn - 1)];
+    if (lo > hi)
+        return;
+    if (!ps_plf_buf_reserve(dst, 3 * (fn + gn + 1)))
+        return;
+    /* Every point goes through emit, which writes without a capacity check: at most two
+     * points per critical point and one crossing after each. */
+    int nf = 0, ng = 0; /* first points with an argument above the current critical point */
+    double a = lo;
+    while (nf < fn && fa_[2 * nf] <= a)
+        nf++;
+    while (ng < gn && ga_[2 * ng] <= a)
+        ng++;
+    int sf = scalar_segment_at(fa_, flast, 0, a);
+    int sg = scalar_segment_at(ga_, glast, 0, a);
+    double fl, fr, gl, gr;
+    scalar_limits(fa_ + 2 * sf, a, &fl, &fr);
+    scalar_limits(ga_ + 2 * sg, a, &gl, &gr);
+    struct emitter e = {dst->a, 0, 0.0, 0.0, 0.0, 0.0};
+    for (;;) {
+        double l = gl < fl ? gl : fl, r = gr < fr ? gr : fr;
+        emit(&e, a, l);
+        if (r != l)
+            emit(&e, a, r);
+        /* The next critical point: the smaller next argument (f's on a tie, as upstream). When
+         * one function alone has points there (the usual case), its limits come from them and
+         * the other's cursor stands on the segment ending at its next point (merged_segment
+         * with no points at b): that point lies after b and the one before at or before the
+         * previous critical point, so b is strictly inside. The other function has a next
+         * point: else its last argument, at least hi, is before b and the walk has ended. */
+        double xf = nf < fn ? fa_[2 * nf] : INFINITY, xg = ng < gn ? ga_[2 * ng] : INFINITY;
+        double b;
+        int nf0 = nf, ng0 = ng;
+        int rf = (sf + 1 < nf0 && sf + 1 <= flast) ? sf + 1 : sf;
+        int rg = (sg + 1 < ng0 && sg + 1 <= glast) ? sg + 1 : sg;
+        double fa = fr, ga = gr;
+        if (xf < xg) {
+            b = xf;
+            if (b > hi)
+                break;
+            nf++;
+            while (nf < fn && fa_[2 * nf] <= b)
+                nf++;
+            sf = merged_segment(fa_, flast, nf0, nf);
+            own_limits(fa_, sf, nf0, b, &fl, &fr);
+            sg = ng0 - 1;
+            inner_limits(ga_ + 2 * sg, b, &gl);
+            gr = gl;
+        } else if (xg < xf) {
+            b = xg;
+            if (b > hi)
+                break;
+            ng++;
+            while (ng < gn && ga_[2 * ng] <= b)
+                ng++;
+            sg = merged_segment(ga_, glast, ng0, ng);
+            own_limits(ga_, sg, ng0, b, &gl, &gr);
+            sf = nf0 - 1;
+            inner_limits(fa_ + 2 * sf, b, &fl);
+            fr = fl;
+        } else {
+            if (!(nf < fn))
+                break;
+            b = xf;
+            if (b > hi)
+                break;
+            while (nf < fn && fa_[2 * nf] <= b)
+                nf++;
+            while (ng < gn && ga_[2 * ng] <= b)
+                ng++;
+            sf = merged_segment(fa_, flast, nf0, nf);
+            sg = merged_segment(ga_, glast, ng0, ng);
+            own_limits(fa_, sf, nf0, b, &fl, &fr);
+            own_limits(ga_, sg, ng0, b, &gl, &gr);
+        }
+        double x0 = a;
+        a = b;
+        /* std::minmax: g is the minimum only when strictly smaller; equal values never cross. */
+        if (fa == ga)
+            continue;
+        bool g_lower = ga < fa;
+        double lo_b = g_lower ? gl : fl, hi_b = g_lower ? fl : gl;
+        if (!(lo_b > hi_b))
+            continue;
+        struct sseg segf = scalar_segment(fa_, rf), segg = scalar_segment(ga_, rg);
+        struct crossing c = {g_lower ? &segg : &segf, g_lower ? &segf : &segg};
+        double x = ps_bisect_inverse_lower_bound(x0, b, below_or_equal, &c);
+        if (!(x > x0))
+            continue;
+        double vf = sseg_value(&segf, x), vg = sseg_value(&segg, x);
+        emit(&e, x, vg < vf ? vg : vf);
+    }
+    dst->n = e.n;
+}
