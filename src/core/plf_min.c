@@ -6,7 +6,7 @@
  * of one function only (the usual case) that function's limits are its stored values (what the
  * interpolation at a segment's end gives, checked case by case in own_limits) and the other's is
  * one interpolation strictly inside a segment (inner_limits); the output goes through a copy of
- * the builder's rules that keeps the last two points in registers (emit). Measured on the pools'
+ * the builder's rules that keeps the last two points in registers (plf_emit.h). Measured on the pools'
  * folds of the fair share benchmark: 1.2x faster than the walk it replaces (lead3 52f7de7), same
  * bits (tests/unit/test_plf_min.c compares them on random functions). */
 #include "core/plf.h"
@@ -15,6 +15,7 @@
 #include <math.h>
 
 #include "core/bisect.h"
+#include "core/plf_emit.h"
 #include "core/plf_impl.h"
 
 /* ---- one segment ---------------------------------------------------------------------------- */
@@ -80,57 +81,6 @@ PLF_INLINE int scalar_segment_at(const double *a, int last, int i, double x)
 
 /* ---- the minimum ---------------------------------------------------------------------------- */
 
-/* The builder's add_point (buf_add_point_d, dim 1) with the last two points in registers. The
- * common case, a point that differs from the last in both argument and value after two points
- * that differ in one of them, is always a push; the rest takes the builder's rules. */
-struct emitter {
-    double *o;
-    int n;
-    double lx, lv, mx, mv; /* the points n - 2 and n - 1 */
-};
-
-static void emit_slow(struct emitter *e, double x, double v)
-{
-    int n = e->n;
-    if (n >= 2) {
-        bool right_vertical_x = e->mx == x, right_flat = e->mv == v;
-        if (right_vertical_x && right_flat)
-            return;
-        bool left_vertical_x = e->lx == e->mx, left_flat = e->lv == e->mv;
-        if ((left_vertical_x && left_flat) || (left_vertical_x && right_vertical_x) ||
-            (!left_vertical_x && left_flat && !right_vertical_x && right_flat)) {
-            e->o[2 * n - 2] = x;
-            e->o[2 * n - 1] = v;
-            e->mx = x;
-            e->mv = v;
-            return;
-        }
-    }
-    e->o[2 * n] = x;
-    e->o[2 * n + 1] = v;
-    e->lx = e->mx;
-    e->lv = e->mv;
-    e->mx = x;
-    e->mv = v;
-    e->n = n + 1;
-}
-
-PLF_INLINE void emit(struct emitter *e, double x, double v)
-{
-    int n = e->n;
-    if (__builtin_expect(n >= 2 && e->mx != x && e->mv != v && !(e->lx == e->mx && e->lv == e->mv), 1)) {
-        e->o[2 * n] = x;
-        e->o[2 * n + 1] = v;
-        e->lx = e->mx;
-        e->lv = e->mv;
-        e->mx = x;
-        e->mv = v;
-        e->n = n + 1;
-        return;
-    }
-    emit_slow(e, x, v);
-}
-
 /* scalar_segment_at(b) from the merge positions: the points [n0, n1) are those at b and the
  * ones before n0 lie before b (the segment cursor is never past n0 - 1), so the walk stops at
  * n0 - 1 (or the last segment), and steps onto a vertical segment when two points at b have
@@ -189,7 +139,7 @@ void ps_plf_pointwise_min(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const 
         return;
     if (!ps_plf_buf_reserve(dst, 3 * (fn + gn + 1)))
         return;
-    /* Every point goes through emit, which writes without a capacity check: at most two
+    /* Every point goes through ps_plf_emit, which writes without a capacity check: at most two
      * points per critical point and one crossing after each. */
     int nf = 0, ng = 0; /* first points with an argument above the current critical point */
     double a = lo;
@@ -202,12 +152,12 @@ void ps_plf_pointwise_min(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const 
     double fl, fr, gl, gr;
     scalar_limits(fa_ + 2 * sf, a, &fl, &fr);
     scalar_limits(ga_ + 2 * sg, a, &gl, &gr);
-    struct emitter e = {dst->a, 0, 0.0, 0.0, 0.0, 0.0};
+    struct ps_plf_emitter e = {dst->a, 0, 0.0, 0.0, 0.0, 0.0};
     for (;;) {
         double l = gl < fl ? gl : fl, r = gr < fr ? gr : fr;
-        emit(&e, a, l);
+        ps_plf_emit(&e, a, l);
         if (r != l)
-            emit(&e, a, r);
+            ps_plf_emit(&e, a, r);
         /* The next critical point: the smaller next argument (f's on a tie, as upstream). When
          * one function alone has points there (the usual case), its limits come from them and
          * the other's cursor stands on the segment ending at its next point (merged_segment
@@ -274,7 +224,7 @@ void ps_plf_pointwise_min(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const 
         if (!(x > x0))
             continue;
         double vf = sseg_value(&segf, x), vg = sseg_value(&segg, x);
-        emit(&e, x, vg < vf ? vg : vf);
+        ps_plf_emit(&e, x, vg < vf ? vg : vf);
     }
     dst->n = e.n;
 }

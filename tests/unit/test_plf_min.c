@@ -2,7 +2,8 @@
  * as of lead3 52f7de7, a test-only reference: merged walk, limits of both functions at every
  * critical point), on random scalar functions with jumps, flat pieces, equal values, shared
  * arguments, crossings, -0.0, huge and non-finite values, differing domains and many points,
- * both argument orders: the same points, bit for bit. */
+ * both argument orders: the same points, bit for bit. And the register builder it uses
+ * (plf_emit.h) against the buffer's own. */
 #include <float.h>
 #include <math.h>
 #include <setjmp.h>
@@ -16,6 +17,7 @@
 
 #include "core/bisect.h"
 #include "core/plf.h"
+#include "core/plf_emit.h"
 #include "core/plf_impl.h"
 
 /* ---- the reference: src/core/plf_ops.c at lead3 52f7de7, renamed --------------------------- */
@@ -294,12 +296,49 @@ static void test_min_matches_previous_wild(void **state)
     check_many(50000, 1, 12);
 }
 
+/* ps_plf_emit (plf_emit.h) against the builder's ps_plf_add_point on random point sequences
+ * with repeated arguments and values (vertical and flat runs, repeated points), signed zeros
+ * and NaN: the same points, bit for bit. */
+static void test_emit_matches_builder(void **state)
+{
+    (void)state;
+    bool oom = false;
+    struct ps_plf_buf want, got;
+    ps_plf_buf_init(&want, 1, &oom);
+    ps_plf_buf_init(&got, 1, &oom);
+    static const double values[] = {0.0, -0.0, 1.0, 1.0, 0.5, -2.0, 3.25};
+    for (int round = 0; round < 100000; round++) {
+        int n = (int)(next_random() % 40);
+        ps_plf_buf_clear(&want, 1);
+        ps_plf_buf_clear(&got, 1);
+        assert_true(ps_plf_buf_reserve(&got, n + 1));
+        struct ps_plf_emitter e = {got.a, 0, 0.0, 0.0, 0.0, 0.0};
+        double x = 0.0;
+        for (int i = 0; i < n; i++) {
+            uint64_t k = next_random() % 8;
+            if (k >= 3)
+                x += (double)(1 + next_random() % 4) * 0.125; /* else a repeated argument */
+            double ax = x == 0.0 && next_random() % 2 ? -0.0 : x;
+            double v = next_random() % 50 == 0 ? NAN : values[next_random() % 7];
+            ps_plf_add_point(&want, ax, &v);
+            ps_plf_emit(&e, ax, v);
+        }
+        got.n = e.n;
+        assert_false(oom);
+        if (want.n != got.n || memcmp(want.a, got.a, (size_t)want.n * 2 * sizeof(double)) != 0)
+            fail_msg("round %d: %d points wanted, %d got, or different bits", round, want.n, got.n);
+    }
+    ps_plf_buf_release(&want);
+    ps_plf_buf_release(&got);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_min_matches_previous_finite),
         cmocka_unit_test(test_min_matches_previous_wild),
         cmocka_unit_test(test_min_matches_previous_many_points),
+        cmocka_unit_test(test_emit_matches_builder),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
