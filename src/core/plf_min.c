@@ -14,41 +14,17 @@
 #include <float.h>
 #include <math.h>
 
-#include "core/bisect.h"
+#include "core/isa.h"
+#include "core/plf_cross.h"
 #include "core/plf_emit.h"
 #include "core/plf_impl.h"
 
 /* ---- one segment ---------------------------------------------------------------------------- */
 
-/* A scalar segment (l, lv) - (r, rv). */
-struct sseg {
-    double l, lv, r, rv;
-};
-
-static inline double sseg_value(const struct sseg *s, double x)
+static struct ps_plf_sseg scalar_segment(const double *a, int i)
 {
-    if (s->l == s->r)
-        return s->lv;
-    if (flat_values(&s->lv, &s->rv, 1))
-        return s->lv;
-    double t = (x - s->l) / (s->r - s->l);
-    return lerp(s->lv, s->rv, t);
-}
-
-static struct sseg scalar_segment(const double *a, int i)
-{
-    struct sseg s = {a[2 * i], a[2 * i + 1], a[2 * i + 2], a[2 * i + 3]};
+    struct ps_plf_sseg s = {a[2 * i], a[2 * i + 1], a[2 * i + 2], a[2 * i + 3]};
     return s;
-}
-
-struct crossing {
-    const struct sseg *lo, *hi;
-};
-
-static bool below_or_equal(double x, void *arg)
-{
-    const struct crossing *c = arg;
-    return sseg_value(c->lo, x) <= sseg_value(c->hi, x);
 }
 
 /* seg_limits_d for a scalar function stored as (x, v) pairs; p points at the segment's left
@@ -218,12 +194,11 @@ void ps_plf_pointwise_min(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const 
         double lo_b = g_lower ? gl : fl, hi_b = g_lower ? fl : gl;
         if (!(lo_b > hi_b))
             continue;
-        struct sseg segf = scalar_segment(fa_, rf), segg = scalar_segment(ga_, rg);
-        struct crossing c = {g_lower ? &segg : &segf, g_lower ? &segf : &segg};
-        double x = ps_bisect_inverse_lower_bound(x0, b, below_or_equal, &c);
+        struct ps_plf_sseg segf = scalar_segment(fa_, rf), segg = scalar_segment(ga_, rg);
+        double x = ps_plf_crossing(ps_isa_level(), g_lower ? &segg : &segf, g_lower ? &segf : &segg, x0, b);
         if (!(x > x0))
             continue;
-        double vf = sseg_value(&segf, x), vg = sseg_value(&segg, x);
+        double vf = ps_plf_sseg_value(&segf, x), vg = ps_plf_sseg_value(&segg, x);
         ps_plf_emit(&e, x, vg < vf ? vg : vf);
     }
     dst->n = e.n;

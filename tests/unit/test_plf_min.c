@@ -2,8 +2,9 @@
  * as of lead3 52f7de7, a test-only reference: merged walk, limits of both functions at every
  * critical point), on random scalar functions with jumps, flat pieces, equal values, shared
  * arguments, crossings, -0.0, huge and non-finite values, differing domains and many points,
- * both argument orders: the same points, bit for bit. And the register builder it uses
- * (plf_emit.h) against the buffer's own. */
+ * both argument orders: the same points, bit for bit. And its parts: the register builder
+ * (plf_emit.h) against the buffer's own, the crossing search (plf_cross.c) at every vector
+ * level against the bisection it reproduces. */
 #include <float.h>
 #include <math.h>
 #include <setjmp.h>
@@ -17,6 +18,8 @@
 
 #include "core/bisect.h"
 #include "core/plf.h"
+#include "core/isa.h"
+#include "core/plf_cross.h"
 #include "core/plf_emit.h"
 #include "core/plf_impl.h"
 
@@ -332,6 +335,66 @@ static void test_emit_matches_builder(void **state)
     ps_plf_buf_release(&got);
 }
 
+/* ps_plf_crossing at every vector level the CPU has against ps_bisect_inverse_lower_bound with
+ * the predicate written out (the old walk's below_or_equal), on random segment pairs: vertical,
+ * flat, signed-zero, equal and huge values, intervals from a few ulps to wide ones, both signs;
+ * the predicate need not be monotone, the path must be the same. */
+struct test_pair {
+    const struct sseg *lo, *hi;
+};
+
+static bool test_below_or_equal(double x, void *arg)
+{
+    const struct test_pair *c = arg;
+    return sseg_value(c->lo, x) <= sseg_value(c->hi, x);
+}
+
+static double random_end(void)
+{
+    static const double v[] = {0.0, -0.0, 0.25, 1.0, -1.0, 0.1, DBL_MAX, -DBL_MAX, 1e-300};
+    uint64_t k = next_random() % 4;
+    if (k == 0)
+        return v[next_random() % (sizeof v / sizeof v[0])];
+    return (double)(int64_t)(next_random() % 20001 - 10000) * 1e-4;
+}
+
+static void random_sseg(struct sseg *s, double l, double r)
+{
+    s->l = l;
+    s->r = next_random() % 10 == 0 ? l : r;
+    s->lv = random_end();
+    s->rv = next_random() % 8 == 0 ? s->lv : random_end();
+}
+
+static void test_crossing_matches_bisection(void **state)
+{
+    (void)state;
+    enum ps_isa detected = ps_isa_detected();
+    for (int level = PS_ISA_BASE; level <= (int)detected; level++) {
+        for (int round = 0; round < 200000; round++) {
+            double x0 = random_end(), x1;
+            uint64_t k = next_random() % 4;
+            if (k == 0)
+                x1 = nextafter(nextafter(x0, INFINITY), INFINITY); /* a few ulps */
+            else if (k == 1)
+                x1 = x0 + (double)(next_random() % 100) * 1e-12;
+            else
+                x1 = x0 + (double)(next_random() % 1000) * 1e-3;
+            if (!(x0 <= x1) || !isfinite(x1))
+                continue;
+            struct sseg a, b;
+            random_sseg(&a, x0 - (double)(next_random() % 3) * 0.5, x1 + (double)(next_random() % 3) * 0.5);
+            random_sseg(&b, x0 - (double)(next_random() % 3) * 0.25, x1 + (double)(next_random() % 3) * 0.25);
+            struct test_pair c = {&a, &b};
+            double want = ps_bisect_inverse_lower_bound(x0, x1, test_below_or_equal, &c);
+            struct ps_plf_sseg pa = {a.l, a.lv, a.r, a.rv}, pb = {b.l, b.lv, b.r, b.rv};
+            double got = ps_plf_crossing((enum ps_isa)level, &pa, &pb, x0, x1);
+            if (memcmp(&want, &got, sizeof want) != 0)
+                fail_msg("level %d round %d: crossing %a wanted, %a got", level, round, want, got);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -339,6 +402,7 @@ int main(void)
         cmocka_unit_test(test_min_matches_previous_wild),
         cmocka_unit_test(test_min_matches_previous_many_points),
         cmocka_unit_test(test_emit_matches_builder),
+        cmocka_unit_test(test_crossing_matches_bisection),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
