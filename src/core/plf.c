@@ -383,12 +383,12 @@ void ps_plf_max_fit_factor_component(struct ps_plf_buf *t1, struct ps_plf_buf *t
     /* Transposition commutes with the builder's merges (they are symmetric in vertical and
      * horizontal), so the component is built transposed in one pass. */
     ps_plf_buf_clear(t1, 1);
-    if (fsbff->n >= 2 && ps_plf_buf_reserve(t1, fsbff->n)) {
+    if (fsbff->n >= 2) {
         /* push_segment of each segment: the first adds both ends, the others their right end. */
-        struct ps_plf_emitter e = {t1->a, 0, 0.0, 0.0, 0.0, 0.0};
+        struct ps_plf_emitter e = ps_plf_emit_start(t1);
         for (int i = 0; i < fsbff->n; i++)
             ps_plf_emit(&e, V(fsbff, i)[r], X(fsbff, i));
-        t1->n = e.n;
+        ps_plf_emit_end(&e);
     }
     struct ps_plf t = ps_plf_buf_view(t1);
     if (t.n < 2)

@@ -8,16 +8,28 @@
 #include "core/plf_impl.h"
 
 /* buf_add_point_d for dim 1 (append_d's merge rules, a raw push for the first two points) with
- * the last two points in registers, writing to o without a capacity check: the caller reserves
- * room for every point it adds. The common case, a point that differs from the last in both
- * argument and value after two points that differ in one of them, is always a push; the rest
- * takes the rules one by one. Start with {buf->a, 0} on a cleared buffer, end with
- * buf->n = e.n. */
+ * the last two points in registers. The common case, a point that differs from the last in both
+ * argument and value after two points that differ in one of them, with room left, is a push
+ * behind one predicted branch; the rest takes the rules one by one and grows the buffer exactly
+ * as push_raw_d does (so the buffers keep the sizes the builder gives them). Start with
+ * ps_plf_emit_start on a cleared dim-1 buffer, end with ps_plf_emit_end. */
 struct ps_plf_emitter {
+    struct ps_plf_buf *b;
     double *o;
-    int n;
+    int n, cap;
     double lx, lv, mx, mv; /* the points n - 2 and n - 1 */
 };
+
+static inline struct ps_plf_emitter ps_plf_emit_start(struct ps_plf_buf *b)
+{
+    struct ps_plf_emitter e = {b, b->a, b->n, b->cap, 0.0, 0.0, 0.0, 0.0};
+    return e;
+}
+
+static inline void ps_plf_emit_end(struct ps_plf_emitter *e)
+{
+    e->b->n = e->n;
+}
 
 static __attribute__((noinline, unused)) void ps_plf_emit_slow(struct ps_plf_emitter *e, double x, double v)
 {
@@ -36,6 +48,13 @@ static __attribute__((noinline, unused)) void ps_plf_emit_slow(struct ps_plf_emi
             return;
         }
     }
+    if (n >= e->cap) {
+        e->b->n = n;
+        if (!ps_plf_buf_reserve(e->b, n + 1))
+            return;
+        e->o = e->b->a;
+        e->cap = e->b->cap;
+    }
     e->o[2 * n] = x;
     e->o[2 * n + 1] = v;
     e->lx = e->mx;
@@ -48,7 +67,8 @@ static __attribute__((noinline, unused)) void ps_plf_emit_slow(struct ps_plf_emi
 PLF_INLINE void ps_plf_emit(struct ps_plf_emitter *e, double x, double v)
 {
     int n = e->n;
-    if (__builtin_expect(n >= 2 && e->mx != x && e->mv != v && !(e->lx == e->mx && e->lv == e->mv), 1)) {
+    if (__builtin_expect(n >= 2 && n < e->cap && e->mx != x && e->mv != v && !(e->lx == e->mx && e->lv == e->mv),
+                         1)) {
         e->o[2 * n] = x;
         e->o[2 * n + 1] = v;
         e->lx = e->mx;

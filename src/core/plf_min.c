@@ -113,10 +113,6 @@ void ps_plf_pointwise_min(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const 
     double hi = fa_[2 * (fn - 1)] < ga_[2 * (gn - 1)] ? fa_[2 * (fn - 1)] : ga_[2 * (gn - 1)];
     if (lo > hi)
         return;
-    if (!ps_plf_buf_reserve(dst, 3 * (fn + gn + 1)))
-        return;
-    /* Every point goes through ps_plf_emit, which writes without a capacity check: at most two
-     * points per critical point and one crossing after each. */
     int nf = 0, ng = 0; /* first points with an argument above the current critical point */
     double a = lo;
     while (nf < fn && fa_[2 * nf] <= a)
@@ -128,7 +124,7 @@ void ps_plf_pointwise_min(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const 
     double fl, fr, gl, gr;
     scalar_limits(fa_ + 2 * sf, a, &fl, &fr);
     scalar_limits(ga_ + 2 * sg, a, &gl, &gr);
-    struct ps_plf_emitter e = {dst->a, 0, 0.0, 0.0, 0.0, 0.0};
+    struct ps_plf_emitter e = ps_plf_emit_start(dst);
     for (;;) {
         double l = gl < fl ? gl : fl, r = gr < fr ? gr : fr;
         ps_plf_emit(&e, a, l);
@@ -201,5 +197,5 @@ void ps_plf_pointwise_min(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const 
         double vf = ps_plf_sseg_value(&segf, x), vg = ps_plf_sseg_value(&segg, x);
         ps_plf_emit(&e, x, vg < vf ? vg : vf);
     }
-    dst->n = e.n;
+    ps_plf_emit_end(&e);
 }

@@ -314,8 +314,7 @@ static void test_emit_matches_builder(void **state)
         int n = (int)(next_random() % 40);
         ps_plf_buf_clear(&want, 1);
         ps_plf_buf_clear(&got, 1);
-        assert_true(ps_plf_buf_reserve(&got, n + 1));
-        struct ps_plf_emitter e = {got.a, 0, 0.0, 0.0, 0.0, 0.0};
+        struct ps_plf_emitter e = ps_plf_emit_start(&got);
         double x = 0.0;
         for (int i = 0; i < n; i++) {
             uint64_t k = next_random() % 8;
@@ -326,7 +325,7 @@ static void test_emit_matches_builder(void **state)
             ps_plf_add_point(&want, ax, &v);
             ps_plf_emit(&e, ax, v);
         }
-        got.n = e.n;
+        ps_plf_emit_end(&e);
         assert_false(oom);
         if (want.n != got.n || memcmp(want.a, got.a, (size_t)want.n * 2 * sizeof(double)) != 0)
             fail_msg("round %d: %d points wanted, %d got, or different bits", round, want.n, got.n);
