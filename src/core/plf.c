@@ -1,5 +1,6 @@
 /* plf.c — builder, reading and unary transformations of piecewise-linear functions. */
 #include "core/plf.h"
+#include "core/plf_emit.h"
 #include "core/plf_impl.h"
 
 #include <math.h>
@@ -382,9 +383,13 @@ void ps_plf_max_fit_factor_component(struct ps_plf_buf *t1, struct ps_plf_buf *t
     /* Transposition commutes with the builder's merges (they are symmetric in vertical and
      * horizontal), so the component is built transposed in one pass. */
     ps_plf_buf_clear(t1, 1);
-    for (int i = 0; i + 1 < fsbff->n; i++)
-        buf_push_segment_d(t1, 1, V(fsbff, i)[r], &fsbff->a[(size_t)i * (size_t)(fsbff->dim + 1)],
-                            V(fsbff, i + 1)[r], &fsbff->a[(size_t)(i + 1) * (size_t)(fsbff->dim + 1)]);
+    if (fsbff->n >= 2) {
+        /* push_segment of each segment: the first adds both ends, the others their right end. */
+        struct ps_plf_emitter e = ps_plf_emit_start(t1);
+        for (int i = 0; i < fsbff->n; i++)
+            ps_plf_emit(&e, V(fsbff, i)[r], X(fsbff, i));
+        ps_plf_emit_end(&e);
+    }
     struct ps_plf t = ps_plf_buf_view(t1);
     if (t.n < 2)
         return;
