@@ -8,7 +8,9 @@
 #include <string.h>
 
 #include "core/bisect.h"
+#include "core/isa.h"
 #include "core/plf_impl.h"
+#include "core/plf_vec512.h"
 
 /* ---- sorting ------------------------------------------------------------------------------ */
 
@@ -420,6 +422,66 @@ PLF_INLINE void compose_build(struct ps_plf_buf *dst, const struct ps_plf *f, co
     }
 }
 
+#if defined(PLF_HAVE_VEC512)
+/* The cursor walks of cursor_left_limit_d and cursor_right_limit_d for share vectors; they
+ * return the segment's left point. */
+PLF_INLINE512 const double *walk5_left(const struct ps_plf *f, int *cur, double y)
+{
+    int i = *cur, last = f->n - 2;
+    while (i < last && XD(f, PS_PLF_MAX_DIM, i + 1) < y)
+        i++;
+    *cur = i;
+    return f->a + (size_t)i * PLF5_STRIDE;
+}
+
+PLF_INLINE512 const double *walk5_right(const struct ps_plf *f, int *cur, double y)
+{
+    int i = *cur;
+    while (i + 1 <= f->n - 2 && XD(f, PS_PLF_MAX_DIM, i + 1) <= y)
+        i++;
+    *cur = i;
+    return f->a + (size_t)i * PLF5_STRIDE;
+}
+
+/* compose_build for share vectors with the points in registers (plf_vec512.h): the same
+ * samples in the same order, each evaluated without branches on the segment's shape, and the
+ * builder's merges decided by two vector compares. */
+static PLF_TARGET512 void compose_build5_avx512(struct ps_plf_buf *dst, const struct ps_plf *f,
+                                                const struct ps_plf *g, const double *extra, int nextra)
+{
+    struct pair_stream st = {g, extra, 0, 0, nextra};
+    int total = g->n + nextra;
+    int cl = 0, cr = 0;
+    double px = 0.0, x = 0.0, y = 0.0, nx = 0.0, ny = 0.0;
+    if (total == 0)
+        return;
+    struct vb5 vb;
+    vb5_start(&vb, dst);
+    next_pair(&st, &x, &y);
+    for (int i = 0; i < total; i++) {
+        if (i + 1 < total)
+            next_pair(&st, &nx, &ny);
+        bool added = false;
+        if (i == 0 || px != x) {
+            vb5_add(&vb, pt5_with_x(seg5_limit(walk5_left(f, &cl, y), y, false), x));
+            added = true;
+        }
+        if (i + 1 == total || nx != x) {
+            bool right = i + 1 < total && ny > y;
+            /* See compose_build for why the second sample is usually skipped. */
+            if (!(added && vb.n >= 2 && (!right || XD(f, PS_PLF_MAX_DIM, cl + 1) > y))) {
+                const double *pp = right ? walk5_right(f, &cr, y) : walk5_left(f, &cl, y);
+                vb5_add(&vb, pt5_with_x(seg5_limit(pp, y, right), x));
+            }
+        }
+        px = x;
+        x = nx;
+        y = ny;
+    }
+    vb5_finish(&vb);
+}
+#endif
+
 void ps_plf_compose(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const struct ps_plf *f,
                     const struct ps_plf *g)
 {
@@ -453,6 +515,11 @@ void ps_plf_compose(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const struct
             nextra++;
         }
     }
+#if defined(PLF_HAVE_VEC512)
+    if (dim == PS_PLF_MAX_DIM && ps_isa_level() >= PS_ISA_AVX512)
+        compose_build5_avx512(dst, f, g, extra, nextra);
+    else
+#endif
     if (dim == PS_PLF_MAX_DIM)
         compose_build(dst, f, g, extra, nextra, PS_PLF_MAX_DIM);
     else if (dim == 1)

@@ -1,0 +1,139 @@
+/* plf_vec512.h — AVX-512 helpers for share-vector functions (dim 5), shared by the composition
+ * and the compression kernels (not a public API).
+ *
+ * A point of a share-vector function is six doubles (x, v0..v4): one 512-bit register with
+ * lanes 0..5 (lanes 6 and 7 are zero). The builder's comparisons with its last two points and
+ * the five-component interpolation are then a few instructions each. Every lane performs the
+ * operations of the scalar code (plf_impl.h) on the same operands in the same order, and packed
+ * operations round like scalar ones, so the bits are the same; lane 0 (x) of a computed value
+ * is replaced by the argument.
+ *
+ * Only functions compiled for the target below may call these (the kernels choose them through
+ * ps_isa_level()). */
+#ifndef PS_CORE_PLF_VEC512_H
+#define PS_CORE_PLF_VEC512_H
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define PLF_HAVE_VEC512 1
+
+#include <immintrin.h>
+#include <stdbool.h>
+
+#include "core/plf.h"
+#include "core/plf_impl.h"
+
+#define PLF_TARGET512 __attribute__((target("avx512f,avx512vl,avx512dq")))
+#define PLF_INLINE512 static inline __attribute__((always_inline)) PLF_TARGET512
+
+enum { PLF5_STRIDE = PS_PLF_MAX_DIM + 1, PLF5_LANES = 0x3f, PLF5_VALUES = 0x3e };
+
+PLF_INLINE512 __m512d pt5_load(const double *p)
+{
+    return _mm512_maskz_loadu_pd(PLF5_LANES, p);
+}
+
+PLF_INLINE512 void pt5_store(double *p, __m512d v)
+{
+    _mm512_mask_storeu_pd(p, PLF5_LANES, v);
+}
+
+/* The point (x, values of v's lanes 1..5). */
+PLF_INLINE512 __m512d pt5_with_x(__m512d v, double x)
+{
+    return _mm512_mask_mov_pd(v, 1, _mm512_set1_pd(x));
+}
+
+/* A builder of a share-vector function that keeps its last two points in registers: the
+ * comparisons of append_d need no loads, and no load waits for a store just made. The points
+ * live in b->a as usual; vb5_finish publishes the count. */
+struct vb5 {
+    struct ps_plf_buf *b;
+    double *a;
+    int n, cap;
+    __m512d l, m;  /* points n - 2 and n - 1 (when they exist) */
+};
+
+PLF_INLINE512 void vb5_start(struct vb5 *vb, struct ps_plf_buf *b)
+{
+    vb->b = b;
+    vb->a = b->a;
+    vb->n = b->n;
+    vb->cap = b->cap;
+    vb->l = vb->m = _mm512_setzero_pd();
+    if (b->n >= 1)
+        vb->m = pt5_load(b->a + (size_t)(b->n - 1) * PLF5_STRIDE);
+    if (b->n >= 2)
+        vb->l = pt5_load(b->a + (size_t)(b->n - 2) * PLF5_STRIDE);
+}
+
+PLF_INLINE512 void vb5_finish(struct vb5 *vb)
+{
+    vb->b->n = vb->n;
+}
+
+/* buf_add_point_d(b, 5, p[0], p + 1) for a point in a register. Every call stores the point:
+ * at the end (a new point), over the last one (it moves) or just past the end (dropped; the
+ * store is then dead), so the choice is data, not a branch. The rules are those of append_d:
+ * with m the last point and l the one before,
+ *   drop when (x, v) repeats m,
+ *   move m when l-m is a point segment, l-m and m-p are both vertical, or both horizontal,
+ *   push otherwise. */
+PLF_INLINE512 void vb5_add(struct vb5 *vb, __m512d p)
+{
+    if (__builtin_expect(vb->n + 1 >= vb->cap, 0)) {
+        vb->b->n = vb->n;
+        if (!ps_plf_buf_reserve(vb->b, vb->n + 2))
+            return;  /* push_raw_d also loses the point (and the builder reports oom) */
+        vb->a = vb->b->a;
+        vb->cap = vb->b->cap;
+    }
+    if (__builtin_expect(vb->n < 2, 0)) {
+        pt5_store(vb->a + (size_t)vb->n * PLF5_STRIDE, p);
+        vb->l = vb->m;
+        vb->m = p;
+        vb->n++;
+        return;
+    }
+    unsigned mp = _mm512_cmp_pd_mask(vb->m, p, _CMP_EQ_OQ);
+    unsigned lm = _mm512_cmp_pd_mask(vb->l, vb->m, _CMP_EQ_OQ);
+    unsigned right_vertical = mp & 1, right_flat = (mp & PLF5_VALUES) == PLF5_VALUES;
+    unsigned left_vertical = lm & 1, left_flat = (lm & PLF5_VALUES) == PLF5_VALUES;
+    if (right_vertical & right_flat)
+        return;
+    if ((left_vertical & left_flat) | (left_vertical & right_vertical) |
+        ((left_vertical ^ 1) & left_flat & (right_vertical ^ 1) & right_flat)) {
+        pt5_store(vb->a + (size_t)(vb->n - 1) * PLF5_STRIDE, p);
+        vb->m = p;
+        return;
+    }
+    pt5_store(vb->a + (size_t)vb->n * PLF5_STRIDE, p);
+    vb->n++;
+    vb->l = vb->m;
+    vb->m = p;
+}
+
+/* seg_left_limit_d (right = false) or seg_right_limit_d (right = true) of the segment whose
+ * left point is at pp, at argument y; lane 0 of the result is meaningless. Everything is
+ * computed and the answer selected: the vertical and flat tests and the parameter's end
+ * shortcuts are as random as the data. */
+PLF_INLINE512 __m512d seg5_limit(const double *pp, double y, bool right)
+{
+    __m512d lo = pt5_load(pp), hi = pt5_load(pp + PLF5_STRIDE);
+    double l = pp[0], r = pp[PLF5_STRIDE];
+    /* flat_values: equal values, none a negative zero (fpclass 0x04). */
+    unsigned eq = _mm512_cmp_pd_mask(lo, hi, _CMP_EQ_OQ) & ~(unsigned)_mm512_fpclass_pd_mask(lo, 0x04);
+    bool flat = (eq & PLF5_VALUES) == PLF5_VALUES;
+    if (l == r)
+        return right ? hi : lo;
+    if (flat)
+        return lo;
+    double t = seg_param(y, l, r);
+    /* lerp_values: both forms, chosen by t < 0.5 for every component. */
+    __m512d d = _mm512_sub_pd(hi, lo);
+    __m512d from_left = _mm512_add_pd(lo, _mm512_mul_pd(d, _mm512_set1_pd(t)));
+    __m512d from_right = _mm512_sub_pd(hi, _mm512_mul_pd(d, _mm512_set1_pd(1 - t)));
+    return _mm512_mask_mov_pd(from_right, (__mmask8)-(unsigned)(t < 0.5), from_left);
+}
+
+#endif
+#endif
