@@ -239,7 +239,11 @@ static void compress_share(struct ps_plf_buf *dst, const struct ps_plf *src, dou
 #if defined(PLF_HAVE_VEC512)
 /* compress_lanes with the five components in the lanes 1..5 of one register (lane 0 holds the
  * argument and 6, 7 zeros: computed, never tested), and the builder of plf_vec512.h. The
- * operations per component are those of compress_lanes. */
+ * products per component are those of compress_lanes; the sign of a difference of two products
+ * a - b is tested as a > b (or a < b), which is the same test: with gradual underflow (no
+ * fast-math here) a - b is zero only when a == b, rounding keeps its sign, and a NaN or
+ * inf - inf fails both. This takes the subtraction off the chain of bound updates that each
+ * step waits for. */
 static PLF_TARGET512 void compress_share_avx512(struct ps_plf_buf *dst, const struct ps_plf *src, double epsilon)
 {
     const double *a = src->a;
@@ -249,7 +253,7 @@ static PLF_TARGET512 void compress_share_avx512(struct ps_plf_buf *dst, const st
     for (int i = 1; i < n; i++)
         differ |= _mm512_cmp_pd_mask(pt5_load(a + (size_t)i * PLF5_STRIDE), first, _CMP_NEQ_UQ);
     unsigned active = epsilon > 0 ? differ & PLF5_VALUES : PLF5_VALUES;
-    const __m512d eps = _mm512_set1_pd(epsilon), zero = _mm512_setzero_pd();
+    const __m512d eps = _mm512_set1_pd(epsilon);
     struct vb5 vb;
     vb5_start(&vb, dst);
     int start = 0, end = 1;
@@ -266,19 +270,16 @@ static PLF_TARGET512 void compress_share_avx512(struct ps_plf_buf *dst, const st
         __m512d new_top = _mm512_sub_pd(_mm512_add_pd(rv, eps), lv);
         __m512d new_bottom = _mm512_sub_pd(_mm512_sub_pd(rv, eps), lv);
         /* cross_sign(db, top_dv, top) > 0: the new upper bound is flatter. */
-        __m512d c = _mm512_sub_pd(_mm512_mul_pd(dbv, top_dv), _mm512_mul_pd(top_db, new_top));
-        __mmask8 m = _mm512_cmp_pd_mask(c, zero, _CMP_GT_OQ);
+        __mmask8 m = _mm512_cmp_pd_mask(_mm512_mul_pd(dbv, top_dv), _mm512_mul_pd(top_db, new_top), _CMP_GT_OQ);
         top_db = _mm512_mask_mov_pd(top_db, m, dbv);
         top_dv = _mm512_mask_mov_pd(top_dv, m, new_top);
         /* cross_sign(db, bottom_dv, bottom) < 0: the new lower bound is steeper. */
-        c = _mm512_sub_pd(_mm512_mul_pd(dbv, bottom_dv), _mm512_mul_pd(bottom_db, new_bottom));
-        m = _mm512_cmp_pd_mask(c, zero, _CMP_LT_OQ);
+        m = _mm512_cmp_pd_mask(_mm512_mul_pd(dbv, bottom_dv), _mm512_mul_pd(bottom_db, new_bottom), _CMP_LT_OQ);
         bottom_db = _mm512_mask_mov_pd(bottom_db, m, dbv);
         bottom_dv = _mm512_mask_mov_pd(bottom_dv, m, new_bottom);
         /* The joined segment is strictly above the lower and below the upper bound. */
-        __m512d above = _mm512_sub_pd(_mm512_mul_pd(bottom_db, dv), _mm512_mul_pd(dbv, bottom_dv));
-        __m512d below = _mm512_sub_pd(_mm512_mul_pd(top_db, dv), _mm512_mul_pd(dbv, top_dv));
-        unsigned inside = _mm512_cmp_pd_mask(above, zero, _CMP_GT_OQ) & _mm512_cmp_pd_mask(below, zero, _CMP_LT_OQ);
+        unsigned inside = _mm512_cmp_pd_mask(_mm512_mul_pd(bottom_db, dv), _mm512_mul_pd(dbv, bottom_dv), _CMP_GT_OQ) &
+                          _mm512_cmp_pd_mask(_mm512_mul_pd(top_db, dv), _mm512_mul_pd(dbv, top_dv), _CMP_LT_OQ);
         if ((active & ~inside) == 0) {
             end = i + 1;
             continue;

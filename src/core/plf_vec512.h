@@ -51,6 +51,7 @@ struct vb5 {
     double *a;
     int n, cap;
     __m512d l, m;  /* points n - 2 and n - 1 (when they exist) */
+    unsigned lm;   /* lanes where l and m are equal (when n >= 2) */
 };
 
 PLF_INLINE512 void vb5_start(struct vb5 *vb, struct ps_plf_buf *b)
@@ -64,6 +65,7 @@ PLF_INLINE512 void vb5_start(struct vb5 *vb, struct ps_plf_buf *b)
         vb->m = pt5_load(b->a + (size_t)(b->n - 1) * PLF5_STRIDE);
     if (b->n >= 2)
         vb->l = pt5_load(b->a + (size_t)(b->n - 2) * PLF5_STRIDE);
+    vb->lm = _mm512_cmp_pd_mask(vb->l, vb->m, _CMP_EQ_OQ);
 }
 
 PLF_INLINE512 void vb5_finish(struct vb5 *vb)
@@ -71,9 +73,7 @@ PLF_INLINE512 void vb5_finish(struct vb5 *vb)
     vb->b->n = vb->n;
 }
 
-/* buf_add_point_d(b, 5, p[0], p + 1) for a point in a register. Every call stores the point:
- * at the end (a new point), over the last one (it moves) or just past the end (dropped; the
- * store is then dead), so the choice is data, not a branch. The rules are those of append_d:
+/* buf_add_point_d(b, 5, p[0], p + 1) for a point in a register, with the rules of append_d:
  * with m the last point and l the one before,
  *   drop when (x, v) repeats m,
  *   move m when l-m is a point segment, l-m and m-p are both vertical, or both horizontal,
@@ -89,13 +89,13 @@ PLF_INLINE512 void vb5_add(struct vb5 *vb, __m512d p)
     }
     if (__builtin_expect(vb->n < 2, 0)) {
         pt5_store(vb->a + (size_t)vb->n * PLF5_STRIDE, p);
+        vb->lm = _mm512_cmp_pd_mask(vb->m, p, _CMP_EQ_OQ);
         vb->l = vb->m;
         vb->m = p;
         vb->n++;
         return;
     }
-    unsigned mp = _mm512_cmp_pd_mask(vb->m, p, _CMP_EQ_OQ);
-    unsigned lm = _mm512_cmp_pd_mask(vb->l, vb->m, _CMP_EQ_OQ);
+    unsigned mp = _mm512_cmp_pd_mask(vb->m, p, _CMP_EQ_OQ), lm = vb->lm;
     unsigned right_vertical = mp & 1, right_flat = (mp & PLF5_VALUES) == PLF5_VALUES;
     unsigned left_vertical = lm & 1, left_flat = (lm & PLF5_VALUES) == PLF5_VALUES;
     if (right_vertical & right_flat)
@@ -103,19 +103,22 @@ PLF_INLINE512 void vb5_add(struct vb5 *vb, __m512d p)
     if ((left_vertical & left_flat) | (left_vertical & right_vertical) |
         ((left_vertical ^ 1) & left_flat & (right_vertical ^ 1) & right_flat)) {
         pt5_store(vb->a + (size_t)(vb->n - 1) * PLF5_STRIDE, p);
+        vb->lm = _mm512_cmp_pd_mask(vb->l, p, _CMP_EQ_OQ);
         vb->m = p;
         return;
     }
+    /* A new point: the comparison just made is the next call's left one. */
     pt5_store(vb->a + (size_t)vb->n * PLF5_STRIDE, p);
     vb->n++;
+    vb->lm = mp;
     vb->l = vb->m;
     vb->m = p;
 }
 
 /* seg_left_limit_d (right = false) or seg_right_limit_d (right = true) of the segment whose
- * left point is at pp, at argument y; lane 0 of the result is meaningless. Everything is
- * computed and the answer selected: the vertical and flat tests and the parameter's end
- * shortcuts are as random as the data. */
+ * left point is at pp, at argument y; lane 0 of the result is meaningless. (A form without
+ * branches, with the division always done, was slower: the branches are well predicted and
+ * break the dependency chains.) */
 PLF_INLINE512 __m512d seg5_limit(const double *pp, double y, bool right)
 {
     __m512d lo = pt5_load(pp), hi = pt5_load(pp + PLF5_STRIDE);

@@ -193,6 +193,40 @@ static void test_compress_raw_matches_baseline(void **state)
     assert_false(v->oom);
 }
 
+/* Runs of (nearly) collinear segments, where the cross products of the compression are zero
+ * or a rounding error away from it and the bounds' tie rules decide. */
+static void test_compress_linear_runs(void **state)
+{
+    struct env *v = *state;
+    static const double slopes[] = {1.0 / 3.0, 0.1, 7.0, 0.0, -0.0, 1e-15};
+    for (int round = 0; round < 2000; round++) {
+        int n = 3 + (int)rnd(v, 60);
+        double dx = (double)(1 + rnd(v, 9)) / (double)(1 + rnd(v, 10));
+        ps_plf_buf_clear(&v->f, 5);
+        if (!ps_plf_buf_reserve(&v->f, n))
+            fail_msg("out of memory");
+        double slope[5];
+        for (int r = 0; r < 5; r++)
+            slope[r] = slopes[rnd(v, sizeof slopes / sizeof slopes[0])];
+        for (int i = 0; i < n; i++) {
+            double *p = v->f.a + (size_t)i * 6;
+            if (rnd(v, 8) == 0 && i > 0)
+                for (int r = 0; r < 5; r++)
+                    slope[r] = slopes[rnd(v, sizeof slopes / sizeof slopes[0])];
+            p[0] = (double)i * dx;
+            for (int r = 0; r < 5; r++)
+                p[1 + r] = slope[r] * p[0];
+        }
+        v->f.n = n;
+        double eps = round % 3 == 0 ? 0.0 : (round % 3 == 1 ? 1e-15 : 1e-3);
+        compress_at(PS_ISA_BASE, &v->want, &v->f, eps);
+        for (int isa = PS_ISA_AVX2; isa <= (int)ps_isa_detected(); isa++) {
+            compress_at((enum ps_isa)isa, &v->got, &v->f, eps);
+            assert_same(&v->want, &v->got, round, "compress of linear runs");
+        }
+    }
+}
+
 /* The smallest inputs: two-point f and g (the builders' first points take their own path). */
 static void test_smallest_inputs(void **state)
 {
@@ -218,6 +252,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_compose_and_compress_match_baseline, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compress_raw_matches_baseline, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_compress_linear_runs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_smallest_inputs, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
