@@ -130,12 +130,19 @@ PLF_INLINE512 __m512d seg5_limit(const double *pp, double y, bool right)
         return right ? hi : lo;
     if (flat)
         return lo;
-    double t = seg_param(y, l, r);
+    /* seg_param with its shortcuts as selects (in vector registers, or the compiler makes them
+     * branches again): samples at f's arguments (t = 1) and inside segments alternate at
+     * random. */
+    __m128d yy = _mm_set_sd(y), ll = _mm_set_sd(l), rr = _mm_set_sd(r);
+    __m128d t = _mm_div_sd(_mm_sub_sd(yy, ll), _mm_sub_sd(rr, ll));
+    t = _mm_mask_mov_pd(t, _mm_cmp_sd_mask(yy, ll, _CMP_EQ_OQ), _mm_setzero_pd());
+    t = _mm_mask_mov_pd(t, _mm_cmp_sd_mask(yy, rr, _CMP_EQ_OQ), _mm_set_sd(1.0));
+    __mmask8 left_form = _mm_cmp_sd_mask(t, _mm_set_sd(0.5), _CMP_LT_OQ) ? 0xff : 0;
     /* lerp_values: both forms, chosen by t < 0.5 for every component. */
     __m512d d = _mm512_sub_pd(hi, lo);
-    __m512d from_left = _mm512_add_pd(lo, _mm512_mul_pd(d, _mm512_set1_pd(t)));
-    __m512d from_right = _mm512_sub_pd(hi, _mm512_mul_pd(d, _mm512_set1_pd(1 - t)));
-    return _mm512_mask_mov_pd(from_right, (__mmask8)-(unsigned)(t < 0.5), from_left);
+    __m512d from_left = _mm512_add_pd(lo, _mm512_mul_pd(d, _mm512_broadcastsd_pd(t)));
+    __m512d from_right = _mm512_sub_pd(hi, _mm512_mul_pd(d, _mm512_broadcastsd_pd(_mm_sub_sd(_mm_set_sd(1.0), t))));
+    return _mm512_mask_mov_pd(from_right, left_form, from_left);
 }
 
 #endif
