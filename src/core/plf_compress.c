@@ -13,7 +13,9 @@
 #include <emmintrin.h>
 #endif
 
+#include "core/isa.h"
 #include "core/plf_impl.h"
+#include "core/plf_vec512.h"
 
 /* Sign of the cross product of the direction vectors (db, dv) of two segments. */
 PLF_INLINE int cross_sign(double adb, double adv, double bdb, double bdv)
@@ -234,12 +236,84 @@ static void compress_share(struct ps_plf_buf *dst, const struct ps_plf *src, dou
 }
 #endif
 
+#if defined(PLF_HAVE_VEC512)
+/* compress_lanes with the five components in the lanes 1..5 of one register (lane 0 holds the
+ * argument and 6, 7 zeros: computed, never tested), and the builder of plf_vec512.h. The
+ * products per component are those of compress_lanes; the sign of a difference of two products
+ * a - b is tested as a > b (or a < b), which is the same test: with gradual underflow (no
+ * fast-math here) a - b is zero only when a == b, rounding keeps its sign, and a NaN or
+ * inf - inf fails both. This takes the subtraction off the chain of bound updates that each
+ * step waits for. */
+static PLF_TARGET512 void compress_share_avx512(struct ps_plf_buf *dst, const struct ps_plf *src, double epsilon)
+{
+    const double *a = src->a;
+    int n = src->n;
+    __m512d first = pt5_load(a);
+    unsigned differ = 0;
+    for (int i = 1; i < n; i++)
+        differ |= _mm512_cmp_pd_mask(pt5_load(a + (size_t)i * PLF5_STRIDE), first, _CMP_NEQ_UQ);
+    unsigned active = epsilon > 0 ? differ & PLF5_VALUES : PLF5_VALUES;
+    const __m512d eps = _mm512_set1_pd(epsilon);
+    struct vb5 vb;
+    vb5_start(&vb, dst);
+    int start = 0, end = 1;
+    double x0 = a[0];
+    __m512d lv = first, rv = pt5_load(a + PLF5_STRIDE);
+    __m512d top_db = _mm512_set1_pd(a[PLF5_STRIDE] - x0), bottom_db = top_db;
+    __m512d top_dv = _mm512_sub_pd(_mm512_add_pd(rv, eps), lv);
+    __m512d bottom_dv = _mm512_sub_pd(_mm512_sub_pd(rv, eps), lv);
+    for (int i = 1; i < n - 1; i++) {
+        const double *p = a + (size_t)(i + 1) * PLF5_STRIDE;
+        __m512d dbv = _mm512_set1_pd(p[0] - x0);
+        rv = pt5_load(p);
+        __m512d dv = _mm512_sub_pd(rv, lv);
+        __m512d new_top = _mm512_sub_pd(_mm512_add_pd(rv, eps), lv);
+        __m512d new_bottom = _mm512_sub_pd(_mm512_sub_pd(rv, eps), lv);
+        /* cross_sign(db, top_dv, top) > 0: the new upper bound is flatter. */
+        __mmask8 m = _mm512_cmp_pd_mask(_mm512_mul_pd(dbv, top_dv), _mm512_mul_pd(top_db, new_top), _CMP_GT_OQ);
+        top_db = _mm512_mask_mov_pd(top_db, m, dbv);
+        top_dv = _mm512_mask_mov_pd(top_dv, m, new_top);
+        /* cross_sign(db, bottom_dv, bottom) < 0: the new lower bound is steeper. */
+        m = _mm512_cmp_pd_mask(_mm512_mul_pd(dbv, bottom_dv), _mm512_mul_pd(bottom_db, new_bottom), _CMP_LT_OQ);
+        bottom_db = _mm512_mask_mov_pd(bottom_db, m, dbv);
+        bottom_dv = _mm512_mask_mov_pd(bottom_dv, m, new_bottom);
+        /* The joined segment is strictly above the lower and below the upper bound. */
+        unsigned inside = _mm512_cmp_pd_mask(_mm512_mul_pd(bottom_db, dv), _mm512_mul_pd(dbv, bottom_dv), _CMP_GT_OQ) &
+                          _mm512_cmp_pd_mask(_mm512_mul_pd(top_db, dv), _mm512_mul_pd(dbv, top_dv), _CMP_LT_OQ);
+        if ((active & ~inside) == 0) {
+            end = i + 1;
+            continue;
+        }
+        if (vb.n == 0)
+            vb5_add(&vb, pt5_load(a + (size_t)start * PLF5_STRIDE));
+        vb5_add(&vb, pt5_load(a + (size_t)end * PLF5_STRIDE));
+        start = i;
+        end = i + 1;
+        const double *s = a + (size_t)i * PLF5_STRIDE;
+        x0 = s[0];
+        lv = pt5_load(s);
+        top_db = bottom_db = _mm512_set1_pd(p[0] - x0);
+        top_dv = _mm512_sub_pd(_mm512_add_pd(rv, eps), lv);
+        bottom_dv = _mm512_sub_pd(_mm512_sub_pd(rv, eps), lv);
+    }
+    if (vb.n == 0)
+        vb5_add(&vb, pt5_load(a + (size_t)start * PLF5_STRIDE));
+    vb5_add(&vb, pt5_load(a + (size_t)end * PLF5_STRIDE));
+    vb5_finish(&vb);
+}
+#endif
+
 void ps_plf_compress(struct ps_plf_buf *dst, const struct ps_plf *src, double epsilon)
 {
     int dim = src->dim;
     ps_plf_buf_clear(dst, dim);
     if (src->n < 2)
         return;
+#if defined(PLF_HAVE_VEC512)
+    if (dim == PS_PLF_MAX_DIM && ps_isa_level() >= PS_ISA_AVX512)
+        compress_share_avx512(dst, src, epsilon);
+    else
+#endif
 #if defined(__SSE2__)
     if (dim == PS_PLF_MAX_DIM)
         compress_share(dst, src, epsilon);

@@ -8,7 +8,9 @@
 #include <string.h>
 
 #include "core/bisect.h"
+#include "core/isa.h"
 #include "core/plf_impl.h"
+#include "core/plf_vec512.h"
 
 /* ---- sorting ------------------------------------------------------------------------------ */
 
@@ -161,18 +163,6 @@ static bool reserve_pairs(struct ps_plf_ctx *ctx, int n)
     return true;
 }
 
-/* Segment of the transposed g that upstream's SegmentAt would pick for argument y; y must not
- * decrease between calls with the same cursor. */
-static int inverse_segment_at(const struct ps_plf *g, int *cur, double y)
-{
-    int i = *cur, last = g->n - 2;
-    while (i < last && VD(g, 1, i + 1)[0] < y)
-        i++;
-    if (i < last && VD(g, 1, i + 1)[0] == y && VD(g, 1, i + 2)[0] == y && XD(g, 1, i + 1) != XD(g, 1, i + 2))
-        i++;
-    *cur = i;
-    return i;
-}
 
 /* Cursor versions of LeftLimitAt and RightLimitAt for increasing x. */
 PLF_INLINE void cursor_left_limit_d(const struct ps_plf *f, int dim, int *cur, double x, double *out)
@@ -193,49 +183,122 @@ PLF_INLINE void cursor_right_limit_d(const struct ps_plf *f, int dim, int *cur, 
     seg_right_limit_d(f, dim, i, x, out);
 }
 
-/* The (argument, inner value) pairs of a composition in sorted order: g's points merged with
- * the extra points where g crosses a critical point of f. Both lists are sorted, so one merge
- * is upstream's sort; on ties g's pair comes first, as in a stable merge. */
-struct pair_stream {
-    const struct ps_plf *g;
-    const double *extra;
-    int ig, ie, nextra;
-};
-
-static inline void next_pair(struct pair_stream *st, double *x, double *y)
+/* The (argument, inner value) pairs of a composition in upstream's sorted order: g's points
+ * and the extra points where g crosses a critical point of f strictly inside one of its tilted
+ * segments. g is non-decreasing, so those extras lie between the segment's end points in both
+ * coordinates and the sorted order is a walk along g that emits each tilted segment's extras
+ * after its left point: one merge of g's segments with f's critical points (upstream sorts the
+ * two lists; on ties g's pair would come first, but an extra never ties with a point of g, its
+ * inner value being strictly inside). Returns the number of pairs, or -1 when g decreases
+ * somewhere (or has a NaN value), which compose_pairs_merge handles. */
+static int compose_pairs(double *out, const struct ps_plf *f, const struct ps_plf *g)
 {
-    const struct ps_plf *g = st->g;
-    bool from_g = st->ie >= st->nextra;
-    if (!from_g && st->ig < g->n) {
-        double ex = st->extra[2 * st->ie], ey = st->extra[2 * st->ie + 1];
-        double gx = XD(g, 1, st->ig), gy = VD(g, 1, st->ig)[0];
-        from_g = !(ex < gx || (ex == gx && ey < gy));
+    const double *fa = f->a, *ga = g->a;
+    const int fn = f->n, gn = g->n;
+    const size_t fs = (size_t)f->dim + 1;
+    int k = 0, q = 0;
+    for (int i = 0; i < gn; i++) {
+        double x0 = ga[2 * i], y0 = ga[2 * i + 1];
+        out[2 * k] = x0;
+        out[2 * k + 1] = y0;
+        k++;
+        if (i + 1 == gn)
+            break;
+        double x1 = ga[2 * i + 2], y1 = ga[2 * i + 3];
+        if (!(y1 >= y0))
+            return -1;
+        if (x0 == x1 || y0 == y1)
+            continue;
+        /* f's critical points (its arguments without repeats) strictly between y0 and y1. */
+        while (q < fn && fa[(size_t)q * fs] <= y0)
+            q++;
+        while (q < fn && fa[(size_t)q * fs] < y1) {
+            double y = fa[(size_t)q * fs];
+            double t = (y - y0) / (y1 - y0);
+            out[2 * k] = lerp(x0, x1, t);
+            out[2 * k + 1] = y;
+            k++;
+            while (q < fn && fa[(size_t)q * fs] == y)
+                q++;
+        }
     }
-    if (from_g) {
-        *x = XD(g, 1, st->ig);
-        *y = VD(g, 1, st->ig)[0];
-        st->ig++;
-    } else {
-        *x = st->extra[2 * st->ie];
-        *y = st->extra[2 * st->ie + 1];
-        st->ie++;
-    }
+    return k;
 }
 
-PLF_INLINE void compose_build(struct ps_plf_buf *dst, const struct ps_plf *f, const struct ps_plf *g,
-                              const double *extra, int nextra, int dim)
+/* Segment of the transposed g that upstream's SegmentAt would pick for argument y; y must not
+ * decrease between calls with the same cursor. */
+static int inverse_segment_at(const struct ps_plf *g, int *cur, double y)
 {
-    struct pair_stream st = {g, extra, 0, 0, nextra};
-    int total = g->n + nextra;
+    int i = *cur, last = g->n - 2;
+    while (i < last && VD(g, 1, i + 1)[0] < y)
+        i++;
+    if (i < last && VD(g, 1, i + 1)[0] == y && VD(g, 1, i + 2)[0] == y && XD(g, 1, i + 1) != XD(g, 1, i + 2))
+        i++;
+    *cur = i;
+    return i;
+}
+
+/* compose_pairs for any g, as upstream: the extras found by looking up each critical point of
+ * f in g (into extra), then merged with g's points (into out); on ties g's pair comes first, as
+ * in a stable merge. */
+static int compose_pairs_merge(double *out, double *extra, const struct ps_plf *f, const struct ps_plf *g)
+{
+    int nextra = 0;
+    double ymin = V(g, 0)[0], ymax = V(g, g->n - 1)[0];
+    int inv = 0;
+    /* f's critical points (ps_plf_critical_points: the left bound and each larger argument)
+     * straight from its points; they increase, so the ones above g's range end the walk. */
+    double prev = 0.0;
+    for (int q = 0; q < f->n; q++) {
+        double y = X(f, q);
+        if (q > 0 && !(y > prev))
+            continue;
+        prev = y;
+        if (y > ymax)
+            break;
+        if (!(y >= ymin && y <= ymax))
+            continue;
+        int i = inverse_segment_at(g, &inv, y);
+        double x0 = XD(g, 1, i), x1 = XD(g, 1, i + 1), y0 = VD(g, 1, i)[0], y1 = VD(g, 1, i + 1)[0];
+        bool tilted = x0 != x1 && y0 != y1;
+        if (tilted && y != y0 && y != y1) {
+            double t = (y - y0) / (y1 - y0);
+            extra[2 * nextra] = lerp(x0, x1, t);
+            extra[2 * nextra + 1] = y;
+            nextra++;
+        }
+    }
+    int ig = 0, ie = 0, k = 0;
+    while (ig < g->n || ie < nextra) {
+        bool from_g = ie >= nextra;
+        if (!from_g && ig < g->n) {
+            double ex = extra[2 * ie], ey = extra[2 * ie + 1];
+            double gx = XD(g, 1, ig), gy = VD(g, 1, ig)[0];
+            from_g = !(ex < gx || (ex == gx && ey < gy));
+        }
+        const double *src = from_g ? g->a + 2 * ig++ : extra + 2 * ie++;
+        out[2 * k] = src[0];
+        out[2 * k + 1] = src[1];
+        k++;
+    }
+    return k;
+}
+
+PLF_INLINE void compose_build(struct ps_plf_buf *dst, const struct ps_plf *f, const double *pairs, int total,
+                              int dim)
+{
     double v[PS_PLF_MAX_DIM];
     int cl = 0, cr = 0;
     double px = 0.0, x = 0.0, y = 0.0, nx = 0.0, ny = 0.0;
     if (total == 0)
         return;
-    next_pair(&st, &x, &y);
+    x = pairs[0];
+    y = pairs[1];
     for (int i = 0; i < total; i++) {
-        if (i + 1 < total)
-            next_pair(&st, &nx, &ny);
+        if (i + 1 < total) {
+            nx = pairs[2 * i + 2];
+            ny = pairs[2 * i + 3];
+        }
         bool added = false;
         if (i == 0 || px != x) {
             /* Upstream picks LeftLimitAt or ValueAt here; for left-continuous functions they
@@ -269,44 +332,81 @@ PLF_INLINE void compose_build(struct ps_plf_buf *dst, const struct ps_plf *f, co
     }
 }
 
+#if defined(PLF_HAVE_VEC512)
+/* compose_build for share vectors with the points in registers (plf_vec512.h): the same
+ * samples in the same order, the builder's merges decided by vector compares. */
+static PLF_TARGET512 void compose_build5_avx512(struct ps_plf_buf *dst, const struct ps_plf *f,
+                                                const double *pairs, int total)
+{
+    const double *fa = f->a;
+    const int flast = f->n - 2;
+    int cl = 0, cr = 0;
+    double px = 0.0, x = 0.0, y = 0.0, nx = 0.0, ny = 0.0;
+    if (total == 0)
+        return;
+    struct vb5 vb;
+    vb5_start(&vb, dst);
+    x = pairs[0];
+    y = pairs[1];
+    for (int i = 0; i < total; i++) {
+        if (i + 1 < total) {
+            nx = pairs[2 * i + 2];
+            ny = pairs[2 * i + 3];
+        }
+        bool added = false;
+        if (i == 0 || px != x) {
+            while (cl < flast && fa[(size_t)(cl + 1) * PLF5_STRIDE] < y)
+                cl++;
+            vb5_add(&vb, pt5_with_x(seg5_limit(fa + (size_t)cl * PLF5_STRIDE, y, false), x));
+            added = true;
+        }
+        if (i + 1 == total || nx != x) {
+            bool right = i + 1 < total && ny > y;
+            /* See compose_build for why the second sample is usually skipped. */
+            if (!(added && vb.n >= 2 && (!right || fa[(size_t)(cl + 1) * PLF5_STRIDE] > y))) {
+                const double *pp;
+                if (right) {
+                    while (cr + 1 <= flast && fa[(size_t)(cr + 1) * PLF5_STRIDE] <= y)
+                        cr++;
+                    pp = fa + (size_t)cr * PLF5_STRIDE;
+                } else {
+                    while (cl < flast && fa[(size_t)(cl + 1) * PLF5_STRIDE] < y)
+                        cl++;
+                    pp = fa + (size_t)cl * PLF5_STRIDE;
+                }
+                vb5_add(&vb, pt5_with_x(seg5_limit(pp, y, right), x));
+            }
+        }
+        px = x;
+        x = nx;
+        y = ny;
+    }
+    vb5_finish(&vb);
+}
+#endif
+
 void ps_plf_compose(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const struct ps_plf *f,
                     const struct ps_plf *g)
 {
     int dim = f->dim;
     ps_plf_buf_clear(dst, dim);
-    if (!reserve_pairs(ctx, f->n))
+    /* The pairs (at most one per point of g and per point of f), then the fallback's extras. */
+    if (!reserve_pairs(ctx, g->n + 2 * f->n))
         return;
-    double *extra = ctx->pairs;
-    int nextra = 0;
-    double ymin = V(g, 0)[0], ymax = V(g, g->n - 1)[0];
-    int inv = 0;
-    /* f's critical points (ps_plf_critical_points: the left bound and each larger argument)
-     * straight from its points; they increase, so the ones above g's range end the walk. */
-    double prev = 0.0;
-    for (int q = 0; q < f->n; q++) {
-        double y = X(f, q);
-        if (q > 0 && !(y > prev))
-            continue;
-        prev = y;
-        if (y > ymax)
-            break;
-        if (!(y >= ymin && y <= ymax))
-            continue;
-        int i = inverse_segment_at(g, &inv, y);
-        double x0 = XD(g, 1, i), x1 = XD(g, 1, i + 1), y0 = VD(g, 1, i)[0], y1 = VD(g, 1, i + 1)[0];
-        bool tilted = x0 != x1 && y0 != y1;
-        if (tilted && y != y0 && y != y1) {
-            double t = (y - y0) / (y1 - y0);
-            extra[2 * nextra] = lerp(x0, x1, t);
-            extra[2 * nextra + 1] = y;
-            nextra++;
-        }
-    }
-    if (dim == PS_PLF_MAX_DIM)
-        compose_build(dst, f, g, extra, nextra, PS_PLF_MAX_DIM);
-    else if (dim == 1)
-        compose_build(dst, f, g, extra, nextra, 1);
+    double *pairs = ctx->pairs;
+    int total = compose_pairs(pairs, f, g);
+    if (total < 0)
+        total = compose_pairs_merge(pairs, pairs + 2 * ((size_t)g->n + (size_t)f->n), f, g);
+#if defined(PLF_HAVE_VEC512)
+    if (dim == PS_PLF_MAX_DIM && ps_isa_level() >= PS_ISA_AVX512)
+        compose_build5_avx512(dst, f, pairs, total);
     else
-        compose_build(dst, f, g, extra, nextra, dim);
+#endif
+    if (dim == PS_PLF_MAX_DIM)
+        compose_build(dst, f, pairs, total, PS_PLF_MAX_DIM);
+    else if (dim == 1)
+        compose_build(dst, f, pairs, total, 1);
+    else
+        compose_build(dst, f, pairs, total, dim);
     ps_plf_trim_right(dst);
 }

@@ -1,0 +1,259 @@
+/* Differential tests of the share-vector kernels that have wide forms (composition and
+ * compression, plf_vec512.h): at every ISA level the CPU has, the results must be those of the
+ * baseline form to the bit, on random functions with negative zeros, repeated points, vertical
+ * jumps, flat pieces, tiny steps near the compression's epsilon and many points. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "core/isa.h"
+#include "core/plf.h"
+#include "plf_test_util.h"
+
+struct env {
+    bool oom;
+    struct ps_plf_ctx ctx;
+    struct ps_plf_buf f, g, want, got, want2, got2;
+    uint64_t rng;
+};
+
+static int setup(void **state)
+{
+    struct env *v = test_calloc(1, sizeof *v);
+    ps_plf_ctx_init(&v->ctx);
+    struct ps_plf_buf *bufs[] = {&v->f, &v->g, &v->want, &v->got, &v->want2, &v->got2};
+    for (int i = 0; i < 6; i++)
+        ps_plf_buf_init(bufs[i], 1, &v->oom);
+    v->rng = 0x5851f42d4c957f2dull;
+    *state = v;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct env *v = *state;
+    ps_plf_ctx_release(&v->ctx);
+    struct ps_plf_buf *bufs[] = {&v->f, &v->g, &v->want, &v->got, &v->want2, &v->got2};
+    for (int i = 0; i < 6; i++)
+        ps_plf_buf_release(bufs[i]);
+    ps_isa_cap(PS_ISA_AVX512);
+    test_free(v);
+    return 0;
+}
+
+static uint64_t rnd(struct env *v, uint64_t n)
+{
+    return rng_next(&v->rng) % n;
+}
+
+/* A step for a moving component: mostly none, an epsilon-sized one or a coarse one, so that
+ * flat pieces, compressible runs and ties all happen. */
+static double random_step(struct env *v)
+{
+    static const double steps[] = {0.0, 0.0, 1e-16, 3e-15, 0.125, 0.25, 1.0 / 3.0};
+    return steps[rnd(v, sizeof steps / sizeof steps[0])];
+}
+
+/* A share-vector function on [0, 2] through the builder: some components constant (+0, -0 or
+ * 0.25), the others non-decreasing; jumps, flat pieces, repeated points. */
+static void random_share_function(struct env *v, struct ps_plf_buf *b, int max_points)
+{
+    ps_plf_buf_clear(b, 5);
+    double val[5];
+    int moving[5];
+    for (int r = 0; r < 5; r++) {
+        int kind = (int)rnd(v, 4);
+        moving[r] = kind >= 2;
+        val[r] = kind == 0 ? -0.0 : (kind == 1 ? 0.25 : (rnd(v, 2) ? -0.0 : 0.0));
+    }
+    int n = 2 + (int)rnd(v, (uint64_t)max_points);
+    double x = 0.0, dx = 2.0 / (double)n;
+    ps_plf_add_point(b, x, val);
+    for (int i = 1; i < n; i++) {
+        int kind = (int)rnd(v, 7);
+        double nx = x + dx * (double)rnd(v, 3);
+        if (kind == 0)
+            nx = x;  /* a jump (or a repeated point when no value moves) */
+        if (nx > 2.0 || i == n - 1)
+            nx = 2.0;
+        for (int r = 0; r < 5; r++)
+            if (moving[r] && kind != 1)
+                val[r] += random_step(v);
+        ps_plf_add_point(b, nx, val);
+        x = nx;
+    }
+    if (b->n < 2 || b->a[(size_t)(b->n - 1) * 6] < 2.0)
+        ps_plf_add_point(b, 2.0, val);
+    ps_plf_trim_right(b);
+}
+
+/* A non-decreasing scalar g on [0, 1] into [0, 2] whose values often hit f's arguments (where
+ * the composition takes right limits), f's ends, and each other. */
+static void random_inner_function(struct env *v, struct ps_plf_buf *b, const struct ps_plf *f, int max_points)
+{
+    ps_plf_buf_clear(b, 1);
+    int n = 2 + (int)rnd(v, (uint64_t)max_points);
+    double x = 0.0, y = rnd(v, 4) == 0 ? 0.0 : (double)rnd(v, 8) / 16.0;
+    ps_plf_add_point(b, x, &y);
+    for (int i = 1; i < n; i++) {
+        int kind = (int)rnd(v, 6);
+        double nx = kind == 0 ? x : x + (1.0 - x) * (double)(1 + rnd(v, 7)) / 64.0;
+        if (i == n - 1)
+            nx = 1.0;
+        double ny = y;
+        if (kind == 2) {
+            double fx = ps_plf_pt(f, (int)rnd(v, (uint64_t)f->n))[0];
+            ny = fx > y ? fx : y;
+        } else if (kind != 1) {
+            ny = y + (double)rnd(v, 5) / 32.0 + (rnd(v, 3) == 0 ? 1e-9 : 0.0);
+        }
+        if (ny > 2.0)
+            ny = 2.0;
+        ps_plf_add_point(b, nx, &ny);
+        x = nx;
+        y = ny;
+    }
+    if (b->n < 2 || b->a[(size_t)(b->n - 1) * 2] < 1.0)
+        ps_plf_add_point(b, 1.0, &y);
+}
+
+/* Raw points (not through the builder): repeated and vertical points, negative zeros and
+ * values that are not monotone, which the compression must treat alike at every level. */
+static void random_raw_function(struct env *v, struct ps_plf_buf *b, int max_points)
+{
+    static const double vals[] = {0.0, -0.0, 1e-16, 0.25, 0.5, 1.0, 2.0 / 3.0};
+    ps_plf_buf_clear(b, 5);
+    int n = 2 + (int)rnd(v, (uint64_t)max_points);
+    if (!ps_plf_buf_reserve(b, n))
+        fail_msg("out of memory");
+    double x = 0.0;
+    for (int i = 0; i < n; i++) {
+        double *p = b->a + (size_t)i * 6;
+        x += rnd(v, 3) == 0 ? 0.0 : (double)(1 + rnd(v, 4)) / 16.0;
+        p[0] = x;
+        for (int r = 0; r < 5; r++)
+            p[1 + r] = i > 0 && rnd(v, 2) ? p[1 + r - 6] : vals[rnd(v, sizeof vals / sizeof vals[0])];
+    }
+    b->n = n;
+}
+
+static void compose_at(struct env *v, enum ps_isa isa, struct ps_plf_buf *dst)
+{
+    ps_isa_cap(isa);
+    struct ps_plf f = ps_plf_buf_view(&v->f), g = ps_plf_buf_view(&v->g);
+    ps_plf_compose(&v->ctx, dst, &f, &g);
+}
+
+static void compress_at(enum ps_isa isa, struct ps_plf_buf *dst, const struct ps_plf_buf *src, double eps)
+{
+    ps_isa_cap(isa);
+    struct ps_plf s = ps_plf_buf_view(src);
+    ps_plf_compress(dst, &s, eps);
+}
+
+static void test_compose_and_compress_match_baseline(void **state)
+{
+    struct env *v = *state;
+    for (int round = 0; round < 4000; round++) {
+        int many = round % 10 == 0 ? 400 : 24;
+        random_share_function(v, &v->f, many);
+        struct ps_plf f = ps_plf_buf_view(&v->f);
+        random_inner_function(v, &v->g, &f, many);
+        double eps = round % 5 == 0 ? 0.0 : 1e-15;
+        compose_at(v, PS_ISA_BASE, &v->want);
+        compress_at(PS_ISA_BASE, &v->want2, &v->want, eps);
+        for (int isa = PS_ISA_AVX2; isa <= (int)ps_isa_detected(); isa++) {
+            compose_at(v, (enum ps_isa)isa, &v->got);
+            assert_same(&v->want, &v->got, round, "compose");
+            compress_at((enum ps_isa)isa, &v->got2, &v->got, eps);
+            assert_same(&v->want2, &v->got2, round, "compress of the composition");
+        }
+    }
+    assert_false(v->oom || v->ctx.oom);
+}
+
+static void test_compress_raw_matches_baseline(void **state)
+{
+    struct env *v = *state;
+    for (int round = 0; round < 4000; round++) {
+        random_raw_function(v, &v->f, round % 10 == 0 ? 300 : 20);
+        double eps = round % 3 == 0 ? 0.0 : (round % 3 == 1 ? 1e-15 : 0.1);
+        compress_at(PS_ISA_BASE, &v->want, &v->f, eps);
+        for (int isa = PS_ISA_AVX2; isa <= (int)ps_isa_detected(); isa++) {
+            compress_at((enum ps_isa)isa, &v->got, &v->f, eps);
+            assert_same(&v->want, &v->got, round, "compress");
+        }
+    }
+    assert_false(v->oom);
+}
+
+/* Runs of (nearly) collinear segments, where the cross products of the compression are zero
+ * or a rounding error away from it and the bounds' tie rules decide. */
+static void test_compress_linear_runs(void **state)
+{
+    struct env *v = *state;
+    static const double slopes[] = {1.0 / 3.0, 0.1, 7.0, 0.0, -0.0, 1e-15};
+    for (int round = 0; round < 2000; round++) {
+        int n = 3 + (int)rnd(v, 60);
+        double dx = (double)(1 + rnd(v, 9)) / (double)(1 + rnd(v, 10));
+        ps_plf_buf_clear(&v->f, 5);
+        if (!ps_plf_buf_reserve(&v->f, n))
+            fail_msg("out of memory");
+        double slope[5];
+        for (int r = 0; r < 5; r++)
+            slope[r] = slopes[rnd(v, sizeof slopes / sizeof slopes[0])];
+        for (int i = 0; i < n; i++) {
+            double *p = v->f.a + (size_t)i * 6;
+            if (rnd(v, 8) == 0 && i > 0)
+                for (int r = 0; r < 5; r++)
+                    slope[r] = slopes[rnd(v, sizeof slopes / sizeof slopes[0])];
+            p[0] = (double)i * dx;
+            for (int r = 0; r < 5; r++)
+                p[1 + r] = slope[r] * p[0];
+        }
+        v->f.n = n;
+        double eps = round % 3 == 0 ? 0.0 : (round % 3 == 1 ? 1e-15 : 1e-3);
+        compress_at(PS_ISA_BASE, &v->want, &v->f, eps);
+        for (int isa = PS_ISA_AVX2; isa <= (int)ps_isa_detected(); isa++) {
+            compress_at((enum ps_isa)isa, &v->got, &v->f, eps);
+            assert_same(&v->want, &v->got, round, "compress of linear runs");
+        }
+    }
+}
+
+/* The smallest inputs: two-point f and g (the builders' first points take their own path). */
+static void test_smallest_inputs(void **state)
+{
+    struct env *v = *state;
+    const double zero[5] = {0.0, -0.0, 0.0, -0.0, 0.0}, one[5] = {1.0, -0.0, 0.5, 0.0, 0.25};
+    double y0 = 0.0, y1 = 2.0;
+    ps_plf_buf_clear(&v->f, 5);
+    ps_plf_push_segment(&v->f, 0.0, zero, 2.0, one);
+    ps_plf_buf_clear(&v->g, 1);
+    ps_plf_push_segment(&v->g, 0.0, &y0, 1.0, &y1);
+    compose_at(v, PS_ISA_BASE, &v->want);
+    compress_at(PS_ISA_BASE, &v->want2, &v->f, 1e-15);
+    for (int isa = PS_ISA_AVX2; isa <= (int)ps_isa_detected(); isa++) {
+        compose_at(v, (enum ps_isa)isa, &v->got);
+        assert_same(&v->want, &v->got, 0, "compose");
+        compress_at((enum ps_isa)isa, &v->got2, &v->f, 1e-15);
+        assert_same(&v->want2, &v->got2, 0, "compress");
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_compose_and_compress_match_baseline, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_compress_raw_matches_baseline, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_compress_linear_runs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_smallest_inputs, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
