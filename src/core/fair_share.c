@@ -476,9 +476,115 @@ static double operation_weight(const struct ps_fs_element_input *in)
     return fs_clamp_weight(in->weight_specified ? in->weight : 1.0);
 }
 
+/* The effective limits of a pool or an operation: specified and filter limits, the max share
+ * ratio, the total. */
+static struct ps_resources effective_limits(const struct ps_fs_element_input *in, const struct ps_resources *total)
+{
+    struct ps_resources l = ps_resources_min(in->resource_limits, in->filter_limits);
+    if (in->max_share_ratio < 1.0) {
+        struct ps_resources share;
+        for (int r = 0; r < PS_RES_COUNT; r++)
+            share.v[r] = (int64_t)round((double)total->v[r] * in->max_share_ratio);
+        l = ps_resources_min(l, share);
+    }
+    return ps_resources_min(l, *total);
+}
+
+/* The total in natural units (cpu in cores, as ps_res_get gives it), and the same with 1 where
+ * it is zero (a divisor that never traps; those lanes' results are replaced by 0). */
+struct total_divisors {
+    double limit[PS_RES_COUNT];
+    double safe[PS_RES_COUNT];
+};
+
+static void total_divisors_init(struct total_divisors *t, const struct ps_resources *total)
+{
+    for (int r = 0; r < PS_RES_COUNT; r++) {
+        t->limit[r] = ps_res_get(total, r);
+        t->safe[r] = t->limit[r] == 0.0 ? 1.0 : t->limit[r];
+    }
+}
+
+/* ps_resources_to_share(x, total, 0.0, 0.0) of the usage, the demand and the limits of an
+ * operation, bit for bit: the same divisions (ps_res_get's cpu in cores is the hundredths
+ * divided by 100; dividing the other resources by 1 changes nothing), 15 independent lanes
+ * without branches, so that they are issued packed instead of one after another. */
+static void operation_shares(const struct total_divisors *t, const struct ps_resources *usage,
+                             const struct ps_resources *demand, const struct ps_resources *limits,
+                             struct ps_share *usage_share, struct ps_share *demand_share,
+                             struct ps_share *limits_share)
+{
+    enum { N = 3 * PS_RES_COUNT, L = (N + 1) / 2 };
+    typedef double v2d __attribute__((vector_size(16)));
+    double num[2 * L], den[2 * L], q[2 * L];
+    for (int r = 0; r < PS_RES_COUNT; r++) {
+        num[r] = ps_res_get(usage, r);
+        num[PS_RES_COUNT + r] = ps_res_get(demand, r);
+        num[2 * PS_RES_COUNT + r] = ps_res_get(limits, r);
+        for (int k = 0; k < 3; k++)
+            den[k * PS_RES_COUNT + r] = t->safe[r];
+    }
+    num[N] = 0.0;
+    den[N] = 1.0;
+    for (int j = 0; j < L; j++) {
+        v2d a, b;
+        memcpy(&a, num + 2 * j, sizeof a);
+        memcpy(&b, den + 2 * j, sizeof b);
+        v2d x = a / b;
+        memcpy(q + 2 * j, &x, sizeof x);
+    }
+    for (int j = 0; j < N; j++)
+        if (t->limit[j % PS_RES_COUNT] == 0.0)
+            q[j] = 0.0;
+    memcpy(usage_share->v, q, sizeof usage_share->v);
+    memcpy(demand_share->v, q + PS_RES_COUNT, sizeof demand_share->v);
+    memcpy(limits_share->v, q + 2 * PS_RES_COUNT, sizeof limits_share->v);
+}
+
+/* ps_dominant_resource(x, total) from x's shares: it divides the same values where the total is
+ * not zero (the lanes whose share is not forced to 0). */
+static int dominant_of_share(const struct total_divisors *t, const struct ps_share *share)
+{
+    int best = PS_RES_CPU;
+    double best_share = 0.0;
+    for (int r = 0; r < PS_RES_COUNT; r++) {
+        if (t->limit[r] == 0.0)
+            continue;
+        if (share->v[r] > best_share) {
+            best_share = share->v[r];
+            best = r;
+        }
+    }
+    return best;
+}
+
+/* An operation's outputs that follow from its own input (limits, shares, dominant resource,
+ * weight), written while the input is at hand: the caller's elements are large and scattered
+ * over the cache, and operations are 90% of them, so every further pass over them costs. Its
+ * usage and demand go to its parent's sums here (integer sums: the order does not matter). */
+static void init_operation(struct ps_fs_update *u, const struct total_divisors *t, struct fs_elem *e)
+{
+    const struct ps_resources *total = &u->total;
+    const struct ps_fs_element_input *in = e->in;
+    struct ps_fs_element_output *out = e->out;
+    out->resource_limits = effective_limits(in, total);
+    struct ps_resources usage = in->usage, demand = ps_resources_max(in->demand, in->usage);
+    operation_shares(t, &usage, &demand, &out->resource_limits, &out->usage_share, &out->demand_share,
+                     &out->limits_share);
+    out->limits_share = ps_share_min(out->limits_share, ps_share_fill(1.0));  /* best allocation share */
+    out->dominant_resource = ps_resources_is_zero(usage) ? dominant_of_share(t, &out->demand_share)
+                                                         : dominant_of_share(t, &out->usage_share);
+    out->weight = e->weight;
+    struct fs_integral *p = u->el[e->parent].ig;
+    p->usage = ps_resources_add(p->usage, usage);
+    p->demand = ps_resources_add(p->demand, demand);
+}
+
 static void init_elements(struct ps_fs_update *u, struct ps_fs_element *elems, struct ps_fs_pool *pools)
 {
     const struct ps_fs_options *o = u->options;
+    struct total_divisors t;
+    total_divisors_init(&t, &u->total);
     memset(&u->integ[0], 0, sizeof u->integ[0]);
     int next_ig = 1;
     for (int i = 0; i < u->count; i++) {
@@ -495,6 +601,7 @@ static void init_elements(struct ps_fs_update *u, struct ps_fs_element *elems, s
         e->weight = in->kind == PS_ELEM_OPERATION ? operation_weight(in) : 1.0;
         if (in->kind == PS_ELEM_OPERATION) {
             e->ig = &u->integ[0];
+            init_operation(u, &t, e);
             continue;
         }
         struct ps_fs_pool *pool = &pools[in->pool];
@@ -504,6 +611,7 @@ static void init_elements(struct ps_fs_update *u, struct ps_fs_element *elems, s
         memset(ig, 0, sizeof *ig);
         ig->pool = pool;
         e->ig = ig;
+        e->out->resource_limits = i == 0 ? u->total : effective_limits(in, &u->total);
         e->is_fifo = pin->mode == PS_MODE_FIFO;
         e->gtype = e->is_pool ? pin->guarantee_type : PS_GUARANTEE_NONE;
         if (e->is_pool) {
@@ -517,45 +625,17 @@ static void init_elements(struct ps_fs_update *u, struct ps_fs_element *elems, s
     }
 }
 
-/* An operation's usage and demand are its inputs (upstream's demand always covers the usage;
- * keep that invariant); a pool's are the sums kept in its side entry. */
-static struct ps_resources elem_usage(const struct fs_elem *e)
-{
-    return e->kind == PS_ELEM_OPERATION ? e->in->usage : e->ig->usage;
-}
-
-static struct ps_resources elem_demand(const struct fs_elem *e)
-{
-    return e->kind == PS_ELEM_OPERATION ? ps_resources_max(e->in->demand, e->in->usage) : e->ig->demand;
-}
-
-/* Demand and usage (pools sum their children), effective limits. */
+/* Demand and usage of pools: the operations' parts were added by init_operation, the pools'
+ * sums go up children first. */
 static void compute_resources(struct ps_fs_update *u)
 {
-    const struct ps_resources *total = &u->total;
-    for (int i = 0; i < u->count; i++) {
-        struct fs_elem *e = &u->el[i];
-        if (e->kind != PS_ELEM_OPERATION) {
-            e->ig->usage = ps_resources_zero();
-            e->ig->demand = ps_resources_zero();
-        }
-        if (i == 0) {
-            e->out->resource_limits = *total;
-            continue;
-        }
-        struct ps_resources l = ps_resources_min(e->in->resource_limits, e->in->filter_limits);
-        if (e->in->max_share_ratio < 1.0) {
-            struct ps_resources share;
-            for (int r = 0; r < PS_RES_COUNT; r++)
-                share.v[r] = (int64_t)round((double)total->v[r] * e->in->max_share_ratio);
-            l = ps_resources_min(l, share);
-        }
-        e->out->resource_limits = ps_resources_min(l, *total);
-    }
     for (int i = u->count - 1; i > 0; i--) {
-        struct fs_integral *p = u->el[u->el[i].parent].ig;
-        p->usage = ps_resources_add(p->usage, elem_usage(&u->el[i]));
-        p->demand = ps_resources_add(p->demand, elem_demand(&u->el[i]));
+        struct fs_elem *e = &u->el[i];
+        if (e->kind == PS_ELEM_OPERATION)
+            continue;
+        struct fs_integral *p = u->el[e->parent].ig;
+        p->usage = ps_resources_add(p->usage, e->ig->usage);
+        p->demand = ps_resources_add(p->demand, e->ig->demand);
     }
 }
 
@@ -628,13 +708,12 @@ static void update_cumulative_attributes(struct ps_fs_update *u)
     }
     for (int i = u->count - 1; i >= 0; i--) {
         struct fs_elem *e = &u->el[i];
+        if (e->kind == PS_ELEM_OPERATION)
+            continue;   /* see init_operation */
         struct ps_fs_element_output *out = e->out;
         out->limits_share = ps_resources_to_share(&out->resource_limits, total, 0.0, 0.0);
-        if (e->kind == PS_ELEM_OPERATION)
-            out->limits_share = ps_share_min(out->limits_share, ps_share_fill(1.0));  /* best allocation share */
-        else
-            e->ig->sg_share = ps_resources_to_share(&e->ig->inferred_sg, total, 0.0, 0.0);
-        struct ps_resources usage = elem_usage(e), demand = elem_demand(e);
+        e->ig->sg_share = ps_resources_to_share(&e->ig->inferred_sg, total, 0.0, 0.0);
+        const struct ps_resources usage = e->ig->usage, demand = e->ig->demand;
         out->dominant_resource = ps_resources_is_zero(usage) ? ps_dominant_resource(&demand, total)
                                                              : ps_dominant_resource(&usage, total);
         out->usage_share = ps_resources_to_share(&usage, total, 0.0, 0.0);
@@ -684,11 +763,11 @@ static void write_outputs(struct ps_fs_update *u)
     const struct ps_resources *total = &u->total;
     for (int i = 0; i < u->count; i++) {
         struct fs_elem *e = &u->el[i];
+        if (e->kind == PS_ELEM_OPERATION)
+            continue;   /* no guarantees: the zeros of init_elements; the weight was written there */
         struct ps_fs_element_output *out = e->out;
         /* usage, demand and limits shares and the limits were written in place */
         out->weight = e->weight;
-        if (e->kind == PS_ELEM_OPERATION)
-            continue;   /* no guarantees: the zeros of init_elements */
         const struct fs_integral *ig = e->ig;
         struct ps_fs_pool_output *pout = &ig->pool->out;
         pout->strong_guarantee_share = ig->sg_share;
