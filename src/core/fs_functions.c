@@ -657,9 +657,20 @@ static bool children_fit(double f, void *arg)
 {
     const struct fit_check *c = arg;
     const struct fs_elem *e = c->e;
+    const int *kids = c->u->children + e->first_child;
     struct ps_share sum = ps_share_fill(0.0), v;
     for (int k = 0; k < e->child_count; k++) {
-        const struct fs_elem *child = &c->u->el[c->u->children[e->first_child + k]];
+        /* The children are scattered over the element array, their functions over the arena and
+         * their outputs over the caller's array: fetch ahead, the element first, then what it
+         * points to. */
+        if (k + 8 < e->child_count)
+            __builtin_prefetch(&c->u->el[kids[k + 8]]);
+        if (k + 4 < e->child_count) {
+            const struct fs_elem *ahead = &c->u->el[kids[k + 4]];
+            __builtin_prefetch(ahead->fsbs.a);
+            __builtin_prefetch(&ahead->out->fair_share.total, 1);
+        }
+        const struct fs_elem *child = &c->u->el[kids[k]];
         ps_plf_value_at(&child->fsbs, child_suggestion(c->u, e, k, f), v.v);
         if (c->record)
             child->out->fair_share.total = v;
