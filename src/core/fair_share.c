@@ -3,6 +3,7 @@
 #include "core/fair_share.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -580,6 +581,8 @@ static void init_operation(struct ps_fs_update *u, const struct total_divisors *
     p->demand = ps_resources_add(p->demand, demand);
 }
 
+enum { PREFETCH_ELEMENTS = 4 };
+
 static void init_elements(struct ps_fs_update *u, struct ps_fs_element *elems, struct ps_fs_pool *pools)
 {
     const struct ps_fs_options *o = u->options;
@@ -588,6 +591,13 @@ static void init_elements(struct ps_fs_update *u, struct ps_fs_element *elems, s
     memset(&u->integ[0], 0, sizeof u->integ[0]);
     int next_ig = 1;
     for (int i = 0; i < u->count; i++) {
+        /* The caller's elements span 9 cache lines each, more than the hardware prefetcher
+         * runs ahead: fetch a few elements ahead, the output for writing. */
+        if (i + PREFETCH_ELEMENTS < u->count) {
+            const char *ahead = (const char *)&elems[i + PREFETCH_ELEMENTS];
+            for (size_t off = 0; off < sizeof elems[i]; off += 64)
+                __builtin_prefetch(ahead + off, off >= offsetof(struct ps_fs_element, out));
+        }
         struct fs_elem *e = &u->el[i];
         const struct ps_fs_element_input *in = &elems[i].in;
         memset(e, 0, sizeof *e);
