@@ -678,16 +678,19 @@ static bool children_fit(double f, void *arg)
     const struct fit_check *c = arg;
     const struct fs_elem *e = c->e;
     const int *kids = c->u->children + e->first_child;
+    /* Children lists lie in the children array in the order of their parents, which is the
+     * order of this pass: fetching ahead runs on into the next pool's children. */
+    int ahead_end = c->u->count - 1 - e->first_child;
     struct ps_share sum = ps_share_fill(0.0), v;
     for (int k = 0; k < e->child_count; k++) {
         /* The children are scattered over the element array, their functions over the arena and
          * their outputs over the caller's array: fetch ahead, the element first, then what it
          * points to. */
-        if (k + 8 < e->child_count)
+        if (k + 8 < ahead_end)
             __builtin_prefetch(&c->u->el[kids[k + 8]]);
-        if (k + 4 < e->child_count) {
+        if (k + 4 < ahead_end) {
             const struct fs_elem *ahead = &c->u->el[kids[k + 4]];
-            /* the binary search touches the function's points from end to end (up to 8 lines) */
+            /* the search reads the function's points from end to end (up to 8 lines) */
             size_t bytes = (size_t)ahead->fsbs.n * (DIM + 1) * sizeof(double);
             const char *a = (const char *)ahead->fsbs.a;
             for (size_t off = 0; off < bytes && off < 8 * 64; off += 64)
