@@ -73,13 +73,26 @@ static int children_views(struct ps_fs_update *u, struct fs_elem *e)
         }
         ps_plf_scale_argument(&u->b[1], &c->fsbs, scale);
         struct ps_plf scaled = ps_plf_buf_view(&u->b[1]);
-        ps_plf_extend(&u->b[2], &scaled, ps_plf_left_bound(&scaled), NULL, 1.0, NULL);
         /* The improved mode reads the children's functions again in the top-down pass. */
         struct ps_arena *arena = u->options->enable_improved_fair_share_by_fit_factor_computation
                                      ? &u->persistent : &u->scratch;
-        u->views[k] = fs_commit(u, arena, ps_plf_buf_view(&u->b[2]));
-        if (u->oom)
+        /* The extension is built straight into the arena rather than built and copied: it holds
+         * the scaled points and at most two more (a vertical and the flat piece to 1; nothing
+         * on the left, which starts at the scaled function's own left bound), so a builder
+         * over that much arena memory never grows (ps_plf_buf_reserve would realloc it). */
+        int cap = scaled.n + 2;
+        size_t doubles = (size_t)cap * (DIM + 1);
+        struct ps_plf_buf ext = {ps_arena_alloc(arena, doubles * sizeof(double)), 0, cap, DIM, doubles, &u->oom};
+        if (!ext.a || scaled.n < 2) {
+            u->oom = true;  /* as fs_commit: an empty function only comes out of a failed allocation */
             return -1;
+        }
+        ps_plf_extend(&ext, &scaled, ps_plf_left_bound(&scaled), NULL, 1.0, NULL);
+        if (ext.n < 2) {
+            u->oom = true;
+            return -1;
+        }
+        u->views[k] = ps_plf_buf_view(&ext);
     }
     return 0;
 }
