@@ -477,18 +477,40 @@ static double operation_weight(const struct ps_fs_element_input *in)
     return fs_clamp_weight(in->weight_specified ? in->weight : 1.0);
 }
 
+/* Componentwise min, max and sum of resources in place, as ps_resources_min, _max and _add
+ * compute them, inlined for the per-element passes (the library's take the vectors by value). */
+static inline void res_min_into(struct ps_resources *a, const struct ps_resources *b)
+{
+    for (int r = 0; r < PS_RES_COUNT; r++)
+        a->v[r] = b->v[r] < a->v[r] ? b->v[r] : a->v[r];
+}
+
+static inline void res_max_into(struct ps_resources *a, const struct ps_resources *b)
+{
+    for (int r = 0; r < PS_RES_COUNT; r++)
+        a->v[r] = b->v[r] > a->v[r] ? b->v[r] : a->v[r];
+}
+
+static inline void res_add_into(struct ps_resources *a, const struct ps_resources *b)
+{
+    for (int r = 0; r < PS_RES_COUNT; r++)
+        a->v[r] += b->v[r];
+}
+
 /* The effective limits of a pool or an operation: specified and filter limits, the max share
  * ratio, the total. */
 static struct ps_resources effective_limits(const struct ps_fs_element_input *in, const struct ps_resources *total)
 {
-    struct ps_resources l = ps_resources_min(in->resource_limits, in->filter_limits);
+    struct ps_resources l = in->resource_limits;
+    res_min_into(&l, &in->filter_limits);
     if (in->max_share_ratio < 1.0) {
         struct ps_resources share;
         for (int r = 0; r < PS_RES_COUNT; r++)
             share.v[r] = (int64_t)round((double)total->v[r] * in->max_share_ratio);
-        l = ps_resources_min(l, share);
+        res_min_into(&l, &share);
     }
-    return ps_resources_min(l, *total);
+    res_min_into(&l, total);
+    return l;
 }
 
 /* The total in natural units (cpu in cores, as ps_res_get gives it), and the same with 1 where
@@ -569,7 +591,8 @@ static void init_operation(struct ps_fs_update *u, const struct total_divisors *
     const struct ps_fs_element_input *in = e->in;
     struct ps_fs_element_output *out = e->out;
     out->resource_limits = effective_limits(in, total);
-    struct ps_resources usage = in->usage, demand = ps_resources_max(in->demand, in->usage);
+    struct ps_resources usage = in->usage, demand = in->demand;
+    res_max_into(&demand, &usage);
     operation_shares(t, &usage, &demand, &out->resource_limits, &out->usage_share, &out->demand_share,
                      &out->limits_share);
     out->limits_share = ps_share_min(out->limits_share, ps_share_fill(1.0));  /* best allocation share */
@@ -577,8 +600,8 @@ static void init_operation(struct ps_fs_update *u, const struct total_divisors *
                                                          : dominant_of_share(t, &out->usage_share);
     out->weight = e->weight;
     struct fs_integral *p = u->el[e->parent].ig;
-    p->usage = ps_resources_add(p->usage, usage);
-    p->demand = ps_resources_add(p->demand, demand);
+    res_add_into(&p->usage, &usage);
+    res_add_into(&p->demand, &demand);
 }
 
 enum { PREFETCH_ELEMENTS = 4 };
