@@ -699,8 +699,11 @@ static bool children_fit(double f, void *arg)
         /* The children are scattered over the element array, their functions over the arena and
          * their outputs over the caller's array: fetch ahead, the element first, then what it
          * points to. */
-        if (k + 8 < ahead_end)
-            __builtin_prefetch(&c->u->el[kids[k + 8]]);
+        if (k + 8 < ahead_end) {
+            const char *el = (const char *)&c->u->el[kids[k + 8]];   /* may span two lines */
+            __builtin_prefetch(el);
+            __builtin_prefetch(el + sizeof(struct fs_elem) - 1);
+        }
         if (k + 4 < ahead_end) {
             const struct fs_elem *ahead = &c->u->el[kids[k + 4]];
             /* the search reads the function's points from end to end (up to 8 lines) */
