@@ -299,6 +299,10 @@ static int validate(const struct ps_fs_element *elems, int count, const struct p
             return ps_error_set(err, PS_EINVAL, "total_resources/%s must be finite and not negative",
                                 ps_resource_name(r));
     for (int i = 0; i < count; i++) {
+        /* the input spans 4 cache lines of each 9-line element: fetch a few elements ahead */
+        if (i + 4 < count)
+            for (size_t off = 0; off < sizeof elems[i].in; off += 64)
+                __builtin_prefetch((const char *)&elems[i + 4].in + off);
         int rc = validate_element(elems, i, pools, pool_count, err);
         if (rc)
             return rc;
