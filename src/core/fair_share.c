@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/fs_fast.h"
 #include "core/fs_internal.h"
 
 #define ARENA_BLOCK_BYTES ((size_t)256 << 10)
@@ -517,79 +518,11 @@ static struct ps_resources effective_limits(const struct ps_fs_element_input *in
     return l;
 }
 
-/* The total in natural units (cpu in cores, as ps_res_get gives it), and the same with 1 where
- * it is zero (a divisor that never traps; those lanes' results are replaced by 0). */
-struct total_divisors {
-    double limit[PS_RES_COUNT];
-    double safe[PS_RES_COUNT];
-};
-
-static void total_divisors_init(struct total_divisors *t, const struct ps_resources *total)
-{
-    for (int r = 0; r < PS_RES_COUNT; r++) {
-        t->limit[r] = ps_res_get(total, r);
-        t->safe[r] = t->limit[r] == 0.0 ? 1.0 : t->limit[r];
-    }
-}
-
-/* ps_resources_to_share(x, total, 0.0, 0.0) of the usage, the demand and the limits of an
- * operation, bit for bit: the same divisions (ps_res_get's cpu in cores is the hundredths
- * divided by 100; dividing the other resources by 1 changes nothing), 15 independent lanes
- * without branches, so that they are issued packed instead of one after another. */
-static void operation_shares(const struct total_divisors *t, const struct ps_resources *usage,
-                             const struct ps_resources *demand, const struct ps_resources *limits,
-                             struct ps_share *usage_share, struct ps_share *demand_share,
-                             struct ps_share *limits_share)
-{
-    enum { N = 3 * PS_RES_COUNT, L = (N + 1) / 2 };
-    typedef double v2d __attribute__((vector_size(16)));
-    double num[2 * L], den[2 * L], q[2 * L];
-    for (int r = 0; r < PS_RES_COUNT; r++) {
-        num[r] = ps_res_get(usage, r);
-        num[PS_RES_COUNT + r] = ps_res_get(demand, r);
-        num[2 * PS_RES_COUNT + r] = ps_res_get(limits, r);
-        for (int k = 0; k < 3; k++)
-            den[k * PS_RES_COUNT + r] = t->safe[r];
-    }
-    num[N] = 0.0;
-    den[N] = 1.0;
-    for (int j = 0; j < L; j++) {
-        v2d a, b;
-        memcpy(&a, num + 2 * j, sizeof a);
-        memcpy(&b, den + 2 * j, sizeof b);
-        v2d x = a / b;
-        memcpy(q + 2 * j, &x, sizeof x);
-    }
-    for (int j = 0; j < N; j++)
-        if (t->limit[j % PS_RES_COUNT] == 0.0)
-            q[j] = 0.0;
-    memcpy(usage_share->v, q, sizeof usage_share->v);
-    memcpy(demand_share->v, q + PS_RES_COUNT, sizeof demand_share->v);
-    memcpy(limits_share->v, q + 2 * PS_RES_COUNT, sizeof limits_share->v);
-}
-
-/* ps_dominant_resource(x, total) from x's shares: it divides the same values where the total is
- * not zero (the lanes whose share is not forced to 0). */
-static int dominant_of_share(const struct total_divisors *t, const struct ps_share *share)
-{
-    int best = PS_RES_CPU;
-    double best_share = 0.0;
-    for (int r = 0; r < PS_RES_COUNT; r++) {
-        if (t->limit[r] == 0.0)
-            continue;
-        if (share->v[r] > best_share) {
-            best_share = share->v[r];
-            best = r;
-        }
-    }
-    return best;
-}
-
 /* An operation's outputs that follow from its own input (limits, shares, dominant resource,
  * weight), written while the input is at hand: the caller's elements are large and scattered
  * over the cache, and operations are 90% of them, so every further pass over them costs. Its
  * usage and demand go to its parent's sums here (integer sums: the order does not matter). */
-static void init_operation(struct ps_fs_update *u, const struct total_divisors *t, struct fs_elem *e)
+static void init_operation(struct ps_fs_update *u, const struct fs_total_divisors *t, struct fs_elem *e)
 {
     const struct ps_resources *total = &u->total;
     const struct ps_fs_element_input *in = e->in;
@@ -597,11 +530,11 @@ static void init_operation(struct ps_fs_update *u, const struct total_divisors *
     out->resource_limits = effective_limits(in, total);
     struct ps_resources usage = in->usage, demand = in->demand;
     res_max_into(&demand, &usage);
-    operation_shares(t, &usage, &demand, &out->resource_limits, &out->usage_share, &out->demand_share,
+    fs_operation_shares(t, &usage, &demand, &out->resource_limits, &out->usage_share, &out->demand_share,
                      &out->limits_share);
     out->limits_share = ps_share_min(out->limits_share, ps_share_fill(1.0));  /* best allocation share */
-    out->dominant_resource = ps_resources_is_zero(usage) ? dominant_of_share(t, &out->demand_share)
-                                                         : dominant_of_share(t, &out->usage_share);
+    out->dominant_resource = ps_resources_is_zero(usage) ? fs_dominant_of_share(t, &out->demand_share)
+                                                         : fs_dominant_of_share(t, &out->usage_share);
     out->weight = e->weight;
     struct fs_integral *p = u->el[e->parent].ig;
     res_add_into(&p->usage, &usage);
@@ -613,8 +546,8 @@ enum { PREFETCH_ELEMENTS = 4 };
 static void init_elements(struct ps_fs_update *u, struct ps_fs_element *elems, struct ps_fs_pool *pools)
 {
     const struct ps_fs_options *o = u->options;
-    struct total_divisors t;
-    total_divisors_init(&t, &u->total);
+    struct fs_total_divisors t;
+    fs_total_divisors_init(&t, &u->total);
     memset(&u->integ[0], 0, sizeof u->integ[0]);
     int next_ig = 1;
     for (int i = 0; i < u->count; i++) {

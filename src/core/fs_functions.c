@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "core/bisect.h"
+#include "core/fs_fast.h"
 #include "core/fs_internal.h"
 #include "core/fs_operation.h"
 #include "core/plf_impl.h"
@@ -644,26 +645,6 @@ static void set_detailed(struct fs_elem *e, struct ps_share total)
     fs->weight_proportional = ps_share_sub(ps_share_sub(total, fs->strong_guarantee), fs->integral_guarantee);
 }
 
-/* ps_plf_value_at of a vector function, bit for bit: the same segment (the first whose right end
- * is >= x, the last one when none is) and the same seg_left_limit_d on it. For the few points of
- * an operation's function the segment is found by counting the inner points left of x, which
- * over sorted arguments gives the binary search's answer without its unpredictable branches. */
-static inline void fsbs_value_at(const struct ps_plf *f, double x, double *out)
-{
-    if (f->n > 16) {
-        ps_plf_value_at(f, x, out);
-        return;
-    }
-    if (f->n < 2) {
-        memset(out, 0, DIM * sizeof *out);
-        return;
-    }
-    int seg = 0;
-    for (int i = 1; i < f->n - 1; i++)
-        seg += XD(f, DIM, i) < x;
-    seg_left_limit_d(f, DIM, seg, x, out);
-}
-
 static double child_suggestion(const struct ps_fs_update *u, const struct fs_elem *e, int k, double f)
 {
     if (e->is_fifo) {
@@ -714,7 +695,7 @@ static bool children_fit(double f, void *arg)
             __builtin_prefetch(&ahead->out->fair_share.total, 1);
         }
         const struct fs_elem *child = &c->u->el[kids[k]];
-        fsbs_value_at(&child->fsbs, child_suggestion(c->u, e, k, f), v.v);
+        fs_small_value_at(&child->fsbs, child_suggestion(c->u, e, k, f), v.v);
         if (c->record)
             child->out->fair_share.total = v;
         sum = ps_share_add(sum, v);
@@ -818,7 +799,7 @@ void fs_compute_fair_shares(struct ps_fs_update *u)
                 if (e->share_known)
                     fs = e->out->fair_share.total;
                 else
-                    fsbs_value_at(&e->fsbs, e->suggestion, fs.v);
+                    fs_small_value_at(&e->fsbs, e->suggestion, fs.v);
                 set_detailed(e, fs);
             }
         } else if (improved) {
