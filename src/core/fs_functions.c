@@ -750,9 +750,74 @@ static void child_share_at(const struct ps_fs_update *u, const struct fs_elem *e
         memset(out, 0, DIM * sizeof *out);
 }
 
+/* The bisection of a normal improved-mode pool soon stays within one unit of fit factor, where
+ * improved_child_share reads the same two values of every child at every step (at the critical
+ * points p - 1, last, and p, first): they are kept for the p of the last two units visited (near
+ * an integer the steps alternate between two), and each step only interpolates them as
+ * improved_child_share does. */
+struct improved_cache {
+    int p;         /* the critical point b holds; -1: none */
+    bool has_a;    /* a holds the values at p - 1 */
+    double *a, *b; /* child_count x DIM each */
+};
+
+struct shares_check {
+    struct fit_check fit;
+    struct improved_cache cache[2];   /* cache[0]: the unit of the last step */
+};
+
+/* Child k's share at f for every child, in children order, as improved_child_share gives it. */
+static bool improved_shares_fit(const struct fit_check *c, struct improved_cache caches[2], double f)
+{
+    const struct fs_elem *e = c->e;
+    int p = 0;
+    bool interp = false;
+    if (f > 0.0) {
+        p = (int)ceil(f);
+        if (p >= e->ig->imp_count)
+            p = e->ig->imp_count - 1;
+        interp = f != (double)p;
+    }
+    if (caches[0].p != p) {
+        struct improved_cache t = caches[0];
+        caches[0] = caches[1];
+        caches[1] = t;
+    }
+    struct improved_cache *cache = &caches[0];
+    if (cache->p != p) {
+        for (int k = 0; k < e->child_count; k++)
+            improved_child_value(e, k, p, false, cache->b + (size_t)k * DIM);
+        cache->p = p;
+        cache->has_a = false;
+    }
+    if (interp && !cache->has_a) {
+        for (int k = 0; k < e->child_count; k++)
+            improved_child_value(e, k, p - 1, true, cache->a + (size_t)k * DIM);
+        cache->has_a = true;
+    }
+    double lo = (double)(p - 1), hi = (double)p;
+    double t = interp ? (f - lo) / (hi - lo) : 0.0;
+    struct ps_share sum = ps_share_fill(0.0), v;
+    for (int k = 0; k < e->child_count; k++) {
+        const double *b = cache->b + (size_t)k * DIM;
+        if (!interp) {
+            memcpy(v.v, b, sizeof v.v);
+        } else {
+            const double *a = cache->a + (size_t)k * DIM;
+            for (int j = 0; j < DIM; j++)
+                v.v[j] = t < 0.5 ? a[j] + (b[j] - a[j]) * t : b[j] - (b[j] - a[j]) * (1 - t);
+        }
+        sum = ps_share_add(sum, v);
+    }
+    return ps_share_dominates(c->bound, sum);
+}
+
 static bool children_shares_fit(double f, void *arg)
 {
-    const struct fit_check *c = arg;
+    struct shares_check *sc = arg;
+    const struct fit_check *c = &sc->fit;
+    if (sc->cache[0].b)
+        return improved_shares_fit(c, sc->cache, f);
     struct ps_share sum = ps_share_fill(0.0), v;
     for (int k = 0; k < c->e->child_count; k++) {
         child_share_at(c->u, c->e, k, f, v.v);
@@ -768,7 +833,21 @@ static void compute_pool_improved(struct ps_fs_update *u, struct fs_elem *e)
         set_detailed(e, ps_share_fill(0.0));
         return;
     }
-    struct fit_check check = {u, e, e->out->fair_share.total, false};
+    struct shares_check check = {{u, e, e->out->fair_share.total, false},
+                                 {{-1, false, NULL, NULL}, {-1, false, NULL, NULL}}};
+    if (!e->is_fifo) {
+        /* No preparation runs after the bottom-up pass: the scratch arena is free. */
+        ps_arena_reset(&u->scratch);
+        size_t bytes = (size_t)e->child_count * DIM * sizeof(double);
+        bool ok = true;
+        for (int s = 0; s < 2; s++) {
+            check.cache[s].a = ps_arena_alloc(&u->scratch, bytes);
+            check.cache[s].b = ps_arena_alloc(&u->scratch, bytes);
+            ok = ok && check.cache[s].a && check.cache[s].b;
+        }
+        if (!ok)
+            check.cache[0].b = NULL;   /* without the cache: the same values, only slower */
+    }
     double f = ps_bisect_inverse_lower_bound(0.0, e->ig->fsbff_right, children_shares_fit, &check);
     /* Negligible fit factors are zero, so that nothing tiny is handed out. */
     if (f < FS_EPSILON)
