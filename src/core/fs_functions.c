@@ -766,8 +766,9 @@ struct shares_check {
     struct improved_cache cache[2];   /* cache[0]: the unit of the last step */
 };
 
-/* Child k's share at f for every child, in children order, as improved_child_share gives it. */
-static bool improved_shares_fit(const struct fit_check *c, struct improved_cache caches[2], double f)
+/* Child k's share at f for every child, in children order, as improved_child_share gives it;
+ * summed for the fit check, or with write, stored as each child's share. */
+static bool improved_shares_at(const struct fit_check *c, struct improved_cache caches[2], double f, bool write)
 {
     const struct fs_elem *e = c->e;
     int p = 0;
@@ -807,6 +808,8 @@ static bool improved_shares_fit(const struct fit_check *c, struct improved_cache
             for (int j = 0; j < DIM; j++)
                 v.v[j] = t < 0.5 ? a[j] + (b[j] - a[j]) * t : b[j] - (b[j] - a[j]) * (1 - t);
         }
+        if (write)
+            c->u->el[c->u->children[e->first_child + k]].out->fair_share.total = v;
         sum = ps_share_add(sum, v);
     }
     return ps_share_dominates(c->bound, sum);
@@ -817,7 +820,7 @@ static bool children_shares_fit(double f, void *arg)
     struct shares_check *sc = arg;
     const struct fit_check *c = &sc->fit;
     if (sc->cache[0].b)
-        return improved_shares_fit(c, sc->cache, f);
+        return improved_shares_at(c, sc->cache, f, false);
     struct ps_share sum = ps_share_fill(0.0), v;
     for (int k = 0; k < c->e->child_count; k++) {
         child_share_at(c->u, c->e, k, f, v.v);
@@ -852,8 +855,11 @@ static void compute_pool_improved(struct ps_fs_update *u, struct fs_elem *e)
     /* Negligible fit factors are zero, so that nothing tiny is handed out. */
     if (f < FS_EPSILON)
         f = 0.0;
-    for (int k = 0; k < e->child_count; k++)
-        child_share_at(u, e, k, f, u->el[u->children[e->first_child + k]].out->fair_share.total.v);
+    if (check.cache[0].b)
+        improved_shares_at(&check.fit, check.cache, f, true);
+    else
+        for (int k = 0; k < e->child_count; k++)
+            child_share_at(u, e, k, f, u->el[u->children[e->first_child + k]].out->fair_share.total.v);
     set_detailed(e, e->out->fair_share.total);
 }
 
