@@ -2,13 +2,16 @@
 
 #include <string.h>
 
+/* The engine's one process-wide state: a fact about the CPU, read once (any thread may be the
+ * first; they all store the same value, atomically), and a cap a shell sets before updates. */
 static int detected = -1;
-static enum ps_isa cap = PS_ISA_AVX512;
+static int cap = PS_ISA_AVX512;
 
 enum ps_isa ps_isa_detected(void)
 {
-    if (detected < 0) {
-        int level = PS_ISA_BASE;
+    int level = __atomic_load_n(&detected, __ATOMIC_RELAXED);
+    if (level < 0) {
+        level = PS_ISA_BASE;
 #if defined(__x86_64__) && defined(__GNUC__)
         __builtin_cpu_init();
         if (__builtin_cpu_supports("avx2"))
@@ -17,20 +20,20 @@ enum ps_isa ps_isa_detected(void)
             __builtin_cpu_supports("avx512dq"))
             level = PS_ISA_AVX512;
 #endif
-        detected = level;
+        __atomic_store_n(&detected, level, __ATOMIC_RELAXED);
     }
-    return (enum ps_isa)detected;
+    return (enum ps_isa)level;
 }
 
 enum ps_isa ps_isa_level(void)
 {
-    enum ps_isa d = ps_isa_detected();
-    return d < cap ? d : cap;
+    int d = (int)ps_isa_detected(), c = __atomic_load_n(&cap, __ATOMIC_RELAXED);
+    return (enum ps_isa)(d < c ? d : c);
 }
 
 void ps_isa_cap(enum ps_isa max)
 {
-    cap = max;
+    __atomic_store_n(&cap, (int)max, __ATOMIC_RELAXED);
 }
 
 static const char *const names[] = {"base", "avx2", "avx512"};
