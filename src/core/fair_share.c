@@ -555,8 +555,13 @@ static void init_elements(struct ps_fs_update *u, struct ps_fs_element *elems, s
          * runs ahead: fetch a few elements ahead, the output for writing. */
         if (i + PREFETCH_ELEMENTS < u->count) {
             const char *ahead = (const char *)&elems[i + PREFETCH_ELEMENTS];
-            for (size_t off = 0; off < sizeof elems[i]; off += 64)
-                __builtin_prefetch(ahead + off, off >= offsetof(struct ps_fs_element, out));
+            /* (The read/write argument must be a constant for clang.) */
+            for (size_t off = 0; off < sizeof elems[i]; off += 64) {
+                if (off >= offsetof(struct ps_fs_element, out))
+                    __builtin_prefetch(ahead + off, 1);
+                else
+                    __builtin_prefetch(ahead + off, 0);
+            }
         }
         struct fs_elem *e = &u->el[i];
         const struct ps_fs_element_input *in = &elems[i].in;
