@@ -572,13 +572,14 @@ bool fs_element_fsbs(struct ps_fs_update *u, struct fs_elem *e, bool fast, struc
         return !u->oom && !u->ctx.oom;
     if (u->oom || u->ctx.oom)
         return false;
-    /* The composition goes to whichever of the fold's two builders does not hold the MFFBS:
-     * the fold is done with them, and a third builder as large as the biggest MFFBS would only
-     * add memory. */
+    /* Composition and compression in one pass (the composed points are handed to the
+     * compression as the builder finalizes them). When the composition is built (no AVX-512,
+     * or the rare fallback) it goes to whichever of the fold's two builders does not hold the
+     * MFFBS: the fold is done with them, and a third builder as large as the biggest MFFBS
+     * would only add memory. */
     struct ps_plf_buf *cbuf = mffbs.a && mffbs.a == u->b[1].a ? &u->b[2] : &u->b[1];
-    ps_plf_compose(&u->ctx, cbuf, &fsbff, mffbs.a ? &mffbs : &e->ig->mffbs);
-    struct ps_plf composed = ps_plf_buf_view(cbuf);
-    ps_plf_compress(&u->b[5], &composed, FS_COMPRESS_EPSILON);
+    ps_plf_compose_compress(&u->ctx, &u->b[5], cbuf, &fsbff, mffbs.a ? &mffbs : &e->ig->mffbs,
+                            FS_COMPRESS_EPSILON);
     *out = ps_plf_buf_view(&u->b[5]);
     return !u->oom && !u->ctx.oom;
 }

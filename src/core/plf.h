@@ -168,6 +168,10 @@ void ps_plf_compose(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const struct
                     const struct ps_plf *g);
 /* Merges runs of segments that stay within epsilon of a straight line in every component. */
 void ps_plf_compress(struct ps_plf_buf *dst, const struct ps_plf *src, double epsilon);
+/* ps_plf_compress of ps_plf_compose into dst (tmp may receive the composition; either way the
+ * result is the same to the bit). */
+void ps_plf_compose_compress(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, struct ps_plf_buf *tmp,
+                             const struct ps_plf *f, const struct ps_plf *g, double epsilon);
 
 /* Sorts n pairs (xs[2k], xs[2k+1]) lexicographically (stable). */
 void ps_plf_sort_pairs(struct ps_plf_ctx *ctx, double *xs, int n);

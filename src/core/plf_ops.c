@@ -383,6 +383,117 @@ static PLF_TARGET512 void compose_build5_avx512(struct ps_plf_buf *dst, const st
     }
     vb5_finish(&vb);
 }
+
+/* compose_build5_avx512 followed by compress_share_avx512 without the composed function in
+ * memory: the composition's builder keeps only its last two points, and a point is final (no
+ * later merge of append_d touches it) once another one is pushed after it, so that is when it
+ * goes to the compression's stream (struct cz5); the last point goes after the composition's
+ * trim_right. Returns false when the stream cannot vouch for the batch compression's result
+ * (cz5_finish). */
+struct vf5 {
+    __m512d l, m;  /* points n - 2 and n - 1 (when they exist) */
+    unsigned lm;   /* lanes where l and m are equal (when n >= 2) */
+    int n;
+};
+
+/* vb5_add, handing a point that becomes final to the compression. */
+PLF_INLINE512 void vf5_add(struct vf5 *vb, struct cz5 *z, __m512d p)
+{
+    if (__builtin_expect(vb->n < 2, 0)) {
+        if (vb->n == 1)
+            cz5_feed(z, vb->m, _mm_cvtsd_f64(_mm512_castpd512_pd128(vb->m)));
+        vb->lm = _mm512_cmp_pd_mask(vb->m, p, _CMP_EQ_OQ);
+        vb->l = vb->m;
+        vb->m = p;
+        vb->n++;
+        return;
+    }
+    unsigned mp = _mm512_cmp_pd_mask(vb->m, p, _CMP_EQ_OQ), lm = vb->lm;
+    unsigned right_vertical = mp & 1, right_flat = (mp & PLF5_VALUES) == PLF5_VALUES;
+    unsigned left_vertical = lm & 1, left_flat = (lm & PLF5_VALUES) == PLF5_VALUES;
+    if (right_vertical & right_flat)
+        return;
+    if ((left_vertical & left_flat) | (left_vertical & right_vertical) |
+        ((left_vertical ^ 1) & left_flat & (right_vertical ^ 1) & right_flat)) {
+        vb->lm = _mm512_cmp_pd_mask(vb->l, p, _CMP_EQ_OQ);
+        vb->m = p;
+        return;
+    }
+    cz5_feed(z, vb->m, _mm_cvtsd_f64(_mm512_castpd512_pd128(vb->m)));
+    vb->n++;
+    vb->lm = mp;
+    vb->l = vb->m;
+    vb->m = p;
+}
+
+/* ps_plf_trim_right on the builder's last two points, then the last point to the stream. */
+PLF_INLINE512 void vf5_finish(struct vf5 *vb, struct cz5 *z)
+{
+    if (vb->n == 0)
+        return;
+    if (vb->n >= 2) {
+        /* seg_vertical: equal arguments, some value not equal (NaN included). */
+        bool vertical = (vb->lm & 1) && (vb->lm & PLF5_VALUES) != PLF5_VALUES;
+        if (vertical) {
+            if (vb->n > 2)
+                return;  /* the last point is dropped; l went to the stream already */
+            vb->m = _mm512_mask_mov_pd(vb->l, 1, vb->m);  /* l's values at m's argument */
+        }
+    }
+    cz5_feed(z, vb->m, _mm_cvtsd_f64(_mm512_castpd512_pd128(vb->m)));
+}
+
+static PLF_TARGET512 bool compose_compress5_avx512(struct ps_plf_buf *dst, const struct ps_plf *f,
+                                                   const double *pairs, int total, double epsilon)
+{
+    const double *fa = f->a;
+    const int flast = f->n - 2;
+    int cl = 0, cr = 0;
+    double px = 0.0, x = 0.0, y = 0.0, nx = 0.0, ny = 0.0;
+    struct cz5 z;
+    cz5_start(&z, dst, epsilon);
+    struct vf5 vb = {_mm512_setzero_pd(), _mm512_setzero_pd(), 0, 0};
+    if (total == 0)
+        return cz5_finish(&z);
+    vb.lm = _mm512_cmp_pd_mask(vb.l, vb.m, _CMP_EQ_OQ);
+    x = pairs[0];
+    y = pairs[1];
+    for (int i = 0; i < total; i++) {
+        if (i + 1 < total) {
+            nx = pairs[2 * i + 2];
+            ny = pairs[2 * i + 3];
+        }
+        bool added = false;
+        if (i == 0 || px != x) {
+            while (cl < flast && fa[(size_t)(cl + 1) * PLF5_STRIDE] < y)
+                cl++;
+            vf5_add(&vb, &z, pt5_with_x(seg5_limit(fa + (size_t)cl * PLF5_STRIDE, y, false), x));
+            added = true;
+        }
+        if (i + 1 == total || nx != x) {
+            bool right = i + 1 < total && ny > y;
+            /* See compose_build for why the second sample is usually skipped. */
+            if (!(added && vb.n >= 2 && (!right || fa[(size_t)(cl + 1) * PLF5_STRIDE] > y))) {
+                const double *pp;
+                if (right) {
+                    while (cr + 1 <= flast && fa[(size_t)(cr + 1) * PLF5_STRIDE] <= y)
+                        cr++;
+                    pp = fa + (size_t)cr * PLF5_STRIDE;
+                } else {
+                    while (cl < flast && fa[(size_t)(cl + 1) * PLF5_STRIDE] < y)
+                        cl++;
+                    pp = fa + (size_t)cl * PLF5_STRIDE;
+                }
+                vf5_add(&vb, &z, pt5_with_x(seg5_limit(pp, y, right), x));
+            }
+        }
+        px = x;
+        x = nx;
+        y = ny;
+    }
+    vf5_finish(&vb, &z);
+    return cz5_finish(&z);
+}
 #endif
 
 void ps_plf_compose(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const struct ps_plf *f,
@@ -409,4 +520,25 @@ void ps_plf_compose(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const struct
     else
         compose_build(dst, f, pairs, total, dim);
     ps_plf_trim_right(dst);
+}
+
+void ps_plf_compose_compress(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, struct ps_plf_buf *tmp,
+                             const struct ps_plf *f, const struct ps_plf *g, double epsilon)
+{
+#if defined(PLF_HAVE_VEC512)
+    if (f->dim == PS_PLF_MAX_DIM && ps_isa_level() >= PS_ISA_AVX512) {
+        ps_plf_buf_clear(dst, PS_PLF_MAX_DIM);
+        if (!reserve_pairs(ctx, g->n + 2 * f->n))
+            return;
+        double *pairs = ctx->pairs;
+        int total = compose_pairs(pairs, f, g);
+        if (total < 0)
+            total = compose_pairs_merge(pairs, pairs + 2 * ((size_t)g->n + (size_t)f->n), f, g);
+        if (compose_compress5_avx512(dst, f, pairs, total, epsilon))
+            return;
+    }
+#endif
+    ps_plf_compose(ctx, tmp, f, g);
+    struct ps_plf composed = ps_plf_buf_view(tmp);
+    ps_plf_compress(dst, &composed, epsilon);
 }

@@ -145,5 +145,103 @@ PLF_INLINE512 __m512d seg5_limit(const double *pp, double y, bool right)
     return _mm512_mask_mov_pd(from_right, left_form, from_left);
 }
 
+
+/* compress_share_avx512 (plf_compress.c) as a stream: the points of the source arrive one at a
+ * time (cz5_feed), so a producer that finalizes points in order can hand them over without
+ * storing them. The run state lives in registers: the run's start point s, the last point e
+ * (the run's current end) and the bounds.
+ *
+ * The whole-function pass of compress_share_avx512 (which components differ from the first
+ * point: the others are not checked) cannot be done before the points have all arrived, so
+ * every component is checked and the stream records the components that ever failed the test
+ * (blocked). A component the batch form does not check only changes a decision where it
+ * fails the test while the checked ones pass, so when no unchecked component ever failed
+ * (cz5_exact) every decision, and so the output, is the batch form's; otherwise the caller
+ * redoes the compression in batch. */
+struct cz5 {
+    struct vb5 vb;
+    int n;             /* points fed */
+    unsigned differ;   /* lanes where some point differs from the first */
+    unsigned blocked;  /* lanes that failed the test at some step */
+    double x0;         /* argument of s */
+    __m512d first, s, e, eps, top_db, top_dv, bottom_db, bottom_dv;
+    double epsilon;
+};
+
+PLF_INLINE512 void cz5_start(struct cz5 *z, struct ps_plf_buf *dst, double epsilon)
+{
+    vb5_start(&z->vb, dst);
+    z->n = 0;
+    z->differ = z->blocked = 0;
+    z->epsilon = epsilon;
+    z->eps = _mm512_set1_pd(epsilon);
+    z->x0 = 0.0;
+    z->first = z->s = z->e = z->top_db = z->top_dv = z->bottom_db = z->bottom_dv = _mm512_setzero_pd();
+}
+
+/* The next point p (lanes 6 and 7 zero) and its argument x (lane 0). */
+PLF_INLINE512 void cz5_feed(struct cz5 *z, __m512d p, double x)
+{
+    if (__builtin_expect(z->n < 2, 0)) {
+        if (z->n == 0) {
+            z->first = z->s = p;
+            z->x0 = x;
+        } else {
+            z->differ |= _mm512_cmp_pd_mask(p, z->first, _CMP_NEQ_UQ);
+            z->top_db = z->bottom_db = _mm512_set1_pd(x - z->x0);
+            z->top_dv = _mm512_sub_pd(_mm512_add_pd(p, z->eps), z->s);
+            z->bottom_dv = _mm512_sub_pd(_mm512_sub_pd(p, z->eps), z->s);
+        }
+        z->e = p;
+        z->n++;
+        return;
+    }
+    z->n++;
+    z->differ |= _mm512_cmp_pd_mask(p, z->first, _CMP_NEQ_UQ);
+    __m512d dbv = _mm512_set1_pd(x - z->x0);
+    __m512d dv = _mm512_sub_pd(p, z->s);
+    __m512d new_top = _mm512_sub_pd(_mm512_add_pd(p, z->eps), z->s);
+    __m512d new_bottom = _mm512_sub_pd(_mm512_sub_pd(p, z->eps), z->s);
+    __mmask8 m = _mm512_cmp_pd_mask(_mm512_mul_pd(dbv, z->top_dv), _mm512_mul_pd(z->top_db, new_top), _CMP_GT_OQ);
+    z->top_db = _mm512_mask_mov_pd(z->top_db, m, dbv);
+    z->top_dv = _mm512_mask_mov_pd(z->top_dv, m, new_top);
+    m = _mm512_cmp_pd_mask(_mm512_mul_pd(dbv, z->bottom_dv), _mm512_mul_pd(z->bottom_db, new_bottom), _CMP_LT_OQ);
+    z->bottom_db = _mm512_mask_mov_pd(z->bottom_db, m, dbv);
+    z->bottom_dv = _mm512_mask_mov_pd(z->bottom_dv, m, new_bottom);
+    unsigned inside = _mm512_cmp_pd_mask(_mm512_mul_pd(z->bottom_db, dv), _mm512_mul_pd(dbv, z->bottom_dv), _CMP_GT_OQ) &
+                      _mm512_cmp_pd_mask(_mm512_mul_pd(z->top_db, dv), _mm512_mul_pd(dbv, z->top_dv), _CMP_LT_OQ);
+    unsigned fail = PLF5_VALUES & ~inside;
+    z->blocked |= fail;
+    if (fail == 0) {
+        z->e = p;
+        return;
+    }
+    if (z->vb.n == 0)
+        vb5_add(&z->vb, z->s);
+    vb5_add(&z->vb, z->e);
+    z->s = z->e;
+    z->x0 = _mm_cvtsd_f64(_mm512_castpd512_pd128(z->e));
+    z->top_db = z->bottom_db = _mm512_set1_pd(x - z->x0);
+    z->top_dv = _mm512_sub_pd(_mm512_add_pd(p, z->eps), z->s);
+    z->bottom_dv = _mm512_sub_pd(_mm512_sub_pd(p, z->eps), z->s);
+    z->e = p;
+}
+
+/* Ends the stream; false when the batch form may differ (see struct cz5): then dst holds
+ * garbage and the caller compresses in batch. */
+PLF_INLINE512 bool cz5_finish(struct cz5 *z)
+{
+    unsigned active = z->epsilon > 0 ? z->differ & PLF5_VALUES : PLF5_VALUES;
+    if (z->blocked & ~active)
+        return false;
+    if (z->n >= 2) {
+        if (z->vb.n == 0)
+            vb5_add(&z->vb, z->s);
+        vb5_add(&z->vb, z->e);
+    }
+    vb5_finish(&z->vb);
+    return true;
+}
+
 #endif
 #endif

@@ -247,6 +247,49 @@ static void test_smallest_inputs(void **state)
     }
 }
 
+/* The fused composition and compression (ps_plf_compose_compress) against the composition and
+ * the compression one after the other at the baseline level. Some share functions get a
+ * constant component of 100, where 100 + 1e-15 rounds to 100: the compression never checks
+ * that component, but the stream checks every component, and must notice that this one
+ * failed its test and fall back. */
+static void test_compose_compress_matches_two_steps(void **state)
+{
+    struct env *v = *state;
+    for (int round = 0; round < 6000; round++) {
+        int many = round % 10 == 0 ? 400 : (round % 3 == 0 ? 3 : 24);
+        random_share_function(v, &v->f, many);
+        if (round % 4 == 1) {
+            int r = (int)rnd(v, 5);
+            for (int i = 0; i < v->f.n; i++)
+                v->f.a[(size_t)i * 6 + 1 + (size_t)r] = 100.0;
+        }
+        struct ps_plf f = ps_plf_buf_view(&v->f);
+        random_inner_function(v, &v->g, &f, many);
+        /* A jump at g's end (the composition ends vertical and is trimmed), or a g of one
+         * argument (the trimmed composition keeps two points). */
+        if (round % 7 == 3 || round % 11 == 5) {
+            if (round % 11 == 5)
+                ps_plf_buf_clear(&v->g, 1);
+            double y0 = v->g.n ? v->g.a[(size_t)(v->g.n - 1) * 2 + 1] : (double)rnd(v, 8) / 8.0;
+            double y1 = y0 + (double)(1 + rnd(v, 8)) / 8.0;
+            y1 = y1 > 2.0 ? 2.0 : y1;
+            ps_plf_add_point(&v->g, 1.0, &y0);
+            ps_plf_add_point(&v->g, 1.0, &y1);
+        }
+        struct ps_plf g = ps_plf_buf_view(&v->g);
+        static const double epss[] = {0.0, 1e-15, 1e-15, 0.1};
+        double eps = epss[round % 4 == 1 ? 1 : rnd(v, 4)];
+        compose_at(v, PS_ISA_BASE, &v->want);
+        compress_at(PS_ISA_BASE, &v->want2, &v->want, eps);
+        for (int isa = PS_ISA_BASE; isa <= (int)ps_isa_detected(); isa++) {
+            ps_isa_cap((enum ps_isa)isa);
+            ps_plf_compose_compress(&v->ctx, &v->got2, &v->got, &f, &g, eps);
+            assert_same(&v->want2, &v->got2, round, "compose_compress");
+        }
+    }
+    assert_false(v->oom || v->ctx.oom);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -254,6 +297,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_compress_raw_matches_baseline, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compress_linear_runs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_smallest_inputs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_compose_compress_matches_two_steps, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
