@@ -443,35 +443,86 @@ PLF_INLINE512 void vf5_finish(struct vf5 *vb, struct cz5 *z)
     cz5_feed(z, vb->m, _mm_cvtsd_f64(_mm512_castpd512_pd128(vb->m)));
 }
 
+/* compose_pairs as a generator: the same pairs in the same order, without storing them (they
+ * are mostly g's own points). fail is set where compose_pairs returns -1. */
+struct pairs_gen {
+    const double *ga, *fa;
+    int gn, fn, gi, q;
+    bool extras, fail;
+    double x0, y0, x1, y1;
+};
+
+PLF_INLINE bool pairs_next(struct pairs_gen *p, double *x, double *y)
+{
+    if (p->extras) {
+        if (p->q < p->fn && p->fa[(size_t)p->q * PLF5_STRIDE] < p->y1) {
+            double fy = p->fa[(size_t)p->q * PLF5_STRIDE];
+            double t = (fy - p->y0) / (p->y1 - p->y0);
+            *x = lerp(p->x0, p->x1, t);
+            *y = fy;
+            while (p->q < p->fn && p->fa[(size_t)p->q * PLF5_STRIDE] == fy)
+                p->q++;
+            return true;
+        }
+        p->extras = false;
+    }
+    if (p->gi >= p->gn)
+        return false;
+    const double *gp = p->ga + 2 * (size_t)p->gi++;
+    double x0 = gp[0], y0 = gp[1];
+    *x = x0;
+    *y = y0;
+    if (p->gi < p->gn) {
+        double x1 = gp[2], y1 = gp[3];
+        if (!(y1 >= y0)) {
+            p->fail = true;
+            p->gi = p->gn;  /* the caller starts over with compose_pairs_merge */
+            return true;
+        }
+        if (x0 != x1 && y0 != y1) {
+            while (p->q < p->fn && p->fa[(size_t)p->q * PLF5_STRIDE] <= y0)
+                p->q++;
+            p->extras = true;
+            p->x0 = x0;
+            p->y0 = y0;
+            p->x1 = x1;
+            p->y1 = y1;
+        }
+    }
+    return true;
+}
+
+/* With pairs == NULL the pairs come from pairs_gen over g (false when g decreases somewhere). */
 static PLF_TARGET512 bool compose_compress5_avx512(struct ps_plf_buf *dst, const struct ps_plf *f,
-                                                   const double *pairs, int total, double epsilon)
+                                                   const struct ps_plf *g, const double *pairs, int total,
+                                                   double epsilon)
 {
     const double *fa = f->a;
     const int flast = f->n - 2;
     int cl = 0, cr = 0;
     double px = 0.0, x = 0.0, y = 0.0, nx = 0.0, ny = 0.0;
+    struct pairs_gen gen = {g->a, fa, g->n, f->n, 0, 0, false, false, 0.0, 0.0, 0.0, 0.0};
+    int next = 0;  /* index of the next stored pair */
+#define NEXT_PAIR(px_, py_)                                                                              \
+    (pairs ? (next < total ? ((px_) = pairs[2 * next], (py_) = pairs[2 * next + 1], next++, true) : false) \
+           : pairs_next(&gen, &(px_), &(py_)))
     struct cz5 z;
     cz5_start(&z, dst, epsilon);
     struct vf5 vb = {_mm512_setzero_pd(), _mm512_setzero_pd(), 0, 0};
-    if (total == 0)
+    if (!NEXT_PAIR(x, y))
         return cz5_finish(&z);
     vb.lm = _mm512_cmp_pd_mask(vb.l, vb.m, _CMP_EQ_OQ);
-    x = pairs[0];
-    y = pairs[1];
-    for (int i = 0; i < total; i++) {
-        if (i + 1 < total) {
-            nx = pairs[2 * i + 2];
-            ny = pairs[2 * i + 3];
-        }
+    bool has_next = NEXT_PAIR(nx, ny), first = true;
+    for (;;) {
         bool added = false;
-        if (i == 0 || px != x) {
+        if (first || px != x) {
             while (cl < flast && fa[(size_t)(cl + 1) * PLF5_STRIDE] < y)
                 cl++;
             vf5_add(&vb, &z, pt5_with_x(seg5_limit(fa + (size_t)cl * PLF5_STRIDE, y, false), x));
             added = true;
         }
-        if (i + 1 == total || nx != x) {
-            bool right = i + 1 < total && ny > y;
+        if (!has_next || nx != x) {
+            bool right = has_next && ny > y;
             /* See compose_build for why the second sample is usually skipped. */
             if (!(added && vb.n >= 2 && (!right || fa[(size_t)(cl + 1) * PLF5_STRIDE] > y))) {
                 const double *pp;
@@ -487,10 +538,17 @@ static PLF_TARGET512 bool compose_compress5_avx512(struct ps_plf_buf *dst, const
                 vf5_add(&vb, &z, pt5_with_x(seg5_limit(pp, y, right), x));
             }
         }
+        if (!has_next)
+            break;
         px = x;
         x = nx;
         y = ny;
+        first = false;
+        has_next = NEXT_PAIR(nx, ny);
     }
+#undef NEXT_PAIR
+    if (gen.fail)
+        return false;
     vf5_finish(&vb, &z);
     return cz5_finish(&z);
 }
@@ -528,14 +586,20 @@ void ps_plf_compose_compress(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, str
 #if defined(PLF_HAVE_VEC512)
     if (f->dim == PS_PLF_MAX_DIM && ps_isa_level() >= PS_ISA_AVX512) {
         ps_plf_buf_clear(dst, PS_PLF_MAX_DIM);
+        if (compose_compress5_avx512(dst, f, g, NULL, 0, epsilon))
+            return;
+        /* g decreases somewhere (the pairs are then merged as upstream's), or the stream
+         * could not vouch for the compression. */
         if (!reserve_pairs(ctx, g->n + 2 * f->n))
             return;
         double *pairs = ctx->pairs;
         int total = compose_pairs(pairs, f, g);
-        if (total < 0)
+        if (total < 0) {
             total = compose_pairs_merge(pairs, pairs + 2 * ((size_t)g->n + (size_t)f->n), f, g);
-        if (compose_compress5_avx512(dst, f, pairs, total, epsilon))
-            return;
+            ps_plf_buf_clear(dst, PS_PLF_MAX_DIM);
+            if (compose_compress5_avx512(dst, f, g, pairs, total, epsilon))
+                return;
+        }
     }
 #endif
     ps_plf_compose(ctx, tmp, f, g);

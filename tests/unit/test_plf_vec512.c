@@ -251,7 +251,8 @@ static void test_smallest_inputs(void **state)
  * the compression one after the other at the baseline level. Some share functions get a
  * constant component of 100, where 100 + 1e-15 rounds to 100: the compression never checks
  * that component, but the stream checks every component, and must notice that this one
- * failed its test and fall back. */
+ * failed its test and fall back. Also g with a jump at its end, of one argument, or
+ * decreasing somewhere. */
 static void test_compose_compress_matches_two_steps(void **state)
 {
     struct env *v = *state;
@@ -275,6 +276,11 @@ static void test_compose_compress_matches_two_steps(void **state)
             y1 = y1 > 2.0 ? 2.0 : y1;
             ps_plf_add_point(&v->g, 1.0, &y0);
             ps_plf_add_point(&v->g, 1.0, &y1);
+        }
+        /* A g that decreases somewhere (the pairs are then merged as upstream's). */
+        if (round % 13 == 7 && v->g.n >= 3) {
+            int k = 1 + (int)rnd(v, (uint64_t)(v->g.n - 2));
+            v->g.a[2 * (size_t)k + 1] = v->g.a[2 * (size_t)k - 1] * 0.5;
         }
         struct ps_plf g = ps_plf_buf_view(&v->g);
         static const double epss[] = {0.0, 1e-15, 1e-15, 0.1};
