@@ -1,7 +1,9 @@
 /* plf.c — builder, reading and unary transformations of piecewise-linear functions. */
 #include "core/plf.h"
 #include "core/plf_emit.h"
+#include "core/isa.h"
 #include "core/plf_impl.h"
+#include "core/plf_vec512.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -246,11 +248,58 @@ void ps_plf_extract_component(struct ps_plf_buf *dst, const struct ps_plf *src, 
         ps_plf_push_segment(dst, X(src, i), V(src, i) + r, X(src, i + 1), V(src, i + 1) + r);
 }
 
+/* The segment copies of scale_argument and extend, with the builder specialised by dimension
+ * (share vectors, in every fair share update's children views, and scalars). */
+PLF_INLINE void scale_argument_d(struct ps_plf_buf *dst, const struct ps_plf *src, double scale, int dim)
+{
+    for (int i = 0; i + 1 < src->n; i++)
+        buf_push_segment_d(dst, dim, XD(src, dim, i) / scale, VD(src, dim, i), XD(src, dim, i + 1) / scale,
+                           VD(src, dim, i + 1));
+}
+
+PLF_INLINE void copy_segments_d(struct ps_plf_buf *dst, const struct ps_plf *src, int dim)
+{
+    for (int i = 0; i + 1 < src->n; i++)
+        buf_push_segment_d(dst, dim, XD(src, dim, i), VD(src, dim, i), XD(src, dim, i + 1), VD(src, dim, i + 1));
+}
+
+#if defined(PLF_HAVE_VEC512)
+/* scale_argument_d (divide) or copy_segments_d for share vectors with the builder of
+ * plf_vec512.h: its merges decided by vector compares on the last two points in registers, the
+ * same decisions as append_d's. */
+static PLF_TARGET512 void copy_segments5_avx512(struct ps_plf_buf *dst, const struct ps_plf *src, bool divide,
+                                                double scale)
+{
+    struct vb5 vb;
+    vb5_start(&vb, dst);
+    const double *a = src->a;
+    for (int i = 0; i + 1 < src->n; i++) {
+        const double *p = a + (size_t)i * PLF5_STRIDE;
+        if (__builtin_expect(vb.n == 0, 0)) {
+            __m512d v = pt5_load(p);
+            vb5_add(&vb, divide ? pt5_with_x(v, p[0] / scale) : v);
+        }
+        __m512d v = pt5_load(p + PLF5_STRIDE);
+        vb5_add(&vb, divide ? pt5_with_x(v, p[PLF5_STRIDE] / scale) : v);
+    }
+    vb5_finish(&vb);
+}
+#endif
+
 void ps_plf_scale_argument(struct ps_plf_buf *dst, const struct ps_plf *src, double scale)
 {
     ps_plf_buf_clear(dst, src->dim);
-    for (int i = 0; i + 1 < src->n; i++)
-        ps_plf_push_segment(dst, X(src, i) / scale, V(src, i), X(src, i + 1) / scale, V(src, i + 1));
+#if defined(PLF_HAVE_VEC512)
+    if (src->dim == PS_PLF_MAX_DIM && ps_isa_level() >= PS_ISA_AVX512)
+        copy_segments5_avx512(dst, src, true, scale);
+    else
+#endif
+    if (src->dim == PS_PLF_MAX_DIM)
+        scale_argument_d(dst, src, scale, PS_PLF_MAX_DIM);
+    else if (src->dim == 1)
+        scale_argument_d(dst, src, scale, 1);
+    else
+        scale_argument_d(dst, src, scale, src->dim);
 }
 
 void ps_plf_shift(struct ps_plf_buf *dst, const struct ps_plf *src, double dx, const double *dv)
@@ -282,8 +331,17 @@ void ps_plf_extend(struct ps_plf_buf *dst, const struct ps_plf *src, double new_
         if (!values_equal(lv, V(src, 0), dim))
             ps_plf_push_segment(dst, lb, lv, lb, V(src, 0));
     }
-    for (int i = 0; i + 1 < src->n; i++)
-        ps_plf_push_segment(dst, X(src, i), V(src, i), X(src, i + 1), V(src, i + 1));
+#if defined(PLF_HAVE_VEC512)
+    if (dim == PS_PLF_MAX_DIM && ps_isa_level() >= PS_ISA_AVX512)
+        copy_segments5_avx512(dst, src, false, 1.0);
+    else
+#endif
+    if (dim == PS_PLF_MAX_DIM)
+        copy_segments_d(dst, src, PS_PLF_MAX_DIM);
+    else if (dim == 1)
+        copy_segments_d(dst, src, 1);
+    else
+        copy_segments_d(dst, src, dim);
     if (rb < new_right) {
         const double *last = V(src, src->n - 1);
         if (!values_equal(rv, last, dim))

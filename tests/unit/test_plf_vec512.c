@@ -296,6 +296,42 @@ static void test_compose_compress_matches_two_steps(void **state)
     assert_false(v->oom || v->ctx.oom);
 }
 
+/* Scaling the argument and extending (the children's views) copy every segment through the
+ * builder, vectorized for share vectors: on builder-made and raw functions (repeats, jumps,
+ * negative zeros), with scales that make neighbouring arguments round together. */
+static void test_scale_and_extend_match_baseline(void **state)
+{
+    struct env *v = *state;
+    static const double scales[] = {1.0, 3.0, 0.5, 7.0, 1e300, 1e308};
+    for (int round = 0; round < 4000; round++) {
+        if (round % 2)
+            random_share_function(v, &v->f, round % 10 == 1 ? 300 : 20);
+        else
+            random_raw_function(v, &v->f, round % 10 == 0 ? 300 : 20);
+        struct ps_plf f = ps_plf_buf_view(&v->f);
+        double scale = scales[rnd(v, sizeof scales / sizeof scales[0])];
+        double lv[5] = {0.0, -0.0, 0.25, 1.0, 0.5}, rv[5] = {1.0, 1.0, -0.0, 2.0, 0.25};
+        bool ends = rnd(v, 2);
+        double left = -(double)rnd(v, 2), right = 2.0 + (double)rnd(v, 2);
+        for (int isa = PS_ISA_BASE; isa <= (int)ps_isa_detected(); isa++) {
+            ps_isa_cap((enum ps_isa)isa);
+            struct ps_plf_buf *s1 = isa == PS_ISA_BASE ? &v->want : &v->got;
+            struct ps_plf_buf *s2 = isa == PS_ISA_BASE ? &v->want2 : &v->got2;
+            ps_plf_scale_argument(s1, &f, scale);
+            struct ps_plf scaled = ps_plf_buf_view(s1);
+            if (scaled.n >= 1)
+                ps_plf_extend(s2, &scaled, left, ends ? lv : NULL, right, ends ? rv : NULL);
+            else
+                ps_plf_buf_clear(s2, 5);
+            if (isa != PS_ISA_BASE) {
+                assert_same(&v->want, &v->got, round, "scale_argument");
+                assert_same(&v->want2, &v->got2, round, "extend");
+            }
+        }
+    }
+    assert_false(v->oom);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -304,6 +340,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_compress_linear_runs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_smallest_inputs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compose_compress_matches_two_steps, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_scale_and_extend_match_baseline, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
