@@ -247,8 +247,8 @@ static void test_smallest_inputs(void **state)
     }
 }
 
-/* The fused composition and compression (ps_plf_compose_compress) against the composition and
- * the compression one after the other at the baseline level. Some share functions get a
+/* The fused composition and compression (ps_plf_compose_compress), and the composition alone,
+ * against the composition and the compression one after the other at the baseline level. Some share functions get a
  * constant component of 100, where 100 + 1e-15 rounds to 100: the compression never checks
  * that component, but the stream checks every component, and must notice that this one
  * failed its test and fall back. Also g with a jump at its end, of one argument, or
@@ -291,6 +291,8 @@ static void test_compose_compress_matches_two_steps(void **state)
             ps_isa_cap((enum ps_isa)isa);
             ps_plf_compose_compress(&v->ctx, &v->got2, &v->got, &f, &g, eps);
             assert_same(&v->want2, &v->got2, round, "compose_compress");
+            ps_plf_compose(&v->ctx, &v->got, &f, &g);
+            assert_same(&v->want, &v->got, round, "compose");
         }
     }
     assert_false(v->oom || v->ctx.oom);
