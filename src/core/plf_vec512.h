@@ -80,9 +80,11 @@ PLF_INLINE512 void vb5_finish(struct vb5 *vb)
  *   push otherwise. */
 PLF_INLINE512 void vb5_add(struct vb5 *vb, __m512d p)
 {
-    if (__builtin_expect(vb->n + 1 >= vb->cap, 0)) {
+    /* Growth only when full, as push_raw_d: the masked store writes six doubles, and some
+     * builders live in arena memory sized for their points, which must never be realloc'd. */
+    if (__builtin_expect(vb->n >= vb->cap, 0)) {
         vb->b->n = vb->n;
-        if (!ps_plf_buf_reserve(vb->b, vb->n + 2))
+        if (!ps_plf_buf_reserve(vb->b, vb->n + 1))
             return;  /* push_raw_d also loses the point (and the builder reports oom) */
         vb->a = vb->b->a;
         vb->cap = vb->b->cap;
