@@ -126,6 +126,8 @@ void ps_plf_pointwise_min(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const 
     scalar_limits(fa_ + 2 * sf, a, &fl, &fr);
     scalar_limits(ga_ + 2 * sg, a, &gl, &gr);
     struct ps_plf_emitter e = ps_plf_emit_start(dst);
+    /* The next points' arguments, kept across steps: a step moves one cursor (usually). */
+    double xf = nf < fn ? fa_[2 * nf] : INFINITY, xg = ng < gn ? ga_[2 * ng] : INFINITY;
     for (;;) {
         double l = gl < fl ? gl : fl, r = gr < fr ? gr : fr;
         ps_plf_emit(&e, a, l);
@@ -137,11 +139,9 @@ void ps_plf_pointwise_min(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const 
          * with no points at b): that point lies after b and the one before at or before the
          * previous critical point, so b is strictly inside. The other function has a next
          * point: else its last argument, at least hi, is before b and the walk has ended. */
-        double xf = nf < fn ? fa_[2 * nf] : INFINITY, xg = ng < gn ? ga_[2 * ng] : INFINITY;
         double b;
         int nf0 = nf, ng0 = ng;
-        int rf = (sf + 1 < nf0 && sf + 1 <= flast) ? sf + 1 : sf;
-        int rg = (sg + 1 < ng0 && sg + 1 <= glast) ? sg + 1 : sg;
+        int sf0 = sf, sg0 = sg;
         double fa = fr, ga = gr;
         if (xf < xg) {
             b = xf;
@@ -150,6 +150,7 @@ void ps_plf_pointwise_min(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const 
             nf++;
             while (nf < fn && fa_[2 * nf] <= b)
                 nf++;
+            xf = nf < fn ? fa_[2 * nf] : INFINITY;
             sf = merged_segment(fa_, flast, nf0, nf);
             own_limits(fa_, sf, nf0, b, &fl, &fr);
             sg = ng0 - 1;
@@ -162,6 +163,7 @@ void ps_plf_pointwise_min(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const 
             ng++;
             while (ng < gn && ga_[2 * ng] <= b)
                 ng++;
+            xg = ng < gn ? ga_[2 * ng] : INFINITY;
             sg = merged_segment(ga_, glast, ng0, ng);
             own_limits(ga_, sg, ng0, b, &gl, &gr);
             sf = nf0 - 1;
@@ -177,6 +179,8 @@ void ps_plf_pointwise_min(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const 
                 nf++;
             while (ng < gn && ga_[2 * ng] <= b)
                 ng++;
+            xf = nf < fn ? fa_[2 * nf] : INFINITY;
+            xg = ng < gn ? ga_[2 * ng] : INFINITY;
             sf = merged_segment(fa_, flast, nf0, nf);
             sg = merged_segment(ga_, glast, ng0, ng);
             own_limits(fa_, sf, nf0, b, &fl, &fr);
@@ -191,6 +195,10 @@ void ps_plf_pointwise_min(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const 
         double lo_b = g_lower ? gl : fl, hi_b = g_lower ? fl : gl;
         if (!(lo_b > hi_b))
             continue;
+        /* The segments on which the functions cross: those after the cursors' segments at x0 when
+         * they still begin before b (cursor_segment_at's step in upstream's search). */
+        int rf = (sf0 + 1 < nf0 && sf0 + 1 <= flast) ? sf0 + 1 : sf0;
+        int rg = (sg0 + 1 < ng0 && sg0 + 1 <= glast) ? sg0 + 1 : sg0;
         struct ps_plf_sseg segf = scalar_segment(fa_, rf), segg = scalar_segment(ga_, rg);
         double x = ps_plf_crossing(ps_isa_level(), g_lower ? &segg : &segf, g_lower ? &segf : &segg, x0, b);
         if (!(x > x0))
