@@ -462,12 +462,28 @@ void ps_plf_max_fit_factor_component(struct ps_plf_buf *t1, struct ps_plf_buf *t
     struct ps_plf nw = mffc_trim_left(dst);
     /* x + -g is x itself, bit for bit, when g is +0.0 (not -0.0: -0.0 + 0.0 is +0.0). */
     bool identity = g == 0.0 && !signbit(g);
-    if (!identity || nw.a != dst->a) {
+    if (nw.n < 2) {
+        dst->n = 0; /* as the builder's shift of a single point */
+    } else if (!identity || nw.a != dst->a) {
+        /* One pass: the shifted points are written in place (reads at or after the writes)
+         * while looking for two different arguments that the shift makes equal (never when g
+         * is a zero); then the pass is void and the old second buffer takes over. The values
+         * were normalised by the narrowing (+0.0 is idempotent). */
         bool collapsed = false;
-        if (g != 0.0)
-            for (int i = 0; i + 1 < nw.n; i++)
-                collapsed |= X(&nw, i) != X(&nw, i + 1) && X(&nw, i) + -g == X(&nw, i + 1) + -g;
-        if (collapsed || nw.n < 2) {
+        double *out = dst->a;
+        double px = nw.a[0], ps = px + -g;
+        out[0] = ps;
+        out[1] = nw.a[1];
+        for (int i = 1; i < nw.n; i++) {
+            double x = nw.a[2 * i], xs = x + -g;
+            collapsed |= (px != x) & (ps == xs);
+            out[2 * i] = xs;
+            out[2 * i + 1] = nw.a[2 * i + 1];
+            px = x;
+            ps = xs;
+        }
+        dst->n = nw.n;
+        if (collapsed) {
             mffc_narrow(t2, &t, g, limit);
             nw = mffc_trim_left(t2);
             ps_plf_buf_clear(dst, 1);
@@ -475,17 +491,7 @@ void ps_plf_max_fit_factor_component(struct ps_plf_buf *t1, struct ps_plf_buf *t
                 double a = V(&nw, i)[0] + 0.0, b = V(&nw, i + 1)[0] + 0.0;
                 buf_push_segment_d(dst, 1, X(&nw, i) + -g, &a, X(&nw, i + 1) + -g, &b);
             }
-        } else {
-            /* The values were normalised by the narrowing (+0.0 is idempotent). */
-            double *out = dst->a;
-            for (int i = 0; i < nw.n; i++) {
-                out[2 * i] = nw.a[2 * i] + -g; /* in place: reads at or after the writes */
-                out[2 * i + 1] = nw.a[2 * i + 1];
-            }
-            dst->n = nw.n;
         }
-    } else if (nw.n < 2) {
-        dst->n = 0;
     }
     /* Extend to 1 with the last value (a copy through a builder is the identity, so the tail
      * is appended in place) and trim. */
