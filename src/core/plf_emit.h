@@ -74,7 +74,11 @@ PLF_INLINE void ps_plf_emit(struct ps_plf_emitter *e, double x, double v)
     __m128d p = _mm_unpacklo_pd(_mm_set_sd(x), _mm_set_sd(v));
     int differ = _mm_movemask_pd(_mm_cmpneq_pd(e->m, p));
     int left_same = _mm_movemask_pd(_mm_cmpeq_pd(e->l, e->m));
-    if (__builtin_expect(n >= 2 && n < e->cap && differ == 3 && left_same != 3, 1)) {
+    /* One branch, the conditions combined without jumps; 2 <= n < cap as one unsigned compare
+     * (n <= cap always: it also admits n = 0 with cap = 1, where the slow path would push the
+     * point the same way, no rule applying before two points). */
+    bool fast = ((unsigned)(n - 2) < (unsigned)(e->cap - 2)) & (differ == 3) & (left_same != 3);
+    if (__builtin_expect(fast, 1)) {
         _mm_storeu_pd(e->o + 2 * n, p);
         e->l = e->m;
         e->m = p;
