@@ -8,8 +8,16 @@
  * one interpolation strictly inside a segment (inner_limits); the output goes through the
  * builder's rules with the last two points in registers (plf_emit.h), the crossings through
  * ps_plf_crossing (plf_cross.c). On the pools' folds of `bench fair-share` (2,200 folds replayed
- * with hot inputs): 1.25-1.3x faster than the walk it replaces (lead3 52f7de7), same bits
- * (tests/unit/test_plf_min.c compares them on random functions). */
+ * with hot inputs): 1.25-1.3x faster than the walk it replaces (lead3 52f7de7), and 1.13x more
+ * in round 2 (lead3 d7365b0 -> min2: next arguments carried across steps, a single owner point
+ * without the duplicate merge, the rare crossing out of line, the SSE2 emitter), same bits
+ * (tests/unit/test_plf_min.c compares them on random functions at every ISA level).
+ *
+ * Tried and lost (min2): the other function's values at a run of owner points computed 4 or 8
+ * at a time (AVX2/AVX-512) ahead of the walk, 0.85-0.9x: the runs average 2.3 points; an owner
+ * chosen by selects instead of a branch, 0.75x: the branch is predicted well enough, the selects
+ * serialise the cursor updates; the crossing test as one branch, 1.0x; inner_limits' flat test
+ * as one branch, 0.96x. */
 #include "core/plf.h"
 
 #include <float.h>
