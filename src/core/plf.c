@@ -435,6 +435,63 @@ static int first_point_above(const struct ps_plf *f, double value)
     return lo;
 }
 
+/* Upstream's Narrow of the transposed component t to [g, limit] into b: the limits at g, every
+ * point strictly inside, the limits at limit; a point that the sampling of upstream's Narrow
+ * would add twice is dropped by the builder anyway. Only the junctions go through the
+ * builder's merge rules: the points in between come from a canonical function, where no merge
+ * applies, and are copied. Values get +0.0 (upstream adds the zero constant). */
+static void mffc_narrow(struct ps_plf_buf *b, const struct ps_plf *t, double g, double limit)
+{
+    ps_plf_buf_clear(b, 1);
+    double l, rr;
+    seg_limits(t, segment_at(t, g), g, &l, &rr);
+    l += 0.0;
+    rr += 0.0;
+    buf_add_point_d(b, 1, g, &l);
+    buf_add_point_d(b, 1, g, &rr);
+    if (limit > g) {
+        int j = first_point_above(t, g);
+        int end = j;
+        while (end < t->n && X(t, end) < limit)
+            end++;
+        /* Two points through the builder: rounding at g can make the first piece flat where
+         * the original was not, and then it merges with a flat piece after it. */
+        for (int first = 0; first < 2 && j < end; first++, j++) {
+            double v = V(t, j)[0] + 0.0;
+            buf_add_point_d(b, 1, X(t, j), &v);
+        }
+        if (j < end && ps_plf_buf_reserve(b, b->n + (end - j))) {
+            double *out = bpt(b, b->n);
+            for (int q = j; q < end; q++) {
+                *out++ = X(t, q);
+                *out++ = V(t, q)[0] + 0.0;
+            }
+            b->n += end - j;
+        }
+        seg_limits(t, segment_at(t, limit), limit, &l, &rr);
+        l += 0.0;
+        rr += 0.0;
+        buf_add_point_d(b, 1, limit, &l);
+        buf_add_point_d(b, 1, limit, &rr);
+    }
+}
+
+/* TrimLeft without moving the points: a vertical first segment is skipped (the view starts one
+ * point later), or collapsed to its top when it is the only one. */
+static struct ps_plf mffc_trim_left(struct ps_plf_buf *b)
+{
+    struct ps_plf nw = ps_plf_buf_view(b);
+    if (nw.n >= 2 && seg_vertical(&nw, 0)) {
+        if (nw.n > 2) {
+            nw.a += 2;
+            nw.n--;
+        } else {
+            b->a[1] = b->a[3];
+        }
+    }
+    return nw;
+}
+
 void ps_plf_max_fit_factor_component(struct ps_plf_buf *t1, struct ps_plf_buf *t2, struct ps_plf_buf *dst,
                                      const struct ps_plf *fsbff, int r, double limit, double guarantee)
 {
@@ -457,74 +514,42 @@ void ps_plf_max_fit_factor_component(struct ps_plf_buf *t1, struct ps_plf_buf *t
     double g = guarantee < lv ? lv : guarantee;
     g = limit < g ? limit : g;
 
-    /* Narrow: the limits at g, every point strictly inside, the limits at limit; a point that
-     * the sampling of upstream's Narrow would add twice is dropped by the builder anyway. Only
-     * the junctions go through the builder's merge rules: the points in between come from a
-     * canonical function, where no merge applies, and are copied. */
-    ps_plf_buf_clear(t2, 1);
-    double l, rr;
-    seg_limits(&t, segment_at(&t, g), g, &l, &rr);
-    l += 0.0;
-    rr += 0.0;
-    buf_add_point_d(t2, 1, g, &l);
-    buf_add_point_d(t2, 1, g, &rr);
-    if (limit > g) {
-        int j = first_point_above(&t, g);
-        int end = j;
-        while (end < t.n && X(&t, end) < limit)
-            end++;
-        /* Two points through the builder: rounding at g can make the first piece flat where
-         * the original was not, and then it merges with a flat piece after it. */
-        for (int first = 0; first < 2 && j < end; first++, j++) {
-            double v = V(&t, j)[0] + 0.0;
-            buf_add_point_d(t2, 1, X(&t, j), &v);
-        }
-        if (j < end && ps_plf_buf_reserve(t2, t2->n + (end - j))) {
-            double *out = bpt(t2, t2->n);
-            for (int q = j; q < end; q++) {
-                *out++ = X(&t, q);
-                *out++ = V(&t, q)[0] + 0.0;
-            }
-            t2->n += end - j;
-        }
-        seg_limits(&t, segment_at(&t, limit), limit, &l, &rr);
-        l += 0.0;
-        rr += 0.0;
-        buf_add_point_d(t2, 1, limit, &l);
-        buf_add_point_d(t2, 1, limit, &rr);
-    }
-
-    /* TrimLeft without moving the points: a vertical first segment is skipped, or collapsed
-     * to its top when it is the only one. */
-    struct ps_plf nw = ps_plf_buf_view(t2);
-    if (nw.n >= 2 && seg_vertical(&nw, 0)) {
-        if (nw.n > 2) {
-            nw.a += 2;
-            nw.n--;
-        } else {
-            t2->a[1] = t2->a[3];
-        }
-    }
-
-    /* Shift by -g. The values do not change, so neither do horizontal segments; the builder's
-     * rules can only fire where two different arguments round to the same one, so the points
-     * are mapped directly unless that happens (and g == 0 maps them to themselves). */
-    ps_plf_buf_clear(dst, 1);
-    bool collapsed = false;
-    for (int i = 0; i + 1 < nw.n && g != 0.0 && !collapsed; i++)
-        collapsed = X(&nw, i) != X(&nw, i + 1) && X(&nw, i) + -g == X(&nw, i + 1) + -g;
-    if (collapsed || nw.n < 2) {
-        for (int i = 0; i + 1 < nw.n; i++) {
-            double a = V(&nw, i)[0] + 0.0, b = V(&nw, i + 1)[0] + 0.0;
-            buf_push_segment_d(dst, 1, X(&nw, i) + -g, &a, X(&nw, i + 1) + -g, &b);
-        }
-    } else if (ps_plf_buf_reserve(dst, nw.n)) {
+    /* Narrow into dst, trim left and shift by -g there in place; when two arguments collapse
+     * under the shift (rare), narrow again into t2 and shift through the builder. */
+    mffc_narrow(dst, &t, g, limit);
+    struct ps_plf nw = mffc_trim_left(dst);
+    /* x + -g is x itself, bit for bit, when g is +0.0 (not -0.0: -0.0 + 0.0 is +0.0). */
+    bool identity = g == 0.0 && !signbit(g);
+    if (nw.n < 2) {
+        dst->n = 0; /* as the builder's shift of a single point */
+    } else if (!identity || nw.a != dst->a) {
+        /* One pass: the shifted points are written in place (reads at or after the writes)
+         * while looking for two different arguments that the shift makes equal (never when g
+         * is a zero); then the pass is void and the old second buffer takes over. The values
+         * were normalised by the narrowing (+0.0 is idempotent). */
+        bool collapsed = false;
         double *out = dst->a;
-        for (int i = 0; i < nw.n; i++) {
-            *out++ = X(&nw, i) + -g;
-            *out++ = V(&nw, i)[0] + 0.0;
+        double px = nw.a[0], ps = px + -g;
+        out[0] = ps;
+        out[1] = nw.a[1];
+        for (int i = 1; i < nw.n; i++) {
+            double x = nw.a[2 * i], xs = x + -g;
+            collapsed |= (px != x) & (ps == xs);
+            out[2 * i] = xs;
+            out[2 * i + 1] = nw.a[2 * i + 1];
+            px = x;
+            ps = xs;
         }
         dst->n = nw.n;
+        if (collapsed) {
+            mffc_narrow(t2, &t, g, limit);
+            nw = mffc_trim_left(t2);
+            ps_plf_buf_clear(dst, 1);
+            for (int i = 0; i + 1 < nw.n; i++) {
+                double a = V(&nw, i)[0] + 0.0, b = V(&nw, i + 1)[0] + 0.0;
+                buf_push_segment_d(dst, 1, X(&nw, i) + -g, &a, X(&nw, i + 1) + -g, &b);
+            }
+        }
     }
     /* Extend to 1 with the last value (a copy through a builder is the identity, so the tail
      * is appended in place) and trim. */

@@ -13,6 +13,83 @@
  * behind one predicted branch; the rest takes the rules one by one and grows the buffer exactly
  * as push_raw_d does (so the buffers keep the sizes the builder gives them). Start with
  * ps_plf_emit_start on a cleared dim-1 buffer, end with ps_plf_emit_end. */
+#if defined(__SSE2__)
+#include <emmintrin.h>
+
+/* The last two points as (x, v) vectors: the fast path's four comparisons are two packed
+ * compares (no NaN branches per compare) and the push one 16-byte store. Packed compares give
+ * what the scalar ones give lane by lane (cmpneq is true on NaN, as !=). */
+struct ps_plf_emitter {
+    struct ps_plf_buf *b;
+    double *o;
+    int n, cap;
+    __m128d l, m; /* the points n - 2 and n - 1 */
+};
+
+static inline struct ps_plf_emitter ps_plf_emit_start(struct ps_plf_buf *b)
+{
+    struct ps_plf_emitter e = {b, b->a, b->n, b->cap, _mm_setzero_pd(), _mm_setzero_pd()};
+    return e;
+}
+
+static inline void ps_plf_emit_end(struct ps_plf_emitter *e)
+{
+    e->b->n = e->n;
+}
+
+static __attribute__((noinline, unused)) void ps_plf_emit_slow(struct ps_plf_emitter *e, __m128d p)
+{
+    int n = e->n;
+    double x = _mm_cvtsd_f64(p), v = _mm_cvtsd_f64(_mm_unpackhi_pd(p, p));
+    if (n >= 2) {
+        double lx = _mm_cvtsd_f64(e->l), lv = _mm_cvtsd_f64(_mm_unpackhi_pd(e->l, e->l));
+        double mx = _mm_cvtsd_f64(e->m), mv = _mm_cvtsd_f64(_mm_unpackhi_pd(e->m, e->m));
+        bool right_vertical_x = mx == x, right_flat = mv == v;
+        if (right_vertical_x && right_flat)
+            return;
+        bool left_vertical_x = lx == mx, left_flat = lv == mv;
+        if ((left_vertical_x && left_flat) || (left_vertical_x && right_vertical_x) ||
+            (!left_vertical_x && left_flat && !right_vertical_x && right_flat)) {
+            _mm_storeu_pd(e->o + 2 * n - 2, p);
+            e->m = p;
+            return;
+        }
+    }
+    if (n >= e->cap) {
+        e->b->n = n;
+        if (!ps_plf_buf_reserve(e->b, n + 1))
+            return;
+        e->o = e->b->a;
+        e->cap = e->b->cap;
+    }
+    _mm_storeu_pd(e->o + 2 * n, p);
+    e->l = e->m;
+    e->m = p;
+    e->n = n + 1;
+}
+
+PLF_INLINE void ps_plf_emit(struct ps_plf_emitter *e, double x, double v)
+{
+    int n = e->n;
+    __m128d p = _mm_unpacklo_pd(_mm_set_sd(x), _mm_set_sd(v));
+    int differ = _mm_movemask_pd(_mm_cmpneq_pd(e->m, p));
+    int left_same = _mm_movemask_pd(_mm_cmpeq_pd(e->l, e->m));
+    /* One branch, the conditions combined without jumps; 2 <= n < cap as one unsigned compare
+     * (n <= cap always: it also admits n = 0 with cap = 1, where the slow path would push the
+     * point the same way, no rule applying before two points). */
+    bool fast = ((unsigned)(n - 2) < (unsigned)(e->cap - 2)) & (differ == 3) & (left_same != 3);
+    if (__builtin_expect(fast, 1)) {
+        _mm_storeu_pd(e->o + 2 * n, p);
+        e->l = e->m;
+        e->m = p;
+        e->n = n + 1;
+        return;
+    }
+    ps_plf_emit_slow(e, p);
+}
+
+#else
+
 struct ps_plf_emitter {
     struct ps_plf_buf *b;
     double *o;
@@ -80,5 +157,7 @@ PLF_INLINE void ps_plf_emit(struct ps_plf_emitter *e, double x, double v)
     }
     ps_plf_emit_slow(e, x, v);
 }
+
+#endif /* __SSE2__ */
 
 #endif

@@ -8,8 +8,16 @@
  * one interpolation strictly inside a segment (inner_limits); the output goes through the
  * builder's rules with the last two points in registers (plf_emit.h), the crossings through
  * ps_plf_crossing (plf_cross.c). On the pools' folds of `bench fair-share` (2,200 folds replayed
- * with hot inputs): 1.25-1.3x faster than the walk it replaces (lead3 52f7de7), same bits
- * (tests/unit/test_plf_min.c compares them on random functions). */
+ * with hot inputs): 1.25-1.3x faster than the walk it replaces (lead3 52f7de7), and 1.13x more
+ * in round 2 (lead3 d7365b0 -> min2: next arguments carried across steps, a single owner point
+ * without the duplicate merge, the rare crossing out of line, the SSE2 emitter), same bits
+ * (tests/unit/test_plf_min.c compares them on random functions at every ISA level).
+ *
+ * Tried and lost (min2): the other function's values at a run of owner points computed 4 or 8
+ * at a time (AVX2/AVX-512) ahead of the walk, 0.85-0.9x: the runs average 2.3 points; an owner
+ * chosen by selects instead of a branch, 0.75x: the branch is predicted well enough, the selects
+ * serialise the cursor updates; the crossing test as one branch, 1.0x; inner_limits' flat test
+ * as one branch, 0.96x. */
 #include "core/plf.h"
 
 #include <float.h>
@@ -92,6 +100,18 @@ PLF_INLINE void own_limits(const double *a, int seg, int n0, double b, double *l
     scalar_limits(p, b, left, right);
 }
 
+/* own_limits for a function with one point at b (the usual case): merged_segment is then the
+ * segment ending there (n0 - 1, at most last since n0 < n), at p, never vertical. */
+PLF_INLINE void single_limits(const double *p, double b, double *left, double *right)
+{
+    double v = p[3];
+    if (v != 0.0 && fabs(v - p[1]) <= DBL_MAX) {
+        *left = *right = v;
+        return;
+    }
+    scalar_limits(p, b, left, right);
+}
+
 /* The value at b strictly inside the non-vertical segment at p (p[0] < b < p[2]): what
  * scalar_limits gives there, without its tests for the ends. */
 PLF_INLINE void inner_limits(const double *p, double b, double *v)
@@ -101,6 +121,24 @@ PLF_INLINE void inner_limits(const double *p, double b, double *v)
         *v = lv;
     else
         *v = lerp(lv, rv, (b - p[0]) / (p[2] - p[0]));
+}
+
+/* The crossing between x0 and b, where the lower function changes (rare: about one step in
+ * 700 on the pools' folds), on the segments rf of f and rg of g: those after the cursors'
+ * segments at x0 when they still begin before b (cursor_segment_at's step in upstream's
+ * search). Out of line, so that the walk keeps its state in registers. False when the search
+ * finds no point after x0. */
+static __attribute__((noinline)) bool crossing(const double *fa_, const double *ga_, int rf, int rg, bool g_lower,
+                                               double x0, double b, double *x, double *v)
+{
+    struct ps_plf_sseg segf = scalar_segment(fa_, rf), segg = scalar_segment(ga_, rg);
+    double c = ps_plf_crossing(ps_isa_level(), g_lower ? &segg : &segf, g_lower ? &segf : &segg, x0, b);
+    if (!(c > x0))
+        return false;
+    double vf = ps_plf_sseg_value(&segf, c), vg = ps_plf_sseg_value(&segg, c);
+    *x = c;
+    *v = vg < vf ? vg : vf;
+    return true;
 }
 
 void ps_plf_pointwise_min(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const struct ps_plf *f,
@@ -126,6 +164,8 @@ void ps_plf_pointwise_min(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const 
     scalar_limits(fa_ + 2 * sf, a, &fl, &fr);
     scalar_limits(ga_ + 2 * sg, a, &gl, &gr);
     struct ps_plf_emitter e = ps_plf_emit_start(dst);
+    /* The next points' arguments, kept across steps: a step moves one cursor (usually). */
+    double xf = nf < fn ? fa_[2 * nf] : INFINITY, xg = ng < gn ? ga_[2 * ng] : INFINITY;
     for (;;) {
         double l = gl < fl ? gl : fl, r = gr < fr ? gr : fr;
         ps_plf_emit(&e, a, l);
@@ -137,21 +177,26 @@ void ps_plf_pointwise_min(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const 
          * with no points at b): that point lies after b and the one before at or before the
          * previous critical point, so b is strictly inside. The other function has a next
          * point: else its last argument, at least hi, is before b and the walk has ended. */
-        double xf = nf < fn ? fa_[2 * nf] : INFINITY, xg = ng < gn ? ga_[2 * ng] : INFINITY;
         double b;
         int nf0 = nf, ng0 = ng;
-        int rf = (sf + 1 < nf0 && sf + 1 <= flast) ? sf + 1 : sf;
-        int rg = (sg + 1 < ng0 && sg + 1 <= glast) ? sg + 1 : sg;
+        int sf0 = sf, sg0 = sg;
         double fa = fr, ga = gr;
         if (xf < xg) {
             b = xf;
             if (b > hi)
                 break;
             nf++;
-            while (nf < fn && fa_[2 * nf] <= b)
-                nf++;
-            sf = merged_segment(fa_, flast, nf0, nf);
-            own_limits(fa_, sf, nf0, b, &fl, &fr);
+            xf = nf < fn ? fa_[2 * nf] : INFINITY;
+            if (__builtin_expect(xf > b, 1)) {
+                sf = nf0 - 1;
+                single_limits(fa_ + 2 * sf, b, &fl, &fr);
+            } else {
+                while (nf < fn && fa_[2 * nf] <= b)
+                    nf++;
+                xf = nf < fn ? fa_[2 * nf] : INFINITY;
+                sf = merged_segment(fa_, flast, nf0, nf);
+                own_limits(fa_, sf, nf0, b, &fl, &fr);
+            }
             sg = ng0 - 1;
             inner_limits(ga_ + 2 * sg, b, &gl);
             gr = gl;
@@ -160,10 +205,17 @@ void ps_plf_pointwise_min(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const 
             if (b > hi)
                 break;
             ng++;
-            while (ng < gn && ga_[2 * ng] <= b)
-                ng++;
-            sg = merged_segment(ga_, glast, ng0, ng);
-            own_limits(ga_, sg, ng0, b, &gl, &gr);
+            xg = ng < gn ? ga_[2 * ng] : INFINITY;
+            if (__builtin_expect(xg > b, 1)) {
+                sg = ng0 - 1;
+                single_limits(ga_ + 2 * sg, b, &gl, &gr);
+            } else {
+                while (ng < gn && ga_[2 * ng] <= b)
+                    ng++;
+                xg = ng < gn ? ga_[2 * ng] : INFINITY;
+                sg = merged_segment(ga_, glast, ng0, ng);
+                own_limits(ga_, sg, ng0, b, &gl, &gr);
+            }
             sf = nf0 - 1;
             inner_limits(fa_ + 2 * sf, b, &fl);
             fr = fl;
@@ -177,6 +229,8 @@ void ps_plf_pointwise_min(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const 
                 nf++;
             while (ng < gn && ga_[2 * ng] <= b)
                 ng++;
+            xf = nf < fn ? fa_[2 * nf] : INFINITY;
+            xg = ng < gn ? ga_[2 * ng] : INFINITY;
             sf = merged_segment(fa_, flast, nf0, nf);
             sg = merged_segment(ga_, glast, ng0, ng);
             own_limits(fa_, sf, nf0, b, &fl, &fr);
@@ -191,12 +245,10 @@ void ps_plf_pointwise_min(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const 
         double lo_b = g_lower ? gl : fl, hi_b = g_lower ? fl : gl;
         if (!(lo_b > hi_b))
             continue;
-        struct ps_plf_sseg segf = scalar_segment(fa_, rf), segg = scalar_segment(ga_, rg);
-        double x = ps_plf_crossing(ps_isa_level(), g_lower ? &segg : &segf, g_lower ? &segf : &segg, x0, b);
-        if (!(x > x0))
-            continue;
-        double vf = ps_plf_sseg_value(&segf, x), vg = ps_plf_sseg_value(&segg, x);
-        ps_plf_emit(&e, x, vg < vf ? vg : vf);
+        double x, v;
+        if (crossing(fa_, ga_, (sf0 + 1 < nf0 && sf0 + 1 <= flast) ? sf0 + 1 : sf0,
+                     (sg0 + 1 < ng0 && sg0 + 1 <= glast) ? sg0 + 1 : sg0, g_lower, x0, b, &x, &v))
+            ps_plf_emit(&e, x, v);
     }
     ps_plf_emit_end(&e);
 }
