@@ -481,6 +481,60 @@ PLF_INLINE void add_right_limits(double *restrict racc, const struct ps_plf *f, 
     }
 }
 
+/* The output: the left sum at every point, and the right sum after it at the flagged points,
+ * through the builder's merges (append_d), which here reduce to a few flags kept in registers
+ * instead of reads of the last two points. The points are distinct and come left then right, so
+ * for the new point (x, v) and the last point m (which has v's values in prev):
+ * - a left point is never at m's x: it moves m (replaces it) when the last segment is vertical
+ *   and a point (lvx && lflat), or horizontal and v equals m (lflat && flat); the last segment
+ *   is then not vertical, and horizontal when v equals m;
+ * - a right point is at m's x (m is its left point): it is dropped when equal to m, else pushed
+ *   (moving needs a vertical last segment, and m's, ending in a left point, is not). The builder
+ *   pushes any second point (the one-point case). The last segment is then vertical.
+ * Every point is written at its slot with its own bits, as append_d writes it. */
+PLF_INLINE void build_output(struct ps_plf_buf *dst, const double *pts, int k, int dim, const double *acc,
+                             size_t st, const unsigned char *split, const double *racc, int m)
+{
+    if (!ps_plf_buf_reserve(dst, k + m))
+        return;
+    const size_t s = (size_t)dim + 1;
+    double *o = dst->a;
+    double prev[PS_PLF_MAX_DIM] = {0};
+    int u = 0;
+    bool lvx = false, lflat = false;
+    for (int p = 0, j = 0; p < k; p++) {
+        double v[PS_PLF_MAX_DIM];
+        bool flat = true;
+        for (int d = 0; d < dim; d++) {
+            v[d] = acc[(size_t)d * st + p];
+            flat &= v[d] == prev[d];
+        }
+        bool move = u >= 2 && (lvx ? lflat : lflat && flat);
+        u -= move;
+        double *w = o + (size_t)u * s;
+        w[0] = pts[p];
+        for (int d = 0; d < dim; d++)
+            w[1 + d] = prev[d] = v[d];
+        u++;
+        lvx = false;
+        lflat = flat;
+        if (split[p]) {
+            const double *r = racc + (size_t)j++ * dim;
+            bool same = values_equal(prev, r, dim);
+            if (u == 1 || !same) {
+                w = o + (size_t)u * s;
+                w[0] = pts[p];
+                for (int d = 0; d < dim; d++)
+                    w[1 + d] = prev[d] = r[d];
+                u++;
+                lvx = true;
+                lflat = same;
+            }
+        }
+    }
+    dst->n = u;
+}
+
 typedef void summand_fn(double *restrict acc, size_t st, unsigned char *restrict split, const struct ps_plf *f,
                         const double *restrict pts, int k);
 
@@ -509,16 +563,7 @@ PLF_INLINE void sum_build(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const 
         for (int i = 0; i < count; i++)
             add_right_limits(racc, &fs[i], pts, idx, m, dim);
     }
-    for (int p = 0, j = 0; p < k; p++) {
-        double v[PS_PLF_MAX_DIM];
-        for (int d = 0; d < dim; d++)
-            v[d] = acc[(size_t)d * st + p];
-        buf_add_point_d(dst, dim, pts[p], v);
-        /* Without a jump the right sum is the left one, and a second, equal point would be a
-         * point segment, which the builder drops. */
-        if (split[p])
-            buf_add_point_d(dst, dim, pts[p], racc + (size_t)j++ * dim);
-    }
+    build_output(dst, pts, k, dim, acc, st, split, racc, m);
 }
 
 static summand_fn *summand5_kernel(void)

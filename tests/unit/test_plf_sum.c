@@ -293,6 +293,20 @@ static void test_sum_degenerate_summands(void **state)
     point_major_sum(&v->ctx, &v->want, views + 1, 1);
     ps_plf_sum(&v->ctx, &v->got, views + 1, 1);
     assert_same(&v->want, &v->got, 1, "sum");
+    /* Jumps at the first point that cancel: the builder keeps the second, equal point there
+     * (a one-point function takes any point), and a later equal right sum is dropped. */
+    double c[] = {0.0, 0.0, 0.0, 1.0, 0.5, 1.0, 0.5, 2.0, 1.0, 2.0};
+    double d[] = {0.0, 1.0, 0.0, 0.0, 0.5, 0.0, 0.5, -1.0, 1.0, -1.0};
+    struct ps_plf cancel[2] = {{c, 5, 1}, {d, 5, 1}};
+    point_major_sum(&v->ctx, &v->want, cancel, 2);
+    ps_plf_sum(&v->ctx, &v->got, cancel, 2);
+    assert_same(&v->want, &v->got, 2, "sum");
+    double e[] = {0.5, 2.0, 0.5, 1.0};
+    struct ps_plf point[2] = {{a, 2, 1}, {e, 2, 1}};
+    point_major_sum(&v->ctx, &v->want, point, 2);
+    ps_plf_sum(&v->ctx, &v->got, point, 2);
+    assert_same(&v->want, &v->got, 3, "sum");
+    assert_int_equal(v->got.n, 2);
 }
 
 /* The two-at-a-time interpolation of share vectors against lerp per component, around t = 0.5
