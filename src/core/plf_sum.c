@@ -253,6 +253,119 @@ add_summand5_avx512(double *restrict acc, size_t st, unsigned char *restrict spl
     }
 }
 
+/* Small summands (most children of leaf pools are operations with ~5 points): at most 8
+ * points, arguments strictly increasing (so no jumps and no point segments) and finite values.
+ * The kernel goes block by block over all k points with no branch per segment: the segment of
+ * each lane is the number of inner breakpoints below its point (upstream's SegmentAt: the first
+ * segment whose right end is >= x, which is not vertical here), and its ends and values are
+ * picked from the summand's points held in registers. Every lane then performs seg_param and
+ * lerp as add_summand does, flat segments included: for equal finite values lv == rv, not -0,
+ * d = rv - lv is +0, so lv + d * t is lv and rv - d * (1 - t) is rv (t is in [0, 1]), the
+ * value the flat path adds; a segment with a -0 value is not flat for add_summand either.
+ *
+ * lerp's two forms become one: rv - d * (1 - t) is rv + d * -(1 - t) exactly (IEEE defines
+ * a - b as a + (-b), and rounding is symmetric in sign), so each lane adds d * s to b with
+ * (b, s) = (lv, t) or (rv, -(1 - t)) by t < 0.5: one pick of b from the values and one of d
+ * from the segments' differences (v[j + 1] - v[j], the same subtraction) per component. */
+__attribute__((target("avx512f,avx512vl,avx512dq"), always_inline)) static inline void small5_blocks(double *restrict acc, size_t st, const double *restrict pts, int k, int nb,
+                              const double *brk, __m512d xs, const __m512d *vs, const __m512d *ds,
+                              double xm, const double *c)
+{
+    enum { D = PS_PLF_MAX_DIM };
+    const __m512i one_i = _mm512_set1_epi64(1);
+    const __m512d one = _mm512_set1_pd(1.0), half = _mm512_set1_pd(0.5), zero = _mm512_setzero_pd();
+    const __m512d neg = _mm512_set1_pd(-0.0);
+    /* The accumulator rows have slack after k: the last block's lanes past k (+inf) write
+     * there, and nothing reads them. */
+    int b = 0;
+    for (; b < k && pts[b] < xm; b += 8) {
+        __m512d x = _mm512_loadu_pd(pts + b);
+        __m512i i0 = _mm512_setzero_si512();
+        for (int j = 0; j < nb; j++)
+            i0 = _mm512_mask_add_epi64(i0, _mm512_cmp_pd_mask(_mm512_set1_pd(brk[j]), x, _CMP_LT_OQ), i0, one_i);
+        __m512i i1 = _mm512_add_epi64(i0, one_i);
+        __m512d l = _mm512_permutexvar_pd(i0, xs), r = _mm512_permutexvar_pd(i1, xs);
+        __m512d t = _mm512_div_pd(_mm512_sub_pd(x, l), _mm512_sub_pd(r, l));
+        t = _mm512_mask_blend_pd(_mm512_cmp_pd_mask(x, l, _CMP_EQ_OQ), t, zero);
+        t = _mm512_mask_blend_pd(_mm512_cmp_pd_mask(x, r, _CMP_EQ_OQ), t, one);
+        __mmask8 left = _mm512_cmp_pd_mask(t, half, _CMP_LT_OQ);
+        __m512d sm = _mm512_mask_blend_pd(left, _mm512_xor_pd(_mm512_sub_pd(one, t), neg), t);
+        __m512i ib = _mm512_mask_blend_epi64(left, i1, i0);
+        double *row = acc + b;
+        for (int d = 0; d < D; d++, row += st) {
+            __m512d base = _mm512_permutexvar_pd(ib, vs[d]), dv = _mm512_permutexvar_pd(i0, ds[d]);
+            __m512d v = _mm512_add_pd(base, _mm512_mul_pd(dv, sm));
+            _mm512_store_pd(row, _mm512_add_pd(_mm512_load_pd(row), v));
+        }
+    }
+    /* The flat end: from xm on, every point takes c (see add_small5_avx512). */
+    if (b < k) {
+        __m512d cv[D];
+        for (int d = 0; d < D; d++)
+            cv[d] = _mm512_set1_pd(c[d]);
+        for (; b < k; b += 8) {
+            double *row = acc + b;
+            for (int d = 0; d < D; d++, row += st)
+                _mm512_store_pd(row, _mm512_add_pd(_mm512_load_pd(row), cv[d]));
+        }
+    }
+}
+
+__attribute__((target("avx512f,avx512vl,avx512dq"))) static bool
+add_small5_avx512(double *restrict acc, size_t st, const struct ps_plf *f, const double *restrict pts, int k)
+{
+    enum { D = PS_PLF_MAX_DIM, S = D + 1 };
+    int n = f->n;
+    if (n < 2 || n > 8)
+        return false;
+    const __mmask8 have = (__mmask8)((1u << n) - 1);
+    const __m512i lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
+    const __m512i gi = _mm512_mullo_epi64(lane, _mm512_set1_epi64(S));
+    const __m512i next = _mm512_add_epi64(lane, _mm512_set1_epi64(1));
+    __m512d xs = _mm512_mask_i64gather_pd(_mm512_setzero_pd(), have, gi, f->a, 8);
+    __m512d vs[D], ds[D];
+    __mmask8 bad = 0;
+    for (int d = 0; d < D; d++) {
+        vs[d] = _mm512_mask_i64gather_pd(_mm512_setzero_pd(), have, _mm512_add_epi64(gi, _mm512_set1_epi64(d + 1)),
+                                         f->a, 8);
+        bad |= _mm512_fpclass_pd_mask(vs[d], 0x99); /* NaN or infinity */
+        ds[d] = _mm512_sub_pd(_mm512_permutexvar_pd(next, vs[d]), vs[d]);
+    }
+    /* x[j] < x[j + 1] for j < n - 1 */
+    __mmask8 inc = _mm512_cmp_pd_mask(xs, _mm512_permutexvar_pd(next, xs), _CMP_LT_OQ);
+    if ((bad & have) || (inc & (have >> 1)) != (have >> 1))
+        return false;
+    double brk[6]; /* the inner breakpoints x[1..n-2] */
+    for (int j = 0; j + 2 < n; j++)
+        brk[j] = f->a[(size_t)(j + 1) * S];
+    /* The flat end: from the start x[m] of the last run of flat segments (flat_values, so
+     * no value -0 but maybe the very last), every point takes v[m]: inside the run the flat
+     * path's lv (equal values that are not -0 have the same bits), at x[m] itself, the right
+     * end of the non-flat segment m - 1, lerp's v[m] - d * 0, which is v[m] as it is not -0. */
+    int m = n - 1;
+    while (m > 0 && flat_values(f->a + (size_t)(m - 1) * S + 1, f->a + (size_t)m * S + 1, D))
+        m--;
+    double xm = m < n - 1 ? f->a[(size_t)m * S] : INFINITY;
+    const double *c = f->a + (size_t)m * S + 1;
+    switch (n - 2) { /* the number of inner breakpoints as a constant */
+    case 0: small5_blocks(acc, st, pts, k, 0, brk, xs, vs, ds, xm, c); break;
+    case 1: small5_blocks(acc, st, pts, k, 1, brk, xs, vs, ds, xm, c); break;
+    case 2: small5_blocks(acc, st, pts, k, 2, brk, xs, vs, ds, xm, c); break;
+    case 3: small5_blocks(acc, st, pts, k, 3, brk, xs, vs, ds, xm, c); break;
+    case 4: small5_blocks(acc, st, pts, k, 4, brk, xs, vs, ds, xm, c); break;
+    case 5: small5_blocks(acc, st, pts, k, 5, brk, xs, vs, ds, xm, c); break;
+    default: small5_blocks(acc, st, pts, k, 6, brk, xs, vs, ds, xm, c); break;
+    }
+    return true;
+}
+
+static void add_summand5_wide512(double *restrict acc, size_t st, unsigned char *restrict split,
+                                 const struct ps_plf *f, const double *restrict pts, int k)
+{
+    if (!add_small5_avx512(acc, st, f, pts, k))
+        add_summand5_avx512(acc, st, split, f, pts, k);
+}
+
 __attribute__((target("avx2"))) static void add_summand5_avx2(double *restrict acc, size_t st,
                                                                unsigned char *restrict split,
                                                                const struct ps_plf *f,
@@ -368,6 +481,60 @@ PLF_INLINE void add_right_limits(double *restrict racc, const struct ps_plf *f, 
     }
 }
 
+/* The output: the left sum at every point, and the right sum after it at the flagged points,
+ * through the builder's merges (append_d), which here reduce to a few flags kept in registers
+ * instead of reads of the last two points. The points are distinct and come left then right, so
+ * for the new point (x, v) and the last point m (which has v's values in prev):
+ * - a left point is never at m's x: it moves m (replaces it) when the last segment is vertical
+ *   and a point (lvx && lflat), or horizontal and v equals m (lflat && flat); the last segment
+ *   is then not vertical, and horizontal when v equals m;
+ * - a right point is at m's x (m is its left point): it is dropped when equal to m, else pushed
+ *   (moving needs a vertical last segment, and m's, ending in a left point, is not). The builder
+ *   pushes any second point (the one-point case). The last segment is then vertical.
+ * Every point is written at its slot with its own bits, as append_d writes it. */
+PLF_INLINE void build_output(struct ps_plf_buf *dst, const double *pts, int k, int dim, const double *acc,
+                             size_t st, const unsigned char *split, const double *racc, int m)
+{
+    if (!ps_plf_buf_reserve(dst, k + m))
+        return;
+    const size_t s = (size_t)dim + 1;
+    double *o = dst->a;
+    double prev[PS_PLF_MAX_DIM] = {0};
+    int u = 0;
+    bool lvx = false, lflat = false;
+    for (int p = 0, j = 0; p < k; p++) {
+        double v[PS_PLF_MAX_DIM];
+        bool flat = true;
+        for (int d = 0; d < dim; d++) {
+            v[d] = acc[(size_t)d * st + p];
+            flat &= v[d] == prev[d];
+        }
+        bool move = u >= 2 && (lvx ? lflat : lflat && flat);
+        u -= move;
+        double *w = o + (size_t)u * s;
+        w[0] = pts[p];
+        for (int d = 0; d < dim; d++)
+            w[1 + d] = prev[d] = v[d];
+        u++;
+        lvx = false;
+        lflat = flat;
+        if (split[p]) {
+            const double *r = racc + (size_t)j++ * dim;
+            bool same = values_equal(prev, r, dim);
+            if (u == 1 || !same) {
+                w = o + (size_t)u * s;
+                w[0] = pts[p];
+                for (int d = 0; d < dim; d++)
+                    w[1 + d] = prev[d] = r[d];
+                u++;
+                lvx = true;
+                lflat = same;
+            }
+        }
+    }
+    dst->n = u;
+}
+
 typedef void summand_fn(double *restrict acc, size_t st, unsigned char *restrict split, const struct ps_plf *f,
                         const double *restrict pts, int k);
 
@@ -396,16 +563,7 @@ PLF_INLINE void sum_build(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const 
         for (int i = 0; i < count; i++)
             add_right_limits(racc, &fs[i], pts, idx, m, dim);
     }
-    for (int p = 0, j = 0; p < k; p++) {
-        double v[PS_PLF_MAX_DIM];
-        for (int d = 0; d < dim; d++)
-            v[d] = acc[(size_t)d * st + p];
-        buf_add_point_d(dst, dim, pts[p], v);
-        /* Without a jump the right sum is the left one, and a second, equal point would be a
-         * point segment, which the builder drops. */
-        if (split[p])
-            buf_add_point_d(dst, dim, pts[p], racc + (size_t)j++ * dim);
-    }
+    build_output(dst, pts, k, dim, acc, st, split, racc, m);
 }
 
 static summand_fn *summand5_kernel(void)
@@ -413,7 +571,7 @@ static summand_fn *summand5_kernel(void)
 #if SUM_WIDE
     switch (ps_isa_level()) {
     case PS_ISA_AVX512:
-        return add_summand5_avx512;
+        return add_summand5_wide512;
     case PS_ISA_AVX2:
         return add_summand5_avx2;
     default:
