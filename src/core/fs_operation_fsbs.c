@@ -5,12 +5,12 @@
  * so the generic chain of fs_element_fsbs (five components, the left fold of pointwise minima,
  * the composition, the compression) spends most of its time on per-call overheads. Here:
  *   - FSBFF and the components are built on the stack;
- *   - saturated operations (usage == demand) and idle ones (zero usage) are recognised from
- *     FSBFF's points, and what the chain would do with them is built directly (the derivations
- *     are at saturated_points and idle_shape);
+ *   - saturated operations (usage == demand), idle ones (zero usage) and gangs with the step
+ *     function are recognised from FSBFF's points, and what the chain would do with them is
+ *     built directly (the derivations are at saturated_points, idle_shape and gang_composed);
  *   - the fold skips the steps where one function lies on the other's tail (above_tail) and
  *     runs the others on stack arrays (small_min, ps_plf_pointwise_min's walk);
- *   - the rest (partial usage, gangs) goes through ps_plf_compose and ps_plf_compress.
+ *   - the rest (partial usage) goes through ps_plf_compose and ps_plf_compress.
  * The shortcuts take only the shapes they check (else the general steps run); the general steps
  * decline what fs_operation_component declines (a limit below the demand, a guarantee, a -0
  * share, ...) and functions larger than the stack arrays, and then fs_element_fsbs runs the
@@ -20,8 +20,9 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "core/bisect.h"
 #include "core/fs_operation.h"
+#include "core/isa.h"
+#include "core/plf_cross.h"
 #include "core/plf_impl.h"
 
 enum {
@@ -147,30 +148,6 @@ static inline void sb_add(struct sbuf *b, double x, double v)
 
 /* ---- pointwise minimum (ps_plf_pointwise_min on raw arrays) -------------------------------- */
 
-struct sseg {
-    double l, lv, r, rv;
-};
-
-static inline double sseg_value(const struct sseg *s, double x)
-{
-    if (s->l == s->r)
-        return s->lv;
-    if (flat_values(&s->lv, &s->rv, 1))
-        return s->lv;
-    double t = (x - s->l) / (s->r - s->l);
-    return lerp(s->lv, s->rv, t);
-}
-
-struct crossing {
-    const struct sseg *lo, *hi;
-};
-
-static bool below_or_equal(double x, void *arg)
-{
-    const struct crossing *c = arg;
-    return sseg_value(c->lo, x) <= sseg_value(c->hi, x);
-}
-
 PLF_INLINE void scalar_limits(const double *p, double x, double *left, double *right)
 {
     if (p[0] == p[2]) {
@@ -203,7 +180,7 @@ PLF_INLINE int merged_segment(const double *a, int last, int n0, int n1)
     return n0 - 1 < last ? n0 - 1 : last;
 }
 
-static void small_min(struct sbuf *dst, const double *fa_, int fn, const double *ga_, int gn)
+static void small_min(struct sbuf *dst, const double *fa_, int fn, const double *ga_, int gn, enum ps_isa level)
 {
     dst->n = 0;
     const int flast = fn - 2, glast = gn - 2;
@@ -256,13 +233,12 @@ static void small_min(struct sbuf *dst, const double *fa_, int fn, const double 
         double lo_b = g_lower ? gl : fl, hi_b = g_lower ? fl : gl;
         if (!(lo_b > hi_b))
             continue;
-        struct sseg segf = {fa_[2 * rf], fa_[2 * rf + 1], fa_[2 * rf + 2], fa_[2 * rf + 3]};
-        struct sseg segg = {ga_[2 * rg], ga_[2 * rg + 1], ga_[2 * rg + 2], ga_[2 * rg + 3]};
-        struct crossing c = {g_lower ? &segg : &segf, g_lower ? &segf : &segg};
-        double x = ps_bisect_inverse_lower_bound(x0, b, below_or_equal, &c);
+        struct ps_plf_sseg segf = {fa_[2 * rf], fa_[2 * rf + 1], fa_[2 * rf + 2], fa_[2 * rf + 3]};
+        struct ps_plf_sseg segg = {ga_[2 * rg], ga_[2 * rg + 1], ga_[2 * rg + 2], ga_[2 * rg + 3]};
+        double x = ps_plf_crossing(level, g_lower ? &segg : &segf, g_lower ? &segf : &segg, x0, b);
         if (!(x > x0))
             continue;
-        double vf = sseg_value(&segf, x), vg = sseg_value(&segg, x);
+        double vf = ps_plf_sseg_value(&segf, x), vg = ps_plf_sseg_value(&segg, x);
         double m = vg < vf ? vg : vf;
         sb_add(dst, x, m);
     }
@@ -435,11 +411,68 @@ static bool saturated_points(const struct ps_fs_update *u, const struct fs_elem 
     return true;
 }
 
+/* ---- gangs with the step function ---------------------------------------------------------
+ *
+ * A gang's share by fit factor is the step (0, 0), (1, 0), (1, d), (2, d). When d has no -0 or
+ * NaN, some d_r is positive, every d_r is below 1 and the limits (guarantees) are at least (at
+ * most) d_r where it is not zero, the chain is, with the same bits:
+ *
+ * Components (fs_operation_component). For d_r > 0 the transposition is (0, 0), (0, 1), (d_r, 1),
+ * (d_r, 2); the left trim drops the vertical and the extension appends (1, 2): the step
+ * S(d_r) = (0, 1), (d_r, 1), (d_r, 2), (1, 2), never neutral. Zero components are skipped.
+ *
+ * Fold. ps_plf_pointwise_min(S(a), S(b)) is S(max(a, b)) in either order: every limit the walk
+ * takes is 1 or 2 (flat segments and verticals, no interpolation); up to the smaller step both
+ * are 1; at it the stepping one's right limit is 2, the other's 1, so the minimum stays 1 and
+ * the builder moves its flat end; no crossing search starts (the lower function's value at the
+ * next critical point is 1, not above the other's 2); at the larger step both left limits are 1
+ * and the right ones 2: (max, 1), (max, 2); then both are 2 up to (1, 2). For a == b the two are
+ * the same points. So the fold is S(D), D the largest d_r.
+ *
+ * Composition (ps_plf_compose of FSBFF and S(D)): S(D)'s segments are flat or vertical, so no
+ * extra pairs; the pairs are its points. At (0, 1) FSBFF's flat first segment gives +0 twice
+ * (the second push is raw: the builder has one point); at (D, 1) the left limit +0 replaces the
+ * point segment's end: (0, 0), (D, 0); (D, 2) samples FSBFF's flat last segment: d (a vertical,
+ * pushed); (1, 2) gives d again, a flat segment after a vertical, pushed; trim_right keeps it
+ * (D < 1). So the composition is (0, 0), (D, 0), (D, d), (1, d), then compressed as always. */
+static bool gang_composed(const struct fs_elem *e, const struct ps_plf *fsbff, double *dst)
+{
+    const double *a = fsbff->a;
+    if (fsbff->n != 4 || a[0] != 0.0 || a[STRIDE] != 1.0 || a[2 * STRIDE] != 1.0 || a[3 * STRIDE] != 2.0)
+        return false;
+    if (memcmp(a + 1, zero_vec, sizeof zero_vec) != 0 || memcmp(a + STRIDE + 1, zero_vec, sizeof zero_vec) != 0 ||
+        memcmp(a + 2 * STRIDE + 1, a + 3 * STRIDE + 1, sizeof zero_vec) != 0)
+        return false;
+    const double *d = a + 3 * STRIDE + 1;
+    const struct ps_share guarantee = fs_guarantee_share(e);
+    double top = 0.0;
+    for (int r = 0; r < DIM; r++) {
+        if (signbit(d[r]) || !(d[r] < 1.0))
+            return false;  /* -0, negative or NaN, or no extension to 1 */
+        if (d[r] == 0.0)
+            continue;
+        if (!(guarantee.v[r] <= 0.0) || !(e->out->limits_share.v[r] >= d[r]))
+            return false;
+        if (d[r] > top)
+            top = d[r];
+    }
+    if (!(top > 0.0))
+        return false;
+    memset(dst, 0, 2 * STRIDE * sizeof *dst);
+    dst[STRIDE] = top;
+    dst[2 * STRIDE] = top;
+    memcpy(dst + 2 * STRIDE + 1, d, DIM * sizeof *d);
+    dst[3 * STRIDE] = 1.0;
+    memcpy(dst + 3 * STRIDE + 1, d, DIM * sizeof *d);
+    return true;
+}
+
 /* ---- left fold of the pointwise minimum ------------------------------------------------- */
 
 /* The fold of prepare_mffbs over comps[0..used), into *res (one of the components or ma). */
 static bool fold_min(const struct ps_plf *comps, int used, double (*ma)[MIN_CAP * 2], struct ps_plf *res)
 {
+    const enum ps_isa level = ps_isa_level();
     struct ps_plf cur = comps[0];
     for (int k = 1; k < used; k++) {
         const struct ps_plf *c = &comps[k];
@@ -454,7 +487,7 @@ static bool fold_min(const struct ps_plf *comps, int used, double (*ma)[MIN_CAP 
         }
         /* The buffer that does not hold the current minimum (steps may have been skipped). */
         struct sbuf dst = {cur.a == ma[0] ? ma[1] : ma[0], 0};
-        small_min(&dst, cur.a, cur.n, c->a, c->n);
+        small_min(&dst, cur.a, cur.n, c->a, c->n, level);
         cur = (struct ps_plf){dst.a, dst.n, 1};
         if (cur.n < 2)
             return false;
@@ -589,6 +622,11 @@ bool fs_operation_fsbs_path(struct ps_fs_update *u, const struct fs_elem *e, str
     if (saturated_points(u, e, &fsbff, oa, &sat_n)) {
         composed = (struct ps_plf){oa, sat_n, DIM};
         path_taken = FS_OP_PATH_SATURATED;
+        goto compress;
+    }
+    if (gang_composed(e, &fsbff, oa)) {
+        composed = (struct ps_plf){oa, 4, DIM};
+        path_taken = FS_OP_PATH_GANG;
         goto compress;
     }
 
