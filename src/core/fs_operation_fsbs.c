@@ -11,12 +11,14 @@
  *   - the fold skips the steps where one function lies on the other's tail (above_tail) and
  *     runs the others on stack arrays (small_min, ps_plf_pointwise_min's walk);
  *   - the rest (partial usage) goes through ps_plf_compose and ps_plf_compress.
- * The shortcuts take only the shapes they check (else the general steps run); the general steps
- * decline what fs_operation_component declines (a limit below the demand, a guarantee, a -0
- * share, ...) and functions larger than the stack arrays, and then fs_element_fsbs runs the
- * generic chain. test_fs_operation_fsbs compares every way with the generic chain on random and
+ * The shortcuts take only the shapes they check (else the general steps run). A component that
+ * fs_operation_component declines (a limit below the demand, a guarantee, a -0 share, ...) is
+ * made by ps_plf_max_fit_factor_component as in the generic chain and the rest goes on here; the
+ * general steps decline functions larger than the stack arrays and non-finite components, and
+ * then fs_element_fsbs runs the generic chain. test_fs_operation_fsbs compares every way with the generic chain on random and
  * edge-case operations at every vector level.
  */
+#include <float.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -35,6 +37,11 @@ enum {
 };
 
 static const double zero_vec[DIM] = {0};
+
+static inline bool same_bits(double a, double b)
+{
+    return memcmp(&a, &b, sizeof a) == 0;
+}
 
 /* A builder over stack storage; the steps check the bounds of their outputs first, so it never
  * grows (a growth would realloc the stack: ps_plf_buf_reserve is never reached). */
@@ -110,6 +117,14 @@ static bool component_is_zero(const struct ps_plf *f, int r)
     return true;
 }
 
+static bool all_finite(const struct ps_plf *c)
+{
+    for (int i = 0; i < 2 * c->n; i++)
+        if (!(c->a[i] >= -DBL_MAX && c->a[i] <= DBL_MAX))
+            return false;
+    return true;
+}
+
 static bool is_neutral(const struct ps_plf *c, double top)
 {
     return c->n == 2 && c->a[1] == top && c->a[3] == top;
@@ -180,7 +195,10 @@ PLF_INLINE int merged_segment(const double *a, int last, int n0, int n1)
     return n0 - 1 < last ? n0 - 1 : last;
 }
 
-static void small_min(struct sbuf *dst, const double *fa_, int fn, const double *ga_, int gn, enum ps_isa level)
+/* The walk of ps_plf_pointwise_min(f, g). With skip = j > 0 (common_prefix), f's points 0..j-1
+ * are copied and the walk starts at x_j: see common_prefix for why that is its state there. */
+static void small_min(struct sbuf *dst, const double *fa_, int fn, const double *ga_, int gn, int skip,
+                      enum ps_isa level)
 {
     dst->n = 0;
     const int flast = fn - 2, glast = gn - 2;
@@ -190,12 +208,18 @@ static void small_min(struct sbuf *dst, const double *fa_, int fn, const double 
         return;
     int nf = 0, ng = 0;
     double a = lo;
+    if (skip > 0) {
+        memcpy(dst->a, fa_, (size_t)skip * 2 * sizeof *fa_);
+        dst->n = skip;
+        a = fa_[2 * skip];
+        nf = ng = skip;
+    }
     while (nf < fn && fa_[2 * nf] <= a)
         nf++;
     while (ng < gn && ga_[2 * ng] <= a)
         ng++;
-    int sf = scalar_segment_at(fa_, flast, 0, a);
-    int sg = scalar_segment_at(ga_, glast, 0, a);
+    int sf = scalar_segment_at(fa_, flast, skip > 0 ? skip - 1 : 0, a);
+    int sg = scalar_segment_at(ga_, glast, skip > 0 ? skip - 1 : 0, a);
     double fl, fr, gl, gr;
     scalar_limits(fa_ + 2 * sf, a, &fl, &fr);
     scalar_limits(ga_ + 2 * sg, a, &gl, &gr);
@@ -244,6 +268,42 @@ static void small_min(struct sbuf *dst, const double *fa_, int fn, const double 
     }
 }
 
+/* The largest j such that f's and g's points 0..j are the same bits, their arguments increase
+ * strictly and are finite, their values are finite and +0 or positive, and no three of the
+ * values 0..j-1 in a row are equal; 0 when there is none (or j would be 0). Then the walk of
+ * small_min(f, g) over x_0 .. x_{j-1} emits exactly f's points 0..j-1 and reaches x_j in the state
+ * its start computes for a = x_j:
+ *   - lo = x_0; at each x_i, i < j, neither function has a vertical (the next point is further
+ *     right), both take the segment ending there (or the first one at x_0), whose limits at its
+ *     own end are its end value (seg_param is exactly 1 or 0, lerp returns that end for a
+ *     finite value that is not -0; or a flat copy): l == r == v_i, one sb_add; the right limits
+ *     on (x_i, x_{i+1}) are equal, so no crossing search starts; sb_add appends every point
+ *     (no point segment, no vertical, no two flat segments in a row);
+ *   - at b = x_j, nf and ng count the points up to x_j as the start's loops do, and
+ *     merged_segment(nf0 = j, ..) picks what scalar_segment_at from j - 1 picks (the segment
+ *     ending at x_j, or the vertical starting there); the limits are then computed the same way,
+ *     the right limits before were equal (no crossing search), and the next step is the loop's
+ *     emission at a = x_j with the builder holding points 0..j-1.
+ * Operations' components share the ramp of the resource with the largest usage up to their own
+ * usage (FSBFF's first points), so most steps of their fold skip about half of the walk. */
+static int common_prefix(const double *a, int an, const double *b, int bn)
+{
+    int n = an < bn ? an : bn, j = 0;
+    for (int i = 0; i < n; i++) {
+        double x = a[2 * i], v = a[2 * i + 1];
+        if (!same_bits(x, b[2 * i]) || !same_bits(v, b[2 * i + 1]))
+            break;
+        if (!(x >= -DBL_MAX && x <= DBL_MAX) || !(v <= DBL_MAX) || !(v > 0.0 || (v == 0.0 && !signbit(v))))
+            break;
+        if (i > 0 && !(a[2 * i - 2] < x))
+            break;
+        if (i >= 3 && a[2 * i - 5] == a[2 * i - 3] && a[2 * i - 3] == a[2 * i - 1])
+            break;
+        j = i;
+    }
+    return j;
+}
+
 /* ---- fold shortcuts ----------------------------------------------------------------------- */
 
 /* A function the lemmas below may return as a minimum: canonical (rebuilding it point by point
@@ -273,10 +333,6 @@ static bool lemma_ready(const double *a, int n)
     return true;
 }
 
-static inline bool same_bits(double a, double b)
-{
-    return memcmp(&a, &b, sizeof a) == 0;
-}
 
 /* Whether b is a's points 0..j (the same bits) followed by (x_j, H) and (R, H), R a's last
  * argument, H above every value of a, with a's arguments increasing strictly up to point j + 1.
@@ -487,7 +543,7 @@ static bool fold_min(const struct ps_plf *comps, int used, double (*ma)[MIN_CAP 
         }
         /* The buffer that does not hold the current minimum (steps may have been skipped). */
         struct sbuf dst = {cur.a == ma[0] ? ma[1] : ma[0], 0};
-        small_min(&dst, cur.a, cur.n, c->a, c->n, level);
+        small_min(&dst, cur.a, cur.n, c->a, c->n, common_prefix(cur.a, cur.n, c->a, c->n), level);
         cur = (struct ps_plf){dst.a, dst.n, 1};
         if (cur.n < 2)
             return false;
@@ -609,13 +665,6 @@ bool fs_operation_fsbs_path(struct ps_fs_update *u, const struct fs_elem *e, str
         return false;
     struct ps_plf fsbff = ps_plf_buf_view(&fb);
 
-    /* A limit below a component's last value makes fs_operation_component decline it (that
-     * component is not zero): decline now, before any other work. */
-    const double *last = fsbff.a + (size_t)(fsbff.n - 1) * STRIDE + 1;
-    for (int r = 0; r < DIM; r++)
-        if (last[r] != 0.0 && !(e->out->limits_share.v[r] >= last[r]))
-            return false;
-
     double oa[OUT_CAP * STRIDE];
     struct ps_plf composed;
     int sat_n;
@@ -662,9 +711,21 @@ bool fs_operation_fsbs_path(struct ps_fs_update *u, const struct fs_elem *e, str
             }
             continue;
         }
-        if (!fs_operation_component(&cb[r], &fsbff, r, e->out->limits_share.v[r], guarantee.v[r]))
-            return false;
-        struct ps_plf c = ps_plf_buf_view(&cb[r]);
+        struct ps_plf c;
+        if (fs_operation_component(&cb[r], &fsbff, r, e->out->limits_share.v[r], guarantee.v[r])) {
+            c = ps_plf_buf_view(&cb[r]);
+        } else {
+            /* A limit below the demand, a guarantee, a -0 share, ...: the generic chain's
+             * component (prepare_mffbs makes it with the same call), the rest goes on here. */
+            ps_plf_max_fit_factor_component(&u->b[1], &u->b[2], &u->comp[r], &fsbff, r, e->out->limits_share.v[r],
+                                            guarantee.v[r]);
+            if (u->oom || u->ctx.oom)
+                return false;
+            c = ps_plf_buf_view(&u->comp[r]);
+            if (!all_finite(&c))
+                return false;  /* the fold's copy of the minimum is tested on finite inputs only */
+            path_taken = FS_OP_PATH_GENERIC_COMPONENT;
+        }
         if (c.n < 2)
             return false;
         if (!is_neutral(&c, top) || (r == DIM - 1 && used == 0))

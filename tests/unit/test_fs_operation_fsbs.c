@@ -226,14 +226,16 @@ static void test_random_operations_match_generic_chain(void **state)
             random_case(&c, (enum shape)(k % SHAPES));
             paths[check_case(v, &c) + 1]++;
         }
-        print_message("level %d: saturated %d idle %d fused %d gang %d generic %d\n", level, paths[1], paths[2], paths[3],
-                      paths[4], paths[0]);
+        print_message("level %d: saturated %d idle %d fused %d gang %d generic components %d generic %d\n", level,
+                      paths[1], paths[2], paths[3], paths[4], paths[5], paths[0]);
         /* Every way must really be exercised, or the test proves nothing. */
         assert_true(paths[FS_OP_PATH_SATURATED + 1] > 5000);
         assert_true(paths[FS_OP_PATH_IDLE + 1] > 5000);
         assert_true(paths[FS_OP_PATH_FUSED + 1] > 5000);
         assert_true(paths[FS_OP_PATH_GANG + 1] > 2000);
-        assert_true(paths[0] > 1000);
+        assert_true(paths[FS_OP_PATH_GENERIC_COMPONENT + 1] > 5000);
+        /* Declines are rare now (functions larger than the stack arrays, non-finite components):
+         * fs_element_fsbs(fast) is compared for every case anyway. */
     }
     ps_isa_cap(PS_ISA_AVX512);
     free_env(v);
