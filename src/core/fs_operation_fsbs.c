@@ -67,25 +67,44 @@ void fs_operation_fsbff(const struct ps_fs_update *u, const struct fs_elem *e, s
         return;
     }
     /* On [0, 1] every resource grows like f * max usage up to its own usage; on [1, 2] the share
-     * goes linearly from the usage to the demand. */
+     * goes linearly from the usage to the demand. The usages are sorted (insertion sort, which
+     * keeps equal ones in order); without a NaN or a -0 among them equal usages are the same bits,
+     * so any sort gives the same array: a network of compare-exchanges, without the insertion
+     * sort's unpredictable branches, takes those. */
     double max_usage = ps_share_max_component(e->out->usage_share);
+    double sorted[DIM];
+    if (max_usage != 0.0) {
+        memcpy(sorted, us, sizeof sorted);
+        bool clean = true;
+        for (int r = 0; r < DIM; r++)
+            clean &= (us[r] == us[r]) & !(us[r] == 0.0 && signbit(us[r]));
+        if (clean) {
+            static const unsigned char net[9][2] = {{0, 1}, {3, 4}, {2, 4}, {2, 3}, {0, 3},
+                                                    {0, 2}, {1, 4}, {1, 3}, {1, 2}};
+            for (int k = 0; k < 9; k++) {
+                double a = sorted[net[k][0]], b = sorted[net[k][1]];
+                sorted[net[k][0]] = b < a ? b : a;
+                sorted[net[k][1]] = b < a ? a : b;
+            }
+        } else {
+            for (int a = 1; a < DIM; a++)
+                for (int b = a; b > 0 && sorted[b] < sorted[b - 1]; b--) {
+                    double t = sorted[b];
+                    sorted[b] = sorted[b - 1];
+                    sorted[b - 1] = t;
+                }
+        }
+    }
     if (max_usage == 0.0) {
         buf_push_segment_d(dst, DIM, 0.0, zero_vec, 1.0, zero_vec);
     } else {
-        double sorted[DIM];
-        memcpy(sorted, us, sizeof sorted);
-        for (int a = 1; a < DIM; a++)
-            for (int b = a; b > 0 && sorted[b] < sorted[b - 1]; b--) {
-                double t = sorted[b];
-                sorted[b] = sorted[b - 1];
-                sorted[b - 1] = t;
-            }
         /* The points go in without the builder's checks, which never fire on them: their fit
          * factors increase strictly (a point is added only above the previous one), and so do
          * their shares of the resource with the largest usage (min(s_k, max) = s_k, s_k the
          * increasing usages they come from), so no two of them are equal or form a vertical
-         * or two flat segments. */
-        if (!ps_plf_buf_reserve(dst, FSBFF_CAP))
+         * or two flat segments. (Writing every candidate and advancing the count by the
+         * comparison, without the branch, was slower: each store's address then waits on it.) */
+        if (dst->cap < FSBFF_CAP && !ps_plf_buf_reserve(dst, FSBFF_CAP))
             return;
         double *p = dst->a;
         p[0] = 0.0;
@@ -93,12 +112,12 @@ void fs_operation_fsbff(const struct ps_fs_update *u, const struct fs_elem *e, s
         int n = 1;
         double previous = 0.0;
         for (int k = 0; k < DIM; k++) {
-            double f = sorted[k] / max_usage;
+            double sk = sorted[k], f = sk / max_usage;
             if (f > previous) {
                 double *q = p + (size_t)n * STRIDE;
                 q[0] = f;
                 for (int r = 0; r < DIM; r++)
-                    q[1 + r] = us[r] < sorted[k] ? us[r] : sorted[k];  /* ps_share_min(fill(s_k), usage) */
+                    q[1 + r] = us[r] < sk ? us[r] : sk;  /* ps_share_min(fill(s_k), usage) */
                 n++;
                 previous = f;
             }
