@@ -8,6 +8,8 @@
  *   - saturated operations (usage == demand), idle ones (zero usage) and gangs with the step
  *     function are recognised from FSBFF's points, and what the chain would do with them is
  *     built directly (the derivations are at saturated_points, idle_shape and gang_composed);
+ *     idle ones with small demands skip the compression too: it provably joins everything up
+ *     to the largest demand (idle_line);
  *   - the fold skips the steps where one function lies on the other's tail (above_tail) and
  *     runs the others on stack arrays (small_min, ps_plf_pointwise_min's walk);
  *   - the rest (partial usage) goes through ps_plf_compose and ps_plf_compress.
@@ -672,6 +674,62 @@ static bool idle_composed(const struct ps_plf *fsbff, double (*ca)[COMP_CAP * 2]
     return ob->n >= 2;
 }
 
+/* An idle operation whose demands are all small enough, but not too small: its share by
+ * suggestion is (0, 0), (D, d), (1, d), D the largest demand, without the fold, the composition
+ * or the compression. Why, for nonzero demands in [2^-40, 2^-10] with the second largest
+ * distinct one (if any) at most D (1 - 2^-20):
+ *   - the fold M (idle_composed's) starts at (0, 1) (every T_r's limits at 0 are 1), passes
+ *     through (D, 2) exactly (T_D's own point; every other T_r is flat at 2 from its d_r < D on;
+ *     no crossing search on the interval ending at D, where both functions are 2) and ends with
+ *     (1, 2); its other points lie at the smaller demands or at crossings before them, so the
+ *     last one before D has a value of at most 1 + d2 / D + a few ulps < 2;
+ *   - the composition's points are then (0, +0), (x_j, V(y_j)) at M's inner points,
+ *     (D, lerp(0, d, 1) = d) and (1, d): no point before D is flat with (D, d) (its value is
+ *     below d_r in every nonzero component), so the builder keeps (D, d) and appends (1, d);
+ *   - every value of M is within a few ulps of 2 of the line 1 + x / D (each minimum step
+ *     interpolates between points already near it), so V(y_j) is within ~2^-50 d_r <= 2^-60 of
+ *     the line x d / D, far inside the compression's tolerance of 1e-15 ~ 2^-50 (and the
+ *     compression's cross products of numbers below 2^-10 round far below that tolerance):
+ *     the compression joins (0, 0) to (D, d); the segment to (1, d) has the slope d_r, far below
+ *     the bounds' (d_r +- 1e-15) / D for D <= 2^-10 and D >= 2^-40, so it stops there and
+ *     appends (1, d).
+ * test_fs_operation_fsbs compares this with the generic chain on random idle operations and on
+ * demands at and around these bounds, ties and near ties. */
+static bool idle_line(const struct ps_plf *fsbff, struct ps_plf_buf *res, bool *oom)
+{
+    const double *d = fsbff->a + 2 * STRIDE + 1;
+    double top = 0.0, second = 0.0;
+    for (int r = 0; r < DIM; r++) {
+        double v = d[r];
+        if (v == 0.0)
+            continue;
+        if (!(v >= 0x1p-40 && v <= 0x1p-10))
+            return false;
+        if (v > top) {
+            second = top;
+            top = v;
+        } else if (v < top && v > second) {
+            second = v;
+        }
+    }
+    if (top == 0.0 || second > top * (1.0 - 0x1p-20))
+        return false;
+    ps_plf_buf_clear(res, DIM);
+    if (!ps_plf_buf_reserve(res, 3)) {
+        *oom = true;
+        return false;
+    }
+    double *p = res->a;
+    p[0] = 0.0;
+    memcpy(p + 1, zero_vec, sizeof zero_vec);
+    p[STRIDE] = top;
+    memcpy(p + STRIDE + 1, d, DIM * sizeof *d);
+    p[2 * STRIDE] = 1.0;
+    memcpy(p + 2 * STRIDE + 1, d, DIM * sizeof *d);
+    res->n = 3;
+    return true;
+}
+
 bool fs_operation_fsbs_path(struct ps_fs_update *u, const struct fs_elem *e, struct ps_plf *out, int *path)
 {
     int path_taken = FS_OP_PATH_FUSED;
@@ -702,6 +760,14 @@ bool fs_operation_fsbs_path(struct ps_fs_update *u, const struct fs_elem *e, str
     stack_buf(&ob, oa, OUT_CAP, DIM, &oom);
     double ca[DIM][COMP_CAP * 2];
     if (idle_shape(e, &fsbff)) {
+        if (idle_line(&fsbff, &u->b[5], &u->oom)) {
+            *out = ps_plf_buf_view(&u->b[5]);
+            if (path)
+                *path = FS_OP_PATH_IDLE_LINE;
+            return !oom;
+        }
+        if (u->oom)
+            return false;
         if (!idle_composed(&fsbff, ca, &ob))
             return false;
         composed = ps_plf_buf_view(&ob);
