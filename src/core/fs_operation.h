@@ -23,6 +23,7 @@ enum {
     FS_OP_PATH_GANG,
     FS_OP_PATH_GENERIC_COMPONENT,  /* FUSED with some component from ps_plf_max_fit_factor_component */
     FS_OP_PATH_IDLE_LINE,          /* an idle operation's result written directly (idle_line) */
+    FS_OP_PATH_SATURATED_KEPT,     /* SATURATED without the compression (saturated_kinks_kept) */
     FS_OP_PATH_COUNT
 };
 bool fs_operation_fsbs_path(struct ps_fs_update *u, const struct fs_elem *e, struct ps_plf *out, int *path);

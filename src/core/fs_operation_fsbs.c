@@ -9,7 +9,8 @@
  *     function are recognised from FSBFF's points, and what the chain would do with them is
  *     built directly (the derivations are at saturated_points, idle_shape and gang_composed);
  *     idle ones with small demands skip the compression too: it provably joins everything up
- *     to the largest demand (idle_line);
+ *     to the largest demand (idle_line); saturated ones whose usages are not too close skip it
+ *     as it provably keeps every point (saturated_kinks_kept);
  *   - the fold skips the steps where one function lies on the other's tail (above_tail) and
  *     runs the others on stack arrays (small_min, ps_plf_pointwise_min's walk);
  *   - the rest (partial usage) goes through ps_plf_compose and ps_plf_compress.
@@ -488,6 +489,29 @@ static bool saturated_points(const struct ps_fs_update *u, const struct fs_elem 
     return true;
 }
 
+/* Whether the compression gives saturated_points's function back unchanged: when its arguments
+ * 0 = x_0 < x_1 < .. < x_m < x_{m+1} = 1 are at least 2^-40 apart. Its argument x_k is F*'s value
+ * at P_k, the k-th smallest distinct positive usage (P_k's share of a largest-usage resource is
+ * min(u_max, s_k) = s_k), and each resource r's value there is min(u_r, x_k), the same bits
+ * (the ramp's points are copies; at (1, w) too). So every component is min(x, u_r), and at each
+ * inner point x_k the resource with u_r = x_k (the largest one at x_m, before the flat end) has
+ * a kink: for any s < k < t, the chord from P_s to P_t passes below P_k in that component by
+ * (x_k - x_s)(x_t - x_k) / (x_t - x_s) >= half the smaller gap >= 2^-41, against the tolerance of
+ * 1e-15 ~ 2^-50. The compression's test at P_k (the joined segment from the run's start to
+ * P_{k+1} must lie above the steepest lower bound, the one through P_k - 1e-15 or steeper) is a
+ * cross product of differences of numbers in [0, 1] (w < 1 is checked), whose rounding is about
+ * 2^-51 db, far below db (2^-41 - 1e-15): it stops every run at its first point, pushing each
+ * segment, and the builder takes the points as they are (arguments increase strictly, F*
+ * increases, so no vertical or two flat segments). */
+static bool saturated_kinks_kept(const struct ps_plf *f)
+{
+    const double *a = f->a;
+    for (int i = 0; i + 1 < f->n; i++)
+        if (!(a[(size_t)(i + 1) * STRIDE] - a[(size_t)i * STRIDE] >= 0x1p-40))
+            return false;
+    return true;
+}
+
 /* ---- gangs with the step function ---------------------------------------------------------
  *
  * A gang's share by fit factor is the step (0, 0), (1, 0), (1, d), (2, d). When d has no -0 or
@@ -835,7 +859,13 @@ compress:;
         u->oom = true;
         return false;
     }
-    ps_plf_compress(res, &composed, FS_COMPRESS_EPSILON);
+    if (path_taken == FS_OP_PATH_SATURATED && saturated_kinks_kept(&composed)) {
+        memcpy(res->a, composed.a, (size_t)composed.n * STRIDE * sizeof *composed.a);
+        res->n = composed.n;
+        path_taken = FS_OP_PATH_SATURATED_KEPT;
+    } else {
+        ps_plf_compress(res, &composed, FS_COMPRESS_EPSILON);
+    }
     *out = ps_plf_buf_view(res);
     if (path)
         *path = path_taken;
