@@ -12,14 +12,19 @@
  *     to the largest demand (idle_line); saturated ones whose usages are not too close skip it
  *     as it provably keeps every point (saturated_kinks_kept);
  *   - the fold skips the steps where one function lies on the other's tail (above_tail) and
- *     runs the others on stack arrays (small_min, ps_plf_pointwise_min's walk);
- *   - the rest (partial usage) goes through ps_plf_compose and ps_plf_compress.
+ *     runs the others on stack arrays (small_min, ps_plf_pointwise_min's walk, from the end of
+ *     the two functions' common prefix: common_prefix);
+ *   - the rest (partial usage, limits) goes through ps_plf_compose and ps_plf_compress.
  * The shortcuts take only the shapes they check (else the general steps run). A component that
  * fs_operation_component declines (a limit below the demand, a guarantee, a -0 share, ...) is
  * made by ps_plf_max_fit_factor_component as in the generic chain and the rest goes on here; the
  * general steps decline functions larger than the stack arrays and non-finite components, and
- * then fs_element_fsbs runs the generic chain. test_fs_operation_fsbs compares every way with the generic chain on random and
- * edge-case operations at every vector level.
+ * then fs_element_fsbs runs the generic chain. test_fs_operation_fsbs compares every way with
+ * the generic chain on random and edge-case operations at every vector level.
+ *
+ * Tried and dropped: a composition of its own for a continuous FSBFF (stack pairs, one sample
+ * per pair) was slower than ps_plf_compose's AVX-512 builder; a branch-free ramp in
+ * fs_operation_fsbff and writing its last points directly measured nothing.
  */
 #include <float.h>
 #include <stdbool.h>

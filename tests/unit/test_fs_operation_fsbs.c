@@ -1,7 +1,9 @@
 /* test_fs_operation_fsbs.c — the operations' fast path of the fair share by suggestion
- * (fs_operation_fsbs: saturated and idle shapes built directly, the fold's tail lemma, the rest
- * on stack inputs) against the generic chain of fs_element_fsbs, bit for bit, at every vector
- * level the CPU has. Operations are drawn around the shapes the fast path recognises and just
+ * (fs_operation_fsbs: saturated, idle and gang shapes built directly, the compression skipped
+ * for idle and saturated ones where it is provably known, the fold's tail lemma and common
+ * prefix, generic components for limited operations, the rest on stack inputs) against the
+ * generic chain of fs_element_fsbs, bit for bit, at every vector level the CPU has; every way
+ * must be taken often enough. Operations are drawn around the shapes the fast path recognises and just
  * outside them: usage == demand, zero usage, partial usage, gangs, zeros and negative zeros in
  * usage and demand, equal usage components, values at and above 1, limits below, at and above the
  * demand, zero, negative-zero and positive guarantees. */
