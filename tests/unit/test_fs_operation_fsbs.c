@@ -317,6 +317,8 @@ static void test_idle_operations_near_bounds(void **state)
             double top = tops[pick((int)(sizeof tops / sizeof tops[0]))];
             for (int r = 0; r < DIM; r++) {
                 c.demand.v[r] = idle_demand(top);
+                if (r > 0 && pick(4) == 0)  /* a near tie with an earlier one, a few ulps apart */
+                    c.demand.v[r] = nextafter(c.demand.v[pick(r)], pick(2) ? 1.0 : 0.0);
                 c.limits.v[r] = pick(8) == 0 ? c.demand.v[r] : 1.0;
             }
             c.demand.v[pick(DIM)] = top;
