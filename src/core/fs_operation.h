@@ -16,7 +16,16 @@ void fs_operation_fsbff(const struct ps_fs_update *u, const struct fs_elem *e, s
 bool fs_operation_fsbs(struct ps_fs_update *u, const struct fs_elem *e, struct ps_plf *out);
 
 /* Which way fs_operation_fsbs_path went (for the tests that compare each with the generic chain). */
-enum { FS_OP_PATH_SATURATED, FS_OP_PATH_IDLE, FS_OP_PATH_FUSED, FS_OP_PATH_COUNT };
+enum {
+    FS_OP_PATH_SATURATED,
+    FS_OP_PATH_IDLE,
+    FS_OP_PATH_FUSED,
+    FS_OP_PATH_GANG,
+    FS_OP_PATH_GENERIC_COMPONENT,  /* FUSED with some component from ps_plf_max_fit_factor_component */
+    FS_OP_PATH_IDLE_LINE,          /* an idle operation's result written directly (idle_line) */
+    FS_OP_PATH_SATURATED_KEPT,     /* SATURATED without the compression (saturated_kinks_kept) */
+    FS_OP_PATH_COUNT
+};
 bool fs_operation_fsbs_path(struct ps_fs_update *u, const struct fs_elem *e, struct ps_plf *out, int *path);
 
 #endif

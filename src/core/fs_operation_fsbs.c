@@ -5,23 +5,34 @@
  * so the generic chain of fs_element_fsbs (five components, the left fold of pointwise minima,
  * the composition, the compression) spends most of its time on per-call overheads. Here:
  *   - FSBFF and the components are built on the stack;
- *   - saturated operations (usage == demand) and idle ones (zero usage) are recognised from
- *     FSBFF's points, and what the chain would do with them is built directly (the derivations
- *     are at saturated_points and idle_shape);
+ *   - saturated operations (usage == demand), idle ones (zero usage) and gangs with the step
+ *     function are recognised from FSBFF's points, and what the chain would do with them is
+ *     built directly (the derivations are at saturated_points, idle_shape and gang_composed);
+ *     idle ones with small demands skip the compression too: it provably joins everything up
+ *     to the largest demand (idle_line); saturated ones whose usages are not too close skip it
+ *     as it provably keeps every point (saturated_kinks_kept);
  *   - the fold skips the steps where one function lies on the other's tail (above_tail) and
- *     runs the others on stack arrays (small_min, ps_plf_pointwise_min's walk);
- *   - the rest (partial usage, gangs) goes through ps_plf_compose and ps_plf_compress.
- * The shortcuts take only the shapes they check (else the general steps run); the general steps
- * decline what fs_operation_component declines (a limit below the demand, a guarantee, a -0
- * share, ...) and functions larger than the stack arrays, and then fs_element_fsbs runs the
- * generic chain. test_fs_operation_fsbs compares every way with the generic chain on random and
- * edge-case operations at every vector level.
+ *     runs the others on stack arrays (small_min, ps_plf_pointwise_min's walk, from the end of
+ *     the two functions' common prefix: common_prefix);
+ *   - the rest (partial usage, limits) goes through ps_plf_compose and ps_plf_compress.
+ * The shortcuts take only the shapes they check (else the general steps run). A component that
+ * fs_operation_component declines (a limit below the demand, a guarantee, a -0 share, ...) is
+ * made by ps_plf_max_fit_factor_component as in the generic chain and the rest goes on here; the
+ * general steps decline functions larger than the stack arrays and non-finite components, and
+ * then fs_element_fsbs runs the generic chain. test_fs_operation_fsbs compares every way with
+ * the generic chain on random and edge-case operations at every vector level.
+ *
+ * Tried and dropped: a composition of its own for a continuous FSBFF (stack pairs, one sample
+ * per pair) was slower than ps_plf_compose's AVX-512 builder; a branch-free ramp in
+ * fs_operation_fsbff and writing its last points directly measured nothing.
  */
+#include <float.h>
 #include <stdbool.h>
 #include <string.h>
 
-#include "core/bisect.h"
 #include "core/fs_operation.h"
+#include "core/isa.h"
+#include "core/plf_cross.h"
 #include "core/plf_impl.h"
 
 enum {
@@ -34,6 +45,11 @@ enum {
 };
 
 static const double zero_vec[DIM] = {0};
+
+static inline bool same_bits(double a, double b)
+{
+    return memcmp(&a, &b, sizeof a) == 0;
+}
 
 /* A builder over stack storage; the steps check the bounds of their outputs first, so it never
  * grows (a growth would realloc the stack: ps_plf_buf_reserve is never reached). */
@@ -59,25 +75,44 @@ void fs_operation_fsbff(const struct ps_fs_update *u, const struct fs_elem *e, s
         return;
     }
     /* On [0, 1] every resource grows like f * max usage up to its own usage; on [1, 2] the share
-     * goes linearly from the usage to the demand. */
+     * goes linearly from the usage to the demand. The usages are sorted (insertion sort, which
+     * keeps equal ones in order); without a NaN or a -0 among them equal usages are the same bits,
+     * so any sort gives the same array: a network of compare-exchanges, without the insertion
+     * sort's unpredictable branches, takes those. */
     double max_usage = ps_share_max_component(e->out->usage_share);
+    double sorted[DIM];
+    if (max_usage != 0.0) {
+        memcpy(sorted, us, sizeof sorted);
+        bool clean = true;
+        for (int r = 0; r < DIM; r++)
+            clean &= (us[r] == us[r]) & !(us[r] == 0.0 && signbit(us[r]));
+        if (clean) {
+            static const unsigned char net[9][2] = {{0, 1}, {3, 4}, {2, 4}, {2, 3}, {0, 3},
+                                                    {0, 2}, {1, 4}, {1, 3}, {1, 2}};
+            for (int k = 0; k < 9; k++) {
+                double a = sorted[net[k][0]], b = sorted[net[k][1]];
+                sorted[net[k][0]] = b < a ? b : a;
+                sorted[net[k][1]] = b < a ? a : b;
+            }
+        } else {
+            for (int a = 1; a < DIM; a++)
+                for (int b = a; b > 0 && sorted[b] < sorted[b - 1]; b--) {
+                    double t = sorted[b];
+                    sorted[b] = sorted[b - 1];
+                    sorted[b - 1] = t;
+                }
+        }
+    }
     if (max_usage == 0.0) {
         buf_push_segment_d(dst, DIM, 0.0, zero_vec, 1.0, zero_vec);
     } else {
-        double sorted[DIM];
-        memcpy(sorted, us, sizeof sorted);
-        for (int a = 1; a < DIM; a++)
-            for (int b = a; b > 0 && sorted[b] < sorted[b - 1]; b--) {
-                double t = sorted[b];
-                sorted[b] = sorted[b - 1];
-                sorted[b - 1] = t;
-            }
         /* The points go in without the builder's checks, which never fire on them: their fit
          * factors increase strictly (a point is added only above the previous one), and so do
          * their shares of the resource with the largest usage (min(s_k, max) = s_k, s_k the
          * increasing usages they come from), so no two of them are equal or form a vertical
-         * or two flat segments. */
-        if (!ps_plf_buf_reserve(dst, FSBFF_CAP))
+         * or two flat segments. (Writing every candidate and advancing the count by the
+         * comparison, without the branch, was slower: each store's address then waits on it.) */
+        if (dst->cap < FSBFF_CAP && !ps_plf_buf_reserve(dst, FSBFF_CAP))
             return;
         double *p = dst->a;
         p[0] = 0.0;
@@ -85,12 +120,12 @@ void fs_operation_fsbff(const struct ps_fs_update *u, const struct fs_elem *e, s
         int n = 1;
         double previous = 0.0;
         for (int k = 0; k < DIM; k++) {
-            double f = sorted[k] / max_usage;
+            double sk = sorted[k], f = sk / max_usage;
             if (f > previous) {
                 double *q = p + (size_t)n * STRIDE;
                 q[0] = f;
                 for (int r = 0; r < DIM; r++)
-                    q[1 + r] = us[r] < sorted[k] ? us[r] : sorted[k];  /* ps_share_min(fill(s_k), usage) */
+                    q[1 + r] = us[r] < sk ? us[r] : sk;  /* ps_share_min(fill(s_k), usage) */
                 n++;
                 previous = f;
             }
@@ -105,6 +140,14 @@ static bool component_is_zero(const struct ps_plf *f, int r)
     const double *p = f->a + 1 + r;
     for (int i = 0; i < f->n; i++, p += STRIDE)
         if (*p != 0.0)
+            return false;
+    return true;
+}
+
+static bool all_finite(const struct ps_plf *c)
+{
+    for (int i = 0; i < 2 * c->n; i++)
+        if (!(c->a[i] >= -DBL_MAX && c->a[i] <= DBL_MAX))
             return false;
     return true;
 }
@@ -147,30 +190,6 @@ static inline void sb_add(struct sbuf *b, double x, double v)
 
 /* ---- pointwise minimum (ps_plf_pointwise_min on raw arrays) -------------------------------- */
 
-struct sseg {
-    double l, lv, r, rv;
-};
-
-static inline double sseg_value(const struct sseg *s, double x)
-{
-    if (s->l == s->r)
-        return s->lv;
-    if (flat_values(&s->lv, &s->rv, 1))
-        return s->lv;
-    double t = (x - s->l) / (s->r - s->l);
-    return lerp(s->lv, s->rv, t);
-}
-
-struct crossing {
-    const struct sseg *lo, *hi;
-};
-
-static bool below_or_equal(double x, void *arg)
-{
-    const struct crossing *c = arg;
-    return sseg_value(c->lo, x) <= sseg_value(c->hi, x);
-}
-
 PLF_INLINE void scalar_limits(const double *p, double x, double *left, double *right)
 {
     if (p[0] == p[2]) {
@@ -203,7 +222,10 @@ PLF_INLINE int merged_segment(const double *a, int last, int n0, int n1)
     return n0 - 1 < last ? n0 - 1 : last;
 }
 
-static void small_min(struct sbuf *dst, const double *fa_, int fn, const double *ga_, int gn)
+/* The walk of ps_plf_pointwise_min(f, g). With skip = j > 0 (common_prefix), f's points 0..j-1
+ * are copied and the walk starts at x_j: see common_prefix for why that is its state there. */
+static void small_min(struct sbuf *dst, const double *fa_, int fn, const double *ga_, int gn, int skip,
+                      enum ps_isa level)
 {
     dst->n = 0;
     const int flast = fn - 2, glast = gn - 2;
@@ -213,12 +235,18 @@ static void small_min(struct sbuf *dst, const double *fa_, int fn, const double 
         return;
     int nf = 0, ng = 0;
     double a = lo;
+    if (skip > 0) {
+        memcpy(dst->a, fa_, (size_t)skip * 2 * sizeof *fa_);
+        dst->n = skip;
+        a = fa_[2 * skip];
+        nf = ng = skip;
+    }
     while (nf < fn && fa_[2 * nf] <= a)
         nf++;
     while (ng < gn && ga_[2 * ng] <= a)
         ng++;
-    int sf = scalar_segment_at(fa_, flast, 0, a);
-    int sg = scalar_segment_at(ga_, glast, 0, a);
+    int sf = scalar_segment_at(fa_, flast, skip > 0 ? skip - 1 : 0, a);
+    int sg = scalar_segment_at(ga_, glast, skip > 0 ? skip - 1 : 0, a);
     double fl, fr, gl, gr;
     scalar_limits(fa_ + 2 * sf, a, &fl, &fr);
     scalar_limits(ga_ + 2 * sg, a, &gl, &gr);
@@ -256,16 +284,51 @@ static void small_min(struct sbuf *dst, const double *fa_, int fn, const double 
         double lo_b = g_lower ? gl : fl, hi_b = g_lower ? fl : gl;
         if (!(lo_b > hi_b))
             continue;
-        struct sseg segf = {fa_[2 * rf], fa_[2 * rf + 1], fa_[2 * rf + 2], fa_[2 * rf + 3]};
-        struct sseg segg = {ga_[2 * rg], ga_[2 * rg + 1], ga_[2 * rg + 2], ga_[2 * rg + 3]};
-        struct crossing c = {g_lower ? &segg : &segf, g_lower ? &segf : &segg};
-        double x = ps_bisect_inverse_lower_bound(x0, b, below_or_equal, &c);
+        struct ps_plf_sseg segf = {fa_[2 * rf], fa_[2 * rf + 1], fa_[2 * rf + 2], fa_[2 * rf + 3]};
+        struct ps_plf_sseg segg = {ga_[2 * rg], ga_[2 * rg + 1], ga_[2 * rg + 2], ga_[2 * rg + 3]};
+        double x = ps_plf_crossing(level, g_lower ? &segg : &segf, g_lower ? &segf : &segg, x0, b);
         if (!(x > x0))
             continue;
-        double vf = sseg_value(&segf, x), vg = sseg_value(&segg, x);
+        double vf = ps_plf_sseg_value(&segf, x), vg = ps_plf_sseg_value(&segg, x);
         double m = vg < vf ? vg : vf;
         sb_add(dst, x, m);
     }
+}
+
+/* The largest j such that f's and g's points 0..j are the same bits, their arguments increase
+ * strictly and are finite, their values are finite and +0 or positive, and no three of the
+ * values 0..j-1 in a row are equal; 0 when there is none (or j would be 0). Then the walk of
+ * small_min(f, g) over x_0 .. x_{j-1} emits exactly f's points 0..j-1 and reaches x_j in the state
+ * its start computes for a = x_j:
+ *   - lo = x_0; at each x_i, i < j, neither function has a vertical (the next point is further
+ *     right), both take the segment ending there (or the first one at x_0), whose limits at its
+ *     own end are its end value (seg_param is exactly 1 or 0, lerp returns that end for a
+ *     finite value that is not -0; or a flat copy): l == r == v_i, one sb_add; the right limits
+ *     on (x_i, x_{i+1}) are equal, so no crossing search starts; sb_add appends every point
+ *     (no point segment, no vertical, no two flat segments in a row);
+ *   - at b = x_j, nf and ng count the points up to x_j as the start's loops do, and
+ *     merged_segment(nf0 = j, ..) picks what scalar_segment_at from j - 1 picks (the segment
+ *     ending at x_j, or the vertical starting there); the limits are then computed the same way,
+ *     the right limits before were equal (no crossing search), and the next step is the loop's
+ *     emission at a = x_j with the builder holding points 0..j-1.
+ * Operations' components share the ramp of the resource with the largest usage up to their own
+ * usage (FSBFF's first points), so most steps of their fold skip about half of the walk. */
+static int common_prefix(const double *a, int an, const double *b, int bn)
+{
+    int n = an < bn ? an : bn, j = 0;
+    for (int i = 0; i < n; i++) {
+        double x = a[2 * i], v = a[2 * i + 1];
+        if (!same_bits(x, b[2 * i]) || !same_bits(v, b[2 * i + 1]))
+            break;
+        if (!(x >= -DBL_MAX && x <= DBL_MAX) || !(v <= DBL_MAX) || !(v > 0.0 || (v == 0.0 && !signbit(v))))
+            break;
+        if (i > 0 && !(a[2 * i - 2] < x))
+            break;
+        if (i >= 3 && a[2 * i - 5] == a[2 * i - 3] && a[2 * i - 3] == a[2 * i - 1])
+            break;
+        j = i;
+    }
+    return j;
 }
 
 /* ---- fold shortcuts ----------------------------------------------------------------------- */
@@ -297,10 +360,6 @@ static bool lemma_ready(const double *a, int n)
     return true;
 }
 
-static inline bool same_bits(double a, double b)
-{
-    return memcmp(&a, &b, sizeof a) == 0;
-}
 
 /* Whether b is a's points 0..j (the same bits) followed by (x_j, H) and (R, H), R a's last
  * argument, H above every value of a, with a's arguments increasing strictly up to point j + 1.
@@ -435,11 +494,91 @@ static bool saturated_points(const struct ps_fs_update *u, const struct fs_elem 
     return true;
 }
 
+/* Whether the compression gives saturated_points's function back unchanged: when its arguments
+ * 0 = x_0 < x_1 < .. < x_m < x_{m+1} = 1 are at least 2^-40 apart. Its argument x_k is F*'s value
+ * at P_k, the k-th smallest distinct positive usage (P_k's share of a largest-usage resource is
+ * min(u_max, s_k) = s_k), and each resource r's value there is min(u_r, x_k), the same bits
+ * (the ramp's points are copies; at (1, w) too). So every component is min(x, u_r), and at each
+ * inner point x_k the resource with u_r = x_k (the largest one at x_m, before the flat end) has
+ * a kink: for any s < k < t, the chord from P_s to P_t passes below P_k in that component by
+ * (x_k - x_s)(x_t - x_k) / (x_t - x_s) >= half the smaller gap >= 2^-41, against the tolerance of
+ * 1e-15 ~ 2^-50. The compression's test at P_k (the joined segment from the run's start to
+ * P_{k+1} must lie above the steepest lower bound, the one through P_k - 1e-15 or steeper) is a
+ * cross product of differences of numbers in [0, 1] (w < 1 is checked), whose rounding is about
+ * 2^-51 db, far below db (2^-41 - 1e-15): it stops every run at its first point, pushing each
+ * segment, and the builder takes the points as they are (arguments increase strictly, F*
+ * increases, so no vertical or two flat segments). */
+static bool saturated_kinks_kept(const struct ps_plf *f)
+{
+    const double *a = f->a;
+    for (int i = 0; i + 1 < f->n; i++)
+        if (!(a[(size_t)(i + 1) * STRIDE] - a[(size_t)i * STRIDE] >= 0x1p-40))
+            return false;
+    return true;
+}
+
+/* ---- gangs with the step function ---------------------------------------------------------
+ *
+ * A gang's share by fit factor is the step (0, 0), (1, 0), (1, d), (2, d). When d has no -0 or
+ * NaN, some d_r is positive, every d_r is below 1 and the limits (guarantees) are at least (at
+ * most) d_r where it is not zero, the chain is, with the same bits:
+ *
+ * Components (fs_operation_component). For d_r > 0 the transposition is (0, 0), (0, 1), (d_r, 1),
+ * (d_r, 2); the left trim drops the vertical and the extension appends (1, 2): the step
+ * S(d_r) = (0, 1), (d_r, 1), (d_r, 2), (1, 2), never neutral. Zero components are skipped.
+ *
+ * Fold. ps_plf_pointwise_min(S(a), S(b)) is S(max(a, b)) in either order: every limit the walk
+ * takes is 1 or 2 (flat segments and verticals, no interpolation); up to the smaller step both
+ * are 1; at it the stepping one's right limit is 2, the other's 1, so the minimum stays 1 and
+ * the builder moves its flat end; no crossing search starts (the lower function's value at the
+ * next critical point is 1, not above the other's 2); at the larger step both left limits are 1
+ * and the right ones 2: (max, 1), (max, 2); then both are 2 up to (1, 2). For a == b the two are
+ * the same points. So the fold is S(D), D the largest d_r.
+ *
+ * Composition (ps_plf_compose of FSBFF and S(D)): S(D)'s segments are flat or vertical, so no
+ * extra pairs; the pairs are its points. At (0, 1) FSBFF's flat first segment gives +0 twice
+ * (the second push is raw: the builder has one point); at (D, 1) the left limit +0 replaces the
+ * point segment's end: (0, 0), (D, 0); (D, 2) samples FSBFF's flat last segment: d (a vertical,
+ * pushed); (1, 2) gives d again, a flat segment after a vertical, pushed; trim_right keeps it
+ * (D < 1). So the composition is (0, 0), (D, 0), (D, d), (1, d), then compressed as always. */
+static bool gang_composed(const struct fs_elem *e, const struct ps_plf *fsbff, double *dst)
+{
+    const double *a = fsbff->a;
+    if (fsbff->n != 4 || a[0] != 0.0 || a[STRIDE] != 1.0 || a[2 * STRIDE] != 1.0 || a[3 * STRIDE] != 2.0)
+        return false;
+    if (memcmp(a + 1, zero_vec, sizeof zero_vec) != 0 || memcmp(a + STRIDE + 1, zero_vec, sizeof zero_vec) != 0 ||
+        memcmp(a + 2 * STRIDE + 1, a + 3 * STRIDE + 1, sizeof zero_vec) != 0)
+        return false;
+    const double *d = a + 3 * STRIDE + 1;
+    const struct ps_share guarantee = fs_guarantee_share(e);
+    double top = 0.0;
+    for (int r = 0; r < DIM; r++) {
+        if (signbit(d[r]) || !(d[r] < 1.0))
+            return false;  /* -0, negative or NaN, or no extension to 1 */
+        if (d[r] == 0.0)
+            continue;
+        if (!(guarantee.v[r] <= 0.0) || !(e->out->limits_share.v[r] >= d[r]))
+            return false;
+        if (d[r] > top)
+            top = d[r];
+    }
+    if (!(top > 0.0))
+        return false;
+    memset(dst, 0, 2 * STRIDE * sizeof *dst);
+    dst[STRIDE] = top;
+    dst[2 * STRIDE] = top;
+    memcpy(dst + 2 * STRIDE + 1, d, DIM * sizeof *d);
+    dst[3 * STRIDE] = 1.0;
+    memcpy(dst + 3 * STRIDE + 1, d, DIM * sizeof *d);
+    return true;
+}
+
 /* ---- left fold of the pointwise minimum ------------------------------------------------- */
 
 /* The fold of prepare_mffbs over comps[0..used), into *res (one of the components or ma). */
 static bool fold_min(const struct ps_plf *comps, int used, double (*ma)[MIN_CAP * 2], struct ps_plf *res)
 {
+    const enum ps_isa level = ps_isa_level();
     struct ps_plf cur = comps[0];
     for (int k = 1; k < used; k++) {
         const struct ps_plf *c = &comps[k];
@@ -454,7 +593,7 @@ static bool fold_min(const struct ps_plf *comps, int used, double (*ma)[MIN_CAP 
         }
         /* The buffer that does not hold the current minimum (steps may have been skipped). */
         struct sbuf dst = {cur.a == ma[0] ? ma[1] : ma[0], 0};
-        small_min(&dst, cur.a, cur.n, c->a, c->n);
+        small_min(&dst, cur.a, cur.n, c->a, c->n, common_prefix(cur.a, cur.n, c->a, c->n), level);
         cur = (struct ps_plf){dst.a, dst.n, 1};
         if (cur.n < 2)
             return false;
@@ -564,6 +703,62 @@ static bool idle_composed(const struct ps_plf *fsbff, double (*ca)[COMP_CAP * 2]
     return ob->n >= 2;
 }
 
+/* An idle operation whose demands are all small enough, but not too small: its share by
+ * suggestion is (0, 0), (D, d), (1, d), D the largest demand, without the fold, the composition
+ * or the compression. Why, for nonzero demands in [2^-40, 2^-10] with the second largest
+ * distinct one (if any) at most D (1 - 2^-20):
+ *   - the fold M (idle_composed's) starts at (0, 1) (every T_r's limits at 0 are 1), passes
+ *     through (D, 2) exactly (T_D's own point; every other T_r is flat at 2 from its d_r < D on;
+ *     no crossing search on the interval ending at D, where both functions are 2) and ends with
+ *     (1, 2); its other points lie at the smaller demands or at crossings before them, so the
+ *     last one before D has a value of at most 1 + d2 / D + a few ulps < 2;
+ *   - the composition's points are then (0, +0), (x_j, V(y_j)) at M's inner points,
+ *     (D, lerp(0, d, 1) = d) and (1, d): no point before D is flat with (D, d) (its value is
+ *     below d_r in every nonzero component), so the builder keeps (D, d) and appends (1, d);
+ *   - every value of M is within a few ulps of 2 of the line 1 + x / D (each minimum step
+ *     interpolates between points already near it), so V(y_j) is within ~2^-50 d_r <= 2^-60 of
+ *     the line x d / D, far inside the compression's tolerance of 1e-15 ~ 2^-50 (and the
+ *     compression's cross products of numbers below 2^-10 round far below that tolerance):
+ *     the compression joins (0, 0) to (D, d); the segment to (1, d) has the slope d_r, far below
+ *     the bounds' (d_r +- 1e-15) / D for D <= 2^-10 and D >= 2^-40, so it stops there and
+ *     appends (1, d).
+ * test_fs_operation_fsbs compares this with the generic chain on random idle operations and on
+ * demands at and around these bounds, ties and near ties. */
+static bool idle_line(const struct ps_plf *fsbff, struct ps_plf_buf *res, bool *oom)
+{
+    const double *d = fsbff->a + 2 * STRIDE + 1;
+    double top = 0.0, second = 0.0;
+    for (int r = 0; r < DIM; r++) {
+        double v = d[r];
+        if (v == 0.0)
+            continue;
+        if (!(v >= 0x1p-40 && v <= 0x1p-10))
+            return false;
+        if (v > top) {
+            second = top;
+            top = v;
+        } else if (v < top && v > second) {
+            second = v;
+        }
+    }
+    if (top == 0.0 || second > top * (1.0 - 0x1p-20))
+        return false;
+    ps_plf_buf_clear(res, DIM);
+    if (!ps_plf_buf_reserve(res, 3)) {
+        *oom = true;
+        return false;
+    }
+    double *p = res->a;
+    p[0] = 0.0;
+    memcpy(p + 1, zero_vec, sizeof zero_vec);
+    p[STRIDE] = top;
+    memcpy(p + STRIDE + 1, d, DIM * sizeof *d);
+    p[2 * STRIDE] = 1.0;
+    memcpy(p + 2 * STRIDE + 1, d, DIM * sizeof *d);
+    res->n = 3;
+    return true;
+}
+
 bool fs_operation_fsbs_path(struct ps_fs_update *u, const struct fs_elem *e, struct ps_plf *out, int *path)
 {
     int path_taken = FS_OP_PATH_FUSED;
@@ -576,13 +771,6 @@ bool fs_operation_fsbs_path(struct ps_fs_update *u, const struct fs_elem *e, str
         return false;
     struct ps_plf fsbff = ps_plf_buf_view(&fb);
 
-    /* A limit below a component's last value makes fs_operation_component decline it (that
-     * component is not zero): decline now, before any other work. */
-    const double *last = fsbff.a + (size_t)(fsbff.n - 1) * STRIDE + 1;
-    for (int r = 0; r < DIM; r++)
-        if (last[r] != 0.0 && !(e->out->limits_share.v[r] >= last[r]))
-            return false;
-
     double oa[OUT_CAP * STRIDE];
     struct ps_plf composed;
     int sat_n;
@@ -591,11 +779,24 @@ bool fs_operation_fsbs_path(struct ps_fs_update *u, const struct fs_elem *e, str
         path_taken = FS_OP_PATH_SATURATED;
         goto compress;
     }
+    if (gang_composed(e, &fsbff, oa)) {
+        composed = (struct ps_plf){oa, 4, DIM};
+        path_taken = FS_OP_PATH_GANG;
+        goto compress;
+    }
 
     struct ps_plf_buf ob;
     stack_buf(&ob, oa, OUT_CAP, DIM, &oom);
     double ca[DIM][COMP_CAP * 2];
     if (idle_shape(e, &fsbff)) {
+        if (idle_line(&fsbff, &u->b[5], &u->oom)) {
+            *out = ps_plf_buf_view(&u->b[5]);
+            if (path)
+                *path = FS_OP_PATH_IDLE_LINE;
+            return !oom;
+        }
+        if (u->oom)
+            return false;
         if (!idle_composed(&fsbff, ca, &ob))
             return false;
         composed = ps_plf_buf_view(&ob);
@@ -624,9 +825,21 @@ bool fs_operation_fsbs_path(struct ps_fs_update *u, const struct fs_elem *e, str
             }
             continue;
         }
-        if (!fs_operation_component(&cb[r], &fsbff, r, e->out->limits_share.v[r], guarantee.v[r]))
-            return false;
-        struct ps_plf c = ps_plf_buf_view(&cb[r]);
+        struct ps_plf c;
+        if (fs_operation_component(&cb[r], &fsbff, r, e->out->limits_share.v[r], guarantee.v[r])) {
+            c = ps_plf_buf_view(&cb[r]);
+        } else {
+            /* A limit below the demand, a guarantee, a -0 share, ...: the generic chain's
+             * component (prepare_mffbs makes it with the same call), the rest goes on here. */
+            ps_plf_max_fit_factor_component(&u->b[1], &u->b[2], &u->comp[r], &fsbff, r, e->out->limits_share.v[r],
+                                            guarantee.v[r]);
+            if (u->oom || u->ctx.oom)
+                return false;
+            c = ps_plf_buf_view(&u->comp[r]);
+            if (!all_finite(&c))
+                return false;  /* the fold's copy of the minimum is tested on finite inputs only */
+            path_taken = FS_OP_PATH_GENERIC_COMPONENT;
+        }
         if (c.n < 2)
             return false;
         if (!is_neutral(&c, top) || (r == DIM - 1 && used == 0))
@@ -651,7 +864,13 @@ compress:;
         u->oom = true;
         return false;
     }
-    ps_plf_compress(res, &composed, FS_COMPRESS_EPSILON);
+    if (path_taken == FS_OP_PATH_SATURATED && saturated_kinks_kept(&composed)) {
+        memcpy(res->a, composed.a, (size_t)composed.n * STRIDE * sizeof *composed.a);
+        res->n = composed.n;
+        path_taken = FS_OP_PATH_SATURATED_KEPT;
+    } else {
+        ps_plf_compress(res, &composed, FS_COMPRESS_EPSILON);
+    }
     *out = ps_plf_buf_view(res);
     if (path)
         *path = path_taken;

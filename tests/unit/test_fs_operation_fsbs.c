@@ -1,7 +1,9 @@
 /* test_fs_operation_fsbs.c — the operations' fast path of the fair share by suggestion
- * (fs_operation_fsbs: saturated and idle shapes built directly, the fold's tail lemma, the rest
- * on stack inputs) against the generic chain of fs_element_fsbs, bit for bit, at every vector
- * level the CPU has. Operations are drawn around the shapes the fast path recognises and just
+ * (fs_operation_fsbs: saturated, idle and gang shapes built directly, the compression skipped
+ * for idle and saturated ones where it is provably known, the fold's tail lemma and common
+ * prefix, generic components for limited operations, the rest on stack inputs) against the
+ * generic chain of fs_element_fsbs, bit for bit, at every vector level the CPU has; every way
+ * must be taken often enough. Operations are drawn around the shapes the fast path recognises and just
  * outside them: usage == demand, zero usage, partial usage, gangs, zeros and negative zeros in
  * usage and demand, equal usage components, values at and above 1, limits below, at and above the
  * demand, zero, negative-zero and positive guarantees. */
@@ -226,12 +228,19 @@ static void test_random_operations_match_generic_chain(void **state)
             random_case(&c, (enum shape)(k % SHAPES));
             paths[check_case(v, &c) + 1]++;
         }
-        print_message("level %d: saturated %d idle %d fused %d generic %d\n", level, paths[1], paths[2], paths[3], paths[0]);
+        print_message("level %d: saturated %d (%d uncompressed) idle %d fused %d gang %d generic components %d idle line %d "
+                      "generic %d\n",
+                      level, paths[1], paths[7], paths[2], paths[3], paths[4], paths[5], paths[6], paths[0]);
         /* Every way must really be exercised, or the test proves nothing. */
-        assert_true(paths[FS_OP_PATH_SATURATED + 1] > 5000);
+        assert_true(paths[FS_OP_PATH_SATURATED + 1] > 2000);
+        assert_true(paths[FS_OP_PATH_SATURATED_KEPT + 1] > 2000);
         assert_true(paths[FS_OP_PATH_IDLE + 1] > 5000);
         assert_true(paths[FS_OP_PATH_FUSED + 1] > 5000);
-        assert_true(paths[0] > 1000);
+        assert_true(paths[FS_OP_PATH_GANG + 1] > 2000);
+        assert_true(paths[FS_OP_PATH_GENERIC_COMPONENT + 1] > 5000);
+        assert_true(paths[FS_OP_PATH_IDLE_LINE + 1] > 1000);
+        /* Declines are rare now (functions larger than the stack arrays, non-finite components):
+         * fs_element_fsbs(fast) is compared for every case anyway. */
     }
     ps_isa_cap(PS_ISA_AVX512);
     free_env(v);
@@ -262,6 +271,64 @@ static void test_edge_operations_match_generic_chain(void **state)
                     c.step = true;
                     check_case(v, &c);
                 }
+    free_env(v);
+}
+
+/* Idle operations with demands at and around idle_line's bounds (2^-40, 2^-10, the second
+ * largest at D (1 - 2^-20)), ties and near ties (a few ulps apart), shares like the benchmark's,
+ * one to five nonzero components: every one against the generic chain, at every vector level. */
+static double idle_demand(double top)
+{
+    switch (pick(10)) {
+    case 0:
+        return 0.0;
+    case 1:
+        return top;
+    case 2:
+        return nextafter(top, 0.0);
+    case 3:
+        return top * (1.0 - 0x1p-20) * (pick(2) ? 1.0 : 1.0 + 0x1p-52);
+    case 4:
+        return top * uniform();
+    case 5:
+        return top * (1.0 - ldexp(uniform(), -pick(53)));
+    case 6:
+        return pick(2) ? 0x1p-40 : nextafter(0x1p-40, 0.0);
+    case 7:
+        return 1.25e-6 * (double)(1 + pick(64));
+    default:
+        return top * ldexp(1.0, -pick(30));
+    }
+}
+
+static void test_idle_operations_near_bounds(void **state)
+{
+    (void)state;
+    struct env *v = new_env();
+    const double tops[] = {0x1p-10, nextafter(0x1p-10, 1.0), nextafter(0x1p-10, 0.0), 0x1p-40,
+                           nextafter(0x1p-40, 0.0), 0x1p-20, 1.25e-6, 3e-5, 7.8125e-4, 0.5};
+    enum ps_isa detected = ps_isa_detected();
+    for (int level = PS_ISA_BASE; level <= (int)detected; level++) {
+        ps_isa_cap((enum ps_isa)level);
+        int lines = 0;
+        for (int k = 0; k < 40000; k++) {
+            struct op_case c;
+            memset(&c, 0, sizeof c);
+            double top = tops[pick((int)(sizeof tops / sizeof tops[0]))];
+            for (int r = 0; r < DIM; r++) {
+                c.demand.v[r] = idle_demand(top);
+                if (r > 0 && pick(4) == 0)  /* a near tie with an earlier one, a few ulps apart */
+                    c.demand.v[r] = nextafter(c.demand.v[pick(r)], pick(2) ? 1.0 : 0.0);
+                c.limits.v[r] = pick(8) == 0 ? c.demand.v[r] : 1.0;
+            }
+            c.demand.v[pick(DIM)] = top;
+            c.step = true;
+            lines += check_case(v, &c) == FS_OP_PATH_IDLE_LINE;
+        }
+        print_message("level %d: idle line %d of 40000\n", level, lines);
+        assert_true(lines > 4000);
+    }
+    ps_isa_cap(PS_ISA_AVX512);
     free_env(v);
 }
 
@@ -338,6 +405,7 @@ int main(void)
         cmocka_unit_test(test_fsbff_matches_builder),
         cmocka_unit_test(test_random_operations_match_generic_chain),
         cmocka_unit_test(test_edge_operations_match_generic_chain),
+        cmocka_unit_test(test_idle_operations_near_bounds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
