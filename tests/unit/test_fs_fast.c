@@ -16,15 +16,10 @@
 
 enum { DIM = PS_PLF_MAX_DIM, MAXN = 24 };
 
-static int rnd(uint64_t *s, int n)
-{
-    return (int)(rng_next(s) % (uint64_t)n);
-}
-
 /* A value drawn among zeros of both signs, repeats of the previous one and random numbers. */
 static double draw_value(uint64_t *s, double previous)
 {
-    switch (rnd(s, 6)) {
+    switch (rng_pick(s, 6)) {
     case 0:
         return 0.0;
     case 1:
@@ -32,22 +27,22 @@ static double draw_value(uint64_t *s, double previous)
     case 2:
         return previous;
     default:
-        return rnd(s, 1000) / 997.0;
+        return rng_pick(s, 1000) / 997.0;
     }
 }
 
 /* Non-decreasing arguments with repeats (vertical jumps), flat runs and equal points. */
 static void random_function(uint64_t *s, double *a, int n)
 {
-    double x = rnd(s, 3) == 0 ? 0.0 : rnd(s, 100) / 101.0 - 0.3;
+    double x = rng_pick(s, 3) == 0 ? 0.0 : rng_pick(s, 100) / 101.0 - 0.3;
     for (int i = 0; i < n; i++) {
-        if (i > 0 && rnd(s, 4) != 0)
-            x += rnd(s, 3) == 0 ? 1e-300 : rnd(s, 100) / 211.0;
+        if (i > 0 && rng_pick(s, 4) != 0)
+            x += rng_pick(s, 3) == 0 ? 1e-300 : rng_pick(s, 100) / 211.0;
         double *p = a + (size_t)i * (DIM + 1);
         p[0] = x;
         for (int r = 0; r < DIM; r++) {
             double prev = i > 0 ? p[r + 1 - (DIM + 1)] : 0.0;
-            p[1 + r] = rnd(s, 3) == 0 && i > 0 ? prev : draw_value(s, prev);
+            p[1 + r] = rng_pick(s, 3) == 0 && i > 0 ? prev : draw_value(s, prev);
         }
     }
 }
@@ -67,7 +62,7 @@ static void test_small_value_at_matches_value_at(void **state)
     uint64_t s = 0x5eed1234abcdULL;
     double a[MAXN * (DIM + 1)];
     for (int round = 0; round < 20000; round++) {
-        int n = rnd(&s, MAXN + 1);
+        int n = rng_pick(&s, MAXN + 1);
         random_function(&s, a, n);
         struct ps_plf f = {a, n, DIM};
         /* every point's argument, the midpoints, outside both ends, zeros, NaN */
@@ -85,13 +80,13 @@ static void test_small_value_at_matches_value_at(void **state)
         check_value_at(&f, -0.0);
         check_value_at(&f, 1.0);
         check_value_at(&f, NAN);
-        check_value_at(&f, rnd(&s, 1000) / 999.0);
+        check_value_at(&f, rng_pick(&s, 1000) / 999.0);
     }
 }
 
 static int64_t draw_resource(uint64_t *s)
 {
-    switch (rnd(s, 6)) {
+    switch (rng_pick(s, 6)) {
     case 0:
         return 0;
     case 1:
@@ -99,7 +94,7 @@ static int64_t draw_resource(uint64_t *s)
     case 2:
         return (int64_t)rng_next(s) % ((int64_t)1 << 52);
     default:
-        return rnd(s, 100000);
+        return rng_pick(s, 100000);
     }
 }
 
@@ -110,7 +105,7 @@ static void test_operation_shares_match_library(void **state)
     for (int round = 0; round < 200000; round++) {
         struct ps_resources total, usage, demand, limits;
         for (int r = 0; r < PS_RES_COUNT; r++) {
-            total.v[r] = rnd(&s, 4) == 0 ? 0 : draw_resource(&s);
+            total.v[r] = rng_pick(&s, 4) == 0 ? 0 : draw_resource(&s);
             usage.v[r] = draw_resource(&s);
             demand.v[r] = draw_resource(&s);
             limits.v[r] = draw_resource(&s);

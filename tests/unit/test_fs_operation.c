@@ -13,66 +13,23 @@
 #include <cmocka.h>
 
 #include "core/fs_internal.h"
+#include "fs_op_test_util.h"
+#include "test_rng.h"
 
-#define DIM PS_RES_COUNT
 #define MAXPTS 256
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 
-static uint64_t next_random(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
-
-static double uniform(void)
-{
-    return (double)(next_random() >> 11) * 0x1.0p-53;
-}
-
-static int pick(int n)
-{
-    return (int)(next_random() % (uint64_t)n);
-}
-
-/* Shares as the benchmark and real trees make them (small multiples of a unit), and arbitrary
- * doubles, zeros and ones. */
-static double random_share(void)
-{
-    switch (pick(7)) {
-    case 0:
-        return 0.0;
-    case 1:
-        return 1.25e-6 * (double)(1 + pick(64));
-    case 2:
-        return uniform();
-    case 3:
-        return uniform() * 1e-3;
-    case 4:
-        return 1.0;
-    case 5:
-        return 1.0 - uniform() * 1e-15;
-    default:
-        return (double)(1 + pick(8)) / 8.0;
-    }
-}
-
-struct op_case {
-    struct ps_share usage, demand, limits, guarantee;
-};
-
 static void random_case(struct op_case *c)
 {
-    bool idle = pick(4) == 0;
+    bool idle = rng_pick(&rng, 4) == 0;
     for (int r = 0; r < DIM; r++) {
-        double u = idle ? 0.0 : random_share();
+        double u = idle ? 0.0 : op_random_share(&rng, 12);
         /* Equal components across resources. */
-        if (r > 0 && pick(4) == 0)
-            u = c->usage.v[pick(r)];
+        if (r > 0 && rng_pick(&rng, 4) == 0)
+            u = c->usage.v[rng_pick(&rng, r)];
         double d;
-        switch (pick(6)) {
+        switch (rng_pick(&rng, 6)) {
         case 0:
             d = u;
             break;
@@ -80,18 +37,18 @@ static void random_case(struct op_case *c)
             d = 0.0;  /* below the usage unless the usage is zero too */
             break;
         case 2:
-            d = u + random_share();
+            d = u + op_random_share(&rng, 12);
             break;
         default:
-            d = u * (1.0 + (double)(1 + pick(8)));
+            d = u * (1.0 + (double)(1 + rng_pick(&rng, 8)));
             break;
         }
-        if (pick(20) == 0)
+        if (rng_pick(&rng, 20) == 0)
             d = u + 1.0;  /* demand above the whole cluster */
         double l;
-        switch (pick(6)) {
+        switch (rng_pick(&rng, 6)) {
         case 0:
-            l = d * uniform();  /* below the demand */
+            l = d * rng_uniform(&rng);  /* below the demand */
             break;
         case 1:
             l = d;
@@ -104,12 +61,12 @@ static void random_case(struct op_case *c)
             break;
         }
         double g = 0.0;
-        switch (pick(12)) {
+        switch (rng_pick(&rng, 12)) {
         case 0:
             g = -0.0;
             break;
         case 1:
-            g = d * uniform();
+            g = d * rng_uniform(&rng);
             break;
         case 2:
             g = l;
@@ -124,40 +81,10 @@ static void random_case(struct op_case *c)
     }
 }
 
-struct env {
-    struct ps_fs_update *u;
-    struct ps_fs_options opt;
-    struct ps_fs_element_input in;
-    struct ps_fs_element_output out;
-    struct fs_integral ig;
-    struct fs_elem e;
-};
-
-static void setup_elem(struct env *v, const struct op_case *c, bool gang, bool step)
-{
-    memset(&v->e, 0, sizeof v->e);
-    memset(&v->ig, 0, sizeof v->ig);
-    memset(&v->out, 0, sizeof v->out);
-    v->opt.enable_step_function_for_gang_operations = step;
-    v->in.kind = PS_ELEM_OPERATION;
-    v->in.is_gang = gang;
-    v->e.in = &v->in;
-    v->e.kind = PS_ELEM_OPERATION;
-    v->e.ig = &v->ig;
-    v->e.out = &v->out;
-    v->out.usage_share = c->usage;
-    v->out.demand_share = c->demand;
-    v->out.limits_share = c->limits;
-    /* The guarantee share is sg + proposed. Real operations share the zero entry; a private
-     * entry lets the test give them a guarantee, which must take the generic path. */
-    v->ig.sg_share = c->guarantee;
-    v->ig.proposed = ps_share_fill(0.0);
-}
-
 /* Returns whether the fast component path was taken for at least one resource. */
-static bool check_case(struct env *v, const struct op_case *c, bool gang, bool step)
+static bool check_case(struct op_env *v, const struct op_case *c)
 {
-    setup_elem(v, c, gang, step);
+    op_setup_elem(v, c);
     struct ps_plf generic;
     assert_true(fs_element_fsbs(v->u, &v->e, false, &generic));
     assert_true(generic.n >= 2 && generic.n <= MAXPTS);
@@ -165,14 +92,11 @@ static bool check_case(struct env *v, const struct op_case *c, bool gang, bool s
     int n = generic.n;
     memcpy(saved, generic.a, (size_t)n * (DIM + 1) * sizeof *saved);
 
-    setup_elem(v, c, gang, step);
+    op_setup_elem(v, c);
     struct ps_plf fast;
     assert_true(fs_element_fsbs(v->u, &v->e, true, &fast));
-    if (fast.n != n || memcmp(fast.a, saved, (size_t)n * (DIM + 1) * sizeof *saved) != 0) {
-        print_error("mismatch (gang %d, step %d): %d vs %d points\n", gang, step, fast.n, n);
-        for (int r = 0; r < DIM; r++)
-            print_error("  r%d usage %a demand %a limit %a guarantee %a\n", r, c->usage.v[r], c->demand.v[r],
-                        c->limits.v[r], c->guarantee.v[r]);
+    if (!op_same_points(&fast, saved, n)) {
+        op_report(c, "mismatch", fast.n, n);
         fail();
     }
 
@@ -190,32 +114,25 @@ static bool check_case(struct env *v, const struct op_case *c, bool gang, bool s
 static void test_random_operations_match_generic_chain(void **state)
 {
     (void)state;
-    struct env *v = test_calloc(1, sizeof *v);
-    v->u = ps_fs_update_new();
-    assert_non_null(v->u);
-    ps_fs_options_init(&v->opt);
-    v->u->options = &v->opt;
+    struct op_env *v = op_env_new();
     int hits = 0, total = 200000;
     for (int k = 0; k < total; k++) {
         struct op_case c;
         random_case(&c);
-        hits += check_case(v, &c, pick(5) == 0, pick(8) != 0);
+        c.gang = rng_pick(&rng, 5) == 0;
+        c.step = rng_pick(&rng, 8) != 0;
+        hits += check_case(v, &c);
     }
     /* The fast path must really be exercised, or the test proves nothing. */
     assert_true(hits > total / 3);
-    ps_fs_update_free(v->u);
-    test_free(v);
+    op_env_free(v);
 }
 
 /* Hand-picked shapes: idle, saturated, gang, one resource, everything equal. */
 static void test_edge_operations_match_generic_chain(void **state)
 {
     (void)state;
-    struct env *v = test_calloc(1, sizeof *v);
-    v->u = ps_fs_update_new();
-    assert_non_null(v->u);
-    ps_fs_options_init(&v->opt);
-    v->u->options = &v->opt;
+    struct op_env *v = op_env_new();
     const double vals[] = {0.0, 1.25e-6, 0.5, 1.0, 2.0};
     int nv = (int)(sizeof vals / sizeof vals[0]);
     for (int a = 0; a < nv; a++)
@@ -229,11 +146,13 @@ static void test_edge_operations_match_generic_chain(void **state)
                     c.limits.v[r] = shape == 2 ? c.demand.v[r] : 1.0;
                     c.guarantee.v[r] = shape == 3 ? -0.0 : 0.0;
                 }
-                for (int gang = 0; gang < 2; gang++)
-                    check_case(v, &c, gang, true);
+                c.step = true;
+                for (int gang = 0; gang < 2; gang++) {
+                    c.gang = gang;
+                    check_case(v, &c);
+                }
             }
-    ps_fs_update_free(v->u);
-    test_free(v);
+    op_env_free(v);
 }
 
 int main(void)

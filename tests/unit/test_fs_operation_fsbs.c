@@ -20,85 +20,45 @@
 #include "core/fs_internal.h"
 #include "core/fs_operation.h"
 #include "core/isa.h"
+#include "fs_op_test_util.h"
+#include "isa_test_util.h"
+#include "test_rng.h"
 
-#define DIM PS_RES_COUNT
 #define MAXPTS 512
 
 static uint64_t rng = 0x2545f4914f6cdd1dull;
 
-static uint64_t next_random(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
+enum shape { SATURATED, IDLE, PARTIAL, MIXED, SHAPES };
 
-static double uniform(void)
-{
-    return (double)(next_random() >> 11) * 0x1.0p-53;
-}
-
-static int pick(int n)
-{
-    return (int)(next_random() % (uint64_t)n);
-}
-
-/* Shares like the benchmark's (multiples of small units), arbitrary ones, and edge values. */
+/* The shares the fast path's shapes are drawn around (op_random_share's first 9 kinds). */
 static double random_share(void)
 {
-    switch (pick(9)) {
-    case 0:
-        return 0.0;
-    case 1:
-        return 1.25e-6 * (double)(1 + pick(64));
-    case 2:
-        return uniform();
-    case 3:
-        return uniform() * 1e-4;
-    case 4:
-        return 0x1.6f0068db8bac7p-15 * (double)(1 + pick(4));
-    case 5:
-        return 1.0 - uniform() * 1e-15;
-    case 6:
-        return pick(8) == 0 ? 1.0 : 0.5;
-    case 7:
-        return ldexp(1.0, -pick(40));
-    default:
-        return (double)(1 + pick(8)) / 8.0 * 1e-3;
-    }
+    return op_random_share(&rng, 9);
 }
-
-struct op_case {
-    struct ps_share usage, demand, limits, guarantee;
-    bool gang, step;
-};
-
-enum shape { SATURATED, IDLE, PARTIAL, MIXED, SHAPES };
 
 static void random_case(struct op_case *c, enum shape shape)
 {
     memset(c, 0, sizeof *c);
     for (int r = 0; r < DIM; r++) {
         double u = shape == IDLE ? 0.0 : random_share();
-        if (r > 0 && pick(3) == 0)
-            u = c->usage.v[pick(r)];  /* equal components */
+        if (r > 0 && rng_pick(&rng, 3) == 0)
+            u = c->usage.v[rng_pick(&rng, r)];  /* equal components */
         double d;
-        if (shape == SATURATED || (shape == MIXED && pick(2) == 0))
+        if (shape == SATURATED || (shape == MIXED && rng_pick(&rng, 2) == 0))
             d = u;
         else if (shape == IDLE)
-            d = pick(4) == 0 ? 0.0 : random_share();
+            d = rng_pick(&rng, 4) == 0 ? 0.0 : random_share();
         else
-            d = u + (pick(3) == 0 ? random_share() : u * (double)(1 + pick(8)));
+            d = u + (rng_pick(&rng, 3) == 0 ? random_share() : u * (double)(1 + rng_pick(&rng, 8)));
         c->usage.v[r] = u;
         c->demand.v[r] = d;
-        c->limits.v[r] = pick(4) == 0 ? d : 1.0;
+        c->limits.v[r] = rng_pick(&rng, 4) == 0 ? d : 1.0;
         c->guarantee.v[r] = 0.0;
     }
     /* Half of the operations get one or two perturbations just outside the shapes. */
-    for (int k = pick(4) - 1; k > 0; k--) {
-        int r = pick(DIM);
-        switch (pick(9)) {
+    for (int k = rng_pick(&rng, 4) - 1; k > 0; k--) {
+        int r = rng_pick(&rng, DIM);
+        switch (rng_pick(&rng, 9)) {
         case 0:
             c->usage.v[r] = -0.0;
             break;
@@ -112,7 +72,7 @@ static void random_case(struct op_case *c, enum shape shape)
             c->demand.v[r] += 1.0;  /* above the cluster */
             break;
         case 4:
-            c->limits.v[r] = c->demand.v[r] * uniform();
+            c->limits.v[r] = c->demand.v[r] * rng_uniform(&rng);
             break;
         case 5:
             c->limits.v[r] = 0.0;
@@ -121,107 +81,53 @@ static void random_case(struct op_case *c, enum shape shape)
             c->guarantee.v[r] = -0.0;
             break;
         case 7:
-            c->guarantee.v[r] = c->demand.v[r] * uniform();
+            c->guarantee.v[r] = c->demand.v[r] * rng_uniform(&rng);
             break;
         default:
             c->usage.v[r] = c->demand.v[r] = 1.0;
             break;
         }
     }
-    c->gang = pick(8) == 0;
-    c->step = pick(8) != 0;
-}
-
-struct env {
-    struct ps_fs_update *u;
-    struct ps_fs_options opt;
-    struct ps_fs_element_input in;
-    struct ps_fs_element_output out;
-    struct fs_integral ig;
-    struct fs_elem e;
-};
-
-static void setup_elem(struct env *v, const struct op_case *c)
-{
-    memset(&v->e, 0, sizeof v->e);
-    memset(&v->ig, 0, sizeof v->ig);
-    memset(&v->out, 0, sizeof v->out);
-    v->opt.enable_step_function_for_gang_operations = c->step;
-    v->in.kind = PS_ELEM_OPERATION;
-    v->in.is_gang = c->gang;
-    v->e.in = &v->in;
-    v->e.kind = PS_ELEM_OPERATION;
-    v->e.ig = &v->ig;
-    v->e.out = &v->out;
-    v->out.usage_share = c->usage;
-    v->out.demand_share = c->demand;
-    v->out.limits_share = c->limits;
-    v->ig.sg_share = c->guarantee;
-    v->ig.proposed = ps_share_fill(0.0);
-}
-
-static void report(const struct op_case *c, const char *what, int n_fast, int n_generic)
-{
-    print_error("%s (gang %d, step %d): %d vs %d points\n", what, c->gang, c->step, n_fast, n_generic);
-    for (int r = 0; r < DIM; r++)
-        print_error("  r%d usage %a demand %a limit %a guarantee %a\n", r, c->usage.v[r], c->demand.v[r],
-                    c->limits.v[r], c->guarantee.v[r]);
+    c->gang = rng_pick(&rng, 8) == 0;
+    c->step = rng_pick(&rng, 8) != 0;
 }
 
 /* Compares the fast path (when it answers) and fs_element_fsbs(fast) with the generic chain;
  * returns the path taken, or -1 when the fast path declined. */
-static int check_case(struct env *v, const struct op_case *c)
+static int check_case(struct op_env *v, const struct op_case *c)
 {
     static double saved[MAXPTS * (DIM + 1)];
-    setup_elem(v, c);
+    op_setup_elem(v, c);
     struct ps_plf generic;
     assert_true(fs_element_fsbs(v->u, &v->e, false, &generic));
     assert_true(generic.n >= 2 && generic.n <= MAXPTS);
     int n = generic.n;
     memcpy(saved, generic.a, (size_t)n * (DIM + 1) * sizeof *saved);
 
-    setup_elem(v, c);
+    op_setup_elem(v, c);
     struct ps_plf fast;
     int path = -1;
     if (!fs_operation_fsbs_path(v->u, &v->e, &fast, &path)) {
         assert_false(v->u->oom);
         path = -1;
-    } else if (fast.n != n || memcmp(fast.a, saved, (size_t)n * (DIM + 1) * sizeof *saved) != 0) {
-        report(c, "fast path mismatch", fast.n, n);
+    } else if (!op_same_points(&fast, saved, n)) {
+        op_report(c, "fast path mismatch", fast.n, n);
         fail();
     }
-    setup_elem(v, c);
+    op_setup_elem(v, c);
     assert_true(fs_element_fsbs(v->u, &v->e, true, &fast));
-    if (fast.n != n || memcmp(fast.a, saved, (size_t)n * (DIM + 1) * sizeof *saved) != 0) {
-        report(c, "fs_element_fsbs mismatch", fast.n, n);
+    if (!op_same_points(&fast, saved, n)) {
+        op_report(c, "fs_element_fsbs mismatch", fast.n, n);
         fail();
     }
     return path;
 }
 
-static struct env *new_env(void)
-{
-    struct env *v = test_calloc(1, sizeof *v);
-    v->u = ps_fs_update_new();
-    assert_non_null(v->u);
-    ps_fs_options_init(&v->opt);
-    v->u->options = &v->opt;
-    return v;
-}
-
-static void free_env(struct env *v)
-{
-    ps_fs_update_free(v->u);
-    test_free(v);
-}
-
 static void test_random_operations_match_generic_chain(void **state)
 {
     (void)state;
-    struct env *v = new_env();
-    enum ps_isa detected = ps_isa_detected();
-    for (int level = PS_ISA_BASE; level <= (int)detected; level++) {
-        ps_isa_cap((enum ps_isa)level);
+    struct op_env *v = op_env_new();
+    FOR_EACH_ISA_LEVEL(level) {
         int paths[FS_OP_PATH_COUNT + 1] = {0};
         for (int k = 0; k < 60000; k++) {
             struct op_case c;
@@ -242,15 +148,14 @@ static void test_random_operations_match_generic_chain(void **state)
         /* Declines are rare now (functions larger than the stack arrays, non-finite components):
          * fs_element_fsbs(fast) is compared for every case anyway. */
     }
-    ps_isa_cap(PS_ISA_AVX512);
-    free_env(v);
+    op_env_free(v);
 }
 
 /* Hand-picked shapes: one resource, all equal, usage at 1, demands 1 ulp apart, tiny shares. */
 static void test_edge_operations_match_generic_chain(void **state)
 {
     (void)state;
-    struct env *v = new_env();
+    struct op_env *v = op_env_new();
     const double vals[] = {0.0, -0.0, 0x1p-1074, 1.25e-6, 0x1.6f0068db8bac7p-15, 0x1.6f0068db8bac8p-15, 0.5,
                            nextafter(1.0, 0.0), 1.0, 2.0};
     int nv = (int)(sizeof vals / sizeof vals[0]);
@@ -271,7 +176,7 @@ static void test_edge_operations_match_generic_chain(void **state)
                     c.step = true;
                     check_case(v, &c);
                 }
-    free_env(v);
+    op_env_free(v);
 }
 
 /* Idle operations with demands at and around idle_line's bounds (2^-40, 2^-10, the second
@@ -279,7 +184,7 @@ static void test_edge_operations_match_generic_chain(void **state)
  * one to five nonzero components: every one against the generic chain, at every vector level. */
 static double idle_demand(double top)
 {
-    switch (pick(10)) {
+    switch (rng_pick(&rng, 10)) {
     case 0:
         return 0.0;
     case 1:
@@ -287,49 +192,46 @@ static double idle_demand(double top)
     case 2:
         return nextafter(top, 0.0);
     case 3:
-        return top * (1.0 - 0x1p-20) * (pick(2) ? 1.0 : 1.0 + 0x1p-52);
+        return top * (1.0 - 0x1p-20) * (rng_pick(&rng, 2) ? 1.0 : 1.0 + 0x1p-52);
     case 4:
-        return top * uniform();
+        return top * rng_uniform(&rng);
     case 5:
-        return top * (1.0 - ldexp(uniform(), -pick(53)));
+        return top * (1.0 - ldexp(rng_uniform(&rng), -rng_pick(&rng, 53)));
     case 6:
-        return pick(2) ? 0x1p-40 : nextafter(0x1p-40, 0.0);
+        return rng_pick(&rng, 2) ? 0x1p-40 : nextafter(0x1p-40, 0.0);
     case 7:
-        return 1.25e-6 * (double)(1 + pick(64));
+        return 1.25e-6 * (double)(1 + rng_pick(&rng, 64));
     default:
-        return top * ldexp(1.0, -pick(30));
+        return top * ldexp(1.0, -rng_pick(&rng, 30));
     }
 }
 
 static void test_idle_operations_near_bounds(void **state)
 {
     (void)state;
-    struct env *v = new_env();
+    struct op_env *v = op_env_new();
     const double tops[] = {0x1p-10, nextafter(0x1p-10, 1.0), nextafter(0x1p-10, 0.0), 0x1p-40,
                            nextafter(0x1p-40, 0.0), 0x1p-20, 1.25e-6, 3e-5, 7.8125e-4, 0.5};
-    enum ps_isa detected = ps_isa_detected();
-    for (int level = PS_ISA_BASE; level <= (int)detected; level++) {
-        ps_isa_cap((enum ps_isa)level);
+    FOR_EACH_ISA_LEVEL(level) {
         int lines = 0;
         for (int k = 0; k < 40000; k++) {
             struct op_case c;
             memset(&c, 0, sizeof c);
-            double top = tops[pick((int)(sizeof tops / sizeof tops[0]))];
+            double top = tops[rng_pick(&rng, (int)(sizeof tops / sizeof tops[0]))];
             for (int r = 0; r < DIM; r++) {
                 c.demand.v[r] = idle_demand(top);
-                if (r > 0 && pick(4) == 0)  /* a near tie with an earlier one, a few ulps apart */
-                    c.demand.v[r] = nextafter(c.demand.v[pick(r)], pick(2) ? 1.0 : 0.0);
-                c.limits.v[r] = pick(8) == 0 ? c.demand.v[r] : 1.0;
+                if (r > 0 && rng_pick(&rng, 4) == 0)  /* a near tie with an earlier one, a few ulps apart */
+                    c.demand.v[r] = nextafter(c.demand.v[rng_pick(&rng, r)], rng_pick(&rng, 2) ? 1.0 : 0.0);
+                c.limits.v[r] = rng_pick(&rng, 8) == 0 ? c.demand.v[r] : 1.0;
             }
-            c.demand.v[pick(DIM)] = top;
+            c.demand.v[rng_pick(&rng, DIM)] = top;
             c.step = true;
             lines += check_case(v, &c) == FS_OP_PATH_IDLE_LINE;
         }
         print_message("level %d: idle line %d of 40000\n", level, lines);
         assert_true(lines > 4000);
     }
-    ps_isa_cap(PS_ISA_AVX512);
-    free_env(v);
+    op_env_free(v);
 }
 
 /* operation_fsbff as it was, point by point through the builder: fs_operation_fsbff writes the
@@ -374,7 +276,7 @@ static void reference_fsbff(const struct op_case *c, struct ps_plf_buf *dst)
 static void test_fsbff_matches_builder(void **state)
 {
     (void)state;
-    struct env *v = new_env();
+    struct op_env *v = op_env_new();
     bool oom = false;
     struct ps_plf_buf want, got;
     ps_plf_buf_init(&want, DIM, &oom);
@@ -383,20 +285,20 @@ static void test_fsbff_matches_builder(void **state)
     for (int k = 0; k < 200000; k++) {
         struct op_case c;
         random_case(&c, (enum shape)(k % SHAPES));
-        for (int j = pick(3) == 0 ? 1 + pick(2) : 0; j > 0; j--)
-            c.usage.v[pick(DIM)] = odd[pick(6)];
-        setup_elem(v, &c);
+        for (int j = rng_pick(&rng, 3) == 0 ? 1 + rng_pick(&rng, 2) : 0; j > 0; j--)
+            c.usage.v[rng_pick(&rng, DIM)] = odd[rng_pick(&rng, 6)];
+        op_setup_elem(v, &c);
         reference_fsbff(&c, &want);
         fs_operation_fsbff(v->u, &v->e, &got);
         assert_false(oom);
         if (want.n != got.n || memcmp(want.a, got.a, (size_t)want.n * (DIM + 1) * sizeof *want.a) != 0) {
-            report(&c, "fsbff mismatch", got.n, want.n);
+            op_report(&c, "fsbff mismatch", got.n, want.n);
             fail();
         }
     }
     ps_plf_buf_release(&want);
     ps_plf_buf_release(&got);
-    free_env(v);
+    op_env_free(v);
 }
 
 int main(void)

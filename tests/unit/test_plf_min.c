@@ -22,38 +22,33 @@
 #include "core/plf_cross.h"
 #include "core/plf_emit.h"
 #include "core/plf_impl.h"
+#include "isa_test_util.h"
+#include "test_rng.h"
 
 /* ---- the reference: src/core/plf_ops.c at lead3 52f7de7, renamed --------------------------- */
 
-/* A scalar segment (l, lv) - (r, rv). */
-struct sseg {
-    double l, lv, r, rv;
-};
+/* A copy on purpose (as are its helpers below, which resemble plf_min.c's and
+ * fs_operation_fsbs.c's): the differential reference must not follow later changes of the
+ * kernels it checks, so do not replace it with the src/core code it looks like. */
 
-static inline double sseg_value(const struct sseg *s, double x)
-{
-    if (s->l == s->r)
-        return s->lv;
-    if (flat_values(&s->lv, &s->rv, 1))
-        return s->lv;
-    double t = (x - s->l) / (s->r - s->l);
-    return lerp(s->lv, s->rv, t);
-}
+/* The old walk's scalar segment and its value (struct sseg, sseg_value) moved unchanged to
+ * core/plf_cross.h as struct ps_plf_sseg and ps_plf_sseg_value; the copy uses those. (Upstream's
+ * segment reader they reproduce is pinned by test_plf_reference.c's pointwise minimum.) */
 
-static struct sseg scalar_segment(const struct ps_plf *f, int i)
+static struct ps_plf_sseg scalar_segment(const struct ps_plf *f, int i)
 {
-    struct sseg s = {X(f, i), V(f, i)[0], X(f, i + 1), V(f, i + 1)[0]};
+    struct ps_plf_sseg s = {X(f, i), V(f, i)[0], X(f, i + 1), V(f, i + 1)[0]};
     return s;
 }
 
 struct crossing {
-    const struct sseg *lo, *hi;
+    const struct ps_plf_sseg *lo, *hi;
 };
 
 static bool below_or_equal(double x, void *arg)
 {
     const struct crossing *c = arg;
-    return sseg_value(c->lo, x) <= sseg_value(c->hi, x);
+    return ps_plf_sseg_value(c->lo, x) <= ps_plf_sseg_value(c->hi, x);
 }
 
 /* seg_limits_d for a scalar function stored as (x, v) pairs; p points at the segment's left
@@ -161,12 +156,12 @@ static void old_pointwise_min(struct ps_plf_buf *dst, const struct ps_plf *f, co
         double lo_b = g_lower ? gl : fl, hi_b = g_lower ? fl : gl;
         if (!(lo_b > hi_b))
             continue;
-        struct sseg segf = scalar_segment(f, rf), segg = scalar_segment(g, rg);
+        struct ps_plf_sseg segf = scalar_segment(f, rf), segg = scalar_segment(g, rg);
         struct crossing c = {g_lower ? &segg : &segf, g_lower ? &segf : &segg};
         double x = ps_bisect_inverse_lower_bound(x0, b, below_or_equal, &c);
         if (!(x > x0))
             continue;
-        double vf = sseg_value(&segf, x), vg = sseg_value(&segg, x);
+        double vf = ps_plf_sseg_value(&segf, x), vg = ps_plf_sseg_value(&segg, x);
         double m = vg < vf ? vg : vf;
         buf_add_point_d(dst, 1, x, &m);
     }
@@ -177,20 +172,12 @@ static void old_pointwise_min(struct ps_plf_buf *dst, const struct ps_plf *f, co
 
 static uint64_t rng_state = 0x2545f4914f6cdd1dull;
 
-static uint64_t next_random(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
-}
-
 /* Values from a small grid shared by both functions (equal values, ties at crossings), signed
  * zeros, sometimes an off-grid value (crossings strictly inside intervals) and rarely a huge or
  * non-finite one. */
 static double random_value(int wild)
 {
-    uint64_t k = next_random() % 100;
+    uint64_t k = rng_next(&rng_state) % 100;
     if (wild && k < 2)
         return k == 0 ? INFINITY : NAN;
     if (wild && k < 5)
@@ -200,31 +187,31 @@ static double random_value(int wild)
     if (k < 20)
         return 0.0;
     if (k < 40)
-        return (double)(next_random() % 2001) * 1e-4 - 0.1;
-    return (double)(next_random() % 9) / 8.0 - 0.25;
+        return (double)(rng_next(&rng_state) % 2001) * 1e-4 - 0.1;
+    return (double)(rng_next(&rng_state) % 9) / 8.0 - 0.25;
 }
 
 static double random_bound(void)
 {
     static const double b[] = {-0.0, 0.0, 0.0, 0.125, -0.25, 0.5};
-    return b[next_random() % (sizeof b / sizeof b[0])];
+    return b[rng_next(&rng_state) % (sizeof b / sizeof b[0])];
 }
 
 static void random_function(struct ps_plf_buf *b, int wild, int max_points)
 {
     ps_plf_buf_clear(b, 1);
     double left = random_bound();
-    double right = 1.0 - (double)(next_random() % 4) / 8.0;
-    int n = 1 + (int)(next_random() % (uint64_t)max_points);
+    double right = 1.0 - (double)(rng_next(&rng_state) % 4) / 8.0;
+    int n = 1 + (int)(rng_next(&rng_state) % (uint64_t)max_points);
     double x = left, v = random_value(wild);
     ps_plf_add_point(b, x, &v);
     for (int i = 1; i < n; i++) {
-        int kind = (int)(next_random() % 6);
+        int kind = (int)(rng_next(&rng_state) % 6);
         /* x on a 1/32 grid (shared critical points), sometimes off it */
         double step = max_points > 12 ? 1.0 / 4096.0 : 1.0 / 32.0;
-        double nx = x + (double)(1 + next_random() % 8) * step;
-        if (next_random() % 4 == 0)
-            nx = x + (double)(1 + next_random() % 1000) * step * 3e-3;
+        double nx = x + (double)(1 + rng_next(&rng_state) % 8) * step;
+        if (rng_next(&rng_state) % 4 == 0)
+            nx = x + (double)(1 + rng_next(&rng_state) % 1000) * step * 3e-3;
         if (kind == 0)
             nx = x; /* a jump */
         if (nx > right)
@@ -235,7 +222,7 @@ static void random_function(struct ps_plf_buf *b, int wild, int max_points)
         x = nx;
     }
     if (x < right) {
-        if (next_random() % 2)
+        if (rng_next(&rng_state) % 2)
             v = random_value(wild);
         ps_plf_add_point(b, right, &v);
     }
@@ -315,17 +302,17 @@ static void test_emit_matches_builder(void **state)
     ps_plf_buf_init(&got, 1, &oom);
     static const double values[] = {0.0, -0.0, 1.0, 1.0, 0.5, -2.0, 3.25};
     for (int round = 0; round < 100000; round++) {
-        int n = (int)(next_random() % 40);
+        int n = (int)(rng_next(&rng_state) % 40);
         ps_plf_buf_clear(&want, 1);
         ps_plf_buf_clear(&got, 1);
         struct ps_plf_emitter e = ps_plf_emit_start(&got);
         double x = 0.0;
         for (int i = 0; i < n; i++) {
-            uint64_t k = next_random() % 8;
+            uint64_t k = rng_next(&rng_state) % 8;
             if (k >= 3)
-                x += (double)(1 + next_random() % 4) * 0.125; /* else a repeated argument */
-            double ax = x == 0.0 && next_random() % 2 ? -0.0 : x;
-            double v = next_random() % 50 == 0 ? NAN : values[next_random() % 7];
+                x += (double)(1 + rng_next(&rng_state) % 4) * 0.125; /* else a repeated argument */
+            double ax = x == 0.0 && rng_next(&rng_state) % 2 ? -0.0 : x;
+            double v = rng_next(&rng_state) % 50 == 0 ? NAN : values[rng_next(&rng_state) % 7];
             ps_plf_add_point(&want, ax, &v);
             ps_plf_emit(&e, ax, v);
         }
@@ -339,59 +326,47 @@ static void test_emit_matches_builder(void **state)
 }
 
 /* ps_plf_crossing at every vector level the CPU has against ps_bisect_inverse_lower_bound with
- * the predicate written out (the old walk's below_or_equal), on random segment pairs: vertical,
+ * the old walk's predicate (below_or_equal), on random segment pairs: vertical,
  * flat, signed-zero, equal and huge values, intervals from a few ulps to wide ones, both signs;
  * the predicate need not be monotone, the path must be the same. */
-struct test_pair {
-    const struct sseg *lo, *hi;
-};
-
-static bool test_below_or_equal(double x, void *arg)
-{
-    const struct test_pair *c = arg;
-    return sseg_value(c->lo, x) <= sseg_value(c->hi, x);
-}
-
 static double random_end(void)
 {
     static const double v[] = {0.0, -0.0, 0.25, 1.0, -1.0, 0.1, DBL_MAX, -DBL_MAX, 1e-300};
-    uint64_t k = next_random() % 4;
+    uint64_t k = rng_next(&rng_state) % 4;
     if (k == 0)
-        return v[next_random() % (sizeof v / sizeof v[0])];
-    return (double)(int64_t)(next_random() % 20001 - 10000) * 1e-4;
+        return v[rng_next(&rng_state) % (sizeof v / sizeof v[0])];
+    return (double)(int64_t)(rng_next(&rng_state) % 20001 - 10000) * 1e-4;
 }
 
-static void random_sseg(struct sseg *s, double l, double r)
+static void random_sseg(struct ps_plf_sseg *s, double l, double r)
 {
     s->l = l;
-    s->r = next_random() % 10 == 0 ? l : r;
+    s->r = rng_next(&rng_state) % 10 == 0 ? l : r;
     s->lv = random_end();
-    s->rv = next_random() % 8 == 0 ? s->lv : random_end();
+    s->rv = rng_next(&rng_state) % 8 == 0 ? s->lv : random_end();
 }
 
 static void test_crossing_matches_bisection(void **state)
 {
     (void)state;
-    enum ps_isa detected = ps_isa_detected();
-    for (int level = PS_ISA_BASE; level <= (int)detected; level++) {
+    FOR_EACH_ISA_LEVEL(level) {
         for (int round = 0; round < 200000; round++) {
             double x0 = random_end(), x1;
-            uint64_t k = next_random() % 4;
+            uint64_t k = rng_next(&rng_state) % 4;
             if (k == 0)
                 x1 = nextafter(nextafter(x0, INFINITY), INFINITY); /* a few ulps */
             else if (k == 1)
-                x1 = x0 + (double)(next_random() % 100) * 1e-12;
+                x1 = x0 + (double)(rng_next(&rng_state) % 100) * 1e-12;
             else
-                x1 = x0 + (double)(next_random() % 1000) * 1e-3;
+                x1 = x0 + (double)(rng_next(&rng_state) % 1000) * 1e-3;
             if (!(x0 <= x1) || !isfinite(x1))
                 continue;
-            struct sseg a, b;
-            random_sseg(&a, x0 - (double)(next_random() % 3) * 0.5, x1 + (double)(next_random() % 3) * 0.5);
-            random_sseg(&b, x0 - (double)(next_random() % 3) * 0.25, x1 + (double)(next_random() % 3) * 0.25);
-            struct test_pair c = {&a, &b};
-            double want = ps_bisect_inverse_lower_bound(x0, x1, test_below_or_equal, &c);
-            struct ps_plf_sseg pa = {a.l, a.lv, a.r, a.rv}, pb = {b.l, b.lv, b.r, b.rv};
-            double got = ps_plf_crossing((enum ps_isa)level, &pa, &pb, x0, x1);
+            struct ps_plf_sseg a, b;
+            random_sseg(&a, x0 - (double)(rng_next(&rng_state) % 3) * 0.5, x1 + (double)(rng_next(&rng_state) % 3) * 0.5);
+            random_sseg(&b, x0 - (double)(rng_next(&rng_state) % 3) * 0.25, x1 + (double)(rng_next(&rng_state) % 3) * 0.25);
+            struct crossing c = {&a, &b};
+            double want = ps_bisect_inverse_lower_bound(x0, x1, below_or_equal, &c);
+            double got = ps_plf_crossing((enum ps_isa)level, &a, &b, x0, x1);
             if (memcmp(&want, &got, sizeof want) != 0)
                 fail_msg("level %d round %d: crossing %a wanted, %a got", level, round, want, got);
         }

@@ -20,6 +20,7 @@
 #include "core/isa.h"
 #include "core/plf.h"
 #include "core/plf_impl.h"
+#include "isa_test_util.h"
 #include "plf_test_util.h"
 
 #define MAX_SUMMANDS 24
@@ -144,6 +145,24 @@ static void point_major_sum(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, cons
     free(pts);
 }
 
+/* A summand's domain: from 0 (either sign) or a little above, to 1 or a little beyond. */
+static void random_domain(struct env *v, double *left, double *right)
+{
+    *left = next_random(v) % 4 == 0 ? (double)(next_random(v) % 3) / 16.0 : 0.0;
+    if (*left == 0.0 && next_random(v) % 3 == 0)
+        *left = -0.0;
+    *right = 1.0 + (double)(next_random(v) % 3) / 4.0;
+}
+
+/* The new sum of the count views against the point-major walk, to the bit. */
+static void check_sum(struct env *v, const struct ps_plf *views, int count, int round)
+{
+    point_major_sum(&v->ctx, &v->want, views, count);
+    ps_plf_sum(&v->ctx, &v->got, views, count);
+    assert_false(v->oom || v->ctx.oom);
+    assert_same(&v->want, &v->got, round, "sum");
+}
+
 static void sum_matches_point_major(struct env *v, int rounds)
 {
     static const int dims[] = {1, 5, 3, 5};
@@ -152,17 +171,12 @@ static void sum_matches_point_major(struct env *v, int rounds)
         int count = 1 + (int)(next_random(v) % MAX_SUMMANDS);
         struct ps_plf views[MAX_SUMMANDS];
         for (int i = 0; i < count; i++) {
-            double left = next_random(v) % 4 == 0 ? (double)(next_random(v) % 3) / 16.0 : 0.0;
-            if (left == 0.0 && next_random(v) % 3 == 0)
-                left = -0.0;
-            double right = 1.0 + (double)(next_random(v) % 3) / 4.0;
+            double left, right;
+            random_domain(v, &left, &right);
             random_function(v, &v->parts[i], dim, left, right);
             views[i] = ps_plf_buf_view(&v->parts[i]);
         }
-        point_major_sum(&v->ctx, &v->want, views, count);
-        ps_plf_sum(&v->ctx, &v->got, views, count);
-        assert_false(v->oom || v->ctx.oom);
-        assert_same(&v->want, &v->got, round, "sum");
+        check_sum(v, views, count, round);
     }
 }
 
@@ -170,12 +184,10 @@ static void sum_matches_point_major(struct env *v, int rounds)
 static void test_sum_matches_point_major(void **state)
 {
     struct env *v = *state;
-    for (int isa = PS_ISA_BASE; isa <= (int)ps_isa_detected(); isa++) {
-        ps_isa_cap((enum ps_isa)isa);
+    FOR_EACH_ISA_LEVEL(isa) {
         assert_int_equal(ps_isa_level(), isa);
         sum_matches_point_major(v, 4000);
     }
-    ps_isa_cap(PS_ISA_AVX512);
 }
 
 /* Small summands as children of leaf pools are (at most 8 points, no jumps: the AVX-512
@@ -223,29 +235,22 @@ static void small_function(struct env *v, struct ps_plf_buf *b, double left, dou
 static void test_sum_small_summands(void **state)
 {
     struct env *v = *state;
-    for (int isa = PS_ISA_BASE; isa <= (int)ps_isa_detected(); isa++) {
-        ps_isa_cap((enum ps_isa)isa);
+    FOR_EACH_ISA_LEVEL(isa) {
         for (int round = 0; round < 20000; round++) {
             int count = 1 + (int)(next_random(v) % (next_random(v) % 2 ? 3 : MAX_SUMMANDS));
             struct ps_plf views[MAX_SUMMANDS];
             for (int i = 0; i < count; i++) {
-                double left = next_random(v) % 4 == 0 ? (double)(next_random(v) % 3) / 16.0 : 0.0;
-                if (left == 0.0 && next_random(v) % 3 == 0)
-                    left = -0.0;
-                double right = 1.0 + (double)(next_random(v) % 3) / 4.0;
+                double left, right;
+                random_domain(v, &left, &right);
                 if (next_random(v) % 16 == 0)
                     random_function(v, &v->parts[i], 5, left, right);
                 else
                     small_function(v, &v->parts[i], left, right);
                 views[i] = ps_plf_buf_view(&v->parts[i]);
             }
-            point_major_sum(&v->ctx, &v->want, views, count);
-            ps_plf_sum(&v->ctx, &v->got, views, count);
-            assert_false(v->oom || v->ctx.oom);
-            assert_same(&v->want, &v->got, round, "sum");
+            check_sum(v, views, count, round);
         }
     }
-    ps_isa_cap(PS_ISA_AVX512);
 }
 
 /* Zeros of both signs where the small summands' kernel takes shortcuts: at a breakpoint (the
@@ -257,8 +262,7 @@ static void test_sum_small_signed_zeros(void **state)
 {
     struct env *v = *state;
     static const double z[3] = {0.0, -0.0, 1.0};
-    for (int isa = PS_ISA_BASE; isa <= (int)ps_isa_detected(); isa++) {
-        ps_isa_cap((enum ps_isa)isa);
+    FOR_EACH_ISA_LEVEL(isa) {
         for (int code = 0; code < 3 * 3 * 3 * 3; code++) {
             int c = code;
             double a[4][6];
@@ -277,7 +281,6 @@ static void test_sum_small_signed_zeros(void **state)
             assert_same(&v->want, &v->got, code, "sum");
         }
     }
-    ps_isa_cap(PS_ISA_AVX512);
 }
 
 /* A summand whose domain is one point (a vertical segment only) and sums of a single function. */

@@ -14,6 +14,7 @@
 
 #include "core/isa.h"
 #include "core/plf.h"
+#include "isa_test_util.h"
 #include "plf_test_util.h"
 
 struct env {
@@ -287,8 +288,7 @@ static void test_compose_compress_matches_two_steps(void **state)
         double eps = epss[round % 4 == 1 ? 1 : rnd(v, 4)];
         compose_at(v, PS_ISA_BASE, &v->want);
         compress_at(PS_ISA_BASE, &v->want2, &v->want, eps);
-        for (int isa = PS_ISA_BASE; isa <= (int)ps_isa_detected(); isa++) {
-            ps_isa_cap((enum ps_isa)isa);
+        FOR_EACH_ISA_LEVEL(isa) {
             ps_plf_compose_compress(&v->ctx, &v->got2, &v->got, &f, &g, eps);
             assert_same(&v->want2, &v->got2, round, "compose_compress");
             ps_plf_compose(&v->ctx, &v->got, &f, &g);
@@ -315,8 +315,7 @@ static void test_scale_and_extend_match_baseline(void **state)
         double lv[5] = {0.0, -0.0, 0.25, 1.0, 0.5}, rv[5] = {1.0, 1.0, -0.0, 2.0, 0.25};
         bool ends = rnd(v, 2);
         double left = -(double)rnd(v, 2), right = 2.0 + (double)rnd(v, 2);
-        for (int isa = PS_ISA_BASE; isa <= (int)ps_isa_detected(); isa++) {
-            ps_isa_cap((enum ps_isa)isa);
+        FOR_EACH_ISA_LEVEL(isa) {
             struct ps_plf_buf *s1 = isa == PS_ISA_BASE ? &v->want : &v->got;
             struct ps_plf_buf *s2 = isa == PS_ISA_BASE ? &v->want2 : &v->got2;
             ps_plf_scale_argument(s1, &f, scale);
