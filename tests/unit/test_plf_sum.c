@@ -70,7 +70,7 @@ static void random_function(struct env *v, struct ps_plf_buf *b, int dim, double
     ps_plf_buf_clear(b, dim);
     /* Few points make long segments (over many vector blocks of the sum's points). */
     int n = 2 + (int)(next_random(v) % (next_random(v) % 3 == 0 ? 4 : 40));
-    double x = left, val[PS_PLF_MAX_DIM];
+    double x = left, val[PS_PLF_MAX_DIM] = {0};
     for (int r = 0; r < dim; r++)
         val[r] = next_random(v) % 4 == 0 ? -0.0 : (double)(next_random(v) % 3) / 7.0;
     ps_plf_add_point(b, x, val);
