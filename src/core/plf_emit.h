@@ -12,7 +12,8 @@
  * argument and value after two points that differ in one of them, with room left, is a push
  * behind one predicted branch; the rest takes the rules one by one and grows the buffer exactly
  * as push_raw_d does (so the buffers keep the sizes the builder gives them). Start with
- * ps_plf_emit_start on a cleared dim-1 buffer, end with ps_plf_emit_end. */
+ * ps_plf_emit_start on a dim-1 buffer (cleared, or holding points the builder would keep: its
+ * last two are loaded), end with ps_plf_emit_end. */
 #if defined(__SSE2__)
 #include <emmintrin.h>
 
@@ -29,6 +30,11 @@ struct ps_plf_emitter {
 static inline struct ps_plf_emitter ps_plf_emit_start(struct ps_plf_buf *b)
 {
     struct ps_plf_emitter e = {b, b->a, b->n, b->cap, _mm_setzero_pd(), _mm_setzero_pd()};
+    if (__builtin_expect(b->n > 0, 0)) {
+        e.m = _mm_loadu_pd(b->a + 2 * b->n - 2);
+        if (b->n > 1)
+            e.l = _mm_loadu_pd(b->a + 2 * b->n - 4);
+    }
     return e;
 }
 
@@ -100,6 +106,14 @@ struct ps_plf_emitter {
 static inline struct ps_plf_emitter ps_plf_emit_start(struct ps_plf_buf *b)
 {
     struct ps_plf_emitter e = {b, b->a, b->n, b->cap, 0.0, 0.0, 0.0, 0.0};
+    if (b->n > 0) {
+        e.mx = b->a[2 * b->n - 2];
+        e.mv = b->a[2 * b->n - 1];
+        if (b->n > 1) {
+            e.lx = b->a[2 * b->n - 4];
+            e.lv = b->a[2 * b->n - 3];
+        }
+    }
     return e;
 }
 

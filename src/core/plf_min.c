@@ -22,11 +22,13 @@
 
 #include <float.h>
 #include <math.h>
+#include <string.h>
 
 #include "core/isa.h"
 #include "core/plf_cross.h"
 #include "core/plf_emit.h"
 #include "core/plf_impl.h"
+#include "core/plf_min.h"
 
 /* ---- one segment ---------------------------------------------------------------------------- */
 
@@ -141,25 +143,27 @@ static __attribute__((noinline)) bool crossing(const double *fa_, const double *
     return true;
 }
 
-void ps_plf_pointwise_min(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const struct ps_plf *f,
-                          const struct ps_plf *g)
+void ps_plf_min_walk(struct ps_plf_buf *dst, const double *fa_, int fn, const double *ga_, int gn, int skip)
 {
-    (void)ctx;
-    ps_plf_buf_clear(dst, 1);
-    const double *fa_ = f->a, *ga_ = g->a;
-    const int fn = f->n, gn = g->n, flast = fn - 2, glast = gn - 2;
+    const int flast = fn - 2, glast = gn - 2;
     double lo = fa_[0] > ga_[0] ? fa_[0] : ga_[0];
     double hi = fa_[2 * (fn - 1)] < ga_[2 * (gn - 1)] ? fa_[2 * (fn - 1)] : ga_[2 * (gn - 1)];
     if (lo > hi)
         return;
     int nf = 0, ng = 0; /* first points with an argument above the current critical point */
     double a = lo;
+    if (skip > 0) {
+        memcpy(dst->a, fa_, (size_t)skip * 2 * sizeof *fa_);
+        dst->n = skip;
+        a = fa_[2 * skip];
+        nf = ng = skip;
+    }
     while (nf < fn && fa_[2 * nf] <= a)
         nf++;
     while (ng < gn && ga_[2 * ng] <= a)
         ng++;
-    int sf = scalar_segment_at(fa_, flast, 0, a);
-    int sg = scalar_segment_at(ga_, glast, 0, a);
+    int sf = scalar_segment_at(fa_, flast, skip > 0 ? skip - 1 : 0, a);
+    int sg = scalar_segment_at(ga_, glast, skip > 0 ? skip - 1 : 0, a);
     double fl, fr, gl, gr;
     scalar_limits(fa_ + 2 * sf, a, &fl, &fr);
     scalar_limits(ga_ + 2 * sg, a, &gl, &gr);
@@ -251,4 +255,12 @@ void ps_plf_pointwise_min(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const 
             ps_plf_emit(&e, x, v);
     }
     ps_plf_emit_end(&e);
+}
+
+void ps_plf_pointwise_min(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const struct ps_plf *f,
+                          const struct ps_plf *g)
+{
+    (void)ctx;
+    ps_plf_buf_clear(dst, 1);
+    ps_plf_min_walk(dst, f->a, f->n, g->a, g->n, 0);
 }
