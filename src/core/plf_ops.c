@@ -14,40 +14,6 @@
 
 /* ---- sorting ------------------------------------------------------------------------------ */
 
-static bool reserve_tmp(struct ps_plf_ctx *ctx, int n)
-{
-    if (n <= ctx->tmp_cap)
-        return true;
-    int cap = ctx->tmp_cap ? ctx->tmp_cap : 64;
-    while (cap < n)
-        cap *= 2;
-    double *p = realloc(ctx->tmp, (size_t)cap * sizeof *p);
-    if (!p) {
-        ctx->oom = true;
-        return false;
-    }
-    ctx->tmp = p;
-    ctx->tmp_cap = cap;
-    return true;
-}
-
-static bool reserve_cursors(struct ps_plf_ctx *ctx, int n)
-{
-    if (n <= ctx->cursors_cap)
-        return true;
-    int cap = ctx->cursors_cap ? ctx->cursors_cap : 64;
-    while (cap < n)
-        cap *= 2;
-    int *p = realloc(ctx->cursors, (size_t)cap * sizeof *p);
-    if (!p) {
-        ctx->oom = true;
-        return false;
-    }
-    ctx->cursors = p;
-    ctx->cursors_cap = cap;
-    return true;
-}
-
 /* Records of `width` doubles compared lexicographically on their first `keys` doubles. */
 static inline bool rec_less(const double *a, const double *b, int keys)
 {
@@ -72,7 +38,7 @@ static void sort_records(struct ps_plf_ctx *ctx, double *xs, int n, int width)
             descents++;
     if (descents == 0)
         return;
-    if (!reserve_tmp(ctx, n * width) || !reserve_cursors(ctx, descents + 2))
+    if (!ps_plf_ctx_reserve_tmp(ctx, n * width) || !ps_plf_ctx_reserve_cursors(ctx, descents + 2))
         return;
     int *runs = ctx->cursors;
     int nruns = 0;
@@ -145,24 +111,6 @@ int ps_plf_clear_and_sort(struct ps_plf_ctx *ctx, double *xs, int n, double lo, 
 /* ---- pointwise minimum: plf_min.c -------------------------------------------------------- */
 
 /* ---- composition -------------------------------------------------------------------------- */
-
-static bool reserve_pairs(struct ps_plf_ctx *ctx, int n)
-{
-    if (2 * n <= ctx->pairs_cap)
-        return true;
-    int cap = ctx->pairs_cap ? ctx->pairs_cap : 128;
-    while (cap < 2 * n)
-        cap *= 2;
-    double *p = realloc(ctx->pairs, (size_t)cap * sizeof *p);
-    if (!p) {
-        ctx->oom = true;
-        return false;
-    }
-    ctx->pairs = p;
-    ctx->pairs_cap = cap;
-    return true;
-}
-
 
 /* Cursor versions of LeftLimitAt and RightLimitAt for increasing x. */
 PLF_INLINE void cursor_left_limit_d(const struct ps_plf *f, int dim, int *cur, double x, double *out)
@@ -560,7 +508,7 @@ void ps_plf_compose(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const struct
     int dim = f->dim;
     ps_plf_buf_clear(dst, dim);
     /* The pairs (at most one per point of g and per point of f), then the fallback's extras. */
-    if (!reserve_pairs(ctx, g->n + 2 * f->n))
+    if (!ps_plf_ctx_reserve_pairs(ctx, 2 * (g->n + 2 * f->n)))
         return;
     double *pairs = ctx->pairs;
     int total = compose_pairs(pairs, f, g);
@@ -590,7 +538,7 @@ void ps_plf_compose_compress(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, str
             return;
         /* g decreases somewhere (the pairs are then merged as upstream's), or the stream
          * could not vouch for the compression. */
-        if (!reserve_pairs(ctx, g->n + 2 * f->n))
+        if (!ps_plf_ctx_reserve_pairs(ctx, 2 * (g->n + 2 * f->n)))
             return;
         double *pairs = ctx->pairs;
         int total = compose_pairs(pairs, f, g);
