@@ -14,6 +14,25 @@
  * as push_raw_d does (so the buffers keep the sizes the builder gives them). Start with
  * ps_plf_emit_start on a dim-1 buffer (cleared, or holding points the builder would keep: its
  * last two are loaded), end with ps_plf_emit_end. */
+
+/* append_d's merge rules for (x, v) after the points (lx, lv) and (mx, mv): drop it (it repeats
+ * the last point), replace the last point with it (that point would be a point segment, or the
+ * middle of two verticals or of two flat segments), or push it. */
+enum ps_plf_emit_rule { PS_PLF_EMIT_PUSH, PS_PLF_EMIT_DROP, PS_PLF_EMIT_REPLACE };
+
+static inline enum ps_plf_emit_rule ps_plf_emit_rule(double lx, double lv, double mx, double mv, double x,
+                                                     double v)
+{
+    bool right_vertical_x = mx == x, right_flat = mv == v;
+    if (right_vertical_x && right_flat)
+        return PS_PLF_EMIT_DROP;
+    bool left_vertical_x = lx == mx, left_flat = lv == mv;
+    if ((left_vertical_x && left_flat) || (left_vertical_x && right_vertical_x) ||
+        (!left_vertical_x && left_flat && !right_vertical_x && right_flat))
+        return PS_PLF_EMIT_REPLACE;
+    return PS_PLF_EMIT_PUSH;
+}
+
 #if defined(__SSE2__)
 #include <emmintrin.h>
 
@@ -50,12 +69,10 @@ static __attribute__((noinline, unused)) void ps_plf_emit_slow(struct ps_plf_emi
     if (n >= 2) {
         double lx = _mm_cvtsd_f64(e->l), lv = _mm_cvtsd_f64(_mm_unpackhi_pd(e->l, e->l));
         double mx = _mm_cvtsd_f64(e->m), mv = _mm_cvtsd_f64(_mm_unpackhi_pd(e->m, e->m));
-        bool right_vertical_x = mx == x, right_flat = mv == v;
-        if (right_vertical_x && right_flat)
+        enum ps_plf_emit_rule rule = ps_plf_emit_rule(lx, lv, mx, mv, x, v);
+        if (rule == PS_PLF_EMIT_DROP)
             return;
-        bool left_vertical_x = lx == mx, left_flat = lv == mv;
-        if ((left_vertical_x && left_flat) || (left_vertical_x && right_vertical_x) ||
-            (!left_vertical_x && left_flat && !right_vertical_x && right_flat)) {
+        if (rule == PS_PLF_EMIT_REPLACE) {
             _mm_storeu_pd(e->o + 2 * n - 2, p);
             e->m = p;
             return;
@@ -126,12 +143,10 @@ static __attribute__((noinline, unused)) void ps_plf_emit_slow(struct ps_plf_emi
 {
     int n = e->n;
     if (n >= 2) {
-        bool right_vertical_x = e->mx == x, right_flat = e->mv == v;
-        if (right_vertical_x && right_flat)
+        enum ps_plf_emit_rule rule = ps_plf_emit_rule(e->lx, e->lv, e->mx, e->mv, x, v);
+        if (rule == PS_PLF_EMIT_DROP)
             return;
-        bool left_vertical_x = e->lx == e->mx, left_flat = e->lv == e->mv;
-        if ((left_vertical_x && left_flat) || (left_vertical_x && right_vertical_x) ||
-            (!left_vertical_x && left_flat && !right_vertical_x && right_flat)) {
+        if (rule == PS_PLF_EMIT_REPLACE) {
             e->o[2 * n - 2] = x;
             e->o[2 * n - 1] = v;
             e->mx = x;

@@ -356,13 +356,11 @@ PLF_INLINE512 void vf5_add(struct vf5 *vb, struct cz5 *z, __m512d p)
         vb->n++;
         return;
     }
-    unsigned mp = _mm512_cmp_pd_mask(vb->m, p, _CMP_EQ_OQ), lm = vb->lm;
-    unsigned right_vertical = mp & 1, right_flat = (mp & PLF5_VALUES) == PLF5_VALUES;
-    unsigned left_vertical = lm & 1, left_flat = (lm & PLF5_VALUES) == PLF5_VALUES;
-    if (right_vertical & right_flat)
+    unsigned mp = _mm512_cmp_pd_mask(vb->m, p, _CMP_EQ_OQ);
+    enum vb5_rule rule = vb5_rule(vb->lm, mp);
+    if (rule == VB5_DROP)
         return;
-    if ((left_vertical & left_flat) | (left_vertical & right_vertical) |
-        ((left_vertical ^ 1) & left_flat & (right_vertical ^ 1) & right_flat)) {
+    if (rule == VB5_MOVE) {
         vb->lm = _mm512_cmp_pd_mask(vb->l, p, _CMP_EQ_OQ);
         vb->m = p;
         return;
