@@ -114,6 +114,28 @@ PLF_INLINE void single_limits(const double *p, double b, double *left, double *r
     scalar_limits(p, b, left, right);
 }
 
+/* The step of the walk to b, the next argument of the function a (n points, last = n - 2) and of
+ * it alone: its cursor *pn (its first point at b) moves past its points at b, *px gets the next
+ * argument after them (or infinity), *ps its segment at b and *pl, *pr its limits there. */
+PLF_INLINE void owner_step(const double *a, int n, int last, double b, int *pn, double *px, int *ps, double *pl,
+                           double *pr)
+{
+    int n0 = *pn, k = n0 + 1;
+    double x = k < n ? a[2 * k] : INFINITY;
+    if (__builtin_expect(x > b, 1)) {
+        *ps = n0 - 1;
+        single_limits(a + 2 * (n0 - 1), b, pl, pr);
+    } else {
+        while (k < n && a[2 * k] <= b)
+            k++;
+        x = k < n ? a[2 * k] : INFINITY;
+        *ps = merged_segment(a, last, n0, k);
+        own_limits(a, *ps, n0, b, pl, pr);
+    }
+    *pn = k;
+    *px = x;
+}
+
 /* The value at b strictly inside the non-vertical segment at p (p[0] < b < p[2]): what
  * scalar_limits gives there, without its tests for the ends. */
 PLF_INLINE void inner_limits(const double *p, double b, double *v)
@@ -189,18 +211,7 @@ void ps_plf_min_walk(struct ps_plf_buf *dst, const double *fa_, int fn, const do
             b = xf;
             if (b > hi)
                 break;
-            nf++;
-            xf = nf < fn ? fa_[2 * nf] : INFINITY;
-            if (__builtin_expect(xf > b, 1)) {
-                sf = nf0 - 1;
-                single_limits(fa_ + 2 * sf, b, &fl, &fr);
-            } else {
-                while (nf < fn && fa_[2 * nf] <= b)
-                    nf++;
-                xf = nf < fn ? fa_[2 * nf] : INFINITY;
-                sf = merged_segment(fa_, flast, nf0, nf);
-                own_limits(fa_, sf, nf0, b, &fl, &fr);
-            }
+            owner_step(fa_, fn, flast, b, &nf, &xf, &sf, &fl, &fr);
             sg = ng0 - 1;
             inner_limits(ga_ + 2 * sg, b, &gl);
             gr = gl;
@@ -208,18 +219,7 @@ void ps_plf_min_walk(struct ps_plf_buf *dst, const double *fa_, int fn, const do
             b = xg;
             if (b > hi)
                 break;
-            ng++;
-            xg = ng < gn ? ga_[2 * ng] : INFINITY;
-            if (__builtin_expect(xg > b, 1)) {
-                sg = ng0 - 1;
-                single_limits(ga_ + 2 * sg, b, &gl, &gr);
-            } else {
-                while (ng < gn && ga_[2 * ng] <= b)
-                    ng++;
-                xg = ng < gn ? ga_[2 * ng] : INFINITY;
-                sg = merged_segment(ga_, glast, ng0, ng);
-                own_limits(ga_, sg, ng0, b, &gl, &gr);
-            }
+            owner_step(ga_, gn, glast, b, &ng, &xg, &sg, &gl, &gr);
             sf = nf0 - 1;
             inner_limits(fa_ + 2 * sf, b, &fl);
             fr = fl;
