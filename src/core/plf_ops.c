@@ -281,6 +281,37 @@ PLF_INLINE void compose_build(struct ps_plf_buf *dst, const struct ps_plf *f, co
 }
 
 #if defined(PLF_HAVE_VEC512)
+/* compose_build's samples of f at the pair (x, y) for the vector builders below, cl and cr the
+ * cursors of the left and right limits: the left limit, taken when x is a new argument. */
+PLF_INLINE512 __m512d compose_left5(const double *fa, int flast, int *cl, double x, double y)
+{
+    while (*cl < flast && fa[(size_t)(*cl + 1) * PLF5_STRIDE] < y)
+        (*cl)++;
+    return pt5_with_x(seg5_limit(fa + (size_t)*cl * PLF5_STRIDE, y, false), x);
+}
+
+/* The second sample, at the last pair of an argument: the right limit when the next pair's
+ * value is larger (right), else the left one. False when it is skipped: after a first sample
+ * at x (kept: the builder holds two points) when it would repeat that one (see compose_build). */
+PLF_INLINE512 bool compose_right5(const double *fa, int flast, int *cl, int *cr, bool kept, bool right, double x,
+                                  double y, __m512d *p)
+{
+    if (kept && (!right || fa[(size_t)(*cl + 1) * PLF5_STRIDE] > y))
+        return false;
+    const double *pp;
+    if (right) {
+        while (*cr + 1 <= flast && fa[(size_t)(*cr + 1) * PLF5_STRIDE] <= y)
+            (*cr)++;
+        pp = fa + (size_t)*cr * PLF5_STRIDE;
+    } else {
+        while (*cl < flast && fa[(size_t)(*cl + 1) * PLF5_STRIDE] < y)
+            (*cl)++;
+        pp = fa + (size_t)*cl * PLF5_STRIDE;
+    }
+    *p = pt5_with_x(seg5_limit(pp, y, right), x);
+    return true;
+}
+
 /* compose_build for share vectors with the points in registers (plf_vec512.h): the same
  * samples in the same order, the builder's merges decided by vector compares. */
 static PLF_TARGET512 void compose_build5_avx512(struct ps_plf_buf *dst, const struct ps_plf *f,
@@ -303,28 +334,12 @@ static PLF_TARGET512 void compose_build5_avx512(struct ps_plf_buf *dst, const st
         }
         bool added = false;
         if (i == 0 || px != x) {
-            while (cl < flast && fa[(size_t)(cl + 1) * PLF5_STRIDE] < y)
-                cl++;
-            vb5_add(&vb, pt5_with_x(seg5_limit(fa + (size_t)cl * PLF5_STRIDE, y, false), x));
+            vb5_add(&vb, compose_left5(fa, flast, &cl, x, y));
             added = true;
         }
-        if (i + 1 == total || nx != x) {
-            bool right = i + 1 < total && ny > y;
-            /* See compose_build for why the second sample is usually skipped. */
-            if (!(added && vb.n >= 2 && (!right || fa[(size_t)(cl + 1) * PLF5_STRIDE] > y))) {
-                const double *pp;
-                if (right) {
-                    while (cr + 1 <= flast && fa[(size_t)(cr + 1) * PLF5_STRIDE] <= y)
-                        cr++;
-                    pp = fa + (size_t)cr * PLF5_STRIDE;
-                } else {
-                    while (cl < flast && fa[(size_t)(cl + 1) * PLF5_STRIDE] < y)
-                        cl++;
-                    pp = fa + (size_t)cl * PLF5_STRIDE;
-                }
-                vb5_add(&vb, pt5_with_x(seg5_limit(pp, y, right), x));
-            }
-        }
+        __m512d p;
+        if ((i + 1 == total || nx != x) && compose_right5(fa, flast, &cl, &cr, added && vb.n >= 2, i + 1 < total && ny > y, x, y, &p))
+            vb5_add(&vb, p);
         px = x;
         x = nx;
         y = ny;
@@ -462,28 +477,12 @@ static PLF_TARGET512 bool compose_compress5_avx512(struct ps_plf_buf *dst, const
     for (;;) {
         bool added = false;
         if (first || px != x) {
-            while (cl < flast && fa[(size_t)(cl + 1) * PLF5_STRIDE] < y)
-                cl++;
-            vf5_add(&vb, &z, pt5_with_x(seg5_limit(fa + (size_t)cl * PLF5_STRIDE, y, false), x));
+            vf5_add(&vb, &z, compose_left5(fa, flast, &cl, x, y));
             added = true;
         }
-        if (!has_next || nx != x) {
-            bool right = has_next && ny > y;
-            /* See compose_build for why the second sample is usually skipped. */
-            if (!(added && vb.n >= 2 && (!right || fa[(size_t)(cl + 1) * PLF5_STRIDE] > y))) {
-                const double *pp;
-                if (right) {
-                    while (cr + 1 <= flast && fa[(size_t)(cr + 1) * PLF5_STRIDE] <= y)
-                        cr++;
-                    pp = fa + (size_t)cr * PLF5_STRIDE;
-                } else {
-                    while (cl < flast && fa[(size_t)(cl + 1) * PLF5_STRIDE] < y)
-                        cl++;
-                    pp = fa + (size_t)cl * PLF5_STRIDE;
-                }
-                vf5_add(&vb, &z, pt5_with_x(seg5_limit(pp, y, right), x));
-            }
-        }
+        __m512d p;
+        if ((!has_next || nx != x) && compose_right5(fa, flast, &cl, &cr, added && vb.n >= 2, has_next && ny > y, x, y, &p))
+            vf5_add(&vb, &z, p);
         if (!has_next)
             break;
         px = x;
