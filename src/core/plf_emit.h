@@ -33,6 +33,9 @@ static inline enum ps_plf_emit_rule ps_plf_emit_rule(double lx, double lv, doubl
     return PS_PLF_EMIT_PUSH;
 }
 
+struct ps_plf_emitter;
+static inline bool ps_plf_emit_grow(struct ps_plf_emitter *e, int n);
+
 #if defined(__SSE2__)
 #include <emmintrin.h>
 
@@ -78,13 +81,8 @@ static __attribute__((noinline, unused)) void ps_plf_emit_slow(struct ps_plf_emi
             return;
         }
     }
-    if (n >= e->cap) {
-        e->b->n = n;
-        if (!ps_plf_buf_reserve(e->b, n + 1))
-            return;
-        e->o = e->b->a;
-        e->cap = e->b->cap;
-    }
+    if (n >= e->cap && !ps_plf_emit_grow(e, n))
+        return;
     _mm_storeu_pd(e->o + 2 * n, p);
     e->l = e->m;
     e->m = p;
@@ -154,13 +152,8 @@ static __attribute__((noinline, unused)) void ps_plf_emit_slow(struct ps_plf_emi
             return;
         }
     }
-    if (n >= e->cap) {
-        e->b->n = n;
-        if (!ps_plf_buf_reserve(e->b, n + 1))
-            return;
-        e->o = e->b->a;
-        e->cap = e->b->cap;
-    }
+    if (n >= e->cap && !ps_plf_emit_grow(e, n))
+        return;
     e->o[2 * n] = x;
     e->o[2 * n + 1] = v;
     e->lx = e->mx;
@@ -188,5 +181,17 @@ PLF_INLINE void ps_plf_emit(struct ps_plf_emitter *e, double x, double v)
 }
 
 #endif /* __SSE2__ */
+
+/* push_raw_d's growth for the point n of a full buffer; false (the point is lost and the
+ * builder reports oom) when it fails. */
+static inline bool ps_plf_emit_grow(struct ps_plf_emitter *e, int n)
+{
+    e->b->n = n;
+    if (!ps_plf_buf_reserve(e->b, n + 1))
+        return false;
+    e->o = e->b->a;
+    e->cap = e->b->cap;
+    return true;
+}
 
 #endif

@@ -359,7 +359,8 @@ struct vf5 {
     int n;
 };
 
-/* vb5_add, handing a point that becomes final to the compression. */
+/* vb5_add, handing a point that becomes final to the compression (a copy of its steps with the
+ * stores replaced by cz5_feed; the merge rules are shared: vb5_rule). */
 PLF_INLINE512 void vf5_add(struct vf5 *vb, struct cz5 *z, __m512d p)
 {
     if (__builtin_expect(vb->n < 2, 0)) {
