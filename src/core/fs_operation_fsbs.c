@@ -12,8 +12,8 @@
  *     to the largest demand (idle_line); saturated ones whose usages are not too close skip it
  *     as it provably keeps every point (saturated_kinks_kept);
  *   - the fold skips the steps where one function lies on the other's tail (above_tail) and
- *     runs the others on stack arrays (small_min, ps_plf_pointwise_min's walk, from the end of
- *     the two functions' common prefix: common_prefix);
+ *     runs the others on stack arrays (ps_plf_min_walk, ps_plf_pointwise_min's walk, from the end
+ *     of the two functions' common prefix: common_prefix);
  *   - the rest (partial usage, limits) goes through ps_plf_compose and ps_plf_compress.
  * The shortcuts take only the shapes they check (else the general steps run). A component that
  * fs_operation_component declines (a limit below the demand, a guarantee, a -0 share, ...) is
@@ -31,9 +31,8 @@
 #include <string.h>
 
 #include "core/fs_operation.h"
-#include "core/isa.h"
-#include "core/plf_cross.h"
 #include "core/plf_impl.h"
+#include "core/plf_min.h"
 
 enum {
     DIM = PS_RES_COUNT,
@@ -157,154 +156,16 @@ static bool is_neutral(const struct ps_plf *c, double top)
     return c->n == 2 && c->a[1] == top && c->a[3] == top;
 }
 
-/* ---- a scalar builder on the stack: buf_add_point_d(b, 1, ...) without the growth check --- */
-
-struct sbuf {
-    double *a;  /* (x, v) pairs */
-    int n;
-};
-
-static inline void sb_add(struct sbuf *b, double x, double v)
-{
-    double *a = b->a;
-    int n = b->n;
-    if (n >= 2) {
-        double *l = a + 2 * (n - 2), *m = l + 2;
-        bool right_vertical_x = m[0] == x;
-        bool right_flat = m[1] == v;
-        if (right_vertical_x && right_flat)
-            return;
-        bool left_vertical_x = l[0] == m[0];
-        bool left_flat = l[1] == m[1];
-        if ((left_vertical_x && left_flat) || (left_vertical_x && right_vertical_x) ||
-            (!left_vertical_x && left_flat && !right_vertical_x && right_flat)) {
-            m[0] = x;
-            m[1] = v;
-            return;
-        }
-    }
-    a[2 * n] = x;
-    a[2 * n + 1] = v;
-    b->n = n + 1;
-}
-
-/* ---- pointwise minimum (ps_plf_pointwise_min on raw arrays) -------------------------------- */
-
-PLF_INLINE void scalar_limits(const double *p, double x, double *left, double *right)
-{
-    if (p[0] == p[2]) {
-        *left = p[1];
-        *right = p[3];
-        return;
-    }
-    double lv = p[1], rv = p[3];
-    double v;
-    if (lv == rv && !(lv == 0.0 && signbit(lv)))
-        v = lv;
-    else
-        v = lerp(lv, rv, seg_param(x, p[0], p[2]));
-    *left = *right = v;
-}
-
-PLF_INLINE int scalar_segment_at(const double *a, int last, int i, double x)
-{
-    while (i < last && a[2 * (i + 1)] < x)
-        i++;
-    if (i < last && a[2 * (i + 1)] == x && a[2 * (i + 2)] == x && a[2 * (i + 1) + 1] != a[2 * (i + 2) + 1])
-        i++;
-    return i;
-}
-
-PLF_INLINE int merged_segment(const double *a, int last, int n0, int n1)
-{
-    if (n1 - n0 >= 2 && a[2 * n0 + 1] != a[2 * n0 + 3])
-        return n0;
-    return n0 - 1 < last ? n0 - 1 : last;
-}
-
-/* The walk of ps_plf_pointwise_min(f, g). With skip = j > 0 (common_prefix), f's points 0..j-1
- * are copied and the walk starts at x_j: see common_prefix for why that is its state there. */
-static void small_min(struct sbuf *dst, const double *fa_, int fn, const double *ga_, int gn, int skip,
-                      enum ps_isa level)
-{
-    dst->n = 0;
-    const int flast = fn - 2, glast = gn - 2;
-    double lo = fa_[0] > ga_[0] ? fa_[0] : ga_[0];
-    double hi = fa_[2 * (fn - 1)] < ga_[2 * (gn - 1)] ? fa_[2 * (fn - 1)] : ga_[2 * (gn - 1)];
-    if (lo > hi)
-        return;
-    int nf = 0, ng = 0;
-    double a = lo;
-    if (skip > 0) {
-        memcpy(dst->a, fa_, (size_t)skip * 2 * sizeof *fa_);
-        dst->n = skip;
-        a = fa_[2 * skip];
-        nf = ng = skip;
-    }
-    while (nf < fn && fa_[2 * nf] <= a)
-        nf++;
-    while (ng < gn && ga_[2 * ng] <= a)
-        ng++;
-    int sf = scalar_segment_at(fa_, flast, skip > 0 ? skip - 1 : 0, a);
-    int sg = scalar_segment_at(ga_, glast, skip > 0 ? skip - 1 : 0, a);
-    double fl, fr, gl, gr;
-    scalar_limits(fa_ + 2 * sf, a, &fl, &fr);
-    scalar_limits(ga_ + 2 * sg, a, &gl, &gr);
-    for (;;) {
-        double l = gl < fl ? gl : fl, r = gr < fr ? gr : fr;
-        sb_add(dst, a, l);
-        if (r != l)
-            sb_add(dst, a, r);
-        double b;
-        if (nf < fn && (ng >= gn || fa_[2 * nf] <= ga_[2 * ng]))
-            b = fa_[2 * nf];
-        else if (ng < gn)
-            b = ga_[2 * ng];
-        else
-            break;
-        if (b > hi)
-            break;
-        int nf0 = nf, ng0 = ng;
-        while (nf < fn && fa_[2 * nf] <= b)
-            nf++;
-        while (ng < gn && ga_[2 * ng] <= b)
-            ng++;
-        int rf = (sf + 1 < nf0 && sf + 1 <= flast) ? sf + 1 : sf;
-        int rg = (sg + 1 < ng0 && sg + 1 <= glast) ? sg + 1 : sg;
-        double fa = fr, ga = gr;
-        sf = merged_segment(fa_, flast, nf0, nf);
-        sg = merged_segment(ga_, glast, ng0, ng);
-        scalar_limits(fa_ + 2 * sf, b, &fl, &fr);
-        scalar_limits(ga_ + 2 * sg, b, &gl, &gr);
-        double x0 = a;
-        a = b;
-        if (fa == ga)
-            continue;
-        bool g_lower = ga < fa;
-        double lo_b = g_lower ? gl : fl, hi_b = g_lower ? fl : gl;
-        if (!(lo_b > hi_b))
-            continue;
-        struct ps_plf_sseg segf = {fa_[2 * rf], fa_[2 * rf + 1], fa_[2 * rf + 2], fa_[2 * rf + 3]};
-        struct ps_plf_sseg segg = {ga_[2 * rg], ga_[2 * rg + 1], ga_[2 * rg + 2], ga_[2 * rg + 3]};
-        double x = ps_plf_crossing(level, g_lower ? &segg : &segf, g_lower ? &segf : &segg, x0, b);
-        if (!(x > x0))
-            continue;
-        double vf = ps_plf_sseg_value(&segf, x), vg = ps_plf_sseg_value(&segg, x);
-        double m = vg < vf ? vg : vf;
-        sb_add(dst, x, m);
-    }
-}
-
 /* The largest j such that f's and g's points 0..j are the same bits, their arguments increase
  * strictly and are finite, their values are finite and +0 or positive, and no three of the
  * values 0..j-1 in a row are equal; 0 when there is none (or j would be 0). Then the walk of
- * small_min(f, g) over x_0 .. x_{j-1} emits exactly f's points 0..j-1 and reaches x_j in the state
- * its start computes for a = x_j:
+ * ps_plf_min_walk(f, g) over x_0 .. x_{j-1} emits exactly f's points 0..j-1 and reaches x_j in
+ * the state its start computes for a = x_j:
  *   - lo = x_0; at each x_i, i < j, neither function has a vertical (the next point is further
  *     right), both take the segment ending there (or the first one at x_0), whose limits at its
  *     own end are its end value (seg_param is exactly 1 or 0, lerp returns that end for a
- *     finite value that is not -0; or a flat copy): l == r == v_i, one sb_add; the right limits
- *     on (x_i, x_{i+1}) are equal, so no crossing search starts; sb_add appends every point
+ *     finite value that is not -0; or a flat copy): l == r == v_i, one emission; the right limits
+ *     on (x_i, x_{i+1}) are equal, so no crossing search starts; the builder appends every point
  *     (no point segment, no vertical, no two flat segments in a row);
  *   - at b = x_j, nf and ng count the points up to x_j as the start's loops do, and
  *     merged_segment(nf0 = j, ..) picks what scalar_segment_at from j - 1 picks (the segment
@@ -578,7 +439,6 @@ static bool gang_composed(const struct fs_elem *e, const struct ps_plf *fsbff, d
 /* The fold of prepare_mffbs over comps[0..used), into *res (one of the components or ma). */
 static bool fold_min(const struct ps_plf *comps, int used, double (*ma)[MIN_CAP * 2], struct ps_plf *res)
 {
-    const enum ps_isa level = ps_isa_level();
     struct ps_plf cur = comps[0];
     for (int k = 1; k < used; k++) {
         const struct ps_plf *c = &comps[k];
@@ -591,9 +451,10 @@ static bool fold_min(const struct ps_plf *comps, int used, double (*ma)[MIN_CAP 
             cur = *c;
             continue;
         }
-        /* The buffer that does not hold the current minimum (steps may have been skipped). */
-        struct sbuf dst = {cur.a == ma[0] ? ma[1] : ma[0], 0};
-        small_min(&dst, cur.a, cur.n, c->a, c->n, common_prefix(cur.a, cur.n, c->a, c->n), level);
+        /* The buffer that does not hold the current minimum (steps may have been skipped); the
+         * check above leaves room for every point of the walk, so it is never grown. */
+        struct ps_plf_buf dst = {cur.a == ma[0] ? ma[1] : ma[0], 0, MIN_CAP, 1, (size_t)MIN_CAP * 2, NULL};
+        ps_plf_min_walk(&dst, cur.a, cur.n, c->a, c->n, common_prefix(cur.a, cur.n, c->a, c->n));
         cur = (struct ps_plf){dst.a, dst.n, 1};
         if (cur.n < 2)
             return false;

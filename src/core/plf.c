@@ -28,19 +28,58 @@ void ps_plf_ctx_release(struct ps_plf_ctx *ctx)
     memset(ctx, 0, sizeof *ctx);
 }
 
+/* ctx's scratch arrays grow by ps_plf_grow_capacity: the array p with *cap items of `size` bytes
+ * to at least n items. The new array, or NULL (and ctx->oom) with p and *cap left as they were. */
+static void *ctx_grow(struct ps_plf_ctx *ctx, void *p, int *cap, int n, size_t size)
+{
+    int c = (int)ps_plf_grow_capacity((size_t)*cap, (size_t)n);
+    void *q = realloc(p, (size_t)c * size);
+    if (!q) {
+        ctx->oom = true;
+        return NULL;
+    }
+    *cap = c;
+    return q;
+}
+
 bool ps_plf_ctx_reserve_points(struct ps_plf_ctx *ctx, int n)
 {
     if (n <= ctx->pts_cap)
         return true;
-    int cap = (int)ps_plf_grow_capacity((size_t)ctx->pts_cap, (size_t)n);
-    double *p = realloc(ctx->pts, (size_t)cap * sizeof *p);
-    if (!p) {
-        ctx->oom = true;
-        return false;
-    }
-    ctx->pts = p;
-    ctx->pts_cap = cap;
-    return true;
+    double *p = ctx_grow(ctx, ctx->pts, &ctx->pts_cap, n, sizeof *p);
+    if (p)
+        ctx->pts = p;
+    return p != NULL;
+}
+
+bool ps_plf_ctx_reserve_tmp(struct ps_plf_ctx *ctx, int n)
+{
+    if (n <= ctx->tmp_cap)
+        return true;
+    double *p = ctx_grow(ctx, ctx->tmp, &ctx->tmp_cap, n, sizeof *p);
+    if (p)
+        ctx->tmp = p;
+    return p != NULL;
+}
+
+bool ps_plf_ctx_reserve_pairs(struct ps_plf_ctx *ctx, int n)
+{
+    if (n <= ctx->pairs_cap)
+        return true;
+    double *p = ctx_grow(ctx, ctx->pairs, &ctx->pairs_cap, n, sizeof *p);
+    if (p)
+        ctx->pairs = p;
+    return p != NULL;
+}
+
+bool ps_plf_ctx_reserve_cursors(struct ps_plf_ctx *ctx, int n)
+{
+    if (n <= ctx->cursors_cap)
+        return true;
+    int *p = ctx_grow(ctx, ctx->cursors, &ctx->cursors_cap, n, sizeof *p);
+    if (p)
+        ctx->cursors = p;
+    return p != NULL;
 }
 
 void ps_plf_buf_init(struct ps_plf_buf *b, int dim, bool *oom)

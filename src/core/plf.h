@@ -179,7 +179,11 @@ void ps_plf_sort_pairs(struct ps_plf_ctx *ctx, double *xs, int n);
 /* Sorts xs[0..n) ascending, keeps values in [lo, hi], drops duplicates; returns the new count. */
 int ps_plf_clear_and_sort(struct ps_plf_ctx *ctx, double *xs, int n, double lo, double hi);
 
-/* Grows ctx->pts to hold at least n doubles; false (and ctx->oom) on failure. */
+/* Grow ctx->pts (ctx->tmp, ctx->pairs) to hold at least n doubles, ctx->cursors n ints, by
+ * ps_plf_grow_capacity; false (and ctx->oom) on failure. */
 bool ps_plf_ctx_reserve_points(struct ps_plf_ctx *ctx, int n);
+bool ps_plf_ctx_reserve_tmp(struct ps_plf_ctx *ctx, int n);
+bool ps_plf_ctx_reserve_pairs(struct ps_plf_ctx *ctx, int n);
+bool ps_plf_ctx_reserve_cursors(struct ps_plf_ctx *ctx, int n);
 
 #endif

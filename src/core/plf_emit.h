@@ -12,7 +12,30 @@
  * argument and value after two points that differ in one of them, with room left, is a push
  * behind one predicted branch; the rest takes the rules one by one and grows the buffer exactly
  * as push_raw_d does (so the buffers keep the sizes the builder gives them). Start with
- * ps_plf_emit_start on a cleared dim-1 buffer, end with ps_plf_emit_end. */
+ * ps_plf_emit_start on a dim-1 buffer (cleared, or holding points the builder would keep: its
+ * last two are loaded), end with ps_plf_emit_end. */
+
+/* append_d's merge rules for (x, v) after the points (lx, lv) and (mx, mv): drop it (it repeats
+ * the last point), replace the last point with it (that point would be a point segment, or the
+ * middle of two verticals or of two flat segments), or push it. */
+enum ps_plf_emit_rule { PS_PLF_EMIT_PUSH, PS_PLF_EMIT_DROP, PS_PLF_EMIT_REPLACE };
+
+static inline enum ps_plf_emit_rule ps_plf_emit_rule(double lx, double lv, double mx, double mv, double x,
+                                                     double v)
+{
+    bool right_vertical_x = mx == x, right_flat = mv == v;
+    if (right_vertical_x && right_flat)
+        return PS_PLF_EMIT_DROP;
+    bool left_vertical_x = lx == mx, left_flat = lv == mv;
+    if ((left_vertical_x && left_flat) || (left_vertical_x && right_vertical_x) ||
+        (!left_vertical_x && left_flat && !right_vertical_x && right_flat))
+        return PS_PLF_EMIT_REPLACE;
+    return PS_PLF_EMIT_PUSH;
+}
+
+struct ps_plf_emitter;
+static inline bool ps_plf_emit_grow(struct ps_plf_emitter *e, int n);
+
 #if defined(__SSE2__)
 #include <emmintrin.h>
 
@@ -29,6 +52,11 @@ struct ps_plf_emitter {
 static inline struct ps_plf_emitter ps_plf_emit_start(struct ps_plf_buf *b)
 {
     struct ps_plf_emitter e = {b, b->a, b->n, b->cap, _mm_setzero_pd(), _mm_setzero_pd()};
+    if (__builtin_expect(b->n > 0, 0)) {
+        e.m = _mm_loadu_pd(b->a + 2 * b->n - 2);
+        if (b->n > 1)
+            e.l = _mm_loadu_pd(b->a + 2 * b->n - 4);
+    }
     return e;
 }
 
@@ -44,24 +72,17 @@ static __attribute__((noinline, unused)) void ps_plf_emit_slow(struct ps_plf_emi
     if (n >= 2) {
         double lx = _mm_cvtsd_f64(e->l), lv = _mm_cvtsd_f64(_mm_unpackhi_pd(e->l, e->l));
         double mx = _mm_cvtsd_f64(e->m), mv = _mm_cvtsd_f64(_mm_unpackhi_pd(e->m, e->m));
-        bool right_vertical_x = mx == x, right_flat = mv == v;
-        if (right_vertical_x && right_flat)
+        enum ps_plf_emit_rule rule = ps_plf_emit_rule(lx, lv, mx, mv, x, v);
+        if (rule == PS_PLF_EMIT_DROP)
             return;
-        bool left_vertical_x = lx == mx, left_flat = lv == mv;
-        if ((left_vertical_x && left_flat) || (left_vertical_x && right_vertical_x) ||
-            (!left_vertical_x && left_flat && !right_vertical_x && right_flat)) {
+        if (rule == PS_PLF_EMIT_REPLACE) {
             _mm_storeu_pd(e->o + 2 * n - 2, p);
             e->m = p;
             return;
         }
     }
-    if (n >= e->cap) {
-        e->b->n = n;
-        if (!ps_plf_buf_reserve(e->b, n + 1))
-            return;
-        e->o = e->b->a;
-        e->cap = e->b->cap;
-    }
+    if (n >= e->cap && !ps_plf_emit_grow(e, n))
+        return;
     _mm_storeu_pd(e->o + 2 * n, p);
     e->l = e->m;
     e->m = p;
@@ -100,6 +121,14 @@ struct ps_plf_emitter {
 static inline struct ps_plf_emitter ps_plf_emit_start(struct ps_plf_buf *b)
 {
     struct ps_plf_emitter e = {b, b->a, b->n, b->cap, 0.0, 0.0, 0.0, 0.0};
+    if (b->n > 0) {
+        e.mx = b->a[2 * b->n - 2];
+        e.mv = b->a[2 * b->n - 1];
+        if (b->n > 1) {
+            e.lx = b->a[2 * b->n - 4];
+            e.lv = b->a[2 * b->n - 3];
+        }
+    }
     return e;
 }
 
@@ -112,12 +141,10 @@ static __attribute__((noinline, unused)) void ps_plf_emit_slow(struct ps_plf_emi
 {
     int n = e->n;
     if (n >= 2) {
-        bool right_vertical_x = e->mx == x, right_flat = e->mv == v;
-        if (right_vertical_x && right_flat)
+        enum ps_plf_emit_rule rule = ps_plf_emit_rule(e->lx, e->lv, e->mx, e->mv, x, v);
+        if (rule == PS_PLF_EMIT_DROP)
             return;
-        bool left_vertical_x = e->lx == e->mx, left_flat = e->lv == e->mv;
-        if ((left_vertical_x && left_flat) || (left_vertical_x && right_vertical_x) ||
-            (!left_vertical_x && left_flat && !right_vertical_x && right_flat)) {
+        if (rule == PS_PLF_EMIT_REPLACE) {
             e->o[2 * n - 2] = x;
             e->o[2 * n - 1] = v;
             e->mx = x;
@@ -125,13 +152,8 @@ static __attribute__((noinline, unused)) void ps_plf_emit_slow(struct ps_plf_emi
             return;
         }
     }
-    if (n >= e->cap) {
-        e->b->n = n;
-        if (!ps_plf_buf_reserve(e->b, n + 1))
-            return;
-        e->o = e->b->a;
-        e->cap = e->b->cap;
-    }
+    if (n >= e->cap && !ps_plf_emit_grow(e, n))
+        return;
     e->o[2 * n] = x;
     e->o[2 * n + 1] = v;
     e->lx = e->mx;
@@ -159,5 +181,17 @@ PLF_INLINE void ps_plf_emit(struct ps_plf_emitter *e, double x, double v)
 }
 
 #endif /* __SSE2__ */
+
+/* push_raw_d's growth for the point n of a full buffer; false (the point is lost and the
+ * builder reports oom) when it fails. */
+static inline bool ps_plf_emit_grow(struct ps_plf_emitter *e, int n)
+{
+    e->b->n = n;
+    if (!ps_plf_buf_reserve(e->b, n + 1))
+        return false;
+    e->o = e->b->a;
+    e->cap = e->b->cap;
+    return true;
+}
 
 #endif

@@ -22,11 +22,13 @@
 
 #include <float.h>
 #include <math.h>
+#include <string.h>
 
 #include "core/isa.h"
 #include "core/plf_cross.h"
 #include "core/plf_emit.h"
 #include "core/plf_impl.h"
+#include "core/plf_min.h"
 
 /* ---- one segment ---------------------------------------------------------------------------- */
 
@@ -112,6 +114,28 @@ PLF_INLINE void single_limits(const double *p, double b, double *left, double *r
     scalar_limits(p, b, left, right);
 }
 
+/* The step of the walk to b, the next argument of the function a (n points, last = n - 2) and of
+ * it alone: its cursor *pn (its first point at b) moves past its points at b, *px gets the next
+ * argument after them (or infinity), *ps its segment at b and *pl, *pr its limits there. */
+PLF_INLINE void owner_step(const double *a, int n, int last, double b, int *pn, double *px, int *ps, double *pl,
+                           double *pr)
+{
+    int n0 = *pn, k = n0 + 1;
+    double x = k < n ? a[2 * k] : INFINITY;
+    if (__builtin_expect(x > b, 1)) {
+        *ps = n0 - 1;
+        single_limits(a + 2 * (n0 - 1), b, pl, pr);
+    } else {
+        while (k < n && a[2 * k] <= b)
+            k++;
+        x = k < n ? a[2 * k] : INFINITY;
+        *ps = merged_segment(a, last, n0, k);
+        own_limits(a, *ps, n0, b, pl, pr);
+    }
+    *pn = k;
+    *px = x;
+}
+
 /* The value at b strictly inside the non-vertical segment at p (p[0] < b < p[2]): what
  * scalar_limits gives there, without its tests for the ends. */
 PLF_INLINE void inner_limits(const double *p, double b, double *v)
@@ -141,25 +165,27 @@ static __attribute__((noinline)) bool crossing(const double *fa_, const double *
     return true;
 }
 
-void ps_plf_pointwise_min(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const struct ps_plf *f,
-                          const struct ps_plf *g)
+void ps_plf_min_walk(struct ps_plf_buf *dst, const double *fa_, int fn, const double *ga_, int gn, int skip)
 {
-    (void)ctx;
-    ps_plf_buf_clear(dst, 1);
-    const double *fa_ = f->a, *ga_ = g->a;
-    const int fn = f->n, gn = g->n, flast = fn - 2, glast = gn - 2;
+    const int flast = fn - 2, glast = gn - 2;
     double lo = fa_[0] > ga_[0] ? fa_[0] : ga_[0];
     double hi = fa_[2 * (fn - 1)] < ga_[2 * (gn - 1)] ? fa_[2 * (fn - 1)] : ga_[2 * (gn - 1)];
     if (lo > hi)
         return;
     int nf = 0, ng = 0; /* first points with an argument above the current critical point */
     double a = lo;
+    if (skip > 0) {
+        memcpy(dst->a, fa_, (size_t)skip * 2 * sizeof *fa_);
+        dst->n = skip;
+        a = fa_[2 * skip];
+        nf = ng = skip;
+    }
     while (nf < fn && fa_[2 * nf] <= a)
         nf++;
     while (ng < gn && ga_[2 * ng] <= a)
         ng++;
-    int sf = scalar_segment_at(fa_, flast, 0, a);
-    int sg = scalar_segment_at(ga_, glast, 0, a);
+    int sf = scalar_segment_at(fa_, flast, skip > 0 ? skip - 1 : 0, a);
+    int sg = scalar_segment_at(ga_, glast, skip > 0 ? skip - 1 : 0, a);
     double fl, fr, gl, gr;
     scalar_limits(fa_ + 2 * sf, a, &fl, &fr);
     scalar_limits(ga_ + 2 * sg, a, &gl, &gr);
@@ -185,18 +211,7 @@ void ps_plf_pointwise_min(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const 
             b = xf;
             if (b > hi)
                 break;
-            nf++;
-            xf = nf < fn ? fa_[2 * nf] : INFINITY;
-            if (__builtin_expect(xf > b, 1)) {
-                sf = nf0 - 1;
-                single_limits(fa_ + 2 * sf, b, &fl, &fr);
-            } else {
-                while (nf < fn && fa_[2 * nf] <= b)
-                    nf++;
-                xf = nf < fn ? fa_[2 * nf] : INFINITY;
-                sf = merged_segment(fa_, flast, nf0, nf);
-                own_limits(fa_, sf, nf0, b, &fl, &fr);
-            }
+            owner_step(fa_, fn, flast, b, &nf, &xf, &sf, &fl, &fr);
             sg = ng0 - 1;
             inner_limits(ga_ + 2 * sg, b, &gl);
             gr = gl;
@@ -204,18 +219,7 @@ void ps_plf_pointwise_min(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const 
             b = xg;
             if (b > hi)
                 break;
-            ng++;
-            xg = ng < gn ? ga_[2 * ng] : INFINITY;
-            if (__builtin_expect(xg > b, 1)) {
-                sg = ng0 - 1;
-                single_limits(ga_ + 2 * sg, b, &gl, &gr);
-            } else {
-                while (ng < gn && ga_[2 * ng] <= b)
-                    ng++;
-                xg = ng < gn ? ga_[2 * ng] : INFINITY;
-                sg = merged_segment(ga_, glast, ng0, ng);
-                own_limits(ga_, sg, ng0, b, &gl, &gr);
-            }
+            owner_step(ga_, gn, glast, b, &ng, &xg, &sg, &gl, &gr);
             sf = nf0 - 1;
             inner_limits(fa_ + 2 * sf, b, &fl);
             fr = fl;
@@ -251,4 +255,12 @@ void ps_plf_pointwise_min(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const 
             ps_plf_emit(&e, x, v);
     }
     ps_plf_emit_end(&e);
+}
+
+void ps_plf_pointwise_min(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const struct ps_plf *f,
+                          const struct ps_plf *g)
+{
+    (void)ctx;
+    ps_plf_buf_clear(dst, 1);
+    ps_plf_min_walk(dst, f->a, f->n, g->a, g->n, 0);
 }

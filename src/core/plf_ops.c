@@ -14,40 +14,6 @@
 
 /* ---- sorting ------------------------------------------------------------------------------ */
 
-static bool reserve_tmp(struct ps_plf_ctx *ctx, int n)
-{
-    if (n <= ctx->tmp_cap)
-        return true;
-    int cap = ctx->tmp_cap ? ctx->tmp_cap : 64;
-    while (cap < n)
-        cap *= 2;
-    double *p = realloc(ctx->tmp, (size_t)cap * sizeof *p);
-    if (!p) {
-        ctx->oom = true;
-        return false;
-    }
-    ctx->tmp = p;
-    ctx->tmp_cap = cap;
-    return true;
-}
-
-static bool reserve_cursors(struct ps_plf_ctx *ctx, int n)
-{
-    if (n <= ctx->cursors_cap)
-        return true;
-    int cap = ctx->cursors_cap ? ctx->cursors_cap : 64;
-    while (cap < n)
-        cap *= 2;
-    int *p = realloc(ctx->cursors, (size_t)cap * sizeof *p);
-    if (!p) {
-        ctx->oom = true;
-        return false;
-    }
-    ctx->cursors = p;
-    ctx->cursors_cap = cap;
-    return true;
-}
-
 /* Records of `width` doubles compared lexicographically on their first `keys` doubles. */
 static inline bool rec_less(const double *a, const double *b, int keys)
 {
@@ -72,7 +38,7 @@ static void sort_records(struct ps_plf_ctx *ctx, double *xs, int n, int width)
             descents++;
     if (descents == 0)
         return;
-    if (!reserve_tmp(ctx, n * width) || !reserve_cursors(ctx, descents + 2))
+    if (!ps_plf_ctx_reserve_tmp(ctx, n * width) || !ps_plf_ctx_reserve_cursors(ctx, descents + 2))
         return;
     int *runs = ctx->cursors;
     int nruns = 0;
@@ -145,24 +111,6 @@ int ps_plf_clear_and_sort(struct ps_plf_ctx *ctx, double *xs, int n, double lo, 
 /* ---- pointwise minimum: plf_min.c -------------------------------------------------------- */
 
 /* ---- composition -------------------------------------------------------------------------- */
-
-static bool reserve_pairs(struct ps_plf_ctx *ctx, int n)
-{
-    if (2 * n <= ctx->pairs_cap)
-        return true;
-    int cap = ctx->pairs_cap ? ctx->pairs_cap : 128;
-    while (cap < 2 * n)
-        cap *= 2;
-    double *p = realloc(ctx->pairs, (size_t)cap * sizeof *p);
-    if (!p) {
-        ctx->oom = true;
-        return false;
-    }
-    ctx->pairs = p;
-    ctx->pairs_cap = cap;
-    return true;
-}
-
 
 /* Cursor versions of LeftLimitAt and RightLimitAt for increasing x. */
 PLF_INLINE void cursor_left_limit_d(const struct ps_plf *f, int dim, int *cur, double x, double *out)
@@ -333,6 +281,37 @@ PLF_INLINE void compose_build(struct ps_plf_buf *dst, const struct ps_plf *f, co
 }
 
 #if defined(PLF_HAVE_VEC512)
+/* compose_build's samples of f at the pair (x, y) for the vector builders below, cl and cr the
+ * cursors of the left and right limits: the left limit, taken when x is a new argument. */
+PLF_INLINE512 __m512d compose_left5(const double *fa, int flast, int *cl, double x, double y)
+{
+    while (*cl < flast && fa[(size_t)(*cl + 1) * PLF5_STRIDE] < y)
+        (*cl)++;
+    return pt5_with_x(seg5_limit(fa + (size_t)*cl * PLF5_STRIDE, y, false), x);
+}
+
+/* The second sample, at the last pair of an argument: the right limit when the next pair's
+ * value is larger (right), else the left one. False when it is skipped: after a first sample
+ * at x (kept: the builder holds two points) when it would repeat that one (see compose_build). */
+PLF_INLINE512 bool compose_right5(const double *fa, int flast, int *cl, int *cr, bool kept, bool right, double x,
+                                  double y, __m512d *p)
+{
+    if (kept && (!right || fa[(size_t)(*cl + 1) * PLF5_STRIDE] > y))
+        return false;
+    const double *pp;
+    if (right) {
+        while (*cr + 1 <= flast && fa[(size_t)(*cr + 1) * PLF5_STRIDE] <= y)
+            (*cr)++;
+        pp = fa + (size_t)*cr * PLF5_STRIDE;
+    } else {
+        while (*cl < flast && fa[(size_t)(*cl + 1) * PLF5_STRIDE] < y)
+            (*cl)++;
+        pp = fa + (size_t)*cl * PLF5_STRIDE;
+    }
+    *p = pt5_with_x(seg5_limit(pp, y, right), x);
+    return true;
+}
+
 /* compose_build for share vectors with the points in registers (plf_vec512.h): the same
  * samples in the same order, the builder's merges decided by vector compares. */
 static PLF_TARGET512 void compose_build5_avx512(struct ps_plf_buf *dst, const struct ps_plf *f,
@@ -355,28 +334,12 @@ static PLF_TARGET512 void compose_build5_avx512(struct ps_plf_buf *dst, const st
         }
         bool added = false;
         if (i == 0 || px != x) {
-            while (cl < flast && fa[(size_t)(cl + 1) * PLF5_STRIDE] < y)
-                cl++;
-            vb5_add(&vb, pt5_with_x(seg5_limit(fa + (size_t)cl * PLF5_STRIDE, y, false), x));
+            vb5_add(&vb, compose_left5(fa, flast, &cl, x, y));
             added = true;
         }
-        if (i + 1 == total || nx != x) {
-            bool right = i + 1 < total && ny > y;
-            /* See compose_build for why the second sample is usually skipped. */
-            if (!(added && vb.n >= 2 && (!right || fa[(size_t)(cl + 1) * PLF5_STRIDE] > y))) {
-                const double *pp;
-                if (right) {
-                    while (cr + 1 <= flast && fa[(size_t)(cr + 1) * PLF5_STRIDE] <= y)
-                        cr++;
-                    pp = fa + (size_t)cr * PLF5_STRIDE;
-                } else {
-                    while (cl < flast && fa[(size_t)(cl + 1) * PLF5_STRIDE] < y)
-                        cl++;
-                    pp = fa + (size_t)cl * PLF5_STRIDE;
-                }
-                vb5_add(&vb, pt5_with_x(seg5_limit(pp, y, right), x));
-            }
-        }
+        __m512d p;
+        if ((i + 1 == total || nx != x) && compose_right5(fa, flast, &cl, &cr, added && vb.n >= 2, i + 1 < total && ny > y, x, y, &p))
+            vb5_add(&vb, p);
         px = x;
         x = nx;
         y = ny;
@@ -396,7 +359,8 @@ struct vf5 {
     int n;
 };
 
-/* vb5_add, handing a point that becomes final to the compression. */
+/* vb5_add, handing a point that becomes final to the compression (a copy of its steps with the
+ * stores replaced by cz5_feed; the merge rules are shared: vb5_rule). */
 PLF_INLINE512 void vf5_add(struct vf5 *vb, struct cz5 *z, __m512d p)
 {
     if (__builtin_expect(vb->n < 2, 0)) {
@@ -408,13 +372,11 @@ PLF_INLINE512 void vf5_add(struct vf5 *vb, struct cz5 *z, __m512d p)
         vb->n++;
         return;
     }
-    unsigned mp = _mm512_cmp_pd_mask(vb->m, p, _CMP_EQ_OQ), lm = vb->lm;
-    unsigned right_vertical = mp & 1, right_flat = (mp & PLF5_VALUES) == PLF5_VALUES;
-    unsigned left_vertical = lm & 1, left_flat = (lm & PLF5_VALUES) == PLF5_VALUES;
-    if (right_vertical & right_flat)
+    unsigned mp = _mm512_cmp_pd_mask(vb->m, p, _CMP_EQ_OQ);
+    enum vb5_rule rule = vb5_rule(vb->lm, mp);
+    if (rule == VB5_DROP)
         return;
-    if ((left_vertical & left_flat) | (left_vertical & right_vertical) |
-        ((left_vertical ^ 1) & left_flat & (right_vertical ^ 1) & right_flat)) {
+    if (rule == VB5_MOVE) {
         vb->lm = _mm512_cmp_pd_mask(vb->l, p, _CMP_EQ_OQ);
         vb->m = p;
         return;
@@ -516,28 +478,12 @@ static PLF_TARGET512 bool compose_compress5_avx512(struct ps_plf_buf *dst, const
     for (;;) {
         bool added = false;
         if (first || px != x) {
-            while (cl < flast && fa[(size_t)(cl + 1) * PLF5_STRIDE] < y)
-                cl++;
-            vf5_add(&vb, &z, pt5_with_x(seg5_limit(fa + (size_t)cl * PLF5_STRIDE, y, false), x));
+            vf5_add(&vb, &z, compose_left5(fa, flast, &cl, x, y));
             added = true;
         }
-        if (!has_next || nx != x) {
-            bool right = has_next && ny > y;
-            /* See compose_build for why the second sample is usually skipped. */
-            if (!(added && vb.n >= 2 && (!right || fa[(size_t)(cl + 1) * PLF5_STRIDE] > y))) {
-                const double *pp;
-                if (right) {
-                    while (cr + 1 <= flast && fa[(size_t)(cr + 1) * PLF5_STRIDE] <= y)
-                        cr++;
-                    pp = fa + (size_t)cr * PLF5_STRIDE;
-                } else {
-                    while (cl < flast && fa[(size_t)(cl + 1) * PLF5_STRIDE] < y)
-                        cl++;
-                    pp = fa + (size_t)cl * PLF5_STRIDE;
-                }
-                vf5_add(&vb, &z, pt5_with_x(seg5_limit(pp, y, right), x));
-            }
-        }
+        __m512d p;
+        if ((!has_next || nx != x) && compose_right5(fa, flast, &cl, &cr, added && vb.n >= 2, has_next && ny > y, x, y, &p))
+            vf5_add(&vb, &z, p);
         if (!has_next)
             break;
         px = x;
@@ -560,7 +506,7 @@ void ps_plf_compose(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const struct
     int dim = f->dim;
     ps_plf_buf_clear(dst, dim);
     /* The pairs (at most one per point of g and per point of f), then the fallback's extras. */
-    if (!reserve_pairs(ctx, g->n + 2 * f->n))
+    if (!ps_plf_ctx_reserve_pairs(ctx, 2 * (g->n + 2 * f->n)))
         return;
     double *pairs = ctx->pairs;
     int total = compose_pairs(pairs, f, g);
@@ -590,7 +536,7 @@ void ps_plf_compose_compress(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, str
             return;
         /* g decreases somewhere (the pairs are then merged as upstream's), or the stream
          * could not vouch for the compression. */
-        if (!reserve_pairs(ctx, g->n + 2 * f->n))
+        if (!ps_plf_ctx_reserve_pairs(ctx, 2 * (g->n + 2 * f->n)))
             return;
         double *pairs = ctx->pairs;
         int total = compose_pairs(pairs, f, g);

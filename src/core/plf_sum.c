@@ -366,6 +366,8 @@ static void add_summand5_wide512(double *restrict acc, size_t st, unsigned char 
         add_summand5_avx512(acc, st, split, f, pts, k);
 }
 
+/* A copy of add_summand5_avx512 on 4 lanes (blendv masks for mask registers): C has no templates
+ * over vector types, and a macro would hide the lane-by-lane argument for the bits. */
 __attribute__((target("avx2"))) static void add_summand5_avx2(double *restrict acc, size_t st,
                                                                unsigned char *restrict split,
                                                                const struct ps_plf *f,

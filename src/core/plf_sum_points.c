@@ -9,31 +9,6 @@
 
 #include "core/plf_impl.h"
 
-static bool reserve_scratch(struct ps_plf_ctx *ctx, int doubles, int ints)
-{
-    if (doubles > ctx->tmp_cap) {
-        int cap = (int)ps_plf_grow_capacity((size_t)ctx->tmp_cap, (size_t)doubles);
-        double *p = realloc(ctx->tmp, (size_t)cap * sizeof *p);
-        if (!p) {
-            ctx->oom = true;
-            return false;
-        }
-        ctx->tmp = p;
-        ctx->tmp_cap = cap;
-    }
-    if (ints > ctx->cursors_cap) {
-        int cap = (int)ps_plf_grow_capacity((size_t)ctx->cursors_cap, (size_t)ints);
-        int *p = realloc(ctx->cursors, (size_t)cap * sizeof *p);
-        if (!p) {
-            ctx->oom = true;
-            return false;
-        }
-        ctx->cursors = p;
-        ctx->cursors_cap = cap;
-    }
-    return true;
-}
-
 /* The ends lo and hi of the common domain are critical points of most summands: they are kept
  * out of the runs, and the first of each in summand order (+0 and -0 compare equal) is noted. */
 struct ends {
@@ -115,7 +90,8 @@ PLF_INLINE int sorted_points(struct ps_plf_ctx *ctx, const struct ps_plf *fs, in
     if (lo > hi)
         return 0; /* an empty common domain: no point is inside */
     int space = total + 2 * count + 1;
-    if (!ps_plf_ctx_reserve_points(ctx, space + pad) || !reserve_scratch(ctx, space, 2 * count))
+    if (!ps_plf_ctx_reserve_points(ctx, space + pad) || !ps_plf_ctx_reserve_tmp(ctx, space) ||
+        !ps_plf_ctx_reserve_cursors(ctx, 2 * count))
         return -1;
     double *src = ctx->pts, *dst = ctx->tmp;
     int *run = ctx->cursors; /* offset and length of each run */

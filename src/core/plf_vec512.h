@@ -73,6 +73,22 @@ PLF_INLINE512 void vb5_finish(struct vb5 *vb)
     vb->b->n = vb->n;
 }
 
+/* The rules of append_d below on comparison masks: lm has the lanes where l and m are equal, mp
+ * those where m and p are (vb5_add and plf_ops.c's vf5_add, which feeds the compression). */
+enum vb5_rule { VB5_PUSH, VB5_DROP, VB5_MOVE };
+
+PLF_INLINE512 enum vb5_rule vb5_rule(unsigned lm, unsigned mp)
+{
+    unsigned right_vertical = mp & 1, right_flat = (mp & PLF5_VALUES) == PLF5_VALUES;
+    unsigned left_vertical = lm & 1, left_flat = (lm & PLF5_VALUES) == PLF5_VALUES;
+    if (right_vertical & right_flat)
+        return VB5_DROP;
+    if ((left_vertical & left_flat) | (left_vertical & right_vertical) |
+        ((left_vertical ^ 1) & left_flat & (right_vertical ^ 1) & right_flat))
+        return VB5_MOVE;
+    return VB5_PUSH;
+}
+
 /* buf_add_point_d(b, 5, p[0], p + 1) for a point in a register, with the rules of append_d:
  * with m the last point and l the one before,
  *   drop when (x, v) repeats m,
@@ -97,13 +113,11 @@ PLF_INLINE512 void vb5_add(struct vb5 *vb, __m512d p)
         vb->n++;
         return;
     }
-    unsigned mp = _mm512_cmp_pd_mask(vb->m, p, _CMP_EQ_OQ), lm = vb->lm;
-    unsigned right_vertical = mp & 1, right_flat = (mp & PLF5_VALUES) == PLF5_VALUES;
-    unsigned left_vertical = lm & 1, left_flat = (lm & PLF5_VALUES) == PLF5_VALUES;
-    if (right_vertical & right_flat)
+    unsigned mp = _mm512_cmp_pd_mask(vb->m, p, _CMP_EQ_OQ);
+    enum vb5_rule rule = vb5_rule(vb->lm, mp);
+    if (rule == VB5_DROP)
         return;
-    if ((left_vertical & left_flat) | (left_vertical & right_vertical) |
-        ((left_vertical ^ 1) & left_flat & (right_vertical ^ 1) & right_flat)) {
+    if (rule == VB5_MOVE) {
         pt5_store(vb->a + (size_t)(vb->n - 1) * PLF5_STRIDE, p);
         vb->lm = _mm512_cmp_pd_mask(vb->l, p, _CMP_EQ_OQ);
         vb->m = p;
