@@ -137,6 +137,18 @@ static inline void ps_plf_emit_end(struct ps_plf_emitter *e)
     e->b->n = e->n;
 }
 
+/* Appends (x, v) as point n (room checked by the caller) and shifts the last two. */
+PLF_INLINE void ps_plf_emit_append(struct ps_plf_emitter *e, int n, double x, double v)
+{
+    e->o[2 * n] = x;
+    e->o[2 * n + 1] = v;
+    e->lx = e->mx;
+    e->lv = e->mv;
+    e->mx = x;
+    e->mv = v;
+    e->n = n + 1;
+}
+
 static __attribute__((noinline, unused)) void ps_plf_emit_slow(struct ps_plf_emitter *e, double x, double v)
 {
     int n = e->n;
@@ -154,13 +166,7 @@ static __attribute__((noinline, unused)) void ps_plf_emit_slow(struct ps_plf_emi
     }
     if (n >= e->cap && !ps_plf_emit_grow(e, n))
         return;
-    e->o[2 * n] = x;
-    e->o[2 * n + 1] = v;
-    e->lx = e->mx;
-    e->lv = e->mv;
-    e->mx = x;
-    e->mv = v;
-    e->n = n + 1;
+    ps_plf_emit_append(e, n, x, v);
 }
 
 PLF_INLINE void ps_plf_emit(struct ps_plf_emitter *e, double x, double v)
@@ -168,13 +174,7 @@ PLF_INLINE void ps_plf_emit(struct ps_plf_emitter *e, double x, double v)
     int n = e->n;
     if (__builtin_expect(n >= 2 && n < e->cap && e->mx != x && e->mv != v && !(e->lx == e->mx && e->lv == e->mv),
                          1)) {
-        e->o[2 * n] = x;
-        e->o[2 * n + 1] = v;
-        e->lx = e->mx;
-        e->lv = e->mv;
-        e->mx = x;
-        e->mv = v;
-        e->n = n + 1;
+        ps_plf_emit_append(e, n, x, v);
         return;
     }
     ps_plf_emit_slow(e, x, v);
