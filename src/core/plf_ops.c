@@ -10,6 +10,7 @@
 #include "core/bisect.h"
 #include "core/isa.h"
 #include "core/plf_impl.h"
+#include "core/plf_vec256.h"
 #include "core/plf_vec512.h"
 
 /* ---- sorting ------------------------------------------------------------------------------ */
@@ -498,6 +499,129 @@ static PLF_TARGET512 bool compose_compress5_avx512(struct ps_plf_buf *dst, const
     vf5_finish(&vb, &z);
     return cz5_finish(&z);
 }
+
+#if defined(PLF_HAVE_VEC256)
+/* compose_left5, compose_right5, vf5 and compose_compress5_avx512 for CPUs with AVX2 but not
+ * AVX-512: the same steps with a point in two registers (plf_vec256.h). */
+PLF_INLINE256 struct p5 compose_left5y(const double *fa, int flast, int *cl, double x, double y)
+{
+    while (*cl < flast && fa[(size_t)(*cl + 1) * PLF5_STRIDE] < y)
+        (*cl)++;
+    return p5_with_x(seg5y_limit(fa + (size_t)*cl * PLF5_STRIDE, y, false), x);
+}
+
+PLF_INLINE256 bool compose_right5y(const double *fa, int flast, int *cl, int *cr, bool kept, bool right, double x,
+                                   double y, struct p5 *p)
+{
+    if (kept && (!right || fa[(size_t)(*cl + 1) * PLF5_STRIDE] > y))
+        return false;
+    const double *pp;
+    if (right) {
+        while (*cr + 1 <= flast && fa[(size_t)(*cr + 1) * PLF5_STRIDE] <= y)
+            (*cr)++;
+        pp = fa + (size_t)*cr * PLF5_STRIDE;
+    } else {
+        while (*cl < flast && fa[(size_t)(*cl + 1) * PLF5_STRIDE] < y)
+            (*cl)++;
+        pp = fa + (size_t)*cl * PLF5_STRIDE;
+    }
+    *p = p5_with_x(seg5y_limit(pp, y, right), x);
+    return true;
+}
+
+struct vf5y {
+    struct p5 l, m;
+    unsigned lm;
+    int n;
+};
+
+PLF_INLINE256 void vf5y_add(struct vf5y *vb, struct cz5y *z, struct p5 p)
+{
+    if (__builtin_expect(vb->n < 2, 0)) {
+        if (vb->n == 1)
+            cz5y_feed(z, vb->m, p5_x(vb->m));
+        vb->lm = p5_cmp_mask(vb->m, p, _CMP_EQ_OQ);
+        vb->l = vb->m;
+        vb->m = p;
+        vb->n++;
+        return;
+    }
+    unsigned mp = p5_cmp_mask(vb->m, p, _CMP_EQ_OQ);
+    enum vb5_rule rule = vb5_rule(vb->lm, mp);
+    if (rule == VB5_DROP)
+        return;
+    if (rule == VB5_MOVE) {
+        vb->lm = p5_cmp_mask(vb->l, p, _CMP_EQ_OQ);
+        vb->m = p;
+        return;
+    }
+    cz5y_feed(z, vb->m, p5_x(vb->m));
+    vb->n++;
+    vb->lm = mp;
+    vb->l = vb->m;
+    vb->m = p;
+}
+
+PLF_INLINE256 void vf5y_finish(struct vf5y *vb, struct cz5y *z)
+{
+    if (vb->n == 0)
+        return;
+    if (vb->n >= 2) {
+        bool vertical = (vb->lm & 1) && (vb->lm & PLF5_VALUES) != PLF5_VALUES;
+        if (vertical) {
+            if (vb->n > 2)
+                return;
+            vb->m.b = vb->l.b;  /* l's values at m's argument */
+            vb->m.a = _mm256_blend_pd(vb->l.a, vb->m.a, 1);
+        }
+    }
+    cz5y_feed(z, vb->m, p5_x(vb->m));
+}
+
+static PLF_TARGET256 bool compose_compress5_avx2(struct ps_plf_buf *dst, const struct ps_plf *f,
+                                                 const struct ps_plf *g, const double *pairs, int total,
+                                                 double epsilon)
+{
+    const double *fa = f->a;
+    const int flast = f->n - 2;
+    int cl = 0, cr = 0;
+    double px = 0.0, x = 0.0, y = 0.0, nx = 0.0, ny = 0.0;
+    struct pairs_gen gen = {g->a, fa, g->n, f->n, 0, 0, false, false, 0.0, 0.0, 0.0, 0.0};
+    int next = 0;
+#define NEXT_PAIR(px_, py_)                                                                              \
+    (pairs ? (next < total ? ((px_) = pairs[2 * next], (py_) = pairs[2 * next + 1], next++, true) : false) \
+           : pairs_next(&gen, &(px_), &(py_)))
+    struct cz5y z;
+    cz5y_start(&z, dst, epsilon);
+    struct vf5y vb = {p5_zero(), p5_zero(), 0, 0};
+    if (!NEXT_PAIR(x, y))
+        return cz5y_finish(&z);
+    vb.lm = p5_cmp_mask(vb.l, vb.m, _CMP_EQ_OQ);
+    bool has_next = NEXT_PAIR(nx, ny), first = true;
+    for (;;) {
+        bool added = false;
+        if (first || px != x) {
+            vf5y_add(&vb, &z, compose_left5y(fa, flast, &cl, x, y));
+            added = true;
+        }
+        struct p5 p;
+        if ((!has_next || nx != x) && compose_right5y(fa, flast, &cl, &cr, added && vb.n >= 2, has_next && ny > y, x, y, &p))
+            vf5y_add(&vb, &z, p);
+        if (!has_next)
+            break;
+        px = x;
+        x = nx;
+        y = ny;
+        first = false;
+        has_next = NEXT_PAIR(nx, ny);
+    }
+#undef NEXT_PAIR
+    if (gen.fail)
+        return false;
+    vf5y_finish(&vb, &z);
+    return cz5y_finish(&z);
+}
+#endif
 #endif
 
 void ps_plf_compose(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const struct ps_plf *f,
@@ -526,13 +650,25 @@ void ps_plf_compose(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const struct
     ps_plf_trim_right(dst);
 }
 
+#if defined(PLF_HAVE_VEC256)
+/* The fused kernel of the level: a point in one 512-bit register, or in two 256-bit ones. */
+static bool compose_compress5(enum ps_isa isa, struct ps_plf_buf *dst, const struct ps_plf *f,
+                              const struct ps_plf *g, const double *pairs, int total, double epsilon)
+{
+    if (isa >= PS_ISA_AVX512)
+        return compose_compress5_avx512(dst, f, g, pairs, total, epsilon);
+    return compose_compress5_avx2(dst, f, g, pairs, total, epsilon);
+}
+#endif
+
 void ps_plf_compose_compress(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, struct ps_plf_buf *tmp,
                              const struct ps_plf *f, const struct ps_plf *g, double epsilon)
 {
-#if defined(PLF_HAVE_VEC512)
-    if (f->dim == PS_PLF_MAX_DIM && ps_isa_level() >= PS_ISA_AVX512) {
+#if defined(PLF_HAVE_VEC256)
+    enum ps_isa isa = f->dim == PS_PLF_MAX_DIM ? ps_isa_level() : PS_ISA_BASE;
+    if (isa >= PS_ISA_AVX2) {
         ps_plf_buf_clear(dst, PS_PLF_MAX_DIM);
-        if (compose_compress5_avx512(dst, f, g, NULL, 0, epsilon))
+        if (compose_compress5(isa, dst, f, g, NULL, 0, epsilon))
             return;
         /* g decreases somewhere (the pairs are then merged as upstream's), or the stream
          * could not vouch for the compression. */
@@ -543,7 +679,7 @@ void ps_plf_compose_compress(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, str
         if (total < 0) {
             total = compose_pairs_merge(pairs, pairs + 2 * ((size_t)g->n + (size_t)f->n), f, g);
             ps_plf_buf_clear(dst, PS_PLF_MAX_DIM);
-            if (compose_compress5_avx512(dst, f, g, pairs, total, epsilon))
+            if (compose_compress5(isa, dst, f, g, pairs, total, epsilon))
                 return;
         }
     }

@@ -74,10 +74,11 @@ PLF_INLINE512 void vb5_finish(struct vb5 *vb)
 }
 
 /* The rules of append_d below on comparison masks: lm has the lanes where l and m are equal, mp
- * those where m and p are (vb5_add and plf_ops.c's vf5_add, which feeds the compression). */
+ * those where m and p are (vb5_add and plf_ops.c's vf5_add, which feeds the compression, and their
+ * AVX2 forms in plf_vec256.h and plf_ops.c: no target of its own, so both levels inline it). */
 enum vb5_rule { VB5_PUSH, VB5_DROP, VB5_MOVE };
 
-PLF_INLINE512 enum vb5_rule vb5_rule(unsigned lm, unsigned mp)
+static inline __attribute__((always_inline)) enum vb5_rule vb5_rule(unsigned lm, unsigned mp)
 {
     unsigned right_vertical = mp & 1, right_flat = (mp & PLF5_VALUES) == PLF5_VALUES;
     unsigned left_vertical = lm & 1, left_flat = (lm & PLF5_VALUES) == PLF5_VALUES;

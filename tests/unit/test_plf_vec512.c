@@ -248,6 +248,11 @@ static void test_smallest_inputs(void **state)
     }
 }
 
+/* The failure messages of the fused composition and compression name the level (each level has
+ * its own kernel: a point in one 512-bit register, or in two 256-bit ones). */
+static const char *const isa_names[] = {"compose_compress (base)", "compose_compress (avx2)",
+                                        "compose_compress (avx512)"};
+
 /* The fused composition and compression (ps_plf_compose_compress), and the composition alone,
  * against the composition and the compression one after the other at the baseline level. Some share functions get a
  * constant component of 100, where 100 + 1e-15 rounds to 100: the compression never checks
@@ -290,9 +295,50 @@ static void test_compose_compress_matches_two_steps(void **state)
         compress_at(PS_ISA_BASE, &v->want2, &v->want, eps);
         FOR_EACH_ISA_LEVEL(isa) {
             ps_plf_compose_compress(&v->ctx, &v->got2, &v->got, &f, &g, eps);
-            assert_same(&v->want2, &v->got2, round, "compose_compress");
+            assert_same(&v->want2, &v->got2, round, isa_names[isa]);
             ps_plf_compose(&v->ctx, &v->got, &f, &g);
             assert_same(&v->want, &v->got, round, "compose");
+        }
+    }
+    assert_false(v->oom || v->ctx.oom);
+}
+
+/* The fused kernels on edge inputs: f with raw points (repeated and vertical points, negative
+ * zeros, values that go down), g constant, g of one argument, g stepping onto f's arguments, and
+ * many points; against the two steps at the baseline level. */
+static void test_compose_compress_edge_inputs(void **state)
+{
+    struct env *v = *state;
+    for (int round = 0; round < 4000; round++) {
+        random_raw_function(v, &v->f, round % 10 == 0 ? 300 : 12);
+        /* The raw arguments, scaled onto [0, 2] (where g's values lie). */
+        double top = v->f.a[(size_t)(v->f.n - 1) * 6];
+        for (int i = 0; i < v->f.n && top > 0; i++)
+            v->f.a[(size_t)i * 6] = v->f.a[(size_t)i * 6] * 2.0 / top;
+        struct ps_plf f = ps_plf_buf_view(&v->f);
+        ps_plf_buf_clear(&v->g, 1);
+        int kind = round % 4;
+        int n = 2 + (int)rnd(v, round % 10 == 0 ? 200 : 10);
+        double y = (double)rnd(v, 4) / 4.0;
+        for (int i = 0; i < n; i++) {
+            double x = kind == 1 ? 0.5 : (double)i / (double)(n - 1);
+            if (kind == 2) {
+                double fx = f.a[(size_t)rnd(v, (uint64_t)f.n) * 6];
+                y = fx > y ? fx : y;
+            } else if (kind == 3) {
+                y += (double)rnd(v, 3) / 8.0;
+            }
+            y = y > 2.0 ? 2.0 : y;
+            ps_plf_add_point(&v->g, x, &y);
+        }
+        struct ps_plf g = ps_plf_buf_view(&v->g);
+        static const double epss[] = {0.0, 1e-15, 0.1};
+        double eps = epss[rnd(v, 3)];
+        compose_at(v, PS_ISA_BASE, &v->want);
+        compress_at(PS_ISA_BASE, &v->want2, &v->want, eps);
+        FOR_EACH_ISA_LEVEL(isa) {
+            ps_plf_compose_compress(&v->ctx, &v->got2, &v->got, &f, &g, eps);
+            assert_same(&v->want2, &v->got2, round, isa_names[isa]);
         }
     }
     assert_false(v->oom || v->ctx.oom);
@@ -341,6 +387,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_compress_linear_runs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_smallest_inputs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compose_compress_matches_two_steps, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_compose_compress_edge_inputs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_scale_and_extend_match_baseline, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
