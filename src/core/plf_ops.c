@@ -1,6 +1,7 @@
-/* plf_ops.c — n-ary operations on piecewise-linear functions: pointwise minimum and composition,
- * with the same sampling points as upstream (the sum is in plf_sum.c, compression in
- * plf_compress.c). */
+/* plf_ops.c — sorting of critical points and the composition of piecewise-linear functions,
+ * with the same sampling points as upstream: the generic composition, and for share vectors the
+ * composition fused with the compression (AVX-512 and AVX2 forms). The sum is in plf_sum.c, the
+ * pointwise minimum in plf_min.c, the compression on its own in plf_compress.c. */
 #include "core/plf.h"
 
 #include <float.h>
