@@ -284,32 +284,44 @@ PLF_INLINE void compose_build(struct ps_plf_buf *dst, const struct ps_plf *f, co
 
 #if defined(PLF_HAVE_VEC512)
 /* compose_build's samples of f at the pair (x, y) for the vector builders below, cl and cr the
- * cursors of the left and right limits: the left limit, taken when x is a new argument. */
-PLF_INLINE512 __m512d compose_left5(const double *fa, int flast, int *cl, double x, double y)
+ * cursors of the left and right limits. The cursor steps are scalar and shared by the AVX-512
+ * and AVX2 forms: the segment (its left point) of the left limit at y. */
+PLF_INLINE const double *compose_left_seg(const double *fa, int flast, int *cl, double y)
 {
     while (*cl < flast && fa[(size_t)(*cl + 1) * PLF5_STRIDE] < y)
         (*cl)++;
-    return pt5_with_x(seg5_limit(fa + (size_t)*cl * PLF5_STRIDE, y, false), x);
+    return fa + (size_t)*cl * PLF5_STRIDE;
 }
 
-/* The second sample, at the last pair of an argument: the right limit when the next pair's
- * value is larger (right), else the left one. False when it is skipped: after a first sample
- * at x (kept: the builder holds two points) when it would repeat that one (see compose_build). */
+/* The segment of the second sample, at the last pair of an argument: the right limit's when the
+ * next pair's value is larger (right), else the left one's. NULL when it is skipped: after a
+ * first sample at x (kept: the builder holds two points) when it would repeat that one (see
+ * compose_build). */
+PLF_INLINE const double *compose_right_seg(const double *fa, int flast, int *cl, int *cr, bool kept, bool right,
+                                           double y)
+{
+    if (kept && (!right || fa[(size_t)(*cl + 1) * PLF5_STRIDE] > y))
+        return NULL;
+    if (!right)
+        return compose_left_seg(fa, flast, cl, y);
+    while (*cr + 1 <= flast && fa[(size_t)(*cr + 1) * PLF5_STRIDE] <= y)
+        (*cr)++;
+    return fa + (size_t)*cr * PLF5_STRIDE;
+}
+
+/* The left limit, taken when x is a new argument. */
+PLF_INLINE512 __m512d compose_left5(const double *fa, int flast, int *cl, double x, double y)
+{
+    return pt5_with_x(seg5_limit(compose_left_seg(fa, flast, cl, y), y, false), x);
+}
+
+/* The second sample; false when it is skipped. */
 PLF_INLINE512 bool compose_right5(const double *fa, int flast, int *cl, int *cr, bool kept, bool right, double x,
                                   double y, __m512d *p)
 {
-    if (kept && (!right || fa[(size_t)(*cl + 1) * PLF5_STRIDE] > y))
+    const double *pp = compose_right_seg(fa, flast, cl, cr, kept, right, y);
+    if (!pp)
         return false;
-    const double *pp;
-    if (right) {
-        while (*cr + 1 <= flast && fa[(size_t)(*cr + 1) * PLF5_STRIDE] <= y)
-            (*cr)++;
-        pp = fa + (size_t)*cr * PLF5_STRIDE;
-    } else {
-        while (*cl < flast && fa[(size_t)(*cl + 1) * PLF5_STRIDE] < y)
-            (*cl)++;
-        pp = fa + (size_t)*cl * PLF5_STRIDE;
-    }
     *p = pt5_with_x(seg5_limit(pp, y, right), x);
     return true;
 }
@@ -506,26 +518,15 @@ static PLF_TARGET512 bool compose_compress5_avx512(struct ps_plf_buf *dst, const
  * AVX-512: the same steps with a point in two registers (plf_vec256.h). */
 PLF_INLINE256 struct p5 compose_left5y(const double *fa, int flast, int *cl, double x, double y)
 {
-    while (*cl < flast && fa[(size_t)(*cl + 1) * PLF5_STRIDE] < y)
-        (*cl)++;
-    return p5_with_x(seg5y_limit(fa + (size_t)*cl * PLF5_STRIDE, y, false), x);
+    return p5_with_x(seg5y_limit(compose_left_seg(fa, flast, cl, y), y, false), x);
 }
 
 PLF_INLINE256 bool compose_right5y(const double *fa, int flast, int *cl, int *cr, bool kept, bool right, double x,
                                    double y, struct p5 *p)
 {
-    if (kept && (!right || fa[(size_t)(*cl + 1) * PLF5_STRIDE] > y))
+    const double *pp = compose_right_seg(fa, flast, cl, cr, kept, right, y);
+    if (!pp)
         return false;
-    const double *pp;
-    if (right) {
-        while (*cr + 1 <= flast && fa[(size_t)(*cr + 1) * PLF5_STRIDE] <= y)
-            (*cr)++;
-        pp = fa + (size_t)*cr * PLF5_STRIDE;
-    } else {
-        while (*cl < flast && fa[(size_t)(*cl + 1) * PLF5_STRIDE] < y)
-            (*cl)++;
-        pp = fa + (size_t)*cl * PLF5_STRIDE;
-    }
     *p = p5_with_x(seg5y_limit(pp, y, right), x);
     return true;
 }
