@@ -377,8 +377,13 @@ int ps_http_reply_json(struct ps_http_response *resp, int status, const json_t *
 
 json_t *ps_http_error_body(int code, const char *message)
 {
+    /* Messages quote client input and may be cut inside a UTF-8 sequence: sanitize a copy
+     * here, where every error body is made, or json_pack refuses the string (no reply). */
+    char msg[PS_ERROR_MSG_MAX + 64];
+    snprintf(msg, sizeof msg, "%s", message ? message : "");
+    utf8_sanitize(msg);
     return json_pack("{s:i, s:s, s:s}", "code", code, "error", ps_error_code_name(code),
-                     "message", message);
+                     "message", msg);
 }
 
 int ps_http_reply_error(struct ps_http_response *resp, int status, int code, const char *fmt,
@@ -389,7 +394,7 @@ int ps_http_reply_error(struct ps_http_response *resp, int status, int code, con
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    utf8_sanitize(msg);
+    utf8_sanitize(msg);   /* for the log line; ps_http_error_body sanitizes its own copy */
     const char *rid = resp->request_id_ ? resp->request_id_ : "-";
     json_t *j;
     if (status >= 500) {

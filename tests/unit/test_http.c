@@ -614,11 +614,29 @@ static void test_client_errors(void **state)
     finish(f);
 }
 
+/* A message that quotes client input may end inside a UTF-8 sequence (cut at the buffer's end,
+ * or an invalid byte in the input): the error body is still an object, with '?' for the bytes
+ * that are not valid UTF-8 (the API fuzzer found a start_op reply that was NULL). */
+static void test_error_body_with_invalid_utf8(void **state)
+{
+    (void)state;
+    json_t *j = ps_http_error_body(-22, "tasks: key 'limi\xd0' is unknown; \xd0\x8c ok");
+    assert_non_null(j);
+    assert_true(json_is_object(j));
+    assert_string_equal(json_string_value(json_object_get(j, "message")),
+                        "tasks: key 'limi?' is unknown; \xd0\x8c ok");
+    json_decref(j);
+    j = ps_http_error_body(-22, "plain");
+    assert_string_equal(json_string_value(json_object_get(j, "message")), "plain");
+    json_decref(j);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_routes_and_request_view),
         cmocka_unit_test(test_error_shapes),
+        cmocka_unit_test(test_error_body_with_invalid_utf8),
         cmocka_unit_test(test_body_limit),
         cmocka_unit_test(test_concurrent_clients_and_keepalive),
         cmocka_unit_test(test_graceful_stop),
