@@ -212,6 +212,20 @@ run 0 list-operations --format json
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert [o["id"] for o in d["operations"]] == ["op-2","op-1"]' "$work/out" \
   || fail "list-operations --format json: $(cat "$work/out")"
 
+# Global options before the command, as `yt` users type them (`yt --proxy H list ...`).
+POOLSCHED_PROXY=127.0.0.1:1 POOLSCHED_TOKEN=wrong-token
+run 0 --proxy "127.0.0.1:$port" --token secret-token list-operations --pool research
+expect_sent '["/api/v1/list_operations",'"$A"',{"pool":"research"}]' "global --proxy/--token before the command"
+POOLSCHED_PROXY="127.0.0.1:$port" POOLSCHED_TOKEN=secret-token
+run 0 --format=json list-operations
+python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$work/out" || fail "global --format=json: $(cat "$work/out")"
+run 1 --proxy 127.0.0.1:1 list-operations
+grep -q "127.0.0.1:1" "$work/err" || fail "global --proxy is used: $(cat "$work/err")"
+run 2 --proxy
+grep -q -- "--proxy: needs a value" "$work/err" || fail "global option without value: $(cat "$work/err")"
+run 2 --proxy "127.0.0.1:$port"
+grep -q "a command is needed" "$work/err" || fail "global options without a command: $(cat "$work/err")"
+
 run 1 get-operation op-missing
 expect_err 'error: get-operation: no operation op-missing (HTTP 404, not found)' "get-operation 404"
 run 0 get-operation op-x
