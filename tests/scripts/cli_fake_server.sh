@@ -151,7 +151,7 @@ expect_err 'error: set: //sys/pools/a/@weight: must be a positive number, got -1
 # ---- token resolution: header from the variable, --token, the data dir's admin_token --------
 POOLSCHED_TOKEN= run 1 exists //sys/pools --data-dir "$work/nowhere"
 expect_sent '["/api/v1/exists",null,"application/json",{"path":"//sys/pools"}]' "no token"
-expect_err 'error: exists: no token: set POOLSCHED_TOKEN (HTTP 401, permission denied)' "401"
+expect_err "error: exists: authentication required: no token was sent (pass --token, set POOLSCHED_TOKEN, or point --data-dir or POOLSCHED_DATA_DIR at the scheduler's data dir: there is no $work/nowhere/admin_token)" "401 without a token names the ways to give one"
 POOLSCHED_TOKEN= run 1 exists //sys/pools --token wrong
 expect_sent '["/api/v1/exists","OAuth wrong","application/json",{"path":"//sys/pools"}]' "--token"
 mkdir -p "$work/data"
