@@ -135,6 +135,28 @@ expect_err_has 'root-pool' "remove a pool with children"
 run 1 list-operations --token wrong
 expect_err_has '(HTTP 401, permission denied)' "wrong token"
 
+# ---- tokens: issue-token, a user's rights, revoke-token -------------------------------------
+run 0 issue-token --user bob
+bob=$(cat "$work/out")
+[ ${#bob} -ge 32 ] || fail "issue-token printed no token: $bob"
+run 0 list-operations --token "$bob"
+run 1 create scheduler_pool //sys/pool_trees/physical/bobs --token "$bob"
+expect_err_has 'HTTP 403' "a user token cannot change pools"
+run 1 issue-token --user eve --token "$bob"
+expect_err_has 'HTTP 403' "a user token cannot issue tokens"
+run 1 revoke-token "$bob" --token "$bob"
+expect_err_has 'HTTP 403' "a user token cannot revoke tokens"
+run 0 issue-token --user n9 --role node --format json
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["user"]=="n9" and d["role"]=="node"' "$work/out" \
+  || fail "issue-token --format json: $(cat "$work/out")"
+run 2 issue-token
+expect_err_has '--user' "issue-token without --user"
+run 0 revoke-token "$bob"
+run 1 list-operations --token "$bob"
+expect_err_has 'HTTP 401' "a revoked token is refused at once (the cache forgets it)"
+run 1 revoke-token "$bob"
+expect_err_has 'no such token' "revoking twice"
+
 # ---- an operation's life (no nodes: it stays pending) --------------------------------------
 run 0 vanilla --pool burst --job-count 2 --command 'sleep 1' --cpu 1.5 --memory 1G --env A=1
 op=$(cat "$work/out")
