@@ -189,6 +189,31 @@ expect_out 'ID  STATE  NODE  CPU LIMIT/GUARANTEE  MEMORY RESERVE/LIMIT  DURATION
 run 0 abort-op "$op"
 run 0 get-operation "$op"
 sed -n 2p "$work/out" | grep -q '^state  *aborted$' || fail "aborted: $(cat "$work/out")"
+
+# --wait: a progress line on a terminal (script(1) gives the command one), none in a pipe
+script -qfec "$bin vanilla --pool burst --job-count 3 --command true --wait" "$work/tty" > /dev/null 2>&1 &
+waiter=$!
+wop=
+for _ in $(seq 100); do
+  wop=$(grep -o '^[0-9a-f]\{1,8\}-[0-9a-f-]*' "$work/tty" 2>/dev/null | head -1)
+  [ -n "$wop" ] && grep -q "operation $wop running: running=0 completed=0 pending=3" "$work/tty" && break
+  sleep 0.1
+done
+[ -n "$wop" ] || fail "vanilla --wait on a terminal printed no id: $(cat "$work/tty")"
+"$bin" abort-op "$wop" > /dev/null 2>&1
+wait "$waiter"
+code=$?
+[ $code -eq 1 ] || fail "vanilla --wait of an aborted operation exits 1, got $code"
+grep -q "^( 0 min) operation $wop running: running=0 completed=0 pending=3 failed=0 aborted=0 total=3" "$work/tty" \
+  || fail "--wait progress line on a terminal: $(cat "$work/tty")"
+[ "$(grep -c "operation $wop running:" "$work/tty")" -eq 1 ] || fail "--wait prints a line per change only: $(cat "$work/tty")"
+grep -q "operation $wop aborted" "$work/tty" || fail "--wait final state: $(cat "$work/tty")"
+"$bin" vanilla --pool burst --job-count 1 --command true --wait > "$work/out" 2> "$work/err" &
+waiter=$!
+sleep 1.2
+"$bin" abort-op "$(head -1 "$work/out")" > /dev/null 2>&1
+wait "$waiter"
+grep -q "min) operation" "$work/err" && fail "--wait prints no progress line when stderr is not a terminal: $(cat "$work/err")"
 run 1 abort-op "$op"
 expect_err_has 'error: abort-op: ' "abort twice"
 run 1 get-operation no-such-op
