@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "core/bisect.h"
-#include "core/isa.h"
+#include "core/isa_kernels.h"
 #include "core/plf_impl.h"
 #include "core/plf_vec256.h"
 #include "core/plf_vec512.h"
@@ -328,7 +328,7 @@ PLF_INLINE512 bool compose_right5(const double *fa, int flast, int *cl, int *cr,
 
 /* compose_build for share vectors with the points in registers (plf_vec512.h): the same
  * samples in the same order, the builder's merges decided by vector compares. */
-static PLF_TARGET512 void compose_build5_avx512(struct ps_plf_buf *dst, const struct ps_plf *f,
+PLF_TARGET512 void ps_plf_compose_build5_avx512(struct ps_plf_buf *dst, const struct ps_plf *f,
                                                 const double *pairs, int total)
 {
     const double *fa = f->a;
@@ -361,7 +361,7 @@ static PLF_TARGET512 void compose_build5_avx512(struct ps_plf_buf *dst, const st
     vb5_finish(&vb);
 }
 
-/* compose_build5_avx512 followed by compress_share_avx512 without the composed function in
+/* ps_plf_compose_build5_avx512 followed by ps_plf_compress5_avx512 without the composed function in
  * memory: the composition's builder keeps only its last two points, and a point is final (no
  * later merge of append_d touches it) once another one is pushed after it, so that is when it
  * goes to the compression's stream (struct cz5); the last point goes after the composition's
@@ -469,7 +469,7 @@ PLF_INLINE bool pairs_next(struct pairs_gen *p, double *x, double *y)
 }
 
 /* With pairs == NULL the pairs come from pairs_gen over g (false when g decreases somewhere). */
-static PLF_TARGET512 bool compose_compress5_avx512(struct ps_plf_buf *dst, const struct ps_plf *f,
+PLF_TARGET512 bool ps_plf_compose_compress5_avx512(struct ps_plf_buf *dst, const struct ps_plf *f,
                                                    const struct ps_plf *g, const double *pairs, int total,
                                                    double epsilon)
 {
@@ -514,7 +514,7 @@ static PLF_TARGET512 bool compose_compress5_avx512(struct ps_plf_buf *dst, const
 }
 
 #if defined(PLF_HAVE_VEC256)
-/* compose_left5, compose_right5, vf5 and compose_compress5_avx512 for CPUs with AVX2 but not
+/* compose_left5, compose_right5, vf5 and ps_plf_compose_compress5_avx512 for CPUs with AVX2 but not
  * AVX-512: the same steps with a point in two registers (plf_vec256.h). */
 PLF_INLINE256 struct p5 compose_left5y(const double *fa, int flast, int *cl, double x, double y)
 {
@@ -580,7 +580,7 @@ PLF_INLINE256 void vf5y_finish(struct vf5y *vb, struct cz5y *z)
     cz5y_feed(z, vb->m, p5_x(vb->m));
 }
 
-static PLF_TARGET256 bool compose_compress5_avx2(struct ps_plf_buf *dst, const struct ps_plf *f,
+PLF_TARGET256 bool ps_plf_compose_compress5_avx2(struct ps_plf_buf *dst, const struct ps_plf *f,
                                                  const struct ps_plf *g, const double *pairs, int total,
                                                  double epsilon)
 {
@@ -626,6 +626,11 @@ static PLF_TARGET256 bool compose_compress5_avx2(struct ps_plf_buf *dst, const s
 #endif
 #endif
 
+void ps_plf_compose_build5_base(struct ps_plf_buf *dst, const struct ps_plf *f, const double *pairs, int total)
+{
+    compose_build(dst, f, pairs, total, PS_PLF_MAX_DIM);
+}
+
 void ps_plf_compose(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const struct ps_plf *f,
                     const struct ps_plf *g)
 {
@@ -638,13 +643,8 @@ void ps_plf_compose(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const struct
     int total = compose_pairs(pairs, f, g);
     if (total < 0)
         total = compose_pairs_merge(pairs, pairs + 2 * ((size_t)g->n + (size_t)f->n), f, g);
-#if defined(PLF_HAVE_VEC512)
-    if (dim == PS_PLF_MAX_DIM && ps_isa_level() >= PS_ISA_AVX512)
-        compose_build5_avx512(dst, f, pairs, total);
-    else
-#endif
     if (dim == PS_PLF_MAX_DIM)
-        compose_build(dst, f, pairs, total, PS_PLF_MAX_DIM);
+        ps_kernels()->compose_build5(dst, f, pairs, total);
     else if (dim == 1)
         compose_build(dst, f, pairs, total, 1);
     else
@@ -652,25 +652,15 @@ void ps_plf_compose(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const struct
     ps_plf_trim_right(dst);
 }
 
-#if defined(PLF_HAVE_VEC256)
-/* The fused kernel of the level: a point in one 512-bit register, or in two 256-bit ones. */
-static bool compose_compress5(enum ps_isa isa, struct ps_plf_buf *dst, const struct ps_plf *f,
-                              const struct ps_plf *g, const double *pairs, int total, double epsilon)
-{
-    if (isa >= PS_ISA_AVX512)
-        return compose_compress5_avx512(dst, f, g, pairs, total, epsilon);
-    return compose_compress5_avx2(dst, f, g, pairs, total, epsilon);
-}
-#endif
-
 void ps_plf_compose_compress(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, struct ps_plf_buf *tmp,
                              const struct ps_plf *f, const struct ps_plf *g, double epsilon)
 {
-#if defined(PLF_HAVE_VEC256)
-    enum ps_isa isa = f->dim == PS_PLF_MAX_DIM ? ps_isa_level() : PS_ISA_BASE;
-    if (isa >= PS_ISA_AVX2) {
+    /* The level's fused kernel: a point in one 512-bit register, or in two 256-bit ones. */
+    bool (*fused)(struct ps_plf_buf *, const struct ps_plf *, const struct ps_plf *, const double *, int,
+                  double) = f->dim == PS_PLF_MAX_DIM ? ps_kernels()->compose_compress5 : NULL;
+    if (fused) {
         ps_plf_buf_clear(dst, PS_PLF_MAX_DIM);
-        if (compose_compress5(isa, dst, f, g, NULL, 0, epsilon))
+        if (fused(dst, f, g, NULL, 0, epsilon))
             return;
         /* g decreases somewhere (the pairs are then merged as upstream's), or the stream
          * could not vouch for the compression. */
@@ -681,11 +671,10 @@ void ps_plf_compose_compress(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, str
         if (total < 0) {
             total = compose_pairs_merge(pairs, pairs + 2 * ((size_t)g->n + (size_t)f->n), f, g);
             ps_plf_buf_clear(dst, PS_PLF_MAX_DIM);
-            if (compose_compress5(isa, dst, f, g, pairs, total, epsilon))
+            if (fused(dst, f, g, pairs, total, epsilon))
                 return;
         }
     }
-#endif
     ps_plf_compose(ctx, tmp, f, g);
     struct ps_plf composed = ps_plf_buf_view(tmp);
     ps_plf_compress(dst, &composed, epsilon);

@@ -366,7 +366,7 @@ static void test_crossing_matches_bisection(void **state)
             random_sseg(&b, x0 - (double)(rng_next(&rng_state) % 3) * 0.25, x1 + (double)(rng_next(&rng_state) % 3) * 0.25);
             struct crossing c = {&a, &b};
             double want = ps_bisect_inverse_lower_bound(x0, x1, below_or_equal, &c);
-            double got = ps_plf_crossing((enum ps_isa)level, &a, &b, x0, x1);
+            double got = ps_plf_crossing(&a, &b, x0, x1);
             if (memcmp(&want, &got, sizeof want) != 0)
                 fail_msg("level %d round %d: crossing %a wanted, %a got", level, round, want, got);
         }
