@@ -5,36 +5,39 @@
 
 #include "core/isa_kernels.h"
 
-/* One constant table per level; each entry is the widest form the level has (AVX2 has no
- * wide copy, compression or plain composition: the baseline's are as fast there). */
+/* The kernels whose baseline form is as fast as an AVX2 one would be (no AVX2 form exists). */
+#define PORTABLE_SHARE_KERNELS                               \
+    .scale_argument5 = ps_plf_scale_argument5_base,          \
+    .copy_segments5 = ps_plf_copy_segments5_base,            \
+    .compress5 = ps_plf_compress5_base,                      \
+    .compose_build5 = ps_plf_compose_build5_base
+
+/* One constant table per level, each entry the widest form the level has. */
 static const struct ps_kernels tables[] = {
     [PS_ISA_BASE] = {
         .level = PS_ISA_BASE,
-        .copy_segments5 = ps_plf_copy_segments5_base,
-        .compress5 = ps_plf_compress5_base,
-        .compose_build5 = ps_plf_compose_build5_base,
-        .compose_compress5 = NULL,
+        PORTABLE_SHARE_KERNELS,
+        .compose_compress5 = ps_plf_compose_compress5_base,
         .sum_summand5 = ps_plf_sum_summand5_base,
         .crossing = ps_plf_crossing_base,
     },
 #if defined(PS_ISA_HAVE_WIDE)
     [PS_ISA_AVX2] = {
         .level = PS_ISA_AVX2,
-        .copy_segments5 = ps_plf_copy_segments5_base,
-        .compress5 = ps_plf_compress5_base,
-        .compose_build5 = ps_plf_compose_build5_base,
+        PORTABLE_SHARE_KERNELS,
         .compose_compress5 = ps_plf_compose_compress5_avx2,
         .sum_summand5 = ps_plf_sum_summand5_avx2,
         .crossing = ps_plf_crossing_avx2,
     },
     [PS_ISA_AVX512] = {
         .level = PS_ISA_AVX512,
+        .scale_argument5 = ps_plf_scale_argument5_avx512,
         .copy_segments5 = ps_plf_copy_segments5_avx512,
         .compress5 = ps_plf_compress5_avx512,
         .compose_build5 = ps_plf_compose_build5_avx512,
         .compose_compress5 = ps_plf_compose_compress5_avx512,
         .sum_summand5 = ps_plf_sum_summand5_avx512,
-        .crossing = ps_plf_crossing_avx2,
+        .crossing = ps_plf_crossing_avx2, /* three halvings per step were no faster */
     },
 #endif
 };

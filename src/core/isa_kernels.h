@@ -20,6 +20,7 @@
 
 struct ps_plf;
 struct ps_plf_buf;
+struct ps_plf_ctx;
 struct ps_plf_sseg;
 
 /* The wider forms exist for x86-64 with GCC-compatible compilers (target attributes). */
@@ -33,16 +34,16 @@ typedef void ps_sum_summand5_fn(double *restrict acc, size_t st, unsigned char *
 
 struct ps_kernels {
     enum ps_isa level;
-    /* ps_plf_scale_argument (divide: x / scale) and ps_plf_extend: src's segments appended to dst */
-    void (*copy_segments5)(struct ps_plf_buf *dst, const struct ps_plf *src, bool divide, double scale);
+    /* ps_plf_scale_argument into a cleared dst; ps_plf_extend's copy of src's segments */
+    void (*scale_argument5)(struct ps_plf_buf *dst, const struct ps_plf *src, double scale);
+    void (*copy_segments5)(struct ps_plf_buf *dst, const struct ps_plf *src);
     /* ps_plf_compress into a cleared dst, src with at least two points */
     void (*compress5)(struct ps_plf_buf *dst, const struct ps_plf *src, double epsilon);
     /* ps_plf_compose's build from the composition's (x, argument) pairs */
     void (*compose_build5)(struct ps_plf_buf *dst, const struct ps_plf *f, const double *pairs, int total);
-    /* The fused composition and compression (pairs NULL: g's own points; false: fall back to the
-     * two steps); NULL where the level has no fused form. */
-    bool (*compose_compress5)(struct ps_plf_buf *dst, const struct ps_plf *f, const struct ps_plf *g,
-                              const double *pairs, int total, double epsilon);
+    /* ps_plf_compose_compress (fused from AVX2 up; two steps at the baseline) */
+    void (*compose_compress5)(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, struct ps_plf_buf *tmp,
+                              const struct ps_plf *f, const struct ps_plf *g, double epsilon);
     ps_sum_summand5_fn *sum_summand5;
     /* ps_plf_crossing (plf_cross.h); scalar segments, but the search has a wide form */
     double (*crossing)(const struct ps_plf_sseg *lo, const struct ps_plf_sseg *hi, double x0, double x1);
@@ -59,23 +60,29 @@ static inline const struct ps_kernels *ps_kernels(void)
 }
 
 /* The forms, by level: _base is the portable code (the compiler's baseline: SSE2 on x86-64,
- * plain C elsewhere), _avx2 and _avx512 are compiled for those targets. */
-void ps_plf_copy_segments5_base(struct ps_plf_buf *dst, const struct ps_plf *src, bool divide, double scale);
+ * plain C elsewhere), _avx2 and _avx512 use code compiled for those targets. Each is a thin
+ * entry point that calls its kernel directly: the kernels stay static, so the compiler still
+ * specialises them for their call sites (constant arguments, fields passed in registers). */
+void ps_plf_scale_argument5_base(struct ps_plf_buf *dst, const struct ps_plf *src, double scale);
+void ps_plf_copy_segments5_base(struct ps_plf_buf *dst, const struct ps_plf *src);
 void ps_plf_compress5_base(struct ps_plf_buf *dst, const struct ps_plf *src, double epsilon);
 void ps_plf_compose_build5_base(struct ps_plf_buf *dst, const struct ps_plf *f, const double *pairs, int total);
+void ps_plf_compose_compress5_base(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, struct ps_plf_buf *tmp,
+                                   const struct ps_plf *f, const struct ps_plf *g, double epsilon);
 ps_sum_summand5_fn ps_plf_sum_summand5_base;
 double ps_plf_crossing_base(const struct ps_plf_sseg *lo, const struct ps_plf_sseg *hi, double x0, double x1);
 #if defined(PS_ISA_HAVE_WIDE)
-bool ps_plf_compose_compress5_avx2(struct ps_plf_buf *dst, const struct ps_plf *f, const struct ps_plf *g,
-                                   const double *pairs, int total, double epsilon);
+void ps_plf_compose_compress5_avx2(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, struct ps_plf_buf *tmp,
+                                   const struct ps_plf *f, const struct ps_plf *g, double epsilon);
 ps_sum_summand5_fn ps_plf_sum_summand5_avx2;
 double ps_plf_crossing_avx2(const struct ps_plf_sseg *lo, const struct ps_plf_sseg *hi, double x0, double x1);
-void ps_plf_copy_segments5_avx512(struct ps_plf_buf *dst, const struct ps_plf *src, bool divide, double scale);
+void ps_plf_scale_argument5_avx512(struct ps_plf_buf *dst, const struct ps_plf *src, double scale);
+void ps_plf_copy_segments5_avx512(struct ps_plf_buf *dst, const struct ps_plf *src);
 void ps_plf_compress5_avx512(struct ps_plf_buf *dst, const struct ps_plf *src, double epsilon);
 void ps_plf_compose_build5_avx512(struct ps_plf_buf *dst, const struct ps_plf *f, const double *pairs,
                                   int total);
-bool ps_plf_compose_compress5_avx512(struct ps_plf_buf *dst, const struct ps_plf *f, const struct ps_plf *g,
-                                     const double *pairs, int total, double epsilon);
+void ps_plf_compose_compress5_avx512(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, struct ps_plf_buf *tmp,
+                                     const struct ps_plf *f, const struct ps_plf *g, double epsilon);
 ps_sum_summand5_fn ps_plf_sum_summand5_avx512;
 #endif
 

@@ -306,7 +306,7 @@ PLF_INLINE void copy_segments_d(struct ps_plf_buf *dst, const struct ps_plf *src
 /* scale_argument_d (divide) or copy_segments_d for share vectors with the builder of
  * plf_vec512.h: its merges decided by vector compares on the last two points in registers, the
  * same decisions as append_d's. */
-PLF_TARGET512 void ps_plf_copy_segments5_avx512(struct ps_plf_buf *dst, const struct ps_plf *src, bool divide,
+static PLF_TARGET512 void copy_segments5_avx512(struct ps_plf_buf *dst, const struct ps_plf *src, bool divide,
                                                 double scale)
 {
     struct vb5 vb;
@@ -323,21 +323,33 @@ PLF_TARGET512 void ps_plf_copy_segments5_avx512(struct ps_plf_buf *dst, const st
     }
     vb5_finish(&vb);
 }
+
+void ps_plf_scale_argument5_avx512(struct ps_plf_buf *dst, const struct ps_plf *src, double scale)
+{
+    copy_segments5_avx512(dst, src, true, scale);
+}
+
+void ps_plf_copy_segments5_avx512(struct ps_plf_buf *dst, const struct ps_plf *src)
+{
+    copy_segments5_avx512(dst, src, false, 1.0);
+}
 #endif
 
-void ps_plf_copy_segments5_base(struct ps_plf_buf *dst, const struct ps_plf *src, bool divide, double scale)
+void ps_plf_scale_argument5_base(struct ps_plf_buf *dst, const struct ps_plf *src, double scale)
 {
-    if (divide)
-        scale_argument_d(dst, src, scale, PS_PLF_MAX_DIM);
-    else
-        copy_segments_d(dst, src, PS_PLF_MAX_DIM);
+    scale_argument_d(dst, src, scale, PS_PLF_MAX_DIM);
+}
+
+void ps_plf_copy_segments5_base(struct ps_plf_buf *dst, const struct ps_plf *src)
+{
+    copy_segments_d(dst, src, PS_PLF_MAX_DIM);
 }
 
 void ps_plf_scale_argument(struct ps_plf_buf *dst, const struct ps_plf *src, double scale)
 {
     ps_plf_buf_clear(dst, src->dim);
     if (src->dim == PS_PLF_MAX_DIM)
-        ps_kernels()->copy_segments5(dst, src, true, scale);
+        ps_kernels()->scale_argument5(dst, src, scale);
     else if (src->dim == 1)
         scale_argument_d(dst, src, scale, 1);
     else
@@ -374,7 +386,7 @@ void ps_plf_extend(struct ps_plf_buf *dst, const struct ps_plf *src, double new_
             ps_plf_push_segment(dst, lb, lv, lb, V(src, 0));
     }
     if (dim == PS_PLF_MAX_DIM)
-        ps_kernels()->copy_segments5(dst, src, false, 1.0);
+        ps_kernels()->copy_segments5(dst, src);
     else if (dim == 1)
         copy_segments_d(dst, src, 1);
     else

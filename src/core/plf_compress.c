@@ -244,7 +244,7 @@ static void compress_share(struct ps_plf_buf *dst, const struct ps_plf *src, dou
  * fast-math here) a - b is zero only when a == b, rounding keeps its sign, and a NaN or
  * inf - inf fails both. This takes the subtraction off the chain of bound updates that each
  * step waits for. */
-PLF_TARGET512 void ps_plf_compress5_avx512(struct ps_plf_buf *dst, const struct ps_plf *src, double epsilon)
+static PLF_TARGET512 void compress_share_avx512(struct ps_plf_buf *dst, const struct ps_plf *src, double epsilon)
 {
     const double *a = src->a;
     int n = src->n;
@@ -300,6 +300,11 @@ PLF_TARGET512 void ps_plf_compress5_avx512(struct ps_plf_buf *dst, const struct 
         vb5_add(&vb, pt5_load(a + (size_t)start * PLF5_STRIDE));
     vb5_add(&vb, pt5_load(a + (size_t)end * PLF5_STRIDE));
     vb5_finish(&vb);
+}
+
+void ps_plf_compress5_avx512(struct ps_plf_buf *dst, const struct ps_plf *src, double epsilon)
+{
+    compress_share_avx512(dst, src, epsilon);
 }
 #endif
 

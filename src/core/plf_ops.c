@@ -328,7 +328,7 @@ PLF_INLINE512 bool compose_right5(const double *fa, int flast, int *cl, int *cr,
 
 /* compose_build for share vectors with the points in registers (plf_vec512.h): the same
  * samples in the same order, the builder's merges decided by vector compares. */
-PLF_TARGET512 void ps_plf_compose_build5_avx512(struct ps_plf_buf *dst, const struct ps_plf *f,
+static PLF_TARGET512 void compose_build5_avx512(struct ps_plf_buf *dst, const struct ps_plf *f,
                                                 const double *pairs, int total)
 {
     const double *fa = f->a;
@@ -361,7 +361,7 @@ PLF_TARGET512 void ps_plf_compose_build5_avx512(struct ps_plf_buf *dst, const st
     vb5_finish(&vb);
 }
 
-/* ps_plf_compose_build5_avx512 followed by ps_plf_compress5_avx512 without the composed function in
+/* compose_build5_avx512 followed by compress_share_avx512 without the composed function in
  * memory: the composition's builder keeps only its last two points, and a point is final (no
  * later merge of append_d touches it) once another one is pushed after it, so that is when it
  * goes to the compression's stream (struct cz5); the last point goes after the composition's
@@ -469,7 +469,7 @@ PLF_INLINE bool pairs_next(struct pairs_gen *p, double *x, double *y)
 }
 
 /* With pairs == NULL the pairs come from pairs_gen over g (false when g decreases somewhere). */
-PLF_TARGET512 bool ps_plf_compose_compress5_avx512(struct ps_plf_buf *dst, const struct ps_plf *f,
+static PLF_TARGET512 bool compose_compress5_avx512(struct ps_plf_buf *dst, const struct ps_plf *f,
                                                    const struct ps_plf *g, const double *pairs, int total,
                                                    double epsilon)
 {
@@ -514,7 +514,7 @@ PLF_TARGET512 bool ps_plf_compose_compress5_avx512(struct ps_plf_buf *dst, const
 }
 
 #if defined(PLF_HAVE_VEC256)
-/* compose_left5, compose_right5, vf5 and ps_plf_compose_compress5_avx512 for CPUs with AVX2 but not
+/* compose_left5, compose_right5, vf5 and compose_compress5_avx512 for CPUs with AVX2 but not
  * AVX-512: the same steps with a point in two registers (plf_vec256.h). */
 PLF_INLINE256 struct p5 compose_left5y(const double *fa, int flast, int *cl, double x, double y)
 {
@@ -580,7 +580,7 @@ PLF_INLINE256 void vf5y_finish(struct vf5y *vb, struct cz5y *z)
     cz5y_feed(z, vb->m, p5_x(vb->m));
 }
 
-PLF_TARGET256 bool ps_plf_compose_compress5_avx2(struct ps_plf_buf *dst, const struct ps_plf *f,
+static PLF_TARGET256 bool compose_compress5_avx2(struct ps_plf_buf *dst, const struct ps_plf *f,
                                                  const struct ps_plf *g, const double *pairs, int total,
                                                  double epsilon)
 {
@@ -626,6 +626,13 @@ PLF_TARGET256 bool ps_plf_compose_compress5_avx2(struct ps_plf_buf *dst, const s
 #endif
 #endif
 
+#if defined(PLF_HAVE_VEC512)
+void ps_plf_compose_build5_avx512(struct ps_plf_buf *dst, const struct ps_plf *f, const double *pairs, int total)
+{
+    compose_build5_avx512(dst, f, pairs, total);
+}
+#endif
+
 void ps_plf_compose_build5_base(struct ps_plf_buf *dst, const struct ps_plf *f, const double *pairs, int total)
 {
     compose_build(dst, f, pairs, total, PS_PLF_MAX_DIM);
@@ -652,30 +659,71 @@ void ps_plf_compose(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const struct
     ps_plf_trim_right(dst);
 }
 
-void ps_plf_compose_compress(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, struct ps_plf_buf *tmp,
-                             const struct ps_plf *f, const struct ps_plf *g, double epsilon)
+/* The composition into tmp, then its compression into dst. */
+static void compose_then_compress(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, struct ps_plf_buf *tmp,
+                                  const struct ps_plf *f, const struct ps_plf *g, double epsilon)
 {
-    /* The level's fused kernel: a point in one 512-bit register, or in two 256-bit ones. */
-    bool (*fused)(struct ps_plf_buf *, const struct ps_plf *, const struct ps_plf *, const double *, int,
-                  double) = f->dim == PS_PLF_MAX_DIM ? ps_kernels()->compose_compress5 : NULL;
-    if (fused) {
-        ps_plf_buf_clear(dst, PS_PLF_MAX_DIM);
-        if (fused(dst, f, g, NULL, 0, epsilon))
-            return;
-        /* g decreases somewhere (the pairs are then merged as upstream's), or the stream
-         * could not vouch for the compression. */
-        if (!ps_plf_ctx_reserve_pairs(ctx, 2 * (g->n + 2 * f->n)))
-            return;
-        double *pairs = ctx->pairs;
-        int total = compose_pairs(pairs, f, g);
-        if (total < 0) {
-            total = compose_pairs_merge(pairs, pairs + 2 * ((size_t)g->n + (size_t)f->n), f, g);
-            ps_plf_buf_clear(dst, PS_PLF_MAX_DIM);
-            if (fused(dst, f, g, pairs, total, epsilon))
-                return;
-        }
-    }
     ps_plf_compose(ctx, tmp, f, g);
     struct ps_plf composed = ps_plf_buf_view(tmp);
     ps_plf_compress(dst, &composed, epsilon);
+}
+
+void ps_plf_compose_compress5_base(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, struct ps_plf_buf *tmp,
+                                   const struct ps_plf *f, const struct ps_plf *g, double epsilon)
+{
+    compose_then_compress(ctx, dst, tmp, f, g, epsilon);
+}
+
+#if defined(PLF_HAVE_VEC256)
+/* The fused kernel of the level: a point in one 512-bit register, or in two 256-bit ones. */
+PLF_INLINE bool compose_compress5(bool wide512, struct ps_plf_buf *dst, const struct ps_plf *f,
+                                  const struct ps_plf *g, const double *pairs, int total, double epsilon)
+{
+    if (wide512)
+        return compose_compress5_avx512(dst, f, g, pairs, total, epsilon);
+    return compose_compress5_avx2(dst, f, g, pairs, total, epsilon);
+}
+
+/* The fused kernel on g's own points, or on the pairs merged as upstream's where g decreases
+ * somewhere; the two steps where the stream could not vouch for the compression. */
+PLF_INLINE void compose_compress_fused(bool wide512, struct ps_plf_ctx *ctx, struct ps_plf_buf *dst,
+                                       struct ps_plf_buf *tmp, const struct ps_plf *f, const struct ps_plf *g,
+                                       double epsilon)
+{
+    ps_plf_buf_clear(dst, PS_PLF_MAX_DIM);
+    if (compose_compress5(wide512, dst, f, g, NULL, 0, epsilon))
+        return;
+    if (!ps_plf_ctx_reserve_pairs(ctx, 2 * (g->n + 2 * f->n)))
+        return;
+    double *pairs = ctx->pairs;
+    int total = compose_pairs(pairs, f, g);
+    if (total < 0) {
+        total = compose_pairs_merge(pairs, pairs + 2 * ((size_t)g->n + (size_t)f->n), f, g);
+        ps_plf_buf_clear(dst, PS_PLF_MAX_DIM);
+        if (compose_compress5(wide512, dst, f, g, pairs, total, epsilon))
+            return;
+    }
+    compose_then_compress(ctx, dst, tmp, f, g, epsilon);
+}
+
+void ps_plf_compose_compress5_avx512(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, struct ps_plf_buf *tmp,
+                                     const struct ps_plf *f, const struct ps_plf *g, double epsilon)
+{
+    compose_compress_fused(true, ctx, dst, tmp, f, g, epsilon);
+}
+
+void ps_plf_compose_compress5_avx2(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, struct ps_plf_buf *tmp,
+                                   const struct ps_plf *f, const struct ps_plf *g, double epsilon)
+{
+    compose_compress_fused(false, ctx, dst, tmp, f, g, epsilon);
+}
+#endif
+
+void ps_plf_compose_compress(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, struct ps_plf_buf *tmp,
+                             const struct ps_plf *f, const struct ps_plf *g, double epsilon)
+{
+    if (f->dim == PS_PLF_MAX_DIM)
+        ps_kernels()->compose_compress5(ctx, dst, tmp, f, g, epsilon);
+    else
+        compose_then_compress(ctx, dst, tmp, f, g, epsilon);
 }

@@ -163,12 +163,12 @@ PLF_INLINE512 __m512d seg5_limit(const double *pp, double y, bool right)
 }
 
 
-/* ps_plf_compress5_avx512 (plf_compress.c) as a stream: the points of the source arrive one at a
+/* compress_share_avx512 (plf_compress.c) as a stream: the points of the source arrive one at a
  * time (cz5_feed), so a producer that finalizes points in order can hand them over without
  * storing them. The run state lives in registers: the run's start point s, the last point e
  * (the run's current end) and the bounds.
  *
- * The whole-function pass of ps_plf_compress5_avx512 (which components differ from the first
+ * The whole-function pass of compress_share_avx512 (which components differ from the first
  * point: the others are not checked) cannot be done before the points have all arrived, so
  * every component is checked and the stream records the components that ever failed the test
  * (blocked). A component the batch form does not check only changes a decision where it

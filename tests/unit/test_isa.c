@@ -19,13 +19,15 @@ static void test_cap_selects_the_table(void **state)
         const struct ps_kernels *k = ps_kernels();
         assert_int_equal(k->level, level);
         assert_int_equal(ps_isa_level(), level);
+        assert_non_null(k->scale_argument5);
         assert_non_null(k->copy_segments5);
         assert_non_null(k->compress5);
         assert_non_null(k->compose_build5);
+        assert_non_null(k->compose_compress5);
         assert_non_null(k->sum_summand5);
         assert_non_null(k->crossing);
-        /* the fused composition and compression exists from AVX2 up */
-        assert_true((k->compose_compress5 != NULL) == (level >= PS_ISA_AVX2));
+        /* the fused composition and compression from AVX2 up, the two steps below */
+        assert_true((k->compose_compress5 == ps_plf_compose_compress5_base) == (level == PS_ISA_BASE));
     }
 }
 
