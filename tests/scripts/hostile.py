@@ -109,5 +109,7 @@ def open_idle(port, count, sources, per_source):
             socks.append(s)
         except OSError:
             break
+        if i % 500 == 499:
+            time.sleep(0.1)   # in batches, so the listen backlog (somaxconn) does not overflow
     time.sleep(0.5)
     return socks
