@@ -67,6 +67,11 @@ struct ps_http_server {
     pthread_cond_t sweeper_cv;
     atomic_uint_fast64_t header_timeouts;
 
+    pthread_mutex_t log_mu;       /* MHD's repeated lines (one per refused connection) */
+    char log_last[256];
+    int64_t log_last_ns;
+    uint64_t log_repeats;
+
     struct ps_metric_family *m_requests;   /* NULL without cfg.metrics */
     struct ps_metric_family *m_duration;
     struct ps_metric *m_open_connections;
@@ -145,6 +150,9 @@ void ps_http_server_log(struct ps_http_server *srv, const char *fmt, ...)
     srv->cfg.log(srv->cfg.log_ctx, line);
 }
 
+/* MHD logs one line per connection it refuses ("Server reached connection limit"): under a
+ * connection flood that would flood the log too. A line equal to the previous one within a
+ * second is counted instead, and the count logged with the next line that gets through. */
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
     struct ps_http_server *srv = cls;
@@ -153,7 +161,24 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
     size_t n = strlen(line);
     while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
         line[--n] = '\0';
-    ps_http_server_log(srv, "libmicrohttpd: %s", line);
+    int64_t now = ps_clock_monotonic_ns();
+    pthread_mutex_lock(&srv->log_mu);
+    if (strncmp(line, srv->log_last, sizeof srv->log_last - 1) == 0 &&
+        now - srv->log_last_ns < 1000000000) {
+        srv->log_repeats++;
+        pthread_mutex_unlock(&srv->log_mu);
+        return;
+    }
+    uint64_t repeats = srv->log_repeats;
+    srv->log_repeats = 0;
+    srv->log_last_ns = now;
+    snprintf(srv->log_last, sizeof srv->log_last, "%s", line);
+    pthread_mutex_unlock(&srv->log_mu);
+    if (repeats)
+        ps_http_server_log(srv, "libmicrohttpd: %s (%llu more like it since it was last logged)",
+                           line, (unsigned long long)repeats);
+    else
+        ps_http_server_log(srv, "libmicrohttpd: %s", line);
 }
 
 /* ---- configuration and routes -------------------------------------------------------------- */
@@ -201,6 +226,7 @@ int ps_http_server_new(const struct ps_http_server_config *cfg, struct ps_http_s
     srv->listen_fd = -1;
     pthread_mutex_init(&srv->drain_mu, NULL);
     pthread_mutex_init(&srv->conns_mu, NULL);
+    pthread_mutex_init(&srv->log_mu, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -251,7 +277,7 @@ int ps_http_server_redact(struct ps_http_server *srv, const char *text, struct p
 {
     if (srv->started)
         return ps_error_set(err, PS_ESTATE, "cannot add a redaction: the server is started");
-    if (!text || !*text)
+    if (!text || strlen(text) < 4)   /* "/" or "." would mangle every message */
         return 0;
     if (srv->redact_count == PS_HTTP_MAX_REDACTIONS)
         return ps_error_set(err, PS_ELIMIT, "at most %d redactions", PS_HTTP_MAX_REDACTIONS);
@@ -942,12 +968,22 @@ static void *sweeper_main(void *arg)
     pthread_mutex_lock(&srv->conns_mu);
     while (!srv->sweeper_stop) {
         int64_t now = ps_clock_monotonic_ns();
+        unsigned cut = 0;
         for (struct conn_track *t = srv->conns; t; t = t->next) {
             if (t->deadline_ns && now > t->deadline_ns) {
                 t->deadline_ns = 0;
                 shutdown(t->fd, SHUT_RDWR);
-                atomic_fetch_add(&srv->header_timeouts, 1);
+                cut++;
             }
+        }
+        if (cut) {
+            atomic_fetch_add(&srv->header_timeouts, cut);
+            pthread_mutex_unlock(&srv->conns_mu);
+            ps_http_server_log(srv, "closed %u connections that did not complete their request "
+                                    "headers in time", cut);
+            pthread_mutex_lock(&srv->conns_mu);
+            if (srv->sweeper_stop)
+                break;
         }
         unsigned period = srv->cfg.header_timeout_ms / 4;
         if (period < 20)
@@ -1136,5 +1172,6 @@ void ps_http_server_free(struct ps_http_server *srv)
     pthread_cond_destroy(&srv->sweeper_cv);
     pthread_mutex_destroy(&srv->drain_mu);
     pthread_mutex_destroy(&srv->conns_mu);
+    pthread_mutex_destroy(&srv->log_mu);
     free(srv);
 }
