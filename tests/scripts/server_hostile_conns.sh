@@ -29,7 +29,11 @@ SOFT = int(os.environ.get("POOLSCHED_HOSTILE_SOFT_NOFILE", "1024"))
 resource.setrlimit(resource.RLIMIT_NOFILE, (min(SOFT, hard), hard))
 s = Scheduler(bin, work + "/data").start()       # inherits the soft limit (1024 by default)
 nofile = raise_nofile()
-check(nofile >= N + 1000, "client fd limit %d is enough for %d connections" % (nofile, N))
+if nofile < N + 1000:
+    # Both sides need a descriptor per connection; a hard limit this low cannot show the effect.
+    print("skipped: the hard fd limit %d is below %d" % (nofile, N + 1000))
+    s.stop()
+    sys.exit(0)
 idle = []
 try:
     port = s.port
