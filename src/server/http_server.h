@@ -199,8 +199,8 @@ int ps_http_server_route_admit(struct ps_http_server *srv, const char *method,
                                ps_http_handler_fn *handler, ps_http_admit_fn *admit, void *ctx,
                                struct ps_error *err);
 
-/* Registers a string (copied; at most PS_HTTP_MAX_REDACTIONS, empty ones ignored) that error
- * bodies must not show, such as the data dir. Only before start. */
+/* Registers a string (copied; at most PS_HTTP_MAX_REDACTIONS; one shorter than 4 bytes, such as
+ * "/", is ignored) that error bodies must not show, such as the data dir. Only before start. */
 int ps_http_server_redact(struct ps_http_server *srv, const char *text, struct ps_error *err);
 
 /* Binds host:port and starts the pool. Errors: PS_EIO naming the address and the reason
