@@ -242,22 +242,83 @@ int ps_api_dispatch(struct ps_service *svc, const char *command, const char *bod
 
 /* ---- HTTP handlers ----------------------------------------------------------------------- */
 
+/* Authenticates a request by its token: 0, or an error reply in resp (401, 500). */
+static int check_token(struct ps_service *svc, const struct ps_http_request *req,
+                       struct ps_http_response *resp, struct ps_auth_identity *who)
+{
+    struct ps_error err;
+    ps_error_init(&err);
+    if (authenticate(svc, ps_http_request_header(req, "Authorization"), who, &err) == 0)
+        return 0;
+    if (err.code == PS_EIO)
+        ps_http_reply_error(resp, 500, err.code, "%s", err.msg);
+    else
+        ps_http_reply_error(resp, 401, PS_EPERM, "%s", err.msg);
+    return -1;
+}
+
+/* Admits an API request on its headers: the token is checked before a byte of the body is
+ * read, so unauthenticated clients cannot make the scheduler hold their bodies; start_op,
+ * whose specs can be large, gets its own body limit. */
+static int api_admit(const struct ps_http_request *req, struct ps_http_response *resp,
+                     size_t *max_body, void *ctx)
+{
+    struct ps_service *svc = ctx;
+    struct ps_auth_identity who;
+    if (check_token(svc, req, resp, &who) != 0)
+        return -1;
+    if (who.role == PS_ROLE_NODE) {
+        ps_http_reply_error(resp, 403, PS_EPERM, "node tokens may only send heartbeats");
+        return -1;
+    }
+    const char *command = strrchr(req->path, '/');
+    command = command ? command + 1 : "";
+    *max_body = (size_t)(strcmp(command, "start_op") == 0 ? svc->cfg.http_max_start_op_body_size
+                                                          : svc->cfg.http_max_body_size);
+    return 0;
+}
+
+/* Nodes: the cluster secret, checked on the headers as for the API. */
+static int heartbeat_admit(const struct ps_http_request *req, struct ps_http_response *resp,
+                           size_t *max_body, void *ctx)
+{
+    struct ps_service *svc = ctx;
+    struct ps_error err;
+    ps_error_init(&err);
+    const char *token;
+    size_t len;
+    if (ps_auth_parse_header(ps_http_request_header(req, "Authorization"), &token, &len,
+                             &err) != 0 ||
+        len != PS_AUTH_TOKEN_LEN || !ps_auth_equal(token, svc->cluster_secret, PS_AUTH_TOKEN_LEN)) {
+        ps_http_reply_error(resp, 401, PS_EPERM, "%s",
+                            err.code ? err.msg : "nodes authenticate with the cluster secret");
+        return -1;
+    }
+    *max_body = (size_t)svc->cfg.http_max_heartbeat_body_size;
+    return 0;
+}
+
+/* /metrics names pools and users: with metrics_require_token (the default beyond loopback) it
+ * needs a token of any role. */
+static int metrics_admit(const struct ps_http_request *req, struct ps_http_response *resp,
+                         size_t *max_body, void *ctx)
+{
+    (void)max_body;
+    struct ps_service *svc = ctx;
+    struct ps_auth_identity who;
+    if (!ps_service_metrics_require_token(&svc->cfg))
+        return 0;
+    return check_token(svc, req, resp, &who);
+}
+
 static void api_handler(const struct ps_http_request *req, struct ps_http_response *resp, void *ctx)
 {
     struct ps_service *svc = ctx;
     const char *command = strrchr(req->path, '/');
     command = command ? command + 1 : "";
-    struct ps_error err;
-    ps_error_init(&err);
     struct ps_auth_identity who;
-    if (authenticate(svc, ps_http_request_header(req, "Authorization"), &who, &err) != 0) {
-        if (err.code == PS_EIO) {
-            ps_http_reply_error(resp, 500, err.code, "%s", err.msg);
-            return;
-        }
-        ps_http_reply_error(resp, 401, PS_EPERM, "%s", err.msg);
+    if (check_token(svc, req, resp, &who) != 0)   /* admitted already: a cache hit */
         return;
-    }
     if (who.role == PS_ROLE_NODE) {
         ps_http_reply_error(resp, 403, PS_EPERM, "node tokens may only send heartbeats");
         return;
@@ -296,14 +357,15 @@ static void metrics(const struct ps_http_request *req, struct ps_http_response *
 int ps_api_register(struct ps_service *svc, struct ps_error *err)
 {
     int rc;
-    if ((rc = ps_http_server_route(svc->http, "POST", "/api/v1", PS_HTTP_PREFIX, api_handler, svc,
-                                   err)) != 0 ||
-        (rc = ps_http_server_route(svc->http, "POST", "/internal/v1/node/heartbeat",
-                                   PS_HTTP_EXACT, ps_api_heartbeat_handler, svc, err)) != 0 ||
+    if ((rc = ps_http_server_route_admit(svc->http, "POST", "/api/v1", PS_HTTP_PREFIX,
+                                         api_handler, api_admit, svc, err)) != 0 ||
+        (rc = ps_http_server_route_admit(svc->http, "POST", "/internal/v1/node/heartbeat",
+                                         PS_HTTP_EXACT, ps_api_heartbeat_handler,
+                                         heartbeat_admit, svc, err)) != 0 ||
         (rc = ps_http_server_route(svc->http, "GET", "/healthz", PS_HTTP_EXACT, healthz, svc,
                                    err)) != 0 ||
-        (rc = ps_http_server_route(svc->http, "GET", "/metrics", PS_HTTP_EXACT, metrics, svc,
-                                   err)) != 0)
+        (rc = ps_http_server_route_admit(svc->http, "GET", "/metrics", PS_HTTP_EXACT, metrics,
+                                         metrics_admit, svc, err)) != 0)
         return rc;
     return 0;
 }

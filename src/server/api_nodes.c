@@ -19,6 +19,7 @@
 
 #include "io/jsonval.h"
 #include "platform/clock.h"
+#include "core/node_id.h"
 #include "server/service.h"
 
 #define MAX_TAGS 64
@@ -60,8 +61,13 @@ static int validate(const json_t *req, struct ps_resources *limits, struct ps_er
     if (!json_is_object(req))
         return ps_error_set(err, PS_EINVAL, "heartbeat: must be a map");
     const json_t *id = json_object_get(req, "node_id");
-    if (!json_is_string(id) || json_string_length(id) == 0 || json_string_length(id) > 256)
-        return ps_error_set(err, PS_EINVAL, "node_id: must be a non-empty string of at most 256 bytes");
+    /* The agent's own rule (core/node_id.h): "../../etc" or a name with a NUL, a slash or
+     * control characters would end up in logs, the store and every job's node_id. */
+    if (!json_is_string(id) || strlen(json_string_value(id)) != json_string_length(id) ||
+        !ps_node_id_valid(json_string_value(id), PS_NODE_ID_MAX))
+        return ps_error_set(err, PS_EINVAL,
+                            "node_id: must be 1 to %d characters of A-Z a-z 0-9 . _ - "
+                            "(not \".\" or \"..\")", PS_NODE_ID_MAX);
     const json_t *tags = json_object_get(req, "tags");
     if (tags && (!json_is_array(tags) || json_array_size(tags) > MAX_TAGS))
         return ps_error_set(err, PS_EINVAL, "tags: must be a list of at most %d strings", MAX_TAGS);

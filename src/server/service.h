@@ -55,6 +55,17 @@ struct ps_service_config {
     unsigned http_threads;                /* 8 */
     int max_failed_job_count;             /* 10: an operation fails at the 10th failed job */
     int64_t commit_window_ms;             /* 0: the journal commits as soon as it has work */
+    /* HTTP limits against hostile or careless clients (docs/api.md "Limits") */
+    int64_t http_max_body_size;           /* 1 MiB: bodies of API commands */
+    int64_t http_max_start_op_body_size;  /* 16 MiB: start_op (specs with many tasks) */
+    int64_t http_max_heartbeat_body_size; /* 32 MiB: node heartbeats (stderr of finished jobs) */
+    int64_t http_max_connections;         /* 0: from the fd limit (raised to its hard limit) */
+    int64_t http_max_connections_per_ip;  /* 256 */
+    int64_t http_header_timeout_ms;       /* 10000: request headers complete within */
+    int64_t http_idle_timeout_ms;         /* 60000: idle keep-alive connections close after */
+    int metrics_require_token;            /* -1 auto (required unless listening on loopback),
+                                             0 no, 1 yes */
+    bool allow_insecure_remote;           /* listen beyond loopback without TLS */
     bool quiet;                           /* no event log on stderr (benchmarks) */
 };
 
@@ -62,9 +73,19 @@ void ps_service_config_init(struct ps_service_config *cfg);
 
 /* Applies a config document (JSON object: listen "host:port", data_dir,
  * fair_share_update_period, heartbeat_period, node_offline_timeout, http_threads,
- * max_failed_job_count, commit_window; durations in ms). Unknown keys are errors. */
+ * max_failed_job_count, commit_window, http_max_body_size, http_max_start_op_body_size,
+ * http_max_heartbeat_body_size, http_max_connections, http_max_connections_per_ip,
+ * http_header_timeout, http_idle_timeout, metrics_require_token (true, false or "auto"),
+ * allow_insecure_remote; durations in ms, sizes in bytes). Unknown keys are errors. */
 int ps_service_config_apply(struct ps_service_config *cfg, const json_t *doc,
                             struct ps_error *err);
+
+/* Whether the listen address is a loopback one (127.0.0.0/8, ::1). */
+bool ps_service_listen_is_loopback(const struct ps_service_config *cfg);
+
+/* Whether GET /metrics needs a token: metrics_require_token, where "auto" means yes unless the
+ * service listens on loopback. */
+bool ps_service_metrics_require_token(const struct ps_service_config *cfg);
 
 /* Parses "host:port" (host numeric IPv4; "[v6]:port" for IPv6). */
 int ps_service_parse_listen(struct ps_service_config *cfg, const char *text,

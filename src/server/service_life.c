@@ -1,10 +1,12 @@
 /* service_life.c — starting and stopping the scheduler service. */
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "io/json_value.h"
+#include "platform/fd_limit.h"
 #include "platform/private_file.h"
 #include "platform/random.h"
 #include "server/service.h"
@@ -214,9 +216,31 @@ int ps_service_start(const struct ps_service_config *cfg, struct ps_service **ou
     hc.metrics = svc->metrics;
     hc.log = log_http;
     hc.log_ctx = svc;
+    hc.max_body_bytes = (size_t)cfg->http_max_body_size;
+    /* One descriptor per connection: the soft fd limit goes up to the hard one, and the
+     * connection limit defaults to what it allows after a reserve for the store and logs. */
+    uint64_t fds = ps_fd_limit_raise();
+    int64_t max_conn = cfg->http_max_connections;
+    if (max_conn == 0) {
+        max_conn = fds > 65536 + 256 ? 65536 : fds > 256 + 64 ? (int64_t)fds - 256 : 64;
+    }
+    hc.max_connections = (unsigned)max_conn;
+    hc.max_connections_per_ip = (unsigned)cfg->http_max_connections_per_ip;
+    hc.header_timeout_ms = (unsigned)cfg->http_header_timeout_ms;
+    hc.idle_timeout_s = (unsigned)((cfg->http_idle_timeout_ms + 999) / 1000);
+    char real_dir[PATH_MAX];
     if ((rc = ps_http_server_new(&hc, &svc->http, err)) != 0 ||
+        (rc = ps_http_server_redact(svc->http, cfg->data_dir, err)) != 0 ||
+        (realpath(cfg->data_dir, real_dir) &&
+         strcmp(real_dir, cfg->data_dir) != 0 &&
+         (rc = ps_http_server_redact(svc->http, real_dir, err)) != 0) ||
         (rc = ps_api_register(svc, err)) != 0)
         goto fail;
+    ps_svc_log(svc, "info", "http_limits",
+               "max_connections=%u per_ip=%u header_timeout_ms=%u idle_timeout_s=%u "
+               "fd_limit=%llu metrics_require_token=%s", hc.max_connections,
+               hc.max_connections_per_ip, hc.header_timeout_ms, hc.idle_timeout_s,
+               (unsigned long long)fds, ps_service_metrics_require_token(cfg) ? "true" : "false");
     if ((rc = ps_svc_loop_start(svc, err)) != 0)
         goto fail;
     if ((rc = ps_http_server_start(svc->http, err)) != 0)
