@@ -1,4 +1,5 @@
 /* service.c — the operation and job model of the scheduler service (under svc->mu). */
+#include "server/node_health.h"
 #include "server/service.h"
 
 #include <inttypes.h>
@@ -1051,6 +1052,7 @@ void ps_service_config_init(struct ps_service_config *cfg)
     cfg->http_threads = 8;
     cfg->max_failed_job_count = 10;
     cfg->commit_window_ms = 0;
+    ps_node_health_config_init(cfg);
 }
 
 int ps_service_parse_listen(struct ps_service_config *cfg, const char *text, struct ps_error *err)
@@ -1102,7 +1104,7 @@ int ps_service_config_apply(struct ps_service_config *cfg, const json_t *doc, st
         bool ok = false;
         for (int i = 0; keys[i]; i++)
             ok |= strcmp(keys[i], k) == 0;
-        if (!ok)
+        if (!ok && !ps_node_health_config_key(k))
         {
             char q[96];
             return ps_error_set(err, PS_EINVAL, "unknown key %s", quoted(q, sizeof q, k));
@@ -1146,5 +1148,5 @@ int ps_service_config_apply(struct ps_service_config *cfg, const json_t *doc, st
     if ((rc = cfg_int(doc, "commit_window", 0, 1000, &x, err)))
         return rc;
     cfg->commit_window_ms = x;
-    return 0;
+    return ps_node_health_config_apply(cfg, doc, err);
 }
