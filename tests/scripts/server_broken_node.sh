@@ -71,6 +71,7 @@ try:
     check(info["state"] == "completed", "the operation completes on the good node: %s" % info)
     check(attr("bad", "banned") is True, "the bad node is banned")
     aborted_on_bad = len(sent_to_bad)
+    print("jobs sent to the bad node before its ban: %d" % aborted_on_bad, flush=True)
     check(MAX <= aborted_on_bad <= MAX + 3,
           "the bad node got %d jobs; banned after %d aborts (4 slots)" % (aborted_on_bad, MAX))
     # no further jobs go to it
