@@ -20,6 +20,7 @@
 #include "io/jsonval.h"
 #include "platform/clock.h"
 #include "core/node_id.h"
+#include "server/node_health.h"
 #include "server/service.h"
 
 #define MAX_TAGS 64
@@ -137,6 +138,9 @@ static void finish_reported(struct ps_service *svc, struct ps_svc_job *job, cons
     }
     if (st == PS_JOB_ABORTED && !reason)
         reason = "node";
+    char node_msg[512];
+    if (st == PS_JOB_ABORTED && !error)
+        error = ps_node_health_abort_error(r, job->node_id, node_msg, sizeof node_msg);
     const json_t *se = json_object_get(r, "stderr");
     if (json_is_string(se)) {
         const char *text = json_string_value(se);
@@ -157,6 +161,7 @@ static void finish_reported(struct ps_service *svc, struct ps_svc_job *job, cons
                       json_is_object(stats) ? json_deep_copy(stats) : NULL, now);
     ps_persist_job(svc, job);
     ps_persist_op(svc, job->op);
+    ps_node_health_job_finished(svc, job, now);   /* may ban the node (its aborts in a row) */
 }
 
 /* The service operation of element `element` of the tree's last build, or NULL (pools,
@@ -377,6 +382,7 @@ int ps_api_heartbeat_json(struct ps_service *svc, const json_t *req, json_t **re
         rc = ps_error_set(err, PS_ENOMEM, "out of memory");
         goto out;
     }
+    ps_node_health_heartbeat(svc, node, &limits, now);   /* a banned node offers no slots */
     bool tags_changed = !same_tags(node, tags);
     if (!node->registered || tags_changed || !ps_resources_equal(node->limits, limits)) {
         const char **tv = malloc((json_array_size(tags) + 1) * sizeof *tv);

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "platform/clock.h"
+#include "server/node_health.h"
 #include "server/service.h"
 
 #define DIRTY_DELAY_MS 50
@@ -183,6 +184,7 @@ static void *loop(void *arg)
         }
         if (now >= next_node_check) {
             check_nodes(svc, now);
+            ps_op_sanity_check(svc, now);   /* operations that can never run fail */
             next_node_check = now + 500;
         }
         ps_job_archive_sweep(svc);   /* finished jobs whose record is committed leave memory */

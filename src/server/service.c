@@ -1,4 +1,5 @@
 /* service.c — the operation and job model of the scheduler service (under svc->mu). */
+#include "server/node_health.h"
 #include "server/service.h"
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -1063,6 +1064,7 @@ void ps_service_config_init(struct ps_service_config *cfg)
     cfg->http_idle_timeout_ms = PS_HTTP_DEFAULT_IDLE_TIMEOUT_S * 1000;
     cfg->metrics_require_token = -1;
     cfg->allow_insecure_remote = false;
+    ps_node_health_config_init(cfg);
 }
 
 bool ps_service_metrics_require_token(const struct ps_service_config *cfg)
@@ -1136,7 +1138,7 @@ int ps_service_config_apply(struct ps_service_config *cfg, const json_t *doc, st
         bool ok = false;
         for (int i = 0; keys[i]; i++)
             ok |= strcmp(keys[i], k) == 0;
-        if (!ok)
+        if (!ok && !ps_node_health_config_key(k))
         {
             char q[96];
             return ps_error_set(err, PS_EINVAL, "unknown key %s", quoted(q, sizeof q, k));
@@ -1219,5 +1221,5 @@ int ps_service_config_apply(struct ps_service_config *cfg, const json_t *doc, st
             return ps_error_set(err, PS_EINVAL, "allow_insecure_remote: must be true or false");
         cfg->allow_insecure_remote = json_is_true(v);
     }
-    return 0;
+    return ps_node_health_config_apply(cfg, doc, err);
 }

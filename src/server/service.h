@@ -66,6 +66,13 @@ struct ps_service_config {
     int metrics_require_token;            /* -1 auto (required unless listening on loopback),
                                              0 no, 1 yes */
     bool allow_insecure_remote;           /* listen beyond loopback without TLS */
+    /* broken nodes and operations that can never run (node_health.h) */
+    int max_consecutive_job_aborts;       /* 10: node_error aborts in a row that ban a node */
+    int64_t disable_jobs_timeout_ms;      /* 600000: a node banned for them returns; 0 never */
+    int64_t available_exec_nodes_check_period_ms;                 /* 5000 */
+    int64_t safe_scheduler_online_time_ms;                        /* 600000 */
+    int64_t operation_hangup_check_period_ms;                     /* 60000 */
+    int64_t operation_hangup_due_to_limiting_ancestor_safe_timeout_ms;   /* 300000 */
     bool quiet;                           /* no event log on stderr (benchmarks) */
 };
 
@@ -178,6 +185,9 @@ struct ps_svc_op {
     bool finished;
     json_t *pool_per_tree;         /* {tree: pool}, kept current and after the finish */
     json_t *parameters;            /* every update_op_parameters merged, or NULL */
+    /* op_sanity.c (node_health.h) */
+    bool exec_nodes_seen;          /* a node matching its filter was seen */
+    int64_t hangup_active_since_ms, limiting_since_ms;   /* 0: not yet */
 };
 
 /* ---- nodes ------------------------------------------------------------------------------ */
@@ -195,6 +205,14 @@ struct ps_svc_node {
     struct ps_sched_filter_cache *filter_cache;
     struct ps_svc_job *jobs;       /* running jobs (list) */
     int job_count;
+    /* health (node_health.h): out of scheduling while banned */
+    int consecutive_job_aborts;    /* node_error aborts since the last job that ran */
+    bool banned;
+    bool banned_by_admin;          /* else banned by the scheduler for its aborts */
+    int64_t banned_at_ms;
+    int64_t unban_at_ms;           /* scheduler bans: disable_jobs_timeout later; 0 never */
+    char ban_message[512];
+    char last_abort_error[512];
 };
 
 /* ---- the service ------------------------------------------------------------------------ */
@@ -246,6 +264,8 @@ struct ps_service {
     struct ps_job_archive *archive;   /* finished jobs: retire queue, store reader */
     pthread_t loop_thread;
     bool loop_started;
+    int64_t started_ms;            /* when the state was loaded (safe_scheduler_online_time) */
+    int64_t next_exec_nodes_check_ms, next_hangup_check_ms;
 
     /* hot metrics */
     struct ps_metric *m_heartbeats, *m_allocations, *m_preemptions, *m_jobs_finished;

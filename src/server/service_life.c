@@ -9,6 +9,7 @@
 #include "platform/fd_limit.h"
 #include "platform/private_file.h"
 #include "platform/random.h"
+#include "server/node_health.h"
 #include "server/service.h"
 
 int ps_svc_loop_start(struct ps_service *svc, struct ps_error *err);
@@ -187,6 +188,8 @@ int ps_service_start(const struct ps_service_config *cfg, struct ps_service **ou
         goto fail;
     pthread_mutex_lock(&svc->mu);
     rc = ps_persist_load(svc, err);
+    if (rc == 0)
+        rc = ps_node_health_start(svc, err);
     if (rc == 0 && ps_strategy_tree_count(svc->strategy) == 0) {
         char *meta = NULL;
         pthread_mutex_lock(&svc->store_mu);
