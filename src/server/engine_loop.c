@@ -161,11 +161,18 @@ static void *loop(void *arg)
 {
     struct ps_service *svc = arg;
     pthread_mutex_lock(&svc->mu);
-    int64_t next_node_check = 0;
+    int64_t next_node_check = 0, next_reload = 0;
     while (!svc->stopping) {
         int64_t now = ps_svc_now_ms();
         int64_t next = now + 1000;
-        for (int i = 0; i < svc->tree_count; i++) {
+        /* a partial state (a reload after a failed commit could not read the store) is not
+         * scheduled: try the reload again, at most once a second */
+        bool usable = !svc->reload_failed;
+        if (!usable && now >= next_reload) {
+            usable = ps_svc_state_check(svc, NULL) == 0;
+            next_reload = now + 1000;
+        }
+        for (int i = 0; usable && i < svc->tree_count; i++) {
             struct ps_svc_tree_state *ts = svc->trees[i];
             struct ps_pool_tree *tree = ps_strategy_find_tree(svc->strategy, ts->name);
             int64_t period = tree ? ps_pool_tree_config(tree)->fair_share_update_period_ms
@@ -181,7 +188,7 @@ static void *loop(void *arg)
             if (ts->next_update_ms < next)
                 next = ts->next_update_ms;
         }
-        if (now >= next_node_check) {
+        if (usable && now >= next_node_check) {
             check_nodes(svc, now);
             next_node_check = now + 500;
         }
