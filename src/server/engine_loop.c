@@ -59,7 +59,10 @@ static void update_tree(struct ps_service *svc, struct ps_svc_tree_state *ts, in
         ps_svc_log(svc, "info", "starvation_changed", "tree=%s elements=%d", ts->name, changed);
     pool_gauges(svc, tree);
     ps_svc_limits_check(svc, ts, now_ms);
-    /* integral volumes and starvation timers survive a restart */
+    /* integral volumes and starvation timers survive a restart (while commits fail, only now
+     * and then: journal.c) */
+    if (!ps_journal_refresh_due(svc->journal, now_ms))
+        return;
     ps_persist_tree(svc, ts->name);
     for (int k = 0; k < ps_pool_tree_operation_count(tree); k++) {
         struct ps_tree_op *to = ps_pool_tree_operation_at(tree, k);

@@ -327,6 +327,12 @@ void ps_journal_free(struct ps_journal *j);           /* flushes and joins */
 /* Appends a put (value owned: stolen) or, with value NULL, a delete. Returns the ticket. */
 uint64_t ps_journal_put(struct ps_journal *j, const char *kind, const char *key, json_t *value);
 uint64_t ps_journal_last(struct ps_journal *j);       /* ticket of the last record */
+/* Whether records that only refresh derived state (the engine loop's integral volumes and
+ * starvation timers) should be appended now: always while commits succeed; after a failed
+ * commit (full disk), once per PS_JOURNAL_REFRESH_PROBE_MS, since every failed commit makes
+ * the journal reload the state. */
+#define PS_JOURNAL_REFRESH_PROBE_MS 10000
+bool ps_journal_refresh_due(struct ps_journal *j, int64_t now_ms);
 /* Every ticket <= this is settled: durable, or discarded by a failed commit, in which case the
  * state was reloaded from the store before this moved past it (so nothing in memory waits for
  * a discarded ticket any more). */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "io/json_value.h"
+#include "platform/clock.h"
 #include "platform/private_file.h"
 #include "platform/random.h"
 #include "server/service.h"
@@ -286,6 +287,7 @@ int ps_svc_state_reload(struct ps_service *svc, struct ps_error *err)
 {
     /* each tree keeps its update schedule: a reload must not start a fair share update (and
      * its write of the tree document) at once, or a full disk would reload in a loop */
+    int64_t started_ns = ps_clock_monotonic_ns();
     int kept = svc->tree_count;
     struct { char *name; int64_t next; } *sched = calloc((size_t)(kept ? kept : 1), sizeof *sched);
     for (int i = 0; sched && i < kept; i++) {
@@ -319,8 +321,9 @@ int ps_svc_state_reload(struct ps_service *svc, struct ps_error *err)
     pthread_cond_broadcast(&svc->loop_cv);
     svc->reload_failed = rc != 0;
     ps_svc_log(svc, rc == 0 ? "info" : "error", "state_reloaded",
-               "trees=%d operations=%d jobs=%d error=\"%s\"", svc->tree_count, svc->op_count,
-               svc->job_count, rc == 0 ? "" : err->msg);
+               "trees=%d operations=%d jobs=%d duration_ms=%.1f error=\"%s\"", svc->tree_count,
+               svc->op_count, svc->job_count,
+               (double)(ps_clock_monotonic_ns() - started_ns) / 1e6, rc == 0 ? "" : err->msg);
     return rc;
 }
 

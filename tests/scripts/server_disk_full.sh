@@ -79,6 +79,8 @@ try:
     for i in range(n_start):
         st, out = s.call("start_op", {"spec": {"pool": "keep", "tasks": {"t": {"command": "x" * 2000, "job_count": 50}}}})
         refused("start_op %d" % i, st, out)
+    st, out = s.call("issue_token", {"user": "alice"})
+    refused("issue_token", st, out)
     st, out = s.call("create", {"type": "scheduler_pool", "path": P + "/newpool"})
     refused("create pool", st, out)
     st, out = s.call("create", {"type": "scheduler_pool_tree", "attributes": {"name": "newtree", "config": {"nodes_filter": "gpu"}}})
