@@ -187,15 +187,28 @@ int ps_api_dispatch(struct ps_service *svc, const char *command, const char *bod
         return 200;
     }
     uint64_t ticket = 0;
-    if (rc == 0) {
+    for (int attempt = 0; rc == 0 || attempt > 0; attempt++) {
         pthread_mutex_lock(&svc->mu);
         uint64_t before = ps_journal_last(svc->journal);
         rc = ps_svc_state_check(svc, &err);
         if (rc == 0)
             rc = run_command(svc, command, doc, who, reply, &err);
         uint64_t after = ps_journal_last(svc->journal);
-        ticket = after > before ? after : 0;
         pthread_mutex_unlock(&svc->mu);
+        if (after > before) {
+            ticket = after;
+            break;
+        }
+        /* Nothing appended (a read, or a refusal): the answer may rest on other requests'
+         * changes whose commit is still running. If that commit fails they are undone, and the
+         * answer must not have shown them: wait for them (their last ticket is `before`: a
+         * failed commit discards every later one too) and, if they were discarded, run the
+         * command again on the rolled-back state. Free when nothing is being committed. */
+        if (attempt == 2 || rc == PS_EUNAVAIL || ps_journal_wait(svc->journal, before, NULL) == 0)
+            break;
+        json_decref(*reply);
+        *reply = NULL;
+        ps_error_init(&err);
     }
     json_decref(doc);
     if (rc == 0 && ticket)

@@ -476,7 +476,10 @@ out:;
     uint64_t after = ps_journal_last(svc->journal);
     pthread_mutex_unlock(&svc->mu);
     json_decref(empty_tags);
-    if (rc == 0 && after > before)
+    /* a reply that tells the node to abort jobs may rest on changes of other requests still
+     * being committed (an abort_op): wait for them too, so that a refused change (507, rolled
+     * back) kills no job */
+    if (rc == 0 && (after > before || json_array_size(abort) > 0))
         rc = ps_journal_wait(svc->journal, after, err);
     if (rc != 0) {
         json_decref(start);

@@ -24,7 +24,7 @@ cleanup() {
 }
 trap cleanup EXIT
 PYTHONPATH="$src/tests/scripts" python3 - "$bin" "$work" "$mnt" <<'EOF'
-import os, subprocess, sys, time
+import os, subprocess, sys, threading, time
 from server_helper import Scheduler, FakeNode, check, finish
 
 bin, work, mnt = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -158,6 +158,26 @@ try:
     o = s.ok("get_operation", {"operation_id": running})
     check(not o.get("suspended") and o["state"] in ("running", "completed"),
           "after restart: running op %s suspended=%s" % (o["state"], o.get("suspended")))
+
+    # --- a read during a doomed commit does not show its change ---
+    # a 300 ms commit window holds start_op's records while list_operations runs
+    s.stop()
+    s.config = {"fair_share_update_period": 100, "commit_window": 300}
+    s.start()
+    ops_now = op_ids()
+    fill_disk()
+    res = {}
+    def start():
+        res["start"] = s.call("start_op", {"spec": {"pool": "keep", "tasks": {"t": {"command": "z", "job_count": 1}}}})
+    th = threading.Thread(target=start)
+    th.start()
+    time.sleep(0.1)
+    seen = op_ids()
+    th.join()
+    refused("start_op (commit window)", *res["start"])
+    check(seen == ops_now, "a read during the refused start_op's commit showed it: %s" % seen)
+    check(op_ids() == ops_now, "refused start_op visible after its refusal")
+    os.unlink(fill)
 finally:
     s.stop()
     if sys.modules["server_helper"].FAILURES:
