@@ -298,16 +298,17 @@ int ps_svc_state_reload(struct ps_service *svc, struct ps_error *err)
     svc->op_seq = 0;
     if (!(svc->strategy = ps_strategy_new()))
         return ps_error_set(err, PS_ENOMEM, "out of memory");
-    /* the nodes known before: registered again at once, so scheduling resumes with the next
-     * fair share update rather than after every node's next heartbeat */
-    for (int i = 0; i < svc->node_count; i++) {
+    int rc = ps_persist_load(svc, err);
+    /* the nodes known before: registered again at once (after the trees, which place them), so
+     * scheduling resumes with the next fair share update rather than after every node's next
+     * heartbeat; one that no longer fits the trees registers with its next heartbeat (409) */
+    for (int i = 0; rc == 0 && i < svc->node_count; i++) {
         struct ps_svc_node *n = svc->node_list[i];
         if (n->registered &&
             ps_strategy_register_node(svc->strategy, n->id, (const char *const *)n->tags,
                                       n->tag_count, &n->limits, NULL) != 0)
-            n->registered = false;   /* its next heartbeat tries again */
+            n->registered = false;
     }
-    int rc = ps_persist_load(svc, err);
     for (int i = 0; i < svc->tree_count; i++) {
         struct ps_svc_tree_state *ts = svc->trees[i];
         ts->dirty = true;
