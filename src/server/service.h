@@ -6,7 +6,9 @@
  * and the journal writer take it. Handlers parse and authenticate outside it, hold it while they
  * read or change state and build their reply, append what must become durable to the journal,
  * release it, and then wait for the journal to commit before answering (journal.c): so several
- * requests share one fsync (group commit) and no handler holds the lock during I/O.
+ * requests share one fsync (group commit) and no handler holds the lock during I/O. A failed
+ * commit is undone whole: the journal discards it and every record queued after it, and rebuilds
+ * this state from the store under the lock before the waiters answer 507/503 (journal.c).
  *
  * Time: now_ms is wall-clock milliseconds since the epoch (the engine is given it), so that
  * times stored in the database (start times, starvation timers) stay meaningful after a restart.
