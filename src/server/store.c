@@ -49,7 +49,10 @@ static int sql_fail(struct ps_store *s, int rc, const char *what, struct ps_erro
     /* SQLite rolls back by itself after some errors (I/O, full disk, ...): keep in step. */
     if (s->in_tx && sqlite3_get_autocommit(s->db))
         s->in_tx = false;
-    return ps_error_set(err, code, "store %s: %s: %s", s->path, what, sqlite3_errmsg(s->db));
+    const char *msg = sqlite3_errmsg(s->db);
+    /* SQLite says "disk I/O error" when an fsync, ftruncate or the -shm file hit ENOSPC */
+    return ps_error_set(err, code, "store %s: %s: %s%s", s->path, what, msg,
+                        code == PS_ENOSPC && !strstr(msg, "full") ? " (disk full)" : "");
 }
 
 /* ---- statements ---------------------------------------------------------------------------- */
@@ -113,8 +116,9 @@ int ps_store_exec(struct ps_store *s, const char *sql, struct ps_error *err)
         code = PS_EIO;   /* a constraint failing in raw SQL (a migration) is not bad input */
     if (s->in_tx && sqlite3_get_autocommit(s->db))
         s->in_tx = false;
-    ps_error_set(err, code, "store %s: '%.120s' failed: %s", s->path, sql,
-                 msg ? msg : sqlite3_errstr(rc));
+    const char *why = msg ? msg : sqlite3_errstr(rc);
+    ps_error_set(err, code, "store %s: '%.120s' failed: %s%s", s->path, sql, why,
+                 code == PS_ENOSPC && !strstr(why, "full") ? " (disk full)" : "");
     sqlite3_free(msg);
     return code;
 }
