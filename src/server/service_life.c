@@ -296,9 +296,8 @@ int ps_svc_state_reload(struct ps_service *svc, struct ps_error *err)
     }
     free_state(svc, true);
     svc->op_seq = 0;
-    if (!(svc->strategy = ps_strategy_new()))
-        return ps_error_set(err, PS_ENOMEM, "out of memory");
-    int rc = ps_persist_load(svc, err);
+    int rc = (svc->strategy = ps_strategy_new()) ? ps_persist_load(svc, err)
+                                                 : ps_error_set(err, PS_ENOMEM, "out of memory");
     /* the nodes known before: registered again at once (after the trees, which place them), so
      * scheduling resumes with the next fair share update rather than after every node's next
      * heartbeat; one that no longer fits the trees registers with its next heartbeat (409) */
