@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -175,10 +176,11 @@ static double weight(struct ps_service *svc, const char *pool)
     return w;
 }
 
-static struct ps_service *start(const char *dir)
+static struct ps_service *start_window(const char *dir, int64_t commit_window_ms)
 {
     struct ps_service_config cfg;
     ps_service_config_init(&cfg);
+    cfg.commit_window_ms = commit_window_ms;
     snprintf(cfg.data_dir, sizeof cfg.data_dir, "%s", dir);
     cfg.port = -1;
     cfg.quiet = true;
@@ -188,6 +190,19 @@ static struct ps_service *start(const char *dir)
     if (ps_service_start(&cfg, &svc, &err) != 0)
         fail_msg("start: %s", err.msg);
     return svc;
+}
+
+static struct ps_service *start(const char *dir)
+{
+    return start_window(dir, 0);
+}
+
+static void remove_dir(char *dir)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, PS_SERVICE_CLUSTER_SECRET_FILE);
+    unlink(path);
+    remove_store_dir(dir, PS_AUTH_ADMIN_TOKEN_FILE);
 }
 
 /* One kind of failure: every write refused with status and words, absent at once, after the
@@ -247,10 +262,7 @@ static void run_case(int fault, int status, const char *words)
     assert_string_equal(json_string_value(json_object_get(r, "state")), "running");
     json_decref(r);
     ps_service_stop(svc);
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s", dir, PS_SERVICE_CLUSTER_SECRET_FILE);
-    unlink(path);
-    remove_store_dir(dir, PS_AUTH_ADMIN_TOKEN_FILE);
+    remove_dir(dir);
 }
 
 static void test_disk_full_507(void **state)
@@ -265,11 +277,64 @@ static void test_io_error_503(void **state)
     run_case(SQLITE_IOERR_WRITE, 503, "storage unavailable");
 }
 
+struct chain_call {
+    struct ps_service *svc;
+    const char *command, *body;
+    int status;
+};
+
+static void *chain_thread(void *arg)
+{
+    struct chain_call *c = arg;
+    json_t *reply = NULL;
+    c->status = call(c->svc, c->command, c->body, &reply);
+    json_decref(reply);
+    return NULL;
+}
+
+/* Requests that share a failed group commit are all refused, including one that built on
+ * another's uncommitted change: a pool is created and an operation started in it within one
+ * 300 ms commit window; the commit fails; neither exists afterwards, in memory or on disk. */
+static void test_dependent_requests_refused_together(void **state)
+{
+    (void)state;
+    install_vfs();
+    inject = 0;
+    char *dir = make_store_dir("journal_faults");
+    struct ps_service *svc = start_window(dir, 300);
+    size_t ops = op_count(svc);
+    inject = SQLITE_FULL;
+    struct chain_call pool = {svc, "create",
+                              "{\"type\": \"scheduler_pool\", \"path\": \"//sys/pool_trees/physical/chain\"}", 0};
+    struct chain_call op = {svc, "start_op",
+                            "{\"spec\": {\"pool\": \"chain\", \"tasks\": {\"t\": {\"command\": \"x\", \"job_count\": 1}}}}", 0};
+    pthread_t a, b;
+    assert_int_equal(pthread_create(&a, NULL, chain_thread, &pool), 0);
+    usleep(100 * 1000);   /* the pool is in memory, its commit waits in the window */
+    assert_int_equal(pthread_create(&b, NULL, chain_thread, &op), 0);
+    pthread_join(a, NULL);
+    pthread_join(b, NULL);
+    assert_int_equal(pool.status, 507);
+    assert_int_equal(op.status, 507);
+    assert_false(pool_exists(svc, "chain"));
+    assert_int_equal(op_count(svc), ops);
+    inject = 0;
+    json_decref(ok(svc, "create", "{\"type\": \"scheduler_pool\", \"path\": \"//sys/pool_trees/physical/later\"}"));
+    ps_service_stop(svc);
+    svc = start(dir);
+    assert_false(pool_exists(svc, "chain"));
+    assert_true(pool_exists(svc, "later"));
+    assert_int_equal(op_count(svc), ops);
+    ps_service_stop(svc);
+    remove_dir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_disk_full_507),
         cmocka_unit_test(test_io_error_503),
+        cmocka_unit_test(test_dependent_requests_refused_together),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
