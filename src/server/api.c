@@ -4,7 +4,9 @@
  * caller authenticated before the state lock is taken; the command runs under svc->mu and
  * appends what must become durable to the journal; the handler waits for the journal outside
  * the lock and only then answers 200. Errors map as http_server.h says (400, 403, 404, 409;
- * 401 for authentication), with one-line messages; a 500 shows only a request id.
+ * 401 for authentication), with one-line messages; a 500 shows only a request id. A change whose
+ * commit failed is refused and undone (journal.c): 507 "disk full" (PS_ENOSPC) or 503 "storage
+ * unavailable" (PS_EUNAVAIL), with a message that names the cause.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,6 +75,8 @@ static int status_of(int code)
     case PS_EEXIST:
     case PS_ESTATE:
     case PS_ELIMIT: return 409;
+    case PS_ENOSPC: return 507;     /* disk full: refused, nothing changed */
+    case PS_EUNAVAIL: return 503;   /* other storage failure: refused, nothing changed */
     default: return 500;
     }
 }
@@ -206,20 +210,37 @@ int ps_api_dispatch(struct ps_service *svc, const char *command, const char *bod
         rc = revoke ? revoke_token(svc, doc, who, reply, &err)
                     : issue_token(svc, doc, who, reply, &err);
         json_decref(doc);
-        if (rc != 0) {
+        if (rc == PS_ENOSPC)   /* the store's message names the data dir: not for clients */
+            *reply = ps_http_error_body(rc, "disk full: the token was not issued");
+        else if (rc != 0)
             *reply = ps_http_error_body(rc, status_of(rc) == 500 ? "internal error" : err.msg);
+        if (rc != 0)
             return status_of(rc);
-        }
         return 200;
     }
     uint64_t ticket = 0;
-    if (rc == 0) {
+    for (int attempt = 0; rc == 0 || attempt > 0; attempt++) {
         pthread_mutex_lock(&svc->mu);
         uint64_t before = ps_journal_last(svc->journal);
-        rc = run_command(svc, command, doc, who, reply, &err);
+        rc = ps_svc_state_check(svc, &err);
+        if (rc == 0)
+            rc = run_command(svc, command, doc, who, reply, &err);
         uint64_t after = ps_journal_last(svc->journal);
-        ticket = after > before ? after : 0;
         pthread_mutex_unlock(&svc->mu);
+        if (after > before) {
+            ticket = after;
+            break;
+        }
+        /* Nothing appended (a read, or a refusal): the answer may rest on other requests'
+         * changes whose commit is still running. If that commit fails they are undone, and the
+         * answer must not have shown them: wait for them (their last ticket is `before`: a
+         * failed commit discards every later one too) and, if they were discarded, run the
+         * command again on the rolled-back state. Free when nothing is being committed. */
+        if (attempt == 2 || rc == PS_EUNAVAIL || ps_journal_wait(svc->journal, before, NULL) == 0)
+            break;
+        json_decref(*reply);
+        *reply = NULL;
+        ps_error_init(&err);
     }
     json_decref(doc);
     if (rc == 0 && ticket)

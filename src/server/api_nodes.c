@@ -377,6 +377,8 @@ int ps_api_heartbeat_json(struct ps_service *svc, const json_t *req, json_t **re
            *acked = json_array();
     pthread_mutex_lock(&svc->mu);
     uint64_t before = ps_journal_last(svc->journal);
+    if ((rc = ps_svc_state_check(svc, err)) != 0)
+        goto out;
     struct ps_svc_node *node = ps_svc_node_get(svc, node_id, true);
     if (!node) {
         rc = ps_error_set(err, PS_ENOMEM, "out of memory");
@@ -486,7 +488,10 @@ out:;
     uint64_t after = ps_journal_last(svc->journal);
     pthread_mutex_unlock(&svc->mu);
     json_decref(empty_tags);
-    if (rc == 0 && after > before)
+    /* a reply that tells the node to abort jobs may rest on changes of other requests still
+     * being committed (an abort_op): wait for them too, so that a refused change (507, rolled
+     * back) kills no job */
+    if (rc == 0 && (after > before || json_array_size(abort) > 0))
         rc = ps_journal_wait(svc->journal, after, err);
     if (rc != 0) {
         json_decref(start);
@@ -529,7 +534,13 @@ void ps_api_heartbeat_handler(const struct ps_http_request *req, struct ps_http_
     json_t *reply = NULL;
     int rc = ps_api_heartbeat_json(svc, body, &reply, &err);
     json_decref(body);
-    if (rc != 0) {
+    if (rc == PS_ENOSPC || rc == PS_EUNAVAIL) {
+        /* its changes were not committed and are undone: no job of this reply starts, finishes
+         * stay unacknowledged (the node reports them again); the cause, not "internal error" */
+        json_t *eb = ps_http_error_body(rc, err.msg);
+        ps_http_reply_json(resp, rc == PS_ENOSPC ? 507 : 503, eb);
+        json_decref(eb);
+    } else if (rc != 0) {
         ps_http_reply_ps_error(resp, &err);
     } else {
         ps_http_reply_json(resp, 200, reply);

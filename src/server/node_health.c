@@ -241,6 +241,18 @@ static int load_ban(const char *key, const char *value, void *ctx)
 int ps_node_health_start(struct ps_service *svc, struct ps_error *err)
 {
     svc->started_ms = ps_svc_now_ms();
+    return ps_node_health_reload(svc, err);
+}
+
+int ps_node_health_reload(struct ps_service *svc, struct ps_error *err)
+{
+    /* a ban whose record did not commit is not kept: the store has the acknowledged ones */
+    for (int i = 0; i < svc->node_count; i++) {
+        struct ps_svc_node *n = svc->node_list[i];
+        n->banned = n->banned_by_admin = false;
+        n->banned_at_ms = n->unban_at_ms = 0;
+        n->ban_message[0] = '\0';
+    }
     struct load_ctx c = {svc};
     pthread_mutex_lock(&svc->store_mu);
     int rc = ps_store_list(svc->store, "node_ban", NULL, load_ban, &c, err);

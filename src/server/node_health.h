@@ -60,6 +60,9 @@ int ps_node_health_config_apply(struct ps_service_config *cfg, const json_t *doc
 /* ---- life ------------------------------------------------------------------------------- */
 /* After the state is loaded: notes the start time and restores the stored bans. */
 int ps_node_health_start(struct ps_service *svc, struct ps_error *err);
+/* Forgets every ban in memory and loads the stored ones again (after a failed commit rolled
+ * the store back: ps_svc_state_reload). Errors: from the store. */
+int ps_node_health_reload(struct ps_service *svc, struct ps_error *err);
 
 /* ---- heartbeats ------------------------------------------------------------------------- */
 /* Before the node's limits are compared and registered: lifts an expired scheduler ban and,

@@ -6,7 +6,9 @@
  * and the journal writer take it. Handlers parse and authenticate outside it, hold it while they
  * read or change state and build their reply, append what must become durable to the journal,
  * release it, and then wait for the journal to commit before answering (journal.c): so several
- * requests share one fsync (group commit) and no handler holds the lock during I/O.
+ * requests share one fsync (group commit) and no handler holds the lock during I/O. A failed
+ * commit is undone whole: the journal discards it and every record queued after it, and rebuilds
+ * this state from the store under the lock before the waiters answer 507/503 (journal.c).
  *
  * Time: now_ms is wall-clock milliseconds since the epoch (the engine is given it), so that
  * times stored in the database (start times, starvation timers) stay meaningful after a restart.
@@ -266,6 +268,8 @@ struct ps_service {
     bool loop_started;
     int64_t started_ms;            /* when the state was loaded (safe_scheduler_online_time) */
     int64_t next_exec_nodes_check_ms, next_hangup_check_ms;
+    bool reload_failed;            /* the last ps_svc_state_reload failed: the state is partial,
+                                      so requests are refused (503) until a reload succeeds */
 
     /* hot metrics */
     struct ps_metric *m_heartbeats, *m_allocations, *m_preemptions, *m_jobs_finished;
@@ -352,6 +356,13 @@ void ps_persist_job(struct ps_service *svc, struct ps_svc_job *job);
  * malformed or names an operation or task not in memory. Caller frees (ps_svc_job_free). */
 struct ps_svc_job *ps_persist_job_from_doc(struct ps_service *svc, const json_t *doc);
 int ps_persist_load(struct ps_service *svc, struct ps_error *err);
+/* Rebuilds the in-memory state (trees, operations, jobs) from the store, as a restart would:
+ * the journal's rollback after a failed commit (journal.c). Nodes stay, registered again, and
+ * lose their jobs until the stored running jobs re-attach. Under svc->mu (service_life.c). */
+int ps_svc_state_reload(struct ps_service *svc, struct ps_error *err);
+/* 0, or after a failed reload: tries again, and on failure sets err to PS_EUNAVAIL (requests
+ * must not act on, or show, a partial state). Under svc->mu. */
+int ps_svc_state_check(struct ps_service *svc, struct ps_error *err);
 
 /* Journal (journal.c): records appended under svc->mu, committed by a writer thread. */
 int ps_journal_new(struct ps_service *svc, struct ps_journal **out, struct ps_error *err);
@@ -359,8 +370,19 @@ void ps_journal_free(struct ps_journal *j);           /* flushes and joins */
 /* Appends a put (value owned: stolen) or, with value NULL, a delete. Returns the ticket. */
 uint64_t ps_journal_put(struct ps_journal *j, const char *kind, const char *key, json_t *value);
 uint64_t ps_journal_last(struct ps_journal *j);       /* ticket of the last record */
-uint64_t ps_journal_committed(struct ps_journal *j);  /* every ticket <= this is durable */
-/* Waits until every record up to ticket is committed. Returns 0 or PS_EIO (commit failed). */
+/* Whether records that only refresh derived state (the engine loop's integral volumes and
+ * starvation timers) should be appended now: always while commits succeed; after a failed
+ * commit (full disk), once per PS_JOURNAL_REFRESH_PROBE_MS, since every failed commit makes
+ * the journal reload the state. */
+#define PS_JOURNAL_REFRESH_PROBE_MS 10000
+bool ps_journal_refresh_due(struct ps_journal *j, int64_t now_ms);
+/* Every ticket <= this is settled: durable, or discarded by a failed commit, in which case the
+ * state was reloaded from the store before this moved past it (so nothing in memory waits for
+ * a discarded ticket any more). */
+uint64_t ps_journal_committed(struct ps_journal *j);
+/* Waits until the record with this ticket (and every earlier one) is settled. Returns 0 when it
+ * is durable; PS_ENOSPC (disk full) or PS_EUNAVAIL (other storage failure) when its commit
+ * failed: then the change was discarded, in memory too (journal.c). */
 int ps_journal_wait(struct ps_journal *j, uint64_t ticket, struct ps_error *err);
 
 /* HTTP (api_*.c). */
