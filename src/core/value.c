@@ -241,6 +241,26 @@ static void put(char *buf, int size, int *len, const char *text)
     buf[*len] = '\0';
 }
 
+/* text in double quotes, with quotes, backslashes and control characters escaped as JSON
+ * does, so that a message quoting user input stays one line. */
+static void put_quoted(char *buf, int size, int *len, const char *text)
+{
+    put(buf, size, len, "\"");
+    for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
+        char esc[8] = {(char)*p, 0};
+        if (*p == '"' || *p == '\\')
+            snprintf(esc, sizeof esc, "\\%c", *p);
+        else if (*p == '\n')
+            snprintf(esc, sizeof esc, "\\n");
+        else if (*p == '\t')
+            snprintf(esc, sizeof esc, "\\t");
+        else if (*p < 0x20 || *p == 0x7f)
+            snprintf(esc, sizeof esc, "\\u%04x", *p);
+        put(buf, size, len, esc);
+    }
+    put(buf, size, len, "\"");
+}
+
 /* Integers in plain digits (10, not 1e+01); other numbers in the shortest form that
  * round-trips (0.1, not 0.10000000000000001). */
 static void number_text(double x, char *out, size_t size)
@@ -271,9 +291,7 @@ static void describe(const struct ps_value *v, char *buf, int size, int *len)
         put(buf, size, len, tmp);
         break;
     case PS_VALUE_STRING:
-        put(buf, size, len, "\"");
-        put(buf, size, len, v->string);
-        put(buf, size, len, "\"");
+        put_quoted(buf, size, len, v->string);
         break;
     case PS_VALUE_LIST:
     case PS_VALUE_MAP:
@@ -282,7 +300,7 @@ static void describe(const struct ps_value *v, char *buf, int size, int *len)
             if (i > 0)
                 put(buf, size, len, ", ");
             if (v->type == PS_VALUE_MAP) {
-                put(buf, size, len, v->keys[i]);
+                put_quoted(buf, size, len, v->keys[i]);
                 put(buf, size, len, ": ");
             }
             describe(&v->items[i], buf, size, len);

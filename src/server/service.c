@@ -192,55 +192,46 @@ static int parse_controller_spec(struct ps_service *svc, const json_t *spec, str
     if (json_object_size(tasks) > MAX_TASKS)
         return ps_error_set(err, PS_EINVAL, "spec/tasks: at most %d tasks", MAX_TASKS);
 
+    /* The scheduling and controller keys, through the one schema of op_spec.h (the strategy
+     * applies the same spec again for its part). */
+    struct ps_value doc;
+    int rc = ps_json_to_value(spec, &doc, err);
+    if (rc != 0)
+        return rc;
+    struct ps_operation_spec parsed;
+    if (ps_operation_spec_init(&parsed) != 0) {
+        ps_value_release(&doc);
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    }
+    rc = ps_operation_spec_apply(&parsed, &doc, err);
+    struct ps_value unrecognized = ps_value_null();
+    if (rc == 0 && ps_operation_spec_unrecognized(&doc, &unrecognized) != 0)
+        rc = ps_error_set(err, PS_ENOMEM, "out of memory");
+    ps_value_release(&doc);
+    if (rc != 0) {
+        ps_operation_spec_release(&parsed);
+        ps_error_prefix(err, "operation \"%s\": spec", op->id);
+        return rc;
+    }
+    if (unrecognized.count > 0)
+        op->unrecognized_spec = ps_value_to_json(&unrecognized);
+    ps_value_release(&unrecognized);
+    op->cpu_monitor = parsed.job_cpu_monitor;
+    op->max_failed_job_count = parsed.max_failed_job_count.set ? parsed.max_failed_job_count.value
+                                                                : svc->cfg.max_failed_job_count;
     /* memory options of the operation (apply to every task) */
     struct ps_memory_task_spec base;
     ps_memory_task_spec_init(&base);
-    double x;
-    const json_t *v;
-    if ((v = json_object_get(spec, "user_job_memory_digest_default_value")) && !json_is_null(v)) {
-        if (!json_is_number(v))
-            return ps_error_set(err, PS_EINVAL, "spec/user_job_memory_digest_default_value: must be a number");
-        base.user_job_memory_digest_default_value = json_number_value(v);
-    }
-    if ((v = json_object_get(spec, "user_job_memory_digest_lower_bound")) && !json_is_null(v)) {
-        if (!json_is_number(v))
-            return ps_error_set(err, PS_EINVAL, "spec/user_job_memory_digest_lower_bound: must be a number");
-        base.user_job_memory_digest_lower_bound = json_number_value(v);
-    }
-    if ((v = json_object_get(spec, "memory_reserve_factor")) && !json_is_null(v)) {
-        if (!json_is_number(v))
-            return ps_error_set(err, PS_EINVAL, "spec/memory_reserve_factor: must be a number");
+    if (parsed.user_job_memory_digest_default_value.set)
+        base.user_job_memory_digest_default_value = parsed.user_job_memory_digest_default_value.value;
+    if (parsed.user_job_memory_digest_lower_bound.set)
+        base.user_job_memory_digest_lower_bound = parsed.user_job_memory_digest_lower_bound.value;
+    if (parsed.memory_reserve_factor.set) {
         base.has_memory_reserve_factor = true;
-        base.memory_reserve_factor = json_number_value(v);
+        base.memory_reserve_factor = parsed.memory_reserve_factor.value;
     }
-
-    /* job_cpu_monitor */
+    ps_operation_spec_release(&parsed);
     char q[96];
-    ps_cpu_monitor_config_init(&op->cpu_monitor);
-    const json_t *cm = json_object_get(spec, "job_cpu_monitor");
-    if (cm && !json_is_null(cm)) {
-        if (!json_is_object(cm))
-            return ps_error_set(err, PS_EINVAL, "spec/job_cpu_monitor: must be a map");
-        const char *key;
-        const json_t *item;
-        json_object_foreach((json_t *)cm, key, item) {
-            if (json_is_boolean(item))
-                x = json_is_true(item) ? 1 : 0;
-            else if (json_is_number(item))
-                x = json_number_value(item);
-            else
-                return ps_error_set(err, PS_EINVAL, "spec/job_cpu_monitor/%s: must be a number or a boolean",
-                                    quoted(q, sizeof q, key));
-            int rc = ps_cpu_monitor_config_set(&op->cpu_monitor, key, x, err);
-            if (rc != 0) {
-                ps_error_prefix(err, "spec/job_cpu_monitor");
-                return rc == PS_ENOENT ? (err->code = PS_EINVAL) : rc;
-            }
-        }
-        int rc = ps_cpu_monitor_config_validate(&op->cpu_monitor, err);
-        if (rc != 0)
-            return rc;
-    }
 
     op->task_count = 0;
     op->tasks = calloc(json_object_size(tasks), sizeof *op->tasks);
@@ -274,7 +265,7 @@ static int parse_controller_spec(struct ps_service *svc, const json_t *spec, str
         task->cpu_limit = 1;
         task->memory_limit = 512 * MIB;
         task->tmpfs_size = 0;
-        int rc = 0;
+        rc = 0;
         if (!json_object_get(t, "job_count"))
             return task_error(err, name, "job_count", "an integer in [1, 1000000]", NULL);
         if ((rc = get_int(t, name, "job_count", 1, MAX_JOB_COUNT, "an integer in [1, 1000000]",
@@ -351,17 +342,15 @@ static json_t *resulting_spec(struct ps_service *svc, const json_t *spec, struct
                                       t->environment));
     }
     json_object_set_new(r, "tasks", tasks);
-    json_t *cm = json_object();
-    for (size_t i = 0; i < ps_cpu_monitor_config_key_count(); i++) {
-        const struct ps_cpu_monitor_key *k = ps_cpu_monitor_config_key(i);
-        double x = 0;
-        ps_cpu_monitor_config_get(&op->cpu_monitor, k->name, &x, NULL);
-        if (k->kind == PS_CPU_MONITOR_KEY_BOOL)
-            json_object_set_new(cm, k->name, json_boolean(x != 0));
-        else if (k->kind == PS_CPU_MONITOR_KEY_DOUBLE)
-            json_object_set_new(cm, k->name, json_real(x));
-        else
-            json_object_set_new(cm, k->name, json_integer((json_int_t)x));
+    struct ps_value cmv;
+    json_t *cm = NULL;
+    if (ps_attr_to_value(&ps_cpu_monitor_config_table, &op->cpu_monitor, &cmv) == 0) {
+        cm = ps_value_to_json(&cmv);
+        ps_value_release(&cmv);
+    }
+    if (!cm) {
+        json_decref(r);
+        return NULL;
     }
     json_decref(op->cpu_monitor_json);
     op->cpu_monitor_json = json_incref(cm);
@@ -373,7 +362,7 @@ static json_t *resulting_spec(struct ps_service *svc, const json_t *spec, struct
         json_object_set_new(r, "user_job_memory_digest_lower_bound",
                             json_real(m->user_job_digest_lower_bound));
     }
-    json_object_set_new(r, "max_failed_job_count", json_integer(svc->cfg.max_failed_job_count));
+    json_object_set_new(r, "max_failed_job_count", json_integer(op->max_failed_job_count));
     return r;
 }
 
@@ -390,6 +379,7 @@ void ps_svc_op_free(struct ps_svc_op *op)
     json_decref(op->spec);
     json_decref(op->resulting_spec);
     json_decref(op->cpu_monitor_json);
+    json_decref(op->unrecognized_spec);
     json_decref(op->pool_per_tree);
     json_decref(op->parameters);
     free(op->state);
@@ -954,11 +944,11 @@ void ps_svc_job_finish(struct ps_service *svc, struct ps_svc_job *job, int state
                abort_reason ? abort_reason : "");
     if (op->finished)
         return;
-    if (state == PS_JOB_FAILED && op->failed_jobs >= svc->cfg.max_failed_job_count) {
+    if (state == PS_JOB_FAILED && op->failed_jobs >= op->max_failed_job_count) {
         char msg[600];
         snprintf(msg, sizeof msg,
-                 "%" PRId64 " jobs failed, max_failed_job_count is %d; last job error: %s",
-                 op->failed_jobs, svc->cfg.max_failed_job_count, error ? error : "(none)");
+                 "%" PRId64 " jobs failed, max_failed_job_count is %" PRId64 "; last job error: %s",
+                 op->failed_jobs, op->max_failed_job_count, error ? error : "(none)");
         ps_svc_op_finish(svc, op, "failed", msg, now_ms);
         return;
     }

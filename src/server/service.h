@@ -150,6 +150,8 @@ struct ps_svc_op {
     int shape_task;                /* the task whose allocations the snapshots offer, -1 none */
     struct ps_cpu_monitor_config cpu_monitor;
     json_t *cpu_monitor_json;      /* the resulting job_cpu_monitor map */
+    json_t *unrecognized_spec;     /* keys of the spec no reader knows (op_spec.h), or NULL */
+    int64_t max_failed_job_count;  /* the spec's, else the service config's */
     int tree_count;
     struct ps_svc_op_tree *trees;  /* parallel to sop->tree_names */
     int64_t failed_jobs;

@@ -234,11 +234,6 @@ static int check_operations(struct ps_sim *sim, struct ps_error *err)
                                     "operations[%zu].tasks[%zu].resources: a job must request at "
                                     "least one resource, got none",
                                     i, k);
-        const json_t *max_failed = json_object_get(o->spec, "max_failed_job_count");
-        if (max_failed && !(json_is_integer(max_failed) && json_integer_value(max_failed) >= 0))
-            return ps_error_set(err, PS_EINVAL,
-                                "operations[%zu].spec.max_failed_job_count: must be a whole number >= 0",
-                                i);
         struct ps_value spec;
         struct ps_operation_spec parsed;
         int rc = ps_json_to_value(o->spec, &spec, err);
