@@ -28,6 +28,64 @@ const struct ps_attr *ps_attr_find(const struct ps_attr_table *table, const char
     return NULL;
 }
 
+int ps_edit_distance(const char *a, const char *b, int cap)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 64 || lb > 64)
+        return cap + 1;
+    int row[65];
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = (int)j;
+    for (size_t i = 1; i <= la; i++) {
+        int diag = row[0], best = (int)i;
+        row[0] = (int)i;
+        for (size_t j = 1; j <= lb; j++) {
+            int up = row[j];
+            int v = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < v)
+                v = up + 1;
+            if (row[j - 1] + 1 < v)
+                v = row[j - 1] + 1;
+            row[j] = v;
+            diag = up;
+            if (v < best)
+                best = v;
+        }
+        if (best > cap)
+            return cap + 1;
+    }
+    return row[lb];
+}
+
+/* The canonical name nearest to key when it is close enough to be a typo (at most 2 edits,
+ * fewer than the key's length), else NULL. */
+static const char *suggest(const struct ps_attr_table *table, const char *key)
+{
+    const char *best = NULL;
+    int best_d = 3;
+    for (int i = 0; i < table->count; i++) {
+        const struct ps_attr *a = &table->attrs[i];
+        for (int k = -1; k < 3 && (k < 0 || a->alias[k]); k++) {
+            int d = ps_edit_distance(key, k < 0 ? a->name : a->alias[k], 2);
+            if (d < best_d) {
+                best_d = d;
+                best = a->name;
+            }
+        }
+    }
+    return best && best_d < (int)strlen(key) ? best : NULL;
+}
+
+static int unknown_key(struct ps_error *err, const char *path, const char *key,
+                       const struct ps_attr_table *table)
+{
+    const char *near = suggest(table, key);
+    if (near)
+        return ps_error_set(err, PS_EINVAL, "%s: unknown key of the %s (did you mean \"%s\"?)",
+                            path, table->what, near);
+    return ps_error_set(err, PS_EINVAL, "%s: unknown key of the %s", path, table->what);
+}
+
 /* Splits "a/b/c" into "a" (copied into head) and "b/c" (returned, NULL when none). */
 static const char *split_path(const char *path, char *head, size_t size)
 {
@@ -486,7 +544,7 @@ static int set_group_map(const struct ps_attr *a, void *field, const char *key,
             continue;
         if (!sub) {
             ps_attr_release(a->group, field);
-            return ps_error_set(err, PS_EINVAL, "%s: unknown key", path);
+            return unknown_key(err, path, v->keys[i], a->group);
         }
         size_t size = kind_size(sub);
         void *tmp = malloc(size);
@@ -518,7 +576,7 @@ static int set_in(const struct ps_attr_table *table, void *obj, const char *path
     const char *rest = split_path(path, head, sizeof head);
     const struct ps_attr *a = ps_attr_find(table, head);
     if (!a)
-        return ps_error_set(err, PS_EINVAL, "%s: unknown key of the %s", full, table->what);
+        return unknown_key(err, full, head, table);
     void *field = FIELD(obj, a);
     if (rest) {
         if (a->kind == PS_ATTR_RESOURCES) {

@@ -106,6 +106,11 @@ struct ps_attr_table {
  * boolean tag formula (core/formula.h); PS_EINVAL names key and value otherwise. */
 int ps_attr_check_filter(const char *key, const char *value, struct ps_error *err);
 
+/* Levenshtein distance of a and b, capped: anything above cap is cap + 1 (so is any string
+ * longer than 64). Unknown-key messages use it to suggest the key meant:
+ * `wieght: unknown key of the pool config (did you mean "weight"?)`. */
+int ps_edit_distance(const char *a, const char *b, int cap);
+
 /* The attribute named `name` (canonical or alias), or NULL. */
 const struct ps_attr *ps_attr_find(const struct ps_attr_table *table, const char *name);
 
