@@ -93,7 +93,7 @@ static const struct ps_attr spec_attrs[] = {
     {.name = "memory_reserve_factor", .kind = PS_ATTR_OPT_DOUBLE,
      .offset = OFF(memory_reserve_factor), .min = 0, .max = 1, .flags = PS_ATTR_MIN_OPEN},
     {.name = "max_failed_job_count", .kind = PS_ATTR_OPT_INT, .offset = OFF(max_failed_job_count),
-     .min = 0, .max = 10000},
+     .min = 0, .max = PS_MAX_FAILED_JOB_COUNT},
     /* Unknown keys inside are reported with the spec's (ps_operation_spec_unrecognized). */
     {.name = "job_cpu_monitor", .kind = PS_ATTR_GROUP, .offset = OFF(job_cpu_monitor),
      .group = &ps_cpu_monitor_config_table, .presence_offset = -1,

@@ -75,6 +75,10 @@
 #include "core/operation.h"
 #include "core/value.h"
 
+/* Upstream's upper limit of max_failed_job_count (TOperationSpecBase); the scheduler config's
+ * default of the same key has the same range. */
+#define PS_MAX_FAILED_JOB_COUNT 10000
+
 enum ps_preemption_mode {
     PS_PREEMPTION_MODE_NORMAL = 0,
     PS_PREEMPTION_MODE_GRACEFUL = 1,

@@ -3,6 +3,7 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1071,75 +1072,71 @@ int ps_service_parse_listen(struct ps_service_config *cfg, const char *text, str
     return 0;
 }
 
-static int cfg_int(const json_t *doc, const char *key, int64_t min, int64_t max, int64_t *out,
-                   struct ps_error *err)
+/* The scheduler config's numeric keys (durations in ms); listen and data_dir are read below. */
+static int config_defaults(void *obj)
 {
-    const json_t *v = json_object_get(doc, key);
-    if (!v)
-        return 0;
-    if (!json_is_integer(v) || json_integer_value(v) < min || json_integer_value(v) > max)
-        return ps_error_set(err, PS_EINVAL, "%s: must be an integer in [%" PRId64 ", %" PRId64 "]",
-                            key, min, max);
-    *out = json_integer_value(v);
+    ps_service_config_init(obj);
     return 0;
 }
 
+#define CFG(field) offsetof(struct ps_service_config, field)
+static const struct ps_attr config_attrs[] = {
+    {.name = "fair_share_update_period", .kind = PS_ATTR_INT,
+     .offset = CFG(fair_share_update_period_ms), .min = 10, .max = 60000},
+    {.name = "heartbeat_period", .kind = PS_ATTR_INT, .offset = CFG(heartbeat_period_ms),
+     .min = 10, .max = 3600000},
+    {.name = "node_offline_timeout", .kind = PS_ATTR_INT, .offset = CFG(node_offline_timeout_ms),
+     .min = 100, .max = 86400000},
+    {.name = "http_threads", .kind = PS_ATTR_INT32, .offset = CFG(http_threads), .min = 1,
+     .max = 256},
+    /* The operation spec's key of the same name (op_spec.h) has the same range. */
+    {.name = "max_failed_job_count", .kind = PS_ATTR_INT32, .offset = CFG(max_failed_job_count),
+     .min = 0, .max = PS_MAX_FAILED_JOB_COUNT},
+    {.name = "commit_window", .kind = PS_ATTR_INT, .offset = CFG(commit_window_ms), .min = 0,
+     .max = 1000},
+};
+#undef CFG
+
+static const struct ps_attr_table config_table = {
+    .what = "scheduler config",
+    .attrs = config_attrs,
+    .count = (int)(sizeof config_attrs / sizeof config_attrs[0]),
+    .size = sizeof(struct ps_service_config),
+    .init = config_defaults,
+};
+
 int ps_service_config_apply(struct ps_service_config *cfg, const json_t *doc, struct ps_error *err)
 {
-    static const char *const keys[] = {"listen", "data_dir", "fair_share_update_period",
-                                       "heartbeat_period", "node_offline_timeout", "http_threads",
-                                       "max_failed_job_count", "commit_window", NULL};
     if (!json_is_object(doc))
         return ps_error_set(err, PS_EINVAL, "the config must be a map");
-    const char *k;
-    const json_t *v;
-    json_object_foreach((json_t *)doc, k, v) {
-        bool ok = false;
-        for (int i = 0; keys[i]; i++)
-            ok |= strcmp(keys[i], k) == 0;
-        if (!ok)
-        {
-            char q[96];
-            return ps_error_set(err, PS_EINVAL, "unknown key %s", quoted(q, sizeof q, k));
-        }
-    }
+    struct ps_service_config next = *cfg;
     int rc;
+    const json_t *v;
     if ((v = json_object_get(doc, "listen"))) {
         if (!json_is_string(v))
             return ps_error_set(err, PS_EINVAL, "listen: must be a string HOST:PORT");
-        if ((rc = ps_service_parse_listen(cfg, json_string_value(v), err)) != 0)
+        if ((rc = ps_service_parse_listen(&next, json_string_value(v), err)) != 0)
             return rc;
     }
     if ((v = json_object_get(doc, "data_dir"))) {
         if (!json_is_string(v) || json_string_length(v) == 0 ||
-            json_string_length(v) >= sizeof cfg->data_dir)
+            json_string_length(v) >= sizeof next.data_dir)
             return ps_error_set(err, PS_EINVAL, "data_dir: must be a non-empty path");
-        snprintf(cfg->data_dir, sizeof cfg->data_dir, "%s", json_string_value(v));
+        snprintf(next.data_dir, sizeof next.data_dir, "%s", json_string_value(v));
     }
-    int64_t x;
-    x = cfg->fair_share_update_period_ms;
-    if ((rc = cfg_int(doc, "fair_share_update_period", 10, 60000, &x, err)))
+    json_t *rest = json_deep_copy(doc);
+    if (!rest)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    json_object_del(rest, "listen");
+    json_object_del(rest, "data_dir");
+    struct ps_value map;
+    rc = ps_json_to_value(rest, &map, err);
+    json_decref(rest);
+    if (rc != 0)
         return rc;
-    cfg->fair_share_update_period_ms = x;
-    x = cfg->heartbeat_period_ms;
-    if ((rc = cfg_int(doc, "heartbeat_period", 10, 3600000, &x, err)))
-        return rc;
-    cfg->heartbeat_period_ms = x;
-    x = cfg->node_offline_timeout_ms;
-    if ((rc = cfg_int(doc, "node_offline_timeout", 100, 86400000, &x, err)))
-        return rc;
-    cfg->node_offline_timeout_ms = x;
-    x = cfg->http_threads;
-    if ((rc = cfg_int(doc, "http_threads", 1, 256, &x, err)))
-        return rc;
-    cfg->http_threads = (unsigned)x;
-    x = cfg->max_failed_job_count;
-    if ((rc = cfg_int(doc, "max_failed_job_count", 1, 1000000, &x, err)))
-        return rc;
-    cfg->max_failed_job_count = (int)x;
-    x = cfg->commit_window_ms;
-    if ((rc = cfg_int(doc, "commit_window", 0, 1000, &x, err)))
-        return rc;
-    cfg->commit_window_ms = x;
-    return 0;
+    rc = ps_attr_apply(&config_table, &next, &map, false, err);
+    ps_value_release(&map);
+    if (rc == 0)
+        *cfg = next;
+    return rc;
 }

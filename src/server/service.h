@@ -52,8 +52,9 @@ struct ps_service_config {
                                              at first start; each tree follows its own later */
     int64_t heartbeat_period_ms;          /* 5000: told to nodes */
     int64_t node_offline_timeout_ms;      /* 60000: no heartbeat for this long -> offline */
-    unsigned http_threads;                /* 8 */
-    int max_failed_job_count;             /* 10: an operation fails at the 10th failed job */
+    int http_threads;                     /* 8 */
+    int max_failed_job_count;             /* 10: an operation fails at the 10th failed job,
+                                           * unless its spec says otherwise */
     int64_t commit_window_ms;             /* 0: the journal commits as soon as it has work */
     bool quiet;                           /* no event log on stderr (benchmarks) */
 };
@@ -62,7 +63,8 @@ void ps_service_config_init(struct ps_service_config *cfg);
 
 /* Applies a config document (JSON object: listen "host:port", data_dir,
  * fair_share_update_period, heartbeat_period, node_offline_timeout, http_threads,
- * max_failed_job_count, commit_window; durations in ms). Unknown keys are errors. */
+ * max_failed_job_count, commit_window; durations in ms), through the config's attr table:
+ * ranges and messages as every table's; unknown keys are errors (did you mean ...?). */
 int ps_service_config_apply(struct ps_service_config *cfg, const json_t *doc,
                             struct ps_error *err);
 
