@@ -105,7 +105,7 @@ static const struct ps_attr spec_attrs[] = {
 static const char *const other_keys[] = {"scheduling_options_per_pool_tree",
                                          "fair_share_options_per_pool_tree", "tasks", NULL};
 
-static const struct ps_attr_table spec_table = {
+const struct ps_attr_table ps_operation_spec_table = {
     .what = "operation spec",
     .attrs = spec_attrs,
     .count = (int)(sizeof spec_attrs / sizeof spec_attrs[0]),
@@ -132,7 +132,7 @@ void ps_operation_spec_release(struct ps_operation_spec *spec)
 {
     if (!spec)
         return;
-    ps_attr_release(&spec_table, spec);
+    ps_attr_release(&ps_operation_spec_table, spec);
     per_tree_release(spec->per_tree, spec->per_tree_count);
     spec->per_tree = NULL;
     spec->per_tree_count = 0;
@@ -166,11 +166,11 @@ static int per_tree_copy(struct ps_op_tree_options **dst, const struct ps_op_tre
 
 int ps_operation_spec_copy(struct ps_operation_spec *dst, const struct ps_operation_spec *src)
 {
-    int rc = ps_attr_copy(&spec_table, dst, src);
+    int rc = ps_attr_copy(&ps_operation_spec_table, dst, src);
     if (rc == 0) {
         rc = per_tree_copy(&dst->per_tree, src->per_tree, src->per_tree_count);
         if (rc != 0)
-            ps_attr_release(&spec_table, dst);
+            ps_attr_release(&ps_operation_spec_table, dst);
     }
     if (rc != 0) {
         memset(dst, 0, sizeof *dst);   /* nothing owned, safe to release */
@@ -239,7 +239,7 @@ int ps_operation_spec_apply(struct ps_operation_spec *spec, const struct ps_valu
     struct ps_operation_spec copy;
     if (ps_operation_spec_copy(&copy, spec) != 0)
         return ps_error_set(err, PS_ENOMEM, "out of memory");
-    int rc = ps_attr_apply(&spec_table, &copy, map, true, err);
+    int rc = ps_attr_apply(&ps_operation_spec_table, &copy, map, true, err);
     const struct ps_value *per_tree = ps_value_find(map, "scheduling_options_per_pool_tree");
     const struct ps_value *per_tree_alias = ps_value_find(map, "fair_share_options_per_pool_tree");
     if (rc == 0 && per_tree && per_tree_alias)
@@ -266,7 +266,7 @@ int ps_operation_spec_apply(struct ps_operation_spec *spec, const struct ps_valu
 
 int ps_operation_spec_to_value(const struct ps_operation_spec *spec, struct ps_value *out)
 {
-    int rc = ps_attr_to_value(&spec_table, spec, out);
+    int rc = ps_attr_to_value(&ps_operation_spec_table, spec, out);
     if (rc != 0)
         return rc;
     struct ps_value per_tree = ps_value_map();
@@ -288,7 +288,7 @@ int ps_operation_spec_to_value(const struct ps_operation_spec *spec, struct ps_v
 
 int ps_operation_spec_unrecognized(const struct ps_value *map, struct ps_value *out)
 {
-    int rc = ps_attr_unrecognized(&spec_table, map, other_keys, out);
+    int rc = ps_attr_unrecognized(&ps_operation_spec_table, map, other_keys, out);
     for (int k = 0; rc == 0 && k < 2; k++) {
         const char *key = other_keys[k];
         const struct ps_value *per_tree = ps_value_find(map, key);
@@ -321,11 +321,11 @@ int ps_operation_spec_check_runtime(const struct ps_value *params, struct ps_err
         const char *key = params->keys[i];
         if (strcmp(key, other_keys[0]) == 0 || strcmp(key, other_keys[1]) == 0)
             continue;
-        const struct ps_attr *a = ps_attr_find(&spec_table, key);
+        const struct ps_attr *a = ps_attr_find(&ps_operation_spec_table, key);
         if (a && (a->flags & PS_ATTR_RUNTIME))
             continue;
         char known[256] = "";
-        for (int j = 0; j < spec_table.count; j++)
+        for (int j = 0; j < ps_operation_spec_table.count; j++)
             if (spec_attrs[j].flags & PS_ATTR_RUNTIME)
                 snprintf(known + strlen(known), sizeof known - strlen(known), "%s, ",
                          spec_attrs[j].name);

@@ -117,6 +117,10 @@ struct ps_operation_spec {
     struct ps_opt_int max_failed_job_count;
 };
 
+/* The table of the keys above (without scheduling_options_per_pool_tree, read per tree with
+ * the same rules for its keys); for generic code and tests. */
+extern const struct ps_attr_table ps_operation_spec_table;
+
 /* Defaults; 0 or PS_ENOMEM (then nothing to release). */
 int ps_operation_spec_init(struct ps_operation_spec *spec);
 void ps_operation_spec_release(struct ps_operation_spec *spec);
