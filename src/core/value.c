@@ -321,3 +321,25 @@ char *ps_value_describe(const struct ps_value *v, char *buf, int size)
         memcpy(buf + size - 4, "...", 4);
     return buf;
 }
+
+int ps_value_map_without(const struct ps_value *map, const char *const *skip,
+                         struct ps_value *out)
+{
+    *out = ps_value_map();
+    for (int i = 0; map && map->type == PS_VALUE_MAP && i < map->count; i++) {
+        bool skipped = false;
+        for (int k = 0; skip && skip[k]; k++)
+            skipped |= strcmp(map->keys[i], skip[k]) == 0;
+        if (skipped)
+            continue;
+        struct ps_value item;
+        int rc = ps_value_copy(&item, &map->items[i]);
+        if (rc == 0)
+            rc = ps_value_put(out, map->keys[i], &item);
+        if (rc != 0) {
+            ps_value_release(out);
+            return rc;
+        }
+    }
+    return 0;
+}

@@ -138,19 +138,12 @@ static int at_path(struct ctx *c, const char *path, int rc)
 static int config_map(struct ctx *c, const json_t *obj, const char *const *skip,
                       struct ps_value *out)
 {
-    int rc = ps_json_to_value(obj, out, c->err);
+    struct ps_value all;
+    int rc = ps_json_to_value(obj, &all, c->err);
     if (rc)
         return rc;
-    struct ps_value kept = ps_value_map();
-    for (int i = 0; i < out->count && rc == 0; i++) {
-        bool state = false;
-        for (int k = 0; skip[k]; k++)
-            state |= strcmp(out->keys[i], skip[k]) == 0;
-        if (!state)
-            rc = ps_value_put(&kept, out->keys[i], &out->items[i]);
-    }
-    ps_value_release(out);
-    *out = kept;
+    rc = ps_value_map_without(&all, skip, out);
+    ps_value_release(&all);
     return rc ? oom(c->err) : 0;
 }
 

@@ -195,28 +195,12 @@ static int parse_controller_spec(struct ps_service *svc, const json_t *spec, str
 
     /* The scheduling and controller keys, through the one schema of op_spec.h (the strategy
      * applies the same spec again for its part). */
-    struct ps_value doc;
-    int rc = ps_json_to_value(spec, &doc, err);
-    if (rc != 0)
-        return rc;
     struct ps_operation_spec parsed;
-    if (ps_operation_spec_init(&parsed) != 0) {
-        ps_value_release(&doc);
-        return ps_error_set(err, PS_ENOMEM, "out of memory");
-    }
-    rc = ps_operation_spec_apply(&parsed, &doc, err);
-    struct ps_value unrecognized = ps_value_null();
-    if (rc == 0 && ps_operation_spec_unrecognized(&doc, &unrecognized) != 0)
-        rc = ps_error_set(err, PS_ENOMEM, "out of memory");
-    ps_value_release(&doc);
+    int rc = ps_operation_spec_from_json(spec, &parsed, &op->unrecognized_spec, err);
     if (rc != 0) {
-        ps_operation_spec_release(&parsed);
         ps_error_prefix(err, "operation \"%s\": spec", op->id);
         return rc;
     }
-    if (unrecognized.count > 0)
-        op->unrecognized_spec = ps_value_to_json(&unrecognized);
-    ps_value_release(&unrecognized);
     op->cpu_monitor = parsed.job_cpu_monitor;
     op->max_failed_job_count = parsed.max_failed_job_count.set ? parsed.max_failed_job_count.value
                                                                 : svc->cfg.max_failed_job_count;
