@@ -120,6 +120,12 @@ static void refresh_state(struct ps_strategy *s, struct ps_operation *op)
     op->state = next;
 }
 
+void *ps_tree_op_host(const struct ps_tree_op *member)
+{
+    const struct ps_operation *op = member ? member->user_data : NULL;
+    return op ? op->host : NULL;
+}
+
 void ps_strategy_tree_op_running(struct ps_strategy *s, struct ps_tree_op *op)
 {
     refresh_state(s, op->user_data);

@@ -60,7 +60,13 @@ struct ps_operation {
     struct ps_tree_op **memberships;   /* one per tree, in pool_trees order; none once finished */
     char **tree_names;                 /* owned, parallel to memberships (kept after finish) */
     int index;                         /* private */
+    void *host;                        /* the host's record of this operation (the service's
+                                          struct ps_svc_op); never read by the engine */
 };
+
+/* The host record of the operation a tree membership belongs to (struct ps_operation.host), or
+ * NULL. A membership's user_data is its struct ps_operation: hosts never write it. */
+void *ps_tree_op_host(const struct ps_tree_op *member);
 
 struct ps_strategy;
 

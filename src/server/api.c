@@ -22,8 +22,8 @@ void ps_api_heartbeat_handler(const struct ps_http_request *req, struct ps_http_
 
 /* ---- authentication ---------------------------------------------------------------------- */
 
-/* Tokens are looked up in the store once and then cached (issued tokens are never revoked
- * through the API; a restart clears the cache). */
+/* Tokens are looked up in the store once and then cached; revoke_token drops a token from the
+ * store and the cache together. */
 static int authenticate(struct ps_service *svc, const char *header, struct ps_auth_identity *out,
                         struct ps_error *err)
 {
@@ -94,6 +94,7 @@ static const struct command_params command_params[] = {
     {"create", {"type", "path", "attributes", "ignore_existing"}},
     {"remove", {"path"}},
     {"issue_token", {"user", "role"}},
+    {"revoke_token", {"token"}},
     {"start_op", {"operation_type", "spec"}},
     {"list_operations", {"pool", "user", "state", "limit"}},
     {"get_operation", {"operation_id"}},
@@ -164,6 +165,36 @@ static int issue_token(struct ps_service *svc, const json_t *body, const struct 
     return 0;
 }
 
+static int revoke_token(struct ps_service *svc, const json_t *body,
+                        const struct ps_auth_identity *who, json_t **reply, struct ps_error *err)
+{
+    int rc = ps_auth_require(who, PS_ROLE_ADMIN, "revoke tokens", err);
+    if (rc != 0)
+        return rc;
+    const char *token = json_string_value(json_object_get(body, "token"));
+    if (!token)
+        return ps_error_set(err, PS_EINVAL, "missing parameter \"token\"");
+    pthread_mutex_lock(&svc->store_mu);
+    rc = ps_auth_token_revoke(svc->store, token, err);
+    pthread_mutex_unlock(&svc->store_mu);
+    if (rc != 0)
+        return rc;
+    /* the cache borrows its keys (strdup'ed by authenticate): find the key to free it too */
+    pthread_mutex_lock(&svc->auth_mu);
+    const char *key = NULL;
+    for (size_t i = 0; i < svc->token_cache.capacity && !key; i++)
+        if (svc->token_cache.slots[i].key && strcmp(svc->token_cache.slots[i].key, token) == 0)
+            key = svc->token_cache.slots[i].key;
+    if (key) {
+        free(ps_strmap_remove(&svc->token_cache, key));
+        free((void *)key);
+    }
+    pthread_mutex_unlock(&svc->auth_mu);
+    ps_svc_log(svc, "info", "token_revoked", "by=%s", who->user);
+    *reply = json_object();
+    return *reply ? 0 : ps_error_set(err, PS_ENOMEM, "out of memory");
+}
+
 static const char *path_param(const json_t *body)
 {
     return json_string_value(json_object_get(body, "path"));
@@ -232,8 +263,10 @@ int ps_api_dispatch(struct ps_service *svc, const char *command, const char *bod
     }
     if (rc == 0)
         rc = check_params(command, doc, &err);
-    if (rc == 0 && strcmp(command, "issue_token") == 0) {
-        rc = issue_token(svc, doc, who, reply, &err);
+    bool revoke = strcmp(command, "revoke_token") == 0;
+    if (rc == 0 && (revoke || strcmp(command, "issue_token") == 0)) {
+        rc = revoke ? revoke_token(svc, doc, who, reply, &err)
+                    : issue_token(svc, doc, who, reply, &err);
         json_decref(doc);
         if (rc != 0) {
             *reply = ps_http_error_body(rc, status_of(rc) == 500 ? "internal error" : err.msg);

@@ -355,7 +355,7 @@ static void tree_changed(struct ps_service *svc, struct ps_pool_tree *tree)
     /* raised limits may have started pending operations */
     for (int i = 0; i < ps_pool_tree_last_started_count(tree); i++) {
         struct ps_tree_op *to = ps_pool_tree_last_started(tree, i);
-        struct ps_svc_op *op = to->user_data;
+        struct ps_svc_op *op = ps_tree_op_host(to);
         if (op) {
             ps_svc_op_refresh_state(op);
             ps_svc_log(svc, "info", "operation_running", "id=%s", op->id);

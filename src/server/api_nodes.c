@@ -153,6 +153,15 @@ static void finish_reported(struct ps_service *svc, struct ps_svc_job *job, cons
     ps_persist_op(svc, job->op);
 }
 
+/* The service operation of element `element` of the tree's last build, or NULL (pools,
+ * detached operations). ts->sched.user holds the strategy's operations. */
+static struct ps_svc_op *sched_host(const struct ps_svc_tree_state *ts, int element)
+{
+    if (element < 0 || element >= ts->sched.fs.count || !ts->sched.user[element])
+        return NULL;
+    return ((const struct ps_operation *)ts->sched.user[element])->host;
+}
+
 static int tree_slot(const struct ps_svc_op *op, const char *tree)
 {
     if (!op->sop)
@@ -306,7 +315,7 @@ static int schedule(struct ps_service *svc, struct ps_svc_node *node, int64_t no
                                  now, &res, &pres, err);
     for (int i = 0; rc == 0 && i < res.allocation_count; i++) {
         const struct ps_sched_allocation *a = &res.allocations[i];
-        struct ps_svc_op *op = ts->sched.user[a->op];
+        struct ps_svc_op *op = sched_host(ts, a->op);
         int slot = op ? tree_slot(op, tname) : -1;
         struct ps_svc_job *job = slot >= 0 ? ps_svc_job_start(svc, op, slot, a->resources,
                                                                node->id, now)
@@ -324,7 +333,7 @@ static int schedule(struct ps_service *svc, struct ps_svc_node *node, int64_t no
         const struct ps_preempt_victim *v = &pres.victims[i];
         for (int k = 0; k < na; k++)
             if (allocs[k].id == v->allocation_id) {
-                struct ps_svc_op *for_op = v->for_op >= 0 ? ts->sched.user[v->for_op] : NULL;
+                struct ps_svc_op *for_op = sched_host(ts, v->for_op);
                 ps_svc_job_preempt(svc, jobs[k], ps_svc_preempt_reason(v->reason),
                                    v->interrupt_timeout_ms, for_op ? for_op->id : NULL, now,
                                    interrupt, abort);

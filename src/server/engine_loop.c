@@ -63,8 +63,9 @@ static void update_tree(struct ps_service *svc, struct ps_svc_tree_state *ts, in
     ps_persist_tree(svc, ts->name);
     for (int k = 0; k < ps_pool_tree_operation_count(tree); k++) {
         struct ps_tree_op *to = ps_pool_tree_operation_at(tree, k);
-        if (to->user_data && to->dynamic.starvation != PS_NON_STARVING)
-            ps_persist_op(svc, to->user_data);
+        struct ps_svc_op *op = ps_tree_op_host(to);
+        if (op && to->dynamic.starvation != PS_NON_STARVING)
+            ps_persist_op(svc, op);
     }
 }
 

@@ -406,8 +406,6 @@ void ps_svc_op_update_pools(struct ps_svc_op *op)
     json_t *m = json_object();
     for (int i = 0; m && i < op->sop->tree_count; i++) {
         struct ps_tree_op *to = op->sop->memberships ? op->sop->memberships[i] : NULL;
-        if (to)
-            to->user_data = op;
         if (to && to->pool)
             json_object_set_new(m, op->sop->tree_names[i], json_string(to->pool->name));
     }
@@ -421,11 +419,8 @@ void ps_svc_op_update_pools(struct ps_svc_op *op)
 
 static void bind_memberships(struct ps_svc_op *op)
 {
-    if (!op->sop)
-        return;
-    for (int i = 0; i < op->sop->tree_count && i < op->tree_count; i++)
-        if (op->sop->memberships && op->sop->memberships[i])
-            op->sop->memberships[i]->user_data = op;
+    if (op->sop)
+        op->sop->host = op;
 }
 
 int ps_svc_op_create(struct ps_service *svc, const char *id, const char *user, int64_t start_ms,
@@ -598,7 +593,7 @@ struct ps_preemptible *ps_svc_sched_op_fn(void *ctx, struct ps_tree_op *tree_op,
                                           struct ps_preempt_operation *preempt)
 {
     (void)ctx;
-    struct ps_svc_op *op = tree_op->user_data;
+    struct ps_svc_op *op = ps_tree_op_host(tree_op);
     if (!op || !op->sop)
         return NULL;
     const char *tree = ps_pool_tree_name(tree_op->tree);
@@ -621,7 +616,7 @@ void ps_svc_fill_engine_inputs(struct ps_service *svc, struct ps_svc_tree_state 
     (void)ts;
     for (int k = 0; k < ps_pool_tree_operation_count(tree); k++) {
         struct ps_tree_op *to = ps_pool_tree_operation_at(tree, k);
-        struct ps_svc_op *op = to->user_data;
+        struct ps_svc_op *op = ps_tree_op_host(to);
         if (!op)
             continue;
         for (int i = 0; i < op->tree_count; i++) {
