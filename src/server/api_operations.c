@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "core/attr.h"
-#include "core/op_spec.h"
 #include "core/pending.h"
 #include "io/json_value.h"
 #include "platform/random.h"
@@ -294,8 +293,6 @@ static int update_params(struct ps_service *svc, struct ps_svc_op *op, const jso
         return ps_error_set(err, PS_EINVAL, "parameters: must be a map");
     struct ps_value pv;
     int rc = ps_json_to_value(params, &pv, err);
-    if (rc == 0 && (rc = ps_operation_spec_check_runtime(&pv, err)) != 0)
-        ps_value_release(&pv);
     if (rc == 0 && (op->finished || !op->sop)) {
         ps_value_release(&pv);
         rc = ps_error_set(err, PS_ESTATE, "operation \"%s\" has already finished", op->id);
