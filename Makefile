@@ -4,7 +4,7 @@ JOBS         ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS  ?=
 FUZZ_SECONDS ?= 30
 
-.PHONY: all deps configure build test run sanitize tsan fuzz vectors bench clean stop
+.PHONY: all deps configure build test run sanitize tsan fuzz vectors bench clean stop hostile-long
 
 all: build
 
@@ -20,6 +20,12 @@ build: $(BUILD)/CMakeCache.txt
 test: deps
 	$(MAKE) build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+
+# The long form of the connection-exhaustion test (issue 13): 10,000 idle connections, the
+# scheduler started with its soft fd limit at the hard one (needs a hard limit above ~12,000).
+hostile-long: build
+	POOLSCHED_HOSTILE_IDLE=10000 POOLSCHED_HOSTILE_SOFT_NOFILE=$$(ulimit -Hn) \
+	  bash tests/scripts/server_hostile_conns.sh $(BUILD)/poolsched ../shared .
 
 vectors: build
 	python3 ../shared/tools/check-vectors $(BUILD)/poolsched ../shared/vectors/fair-share

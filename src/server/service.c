@@ -1,5 +1,9 @@
 /* service.c — the operation and job model of the scheduler service (under svc->mu). */
+#include "server/node_health.h"
 #include "server/service.h"
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stddef.h>
 
 #include <inttypes.h>
 #include <math.h>
@@ -1026,6 +1030,33 @@ void ps_service_config_init(struct ps_service_config *cfg)
     cfg->http_threads = 8;
     cfg->max_failed_job_count = 10;
     cfg->commit_window_ms = 0;
+    cfg->http_max_body_size = 1 << 20;
+    cfg->http_max_start_op_body_size = 16 << 20;
+    cfg->http_max_heartbeat_body_size = 32 << 20;
+    cfg->http_max_connections = 0;
+    cfg->http_max_connections_per_ip = PS_HTTP_DEFAULT_MAX_CONNECTIONS_PER_IP;
+    cfg->http_header_timeout_ms = PS_HTTP_DEFAULT_HEADER_TIMEOUT_MS;
+    cfg->http_idle_timeout_ms = PS_HTTP_DEFAULT_IDLE_TIMEOUT_S * 1000;
+    cfg->metrics_require_token = -1;
+    cfg->allow_insecure_remote = false;
+    ps_node_health_config_init(cfg);
+}
+
+bool ps_service_metrics_require_token(const struct ps_service_config *cfg)
+{
+    return cfg->metrics_require_token < 0 ? !ps_service_listen_is_loopback(cfg)
+                                          : cfg->metrics_require_token != 0;
+}
+
+bool ps_service_listen_is_loopback(const struct ps_service_config *cfg)
+{
+    struct in_addr a4;
+    struct in6_addr a6;
+    if (inet_pton(AF_INET, cfg->host, &a4) == 1)
+        return (ntohl(a4.s_addr) >> 24) == 127;
+    if (inet_pton(AF_INET6, cfg->host, &a6) == 1)
+        return IN6_IS_ADDR_LOOPBACK(&a6);
+    return false;
 }
 
 int ps_service_parse_listen(struct ps_service_config *cfg, const char *text, struct ps_error *err)
@@ -1051,7 +1082,9 @@ int ps_service_parse_listen(struct ps_service_config *cfg, const char *text, str
     return 0;
 }
 
-/* The scheduler config's numeric keys (durations in ms); listen and data_dir are read below. */
+/* The scheduler config's keys (durations in ms, sizes in bytes), node_health.h's among them;
+ * listen (HOST:PORT), data_dir (a path) and metrics_require_token (true, false or "auto") are
+ * read by ps_service_config_apply itself. */
 static int config_defaults(void *obj)
 {
     ps_service_config_init(obj);
@@ -1059,6 +1092,7 @@ static int config_defaults(void *obj)
 }
 
 #define CFG(field) offsetof(struct ps_service_config, field)
+#define DAY_MS 86400000.0
 static const struct ps_attr config_attrs[] = {
     {.name = "fair_share_update_period", .kind = PS_ATTR_INT,
      .offset = CFG(fair_share_update_period_ms), .min = 10, .max = 60000},
@@ -1073,8 +1107,39 @@ static const struct ps_attr config_attrs[] = {
      .min = 0, .max = PS_MAX_FAILED_JOB_COUNT},
     {.name = "commit_window", .kind = PS_ATTR_INT, .offset = CFG(commit_window_ms), .min = 0,
      .max = 1000},
+    /* HTTP limits (docs/api.md "Limits") */
+    {.name = "http_max_body_size", .kind = PS_ATTR_INT, .offset = CFG(http_max_body_size),
+     .min = 1024, .max = 1073741824},
+    {.name = "http_max_start_op_body_size", .kind = PS_ATTR_INT,
+     .offset = CFG(http_max_start_op_body_size), .min = 1024, .max = 1073741824},
+    {.name = "http_max_heartbeat_body_size", .kind = PS_ATTR_INT,
+     .offset = CFG(http_max_heartbeat_body_size), .min = 1024, .max = 1073741824},
+    {.name = "http_max_connections", .kind = PS_ATTR_INT, .offset = CFG(http_max_connections),
+     .min = 0, .max = 1000000},
+    {.name = "http_max_connections_per_ip", .kind = PS_ATTR_INT,
+     .offset = CFG(http_max_connections_per_ip), .min = 1, .max = 1000000},
+    {.name = "http_header_timeout", .kind = PS_ATTR_INT, .offset = CFG(http_header_timeout_ms),
+     .min = 100, .max = 3600000},
+    {.name = "http_idle_timeout", .kind = PS_ATTR_INT, .offset = CFG(http_idle_timeout_ms),
+     .min = 1000, .max = 86400000},
+    {.name = "allow_insecure_remote", .kind = PS_ATTR_BOOL, .offset = CFG(allow_insecure_remote)},
+    /* broken nodes and operations that can never run (node_health.h) */
+    {.name = "max_consecutive_job_aborts", .kind = PS_ATTR_INT32,
+     .offset = CFG(max_consecutive_job_aborts), .min = 0, .max = 1000000},
+    {.name = "disable_jobs_timeout", .kind = PS_ATTR_INT, .offset = CFG(disable_jobs_timeout_ms),
+     .min = 0, .max = 30 * DAY_MS},
+    {.name = "available_exec_nodes_check_period", .kind = PS_ATTR_INT,
+     .offset = CFG(available_exec_nodes_check_period_ms), .min = 10, .max = DAY_MS},
+    {.name = "safe_scheduler_online_time", .kind = PS_ATTR_INT,
+     .offset = CFG(safe_scheduler_online_time_ms), .min = 0, .max = DAY_MS},
+    {.name = "operation_hangup_check_period", .kind = PS_ATTR_INT,
+     .offset = CFG(operation_hangup_check_period_ms), .min = 10, .max = DAY_MS},
+    {.name = "operation_hangup_due_to_limiting_ancestor_safe_timeout", .kind = PS_ATTR_INT,
+     .offset = CFG(operation_hangup_due_to_limiting_ancestor_safe_timeout_ms), .min = 0,
+     .max = 30 * DAY_MS},
 };
 #undef CFG
+#undef DAY_MS
 
 static const struct ps_attr_table config_table = {
     .what = "scheduler config",
@@ -1103,11 +1168,21 @@ int ps_service_config_apply(struct ps_service_config *cfg, const json_t *doc, st
             return ps_error_set(err, PS_EINVAL, "data_dir: must be a non-empty path");
         snprintf(next.data_dir, sizeof next.data_dir, "%s", json_string_value(v));
     }
+    if ((v = json_object_get(doc, "metrics_require_token"))) {
+        if (json_is_boolean(v))
+            next.metrics_require_token = json_is_true(v) ? 1 : 0;
+        else if (json_is_string(v) && strcmp(json_string_value(v), "auto") == 0)
+            next.metrics_require_token = -1;
+        else
+            return ps_error_set(err, PS_EINVAL,
+                                "metrics_require_token: must be true, false or \"auto\"");
+    }
     json_t *rest = json_deep_copy(doc);
     if (!rest)
         return ps_error_set(err, PS_ENOMEM, "out of memory");
     json_object_del(rest, "listen");
     json_object_del(rest, "data_dir");
+    json_object_del(rest, "metrics_require_token");
     struct ps_value map;
     rc = ps_json_to_value(rest, &map, err);
     json_decref(rest);
