@@ -182,7 +182,7 @@ int ps_bench_e2e(int argc, char **argv)
 
     char body[512];
     snprintf(body, sizeof body,
-             "{\"operation_type\": \"vanilla\", \"spec\": {\"max_failed_job_count\": 1000000, "
+             "{\"operation_type\": \"vanilla\", \"spec\": {\"max_failed_job_count\": 10000, "
              "\"tasks\": {\"t\": {\"command\": \"true\", \"job_count\": %lld, \"cpu_limit\": 1, "
              "\"memory_limit\": 67108864}}}}", jobs);
     int64_t t0 = now_ms();

@@ -183,7 +183,7 @@ int ps_bench_http(int argc, char **argv)
     ps_service_config_init(&cfg);
     snprintf(cfg.data_dir, sizeof cfg.data_dir, "%s/data", dir);
     cfg.port = 0;
-    cfg.http_threads = (unsigned)threads;
+    cfg.http_threads = (int)threads;
     cfg.quiet = true;
     cfg.node_offline_timeout_ms = 600000;
     struct ps_service *svc = NULL;

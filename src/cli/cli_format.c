@@ -420,12 +420,34 @@ static void add_tasks(struct ps_cli_table *t, const json_t *op)
     }
 }
 
+/* The operation's alerts on one line each joined by "; ": `unrecognized_spec: Spec contains
+ * unrecognized options {"wieght":2}` (the attributes' unrecognized subtree when given). */
+static void format_alerts(const json_t *op, char *out, size_t size)
+{
+    out[0] = '\0';
+    size_t used = 0;
+    const char *type;
+    const json_t *alert;
+    json_object_foreach((json_t *)json_object_get(op, "alerts"), type, alert) {
+        const json_t *detail = json_object_get(json_object_get(alert, "attributes"), "unrecognized");
+        char *text = detail ? json_dumps(detail, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+        const char *msg = json_string_value(json_object_get(alert, "message"));
+        int n = snprintf(out + used, size - used, "%s%s: %s%s%s", used ? "; " : "", type,
+                         msg ? msg : "", text ? " " : "", text ? text : "");
+        free(text);
+        if (n < 0 || (size_t)n >= size - used)
+            break;
+        used += (size_t)n;
+    }
+}
+
 char *ps_cli_operation_block(const json_t *op)
 {
     struct ps_cli_table t;
     memset(&t, 0, sizeof t);
     t.columns = 2;
-    char state[64], pool[256], progress[256], start[64], finish[64];
+    char state[64], pool[256], progress[256], start[64], finish[64], alerts[1024];
+    format_alerts(op, alerts, sizeof alerts);
     format_state(op, state, sizeof state);
     format_pools(op, pool, sizeof pool);
     ps_cli_format_time(json_object_get(op, "start_time"), start, sizeof start);
@@ -447,6 +469,7 @@ char *ps_cli_operation_block(const json_t *op)
         {"progress", json_is_object(p) ? progress : NULL},
         {"pending reason", str(op, "pending_reason")},
         {"error", str(op, "error")},
+        {"alerts", alerts[0] ? alerts : NULL},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
         if (rows[i][1] || i < 5)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/cli_client.h"
+#include "core/op_spec.h"
 
 #define MAX_JOB_COUNT 1000000
 
@@ -154,11 +155,32 @@ static int task_from_flags(const struct ps_cli_args *args, json_t *task, struct 
     return rc;
 }
 
+/* A number flag for spec key `key`: any finite number as text, then the spec table's range (the
+ * one the scheduler applies), so the CLI refuses exactly what the scheduler would. */
+static int spec_number(json_t *spec, const char *flag, const char *key, const char *text,
+                       struct ps_error *err)
+{
+    double x;
+    int rc = ps_cli_parse_number(text, flag, -1e308, false, 1e308, "a number", &x, err);
+    if (rc != 0)
+        return rc;
+    struct ps_operation_spec check;
+    if (ps_operation_spec_init(&check) != 0)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    struct ps_value value = ps_value_number(x);
+    rc = ps_attr_set(&ps_operation_spec_table, &check, key, &value, err);
+    ps_operation_spec_release(&check);
+    if (rc != 0) {
+        ps_error_prefix(err, "%s", flag);
+        return rc;
+    }
+    return put_new(spec, key, json_real(x), err);
+}
+
 static int spec_from_flags(const struct ps_cli_args *args, const char *task_name, json_t *spec,
                            struct ps_error *err)
 {
     const char *v;
-    double x;
     int rc = 0;
     if ((v = ps_cli_args_get(args, "--pool")) != NULL) {
         if (v[0] == '\0')
@@ -167,17 +189,10 @@ static int spec_from_flags(const struct ps_cli_args *args, const char *task_name
     }
     if (rc == 0 && (v = ps_cli_args_get(args, "--pool-trees")) != NULL)
         rc = pool_trees(v, spec, err);
-    if (rc == 0 && (v = ps_cli_args_get(args, "--weight")) != NULL) {
-        rc = ps_cli_parse_number(v, "--weight", 0, true, 1e9, "a number greater than 0", &x, err);
-        if (rc == 0)
-            rc = put_new(spec, "weight", json_real(x), err);
-    }
-    if (rc == 0 && (v = ps_cli_args_get(args, "--max-share-ratio")) != NULL) {
-        rc = ps_cli_parse_number(v, "--max-share-ratio", 0, true, 1, "a number in (0, 1]", &x,
-                                 err);
-        if (rc == 0)
-            rc = put_new(spec, "max_share_ratio", json_real(x), err);
-    }
+    if (rc == 0 && (v = ps_cli_args_get(args, "--weight")) != NULL)
+        rc = spec_number(spec, "--weight", "weight", v, err);
+    if (rc == 0 && (v = ps_cli_args_get(args, "--max-share-ratio")) != NULL)
+        rc = spec_number(spec, "--max-share-ratio", "max_share_ratio", v, err);
     if (rc == 0 && (v = ps_cli_args_get(args, "--resource-limits")) != NULL) {
         json_t *limits = NULL;
         rc = parse_map(v, "--resource-limits", &limits, err);

@@ -1,5 +1,6 @@
 #include "core/attr.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,64 @@ const struct ps_attr *ps_attr_find(const struct ps_attr_table *table, const char
     return NULL;
 }
 
+int ps_edit_distance(const char *a, const char *b, int cap)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 64 || lb > 64)
+        return cap + 1;
+    int row[65];
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = (int)j;
+    for (size_t i = 1; i <= la; i++) {
+        int diag = row[0], best = (int)i;
+        row[0] = (int)i;
+        for (size_t j = 1; j <= lb; j++) {
+            int up = row[j];
+            int v = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < v)
+                v = up + 1;
+            if (row[j - 1] + 1 < v)
+                v = row[j - 1] + 1;
+            row[j] = v;
+            diag = up;
+            if (v < best)
+                best = v;
+        }
+        if (best > cap)
+            return cap + 1;
+    }
+    return row[lb];
+}
+
+/* The canonical name nearest to key when it is close enough to be a typo (at most 2 edits,
+ * fewer than the key's length), else NULL. */
+static const char *suggest(const struct ps_attr_table *table, const char *key)
+{
+    const char *best = NULL;
+    int best_d = 3;
+    for (int i = 0; i < table->count; i++) {
+        const struct ps_attr *a = &table->attrs[i];
+        for (int k = -1; k < 3 && (k < 0 || a->alias[k]); k++) {
+            int d = ps_edit_distance(key, k < 0 ? a->name : a->alias[k], 2);
+            if (d < best_d) {
+                best_d = d;
+                best = a->name;
+            }
+        }
+    }
+    return best && best_d < (int)strlen(key) ? best : NULL;
+}
+
+static int unknown_key(struct ps_error *err, const char *path, const char *key,
+                       const struct ps_attr_table *table)
+{
+    const char *near = suggest(table, key);
+    if (near)
+        return ps_error_set(err, PS_EINVAL, "%s: unknown key of the %s (did you mean \"%s\"?)",
+                            path, table->what, near);
+    return ps_error_set(err, PS_EINVAL, "%s: unknown key of the %s", path, table->what);
+}
+
 /* Splits "a/b/c" into "a" (copied into head) and "b/c" (returned, NULL when none). */
 static const char *split_path(const char *path, char *head, size_t size)
 {
@@ -47,6 +106,22 @@ static int bad_value(struct ps_error *err, const char *key, const struct ps_valu
                         ps_value_describe(v, text, sizeof text));
 }
 
+/* Refuses a map that names one attribute twice (canonical name and alias, or two aliases). */
+static int check_aliases(const struct ps_attr_table *table, const struct ps_value *map,
+                         const char *prefix, struct ps_error *err)
+{
+    for (int i = 0; i < map->count; i++) {
+        const struct ps_attr *a = ps_attr_find(table, map->keys[i]);
+        for (int j = 0; a && j < i; j++)
+            if (ps_attr_find(table, map->keys[j]) == a)
+                return ps_error_set(err, PS_EINVAL,
+                                    "%s%s%s and %s: aliases of one key (%s), give only one",
+                                    prefix, prefix[0] ? "/" : "", map->keys[j], map->keys[i],
+                                    a->name);
+    }
+    return 0;
+}
+
 /* ---- per-kind helpers -------------------------------------------------------------------- */
 
 static size_t kind_size(const struct ps_attr *a)
@@ -55,6 +130,7 @@ static size_t kind_size(const struct ps_attr *a)
     case PS_ATTR_BOOL: return sizeof(bool);
     case PS_ATTR_OPT_BOOL: return sizeof(struct ps_opt_bool);
     case PS_ATTR_INT: return sizeof(int64_t);
+    case PS_ATTR_INT32: return sizeof(int);
     case PS_ATTR_OPT_INT: return sizeof(struct ps_opt_int);
     case PS_ATTR_DOUBLE: return sizeof(double);
     case PS_ATTR_OPT_DOUBLE: return sizeof(struct ps_opt_double);
@@ -399,6 +475,14 @@ static int parse_field(const struct ps_attr_table *table, const struct ps_attr *
         else
             *(struct ps_opt_int *)out = (struct ps_opt_int){true, (int64_t)v->number};
         return 0;
+    case PS_ATTR_INT32:
+        rc = check_number(a, key, v, true, err);
+        if (rc == 0 && (v->number < INT_MIN || v->number > INT_MAX))
+            rc = bad_value(err, key, v, "is too large");
+        if (rc != 0)
+            return rc;
+        *(int *)out = (int)v->number;
+        return 0;
     case PS_ATTR_DOUBLE:
     case PS_ATTR_OPT_DOUBLE:
         rc = check_number(a, key, v, false, err);
@@ -446,16 +530,21 @@ static int set_group_map(const struct ps_attr *a, void *field, const char *key,
 {
     if (v->type != PS_VALUE_MAP)
         return bad_value(err, key, v, "must be a map");
-    int init_rc = a->group->init(field);
+    int init_rc = check_aliases(a->group, v, key, err);
+    if (init_rc != 0)
+        return init_rc;
+    init_rc = a->group->init(field);
     if (init_rc != 0)
         return init_rc;
     for (int i = 0; i < v->count; i++) {
         char path[256];
         snprintf(path, sizeof path, "%s/%s", key, v->keys[i]);
         const struct ps_attr *sub = ps_attr_find(a->group, v->keys[i]);
+        if (!sub && (a->flags & PS_ATTR_SKIP_UNKNOWN))
+            continue;
         if (!sub) {
             ps_attr_release(a->group, field);
-            return ps_error_set(err, PS_EINVAL, "%s: unknown key", path);
+            return unknown_key(err, path, v->keys[i], a->group);
         }
         size_t size = kind_size(sub);
         void *tmp = malloc(size);
@@ -487,7 +576,7 @@ static int set_in(const struct ps_attr_table *table, void *obj, const char *path
     const char *rest = split_path(path, head, sizeof head);
     const struct ps_attr *a = ps_attr_find(table, head);
     if (!a)
-        return ps_error_set(err, PS_EINVAL, "%s: unknown key of the %s", full, table->what);
+        return unknown_key(err, full, head, table);
     void *field = FIELD(obj, a);
     if (rest) {
         if (a->kind == PS_ATTR_RESOURCES) {
@@ -550,10 +639,13 @@ int ps_attr_apply(const struct ps_attr_table *table, void *obj, const struct ps_
         return 0;
     if (map->type != PS_VALUE_MAP)
         return bad_value(err, table->what, map, "must be a map");
+    int rc = check_aliases(table, map, "", err);
+    if (rc != 0)
+        return rc;
     void *copy = malloc(table->size);
     if (!copy)
         return PS_ENOMEM;
-    int rc = ps_attr_copy(table, copy, obj);
+    rc = ps_attr_copy(table, copy, obj);
     for (int i = 0; rc == 0 && i < map->count; i++) {
         char head[128];
         split_path(map->keys[i], head, sizeof head);
@@ -569,6 +661,76 @@ int ps_attr_apply(const struct ps_attr_table *table, void *obj, const struct ps_
     }
     free(copy);
     return rc;
+}
+
+static int field_to_value(const struct ps_attr *a, const void *obj, struct ps_value *out);
+
+/* ---- unrecognized keys, run-time keys ---------------------------------------------------- */
+
+static bool listed(const char *const *names, const char *name)
+{
+    for (int i = 0; names && names[i]; i++)
+        if (strcmp(names[i], name) == 0)
+            return true;
+    return false;
+}
+
+int ps_attr_unrecognized(const struct ps_attr_table *table, const struct ps_value *map,
+                         const char *const *extra, struct ps_value *out)
+{
+    *out = ps_value_map();
+    if (!map || map->type != PS_VALUE_MAP)
+        return 0;
+    for (int i = 0; i < map->count; i++) {
+        const struct ps_value *v = &map->items[i];
+        const struct ps_attr *a = ps_attr_find(table, map->keys[i]);
+        struct ps_value sub = ps_value_null();
+        int rc = 0;
+        if (!a && !listed(extra, map->keys[i])) {
+            rc = ps_value_copy(&sub, v);
+        } else if (a && a->kind == PS_ATTR_GROUP && v->type == PS_VALUE_MAP) {
+            rc = ps_attr_unrecognized(a->group, v, NULL, &sub);
+            if (rc == 0 && sub.count == 0)
+                continue;
+        } else {
+            continue;
+        }
+        if (rc == 0)
+            rc = ps_value_put(out, map->keys[i], &sub);
+        if (rc != 0) {
+            ps_value_release(out);
+            return PS_ENOMEM;
+        }
+    }
+    return 0;
+}
+
+int ps_attr_check_ranges(const struct ps_attr_table *table, const void *obj, const char *prefix,
+                         struct ps_error *err)
+{
+    for (int i = 0; i < table->count; i++) {
+        const struct ps_attr *a = &table->attrs[i];
+        char key[256];
+        snprintf(key, sizeof key, "%s%s%s", prefix ? prefix : "", prefix && prefix[0] ? "/" : "",
+                 a->name);
+        int rc = 0;
+        if (a->kind == PS_ATTR_GROUP) {
+            rc = ps_attr_check_ranges(a->group, CFIELD(obj, a), key, err);
+        } else if (a->kind == PS_ATTR_INT || a->kind == PS_ATTR_INT32 ||
+                   a->kind == PS_ATTR_DOUBLE || a->kind == PS_ATTR_OPT_INT ||
+                   a->kind == PS_ATTR_OPT_DOUBLE) {
+            struct ps_value v;
+            if (field_to_value(a, obj, &v) != 0)
+                return PS_ENOMEM;
+            if (v.type == PS_VALUE_NUMBER)
+                rc = check_number(a, key, &v, a->kind != PS_ATTR_DOUBLE &&
+                                  a->kind != PS_ATTR_OPT_DOUBLE, err);
+            ps_value_release(&v);
+        }
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
 }
 
 /* ---- get --------------------------------------------------------------------------------- */
@@ -611,6 +773,9 @@ static int field_to_value(const struct ps_attr *a, const void *obj, struct ps_va
             *out = ps_value_number((double)o->value);
         return 0;
     }
+    case PS_ATTR_INT32:
+        *out = ps_value_number((double)*(const int *)f);
+        return 0;
     case PS_ATTR_DOUBLE:
         *out = ps_value_number(*(const double *)f);
         return 0;

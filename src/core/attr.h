@@ -10,7 +10,12 @@
  *     unset);
  *   - paths with `/` reach into groups and resource maps: `integral_guarantees/resource_flow`,
  *     `resource_limits/cpu`; setting a group to a map replaces the whole group;
- *   - a failed set or apply leaves the object unchanged.
+ *   - a failed set or apply leaves the object unchanged;
+ *   - a map that names one key twice (the key and an alias, or two aliases) is refused, as
+ *     upstream: `min_share_resources and strong_guarantee_resources: aliases of one key, give
+ *     only one`;
+ *   - keys a table does not know are errors for apply, or, for documents that carry other
+ *     readers' keys (operation specs), skipped by apply and listed by ps_attr_unrecognized.
  * Cross-key rules (e.g. aggressive threshold <= threshold) belong to each config's validate
  * function, run by its callers after the keys are applied.
  */
@@ -48,6 +53,7 @@ enum ps_attr_kind {
     PS_ATTR_BOOL,         /* bool */
     PS_ATTR_OPT_BOOL,     /* struct ps_opt_bool */
     PS_ATTR_INT,          /* int64_t; integral numbers only */
+    PS_ATTR_INT32,        /* int; integral numbers only (the range must fit an int) */
     PS_ATTR_OPT_INT,      /* struct ps_opt_int */
     PS_ATTR_DOUBLE,       /* double */
     PS_ATTR_OPT_DOUBLE,   /* struct ps_opt_double */
@@ -65,6 +71,10 @@ enum ps_attr_kind {
 #define PS_ATTR_MAX_OPEN 2u   /* the value must be < max (default: <= max) */
 #define PS_ATTR_NONEMPTY 4u   /* strings and lists must not be empty */
 #define PS_ATTR_NO_RANGE 8u   /* numbers: no range check (min/max ignored) */
+#define PS_ATTR_RUNTIME 16u   /* may change while the object is in use (an operation's
+                               * update_op_parameters) */
+#define PS_ATTR_SKIP_UNKNOWN 32u /* GROUP: unknown keys inside are skipped, not errors
+                                  * (they are for ps_attr_unrecognized to report) */
 
 struct ps_attr_table;
 
@@ -96,6 +106,11 @@ struct ps_attr_table {
  * boolean tag formula (core/formula.h); PS_EINVAL names key and value otherwise. */
 int ps_attr_check_filter(const char *key, const char *value, struct ps_error *err);
 
+/* Levenshtein distance of a and b, capped: anything above cap is cap + 1 (so is any string
+ * longer than 64). Unknown-key messages use it to suggest the key meant:
+ * `wieght: unknown key of the pool config (did you mean "weight"?)`. */
+int ps_edit_distance(const char *a, const char *b, int cap);
+
 /* The attribute named `name` (canonical or alias), or NULL. */
 const struct ps_attr *ps_attr_find(const struct ps_attr_table *table, const char *name);
 
@@ -110,6 +125,19 @@ int ps_attr_set(const struct ps_attr_table *table, void *obj, const char *path,
  * (operation specs carry controller keys); otherwise they are errors. */
 int ps_attr_apply(const struct ps_attr_table *table, void *obj, const struct ps_value *map,
                   bool skip_unknown, struct ps_error *err);
+
+/* The keys of map (recursively, into groups given as maps) that the table does not know, as a
+ * map of the same shape holding the unrecognized subtrees: {"wieght": 2, "job_cpu_monitor":
+ * {"smothing": 1}}. `extra` lists further top-level keys that are known although not in the
+ * table (NULL-terminated, may be NULL). *out is an empty map when every key is known.
+ * Returns 0 or PS_ENOMEM. */
+int ps_attr_unrecognized(const struct ps_attr_table *table, const struct ps_value *map,
+                         const char *const *extra, struct ps_value *out);
+
+/* Checks every number of obj (recursively) against its table range, for structs filled in by
+ * code rather than through set/apply. Messages name `prefix/key` as set does. */
+int ps_attr_check_ranges(const struct ps_attr_table *table, const void *obj, const char *prefix,
+                         struct ps_error *err);
 
 /* Reads the key at path into *out (a new owned value; null for unset optionals). Returns 0,
  * PS_EINVAL for an unknown key, or PS_ENOMEM. */

@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/attr.h"
 #include "core/error.h"
 #include "core/stat_sample.h"
 
@@ -50,40 +51,17 @@ struct ps_cpu_monitor_config {
 /* Fills in the current upstream defaults (semantics.md 4.1). */
 void ps_cpu_monitor_config_init(struct ps_cpu_monitor_config *cfg);
 
-/* Checks every key's range and the relations between keys. Returns 0 or PS_EINVAL with a
- * message such as "job_cpu_monitor: vote_decision_threshold is 5 but must be in
- * [0, vote_window_size = 5)". */
+/* Checks every key's range (the table's) and the relations between keys. Returns 0 or
+ * PS_EINVAL with a message such as "job_cpu_monitor/check_period: must be in (0, 1e+12], got 0"
+ * or "job_cpu_monitor: vote_decision_threshold is 5 but must be in [0, vote_window_size = 5)". */
 int ps_cpu_monitor_config_validate(const struct ps_cpu_monitor_config *cfg, struct ps_error *err);
 
-/* How a key's value is written in a spec. All values travel as doubles through the generic
- * get/set API below; the kind says how a shell should parse and print them. */
-enum ps_cpu_monitor_key_kind {
-    PS_CPU_MONITOR_KEY_BOOL,          /* 0 or 1 (JSON false/true) */
-    PS_CPU_MONITOR_KEY_DURATION_MS,   /* whole milliseconds, as YTsaurus durations in specs */
-    PS_CPU_MONITOR_KEY_INT,           /* a whole number */
-    PS_CPU_MONITOR_KEY_DOUBLE,
-};
-
-struct ps_cpu_monitor_key {
-    const char *name;                   /* "smoothing_factor" */
-    enum ps_cpu_monitor_key_kind kind;
-    const char *range;                  /* human-readable allowed range, e.g. "(0, 1]" */
-};
-
-/* The number of keys, and key i in spec order (the order of semantics.md 4.1); NULL when
- * i >= count. The returned struct is static. */
-size_t ps_cpu_monitor_config_key_count(void);
-const struct ps_cpu_monitor_key *ps_cpu_monitor_config_key(size_t i);
-
-/* Sets `key` to `value`. Checks the key's own kind and range (not the relations between keys:
- * call ps_cpu_monitor_config_validate once all keys are set). On error cfg is unchanged and
- * the result is PS_ENOENT for an unknown key or PS_EINVAL for a bad value. */
-int ps_cpu_monitor_config_set(struct ps_cpu_monitor_config *cfg, const char *key, double value,
-                              struct ps_error *err);
-
-/* Reads `key` into *value (booleans as 0/1, durations in ms). PS_ENOENT for an unknown key. */
-int ps_cpu_monitor_config_get(const struct ps_cpu_monitor_config *cfg, const char *key,
-                              double *value, struct ps_error *err);
+/* The schema of `job_cpu_monitor` (names, kinds, ranges, defaults above): every reader of the
+ * section (operation specs through op_spec.h, the node protocol, tests) sets and reads keys with
+ * the generic functions of attr.h on this table, then calls ps_cpu_monitor_config_validate
+ * for the relations between keys. Durations are whole milliseconds, as YTsaurus durations in
+ * specs. */
+extern const struct ps_attr_table ps_cpu_monitor_config_table;
 
 /* ---------------------------------------------------------------------------------------------
  * The monitor

@@ -55,15 +55,20 @@ static int spec_init(void *obj)
 
 static const char *const preemption_mode_names[] = {"normal", "graceful"};
 
+/* PS_ATTR_RUNTIME: the keys update_op_parameters may change (with
+ * scheduling_options_per_pool_tree). */
 static const struct ps_attr spec_attrs[] = {
-    {.name = "pool", .kind = PS_ATTR_OPT_STRING, .offset = OFF(pool), .flags = PS_ATTR_NONEMPTY},
+    {.name = "pool", .kind = PS_ATTR_OPT_STRING, .offset = OFF(pool),
+     .flags = PS_ATTR_NONEMPTY | PS_ATTR_RUNTIME},
     {.name = "weight", .kind = PS_ATTR_OPT_DOUBLE, .offset = OFF(weight), .min = MIN_WEIGHT,
-     .max = MAX_WEIGHT},
+     .max = MAX_WEIGHT, .flags = PS_ATTR_RUNTIME},
     {.name = "max_share_ratio", .kind = PS_ATTR_OPT_DOUBLE, .offset = OFF(max_share_ratio),
-     .min = 0, .max = 1},
-    {.name = "resource_limits", .kind = PS_ATTR_RESOURCES, .offset = OFF(resource_limits)},
+     .min = 0, .max = 1, .flags = PS_ATTR_RUNTIME},
+    {.name = "resource_limits", .kind = PS_ATTR_RESOURCES, .offset = OFF(resource_limits),
+     .flags = PS_ATTR_RUNTIME},
     {.name = "scheduling_tag_filter", .alias = {"scheduling_tag"}, .kind = PS_ATTR_STRING,
-     .offset = OFF(scheduling_tag_filter), .check = ps_attr_check_filter},
+     .offset = OFF(scheduling_tag_filter), .check = ps_attr_check_filter,
+     .flags = PS_ATTR_RUNTIME},
     {.name = "pool_trees", .kind = PS_ATTR_STRING_LIST, .offset = OFF(pool_trees)},
     {.name = "is_gang", .kind = PS_ATTR_BOOL, .offset = OFF(is_gang)},
     {.name = "fair_share_starvation_timeout", .alias = {"fair_share_preemption_timeout"},
@@ -87,9 +92,20 @@ static const struct ps_attr spec_attrs[] = {
      .flags = PS_ATTR_MIN_OPEN},
     {.name = "memory_reserve_factor", .kind = PS_ATTR_OPT_DOUBLE,
      .offset = OFF(memory_reserve_factor), .min = 0, .max = 1, .flags = PS_ATTR_MIN_OPEN},
+    {.name = "max_failed_job_count", .kind = PS_ATTR_OPT_INT, .offset = OFF(max_failed_job_count),
+     .min = 0, .max = PS_MAX_FAILED_JOB_COUNT},
+    /* Unknown keys inside are reported with the spec's (ps_operation_spec_unrecognized). */
+    {.name = "job_cpu_monitor", .kind = PS_ATTR_GROUP, .offset = OFF(job_cpu_monitor),
+     .group = &ps_cpu_monitor_config_table, .presence_offset = -1,
+     .flags = PS_ATTR_SKIP_UNKNOWN},
 };
 
-static const struct ps_attr_table spec_table = {
+/* Top-level keys read outside the table: the per-tree options (below) and the vanilla
+ * controller's tasks (server/service.c). */
+static const char *const other_keys[] = {"scheduling_options_per_pool_tree",
+                                         "fair_share_options_per_pool_tree", "tasks", NULL};
+
+const struct ps_attr_table ps_operation_spec_table = {
     .what = "operation spec",
     .attrs = spec_attrs,
     .count = (int)(sizeof spec_attrs / sizeof spec_attrs[0]),
@@ -116,7 +132,7 @@ void ps_operation_spec_release(struct ps_operation_spec *spec)
 {
     if (!spec)
         return;
-    ps_attr_release(&spec_table, spec);
+    ps_attr_release(&ps_operation_spec_table, spec);
     per_tree_release(spec->per_tree, spec->per_tree_count);
     spec->per_tree = NULL;
     spec->per_tree_count = 0;
@@ -150,11 +166,11 @@ static int per_tree_copy(struct ps_op_tree_options **dst, const struct ps_op_tre
 
 int ps_operation_spec_copy(struct ps_operation_spec *dst, const struct ps_operation_spec *src)
 {
-    int rc = ps_attr_copy(&spec_table, dst, src);
+    int rc = ps_attr_copy(&ps_operation_spec_table, dst, src);
     if (rc == 0) {
         rc = per_tree_copy(&dst->per_tree, src->per_tree, src->per_tree_count);
         if (rc != 0)
-            ps_attr_release(&spec_table, dst);
+            ps_attr_release(&ps_operation_spec_table, dst);
     }
     if (rc != 0) {
         memset(dst, 0, sizeof *dst);   /* nothing owned, safe to release */
@@ -212,80 +228,6 @@ static int apply_per_tree(struct ps_operation_spec *spec, const struct ps_value 
     return 0;
 }
 
-/* job_cpu_monitor: every key through the monitor's generic setter, then the relations. */
-static int apply_cpu_monitor(struct ps_operation_spec *spec, const struct ps_value *map,
-                             struct ps_error *err)
-{
-    const char *key = "job_cpu_monitor";
-    if (map->type != PS_VALUE_MAP)
-        return ps_error_set(err, PS_EINVAL, "%s: must be a map, got a %s", key,
-                            ps_value_type_name(map->type));
-    struct ps_cpu_monitor_config cfg = spec->job_cpu_monitor;
-    for (int i = 0; i < map->count; i++) {
-        const char *name = map->keys[i];
-        const struct ps_value *v = &map->items[i];
-        const struct ps_cpu_monitor_key *k = NULL;
-        for (size_t j = 0; j < ps_cpu_monitor_config_key_count(); j++)
-            if (strcmp(ps_cpu_monitor_config_key(j)->name, name) == 0)
-                k = ps_cpu_monitor_config_key(j);
-        if (!k) {
-            char known[512] = "";
-            for (size_t j = 0; j < ps_cpu_monitor_config_key_count(); j++)
-                snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s",
-                         j ? ", " : "", ps_cpu_monitor_config_key(j)->name);
-            return ps_error_set(err, PS_EINVAL, "%s/%s: unknown key (known: %s)", key, name,
-                                known);
-        }
-        double x;
-        char buf[64];
-        if (k->kind == PS_CPU_MONITOR_KEY_BOOL) {
-            if (v->type != PS_VALUE_BOOL)
-                return ps_error_set(err, PS_EINVAL, "%s/%s: must be a boolean, got %s", key, name,
-                                    ps_value_describe(v, buf, sizeof buf));
-            x = v->boolean ? 1 : 0;
-        } else {
-            if (v->type != PS_VALUE_NUMBER)
-                return ps_error_set(err, PS_EINVAL, "%s/%s: must be a number, got %s", key, name,
-                                    ps_value_describe(v, buf, sizeof buf));
-            x = v->number;
-            if (k->kind != PS_CPU_MONITOR_KEY_DOUBLE && (x != x || x != (double)(int64_t)x))
-                return ps_error_set(err, PS_EINVAL, "%s/%s: must be a whole number%s, got %s", key,
-                                    name, k->kind == PS_CPU_MONITOR_KEY_DURATION_MS ? " of ms" : "",
-                                    ps_value_describe(v, buf, sizeof buf));
-        }
-        struct ps_error why;
-        ps_error_init(&why);
-        if (ps_cpu_monitor_config_set(&cfg, name, x, &why) != 0) {
-            const char *msg = why.msg;
-            if (strncmp(msg, "job_cpu_monitor: ", 17) == 0)
-                msg += 17;
-            return ps_error_set(err, PS_EINVAL, "%s/%s: %s", key, name, msg);
-        }
-    }
-    int rc = ps_cpu_monitor_config_validate(&cfg, err);
-    if (rc != 0)
-        return rc;
-    spec->job_cpu_monitor = cfg;
-    spec->has_job_cpu_monitor = true;
-    return 0;
-}
-
-int ps_cpu_monitor_config_to_value(const struct ps_cpu_monitor_config *cfg, struct ps_value *out)
-{
-    *out = ps_value_map();
-    int rc = 0;
-    for (size_t j = 0; rc == 0 && j < ps_cpu_monitor_config_key_count(); j++) {
-        const struct ps_cpu_monitor_key *k = ps_cpu_monitor_config_key(j);
-        double x = 0;
-        ps_cpu_monitor_config_get(cfg, k->name, &x, NULL);
-        rc = k->kind == PS_CPU_MONITOR_KEY_BOOL ? ps_value_put_bool(out, k->name, x != 0)
-                                                : ps_value_put_number(out, k->name, x);
-    }
-    if (rc != 0)
-        ps_value_release(out);
-    return rc;
-}
-
 int ps_operation_spec_apply(struct ps_operation_spec *spec, const struct ps_value *map,
                             struct ps_error *err)
 {
@@ -297,15 +239,22 @@ int ps_operation_spec_apply(struct ps_operation_spec *spec, const struct ps_valu
     struct ps_operation_spec copy;
     if (ps_operation_spec_copy(&copy, spec) != 0)
         return ps_error_set(err, PS_ENOMEM, "out of memory");
-    int rc = ps_attr_apply(&spec_table, &copy, map, true, err);
+    int rc = ps_attr_apply(&ps_operation_spec_table, &copy, map, true, err);
     const struct ps_value *per_tree = ps_value_find(map, "scheduling_options_per_pool_tree");
+    const struct ps_value *per_tree_alias = ps_value_find(map, "fair_share_options_per_pool_tree");
+    if (rc == 0 && per_tree && per_tree_alias)
+        rc = ps_error_set(err, PS_EINVAL,
+                          "scheduling_options_per_pool_tree and fair_share_options_per_pool_tree: "
+                          "aliases of one key (scheduling_options_per_pool_tree), give only one");
     if (!per_tree)
-        per_tree = ps_value_find(map, "fair_share_options_per_pool_tree");
+        per_tree = per_tree_alias;
     if (rc == 0 && per_tree)
         rc = apply_per_tree(&copy, per_tree, err);
     const struct ps_value *cpu_monitor = ps_value_find(map, "job_cpu_monitor");
+    if (cpu_monitor && cpu_monitor->type != PS_VALUE_NULL)
+        copy.has_job_cpu_monitor = true;
     if (rc == 0 && cpu_monitor)
-        rc = apply_cpu_monitor(&copy, cpu_monitor, err);
+        rc = ps_cpu_monitor_config_validate(&copy.job_cpu_monitor, err);
     if (rc != 0) {
         ps_operation_spec_release(&copy);
         return rc;
@@ -317,7 +266,7 @@ int ps_operation_spec_apply(struct ps_operation_spec *spec, const struct ps_valu
 
 int ps_operation_spec_to_value(const struct ps_operation_spec *spec, struct ps_value *out)
 {
-    int rc = ps_attr_to_value(&spec_table, spec, out);
+    int rc = ps_attr_to_value(&ps_operation_spec_table, spec, out);
     if (rc != 0)
         return rc;
     struct ps_value per_tree = ps_value_map();
@@ -334,13 +283,58 @@ int ps_operation_spec_to_value(const struct ps_operation_spec *spec, struct ps_v
         ps_value_release(out);
         return rc;
     }
-    struct ps_value monitor;
-    rc = ps_cpu_monitor_config_to_value(&spec->job_cpu_monitor, &monitor);
-    if (rc == 0)
-        rc = ps_value_put(out, "job_cpu_monitor", &monitor);   /* releases it on failure */
+    return 0;
+}
+
+int ps_operation_spec_unrecognized(const struct ps_value *map, struct ps_value *out)
+{
+    int rc = ps_attr_unrecognized(&ps_operation_spec_table, map, other_keys, out);
+    for (int k = 0; rc == 0 && k < 2; k++) {
+        const char *key = other_keys[k];
+        const struct ps_value *per_tree = ps_value_find(map, key);
+        if (!per_tree || per_tree->type != PS_VALUE_MAP)
+            continue;
+        struct ps_value trees = ps_value_map();
+        for (int i = 0; rc == 0 && i < per_tree->count; i++) {
+            struct ps_value sub;
+            rc = ps_attr_unrecognized(&tree_options_table, &per_tree->items[i], NULL, &sub);
+            if (rc == 0 && sub.count > 0)
+                rc = ps_value_put(&trees, per_tree->keys[i], &sub);
+            else
+                ps_value_release(&sub);
+        }
+        if (rc == 0 && trees.count > 0)
+            rc = ps_value_put(out, key, &trees);
+        else
+            ps_value_release(&trees);
+    }
     if (rc != 0)
         ps_value_release(out);
     return rc;
+}
+
+int ps_operation_spec_check_runtime(const struct ps_value *params, struct ps_error *err)
+{
+    if (!params || params->type != PS_VALUE_MAP)
+        return ps_error_set(err, PS_EINVAL, "parameters: must be a map");
+    for (int i = 0; i < params->count; i++) {
+        const char *key = params->keys[i];
+        if (strcmp(key, other_keys[0]) == 0 || strcmp(key, other_keys[1]) == 0)
+            continue;
+        const struct ps_attr *a = ps_attr_find(&ps_operation_spec_table, key);
+        if (a && (a->flags & PS_ATTR_RUNTIME))
+            continue;
+        char known[256] = "";
+        for (int j = 0; j < ps_operation_spec_table.count; j++)
+            if (spec_attrs[j].flags & PS_ATTR_RUNTIME)
+                snprintf(known + strlen(known), sizeof known - strlen(known), "%s, ",
+                         spec_attrs[j].name);
+        return ps_error_set(err, PS_EINVAL, "parameters/%s: %s (runtime parameters: %s%s)", key,
+                            a ? "cannot be changed while the operation runs"
+                              : "unknown runtime parameter",
+                            known, other_keys[0]);
+    }
+    return 0;
 }
 
 const struct ps_op_tree_options *ps_operation_spec_tree_options(const struct ps_operation_spec *spec,

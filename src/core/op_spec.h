@@ -22,19 +22,28 @@
  *                                                          scheduling_tag_filter}
  *
  *
- * Controller keys (the strategy stores and validates them; the simulator and the node use them):
- * job_cpu_monitor                             every key of   a map; each key as in
- *                                             cpu_monitor.h  ps_cpu_monitor_config_set, the
- *                                             (defaults:     whole config then validated
- *                                             semantics.md   (ps_cpu_monitor_config_validate);
- *                                             4.1)           an unknown key is an error
+ * Controller keys (the strategy stores and validates them; the service, the simulator and the
+ * node use them; nobody parses them again):
+ * job_cpu_monitor                             every key of   the table ps_cpu_monitor_config_
+ *                                             cpu_monitor.h  table; then the relations
+ *                                             (defaults:     (ps_cpu_monitor_config_validate)
+ *                                             semantics.md 4.1)
  * user_job_memory_digest_default_value        unset (0.5)    (0, 1]
  * user_job_memory_digest_lower_bound          unset (0.05)   (0, 1]
  * memory_reserve_factor                       unset          (0, 1]; sets both digest values
  *                                                            above (memory_reserve.h)
- * Errors in job_cpu_monitor name the key: `job_cpu_monitor/smoothing_factor: smoothing_factor is
- * 2 but must be in (0, 1]`. The resulting spec (ps_operation_spec_to_value) always shows the
- * job_cpu_monitor section with every key, defaults filled in.
+ * max_failed_job_count                        unset (10, or  integer in [0, 10000] (upstream's
+ *                                             the service's  range); the operation fails when
+ *                                             config)        this many jobs have failed
+ * tasks                                       the vanilla controller's (server/service.c)
+ * Errors in job_cpu_monitor name the key: `job_cpu_monitor/smoothing_factor: must be in (0, 1],
+ * got 2`. The resulting spec (ps_operation_spec_to_value) always shows the job_cpu_monitor
+ * section with every key, defaults filled in.
+ *
+ * Unknown keys (top level, inside job_cpu_monitor, inside a tree's options) are not errors, as
+ * upstream: apply ignores them and ps_operation_spec_unrecognized lists them for the
+ * `unrecognized_spec` alert. Two names of one key in one map (`scheduling_tag` and
+ * `scheduling_tag_filter`) are an error naming both.
  *
  * preemption_mode and max_unpreemptible_allocation_count are upstream's TStrategyOperationSpec
  * keys (strategy.cpp; older releases: max_unpreemptable_job_count). They feed the preemption
@@ -53,8 +62,6 @@
  * Per-tree options override the spec-level values for that tree: pool, weight,
  * max_share_ratio and scheduling_tag_filter when given, resource_limits per resource. Options
  * for a tree the operation does not run in are kept and ignored (as upstream).
- * Other keys of a spec (tasks, job_cpu_monitor, ...) belong to the controller: apply ignores
- * them.
  */
 #ifndef PS_CORE_OP_SPEC_H
 #define PS_CORE_OP_SPEC_H
@@ -67,6 +74,10 @@
 #include "core/error.h"
 #include "core/operation.h"
 #include "core/value.h"
+
+/* Upstream's upper limit of max_failed_job_count (TOperationSpecBase); the scheduler config's
+ * default of the same key has the same range. */
+#define PS_MAX_FAILED_JOB_COUNT 10000
 
 enum ps_preemption_mode {
     PS_PREEMPTION_MODE_NORMAL = 0,
@@ -103,7 +114,12 @@ struct ps_operation_spec {
     struct ps_opt_double user_job_memory_digest_default_value;
     struct ps_opt_double user_job_memory_digest_lower_bound;
     struct ps_opt_double memory_reserve_factor;
+    struct ps_opt_int max_failed_job_count;
 };
+
+/* The table of the keys above (without scheduling_options_per_pool_tree, read per tree with
+ * the same rules for its keys); for generic code and tests. */
+extern const struct ps_attr_table ps_operation_spec_table;
 
 /* Defaults; 0 or PS_ENOMEM (then nothing to release). */
 int ps_operation_spec_init(struct ps_operation_spec *spec);
@@ -112,7 +128,7 @@ int ps_operation_spec_copy(struct ps_operation_spec *dst, const struct ps_operat
 
 /* Applies a spec document (a map) atomically: the keys above are validated (errors name the
  * key, e.g. `scheduling_options_per_pool_tree/gpu/weight: must be in [...], got 0`), unknown
- * keys are ignored. A tree mentioned again in scheduling_options_per_pool_tree replaces its
+ * keys are ignored (see ps_operation_spec_unrecognized). A tree mentioned again in scheduling_options_per_pool_tree replaces its
  * earlier options. */
 int ps_operation_spec_apply(struct ps_operation_spec *spec, const struct ps_value *map,
                             struct ps_error *err);
@@ -120,8 +136,17 @@ int ps_operation_spec_apply(struct ps_operation_spec *spec, const struct ps_valu
 /* The spec as a map (keys above; scheduling_options_per_pool_tree as a nested map). */
 int ps_operation_spec_to_value(const struct ps_operation_spec *spec, struct ps_value *out);
 
-/* The job_cpu_monitor section with every key (booleans, durations in ms, numbers). */
-int ps_cpu_monitor_config_to_value(const struct ps_cpu_monitor_config *cfg, struct ps_value *out);
+/* The keys of a spec document that no reader knows, as a map of the unrecognized subtrees
+ * (upstream's GetRecursiveUnrecognized): top-level keys not in the table above nor `tasks`,
+ * unknown keys inside job_cpu_monitor and inside each tree's scheduling options. Apply ignores
+ * them; the service shows them as the operation's `unrecognized_spec` alert. *out is an empty
+ * map when there are none. Returns 0 or PS_ENOMEM. */
+int ps_operation_spec_unrecognized(const struct ps_value *map, struct ps_value *out);
+
+/* Checks that update_op_parameters changes only run-time keys (pool, weight, max_share_ratio,
+ * resource_limits, scheduling_tag_filter, scheduling_options_per_pool_tree). Returns 0 or
+ * PS_EINVAL naming the key (`parameters/tasks: cannot be changed while the operation runs`). */
+int ps_operation_spec_check_runtime(const struct ps_value *params, struct ps_error *err);
 
 /* The options for tree, or NULL. */
 const struct ps_op_tree_options *ps_operation_spec_tree_options(const struct ps_operation_spec *spec,

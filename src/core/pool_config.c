@@ -302,3 +302,30 @@ int ps_pool_name_check(const char *key, const char *name, struct ps_error *err)
     }
     return 0;
 }
+
+void ps_pool_config_fs_input(const struct ps_pool_config *c, struct ps_fs_element_input *in,
+                             struct ps_fs_pool_input *pin)
+{
+    in->weight_specified = c->weight.set;
+    if (c->weight.set)
+        in->weight = c->weight.value;
+    if (c->max_share_ratio.set)
+        in->max_share_ratio = c->max_share_ratio.value;
+    in->resource_limits = ps_resources_opt_or_infinite(&c->resource_limits);
+    pin->mode = (enum ps_sched_mode)c->mode;
+    pin->fifo_sort_count = c->fifo_sort_parameters.count;
+    for (int k = 0; k < c->fifo_sort_parameters.count; k++)
+        pin->fifo_sort[k] = c->fifo_sort_parameters.items[k];
+    pin->strong_guarantee = c->strong_guarantee_resources;
+    pin->guarantee_type = (enum ps_guarantee_type)c->integral_guarantees.guarantee_type;
+    pin->resource_flow = c->integral_guarantees.resource_flow;
+    pin->burst_guarantee = c->integral_guarantees.burst_guarantee_resources;
+    pin->relaxed_share_multiplier_limit = c->integral_guarantees.relaxed_share_multiplier_limit.set
+                                             ? c->integral_guarantees.relaxed_share_multiplier_limit.value
+                                             : 0.0;
+    pin->can_accept_free_volume = c->integral_guarantees.can_accept_free_volume;
+    pin->should_distribute_free_volume_among_children =
+        c->integral_guarantees.should_distribute_free_volume_among_children.set
+            ? (signed char)c->integral_guarantees.should_distribute_free_volume_among_children.value
+            : -1;
+}

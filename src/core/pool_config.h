@@ -164,6 +164,14 @@ void ps_pool_config_apply_ephemeral(struct ps_pool_config *cfg, const struct ps_
 /* The specified resource limits as absolute resources, PS_RES_INFINITE where unset. */
 struct ps_resources ps_resources_opt_or_infinite(const struct ps_resources_opt *r);
 
+/* The fair share engine's inputs from a pool's config, for every builder of engine input (the
+ * pool tree, the fair-share snapshot): weight (and whether it was given), max_share_ratio,
+ * resource_limits (unset resources unlimited), mode, fifo_sort_parameters, the strong and
+ * integral guarantee settings. Other fields of in and pin (parent, filter limits, volumes) are
+ * left as they are. */
+void ps_pool_config_fs_input(const struct ps_pool_config *c, struct ps_fs_element_input *in,
+                             struct ps_fs_pool_input *pin);
+
 /* Name rules. An explicit pool name is 1..100 characters of ASCII letters, digits, `_`, `-`
  * and `:`; `<Root>` is reserved and `$` is reserved for ephemeral subpools. The same rule
  * applies to the names of ephemeral pools created from an operation's spec (upstream's

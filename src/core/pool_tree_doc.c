@@ -6,26 +6,6 @@
 
 #include "core/pool_tree_impl.h"
 
-/* A copy of map without the keys skip1 and skip2. */
-static int copy_without(const struct ps_value *map, const char *skip1, const char *skip2,
-                        struct ps_value *out)
-{
-    *out = ps_value_map();
-    for (int i = 0; i < map->count; i++) {
-        if (strcmp(map->keys[i], skip1) == 0 || (skip2 && strcmp(map->keys[i], skip2) == 0))
-            continue;
-        struct ps_value item;
-        int rc = ps_value_copy(&item, &map->items[i]);
-        if (rc == 0)
-            rc = ps_value_put(out, map->keys[i], &item);
-        if (rc != 0) {
-            ps_value_release(out);
-            return rc;
-        }
-    }
-    return 0;
-}
-
 /* "accumulated_resource_volume": {resource: resource x seconds} (state carried by snapshots,
  * not configuration). */
 static int parse_volume(int index, const struct ps_value *v, struct ps_volume *out, struct ps_error *err)
@@ -99,13 +79,10 @@ int ps_pool_tree_create_pools(struct ps_pool_tree *tree, const struct ps_value *
                 if (!parent || (!parent->is_root && parent->creation_seq >= barrier))
                     continue;
             }
-            struct ps_value attrs, config;
-            rc = copy_without(e, "name", "parent", &attrs);
-            if (rc == 0) {
-                rc = copy_without(&attrs, "accumulated_resource_volume", NULL, &config);
-                ps_value_release(&attrs);
-                attrs = config;
-            }
+            static const char *const state_keys[] = {"name", "parent",
+                                                     "accumulated_resource_volume", NULL};
+            struct ps_value attrs;
+            rc = ps_value_map_without(e, state_keys, &attrs);
             if (rc != 0) {
                 ps_error_set(err, rc, "out of memory");
                 break;
@@ -157,5 +134,6 @@ int ps_tree_split_pools(const struct ps_value *config, struct ps_value *rest, co
     *pools = ps_value_find(config, "pools");
     if (!*pools)
         return 0;
-    return copy_without(config, "pools", NULL, rest);
+    static const char *const pools_key[] = {"pools", NULL};
+    return ps_value_map_without(config, pools_key, rest);
 }

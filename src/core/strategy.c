@@ -651,8 +651,9 @@ int ps_strategy_update_operation(struct ps_strategy *s, const char *id, const st
         rc = ps_error_set(err, PS_ESTATE, "operation \"%s\" has already finished", id);
         goto out;
     }
-    if (ps_value_find(params, "pool_trees")) {
-        rc = ps_error_set(err, PS_EINVAL, "operation \"%s\": pool_trees cannot be changed", id);
+    /* Only the spec table's run-time keys (pool_trees, is_gang, ... cannot change). */
+    if ((rc = ps_operation_spec_check_runtime(params, err)) != 0) {
+        ps_error_prefix(err, "operation \"%s\"", id);
         goto out;
     }
     if (ps_operation_spec_copy(&spec, &op->spec) != 0) {

@@ -132,10 +132,11 @@ int ps_strategy_forget_operation(struct ps_strategy *s, const char *id, struct p
 int ps_strategy_suspend_operation(struct ps_strategy *s, const char *id, bool suspended,
                                   struct ps_error *err);
 
-/* update_op_parameters: applies params (a map with pool, weight, max_share_ratio,
- * resource_limits, scheduling_tag_filter, scheduling_options_per_pool_tree) to the spec of an
- * active operation and to its memberships; a changed pool moves the operation (checked in
- * every tree first). On error nothing changed. */
+/* update_op_parameters: applies params (a map of the spec's run-time keys: pool, weight,
+ * max_share_ratio, resource_limits, scheduling_tag_filter, scheduling_options_per_pool_tree;
+ * any other key is PS_EINVAL, ps_operation_spec_check_runtime) to the spec of an active
+ * operation and to its memberships; a changed pool moves the operation (checked in every tree
+ * first). On error nothing changed. */
 int ps_strategy_update_operation(struct ps_strategy *s, const char *id, const struct ps_value *params,
                                  struct ps_error *err);
 

@@ -117,29 +117,8 @@ static void fill_pool(struct ps_pool_tree *tree, struct ps_fs_element *e, struct
     pool_defaults(entry);
     struct ps_fs_element_input *in = &e->in;
     struct ps_fs_pool_input *pin = &entry->in;
-    in->weight_specified = c->weight.set;
-    if (c->weight.set)
-        in->weight = c->weight.value;
-    if (c->max_share_ratio.set)
-        in->max_share_ratio = c->max_share_ratio.value;
-    in->resource_limits = ps_resources_opt_or_infinite(&c->resource_limits);
+    ps_pool_config_fs_input(c, in, pin);
     in->filter_limits = filter_limits(tree, pool->filter, now_ms);
-    pin->mode = (enum ps_sched_mode)c->mode;
-    pin->fifo_sort_count = c->fifo_sort_parameters.count;
-    for (int k = 0; k < c->fifo_sort_parameters.count; k++)
-        pin->fifo_sort[k] = c->fifo_sort_parameters.items[k];
-    pin->strong_guarantee = c->strong_guarantee_resources;
-    pin->guarantee_type = (enum ps_guarantee_type)c->integral_guarantees.guarantee_type;
-    pin->resource_flow = c->integral_guarantees.resource_flow;
-    pin->burst_guarantee = c->integral_guarantees.burst_guarantee_resources;
-    pin->relaxed_share_multiplier_limit = c->integral_guarantees.relaxed_share_multiplier_limit.set
-                                             ? c->integral_guarantees.relaxed_share_multiplier_limit.value
-                                             : 0.0;
-    pin->can_accept_free_volume = c->integral_guarantees.can_accept_free_volume;
-    pin->should_distribute_free_volume_among_children =
-        c->integral_guarantees.should_distribute_free_volume_among_children.set
-            ? (signed char)c->integral_guarantees.should_distribute_free_volume_among_children.value
-            : -1;
     pin->accumulated_volume = pool->accumulated_volume;
     pin->last_integral_share_ratio = pool->last_integral_share_ratio;
 }

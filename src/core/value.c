@@ -241,6 +241,26 @@ static void put(char *buf, int size, int *len, const char *text)
     buf[*len] = '\0';
 }
 
+/* text in double quotes, with quotes, backslashes and control characters escaped as JSON
+ * does, so that a message quoting user input stays one line. */
+static void put_quoted(char *buf, int size, int *len, const char *text)
+{
+    put(buf, size, len, "\"");
+    for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
+        char esc[8] = {(char)*p, 0};
+        if (*p == '"' || *p == '\\')
+            snprintf(esc, sizeof esc, "\\%c", *p);
+        else if (*p == '\n')
+            snprintf(esc, sizeof esc, "\\n");
+        else if (*p == '\t')
+            snprintf(esc, sizeof esc, "\\t");
+        else if (*p < 0x20 || *p == 0x7f)
+            snprintf(esc, sizeof esc, "\\u%04x", *p);
+        put(buf, size, len, esc);
+    }
+    put(buf, size, len, "\"");
+}
+
 /* Integers in plain digits (10, not 1e+01); other numbers in the shortest form that
  * round-trips (0.1, not 0.10000000000000001). */
 static void number_text(double x, char *out, size_t size)
@@ -271,9 +291,7 @@ static void describe(const struct ps_value *v, char *buf, int size, int *len)
         put(buf, size, len, tmp);
         break;
     case PS_VALUE_STRING:
-        put(buf, size, len, "\"");
-        put(buf, size, len, v->string);
-        put(buf, size, len, "\"");
+        put_quoted(buf, size, len, v->string);
         break;
     case PS_VALUE_LIST:
     case PS_VALUE_MAP:
@@ -282,7 +300,7 @@ static void describe(const struct ps_value *v, char *buf, int size, int *len)
             if (i > 0)
                 put(buf, size, len, ", ");
             if (v->type == PS_VALUE_MAP) {
-                put(buf, size, len, v->keys[i]);
+                put_quoted(buf, size, len, v->keys[i]);
                 put(buf, size, len, ": ");
             }
             describe(&v->items[i], buf, size, len);
@@ -302,4 +320,26 @@ char *ps_value_describe(const struct ps_value *v, char *buf, int size)
     if (len == size - 1 && size > 4)
         memcpy(buf + size - 4, "...", 4);
     return buf;
+}
+
+int ps_value_map_without(const struct ps_value *map, const char *const *skip,
+                         struct ps_value *out)
+{
+    *out = ps_value_map();
+    for (int i = 0; map && map->type == PS_VALUE_MAP && i < map->count; i++) {
+        bool skipped = false;
+        for (int k = 0; skip && skip[k]; k++)
+            skipped |= strcmp(map->keys[i], skip[k]) == 0;
+        if (skipped)
+            continue;
+        struct ps_value item;
+        int rc = ps_value_copy(&item, &map->items[i]);
+        if (rc == 0)
+            rc = ps_value_put(out, map->keys[i], &item);
+        if (rc != 0) {
+            ps_value_release(out);
+            return rc;
+        }
+    }
+    return 0;
 }

@@ -61,6 +61,12 @@ int ps_value_put_bool(struct ps_value *map, const char *key, bool b);
  * unchanged. */
 const struct ps_value *ps_value_find(const struct ps_value *map, const char *key);
 
+/* A deep copy of map without the keys listed in skip (NULL-terminated): the configuration
+ * part of a document that also carries state (a snapshot's pool: name, parent, volumes).
+ * Returns 0 or PS_ENOMEM (*out is then null). */
+int ps_value_map_without(const struct ps_value *map, const char *const *skip,
+                         struct ps_value *out);
+
 /* Deep copy. Returns 0 or PS_ENOMEM (dst is then null). */
 int ps_value_copy(struct ps_value *dst, const struct ps_value *src);
 

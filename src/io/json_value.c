@@ -114,3 +114,28 @@ json_t *ps_value_to_json(const struct ps_value *v)
         return json_null();
     }
 }
+
+int ps_operation_spec_from_json(const json_t *spec, struct ps_operation_spec *out,
+                                json_t **unrecognized, struct ps_error *err)
+{
+    if (unrecognized)
+        *unrecognized = NULL;
+    struct ps_value doc, unknown = ps_value_null();
+    int rc = ps_json_to_value(spec, &doc, err);
+    if (rc != 0)
+        return rc;
+    if (ps_operation_spec_init(out) != 0) {
+        ps_value_release(&doc);
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    }
+    rc = ps_operation_spec_apply(out, &doc, err);
+    if (rc == 0 && unrecognized && ps_operation_spec_unrecognized(&doc, &unknown) != 0)
+        rc = ps_error_set(err, PS_ENOMEM, "out of memory");
+    if (rc == 0 && unknown.count > 0 && !(*unrecognized = ps_value_to_json(&unknown)))
+        rc = ps_error_set(err, PS_ENOMEM, "out of memory");
+    ps_value_release(&unknown);
+    ps_value_release(&doc);
+    if (rc != 0)
+        ps_operation_spec_release(out);
+    return rc;
+}

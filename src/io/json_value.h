@@ -14,6 +14,7 @@
 #include <jansson.h>
 
 #include "core/error.h"
+#include "core/op_spec.h"
 #include "core/value.h"
 
 /* Converts json into *out (a new owned value; the caller releases it). NULL json gives a null
@@ -22,5 +23,13 @@ int ps_json_to_value(const json_t *json, struct ps_value *out, struct ps_error *
 
 /* Converts v into a new json_t reference (NULL when out of memory). */
 json_t *ps_value_to_json(const struct ps_value *v);
+
+/* An operation spec document (JSON) read through the spec's table (op_spec.h), as the service
+ * and the simulator read it: *out gets the parsed spec (release with
+ * ps_operation_spec_release), and *unrecognized (when not NULL) the keys no reader knows as a
+ * JSON map, or NULL when there are none (upstream's unrecognized_spec). Errors: those of
+ * ps_operation_spec_apply (PS_EINVAL naming the key), PS_ENOMEM; on error nothing is owned. */
+int ps_operation_spec_from_json(const json_t *spec, struct ps_operation_spec *out,
+                                json_t **unrecognized, struct ps_error *err);
 
 #endif

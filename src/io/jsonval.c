@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/attr.h"
+
 #define SHOWN_MAX 60   /* bytes of a key or value shown in a message */
 
 void ps_jv_join(char *buf, size_t size, const char *path, const char *key)
@@ -130,36 +132,6 @@ int ps_jv_expect_array(const json_t *value, const char *path, struct ps_error *e
     return json_is_array(value) ? 0 : type_error(value, path, "an array", err);
 }
 
-/* Levenshtein distance, capped: anything above cap is cap + 1. */
-static int edit_distance(const char *a, const char *b, int cap)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    if (la > 64 || lb > 64)
-        return cap + 1;
-    int row[65];
-    for (size_t j = 0; j <= lb; j++)
-        row[j] = (int)j;
-    for (size_t i = 1; i <= la; i++) {
-        int diag = row[0], best = (int)i;
-        row[0] = (int)i;
-        for (size_t j = 1; j <= lb; j++) {
-            int up = row[j];
-            int v = diag + (a[i - 1] != b[j - 1]);
-            if (up + 1 < v)
-                v = up + 1;
-            if (row[j - 1] + 1 < v)
-                v = row[j - 1] + 1;
-            row[j] = v;
-            diag = up;
-            if (v < best)
-                best = v;
-        }
-        if (best > cap)
-            return cap + 1;
-    }
-    return row[lb];
-}
-
 /* The allowed key nearest to key when it is close enough to be a typo, else NULL. */
 static const char *suggest(const char *key, const char *const *allowed)
 {
@@ -167,7 +139,7 @@ static const char *suggest(const char *key, const char *const *allowed)
     const char *best = NULL;
     int best_d = cap + 1;
     for (const char *const *a = allowed; *a; a++) {
-        int d = edit_distance(key, *a, cap);
+        int d = ps_edit_distance(key, *a, cap);
         if (d < best_d) {
             best_d = d;
             best = *a;

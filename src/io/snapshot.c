@@ -14,17 +14,15 @@
 #include <string.h>
 
 #include "core/formula.h"
+#include "core/op_spec.h"
+#include "core/pool_config.h"
+#include "core/tree_config.h"
+#include "io/json_value.h"
 #include "io/jsonval.h"
 
-#define MAX_POOL_NAME 100
-#define MAX_TAG_FILTER_TOKENS 100   /* YTsaurus MaxSchedulingTagRuleCount */
 #define MAX_ELEMENTS (INT_MAX / 8)
 #define TIME_MAX_MS INT64_C(9007199254740992)   /* 2^53: exact as a double */
 
-/* YTsaurus's MinSchedulableWeight = sqrt(DBL_EPSILON) and its inverse. */
-#define WEIGHT_MIN 1.4901161193847656e-08
-#define WEIGHT_MAX 67108864.0
-#define WEIGHT_WHAT "a positive number from 1.4901161193847656e-08 to 67108864"
 
 struct pool_src {
     const char *name;          /* borrowed from the document */
@@ -86,26 +84,6 @@ static int add_note(struct ctx *c, const char *text)
 
 /* ---- small value readers ---------------------------------------------------------------- */
 
-/* A formula member; *out stays NULL when the key is absent. */
-static int read_filter(struct ctx *c, const json_t *obj, const char *path, const char *key,
-                       int max_tokens, struct ps_formula **out)
-{
-    const char *text = NULL;
-    int rc = ps_jv_string(obj, path, key, &text, NULL, c->err);
-    if (rc || !text)
-        return rc;
-    rc = ps_formula_parse(text, out, c->err);
-    if (rc) {
-        ps_error_prefix(c->err, "%s%s%s", path, path[0] ? "." : "", key);
-        return rc;
-    }
-    if (max_tokens > 0 && ps_formula_size(*out) > max_tokens)
-        return ps_error_set(c->err, PS_EINVAL,
-                            "%s.%s: %d tokens, more than the %d allowed in a scheduling tag "
-                            "filter", path, key, ps_formula_size(*out), max_tokens);
-    return 0;
-}
-
 /* A resource map member; leaves *out alone when absent. */
 static int read_resources(struct ctx *c, const json_t *obj, const char *path, const char *key,
                           int64_t missing, struct ps_resources *out, unsigned *set)
@@ -116,24 +94,6 @@ static int read_resources(struct ctx *c, const json_t *obj, const char *path, co
     char where[256];
     ps_jv_join(where, sizeof where, path, key);
     return ps_jv_resources(v, where, missing, out, set, c->err);
-}
-
-static int read_weight(struct ctx *c, const json_t *obj, const char *path,
-                       struct ps_fs_element_input *in)
-{
-    bool present;
-    int rc = ps_jv_double(obj, path, "weight", WEIGHT_MIN, WEIGHT_MAX, WEIGHT_WHAT, &in->weight,
-                          &present, c->err);
-    if (present)
-        in->weight_specified = true;
-    return rc;
-}
-
-static int read_max_share_ratio(struct ctx *c, const json_t *obj, const char *path,
-                                struct ps_fs_element_input *in)
-{
-    return ps_jv_double(obj, path, "max_share_ratio", 0.0, 1.0, "a number from 0 to 1",
-                        &in->max_share_ratio, NULL, c->err);
 }
 
 /* Reads a name-like string member that must be present and non-empty. */
@@ -151,255 +111,166 @@ static int read_required_name(struct ctx *c, const json_t *obj, const char *path
     return 0;
 }
 
+/* ---- the schema's readers --------------------------------------------------------------- */
+
+/* Rewrites an error of the attribute layer ("weight: must be ...") into the snapshot's path
+ * form ("pools[0].weight: must be ..."). */
+static int at_path(struct ctx *c, const char *path, int rc)
+{
+    if (rc == 0 || !c->err || rc == PS_ENOMEM)
+        return rc;
+    char msg[PS_ERROR_MSG_MAX];
+    size_t n = strlen(path);
+    if (n + 1 >= sizeof msg)
+        return rc;
+    memcpy(msg, path, n);
+    msg[n] = '.';
+    size_t len = strnlen(c->err->msg, sizeof c->err->msg);
+    if (len > sizeof msg - n - 2)
+        len = sizeof msg - n - 2;
+    memcpy(msg + n + 1, c->err->msg, len);
+    msg[n + 1 + len] = '\0';
+    memcpy(c->err->msg, msg, sizeof msg);
+    return rc;
+}
+
+/* obj as a value map without the keys listed in skip (snapshot state, not configuration). */
+static int config_map(struct ctx *c, const json_t *obj, const char *const *skip,
+                      struct ps_value *out)
+{
+    struct ps_value all;
+    int rc = ps_json_to_value(obj, &all, c->err);
+    if (rc)
+        return rc;
+    rc = ps_value_map_without(&all, skip, out);
+    ps_value_release(&all);
+    return rc ? oom(c->err) : 0;
+}
+
+/* A scheduling tag filter of the tree, a pool or an operation, already checked by the table;
+ * "" is none. */
+static int parse_filter(struct ctx *c, const char *path, const char *text,
+                        struct ps_formula **out)
+{
+    *out = NULL;
+    if (!text || !text[0])
+        return 0;
+    int rc = ps_formula_parse(text, out, c->err);
+    if (rc)
+        ps_error_prefix(c->err, "%s", path);
+    return rc;
+}
+
 /* ---- tree options ----------------------------------------------------------------------- */
 
+/* The tree's keys are the tree config's (tree_config.h), read by its table. */
 static int parse_tree(struct ctx *c, const json_t *tree)
 {
-    static const char *const keys[] = {
-        "nodes_filter", "integral_guarantees", "enable_step_function_for_gang_operations",
-        "enable_improved_fair_share_by_fit_factor_computation",
-        "infer_weight_from_guarantees_share_multiplier", "main_resource",
-        "forbid_immediate_operations_in_root", "should_distribute_free_volume_among_children",
-        NULL};
-    static const char *const integral_keys[] = {
-        "relaxed_share_multiplier_limit", "pool_capacity_saturation_period", "smooth_period",
-        NULL};
-    struct ps_fs_options *o = &c->snap->options;
-    struct ps_error *err = c->err;
-    int rc;
-    if ((rc = ps_jv_expect_object(tree, "tree", err)) ||
-        (rc = ps_jv_check_keys(tree, "tree", keys, err)) ||
-        (rc = read_filter(c, tree, "tree", "nodes_filter", 0, &c->tree_filter)) ||
-        (rc = ps_jv_bool(tree, "tree", "enable_step_function_for_gang_operations",
-                         &o->enable_step_function_for_gang_operations, NULL, err)) ||
-        (rc = ps_jv_bool(tree, "tree", "enable_improved_fair_share_by_fit_factor_computation",
-                         &o->enable_improved_fair_share_by_fit_factor_computation, NULL, err)) ||
-        (rc = ps_jv_double(tree, "tree", "infer_weight_from_guarantees_share_multiplier", 1.0,
-                           1e9, "a number from 1 to 1e9",
-                           &o->infer_weight_from_guarantees_share_multiplier, NULL, err)) ||
-        (rc = ps_jv_bool(tree, "tree", "forbid_immediate_operations_in_root",
-                         &c->forbid_ops_in_root, NULL, err)) ||
-        (rc = ps_jv_bool(tree, "tree", "should_distribute_free_volume_among_children",
-                         &o->should_distribute_free_volume_among_children, NULL, err)))
+    static const char *const none[] = {NULL};
+    struct ps_value doc;
+    struct ps_tree_config cfg;
+    int rc = ps_jv_expect_object(tree, "tree", c->err);
+    if (rc || (rc = config_map(c, tree, none, &doc)))
         return rc;
-
-    const char *main_resource = NULL;
-    if ((rc = ps_jv_string(tree, "tree", "main_resource", &main_resource, NULL, err)))
-        return rc;
-    if (main_resource) {
-        int res = ps_resource_from_name(main_resource);
-        if (res < 0) {
-            char q[96];
-            ps_jv_quote(q, sizeof q, main_resource);
-            return ps_error_set(err, PS_EINVAL, "tree.main_resource: must be one of user_slots, "
-                                "cpu, gpu, memory or network, got %s", q);
-        }
-        o->main_resource = res;
+    if (ps_tree_config_init(&cfg) != 0) {
+        ps_value_release(&doc);
+        return oom(c->err);
     }
-
-    json_t *ig = json_object_get(tree, "integral_guarantees");
-    if (!ig)
-        return 0;
-    const char *path = "tree.integral_guarantees";
-    if ((rc = ps_jv_expect_object(ig, path, err)) ||
-        (rc = ps_jv_check_keys(ig, path, integral_keys, err)) ||
-        (rc = ps_jv_double(ig, path, "relaxed_share_multiplier_limit", 0.0, 1e9,
-                           "a number from 0 to 1e9", &o->relaxed_share_multiplier_limit, NULL,
-                           err)) ||
-        (rc = ps_jv_int(ig, path, "pool_capacity_saturation_period", 1, TIME_MAX_MS,
-                        "a positive whole number of milliseconds",
-                        &o->integral_pool_capacity_saturation_period_ms, NULL, err)) ||
-        (rc = ps_jv_int(ig, path, "smooth_period", 1, TIME_MAX_MS,
-                        "a positive whole number of milliseconds", &o->integral_smooth_period_ms,
-                        NULL, err)))
-        return rc;
-    return 0;
+    rc = ps_tree_config_apply(&cfg, &doc, c->err);
+    if (rc == 0)
+        rc = ps_tree_config_validate(&cfg, c->err);
+    ps_value_release(&doc);
+    if (rc == 0) {
+        ps_tree_config_fs_options(&cfg, &c->snap->options);
+        c->forbid_ops_in_root = cfg.forbid_immediate_operations_in_root;
+        rc = parse_filter(c, "tree.nodes_filter", cfg.nodes_filter, &c->tree_filter);
+    } else {
+        at_path(c, "tree", rc);
+    }
+    ps_tree_config_release(&cfg);
+    return rc;
 }
 
 /* ---- pools ------------------------------------------------------------------------------ */
 
-static bool valid_pool_name(const char *name)
+/* A pool's name: an explicit pool's (ps_pool_name_check), or an ephemeral pool's
+ * `<pool>$<user>` whose parts follow the same rule, as the service names them. */
+static int check_pool_name(struct ctx *c, const char *path, const char *name)
 {
-    size_t n = strlen(name);
-    if (n == 0 || n > MAX_POOL_NAME)
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        char ch = name[i];
-        bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-                  (ch >= '0' && ch <= '9') || ch == '_' || ch == '-' || ch == '$';
-        if (!ok)
-            return false;
-    }
-    return true;
+    char key[96];
+    snprintf(key, sizeof key, "%s.name", path);
+    const char *dollar = strchr(name, PS_EPHEMERAL_DELIMITER);
+    if (!dollar)
+        return ps_pool_name_check(key, name, c->err);
+    size_t n = (size_t)(dollar - name);
+    char pool[PS_POOL_NAME_MAX + 2];
+    if (n > PS_POOL_NAME_MAX)
+        n = PS_POOL_NAME_MAX + 1;
+    memcpy(pool, name, n);
+    pool[n] = '\0';
+    int rc = ps_pool_name_check(key, pool, c->err);
+    if (rc == 0)
+        rc = ps_pool_name_check(key, dollar + 1, c->err);
+    return rc;
 }
 
-static int parse_fifo_sort(struct ctx *c, const json_t *list, const char *path,
-                           struct ps_fs_pool_input *in)
-{
-    static const char *const names[] = {"weight", "start_time", "pending_job_count"};
-    int rc = ps_jv_expect_array(list, path, c->err);
-    if (rc)
-        return rc;
-    if (json_array_size(list) == 0)
-        return ps_error_set(c->err, PS_EINVAL, "%s: must not be empty", path);
-    bool seen[PS_FIFO_PARAM_MAX] = {false};
-    size_t i;
-    json_t *v;
-    json_array_foreach(list, i, v) {
-        char where[256], got[96];
-        ps_jv_index(where, sizeof where, path, i);
-        const char *s = json_string_value(v);
-        int param = -1;
-        for (int k = 0; s && k < PS_FIFO_PARAM_MAX; k++)
-            if (strcmp(s, names[k]) == 0)
-                param = k;
-        if (s && strcmp(s, "pending_allocation_count") == 0)
-            param = PS_FIFO_PENDING_JOB_COUNT;
-        if (param < 0) {
-            ps_jv_describe(v, got, sizeof got);
-            return ps_error_set(c->err, PS_EINVAL, "%s: must be \"weight\", \"start_time\" or "
-                                "\"pending_job_count\", got %s", where, got);
-        }
-        if (seen[param]) {
-            ps_jv_describe(v, got, sizeof got);
-            return ps_error_set(c->err, PS_EINVAL, "%s: %s is listed twice", where, got);
-        }
-        seen[param] = true;
-        in->fifo_sort[in->fifo_sort_count++] = (enum ps_fifo_param)param;
-    }
-    return 0;
-}
-
-static int parse_pool_integral(struct ctx *c, const json_t *ig, const char *pool_path,
-                               struct ps_fs_pool_input *in)
-{
-    static const char *const keys[] = {"guarantee_type", "resource_flow",
-                                       "burst_guarantee_resources",
-                                       "relaxed_share_multiplier_limit", "can_accept_free_volume",
-                                       "should_distribute_free_volume_among_children", NULL};
-    char path[256];
-    ps_jv_join(path, sizeof path, pool_path, "integral_guarantees");
-    int rc;
-    if ((rc = ps_jv_expect_object(ig, path, c->err)) ||
-        (rc = ps_jv_check_keys(ig, path, keys, c->err)))
-        return rc;
-    const char *type = NULL;
-    if ((rc = ps_jv_string(ig, path, "guarantee_type", &type, NULL, c->err)))
-        return rc;
-    if (type) {
-        if (strcmp(type, "none") == 0) {
-            in->guarantee_type = PS_GUARANTEE_NONE;
-        } else if (strcmp(type, "burst") == 0) {
-            in->guarantee_type = PS_GUARANTEE_BURST;
-        } else if (strcmp(type, "relaxed") == 0) {
-            in->guarantee_type = PS_GUARANTEE_RELAXED;
-        } else {
-            char q[96];
-            ps_jv_quote(q, sizeof q, type);
-            return ps_error_set(c->err, PS_EINVAL, "%s.guarantee_type: must be \"none\", "
-                                "\"burst\" or \"relaxed\", got %s", path, q);
-        }
-    }
-    if ((rc = read_resources(c, ig, path, "resource_flow", 0, &in->resource_flow.r,
-                             &in->resource_flow.set)) ||
-        (rc = read_resources(c, ig, path, "burst_guarantee_resources", 0,
-                             &in->burst_guarantee.r, &in->burst_guarantee.set)) ||
-        (rc = ps_jv_double(ig, path, "relaxed_share_multiplier_limit", 1.0, 10.0,
-                           "a number from 1 to 10", &in->relaxed_share_multiplier_limit, NULL,
-                           c->err)) ||
-        (rc = ps_jv_bool(ig, path, "can_accept_free_volume", &in->can_accept_free_volume, NULL,
-                         c->err)))
-        return rc;
-    bool distribute, present;
-    if ((rc = ps_jv_bool(ig, path, "should_distribute_free_volume_among_children", &distribute,
-                         &present, c->err)))
-        return rc;
-    if (present)   /* unset (-1) means the tree's value */
-        in->should_distribute_free_volume_among_children = distribute ? 1 : 0;
-    /* As YTsaurus's TPoolConfig::Validate: a relaxed pool has no burst guarantee. */
-    if (in->guarantee_type == PS_GUARANTEE_RELAXED && in->burst_guarantee.set)
-        return ps_error_set(c->err, PS_EINVAL, "%s.burst_guarantee_resources: cannot be given "
-                            "for guarantee_type \"relaxed\"", path);
-    return 0;
-}
-
+/* A pool: name, parent and the integral state (accumulated_resource_volume,
+ * last_integral_share_ratio) are the snapshot's; every other key is the pool config's
+ * (pool_config.h), read by its table and turned into engine input as the service does. */
 static int parse_pool(struct ctx *c, const json_t *obj, size_t index, struct pool_src *p)
 {
-    static const char *const keys[] = {
-        "name", "parent", "mode", "weight", "strong_guarantee_resources", "min_share_resources",
-        "resource_limits", "max_share_ratio", "scheduling_tag_filter", "fifo_sort_parameters",
-        "integral_guarantees", "accumulated_resource_volume", "last_integral_share_ratio", NULL};
+    static const char *const state_keys[] = {"name", "parent", "accumulated_resource_volume",
+                                             "last_integral_share_ratio", NULL};
     struct ps_error *err = c->err;
     char path[64];
     ps_jv_index(path, sizeof path, "pools", index);
     int rc;
     if ((rc = ps_jv_expect_object(obj, path, err)) ||
-        (rc = ps_jv_check_keys(obj, path, keys, err)) ||
         (rc = read_required_name(c, obj, path, "name", &p->name)))
         return rc;
-    char q[96];
     if (strcmp(p->name, PS_SNAPSHOT_ROOT_NAME) == 0)
         return ps_error_set(err, PS_EINVAL, "%s.name: \"<Root>\" is the implicit root pool and "
                             "cannot be defined", path);
-    if (!valid_pool_name(p->name)) {
-        ps_jv_quote(q, sizeof q, p->name);
-        return ps_error_set(err, PS_EINVAL, "%s.name: a pool name must be 1 to 100 characters "
-                            "from A-Z a-z 0-9 _ - $, got %s", path, q);
-    }
-    if ((rc = ps_jv_string(obj, path, "parent", &p->parent, NULL, err)))
+    if ((rc = check_pool_name(c, path, p->name)) ||
+        (rc = ps_jv_string(obj, path, "parent", &p->parent, NULL, err)))
         return rc;
     if (p->parent && strcmp(p->parent, PS_SNAPSHOT_ROOT_NAME) == 0)
         p->parent = NULL;
 
     ps_fs_element_input_init(&p->in, PS_ELEM_POOL, -1, NULL);
     ps_fs_pool_input_init(&p->pin);
-    const char *mode = NULL;
-    if ((rc = ps_jv_string(obj, path, "mode", &mode, NULL, err)))
-        return rc;
-    if (mode) {
-        if (strcmp(mode, "fair_share") == 0) {
-            p->pin.mode = PS_MODE_FAIR_SHARE;
-        } else if (strcmp(mode, "fifo") == 0) {
-            p->pin.mode = PS_MODE_FIFO;
-        } else {
-            ps_jv_quote(q, sizeof q, mode);
-            return ps_error_set(err, PS_EINVAL, "%s.mode: must be \"fair_share\" or \"fifo\", "
-                                "got %s", path, q);
-        }
-    }
-    if (json_object_get(obj, "strong_guarantee_resources") &&
-        json_object_get(obj, "min_share_resources"))
-        return ps_error_set(err, PS_EINVAL, "%s: give strong_guarantee_resources or its alias "
-                            "min_share_resources, not both", path);
-    if ((rc = read_weight(c, obj, path, &p->in)) ||
-        (rc = read_resources(c, obj, path, "strong_guarantee_resources", 0,
-                             &p->pin.strong_guarantee.r, &p->pin.strong_guarantee.set)) ||
-        (rc = read_resources(c, obj, path, "min_share_resources", 0, &p->pin.strong_guarantee.r,
-                             &p->pin.strong_guarantee.set)) ||
-        (rc = read_resources(c, obj, path, "resource_limits", PS_RES_INFINITE,
-                             &p->in.resource_limits, NULL)) ||
-        (rc = read_max_share_ratio(c, obj, path, &p->in)) ||
-        (rc = read_filter(c, obj, path, "scheduling_tag_filter", MAX_TAG_FILTER_TOKENS,
-                          &p->filter)) ||
-        (rc = ps_jv_double(obj, path, "last_integral_share_ratio", 0.0, 1.0,
+    if ((rc = ps_jv_double(obj, path, "last_integral_share_ratio", 0.0, 1.0,
                            "a number from 0 to 1", &p->pin.last_integral_share_ratio, NULL, err)))
         return rc;
     json_t *v;
-    char where[256];
-    if ((v = json_object_get(obj, "fifo_sort_parameters"))) {
-        ps_jv_join(where, sizeof where, path, "fifo_sort_parameters");
-        if ((rc = parse_fifo_sort(c, v, where, &p->pin)))
-            return rc;
-    }
-    if ((v = json_object_get(obj, "integral_guarantees")) &&
-        (rc = parse_pool_integral(c, v, path, &p->pin)))
-        return rc;
     if ((v = json_object_get(obj, "accumulated_resource_volume"))) {
+        char where[256];
         ps_jv_join(where, sizeof where, path, "accumulated_resource_volume");
         if ((rc = ps_jv_volume(v, where, &p->pin.accumulated_volume, err)))
             return rc;
     }
-    return 0;
+    struct ps_value doc;
+    struct ps_pool_config cfg;
+    if ((rc = config_map(c, obj, state_keys, &doc)))
+        return rc;
+    if (ps_pool_config_init(&cfg) != 0) {
+        ps_value_release(&doc);
+        return oom(err);
+    }
+    rc = ps_pool_config_apply(&cfg, &doc, err);
+    if (rc == 0)
+        rc = ps_pool_config_validate(&cfg, err);
+    ps_value_release(&doc);
+    if (rc == 0) {
+        ps_pool_config_fs_input(&cfg, &p->in, &p->pin);
+        char where[256];
+        ps_jv_join(where, sizeof where, path, "scheduling_tag_filter");
+        rc = parse_filter(c, where, cfg.scheduling_tag_filter, &p->filter);
+    } else {
+        at_path(c, path, rc);
+    }
+    ps_pool_config_release(&cfg);
+    return rc;
 }
 
 /* Describes the cycle that pool `start` (which cannot reach <Root>) runs into. */
@@ -529,43 +400,73 @@ static int parse_pools(struct ctx *c, const json_t *list, json_t *by_name)
 
 /* ---- operations ------------------------------------------------------------------------- */
 
+/* An operation: id, pool, start_time, demand, usage and pending_job_count (alias
+ * pending_allocation_count) are the snapshot's state; every other key is the operation spec's
+ * (op_spec.h: weight, max_share_ratio, resource_limits, scheduling_tag_filter, is_gang, ...),
+ * read by its table. A key neither knows is an error here (a snapshot is checked whole). */
 static int parse_op(struct ctx *c, const json_t *obj, size_t index, struct op_src *op)
 {
-    static const char *const keys[] = {
-        "id", "pool", "weight", "start_time", "is_gang", "demand", "usage", "resource_limits",
-        "max_share_ratio", "scheduling_tag_filter", "pending_job_count",
-        "pending_allocation_count", NULL};
+    static const char *const state_keys[] = {"id", "pool", "start_time", "demand", "usage",
+                                             "pending_job_count", "pending_allocation_count",
+                                             NULL};
     struct ps_error *err = c->err;
     char path[64];
     ps_jv_index(path, sizeof path, "operations", index);
     int rc;
     if ((rc = ps_jv_expect_object(obj, path, err)) ||
-        (rc = ps_jv_check_keys(obj, path, keys, err)) ||
         (rc = read_required_name(c, obj, path, "id", &op->id)) ||
         (rc = read_required_name(c, obj, path, "pool", &op->pool)))
         return rc;
     ps_fs_element_input_init(&op->in, PS_ELEM_OPERATION, -1, NULL);
     if (json_object_get(obj, "pending_job_count") && json_object_get(obj, "pending_allocation_count"))
-        return ps_error_set(err, PS_EINVAL, "%s: give pending_job_count or its alias "
-                            "pending_allocation_count, not both", path);
-    if ((rc = read_weight(c, obj, path, &op->in)) ||
-        (rc = ps_jv_int(obj, path, "start_time", 0, TIME_MAX_MS,
+        return ps_error_set(err, PS_EINVAL, "%s.pending_job_count and pending_allocation_count: "
+                            "aliases of one key (pending_job_count), give only one", path);
+    if ((rc = ps_jv_int(obj, path, "start_time", 0, TIME_MAX_MS,
                         "a whole number of milliseconds from 0 to 2^53", &op->in.start_time_ms,
                         NULL, err)) ||
-        (rc = ps_jv_bool(obj, path, "is_gang", &op->in.is_gang, NULL, err)) ||
         (rc = read_resources(c, obj, path, "demand", 0, &op->in.demand, NULL)) ||
         (rc = read_resources(c, obj, path, "usage", 0, &op->in.usage, NULL)) ||
-        (rc = read_resources(c, obj, path, "resource_limits", PS_RES_INFINITE,
-                             &op->in.resource_limits, NULL)) ||
-        (rc = read_max_share_ratio(c, obj, path, &op->in)) ||
-        (rc = read_filter(c, obj, path, "scheduling_tag_filter", MAX_TAG_FILTER_TOKENS,
-                          &op->filter)) ||
         (rc = ps_jv_int(obj, path, "pending_job_count", 0, INT64_MAX, "a whole number >= 0",
                         &op->in.pending_job_count, NULL, err)) ||
         (rc = ps_jv_int(obj, path, "pending_allocation_count", 0, INT64_MAX,
                         "a whole number >= 0", &op->in.pending_job_count, NULL, err)))
         return rc;
-    return 0;
+    struct ps_value doc, unknown = ps_value_null();
+    struct ps_operation_spec spec;
+    if ((rc = config_map(c, obj, state_keys, &doc)))
+        return rc;
+    if (ps_operation_spec_init(&spec) != 0) {
+        ps_value_release(&doc);
+        return oom(err);
+    }
+    rc = ps_operation_spec_unrecognized(&doc, &unknown);
+    if (rc == 0 && unknown.count > 0) {
+        char q[96];
+        ps_jv_quote(q, sizeof q, unknown.keys[0]);
+        rc = ps_error_set(err, PS_EINVAL, "%s: unknown key %s of an operation", path, q);
+    } else if (rc == 0) {
+        rc = at_path(c, path, ps_operation_spec_apply(&spec, &doc, err));
+    } else {
+        rc = oom(err);
+    }
+    ps_value_release(&unknown);
+    ps_value_release(&doc);
+    if (rc == 0) {
+        struct ps_tree_op_settings set;
+        ps_operation_spec_settings(&spec, NULL, &set);
+        op->in.weight_specified = set.weight.set;
+        if (set.weight.set)
+            op->in.weight = set.weight.value;
+        if (set.max_share_ratio.set)
+            op->in.max_share_ratio = set.max_share_ratio.value;
+        op->in.resource_limits = ps_resources_opt_or_infinite(&set.resource_limits);
+        op->in.is_gang = set.is_gang;
+        char where[256];
+        ps_jv_join(where, sizeof where, path, "scheduling_tag_filter");
+        rc = parse_filter(c, where, set.scheduling_tag_filter, &op->filter);
+    }
+    ps_operation_spec_release(&spec);
+    return rc;
 }
 
 static int parse_ops(struct ctx *c, const json_t *list, json_t *pool_by_name)

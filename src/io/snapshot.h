@@ -11,26 +11,32 @@
  * the order of the "operations" list. So the children of a pool are its child pools, then its
  * operations, each group in list order.
  *
- * What the input means beyond formats.md, where it had to be decided:
- * - Defaults are YTsaurus's (ps_fs_options_init, ps_fs_element_input_init); `now` defaults to 0.
+ * One schema per setting: the snapshot has no rules of its own for configuration keys.
+ * - `tree` is a pool tree's config, read by the tree config's table (tree_config.h: every key
+ *   and alias the service accepts, e.g. infer_weight_from_min_share_ratio_multiplier, with its
+ *   range and default; keys that do not affect the fair share computation are accepted and
+ *   unused). tree.nodes_filter filters the nodes; forbid_immediate_operations_in_root (true by
+ *   default, as YTsaurus) refuses operations in `<Root>`.
+ * - `pools[]`: name, parent, accumulated_resource_volume and last_integral_share_ratio (in
+ *   [0, 1]: integral state carried from a previous update) are the snapshot's; every other key
+ *   is the pool config's (pool_config.h), read by its table, checked by
+ *   ps_pool_config_validate and turned into engine input by ps_pool_config_fs_input, as the
+ *   service does. Names follow ps_pool_name_check; an ephemeral pool `<pool>$<user>` may be
+ *   given, each part following the same rule. Pools and operations are separate namespaces.
+ * - `operations[]`: id, pool, start_time, demand, usage and pending_job_count (alias
+ *   pending_allocation_count) are the snapshot's state; weight, max_share_ratio,
+ *   resource_limits, scheduling_tag_filter, is_gang and the other operation spec keys are read
+ *   by the spec's table (op_spec.h). A key neither knows is an error (did you mean ...?).
+ * - Errors of the tables carry the key path with `/` inside a key:
+ *   `pools[0].integral_guarantees/relaxed_share_multiplier_limit: must be in [1, 10], got 11`.
+ *   Two aliases of one key in one map are refused, naming both.
+ * - Defaults are YTsaurus's; `now` defaults to 0.
  * - `nodes`: each node is {"id", "resource_limits", "tags"}; the node's resource_limits is what
  *   it has, so an omitted key there is 0 (not unlimited). The total is the sum over nodes
  *   matching tree.nodes_filter; an element's filter_limits is the sum over nodes matching both
  *   tree.nodes_filter and its scheduling_tag_filter (unlimited when it has none).
  * - With `total_resources`, a scheduling_tag_filter is checked but cannot limit anything; the
  *   snapshot keeps a note saying so (shown among the output's alerts).
- * - Pool names follow YTsaurus ([A-Za-z0-9_-], at most 100 characters) and may also hold `$`, as
- *   ephemeral pools (`research$alice`) do. Pools and operations are separate namespaces.
- * - scheduling_tag_filter has at most 100 tokens (YTsaurus's MaxSchedulingTagRuleCount).
- * - Operations may not sit in `<Root>` unless tree.forbid_immediate_operations_in_root is false
- *   (YTsaurus's default is true).
- * - Also read, as in YTsaurus's configs: tree.should_distribute_free_volume_among_children,
- *   pools[].integral_guarantees.can_accept_free_volume and .should_distribute_free_volume_among_
- *   children (unset: the tree's value).
- * - Optional extras: tree.main_resource; pools[].last_integral_share_ratio in [0, 1] (integral
- *   state carried from a previous update, next to accumulated_resource_volume; default 0);
- *   fifo_sort_parameters may say pending_allocation_count (YTsaurus's newer name of
- *   pending_job_count); operations[].pending_allocation_count likewise.
  */
 #ifndef PS_IO_SNAPSHOT_H
 #define PS_IO_SNAPSHOT_H

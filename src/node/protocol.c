@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/json_value.h"
 #include "io/jsonval.h"
 
 /* Bounds on what a reply may ask for; far above anything sane, below anything harmful. */
@@ -99,38 +100,20 @@ int ps_node_cpu_monitor_config_parse(const json_t *obj, const char *path,
     int rc = ps_jv_expect_object(obj, path, err);
     if (rc)
         return rc;
-    const char *key;
-    json_t *v;
-    json_object_foreach((json_t *)obj, key, v) {
-        char where[256];
-        ps_jv_join(where, sizeof where, path, key);
-        const struct ps_cpu_monitor_key *k = NULL;
-        for (size_t i = 0; i < ps_cpu_monitor_config_key_count(); i++)
-            if (strcmp(ps_cpu_monitor_config_key(i)->name, key) == 0)
-                k = ps_cpu_monitor_config_key(i);
-        if (!k)
-            return ps_error_set(err, PS_EINVAL, "%s: unknown key of job_cpu_monitor", where);
-        double x;
-        if (k->kind == PS_CPU_MONITOR_KEY_BOOL) {
-            if (!json_is_boolean(v))
-                return bad(err, where, v, "true or false");
-            x = json_is_true(v) ? 1.0 : 0.0;
-        } else {
-            if (!json_is_number(v))
-                return bad(err, where, v, "a number");
-            x = json_number_value(v);
-            if (k->kind != PS_CPU_MONITOR_KEY_DOUBLE && x != floor(x))
-                return bad(err, where, v, "a whole number");
-        }
-        struct ps_error e;
-        ps_error_init(&e);
-        if (ps_cpu_monitor_config_set(cfg, key, x, &e) != 0)
-            return ps_error_set(err, PS_EINVAL, "%s: %s", where, e.msg);
+    struct ps_value doc;
+    if ((rc = ps_json_to_value(obj, &doc, err)) != 0)
+        return rc;
+    struct ps_cpu_monitor_config parsed;
+    ps_cpu_monitor_config_init(&parsed);
+    rc = ps_attr_apply(&ps_cpu_monitor_config_table, &parsed, &doc, false, err);
+    ps_value_release(&doc);
+    if (rc == 0)
+        rc = ps_cpu_monitor_config_validate(&parsed, err);
+    if (rc != 0) {
+        ps_error_prefix(err, "%s", path);
+        return rc;
     }
-    struct ps_error e;
-    ps_error_init(&e);
-    if (ps_cpu_monitor_config_validate(cfg, &e) != 0)
-        return ps_error_set(err, PS_EINVAL, "%s: %s", path, e.msg);
+    *cfg = parsed;
     return 0;
 }
 

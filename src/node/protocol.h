@@ -87,8 +87,9 @@ int ps_node_reply_parse(json_t *doc, struct ps_node_reply *out, struct ps_error 
 /* Frees what the reply owns. Safe on a zeroed reply. */
 void ps_node_reply_release(struct ps_node_reply *r);
 
-/* Parses a job_cpu_monitor object over the defaults into *cfg and validates it. Booleans are
- * JSON true/false, durations whole milliseconds, the rest numbers. */
+/* Parses a job_cpu_monitor object over the defaults into *cfg with the one schema of the
+ * section (ps_cpu_monitor_config_table) and validates it. The scheduler sends the resolved
+ * config, so a key the table does not know is an error here (internal protocol). */
 int ps_node_cpu_monitor_config_parse(const json_t *obj, const char *path,
                                      struct ps_cpu_monitor_config *cfg, struct ps_error *err);
 

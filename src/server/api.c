@@ -83,6 +83,66 @@ static int status_of(int code)
 
 /* ---- commands ---------------------------------------------------------------------------- */
 
+/* The parameters each command reads (docs/api.md). A parameter not listed is a 400 naming it,
+ * never silently ignored; values are checked by the command itself. */
+struct command_params {
+    const char *command;
+    const char *params[5];
+};
+
+static const struct command_params command_params[] = {
+    {"get", {"path"}},
+    {"list", {"path"}},
+    {"exists", {"path"}},
+    {"set", {"path", "value"}},
+    {"create", {"type", "path", "attributes", "ignore_existing"}},
+    {"remove", {"path"}},
+    {"issue_token", {"user", "role"}},
+    {"revoke_token", {"token"}},
+    {"start_op", {"operation_type", "spec"}},
+    {"list_operations", {"pool", "user", "state", "limit"}},
+    {"get_operation", {"operation_id"}},
+    {"abort_op", {"operation_id"}},
+    {"suspend_op", {"operation_id"}},
+    {"resume_op", {"operation_id"}},
+    {"complete_op", {"operation_id"}},
+    {"update_op_parameters", {"operation_id", "parameters"}},
+    {"list_jobs", {"operation_id", "state"}},
+    {"get_job_stderr", {"operation_id", "job_id"}},
+};
+
+/* Refuses a parameter the command does not read. Unknown commands are left to run_command
+ * (404). */
+static int check_params(const char *command, const json_t *body, struct ps_error *err)
+{
+    const struct command_params *c = NULL;
+    for (size_t i = 0; i < sizeof command_params / sizeof command_params[0]; i++)
+        if (strcmp(command_params[i].command, command) == 0)
+            c = &command_params[i];
+    if (!c)
+        return 0;
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)body, key, v) {
+        bool known = false;
+        char accepted[160] = "";
+        for (int i = 0; i < 5 && c->params[i]; i++) {
+            known |= strcmp(c->params[i], key) == 0;
+            snprintf(accepted + strlen(accepted), sizeof accepted - strlen(accepted), "%s%s",
+                     i ? ", " : "", c->params[i]);
+        }
+        if (!known) {
+            struct ps_value name = ps_value_string(key);
+            char q[96];
+            ps_value_describe(&name, q, sizeof q);
+            ps_value_release(&name);
+            return ps_error_set(err, PS_EINVAL, "%s: unknown parameter %s (accepted: %s)",
+                                command, q, accepted);
+        }
+    }
+    return 0;
+}
+
 static int issue_token(struct ps_service *svc, const json_t *body, const struct ps_auth_identity *who,
                        json_t **reply, struct ps_error *err)
 {
@@ -205,6 +265,8 @@ int ps_api_dispatch(struct ps_service *svc, const char *command, const char *bod
     } else if (!json_is_object(doc)) {
         rc = ps_error_set(&err, PS_EINVAL, "request body: must be a map of parameters");
     }
+    if (rc == 0)
+        rc = check_params(command, doc, &err);
     bool revoke = strcmp(command, "revoke_token") == 0;
     if (rc == 0 && (revoke || strcmp(command, "issue_token") == 0)) {
         rc = revoke ? revoke_token(svc, doc, who, reply, &err)

@@ -5,10 +5,12 @@
  * reads every operation; only the operation's user or an admin changes it (403 otherwise).
  */
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/attr.h"
 #include "core/pending.h"
 #include "io/json_value.h"
 #include "platform/random.h"
@@ -98,6 +100,13 @@ json_t *ps_svc_op_json(struct ps_service *svc, const struct ps_svc_op *op)
     if (pr)
         json_object_set_new(o, "pending_reason", pr);
     json_object_set_new(o, "operation_type", json_string("vanilla"));
+    if (op->unrecognized_spec) {   /* upstream's operation alert and attribute of that name */
+        json_object_set(o, "unrecognized_spec", op->unrecognized_spec);
+        json_object_set_new(o, "alerts",
+                            json_pack("{s:{s:s, s:{s:O}}}", "unrecognized_spec", "message",
+                                      "Spec contains unrecognized options", "attributes",
+                                      "unrecognized", op->unrecognized_spec));
+    }
     return o;
 }
 
@@ -200,19 +209,59 @@ static int start_op(struct ps_service *svc, const json_t *body, const struct ps_
     return 0;
 }
 
+/* The filters of list_operations, through the attribute layer: types, the state's names and
+ * the limit's range have one definition and one message shape
+ * (`list_operations: state: must be one of pending, ..., got "runing"`). */
+struct list_filter {
+    char *pool;                    /* owned, NULL: any */
+    char *user;                    /* owned, NULL: any */
+    struct ps_opt_int state;       /* index into state_names */
+    int64_t limit;
+};
+
+static const char *const state_names[] = {"pending", "running", "completed", "failed", "aborted"};
+
+static int list_filter_init(void *obj)
+{
+    memset(obj, 0, sizeof(struct list_filter));
+    ((struct list_filter *)obj)->limit = 100;
+    return 0;
+}
+
+static const struct ps_attr list_filter_attrs[] = {
+    {.name = "pool", .kind = PS_ATTR_OPT_STRING, .offset = offsetof(struct list_filter, pool)},
+    {.name = "user", .kind = PS_ATTR_OPT_STRING, .offset = offsetof(struct list_filter, user)},
+    {.name = "state", .kind = PS_ATTR_OPT_ENUM, .offset = offsetof(struct list_filter, state),
+     .enum_names = state_names, .enum_count = 5},
+    {.name = "limit", .kind = PS_ATTR_INT, .offset = offsetof(struct list_filter, limit),
+     .min = 1, .max = 10000},
+};
+
+static const struct ps_attr_table list_filter_table = {
+    .what = "list_operations parameters",
+    .attrs = list_filter_attrs,
+    .count = (int)(sizeof list_filter_attrs / sizeof list_filter_attrs[0]),
+    .size = sizeof(struct list_filter),
+    .init = list_filter_init,
+};
+
 static int list_operations(struct ps_service *svc, const json_t *body, json_t **reply,
                            struct ps_error *err)
 {
-    const char *pool = json_string_value(json_object_get(body, "pool"));
-    const char *user = json_string_value(json_object_get(body, "user"));
-    const char *state = json_string_value(json_object_get(body, "state"));
-    const json_t *lim = json_object_get(body, "limit");
-    int64_t limit = 100;
-    if (lim) {
-        if (!json_is_integer(lim) || json_integer_value(lim) < 1 || json_integer_value(lim) > 10000)
-            return ps_error_set(err, PS_EINVAL, "limit: must be an integer in [1, 10000]");
-        limit = json_integer_value(lim);
+    struct list_filter f;
+    list_filter_init(&f);
+    struct ps_value doc;
+    int rc = ps_json_to_value(body, &doc, err);
+    if (rc == 0)
+        rc = ps_attr_apply(&list_filter_table, &f, &doc, false, err);
+    ps_value_release(&doc);
+    if (rc != 0) {
+        ps_error_prefix(err, "list_operations");
+        return rc;
     }
+    const char *pool = f.pool, *user = f.user;
+    const char *state = f.state.set ? state_names[f.state.value] : NULL;
+    int64_t limit = f.limit;
     json_t *arr = json_array();
     for (int i = svc->op_count - 1; i >= 0 && (int64_t)json_array_size(arr) < limit; i--) {
         struct ps_svc_op *op = svc->op_list[i];
@@ -232,6 +281,7 @@ static int list_operations(struct ps_service *svc, const json_t *body, json_t **
         json_array_append_new(arr, ps_svc_op_json(svc, op));
     }
     *reply = json_pack("{s:o}", "operations", arr);
+    ps_attr_release(&list_filter_table, &f);
     return 0;
 }
 
@@ -241,24 +291,12 @@ static int update_params(struct ps_service *svc, struct ps_svc_op *op, const jso
     const json_t *params = json_object_get(body, "parameters");
     if (!json_is_object(params))
         return ps_error_set(err, PS_EINVAL, "parameters: must be a map");
-    static const char *const allowed[] = {"pool", "weight", "max_share_ratio", "resource_limits",
-                                          "scheduling_tag_filter",
-                                          "scheduling_options_per_pool_tree", NULL};
-    const char *k;
-    const json_t *v;
-    json_object_foreach((json_t *)params, k, v) {
-        bool ok = false;
-        for (int i = 0; allowed[i]; i++)
-            ok |= strcmp(allowed[i], k) == 0;
-        if (!ok)
-            return ps_error_set(err, PS_EINVAL,
-                                "parameters/%s: cannot be updated (pool, weight, max_share_ratio, resource_limits, scheduling_tag_filter, scheduling_options_per_pool_tree)",
-                                k);
-    }
-    if (op->finished || !op->sop)
-        return ps_error_set(err, PS_ESTATE, "operation \"%s\" has already finished", op->id);
     struct ps_value pv;
     int rc = ps_json_to_value(params, &pv, err);
+    if (rc == 0 && (op->finished || !op->sop)) {
+        ps_value_release(&pv);
+        rc = ps_error_set(err, PS_ESTATE, "operation \"%s\" has already finished", op->id);
+    }
     if (rc != 0)
         return rc;
     /* the snapshot borrows the old filter; take the operation out of it first */

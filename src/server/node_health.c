@@ -15,16 +15,6 @@
 
 /* ---- config ----------------------------------------------------------------------------- */
 
-static const char *const KEYS[] = {
-    "max_consecutive_job_aborts",
-    "disable_jobs_timeout",
-    "available_exec_nodes_check_period",
-    "safe_scheduler_online_time",
-    "operation_hangup_check_period",
-    "operation_hangup_due_to_limiting_ancestor_safe_timeout",
-    NULL,
-};
-
 void ps_node_health_config_init(struct ps_service_config *cfg)
 {
     cfg->max_consecutive_job_aborts = 10;
@@ -33,50 +23,6 @@ void ps_node_health_config_init(struct ps_service_config *cfg)
     cfg->safe_scheduler_online_time_ms = 600000;
     cfg->operation_hangup_check_period_ms = 60000;
     cfg->operation_hangup_due_to_limiting_ancestor_safe_timeout_ms = 300000;
-}
-
-bool ps_node_health_config_key(const char *key)
-{
-    for (int i = 0; KEYS[i]; i++)
-        if (strcmp(KEYS[i], key) == 0)
-            return true;
-    return false;
-}
-
-static int cfg_ms(const json_t *doc, const char *key, int64_t min, int64_t max, int64_t *out,
-                  struct ps_error *err)
-{
-    const json_t *v = json_object_get(doc, key);
-    if (!v)
-        return 0;
-    if (!json_is_integer(v) || json_integer_value(v) < min || json_integer_value(v) > max)
-        return ps_error_set(err, PS_EINVAL, "%s: must be an integer in [%" PRId64 ", %" PRId64 "]",
-                            key, min, max);
-    *out = json_integer_value(v);
-    return 0;
-}
-
-int ps_node_health_config_apply(struct ps_service_config *cfg, const json_t *doc,
-                                struct ps_error *err)
-{
-    int64_t n = cfg->max_consecutive_job_aborts;
-    int rc = cfg_ms(doc, "max_consecutive_job_aborts", 0, 1000000, &n, err);
-    if (rc != 0)
-        return rc;
-    cfg->max_consecutive_job_aborts = (int)n;
-    const int64_t day = 86400000;
-    if ((rc = cfg_ms(doc, "disable_jobs_timeout", 0, 30 * day, &cfg->disable_jobs_timeout_ms,
-                     err)) != 0 ||
-        (rc = cfg_ms(doc, "available_exec_nodes_check_period", 10, day,
-                     &cfg->available_exec_nodes_check_period_ms, err)) != 0 ||
-        (rc = cfg_ms(doc, "safe_scheduler_online_time", 0, day,
-                     &cfg->safe_scheduler_online_time_ms, err)) != 0 ||
-        (rc = cfg_ms(doc, "operation_hangup_check_period", 10, day,
-                     &cfg->operation_hangup_check_period_ms, err)) != 0 ||
-        (rc = cfg_ms(doc, "operation_hangup_due_to_limiting_ancestor_safe_timeout", 0, 30 * day,
-                     &cfg->operation_hangup_due_to_limiting_ancestor_safe_timeout_ms, err)) != 0)
-        return rc;
-    return 0;
 }
 
 /* ---- bans ------------------------------------------------------------------------------- */

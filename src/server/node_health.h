@@ -52,10 +52,9 @@ struct ps_svc_node;
 struct ps_svc_job;
 
 /* ---- config ----------------------------------------------------------------------------- */
+/* The defaults of the keys above; their names and ranges are entries of the scheduler
+ * config's table (ps_service_config_apply, service.c). */
 void ps_node_health_config_init(struct ps_service_config *cfg);
-bool ps_node_health_config_key(const char *key);   /* one of the keys above */
-int ps_node_health_config_apply(struct ps_service_config *cfg, const json_t *doc,
-                                struct ps_error *err);
 
 /* ---- life ------------------------------------------------------------------------------- */
 /* After the state is loaded: notes the start time and restores the stored bans. */

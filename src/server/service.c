@@ -7,6 +7,7 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -196,55 +197,30 @@ static int parse_controller_spec(struct ps_service *svc, const json_t *spec, str
     if (json_object_size(tasks) > MAX_TASKS)
         return ps_error_set(err, PS_EINVAL, "spec/tasks: at most %d tasks", MAX_TASKS);
 
+    /* The scheduling and controller keys, through the one schema of op_spec.h (the strategy
+     * applies the same spec again for its part). */
+    struct ps_operation_spec parsed;
+    int rc = ps_operation_spec_from_json(spec, &parsed, &op->unrecognized_spec, err);
+    if (rc != 0) {
+        ps_error_prefix(err, "operation \"%s\": spec", op->id);
+        return rc;
+    }
+    op->cpu_monitor = parsed.job_cpu_monitor;
+    op->max_failed_job_count = parsed.max_failed_job_count.set ? parsed.max_failed_job_count.value
+                                                                : svc->cfg.max_failed_job_count;
     /* memory options of the operation (apply to every task) */
     struct ps_memory_task_spec base;
     ps_memory_task_spec_init(&base);
-    double x;
-    const json_t *v;
-    if ((v = json_object_get(spec, "user_job_memory_digest_default_value")) && !json_is_null(v)) {
-        if (!json_is_number(v))
-            return ps_error_set(err, PS_EINVAL, "spec/user_job_memory_digest_default_value: must be a number");
-        base.user_job_memory_digest_default_value = json_number_value(v);
-    }
-    if ((v = json_object_get(spec, "user_job_memory_digest_lower_bound")) && !json_is_null(v)) {
-        if (!json_is_number(v))
-            return ps_error_set(err, PS_EINVAL, "spec/user_job_memory_digest_lower_bound: must be a number");
-        base.user_job_memory_digest_lower_bound = json_number_value(v);
-    }
-    if ((v = json_object_get(spec, "memory_reserve_factor")) && !json_is_null(v)) {
-        if (!json_is_number(v))
-            return ps_error_set(err, PS_EINVAL, "spec/memory_reserve_factor: must be a number");
+    if (parsed.user_job_memory_digest_default_value.set)
+        base.user_job_memory_digest_default_value = parsed.user_job_memory_digest_default_value.value;
+    if (parsed.user_job_memory_digest_lower_bound.set)
+        base.user_job_memory_digest_lower_bound = parsed.user_job_memory_digest_lower_bound.value;
+    if (parsed.memory_reserve_factor.set) {
         base.has_memory_reserve_factor = true;
-        base.memory_reserve_factor = json_number_value(v);
+        base.memory_reserve_factor = parsed.memory_reserve_factor.value;
     }
-
-    /* job_cpu_monitor */
+    ps_operation_spec_release(&parsed);
     char q[96];
-    ps_cpu_monitor_config_init(&op->cpu_monitor);
-    const json_t *cm = json_object_get(spec, "job_cpu_monitor");
-    if (cm && !json_is_null(cm)) {
-        if (!json_is_object(cm))
-            return ps_error_set(err, PS_EINVAL, "spec/job_cpu_monitor: must be a map");
-        const char *key;
-        const json_t *item;
-        json_object_foreach((json_t *)cm, key, item) {
-            if (json_is_boolean(item))
-                x = json_is_true(item) ? 1 : 0;
-            else if (json_is_number(item))
-                x = json_number_value(item);
-            else
-                return ps_error_set(err, PS_EINVAL, "spec/job_cpu_monitor/%s: must be a number or a boolean",
-                                    quoted(q, sizeof q, key));
-            int rc = ps_cpu_monitor_config_set(&op->cpu_monitor, key, x, err);
-            if (rc != 0) {
-                ps_error_prefix(err, "spec/job_cpu_monitor");
-                return rc == PS_ENOENT ? (err->code = PS_EINVAL) : rc;
-            }
-        }
-        int rc = ps_cpu_monitor_config_validate(&op->cpu_monitor, err);
-        if (rc != 0)
-            return rc;
-    }
 
     op->task_count = 0;
     op->tasks = calloc(json_object_size(tasks), sizeof *op->tasks);
@@ -278,7 +254,7 @@ static int parse_controller_spec(struct ps_service *svc, const json_t *spec, str
         task->cpu_limit = 1;
         task->memory_limit = 512 * MIB;
         task->tmpfs_size = 0;
-        int rc = 0;
+        rc = 0;
         if (!json_object_get(t, "job_count"))
             return task_error(err, name, "job_count", "an integer in [1, 1000000]", NULL);
         if ((rc = get_int(t, name, "job_count", 1, MAX_JOB_COUNT, "an integer in [1, 1000000]",
@@ -355,17 +331,15 @@ static json_t *resulting_spec(struct ps_service *svc, const json_t *spec, struct
                                       t->environment));
     }
     json_object_set_new(r, "tasks", tasks);
-    json_t *cm = json_object();
-    for (size_t i = 0; i < ps_cpu_monitor_config_key_count(); i++) {
-        const struct ps_cpu_monitor_key *k = ps_cpu_monitor_config_key(i);
-        double x = 0;
-        ps_cpu_monitor_config_get(&op->cpu_monitor, k->name, &x, NULL);
-        if (k->kind == PS_CPU_MONITOR_KEY_BOOL)
-            json_object_set_new(cm, k->name, json_boolean(x != 0));
-        else if (k->kind == PS_CPU_MONITOR_KEY_DOUBLE)
-            json_object_set_new(cm, k->name, json_real(x));
-        else
-            json_object_set_new(cm, k->name, json_integer((json_int_t)x));
+    struct ps_value cmv;
+    json_t *cm = NULL;
+    if (ps_attr_to_value(&ps_cpu_monitor_config_table, &op->cpu_monitor, &cmv) == 0) {
+        cm = ps_value_to_json(&cmv);
+        ps_value_release(&cmv);
+    }
+    if (!cm) {
+        json_decref(r);
+        return NULL;
     }
     json_decref(op->cpu_monitor_json);
     op->cpu_monitor_json = json_incref(cm);
@@ -377,7 +351,7 @@ static json_t *resulting_spec(struct ps_service *svc, const json_t *spec, struct
         json_object_set_new(r, "user_job_memory_digest_lower_bound",
                             json_real(m->user_job_digest_lower_bound));
     }
-    json_object_set_new(r, "max_failed_job_count", json_integer(svc->cfg.max_failed_job_count));
+    json_object_set_new(r, "max_failed_job_count", json_integer(op->max_failed_job_count));
     return r;
 }
 
@@ -394,6 +368,7 @@ void ps_svc_op_free(struct ps_svc_op *op)
     json_decref(op->spec);
     json_decref(op->resulting_spec);
     json_decref(op->cpu_monitor_json);
+    json_decref(op->unrecognized_spec);
     json_decref(op->pool_per_tree);
     json_decref(op->parameters);
     free(op->state);
@@ -953,11 +928,11 @@ void ps_svc_job_finish(struct ps_service *svc, struct ps_svc_job *job, int state
                abort_reason ? abort_reason : "");
     if (op->finished)
         return;
-    if (state == PS_JOB_FAILED && op->failed_jobs >= svc->cfg.max_failed_job_count) {
+    if (state == PS_JOB_FAILED && op->failed_jobs >= op->max_failed_job_count) {
         char msg[600];
         snprintf(msg, sizeof msg,
-                 "%" PRId64 " jobs failed, max_failed_job_count is %d; last job error: %s",
-                 op->failed_jobs, svc->cfg.max_failed_job_count, error ? error : "(none)");
+                 "%" PRId64 " jobs failed, max_failed_job_count is %" PRId64 "; last job error: %s",
+                 op->failed_jobs, op->max_failed_job_count, error ? error : "(none)");
         ps_svc_op_finish(svc, op, "failed", msg, now_ms);
         return;
     }
@@ -1107,119 +1082,115 @@ int ps_service_parse_listen(struct ps_service_config *cfg, const char *text, str
     return 0;
 }
 
-static int cfg_int(const json_t *doc, const char *key, int64_t min, int64_t max, int64_t *out,
-                   struct ps_error *err)
+/* The scheduler config's keys (durations in ms, sizes in bytes), node_health.h's among them;
+ * listen (HOST:PORT), data_dir (a path) and metrics_require_token (true, false or "auto") are
+ * read by ps_service_config_apply itself. */
+static int config_defaults(void *obj)
 {
-    const json_t *v = json_object_get(doc, key);
-    if (!v)
-        return 0;
-    if (!json_is_integer(v) || json_integer_value(v) < min || json_integer_value(v) > max)
-        return ps_error_set(err, PS_EINVAL, "%s: must be an integer in [%" PRId64 ", %" PRId64 "]",
-                            key, min, max);
-    *out = json_integer_value(v);
+    ps_service_config_init(obj);
     return 0;
 }
 
+#define CFG(field) offsetof(struct ps_service_config, field)
+#define DAY_MS 86400000.0
+static const struct ps_attr config_attrs[] = {
+    {.name = "fair_share_update_period", .kind = PS_ATTR_INT,
+     .offset = CFG(fair_share_update_period_ms), .min = 10, .max = 60000},
+    {.name = "heartbeat_period", .kind = PS_ATTR_INT, .offset = CFG(heartbeat_period_ms),
+     .min = 10, .max = 3600000},
+    {.name = "node_offline_timeout", .kind = PS_ATTR_INT, .offset = CFG(node_offline_timeout_ms),
+     .min = 100, .max = 86400000},
+    {.name = "http_threads", .kind = PS_ATTR_INT32, .offset = CFG(http_threads), .min = 1,
+     .max = 256},
+    /* The operation spec's key of the same name (op_spec.h) has the same range. */
+    {.name = "max_failed_job_count", .kind = PS_ATTR_INT32, .offset = CFG(max_failed_job_count),
+     .min = 0, .max = PS_MAX_FAILED_JOB_COUNT},
+    {.name = "commit_window", .kind = PS_ATTR_INT, .offset = CFG(commit_window_ms), .min = 0,
+     .max = 1000},
+    /* HTTP limits (docs/api.md "Limits") */
+    {.name = "http_max_body_size", .kind = PS_ATTR_INT, .offset = CFG(http_max_body_size),
+     .min = 1024, .max = 1073741824},
+    {.name = "http_max_start_op_body_size", .kind = PS_ATTR_INT,
+     .offset = CFG(http_max_start_op_body_size), .min = 1024, .max = 1073741824},
+    {.name = "http_max_heartbeat_body_size", .kind = PS_ATTR_INT,
+     .offset = CFG(http_max_heartbeat_body_size), .min = 1024, .max = 1073741824},
+    {.name = "http_max_connections", .kind = PS_ATTR_INT, .offset = CFG(http_max_connections),
+     .min = 0, .max = 1000000},
+    {.name = "http_max_connections_per_ip", .kind = PS_ATTR_INT,
+     .offset = CFG(http_max_connections_per_ip), .min = 1, .max = 1000000},
+    {.name = "http_header_timeout", .kind = PS_ATTR_INT, .offset = CFG(http_header_timeout_ms),
+     .min = 100, .max = 3600000},
+    {.name = "http_idle_timeout", .kind = PS_ATTR_INT, .offset = CFG(http_idle_timeout_ms),
+     .min = 1000, .max = 86400000},
+    {.name = "allow_insecure_remote", .kind = PS_ATTR_BOOL, .offset = CFG(allow_insecure_remote)},
+    /* broken nodes and operations that can never run (node_health.h) */
+    {.name = "max_consecutive_job_aborts", .kind = PS_ATTR_INT32,
+     .offset = CFG(max_consecutive_job_aborts), .min = 0, .max = 1000000},
+    {.name = "disable_jobs_timeout", .kind = PS_ATTR_INT, .offset = CFG(disable_jobs_timeout_ms),
+     .min = 0, .max = 30 * DAY_MS},
+    {.name = "available_exec_nodes_check_period", .kind = PS_ATTR_INT,
+     .offset = CFG(available_exec_nodes_check_period_ms), .min = 10, .max = DAY_MS},
+    {.name = "safe_scheduler_online_time", .kind = PS_ATTR_INT,
+     .offset = CFG(safe_scheduler_online_time_ms), .min = 0, .max = DAY_MS},
+    {.name = "operation_hangup_check_period", .kind = PS_ATTR_INT,
+     .offset = CFG(operation_hangup_check_period_ms), .min = 10, .max = DAY_MS},
+    {.name = "operation_hangup_due_to_limiting_ancestor_safe_timeout", .kind = PS_ATTR_INT,
+     .offset = CFG(operation_hangup_due_to_limiting_ancestor_safe_timeout_ms), .min = 0,
+     .max = 30 * DAY_MS},
+};
+#undef CFG
+#undef DAY_MS
+
+static const struct ps_attr_table config_table = {
+    .what = "scheduler config",
+    .attrs = config_attrs,
+    .count = (int)(sizeof config_attrs / sizeof config_attrs[0]),
+    .size = sizeof(struct ps_service_config),
+    .init = config_defaults,
+};
+
 int ps_service_config_apply(struct ps_service_config *cfg, const json_t *doc, struct ps_error *err)
 {
-    static const char *const keys[] = {"listen", "data_dir", "fair_share_update_period",
-                                       "heartbeat_period", "node_offline_timeout", "http_threads",
-                                       "max_failed_job_count", "commit_window",
-                                       "http_max_body_size", "http_max_start_op_body_size",
-                                       "http_max_heartbeat_body_size", "http_max_connections",
-                                       "http_max_connections_per_ip", "http_header_timeout",
-                                       "http_idle_timeout", "metrics_require_token",
-                                       "allow_insecure_remote", NULL};
     if (!json_is_object(doc))
         return ps_error_set(err, PS_EINVAL, "the config must be a map");
-    const char *k;
-    const json_t *v;
-    json_object_foreach((json_t *)doc, k, v) {
-        bool ok = false;
-        for (int i = 0; keys[i]; i++)
-            ok |= strcmp(keys[i], k) == 0;
-        if (!ok && !ps_node_health_config_key(k))
-        {
-            char q[96];
-            return ps_error_set(err, PS_EINVAL, "unknown key %s", quoted(q, sizeof q, k));
-        }
-    }
+    struct ps_service_config next = *cfg;
     int rc;
+    const json_t *v;
     if ((v = json_object_get(doc, "listen"))) {
         if (!json_is_string(v))
             return ps_error_set(err, PS_EINVAL, "listen: must be a string HOST:PORT");
-        if ((rc = ps_service_parse_listen(cfg, json_string_value(v), err)) != 0)
+        if ((rc = ps_service_parse_listen(&next, json_string_value(v), err)) != 0)
             return rc;
     }
     if ((v = json_object_get(doc, "data_dir"))) {
         if (!json_is_string(v) || json_string_length(v) == 0 ||
-            json_string_length(v) >= sizeof cfg->data_dir)
+            json_string_length(v) >= sizeof next.data_dir)
             return ps_error_set(err, PS_EINVAL, "data_dir: must be a non-empty path");
-        snprintf(cfg->data_dir, sizeof cfg->data_dir, "%s", json_string_value(v));
-    }
-    int64_t x;
-    x = cfg->fair_share_update_period_ms;
-    if ((rc = cfg_int(doc, "fair_share_update_period", 10, 60000, &x, err)))
-        return rc;
-    cfg->fair_share_update_period_ms = x;
-    x = cfg->heartbeat_period_ms;
-    if ((rc = cfg_int(doc, "heartbeat_period", 10, 3600000, &x, err)))
-        return rc;
-    cfg->heartbeat_period_ms = x;
-    x = cfg->node_offline_timeout_ms;
-    if ((rc = cfg_int(doc, "node_offline_timeout", 100, 86400000, &x, err)))
-        return rc;
-    cfg->node_offline_timeout_ms = x;
-    x = cfg->http_threads;
-    if ((rc = cfg_int(doc, "http_threads", 1, 256, &x, err)))
-        return rc;
-    cfg->http_threads = (unsigned)x;
-    x = cfg->max_failed_job_count;
-    if ((rc = cfg_int(doc, "max_failed_job_count", 1, 1000000, &x, err)))
-        return rc;
-    cfg->max_failed_job_count = (int)x;
-    x = cfg->commit_window_ms;
-    if ((rc = cfg_int(doc, "commit_window", 0, 1000, &x, err)))
-        return rc;
-    cfg->commit_window_ms = x;
-    static const struct {
-        const char *key;
-        int64_t min, max;
-        size_t offset;
-    } limits[] = {
-        {"http_max_body_size", 1024, INT64_C(1) << 30,
-         offsetof(struct ps_service_config, http_max_body_size)},
-        {"http_max_start_op_body_size", 1024, INT64_C(1) << 30,
-         offsetof(struct ps_service_config, http_max_start_op_body_size)},
-        {"http_max_heartbeat_body_size", 1024, INT64_C(1) << 30,
-         offsetof(struct ps_service_config, http_max_heartbeat_body_size)},
-        {"http_max_connections", 0, 1000000,
-         offsetof(struct ps_service_config, http_max_connections)},
-        {"http_max_connections_per_ip", 1, 1000000,
-         offsetof(struct ps_service_config, http_max_connections_per_ip)},
-        {"http_header_timeout", 100, 3600000,
-         offsetof(struct ps_service_config, http_header_timeout_ms)},
-        {"http_idle_timeout", 1000, 86400000,
-         offsetof(struct ps_service_config, http_idle_timeout_ms)},
-    };
-    for (size_t i = 0; i < sizeof limits / sizeof *limits; i++) {
-        int64_t *field = (int64_t *)(void *)((char *)cfg + limits[i].offset);
-        if ((rc = cfg_int(doc, limits[i].key, limits[i].min, limits[i].max, field, err)))
-            return rc;
+        snprintf(next.data_dir, sizeof next.data_dir, "%s", json_string_value(v));
     }
     if ((v = json_object_get(doc, "metrics_require_token"))) {
         if (json_is_boolean(v))
-            cfg->metrics_require_token = json_is_true(v) ? 1 : 0;
+            next.metrics_require_token = json_is_true(v) ? 1 : 0;
         else if (json_is_string(v) && strcmp(json_string_value(v), "auto") == 0)
-            cfg->metrics_require_token = -1;
+            next.metrics_require_token = -1;
         else
             return ps_error_set(err, PS_EINVAL,
                                 "metrics_require_token: must be true, false or \"auto\"");
     }
-    if ((v = json_object_get(doc, "allow_insecure_remote"))) {
-        if (!json_is_boolean(v))
-            return ps_error_set(err, PS_EINVAL, "allow_insecure_remote: must be true or false");
-        cfg->allow_insecure_remote = json_is_true(v);
-    }
-    return ps_node_health_config_apply(cfg, doc, err);
+    json_t *rest = json_deep_copy(doc);
+    if (!rest)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    json_object_del(rest, "listen");
+    json_object_del(rest, "data_dir");
+    json_object_del(rest, "metrics_require_token");
+    struct ps_value map;
+    rc = ps_json_to_value(rest, &map, err);
+    json_decref(rest);
+    if (rc != 0)
+        return rc;
+    rc = ps_attr_apply(&config_table, &next, &map, false, err);
+    ps_value_release(&map);
+    if (rc == 0)
+        *cfg = next;
+    return rc;
 }

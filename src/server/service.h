@@ -54,8 +54,9 @@ struct ps_service_config {
                                              at first start; each tree follows its own later */
     int64_t heartbeat_period_ms;          /* 5000: told to nodes */
     int64_t node_offline_timeout_ms;      /* 60000: no heartbeat for this long -> offline */
-    unsigned http_threads;                /* 8 */
-    int max_failed_job_count;             /* 10: an operation fails at the 10th failed job */
+    int http_threads;                     /* 8 */
+    int max_failed_job_count;             /* 10: an operation fails at the 10th failed job,
+                                           * unless its spec says otherwise */
     int64_t commit_window_ms;             /* 0: the journal commits as soon as it has work */
     /* HTTP limits against hostile or careless clients (docs/api.md "Limits") */
     int64_t http_max_body_size;           /* 1 MiB: bodies of API commands */
@@ -85,7 +86,9 @@ void ps_service_config_init(struct ps_service_config *cfg);
  * max_failed_job_count, commit_window, http_max_body_size, http_max_start_op_body_size,
  * http_max_heartbeat_body_size, http_max_connections, http_max_connections_per_ip,
  * http_header_timeout, http_idle_timeout, metrics_require_token (true, false or "auto"),
- * allow_insecure_remote; durations in ms, sizes in bytes). Unknown keys are errors. */
+ * allow_insecure_remote, and node_health.h's keys; durations in ms, sizes in bytes) through the
+ * config's attr table: ranges and messages as every table's; unknown keys are errors (did you
+ * mean ...?). On error cfg is unchanged. */
 int ps_service_config_apply(struct ps_service_config *cfg, const json_t *doc,
                             struct ps_error *err);
 
@@ -180,6 +183,8 @@ struct ps_svc_op {
     int shape_task;                /* the task whose allocations the snapshots offer, -1 none */
     struct ps_cpu_monitor_config cpu_monitor;
     json_t *cpu_monitor_json;      /* the resulting job_cpu_monitor map */
+    json_t *unrecognized_spec;     /* keys of the spec no reader knows (op_spec.h), or NULL */
+    int64_t max_failed_job_count;  /* the spec's, else the service config's */
     int tree_count;
     struct ps_svc_op_tree *trees;  /* parallel to sop->tree_names */
     int64_t failed_jobs;

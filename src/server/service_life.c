@@ -221,7 +221,7 @@ int ps_service_start(const struct ps_service_config *cfg, struct ps_service **ou
     ps_http_server_config_init(&hc);
     hc.host = cfg->host;
     hc.port = (uint16_t)cfg->port;
-    hc.threads = cfg->http_threads;
+    hc.threads = (unsigned)cfg->http_threads;
     hc.metrics = svc->metrics;
     hc.log = log_http;
     hc.log_ctx = svc;

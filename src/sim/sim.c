@@ -234,23 +234,10 @@ static int check_operations(struct ps_sim *sim, struct ps_error *err)
                                     "operations[%zu].tasks[%zu].resources: a job must request at "
                                     "least one resource, got none",
                                     i, k);
-        const json_t *max_failed = json_object_get(o->spec, "max_failed_job_count");
-        if (max_failed && !(json_is_integer(max_failed) && json_integer_value(max_failed) >= 0))
-            return ps_error_set(err, PS_EINVAL,
-                                "operations[%zu].spec.max_failed_job_count: must be a whole number >= 0",
-                                i);
-        struct ps_value spec;
         struct ps_operation_spec parsed;
-        int rc = ps_json_to_value(o->spec, &spec, err);
-        if (rc != 0)
-            return rc;
-        if (ps_operation_spec_init(&parsed) != 0) {
-            ps_value_release(&spec);
-            return ps_error_set(err, PS_ENOMEM, "out of memory");
-        }
-        rc = ps_operation_spec_apply(&parsed, &spec, err);
-        ps_operation_spec_release(&parsed);
-        ps_value_release(&spec);
+        int rc = ps_operation_spec_from_json(o->spec, &parsed, NULL, err);
+        if (rc == 0)
+            ps_operation_spec_release(&parsed);
         if (rc != 0) {
             ps_error_prefix(err, "operations[%zu].spec", i);
             return rc;

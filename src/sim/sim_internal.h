@@ -143,7 +143,8 @@ struct sim_op {
     int64_t submit_ms, running_ms, finish_ms;   /* -1 until then */
     int64_t jobs_total_duration_ms, job_max_duration_ms;
     int64_t preempted_job_count, preempted_jobs_total_duration_ms, aborted_job_count;
-    int64_t failed_job_count, max_failed_job_count;
+    int64_t failed_job_count, max_failed_job_count;   /* the spec's, default 10 */
+    char *unrecognized_spec;           /* compact JSON of the spec's unknown keys, or NULL */
     int active_pos;                    /* in sim->active, -1 */
     bool touched;                      /* in sim->touched during a heartbeat */
     char *error;                       /* operation_failed: why (owned) */

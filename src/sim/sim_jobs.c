@@ -90,10 +90,6 @@ int sim_op_init(struct ps_sim *sim, int op, struct ps_error *err)
     }
     o->pending = o->job_count;
     o->cur_task = 0;
-    /* YTsaurus's max_failed_job_count (default 10); a spec value that is not a whole number
-     * >= 0 is refused by check_operations. */
-    const json_t *max_failed = json_object_get(o->sc->spec, "max_failed_job_count");
-    o->max_failed_job_count = max_failed ? (int64_t)json_number_value(max_failed) : 10;
     o->reason = PS_PENDING_NONE;
     return sim_res_op_init(sim, op, err);
 }
@@ -101,6 +97,8 @@ int sim_op_init(struct ps_sim *sim, int op, struct ps_error *err)
 void sim_op_release(struct sim_op *o)
 {
     sim_res_op_release(o);
+    free(o->unrecognized_spec);
+    o->unrecognized_spec = NULL;
     for (int t = 0; o->tasks && t < o->task_count; t++)
         free(o->tasks[t].retry);
     free(o->tasks);
@@ -226,6 +224,10 @@ int sim_submit(struct ps_sim *sim, int op, struct ps_error *err)
     sim_buf_puts(&sim->line, "}");
     sim_ev_key(sim, "job_count");
     sim_buf_int(&sim->line, o->job_count);
+    if (o->unrecognized_spec) {   /* as the service's `unrecognized_spec` alert */
+        sim_ev_key(sim, "unrecognized_spec");
+        sim_buf_puts(&sim->line, o->unrecognized_spec);
+    }
     sim_ev_end(sim);
 
     if (started->state == PS_OP_PENDING)

@@ -47,22 +47,22 @@ static bool has_overdraft(const struct ps_memory_overdraft_state *st)
 int sim_res_op_init(struct ps_sim *sim, int op, struct ps_error *err)
 {
     struct sim_op *o = &sim->ops[op];
-    struct ps_value doc;
-    int rc = ps_json_to_value(o->sc->spec, &doc, err);
-    if (rc != 0)
-        return rc;
     struct ps_operation_spec spec;
-    if (ps_operation_spec_init(&spec) != 0) {
-        ps_value_release(&doc);
-        return ps_error_set(err, PS_ENOMEM, "out of memory");
-    }
-    rc = ps_operation_spec_apply(&spec, &doc, err);
-    ps_value_release(&doc);
+    json_t *unknown = NULL;
+    int rc = ps_operation_spec_from_json(o->sc->spec, &spec, &unknown, err);
     if (rc != 0) {
-        ps_operation_spec_release(&spec);
         ps_error_prefix(err, "operations[%d].spec", op);
         return rc;
     }
+    if (unknown) {
+        o->unrecognized_spec = json_dumps(unknown, JSON_COMPACT | JSON_SORT_KEYS);
+        json_decref(unknown);
+        if (!o->unrecognized_spec) {
+            ps_operation_spec_release(&spec);
+            return ps_error_set(err, PS_ENOMEM, "out of memory");
+        }
+    }
+    o->max_failed_job_count = spec.max_failed_job_count.set ? spec.max_failed_job_count.value : 10;
     o->cpu_monitor = spec.has_job_cpu_monitor;
     o->cpu_config = spec.job_cpu_monitor;
     struct ps_memory_controller_config controller;

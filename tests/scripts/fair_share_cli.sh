@@ -42,9 +42,9 @@ expect_error not-json '{"total_resources": {"cpu": 10},' 'not valid JSON at line
 expect_error empty '' 'the input is empty'
 expect_error not-object '[]' 'the top level must be a JSON object'
 expect_error typo "{$T, \"pools\": [{\"name\": \"a\", \"wieght\": 2}]}" \
-  'pools[0]: unknown key "wieght"' 'did you mean "weight"?'
+  'pools[0].wieght: unknown key of the pool config' 'did you mean "weight"?'
 expect_error weight "{$T, \"pools\": [{\"name\": \"a\", \"weight\": \"heavy\"}]}" \
-  'pools[0].weight: must be a positive number' 'got "heavy"'
+  'pools[0].weight: must be a number' 'got "heavy"'
 expect_error parent "{$T, \"pools\": [{\"name\": \"a\", \"parent\": \"b\"}]}" \
   'pools[0].parent: no pool named "b"'
 expect_error cycle "{$T, \"pools\": [{\"name\": \"a\", \"parent\": \"b\"}, {\"name\": \"b\", \"parent\": \"a\"}]}" \

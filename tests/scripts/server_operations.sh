@@ -116,8 +116,8 @@ try:
                         ({"t": {"command": "x", "job_count": 1}}, None)]:
         spec = {"pool": "research", "tasks": tasks}
         if want is None:
-            spec["job_cpu_monitor"] = {"bad\tkey": 1}
-            want = 'unknown key "bad\\tkey"'
+            spec["job_cpu_monitor"] = {"smoothing_factor": "a\tb"}
+            want = 'job_cpu_monitor/smoothing_factor: must be a number, got "a\\tb"'
         st, out = s.call("start_op", {"spec": spec}, bob)
         check(st == 400 and want in out["message"] and "\n" not in out["message"],
               "one-line error for %r: %d %s" % (tasks, st, out))

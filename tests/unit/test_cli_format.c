@@ -147,6 +147,8 @@ static void test_operation_block(void **state)
         " \"finish_time\": 60000, \"pool_per_tree\": {\"physical\": \"research\"},"
         " \"progress\": {\"total\": 2, \"pending\": 0, \"running\": 0, \"completed\": 1,"
         " \"failed\": 1, \"aborted\": 0}, \"suspended\": false, \"error\": \"job failed\","
+        " \"alerts\": {\"unrecognized_spec\": {\"message\": \"Spec contains unrecognized options\","
+        " \"attributes\": {\"unrecognized\": {\"wieght\": 2}}}},"
         " \"spec\": {}, \"resulting_spec\": {\"tasks\": {\"task\": {\"command\": \"sleep 1\","
         " \"job_count\": 2, \"cpu_limit\": 1, \"memory_limit\": 536870912}}}}");
     char *text = ps_cli_operation_block(op);
@@ -160,6 +162,8 @@ static void test_operation_block(void **state)
                         "progress     total 2, pending 0, running 0, completed 1, failed 1, "
                         "aborted 0\n"
                         "error        job failed\n"
+                        "alerts       unrecognized_spec: Spec contains unrecognized options "
+                        "{\"wieght\":2}\n"
                         "tasks        task: 2 x 'sleep 1', cpu 1.00, memory 512M\n");
     free(text);
     json_decref(op);

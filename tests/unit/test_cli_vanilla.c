@@ -129,10 +129,10 @@ static void test_errors(void **state)
                                   NULL},
                  "--pool-trees: \"a\" is named twice");
     expect_error((const char *[]){"--command", "x", "--job-count", "1", "--weight", "0", NULL},
-                 "--weight: must be a number greater than 0, got \"0\"");
+                 "--weight: weight: must be in [1.4901161193847656e-08, 67108864], got 0");
     expect_error((const char *[]){"--command", "x", "--job-count", "1", "--max-share-ratio",
                                   "1.5", NULL},
-                 "--max-share-ratio: must be a number in (0, 1], got \"1.5\"");
+                 "--max-share-ratio: max_share_ratio: must be in [0, 1], got 1.5");
     expect_error((const char *[]){"--command", "x", "--job-count", "1", "--resource-limits",
                                   "[1]", NULL},
                  "--resource-limits: must be a map such as '{cpu=4}'");
