@@ -296,7 +296,7 @@ static int append_allocations(struct workload *w, struct node *n, const struct p
     for (int k = 0; k < result->allocation_count; k++) {
         int64_t id = ++w->next_id;
         const struct ps_sched_allocation *a = &result->allocations[k];
-        n->allocs[n->count++] = (struct ps_node_allocation){id, a->op, a->resources, id, true, false};
+        n->allocs[n->count++] = (struct ps_node_allocation){id, a->op, a->resources, id, false};
         if (lists) {
             int rc = ps_preemptible_add(lists[a->op], id, id, a->resources, err);
             if (rc != 0)

@@ -201,6 +201,7 @@ int sim_submit(struct ps_sim *sim, int op, struct ps_error *err)
         return 0;
     }
     o->op = started;
+    started->host = o;   /* the loop's op_state finds the simulator's operation through it */
     o->state = SIM_OP_PENDING;
     sim->stats.operations_pending++;
     rc = init_memberships(sim, o, err);
@@ -245,14 +246,14 @@ int sim_op_finish(struct ps_sim *sim, int op, enum sim_op_state state, struct ps
             sim_stats_add(sim, ms->path, ms->path_len, &ms->usage, &ms->demand, -1);
             ms->in_stats = false;
         }
-        if (ms->elem >= 0 && T->snap) {
+        if (ms->elem >= 0 && T->ts.snap) {
             /* The snapshot borrows the membership's filter, which is about to be freed. */
             struct ps_sched_operation st = {.filter = NULL, .runnable = false, .pending_count = 0,
                                             .allocation = ms->fed_shape};
             if (T->elem_runnable[ms->elem])
-                T->runnable_pending -= ps_sched_pending(T->snap, ms->elem);
+                T->runnable_pending -= ps_sched_pending(T->ts.snap, ms->elem);
             T->elem_runnable[ms->elem] = false;
-            int rc = ps_sched_set_operation(T->snap, ms->elem, &st, err);
+            int rc = ps_sched_set_operation(T->ts.snap, ms->elem, &st, err);
             if (rc != 0)
                 return rc;
         }
@@ -506,8 +507,8 @@ static int job_remove(struct ps_sim *sim, int64_t slot, struct ps_error *err)
     n->job_count--;
     sim_preempt_job_removed(sim, slot);
     move_usage(sim, job, job->resources, -1);
-    if (ms->elem >= 0 && T->snap) {
-        int rc = ps_sched_allocation_finished(T->snap, ms->elem, job->resources, err);
+    if (ms->elem >= 0 && T->ts.snap) {
+        int rc = ps_sched_allocation_finished(T->ts.snap, ms->elem, job->resources, err);
         if (rc != 0)
             return rc;
     }
@@ -703,10 +704,10 @@ int sim_job_set_usage(struct ps_sim *sim, int64_t slot, struct ps_resources usag
     for (int r = 0; r < PS_RES_COUNT; r++)
         if (usage.v[r] < 0)
             return ps_error_set(err, PS_EINVAL, "job usage: negative %s", ps_resource_name(r));
-    if (ms->elem >= 0 && T->snap) {
-        int rc = ps_sched_allocation_finished(T->snap, ms->elem, job->resources, err);
+    if (ms->elem >= 0 && T->ts.snap) {
+        int rc = ps_sched_allocation_finished(T->ts.snap, ms->elem, job->resources, err);
         if (rc == 0)
-            rc = ps_sched_allocation_started(T->snap, ms->elem, usage, err);
+            rc = ps_sched_allocation_started(T->ts.snap, ms->elem, usage, err);
         if (rc != 0)
             return rc;
     }

@@ -39,7 +39,7 @@ static bool fits_some_group(struct ps_sim *sim, struct sim_op *o, struct sim_mem
         const struct ps_scenario_node_group *g = &sim->sc->node_groups[T->groups[i]];
         const char *const *tags = (const char *const *)g->tags;
         if (!ps_resources_fit(shape, g->resource_limits) ||
-            !ps_resources_fit(T->sched_options.min_spare, g->resource_limits))
+            !ps_resources_fit(T->ts.options.min_spare, g->resource_limits))
             continue;
         fits = !ms->filter || ps_formula_eval(ms->filter, tags, (int)g->tag_count);
     }
@@ -59,7 +59,7 @@ static bool some_node_has_room(struct ps_sim *sim, int tree, const struct ps_res
         for (int i = 0; i < T->node_count; i++) {
             const struct sim_node *n = &sim->nodes[T->nodes[i]];
             struct ps_resources free_ = ps_resources_sub(n->limits, n->usage);
-            if (!ps_resources_fit(T->sched_options.min_spare, free_))
+            if (!ps_resources_fit(T->ts.options.min_spare, free_))
                 continue;
             bool dominated = false;
             for (int k = 0; k < T->frontier_count && !dominated; k++)

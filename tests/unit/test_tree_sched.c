@@ -37,8 +37,6 @@ struct world {
     int alloc_count;
     int64_t next_alloc_id;
     int64_t last_preempt_ms;
-    struct ps_sched_result res;
-    struct ps_preempt_result pres;
 };
 
 static struct ps_resources shape(void)   /* one allocation: 1 slot, 1 core, 512 MiB */
@@ -102,14 +100,10 @@ static void world_init(struct world *w)
         fail_msg("%s", err.msg);
     w->last_preempt_ms = PS_PREEMPT_NEVER;
     w->next_alloc_id = 1;
-    ps_sched_result_init(&w->res);
-    ps_preempt_result_init(&w->pres);
 }
 
 static void world_release(struct world *w)
 {
-    ps_sched_result_release(&w->res);
-    ps_preempt_result_release(&w->pres);
     ps_tree_sched_release(&w->ts);
     for (int i = 0; i < w->op_count; i++)
         ps_preemptible_free(w->ops[i].lists);
@@ -163,7 +157,8 @@ static void update(struct world *w, int64_t now_ms)
     }
     struct ps_error err;
     ps_error_init(&err);
-    if (ps_tree_sched_update(&w->ts, w->tree, now_ms, op_fn, w, NULL, &err) != 0)
+    struct ps_tree_host host = {.ctx = w, .op_state = op_fn};
+    if (ps_tree_sched_update(&w->ts, w->tree, now_ms, &host, NULL, &err) != 0)
         fail_msg("update: %s", err.msg);
     for (int k = 0; k < w->alloc_count; k++)
         w->allocs[k].op = owner[k]->element;
@@ -178,29 +173,64 @@ static struct ps_sched_node node_view(struct world *w)
     return (struct ps_sched_node){1, NULL, 0, n->resource_limits, usage, NULL};
 }
 
-/* One heartbeat at now_ms; starts what it allocates (lists, allocation table, pending). */
+/* The test as the loop's host: one node, its allocation table; victims stay in ts.victims
+ * for the test to apply (victim_ends). */
+static int64_t host_now_ms;
+
+static int host_allocations(void *ctx, int64_t node, const struct ps_node_allocation **allocs,
+                            int *count, struct ps_resources *other, struct ps_error *err)
+{
+    (void)node;
+    (void)err;
+    struct world *w = ctx;
+    *allocs = w->allocs;
+    *count = w->alloc_count;
+    *other = ps_resources_zero();
+    return 0;
+}
+
+static int host_start(void *ctx, int64_t node, int element, struct ps_resources resources,
+                      bool *started, struct ps_error *err)
+{
+    (void)node;
+    struct world *w = ctx;
+    struct top *t = NULL;
+    for (int k = 0; k < w->op_count; k++)
+        if (w->ops[k].element == element)
+            t = &w->ops[k];
+    assert_non_null(t);
+    assert_true(w->alloc_count < MAX_ALLOCS);
+    int64_t id = w->next_alloc_id++;
+    w->allocs[w->alloc_count++] = (struct ps_node_allocation){id, element, resources,
+                                                              host_now_ms, false};
+    assert_int_equal(ps_preemptible_add(t->lists, id, host_now_ms, resources, err), 0);
+    t->pending--;
+    *started = true;
+    return 0;
+}
+
+static int host_preempt(void *ctx, const struct ps_preempt_victim *v, struct ps_error *err)
+{
+    (void)ctx;
+    (void)v;
+    (void)err;
+    return 0;
+}
+
+/* One heartbeat at now_ms as the service runs it: the regular stage, the preemptive stages
+ * when due; starts what it allocates (lists, allocation table, pending). */
 static void heartbeat(struct world *w, int64_t now_ms)
 {
     struct ps_error err;
     ps_error_init(&err);
     struct ps_sched_node node = node_view(w);
-    if (ps_tree_sched_heartbeat(&w->ts, &node, w->allocs, w->alloc_count, &w->last_preempt_ms,
-                                now_ms, &w->res, &w->pres, &err) != 0)
+    struct ps_tree_host host = {.ctx = w, .op_state = op_fn, .allocations = host_allocations,
+                                .start = host_start, .preempt = host_preempt};
+    struct ps_tree_heartbeat_stages stages = {
+        true, ps_tree_sched_preempt_due(&w->ts, &w->last_preempt_ms, now_ms)};
+    host_now_ms = now_ms;
+    if (ps_tree_sched_heartbeat(&w->ts, &host, &node, &stages, now_ms, &err) != 0)
         fail_msg("heartbeat: %s", err.msg);
-    for (int i = 0; i < w->res.allocation_count; i++) {
-        const struct ps_sched_allocation *a = &w->res.allocations[i];
-        struct top *t = NULL;
-        for (int k = 0; k < w->op_count; k++)
-            if (w->ops[k].element == a->op)
-                t = &w->ops[k];
-        assert_non_null(t);
-        assert_true(w->alloc_count < MAX_ALLOCS);
-        int64_t id = w->next_alloc_id++;
-        w->allocs[w->alloc_count++] = (struct ps_node_allocation){id, a->op, a->resources,
-                                                                  now_ms, true, false};
-        assert_int_equal(ps_preemptible_add(t->lists, id, now_ms, a->resources, &err), 0);
-        t->pending--;
-    }
 }
 
 /* A victim ends (its interruption completed): out of the snapshot, the lists and the node. */
@@ -243,7 +273,7 @@ static void test_allocations_backoff_and_victims(void **state)
     /* Before the first update there is no snapshot: nothing is scheduled. */
     struct top *a = start_op(&w, "op-a", "a", 0, 10);
     heartbeat(&w, 0);
-    assert_int_equal(w.res.allocation_count, 0);
+    assert_int_equal(w.ts.result.allocation_count, 0);
     assert_null(w.ts.snap);
 
     /* Alone, A's fair share is the whole cluster: the node's 4 slots go to A, 1 core each. */
@@ -255,19 +285,19 @@ static void test_allocations_backoff_and_victims(void **state)
     assert_true(fabs(a->member->dynamic.fair_share_ratio - 1.0) < 1e-9);
     assert_false(w.ts.any_starving);
     heartbeat(&w, 0);
-    assert_int_equal(w.res.allocation_count, 4);
+    assert_int_equal(w.ts.result.allocation_count, 4);
     for (int i = 0; i < 4; i++) {
-        assert_int_equal(w.res.allocations[i].op, a->element);
-        assert_int_equal(w.res.allocations[i].resources.v[PS_RES_CPU], PS_CPU_SCALE);
-        assert_int_equal(w.res.allocations[i].resources.v[PS_RES_USER_SLOTS], 1);
+        assert_int_equal(w.ts.result.allocations[i].op, a->element);
+        assert_int_equal(w.ts.result.allocations[i].resources.v[PS_RES_CPU], PS_CPU_SCALE);
+        assert_int_equal(w.ts.result.allocations[i].resources.v[PS_RES_USER_SLOTS], 1);
     }
-    assert_int_equal(w.res.node_usage.v[PS_RES_CPU], 4 * PS_CPU_SCALE);
-    assert_int_equal(w.pres.stage, PS_STAGE_NONE);
-    assert_int_equal(w.pres.victim_count, 0);
+    assert_int_equal(w.ts.result.node_usage.v[PS_RES_CPU], 4 * PS_CPU_SCALE);
+    assert_int_equal(w.ts.victims.stage, PS_STAGE_NONE);
+    assert_int_equal(w.ts.victims.victim_count, 0);
     assert_int_equal(a->pending, 6);
     /* the node is full: another heartbeat starts nothing */
     heartbeat(&w, 500);
-    assert_int_equal(w.res.allocation_count, 0);
+    assert_int_equal(w.ts.result.allocation_count, 0);
 
     /* B arrives in the sibling pool: equal weights, fair shares 0.5 / 0.5. */
     struct top *b = start_op(&w, "op-b", "b", 1000, 4);
@@ -284,9 +314,9 @@ static void test_allocations_backoff_and_victims(void **state)
     /* B is below its fair share but not starving yet (5 s timeout): no preemptive stage */
     assert_false(w.ts.any_starving);
     heartbeat(&w, 1000);
-    assert_int_equal(w.res.allocation_count, 0);
-    assert_int_equal(w.pres.stage, PS_STAGE_NONE);
-    assert_int_equal(w.pres.victim_count, 0);
+    assert_int_equal(w.ts.result.allocation_count, 0);
+    assert_int_equal(w.ts.victims.stage, PS_STAGE_NONE);
+    assert_int_equal(w.ts.victims.victim_count, 0);
     assert_true(w.last_preempt_ms == PS_PREEMPT_NEVER);
 
     /* 6 s later B starves: the preemptive stage takes A's newest preemptible allocation (id 4)
@@ -296,19 +326,19 @@ static void test_allocations_backoff_and_victims(void **state)
     assert_int_equal(b->member->dynamic.starvation, PS_STARVING);
     assert_int_equal(a->member->dynamic.starvation, PS_NON_STARVING);
     heartbeat(&w, 7000);
-    assert_int_equal(w.pres.stage, PS_STAGE_PREEMPTIVE);
-    assert_int_equal(w.pres.victim_count, 1);
-    assert_int_equal(w.pres.victims[0].allocation_id, 4);
-    assert_int_equal(w.pres.victims[0].op, a->element);
-    assert_int_equal(w.pres.victims[0].for_op, b->element);
-    assert_int_equal(w.pres.victims[0].reason, PS_PREEMPT_FOR_STARVING);
-    assert_int_equal(w.pres.victims[0].cls, PS_ALLOC_PREEMPTIBLE);
+    assert_int_equal(w.ts.victims.stage, PS_STAGE_PREEMPTIVE);
+    assert_int_equal(w.ts.victims.victim_count, 1);
+    assert_int_equal(w.ts.victims.victims[0].allocation_id, 4);
+    assert_int_equal(w.ts.victims.victims[0].op, a->element);
+    assert_int_equal(w.ts.victims.victims[0].for_op, b->element);
+    assert_int_equal(w.ts.victims.victims[0].reason, PS_PREEMPT_FOR_STARVING);
+    assert_int_equal(w.ts.victims.victims[0].cls, PS_ALLOC_PREEMPTIBLE);
     /* interrupted with the tree's allocation_preemption_timeout (10 s), not aborted */
-    assert_int_equal(w.pres.victims[0].interrupt_timeout_ms, 10000);
-    assert_int_equal(w.res.allocation_count, 1);
-    assert_int_equal(w.res.allocations[0].op, b->element);
+    assert_int_equal(w.ts.victims.victims[0].interrupt_timeout_ms, 10000);
+    assert_int_equal(w.ts.result.allocation_count, 1);
+    assert_int_equal(w.ts.result.allocations[0].op, b->element);
     /* node usage counts B's allocation and no longer the victim */
-    assert_int_equal(w.res.node_usage.v[PS_RES_CPU], 4 * PS_CPU_SCALE);
+    assert_int_equal(w.ts.result.node_usage.v[PS_RES_CPU], 4 * PS_CPU_SCALE);
     assert_true(w.last_preempt_ms == 7000);
     victim_ends(&w, 4);
     assert_int_equal(count_of(&w, a), 3);
@@ -317,19 +347,19 @@ static void test_allocations_backoff_and_victims(void **state)
     /* Backoff: within 5 s of the last preemptive stage B (still starving by the last check)
      * gets nothing on this full node, and no victims. */
     heartbeat(&w, 11999);
-    assert_int_equal(w.pres.stage, PS_STAGE_NONE);
-    assert_int_equal(w.pres.victim_count, 0);
-    assert_int_equal(w.res.allocation_count, 0);
+    assert_int_equal(w.ts.victims.stage, PS_STAGE_NONE);
+    assert_int_equal(w.ts.victims.victim_count, 0);
+    assert_int_equal(w.ts.result.allocation_count, 0);
     assert_true(w.last_preempt_ms == 7000);
 
     /* At 5 s the stage runs again: the next preemptible allocation of A (id 3) goes. */
     heartbeat(&w, 12000);
-    assert_int_equal(w.pres.stage, PS_STAGE_PREEMPTIVE);
-    assert_int_equal(w.pres.victim_count, 1);
-    assert_int_equal(w.pres.victims[0].allocation_id, 3);
-    assert_int_equal(w.pres.victims[0].for_op, b->element);
-    assert_int_equal(w.res.allocation_count, 1);
-    assert_int_equal(w.res.allocations[0].op, b->element);
+    assert_int_equal(w.ts.victims.stage, PS_STAGE_PREEMPTIVE);
+    assert_int_equal(w.ts.victims.victim_count, 1);
+    assert_int_equal(w.ts.victims.victims[0].allocation_id, 3);
+    assert_int_equal(w.ts.victims.victims[0].for_op, b->element);
+    assert_int_equal(w.ts.result.allocation_count, 1);
+    assert_int_equal(w.ts.result.allocations[0].op, b->element);
     assert_true(w.last_preempt_ms == 12000);
     victim_ends(&w, 3);
     assert_int_equal(count_of(&w, a), 2);
@@ -343,9 +373,9 @@ static void test_allocations_backoff_and_victims(void **state)
     assert_false(w.ts.any_starving);
     assert_int_equal(ps_preemptible_count(a->lists, PS_ALLOC_PREEMPTIBLE), 0);
     heartbeat(&w, 20000);
-    assert_int_equal(w.pres.stage, PS_STAGE_NONE);
-    assert_int_equal(w.pres.victim_count, 0);
-    assert_int_equal(w.res.allocation_count, 0);
+    assert_int_equal(w.ts.victims.stage, PS_STAGE_NONE);
+    assert_int_equal(w.ts.victims.victim_count, 0);
+    assert_int_equal(w.ts.result.allocation_count, 0);
     assert_true(w.last_preempt_ms == 12000);
     world_release(&w);
 }
@@ -363,9 +393,9 @@ static void test_detach(void **state)
     ps_tree_sched_detach(&w.ts, b->element);
     assert_null(w.ts.user[b->element]);
     heartbeat(&w, 0);
-    assert_int_equal(w.res.allocation_count, 4);
+    assert_int_equal(w.ts.result.allocation_count, 4);
     for (int i = 0; i < 4; i++)
-        assert_int_equal(w.res.allocations[i].op, a->element);
+        assert_int_equal(w.ts.result.allocations[i].op, a->element);
     ps_tree_sched_detach(&w.ts, -1);          /* invalid indices are no-ops */
     ps_tree_sched_detach(&w.ts, 1 << 20);
     world_release(&w);
@@ -395,9 +425,9 @@ static void test_pool_filter(void **state)
     struct top *b = start_op(&w, "op-b", "b", 0, 10);
     update(&w, 0);
     heartbeat(&w, 0);
-    assert_int_equal(w.res.allocation_count, 4);
+    assert_int_equal(w.ts.result.allocation_count, 4);
     for (int i = 0; i < 4; i++)
-        assert_int_equal(w.res.allocations[i].op, b->element);
+        assert_int_equal(w.ts.result.allocations[i].op, b->element);
     assert_int_equal(count_of(&w, a), 0);
 
     const struct ps_formula *filter = NULL;
