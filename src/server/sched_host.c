@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/formula.h"
+#include "core/pending.h"
 #include "server/service.h"
 
 /* One drive of the loop: what the callbacks need. jobs parallels allocs. */
@@ -238,4 +240,106 @@ int ps_svc_update_tree(struct ps_service *svc, struct ps_svc_tree_state *ts,
     struct host h = {.svc = svc, .ts = ts, .now_ms = now_ms};
     struct ps_tree_host host = loop_host(&h);
     return ps_tree_sched_update(&ts->sched, tree, now_ms, &host, starvation_changed, err);
+}
+
+/* ---- pending reasons: the scheduler's view (core/pending.h decides) --------------------- */
+
+struct probe {
+    struct ps_service *svc;
+    struct ps_pool_tree *tree;
+    const struct ps_formula *filter;    /* the operation's effective filter in the snapshot */
+    struct ps_resources shape, min_spare;
+};
+
+/* Calls fn for each registered node of the tree with its limits and the usage of its jobs;
+ * stops when fn returns true. */
+static bool any_node(struct probe *p, bool (*fn)(struct probe *, struct ps_svc_node *,
+                                                 struct ps_resources usage))
+{
+    for (int i = 0; i < p->svc->node_count; i++) {
+        struct ps_svc_node *n = p->svc->node_list[i];
+        struct ps_node *sn = n->registered ? ps_strategy_find_node(p->svc->strategy, n->id) : NULL;
+        if (!sn || sn->tree != p->tree)
+            continue;
+        struct ps_resources usage = ps_resources_zero();
+        for (struct ps_svc_job *j = n->jobs; j; j = j->node_next)
+            usage = ps_resources_add(usage, j->usage);
+        if (fn(p, n, usage))
+            return true;
+    }
+    return false;
+}
+
+static bool node_fits(struct probe *p, struct ps_svc_node *n, struct ps_resources usage)
+{
+    (void)usage;
+    return ps_resources_fit(p->shape, n->limits) && ps_resources_fit(p->min_spare, n->limits) &&
+           (!p->filter || ps_formula_eval(p->filter, (const char *const *)n->tags, n->tag_count));
+}
+
+static bool node_has_room(struct probe *p, struct ps_svc_node *n, struct ps_resources usage)
+{
+    struct ps_resources free_ = ps_resources_sub(n->limits, usage);
+    return ps_resources_fit(p->shape, free_) && ps_resources_fit(p->min_spare, free_);
+}
+
+static bool add_usage(struct probe *p, struct ps_svc_node *n, struct ps_resources usage)
+{
+    (void)n;
+    p->min_spare = ps_resources_add(p->min_spare, usage);   /* reused as the sum */
+    return false;
+}
+
+static bool probe_fits(void *ctx)
+{
+    return any_node(ctx, node_fits);
+}
+
+static bool probe_room(void *ctx)
+{
+    return any_node(ctx, node_has_room);
+}
+
+static bool probe_total_fits(void *ctx)
+{
+    struct probe sum = *(struct probe *)ctx;
+    sum.min_spare = ps_resources_zero();
+    any_node(&sum, add_usage);
+    struct ps_resources total = ps_pool_tree_total_resources(sum.tree);
+    return ps_resources_fit(sum.shape, ps_resources_sub(total, sum.min_spare));
+}
+
+void ps_svc_pending_scheduler_reason(struct ps_service *svc, struct ps_svc_tree_state *ts,
+                                     const struct ps_tree_op *to, int element,
+                                     struct ps_pending_info *info)
+{
+    const struct ps_sched_snapshot *snap = ts ? ts->sched.snap : NULL;
+    bool in_update = snap && element >= 0 && element < ts->sched.fs.count && to->dynamic.valid;
+    struct probe ctx = {.svc = svc, .tree = to->tree};
+    struct ps_pending_probe probe = {.ctx = &ctx, .in_update = in_update,
+                                     .fits_some_node = probe_fits, .limit_resource = -1,
+                                     .total_fits = probe_total_fits,
+                                     .some_node_has_room = probe_room};
+    info->tree = ps_pool_tree_name(to->tree);
+    if (in_update) {
+        const struct ps_sched_operation *st = &ts->sched.sched_ops[element];
+        ctx.filter = st->filter;
+        ctx.shape = st->allocation;
+        ctx.min_spare = ts->sched.options.min_spare;
+        int elem = -1;
+        probe.sched_reason = ps_sched_operation_reason(snap, element, &elem);
+        if (probe.sched_reason == PS_SCHED_LIMITS && elem >= 0) {
+            if (elem != element && ts->sched.fs.pools[elem])
+                probe.limit_pool = ts->sched.fs.pools[elem]->name;
+            struct ps_resources need = ps_resources_add(ps_sched_usage(snap, elem), ctx.shape);
+            struct ps_resources limits = ps_sched_limits(snap, elem);
+            for (int r = 0; r < PS_RES_COUNT && probe.limit_resource < 0; r++)
+                if (need.v[r] > limits.v[r])
+                    probe.limit_resource = r;
+        }
+        const struct ps_fs_element_output *fs = &to->dynamic.fs;
+        probe.satisfaction = ps_sched_satisfaction_ratio(&fs->usage_share, &fs->fair_share.total,
+                                                         &fs->demand_share);
+    }
+    ps_pending_scheduler_reason(&probe, info);
 }

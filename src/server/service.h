@@ -296,6 +296,13 @@ int ps_svc_update_tree(struct ps_service *svc, struct ps_svc_tree_state *ts,
  * (ps_svc_start_entry), victims to interrupt or abort. */
 int ps_svc_schedule_node(struct ps_service *svc, struct ps_svc_node *node, int64_t now_ms,
                          json_t *start_out, json_t *interrupt, json_t *abort, struct ps_error *err);
+/* Why an operation with pending jobs waits, in the scheduler's view, for its membership to
+ * (element: its element in ts's last update, -1): the rules of ps_pending_scheduler_reason, the
+ * simulator's too. Fills info->reason, tree, pool, resource. */
+struct ps_pending_info;
+void ps_svc_pending_scheduler_reason(struct ps_service *svc, struct ps_svc_tree_state *ts,
+                                     const struct ps_tree_op *to, int element,
+                                     struct ps_pending_info *info);
 /* The node protocol's entry for a job to start (api_nodes.c). */
 json_t *ps_svc_start_entry(const struct ps_svc_job *job);
 void ps_svc_job_set_guarantee(struct ps_service *svc, struct ps_svc_job *job, double cores);
