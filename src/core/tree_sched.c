@@ -17,6 +17,7 @@ int ps_tree_sched_init(struct ps_tree_sched *ts, struct ps_error *err)
 {
     memset(ts, 0, sizeof *ts);
     ps_tree_fs_init(&ts->fs);
+    ps_strmap_init(&ts->filter_copies);
     ts->update = ps_fs_update_new();
     if (!ts->update)
         return ps_error_set(err, PS_ENOMEM, "out of memory");
@@ -32,25 +33,20 @@ int ps_tree_sched_init(struct ps_tree_sched *ts, struct ps_error *err)
 
 static void drop_filters(struct ps_tree_sched *ts)
 {
+    ps_strmap_release(&ts->filter_copies);
+    ps_strmap_init(&ts->filter_copies);
     for (int i = 0; i < ts->filter_count; i++)
         ps_formula_free(ts->filters[i]);
     ts->filter_count = 0;
 }
 
-/* The effective filter of op (its own and its pools'), kept alive with the snapshot. */
-static int op_filter(struct ps_tree_sched *ts, const struct ps_tree_op *op,
-                     const struct ps_formula **filter, struct ps_error *err)
+static int keep_filter(struct ps_tree_sched *ts, struct ps_formula *owned, struct ps_error *err)
 {
-    struct ps_formula *owned = NULL;
-    int rc = ps_tree_op_effective_filter(op, filter, &owned, err);
-    if (rc != 0 || !owned)
-        return rc;
     if (ts->filter_count == ts->filter_capacity) {
         int cap = ts->filter_capacity ? 2 * ts->filter_capacity : 16;
         struct ps_formula **f = realloc(ts->filters, (size_t)cap * sizeof *f);
         if (!f) {
             ps_formula_free(owned);
-            *filter = NULL;
             return ps_error_set(err, PS_ENOMEM, "out of memory");
         }
         ts->filters = f;
@@ -58,6 +54,35 @@ static int op_filter(struct ps_tree_sched *ts, const struct ps_tree_op *op,
     }
     ts->filters[ts->filter_count++] = owned;
     return 0;
+}
+
+/* The effective filter of op (its own and its pools'), owned by the loop until the next
+ * update: the tree may change or free its filters at any time (a pool's
+ * scheduling_tag_filter set, an operation's updated, an ephemeral pool removed) while the
+ * snapshot still evaluates them. A filter borrowed from the tree is copied, once per text. */
+static int op_filter(struct ps_tree_sched *ts, const struct ps_tree_op *op,
+                     const struct ps_formula **filter, struct ps_error *err)
+{
+    struct ps_formula *owned = NULL;
+    int rc = ps_tree_op_effective_filter(op, filter, &owned, err);
+    if (rc != 0 || (!owned && !*filter))
+        return rc;
+    if (!owned) {
+        const char *text = ps_formula_text(*filter);
+        struct ps_formula *copy = ps_strmap_get(&ts->filter_copies, text);
+        if (copy) {
+            *filter = copy;
+            return 0;
+        }
+        if ((rc = ps_formula_parse(text, &owned, err)) != 0)
+            return rc;
+        if ((rc = ps_strmap_put(&ts->filter_copies, ps_formula_text(owned), owned)) != 0) {
+            ps_formula_free(owned);
+            return ps_error_set(err, PS_ENOMEM, "out of memory");
+        }
+    }
+    *filter = owned;
+    return keep_filter(ts, owned, err);
 }
 
 void ps_tree_sched_release(struct ps_tree_sched *ts)
@@ -71,6 +96,7 @@ void ps_tree_sched_release(struct ps_tree_sched *ts)
     free(ts->subtree_eligible);
     free(ts->user);
     drop_filters(ts);
+    ps_strmap_release(&ts->filter_copies);
     free(ts->filters);
     ps_sched_result_release(&ts->result);
     ps_preempt_result_release(&ts->victims);

@@ -43,6 +43,7 @@
 #include "core/preemptible.h"
 #include "core/schedule.h"
 #include "core/starvation.h"
+#include "core/strmap.h"
 #include "core/tree_fs.h"
 
 /* The host: whoever holds operations and allocations (the service, the simulator, a bench).
@@ -99,8 +100,10 @@ struct ps_tree_sched {
     uint8_t *subtree_eligible;                 /* per element: ps_preempt_subtree_eligible of
                                                   the last check and snapshot */
     void **user;                               /* per element: operation user_data or NULL */
-    struct ps_formula **filters;               /* conjunctions of operation and pool filters
-                                                  the snapshot borrows (effective filters) */
+    struct ps_formula **filters;               /* the effective filters the snapshot reads,
+                                                  owned: never borrowed from the tree, so any
+                                                  filter may change at run time */
+    struct ps_strmap filter_copies;            /* text -> owned copy of a tree filter */
     int filter_count, filter_capacity;
     int capacity;
     struct ps_sched_snapshot *snap;            /* NULL before the first update */

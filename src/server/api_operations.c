@@ -239,8 +239,8 @@ static int update_params(struct ps_service *svc, struct ps_svc_op *op, const jso
     int rc = ps_json_to_value(params, &pv, err);
     if (rc != 0)
         return rc;
-    /* the snapshot borrows the old filter; take the operation out of it first */
-    ps_svc_op_detach(svc, op);
+    /* The snapshot keeps the old settings (it owns its filters) until the next update, which
+     * wake_trees brings forward (docs/scheduling-loop.md). */
     rc = ps_strategy_update_operation(svc->strategy, op->id, &pv, err);
     ps_value_release(&pv);
     if (rc != 0)
