@@ -74,14 +74,19 @@ static int add_job(struct ps_sim *sim, int64_t slot, struct ps_error *err)
     return 0;
 }
 
-static int add_node(struct ps_sim *sim, int tree, const struct sim_node *n, struct ps_error *err)
+/* Jobs of operations out of the snapshot (detached) are the node's other usage. */
+static int add_node(struct ps_sim *sim, int tree, const struct sim_node *n,
+                    struct ps_resources *other, struct ps_error *err)
 {
     int count = sim->trees[tree].ts.fs.count;
     for (int k = 0; k < n->job_count; k++) {
         const struct sim_job *job = &sim->jobs[n->jobs[k]];
         const struct sim_membership *ms = &sim->ops[job->op].ms[job->ms];
-        if (ms->elem < 0 || ms->elem >= count)
+        if (ms->elem < 0 || ms->elem >= count) {
+            if (!job->preempting)
+                *other = ps_resources_add(*other, job->resources);
             continue;
+        }
         int rc = add_job(sim, n->jobs[k], err);
         if (rc != 0)
             return rc;
@@ -89,7 +94,7 @@ static int add_node(struct ps_sim *sim, int tree, const struct sim_node *n, stru
     return 0;
 }
 
-/* A node is in one tree: every job on it is the tree's (*other stays zero). */
+/* A node is in one tree: every job on it is the tree's. */
 static int allocations(void *ctx, int64_t node, const struct ps_node_allocation **allocs,
                        int *count, struct ps_resources *other, struct ps_error *err)
 {
@@ -100,10 +105,10 @@ static int allocations(void *ctx, int64_t node, const struct ps_node_allocation 
     *other = ps_resources_zero();
     int rc = 0;
     if (node >= 0)
-        rc = add_node(sim, h->tree, &sim->nodes[node], err);
+        rc = add_node(sim, h->tree, &sim->nodes[node], other, err);
     else
         for (int i = 0; rc == 0 && i < T->node_count; i++)
-            rc = add_node(sim, h->tree, &sim->nodes[T->nodes[i]], err);
+            rc = add_node(sim, h->tree, &sim->nodes[T->nodes[i]], other, err);
     *allocs = sim->host_allocs;
     *count = sim->host_alloc_count;
     return rc;

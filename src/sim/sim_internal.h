@@ -342,6 +342,9 @@ int sim_op_finish(struct ps_sim *sim, int op, enum sim_op_state state, struct ps
 /* Fails a running operation: its running jobs are aborted (reason operation_failed), then it
  * finishes as failed with error. */
 int sim_op_fail(struct ps_sim *sim, int op, const char *error, struct ps_error *err);
+/* Membership k of op changed its pool or its filters (its own or a pool's) at run time: its
+ * pool statistics path, usage and demand there, and its effective filter follow. */
+int sim_membership_moved(struct ps_sim *sim, int op, int k, struct ps_error *err);
 
 /* ---- sim_host.c: the simulator as the host of the scheduling loop ------------------------ */
 /* One fair share update of the tree through the loop, its limits check, and the element maps

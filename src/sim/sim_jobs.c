@@ -130,6 +130,44 @@ static int effective_filter(struct sim_membership *ms, struct ps_error *err)
     return rc;
 }
 
+/* The pool statistics of the membership's pool up to <Root> (struct sim_membership.path). */
+static int membership_path(struct ps_sim *sim, struct sim_membership *ms, struct ps_error *err)
+{
+    int depth = 0;
+    for (const struct ps_pool *p = ms->m->pool; p; p = p->parent)
+        depth++;
+    free(ms->path);
+    ms->path_len = 0;
+    ms->path = calloc((size_t)(depth ? depth : 1), sizeof *ms->path);
+    if (!ms->path)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    for (const struct ps_pool *p = ms->m->pool; p; p = p->parent) {
+        struct sim_pool_stats *st = sim_stats_get(sim, ms->tree, p->name);
+        if (!st)
+            return ps_error_set(err, PS_ENOMEM, "out of memory");
+        ms->path[ms->path_len++] = st;
+    }
+    return 0;
+}
+
+int sim_membership_moved(struct ps_sim *sim, int op, int k, struct ps_error *err)
+{
+    struct sim_membership *ms = &sim->ops[op].ms[k];
+    if (!ms->m)
+        return 0;
+    if (ms->in_stats)
+        sim_stats_add(sim, ms->path, ms->path_len, &ms->usage, &ms->demand, -1);
+    int rc = membership_path(sim, ms, err);
+    if (rc != 0)
+        return rc;
+    if (ms->in_stats)
+        sim_stats_add(sim, ms->path, ms->path_len, &ms->usage, &ms->demand, 1);
+    ps_formula_free(ms->combined);
+    ms->combined = NULL;
+    ms->fits_task = -1;
+    return effective_filter(ms, err);
+}
+
 static int init_memberships(struct ps_sim *sim, struct sim_op *o, struct ps_error *err)
 {
     struct ps_operation *op = o->op;
@@ -144,19 +182,10 @@ static int init_memberships(struct ps_sim *sim, struct sim_op *o, struct ps_erro
         ms->elem = -1;
         ms->fits_task = -1;
         ms->limit_resource = -1;
-        int depth = 0;
-        for (const struct ps_pool *p = ms->m->pool; p; p = p->parent)
-            depth++;
-        ms->path = calloc((size_t)depth, sizeof *ms->path);
-        if (!ms->path)
-            return ps_error_set(err, PS_ENOMEM, "out of memory");
-        for (const struct ps_pool *p = ms->m->pool; p; p = p->parent) {
-            struct sim_pool_stats *st = sim_stats_get(sim, ms->tree, p->name);
-            if (!st)
-                return ps_error_set(err, PS_ENOMEM, "out of memory");
-            ms->path[ms->path_len++] = st;
-        }
-        int rc = effective_filter(ms, err);
+        int rc = membership_path(sim, ms, err);
+        if (rc != 0)
+            return rc;
+        rc = effective_filter(ms, err);
         if (rc != 0)
             return rc;
         sim->trees[ms->tree].dirty = true;

@@ -204,14 +204,12 @@ static int tree_by_name(const struct ps_sim *sim, const char *name)
     return -1;
 }
 
-static const char *const frozen_op_keys[] = {"pool", "pool_trees", "scheduling_tag_filter", NULL};
-
-static const char *frozen_key(const json_t *obj)
+/* What may change at run time is what the strategy accepts (docs/scheduling-loop.md): an
+ * operation's pool and filters, a pool's attributes and parent. The strategy never changes an
+ * operation's pool_trees nor renames a pool: refused at load rather than failing mid-run. */
+static bool has_pool_trees(const json_t *params)
 {
-    for (int i = 0; frozen_op_keys[i]; i++)
-        if (json_object_get(obj, frozen_op_keys[i]))
-            return frozen_op_keys[i];
-    return NULL;
+    return json_object_get(params, "pool_trees") != NULL;
 }
 
 int sim_scenario_events_check(struct ps_sim *sim, struct ps_error *err)
@@ -219,31 +217,36 @@ int sim_scenario_events_check(struct ps_sim *sim, struct ps_error *err)
     const struct ps_scenario *sc = sim->sc;
     for (size_t i = 0; i < sc->event_count; i++) {
         const struct ps_scenario_event *ev = &sc->events[i];
-        if (ev->type == PS_SCENARIO_EV_SET_POOL_ATTRIBUTE &&
-            (strcmp(ev->key, "scheduling_tag_filter") == 0 || strcmp(ev->key, "parent") == 0 ||
-             strcmp(ev->key, "name") == 0))
+        if (ev->type == PS_SCENARIO_EV_SET_POOL_ATTRIBUTE && strcmp(ev->key, "name") == 0)
             return ps_error_set(err, PS_EINVAL,
-                                "events[%zu].key: \"%s\" cannot change during a simulation (pool "
-                                "filters and the pool hierarchy are fixed at setup)",
-                                i, ev->key);
-        if (ev->type != PS_SCENARIO_EV_UPDATE_OPERATION)
+                                "events[%zu].key: \"name\" cannot change (pools are not renamed)",
+                                i);
+        if (ev->type == PS_SCENARIO_EV_SET_POOL_ATTRIBUTE && strcmp(ev->key, "parent") == 0 &&
+            !json_is_string(ev->value))
+            return ps_error_set(err, PS_EINVAL, "events[%zu].value: \"parent\" takes a pool name", i);
+        if (ev->type == PS_SCENARIO_EV_UPDATE_OPERATION && has_pool_trees(ev->parameters))
+            return ps_error_set(err, PS_EINVAL,
+                                "events[%zu].parameters.pool_trees: cannot change (an operation's "
+                                "trees are fixed at its start)",
+                                i);
+    }
+    return 0;
+}
+
+/* Every membership in tree t (or, op >= 0, only op's) follows a change of pools or filters. */
+static int memberships_moved(struct ps_sim *sim, int t, int op, struct ps_error *err)
+{
+    for (int i = 0; i < sim->active_count; i++) {
+        int o = sim->active[i];
+        if (op >= 0 && o != op)
             continue;
-        const char *key = frozen_key(ev->parameters);
-        if (key)
-            return ps_error_set(err, PS_EINVAL,
-                                "events[%zu].parameters.%s: cannot change during a simulation "
-                                "(an operation's pools and filters are fixed at its start)",
-                                i, key);
-        const json_t *per_tree = json_object_get(ev->parameters, "scheduling_options_per_pool_tree");
-        const char *tree;
-        const json_t *opts;
-        if (json_is_object(per_tree))
-            json_object_foreach((json_t *)per_tree, tree, opts)
-                if (json_is_object(opts) && (key = frozen_key(opts)) != NULL)
-                    return ps_error_set(err, PS_EINVAL,
-                                        "events[%zu].parameters.scheduling_options_per_pool_tree.%s."
-                                        "%s: cannot change during a simulation",
-                                        i, tree, key);
+        for (int k = 0; k < sim->ops[o].m_count; k++) {
+            if (t >= 0 && sim->ops[o].ms[k].tree != t)
+                continue;
+            int rc = sim_membership_moved(sim, o, k, err);
+            if (rc != 0)
+                return rc;
+        }
     }
     return 0;
 }
@@ -309,12 +312,20 @@ int sim_scenario_event(struct ps_sim *sim, int64_t index, struct ps_error *err)
         return 0;
     case PS_SCENARIO_EV_SET_POOL_ATTRIBUTE: {
         int t = tree_by_name(sim, ev->tree);
-        struct ps_value value;
-        rc = ps_json_to_value(ev->value, &value, err);
-        if (rc == 0) {
-            rc = ps_pool_tree_set_pool_attr(sim->trees[t].tree, ev->pool, ev->key, &value, err);
-            ps_value_release(&value);
+        bool parent = strcmp(ev->key, "parent") == 0;
+        if (parent) {
+            rc = ps_pool_tree_move_pool(sim->trees[t].tree, ev->pool, json_string_value(ev->value),
+                                        err);
+        } else {
+            struct ps_value value;
+            rc = ps_json_to_value(ev->value, &value, err);
+            if (rc == 0) {
+                rc = ps_pool_tree_set_pool_attr(sim->trees[t].tree, ev->pool, ev->key, &value, err);
+                ps_value_release(&value);
+            }
         }
+        if (rc == 0 && (parent || strcmp(ev->key, "scheduling_tag_filter") == 0))
+            rc = memberships_moved(sim, t, -1, err);
         if (rc == 0) {
             if (sim_tree_changed(sim, t) != 0)
                 return ps_error_set(err, PS_ENOMEM, "out of memory");
@@ -333,9 +344,12 @@ int sim_scenario_event(struct ps_sim *sim, int64_t index, struct ps_error *err)
         struct ps_value params;
         rc = ps_json_to_value(ev->parameters, &params, err);
         if (rc == 0) {
+            /* the snapshot keeps the old settings until the next update takes the change */
             rc = ps_strategy_update_operation(sim->strategy, o->sc->id, &params, err);
             ps_value_release(&params);
         }
+        if (rc == 0)
+            rc = memberships_moved(sim, -1, ev->operation, err);
         for (int k = 0; rc == 0 && k < o->m_count; k++) {
             if (sim_tree_changed(sim, o->ms[k].tree) != 0)
                 return ps_error_set(err, PS_ENOMEM, "out of memory");

@@ -22,7 +22,8 @@ TREE = {"fair_share_starvation_timeout": 300, "fair_share_starvation_tolerance":
         "fair_share_update_period": 100}
 JOBS = 10
 
-# Scenarios: pools {name: attributes}, operations [(id, pool, start s)]; every job takes
+# Scenarios: pools {name: attributes}, operations [(id, pool, start s)], optional run-time
+# updates [(s, operation, parameters)] (update_operation / update_op_parameters); every job takes
 # 1 cpu and 128 MiB and never ends. Victims are interrupted with a timeout longer than the
 # run: they keep their resources, as on a full cluster waiting for its victims to leave.
 SCENARIOS = {
@@ -30,11 +31,13 @@ SCENARIOS = {
     "preemption": ({"a": {}, "b": {}}, [("A", "a", 0), ("B", "b", 2)]),
     "limits": ({"c": {"resource_limits": {"cpu": 2}}, "d": {"max_running_operation_count": 1}},
                [("C", "c", 0), ("D1", "d", 0), ("D2", "d", 0)]),
+    "move": ({"a": {"weight": 1}, "b": {"weight": 3}, "c": {"resource_limits": {"cpu": 1}}},
+             [("A", "a", 0), ("B", "b", 0)], [(2, "A", {"pool": "c"})]),
 }
 SETTLE_S = 6
 
 
-def simulate(name, pools, ops):
+def simulate(name, pools, ops, updates=()):
     sc = {"heartbeat_period": 100, "fair_share_update_period": 100,
           "duration": SETTLE_S * 1000,
           "node_groups": [{"name": "n", "count": NODES, "resource_limits": {
@@ -43,7 +46,9 @@ def simulate(name, pools, ops):
           "operations": [{"id": i, "start_time": s * 1000, "spec": {"pool": p},
                           "tasks": [{"job_count": JOBS, "duration": 10 ** 8, "interruptible": True,
                                      "resources": {"cpu": 1, "memory": 128 * MIB, "user_slots": 1}}]}
-                         for i, p, s in ops]}
+                         for i, p, s in ops],
+          "events": [{"time": t * 1000, "type": "update_operation", "operation": i, "parameters": u}
+                     for t, i, u in updates]}
     path = os.path.join(work, name + ".json")
     with open(path, "w") as f:
         json.dump(sc, f)
@@ -76,7 +81,7 @@ def simulate(name, pools, ops):
     return running, preempted, reason, {k: last.get(k, 0.0) for k in pools}
 
 
-def serve(name, pools, ops):
+def serve(name, pools, ops, updates=()):
     s = Scheduler(bin, os.path.join(work, name + "-data"), {"fair_share_update_period": 100}).start()
     try:
         for k, v in TREE.items():
@@ -87,6 +92,7 @@ def serve(name, pools, ops):
         for n in nodes:
             n.heartbeat()
         ids, t0, todo = {}, time.time(), sorted(ops, key=lambda o: o[2])
+        later = sorted(updates)
         job_op, victims = {}, set()
         while time.time() < t0 + SETTLE_S:
             while todo and time.time() >= t0 + todo[0][2]:
@@ -94,6 +100,9 @@ def serve(name, pools, ops):
                 spec = {"pool": p, "tasks": {"main": {"command": "sleep 1000", "job_count": JOBS,
                                                       "cpu_limit": 1, "memory_limit": 128 * MIB}}}
                 ids[i] = s.ok("start_op", {"operation_type": "vanilla", "spec": spec})["operation_id"]
+            while later and time.time() >= t0 + later[0][0]:
+                _, i, u = later.pop(0)
+                s.ok("update_op_parameters", {"operation_id": ids[i], "parameters": u})
             for n in nodes:
                 out = n.heartbeat()
                 job_op.update((j["job_id"], j["operation_id"]) for j in out["jobs_to_start"])
@@ -117,9 +126,9 @@ def serve(name, pools, ops):
         s.stop()
 
 
-for name, (pools, ops) in SCENARIOS.items():
-    sim = simulate(name, pools, ops)
-    svc = serve(name, pools, ops)
+for name, (pools, ops, *updates) in SCENARIOS.items():
+    sim = simulate(name, pools, ops, *updates)
+    svc = serve(name, pools, ops, *updates)
     print("%s\n  simulator: %s\n  service:   %s" % (name, sim, svc), flush=True)
     for what, a, b in zip(("running jobs", "preempted jobs", "pending reasons", "fair shares"), sim, svc):
         check(a == b, "%s: %s differ: simulator %s, service %s" % (name, what, a, b))
