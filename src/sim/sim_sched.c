@@ -1,5 +1,6 @@
-/* sim_sched.c — the engine's side of a simulation: fair share updates, scheduling snapshots and
- * node heartbeats, and the bookkeeping that lets idle work be skipped exactly (sim.h).
+/* sim_sched.c — when the simulation runs the scheduling loop (core/tree_sched.h, through
+ * sim_host.c): which fair share updates and which heartbeat stages are needed, and the
+ * bookkeeping that lets idle work be skipped exactly (sim.h).
  *
  * Generations. Every change of a tree's scheduling state (an allocation started or finished,
  * a pending count or shape changed, a snapshot rebuilt) bumps tree->gen. The regular stage is a
