@@ -217,6 +217,13 @@ static int host_preempt(void *ctx, const struct ps_preempt_victim *v, struct ps_
     return 0;
 }
 
+/* The host the loop's checks call: the test's table, victims left in ts.victims. */
+static struct ps_tree_host test_host(struct world *w)
+{
+    return (struct ps_tree_host){.ctx = w, .op_state = op_fn, .allocations = host_allocations,
+                                 .start = host_start, .preempt = host_preempt};
+}
+
 /* One heartbeat at now_ms as the service runs it: the regular stage, the preemptive stages
  * when due; starts what it allocates (lists, allocation table, pending). */
 static void heartbeat(struct world *w, int64_t now_ms)
@@ -440,12 +447,102 @@ static void test_pool_filter(void **state)
     world_release(&w);
 }
 
+/* The snapshot owns the filters it evaluates: a pool filter changed (the old formula freed)
+ * between an update and a heartbeat is never read; the old one applies until the next update. */
+static void test_filter_changed_between_updates(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w);
+    struct ps_error err;
+    ps_error_init(&err);
+    struct ps_value v = json("\"gpu\"");
+    assert_int_equal(ps_pool_tree_set_pool_attr(w.tree, "a", "scheduling_tag_filter", &v, &err), 0);
+    ps_value_release(&v);
+    struct top *a = start_op(&w, "op-a", "a", 0, 10);
+    update(&w, 0);
+    v = json("\"ssd\"");                      /* frees the formula "gpu" */
+    assert_int_equal(ps_pool_tree_set_pool_attr(w.tree, "a", "scheduling_tag_filter", &v, &err), 0);
+    ps_value_release(&v);
+    heartbeat(&w, 0);                          /* still "gpu" (an owned copy): nothing on n1 */
+    assert_int_equal(count_of(&w, a), 0);
+    v = json("null");
+    assert_int_equal(ps_pool_tree_set_pool_attr(w.tree, "a", "scheduling_tag_filter", &v, &err), 0);
+    ps_value_release(&v);
+    update(&w, 1000);
+    heartbeat(&w, 1000);
+    assert_int_equal(count_of(&w, a), 4);
+    world_release(&w);
+}
+
+/* Limits lowered below usage: the limits check after the next update takes the newest
+ * allocations (resource_limits_violated); with usage within limits it asks for nothing. */
+static void test_limits_check(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w);
+    struct ps_error err;
+    ps_error_init(&err);
+    struct top *a = start_op(&w, "op-a", "a", 0, 10);
+    update(&w, 0);
+    heartbeat(&w, 0);
+    assert_int_equal(count_of(&w, a), 4);
+    struct ps_tree_host host = test_host(&w);
+    assert_int_equal(ps_tree_sched_limits_check(&w.ts, &host, &err), 0);
+    assert_int_equal(w.ts.victims.victim_count, 0);
+    struct ps_value v = json("{\"cpu\": 1}");
+    assert_int_equal(ps_pool_tree_set_pool_attr(w.tree, "a", "resource_limits", &v, &err), 0);
+    ps_value_release(&v);
+    update(&w, 1000);
+    assert_int_equal(ps_tree_sched_limits_check(&w.ts, &host, &err), 0);
+    assert_int_equal(w.ts.victims.victim_count, 3);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(w.ts.victims.victims[i].reason, PS_PREEMPT_LIMITS_VIOLATED);
+        assert_int_equal(w.ts.victims.victims[i].allocation_id, 4 - i);   /* newest first */
+    }
+    world_release(&w);
+}
+
+/* A node that shrank below its usage: after the stages, victims until the allocations that are
+ * not leaving fit; leaving ones count as released. */
+static void test_overcommit(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w);
+    struct ps_error err;
+    ps_error_init(&err);
+    struct top *a = start_op(&w, "op-a", "a", 0, 10);
+    update(&w, 0);
+    heartbeat(&w, 0);
+    assert_int_equal(count_of(&w, a), 4);
+    w.allocs[3].leaving = true;                /* allocation 4 is already preempted */
+    struct ps_resources two = shape();
+    for (int r = 0; r < PS_RES_COUNT; r++)
+        two.v[r] *= 2;
+    assert_int_equal(ps_strategy_register_node(w.s, "n1", NULL, 0, &two, &err), 0);
+    struct ps_sched_node node = node_view(&w);
+    assert_false(ps_resources_fit(node.usage, node.limits));
+    struct ps_tree_host host = test_host(&w);
+    struct ps_tree_heartbeat_stages none = {false, false};
+    assert_int_equal(ps_tree_sched_heartbeat(&w.ts, &host, &node, &none, 0, &err), 0);
+    assert_int_equal(w.ts.result.allocation_count, 0);
+    assert_int_equal(w.ts.victims.victim_count, 1);   /* 3 not leaving, room for 2 */
+    assert_int_equal(w.ts.victims.victims[0].reason, PS_PREEMPT_RESOURCE_OVERCOMMIT);
+    assert_int_equal(w.ts.victims.victims[0].allocation_id, 3);
+    world_release(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_allocations_backoff_and_victims),
         cmocka_unit_test(test_detach),
         cmocka_unit_test(test_pool_filter),
+        cmocka_unit_test(test_filter_changed_between_updates),
+        cmocka_unit_test(test_limits_check),
+        cmocka_unit_test(test_overcommit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
