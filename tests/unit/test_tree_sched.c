@@ -475,19 +475,25 @@ static void test_filter_changed_between_updates(void **state)
     world_release(&w);
 }
 
+/* One operation in pool a fills the node with allocations 1-4 at 0 ms. */
+static void fill_node(struct world *w)
+{
+    world_init(w);
+    struct top *a = start_op(w, "op-a", "a", 0, 10);
+    update(w, 0);
+    heartbeat(w, 0);
+    assert_int_equal(count_of(w, a), 4);
+}
+
 /* Limits lowered below usage: the limits check after the next update takes the newest
  * allocations (resource_limits_violated); with usage within limits it asks for nothing. */
 static void test_limits_check(void **state)
 {
     (void)state;
     struct world w;
-    world_init(&w);
+    fill_node(&w);
     struct ps_error err;
     ps_error_init(&err);
-    struct top *a = start_op(&w, "op-a", "a", 0, 10);
-    update(&w, 0);
-    heartbeat(&w, 0);
-    assert_int_equal(count_of(&w, a), 4);
     struct ps_tree_host host = test_host(&w);
     assert_int_equal(ps_tree_sched_limits_check(&w.ts, &host, &err), 0);
     assert_int_equal(w.ts.victims.victim_count, 0);
@@ -510,13 +516,9 @@ static void test_overcommit(void **state)
 {
     (void)state;
     struct world w;
-    world_init(&w);
+    fill_node(&w);
     struct ps_error err;
     ps_error_init(&err);
-    struct top *a = start_op(&w, "op-a", "a", 0, 10);
-    update(&w, 0);
-    heartbeat(&w, 0);
-    assert_int_equal(count_of(&w, a), 4);
     w.allocs[3].leaving = true;                /* allocation 4 is already preempted */
     struct ps_resources two = shape();
     for (int r = 0; r < PS_RES_COUNT; r++)
