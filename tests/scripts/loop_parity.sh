@@ -95,11 +95,20 @@ def serve(name, pools, ops, updates=()):
         later = sorted(updates)
         job_op, victims = {}, set()
         while time.time() < t0 + SETTLE_S:
+            batch = []
             while todo and time.time() >= t0 + todo[0][2]:
                 i, p, _ = todo.pop(0)
                 spec = {"pool": p, "tasks": {"main": {"command": "sleep 1000", "job_count": JOBS,
                                                       "cpu_limit": 1, "memory_limit": 128 * MIB}}}
                 ids[i] = s.ok("start_op", {"operation_type": "vanilla", "spec": spec})["operation_id"]
+                batch.append(ids[i])
+            # Operations the simulator starts at one millisecond meet the nodes together: no
+            # heartbeat until a fair share update has included all of them.
+            deadline = time.time() + 5
+            while batch and time.time() < deadline and any(
+                    s.ok("get_operation", {"operation_id": o}).get("pending_reason") ==
+                    "waiting for fair share update" for o in batch):
+                time.sleep(0.05)
             while later and time.time() >= t0 + later[0][0]:
                 _, i, u = later.pop(0)
                 s.ok("update_op_parameters", {"operation_id": ids[i], "parameters": u})
