@@ -4,7 +4,7 @@ JOBS         ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS  ?=
 FUZZ_SECONDS ?= 30
 
-.PHONY: all deps configure build test run sanitize fuzz vectors bench clean stop
+.PHONY: all deps configure build test run sanitize tsan fuzz vectors bench clean stop hostile-long
 
 all: build
 
@@ -20,6 +20,12 @@ build: $(BUILD)/CMakeCache.txt
 test: deps
 	$(MAKE) build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+
+# The long form of the connection-exhaustion test (issue 13): 10,000 idle connections, the
+# scheduler started with its soft fd limit at the hard one (needs a hard limit above ~12,000).
+hostile-long: build
+	POOLSCHED_HOSTILE_IDLE=10000 POOLSCHED_HOSTILE_SOFT_NOFILE=$$(ulimit -Hn) \
+	  bash tests/scripts/server_hostile_conns.sh $(BUILD)/poolsched ../shared .
 
 vectors: build
 	python3 ../shared/tools/check-vectors $(BUILD)/poolsched ../shared/vectors/fair-share
@@ -39,6 +45,19 @@ sanitize: deps
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest --test-dir build-asan --output-on-failure -j $(JOBS)
 
+# The tests with threads (scheduler: HTTP workers, engine loop, journal writer; node agent; job
+# runner) under ThreadSanitizer. Every report goes to build-tsan/tsan-logs (also of processes
+# whose exit code a test does not check); any report fails the target.
+TSAN_TESTS ?= server_|node_e2e|node_fake|cli_e2e|local_cluster|test_http|test_job|test_capture
+tsan: deps
+	cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DPS_TSAN=ON $(CMAKE_FLAGS)
+	cmake --build build-tsan -j $(JOBS)
+	rm -rf build-tsan/tsan-logs && mkdir -p build-tsan/tsan-logs
+	TSAN_OPTIONS="die_after_fork=0 log_path=$(CURDIR)/build-tsan/tsan-logs/report" \
+	  ctest --test-dir build-tsan --output-on-failure -j $(JOBS) -R '$(TSAN_TESTS)'
+	@if [ -n "$$(ls build-tsan/tsan-logs)" ]; then cat build-tsan/tsan-logs/*; \
+	  echo "ThreadSanitizer reported $$(ls build-tsan/tsan-logs | wc -l) process(es)"; exit 1; fi
+
 # Every libFuzzer target in fuzz/, FUZZ_SECONDS each, seeded from fuzz/corpus/<target>.
 fuzz: deps
 	CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DPS_FUZZ=ON -DPS_SANITIZE=ON -DPS_BUILD_TESTS=OFF $(CMAKE_FLAGS)
@@ -49,4 +68,4 @@ bench: build
 	$(BUILD)/poolsched bench fair-share
 
 clean:
-	rm -rf $(BUILD) build-asan build-fuzz
+	rm -rf $(BUILD) build-asan build-tsan build-fuzz

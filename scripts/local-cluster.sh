@@ -53,7 +53,7 @@ cat > "$run/scheduler.json" <<EOF
 {"heartbeat_period": 1000, "fair_share_update_period": 500, "node_offline_timeout": 15000}
 EOF
 nohup "$bin" scheduler --listen "$proxy" --data-dir "$run/data" --config "$run/scheduler.json" \
-  > "$run/scheduler.log" 2>&1 &
+  >> "$run/scheduler.log" 2>&1 &
 echo $! > "$run/scheduler.pid"
 for _ in $(seq 1 100); do
   curl -sf "http://$proxy/healthz" > /dev/null 2>&1 && break
@@ -81,7 +81,7 @@ ps create scheduler_pool //sys/pool_trees/gpu/training -i
 start_node() {
   local id=$1; shift
   nohup "$bin" node --scheduler "http://$proxy" --node-id "$id" --data-dir "$run/data" \
-    --work-dir "$run/nodes/$id" "$@" > "$run/node-$id.log" 2>&1 &
+    --work-dir "$run/nodes/$id" "$@" >> "$run/node-$id.log" 2>&1 &
   echo $! > "$run/node-$id.pid"
 }
 start_node node1 --resources cpu=2,memory=4G,user_slots=4
@@ -92,23 +92,32 @@ for id in node1 node2 gpu1; do
   alive "$run/node-$id.pid" || { echo "error: node $id exited:" >&2; tail -5 "$run/node-$id.log" >&2; stop; exit 1; }
 done
 
-# Example operations.
+# Example operations, submitted once: a resumed cluster (make stop, make run) keeps its state and
+# the operations of the first start (their ids are kept in $run/examples).
 op() { "$bin" vanilla "$@"; }
-prod=$(op --pool prod --job-count 4 --cpu 1 --memory 256M --task-name serve \
-       --command 'echo "prod job $YT_JOB_INDEX on $(hostname)" >&2; sleep 120')
-burst=$(op --pool burst --job-count 6 --cpu 1 --memory 256M --task-name batch \
-        --command 'echo "burst job $YT_JOB_INDEX" >&2; sleep 30')
-relaxed=$(op --pool relaxed --job-count 8 --cpu 0.5 --memory 128M --task-name crunch \
-          --command 'i=0; while [ $i -lt 2000000 ]; do i=$((i+1)); done; echo "relaxed job $YT_JOB_INDEX done" >&2')
-gpu=$(op --pool training --pool-trees gpu --job-count 2 --cpu 1 --memory 256M --task-name train \
-      --spec '{job_cpu_monitor={enable_cpu_reclaim=%true; check_period=500; decrease_coefficient=0.85; smoothing_factor=0.2; min_cpu_limit=0.1}}' \
-      --command 'echo "gpu job $YT_JOB_INDEX (idle: its CPU guarantee will be reclaimed)" >&2; sleep 60')
+if [ -s "$run/examples" ]; then
+  # shellcheck disable=SC1091
+  . "$run/examples"
+  resumed=" (resumed: the example operations were submitted at the first start)"
+else
+  prod=$(op --pool prod --job-count 4 --cpu 1 --memory 256M --task-name serve \
+         --command 'echo "prod job $YT_JOB_INDEX on $(hostname)" >&2; sleep 120')
+  burst=$(op --pool burst --job-count 6 --cpu 1 --memory 256M --task-name batch \
+          --command 'echo "burst job $YT_JOB_INDEX" >&2; sleep 30')
+  relaxed=$(op --pool relaxed --job-count 8 --cpu 0.5 --memory 128M --task-name crunch \
+            --command 'i=0; while [ $i -lt 2000000 ]; do i=$((i+1)); done; echo "relaxed job $YT_JOB_INDEX done" >&2')
+  gpu=$(op --pool training --pool-trees gpu --job-count 2 --cpu 1 --memory 256M --task-name train \
+        --spec '{job_cpu_monitor={enable_cpu_reclaim=%true; check_period=500; decrease_coefficient=0.85; smoothing_factor=0.2; min_cpu_limit=0.1}}' \
+        --command 'echo "gpu job $YT_JOB_INDEX (idle: its CPU guarantee will be reclaimed)" >&2; sleep 60')
+  printf 'prod=%s\nburst=%s\nrelaxed=%s\ngpu=%s\n' "$prod" "$burst" "$relaxed" "$gpu" > "$run/examples"
+  resumed=""
+fi
 
 p=$bin
 [ "$bin" = "$(pwd)/build/poolsched" ] && p=build/poolsched
 cat <<EOF
 
-Local cluster running on http://$proxy (state and logs in $run/)
+Local cluster running on http://$proxy (state and logs in $run/)$resumed
   scheduler   $run/scheduler.log
   nodes       node1, node2 (tree physical), gpu1 (tag gpu, tree gpu): $run/node-*.log
 

@@ -215,6 +215,13 @@ int ps_cli_client_open(struct ps_cli_client *c, const char *command,
     char *token = NULL;
     int rc = ps_cli_token(ps_cli_args_get(args, "--token"), ps_cli_args_get(args, "--data-dir"),
                           &env, &token, &err);
+    if (rc == 0 && !token) {
+        char dir[4096];
+        if (ps_data_dir_resolve(ps_cli_args_get(args, "--data-dir"), env.data_dir,
+                                env.xdg_state_home, dir, sizeof dir) == 0 &&
+            asprintf(&c->token_file, "%s/%s", dir, PS_CLI_TOKEN_FILE) < 0)
+            c->token_file = NULL;
+    }
     if (rc == 0)
         rc = ps_http_client_new(&c->http, &err);
     if (rc == 0)
@@ -234,6 +241,8 @@ void ps_cli_client_close(struct ps_cli_client *c)
     c->http = NULL;
     free(c->base_url);
     c->base_url = NULL;
+    free(c->token_file);
+    c->token_file = NULL;
 }
 
 /* A short excerpt of a body that is not the expected JSON, for the message. */
@@ -279,6 +288,11 @@ int ps_cli_call(struct ps_cli_client *c, const char *api_command, const json_t *
         char ex[128];
         excerpt(res.body, res.body_len, ex, sizeof ex);
         ps_cli_error(c->command, "the reply from %s is not a JSON object: %s", url, ex);
+    } else if (res.status == 401 && c->token_file) {
+        ps_cli_error(c->command,
+                     "authentication required: no token was sent (pass --token, set "
+                     "POOLSCHED_TOKEN, or point --data-dir or POOLSCHED_DATA_DIR at the "
+                     "scheduler's data dir: there is no %s)", c->token_file);
     } else if (message) {
         ps_cli_error(c->command, "%s (HTTP %ld%s%s)", message, res.status, name ? ", " : "",
                      name ? name : "");

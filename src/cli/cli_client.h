@@ -71,6 +71,8 @@ struct ps_cli_client {
     char *base_url;
     enum ps_cli_format format;
     const char *command;      /* the CLI command name, for messages */
+    char *token_file;         /* owned: the token file looked for when no token was found
+                                 (named in the message of a 401), else NULL */
 };
 
 /* Parses a command's arguments (argv[0] is the command) into *args and checks that there are

@@ -4,12 +4,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli_client.h"
 #include "cli/cli_format.h"
 #include "cli/cli_vanilla.h"
 #include "cli/commands.h"
 #include "platform/file.h"
+#include "platform/clock.h"
 #include "platform/wall_clock.h"
 
 #define WAIT_POLL_MS 500
@@ -51,15 +53,49 @@ static bool finished(const char *state)
                      strcmp(state, "aborted") == 0);
 }
 
-/* Polls get_operation until the operation ends. */
+/* The progress line --wait prints on a terminal, as the yt CLI does:
+ * "( 0 min) operation ID running: running=2 completed=1 pending=1 failed=0 aborted=0 total=4". */
+static void progress_line(const json_t *op, const char *id, int64_t elapsed_ms, char *buf,
+                          size_t size)
+{
+    const json_t *p = json_object_get(op, "progress");
+    const char *state = json_string_value(json_object_get(op, "state"));
+    snprintf(buf, size,
+             "(%2lld min) operation %s %s: running=%lld completed=%lld pending=%lld failed=%lld "
+             "aborted=%lld total=%lld",
+             (long long)(elapsed_ms / 60000), id, state ? state : "?",
+             (long long)json_integer_value(json_object_get(p, "running")),
+             (long long)json_integer_value(json_object_get(p, "completed")),
+             (long long)json_integer_value(json_object_get(p, "pending")),
+             (long long)json_integer_value(json_object_get(p, "failed")),
+             (long long)json_integer_value(json_object_get(p, "aborted")),
+             (long long)json_integer_value(json_object_get(p, "total")));
+}
+
+/* Polls get_operation until the operation ends. On a terminal (stderr), a progress line is
+ * printed whenever the state or the job counts change, and at least once a minute. */
 static int wait_for(struct ps_cli_client *c, const char *id)
 {
     json_t *body = json_pack("{s:s}", "operation_id", id);
+    bool tty = isatty(STDERR_FILENO);
+    int64_t started_ns = ps_clock_monotonic_ns(), last_print_ns = 0;
+    char line[512], last[512] = "";
     for (;;) {
         json_t *op = NULL;
         if (ps_cli_call(c, "get_operation", body, &op, NULL, 0) != 0) {
             json_decref(body);
             return 1;
+        }
+        int64_t now_ns = ps_clock_monotonic_ns();
+        if (tty) {
+            progress_line(op, id, (now_ns - started_ns) / 1000000, line, sizeof line);
+            /* the elapsed minutes lead the line: compare what follows them */
+            const char *what = strchr(line, ')'), *was = strchr(last, ')');
+            if (!was || strcmp(what, was) != 0 || now_ns - last_print_ns >= 60000000000LL) {
+                fprintf(stderr, "%s\n", line);
+                memcpy(last, line, sizeof last);
+                last_print_ns = now_ns;
+            }
         }
         if (finished(json_string_value(json_object_get(op, "state")))) {
             int rc = report_final(c, op);

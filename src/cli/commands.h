@@ -17,6 +17,8 @@ struct ps_command {
 extern const struct ps_command ps_commands[];
 
 int ps_cmd_fair_share(int argc, char **argv);
+int ps_cmd_issue_token(int argc, char **argv);  /* cmd_tokens.c */
+int ps_cmd_revoke_token(int argc, char **argv);
 int ps_cmd_bench(int argc, char **argv);
 int ps_cmd_trace(int argc, char **argv);       /* cmd_trace.c: trace import alibaba-gpu */
 int ps_cmd_scheduler(int argc, char **argv);   /* server/cmd_scheduler.c */

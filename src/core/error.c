@@ -79,6 +79,8 @@ const char *ps_error_code_name(int code)
     case PS_EIO: return "input/output error";
     case PS_EPERM: return "permission denied";
     case PS_ESTATE: return "wrong state";
+    case PS_ENOSPC: return "disk full";
+    case PS_EUNAVAIL: return "storage unavailable";
     default: return "unknown error";
     }
 }

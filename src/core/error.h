@@ -20,6 +20,8 @@ enum ps_error_code {
     PS_EIO = -6,       /* an operating-system call failed (shells only) */
     PS_EPERM = -7,     /* not allowed for this user */
     PS_ESTATE = -8,    /* not possible in the current state */
+    PS_ENOSPC = -9,    /* the disk is full: a write could not be made durable (HTTP 507) */
+    PS_EUNAVAIL = -10, /* storage failed otherwise (I/O error, locked): retry later (HTTP 503) */
 };
 
 #define PS_ERROR_MSG_MAX 512

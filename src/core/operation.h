@@ -22,7 +22,8 @@
  *     >= max_running_operation_count, in which case it stays pending and pending_by names the
  *     lowest such pool;
  *   - when a running operation leaves (or a limit is raised, or a pool moves), pending
- *     operations are re-checked in start order (start_time_ms, then id) and started while
+ *     operations are re-checked in start order (start_time_ms, then registration order) and
+ *     started while
  *     room exists.
  * Only running operations take part in fair share updates (tree_fs.h); pending ones are
  * disabled upstream too.
@@ -134,7 +135,7 @@ int ps_tree_op_effective_filter(const struct ps_tree_op *op, const struct ps_for
  * moves the last operation into the hole); sort by start time when order matters. */
 int ps_pool_tree_operation_count(const struct ps_pool_tree *tree);
 struct ps_tree_op *ps_pool_tree_operation_at(const struct ps_pool_tree *tree, int index);
-/* Pending operations in start order (start_time_ms, then id). */
+/* Pending operations in start order (start_time_ms, then registration order). */
 int ps_pool_tree_pending_count(const struct ps_pool_tree *tree);
 struct ps_tree_op *ps_pool_tree_pending_at(const struct ps_pool_tree *tree, int index);
 

@@ -1,7 +1,7 @@
 /* plf.c — builder, reading and unary transformations of piecewise-linear functions. */
 #include "core/plf.h"
 #include "core/plf_emit.h"
-#include "core/isa.h"
+#include "core/isa_kernels.h"
 #include "core/plf_impl.h"
 #include "core/plf_vec512.h"
 
@@ -323,18 +323,33 @@ static PLF_TARGET512 void copy_segments5_avx512(struct ps_plf_buf *dst, const st
     }
     vb5_finish(&vb);
 }
+
+void ps_plf_scale_argument5_avx512(struct ps_plf_buf *dst, const struct ps_plf *src, double scale)
+{
+    copy_segments5_avx512(dst, src, true, scale);
+}
+
+void ps_plf_copy_segments5_avx512(struct ps_plf_buf *dst, const struct ps_plf *src)
+{
+    copy_segments5_avx512(dst, src, false, 1.0);
+}
 #endif
+
+void ps_plf_scale_argument5_base(struct ps_plf_buf *dst, const struct ps_plf *src, double scale)
+{
+    scale_argument_d(dst, src, scale, PS_PLF_MAX_DIM);
+}
+
+void ps_plf_copy_segments5_base(struct ps_plf_buf *dst, const struct ps_plf *src)
+{
+    copy_segments_d(dst, src, PS_PLF_MAX_DIM);
+}
 
 void ps_plf_scale_argument(struct ps_plf_buf *dst, const struct ps_plf *src, double scale)
 {
     ps_plf_buf_clear(dst, src->dim);
-#if defined(PLF_HAVE_VEC512)
-    if (src->dim == PS_PLF_MAX_DIM && ps_isa_level() >= PS_ISA_AVX512)
-        copy_segments5_avx512(dst, src, true, scale);
-    else
-#endif
     if (src->dim == PS_PLF_MAX_DIM)
-        scale_argument_d(dst, src, scale, PS_PLF_MAX_DIM);
+        ps_kernels()->scale_argument5(dst, src, scale);
     else if (src->dim == 1)
         scale_argument_d(dst, src, scale, 1);
     else
@@ -370,13 +385,8 @@ void ps_plf_extend(struct ps_plf_buf *dst, const struct ps_plf *src, double new_
         if (!values_equal(lv, V(src, 0), dim))
             ps_plf_push_segment(dst, lb, lv, lb, V(src, 0));
     }
-#if defined(PLF_HAVE_VEC512)
-    if (dim == PS_PLF_MAX_DIM && ps_isa_level() >= PS_ISA_AVX512)
-        copy_segments5_avx512(dst, src, false, 1.0);
-    else
-#endif
     if (dim == PS_PLF_MAX_DIM)
-        copy_segments_d(dst, src, PS_PLF_MAX_DIM);
+        ps_kernels()->copy_segments5(dst, src);
     else if (dim == 1)
         copy_segments_d(dst, src, 1);
     else

@@ -13,7 +13,7 @@
 #include <emmintrin.h>
 #endif
 
-#include "core/isa.h"
+#include "core/isa_kernels.h"
 #include "core/plf_impl.h"
 #include "core/plf_vec512.h"
 
@@ -301,7 +301,21 @@ static PLF_TARGET512 void compress_share_avx512(struct ps_plf_buf *dst, const st
     vb5_add(&vb, pt5_load(a + (size_t)end * PLF5_STRIDE));
     vb5_finish(&vb);
 }
+
+void ps_plf_compress5_avx512(struct ps_plf_buf *dst, const struct ps_plf *src, double epsilon)
+{
+    compress_share_avx512(dst, src, epsilon);
+}
 #endif
+
+void ps_plf_compress5_base(struct ps_plf_buf *dst, const struct ps_plf *src, double epsilon)
+{
+#if defined(__SSE2__)
+    compress_share(dst, src, epsilon);
+#else
+    compress_run(dst, src, epsilon, PS_PLF_MAX_DIM);
+#endif
+}
 
 void ps_plf_compress(struct ps_plf_buf *dst, const struct ps_plf *src, double epsilon)
 {
@@ -309,18 +323,8 @@ void ps_plf_compress(struct ps_plf_buf *dst, const struct ps_plf *src, double ep
     ps_plf_buf_clear(dst, dim);
     if (src->n < 2)
         return;
-#if defined(PLF_HAVE_VEC512)
-    if (dim == PS_PLF_MAX_DIM && ps_isa_level() >= PS_ISA_AVX512)
-        compress_share_avx512(dst, src, epsilon);
-    else
-#endif
-#if defined(__SSE2__)
     if (dim == PS_PLF_MAX_DIM)
-        compress_share(dst, src, epsilon);
-#else
-    if (dim == PS_PLF_MAX_DIM)
-        compress_run(dst, src, epsilon, PS_PLF_MAX_DIM);
-#endif
+        ps_kernels()->compress5(dst, src, epsilon);
     else if (dim == 1)
         compress_run(dst, src, epsilon, 1);
     else

@@ -103,31 +103,30 @@ __attribute__((target("avx2"))) static void halve_avx2(const struct pair *c, uin
     }
 }
 
-#endif
-
-double ps_plf_crossing(enum ps_isa level, const struct ps_plf_sseg *lo, const struct ps_plf_sseg *hi, double x0,
-                       double x1)
+/* ps_bisect_inverse_lower_bound's steps, with the wide halvings in its loop. */
+double ps_plf_crossing_avx2(const struct ps_plf_sseg *lo, const struct ps_plf_sseg *hi, double x0, double x1)
 {
     struct pair c = {lo, hi};
-#if defined(__x86_64__) && defined(__GNUC__)
-    if (level >= PS_ISA_AVX2) {
-        /* ps_bisect_inverse_lower_bound's steps, with the wide halvings in its loop. */
-        if (x0 == x1)
-            return x0;
-        uint64_t a = ps_double_to_ordered_bits(x0), b = ps_double_to_ordered_bits(x1);
-        if (below_or_equal(x1, &c))
-            return x1;
-        halve_avx2(&c, &a, &b);
-        while (a + 1 < b) {
-            uint64_t mid = a + ((b - a) >> 1);
-            if (below_or_equal(ps_ordered_bits_to_double(mid), &c))
-                a = mid;
-            else
-                b = mid;
-        }
-        return ps_ordered_bits_to_double(a);
+    if (x0 == x1)
+        return x0;
+    uint64_t a = ps_double_to_ordered_bits(x0), b = ps_double_to_ordered_bits(x1);
+    if (below_or_equal(x1, &c))
+        return x1;
+    halve_avx2(&c, &a, &b);
+    while (a + 1 < b) {
+        uint64_t mid = a + ((b - a) >> 1);
+        if (below_or_equal(ps_ordered_bits_to_double(mid), &c))
+            a = mid;
+        else
+            b = mid;
     }
+    return ps_ordered_bits_to_double(a);
+}
+
 #endif
-    (void)level;
+
+double ps_plf_crossing_base(const struct ps_plf_sseg *lo, const struct ps_plf_sseg *hi, double x0, double x1)
+{
+    struct pair c = {lo, hi};
     return ps_bisect_inverse_lower_bound(x0, x1, below_or_equal, &c);
 }

@@ -5,7 +5,7 @@
 
 #include <stdbool.h>
 
-#include "core/isa.h"
+#include "core/isa_kernels.h"
 #include "core/plf_impl.h"
 
 /* A scalar segment (l, lv) - (r, rv). */
@@ -28,7 +28,9 @@ static inline double ps_plf_sseg_value(const struct ps_plf_sseg *s, double x)
 /* ps_bisect_inverse_lower_bound(x0, x1, value(lo, x) <= value(hi, x)): the same bisection over
  * the doubles' ordered bits, bit for bit. From AVX2 up the predicate is evaluated at the
  * midpoints of the next two halvings at once and then the same path is taken. */
-double ps_plf_crossing(enum ps_isa level, const struct ps_plf_sseg *lo, const struct ps_plf_sseg *hi, double x0,
-                       double x1);
+static inline double ps_plf_crossing(const struct ps_plf_sseg *lo, const struct ps_plf_sseg *hi, double x0, double x1)
+{
+    return ps_kernels()->crossing(lo, hi, x0, x1);
+}
 
 #endif

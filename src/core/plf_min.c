@@ -24,7 +24,6 @@
 #include <math.h>
 #include <string.h>
 
-#include "core/isa.h"
 #include "core/plf_cross.h"
 #include "core/plf_emit.h"
 #include "core/plf_impl.h"
@@ -156,7 +155,7 @@ static __attribute__((noinline)) bool crossing(const double *fa_, const double *
                                                double x0, double b, double *x, double *v)
 {
     struct ps_plf_sseg segf = scalar_segment(fa_, rf), segg = scalar_segment(ga_, rg);
-    double c = ps_plf_crossing(ps_isa_level(), g_lower ? &segg : &segf, g_lower ? &segf : &segg, x0, b);
+    double c = ps_plf_crossing(g_lower ? &segg : &segf, g_lower ? &segf : &segg, x0, b);
     if (!(c > x0))
         return false;
     double vf = ps_plf_sseg_value(&segf, c), vg = ps_plf_sseg_value(&segg, c);

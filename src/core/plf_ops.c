@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "core/bisect.h"
-#include "core/isa.h"
+#include "core/isa_kernels.h"
 #include "core/plf_impl.h"
 #include "core/plf_vec256.h"
 #include "core/plf_vec512.h"
@@ -626,6 +626,18 @@ static PLF_TARGET256 bool compose_compress5_avx2(struct ps_plf_buf *dst, const s
 #endif
 #endif
 
+#if defined(PLF_HAVE_VEC512)
+void ps_plf_compose_build5_avx512(struct ps_plf_buf *dst, const struct ps_plf *f, const double *pairs, int total)
+{
+    compose_build5_avx512(dst, f, pairs, total);
+}
+#endif
+
+void ps_plf_compose_build5_base(struct ps_plf_buf *dst, const struct ps_plf *f, const double *pairs, int total)
+{
+    compose_build(dst, f, pairs, total, PS_PLF_MAX_DIM);
+}
+
 void ps_plf_compose(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const struct ps_plf *f,
                     const struct ps_plf *g)
 {
@@ -638,13 +650,8 @@ void ps_plf_compose(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const struct
     int total = compose_pairs(pairs, f, g);
     if (total < 0)
         total = compose_pairs_merge(pairs, pairs + 2 * ((size_t)g->n + (size_t)f->n), f, g);
-#if defined(PLF_HAVE_VEC512)
-    if (dim == PS_PLF_MAX_DIM && ps_isa_level() >= PS_ISA_AVX512)
-        compose_build5_avx512(dst, f, pairs, total);
-    else
-#endif
     if (dim == PS_PLF_MAX_DIM)
-        compose_build(dst, f, pairs, total, PS_PLF_MAX_DIM);
+        ps_kernels()->compose_build5(dst, f, pairs, total);
     else if (dim == 1)
         compose_build(dst, f, pairs, total, 1);
     else
@@ -652,41 +659,71 @@ void ps_plf_compose(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const struct
     ps_plf_trim_right(dst);
 }
 
+/* The composition into tmp, then its compression into dst. */
+static void compose_then_compress(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, struct ps_plf_buf *tmp,
+                                  const struct ps_plf *f, const struct ps_plf *g, double epsilon)
+{
+    ps_plf_compose(ctx, tmp, f, g);
+    struct ps_plf composed = ps_plf_buf_view(tmp);
+    ps_plf_compress(dst, &composed, epsilon);
+}
+
+void ps_plf_compose_compress5_base(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, struct ps_plf_buf *tmp,
+                                   const struct ps_plf *f, const struct ps_plf *g, double epsilon)
+{
+    compose_then_compress(ctx, dst, tmp, f, g, epsilon);
+}
+
 #if defined(PLF_HAVE_VEC256)
 /* The fused kernel of the level: a point in one 512-bit register, or in two 256-bit ones. */
-static bool compose_compress5(enum ps_isa isa, struct ps_plf_buf *dst, const struct ps_plf *f,
-                              const struct ps_plf *g, const double *pairs, int total, double epsilon)
+PLF_INLINE bool compose_compress5(bool wide512, struct ps_plf_buf *dst, const struct ps_plf *f,
+                                  const struct ps_plf *g, const double *pairs, int total, double epsilon)
 {
-    if (isa >= PS_ISA_AVX512)
+    if (wide512)
         return compose_compress5_avx512(dst, f, g, pairs, total, epsilon);
     return compose_compress5_avx2(dst, f, g, pairs, total, epsilon);
+}
+
+/* The fused kernel on g's own points, or on the pairs merged as upstream's where g decreases
+ * somewhere; the two steps where the stream could not vouch for the compression. */
+PLF_INLINE void compose_compress_fused(bool wide512, struct ps_plf_ctx *ctx, struct ps_plf_buf *dst,
+                                       struct ps_plf_buf *tmp, const struct ps_plf *f, const struct ps_plf *g,
+                                       double epsilon)
+{
+    ps_plf_buf_clear(dst, PS_PLF_MAX_DIM);
+    if (compose_compress5(wide512, dst, f, g, NULL, 0, epsilon))
+        return;
+    if (!ps_plf_ctx_reserve_pairs(ctx, 2 * (g->n + 2 * f->n)))
+        return;
+    double *pairs = ctx->pairs;
+    int total = compose_pairs(pairs, f, g);
+    if (total < 0) {
+        total = compose_pairs_merge(pairs, pairs + 2 * ((size_t)g->n + (size_t)f->n), f, g);
+        ps_plf_buf_clear(dst, PS_PLF_MAX_DIM);
+        if (compose_compress5(wide512, dst, f, g, pairs, total, epsilon))
+            return;
+    }
+    compose_then_compress(ctx, dst, tmp, f, g, epsilon);
+}
+
+void ps_plf_compose_compress5_avx512(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, struct ps_plf_buf *tmp,
+                                     const struct ps_plf *f, const struct ps_plf *g, double epsilon)
+{
+    compose_compress_fused(true, ctx, dst, tmp, f, g, epsilon);
+}
+
+void ps_plf_compose_compress5_avx2(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, struct ps_plf_buf *tmp,
+                                   const struct ps_plf *f, const struct ps_plf *g, double epsilon)
+{
+    compose_compress_fused(false, ctx, dst, tmp, f, g, epsilon);
 }
 #endif
 
 void ps_plf_compose_compress(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, struct ps_plf_buf *tmp,
                              const struct ps_plf *f, const struct ps_plf *g, double epsilon)
 {
-#if defined(PLF_HAVE_VEC256)
-    enum ps_isa isa = f->dim == PS_PLF_MAX_DIM ? ps_isa_level() : PS_ISA_BASE;
-    if (isa >= PS_ISA_AVX2) {
-        ps_plf_buf_clear(dst, PS_PLF_MAX_DIM);
-        if (compose_compress5(isa, dst, f, g, NULL, 0, epsilon))
-            return;
-        /* g decreases somewhere (the pairs are then merged as upstream's), or the stream
-         * could not vouch for the compression. */
-        if (!ps_plf_ctx_reserve_pairs(ctx, 2 * (g->n + 2 * f->n)))
-            return;
-        double *pairs = ctx->pairs;
-        int total = compose_pairs(pairs, f, g);
-        if (total < 0) {
-            total = compose_pairs_merge(pairs, pairs + 2 * ((size_t)g->n + (size_t)f->n), f, g);
-            ps_plf_buf_clear(dst, PS_PLF_MAX_DIM);
-            if (compose_compress5(isa, dst, f, g, pairs, total, epsilon))
-                return;
-        }
-    }
-#endif
-    ps_plf_compose(ctx, tmp, f, g);
-    struct ps_plf composed = ps_plf_buf_view(tmp);
-    ps_plf_compress(dst, &composed, epsilon);
+    if (f->dim == PS_PLF_MAX_DIM)
+        ps_kernels()->compose_compress5(ctx, dst, tmp, f, g, epsilon);
+    else
+        compose_then_compress(ctx, dst, tmp, f, g, epsilon);
 }

@@ -28,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/isa.h"
+#include "core/isa_kernels.h"
 #include "core/plf_impl.h"
 #include "core/plf_sum_points.h"
 
@@ -144,8 +144,8 @@ PLF_INLINE void add_summand(double *restrict acc, size_t st, unsigned char *rest
     }
 }
 
-static void add_summand5_scalar(double *restrict acc, size_t st, unsigned char *restrict split,
-                                const struct ps_plf *f, const double *restrict pts, int k)
+void ps_plf_sum_summand5_base(double *restrict acc, size_t st, unsigned char *restrict split,
+                              const struct ps_plf *f, const double *restrict pts, int k)
 {
     add_summand(acc, st, split, f, pts, k, PS_PLF_MAX_DIM);
 }
@@ -359,8 +359,8 @@ add_small5_avx512(double *restrict acc, size_t st, const struct ps_plf *f, const
     return true;
 }
 
-static void add_summand5_wide512(double *restrict acc, size_t st, unsigned char *restrict split,
-                                 const struct ps_plf *f, const double *restrict pts, int k)
+void ps_plf_sum_summand5_avx512(double *restrict acc, size_t st, unsigned char *restrict split,
+                                const struct ps_plf *f, const double *restrict pts, int k)
 {
     if (!add_small5_avx512(acc, st, f, pts, k))
         add_summand5_avx512(acc, st, split, f, pts, k);
@@ -368,7 +368,7 @@ static void add_summand5_wide512(double *restrict acc, size_t st, unsigned char 
 
 /* A copy of add_summand5_avx512 on 4 lanes (blendv masks for mask registers): C has no templates
  * over vector types, and a macro would hide the lane-by-lane argument for the bits. */
-__attribute__((target("avx2"))) static void add_summand5_avx2(double *restrict acc, size_t st,
+__attribute__((target("avx2"))) void ps_plf_sum_summand5_avx2(double *restrict acc, size_t st,
                                                                unsigned char *restrict split,
                                                                const struct ps_plf *f,
                                                                const double *restrict pts, int k)
@@ -537,11 +537,8 @@ PLF_INLINE void build_output(struct ps_plf_buf *dst, const double *pts, int k, i
     dst->n = u;
 }
 
-typedef void summand_fn(double *restrict acc, size_t st, unsigned char *restrict split, const struct ps_plf *f,
-                        const double *restrict pts, int k);
-
 PLF_INLINE void sum_build(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const struct ps_plf *fs, int count,
-                          const double *pts, int k, int dim, const struct sum_acc *a, summand_fn *add5)
+                          const double *pts, int k, int dim, const struct sum_acc *a, ps_sum_summand5_fn *add5)
 {
     double *acc = a->left;
     size_t st = a->st;
@@ -568,21 +565,6 @@ PLF_INLINE void sum_build(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const 
     build_output(dst, pts, k, dim, acc, st, split, racc, m);
 }
 
-static summand_fn *summand5_kernel(void)
-{
-#if SUM_WIDE
-    switch (ps_isa_level()) {
-    case PS_ISA_AVX512:
-        return add_summand5_wide512;
-    case PS_ISA_AVX2:
-        return add_summand5_avx2;
-    default:
-        break;
-    }
-#endif
-    return add_summand5_scalar;
-}
-
 void ps_plf_sum(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const struct ps_plf *fs, int count)
 {
     int dim = fs[0].dim;
@@ -603,7 +585,7 @@ void ps_plf_sum(struct ps_plf_ctx *ctx, struct ps_plf_buf *dst, const struct ps_
     for (int i = 0; i < SUM_PAD; i++)
         ctx->pts[k + i] = INFINITY;
     if (dim == PS_PLF_MAX_DIM)
-        sum_build(ctx, dst, fs, count, ctx->pts, k, PS_PLF_MAX_DIM, &a, summand5_kernel());
+        sum_build(ctx, dst, fs, count, ctx->pts, k, PS_PLF_MAX_DIM, &a, ps_kernels()->sum_summand5);
     else if (dim == 1)
         sum_build(ctx, dst, fs, count, ctx->pts, k, 1, &a, NULL);
     else

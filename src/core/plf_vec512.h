@@ -8,8 +8,8 @@
  * operations round like scalar ones, so the bits are the same; lane 0 (x) of a computed value
  * is replaced by the argument.
  *
- * Only functions compiled for the target below may call these (the kernels choose them through
- * ps_isa_level()). */
+ * Only functions compiled for the target below may call these (the kernel table of
+ * isa_kernels.h chooses those). */
 #ifndef PS_CORE_PLF_VEC512_H
 #define PS_CORE_PLF_VEC512_H
 

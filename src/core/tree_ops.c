@@ -192,7 +192,9 @@ static int start_order(const struct ps_tree_op *a, const struct ps_tree_op *b)
 {
     if (a->start_time_ms != b->start_time_ms)
         return a->start_time_ms < b->start_time_ms ? -1 : 1;
-    return strcmp(a->id, b->id);
+    /* the same millisecond: registration order, as upstream's queue of waiting operations
+     * (an id tie-break would start operations submitted together in random order) */
+    return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
 /* Capacity for these was reserved when the operation was added (one slot per operation). */

@@ -13,20 +13,6 @@
 #define MAX_TIMEOUT_MS INT64_C(86400000)
 #define MAX_ENV_ENTRIES 4096
 
-bool ps_node_id_valid(const char *s, size_t max)
-{
-    size_t n = strlen(s);
-    if (n == 0 || n > max || strcmp(s, ".") == 0 || strcmp(s, "..") == 0)
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '.' || c == '_' || c == '-'))
-            return false;
-    }
-    return true;
-}
-
 json_t *ps_node_request_build(const struct ps_node_identity *id, json_t *jobs)
 {
     if (!jobs)

@@ -16,12 +16,11 @@
 
 #include "core/cpu_monitor.h"
 #include "core/error.h"
+#include "core/node_id.h"   /* ps_node_id_valid, PS_NODE_ID_MAX, PS_NODE_JOB_ID_MAX */
 
 #define PS_NODE_HEARTBEAT_PATH "/internal/v1/node/heartbeat"
 #define PS_NODE_MIN_HEARTBEAT_PERIOD_MS 10
 #define PS_NODE_MAX_HEARTBEAT_PERIOD_MS 3600000
-#define PS_NODE_ID_MAX 64
-#define PS_NODE_JOB_ID_MAX 128
 
 /* What the node tells about itself in every heartbeat. Strings borrowed. */
 struct ps_node_identity {
@@ -37,10 +36,6 @@ struct ps_node_identity {
  * reference of jobs (an array of job reports, may be NULL for []). Returns NULL when out of
  * memory (jobs is released then too). */
 json_t *ps_node_request_build(const struct ps_node_identity *id, json_t *jobs);
-
-/* True when s is a usable job or node id: 1..max of [A-Za-z0-9._-], not "." or "..". Job ids
- * name sandbox directories and cgroups, so nothing else may pass. */
-bool ps_node_id_valid(const char *s, size_t max);
 
 /* One entry of jobs_to_start. Strings borrow from the reply document. */
 struct ps_node_start {

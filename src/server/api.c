@@ -4,7 +4,9 @@
  * caller authenticated before the state lock is taken; the command runs under svc->mu and
  * appends what must become durable to the journal; the handler waits for the journal outside
  * the lock and only then answers 200. Errors map as http_server.h says (400, 403, 404, 409;
- * 401 for authentication), with one-line messages; a 500 shows only a request id.
+ * 401 for authentication), with one-line messages; a 500 shows only a request id. A change whose
+ * commit failed is refused and undone (journal.c): 507 "disk full" (PS_ENOSPC) or 503 "storage
+ * unavailable" (PS_EUNAVAIL), with a message that names the cause.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,8 +24,8 @@ void ps_api_heartbeat_handler(const struct ps_http_request *req, struct ps_http_
 
 /* ---- authentication ---------------------------------------------------------------------- */
 
-/* Tokens are looked up in the store once and then cached (issued tokens are never revoked
- * through the API; a restart clears the cache). */
+/* Tokens are looked up in the store once and then cached; revoke_token drops a token from the
+ * store and the cache together. */
 static int authenticate(struct ps_service *svc, const char *header, struct ps_auth_identity *out,
                         struct ps_error *err)
 {
@@ -73,6 +75,8 @@ static int status_of(int code)
     case PS_EEXIST:
     case PS_ESTATE:
     case PS_ELIMIT: return 409;
+    case PS_ENOSPC: return 507;     /* disk full: refused, nothing changed */
+    case PS_EUNAVAIL: return 503;   /* other storage failure: refused, nothing changed */
     default: return 500;
     }
 }
@@ -103,6 +107,36 @@ static int issue_token(struct ps_service *svc, const json_t *body, const struct 
     *reply = json_pack("{s:s, s:s, s:s}", "token", token, "user", user, "role",
                        ps_role_name(role));
     return 0;
+}
+
+static int revoke_token(struct ps_service *svc, const json_t *body,
+                        const struct ps_auth_identity *who, json_t **reply, struct ps_error *err)
+{
+    int rc = ps_auth_require(who, PS_ROLE_ADMIN, "revoke tokens", err);
+    if (rc != 0)
+        return rc;
+    const char *token = json_string_value(json_object_get(body, "token"));
+    if (!token)
+        return ps_error_set(err, PS_EINVAL, "missing parameter \"token\"");
+    pthread_mutex_lock(&svc->store_mu);
+    rc = ps_auth_token_revoke(svc->store, token, err);
+    pthread_mutex_unlock(&svc->store_mu);
+    if (rc != 0)
+        return rc;
+    /* the cache borrows its keys (strdup'ed by authenticate): find the key to free it too */
+    pthread_mutex_lock(&svc->auth_mu);
+    const char *key = NULL;
+    for (size_t i = 0; i < svc->token_cache.capacity && !key; i++)
+        if (svc->token_cache.slots[i].key && strcmp(svc->token_cache.slots[i].key, token) == 0)
+            key = svc->token_cache.slots[i].key;
+    if (key) {
+        free(ps_strmap_remove(&svc->token_cache, key));
+        free((void *)key);
+    }
+    pthread_mutex_unlock(&svc->auth_mu);
+    ps_svc_log(svc, "info", "token_revoked", "by=%s", who->user);
+    *reply = json_object();
+    return *reply ? 0 : ps_error_set(err, PS_ENOMEM, "out of memory");
 }
 
 static const char *path_param(const json_t *body)
@@ -171,23 +205,42 @@ int ps_api_dispatch(struct ps_service *svc, const char *command, const char *bod
     } else if (!json_is_object(doc)) {
         rc = ps_error_set(&err, PS_EINVAL, "request body: must be a map of parameters");
     }
-    if (rc == 0 && strcmp(command, "issue_token") == 0) {
-        rc = issue_token(svc, doc, who, reply, &err);
+    bool revoke = strcmp(command, "revoke_token") == 0;
+    if (rc == 0 && (revoke || strcmp(command, "issue_token") == 0)) {
+        rc = revoke ? revoke_token(svc, doc, who, reply, &err)
+                    : issue_token(svc, doc, who, reply, &err);
         json_decref(doc);
-        if (rc != 0) {
+        if (rc == PS_ENOSPC)   /* the store's message names the data dir: not for clients */
+            *reply = ps_http_error_body(rc, "disk full: the token was not issued");
+        else if (rc != 0)
             *reply = ps_http_error_body(rc, status_of(rc) == 500 ? "internal error" : err.msg);
+        if (rc != 0)
             return status_of(rc);
-        }
         return 200;
     }
     uint64_t ticket = 0;
-    if (rc == 0) {
+    for (int attempt = 0; rc == 0 || attempt > 0; attempt++) {
         pthread_mutex_lock(&svc->mu);
         uint64_t before = ps_journal_last(svc->journal);
-        rc = run_command(svc, command, doc, who, reply, &err);
+        rc = ps_svc_state_check(svc, &err);
+        if (rc == 0)
+            rc = run_command(svc, command, doc, who, reply, &err);
         uint64_t after = ps_journal_last(svc->journal);
-        ticket = after > before ? after : 0;
         pthread_mutex_unlock(&svc->mu);
+        if (after > before) {
+            ticket = after;
+            break;
+        }
+        /* Nothing appended (a read, or a refusal): the answer may rest on other requests'
+         * changes whose commit is still running. If that commit fails they are undone, and the
+         * answer must not have shown them: wait for them (their last ticket is `before`: a
+         * failed commit discards every later one too) and, if they were discarded, run the
+         * command again on the rolled-back state. Free when nothing is being committed. */
+        if (attempt == 2 || rc == PS_EUNAVAIL || ps_journal_wait(svc->journal, before, NULL) == 0)
+            break;
+        json_decref(*reply);
+        *reply = NULL;
+        ps_error_init(&err);
     }
     json_decref(doc);
     if (rc == 0 && ticket)
@@ -210,22 +263,83 @@ int ps_api_dispatch(struct ps_service *svc, const char *command, const char *bod
 
 /* ---- HTTP handlers ----------------------------------------------------------------------- */
 
+/* Authenticates a request by its token: 0, or an error reply in resp (401, 500). */
+static int check_token(struct ps_service *svc, const struct ps_http_request *req,
+                       struct ps_http_response *resp, struct ps_auth_identity *who)
+{
+    struct ps_error err;
+    ps_error_init(&err);
+    if (authenticate(svc, ps_http_request_header(req, "Authorization"), who, &err) == 0)
+        return 0;
+    if (err.code == PS_EIO)
+        ps_http_reply_error(resp, 500, err.code, "%s", err.msg);
+    else
+        ps_http_reply_error(resp, 401, PS_EPERM, "%s", err.msg);
+    return -1;
+}
+
+/* Admits an API request on its headers: the token is checked before a byte of the body is
+ * read, so unauthenticated clients cannot make the scheduler hold their bodies; start_op,
+ * whose specs can be large, gets its own body limit. */
+static int api_admit(const struct ps_http_request *req, struct ps_http_response *resp,
+                     size_t *max_body, void *ctx)
+{
+    struct ps_service *svc = ctx;
+    struct ps_auth_identity who;
+    if (check_token(svc, req, resp, &who) != 0)
+        return -1;
+    if (who.role == PS_ROLE_NODE) {
+        ps_http_reply_error(resp, 403, PS_EPERM, "node tokens may only send heartbeats");
+        return -1;
+    }
+    const char *command = strrchr(req->path, '/');
+    command = command ? command + 1 : "";
+    *max_body = (size_t)(strcmp(command, "start_op") == 0 ? svc->cfg.http_max_start_op_body_size
+                                                          : svc->cfg.http_max_body_size);
+    return 0;
+}
+
+/* Nodes: the cluster secret, checked on the headers as for the API. */
+static int heartbeat_admit(const struct ps_http_request *req, struct ps_http_response *resp,
+                           size_t *max_body, void *ctx)
+{
+    struct ps_service *svc = ctx;
+    struct ps_error err;
+    ps_error_init(&err);
+    const char *token;
+    size_t len;
+    if (ps_auth_parse_header(ps_http_request_header(req, "Authorization"), &token, &len,
+                             &err) != 0 ||
+        len != PS_AUTH_TOKEN_LEN || !ps_auth_equal(token, svc->cluster_secret, PS_AUTH_TOKEN_LEN)) {
+        ps_http_reply_error(resp, 401, PS_EPERM, "%s",
+                            err.code ? err.msg : "nodes authenticate with the cluster secret");
+        return -1;
+    }
+    *max_body = (size_t)svc->cfg.http_max_heartbeat_body_size;
+    return 0;
+}
+
+/* /metrics names pools and users: with metrics_require_token (the default beyond loopback) it
+ * needs a token of any role. */
+static int metrics_admit(const struct ps_http_request *req, struct ps_http_response *resp,
+                         size_t *max_body, void *ctx)
+{
+    (void)max_body;
+    struct ps_service *svc = ctx;
+    struct ps_auth_identity who;
+    if (!ps_service_metrics_require_token(&svc->cfg))
+        return 0;
+    return check_token(svc, req, resp, &who);
+}
+
 static void api_handler(const struct ps_http_request *req, struct ps_http_response *resp, void *ctx)
 {
     struct ps_service *svc = ctx;
     const char *command = strrchr(req->path, '/');
     command = command ? command + 1 : "";
-    struct ps_error err;
-    ps_error_init(&err);
     struct ps_auth_identity who;
-    if (authenticate(svc, ps_http_request_header(req, "Authorization"), &who, &err) != 0) {
-        if (err.code == PS_EIO) {
-            ps_http_reply_error(resp, 500, err.code, "%s", err.msg);
-            return;
-        }
-        ps_http_reply_error(resp, 401, PS_EPERM, "%s", err.msg);
+    if (check_token(svc, req, resp, &who) != 0)   /* admitted already: a cache hit */
         return;
-    }
     if (who.role == PS_ROLE_NODE) {
         ps_http_reply_error(resp, 403, PS_EPERM, "node tokens may only send heartbeats");
         return;
@@ -264,14 +378,15 @@ static void metrics(const struct ps_http_request *req, struct ps_http_response *
 int ps_api_register(struct ps_service *svc, struct ps_error *err)
 {
     int rc;
-    if ((rc = ps_http_server_route(svc->http, "POST", "/api/v1", PS_HTTP_PREFIX, api_handler, svc,
-                                   err)) != 0 ||
-        (rc = ps_http_server_route(svc->http, "POST", "/internal/v1/node/heartbeat",
-                                   PS_HTTP_EXACT, ps_api_heartbeat_handler, svc, err)) != 0 ||
+    if ((rc = ps_http_server_route_admit(svc->http, "POST", "/api/v1", PS_HTTP_PREFIX,
+                                         api_handler, api_admit, svc, err)) != 0 ||
+        (rc = ps_http_server_route_admit(svc->http, "POST", "/internal/v1/node/heartbeat",
+                                         PS_HTTP_EXACT, ps_api_heartbeat_handler,
+                                         heartbeat_admit, svc, err)) != 0 ||
         (rc = ps_http_server_route(svc->http, "GET", "/healthz", PS_HTTP_EXACT, healthz, svc,
                                    err)) != 0 ||
-        (rc = ps_http_server_route(svc->http, "GET", "/metrics", PS_HTTP_EXACT, metrics, svc,
-                                   err)) != 0)
+        (rc = ps_http_server_route_admit(svc->http, "GET", "/metrics", PS_HTTP_EXACT, metrics,
+                                         metrics_admit, svc, err)) != 0)
         return rc;
     return 0;
 }

@@ -12,6 +12,7 @@
 
 #include "io/json_value.h"
 #include "io/ypath.h"
+#include "server/node_health.h"
 #include "server/service.h"
 
 enum target_kind { T_ROOT, T_SYS, T_TREES, T_TREE, T_POOL, T_ORCHID };
@@ -277,6 +278,8 @@ static int get_target(struct ps_service *svc, struct target *t, const char *path
 
 int ps_cypress_get(struct ps_service *svc, const char *path, json_t **out, struct ps_error *err)
 {
+    if (ps_node_health_claims(path))   /* //sys/cluster_nodes, //sys/scheduler/@alerts */
+        return ps_node_health_get(svc, path, out, err);
     struct target t;
     int rc = resolve(svc, path, &t, 0, err);
     if (rc == 0)
@@ -372,6 +375,8 @@ int ps_cypress_set(struct ps_service *svc, const struct ps_auth_identity *who, c
         return rc;
     if (!value)
         return ps_error_set(err, PS_EINVAL, "missing parameter \"value\"");
+    if (ps_node_health_claims(path))
+        return ps_node_health_set(svc, who ? who->user : NULL, path, value, err);
     struct target t;
     if ((rc = resolve(svc, path, &t, 0, err)) != 0) {
         target_release(&t);
@@ -601,6 +606,8 @@ int ps_cypress_remove(struct ps_service *svc, const struct ps_auth_identity *who
     int rc = require_admin(who, "change pool trees", err);
     if (rc != 0)
         return rc;
+    if (ps_node_health_claims(path))
+        return ps_node_health_set(svc, who ? who->user : NULL, path, NULL, err);
     struct target t;
     if ((rc = resolve(svc, path, &t, 0, err)) != 0) {
         target_release(&t);

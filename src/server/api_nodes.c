@@ -19,6 +19,8 @@
 
 #include "io/jsonval.h"
 #include "platform/clock.h"
+#include "core/node_id.h"
+#include "server/node_health.h"
 #include "server/service.h"
 
 #define MAX_TAGS 64
@@ -60,8 +62,13 @@ static int validate(const json_t *req, struct ps_resources *limits, struct ps_er
     if (!json_is_object(req))
         return ps_error_set(err, PS_EINVAL, "heartbeat: must be a map");
     const json_t *id = json_object_get(req, "node_id");
-    if (!json_is_string(id) || json_string_length(id) == 0 || json_string_length(id) > 256)
-        return ps_error_set(err, PS_EINVAL, "node_id: must be a non-empty string of at most 256 bytes");
+    /* The agent's own rule (core/node_id.h): "../../etc" or a name with a NUL, a slash or
+     * control characters would end up in logs, the store and every job's node_id. */
+    if (!json_is_string(id) || strlen(json_string_value(id)) != json_string_length(id) ||
+        !ps_node_id_valid(json_string_value(id), PS_NODE_ID_MAX))
+        return ps_error_set(err, PS_EINVAL,
+                            "node_id: must be 1 to %d characters of A-Z a-z 0-9 . _ - "
+                            "(not \".\" or \"..\")", PS_NODE_ID_MAX);
     const json_t *tags = json_object_get(req, "tags");
     if (tags && (!json_is_array(tags) || json_array_size(tags) > MAX_TAGS))
         return ps_error_set(err, PS_EINVAL, "tags: must be a list of at most %d strings", MAX_TAGS);
@@ -131,6 +138,9 @@ static void finish_reported(struct ps_service *svc, struct ps_svc_job *job, cons
     }
     if (st == PS_JOB_ABORTED && !reason)
         reason = "node";
+    char node_msg[512];
+    if (st == PS_JOB_ABORTED && !error)
+        error = ps_node_health_abort_error(r, job->node_id, node_msg, sizeof node_msg);
     const json_t *se = json_object_get(r, "stderr");
     if (json_is_string(se)) {
         const char *text = json_string_value(se);
@@ -151,6 +161,7 @@ static void finish_reported(struct ps_service *svc, struct ps_svc_job *job, cons
                       json_is_object(stats) ? json_deep_copy(stats) : NULL, now);
     ps_persist_job(svc, job);
     ps_persist_op(svc, job->op);
+    ps_node_health_job_finished(svc, job, now);   /* may ban the node (its aborts in a row) */
 }
 
 const char *ps_svc_preempt_reason(int reason)
@@ -207,11 +218,14 @@ int ps_api_heartbeat_json(struct ps_service *svc, const json_t *req, json_t **re
            *acked = json_array();
     pthread_mutex_lock(&svc->mu);
     uint64_t before = ps_journal_last(svc->journal);
+    if ((rc = ps_svc_state_check(svc, err)) != 0)
+        goto out;
     struct ps_svc_node *node = ps_svc_node_get(svc, node_id, true);
     if (!node) {
         rc = ps_error_set(err, PS_ENOMEM, "out of memory");
         goto out;
     }
+    ps_node_health_heartbeat(svc, node, &limits, now);   /* a banned node offers no slots */
     bool tags_changed = !same_tags(node, tags);
     if (!node->registered || tags_changed || !ps_resources_equal(node->limits, limits)) {
         const char **tv = malloc((json_array_size(tags) + 1) * sizeof *tv);
@@ -315,7 +329,10 @@ out:;
     uint64_t after = ps_journal_last(svc->journal);
     pthread_mutex_unlock(&svc->mu);
     json_decref(empty_tags);
-    if (rc == 0 && after > before)
+    /* a reply that tells the node to abort jobs may rest on changes of other requests still
+     * being committed (an abort_op): wait for them too, so that a refused change (507, rolled
+     * back) kills no job */
+    if (rc == 0 && (after > before || json_array_size(abort) > 0))
         rc = ps_journal_wait(svc->journal, after, err);
     if (rc != 0) {
         json_decref(start);
@@ -358,7 +375,13 @@ void ps_api_heartbeat_handler(const struct ps_http_request *req, struct ps_http_
     json_t *reply = NULL;
     int rc = ps_api_heartbeat_json(svc, body, &reply, &err);
     json_decref(body);
-    if (rc != 0) {
+    if (rc == PS_ENOSPC || rc == PS_EUNAVAIL) {
+        /* its changes were not committed and are undone: no job of this reply starts, finishes
+         * stay unacknowledged (the node reports them again); the cause, not "internal error" */
+        json_t *eb = ps_http_error_body(rc, err.msg);
+        ps_http_reply_json(resp, rc == PS_ENOSPC ? 507 : 503, eb);
+        json_decref(eb);
+    } else if (rc != 0) {
         ps_http_reply_ps_error(resp, &err);
     } else {
         ps_http_reply_json(resp, 200, reply);

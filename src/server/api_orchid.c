@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "core/schedule.h"
+#include "server/node_health.h"
 #include "server/service.h"
 
 static json_t *share_json(const struct ps_share *s)
@@ -169,6 +170,8 @@ int ps_orchid_get(struct ps_service *svc, char **names, size_t count, json_t **o
         *out = json_pack("{s:{}}", "scheduling_info_per_pool_tree");
         return 0;
     }
+    if (strcmp(names[1], "nodes") == 0)   /* node bans and alerts (node_health.h) */
+        return ps_node_health_orchid(svc, names + 1, count - 1, out, err);
     if (strcmp(names[1], "scheduling_info_per_pool_tree") != 0)
         return missing(err, names, 1);
     if (count == 2) {

@@ -1,9 +1,14 @@
-/* cmd_scheduler.c — `poolsched scheduler [--config FILE] [--listen HOST:PORT] [--data-dir DIR]`.
+/* cmd_scheduler.c — `poolsched scheduler [--config FILE] [--listen HOST:PORT] [--data-dir DIR]
+ * [--allow-insecure-remote]`.
  *
  * Defaults (embedded): listen 127.0.0.1:9013, data dir $XDG_STATE_HOME/poolsched when
  * XDG_STATE_HOME is set, else ./poolsched-data. The config file (JSON or YSON) may set listen,
  * data_dir, fair_share_update_period, heartbeat_period, node_offline_timeout, http_threads,
- * max_failed_job_count and commit_window (durations in ms); command-line flags win over it.
+ * max_failed_job_count and commit_window (durations in ms), the HTTP limits of docs/api.md,
+ * metrics_require_token and allow_insecure_remote; command-line flags win over it.
+ * The API speaks plain HTTP with bearer tokens: listening on an address other than loopback
+ * is refused unless --allow-insecure-remote (or allow_insecure_remote) says the network is
+ * trusted (or a TLS proxy terminates in front), and is then logged as a warning.
  * Runs until SIGINT or SIGTERM, then stops gracefully (requests in flight are answered, the
  * journal is flushed).
  */
@@ -25,10 +30,18 @@ static void usage(FILE *out)
             "node heartbeats, persistence in DIR/poolsched.db.\n\n"
             "  --config FILE     JSON or YSON map: listen, data_dir, fair_share_update_period,\n"
             "                    heartbeat_period, node_offline_timeout, http_threads,\n"
-            "                    max_failed_job_count, commit_window (ms)\n"
+            "                    max_failed_job_count, commit_window (ms), http_max_body_size,\n"
+            "                    http_max_start_op_body_size, http_max_heartbeat_body_size,\n"
+            "                    http_max_connections, http_max_connections_per_ip,\n"
+            "                    http_header_timeout, http_idle_timeout (ms),\n"
+            "                    metrics_require_token, allow_insecure_remote\n"
             "  --listen H:P      default 127.0.0.1:9013 (port 0: any free port)\n"
             "  --data-dir DIR    default $POOLSCHED_DATA_DIR, else $XDG_STATE_HOME/poolsched,\n"
             "                    else ./poolsched-data (the CLI and nodes look there too)\n"
+            "  --allow-insecure-remote\n"
+            "                    allow listening beyond loopback (127.0.0.0/8, ::1): the API is\n"
+            "                    plain HTTP, tokens cross the network in clear text; put a TLS\n"
+            "                    proxy in front or use a trusted network\n"
             "  --quiet           no event log on stderr\n");
 }
 
@@ -37,7 +50,7 @@ int ps_cmd_scheduler(int argc, char **argv)
     struct ps_service_config cfg;
     ps_service_config_init(&cfg);
     const char *config = NULL, *listen = NULL, *data_dir = NULL;
-    bool quiet = false;
+    bool quiet = false, insecure_remote = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -46,6 +59,10 @@ int ps_cmd_scheduler(int argc, char **argv)
         }
         if (strcmp(a, "--quiet") == 0) {
             quiet = true;
+            continue;
+        }
+        if (strcmp(a, "--allow-insecure-remote") == 0) {
+            insecure_remote = true;
             continue;
         }
         const char **dst = strcmp(a, "--config") == 0     ? &config
@@ -86,6 +103,22 @@ int ps_cmd_scheduler(int argc, char **argv)
     if (data_dir)
         snprintf(cfg.data_dir, sizeof cfg.data_dir, "%s", data_dir);
     cfg.quiet = quiet;
+    if (insecure_remote)
+        cfg.allow_insecure_remote = true;
+    if (!ps_service_listen_is_loopback(&cfg)) {
+        if (!cfg.allow_insecure_remote) {
+            fprintf(stderr,
+                    "error: scheduler: refusing to listen on %s, beyond loopback, without TLS: "
+                    "tokens would cross the network in clear text; put a TLS proxy in front "
+                    "and pass --allow-insecure-remote (or set allow_insecure_remote)\n",
+                    cfg.host);
+            return 2;
+        }
+        fprintf(stderr,
+                "warning: scheduler: listening on %s beyond loopback without TLS "
+                "(--allow-insecure-remote): tokens and data cross the network in clear text\n",
+                cfg.host);
+    }
 
     sigset_t set;
     sigemptyset(&set);

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "platform/clock.h"
+#include "server/node_health.h"
 #include "server/service.h"
 
 #define DIRTY_DELAY_MS 50
@@ -59,7 +60,10 @@ static void update_tree(struct ps_service *svc, struct ps_svc_tree_state *ts, in
         ps_svc_log(svc, "info", "starvation_changed", "tree=%s elements=%d", ts->name, changed);
     pool_gauges(svc, tree);
     ps_svc_limits_check(svc, ts, now_ms);
-    /* integral volumes and starvation timers survive a restart */
+    /* integral volumes and starvation timers survive a restart (while commits fail, only now
+     * and then: journal.c) */
+    if (!ps_journal_refresh_due(svc->journal, now_ms))
+        return;
     ps_persist_tree(svc, ts->name);
     for (int k = 0; k < ps_pool_tree_operation_count(tree); k++) {
         struct ps_tree_op *to = ps_pool_tree_operation_at(tree, k);
@@ -86,11 +90,18 @@ static void *loop(void *arg)
 {
     struct ps_service *svc = arg;
     pthread_mutex_lock(&svc->mu);
-    int64_t next_node_check = 0;
+    int64_t next_node_check = 0, next_reload = 0;
     while (!svc->stopping) {
         int64_t now = ps_svc_now_ms();
         int64_t next = now + 1000;
-        for (int i = 0; i < svc->tree_count; i++) {
+        /* a partial state (a reload after a failed commit could not read the store) is not
+         * scheduled: try the reload again, at most once a second */
+        bool usable = !svc->reload_failed;
+        if (!usable && now >= next_reload) {
+            usable = ps_svc_state_check(svc, NULL) == 0;
+            next_reload = now + 1000;
+        }
+        for (int i = 0; usable && i < svc->tree_count; i++) {
             struct ps_svc_tree_state *ts = svc->trees[i];
             struct ps_pool_tree *tree = ps_strategy_find_tree(svc->strategy, ts->name);
             int64_t period = tree ? ps_pool_tree_config(tree)->fair_share_update_period_ms
@@ -106,8 +117,9 @@ static void *loop(void *arg)
             if (ts->next_update_ms < next)
                 next = ts->next_update_ms;
         }
-        if (now >= next_node_check) {
+        if (usable && now >= next_node_check) {
             check_nodes(svc, now);
+            ps_op_sanity_check(svc, now);   /* operations that can never run fail */
             next_node_check = now + 500;
         }
         ps_job_archive_sweep(svc);   /* finished jobs whose record is committed leave memory */

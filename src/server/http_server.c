@@ -27,7 +27,15 @@ struct route {
     size_t pattern_len;
     enum ps_http_match match;
     ps_http_handler_fn *handler;
+    ps_http_admit_fn *admit;      /* NULL = admit everything */
     void *ctx;
+};
+
+/* One open connection (MHD's socket context), for the header deadline. */
+struct conn_track {
+    int fd;
+    int64_t deadline_ns;          /* request headers due by then; 0 = none (in a request) */
+    struct conn_track *prev, *next;
 };
 
 struct ps_http_server {
@@ -48,18 +56,40 @@ struct ps_http_server {
     pthread_mutex_t drain_mu;
     pthread_cond_t drain_cv;      /* signalled when in_flight drops to 0 while stopping */
 
+    char *redact[PS_HTTP_MAX_REDACTIONS];
+    size_t redact_count;
+
+    pthread_mutex_t conns_mu;     /* the list of open connections, and their deadlines */
+    struct conn_track *conns;
+    pthread_t sweeper;
+    bool sweeper_started;
+    bool sweeper_stop;            /* under conns_mu */
+    pthread_cond_t sweeper_cv;
+    atomic_uint_fast64_t header_timeouts;
+
+    pthread_mutex_t log_mu;       /* MHD's repeated lines (one per refused connection) */
+    char log_last[256];
+    int64_t log_last_ns;
+    uint64_t log_repeats;
+
     struct ps_metric_family *m_requests;   /* NULL without cfg.metrics */
     struct ps_metric_family *m_duration;
     struct ps_metric *m_open_connections;
 };
 
-/* Per-request state (MHD's con_cls): the body being collected. */
+/* Per-request state (MHD's con_cls): the route chosen from the headers, the body limit and the
+ * body being collected. */
 struct request_state {
+    const struct route *route;    /* NULL: refused at the headers (refusal holds the reply) */
+    size_t max_body;
     char *body;
     size_t len, cap;
-    size_t discarded;             /* body bytes dropped after deciding on 413 */
+    unsigned long long discarded; /* body bytes dropped after deciding on 413 */
     int too_large;
     int answered;                 /* a response is queued already */
+    int refused;                  /* refusal is to be sent once the (bodyless) request ends */
+    struct ps_http_response refusal;
+    char refusal_rid[24];
     int64_t start;                /* monotonic ns */
 };
 
@@ -120,6 +150,9 @@ void ps_http_server_log(struct ps_http_server *srv, const char *fmt, ...)
     srv->cfg.log(srv->cfg.log_ctx, line);
 }
 
+/* MHD logs one line per connection it refuses ("Server reached connection limit"): under a
+ * connection flood that would flood the log too. A line equal to the previous one within a
+ * second is counted instead, and the count logged with the next line that gets through. */
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
     struct ps_http_server *srv = cls;
@@ -128,7 +161,24 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
     size_t n = strlen(line);
     while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
         line[--n] = '\0';
-    ps_http_server_log(srv, "libmicrohttpd: %s", line);
+    int64_t now = ps_clock_monotonic_ns();
+    pthread_mutex_lock(&srv->log_mu);
+    if (strncmp(line, srv->log_last, sizeof srv->log_last - 1) == 0 &&
+        now - srv->log_last_ns < 1000000000) {
+        srv->log_repeats++;
+        pthread_mutex_unlock(&srv->log_mu);
+        return;
+    }
+    uint64_t repeats = srv->log_repeats;
+    srv->log_repeats = 0;
+    srv->log_last_ns = now;
+    snprintf(srv->log_last, sizeof srv->log_last, "%s", line);
+    pthread_mutex_unlock(&srv->log_mu);
+    if (repeats)
+        ps_http_server_log(srv, "libmicrohttpd: %s (%llu more like it since it was last logged)",
+                           line, (unsigned long long)repeats);
+    else
+        ps_http_server_log(srv, "libmicrohttpd: %s", line);
 }
 
 /* ---- configuration and routes -------------------------------------------------------------- */
@@ -163,18 +213,25 @@ int ps_http_server_new(const struct ps_http_server_config *cfg, struct ps_http_s
         srv->cfg.max_body_bytes = PS_HTTP_DEFAULT_MAX_BODY_BYTES;
     if (!srv->cfg.max_connections)
         srv->cfg.max_connections = PS_HTTP_DEFAULT_MAX_CONNECTIONS;
+    if (!srv->cfg.max_connections_per_ip)
+        srv->cfg.max_connections_per_ip = PS_HTTP_DEFAULT_MAX_CONNECTIONS_PER_IP;
     if (!srv->cfg.idle_timeout_s)
         srv->cfg.idle_timeout_s = PS_HTTP_DEFAULT_IDLE_TIMEOUT_S;
+    if (!srv->cfg.header_timeout_ms)
+        srv->cfg.header_timeout_ms = PS_HTTP_DEFAULT_HEADER_TIMEOUT_MS;
     if (!srv->cfg.drain_timeout_ms)
         srv->cfg.drain_timeout_ms = PS_HTTP_DEFAULT_DRAIN_TIMEOUT_MS;
     if (!srv->cfg.log)
         srv->cfg.log = log_stderr;
     srv->listen_fd = -1;
     pthread_mutex_init(&srv->drain_mu, NULL);
+    pthread_mutex_init(&srv->conns_mu, NULL);
+    pthread_mutex_init(&srv->log_mu, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&srv->drain_cv, &ca);
+    pthread_cond_init(&srv->sweeper_cv, &ca);
     pthread_condattr_destroy(&ca);
 
     struct in6_addr probe;
@@ -213,6 +270,28 @@ int ps_http_server_route(struct ps_http_server *srv, const char *method, const c
                          enum ps_http_match match, ps_http_handler_fn *handler, void *ctx,
                          struct ps_error *err)
 {
+    return ps_http_server_route_admit(srv, method, pattern, match, handler, NULL, ctx, err);
+}
+
+int ps_http_server_redact(struct ps_http_server *srv, const char *text, struct ps_error *err)
+{
+    if (srv->started)
+        return ps_error_set(err, PS_ESTATE, "cannot add a redaction: the server is started");
+    if (!text || strlen(text) < 4)   /* "/" or "." would mangle every message */
+        return 0;
+    if (srv->redact_count == PS_HTTP_MAX_REDACTIONS)
+        return ps_error_set(err, PS_ELIMIT, "at most %d redactions", PS_HTTP_MAX_REDACTIONS);
+    if (!(srv->redact[srv->redact_count] = strdup(text)))
+        return ps_error_set(err, PS_ENOMEM, "out of memory adding a redaction");
+    srv->redact_count++;
+    return 0;
+}
+
+int ps_http_server_route_admit(struct ps_http_server *srv, const char *method,
+                               const char *pattern, enum ps_http_match match,
+                               ps_http_handler_fn *handler, ps_http_admit_fn *admit, void *ctx,
+                               struct ps_error *err)
+{
     if (srv->started)
         return ps_error_set(err, PS_ESTATE, "cannot add route %s: the server is started",
                             pattern ? pattern : "(null)");
@@ -235,7 +314,7 @@ int ps_http_server_route(struct ps_http_server *srv, const char *method, const c
         srv->routes = rs;
         srv->route_cap = cap;
     }
-    struct route r = { .match = match, .handler = handler, .ctx = ctx };
+    struct route r = { .match = match, .handler = handler, .admit = admit, .ctx = ctx };
     r.pattern = strdup(pattern);
     r.method = method ? strdup(method) : NULL;
     if (!r.pattern || (method && !r.method)) {
@@ -434,12 +513,55 @@ int ps_http_reply_ps_error(struct ps_http_response *resp, const struct ps_error 
     return ps_http_reply_error(resp, status, code ? code : PS_EIO, "%s", msg);
 }
 
+/* Replaces every registered redaction in an error body by "<redacted>". The full body is logged
+ * first with the request id, so the operator still sees the path. */
+static void redact_body(struct ps_http_server *srv, struct ps_http_response *resp,
+                        const char *request_id)
+{
+    static const char mark[] = "<redacted>";
+    if (resp->status < 400 || !resp->body || !srv->redact_count)
+        return;
+    int logged = 0;
+    for (size_t i = 0; i < srv->redact_count; i++) {
+        const char *needle = srv->redact[i];
+        size_t nl = strlen(needle);
+        if (!memmem(resp->body, resp->body_len, needle, nl))
+            continue;
+        if (!logged) {
+            ps_http_server_log(srv, "request %s: %d: %.*s (sent redacted)", request_id,
+                               resp->status, (int)(resp->body_len > 900 ? 900 : resp->body_len),
+                               resp->body);
+            logged = 1;
+        }
+        struct ps_textbuf b;
+        ps_textbuf_init(&b);
+        const char *p = resp->body, *end = resp->body + resp->body_len;
+        const char *hit;
+        while ((hit = memmem(p, (size_t)(end - p), needle, nl))) {
+            ps_textbuf_add(&b, p, (size_t)(hit - p));
+            ps_textbuf_add(&b, mark, sizeof mark - 1);
+            p = hit + nl;
+        }
+        ps_textbuf_add(&b, p, (size_t)(end - p));
+        if (b.failed) {
+            ps_textbuf_release(&b);
+            resp->failed = 1;
+            return;
+        }
+        size_t len = b.len;
+        free(resp->body);
+        resp->body = ps_textbuf_detach(&b);
+        resp->body_len = len;
+    }
+}
+
 /* Turns resp into an MHD response and queues it; frees what resp owns. */
 static enum MHD_Result send_response(struct ps_http_server *srv, struct MHD_Connection *conn,
                                      struct ps_http_response *resp, const char *request_id)
 {
     static const char bare_500[] = "{\"code\":-2,\"message\":\"internal error: out of memory\"}";
     struct MHD_Response *r;
+    redact_body(srv, resp, request_id);
     int status = resp->status;
     if (resp->failed) {
         status = 500;
@@ -523,14 +645,18 @@ static void format_remote(struct MHD_Connection *conn, char *out, size_t cap)
                   (socklen_t)cap);
 }
 
+static void new_request_id(struct ps_http_server *srv, char rid[24])
+{
+    snprintf(rid, 24, "r-%012llx", (unsigned long long)atomic_fetch_add(&srv->next_request_id, 1));
+}
+
 /* Answers without a handler (404, 405, 413, 503). */
 static enum MHD_Result reply_plain(struct ps_http_server *srv, struct MHD_Connection *conn,
                                    const char *method, int64_t *start, int status,
                                    int code, const char *allow, const char *msg)
 {
     char rid[24];
-    snprintf(rid, sizeof rid, "r-%012llx",
-             (unsigned long long)atomic_fetch_add(&srv->next_request_id, 1));
+    new_request_id(srv, rid);
     struct ps_http_response resp = { .status = status, .request_id_ = rid, .server_ = srv };
     ps_http_reply_error(&resp, status, code, "%s", msg);
     if (allow)
@@ -540,25 +666,13 @@ static enum MHD_Result reply_plain(struct ps_http_server *srv, struct MHD_Connec
     return ok;
 }
 
-static enum MHD_Result dispatch(struct ps_http_server *srv, struct MHD_Connection *conn,
-                                const char *method, const char *url, struct request_state *st)
+static void fill_request(struct ps_http_server *srv, struct MHD_Connection *conn,
+                         const char *method, const char *url, const struct route *r,
+                         const struct request_state *st, char *remote, size_t remote_cap,
+                         struct ps_http_request *req)
 {
-    int path_known;
-    char allow[128];
-    const struct route *r = find_route(srv, method, url, &path_known, allow, sizeof allow);
-    if (!r) {
-        char msg[PS_ERROR_MSG_MAX];
-        if (path_known) {
-            snprintf(msg, sizeof msg, "method %.16s is not allowed on %.300s (allowed: %s)",
-                     method, url, allow);
-            return reply_plain(srv, conn, method, &st->start, 405, PS_EINVAL, allow, msg);
-        }
-        snprintf(msg, sizeof msg, "no such endpoint: %.16s %.400s", method, url);
-        return reply_plain(srv, conn, method, &st->start, 404, PS_ENOENT, NULL, msg);
-    }
-    char remote[INET6_ADDRSTRLEN];
-    format_remote(conn, remote, sizeof remote);
-    struct ps_http_request req = {
+    format_remote(conn, remote, remote_cap);
+    *req = (struct ps_http_request){
         .method = method,
         .path = url,
         .route = r->pattern,
@@ -567,8 +681,16 @@ static enum MHD_Result dispatch(struct ps_http_server *srv, struct MHD_Connectio
         .remote_addr = remote,
         .conn_ = conn,
     };
-    snprintf(req.request_id, sizeof req.request_id, "r-%012llx",
-             (unsigned long long)atomic_fetch_add(&srv->next_request_id, 1));
+    new_request_id(srv, req->request_id);
+}
+
+static enum MHD_Result dispatch(struct ps_http_server *srv, struct MHD_Connection *conn,
+                                const char *method, const char *url, struct request_state *st)
+{
+    const struct route *r = st->route;
+    char remote[INET6_ADDRSTRLEN];
+    struct ps_http_request req;
+    fill_request(srv, conn, method, url, r, st, remote, sizeof remote, &req);
     struct ps_http_response resp = { .status = 204, .request_id_ = req.request_id,
                                      .server_ = srv };
     r->handler(&req, &resp, r->ctx);
@@ -579,6 +701,124 @@ static enum MHD_Result dispatch(struct ps_http_server *srv, struct MHD_Connectio
     enum MHD_Result ok = send_response(srv, conn, &resp, req.request_id);
     count_request(srv, method, r->pattern, resp.status, &st->start);
     return ok;
+}
+
+/* Whether the request announces a body (a Content-Length above 0 or a transfer encoding). */
+static int has_body(struct MHD_Connection *conn)
+{
+    const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+                                                 MHD_HTTP_HEADER_CONTENT_LENGTH);
+    if (MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING))
+        return 1;
+    return cl && strspn(cl, " 0") != strlen(cl);
+}
+
+static struct conn_track *conn_track_of(struct MHD_Connection *conn)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci ? ci->socket_context : NULL;
+}
+
+/* Sets the connection's header deadline (0 = none). */
+static void conn_deadline(struct ps_http_server *srv, struct MHD_Connection *conn, int64_t at)
+{
+    struct conn_track *t = conn_track_of(conn);
+    if (!t)
+        return;
+    pthread_mutex_lock(&srv->conns_mu);
+    t->deadline_ns = at;
+    pthread_mutex_unlock(&srv->conns_mu);
+}
+
+/* The first call of a request: its headers are complete, no body byte has been read. Chooses
+ * the route, runs its admit callback and checks the declared length, so that a request to be
+ * refused is refused before its body costs anything. */
+static enum MHD_Result on_headers(struct ps_http_server *srv, struct MHD_Connection *conn,
+                                  const char *url, const char *method, struct request_state *st)
+{
+    conn_deadline(srv, conn, 0);
+    if (atomic_load(&srv->stopping)) {
+        st->answered = 1;
+        return reply_plain(srv, conn, method, &st->start, 503, PS_ESTATE, NULL,
+                           "the server is shutting down");
+    }
+    int body = has_body(conn);
+    int path_known;
+    char allow[128];
+    const struct route *r = find_route(srv, method, url, &path_known, allow, sizeof allow);
+    if (!r) {
+        char msg[PS_ERROR_MSG_MAX];
+        int status = path_known ? 405 : 404;
+        if (path_known)
+            snprintf(msg, sizeof msg, "method %.16s is not allowed on %.300s (allowed: %s)",
+                     method, url, allow);
+        else
+            snprintf(msg, sizeof msg, "no such endpoint: %.16s %.400s", method, url);
+        if (body) {
+            st->answered = 1;
+            return reply_plain(srv, conn, method, &st->start, status,
+                               path_known ? PS_EINVAL : PS_ENOENT, path_known ? allow : NULL,
+                               msg);
+        }
+        /* Without a body, answer at the request's end: the connection stays usable. */
+        new_request_id(srv, st->refusal_rid);
+        st->refusal = (struct ps_http_response){ .request_id_ = st->refusal_rid,
+                                                 .server_ = srv };
+        ps_http_reply_error(&st->refusal, status, path_known ? PS_EINVAL : PS_ENOENT, "%s", msg);
+        if (path_known)
+            ps_http_response_add_header(&st->refusal, "Allow", allow);
+        st->refused = 1;
+        return MHD_YES;
+    }
+    st->max_body = srv->cfg.max_body_bytes;
+    if (r->admit) {
+        char remote[INET6_ADDRSTRLEN];
+        struct ps_http_request req;
+        fill_request(srv, conn, method, url, r, st, remote, sizeof remote, &req);
+        struct ps_http_response resp = { .status = 204, .request_id_ = req.request_id,
+                                         .server_ = srv };
+        if (r->admit(&req, &resp, &st->max_body, r->ctx) != 0) {
+            if (resp.status < 400 || resp.status > 599)
+                ps_http_reply_error(&resp, 500, PS_EIO, "admit of %s refused with status %d",
+                                    r->pattern, resp.status);
+            if (body) {
+                st->answered = 1;
+                enum MHD_Result ok = send_response(srv, conn, &resp, req.request_id);
+                count_request(srv, method, r->pattern, resp.status, &st->start);
+                return ok;
+            }
+            memcpy(st->refusal_rid, req.request_id, sizeof st->refusal_rid);
+            resp.request_id_ = st->refusal_rid;
+            st->refusal = resp;
+            st->refused = 1;
+            st->route = r;
+            return MHD_YES;
+        }
+        response_release(&resp);
+    }
+    st->route = r;
+    const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+                                                 MHD_HTTP_HEADER_CONTENT_LENGTH);
+    if (cl) {
+        char *end;
+        errno = 0;
+        unsigned long long n = strtoull(cl, &end, 10);
+        if (errno || end == cl || n > st->max_body) {
+            st->answered = 1;
+            char msg[128];
+            snprintf(msg, sizeof msg, "request body of %.24s bytes exceeds the limit of %zu",
+                     cl, st->max_body);
+            return reply_plain(srv, conn, method, &st->start, 413, PS_ELIMIT, NULL, msg);
+        }
+        if (n > 0) {
+            st->body = malloc((size_t)n + 1);
+            if (!st->body)
+                return MHD_NO;
+            st->cap = (size_t)n + 1;
+        }
+    }
+    return MHD_YES;
 }
 
 static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const char *url,
@@ -596,42 +836,18 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
         st->start = ps_clock_monotonic_ns();
         *con_cls = st;
         atomic_fetch_add(&srv->in_flight, 1);
-        if (atomic_load(&srv->stopping)) {
-            st->answered = 1;
-            return reply_plain(srv, conn, method, &st->start, 503, PS_ESTATE, NULL,
-                               "the server is shutting down");
-        }
-        const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-                                                     MHD_HTTP_HEADER_CONTENT_LENGTH);
-        if (cl) {
-            char *end;
-            errno = 0;
-            unsigned long long n = strtoull(cl, &end, 10);
-            if (errno || end == cl || n > srv->cfg.max_body_bytes) {
-                st->answered = 1;
-                char msg[128];
-                snprintf(msg, sizeof msg, "request body of %.24s bytes exceeds the limit of %zu",
-                         cl, srv->cfg.max_body_bytes);
-                return reply_plain(srv, conn, method, &st->start, 413, PS_ELIMIT, NULL, msg);
-            }
-            if (n > 0) {
-                st->body = malloc((size_t)n + 1);
-                if (!st->body)
-                    return MHD_NO;
-                st->cap = (size_t)n + 1;
-            }
-        }
-        return MHD_YES;
+        return on_headers(srv, conn, url, method, st);
     }
     if (*upload_data_size) {
         size_t n = *upload_data_size;
         *upload_data_size = 0;
-        if (st->answered || st->too_large) {
+        if (st->answered || st->too_large || st->refused) {
+            /* A body past the limit is read to its end without being kept, so the client gets
+             * its 413; only one going on beyond PS_HTTP_MAX_DISCARD_BYTES is cut off. */
             st->discarded += n;
-            /* A chunked body that keeps coming long past the limit: stop reading it. */
-            return st->discarded > srv->cfg.max_body_bytes ? MHD_NO : MHD_YES;
+            return st->discarded > PS_HTTP_MAX_DISCARD_BYTES ? MHD_NO : MHD_YES;
         }
-        if (n > srv->cfg.max_body_bytes - st->len) {
+        if (n > st->max_body - st->len) {
             st->too_large = 1;
             st->discarded = st->len + n;
             free(st->body);
@@ -657,10 +873,16 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
     if (st->answered)
         return MHD_YES;
     st->answered = 1;
+    if (st->refused) {
+        st->refused = 0;
+        enum MHD_Result ok = send_response(srv, conn, &st->refusal, st->refusal_rid);
+        count_request(srv, method, st->route ? st->route->pattern : "unmatched",
+                      st->refusal.status, &st->start);
+        return ok;
+    }
     if (st->too_large) {
         char msg[128];
-        snprintf(msg, sizeof msg, "request body exceeds the limit of %zu bytes",
-                 srv->cfg.max_body_bytes);
+        snprintf(msg, sizeof msg, "request body exceeds the limit of %zu bytes", st->max_body);
         return reply_plain(srv, conn, method, &st->start, 413, PS_ELIMIT, NULL, msg);
     }
     if (st->body)
@@ -671,15 +893,21 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
-    (void)conn;
     (void)toe;
     struct ps_http_server *srv = cls;
     struct request_state *st = *con_cls;
     if (!st)
         return;
     *con_cls = NULL;
+    if (st->refused)
+        response_release(&st->refusal);
     free(st->body);
     free(st);
+    /* A keep-alive connection may wait up to the idle timeout for its next request, whose
+     * headers are due then at the latest. */
+    conn_deadline(srv, conn, ps_clock_monotonic_ns() +
+                                 (int64_t)srv->cfg.idle_timeout_s * 1000000000 +
+                                 (int64_t)srv->cfg.header_timeout_ms * 1000000);
     if (atomic_fetch_sub(&srv->in_flight, 1) == 1 && atomic_load(&srv->stopping)) {
         pthread_mutex_lock(&srv->drain_mu);
         pthread_cond_broadcast(&srv->drain_cv);
@@ -690,13 +918,88 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
                           enum MHD_ConnectionNotificationCode toe)
 {
-    (void)conn;
-    (void)socket_context;
     struct ps_http_server *srv = cls;
-    if (toe == MHD_CONNECTION_NOTIFY_STARTED)
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
         atomic_fetch_add(&srv->connections_accepted, 1);
+        struct conn_track *t = calloc(1, sizeof *t);
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        if (t && ci) {
+            t->fd = ci->connect_fd;
+            t->deadline_ns = ps_clock_monotonic_ns() +
+                             (int64_t)srv->cfg.header_timeout_ms * 1000000;
+            pthread_mutex_lock(&srv->conns_mu);
+            t->next = srv->conns;
+            if (srv->conns)
+                srv->conns->prev = t;
+            srv->conns = t;
+            pthread_mutex_unlock(&srv->conns_mu);
+            *socket_context = t;
+        } else {
+            free(t);
+        }
+    } else {
+        /* MHD closes the socket only after this notification: under conns_mu the sweeper
+         * never shuts down a descriptor that has been closed and reused. */
+        struct conn_track *t = *socket_context;
+        if (t) {
+            pthread_mutex_lock(&srv->conns_mu);
+            if (t->prev)
+                t->prev->next = t->next;
+            else
+                srv->conns = t->next;
+            if (t->next)
+                t->next->prev = t->prev;
+            pthread_mutex_unlock(&srv->conns_mu);
+            free(t);
+            *socket_context = NULL;
+        }
+    }
     if (srv->m_open_connections)
         ps_metric_add(srv->m_open_connections, toe == MHD_CONNECTION_NOTIFY_STARTED ? 1 : -1);
+}
+
+/* Cuts off connections past their header deadline (slowloris: MHD's inactivity timeout never
+ * fires for a client that sends a byte now and then). shutdown() makes the connection's poll
+ * see the end of the stream; MHD then closes it as usual. */
+static void *sweeper_main(void *arg)
+{
+    struct ps_http_server *srv = arg;
+    pthread_mutex_lock(&srv->conns_mu);
+    while (!srv->sweeper_stop) {
+        int64_t now = ps_clock_monotonic_ns();
+        unsigned cut = 0;
+        for (struct conn_track *t = srv->conns; t; t = t->next) {
+            if (t->deadline_ns && now > t->deadline_ns) {
+                t->deadline_ns = 0;
+                shutdown(t->fd, SHUT_RDWR);
+                cut++;
+            }
+        }
+        if (cut) {
+            atomic_fetch_add(&srv->header_timeouts, cut);
+            pthread_mutex_unlock(&srv->conns_mu);
+            ps_http_server_log(srv, "closed %u connections that did not complete their request "
+                                    "headers in time", cut);
+            pthread_mutex_lock(&srv->conns_mu);
+            if (srv->sweeper_stop)
+                break;
+        }
+        unsigned period = srv->cfg.header_timeout_ms / 4;
+        if (period < 20)
+            period = 20;
+        if (period > 500)
+            period = 500;
+        struct timespec deadline = ps_clock_monotonic_deadline(period);
+        pthread_cond_timedwait(&srv->sweeper_cv, &srv->conns_mu, &deadline);
+    }
+    pthread_mutex_unlock(&srv->conns_mu);
+    return NULL;
+}
+
+uint64_t ps_http_server_header_timeouts(const struct ps_http_server *srv)
+{
+    return atomic_load(&((struct ps_http_server *)srv)->header_timeouts);
 }
 
 uint64_t ps_http_server_connections_accepted(const struct ps_http_server *srv)
@@ -785,6 +1088,7 @@ int ps_http_server_start(struct ps_http_server *srv, struct ps_error *err)
         MHD_OPTION_LISTEN_SOCKET, (MHD_socket)srv->listen_fd,
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)srv->cfg.threads,
         MHD_OPTION_CONNECTION_LIMIT, (unsigned int)srv->cfg.max_connections,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)srv->cfg.max_connections_per_ip,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)srv->cfg.idle_timeout_s,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
         MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv,
@@ -798,6 +1102,11 @@ int ps_http_server_start(struct ps_http_server *srv, struct ps_error *err)
                             "its log line above)", srv->cfg.host, srv->cfg.port);
     }
     srv->started = 1;
+    if (pthread_create(&srv->sweeper, NULL, sweeper_main, srv) == 0)
+        srv->sweeper_started = true;
+    else
+        ps_http_server_log(srv, "cannot start the header timeout thread: slow clients are "
+                                "bounded by the idle timeout only");
     return 0;
 }
 
@@ -812,6 +1121,14 @@ unsigned ps_http_server_stop(struct ps_http_server *srv)
         return 0;
     srv->stopped = 1;
     atomic_store(&srv->stopping, true);
+    if (srv->sweeper_started) {
+        pthread_mutex_lock(&srv->conns_mu);
+        srv->sweeper_stop = true;
+        pthread_cond_broadcast(&srv->sweeper_cv);
+        pthread_mutex_unlock(&srv->conns_mu);
+        pthread_join(srv->sweeper, NULL);
+        srv->sweeper_started = false;
+    }
     /* Stop accepting: new connections are refused by the kernel from here on. */
     MHD_socket lfd = MHD_quiesce_daemon(srv->daemon);
     /* Quiescing only stops polling the socket; the kernel would still complete handshakes into
@@ -849,7 +1166,12 @@ void ps_http_server_free(struct ps_http_server *srv)
         free(srv->routes[i].pattern);
     }
     free(srv->routes);
+    for (size_t i = 0; i < srv->redact_count; i++)
+        free(srv->redact[i]);
     pthread_cond_destroy(&srv->drain_cv);
+    pthread_cond_destroy(&srv->sweeper_cv);
     pthread_mutex_destroy(&srv->drain_mu);
+    pthread_mutex_destroy(&srv->conns_mu);
+    pthread_mutex_destroy(&srv->log_mu);
     free(srv);
 }

@@ -13,9 +13,24 @@
  * server provides no global state and no lock of its own around handlers: whatever a handler's
  * `ctx` points to must be protected by the caller (a mutex inside the context, say).
  *
- * Requests: the body is collected in full before the handler runs, up to max_body_bytes
- * (413 beyond). The request and every string it returns are borrowed and valid only during the
- * handler call.
+ * Requests: when a request's headers are complete (before any body byte is read) the route is
+ * chosen and its admit callback, if any, runs: it may refuse the request (401, say) or lower or
+ * raise its body limit. A refusal, 404, 405 and a declared Content-Length over the limit are
+ * answered at once, without reading the body (the connection then closes). The body is then
+ * collected in full before the handler runs, up to the limit; a chunked body that passes it is
+ * read to its end without being kept and answered 413 (only a body that goes on past
+ * PS_HTTP_MAX_DISCARD_BYTES drops the connection). The request and every string it
+ * returns are borrowed and valid only during the handler call.
+ *
+ * Connections (hostile or careless clients): at most max_connections at once (MHD refuses
+ * more), at most max_connections_per_ip from one address, idle ones close after idle_timeout_s,
+ * and a connection must complete each request's headers within header_timeout_ms of its accept
+ * (or, on a keep-alive connection, within idle_timeout_s of its previous response): a client
+ * trickling header bytes (slowloris) is cut off there, whatever MHD's inactivity timer says.
+ *
+ * Redaction: strings registered with ps_http_server_redact (the data dir) never reach a client:
+ * error bodies containing one are logged in full with the request id and sent with the string
+ * replaced by "<redacted>".
  *
  * Errors: handlers fill a response; the ps_http_reply_* helpers write JSON bodies of the shape
  * {"code": <int>, "error": <name of the code>, "message": <string>}. A 500 never shows internals to the client: the body says
@@ -42,7 +57,11 @@ struct ps_metrics;
 #define PS_HTTP_DEFAULT_THREADS 4
 #define PS_HTTP_DEFAULT_MAX_BODY_BYTES (16u * 1024u * 1024u)
 #define PS_HTTP_DEFAULT_MAX_CONNECTIONS 4096
-#define PS_HTTP_DEFAULT_IDLE_TIMEOUT_S 120
+#define PS_HTTP_DEFAULT_MAX_CONNECTIONS_PER_IP 256
+#define PS_HTTP_DEFAULT_IDLE_TIMEOUT_S 60
+#define PS_HTTP_DEFAULT_HEADER_TIMEOUT_MS 10000
+#define PS_HTTP_MAX_DISCARD_BYTES (1ull << 30)
+#define PS_HTTP_MAX_REDACTIONS 4
 #define PS_HTTP_DEFAULT_DRAIN_TIMEOUT_MS 10000
 
 /* Receives one log line (no trailing newline) from any pool thread at once; must be thread-safe. */
@@ -54,7 +73,9 @@ struct ps_http_server_config {
     unsigned threads;            /* pool threads; 0 = PS_HTTP_DEFAULT_THREADS */
     size_t max_body_bytes;       /* larger bodies get 413; 0 = PS_HTTP_DEFAULT_MAX_BODY_BYTES */
     unsigned max_connections;    /* 0 = PS_HTTP_DEFAULT_MAX_CONNECTIONS; needs as many fds */
+    unsigned max_connections_per_ip;  /* 0 = PS_HTTP_DEFAULT_MAX_CONNECTIONS_PER_IP */
     unsigned idle_timeout_s;     /* idle keep-alive connections close after; 0 = default */
+    unsigned header_timeout_ms;  /* request headers complete within; 0 = default */
     unsigned drain_timeout_ms;   /* stop waits this long for in-flight requests; 0 = default */
     ps_http_log_fn *log;         /* NULL = one line per message on stderr */
     void *log_ctx;
@@ -147,6 +168,12 @@ struct ps_http_server;
 typedef void ps_http_handler_fn(const struct ps_http_request *req, struct ps_http_response *resp,
                                 void *ctx);
 
+/* Runs when a request's headers are complete, before its body is read (req->body is "" then).
+ * *max_body holds the server's limit and may be changed for this request. Returns 0 to go on,
+ * or fills resp (an error reply) and returns nonzero to refuse: the body is not read. */
+typedef int ps_http_admit_fn(const struct ps_http_request *req, struct ps_http_response *resp,
+                             size_t *max_body, void *ctx);
+
 enum ps_http_match {
     PS_HTTP_EXACT,   /* the path equals the pattern */
     PS_HTTP_PREFIX,  /* the path is the pattern or continues it at a '/' boundary: "/api/v1"
@@ -166,6 +193,16 @@ int ps_http_server_route(struct ps_http_server *srv, const char *method, const c
                          enum ps_http_match match, ps_http_handler_fn *handler, void *ctx,
                          struct ps_error *err);
 
+/* Like ps_http_server_route with an admit callback (may be NULL) called with the same ctx. */
+int ps_http_server_route_admit(struct ps_http_server *srv, const char *method,
+                               const char *pattern, enum ps_http_match match,
+                               ps_http_handler_fn *handler, ps_http_admit_fn *admit, void *ctx,
+                               struct ps_error *err);
+
+/* Registers a string (copied; at most PS_HTTP_MAX_REDACTIONS; one shorter than 4 bytes, such as
+ * "/", is ignored) that error bodies must not show, such as the data dir. Only before start. */
+int ps_http_server_redact(struct ps_http_server *srv, const char *text, struct ps_error *err);
+
 /* Binds host:port and starts the pool. Errors: PS_EIO naming the address and the reason
  * ("cannot listen on 127.0.0.1:9013: Address already in use"), PS_ESTATE if started before. */
 int ps_http_server_start(struct ps_http_server *srv, struct ps_error *err);
@@ -176,6 +213,9 @@ uint16_t ps_http_server_port(const struct ps_http_server *srv);
 /* How many client connections the server has accepted since start (keep-alive reuse keeps it
  * low). */
 uint64_t ps_http_server_connections_accepted(const struct ps_http_server *srv);
+
+/* How many connections the header timeout has cut off since start. */
+uint64_t ps_http_server_header_timeouts(const struct ps_http_server *srv);
 
 /* Stops gracefully: closes the listening socket at once (new connections are refused), answers
  * requests arriving on open connections with 503 and "Connection: close", waits up to

@@ -68,6 +68,12 @@ void ps_job_archive_retire(struct ps_service *svc, struct ps_svc_job *job, uint6
     job->retire_queued = true;
 }
 
+void ps_job_archive_reset(struct ps_job_archive *a)
+{
+    if (a)
+        a->head = a->len = 0;
+}
+
 int ps_job_archive_sweep(struct ps_service *svc)
 {
     struct ps_job_archive *a = svc->archive;

@@ -52,6 +52,10 @@ void ps_job_archive_free(struct ps_job_archive *a);
  * (stored once more) keeps its place and takes the newer ticket. Under svc->mu. */
 void ps_job_archive_retire(struct ps_service *svc, struct ps_svc_job *job, uint64_t ticket);
 
+/* Forgets the queue (the jobs are freed by the caller): the service's state is being rebuilt
+ * from the store (ps_svc_state_reload). */
+void ps_job_archive_reset(struct ps_job_archive *a);
+
 /* Frees the queued jobs whose final record is committed (removing them from svc->jobs and
  * svc->job_list) and sets the poolsched_jobs_in_memory gauge. Returns how many were freed.
  * Under svc->mu. */

@@ -7,8 +7,28 @@
  * commits: all the waiting requests share one fsync. A later record for the same (kind, key)
  * simply overwrites the earlier one inside the transaction.
  *
- * If a commit fails, the records are retried with the next batch and waiters get PS_EIO
- * ("not durable"): their reply says so instead of pretending.
+ * A failed commit changes nothing (issue 13; docs/faults.md "Full disk"). The handlers changed
+ * memory before their records were committed, and later requests may have built on those
+ * changes (a pool created, then an operation started in it), so the writer undoes them all the
+ * one way that is right for any mix of changes: it takes the state lock (no handler runs, none
+ * appends), discards the failed batch and every record queued after it, and rebuilds the state
+ * from the store (ps_svc_state_reload), which SQLite has rolled back to the last commit — exactly
+ * what a restart would load. Only then does it wake the waiters, whose tickets are now
+ * "discarded": they answer 507 "disk full" (PS_ENOSPC) or 503 "storage unavailable"
+ * (PS_EUNAVAIL), and nobody sees their change afterwards, in memory or on disk. Nothing is
+ * retried: a refused change must not appear later. The writer then backs off (10 ms doubling
+ * to 100 ms, reset by a good commit) so that a full disk costs at most a few reloads a second
+ * while a refused request still answers quickly; the reload keeps each tree's next fair share
+ * update time, so the engine loop's own writes fail (and reload) no more often than usual. The
+ * first commit that succeeds again needs nothing else (no restart). While commits fail, the
+ * engine loop's refresh-only records (integral volumes, starvation timers) are appended once per
+ * PS_JOURNAL_REFRESH_PROBE_MS instead of after every fair share update
+ * (ps_journal_refresh_due): each failure costs a reload, which holds the state lock for about
+ * 0.1 ms per running operation.
+ *
+ * Ticket states: <= settled and in a discarded range = refused; <= settled otherwise = durable;
+ * above settled = waiting. Discarded ranges are kept sorted (a bounded number: waiters ask
+ * right after appending).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -18,9 +38,18 @@
 #include "platform/wall_clock.h"
 #include "server/service.h"
 
+#define BACKOFF_MIN_MS 10
+#define BACKOFF_MAX_MS 100
+#define MAX_LOST_RANGES 4096
+
 struct record {
     char *kind, *key;
     char *value;     /* JSON text, NULL for a delete */
+};
+
+struct lost_range {
+    uint64_t lo, hi; /* tickets (lo, hi] were discarded */
+    int code;        /* PS_ENOSPC, PS_EUNAVAIL, PS_ENOMEM */
 };
 
 struct ps_journal {
@@ -30,11 +59,15 @@ struct ps_journal {
     struct record *recs;
     size_t count, cap;
     uint64_t appended;       /* tickets handed out */
-    uint64_t committed;      /* every ticket <= this is durable */
-    uint64_t failed_upto;    /* tickets <= this were in a failed commit */
+    uint64_t settled;        /* every ticket <= this is durable or discarded */
+    struct lost_range *lost; /* discarded tickets, ascending */
+    size_t lost_count, lost_cap;
+    bool poisoned;           /* a record could not be queued (out of memory): fail the batch */
+    int backoff_ms;          /* 0 while commits succeed */
+    int64_t last_refresh_ms; /* ps_journal_refresh_due's last yes while commits fail */
     bool stop;
     pthread_t thread;
-    char last_error[PS_ERROR_MSG_MAX];
+    char reason[160];        /* SQLite's reason for the last failed commit */
 };
 
 static void free_recs(struct record *r, size_t n)
@@ -71,14 +104,98 @@ static int write_batch(struct ps_journal *j, struct record *r, size_t n, struct 
     return rc;
 }
 
+/* Marks tickets (settled, appended] discarded and drops their records. Under j->mu. */
+static void discard_queued(struct ps_journal *j, int code)
+{
+    free_recs(j->recs, j->count);
+    j->recs = NULL;
+    j->count = j->cap = 0;
+    j->poisoned = false;
+    if (j->appended <= j->settled)
+        return;
+    struct lost_range *last = j->lost_count ? &j->lost[j->lost_count - 1] : NULL;
+    if (last && last->hi == j->settled) {   /* a run of failures: one range */
+        last->hi = j->appended;
+        last->code = code;
+    } else {
+        if (j->lost_count == MAX_LOST_RANGES) {   /* forget the oldest half */
+            memmove(j->lost, j->lost + MAX_LOST_RANGES / 2,
+                    (MAX_LOST_RANGES / 2) * sizeof *j->lost);
+            j->lost_count = MAX_LOST_RANGES / 2;
+        }
+        if (j->lost_count == j->lost_cap) {
+            size_t cap = j->lost_cap ? 2 * j->lost_cap : 16;
+            struct lost_range *l = realloc(j->lost, cap * sizeof *l);
+            if (l) {
+                j->lost = l;
+                j->lost_cap = cap;
+            }
+        }
+        if (j->lost_count < j->lost_cap)
+            j->lost[j->lost_count++] = (struct lost_range){j->settled, j->appended, code};
+    }
+    j->settled = j->appended;
+}
+
+/* The code a discarded ticket answers with, or 0 when it is durable. Under j->mu. */
+static int lost_code(const struct ps_journal *j, uint64_t ticket)
+{
+    size_t lo = 0, hi = j->lost_count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (j->lost[mid].hi < ticket)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < j->lost_count && j->lost[lo].lo < ticket && ticket <= j->lost[lo].hi)
+        return j->lost[lo].code;
+    return 0;
+}
+
+/* The last part of a store message ("store PATH: what: SQLite's reason"): the reason, without
+ * the data dir's path, is what a client may read. */
+static void set_reason(struct ps_journal *j, const char *msg)
+{
+    const char *r = strrchr(msg, ':');
+    r = r ? r + 1 : msg;
+    while (*r == ' ')
+        r++;
+    snprintf(j->reason, sizeof j->reason, "%.150s", *r ? r : "unknown error");
+}
+
+/* After a failed commit: discard everything queued and rebuild the state from the store, with
+ * the state lock held so that no handler appends or reads half of it meanwhile. Called and
+ * returns with j->mu held; takes svc->mu first (the handlers' order: svc->mu, then j->mu). */
+static void roll_back(struct ps_journal *j, int code)
+{
+    struct ps_service *svc = j->svc;
+    pthread_mutex_unlock(&j->mu);
+    pthread_mutex_lock(&svc->mu);
+    pthread_mutex_lock(&j->mu);
+    discard_queued(j, code);
+    bool reload = !j->stop;   /* stopping: the state is about to be freed */
+    pthread_mutex_unlock(&j->mu);
+    if (reload) {
+        struct ps_error err;
+        ps_error_init(&err);
+        ps_svc_state_reload(svc, &err);
+    }
+    pthread_mutex_lock(&j->mu);
+    pthread_cond_broadcast(&j->done_cv);
+    pthread_mutex_unlock(&j->mu);
+    pthread_mutex_unlock(&svc->mu);
+    pthread_mutex_lock(&j->mu);
+}
+
 static void *writer(void *arg)
 {
     struct ps_journal *j = arg;
     pthread_mutex_lock(&j->mu);
     for (;;) {
-        while (!j->stop && j->count == 0)
+        while (!j->stop && j->count == 0 && !j->poisoned)
             pthread_cond_wait(&j->work_cv, &j->mu);
-        if (j->count == 0 && j->stop)
+        if (j->count == 0 && !j->poisoned && j->stop)
             break;
         if (j->svc->cfg.commit_window_ms > 0 && !j->stop) {
             /* let more requests join this commit */
@@ -89,46 +206,44 @@ static void *writer(void *arg)
         struct record *r = j->recs;
         size_t n = j->count;
         uint64_t upto = j->appended;
+        bool poisoned = j->poisoned;
         j->recs = NULL;
         j->count = j->cap = 0;
         pthread_mutex_unlock(&j->mu);
 
         struct ps_error err;
         ps_error_init(&err);
-        int rc = write_batch(j, r, n, &err);
+        int rc = poisoned ? ps_error_set(&err, PS_ENOMEM, "out of memory queueing a record")
+                          : write_batch(j, r, n, &err);
+        free_recs(r, n);
         if (rc == 0)
             ps_metric_add(j->svc->m_commits, 1);
 
         pthread_mutex_lock(&j->mu);
         if (rc == 0) {
-            free_recs(r, n);
-        } else {
-            ps_svc_log(j->svc, "error", "commit_failed", "records=%zu error=\"%s\"", n, err.msg);
-            snprintf(j->last_error, sizeof j->last_error, "%s", err.msg);
-            j->failed_upto = upto;
-            /* keep the records for the next attempt, before newer ones */
-            struct record *merged = malloc((n + j->count) * sizeof *merged);
-            if (merged) {
-                memcpy(merged, r, n * sizeof *r);
-                if (j->count)
-                    memcpy(merged + n, j->recs, j->count * sizeof *r);
-                free(j->recs);
-                free(r);
-                j->recs = merged;
-                j->count += n;
-                j->cap = j->count;
-            } else {
-                free_recs(r, n);
-            }
-            /* do not spin on a broken disk */
-            pthread_mutex_unlock(&j->mu);
-            ps_sleep_ms(100);
-            pthread_mutex_lock(&j->mu);
+            j->settled = upto;
+            j->backoff_ms = 0;
+            pthread_cond_broadcast(&j->done_cv);
+            continue;
         }
-        j->committed = rc == 0 ? upto : j->committed;
-        pthread_cond_broadcast(&j->done_cv);
-        if (j->stop && rc != 0)
-            break;
+        int code = rc == PS_ENOSPC || rc == PS_ENOMEM ? rc : PS_EUNAVAIL;
+        ps_svc_log(j->svc, "error", "commit_failed",
+                   "records=%zu cause=\"%s\" error=\"%s\" action=discarded_and_reloaded", n,
+                   ps_error_code_name(code), err.msg);
+        set_reason(j, err.msg);
+        /* every ticket up to upto is in this batch or in an earlier, settled one; those queued
+         * since may depend on it: all are discarded */
+        roll_back(j, code);
+        if (j->stop)
+            continue;
+        j->backoff_ms = j->backoff_ms ? 2 * j->backoff_ms : BACKOFF_MIN_MS;
+        if (j->backoff_ms > BACKOFF_MAX_MS)
+            j->backoff_ms = BACKOFF_MAX_MS;
+        /* do not spin on a full or broken disk */
+        int wait_ms = j->backoff_ms;
+        pthread_mutex_unlock(&j->mu);
+        ps_sleep_ms(wait_ms);
+        pthread_mutex_lock(&j->mu);
     }
     pthread_mutex_unlock(&j->mu);
     return NULL;
@@ -161,6 +276,7 @@ void ps_journal_free(struct ps_journal *j)
     pthread_mutex_unlock(&j->mu);
     pthread_join(j->thread, NULL);
     free_recs(j->recs, j->count);
+    free(j->lost);
     pthread_mutex_destroy(&j->mu);
     pthread_cond_destroy(&j->work_cv);
     pthread_cond_destroy(&j->done_cv);
@@ -170,24 +286,43 @@ void ps_journal_free(struct ps_journal *j)
 uint64_t ps_journal_put(struct ps_journal *j, const char *kind, const char *key, json_t *value)
 {
     char *text = value ? json_dumps(value, JSON_COMPACT) : NULL;
+    bool lost = value && !text;   /* NULL would mean a delete */
     json_decref(value);
+    char *k = strdup(kind), *y = strdup(key);
     pthread_mutex_lock(&j->mu);
-    if (j->count == j->cap) {
+    if (!lost && k && y && j->count == j->cap) {
         size_t cap = j->cap ? 2 * j->cap : 64;
         struct record *r = realloc(j->recs, cap * sizeof *r);
-        if (!r) {
-            pthread_mutex_unlock(&j->mu);
-            free(text);
-            return j->appended;
+        if (r) {
+            j->recs = r;
+            j->cap = cap;
         }
-        j->recs = r;
-        j->cap = cap;
     }
-    j->recs[j->count++] = (struct record){strdup(kind), strdup(key), text};
+    if (lost || !k || !y || j->count == j->cap) {
+        /* the change cannot be journalled: its batch fails like a failed commit, so that the
+         * handler is refused and the state rolled back rather than the change silently kept in
+         * memory only */
+        j->poisoned = true;
+        free(text);
+        free(k);
+        free(y);
+    } else {
+        j->recs[j->count++] = (struct record){k, y, text};
+    }
     uint64_t t = ++j->appended;
     pthread_cond_signal(&j->work_cv);
     pthread_mutex_unlock(&j->mu);
     return t;
+}
+
+bool ps_journal_refresh_due(struct ps_journal *j, int64_t now_ms)
+{
+    pthread_mutex_lock(&j->mu);
+    bool due = j->backoff_ms == 0 || now_ms - j->last_refresh_ms >= PS_JOURNAL_REFRESH_PROBE_MS;
+    if (due && j->backoff_ms != 0)
+        j->last_refresh_ms = now_ms;
+    pthread_mutex_unlock(&j->mu);
+    return due;
 }
 
 uint64_t ps_journal_last(struct ps_journal *j)
@@ -201,7 +336,7 @@ uint64_t ps_journal_last(struct ps_journal *j)
 uint64_t ps_journal_committed(struct ps_journal *j)
 {
     pthread_mutex_lock(&j->mu);
-    uint64_t t = j->committed;
+    uint64_t t = j->settled;
     pthread_mutex_unlock(&j->mu);
     return t;
 }
@@ -209,11 +344,21 @@ uint64_t ps_journal_committed(struct ps_journal *j)
 int ps_journal_wait(struct ps_journal *j, uint64_t ticket, struct ps_error *err)
 {
     pthread_mutex_lock(&j->mu);
-    while (j->committed < ticket && !(j->failed_upto >= ticket && j->failed_upto > j->committed))
+    while (j->settled < ticket)
         pthread_cond_wait(&j->done_cv, &j->mu);
+    int code = lost_code(j, ticket);
     int rc = 0;
-    if (j->committed < ticket)
-        rc = ps_error_set(err, PS_EIO, "the change could not be made durable: %s", j->last_error);
+    if (code == PS_ENOSPC)
+        rc = ps_error_set(err, code,
+                          "disk full: the change was not made (the scheduler's store could not "
+                          "commit: %s); reads still work, and writes will once the data dir has "
+                          "free space", j->reason);
+    else if (code == PS_EUNAVAIL)
+        rc = ps_error_set(err, code,
+                          "storage unavailable: the change was not made (the scheduler's store "
+                          "could not commit: %s); retry later", j->reason);
+    else if (code != 0)
+        rc = ps_error_set(err, code, "out of memory: the change was not made");
     pthread_mutex_unlock(&j->mu);
     return rc;
 }

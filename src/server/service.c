@@ -1,5 +1,9 @@
 /* service.c — the operation and job model of the scheduler service (under svc->mu). */
+#include "server/node_health.h"
 #include "server/service.h"
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stddef.h>
 
 #include <inttypes.h>
 #include <math.h>
@@ -1051,6 +1055,33 @@ void ps_service_config_init(struct ps_service_config *cfg)
     cfg->http_threads = 8;
     cfg->max_failed_job_count = 10;
     cfg->commit_window_ms = 0;
+    cfg->http_max_body_size = 1 << 20;
+    cfg->http_max_start_op_body_size = 16 << 20;
+    cfg->http_max_heartbeat_body_size = 32 << 20;
+    cfg->http_max_connections = 0;
+    cfg->http_max_connections_per_ip = PS_HTTP_DEFAULT_MAX_CONNECTIONS_PER_IP;
+    cfg->http_header_timeout_ms = PS_HTTP_DEFAULT_HEADER_TIMEOUT_MS;
+    cfg->http_idle_timeout_ms = PS_HTTP_DEFAULT_IDLE_TIMEOUT_S * 1000;
+    cfg->metrics_require_token = -1;
+    cfg->allow_insecure_remote = false;
+    ps_node_health_config_init(cfg);
+}
+
+bool ps_service_metrics_require_token(const struct ps_service_config *cfg)
+{
+    return cfg->metrics_require_token < 0 ? !ps_service_listen_is_loopback(cfg)
+                                          : cfg->metrics_require_token != 0;
+}
+
+bool ps_service_listen_is_loopback(const struct ps_service_config *cfg)
+{
+    struct in_addr a4;
+    struct in6_addr a6;
+    if (inet_pton(AF_INET, cfg->host, &a4) == 1)
+        return (ntohl(a4.s_addr) >> 24) == 127;
+    if (inet_pton(AF_INET6, cfg->host, &a6) == 1)
+        return IN6_IS_ADDR_LOOPBACK(&a6);
+    return false;
 }
 
 int ps_service_parse_listen(struct ps_service_config *cfg, const char *text, struct ps_error *err)
@@ -1093,7 +1124,12 @@ int ps_service_config_apply(struct ps_service_config *cfg, const json_t *doc, st
 {
     static const char *const keys[] = {"listen", "data_dir", "fair_share_update_period",
                                        "heartbeat_period", "node_offline_timeout", "http_threads",
-                                       "max_failed_job_count", "commit_window", NULL};
+                                       "max_failed_job_count", "commit_window",
+                                       "http_max_body_size", "http_max_start_op_body_size",
+                                       "http_max_heartbeat_body_size", "http_max_connections",
+                                       "http_max_connections_per_ip", "http_header_timeout",
+                                       "http_idle_timeout", "metrics_require_token",
+                                       "allow_insecure_remote", NULL};
     if (!json_is_object(doc))
         return ps_error_set(err, PS_EINVAL, "the config must be a map");
     const char *k;
@@ -1102,7 +1138,7 @@ int ps_service_config_apply(struct ps_service_config *cfg, const json_t *doc, st
         bool ok = false;
         for (int i = 0; keys[i]; i++)
             ok |= strcmp(keys[i], k) == 0;
-        if (!ok)
+        if (!ok && !ps_node_health_config_key(k))
         {
             char q[96];
             return ps_error_set(err, PS_EINVAL, "unknown key %s", quoted(q, sizeof q, k));
@@ -1146,5 +1182,44 @@ int ps_service_config_apply(struct ps_service_config *cfg, const json_t *doc, st
     if ((rc = cfg_int(doc, "commit_window", 0, 1000, &x, err)))
         return rc;
     cfg->commit_window_ms = x;
-    return 0;
+    static const struct {
+        const char *key;
+        int64_t min, max;
+        size_t offset;
+    } limits[] = {
+        {"http_max_body_size", 1024, INT64_C(1) << 30,
+         offsetof(struct ps_service_config, http_max_body_size)},
+        {"http_max_start_op_body_size", 1024, INT64_C(1) << 30,
+         offsetof(struct ps_service_config, http_max_start_op_body_size)},
+        {"http_max_heartbeat_body_size", 1024, INT64_C(1) << 30,
+         offsetof(struct ps_service_config, http_max_heartbeat_body_size)},
+        {"http_max_connections", 0, 1000000,
+         offsetof(struct ps_service_config, http_max_connections)},
+        {"http_max_connections_per_ip", 1, 1000000,
+         offsetof(struct ps_service_config, http_max_connections_per_ip)},
+        {"http_header_timeout", 100, 3600000,
+         offsetof(struct ps_service_config, http_header_timeout_ms)},
+        {"http_idle_timeout", 1000, 86400000,
+         offsetof(struct ps_service_config, http_idle_timeout_ms)},
+    };
+    for (size_t i = 0; i < sizeof limits / sizeof *limits; i++) {
+        int64_t *field = (int64_t *)(void *)((char *)cfg + limits[i].offset);
+        if ((rc = cfg_int(doc, limits[i].key, limits[i].min, limits[i].max, field, err)))
+            return rc;
+    }
+    if ((v = json_object_get(doc, "metrics_require_token"))) {
+        if (json_is_boolean(v))
+            cfg->metrics_require_token = json_is_true(v) ? 1 : 0;
+        else if (json_is_string(v) && strcmp(json_string_value(v), "auto") == 0)
+            cfg->metrics_require_token = -1;
+        else
+            return ps_error_set(err, PS_EINVAL,
+                                "metrics_require_token: must be true, false or \"auto\"");
+    }
+    if ((v = json_object_get(doc, "allow_insecure_remote"))) {
+        if (!json_is_boolean(v))
+            return ps_error_set(err, PS_EINVAL, "allow_insecure_remote: must be true or false");
+        cfg->allow_insecure_remote = json_is_true(v);
+    }
+    return ps_node_health_config_apply(cfg, doc, err);
 }

@@ -6,7 +6,9 @@
  * and the journal writer take it. Handlers parse and authenticate outside it, hold it while they
  * read or change state and build their reply, append what must become durable to the journal,
  * release it, and then wait for the journal to commit before answering (journal.c): so several
- * requests share one fsync (group commit) and no handler holds the lock during I/O.
+ * requests share one fsync (group commit) and no handler holds the lock during I/O. A failed
+ * commit is undone whole: the journal discards it and every record queued after it, and rebuilds
+ * this state from the store under the lock before the waiters answer 507/503 (journal.c).
  *
  * Time: now_ms is wall-clock milliseconds since the epoch (the engine is given it), so that
  * times stored in the database (start times, starvation timers) stay meaningful after a restart.
@@ -55,6 +57,24 @@ struct ps_service_config {
     unsigned http_threads;                /* 8 */
     int max_failed_job_count;             /* 10: an operation fails at the 10th failed job */
     int64_t commit_window_ms;             /* 0: the journal commits as soon as it has work */
+    /* HTTP limits against hostile or careless clients (docs/api.md "Limits") */
+    int64_t http_max_body_size;           /* 1 MiB: bodies of API commands */
+    int64_t http_max_start_op_body_size;  /* 16 MiB: start_op (specs with many tasks) */
+    int64_t http_max_heartbeat_body_size; /* 32 MiB: node heartbeats (stderr of finished jobs) */
+    int64_t http_max_connections;         /* 0: from the fd limit (raised to its hard limit) */
+    int64_t http_max_connections_per_ip;  /* 256 */
+    int64_t http_header_timeout_ms;       /* 10000: request headers complete within */
+    int64_t http_idle_timeout_ms;         /* 60000: idle keep-alive connections close after */
+    int metrics_require_token;            /* -1 auto (required unless listening on loopback),
+                                             0 no, 1 yes */
+    bool allow_insecure_remote;           /* listen beyond loopback without TLS */
+    /* broken nodes and operations that can never run (node_health.h) */
+    int max_consecutive_job_aborts;       /* 10: node_error aborts in a row that ban a node */
+    int64_t disable_jobs_timeout_ms;      /* 600000: a node banned for them returns; 0 never */
+    int64_t available_exec_nodes_check_period_ms;                 /* 5000 */
+    int64_t safe_scheduler_online_time_ms;                        /* 600000 */
+    int64_t operation_hangup_check_period_ms;                     /* 60000 */
+    int64_t operation_hangup_due_to_limiting_ancestor_safe_timeout_ms;   /* 300000 */
     bool quiet;                           /* no event log on stderr (benchmarks) */
 };
 
@@ -62,9 +82,19 @@ void ps_service_config_init(struct ps_service_config *cfg);
 
 /* Applies a config document (JSON object: listen "host:port", data_dir,
  * fair_share_update_period, heartbeat_period, node_offline_timeout, http_threads,
- * max_failed_job_count, commit_window; durations in ms). Unknown keys are errors. */
+ * max_failed_job_count, commit_window, http_max_body_size, http_max_start_op_body_size,
+ * http_max_heartbeat_body_size, http_max_connections, http_max_connections_per_ip,
+ * http_header_timeout, http_idle_timeout, metrics_require_token (true, false or "auto"),
+ * allow_insecure_remote; durations in ms, sizes in bytes). Unknown keys are errors. */
 int ps_service_config_apply(struct ps_service_config *cfg, const json_t *doc,
                             struct ps_error *err);
+
+/* Whether the listen address is a loopback one (127.0.0.0/8, ::1). */
+bool ps_service_listen_is_loopback(const struct ps_service_config *cfg);
+
+/* Whether GET /metrics needs a token: metrics_require_token, where "auto" means yes unless the
+ * service listens on loopback. */
+bool ps_service_metrics_require_token(const struct ps_service_config *cfg);
 
 /* Parses "host:port" (host numeric IPv4; "[v6]:port" for IPv6). */
 int ps_service_parse_listen(struct ps_service_config *cfg, const char *text,
@@ -157,6 +187,9 @@ struct ps_svc_op {
     bool finished;
     json_t *pool_per_tree;         /* {tree: pool}, kept current and after the finish */
     json_t *parameters;            /* every update_op_parameters merged, or NULL */
+    /* op_sanity.c (node_health.h) */
+    bool exec_nodes_seen;          /* a node matching its filter was seen */
+    int64_t hangup_active_since_ms, limiting_since_ms;   /* 0: not yet */
 };
 
 /* ---- nodes ------------------------------------------------------------------------------ */
@@ -174,6 +207,14 @@ struct ps_svc_node {
     struct ps_sched_filter_cache *filter_cache;
     struct ps_svc_job *jobs;       /* running jobs (list) */
     int job_count;
+    /* health (node_health.h): out of scheduling while banned */
+    int consecutive_job_aborts;    /* node_error aborts since the last job that ran */
+    bool banned;
+    bool banned_by_admin;          /* else banned by the scheduler for its aborts */
+    int64_t banned_at_ms;
+    int64_t unban_at_ms;           /* scheduler bans: disable_jobs_timeout later; 0 never */
+    char ban_message[512];
+    char last_abort_error[512];
 };
 
 /* ---- the service ------------------------------------------------------------------------ */
@@ -225,6 +266,10 @@ struct ps_service {
     struct ps_job_archive *archive;   /* finished jobs: retire queue, store reader */
     pthread_t loop_thread;
     bool loop_started;
+    int64_t started_ms;            /* when the state was loaded (safe_scheduler_online_time) */
+    int64_t next_exec_nodes_check_ms, next_hangup_check_ms;
+    bool reload_failed;            /* the last ps_svc_state_reload failed: the state is partial,
+                                      so requests are refused (503) until a reload succeeds */
 
     /* hot metrics */
     struct ps_metric *m_heartbeats, *m_allocations, *m_preemptions, *m_jobs_finished;
@@ -331,6 +376,13 @@ void ps_persist_job(struct ps_service *svc, struct ps_svc_job *job);
  * malformed or names an operation or task not in memory. Caller frees (ps_svc_job_free). */
 struct ps_svc_job *ps_persist_job_from_doc(struct ps_service *svc, const json_t *doc);
 int ps_persist_load(struct ps_service *svc, struct ps_error *err);
+/* Rebuilds the in-memory state (trees, operations, jobs) from the store, as a restart would:
+ * the journal's rollback after a failed commit (journal.c). Nodes stay, registered again, and
+ * lose their jobs until the stored running jobs re-attach. Under svc->mu (service_life.c). */
+int ps_svc_state_reload(struct ps_service *svc, struct ps_error *err);
+/* 0, or after a failed reload: tries again, and on failure sets err to PS_EUNAVAIL (requests
+ * must not act on, or show, a partial state). Under svc->mu. */
+int ps_svc_state_check(struct ps_service *svc, struct ps_error *err);
 
 /* Journal (journal.c): records appended under svc->mu, committed by a writer thread. */
 int ps_journal_new(struct ps_service *svc, struct ps_journal **out, struct ps_error *err);
@@ -338,8 +390,19 @@ void ps_journal_free(struct ps_journal *j);           /* flushes and joins */
 /* Appends a put (value owned: stolen) or, with value NULL, a delete. Returns the ticket. */
 uint64_t ps_journal_put(struct ps_journal *j, const char *kind, const char *key, json_t *value);
 uint64_t ps_journal_last(struct ps_journal *j);       /* ticket of the last record */
-uint64_t ps_journal_committed(struct ps_journal *j);  /* every ticket <= this is durable */
-/* Waits until every record up to ticket is committed. Returns 0 or PS_EIO (commit failed). */
+/* Whether records that only refresh derived state (the engine loop's integral volumes and
+ * starvation timers) should be appended now: always while commits succeed; after a failed
+ * commit (full disk), once per PS_JOURNAL_REFRESH_PROBE_MS, since every failed commit makes
+ * the journal reload the state. */
+#define PS_JOURNAL_REFRESH_PROBE_MS 10000
+bool ps_journal_refresh_due(struct ps_journal *j, int64_t now_ms);
+/* Every ticket <= this is settled: durable, or discarded by a failed commit, in which case the
+ * state was reloaded from the store before this moved past it (so nothing in memory waits for
+ * a discarded ticket any more). */
+uint64_t ps_journal_committed(struct ps_journal *j);
+/* Waits until the record with this ticket (and every earlier one) is settled. Returns 0 when it
+ * is durable; PS_ENOSPC (disk full) or PS_EUNAVAIL (other storage failure) when its commit
+ * failed: then the change was discarded, in memory too (journal.c). */
 int ps_journal_wait(struct ps_journal *j, uint64_t ticket, struct ps_error *err);
 
 /* HTTP (api_*.c). */

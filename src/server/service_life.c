@@ -1,12 +1,16 @@
 /* service_life.c — starting and stopping the scheduler service. */
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "io/json_value.h"
+#include "platform/clock.h"
+#include "platform/fd_limit.h"
 #include "platform/private_file.h"
 #include "platform/random.h"
+#include "server/node_health.h"
 #include "server/service.h"
 
 int ps_svc_loop_start(struct ps_service *svc, struct ps_error *err);
@@ -130,7 +134,7 @@ static int first_start(struct ps_service *svc, struct ps_error *err)
     ps_persist_tree(svc, PS_SERVICE_DEFAULT_TREE);
     ps_persist_meta(svc);
     ps_svc_log(svc, "info", "pool_tree_created", "tree=%s default=true", PS_SERVICE_DEFAULT_TREE);
-    return ps_journal_wait(svc->journal, ps_journal_last(svc->journal), err);
+    return 0;   /* the caller waits for the journal outside svc->mu (a failed commit takes it) */
 }
 
 static void log_http(void *ctx, const char *line)
@@ -183,18 +187,25 @@ int ps_service_start(const struct ps_service_config *cfg, struct ps_service **ou
         goto fail;
     if ((rc = ps_job_archive_open(svc, err)) != 0)
         goto fail;
+    uint64_t first = 0;
     pthread_mutex_lock(&svc->mu);
     rc = ps_persist_load(svc, err);
+    if (rc == 0)
+        rc = ps_node_health_start(svc, err);
     if (rc == 0 && ps_strategy_tree_count(svc->strategy) == 0) {
         char *meta = NULL;
         pthread_mutex_lock(&svc->store_mu);
         bool known = ps_store_get(svc->store, "meta", "default_tree", &meta, NULL) == 0;
         pthread_mutex_unlock(&svc->store_mu);
         free(meta);
-        if (!known)
-            rc = first_start(svc, err);
+        if (!known && (rc = first_start(svc, err)) == 0)
+            first = ps_journal_last(svc->journal);
     }
     pthread_mutex_unlock(&svc->mu);
+    /* the first start's default tree is durable before the service answers (outside svc->mu:
+     * a failed commit takes it to roll back) */
+    if (rc == 0 && first)
+        rc = ps_journal_wait(svc->journal, first, err);
     if (rc != 0)
         goto fail;
     ps_svc_log(svc, "info", "state_loaded", "trees=%d operations=%d jobs=%d",
@@ -214,9 +225,31 @@ int ps_service_start(const struct ps_service_config *cfg, struct ps_service **ou
     hc.metrics = svc->metrics;
     hc.log = log_http;
     hc.log_ctx = svc;
+    hc.max_body_bytes = (size_t)cfg->http_max_body_size;
+    /* One descriptor per connection: the soft fd limit goes up to the hard one, and the
+     * connection limit defaults to what it allows after a reserve for the store and logs. */
+    uint64_t fds = ps_fd_limit_raise();
+    int64_t max_conn = cfg->http_max_connections;
+    if (max_conn == 0) {
+        max_conn = fds > 65536 + 256 ? 65536 : fds > 256 + 64 ? (int64_t)fds - 256 : 64;
+    }
+    hc.max_connections = (unsigned)max_conn;
+    hc.max_connections_per_ip = (unsigned)cfg->http_max_connections_per_ip;
+    hc.header_timeout_ms = (unsigned)cfg->http_header_timeout_ms;
+    hc.idle_timeout_s = (unsigned)((cfg->http_idle_timeout_ms + 999) / 1000);
+    char real_dir[PATH_MAX];
     if ((rc = ps_http_server_new(&hc, &svc->http, err)) != 0 ||
+        (rc = ps_http_server_redact(svc->http, cfg->data_dir, err)) != 0 ||
+        (realpath(cfg->data_dir, real_dir) &&
+         strcmp(real_dir, cfg->data_dir) != 0 &&
+         (rc = ps_http_server_redact(svc->http, real_dir, err)) != 0) ||
         (rc = ps_api_register(svc, err)) != 0)
         goto fail;
+    ps_svc_log(svc, "info", "http_limits",
+               "max_connections=%u per_ip=%u header_timeout_ms=%u idle_timeout_s=%u "
+               "fd_limit=%llu metrics_require_token=%s", hc.max_connections,
+               hc.max_connections_per_ip, hc.header_timeout_ms, hc.idle_timeout_s,
+               (unsigned long long)fds, ps_service_metrics_require_token(cfg) ? "true" : "false");
     if ((rc = ps_svc_loop_start(svc, err)) != 0)
         goto fail;
     if ((rc = ps_http_server_start(svc->http, err)) != 0)
@@ -235,6 +268,107 @@ uint16_t ps_service_port(const struct ps_service *svc)
     return svc->http ? ps_http_server_port(svc->http) : 0;
 }
 
+/* Frees the operations, jobs, trees and the strategy (what ps_persist_load builds). Nodes stay
+ * (they are not stored: heartbeats create them) but lose their jobs; with keep_nodes false they
+ * are freed too. Under svc->mu, or with no other thread left. */
+static void free_state(struct ps_service *svc, bool keep_nodes)
+{
+    ps_job_archive_reset(svc->archive);
+    for (int i = 0; i < svc->job_count; i++)
+        ps_svc_job_free(svc->job_list[i]);
+    svc->job_count = 0;
+    for (int i = 0; i < svc->op_count; i++)
+        ps_svc_op_free(svc->op_list[i]);
+    svc->op_count = 0;
+    ps_strmap_release(&svc->ops);
+    ps_strmap_init(&svc->ops);
+    ps_strmap_release(&svc->jobs);
+    ps_strmap_init(&svc->jobs);
+    for (int i = 0; i < svc->node_count; i++) {
+        struct ps_svc_node *n = svc->node_list[i];
+        n->jobs = NULL;
+        n->job_count = 0;
+        if (keep_nodes) {
+            ps_sched_filter_cache_clear(n->filter_cache);
+            continue;
+        }
+        for (int t = 0; t < n->tag_count; t++)
+            free(n->tags[t]);
+        free(n->tags);
+        ps_sched_filter_cache_free(n->filter_cache);
+        free(n->id);
+        free(n);
+    }
+    if (!keep_nodes) {
+        svc->node_count = 0;
+        ps_strmap_release(&svc->nodes);
+        ps_strmap_init(&svc->nodes);
+    }
+    while (svc->tree_count > 0)
+        ps_svc_remove_tree_state(svc, svc->trees[0]->name);
+    ps_strategy_free(svc->strategy);
+    svc->strategy = NULL;
+}
+
+int ps_svc_state_reload(struct ps_service *svc, struct ps_error *err)
+{
+    /* each tree keeps its update schedule: a reload must not start a fair share update (and
+     * its write of the tree document) at once, or a full disk would reload in a loop */
+    int64_t started_ns = ps_clock_monotonic_ns();
+    int kept = svc->tree_count;
+    struct { char *name; int64_t next; } *sched = calloc((size_t)(kept ? kept : 1), sizeof *sched);
+    for (int i = 0; sched && i < kept; i++) {
+        sched[i].name = strdup(svc->trees[i]->name);
+        sched[i].next = svc->trees[i]->next_update_ms;
+    }
+    free_state(svc, true);
+    svc->op_seq = 0;
+    int rc = (svc->strategy = ps_strategy_new()) ? ps_persist_load(svc, err)
+                                                 : ps_error_set(err, PS_ENOMEM, "out of memory");
+    /* the nodes known before: registered again at once (after the trees, which place them), so
+     * scheduling resumes with the next fair share update rather than after every node's next
+     * heartbeat; one that no longer fits the trees registers with its next heartbeat (409) */
+    if (rc == 0)
+        rc = ps_node_health_reload(svc, err);
+    for (int i = 0; rc == 0 && i < svc->node_count; i++) {
+        struct ps_svc_node *n = svc->node_list[i];
+        if (n->registered &&
+            ps_strategy_register_node(svc->strategy, n->id, (const char *const *)n->tags,
+                                      n->tag_count, &n->limits, NULL) != 0)
+            n->registered = false;
+    }
+    for (int i = 0; i < svc->tree_count; i++) {
+        struct ps_svc_tree_state *ts = svc->trees[i];
+        ts->dirty = true;
+        for (int k = 0; sched && k < kept; k++)
+            if (sched[k].name && strcmp(sched[k].name, ts->name) == 0)
+                ts->next_update_ms = sched[k].next;
+    }
+    for (int k = 0; sched && k < kept; k++)
+        free(sched[k].name);
+    free(sched);
+    pthread_cond_broadcast(&svc->loop_cv);
+    svc->reload_failed = rc != 0;
+    ps_svc_log(svc, rc == 0 ? "info" : "error", "state_reloaded",
+               "trees=%d operations=%d jobs=%d duration_ms=%.1f error=\"%s\"", svc->tree_count,
+               svc->op_count, svc->job_count,
+               (double)(ps_clock_monotonic_ns() - started_ns) / 1e6, rc == 0 ? "" : err->msg);
+    return rc;
+}
+
+int ps_svc_state_check(struct ps_service *svc, struct ps_error *err)
+{
+    if (!svc->reload_failed)
+        return 0;
+    struct ps_error e;
+    ps_error_init(&e);
+    if (ps_svc_state_reload(svc, &e) == 0)
+        return 0;
+    return ps_error_set(err, PS_EUNAVAIL,
+                        "storage unavailable: the scheduler's state could not be read back from "
+                        "its store after a failed commit; retry later");
+}
+
 void ps_service_stop(struct ps_service *svc)
 {
     if (!svc)
@@ -249,27 +383,12 @@ void ps_service_stop(struct ps_service *svc)
         pthread_join(svc->loop_thread, NULL);
     ps_http_server_free(svc->http);
     ps_journal_free(svc->journal);   /* flushes what is queued */
+    free_state(svc, false);
     ps_job_archive_free(svc->archive);
-    for (int i = 0; i < svc->job_count; i++)
-        ps_svc_job_free(svc->job_list[i]);
     free(svc->job_list);
-    for (int i = 0; i < svc->op_count; i++)
-        ps_svc_op_free(svc->op_list[i]);
     free(svc->op_list);
-    for (int i = 0; i < svc->node_count; i++) {
-        struct ps_svc_node *n = svc->node_list[i];
-        for (int t = 0; t < n->tag_count; t++)
-            free(n->tags[t]);
-        free(n->tags);
-        ps_sched_filter_cache_free(n->filter_cache);
-        free(n->id);
-        free(n);
-    }
     free(svc->node_list);
-    while (svc->tree_count > 0)
-        ps_svc_remove_tree_state(svc, svc->trees[0]->name);
     free(svc->trees);
-    ps_strategy_free(svc->strategy);
     ps_strmap_release(&svc->ops);
     ps_strmap_release(&svc->jobs);
     ps_strmap_release(&svc->nodes);

@@ -22,19 +22,37 @@ struct ps_store {
     size_t stmt_count, stmt_cap;
 };
 
+/* The PS_E* code of a failed SQLite call. A full disk is PS_ENOSPC: SQLite reports a write()
+ * that hit ENOSPC, or wrote short, as SQLITE_FULL, and an I/O error whose system errno is
+ * ENOSPC or EDQUOT (fsync, ftruncate, the -shm file) is the same cause for the caller. */
+static int error_code(struct ps_store *s, int rc)
+{
+    int primary = rc & 0xff;
+    if (primary == SQLITE_NOMEM)
+        return PS_ENOMEM;
+    if (primary == SQLITE_CONSTRAINT)
+        return PS_EINVAL;
+    if (primary == SQLITE_FULL)
+        return PS_ENOSPC;
+    if (primary == SQLITE_IOERR) {
+        int sys = sqlite3_system_errno(s->db);
+        if (sys == ENOSPC || sys == EDQUOT)
+            return PS_ENOSPC;
+    }
+    return PS_EIO;
+}
+
 /* Sets err from SQLite's last error on the connection, with what was being done. */
 static int sql_fail(struct ps_store *s, int rc, const char *what, struct ps_error *err)
 {
-    int code = PS_EIO;
-    int primary = rc & 0xff;
-    if (primary == SQLITE_NOMEM)
-        code = PS_ENOMEM;
-    else if (primary == SQLITE_CONSTRAINT)
-        code = PS_EINVAL;
+    int code = error_code(s, rc);
     /* SQLite rolls back by itself after some errors (I/O, full disk, ...): keep in step. */
     if (s->in_tx && sqlite3_get_autocommit(s->db))
         s->in_tx = false;
-    return ps_error_set(err, code, "store %s: %s: %s", s->path, what, sqlite3_errmsg(s->db));
+    const char *msg = sqlite3_errmsg(s->db);
+    /* SQLite says "disk I/O error" when an fsync, ftruncate or the -shm file hit ENOSPC */
+    return ps_error_set(err, code, "store %s: %s: %s%s", s->path, what, msg,
+                        code == PS_ENOSPC && !strstr(msg, "full") ? " (disk full)" : "");
 }
 
 /* ---- statements ---------------------------------------------------------------------------- */
@@ -93,11 +111,14 @@ int ps_store_exec(struct ps_store *s, const char *sql, struct ps_error *err)
     int rc = sqlite3_exec(s->db, sql, NULL, NULL, &msg);
     if (rc == SQLITE_OK)
         return 0;
-    int code = (rc & 0xff) == SQLITE_NOMEM ? PS_ENOMEM : PS_EIO;
+    int code = error_code(s, rc);
+    if (code == PS_EINVAL)
+        code = PS_EIO;   /* a constraint failing in raw SQL (a migration) is not bad input */
     if (s->in_tx && sqlite3_get_autocommit(s->db))
         s->in_tx = false;
-    ps_error_set(err, code, "store %s: '%.120s' failed: %s", s->path, sql,
-                 msg ? msg : sqlite3_errstr(rc));
+    const char *why = msg ? msg : sqlite3_errstr(rc);
+    ps_error_set(err, code, "store %s: '%.120s' failed: %s%s", s->path, sql, why,
+                 code == PS_ENOSPC && !strstr(why, "full") ? " (disk full)" : "");
     sqlite3_free(msg);
     return code;
 }

@@ -23,6 +23,11 @@
  * (one mutex around each transaction, or one store per thread: SQLite's own locking with the
  * busy timeout arbitrates between connections).
  *
+ * Errors: anything that writes (put, delete, commit, exec, open) fails with PS_ENOSPC when the
+ * disk is full (SQLITE_FULL, or SQLITE_IOERR whose system errno is ENOSPC or EDQUOT), so callers
+ * can tell "disk full" from other I/O errors (PS_EIO); a failed commit leaves the database as it
+ * was before the transaction (ps_store_rollback).
+ *
  * Files: <data_dir>/poolsched.db (created with mode 0600, and -wal/-shm files inherit it); the
  * data dir is created with mode 0700 if missing.
  */

@@ -122,19 +122,5 @@ check_json "$tmp/n.json" \
   'r["workload"]["idle_pools"] > 0 and r["workload"]["saturated_pools"] > 0' \
   'r["workload"]["strong_guarantee_cpu_ratio"] + r["workload"]["burst_guarantee_cpu_ratio"] <= 1'
 
-# Every vector level of the kernels gives the same bits (a level above the CPU's runs as the
-# CPU's; the report says which one was used). Normal and improved modes, two seeds.
-for extra in "--seed 1" "--seed 2 --improved"; do
-  sums=""
-  for isa in base avx2 avx512; do
-    # shellcheck disable=SC2086
-    "$bin" bench fair-share --runs 1 $extra --isa $isa > "$tmp/isa.json" || fail "--isa $isa exits non-zero"
-    check_json "$tmp/isa.json" "r['isa']['used'] in ('base', 'avx2', 'avx512')" \
-      "r['isa']['detected'] in ('base', 'avx2', 'avx512')" \
-      "'$isa' == 'base' and r['isa']['used'] == 'base' or '$isa' != 'base'"
-    sums="$sums $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["checksum"])' "$tmp/isa.json")"
-  done
-  set -- $sums
-  [ "$1" = "$2" ] && [ "$2" = "$3" ] || fail "vector levels give different fair shares ($extra):$sums"
-done
+# That every vector level gives the same bits is fair_share_isa_levels.sh's.
 echo "bench smoke: ok"

@@ -135,6 +135,28 @@ expect_err_has 'root-pool' "remove a pool with children"
 run 1 list-operations --token wrong
 expect_err_has '(HTTP 401, permission denied)' "wrong token"
 
+# ---- tokens: issue-token, a user's rights, revoke-token -------------------------------------
+run 0 issue-token --user bob
+bob=$(cat "$work/out")
+[ ${#bob} -ge 32 ] || fail "issue-token printed no token: $bob"
+run 0 list-operations --token "$bob"
+run 1 create scheduler_pool //sys/pool_trees/physical/bobs --token "$bob"
+expect_err_has 'HTTP 403' "a user token cannot change pools"
+run 1 issue-token --user eve --token "$bob"
+expect_err_has 'HTTP 403' "a user token cannot issue tokens"
+run 1 revoke-token "$bob" --token "$bob"
+expect_err_has 'HTTP 403' "a user token cannot revoke tokens"
+run 0 issue-token --user n9 --role node --format json
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["user"]=="n9" and d["role"]=="node"' "$work/out" \
+  || fail "issue-token --format json: $(cat "$work/out")"
+run 2 issue-token
+expect_err_has '--user' "issue-token without --user"
+run 0 revoke-token "$bob"
+run 1 list-operations --token "$bob"
+expect_err_has 'HTTP 401' "a revoked token is refused at once (the cache forgets it)"
+run 1 revoke-token "$bob"
+expect_err_has 'no such token' "revoking twice"
+
 # ---- an operation's life (no nodes: it stays pending) --------------------------------------
 run 0 vanilla --pool burst --job-count 2 --command 'sleep 1' --cpu 1.5 --memory 1G --env A=1
 op=$(cat "$work/out")
@@ -167,6 +189,31 @@ expect_out 'ID  STATE  NODE  CPU LIMIT/GUARANTEE  MEMORY RESERVE/LIMIT  DURATION
 run 0 abort-op "$op"
 run 0 get-operation "$op"
 sed -n 2p "$work/out" | grep -q '^state  *aborted$' || fail "aborted: $(cat "$work/out")"
+
+# --wait: a progress line on a terminal (script(1) gives the command one), none in a pipe
+script -qfec "$bin vanilla --pool burst --job-count 3 --command true --wait" "$work/tty" > /dev/null 2>&1 &
+waiter=$!
+wop=
+for _ in $(seq 100); do
+  wop=$(grep -o '^[0-9a-f]\{1,8\}-[0-9a-f-]*' "$work/tty" 2>/dev/null | head -1)
+  [ -n "$wop" ] && grep -q "operation $wop running: running=0 completed=0 pending=3" "$work/tty" && break
+  sleep 0.1
+done
+[ -n "$wop" ] || fail "vanilla --wait on a terminal printed no id: $(cat "$work/tty")"
+"$bin" abort-op "$wop" > /dev/null 2>&1
+wait "$waiter"
+code=$?
+[ $code -eq 1 ] || fail "vanilla --wait of an aborted operation exits 1, got $code"
+grep -q "^( 0 min) operation $wop running: running=0 completed=0 pending=3 failed=0 aborted=0 total=3" "$work/tty" \
+  || fail "--wait progress line on a terminal: $(cat "$work/tty")"
+[ "$(grep -c "operation $wop running:" "$work/tty")" -eq 1 ] || fail "--wait prints a line per change only: $(cat "$work/tty")"
+grep -q "operation $wop aborted" "$work/tty" || fail "--wait final state: $(cat "$work/tty")"
+"$bin" vanilla --pool burst --job-count 1 --command true --wait > "$work/out" 2> "$work/err" &
+waiter=$!
+sleep 1.2
+"$bin" abort-op "$(head -1 "$work/out")" > /dev/null 2>&1
+wait "$waiter"
+grep -q "min) operation" "$work/err" && fail "--wait prints no progress line when stderr is not a terminal: $(cat "$work/err")"
 run 1 abort-op "$op"
 expect_err_has 'error: abort-op: ' "abort twice"
 run 1 get-operation no-such-op

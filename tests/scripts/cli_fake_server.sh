@@ -151,7 +151,7 @@ expect_err 'error: set: //sys/pools/a/@weight: must be a positive number, got -1
 # ---- token resolution: header from the variable, --token, the data dir's admin_token --------
 POOLSCHED_TOKEN= run 1 exists //sys/pools --data-dir "$work/nowhere"
 expect_sent '["/api/v1/exists",null,"application/json",{"path":"//sys/pools"}]' "no token"
-expect_err 'error: exists: no token: set POOLSCHED_TOKEN (HTTP 401, permission denied)' "401"
+expect_err "error: exists: authentication required: no token was sent (pass --token, set POOLSCHED_TOKEN, or point --data-dir or POOLSCHED_DATA_DIR at the scheduler's data dir: there is no $work/nowhere/admin_token)" "401 without a token names the ways to give one"
 POOLSCHED_TOKEN= run 1 exists //sys/pools --token wrong
 expect_sent '["/api/v1/exists","OAuth wrong","application/json",{"path":"//sys/pools"}]' "--token"
 mkdir -p "$work/data"
@@ -211,6 +211,20 @@ op-1  running  alice  research  0/2 (2 running)  2024-05-01T12:00:00Z  -' "list-
 run 0 list-operations --format json
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert [o["id"] for o in d["operations"]] == ["op-2","op-1"]' "$work/out" \
   || fail "list-operations --format json: $(cat "$work/out")"
+
+# Global options before the command, as `yt` users type them (`yt --proxy H list ...`).
+POOLSCHED_PROXY=127.0.0.1:1 POOLSCHED_TOKEN=wrong-token
+run 0 --proxy "127.0.0.1:$port" --token secret-token list-operations --pool research
+expect_sent '["/api/v1/list_operations",'"$A"',{"pool":"research"}]' "global --proxy/--token before the command"
+POOLSCHED_PROXY="127.0.0.1:$port" POOLSCHED_TOKEN=secret-token
+run 0 --format=json list-operations
+python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$work/out" || fail "global --format=json: $(cat "$work/out")"
+run 1 --proxy 127.0.0.1:1 list-operations
+grep -q "127.0.0.1:1" "$work/err" || fail "global --proxy is used: $(cat "$work/err")"
+run 2 --proxy
+grep -q -- "--proxy: needs a value" "$work/err" || fail "global option without value: $(cat "$work/err")"
+run 2 --proxy "127.0.0.1:$port"
+grep -q "a command is needed" "$work/err" || fail "global options without a command: $(cat "$work/err")"
 
 run 1 get-operation op-missing
 expect_err 'error: get-operation: no operation op-missing (HTTP 404, not found)' "get-operation 404"

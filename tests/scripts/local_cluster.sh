@@ -50,4 +50,16 @@ for pid in $pids; do
   if kill -0 "$pid" 2>/dev/null; then fail "process $pid still running after stop"; fi
 done
 grep -q "aborted: node_shutdown" "$RUN_DIR"/node-node1.log || fail "node1 did not abort its jobs on stop"
+
+# A second start resumes: logs are appended, the example operations are not submitted again.
+log_lines=$(wc -l < "$RUN_DIR/scheduler.log")
+out2=$(cd "$tmp" && timeout 60 bash "$src/scripts/local-cluster.sh" start "$bin") || fail "restart: $out2"
+echo "$out2" | grep -q "resumed" || fail "restart banner does not say resumed: $out2"
+[ "$(echo "$out2" | awk '$1 == "gpu" {print $2}')" = "$gpu_op" ] || fail "restart shows other operation ids: $out2"
+n=$("$bin" list-operations --format json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["operations"]))')
+[ "$n" = 4 ] || fail "after restart $n operations, expected the 4 examples"
+[ "$(head -n "$log_lines" "$RUN_DIR/scheduler.log" | wc -l)" = "$log_lines" ] &&
+  [ "$(wc -l < "$RUN_DIR/scheduler.log")" -gt "$log_lines" ] || fail "scheduler.log not appended"
+grep -q "event=scheduler_started" <(head -n "$log_lines" "$RUN_DIR/scheduler.log") || fail "first run's log lost"
+bash "$src/scripts/local-cluster.sh" stop | grep -q "local cluster stopped" || fail "second stop"
 echo "ok"

@@ -127,7 +127,7 @@ static void test_random_operations_match_generic_chain(void **state)
 {
     (void)state;
     struct op_env *v = op_env_new();
-    FOR_EACH_ISA_LEVEL(level) {
+    AT_ISA_TEST_LEVEL(level) {
         int paths[FS_OP_PATH_COUNT + 1] = {0};
         for (int k = 0; k < 60000; k++) {
             struct op_case c;
@@ -212,7 +212,7 @@ static void test_idle_operations_near_bounds(void **state)
     struct op_env *v = op_env_new();
     const double tops[] = {0x1p-10, nextafter(0x1p-10, 1.0), nextafter(0x1p-10, 0.0), 0x1p-40,
                            nextafter(0x1p-40, 0.0), 0x1p-20, 1.25e-6, 3e-5, 7.8125e-4, 0.5};
-    FOR_EACH_ISA_LEVEL(level) {
+    AT_ISA_TEST_LEVEL(level) {
         int lines = 0;
         for (int k = 0; k < 40000; k++) {
             struct op_case c;
@@ -301,13 +301,16 @@ static void test_fsbff_matches_builder(void **state)
     op_env_free(v);
 }
 
+ISA_LEVEL_TESTS(test_random_operations_match_generic_chain)
+ISA_LEVEL_TESTS(test_idle_operations_near_bounds)
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fsbff_matches_builder),
-        cmocka_unit_test(test_random_operations_match_generic_chain),
+        ISA_LEVEL_ENTRIES(test_random_operations_match_generic_chain, NULL, NULL),
         cmocka_unit_test(test_edge_operations_match_generic_chain),
-        cmocka_unit_test(test_idle_operations_near_bounds),
+        ISA_LEVEL_ENTRIES(test_idle_operations_near_bounds, NULL, NULL),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

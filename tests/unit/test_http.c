@@ -631,6 +631,81 @@ static void test_error_body_with_invalid_utf8(void **state)
     json_decref(j);
 }
 
+/* ---- admission on the headers, redaction ------------------------------------------------ */
+
+static int guard_admit(const struct ps_http_request *req, struct ps_http_response *resp,
+                       size_t *max_body, void *ctx)
+{
+    int *calls = ctx;
+    (*calls)++;
+    assert_int_equal(req->body_len, 0);   /* no body byte has been read yet */
+    const char *key = ps_http_request_header(req, "Authorization");
+    if (!key || strcmp(key, "OAuth good") != 0) {
+        ps_http_reply_error(resp, 401, PS_EPERM, "who are you?");
+        return -1;
+    }
+    *max_body = 100;
+    return 0;
+}
+
+static void h_leak(const struct ps_http_request *req, struct ps_http_response *resp, void *ctx)
+{
+    (void)req;
+    (void)ctx;
+    ps_http_reply_error(resp, 409, PS_ESTATE,
+                        "store /srv/hidden-data-dir/poolsched.db: a transaction is open");
+}
+
+static void test_admit_and_redaction(void **state)
+{
+    (void)state;
+    struct log_capture log = {0};
+    pthread_mutex_init(&log.mu, NULL);
+    struct ps_error err;
+    ps_error_init(&err);
+    struct ps_http_server_config cfg;
+    ps_http_server_config_init(&cfg);
+    cfg.log = capture_log;
+    cfg.log_ctx = &log;
+    struct ps_http_server *srv;
+    int calls = 0;
+    assert_int_equal(ps_http_server_new(&cfg, &srv, &err), 0);
+    assert_int_equal(ps_http_server_route_admit(srv, "POST", "/guard", PS_HTTP_EXACT, h_echo,
+                                                guard_admit, &calls, &err), 0);
+    assert_int_equal(ps_http_server_route(srv, "GET", "/leak", PS_HTTP_EXACT, h_leak, NULL, &err),
+                     0);
+    assert_int_equal(ps_http_server_redact(srv, "/srv/hidden-data-dir", &err), 0);
+    assert_int_equal(ps_http_server_start(srv, &err), 0);
+    char url[128];
+    struct ps_http_client *c;
+    assert_int_equal(ps_http_client_new(&c, &err), 0);
+    struct ps_http_result res;
+    snprintf(url, sizeof url, "http://127.0.0.1:%u/guard", ps_http_server_port(srv));
+    char big[200];
+    memset(big, 'x', sizeof big);
+    /* refused on the headers */
+    assert_int_equal(ps_http_client_request(c, "POST", url, "text/plain", big, sizeof big, &res, &err), 0);
+    assert_int_equal(res.status, 401);
+    assert_non_null(strstr(res.body, "who are you?"));
+    /* admitted, with the admit's limit of 100 bytes */
+    assert_int_equal(ps_http_client_set_token(c, "good", &err), 0);
+    assert_int_equal(ps_http_client_request(c, "POST", url, "text/plain", big, sizeof big, &res, &err), 0);
+    assert_int_equal(res.status, 413);
+    assert_int_equal(ps_http_client_request(c, "POST", url, "text/plain", big, 50, &res, &err), 0);
+    assert_int_equal(res.status, 200);
+    assert_int_equal(calls, 3);
+    /* the data dir never reaches the client, but is logged */
+    snprintf(url, sizeof url, "http://127.0.0.1:%u/leak", ps_http_server_port(srv));
+    assert_int_equal(ps_http_client_get(c, url, &res, &err), 0);
+    assert_int_equal(res.status, 409);
+    assert_null(strstr(res.body, "hidden-data-dir"));
+    assert_non_null(strstr(res.body, "store <redacted>/poolsched.db"));
+    ps_http_client_free(c);
+    ps_http_server_free(srv);
+    assert_non_null(strstr(log.text, "/srv/hidden-data-dir/poolsched.db"));
+    pthread_mutex_destroy(&log.mu);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -641,6 +716,7 @@ int main(void)
         cmocka_unit_test(test_concurrent_clients_and_keepalive),
         cmocka_unit_test(test_graceful_stop),
         cmocka_unit_test(test_client_errors),
+        cmocka_unit_test(test_admit_and_redaction),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -242,10 +242,10 @@ static void check_many(int rounds, int wild, int max_points)
     ps_plf_buf_init(&gb, 1, &oom);
     ps_plf_buf_init(&want, 1, &oom);
     ps_plf_buf_init(&got, 1, &oom);
-    enum ps_isa detected = ps_isa_detected();
+    /* at the entry's vector level (the crossing search has one form per level): a third of the
+     * rounds each, as when the levels took turns */
+    rounds = (rounds + 2) / 3;
     for (int round = 0; round < rounds; round++) {
-        /* every vector level the CPU has, in turn (the crossing search has one form per level) */
-        ps_isa_cap((enum ps_isa)(round % ((int)detected + 1)));
         random_function(&fb, wild, max_points);
         random_function(&gb, wild, max_points);
         struct ps_plf f = ps_plf_buf_view(&fb), g = ps_plf_buf_view(&gb);
@@ -263,7 +263,6 @@ static void check_many(int rounds, int wild, int max_points)
         if (want.n != got.n || memcmp(want.a, got.a, (size_t)want.n * 2 * sizeof(double)) != 0)
             fail_msg("round %d (wild %d, swapped): different result", round, wild);
     }
-    ps_isa_cap(PS_ISA_AVX512);
     ps_plf_buf_release(&fb);
     ps_plf_buf_release(&gb);
     ps_plf_buf_release(&want);
@@ -349,7 +348,7 @@ static void random_sseg(struct ps_plf_sseg *s, double l, double r)
 static void test_crossing_matches_bisection(void **state)
 {
     (void)state;
-    FOR_EACH_ISA_LEVEL(level) {
+    AT_ISA_TEST_LEVEL(level) {
         for (int round = 0; round < 200000; round++) {
             double x0 = random_end(), x1;
             uint64_t k = rng_next(&rng_state) % 4;
@@ -366,21 +365,26 @@ static void test_crossing_matches_bisection(void **state)
             random_sseg(&b, x0 - (double)(rng_next(&rng_state) % 3) * 0.25, x1 + (double)(rng_next(&rng_state) % 3) * 0.25);
             struct crossing c = {&a, &b};
             double want = ps_bisect_inverse_lower_bound(x0, x1, below_or_equal, &c);
-            double got = ps_plf_crossing((enum ps_isa)level, &a, &b, x0, x1);
+            double got = ps_plf_crossing(&a, &b, x0, x1);
             if (memcmp(&want, &got, sizeof want) != 0)
                 fail_msg("level %d round %d: crossing %a wanted, %a got", level, round, want, got);
         }
     }
 }
 
+ISA_LEVEL_TESTS(test_min_matches_previous_finite)
+ISA_LEVEL_TESTS(test_min_matches_previous_wild)
+ISA_LEVEL_TESTS(test_min_matches_previous_many_points)
+ISA_LEVEL_TESTS(test_crossing_matches_bisection)
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_min_matches_previous_finite),
-        cmocka_unit_test(test_min_matches_previous_wild),
-        cmocka_unit_test(test_min_matches_previous_many_points),
+        ISA_LEVEL_ENTRIES(test_min_matches_previous_finite, NULL, NULL),
+        ISA_LEVEL_ENTRIES(test_min_matches_previous_wild, NULL, NULL),
+        ISA_LEVEL_ENTRIES(test_min_matches_previous_many_points, NULL, NULL),
         cmocka_unit_test(test_emit_matches_builder),
-        cmocka_unit_test(test_crossing_matches_bisection),
+        ISA_LEVEL_ENTRIES(test_crossing_matches_bisection, NULL, NULL),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

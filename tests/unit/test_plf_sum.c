@@ -180,11 +180,11 @@ static void sum_matches_point_major(struct env *v, int rounds)
     }
 }
 
-/* Every vector level the CPU has (the capped level is restored for the other tests). */
+/* One entry per vector level (ISA_LEVEL_TESTS below). */
 static void test_sum_matches_point_major(void **state)
 {
     struct env *v = *state;
-    FOR_EACH_ISA_LEVEL(isa) {
+    AT_ISA_TEST_LEVEL(isa) {
         assert_int_equal(ps_isa_level(), isa);
         sum_matches_point_major(v, 4000);
     }
@@ -235,7 +235,7 @@ static void small_function(struct env *v, struct ps_plf_buf *b, double left, dou
 static void test_sum_small_summands(void **state)
 {
     struct env *v = *state;
-    FOR_EACH_ISA_LEVEL(isa) {
+    AT_ISA_TEST_LEVEL(isa) {
         for (int round = 0; round < 20000; round++) {
             int count = 1 + (int)(next_random(v) % (next_random(v) % 2 ? 3 : MAX_SUMMANDS));
             struct ps_plf views[MAX_SUMMANDS];
@@ -262,7 +262,7 @@ static void test_sum_small_signed_zeros(void **state)
 {
     struct env *v = *state;
     static const double z[3] = {0.0, -0.0, 1.0};
-    FOR_EACH_ISA_LEVEL(isa) {
+    AT_ISA_TEST_LEVEL(isa) {
         for (int code = 0; code < 3 * 3 * 3 * 3; code++) {
             int c = code;
             double a[4][6];
@@ -338,13 +338,17 @@ static void test_lerp_values_matches_scalar(void **state)
     }
 }
 
+ISA_LEVEL_TESTS(test_sum_matches_point_major)
+ISA_LEVEL_TESTS(test_sum_small_summands)
+ISA_LEVEL_TESTS(test_sum_small_signed_zeros)
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_sum_matches_point_major, setup, teardown),
+        ISA_LEVEL_ENTRIES(test_sum_matches_point_major, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sum_degenerate_summands, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_sum_small_summands, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_sum_small_signed_zeros, setup, teardown),
+        ISA_LEVEL_ENTRIES(test_sum_small_summands, setup, teardown),
+        ISA_LEVEL_ENTRIES(test_sum_small_signed_zeros, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lerp_values_matches_scalar, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

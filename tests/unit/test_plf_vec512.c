@@ -169,7 +169,7 @@ static void test_compose_and_compress_match_baseline(void **state)
         double eps = round % 5 == 0 ? 0.0 : 1e-15;
         compose_at(v, PS_ISA_BASE, &v->want);
         compress_at(PS_ISA_BASE, &v->want2, &v->want, eps);
-        for (int isa = PS_ISA_AVX2; isa <= (int)ps_isa_detected(); isa++) {
+        AT_ISA_TEST_LEVEL(isa) {
             compose_at(v, (enum ps_isa)isa, &v->got);
             assert_same(&v->want, &v->got, round, "compose");
             compress_at((enum ps_isa)isa, &v->got2, &v->got, eps);
@@ -186,7 +186,7 @@ static void test_compress_raw_matches_baseline(void **state)
         random_raw_function(v, &v->f, round % 10 == 0 ? 300 : 20);
         double eps = round % 3 == 0 ? 0.0 : (round % 3 == 1 ? 1e-15 : 0.1);
         compress_at(PS_ISA_BASE, &v->want, &v->f, eps);
-        for (int isa = PS_ISA_AVX2; isa <= (int)ps_isa_detected(); isa++) {
+        AT_ISA_TEST_LEVEL(isa) {
             compress_at((enum ps_isa)isa, &v->got, &v->f, eps);
             assert_same(&v->want, &v->got, round, "compress");
         }
@@ -221,7 +221,7 @@ static void test_compress_linear_runs(void **state)
         v->f.n = n;
         double eps = round % 3 == 0 ? 0.0 : (round % 3 == 1 ? 1e-15 : 1e-3);
         compress_at(PS_ISA_BASE, &v->want, &v->f, eps);
-        for (int isa = PS_ISA_AVX2; isa <= (int)ps_isa_detected(); isa++) {
+        AT_ISA_TEST_LEVEL(isa) {
             compress_at((enum ps_isa)isa, &v->got, &v->f, eps);
             assert_same(&v->want, &v->got, round, "compress of linear runs");
         }
@@ -240,7 +240,7 @@ static void test_smallest_inputs(void **state)
     ps_plf_push_segment(&v->g, 0.0, &y0, 1.0, &y1);
     compose_at(v, PS_ISA_BASE, &v->want);
     compress_at(PS_ISA_BASE, &v->want2, &v->f, 1e-15);
-    for (int isa = PS_ISA_AVX2; isa <= (int)ps_isa_detected(); isa++) {
+    AT_ISA_TEST_LEVEL(isa) {
         compose_at(v, (enum ps_isa)isa, &v->got);
         assert_same(&v->want, &v->got, 0, "compose");
         compress_at((enum ps_isa)isa, &v->got2, &v->f, 1e-15);
@@ -293,7 +293,7 @@ static void test_compose_compress_matches_two_steps(void **state)
         double eps = epss[round % 4 == 1 ? 1 : rnd(v, 4)];
         compose_at(v, PS_ISA_BASE, &v->want);
         compress_at(PS_ISA_BASE, &v->want2, &v->want, eps);
-        FOR_EACH_ISA_LEVEL(isa) {
+        FOR_BASE_THEN_ISA_TEST_LEVEL(isa) {
             ps_plf_compose_compress(&v->ctx, &v->got2, &v->got, &f, &g, eps);
             assert_same(&v->want2, &v->got2, round, isa_names[isa]);
             ps_plf_compose(&v->ctx, &v->got, &f, &g);
@@ -336,7 +336,7 @@ static void test_compose_compress_edge_inputs(void **state)
         double eps = epss[rnd(v, 3)];
         compose_at(v, PS_ISA_BASE, &v->want);
         compress_at(PS_ISA_BASE, &v->want2, &v->want, eps);
-        FOR_EACH_ISA_LEVEL(isa) {
+        FOR_BASE_THEN_ISA_TEST_LEVEL(isa) {
             ps_plf_compose_compress(&v->ctx, &v->got2, &v->got, &f, &g, eps);
             assert_same(&v->want2, &v->got2, round, isa_names[isa]);
         }
@@ -361,7 +361,7 @@ static void test_scale_and_extend_match_baseline(void **state)
         double lv[5] = {0.0, -0.0, 0.25, 1.0, 0.5}, rv[5] = {1.0, 1.0, -0.0, 2.0, 0.25};
         bool ends = rnd(v, 2);
         double left = -(double)rnd(v, 2), right = 2.0 + (double)rnd(v, 2);
-        FOR_EACH_ISA_LEVEL(isa) {
+        FOR_BASE_THEN_ISA_TEST_LEVEL(isa) {
             struct ps_plf_buf *s1 = isa == PS_ISA_BASE ? &v->want : &v->got;
             struct ps_plf_buf *s2 = isa == PS_ISA_BASE ? &v->want2 : &v->got2;
             ps_plf_scale_argument(s1, &f, scale);
@@ -379,16 +379,24 @@ static void test_scale_and_extend_match_baseline(void **state)
     assert_false(v->oom);
 }
 
+ISA_WIDE_LEVEL_TESTS(test_compose_and_compress_match_baseline)
+ISA_WIDE_LEVEL_TESTS(test_compress_raw_matches_baseline)
+ISA_WIDE_LEVEL_TESTS(test_compress_linear_runs)
+ISA_WIDE_LEVEL_TESTS(test_smallest_inputs)
+ISA_WIDE_LEVEL_TESTS(test_compose_compress_matches_two_steps)
+ISA_WIDE_LEVEL_TESTS(test_compose_compress_edge_inputs)
+ISA_WIDE_LEVEL_TESTS(test_scale_and_extend_match_baseline)
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_compose_and_compress_match_baseline, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_compress_raw_matches_baseline, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_compress_linear_runs, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_smallest_inputs, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_compose_compress_matches_two_steps, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_compose_compress_edge_inputs, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_scale_and_extend_match_baseline, setup, teardown),
+        ISA_WIDE_LEVEL_ENTRIES(test_compose_and_compress_match_baseline, setup, teardown),
+        ISA_WIDE_LEVEL_ENTRIES(test_compress_raw_matches_baseline, setup, teardown),
+        ISA_WIDE_LEVEL_ENTRIES(test_compress_linear_runs, setup, teardown),
+        ISA_WIDE_LEVEL_ENTRIES(test_smallest_inputs, setup, teardown),
+        ISA_WIDE_LEVEL_ENTRIES(test_compose_compress_matches_two_steps, setup, teardown),
+        ISA_WIDE_LEVEL_ENTRIES(test_compose_compress_edge_inputs, setup, teardown),
+        ISA_WIDE_LEVEL_ENTRIES(test_scale_and_extend_match_baseline, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

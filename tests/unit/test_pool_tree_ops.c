@@ -111,6 +111,25 @@ static void test_running_limit_at_parent(void **state)
     ps_pool_tree_free(tree);
 }
 
+/* Operations started in the same millisecond wait in registration order, not id order: the
+ * service submits many in one millisecond, and ids are random. */
+static void test_pending_same_millisecond_in_registration_order(void **state)
+{
+    (void)state;
+    struct ps_pool_tree *tree = new_tree(NULL);
+    create(tree, "a", NULL, "{\"max_running_operation_count\": 1}");
+    struct ps_tree_op *first = start(tree, "z-first", "u", "a", 5);
+    struct ps_tree_op *second = start(tree, "m-second", "u", "a", 5);
+    struct ps_tree_op *third = start(tree, "a-third", "u", "a", 5);
+    assert_true(first->running);
+    assert_ptr_equal(ps_pool_tree_pending_at(tree, 0), second);
+    assert_ptr_equal(ps_pool_tree_pending_at(tree, 1), third);
+    finish(tree, "z-first");
+    assert_true(second->running);
+    assert_false(third->running);
+    ps_pool_tree_free(tree);
+}
+
 /* Pending in start order even across different blocking pools, and the lowest blocking pool
  * is named. */
 static void test_blocking_pool_is_the_lowest(void **state)
@@ -374,6 +393,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_running_limit_at_parent),
+        cmocka_unit_test(test_pending_same_millisecond_in_registration_order),
         cmocka_unit_test(test_blocking_pool_is_the_lowest),
         cmocka_unit_test(test_operation_count_refused_at_ancestor),
         cmocka_unit_test(test_user_pools_under_default_parent),

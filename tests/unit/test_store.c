@@ -1,5 +1,6 @@
-/* The SQLite store: durability across reopen, transactions, objects, migrations, and a crash
- * test (SIGKILL mid-way) that checks every acknowledged commit survives. */
+/* The SQLite store: durability across reopen, transactions, objects, migrations, a crash test
+ * (SIGKILL mid-way) that checks every acknowledged commit survives, and a full disk (a small
+ * tmpfs; skipped when it cannot be mounted). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -11,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -377,6 +380,74 @@ static void test_crash_keeps_acknowledged_commits(void **state)
     remove_store_dir(dir, NULL);
 }
 
+/* Writes zeros to dir/fill until the file system is full. */
+static void fill_fs(const char *dir)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/fill", dir);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    assert_true(fd >= 0);
+    static char block[4096];
+    while (write(fd, block, sizeof block) > 0)
+        ;
+    close(fd);
+}
+
+/* A full disk: the transaction fails with PS_ENOSPC (not a generic I/O error), leaves the
+ * database as it was (readable, the earlier commit intact, nothing of the failed one), and the
+ * same transaction commits once space is freed, on the same connection. */
+static void test_full_disk(void **state)
+{
+    (void)state;
+    char *dir = make_store_dir("store_full");
+    if (geteuid() != 0 || mount("tmpfs", dir, "tmpfs", 0, "size=1m,mode=0700") != 0) {
+        rmdir(dir);
+        free(dir);
+        skip();
+    }
+    struct ps_store *s = open_ok(dir);
+    struct ps_error err;
+    ps_error_init(&err);
+    assert_int_equal(ps_store_put(s, "k", "before", "{\"v\": 1}", &err), 0);
+    fill_fs(dir);
+    size_t big = 256 * 1024;
+    char *value = malloc(big + 16);
+    assert_non_null(value);
+    memset(value, 'x', big + 16);
+    value[0] = '"';
+    value[big] = '"';
+    value[big + 1] = 0;
+    int rc = ps_store_begin(s, &err);
+    if (rc == 0)
+        rc = ps_store_put(s, "k", "big", value, &err);
+    if (rc == 0)
+        rc = ps_store_commit(s, &err);
+    assert_int_equal(rc, PS_ENOSPC);
+    assert_non_null(strstr(err.msg, "full"));
+    assert_int_equal(ps_store_rollback(s, NULL), 0);
+    char *v = get_ok(s, "k", "before");
+    assert_string_equal(v, "{\"v\": 1}");
+    free(v);
+    assert_int_equal(ps_store_get(s, "k", "big", &v, NULL), PS_ENOENT);
+    char path[512];
+    snprintf(path, sizeof path, "%s/fill", dir);
+    assert_int_equal(unlink(path), 0);
+    ps_error_init(&err);
+    rc = ps_store_begin(s, &err);
+    if (rc == 0)
+        rc = ps_store_put(s, "k", "big", value, &err);
+    if (rc == 0)
+        rc = ps_store_commit(s, &err);
+    if (rc != 0)
+        fail_msg("after space returned: %s", err.msg);
+    free(get_ok(s, "k", "big"));
+    ps_store_close(s);
+    free(value);
+    assert_int_equal(umount(dir), 0);
+    assert_int_equal(rmdir(dir), 0);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -385,6 +456,7 @@ int main(void)
         cmocka_unit_test(test_list_by_prefix),
         cmocka_unit_test(test_migrations),
         cmocka_unit_test(test_crash_keeps_acknowledged_commits),
+        cmocka_unit_test(test_full_disk),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,450 @@
+/* node_health.c — consecutive node_error aborts, node bans, scheduler alerts, and the paths
+ * //sys/cluster_nodes/<node>/@..., //sys/scheduler/@alerts and
+ * //sys/scheduler/orchid/scheduler/nodes/<node> (node_health.h says why and how).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/ypath.h"
+#include "server/node_health.h"
+#include "server/service.h"
+
+#define ALERT_MESSAGE "Too many consecutive scheduler job abortions"
+
+/* ---- config ----------------------------------------------------------------------------- */
+
+static const char *const KEYS[] = {
+    "max_consecutive_job_aborts",
+    "disable_jobs_timeout",
+    "available_exec_nodes_check_period",
+    "safe_scheduler_online_time",
+    "operation_hangup_check_period",
+    "operation_hangup_due_to_limiting_ancestor_safe_timeout",
+    NULL,
+};
+
+void ps_node_health_config_init(struct ps_service_config *cfg)
+{
+    cfg->max_consecutive_job_aborts = 10;
+    cfg->disable_jobs_timeout_ms = 600000;
+    cfg->available_exec_nodes_check_period_ms = 5000;
+    cfg->safe_scheduler_online_time_ms = 600000;
+    cfg->operation_hangup_check_period_ms = 60000;
+    cfg->operation_hangup_due_to_limiting_ancestor_safe_timeout_ms = 300000;
+}
+
+bool ps_node_health_config_key(const char *key)
+{
+    for (int i = 0; KEYS[i]; i++)
+        if (strcmp(KEYS[i], key) == 0)
+            return true;
+    return false;
+}
+
+static int cfg_ms(const json_t *doc, const char *key, int64_t min, int64_t max, int64_t *out,
+                  struct ps_error *err)
+{
+    const json_t *v = json_object_get(doc, key);
+    if (!v)
+        return 0;
+    if (!json_is_integer(v) || json_integer_value(v) < min || json_integer_value(v) > max)
+        return ps_error_set(err, PS_EINVAL, "%s: must be an integer in [%" PRId64 ", %" PRId64 "]",
+                            key, min, max);
+    *out = json_integer_value(v);
+    return 0;
+}
+
+int ps_node_health_config_apply(struct ps_service_config *cfg, const json_t *doc,
+                                struct ps_error *err)
+{
+    int64_t n = cfg->max_consecutive_job_aborts;
+    int rc = cfg_ms(doc, "max_consecutive_job_aborts", 0, 1000000, &n, err);
+    if (rc != 0)
+        return rc;
+    cfg->max_consecutive_job_aborts = (int)n;
+    const int64_t day = 86400000;
+    if ((rc = cfg_ms(doc, "disable_jobs_timeout", 0, 30 * day, &cfg->disable_jobs_timeout_ms,
+                     err)) != 0 ||
+        (rc = cfg_ms(doc, "available_exec_nodes_check_period", 10, day,
+                     &cfg->available_exec_nodes_check_period_ms, err)) != 0 ||
+        (rc = cfg_ms(doc, "safe_scheduler_online_time", 0, day,
+                     &cfg->safe_scheduler_online_time_ms, err)) != 0 ||
+        (rc = cfg_ms(doc, "operation_hangup_check_period", 10, day,
+                     &cfg->operation_hangup_check_period_ms, err)) != 0 ||
+        (rc = cfg_ms(doc, "operation_hangup_due_to_limiting_ancestor_safe_timeout", 0, 30 * day,
+                     &cfg->operation_hangup_due_to_limiting_ancestor_safe_timeout_ms, err)) != 0)
+        return rc;
+    return 0;
+}
+
+/* ---- bans ------------------------------------------------------------------------------- */
+
+static void persist_ban(struct ps_service *svc, const struct ps_svc_node *n)
+{
+    if (!svc->journal)
+        return;
+    json_t *doc = NULL;
+    if (n->banned)
+        doc = json_pack("{s:b, s:b, s:s, s:I, s:I, s:s}", "banned", 1, "by_admin",
+                        n->banned_by_admin, "ban_message", n->ban_message, "banned_at",
+                        (json_int_t)n->banned_at_ms, "unban_at", (json_int_t)n->unban_at_ms,
+                        "last_abort_error", n->last_abort_error);
+    ps_journal_put(svc->journal, "node_ban", n->id, doc);   /* NULL: delete */
+}
+
+static void trees_dirty(struct ps_service *svc)
+{
+    for (int i = 0; i < svc->tree_count; i++)
+        svc->trees[i]->dirty = true;
+    pthread_cond_broadcast(&svc->loop_cv);
+}
+
+/* Takes the node out of scheduling now: user_slots 0 in the strategy, running jobs aborted
+ * (the node hears of it at its next heartbeat, or in this one when it is being handled). */
+static void ban(struct ps_service *svc, struct ps_svc_node *n, bool by_admin, const char *message,
+                int64_t now_ms)
+{
+    n->banned = true;
+    n->banned_by_admin = by_admin;
+    n->banned_at_ms = now_ms;
+    n->unban_at_ms = !by_admin && svc->cfg.disable_jobs_timeout_ms > 0
+                         ? now_ms + svc->cfg.disable_jobs_timeout_ms
+                         : 0;
+    snprintf(n->ban_message, sizeof n->ban_message, "%s", message);
+    if (n->registered && n->limits.v[PS_RES_USER_SLOTS] != 0) {
+        struct ps_resources limits = n->limits;
+        limits.v[PS_RES_USER_SLOTS] = 0;
+        struct ps_error err;
+        ps_error_init(&err);
+        if (ps_strategy_register_node(svc->strategy, n->id, (const char *const *)n->tags,
+                                      n->tag_count, &limits, &err) == 0)
+            n->limits = limits;
+        else
+            ps_svc_log(svc, "error", "node_ban_failed", "node=%s error=\"%s\"", n->id, err.msg);
+    }
+    const char *reason = by_admin ? "node_banned" : "node_with_disabled_jobs";
+    int aborted = 0;
+    while (n->jobs) {
+        struct ps_svc_job *j = n->jobs;
+        ps_svc_job_preempt(svc, j, reason, 0, NULL, now_ms, NULL, NULL);
+        if (n->jobs == j)   /* not finished (not running?): stop rather than loop */
+            break;
+        aborted++;
+    }
+    ps_svc_log(svc, "warning", "node_banned", "node=%s by=%s aborted_jobs=%d message=\"%s\"",
+               n->id, by_admin ? "admin" : "scheduler", aborted, n->ban_message);
+    persist_ban(svc, n);
+    trees_dirty(svc);
+}
+
+/* Back into scheduling: its next heartbeat registers its real user_slots again. */
+static void unban(struct ps_service *svc, struct ps_svc_node *n, const char *why)
+{
+    if (!n->banned && n->consecutive_job_aborts == 0)
+        return;
+    bool was = n->banned;
+    n->banned = false;
+    n->banned_by_admin = false;
+    n->banned_at_ms = n->unban_at_ms = 0;
+    n->ban_message[0] = '\0';
+    n->consecutive_job_aborts = 0;
+    if (was) {
+        ps_svc_log(svc, "info", "node_unbanned", "node=%s by=%s", n->id, why);
+        persist_ban(svc, n);
+        trees_dirty(svc);
+    }
+}
+
+void ps_node_health_heartbeat(struct ps_service *svc, struct ps_svc_node *node,
+                              struct ps_resources *limits, int64_t now_ms)
+{
+    if (node->banned && node->unban_at_ms > 0 && now_ms >= node->unban_at_ms)
+        unban(svc, node, "disable_jobs_timeout");
+    if (node->banned)
+        limits->v[PS_RES_USER_SLOTS] = 0;
+}
+
+const char *ps_node_health_abort_error(const json_t *record, const char *node_id, char *buf,
+                                       size_t size)
+{
+    const char *reason = json_string_value(json_object_get(record, "abort_reason"));
+    if (!reason || strcmp(reason, "node_error") != 0)
+        return NULL;
+    const char *msg = json_string_value(json_object_get(record, "stderr"));
+    size_t len = msg ? strcspn(msg, "\n") : 0;
+    if (len > 400)
+        len = 400;
+    if (len == 0)
+        snprintf(buf, size, "Node \"%s\" could not start the job", node_id);
+    else
+        snprintf(buf, size, "Node \"%s\" could not start the job: %.*s", node_id, (int)len, msg);
+    return buf;
+}
+
+void ps_node_health_job_finished(struct ps_service *svc, const struct ps_svc_job *job,
+                                 int64_t now_ms)
+{
+    struct ps_svc_node *n = ps_svc_node_get(svc, job->node_id, false);
+    if (!n)
+        return;
+    if (job->state == PS_JOB_COMPLETED || job->state == PS_JOB_FAILED) {
+        n->consecutive_job_aborts = 0;   /* the node ran it */
+        return;
+    }
+    if (!job->abort_reason || strcmp(job->abort_reason, "node_error") != 0)
+        return;
+    n->consecutive_job_aborts++;
+    snprintf(n->last_abort_error, sizeof n->last_abort_error, "%s",
+             job->error ? job->error : "node_error");
+    int max = svc->cfg.max_consecutive_job_aborts;
+    if (n->banned || max <= 0 || n->consecutive_job_aborts < max)
+        return;
+    char msg[sizeof n->ban_message];
+    snprintf(msg, sizeof msg,
+             ALERT_MESSAGE ": %d jobs in a row aborted with node_error "
+             "(max_consecutive_job_aborts %d); last: %.300s",
+             n->consecutive_job_aborts, max, n->last_abort_error);
+    ban(svc, n, false, msg, now_ms);
+}
+
+/* ---- restart ---------------------------------------------------------------------------- */
+
+struct load_ctx {
+    struct ps_service *svc;
+};
+
+static int load_ban(const char *key, const char *value, void *ctx)
+{
+    struct ps_service *svc = ((struct load_ctx *)ctx)->svc;
+    json_t *doc = json_loads(value, 0, NULL);
+    if (!doc)
+        return 0;   /* a bad document bans nothing */
+    struct ps_svc_node *n = json_is_true(json_object_get(doc, "banned"))
+                                ? ps_svc_node_get(svc, key, true)
+                                : NULL;
+    if (n) {
+        n->banned = true;
+        n->banned_by_admin = json_is_true(json_object_get(doc, "by_admin"));
+        n->banned_at_ms = json_integer_value(json_object_get(doc, "banned_at"));
+        n->unban_at_ms = json_integer_value(json_object_get(doc, "unban_at"));
+        const char *m = json_string_value(json_object_get(doc, "ban_message"));
+        snprintf(n->ban_message, sizeof n->ban_message, "%s", m ? m : "");
+        m = json_string_value(json_object_get(doc, "last_abort_error"));
+        snprintf(n->last_abort_error, sizeof n->last_abort_error, "%s", m ? m : "");
+    }
+    json_decref(doc);
+    return 0;
+}
+
+int ps_node_health_start(struct ps_service *svc, struct ps_error *err)
+{
+    svc->started_ms = ps_svc_now_ms();
+    return ps_node_health_reload(svc, err);
+}
+
+int ps_node_health_reload(struct ps_service *svc, struct ps_error *err)
+{
+    /* a ban whose record did not commit is not kept: the store has the acknowledged ones */
+    for (int i = 0; i < svc->node_count; i++) {
+        struct ps_svc_node *n = svc->node_list[i];
+        n->banned = n->banned_by_admin = false;
+        n->banned_at_ms = n->unban_at_ms = 0;
+        n->ban_message[0] = '\0';
+    }
+    struct load_ctx c = {svc};
+    pthread_mutex_lock(&svc->store_mu);
+    int rc = ps_store_list(svc->store, "node_ban", NULL, load_ban, &c, err);
+    pthread_mutex_unlock(&svc->store_mu);
+    if (rc != 0)
+        ps_error_prefix(err, "cannot read the stored node bans");
+    return rc;
+}
+
+/* ---- paths ------------------------------------------------------------------------------ */
+
+static json_t *alert_json(const struct ps_svc_node *n, int max)
+{
+    return json_pack("{s:s, s:{s:s, s:i, s:i, s:s, s:I, s:o}}", "message",
+                     "Scheduler jobs disabled on node: " ALERT_MESSAGE, "attributes", "node",
+                     n->id, "max_consecutive_job_aborts", max, "consecutive_job_aborts",
+                     n->consecutive_job_aborts, "last_abort_error", n->last_abort_error,
+                     "datetime", (json_int_t)n->banned_at_ms, "until",
+                     n->unban_at_ms > 0 ? json_integer(n->unban_at_ms) : json_null());
+}
+
+static json_t *node_alerts(struct ps_service *svc, const struct ps_svc_node *n)
+{
+    json_t *a = json_array();
+    if (n->banned && !n->banned_by_admin)
+        json_array_append_new(a, alert_json(n, svc->cfg.max_consecutive_job_aborts));
+    return a;
+}
+
+static json_t *scheduler_alerts(struct ps_service *svc)
+{
+    json_t *a = json_array();
+    for (int i = 0; i < svc->node_count; i++) {
+        const struct ps_svc_node *n = svc->node_list[i];
+        if (n->banned && !n->banned_by_admin)
+            json_array_append_new(a, alert_json(n, svc->cfg.max_consecutive_job_aborts));
+    }
+    return a;
+}
+
+static json_t *node_attrs(struct ps_service *svc, const struct ps_svc_node *n)
+{
+    json_t *tags = json_array();
+    for (int i = 0; i < n->tag_count; i++)
+        json_array_append_new(tags, json_string(n->tags[i]));
+    return json_pack("{s:b, s:s, s:o, s:s, s:i, s:s, s:o, s:o}", "banned", n->banned,
+                     "ban_message", n->ban_message, "alerts", node_alerts(svc, n), "state",
+                     n->registered ? "online" : "offline", "consecutive_job_aborts",
+                     n->consecutive_job_aborts, "last_abort_error", n->last_abort_error, "tags",
+                     tags, "banned_by_admin", json_boolean(n->banned_by_admin));
+}
+
+static bool prefix_path(const char *path, const char *prefix)
+{
+    size_t k = strlen(prefix);
+    return strncmp(path, prefix, k) == 0 && (path[k] == '\0' || path[k] == '/');
+}
+
+bool ps_node_health_claims(const char *path)
+{
+    return path && (prefix_path(path, "//sys/cluster_nodes") ||
+                    strncmp(path, "//sys/scheduler/@", 17) == 0);
+}
+
+static int not_found(struct ps_error *err, const char *path, const char *why)
+{
+    return ps_error_set(err, PS_ENOENT, "path %s does not exist: %s", path, why);
+}
+
+/* A parsed claimed path: node NULL for //sys/cluster_nodes itself or //sys/scheduler. */
+struct where {
+    struct ps_ypath p;
+    bool scheduler;
+    struct ps_svc_node *node;
+};
+
+static int resolve(struct ps_service *svc, const char *path, struct where *w,
+                   struct ps_error *err)
+{
+    memset(w, 0, sizeof *w);
+    ps_ypath_init(&w->p);
+    int rc = ps_ypath_parse(path, &w->p, err);
+    if (rc != 0)
+        return rc;
+    w->scheduler = w->p.node_count == 2 && strcmp(w->p.nodes[1], "scheduler") == 0;
+    if (w->scheduler)
+        return 0;
+    if (w->p.node_count > 3)
+        return not_found(err, path, "a cluster node has no children");
+    if (w->p.node_count == 3) {
+        w->node = ps_svc_node_get(svc, w->p.nodes[2], false);
+        if (!w->node) {
+            char why[320];
+            snprintf(why, sizeof why, "no cluster node \"%.256s\"", w->p.nodes[2]);
+            return not_found(err, path, why);
+        }
+    }
+    return 0;
+}
+
+static int pick_attr(json_t *attrs, const struct ps_ypath *p, const char *path, json_t **out,
+                     struct ps_error *err)
+{
+    json_t *v = attrs;
+    for (size_t i = 0; i < p->attr_count && v; i++)
+        v = json_is_object(v) ? json_object_get(v, p->attrs[i]) : NULL;
+    if (!v) {
+        json_decref(attrs);
+        return ps_error_set(err, PS_ENOENT, "attribute %s does not exist", path);
+    }
+    *out = json_incref(v);
+    json_decref(attrs);
+    return 0;
+}
+
+int ps_node_health_get(struct ps_service *svc, const char *path, json_t **out,
+                       struct ps_error *err)
+{
+    struct where w;
+    int rc = resolve(svc, path, &w, err);
+    if (rc == 0) {
+        bool attrs = w.p.all_attrs || w.p.attr_count > 0;
+        if (w.scheduler) {
+            rc = pick_attr(json_pack("{s:o}", "alerts", scheduler_alerts(svc)), &w.p, path, out,
+                           err);
+        } else if (w.node) {
+            rc = attrs ? pick_attr(node_attrs(svc, w.node), &w.p, path, out, err)
+                       : ((*out = json_object()) ? 0 : PS_ENOMEM);
+        } else if (attrs) {
+            rc = ps_error_set(err, PS_ENOENT, "attribute %s does not exist: //sys/cluster_nodes "
+                              "has no attributes", path);
+        } else {
+            json_t *m = json_object();
+            for (int i = 0; i < svc->node_count; i++)
+                json_object_set_new(m, svc->node_list[i]->id, json_object());
+            *out = m;
+        }
+    }
+    ps_ypath_release(&w.p);
+    return rc;
+}
+
+int ps_node_health_set(struct ps_service *svc, const char *user, const char *path,
+                       const json_t *value, struct ps_error *err)
+{
+    struct where w;
+    int rc = resolve(svc, path, &w, err);
+    if (rc == 0) {
+        if (!w.node || w.p.attr_count != 1 || strcmp(w.p.attrs[0], "banned") != 0)
+            rc = ps_error_set(err, PS_EINVAL, "%s is read-only: a cluster node's only writable "
+                              "attribute is @banned", path);
+        else if (value && !json_is_boolean(value) && !json_is_null(value))
+            rc = ps_error_set(err, PS_EINVAL, "banned: must be true or false");
+    }
+    if (rc == 0) {
+        int64_t now = ps_svc_now_ms();
+        if (value && json_is_true(value)) {
+            char msg[300];
+            snprintf(msg, sizeof msg, "Banned by %.200s", user ? user : "an admin");
+            if (!w.node->banned || !w.node->banned_by_admin)
+                ban(svc, w.node, true, msg, now);
+        } else {
+            unban(svc, w.node, user ? user : "admin");
+        }
+    }
+    ps_ypath_release(&w.p);
+    return rc;
+}
+
+int ps_node_health_orchid(struct ps_service *svc, char **names, size_t count, json_t **out,
+                          struct ps_error *err)
+{
+    /* names[0] == "nodes" */
+    if (count == 1) {
+        json_t *m = json_object();
+        for (int i = 0; i < svc->node_count; i++)
+            json_object_set_new(m, svc->node_list[i]->id, node_attrs(svc, svc->node_list[i]));
+        *out = m;
+        return 0;
+    }
+    struct ps_svc_node *n = ps_svc_node_get(svc, names[1], false);
+    if (!n)
+        return ps_error_set(err, PS_ENOENT, "orchid: no node \"%.256s\"", names[1]);
+    json_t *v = node_attrs(svc, n);
+    for (size_t i = 2; i < count && v; i++) {
+        json_t *c = json_is_object(v) ? json_incref(json_object_get(v, names[i])) : NULL;
+        json_decref(v);
+        v = c;
+    }
+    if (!v)
+        return ps_error_set(err, PS_ENOENT, "orchid: node \"%.256s\" has no such attribute",
+                            names[1]);
+    *out = v;
+    return 0;
+}

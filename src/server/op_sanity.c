@@ -1,0 +1,217 @@
+/* op_sanity.c — operations that can never run fail, as upstream (node_health.h):
+ * no online node matches their scheduling_tag_filter (controller agent CheckAvailableExecNodes),
+ * or a pool above them has resource_limits smaller than any of their pending jobs (scheduler
+ * CheckOperationIsStuck, the limiting ancestor). Called by the engine loop under svc->mu.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/operation.h"
+#include "server/node_health.h"
+#include "server/service.h"
+
+static bool op_running(const struct ps_svc_op *op)
+{
+    return !op->finished && op->sop && op->sop->state == PS_OP_RUNNING;
+}
+
+/* Does an online, unbanned node of member's tree satisfy its effective filter? *text receives
+ * that filter's text ("" for none) when none does. */
+static bool tree_has_node(struct ps_service *svc, struct ps_tree_op *member, char *text,
+                          size_t size)
+{
+    const struct ps_formula *filter = NULL;
+    struct ps_formula *owned = NULL;
+    struct ps_error err;
+    ps_error_init(&err);
+    if (ps_tree_op_effective_filter(member, &filter, &owned, &err) != 0)
+        return true;   /* cannot tell: never fail on it */
+    bool found = false;
+    for (int i = 0; i < svc->node_count && !found; i++) {
+        const struct ps_svc_node *n = svc->node_list[i];
+        if (!n->registered || n->banned)
+            continue;
+        const struct ps_node *sn = ps_strategy_find_node(svc->strategy, n->id);
+        if (!sn || sn->tree != member->tree)
+            continue;
+        found = !filter || ps_formula_eval(filter, (const char *const *)n->tags, n->tag_count);
+    }
+    if (!found)
+        snprintf(text, size, "%s", filter ? ps_formula_text(filter) : "");
+    ps_formula_free(owned);
+    return found;
+}
+
+static void check_exec_nodes(struct ps_service *svc, int64_t now_ms)
+{
+    for (int i = 0; i < svc->op_count; i++) {
+        struct ps_svc_op *op = svc->op_list[i];
+        if (!op_running(op) || op->exec_nodes_seen)
+            continue;
+        char filter[512] = "", trees[256] = "";
+        size_t used = 0;
+        for (int t = 0; t < op->sop->tree_count && !op->exec_nodes_seen; t++) {
+            struct ps_tree_op *member = op->sop->memberships ? op->sop->memberships[t] : NULL;
+            if (!member) {
+                op->exec_nodes_seen = true;   /* not in a tree as we know it: leave it */
+                break;
+            }
+            if (tree_has_node(svc, member, filter, sizeof filter)) {
+                op->exec_nodes_seen = true;
+                break;
+            }
+            int k = snprintf(trees + used, sizeof trees - used, "%s\"%s\"", used ? ", " : "",
+                             op->sop->tree_names[t]);
+            if (k > 0 && (size_t)k < sizeof trees - used)
+                used += (size_t)k;
+        }
+        if (op->exec_nodes_seen)
+            continue;
+        char msg[1024];
+        snprintf(msg, sizeof msg,
+                 "No online nodes match operation scheduling tag filter \"%s\" in pool trees "
+                 "[%s] (operation_id %s; checked after safe_scheduler_online_time %" PRId64
+                 " ms)",
+                 filter, trees, op->id, svc->cfg.safe_scheduler_online_time_ms);
+        ps_svc_log(svc, "warning", "operation_unschedulable", "id=%s reason=no_matching_nodes",
+                   op->id);
+        ps_svc_op_finish(svc, op, "failed", msg, now_ms);
+    }
+}
+
+/* The componentwise minimum of the allocations of the tasks with pending jobs (upstream
+ * AggregatedMinNeededAllocationResources). False when nothing is pending. */
+static bool min_needed(const struct ps_svc_op *op, struct ps_resources *out)
+{
+    bool any = false;
+    for (int i = 0; i < op->task_count; i++) {
+        const struct ps_svc_task *t = &op->tasks[i];
+        if (t->q_len <= 0 || !t->queue)
+            continue;
+        struct ps_memory_job mj;
+        ps_memory_task_reserve(&t->mem, NULL, &mj);
+        struct ps_resources r = ps_resources_zero();
+        r.v[PS_RES_USER_SLOTS] = 1;
+        r.v[PS_RES_CPU] = ps_res_from_double(PS_RES_CPU, t->cpu_limit);
+        r.v[PS_RES_MEMORY] = mj.memory_bytes;
+        for (int k = 0; k < PS_RES_COUNT; k++)
+            out->v[k] = any && out->v[k] < r.v[k] ? out->v[k] : r.v[k];
+        any = true;
+    }
+    return any;
+}
+
+static void res_text(char *buf, size_t size, const struct ps_resources *r, unsigned mask)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int k = 0; k < PS_RES_COUNT; k++) {
+        if (!(mask & (1u << k)))
+            continue;
+        int n = k == PS_RES_CPU
+                    ? snprintf(buf + used, size - used, "%s%s=%.2f", used ? "; " : "",
+                               ps_resource_name(k), ps_res_get(r, k))
+                    : snprintf(buf + used, size - used, "%s%s=%" PRId64, used ? "; " : "",
+                               ps_resource_name(k), r->v[k]);
+        if (n < 0 || (size_t)n >= size - used)
+            return;
+        used += (size_t)n;
+    }
+}
+
+/* The lowest pool above member whose specified resource_limits are below need somewhere;
+ * *violated: those resources. */
+static const struct ps_pool *limiting_ancestor(const struct ps_tree_op *member,
+                                               const struct ps_resources *need, unsigned *violated)
+{
+    for (const struct ps_pool *p = member->pool; p; p = p->parent) {
+        const struct ps_resources_opt *rl = &p->config.resource_limits;
+        unsigned v = 0;
+        for (int k = 0; k < PS_RES_COUNT; k++)
+            if ((rl->set & (1u << k)) && rl->r.v[k] < need->v[k])
+                v |= 1u << k;
+        if (v) {
+            *violated = v;
+            return p;
+        }
+    }
+    return NULL;
+}
+
+static void check_limiting_ancestors(struct ps_service *svc, int64_t now_ms)
+{
+    int64_t timeout = svc->cfg.operation_hangup_due_to_limiting_ancestor_safe_timeout_ms;
+    for (int i = 0; i < svc->op_count; i++) {
+        struct ps_svc_op *op = svc->op_list[i];
+        if (!op_running(op) || op->suspended) {
+            op->hangup_active_since_ms = op->limiting_since_ms = 0;
+            continue;
+        }
+        if (op->hangup_active_since_ms == 0)
+            op->hangup_active_since_ms = now_ms;
+        struct ps_resources need;
+        char why[1500] = "";
+        bool hung = min_needed(op, &need) && op->sop->memberships && op->sop->tree_count > 0;
+        size_t used = 0;
+        for (int t = 0; hung && t < op->sop->tree_count; t++) {
+            const struct ps_tree_op *member = op->sop->memberships[t];
+            unsigned violated = 0;
+            const struct ps_pool *p = member ? limiting_ancestor(member, &need, &violated) : NULL;
+            if (!p) {
+                hung = false;
+                break;
+            }
+            char names[64] = "", limits[256], needed[256];
+            size_t nu = 0;
+            for (int k = 0; k < PS_RES_COUNT; k++)
+                if (violated & (1u << k)) {
+                    int n = snprintf(names + nu, sizeof names - nu, "%s%s", nu ? ", " : "",
+                                     ps_resource_name(k));
+                    if (n > 0 && (size_t)n < sizeof names - nu)
+                        nu += (size_t)n;
+                }
+            res_text(limits, sizeof limits, &p->config.resource_limits.r,
+                     p->config.resource_limits.set);
+            res_text(needed, sizeof needed, &need, (1u << PS_RES_COUNT) - 1);
+            int n = snprintf(why + used, sizeof why - used,
+                             "%sin pool tree \"%s\": Operation has ancestor \"%s\" whose "
+                             "specified limits for resources [%s] are too small to satisfy "
+                             "operation's minimum allocation resource demand (resource_limits "
+                             "{%s}; min_needed_resources {%s})",
+                             used ? "; " : "", op->sop->tree_names[t], p->name, names, limits,
+                             needed);
+            if (n > 0 && (size_t)n < sizeof why - used)
+                used += (size_t)n;
+        }
+        if (!hung) {
+            op->limiting_since_ms = 0;
+            continue;
+        }
+        if (op->limiting_since_ms == 0)
+            op->limiting_since_ms = now_ms;
+        if (now_ms < op->hangup_active_since_ms + timeout ||
+            now_ms < op->limiting_since_ms + timeout)
+            continue;
+        char msg[1800];
+        snprintf(msg, sizeof msg, "Operation scheduling hung in all trees: %s (safe_timeout %" PRId64
+                 " ms)", why, timeout);
+        ps_svc_log(svc, "warning", "operation_unschedulable", "id=%s reason=limiting_ancestor",
+                   op->id);
+        ps_svc_op_finish(svc, op, "failed", msg, now_ms);
+    }
+}
+
+void ps_op_sanity_check(struct ps_service *svc, int64_t now_ms)
+{
+    if (now_ms >= svc->next_exec_nodes_check_ms) {
+        svc->next_exec_nodes_check_ms = now_ms + svc->cfg.available_exec_nodes_check_period_ms;
+        if (now_ms >= svc->started_ms + svc->cfg.safe_scheduler_online_time_ms)
+            check_exec_nodes(svc, now_ms);
+    }
+    if (now_ms >= svc->next_hangup_check_ms) {
+        svc->next_hangup_check_ms = now_ms + svc->cfg.operation_hangup_check_period_ms;
+        check_limiting_ancestors(svc, now_ms);
+    }
+}
