@@ -315,6 +315,84 @@ char *ps_cli_jobs_table(const json_t *jobs, int64_t now_ms)
     return text;
 }
 
+/* "used/total" of one resource of a node's usage and limits ("-" when the limit is missing). */
+static void used_total(const json_t *node, const char *res, bool bytes, char *buf, size_t size)
+{
+    const json_t *u = json_object_get(json_object_get(node, "resource_usage"), res);
+    const json_t *l = json_object_get(json_object_get(node, "resource_limits"), res);
+    char a[32], b[32];
+    if (!json_is_number(l)) {
+        snprintf(buf, size, "-");
+        return;
+    }
+    if (bytes) {
+        ps_cli_format_bytes((int64_t)json_number_value(u), a, sizeof a);
+        ps_cli_format_bytes((int64_t)json_number_value(l), b, sizeof b);
+    } else if (strcmp(res, "cpu") == 0) {
+        snprintf(a, sizeof a, "%.2f", json_number_value(u));   /* 0 when absent */
+        format_cores(l, b, sizeof b);
+    } else {
+        snprintf(a, sizeof a, "%lld", (long long)json_number_value(u));
+        snprintf(b, sizeof b, "%lld", (long long)json_number_value(l));
+    }
+    snprintf(buf, size, "%s/%s", a, b);
+}
+
+char *ps_cli_nodes_table(const json_t *nodes, int64_t now_ms)
+{
+    static const char *const header[] = {"ID", "STATE", "ADDRESS", "TREE", "TAGS", "CPU",
+                                         "MEMORY", "SLOTS", "JOBS", "LAST HEARTBEAT"};
+    struct ps_cli_table t;
+    ps_cli_table_init(&t, 10, header);
+    /* in id order: the server's map has no order to rely on */
+    const char **ids = malloc((json_object_size(nodes) + 1) * sizeof *ids);
+    size_t n = 0;
+    const char *id;
+    const json_t *node;
+    json_object_foreach((json_t *)nodes, id, node)
+        if (ids)
+            ids[n++] = id;
+    for (size_t i = 1; ids && i < n; i++)
+        for (size_t k = i; k > 0 && strcmp(ids[k - 1], ids[k]) > 0; k--) {
+            const char *x = ids[k];
+            ids[k] = ids[k - 1];
+            ids[k - 1] = x;
+        }
+    for (size_t i = 0; ids && i < n; i++) {
+        node = json_object_get(nodes, ids[i]);
+        const char *state = json_is_true(json_object_get(node, "banned")) ? "banned"
+                                                                          : str(node, "state");
+        char tags[256] = "", cpu[64], memory[64], slots[64], jobs[32] = "-", seen[48] = "-";
+        size_t k;
+        const json_t *tag;
+        json_array_foreach(json_object_get(node, "tags"), k, tag)
+            snprintf(tags + strlen(tags), sizeof tags - strlen(tags), "%s%s", k ? "," : "",
+                     json_is_string(tag) ? json_string_value(tag) : "?");
+        used_total(node, "cpu", false, cpu, sizeof cpu);
+        used_total(node, "memory", true, memory, sizeof memory);
+        used_total(node, "user_slots", false, slots, sizeof slots);
+        int64_t count, last;
+        if (as_int(json_object_get(node, "running_job_count"), &count))
+            snprintf(jobs, sizeof jobs, "%lld", (long long)count);
+        if (as_int(json_object_get(node, "last_heartbeat_time"), &last) && last > 0) {
+            char ago[32];
+            ps_cli_format_duration(now_ms - last, ago, sizeof ago);
+            snprintf(seen, sizeof seen, "%s ago", ago);
+        }
+        const char *address = str(node, "address");
+        const char *row[] = {ids[i], state, address && address[0] ? address : NULL,
+                             str(node, "tree"), tags[0] ? tags : NULL, cpu, memory, slots, jobs,
+                             seen};
+        ps_cli_table_add(&t, row);
+    }
+    if (!ids)
+        t.failed = 1;
+    free(ids);
+    char *text = ps_cli_table_render(&t);
+    ps_cli_table_release(&t);
+    return text;
+}
+
 /* "task: 10 x 'sleep 10', cpu 1.00, memory 512M" for each task of the (resulting) spec. */
 static void add_tasks(struct ps_cli_table *t, const json_t *op)
 {

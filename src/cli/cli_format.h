@@ -52,6 +52,11 @@ char *ps_cli_operations_table(const json_t *operations);
  * DURATION (to now_ms for a job without finish_time), ERROR (error, else abort_reason). */
 char *ps_cli_jobs_table(const json_t *jobs, int64_t now_ms);
 
+/* The table of `list-nodes`, in id order: ID, STATE (online, offline or banned), ADDRESS, TREE,
+ * TAGS, CPU / MEMORY / SLOTS as used/total, JOBS (running), LAST HEARTBEAT (ago, to now_ms).
+ * nodes is the orchid's map of node id -> attributes. */
+char *ps_cli_nodes_table(const json_t *nodes, int64_t now_ms);
+
 /* The block of `get-operation`: one "key  value" line per field present. */
 char *ps_cli_operation_block(const json_t *op);
 

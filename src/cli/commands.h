@@ -18,6 +18,7 @@ extern const struct ps_command ps_commands[];
 
 int ps_cmd_fair_share(int argc, char **argv);
 int ps_cmd_issue_token(int argc, char **argv);  /* cmd_tokens.c */
+int ps_cmd_list_nodes(int argc, char **argv);   /* cmd_nodes.c */
 int ps_cmd_revoke_token(int argc, char **argv);
 int ps_cmd_bench(int argc, char **argv);
 int ps_cmd_trace(int argc, char **argv);       /* cmd_trace.c: trace import alibaba-gpu */

@@ -199,8 +199,8 @@ void ps_svc_job_preempt(struct ps_service *svc, struct ps_svc_job *job, const ch
                                                    reason));
 }
 
-int ps_api_heartbeat_json(struct ps_service *svc, const json_t *req, json_t **reply,
-                          struct ps_error *err)
+int ps_api_heartbeat_json(struct ps_service *svc, const json_t *req, const char *remote_addr,
+                          json_t **reply, struct ps_error *err)
 {
     struct ps_resources limits;
     int rc = validate(req, &limits, err);
@@ -226,6 +226,8 @@ int ps_api_heartbeat_json(struct ps_service *svc, const json_t *req, json_t **re
         goto out;
     }
     ps_node_health_heartbeat(svc, node, &limits, now);   /* a banned node offers no slots */
+    if (remote_addr)
+        snprintf(node->address, sizeof node->address, "%s", remote_addr);
     bool tags_changed = !same_tags(node, tags);
     if (!node->registered || tags_changed || !ps_resources_equal(node->limits, limits)) {
         const char **tv = malloc((json_array_size(tags) + 1) * sizeof *tv);
@@ -373,7 +375,7 @@ void ps_api_heartbeat_handler(const struct ps_http_request *req, struct ps_http_
         return;
     }
     json_t *reply = NULL;
-    int rc = ps_api_heartbeat_json(svc, body, &reply, &err);
+    int rc = ps_api_heartbeat_json(svc, body, req->remote_addr, &reply, &err);
     json_decref(body);
     if (rc == PS_ENOSPC || rc == PS_EUNAVAIL) {
         /* its changes were not committed and are undone: no job of this reply starts, finishes

@@ -31,7 +31,7 @@ static json_t *volume_json(const struct ps_volume *v)
     return o;
 }
 
-static json_t *resources_json(const struct ps_resources *r)
+json_t *ps_api_resources_json(const struct ps_resources *r)
 {
     json_t *o = json_object();
     for (int i = 0; i < PS_RES_COUNT; i++) {
@@ -72,7 +72,7 @@ static json_t *element_json(const struct ps_element_dynamic *d, const struct ps_
     json_object_set_new(e, "usage_share", share_json(&o->usage_share));
     json_object_set_new(e, "limits_share", share_json(&o->limits_share));
     json_object_set_new(e, "strong_guarantee_share", share_json(&po->strong_guarantee_share));
-    json_object_set_new(e, "resource_limits", resources_json(&o->resource_limits));
+    json_object_set_new(e, "resource_limits", ps_api_resources_json(&o->resource_limits));
     put_real(e, "accumulated_resource_ratio_volume", po->accumulated_resource_ratio_volume);
     json_object_set_new(e, "accumulated_resource_volume", volume_json(&po->accumulated_resource_volume));
     json_object_set_new(e, "integral_pool_capacity", volume_json(&po->integral_pool_capacity));
@@ -86,7 +86,7 @@ static json_t *element_json(const struct ps_element_dynamic *d, const struct ps_
     put_real(e, "weight_proportional_ratio", ps_share_max_component(f->weight_proportional));
     json_object_set_new(e, "proposed_integral_share", share_json(&po->proposed_integral_share));
     json_object_set_new(e, "inferred_strong_guarantee_resources",
-                        resources_json(&po->inferred_strong_guarantee));
+                        ps_api_resources_json(&po->inferred_strong_guarantee));
     put_real(e, "weight", o->weight);
     json_object_set_new(e, "fifo_index", json_integer(o->fifo_index));
     json_object_set_new(e, "starvation_status",

@@ -293,16 +293,27 @@ static json_t *scheduler_alerts(struct ps_service *svc)
     return a;
 }
 
+/* A node as //sys/cluster_nodes/<node>/@ and the orchid's nodes show it (list-nodes reads it). */
 static json_t *node_attrs(struct ps_service *svc, const struct ps_svc_node *n)
 {
     json_t *tags = json_array();
     for (int i = 0; i < n->tag_count; i++)
         json_array_append_new(tags, json_string(n->tags[i]));
-    return json_pack("{s:b, s:s, s:o, s:s, s:i, s:s, s:o, s:o}", "banned", n->banned,
-                     "ban_message", n->ban_message, "alerts", node_alerts(svc, n), "state",
-                     n->registered ? "online" : "offline", "consecutive_job_aborts",
-                     n->consecutive_job_aborts, "last_abort_error", n->last_abort_error, "tags",
-                     tags, "banned_by_admin", json_boolean(n->banned_by_admin));
+    struct ps_resources usage = ps_resources_zero();
+    for (const struct ps_svc_job *j = n->jobs; j; j = j->node_next)
+        usage = ps_resources_add(usage, j->usage);
+    const struct ps_node *sn = n->registered ? ps_strategy_find_node(svc->strategy, n->id) : NULL;
+    const char *tree = sn && sn->tree ? ps_pool_tree_name(sn->tree) : NULL;
+    return json_pack("{s:b, s:s, s:o, s:s, s:i, s:s, s:o, s:o, s:s, s:o, s:o, s:o, s:i, s:I}",
+                     "banned", n->banned, "ban_message", n->ban_message, "alerts",
+                     node_alerts(svc, n), "state", n->registered ? "online" : "offline",
+                     "consecutive_job_aborts", n->consecutive_job_aborts, "last_abort_error",
+                     n->last_abort_error, "tags", tags, "banned_by_admin",
+                     json_boolean(n->banned_by_admin), "address", n->address, "tree",
+                     tree ? json_string(tree) : json_null(), "resource_limits",
+                     ps_api_resources_json(&n->limits), "resource_usage",
+                     ps_api_resources_json(&usage), "running_job_count", n->job_count,
+                     "last_heartbeat_time", (json_int_t)n->last_seen_ms);
 }
 
 static bool prefix_path(const char *path, const char *prefix)

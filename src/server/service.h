@@ -207,6 +207,7 @@ struct ps_svc_node {
     struct ps_sched_filter_cache *filter_cache;
     struct ps_svc_job *jobs;       /* running jobs (list) */
     int job_count;
+    char address[64];              /* where its last heartbeat came from ("" unknown) */
     /* health (node_health.h): out of scheduling while banned */
     int consecutive_job_aborts;    /* node_error aborts since the last job that ran */
     bool banned;
@@ -411,8 +412,12 @@ int ps_api_register(struct ps_service *svc, struct ps_error *err);
  * given. Returns the HTTP status; *reply receives the JSON reply (caller decrefs). */
 int ps_api_dispatch(struct ps_service *svc, const char *command, const char *body, size_t len,
                     const struct ps_auth_identity *who, json_t **reply);
-int ps_api_heartbeat_json(struct ps_service *svc, const json_t *req, json_t **reply,
-                          struct ps_error *err);
+/* Resources as the API shows them: cpu in cores, the others as integers, unlimited ones left
+ * out (api_orchid.c). */
+json_t *ps_api_resources_json(const struct ps_resources *r);
+/* One node heartbeat (docs/api.md); remote_addr (may be NULL) is kept as the node's address. */
+int ps_api_heartbeat_json(struct ps_service *svc, const json_t *req, const char *remote_addr,
+                          json_t **reply, struct ps_error *err);
 
 /* Cypress (api_cypress.c) and orchid (api_orchid.c); under svc->mu. */
 int ps_cypress_get(struct ps_service *svc, const char *path, json_t **out, struct ps_error *err);
