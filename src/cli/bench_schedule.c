@@ -1,11 +1,13 @@
-/* bench_schedule.c — `poolsched bench schedule`: node heartbeats through the regular stage.
+/* bench_schedule.c — `poolsched bench schedule`: node heartbeats through the scheduling loop.
  *
- * Workload (from a seed): a cluster of N nodes (a tenth of them gpu nodes tagged "gpu"), a
- * pool tree of P pools in two levels (weights 1-4, some strong guarantees, FIFO leaves, leaves
- * with cpu limits, gpu leaves whose operations carry scheduling_tag_filter "gpu") and O
- * operations spread over the leaves with a heavy tail, each with effectively endless pending
- * jobs of one of several shapes. One fair share update (untimed) gives the snapshot its fair
- * shares; then the engine's heartbeat (ps_schedule_heartbeat) is timed:
+ * The benchmark is a host of the loop (core/tree_sched.h), as the service and the simulator
+ * are. Workload (from a seed), built through the strategy: a cluster of N nodes (a tenth of
+ * them gpu nodes tagged "gpu"), a pool tree of P pools in two levels (weights 1-4, some strong
+ * guarantees, FIFO leaves, leaves with cpu limits, gpu leaves with scheduling_tag_filter "gpu")
+ * and O operations spread over the leaves with a heavy tail, each with effectively endless
+ * pending jobs of one of several shapes. One fair share update of the loop (timed apart) gives
+ * the snapshot its fair shares; then ps_tree_sched_heartbeat is timed, the host's callbacks
+ * (recording each started allocation) included:
  *   fill    one heartbeat per node, all nodes empty: many allocations per heartbeat;
  *   steady  R rounds over all nodes; before each heartbeat a quarter of the node's running
  *           allocations end (ps_sched_allocation_finished, untimed): the churn of jobs
@@ -16,16 +18,15 @@
  *
  * Preemptive heartbeats: S of the operations (every O/S-th; default 30%, so that the others'
  * usage above their fair shares leaves victims on most nodes) are starving. They have their
- * demand and fair share from the start but are not runnable during fill and steady, so the
- * others fill the cluster beyond their fair shares. Then (untimed) they become runnable, a
- * starvation check runs (ps_starvation_update at 0 and after the starvation timeout) and every
- * operation's preemptible lists are built from the allocations running on the nodes (in start
- * order); then one round over all nodes, each heartbeat the regular stage followed by the
- * preemptive stages (ps_schedule_heartbeat + ps_preempt_heartbeat, no backoff: every heartbeat
- * is a preemptive one). The new allocation and the victims are applied untimed (victims end at
- * once). Reported: median thread CPU time of a preemptive heartbeat against the median of a
- * steady (regular) heartbeat, the ratio, and how many heartbeats found victims. Target: the
- * ratio <= 5.
+ * demand from the start but are not runnable during fill and steady, so the others fill the
+ * cluster beyond their fair shares. Then (untimed) they become runnable, every operation gets
+ * preemptible lists holding its running allocations (in start order), and two loop updates
+ * (at 0 and after the starvation timeout) run the starvation check; then one round over all
+ * nodes, each heartbeat the regular stage followed by the preemptive stages (no backoff: every
+ * heartbeat is a preemptive one). Victims end at once, in the host's preempt callback (timed
+ * with the heartbeat). Reported: median thread CPU time of a preemptive heartbeat against the
+ * median of a steady (regular) heartbeat, the ratio, and how many heartbeats found victims.
+ * Target: the ratio <= 5.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -35,12 +36,15 @@
 
 #include "cli/bench.h"
 #include "cli/bench_rng.h"
-#include "core/fair_share.h"
 #include "core/formula.h"
 #include "core/preempt.h"
 #include "core/preemptible.h"
 #include "core/schedule.h"
-#include "core/starvation.h"
+#include "core/strategy.h"
+#include "core/tree_config.h"
+#include "core/tree_sched.h"
+#include "core/tree_starvation.h"
+#include "io/json_value.h"
 #include "platform/clock.h"
 #include "platform/memstat.h"
 
@@ -139,34 +143,71 @@ static struct ps_resources res(int64_t slots, int64_t cores, int64_t memory, int
     return r;
 }
 
+/* One operation as the bench host keeps it. */
+struct bop {
+    struct ps_operation *op;
+    struct ps_tree_op *member;
+    struct ps_resources shape;
+    bool runnable;
+    int element;                          /* in the loop's last update */
+    struct ps_preemptible *lists;         /* the preemptive round only */
+};
+
 struct workload {
-    struct ps_fs_element *elems;
-    struct ps_fs_pool *fs_pools;   /* 1 + pools entries: element p <= pools names fs_pools[p] */
-    struct ps_sched_operation *ops;
-    int count, pools, top;
-    char *names;
-    struct ps_resources total;
-    struct node *nodes;
+    struct ps_strategy *s;
+    struct ps_pool_tree *tree;
+    struct ps_tree_sched ts;
+    struct bop *ops;
+    int op_count;
+    struct node *nodes;                   /* allocs[].op: the operation's index in ops */
     int node_count;
-    struct ps_formula *gpu_filter;
+    struct ps_resources total;
     int64_t next_id;                      /* allocation ids, in start order */
-    int *starving;                        /* element indices of the starving operations */
+    int *starving;                        /* indices into ops of the starving operations */
     int starving_count;
+    int cur_node;                         /* the node of the heartbeat in progress */
+    struct ps_node_allocation *scratch;   /* allocations handed to the loop */
+    int scratch_cap;
 };
 
 static void workload_release(struct workload *w)
 {
-    free(w->elems);
-    free(w->fs_pools);
+    ps_tree_sched_release(&w->ts);
+    for (int i = 0; w->ops && i < w->op_count; i++)
+        ps_preemptible_free(w->ops[i].lists);
     free(w->ops);
-    free(w->names);
     for (int i = 0; w->nodes && i < w->node_count; i++) {
         ps_sched_filter_cache_free(w->nodes[i].cache);
         free(w->nodes[i].allocs);
     }
     free(w->nodes);
     free(w->starving);
-    ps_formula_free(w->gpu_filter);
+    free(w->scratch);
+    ps_strategy_free(w->s);
+}
+
+/* Applies a JSON text (built by the bench, so well-formed) as a value to fn's needs. */
+static int value_of(const char *text, struct ps_value *out, struct ps_error *err)
+{
+    json_error_t jerr;
+    json_t *j = json_loads(text, 0, &jerr);
+    if (!j)
+        return ps_error_set(err, PS_EINVAL, "bench: bad JSON %s", text);
+    int rc = ps_json_to_value(j, out, err);
+    json_decref(j);
+    return rc;
+}
+
+static int add_pool(struct workload *w, const char *name, const char *parent, const char *attrs,
+                    struct ps_error *err)
+{
+    struct ps_value v;
+    int rc = value_of(attrs, &v, err);
+    if (rc == 0) {
+        rc = ps_pool_tree_create_pool(w->tree, name, parent, &v, err);
+        ps_value_release(&v);
+    }
+    return rc;
 }
 
 static int build(struct workload *w, const struct options *o, struct ps_error *err)
@@ -175,154 +216,232 @@ static int build(struct workload *w, const struct options *o, struct ps_error *e
     ps_bench_rng_seed(&rng, o->seed);
     memset(w, 0, sizeof *w);
     w->node_count = o->nodes;
+    w->op_count = o->operations;
     w->nodes = calloc((size_t)o->nodes, sizeof *w->nodes);
-    w->pools = o->pools;
-    w->top = o->pools < 20 ? 1 : o->pools / 10;
-    w->count = 1 + o->pools + o->operations;
-    w->elems = calloc((size_t)w->count, sizeof *w->elems);
-    w->fs_pools = calloc((size_t)o->pools + 1, sizeof *w->fs_pools);
-    w->ops = calloc((size_t)w->count, sizeof *w->ops);
-    w->names = calloc((size_t)w->count, 16);
+    w->ops = calloc((size_t)o->operations, sizeof *w->ops);
     w->starving = calloc((size_t)(o->starving > 0 ? o->starving : 1), sizeof *w->starving);
-    if (!w->nodes || !w->elems || !w->fs_pools || !w->ops || !w->names || !w->starving)
+    if (!w->nodes || !w->ops || !w->starving || !(w->s = ps_strategy_new()))
         return ps_error_set(err, PS_ENOMEM, "out of memory");
-    int rc = ps_formula_parse("gpu", &w->gpu_filter, err);
+    int rc = ps_tree_sched_init(&w->ts, err);
+    struct ps_value cfg;
+    if (rc == 0)
+        rc = value_of("{\"max_operation_count\": 1000000, \"max_operation_count_per_pool\": 1000000,"
+                      " \"max_running_operation_count\": 1000000,"
+                      " \"max_running_operation_count_per_pool\": 1000000}",
+                      &cfg, err);
     if (rc != 0)
         return rc;
-    struct ps_resources gpu_total = ps_resources_zero();
-    for (int i = 0; i < o->nodes; i++) {
+    rc = ps_strategy_add_tree(w->s, "physical", &cfg, err);
+    ps_value_release(&cfg);
+    if (rc != 0 || (rc = ps_strategy_set_default_tree(w->s, "physical", err)) != 0)
+        return rc;
+    w->tree = ps_strategy_find_tree(w->s, "physical");
+    char name[32];
+    for (int i = 0; i < o->nodes && rc == 0; i++) {
         struct node *n = &w->nodes[i];
         n->gpu = i % 10 == 9;
         n->limits = n->gpu ? res(64, 64, 512 * GIB, 8) : res(32, 32, 128 * GIB, 0);
         w->total = ps_resources_add(w->total, n->limits);
-        if (n->gpu)
-            gpu_total = ps_resources_add(gpu_total, n->limits);
         if (!(n->cache = ps_sched_filter_cache_new()))
             return ps_error_set(err, PS_ENOMEM, "out of memory");
+        snprintf(name, sizeof name, "n%d", i);
+        rc = ps_strategy_register_node(w->s, name, n->gpu ? gpu_tags : cpu_tags, n->gpu ? 2 : 1,
+                                       &n->limits, err);
     }
-    /* Pools: elements 1..top are top-level pools, then the leaves, round-robin under them. */
-    char *name = w->names;
-    snprintf(name, 16, "<Root>");
-    ps_fs_element_input_init(&w->elems[0].in, PS_ELEM_ROOT, -1, name);
-    w->elems[0].in.pool = 0;
-    ps_fs_pool_input_init(&w->fs_pools[0].in);
-    bool *gpu_leaf = calloc((size_t)w->count, sizeof *gpu_leaf);
+    /* Pools: pool1..pool<top> are top-level pools, then the leaves, round-robin under them. */
+    int top = o->pools < 20 ? 1 : o->pools / 10;
+    int64_t cores = w->total.v[PS_RES_CPU] / PS_CPU_SCALE;
+    bool *gpu_leaf = calloc((size_t)o->pools + 1, sizeof *gpu_leaf);
     if (!gpu_leaf)
         return ps_error_set(err, PS_ENOMEM, "out of memory");
-    for (int p = 1; p <= o->pools; p++) {
-        name = w->names + 16 * p;
-        snprintf(name, 16, "pool%d", p);
-        bool leaf = p > w->top;
-        int parent = leaf ? 1 + (p - w->top - 1) % w->top : 0;
-        struct ps_fs_element_input *in = &w->elems[p].in;
-        ps_fs_element_input_init(in, PS_ELEM_POOL, parent, name);
-        in->pool = p;
-        struct ps_fs_pool_input *pin = &w->fs_pools[p].in;
-        ps_fs_pool_input_init(pin);
-        in->weight = (double)(1 + ps_bench_rng_below(&rng, 4));
-        in->weight_specified = true;
-        if (!leaf && ps_bench_rng_chance(&rng, 0.3)) {
-            pin->strong_guarantee.set = 1u << PS_RES_CPU;
-            pin->strong_guarantee.r.v[PS_RES_CPU] = w->total.v[PS_RES_CPU] / 20;
-        }
+    for (int p = 1; p <= o->pools && rc == 0; p++) {
+        bool leaf = p > top;
+        char parent[32], attrs[160];
+        snprintf(name, sizeof name, "pool%d", p);
+        snprintf(parent, sizeof parent, leaf ? "pool%d" : "<Root>", 1 + (p - top - 1) % top);
+        int n = snprintf(attrs, sizeof attrs, "{\"weight\": %d", 1 + (int)ps_bench_rng_below(&rng, 4));
+        if (!leaf && ps_bench_rng_chance(&rng, 0.3))
+            n += snprintf(attrs + n, sizeof attrs - (size_t)n,
+                          ", \"strong_guarantee_resources\": {\"cpu\": %lld}", (long long)(cores / 20));
         if (leaf) {
             double x = ps_bench_rng_unit(&rng);
-            if (x < 0.1) {
-                pin->mode = PS_MODE_FIFO;
-            } else if (x < 0.2) {
-                in->resource_limits.v[PS_RES_CPU] = w->total.v[PS_RES_CPU] / 50;
-            } else if (x < 0.3) {
-                gpu_leaf[p] = true;
-                in->filter_limits = gpu_total;
-            }
+            if (x < 0.1)
+                n += snprintf(attrs + n, sizeof attrs - (size_t)n, ", \"mode\": \"fifo\"");
+            else if (x < 0.2)
+                n += snprintf(attrs + n, sizeof attrs - (size_t)n,
+                              ", \"resource_limits\": {\"cpu\": %lld}", (long long)(cores / 50));
+            else if (x < 0.3)
+                n += snprintf(attrs + n, sizeof attrs - (size_t)n,
+                              ", \"scheduling_tag_filter\": \"gpu\"");
+            gpu_leaf[p] = x >= 0.2 && x < 0.3;
         }
+        snprintf(attrs + n, sizeof attrs - (size_t)n, "}");
+        rc = add_pool(w, name, parent, attrs, err);
     }
     /* Operations: heavy-tailed over the leaves; endless pending jobs of one shape. */
-    static const int64_t cores[] = {1, 1, 2, 2, 4, 8};
+    static const int64_t op_cores[] = {1, 1, 2, 2, 4, 8};
     static const int64_t memory_gib[] = {2, 4, 4, 8, 16, 32};
     static const int64_t gpus[] = {1, 1, 2, 4, 8};
-    int leaves = o->pools - w->top;
-    for (int k = 0; k < o->operations; k++) {
-        int e = 1 + o->pools + k;
-        name = w->names + 16 * e;
-        snprintf(name, 16, "op%d", k);
+    int leaves = o->pools - top;
+    for (int k = 0; k < o->operations && rc == 0; k++) {
         double u = ps_bench_rng_unit(&rng);
-        int leaf = w->top + 1 + (int)((double)leaves * u * u);   /* skewed to the first leaves */
+        int leaf = top + 1 + (int)((double)leaves * u * u);   /* skewed to the first leaves */
         if (leaves <= 0)
-            leaf = 0;
-        struct ps_fs_element_input *in = &w->elems[e].in;
-        ps_fs_element_input_init(in, PS_ELEM_OPERATION, leaf, name);
-        in->weight = (double)(1 + ps_bench_rng_below(&rng, 3));
-        in->start_time_ms = k;
-        struct ps_sched_operation *so = &w->ops[e];
-        so->runnable = true;
-        so->pending_count = PENDING_PER_OPERATION;
+            leaf = 1;
+        struct bop *b = &w->ops[k];
+        char spec_text[96];
+        snprintf(spec_text, sizeof spec_text, "{\"pool\": \"pool%d\", \"weight\": %d}", leaf,
+                 1 + (int)ps_bench_rng_below(&rng, 3));
         if (gpu_leaf[leaf]) {
-            so->filter = w->gpu_filter;
-            so->allocation = res(1, 8, 64 * GIB, PS_BENCH_PICK(&rng, gpus));
-            in->filter_limits = gpu_total;
+            b->shape = res(1, 8, 64 * GIB, PS_BENCH_PICK(&rng, gpus));
         } else {
-            int pick = (int)ps_bench_rng_below(&rng, sizeof cores / sizeof *cores);
-            so->allocation = res(1, cores[pick], memory_gib[pick] * GIB, 0);
+            int pick = (int)ps_bench_rng_below(&rng, sizeof op_cores / sizeof *op_cores);
+            b->shape = res(1, op_cores[pick], memory_gib[pick] * GIB, 0);
         }
-        in->pending_job_count = 1000;
+        struct ps_value spec;
+        if ((rc = value_of(spec_text, &spec, err)) != 0)
+            break;
+        snprintf(name, sizeof name, "op%d", k);
+        rc = ps_strategy_start_operation(w->s, name, "bench", k, &spec, &b->op, err);
+        ps_value_release(&spec);
+        if (rc != 0)
+            break;
+        b->op->host = b;
+        b->member = ps_operation_membership(b->op, "physical");
+        b->element = -1;
+        b->runnable = true;
+        b->member->pending_job_count = 1000;
         for (int r = 0; r < PS_RES_COUNT; r++)
-            in->demand.v[r] = so->allocation.v[r] * 1000;
+            b->member->demand.v[r] = b->shape.v[r] * 1000;
         /* Every (O/S)-th operation starves: held back (not runnable) until the preemptive round. */
         if (o->starving > 0 && k % (o->operations / o->starving) == 0 && w->starving_count < o->starving) {
-            so->runnable = false;
-            w->starving[w->starving_count++] = e;
+            b->runnable = false;
+            w->starving[w->starving_count++] = k;
         }
     }
     free(gpu_leaf);
+    return rc;
+}
+
+/* ---- the host ----------------------------------------------------------------------------- */
+
+static struct ps_preemptible *host_op_state(void *ctx, struct ps_tree_op *member, int element,
+                                            struct ps_sched_operation *sched,
+                                            struct ps_preempt_operation *preempt)
+{
+    (void)ctx;
+    (void)preempt;
+    struct bop *b = ps_tree_op_host(member);
+    if (!b)
+        return NULL;
+    b->element = element;
+    sched->allocation = b->shape;
+    sched->pending_count = PENDING_PER_OPERATION;
+    sched->runnable = b->runnable;
+    return b->lists;
+}
+
+static int host_allocations(void *ctx, int64_t node, const struct ps_node_allocation **allocs,
+                            int *count, struct ps_resources *other, struct ps_error *err)
+{
+    struct workload *w = ctx;
+    struct node *n = &w->nodes[node];
+    if (n->count > w->scratch_cap) {
+        int cap = w->scratch_cap ? w->scratch_cap : 64;
+        while (cap < n->count)
+            cap *= 2;
+        struct ps_node_allocation *grown = realloc(w->scratch, (size_t)cap * sizeof *grown);
+        if (!grown)
+            return ps_error_set(err, PS_ENOMEM, "out of memory");
+        w->scratch = grown;
+        w->scratch_cap = cap;
+    }
+    for (int k = 0; k < n->count; k++) {
+        w->scratch[k] = n->allocs[k];
+        w->scratch[k].op = w->ops[n->allocs[k].op].element;
+    }
+    *allocs = w->scratch;
+    *count = n->count;
+    *other = ps_resources_zero();
     return 0;
 }
 
-/* Appends result's allocations to the node's running ones with new ids (and to the operations'
- * preemptible lists when lists is not NULL). */
-static int append_allocations(struct workload *w, struct node *n, const struct ps_sched_result *result,
-                              struct ps_preemptible **lists, struct ps_error *err)
+static int host_start(void *ctx, int64_t node, int element, struct ps_resources resources,
+                      bool *started, struct ps_error *err)
 {
-    if (n->count + result->allocation_count > n->cap) {
-        int cap = n->cap ? n->cap : 16;
-        while (cap < n->count + result->allocation_count)
-            cap *= 2;
+    struct workload *w = ctx;
+    struct node *n = &w->nodes[node];
+    const struct ps_operation *op = w->ts.user[element];
+    struct bop *b = op ? op->host : NULL;
+    *started = b != NULL;
+    if (!b)
+        return 0;
+    if (n->count == n->cap) {
+        int cap = n->cap ? 2 * n->cap : 16;
         struct ps_node_allocation *grown = realloc(n->allocs, (size_t)cap * sizeof *grown);
         if (!grown)
             return ps_error_set(err, PS_ENOMEM, "out of memory");
         n->allocs = grown;
         n->cap = cap;
     }
-    for (int k = 0; k < result->allocation_count; k++) {
-        int64_t id = ++w->next_id;
-        const struct ps_sched_allocation *a = &result->allocations[k];
-        n->allocs[n->count++] = (struct ps_node_allocation){id, a->op, a->resources, id, true, false};
-        if (lists) {
-            int rc = ps_preemptible_add(lists[a->op], id, id, a->resources, err);
-            if (rc != 0)
-                return rc;
-        }
-    }
-    return 0;
+    int64_t id = ++w->next_id;
+    n->allocs[n->count++] = (struct ps_node_allocation){id, (int)(b - w->ops), resources, id, false};
+    n->usage = ps_resources_add(n->usage, resources);
+    return b->lists ? ps_preemptible_add(b->lists, id, id, resources, err) : 0;
 }
 
-static int heartbeat(struct workload *w, struct ps_sched_snapshot *snap, int i,
-                     struct ps_sched_result *result, struct phase *ph, struct ps_error *err)
+/* Victims end at once. */
+static int host_preempt(void *ctx, const struct ps_preempt_victim *v, struct ps_error *err)
+{
+    struct workload *w = ctx;
+    struct node *n = &w->nodes[w->cur_node];
+    int k = 0;
+    while (k < n->count && n->allocs[k].id != v->allocation_id)
+        k++;
+    if (k == n->count)
+        return ps_error_set(err, PS_EINVAL, "victim %lld is not on node %d",
+                            (long long)v->allocation_id, w->cur_node);
+    struct bop *b = &w->ops[n->allocs[k].op];
+    int rc = ps_sched_allocation_finished(w->ts.snap, b->element, n->allocs[k].resources, err);
+    if (rc == 0 && b->lists)
+        rc = ps_preemptible_remove(b->lists, v->allocation_id, err);
+    n->usage = ps_resources_sub(n->usage, n->allocs[k].resources);
+    n->allocs[k] = n->allocs[--n->count];
+    return rc;
+}
+
+static struct ps_tree_host loop_host(struct workload *w)
+{
+    return (struct ps_tree_host){.ctx = w,
+                                 .op_state = host_op_state,
+                                 .allocations = host_allocations,
+                                 .start = host_start,
+                                 .preempt = host_preempt};
+}
+
+static struct ps_sched_node sched_node(struct workload *w, int i)
 {
     struct node *n = &w->nodes[i];
-    struct ps_sched_node sn = {
-        .id = i,
-        .tags = n->gpu ? gpu_tags : cpu_tags,
-        .tag_count = n->gpu ? 2 : 1,
-        .limits = n->limits,
-        .usage = n->usage,
-        .filter_cache = n->cache,
-    };
+    return (struct ps_sched_node){.id = i,
+                                  .tags = n->gpu ? gpu_tags : cpu_tags,
+                                  .tag_count = n->gpu ? 2 : 1,
+                                  .limits = n->limits,
+                                  .usage = n->usage,
+                                  .filter_cache = n->cache};
+}
+
+static int heartbeat(struct workload *w, int i, struct phase *ph, struct ps_error *err)
+{
+    struct ps_sched_node sn = sched_node(w, i);
+    struct ps_tree_host host = loop_host(w);
+    struct ps_tree_heartbeat_stages regular = {true, false};
+    w->cur_node = i;
     int64_t c0 = ps_clock_thread_cpu_ns(), t0 = ps_clock_monotonic_ns();
-    int rc = ps_schedule_heartbeat(snap, &sn, 0, result, err);
+    int rc = ps_tree_sched_heartbeat(&w->ts, &host, &sn, &regular, 0, err);
     int64_t t1 = ps_clock_monotonic_ns(), c1 = ps_clock_thread_cpu_ns();
     if (rc != 0)
         return rc;
+    const struct ps_sched_result *result = &w->ts.result;
     ph->samples_us[ph->heartbeats] = (double)(t1 - t0) / 1000.0;
     ph->cpu_samples_ns[ph->heartbeats] = (double)(c1 - c0);
     ph->heartbeats++;
@@ -331,19 +450,18 @@ static int heartbeat(struct workload *w, struct ps_sched_snapshot *snap, int i,
     ph->allocations += result->allocation_count;
     ph->candidates += result->candidates_considered;
     ph->skips += result->skip_count;
-    n->usage = result->node_usage;
-    return append_allocations(w, n, result, NULL, err);
+    return 0;
 }
 
 /* A quarter of the node's running allocations end (untimed). */
-static int churn(struct workload *w, struct ps_sched_snapshot *snap, int i, struct ps_bench_rng *rng,
-                 struct ps_error *err)
+static int churn(struct workload *w, int i, struct ps_bench_rng *rng, struct ps_error *err)
 {
     struct node *n = &w->nodes[i];
     int keep = 0;
     for (int k = 0; k < n->count; k++) {
         if (ps_bench_rng_below(rng, 4) == 0) {
-            int rc = ps_sched_allocation_finished(snap, n->allocs[k].op, n->allocs[k].resources, err);
+            int rc = ps_sched_allocation_finished(w->ts.snap, w->ops[n->allocs[k].op].element,
+                                                  n->allocs[k].resources, err);
             if (rc != 0)
                 return rc;
             n->usage = ps_resources_sub(n->usage, n->allocs[k].resources);
@@ -358,28 +476,15 @@ static int churn(struct workload *w, struct ps_sched_snapshot *snap, int i, stru
 /* ---- preemptive heartbeats ---------------------------------------------------------------- */
 
 struct preemptive {
-    struct ps_starvation_element *st;
-    struct ps_preemptible **lists;          /* per element (operations) */
-    struct ps_preempt_operation *pops;
-    uint8_t *subtree_eligible;              /* per element, after the starvation check */
-    struct ps_preempt_config config;
     int starving_operations, starving_pools, running;
     int64_t heartbeats, with_victims, victims, preempted_allocations, regular_allocations;
     int64_t aggressive_stage, preemptive_stage, candidates, skips;
-    double *cpu_ns, *regular_cpu_ns, *stages_cpu_ns;   /* per heartbeat: all, regular stage, rest */
+    double *cpu_ns;                       /* per heartbeat */
 };
 
-static void preemptive_release(struct preemptive *p, int count)
+static void preemptive_release(struct preemptive *p)
 {
-    for (int i = 0; p->lists && i < count; i++)
-        ps_preemptible_free(p->lists[i]);
-    free(p->lists);
-    free(p->st);
-    free(p->pops);
-    free(p->subtree_eligible);
     free(p->cpu_ns);
-    free(p->regular_cpu_ns);
-    free(p->stages_cpu_ns);
 }
 
 static int by_id(const void *a, const void *b)
@@ -388,65 +493,22 @@ static int by_id(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Untimed: the held-back operations become runnable, a starvation check, preemptible lists. */
-static int preemptive_setup(struct workload *w, struct ps_sched_snapshot *snap, struct preemptive *p,
-                            struct ps_error *err)
+/* Untimed: the held-back operations become runnable, every operation gets its lists, and two
+ * updates of the loop (at 0 and after the starvation timeout) run the starvation check. */
+static int preemptive_setup(struct workload *w, struct preemptive *p, struct ps_error *err)
 {
-    int n = w->count;
-    p->st = calloc((size_t)n, sizeof *p->st);
-    p->lists = calloc((size_t)n, sizeof *p->lists);
-    p->pops = calloc((size_t)n, sizeof *p->pops);
-    p->subtree_eligible = calloc((size_t)n, 1);
-    p->cpu_ns = malloc((size_t)w->node_count * sizeof(double));
-    p->regular_cpu_ns = malloc((size_t)w->node_count * sizeof(double));
-    p->stages_cpu_ns = malloc((size_t)w->node_count * sizeof(double));
-    if (!p->st || !p->lists || !p->pops || !p->subtree_eligible || !p->cpu_ns || !p->regular_cpu_ns || !p->stages_cpu_ns)
+    if (!(p->cpu_ns = malloc((size_t)w->node_count * sizeof(double))))
         return ps_error_set(err, PS_ENOMEM, "out of memory");
-    int rc;
     for (int k = 0; k < w->starving_count; k++)
-        if ((rc = ps_sched_set_runnable(snap, w->starving[k], true, err)) != 0)
-            return rc;
-    for (int i = 0; i < n; i++) {
-        const struct ps_fs_element *e = &w->elems[i];
-        ps_starvation_element_init(&p->st[i], e->in.kind, e->in.parent);
-        p->st[i].fair_share = e->out.fair_share.total;
-        p->st[i].demand_share = e->out.demand_share;
-        struct ps_resources u = ps_sched_usage(snap, i);
-        p->st[i].usage_share = ps_resources_to_share(&u, &w->total, 0.0, 0.0);
-        if (e->in.kind == PS_ELEM_OPERATION)
-            p->st[i].pending_count = ps_sched_pending(snap, i);
-    }
-    struct ps_starvation_config sc;
-    ps_starvation_config_init(&sc);
-    if ((rc = ps_starvation_update(p->st, n, &sc, 0, NULL, err)) != 0 ||
-        (rc = ps_starvation_update(p->st, n, &sc, sc.timeout_ms + 1, NULL, err)) != 0)
-        return rc;
-    ps_preempt_subtree_eligible(snap, p->st, p->subtree_eligible);   /* once per check */
-    for (int i = 0; i < n; i++) {
-        if (p->st[i].starvation == PS_NON_STARVING)
-            continue;
-        if (w->elems[i].in.kind == PS_ELEM_OPERATION)
-            p->starving_operations++;
-        else
-            p->starving_pools++;
-    }
-    ps_preempt_config_init(&p->config);
-    struct ps_preemptible_config pc;
-    ps_preemptible_config_init(&pc);
-    pc.threshold = p->config.preemption_satisfaction_threshold;
-    pc.aggressive_threshold = p->config.aggressive_preemption_satisfaction_threshold;
-    pc.total = w->total;
-    for (int i = 0; i < n; i++) {
-        p->pops[i] = (struct ps_preempt_operation){NULL, false, -1};
-        if (w->elems[i].in.kind != PS_ELEM_OPERATION)
-            continue;
-        if (!(p->lists[i] = ps_preemptible_new(&pc)))
+        w->ops[w->starving[k]].runnable = true;
+    for (int k = 0; k < w->op_count; k++) {
+        struct bop *b = &w->ops[k];
+        b->member->usage = ps_resources_zero();
+        struct ps_preemptible_config pc;
+        ps_tree_op_preemptible_config(b->member, &pc);
+        if (!(b->lists = ps_preemptible_new(&pc)))
             return ps_error_set(err, PS_ENOMEM, "out of memory");
-        ps_preemptible_update(p->lists[i], &w->elems[i].out.fair_share.total, &w->elems[i].out.demand_share,
-                              &pc);
-        p->pops[i].lists = p->lists[i];
     }
-    /* The running allocations, added in start order as they would have been. */
     for (int i = 0; i < w->node_count; i++)
         p->running += w->nodes[i].count;
     struct ps_node_allocation *all = malloc((size_t)(p->running ? p->running : 1) * sizeof *all);
@@ -456,74 +518,71 @@ static int preemptive_setup(struct workload *w, struct ps_sched_snapshot *snap, 
     for (int i = 0; i < w->node_count; i++)
         for (int k = 0; k < w->nodes[i].count; k++)
             all[m++] = w->nodes[i].allocs[k];
-    qsort(all, (size_t)m, sizeof *all, by_id);
-    rc = 0;
-    for (int k = 0; rc == 0 && k < m; k++)
-        rc = ps_preemptible_add(p->lists[all[k].op], all[k].id, all[k].start_time_ms, all[k].resources, err);
+    qsort(all, (size_t)m, sizeof *all, by_id);   /* in start order, as they would have been */
+    int rc = 0;
+    for (int k = 0; rc == 0 && k < m; k++) {
+        struct bop *b = &w->ops[all[k].op];
+        b->member->usage = ps_resources_add(b->member->usage, all[k].resources);
+        rc = ps_preemptible_add(b->lists, all[k].id, all[k].start_time_ms, all[k].resources, err);
+    }
     free(all);
+    for (int k = 0; rc == 0 && k < w->op_count; k++) {
+        struct bop *b = &w->ops[k];
+        for (int r = 0; r < PS_RES_COUNT; r++)
+            b->member->demand.v[r] = b->member->usage.v[r] + b->shape.v[r] * 1000;
+    }
+    struct ps_tree_host host = loop_host(w);
+    int64_t timeout = ps_pool_tree_config(w->tree)->fair_share_starvation_timeout_ms;
+    if (rc == 0)
+        rc = ps_tree_sched_update(&w->ts, w->tree, 0, &host, NULL, err);
+    if (rc == 0)
+        rc = ps_tree_sched_update(&w->ts, w->tree, timeout + 1, &host, NULL, err);
+    for (int i = 0; rc == 0 && i < w->ts.fs.count; i++) {
+        if (w->ts.starvation[i].starvation == PS_NON_STARVING)
+            continue;
+        if (w->ts.fs.ops[i])
+            p->starving_operations++;
+        else
+            p->starving_pools++;
+    }
     return rc;
 }
 
-/* One preemptive heartbeat of node i: timed regular + preemptive stages, then (untimed) the
- * victims end and the new allocations start. */
-static int preemptive_heartbeat(struct workload *w, struct ps_sched_snapshot *snap, struct preemptive *p,
-                                int i, struct ps_sched_result *result, struct ps_preempt_result *pres,
+/* One preemptive heartbeat of node i, timed: the regular and preemptive stages, the starts and
+ * the victims (ending at once). */
+static int preemptive_heartbeat(struct workload *w, struct preemptive *p, int i,
                                 struct ps_error *err)
 {
-    struct node *n = &w->nodes[i];
-    struct ps_sched_node sn = {
-        .id = i,
-        .tags = n->gpu ? gpu_tags : cpu_tags,
-        .tag_count = n->gpu ? 2 : 1,
-        .limits = n->limits,
-        .usage = n->usage,
-        .filter_cache = n->cache,
-    };
-    struct ps_preempt_tree tree = {&p->config, p->st, p->pops, p->subtree_eligible};
+    struct ps_sched_node sn = sched_node(w, i);
+    struct ps_tree_host host = loop_host(w);
+    struct ps_tree_heartbeat_stages both = {true, true};
+    w->cur_node = i;
     int64_t c0 = ps_clock_thread_cpu_ns();
-    int rc = ps_schedule_heartbeat(snap, &sn, 0, result, err);
+    int rc = ps_tree_sched_heartbeat(&w->ts, &host, &sn, &both, 0, err);
     int64_t c1 = ps_clock_thread_cpu_ns();
-    int regular = result->allocation_count;
-    if (rc == 0)
-        rc = ps_preempt_heartbeat(snap, &tree, &sn, n->allocs, n->count, result, pres, err);
-    int64_t c2 = ps_clock_thread_cpu_ns();
     if (rc != 0)
         return rc;
-    p->cpu_ns[p->heartbeats] = (double)(c2 - c0);
-    p->regular_cpu_ns[p->heartbeats] = (double)(c1 - c0);
-    p->stages_cpu_ns[p->heartbeats] = (double)(c2 - c1);
+    const struct ps_sched_result *result = &w->ts.result;
+    const struct ps_preempt_result *pres = &w->ts.victims;
+    int preempting = pres->stage != PS_STAGE_NONE;
+    p->cpu_ns[p->heartbeats] = (double)(c1 - c0);
     p->heartbeats++;
-    p->regular_allocations += regular;
-    p->preempted_allocations += result->allocation_count - regular;
+    p->regular_allocations += result->allocation_count - preempting;
+    p->preempted_allocations += preempting;
     p->aggressive_stage += pres->stage == PS_STAGE_AGGRESSIVELY_PREEMPTIVE;
     p->preemptive_stage += pres->stage == PS_STAGE_PREEMPTIVE;
     p->with_victims += pres->victim_count > 0;
     p->candidates += result->candidates_considered;
     p->skips += result->skip_count;
     p->victims += pres->victim_count;
-    for (int v = 0; v < pres->victim_count; v++) {
-        const struct ps_preempt_victim *vic = &pres->victims[v];
-        int k = 0;
-        while (k < n->count && n->allocs[k].id != vic->allocation_id)
-            k++;
-        if (k == n->count)
-            return ps_error_set(err, PS_EINVAL, "victim %lld is not on node %d", (long long)vic->allocation_id, i);
-        if ((rc = ps_sched_allocation_finished(snap, vic->op, n->allocs[k].resources, err)) != 0 ||
-            (rc = ps_preemptible_remove(p->lists[vic->op], vic->allocation_id, err)) != 0)
-            return rc;
-        n->allocs[k] = n->allocs[--n->count];
-    }
-    n->usage = result->node_usage;
-    return append_allocations(w, n, result, p->lists, err);
+    return 0;
 }
 
 static json_t *preemptive_json(struct preemptive *p, struct phase *steady, bool judge)
 {
-    struct ps_bench_stats all, reg, stages, base;
+    struct ps_bench_stats all, base;
     int hb = (int)p->heartbeats;
     ps_bench_stats_compute(p->cpu_ns, hb, &all);
-    ps_bench_stats_compute(p->regular_cpu_ns, hb, &reg);
-    ps_bench_stats_compute(p->stages_cpu_ns, hb, &stages);
     ps_bench_stats_compute(steady->cpu_samples_ns, (int)steady->heartbeats, &base);
     double ratio = base.median > 0 ? all.median / base.median : 0;
     json_t *o = json_object();
@@ -541,8 +600,6 @@ static json_t *preemptive_json(struct preemptive *p, struct phase *steady, bool 
     json_object_set_new(o, "preempting_allocations", json_integer(p->preempted_allocations));
     json_object_set_new(o, "heartbeat_cpu_ns_median", json_real(all.median));
     json_object_set_new(o, "heartbeat_cpu_ns_p99", json_real(all.p99));
-    json_object_set_new(o, "regular_stage_cpu_ns_median", json_real(reg.median));
-    json_object_set_new(o, "preemptive_stages_cpu_ns_median", json_real(stages.median));
     json_object_set_new(o, "regular_heartbeat_cpu_ns_median", json_real(base.median));
     json_object_set_new(o, "preemptive_ratio", json_real(ratio));
     json_object_set_new(o, "target_ratio", json_real(5.0));
@@ -586,37 +643,19 @@ int ps_bench_schedule(int argc, char **argv)
     struct ps_error err;
     ps_error_init(&err);
     struct workload w;
-    struct ps_fs_update *update = NULL;
-    struct ps_sched_snapshot *snap = NULL;
-    struct ps_sched_result result;
-    ps_sched_result_init(&result);
     struct phase fill = {0}, steady = {0};
     struct preemptive pre;
     memset(&pre, 0, sizeof pre);
-    struct ps_preempt_result pres;
-    ps_preempt_result_init(&pres);
     int64_t build_start = ps_clock_monotonic_ns();
     int rc = build(&w, &o, &err);
     int64_t fs_ns = 0, release_ns = 0;
-    if (rc == 0 && !(update = ps_fs_update_new()))
-        rc = ps_error_set(&err, PS_ENOMEM, "out of memory");
     if (rc == 0) {
-        struct ps_fs_options fo;
-        ps_fs_options_init(&fo);
-        struct ps_fs_input input = {.total = w.total, .now_ms = 0};
+        struct ps_tree_host host = loop_host(&w);
         int64_t t0 = ps_clock_monotonic_ns();
-        rc = ps_fs_update_run(update, w.elems, w.count, w.fs_pools, w.pools + 1, &fo, &input, &err);
+        rc = ps_tree_sched_update(&w.ts, w.tree, 0, &host, NULL, &err);
         fs_ns = ps_clock_monotonic_ns() - t0;
     }
-    if (rc == 0) {
-        struct ps_sched_options so;
-        ps_sched_options_init(&so);
-        so.total = w.total;
-        so.filter_eval = ps_formula_eval;
-        so.generation = 1;
-        rc = ps_sched_snapshot_new(w.elems, w.count, w.fs_pools, w.pools + 1, w.ops, &so, &snap, &err);
-    }
-    double build_ms = (double)(ps_clock_monotonic_ns() - build_start) / 1e6;
+    double build_ms = (double)(ps_clock_monotonic_ns() - build_start - fs_ns) / 1e6;
     fill.samples_us = malloc((size_t)o.nodes * sizeof(double));
     steady.samples_us = malloc((size_t)o.nodes * (size_t)o.rounds * sizeof(double));
     fill.cpu_samples_ns = malloc((size_t)o.nodes * sizeof(double));
@@ -624,22 +663,22 @@ int ps_bench_schedule(int argc, char **argv)
     if (rc == 0 && (!fill.samples_us || !steady.samples_us || !fill.cpu_samples_ns || !steady.cpu_samples_ns))
         rc = ps_error_set(&err, PS_ENOMEM, "out of memory");
     for (int i = 0; rc == 0 && i < o.nodes; i++)
-        rc = heartbeat(&w, snap, i, &result, &fill, &err);
+        rc = heartbeat(&w, i, &fill, &err);
     struct ps_bench_rng rng;
     ps_bench_rng_seed(&rng, o.seed ^ 0x5eed);
     for (int r = 0; rc == 0 && r < o.rounds; r++) {
         for (int i = 0; rc == 0 && i < o.nodes; i++) {
             int64_t t0 = ps_clock_thread_cpu_ns();
-            rc = churn(&w, snap, i, &rng, &err);
+            rc = churn(&w, i, &rng, &err);
             release_ns += ps_clock_thread_cpu_ns() - t0;
             if (rc == 0)
-                rc = heartbeat(&w, snap, i, &result, &steady, &err);
+                rc = heartbeat(&w, i, &steady, &err);
         }
     }
     if (rc == 0 && o.starving > 0)
-        rc = preemptive_setup(&w, snap, &pre, &err);
+        rc = preemptive_setup(&w, &pre, &err);
     for (int i = 0; rc == 0 && o.starving > 0 && i < o.nodes; i++)
-        rc = preemptive_heartbeat(&w, snap, &pre, i, &result, &pres, &err);
+        rc = preemptive_heartbeat(&w, &pre, i, &err);
     if (rc != 0) {
         ps_bench_error(BENCH, "%s", err.msg);
         code = 1;
@@ -676,11 +715,7 @@ int ps_bench_schedule(int argc, char **argv)
     free(steady.samples_us);
     free(fill.cpu_samples_ns);
     free(steady.cpu_samples_ns);
-    preemptive_release(&pre, w.count);
-    ps_preempt_result_release(&pres);
-    ps_sched_result_release(&result);
-    ps_sched_snapshot_free(snap);
-    ps_fs_update_free(update);
+    preemptive_release(&pre);
     workload_release(&w);
     return code;
 }

@@ -5,6 +5,7 @@
 
 #include "core/nodes.h"
 #include "core/pool_tree_impl.h"
+#include "core/schedule.h"
 
 static const char *const reason_ids[PS_PENDING_REASON_COUNT] = {
     "none",
@@ -159,4 +160,28 @@ void ps_pool_tree_update_pool_usage(struct ps_pool_tree *tree)
         for (struct ps_pool *p = op->pool; p; p = p->parent)
             p->usage = ps_resources_add(p->usage, op->usage);
     }
+}
+
+void ps_pending_scheduler_reason(const struct ps_pending_probe *p, struct ps_pending_info *info)
+{
+    enum ps_pending_reason r;
+    if (!p->in_update) {
+        r = PS_PENDING_WAITING_FAIR_SHARE_UPDATE;
+    } else if (!p->fits_some_node(p->ctx)) {
+        r = PS_PENDING_NO_NODE_FITS;
+    } else if (p->sched_reason == PS_SCHED_LIMITS) {
+        info->resource = p->limit_resource;
+        info->pool = p->limit_pool;
+        r = p->limit_pool ? PS_PENDING_POOL_RESOURCE_LIMITS : PS_PENDING_OPERATION_RESOURCE_LIMITS;
+    } else if (p->satisfaction >= 1.0 - 1e-9) {
+        r = PS_PENDING_USAGE_AT_FAIR_SHARE;
+    } else if (p->sched_reason == PS_SCHED_NODE_RESOURCES ||
+               p->sched_reason == PS_SCHED_FILTER_MISMATCH) {
+        r = p->total_fits(p->ctx) ? PS_PENDING_FRAGMENTED : PS_PENDING_NO_FREE_RESOURCES;
+    } else if (p->some_node_has_room(p->ctx)) {
+        r = PS_PENDING_WAITING_HEARTBEAT;
+    } else {
+        r = p->total_fits(p->ctx) ? PS_PENDING_FRAGMENTED : PS_PENDING_NO_FREE_RESOURCES;
+    }
+    info->reason = r;
 }

@@ -84,6 +84,33 @@ int ps_pending_format(const struct ps_pending_info *info, char *buf, size_t size
 void ps_pool_tree_pending_reason(struct ps_pool_tree *tree, const struct ps_tree_op *op,
                                  struct ps_pending_info *out);
 
+/* The scheduler's view, for an operation with pending jobs the tree model found no reason for:
+ * what its host measures (the simulator and the service answer alike). The callbacks are asked
+ * only when the decision needs them, in this order. */
+struct ps_pending_probe {
+    void *ctx;
+    bool in_update;                     /* the tree's last fair share update included it */
+    /* some node of the tree that its filters (and its pools') allow is large enough for its
+     * next job and min_spare */
+    bool (*fits_some_node)(void *ctx);
+    int sched_reason;                   /* enum ps_sched_reason of the last heartbeat that looked
+                                           at it (0 = none) */
+    const char *limit_pool;             /* PS_SCHED_LIMITS: the pool at its limits, NULL: the
+                                           operation's own limits */
+    int limit_resource;                 /* PS_SCHED_LIMITS: the resource, -1: unknown */
+    double satisfaction;                /* its satisfaction ratio of the last update */
+    bool (*total_fits)(void *ctx);      /* the tree's free resources together hold the job */
+    bool (*some_node_has_room)(void *ctx);   /* one node has room for it (and min_spare) */
+};
+
+/* Decides, in this order: waiting_for_fair_share_update; no_node_fits; operation/pool resource
+ * limits (the last heartbeat stopped at limits); usage_at_fair_share (satisfaction >= 1);
+ * resources_fragmented / no_free_resources when the last heartbeat found no room on its node
+ * (by whether the tree's free resources together hold the job); waiting_for_heartbeat when
+ * some node has room; else fragmented / no free resources. Fills info->reason, ->pool,
+ * ->resource; info->tree is the caller's. */
+void ps_pending_scheduler_reason(const struct ps_pending_probe *probe, struct ps_pending_info *info);
+
 /* Recomputes every pool's usage as the sum of its subtree's running operations' usage. */
 void ps_pool_tree_update_pool_usage(struct ps_pool_tree *tree);
 

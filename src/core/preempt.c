@@ -68,8 +68,6 @@ static int class_of(const struct ps_preempt_tree *t, const struct ps_node_alloca
 
 static int64_t timeout_for(const struct ps_preempt_tree *t, const struct ps_node_allocation *a)
 {
-    if (!a->interruptible)
-        return 0;
     return t->ops[a->op].graceful ? t->config->allocation_graceful_preemption_timeout_ms
                                   : t->config->allocation_preemption_timeout_ms;
 }

@@ -105,7 +105,6 @@ struct ps_node_allocation {
     int op;                               /* element index of its operation */
     struct ps_resources resources;
     int64_t start_time_ms;
-    bool interruptible;                   /* its job supports interruption */
     /* Already preempted and ending (interrupted, waiting for its timeout): the overcommit and
      * limits checks count its resources as released and never choose it again. Ignored by
      * ps_preempt_heartbeat. */

@@ -547,6 +547,11 @@ double ps_sched_local_satisfaction(const struct ps_sched_snapshot *s, int i)
     return s->e[i].local_sat;
 }
 
+bool ps_sched_any_pending(const struct ps_sched_snapshot *s)
+{
+    return s->count > 0 && is_active(s, &s->e[0]);
+}
+
 int64_t ps_sched_pending(const struct ps_sched_snapshot *s, int op)
 {
     return s->e[op].pending;

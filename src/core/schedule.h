@@ -146,6 +146,8 @@ struct ps_resources ps_sched_limits(const struct ps_sched_snapshot *snap, int el
 struct ps_resources ps_sched_usage(const struct ps_sched_snapshot *snap, int element);
 double ps_sched_local_satisfaction(const struct ps_sched_snapshot *snap, int element);
 int64_t ps_sched_pending(const struct ps_sched_snapshot *snap, int op);
+/* Whether some runnable operation has pending allocations (outside a stage). O(1). */
+bool ps_sched_any_pending(const struct ps_sched_snapshot *snap);
 
 /* The last reason op could not get an allocation, PS_SCHED_OK if it got one since. For
  * PS_SCHED_LIMITS, *element (if not NULL) receives the index of the element whose limits

@@ -1,3 +1,5 @@
+/* tree_sched.c — the loop's fair share update and snapshot (tree_sched.h); the heartbeat and the
+ * checks are in tree_heartbeat.c. */
 #include "core/tree_sched.h"
 
 #include <stdlib.h>
@@ -15,6 +17,7 @@ int ps_tree_sched_init(struct ps_tree_sched *ts, struct ps_error *err)
 {
     memset(ts, 0, sizeof *ts);
     ps_tree_fs_init(&ts->fs);
+    ps_strmap_init(&ts->filter_copies);
     ts->update = ps_fs_update_new();
     if (!ts->update)
         return ps_error_set(err, PS_ENOMEM, "out of memory");
@@ -23,30 +26,27 @@ int ps_tree_sched_init(struct ps_tree_sched *ts, struct ps_error *err)
     ps_preempt_config_init(&ts->preempt_config);
     ps_preemptible_config_init(&ts->preemptible_config);
     ts->last_update_ms = INT64_MIN;
+    ps_sched_result_init(&ts->result);
+    ps_preempt_result_init(&ts->victims);
     return 0;
 }
 
 static void drop_filters(struct ps_tree_sched *ts)
 {
+    ps_strmap_release(&ts->filter_copies);
+    ps_strmap_init(&ts->filter_copies);
     for (int i = 0; i < ts->filter_count; i++)
         ps_formula_free(ts->filters[i]);
     ts->filter_count = 0;
 }
 
-/* The effective filter of op (its own and its pools'), kept alive with the snapshot. */
-static int op_filter(struct ps_tree_sched *ts, const struct ps_tree_op *op,
-                     const struct ps_formula **filter, struct ps_error *err)
+static int keep_filter(struct ps_tree_sched *ts, struct ps_formula *owned, struct ps_error *err)
 {
-    struct ps_formula *owned = NULL;
-    int rc = ps_tree_op_effective_filter(op, filter, &owned, err);
-    if (rc != 0 || !owned)
-        return rc;
     if (ts->filter_count == ts->filter_capacity) {
         int cap = ts->filter_capacity ? 2 * ts->filter_capacity : 16;
         struct ps_formula **f = realloc(ts->filters, (size_t)cap * sizeof *f);
         if (!f) {
             ps_formula_free(owned);
-            *filter = NULL;
             return ps_error_set(err, PS_ENOMEM, "out of memory");
         }
         ts->filters = f;
@@ -54,6 +54,35 @@ static int op_filter(struct ps_tree_sched *ts, const struct ps_tree_op *op,
     }
     ts->filters[ts->filter_count++] = owned;
     return 0;
+}
+
+/* The effective filter of op (its own and its pools'), owned by the loop until the next
+ * update: the tree may change or free its filters at any time (a pool's
+ * scheduling_tag_filter set, an operation's updated, an ephemeral pool removed) while the
+ * snapshot still evaluates them. A filter borrowed from the tree is copied, once per text. */
+static int op_filter(struct ps_tree_sched *ts, const struct ps_tree_op *op,
+                     const struct ps_formula **filter, struct ps_error *err)
+{
+    struct ps_formula *owned = NULL;
+    int rc = ps_tree_op_effective_filter(op, filter, &owned, err);
+    if (rc != 0 || (!owned && !*filter))
+        return rc;
+    if (!owned) {
+        const char *text = ps_formula_text(*filter);
+        struct ps_formula *copy = ps_strmap_get(&ts->filter_copies, text);
+        if (copy) {
+            *filter = copy;
+            return 0;
+        }
+        if ((rc = ps_formula_parse(text, &owned, err)) != 0)
+            return rc;
+        if ((rc = ps_strmap_put(&ts->filter_copies, ps_formula_text(owned), owned)) != 0) {
+            ps_formula_free(owned);
+            return ps_error_set(err, PS_ENOMEM, "out of memory");
+        }
+    }
+    *filter = owned;
+    return keep_filter(ts, owned, err);
 }
 
 void ps_tree_sched_release(struct ps_tree_sched *ts)
@@ -67,7 +96,11 @@ void ps_tree_sched_release(struct ps_tree_sched *ts)
     free(ts->subtree_eligible);
     free(ts->user);
     drop_filters(ts);
+    ps_strmap_release(&ts->filter_copies);
     free(ts->filters);
+    ps_sched_result_release(&ts->result);
+    ps_preempt_result_release(&ts->victims);
+    free(ts->allocs);
     memset(ts, 0, sizeof *ts);
 }
 
@@ -99,8 +132,55 @@ static int grow(struct ps_tree_sched *ts, int count, struct ps_error *err)
     return 0;
 }
 
+void ps_tree_sched_update_lists(struct ps_tree_sched *ts, const struct ps_tree_op *op,
+                                int element, struct ps_preemptible *lists)
+{
+    if (!lists || !op || element < 0 || element >= ts->fs.count)
+        return;
+    ts->preempt_ops[element].lists = lists;
+    struct ps_preemptible_config pc;
+    ps_tree_op_preemptible_config(op, &pc);   /* thresholds: operation, then pools, then tree */
+    pc.total = ts->fs.input.total;
+    const struct ps_fs_element_output *o = &ts->fs.elems[element].out;
+    ps_preemptible_update(lists, &o->fair_share.total, &o->demand_share, &pc);
+}
+
+/* The snapshot checks the limits an element has of its own (its specified resource_limits and
+ * those its filter implies), as YTsaurus checks in a heartbeat only the applied specified
+ * limits (GetLocalAvailableResourceLimits); the root has none. The fair share's limits are
+ * also capped by the tree total: checked in a heartbeat they would refuse every allocation of
+ * the preemptive stages on a full cluster, where the victims still hold their resources. An
+ * element with max_share_ratio < 1 keeps the capped limits: the ratio is a limit of its own.
+ * Swapped in for the snapshot's build only (saved receives the fair share's). */
+static void specified_limits(struct ps_tree_fs *fs, struct ps_resources *saved)
+{
+    for (int i = 0; i < fs->count; i++) {
+        struct ps_fs_element *e = &fs->elems[i];
+        saved[i] = e->out.resource_limits;
+        if (i == 0)
+            e->out.resource_limits = ps_resources_infinite();
+        else if (e->in.max_share_ratio >= 1.0)
+            e->out.resource_limits = ps_resources_min(e->in.resource_limits, e->in.filter_limits);
+    }
+}
+
+static int new_snapshot(struct ps_tree_sched *ts, struct ps_error *err)
+{
+    int n = ts->fs.count;
+    struct ps_resources *fs_limits = malloc((size_t)(n ? n : 1) * sizeof *fs_limits);
+    if (!fs_limits)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    specified_limits(&ts->fs, fs_limits);
+    int rc = ps_sched_snapshot_new(ts->fs.elems, n, ts->fs.fs_pools, ts->fs.pool_count,
+                                   ts->sched_ops, &ts->options, &ts->snap, err);
+    for (int i = 0; i < n; i++)
+        ts->fs.elems[i].out.resource_limits = fs_limits[i];
+    free(fs_limits);
+    return rc;
+}
+
 int ps_tree_sched_update(struct ps_tree_sched *ts, struct ps_pool_tree *tree, int64_t now_ms,
-                         ps_tree_sched_op_fn *op_fn, void *ctx, int *starvation_changed,
+                         const struct ps_tree_host *host, int *starvation_changed,
                          struct ps_error *err)
 {
     if (starvation_changed)
@@ -112,6 +192,11 @@ int ps_tree_sched_update(struct ps_tree_sched *ts, struct ps_pool_tree *tree, in
     int rc = ps_pool_tree_build_fs(tree, &ts->fs, now_ms, err);
     if (rc != 0)
         return rc;
+    /* A resource some node leaves unlimited is not shared: it counts 0 in the total (jobs of
+     * the tree may not request it). */
+    for (int r = 0; r < PS_RES_COUNT; r++)
+        if (ts->fs.input.total.v[r] >= PS_RES_INFINITE)
+            ts->fs.input.total.v[r] = 0;
     int n = ts->fs.count;
     if ((rc = grow(ts, n, err)) != 0)
         return rc;
@@ -137,7 +222,8 @@ int ps_tree_sched_update(struct ps_tree_sched *ts, struct ps_pool_tree *tree, in
         *starvation_changed = changed;
     ts->any_starving = false;
     for (int i = 0; i < n; i++)
-        if (ts->starvation[i].starvation != PS_NON_STARVING)
+        if (ts->fs.ops[i] && (ts->starvation[i].lowest_starving_ancestor >= 0 ||
+                              ts->starvation[i].lowest_aggressively_starving_ancestor >= 0))
             ts->any_starving = true;
 
     struct ps_resources total = ts->fs.input.total;
@@ -146,7 +232,6 @@ int ps_tree_sched_update(struct ps_tree_sched *ts, struct ps_pool_tree *tree, in
     ts->preemptible_config.aggressive_threshold =
         ts->preempt_config.aggressive_preemption_satisfaction_threshold;
     ts->preemptible_config.total = total;
-    struct ps_resources_opt tree_np = ps_tree_config_non_preemptible_threshold(cfg);
 
     for (int i = 0; i < n; i++) {
         struct ps_sched_operation *so = &ts->sched_ops[i];
@@ -161,45 +246,15 @@ int ps_tree_sched_update(struct ps_tree_sched *ts, struct ps_pool_tree *tree, in
         ts->user[i] = op->user_data;
         if ((rc = op_filter(ts, op, &so->filter, err)) != 0)
             return rc;
-        struct ps_preemptible *lists = op_fn ? op_fn(ctx, op, i, so, po) : NULL;
-        if (lists) {
-            struct ps_preemptible_config pc = ts->preemptible_config;
-            struct ps_resources_opt np = op->non_preemptible_resource_usage_threshold.set
-                                             ? op->non_preemptible_resource_usage_threshold
-                                             : tree_np;
-            if (np.set) {
-                pc.has_non_preemptible_usage_threshold = true;
-                pc.non_preemptible_usage_threshold = ps_resources_opt_or_infinite(&np);
-            }
-            const struct ps_fs_element_output *o = &ts->fs.elems[i].out;
-            ps_preemptible_update(lists, &o->fair_share.total, &o->demand_share, &pc);
-            po->lists = lists;
-        }
+        struct ps_preemptible *lists = host && host->op_state
+                                           ? host->op_state(host->ctx, op, i, so, po)
+                                           : NULL;
+        ps_tree_sched_update_lists(ts, op, i, lists);
     }
     ts->options.total = total;
     ts->options.generation = ++ts->generation;
     ts->options.fifo_order_in_fifo_pools = cfg->fifo_pool_scheduling_order == PS_FIFO_ORDER_FIFO;
-    /* The snapshot checks the limits an element has of its own, as YTsaurus checks only
-     * specified limits in a heartbeat (GetLocalAvailableResourceLimits). The fair share's
-     * limits are also capped by the tree total (the root's are the total); checked in a
-     * heartbeat they refuse every allocation of the preemptive stages on a full cluster, where
-     * the victims still hold their resources. Swapped in for the build only. */
-    struct ps_resources *fs_limits = malloc((size_t)(n ? n : 1) * sizeof *fs_limits);
-    if (!fs_limits)
-        return ps_error_set(err, PS_ENOMEM, "out of memory");
-    for (int i = 0; i < n; i++) {
-        struct ps_fs_element *e = &ts->fs.elems[i];
-        fs_limits[i] = e->out.resource_limits;
-        if (i == 0)
-            e->out.resource_limits = ps_resources_infinite();
-        else if (e->in.max_share_ratio >= 1.0)
-            e->out.resource_limits = ps_resources_min(e->in.resource_limits, e->in.filter_limits);
-    }
-    rc = ps_sched_snapshot_new(ts->fs.elems, n, ts->fs.fs_pools, ts->fs.pool_count, ts->sched_ops, &ts->options, &ts->snap, err);
-    for (int i = 0; i < n; i++)
-        ts->fs.elems[i].out.resource_limits = fs_limits[i];
-    free(fs_limits);
-    if (rc != 0)
+    if ((rc = new_snapshot(ts, err)) != 0)
         return rc;
     ps_preempt_subtree_eligible(ts->snap, ts->starvation, ts->subtree_eligible);
     ts->last_update_ms = now_ms;
@@ -216,33 +271,4 @@ void ps_tree_sched_detach(struct ps_tree_sched *ts, int element)
     ps_sched_set_operation(ts->snap, element, &st, NULL);
     ts->user[element] = NULL;
     ts->preempt_ops[element] = (struct ps_preempt_operation){NULL, false, -1};
-}
-
-static int stage_needed(const struct ps_tree_sched *ts)
-{
-    return ts->any_starving;
-}
-
-int ps_tree_sched_heartbeat(struct ps_tree_sched *ts, const struct ps_sched_node *node,
-                            const struct ps_node_allocation *allocs, int alloc_count,
-                            int64_t *last_preempt_ms, int64_t now_ms,
-                            struct ps_sched_result *sched, struct ps_preempt_result *preempt,
-                            struct ps_error *err)
-{
-    ps_sched_result_clear(sched);
-    preempt->victim_count = 0;
-    preempt->stage = PS_STAGE_NONE;
-    if (!ts->snap)
-        return 0;
-    int rc = ps_schedule_heartbeat(ts->snap, node, now_ms, sched, err);
-    if (rc != 0)
-        return rc;
-    if (!stage_needed(ts) || !ps_preempt_backoff_passed(*last_preempt_ms, now_ms,
-                                                        &ts->preempt_config))
-        return 0;
-    struct ps_preempt_tree tree = {&ts->preempt_config, ts->starvation, ts->preempt_ops,
-                                   ts->subtree_eligible};
-    rc = ps_preempt_heartbeat(ts->snap, &tree, node, allocs, alloc_count, sched, preempt, err);
-    *last_preempt_ms = now_ms;
-    return rc;
 }

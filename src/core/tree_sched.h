@@ -1,25 +1,31 @@
-/* tree_sched.h — the scheduler loop of one pool tree: fair share update, starvation check,
- * scheduling snapshot and node heartbeats (regular and preemptive stages) in one place, so the
- * service and the simulator drive the engine the same way.
+/* tree_sched.h — the scheduling loop of one pool tree, written once for every host: fair share
+ * update (build, run, apply), starvation check, allocation classes, the scheduling snapshot,
+ * the limits check, and node heartbeats (regular and preemptive stages, overcommit on node
+ * shrink). The service, the simulator and `bench schedule` drive it through struct
+ * ps_tree_host, as YTsaurus's simulator implements the strategy host and runs the real
+ * strategy (docs/scheduling-loop.md gives the loop's rules).
  *
- * Per tree, the caller keeps one struct ps_tree_sched and runs:
+ * Per tree, the host keeps one struct ps_tree_sched and runs:
  *
  *   every fair_share_update_period:
- *       ps_tree_sched_update(ts, tree, now_ms, op_fn, ctx, &changed, err)
+ *       ps_tree_sched_update(ts, tree, now_ms, host, &changed, err)
  *     = build fs (tree_fs.h) -> ps_fs_update_run -> apply -> starvation build/update/apply ->
  *       preemptible lists updated with the new fair shares -> a new scheduling snapshot whose
- *       per-operation state (allocation shape, pending count, runnable, filter) op_fn fills.
+ *       per-operation state host->op_state fills; then
+ *       ps_tree_sched_limits_check(ts, host, err).
  *   on each node heartbeat:
- *       ps_tree_sched_heartbeat(ts, node, allocs, n, &node_last_preempt_ms, now_ms, ...)
- *     = the regular stage, then (when the backoff has passed and something starves) the
- *       aggressively preemptive and preemptive stages; allocations to start and victims out.
+ *       ps_tree_sched_heartbeat(ts, host, node, stages, now_ms, err)
+ *     with stages.preemptive = ps_tree_sched_preempt_due(ts, &node_last_preempt_ms, now_ms).
  *   between updates, when an operation leaves the tree or its membership changes (pool moved,
  *   filter changed): ps_tree_sched_detach(ts, element) so the snapshot never reads it again;
- *   it comes back at the next update with its new element index.
+ *   it comes back at the next update with its new element index. Between updates the host
+ *   keeps the snapshot's operation state current (ps_sched_set_operation, allocation
+ *   started / finished).
  *
  * Element indices are those of the last build (ts->fs): ts->user[i] is the operation's
  * user_data at the build (NULL for pools and detached operations), so a heartbeat's allocation
- * for element i maps back to the caller's operation.
+ * for element i maps back to the host's operation. ts->generation counts updates, so a host can
+ * tell whether anything it skipped could have changed.
  *
  * Pure and deterministic as the rest of the engine: time comes in as now_ms. Not thread-safe.
  */
@@ -37,15 +43,53 @@
 #include "core/preemptible.h"
 #include "core/schedule.h"
 #include "core/starvation.h"
+#include "core/strmap.h"
 #include "core/tree_fs.h"
 
-/* Fills the scheduling state of one running operation of the build (element `element`):
- * *sched (allocation shape, pending count, runnable; filter is preset to op->filter) and
- * *preempt (preset: no lists, not graceful, -1). Returns the operation's preemptible lists in
- * this tree (updated by the driver with the new fair share), or NULL. */
-typedef struct ps_preemptible *ps_tree_sched_op_fn(void *ctx, struct ps_tree_op *op, int element,
-                                                   struct ps_sched_operation *sched,
-                                                   struct ps_preempt_operation *preempt);
+/* The host: whoever holds operations and allocations (the service, the simulator, a bench).
+ * The loop calls it back; every callback may be NULL where the comment says so. Element
+ * indices are those of the last update. Callbacks must not call back into the loop except
+ * through the snapshot functions the comments name. */
+struct ps_tree_host {
+    void *ctx;
+    /* Fills the scheduling state of one running operation of the build (element `element`):
+     * *sched (allocation shape, pending count, runnable; filter is preset to the effective
+     * filter) and *preempt (preset: no lists, not graceful, -1). Returns the operation's
+     * preemptible lists in this tree (the loop updates them with the new fair share), or
+     * NULL. Required by ps_tree_sched_update. */
+    struct ps_preemptible *(*op_state)(void *ctx, struct ps_tree_op *op, int element,
+                                       struct ps_sched_operation *sched,
+                                       struct ps_preempt_operation *preempt);
+    /* The allocations running on node `node` (node < 0: on every node of the tree) whose
+     * operations are in the snapshot, with element indices and `leaving` set for those already
+     * preempted; *other receives the usage on that node of every other allocation (other
+     * trees, detached operations; leaving ones excluded). The array is the host's, valid until
+     * its next call. Required by the heartbeat and the limits check. */
+    int (*allocations)(void *ctx, int64_t node, const struct ps_node_allocation **allocs,
+                       int *count, struct ps_resources *other, struct ps_error *err);
+    /* Starts an allocation of element (ts->user[element] names the operation) on node.
+     * *started = false when the host cannot (the operation is gone): the loop gives the
+     * resources back to the snapshot. */
+    int (*start)(void *ctx, int64_t node, int element, struct ps_resources resources,
+                 bool *started, struct ps_error *err);
+    /* Optional: called once the starts of a heartbeat are done, before its victims, with the
+     * stages' result (skips, per-operation reasons). */
+    int (*scheduled)(void *ctx, int64_t node, const struct ps_sched_result *result,
+                     struct ps_error *err);
+    /* Preempts one victim: interrupt it with victim->interrupt_timeout_ms (0: abort now); the
+     * loop gives every victim the tree's timeout, whether its job can use it is the host's
+     * business (docs/scheduling-loop.md). victim->for_op: the element it makes room for, -1.
+     * Allocation ids are the host's (from `allocations`). */
+    int (*preempt)(void *ctx, const struct ps_preempt_victim *victim, struct ps_error *err);
+};
+
+/* Which stages a heartbeat runs. The service runs the regular stage always and the
+ * preemptive ones when ps_tree_sched_preempt_due says so; the simulator leaves out stages
+ * that would start nothing (nothing changed since they last started nothing). */
+struct ps_tree_heartbeat_stages {
+    bool regular;
+    bool preemptive;
+};
 
 struct ps_tree_sched {
     struct ps_tree_fs fs;                      /* the last build (element indices) */
@@ -56,8 +100,10 @@ struct ps_tree_sched {
     uint8_t *subtree_eligible;                 /* per element: ps_preempt_subtree_eligible of
                                                   the last check and snapshot */
     void **user;                               /* per element: operation user_data or NULL */
-    struct ps_formula **filters;               /* conjunctions of operation and pool filters
-                                                  the snapshot borrows (effective filters) */
+    struct ps_formula **filters;               /* the effective filters the snapshot reads,
+                                                  owned: never borrowed from the tree, so any
+                                                  filter may change at run time */
+    struct ps_strmap filter_copies;            /* text -> owned copy of a tree filter */
     int filter_count, filter_capacity;
     int capacity;
     struct ps_sched_snapshot *snap;            /* NULL before the first update */
@@ -66,8 +112,13 @@ struct ps_tree_sched {
     struct ps_preemptible_config preemptible_config;
     uint64_t generation;                       /* bumped by every update */
     int64_t last_update_ms;                    /* INT64_MIN before the first update */
-    bool any_starving;                         /* some element starves after the last check */
+    bool any_starving;                         /* some operation has a starving (or aggressively
+                                                  starving) ancestor after the last check */
     int alert_count;                           /* alerts of the last update */
+    struct ps_sched_result result;             /* the last heartbeat's stages */
+    struct ps_preempt_result victims;          /* scratch of the heartbeat and the checks */
+    struct ps_node_allocation *allocs;         /* scratch: allocations offered to the stages */
+    int alloc_cap;
 };
 
 int ps_tree_sched_init(struct ps_tree_sched *ts, struct ps_error *err);
@@ -78,22 +129,51 @@ void ps_tree_sched_release(struct ps_tree_sched *ts);
  * status. On error the previous snapshot stays. Errors: from the engine (PS_EINVAL naming the
  * element), PS_ENOMEM. */
 int ps_tree_sched_update(struct ps_tree_sched *ts, struct ps_pool_tree *tree, int64_t now_ms,
-                         ps_tree_sched_op_fn *op_fn, void *ctx, int *starvation_changed,
+                         const struct ps_tree_host *host, int *starvation_changed,
                          struct ps_error *err);
+
+/* Updates one operation's preemptible lists with its fair share of the last update (element
+ * `element`, membership op), with the allocation class thresholds of the operation, else its
+ * nearest pool that sets one, else the tree (ps_tree_op_preemptible_config), and makes them the
+ * lists the stages read for it. ps_tree_sched_update does it for every list op_state returns;
+ * a host that creates lists between updates calls it. No-op for an element out of range. */
+void ps_tree_sched_update_lists(struct ps_tree_sched *ts, const struct ps_tree_op *op,
+                                int element, struct ps_preemptible *lists);
+
+/* The limits check (PS_PREEMPT_LIMITS_VIOLATED): when some element's usage exceeds its
+ * snapshot limits, every allocation of the tree (host->allocations(-1)) is checked and the
+ * victims go to host->preempt. Runs after every update; hosts call it right after
+ * ps_tree_sched_update. Errors: from the host, PS_ENOMEM. */
+int ps_tree_sched_limits_check(struct ps_tree_sched *ts, const struct ps_tree_host *host,
+                               struct ps_error *err);
+
+/* Whether the preemptive stages have work: some operation has a starving ancestor and some
+ * runnable operation has pending allocations. */
+bool ps_tree_sched_preempt_active(const struct ps_tree_sched *ts);
+
+/* Whether a heartbeat of a node at now_ms runs the preemptive stages: active and the node's
+ * backoff (*last_preempt_ms, PS_PREEMPT_NEVER at first) has passed. When true, the stages
+ * count as run: *last_preempt_ms = now_ms. */
+bool ps_tree_sched_preempt_due(const struct ps_tree_sched *ts, int64_t *last_preempt_ms,
+                               int64_t now_ms);
 
 /* Makes element (an operation of the last build) not runnable, without a filter, and forgets its
  * user_data. A no-op for an invalid index or without a snapshot. */
 void ps_tree_sched_detach(struct ps_tree_sched *ts, int element);
 
-/* Runs the regular stage for node and, when ps_preempt_backoff_passed(*last_preempt_ms) and
- * something starves, the preemptive stages (then *last_preempt_ms = now_ms). allocs are the
- * allocations running on the node whose operations are in the snapshot. sched receives the
- * allocations to start (element indices), preempt the victims (cleared first).
- * Without a snapshot nothing is scheduled. Errors: PS_EINVAL, PS_ENOMEM. */
-int ps_tree_sched_heartbeat(struct ps_tree_sched *ts, const struct ps_sched_node *node,
-                            const struct ps_node_allocation *allocs, int alloc_count,
-                            int64_t *last_preempt_ms, int64_t now_ms,
-                            struct ps_sched_result *sched, struct ps_preempt_result *preempt,
+/* One node heartbeat of the tree (the node's tree must be this one):
+ *   1. the regular stage (stages->regular), then the aggressively preemptive and preemptive
+ *      stages (stages->preemptive) on the node's allocations that are not leaving;
+ *   2. host->start for each allocation, host->scheduled, host->preempt for each victim;
+ *   3. when node->usage does not fit node->limits (the node shrank): victims with reason
+ *      resource_overcommit until the allocations that are not leaving fit the node's limits
+ *      minus the usage of its other allocations (other trees).
+ * ts->result holds the stages' result and ts->victims their victims (or, when the overcommit
+ * check ran, its victims) until the next call. Without a snapshot nothing
+ * happens. Errors: from the host, PS_EINVAL, PS_ENOMEM. */
+int ps_tree_sched_heartbeat(struct ps_tree_sched *ts, const struct ps_tree_host *host,
+                            const struct ps_sched_node *node,
+                            const struct ps_tree_heartbeat_stages *stages, int64_t now_ms,
                             struct ps_error *err);
 
 #endif

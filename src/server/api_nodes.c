@@ -5,9 +5,9 @@
  * (finished ones end with their statistics and are acknowledged; running ones update the CPU
  * guarantee the engine counts as their CPU usage, which is how CPU reclaim frees cores; running
  * jobs the scheduler does not know are told to abort; jobs the node has lost end as aborted),
- * then preempt jobs that no longer fit a node whose resource_limits shrank (resource_overcommit),
- * run the tree's regular stage and, with backoff, the preemptive stages
- * (core/tree_sched.h), and turn allocations into jobs and victims into interrupts or aborts.
+ * then run the scheduling loop's heartbeat on the node's tree (core/tree_sched.h through
+ * sched_host.c: regular stage, the preemptive stages with backoff, overcommit when the node's
+ * resource_limits shrank), whose allocations become jobs and victims interrupts or aborts.
  * Whatever changed durably is journalled; the reply waits for the commit, so an acknowledged
  * finish or a started job survives a crash.
  */
@@ -102,7 +102,7 @@ static json_t *abort_entry(const char *id, const char *reason)
     return json_pack("{s:s, s:s}", "job_id", id, "reason", reason);
 }
 
-static json_t *start_entry(const struct ps_svc_job *job)
+json_t *ps_svc_start_entry(const struct ps_svc_job *job)
 {
     const struct ps_svc_task *t = &job->op->tasks[job->task];
     return json_pack("{s:s, s:s, s:s, s:I, s:s, s:O, s:f, s:f, s:I, s:I, s:I, s:O}", "job_id",
@@ -164,25 +164,6 @@ static void finish_reported(struct ps_service *svc, struct ps_svc_job *job, cons
     ps_node_health_job_finished(svc, job, now);   /* may ban the node (its aborts in a row) */
 }
 
-/* The service operation of element `element` of the tree's last build, or NULL (pools,
- * detached operations). ts->sched.user holds the strategy's operations. */
-static struct ps_svc_op *sched_host(const struct ps_svc_tree_state *ts, int element)
-{
-    if (element < 0 || element >= ts->sched.fs.count || !ts->sched.user[element])
-        return NULL;
-    return ((const struct ps_operation *)ts->sched.user[element])->host;
-}
-
-static int tree_slot(const struct ps_svc_op *op, const char *tree)
-{
-    if (!op->sop)
-        return -1;
-    for (int i = 0; i < op->sop->tree_count; i++)
-        if (strcmp(op->sop->tree_names[i], tree) == 0)
-            return i;
-    return -1;
-}
-
 const char *ps_svc_preempt_reason(int reason)
 {
     return reason == PS_PREEMPT_FOR_STARVING ? "preemption"
@@ -216,146 +197,6 @@ void ps_svc_job_preempt(struct ps_service *svc, struct ps_svc_job *job, const ch
         json_array_append_new(interrupt, json_pack("{s:s, s:I, s:s}", "job_id", job->id,
                                                    "timeout_ms", (json_int_t)timeout_ms, "reason",
                                                    reason));
-}
-
-/* The node's jobs scheduled in tree tname whose operations are in the snapshot, as engine
- * allocations (jobs parallel); *other: usage of the node's other jobs. Caller frees both. */
-static int node_allocs(struct ps_svc_node *node, const char *tname,
-                       struct ps_node_allocation **allocs_out, struct ps_svc_job ***jobs_out,
-                       int *count, struct ps_resources *other, struct ps_error *err)
-{
-    int n = 0;
-    for (struct ps_svc_job *j = node->jobs; j; j = j->node_next)
-        n++;
-    struct ps_node_allocation *allocs = malloc((size_t)(n ? n : 1) * sizeof *allocs);
-    struct ps_svc_job **jobs = malloc((size_t)(n ? n : 1) * sizeof *jobs);
-    if (!allocs || !jobs) {
-        free(allocs);
-        free(jobs);
-        return ps_error_set(err, PS_ENOMEM, "out of memory");
-    }
-    *other = ps_resources_zero();
-    int na = 0;
-    for (struct ps_svc_job *j = node->jobs; j; j = j->node_next) {
-        int slot = tree_slot(j->op, tname);
-        if (slot < 0 || slot != j->tree_slot || j->op->trees[slot].element < 0) {
-            *other = ps_resources_add(*other, j->usage);
-            continue;
-        }
-        jobs[na] = j;
-        allocs[na++] = (struct ps_node_allocation){j->alloc_id, j->op->trees[slot].element,
-                                                   j->usage, j->start_ms, true,
-                                                   j->interrupt_deadline_ms > 0};
-    }
-    *allocs_out = allocs;
-    *jobs_out = jobs;
-    *count = na;
-    return 0;
-}
-
-/* A node whose resource limits are below the usage of its jobs (it shrank): victims with reason
- * resource_overcommit until the jobs that are not already leaving fit. */
-static int overcommit(struct ps_service *svc, struct ps_svc_node *node,
-                      struct ps_svc_tree_state *ts, const char *tname, int64_t now,
-                      json_t *interrupt, json_t *abort, struct ps_error *err)
-{
-    struct ps_resources usage = ps_resources_zero();
-    for (struct ps_svc_job *j = node->jobs; j; j = j->node_next)
-        if (j->interrupt_deadline_ms <= 0)
-            usage = ps_resources_add(usage, j->usage);
-    if (ps_resources_fit(usage, node->limits))
-        return 0;
-    struct ps_node_allocation *allocs;
-    struct ps_svc_job **jobs;
-    struct ps_resources other;
-    int na;
-    int rc = node_allocs(node, tname, &allocs, &jobs, &na, &other, err);
-    if (rc != 0)
-        return rc;
-    struct ps_preempt_tree tree = {&ts->sched.preempt_config, ts->sched.starvation,
-                                   ts->sched.preempt_ops, ts->sched.subtree_eligible};
-    struct ps_preempt_result pres;
-    ps_preempt_result_init(&pres);
-    rc = ps_preempt_overcommit_victims(&tree, ps_resources_sub(node->limits, other), allocs, na,
-                                       &pres, err);
-    for (int i = 0; rc == 0 && i < pres.victim_count; i++)
-        for (int k = 0; k < na; k++)
-            if (allocs[k].id == pres.victims[i].allocation_id) {
-                ps_svc_job_preempt(svc, jobs[k], ps_svc_preempt_reason(pres.victims[i].reason),
-                                   pres.victims[i].interrupt_timeout_ms, NULL, now, interrupt,
-                                   abort);
-                break;
-            }
-    ps_preempt_result_release(&pres);
-    free(allocs);
-    free(jobs);
-    return rc;
-}
-
-/* Scheduling on the node's tree: overcommit victims first, then allocations become jobs,
- * victims interrupts or aborts. */
-static int schedule(struct ps_service *svc, struct ps_svc_node *node, int64_t now, json_t *start,
-                    json_t *interrupt, json_t *abort, struct ps_error *err)
-{
-    struct ps_node *sn = ps_strategy_find_node(svc->strategy, node->id);
-    if (!sn || !sn->tree)
-        return 0;
-    const char *tname = ps_pool_tree_name(sn->tree);
-    struct ps_svc_tree_state *ts = ps_svc_tree(svc, tname);
-    if (!ts || !ts->sched.snap)
-        return 0;
-    int rc = overcommit(svc, node, ts, tname, now, interrupt, abort, err);
-    if (rc != 0)
-        return rc;
-    struct ps_node_allocation *allocs;
-    struct ps_svc_job **jobs;
-    struct ps_resources usage;
-    int na;
-    rc = node_allocs(node, tname, &allocs, &jobs, &na, &usage, err);
-    if (rc != 0)
-        return rc;
-    for (int k = 0; k < na; k++)
-        usage = ps_resources_add(usage, allocs[k].resources);
-    struct ps_sched_node sched_node = {node->num, (const char *const *)node->tags, node->tag_count,
-                                       node->limits, usage, node->filter_cache};
-    struct ps_sched_result res;
-    struct ps_preempt_result pres;
-    ps_sched_result_init(&res);
-    ps_preempt_result_init(&pres);
-    rc = ps_tree_sched_heartbeat(&ts->sched, &sched_node, allocs, na, &node->last_preempt_ms,
-                                 now, &res, &pres, err);
-    for (int i = 0; rc == 0 && i < res.allocation_count; i++) {
-        const struct ps_sched_allocation *a = &res.allocations[i];
-        struct ps_svc_op *op = sched_host(ts, a->op);
-        int slot = op ? tree_slot(op, tname) : -1;
-        struct ps_svc_job *job = slot >= 0 ? ps_svc_job_start(svc, op, slot, a->resources,
-                                                               node->id, now)
-                                           : NULL;
-        if (!job) {
-            ps_sched_allocation_finished(ts->sched.snap, a->op, a->resources, NULL);
-            continue;
-        }
-        job->sent_in_heartbeat = node->heartbeat_seq;
-        job->reported_in_heartbeat = node->heartbeat_seq;
-        json_array_append_new(start, start_entry(job));
-        ps_persist_job(svc, job);
-    }
-    for (int i = 0; rc == 0 && i < pres.victim_count; i++) {
-        const struct ps_preempt_victim *v = &pres.victims[i];
-        for (int k = 0; k < na; k++)
-            if (allocs[k].id == v->allocation_id) {
-                struct ps_svc_op *for_op = sched_host(ts, v->for_op);
-                ps_svc_job_preempt(svc, jobs[k], ps_svc_preempt_reason(v->reason),
-                                   v->interrupt_timeout_ms, for_op ? for_op->id : NULL, now,
-                                   interrupt, abort);
-                break;
-            }
-    }
-    ps_sched_result_release(&res);
-    ps_preempt_result_release(&pres);
-    free(allocs);
-    free(jobs);
-    return rc;
 }
 
 int ps_api_heartbeat_json(struct ps_service *svc, const json_t *req, const char *remote_addr,
@@ -485,7 +326,7 @@ int ps_api_heartbeat_json(struct ps_service *svc, const json_t *req, const char 
             ps_persist_op(svc, j->op);
         }
     }
-    rc = schedule(svc, node, now, start, interrupt, abort, err);
+    rc = ps_svc_schedule_node(svc, node, now, start, interrupt, abort, err);
 out:;
     uint64_t after = ps_journal_last(svc->journal);
     pthread_mutex_unlock(&svc->mu);

@@ -31,31 +31,9 @@ static json_t *pending_reason(struct ps_service *svc, const struct ps_svc_op *op
         struct ps_pending_info info;
         memset(&info, 0, sizeof info);
         ps_pool_tree_pending_reason(tree, to, &info);
-        if (info.reason == PS_PENDING_NONE) {
-            const struct ps_svc_op_tree *t = &op->trees[i];
-            struct ps_svc_tree_state *ts = ps_svc_tree(svc, op->sop->tree_names[i]);
-            if (t->element < 0 || !ts || !ts->sched.snap) {
-                info.reason = PS_PENDING_WAITING_FAIR_SHARE_UPDATE;
-            } else {
-                int elem = -1;
-                enum ps_sched_reason r = ps_sched_operation_reason(ts->sched.snap, t->element, &elem);
-                if (to->dynamic.usage_ratio + 1e-9 >= to->dynamic.fair_share_ratio)
-                    info.reason = PS_PENDING_USAGE_AT_FAIR_SHARE;
-                else if (r == PS_SCHED_NODE_RESOURCES)
-                    info.reason = PS_PENDING_FRAGMENTED;
-                else if (r == PS_SCHED_LIMITS) {
-                    info.resource = -1;
-                    if (elem == t->element) {
-                        info.reason = PS_PENDING_OPERATION_RESOURCE_LIMITS;
-                    } else {
-                        info.reason = PS_PENDING_POOL_RESOURCE_LIMITS;
-                        info.pool = elem >= 0 && elem < ts->sched.fs.count && ts->sched.fs.pools[elem]
-                                        ? ts->sched.fs.pools[elem]->name
-                                        : "?";
-                    }
-                }
-            }
-        }
+        if (info.reason == PS_PENDING_NONE)
+            ps_svc_pending_scheduler_reason(svc, ps_svc_tree(svc, op->sop->tree_names[i]), to,
+                                            op->trees[i].element, &info);
         if (info.reason == PS_PENDING_NONE)
             continue;
         char one[512];
@@ -299,8 +277,8 @@ static int update_params(struct ps_service *svc, struct ps_svc_op *op, const jso
     }
     if (rc != 0)
         return rc;
-    /* the snapshot borrows the old filter; take the operation out of it first */
-    ps_svc_op_detach(svc, op);
+    /* The snapshot keeps the old settings (it owns its filters) until the next update, which
+     * wake_trees brings forward (docs/scheduling-loop.md). */
     rc = ps_strategy_update_operation(svc->strategy, op->id, &pv, err);
     ps_value_release(&pv);
     if (rc != 0)

@@ -1,9 +1,9 @@
 /* engine_loop.c — the service's periodic work on one background thread: each tree's fair share
  * update (with starvation check and a new scheduling snapshot) every @fair_share_update_period,
  * sooner (after 50 ms) when operations started or finished, and the node offline check.
- * After each update, allocations of elements above their effective resource_limits (lowered
- * through the API) are preempted (ps_svc_limits_check): the update is where the new limits
- * reach the snapshot, and it already costs O(elements), unlike a heartbeat.
+ * After each update, the loop's limits check preempts allocations of elements above their
+ * resource_limits (ps_svc_limits_check, sched_host.c): the update is where new limits reach
+ * the snapshot, and it already costs O(elements), unlike a heartbeat.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -45,7 +45,7 @@ static void update_tree(struct ps_service *svc, struct ps_svc_tree_state *ts, in
     struct ps_error err;
     ps_error_init(&err);
     int changed = 0;
-    int rc = ps_tree_sched_update(&ts->sched, tree, now_ms, ps_svc_sched_op_fn, svc, &changed, &err);
+    int rc = ps_svc_update_tree(svc, ts, tree, now_ms, &changed, &err);
     double seconds = (double)(ps_clock_monotonic_ns() - started_ns) / 1e9;
     ps_metric_observe(svc->m_fs_duration, seconds);
     if (rc != 0) {
@@ -71,81 +71,6 @@ static void update_tree(struct ps_service *svc, struct ps_svc_tree_state *ts, in
         if (op && to->dynamic.starvation != PS_NON_STARVING)
             ps_persist_op(svc, op);
     }
-}
-
-struct tree_job {
-    int64_t id;
-    struct ps_svc_job *job;
-};
-
-static int cmp_tree_job(const void *a, const void *b)
-{
-    int64_t x = ((const struct tree_job *)a)->id, y = ((const struct tree_job *)b)->id;
-    return (x > y) - (x < y);
-}
-
-void ps_svc_limits_check(struct ps_service *svc, struct ps_svc_tree_state *ts, int64_t now_ms)
-{
-    const struct ps_sched_snapshot *snap = ts->sched.snap;
-    if (!snap)
-        return;
-    int count = ps_sched_snapshot_element_count(snap);
-    bool over = false;
-    for (int i = 0; i < count && !over; i++)
-        over = !ps_resources_fit(ps_sched_usage(snap, i), ps_sched_limits(snap, i));
-    if (!over)
-        return;
-    int n = 0;
-    for (int i = 0; i < svc->node_count; i++)
-        for (struct ps_svc_job *j = svc->node_list[i]->jobs; j; j = j->node_next)
-            n++;
-    struct tree_job *tj = malloc((size_t)(n ? n : 1) * sizeof *tj);
-    struct ps_node_allocation *allocs = malloc((size_t)(n ? n : 1) * sizeof *allocs);
-    struct ps_error err;
-    ps_error_init(&err);
-    struct ps_preempt_result pres;
-    ps_preempt_result_init(&pres);
-    int rc = 0;
-    if (!tj || !allocs) {
-        rc = ps_error_set(&err, PS_ENOMEM, "out of memory");
-        goto out;
-    }
-    /* every job scheduled in this tree whose operation is in the snapshot, by allocation id
-     * (the ids map victims back to jobs) */
-    int na = 0;
-    for (int i = 0; i < svc->node_count; i++)
-        for (struct ps_svc_job *j = svc->node_list[i]->jobs; j; j = j->node_next) {
-            int slot = j->tree_slot;
-            if (!j->op->sop || slot < 0 || slot >= j->op->sop->tree_count ||
-                strcmp(j->op->sop->tree_names[slot], ts->name) != 0 ||
-                j->op->trees[slot].element < 0)
-                continue;
-            tj[na++] = (struct tree_job){j->alloc_id, j};
-        }
-    qsort(tj, (size_t)na, sizeof *tj, cmp_tree_job);
-    for (int k = 0; k < na; k++) {
-        struct ps_svc_job *j = tj[k].job;
-        allocs[k] = (struct ps_node_allocation){j->alloc_id, j->op->trees[j->tree_slot].element,
-                                                j->usage, j->start_ms, true,
-                                                j->interrupt_deadline_ms > 0};
-    }
-    struct ps_preempt_tree tree = {&ts->sched.preempt_config, ts->sched.starvation,
-                                   ts->sched.preempt_ops, ts->sched.subtree_eligible};
-    rc = ps_preempt_limits_victims(snap, &tree, allocs, na, &pres, &err);
-    for (int i = 0; rc == 0 && i < pres.victim_count; i++) {
-        struct tree_job key = {pres.victims[i].allocation_id, NULL};
-        struct tree_job *hit = bsearch(&key, tj, (size_t)na, sizeof *tj, cmp_tree_job);
-        if (hit)
-            ps_svc_job_preempt(svc, hit->job, ps_svc_preempt_reason(pres.victims[i].reason),
-                               pres.victims[i].interrupt_timeout_ms, NULL, now_ms, NULL, NULL);
-    }
-out:
-    if (rc != 0)
-        ps_svc_log(svc, "error", "limits_check_failed", "tree=%s error=\"%s\"", ts->name,
-                   err.msg);
-    ps_preempt_result_release(&pres);
-    free(allocs);
-    free(tj);
 }
 
 static void check_nodes(struct ps_service *svc, int64_t now_ms)

@@ -334,10 +334,28 @@ void ps_svc_job_preempt(struct ps_service *svc, struct ps_svc_job *job, const ch
                         int64_t timeout_ms, const char *for_op, int64_t now_ms,
                         json_t *interrupt, json_t *abort);
 const char *ps_svc_preempt_reason(int reason);   /* enum ps_preempt_reason -> abort reason */
-/* After a fair share update of ts: when an element's usage is above its effective
- * resource_limits, preempts allocations of the tree with reason resource_limits_violated
- * (engine_loop.c). O(elements), plus O(running jobs) only while some element is over. */
+/* The service as the scheduling loop's host (sched_host.c, core/tree_sched.h). */
+/* After a fair share update of ts: the loop's limits check (victims with reason
+ * resource_limits_violated). O(elements), plus O(running jobs) only while some element is
+ * over. Errors are logged. */
 void ps_svc_limits_check(struct ps_service *svc, struct ps_svc_tree_state *ts, int64_t now_ms);
+/* One fair share update of ts through the loop. Errors: as ps_tree_sched_update. */
+int ps_svc_update_tree(struct ps_service *svc, struct ps_svc_tree_state *ts,
+                       struct ps_pool_tree *tree, int64_t now_ms, int *starvation_changed,
+                       struct ps_error *err);
+/* A node heartbeat's scheduling on the node's tree through the loop: new jobs go to start_out
+ * (ps_svc_start_entry), victims to interrupt or abort. */
+int ps_svc_schedule_node(struct ps_service *svc, struct ps_svc_node *node, int64_t now_ms,
+                         json_t *start_out, json_t *interrupt, json_t *abort, struct ps_error *err);
+/* Why an operation with pending jobs waits, in the scheduler's view, for its membership to
+ * (element: its element in ts's last update, -1): the rules of ps_pending_scheduler_reason, the
+ * simulator's too. Fills info->reason, tree, pool, resource. */
+struct ps_pending_info;
+void ps_svc_pending_scheduler_reason(struct ps_service *svc, struct ps_svc_tree_state *ts,
+                                     const struct ps_tree_op *to, int element,
+                                     struct ps_pending_info *info);
+/* The node protocol's entry for a job to start (api_nodes.c). */
+json_t *ps_svc_start_entry(const struct ps_svc_job *job);
 void ps_svc_job_set_guarantee(struct ps_service *svc, struct ps_svc_job *job, double cores);
 struct ps_svc_node *ps_svc_node_get(struct ps_service *svc, const char *id, bool create);
 void ps_svc_node_offline(struct ps_service *svc, struct ps_svc_node *node, int64_t now_ms);
@@ -346,7 +364,9 @@ void ps_svc_job_attach_node(struct ps_service *svc, struct ps_svc_job *job);
 /* Fills the tree ops' demand, usage and pending counts from the service's operations. */
 void ps_svc_fill_engine_inputs(struct ps_service *svc, struct ps_svc_tree_state *ts,
                                struct ps_pool_tree *tree);
-ps_tree_sched_op_fn ps_svc_sched_op_fn;
+struct ps_preemptible *ps_svc_sched_op_fn(void *ctx, struct ps_tree_op *op, int element,
+                                          struct ps_sched_operation *sched,
+                                          struct ps_preempt_operation *preempt);
 
 /* Persistence (persist.c): JSON documents and journal records. */
 json_t *ps_persist_tree_doc(struct ps_service *svc, struct ps_pool_tree *tree);

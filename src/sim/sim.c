@@ -172,15 +172,10 @@ static int init_trees(struct ps_sim *sim, struct ps_error *err)
         T->tree = ps_strategy_tree_at(sim->strategy, t);
         T->name = ps_pool_tree_name(T->tree);
         T->gen = 1;   /* node quiet_gen 0 means "never quiet" */
-        ps_tree_fs_init(&T->fs);
         ps_strmap_init(&T->stats_by_name);
-        T->update = ps_fs_update_new();
-        if (!T->update)
-            return ps_error_set(err, PS_ENOMEM, "out of memory");
+        if (ps_tree_sched_init(&T->ts, err) != 0)
+            return PS_ENOMEM;
         const struct ps_tree_config *cfg = ps_pool_tree_config(T->tree);
-        ps_sched_options_init(&T->sched_options);
-        T->sched_options.fifo_order_in_fifo_pools = cfg->fifo_pool_scheduling_order == PS_FIFO_ORDER_FIFO;
-        T->sched_options.filter_eval = ps_formula_eval;
         T->tolerance = cfg->fair_share_starvation_tolerance;
         T->starvation_timeout_ms = cfg->fair_share_starvation_timeout_ms;
     }
@@ -207,7 +202,6 @@ static int init_tree_nodes(struct ps_sim *sim, struct ps_error *err)
         for (int r = 0; r < PS_RES_COUNT; r++)
             if (T->fs_total.v[r] >= PS_RES_INFINITE)
                 T->fs_total.v[r] = 0;
-        T->sched_options.total = T->fs_total;
     }
     for (int64_t i = 0; i < sim->node_count; i++) {
         struct sim_node *n = &sim->nodes[i];
@@ -321,7 +315,6 @@ int ps_sim_new(const struct ps_scenario *scenario, const struct ps_sim_options *
     sim->next_serial = 1;
     ps_event_queue_init(&sim->queue);
     ps_strmap_init(&sim->op_by_id);
-    ps_sched_result_init(&sim->sched);
     ps_error_init(&sim->io_error);
     sim->strategy = ps_strategy_new();
     sim->trees = calloc((size_t)(sim->tree_count ? sim->tree_count : 1), sizeof *sim->trees);
@@ -387,14 +380,11 @@ void ps_sim_free(struct ps_sim *sim)
     }
     for (int t = 0; sim->trees && t < sim->tree_count; t++) {
         struct sim_tree *T = &sim->trees[t];
-        ps_tree_fs_release(&T->fs);
-        ps_fs_update_free(T->update);
-        ps_sched_snapshot_free(T->snap);
+        ps_tree_sched_release(&T->ts);
         free(T->elem_op);
         free(T->elem_ms);
         free(T->elem_runnable);
         free(T->elem_stats);
-        free(T->op_states);
         free(T->frontier);
         free(T->nodes);
         free(T->groups);
@@ -422,7 +412,7 @@ void ps_sim_free(struct ps_sim *sim)
     free(sim->waits);
     ps_strmap_release(&sim->op_by_id);
     ps_event_queue_release(&sim->queue);
-    ps_sched_result_release(&sim->sched);
+    sim_host_release(sim);
     sim_buf_release(&sim->line);
     free(sim);
 }

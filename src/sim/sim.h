@@ -37,31 +37,24 @@
  * ============================== extension points (hooks) =================================
  * Internal structures are in sim_internal.h; the names below are its functions.
  *
- * (a) Preemption (preempt.h, tree_starvation.h):
- *   - Starvation check: sim_fair_share_event() runs update_tree() (sim_sched.c) per tree:
- *     build -> update -> apply -> snapshot rebuild; the starvation check belongs right after
- *     apply, where a comment marks it (ps_pool_tree_build_starvation,
- *     ps_starvation_update, ps_pool_tree_apply_starvation on tree->fs), before the snapshot is
- *     rebuilt. pools.csv reads pool->dynamic.starvation, so the column follows once it runs.
- *     A tree whose state evolves with time alone (elements below fair share waiting for their
- *     starvation timeout) must set tree->keep_updating so its updates are not skipped.
- *   - Preemptive stages: sim_heartbeat() (sim_sched.c) runs the regular stage into sim->sched
- *     and then hands it to sim_heartbeat_commit(sim, node, victims, victim_count). Preemptive
- *     stages go between the two: ps_preempt_heartbeat(tree->snap, ..., &sim->sched, &result)
- *     appends at most one allocation to sim->sched and returns victims; pass them to commit.
- *     The node's running jobs are node->jobs (job slots; each struct sim_job has its
- *     operation, start time and resources; the element of its operation in the current
- *     snapshot is sim_job_element()); use the job slot as struct ps_node_allocation.id, since
- *     commit reads victims' allocation_id as a slot. The per-node backoff time belongs in
- *     struct sim_node.
- *     sim_heartbeat() skips the regular stage when nothing is pending, when the node's free
- *     resources do not cover min_spare, or when the node is quiet; only the first of these
- *     also rules out the preemptive stages (a full node is where they act). A heartbeat that
- *     may preempt later even though it changed nothing now must set tree->keep_heartbeats, or
- *     the node counts as quiet and the tree may go dormant.
- *   - Victims: sim_heartbeat_commit() calls sim_job_preempt(sim, job, for_op, reason,
- *     interrupt_timeout_ms): a job_preempted event now, and a job_aborted (reason preemption)
- *     now or when the interrupt timeout expires if the job has not ended by then.
+ * (a) The scheduling loop (core/tree_sched.h; docs/scheduling-loop.md): the simulator is a host
+ *   of the same loop the service drives (sim_host.c). Fair share update, starvation check,
+ *   allocation classes, snapshot and limits check run in ps_tree_sched_update /
+ *   ps_tree_sched_limits_check (sim_host_update); a heartbeat's regular and preemptive stages
+ *   and the overcommit check in ps_tree_sched_heartbeat (sim_host_heartbeat), which calls back
+ *   for the node's jobs (job slots as allocation ids), to start jobs (sim_job_start), to record
+ *   pending-reason skips and to preempt (sim_preempt_victim -> sim_job_preempt).
+ *   - What stays here is when: sim_fair_share_event() skips updates of unchanged trees (a tree
+ *     whose state evolves with time alone, elements below fair share waiting for their
+ *     starvation timeout, sets tree->keep_updating); sim_heartbeat() asks only for the stages
+ *     that could start something (the regular stage not when nothing is pending, the node's
+ *     free resources miss min_spare or the node is quiet; the preemptive ones when
+ *     ps_tree_sched_preempt_due and not quiet at this generation). A heartbeat that may preempt
+ *     later even though it changed nothing now must set tree->keep_heartbeats, or the node
+ *     counts as quiet and the tree may go dormant.
+ *   - Victims: sim_job_preempt(sim, job, for_op, reason, interrupt_timeout_ms): a
+ *     job_preempted event now, and a job_aborted (reason preemption) now (tasks that are not
+ *     interruptible) or when the interrupt timeout expires if the job has not ended by then.
  *   - Aborts for any reason (preemption, node_offline, resource_overdraft, ...):
  *     sim_job_abort(sim, job, reason): job_aborted with statistics, resources returned to
  *     the node, the snapshot, the operation and the pools; the job goes back to its task's

@@ -21,6 +21,7 @@
 #include "core/strategy.h"
 #include "core/strmap.h"
 #include "core/tree_fs.h"
+#include "core/tree_sched.h"
 #include "core/value.h"
 #include "io/scenario.h"
 #include "sim/event_queue.h"
@@ -202,15 +203,13 @@ struct sim_node {
 struct sim_tree {
     struct ps_pool_tree *tree;         /* the strategy's */
     const char *name;
-    struct ps_tree_fs fs;
-    struct ps_fs_update *update;
-    struct ps_sched_snapshot *snap;    /* NULL before the first update */
-    struct ps_sched_options sched_options;
+    /* The scheduling loop (core/tree_sched.h): fair share, starvation, snapshot (ts.snap, NULL
+     * before the first update), preemption. The simulator is its host (sim_host.c). */
+    struct ps_tree_sched ts;
     int *elem_op;                      /* per snapshot element: operation index, -1 for pools */
     int *elem_ms;                      /* per element: membership index in that operation */
     bool *elem_runnable;
     struct sim_pool_stats **elem_stats;   /* per element: pool stats, NULL for operations */
-    struct ps_sched_operation *op_states; /* per element: the snapshot input (scratch) */
     int elem_cap;
     int64_t runnable_pending;          /* pending allocations of runnable operations */
     /* Componentwise minimum of the allocation shapes of runnable operations with pending jobs
@@ -271,7 +270,6 @@ struct ps_sim {
     int touched_count;
     int64_t *waits;                    /* wait of every started attempt, ms */
     int64_t wait_count, wait_cap;
-    struct ps_sched_result sched;      /* the heartbeat in progress */
     uint64_t snapshot_generation;
     uint64_t update_serial;
     bool reasons_dirty;                /* a heartbeat changed what it recorded for a reason */
@@ -279,6 +277,8 @@ struct ps_sim {
     struct sim_buf line;               /* the output line being built */
     int64_t reason_ms[PS_PENDING_REASON_COUNT];   /* operation x ms spent per top reason */
     struct ps_sim_stats stats;
+    struct ps_node_allocation *host_allocs;   /* sim_host.c: allocations offered to the loop */
+    int host_alloc_count, host_alloc_cap;
     struct ps_error io_error;          /* the first output failure */
     struct sim_res_stats {             /* sim_resources.c, for summary.json */
         int64_t memory_jobs_started, memory_jobs_completed, overdraft_aborts,
@@ -301,13 +301,14 @@ void sim_active_remove(struct ps_sim *sim, int op);
 /* ---- sim_sched.c ------------------------------------------------------------------------ */
 int sim_fair_share_event(struct ps_sim *sim, struct ps_error *err);
 int sim_heartbeat(struct ps_sim *sim, int node, struct ps_error *err);
-int sim_heartbeat_commit(struct ps_sim *sim, int node, const struct ps_preempt_victim *victims,
-                         int victim_count, struct ps_error *err);
 /* The tree's scheduling state changed: new generation; wakes dormant heartbeats. */
 int sim_tree_changed(struct ps_sim *sim, int tree);
 /* Brings an operation's entry in every snapshot in line with its tasks: runnable, pending count
  * and allocation shape of the current task. */
 int sim_op_sync(struct ps_sim *sim, int op, struct ps_error *err);
+/* The snapshot state of membership k of op: runnable, pending count and shape of the current
+ * task, the loop's effective filter of its element. */
+void sim_op_state(const struct ps_sim *sim, int op, int k, struct ps_sched_operation *st);
 
 /* ---- sim_jobs.c ------------------------------------------------------------------------- */
 int sim_op_init(struct ps_sim *sim, int op, struct ps_error *err);
@@ -342,14 +343,27 @@ int sim_op_finish(struct ps_sim *sim, int op, enum sim_op_state state, struct ps
 /* Fails a running operation: its running jobs are aborted (reason operation_failed), then it
  * finishes as failed with error. */
 int sim_op_fail(struct ps_sim *sim, int op, const char *error, struct ps_error *err);
+/* Membership k of op changed its pool or its filters (its own or a pool's) at run time: its
+ * pool statistics path, usage and demand there, and its effective filter follow. */
+int sim_membership_moved(struct ps_sim *sim, int op, int k, struct ps_error *err);
+
+/* ---- sim_host.c: the simulator as the host of the scheduling loop ------------------------ */
+/* One fair share update of the tree through the loop, its limits check, and the element maps
+ * (elem_op, elem_ms, elem_runnable, elem_stats, runnable_pending, min_shape, memberships'
+ * elem). *starvation_changed as ps_tree_sched_update. */
+int sim_host_update(struct ps_sim *sim, int tree, int *starvation_changed, struct ps_error *err);
+/* One heartbeat of node through the loop (its tree has a snapshot): the stages asked for, the
+ * starts (sim_job_start), pending-reason skips, victims, then overcommit. */
+int sim_host_heartbeat(struct ps_sim *sim, int node, const struct ps_sched_node *sn,
+                       const struct ps_tree_heartbeat_stages *stages, struct ps_error *err);
+void sim_host_release(struct ps_sim *sim);
 
 /* ---- sim_preempt.c ---------------------------------------------------------------------- */
 struct sim_preempt_tree;
 int sim_preempt_init(struct ps_sim *sim, struct ps_error *err);   /* after the trees and nodes */
 void sim_preempt_release(struct ps_sim *sim);
-/* After a fair share update's snapshot rebuild: starvation check (events, keep_updating),
- * allocation classes of every operation, limits check when an event lowered limits. */
-int sim_preempt_tree_updated(struct ps_sim *sim, int tree, struct ps_error *err);
+/* After a fair share update of the loop: starvation events, keep_updating. */
+void sim_preempt_tree_updated(struct ps_sim *sim, int tree, int starvation_changed);
 /* Whether the preemptive stages run on this node's heartbeat now (backoff passed, something
  * starving; moves the node's backoff time); *run: whether they must really be computed (false
  * when they started nothing at this generation already). */
@@ -359,12 +373,6 @@ bool sim_preempt_active(const struct ps_sim *sim, int tree);
  * backoff time exactly as if they had run (they would have started nothing). */
 void sim_preempt_dormant(struct ps_sim *sim, int tree);
 void sim_preempt_wake(struct ps_sim *sim, int tree);
-/* The preemptive stages, after the regular one (sim->sched): victims for the commit. */
-int sim_preempt_heartbeat(struct ps_sim *sim, int node, const struct ps_sched_node *sn,
-                          const struct ps_preempt_victim **victims, int *victim_count,
-                          struct ps_error *err);
-/* After the commit: a node whose limits shrank below its usage loses jobs until it fits. */
-int sim_preempt_overcommit(struct ps_sim *sim, int node, struct ps_error *err);
 /* Preempts a running job (counts it per pool and reason, then sim_job_preempt). */
 int sim_preempt_victim(struct ps_sim *sim, int64_t slot, int for_op, enum ps_preempt_reason reason,
                        int64_t interrupt_timeout_ms, struct ps_error *err);

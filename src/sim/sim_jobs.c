@@ -128,6 +128,44 @@ static int effective_filter(struct sim_membership *ms, struct ps_error *err)
     return rc;
 }
 
+/* The pool statistics of the membership's pool up to <Root> (struct sim_membership.path). */
+static int membership_path(struct ps_sim *sim, struct sim_membership *ms, struct ps_error *err)
+{
+    int depth = 0;
+    for (const struct ps_pool *p = ms->m->pool; p; p = p->parent)
+        depth++;
+    free(ms->path);
+    ms->path_len = 0;
+    ms->path = calloc((size_t)(depth ? depth : 1), sizeof *ms->path);
+    if (!ms->path)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    for (const struct ps_pool *p = ms->m->pool; p; p = p->parent) {
+        struct sim_pool_stats *st = sim_stats_get(sim, ms->tree, p->name);
+        if (!st)
+            return ps_error_set(err, PS_ENOMEM, "out of memory");
+        ms->path[ms->path_len++] = st;
+    }
+    return 0;
+}
+
+int sim_membership_moved(struct ps_sim *sim, int op, int k, struct ps_error *err)
+{
+    struct sim_membership *ms = &sim->ops[op].ms[k];
+    if (!ms->m)
+        return 0;
+    if (ms->in_stats)
+        sim_stats_add(sim, ms->path, ms->path_len, &ms->usage, &ms->demand, -1);
+    int rc = membership_path(sim, ms, err);
+    if (rc != 0)
+        return rc;
+    if (ms->in_stats)
+        sim_stats_add(sim, ms->path, ms->path_len, &ms->usage, &ms->demand, 1);
+    ps_formula_free(ms->combined);
+    ms->combined = NULL;
+    ms->fits_task = -1;
+    return effective_filter(ms, err);
+}
+
 static int init_memberships(struct ps_sim *sim, struct sim_op *o, struct ps_error *err)
 {
     struct ps_operation *op = o->op;
@@ -142,19 +180,10 @@ static int init_memberships(struct ps_sim *sim, struct sim_op *o, struct ps_erro
         ms->elem = -1;
         ms->fits_task = -1;
         ms->limit_resource = -1;
-        int depth = 0;
-        for (const struct ps_pool *p = ms->m->pool; p; p = p->parent)
-            depth++;
-        ms->path = calloc((size_t)depth, sizeof *ms->path);
-        if (!ms->path)
-            return ps_error_set(err, PS_ENOMEM, "out of memory");
-        for (const struct ps_pool *p = ms->m->pool; p; p = p->parent) {
-            struct sim_pool_stats *st = sim_stats_get(sim, ms->tree, p->name);
-            if (!st)
-                return ps_error_set(err, PS_ENOMEM, "out of memory");
-            ms->path[ms->path_len++] = st;
-        }
-        int rc = effective_filter(ms, err);
+        int rc = membership_path(sim, ms, err);
+        if (rc != 0)
+            return rc;
+        rc = effective_filter(ms, err);
         if (rc != 0)
             return rc;
         sim->trees[ms->tree].dirty = true;
@@ -199,6 +228,7 @@ int sim_submit(struct ps_sim *sim, int op, struct ps_error *err)
         return 0;
     }
     o->op = started;
+    started->host = o;   /* the loop's op_state finds the simulator's operation through it */
     o->state = SIM_OP_PENDING;
     sim->stats.operations_pending++;
     rc = init_memberships(sim, o, err);
@@ -247,14 +277,14 @@ int sim_op_finish(struct ps_sim *sim, int op, enum sim_op_state state, struct ps
             sim_stats_add(sim, ms->path, ms->path_len, &ms->usage, &ms->demand, -1);
             ms->in_stats = false;
         }
-        if (ms->elem >= 0 && T->snap) {
+        if (ms->elem >= 0 && T->ts.snap) {
             /* The snapshot borrows the membership's filter, which is about to be freed. */
             struct ps_sched_operation st = {.filter = NULL, .runnable = false, .pending_count = 0,
                                             .allocation = ms->fed_shape};
             if (T->elem_runnable[ms->elem])
-                T->runnable_pending -= ps_sched_pending(T->snap, ms->elem);
+                T->runnable_pending -= ps_sched_pending(T->ts.snap, ms->elem);
             T->elem_runnable[ms->elem] = false;
-            int rc = ps_sched_set_operation(T->snap, ms->elem, &st, err);
+            int rc = ps_sched_set_operation(T->ts.snap, ms->elem, &st, err);
             if (rc != 0)
                 return rc;
         }
@@ -508,8 +538,8 @@ static int job_remove(struct ps_sim *sim, int64_t slot, struct ps_error *err)
     n->job_count--;
     sim_preempt_job_removed(sim, slot);
     move_usage(sim, job, job->resources, -1);
-    if (ms->elem >= 0 && T->snap) {
-        int rc = ps_sched_allocation_finished(T->snap, ms->elem, job->resources, err);
+    if (ms->elem >= 0 && T->ts.snap) {
+        int rc = ps_sched_allocation_finished(T->ts.snap, ms->elem, job->resources, err);
         if (rc != 0)
             return rc;
     }
@@ -705,10 +735,10 @@ int sim_job_set_usage(struct ps_sim *sim, int64_t slot, struct ps_resources usag
     for (int r = 0; r < PS_RES_COUNT; r++)
         if (usage.v[r] < 0)
             return ps_error_set(err, PS_EINVAL, "job usage: negative %s", ps_resource_name(r));
-    if (ms->elem >= 0 && T->snap) {
-        int rc = ps_sched_allocation_finished(T->snap, ms->elem, job->resources, err);
+    if (ms->elem >= 0 && T->ts.snap) {
+        int rc = ps_sched_allocation_finished(T->ts.snap, ms->elem, job->resources, err);
         if (rc == 0)
-            rc = ps_sched_allocation_started(T->snap, ms->elem, usage, err);
+            rc = ps_sched_allocation_started(T->ts.snap, ms->elem, usage, err);
         if (rc != 0)
             return rc;
     }

@@ -223,8 +223,8 @@ void sim_pools_rows_build(struct ps_sim *sim, int tree)
     struct sim_tree *T = &sim->trees[tree];
     struct sim_buf *b = &T->rows;
     b->len = 0;
-    for (int e = 0; e < T->fs.count; e++) {
-        const struct ps_pool *p = T->fs.pools[e];
+    for (int e = 0; e < T->ts.fs.count; e++) {
+        const struct ps_pool *p = T->ts.fs.pools[e];
         if (!p)
             continue;
         const struct ps_element_dynamic *d = &p->dynamic;

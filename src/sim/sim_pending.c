@@ -39,7 +39,7 @@ static bool fits_some_group(struct ps_sim *sim, struct sim_op *o, struct sim_mem
         const struct ps_scenario_node_group *g = &sim->sc->node_groups[T->groups[i]];
         const char *const *tags = (const char *const *)g->tags;
         if (!ps_resources_fit(shape, g->resource_limits) ||
-            !ps_resources_fit(T->sched_options.min_spare, g->resource_limits))
+            !ps_resources_fit(T->ts.options.min_spare, g->resource_limits))
             continue;
         fits = !ms->filter || ps_formula_eval(ms->filter, tags, (int)g->tag_count);
     }
@@ -59,7 +59,7 @@ static bool some_node_has_room(struct ps_sim *sim, int tree, const struct ps_res
         for (int i = 0; i < T->node_count; i++) {
             const struct sim_node *n = &sim->nodes[T->nodes[i]];
             struct ps_resources free_ = ps_resources_sub(n->limits, n->usage);
-            if (!ps_resources_fit(T->sched_options.min_spare, free_))
+            if (!ps_resources_fit(T->ts.options.min_spare, free_))
                 continue;
             bool dominated = false;
             for (int k = 0; k < T->frontier_count && !dominated; k++)
@@ -90,34 +90,56 @@ static bool some_node_has_room(struct ps_sim *sim, int tree, const struct ps_res
     return false;
 }
 
-static enum ps_pending_reason scheduler_reason(struct ps_sim *sim, struct sim_op *o,
-                                               struct sim_membership *ms,
-                                               struct ps_pending_info *info)
+struct probe {
+    struct ps_sim *sim;
+    struct sim_op *o;
+    struct sim_membership *ms;
+    struct ps_resources shape;
+};
+
+static bool probe_fits(void *ctx)
+{
+    struct probe *p = ctx;
+    return fits_some_group(p->sim, p->o, p->ms);
+}
+
+static bool probe_total_fits(void *ctx)
+{
+    struct probe *p = ctx;
+    const struct sim_tree *T = &p->sim->trees[p->ms->tree];
+    return ps_resources_fit(p->shape, ps_resources_sub(T->total, T->usage));
+}
+
+static bool probe_room(void *ctx)
+{
+    struct probe *p = ctx;
+    return some_node_has_room(p->sim, p->ms->tree, &p->shape);
+}
+
+/* The scheduler's view (core/pending.h decides). */
+static void scheduler_reason(struct ps_sim *sim, struct sim_op *o, struct sim_membership *ms,
+                             struct ps_pending_info *info)
 {
     const struct ps_tree_op *m = ms->m;
-    struct sim_tree *T = &sim->trees[ms->tree];
-    info->tree = T->name;
-    if (m->fs_index < 0 || !m->dynamic.valid)
-        return PS_PENDING_WAITING_FAIR_SHARE_UPDATE;
-    if (!fits_some_group(sim, o, ms))
-        return PS_PENDING_NO_NODE_FITS;
-    if (ms->sched_reason == PS_SCHED_LIMITS) {
-        info->resource = ms->limit_resource;
-        info->pool = ms->limit_pool;
-        return ms->limit_pool ? PS_PENDING_POOL_RESOURCE_LIMITS : PS_PENDING_OPERATION_RESOURCE_LIMITS;
-    }
+    info->tree = sim->trees[ms->tree].name;
     const struct ps_fs_element_output *fs = &m->dynamic.fs;
-    double sat = ps_sched_satisfaction_ratio(&fs->usage_share, &fs->fair_share.total, &fs->demand_share);
-    if (sat >= 1.0 - 1e-9)
-        return PS_PENDING_USAGE_AT_FAIR_SHARE;
-    struct ps_resources shape = sim_task_job_resources(sim, o->index, o->cur_task);
-    struct ps_resources free_ = ps_resources_sub(T->total, T->usage);
-    bool total_fits = ps_resources_fit(shape, free_);
-    if (ms->sched_reason == PS_SCHED_NODE_RESOURCES || ms->sched_reason == PS_SCHED_FILTER_MISMATCH)
-        return total_fits ? PS_PENDING_FRAGMENTED : PS_PENDING_NO_FREE_RESOURCES;
-    if (some_node_has_room(sim, ms->tree, &shape))
-        return PS_PENDING_WAITING_HEARTBEAT;
-    return total_fits ? PS_PENDING_FRAGMENTED : PS_PENDING_NO_FREE_RESOURCES;
+    struct probe ctx = {sim, o, ms, sim_task_job_resources(sim, o->index, o->cur_task)};
+    bool in_update = m->fs_index >= 0 && m->dynamic.valid;
+    struct ps_pending_probe probe = {
+        .ctx = &ctx,
+        .in_update = in_update,
+        .fits_some_node = probe_fits,
+        .sched_reason = ms->sched_reason,
+        .limit_pool = ms->limit_pool,
+        .limit_resource = ms->limit_resource,
+        .satisfaction = in_update ? ps_sched_satisfaction_ratio(&fs->usage_share,
+                                                                &fs->fair_share.total,
+                                                                &fs->demand_share)
+                                  : 0.0,
+        .total_fits = probe_total_fits,
+        .some_node_has_room = probe_room,
+    };
+    ps_pending_scheduler_reason(&probe, info);
 }
 
 void sim_pending_reason_describe(struct ps_sim *sim, int op, struct ps_pending_info *info,
@@ -142,7 +164,7 @@ void sim_pending_reason_describe(struct ps_sim *sim, int op, struct ps_pending_i
         struct ps_pending_info si;
         memset(&si, 0, sizeof si);
         si.resource = -1;
-        si.reason = scheduler_reason(sim, o, ms, &si);
+        scheduler_reason(sim, o, ms, &si);
         *info = si;
     }
     ps_pending_format(info, msg, size);

@@ -1,22 +1,18 @@
-/* sim_preempt.c — starvation and preemption in the simulator (sim.h, hooks (a)), and the
- * scenario's timed events that make the other two preemption reasons happen.
+/* sim_preempt.c — the simulator's side of starvation and preemption (sim.h, hooks (a)), and
+ * the scenario's timed events that make the other two preemption reasons happen. The loop
+ * (core/tree_sched.h, through sim_host.c) decides; this file keeps what only the simulator
+ * needs:
  *
- *   - After every performed fair share update of a tree (sim_preempt_tree_updated): the
- *     starvation check of tree_starvation.h on the update's results (starvation_status_changed
- *     events for every element whose status changed), the allocation classes of every operation
- *     (ps_preemptible_update), and, when an event lowered limits since the last update, the
- *     limits check (ps_preempt_limits_victims over every job of the tree). While an element is
- *     below fair share and still waiting for a starvation timeout the tree keeps updating (its
- *     state changes with time alone); while some operation has a starving ancestor the tree's
- *     heartbeats never count as quiet (a preemptive stage may start something at any of them).
- *   - At a heartbeat, after the regular stage: the preemptive stages (ps_preempt_heartbeat) when
- *     the node's backoff has passed and some operation of the tree has a starving ancestor; the
- *     node's backoff restarts whenever they ran. Then, when the node's usage exceeds its limits
- *     (a set_node_resources event shrank it), victims until it fits (resource_overcommit).
+ *   - After every performed fair share update of a tree (sim_preempt_tree_updated):
+ *     starvation_status_changed events for every element whose status changed. While an
+ *     element is below fair share and still waiting for a starvation timeout the tree keeps
+ *     updating (its state changes with time alone); while the preemptive stages are active
+ *     (ps_tree_sched_preempt_active) the tree's heartbeats never count as quiet.
+ *   - The backoff of the preemptive stages per node, also across dormant stretches
+ *     (replay_backoff), so skipping idle heartbeats stays exact.
  *   - Allocation classes are kept per operation and tree (struct sim_membership.lists), with the
  *     job slot as allocation id, on every job start, end and usage change.
- *   - Jobs already preempted (job_preempted sent, abort pending) are not offered as victims
- *     again: their resources are on their way out.
+ *   - Victims are counted per pool and reason (sim_preempt_victim).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -28,16 +24,7 @@
 
 struct sim_preempt_tree {
     struct ps_starvation_config scfg;
-    struct ps_preempt_config pcfg;
-    struct ps_starvation_element *starv;     /* per element of the current snapshot */
-    struct ps_preempt_operation *ops;        /* per element; refreshed where read */
-    int count, cap;
-    bool any_starving;                       /* an operation has a (aggressively) starving ancestor */
-    bool limits_check;                       /* an event changed limits: check after the update */
     bool dormant_active;                     /* sim_preempt_active when the tree went dormant */
-    struct ps_node_allocation *allocs;
-    int alloc_count, alloc_cap;
-    struct ps_preempt_result result;
 };
 
 int sim_preempt_init(struct ps_sim *sim, struct ps_error *err)
@@ -47,10 +34,7 @@ int sim_preempt_init(struct ps_sim *sim, struct ps_error *err)
         T->pre = calloc(1, sizeof *T->pre);
         if (!T->pre)
             return ps_error_set(err, PS_ENOMEM, "out of memory");
-        const struct ps_tree_config *cfg = ps_pool_tree_config(T->tree);
-        ps_tree_config_starvation_config(cfg, &T->pre->scfg);
-        ps_tree_config_preempt_config(cfg, &T->pre->pcfg);
-        ps_preempt_result_init(&T->pre->result);
+        ps_tree_config_starvation_config(ps_pool_tree_config(T->tree), &T->pre->scfg);
     }
     for (int64_t i = 0; i < sim->node_count; i++) {
         sim->nodes[i].last_preemptive_ms = PS_PREEMPT_NEVER;
@@ -62,14 +46,7 @@ int sim_preempt_init(struct ps_sim *sim, struct ps_error *err)
 void sim_preempt_release(struct ps_sim *sim)
 {
     for (int t = 0; sim->trees && t < sim->tree_count; t++) {
-        struct sim_preempt_tree *P = sim->trees[t].pre;
-        if (!P)
-            continue;
-        free(P->starv);
-        free(P->ops);
-        free(P->allocs);
-        ps_preempt_result_release(&P->result);
-        free(P);
+        free(sim->trees[t].pre);
         sim->trees[t].pre = NULL;
     }
     for (int64_t i = 0; sim->ops && i < sim->op_count; i++)
@@ -81,35 +58,19 @@ void sim_preempt_release(struct ps_sim *sim)
 
 /* ---- allocation classes ----------------------------------------------------------------- */
 
-static void op_config(const struct ps_sim *sim, const struct sim_membership *ms,
-                      struct ps_preemptible_config *cfg)
-{
-    ps_tree_op_preemptible_config(ms->m, cfg);
-    /* The engine shares finite totals only (sim_tree.fs_total). */
-    cfg->total = sim->trees[ms->tree].fs_total;
-}
-
-static void update_lists(const struct ps_sim *sim, struct sim_membership *ms)
-{
-    const struct sim_tree *T = &sim->trees[ms->tree];
-    if (!ms->lists || !ms->m || ms->elem < 0 || ms->elem >= T->fs.count)
-        return;
-    struct ps_preemptible_config cfg;
-    op_config(sim, ms, &cfg);
-    const struct ps_fs_element *e = &T->fs.elems[ms->elem];
-    ps_preemptible_update(ms->lists, &e->out.fair_share.total, &e->out.demand_share, &cfg);
-}
-
 int sim_preempt_job_started(struct ps_sim *sim, int64_t slot, struct ps_error *err)
 {
     const struct sim_job *job = &sim->jobs[slot];
     struct sim_membership *ms = &sim->ops[job->op].ms[job->ms];
     if (!ms->lists) {
+        struct sim_tree *T = &sim->trees[ms->tree];
         struct ps_preemptible_config cfg;
-        op_config(sim, ms, &cfg);
+        ps_tree_op_preemptible_config(ms->m, &cfg);
         if (!(ms->lists = ps_preemptible_new(&cfg)))
             return ps_error_set(err, PS_ENOMEM, "out of memory");
-        update_lists(sim, ms);
+        /* classes with the last update's fair share, and the stages read them from now on */
+        if (ms->elem >= 0 && ms->elem < T->ts.fs.count)
+            ps_tree_sched_update_lists(&T->ts, ms->m, ms->elem, ms->lists);
     }
     return ps_preemptible_add(ms->lists, slot, job->start_ms, job->resources, err);
 }
@@ -148,54 +109,9 @@ int sim_preempt_victim(struct ps_sim *sim, int64_t slot, int for_op, enum ps_pre
                            err);
 }
 
-/* The node's jobs that are not being preempted already, as the engine's allocations. The
- * operations' entries of P->ops are refreshed for them. */
-static int gather(struct ps_sim *sim, int node, struct ps_error *err)
-{
-    struct sim_node *n = &sim->nodes[node];
-    struct sim_preempt_tree *P = sim->trees[n->tree].pre;
-    if (P->alloc_count + n->job_count > P->alloc_cap) {
-        int cap = P->alloc_cap ? P->alloc_cap : 16;
-        while (cap < P->alloc_count + n->job_count)
-            cap *= 2;
-        void *grown = realloc(P->allocs, (size_t)cap * sizeof *P->allocs);
-        if (!grown)
-            return ps_error_set(err, PS_ENOMEM, "out of memory");
-        P->allocs = grown;
-        P->alloc_cap = cap;
-    }
-    for (int k = 0; k < n->job_count; k++) {
-        const struct sim_job *job = &sim->jobs[n->jobs[k]];
-        const struct sim_membership *ms = &sim->ops[job->op].ms[job->ms];
-        if (job->preempting || ms->elem < 0 || ms->elem >= P->count)
-            continue;
-        struct ps_preempt_operation *po = &P->ops[ms->elem];
-        *po = (struct ps_preempt_operation){
-            .lists = ms->lists, .graceful = false, .max_unpreemptible_running_allocation_count = -1};
-        if (sim->ops[job->op].op)
-            ps_operation_spec_preempt_settings(&sim->ops[job->op].op->spec, &po->graceful,
-                                               &po->max_unpreemptible_running_allocation_count);
-        P->allocs[P->alloc_count++] = (struct ps_node_allocation){
-            .id = n->jobs[k],
-            .op = ms->elem,
-            .resources = job->resources,
-            .start_time_ms = job->start_ms,
-            .interruptible = sim->ops[job->op].tasks[job->task].spec->interruptible,
-        };
-    }
-    return 0;
-}
-
-static struct ps_preempt_tree engine_tree(const struct sim_preempt_tree *P)
-{
-    return (struct ps_preempt_tree){.config = &P->pcfg, .starvation = P->starv, .ops = P->ops};
-}
-
 bool sim_preempt_active(const struct ps_sim *sim, int tree)
 {
-    const struct sim_tree *T = &sim->trees[tree];
-    return T->snap && T->pre->any_starving && T->runnable_pending > 0 &&
-           T->pre->count == ps_sched_snapshot_element_count(T->snap);
+    return ps_tree_sched_preempt_active(&sim->trees[tree].ts);
 }
 
 void sim_preempt_dormant(struct ps_sim *sim, int tree)
@@ -232,7 +148,7 @@ void sim_preempt_wake(struct ps_sim *sim, int tree)
     if (!T->pre->dormant_active)
         return;
     for (int i = 0; i < T->node_count; i++)
-        replay_backoff(sim, &sim->nodes[T->nodes[i]], &T->pre->pcfg);
+        replay_backoff(sim, &sim->nodes[T->nodes[i]], &T->ts.preempt_config);
 }
 
 bool sim_preempt_wanted(struct ps_sim *sim, int node, bool *run)
@@ -241,141 +157,29 @@ bool sim_preempt_wanted(struct ps_sim *sim, int node, bool *run)
     const struct sim_tree *T = &sim->trees[n->tree];
     n->preempt_seen_ms = sim->now;
     *run = false;
-    if (!sim_preempt_active(sim, n->tree) ||
-        !ps_preempt_backoff_passed(n->last_preemptive_ms, sim->now, &T->pre->pcfg))
+    if (!ps_tree_sched_preempt_due(&T->ts, &n->last_preemptive_ms, sim->now))
         return false;
     /* The stages run now. At a generation where they started nothing they would start nothing
      * again: only the backoff time moves (exact, as the regular stage's quiet nodes). */
-    n->last_preemptive_ms = sim->now;
     *run = n->preempt_quiet_gen != T->gen || sim->options.exhaustive;
     return true;
 }
 
-int sim_preempt_heartbeat(struct ps_sim *sim, int node, const struct ps_sched_node *sn,
-                          const struct ps_preempt_victim **victims, int *victim_count,
-                          struct ps_error *err)
-{
-    struct sim_node *n = &sim->nodes[node];
-    struct sim_tree *T = &sim->trees[n->tree];
-    struct sim_preempt_tree *P = T->pre;
-    *victims = NULL;
-    *victim_count = 0;
-    P->alloc_count = 0;
-    int rc = gather(sim, node, err);
-    if (rc != 0)
-        return rc;
-    struct ps_preempt_tree tree = engine_tree(P);
-    rc = ps_preempt_heartbeat(T->snap, &tree, sn, P->allocs, P->alloc_count, &sim->sched,
-                              &P->result, err);
-    if (rc != 0)
-        return rc;
-    *victims = P->result.victims;
-    *victim_count = P->result.victim_count;
-    return 0;
-}
-
-static int apply_victims(struct ps_sim *sim, int tree, struct ps_error *err)
-{
-    struct sim_preempt_tree *P = sim->trees[tree].pre;
-    for (int i = 0; i < P->result.victim_count; i++) {
-        const struct ps_preempt_victim *v = &P->result.victims[i];
-        int rc = sim_preempt_victim(sim, v->allocation_id, -1, v->reason, v->interrupt_timeout_ms,
-                                    err);
-        if (rc != 0)
-            return rc;
-    }
-    P->result.victim_count = 0;
-    return 0;
-}
-
-int sim_preempt_overcommit(struct ps_sim *sim, int node, struct ps_error *err)
-{
-    struct sim_node *n = &sim->nodes[node];
-    if (n->tree < 0 || !sim->trees[n->tree].snap)
-        return 0;
-    struct sim_preempt_tree *P = sim->trees[n->tree].pre;
-    if (P->count != ps_sched_snapshot_element_count(sim->trees[n->tree].snap))
-        return 0;
-    P->alloc_count = 0;
-    P->result.victim_count = 0;
-    int rc = gather(sim, node, err);
-    if (rc != 0)
-        return rc;
-    struct ps_preempt_tree tree = engine_tree(P);
-    rc = ps_preempt_overcommit_victims(&tree, n->limits, P->allocs, P->alloc_count, &P->result, err);
-    return rc != 0 ? rc : apply_victims(sim, n->tree, err);
-}
-
-/* Every job of the tree against the (new) limits of its operation and pools. */
-static int limits_check(struct ps_sim *sim, int tree, struct ps_error *err)
+void sim_preempt_tree_updated(struct ps_sim *sim, int tree, int changed)
 {
     struct sim_tree *T = &sim->trees[tree];
-    struct sim_preempt_tree *P = T->pre;
-    P->alloc_count = 0;
-    P->result.victim_count = 0;
-    for (int i = 0; i < T->node_count; i++) {
-        int rc = gather(sim, T->nodes[i], err);
-        if (rc != 0)
-            return rc;
-    }
-    struct ps_preempt_tree engine = engine_tree(P);
-    int rc = ps_preempt_limits_victims(T->snap, &engine, P->allocs, P->alloc_count, &P->result, err);
-    return rc != 0 ? rc : apply_victims(sim, tree, err);
-}
-
-/* ---- after a fair share update ---------------------------------------------------------- */
-
-static int reserve(struct sim_preempt_tree *P, int count)
-{
-    if (count <= P->cap)
-        return 0;
-    int cap = P->cap ? P->cap : 64;
-    while (cap < count)
-        cap *= 2;
-    void *s = realloc(P->starv, (size_t)cap * sizeof *P->starv);
-    if (s)
-        P->starv = s;
-    void *o = realloc(P->ops, (size_t)cap * sizeof *P->ops);
-    if (o)
-        P->ops = o;
-    if (!s || !o)
-        return PS_ENOMEM;
-    P->cap = cap;
-    return 0;
-}
-
-int sim_preempt_tree_updated(struct ps_sim *sim, int tree, struct ps_error *err)
-{
-    struct sim_tree *T = &sim->trees[tree];
-    struct sim_preempt_tree *P = T->pre;
-    int count = T->fs.count;
-    if (reserve(P, count) != 0)
-        return ps_error_set(err, PS_ENOMEM, "out of memory");
-    int changed = 0;
-    int rc = ps_pool_tree_build_starvation(T->tree, &T->fs, P->starv, err);
-    if (rc == 0)
-        rc = ps_starvation_update(P->starv, count, &P->scfg, sim->now, &changed, err);
-    if (rc == 0)
-        rc = ps_pool_tree_apply_starvation(T->tree, &T->fs, P->starv, err);
-    if (rc != 0) {
-        ps_error_prefix(err, "starvation check of pool tree \"%s\" at %lld ms", T->name,
-                        (long long)sim->now);
-        return rc;
-    }
-    P->count = count;
-    memset(P->ops, 0, (size_t)count * sizeof *P->ops);
-    P->any_starving = false;
+    const struct ps_tree_fs *fs = &T->ts.fs;
     T->keep_updating = false;
-    for (int e = 0; e < count; e++) {
-        const struct ps_starvation_element *s = &P->starv[e];
+    for (int e = 0; e < fs->count; e++) {
+        const struct ps_starvation_element *s = &T->ts.starvation[e];
         if (changed > 0 && s->starvation != s->previous_starvation) {
             sim_ev_begin(sim, "starvation_status_changed");
             sim_ev_key(sim, "tree");
             sim_buf_str(&sim->line, T->name);
             sim_ev_key(sim, "element");
-            sim_buf_str(&sim->line, T->fs.pools[e] ? T->fs.pools[e]->name : T->fs.ops[e]->id);
+            sim_buf_str(&sim->line, fs->pools[e] ? fs->pools[e]->name : fs->ops[e]->id);
             sim_ev_key(sim, "element_type");
-            sim_buf_str(&sim->line, T->fs.pools[e] ? "pool" : "operation");
+            sim_buf_str(&sim->line, fs->pools[e] ? "pool" : "operation");
             sim_ev_key(sim, "status");
             sim_buf_str(&sim->line, ps_starvation_status_name(s->starvation));
             sim_ev_key(sim, "previous_status");
@@ -385,20 +189,9 @@ int sim_preempt_tree_updated(struct ps_sim *sim, int tree, struct ps_error *err)
         /* Waiting for a timeout: the next check may change the status with time alone. */
         enum ps_starvation_status final = s->aggressive_enabled ? PS_AGGRESSIVELY_STARVING : PS_STARVING;
         if (e > 0 && s->status == PS_STATUS_BELOW_FAIR_SHARE && s->starvation < final &&
-            !(T->fs.pools[e] && !P->scfg.enable_pool_starvation))
+            !(fs->pools[e] && !T->pre->scfg.enable_pool_starvation))
             T->keep_updating = true;
-        if (!T->fs.pools[e] &&
-            (s->lowest_starving_ancestor >= 0 || s->lowest_aggressively_starving_ancestor >= 0))
-            P->any_starving = true;
-        int op = T->elem_op[e];
-        if (op >= 0)
-            update_lists(sim, &sim->ops[op].ms[T->elem_ms[e]]);
     }
-    if (P->limits_check) {
-        P->limits_check = false;
-        rc = limits_check(sim, tree, err);
-    }
-    return rc;
 }
 
 /* ---- scenario events -------------------------------------------------------------------- */
@@ -411,14 +204,12 @@ static int tree_by_name(const struct ps_sim *sim, const char *name)
     return -1;
 }
 
-static const char *const frozen_op_keys[] = {"pool", "pool_trees", "scheduling_tag_filter", NULL};
-
-static const char *frozen_key(const json_t *obj)
+/* What may change at run time is what the strategy accepts (docs/scheduling-loop.md): an
+ * operation's pool and filters, a pool's attributes and parent. The strategy never changes an
+ * operation's pool_trees nor renames a pool: refused at load rather than failing mid-run. */
+static bool has_pool_trees(const json_t *params)
 {
-    for (int i = 0; frozen_op_keys[i]; i++)
-        if (json_object_get(obj, frozen_op_keys[i]))
-            return frozen_op_keys[i];
-    return NULL;
+    return json_object_get(params, "pool_trees") != NULL;
 }
 
 int sim_scenario_events_check(struct ps_sim *sim, struct ps_error *err)
@@ -426,31 +217,36 @@ int sim_scenario_events_check(struct ps_sim *sim, struct ps_error *err)
     const struct ps_scenario *sc = sim->sc;
     for (size_t i = 0; i < sc->event_count; i++) {
         const struct ps_scenario_event *ev = &sc->events[i];
-        if (ev->type == PS_SCENARIO_EV_SET_POOL_ATTRIBUTE &&
-            (strcmp(ev->key, "scheduling_tag_filter") == 0 || strcmp(ev->key, "parent") == 0 ||
-             strcmp(ev->key, "name") == 0))
+        if (ev->type == PS_SCENARIO_EV_SET_POOL_ATTRIBUTE && strcmp(ev->key, "name") == 0)
             return ps_error_set(err, PS_EINVAL,
-                                "events[%zu].key: \"%s\" cannot change during a simulation (pool "
-                                "filters and the pool hierarchy are fixed at setup)",
-                                i, ev->key);
-        if (ev->type != PS_SCENARIO_EV_UPDATE_OPERATION)
+                                "events[%zu].key: \"name\" cannot change (pools are not renamed)",
+                                i);
+        if (ev->type == PS_SCENARIO_EV_SET_POOL_ATTRIBUTE && strcmp(ev->key, "parent") == 0 &&
+            !json_is_string(ev->value))
+            return ps_error_set(err, PS_EINVAL, "events[%zu].value: \"parent\" takes a pool name", i);
+        if (ev->type == PS_SCENARIO_EV_UPDATE_OPERATION && has_pool_trees(ev->parameters))
+            return ps_error_set(err, PS_EINVAL,
+                                "events[%zu].parameters.pool_trees: cannot change (an operation's "
+                                "trees are fixed at its start)",
+                                i);
+    }
+    return 0;
+}
+
+/* Every membership in tree t (or, op >= 0, only op's) follows a change of pools or filters. */
+static int memberships_moved(struct ps_sim *sim, int t, int op, struct ps_error *err)
+{
+    for (int i = 0; i < sim->active_count; i++) {
+        int o = sim->active[i];
+        if (op >= 0 && o != op)
             continue;
-        const char *key = frozen_key(ev->parameters);
-        if (key)
-            return ps_error_set(err, PS_EINVAL,
-                                "events[%zu].parameters.%s: cannot change during a simulation "
-                                "(an operation's pools and filters are fixed at its start)",
-                                i, key);
-        const json_t *per_tree = json_object_get(ev->parameters, "scheduling_options_per_pool_tree");
-        const char *tree;
-        const json_t *opts;
-        if (json_is_object(per_tree))
-            json_object_foreach((json_t *)per_tree, tree, opts)
-                if (json_is_object(opts) && (key = frozen_key(opts)) != NULL)
-                    return ps_error_set(err, PS_EINVAL,
-                                        "events[%zu].parameters.scheduling_options_per_pool_tree.%s."
-                                        "%s: cannot change during a simulation",
-                                        i, tree, key);
+        for (int k = 0; k < sim->ops[o].m_count; k++) {
+            if (t >= 0 && sim->ops[o].ms[k].tree != t)
+                continue;
+            int rc = sim_membership_moved(sim, o, k, err);
+            if (rc != 0)
+                return rc;
+        }
     }
     return 0;
 }
@@ -499,7 +295,6 @@ static int set_node_resources(struct ps_sim *sim, const struct ps_scenario_event
         for (int r = 0; r < PS_RES_COUNT; r++)
             if (T->fs_total.v[r] >= PS_RES_INFINITE)
                 T->fs_total.v[r] = 0;
-        T->sched_options.total = T->fs_total;
         rc = sim_tree_changed(sim, t);
     }
     free(touched);
@@ -517,14 +312,21 @@ int sim_scenario_event(struct ps_sim *sim, int64_t index, struct ps_error *err)
         return 0;
     case PS_SCENARIO_EV_SET_POOL_ATTRIBUTE: {
         int t = tree_by_name(sim, ev->tree);
-        struct ps_value value;
-        rc = ps_json_to_value(ev->value, &value, err);
-        if (rc == 0) {
-            rc = ps_pool_tree_set_pool_attr(sim->trees[t].tree, ev->pool, ev->key, &value, err);
-            ps_value_release(&value);
+        bool parent = strcmp(ev->key, "parent") == 0;
+        if (parent) {
+            rc = ps_pool_tree_move_pool(sim->trees[t].tree, ev->pool, json_string_value(ev->value),
+                                        err);
+        } else {
+            struct ps_value value;
+            rc = ps_json_to_value(ev->value, &value, err);
+            if (rc == 0) {
+                rc = ps_pool_tree_set_pool_attr(sim->trees[t].tree, ev->pool, ev->key, &value, err);
+                ps_value_release(&value);
+            }
         }
+        if (rc == 0 && (parent || strcmp(ev->key, "scheduling_tag_filter") == 0))
+            rc = memberships_moved(sim, t, -1, err);
         if (rc == 0) {
-            sim->trees[t].pre->limits_check = true;
             if (sim_tree_changed(sim, t) != 0)
                 return ps_error_set(err, PS_ENOMEM, "out of memory");
         }
@@ -542,11 +344,13 @@ int sim_scenario_event(struct ps_sim *sim, int64_t index, struct ps_error *err)
         struct ps_value params;
         rc = ps_json_to_value(ev->parameters, &params, err);
         if (rc == 0) {
+            /* the snapshot keeps the old settings until the next update takes the change */
             rc = ps_strategy_update_operation(sim->strategy, o->sc->id, &params, err);
             ps_value_release(&params);
         }
+        if (rc == 0)
+            rc = memberships_moved(sim, -1, ev->operation, err);
         for (int k = 0; rc == 0 && k < o->m_count; k++) {
-            sim->trees[o->ms[k].tree].pre->limits_check = true;
             if (sim_tree_changed(sim, o->ms[k].tree) != 0)
                 return ps_error_set(err, PS_ENOMEM, "out of memory");
         }

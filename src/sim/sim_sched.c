@@ -1,5 +1,6 @@
-/* sim_sched.c — the engine's side of a simulation: fair share updates, scheduling snapshots and
- * node heartbeats, and the bookkeeping that lets idle work be skipped exactly (sim.h).
+/* sim_sched.c — when the simulation runs the scheduling loop (core/tree_sched.h, through
+ * sim_host.c): which fair share updates and which heartbeat stages are needed, and the
+ * bookkeeping that lets idle work be skipped exactly (sim.h).
  *
  * Generations. Every change of a tree's scheduling state (an allocation started or finished,
  * a pending count or shape changed, a snapshot rebuilt) bumps tree->gen. The regular stage is a
@@ -56,12 +57,14 @@ int sim_tree_changed(struct ps_sim *sim, int tree)
 
 /* ---- operations in the snapshots -------------------------------------------------------- */
 
-static void op_state(const struct ps_sim *sim, int op, int k, struct ps_sched_operation *st)
+void sim_op_state(const struct ps_sim *sim, int op, int k, struct ps_sched_operation *st)
 {
     const struct sim_op *o = &sim->ops[op];
     const struct sim_membership *ms = &o->ms[k];
     int t = o->cur_task;
-    st->filter = ms->m ? ms->filter : NULL;
+    /* the effective filter the loop built the snapshot with (kept alive by the loop) */
+    const struct sim_tree *T = &sim->trees[ms->tree];
+    st->filter = ms->m && ms->elem >= 0 ? T->ts.sched_ops[ms->elem].filter : NULL;
     st->runnable = ms->m && o->state == SIM_OP_RUNNING && !ms->m->suspended;
     st->pending_count = t >= 0 ? o->tasks[t].pending : 0;
     st->allocation = sim_task_job_resources(sim, op, t >= 0 ? t : 0);
@@ -80,16 +83,16 @@ int sim_op_sync(struct ps_sim *sim, int op, struct ps_error *err)
     for (int k = 0; k < o->m_count; k++) {
         struct sim_membership *ms = &o->ms[k];
         struct sim_tree *T = &sim->trees[ms->tree];
-        if (!ms->m || ms->elem < 0 || !T->snap)
+        if (!ms->m || ms->elem < 0 || !T->ts.snap)
             continue;
         struct ps_sched_operation st;
-        op_state(sim, op, k, &st);
-        int64_t old = ps_sched_pending(T->snap, ms->elem);
+        sim_op_state(sim, op, k, &st);
+        int64_t old = ps_sched_pending(T->ts.snap, ms->elem);
         bool was = T->elem_runnable[ms->elem];
         if (st.runnable == was && st.pending_count == old &&
             ps_resources_equal(st.allocation, ms->fed_shape))
             continue;
-        int rc = ps_sched_set_operation(T->snap, ms->elem, &st, err);
+        int rc = ps_sched_set_operation(T->ts.snap, ms->elem, &st, err);
         if (rc != 0)
             return rc;
         T->runnable_pending += (st.runnable ? st.pending_count : 0) - (was ? old : 0);
@@ -106,121 +109,28 @@ int sim_op_sync(struct ps_sim *sim, int op, struct ps_error *err)
 
 /* ---- fair share updates ----------------------------------------------------------------- */
 
-static int reserve_elems(struct sim_tree *T, int count)
-{
-    if (count <= T->elem_cap)
-        return 0;
-    int cap = T->elem_cap ? T->elem_cap : 64;
-    while (cap < count)
-        cap *= 2;
-    int *eo = realloc(T->elem_op, (size_t)cap * sizeof *eo);
-    if (eo)
-        T->elem_op = eo;
-    int *em = realloc(T->elem_ms, (size_t)cap * sizeof *em);
-    if (em)
-        T->elem_ms = em;
-    bool *er = realloc(T->elem_runnable, (size_t)cap * sizeof *er);
-    if (er)
-        T->elem_runnable = er;
-    struct sim_pool_stats **es = realloc(T->elem_stats, (size_t)cap * sizeof *es);
-    if (es)
-        T->elem_stats = es;
-    struct ps_sched_operation *os = realloc(T->op_states, (size_t)cap * sizeof *os);
-    if (os)
-        T->op_states = os;
-    if (!eo || !em || !er || !es || !os)
-        return PS_ENOMEM;
-    T->elem_cap = cap;
-    return 0;
-}
-
-/* A new snapshot from the update just applied: every running operation with the shape and
- * pending count of its current task, usage as of now. */
-static int rebuild_snapshot(struct ps_sim *sim, int tree, struct ps_error *err)
-{
-    struct sim_tree *T = &sim->trees[tree];
-    int count = T->fs.count;
-    if (reserve_elems(T, count) != 0)
-        return ps_error_set(err, PS_ENOMEM, "out of memory");
-    for (int e = 0; e < count; e++) {
-        T->elem_op[e] = -1;
-        T->elem_ms[e] = -1;
-        T->elem_runnable[e] = false;
-        T->elem_stats[e] = NULL;
-        /* Placeholder for operation elements no simulated operation claims (none expected). */
-        T->op_states[e] = (struct ps_sched_operation){.allocation = {{1, 0, 0, 0, 0}}};
-    }
-    for (int i = 0; i < sim->active_count; i++) {
-        int op = sim->active[i];
-        struct sim_op *o = &sim->ops[op];
-        for (int k = 0; k < o->m_count; k++) {
-            struct sim_membership *ms = &o->ms[k];
-            if (ms->tree != tree)
-                continue;
-            ms->elem = ms->m ? ms->m->fs_index : -1;
-            if (ms->elem < 0)
-                continue;
-            T->elem_op[ms->elem] = op;
-            T->elem_ms[ms->elem] = k;
-            op_state(sim, op, k, &T->op_states[ms->elem]);
-            ms->fed_shape = T->op_states[ms->elem].allocation;
-        }
-    }
-    T->runnable_pending = 0;
-    T->min_shape = ps_resources_infinite();
-    for (int e = 0; e < count; e++) {
-        if (T->fs.pools[e]) {
-            T->elem_stats[e] = sim_stats_get(sim, tree, T->fs.pools[e]->name);
-            if (!T->elem_stats[e])
-                return ps_error_set(err, PS_ENOMEM, "out of memory");
-        } else if (T->op_states[e].runnable) {
-            T->elem_runnable[e] = true;
-            T->runnable_pending += T->op_states[e].pending_count;
-            if (T->op_states[e].pending_count > 0)
-                T->min_shape = ps_resources_min(T->min_shape, T->op_states[e].allocation);
-        }
-    }
-    ps_sched_snapshot_free(T->snap);
-    T->snap = NULL;
-    T->sched_options.generation = ++sim->snapshot_generation;
-    return ps_sched_snapshot_new(T->fs.elems, count, T->fs.fs_pools, T->fs.pool_count, T->op_states, &T->sched_options, &T->snap, err);
-}
-
 static int update_tree(struct ps_sim *sim, int tree, bool *performed, struct ps_error *err)
 {
     struct sim_tree *T = &sim->trees[tree];
     *performed = false;
-    if (T->snap && !T->dirty && !T->integral && !T->keep_updating && !sim->options.exhaustive) {
+    if (T->ts.snap && !T->dirty && !T->integral && !T->keep_updating && !sim->options.exhaustive) {
         sim->stats.fair_share_updates_skipped++;
         return 0;
     }
-    int rc = ps_pool_tree_build_fs(T->tree, &T->fs, sim->now, err);
-    T->fs.input.total = T->fs_total;
-    if (rc == 0)
-        rc = ps_fs_update_run(T->update, T->fs.elems, T->fs.count, T->fs.fs_pools, T->fs.pool_count,
-                              &T->fs.options, &T->fs.input, err);
-    if (rc == 0)
-        rc = ps_pool_tree_apply_fs(T->tree, &T->fs, err);
-    if (rc != 0) {
-        ps_error_prefix(err, "fair share update of pool tree \"%s\" at %lld ms", T->name,
-                        (long long)sim->now);
-        return rc;
-    }
-    T->integral = false;
-    for (int e = 0; e < T->fs.count; e++)
-        if (T->fs.pools[e] && T->fs.fs_pools[T->fs.elems[e].in.pool].in.guarantee_type != PS_GUARANTEE_NONE)
-            T->integral = true;
-    rc = rebuild_snapshot(sim, tree, err);
-    /* Starvation check, allocation classes, limits check (sim_preempt.c): they read the new
-     * snapshot's element map; the fs results are those just applied. */
-    if (rc == 0)
-        rc = sim_preempt_tree_updated(sim, tree, err);
+    int changed = 0;
+    int rc = sim_host_update(sim, tree, &changed, err);
     if (rc != 0)
         return rc;
-    for (int e = 0; e < T->fs.count; e++) {
+    const struct ps_tree_fs *fs = &T->ts.fs;
+    T->integral = false;
+    for (int e = 0; e < fs->count; e++)
+        if (fs->pools[e] && fs->fs_pools[fs->elems[e].in.pool].in.guarantee_type != PS_GUARANTEE_NONE)
+            T->integral = true;
+    sim_preempt_tree_updated(sim, tree, changed);
+    for (int e = 0; e < fs->count; e++) {
         struct sim_pool_stats *st = T->elem_stats[e];
         if (st) {
-            sim_stats_set_fair_share(sim, st, T->fs.pools[e]->dynamic.fair_share_ratio);
+            sim_stats_set_fair_share(sim, st, fs->pools[e]->dynamic.fair_share_ratio);
             st->seen_update = sim->update_serial;
         }
     }
@@ -267,79 +177,6 @@ int sim_fair_share_event(struct ps_sim *sim, struct ps_error *err)
 
 /* ---- heartbeats ------------------------------------------------------------------------- */
 
-static void record_skips(struct ps_sim *sim, struct sim_tree *T)
-{
-    const struct ps_sched_result *res = &sim->sched;
-    for (int i = 0; i < res->skip_count; i++) {
-        const struct ps_sched_skip *skip = &res->skips[i];
-        if (skip->reason == PS_SCHED_INELIGIBLE || T->elem_op[skip->op] < 0)
-            continue;
-        struct sim_op *o = &sim->ops[T->elem_op[skip->op]];
-        struct sim_membership *ms = &o->ms[T->elem_ms[skip->op]];
-        const char *pool = NULL;
-        int resource = -1;
-        if (skip->reason == PS_SCHED_LIMITS && skip->element >= 0) {
-            if (skip->element != skip->op && T->elem_stats[skip->element])
-                pool = T->elem_stats[skip->element]->name;
-            struct ps_resources need = ps_resources_add(ps_sched_usage(T->snap, skip->element),
-                                                        ms->fed_shape);
-            struct ps_resources limits = ps_sched_limits(T->snap, skip->element);
-            for (int r = 0; r < PS_RES_COUNT && resource < 0; r++)
-                if (need.v[r] > limits.v[r])
-                    resource = r;
-        }
-        /* Reasons are re-evaluated at the next fair share period when this changes them. */
-        if (ms->sched_reason != skip->reason || ms->limit_pool != pool || ms->limit_resource != resource)
-            sim->reasons_dirty = true;
-        ms->sched_reason = skip->reason;
-        ms->limit_pool = pool;
-        ms->limit_resource = resource;
-    }
-}
-
-int sim_heartbeat_commit(struct ps_sim *sim, int node, const struct ps_preempt_victim *victims,
-                         int victim_count, struct ps_error *err)
-{
-    struct sim_node *n = &sim->nodes[node];
-    struct sim_tree *T = &sim->trees[n->tree];
-    const struct ps_sched_result *res = &sim->sched;
-    T->runnable_pending -= res->allocation_count;   /* the snapshot took them off already */
-    for (int i = 0; i < res->allocation_count; i++) {
-        const struct ps_sched_allocation *a = &res->allocations[i];
-        int op = T->elem_op[a->op];
-        if (op < 0)
-            return ps_error_set(err, PS_ESTATE, "simulator: allocation for an unknown element %d", a->op);
-        int rc = sim_job_start(sim, op, T->elem_ms[a->op], node, a->resources, err);
-        if (rc != 0)
-            return rc;
-        if (!sim->ops[op].touched) {
-            sim->ops[op].touched = true;
-            sim->touched[sim->touched_count++] = op;
-        }
-    }
-    record_skips(sim, T);
-    for (int i = 0; i < victim_count; i++) {
-        /* Allocation ids are job slots (sim.h). */
-        int for_op = victims[i].for_op >= 0 ? T->elem_op[victims[i].for_op] : -1;
-        int rc = sim_preempt_victim(sim, victims[i].allocation_id, for_op, victims[i].reason,
-                                    victims[i].interrupt_timeout_ms, err);
-        if (rc != 0)
-            return rc;
-    }
-    for (int i = 0; i < sim->touched_count; i++) {
-        int op = sim->touched[i];
-        sim->ops[op].touched = false;
-        int rc = sim_op_sync(sim, op, err);
-        if (rc != 0)
-            return rc;
-    }
-    sim->touched_count = 0;
-    sim->stats.allocations += res->allocation_count;
-    if (res->allocation_count > 0 && sim_tree_changed(sim, n->tree) != 0)
-        return ps_error_set(err, PS_ENOMEM, "out of memory");
-    return 0;
-}
-
 int sim_heartbeat(struct ps_sim *sim, int node, struct ps_error *err)
 {
     struct sim_node *n = &sim->nodes[node];
@@ -356,16 +193,22 @@ int sim_heartbeat(struct ps_sim *sim, int node, struct ps_error *err)
     /* A node that cannot hold even the componentwise smallest pending job is not offered:
      * every candidate would fail on its resources (part of the heartbeat's semantics, so the
      * exhaustive mode applies it too). */
-    bool regular = T->snap && T->runnable_pending > 0 &&
+    bool regular = T->ts.snap && T->runnable_pending > 0 &&
                    (n->quiet_gen != T->gen || sim->options.exhaustive) &&
-                   ps_resources_fit(T->sched_options.min_spare, free_) &&
+                   ps_resources_fit(T->ts.options.min_spare, free_) &&
                    ps_resources_fit(T->min_shape, free_);
     bool preempt_due = false, preempt = false;
-    if (T->snap)
+    if (T->ts.snap)
         preempt_due = sim_preempt_wanted(sim, node, &preempt);
     if (regular || preempt) {
         if (!n->cache && !(n->cache = ps_sched_filter_cache_new()))
             return ps_error_set(err, PS_ENOMEM, "out of memory");
+        sim->stats.heartbeats_scheduled++;
+    }
+    /* A node whose resources shrank below its usage loses jobs until it fits: the loop checks
+     * it after the stages. */
+    bool shrunk = !ps_resources_fit(n->usage, n->limits);
+    if (regular || preempt || shrunk) {
         struct ps_sched_node sn = {
             .id = node,
             .tags = (const char *const *)n->node->tags,
@@ -374,22 +217,9 @@ int sim_heartbeat(struct ps_sim *sim, int node, struct ps_error *err)
             .usage = n->usage,
             .filter_cache = n->cache,
         };
-        sim->stats.heartbeats_scheduled++;
         uint64_t gen = T->gen;
-        int rc = 0;
-        if (regular) {
-            rc = ps_schedule_heartbeat(T->snap, &sn, sim->now, &sim->sched, err);
-        } else {
-            ps_sched_result_clear(&sim->sched);
-            sim->sched.node_usage = n->usage;
-        }
-        /* The preemptive stages (sim_preempt.c): at most one allocation, and its victims. */
-        const struct ps_preempt_victim *victims = NULL;
-        int victim_count = 0;
-        if (rc == 0 && preempt)
-            rc = sim_preempt_heartbeat(sim, node, &sn, &victims, &victim_count, err);
-        if (rc == 0)
-            rc = sim_heartbeat_commit(sim, node, victims, victim_count, err);
+        struct ps_tree_heartbeat_stages stages = {regular, preempt};
+        int rc = sim_host_heartbeat(sim, node, &sn, &stages, err);
         if (rc != 0)
             return rc;
         idle = T->gen == gen;
@@ -401,14 +231,6 @@ int sim_heartbeat(struct ps_sim *sim, int node, struct ps_error *err)
     if (sim_preempt_active(sim, n->tree) && n->preempt_quiet_gen != T->gen)
         idle = false;
     (void)preempt_due;
-    /* A node whose resources shrank below its usage loses jobs until it fits. */
-    if (!ps_resources_fit(n->usage, n->limits)) {
-        uint64_t gen = T->gen;
-        int rc = sim_preempt_overcommit(sim, node, err);
-        if (rc != 0)
-            return rc;
-        idle = idle && T->gen == gen;
-    }
     if (idle && !T->keep_heartbeats && !sim->options.exhaustive) {
         if (n->quiet_gen != T->gen) {
             n->quiet_gen = T->gen;

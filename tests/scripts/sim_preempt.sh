@@ -148,8 +148,15 @@ check("events[0].node: no node \"n-10\"" in err, err)
 sc["events"] = [{"time": 1, "type": "set_pool_attribute", "pool": "zz", "key": "weight", "value": 2}]
 _, err = run("bad_pool", sc, expect_rc=2)
 check("events[0].pool: no pool \"zz\"" in err, err)
-sc["events"] = [{"time": 1, "type": "update_operation", "operation": "A", "parameters": {"pool": "b"}}]
+sc["events"] = [{"time": 1, "type": "update_operation", "operation": "A", "parameters": {"pool_trees": ["physical"]}}]
 _, err = run("bad_param", sc, expect_rc=2)
-check("events[0].parameters.pool" in err, err)
+check("events[0].parameters.pool_trees" in err, err)
+
+# 9. Run-time changes the strategy accepts are accepted (docs/scheduling-loop.md): A moves to b
+# at 1 ms, so pool a holds usage for 1 ms only and b holds A's from then on.
+sc["events"] = [{"time": 1, "type": "update_operation", "operation": "A", "parameters": {"pool": "b"}}]
+r = load(run("move", sc)[0])
+check(r.summary_pool("a")["mean_usage_ratio"] < 1e-5 and r.summary_pool("b")["mean_usage_ratio"] > 0,
+      "move: usage %s / %s" % (r.summary_pool("a")["mean_usage_ratio"], r.summary_pool("b")["mean_usage_ratio"]))
 print("sim_preempt: ok")
 PY

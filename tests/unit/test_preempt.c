@@ -113,7 +113,7 @@ static void setup(struct fix *f, int64_t y_units, int starving, int64_t z_units)
         f->pops[i] = (struct ps_preempt_operation){f->lists[i], false, -1};
     }
     for (int k = 0; k < 10; k++) {
-        f->allocs[k] = (struct ps_node_allocation){100 + k, X, res(1), k * 1000, true, false};
+        f->allocs[k] = (struct ps_node_allocation){100 + k, X, res(1), k * 1000, false};
         assert_int_equal(ps_preemptible_add(f->lists[X], 100 + k, k * 1000, res(1), &err), 0);
     }
     assert_int_equal(ps_preemptible_class(f->lists[X], 102), PS_ALLOC_NON_PREEMPTIBLE);
@@ -345,7 +345,6 @@ static void test_node_shrink(void **state)
     (void)state;
     static struct fix f;
     setup(&f, 1, 0, 0);
-    f.allocs[9].interruptible = false;
     f.pops[X].graceful = true;
     struct ps_error err = {0};
     assert_int_equal(ps_preempt_overcommit_victims(&f.tree, res(7), f.allocs, 10, &f.out, &err), 0);
@@ -354,7 +353,8 @@ static void test_node_shrink(void **state)
         assert_int_equal(f.out.victims[j].allocation_id, 109 - j);
         assert_int_equal(f.out.victims[j].reason, PS_PREEMPT_RESOURCE_OVERCOMMIT);
     }
-    assert_int_equal(f.out.victims[0].interrupt_timeout_ms, 0);       /* not interruptible */
+    /* every victim gets the timeout: whether its job can use it is the host's business */
+    assert_int_equal(f.out.victims[0].interrupt_timeout_ms, 60000);
     assert_int_equal(f.out.victims[1].interrupt_timeout_ms, 60000);   /* graceful */
     f.out.victim_count = 0;
     assert_int_equal(ps_preempt_overcommit_victims(&f.tree, res(10), f.allocs, 10, &f.out, &err), 0);

@@ -405,11 +405,11 @@ static void test_usage_model_and_changes(void **state)
     int elem = sim_job_element(sim, job);
     assert_true(elem > 0);
     struct sim_tree *T = &sim->trees[0];
-    int64_t before = ps_sched_usage(T->snap, elem).v[PS_RES_CPU];
+    int64_t before = ps_sched_usage(T->ts.snap, elem).v[PS_RES_CPU];
     struct ps_resources lower = job->resources;
     lower.v[PS_RES_CPU] = 40;
     assert_int_equal(sim_job_set_usage(sim, slot, lower, &err), 0);
-    assert_int_equal(ps_sched_usage(T->snap, elem).v[PS_RES_CPU], before - 60);
+    assert_int_equal(ps_sched_usage(T->ts.snap, elem).v[PS_RES_CPU], before - 60);
     assert_int_equal(sim->nodes[0].usage.v[PS_RES_CPU], 4 * 100 - 60);
     assert_int_equal(T->usage.v[PS_RES_CPU], 4 * 100 - 60);   /* node 1 has not heartbeated yet */
     lower.v[PS_RES_CPU] = -1;

@@ -37,8 +37,6 @@ struct world {
     int alloc_count;
     int64_t next_alloc_id;
     int64_t last_preempt_ms;
-    struct ps_sched_result res;
-    struct ps_preempt_result pres;
 };
 
 static struct ps_resources shape(void)   /* one allocation: 1 slot, 1 core, 512 MiB */
@@ -102,14 +100,10 @@ static void world_init(struct world *w)
         fail_msg("%s", err.msg);
     w->last_preempt_ms = PS_PREEMPT_NEVER;
     w->next_alloc_id = 1;
-    ps_sched_result_init(&w->res);
-    ps_preempt_result_init(&w->pres);
 }
 
 static void world_release(struct world *w)
 {
-    ps_sched_result_release(&w->res);
-    ps_preempt_result_release(&w->pres);
     ps_tree_sched_release(&w->ts);
     for (int i = 0; i < w->op_count; i++)
         ps_preemptible_free(w->ops[i].lists);
@@ -163,7 +157,8 @@ static void update(struct world *w, int64_t now_ms)
     }
     struct ps_error err;
     ps_error_init(&err);
-    if (ps_tree_sched_update(&w->ts, w->tree, now_ms, op_fn, w, NULL, &err) != 0)
+    struct ps_tree_host host = {.ctx = w, .op_state = op_fn};
+    if (ps_tree_sched_update(&w->ts, w->tree, now_ms, &host, NULL, &err) != 0)
         fail_msg("update: %s", err.msg);
     for (int k = 0; k < w->alloc_count; k++)
         w->allocs[k].op = owner[k]->element;
@@ -178,29 +173,71 @@ static struct ps_sched_node node_view(struct world *w)
     return (struct ps_sched_node){1, NULL, 0, n->resource_limits, usage, NULL};
 }
 
-/* One heartbeat at now_ms; starts what it allocates (lists, allocation table, pending). */
+/* The test as the loop's host: one node, its allocation table; victims stay in ts.victims
+ * for the test to apply (victim_ends). */
+static int64_t host_now_ms;
+
+static int host_allocations(void *ctx, int64_t node, const struct ps_node_allocation **allocs,
+                            int *count, struct ps_resources *other, struct ps_error *err)
+{
+    (void)node;
+    (void)err;
+    struct world *w = ctx;
+    *allocs = w->allocs;
+    *count = w->alloc_count;
+    *other = ps_resources_zero();
+    return 0;
+}
+
+static int host_start(void *ctx, int64_t node, int element, struct ps_resources resources,
+                      bool *started, struct ps_error *err)
+{
+    (void)node;
+    struct world *w = ctx;
+    struct top *t = NULL;
+    for (int k = 0; k < w->op_count; k++)
+        if (w->ops[k].element == element)
+            t = &w->ops[k];
+    assert_non_null(t);
+    assert_true(w->alloc_count < MAX_ALLOCS);
+    int64_t id = w->next_alloc_id++;
+    w->allocs[w->alloc_count++] = (struct ps_node_allocation){id, element, resources,
+                                                              host_now_ms, false};
+    assert_int_equal(ps_preemptible_add(t->lists, id, host_now_ms, resources, err), 0);
+    t->pending--;
+    *started = true;
+    return 0;
+}
+
+static int host_preempt(void *ctx, const struct ps_preempt_victim *v, struct ps_error *err)
+{
+    (void)ctx;
+    (void)v;
+    (void)err;
+    return 0;
+}
+
+/* The host the loop's checks call: the test's table, victims left in ts.victims. */
+static struct ps_tree_host test_host(struct world *w)
+{
+    return (struct ps_tree_host){.ctx = w, .op_state = op_fn, .allocations = host_allocations,
+                                 .start = host_start, .preempt = host_preempt};
+}
+
+/* One heartbeat at now_ms as the service runs it: the regular stage, the preemptive stages
+ * when due; starts what it allocates (lists, allocation table, pending). */
 static void heartbeat(struct world *w, int64_t now_ms)
 {
     struct ps_error err;
     ps_error_init(&err);
     struct ps_sched_node node = node_view(w);
-    if (ps_tree_sched_heartbeat(&w->ts, &node, w->allocs, w->alloc_count, &w->last_preempt_ms,
-                                now_ms, &w->res, &w->pres, &err) != 0)
+    struct ps_tree_host host = {.ctx = w, .op_state = op_fn, .allocations = host_allocations,
+                                .start = host_start, .preempt = host_preempt};
+    struct ps_tree_heartbeat_stages stages = {
+        true, ps_tree_sched_preempt_due(&w->ts, &w->last_preempt_ms, now_ms)};
+    host_now_ms = now_ms;
+    if (ps_tree_sched_heartbeat(&w->ts, &host, &node, &stages, now_ms, &err) != 0)
         fail_msg("heartbeat: %s", err.msg);
-    for (int i = 0; i < w->res.allocation_count; i++) {
-        const struct ps_sched_allocation *a = &w->res.allocations[i];
-        struct top *t = NULL;
-        for (int k = 0; k < w->op_count; k++)
-            if (w->ops[k].element == a->op)
-                t = &w->ops[k];
-        assert_non_null(t);
-        assert_true(w->alloc_count < MAX_ALLOCS);
-        int64_t id = w->next_alloc_id++;
-        w->allocs[w->alloc_count++] = (struct ps_node_allocation){id, a->op, a->resources,
-                                                                  now_ms, true, false};
-        assert_int_equal(ps_preemptible_add(t->lists, id, now_ms, a->resources, &err), 0);
-        t->pending--;
-    }
 }
 
 /* A victim ends (its interruption completed): out of the snapshot, the lists and the node. */
@@ -243,7 +280,7 @@ static void test_allocations_backoff_and_victims(void **state)
     /* Before the first update there is no snapshot: nothing is scheduled. */
     struct top *a = start_op(&w, "op-a", "a", 0, 10);
     heartbeat(&w, 0);
-    assert_int_equal(w.res.allocation_count, 0);
+    assert_int_equal(w.ts.result.allocation_count, 0);
     assert_null(w.ts.snap);
 
     /* Alone, A's fair share is the whole cluster: the node's 4 slots go to A, 1 core each. */
@@ -255,19 +292,19 @@ static void test_allocations_backoff_and_victims(void **state)
     assert_true(fabs(a->member->dynamic.fair_share_ratio - 1.0) < 1e-9);
     assert_false(w.ts.any_starving);
     heartbeat(&w, 0);
-    assert_int_equal(w.res.allocation_count, 4);
+    assert_int_equal(w.ts.result.allocation_count, 4);
     for (int i = 0; i < 4; i++) {
-        assert_int_equal(w.res.allocations[i].op, a->element);
-        assert_int_equal(w.res.allocations[i].resources.v[PS_RES_CPU], PS_CPU_SCALE);
-        assert_int_equal(w.res.allocations[i].resources.v[PS_RES_USER_SLOTS], 1);
+        assert_int_equal(w.ts.result.allocations[i].op, a->element);
+        assert_int_equal(w.ts.result.allocations[i].resources.v[PS_RES_CPU], PS_CPU_SCALE);
+        assert_int_equal(w.ts.result.allocations[i].resources.v[PS_RES_USER_SLOTS], 1);
     }
-    assert_int_equal(w.res.node_usage.v[PS_RES_CPU], 4 * PS_CPU_SCALE);
-    assert_int_equal(w.pres.stage, PS_STAGE_NONE);
-    assert_int_equal(w.pres.victim_count, 0);
+    assert_int_equal(w.ts.result.node_usage.v[PS_RES_CPU], 4 * PS_CPU_SCALE);
+    assert_int_equal(w.ts.victims.stage, PS_STAGE_NONE);
+    assert_int_equal(w.ts.victims.victim_count, 0);
     assert_int_equal(a->pending, 6);
     /* the node is full: another heartbeat starts nothing */
     heartbeat(&w, 500);
-    assert_int_equal(w.res.allocation_count, 0);
+    assert_int_equal(w.ts.result.allocation_count, 0);
 
     /* B arrives in the sibling pool: equal weights, fair shares 0.5 / 0.5. */
     struct top *b = start_op(&w, "op-b", "b", 1000, 4);
@@ -284,9 +321,9 @@ static void test_allocations_backoff_and_victims(void **state)
     /* B is below its fair share but not starving yet (5 s timeout): no preemptive stage */
     assert_false(w.ts.any_starving);
     heartbeat(&w, 1000);
-    assert_int_equal(w.res.allocation_count, 0);
-    assert_int_equal(w.pres.stage, PS_STAGE_NONE);
-    assert_int_equal(w.pres.victim_count, 0);
+    assert_int_equal(w.ts.result.allocation_count, 0);
+    assert_int_equal(w.ts.victims.stage, PS_STAGE_NONE);
+    assert_int_equal(w.ts.victims.victim_count, 0);
     assert_true(w.last_preempt_ms == PS_PREEMPT_NEVER);
 
     /* 6 s later B starves: the preemptive stage takes A's newest preemptible allocation (id 4)
@@ -296,19 +333,19 @@ static void test_allocations_backoff_and_victims(void **state)
     assert_int_equal(b->member->dynamic.starvation, PS_STARVING);
     assert_int_equal(a->member->dynamic.starvation, PS_NON_STARVING);
     heartbeat(&w, 7000);
-    assert_int_equal(w.pres.stage, PS_STAGE_PREEMPTIVE);
-    assert_int_equal(w.pres.victim_count, 1);
-    assert_int_equal(w.pres.victims[0].allocation_id, 4);
-    assert_int_equal(w.pres.victims[0].op, a->element);
-    assert_int_equal(w.pres.victims[0].for_op, b->element);
-    assert_int_equal(w.pres.victims[0].reason, PS_PREEMPT_FOR_STARVING);
-    assert_int_equal(w.pres.victims[0].cls, PS_ALLOC_PREEMPTIBLE);
+    assert_int_equal(w.ts.victims.stage, PS_STAGE_PREEMPTIVE);
+    assert_int_equal(w.ts.victims.victim_count, 1);
+    assert_int_equal(w.ts.victims.victims[0].allocation_id, 4);
+    assert_int_equal(w.ts.victims.victims[0].op, a->element);
+    assert_int_equal(w.ts.victims.victims[0].for_op, b->element);
+    assert_int_equal(w.ts.victims.victims[0].reason, PS_PREEMPT_FOR_STARVING);
+    assert_int_equal(w.ts.victims.victims[0].cls, PS_ALLOC_PREEMPTIBLE);
     /* interrupted with the tree's allocation_preemption_timeout (10 s), not aborted */
-    assert_int_equal(w.pres.victims[0].interrupt_timeout_ms, 10000);
-    assert_int_equal(w.res.allocation_count, 1);
-    assert_int_equal(w.res.allocations[0].op, b->element);
+    assert_int_equal(w.ts.victims.victims[0].interrupt_timeout_ms, 10000);
+    assert_int_equal(w.ts.result.allocation_count, 1);
+    assert_int_equal(w.ts.result.allocations[0].op, b->element);
     /* node usage counts B's allocation and no longer the victim */
-    assert_int_equal(w.res.node_usage.v[PS_RES_CPU], 4 * PS_CPU_SCALE);
+    assert_int_equal(w.ts.result.node_usage.v[PS_RES_CPU], 4 * PS_CPU_SCALE);
     assert_true(w.last_preempt_ms == 7000);
     victim_ends(&w, 4);
     assert_int_equal(count_of(&w, a), 3);
@@ -317,19 +354,19 @@ static void test_allocations_backoff_and_victims(void **state)
     /* Backoff: within 5 s of the last preemptive stage B (still starving by the last check)
      * gets nothing on this full node, and no victims. */
     heartbeat(&w, 11999);
-    assert_int_equal(w.pres.stage, PS_STAGE_NONE);
-    assert_int_equal(w.pres.victim_count, 0);
-    assert_int_equal(w.res.allocation_count, 0);
+    assert_int_equal(w.ts.victims.stage, PS_STAGE_NONE);
+    assert_int_equal(w.ts.victims.victim_count, 0);
+    assert_int_equal(w.ts.result.allocation_count, 0);
     assert_true(w.last_preempt_ms == 7000);
 
     /* At 5 s the stage runs again: the next preemptible allocation of A (id 3) goes. */
     heartbeat(&w, 12000);
-    assert_int_equal(w.pres.stage, PS_STAGE_PREEMPTIVE);
-    assert_int_equal(w.pres.victim_count, 1);
-    assert_int_equal(w.pres.victims[0].allocation_id, 3);
-    assert_int_equal(w.pres.victims[0].for_op, b->element);
-    assert_int_equal(w.res.allocation_count, 1);
-    assert_int_equal(w.res.allocations[0].op, b->element);
+    assert_int_equal(w.ts.victims.stage, PS_STAGE_PREEMPTIVE);
+    assert_int_equal(w.ts.victims.victim_count, 1);
+    assert_int_equal(w.ts.victims.victims[0].allocation_id, 3);
+    assert_int_equal(w.ts.victims.victims[0].for_op, b->element);
+    assert_int_equal(w.ts.result.allocation_count, 1);
+    assert_int_equal(w.ts.result.allocations[0].op, b->element);
     assert_true(w.last_preempt_ms == 12000);
     victim_ends(&w, 3);
     assert_int_equal(count_of(&w, a), 2);
@@ -343,9 +380,9 @@ static void test_allocations_backoff_and_victims(void **state)
     assert_false(w.ts.any_starving);
     assert_int_equal(ps_preemptible_count(a->lists, PS_ALLOC_PREEMPTIBLE), 0);
     heartbeat(&w, 20000);
-    assert_int_equal(w.pres.stage, PS_STAGE_NONE);
-    assert_int_equal(w.pres.victim_count, 0);
-    assert_int_equal(w.res.allocation_count, 0);
+    assert_int_equal(w.ts.victims.stage, PS_STAGE_NONE);
+    assert_int_equal(w.ts.victims.victim_count, 0);
+    assert_int_equal(w.ts.result.allocation_count, 0);
     assert_true(w.last_preempt_ms == 12000);
     world_release(&w);
 }
@@ -363,9 +400,9 @@ static void test_detach(void **state)
     ps_tree_sched_detach(&w.ts, b->element);
     assert_null(w.ts.user[b->element]);
     heartbeat(&w, 0);
-    assert_int_equal(w.res.allocation_count, 4);
+    assert_int_equal(w.ts.result.allocation_count, 4);
     for (int i = 0; i < 4; i++)
-        assert_int_equal(w.res.allocations[i].op, a->element);
+        assert_int_equal(w.ts.result.allocations[i].op, a->element);
     ps_tree_sched_detach(&w.ts, -1);          /* invalid indices are no-ops */
     ps_tree_sched_detach(&w.ts, 1 << 20);
     world_release(&w);
@@ -395,9 +432,9 @@ static void test_pool_filter(void **state)
     struct top *b = start_op(&w, "op-b", "b", 0, 10);
     update(&w, 0);
     heartbeat(&w, 0);
-    assert_int_equal(w.res.allocation_count, 4);
+    assert_int_equal(w.ts.result.allocation_count, 4);
     for (int i = 0; i < 4; i++)
-        assert_int_equal(w.res.allocations[i].op, b->element);
+        assert_int_equal(w.ts.result.allocations[i].op, b->element);
     assert_int_equal(count_of(&w, a), 0);
 
     const struct ps_formula *filter = NULL;
@@ -410,12 +447,104 @@ static void test_pool_filter(void **state)
     world_release(&w);
 }
 
+/* The snapshot owns the filters it evaluates: a pool filter changed (the old formula freed)
+ * between an update and a heartbeat is never read; the old one applies until the next update. */
+static void test_filter_changed_between_updates(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w);
+    struct ps_error err;
+    ps_error_init(&err);
+    struct ps_value v = json("\"gpu\"");
+    assert_int_equal(ps_pool_tree_set_pool_attr(w.tree, "a", "scheduling_tag_filter", &v, &err), 0);
+    ps_value_release(&v);
+    struct top *a = start_op(&w, "op-a", "a", 0, 10);
+    update(&w, 0);
+    v = json("\"ssd\"");                      /* frees the formula "gpu" */
+    assert_int_equal(ps_pool_tree_set_pool_attr(w.tree, "a", "scheduling_tag_filter", &v, &err), 0);
+    ps_value_release(&v);
+    heartbeat(&w, 0);                          /* still "gpu" (an owned copy): nothing on n1 */
+    assert_int_equal(count_of(&w, a), 0);
+    v = json("null");
+    assert_int_equal(ps_pool_tree_set_pool_attr(w.tree, "a", "scheduling_tag_filter", &v, &err), 0);
+    ps_value_release(&v);
+    update(&w, 1000);
+    heartbeat(&w, 1000);
+    assert_int_equal(count_of(&w, a), 4);
+    world_release(&w);
+}
+
+/* One operation in pool a fills the node with allocations 1-4 at 0 ms. */
+static void fill_node(struct world *w)
+{
+    world_init(w);
+    struct top *a = start_op(w, "op-a", "a", 0, 10);
+    update(w, 0);
+    heartbeat(w, 0);
+    assert_int_equal(count_of(w, a), 4);
+}
+
+/* Limits lowered below usage: the limits check after the next update takes the newest
+ * allocations (resource_limits_violated); with usage within limits it asks for nothing. */
+static void test_limits_check(void **state)
+{
+    (void)state;
+    struct world w;
+    fill_node(&w);
+    struct ps_error err;
+    ps_error_init(&err);
+    struct ps_tree_host host = test_host(&w);
+    assert_int_equal(ps_tree_sched_limits_check(&w.ts, &host, &err), 0);
+    assert_int_equal(w.ts.victims.victim_count, 0);
+    struct ps_value v = json("{\"cpu\": 1}");
+    assert_int_equal(ps_pool_tree_set_pool_attr(w.tree, "a", "resource_limits", &v, &err), 0);
+    ps_value_release(&v);
+    update(&w, 1000);
+    assert_int_equal(ps_tree_sched_limits_check(&w.ts, &host, &err), 0);
+    assert_int_equal(w.ts.victims.victim_count, 3);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(w.ts.victims.victims[i].reason, PS_PREEMPT_LIMITS_VIOLATED);
+        assert_int_equal(w.ts.victims.victims[i].allocation_id, 4 - i);   /* newest first */
+    }
+    world_release(&w);
+}
+
+/* A node that shrank below its usage: after the stages, victims until the allocations that are
+ * not leaving fit; leaving ones count as released. */
+static void test_overcommit(void **state)
+{
+    (void)state;
+    struct world w;
+    fill_node(&w);
+    struct ps_error err;
+    ps_error_init(&err);
+    w.allocs[3].leaving = true;                /* allocation 4 is already preempted */
+    struct ps_resources two = shape();
+    for (int r = 0; r < PS_RES_COUNT; r++)
+        two.v[r] *= 2;
+    assert_int_equal(ps_strategy_register_node(w.s, "n1", NULL, 0, &two, &err), 0);
+    struct ps_sched_node node = node_view(&w);
+    assert_false(ps_resources_fit(node.usage, node.limits));
+    struct ps_tree_host host = test_host(&w);
+    struct ps_tree_heartbeat_stages none = {false, false};
+    assert_int_equal(ps_tree_sched_heartbeat(&w.ts, &host, &node, &none, 0, &err), 0);
+    assert_int_equal(w.ts.result.allocation_count, 0);
+    assert_int_equal(w.ts.victims.victim_count, 1);   /* 3 not leaving, room for 2 */
+    assert_int_equal(w.ts.victims.victims[0].reason, PS_PREEMPT_RESOURCE_OVERCOMMIT);
+    assert_int_equal(w.ts.victims.victims[0].allocation_id, 3);
+    world_release(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_allocations_backoff_and_victims),
         cmocka_unit_test(test_detach),
         cmocka_unit_test(test_pool_filter),
+        cmocka_unit_test(test_filter_changed_between_updates),
+        cmocka_unit_test(test_limits_check),
+        cmocka_unit_test(test_overcommit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

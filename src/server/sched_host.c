@@ -1,0 +1,345 @@
+/* sched_host.c — the service as the host of the scheduling loop (core/tree_sched.h): the
+ * allocations of a node or of a whole tree, starting jobs for allocations, and turning victims
+ * into interrupts or aborts. Node heartbeats (api_nodes.c) and the limits check after each fair
+ * share update (engine_loop.c) drive the loop through it; everything under svc->mu.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/formula.h"
+#include "core/pending.h"
+#include "server/service.h"
+
+/* One drive of the loop: what the callbacks need. jobs parallels allocs. */
+struct host {
+    struct ps_service *svc;
+    struct ps_svc_tree_state *ts;
+    struct ps_svc_node *node;           /* the heartbeat's node; NULL for the limits check */
+    int64_t now_ms;
+    json_t *start, *interrupt, *abort;  /* the heartbeat's reply arrays, or NULL */
+    struct ps_node_allocation *allocs;
+    struct ps_svc_job **jobs;
+    int count, cap;
+};
+
+static int tree_slot(const struct ps_svc_op *op, const char *tree)
+{
+    if (!op->sop)
+        return -1;
+    for (int i = 0; i < op->sop->tree_count; i++)
+        if (strcmp(op->sop->tree_names[i], tree) == 0)
+            return i;
+    return -1;
+}
+
+/* The service operation of element `element` of the tree's last build, or NULL (pools,
+ * detached operations). ts->sched.user holds the strategy's operations. */
+static struct ps_svc_op *svc_op(const struct ps_svc_tree_state *ts, int element)
+{
+    if (element < 0 || element >= ts->sched.fs.count || !ts->sched.user[element])
+        return NULL;
+    return ((const struct ps_operation *)ts->sched.user[element])->host;
+}
+
+static int reserve(struct host *h, int n, struct ps_error *err)
+{
+    if (n <= h->cap)
+        return 0;
+    int cap = h->cap ? h->cap : 16;
+    while (cap < n)
+        cap *= 2;
+    struct ps_node_allocation *a = realloc(h->allocs, (size_t)cap * sizeof *a);
+    if (a)
+        h->allocs = a;
+    struct ps_svc_job **j = realloc(h->jobs, (size_t)cap * sizeof *j);
+    if (j)
+        h->jobs = j;
+    if (!a || !j)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    h->cap = cap;
+    return 0;
+}
+
+/* Appends node's jobs of this tree whose operations are in the snapshot; adds the usage of its
+ * other jobs that are not leaving to *other. */
+static int add_node(struct host *h, struct ps_svc_node *node, struct ps_resources *other,
+                    struct ps_error *err)
+{
+    int rc = reserve(h, h->count + node->job_count + 1, err);
+    for (struct ps_svc_job *j = node->jobs; rc == 0 && j; j = j->node_next) {
+        if (h->count == h->cap && (rc = reserve(h, h->count + 1, err)) != 0)
+            break;
+        bool leaving = j->interrupt_deadline_ms > 0;
+        int slot = tree_slot(j->op, h->ts->name);
+        if (slot < 0 || slot != j->tree_slot || j->op->trees[slot].element < 0) {
+            if (!leaving)
+                *other = ps_resources_add(*other, j->usage);
+            continue;
+        }
+        h->jobs[h->count] = j;
+        h->allocs[h->count++] = (struct ps_node_allocation){
+            .id = j->alloc_id, .op = j->op->trees[slot].element, .resources = j->usage,
+            .start_time_ms = j->start_ms, .leaving = leaving};
+    }
+    return rc;
+}
+
+static int allocations(void *ctx, int64_t node, const struct ps_node_allocation **allocs,
+                       int *count, struct ps_resources *other, struct ps_error *err)
+{
+    struct host *h = ctx;
+    h->count = 0;
+    *other = ps_resources_zero();
+    int rc = 0;
+    if (node >= 0)
+        rc = h->node ? add_node(h, h->node, other, err) : 0;
+    else
+        for (int i = 0; rc == 0 && i < h->svc->node_count; i++)
+            rc = add_node(h, h->svc->node_list[i], other, err);
+    *allocs = h->allocs;
+    *count = h->count;
+    return rc;
+}
+
+static int start(void *ctx, int64_t node, int element, struct ps_resources resources,
+                 bool *started, struct ps_error *err)
+{
+    (void)node;
+    (void)err;
+    struct host *h = ctx;
+    struct ps_svc_op *op = svc_op(h->ts, element);
+    int slot = op ? tree_slot(op, h->ts->name) : -1;
+    struct ps_svc_job *job = slot >= 0 && h->node ? ps_svc_job_start(h->svc, op, slot, resources,
+                                                                     h->node->id, h->now_ms)
+                                                  : NULL;
+    *started = job != NULL;
+    if (!job)
+        return 0;
+    job->sent_in_heartbeat = h->node->heartbeat_seq;
+    job->reported_in_heartbeat = h->node->heartbeat_seq;
+    if (h->start)
+        json_array_append_new(h->start, ps_svc_start_entry(job));
+    ps_persist_job(h->svc, job);
+    return 0;
+}
+
+static int cmp_alloc_id(const void *key, const void *item)
+{
+    int64_t a = *(const int64_t *)key, b = (*(struct ps_svc_job *const *)item)->alloc_id;
+    return (a > b) - (a < b);
+}
+
+static int by_alloc_id(const void *x, const void *y)
+{
+    int64_t a = (*(struct ps_svc_job *const *)x)->alloc_id;
+    int64_t b = (*(struct ps_svc_job *const *)y)->alloc_id;
+    return (a > b) - (a < b);
+}
+
+static int preempt(void *ctx, const struct ps_preempt_victim *v, struct ps_error *err)
+{
+    (void)err;
+    struct host *h = ctx;
+    struct ps_svc_job *job = NULL;
+    for (int k = 0; k < h->count && !job; k++)
+        if (h->jobs[k]->alloc_id == v->allocation_id)
+            job = h->jobs[k];
+    if (!job)
+        return 0;
+    struct ps_svc_op *for_op = svc_op(h->ts, v->for_op);
+    ps_svc_job_preempt(h->svc, job, ps_svc_preempt_reason(v->reason), v->interrupt_timeout_ms,
+                       for_op ? for_op->id : NULL, h->now_ms, h->interrupt, h->abort);
+    return 0;
+}
+
+/* The limits check may find many victims among every job of the tree: look them up sorted. */
+static int preempt_sorted(void *ctx, const struct ps_preempt_victim *v, struct ps_error *err)
+{
+    (void)err;
+    struct host *h = ctx;
+    struct ps_svc_job **hit = bsearch(&v->allocation_id, h->jobs, (size_t)h->count, sizeof *hit,
+                                      cmp_alloc_id);
+    if (hit)
+        ps_svc_job_preempt(h->svc, *hit, ps_svc_preempt_reason(v->reason),
+                           v->interrupt_timeout_ms, NULL, h->now_ms, NULL, NULL);
+    return 0;
+}
+
+static struct ps_tree_host loop_host(struct host *h)
+{
+    return (struct ps_tree_host){.ctx = h,
+                                 .op_state = ps_svc_sched_op_fn,
+                                 .allocations = allocations,
+                                 .start = start,
+                                 .preempt = preempt};
+}
+
+int ps_svc_schedule_node(struct ps_service *svc, struct ps_svc_node *node, int64_t now_ms,
+                         json_t *start_out, json_t *interrupt, json_t *abort, struct ps_error *err)
+{
+    struct ps_node *sn = ps_strategy_find_node(svc->strategy, node->id);
+    if (!sn || !sn->tree)
+        return 0;
+    struct ps_svc_tree_state *ts = ps_svc_tree(svc, ps_pool_tree_name(sn->tree));
+    if (!ts || !ts->sched.snap)
+        return 0;
+    struct ps_resources usage = ps_resources_zero();
+    for (struct ps_svc_job *j = node->jobs; j; j = j->node_next)
+        usage = ps_resources_add(usage, j->usage);
+    struct ps_sched_node sched_node = {node->num, (const char *const *)node->tags, node->tag_count,
+                                       node->limits, usage, node->filter_cache};
+    struct host h = {.svc = svc, .ts = ts, .node = node, .now_ms = now_ms, .start = start_out,
+                     .interrupt = interrupt, .abort = abort};
+    struct ps_tree_host host = loop_host(&h);
+    struct ps_tree_heartbeat_stages stages = {
+        .regular = true,
+        .preemptive = ps_tree_sched_preempt_due(&ts->sched, &node->last_preempt_ms, now_ms)};
+    int rc = ps_tree_sched_heartbeat(&ts->sched, &host, &sched_node, &stages, now_ms, err);
+    free(h.allocs);
+    free(h.jobs);
+    return rc;
+}
+
+/* host->allocations(-1) for the limits check, sorted by allocation id for preempt_sorted. */
+static int all_allocations(void *ctx, int64_t node, const struct ps_node_allocation **allocs,
+                           int *count, struct ps_resources *other, struct ps_error *err)
+{
+    struct host *h = ctx;
+    int rc = allocations(ctx, node, allocs, count, other, err);
+    if (rc != 0)
+        return rc;
+    qsort(h->jobs, (size_t)h->count, sizeof *h->jobs, by_alloc_id);
+    for (int k = 0; k < h->count; k++) {
+        struct ps_svc_job *j = h->jobs[k];
+        h->allocs[k] = (struct ps_node_allocation){
+            .id = j->alloc_id, .op = j->op->trees[j->tree_slot].element, .resources = j->usage,
+            .start_time_ms = j->start_ms, .leaving = j->interrupt_deadline_ms > 0};
+    }
+    return 0;
+}
+
+void ps_svc_limits_check(struct ps_service *svc, struct ps_svc_tree_state *ts, int64_t now_ms)
+{
+    struct host h = {.svc = svc, .ts = ts, .now_ms = now_ms};
+    struct ps_tree_host host = loop_host(&h);
+    host.allocations = all_allocations;
+    host.preempt = preempt_sorted;
+    struct ps_error err;
+    ps_error_init(&err);
+    if (ps_tree_sched_limits_check(&ts->sched, &host, &err) != 0)
+        ps_svc_log(svc, "error", "limits_check_failed", "tree=%s error=\"%s\"", ts->name,
+                   err.msg);
+    free(h.allocs);
+    free(h.jobs);
+}
+
+int ps_svc_update_tree(struct ps_service *svc, struct ps_svc_tree_state *ts,
+                       struct ps_pool_tree *tree, int64_t now_ms, int *starvation_changed,
+                       struct ps_error *err)
+{
+    struct host h = {.svc = svc, .ts = ts, .now_ms = now_ms};
+    struct ps_tree_host host = loop_host(&h);
+    return ps_tree_sched_update(&ts->sched, tree, now_ms, &host, starvation_changed, err);
+}
+
+/* ---- pending reasons: the scheduler's view (core/pending.h decides) --------------------- */
+
+struct probe {
+    struct ps_service *svc;
+    struct ps_pool_tree *tree;
+    const struct ps_formula *filter;    /* the operation's effective filter in the snapshot */
+    struct ps_resources shape, min_spare;
+};
+
+/* Calls fn for each registered node of the tree with its limits and the usage of its jobs;
+ * stops when fn returns true. */
+static bool any_node(struct probe *p, bool (*fn)(struct probe *, struct ps_svc_node *,
+                                                 struct ps_resources usage))
+{
+    for (int i = 0; i < p->svc->node_count; i++) {
+        struct ps_svc_node *n = p->svc->node_list[i];
+        struct ps_node *sn = n->registered ? ps_strategy_find_node(p->svc->strategy, n->id) : NULL;
+        if (!sn || sn->tree != p->tree)
+            continue;
+        struct ps_resources usage = ps_resources_zero();
+        for (struct ps_svc_job *j = n->jobs; j; j = j->node_next)
+            usage = ps_resources_add(usage, j->usage);
+        if (fn(p, n, usage))
+            return true;
+    }
+    return false;
+}
+
+static bool node_fits(struct probe *p, struct ps_svc_node *n, struct ps_resources usage)
+{
+    (void)usage;
+    return ps_resources_fit(p->shape, n->limits) && ps_resources_fit(p->min_spare, n->limits) &&
+           (!p->filter || ps_formula_eval(p->filter, (const char *const *)n->tags, n->tag_count));
+}
+
+static bool node_has_room(struct probe *p, struct ps_svc_node *n, struct ps_resources usage)
+{
+    struct ps_resources free_ = ps_resources_sub(n->limits, usage);
+    return ps_resources_fit(p->shape, free_) && ps_resources_fit(p->min_spare, free_);
+}
+
+static bool add_usage(struct probe *p, struct ps_svc_node *n, struct ps_resources usage)
+{
+    (void)n;
+    p->min_spare = ps_resources_add(p->min_spare, usage);   /* reused as the sum */
+    return false;
+}
+
+static bool probe_fits(void *ctx)
+{
+    return any_node(ctx, node_fits);
+}
+
+static bool probe_room(void *ctx)
+{
+    return any_node(ctx, node_has_room);
+}
+
+static bool probe_total_fits(void *ctx)
+{
+    struct probe sum = *(struct probe *)ctx;
+    sum.min_spare = ps_resources_zero();
+    any_node(&sum, add_usage);
+    struct ps_resources total = ps_pool_tree_total_resources(sum.tree);
+    return ps_resources_fit(sum.shape, ps_resources_sub(total, sum.min_spare));
+}
+
+void ps_svc_pending_scheduler_reason(struct ps_service *svc, struct ps_svc_tree_state *ts,
+                                     const struct ps_tree_op *to, int element,
+                                     struct ps_pending_info *info)
+{
+    const struct ps_sched_snapshot *snap = ts ? ts->sched.snap : NULL;
+    bool in_update = snap && element >= 0 && element < ts->sched.fs.count && to->dynamic.valid;
+    struct probe ctx = {.svc = svc, .tree = to->tree};
+    struct ps_pending_probe probe = {.ctx = &ctx, .in_update = in_update,
+                                     .fits_some_node = probe_fits, .limit_resource = -1,
+                                     .total_fits = probe_total_fits,
+                                     .some_node_has_room = probe_room};
+    info->tree = ps_pool_tree_name(to->tree);
+    if (in_update) {
+        const struct ps_sched_operation *st = &ts->sched.sched_ops[element];
+        ctx.filter = st->filter;
+        ctx.shape = st->allocation;
+        ctx.min_spare = ts->sched.options.min_spare;
+        int elem = -1;
+        probe.sched_reason = ps_sched_operation_reason(snap, element, &elem);
+        if (probe.sched_reason == PS_SCHED_LIMITS && elem >= 0) {
+            if (elem != element && ts->sched.fs.pools[elem])
+                probe.limit_pool = ts->sched.fs.pools[elem]->name;
+            struct ps_resources need = ps_resources_add(ps_sched_usage(snap, elem), ctx.shape);
+            struct ps_resources limits = ps_sched_limits(snap, elem);
+            for (int r = 0; r < PS_RES_COUNT && probe.limit_resource < 0; r++)
+                if (need.v[r] > limits.v[r])
+                    probe.limit_resource = r;
+        }
+        const struct ps_fs_element_output *fs = &to->dynamic.fs;
+        probe.satisfaction = ps_sched_satisfaction_ratio(&fs->usage_share, &fs->fair_share.total,
+                                                         &fs->demand_share);
+    }
+    ps_pending_scheduler_reason(&probe, info);
+}

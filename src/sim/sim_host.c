@@ -1,0 +1,308 @@
+/* sim_host.c — the simulator as the host of the scheduling loop (core/tree_sched.h), as
+ * YTsaurus's simulator implements the strategy host and runs the real strategy: it tells the
+ * loop each operation's scheduling state and each node's jobs, starts the jobs the loop
+ * allocates and preempts its victims. When to run an update or a heartbeat (and which stages)
+ * stays the simulator's (sim_sched.c), so idle work is skipped exactly.
+ *
+ * Allocation ids are job slots; the elements of the last update map back to operations and
+ * memberships through sim_tree.elem_op / elem_ms.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/op_spec.h"
+#include "sim/sim_internal.h"
+
+struct host {
+    struct ps_sim *sim;
+    int tree;
+    bool oom;                          /* op_state could not grow the element maps */
+};
+
+static int reserve_elems(struct sim_tree *T, int count);
+
+static struct ps_preemptible *op_state(void *ctx, struct ps_tree_op *m, int element,
+                                       struct ps_sched_operation *sched,
+                                       struct ps_preempt_operation *preempt)
+{
+    struct host *h = ctx;
+    struct ps_sim *sim = h->sim;
+    struct sim_tree *T = &sim->trees[h->tree];
+    struct sim_op *o = ps_tree_op_host(m);
+    if (!o)
+        return NULL;   /* not expected: every operation of a tree is the simulator's */
+    int k = 0;
+    while (k < o->m_count && o->ms[k].m != m)
+        k++;
+    if (k == o->m_count)
+        return NULL;
+    if (reserve_elems(T, element + 1) != 0) {
+        h->oom = true;
+        return NULL;
+    }
+    struct sim_membership *ms = &o->ms[k];
+    ms->elem = element;
+    T->elem_op[element] = o->index;
+    T->elem_ms[element] = k;
+    sim_op_state(sim, o->index, k, sched);
+    ms->fed_shape = sched->allocation;
+    if (o->op)
+        ps_operation_spec_preempt_settings(&o->op->spec, &preempt->graceful,
+                                           &preempt->max_unpreemptible_running_allocation_count);
+    return ms->lists;
+}
+
+static int add_job(struct ps_sim *sim, int64_t slot, struct ps_error *err)
+{
+    if (sim->host_alloc_count == sim->host_alloc_cap) {
+        int cap = sim->host_alloc_cap ? 2 * sim->host_alloc_cap : 64;
+        void *grown = realloc(sim->host_allocs, (size_t)cap * sizeof *sim->host_allocs);
+        if (!grown)
+            return ps_error_set(err, PS_ENOMEM, "out of memory");
+        sim->host_allocs = grown;
+        sim->host_alloc_cap = cap;
+    }
+    const struct sim_job *job = &sim->jobs[slot];
+    const struct sim_membership *ms = &sim->ops[job->op].ms[job->ms];
+    sim->host_allocs[sim->host_alloc_count++] = (struct ps_node_allocation){
+        .id = slot,
+        .op = ms->elem,
+        .resources = job->resources,
+        .start_time_ms = job->start_ms,
+        .leaving = job->preempting,
+    };
+    return 0;
+}
+
+/* Jobs of operations out of the snapshot (detached) are the node's other usage. */
+static int add_node(struct ps_sim *sim, int tree, const struct sim_node *n,
+                    struct ps_resources *other, struct ps_error *err)
+{
+    int count = sim->trees[tree].ts.fs.count;
+    for (int k = 0; k < n->job_count; k++) {
+        const struct sim_job *job = &sim->jobs[n->jobs[k]];
+        const struct sim_membership *ms = &sim->ops[job->op].ms[job->ms];
+        if (ms->elem < 0 || ms->elem >= count) {
+            if (!job->preempting)
+                *other = ps_resources_add(*other, job->resources);
+            continue;
+        }
+        int rc = add_job(sim, n->jobs[k], err);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* A node is in one tree: every job on it is the tree's. */
+static int allocations(void *ctx, int64_t node, const struct ps_node_allocation **allocs,
+                       int *count, struct ps_resources *other, struct ps_error *err)
+{
+    struct host *h = ctx;
+    struct ps_sim *sim = h->sim;
+    const struct sim_tree *T = &sim->trees[h->tree];
+    sim->host_alloc_count = 0;
+    *other = ps_resources_zero();
+    int rc = 0;
+    if (node >= 0)
+        rc = add_node(sim, h->tree, &sim->nodes[node], other, err);
+    else
+        for (int i = 0; rc == 0 && i < T->node_count; i++)
+            rc = add_node(sim, h->tree, &sim->nodes[T->nodes[i]], other, err);
+    *allocs = sim->host_allocs;
+    *count = sim->host_alloc_count;
+    return rc;
+}
+
+static int start(void *ctx, int64_t node, int element, struct ps_resources resources,
+                 bool *started, struct ps_error *err)
+{
+    struct host *h = ctx;
+    struct ps_sim *sim = h->sim;
+    struct sim_tree *T = &sim->trees[h->tree];
+    int op = T->elem_op[element];
+    if (op < 0)
+        return ps_error_set(err, PS_ESTATE, "simulator: allocation for an unknown element %d",
+                            element);
+    T->runnable_pending--;   /* the snapshot took it off already */
+    int rc = sim_job_start(sim, op, T->elem_ms[element], (int)node, resources, err);
+    if (rc != 0)
+        return rc;
+    *started = true;
+    if (!sim->ops[op].touched) {
+        sim->ops[op].touched = true;
+        sim->touched[sim->touched_count++] = op;
+    }
+    sim->stats.allocations++;
+    return 0;
+}
+
+/* What the stages recorded for operations they could not serve: pending reasons. */
+static int scheduled(void *ctx, int64_t node, const struct ps_sched_result *res,
+                     struct ps_error *err)
+{
+    (void)node;
+    (void)err;
+    struct host *h = ctx;
+    struct ps_sim *sim = h->sim;
+    struct sim_tree *T = &sim->trees[h->tree];
+    for (int i = 0; i < res->skip_count; i++) {
+        const struct ps_sched_skip *skip = &res->skips[i];
+        if (skip->reason == PS_SCHED_INELIGIBLE || T->elem_op[skip->op] < 0)
+            continue;
+        struct sim_op *o = &sim->ops[T->elem_op[skip->op]];
+        struct sim_membership *ms = &o->ms[T->elem_ms[skip->op]];
+        const char *pool = NULL;
+        int resource = -1;
+        if (skip->reason == PS_SCHED_LIMITS && skip->element >= 0) {
+            if (skip->element != skip->op && T->elem_stats[skip->element])
+                pool = T->elem_stats[skip->element]->name;
+            struct ps_resources need = ps_resources_add(ps_sched_usage(T->ts.snap, skip->element),
+                                                        ms->fed_shape);
+            struct ps_resources limits = ps_sched_limits(T->ts.snap, skip->element);
+            for (int r = 0; r < PS_RES_COUNT && resource < 0; r++)
+                if (need.v[r] > limits.v[r])
+                    resource = r;
+        }
+        /* Reasons are re-evaluated at the next fair share period when this changes them. */
+        if (ms->sched_reason != skip->reason || ms->limit_pool != pool || ms->limit_resource != resource)
+            sim->reasons_dirty = true;
+        ms->sched_reason = skip->reason;
+        ms->limit_pool = pool;
+        ms->limit_resource = resource;
+    }
+    return 0;
+}
+
+/* The loop gives every victim the tree's timeout; a job of a task that is not interruptible
+ * cannot use it and is aborted at once (docs/scheduling-loop.md). */
+static int preempt(void *ctx, const struct ps_preempt_victim *v, struct ps_error *err)
+{
+    struct host *h = ctx;
+    struct ps_sim *sim = h->sim;
+    struct sim_tree *T = &sim->trees[h->tree];
+    const struct sim_job *job = &sim->jobs[v->allocation_id];
+    if (job->serial == 0)
+        return 0;
+    int for_op = v->for_op >= 0 ? T->elem_op[v->for_op] : -1;
+    int64_t timeout = sim->ops[job->op].tasks[job->task].spec->interruptible
+                          ? v->interrupt_timeout_ms
+                          : 0;
+    return sim_preempt_victim(sim, v->allocation_id, for_op, v->reason, timeout, err);
+}
+
+static struct ps_tree_host loop_host(struct host *h)
+{
+    return (struct ps_tree_host){.ctx = h,
+                                 .op_state = op_state,
+                                 .allocations = allocations,
+                                 .start = start,
+                                 .scheduled = scheduled,
+                                 .preempt = preempt};
+}
+
+static void clear_elems(struct sim_tree *T, int from, int to)
+{
+    for (int e = from; e < to; e++) {
+        T->elem_op[e] = -1;
+        T->elem_ms[e] = -1;
+        T->elem_runnable[e] = false;
+        T->elem_stats[e] = NULL;
+    }
+}
+
+/* Grows the element maps to count entries; new ones map nothing. */
+static int reserve_elems(struct sim_tree *T, int count)
+{
+    if (count <= T->elem_cap)
+        return 0;
+    int cap = T->elem_cap ? T->elem_cap : 64;
+    while (cap < count)
+        cap *= 2;
+    int *eo = realloc(T->elem_op, (size_t)cap * sizeof *eo);
+    if (eo)
+        T->elem_op = eo;
+    int *em = realloc(T->elem_ms, (size_t)cap * sizeof *em);
+    if (em)
+        T->elem_ms = em;
+    bool *er = realloc(T->elem_runnable, (size_t)cap * sizeof *er);
+    if (er)
+        T->elem_runnable = er;
+    struct sim_pool_stats **es = realloc(T->elem_stats, (size_t)cap * sizeof *es);
+    if (es)
+        T->elem_stats = es;
+    if (!eo || !em || !er || !es)
+        return PS_ENOMEM;
+    clear_elems(T, T->elem_cap, cap);
+    T->elem_cap = cap;
+    return 0;
+}
+
+int sim_host_update(struct ps_sim *sim, int tree, int *starvation_changed, struct ps_error *err)
+{
+    struct sim_tree *T = &sim->trees[tree];
+    /* op_state fills the maps (growing them) during the update */
+    clear_elems(T, 0, T->elem_cap);
+    for (int i = 0; i < sim->active_count; i++) {
+        struct sim_op *o = &sim->ops[sim->active[i]];
+        for (int k = 0; k < o->m_count; k++)
+            if (o->ms[k].tree == tree)
+                o->ms[k].elem = -1;
+    }
+    struct host h = {sim, tree, false};
+    struct ps_tree_host host = loop_host(&h);
+    int rc = ps_tree_sched_update(&T->ts, T->tree, sim->now, &host, starvation_changed, err);
+    if (rc == 0 && (h.oom || reserve_elems(T, T->ts.fs.count) != 0))
+        rc = ps_error_set(err, PS_ENOMEM, "out of memory");
+    if (rc == 0)
+        rc = ps_tree_sched_limits_check(&T->ts, &host, err);
+    if (rc != 0) {
+        ps_error_prefix(err, "fair share update of pool tree \"%s\" at %lld ms", T->name,
+                        (long long)sim->now);
+        return rc;
+    }
+    int count = T->ts.fs.count;
+    T->runnable_pending = 0;
+    T->min_shape = ps_resources_infinite();
+    for (int e = 0; e < count; e++) {
+        const struct ps_sched_operation *st = &T->ts.sched_ops[e];
+        if (T->ts.fs.pools[e]) {
+            T->elem_stats[e] = sim_stats_get(sim, tree, T->ts.fs.pools[e]->name);
+            if (!T->elem_stats[e])
+                return ps_error_set(err, PS_ENOMEM, "out of memory");
+        } else if (T->elem_op[e] >= 0 && st->runnable) {
+            T->elem_runnable[e] = true;
+            T->runnable_pending += st->pending_count;
+            if (st->pending_count > 0)
+                T->min_shape = ps_resources_min(T->min_shape, st->allocation);
+        }
+    }
+    return 0;
+}
+
+int sim_host_heartbeat(struct ps_sim *sim, int node, const struct ps_sched_node *sn,
+                       const struct ps_tree_heartbeat_stages *stages, struct ps_error *err)
+{
+    int tree = sim->nodes[node].tree;
+    struct host h = {sim, tree, false};
+    struct ps_tree_host host = loop_host(&h);
+    int64_t before = sim->stats.allocations;
+    int rc = ps_tree_sched_heartbeat(&sim->trees[tree].ts, &host, sn, stages, sim->now, err);
+    for (int i = 0; i < sim->touched_count; i++) {
+        int op = sim->touched[i];
+        sim->ops[op].touched = false;
+        if (rc == 0)
+            rc = sim_op_sync(sim, op, err);
+    }
+    sim->touched_count = 0;
+    if (rc == 0 && sim->stats.allocations > before && sim_tree_changed(sim, tree) != 0)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    return rc;
+}
+
+void sim_host_release(struct ps_sim *sim)
+{
+    free(sim->host_allocs);
+    sim->host_allocs = NULL;
+    sim->host_alloc_count = sim->host_alloc_cap = 0;
+}
