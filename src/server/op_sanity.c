@@ -90,12 +90,7 @@ static bool min_needed(const struct ps_svc_op *op, struct ps_resources *out)
         const struct ps_svc_task *t = &op->tasks[i];
         if (t->q_len <= 0 || !t->queue)
             continue;
-        struct ps_memory_job mj;
-        ps_memory_task_reserve(&t->mem, NULL, &mj);
-        struct ps_resources r = ps_resources_zero();
-        r.v[PS_RES_USER_SLOTS] = 1;
-        r.v[PS_RES_CPU] = ps_res_from_double(PS_RES_CPU, t->cpu_limit);
-        r.v[PS_RES_MEMORY] = mj.memory_bytes;
+        struct ps_resources r = ps_svc_task_shape(t);
         for (int k = 0; k < PS_RES_COUNT; k++)
             out->v[k] = any && out->v[k] < r.v[k] ? out->v[k] : r.v[k];
         any = true;

@@ -526,7 +526,7 @@ int64_t ps_svc_op_pending(const struct ps_svc_op *op)
     return n;
 }
 
-static struct ps_resources task_shape(const struct ps_svc_task *t)
+struct ps_resources ps_svc_task_shape(const struct ps_svc_task *t)
 {
     struct ps_memory_job mj;
     ps_memory_task_reserve(&t->mem, NULL, &mj);
@@ -552,7 +552,7 @@ static void fill_sched_state(const struct ps_svc_op *op, const struct ps_formula
     st->allocation.v[PS_RES_USER_SLOTS] = 1;
     st->runnable = op_runnable(op);
     if (op->shape_task >= 0) {
-        st->allocation = task_shape(&op->tasks[op->shape_task]);
+        st->allocation = ps_svc_task_shape(&op->tasks[op->shape_task]);
         st->pending_count = op->tasks[op->shape_task].q_len;
     }
 }
@@ -630,7 +630,7 @@ void ps_svc_fill_engine_inputs(struct ps_service *svc, struct ps_svc_tree_state 
             to->usage = op->trees[i].usage;
             to->demand = op->trees[i].usage;
             for (int j = 0; j < op->task_count; j++) {
-                struct ps_resources shape = task_shape(&op->tasks[j]);
+                struct ps_resources shape = ps_svc_task_shape(&op->tasks[j]);
                 for (int r = 0; r < PS_RES_COUNT; r++)
                     to->demand.v[r] += shape.v[r] * op->tasks[j].q_len;
             }

@@ -314,6 +314,9 @@ void ps_svc_job_learn(struct ps_svc_job *job);
 void ps_svc_job_free(struct ps_svc_job *job);
 void ps_svc_op_finish(struct ps_service *svc, struct ps_svc_op *op, const char *state,
                       const char *error, int64_t now_ms);
+/* One job of the task: a user slot, its cpu_limit and the memory reserve the task's digest
+ * gives a new job now. */
+struct ps_resources ps_svc_task_shape(const struct ps_svc_task *t);
 void ps_svc_op_refresh_state(struct ps_svc_op *op);
 int64_t ps_svc_op_pending(const struct ps_svc_op *op);
 void ps_svc_op_detach(struct ps_service *svc, struct ps_svc_op *op);
