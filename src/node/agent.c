@@ -13,6 +13,7 @@
 #include "platform/clock.h"
 #include "platform/daemon.h"
 #include "platform/http_client.h"
+#include "platform/random.h"
 
 #define CHILD_TICK_GAP_MS 10
 
@@ -38,7 +39,24 @@ struct agent {
     bool registered;
     int64_t failures;           /* consecutive failed heartbeats */
     int64_t heartbeats;
+    int64_t offline_timeout_ms; /* the scheduler's node_offline_timeout; 0 until it says */
+    int64_t last_ok_sent_ms;    /* when the last accepted heartbeat was sent */
+    bool lost;                  /* jobs were aborted as the scheduler has given them away */
+    int64_t request_timeout_ms;
 };
+
+int ps_node_instance_id_new(char *out, size_t size, struct ps_error *err)
+{
+    unsigned char b[8];
+    if (size < 2 * sizeof b + 1)
+        return ps_error_set(err, PS_EINVAL, "instance id buffer too small");
+    int rc = ps_random_bytes(b, sizeof b, err);
+    if (rc != 0)
+        return rc;
+    for (size_t i = 0; i < sizeof b; i++)
+        snprintf(out + 2 * i, 3, "%02x", b[i]);
+    return 0;
+}
 
 static int64_t now_ms(void)
 {
@@ -98,6 +116,11 @@ static void apply_reply(struct agent *a, const struct ps_node_reply *r, int64_t 
                                r->interrupts[i].reason, now);
     for (size_t i = 0; i < r->start_count; i++)
         ps_node_jobs_start(a->jobs, &r->starts[i], now);
+    if (r->has_offline_timeout && r->node_offline_timeout_ms != a->offline_timeout_ms) {
+        alog(a, "the scheduler gives a silent node's jobs away after %lld ms; this agent aborts "
+             "them itself by then", (long long)r->node_offline_timeout_ms);
+        a->offline_timeout_ms = r->node_offline_timeout_ms;
+    }
     if (r->has_heartbeat_period && r->heartbeat_period_ms != a->period_ms) {
         alog(a, "heartbeat period is now %lld ms", (long long)r->heartbeat_period_ms);
         a->period_ms = r->heartbeat_period_ms;
@@ -105,6 +128,50 @@ static void apply_reply(struct agent *a, const struct ps_node_reply *r, int64_t 
     if (a->cfg->verbose)
         alog(a, "heartbeat: %zu to start, %zu to interrupt, %zu to abort, %zu acknowledged",
              r->start_count, r->interrupt_count, r->abort_count, acked);
+}
+
+/* When the scheduler may declare this node offline (and rerun its jobs elsewhere), counted from
+ * the sending of the last heartbeat it accepted, a little early (a quarter of the timeout, at
+ * most a second): the scheduler saw that heartbeat at or after it was sent, and checks nodes
+ * about once a second. INT64_MAX when unknown. */
+static int64_t lost_deadline(const struct agent *a)
+{
+    if (!a->registered || a->offline_timeout_ms <= 0)
+        return INT64_MAX;
+    int64_t margin = a->offline_timeout_ms / 4 < 1000 ? a->offline_timeout_ms / 4 : 1000;
+    return a->last_ok_sent_ms + a->offline_timeout_ms - margin;
+}
+
+/* The runner's guard kills the jobs a little after the agent would have aborted them itself,
+ * but still before the scheduler gives them away: that catches a stopped or hung agent. */
+static void arm_guard(struct agent *a, int64_t now)
+{
+    if (!a->runner->ops->arm_deadline)
+        return;
+    int64_t deadline = lost_deadline(a);
+    if (deadline == INT64_MAX) {
+        a->runner->ops->arm_deadline(a->runner->ctx, 0);
+        return;
+    }
+    int64_t margin = a->last_ok_sent_ms + a->offline_timeout_ms - deadline;
+    int64_t left = deadline + margin / 2 - now;
+    a->runner->ops->arm_deadline(a->runner->ctx, left > 1 ? left : 1);
+}
+
+/* Past the deadline every job is aborted before anything else happens (a tick, a report): the
+ * scheduler has given them away, so letting them run on would run them twice. This is also
+ * what an agent sees first after SIGSTOP + SIGCONT or a suspended machine. */
+static void check_lost(struct agent *a, int64_t now)
+{
+    int64_t deadline = lost_deadline(a);
+    if (a->lost || now < deadline || ps_node_jobs_running_count(a->jobs) == 0)
+        return;
+    alog(a, "no heartbeat accepted for %lld ms (the scheduler's node_offline_timeout is %lld "
+         "ms): it has given this node's jobs away; aborting %zu running jobs",
+         (long long)(now - a->last_ok_sent_ms), (long long)a->offline_timeout_ms,
+         ps_node_jobs_running_count(a->jobs));
+    ps_node_jobs_abort_all(a->jobs, "node_offline");
+    a->lost = true;
 }
 
 /* Logs a failed heartbeat: the first of a run of failures, then every tenth. */
@@ -130,6 +197,12 @@ static int heartbeat(struct agent *a, bool *more, struct ps_error *err)
     struct ps_http_result res;
     struct ps_error e;
     ps_error_init(&e);
+    /* With jobs at stake, a request may not outlast the moment they must be aborted. */
+    int64_t sent = now_ms(), deadline = lost_deadline(a), total = a->request_timeout_ms;
+    if (deadline != INT64_MAX && ps_node_jobs_running_count(a->jobs) > 0 &&
+        deadline - sent < total)
+        total = deadline - sent > 200 ? deadline - sent : 200;
+    ps_http_client_set_timeouts(a->http, total < 2000 ? total : 2000, total);
     int rc = ps_http_client_post_json(a->http, a->url, req, &res, &e);
     json_decref(req);
     a->heartbeats++;
@@ -140,7 +213,9 @@ static int heartbeat(struct agent *a, bool *more, struct ps_error *err)
     if (res.status != 200) {
         char msg[300];
         reply_message(&res, msg, sizeof msg);
-        if (!a->registered && (res.status == 409 || res.status == 401 || res.status == 403))
+        /* 409: another live agent holds this node id, or the tags match two pool trees;
+         * retrying cannot help, and after registration it means the node was given away. */
+        if (res.status == 409 || (!a->registered && (res.status == 401 || res.status == 403)))
             return ps_error_set(err, PS_EPERM, "the scheduler refused to register node %s "
                                 "(HTTP %ld): %s", a->cfg->node_id, res.status, msg);
         char what[400];
@@ -159,13 +234,34 @@ static int heartbeat(struct agent *a, bool *more, struct ps_error *err)
         return 0;
     }
     json_decref(doc);
+    int64_t now = now_ms();
+    int64_t sent_deadline = a->offline_timeout_ms <= 0 ? INT64_MAX
+                            : sent + a->offline_timeout_ms -
+                              (a->offline_timeout_ms / 4 < 1000 ? a->offline_timeout_ms / 4 : 1000);
+    if (now >= sent_deadline) {
+        /* The reply was made long ago (the agent was stopped, or the request hung): the node
+         * may have been declared offline since, so nothing in it may be acted upon. */
+        char what[200];
+        snprintf(what, sizeof what, "a reply that took %lld ms, past the offline timeout, "
+                 "ignored", (long long)(now - sent));
+        heartbeat_failed(a, what);
+        ps_node_reply_release(&reply);
+        check_lost(a, now);
+        return 0;
+    }
     if (!a->registered)
-        alog(a, "registered with %s", a->cfg->scheduler_url);
+        alog(a, "registered with %s as instance %s", a->cfg->scheduler_url,
+             a->cfg->instance_id ? a->cfg->instance_id : "-");
+    else if (a->lost)
+        alog(a, "heartbeats accepted again; the aborted jobs are reported");
     else if (a->failures > 0)
         alog(a, "heartbeats work again after %lld failures", (long long)a->failures);
     a->registered = true;
     a->failures = 0;
-    apply_reply(a, &reply, now_ms());
+    a->lost = false;
+    a->last_ok_sent_ms = sent;
+    apply_reply(a, &reply, now);
+    arm_guard(a, now);
     ps_node_reply_release(&reply);
     return 0;
 }
@@ -189,7 +285,7 @@ static void shutdown_jobs(struct agent *a)
     /* One last report, briefly, so the scheduler reschedules the jobs now rather than after
      * the node is declared offline. */
     if (a->registered) {
-        ps_http_client_set_timeouts(a->http, 1000, 2000);
+        a->request_timeout_ms = 2000;
         bool more;
         struct ps_error e;
         ps_error_init(&e);
@@ -205,8 +301,9 @@ int ps_node_agent_run(const struct ps_node_agent_config *cfg, const struct ps_no
     a.cfg = cfg;
     a.runner = runner;
     a.period_ms = cfg->heartbeat_period_ms;
+    a.request_timeout_ms = cfg->request_timeout_ms;
     a.id = (struct ps_node_identity){cfg->node_id, cfg->tags, cfg->tag_count, cfg->cpu,
-                                     cfg->memory_bytes, cfg->user_slots};
+                                     cfg->memory_bytes, cfg->user_slots, cfg->instance_id};
     size_t base = strlen(cfg->scheduler_url);
     while (base > 0 && cfg->scheduler_url[base - 1] == '/')
         base--;
@@ -249,6 +346,7 @@ int ps_node_agent_run(const struct ps_node_agent_config *cfg, const struct ps_no
             break;
         }
         now = now_ms();
+        check_lost(&a, now);
         /* A child's exit brings a tick forward, but ticks stay CHILD_TICK_GAP_MS apart so a
          * burst of exits is handled together. Such a tick only reaps (one wait4 per job): the
          * full tick samples every job's cgroup files (or /proc), and doing that on each exit

@@ -34,6 +34,7 @@ struct ps_node_agent_config {
     const char *scheduler_url;          /* "http://127.0.0.1:9013" (no trailing path) */
     const char *token;                  /* the cluster secret, sent as OAuth */
     const char *node_id;
+    const char *instance_id;            /* random per agent start (ps_node_instance_id_new) */
     const char *const *tags;
     size_t tag_count;
     double cpu;                         /* the node's resources */
@@ -49,6 +50,10 @@ struct ps_node_agent_config {
 };
 
 void ps_node_agent_config_init(struct ps_node_agent_config *cfg);
+
+/* A fresh random instance id: 16 lowercase hex digits (size >= 17). PS_EIO without
+ * /dev/urandom. */
+int ps_node_instance_id_new(char *out, size_t size, struct ps_error *err);
 
 /* Runs until a stop signal (returns 0) or a refused registration (PS_EPERM with the
  * scheduler's message) or a setup failure (PS_EIO, PS_ENOMEM). The caller must have blocked the

@@ -162,7 +162,7 @@ static void f_free(void *job)
 }
 
 static const struct ps_node_runner_ops fake_ops = {
-    f_start, f_tick, f_set, f_interrupt, f_abort, f_result, f_read_stderr, f_free, NULL,
+    f_start, f_tick, f_set, f_interrupt, f_abort, f_result, f_read_stderr, f_free, NULL, NULL,
 };
 
 static struct ps_node_runner fake_runner = {&fake_ops, NULL, {true, true, true}};
@@ -225,10 +225,12 @@ static json_t *entry(json_t *report, const char *id)
 static void test_request_shape(void **state)
 {
     const char *tags[] = {"gpu", "ssd"};
-    struct ps_node_identity id = {"n1", tags, 2, 4.0, INT64_C(8) << 30, 8};
+    struct ps_node_identity id = {"n1", tags, 2, 4.0, INT64_C(8) << 30, 8, "0123456789abcdef"};
     json_t *req = ps_node_request_build(&id, NULL);
     assert_non_null(req);
     assert_string_equal(json_string_value(json_object_get(req, "node_id")), "n1");
+    assert_string_equal(json_string_value(json_object_get(req, "instance_id")),
+                        "0123456789abcdef");
     assert_int_equal(json_array_size(json_object_get(req, "tags")), 2);
     json_t *lim = json_object_get(req, "resource_limits");
     assert_true(json_number_value(json_object_get(lim, "cpu")) == 4.0);
@@ -239,7 +241,7 @@ static void test_request_shape(void **state)
 }
 
 static const char good_reply[] =
-    "{\"heartbeat_period_ms\": 200, \"jobs_to_start\": [{\"job_id\": \"j-1\", "
+    "{\"heartbeat_period_ms\": 200, \"node_offline_timeout_ms\": 3000, \"jobs_to_start\": [{\"job_id\": \"j-1\", "
     "\"operation_id\": \"op\", \"task_name\": \"main\", \"job_index\": 3, \"command\": \"echo "
     "hi\", \"environment\": {\"B\": \"2\", \"A\": \"1\"}, \"cpu_limit\": 2, \"cpu_guarantee\": 2, "
     "\"memory_limit\": 1048576, \"memory_reserve\": 524288, \"tmpfs_size\": 0, "
@@ -261,6 +263,8 @@ static void test_reply_parse(void **state)
     assert_int_equal(rc, 0);
     json_decref(doc);   /* the reply keeps its own reference */
     assert_true(r.has_heartbeat_period);
+    assert_true(r.has_offline_timeout);
+    assert_int_equal(r.node_offline_timeout_ms, 3000);
     assert_int_equal(r.heartbeat_period_ms, 200);
     assert_int_equal(r.start_count, 1);
     assert_string_equal(r.starts[0].job_id, "j-1");
@@ -284,6 +288,7 @@ static void test_reply_parse(void **state)
     doc = json_loads("{}", 0, NULL);
     assert_int_equal(ps_node_reply_parse(doc, &r, NULL), 0);
     assert_false(r.has_heartbeat_period);
+    assert_false(r.has_offline_timeout);
     assert_int_equal(r.start_count + r.interrupt_count + r.abort_count, 0);
     ps_node_reply_release(&r);
     json_decref(doc);
