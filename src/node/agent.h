@@ -4,8 +4,14 @@
  * - a stop signal (SIGTERM, SIGINT, SIGHUP): every job is aborted with "node_shutdown" (its
  *   whole process group killed), the agent waits up to shutdown_grace_ms for them to be reaped,
  *   sends one last heartbeat so the scheduler reschedules them at once, and returns. A crash or
- *   kill -9 of the agent leaves its jobs to be killed by whoever owns the cgroup; the scheduler
- *   then declares the node offline (docs/api.md) and reschedules them.
+ *   kill -9 of the agent kills its jobs too (the runner's parent-death signal and guard,
+ *   platform/job_guard.h); the scheduler then declares the node offline (docs/api.md) and
+ *   reschedules them.
+ * - before anything else on each wake-up: once the scheduler's node_offline_timeout (from its
+ *   replies) minus a margin has passed since the last accepted heartbeat was sent, every job is
+ *   aborted (node_offline), as the scheduler has given them away (docs/faults.md). This is also
+ *   what a SIGCONT after a long SIGSTOP meets first; while stopped, the runner's guard (armed
+ *   after each accepted heartbeat) has killed them already.
  * - the job tick every tick_ms, and at once when a child exits (SIGCHLD): usage, reaping, the
  *   CPU monitors, the memory policy (jobs.h).
  * - the heartbeat every heartbeat period (the scheduler's heartbeat_period_ms from its last
@@ -14,11 +20,12 @@
  *   again quickly (YTsaurus's out-of-band heartbeats).
  *
  * Registration is the first heartbeat the scheduler accepts. A refusal then (409: the node's
- * tags match two pool trees; 401/403: a wrong cluster secret) ends the agent with that message,
- * as retrying cannot help. Later, any failure (the scheduler is down, restarting, answers
- * garbage) is logged and the agent keeps running its jobs and retries every period; finished
- * jobs wait until a scheduler acknowledges them. After a scheduler restart the running jobs are
- * simply reported again and re-attach (or are told to abort).
+ * tags match two pool trees, or another live agent holds the node id; 401/403: a wrong cluster
+ * secret) ends the agent with that message, as retrying cannot help; a 409 ends it later too.
+ * Other failures (the scheduler is down, restarting, answers garbage) are logged and the agent
+ * keeps running its jobs, until the offline deadline above, and retries every period; finished
+ * jobs wait until a scheduler acknowledges them. After a scheduler restart shorter than that
+ * the running jobs are simply reported again and re-attach (or are told to abort).
  */
 #ifndef PS_NODE_AGENT_H
 #define PS_NODE_AGENT_H
