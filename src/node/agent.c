@@ -214,8 +214,11 @@ static int heartbeat(struct agent *a, bool *more, struct ps_error *err)
         char msg[300];
         reply_message(&res, msg, sizeof msg);
         /* 409: another live agent holds this node id, or the tags match two pool trees;
-         * retrying cannot help, and after registration it means the node was given away. */
-        if (res.status == 409 || (!a->registered && (res.status == 401 || res.status == 403)))
+         * retrying cannot help. After registration only the first (the scheduler's wording,
+         * docs/api.md) is final: this node went offline and another agent took the id. */
+        bool taken = res.status == 409 && strstr(msg, "held by another live agent") != NULL;
+        if (taken || (!a->registered && (res.status == 409 || res.status == 401 ||
+                                         res.status == 403)))
             return ps_error_set(err, PS_EPERM, "the scheduler refused to register node %s "
                                 "(HTTP %ld): %s", a->cfg->node_id, res.status, msg);
         char what[400];

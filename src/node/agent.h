@@ -21,7 +21,8 @@
  *
  * Registration is the first heartbeat the scheduler accepts. A refusal then (409: the node's
  * tags match two pool trees, or another live agent holds the node id; 401/403: a wrong cluster
- * secret) ends the agent with that message, as retrying cannot help; a 409 ends it later too.
+ * secret) ends the agent with that message, as retrying cannot help; later, the 409 for a node
+ * id held by another live agent does too.
  * Other failures (the scheduler is down, restarting, answers garbage) are logged and the agent
  * keeps running its jobs, until the offline deadline above, and retries every period; finished
  * jobs wait until a scheduler acknowledges them. After a scheduler restart shorter than that

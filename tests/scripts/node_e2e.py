@@ -668,6 +668,35 @@ def case_duplicate_node_id(c):
     check(c.nodes["a"][0].poll() is None, "a runs on")
 
 
+def case_node_id_taken_over(c):
+    """An agent stopped past the offline timeout whose node id another agent has taken over
+    meanwhile: after SIGCONT it is refused, and exits with its jobs dead."""
+    marker = new_marker(c)
+    node_id = c.node("a", resources="cpu=2,memory=2G,user_slots=4")
+    op = c.op({"tasks": {"main": task(marker_job(marker, 6), 2, cpu_limit=0.25)}})
+    c.wait(lambda: len(marker_attempts(marker)) == 2, 20, "2 jobs running on a")
+    mon = Overlap(op)
+    mon.start()
+    proc_a = c.nodes["a"][0]
+    proc_a.send_signal(signal.SIGSTOP)
+    time.sleep(2.5)     # past node_offline_timeout (2 s)
+    c.node("a2", node_id=node_id, work="a2")
+    c.wait(lambda: "registered with" in c.node_log("a2"), 10, "a2 to take the id over")
+    proc_a.send_signal(signal.SIGCONT)
+    try:
+        rc = proc_a.wait(10)
+    except subprocess.TimeoutExpired:
+        raise Fail("the old agent kept running after its id was taken over", c.node_log("a"))
+    log = c.node_log("a")
+    check(rc == 1 and "held by another live agent" in log, "the old agent exits with the "
+          "scheduler's message", rc, log[-2000:])
+    c.wait_op(op, 30)
+    bad = mon.finish()
+    check(not bad, "never two attempts of one job index alive at once", bad)
+    check("event=node_instance_changed" in c.sched.logtext(), "the scheduler logged the "
+          "takeover", c.sched.logtext()[-2000:])
+
+
 GROUPS = {
     "ops": [case_operation_with_outputs, case_memory_limit, case_registration_refused],
     "reclaim": [case_cpu_reclaim],
@@ -677,7 +706,7 @@ GROUPS = {
     "retention": [case_job_retention],
     "agentkill": [case_agent_kill9, case_agent_kill9_no_cgroups],
     "agentstop": [case_agent_stopped],
-    "dupid": [case_duplicate_node_id],
+    "dupid": [case_duplicate_node_id, case_node_id_taken_over],
 }
 
 
