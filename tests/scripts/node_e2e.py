@@ -4,8 +4,8 @@
 python3 node_e2e.py BINARY GROUP.
 
 Each case builds its own cluster in a temporary directory and stops every process it started
-(scheduler and nodes; nodes abort their jobs on SIGTERM; after a kill -9 the restarted node
-clears what its predecessor left in its cgroup, and the case kills leftovers by process group).
+(scheduler and nodes; nodes abort their jobs on SIGTERM, and after a kill -9 the agent's guard
+kills them; the runner still kills what is left in the cases' job cgroups, as a backstop).
 """
 import json
 import os
@@ -585,19 +585,16 @@ def case_agent_kill9_no_cgroups(c):
     jobs_die_with_agent(c, ("--no-cgroups",))
 
 
-def case_agent_stopped(c):
-    """An agent stopped (SIGSTOP) past the offline timeout: its jobs die before the scheduler
-    reruns them (the guard), and after SIGCONT the agent aborts them itself before it reports
-    anything, then carries on."""
+def agent_stopped(c, extra):
     n = 3
     marker = new_marker(c)
-    c.node("a", resources="cpu=2,memory=2G,user_slots=4")
+    c.node("a", resources="cpu=2,memory=2G,user_slots=4", extra=extra)
     op = c.op({"tasks": {"main": task(marker_job(marker, 5), n, cpu_limit=0.25)}})
     c.wait(lambda: len(marker_attempts(marker)) == n and len(job_procs(op)) >= 3 * n, 20,
            "%d jobs running on a" % n)
     mon = Overlap(op)
     mon.start()
-    c.node("b", resources="cpu=2,memory=2G,user_slots=4")
+    c.node("b", resources="cpu=2,memory=2G,user_slots=4", extra=extra)
     on_a = {j for ids in marker_attempts(marker).values() for j in ids}
     proc_a = c.nodes["a"][0]
     proc_a.send_signal(signal.SIGSTOP)
@@ -624,6 +621,18 @@ def case_agent_stopped(c):
     check(not bad, "never two attempts of one job index alive at once", bad)
     check(o["progress"]["completed"] == n, "all completed", o["progress"])
     check(proc_a.poll() is None, "a runs on")
+
+
+def case_agent_stopped(c):
+    """An agent stopped (SIGSTOP) past the offline timeout: its jobs die before the scheduler
+    reruns them (the guard), and after SIGCONT the agent aborts them itself before it reports
+    anything, then carries on."""
+    agent_stopped(c, ())
+
+
+def case_agent_stopped_no_cgroups(c):
+    """The same without cgroups: the guard finds the jobs by their environment marker."""
+    agent_stopped(c, ("--no-cgroups",))
 
 
 def case_duplicate_node_id(c):
@@ -705,7 +714,7 @@ GROUPS = {
     "restart": [case_scheduler_restart],
     "retention": [case_job_retention],
     "agentkill": [case_agent_kill9, case_agent_kill9_no_cgroups],
-    "agentstop": [case_agent_stopped],
+    "agentstop": [case_agent_stopped, case_agent_stopped_no_cgroups],
     "dupid": [case_duplicate_node_id, case_node_id_taken_over],
 }
 
