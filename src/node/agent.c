@@ -134,12 +134,16 @@ static void apply_reply(struct agent *a, const struct ps_node_reply *r, int64_t 
  * the sending of the last heartbeat it accepted, a little early (a quarter of the timeout, at
  * most a second): the scheduler saw that heartbeat at or after it was sent, and checks nodes
  * about once a second. INT64_MAX when unknown. */
+static int64_t offline_margin(const struct agent *a)
+{
+    return a->offline_timeout_ms / 4 < 1000 ? a->offline_timeout_ms / 4 : 1000;
+}
+
 static int64_t lost_deadline(const struct agent *a)
 {
     if (!a->registered || a->offline_timeout_ms <= 0)
         return INT64_MAX;
-    int64_t margin = a->offline_timeout_ms / 4 < 1000 ? a->offline_timeout_ms / 4 : 1000;
-    return a->last_ok_sent_ms + a->offline_timeout_ms - margin;
+    return a->last_ok_sent_ms + a->offline_timeout_ms - offline_margin(a);
 }
 
 /* The runner's guard kills the jobs a little after the agent would have aborted them itself,
@@ -153,8 +157,7 @@ static void arm_guard(struct agent *a, int64_t now)
         a->runner->ops->arm_deadline(a->runner->ctx, 0);
         return;
     }
-    int64_t margin = a->last_ok_sent_ms + a->offline_timeout_ms - deadline;
-    int64_t left = deadline + margin / 2 - now;
+    int64_t left = deadline + offline_margin(a) / 2 - now;
     a->runner->ops->arm_deadline(a->runner->ctx, left > 1 ? left : 1);
 }
 
@@ -238,10 +241,7 @@ static int heartbeat(struct agent *a, bool *more, struct ps_error *err)
     }
     json_decref(doc);
     int64_t now = now_ms();
-    int64_t sent_deadline = a->offline_timeout_ms <= 0 ? INT64_MAX
-                            : sent + a->offline_timeout_ms -
-                              (a->offline_timeout_ms / 4 < 1000 ? a->offline_timeout_ms / 4 : 1000);
-    if (now >= sent_deadline) {
+    if (a->offline_timeout_ms > 0 && now >= sent + a->offline_timeout_ms - offline_margin(a)) {
         /* The reply was made long ago (the agent was stopped, or the request hung): the node
          * may have been declared offline since, so nothing in it may be acted upon. */
         char what[200];
