@@ -342,6 +342,9 @@ def case_node_loss(c):
     # a node silent for longer than the timeout (SIGSTOP), then back: told to drop its jobs
     op2 = c.op({"tasks": {"main": task("sleep 5; echo finished >&2", 2, cpu_limit=1)}})
     c.wait(lambda: len(c.jobs(op2, "running")) == 2, 20, "two running jobs on b")
+    # started on b itself, not only sent: a reply that reaches b after the stop is too old to
+    # act upon (docs/faults.md), so its jobs would never start there
+    c.wait(lambda: c.node_log("b").count(": started (") == 4, 20, "b to start op2's jobs")
     proc_b = c.nodes["b"][0]
     c.node("c", resources="cpu=2,memory=2G,user_slots=2")
     proc_b.send_signal(signal.SIGSTOP)
