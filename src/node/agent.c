@@ -177,6 +177,13 @@ static void check_lost(struct agent *a, int64_t now)
     a->lost = true;
 }
 
+/* jobs.h lost_reason: "node_offline" once past the deadline. */
+static const char *jobs_lost_reason(void *ctx)
+{
+    struct agent *a = ctx;
+    return now_ms() >= lost_deadline(a) ? "node_offline" : NULL;
+}
+
 /* Logs a failed heartbeat: the first of a run of failures, then every tenth. */
 static void heartbeat_failed(struct agent *a, const char *what)
 {
@@ -321,6 +328,8 @@ int ps_node_agent_run(const struct ps_node_agent_config *cfg, const struct ps_no
     jcfg.report_stderr_budget_bytes = cfg->report_stderr_budget_bytes;
     jcfg.log = jobs_log;
     jcfg.log_ctx = &a;
+    jcfg.lost_reason = jobs_lost_reason;
+    jcfg.lost_ctx = &a;
     int rc;
     if ((rc = ps_node_jobs_new(runner, &jcfg, &a.jobs, err)) != 0)
         return rc;

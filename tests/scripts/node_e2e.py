@@ -613,9 +613,11 @@ def agent_stopped(c, extra):
     c.wait(lambda: "heartbeats accepted again" in c.node_log("a"), 10,
            "a to come back after SIGCONT")
     log = c.node_log("a")
-    abort_at = log.find("aborting %d running jobs" % n)
-    check(0 <= abort_at < log.find("heartbeats accepted again"),
-          "a aborted its jobs itself before reporting anything", log[-3000:])
+    back_at = log.find("heartbeats accepted again")
+    for jid in on_a:
+        at = log.find("job %s: aborted: node_offline" % jid)
+        check(0 <= at < back_at, "a ended job %s as aborted (node_offline) itself before "
+              "reporting anything" % jid, log[-3000:])
     check("abort requested (node_offline)" not in log, "nobody had to tell a", log[-3000:])
     check("retrying every tick" not in log, "the guard left the agent's cgroups alone",
           log[-3000:])

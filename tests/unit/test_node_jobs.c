@@ -497,6 +497,47 @@ static void test_job_lifecycle(void **state)
     ps_node_jobs_free(t);
 }
 
+/* A job killed while the node had lost the scheduler (the guard kills a stopped agent's jobs)
+ * is reported aborted with the agent's reason, not failed; completed jobs stay completed. */
+static const char *lost_now(void *ctx)
+{
+    return *(bool *)ctx ? "node_offline" : NULL;
+}
+
+static void test_killed_while_lost(void **state)
+{
+    bool lost = false;
+    struct ps_node_jobs_config cfg;
+    ps_node_jobs_config_init(&cfg);
+    cfg.lost_reason = lost_now;
+    cfg.lost_ctx = &lost;
+    struct ps_node_jobs *t = NULL;
+    assert_int_equal(ps_node_jobs_new(&fake_runner, &cfg, &t, NULL), 0);
+    struct ps_node_start a = start_msg("ja", 1.0, NULL), b = start_msg("jb", 1.0, NULL),
+                         c = start_msg("jc", 1.0, NULL);
+    ps_node_jobs_start(t, &a, 1000);
+    ps_node_jobs_start(t, &b, 1000);
+    ps_node_jobs_start(t, &c, 1000);
+    end_job(fake_find("ja"), PS_NODE_OUTCOME_FAILED, -1, "Process was killed by signal 9", NULL,
+            1500);
+    assert_int_equal(ps_node_jobs_tick(t, 1500), 1);    /* not lost yet: a real failure */
+    lost = true;
+    end_job(fake_find("jb"), PS_NODE_OUTCOME_FAILED, -1, "Process was killed by signal 9", NULL,
+            2000);
+    end_job(fake_find("jc"), PS_NODE_OUTCOME_COMPLETED, 0, NULL, NULL, 2000);
+    assert_int_equal(ps_node_jobs_tick(t, 2000), 2);
+    bool more;
+    json_t *rep = ps_node_jobs_report(t, &more);
+    assert_string_equal(json_string_value(json_object_get(entry(rep, "ja"), "state")), "failed");
+    json_t *e = entry(rep, "jb");
+    assert_string_equal(json_string_value(json_object_get(e, "state")), "aborted");
+    assert_string_equal(json_string_value(json_object_get(e, "abort_reason")), "node_offline");
+    assert_string_equal(json_string_value(json_object_get(entry(rep, "jc"), "state")),
+                        "completed");
+    json_decref(rep);
+    ps_node_jobs_free(t);
+}
+
 static void test_start_failures(void **state)
 {
     struct ps_node_jobs *t = new_table(0);
@@ -706,6 +747,7 @@ int main(void)
         cmocka_unit_test(test_resources_and_tags),
         cmocka_unit_test(test_overdraft_victims),
         cmocka_unit_test_setup(test_job_lifecycle, setup),
+        cmocka_unit_test_setup(test_killed_while_lost, setup),
         cmocka_unit_test_setup(test_start_failures, setup),
         cmocka_unit_test_setup(test_interrupt_and_abort, setup),
         cmocka_unit_test_setup(test_cpu_reclaim_on, setup),
