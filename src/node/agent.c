@@ -175,6 +175,14 @@ static void check_lost(struct agent *a, int64_t now)
          ps_node_jobs_running_count(a->jobs));
     ps_node_jobs_abort_all(a->jobs, "node_offline");
     a->lost = true;
+    /* SIGKILLed processes end within milliseconds: reaping them now lets the next report say
+     * "aborted" rather than "running" (a job still there is reported running, and the
+     * scheduler answers with an abort it no longer needs). Bounded: 200 ms. */
+    for (int i = 0; i < 40 && ps_node_jobs_running_count(a->jobs) > 0; i++) {
+        struct timespec ts = {0, 5 * 1000000L};
+        nanosleep(&ts, NULL);
+        ps_node_jobs_reap(a->jobs, now_ms());
+    }
 }
 
 /* jobs.h lost_reason: "node_offline" once past the deadline. */
@@ -198,6 +206,8 @@ static void heartbeat_failed(struct agent *a, const char *what)
 static int heartbeat(struct agent *a, bool *more, struct ps_error *err)
 {
     *more = false;
+    /* Jobs the scheduler has given away are aborted before they could be reported running. */
+    check_lost(a, now_ms());
     json_t *jobs = ps_node_jobs_report(a->jobs, more);
     json_t *req = jobs ? ps_node_request_build(&a->id, jobs) : NULL;
     if (!req) {
@@ -248,12 +258,21 @@ static int heartbeat(struct agent *a, bool *more, struct ps_error *err)
     }
     json_decref(doc);
     int64_t now = now_ms();
-    if (a->offline_timeout_ms > 0 && now >= sent + a->offline_timeout_ms - offline_margin(a)) {
-        /* The reply was made long ago (the agent was stopped, or the request hung): the node
-         * may have been declared offline since, so nothing in it may be acted upon. */
+    /* Stale: the reply was made long ago (the agent was stopped, or the request hung), and the
+     * node may have been declared offline since, so nothing in it may be acted upon.
+     * Straddled: the deadline passed while this heartbeat was under way (a stop landed between
+     * the check above and the request), so it may have reported jobs as running that were
+     * given away, and the guard may have killed them; they are aborted now and the next
+     * heartbeat reports that. */
+    bool stale = a->offline_timeout_ms > 0 &&
+                 now >= sent + a->offline_timeout_ms - offline_margin(a);
+    bool straddled = !a->lost && ps_node_jobs_running_count(a->jobs) > 0 &&
+                     now >= lost_deadline(a);
+    if (stale || straddled) {
         char what[200];
-        snprintf(what, sizeof what, "a reply that took %lld ms, past the offline timeout, "
-                 "ignored", (long long)(now - sent));
+        snprintf(what, sizeof what, "a reply that took %lld ms, %s, ignored",
+                 (long long)(now - sent), stale ? "past the offline timeout"
+                                                : "after the offline deadline passed");
         heartbeat_failed(a, what);
         ps_node_reply_release(&reply);
         check_lost(a, now);

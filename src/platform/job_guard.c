@@ -162,6 +162,10 @@ static void guard_main(const struct ps_job_guard_config *cfg, int fd)
     }
     int rounds = 0;
     int total = sweep_rounds(cfg, true, &rounds);
+    /* The node cgroups, now without job cgroups (on v2 the one holding the agent's leaf, and
+     * this guard, stays: the next agent start removes it). */
+    for (size_t i = 0; cfg->cgroup_dirs && cfg->cgroup_dirs[i]; i++)
+        (void)rmdir(cfg->cgroup_dirs[i]);
     if (total > 0)
         fprintf(stderr, "node %s: guard: the agent is gone; killed %d leftover job processes "
                 "in %d rounds\n", cfg->log_name ? cfg->log_name : "-", total, rounds);
