@@ -236,8 +236,19 @@ int ps_cmd_node(int argc, char **argv)
         return 1;
     }
 
+    /* Random per start: names this agent's cgroups and marks its jobs' environments, and the
+     * scheduler refuses a second live agent with the same node id by it. */
+    char instance[32];
+    if (ps_node_instance_id_new(instance, sizeof instance, &err) != 0) {
+        fprintf(stderr, "error: node: %s\n", err.msg);
+        free(secret);
+        ps_node_tags_free(tags, tag_count);
+        return 1;
+    }
     struct ps_node_platform_config pcfg = {
         .node_id = node_id,
+        .instance_id = instance,
+        .guard = true,
         .work_dir = work_dir,
         .job_user = job_user,
         .stderr_cap_bytes = stderr_cap,
@@ -262,6 +273,7 @@ int ps_cmd_node(int argc, char **argv)
     cfg.scheduler_url = scheduler;
     cfg.token = secret;
     cfg.node_id = node_id;
+    cfg.instance_id = instance;
     cfg.tags = (const char *const *)tags;
     cfg.tag_count = tag_count;
     cfg.cpu = cpu;

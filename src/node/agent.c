@@ -13,6 +13,7 @@
 #include "platform/clock.h"
 #include "platform/daemon.h"
 #include "platform/http_client.h"
+#include "platform/random.h"
 
 #define CHILD_TICK_GAP_MS 10
 
@@ -38,7 +39,24 @@ struct agent {
     bool registered;
     int64_t failures;           /* consecutive failed heartbeats */
     int64_t heartbeats;
+    int64_t offline_timeout_ms; /* the scheduler's node_offline_timeout; 0 until it says */
+    int64_t last_ok_sent_ms;    /* when the last accepted heartbeat was sent */
+    bool lost;                  /* jobs were aborted as the scheduler has given them away */
+    int64_t request_timeout_ms;
 };
+
+int ps_node_instance_id_new(char *out, size_t size, struct ps_error *err)
+{
+    unsigned char b[8];
+    if (size < 2 * sizeof b + 1)
+        return ps_error_set(err, PS_EINVAL, "instance id buffer too small");
+    int rc = ps_random_bytes(b, sizeof b, err);
+    if (rc != 0)
+        return rc;
+    for (size_t i = 0; i < sizeof b; i++)
+        snprintf(out + 2 * i, 3, "%02x", b[i]);
+    return 0;
+}
 
 static int64_t now_ms(void)
 {
@@ -98,6 +116,11 @@ static void apply_reply(struct agent *a, const struct ps_node_reply *r, int64_t 
                                r->interrupts[i].reason, now);
     for (size_t i = 0; i < r->start_count; i++)
         ps_node_jobs_start(a->jobs, &r->starts[i], now);
+    if (r->has_offline_timeout && r->node_offline_timeout_ms != a->offline_timeout_ms) {
+        alog(a, "the scheduler gives a silent node's jobs away after %lld ms; this agent aborts "
+             "them itself by then", (long long)r->node_offline_timeout_ms);
+        a->offline_timeout_ms = r->node_offline_timeout_ms;
+    }
     if (r->has_heartbeat_period && r->heartbeat_period_ms != a->period_ms) {
         alog(a, "heartbeat period is now %lld ms", (long long)r->heartbeat_period_ms);
         a->period_ms = r->heartbeat_period_ms;
@@ -105,6 +128,68 @@ static void apply_reply(struct agent *a, const struct ps_node_reply *r, int64_t 
     if (a->cfg->verbose)
         alog(a, "heartbeat: %zu to start, %zu to interrupt, %zu to abort, %zu acknowledged",
              r->start_count, r->interrupt_count, r->abort_count, acked);
+}
+
+/* When the scheduler may declare this node offline (and rerun its jobs elsewhere), counted from
+ * the sending of the last heartbeat it accepted, a little early (a quarter of the timeout, at
+ * most a second): the scheduler saw that heartbeat at or after it was sent, and checks nodes
+ * about once a second. INT64_MAX when unknown. */
+static int64_t offline_margin(const struct agent *a)
+{
+    return a->offline_timeout_ms / 4 < 1000 ? a->offline_timeout_ms / 4 : 1000;
+}
+
+static int64_t lost_deadline(const struct agent *a)
+{
+    if (!a->registered || a->offline_timeout_ms <= 0)
+        return INT64_MAX;
+    return a->last_ok_sent_ms + a->offline_timeout_ms - offline_margin(a);
+}
+
+/* The runner's guard kills the jobs a little after the agent would have aborted them itself,
+ * but still before the scheduler gives them away: that catches a stopped or hung agent. */
+static void arm_guard(struct agent *a, int64_t now)
+{
+    if (!a->runner->ops->arm_deadline)
+        return;
+    int64_t deadline = lost_deadline(a);
+    if (deadline == INT64_MAX) {
+        a->runner->ops->arm_deadline(a->runner->ctx, 0);
+        return;
+    }
+    int64_t left = deadline + offline_margin(a) / 2 - now;
+    a->runner->ops->arm_deadline(a->runner->ctx, left > 1 ? left : 1);
+}
+
+/* Past the deadline every job is aborted before anything else happens (a tick, a report): the
+ * scheduler has given them away, so letting them run on would run them twice. This is also
+ * what an agent sees first after SIGSTOP + SIGCONT or a suspended machine. */
+static void check_lost(struct agent *a, int64_t now)
+{
+    int64_t deadline = lost_deadline(a);
+    if (a->lost || now < deadline || ps_node_jobs_running_count(a->jobs) == 0)
+        return;
+    alog(a, "no heartbeat accepted for %lld ms (the scheduler's node_offline_timeout is %lld "
+         "ms): it has given this node's jobs away; aborting %zu running jobs",
+         (long long)(now - a->last_ok_sent_ms), (long long)a->offline_timeout_ms,
+         ps_node_jobs_running_count(a->jobs));
+    ps_node_jobs_abort_all(a->jobs, "node_offline");
+    a->lost = true;
+    /* SIGKILLed processes end within milliseconds: reaping them now lets the next report say
+     * "aborted" rather than "running" (a job still there is reported running, and the
+     * scheduler answers with an abort it no longer needs). Bounded: 200 ms. */
+    for (int i = 0; i < 40 && ps_node_jobs_running_count(a->jobs) > 0; i++) {
+        struct timespec ts = {0, 5 * 1000000L};
+        nanosleep(&ts, NULL);
+        ps_node_jobs_reap(a->jobs, now_ms());
+    }
+}
+
+/* jobs.h lost_reason: "node_offline" once past the deadline. */
+static const char *jobs_lost_reason(void *ctx)
+{
+    struct agent *a = ctx;
+    return now_ms() >= lost_deadline(a) ? "node_offline" : NULL;
 }
 
 /* Logs a failed heartbeat: the first of a run of failures, then every tenth. */
@@ -121,6 +206,8 @@ static void heartbeat_failed(struct agent *a, const char *what)
 static int heartbeat(struct agent *a, bool *more, struct ps_error *err)
 {
     *more = false;
+    /* Jobs the scheduler has given away are aborted before they could be reported running. */
+    check_lost(a, now_ms());
     json_t *jobs = ps_node_jobs_report(a->jobs, more);
     json_t *req = jobs ? ps_node_request_build(&a->id, jobs) : NULL;
     if (!req) {
@@ -130,6 +217,12 @@ static int heartbeat(struct agent *a, bool *more, struct ps_error *err)
     struct ps_http_result res;
     struct ps_error e;
     ps_error_init(&e);
+    /* With jobs at stake, a request may not outlast the moment they must be aborted. */
+    int64_t sent = now_ms(), deadline = lost_deadline(a), total = a->request_timeout_ms;
+    if (deadline != INT64_MAX && ps_node_jobs_running_count(a->jobs) > 0 &&
+        deadline - sent < total)
+        total = deadline - sent > 200 ? deadline - sent : 200;
+    ps_http_client_set_timeouts(a->http, total < 2000 ? total : 2000, total);
     int rc = ps_http_client_post_json(a->http, a->url, req, &res, &e);
     json_decref(req);
     a->heartbeats++;
@@ -140,7 +233,12 @@ static int heartbeat(struct agent *a, bool *more, struct ps_error *err)
     if (res.status != 200) {
         char msg[300];
         reply_message(&res, msg, sizeof msg);
-        if (!a->registered && (res.status == 409 || res.status == 401 || res.status == 403))
+        /* 409: another live agent holds this node id, or the tags match two pool trees;
+         * retrying cannot help. After registration only the first (the scheduler's wording,
+         * docs/api.md) is final: this node went offline and another agent took the id. */
+        bool taken = res.status == 409 && strstr(msg, "held by another live agent") != NULL;
+        if (taken || (!a->registered && (res.status == 409 || res.status == 401 ||
+                                         res.status == 403)))
             return ps_error_set(err, PS_EPERM, "the scheduler refused to register node %s "
                                 "(HTTP %ld): %s", a->cfg->node_id, res.status, msg);
         char what[400];
@@ -159,13 +257,40 @@ static int heartbeat(struct agent *a, bool *more, struct ps_error *err)
         return 0;
     }
     json_decref(doc);
+    int64_t now = now_ms();
+    /* Stale: the reply was made long ago (the agent was stopped, or the request hung), and the
+     * node may have been declared offline since, so nothing in it may be acted upon.
+     * Straddled: the deadline passed while this heartbeat was under way (a stop landed between
+     * the check above and the request), so it may have reported jobs as running that were
+     * given away, and the guard may have killed them; they are aborted now and the next
+     * heartbeat reports that. */
+    bool stale = a->offline_timeout_ms > 0 &&
+                 now >= sent + a->offline_timeout_ms - offline_margin(a);
+    bool straddled = !a->lost && ps_node_jobs_running_count(a->jobs) > 0 &&
+                     now >= lost_deadline(a);
+    if (stale || straddled) {
+        char what[200];
+        snprintf(what, sizeof what, "a reply that took %lld ms, %s, ignored",
+                 (long long)(now - sent), stale ? "past the offline timeout"
+                                                : "after the offline deadline passed");
+        heartbeat_failed(a, what);
+        ps_node_reply_release(&reply);
+        check_lost(a, now);
+        return 0;
+    }
     if (!a->registered)
-        alog(a, "registered with %s", a->cfg->scheduler_url);
+        alog(a, "registered with %s as instance %s", a->cfg->scheduler_url,
+             a->cfg->instance_id ? a->cfg->instance_id : "-");
+    else if (a->lost)
+        alog(a, "heartbeats accepted again; the aborted jobs are reported");
     else if (a->failures > 0)
         alog(a, "heartbeats work again after %lld failures", (long long)a->failures);
     a->registered = true;
     a->failures = 0;
-    apply_reply(a, &reply, now_ms());
+    a->lost = false;
+    a->last_ok_sent_ms = sent;
+    apply_reply(a, &reply, now);
+    arm_guard(a, now);
     ps_node_reply_release(&reply);
     return 0;
 }
@@ -189,7 +314,7 @@ static void shutdown_jobs(struct agent *a)
     /* One last report, briefly, so the scheduler reschedules the jobs now rather than after
      * the node is declared offline. */
     if (a->registered) {
-        ps_http_client_set_timeouts(a->http, 1000, 2000);
+        a->request_timeout_ms = 2000;
         bool more;
         struct ps_error e;
         ps_error_init(&e);
@@ -205,8 +330,9 @@ int ps_node_agent_run(const struct ps_node_agent_config *cfg, const struct ps_no
     a.cfg = cfg;
     a.runner = runner;
     a.period_ms = cfg->heartbeat_period_ms;
+    a.request_timeout_ms = cfg->request_timeout_ms;
     a.id = (struct ps_node_identity){cfg->node_id, cfg->tags, cfg->tag_count, cfg->cpu,
-                                     cfg->memory_bytes, cfg->user_slots};
+                                     cfg->memory_bytes, cfg->user_slots, cfg->instance_id};
     size_t base = strlen(cfg->scheduler_url);
     while (base > 0 && cfg->scheduler_url[base - 1] == '/')
         base--;
@@ -221,6 +347,8 @@ int ps_node_agent_run(const struct ps_node_agent_config *cfg, const struct ps_no
     jcfg.report_stderr_budget_bytes = cfg->report_stderr_budget_bytes;
     jcfg.log = jobs_log;
     jcfg.log_ctx = &a;
+    jcfg.lost_reason = jobs_lost_reason;
+    jcfg.lost_ctx = &a;
     int rc;
     if ((rc = ps_node_jobs_new(runner, &jcfg, &a.jobs, err)) != 0)
         return rc;
@@ -249,6 +377,7 @@ int ps_node_agent_run(const struct ps_node_agent_config *cfg, const struct ps_no
             break;
         }
         now = now_ms();
+        check_lost(&a, now);
         /* A child's exit brings a tick forward, but ticks stay CHILD_TICK_GAP_MS apart so a
          * burst of exits is handled together. Such a tick only reaps (one wait4 per job): the
          * full tick samples every job's cgroup files (or /proc), and doing that on each exit

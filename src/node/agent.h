@@ -4,8 +4,14 @@
  * - a stop signal (SIGTERM, SIGINT, SIGHUP): every job is aborted with "node_shutdown" (its
  *   whole process group killed), the agent waits up to shutdown_grace_ms for them to be reaped,
  *   sends one last heartbeat so the scheduler reschedules them at once, and returns. A crash or
- *   kill -9 of the agent leaves its jobs to be killed by whoever owns the cgroup; the scheduler
- *   then declares the node offline (docs/api.md) and reschedules them.
+ *   kill -9 of the agent kills its jobs too (the runner's parent-death signal and guard,
+ *   platform/job_guard.h); the scheduler then declares the node offline (docs/api.md) and
+ *   reschedules them.
+ * - before anything else on each wake-up: once the scheduler's node_offline_timeout (from its
+ *   replies) minus a margin has passed since the last accepted heartbeat was sent, every job is
+ *   aborted (node_offline), as the scheduler has given them away (docs/faults.md). This is also
+ *   what a SIGCONT after a long SIGSTOP meets first; while stopped, the runner's guard (armed
+ *   after each accepted heartbeat) has killed them already.
  * - the job tick every tick_ms, and at once when a child exits (SIGCHLD): usage, reaping, the
  *   CPU monitors, the memory policy (jobs.h).
  * - the heartbeat every heartbeat period (the scheduler's heartbeat_period_ms from its last
@@ -14,11 +20,13 @@
  *   again quickly (YTsaurus's out-of-band heartbeats).
  *
  * Registration is the first heartbeat the scheduler accepts. A refusal then (409: the node's
- * tags match two pool trees; 401/403: a wrong cluster secret) ends the agent with that message,
- * as retrying cannot help. Later, any failure (the scheduler is down, restarting, answers
- * garbage) is logged and the agent keeps running its jobs and retries every period; finished
- * jobs wait until a scheduler acknowledges them. After a scheduler restart the running jobs are
- * simply reported again and re-attach (or are told to abort).
+ * tags match two pool trees, or another live agent holds the node id; 401/403: a wrong cluster
+ * secret) ends the agent with that message, as retrying cannot help; later, the 409 for a node
+ * id held by another live agent does too.
+ * Other failures (the scheduler is down, restarting, answers garbage) are logged and the agent
+ * keeps running its jobs, until the offline deadline above, and retries every period; finished
+ * jobs wait until a scheduler acknowledges them. After a scheduler restart shorter than that
+ * the running jobs are simply reported again and re-attach (or are told to abort).
  */
 #ifndef PS_NODE_AGENT_H
 #define PS_NODE_AGENT_H
@@ -34,6 +42,7 @@ struct ps_node_agent_config {
     const char *scheduler_url;          /* "http://127.0.0.1:9013" (no trailing path) */
     const char *token;                  /* the cluster secret, sent as OAuth */
     const char *node_id;
+    const char *instance_id;            /* random per agent start (ps_node_instance_id_new) */
     const char *const *tags;
     size_t tag_count;
     double cpu;                         /* the node's resources */
@@ -49,6 +58,10 @@ struct ps_node_agent_config {
 };
 
 void ps_node_agent_config_init(struct ps_node_agent_config *cfg);
+
+/* A fresh random instance id: 16 lowercase hex digits (size >= 17). PS_EIO without
+ * /dev/urandom. */
+int ps_node_instance_id_new(char *out, size_t size, struct ps_error *err);
 
 /* Runs until a stop signal (returns 0) or a refused registration (PS_EPERM with the
  * scheduler's message) or a setup failure (PS_EIO, PS_ENOMEM). The caller must have blocked the

@@ -504,6 +504,15 @@ static void reap_job(struct ps_node_jobs *t, struct job *j)
     struct ps_node_job_end end;
     memset(&end, 0, sizeof end);
     t->runner->ops->result(j->handle, &end);
+    /* Asked only now, after the reap: if the guard killed the job (the agent stopped past its
+     * deadline), the clock already says so, wherever the agent was stopped. */
+    const char *lost = end.outcome == PS_NODE_OUTCOME_FAILED && t->cfg.lost_reason
+                       ? t->cfg.lost_reason(t->cfg.lost_ctx) : NULL;
+    if (lost) {
+        end.outcome = PS_NODE_OUTCOME_ABORTED;
+        snprintf(end.abort_reason, sizeof end.abort_reason, "%s", lost);
+        end.error[0] = '\0';
+    }
     char *data = NULL;
     size_t len = 0;
     bool truncated = false;

@@ -44,6 +44,11 @@ struct ps_node_jobs_config {
     size_t report_stderr_budget_bytes;  /* default 4 MiB */
     ps_node_log_fn log;                 /* may be NULL */
     void *log_ctx;
+    /* May be NULL. Asked when a job is found to have failed (after it was reaped): a reason
+     * means the job was killed because the node lost the scheduler (the agent's guard kills
+     * a stopped agent's jobs, job_guard.h), so it is reported as aborted with that reason. */
+    const char *(*lost_reason)(void *ctx);
+    void *lost_ctx;
 };
 
 void ps_node_jobs_config_init(struct ps_node_jobs_config *cfg);

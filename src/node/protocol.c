@@ -32,6 +32,9 @@ json_t *ps_node_request_build(const struct ps_node_identity *id, json_t *jobs)
         goto fail;
     if (json_object_set_new(req, "node_id", json_string(id->node_id)) != 0)
         goto fail;
+    if (id->instance_id &&
+        json_object_set_new(req, "instance_id", json_string(id->instance_id)) != 0)
+        goto fail;
     int rc = json_object_set_new(req, "tags", tags);
     tags = NULL;
     rc |= json_object_set_new(req, "resource_limits", limits);
@@ -267,6 +270,10 @@ int ps_node_reply_parse(json_t *doc, struct ps_node_reply *out, struct ps_error 
     if ((rc = ps_jv_int(doc, "", "heartbeat_period_ms", PS_NODE_MIN_HEARTBEAT_PERIOD_MS,
                         PS_NODE_MAX_HEARTBEAT_PERIOD_MS, "milliseconds from 10 to 3600000",
                         &r.heartbeat_period_ms, &r.has_heartbeat_period, err)))
+        return rc;
+    if ((rc = ps_jv_int(doc, "", "node_offline_timeout_ms", 1, MAX_TIMEOUT_MS,
+                        "milliseconds from 1 to 86400000", &r.node_offline_timeout_ms,
+                        &r.has_offline_timeout, err)))
         return rc;
 
     const json_t *starts, *interrupts, *aborts, *acks;

@@ -30,9 +30,10 @@ struct ps_node_identity {
     double cpu;                         /* cores */
     int64_t memory_bytes;
     int64_t user_slots;
+    const char *instance_id;            /* this agent start's random id; NULL: not sent */
 };
 
-/* Builds the request object {"node_id", "tags", "resource_limits", "jobs"}; takes the
+/* Builds the request object {"node_id", "instance_id", "tags", "resource_limits", "jobs"}; takes the
  * reference of jobs (an array of job reports, may be NULL for []). Returns NULL when out of
  * memory (jobs is released then too). */
 json_t *ps_node_request_build(const struct ps_node_identity *id, json_t *jobs);
@@ -69,6 +70,9 @@ struct ps_node_reply {
     json_t *doc;
     bool has_heartbeat_period;
     int64_t heartbeat_period_ms;
+    bool has_offline_timeout;
+    int64_t node_offline_timeout_ms;    /* the scheduler gives a silent node's jobs away after
+                                         * this long */
     struct ps_node_start *starts;
     size_t start_count;
     struct ps_node_interrupt *interrupts;

@@ -93,6 +93,11 @@ struct ps_node_runner_ops {
      * checking limits; what the agent calls when a child exit wakes it between ticks. */
     int (*reap)(void *job, int64_t now_ms, struct ps_node_job_sample *out,
                 struct ps_error *err);
+    /* Optional: every job must be dead kill_in_ms from now unless this is called again
+     * (<= 0: no such deadline); the agent calls it after each heartbeat the scheduler accepted,
+     * so jobs die even when the agent is stopped or hung (platform/job_guard.h). ctx is the
+     * runner's. */
+    void (*arm_deadline)(void *ctx, int64_t kill_in_ms);
 };
 
 struct ps_node_runner {

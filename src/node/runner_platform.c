@@ -6,6 +6,7 @@
 
 #include "platform/cgroup.h"
 #include "platform/daemon.h"
+#include "platform/job_guard.h"
 #include "platform/job_runner.h"
 #include "platform/sandbox.h"
 
@@ -15,6 +16,8 @@ struct platform_ctx {
     struct ps_sandbox_pool *sandboxes;
     char *work_dir;
     char *job_user;
+    char marker_env[96];
+    struct ps_job_guard *guard;
 };
 
 static int p_start(void *ctx, const struct ps_node_job_spec *spec, int64_t now_ms, void **job,
@@ -121,8 +124,15 @@ static void p_free(void *job)
     ps_job_runner_free(r);
 }
 
+static void p_arm(void *ctx, int64_t kill_in_ms)
+{
+    struct platform_ctx *c = ctx;
+    ps_job_guard_arm(c->guard, kill_in_ms);
+}
+
 static const struct ps_node_runner_ops platform_ops = {
     p_start, p_tick, p_set, p_interrupt, p_abort, p_result, p_read_stderr, p_free, p_reap,
+    p_arm,
 };
 
 int ps_node_runner_platform_new(const struct ps_node_platform_config *cfg,
@@ -144,6 +154,7 @@ int ps_node_runner_platform_new(const struct ps_node_platform_config *cfg,
     }
     struct ps_cgroup_config cg = {
         .node_id = cfg->node_id,
+        .instance_id = cfg->instance_id,
         .proc_root = NULL,
         .disable = cfg->disable_cgroups,
         .remove_stale_jobs = true,
@@ -165,6 +176,25 @@ int ps_node_runner_platform_new(const struct ps_node_platform_config *cfg,
     c->cfg.cgroups = c->cgroups;
     c->cfg.keep_sandbox = cfg->keep_sandbox;
     c->cfg.sandbox_pool = c->sandboxes;
+    c->cfg.die_with_agent = true;
+    if (cfg->instance_id) {
+        snprintf(c->marker_env, sizeof c->marker_env, "POOLSCHED_NODE_INSTANCE=%s",
+                 cfg->instance_id);
+        c->cfg.marker_env = c->marker_env;
+    }
+    if (cfg->guard) {
+        const char *dirs[4] = {NULL, NULL, NULL, NULL};
+        for (int i = 0; i < 3; i++)
+            dirs[i] = ps_cgroup_system_dir(c->cgroups, i);
+        struct ps_job_guard_config g = {
+            .cgroup_dirs = dirs,
+            .cgroup_v2 = ps_cgroup_system_mode(c->cgroups) == PS_CGROUP_V2,
+            .marker_env = c->cfg.marker_env,
+            .log_name = cfg->node_id,
+        };
+        if ((rc = ps_job_guard_start(&g, &c->guard, err)) != 0)
+            goto fail;
+    }
 
     struct ps_cgroup_caps caps = ps_cgroup_system_caps(c->cgroups);
     out->ops = &platform_ops;
@@ -176,6 +206,7 @@ int ps_node_runner_platform_new(const struct ps_node_platform_config *cfg,
         *summary = ps_cgroup_system_summary(c->cgroups);
     return 0;
 fail:
+    ps_sandbox_pool_free(c->sandboxes);
     ps_cgroup_system_free(c->cgroups);
     free(c->work_dir);
     free(c->job_user);
@@ -188,6 +219,7 @@ void ps_node_runner_platform_free(struct ps_node_runner *r)
     struct platform_ctx *c = r->ctx;
     if (!c)
         return;
+    ps_job_guard_stop(c->guard);
     ps_sandbox_pool_free(c->sandboxes);
     ps_cgroup_system_free(c->cgroups);
     free(c->work_dir);

@@ -15,6 +15,11 @@
 
 struct ps_node_platform_config {
     const char *node_id;            /* names the node's cgroup */
+    const char *instance_id;        /* NULL, or this agent start's id: the cgroup is
+                                     * poolsched-<node_id>-<instance_id> and every job's
+                                     * environment has POOLSCHED_NODE_INSTANCE=<instance_id> */
+    bool guard;                     /* fork a job guard (platform/job_guard.h) that kills the
+                                     * jobs if the agent dies; call new while single-threaded */
     const char *work_dir;           /* created if missing */
     const char *job_user;           /* NULL: "nobody" (used only when the agent is root) */
     int64_t stderr_cap_bytes;       /* per job; head and tail are kept (platform/capture.h) */
@@ -30,7 +35,8 @@ int ps_node_runner_platform_new(const struct ps_node_platform_config *cfg,
                                 struct ps_node_runner *out, const char **summary,
                                 struct ps_error *err);
 
-/* Frees what new made (every job must have been freed). */
+/* Every job's shell dies with the agent (PR_SET_PDEATHSIG); with cfg->guard their descendants
+ * too. Frees what new made (every job must have been freed), and stops the guard. */
 void ps_node_runner_platform_free(struct ps_node_runner *r);
 
 #endif

@@ -27,6 +27,7 @@ struct ps_cgroup_system {
     enum ps_cgroup_mode mode;
     struct ps_cgroup_caps caps;
     char node_id[72];
+    char name[96];                  /* poolsched-<node_id>[-<instance_id>] */
     char summary[2048];
     bool remove_stale_jobs;
 
@@ -342,6 +343,128 @@ static void remove_stale(const char *parent, bool v2)
     closedir(d);
 }
 
+/* True when dir or any cgroup below it holds a process. */
+static bool populated(const char *dir, int depth)
+{
+    int total = 0;
+    pid_t dummy[1];
+    if (read_procs(dir, dummy, 0, &total, NULL) < 0 || total > 0 || depth > 4)
+        return total > 0;
+    DIR *d = opendir(dir);
+    if (!d)
+        return false;
+    bool any = false;
+    struct dirent *de;
+    char path[PATH_MAX];
+    while (!any && (de = readdir(d)) != NULL)
+        if (de->d_type == DT_DIR && de->d_name[0] != '.' &&
+            path_join(path, sizeof path, dir, de->d_name))
+            any = populated(path, depth + 1);
+    closedir(d);
+    return any;
+}
+
+/* Removes dir and the (empty) cgroups below it; best effort. */
+static void remove_tree(const char *dir, int depth)
+{
+    DIR *d = depth < 4 ? opendir(dir) : NULL;
+    if (d) {
+        struct dirent *de;
+        char path[PATH_MAX];
+        while ((de = readdir(d)) != NULL)
+            if (de->d_type == DT_DIR && de->d_name[0] != '.' &&
+                path_join(path, sizeof path, dir, de->d_name))
+                remove_tree(path, depth + 1);
+        closedir(d);
+    }
+    (void)rmdir(dir);
+}
+
+static bool is_instance_suffix(const char *s)
+{
+    if (strlen(s) != 16)
+        return false;
+    for (; *s; s++)
+        if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f')))
+            return false;
+    return true;
+}
+
+/* Removes what earlier agents with this node id left beside parent: poolsched-<node_id> (the
+ * name before instance ids) and poolsched-<node_id>-<16 hex>, but only when no process lives
+ * in them. A populated one belongs to a live agent (two agents may share a node id; the
+ * scheduler refuses the second, but its cgroups must not kill the first one's jobs) or to a
+ * dead agent whose guard is still sweeping (job_guard.h); never killed from here. */
+static void remove_stale_instances(struct ps_cgroup_system *sys, const char *parent)
+{
+    char above[PATH_MAX];
+    snprintf(above, sizeof above, "%s", parent);
+    char *slash = strrchr(above, '/');
+    if (!slash)
+        return;
+    *slash = '\0';
+    char legacy[96], prefix[96];
+    snprintf(legacy, sizeof legacy, "poolsched-%s", sys->node_id);
+    snprintf(prefix, sizeof prefix, "poolsched-%s-", sys->node_id);
+    DIR *d = opendir(above);
+    if (!d)
+        return;
+    struct dirent *de;
+    char path[PATH_MAX];
+    while ((de = readdir(d)) != NULL) {
+        bool ours = strcmp(de->d_name, legacy) == 0 ||
+                    (strncmp(de->d_name, prefix, strlen(prefix)) == 0 &&
+                     is_instance_suffix(de->d_name + strlen(prefix)));
+        if (!ours || strcmp(de->d_name, sys->name) == 0 ||
+            !path_join(path, sizeof path, above, de->d_name))
+            continue;
+        if (!populated(path, 0))
+            remove_tree(path, 0);
+    }
+    closedir(d);
+}
+
+int ps_cgroup_sweep_jobs(const char *parent, bool v2, int timeout_ms, bool remove)
+{
+    DIR *d = opendir(parent);
+    if (!d)
+        return 0;
+    int found = 0;
+    struct dirent *de;
+    char path[PATH_MAX];
+    while ((de = readdir(d)) != NULL) {
+        if (strncmp(de->d_name, "job-", 4) != 0 ||
+            !path_join(path, sizeof path, parent, de->d_name))
+            continue;
+        int total = 0;
+        pid_t dummy[1];
+        (void)read_procs(path, dummy, 0, &total, NULL);
+        found += total;
+        (void)kill_dir(path, v2, timeout_ms, NULL);
+        if (remove)
+            (void)remove_dir(path, 200, NULL);
+    }
+    closedir(d);
+    return found;
+}
+
+const char *ps_cgroup_system_dir(const struct ps_cgroup_system *sys, int i)
+{
+    int n = 0;
+    for (int h = 0; sys && h < H_COUNT; h++) {
+        if (!sys->parent[h][0])
+            continue;
+        bool dup = false;
+        for (int k = 0; k < h; k++)
+            dup |= strcmp(sys->parent[k], sys->parent[h]) == 0;
+        if (dup)
+            continue;
+        if (n++ == i)
+            return sys->parent[h];
+    }
+    return NULL;
+}
+
 /* Undoes what setup_v2 did, in reverse: stop handing controllers down, move the agent back
  * into its own cgroup, remove our directories. Best effort. */
 static void undo_v2(struct ps_cgroup_system *sys)
@@ -401,7 +524,7 @@ static bool setup_v2(struct ps_cgroup_system *sys, const struct facts *f, char *
              memory ? "+memory" : "");
     char *parent = sys->parent[0];
     char name[96];
-    snprintf(name, sizeof name, "poolsched-%s", sys->node_id);
+    snprintf(name, sizeof name, "%s", sys->name);
     if (!path_join(parent, PATH_MAX, agent, name)) {
         put(why, why_size, "cgroup2: path too long");
         return false;
@@ -477,7 +600,7 @@ static bool setup_v1_one(struct ps_cgroup_system *sys, const struct facts *f, in
     if (!agent_dir(f, hier_name[h], agent, sizeof agent, why, why_size))
         return false;
     char name[96];
-    snprintf(name, sizeof name, "poolsched-%s", sys->node_id);
+    snprintf(name, sizeof name, "%s", sys->name);
     char *parent = sys->parent[h];
     if (!path_join(parent, PATH_MAX, agent, name)) {
         put(why, why_size, "%s: path too long", hier_name[h]);
@@ -540,6 +663,17 @@ int ps_cgroup_system_new(const struct ps_cgroup_config *cfg, struct ps_cgroup_sy
         return ps_error_set(err, PS_ENOMEM, "cgroups: out of memory");
     }
     snprintf(sys->node_id, sizeof sys->node_id, "%s", cfg->node_id);
+    if (cfg->instance_id && !valid_name(cfg->instance_id, 20)) {
+        free(sys);
+        free(f);
+        return ps_error_set(err, PS_EINVAL, "cgroups: instance id \"%s\" must be 1..20 of "
+                            "[A-Za-z0-9._-]", cfg->instance_id);
+    }
+    if (cfg->instance_id)
+        snprintf(sys->name, sizeof sys->name, "poolsched-%s-%s", cfg->node_id,
+                 cfg->instance_id);
+    else
+        snprintf(sys->name, sizeof sys->name, "poolsched-%s", cfg->node_id);
     sys->remove_stale_jobs = cfg->remove_stale_jobs;
     sys->pool_size = cfg->job_pool_size < 0 ? 0 : cfg->job_pool_size > 64 ? 64 :
                      cfg->job_pool_size;
@@ -592,8 +726,12 @@ int ps_cgroup_system_new(const struct ps_cgroup_config *cfg, struct ps_cgroup_sy
     free(f);
     if (sys->mode != PS_CGROUP_NONE && sys->remove_stale_jobs)
         for (int h = 0; h < H_COUNT; h++)
-            if (sys->parent[h][0])
-                remove_stale(sys->parent[h], sys->mode == PS_CGROUP_V2);
+            if (sys->parent[h][0]) {
+                if (cfg->instance_id)
+                    remove_stale_instances(sys, sys->parent[h]);
+                else
+                    remove_stale(sys->parent[h], sys->mode == PS_CGROUP_V2);
+            }
     *out = sys;
     return 0;
 }

@@ -63,10 +63,16 @@ struct ps_cgroup_caps {
 
 struct ps_cgroup_config {
     const char *node_id;    /* required: 1..64 of [A-Za-z0-9._-], not "." or ".." */
+    const char *instance_id;    /* NULL, or the agent start's id (16 hex digits): the node's
+                                 * cgroup is then poolsched-<node_id>-<instance_id>, so two
+                                 * agents never share one */
     const char *proc_root;  /* NULL: "/proc"; a test may point it at a fake tree */
     bool disable;           /* do not use cgroups at all (mode NONE, "disabled by config") */
-    bool remove_stale_jobs; /* kill and remove job-* cgroups that an earlier agent with the
-                             * same node_id left behind */
+    bool remove_stale_jobs; /* without instance_id: kill and remove job-* cgroups that an
+                             * earlier agent with the same node_id left behind; with it: remove
+                             * the cgroups of earlier instances (and the pre-instance name) that
+                             * hold no process, never killing anything (they may belong to a
+                             * live agent with the same node id) */
     int job_pool_size;      /* v1 only, 0..64: keep up to this many emptied job cgroups and
                              * reuse them (renamed to job-<new id>) instead of rmdir + mkdir.
                              * A reused cgroup is reset: cpuacct.usage, memory.max_usage_in_bytes
@@ -90,6 +96,14 @@ int ps_cgroup_system_new(const struct ps_cgroup_config *cfg, struct ps_cgroup_sy
 void ps_cgroup_system_free(struct ps_cgroup_system *sys);
 
 enum ps_cgroup_mode ps_cgroup_system_mode(const struct ps_cgroup_system *sys);
+
+/* The i-th distinct node cgroup directory (one per hierarchy used), or NULL past the last. */
+const char *ps_cgroup_system_dir(const struct ps_cgroup_system *sys, int i);
+
+/* SIGKILLs everything in each job-* cgroup below parent (v2: cgroup.kill first) for up to
+ * timeout_ms each and, with remove, removes them; returns how many processes were found. For
+ * job_guard.h, which runs it in its own process (removing only once the agent is gone). */
+int ps_cgroup_sweep_jobs(const char *parent, bool v2, int timeout_ms, bool remove);
 struct ps_cgroup_caps ps_cgroup_system_caps(const struct ps_cgroup_system *sys);
 
 /* One line for the node's log: what was found and why it is (not) used, e.g.

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -29,6 +30,7 @@ enum step {
     STEP_STILL_ROOT,
     STEP_CHDIR,
     STEP_EXEC,
+    STEP_PDEATHSIG,
 };
 
 struct child_report {
@@ -48,6 +50,8 @@ struct child_args {
     int out_fd, err_fd;
     int go_r, report_w;
     int max_fd;
+    bool die_with_parent;
+    pid_t parent_pid;
     /* vfork path: join these cgroup.procs files; report failures here (the parent's memory) */
     const char *const *join_procs;
     bool vfork_mode;
@@ -142,6 +146,14 @@ static void child_main(struct child_args *a)
         if (syscall(SYS_setuid, 0) == 0)
             child_fail(a, STEP_STILL_ROOT, EPERM);
     }
+    /* After the user switch, which clears the parent-death signal. If the agent died before
+     * this point the child has been re-parented already: it must not run the job at all. */
+    if (a->die_with_parent) {
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
+            child_fail(a, STEP_PDEATHSIG, errno);
+        if (getppid() != a->parent_pid)
+            _exit(127);
+    }
     if (chdir(a->cwd) != 0)
         child_fail(a, STEP_CHDIR, errno);
 
@@ -165,6 +177,7 @@ static const char *step_call(int step)
     case STEP_STILL_ROOT: return "dropping root (setuid(0) still succeeds)";
     case STEP_CHDIR: return "chdir";
     case STEP_EXEC: return "execve";
+    case STEP_PDEATHSIG: return "prctl(PR_SET_PDEATHSIG)";
     default: return "child set-up";
     }
 }
@@ -262,6 +275,8 @@ int ps_job_process_spawn(const struct ps_job_process_spec *spec, struct ps_job_p
     a.switch_user = spec->switch_user;
     a.uid = spec->uid;
     a.gid = spec->gid;
+    a.die_with_parent = spec->die_with_parent;
+    a.parent_pid = getpid();
     a.out_fd = spec->stdout_fd;
     a.err_fd = spec->stderr_fd;
     long max_fd = sysconf(_SC_OPEN_MAX);

@@ -57,6 +57,10 @@ struct ps_job_process_spec {
      * instead of fork: the agent's address space is not copied, and the parent waits until the
      * child has exec'ed or failed. */
     const char *const *join_procs;
+    /* The first process (the shell) gets SIGKILL when the thread that spawned it exits
+     * (PR_SET_PDEATHSIG, set after the user switch; a child whose parent is already gone exits
+     * before running anything). Its own children are not covered: see job_guard.h. */
+    bool die_with_parent;
 };
 
 struct ps_job_process {

@@ -175,6 +175,8 @@ static int build_env(struct ps_job_runner *r, const struct ps_job_spec *spec,
         rc = env_put(e, format("YT_JOB_ID=%s", spec->job_id), err);
     if (rc == 0)
         rc = env_put(e, format("YT_JOB_INDEX=%lld", idx), err);
+    if (rc == 0 && r->cfg.marker_env)
+        rc = env_put(e, format("%s", r->cfg.marker_env), err);
     return rc;
 }
 
@@ -309,6 +311,7 @@ int ps_job_runner_start(const struct ps_job_runner_config *cfg, const struct ps_
             .stdout_fd = out_fd,
             .stderr_fd = err_fd,
             .join_procs = r->cg ? ps_cgroup_job_procs_files(r->cg) : NULL,
+            .die_with_parent = cfg->die_with_agent,
         };
         rc = ps_job_process_spawn(&ps, &r->proc, err);
         close(out_fd);

@@ -69,6 +69,10 @@ struct ps_job_runner_config {
     bool keep_sandbox;              /* cleanup leaves the sandbox (debugging) */
     struct ps_sandbox_pool *sandbox_pool;   /* NULL: a new directory per job; else emptied
                                              * sandboxes are reused (sandbox.h) */
+    bool die_with_agent;            /* the job's shell gets SIGKILL when the agent dies
+                                     * (job_process.h die_with_parent) */
+    const char *marker_env;         /* NULL, or "KEY=VALUE" put last in every job's environment
+                                     * (the node's instance marker that job_guard.h looks for) */
 };
 
 /* Sets defaults: 1 MiB stdout, 5 MiB stderr (YTsaurus's max_stderr_size), user "nobody". */

@@ -10,6 +10,13 @@
  * resource_limits shrank), whose allocations become jobs and victims interrupts or aborts.
  * Whatever changed durably is journalled; the reply waits for the commit, so an acknowledged
  * finish or a started job survives a crash.
+ *
+ * One live agent per node id: an agent sends its instance_id (random per agent start) in
+ * every heartbeat. While the node is online (a heartbeat less than node_offline_timeout ago),
+ * a heartbeat with another instance id is refused with 409 naming the id and the holder, and
+ * logged (node_id_conflict); once the node is offline the next instance takes the id over.
+ * The reply tells the agent node_offline_timeout_ms, so an agent that has not been heard for
+ * that long aborts its jobs itself: the scheduler has given them away.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -82,6 +89,11 @@ static int validate(const json_t *req, struct ps_resources *limits, struct ps_er
     int rc = ps_jv_resources(rl, "resource_limits", 0, limits, NULL, err);
     if (rc != 0)
         return rc;
+    const json_t *inst = json_object_get(req, "instance_id");
+    if (inst && (!json_is_string(inst) || json_string_length(inst) == 0 ||
+                 json_string_length(inst) > PS_SVC_INSTANCE_ID_MAX))
+        return ps_error_set(err, PS_EINVAL, "instance_id: must be a non-empty string of at most "
+                            "%d bytes", PS_SVC_INSTANCE_ID_MAX);
     const json_t *jobs = json_object_get(req, "jobs");
     if (jobs && (!json_is_array(jobs) || json_array_size(jobs) > MAX_JOBS_PER_HEARTBEAT))
         return ps_error_set(err, PS_EINVAL, "jobs: must be a list");
@@ -212,6 +224,7 @@ int ps_api_heartbeat_json(struct ps_service *svc, const json_t *req, const char 
     if (!tags)
         tags = empty_tags = json_array();
     const json_t *jobs = json_object_get(req, "jobs");
+    const char *instance = json_string_value(json_object_get(req, "instance_id"));
     int64_t now = ps_svc_now_ms();
 
     json_t *start = json_array(), *interrupt = json_array(), *abort = json_array(),
@@ -224,6 +237,30 @@ int ps_api_heartbeat_json(struct ps_service *svc, const json_t *req, const char 
     if (!node) {
         rc = ps_error_set(err, PS_ENOMEM, "out of memory");
         goto out;
+    }
+    if (instance && strcmp(node->instance_id, instance) != 0) {
+        bool live = node->registered &&
+                    node->last_seen_ms + svc->cfg.node_offline_timeout_ms >= now;
+        if (live && node->instance_id[0]) {
+            ps_svc_log(svc, "warning", "node_id_conflict", "node=%s holder=%s refused=%s "
+                       "last_seen_ms_ago=%" PRId64, node_id, node->instance_id, instance,
+                       now - node->last_seen_ms);
+            rc = ps_error_set(err, PS_ESTATE, "node id \"%s\" is held by another live agent "
+                              "(instance %s, last heartbeat %" PRId64 " ms ago); this agent "
+                              "(instance %s) is refused until that node has been silent for "
+                              "node_offline_timeout (%" PRId64 " ms): give each agent its own "
+                              "--node-id", node_id, node->instance_id, now - node->last_seen_ms,
+                              instance, svc->cfg.node_offline_timeout_ms);
+            goto out;
+        }
+        /* A new agent takes the id over: whatever the previous one ran has been given away
+         * (it aborts its jobs itself once it has not been heard for the offline timeout). */
+        if (node->instance_id[0] && (node->registered || node->jobs))
+            ps_svc_node_offline(svc, node, now);
+        if (node->instance_id[0])
+            ps_svc_log(svc, "info", "node_instance_changed", "node=%s old=%s new=%s", node_id,
+                       node->instance_id, instance);
+        snprintf(node->instance_id, sizeof node->instance_id, "%s", instance);
     }
     ps_node_health_heartbeat(svc, node, &limits, now);   /* a banned node offers no slots */
     if (remote_addr)
@@ -343,8 +380,9 @@ out:;
         json_decref(acked);
         return rc;
     }
-    *reply = json_pack("{s:I, s:o, s:o, s:o, s:o}", "heartbeat_period_ms",
-                       (json_int_t)svc->cfg.heartbeat_period_ms, "jobs_to_start", start,
+    *reply = json_pack("{s:I, s:I, s:o, s:o, s:o, s:o}", "heartbeat_period_ms",
+                       (json_int_t)svc->cfg.heartbeat_period_ms, "node_offline_timeout_ms",
+                       (json_int_t)svc->cfg.node_offline_timeout_ms, "jobs_to_start", start,
                        "jobs_to_interrupt", interrupt, "jobs_to_abort", abort, "acknowledged",
                        acked);
     return *reply ? 0 : ps_error_set(err, PS_ENOMEM, "out of memory");

@@ -199,6 +199,8 @@ struct ps_svc_op {
 
 /* ---- nodes ------------------------------------------------------------------------------ */
 
+#define PS_SVC_INSTANCE_ID_MAX 64
+
 struct ps_svc_node {
     char *id;
     int64_t num;                   /* creation order: the engine's node id */
@@ -207,6 +209,7 @@ struct ps_svc_node {
     struct ps_resources limits;
     bool registered;               /* known to the strategy */
     int64_t last_seen_ms;
+    char instance_id[PS_SVC_INSTANCE_ID_MAX + 1];  /* the agent that holds the id ("" unknown) */
     uint64_t heartbeat_seq;
     int64_t last_preempt_ms;
     struct ps_sched_filter_cache *filter_cache;

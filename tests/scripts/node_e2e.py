@@ -4,17 +4,19 @@
 python3 node_e2e.py BINARY GROUP.
 
 Each case builds its own cluster in a temporary directory and stops every process it started
-(scheduler and nodes; nodes abort their jobs on SIGTERM; after a kill -9 the restarted node
-clears what its predecessor left in its cgroup, and the case kills leftovers by process group).
+(scheduler and nodes; nodes abort their jobs on SIGTERM, and after a kill -9 the agent's guard
+kills them; the runner still kills what is left in the cases' job cgroups, as a backstop).
 """
 import json
 import os
+import re
 import shutil
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -89,12 +91,16 @@ class Cluster:
     def url(self):
         return "http://127.0.0.1:%d" % self.sched.fixed_port
 
-    def node(self, name, resources="cpu=2,memory=2G,user_slots=4", tags=None):
-        node_id = "%s-%s" % (PREFIX, name)
+    def node(self, name, resources="cpu=2,memory=2G,user_slots=4", tags=None, node_id=None,
+             work=None, sched=None, extra=()):
+        node_id = node_id or "%s-%s" % (PREFIX, name)
+        sched = sched or self.sched
         log = open(os.path.join(self.tmp, "node-%s.log" % name), "a")
-        args = [BIN, "node", "--scheduler", self.url(), "--node-id", node_id,
-                "--resources", resources, "--work-dir", os.path.join(self.tmp, "work-" + name),
-                "--data-dir", self.sched.data_dir, "--heartbeat-period", "100", "--tick", "50"]
+        args = [BIN, "node", "--scheduler", "http://127.0.0.1:%d" % sched.port,
+                "--node-id", node_id, "--resources", resources,
+                "--work-dir", os.path.join(self.tmp, "work-" + (work or name)),
+                "--data-dir", sched.data_dir, "--heartbeat-period", "100", "--tick", "50"]
+        args += list(extra)
         if tags:
             args += ["--tags", tags]
         proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
@@ -158,7 +164,9 @@ def task(command, count, **kw):
 
 
 def kill_cgroup_leftovers(node_id):
-    """Kills processes left in a node's job cgroups (after a kill -9 of its agent)."""
+    """Kills processes left in a node's job cgroups (after a kill -9 of its agent), whether
+    named poolsched-<node_id> or (per agent instance) poolsched-<node_id>-<16 hex>."""
+    pattern = re.compile(r"/poolsched-%s(-[0-9a-f]{16})?/job-" % re.escape(node_id))
     for root in ("/sys/fs/cgroup/cpu", "/sys/fs/cgroup/memory", "/sys/fs/cgroup/unified",
                  "/sys/fs/cgroup"):
         if not os.path.isdir(root):
@@ -166,7 +174,7 @@ def kill_cgroup_leftovers(node_id):
         for dirpath, dirnames, files in os.walk(root):
             if dirpath.count("/") > 12:
                 dirnames[:] = []
-            if "/poolsched-%s/job-" % node_id in dirpath + "/" and "cgroup.procs" in files:
+            if pattern.search(dirpath + "/") and "cgroup.procs" in files:
                 try:
                     for pid in open(os.path.join(dirpath, "cgroup.procs")).read().split():
                         try:
@@ -256,7 +264,8 @@ def case_cpu_reclaim(c):
         d = None
         for root in ("/sys/fs/cgroup/cpu", "/sys/fs/cgroup/unified", "/sys/fs/cgroup"):
             for dirpath, dirnames, _ in os.walk(root):
-                if dirpath.endswith("/poolsched-%s/job-%s" % (node_id, idle["id"])):
+                if re.search(r"/poolsched-%s(-[0-9a-f]{16})?/job-%s$" % (
+                        re.escape(node_id), re.escape(idle["id"])), dirpath):
                     d = dirpath
                 if dirpath.count("/") > 12:
                     dirnames[:] = []
@@ -333,14 +342,16 @@ def case_node_loss(c):
     # a node silent for longer than the timeout (SIGSTOP), then back: told to drop its jobs
     op2 = c.op({"tasks": {"main": task("sleep 5; echo finished >&2", 2, cpu_limit=1)}})
     c.wait(lambda: len(c.jobs(op2, "running")) == 2, 20, "two running jobs on b")
+    # started on b itself, not only sent: a reply that reaches b after the stop is too old to
+    # act upon (docs/faults.md), so its jobs would never start there
+    c.wait(lambda: c.node_log("b").count(": started (") == 4, 20, "b to start op2's jobs")
     proc_b = c.nodes["b"][0]
     c.node("c", resources="cpu=2,memory=2G,user_slots=2")
     proc_b.send_signal(signal.SIGSTOP)
     c.wait(lambda: len(c.jobs(op2, "aborted")) == 2, 20, "b's jobs aborted as node_offline")
     # back while its jobs still run (they sleep 5 s; the offline timeout is 2 s)
     proc_b.send_signal(signal.SIGCONT)
-    c.wait(lambda: c.node_log("b").count("abort requested (node_offline)") == 2, 10,
-           "b to be told to drop its two jobs")
+    # (since the jobs-must-not-run-twice fix it drops them itself, before reporting anything)
     c.wait(lambda: c.node_log("b").count("aborted: node_offline") == 2, 10, "b to kill them")
     o = c.wait_op(op2, 40)
     check(o["progress"]["completed"] == 2 and o["progress"]["aborted"] == 2,
@@ -372,6 +383,11 @@ def case_scheduler_restart(c):
         log = c.node_log(name)
         check("heartbeat failed" in log and "heartbeats work again" in log,
               "node %s lost the scheduler and found it again" % name, log[-2000:])
+
+
+# the scheduler is down for over a second: longer than the agent's self-abort deadline
+# (node_offline_timeout minus a margin) with the default 2 s, so a longer timeout here
+case_scheduler_restart.config = {"node_offline_timeout": 8000}
 
 
 def jobs_in_memory(s):
@@ -453,6 +469,251 @@ def case_job_retention(c):
     check(len(c.jobs(op3, "completed")) == 3, "the new operation's jobs are listed")
 
 
+# ---- jobs must not run twice (docs/faults.md) -----------------------------------------------
+
+def job_procs(op):
+    """Live (not zombie) processes of operation op: {pid: (job_index, job_id)}, found by the
+    job environment every job's processes inherit."""
+    out = {}
+    want = ("YT_OPERATION_ID=" + op).encode()
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            env = open("/proc/%s/environ" % d, "rb").read().split(b"\0")
+            if want not in env:
+                continue
+            if open("/proc/%s/stat" % d).read().rsplit(")", 1)[1].split()[0] in "ZX":
+                continue
+        except OSError:
+            continue
+        kv = dict(e.split(b"=", 1) for e in env if b"=" in e)
+        out[int(d)] = (int(kv.get(b"YT_JOB_INDEX", b"-1")), kv.get(b"YT_JOB_ID", b"").decode())
+    return out
+
+
+class Overlap(threading.Thread):
+    """Samples op's processes every 20 ms and records any moment at which two attempts (job
+    ids) of one job index were alive together."""
+
+    def __init__(self, op):
+        threading.Thread.__init__(self, daemon=True)
+        self.op, self.stop_flag, self.bad, self.samples = op, False, [], 0
+
+    def run(self):
+        while not self.stop_flag:
+            by_index = {}
+            for idx, jid in job_procs(self.op).values():
+                by_index.setdefault(idx, set()).add(jid)
+            for idx, ids in by_index.items():
+                if len(ids) > 1 and len(self.bad) < 20:
+                    self.bad.append((round(time.time(), 2), idx, sorted(ids)))
+            self.samples += 1
+            time.sleep(0.02)
+
+    def finish(self):
+        self.stop_flag = True
+        self.join()
+        return self.bad
+
+
+def marker_job(marker, seconds):
+    # one line per attempt; a child and a daemonised (setsid) grandchild that outlive the shell
+    return ("echo \"$YT_JOB_INDEX $YT_JOB_ID\" >> %s; (setsid sleep %s &); sleep %s & wait"
+            % (marker, seconds, seconds))
+
+
+def new_marker(c):
+    path = os.path.join(c.tmp, "marker")
+    open(path, "w").close()
+    os.chmod(path, 0o666)       # jobs run as nobody
+    return path
+
+
+def marker_attempts(path):
+    out = {}
+    for line in open(path).read().splitlines():
+        idx, jid = line.split()
+        out.setdefault(int(idx), []).append(jid)
+    return out
+
+
+def wait_gone(c, op, job_ids, timeout):
+    """Seconds until no process of job_ids is alive, or Fail."""
+    t0 = time.time()
+    while time.time() - t0 < timeout:
+        left = [p for p, (_, jid) in job_procs(op).items() if jid in job_ids]
+        if not left:
+            return time.time() - t0
+        time.sleep(0.01)
+    raise Fail("processes of jobs %s still alive %.1fs later: %s" % (
+        sorted(job_ids), timeout, job_procs(op)))
+
+
+def jobs_die_with_agent(c, extra):
+    n = 3
+    marker = new_marker(c)
+    c.node("a", resources="cpu=2,memory=2G,user_slots=4", extra=extra)
+    op = c.op({"tasks": {"main": task(marker_job(marker, 4), n, cpu_limit=0.25)}})
+    c.wait(lambda: len(marker_attempts(marker)) == n and len(job_procs(op)) >= 3 * n, 20,
+           "%d jobs (shell, child, daemon each) running on a" % n)
+    mon = Overlap(op)
+    mon.start()
+    c.node("b", resources="cpu=2,memory=2G,user_slots=4", extra=extra)
+    on_a = {j for ids in marker_attempts(marker).values() for j in ids}
+    c.stop_node("a", signal.SIGKILL)
+    gone = wait_gone(c, op, on_a, 2.0)
+    print("kill -9 of the agent%s: its jobs' processes gone after %.3f s" %
+          (" (--no-cgroups)" if extra else "", gone))
+    o = c.wait_op(op, 30)
+    bad = mon.finish()
+    check(not bad, "never two attempts of one job index alive at once", bad)
+    attempts = marker_attempts(marker)
+    check(sorted(attempts) == list(range(n)) and all(len(v) == 2 for v in attempts.values()),
+          "each index ran once on a, once on b", attempts)
+    check(o["progress"]["completed"] == n, "all completed", o["progress"])
+    aborted = c.jobs(op, "aborted")
+    check(len(aborted) == n and all(j["abort_reason"] == "node_offline" for j in aborted),
+          "a's jobs aborted with node_offline", aborted)
+
+
+def case_agent_kill9(c):
+    """kill -9 of an agent: its jobs (shell, child, daemonised grandchild) die at once, and
+    the rerun elsewhere never overlaps them."""
+    jobs_die_with_agent(c, ())
+
+
+def case_agent_kill9_no_cgroups(c):
+    """The same without cgroups: the parent-death signal and the guard's environment sweep."""
+    jobs_die_with_agent(c, ("--no-cgroups",))
+
+
+def agent_stopped(c, extra):
+    n = 3
+    marker = new_marker(c)
+    c.node("a", resources="cpu=2,memory=2G,user_slots=4", extra=extra)
+    op = c.op({"tasks": {"main": task(marker_job(marker, 5), n, cpu_limit=0.25)}})
+    c.wait(lambda: len(marker_attempts(marker)) == n and len(job_procs(op)) >= 3 * n, 20,
+           "%d jobs running on a" % n)
+    mon = Overlap(op)
+    mon.start()
+    c.node("b", resources="cpu=2,memory=2G,user_slots=4", extra=extra)
+    on_a = {j for ids in marker_attempts(marker).values() for j in ids}
+    proc_a = c.nodes["a"][0]
+    proc_a.send_signal(signal.SIGSTOP)
+    t0 = time.time()
+    c.wait(lambda: len(marker_attempts(marker)) == n and all(
+        len(v) == 2 for v in marker_attempts(marker).values()), 15, "the reruns to start on b")
+    rerun = time.time() - t0
+    alive = [p for p, (_, jid) in job_procs(op).items() if jid in on_a]
+    print("SIGSTOP: reruns started %.2f s after the stop; processes of a's jobs alive then: %d"
+          % (rerun, len(alive)))
+    check(not alive, "the stopped agent's jobs were dead before the reruns", job_procs(op))
+    proc_a.send_signal(signal.SIGCONT)
+    c.wait(lambda: "heartbeats accepted again" in c.node_log("a"), 10,
+           "a to come back after SIGCONT")
+    log = c.node_log("a")
+    # before its first accepted heartbeat a has ended each job as aborted (node_offline), or
+    # is aborting those still there ("aborting K running jobs"), whichever came first
+    before = log[:log.find("heartbeats accepted again")]
+    m = re.search(r"aborting (\d+) running jobs", before)
+    done = [j for j in on_a if "job %s: aborted: node_offline" % j in
+            (before[:m.start()] if m else before)]
+    check(len(done) + (int(m.group(1)) if m else 0) == n and
+          not any("job %s: failed" % j in log for j in on_a),
+          "a aborted its jobs itself before reporting anything", done, log[-3000:])
+    check("retrying every tick" not in log, "the guard left the agent's cgroups alone",
+          log[-3000:])
+    o = c.wait_op(op, 30)
+    bad = mon.finish()
+    check(not bad, "never two attempts of one job index alive at once", bad)
+    check(o["progress"]["completed"] == n, "all completed", o["progress"])
+    check(proc_a.poll() is None, "a runs on")
+
+
+def case_agent_stopped(c):
+    """An agent stopped (SIGSTOP) past the offline timeout: its jobs die before the scheduler
+    reruns them (the guard), and after SIGCONT the agent aborts them itself before it reports
+    anything, then carries on."""
+    agent_stopped(c, ())
+
+
+def case_agent_stopped_no_cgroups(c):
+    """The same without cgroups: the guard finds the jobs by their environment marker."""
+    agent_stopped(c, ("--no-cgroups",))
+
+
+def case_duplicate_node_id(c):
+    """A second agent with the same node id is refused while the first lives, and neither it
+    nor an agent with that id on another scheduler harms the first one's jobs."""
+    n = 2
+    marker = new_marker(c)
+    node_id = c.node("a", resources="cpu=2,memory=2G,user_slots=4")
+    op = c.op({"tasks": {"main": task(marker_job(marker, 6), n, cpu_limit=0.25)}})
+    c.wait(lambda: len(marker_attempts(marker)) == n and len(job_procs(op)) >= 3 * n, 20,
+           "%d jobs running on a" % n)
+    before = job_procs(op)
+    # the same id, the same work dir (as two agents with the default id and dir would)
+    c.node("a2", node_id=node_id, work="a")
+    proc = c.nodes["a2"][0]
+    try:
+        rc = proc.wait(10)
+    except subprocess.TimeoutExpired:
+        raise Fail("a second agent with node id %s kept running" % node_id, c.node_log("a2"))
+    log2 = c.node_log("a2")
+    check(rc == 1 and node_id in log2 and "held by another live agent" in log2,
+          "the second agent exits with the scheduler's message", rc, log2)
+    print("second agent: " + [l for l in log2.splitlines() if "error:" in l][0])
+    check("event=node_id_conflict" in c.sched.logtext() or "node_id_conflict" in
+          c.sched.logtext(), "the scheduler logged the conflict", c.sched.logtext()[-2000:])
+    # another scheduler, an agent with the same id: its own cgroups, a's jobs untouched
+    other = FixedPortScheduler(BIN, os.path.join(c.tmp, "data2"), {"heartbeat_period": 100},
+                               free_port()).start()
+    try:
+        c.node("a3", node_id=node_id, work="a", sched=other)
+        c.wait(lambda: "registered with" in c.node_log("a3"), 10, "a3 to register elsewhere")
+        time.sleep(0.5)
+    finally:
+        c.stop_node("a3")
+        other.stop()
+    now = job_procs(op)
+    check(set(before) <= set(now), "a's job processes all alive", before, now)
+    o = c.wait_op(op, 30)
+    check(o["progress"]["completed"] == n and o["progress"]["aborted"] == 0,
+          "a's jobs completed, none aborted", o["progress"])
+    check(all(len(v) == 1 for v in marker_attempts(marker).values()), "each job ran once")
+    check(c.nodes["a"][0].poll() is None, "a runs on")
+
+
+def case_node_id_taken_over(c):
+    """An agent stopped past the offline timeout whose node id another agent has taken over
+    meanwhile: after SIGCONT it is refused, and exits with its jobs dead."""
+    marker = new_marker(c)
+    node_id = c.node("a", resources="cpu=2,memory=2G,user_slots=4")
+    op = c.op({"tasks": {"main": task(marker_job(marker, 6), 2, cpu_limit=0.25)}})
+    c.wait(lambda: len(marker_attempts(marker)) == 2, 20, "2 jobs running on a")
+    mon = Overlap(op)
+    mon.start()
+    proc_a = c.nodes["a"][0]
+    proc_a.send_signal(signal.SIGSTOP)
+    time.sleep(2.5)     # past node_offline_timeout (2 s)
+    c.node("a2", node_id=node_id, work="a2")
+    c.wait(lambda: "registered with" in c.node_log("a2"), 10, "a2 to take the id over")
+    proc_a.send_signal(signal.SIGCONT)
+    try:
+        rc = proc_a.wait(10)
+    except subprocess.TimeoutExpired:
+        raise Fail("the old agent kept running after its id was taken over", c.node_log("a"))
+    log = c.node_log("a")
+    check(rc == 1 and "held by another live agent" in log, "the old agent exits with the "
+          "scheduler's message", rc, log[-2000:])
+    c.wait_op(op, 30)
+    bad = mon.finish()
+    check(not bad, "never two attempts of one job index alive at once", bad)
+    check("event=node_instance_changed" in c.sched.logtext(), "the scheduler logged the "
+          "takeover", c.sched.logtext()[-2000:])
+
+
 GROUPS = {
     "ops": [case_operation_with_outputs, case_memory_limit, case_registration_refused],
     "reclaim": [case_cpu_reclaim],
@@ -460,6 +721,9 @@ GROUPS = {
     "nodeloss": [case_node_loss],
     "restart": [case_scheduler_restart],
     "retention": [case_job_retention],
+    "agentkill": [case_agent_kill9, case_agent_kill9_no_cgroups],
+    "agentstop": [case_agent_stopped, case_agent_stopped_no_cgroups],
+    "dupid": [case_duplicate_node_id, case_node_id_taken_over],
 }
 
 
@@ -474,7 +738,7 @@ def main():
         t0 = time.time()
         c = None
         try:
-            c = Cluster(tmp)
+            c = Cluster(tmp, getattr(case, "config", None))
             case(c)
             print("ok   %s (%.1fs)" % (case.__name__, time.time() - t0), flush=True)
         except Exception as e:

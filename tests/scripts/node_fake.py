@@ -184,8 +184,12 @@ def cgroup_dir(controller, node_id, job_id):
         if not os.path.isdir(root):
             continue
         for dirpath, dirnames, _ in os.walk(root):
-            if os.path.basename(dirpath) == "job-" + job_id and \
-                    os.path.basename(os.path.dirname(dirpath)) == "poolsched-" + node_id:
+            # poolsched-<node_id>-<instance id>: one per agent start (docs/faults.md)
+            parent = os.path.basename(os.path.dirname(dirpath))
+            if os.path.basename(dirpath) == "job-" + job_id and (
+                    parent == "poolsched-" + node_id or
+                    (parent.startswith("poolsched-%s-" % node_id) and
+                     len(parent) == len("poolsched-%s-" % node_id) + 16)):
                 return dirpath
             if dirpath.count("/") > 12:
                 dirnames[:] = []

@@ -725,6 +725,63 @@ static void test_real_pool_reuse(void **state)
     assert_int_equal(access(second, F_OK), -1);
 }
 
+/* Two instances with one node id (docs/faults.md): each has its own node cgroup, the second's
+ * start leaves the first one's running job alone, and removes an earlier instance's cgroup
+ * that holds no process. */
+static void test_real_instances_do_not_collide(void **state)
+{
+    struct real *r = *state;
+    if (ps_cgroup_system_mode(r->sys) == PS_CGROUP_NONE)
+        SKIP_BY_ENVIRONMENT("%s", ps_cgroup_system_summary(r->sys));
+    char node[64];
+    snprintf(node, sizeof node, "test-inst-%d", (int)getpid());
+    struct ps_error err;
+    ps_error_init(&err);
+    /* an earlier instance that left an empty cgroup with an empty job cgroup */
+    struct ps_cgroup_config c0 = {.node_id = node, .instance_id = "cccccccccccccccc"};
+    struct ps_cgroup_system *s0 = NULL;
+    assert_int_equal(ps_cgroup_system_new(&c0, &s0, &err), 0);
+    char dir0[PATH_MAX];
+    snprintf(dir0, sizeof dir0, "%s", ps_cgroup_system_dir(s0, 0));
+    struct ps_cgroup_job *j0 = NULL;
+    assert_int_equal(ps_cgroup_job_create(s0, "left", &j0, &err), 0);
+    free(s0);   /* "crashed": nothing removed (the job handle leaks with it, on purpose) */
+    (void)j0;
+
+    struct ps_cgroup_config ca = {.node_id = node, .instance_id = "aaaaaaaaaaaaaaaa",
+                                  .remove_stale_jobs = true};
+    struct ps_cgroup_system *sa = NULL;
+    assert_int_equal(ps_cgroup_system_new(&ca, &sa, &err), 0);
+    assert_non_null(strstr(ps_cgroup_system_dir(sa, 0), "-aaaaaaaaaaaaaaaa"));
+    struct stat st;
+    assert_int_not_equal(stat(dir0, &st), 0);       /* the empty leftover is gone */
+    struct ps_cgroup_job *ja = NULL;
+    assert_int_equal(ps_cgroup_job_create(sa, "busy", &ja, &err), 0);
+    struct ps_job_process p;
+    assert_int_equal(spawn_in(ja, "sleep 100; true", &p), 0);
+    int before = 0;
+    for (int i = 0; i < 400 && before < 2; i++) {
+        test_sleep_ms(5);
+        before = ps_cgroup_job_process_count(ja, &err);   /* the shell and its sleep */
+    }
+
+    struct ps_cgroup_config cb = {.node_id = node, .instance_id = "bbbbbbbbbbbbbbbb",
+                                  .remove_stale_jobs = true};
+    struct ps_cgroup_system *sb = NULL;
+    assert_int_equal(ps_cgroup_system_new(&cb, &sb, &err), 0);
+    assert_string_not_equal(ps_cgroup_system_dir(sa, 0), ps_cgroup_system_dir(sb, 0));
+    bool exited = false;
+    ps_job_process_wait(&p, 200, &exited, NULL);
+    int count = ps_cgroup_job_process_count(ja, &err);
+    ps_cgroup_system_free(sb);
+    ps_job_process_release(&p);
+    ps_cgroup_job_destroy(ja, NULL);
+    ps_cgroup_system_free(sa);
+    assert_false(exited);           /* the other instance's start did not kill it */
+    assert_int_equal(before, 2);
+    assert_int_equal(count, 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest pure[] = {
@@ -745,6 +802,7 @@ int main(void)
         cmocka_unit_test(test_real_memory_peak_and_limit),
         cmocka_unit_test(test_real_guarantee_written),
         cmocka_unit_test(test_real_pool_reuse),
+        cmocka_unit_test(test_real_instances_do_not_collide),
     };
     int failed = cmocka_run_group_tests_name("cgroup logic", pure, NULL, NULL);
     failed += cmocka_run_group_tests_name("cgroups of this machine", real, real_setup,

@@ -162,7 +162,7 @@ static void f_free(void *job)
 }
 
 static const struct ps_node_runner_ops fake_ops = {
-    f_start, f_tick, f_set, f_interrupt, f_abort, f_result, f_read_stderr, f_free, NULL,
+    f_start, f_tick, f_set, f_interrupt, f_abort, f_result, f_read_stderr, f_free, NULL, NULL,
 };
 
 static struct ps_node_runner fake_runner = {&fake_ops, NULL, {true, true, true}};
@@ -225,10 +225,12 @@ static json_t *entry(json_t *report, const char *id)
 static void test_request_shape(void **state)
 {
     const char *tags[] = {"gpu", "ssd"};
-    struct ps_node_identity id = {"n1", tags, 2, 4.0, INT64_C(8) << 30, 8};
+    struct ps_node_identity id = {"n1", tags, 2, 4.0, INT64_C(8) << 30, 8, "0123456789abcdef"};
     json_t *req = ps_node_request_build(&id, NULL);
     assert_non_null(req);
     assert_string_equal(json_string_value(json_object_get(req, "node_id")), "n1");
+    assert_string_equal(json_string_value(json_object_get(req, "instance_id")),
+                        "0123456789abcdef");
     assert_int_equal(json_array_size(json_object_get(req, "tags")), 2);
     json_t *lim = json_object_get(req, "resource_limits");
     assert_true(json_number_value(json_object_get(lim, "cpu")) == 4.0);
@@ -239,7 +241,7 @@ static void test_request_shape(void **state)
 }
 
 static const char good_reply[] =
-    "{\"heartbeat_period_ms\": 200, \"jobs_to_start\": [{\"job_id\": \"j-1\", "
+    "{\"heartbeat_period_ms\": 200, \"node_offline_timeout_ms\": 3000, \"jobs_to_start\": [{\"job_id\": \"j-1\", "
     "\"operation_id\": \"op\", \"task_name\": \"main\", \"job_index\": 3, \"command\": \"echo "
     "hi\", \"environment\": {\"B\": \"2\", \"A\": \"1\"}, \"cpu_limit\": 2, \"cpu_guarantee\": 2, "
     "\"memory_limit\": 1048576, \"memory_reserve\": 524288, \"tmpfs_size\": 0, "
@@ -261,6 +263,8 @@ static void test_reply_parse(void **state)
     assert_int_equal(rc, 0);
     json_decref(doc);   /* the reply keeps its own reference */
     assert_true(r.has_heartbeat_period);
+    assert_true(r.has_offline_timeout);
+    assert_int_equal(r.node_offline_timeout_ms, 3000);
     assert_int_equal(r.heartbeat_period_ms, 200);
     assert_int_equal(r.start_count, 1);
     assert_string_equal(r.starts[0].job_id, "j-1");
@@ -284,6 +288,7 @@ static void test_reply_parse(void **state)
     doc = json_loads("{}", 0, NULL);
     assert_int_equal(ps_node_reply_parse(doc, &r, NULL), 0);
     assert_false(r.has_heartbeat_period);
+    assert_false(r.has_offline_timeout);
     assert_int_equal(r.start_count + r.interrupt_count + r.abort_count, 0);
     ps_node_reply_release(&r);
     json_decref(doc);
@@ -488,6 +493,47 @@ static void test_job_lifecycle(void **state)
     assert_int_equal(ps_node_jobs_finished_count(t), 0);
     rep = ps_node_jobs_report(t, &more);
     assert_int_equal(json_array_size(rep), 0);
+    json_decref(rep);
+    ps_node_jobs_free(t);
+}
+
+/* A job killed while the node had lost the scheduler (the guard kills a stopped agent's jobs)
+ * is reported aborted with the agent's reason, not failed; completed jobs stay completed. */
+static const char *lost_now(void *ctx)
+{
+    return *(bool *)ctx ? "node_offline" : NULL;
+}
+
+static void test_killed_while_lost(void **state)
+{
+    bool lost = false;
+    struct ps_node_jobs_config cfg;
+    ps_node_jobs_config_init(&cfg);
+    cfg.lost_reason = lost_now;
+    cfg.lost_ctx = &lost;
+    struct ps_node_jobs *t = NULL;
+    assert_int_equal(ps_node_jobs_new(&fake_runner, &cfg, &t, NULL), 0);
+    struct ps_node_start a = start_msg("ja", 1.0, NULL), b = start_msg("jb", 1.0, NULL),
+                         c = start_msg("jc", 1.0, NULL);
+    ps_node_jobs_start(t, &a, 1000);
+    ps_node_jobs_start(t, &b, 1000);
+    ps_node_jobs_start(t, &c, 1000);
+    end_job(fake_find("ja"), PS_NODE_OUTCOME_FAILED, -1, "Process was killed by signal 9", NULL,
+            1500);
+    assert_int_equal(ps_node_jobs_tick(t, 1500), 1);    /* not lost yet: a real failure */
+    lost = true;
+    end_job(fake_find("jb"), PS_NODE_OUTCOME_FAILED, -1, "Process was killed by signal 9", NULL,
+            2000);
+    end_job(fake_find("jc"), PS_NODE_OUTCOME_COMPLETED, 0, NULL, NULL, 2000);
+    assert_int_equal(ps_node_jobs_tick(t, 2000), 2);
+    bool more;
+    json_t *rep = ps_node_jobs_report(t, &more);
+    assert_string_equal(json_string_value(json_object_get(entry(rep, "ja"), "state")), "failed");
+    json_t *e = entry(rep, "jb");
+    assert_string_equal(json_string_value(json_object_get(e, "state")), "aborted");
+    assert_string_equal(json_string_value(json_object_get(e, "abort_reason")), "node_offline");
+    assert_string_equal(json_string_value(json_object_get(entry(rep, "jc"), "state")),
+                        "completed");
     json_decref(rep);
     ps_node_jobs_free(t);
 }
@@ -701,6 +747,7 @@ int main(void)
         cmocka_unit_test(test_resources_and_tags),
         cmocka_unit_test(test_overdraft_victims),
         cmocka_unit_test_setup(test_job_lifecycle, setup),
+        cmocka_unit_test_setup(test_killed_while_lost, setup),
         cmocka_unit_test_setup(test_start_failures, setup),
         cmocka_unit_test_setup(test_interrupt_and_abort, setup),
         cmocka_unit_test_setup(test_cpu_reclaim_on, setup),
