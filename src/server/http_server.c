@@ -172,7 +172,9 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
     uint64_t repeats = srv->log_repeats;
     srv->log_repeats = 0;
     srv->log_last_ns = now;
-    snprintf(srv->log_last, sizeof srv->log_last, "%s", line);
+    size_t keep = strnlen(line, sizeof srv->log_last - 1);   /* compared on this prefix */
+    memcpy(srv->log_last, line, keep);
+    srv->log_last[keep] = '\0';
     pthread_mutex_unlock(&srv->log_mu);
     if (repeats)
         ps_http_server_log(srv, "libmicrohttpd: %s (%llu more like it since it was last logged)",
