@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/node_id.h"
 #include "platform/procfs.h"
 
 /* v1 hierarchies, in this order everywhere. For v2 only slot 0 is used. */
@@ -78,20 +79,6 @@ static bool path_join(char *out, size_t size, const char *a, const char *b)
 {
     int n = snprintf(out, size, "%s/%s", a, b);
     return n >= 0 && (size_t)n < size;
-}
-
-static bool valid_name(const char *s, size_t max)
-{
-    size_t n = strlen(s);
-    if (n == 0 || n > max || strcmp(s, ".") == 0 || strcmp(s, "..") == 0)
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '.' || c == '_' || c == '-'))
-            return false;
-    }
-    return true;
 }
 
 static int64_t monotonic_ms(void)
@@ -652,7 +639,7 @@ int ps_cgroup_system_new(const struct ps_cgroup_config *cfg, struct ps_cgroup_sy
                          struct ps_error *err)
 {
     *out = NULL;
-    if (!cfg->node_id || !valid_name(cfg->node_id, 64))
+    if (!cfg->node_id || !ps_node_id_valid(cfg->node_id, PS_NODE_ID_MAX))
         return ps_error_set(err, PS_EINVAL, "cgroups: node id \"%s\" must be 1..64 of "
                             "[A-Za-z0-9._-]", cfg->node_id ? cfg->node_id : "(null)");
     struct ps_cgroup_system *sys = calloc(1, sizeof *sys);
@@ -663,7 +650,7 @@ int ps_cgroup_system_new(const struct ps_cgroup_config *cfg, struct ps_cgroup_sy
         return ps_error_set(err, PS_ENOMEM, "cgroups: out of memory");
     }
     snprintf(sys->node_id, sizeof sys->node_id, "%s", cfg->node_id);
-    if (cfg->instance_id && !valid_name(cfg->instance_id, 20)) {
+    if (cfg->instance_id && !ps_node_id_valid(cfg->instance_id, 20)) {
         free(sys);
         free(f);
         return ps_error_set(err, PS_EINVAL, "cgroups: instance id \"%s\" must be 1..20 of "
@@ -907,7 +894,7 @@ int ps_cgroup_job_create(struct ps_cgroup_system *sys, const char *job_id,
     *out = NULL;
     if (!sys || sys->mode == PS_CGROUP_NONE)
         return ps_error_set(err, PS_ESTATE, "cgroups are not usable on this node");
-    if (!job_id || !valid_name(job_id, 128))
+    if (!job_id || !ps_node_id_valid(job_id, PS_NODE_JOB_ID_MAX))
         return ps_error_set(err, PS_EINVAL, "job id \"%s\" must be 1..128 of [A-Za-z0-9._-] "
                             "to name its cgroup", job_id ? job_id : "(null)");
     struct ps_cgroup_job *job = reuse_from_pool(sys, job_id);

@@ -11,19 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static bool valid_job_id(const char *s)
-{
-    size_t n = strlen(s);
-    if (n == 0 || n > 128 || strcmp(s, ".") == 0 || strcmp(s, "..") == 0)
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '.' || c == '_' || c == '-'))
-            return false;
-    }
-    return true;
-}
+#include "core/node_id.h"
 
 /* Removes everything inside the directory dfd (which it closes), staying on device dev. */
 static int remove_contents(int dfd, dev_t dev, const char *path, struct ps_error *err)
@@ -124,7 +112,7 @@ int ps_sandbox_remove(const char *sandbox, struct ps_error *err)
 int ps_sandbox_create(const char *work_dir, const char *job_id, bool chown_to, uid_t uid,
                       gid_t gid, char *path, size_t size, struct ps_error *err)
 {
-    if (!job_id || !valid_job_id(job_id))
+    if (!job_id || !ps_node_id_valid(job_id, PS_NODE_JOB_ID_MAX))
         return ps_error_set(err, PS_EINVAL, "sandbox: job id \"%s\" must be 1..128 of "
                             "[A-Za-z0-9._-]", job_id ? job_id : "(null)");
     char root[PATH_MAX];
@@ -269,7 +257,7 @@ int ps_sandbox_acquire(struct ps_sandbox_pool *pool, const char *work_dir, const
                        bool chown_to, uid_t uid, gid_t gid, char *path, size_t size,
                        struct ps_error *err)
 {
-    if (!pool || pool->count == 0 || !job_id || !valid_job_id(job_id))
+    if (!pool || pool->count == 0 || !job_id || !ps_node_id_valid(job_id, PS_NODE_JOB_ID_MAX))
         return ps_sandbox_create(work_dir, job_id, chown_to, uid, gid, path, size, err);
     int n = snprintf(path, size, "%s/%s", pool->root, job_id);
     if (n < 0 || (size_t)n >= size)
