@@ -358,8 +358,10 @@ static int load_op(struct ps_service *svc, const json_t *doc, struct ps_svc_op *
         }
         op->parameters = json_deep_copy(params);
     }
-    if (json_is_true(json_object_get(doc, "suspended")) && op->sop && !state) {
-        ps_strategy_suspend_operation(svc->strategy, id, true, NULL);
+    if (json_is_true(json_object_get(doc, "suspended"))) {
+        /* an active operation is suspended again; a finished one keeps the flag it ended with */
+        if (op->sop && !state)
+            ps_strategy_suspend_operation(svc->strategy, id, true, NULL);
         op->suspended = true;
     }
     const json_t *since = json_object_get(doc, "below_fair_share_since");
