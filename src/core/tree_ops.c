@@ -381,9 +381,11 @@ static int link_ephemeral(struct ps_pool_tree *tree, struct ps_pool *pool, struc
     return 0;
 }
 
-int ps_pool_tree_add_operation(struct ps_pool_tree *tree, const char *id, const char *user,
-                               int64_t start_time_ms, const struct ps_tree_op_settings *settings,
-                               struct ps_tree_op **out, struct ps_error *err)
+/* restore: NULL for a start; else the pool and state the operation had before a restart. */
+static int add_operation(struct ps_pool_tree *tree, const char *id, const char *user,
+                         int64_t start_time_ms, const struct ps_tree_op_settings *settings,
+                         const struct ps_tree_op_restore *restore, struct ps_tree_op **out,
+                         struct ps_error *err)
 {
     ps_tree_begin_change(tree);
     if (out)
@@ -398,8 +400,35 @@ int ps_pool_tree_add_operation(struct ps_pool_tree *tree, const char *id, const 
     if (rc != 0)
         return rc;
     struct resolution res;
-    rc = resolve(tree, user, settings ? settings->pool : NULL, &res, err);
-    if (rc == 0)
+    struct ps_pool *exact = restore && restore->pool ? ps_pool_tree_find_pool(tree, restore->pool)
+                                                     : NULL;
+    if (exact) {
+        /* the pool it was in, even if an explicit pool has since got create_ephemeral_subpools */
+        memset(&res, 0, sizeof res);
+        res.pool = exact;
+    } else if (restore && restore->pool) {
+        /* an ephemeral pool, gone with the restart: "parent$user" under its parent (even if
+         * the parent has since lost create_ephemeral_subpools), else in the default parent */
+        char base[2 * PS_POOL_NAME_MAX + 2];
+        snprintf(base, sizeof base, "%s", restore->pool);
+        char *delim = strchr(base, PS_EPHEMERAL_DELIMITER);
+        if (delim)
+            *delim = '\0';
+        struct ps_pool *parent = delim ? ps_pool_tree_find_pool(tree, base) : NULL;
+        if (parent && strlen(restore->pool) < sizeof res.name) {
+            memset(&res, 0, sizeof res);
+            snprintf(res.name, sizeof res.name, "%s", restore->pool);
+            res.parent = parent;
+        } else {
+            rc = resolve(tree, user, delim ? settings ? settings->pool : NULL : restore->pool,
+                         &res, err);
+        }
+    } else {
+        rc = resolve(tree, user, settings ? settings->pool : NULL, &res, err);
+    }
+    /* a restored operation was admitted before the restart: acl and count limits are not
+     * checked again (they may have been lowered since, or it was moved past them) */
+    if (rc == 0 && !restore)
         rc = check_target(tree, user, &res, NULL, err);
     struct ps_tree_op *op = NULL;
     if (rc == 0) {
@@ -438,10 +467,40 @@ int ps_pool_tree_add_operation(struct ps_pool_tree *tree, const char *id, const 
     op->seq = tree->next_op_seq++;
     op->index = tree->op_count;
     tree->ops[tree->op_count++] = op;
-    attach(tree, op, pool);
+    if (!restore) {
+        attach(tree, op, pool);
+    } else {
+        /* running or pending as it was, whatever the limits say now */
+        op->pool = pool;
+        op->running = false;
+        pool->child_operation_count++;
+        add_counts(pool, 1, 0);
+        if (restore->running) {
+            make_running(tree, op);
+        } else {
+            struct ps_pool *blocking = violating_running_limit(pool);
+            op->pending_by = blocking ? blocking : pool;
+            pending_insert(tree, op);
+        }
+    }
     if (out)
         *out = op;
     return 0;
+}
+
+int ps_pool_tree_add_operation(struct ps_pool_tree *tree, const char *id, const char *user,
+                               int64_t start_time_ms, const struct ps_tree_op_settings *settings,
+                               struct ps_tree_op **out, struct ps_error *err)
+{
+    return add_operation(tree, id, user, start_time_ms, settings, NULL, out, err);
+}
+
+int ps_pool_tree_restore_operation(struct ps_pool_tree *tree, const char *id, const char *user,
+                                   int64_t start_time_ms, const struct ps_tree_op_settings *settings,
+                                   const struct ps_tree_op_restore *restore,
+                                   struct ps_tree_op **out, struct ps_error *err)
+{
+    return add_operation(tree, id, user, start_time_ms, settings, restore, out, err);
 }
 
 static void ops_array_remove(struct ps_pool_tree *tree, struct ps_tree_op *op)

@@ -188,7 +188,7 @@ static int start_op(struct ps_service *svc, const json_t *body, const struct ps_
     if (rc != 0)
         return rc;
     struct ps_svc_op *op = NULL;
-    if ((rc = ps_svc_op_create(svc, id, who->user, ps_svc_now_ms(), spec, true, &op, err)) != 0)
+    if ((rc = ps_svc_op_create(svc, id, who->user, ps_svc_now_ms(), spec, true, NULL, &op, err)) != 0)
         return rc;
     ps_persist_op(svc, op);
     char *pools = json_dumps(op->pool_per_tree, JSON_COMPACT);

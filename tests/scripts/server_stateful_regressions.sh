@@ -3,6 +3,13 @@
 # deterministic and run against a real scheduler with a fake node:
 #   1. a suspended operation that then ended kept suspended=true until a restart, which
 #      answered false (the flag was restored only for active operations).
+#   2. a restart put active operations back by starting them again: through the spec's pool
+#      (an operation in an explicit pool that had since got create_ephemeral_subpools moved to
+#      pool$user, one in pool$user whose parent had lost it moved to the parent), under today's
+#      limits (an operation admitted before max_operation_count was lowered failed: "could not
+#      be restored"), and running or pending by start order (a running operation activated by a
+#      raised max_running_operation_count came back pending after the limit was lowered again).
+#      Now the document keeps running_per_tree and the restore takes the stored pool and state.
 # usage: server_stateful_regressions.sh BINARY SHARED_DIR SOURCE_DIR
 set -euo pipefail
 bin=${1:?usage: server_stateful_regressions.sh BINARY SHARED_DIR SOURCE_DIR}
@@ -56,6 +63,43 @@ try:
     check(after == before, "after kill -9 and restart: %s, before %s" % (after, before))
 finally:
     s.stop()
+
+# 2. a restart restores active operations in their pools, running or pending as they were
+for hard in (False, True):
+    s = scheduler("restore%d" % hard)
+    try:
+        for p in ("a", "e", "f", "g"):
+            s.ok("create", {"type": "scheduler_pool", "path": "//sys/pools/" + p})
+        # running / pending as they were
+        s.set("//sys/pools/a/@max_running_operation_count", 1)
+        x, y = start(s, "a"), start(s, "a")
+        s.set("//sys/pools/a/@max_running_operation_count", 2)
+        check(op(s, y)["state"] == "running", "raised limit starts y")
+        s.set("//sys/pools/a/@max_running_operation_count", 1)
+        z = start(s, "a")
+        # an explicit pool that gets create_ephemeral_subpools after the start
+        ex = start(s, "e")
+        s.set("//sys/pools/e/@create_ephemeral_subpools", True)
+        # an ephemeral pool whose parent loses create_ephemeral_subpools
+        s.set("//sys/pools/f/@create_ephemeral_subpools", True)
+        eph = start(s, "f")
+        s.set("//sys/pools/f/@create_ephemeral_subpools", False)
+        # admitted before max_operation_count was lowered to what is running
+        g1, g2 = start(s, "g"), start(s, "g")
+        s.set("//sys/pools/g/@max_running_operation_count", 1)
+        s.set("//sys/pools/g/@max_operation_count", 1)
+        ops = [x, y, z, ex, eph, g1, g2]
+        before = [(op(s, o)["state"], op(s, o)["pool_per_tree"]) for o in ops]
+        check([b[0] for b in before] == ["running", "running", "pending", "running", "running",
+                                         "running", "running"], "before restart: %s" % before)
+        check(before[4][1]["physical"].startswith("f$"), "f's operation in an ephemeral pool: %s" % (before[4],))
+        s = restart(s, hard)
+        after = [(op(s, o)["state"], op(s, o)["pool_per_tree"]) for o in ops]
+        for o, b, a in zip(ops, before, after):
+            check(a == b, "%s: operation %s before %s, after %s" % ("kill -9" if hard else "SIGTERM", o, b, a))
+        check(s.get(ORCHID + "a/running_operation_count") == 2, "a counts two running")
+    finally:
+        s.stop()
 
 finish()
 EOF
