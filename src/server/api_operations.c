@@ -275,6 +275,16 @@ static int update_params(struct ps_service *svc, struct ps_svc_op *op, const jso
     ps_svc_op_update_pools(op);
     ps_svc_op_refresh_state(op);
     ps_persist_op(svc, op);
+    /* a move out of a pool at its running limit starts pending operations there */
+    for (int i = 0; i < ps_strategy_activated_count(svc->strategy); i++) {
+        struct ps_svc_op *a = ps_svc_find_op(svc, ps_strategy_activated(svc->strategy, i)->id);
+        if (a && a != op) {
+            ps_svc_op_refresh_state(a);
+            ps_persist_op(svc, a);
+            ps_svc_log(svc, "info", "operation_running", "id=%s", a->id);
+            wake_trees(svc, a);
+        }
+    }
     char *text = json_dumps(params, JSON_COMPACT);
     ps_svc_log(svc, "info", "operation_updated", "id=%s parameters=%s", op->id, text ? text : "");
     free(text);

@@ -10,6 +10,9 @@
 #      be restored"), and running or pending by start order (a running operation activated by a
 #      raised max_running_operation_count came back pending after the limit was lowered again).
 #      Now the document keeps running_per_tree and the restore takes the stored pool and state.
+#   3. update_op_parameters moving an operation out of a pool at its running limit started the
+#      pool's next pending operation in the tree but get_operation still said pending (and
+#      orchid's running counts disagreed with the operations).
 # usage: server_stateful_regressions.sh BINARY SHARED_DIR SOURCE_DIR
 set -euo pipefail
 bin=${1:?usage: server_stateful_regressions.sh BINARY SHARED_DIR SOURCE_DIR}
@@ -100,6 +103,21 @@ for hard in (False, True):
         check(s.get(ORCHID + "a/running_operation_count") == 2, "a counts two running")
     finally:
         s.stop()
+
+# 3. moving an operation out of a pool at its running limit starts the next one there
+s = scheduler("move")
+try:
+    for p in ("a", "b"):
+        s.ok("create", {"type": "scheduler_pool", "path": "//sys/pools/" + p})
+    s.set("//sys/pools/a/@max_running_operation_count", 1)
+    x, y = start(s, "a"), start(s, "a")
+    check([op(s, o)["state"] for o in (x, y)] == ["running", "pending"], "x runs, y waits")
+    s.ok("update_op_parameters", {"operation_id": x, "parameters": {"pool": "b"}})
+    check([op(s, o)["state"] for o in (x, y)] == ["running", "running"],
+          "after the move: %s" % [op(s, o)["state"] for o in (x, y)])
+    check(s.get(ORCHID + "a/running_operation_count") == 1, "a counts y running")
+finally:
+    s.stop()
 
 finish()
 EOF
