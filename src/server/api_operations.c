@@ -14,10 +14,14 @@
 #include "platform/random.h"
 #include "server/service.h"
 
-/* The pending reason of a running operation that has jobs waiting, or NULL. */
+/* The pending reason of a pending operation, or of a running one that has jobs waiting, or
+ * NULL. */
 static json_t *pending_reason(struct ps_service *svc, const struct ps_svc_op *op)
 {
-    if (op->finished || !op->sop || ps_svc_op_pending(op) == 0)
+    /* a pending operation may have no job waiting (moved to a pool at its running limit with
+     * its last jobs running): it still says why it is pending */
+    if (op->finished || !op->sop ||
+        (ps_svc_op_pending(op) == 0 && op->sop->state != PS_OP_PENDING))
         return NULL;
     char text[1024] = "";
     size_t used = 0;

@@ -13,6 +13,8 @@
 #   3. update_op_parameters moving an operation out of a pool at its running limit started the
 #      pool's next pending operation in the tree but get_operation still said pending (and
 #      orchid's running counts disagreed with the operations).
+#   4. a pending operation with no job waiting (moved to a pool at its running limit while its
+#      last job ran) had no pending_reason.
 # usage: server_stateful_regressions.sh BINARY SHARED_DIR SOURCE_DIR
 set -euo pipefail
 bin=${1:?usage: server_stateful_regressions.sh BINARY SHARED_DIR SOURCE_DIR}
@@ -119,5 +121,26 @@ try:
 finally:
     s.stop()
 
+# 4. a pending operation whose jobs all run has a pending reason
+s = scheduler("reason")
+try:
+    for p in ("a", "b"):
+        s.ok("create", {"type": "scheduler_pool", "path": "//sys/pools/" + p})
+    s.set("//sys/pools/b/@max_running_operation_count", 0)
+    n = FakeNode(s, "n1", cpu=4, slots=4)
+    n.heartbeat()
+    x = start(s, "a")
+    for _ in range(50):
+        time.sleep(0.1)
+        n.heartbeat()
+        if n.running:
+            break
+    check(len(n.running) == 1, "x's job runs")
+    s.ok("update_op_parameters", {"operation_id": x, "parameters": {"pool": "b"}})
+    g = op(s, x)
+    check(g["state"] == "pending" and g["progress"]["pending"] == 0, "x pending, no job waiting: %s" % g["progress"])
+    check(bool(g.get("pending_reason")), "x has a pending reason: %s" % g.get("pending_reason"))
+finally:
+    s.stop()
 finish()
 EOF
