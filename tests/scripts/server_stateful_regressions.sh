@@ -15,6 +15,9 @@
 #      orchid's running counts disagreed with the operations).
 #   4. a pending operation with no job waiting (moved to a pool at its running limit while its
 #      last job ran) had no pending_reason.
+#   5. a heartbeat whose failed job failed the operation aborted the operation's other jobs on
+#      that node without telling the node (they were reported running earlier in the same
+#      heartbeat) and gave their room to new jobs in the same reply: the node ran both.
 # usage: server_stateful_regressions.sh BINARY SHARED_DIR SOURCE_DIR
 set -euo pipefail
 bin=${1:?usage: server_stateful_regressions.sh BINARY SHARED_DIR SOURCE_DIR}
@@ -140,6 +143,31 @@ try:
     g = op(s, x)
     check(g["state"] == "pending" and g["progress"]["pending"] == 0, "x pending, no job waiting: %s" % g["progress"])
     check(bool(g.get("pending_reason")), "x has a pending reason: %s" % g.get("pending_reason"))
+finally:
+    s.stop()
+
+# 5. jobs ended while the heartbeat is read are aborted in its reply
+s = Scheduler(bin, work + "/hbabort", {"fair_share_update_period": 100, "max_failed_job_count": 1}).start()
+try:
+    s.set("//sys/pool_trees/physical/@fair_share_update_period", 100)
+    n = FakeNode(s, "n1", cpu=2, slots=2)
+    n.heartbeat()
+    x = start(s, "x", jobs=2)
+    for _ in range(50):
+        time.sleep(0.1)
+        n.heartbeat()
+        if len(n.running) == 2:
+            break
+    check(len(n.running) == 2, "x runs two jobs")
+    y = start(s, "x", jobs=2)
+    time.sleep(0.4)   # y in the snapshot: the freed room could go to it at once
+    failed, other = sorted(n.running)
+    n.finish(failed, "failed", exit_code=1)
+    out = n.heartbeat()
+    check(op(s, x)["state"] == "failed", "x failed: %s" % op(s, x)["state"])
+    check(other in [a["job_id"] for a in out["jobs_to_abort"]],
+          "x's other job %s is aborted in the reply: %s" % (other, out["jobs_to_abort"]))
+    check(len(n.running) <= 2, "the node runs at most its 2 slots: %s" % sorted(n.running))
 finally:
     s.stop()
 finish()
