@@ -101,8 +101,8 @@ static int user_ephemeral_pool_count(const struct ps_pool_tree *tree, const char
     return n;
 }
 
-/* Checks acl, count limits (skipping pools in `keep`'s path, for pool changes) and the
- * ephemeral pool limit for a resolved target. */
+/* Checks acl, count limits (skipping pools in `keep`'s path, for pool changes, which also
+ * check the running operation limit) and the ephemeral pool limit for a resolved target. */
 static int check_target(const struct ps_pool_tree *tree, const char *user, const struct resolution *res,
                         const struct ps_pool *keep, struct ps_error *err)
 {
@@ -124,6 +124,15 @@ static int check_target(const struct ps_pool_tree *tree, const char *user, const
                                 "limit for the number of concurrent operations %lld for pool \"%s\" "
                                 "in pool tree \"%s\" has been reached",
                                 (long long)limit, a->name, tree->name);
+        /* A move does not make an operation pending (its running jobs would leave the pool
+         * tree's accounting): as upstream's ValidateAllOperationsCountsOnPoolChange, a new
+         * pool at its running limit refuses it. */
+        int64_t running = ps_pool_max_running_operations(a);
+        if (keep && a->running_operation_count >= running)
+            return ps_error_set(err, PS_ELIMIT,
+                                "limit for the number of running operations %lld for pool \"%s\" "
+                                "in pool tree \"%s\" has been reached",
+                                (long long)running, a->name, tree->name);
     }
     if (!res->pool && res->in_default_parent) {
         int64_t limit = tree->config.max_ephemeral_pools_per_user;

@@ -14,10 +14,16 @@
 #      pool's next pending operation in the tree but get_operation still said pending (and
 #      orchid's running counts disagreed with the operations).
 #   4. a pending operation with no job waiting (moved to a pool at its running limit while its
-#      last job ran) had no pending_reason.
+#      last job ran) had no pending_reason. Such a move is now refused (6); a pending operation
+#      still always has a reason.
 #   5. a heartbeat whose failed job failed the operation aborted the operation's other jobs on
 #      that node without telling the node (they were reported running earlier in the same
 #      heartbeat) and gave their room to new jobs in the same reply: the node ran both.
+#   6. update_op_parameters moved a running operation into a pool at its
+#      max_running_operation_count: it turned pending with its jobs still running, and a
+#      pending operation's jobs are outside the fair share tree, so an ancestor's
+#      resource_limits no longer counted them and the pool ran jobs above its limits. As
+#      upstream (ValidateAllOperationsCountsOnPoolChange), such a move is refused (409).
 # usage: server_stateful_regressions.sh BINARY SHARED_DIR SOURCE_DIR
 set -euo pipefail
 bin=${1:?usage: server_stateful_regressions.sh BINARY SHARED_DIR SOURCE_DIR}
@@ -124,25 +130,33 @@ try:
 finally:
     s.stop()
 
-# 4. a pending operation whose jobs all run has a pending reason
+# 4 and 6. a running operation is not moved into a pool at its running limit: it would turn
+# pending with its jobs running, outside the accounting of its ancestors' resource_limits
 s = scheduler("reason")
 try:
-    for p in ("a", "b"):
+    for p in ("L", "L/K", "L/M"):
         s.ok("create", {"type": "scheduler_pool", "path": "//sys/pools/" + p})
-    s.set("//sys/pools/b/@max_running_operation_count", 0)
-    n = FakeNode(s, "n1", cpu=4, slots=4)
+    s.set("//sys/pools/L/@resource_limits", {"cpu": 2})
+    s.set("//sys/pools/L/M/@max_running_operation_count", 0)
+    n = FakeNode(s, "n1", cpu=8, slots=8)
     n.heartbeat()
-    x = start(s, "a")
+    x = start(s, "K", jobs=2)
     for _ in range(50):
         time.sleep(0.1)
         n.heartbeat()
-        if n.running:
+        if len(n.running) == 2:
             break
-    check(len(n.running) == 1, "x's job runs")
-    s.ok("update_op_parameters", {"operation_id": x, "parameters": {"pool": "b"}})
+    check(len(n.running) == 2, "x's two jobs run")
+    st, out = s.call("update_op_parameters", {"operation_id": x, "parameters": {"pool": "M"}})
+    check(st == 409 and "running operations" in out.get("message", ""), "move refused: %d %s" % (st, out))
     g = op(s, x)
-    check(g["state"] == "pending" and g["progress"]["pending"] == 0, "x pending, no job waiting: %s" % g["progress"])
-    check(bool(g.get("pending_reason")), "x has a pending reason: %s" % g.get("pending_reason"))
+    check(g["state"] == "running" and g["pool_per_tree"] == {"physical": "K"}, "x stays: %s" % g["state"])
+    y = start(s, "K", jobs=4)
+    for _ in range(5):
+        time.sleep(0.15)
+        n.heartbeat()
+    cpu = sum(j["cpu_limit"] for j in n.running.values())
+    check(cpu <= 2, "L's jobs within its cpu limit 2: %s" % cpu)
 finally:
     s.stop()
 
