@@ -58,11 +58,14 @@ EPS = 1e-6
 
 
 class Failure(Exception):
-    pass
+    def __init__(self, msg, crash=False):
+        Exception.__init__(self, msg)
+        self.crash = crash
 
 
-def fail(msg):
-    raise Failure(msg)
+def fail(msg, crash=False):
+    """crash: the scheduler died, reported a sanitizer error or answered 5xx."""
+    raise Failure(msg, crash)
 
 
 # ---- the scheduler process ------------------------------------------------------------------
@@ -101,7 +104,7 @@ class Sched:
                 self.port = int(m.group(1))
                 break
             if self.proc.poll() is not None:
-                fail("scheduler exited at start with %s" % self.proc.returncode)
+                fail("scheduler exited at start with %s" % self.proc.returncode, True)
             time.sleep(0.01)
         if self.port is None:
             fail("scheduler did not start in 30 s")
@@ -127,20 +130,20 @@ class Sched:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
-            fail("scheduler did not stop within 60 s of SIGTERM")
+            fail("scheduler did not stop within 60 s of SIGTERM", True)
         if code != 0:
-            fail("scheduler exit code %d after SIGTERM" % code)
+            fail("scheduler exit code %d after SIGTERM" % code, True)
 
     def check_alive(self):
         if self.proc.poll() is not None:
-            fail("scheduler died: exit code %s" % self.proc.returncode)
+            fail("scheduler died: exit code %s" % self.proc.returncode, True)
         with open(self.log_path, "rb") as f:
             f.seek(self.log_pos)
             data = f.read()
         # keep a tail in case a report straddles the read
         self.log_pos += max(0, len(data) - 200)
         if SANITIZER.search(data.decode("utf-8", "replace")):
-            fail("sanitizer report in the scheduler's log")
+            fail("sanitizer report in the scheduler's log", True)
 
     def request(self, method, path, body, token):
         data = json.dumps(body).encode()
@@ -160,13 +163,13 @@ class Sched:
                 self.conn.close()
                 self.conn = None
                 if attempt == 1 or self.proc.poll() is not None:
-                    fail("%s %s: %s (scheduler exit code %s)" % (method, path, e, self.proc.poll()))
+                    fail("%s %s: %s (scheduler exit code %s)" % (method, path, e, self.proc.poll()), True)
         try:
             out = json.loads(text)
         except ValueError:
             out = text
         if r.status >= 500:
-            fail("%s %s %s -> %d %s" % (method, path, json.dumps(body)[:300], r.status, text[:300]))
+            fail("%s %s %s -> %d %s" % (method, path, json.dumps(body)[:300], r.status, text[:300]), True)
         return r.status, out
 
     def call(self, command, body, token=None):
@@ -190,6 +193,8 @@ class Pool:
         self.parent = parent          # None: the root
         self.attrs = {}
         self.limits_changed = 0.0     # time of the last change of its limits or of its subtree
+        self.over_ok = False          # max_running_operation_count changed: running may exceed
+                                      # it until it drops below (running ones are not stopped)
 
 
 class Op:
@@ -509,6 +514,7 @@ class Test:
             self.note("reset %s -> %d" % (path, st))
             if st == 200:
                 p.attrs.pop(k, None)
+                p.over_ok = True
                 if k == "resource_limits":
                     self.touch_pool(name)
             elif st != 400:
@@ -518,6 +524,7 @@ class Test:
         self.note("set %s %s -> %d" % (path, json.dumps(v), st))
         if st == 200:
             p.attrs[k] = v
+            p.over_ok |= k == "max_running_operation_count"
             if k == "resource_limits":
                 self.touch_pool(name)
         elif st != 400:
@@ -869,7 +876,15 @@ class Test:
                       {k: (v["operation_count"], v["running_operation_count"], v.get("parent"))
                        for k, v in orchid.items()},
                       [(o, g["state"], g["pool_per_tree"].get(TREE)) for o, g in listed.items()]))
-        # a pending operation whose pools all have room, long after the last change
+        # no operation starts in a pool at its max_running_operation_count
+        for name, p in self.pools.items():
+            e = orchid[name]
+            if e["running_operation_count"] <= e["max_running_operation_count"]:
+                p.over_ok = False
+            elif not p.over_ok:
+                fail("pool %s: %d running operations, max_running_operation_count %d" %
+                     (name, e["running_operation_count"], e["max_running_operation_count"]))
+        # a pending operation whose pools all have room
         for oid, g in listed.items():
             if g["state"] != "pending":
                 continue
@@ -915,11 +930,23 @@ class Test:
             else:
                 action = self.rng.choices(names, weights)[0]
             self.counts[action] = self.counts.get(action, 0) + 1
-            getattr(self, "act_" + action)()
-            self.sched.check_alive()
-            if self.step % a.check_every == 0 or action == "restart":
-                self.full_check()
+            try:
+                getattr(self, "act_" + action)()
                 self.sched.check_alive()
+                if self.step % a.check_every == 0 or action == "restart":
+                    self.full_check()
+                    self.sched.check_alive()
+            except Failure as e:
+                if e.crash or not a.crash_only:
+                    raise
+                # --crash-only: a broken model invariant is counted, the run goes on
+                self.counts["_model_failures"] = self.counts.get("_model_failures", 0) + 1
+                if "first_model_failure" not in self.counts:
+                    self.counts["first_model_failure"] = self.step
+                    print("model invariant broken at step %d (going on): %s" % (self.step, str(e)[:300]),
+                          flush=True)
+                if self.sched.proc.poll() is not None:
+                    self.sched.check_alive()
             if a.progress and self.step % a.progress == 0:
                 print("step %d (%.0f s): %d operations, %d jobs started, %d restarts" %
                       (self.step, time.time() - t0, len(self.ops), len(self.started_jobs),
@@ -947,6 +974,8 @@ def main():
     ap.add_argument("--restart-every", type=int, default=150, help="mean steps between restarts (0: none)")
     ap.add_argument("--progress", type=int, default=0)
     ap.add_argument("--trace", action="store_true")
+    ap.add_argument("--crash-only", action="store_true",
+                    help="fail only on a crash (death, sanitizer report, 5xx); count the rest")
     ap.add_argument("--keep", action="store_true", help="keep the work dir")
     a = ap.parse_args()
     if a.seed is None:
@@ -962,7 +991,7 @@ def main():
         t.run()
     except Failure as e:
         code = 1
-        print("FAIL at step %d (seed %d): %s" % (t.step, a.seed, e))
+        print("FAIL at step %d (seed %d)%s: %s" % (t.step, a.seed, " (crash)" if e.crash else "", e))
         print("last steps:\n  " + "\n  ".join(t.history))
         try:
             with open(t.sched.log_path, errors="replace") as f:
