@@ -3,8 +3,10 @@ BUILD        ?= build
 JOBS         ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS  ?=
 FUZZ_SECONDS ?= 30
+STEPS        ?= 20000
+RESTART_EVERY ?= 500
 
-.PHONY: all deps configure build test run sanitize tsan fuzz vectors bench clean stop hostile-long
+.PHONY: all deps configure build test run sanitize tsan stateful fuzz vectors bench clean stop hostile-long
 
 all: build
 
@@ -57,6 +59,15 @@ tsan: deps
 	  ctest --test-dir build-tsan --output-on-failure -j $(JOBS) -R '$(TSAN_TESTS)'
 	@if [ -n "$$(ls build-tsan/tsan-logs)" ]; then cat build-tsan/tsan-logs/*; \
 	  echo "ThreadSanitizer reported $$(ls build-tsan/tsan-logs | wc -l) process(es)"; exit 1; fi
+
+# The stateful random test of the service at length, against the ASan+UBSan scheduler:
+# make stateful STEPS=100000 [SEED=n] (a random seed by default; it is printed, and a failure
+# prints the replay command). ctest runs a short form (tests/scripts/server_stateful.sh).
+stateful: deps
+	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DPS_SANITIZE=ON $(CMAKE_FLAGS)
+	cmake --build build-asan -j $(JOBS) --target poolsched
+	python3 tests/scripts/server_stateful.py build-asan/poolsched --steps $(STEPS) \
+	  --restart-every $(RESTART_EVERY) --progress 5000 $(if $(SEED),--seed $(SEED))
 
 # Every libFuzzer target in fuzz/, FUZZ_SECONDS each, seeded from fuzz/corpus/<target>.
 fuzz: deps

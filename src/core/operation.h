@@ -102,6 +102,23 @@ int ps_pool_tree_add_operation(struct ps_pool_tree *tree, const char *id, const 
                                int64_t start_time_ms, const struct ps_tree_op_settings *settings,
                                struct ps_tree_op **out, struct ps_error *err);
 
+/* How an active operation was before a restart: its pool (as pool_per_tree answered; NULL:
+ * resolve the spec's pool as at start) and whether it was running. */
+struct ps_tree_op_restore {
+    const char *pool;
+    bool running;
+};
+
+/* Restores an operation after a restart: into restore->pool (an explicit pool as it is, even
+ * with create_ephemeral_subpools; an ephemeral pool is created again), running or pending as
+ * restore says, without the acl and count checks of a start (it was admitted then). A pending
+ * one is started by the next ps_pool_tree_run_pending that finds room. Errors: pool
+ * resolution, PS_EEXIST, PS_ENOMEM. */
+int ps_pool_tree_restore_operation(struct ps_pool_tree *tree, const char *id, const char *user,
+                                   int64_t start_time_ms, const struct ps_tree_op_settings *settings,
+                                   const struct ps_tree_op_restore *restore,
+                                   struct ps_tree_op **out, struct ps_error *err);
+
 /* Removes a finished operation: uncounts it, starts pending operations that now fit (see
  * ps_pool_tree_last_started) and removes ephemeral pools left empty. PS_ENOENT when absent. */
 int ps_pool_tree_remove_operation(struct ps_pool_tree *tree, const char *id, struct ps_error *err);

@@ -481,9 +481,11 @@ static struct ps_operation *operation_new(const char *id, const char *user, int6
     return op;
 }
 
-int ps_strategy_start_operation_spec(struct ps_strategy *s, const char *id, const char *user,
-                                     int64_t start_time_ms, const struct ps_operation_spec *spec,
-                                     struct ps_operation **out, struct ps_error *err)
+/* restore: NULL for a start; else per tree name the pool and state before a restart. */
+static int start_operation(struct ps_strategy *s, const char *id, const char *user,
+                           int64_t start_time_ms, const struct ps_operation_spec *spec,
+                           ps_strategy_restore_fn restore, void *restore_ctx,
+                           struct ps_operation **out, struct ps_error *err)
 {
     begin(s);
     if (out)
@@ -513,7 +515,8 @@ int ps_strategy_start_operation_spec(struct ps_strategy *s, const char *id, cons
     for (int i = 0; rc == 0 && i < count; i++) {
         struct ps_tree_op_settings settings;
         ps_operation_spec_settings(spec, ps_pool_tree_name(trees[i]), &settings);
-        rc = ps_pool_tree_check_operation(trees[i], id, user, &settings, err);
+        if (!restore)   /* a restored operation was admitted before the restart */
+            rc = ps_pool_tree_check_operation(trees[i], id, user, &settings, err);
     }
     if (rc != 0)
         goto out;
@@ -525,10 +528,16 @@ int ps_strategy_start_operation_spec(struct ps_strategy *s, const char *id, cons
     for (int i = 0; i < count; i++) {
         struct ps_tree_op_settings settings;
         ps_operation_spec_settings(&op->spec, op->tree_names[i], &settings);
-        rc = ps_pool_tree_add_operation(trees[i], id, user, start_time_ms, &settings,
-                                        &op->memberships[i], err);
+        struct ps_tree_op_restore r = {NULL, false};
+        if (restore)
+            restore(restore_ctx, op->tree_names[i], &r);
+        rc = restore ? ps_pool_tree_restore_operation(trees[i], id, user, start_time_ms,
+                                                      &settings, &r, &op->memberships[i], err)
+                     : ps_pool_tree_add_operation(trees[i], id, user, start_time_ms, &settings,
+                                                  &op->memberships[i], err);
         if (rc != 0) {
-            /* Only out of memory gets here (everything was checked): undo the other trees. */
+            /* Only out of memory gets here (everything was checked; a restore may also fail to
+             * resolve its pool): undo the other trees. */
             for (int k = 0; k < i; k++)
                 ps_pool_tree_remove_operation(trees[k], id, NULL);
             ps_strmap_remove(&s->ops_by_id, op->id);
@@ -550,9 +559,17 @@ out:
     return rc;
 }
 
-int ps_strategy_start_operation(struct ps_strategy *s, const char *id, const char *user,
-                                int64_t start_time_ms, const struct ps_value *spec_map,
-                                struct ps_operation **out, struct ps_error *err)
+int ps_strategy_start_operation_spec(struct ps_strategy *s, const char *id, const char *user,
+                                     int64_t start_time_ms, const struct ps_operation_spec *spec,
+                                     struct ps_operation **out, struct ps_error *err)
+{
+    return start_operation(s, id, user, start_time_ms, spec, NULL, NULL, out, err);
+}
+
+static int start_from_map(struct ps_strategy *s, const char *id, const char *user,
+                          int64_t start_time_ms, const struct ps_value *spec_map,
+                          ps_strategy_restore_fn restore, void *restore_ctx,
+                          struct ps_operation **out, struct ps_error *err)
 {
     struct ps_operation_spec spec;
     if (ps_operation_spec_init(&spec) != 0)
@@ -561,9 +578,24 @@ int ps_strategy_start_operation(struct ps_strategy *s, const char *id, const cha
     if (rc != 0)
         ps_error_prefix(err, "operation \"%s\": spec", id ? id : "");
     else
-        rc = ps_strategy_start_operation_spec(s, id, user, start_time_ms, &spec, out, err);
+        rc = start_operation(s, id, user, start_time_ms, &spec, restore, restore_ctx, out, err);
     ps_operation_spec_release(&spec);
     return rc;
+}
+
+int ps_strategy_start_operation(struct ps_strategy *s, const char *id, const char *user,
+                                int64_t start_time_ms, const struct ps_value *spec_map,
+                                struct ps_operation **out, struct ps_error *err)
+{
+    return start_from_map(s, id, user, start_time_ms, spec_map, NULL, NULL, out, err);
+}
+
+int ps_strategy_restore_operation(struct ps_strategy *s, const char *id, const char *user,
+                                  int64_t start_time_ms, const struct ps_value *spec_map,
+                                  ps_strategy_restore_fn restore, void *restore_ctx,
+                                  struct ps_operation **out, struct ps_error *err)
+{
+    return start_from_map(s, id, user, start_time_ms, spec_map, restore, restore_ctx, out, err);
 }
 
 int ps_strategy_finish_operation(struct ps_strategy *s, const char *id,

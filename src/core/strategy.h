@@ -118,6 +118,16 @@ int ps_strategy_start_operation_spec(struct ps_strategy *s, const char *id, cons
                                      int64_t start_time_ms, const struct ps_operation_spec *spec,
                                      struct ps_operation **out, struct ps_error *err);
 
+/* Restores an active operation after a restart (ps_pool_tree_restore_operation in each of its
+ * trees): restore(ctx, tree_name, &r) fills the pool and running state it had in that tree
+ * (left {NULL, false}: the spec's pool, pending until there is room). No admission checks. */
+typedef void (*ps_strategy_restore_fn)(void *ctx, const char *tree_name,
+                                       struct ps_tree_op_restore *r);
+int ps_strategy_restore_operation(struct ps_strategy *s, const char *id, const char *user,
+                                  int64_t start_time_ms, const struct ps_value *spec_map,
+                                  ps_strategy_restore_fn restore, void *restore_ctx,
+                                  struct ps_operation **out, struct ps_error *err);
+
 /* Finishes an operation with final_state (completed, failed or aborted): it leaves every tree,
  * which may start pending operations (see activated). PS_ENOENT for an unknown id, PS_ESTATE
  * when already finished, PS_EINVAL for a non-final state. */

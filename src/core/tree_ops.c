@@ -101,8 +101,8 @@ static int user_ephemeral_pool_count(const struct ps_pool_tree *tree, const char
     return n;
 }
 
-/* Checks acl, count limits (skipping pools in `keep`'s path, for pool changes) and the
- * ephemeral pool limit for a resolved target. */
+/* Checks acl, count limits (skipping pools in `keep`'s path, for pool changes, which also
+ * check the running operation limit) and the ephemeral pool limit for a resolved target. */
 static int check_target(const struct ps_pool_tree *tree, const char *user, const struct resolution *res,
                         const struct ps_pool *keep, struct ps_error *err)
 {
@@ -124,6 +124,15 @@ static int check_target(const struct ps_pool_tree *tree, const char *user, const
                                 "limit for the number of concurrent operations %lld for pool \"%s\" "
                                 "in pool tree \"%s\" has been reached",
                                 (long long)limit, a->name, tree->name);
+        /* A move does not make an operation pending (its running jobs would leave the pool
+         * tree's accounting): as upstream's ValidateAllOperationsCountsOnPoolChange, a new
+         * pool at its running limit refuses it. */
+        int64_t running = ps_pool_max_running_operations(a);
+        if (keep && a->running_operation_count >= running)
+            return ps_error_set(err, PS_ELIMIT,
+                                "limit for the number of running operations %lld for pool \"%s\" "
+                                "in pool tree \"%s\" has been reached",
+                                (long long)running, a->name, tree->name);
     }
     if (!res->pool && res->in_default_parent) {
         int64_t limit = tree->config.max_ephemeral_pools_per_user;
@@ -383,9 +392,11 @@ static int link_ephemeral(struct ps_pool_tree *tree, struct ps_pool *pool, struc
     return 0;
 }
 
-int ps_pool_tree_add_operation(struct ps_pool_tree *tree, const char *id, const char *user,
-                               int64_t start_time_ms, const struct ps_tree_op_settings *settings,
-                               struct ps_tree_op **out, struct ps_error *err)
+/* restore: NULL for a start; else the pool and state the operation had before a restart. */
+static int add_operation(struct ps_pool_tree *tree, const char *id, const char *user,
+                         int64_t start_time_ms, const struct ps_tree_op_settings *settings,
+                         const struct ps_tree_op_restore *restore, struct ps_tree_op **out,
+                         struct ps_error *err)
 {
     ps_tree_begin_change(tree);
     if (out)
@@ -400,8 +411,35 @@ int ps_pool_tree_add_operation(struct ps_pool_tree *tree, const char *id, const 
     if (rc != 0)
         return rc;
     struct resolution res;
-    rc = resolve(tree, user, settings ? settings->pool : NULL, &res, err);
-    if (rc == 0)
+    struct ps_pool *exact = restore && restore->pool ? ps_pool_tree_find_pool(tree, restore->pool)
+                                                     : NULL;
+    if (exact) {
+        /* the pool it was in, even if an explicit pool has since got create_ephemeral_subpools */
+        memset(&res, 0, sizeof res);
+        res.pool = exact;
+    } else if (restore && restore->pool) {
+        /* an ephemeral pool, gone with the restart: "parent$user" under its parent (even if
+         * the parent has since lost create_ephemeral_subpools), else in the default parent */
+        char base[2 * PS_POOL_NAME_MAX + 2];
+        snprintf(base, sizeof base, "%s", restore->pool);
+        char *delim = strchr(base, PS_EPHEMERAL_DELIMITER);
+        if (delim)
+            *delim = '\0';
+        struct ps_pool *parent = delim ? ps_pool_tree_find_pool(tree, base) : NULL;
+        if (parent && strlen(restore->pool) < sizeof res.name) {
+            memset(&res, 0, sizeof res);
+            snprintf(res.name, sizeof res.name, "%s", restore->pool);
+            res.parent = parent;
+        } else {
+            rc = resolve(tree, user, delim ? settings ? settings->pool : NULL : restore->pool,
+                         &res, err);
+        }
+    } else {
+        rc = resolve(tree, user, settings ? settings->pool : NULL, &res, err);
+    }
+    /* a restored operation was admitted before the restart: acl and count limits are not
+     * checked again (they may have been lowered since, or it was moved past them) */
+    if (rc == 0 && !restore)
         rc = check_target(tree, user, &res, NULL, err);
     struct ps_tree_op *op = NULL;
     if (rc == 0) {
@@ -440,10 +478,40 @@ int ps_pool_tree_add_operation(struct ps_pool_tree *tree, const char *id, const 
     op->seq = tree->next_op_seq++;
     op->index = tree->op_count;
     tree->ops[tree->op_count++] = op;
-    attach(tree, op, pool);
+    if (!restore) {
+        attach(tree, op, pool);
+    } else {
+        /* running or pending as it was, whatever the limits say now */
+        op->pool = pool;
+        op->running = false;
+        pool->child_operation_count++;
+        add_counts(pool, 1, 0);
+        if (restore->running) {
+            make_running(tree, op);
+        } else {
+            struct ps_pool *blocking = violating_running_limit(pool);
+            op->pending_by = blocking ? blocking : pool;
+            pending_insert(tree, op);
+        }
+    }
     if (out)
         *out = op;
     return 0;
+}
+
+int ps_pool_tree_add_operation(struct ps_pool_tree *tree, const char *id, const char *user,
+                               int64_t start_time_ms, const struct ps_tree_op_settings *settings,
+                               struct ps_tree_op **out, struct ps_error *err)
+{
+    return add_operation(tree, id, user, start_time_ms, settings, NULL, out, err);
+}
+
+int ps_pool_tree_restore_operation(struct ps_pool_tree *tree, const char *id, const char *user,
+                                   int64_t start_time_ms, const struct ps_tree_op_settings *settings,
+                                   const struct ps_tree_op_restore *restore,
+                                   struct ps_tree_op **out, struct ps_error *err)
+{
+    return add_operation(tree, id, user, start_time_ms, settings, restore, out, err);
 }
 
 static void ops_array_remove(struct ps_pool_tree *tree, struct ps_tree_op *op)

@@ -361,6 +361,7 @@ static void tree_changed(struct ps_service *svc, struct ps_pool_tree *tree)
         struct ps_svc_op *op = ps_tree_op_host(to);
         if (op) {
             ps_svc_op_refresh_state(op);
+            ps_persist_op(svc, op);   /* running now: a restart keeps it running */
             ps_svc_log(svc, "info", "operation_running", "id=%s", op->id);
         }
     }

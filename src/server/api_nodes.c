@@ -351,6 +351,25 @@ int ps_api_heartbeat_json(struct ps_service *svc, const json_t *req, const char 
             }
         }
     }
+    /* jobs reported running that ended while the reports were read (another job's failure
+     * failed their operation, ...): the node stops them now, before their room is given to
+     * new jobs below */
+    json_array_foreach(jobs, i, r) {
+        const char *jid = json_string_value(json_object_get(r, "job_id"));
+        struct ps_svc_job *job = ps_strmap_get(&svc->jobs, jid);
+        if (strcmp(json_string_value(json_object_get(r, "state")), "running") != 0 || !job ||
+            strcmp(job->node_id, node_id) != 0 || job->state == PS_JOB_RUNNING ||
+            job->reported_in_heartbeat != node->heartbeat_seq)
+            continue;
+        bool listed = false;
+        size_t k;
+        const json_t *a;
+        json_array_foreach(abort, k, a) listed |=
+            strcmp(json_string_value(json_object_get(a, "job_id")), jid) == 0;
+        if (!listed)
+            json_array_append_new(abort, abort_entry(jid, job->abort_reason ? job->abort_reason
+                                                                             : "job is not running"));
+    }
     /* jobs the node no longer has: sent in an earlier heartbeat (or seen before) and missing now */
     for (struct ps_svc_job *j = node->jobs, *next; j; j = next) {
         next = j->node_next;

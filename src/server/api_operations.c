@@ -16,10 +16,14 @@
 #include "platform/random.h"
 #include "server/service.h"
 
-/* The pending reason of a running operation that has jobs waiting, or NULL. */
+/* The pending reason of a pending operation, or of a running one that has jobs waiting, or
+ * NULL. */
 static json_t *pending_reason(struct ps_service *svc, const struct ps_svc_op *op)
 {
-    if (op->finished || !op->sop || ps_svc_op_pending(op) == 0)
+    /* a pending operation may have no job waiting (moved to a pool at its running limit with
+     * its last jobs running): it still says why it is pending */
+    if (op->finished || !op->sop ||
+        (ps_svc_op_pending(op) == 0 && op->sop->state != PS_OP_PENDING))
         return NULL;
     char text[1024] = "";
     size_t used = 0;
@@ -175,7 +179,7 @@ static int start_op(struct ps_service *svc, const json_t *body, const struct ps_
     if (rc != 0)
         return rc;
     struct ps_svc_op *op = NULL;
-    if ((rc = ps_svc_op_create(svc, id, who->user, ps_svc_now_ms(), spec, true, &op, err)) != 0)
+    if ((rc = ps_svc_op_create(svc, id, who->user, ps_svc_now_ms(), spec, true, NULL, &op, err)) != 0)
         return rc;
     ps_persist_op(svc, op);
     char *pools = json_dumps(op->pool_per_tree, JSON_COMPACT);
@@ -291,6 +295,16 @@ static int update_params(struct ps_service *svc, struct ps_svc_op *op, const jso
     ps_svc_op_update_pools(op);
     ps_svc_op_refresh_state(op);
     ps_persist_op(svc, op);
+    /* a move out of a pool at its running limit starts pending operations there */
+    for (int i = 0; i < ps_strategy_activated_count(svc->strategy); i++) {
+        struct ps_svc_op *a = ps_svc_find_op(svc, ps_strategy_activated(svc->strategy, i)->id);
+        if (a && a != op) {
+            ps_svc_op_refresh_state(a);
+            ps_persist_op(svc, a);
+            ps_svc_log(svc, "info", "operation_running", "id=%s", a->id);
+            wake_trees(svc, a);
+        }
+    }
     char *text = json_dumps(params, JSON_COMPACT);
     ps_svc_log(svc, "info", "operation_updated", "id=%s parameters=%s", op->id, text ? text : "");
     free(text);

@@ -7,7 +7,9 @@
  *                         explicit pools only, in creation order; the integral volumes and
  *                         starvation timers are refreshed after every fair share update.
  *   operation/<id>        {id, user, seq, start_time, spec, parameters, suspended, state (when
- *                          finished), finish_time, error, pool_per_tree, below_fair_share_since,
+ *                          finished), finish_time, error, pool_per_tree, running_per_tree (when
+ *                          active: a restart puts it back in those pools, running or pending
+ *                          as it was), below_fair_share_since,
  *                          and when finished task_progress {task: {completed, failed, aborted}}
  *                          and resulting_spec (a finished operation is restored outside the
  *                          strategy, which filled its defaults)}
@@ -119,6 +121,16 @@ json_t *ps_persist_op_doc(struct ps_service *svc, const struct ps_svc_op *op)
         }
         json_object_set_new(doc, "task_progress", tp);
         json_object_set(doc, "resulting_spec", op->resulting_spec);
+    }
+    if (op->sop && !op->finished) {
+        /* running or pending per tree, so that a restart gives the same states */
+        json_t *running = json_object();
+        for (int i = 0; i < op->sop->tree_count; i++) {
+            struct ps_tree_op *to = op->sop->memberships ? op->sop->memberships[i] : NULL;
+            if (to)
+                json_object_set_new(running, op->sop->tree_names[i], json_boolean(to->running));
+        }
+        json_object_set_new(doc, "running_per_tree", running);
     }
     if (op->sop && !op->finished) {
         json_t *since = json_object();
@@ -330,12 +342,15 @@ static int load_op(struct ps_service *svc, const json_t *doc, struct ps_svc_op *
     struct ps_svc_op *op = NULL;
     struct ps_error e2;
     ps_error_init(&e2);
-    int rc = ps_svc_op_create(svc, id, user, start, spec, state == NULL, &op, &e2);
+    /* an active operation goes back into the pools it was in, running or pending as it was */
+    int rc = ps_svc_op_create(svc, id, user, start, spec, state == NULL, state ? NULL : doc, &op,
+                              &e2);
     bool lost = false;
     if (rc != 0 && state == NULL) {
-        /* The trees changed so that it cannot start again: keep it as failed. */
+        /* The trees changed so that it cannot start again (its tree is gone): keep it as
+         * failed. */
         ps_error_init(&e2);
-        rc = ps_svc_op_create(svc, id, user, start, spec, false, &op, &e2);
+        rc = ps_svc_op_create(svc, id, user, start, spec, false, NULL, &op, &e2);
         lost = true;
     }
     if (rc != 0) {
@@ -350,16 +365,29 @@ static int load_op(struct ps_service *svc, const json_t *doc, struct ps_svc_op *
         op->pool_per_tree = json_deep_copy(ppt);
     const json_t *params = json_object_get(doc, "parameters");
     if (json_is_object(params) && op->sop && !state) {
+        /* the pools are restored already: a pool in the parameters would be resolved again
+         * (an explicit pool that has since got create_ephemeral_subpools, ...) */
+        json_t *rest = json_deep_copy(params);
+        if (json_is_object(ppt)) {
+            const char *tk;
+            json_t *tv;
+            json_object_del(rest, "pool");
+            json_object_foreach(json_object_get(rest, "scheduling_options_per_pool_tree"), tk, tv)
+                json_object_del(tv, "pool");
+        }
         struct ps_value pv;
-        if (ps_json_to_value(params, &pv, NULL) == 0) {
+        if (rest && ps_json_to_value(rest, &pv, NULL) == 0) {
             if (ps_strategy_update_operation(svc->strategy, id, &pv, NULL) == 0)
                 ps_svc_op_update_pools(op);
             ps_value_release(&pv);
         }
+        json_decref(rest);
         op->parameters = json_deep_copy(params);
     }
-    if (json_is_true(json_object_get(doc, "suspended")) && op->sop && !state) {
-        ps_strategy_suspend_operation(svc->strategy, id, true, NULL);
+    if (json_is_true(json_object_get(doc, "suspended"))) {
+        /* an active operation is suspended again; a finished one keeps the flag it ended with */
+        if (op->sop && !state)
+            ps_strategy_suspend_operation(svc->strategy, id, true, NULL);
         op->suspended = true;
     }
     const json_t *since = json_object_get(doc, "below_fair_share_since");
@@ -625,6 +653,11 @@ int ps_persist_load(struct ps_service *svc, struct ps_error *err)
                 scan[scan_count++] = op;
         }
     free(v);
+    /* restored pending operations that find room start now, in start order */
+    for (int t = 0; rc == 0 && t < ps_strategy_tree_count(svc->strategy); t++)
+        ps_pool_tree_run_pending(ps_strategy_tree_at(svc->strategy, t));
+    for (int k = 0; rc == 0 && k < svc->op_count; k++)
+        ps_svc_op_refresh_state(svc->op_list[k]);
     for (size_t k = 0; rc == 0 && k < scan_count; k++) {
         struct scan_ctx c = {svc, scan[k]};
         rc = ps_job_archive_scan(ps_job_archive_store(svc), scan[k]->id, PS_JOB_ARCHIVE_BY_FINISH,

@@ -427,9 +427,17 @@ static void bind_memberships(struct ps_svc_op *op)
         op->sop->host = op;
 }
 
+/* ps_strategy_restore_fn over a stored operation document. */
+static void restore_from_doc(void *ctx, const char *tree, struct ps_tree_op_restore *r)
+{
+    const json_t *doc = ctx;
+    r->pool = json_string_value(json_object_get(json_object_get(doc, "pool_per_tree"), tree));
+    r->running = json_is_true(json_object_get(json_object_get(doc, "running_per_tree"), tree));
+}
+
 int ps_svc_op_create(struct ps_service *svc, const char *id, const char *user, int64_t start_ms,
-                     const json_t *spec, bool in_strategy, struct ps_svc_op **out,
-                     struct ps_error *err)
+                     const json_t *spec, bool in_strategy, const json_t *restore,
+                     struct ps_svc_op **out, struct ps_error *err)
 {
     if (!json_is_object(spec))
         return ps_error_set(err, PS_EINVAL, "spec: must be a map");
@@ -456,7 +464,11 @@ int ps_svc_op_create(struct ps_service *svc, const char *id, const char *user, i
         if ((rc = ps_json_to_value(spec, &sv, err)) != 0)
             goto fail;
         /* The strategy ignores the controller's keys (tasks, job_cpu_monitor, ...). */
-        rc = ps_strategy_start_operation(svc->strategy, id, user, start_ms, &sv, &op->sop, err);
+        rc = restore ? ps_strategy_restore_operation(svc->strategy, id, user, start_ms, &sv,
+                                                     restore_from_doc, (void *)restore, &op->sop,
+                                                     err)
+                     : ps_strategy_start_operation(svc->strategy, id, user, start_ms, &sv,
+                                                   &op->sop, err);
         ps_value_release(&sv);
         if (rc != 0)
             goto fail;

@@ -307,10 +307,12 @@ void ps_svc_remove_tree_state(struct ps_service *svc, const char *name);
 struct ps_svc_op *ps_svc_find_op(struct ps_service *svc, const char *id);
 
 /* Operations and jobs (service.c). All under svc->mu. */
-/* in_strategy false: a finished operation restored from the store (no tree membership). */
+/* in_strategy false: a finished operation restored from the store (no tree membership).
+ * restore: NULL for a start; the stored document of an active operation restored after a
+ * restart (its pool_per_tree and running_per_tree: it goes back as it was, unchecked). */
 int ps_svc_op_create(struct ps_service *svc, const char *id, const char *user, int64_t start_ms,
-                     const json_t *spec, bool in_strategy, struct ps_svc_op **out,
-                     struct ps_error *err);
+                     const json_t *spec, bool in_strategy, const json_t *restore,
+                     struct ps_svc_op **out, struct ps_error *err);
 void ps_svc_op_free(struct ps_svc_op *op);
 void ps_svc_op_update_pools(struct ps_svc_op *op);
 void ps_svc_job_learn(struct ps_svc_job *job);

@@ -337,6 +337,14 @@ static void test_change_operation_pool(void **state)
     assert_int_equal(ps_pool_tree_check_operation_pool(tree, "x", "b", &err), PS_ELIMIT);
     assert_int_equal(ps_pool_tree_change_operation_pool(tree, "x", "b", &err), PS_ELIMIT);
     assert_ptr_equal(x->pool, ps_pool_tree_find_pool(tree, "a2"));
+    /* a pool at its running limit refuses a move (the operation would turn pending with its
+     * jobs still running), as upstream's ValidateAllOperationsCountsOnPoolChange */
+    create(tree, "c", NULL, "{\"max_running_operation_count\": 0}");
+    ps_error_init(&err);
+    assert_int_equal(ps_pool_tree_change_operation_pool(tree, "x", "c", &err), PS_ELIMIT);
+    assert_non_null(strstr(err.msg, "running operations"));
+    assert_ptr_equal(x->pool, ps_pool_tree_find_pool(tree, "a2"));
+    assert_true(x->running);
     /* into a new ephemeral pool, which the old one does not outlive */
     ps_error_init(&err);
     assert_int_equal(ps_pool_tree_change_operation_pool(tree, "x", "scratch", &err), 0);
