@@ -23,8 +23,9 @@ stop() {
     if alive "$pidfile"; then
       kill -TERM "$(cat "$pidfile")" 2>/dev/null || true
       any=1
-      # nodes abort their jobs and send a last heartbeat; give them a few seconds each
-      for _ in $(seq 1 100); do alive "$pidfile" || break; sleep 0.1; done
+      # nodes abort their jobs and send a last heartbeat; give each up to 30 s (a loaded
+      # machine or a sanitizer build is slow) before killing it
+      for _ in $(seq 1 300); do alive "$pidfile" || break; sleep 0.1; done
       if alive "$pidfile"; then kill -KILL "$(cat "$pidfile")" 2>/dev/null || true; fi
     fi
     rm -f "$pidfile"
