@@ -194,8 +194,9 @@ struct ps_pool *ps_pool_tree_default_parent(const struct ps_pool_tree *tree);
 int ps_pool_tree_clone_state(struct ps_pool_tree *dst, const struct ps_pool_tree *src,
                              struct ps_error *err);
 void ps_pool_tree_clone_free(struct ps_pool_tree *tree);
-/* After a copy changed its nodes_filter (a standalone tree lets go of the nodes the filter no
- * longer matches, and so clears their tree): makes tree the tree of its nodes again. */
+/* Makes tree the tree of each of its nodes (after a dry run, defensively: a copy never changes
+ * a borrowed node's tree, since a tree lets go only of its own nodes; so a dry run of
+ * nodes_filter keeps the copy's nodes and totals). */
 void ps_pool_tree_reclaim_nodes(struct ps_pool_tree *tree);
 
 /* Operations that became running during the last call that changed the tree (operation
