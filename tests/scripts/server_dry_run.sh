@@ -116,6 +116,8 @@ try:
     check(s.get("//sys/pools/a/@weight") in (None, 1), "after a restart: %s" % s.get("//sys/pools/a/@weight"))
     check(s.call("exists", {"path": "//sys/pools/c"})[1]["value"] is False, "no c after a restart")
     check(s.get("//sys/pool_trees/physical/@default_parent_pool") == "<Root>", "default parent kept")
+    s.ok("set", {"path": "//sys/pools/a/@weight", "value": 2, "dry_run": False})
+    check(s.get("//sys/pools/a/@weight") == 2, "dry_run false applies: %s" % s.get("//sys/pools/a/@weight"))
 finally:
     s.stop()
 finish()
