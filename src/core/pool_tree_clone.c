@@ -23,7 +23,8 @@ static void opt_resources(const struct ps_resources *limits, struct ps_resources
 
 static int by_seq(const void *a, const void *b)
 {
-    const struct ps_tree_op *x = *(struct ps_tree_op *const *)a, *y = *(struct ps_tree_op *const *)b;
+    const struct ps_tree_op *x = *(struct ps_tree_op *const *)a;
+    const struct ps_tree_op *y = *(struct ps_tree_op *const *)b;
     return (x->seq > y->seq) - (x->seq < y->seq);
 }
 

@@ -26,7 +26,8 @@ static void overcommit_alert(struct ps_pool_tree *tree, json_t *list, bool burst
     if (!root->dynamic.valid)
         return;
     struct ps_resources total = ps_pool_tree_total_resources(tree);
-    double extra = burst ? root->fs_pool.total_burst_ratio : root->fs_pool.total_resource_flow_ratio;
+    const struct ps_fs_pool_output *ro = &root->fs_pool;
+    double extra = burst ? ro->total_burst_ratio : ro->total_resource_flow_ratio;
     double strong[PS_RES_COUNT] = {0};
     json_t *pools = json_array();
     for (int i = 0; i < ps_pool_tree_pool_count(tree); i++) {
@@ -41,7 +42,8 @@ static void overcommit_alert(struct ps_pool_tree *tree, json_t *list, bool burst
                 named |= v > 0;
             }
         }
-        named |= (burst ? p->fs_pool.specified_burst_ratio : p->fs_pool.specified_resource_flow_ratio) > 0;
+        const struct ps_fs_pool_output *po = &p->fs_pool;
+        named |= (burst ? po->specified_burst_ratio : po->specified_resource_flow_ratio) > 0;
         if (named)
             json_array_append_new(pools, json_string(p->name));
     }
@@ -90,8 +92,9 @@ static void default_parent_alert(struct ps_pool_tree *tree, json_t *list)
     struct ps_pool *p = ps_pool_tree_find_pool(tree, want);
     char msg[1024];
     if (!p || p->ephemeral)
-        snprintf(msg, sizeof msg, "Default parent pool \"%.256s\" in tree \"%.256s\" is not registered",
-                 want, ps_pool_tree_name(tree));
+        snprintf(msg, sizeof msg,
+                 "Default parent pool \"%.256s\" in tree \"%.256s\" is not registered", want,
+                 ps_pool_tree_name(tree));
     else if (p->config.mode == PS_MODE_FIFO)
         snprintf(msg, sizeof msg, "Failed to use pool \"%.256s\" in tree \"%.256s\" as default "
                  "parent pool because this pool is in FIFO mode", want, ps_pool_tree_name(tree));
@@ -127,7 +130,8 @@ static void over_limits_alerts(struct ps_pool_tree *tree, json_t *list)
             limits.v[r] = (lim->set & (1u << r)) ? lim->r.v[r] : PS_RES_INFINITE;
         char msg[1024];
         snprintf(msg, sizeof msg, "Pool \"%.256s\" in tree \"%.256s\" uses more than its "
-                 "resource limits; the excess is being preempted", p->name, ps_pool_tree_name(tree));
+                 "resource limits; the excess is being preempted", p->name,
+                 ps_pool_tree_name(tree));
         json_array_append_new(list, ps_alert_new("pool_usage_exceeds_limits", msg,
                                                  json_pack("{s:s, s:s, s:o, s:o, s:o}",
                                                            "pool_tree", ps_pool_tree_name(tree),
