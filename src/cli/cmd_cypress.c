@@ -1,5 +1,6 @@
 /* cmd_cypress.c — `poolsched get|set|list|create|remove|exists`: the Cypress-like tree of pool
  * trees and pools, spelled as `yt` users spell it (docs/api.md, "Cypress-like tree"). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,11 +16,123 @@ static const char *const value_formats[] = {"yson", "json", NULL};
 static const char *const text_formats[] = {"text", "json", "yson", NULL};
 
 static const struct ps_cli_opt path_opts[] = {PS_CLI_COMMON_OPTS, {NULL, 0, false, false}};
+static const struct ps_cli_opt set_opts[] = {
+    {"--dry-run", 0, false, false}, PS_CLI_COMMON_OPTS, {NULL, 0, false, false}};
 static const struct ps_cli_opt remove_opts[] = {
-    {"--force", 'f', false, false}, PS_CLI_COMMON_OPTS, {NULL, 0, false, false}};
+    {"--force", 'f', false, false}, {"--dry-run", 0, false, false}, PS_CLI_COMMON_OPTS,
+    {NULL, 0, false, false}};
 static const struct ps_cli_opt create_opts[] = {
     {"--attributes", 0, true, false}, {"--ignore-existing", 'i', false, false},
-    PS_CLI_COMMON_OPTS, {NULL, 0, false, false}};
+    {"--dry-run", 0, false, false}, PS_CLI_COMMON_OPTS, {NULL, 0, false, false}};
+
+/* ---- dry runs: the reply as a table ------------------------------------------------------ */
+
+/* A number of one side at key (a path of object keys), or NAN when absent. */
+static double side_num(const json_t *side, const char *k1, const char *k2)
+{
+    const json_t *v = json_object_get(side, k1);
+    if (k2)
+        v = json_object_get(v, k2);
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+/* "x" when both sides agree, "x -> y" when not, "-" for a missing side. */
+static void cell(char *buf, size_t size, const char *fmt, double before, double after)
+{
+    char b[32] = "-", a[32] = "-";
+    if (!isnan(before))
+        snprintf(b, sizeof b, fmt, before);
+    if (!isnan(after))
+        snprintf(a, sizeof a, fmt, after);
+    if (strcmp(a, b) == 0)
+        snprintf(buf, size, "%s", a);
+    else
+        snprintf(buf, size, "%s -> %s", b, a);
+}
+
+static void cell_str(char *buf, size_t size, const json_t *before, const json_t *after,
+                     const char *key)
+{
+    const char *b = json_string_value(json_object_get(before, key));
+    const char *a = json_string_value(json_object_get(after, key));
+    if (!b && !a)
+        snprintf(buf, size, "-");
+    else if (b && a && strcmp(a, b) == 0)
+        snprintf(buf, size, "%s", a);
+    else
+        snprintf(buf, size, "%s -> %s", b ? b : "-", a ? a : "-");
+}
+
+static void dry_rows(const char *kind, const json_t *map)
+{
+    const char *name;
+    json_t *d;
+    json_object_foreach((json_t *)map, name, d) {
+        const json_t *b = json_object_get(d, "before"), *a = json_object_get(d, "after");
+        char total[48], strong[48], integral[48], wp[48], weight[48], cpu[48], starv[80];
+        cell(total, sizeof total, "%.4f", side_num(b, "fair_share", "total"),
+             side_num(a, "fair_share", "total"));
+        cell(strong, sizeof strong, "%.4f", side_num(b, "fair_share", "strong_guarantee"),
+             side_num(a, "fair_share", "strong_guarantee"));
+        cell(integral, sizeof integral, "%.4f", side_num(b, "fair_share", "integral_guarantee"),
+             side_num(a, "fair_share", "integral_guarantee"));
+        cell(wp, sizeof wp, "%.4f", side_num(b, "fair_share", "weight_proportional"),
+             side_num(a, "fair_share", "weight_proportional"));
+        cell(weight, sizeof weight, "%g", side_num(b, "weight", NULL), side_num(a, "weight", NULL));
+        cell(cpu, sizeof cpu, "%g", side_num(b, "resource_limits", "cpu"),
+             side_num(a, "resource_limits", "cpu"));
+        cell_str(starv, sizeof starv, b, a, "starvation_status");
+        char label[300];
+        snprintf(label, sizeof label, "%s %s%s%s", kind, name,
+                 json_is_null(b) ? " (new)" : "", json_is_null(a) ? " (gone)" : "");
+        printf("%c %-42s %-18s %-18s %-18s %-18s %-10s %-14s %s\n",
+               json_is_true(json_object_get(d, "changed")) ? '*' : ' ', label, total, strong,
+               integral, wp, weight, cpu, starv);
+    }
+}
+
+static void print_dry_run(const char *what, const json_t *reply)
+{
+    printf("dry run of %s in pool tree %s: nothing was applied\n", what,
+           json_string_value(json_object_get(reply, "pool_tree")));
+    printf("  %-42s %-18s %-18s %-18s %-18s %-10s %-14s %s\n", "POOL / OPERATION", "FAIR SHARE",
+           "STRONG", "INTEGRAL", "WEIGHT-PROP.", "WEIGHT", "CPU LIMIT", "STARVATION");
+    dry_rows("pool", json_object_get(reply, "pools"));
+    dry_rows("op", json_object_get(reply, "operations"));
+    const json_t *alerts = json_object_get(json_object_get(reply, "alerts"), "after");
+    size_t i;
+    json_t *al;
+    json_array_foreach(alerts, i, al)
+        printf("alert after the change: %s\n", json_string_value(json_object_get(al, "message")));
+}
+
+/* Sends body (stolen) as api; with --dry-run, adds dry_run and prints the diff (a table, or
+ * the reply in the --format asked for). */
+static int send_change(const char *command, const struct ps_cli_args *args,
+                       const char *const *formats, json_t *body, const char *what)
+{
+    if (!ps_cli_args_has(args, "--dry-run"))
+        return ps_cli_send(command, args, formats, command, body);
+    struct ps_cli_client c = {0};
+    int rc = ps_cli_client_open(&c, command, args, formats);
+    if (rc != 0) {
+        json_decref(body);
+        return rc;
+    }
+    json_object_set_new(body, "dry_run", json_true());
+    json_t *reply = NULL;
+    rc = ps_cli_call(&c, command, body, &reply, NULL, 0);
+    json_decref(body);
+    if (rc == 0) {
+        if (c.format == PS_CLI_FORMAT_TEXT)
+            print_dry_run(what, reply);
+        else
+            rc = ps_cli_print_value(&c, reply);
+    }
+    json_decref(reply);
+    ps_cli_client_close(&c);
+    return rc;
+}
 
 /* Checks the syntax of a path before sending it (the server parses it the same way). */
 static int check_path(const char *command, const char *path)
@@ -166,11 +279,12 @@ int ps_cmd_exists(int argc, char **argv)
 }
 
 static const char remove_usage[] =
-    "usage: poolsched remove PATH [-f|--force]\n"
+    "usage: poolsched remove PATH [-f|--force] [--dry-run]\n"
     "\n"
     "Removes the pool or pool tree at PATH. The scheduler refuses a pool that has child pools or\n"
     "operations, and a tree that still has pools.\n"
-    "  -f, --force   succeed when PATH does not exist\n";
+    "  -f, --force   succeed when PATH does not exist\n"
+    "  --dry-run     validate and show the fair share diff, remove nothing\n";
 
 int ps_cmd_remove(int argc, char **argv)
 {
@@ -181,8 +295,20 @@ int ps_cmd_remove(int argc, char **argv)
     /* parse first to learn --force, which decides whether a 404 is quiet */
     struct ps_error err;
     ps_error_init(&err);
-    bool force = ps_cli_args_parse(argc - 1, argv + 1, remove_opts, &args, &err) == 0 &&
-                 ps_cli_args_has(&args, "--force");
+    bool parsed = ps_cli_args_parse(argc - 1, argv + 1, remove_opts, &args, &err) == 0;
+    bool force = parsed && ps_cli_args_has(&args, "--force");
+    if (parsed && ps_cli_args_has(&args, "--dry-run")) {
+        int rc = ps_cli_parse_command("remove", argc, argv, remove_opts, 1, 1, "PATH",
+                                      remove_usage, &args);
+        if (rc >= 0)
+            return rc;
+        const char *path = ps_cli_args_positional(&args, 0);
+        if ((rc = check_path("remove", path)) != 0)
+            return rc;
+        char what[1200];
+        snprintf(what, sizeof what, "remove %.1024s", path);
+        return send_change("remove", &args, text_formats, json_pack("{s:s}", "path", path), what);
+    }
     int rc = path_request("remove", "remove", argc, argv, remove_opts, text_formats,
                           remove_usage, &args, &c, &reply, force ? 404 : 0, &status);
     if (rc == 1 && force && status == 404)
@@ -221,7 +347,7 @@ static int read_stdin(const char *command, char **out)
 }
 
 static const char set_usage[] =
-    "usage: poolsched set PATH [VALUE]\n"
+    "usage: poolsched set PATH [VALUE] [--dry-run]\n"
     "\n"
     "Sets the attribute at PATH to VALUE, YSON or JSON text (read from standard input when\n"
     "VALUE is not given). PATH must address an attribute or a key inside one.\n"
@@ -230,12 +356,14 @@ static const char set_usage[] =
     "      '{guarantee_type=burst; resource_flow={cpu=1000}; "
     "burst_guarantee_resources={cpu=2000}}'\n"
     "  poolsched set //sys/pools/root-pool/burst/@integral_guarantees/resource_flow "
-    "'{cpu=100}'\n";
+    "'{cpu=100}'\n"
+    "  --dry-run   validate and compute the fair share on a copy of the tree; print the diff\n"
+    "              (pools and operations, before -> after; * marks a change), apply nothing\n";
 
 int ps_cmd_set(int argc, char **argv)
 {
     struct ps_cli_args args;
-    int rc = ps_cli_parse_command("set", argc, argv, path_opts, 1, 2, "PATH", set_usage, &args);
+    int rc = ps_cli_parse_command("set", argc, argv, set_opts, 1, 2, "PATH", set_usage, &args);
     if (rc >= 0)
         return rc;
     const char *path = ps_cli_args_positional(&args, 0);
@@ -258,7 +386,9 @@ int ps_cmd_set(int argc, char **argv)
         return 2;
     }
     json_t *body = json_pack("{s:s, s:o}", "path", path, "value", value);
-    return ps_cli_send("set", &args, text_formats, "set", body);
+    char what[1200];
+    snprintf(what, sizeof what, "set %.1024s", path);
+    return send_change("set", &args, text_formats, body, what);
 }
 
 static const char create_usage[] =
@@ -273,7 +403,8 @@ static const char create_usage[] =
     "parent_name=y}'\n"
     "  poolsched create scheduler_pool //sys/pool_trees/physical/research --attributes "
     "'{weight=2}'\n"
-    "  -i, --ignore-existing   succeed when the object exists already\n";
+    "  -i, --ignore-existing   succeed when the object exists already\n"
+    "  --dry-run               a pool: validate and show the fair share diff, create nothing\n";
 
 int ps_cmd_create(int argc, char **argv)
 {
@@ -319,6 +450,12 @@ int ps_cmd_create(int argc, char **argv)
         ps_cli_client_close(&c);
         ps_cli_error("create", "TYPE: \"%.60s\" is not valid UTF-8", type);
         return 2;
+    }
+    if (ps_cli_args_has(&args, "--dry-run")) {
+        ps_cli_client_close(&c);
+        char what[1200];
+        snprintf(what, sizeof what, "create %.1024s", path ? path : "scheduler_pool");
+        return send_change("create", &args, text_formats, body, what);
     }
     return ps_cli_call_close(&c, "create", body);
 }

@@ -184,6 +184,21 @@ int64_t ps_pool_max_operations(const struct ps_pool *pool);
  * root too). */
 struct ps_pool *ps_pool_tree_default_parent(const struct ps_pool_tree *tree);
 
+/* Dry runs (pool_tree_clone.c). dst is a fresh tree built from src's document (config and
+ * explicit pools, ps_pool_tree_new); this copies into it what a document does not hold: src's
+ * nodes (borrowed: free dst with ps_pool_tree_clone_free, never after the nodes), its
+ * operations (in registration order, with demand, usage, pending job count and suspension) and
+ * the state the next update reads (integral volumes, previous update time, starvation times).
+ * Changing dst then never touches src. Errors: PS_ESTATE (dst not fresh), from
+ * ps_pool_tree_add_operation, PS_ENOMEM. */
+int ps_pool_tree_clone_state(struct ps_pool_tree *dst, const struct ps_pool_tree *src,
+                             struct ps_error *err);
+void ps_pool_tree_clone_free(struct ps_pool_tree *tree);
+/* Makes tree the tree of each of its nodes (after a dry run, defensively: a copy never changes
+ * a borrowed node's tree, since a tree lets go only of its own nodes; so a dry run of
+ * nodes_filter keeps the copy's nodes and totals). */
+void ps_pool_tree_reclaim_nodes(struct ps_pool_tree *tree);
+
 /* Operations that became running during the last call that changed the tree (operation
  * start or finish, pool or config change). Valid until the next such call. */
 int ps_pool_tree_last_started_count(const struct ps_pool_tree *tree);

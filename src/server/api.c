@@ -87,16 +87,16 @@ static int status_of(int code)
  * never silently ignored; values are checked by the command itself. */
 struct command_params {
     const char *command;
-    const char *params[5];
+    const char *params[6];
 };
 
 static const struct command_params command_params[] = {
     {"get", {"path"}},
     {"list", {"path"}},
     {"exists", {"path"}},
-    {"set", {"path", "value"}},
-    {"create", {"type", "path", "attributes", "ignore_existing"}},
-    {"remove", {"path"}},
+    {"set", {"path", "value", "dry_run"}},
+    {"create", {"type", "path", "attributes", "ignore_existing", "dry_run"}},
+    {"remove", {"path", "dry_run"}},
     {"issue_token", {"user", "role"}},
     {"revoke_token", {"token"}},
     {"start_op", {"operation_type", "spec"}},
@@ -126,7 +126,7 @@ static int check_params(const char *command, const json_t *body, struct ps_error
     json_object_foreach((json_t *)body, key, v) {
         bool known = false;
         char accepted[160] = "";
-        for (int i = 0; i < 5 && c->params[i]; i++) {
+        for (int i = 0; i < 6 && c->params[i]; i++) {
             known |= strcmp(c->params[i], key) == 0;
             snprintf(accepted + strlen(accepted), sizeof accepted - strlen(accepted), "%s%s",
                      i ? ", " : "", c->params[i]);
@@ -228,6 +228,12 @@ static int run_command(struct ps_service *svc, const char *command, const json_t
             *reply = json_pack("{s:b}", "value", e);
         return rc;
     }
+    const json_t *dry_run = json_object_get(body, "dry_run");
+    if (dry_run && !json_is_boolean(dry_run))
+        return ps_error_set(err, PS_EINVAL, "dry_run: must be true or false");
+    if (json_is_true(dry_run) && (strcmp(command, "set") == 0 || strcmp(command, "create") == 0 ||
+                                  strcmp(command, "remove") == 0))
+        return ps_cypress_dry_run(svc, who, command, body, reply, err);
     if (strcmp(command, "set") == 0) {
         if ((rc = ps_cypress_set(svc, who, path_param(body), json_object_get(body, "value"),
                                  err)) == 0)

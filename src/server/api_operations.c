@@ -85,9 +85,9 @@ json_t *ps_svc_op_json(struct ps_service *svc, const struct ps_svc_op *op)
     if (op->unrecognized_spec) {   /* upstream's operation alert and attribute of that name */
         json_object_set(o, "unrecognized_spec", op->unrecognized_spec);
         json_object_set_new(o, "alerts",
-                            json_pack("{s:{s:s, s:{s:O}}}", "unrecognized_spec", "message",
+                            json_pack("{s:{s:i, s:s, s:{s:O, s:s}}}", "unrecognized_spec", "code", 1, "message",
                                       "Spec contains unrecognized options", "attributes",
-                                      "unrecognized", op->unrecognized_spec));
+                                      "unrecognized", op->unrecognized_spec, "alert_type", "unrecognized_spec"));
     }
     return o;
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "core/schedule.h"
+#include "server/alerts.h"
 #include "server/node_health.h"
 #include "server/service.h"
 
@@ -188,8 +189,12 @@ int ps_orchid_get(struct ps_service *svc, char **names, size_t count, json_t **o
     json_t *cur;
     size_t i = 3;
     if (count == 3) {
-        *out = json_pack("{s:{s:o, s:o}}", "fair_share_info", "pools", pools_map(tree),
-                         "operations", ops_map(tree));
+        *out = json_pack("{s:{s:o, s:o}, s:o}", "fair_share_info", "pools", pools_map(tree),
+                         "operations", ops_map(tree), "alerts", ps_alerts_tree(svc, tree));
+        return 0;
+    }
+    if (strcmp(names[3], "alerts") == 0 && count == 4) {   /* alerts.h */
+        *out = ps_alerts_tree(svc, tree);
         return 0;
     }
     if (strcmp(names[3], "fair_share_info") != 0)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "io/ypath.h"
+#include "server/alerts.h"
 #include "server/node_health.h"
 #include "server/service.h"
 
@@ -212,12 +213,13 @@ int ps_node_health_reload(struct ps_service *svc, struct ps_error *err)
 
 static json_t *alert_json(const struct ps_svc_node *n, int max)
 {
-    return json_pack("{s:s, s:{s:s, s:i, s:i, s:s, s:I, s:o}}", "message",
-                     "Scheduler jobs disabled on node: " ALERT_MESSAGE, "attributes", "node",
-                     n->id, "max_consecutive_job_aborts", max, "consecutive_job_aborts",
-                     n->consecutive_job_aborts, "last_abort_error", n->last_abort_error,
-                     "datetime", (json_int_t)n->banned_at_ms, "until",
-                     n->unban_at_ms > 0 ? json_integer(n->unban_at_ms) : json_null());
+    json_t *attrs = json_pack("{s:s, s:i, s:i, s:s, s:I, s:o}", "node", n->id,
+                              "max_consecutive_job_aborts", max, "consecutive_job_aborts",
+                              n->consecutive_job_aborts, "last_abort_error", n->last_abort_error,
+                              "datetime", (json_int_t)n->banned_at_ms, "until",
+                              n->unban_at_ms > 0 ? json_integer(n->unban_at_ms) : json_null());
+    return ps_alert_new("node_jobs_disabled", "Scheduler jobs disabled on node: " ALERT_MESSAGE,
+                        attrs);
 }
 
 static json_t *node_alerts(struct ps_service *svc, const struct ps_svc_node *n)
@@ -228,15 +230,13 @@ static json_t *node_alerts(struct ps_service *svc, const struct ps_svc_node *n)
     return a;
 }
 
-static json_t *scheduler_alerts(struct ps_service *svc)
+void ps_node_health_alerts(struct ps_service *svc, json_t *list)
 {
-    json_t *a = json_array();
     for (int i = 0; i < svc->node_count; i++) {
         const struct ps_svc_node *n = svc->node_list[i];
         if (n->banned && !n->banned_by_admin)
-            json_array_append_new(a, alert_json(n, svc->cfg.max_consecutive_job_aborts));
+            json_array_append_new(list, alert_json(n, svc->cfg.max_consecutive_job_aborts));
     }
-    return a;
 }
 
 /* A node as //sys/cluster_nodes/<node>/@ and the orchid's nodes show it (list-nodes reads it). */
@@ -333,7 +333,7 @@ int ps_node_health_get(struct ps_service *svc, const char *path, json_t **out,
     if (rc == 0) {
         bool attrs = w.p.all_attrs || w.p.attr_count > 0;
         if (w.scheduler) {
-            rc = pick_attr(json_pack("{s:o}", "alerts", scheduler_alerts(svc)), &w.p, path, out,
+            rc = pick_attr(json_pack("{s:o}", "alerts", ps_alerts_scheduler(svc)), &w.p, path, out,
                            err);
         } else if (w.node) {
             rc = attrs ? pick_attr(node_attrs(svc, w.node), &w.p, path, out, err)

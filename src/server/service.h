@@ -442,6 +442,11 @@ int ps_cypress_create(struct ps_service *svc, const struct ps_auth_identity *who
                       const json_t *body, struct ps_error *err);
 int ps_cypress_remove(struct ps_service *svc, const struct ps_auth_identity *who,
                       const char *path, struct ps_error *err);
+/* set, create or remove with dry_run (docs/api.md "Dry run"): the same validation on a copy of
+ * the tree, the fair share before and after as *reply, nothing applied or journalled. */
+int ps_cypress_dry_run(struct ps_service *svc, const struct ps_auth_identity *who,
+                       const char *command, const json_t *body, json_t **reply,
+                       struct ps_error *err);
 int ps_orchid_get(struct ps_service *svc, char **names, size_t count, json_t **out,
                   struct ps_error *err);
 

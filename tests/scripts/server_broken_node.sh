@@ -95,6 +95,9 @@ try:
     check(len(alerts) == 1 and alerts[0]["attributes"]["node"] == "bad" and
           "consecutive" in alerts[0]["message"] and MSG in alerts[0]["attributes"]["last_abort_error"],
           "a scheduler alert names the node: %s" % alerts)
+    check(alerts and alerts[0].get("code") == 1 and
+          alerts[0]["attributes"].get("alert_type") == "node_jobs_disabled",
+          "the ban alert has the error shape of the other alerts (alerts.h): %s" % alerts)
     check(len(attr("bad", "alerts")) == 1, "the node lists its alert")
     check("node_error" in attr("bad", "ban_message"), "ban message: %s" % attr("bad", "ban_message"))
     check(attr("good", "banned") is False, "the good node is not banned")

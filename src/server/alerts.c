@@ -1,0 +1,168 @@
+/* alerts.c — the scheduler's alerts (alerts.h). */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/nodes.h"
+#include "server/alerts.h"
+#include "server/service.h"
+
+json_t *ps_alert_new(const char *alert_type, const char *message, json_t *attributes)
+{
+    json_t *attrs = attributes ? attributes : json_object();
+    json_object_set_new(attrs, "alert_type", json_string(alert_type));
+    return json_pack("{s:i, s:s, s:o}", "code", 1, "message", message, "attributes", attrs);
+}
+
+/* ---- guarantees overcommitted ----------------------------------------------------------- */
+
+/* Upstream's check (ValidateAndAdjustSpecifiedGuarantees): the root's children's strong
+ * guarantees plus every burst guarantee (resource flow) against the cluster. The engine scales
+ * the root's strong guarantee and every burst ratio down by one factor when they do not fit;
+ * the pools' outputs keep the specified values, so the check can be redone here. */
+static void overcommit_alert(struct ps_pool_tree *tree, json_t *list, bool burst)
+{
+    struct ps_pool *root = ps_pool_tree_root(tree);
+    if (!root->dynamic.valid)
+        return;
+    struct ps_resources total = ps_pool_tree_total_resources(tree);
+    const struct ps_fs_pool_output *ro = &root->fs_pool;
+    double extra = burst ? ro->total_burst_ratio : ro->total_resource_flow_ratio;
+    double strong[PS_RES_COUNT] = {0};
+    json_t *pools = json_array();
+    for (int i = 0; i < ps_pool_tree_pool_count(tree); i++) {
+        struct ps_pool *p = ps_pool_tree_pool_at(tree, i);
+        if (!p->dynamic.valid)
+            continue;
+        bool named = false;
+        if (p->parent == root) {
+            for (int r = 0; r < PS_RES_COUNT; r++) {
+                double v = (double)p->fs_pool.inferred_strong_guarantee.v[r];
+                strong[r] += v;
+                named |= v > 0;
+            }
+        }
+        const struct ps_fs_pool_output *po = &p->fs_pool;
+        named |= (burst ? po->specified_burst_ratio : po->specified_resource_flow_ratio) > 0;
+        if (named)
+            json_array_append_new(pools, json_string(p->name));
+    }
+    double ratio = 0;
+    int worst = -1;
+    for (int r = 0; r < PS_RES_COUNT; r++) {
+        if (total.v[r] <= 0 || total.v[r] >= PS_RES_INFINITE)
+            continue;
+        double x = (strong[r] + extra * (double)total.v[r]) / (double)total.v[r];
+        if (x > ratio) {
+            ratio = x;
+            worst = r;
+        }
+    }
+    if (worst < 0 || ratio <= 1 + 1e-9) {
+        json_decref(pools);
+        return;
+    }
+    char msg[256];
+    snprintf(msg, sizeof msg, "Strong guarantees and %s exceed total cluster resources",
+             burst ? "burst guarantees" : "resource flows");
+    json_t *inner = json_pack("{s:i, s:s, s:{s:O, s:f, s:f, s:s}}", "code", 1, "message", msg,
+                              "attributes", "pools", pools, "ratio", ratio, "scale_factor",
+                              burst ? 1.0 / ratio : 1.0, "resource", ps_resource_name(worst));
+    char top[512];
+    snprintf(top, sizeof top,
+             "Found pool configuration issues during fair share update in tree \"%s\": "
+             "%s (%.3f of the cluster's %s%s)",
+             ps_pool_tree_name(tree), msg, ratio, ps_resource_name(worst),
+             burst ? "; strong and burst guarantees scaled down" : "");
+    json_t *a = ps_alert_new("update_fair_share", top,
+                             json_pack("{s:s, s:o, s:f, s:f}", "pool_tree", ps_pool_tree_name(tree),
+                                       "pools", pools, "ratio", ratio, "scale_factor",
+                                       burst ? 1.0 / ratio : 1.0));
+    json_object_set_new(a, "inner_errors", json_pack("[o]", inner));
+    json_array_append_new(list, a);
+}
+
+/* ---- default parent pool ---------------------------------------------------------------- */
+
+static void default_parent_alert(struct ps_pool_tree *tree, json_t *list)
+{
+    const char *want = ps_pool_tree_config(tree)->default_parent_pool;
+    if (!want || strcmp(want, "<Root>") == 0)
+        return;
+    struct ps_pool *p = ps_pool_tree_find_pool(tree, want);
+    char msg[1024];
+    if (!p || p->ephemeral)
+        snprintf(msg, sizeof msg,
+                 "Default parent pool \"%.256s\" in tree \"%.256s\" is not registered", want,
+                 ps_pool_tree_name(tree));
+    else if (p->config.mode == PS_MODE_FIFO)
+        snprintf(msg, sizeof msg, "Failed to use pool \"%.256s\" in tree \"%.256s\" as default "
+                 "parent pool because this pool is in FIFO mode", want, ps_pool_tree_name(tree));
+    else
+        return;
+    json_array_append_new(list, ps_alert_new("invalid_default_parent_pool", msg,
+                                             json_pack("{s:s, s:s, s:s}", "pool_tree",
+                                                       ps_pool_tree_name(tree), "pool", want,
+                                                       "ephemeral_pools_parent", "<Root>")));
+}
+
+/* ---- pools over their limits ------------------------------------------------------------ */
+
+static void over_limits_alerts(struct ps_pool_tree *tree, json_t *list)
+{
+    for (int i = 0; i < ps_pool_tree_pool_count(tree); i++) {
+        struct ps_pool *p = ps_pool_tree_pool_at(tree, i);
+        const struct ps_resources_opt *lim = &p->config.resource_limits;
+        if (!lim->set)
+            continue;
+        json_t *over = NULL;
+        for (int r = 0; r < PS_RES_COUNT; r++) {
+            if (!(lim->set & (1u << r)) || p->usage.v[r] <= lim->r.v[r])
+                continue;
+            if (!over)
+                over = json_array();
+            json_array_append_new(over, json_string(ps_resource_name(r)));
+        }
+        if (!over)
+            continue;
+        struct ps_resources limits = ps_resources_zero();
+        for (int r = 0; r < PS_RES_COUNT; r++)
+            limits.v[r] = (lim->set & (1u << r)) ? lim->r.v[r] : PS_RES_INFINITE;
+        char msg[1024];
+        snprintf(msg, sizeof msg, "Pool \"%.256s\" in tree \"%.256s\" uses more than its "
+                 "resource limits; the excess is being preempted", p->name,
+                 ps_pool_tree_name(tree));
+        json_array_append_new(list, ps_alert_new("pool_usage_exceeds_limits", msg,
+                                                 json_pack("{s:s, s:s, s:o, s:o, s:o}",
+                                                           "pool_tree", ps_pool_tree_name(tree),
+                                                           "pool", p->name, "resources", over,
+                                                           "resource_usage",
+                                                           ps_api_resources_json(&p->usage),
+                                                           "resource_limits",
+                                                           ps_api_resources_json(&limits))));
+    }
+}
+
+json_t *ps_alerts_tree(struct ps_service *svc, struct ps_pool_tree *tree)
+{
+    (void)svc;
+    json_t *list = json_array();
+    overcommit_alert(tree, list, false);
+    overcommit_alert(tree, list, true);
+    default_parent_alert(tree, list);
+    over_limits_alerts(tree, list);
+    return list;
+}
+
+json_t *ps_alerts_scheduler(struct ps_service *svc)
+{
+    json_t *list = json_array();
+    for (int i = 0; i < ps_strategy_tree_count(svc->strategy); i++)
+    {
+        json_t *t = ps_alerts_tree(svc, ps_strategy_tree_at(svc->strategy, i));
+        json_array_extend(list, t);
+        json_decref(t);
+    }
+    ps_node_health_alerts(svc, list);
+    return list;
+}
