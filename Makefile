@@ -6,7 +6,7 @@ FUZZ_SECONDS ?= 30
 STEPS        ?= 20000
 RESTART_EVERY ?= 500
 
-.PHONY: all deps configure build test run sanitize tsan stateful fuzz vectors bench clean stop hostile-long
+.PHONY: all deps configure build test run sanitize tsan stateful fuzz vectors bench clean stop hostile-long faults
 
 all: build
 
@@ -28,6 +28,14 @@ test: deps
 hostile-long: build
 	POOLSCHED_HOSTILE_IDLE=10000 POOLSCHED_HOSTILE_SOFT_NOFILE=$$(ulimit -Hn) \
 	  bash tests/scripts/server_hostile_conns.sh $(BUILD)/poolsched ../shared .
+
+# The fault suite at length (docs/faults.md): scheduler kill -9 under writes (20 rounds), node
+# agents killed / stopped / duplicated, broken nodes, unrunnable operations, hostile clients
+# (with 10,000 idle connections), a full disk. ctest runs the short form of each.
+FAULT_TESTS ?= server_crash|node_e2e_agent|node_e2e_dupid|node_e2e_nodeloss|node_e2e_restart|server_broken_node|server_node_ban|server_unschedulable|server_hostile|server_disk_full|journal_faults|slot
+faults: build
+	POOLSCHED_CRASH_ROUNDS=20 ctest --test-dir $(BUILD) --output-on-failure -R '$(FAULT_TESTS)'
+	$(MAKE) hostile-long
 
 vectors: build
 	python3 ../shared/tools/check-vectors $(BUILD)/poolsched ../shared/vectors/fair-share

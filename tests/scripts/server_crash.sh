@@ -11,7 +11,7 @@ src=${3:?}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 PYTHONPATH="$src/tests/scripts" python3 - "$bin" "$work" <<'EOF'
-import sys, threading, time, random
+import os, sys, threading, time, random
 from server_helper import Scheduler, FakeNode, check, finish
 
 bin, work = sys.argv[1], sys.argv[2]
@@ -79,6 +79,7 @@ try:
     check(not wrong, "acknowledged weights lost: %s" % wrong[:5])
     lost = [o for o in acked["ops"] if s.call("get_operation", {"operation_id": o})[0] != 200]
     check(not lost, "acknowledged operations lost: %s" % lost[:5])
+    lost_total = len(missing) + len(wrong) + len(lost)
     o = s.ok("get_operation", {"operation_id": longop})
     check(o["progress"]["completed"] == 2 and o["progress"]["running"] == 2,
           "long op after restart: %s" % o["progress"])
@@ -94,6 +95,34 @@ try:
     mine = [j for j in node.running.values() if j["operation_id"] in set(acked["ops"])]
     check(len(mine) > 0, "restored operations run jobs after the restart")
     check(s.ok("exists", {"path": "//sys/pool_trees/@default_tree"})["value"], "default tree")
+
+    # More rounds (POOLSCHED_CRASH_ROUNDS, `make faults` runs 20): a burst, kill -9, restart,
+    # and every write acknowledged in any round so far is there.
+    rounds = int(os.environ.get("POOLSCHED_CRASH_ROUNDS", "1"))
+    for r in range(1, rounds):
+        stop.clear()
+        base = len(acked["pools"])
+        threads = [threading.Thread(target=writer, args=(100 * r + k,)) for k in range(4)]
+        for t in threads:
+            t.start()
+        time.sleep(random.uniform(0.2, 0.8))
+        s.kill9()
+        stop.set()
+        for t in threads:
+            t.join()
+        s.start()
+        pools = s.get(P)
+        missing = [p for p in acked["pools"] if p not in pools]
+        check(not missing, "round %d: acknowledged pools lost: %s" % (r, missing[:5]))
+        wrong = [p for p, w in acked["weights"].items()
+                 if p in pools and s.get(P + "/" + p + "/@weight") != w]
+        check(not wrong, "round %d: acknowledged weights lost: %s" % (r, wrong[:5]))
+        lost = [o for o in acked["ops"][-200:] if s.call("get_operation", {"operation_id": o})[0] != 200]
+        check(not lost, "round %d: acknowledged operations lost: %s" % (r, lost[:5]))
+        lost_total += len(missing) + len(wrong) + len(lost)
+        check(len(acked["pools"]) > base, "round %d made progress" % r)
+    writes = len(acked["pools"]) + len(acked["weights"]) + len(acked["ops"]) + len(acked_finish)
+    print("scheduler kill -9 x %d: %d acknowledged writes, %d lost" % (rounds, writes, lost_total))
 finally:
     s.stop()
 finish()
