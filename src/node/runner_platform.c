@@ -38,13 +38,13 @@ struct pjob {
 
 /* Refuses slot uids (and their gids, the same numbers) that belong to an account or group:
  * a job would share that identity with its processes and files. */
-static int check_slot_ids(int64_t base, int64_t count, struct ps_error *err)
+static int check_slot_ids(int64_t base, int64_t first, int64_t count, struct ps_error *err)
 {
-    if (base < 1 || base + count - 1 > 0x7ffffffe)
+    if (base < 1 || base + first + count - 1 > 0x7ffffffe)
         return ps_error_set(err, PS_EINVAL, "--slot-uid-base %lld: slot uids %lld..%lld must be "
-                            "in 1..2147483646", (long long)base, (long long)base,
-                            (long long)(base + count - 1));
-    for (int64_t i = 0; i < count; i++) {
+                            "in 1..2147483646", (long long)base, (long long)(base + first),
+                            (long long)(base + first + count - 1));
+    for (int64_t i = first; i < first + count; i++) {
         char buf[4096];
         struct passwd pw, *pres = NULL;
         if (getpwuid_r((uid_t)(base + i), &pw, buf, sizeof buf, &pres) == 0 && pres)
@@ -95,7 +95,7 @@ static int p_start(void *ctx, const struct ps_node_job_spec *spec, int64_t now_m
         if (c->cfg.slot_uid_base > 0) {
             struct ps_error e;
             ps_error_init(&e);
-            if (check_slot_ids(c->cfg.slot_uid_base + slot, 1, &e) != 0)
+            if (check_slot_ids(c->cfg.slot_uid_base, slot, 1, &e) != 0)
                 return ps_error_set(err, PS_ESTATE, "job %s: %d jobs on %d user slots, and "
                                     "%.200s", spec->job_id, slot + 1, c->slot_count, e.msg);
         }
@@ -279,7 +279,7 @@ int ps_node_runner_platform_new(const struct ps_node_platform_config *cfg,
                  "user: not isolated from each other", c->job_user);
     } else {
         int64_t base = cfg->slot_uid_base > 0 ? cfg->slot_uid_base : PS_NODE_SLOT_UID_BASE;
-        if ((rc = check_slot_ids(base, c->slot_count, err)) != 0)
+        if ((rc = check_slot_ids(base, 0, c->slot_count, err)) != 0)
             goto fail;
         c->cfg.slot_uid_base = base;
         snprintf(c->users, sizeof c->users, "jobs run as slot uids %lld..%lld (uid = gid = "
