@@ -1,4 +1,5 @@
 /* cmd_node.c — `poolsched node`: the node agent (src/node/agent.h). */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -41,7 +42,11 @@ static const char usage_text[] =
     "  --stderr-cap SIZE       stderr kept per job, head and tail (default 64K, the most the\n"
     "                          scheduler keeps; at most 4M);\n"
     "                          it travels in the job's finished record for get_job_stderr\n"
-    "  --job-user USER         the user jobs run as when the agent is root (default nobody)\n"
+    "  --slot-uid-base UID     when root: the job in slot i runs as uid = gid = UID + i\n"
+    "                          (default 10000, as YTsaurus's start_uid); none of these ids may\n"
+    "                          belong to an account or group\n"
+    "  --job-user USER         when root: run every job as USER instead (one identity for all\n"
+    "                          jobs, so they are not isolated from each other; root refused)\n"
     "  --no-cgroups            run jobs without cgroups (no CPU limits) even where they work\n"
     "  --keep-sandbox          leave sandboxes after jobs end (debugging)\n"
     "  --verbose               log every heartbeat\n";
@@ -112,7 +117,7 @@ int ps_cmd_node(int argc, char **argv)
 {
     const char *scheduler = NULL, *node_id = NULL, *tags_text = "", *resources_text = NULL,
                *work_dir = NULL, *secret_file = NULL, *data_dir = NULL, *job_user = NULL;
-    long long heartbeat_ms = 5000, tick_ms = 100;
+    long long heartbeat_ms = 5000, tick_ms = 100, slot_uid_base = PS_NODE_SLOT_UID_BASE;
     int64_t stderr_cap = 64 * 1024;
     bool no_cgroups = false, keep_sandbox = false, verbose = false;
 
@@ -136,7 +141,8 @@ int ps_cmd_node(int argc, char **argv)
         }
         static const char *const with_value[] = {
             "--scheduler", "--node-id", "--tags", "--resources", "--work-dir", "--secret-file",
-            "--data-dir", "--heartbeat-period", "--tick", "--stderr-cap", "--job-user", NULL};
+            "--data-dir", "--heartbeat-period", "--tick", "--stderr-cap", "--job-user",
+            "--slot-uid-base", NULL};
         const char *flag = NULL, *value = NULL;
         for (int k = 0; with_value[k]; k++) {
             size_t n = strlen(with_value[k]);
@@ -168,6 +174,14 @@ int ps_cmd_node(int argc, char **argv)
             data_dir = value;
         } else if (strcmp(flag, "--job-user") == 0) {
             job_user = value;
+        } else if (strcmp(flag, "--slot-uid-base") == 0) {
+            char *end = NULL;
+            errno = 0;
+            slot_uid_base = strtoll(value, &end, 10);
+            if (*value == '\0' || *end || errno || slot_uid_base < 1 ||
+                slot_uid_base > 0x7ffffffe)
+                return usage_error("--slot-uid-base \"%.40s\": must be a uid in 1..2147483646",
+                                   value);
         } else if (strcmp(flag, "--heartbeat-period") == 0) {
             if (!parse_ms(value, PS_NODE_MIN_HEARTBEAT_PERIOD_MS, PS_NODE_MAX_HEARTBEAT_PERIOD_MS,
                           &heartbeat_ms))
@@ -251,6 +265,8 @@ int ps_cmd_node(int argc, char **argv)
         .guard = true,
         .work_dir = work_dir,
         .job_user = job_user,
+        .user_slots = slots,
+        .slot_uid_base = slot_uid_base,
         .stderr_cap_bytes = stderr_cap,
         .stdout_cap_bytes = 0,
         .disable_cgroups = no_cgroups,
@@ -265,6 +281,7 @@ int ps_cmd_node(int argc, char **argv)
         return 1;
     }
     fprintf(stderr, "node %s: %s\n", node_id, summary ? summary : "cgroups: unknown");
+    fprintf(stderr, "node %s: %s\n", node_id, ps_node_runner_platform_users(&runner));
     if (!runner.caps.cpu_limit)
         fprintf(stderr, "node %s: no usable cpu cgroup: jobs run without CPU limits\n", node_id);
 

@@ -1,8 +1,11 @@
 #include "node/runner_platform.h"
 
+#include <grp.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "platform/cgroup.h"
 #include "platform/daemon.h"
@@ -18,7 +21,48 @@ struct platform_ctx {
     char *job_user;
     char marker_env[96];
     struct ps_job_guard *guard;
+    bool *slot_busy;                /* [slot_cap]: held by a job until it is freed */
+    int slot_count;                 /* user_slots: the ids checked at start */
+    int slot_cap;                   /* >= slot_count: more when a scheduler over-commits */
+    char users[192];                /* who jobs run as, for the start log */
 };
+
+/* A started job: its runner and the slot it holds. */
+struct pjob {
+    struct ps_job_runner *r;
+    struct platform_ctx *c;
+    int slot;
+};
+
+#define R(job) (((struct pjob *)(job))->r)
+
+/* Refuses slot uids (and their gids, the same numbers) that belong to an account or group:
+ * a job would share that identity with its processes and files. */
+static int check_slot_ids(int64_t base, int64_t first, int64_t count, struct ps_error *err)
+{
+    if (base < 1 || base + first + count - 1 > 0x7ffffffe)
+        return ps_error_set(err, PS_EINVAL, "--slot-uid-base %lld: slot uids %lld..%lld must be "
+                            "in 1..2147483646", (long long)base, (long long)(base + first),
+                            (long long)(base + first + count - 1));
+    for (int64_t i = first; i < first + count; i++) {
+        char buf[4096];
+        struct passwd pw, *pres = NULL;
+        if (getpwuid_r((uid_t)(base + i), &pw, buf, sizeof buf, &pres) == 0 && pres)
+            return ps_error_set(err, PS_EINVAL, "slot uid %lld (slot %lld = --slot-uid-base "
+                                "%lld + %lld) is user \"%.64s\" on this machine; jobs need uids "
+                                "no account has: choose another --slot-uid-base",
+                                (long long)(base + i), (long long)i, (long long)base,
+                                (long long)i, pres->pw_name);
+        struct group gr, *gres = NULL;
+        if (getgrgid_r((gid_t)(base + i), &gr, buf, sizeof buf, &gres) == 0 && gres)
+            return ps_error_set(err, PS_EINVAL, "slot gid %lld (slot %lld = --slot-uid-base "
+                                "%lld + %lld) is group \"%.64s\" on this machine; jobs need "
+                                "gids no group has: choose another --slot-uid-base",
+                                (long long)(base + i), (long long)i, (long long)base,
+                                (long long)i, gres->gr_name);
+    }
+    return 0;
+}
 
 static int p_start(void *ctx, const struct ps_node_job_spec *spec, int64_t now_ms, void **job,
                    struct ps_error *err)
@@ -36,11 +80,45 @@ static int p_start(void *ctx, const struct ps_node_job_spec *spec, int64_t now_m
         .memory_limit_bytes = spec->memory_limit_bytes,
         .tmpfs_size_bytes = spec->tmpfs_size_bytes,
     };
-    struct ps_job_runner *r = NULL;
-    int rc = ps_job_runner_start(&c->cfg, &js, now_ms, &r, err);
-    if (rc != 0)
+    /* The lowest free slot; it stays the job's until p_free, after every process of the job
+     * was killed, so a slot's uid never has two jobs' processes. */
+    int slot = 0;
+    while (slot < c->slot_cap && c->slot_busy[slot])
+        slot++;
+    if (slot >= c->slot_cap) {
+        /* More jobs than user_slots (a scheduler that over-commits, as the fake ones of the
+         * tests do): a further slot with a uid of its own, checked now as the others were at
+         * start; never a uid shared with a running job. */
+        if (slot >= 100000)
+            return ps_error_set(err, PS_ESTATE, "job %s: all %d slots are held", spec->job_id,
+                                slot);
+        if (c->cfg.slot_uid_base > 0) {
+            struct ps_error e;
+            ps_error_init(&e);
+            if (check_slot_ids(c->cfg.slot_uid_base, slot, 1, &e) != 0)
+                return ps_error_set(err, PS_ESTATE, "job %s: %d jobs on %d user slots, and "
+                                    "%.200s", spec->job_id, slot + 1, c->slot_count, e.msg);
+        }
+        bool *busy = realloc(c->slot_busy, (size_t)(slot + 1) * sizeof *busy);
+        if (!busy)
+            return ps_error_set(err, PS_ENOMEM, "out of memory");
+        busy[slot] = false;
+        c->slot_busy = busy;
+        c->slot_cap = slot + 1;
+    }
+    js.slot_index = slot;
+    struct pjob *pj = calloc(1, sizeof *pj);
+    if (!pj)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    int rc = ps_job_runner_start(&c->cfg, &js, now_ms, &pj->r, err);
+    if (rc != 0) {
+        free(pj);
         return rc;
-    *job = r;
+    }
+    pj->c = c;
+    pj->slot = slot;
+    c->slot_busy[slot] = true;
+    *job = pj;
     return 0;
 }
 
@@ -58,7 +136,7 @@ static int p_tick(void *job, int64_t now_ms, struct ps_node_job_sample *out,
 {
     struct ps_job_status st;
     memset(&st, 0, sizeof st);
-    int rc = ps_job_runner_tick(job, now_ms, &st, err);
+    int rc = ps_job_runner_tick(R(job), now_ms, &st, err);
     to_sample(&st, out);
     return rc;
 }
@@ -68,30 +146,30 @@ static int p_reap(void *job, int64_t now_ms, struct ps_node_job_sample *out,
 {
     struct ps_job_status st;
     memset(&st, 0, sizeof st);
-    int rc = ps_job_runner_reap(job, now_ms, &st, err);
+    int rc = ps_job_runner_reap(R(job), now_ms, &st, err);
     to_sample(&st, out);
     return rc;
 }
 
 static int p_set(void *job, double cores, struct ps_error *err)
 {
-    return ps_job_runner_set_cpu_guarantee(job, cores, err);
+    return ps_job_runner_set_cpu_guarantee(R(job), cores, err);
 }
 
 static int p_interrupt(void *job, int64_t now_ms, int64_t timeout_ms, const char *reason,
                        struct ps_error *err)
 {
-    return ps_job_runner_interrupt(job, now_ms, timeout_ms, reason, err);
+    return ps_job_runner_interrupt(R(job), now_ms, timeout_ms, reason, err);
 }
 
 static int p_abort(void *job, const char *reason, struct ps_error *err)
 {
-    return ps_job_runner_abort(job, reason, err);
+    return ps_job_runner_abort(R(job), reason, err);
 }
 
 static void p_result(void *job, struct ps_node_job_end *out)
 {
-    const struct ps_job_result *r = ps_job_runner_result(job);
+    const struct ps_job_result *r = ps_job_runner_result(R(job));
     memset(out, 0, sizeof *out);
     switch (r->outcome) {
     case PS_JOB_COMPLETED: out->outcome = PS_NODE_OUTCOME_COMPLETED; break;
@@ -110,19 +188,22 @@ static void p_result(void *job, struct ps_node_job_end *out)
 static int p_read_stderr(void *job, char **data, size_t *len, bool *truncated,
                          struct ps_error *err)
 {
-    int rc = ps_job_runner_read_output(job, PS_CAPTURE_STDERR, data, len, err);
-    *truncated = ps_job_runner_result(job)->stderr_truncated;
+    int rc = ps_job_runner_read_output(R(job), PS_CAPTURE_STDERR, data, len, err);
+    *truncated = ps_job_runner_result(R(job))->stderr_truncated;
     return rc;
 }
 
 static void p_free(void *job)
 {
-    struct ps_job_runner *r = job;
-    if (!r)
+    struct pjob *pj = job;
+    if (!pj)
         return;
-    ps_job_runner_cleanup(r, NULL);
-    ps_job_runner_free(r);
+    ps_job_runner_cleanup(pj->r, NULL);
+    ps_job_runner_free(pj->r);
+    pj->c->slot_busy[pj->slot] = false;
+    free(pj);
 }
+
 
 static void p_arm(void *ctx, int64_t kill_in_ms)
 {
@@ -148,7 +229,11 @@ int ps_node_runner_platform_new(const struct ps_node_platform_config *cfg,
         return ps_error_set(err, PS_ENOMEM, "out of memory");
     c->work_dir = strdup(cfg->work_dir);
     c->job_user = cfg->job_user ? strdup(cfg->job_user) : NULL;
-    if (!c->work_dir || (cfg->job_user && !c->job_user)) {
+    c->slot_count = cfg->user_slots > 0 ? (int)(cfg->user_slots < 100000 ? cfg->user_slots
+                                                                          : 100000) : 1;
+    c->slot_cap = c->slot_count;
+    c->slot_busy = calloc((size_t)c->slot_count, sizeof *c->slot_busy);
+    if (!c->work_dir || (cfg->job_user && !c->job_user) || !c->slot_busy) {
         rc = ps_error_set(err, PS_ENOMEM, "out of memory");
         goto fail;
     }
@@ -167,8 +252,40 @@ int ps_node_runner_platform_new(const struct ps_node_platform_config *cfg,
         goto fail;
     ps_job_runner_config_init(&c->cfg);
     c->cfg.work_dir = c->work_dir;
-    if (c->job_user)
-        c->cfg.job_user = c->job_user;
+    /* Who jobs run as: --job-user for all of them, else (root) the slot's own uid. */
+    c->cfg.job_user = c->job_user;
+    if (geteuid() != 0) {
+        struct passwd pw, *res = NULL;
+        char buf[4096];
+        bool named = getpwuid_r(geteuid(), &pw, buf, sizeof buf, &res) == 0 && res;
+        snprintf(c->users, sizeof c->users, "not root: jobs run as the agent's user %.64s "
+                 "(uid %d), not isolated from each other", named ? res->pw_name : "?",
+                 (int)geteuid());
+    } else if (c->job_user) {
+        struct passwd pw, *res = NULL;
+        char buf[4096];
+        int e = getpwnam_r(c->job_user, &pw, buf, sizeof buf, &res);
+        if (e != 0 || !res) {
+            rc = ps_error_set(err, PS_EINVAL, "--job-user %.64s: %s", c->job_user,
+                              e ? strerror(e) : "no such user");
+            goto fail;
+        }
+        if (res->pw_uid == 0) {
+            rc = ps_error_set(err, PS_EINVAL, "--job-user %.64s is root (uid 0); jobs never "
+                              "run as root", c->job_user);
+            goto fail;
+        }
+        snprintf(c->users, sizeof c->users, "jobs run as user %.64s (--job-user), all as one "
+                 "user: not isolated from each other", c->job_user);
+    } else {
+        int64_t base = cfg->slot_uid_base > 0 ? cfg->slot_uid_base : PS_NODE_SLOT_UID_BASE;
+        if ((rc = check_slot_ids(base, 0, c->slot_count, err)) != 0)
+            goto fail;
+        c->cfg.slot_uid_base = base;
+        snprintf(c->users, sizeof c->users, "jobs run as slot uids %lld..%lld (uid = gid = "
+                 "--slot-uid-base + slot index), sandboxes 0700", (long long)base,
+                 (long long)(base + c->slot_count - 1));
+    }
     if (cfg->stderr_cap_bytes > 0)
         c->cfg.stderr_cap_bytes = cfg->stderr_cap_bytes;
     if (cfg->stdout_cap_bytes > 0)
@@ -206,6 +323,7 @@ int ps_node_runner_platform_new(const struct ps_node_platform_config *cfg,
         *summary = ps_cgroup_system_summary(c->cgroups);
     return 0;
 fail:
+    free(c->slot_busy);
     ps_sandbox_pool_free(c->sandboxes);
     ps_cgroup_system_free(c->cgroups);
     free(c->work_dir);
@@ -224,6 +342,13 @@ void ps_node_runner_platform_free(struct ps_node_runner *r)
     ps_cgroup_system_free(c->cgroups);
     free(c->work_dir);
     free(c->job_user);
+    free(c->slot_busy);
     free(c);
     memset(r, 0, sizeof *r);
+}
+
+const char *ps_node_runner_platform_users(const struct ps_node_runner *r)
+{
+    const struct platform_ctx *c = r->ctx;
+    return c ? c->users : "";
 }

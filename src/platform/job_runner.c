@@ -175,6 +175,10 @@ static int build_env(struct ps_job_runner *r, const struct ps_job_spec *spec,
         rc = env_put(e, format("YT_JOB_ID=%s", spec->job_id), err);
     if (rc == 0)
         rc = env_put(e, format("YT_JOB_INDEX=%lld", idx), err);
+    if (rc == 0 && spec->slot_index >= 0)
+        rc = env_put(e, format("POOLSCHED_SLOT_INDEX=%d", spec->slot_index), err);
+    if (rc == 0 && spec->slot_index >= 0)
+        rc = env_put(e, format("YT_SLOT_INDEX=%d", spec->slot_index), err);
     if (rc == 0 && r->cfg.marker_env)
         rc = env_put(e, format("%s", r->cfg.marker_env), err);
     return rc;
@@ -184,8 +188,8 @@ static int build_env(struct ps_job_runner *r, const struct ps_job_spec *spec,
  * Start
  * ------------------------------------------------------------------------------------------- */
 
-static int resolve_user(struct ps_job_runner *r, char *name, size_t name_size,
-                        struct ps_error *err)
+static int resolve_user(struct ps_job_runner *r, const struct ps_job_spec *spec, char *name,
+                        size_t name_size, struct ps_error *err)
 {
     if (geteuid() != 0) {
         /* Not root: the job runs as the agent's user; there is nothing to switch to. */
@@ -197,6 +201,19 @@ static int resolve_user(struct ps_job_runner *r, char *name, size_t name_size,
             snprintf(name, name_size, "%s", res->pw_name);
         else
             snprintf(name, name_size, "%d", (int)r->uid);
+        return 0;
+    }
+    if (!r->cfg.job_user && r->cfg.slot_uid_base > 0) {
+        /* The slot's own uid and gid: no other slot's job can read its sandbox or signal its
+         * processes. A numeric id needs no passwd entry; the agent checked at start that none
+         * of its slot uids belongs to an account. */
+        if (spec->slot_index < 0 || r->cfg.slot_uid_base + spec->slot_index > 0x7ffffffe)
+            return ps_error_set(err, PS_ESTATE, "job %s: no valid slot (index %d)",
+                                spec->job_id, spec->slot_index);
+        r->uid = (uid_t)(r->cfg.slot_uid_base + spec->slot_index);
+        r->gid = (gid_t)r->uid;
+        r->switch_user = true;
+        snprintf(name, name_size, "%d", (int)r->uid);
         return 0;
     }
     const char *user = r->cfg.job_user ? r->cfg.job_user : "nobody";
@@ -273,7 +290,7 @@ int ps_job_runner_start(const struct ps_job_runner_config *cfg, const struct ps_
     r->usage.cpu_source = r->usage.memory_source = PS_JOB_SOURCE_PROCFS;
 
     char user_name[256];
-    int rc = resolve_user(r, user_name, sizeof user_name, err);
+    int rc = resolve_user(r, spec, user_name, sizeof user_name, err);
     if (rc == 0)
         rc = ps_sandbox_acquire(cfg->sandbox_pool, cfg->work_dir, spec->job_id,
                                 r->switch_user, r->uid, r->gid, r->sandbox, sizeof r->sandbox,

@@ -59,8 +59,13 @@
 /* Node-wide settings, shared by all jobs; the strings must outlive the runners. */
 struct ps_job_runner_config {
     const char *work_dir;           /* sandboxes are <work_dir>/sandbox/<job_id> */
-    const char *job_user;           /* when the agent is root: run jobs as this user; NULL:
-                                     * "nobody". A user that resolves to uid 0 is refused. */
+    const char *job_user;           /* when the agent is root: run every job as this user
+                                     * (no isolation between jobs); NULL: the slot's uid when
+                                     * slot_uid_base > 0, else "nobody". A user that resolves
+                                     * to uid 0 is refused. */
+    int64_t slot_uid_base;          /* > 0 (and job_user NULL, agent root): a job runs as uid
+                                     * and gid slot_uid_base + its spec's slot_index, which
+                                     * need no passwd entry (YTsaurus: start_uid + slot) */
     int64_t stdout_cap_bytes;       /* per job; see capture.h for what is kept */
     int64_t stderr_cap_bytes;
     struct ps_cgroup_system *cgroups;   /* NULL or mode NONE: no limits, /proc accounting */
@@ -90,6 +95,8 @@ struct ps_job_spec {
     double cpu_guarantee;           /* cores, the initial weight; < 0: same as cpu_limit */
     int64_t memory_limit_bytes;     /* <= 0: none */
     int64_t tmpfs_size_bytes;       /* > 0: a tmpfs at <sandbox>/tmpfs (needs root) */
+    int slot_index;                 /* the node slot the job holds (>= 0; in its environment
+                                     * as YT_SLOT_INDEX and POOLSCHED_SLOT_INDEX); < 0: none */
 };
 
 enum ps_job_outcome {

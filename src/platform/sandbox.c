@@ -123,17 +123,18 @@ int ps_sandbox_create(const char *work_dir, const char *job_id, bool chown_to, u
     if (n < 0 || (size_t)n >= size)
         return ps_error_set(err, PS_EINVAL, "sandbox: path of job %s too long", job_id);
     /* The common case first: root exists and no leftover is in the way (one mkdir). */
-    if (mkdir(path, 0755) != 0) {
+    if (mkdir(path, 0700) != 0) {
         if (errno == ENOENT && mkdir(root, 0755) != 0 && errno != EEXIST)
             return ps_error_set(err, PS_EIO, "mkdir(%s): %s", root, strerror(errno));
         int rc = ps_sandbox_remove(path, err);     /* a leftover of a crashed agent */
         if (rc != 0)
             return rc;
-        if (mkdir(path, 0755) != 0)
+        if (mkdir(path, 0700) != 0)
             return ps_error_set(err, PS_EIO, "mkdir(%s): %s", path, strerror(errno));
     }
-    /* mkdir applies the umask; the job's user must be able to enter and others to read. */
-    if (chmod(path, 0755) != 0)
+    /* mkdir applies the umask. 0700: only the job's user (and root) may enter; the jobs of
+     * other slots, each a uid of its own, may not. */
+    if (chmod(path, 0700) != 0)
         return ps_error_set(err, PS_EIO, "chmod(%s): %s", path, strerror(errno));
     if (chown_to && chown(path, uid, gid) != 0)
         return ps_error_set(err, PS_EIO, "chown(%s, %d:%d): %s", path, (int)uid, (int)gid,
@@ -151,10 +152,10 @@ int ps_sandbox_mount_tmpfs(const char *sandbox, int64_t size_bytes, uid_t uid, g
     int n = snprintf(path, sizeof path, "%s/tmpfs", sandbox);
     if (n < 0 || (size_t)n >= sizeof path)
         return ps_error_set(err, PS_EINVAL, "tmpfs: path too long");
-    if (mkdir(path, 0755) != 0 && errno != EEXIST)
+    if (mkdir(path, 0700) != 0 && errno != EEXIST)
         return ps_error_set(err, PS_EIO, "mkdir(%s): %s", path, strerror(errno));
     char opts[128];
-    snprintf(opts, sizeof opts, "size=%lld,mode=0755,uid=%d,gid=%d", (long long)size_bytes,
+    snprintf(opts, sizeof opts, "size=%lld,mode=0700,uid=%d,gid=%d", (long long)size_bytes,
              (int)uid, (int)gid);
     if (mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, opts) != 0) {
         int e = errno;
@@ -279,7 +280,10 @@ int ps_sandbox_acquire(struct ps_sandbox_pool *pool, const char *work_dir, const
             (void)rmdir(parked);
             continue;
         }
-        /* Parked directories are the agent's, mode 0755 (ps_sandbox_release). */
+        /* Parked directories are the agent's, mode 0700 (ps_sandbox_release); the mode is
+         * set again anyway, so a reused sandbox is never more open than a new one. */
+        if (chmod(path, 0700) != 0)
+            return ps_error_set(err, PS_EIO, "chmod(%s): %s", path, strerror(errno));
         if (chown_to && chown(path, uid, gid) != 0)
             return ps_error_set(err, PS_EIO, "chown(%s, %d:%d): %s", path, (int)uid, (int)gid,
                                 strerror(errno));
@@ -297,7 +301,7 @@ int ps_sandbox_release(struct ps_sandbox_pool *pool, const char *sandbox, struct
     int rc = open_sandbox_dir(sandbox, &fd, &st, err);
     if (rc != 0 || fd < 0)
         return rc;
-    /* Take the directory back first: once it is the agent's with mode 0755, no process of the
+    /* Take the directory back first: once it is the agent's with mode 0700, no process of the
      * job's user can add entries to it, so emptied means empty. */
     uid_t me = geteuid();
     gid_t my_gid = getegid();
@@ -306,7 +310,7 @@ int ps_sandbox_release(struct ps_sandbox_pool *pool, const char *sandbox, struct
         close(fd);
         return ps_error_set(err, PS_EIO, "chown(%s): %s", sandbox, strerror(e));
     }
-    if ((st.st_mode & 07777) != 0755 && fchmod(fd, 0755) != 0) {
+    if ((st.st_mode & 07777) != 0700 && fchmod(fd, 0700) != 0) {
         int e = errno;
         close(fd);
         return ps_error_set(err, PS_EIO, "chmod(%s): %s", sandbox, strerror(e));

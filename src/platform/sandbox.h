@@ -2,8 +2,9 @@
  * <sandbox>/tmpfs, and their removal.
  *
  * The sandbox belongs to the job's user (chown when the agent is root and the job runs as
- * another user), mode 0755. The tmpfs is a plain mount in the agent's mount namespace
- * (nosuid,nodev, size=..., owned by the job's user), so the agent can see what the job left
+ * another user), mode 0700: with a uid per slot (job_runner.h slot_uid_base) no other job can
+ * enter it. The tmpfs is a plain mount in the agent's mount namespace (nosuid,nodev, size=...,
+ * mode 0700, owned by the job's user), so the agent can see what the job left
  * there; it needs root (CAP_SYS_ADMIN), and without it ps_sandbox_mount_tmpfs says so.
  *
  * Removal never follows symlinks the job may have planted and never crosses into another file
@@ -20,7 +21,7 @@
 
 #include "core/error.h"
 
-/* Creates <work_dir>/sandbox (0755, if missing) and <work_dir>/sandbox/<job_id> (0755, must
+/* Creates <work_dir>/sandbox (0755, if missing) and <work_dir>/sandbox/<job_id> (0700, must
  * not exist: a leftover is removed first) and writes its path to path (size bytes). When
  * chown_to is true the sandbox is chowned to uid:gid. job_id: 1..128 of [A-Za-z0-9._-].
  * Errors: PS_EINVAL for a bad job_id or a path that does not fit; PS_EIO with the failing
@@ -50,7 +51,7 @@ int ps_sandbox_remove(const char *sandbox, struct ps_error *err);
  * looks for a free one, so at hundreds of jobs per second that search became the largest cost
  * of a short job (docs/performance.md, e2e). A released sandbox is emptied as before (the same
  * walk as ps_sandbox_remove) and parked as <work_dir>/sandbox/+free-<n> ('+' cannot occur in a
- * job id); the next job's sandbox is that directory renamed, chmod 0755 and chowned like a new
+ * job id); the next job's sandbox is that directory renamed, chmod 0700 and chowned like a new
  * one. Before emptying, the directory is given back to the agent's user (the job's user can no
  * longer add entries to it), so a parked directory stays empty. Nothing else carries over: the
  * directory is empty, and its mode and owner are set again. Not thread-safe (one per agent).

@@ -714,6 +714,84 @@ def case_node_id_taken_over(c):
           "takeover", c.sched.logtext()[-2000:])
 
 
+def has_slot_uids():
+    return "--slot-uid-base" in subprocess.run([BIN, "node", "--help"], capture_output=True,
+                                               text=True).stdout
+
+
+def case_isolation_between_users(c):
+    """Issue 13: two users' jobs on one node run as different slot uids (base + slot index),
+    each in a sandbox 0700 of its own uid; A's job cannot read B's sandbox or /proc environ,
+    nor signal B's processes (kill -9 of B's group, kill -9 -1), and B's job completes."""
+    # A base of our own: kill -9 -1 as a slot uid must not reach another test's agents' jobs
+    # (agents on one machine need disjoint slot uid ranges). The old binary has no such flag:
+    # it then runs as it always did (every job as nobody), which this case must catch.
+    base = 20000 + (os.getpid() % 4000) * 8
+    extra = ("--slot-uid-base", str(base)) if has_slot_uids() else ()
+    if extra:
+        # slot uids that are accounts (65534 is nobody) are refused at start
+        c.node("bad", extra=("--slot-uid-base", "65533"))
+        rc = c.nodes["bad"][0].wait(10)
+        log = c.node_log("bad")
+        check(rc == 1 and "slot uid 65534" in log and "choose another --slot-uid-base" in log,
+              "a colliding uid range is refused", rc, log)
+        c.node("root", extra=("--job-user", "root"))
+        rc = c.nodes["root"][0].wait(10)
+        check(rc == 1 and "is root" in c.node_log("root"), "--job-user root is refused", rc,
+              c.node_log("root"))
+    c.node("a", resources="cpu=2,memory=2G,user_slots=4", extra=extra)
+    d = os.path.join(c.tmp, "x")
+    os.mkdir(d)
+    os.chmod(d, 0o1777)
+    def me(name):   # the job's identity and its sandbox's mode and owner, written atomically
+        return ("echo \"$(id -u) $(id -g) ${YT_SLOT_INDEX:--} $$ $(stat -c '%%a %%u' .) $PWD\" "
+                "> %s/%s.tmp && mv %s/%s.tmp %s/%s" % (d, name, d, name, d, name))
+    wait_for = "i=0; while [ ! -e %s/%%s ] && [ $i -lt 150 ]; do sleep 0.1; i=$((i+1)); done" % d
+    job_b = ("echo secret-of-b > secret; chmod 644 secret; " + me("b") + "; " +
+             wait_for % "attack-done" + "; [ -e %s/attack-done ]" % d)
+    # A: waits for B, tries each attack and writes down which worked, then kills what it may
+    job_a = (wait_for % "b" + "; read bu bg bs bpid bmode bowner bdir < %s/b; r=; " % d +
+             "cat \"$bdir/secret\" >/dev/null 2>&1 && r=\"$r read-secret\"; "
+             "ls \"$bdir\" >/dev/null 2>&1 && r=\"$r list-sandbox\"; "
+             "[ -n \"$(cat /proc/$bpid/environ 2>/dev/null)\" ] && r=\"$r read-environ\"; "
+             "kill -0 $bpid 2>/dev/null && r=\"$r signal\"; "
+             "echo \"breaches:$r\" > %s/result.tmp; mv %s/result.tmp %s/result; " % (d, d, d) +
+             me("a") + "; "
+             "kill -9 -$bpid 2>/dev/null; kill -9 $bpid 2>/dev/null; "
+             # kill -9 -1 hits every process of our uid: only where that is a slot uid of ours,
+             # never nobody (the old binary), which would kill unrelated processes
+             "[ \"$(id -u)\" -ge %d ] && [ \"$(id -u)\" -lt %d ] && kill -9 -1 2>/dev/null; "
+             % (base, base + 4) +
+             "sleep 0.3; touch %s/attack-done" % d)
+    alice, bob = c.sched.token("alice"), c.sched.token("bob")
+    op_b = c.sched.ok("start_op", {"operation_type": "vanilla", "spec": {
+        "max_failed_job_count": 1, "tasks": {"b": task(job_b, 1, cpu_limit=0.25)}}},
+        token=bob)["operation_id"]
+    op_a = c.sched.ok("start_op", {"operation_type": "vanilla", "spec": {
+        "max_failed_job_count": 1, "tasks": {"a": task(job_a, 1, cpu_limit=0.25)}}},
+        token=alice)["operation_id"]
+    c.wait(lambda: os.path.exists(os.path.join(d, "result")), 15, "A's attack")
+    result = open(os.path.join(d, "result")).read().strip()
+    print("A's attempts on B: %s" % (result if result != "breaches:" else "all refused"))
+    check(result == "breaches:", "A could not read or signal B's job", result)
+    ob = c.wait_op(op_b, 20, states=("completed", "failed", "aborted"))
+    c.wait_op(op_a, 20, states=("completed", "failed", "aborted"))
+    check(ob["state"] == "completed" and ob["progress"]["failed"] == 0,
+          "B's job completed (not killed by A)", ob["progress"], c.node_log("a")[-2000:])
+    a = open(os.path.join(d, "a")).read().split()
+    b = open(os.path.join(d, "b")).read().split()
+    print("A: uid %s gid %s slot %s sandbox %s owner %s; B: uid %s gid %s slot %s sandbox %s "
+          "owner %s" % (a[0], a[1], a[2], a[4], a[5], b[0], b[1], b[2], b[4], b[5]))
+    for who in (a, b):
+        uid, gid, slot, mode, owner = who[0], who[1], who[2], who[4], who[5]
+        check(slot.isdigit() and int(uid) == base + int(slot) and gid == uid,
+              "uid = gid = slot uid base + YT_SLOT_INDEX", who)
+        check(mode == "700" and owner == uid, "sandbox 0700 owned by the slot uid", who)
+    check(a[0] != b[0] and a[2] != b[2], "concurrent jobs have distinct slots and uids", a, b)
+    check("jobs run as slot uids %d..%d" % (base, base + 3) in c.node_log("a"),
+          "the start log says who jobs run as", c.node_log("a")[:2000])
+
+
 GROUPS = {
     "ops": [case_operation_with_outputs, case_memory_limit, case_registration_refused],
     "reclaim": [case_cpu_reclaim],
@@ -724,6 +802,7 @@ GROUPS = {
     "agentkill": [case_agent_kill9, case_agent_kill9_no_cgroups],
     "agentstop": [case_agent_stopped, case_agent_stopped_no_cgroups],
     "dupid": [case_duplicate_node_id, case_node_id_taken_over],
+    "isolation": [case_isolation_between_users],
 }
 
 

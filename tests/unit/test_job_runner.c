@@ -311,6 +311,36 @@ static void test_runs_unprivileged(void **state)
     assert_int_equal(uid, 65534);
 }
 
+/* With a slot uid base (and no job_user) a root runner runs the job as uid = gid = base + its
+ * slot index, in a 0700 sandbox of that uid, with the index in its environment. */
+static void test_runs_as_slot_uid(void **state)
+{
+    struct fixture *f = *state;
+    struct ps_job_runner_config cfg = f->plain;
+    cfg.job_user = NULL;
+    cfg.slot_uid_base = 31000 + getpid() % 1000;
+    struct ps_job_spec s = spec_of("slot-3",
+        "echo \"$(id -u) $(id -g) $YT_SLOT_INDEX $POOLSCHED_SLOT_INDEX $(stat -c '%a %u' .)\"");
+    s.slot_index = 3;
+    struct ps_job_runner *r = start(&cfg, &s);
+    run(r, 10, 10000);
+    char *out = output(r, PS_CAPTURE_STDOUT);
+    uid_t uid = ps_job_runner_uid(r);
+    ps_job_runner_free(r);
+    char expected[128];
+    snprintf(expected, sizeof expected, "%d %d 3 3 700 %d\n", (int)uid, (int)getegid(),
+             (int)uid);
+    if (geteuid() != 0) {
+        assert_string_equal(out, expected);     /* not root: the agent's own uid */
+        free(out);
+        SKIP_BY_ENVIRONMENT("not root: jobs run as the agent's own uid %d", (int)uid);
+    }
+    assert_int_equal(uid, cfg.slot_uid_base + 3);
+    snprintf(expected, sizeof expected, "%d %d 3 3 700 %d\n", (int)uid, (int)uid, (int)uid);
+    assert_string_equal(out, expected);
+    free(out);
+}
+
 static void test_interrupt_graceful_and_timeout(void **state)
 {
     struct fixture *f = *state;
@@ -691,6 +721,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_failures_are_classified, setup, teardown),
         cmocka_unit_test_setup_teardown(test_output_cap, setup, teardown),
         cmocka_unit_test_setup_teardown(test_runs_unprivileged, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_runs_as_slot_uid, setup, teardown),
         cmocka_unit_test_setup_teardown(test_interrupt_graceful_and_timeout, setup, teardown),
         cmocka_unit_test_setup_teardown(test_abort_kills_the_whole_job, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cleanup_of_a_running_job, setup, teardown),

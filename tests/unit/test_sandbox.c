@@ -37,7 +37,7 @@ static void test_create_and_remove(void **state)
     assert_string_equal(path, expected);
     struct stat st;
     assert_int_equal(stat(path, &st), 0);
-    assert_int_equal(st.st_mode & 07777, 0755);
+    assert_int_equal(st.st_mode & 07777, 0700);
     if (root)
         assert_int_equal(st.st_uid, 65534);
 
@@ -220,7 +220,8 @@ static bool test_write_file_at(const char *dir, const char *name, const char *te
 }
 
 /* A released sandbox is emptied, taken back by the agent and parked; the next job gets the same
- * directory (same inode), empty, 0755, chowned to its user. */
+ * directory (same inode), empty, 0700 (whatever the last job made of it), chowned to the new
+ * job's user (another slot's uid than the last one's). */
 static void test_pool_reuses_emptied_sandboxes(void **state)
 {
     (void)state;
@@ -253,13 +254,15 @@ static void test_pool_reuses_emptied_sandboxes(void **state)
     assert_int_equal(access(path, F_OK), -1);
 
     char second[PATH_MAX];
-    assert_int_equal(ps_sandbox_acquire(pool, work, "job-2", root, 65534, 65534, second,
+    assert_int_equal(ps_sandbox_acquire(pool, work, "job-2", root, 10001, 10001, second,
                                         sizeof second, &err), 0);
     assert_int_equal(stat(second, &st), 0);
     assert_int_equal(st.st_ino, first.st_ino);  /* the same directory */
-    assert_int_equal(st.st_mode & 07777, 0755);
-    if (root)
-        assert_int_equal(st.st_uid, 65534);
+    assert_int_equal(st.st_mode & 07777, 0700);
+    if (root) {
+        assert_int_equal(st.st_uid, 10001);
+        assert_int_equal(st.st_gid, 10001);
+    }
     snprintf(sub, sizeof sub, "%s/out", second);
     assert_int_equal(access(sub, F_OK), -1);
     snprintf(sub, sizeof sub, "%s/d", second);
