@@ -85,9 +85,11 @@ start_node() {
     --work-dir "$run/nodes/$id" "$@" >> "$run/node-$id.log" 2>&1 &
   echo $! > "$run/node-$id.pid"
 }
-start_node node1 --resources cpu=2,memory=4G,user_slots=4
-start_node node2 --resources cpu=2,memory=4G,user_slots=4
-start_node gpu1 --resources cpu=2,memory=4G,user_slots=4 --tags gpu
+# Three agents on one machine: as root each gets a uid range of its own for its slots.
+slot_uids() { [ "$(id -u)" = 0 ] && echo "--slot-uid-base $1"; }
+start_node node1 --resources cpu=2,memory=4G,user_slots=4 $(slot_uids 10000)
+start_node node2 --resources cpu=2,memory=4G,user_slots=4 $(slot_uids 10100)
+start_node gpu1 --resources cpu=2,memory=4G,user_slots=4 --tags gpu $(slot_uids 10200)
 sleep 1.5
 for id in node1 node2 gpu1; do
   alive "$run/node-$id.pid" || { echo "error: node $id exited:" >&2; tail -5 "$run/node-$id.log" >&2; stop; exit 1; }
