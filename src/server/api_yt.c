@@ -87,6 +87,17 @@ static const struct yt_command *find_command(const char *name)
 
 /* ---- replies ----------------------------------------------------------------------------- */
 
+/* JSON of any value: v3 answers bare scalars (exists' true, start_operation's id). */
+static void reply_json(struct ps_http_response *resp, int status, const json_t *value)
+{
+    char *text = json_dumps(value, JSON_COMPACT | JSON_ENCODE_ANY);
+    if (!text) {
+        resp->failed = 1;
+        return;
+    }
+    ps_http_response_take(resp, status, "application/json", text, strlen(text));
+}
+
 static bool want_yson(const struct ps_http_request *req, const json_t *params)
 {
     const char *f = ps_http_request_header(req, "X-YT-Output-Format");
@@ -112,7 +123,7 @@ static void reply_value(const struct ps_http_request *req, struct ps_http_respon
             return;
         }
     }
-    ps_http_reply_json(resp, 200, value);
+    reply_json(resp, 200, value);
 }
 
 /* A YTsaurus error reply: body and X-YT-Error carry {"code", "message", "attributes",
