@@ -3,7 +3,11 @@
 # Why each one is there: docs/dependencies.md.
 set -euo pipefail
 packages=(build-essential cmake pkg-config clang libclang-rt-14-dev python3
-          libjansson-dev libcmocka-dev libsqlite3-dev libmicrohttpd-dev libcurl4-openssl-dev)
+          libjansson-dev libcmocka-dev libsqlite3-dev libmicrohttpd-dev libcurl4-openssl-dev curl)
+# The YTsaurus-face test (tests/scripts/yt_js_wrapper.sh) runs the official JavaScript wrapper on
+# Node.js: Debian's nodejs and npm, unless a node with npm is already there (an image may ship
+# its own Node.js build, whose package already holds npm and conflicts with Debian's npm).
+command -v npm >/dev/null 2>&1 || packages+=(nodejs npm)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -26,8 +26,8 @@ void ps_api_heartbeat_handler(const struct ps_http_request *req, struct ps_http_
 
 /* Tokens are looked up in the store once and then cached; revoke_token drops a token from the
  * store and the cache together. */
-static int authenticate(struct ps_service *svc, const char *header, struct ps_auth_identity *out,
-                        struct ps_error *err)
+int ps_api_authenticate(struct ps_service *svc, const char *header,
+                        struct ps_auth_identity *out, struct ps_error *err)
 {
     const char *token;
     size_t len;
@@ -337,7 +337,7 @@ static int check_token(struct ps_service *svc, const struct ps_http_request *req
 {
     struct ps_error err;
     ps_error_init(&err);
-    if (authenticate(svc, ps_http_request_header(req, "Authorization"), who, &err) == 0)
+    if (ps_api_authenticate(svc, ps_http_request_header(req, "Authorization"), who, &err) == 0)
         return 0;
     if (err.code == PS_EIO)
         ps_http_reply_error(resp, 500, err.code, "%s", err.msg);
@@ -454,7 +454,8 @@ int ps_api_register(struct ps_service *svc, struct ps_error *err)
         (rc = ps_http_server_route(svc->http, "GET", "/healthz", PS_HTTP_EXACT, healthz, svc,
                                    err)) != 0 ||
         (rc = ps_http_server_route_admit(svc->http, "GET", "/metrics", PS_HTTP_EXACT, metrics,
-                                         metrics_admit, svc, err)) != 0)
+                                         metrics_admit, svc, err)) != 0 ||
+        (rc = ps_api_yt_register(svc, err)) != 0)   /* /api/v3, /api/v4: api_yt.c */
         return rc;
     return 0;
 }

@@ -1014,6 +1014,27 @@ const char *ps_http_request_query(const struct ps_http_request *req, const char 
     return MHD_lookup_connection_value(req->conn_, MHD_GET_ARGUMENT_KIND, name);
 }
 
+struct query_foreach {
+    ps_http_kv_fn *fn;
+    void *ctx;
+};
+
+static enum MHD_Result query_foreach_cb(void *cls, enum MHD_ValueKind kind, const char *key,
+                                        const char *value)
+{
+    (void)kind;
+    struct query_foreach *q = cls;
+    q->fn(q->ctx, key, value ? value : "");
+    return MHD_YES;
+}
+
+void ps_http_request_query_foreach(const struct ps_http_request *req, ps_http_kv_fn *fn,
+                                   void *ctx)
+{
+    struct query_foreach q = {fn, ctx};
+    MHD_get_connection_values(req->conn_, MHD_GET_ARGUMENT_KIND, query_foreach_cb, &q);
+}
+
 const char *ps_http_request_header(const struct ps_http_request *req, const char *name)
 {
     return MHD_lookup_connection_value(req->conn_, MHD_HEADER_KIND, name);

@@ -105,6 +105,11 @@ struct ps_http_request {
 /* Value of a query parameter (decoded), NULL when absent; the first one if repeated. */
 const char *ps_http_request_query(const struct ps_http_request *req, const char *name);
 
+/* Calls fn for every query parameter (decoded) in the order sent; "" for a key without value. */
+typedef void ps_http_kv_fn(void *ctx, const char *key, const char *value);
+void ps_http_request_query_foreach(const struct ps_http_request *req, ps_http_kv_fn *fn,
+                                   void *ctx);
+
 /* Value of a request header (name matched case-insensitively), NULL when absent. */
 const char *ps_http_request_header(const struct ps_http_request *req, const char *name);
 

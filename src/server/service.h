@@ -421,6 +421,12 @@ int ps_journal_wait(struct ps_journal *j, uint64_t ticket, struct ps_error *err)
 
 /* HTTP (api_*.c). */
 int ps_api_register(struct ps_service *svc, struct ps_error *err);
+/* The YTsaurus face (api_yt.c): /api/v3/<command>, /api/v4/<command>, /api, /hosts; every
+ * command goes through ps_api_dispatch. */
+int ps_api_yt_register(struct ps_service *svc, struct ps_error *err);
+/* Checks an Authorization header ("OAuth <token>") and fills the caller's identity (api.c). */
+int ps_api_authenticate(struct ps_service *svc, const char *header,
+                        struct ps_auth_identity *out, struct ps_error *err);
 /* Runs one user command in-process (the fuzz target and tests): body as JSON text, identity
  * given. Returns the HTTP status; *reply receives the JSON reply (caller decrefs). */
 int ps_api_dispatch(struct ps_service *svc, const char *command, const char *body, size_t len,

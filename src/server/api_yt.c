@@ -1,0 +1,794 @@
+/* api_yt.c — the YTsaurus face of the API: /api/v3/<command> and /api/v4/<command> as
+ * YTsaurus's HTTP proxies answer them, plus GET /api (the versions) and GET /hosts (the proxies:
+ * this server) for clients' discovery (docs/api.md "The YTsaurus face").
+ *
+ * This file only translates. Parameters come from the query string, X-YT-Parameters (JSON or
+ * YSON text), the chunked base64 X-YT-Parameters-0..N headers the JavaScript wrapper sends, and
+ * the body (set's value; a map of parameters for other writes). The YTsaurus command and
+ * parameter names map onto /api/v1's; the command runs through ps_api_dispatch, the one
+ * dispatcher of both faces, and its reply is reshaped as YTsaurus returns it (v4 wraps values
+ * in {"value": ...}, ISO times, brief_progress, list_operations' counters). Errors become
+ * YTsaurus errors {"code", "message", "attributes", "inner_errors"} with the X-YT-Error,
+ * X-YT-Response-Code and X-YT-Response-Message headers.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "io/yson.h"
+#include "server/service.h"
+
+/* YTsaurus error codes (yt/yt/core, client/security_client, scheduler). */
+enum {
+    YT_GENERIC = 1,
+    YT_UNAVAILABLE = 105,
+    YT_RESOLVE = 500,
+    YT_ALREADY_EXISTS = 501,
+    YT_AUTHENTICATION = 900,
+    YT_AUTHORIZATION = 901,
+    YT_NO_SUCH_OPERATION = 1915,
+    YT_INVALID_OPERATION_STATE = 1916,
+    YT_NO_SUCH_JOB = 1918,
+};
+
+enum yt_kind {
+    K_GET, K_LIST, K_EXISTS, K_SET, K_CREATE, K_REMOVE, K_START, K_GET_OP, K_LIST_OPS,
+    K_OP_ACTION, K_UPDATE_OP, K_LIST_JOBS, K_GET_JOB, K_STDERR, K_FEATURES,
+};
+
+struct yt_command {
+    const char *name;       /* as a YTsaurus client sends it */
+    const char *ours;       /* the /api/v1 command it runs */
+    enum yt_kind kind;
+    bool write;             /* POST/PUT; reads are GET */
+    const char *params[5];  /* YTsaurus parameters passed on (others are ignored, as upstream) */
+};
+
+static const struct yt_command commands[] = {
+    {"get", "get", K_GET, false, {"path"}},
+    {"list", "list", K_LIST, false, {"path"}},
+    {"exists", "exists", K_EXISTS, false, {"path"}},
+    {"set", "set", K_SET, true, {"path", "value"}},
+    {"create", "create", K_CREATE, true, {"type", "path", "attributes", "ignore_existing"}},
+    {"remove", "remove", K_REMOVE, true, {"path"}},
+    {"start_operation", "start_op", K_START, true, {"operation_type", "spec"}},
+    {"start_op", "start_op", K_START, true, {"operation_type", "spec"}},
+    {"get_operation", "get_operation", K_GET_OP, false, {"operation_id"}},
+    {"_get_operation", "get_operation", K_GET_OP, false, {"operation_id"}},
+    {"list_operations", "list_operations", K_LIST_OPS, false, {NULL}},
+    {"_list_operations", "list_operations", K_LIST_OPS, false, {NULL}},
+    {"abort_operation", "abort_op", K_OP_ACTION, true, {"operation_id"}},
+    {"abort_op", "abort_op", K_OP_ACTION, true, {"operation_id"}},
+    {"suspend_operation", "suspend_op", K_OP_ACTION, true, {"operation_id"}},
+    {"suspend_op", "suspend_op", K_OP_ACTION, true, {"operation_id"}},
+    {"resume_operation", "resume_op", K_OP_ACTION, true, {"operation_id"}},
+    {"resume_op", "resume_op", K_OP_ACTION, true, {"operation_id"}},
+    {"complete_operation", "complete_op", K_OP_ACTION, true, {"operation_id"}},
+    {"complete_op", "complete_op", K_OP_ACTION, true, {"operation_id"}},
+    {"update_operation_parameters", "update_op_parameters", K_UPDATE_OP, true,
+     {"operation_id", "parameters"}},
+    {"update_op_parameters", "update_op_parameters", K_UPDATE_OP, true,
+     {"operation_id", "parameters"}},
+    {"list_jobs", "list_jobs", K_LIST_JOBS, false, {"operation_id", "state"}},
+    {"get_job", "list_jobs", K_GET_JOB, false, {"operation_id"}},
+    {"get_job_stderr", "get_job_stderr", K_STDERR, false, {"operation_id", "job_id"}},
+    {"get_supported_features", NULL, K_FEATURES, false, {NULL}},
+};
+
+static const struct yt_command *find_command(const char *name)
+{
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(commands[i].name, name) == 0)
+            return &commands[i];
+    return NULL;
+}
+
+/* ---- replies ----------------------------------------------------------------------------- */
+
+/* JSON of any value: v3 answers bare scalars (exists' true, start_operation's id). */
+static void reply_json(struct ps_http_response *resp, int status, const json_t *value)
+{
+    char *text = json_dumps(value, JSON_COMPACT | JSON_ENCODE_ANY);
+    if (!text) {
+        resp->failed = 1;
+        return;
+    }
+    ps_http_response_take(resp, status, "application/json", text, strlen(text));
+}
+
+static bool want_yson(const struct ps_http_request *req, const json_t *params)
+{
+    const char *f = ps_http_request_header(req, "X-YT-Output-Format");
+    const char *p = json_string_value(json_object_get(params, "output_format"));
+    if (p)
+        f = p;
+    return f && strstr(f, "yson") != NULL;
+}
+
+static void reply_value(const struct ps_http_request *req, struct ps_http_response *resp,
+                        const json_t *params, const json_t *value)
+{
+    if (!value) {
+        ps_http_response_set(resp, 200, "application/json", NULL, 0);
+        return;
+    }
+    if (want_yson(req, params)) {
+        char *text = NULL;
+        struct ps_error err;
+        ps_error_init(&err);
+        if (ps_yson_print(value, 0, &text, &err) == 0) {
+            ps_http_response_take(resp, 200, "application/x-yt-yson-text", text, strlen(text));
+            return;
+        }
+    }
+    reply_json(resp, 200, value);
+}
+
+/* A YTsaurus error reply: body and X-YT-Error carry {"code", "message", "attributes",
+ * "inner_errors"}. */
+static void yt_error(const struct ps_http_request *req, struct ps_http_response *resp, int status,
+                     int code, const char *message)
+{
+    json_t *e = json_pack("{s:i, s:s, s:{s:s, s:s}, s:[]}", "code", code, "message",
+                          message ? message : "", "attributes", "request_id", req->request_id,
+                          "host", "poolsched", "inner_errors");
+    if (!e) {   /* a message jansson refuses (bad UTF-8): keep the code */
+        e = json_pack("{s:i, s:s, s:{}, s:[]}", "code", code, "message", "error", "attributes",
+                      "inner_errors");
+    }
+    char *text = e ? json_dumps(e, JSON_COMPACT) : NULL;
+    if (!text) {
+        json_decref(e);
+        resp->failed = 1;
+        return;
+    }
+    char codebuf[16];
+    snprintf(codebuf, sizeof codebuf, "%d", code);
+    ps_http_response_add_header(resp, "X-YT-Error", text);
+    ps_http_response_add_header(resp, "X-YT-Response-Code", codebuf);
+    ps_http_response_add_header(resp, "X-YT-Response-Message", json_string_value(json_object_get(e, "message")));
+    ps_http_response_take(resp, status, "application/json", text, strlen(text));
+    json_decref(e);
+}
+
+/* Maps a /api/v1 error reply onto a YTsaurus error code and HTTP status. */
+static void v1_error(const struct ps_http_request *req, struct ps_http_response *resp,
+                     const struct yt_command *c, int status, const json_t *reply)
+{
+    int ps = (int)json_integer_value(json_object_get(reply, "code"));
+    const char *msg = json_string_value(json_object_get(reply, "message"));
+    bool op = c->kind >= K_START && c->kind != K_FEATURES;
+    int code = YT_GENERIC, http = 400;
+    switch (ps) {
+    case PS_ENOENT:
+        http = 404;
+        code = !op ? YT_RESOLVE
+               : (msg && strncmp(msg, "job", 3) == 0) ? YT_NO_SUCH_JOB : YT_NO_SUCH_OPERATION;
+        break;
+    case PS_EPERM: http = 403; code = YT_AUTHORIZATION; break;
+    case PS_EEXIST: code = YT_ALREADY_EXISTS; break;
+    case PS_ESTATE: code = op ? YT_INVALID_OPERATION_STATE : YT_GENERIC; break;
+    case PS_ENOSPC:
+    case PS_EUNAVAIL: http = 503; code = YT_UNAVAILABLE; break;
+    default:
+        if (status >= 500)
+            http = 500;
+        break;
+    }
+    yt_error(req, resp, http, code, msg ? msg : "internal error");
+}
+
+/* ---- parameters -------------------------------------------------------------------------- */
+
+static int b64_value(int ch)
+{
+    if (ch >= 'A' && ch <= 'Z') return ch - 'A';
+    if (ch >= 'a' && ch <= 'z') return ch - 'a' + 26;
+    if (ch >= '0' && ch <= '9') return ch - '0' + 52;
+    if (ch == '+' || ch == '-') return 62;
+    if (ch == '/' || ch == '_') return 63;
+    return -1;
+}
+
+/* Decodes base64 (standard or URL alphabet, padding optional) into a malloc'd buffer. */
+static char *b64_decode(const char *in, size_t *out_len)
+{
+    size_t n = strlen(in);
+    char *out = malloc(n / 4 * 3 + 4);
+    if (!out)
+        return NULL;
+    size_t o = 0;
+    unsigned acc = 0;
+    int bits = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (in[i] == '=')
+            break;
+        int v = b64_value((unsigned char)in[i]);
+        if (v < 0) {
+            free(out);
+            return NULL;
+        }
+        acc = (acc << 6) | (unsigned)v;
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            out[o++] = (char)((acc >> bits) & 0xff);
+        }
+    }
+    out[o] = 0;
+    *out_len = o;
+    return out;
+}
+
+struct query_ctx {
+    json_t *params;
+};
+
+/* Query values are strings; booleans and numbers of the few typed parameters are converted, and
+ * structured ones (attributes, spec, parameters) may be given as JSON or YSON text. */
+static void query_param(void *ctx, const char *key, const char *value)
+{
+    struct query_ctx *q = ctx;
+    json_t *v = NULL;
+    if (strcmp(value, "true") == 0 || strcmp(value, "%true") == 0)
+        v = json_true();
+    else if (strcmp(value, "false") == 0 || strcmp(value, "%false") == 0)
+        v = json_false();
+    else if (strcmp(key, "limit") == 0 || strcmp(key, "offset") == 0) {
+        char *end;
+        long long n = strtoll(value, &end, 10);
+        v = *value && !*end ? json_integer(n) : json_string(value);
+    } else if (strcmp(key, "attributes") == 0 || strcmp(key, "spec") == 0 ||
+               strcmp(key, "parameters") == 0 || strcmp(key, "value") == 0) {
+        struct ps_error err;
+        ps_error_init(&err);
+        if (ps_value_parse_text(value, strlen(value), &v, &err) != 0)
+            v = json_string(value);
+    } else {
+        v = json_string(value);
+    }
+    if (v)
+        json_object_set_new(q->params, key, v);
+}
+
+/* Merges parameter text (JSON or YSON) into params. */
+static int merge_text(json_t *params, const char *text, size_t len, const char *what,
+                      char *msg, size_t msg_size)
+{
+    json_t *doc = NULL;
+    struct ps_error err;
+    ps_error_init(&err);
+    if (ps_value_parse_text(text, len, &doc, &err) != 0) {
+        snprintf(msg, msg_size, "%s: %.400s", what, err.msg);
+        return -1;
+    }
+    if (!json_is_object(doc)) {
+        json_decref(doc);
+        snprintf(msg, msg_size, "%s: must be a map of parameters", what);
+        return -1;
+    }
+    json_object_update(params, doc);
+    json_decref(doc);
+    return 0;
+}
+
+static int collect_params(const struct ps_http_request *req, const struct yt_command *c,
+                          json_t *params, char *msg, size_t msg_size)
+{
+    struct query_ctx q = {params};
+    ps_http_request_query_foreach(req, query_param, &q);
+    const char *h = ps_http_request_header(req, "X-YT-Parameters");
+    if (h && merge_text(params, h, strlen(h), "X-YT-Parameters", msg, msg_size) != 0)
+        return -1;
+    /* X-YT-Parameters-0, -1, ...: one base64 text cut in chunks (the JavaScript wrapper) */
+    char *joined = NULL;
+    size_t joined_len = 0;
+    for (int i = 0; i < 64; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "X-YT-Parameters-%d", i);
+        const char *part = ps_http_request_header(req, name);
+        if (!part)
+            break;
+        size_t n = strlen(part);
+        char *grown = realloc(joined, joined_len + n + 1);
+        if (!grown) {
+            free(joined);
+            snprintf(msg, msg_size, "out of memory");
+            return -1;
+        }
+        joined = grown;
+        memcpy(joined + joined_len, part, n + 1);
+        joined_len += n;
+    }
+    if (joined) {
+        size_t len = 0;
+        char *text = b64_decode(joined, &len);
+        free(joined);
+        if (!text) {
+            snprintf(msg, msg_size, "X-YT-Parameters-N: not base64");
+            return -1;
+        }
+        int rc = merge_text(params, text, len, "X-YT-Parameters-N", msg, msg_size);
+        free(text);
+        if (rc != 0)
+            return -1;
+    }
+    if (req->body_len == 0)
+        return 0;
+    if (c && c->kind == K_SET) {   /* the value, in X-YT-Input-Format (JSON or YSON text) */
+        json_t *v = NULL;
+        struct ps_error err;
+        ps_error_init(&err);
+        if (ps_value_parse_text(req->body, req->body_len, &v, &err) != 0) {
+            snprintf(msg, msg_size, "body: %.400s", err.msg);
+            return -1;
+        }
+        json_object_set_new(params, "value", v);
+        return 0;
+    }
+    return merge_text(params, req->body, req->body_len, "body", msg, msg_size);
+}
+
+/* ---- running commands -------------------------------------------------------------------- */
+
+/* Runs a /api/v1 command (body stolen) through the one dispatcher. */
+static int call(struct ps_service *svc, const char *command, json_t *body,
+                const struct ps_auth_identity *who, json_t **reply)
+{
+    char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+    json_decref(body);
+    if (!text) {
+        *reply = ps_http_error_body(PS_ENOMEM, "out of memory");
+        return 500;
+    }
+    int status = ps_api_dispatch(svc, command, text, strlen(text), who, reply);
+    free(text);
+    return status;
+}
+
+static json_t *iso_time(int64_t ms)
+{
+    time_t s = (time_t)(ms / 1000);
+    struct tm tm;
+    if (ms < 0 || !gmtime_r(&s, &tm))
+        return json_null();
+    char buf[80];
+    snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03d000Z", tm.tm_year + 1900,
+             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(ms % 1000));
+    return json_string(buf);
+}
+
+static void set_time(json_t *o, const char *key)
+{
+    json_t *t = json_object_get(o, key);
+    if (json_is_integer(t))
+        json_object_set_new(o, key, iso_time(json_integer_value(t)));
+}
+
+/* An operation as YTsaurus shows it, keeping poolsched's own keys (progress, pool_per_tree...). */
+static json_t *yt_operation(json_t *op)
+{
+    json_object_set_new(op, "type", json_string("vanilla"));
+    json_object_set(op, "authenticated_user", json_object_get(op, "user"));
+    set_time(op, "start_time");
+    set_time(op, "finish_time");
+    json_t *progress = json_object_get(op, "progress");
+    if (progress)
+        json_object_set_new(op, "brief_progress",
+                            json_pack("{s:O, s:s}", "jobs", progress, "state",
+                                      json_is_true(json_object_get(op, "suspended"))
+                                          ? "suspended" : "running"));
+    json_t *per_tree = json_object();
+    const char *tree;
+    json_t *pool;
+    json_object_foreach(json_object_get(op, "pool_per_tree"), tree, pool)
+        json_object_set_new(per_tree, tree, json_pack("{s:O}", "pool", pool));
+    json_t *rt = json_pack("{s:o}", "scheduling_options_per_pool_tree", per_tree);
+    json_t *spec = json_object_get(op, "spec");
+    if (json_object_get(spec, "weight"))
+        json_object_set(rt, "weight", json_object_get(spec, "weight"));
+    json_object_set_new(op, "runtime_parameters", rt);
+    json_t *pool_name = json_object_get(spec, "pool");
+    json_object_set_new(op, "brief_spec", pool_name ? json_pack("{s:O}", "pool", pool_name)
+                                                    : json_object());
+    json_object_set(op, "provided_spec", spec);
+    json_object_set(op, "full_spec", json_object_get(op, "resulting_spec"));
+    const char *error = json_string_value(json_object_get(op, "error"));
+    if (error)
+        json_object_set_new(op, "result",
+                            json_pack("{s:{s:i, s:s, s:{}, s:[]}}", "error", "code", YT_GENERIC,
+                                      "message", error, "attributes", "inner_errors"));
+    return op;
+}
+
+static json_t *yt_job(json_t *job)
+{
+    json_object_set_new(job, "type", json_string("vanilla"));
+    json_object_set(job, "address", json_object_get(job, "node_id"));
+    set_time(job, "start_time");
+    set_time(job, "finish_time");
+    return job;
+}
+
+/* Keeps only the listed attributes of an object (a YTsaurus `attributes` filter). */
+static void filter_keys(json_t *o, const json_t *attributes)
+{
+    if (!json_is_array(attributes) || !json_is_object(o))
+        return;
+    json_t *keep = json_object();
+    size_t i;
+    json_t *a;
+    json_array_foreach(attributes, i, a) {
+        const char *k = json_string_value(a);
+        if (k && json_object_get(o, k))
+            json_object_set(keep, k, json_object_get(o, k));
+    }
+    json_object_clear(o);
+    json_object_update(o, keep);
+    json_decref(keep);
+}
+
+/* {"$attributes": {...}, "$value": value} with the requested attributes of the node at path. */
+static json_t *with_attributes(struct ps_service *svc, const struct ps_auth_identity *who,
+                               const char *path, json_t *value, const json_t *attributes)
+{
+    json_t *attrs = json_object();
+    size_t i;
+    json_t *a;
+    json_array_foreach(attributes, i, a) {
+        const char *k = json_string_value(a);
+        if (!k)
+            continue;
+        char *p = NULL;
+        if (asprintf(&p, "%s/@%s", path, k) < 0)
+            continue;
+        json_t *r = NULL;
+        if (call(svc, "get", json_pack("{s:s}", "path", p), who, &r) == 200)
+            json_object_set(attrs, k, json_object_get(r, "value"));
+        json_decref(r);
+        free(p);
+    }
+    return json_pack("{s:o, s:o}", "$attributes", attrs, "$value", value);
+}
+
+static bool matches(const json_t *op, const char *key, const json_t *want)
+{
+    if (!want)
+        return true;
+    const char *w = json_string_value(want);
+    if (!w)
+        return false;
+    if (strcmp(key, "pool") == 0) {
+        const char *tree;
+        json_t *pool;
+        json_object_foreach(json_object_get(op, "pool_per_tree"), tree, pool)
+            if (json_is_string(pool) && strcmp(json_string_value(pool), w) == 0)
+                return true;
+        return false;
+    }
+    const char *have = json_string_value(json_object_get(op, key));
+    return have && strcmp(have, w) == 0;
+}
+
+static void count(json_t *counts, const char *key)
+{
+    if (!key)
+        return;
+    json_int_t n = json_integer_value(json_object_get(counts, key));
+    json_object_set_new(counts, key, json_integer(n + 1));
+}
+
+/* list_operations' YTsaurus reply: the operations newest first up to `limit`, and counters by
+ * pool, user, state and type, each over the operations that pass the other filters. */
+static json_t *yt_list_operations(json_t *all, const json_t *params)
+{
+    const json_t *fpool = json_object_get(params, "pool");
+    const json_t *fuser = json_object_get(params, "user");
+    const json_t *fstate = json_object_get(params, "state");
+    const json_t *ftype = json_object_get(params, "type");
+    const char *substr = json_string_value(json_object_get(params, "filter"));
+    json_int_t limit = json_integer_value(json_object_get(params, "limit"));
+    if (limit <= 0)
+        limit = 100;
+    json_t *ops = json_array(), *pools = json_object(), *users = json_object(),
+           *states = json_object(), *types = json_object();
+    json_int_t failed_jobs = 0, matched = 0;
+    size_t i;
+    json_t *op;
+    json_array_foreach(json_object_get(all, "operations"), i, op) {
+        if (substr) {
+            char *text = json_dumps(op, JSON_COMPACT);
+            bool hit = text && strstr(text, substr);
+            free(text);
+            if (!hit)
+                continue;
+        }
+        bool p = matches(op, "pool", fpool), u = matches(op, "user", fuser),
+             s = matches(op, "state", fstate),
+             t = !ftype || (json_string_value(ftype) &&
+                            strcmp(json_string_value(ftype), "vanilla") == 0);
+        if (u && s && t) {
+            const char *tree;
+            json_t *pool;
+            json_object_foreach(json_object_get(op, "pool_per_tree"), tree, pool)
+                count(pools, json_string_value(pool));
+        }
+        if (p && s && t)
+            count(users, json_string_value(json_object_get(op, "user")));
+        if (p && u && t)
+            count(states, json_string_value(json_object_get(op, "state")));
+        if (p && u && s)
+            count(types, "vanilla");
+        if (!(p && u && s && t))
+            continue;
+        if (json_integer_value(json_object_get(json_object_get(op, "progress"), "failed")) > 0)
+            failed_jobs++;
+        if (++matched <= limit) {
+            json_t *shaped = yt_operation(json_deep_copy(op));
+            filter_keys(shaped, json_object_get(params, "attributes"));
+            json_array_append_new(ops, shaped);
+        }
+    }
+    return json_pack("{s:o, s:o, s:o, s:o, s:o, s:I, s:b}", "operations", ops, "pool_counts",
+                     pools, "user_counts", users, "state_counts", states, "type_counts", types,
+                     "failed_jobs_count", failed_jobs, "incomplete", matched > limit);
+}
+
+static json_t *node_id(const char *path)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (const char *p = path ? path : ""; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    char buf[40];
+    snprintf(buf, sizeof buf, "%x-%x-%x-%x", (unsigned)(h >> 48), (unsigned)(h >> 32) & 0xffff,
+             (unsigned)(h >> 16) & 0xffff, (unsigned)h & 0xffff);
+    return json_string(buf);
+}
+
+static json_t *wrap(bool v4, const char *key, json_t *value)
+{
+    return v4 ? json_pack("{s:o}", key, value) : value;
+}
+
+static void yt_handler(const struct ps_http_request *req, struct ps_http_response *resp,
+                       void *ctx)
+{
+    struct ps_service *svc = ctx;
+    bool v4 = strncmp(req->path, "/api/v4", 7) == 0;
+    const char *name = req->path + 7;
+    while (*name == '/')
+        name++;
+    if (!*name) {   /* GET /api/v4: the commands, as upstream describes them */
+        json_t *list = json_array();
+        for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+            json_array_append_new(list, json_pack("{s:s, s:b, s:b, s:s, s:s}", "name",
+                                                  commands[i].name, "is_volatile",
+                                                  commands[i].write, "is_heavy", 0, "input_type",
+                                                  commands[i].kind == K_SET ? "structured" : "null",
+                                                  "output_type", "structured"));
+        ps_http_reply_json(resp, 200, list);
+        json_decref(list);
+        return;
+    }
+    const struct yt_command *c = find_command(name);
+    if (!c) {
+        char msg[200];
+        snprintf(msg, sizeof msg, "Command %.100s is not registered", name);
+        yt_error(req, resp, 404, YT_GENERIC, msg);
+        return;
+    }
+    bool is_get = strcmp(req->method, "GET") == 0 || strcmp(req->method, "HEAD") == 0;
+    bool is_write = strcmp(req->method, "POST") == 0 || strcmp(req->method, "PUT") == 0;
+    if (c->write ? !is_write : !is_get) {
+        char msg[200];
+        snprintf(msg, sizeof msg, "Command %s requires HTTP method %s, got %s", c->name,
+                 c->write ? "POST or PUT" : "GET", req->method);
+        ps_http_response_add_header(resp, "Allow", c->write ? "POST, PUT" : "GET");
+        yt_error(req, resp, 405, YT_GENERIC, msg);
+        return;
+    }
+    struct ps_auth_identity who;
+    struct ps_error err;
+    ps_error_init(&err);
+    if (ps_api_authenticate(svc, ps_http_request_header(req, "Authorization"), &who, &err) != 0) {
+        yt_error(req, resp, 401, YT_AUTHENTICATION, err.msg);
+        return;
+    }
+    json_t *params = json_object();
+    char msg[PS_ERROR_MSG_MAX];
+    if (collect_params(req, c, params, msg, sizeof msg) != 0) {
+        yt_error(req, resp, 400, YT_GENERIC, msg);
+        json_decref(params);
+        return;
+    }
+    if (c->kind == K_FEATURES) {
+        json_t *f = json_pack("{s:{s:[s,s,s,s,s,s], s:[s], s:[s], s:[s]}}", "features",
+                              "primitive_types", "int64", "uint64", "double", "boolean",
+                              "string", "null", "compression_codecs", "none",
+                              "erasure_codecs", "none", "operation_types", "vanilla");
+        reply_value(req, resp, params, f);
+        json_decref(f);
+        json_decref(params);
+        return;
+    }
+    /* the /api/v1 body: the parameters the command reads, under its names */
+    json_t *body = json_object();
+    if (!json_object_get(params, "state") && json_object_get(params, "job_state"))
+        json_object_set(params, "state", json_object_get(params, "job_state"));
+    for (int i = 0; i < 5 && c->params[i]; i++) {
+        json_t *v = json_object_get(params, c->params[i]);
+        if (v)
+            json_object_set(body, c->params[i], v);
+    }
+    if (c->kind == K_LIST_OPS)
+        json_object_set_new(body, "limit", json_integer(10000));
+    const char *path = json_string_value(json_object_get(params, "path"));
+    json_t *reply = NULL;
+    int status = call(svc, c->ours, body, &who, &reply);
+    if (status != 200) {
+        v1_error(req, resp, c, status, reply);
+        json_decref(reply);
+        json_decref(params);
+        return;
+    }
+    const json_t *attributes = json_object_get(params, "attributes");
+    json_t *out = NULL;   /* NULL: an empty body */
+    switch (c->kind) {
+    case K_GET: {
+        json_t *v = json_incref(json_object_get(reply, "value"));
+        if (json_is_array(attributes) && path && !strchr(path, '@'))
+            v = with_attributes(svc, &who, path, v, attributes);
+        out = wrap(v4, "value", v);
+        break;
+    }
+    case K_LIST: {
+        json_t *v = json_incref(json_object_get(reply, "value"));
+        if (json_is_array(attributes) && path) {
+            json_t *items = json_array();
+            size_t i;
+            json_t *item;
+            json_array_foreach(v, i, item) {
+                char *p = NULL;
+                if (asprintf(&p, "%s/%s", path, json_string_value(item)) < 0)
+                    continue;
+                json_array_append_new(items, with_attributes(svc, &who, p, json_incref(item),
+                                                             attributes));
+                free(p);
+            }
+            json_decref(v);
+            v = items;
+        }
+        out = wrap(v4, "value", v);
+        break;
+    }
+    case K_EXISTS:
+        out = wrap(v4, "value", json_incref(json_object_get(reply, "value")));
+        break;
+    case K_CREATE:
+        out = wrap(v4, "node_id", node_id(path));
+        break;
+    case K_START:
+        out = wrap(v4, "operation_id", json_incref(json_object_get(reply, "operation_id")));
+        break;
+    case K_GET_OP:
+        out = yt_operation(json_incref(reply));
+        filter_keys(out, attributes);
+        break;
+    case K_LIST_OPS:
+        out = yt_list_operations(reply, params);
+        break;
+    case K_LIST_JOBS: {
+        json_t *jobs = json_object_get(reply, "jobs");
+        json_t *states = json_object();
+        size_t i;
+        json_t *job;
+        json_array_foreach(jobs, i, job) {
+            yt_job(job);
+            count(states, json_string_value(json_object_get(job, "state")));
+        }
+        out = json_pack("{s:O, s:o, s:{s:I}, s:I, s:I, s:I, s:[]}", "jobs", jobs,
+                        "state_counts", states, "type_counts", "vanilla",
+                        (json_int_t)json_array_size(jobs), "cypress_job_count", (json_int_t)0,
+                        "controller_agent_job_count", (json_int_t)json_array_size(jobs),
+                        "archive_job_count", (json_int_t)0, "errors");
+        break;
+    }
+    case K_GET_JOB: {
+        const char *jid = json_string_value(json_object_get(params, "job_id"));
+        size_t i;
+        json_t *job;
+        json_array_foreach(json_object_get(reply, "jobs"), i, job)
+            if (jid && strcmp(json_string_value(json_object_get(job, "id")), jid) == 0)
+                out = yt_job(json_incref(job));
+        if (!out) {
+            snprintf(msg, sizeof msg, "job \"%.100s\" of operation \"%.60s\" does not exist",
+                     jid ? jid : "", json_string_value(json_object_get(params, "operation_id")));
+            yt_error(req, resp, 404, YT_NO_SUCH_JOB, msg);
+            json_decref(reply);
+            json_decref(params);
+            return;
+        }
+        break;
+    }
+    case K_STDERR: {   /* the raw bytes, as upstream */
+        const char *text = json_string_value(json_object_get(reply, "stderr"));
+        ps_http_response_set(resp, 200, "application/octet-stream", text ? text : "",
+                             text ? strlen(text) : 0);
+        json_decref(reply);
+        json_decref(params);
+        return;
+    }
+    default:   /* set, remove, the operation actions: no output */
+        break;
+    }
+    reply_value(req, resp, params, out);
+    json_decref(out);
+    json_decref(reply);
+    json_decref(params);
+}
+
+/* Admits on the headers, as /api/v1 does: the token before the body; YTsaurus-shaped refusals. */
+static int yt_admit(const struct ps_http_request *req, struct ps_http_response *resp,
+                    size_t *max_body, void *ctx)
+{
+    struct ps_service *svc = ctx;
+    struct ps_auth_identity who;
+    struct ps_error err;
+    ps_error_init(&err);
+    if (ps_api_authenticate(svc, ps_http_request_header(req, "Authorization"), &who, &err) != 0) {
+        yt_error(req, resp, err.code == PS_EIO ? 500 : 401, YT_AUTHENTICATION, err.msg);
+        return -1;
+    }
+    if (who.role == PS_ROLE_NODE) {
+        yt_error(req, resp, 403, YT_AUTHORIZATION, "node tokens may only send heartbeats");
+        return -1;
+    }
+    const char *name = strrchr(req->path, '/');
+    name = name ? name + 1 : "";
+    bool start = strcmp(name, "start_operation") == 0 || strcmp(name, "start_op") == 0;
+    *max_body = (size_t)(start ? svc->cfg.http_max_start_op_body_size
+                               : svc->cfg.http_max_body_size);
+    return 0;
+}
+
+static void api_versions(const struct ps_http_request *req, struct ps_http_response *resp,
+                         void *ctx)
+{
+    (void)req;
+    (void)ctx;
+    json_t *v = json_pack("[s,s]", "v3", "v4");
+    ps_http_reply_json(resp, 200, v);
+    json_decref(v);
+}
+
+/* The proxies a client may use: this server, as the client reached it. */
+static void hosts(const struct ps_http_request *req, struct ps_http_response *resp, void *ctx)
+{
+    struct ps_service *svc = ctx;
+    const char *host = ps_http_request_header(req, "Host");
+    char buf[300];
+    if (!host || !*host || strlen(host) > 255 || strpbrk(host, "\"\\ \t")) {
+        snprintf(buf, sizeof buf, "127.0.0.1:%u", (unsigned)ps_http_server_port(svc->http));
+        host = buf;
+    }
+    json_t *v = json_pack("[s]", host);
+    ps_http_reply_json(resp, 200, v);
+    json_decref(v);
+}
+
+int ps_api_yt_register(struct ps_service *svc, struct ps_error *err)
+{
+    int rc;
+    if ((rc = ps_http_server_route_admit(svc->http, NULL, "/api/v3", PS_HTTP_PREFIX, yt_handler,
+                                         yt_admit, svc, err)) != 0 ||
+        (rc = ps_http_server_route_admit(svc->http, NULL, "/api/v4", PS_HTTP_PREFIX, yt_handler,
+                                         yt_admit, svc, err)) != 0 ||
+        (rc = ps_http_server_route(svc->http, "GET", "/api", PS_HTTP_EXACT, api_versions, svc,
+                                   err)) != 0 ||
+        (rc = ps_http_server_route(svc->http, "GET", "/hosts", PS_HTTP_EXACT, hosts, svc,
+                                   err)) != 0)
+        return rc;
+    return 0;
+}
