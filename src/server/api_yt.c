@@ -50,9 +50,9 @@ static const struct yt_command commands[] = {
     {"get", "get", K_GET, false, {"path"}},
     {"list", "list", K_LIST, false, {"path"}},
     {"exists", "exists", K_EXISTS, false, {"path"}},
-    {"set", "set", K_SET, true, {"path", "value"}},
-    {"create", "create", K_CREATE, true, {"type", "path", "attributes", "ignore_existing"}},
-    {"remove", "remove", K_REMOVE, true, {"path"}},
+    {"set", "set", K_SET, true, {"path", "value", "dry_run"}},
+    {"create", "create", K_CREATE, true, {"type", "path", "attributes", "ignore_existing", "dry_run"}},
+    {"remove", "remove", K_REMOVE, true, {"path", "dry_run"}},
     {"start_operation", "start_op", K_START, true, {"operation_type", "spec"}},
     {"start_op", "start_op", K_START, true, {"operation_type", "spec"}},
     {"get_operation", "get_operation", K_GET_OP, false, {"operation_id"}},
@@ -635,7 +635,13 @@ static void yt_handler(const struct ps_http_request *req, struct ps_http_respons
     }
     const json_t *attributes = json_object_get(params, "attributes");
     json_t *out = NULL;   /* NULL: an empty body */
-    switch (c->kind) {
+    /* a dry run of set/create/remove answers its diff as it is (docs/api.md "Dry run") */
+    bool dry_run = (c->kind == K_SET || c->kind == K_CREATE || c->kind == K_REMOVE) &&
+                   json_is_true(json_object_get(params, "dry_run"));   /* body is gone */
+    enum yt_kind kind = dry_run ? K_FEATURES : c->kind;
+    if (kind == K_FEATURES)
+        out = json_incref(reply);
+    switch (kind) {
     case K_GET: {
         json_t *v = json_incref(json_object_get(reply, "value"));
         if (json_is_array(attributes) && path && !strchr(path, '@'))

@@ -62,6 +62,15 @@ expect "set (v3, value in the body)" "200" \
 expect "get, X-YT-Parameters and YSON output" '{"value"=4;}' \
   "$(curl -s "$u/api/v4/get" -H "$H" -H 'X-YT-Parameters: {"path": "//sys/pools/x/@weight"}' \
      -H 'X-YT-Output-Format: yson')"
+expect "set with dry_run (v4): the diff, weight 4 -> 7" "True 4.0 7.0" \
+  "$(curl -s -X PUT "$u/api/v4/set?path=//sys/pools/x/@weight&dry_run=true" -H "$H" \
+     -H 'X-YT-Input-Format: json' --data-binary '7' | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+x = d["pools"]["x"]
+print(d["dry_run"], x["before"]["weight"], x["after"]["weight"])' 2>&1)"
+expect "a dry run changes nothing" '{"value":4}' \
+  "$(curl -s "$u/api/v4/get?path=//sys/pools/x/@weight" -H "$H")"
 expect "get, YSON X-YT-Parameters (v3)" '4' \
   "$(curl -s "$u/api/v3/get" -H "$H" -H 'X-YT-Header-Format: yson' \
      -H 'X-YT-Parameters: {path="//sys/pools/x/@weight"}')"
