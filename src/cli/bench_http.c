@@ -348,7 +348,11 @@ int ps_bench_http(int argc, char **argv)
         goto out;
     }
     struct ps_bench_stats s;
-    ps_bench_stats_compute(all, n, &s);
+    ps_bench_stats_compute(all, n, &s);   /* sorts all */
+    double p999 = all[n - 1 - (n - 1) / 1000];
+    int over_20ms = 0;
+    for (int i = 0; i < n; i++)
+        over_20ms += all[i] > 20.0;
     free(all);
     json_t *obj = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:f, s:I, s:f, s:f, s:f, s:f, s:f, s:I, s:f, s:I}",
                             "benchmark", "http", "nodes", (json_int_t)nodes, "clients",
@@ -362,6 +366,8 @@ int ps_bench_http(int argc, char **argv)
                             "jobs_finished", (json_int_t)ps_metric_value(svc->m_jobs_finished));
     double fs_sum = 0, fs_count = 0;
     histogram_sum(svc, "poolsched_fair_share_update_duration_seconds", &fs_sum, &fs_count);
+    json_object_set_new(obj, "latency_p999_ms", json_real(p999));
+    json_object_set_new(obj, "heartbeats_over_20ms", json_integer(over_20ms));
     json_object_set_new(obj, "operations", json_integer(operations + 1));
     json_object_set_new(obj, "pools", json_integer(pools));
     json_object_set_new(obj, "fair_share_updates", json_integer((json_int_t)(fs_count - fs_count0)));
