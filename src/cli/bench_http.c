@@ -8,6 +8,11 @@
  * One operation keeps every node busy with running jobs; a fraction of heartbeats (--finish)
  * report a finished job, so the group commit and the scheduling of a replacement job are in the
  * measurement too. Bounded: at most 60 s and 10,000 nodes; loopback only.
+ *
+ * With --operations N --pools P (and --update-period-ms), N more operations in P pools make the
+ * fair share update heavy: the heartbeats are then measured while updates run (issue 12/17),
+ * and the update's duration and the part of it that holds the service lock are reported (from
+ * the service's histograms; null when the binary has no locked-part histogram).
  */
 #include <inttypes.h>
 #include <pthread.h>
@@ -145,15 +150,90 @@ static int warm(struct ps_service *svc, const char *url, struct node_state *node
 
 void ps_svc_update_all(struct ps_service *svc);
 
+/* The sum and count of a histogram of the service's registry; false when it has none. */
+static bool histogram_sum(struct ps_service *svc, const char *name, double *sum, double *count)
+{
+    char *text = NULL;
+    size_t len = 0;
+    struct ps_error err;
+    ps_error_init(&err);
+    if (ps_metrics_render(svc->metrics, &text, &len, &err) != 0)
+        return false;
+    char key[160];
+    bool found = false;
+    snprintf(key, sizeof key, "\n%s_sum ", name);
+    const char *at = strstr(text, key);
+    if (at) {
+        *sum = strtod(at + strlen(key), NULL);
+        snprintf(key, sizeof key, "\n%s_count ", name);
+        if ((at = strstr(text, key)) != NULL) {
+            *count = strtod(at + strlen(key), NULL);
+            found = true;
+        }
+    }
+    free(text);
+    return found;
+}
+
+/* Mean of a histogram's observations since (sum0, count0), in ms; JSON null without it. */
+static json_t *mean_ms_since(struct ps_service *svc, const char *name, double sum0, double count0)
+{
+    double sum, count;
+    if (!histogram_sum(svc, name, &sum, &count) || count <= count0)
+        return json_null();
+    return json_real((sum - sum0) / (count - count0) * 1000.0);
+}
+
+/* --operations more operations spread over --pools pools, a few jobs each. */
+static int start_many(struct ps_service *svc, long long ops, long long pools)
+{
+    struct ps_auth_identity admin = {"admin", PS_ROLE_ADMIN};
+    for (long long i = 0; i < pools; i++) {
+        char body[160];
+        snprintf(body, sizeof body,
+                 "{\"type\": \"scheduler_pool\", "
+                 "\"path\": \"//sys/pool_trees/physical/bench-%05lld\"}", i);
+        json_t *reply = NULL;
+        int st = ps_api_dispatch(svc, "create", body, strlen(body), &admin, &reply);
+        json_decref(reply);
+        if (st != 200) {
+            ps_bench_error("http", "create pool %lld: status %d", i, st);
+            return -1;
+        }
+    }
+    for (long long i = 0; i < ops; i++) {
+        char spec[256];
+        snprintf(spec, sizeof spec,
+                 "{\"spec\": {\"pool\": \"bench-%05lld\", \"tasks\": {\"t\": {\"command\": "
+                 "\"true\", \"job_count\": 8, \"memory_limit\": 104857600}}}}",
+                 i % pools);
+        json_t *reply = NULL;
+        int st = ps_api_dispatch(svc, "start_op", spec, strlen(spec), &admin, &reply);
+        if (st != 200) {
+            char *text = reply ? json_dumps(reply, JSON_COMPACT) : NULL;
+            ps_bench_error("http", "start_op %lld: status %d %s", i, st, text ? text : "");
+            free(text);
+            json_decref(reply);
+            return -1;
+        }
+        json_decref(reply);
+    }
+    return 0;
+}
+
 int ps_bench_http(int argc, char **argv)
 {
     long long nodes = 2000, seconds = 5, clients = 8, threads = 4, finish_pm = 20;
+    long long operations = 0, pools = 1, period_ms = 0;
     const struct ps_bench_int_opt ints[] = {
         {"--nodes", 1, 10000, &nodes},
         {"--seconds", 1, 60, &seconds},
         {"--clients", 1, 64, &clients},
         {"--server-threads", 1, 64, &threads},
-        {"--finish-per-mille", 0, 1000, &finish_pm}
+        {"--finish-per-mille", 0, 1000, &finish_pm},
+        {"--operations", 0, 100000, &operations},
+        {"--pools", 1, 10000, &pools},
+        {"--update-period-ms", 0, 60000, &period_ms}
     };
     for (int i = 1; i < argc; i++) {
         int r;
@@ -163,6 +243,7 @@ int ps_bench_http(int argc, char **argv)
         } else if (strcmp(argv[i], "--help") == 0) {
             printf("usage: poolsched bench http [--nodes 2000] [--seconds 5] [--clients 8]\n"
                    "                            [--server-threads 4] [--finish-per-mille 20]\n"
+                   "                            [--operations 0 --pools 1 --update-period-ms 0]\n"
                    "Heartbeats per second and latency of a scheduler on loopback (JSON).\n");
             return 0;
         } else {
@@ -186,6 +267,8 @@ int ps_bench_http(int argc, char **argv)
     cfg.http_threads = (int)threads;
     cfg.quiet = true;
     cfg.node_offline_timeout_ms = 600000;
+    if (period_ms > 0)
+        cfg.fair_share_update_period_ms = period_ms;
     struct ps_service *svc = NULL;
     int status = 1;
     struct node_state *ns = calloc((size_t)nodes, sizeof *ns);
@@ -212,6 +295,8 @@ int ps_bench_http(int argc, char **argv)
     json_t *reply = NULL;
     int st = ps_api_dispatch(svc, "start_op", spec, strlen(spec), &admin, &reply);
     json_decref(reply);
+    if (st == 200 && operations > 0 && start_many(svc, operations, pools) != 0)
+        goto out;
     if (st != 200 || warm(svc, url, ns, (int)nodes) != 0) {
         ps_bench_error("http", "setup failed (start_op status %d)", st);
         goto out;
@@ -225,6 +310,9 @@ int ps_bench_http(int argc, char **argv)
     for (long long i = 0; i < nodes; i++)
         running += (int64_t)json_array_size(ns[i].running);
 
+    double fs_sum0 = 0, fs_count0 = 0, lk_sum0 = 0, lk_count0 = 0;
+    histogram_sum(svc, "poolsched_fair_share_update_duration_seconds", &fs_sum0, &fs_count0);
+    histogram_sum(svc, "poolsched_fair_share_update_locked_seconds", &lk_sum0, &lk_count0);
     int64_t start = ps_clock_monotonic_ns();
     double commits0 = ps_metric_value(svc->m_commits);
     for (long long k = 0; k < clients; k++) {
@@ -260,7 +348,11 @@ int ps_bench_http(int argc, char **argv)
         goto out;
     }
     struct ps_bench_stats s;
-    ps_bench_stats_compute(all, n, &s);
+    ps_bench_stats_compute(all, n, &s);   /* sorts all */
+    double p999 = all[n - 1 - (n - 1) / 1000];
+    int over_20ms = 0;
+    for (int i = 0; i < n; i++)
+        over_20ms += all[i] > 20.0;
     free(all);
     json_t *obj = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:f, s:I, s:f, s:f, s:f, s:f, s:f, s:I, s:f, s:I}",
                             "benchmark", "http", "nodes", (json_int_t)nodes, "clients",
@@ -272,6 +364,19 @@ int ps_bench_http(int argc, char **argv)
                             "finish_per_heartbeat", (double)finish_pm / 1000.0, "commits",
                             (json_int_t)commits, "commits_per_second", commits / wall,
                             "jobs_finished", (json_int_t)ps_metric_value(svc->m_jobs_finished));
+    double fs_sum = 0, fs_count = 0;
+    histogram_sum(svc, "poolsched_fair_share_update_duration_seconds", &fs_sum, &fs_count);
+    json_object_set_new(obj, "latency_p999_ms", json_real(p999));
+    json_object_set_new(obj, "heartbeats_over_20ms", json_integer(over_20ms));
+    json_object_set_new(obj, "operations", json_integer(operations + 1));
+    json_object_set_new(obj, "pools", json_integer(pools));
+    json_object_set_new(obj, "fair_share_updates", json_integer((json_int_t)(fs_count - fs_count0)));
+    json_object_set_new(obj, "update_mean_ms",
+                        mean_ms_since(svc, "poolsched_fair_share_update_duration_seconds",
+                                      fs_sum0, fs_count0));
+    json_object_set_new(obj, "update_locked_mean_ms",
+                        mean_ms_since(svc, "poolsched_fair_share_update_locked_seconds",
+                                      lk_sum0, lk_count0));
     status = ps_bench_print_json("http", obj);
 out:
     ps_service_stop(svc);

@@ -185,6 +185,11 @@ void ps_pool_tree_free(struct ps_pool_tree *tree)
     free(tree);
 }
 
+uint64_t ps_pool_tree_generation(const struct ps_pool_tree *tree)
+{
+    return tree->generation;
+}
+
 const char *ps_pool_tree_name(const struct ps_pool_tree *tree)
 {
     return tree->name;

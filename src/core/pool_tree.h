@@ -115,6 +115,11 @@ struct ps_pool_tree *ps_pool_tree_new(const char *name, const struct ps_value *c
 void ps_pool_tree_free(struct ps_pool_tree *tree);
 
 const char *ps_pool_tree_name(const struct ps_pool_tree *tree);
+
+/* The tree's structural change counter: bumped by every change of its operations (added,
+ * removed, started, moved, updated), pools (created, removed, moved, reconfigured) and config.
+ * A fair share input built at one generation only maps onto the tree at that generation. */
+uint64_t ps_pool_tree_generation(const struct ps_pool_tree *tree);
 const struct ps_tree_config *ps_pool_tree_config(const struct ps_pool_tree *tree);
 /* The parsed nodes_filter (NULL when empty). Valid until the config changes. */
 const struct ps_formula *ps_pool_tree_nodes_filter(const struct ps_pool_tree *tree);

@@ -17,6 +17,7 @@ int ps_tree_sched_init(struct ps_tree_sched *ts, struct ps_error *err)
 {
     memset(ts, 0, sizeof *ts);
     ps_tree_fs_init(&ts->fs);
+    ps_tree_fs_init(&ts->next);
     ps_strmap_init(&ts->filter_copies);
     ts->update = ps_fs_update_new();
     if (!ts->update)
@@ -88,6 +89,9 @@ static int op_filter(struct ps_tree_sched *ts, const struct ps_tree_op *op,
 void ps_tree_sched_release(struct ps_tree_sched *ts)
 {
     ps_tree_fs_release(&ts->fs);
+    ps_tree_fs_release(&ts->next);
+    free(ts->names);
+    free(ts->next_names);
     ps_fs_update_free(ts->update);
     ps_sched_snapshot_free(ts->snap);
     free(ts->starvation);
@@ -179,28 +183,118 @@ static int new_snapshot(struct ps_tree_sched *ts, struct ps_error *err)
     return rc;
 }
 
+/* Element names of fs copied into *buf (grown as needed): the build's point into the tree,
+ * which may free them while the update runs without the host's lock. */
+static int own_names(struct ps_tree_fs *fs, char **buf, size_t *cap, struct ps_error *err)
+{
+    size_t need = 0;
+    for (int i = 0; i < fs->count; i++)
+        if (fs->elems[i].in.name)
+            need += strlen(fs->elems[i].in.name) + 1;
+    if (need > *cap) {
+        size_t c = *cap ? *cap : 4096;
+        while (c < need)
+            c *= 2;
+        char *b = realloc(*buf, c);
+        if (!b)
+            return ps_error_set(err, PS_ENOMEM, "out of memory");
+        *buf = b;
+        *cap = c;
+    }
+    char *at = *buf;
+    for (int i = 0; i < fs->count; i++) {
+        const char *name = fs->elems[i].in.name;
+        if (!name)
+            continue;
+        size_t len = strlen(name) + 1;
+        memcpy(at, name, len);
+        fs->elems[i].in.name = at;
+        at += len;
+    }
+    return 0;
+}
+
+int ps_tree_sched_update_begin(struct ps_tree_sched *ts, struct ps_pool_tree *tree,
+                               int64_t now_ms, struct ps_error *err)
+{
+    ts->phase = PS_TREE_UPDATE_IDLE;
+    int rc = ps_pool_tree_build_fs(tree, &ts->next, now_ms, err);
+    if (rc == 0)
+        rc = own_names(&ts->next, &ts->next_names, &ts->next_names_cap, err);
+    if (rc != 0)
+        return rc;
+    /* A resource some node leaves unlimited is not shared: it counts 0 in the total (jobs of
+     * the tree may not request it). */
+    for (int r = 0; r < PS_RES_COUNT; r++)
+        if (ts->next.input.total.v[r] >= PS_RES_INFINITE)
+            ts->next.input.total.v[r] = 0;
+    ts->next_now_ms = now_ms;
+    ts->phase = PS_TREE_UPDATE_BUILT;
+    return 0;
+}
+
+int ps_tree_sched_update_run(struct ps_tree_sched *ts, struct ps_error *err)
+{
+    if (ts->phase != PS_TREE_UPDATE_BUILT)
+        return ps_error_set(err, PS_ESTATE, "no fair share update was begun");
+    struct ps_tree_fs *fs = &ts->next;
+    int rc = ps_fs_update_run(ts->update, fs->elems, fs->count, fs->fs_pools, fs->pool_count,
+                              &fs->options, &fs->input, err);
+    ts->phase = rc == 0 ? PS_TREE_UPDATE_RAN : PS_TREE_UPDATE_IDLE;
+    return rc;
+}
+
+void ps_tree_sched_update_abort(struct ps_tree_sched *ts)
+{
+    ts->phase = PS_TREE_UPDATE_IDLE;
+}
+
 int ps_tree_sched_update(struct ps_tree_sched *ts, struct ps_pool_tree *tree, int64_t now_ms,
                          const struct ps_tree_host *host, int *starvation_changed,
                          struct ps_error *err)
 {
     if (starvation_changed)
         *starvation_changed = 0;
+    int rc = ps_tree_sched_update_begin(ts, tree, now_ms, err);
+    if (rc == 0)
+        rc = ps_tree_sched_update_run(ts, err);
+    if (rc == 0)
+        rc = ps_tree_sched_update_finish(ts, tree, host, starvation_changed, err);
+    return rc;
+}
+
+int ps_tree_sched_update_finish(struct ps_tree_sched *ts, struct ps_pool_tree *tree,
+                                const struct ps_tree_host *host, int *starvation_changed,
+                                struct ps_error *err)
+{
+    if (starvation_changed)
+        *starvation_changed = 0;
+    if (ts->phase != PS_TREE_UPDATE_RAN)
+        return ps_error_set(err, PS_ESTATE, "no fair share update has run");
+    ts->phase = PS_TREE_UPDATE_IDLE;
+    /* Results only go to the elements they were computed for: any structural change since
+     * begin (the tree's generation) and nothing is applied; the previous snapshot stays. */
+    if (ts->next.tree != tree || ts->next.generation != ps_pool_tree_generation(tree))
+        return ps_error_set(err, PS_ESTATE,
+                            "pool tree \"%s\" changed during its fair share update; build again",
+                            ps_pool_tree_name(tree));
+    int64_t now_ms = ts->next_now_ms;
+    /* The computed buffer becomes the current one; the old one is the next update's. */
+    struct ps_tree_fs spare = ts->fs;
+    ts->fs = ts->next;
+    ts->next = spare;
+    char *names = ts->names;
+    size_t names_cap = ts->names_cap;
+    ts->names = ts->next_names;
+    ts->names_cap = ts->next_names_cap;
+    ts->next_names = names;
+    ts->next_names_cap = names_cap;
     /* The snapshot borrows filters of operations that may be gone by now: drop it first. */
     ps_sched_snapshot_free(ts->snap);
     ts->snap = NULL;
     drop_filters(ts);
-    int rc = ps_pool_tree_build_fs(tree, &ts->fs, now_ms, err);
-    if (rc != 0)
-        return rc;
-    /* A resource some node leaves unlimited is not shared: it counts 0 in the total (jobs of
-     * the tree may not request it). */
-    for (int r = 0; r < PS_RES_COUNT; r++)
-        if (ts->fs.input.total.v[r] >= PS_RES_INFINITE)
-            ts->fs.input.total.v[r] = 0;
     int n = ts->fs.count;
-    if ((rc = grow(ts, n, err)) != 0)
-        return rc;
-    rc = ps_fs_update_run(ts->update, ts->fs.elems, n, ts->fs.fs_pools, ts->fs.pool_count, &ts->fs.options, &ts->fs.input, err);
+    int rc = grow(ts, n, err);
     if (rc != 0)
         return rc;
     ts->alert_count = ps_fs_update_alert_count(ts->update);

@@ -93,7 +93,14 @@ struct ps_tree_heartbeat_stages {
 
 struct ps_tree_sched {
     struct ps_tree_fs fs;                      /* the last build (element indices) */
-    struct ps_fs_update *update;
+    struct ps_fs_update *update;               /* the update's workspace: phase run only */
+    struct ps_tree_fs next;                    /* the update in flight (begin .. finish): the
+                                                  double buffer; heartbeats keep reading fs */
+    char *names, *next_names;                  /* owned copies of the element names of fs and
+                                                  next (the tree may free its own meanwhile) */
+    size_t names_cap, next_names_cap;
+    int phase;                                 /* PS_TREE_UPDATE_IDLE / _BUILT / _RAN */
+    int64_t next_now_ms;                       /* now_ms of the update in flight */
     struct ps_starvation_element *starvation;  /* per element, results of the last check */
     struct ps_sched_operation *sched_ops;      /* per element */
     struct ps_preempt_operation *preempt_ops;  /* per element */
@@ -121,16 +128,45 @@ struct ps_tree_sched {
     int alloc_cap;
 };
 
+enum { PS_TREE_UPDATE_IDLE = 0, PS_TREE_UPDATE_BUILT = 1, PS_TREE_UPDATE_RAN = 2 };
+
 int ps_tree_sched_init(struct ps_tree_sched *ts, struct ps_error *err);
 void ps_tree_sched_release(struct ps_tree_sched *ts);
 
 /* One fair share update and starvation check of tree at now_ms, and a new snapshot (see the
- * top). *starvation_changed (may be NULL) receives how many elements changed their starvation
+ * top): begin, run and finish in one go. *starvation_changed (may be NULL) receives how many elements changed their starvation
  * status. On error the previous snapshot stays. Errors: from the engine (PS_EINVAL naming the
  * element), PS_ENOMEM. */
 int ps_tree_sched_update(struct ps_tree_sched *ts, struct ps_pool_tree *tree, int64_t now_ms,
                          const struct ps_tree_host *host, int *starvation_changed,
                          struct ps_error *err);
+
+/* The same update in three phases, so that a host with a lock runs the expensive pure part
+ * (ps_fs_update_run) without it, as YTsaurus runs its fair share update on a snapshot of the
+ * tree in a background invoker while heartbeats use the previous snapshot:
+ *
+ *   begin  (under the host's lock): builds the update's input from the tree into ts->next, a
+ *          second buffer the computation owns (element names copied: the tree may free its
+ *          own). ts->fs, the snapshot and everything heartbeats read stay as they are.
+ *   run    (no lock needed): ps_fs_update_run on ts->next. Touches only ts->next and
+ *          ts->update; heartbeats, detach and update_lists may run meanwhile (they never read
+ *          either). At most one update of a ts is in flight.
+ *   finish (under the lock again): when the tree's structure changed since begin (its
+ *          generation: operations added, removed, started or moved, pools created, removed,
+ *          moved or reconfigured, config changes; or another tree object), PS_ESTATE and
+ *          nothing is applied: the previous snapshot stays, the host builds again. Else
+ *          ts->next becomes ts->fs and the rest of the update runs as ps_tree_sched_update's
+ *          (apply, starvation at begin's now_ms, lists, snapshot). Usage, demand and pending
+ *          counts changed in between are fine: the update computes on those read at begin,
+ *          as upstream does.
+ * ps_tree_sched_update_abort forgets an update in flight (no-op when none). */
+int ps_tree_sched_update_begin(struct ps_tree_sched *ts, struct ps_pool_tree *tree,
+                               int64_t now_ms, struct ps_error *err);
+int ps_tree_sched_update_run(struct ps_tree_sched *ts, struct ps_error *err);
+int ps_tree_sched_update_finish(struct ps_tree_sched *ts, struct ps_pool_tree *tree,
+                                const struct ps_tree_host *host, int *starvation_changed,
+                                struct ps_error *err);
+void ps_tree_sched_update_abort(struct ps_tree_sched *ts);
 
 /* Updates one operation's preemptible lists with its fair share of the last update (element
  * `element`, membership op), with the allocation class thresholds of the operation, else its

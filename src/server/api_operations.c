@@ -63,12 +63,12 @@ json_t *ps_svc_op_json(struct ps_service *svc, const struct ps_svc_op *op)
         failed += t->failed;
         aborted += t->aborted;
     }
-    json_t *o = json_pack("{s:s, s:s, s:s, s:I, s:o, s:O, s:O, s:b, s:{s:I, s:I, s:I, s:I, s:I, s:I}}",
+    json_t *o = json_pack("{s:s, s:s, s:s, s:I, s:o, s:o, s:o, s:b, s:{s:I, s:I, s:I, s:I, s:I, s:I}}",
                           "id", op->id, "user", op->user, "state", op->state ? op->state : "",
                           "start_time", (json_int_t)op->start_ms, "pool_per_tree",
-                          op->pool_per_tree ? json_incref(op->pool_per_tree) : json_object(),
-                          "spec", op->spec,
-                          "resulting_spec", op->resulting_spec, "suspended", op->suspended,
+                          op->pool_per_tree ? json_deep_copy(op->pool_per_tree) : json_object(),
+                          "spec", json_deep_copy(op->spec),
+                          "resulting_spec", json_deep_copy(op->resulting_spec), "suspended", op->suspended,
                           "progress", "total", (json_int_t)total, "pending", (json_int_t)pending,
                           "running", (json_int_t)running, "completed", (json_int_t)completed,
                           "failed", (json_int_t)failed, "aborted", (json_int_t)aborted);
@@ -83,7 +83,7 @@ json_t *ps_svc_op_json(struct ps_service *svc, const struct ps_svc_op *op)
         json_object_set_new(o, "pending_reason", pr);
     json_object_set_new(o, "operation_type", json_string("vanilla"));
     if (op->unrecognized_spec) {   /* upstream's operation alert and attribute of that name */
-        json_object_set(o, "unrecognized_spec", op->unrecognized_spec);
+        json_object_set_new(o, "unrecognized_spec", json_deep_copy(op->unrecognized_spec));
         json_object_set_new(o, "alerts",
                             json_pack("{s:{s:i, s:s, s:{s:O, s:s}}}", "unrecognized_spec", "code", 1, "message",
                                       "Spec contains unrecognized options", "attributes",
@@ -112,7 +112,7 @@ json_t *ps_svc_job_json(const struct ps_svc_job *job)
     if (job->abort_reason)
         json_object_set_new(o, "abort_reason", json_string(job->abort_reason));
     if (job->statistics)
-        json_object_set(o, "statistics", job->statistics);
+        json_object_set_new(o, "statistics", json_deep_copy(job->statistics));
     if (job->interrupt_reason && job->state == PS_JOB_RUNNING)
         json_object_set_new(o, "interrupt_reason", json_string(job->interrupt_reason));
     return o;

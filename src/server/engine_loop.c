@@ -1,6 +1,9 @@
 /* engine_loop.c — the service's periodic work on one background thread: each tree's fair share
  * update (with starvation check and a new scheduling snapshot) every @fair_share_update_period,
  * sooner (after 50 ms) when operations started or finished, and the node offline check.
+ * The update holds svc->mu only to build its input and to apply its results: the computation
+ * (ps_tree_sched_update_run) runs without it, so heartbeats wait at most for a build or an
+ * apply (core/tree_sched.h, the three phases).
  * After each update, the loop's limits check preempts allocations of elements above their
  * resource_limits (ps_svc_limits_check, sched_host.c): the update is where new limits reach
  * the snapshot, and it already costs O(elements), unlike a heartbeat.
@@ -34,27 +37,86 @@ static void pool_gauges(struct ps_service *svc, struct ps_pool_tree *tree)
     }
 }
 
-/* One tree's update; under svc->mu. */
-static void update_tree(struct ps_service *svc, struct ps_svc_tree_state *ts, int64_t now_ms)
+static double since(int64_t started_ns)
+{
+    return (double)(ps_clock_monotonic_ns() - started_ns) / 1e9;
+}
+
+/* The fair share computation of ts, begun under svc->mu, without it (as upstream runs the
+ * update on a snapshot of the tree in a background invoker while heartbeats use the previous
+ * snapshot): heartbeats and API requests go on meanwhile. Returns with svc->mu held; false
+ * when ts was removed meanwhile (then freed here). */
+static bool run_unlocked(struct ps_service *svc, struct ps_svc_tree_state *ts, int *rc,
+                         struct ps_error *err)
+{
+    ts->updating = true;
+    pthread_mutex_unlock(&svc->mu);
+    *rc = ps_tree_sched_update_run(&ts->sched, err);
+    pthread_mutex_lock(&svc->mu);
+    ts->updating = false;
+    if (!ts->removed)
+        return true;
+    ps_tree_sched_release(&ts->sched);
+    free(ts->name);
+    free(ts);
+    return false;
+}
+
+/* One tree's update, under svc->mu; with unlocked, the computation runs without it (the loop
+ * thread: one update of a tree in flight at a time). When the tree's structure changed during
+ * the computation, nothing applies: once more, then all under the lock so that a tree that
+ * keeps changing still gets its update. Returns false when ts was removed meanwhile. */
+static bool update_tree(struct ps_service *svc, struct ps_svc_tree_state *ts, int64_t now_ms,
+                        bool unlocked)
 {
     struct ps_pool_tree *tree = ps_strategy_find_tree(svc->strategy, ts->name);
-    if (!tree)
-        return;
-    ps_svc_fill_engine_inputs(svc, ts, tree);
+    if (!tree || ts->updating)
+        return true;
     int64_t started_ns = ps_clock_monotonic_ns();
+    double locked = 0;
     struct ps_error err;
     ps_error_init(&err);
-    int changed = 0;
-    int rc = ps_svc_update_tree(svc, ts, tree, now_ms, &changed, &err);
-    double seconds = (double)(ps_clock_monotonic_ns() - started_ns) / 1e9;
-    ps_metric_observe(svc->m_fs_duration, seconds);
+    int changed = 0, rc = 0;
+    for (int attempt = 0;; attempt++) {
+        int64_t locked_ns = ps_clock_monotonic_ns();
+        ps_svc_fill_engine_inputs(svc, ts, tree);
+        if (!unlocked || attempt >= 2) {
+            rc = ps_svc_update_tree(svc, ts, tree, now_ms, &changed, &err);
+            locked += since(locked_ns);
+            break;
+        }
+        rc = ps_tree_sched_update_begin(&ts->sched, tree, now_ms, &err);
+        locked += since(locked_ns);
+        if (rc != 0)
+            break;
+        if (!run_unlocked(svc, ts, &rc, &err))
+            return false;
+        locked_ns = ps_clock_monotonic_ns();
+        /* the strategy may have been reloaded, the tree removed */
+        tree = ps_strategy_find_tree(svc->strategy, ts->name);
+        if (!tree) {
+            ps_tree_sched_update_abort(&ts->sched);
+            return true;
+        }
+        if (rc == 0)
+            rc = ps_svc_update_finish(svc, ts, tree, &changed, &err);
+        locked += since(locked_ns);
+        if (rc != PS_ESTATE)
+            break;
+        ps_svc_log(svc, "info", "fair_share_update_retried",
+                   "tree=%s attempt=%d reason=\"tree changed during the computation\"",
+                   ts->name, attempt + 1);
+        ps_error_init(&err);
+    }
+    ps_metric_observe(svc->m_fs_duration, since(started_ns));
+    ps_metric_observe(svc->m_fs_locked, locked);
     if (rc != 0) {
         /* elements set by the callback are meaningless without a snapshot */
         for (int i = 0; i < svc->op_count; i++)
             ps_svc_op_detach(svc, svc->op_list[i]);
         ps_svc_log(svc, "error", "fair_share_update_failed", "tree=%s error=\"%s\"", ts->name,
                    err.msg);
-        return;
+        return true;
     }
     if (changed > 0)
         ps_svc_log(svc, "info", "starvation_changed", "tree=%s elements=%d", ts->name, changed);
@@ -63,7 +125,7 @@ static void update_tree(struct ps_service *svc, struct ps_svc_tree_state *ts, in
     /* integral volumes and starvation timers survive a restart (while commits fail, only now
      * and then: journal.c) */
     if (!ps_journal_refresh_due(svc->journal, now_ms))
-        return;
+        return true;
     ps_persist_tree(svc, ts->name);
     for (int k = 0; k < ps_pool_tree_operation_count(tree); k++) {
         struct ps_tree_op *to = ps_pool_tree_operation_at(tree, k);
@@ -71,6 +133,7 @@ static void update_tree(struct ps_service *svc, struct ps_svc_tree_state *ts, in
         if (op && to->dynamic.starvation != PS_NON_STARVING)
             ps_persist_op(svc, op);
     }
+    return true;
 }
 
 static void check_nodes(struct ps_service *svc, int64_t now_ms)
@@ -111,8 +174,11 @@ static void *loop(void *arg)
                 ts->next_update_ms = ts->sched.last_update_ms + DIRTY_DELAY_MS;
             if (now >= ts->next_update_ms) {
                 ts->dirty = false;
-                update_tree(svc, ts, now);
+                if (!update_tree(svc, ts, now, true))
+                    break;   /* removed meanwhile: svc->trees changed, look again */
                 ts->next_update_ms = now + period;
+                if (svc->stopping)
+                    break;
             }
             if (ts->next_update_ms < next)
                 next = ts->next_update_ms;
@@ -152,5 +218,5 @@ void ps_svc_update_all(struct ps_service *svc)
 {
     int64_t now = ps_svc_now_ms();
     for (int i = 0; i < svc->tree_count; i++)
-        update_tree(svc, svc->trees[i], now);
+        update_tree(svc, svc->trees[i], now, false);
 }

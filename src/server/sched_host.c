@@ -233,13 +233,32 @@ void ps_svc_limits_check(struct ps_service *svc, struct ps_svc_tree_state *ts, i
     free(h.jobs);
 }
 
+int ps_svc_update_finish(struct ps_service *svc, struct ps_svc_tree_state *ts,
+                         struct ps_pool_tree *tree, int *starvation_changed,
+                         struct ps_error *err)
+{
+    struct host h = {.svc = svc, .ts = ts, .now_ms = ts->sched.next_now_ms};
+    struct ps_tree_host host = loop_host(&h);
+    /* The operations' elements are those of the snapshot heartbeats use until the results
+     * apply: forgotten only then (op_state gives them their new ones). */
+    if (ts->sched.phase == PS_TREE_UPDATE_RAN && ts->sched.next.tree == tree &&
+        ts->sched.next.generation == ps_pool_tree_generation(tree))
+        ps_svc_forget_elements(svc, tree);
+    return ps_tree_sched_update_finish(&ts->sched, tree, &host, starvation_changed, err);
+}
+
 int ps_svc_update_tree(struct ps_service *svc, struct ps_svc_tree_state *ts,
                        struct ps_pool_tree *tree, int64_t now_ms, int *starvation_changed,
                        struct ps_error *err)
 {
-    struct host h = {.svc = svc, .ts = ts, .now_ms = now_ms};
-    struct ps_tree_host host = loop_host(&h);
-    return ps_tree_sched_update(&ts->sched, tree, now_ms, &host, starvation_changed, err);
+    if (starvation_changed)
+        *starvation_changed = 0;
+    int rc = ps_tree_sched_update_begin(&ts->sched, tree, now_ms, err);
+    if (rc == 0)
+        rc = ps_tree_sched_update_run(&ts->sched, err);
+    if (rc == 0)
+        rc = ps_svc_update_finish(svc, ts, tree, starvation_changed, err);
+    return rc;
 }
 
 /* ---- pending reasons: the scheduler's view (core/pending.h decides) --------------------- */

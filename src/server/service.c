@@ -116,9 +116,13 @@ void ps_svc_remove_tree_state(struct ps_service *svc, const char *name)
         if (strcmp(svc->trees[i]->name, name) != 0)
             continue;
         struct ps_svc_tree_state *t = svc->trees[i];
-        ps_tree_sched_release(&t->sched);
-        free(t->name);
-        free(t);
+        if (t->updating) {
+            t->removed = true;   /* its computation runs without svc->mu: the loop frees it */
+        } else {
+            ps_tree_sched_release(&t->sched);
+            free(t->name);
+            free(t);
+        }
         memmove(&svc->trees[i], &svc->trees[i + 1],
                 (size_t)(svc->tree_count - i - 1) * sizeof *svc->trees);
         svc->tree_count--;
@@ -626,6 +630,19 @@ struct ps_preemptible *ps_svc_sched_op_fn(void *ctx, struct ps_tree_op *tree_op,
     return NULL;
 }
 
+void ps_svc_forget_elements(struct ps_service *svc, struct ps_pool_tree *tree)
+{
+    (void)svc;
+    for (int k = 0; k < ps_pool_tree_operation_count(tree); k++) {
+        struct ps_svc_op *op = ps_tree_op_host(ps_pool_tree_operation_at(tree, k));
+        if (!op)
+            continue;
+        for (int i = 0; i < op->tree_count; i++)
+            if (strcmp(op->sop->tree_names[i], ps_pool_tree_name(tree)) == 0)
+                op->trees[i].element = -1;
+    }
+}
+
 void ps_svc_fill_engine_inputs(struct ps_service *svc, struct ps_svc_tree_state *ts,
                                struct ps_pool_tree *tree)
 {
@@ -638,7 +655,6 @@ void ps_svc_fill_engine_inputs(struct ps_service *svc, struct ps_svc_tree_state 
         for (int i = 0; i < op->tree_count; i++) {
             if (strcmp(op->sop->tree_names[i], ps_pool_tree_name(tree)) != 0)
                 continue;
-            op->trees[i].element = -1;
             to->usage = op->trees[i].usage;
             to->demand = op->trees[i].usage;
             for (int j = 0; j < op->task_count; j++) {

@@ -235,6 +235,10 @@ struct ps_svc_tree_state {
     struct ps_tree_sched sched;
     int64_t next_update_ms;
     bool dirty;                    /* operations changed: update soon */
+    bool updating;                 /* the engine loop runs this tree's fair share computation
+                                      without svc->mu (engine_loop.c): ts->sched.next and its
+                                      workspace are the loop's until it clears this */
+    bool removed;                  /* removed while updating: the loop frees it */
 };
 
 struct ps_service {
@@ -282,7 +286,7 @@ struct ps_service {
 
     /* hot metrics */
     struct ps_metric *m_heartbeats, *m_allocations, *m_preemptions, *m_jobs_finished;
-    struct ps_metric *m_hb_latency, *m_fs_duration, *m_commits, *m_nodes, *m_jobs_in_memory;
+    struct ps_metric *m_hb_latency, *m_fs_duration, *m_fs_locked, *m_commits, *m_nodes, *m_jobs_in_memory;
     struct ps_metric_family *f_pool_fair_share, *f_pool_usage, *f_pool_demand;
 };
 
@@ -347,10 +351,18 @@ const char *ps_svc_preempt_reason(int reason);   /* enum ps_preempt_reason -> ab
  * resource_limits_violated). O(elements), plus O(running jobs) only while some element is
  * over. Errors are logged. */
 void ps_svc_limits_check(struct ps_service *svc, struct ps_svc_tree_state *ts, int64_t now_ms);
-/* One fair share update of ts through the loop. Errors: as ps_tree_sched_update. */
+/* One fair share update of ts through the loop, all under svc->mu (begin, run, finish).
+ * Errors: as ps_tree_sched_update. */
 int ps_svc_update_tree(struct ps_service *svc, struct ps_svc_tree_state *ts,
                        struct ps_pool_tree *tree, int64_t now_ms, int *starvation_changed,
                        struct ps_error *err);
+/* The last phase of an update begun (ps_tree_sched_update_begin, under svc->mu) and run
+ * (ps_tree_sched_update_run, without it) on ts: PS_ESTATE, and nothing changed, when the
+ * tree's structure changed in between; else the results apply, the operations get their new
+ * elements and a new snapshot. Under svc->mu. */
+int ps_svc_update_finish(struct ps_service *svc, struct ps_svc_tree_state *ts,
+                         struct ps_pool_tree *tree, int *starvation_changed,
+                         struct ps_error *err);
 /* A node heartbeat's scheduling on the node's tree through the loop: new jobs go to start_out
  * (ps_svc_start_entry), victims to interrupt or abort. */
 int ps_svc_schedule_node(struct ps_service *svc, struct ps_svc_node *node, int64_t now_ms,
@@ -369,6 +381,8 @@ struct ps_svc_node *ps_svc_node_get(struct ps_service *svc, const char *id, bool
 void ps_svc_node_offline(struct ps_service *svc, struct ps_svc_node *node, int64_t now_ms);
 int ps_svc_job_register(struct ps_service *svc, struct ps_svc_job *job);
 void ps_svc_job_attach_node(struct ps_service *svc, struct ps_svc_job *job);
+/* Every operation of tree forgets its element (-1), as before an update's results apply. */
+void ps_svc_forget_elements(struct ps_service *svc, struct ps_pool_tree *tree);
 /* Fills the tree ops' demand, usage and pending counts from the service's operations. */
 void ps_svc_fill_engine_inputs(struct ps_service *svc, struct ps_svc_tree_state *ts,
                                struct ps_pool_tree *tree);

@@ -94,6 +94,12 @@ static int register_metrics(struct ps_service *svc, struct ps_error *err)
                                    0, NULL, fs_bounds, 9, &f, err)) != 0 ||
         (rc = ps_metric_family_get(f, NULL, &svc->m_fs_duration, err)) != 0)
         return rc;
+    if ((rc = ps_metrics_histogram(r, "poolsched_fair_share_update_locked_seconds",
+                                   "Part of one tree's fair share update that holds the service "
+                                   "lock (build, apply, snapshot; not the computation)",
+                                   0, NULL, fs_bounds, 9, &f, err)) != 0 ||
+        (rc = ps_metric_family_get(f, NULL, &svc->m_fs_locked, err)) != 0)
+        return rc;
     if ((rc = ps_metrics_gauge(r, "poolsched_nodes_online", "Registered nodes", 0, NULL, &f,
                                err)) != 0 ||
         (rc = ps_metric_family_get(f, NULL, &svc->m_nodes, err)) != 0)

@@ -31,7 +31,7 @@ struct world {
     struct ps_strategy *s;
     struct ps_pool_tree *tree;
     struct ps_tree_sched ts;
-    struct top ops[2];
+    struct top ops[4];
     int op_count;
     struct ps_node_allocation allocs[MAX_ALLOCS];
     int alloc_count;
@@ -536,6 +536,93 @@ static void test_overcommit(void **state)
     world_release(&w);
 }
 
+/* The update in three phases (begin under the host's lock, run without it, finish under it):
+ * a structural change of the tree between begin and finish (an operation started, a pool
+ * created) discards the results: finish refuses with PS_ESTATE and the previous build,
+ * snapshot, generation and the tree's dynamic state all stay; heartbeats in between use the
+ * previous snapshot; the computation owns its element names. A change of usage only is fine:
+ * the results apply, computed on the usage read at begin. */
+static int begin_and_run(struct world *w, int64_t now_ms)
+{
+    struct ps_error err;
+    ps_error_init(&err);
+    int rc = ps_tree_sched_update_begin(&w->ts, w->tree, now_ms, &err);
+    if (rc == 0)
+        rc = ps_tree_sched_update_run(&w->ts, &err);
+    return rc;
+}
+
+static int finish(struct world *w)
+{
+    struct ps_error err;
+    ps_error_init(&err);
+    struct ps_tree_host host = {.ctx = w, .op_state = op_fn};
+    return ps_tree_sched_update_finish(&w->ts, w->tree, &host, NULL, &err);
+}
+
+static void test_update_phases_structural_change(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w);
+    struct top *a = start_op(&w, "op-a", "a", 0, 10);
+    struct top *b = start_op(&w, "op-b", "b", 0, 10);
+    update(&w, 0);
+    const struct ps_sched_snapshot *snap = w.ts.snap;
+    uint64_t generation = w.ts.generation;
+    int count = w.ts.fs.count, ea = a->element, eb = b->element;
+    assert_int_equal(count, 5);
+    double fair_a = a->member->dynamic.fair_share_ratio;
+    assert_true(fair_a > 0.4 && fair_a < 0.6);
+
+    /* an operation starts during the computation */
+    assert_int_equal(begin_and_run(&w, 1000), 0);
+    for (int i = 0; i < w.ts.next.count; i++)   /* names are the computation's own */
+        if (w.ts.next.ops[i] == a->member)
+            assert_ptr_not_equal(w.ts.next.elems[i].in.name, a->member->id);
+    heartbeat(&w, 1000);                          /* the previous snapshot, its elements */
+    assert_ptr_equal(w.ts.snap, snap);
+    assert_int_equal(w.ts.result.allocation_count, 4);
+    for (int i = 0; i < 4; i++)
+        assert_true(w.ts.result.allocations[i].op == ea || w.ts.result.allocations[i].op == eb);
+    struct top *c = start_op(&w, "op-c", "a", 1000, 10);
+    assert_int_equal(finish(&w), PS_ESTATE);
+    assert_ptr_equal(w.ts.snap, snap);
+    assert_int_equal(w.ts.generation, generation);
+    assert_int_equal(w.ts.fs.count, count);
+    assert_int_equal(w.ts.fs.ops[ea], a->member);
+    assert_int_equal(w.ts.fs.ops[eb], b->member);
+    assert_int_equal(a->element, ea);
+    assert_false(c->member->dynamic.valid);
+    assert_true(a->member->dynamic.fair_share_ratio == fair_a);
+    assert_int_equal(finish(&w), PS_ESTATE);      /* nothing left to finish */
+
+    /* a pool created during the computation */
+    assert_int_equal(begin_and_run(&w, 2000), 0);
+    struct ps_error err;
+    ps_error_init(&err);
+    struct ps_value none = json("{}");
+    assert_int_equal(ps_pool_tree_create_pool(w.tree, "c", "<Root>", &none, &err), 0);
+    ps_value_release(&none);
+    assert_int_equal(finish(&w), PS_ESTATE);
+    assert_ptr_equal(w.ts.snap, snap);
+    assert_int_equal(w.ts.fs.count, count);
+
+    /* usage changes only: the results apply to the elements they were computed for */
+    assert_int_equal(begin_and_run(&w, 3000), 0);
+    a->member->usage.v[PS_RES_CPU] += PS_CPU_SCALE;
+    assert_int_equal(finish(&w), 0);
+    assert_int_equal(w.ts.generation, generation + 1);
+    assert_int_equal(w.ts.fs.count, count + 2);   /* op-c and pool c */
+    for (int i = 0; i < w.ts.fs.count; i++)
+        if (w.ts.fs.ops[i])
+            assert_ptr_equal(w.ts.user[i], w.ts.fs.ops[i]->user_data);
+    assert_ptr_equal(w.ts.fs.ops[a->element], a->member);
+    assert_ptr_equal(w.ts.fs.ops[c->element], c->member);
+    assert_true(c->member->dynamic.valid);
+    world_release(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -545,6 +632,7 @@ int main(void)
         cmocka_unit_test(test_filter_changed_between_updates),
         cmocka_unit_test(test_limits_check),
         cmocka_unit_test(test_overcommit),
+        cmocka_unit_test(test_update_phases_structural_change),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
