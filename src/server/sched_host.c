@@ -348,8 +348,10 @@ void ps_svc_pending_scheduler_reason(struct ps_service *svc, struct ps_svc_tree_
         int elem = -1;
         probe.sched_reason = ps_sched_operation_reason(snap, element, &elem);
         if (probe.sched_reason == PS_SCHED_LIMITS && elem >= 0) {
+            /* the build's own copy of the name: the pool may be gone since (moved out of,
+             * then removed, before the next update) and fs.pools[] is not to be followed */
             if (elem != element && ts->sched.fs.pools[elem])
-                probe.limit_pool = ts->sched.fs.pools[elem]->name;
+                probe.limit_pool = ts->sched.fs.elems[elem].in.name;
             struct ps_resources need = ps_resources_add(ps_sched_usage(snap, elem), ctx.shape);
             struct ps_resources limits = ps_sched_limits(snap, elem);
             for (int r = 0; r < PS_RES_COUNT && probe.limit_resource < 0; r++)
