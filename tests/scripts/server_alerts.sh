@@ -21,11 +21,7 @@ node = FakeNode(s, "n1", cpu=4, slots=8)
 T = "//sys/pool_trees/physical/"
 ORCH = "//sys/scheduler/orchid/scheduler/scheduling_info_per_pool_tree/physical/"
 
-def beat(seconds):
-    end = time.time() + seconds
-    while time.time() < end:
-        node.heartbeat()
-        time.sleep(0.1)
+beat = node.beat
 
 def alerts(kind):
     return [a for a in s.get("//sys/scheduler/@alerts") if a["attributes"]["alert_type"] == kind]

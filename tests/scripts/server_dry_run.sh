@@ -19,11 +19,7 @@ s = Scheduler(bin, work + "/data", {"fair_share_update_period": 100}).start()
 node = FakeNode(s, "n1", cpu=4, slots=8)
 ORCH = "//sys/scheduler/orchid/scheduler/scheduling_info_per_pool_tree/physical/fair_share_info/pools/"
 
-def beat(seconds):
-    end = time.time() + seconds
-    while time.time() < end:
-        node.heartbeat()
-        time.sleep(0.1)
+beat = node.beat
 
 def fs(pool):
     return s.get(ORCH + pool + "/fair_share_ratio")

@@ -183,6 +183,13 @@ class FakeNode:
             self.interrupted[i["job_id"]] = i
         return out
 
+    def beat(self, seconds, period=0.1):
+        """Heartbeats every period for seconds (a node that keeps reporting)."""
+        end = time.time() + seconds
+        while time.time() < end:
+            self.heartbeat()
+            time.sleep(period)
+
     def finish(self, jid, state="completed", **extra):
         self.running.pop(jid)
         rep = {"job_id": jid, "state": state}
