@@ -21,6 +21,7 @@
 #include "platform/clock.h"
 #include "platform/daemon.h"
 #include "platform/job_process.h"
+#include "platform/procfs.h"
 #include "platform/sandbox.h"
 #include "platform/file.h"
 #include "server/auth.h"
@@ -185,6 +186,16 @@ int ps_bench_e2e(int argc, char **argv)
              "{\"operation_type\": \"vanilla\", \"spec\": {\"max_failed_job_count\": 10000, "
              "\"tasks\": {\"t\": {\"command\": \"true\", \"job_count\": %lld, \"cpu_limit\": 1, "
              "\"memory_limit\": 67108864}}}}", jobs);
+    /* CPU per job, apart: the agents' own (their processes), the jobs' (the children the
+     * agents reaped), the scheduler's (this process: service threads, plus the bench's polls) */
+    double agent0 = 0, jobs0 = 0;
+    for (int i = 0; i < nodes; i++) {
+        double a = 0, j = 0;
+        ps_procfs_process_cpu(procs[i].pid, &a, &j, NULL);
+        agent0 += a;
+        jobs0 += j;
+    }
+    int64_t sched_cpu0 = ps_clock_process_cpu_ns();
     int64_t t0 = now_ms();
     if (!(reply = api(svc, "start_op", body)))
         goto out;
@@ -225,6 +236,15 @@ int ps_bench_e2e(int argc, char **argv)
     }
     double secs = (double)(now_ms() - t0) / 1000.0;
     int64_t completed = json_integer_value(json_object_get(progress, "completed"));
+    double sched_cpu = (double)(ps_clock_process_cpu_ns() - sched_cpu0) / 1e9;
+    double agent_cpu = -agent0, jobs_cpu = -jobs0;
+    for (int i = 0; i < nodes; i++) {
+        double a = 0, j = 0;
+        ps_procfs_process_cpu(procs[i].pid, &a, &j, NULL);
+        agent_cpu += a;
+        jobs_cpu += j;
+    }
+    double per_job_ms = completed > 0 ? 1000.0 / (double)completed : 0;
     json_t *obj = json_pack(
         "{s:s, s:s, s:I, s:I, s:I, s:I, s:s, s:s, s:I, s:I, s:I, s:f, s:f, s:I, s:f}",
         "benchmark", "e2e", "work_root", work_root ? work_root : dir, "jobs", (json_int_t)jobs, "nodes", (json_int_t)nodes, "slots_per_node",
@@ -235,6 +255,11 @@ int ps_bench_e2e(int argc, char **argv)
         (json_int_t)json_integer_value(json_object_get(progress, "aborted")), "seconds", secs,
         "first_completion_seconds", (double)first_ms / 1000.0, "target_jobs_per_second",
         (json_int_t)500, "jobs_per_second", (double)completed / secs);
+    if (obj)
+        json_object_set_new(obj, "cpu_ms_per_job",
+                            json_pack("{s:f, s:f, s:f}", "agents", agent_cpu * per_job_ms,
+                                      "jobs", jobs_cpu * per_job_ms, "scheduler",
+                                      sched_cpu * per_job_ms));
     status = ps_bench_print_json("e2e", obj);
     if (status == 0 && completed != jobs)
         status = 1;

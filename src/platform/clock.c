@@ -16,6 +16,11 @@ int64_t ps_clock_monotonic_ns(void)
     return read_ns(CLOCK_MONOTONIC);
 }
 
+int64_t ps_clock_process_cpu_ns(void)
+{
+    return read_ns(CLOCK_PROCESS_CPUTIME_ID);
+}
+
 static struct timespec deadline_after(clockid_t id, int64_t ms)
 {
     struct timespec ts = {0, 0};

@@ -12,6 +12,8 @@
 
 /* Nanoseconds since an unspecified start (CLOCK_MONOTONIC); never goes backwards. */
 int64_t ps_clock_monotonic_ns(void);
+/* CPU time (user + system) of this process, all threads, in nanoseconds. */
+int64_t ps_clock_process_cpu_ns(void);
 
 /* The absolute CLOCK_MONOTONIC time ms milliseconds from now, for condition variables whose
  * clock attribute is CLOCK_MONOTONIC. */

@@ -289,3 +289,23 @@ int ps_procfs_meminfo(const char *proc_root, int64_t *total_bytes, int64_t *avai
         ps_error_prefix(err, "%s", path);
     return rc;
 }
+
+int ps_procfs_process_cpu(pid_t pid, double *self_seconds, double *children_seconds,
+                          struct ps_error *err)
+{
+    char path[64], buf[4096];
+    size_t len;
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    struct ps_procfs_stat st;
+    int rc = ps_procfs_read_small(path, buf, sizeof buf, &len, err);
+    if (rc == 0)
+        rc = ps_procfs_parse_stat(buf, len, &st, err);
+    if (rc != 0)
+        return rc;
+    long tck = sysconf(_SC_CLK_TCK);
+    if (tck <= 0)
+        tck = 100;
+    *self_seconds = (double)(st.utime_ticks + st.stime_ticks) / (double)tck;
+    *children_seconds = (double)(st.cutime_ticks + st.cstime_ticks) / (double)tck;
+    return 0;
+}

@@ -82,6 +82,12 @@ int ps_procfs_group_pids(const char *proc_root, pid_t pgid, pid_t *pids, int max
 int ps_procfs_meminfo(const char *proc_root, int64_t *total_bytes, int64_t *available_bytes,
                       struct ps_error *err);
 
+/* CPU seconds (user + system) of process pid itself and of its children it has reaped (for a
+ * node agent: its jobs), from /proc/<pid>/stat. Errors: PS_ENOENT (no such process), PS_EIO,
+ * PS_EINVAL. */
+int ps_procfs_process_cpu(pid_t pid, double *self_seconds, double *children_seconds,
+                          struct ps_error *err);
+
 /* Reads a whole small file (a /proc or cgroup file) into buf, NUL-terminated; *len excludes the
  * NUL. Files longer than size - 1 are truncated. Errors: PS_ENOENT (no such file or process),
  * PS_EIO otherwise, with "<path>: <strerror>". Shared by procfs.c and cgroup.c. */
