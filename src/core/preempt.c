@@ -12,6 +12,9 @@ void ps_preempt_config_init(struct ps_preempt_config *c)
     c->preemption_satisfaction_threshold = 1.0;
     c->aggressive_preemption_satisfaction_threshold = 0.2;
     c->enable_conditional_preemption = true;
+    c->check_starvation = true;
+    c->check_satisfaction = true;
+    c->priority_operation_only = false;
     c->preemptive_scheduling_backoff_ms = 5000;
     c->allocation_preemption_timeout_ms = 10000;
     c->allocation_graceful_preemption_timeout_ms = 60000;
@@ -116,13 +119,24 @@ struct stage_ctx {
     struct ps_resources *disc;   /* per element: unconditional candidates of its subtree */
 };
 
+/* The operation's preemption priority (GetOperationPreemptionPriority): with scope
+ * operation_and_ancestors its lowest (aggressively) starving ancestor, the operation included;
+ * with operation_only its own status. */
+static bool priority_at_least(const struct ps_starvation_element *s,
+                              const struct ps_preempt_config *config, bool aggressive)
+{
+    if (config->priority_operation_only)
+        return aggressive ? s->starvation == PS_AGGRESSIVELY_STARVING
+                          : s->starvation != PS_NON_STARVING;
+    return aggressive ? s->lowest_aggressively_starving_ancestor >= 0
+                      : s->lowest_starving_ancestor >= 0;
+}
+
 static bool eligible(void *vctx, const struct ps_sched_snapshot *snap, int op)
 {
     (void)snap;
     const struct stage_ctx *c = vctx;
-    const struct ps_starvation_element *s = &c->tree->starvation[op];
-    return c->aggressive ? s->lowest_aggressively_starving_ancestor >= 0
-                         : s->lowest_starving_ancestor >= 0;
+    return priority_at_least(&c->tree->starvation[op], c->tree->config, c->aggressive);
 }
 
 static struct ps_resources limit_discount(void *vctx, const struct ps_sched_snapshot *snap, int e)
@@ -157,9 +171,10 @@ static int blocking_ancestor(const struct ps_sched_snapshot *snap, const struct 
     double threshold = aggressive ? t->config->aggressive_preemption_satisfaction_threshold
                                   : t->config->preemption_satisfaction_threshold;
     for (int i = op; i > 0; i = ps_sched_parent(snap, i)) {
-        if (t->starvation[i].starvation != PS_NON_STARVING)
+        if (t->config->check_starvation && t->starvation[i].starvation != PS_NON_STARVING)
             return i;
-        if (ps_sched_local_satisfaction(snap, i) < threshold + RATIO_COMPARISON_PRECISION)
+        if (t->config->check_satisfaction &&
+            ps_sched_local_satisfaction(snap, i) < threshold + RATIO_COMPARISON_PRECISION)
             return i;
     }
     return -1;
@@ -174,7 +189,8 @@ static bool is_ancestor(const struct ps_sched_snapshot *snap, int anc, int op)
 }
 
 void ps_preempt_subtree_eligible(const struct ps_sched_snapshot *snap,
-                                 const struct ps_starvation_element *starvation, uint8_t *out)
+                                 const struct ps_starvation_element *starvation,
+                                 const struct ps_preempt_config *config, uint8_t *out)
 {
     int count = ps_sched_snapshot_element_count(snap);
     for (int i = 0; i < count; i++)
@@ -182,9 +198,9 @@ void ps_preempt_subtree_eligible(const struct ps_sched_snapshot *snap,
     /* Parents come before their children: a backward pass sees a subtree before its root. */
     for (int i = count - 1; i >= 0; i--) {
         if (ps_sched_kind(snap, i) == PS_ELEM_OPERATION) {
-            if (starvation[i].lowest_starving_ancestor >= 0)
+            if (priority_at_least(&starvation[i], config, false))
                 out[i] |= PS_PREEMPT_SUBTREE_STARVING;
-            if (starvation[i].lowest_aggressively_starving_ancestor >= 0)
+            if (priority_at_least(&starvation[i], config, true))
                 out[i] |= PS_PREEMPT_SUBTREE_AGGRESSIVELY_STARVING;
         }
         int p = ps_sched_parent(snap, i);
@@ -292,7 +308,7 @@ int ps_preempt_heartbeat(struct ps_sched_snapshot *snap, const struct ps_preempt
     /* The aggressive stage only starts allocations of operations with an aggressively starving
      * lowest ancestor; without any it would deactivate every candidate and start nothing. */
     if (own)
-        ps_preempt_subtree_eligible(snap, tree->starvation, own);
+        ps_preempt_subtree_eligible(snap, tree->starvation, tree->config, own);
     const uint8_t *subtree = own ? own : tree->subtree_eligible;
     rc = subtree[0] & PS_PREEMPT_SUBTREE_AGGRESSIVELY_STARVING
              ? run_preemptive_stage(snap, tree, node, allocs, alloc_count, true, subtree, cands,

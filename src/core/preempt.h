@@ -35,7 +35,8 @@
  *   - its operation is in graceful preemption mode, or runs <= max_unpreemptible_running_
  *     allocation_count allocations (min of tree and spec; unset by default) -> the operation;
  *   - walking up from the operation to (not including) the root: an element that is not
- *     non_starving, or whose local satisfaction (live usage) < threshold + 1.49e-8 (RatioComparisonPrecision), where the
+ *     non_starving (with preemption_check_starvation), or (with preemption_check_satisfaction)
+ *     whose local satisfaction (live usage) < threshold + 1.49e-8 (RatioComparisonPrecision), where the
  *     threshold is aggressive_preemption_satisfaction_threshold in the aggressive stage and
  *     preemption_satisfaction_threshold otherwise.
  * Unblocked allocations are preemptible for everybody. With enable_conditional_preemption an
@@ -57,6 +58,11 @@ struct ps_preempt_config {
     double preemption_satisfaction_threshold;             /* 1.0 */
     double aggressive_preemption_satisfaction_threshold;  /* 0.2 */
     bool enable_conditional_preemption;                   /* true */
+    bool check_starvation;                                /* preemption_check_starvation, true */
+    bool check_satisfaction;                              /* preemption_check_satisfaction, true */
+    /* scheduling_preemption_priority_scope = operation_only: an operation's preemption
+     * priority is its own starvation status, not its lowest (aggressively) starving ancestor's */
+    bool priority_operation_only;                         /* false */
     int64_t preemptive_scheduling_backoff_ms;             /* 5 s */
     int64_t allocation_preemption_timeout_ms;             /* 10 s */
     int64_t allocation_graceful_preemption_timeout_ms;    /* 60 s */
@@ -97,7 +103,8 @@ struct ps_preempt_tree {
  * (indexed like the snapshot). The stages use them to skip whole pools without eligible
  * operations, and to skip the aggressive stage when the root has none. */
 void ps_preempt_subtree_eligible(const struct ps_sched_snapshot *snap,
-                                 const struct ps_starvation_element *starvation, uint8_t *out);
+                                 const struct ps_starvation_element *starvation,
+                                 const struct ps_preempt_config *config, uint8_t *out);
 
 /* One allocation running on the node. */
 struct ps_node_allocation {

@@ -22,6 +22,8 @@ struct ps_strategy {
     struct ps_operation **activated;        /* capacity kept >= op_count */
     int activated_count, activated_capacity;
     int depth;                              /* > 0 inside a strategy call */
+    bool has_connect_time;                  /* ps_strategy_set_connection_time */
+    int64_t connected_at_ms;
 };
 
 const char *ps_operation_state_name(enum ps_operation_state state)
@@ -244,11 +246,21 @@ int ps_strategy_add_tree(struct ps_strategy *s, const char *name, const struct p
         goto out;
     }
     tree->owner = s;
+    if (s->has_connect_time)
+        ps_pool_tree_set_connect_time(tree, s->connected_at_ms);
     s->trees[s->tree_count++] = tree;
     place_nodes(s);
 out:
     end(s);
     return rc;
+}
+
+void ps_strategy_set_connection_time(struct ps_strategy *s, int64_t connected_at_ms)
+{
+    s->has_connect_time = true;
+    s->connected_at_ms = connected_at_ms;
+    for (int i = 0; i < s->tree_count; i++)
+        ps_pool_tree_set_connect_time(s->trees[i], connected_at_ms);
 }
 
 int ps_strategy_remove_tree(struct ps_strategy *s, const char *name, struct ps_error *err)

@@ -82,6 +82,13 @@ int ps_strategy_add_tree(struct ps_strategy *s, const char *name, const struct p
                          struct ps_error *err);
 /* Removes a tree; refused (PS_ESTATE) while operations run in it. Its nodes belong to no tree
  * afterwards. If it was the default tree there is no default tree. */
+/* The moment the scheduler connected (upstream's connection time): for node_reconnection_timeout
+ * after it, every tree treats scheduling tag filter limits as unlimited while nodes come back
+ * (nodes.h). Applies to the trees present and to those added later. The service calls it at
+ * start with its clock and again after a restart; the simulator with 0, the epoch, as upstream's
+ * simulator does. */
+void ps_strategy_set_connection_time(struct ps_strategy *s, int64_t connected_at_ms);
+
 int ps_strategy_remove_tree(struct ps_strategy *s, const char *name, struct ps_error *err);
 struct ps_pool_tree *ps_strategy_find_tree(const struct ps_strategy *s, const char *name);
 /* Trees in creation order. */

@@ -33,6 +33,9 @@
  *     (max_unpreemptible_running_job_count,
  *      max_unpreemptable_running_job_count)       unset          integer >= 0
  * enable_conditional_preemption                   true
+ * preemption_check_starvation                     true           a starving ancestor blocks
+ * preemption_check_satisfaction                   true           a satisfaction below the
+ *                                                                threshold blocks (preempt.h)
  * allocation_count_preemption_timeout_coefficient
  *     (job_count_preemption_timeout_coefficient)  1.0            >= 1
  * scheduling_preemption_priority_scope            operation_and_ancestors | operation_only
@@ -124,6 +127,8 @@ struct ps_tree_config {
     int64_t allocation_graceful_preemption_timeout_ms;
     struct ps_opt_int max_unpreemptible_running_allocation_count;
     bool enable_conditional_preemption;
+    bool preemption_check_starvation;
+    bool preemption_check_satisfaction;
     double allocation_count_preemption_timeout_coefficient;
     int scheduling_preemption_priority_scope;         /* enum ps_preemption_scope */
     int fifo_pool_scheduling_order;                   /* enum ps_fifo_scheduling_order */

@@ -350,7 +350,8 @@ int ps_tree_sched_update_finish(struct ps_tree_sched *ts, struct ps_pool_tree *t
     ts->options.fifo_order_in_fifo_pools = cfg->fifo_pool_scheduling_order == PS_FIFO_ORDER_FIFO;
     if ((rc = new_snapshot(ts, err)) != 0)
         return rc;
-    ps_preempt_subtree_eligible(ts->snap, ts->starvation, ts->subtree_eligible);
+    ps_preempt_subtree_eligible(ts->snap, ts->starvation, &ts->preempt_config,
+                                ts->subtree_eligible);
     ts->last_update_ms = now_ms;
     return 0;
 }

@@ -20,6 +20,10 @@ void ps_tree_config_preempt_config(const struct ps_tree_config *cfg, struct ps_p
     out->preemption_satisfaction_threshold = cfg->preemption_satisfaction_threshold;
     out->aggressive_preemption_satisfaction_threshold = cfg->aggressive_preemption_satisfaction_threshold;
     out->enable_conditional_preemption = cfg->enable_conditional_preemption;
+    out->check_starvation = cfg->preemption_check_starvation;
+    out->check_satisfaction = cfg->preemption_check_satisfaction;
+    out->priority_operation_only =
+        cfg->scheduling_preemption_priority_scope == PS_PREEMPTION_SCOPE_OPERATION_ONLY;
     out->preemptive_scheduling_backoff_ms = cfg->preemptive_scheduling_backoff_ms;
     out->allocation_preemption_timeout_ms = cfg->allocation_preemption_timeout_ms;
     out->allocation_graceful_preemption_timeout_ms = cfg->allocation_graceful_preemption_timeout_ms;

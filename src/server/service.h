@@ -260,6 +260,8 @@ struct ps_service {
     pthread_cond_t loop_cv;
     bool stopping;
     struct ps_strategy *strategy;
+    int64_t connected_at_ms;       /* process start: the strategy's connection time (kept by a
+                                    * state reload, which is no reconnection) */
     int tree_count;
     struct ps_svc_tree_state **trees;
     struct ps_strmap ops;          /* id -> struct ps_svc_op * */

@@ -176,6 +176,8 @@ int ps_service_start(const struct ps_service_config *cfg, struct ps_service **ou
         rc = ps_error_set(err, PS_ENOMEM, "out of memory");
         goto fail;
     }
+    svc->connected_at_ms = ps_svc_now_ms();
+    ps_strategy_set_connection_time(svc->strategy, svc->connected_at_ms);
     if ((rc = ps_metrics_new(&svc->metrics, err)) != 0 || (rc = register_metrics(svc, err)) != 0)
         goto fail;
     if ((rc = ps_store_open(cfg->data_dir, &svc->store, err)) != 0)
@@ -329,8 +331,10 @@ int ps_svc_state_reload(struct ps_service *svc, struct ps_error *err)
     }
     free_state(svc, true);
     svc->op_seq = 0;
-    int rc = (svc->strategy = ps_strategy_new()) ? ps_persist_load(svc, err)
-                                                 : ps_error_set(err, PS_ENOMEM, "out of memory");
+    if ((svc->strategy = ps_strategy_new()))
+        ps_strategy_set_connection_time(svc->strategy, svc->connected_at_ms);
+    int rc = svc->strategy ? ps_persist_load(svc, err)
+                           : ps_error_set(err, PS_ENOMEM, "out of memory");
     /* the nodes known before: registered again at once (after the trees, which place them), so
      * scheduling resumes with the next fair share update rather than after every node's next
      * heartbeat; one that no longer fits the trees registers with its next heartbeat (409) */

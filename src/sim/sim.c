@@ -317,6 +317,9 @@ int ps_sim_new(const struct ps_scenario *scenario, const struct ps_sim_options *
     ps_strmap_init(&sim->op_by_id);
     ps_error_init(&sim->io_error);
     sim->strategy = ps_strategy_new();
+    /* upstream's simulator host reports the epoch as its connection time: virtual time 0 */
+    if (sim->strategy)
+        ps_strategy_set_connection_time(sim->strategy, 0);
     sim->trees = calloc((size_t)(sim->tree_count ? sim->tree_count : 1), sizeof *sim->trees);
     sim->nodes = calloc((size_t)(sim->node_count ? sim->node_count : 1), sizeof *sim->nodes);
     sim->ops = calloc((size_t)(sim->op_count ? sim->op_count : 1), sizeof *sim->ops);
