@@ -64,6 +64,10 @@ struct ps_element_dynamic {
     double guaranteed_ratio;          /* max component of the (adjusted) strong guarantee share */
     double min_share_ratio;           /* max component of the specified strong guarantee / total */
     int dominant_resource;            /* enum ps_resource */
+    /* Upstream's dynamic satisfaction ratio after the update: an operation's local
+     * satisfaction ratio (usage / fair share, ps_sched_satisfaction_ratio); a pool's the
+     * minimum over its children holding operations, its own local ratio when none does. */
+    double satisfaction_ratio;
     struct ps_fs_element_output fs;   /* everything the engine computed */
     /* Scheduling status and starvation (starvation.h), kept from one check to the next by
      * ps_pool_tree_apply_starvation (tree_starvation.h). */

@@ -1,11 +1,13 @@
 /* tree_fs.c — building the engine's element array from a tree, and applying its results. */
 #include "core/tree_fs.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/nodes.h"
 #include "core/pool_tree_impl.h"
+#include "core/schedule.h"
 
 /* Sorting small keys instead of operation pointers keeps the sort inside one array: the
  * operations themselves are only touched for ties on start time. */
@@ -275,6 +277,40 @@ static void fill_dynamic(struct ps_element_dynamic *d, const struct ps_fs_elemen
     d->dominant_resource = out->dominant_resource;
 }
 
+static struct ps_element_dynamic *dynamic_of(const struct ps_tree_fs *fs, int i)
+{
+    return fs->pools[i] ? &fs->pools[i]->dynamic : &fs->ops[i]->dynamic;
+}
+
+/* Satisfaction ratios as upstream's dynamic attributes after an update (every operation
+ * active): operations their local ratio, a pool the minimum over its active children (those
+ * with an operation in their subtree), its local ratio when it has none. Parents come before
+ * their children in fs, so one backward pass sees every child before its parent. */
+static void derive_satisfaction(const struct ps_tree_fs *fs)
+{
+    for (int i = 0; i < fs->count; i++) {
+        struct ps_element_dynamic *d = dynamic_of(fs, i);
+        d->satisfaction_ratio = INFINITY;
+    }
+    for (int i = fs->count - 1; i >= 0; i--) {
+        struct ps_element_dynamic *d = dynamic_of(fs, i);
+        const struct ps_fs_element_output *o = &fs->elems[i].out;
+        double local = ps_sched_satisfaction_ratio(&o->usage_share, &o->fair_share.total,
+                                                   &o->demand_share);
+        bool active = fs->ops[i] || d->satisfaction_ratio != INFINITY;
+        if (!active)
+            d->satisfaction_ratio = local;
+        else if (fs->ops[i])
+            d->satisfaction_ratio = local;
+        int parent = fs->elems[i].in.parent;
+        if (active && parent >= 0) {
+            struct ps_element_dynamic *p = dynamic_of(fs, parent);
+            if (d->satisfaction_ratio < p->satisfaction_ratio)
+                p->satisfaction_ratio = d->satisfaction_ratio;
+        }
+    }
+}
+
 int ps_pool_tree_apply_fs(struct ps_pool_tree *tree, const struct ps_tree_fs *fs, struct ps_error *err)
 {
     if (fs->tree != tree || fs->generation != tree->generation)
@@ -300,6 +336,7 @@ int ps_pool_tree_apply_fs(struct ps_pool_tree *tree, const struct ps_tree_fs *fs
             fill_dynamic(&fs->ops[i]->dynamic, &e->out, 0.0, 0.0);
         }
     }
+    derive_satisfaction(fs);
     tree->has_previous_update = true;
     tree->previous_update_ms = fs->input.now_ms;
     return 0;

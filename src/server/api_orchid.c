@@ -93,8 +93,7 @@ static json_t *element_json(const struct ps_element_dynamic *d, const struct ps_
     json_object_set_new(e, "starvation_status",
                         json_string(ps_starvation_status_name(d->starvation)));
     json_object_set_new(e, "status", json_string(ps_sched_status_name(d->status)));
-    double sat = ps_sched_satisfaction_ratio(&o->usage_share, &f->total, &o->demand_share);
-    put_real(e, "satisfaction_ratio", sat);
+    put_real(e, "satisfaction_ratio", d->satisfaction_ratio);
     json_object_set_new(e, "fair_share_computed", json_boolean(d->valid));
     return e;
 }
