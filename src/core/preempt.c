@@ -227,6 +227,8 @@ static int run_preemptive_stage(struct ps_sched_snapshot *snap, const struct ps_
     int m = 0;
     for (int k = 0; k < n; k++) {
         int cls = class_of(t, &allocs[k]);
+        if (cls == PS_ALLOC_AGGRESSIVELY_PREEMPTIBLE && t->ops[allocs[k].op].aggressive_preemption_disallowed)
+            cls = PS_ALLOC_NON_PREEMPTIBLE;
         if (cls < level)
             continue;
         int b = blocking_ancestor(snap, t, allocs[k].op, aggressive);

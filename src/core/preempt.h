@@ -81,6 +81,10 @@ struct ps_preempt_operation {
     const struct ps_preemptible *lists;   /* the operation's allocation classes; NULL: none */
     bool graceful;                        /* preemption_mode = graceful */
     int max_unpreemptible_running_allocation_count;   /* spec value, -1: unset */
+    /* Not EffectiveAggressivePreemptionAllowed: its aggressively preemptible allocations count
+     * as non-preemptible (a gang operation without allow_aggressive_preemption_for_gang_
+     * operations, else the nearest pool setting allow_aggressive_preemption; default allowed). */
+    bool aggressive_preemption_disallowed;
 };
 
 /* Bits of the per-element subtree eligibility (ps_preempt_subtree_eligible): the element's

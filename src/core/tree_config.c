@@ -114,6 +114,8 @@ static const struct ps_attr tree_attrs[] = {
     BOOL("enable_conditional_preemption", enable_conditional_preemption),
     BOOL("preemption_check_starvation", preemption_check_starvation),
     BOOL("preemption_check_satisfaction", preemption_check_satisfaction),
+    BOOL("allow_aggressive_preemption_for_gang_operations",
+         allow_aggressive_preemption_for_gang_operations),
     {.name = "allocation_count_preemption_timeout_coefficient",
      .alias = {"job_count_preemption_timeout_coefficient"}, .kind = PS_ATTR_DOUBLE,
      .offset = OFF(allocation_count_preemption_timeout_coefficient), .min = 1, .max = HUGE_MAX},
@@ -178,6 +180,7 @@ int ps_tree_config_init(struct ps_tree_config *cfg)
     cfg->enable_conditional_preemption = true;
     cfg->preemption_check_starvation = true;
     cfg->preemption_check_satisfaction = true;
+    cfg->allow_aggressive_preemption_for_gang_operations = true;
     cfg->allocation_count_preemption_timeout_coefficient = 1.0;
     cfg->scheduling_preemption_priority_scope = PS_PREEMPTION_SCOPE_OPERATION_AND_ANCESTORS;
     cfg->fifo_pool_scheduling_order = PS_FIFO_ORDER_SATISFACTION;

@@ -36,6 +36,9 @@
  * preemption_check_starvation                     true           a starving ancestor blocks
  * preemption_check_satisfaction                   true           a satisfaction below the
  *                                                                threshold blocks (preempt.h)
+ * allow_aggressive_preemption_for_gang_operations true           false: a gang operation's
+ *                                                                aggressively preemptible
+ *                                                                allocations stay (preempt.h)
  * allocation_count_preemption_timeout_coefficient
  *     (job_count_preemption_timeout_coefficient)  1.0            >= 1
  * scheduling_preemption_priority_scope            operation_and_ancestors | operation_only
@@ -129,6 +132,7 @@ struct ps_tree_config {
     bool enable_conditional_preemption;
     bool preemption_check_starvation;
     bool preemption_check_satisfaction;
+    bool allow_aggressive_preemption_for_gang_operations;
     double allocation_count_preemption_timeout_coefficient;
     int scheduling_preemption_priority_scope;         /* enum ps_preemption_scope */
     int fifo_pool_scheduling_order;                   /* enum ps_fifo_scheduling_order */

@@ -168,6 +168,19 @@ static void specified_limits(struct ps_tree_fs *fs, struct ps_resources *saved)
     }
 }
 
+/* EffectiveAggressivePreemptionAllowed: the operation's own setting (false for a gang operation
+ * without allow_aggressive_preemption_for_gang_operations), else the nearest pool's
+ * allow_aggressive_preemption, else allowed (the root's). */
+static bool aggressive_preemption_allowed(const struct ps_tree_config *cfg, const struct ps_tree_op *op)
+{
+    if (op->is_gang && !cfg->allow_aggressive_preemption_for_gang_operations)
+        return false;
+    for (const struct ps_pool *p = op->pool; p && !p->is_root; p = p->parent)
+        if (p->config.allow_aggressive_preemption.set)
+            return p->config.allow_aggressive_preemption.value;
+    return true;
+}
+
 static int new_snapshot(struct ps_tree_sched *ts, struct ps_error *err)
 {
     int n = ts->fs.count;
@@ -332,7 +345,7 @@ int ps_tree_sched_update_finish(struct ps_tree_sched *ts, struct ps_pool_tree *t
         struct ps_preempt_operation *po = &ts->preempt_ops[i];
         memset(so, 0, sizeof *so);
         so->allocation.v[PS_RES_USER_SLOTS] = 1;
-        *po = (struct ps_preempt_operation){NULL, false, -1};
+        *po = (struct ps_preempt_operation){NULL, false, -1, false};
         ts->user[i] = NULL;
         struct ps_tree_op *op = ts->fs.ops[i];
         if (!op)
@@ -344,6 +357,7 @@ int ps_tree_sched_update_finish(struct ps_tree_sched *ts, struct ps_pool_tree *t
                                            ? host->op_state(host->ctx, op, i, so, po)
                                            : NULL;
         ps_tree_sched_update_lists(ts, op, i, lists);
+        po->aggressive_preemption_disallowed = !aggressive_preemption_allowed(cfg, op);
     }
     ts->options.total = total;
     ts->options.generation = ++ts->generation;
@@ -365,5 +379,5 @@ void ps_tree_sched_detach(struct ps_tree_sched *ts, int element)
     st.allocation.v[PS_RES_USER_SLOTS] = 1;
     ps_sched_set_operation(ts->snap, element, &st, NULL);
     ts->user[element] = NULL;
-    ts->preempt_ops[element] = (struct ps_preempt_operation){NULL, false, -1};
+    ts->preempt_ops[element] = (struct ps_preempt_operation){NULL, false, -1, false};
 }

@@ -22,6 +22,8 @@ static const char *const expected_defaults =
     " \"preemptive_scheduling_backoff\": 5000, \"allocation_preemption_timeout\": 10000,"
     " \"allocation_graceful_preemption_timeout\": 60000,"
     " \"max_unpreemptible_running_allocation_count\": null, \"enable_conditional_preemption\": true,"
+    " \"preemption_check_starvation\": true, \"preemption_check_satisfaction\": true,"
+    " \"allow_aggressive_preemption_for_gang_operations\": true,"
     " \"allocation_count_preemption_timeout_coefficient\": 1,"
     " \"scheduling_preemption_priority_scope\": \"operation_and_ancestors\","
     " \"fifo_pool_scheduling_order\": \"satisfaction\","
@@ -95,6 +97,9 @@ static const struct bad_case bad_cases[] = {
     {"allocation_graceful_preemption_timeout", "-1", "must be >= 0"},
     {"max_unpreemptible_running_allocation_count", "-1", "must be >= 0"},
     {"enable_conditional_preemption", "0", "must be a boolean"},
+    {"preemption_check_starvation", "1", "must be a boolean"},
+    {"preemption_check_satisfaction", "\"yes\"", "must be a boolean"},
+    {"allow_aggressive_preemption_for_gang_operations", "[]", "must be a boolean"},
     {"allocation_count_preemption_timeout_coefficient", "0.5", "must be >= 1"},
     {"scheduling_preemption_priority_scope", "\"everything\"", "must be one of operation_and_ancestors, operation_only"},
     {"fifo_pool_scheduling_order", "\"random\"", "must be one of satisfaction, fifo"},

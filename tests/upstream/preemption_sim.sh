@@ -134,4 +134,71 @@ for check_starvation, expected in ((True, 0), (False, 1)):
          "preemption_check_starvation": check_starvation}))[0])
     got = usage_at_end(r, "starving", 1)
     check(got == expected, f"preemption_check_starvation = {check_starvation}: starving_op uses {got} cpu, expected {expected}")
+# ---- TestSchedulerAggressivePreemption::test_aggressive_preemption_for_gang_operations -------
+# 4 nodes of 2 cpu / 2 slots tagged group0, group1, group0, group1; two gang operations of 4
+# jobs, each filtered to one group, fill the cluster; starving_op (one job of 2 cpu, fair share
+# 1/4) is aggressively starving (enable_aggressive_starvation on the tree). With
+# allow_aggressive_preemption_for_gang_operations = false the gang operations' aggressively
+# preemptible jobs stay and starving_op gets nothing; upstream then sets the option and checks
+# aggressive_preemption_allowed in the orchid; here the same run with the option on lets
+# starving_op start (as test_aggressive_preemption does).
+# Deviation: enable_step_function_for_gang_operations is off. With it poolsched gives the gang
+# operations a fair share of 0 once starving_op takes its quarter (4 + 4 + 2 jobs do not fit in
+# 8), which makes all their jobs preemptible in the regular stage, where upstream's test sees
+# only aggressive preemption; the case is about the latter (docs/upstream-tests.md).
+def gang_scenario(allow):
+    t = {"aggressive_preemption_satisfaction_threshold": 0.2, "preemption_satisfaction_threshold": 1.0,
+         "fair_share_starvation_tolerance": 0.9, "max_unpreemptible_running_job_count": 0,
+         "fair_share_starvation_timeout": 100, "fair_share_aggressive_starvation_timeout": 200,
+         "preemptive_scheduling_backoff": 0, "max_ephemeral_pools_per_user": 5,
+         "enable_aggressive_starvation": True, "allow_aggressive_preemption_for_gang_operations": allow,
+         "enable_step_function_for_gang_operations": False}
+    groups = [dict(nodes(f"g{i}", 1, cpu=2, slots=2), tags=[f"group{i % 2}"]) for i in range(4)]
+    ops = [op(f"gang{i}", 0, None, jobs=4, duration=10 ** 7, user=f"u{i}", is_gang=True,
+              scheduling_tag_filter=f"group{i}") for i in range(2)]
+    ops.append(op("starving", 5000, None, jobs=1, duration=10 ** 7, cpu=2, user="u2"))
+    return scenario(groups, {"physical": t}, ops, duration=30000, heartbeat=100, fs=100)
+
+# upstream: test_scheduler_preemption::TestSchedulerAggressivePreemption::test_aggressive_preemption_for_gang_operations
+r = load(run("gang_disallowed", gang_scenario(False))[0])
+check(usage_at_end(r, "gang0", 1) == 4 and usage_at_end(r, "gang1", 1) == 4, "gang: the gang operations fill the cluster")
+check(max_usage(r, "starving", 2) == 0, "gang disallowed: starving_op got a job, upstream usage 0")
+r = load(run("gang_allowed", gang_scenario(True))[0])
+check(usage_at_end(r, "starving", 2) == 2, f"gang allowed: starving_op runs {usage_at_end(r, 'starving', 2)} cpu")
+print("aggressive preemption of gang operations: disallowed 0 cpu, allowed 2 cpu")
+
+# ---- TestSchedulerAggressivePreemption2::test_allow_aggressive_starvation_preemption_operation -
+# 5 nodes of 5 cpu / 5 slots. honest_subpool_big (min share 10, allow_aggressive_preemption
+# false) runs 20 jobs of 1 cpu and holds 10 cpu; op_special (special_pool, min share 10,
+# aggressive starvation) then gets only the 2 jobs regular preemption frees: fair shares 0.4
+# and 0.4, usages 0.08 and 0.32 (of 25 cpu).
+t = {"aggressive_preemption_satisfaction_threshold": 0.2, "preemption_satisfaction_threshold": 0.75,
+     "preemption_check_starvation": False, "preemption_check_satisfaction": False,
+     "fair_share_starvation_timeout": 100, "max_unpreemptible_running_job_count": 2,
+     "preemptive_scheduling_backoff": 0,
+     "pools": [{"name": "honest_pool", "min_share_resources": {"cpu": 15}},
+               {"name": "honest_subpool_big", "parent": "honest_pool", "min_share_resources": {"cpu": 10},
+                "allow_aggressive_preemption": False},
+               {"name": "honest_subpool_small", "parent": "honest_pool", "min_share_resources": {"cpu": 5}},
+               {"name": "dishonest_pool"},
+               {"name": "special_pool", "min_share_resources": {"cpu": 10}, "enable_aggressive_starvation": True}]}
+ops = [op("dishonest", 0, "dishonest_pool", jobs=2, duration=10 ** 7, cpu=5),
+       op("honest_small", 1000, "honest_subpool_small", jobs=1, duration=10 ** 7, cpu=5),
+       op("honest_big", 2000, "honest_subpool_big", jobs=20, duration=10 ** 7),
+       op("special", 5000, "special_pool", jobs=10, duration=10 ** 7)]
+# upstream: test_scheduler_preemption::TestSchedulerAggressivePreemption2::test_allow_aggressive_starvation_preemption_operation
+r = load(run("allow_aggressive", scenario([nodes("n", 5, cpu=5, slots=5)], {"physical": t}, ops,
+                                          duration=300000, heartbeat=100, fs=100))[0])
+check(max_usage(r, "honest_big", 1) == 10, "allow_aggressive: honest_big reaches 10 cpu (0.4) first")
+got = (r.running_at(35000).get("special", 0), r.running_at(35000).get("honest_big", 0))
+check(got == (2, 8), f"allow_aggressive: special and honest_big use {got} cpu; upstream 0.08 and 0.32 of 25 (2, 8)")
+# Beyond upstream's wait: once op_special is aggressively starving (the tree's
+# fair_share_aggressive_starvation_timeout, 120 s), honest_subpool_big's aggressively
+# preemptible jobs still stay, as the pool disallows aggressive preemption.
+got = (usage_at_end(r, "special", 1), usage_at_end(r, "honest_big", 1))
+check(got == (2, 8), f"allow_aggressive: at 300 s special and honest_big use {got} cpu, expected still (2, 8)")
+last = {row["pool"]: float(row["fair_share_ratio"]) for row in r.pools}
+check(abs(last["special_pool"] - 0.4) < 1e-6 and abs(last["honest_subpool_big"] - 0.4) < 1e-6,
+      f"allow_aggressive: fair shares {last['special_pool']}, {last['honest_subpool_big']}; upstream 0.4, 0.4")
+print("allow_aggressive_preemption = false on a pool: special 2 cpu, honest_big 8 cpu")
 PY
