@@ -269,20 +269,59 @@ static int run_preemptive_stage(struct ps_sched_snapshot *snap, const struct ps_
     int target = sched->allocations[before].op;
     qsort(cands, (size_t)m, sizeof *cands, cand_cmp);
     struct ps_resources usage = sched->node_usage;
-    for (int j = 0; j < m && !ps_resources_fit(usage, node->limits); j++) {
+    /* The discounts may have let the allocation exceed the limits of the target or an
+     * ancestor (the snapshot counts it already): victims are also taken inside such an element
+     * until it fits again (upstream's pool with violated limits), not only until the node fits. */
+    int depth = 0;
+    for (int i = target; i >= 0; i = ps_sched_parent(snap, i))
+        depth++;
+    int *path = malloc((size_t)depth * sizeof *path);
+    struct ps_resources *path_usage = malloc((size_t)depth * sizeof *path_usage);
+    if (!path || !path_usage) {
+        free(path);
+        free(path_usage);
+        return ps_error_set(err, PS_ENOMEM, "out of memory for preemption victims");
+    }
+    depth = 0;
+    for (int i = target; i >= 0; i = ps_sched_parent(snap, i)) {
+        path[depth] = i;
+        path_usage[depth++] = ps_sched_usage(snap, i);
+    }
+    for (int j = 0; j < m; j++) {
+        bool node_over = !ps_resources_fit(usage, node->limits);
+        bool helps = node_over, any_over = false;
         const struct cand *c = &cands[j];
+        for (int d = 0; d < depth; d++) {
+            if (ps_resources_fit(path_usage[d], ps_sched_limits(snap, path[d])))
+                continue;
+            any_over = true;
+            if (path[d] == allocs[c->k].op || is_ancestor(snap, path[d], allocs[c->k].op))
+                helps = true;
+        }
+        if (!node_over && !any_over)
+            break;
+        if (!helps)
+            continue;
         if (c->blocked_at >= 0 && !is_ancestor(snap, c->blocked_at, target))
             continue;   /* conditionally preemptible for another subtree */
         const struct ps_node_allocation *a = &allocs[c->k];
         usage = ps_resources_sub(usage, a->resources);
+        for (int d = 0; d < depth; d++)
+            if (path[d] == a->op || is_ancestor(snap, path[d], a->op))
+                path_usage[d] = ps_resources_sub(path_usage[d], a->resources);
         struct ps_preempt_victim v = {
             .allocation_id = a->id, .op = a->op, .reason = PS_PREEMPT_FOR_STARVING,
             .for_op = target, .element = -1, .cls = c->rank,
             .interrupt_timeout_ms = timeout_for(t, a),
         };
-        if (push_victim(out, v))
+        if (push_victim(out, v)) {
+            free(path);
+            free(path_usage);
             return ps_error_set(err, PS_ENOMEM, "out of memory for preemption victims");
+        }
     }
+    free(path);
+    free(path_usage);
     sched->node_usage = usage;
     return 1;
 }

@@ -692,12 +692,15 @@ static int push_skip(struct ps_sched_result *r, int op, enum ps_sched_reason why
 /* ---- the stage -------------------------------------------------------------------------- */
 
 /* The first element on op's path (op itself, then ancestors) whose limits would be exceeded by
- * adding r, or -1. */
+ * adding r, or -1. Every element's usage is lowered by its unconditional discount and by the
+ * operation's conditional discount (cond): upstream adds the latter to the hierarchical
+ * available resources, so a conditional victim frees the limits it holds (a full cluster's
+ * root limits included). */
 static int violated_limits(const struct ps_sched_snapshot *s, int op, struct ps_resources r,
-                           const struct ps_sched_stage *st)
+                           const struct ps_sched_stage *st, struct ps_resources cond)
 {
     for (int i = op; i >= 0; i = s->e[i].parent) {
-        struct ps_resources usage = s->e[i].usage;
+        struct ps_resources usage = ps_resources_sub(s->e[i].usage, cond);
         if (st && st->limit_discount)
             usage = ps_resources_sub(usage, st->limit_discount(st->ctx, s, i));
         if (!ps_resources_fit(ps_resources_add(usage, r), s->e[i].limits))
@@ -766,13 +769,16 @@ static int run_stage(struct ps_sched_snapshot *s, const struct ps_sched_node *no
             int m = node_matches(s, node, x->filter);
             if (m < 0)
                 return ps_error_set(err, PS_ENOMEM, "out of memory for a node filter cache");
-            if (st->op_extra)
-                avail = ps_resources_add(avail, st->op_extra(st->ctx, s, i));
+            struct ps_resources cond = ps_resources_zero();
+            if (st->op_extra) {
+                cond = st->op_extra(st->ctx, s, i);
+                avail = ps_resources_add(avail, cond);
+            }
             if (!m)
                 why = PS_SCHED_FILTER_MISMATCH;
             else if (!ps_resources_fit(x->alloc, avail))
                 why = PS_SCHED_NODE_RESOURCES;
-            else if ((where = violated_limits(s, i, x->alloc, st)) >= 0)
+            else if ((where = violated_limits(s, i, x->alloc, st, cond)) >= 0)
                 why = PS_SCHED_LIMITS;
         }
         if (why != PS_SCHED_OK) {

@@ -125,6 +125,30 @@ got = [usage_at_end(r, o, 1) for o in ("starving", "donor")] + \
 check(got == [1, 2, 3], f"conditional on: starving, donor, blocking_pool use {got} cpu; upstream (x2) 0.5, 1.0, 1.5")
 print("conditional preemption on a full cluster: starving 1, donor 2, blocking 3 (x2 of upstream)")
 
+# Conditional preemption under a pool at its resource_limits (upstream adds the operation's
+# conditional discount to the hierarchical available resources, and preempts inside a pool whose
+# limits the new allocation exceeds): limited (strong guarantee and resource_limits 4 cpu)
+# holds blocker (one unpreemptible job in pool other) and donor_op's 3 jobs in guaranteed (3
+# cpu); the node has 6 cpu free. starving_op joins guaranteed, which is starving (3 / 3.5 <
+# 0.9): donor_op's job is conditionally preemptible for it, and limited's limits are met by
+# preempting that job, not by refusing starving_op.
+t = {"preemption_satisfaction_threshold": 0.99, "fair_share_starvation_tolerance": 0.9,
+     "fair_share_starvation_timeout": 1000, "max_unpreemptible_running_job_count": 1,
+     "preemptive_scheduling_backoff": 0,
+     "pools": [{"name": "limited", "strong_guarantee_resources": {"cpu": 4}, "resource_limits": {"cpu": 4}},
+               {"name": "guaranteed", "parent": "limited", "strong_guarantee_resources": {"cpu": 3}},
+               {"name": "other", "parent": "limited"}]}
+ops = [op("blocker", 0, "other", jobs=1, duration=10 ** 7),
+       op("donor", 1000, "guaranteed", jobs=4, duration=10 ** 7),
+       op("starving", 10000, "guaranteed", jobs=2, duration=10 ** 7)]
+r = load(run("conditional_limits", scenario([nodes("n", 1, cpu=10, slots=10)], {"physical": t}, ops,
+                                            duration=40000, heartbeat=100, fs=100))[0])
+got = [usage_at_end(r, o, 1) for o in ("starving", "donor", "blocker")]
+check(max_usage(r, "donor", 1) == 3, "conditional under limits: donor_op reaches 3 cpu first")
+check(got == [1, 2, 1], f"conditional under limits: starving, donor, blocker use {got} cpu, expected 1, 2, 1")
+lim = [e for e in r.of_type("job_preempted") if e["preemption_reason"] != "preempted_for_starving_operation"]
+check(not lim, f"conditional under limits: no limits-violated preemption {lim}")
+
 # preemption_check_starvation: without conditional preemption and without the satisfaction check
 # (guaranteed_pool's local satisfaction 3 / 4 is below 0.99), guaranteed_pool's starvation alone
 # blocks donor_op's jobs; without the starvation check too they are preemptible for everybody.
