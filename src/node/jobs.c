@@ -214,9 +214,14 @@ static json_t *build_statistics(const struct job *j, const struct ps_node_job_en
     return stats;
 }
 
+/* The guarantee the node reports (the scheduler counts it as the job's cpu usage): the
+ * monitor's soft limit only with enable_cpu_reclaim; with reclaim off (the dry run) the soft
+ * limit moves in the statistics alone and the job keeps its whole limit, as upstream, where
+ * the job proxy then never calls TrySetCpuGuarantee. */
 static double current_guarantee(const struct job *j)
 {
-    return j->monitor_on ? j->monitor.soft_limit : j->cpu_limit;
+    return j->monitor_on && j->monitor.config.enable_cpu_reclaim ? j->monitor.soft_limit
+                                                                 : j->cpu_limit;
 }
 
 /* Builds the finished record of j from end; stderr may be NULL. Returns 0 or PS_ENOMEM. */

@@ -11,7 +11,8 @@
  * - ticks each job's CPU monitor every check_period of the job's job_cpu_monitor config with the
  *   job's cumulative CPU seconds, and applies a new guarantee as the job's CPU weight when
  *   enable_cpu_reclaim is on (without weights on this node it is bookkeeping: the new guarantee
- *   is still reported, so the scheduler lends the CPU, but nothing enforces it);
+ *   is still reported, so the scheduler lends the CPU, but nothing enforces it); with reclaim
+ *   off the soft limit moves in the statistics only and the reported guarantee stays the limit;
  * - applies the overdraft policy of memory.h against the node's memory resource;
  * - turns each job that ended into a finished record (statistics, capped stderr) and frees its
  *   runner (its sandbox is removed then).
