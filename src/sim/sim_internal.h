@@ -285,7 +285,7 @@ struct ps_sim {
             memory_limit_failures;
         double reserve_byte_s, used_byte_s;   /* user job, completed jobs */
         double slack_sum;                     /* per completed job (reserve - used) / reserve */
-        int64_t cpu_jobs, cpu_ticks, cpu_limit_changes, cpu_changes_refused;
+        int64_t cpu_jobs, cpu_ticks, cpu_limit_changes;
         double preemptible_core_s;            /* aggregated (hard - soft), ended jobs */
     } res;
 };

@@ -8,8 +8,10 @@
  * task's cpu_usage capped by its cpu request). A decision with enable_cpu_reclaim moves the
  * job's CPU guarantee, which the scheduler counts as the job's cpu usage (rounded up to the
  * hundredth of a core the engine counts in): node, snapshot, operation and pools follow, so the
- * freed cores go to other jobs. A raise is refused (the soft limit stays, as when upstream's
- * TrySetCpuGuarantee fails) when the node has not the free cpu for it. With reclaim off the
+ * freed cores go to other jobs. A raise is always taken, as upstream's node takes it (the job
+ * proxy's TrySetCpuGuarantee only fails when the node cannot be told): when the node has not the
+ * free cpu, its usage exceeds its limits and the scheduling loop's overcommit check preempts at
+ * the node's next heartbeat (TestSchedulerAbortsJobOnLackOfCpu). With reclaim off the
  * soft limit moves (dry run) and only the statistics show it. Operations without the section
  * have no ticks and no CPU monitor statistics: a tick per running job per second would
  * multiply the events of a large simulation many times over.
@@ -271,36 +273,17 @@ int sim_res_job_started(struct ps_sim *sim, int64_t slot, struct ps_error *err)
     return 0;
 }
 
-struct guarantee_ctx {
-    struct ps_sim *sim;
-    const struct sim_job *job;
-};
-
-/* A raise needs the node's free cpu; a cut is always possible. */
-static bool try_set_guarantee(void *p, double cores)
-{
-    struct guarantee_ctx *c = p;
-    const struct sim_node *n = &c->sim->nodes[c->job->node];
-    int64_t delta = cpu_units(cores) - c->job->resources.v[PS_RES_CPU];
-    if (delta <= 0 || n->limits.v[PS_RES_CPU] >= PS_RES_INFINITE)
-        return true;
-    return n->limits.v[PS_RES_CPU] - n->usage.v[PS_RES_CPU] >= delta;
-}
-
 int sim_cpu_tick_event(struct ps_sim *sim, int64_t slot, int64_t serial, struct ps_error *err)
 {
     if (slot < 0 || slot >= sim->job_cap || sim->jobs[slot].serial != serial || !sim->jobs[slot].cpu)
         return 0;   /* the job ended */
     struct sim_job *job = &sim->jobs[slot];
     struct ps_cpu_monitor_tick tick;
-    struct guarantee_ctx ctx = {sim, job};
     double total = (double)sim_job_cpu_time_ms(sim, job, sim->now - job->start_ms) / 1000.0;
-    int rc = ps_cpu_monitor_tick(job->cpu, sim->now, total, try_set_guarantee, &ctx, &tick, err);
+    int rc = ps_cpu_monitor_tick(job->cpu, sim->now, total, NULL, NULL, &tick, err);
     if (rc != 0)
         return rc;
     sim->res.cpu_ticks++;
-    if (tick.refused)
-        sim->res.cpu_changes_refused++;
     if (tick.changed && tick.apply) {
         struct ps_resources usage = job->resources;
         usage.v[PS_RES_CPU] = cpu_units(tick.new_soft_limit);
@@ -406,8 +389,6 @@ void sim_res_summary(struct ps_sim *sim, struct sim_buf *b)
     sim_buf_int(b, r->cpu_ticks);
     skey(b, &f, "cpu_limit_changes");
     sim_buf_int(b, r->cpu_limit_changes);
-    skey(b, &f, "raises_refused");
-    sim_buf_int(b, r->cpu_changes_refused);
     skey(b, &f, "preemptible_core_seconds");
     sim_buf_double(b, r->preemptible_core_s);
     sim_buf_puts(b, "\n  }");
