@@ -832,7 +832,7 @@ void ps_svc_job_set_guarantee(struct ps_service *svc, struct ps_svc_job *job, do
     ps_preemptible_set_usage(t->lists, job->alloc_id, job->usage, NULL);
 }
 
-static void read_memory_stats(const json_t *stats, struct ps_memory_job_statistics *out)
+void ps_svc_read_memory_stats(const json_t *stats, struct ps_memory_job_statistics *out)
 {
     memset(out, 0, sizeof *out);
     if (!json_is_object(stats))
@@ -886,7 +886,7 @@ void ps_svc_job_learn(struct ps_svc_job *job)
     if (!task->overdraft)
         return;   /* a released (finished) operation learns nothing more */
     struct ps_memory_job_statistics ms;
-    read_memory_stats(job->statistics, &ms);
+    ps_svc_read_memory_stats(job->statistics, &ms);
     if (job->state == PS_JOB_COMPLETED) {
         ps_memory_task_add_samples(&task->mem, &job->mem, &ms, false, NULL);
         ps_memory_overdraft_state_init(&task->overdraft[job->job_index]);

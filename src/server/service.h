@@ -319,6 +319,9 @@ int ps_svc_op_create(struct ps_service *svc, const char *id, const char *user, i
                      struct ps_svc_op **out, struct ps_error *err);
 void ps_svc_op_free(struct ps_svc_op *op);
 void ps_svc_op_update_pools(struct ps_svc_op *op);
+/* The node-reported memory statistics of a job's statistics map (user_job/max_memory,
+ * user_job/memory_reserve, job_proxy/max_memory; keys with or without a leading '/'). */
+void ps_svc_read_memory_stats(const json_t *stats, struct ps_memory_job_statistics *out);
 void ps_svc_job_learn(struct ps_svc_job *job);
 void ps_svc_job_free(struct ps_svc_job *job);
 void ps_svc_op_finish(struct ps_service *svc, struct ps_svc_op *op, const char *state,

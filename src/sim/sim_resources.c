@@ -46,6 +46,24 @@ static bool has_overdraft(const struct ps_memory_overdraft_state *st)
 
 /* ---- operations ------------------------------------------------------------------------- */
 
+int sim_res_init(struct ps_sim *sim, struct ps_error *err)
+{
+    ps_memory_controller_config_init(&sim->memory_controller);
+    if (!sim->sc->controller_agent)
+        return 0;
+    struct ps_value v;
+    int rc = ps_json_to_value(sim->sc->controller_agent, &v, err);
+    if (rc != 0)
+        return rc;
+    rc = ps_attr_apply(&ps_memory_controller_config_table, &sim->memory_controller, &v, false, err);
+    ps_value_release(&v);
+    if (rc == 0)
+        rc = ps_memory_controller_config_validate(&sim->memory_controller, err);
+    if (rc != 0)
+        ps_error_prefix(err, "controller_agent");
+    return rc;
+}
+
 int sim_res_op_init(struct ps_sim *sim, int op, struct ps_error *err)
 {
     struct sim_op *o = &sim->ops[op];
@@ -67,8 +85,6 @@ int sim_res_op_init(struct ps_sim *sim, int op, struct ps_error *err)
     o->max_failed_job_count = spec.max_failed_job_count.set ? spec.max_failed_job_count.value : 10;
     o->cpu_monitor = spec.has_job_cpu_monitor;
     o->cpu_config = spec.job_cpu_monitor;
-    struct ps_memory_controller_config controller;
-    ps_memory_controller_config_init(&controller);
     for (int t = 0; rc == 0 && t < o->task_count; t++) {
         const struct ps_scenario_task *ts = o->tasks[t].spec;
         if (ts->resources.v[PS_RES_MEMORY] <= 0)
@@ -85,7 +101,7 @@ int sim_res_op_init(struct ps_sim *sim, int op, struct ps_error *err)
             ms.has_memory_reserve_factor = true;
             ms.memory_reserve_factor = spec.memory_reserve_factor.value;
         }
-        rc = ps_memory_task_init(&o->tasks[t].memory, &controller, &ms, err);
+        rc = ps_memory_task_init(&o->tasks[t].memory, &sim->memory_controller, &ms, err);
         if (rc != 0)
             ps_error_prefix(err, "operations[%d].tasks[%d]", op, t);
         else
@@ -165,6 +181,12 @@ void sim_res_plan_end(struct ps_sim *sim, struct sim_job *job)
     if (excess <= 0)
         return;
     struct sim_node *n = &sim->nodes[job->node];
+    if (sim->sc->node_groups[n->group].always_abort_on_memory_reserve_overdraft) {
+        job->end_kind = SIM_END_ABORTED;
+        job->end_reason = "resource_overdraft";
+        job->end_ms = job->start_ms + check;
+        return;
+    }
     int64_t limit = n->limits.v[PS_RES_MEMORY];
     int64_t free_memory = limit >= PS_RES_INFINITE
                               ? PS_RES_INFINITE
