@@ -287,7 +287,7 @@ static int parse_controller_spec(struct ps_service *svc, const json_t *spec, str
         struct ps_memory_task_spec ms = base;
         ms.memory_limit_bytes = task->memory_limit;
         ms.tmpfs_size_bytes = task->tmpfs_size;
-        if ((rc = ps_memory_task_init(&task->mem, &svc->memory_config, &ms, err)) != 0) {
+        if ((rc = ps_memory_task_init(&task->mem, &svc->cfg.controller_agent, &ms, err)) != 0) {
             ps_error_prefix(err, "spec/tasks/%s", name);
             return rc;
         }

@@ -77,6 +77,9 @@ struct ps_service_config {
     int64_t operation_hangup_check_period_ms;                     /* 60000 */
     int64_t operation_hangup_due_to_limiting_ancestor_safe_timeout_ms;   /* 300000 */
     bool quiet;                           /* no event log on stderr (benchmarks) */
+    /* The controller's memory reserve knobs (section `controller_agent`, upstream's names;
+     * core/memory_reserve.h), for every operation's memory digests. */
+    struct ps_memory_controller_config controller_agent;
 };
 
 void ps_service_config_init(struct ps_service_config *cfg);
@@ -275,7 +278,6 @@ struct ps_service {
     struct ps_strmap nodes;        /* id -> struct ps_svc_node * */
     struct ps_svc_node **node_list;
     int node_count, node_cap;
-    struct ps_memory_controller_config memory_config;
     struct ps_job_archive *archive;   /* finished jobs: retire queue, store reader */
     pthread_t loop_thread;
     bool loop_started;

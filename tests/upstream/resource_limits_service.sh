@@ -15,13 +15,13 @@ import node_e2e
 from node_e2e import Cluster, check, task, kill_cgroup_leftovers
 
 
-def run_case(case, nodes_args=()):
+def run_case(case, nodes_args=(), config=None):
     tmp = tempfile.mkdtemp(prefix="psups-")
     os.chmod(tmp, 0o755)
     c = None
     t0 = time.time()
     try:
-        c = Cluster(tmp)
+        c = Cluster(tmp, config)
         c.node("a", resources="cpu=2,memory=4G,user_slots=4", extra=nodes_args)
         case(c)
         print("ok   %s (%.1fs)" % (case.__name__, time.time() - t0), flush=True)
@@ -93,8 +93,51 @@ def test_always_abort(c):
     check(len(ab) == 1 and ab[0].get("abort_reason") == "resource_overdraft", "one overdraft abort", ab)
 
 
+def test_user_job_resource_overdraft_memory_multiplier(c):
+    # upstream: test_scheduler_resource_limits::TestMemoryReserveMultiplier::test_user_job_resource_overdraft_memory_multiplier
+    # The real service and node: controller_agent user_job_resource_overdraft_memory_multiplier
+    # 1.5 and precision 0.05 in the scheduler's config, --always-abort-on-memory-reserve-overdraft
+    # on the node; one job of 250 MB (python), limit 400 MB, digest default 0.4: the attempts
+    # reserve 160e6, 240e6 and 400e6 bytes, the first two aborted for resource_overdraft.
+    op = c.op({"user_job_memory_digest_default_value": 0.4, "tasks": {"mapper": task(
+        "python3 -c 'import time; time.sleep(0.5); a = bytearray(250 * 10 ** 6); "
+        "a[::4096] = b\"x\" * len(a[::4096]); time.sleep(1)'", 1, memory_limit=400 * 10 ** 6)}})
+    c.wait_op(op, 60)
+    jobs = sorted(c.jobs(op), key=lambda j: j["start_time"])
+    reserves = [j["statistics"]["user_job/memory_reserve"] for j in jobs]
+    check(reserves == [160 * 10 ** 6, 240 * 10 ** 6, 400 * 10 ** 6], "reserves", reserves)
+    check([j["state"] for j in jobs] == ["aborted", "aborted", "completed"] and
+          all(j.get("abort_reason") == "resource_overdraft" for j in jobs[:2]), "ends", jobs)
+    print("memory reserves of the attempts: %s" % reserves)
+
+
+def config_errors():
+    # The scheduler's controller_agent section refuses a bad value or key naming it (exit 2).
+    import subprocess
+    tmp = tempfile.mkdtemp(prefix="psups-")
+    try:
+        for doc, words in [({"controller_agent": {"user_job_resource_overdraft_memory_multiplier": 11}},
+                            ["controller_agent/user_job_resource_overdraft_memory_multiplier", "[1, 10]", "11"]),
+                           ({"controller_agent": {"footprint_memroy": 1}},
+                            ["controller_agent/footprint_memroy", "footprint_memory"])]:
+            path = os.path.join(tmp, "config.json")
+            with open(path, "w") as f:
+                f.write(__import__("json").dumps(doc))
+            p = subprocess.run([BIN, "scheduler", "--listen", "127.0.0.1:0", "--data-dir",
+                                os.path.join(tmp, "data"), "--config", path],
+                               capture_output=True, text=True, timeout=10)
+            check(p.returncode == 2 and all(w in p.stderr for w in words), "config error", p.stderr)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print("ok   controller_agent config errors")
+
+
+config_errors()
 run_case(test_map)
 run_case(test_dirty_sandbox)
 run_case(test_cumulative_memory_statistics)
 run_case(test_always_abort, ("--always-abort-on-memory-reserve-overdraft",))
+run_case(test_user_job_resource_overdraft_memory_multiplier, ("--always-abort-on-memory-reserve-overdraft",),
+         {"controller_agent": {"user_job_memory_digest_precision": 0.05,
+                               "user_job_resource_overdraft_memory_multiplier": 1.5}})
 PY
