@@ -2,6 +2,7 @@
  * their table, the one schema of the `controller_agent` section wherever it is read (the
  * scheduler's config, the simulator's scenario). Defaults and validation: memory_reserve.c. */
 #include "core/memory_reserve.h"
+#include "core/op_spec.h"
 
 #include <stddef.h>
 
@@ -40,3 +41,25 @@ const struct ps_attr_table ps_memory_controller_config_table = {
     .size = sizeof(struct ps_memory_controller_config),
     .init = config_init,
 };
+
+void ps_memory_task_spec_from_operation(struct ps_memory_task_spec *spec,
+                                        const struct ps_operation_spec *op)
+{
+    if (op->user_job_memory_digest_default_value.set)
+        spec->user_job_memory_digest_default_value = op->user_job_memory_digest_default_value.value;
+    if (op->user_job_memory_digest_lower_bound.set)
+        spec->user_job_memory_digest_lower_bound = op->user_job_memory_digest_lower_bound.value;
+    if (op->memory_reserve_factor.set) {
+        spec->has_memory_reserve_factor = true;
+        spec->memory_reserve_factor = op->memory_reserve_factor.value;
+    }
+    const struct ps_job_proxy_memory_digest_spec *jp = &op->job_proxy_memory_digest;
+    if (jp->default_value.set) {
+        spec->job_proxy_memory_digest.has_default_value = true;
+        spec->job_proxy_memory_digest.default_value = jp->default_value.value;
+    }
+    if (jp->lower_bound.set)
+        spec->job_proxy_memory_digest.lower_bound = jp->lower_bound.value;
+    if (jp->upper_bound.set)
+        spec->job_proxy_memory_digest.upper_bound = jp->upper_bound.value;
+}

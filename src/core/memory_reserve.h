@@ -110,6 +110,13 @@ struct ps_memory_task_spec {
 };
 
 void ps_memory_task_spec_init(struct ps_memory_task_spec *spec);
+
+/* Puts an operation spec's memory keys (user_job_memory_digest_default_value / lower_bound,
+ * memory_reserve_factor, job_proxy_memory_digest; core/op_spec.h) over spec's values: the one
+ * mapping the service and the simulator use. */
+struct ps_operation_spec;
+void ps_memory_task_spec_from_operation(struct ps_memory_task_spec *spec,
+                                        const struct ps_operation_spec *op);
 /* PS_EINVAL naming the key, e.g. "memory reserve: tmpfs size 600 bytes is more than
  * memory_limit 500 bytes". */
 int ps_memory_task_spec_validate(const struct ps_memory_task_spec *spec, struct ps_error *err);

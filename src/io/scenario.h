@@ -109,6 +109,9 @@ struct ps_scenario_task {
                                          max_memory, sigma = spread) */
     bool interruptible;               /* a preempted job is interrupted first (default false:
                                          aborted at once, docs/scenario.md) */
+    int64_t job_proxy_memory_bytes;   /* the job proxy's memory estimate, >= 0; default 0 */
+    int64_t job_proxy_max_memory_bytes;   /* the job proxy's actual peak (footprint included);
+                                             -1 when omitted: estimate + footprint */
 };
 
 struct ps_scenario_operation {

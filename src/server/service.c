@@ -211,14 +211,7 @@ static int parse_controller_spec(struct ps_service *svc, const json_t *spec, str
     /* memory options of the operation (apply to every task) */
     struct ps_memory_task_spec base;
     ps_memory_task_spec_init(&base);
-    if (parsed.user_job_memory_digest_default_value.set)
-        base.user_job_memory_digest_default_value = parsed.user_job_memory_digest_default_value.value;
-    if (parsed.user_job_memory_digest_lower_bound.set)
-        base.user_job_memory_digest_lower_bound = parsed.user_job_memory_digest_lower_bound.value;
-    if (parsed.memory_reserve_factor.set) {
-        base.has_memory_reserve_factor = true;
-        base.memory_reserve_factor = parsed.memory_reserve_factor.value;
-    }
+    ps_memory_task_spec_from_operation(&base, &parsed);
     ps_operation_spec_release(&parsed);
     char q[96];
 

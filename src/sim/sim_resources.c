@@ -93,14 +93,8 @@ int sim_res_op_init(struct ps_sim *sim, int op, struct ps_error *err)
         ps_memory_task_spec_init(&ms);
         ms.memory_limit_bytes = ts->memory_limit_bytes;
         ms.tmpfs_size_bytes = ts->tmpfs_size_bytes;
-        if (spec.user_job_memory_digest_default_value.set)
-            ms.user_job_memory_digest_default_value = spec.user_job_memory_digest_default_value.value;
-        if (spec.user_job_memory_digest_lower_bound.set)
-            ms.user_job_memory_digest_lower_bound = spec.user_job_memory_digest_lower_bound.value;
-        if (spec.memory_reserve_factor.set) {
-            ms.has_memory_reserve_factor = true;
-            ms.memory_reserve_factor = spec.memory_reserve_factor.value;
-        }
+        ps_memory_task_spec_from_operation(&ms, &spec);
+        ms.job_proxy_memory_bytes = ts->job_proxy_memory_bytes;
         rc = ps_memory_task_init(&o->tasks[t].memory, &sim->memory_controller, &ms, err);
         if (rc != 0)
             ps_error_prefix(err, "operations[%d].tasks[%d]", op, t);
@@ -163,6 +157,15 @@ struct ps_resources sim_res_job_prepare(struct ps_sim *sim, struct sim_job *job,
     return r;
 }
 
+/* The job proxy's peak: the task's job_proxy_max_memory, or what it is estimated to use, its
+ * footprint included. */
+static int64_t job_proxy_peak(const struct ps_sim *sim, const struct sim_job *job)
+{
+    int64_t given = sim->ops[job->op].tasks[job->task].spec->job_proxy_max_memory_bytes;
+    return given >= 0 ? given
+                      : job->memory.job_proxy_memory_bytes + job->memory.footprint_memory_bytes;
+}
+
 void sim_res_plan_end(struct ps_sim *sim, struct sim_job *job)
 {
     const struct sim_task *t = &sim->ops[job->op].tasks[job->task];
@@ -178,6 +181,10 @@ void sim_res_plan_end(struct ps_sim *sim, struct sim_job *job)
         return;
     }
     int64_t excess = max - job->memory.user_job_memory_reserve_bytes;
+    /* The job proxy overdrafts above its reserve (footprint included), as upstream's node. */
+    int64_t proxy_excess = job_proxy_peak(sim, job) - (job->memory.job_proxy_memory_reserve_bytes +
+                                                        job->memory.footprint_memory_bytes);
+    excess = (excess > 0 ? excess : 0) + (proxy_excess > 0 ? proxy_excess : 0);
     if (excess <= 0)
         return;
     struct sim_node *n = &sim->nodes[job->node];
@@ -201,17 +208,16 @@ void sim_res_plan_end(struct ps_sim *sim, struct sim_job *job)
     job->end_ms = job->start_ms + check;
 }
 
-static void memory_stats(const struct sim_job *job, struct ps_memory_job_statistics *st)
+static void memory_stats(const struct ps_sim *sim, const struct sim_job *job,
+                         struct ps_memory_job_statistics *st)
 {
     memset(st, 0, sizeof *st);
     st->has_user_job_max_memory = true;
     st->user_job_max_memory_bytes = job->max_memory;
     st->has_user_job_memory_reserve = true;
     st->user_job_memory_reserve_bytes = job->memory.user_job_memory_reserve_bytes;
-    /* The job proxy uses what it is estimated to, its footprint included. */
     st->has_job_proxy_max_memory = true;
-    st->job_proxy_max_memory_bytes =
-        job->memory.job_proxy_memory_bytes + job->memory.footprint_memory_bytes;
+    st->job_proxy_max_memory_bytes = job_proxy_peak(sim, job);
 }
 
 int sim_res_job_ending(struct ps_sim *sim, struct sim_job *job, enum sim_job_end_kind kind,
@@ -223,7 +229,7 @@ int sim_res_job_ending(struct ps_sim *sim, struct sim_job *job, enum sim_job_end
     job->memory_excess = 0;
     if (t->memory_on) {
         struct ps_memory_job_statistics st;
-        memory_stats(job, &st);
+        memory_stats(sim, job, &st);
         if (kind == SIM_END_COMPLETED) {
             ps_memory_task_add_samples(&t->memory, &job->memory, &st, false, NULL);
             double secs = (double)(sim->now - job->start_ms) / 1000.0;
@@ -353,7 +359,7 @@ void sim_res_statistics(struct ps_sim *sim, const struct sim_job *job, struct si
             if (strcmp(s[i].path, PS_STAT_USER_JOB_MEMORY_LIMIT) != 0)   /* written already */
                 put_stat(b, first, s[i].path, s[i].value);
         struct ps_memory_job_statistics st;
-        memory_stats(job, &st);
+        memory_stats(sim, job, &st);
         put_stat(b, first, PS_STAT_JOB_PROXY_MAX_MEMORY, st.job_proxy_max_memory_bytes);
         n = ps_memory_controller_statistics(&job->memory, &st, sim->now - job->start_ms, s);
         for (size_t i = 0; i < n; i++)

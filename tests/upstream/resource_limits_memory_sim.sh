@@ -79,6 +79,36 @@ check(all(e["reason"] == "resource_overdraft" for e in ev[:2]), "predecessor_typ
 check([e["job_id"] for e in ev] == ["op/0/0/0", "op/0/0/1", "op/0/0/2"], "each retry follows its predecessor")
 print(f"test_user_job_resource_overdraft_memory_multiplier: reserves {reserves}")
 
+# upstream: test_scheduler_resource_limits::TestMemoryReserveMultiplier::test_job_proxy_resource_overdraft_memory_multiplier
+# The job proxy overdrafts: footprint_memory 16 MiB, job_proxy_resource_overdraft_memory_multiplier
+# 1.5; spec job_proxy_memory_digest default 0.1, lower 0.1, upper 2.0; user job limit 500 MB,
+# digest default 0.9, lower 0.8 (its `sleep 10` uses little). Here the job proxy's estimate is
+# 100 MB and it peaks at 150 MB + footprint (upstream's proxy reads 5M rows). The job proxy
+# reserves (without the footprint) go x1.5 after the first overdraft and to the upper bound (x20)
+# after the second; the user job's reserves do not grow.
+FOOT = 16 * 1024 * 1024
+o = memory_op(1, 500 * 10 ** 6, 10 * 10 ** 6,
+              {"user_job_memory_digest_default_value": 0.9, "user_job_memory_digest_lower_bound": 0.8,
+               "job_proxy_memory_digest": {"default_value": 0.1, "lower_bound": 0.1, "upper_bound": 2.0}},
+              duration=10000)
+o["tasks"][0].update({"job_proxy_memory": 100 * 10 ** 6, "job_proxy_max_memory": 150 * 10 ** 6 + FOOT})
+sc = scenario([node_group(1)], {"physical": {}}, [o], heartbeat=100, fs=100)
+sc["controller_agent"] = {"user_job_memory_digest_precision": 0.05,
+                          "job_proxy_resource_overdraft_memory_multiplier": 1.5, "footprint_memory": FOOT}
+r = load(run("proxy_multiplier", sc)[0])
+ev = ended(r)
+check([e["event_type"] for e in ev] == ["job_aborted", "job_aborted", "job_completed"] and
+      all(e["reason"] == "resource_overdraft" for e in ev[:2]), f"ends {[(e['event_type'], e.get('reason')) for e in ev]}")
+# Upstream subtracts the footprint from the job proxy's own job_proxy/memory_reserve; poolsched
+# reports the controller's value, estimate x factor (upstream's UpdateJobletFromSummary puts the
+# same path), which has no footprint to subtract.
+jp = [int(e["statistics"]["job_proxy/memory_reserve"]) for e in ev]
+uj = [int(e["statistics"]["user_job/memory_reserve"]) for e in ev]
+check(abs(jp[1] / jp[0] - 1.5) < 1e-3 and abs(jp[2] / jp[0] - 20.0) < 1e-3, f"job proxy reserves {jp}")
+check(uj[1] <= uj[0] and uj[2] <= uj[0], f"user job reserves {uj}")
+check(all(int(e["statistics"]["user_job/max_memory"]) < 400 * 1024 * 1024 for e in ev), "user job stays small")
+print(f"test_job_proxy_resource_overdraft_memory_multiplier: job proxy reserves {jp}, user job {uj}")
+
 # The node setting matters: without always_abort the node has the memory and lets the job run.
 sc["node_groups"] = [node_group(1, always_abort=False)]
 r = load(run("no_always_abort", sc)[0])
