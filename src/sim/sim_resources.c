@@ -361,10 +361,19 @@ void sim_res_statistics(struct ps_sim *sim, const struct sim_job *job, struct si
         struct ps_memory_job_statistics st;
         memory_stats(sim, job, &st);
         put_stat(b, first, PS_STAT_JOB_PROXY_MAX_MEMORY, st.job_proxy_max_memory_bytes);
-        n = ps_memory_controller_statistics(&job->memory, &st, sim->now - job->start_ms, s);
+        int64_t run_ms = sim->now - job->start_ms;
+        n = ps_memory_controller_statistics(&job->memory, &st, run_ms, s);
         for (size_t i = 0; i < n; i++)
             if (strcmp(s[i].path, PS_STAT_TIME_TOTAL) != 0)
                 put_stat(b, first, s[i].path, s[i].value);
+        /* upstream's job proxy statistics of memory over time, MiB x s; here each process holds
+         * its peak from the start */
+        put_stat(b, first, "user_job/cumulative_memory_mb_sec",
+                 (int64_t)((double)st.user_job_max_memory_bytes * (double)run_ms / 1000.0 /
+                           (1024.0 * 1024.0)));
+        put_stat(b, first, "job_proxy/cumulative_memory_mb_sec",
+                 (int64_t)((double)st.job_proxy_max_memory_bytes * (double)run_ms / 1000.0 /
+                           (1024.0 * 1024.0)));
     }
     if (job->cpu) {
         struct ps_stat_sample s[PS_CPU_MONITOR_STAT_COUNT];

@@ -78,6 +78,11 @@ check([e["event_type"] for e in ev] == ["job_aborted", "job_aborted", "job_compl
 check(all(e["reason"] == "resource_overdraft" for e in ev[:2]), "predecessor_type resource_overdraft")
 check([e["job_id"] for e in ev] == ["op/0/0/0", "op/0/0/1", "op/0/0/2"], "each retry follows its predecessor")
 print(f"test_user_job_resource_overdraft_memory_multiplier: reserves {reserves}")
+# The simulator shows upstream's cumulative statistics too (a job holds its peak from its start:
+# 270 MB for 5 s is 1287 MiB x s).
+st = ev[2]["statistics"]
+check(st["user_job/cumulative_memory_mb_sec"] == int(270 * 10 ** 6 * 5 / 2 ** 20)
+      and st["user_job/cumulative_max_memory"] == 270 * 10 ** 6 * 5, f"cumulative {st}")
 
 # upstream: test_scheduler_resource_limits::TestMemoryReserveMultiplier::test_job_proxy_resource_overdraft_memory_multiplier
 # The job proxy overdrafts: footprint_memory 16 MiB, job_proxy_resource_overdraft_memory_multiplier
