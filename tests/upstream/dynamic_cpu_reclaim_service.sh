@@ -57,7 +57,8 @@ def case(name, cpu, slots, op2_spec, op2_jobs, tree=None):
     s = Scheduler(bin, "%s/%s" % (work, name), {"fair_share_update_period": 100,
                                                   "heartbeat_period": 100}).start()
     try:
-        for key, value in (tree or {}).items():
+        # a short interrupt window keeps the test fast (victims are interrupted, then aborted)
+        for key, value in dict({"allocation_preemption_timeout": 300}, **(tree or {})).items():
             s.set("//sys/pool_trees/physical/@" + key, value)
         node = FakeNode(s, "n1", cpu=cpu, slots=slots)
         op1 = start(s, {"job_cpu_monitor": MON})
