@@ -49,6 +49,9 @@ static const char usage_text[] =
     "                          jobs, so they are not isolated from each other; root refused)\n"
     "  --no-cgroups            run jobs without cgroups (no CPU limits) even where they work\n"
     "  --keep-sandbox          leave sandboxes after jobs end (debugging)\n"
+    "  --always-abort-on-memory-reserve-overdraft\n"
+    "                          abort a job above its memory reserve even while the node has\n"
+    "                          the memory (YTsaurus's node setting of that name; default off)\n"
     "  --verbose               log every heartbeat\n";
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -119,7 +122,7 @@ int ps_cmd_node(int argc, char **argv)
                *work_dir = NULL, *secret_file = NULL, *data_dir = NULL, *job_user = NULL;
     long long heartbeat_ms = 5000, tick_ms = 100, slot_uid_base = PS_NODE_SLOT_UID_BASE;
     int64_t stderr_cap = 64 * 1024;
-    bool no_cgroups = false, keep_sandbox = false, verbose = false;
+    bool no_cgroups = false, keep_sandbox = false, verbose = false, always_abort = false;
 
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -133,6 +136,10 @@ int ps_cmd_node(int argc, char **argv)
         }
         if (strcmp(a, "--keep-sandbox") == 0) {
             keep_sandbox = true;
+            continue;
+        }
+        if (strcmp(a, "--always-abort-on-memory-reserve-overdraft") == 0) {
+            always_abort = true;
             continue;
         }
         if (strcmp(a, "--verbose") == 0) {
@@ -298,6 +305,7 @@ int ps_cmd_node(int argc, char **argv)
     cfg.user_slots = slots;
     cfg.heartbeat_period_ms = heartbeat_ms;
     cfg.tick_ms = tick_ms;
+    cfg.always_abort_on_memory_reserve_overdraft = always_abort;
     cfg.verbose = verbose;
     rc = ps_node_agent_run(&cfg, &runner, &err);
     if (rc != 0)

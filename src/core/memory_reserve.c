@@ -71,14 +71,14 @@ int ps_memory_controller_config_validate(const struct ps_memory_controller_confi
     if (!in_range(cfg->memory_digest_resource_overdraft_factor, 1, 10))
         return range_error(err, "memory_digest_resource_overdraft_factor",
                            cfg->memory_digest_resource_overdraft_factor, "[1, 10]");
-    if (cfg->has_user_job_resource_overdraft_memory_multiplier &&
-        !in_range(cfg->user_job_resource_overdraft_memory_multiplier, 1, 10))
+    if (cfg->user_job_resource_overdraft_memory_multiplier.set &&
+        !in_range(cfg->user_job_resource_overdraft_memory_multiplier.value, 1, 10))
         return range_error(err, "user_job_resource_overdraft_memory_multiplier",
-                           cfg->user_job_resource_overdraft_memory_multiplier, "[1, 10]");
-    if (cfg->has_job_proxy_resource_overdraft_memory_multiplier &&
-        !in_range(cfg->job_proxy_resource_overdraft_memory_multiplier, 1, 10))
+                           cfg->user_job_resource_overdraft_memory_multiplier.value, "[1, 10]");
+    if (cfg->job_proxy_resource_overdraft_memory_multiplier.set &&
+        !in_range(cfg->job_proxy_resource_overdraft_memory_multiplier.value, 1, 10))
         return range_error(err, "job_proxy_resource_overdraft_memory_multiplier",
-                           cfg->job_proxy_resource_overdraft_memory_multiplier, "[1, 10]");
+                           cfg->job_proxy_resource_overdraft_memory_multiplier.value, "[1, 10]");
     if (cfg->footprint_memory_bytes < 0)
         return ps_error_set(err, PS_EINVAL,
                             "memory reserve: footprint_memory is %lld bytes but must be >= 0",
@@ -201,10 +201,10 @@ int ps_memory_task_init(struct ps_memory_task *t, const struct ps_memory_control
         t->has_job_proxy_multiplier = spec->has_job_proxy_resource_overdraft_memory_multiplier;
         t->job_proxy_multiplier = spec->job_proxy_resource_overdraft_memory_multiplier;
     } else {
-        t->has_user_job_multiplier = cfg->has_user_job_resource_overdraft_memory_multiplier;
-        t->user_job_multiplier = cfg->user_job_resource_overdraft_memory_multiplier;
-        t->has_job_proxy_multiplier = cfg->has_job_proxy_resource_overdraft_memory_multiplier;
-        t->job_proxy_multiplier = cfg->job_proxy_resource_overdraft_memory_multiplier;
+        t->has_user_job_multiplier = cfg->user_job_resource_overdraft_memory_multiplier.set;
+        t->user_job_multiplier = cfg->user_job_resource_overdraft_memory_multiplier.value;
+        t->has_job_proxy_multiplier = cfg->job_proxy_resource_overdraft_memory_multiplier.set;
+        t->job_proxy_multiplier = cfg->job_proxy_resource_overdraft_memory_multiplier.value;
     }
     t->job_proxy_upper_bound = spec->job_proxy_memory_digest.upper_bound;
     t->memory_limit_bytes = spec->memory_limit_bytes;

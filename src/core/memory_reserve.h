@@ -37,6 +37,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/attr.h"
 #include "core/digest.h"
 #include "core/error.h"
 #include "core/stat_sample.h"
@@ -68,14 +69,18 @@ struct ps_memory_controller_config {
     double user_job_memory_reserve_quantile;            /* 0.95; [0, 1] */
     double job_proxy_memory_reserve_quantile;           /* 0.95; [0, 1] */
     double memory_digest_resource_overdraft_factor;     /* 1.1; [1, 10] */
-    bool has_user_job_resource_overdraft_memory_multiplier;     /* unset */
-    double user_job_resource_overdraft_memory_multiplier;       /* [1, 10] */
-    bool has_job_proxy_resource_overdraft_memory_multiplier;    /* unset */
-    double job_proxy_resource_overdraft_memory_multiplier;      /* [1, 10] */
+    struct ps_opt_double user_job_resource_overdraft_memory_multiplier;   /* unset; [1, 10] */
+    struct ps_opt_double job_proxy_resource_overdraft_memory_multiplier;  /* unset; [1, 10] */
     /* false: the two multipliers above apply; true: the operation spec's do. */
     bool use_resource_overdraft_memory_multiplier_from_spec;
-    int64_t footprint_memory_bytes;                     /* 128 MiB; >= 0 */
+    int64_t footprint_memory_bytes;                     /* 128 MiB; >= 0 (key footprint_memory) */
 };
+
+/* The schema of these knobs under upstream's names (the controller agent config keys above,
+ * footprint_memory in bytes): the scheduler's config section `controller_agent` and the
+ * scenario's top-level `controller_agent` set them through the generic functions of attr.h,
+ * then call ps_memory_controller_config_validate. */
+extern const struct ps_attr_table ps_memory_controller_config_table;
 
 void ps_memory_controller_config_init(struct ps_memory_controller_config *cfg);
 int ps_memory_controller_config_validate(const struct ps_memory_controller_config *cfg,
@@ -105,6 +110,13 @@ struct ps_memory_task_spec {
 };
 
 void ps_memory_task_spec_init(struct ps_memory_task_spec *spec);
+
+/* Puts an operation spec's memory keys (user_job_memory_digest_default_value / lower_bound,
+ * memory_reserve_factor, job_proxy_memory_digest; core/op_spec.h) over spec's values: the one
+ * mapping the service and the simulator use. */
+struct ps_operation_spec;
+void ps_memory_task_spec_from_operation(struct ps_memory_task_spec *spec,
+                                        const struct ps_operation_spec *op);
 /* PS_EINVAL naming the key, e.g. "memory reserve: tmpfs size 600 bytes is more than
  * memory_limit 500 bytes". */
 int ps_memory_task_spec_validate(const struct ps_memory_task_spec *spec, struct ps_error *err);

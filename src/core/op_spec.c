@@ -57,6 +57,33 @@ static const char *const preemption_mode_names[] = {"normal", "graceful"};
 
 /* PS_ATTR_RUNTIME: the keys update_op_parameters may change (with
  * scheduling_options_per_pool_tree). */
+/* job_proxy_memory_digest: the three values of the job proxy's digest a spec may change; the
+ * relations (lower <= default <= upper) are the digest's (ps_log_digest_config_validate). */
+#define JP(field) offsetof(struct ps_job_proxy_memory_digest_spec, field)
+static int job_proxy_digest_init(void *obj)
+{
+    memset(obj, 0, sizeof(struct ps_job_proxy_memory_digest_spec));
+    return 0;
+}
+
+static const struct ps_attr job_proxy_digest_attrs[] = {
+    {.name = "default_value", .kind = PS_ATTR_OPT_DOUBLE, .offset = JP(default_value), .min = 0,
+     .max = 1e6, .flags = PS_ATTR_MIN_OPEN},
+    {.name = "lower_bound", .kind = PS_ATTR_OPT_DOUBLE, .offset = JP(lower_bound), .min = 0,
+     .max = 1e6, .flags = PS_ATTR_MIN_OPEN},
+    {.name = "upper_bound", .kind = PS_ATTR_OPT_DOUBLE, .offset = JP(upper_bound), .min = 0,
+     .max = 1e6, .flags = PS_ATTR_MIN_OPEN},
+};
+#undef JP
+
+static const struct ps_attr_table job_proxy_digest_table = {
+    .what = "job_proxy_memory_digest",
+    .attrs = job_proxy_digest_attrs,
+    .count = (int)(sizeof job_proxy_digest_attrs / sizeof job_proxy_digest_attrs[0]),
+    .size = sizeof(struct ps_job_proxy_memory_digest_spec),
+    .init = job_proxy_digest_init,
+};
+
 static const struct ps_attr spec_attrs[] = {
     {.name = "pool", .kind = PS_ATTR_OPT_STRING, .offset = OFF(pool),
      .flags = PS_ATTR_NONEMPTY | PS_ATTR_RUNTIME},
@@ -94,6 +121,9 @@ static const struct ps_attr spec_attrs[] = {
      .offset = OFF(memory_reserve_factor), .min = 0, .max = 1, .flags = PS_ATTR_MIN_OPEN},
     {.name = "max_failed_job_count", .kind = PS_ATTR_OPT_INT, .offset = OFF(max_failed_job_count),
      .min = 0, .max = PS_MAX_FAILED_JOB_COUNT},
+    {.name = "job_proxy_memory_digest", .kind = PS_ATTR_GROUP,
+     .offset = OFF(job_proxy_memory_digest), .group = &job_proxy_digest_table,
+     .presence_offset = -1, .flags = PS_ATTR_SKIP_UNKNOWN},
     /* Unknown keys inside are reported with the spec's (ps_operation_spec_unrecognized). */
     {.name = "job_cpu_monitor", .kind = PS_ATTR_GROUP, .offset = OFF(job_cpu_monitor),
      .group = &ps_cpu_monitor_config_table, .presence_offset = -1,

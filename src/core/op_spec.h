@@ -32,6 +32,8 @@
  * user_job_memory_digest_lower_bound          unset (0.05)   (0, 1]
  * memory_reserve_factor                       unset          (0, 1]; sets both digest values
  *                                                            above (memory_reserve.h)
+ * job_proxy_memory_digest/default_value,      unset (1.0,    each > 0; the job proxy's log
+ *   lower_bound, upper_bound                  0.5, 2.0)      digest (memory_reserve.h)
  * max_failed_job_count                        unset (10, or  integer in [0, 10000] (upstream's
  *                                             the service's  range); the operation fails when
  *                                             config)        this many jobs have failed
@@ -115,6 +117,9 @@ struct ps_operation_spec {
     struct ps_opt_double user_job_memory_digest_lower_bound;
     struct ps_opt_double memory_reserve_factor;
     struct ps_opt_int max_failed_job_count;
+    struct ps_job_proxy_memory_digest_spec {   /* upstream's job_proxy_memory_digest */
+        struct ps_opt_double default_value, lower_bound, upper_bound;
+    } job_proxy_memory_digest;
 };
 
 /* The table of the keys above (without scheduling_options_per_pool_tree, read per tree with

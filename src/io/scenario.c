@@ -95,7 +95,8 @@ bool ps_scenario_find_duplicate(const char *const *names, size_t n, size_t *firs
 static int parse_node_group(json_t *obj, const char *path, size_t index,
                             struct ps_scenario_node_group *g, struct ps_error *err)
 {
-    static const char *const keys[] = {"name", "count", "resource_limits", "tags", NULL};
+    static const char *const keys[] = {"name", "count", "resource_limits", "tags",
+                                       "always_abort_on_memory_reserve_overdraft", NULL};
     char where[PS_SCENARIO_PATH_MAX];
     int rc = ps_jv_expect_object(obj, path, err);
     if (rc == 0)
@@ -121,6 +122,10 @@ static int parse_node_group(json_t *obj, const char *path, size_t index,
     ps_jv_join(where, sizeof where, path, "resource_limits");
     if ((rc = ps_jv_resources(json_object_get(obj, "resource_limits"), where, PS_RES_INFINITE,
                               &g->resource_limits, NULL, err)) != 0)
+        return rc;
+
+    if ((rc = ps_jv_bool(obj, path, "always_abort_on_memory_reserve_overdraft",
+                         &g->always_abort_on_memory_reserve_overdraft, NULL, err)) != 0)
         return rc;
 
     const json_t *tags = json_object_get(obj, "tags");
@@ -418,7 +423,7 @@ static int parse_document(json_t *root, struct ps_scenario *sc, struct ps_error 
 {
     static const char *const keys[] = {"heartbeat_period", "fair_share_update_period", "duration",
                                        "node_groups", "default_tree", "pool_trees", "operations",
-                                       "events", "seed", NULL};
+                                       "events", "seed", "controller_agent", NULL};
     /* "scenario" names the document itself in messages about its top level */
     int rc = ps_jv_expect_object(root, "scenario", err);
     if (rc == 0)
@@ -452,6 +457,12 @@ static int parse_document(json_t *root, struct ps_scenario *sc, struct ps_error 
     json_t *ops = json_object_get(root, "operations");
     if (ops && (rc = ps_scenario_parse_operations(ops, sc, err)) != 0)
         return rc;
+    json_t *controller = json_object_get(root, "controller_agent");
+    if (controller) {
+        if ((rc = ps_jv_expect_object(controller, "controller_agent", err)) != 0)
+            return rc;
+        sc->controller_agent = json_incref(controller);
+    }
     json_t *events = json_object_get(root, "events");
     return events ? ps_scenario_parse_events(events, sc, err) : 0;
 }
@@ -516,6 +527,7 @@ void ps_scenario_free(struct ps_scenario *sc)
         ps_scenario_operation_release(&sc->operations[i]);
     free(sc->operations);
     ps_scenario_events_release(sc);
+    json_decref(sc->controller_agent);
     free(sc);
 }
 

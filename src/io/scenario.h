@@ -66,6 +66,10 @@ struct ps_scenario_node_group {
     struct ps_resources resource_limits;  /* a limits map: PS_RES_INFINITE where omitted */
     char **tags;                          /* tag_count strings, as listed (may repeat) */
     size_t tag_count;
+    /* Upstream's exec_node/job_proxy/always_abort_on_memory_reserve_overdraft (false): a job
+     * above its user job memory reserve is aborted (resource_overdraft) even when the node has
+     * the free memory. */
+    bool always_abort_on_memory_reserve_overdraft;
 };
 
 struct ps_scenario_pool {
@@ -105,6 +109,9 @@ struct ps_scenario_task {
                                          max_memory, sigma = spread) */
     bool interruptible;               /* a preempted job is interrupted first (default false:
                                          aborted at once, docs/scenario.md) */
+    int64_t job_proxy_memory_bytes;   /* the job proxy's memory estimate, >= 0; default 0 */
+    int64_t job_proxy_max_memory_bytes;   /* the job proxy's actual peak (footprint included);
+                                             -1 when omitted: estimate + footprint */
 };
 
 struct ps_scenario_operation {
@@ -156,6 +163,10 @@ struct ps_scenario {
     size_t operation_count;
     struct ps_scenario_event *events;    /* in the order listed; NULL when omitted */
     size_t event_count;
+    /* The controller's memory reserve knobs (core/memory_reserve.h,
+     * ps_memory_controller_config_table), as given; NULL when omitted. Owned (one reference);
+     * the simulator applies and validates them at setup. */
+    json_t *controller_agent;
 };
 
 /* Parses len bytes of JSON text (need not be NUL-terminated). On success returns 0 and *out

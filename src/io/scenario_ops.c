@@ -10,7 +10,8 @@
 
 static const char *const task_keys[] = {"name", "job_count", "duration", "resources",
                                         "memory_limit", "cpu_usage", "max_memory", "tmpfs_size",
-                                        "interruptible", "max_memory_spread", NULL};
+                                        "interruptible", "max_memory_spread", "job_proxy_memory",
+                                        "job_proxy_max_memory", NULL};
 static const char *const operation_keys[] = {"id", "start_time", "user", "spec", "tasks", NULL};
 
 #define MAX_BYTES PS_JV_RESOURCE_MAX
@@ -106,6 +107,7 @@ static int parse_task(const json_t *obj, const char *path, size_t index,
     /* Positive either way: the memory digest divides by it (max_memory / memory_limit). */
     task->memory_limit_bytes = memory > 0 ? memory : PS_SCENARIO_DEFAULT_MEMORY_LIMIT;
     task->max_memory_bytes = memory;
+    task->job_proxy_max_memory_bytes = -1;
     if ((rc = ps_jv_int(obj, path, "memory_limit", 1, MAX_BYTES,
                         "a positive integer (bytes)", &task->memory_limit_bytes, NULL, err)) != 0 ||
         (rc = ps_jv_int(obj, path, "max_memory", 0, MAX_BYTES, "a non-negative integer (bytes)",
@@ -113,6 +115,12 @@ static int parse_task(const json_t *obj, const char *path, size_t index,
         (rc = ps_jv_int(obj, path, "tmpfs_size", 0, MAX_BYTES, "a non-negative integer (bytes)",
                         &task->tmpfs_size_bytes, NULL, err)) != 0 ||
         (rc = ps_jv_bool(obj, path, "interruptible", &task->interruptible, NULL, err)) != 0 ||
+        (rc = ps_jv_int(obj, path, "job_proxy_memory", 0, MAX_BYTES,
+                        "a non-negative integer (bytes)", &task->job_proxy_memory_bytes, NULL,
+                        err)) != 0 ||
+        (rc = ps_jv_int(obj, path, "job_proxy_max_memory", 0, MAX_BYTES,
+                        "a non-negative integer (bytes)", &task->job_proxy_max_memory_bytes, NULL,
+                        err)) != 0 ||
         (rc = ps_jv_double(obj, path, "max_memory_spread", 0, PS_SCENARIO_MAX_MEMORY_SPREAD,
                            "a number from 0 to 1 (the sigma of the log of the job's peak)",
                            &task->max_memory_spread, NULL, err)) != 0)

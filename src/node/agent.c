@@ -345,6 +345,7 @@ int ps_node_agent_run(const struct ps_node_agent_config *cfg, const struct ps_no
     ps_node_jobs_config_init(&jcfg);
     jcfg.node_memory_bytes = cfg->memory_bytes;
     jcfg.report_stderr_budget_bytes = cfg->report_stderr_budget_bytes;
+    jcfg.always_abort_on_memory_reserve_overdraft = cfg->always_abort_on_memory_reserve_overdraft;
     jcfg.log = jobs_log;
     jcfg.log_ctx = &a;
     jcfg.lost_reason = jobs_lost_reason;

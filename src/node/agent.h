@@ -54,6 +54,7 @@ struct ps_node_agent_config {
     int64_t request_timeout_ms;         /* 10000 */
     int64_t shutdown_grace_ms;          /* 5000 */
     size_t report_stderr_budget_bytes;  /* jobs.h; 4 MiB */
+    bool always_abort_on_memory_reserve_overdraft;  /* jobs.h; false */
     bool verbose;                       /* log every heartbeat */
 };
 

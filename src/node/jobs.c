@@ -31,6 +31,8 @@ struct job {
     enum job_state state;
     void *handle;                       /* the runner's job; NULL once finished */
     struct ps_node_job_sample sample;   /* the latest tick's */
+    double memory_byte_ms;              /* integral of sample.memory_bytes over time */
+    int64_t memory_sampled_ms;          /* when memory_byte_ms was last advanced */
     bool aborting;                      /* abort sent; no more overdraft checks */
     char pending_abort[64];             /* an abort whose kill failed, retried each tick */
     bool interrupted;
@@ -205,6 +207,9 @@ static json_t *build_statistics(const struct job *j, const struct ps_node_job_en
         for (size_t i = 0; i < n; i++)
             rc |= put_stat(stats, s[i].path, s[i].value);
     }
+    /* upstream's name: megabytes (MiB) x seconds of the job's memory use */
+    rc |= put_stat(stats, "/user_job/cumulative_memory_mb_sec",
+                   (int64_t)(j->memory_byte_ms / 1000.0 / (1024.0 * 1024.0)));
     rc |= put_stat(stats, PS_STAT_TIME_TOTAL, end->duration_ms);
     rc |= put_stat(stats, "/user_job/cpu_usage_ms", (int64_t)(end->cpu_seconds * 1000.0));
     if (rc != 0) {
@@ -214,9 +219,14 @@ static json_t *build_statistics(const struct job *j, const struct ps_node_job_en
     return stats;
 }
 
+/* The guarantee the node reports (the scheduler counts it as the job's cpu usage): the
+ * monitor's soft limit only with enable_cpu_reclaim; with reclaim off (the dry run) the soft
+ * limit moves in the statistics alone and the job keeps its whole limit, as upstream, where
+ * the job proxy then never calls TrySetCpuGuarantee. */
 static double current_guarantee(const struct job *j)
 {
-    return j->monitor_on ? j->monitor.soft_limit : j->cpu_limit;
+    return j->monitor_on && j->monitor.config.enable_cpu_reclaim ? j->monitor.soft_limit
+                                                                 : j->cpu_limit;
 }
 
 /* Builds the finished record of j from end; stderr may be NULL. Returns 0 or PS_ENOMEM. */
@@ -322,6 +332,7 @@ void ps_node_jobs_start(struct ps_node_jobs *t, const struct ps_node_start *s, i
     j->memory_limit_bytes = s->memory_limit_bytes;
     j->memory_reserve_bytes = s->memory_reserve_bytes;
     j->start_ms = now_ms;
+    j->memory_sampled_ms = now_ms;
     j->state = JOB_RUNNING;
 
     struct ps_error e;
@@ -529,8 +540,26 @@ static void reap_job(struct ps_node_jobs *t, struct job *j)
     j->handle = NULL;
 }
 
+static void always_abort_check(struct ps_node_jobs *t)
+{
+    for (size_t i = 0; i < t->count; i++) {
+        struct job *j = t->jobs[i];
+        if (j->state != JOB_RUNNING || j->aborting || j->memory_reserve_bytes <= 0 ||
+            j->sample.memory_bytes <= j->memory_reserve_bytes)
+            continue;
+        logf_(t, "job %s: uses %lld bytes, above its reserve of %lld: aborting it "
+              "(resource_overdraft, always_abort_on_memory_reserve_overdraft)", j->job_id,
+              (long long)j->sample.memory_bytes, (long long)j->memory_reserve_bytes);
+        ps_node_jobs_abort(t, j->job_id, "resource_overdraft");
+    }
+}
+
 static void overdraft_check(struct ps_node_jobs *t)
 {
+    if (t->cfg.always_abort_on_memory_reserve_overdraft) {
+        always_abort_check(t);
+        return;
+    }
     if (t->cfg.node_memory_bytes <= 0 || t->running == 0)
         return;
     struct ps_node_memory_use *use = malloc(t->running * sizeof *use);
@@ -596,6 +625,11 @@ size_t ps_node_jobs_tick(struct ps_node_jobs *t, int64_t now_ms)
             continue;
         struct ps_node_job_sample s = read_sample(t, j, t->runner->ops->tick, now_ms);
         merge_sample(j, &s);
+        if (now_ms > j->memory_sampled_ms) {
+            j->memory_byte_ms +=
+                (double)j->sample.memory_bytes * (double)(now_ms - j->memory_sampled_ms);
+            j->memory_sampled_ms = now_ms;
+        }
         if (s.finished) {
             reap_job(t, j);
             finished++;

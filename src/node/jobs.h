@@ -11,8 +11,12 @@
  * - ticks each job's CPU monitor every check_period of the job's job_cpu_monitor config with the
  *   job's cumulative CPU seconds, and applies a new guarantee as the job's CPU weight when
  *   enable_cpu_reclaim is on (without weights on this node it is bookkeeping: the new guarantee
- *   is still reported, so the scheduler lends the CPU, but nothing enforces it);
- * - applies the overdraft policy of memory.h against the node's memory resource;
+ *   is still reported, so the scheduler lends the CPU, but nothing enforces it); with reclaim
+ *   off the soft limit moves in the statistics only and the reported guarantee stays the limit;
+ * - applies the overdraft policy of memory.h against the node's memory resource (or, with
+ *   always_abort_on_memory_reserve_overdraft, aborts every job above its reserve);
+ * - integrates each job's memory over time (user_job/cumulative_memory_mb_sec, MB x s, as
+ *   upstream's job proxy reports it);
  * - turns each job that ended into a finished record (statistics, capped stderr) and frees its
  *   runner (its sandbox is removed then).
  *
@@ -39,6 +43,10 @@ typedef void (*ps_node_log_fn)(void *ctx, const char *fmt, va_list ap);
 
 struct ps_node_jobs_config {
     int64_t node_memory_bytes;          /* the node's memory resource; <= 0: no overdraft check */
+    /* Upstream's exec_node/job_proxy/always_abort_on_memory_reserve_overdraft (false): a job
+     * using more than its user job memory reserve is aborted (resource_overdraft) even while
+     * the node has the memory. */
+    bool always_abort_on_memory_reserve_overdraft;
     /* Finished records carry their job's stderr; a heartbeat carries at most this many bytes
      * of stderr in total (at least one record always goes), the rest waits for the next one. */
     size_t report_stderr_budget_bytes;  /* default 4 MiB */

@@ -134,6 +134,29 @@ static int job_final_state(const char *s)
                                        : PS_JOB_ABORTED;
 }
 
+/* The node's statistics plus what the controller adds at the end (upstream's
+ * UpdateJobletFromSummary: job_proxy/memory_reserve, the cumulative_* byte x seconds, ...),
+ * a new reference; NULL when the node sent none. A key the node sent wins. */
+static json_t *with_controller_stats(const struct ps_svc_job *job, const json_t *stats,
+                                     int64_t now)
+{
+    if (!json_is_object(stats))
+        return NULL;
+    json_t *out = json_deep_copy(stats);
+    if (!out || job->mem.memory_limit_bytes <= 0)
+        return out;
+    struct ps_memory_job_statistics ms;
+    ps_svc_read_memory_stats(out, &ms);
+    struct ps_stat_sample s[PS_MEMORY_CONTROLLER_STAT_MAX];
+    size_t n = ps_memory_controller_statistics(&job->mem, &ms, now - job->start_ms, s);
+    for (size_t i = 0; i < n; i++) {
+        const char *key = s[i].path[0] == '/' ? s[i].path + 1 : s[i].path;
+        if (!json_object_get(out, key))
+            json_object_set_new(out, key, json_integer(s[i].value));
+    }
+    return out;
+}
+
 static void finish_reported(struct ps_service *svc, struct ps_svc_job *job, const json_t *r,
                             int64_t now)
 {
@@ -169,8 +192,7 @@ static void finish_reported(struct ps_service *svc, struct ps_svc_job *job, cons
         job->stderr_text = strdup(text);
         job->stderr_truncated = truncated;
     }
-    ps_svc_job_finish(svc, job, st, error, reason,
-                      json_is_object(stats) ? json_deep_copy(stats) : NULL, now);
+    ps_svc_job_finish(svc, job, st, error, reason, with_controller_stats(job, stats, now), now);
     ps_persist_job(svc, job);
     ps_persist_op(svc, job->op);
     ps_node_health_job_finished(svc, job, now);   /* may ban the node (its aborts in a row) */

@@ -211,14 +211,7 @@ static int parse_controller_spec(struct ps_service *svc, const json_t *spec, str
     /* memory options of the operation (apply to every task) */
     struct ps_memory_task_spec base;
     ps_memory_task_spec_init(&base);
-    if (parsed.user_job_memory_digest_default_value.set)
-        base.user_job_memory_digest_default_value = parsed.user_job_memory_digest_default_value.value;
-    if (parsed.user_job_memory_digest_lower_bound.set)
-        base.user_job_memory_digest_lower_bound = parsed.user_job_memory_digest_lower_bound.value;
-    if (parsed.memory_reserve_factor.set) {
-        base.has_memory_reserve_factor = true;
-        base.memory_reserve_factor = parsed.memory_reserve_factor.value;
-    }
+    ps_memory_task_spec_from_operation(&base, &parsed);
     ps_operation_spec_release(&parsed);
     char q[96];
 
@@ -287,7 +280,7 @@ static int parse_controller_spec(struct ps_service *svc, const json_t *spec, str
         struct ps_memory_task_spec ms = base;
         ms.memory_limit_bytes = task->memory_limit;
         ms.tmpfs_size_bytes = task->tmpfs_size;
-        if ((rc = ps_memory_task_init(&task->mem, &svc->memory_config, &ms, err)) != 0) {
+        if ((rc = ps_memory_task_init(&task->mem, &svc->cfg.controller_agent, &ms, err)) != 0) {
             ps_error_prefix(err, "spec/tasks/%s", name);
             return rc;
         }
@@ -832,7 +825,7 @@ void ps_svc_job_set_guarantee(struct ps_service *svc, struct ps_svc_job *job, do
     ps_preemptible_set_usage(t->lists, job->alloc_id, job->usage, NULL);
 }
 
-static void read_memory_stats(const json_t *stats, struct ps_memory_job_statistics *out)
+void ps_svc_read_memory_stats(const json_t *stats, struct ps_memory_job_statistics *out)
 {
     memset(out, 0, sizeof *out);
     if (!json_is_object(stats))
@@ -886,7 +879,7 @@ void ps_svc_job_learn(struct ps_svc_job *job)
     if (!task->overdraft)
         return;   /* a released (finished) operation learns nothing more */
     struct ps_memory_job_statistics ms;
-    read_memory_stats(job->statistics, &ms);
+    ps_svc_read_memory_stats(job->statistics, &ms);
     if (job->state == PS_JOB_COMPLETED) {
         ps_memory_task_add_samples(&task->mem, &job->mem, &ms, false, NULL);
         ps_memory_overdraft_state_init(&task->overdraft[job->job_index]);

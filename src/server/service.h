@@ -77,6 +77,9 @@ struct ps_service_config {
     int64_t operation_hangup_check_period_ms;                     /* 60000 */
     int64_t operation_hangup_due_to_limiting_ancestor_safe_timeout_ms;   /* 300000 */
     bool quiet;                           /* no event log on stderr (benchmarks) */
+    /* The controller's memory reserve knobs (section `controller_agent`, upstream's names;
+     * core/memory_reserve.h), for every operation's memory digests. */
+    struct ps_memory_controller_config controller_agent;
 };
 
 void ps_service_config_init(struct ps_service_config *cfg);
@@ -277,7 +280,6 @@ struct ps_service {
     struct ps_strmap nodes;        /* id -> struct ps_svc_node * */
     struct ps_svc_node **node_list;
     int node_count, node_cap;
-    struct ps_memory_controller_config memory_config;
     struct ps_job_archive *archive;   /* finished jobs: retire queue, store reader */
     pthread_t loop_thread;
     bool loop_started;
@@ -321,6 +323,9 @@ int ps_svc_op_create(struct ps_service *svc, const char *id, const char *user, i
                      struct ps_svc_op **out, struct ps_error *err);
 void ps_svc_op_free(struct ps_svc_op *op);
 void ps_svc_op_update_pools(struct ps_svc_op *op);
+/* The node-reported memory statistics of a job's statistics map (user_job/max_memory,
+ * user_job/memory_reserve, job_proxy/max_memory; keys with or without a leading '/'). */
+void ps_svc_read_memory_stats(const json_t *stats, struct ps_memory_job_statistics *out);
 void ps_svc_job_learn(struct ps_svc_job *job);
 void ps_svc_job_free(struct ps_svc_job *job);
 void ps_svc_op_finish(struct ps_service *svc, struct ps_svc_op *op, const char *state,

@@ -27,6 +27,7 @@ void ps_service_config_init(struct ps_service_config *cfg)
     cfg->fair_share_update_period_ms = 1000;
     cfg->heartbeat_period_ms = 5000;
     cfg->node_offline_timeout_ms = 60000;
+    ps_memory_controller_config_init(&cfg->controller_agent);
     cfg->http_threads = 8;
     cfg->max_failed_job_count = 10;
     cfg->commit_window_ms = 0;
@@ -137,6 +138,8 @@ static const struct ps_attr config_attrs[] = {
     {.name = "operation_hangup_due_to_limiting_ancestor_safe_timeout", .kind = PS_ATTR_INT,
      .offset = CFG(operation_hangup_due_to_limiting_ancestor_safe_timeout_ms), .min = 0,
      .max = 30 * DAY_MS},
+    {.name = "controller_agent", .kind = PS_ATTR_GROUP, .offset = CFG(controller_agent),
+     .group = &ps_memory_controller_config_table, .presence_offset = -1},
 };
 #undef CFG
 #undef DAY_MS
@@ -190,6 +193,8 @@ int ps_service_config_apply(struct ps_service_config *cfg, const json_t *doc, st
         return rc;
     rc = ps_attr_apply(&config_table, &next, &map, false, err);
     ps_value_release(&map);
+    if (rc == 0 && (rc = ps_memory_controller_config_validate(&next.controller_agent, err)) != 0)
+        ps_error_prefix(err, "controller_agent");
     if (rc == 0)
         *cfg = next;
     return rc;

@@ -165,7 +165,6 @@ int ps_service_start(const struct ps_service_config *cfg, struct ps_service **ou
     ps_strmap_init(&svc->jobs);
     ps_strmap_init(&svc->nodes);
     ps_strmap_init(&svc->token_cache);
-    ps_memory_controller_config_init(&svc->memory_config);
     int rc = 0;
     unsigned char boot[4];
     if ((rc = ps_random_bytes(boot, sizeof boot, err)) != 0)

@@ -344,6 +344,8 @@ int ps_sim_new(const struct ps_scenario *scenario, const struct ps_sim_options *
         rc = sim_scenario_events_check(sim, err);
     if (rc == 0)
         rc = sim_preempt_init(sim, err);
+    if (rc == 0)
+        rc = sim_res_init(sim, err);
     for (int64_t i = 0; rc == 0 && i < sim->op_count; i++) {
         rc = sim_op_init(sim, (int)i, err);
         if (rc == 0 && ps_strmap_put(&sim->op_by_id, sim->ops[i].sc->id, &sim->ops[i]) != 0)

@@ -280,12 +280,13 @@ struct ps_sim {
     struct ps_node_allocation *host_allocs;   /* sim_host.c: allocations offered to the loop */
     int host_alloc_count, host_alloc_cap;
     struct ps_error io_error;          /* the first output failure */
+    struct ps_memory_controller_config memory_controller;   /* the scenario's controller_agent */
     struct sim_res_stats {             /* sim_resources.c, for summary.json */
         int64_t memory_jobs_started, memory_jobs_completed, overdraft_aborts,
             memory_limit_failures;
         double reserve_byte_s, used_byte_s;   /* user job, completed jobs */
         double slack_sum;                     /* per completed job (reserve - used) / reserve */
-        int64_t cpu_jobs, cpu_ticks, cpu_limit_changes, cpu_changes_refused;
+        int64_t cpu_jobs, cpu_ticks, cpu_limit_changes;
         double preemptible_core_s;            /* aggregated (hard - soft), ended jobs */
     } res;
 };
@@ -386,6 +387,9 @@ int sim_scenario_event(struct ps_sim *sim, int64_t index, struct ps_error *err);
 int sim_scenario_events_check(struct ps_sim *sim, struct ps_error *err);
 int sim_scenario_events_schedule(struct ps_sim *sim, struct ps_error *err);
 /* ---- sim_resources.c (CPU monitor, memory reserve; sim.h hooks (b)) -------------------- */
+/* The scenario's controller_agent section into sim->memory_controller (errors name
+ * controller_agent/<key>). */
+int sim_res_init(struct ps_sim *sim, struct ps_error *err);
 int sim_res_op_init(struct ps_sim *sim, int op, struct ps_error *err);
 void sim_res_op_release(struct sim_op *op);
 /* The memory of the task's next job: footprint + reserves (memory_reserve.h). */

@@ -635,7 +635,10 @@ int sim_job_abort(struct ps_sim *sim, int64_t slot, const char *reason, struct p
     o->aborted_job_count++;
     sim->stats.attempts_aborted++;
     if (strcmp(reason, "preemption") == 0) {
+        /* As YTsaurus's simulator: a preempted job's run time counts in jobs_total_duration
+         * too (its unit test: jobs_total = the jobs' durations + preempted_jobs_total). */
         o->preempted_job_count++;
+        o->jobs_total_duration_ms += run;
         o->preempted_jobs_total_duration_ms += run;
         sim->stats.attempts_preempted++;
     }
@@ -667,8 +670,9 @@ int sim_op_fail(struct ps_sim *sim, int op, const char *error, struct ps_error *
     return sim_op_finish(sim, op, SIM_OP_FAILED, err);
 }
 
-/* A job that failed (job_failed): retried like an abort, and the operation fails once more
- * than its spec's max_failed_job_count jobs have failed, as in YTsaurus. */
+/* A job that failed (job_failed): retried like an abort, and the operation fails once its
+ * spec's max_failed_job_count jobs have failed (failed >= max, YTsaurus's controller; 0 fails
+ * at the first). */
 static int job_fail(struct ps_sim *sim, int64_t slot, struct ps_error *err)
 {
     struct sim_job *job = &sim->jobs[slot];
@@ -690,7 +694,7 @@ static int job_fail(struct ps_sim *sim, int64_t slot, struct ps_error *err)
     if (rc != 0)
         return rc;
     sim_op_demand_changed(sim, op);
-    if (o->failed_job_count > o->max_failed_job_count)
+    if (o->failed_job_count >= o->max_failed_job_count)
         return sim_op_fail(sim, op, "Failed jobs limit exceeded", err);
     return sim_op_sync(sim, op, err);
 }

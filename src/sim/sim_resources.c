@@ -8,8 +8,10 @@
  * task's cpu_usage capped by its cpu request). A decision with enable_cpu_reclaim moves the
  * job's CPU guarantee, which the scheduler counts as the job's cpu usage (rounded up to the
  * hundredth of a core the engine counts in): node, snapshot, operation and pools follow, so the
- * freed cores go to other jobs. A raise is refused (the soft limit stays, as when upstream's
- * TrySetCpuGuarantee fails) when the node has not the free cpu for it. With reclaim off the
+ * freed cores go to other jobs. A raise is always taken, as upstream's node takes it (the job
+ * proxy's TrySetCpuGuarantee only fails when the node cannot be told): when the node has not the
+ * free cpu, its usage exceeds its limits and the scheduling loop's overcommit check preempts at
+ * the node's next heartbeat (TestSchedulerAbortsJobOnLackOfCpu). With reclaim off the
  * soft limit moves (dry run) and only the statistics show it. Operations without the section
  * have no ticks and no CPU monitor statistics: a tick per running job per second would
  * multiply the events of a large simulation many times over.
@@ -44,6 +46,24 @@ static bool has_overdraft(const struct ps_memory_overdraft_state *st)
 
 /* ---- operations ------------------------------------------------------------------------- */
 
+int sim_res_init(struct ps_sim *sim, struct ps_error *err)
+{
+    ps_memory_controller_config_init(&sim->memory_controller);
+    if (!sim->sc->controller_agent)
+        return 0;
+    struct ps_value v;
+    int rc = ps_json_to_value(sim->sc->controller_agent, &v, err);
+    if (rc != 0)
+        return rc;
+    rc = ps_attr_apply(&ps_memory_controller_config_table, &sim->memory_controller, &v, false, err);
+    ps_value_release(&v);
+    if (rc == 0)
+        rc = ps_memory_controller_config_validate(&sim->memory_controller, err);
+    if (rc != 0)
+        ps_error_prefix(err, "controller_agent");
+    return rc;
+}
+
 int sim_res_op_init(struct ps_sim *sim, int op, struct ps_error *err)
 {
     struct sim_op *o = &sim->ops[op];
@@ -65,8 +85,6 @@ int sim_res_op_init(struct ps_sim *sim, int op, struct ps_error *err)
     o->max_failed_job_count = spec.max_failed_job_count.set ? spec.max_failed_job_count.value : 10;
     o->cpu_monitor = spec.has_job_cpu_monitor;
     o->cpu_config = spec.job_cpu_monitor;
-    struct ps_memory_controller_config controller;
-    ps_memory_controller_config_init(&controller);
     for (int t = 0; rc == 0 && t < o->task_count; t++) {
         const struct ps_scenario_task *ts = o->tasks[t].spec;
         if (ts->resources.v[PS_RES_MEMORY] <= 0)
@@ -75,15 +93,9 @@ int sim_res_op_init(struct ps_sim *sim, int op, struct ps_error *err)
         ps_memory_task_spec_init(&ms);
         ms.memory_limit_bytes = ts->memory_limit_bytes;
         ms.tmpfs_size_bytes = ts->tmpfs_size_bytes;
-        if (spec.user_job_memory_digest_default_value.set)
-            ms.user_job_memory_digest_default_value = spec.user_job_memory_digest_default_value.value;
-        if (spec.user_job_memory_digest_lower_bound.set)
-            ms.user_job_memory_digest_lower_bound = spec.user_job_memory_digest_lower_bound.value;
-        if (spec.memory_reserve_factor.set) {
-            ms.has_memory_reserve_factor = true;
-            ms.memory_reserve_factor = spec.memory_reserve_factor.value;
-        }
-        rc = ps_memory_task_init(&o->tasks[t].memory, &controller, &ms, err);
+        ps_memory_task_spec_from_operation(&ms, &spec);
+        ms.job_proxy_memory_bytes = ts->job_proxy_memory_bytes;
+        rc = ps_memory_task_init(&o->tasks[t].memory, &sim->memory_controller, &ms, err);
         if (rc != 0)
             ps_error_prefix(err, "operations[%d].tasks[%d]", op, t);
         else
@@ -145,6 +157,15 @@ struct ps_resources sim_res_job_prepare(struct ps_sim *sim, struct sim_job *job,
     return r;
 }
 
+/* The job proxy's peak: the task's job_proxy_max_memory, or what it is estimated to use, its
+ * footprint included. */
+static int64_t job_proxy_peak(const struct ps_sim *sim, const struct sim_job *job)
+{
+    int64_t given = sim->ops[job->op].tasks[job->task].spec->job_proxy_max_memory_bytes;
+    return given >= 0 ? given
+                      : job->memory.job_proxy_memory_bytes + job->memory.footprint_memory_bytes;
+}
+
 void sim_res_plan_end(struct ps_sim *sim, struct sim_job *job)
 {
     const struct sim_task *t = &sim->ops[job->op].tasks[job->task];
@@ -160,9 +181,19 @@ void sim_res_plan_end(struct ps_sim *sim, struct sim_job *job)
         return;
     }
     int64_t excess = max - job->memory.user_job_memory_reserve_bytes;
+    /* The job proxy overdrafts above its reserve (footprint included), as upstream's node. */
+    int64_t proxy_excess = job_proxy_peak(sim, job) - (job->memory.job_proxy_memory_reserve_bytes +
+                                                        job->memory.footprint_memory_bytes);
+    excess = (excess > 0 ? excess : 0) + (proxy_excess > 0 ? proxy_excess : 0);
     if (excess <= 0)
         return;
     struct sim_node *n = &sim->nodes[job->node];
+    if (sim->sc->node_groups[n->group].always_abort_on_memory_reserve_overdraft) {
+        job->end_kind = SIM_END_ABORTED;
+        job->end_reason = "resource_overdraft";
+        job->end_ms = job->start_ms + check;
+        return;
+    }
     int64_t limit = n->limits.v[PS_RES_MEMORY];
     int64_t free_memory = limit >= PS_RES_INFINITE
                               ? PS_RES_INFINITE
@@ -177,17 +208,16 @@ void sim_res_plan_end(struct ps_sim *sim, struct sim_job *job)
     job->end_ms = job->start_ms + check;
 }
 
-static void memory_stats(const struct sim_job *job, struct ps_memory_job_statistics *st)
+static void memory_stats(const struct ps_sim *sim, const struct sim_job *job,
+                         struct ps_memory_job_statistics *st)
 {
     memset(st, 0, sizeof *st);
     st->has_user_job_max_memory = true;
     st->user_job_max_memory_bytes = job->max_memory;
     st->has_user_job_memory_reserve = true;
     st->user_job_memory_reserve_bytes = job->memory.user_job_memory_reserve_bytes;
-    /* The job proxy uses what it is estimated to, its footprint included. */
     st->has_job_proxy_max_memory = true;
-    st->job_proxy_max_memory_bytes =
-        job->memory.job_proxy_memory_bytes + job->memory.footprint_memory_bytes;
+    st->job_proxy_max_memory_bytes = job_proxy_peak(sim, job);
 }
 
 int sim_res_job_ending(struct ps_sim *sim, struct sim_job *job, enum sim_job_end_kind kind,
@@ -199,7 +229,7 @@ int sim_res_job_ending(struct ps_sim *sim, struct sim_job *job, enum sim_job_end
     job->memory_excess = 0;
     if (t->memory_on) {
         struct ps_memory_job_statistics st;
-        memory_stats(job, &st);
+        memory_stats(sim, job, &st);
         if (kind == SIM_END_COMPLETED) {
             ps_memory_task_add_samples(&t->memory, &job->memory, &st, false, NULL);
             double secs = (double)(sim->now - job->start_ms) / 1000.0;
@@ -271,36 +301,17 @@ int sim_res_job_started(struct ps_sim *sim, int64_t slot, struct ps_error *err)
     return 0;
 }
 
-struct guarantee_ctx {
-    struct ps_sim *sim;
-    const struct sim_job *job;
-};
-
-/* A raise needs the node's free cpu; a cut is always possible. */
-static bool try_set_guarantee(void *p, double cores)
-{
-    struct guarantee_ctx *c = p;
-    const struct sim_node *n = &c->sim->nodes[c->job->node];
-    int64_t delta = cpu_units(cores) - c->job->resources.v[PS_RES_CPU];
-    if (delta <= 0 || n->limits.v[PS_RES_CPU] >= PS_RES_INFINITE)
-        return true;
-    return n->limits.v[PS_RES_CPU] - n->usage.v[PS_RES_CPU] >= delta;
-}
-
 int sim_cpu_tick_event(struct ps_sim *sim, int64_t slot, int64_t serial, struct ps_error *err)
 {
     if (slot < 0 || slot >= sim->job_cap || sim->jobs[slot].serial != serial || !sim->jobs[slot].cpu)
         return 0;   /* the job ended */
     struct sim_job *job = &sim->jobs[slot];
     struct ps_cpu_monitor_tick tick;
-    struct guarantee_ctx ctx = {sim, job};
     double total = (double)sim_job_cpu_time_ms(sim, job, sim->now - job->start_ms) / 1000.0;
-    int rc = ps_cpu_monitor_tick(job->cpu, sim->now, total, try_set_guarantee, &ctx, &tick, err);
+    int rc = ps_cpu_monitor_tick(job->cpu, sim->now, total, NULL, NULL, &tick, err);
     if (rc != 0)
         return rc;
     sim->res.cpu_ticks++;
-    if (tick.refused)
-        sim->res.cpu_changes_refused++;
     if (tick.changed && tick.apply) {
         struct ps_resources usage = job->resources;
         usage.v[PS_RES_CPU] = cpu_units(tick.new_soft_limit);
@@ -348,12 +359,21 @@ void sim_res_statistics(struct ps_sim *sim, const struct sim_job *job, struct si
             if (strcmp(s[i].path, PS_STAT_USER_JOB_MEMORY_LIMIT) != 0)   /* written already */
                 put_stat(b, first, s[i].path, s[i].value);
         struct ps_memory_job_statistics st;
-        memory_stats(job, &st);
+        memory_stats(sim, job, &st);
         put_stat(b, first, PS_STAT_JOB_PROXY_MAX_MEMORY, st.job_proxy_max_memory_bytes);
-        n = ps_memory_controller_statistics(&job->memory, &st, sim->now - job->start_ms, s);
+        int64_t run_ms = sim->now - job->start_ms;
+        n = ps_memory_controller_statistics(&job->memory, &st, run_ms, s);
         for (size_t i = 0; i < n; i++)
             if (strcmp(s[i].path, PS_STAT_TIME_TOTAL) != 0)
                 put_stat(b, first, s[i].path, s[i].value);
+        /* upstream's job proxy statistics of memory over time, MiB x s; here each process holds
+         * its peak from the start */
+        put_stat(b, first, "user_job/cumulative_memory_mb_sec",
+                 (int64_t)((double)st.user_job_max_memory_bytes * (double)run_ms / 1000.0 /
+                           (1024.0 * 1024.0)));
+        put_stat(b, first, "job_proxy/cumulative_memory_mb_sec",
+                 (int64_t)((double)st.job_proxy_max_memory_bytes * (double)run_ms / 1000.0 /
+                           (1024.0 * 1024.0)));
     }
     if (job->cpu) {
         struct ps_stat_sample s[PS_CPU_MONITOR_STAT_COUNT];
@@ -406,8 +426,6 @@ void sim_res_summary(struct ps_sim *sim, struct sim_buf *b)
     sim_buf_int(b, r->cpu_ticks);
     skey(b, &f, "cpu_limit_changes");
     sim_buf_int(b, r->cpu_limit_changes);
-    skey(b, &f, "raises_refused");
-    sim_buf_int(b, r->cpu_changes_refused);
     skey(b, &f, "preemptible_core_seconds");
     sim_buf_double(b, r->preemptible_core_s);
     sim_buf_puts(b, "\n  }");

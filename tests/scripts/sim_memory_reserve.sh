@@ -6,7 +6,7 @@
 #   2. overdraft on a full node: job_aborted resource_overdraft, its retry reserves
 #      footprint + memory_limit x 1.0 (the upper bound);
 #   3. max_memory above memory_limit: job_failed "Memory limit exceeded" 1 s after the start,
-#      retried until the operation fails past max_failed_job_count;
+#      retried until the operation's failures reach max_failed_job_count;
 #   4. a mixed workload: summary.json's relative slack and overdraft abort share, printed.
 # Usage: sim_memory_reserve.sh BINARY SHARED_DIR SOURCE_DIR
 set -euo pipefail
@@ -74,7 +74,8 @@ check(len(r.of_type("job_completed")) == 2 and r.summary["memory"]["overdraft_ab
 print(f"overdraft: {ab[0]['job_id']} aborted at {ab[0]['time']} ms, retried with {retry[0]['memory_reserve']} B")
 
 # 3. memory limit exceeded. A failed job is retried (its peak is the same every time) and the
-#    operation fails past max_failed_job_count, as in YTsaurus: with 0, at the first failure.
+#    operation fails when failures reach max_failed_job_count, as in YTsaurus (failed >= max):
+#    with 0, at the first failure.
 o = {"id": "x", "start_time": 0, "spec": {"max_failed_job_count": 0},
      "tasks": [task(1, 20000, GIB, int(1.5 * GIB))]}
 r = load(run("limit", scenario([nodes("n", 1)], {"physical": {}}, [o]))[0])
@@ -84,9 +85,9 @@ check(len(f) == 1 and f[0]["error"] == "Memory limit exceeded"
 check(r.summary["memory"]["memory_limit_failures"] == 1, "summary")
 check(r.ops["x"]["operation_state"] == "failed"
       and r.of_type("operation_failed")[0]["error"] == "Failed jobs limit exceeded", "operation fails")
-o["spec"] = {}   # default max_failed_job_count 10: 11 failures
+o["spec"] = {}   # default max_failed_job_count 10: 10 failures
 r = load(run("limit10", scenario([nodes("n", 1)], {"physical": {}}, [o]))[0])
-check(len(r.of_type("job_failed")) == 11 and r.ops["x"]["operation_state"] == "failed",
+check(len(r.of_type("job_failed")) == 10 and r.ops["x"]["operation_state"] == "failed",
       f"default limit: {len(r.of_type('job_failed'))} failures")
 
 # 4. a mixed workload: 24 operations, peaks 10%..95% of their limits, 20 nodes.

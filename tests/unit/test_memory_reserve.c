@@ -55,8 +55,8 @@ static void test_defaults(void **state)
     assert_true(cfg.user_job_memory_reserve_quantile == 0.95);
     assert_true(cfg.job_proxy_memory_reserve_quantile == 0.95);
     assert_true(cfg.memory_digest_resource_overdraft_factor == 1.1);
-    assert_false(cfg.has_user_job_resource_overdraft_memory_multiplier);
-    assert_false(cfg.has_job_proxy_resource_overdraft_memory_multiplier);
+    assert_false(cfg.user_job_resource_overdraft_memory_multiplier.set);
+    assert_false(cfg.job_proxy_resource_overdraft_memory_multiplier.set);
     assert_false(cfg.use_resource_overdraft_memory_multiplier_from_spec);
     assert_int_equal(cfg.footprint_memory_bytes, 128 * MIB);
     struct ps_memory_task_spec spec;
@@ -331,10 +331,10 @@ static void overdraft_task(struct ps_memory_task *t, bool user_mult, bool proxy_
     struct ps_memory_controller_config cfg;
     struct ps_memory_task_spec spec;
     ps_memory_controller_config_init(&cfg);
-    cfg.has_user_job_resource_overdraft_memory_multiplier = user_mult;
-    cfg.user_job_resource_overdraft_memory_multiplier = 1.5;
-    cfg.has_job_proxy_resource_overdraft_memory_multiplier = proxy_mult;
-    cfg.job_proxy_resource_overdraft_memory_multiplier = 1.5;
+    cfg.user_job_resource_overdraft_memory_multiplier.set = user_mult;
+    cfg.user_job_resource_overdraft_memory_multiplier.value = 1.5;
+    cfg.job_proxy_resource_overdraft_memory_multiplier.set = proxy_mult;
+    cfg.job_proxy_resource_overdraft_memory_multiplier.value = 1.5;
     ps_memory_task_spec_init(&spec);
     spec.memory_limit_bytes = GIB;
     spec.job_proxy_memory_bytes = proxy_estimate;
@@ -494,8 +494,8 @@ static void test_multiplier_source(void **state)
     struct ps_memory_controller_config cfg;
     struct ps_memory_task_spec spec;
     ps_memory_controller_config_init(&cfg);
-    cfg.has_user_job_resource_overdraft_memory_multiplier = true;
-    cfg.user_job_resource_overdraft_memory_multiplier = 1.5;
+    cfg.user_job_resource_overdraft_memory_multiplier.set = true;
+    cfg.user_job_resource_overdraft_memory_multiplier.value = 1.5;
     ps_memory_task_spec_init(&spec);
     spec.has_user_job_resource_overdraft_memory_multiplier = true;
     spec.user_job_resource_overdraft_memory_multiplier = 1.2;
@@ -615,12 +615,12 @@ static void test_validation(void **state)
     c.memory_digest_resource_overdraft_factor = 0.9;
     expect_ctrl_error(c, "memory_digest_resource_overdraft_factor is 0.9 but must be in [1, 10]");
     c = base;
-    c.has_user_job_resource_overdraft_memory_multiplier = true;
-    c.user_job_resource_overdraft_memory_multiplier = 11;
+    c.user_job_resource_overdraft_memory_multiplier.set = true;
+    c.user_job_resource_overdraft_memory_multiplier.value = 11;
     expect_ctrl_error(c, "user_job_resource_overdraft_memory_multiplier is 11");
     c = base;
-    c.has_job_proxy_resource_overdraft_memory_multiplier = true;
-    c.job_proxy_resource_overdraft_memory_multiplier = 0.5;
+    c.job_proxy_resource_overdraft_memory_multiplier.set = true;
+    c.job_proxy_resource_overdraft_memory_multiplier.value = 0.5;
     expect_ctrl_error(c, "job_proxy_resource_overdraft_memory_multiplier is 0.5");
     c = base;
     c.user_job_memory_digest_precision = 0;
@@ -630,7 +630,7 @@ static void test_validation(void **state)
     expect_ctrl_error(c, "footprint_memory is -1");
     /* An unset multiplier's value is not checked. */
     c = base;
-    c.user_job_resource_overdraft_memory_multiplier = 99;
+    c.user_job_resource_overdraft_memory_multiplier.value = 99;
     assert_int_equal(ps_memory_controller_config_validate(&c, NULL), 0);
 
     struct ps_memory_task_spec sbase, s;

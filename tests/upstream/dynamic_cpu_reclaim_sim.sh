@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# yt/yt/tests/integration/node/test_dynamic_cpu_reclaim.py in `poolsched simulate`, with
+# upstream's nodes, specs (SPEC_WITH_CPU_MONITOR) and expected values. A job "at its
+# breakpoint" is idle (task cpu_usage 0) until the breakpoint is released, then busy (1 core).
+#
+# Deliberate deviation (docs/simulate-resources.md, "CPU monitor"): when a reclaimed job takes
+# its cpu back on a full node, upstream's node aborts its newest job with resource_overdraft
+# after cpu_overdraft_timeout unless the scheduler, after allowed_node_resources_overcommit_duration,
+# preempts first; the simulator has neither delay: the scheduling loop's overcommit check
+# preempts at the node's next heartbeat (job_preempted resource_overcommit, job_aborted
+# preemption). test_node_aborts_job_on_lack_of_cpu checks the same jobs go, with that reason.
+# Usage: dynamic_cpu_reclaim_sim.sh BINARY SHARED_DIR SOURCE_DIR
+set -euo pipefail
+bin=$1
+src=$3
+work=$(mktemp -d)
+trap "rm -rf $work" EXIT; [ -n "${KEEP:-}" ] && trap - EXIT && echo "kept $work"
+
+PYTHONPATH="$src/tests/scripts" python3 - "$bin" "$work" <<'PY'
+import sys
+from simlib import *
+init(sys.argv)
+
+SPEC_WITH_CPU_MONITOR = {"job_cpu_monitor": {
+    "check_period": 100, "increase_coefficient": 1.45, "decrease_coefficient": 0.7,
+    "smoothing_factor": 0.2, "vote_window_size": 5, "vote_decision_threshold": 3,
+    "min_cpu_limit": 0.1, "enable_cpu_reclaim": True}}
+RELEASE = 10000      # the breakpoint is released at 10 s
+LONG = 1000000
+
+
+def node(cpu, slots):
+    return {"name": "n", "count": 1,
+            "resource_limits": {"cpu": cpu, "memory": 100 * GIB, "user_slots": slots, "gpu": 0, "network": 0}}
+
+
+def vanilla(id, start, jobs=1, usage=None, monitor=True, duration=LONG, **spec):
+    if monitor:
+        spec.update(SPEC_WITH_CPU_MONITOR)
+    t = {"job_count": jobs, "duration": duration, "max_memory": 0,
+         "resources": {"cpu": 1, "memory": 0, "user_slots": 1}}
+    if usage is not None:
+        t["cpu_usage"] = usage
+    return {"id": id, "start_time": start, "spec": spec, "tasks": [t]}
+
+
+BREAKPOINT_THEN_BUSY = [[0, 0], [RELEASE, 1]]
+
+
+def sim(name, nodes_, ops, tree=None, duration=30000):
+    return load(run(name, scenario([nodes_], {"physical": tree or {}}, ops, duration=duration,
+                                   heartbeat=100, fs=100))[0])
+
+
+def stats(r, op_id):
+    return [e["statistics"] for e in r.events
+            if e["event_type"] in ("job_completed", "job_aborted") and e["operation_id"] == op_id]
+
+
+# upstream: test_dynamic_cpu_reclaim::TestDynamicCpuReclaim::test_dynamic_cpu_statistics
+# While at the breakpoint: smoothed <= 15, preemptible >= 70 (a job that ends there shows it);
+# after the release (busy loop): smoothed >= 85, preemptible <= 30.
+r = sim("stats", node(4, 4), [vanilla("idle", 0, usage=[[0, 0]], duration=RELEASE),
+                             vanilla("busy", 0, usage=BREAKPOINT_THEN_BUSY, duration=2 * RELEASE)])
+s = stats(r, "idle")[0]
+check(s["job_proxy/smoothed_cpu_usage_x100"] <= 15 and s["job_proxy/preemptible_cpu_x100"] >= 70,
+      f"at the breakpoint: {s}")
+s = stats(r, "busy")[0]
+check(s["job_proxy/smoothed_cpu_usage_x100"] >= 85 and s["job_proxy/preemptible_cpu_x100"] <= 30,
+      f"after the release: {s}")
+print("test_dynamic_cpu_statistics: idle smoothed/preemptible x100 %d/%d, busy %d/%d" % (
+    stats(r, "idle")[0]["job_proxy/smoothed_cpu_usage_x100"], stats(r, "idle")[0]["job_proxy/preemptible_cpu_x100"],
+    s["job_proxy/smoothed_cpu_usage_x100"], s["job_proxy/preemptible_cpu_x100"]))
+
+# upstream: test_dynamic_cpu_reclaim::TestDynamicCpuReclaim::test_new_jobs_are_scheduled_on_reclaimed_cpu
+# A node of 1.5 cores and 2 slots: Op1's idle job frees more than half its core, then Op2's
+# one-core job starts on the reclaimed cpu.
+r = sim("reclaimed", node(1.5, 2), [vanilla("op1", 0, usage=[[0, 0]], duration=20000),
+                                   vanilla("op2", 100, monitor=False, duration=5000)])
+ch = r.of_type("job_cpu_limit_changed")
+freed = next(e["time"] for e in ch if e["new_cpu_limit"] <= 0.5)
+check(r.first_start("op2") is not None and r.first_start("op2") >= freed,
+      f"Op2 starts {r.first_start('op2')} after the guarantee fell at {freed}")
+check(stats(r, "op1")[0]["job_proxy/preemptible_cpu_x100"] > 50, "preemptible > 50")
+print(f"test_new_jobs_are_scheduled_on_reclaimed_cpu: guarantee <= 0.5 at {freed} ms, Op2 starts at {r.first_start('op2')} ms")
+
+# upstream: test_dynamic_cpu_reclaim::TestDynamicCpuReclaim::test_node_aborts_job_on_lack_of_cpu
+# 1.5 cores, 2 slots; Op2's busy job runs on Op1's reclaimed cpu; released, Op1 takes its core
+# back: Op2's job goes (upstream: resource_overdraft == 1 by the node; here the overcommit
+# check, reason preemption: the deviation above) and Op1's keeps running.
+r = sim("node_abort", node(1.5, 2), [vanilla("op1", 0, usage=BREAKPOINT_THEN_BUSY),
+                                    vanilla("op2", 100, monitor=False)])
+check(r.running_at(RELEASE - 1) == {"op1": 1, "op2": 1}, f"before the release {r.running_at(RELEASE - 1)}")
+ab = [e for e in r.of_type("job_aborted") if e["operation_id"] == "op2"]
+check(len(ab) == 1 and ab[0]["reason"] == "preemption" and ab[0]["time"] > RELEASE, f"Op2 aborted: {ab}")
+pre = [e for e in r.of_type("job_preempted") if e["job_id"] == ab[0]["job_id"]]
+check(pre and pre[0]["preemption_reason"] == "resource_overcommit", f"preempted {pre}")
+end = r.running_at(30000)
+check(end.get("op2", 0) == 0 and end["op1"] == 1, f"after: {end}")
+check(not [e for e in r.of_type("job_aborted") if e["operation_id"] == "op1"], "Op1 keeps its job")
+print(f"test_node_aborts_job_on_lack_of_cpu: Op2's job aborted at {ab[0]['time']} ms (preemption, resource_overcommit)")
+
+# upstream: test_dynamic_cpu_reclaim::TestSchedulerAbortsJobOnLackOfCpu::test_scheduler_aborts_job_on_lack_of_cpu
+# 2.5 cores, 3 slots; Op2 (weight 0.001) runs 2 busy jobs on Op1's reclaimed cpu; released,
+# one of Op2's jobs is preempted (aborted/preemption > 0), Op1's keeps running.
+tree = {"max_unpreemptible_running_allocation_count": 0, "preemptive_scheduling_backoff": 0,
+        "aggressive_preemption_satisfaction_threshold": 0.1, "preemption_satisfaction_threshold": 0.1}
+r = sim("sched_abort", node(2.5, 3), [vanilla("op1", 0, usage=BREAKPOINT_THEN_BUSY),
+                                     vanilla("op2", 100, jobs=2, monitor=False, weight=0.001)], tree)
+check(r.running_at(RELEASE - 1) == {"op1": 1, "op2": 2}, f"before the release {r.running_at(RELEASE - 1)}")
+ab = [e for e in r.of_type("job_aborted") if e["operation_id"] == "op2"]
+check(len(ab) >= 1 and all(e["reason"] == "preemption" for e in ab), f"Op2 aborted: {ab}")
+end = r.running_at(30000)
+check(end["op2"] == 1 and end["op1"] == 1, f"after: {end}")
+print(f"test_scheduler_aborts_job_on_lack_of_cpu: Op2 {r.running_at(RELEASE - 1)['op2']} -> {end['op2']} jobs, "
+      f"{len(ab)} aborted (preemption)")
+PY
