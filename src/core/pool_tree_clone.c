@@ -66,6 +66,7 @@ int ps_pool_tree_clone_state(struct ps_pool_tree *dst, const struct ps_pool_tree
         opt_resources(&o->resource_limits, &s.resource_limits);
         s.scheduling_tag_filter = o->scheduling_tag_filter;
         s.is_gang = o->is_gang;
+        s.apply_specified_resource_limits_to_demand = o->apply_specified_resource_limits_to_demand;
         s.fair_share_starvation_timeout_ms = o->fair_share_starvation_timeout_ms;
         s.fair_share_starvation_tolerance = o->fair_share_starvation_tolerance;
         s.non_preemptible_resource_usage_threshold = o->non_preemptible_resource_usage_threshold;

@@ -133,7 +133,7 @@ static void fill_op(struct ps_pool_tree *tree, struct ps_fs_element *e, const st
     in->max_share_ratio = op->max_share_ratio;
     in->resource_limits = op->resource_limits;
     in->filter_limits = filter_limits(tree, op->filter, now_ms);
-    in->demand = op->demand;
+    in->demand = ps_tree_op_effective_demand(op);
     in->usage = op->usage;
     in->start_time_ms = op->start_time_ms;
     in->pending_job_count = op->pending_job_count;

@@ -1,0 +1,478 @@
+#!/usr/bin/env bash
+# test_scheduler_strategy.py translated, the cases whose checks read the scheduler's orchid: each
+# case runs its own scheduler (fair share update every 100 ms) with fake nodes shaped as
+# upstream's (tests/scripts/server_helper.py), sleeping vanilla operations, and upstream's
+# expected values. Tree "physical" stands for upstream's "default".
+# usage: strategy_service.sh BINARY SHARED_DIR SOURCE_DIR
+set -euo pipefail
+bin=${1:?usage: strategy_service.sh BINARY SHARED_DIR SOURCE_DIR}
+src=${3:?}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+PYTHONPATH="$src/tests/scripts" python3 - "$bin" "$work" "${@:4}" <<'PYEOF'
+import sys, time
+from server_helper import Scheduler, FakeNode, check, finish
+
+bin, work = sys.argv[1], sys.argv[2]
+ORCHID = "//sys/scheduler/orchid/scheduler/scheduling_info_per_pool_tree/physical"
+CASES = []
+
+
+def case(fn):
+    CASES.append(fn)
+    return fn
+
+
+class Env:
+    def __init__(self, name, nodes=1, cpu=10, slots=10, tree=None):
+        self.s = Scheduler(bin, "%s/%s" % (work, name)).start()
+        self.s.set("//sys/pool_trees/physical/@fair_share_update_period", 100)
+        for k, v in (tree or {}).items():
+            self.s.set("//sys/pool_trees/physical/@" + k, v)
+        self.nodes = [FakeNode(self.s, "n%d" % i, cpu=cpu, slots=slots, memory=100 << 30)
+                      for i in range(nodes)]
+        self.beat()
+
+    def beat(self):
+        for n in self.nodes:
+            n.heartbeat()
+
+    def pool(self, name, parent=None, **attrs):
+        a = dict(attrs)
+        a.update({"name": name, "pool_tree": "physical"})
+        if parent:
+            a["parent_name"] = parent
+        self.s.ok("create", {"type": "scheduler_pool", "attributes": a})
+
+    def op(self, jobs=1, cpu=1, token=None, **spec):
+        spec["tasks"] = {"t": {"command": "sleep 1000", "job_count": jobs, "cpu_limit": cpu,
+                               "memory_limit": 1 << 20}}
+        return self.s.ok("start_op", {"operation_type": "vanilla", "spec": spec},
+                         token)["operation_id"]
+
+    def get(self, path, default=None):
+        st, out = self.s.call("get", {"path": path})
+        return out["value"] if st == 200 else default
+
+    def pool_attr(self, pool, attr, default=None):
+        return self.get("%s/fair_share_info/pools/%s/%s" % (ORCHID, pool, attr), default)
+
+    def op_attr(self, op, attr, default=None):
+        return self.get("%s/fair_share_info/operations/%s/%s" % (ORCHID, op, attr), default)
+
+    def wait(self, cond, what, timeout=6.0):
+        end = time.time() + timeout
+        last = None
+        while time.time() < end:
+            self.beat()
+            try:
+                last = cond()
+                if last is True:
+                    return True
+            except (KeyError, TypeError) as e:
+                last = e
+            time.sleep(0.05)
+        raise AssertionError("timed out waiting for %s (last: %r)" % (what, last))
+
+    def stop(self):
+        self.s.stop()
+
+
+def near(a, b, eps=1e-4):
+    return a is not None and abs(a - b) <= eps
+
+
+def wait_fair_share(env, pool, strong, integral, weight_proportional):
+    def cond():
+        f = env.pool_attr(pool, "detailed_fair_share")
+        got = (f["strong_guarantee"]["cpu"], f["integral_guarantee"]["cpu"],
+               f["weight_proportional"]["cpu"])
+        return near(got[0], strong) and near(got[1], integral) and near(got[2], weight_proportional) or got
+    env.wait(cond, "%s fair share (%s, %s, %s)" % (pool, strong, integral, weight_proportional))
+
+
+# upstream sets smooth_period to the fair share update period (500 ms there, 100 ms here)
+INTEGRAL_TREE = {"integral_guarantees": {"smooth_period": 100}}
+
+
+@case
+def root_pool():
+    # upstream: test_scheduler_strategy::TestResourceUsage::test_root_pool
+    env = Env("root_pool", nodes=3)
+    try:
+        env.wait(lambda: near(env.pool_attr("<Root>", "fair_share_ratio"), 0.0), "root fair share 0")
+    finally:
+        env.stop()
+
+
+@case
+def resource_limits():
+    # upstream: test_scheduler_strategy::TestResourceUsage::test_resource_limits
+    env = Env("resource_limits", nodes=3)
+    try:
+        limits = {"cpu": 1.0, "memory": 1000 * 1024 * 1024, "network": 10}
+        env.pool("test_pool", resource_limits=limits)
+        env.wait(lambda: all(near(env.pool_attr("test_pool", "specified_resource_limits")[k], v)
+                             for k, v in limits.items()), "pool specified_resource_limits")
+        op = env.op(jobs=3, pool="test_pool")
+        env.wait(lambda: near(env.op_attr(op, "resource_usage")["user_slots"], 1), "one job")
+        time.sleep(0.3)
+        env.beat()
+        check(env.op_attr(op, "resource_usage")["user_slots"] == 1, "resource_limits: still one job")
+        env.s.ok("abort_op", {"operation_id": op})
+        op = env.op(jobs=3, pool="test_pool", resource_limits=limits)
+        env.wait(lambda: all(near(env.op_attr(op, "specified_resource_limits")[k], v)
+                             for k, v in limits.items()), "operation specified_resource_limits")
+    finally:
+        env.stop()
+
+
+@case
+def apply_specified_resource_limits_to_demand():
+    # upstream: test_scheduler_strategy::TestResourceUsage::test_apply_specified_resource_limits_to_demand
+    env = Env("apply_limits", nodes=3)
+    try:
+        env.pool("pool", resource_limits={"cpu": 0})
+        op = env.op(jobs=3, pool="pool", apply_specified_resource_limits_to_demand=True)
+        dem = lambda: env.op_attr(op, "resource_demand")
+        env.wait(lambda: near(dem()["cpu"], 3.0) and near(dem()["user_slots"], 3), "demand 3/3")
+
+        def limits(cpu, slots):
+            env.s.ok("update_op_parameters", {"operation_id": op, "parameters": {
+                "scheduling_options_per_pool_tree": {"physical": {
+                    "resource_limits": {"cpu": cpu, "user_slots": slots}}}}})
+        limits(3.0, 2)
+        env.wait(lambda: near(dem()["cpu"], 3.0) and near(dem()["user_slots"], 2), "demand 3/2")
+        limits(1.0, 2)
+        env.wait(lambda: near(dem()["cpu"], 1.0) and near(dem()["user_slots"], 2), "demand 1/2")
+        env.s.set("//sys/pool_trees/physical/pool/@non_preemptible_resource_usage_threshold",
+                  {"user_slots": 3})
+        env.s.set("//sys/pool_trees/physical/pool/@resource_limits", {"cpu": 2.0})
+        limits(3.0, 3)
+        env.wait(lambda: near(dem()["cpu"], 3.0) and near(dem()["user_slots"], 3), "demand 3/3 again")
+        env.wait(lambda: env.op_attr(op, "resource_usage")["user_slots"] == 2, "usage 2")
+        limits(1.0, 0)
+        time.sleep(0.5)
+        env.wait(lambda: near(dem()["cpu"], 2.0) and near(dem()["user_slots"], 2), "demand = usage 2/2")
+        env.wait(lambda: env.op_attr(op, "resource_usage")["user_slots"] == 2, "usage kept")
+    finally:
+        env.stop()
+
+
+@case
+def limited_resource_demand():
+    # upstream: test_scheduler_strategy::TestResourceUsage::test_limited_resource_demand
+    env = Env("limited_demand", nodes=3)
+    try:
+        env.pool("some_pool", resource_limits={"user_slots": 1})
+        env.op(jobs=3, pool="some_pool")
+        a = lambda k: env.pool_attr("some_pool", k)
+        env.wait(lambda: near(a("resource_demand")["user_slots"], 3.0), "demand slots 3")
+        env.wait(lambda: near(a("resource_demand")["cpu"], 3.0), "demand cpu 3")
+        env.wait(lambda: near(a("limited_resource_demand")["user_slots"], 1.0), "limited slots 1")
+        env.wait(lambda: near(a("limited_resource_demand")["cpu"], 1.0), "limited cpu 1")
+    finally:
+        env.stop()
+
+
+@case
+def limited_resource_demand_hierarchical():
+    # upstream: test_scheduler_strategy::TestResourceUsage::test_limited_resource_demand_hierarchical
+    env = Env("limited_demand_h", nodes=3)
+    try:
+        env.pool("parent_pool", resource_limits={"cpu": 4})
+        env.pool("child_pool1", "parent_pool", resource_limits={"cpu": 1})
+        env.pool("child_pool2", "parent_pool", resource_limits={"cpu": 2})
+        env.op(jobs=3, pool="child_pool1")
+        a = lambda p, k: env.pool_attr(p, k)
+        env.wait(lambda: near(a("child_pool1", "resource_demand")["cpu"], 3.0), "child1 demand 3")
+        env.wait(lambda: near(a("child_pool1", "limited_resource_demand")["cpu"], 1.0), "child1 limited 1")
+        env.op(jobs=5, pool="child_pool2")
+        env.wait(lambda: near(a("child_pool2", "resource_demand")["cpu"], 5.0), "child2 demand 5")
+        env.wait(lambda: near(a("child_pool2", "limited_resource_demand")["cpu"], 2.0), "child2 limited 2")
+        env.wait(lambda: near(a("parent_pool", "limited_resource_demand")["cpu"], 3.0), "parent limited 3")
+    finally:
+        env.stop()
+
+
+@case
+def default_parent_pool():
+    # upstream: test_scheduler_strategy::TestEphemeralPools::test_default_parent_pool
+    env = Env("default_parent", nodes=3)
+    try:
+        env.pool("default_pool")
+        env.s.set("//sys/pool_trees/physical/@default_parent_pool", "default_pool")
+        env.s.set("//sys/pool_trees/physical/@max_ephemeral_pools_per_user", 2)
+        root = env.s.token("root")   # upstream's test user
+        env.op(token=root)
+        env.op(token=root, pool="my_pool")
+        env.wait(lambda: env.pool_attr("root", "parent") == "default_pool", "root under default_pool")
+        check(env.pool_attr("my_pool", "parent") == "default_pool", "my_pool under default_pool")
+        got = env.get(ORCHID + "/user_to_ephemeral_pools/root")
+        check(sorted(got or []) == ["my_pool", "root"], "user_to_ephemeral_pools/root: %s" % got)
+    finally:
+        env.stop()
+
+
+@case
+def ephemeral_pools_limit():
+    # upstream: test_scheduler_strategy::TestEphemeralPools::test_ephemeral_pools_limit
+    env = Env("ephemeral_limit", nodes=2)
+    try:
+        env.pool("default_pool")
+        env.s.set("//sys/pool_trees/physical/@default_parent_pool", "default_pool")
+        env.s.set("//sys/pool_trees/physical/@max_ephemeral_pools_per_user", 3)
+        root = env.s.token("root")
+        for i in range(1, 4):
+            env.op(token=root, pool="pool%d" % i)
+        got = env.get(ORCHID + "/user_to_ephemeral_pools/root")
+        check(sorted(got or []) == ["pool1", "pool2", "pool3"], "user_to_ephemeral_pools/root: %s" % got)
+        st, out = env.s.call("start_op", {"operation_type": "vanilla", "spec": {
+            "pool": "pool4", "tasks": {"t": {"command": "true", "job_count": 1}}}}, root)
+        check(st != 200, "a fourth ephemeral pool is refused: %d %s" % (st, out))
+    finally:
+        env.stop()
+
+
+def integral(name, pools, ops, expect):
+    env = Env(name, tree=INTEGRAL_TREE)
+    try:
+        for p in pools:
+            env.pool(**p)
+        for pool in ops:
+            env.op(jobs=10, pool=pool)
+        for pool, strong, integ, wp in expect:
+            wait_fair_share(env, pool, strong, integ, wp)
+    finally:
+        env.stop()
+
+
+def burst(flow, burst_):
+    return {"guarantee_type": "burst", "resource_flow": {"cpu": flow},
+            "burst_guarantee_resources": {"cpu": burst_}}
+
+
+def relaxed(flow):
+    return {"guarantee_type": "relaxed", "resource_flow": {"cpu": flow}}
+
+
+@case
+def simple_burst():
+    # upstream: test_scheduler_strategy::TestIntegralGuarantees::test_simple_burst_integral_guarantee
+    integral("simple_burst", [dict(name="burst_pool", min_share_resources={"cpu": 2},
+                                   integral_guarantees=burst(3, 8))],
+             ["burst_pool"], [("burst_pool", 0.2, 0.3, 0.5)])
+
+
+@case
+def simple_relaxed():
+    # upstream: test_scheduler_strategy::TestIntegralGuarantees::test_simple_relaxed_integral_guarantee
+    integral("simple_relaxed", [dict(name="relaxed_pool", min_share_resources={"cpu": 2},
+                                     integral_guarantees=relaxed(3))],
+             ["relaxed_pool"], [("relaxed_pool", 0.2, 0.3, 0.5)])
+
+
+@case
+def min_share_vs_burst():
+    # upstream: test_scheduler_strategy::TestIntegralGuarantees::test_min_share_vs_burst
+    integral("ms_vs_burst", [dict(name="min_share_pool", min_share_resources={"cpu": 5}),
+                             dict(name="burst_pool", integral_guarantees=burst(5, 5))],
+             ["min_share_pool", "burst_pool"],
+             [("min_share_pool", 0.5, 0, 0), ("burst_pool", 0, 0.5, 0), ("<Root>", 0.5, 0.5, 0)])
+
+
+@case
+def min_share_vs_relaxed():
+    # upstream: test_scheduler_strategy::TestIntegralGuarantees::test_min_share_vs_relaxed
+    integral("ms_vs_relaxed", [dict(name="min_share_pool", min_share_resources={"cpu": 5}),
+                               dict(name="relaxed_pool", integral_guarantees=relaxed(5))],
+             ["min_share_pool", "relaxed_pool"],
+             [("min_share_pool", 0.5, 0, 0), ("relaxed_pool", 0, 0.5, 0), ("<Root>", 0.5, 0.5, 0)])
+
+
+@case
+def relaxed_vs_empty_min_share():
+    # upstream: test_scheduler_strategy::TestIntegralGuarantees::test_relaxed_vs_empty_min_share
+    integral("relaxed_vs_empty", [dict(name="strong_guarantee_pool", min_share_resources={"cpu": 5}),
+                                  dict(name="relaxed_pool", integral_guarantees=relaxed(10))],
+             ["relaxed_pool"],
+             [("strong_guarantee_pool", 0, 0, 0), ("relaxed_pool", 0, 1, 0), ("<Root>", 0, 1, 0)])
+
+
+@case
+def relaxed_vs_no_guarantee():
+    # upstream: test_scheduler_strategy::TestIntegralGuarantees::test_relaxed_vs_no_guarantee
+    integral("relaxed_vs_none", [dict(name="relaxed_pool", integral_guarantees=relaxed(10)),
+                                 dict(name="no_guarantee_pool")],
+             ["relaxed_pool", "no_guarantee_pool"],
+             [("relaxed_pool", 0, 1, 0), ("no_guarantee_pool", 0, 0, 0), ("<Root>", 0, 1, 0)])
+
+
+@case
+def burst_gets_all():
+    # upstream: test_scheduler_strategy::TestIntegralGuarantees::test_burst_gets_all_relaxed_none
+    integral("burst_all", [dict(name="burst_pool", integral_guarantees=burst(10, 10)),
+                           dict(name="relaxed_pool", integral_guarantees=relaxed(5))],
+             ["burst_pool", "relaxed_pool"],
+             [("burst_pool", 0, 1, 0), ("relaxed_pool", 0, 0, 0), ("<Root>", 0, 1, 0)])
+
+
+@case
+def burst_then_relaxed():
+    # upstream: test_scheduler_strategy::TestIntegralGuarantees::test_burst_gets_its_guarantee_relaxed_gets_remaining
+    integral("burst_relaxed", [dict(name="burst_pool", integral_guarantees=burst(6, 6)),
+                               dict(name="relaxed_pool", integral_guarantees=relaxed(10))],
+             ["burst_pool", "relaxed_pool"],
+             [("burst_pool", 0, 0.6, 0), ("relaxed_pool", 0, 0.4, 0), ("<Root>", 0, 1, 0)])
+
+
+@case
+def all_kinds():
+    # upstream: test_scheduler_strategy::TestIntegralGuarantees::test_all_kinds_of_pools_weight_proportional_distribution
+    integral("all_kinds", [dict(name="min_share_pool", min_share_resources={"cpu": 1}, weight=3),
+                           dict(name="burst_pool", integral_guarantees=burst(1, 1), weight=1),
+                           dict(name="relaxed_pool", integral_guarantees=relaxed(1), weight=1),
+                           dict(name="no_guarantee_pool", weight=2)],
+             ["min_share_pool", "burst_pool", "relaxed_pool", "no_guarantee_pool"],
+             [("min_share_pool", 0.1, 0, 0.3), ("burst_pool", 0, 0.1, 0.1),
+              ("relaxed_pool", 0, 0.1, 0.1), ("no_guarantee_pool", 0, 0, 0.2),
+              ("<Root>", 0.1, 0.2, 0.7)])
+
+
+@case
+def min_share_and_burst_adjustment():
+    # upstream: test_scheduler_strategy::TestIntegralGuarantees::test_min_share_and_burst_guarantees_adjustment
+    integral("ms_burst_adjust", [dict(name="min_share_pool", min_share_resources={"cpu": 6}),
+                                 dict(name="burst_pool", integral_guarantees=burst(9, 9))],
+             ["min_share_pool", "burst_pool"],
+             [("min_share_pool", 0.4, 0, 0), ("burst_pool", 0, 0.6, 0), ("<Root>", 0.4, 0.6, 0)])
+
+
+@case
+def integral_with_parent():
+    # upstream: test_scheduler_strategy::TestIntegralGuarantees::test_integral_pools_with_parent
+    integral("integral_parent", [
+        dict(name="limited_parent", integral_guarantees={
+            "guarantee_type": "none", "resource_flow": {"cpu": 10},
+            "burst_guarantee_resources": {"cpu": 10}}),
+        dict(name="burst_pool", parent_name="limited_parent", integral_guarantees=burst(5, 10)),
+        dict(name="relaxed_pool", parent_name="limited_parent", integral_guarantees=relaxed(5))],
+        ["burst_pool", "relaxed_pool"],
+        [("burst_pool", 0, 0.5, 0), ("relaxed_pool", 0, 0.5, 0), ("limited_parent", 0, 1, 0),
+         ("<Root>", 0, 1, 0)])
+
+
+@case
+def integral_pools_orchid():
+    # upstream: test_scheduler_strategy::TestIntegralGuarantees::test_integral_pools_orchid
+    env = Env("integral_orchid", tree=INTEGRAL_TREE)
+    try:
+        env.pool("burst_pool", min_share_resources={"cpu": 2}, integral_guarantees=burst(3, 7))
+        env.pool("relaxed_pool", integral_guarantees=relaxed(5))
+        a = env.pool_attr
+        env.wait(lambda: near(a("relaxed_pool", "specified_resource_flow_ratio"), 0.5), "orchid")
+        check(a("burst_pool", "integral_guarantee_type") == "burst", "burst type")
+        check(near(a("burst_pool", "specified_burst_ratio"), 0.7), "specified_burst_ratio")
+        check(near(a("burst_pool", "specified_resource_flow_ratio"), 0.3), "burst flow ratio")
+        check(near(a("burst_pool", "integral_pool_capacity")["cpu"], 3.0 * 86400), "burst capacity")
+        check(a("relaxed_pool", "integral_guarantee_type") == "relaxed", "relaxed type")
+        check(near(a("relaxed_pool", "integral_pool_capacity")["cpu"], 5.0 * 86400), "relaxed capacity")
+        check(near(a("<Root>", "total_resource_flow_ratio"), 0.8), "root total flow")
+        check(near(a("<Root>", "total_burst_ratio"), 0.7), "root total burst")
+    finally:
+        env.stop()
+
+
+@case
+def burst_and_flow_ratio_orchid():
+    # upstream: test_scheduler_strategy::TestIntegralGuarantees::test_burst_and_flow_ratio_orchid
+    env = Env("burst_flow_orchid", tree=INTEGRAL_TREE)
+    try:
+        env.pool("parent", integral_guarantees={"resource_flow": {"cpu": 8},
+                                                "burst_guarantee_resources": {"cpu": 8}})
+        env.pool("child", "parent", integral_guarantees=burst(3, 5))
+        a = env.pool_attr
+        env.wait(lambda: near(a("parent", "total_burst_ratio"), 0.5), "parent burst")
+        env.wait(lambda: near(a("parent", "total_resource_flow_ratio"), 0.3), "parent flow")
+        env.wait(lambda: near(a("child", "total_burst_ratio"), 0.5), "child burst")
+        env.wait(lambda: near(a("child", "total_resource_flow_ratio"), 0.3), "child flow")
+    finally:
+        env.stop()
+
+
+@case
+def zero_relaxed():
+    # upstream: test_scheduler_strategy::TestIntegralGuarantees::test_zero_relaxed_guarantees_and_scheduler_doesnt_crash
+    env = Env("zero_relaxed", tree=INTEGRAL_TREE)
+    try:
+        env.pool("relaxed_pool", integral_guarantees=relaxed(0))
+        env.op(jobs=3, pool="relaxed_pool")
+        wait_fair_share(env, "relaxed_pool", 0, 0, 0.3)
+    finally:
+        env.stop()
+
+
+def infer(name, pools, expect):
+    env = Env(name, nodes=3, tree={"infer_weight_from_guarantees_share_multiplier": 10})
+    try:
+        for p in pools:
+            env.pool(**p)
+        for pool, w in expect:
+            env.wait(lambda: near(env.pool_attr(pool, "weight"), w), "%s weight %s" % (pool, w))
+    finally:
+        env.stop()
+
+
+TOTAL_CPU = 30.0
+
+
+@case
+def infer_strong():
+    # upstream: test_scheduler_strategy::TestInferWeightFromGuarantees::test_infer_weight_from_strong_guarantees
+    infer("infer_strong", [
+        dict(name="test_pool1", strong_guarantee_resources={"cpu": 0.3 * TOTAL_CPU}),
+        dict(name="test_pool2", strong_guarantee_resources={"cpu": 0.4 * TOTAL_CPU}),
+        dict(name="test_pool3"),
+        dict(name="subpool1", parent_name="test_pool2", strong_guarantee_resources={"cpu": 0.4 * 0.3 * TOTAL_CPU}),
+        dict(name="subpool2", parent_name="test_pool2", strong_guarantee_resources={"cpu": 0.4 * 0.4 * TOTAL_CPU})],
+        [("test_pool1", 3.0 / 7.0 * 10.0), ("test_pool2", 4.0 / 7.0 * 10.0), ("test_pool3", 1.0),
+         ("subpool1", 3.0), ("subpool2", 4.0)])
+
+
+@case
+def infer_flow():
+    # upstream: test_scheduler_strategy::TestInferWeightFromGuarantees::test_infer_weight_from_resource_flow
+    infer("infer_flow", [
+        dict(name="test_pool1", integral_guarantees=relaxed(0.3 * TOTAL_CPU)),
+        dict(name="test_pool2", integral_guarantees={"guarantee_type": "none",
+                                                     "resource_flow": {"cpu": 0.4 * TOTAL_CPU}}),
+        dict(name="subpool1", parent_name="test_pool2", integral_guarantees={
+            "guarantee_type": "burst", "resource_flow": {"cpu": 0.4 * 0.4 * TOTAL_CPU}}),
+        dict(name="subpool2", parent_name="test_pool2", integral_guarantees=relaxed(0.4 * 0.6 * TOTAL_CPU)),
+        dict(name="test_pool3")],
+        [("test_pool1", 3.0 / 7.0 * 10.0), ("test_pool2", 4.0 / 7.0 * 10.0), ("test_pool3", 1.0),
+         ("subpool1", 4.0), ("subpool2", 6.0)])
+
+
+@case
+def infer_both():
+    # upstream: test_scheduler_strategy::TestInferWeightFromGuarantees::test_infer_weight_from_both_guarantees
+    infer("infer_both", [
+        dict(name="test_pool1", strong_guarantee_resources={"cpu": 0.4 * TOTAL_CPU}),
+        dict(name="test_pool2", integral_guarantees=relaxed(0.6 * TOTAL_CPU)),
+        dict(name="test_pool3")],
+        [("test_pool1", 0.4 * 10.0), ("test_pool2", 0.6 * 10.0), ("test_pool3", 1.0)])
+
+
+only = sys.argv[3:]
+for fn in CASES:
+    if only and fn.__name__ not in only:
+        continue
+    t0 = time.time()
+    try:
+        fn()
+        print("pass %s (%.1f s)" % (fn.__name__, time.time() - t0), flush=True)
+    except (AssertionError, RuntimeError) as e:
+        check(False, "%s: %s" % (fn.__name__, e))
+finish()
+PYEOF
