@@ -91,6 +91,7 @@ struct ps_fs_pool_input {
                                                   default true */
     signed char should_distribute_free_volume_among_children; /* -1 (default): the tree's
                                                   value; 0 or 1 as configured */
+    signed char enable_fair_share_truncation_in_fifo_pool;    /* -1 (default): the tree's */
     /* in/out: integral state carried from update to update */
     struct ps_volume accumulated_volume;       /* resource x seconds */
     double last_integral_share_ratio;
@@ -160,6 +161,11 @@ struct ps_fs_options {
     bool enable_improved_fair_share_by_fit_factor_computation; /* false */
     double infer_weight_from_guarantees_share_multiplier;      /* 0: unset; else >= 1 */
     bool should_distribute_free_volume_among_children;         /* false */
+    /* In a FIFO pool with truncation (the pool's enable_fair_share_truncation_in_fifo_pool, else
+     * this), a gang operation whose fair share does not cover its demand gets fair share 0, and
+     * every ancestor's fair share loses what its subtree lost (upstream's
+     * TruncateFairShareInFifoPools: a gang operation either runs whole or frees its share). */
+    bool enable_fair_share_truncation_in_fifo_pool;            /* false */
 };
 
 void ps_fs_options_init(struct ps_fs_options *options);

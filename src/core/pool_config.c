@@ -123,6 +123,8 @@ static const struct ps_attr pool_attrs[] = {
      .offset = OFF(fair_share_starvation_tolerance), .min = 0, .max = 1},
     {.name = "non_preemptible_resource_usage_threshold", .kind = PS_ATTR_RESOURCES,
      .offset = OFF(non_preemptible_resource_usage_threshold)},
+    {.name = "enable_fair_share_truncation_in_fifo_pool", .kind = PS_ATTR_OPT_BOOL,
+     .offset = OFF(enable_fair_share_truncation_in_fifo_pool)},
     {.name = "enable_aggressive_starvation", .kind = PS_ATTR_OPT_BOOL,
      .offset = OFF(enable_aggressive_starvation)},
     {.name = "allow_aggressive_preemption", .alias = {"allow_aggressive_starvation_preemption"},
@@ -327,5 +329,9 @@ void ps_pool_config_fs_input(const struct ps_pool_config *c, struct ps_fs_elemen
     pin->should_distribute_free_volume_among_children =
         c->integral_guarantees.should_distribute_free_volume_among_children.set
             ? (signed char)c->integral_guarantees.should_distribute_free_volume_among_children.value
+            : -1;
+    pin->enable_fair_share_truncation_in_fifo_pool =
+        c->enable_fair_share_truncation_in_fifo_pool.set
+            ? (signed char)c->enable_fair_share_truncation_in_fifo_pool.value
             : -1;
 }

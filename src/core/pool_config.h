@@ -118,6 +118,7 @@ struct ps_pool_config {
     struct ps_resources_opt non_preemptible_resource_usage_threshold;
     struct ps_opt_bool enable_aggressive_starvation;
     struct ps_opt_bool allow_aggressive_preemption;
+    struct ps_opt_bool enable_fair_share_truncation_in_fifo_pool;   /* unset: the tree's */
     bool allow_normal_preemption;
     struct ps_string_list acl;
 };

@@ -348,6 +348,7 @@ int ps_tree_sched_update_finish(struct ps_tree_sched *ts, struct ps_pool_tree *t
     ts->options.total = total;
     ts->options.generation = ++ts->generation;
     ts->options.fifo_order_in_fifo_pools = cfg->fifo_pool_scheduling_order == PS_FIFO_ORDER_FIFO;
+    ts->options.min_spare = ps_tree_config_min_spare(cfg);
     if ((rc = new_snapshot(ts, err)) != 0)
         return rc;
     ps_preempt_subtree_eligible(ts->snap, ts->starvation, ts->subtree_eligible);
