@@ -87,6 +87,7 @@ struct ps_tree_op {
     void *user_data;                         /* opaque to the tree (the strategy's operation) */
 
     struct ps_element_dynamic dynamic;
+    struct ps_historic_usage historic_usage;  /* its pool infers weights from it */
     int64_t seq;                             /* private: registration order */
     int index;                               /* private: position in the tree's array */
 };

@@ -15,6 +15,35 @@
 static const char *const mode_names[] = {"fair_share", "fifo"};
 static const char *const guarantee_names[] = {"none", "burst", "relaxed"};
 static const char *const fifo_order_names[] = {"satisfaction", "fifo"};
+static const char *const historic_mode_names[] = {"none", "exponential_moving_average"};
+
+/* ---- historic_usage_config --------------------------------------------------------------- */
+
+#define HOFF(field) offsetof(struct ps_historic_usage_config, field)
+
+static int historic_init(void *obj)
+{
+    struct ps_historic_usage_config *c = obj;
+    memset(c, 0, sizeof *c);
+    c->aggregation_mode = PS_HISTORIC_USAGE_NONE;
+    c->ema_alpha = 1.0;
+    return 0;
+}
+
+static const struct ps_attr historic_attrs[] = {
+    {.name = "aggregation_mode", .kind = PS_ATTR_ENUM, .offset = HOFF(aggregation_mode),
+     .enum_names = historic_mode_names, .enum_count = 2},
+    {.name = "ema_alpha", .kind = PS_ATTR_DOUBLE, .offset = HOFF(ema_alpha), .min = 0,
+     .max = HUGE_MAX},
+};
+
+static const struct ps_attr_table historic_table = {
+    .what = "historic_usage_config",
+    .attrs = historic_attrs,
+    .count = (int)(sizeof historic_attrs / sizeof historic_attrs[0]),
+    .size = sizeof(struct ps_historic_usage_config),
+    .init = historic_init,
+};
 
 /* ---- ephemeral_subpool_config ------------------------------------------------------------ */
 
@@ -125,6 +154,10 @@ static const struct ps_attr pool_attrs[] = {
      .offset = OFF(non_preemptible_resource_usage_threshold)},
     {.name = "enable_fair_share_truncation_in_fifo_pool", .kind = PS_ATTR_OPT_BOOL,
      .offset = OFF(enable_fair_share_truncation_in_fifo_pool)},
+    {.name = "infer_children_weights_from_historic_usage", .kind = PS_ATTR_BOOL,
+     .offset = OFF(infer_children_weights_from_historic_usage)},
+    {.name = "historic_usage_config", .kind = PS_ATTR_GROUP, .offset = OFF(historic_usage_config),
+     .group = &historic_table, .presence_offset = -1},
     {.name = "enable_aggressive_starvation", .kind = PS_ATTR_OPT_BOOL,
      .offset = OFF(enable_aggressive_starvation)},
     {.name = "allow_aggressive_preemption", .alias = {"allow_aggressive_starvation_preemption"},
@@ -154,6 +187,7 @@ int ps_pool_config_init(struct ps_pool_config *cfg)
     cfg->fifo_sort_parameters.items[1] = PS_FIFO_START_TIME;
     ephemeral_init(&cfg->ephemeral_subpool_config);
     integral_init(&cfg->integral_guarantees);
+    historic_init(&cfg->historic_usage_config);
     cfg->allow_normal_preemption = true;
     return 0;
 }

@@ -42,6 +42,14 @@
  * allow_normal_preemption                    true
  * acl                                        []                   list of user names allowed to
  *                                                                 start operations; [] = anyone
+ * enable_fair_share_truncation_in_fifo_pool  unset (tree's)       (fair_share.h, ps_fs_options)
+ * infer_children_weights_from_historic_usage false                each child's weight is
+ *                                                                 multiplied by 2^-h, h its
+ *                                                                 aggregated dominant usage share
+ * historic_usage_config/aggregation_mode     none                 none |
+ *                                                                 exponential_moving_average
+ * historic_usage_config/ema_alpha            1.0                  >= 0; after dt seconds the old
+ *                                                                 average keeps weight 2^(-alpha dt)
  *
  * Choices, and why:
  * - weight: the docs say "non-negative"; upstream's range is [sqrt(DBL_EPSILON),
@@ -96,6 +104,14 @@ struct ps_pool_integral_config {
     struct ps_opt_bool should_distribute_free_volume_among_children;
 };
 
+/* historic_usage_config: how a pool with infer_children_weights_from_historic_usage aggregates
+ * each child's dominant usage share (upstream's THistoricUsageConfig). */
+enum ps_historic_usage_mode { PS_HISTORIC_USAGE_NONE = 0, PS_HISTORIC_USAGE_EMA = 1 };
+struct ps_historic_usage_config {
+    int aggregation_mode;                          /* enum ps_historic_usage_mode; none */
+    double ema_alpha;                              /* >= 0; 1.0 */
+};
+
 struct ps_pool_config {
     struct ps_opt_double weight;
     struct ps_opt_double max_share_ratio;
@@ -119,6 +135,8 @@ struct ps_pool_config {
     struct ps_opt_bool enable_aggressive_starvation;
     struct ps_opt_bool allow_aggressive_preemption;
     struct ps_opt_bool enable_fair_share_truncation_in_fifo_pool;   /* unset: the tree's */
+    bool infer_children_weights_from_historic_usage;
+    struct ps_historic_usage_config historic_usage_config;
     bool allow_normal_preemption;
     struct ps_string_list acl;
 };

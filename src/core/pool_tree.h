@@ -38,6 +38,7 @@
 #ifndef PS_CORE_POOL_TREE_H
 #define PS_CORE_POOL_TREE_H
 
+#include "core/historic_usage.h"
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -93,6 +94,7 @@ struct ps_pool {
 
     /* Integral guarantee state carried from one fair share update to the next. */
     struct ps_volume accumulated_volume;
+    struct ps_historic_usage historic_usage;   /* its parent infers weights from it */
     double last_integral_share_ratio;
 
     struct ps_element_dynamic dynamic;

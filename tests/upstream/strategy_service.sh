@@ -510,6 +510,72 @@ def truncate_in_fifo_gang():
     truncate_in_fifo(True)
 
 
+# upstream's cases set historic_usage_aggregation_period (1 s), the older spelling of the
+# aggregation; poolsched takes the newer historic_usage_config (exponential moving average,
+# ema_alpha 1: the old average halves every second).
+HISTORIC = {"aggregation_mode": "exponential_moving_average", "ema_alpha": 1.0}
+
+
+def historic_env(name):
+    env = Env(name)
+    env.pool("parent", infer_children_weights_from_historic_usage=True, historic_usage_config=HISTORIC)
+    env.pool("child1", "parent")
+    env.pool("child2", "parent")
+    return env
+
+
+def more_fair_share_for_new_operation(name, jobs1, jobs2):
+    env = historic_env(name)
+    try:
+        env.op(jobs=jobs1, pool="child1")
+        env.wait(lambda: near(env.pool_attr("child1", "usage_ratio"), min(jobs1 / 10.0, 1.0)),
+                 "child1 usage")
+        t = time.time() + 2.0   # let the historic usage accumulate
+        while time.time() < t:
+            env.beat()
+            time.sleep(0.1)
+        env.op(jobs=jobs2, pool="child2")
+        env.wait(lambda: env.pool_attr("child2", "fair_share_ratio", 0) > 0.5, "child2 fair share > 0.5")
+    finally:
+        env.stop()
+
+
+@case
+def historic_equal_demand():
+    # upstream: test_scheduler_strategy::TestSchedulerInferChildrenWeightsFromHistoricUsage::test_more_fair_share_for_new_operation_equal_demand
+    more_fair_share_for_new_operation("historic_equal", 10, 10)
+
+
+@case
+def historic_bigger_demand():
+    # upstream: test_scheduler_strategy::TestSchedulerInferChildrenWeightsFromHistoricUsage::test_more_fair_share_for_new_operation_bigger_demand
+    more_fair_share_for_new_operation("historic_bigger", 5, 10)
+
+
+@case
+def historic_smaller_demand():
+    # upstream: test_scheduler_strategy::TestSchedulerInferChildrenWeightsFromHistoricUsage::test_more_fair_share_for_new_operation_smaller_demand
+    more_fair_share_for_new_operation("historic_smaller", 10, 6)
+
+
+@case
+def historic_disabled():
+    # upstream: test_scheduler_strategy::TestSchedulerInferChildrenWeightsFromHistoricUsage::test_equal_fair_share_after_disabling_historic_usage
+    env = historic_env("historic_disabled")
+    try:
+        env.op(jobs=10, pool="child1")
+        env.wait(lambda: near(env.pool_attr("child1", "usage_ratio"), 1.0), "child1 usage 1")
+        t = time.time() + 2.0
+        while time.time() < t:
+            env.beat()
+            time.sleep(0.1)
+        env.s.set("//sys/pool_trees/physical/parent/@infer_children_weights_from_historic_usage", False)
+        env.op(jobs=10, pool="child2")
+        env.wait(lambda: near(env.pool_attr("child2", "fair_share_ratio", 0), 0.5), "child2 fair share 0.5")
+    finally:
+        env.stop()
+
+
 only = sys.argv[3:]
 for fn in CASES:
     if only and fn.__name__ not in only:
