@@ -108,6 +108,15 @@ static json_t *doubles_json(const struct ps_res_doubles *d)
     return o;
 }
 
+static void put_promised(json_t *e, const struct ps_share *promised, const struct ps_resources *total)
+{
+    struct ps_res_doubles r;
+    for (int i = 0; i < PS_RES_COUNT; i++)
+        r.v[i] = promised->v[i] * ps_res_get(total, i);
+    json_object_set_new(e, "promised_fair_share_resources", doubles_json(&r));
+    put_real(e, "promised_dominant_fair_share", ps_share_max_component(*promised));
+}
+
 static const char *const guarantee_type_names[] = {"none", "burst", "relaxed"};
 
 static json_t *pool_json(struct ps_pool *p, const struct ps_tree_demands *d)
@@ -116,6 +125,7 @@ static json_t *pool_json(struct ps_pool *p, const struct ps_tree_demands *d)
     int slot = p->is_root ? d->pool_count : p->index;
     json_object_set_new(e, "resource_demand", doubles_json(&d->pool_demand[slot]));
     json_object_set_new(e, "limited_resource_demand", doubles_json(&d->pool_limited[slot]));
+    put_promised(e, &d->pool_promised[slot], &d->total);
     json_object_set_new(e, "resource_usage", ps_api_resources_json(&p->usage));
     struct ps_resources specified = ps_resources_opt_or_infinite(&p->config.resource_limits);
     json_object_set_new(e, "specified_resource_limits", ps_api_resources_json(&specified));
@@ -144,6 +154,7 @@ static json_t *op_json(struct ps_tree_op *op, const struct ps_tree_demands *d)
     json_t *e = element_json(&op->dynamic, NULL);
     json_object_set_new(e, "resource_demand", doubles_json(&d->op_demand[op->index]));
     json_object_set_new(e, "limited_resource_demand", doubles_json(&d->op_limited[op->index]));
+    put_promised(e, &d->op_promised[op->index], &d->total);
     json_object_set_new(e, "resource_usage", ps_api_resources_json(&op->usage));
     json_object_set_new(e, "specified_resource_limits", ps_api_resources_json(&op->resource_limits));
     json_object_set_new(e, "pool", json_string(op->pool ? op->pool->name : ""));

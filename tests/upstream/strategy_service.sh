@@ -106,6 +106,34 @@ def root_pool():
 
 
 @case
+def promised_fair_share():
+    # upstream: test_scheduler_strategy::TestResourceUsage::test_scheduler_promised_fair_share
+    env = Env("promised", nodes=3)
+    try:
+        env.wait(lambda: env.pool_attr("<Root>", "resource_limits")["cpu"] == 30, "cluster total")
+        total = env.pool_attr("<Root>", "resource_limits")
+        env.pool("big_pool", min_share_resources={"cpu": total["cpu"]})
+        env.pool("subpool_1", "big_pool", weight=1.0)
+        env.pool("subpool_2", "big_pool", weight=3.0)
+        env.pool("small_pool", weight=100.0)
+        env.pool("subpool_3", "small_pool")
+        env.pool("subpool_4", "small_pool")
+        dom = lambda p: env.pool_attr(p, "promised_dominant_fair_share")
+        env.wait(lambda: near(dom("big_pool"), 1.0), "big_pool promised 1")
+        got = env.pool_attr("big_pool", "promised_fair_share_resources")
+        check(all(near(got[k], v) for k, v in total.items()), "big_pool promised resources %s" % got)
+        for p, v in (("small_pool", 0), ("subpool_3", 0), ("subpool_4", 0), ("subpool_1", 0.25),
+                     ("subpool_2", 0.75)):
+            check(near(dom(p), v), "%s promised %s, got %s" % (p, v, dom(p)))
+        op = env.op(pool="big_pool")
+        env.wait(lambda: near(env.op_attr(op, "promised_dominant_fair_share"), 0.2), "op promised 1/5")
+        check(near(dom("subpool_1"), 0.2), "subpool_1 promised 1/5")
+        check(near(dom("subpool_2"), 0.6), "subpool_2 promised 3/5")
+    finally:
+        env.stop()
+
+
+@case
 def resource_limits():
     # upstream: test_scheduler_strategy::TestResourceUsage::test_resource_limits
     env = Env("resource_limits", nodes=3)
