@@ -154,6 +154,8 @@ static const struct ps_attr pool_attrs[] = {
      .offset = OFF(non_preemptible_resource_usage_threshold)},
     {.name = "enable_fair_share_truncation_in_fifo_pool", .kind = PS_ATTR_OPT_BOOL,
      .offset = OFF(enable_fair_share_truncation_in_fifo_pool)},
+    {.name = "use_pool_satisfaction_for_scheduling", .kind = PS_ATTR_OPT_BOOL,
+     .offset = OFF(use_pool_satisfaction_for_scheduling)},
     {.name = "infer_children_weights_from_historic_usage", .kind = PS_ATTR_BOOL,
      .offset = OFF(infer_children_weights_from_historic_usage)},
     {.name = "historic_usage_config", .kind = PS_ATTR_GROUP, .offset = OFF(historic_usage_config),
@@ -364,6 +366,10 @@ void ps_pool_config_fs_input(const struct ps_pool_config *c, struct ps_fs_elemen
         c->integral_guarantees.should_distribute_free_volume_among_children.set
             ? (signed char)c->integral_guarantees.should_distribute_free_volume_among_children.value
             : -1;
+    pin->use_pool_satisfaction_for_scheduling =
+        c->use_pool_satisfaction_for_scheduling.set ? (signed char)c->use_pool_satisfaction_for_scheduling.value : -1;
+    pin->fifo_pool_scheduling_order =
+        c->fifo_pool_scheduling_order.set ? (signed char)c->fifo_pool_scheduling_order.value : -1;
     pin->enable_fair_share_truncation_in_fifo_pool =
         c->enable_fair_share_truncation_in_fifo_pool.set
             ? (signed char)c->enable_fair_share_truncation_in_fifo_pool.value

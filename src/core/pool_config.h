@@ -43,6 +43,9 @@
  * acl                                        []                   list of user names allowed to
  *                                                                 start operations; [] = anyone
  * enable_fair_share_truncation_in_fifo_pool  unset (tree's)       (fair_share.h, ps_fs_options)
+ * use_pool_satisfaction_for_scheduling       unset (parent's; the root: false)  a pool's
+ *                                                                 scheduling key is also its own
+ *                                                                 satisfaction (schedule.h)
  * infer_children_weights_from_historic_usage false                each child's weight is
  *                                                                 multiplied by 2^-h, h its
  *                                                                 aggregated dominant usage share
@@ -135,6 +138,7 @@ struct ps_pool_config {
     struct ps_opt_bool enable_aggressive_starvation;
     struct ps_opt_bool allow_aggressive_preemption;
     struct ps_opt_bool enable_fair_share_truncation_in_fifo_pool;   /* unset: the tree's */
+    struct ps_opt_bool use_pool_satisfaction_for_scheduling;       /* unset: the parent's */
     bool infer_children_weights_from_historic_usage;
     struct ps_historic_usage_config historic_usage_config;
     bool allow_normal_preemption;

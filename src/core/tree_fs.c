@@ -195,6 +195,7 @@ int ps_pool_tree_build_fs(struct ps_pool_tree *tree, struct ps_tree_fs *fs, int6
             __builtin_prefetch(tree->ops[i + 8]);
         struct ps_tree_op *op = tree->ops[i];
         op->fs_index = -1;
+        op->scheduling_index = -1;
         if (!op->running)
             continue;
         fs->keys[m].slot = SLOT(op->pool);

@@ -446,6 +446,7 @@ static int add_operation(struct ps_pool_tree *tree, const char *id, const char *
     if (rc == 0) {
         op = calloc(1, sizeof *op);
         if (op) {
+            op->scheduling_index = -1;
             op->id = strdup(id);
             op->user = strdup(user);
         }

@@ -352,6 +352,14 @@ int ps_tree_sched_update_finish(struct ps_tree_sched *ts, struct ps_pool_tree *t
     if ((rc = new_snapshot(ts, err)) != 0)
         return rc;
     ps_preempt_subtree_eligible(ts->snap, ts->starvation, ts->subtree_eligible);
+    int *order = malloc((size_t)(n ? n : 1) * sizeof *order);
+    if (!order)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    ps_sched_scheduling_order(ts->snap, order);
+    for (int i = 0; i < n; i++)
+        if (ts->fs.ops[i])
+            ts->fs.ops[i]->scheduling_index = order[i];
+    free(order);
     ts->last_update_ms = now_ms;
     return 0;
 }

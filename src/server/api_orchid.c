@@ -96,6 +96,7 @@ static json_t *element_json(const struct ps_element_dynamic *d, const struct ps_
     json_object_set_new(e, "status", json_string(ps_sched_status_name(d->status)));
     double sat = ps_sched_satisfaction_ratio(&o->usage_share, &f->total, &o->demand_share);
     put_real(e, "satisfaction_ratio", sat);
+    put_real(e, "local_satisfaction_ratio", sat);
     json_object_set_new(e, "fair_share_computed", json_boolean(d->valid));
     return e;
 }
@@ -135,6 +136,13 @@ static json_t *pool_json(struct ps_pool *p, const struct ps_tree_demands *d)
     int order = p->config.fifo_pool_scheduling_order.set
                     ? (int)p->config.fifo_pool_scheduling_order.value
                     : ps_pool_tree_config(p->tree)->fifo_pool_scheduling_order;
+    bool use_sat = false;
+    for (const struct ps_pool *q = p; q; q = q->parent)
+        if (q->config.use_pool_satisfaction_for_scheduling.set) {
+            use_sat = q->config.use_pool_satisfaction_for_scheduling.value;
+            break;
+        }
+    json_object_set_new(e, "effective_use_pool_satisfaction_for_scheduling", json_boolean(use_sat));
     json_object_set_new(e, "effective_fifo_pool_scheduling_order",
                         json_string(order == PS_FIFO_ORDER_FIFO ? "fifo" : "satisfaction"));
     if (p->parent)
@@ -155,6 +163,7 @@ static json_t *op_json(struct ps_tree_op *op, const struct ps_tree_demands *d)
     json_object_set_new(e, "resource_demand", doubles_json(&d->op_demand[op->index]));
     json_object_set_new(e, "limited_resource_demand", doubles_json(&d->op_limited[op->index]));
     put_promised(e, &d->op_promised[op->index], &d->total);
+    json_object_set_new(e, "scheduling_index", json_integer(op->scheduling_index));
     json_object_set_new(e, "resource_usage", ps_api_resources_json(&op->usage));
     json_object_set_new(e, "specified_resource_limits", ps_api_resources_json(&op->resource_limits));
     json_object_set_new(e, "pool", json_string(op->pool ? op->pool->name : ""));
