@@ -56,8 +56,6 @@ void ps_fs_pool_input_init(struct ps_fs_pool_input *in)
     in->can_accept_free_volume = true;
     in->should_distribute_free_volume_among_children = -1;
     in->enable_fair_share_truncation_in_fifo_pool = -1;
-    in->use_pool_satisfaction_for_scheduling = -1;
-    in->fifo_pool_scheduling_order = -1;
 }
 
 struct ps_fs_update *ps_fs_update_new(void)

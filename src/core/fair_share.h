@@ -92,10 +92,12 @@ struct ps_fs_pool_input {
     signed char should_distribute_free_volume_among_children; /* -1 (default): the tree's
                                                   value; 0 or 1 as configured */
     signed char enable_fair_share_truncation_in_fifo_pool;    /* -1 (default): the tree's */
-    /* Read by the scheduling snapshot (schedule.h), not by the update: */
-    signed char use_pool_satisfaction_for_scheduling;         /* -1 (default): the parent's */
-    signed char fifo_pool_scheduling_order;                   /* -1 (default): the tree's; else
-                                                  enum ps_fifo_scheduling_order */
+    /* Read by the scheduling snapshot (schedule.h), not by the update; 0 (also of a zeroed
+     * entry) means unset: */
+    signed char use_pool_satisfaction_for_scheduling;         /* 0: the parent's; 1 off, 2 on */
+    signed char fifo_order;                                   /* 0: the tree's
+                                                  fifo_pool_scheduling_order; 1 satisfaction,
+                                                  2 fifo */
     /* in/out: integral state carried from update to update */
     struct ps_volume accumulated_volume;       /* resource x seconds */
     double last_integral_share_ratio;

@@ -152,6 +152,13 @@ static const struct ps_attr pool_attrs[] = {
      .offset = OFF(fair_share_starvation_tolerance), .min = 0, .max = 1},
     {.name = "non_preemptible_resource_usage_threshold", .kind = PS_ATTR_RESOURCES,
      .offset = OFF(non_preemptible_resource_usage_threshold)},
+    {.name = "enable_aggressive_starvation", .kind = PS_ATTR_OPT_BOOL,
+     .offset = OFF(enable_aggressive_starvation)},
+    {.name = "allow_aggressive_preemption", .alias = {"allow_aggressive_starvation_preemption"},
+     .kind = PS_ATTR_OPT_BOOL, .offset = OFF(allow_aggressive_preemption)},
+    {.name = "allow_normal_preemption", .kind = PS_ATTR_BOOL,
+     .offset = OFF(allow_normal_preemption)},
+    {.name = "acl", .kind = PS_ATTR_STRING_LIST, .offset = OFF(acl)},
     {.name = "enable_fair_share_truncation_in_fifo_pool", .kind = PS_ATTR_OPT_BOOL,
      .offset = OFF(enable_fair_share_truncation_in_fifo_pool)},
     {.name = "use_pool_satisfaction_for_scheduling", .kind = PS_ATTR_OPT_BOOL,
@@ -160,13 +167,6 @@ static const struct ps_attr pool_attrs[] = {
      .offset = OFF(infer_children_weights_from_historic_usage)},
     {.name = "historic_usage_config", .kind = PS_ATTR_GROUP, .offset = OFF(historic_usage_config),
      .group = &historic_table, .presence_offset = -1},
-    {.name = "enable_aggressive_starvation", .kind = PS_ATTR_OPT_BOOL,
-     .offset = OFF(enable_aggressive_starvation)},
-    {.name = "allow_aggressive_preemption", .alias = {"allow_aggressive_starvation_preemption"},
-     .kind = PS_ATTR_OPT_BOOL, .offset = OFF(allow_aggressive_preemption)},
-    {.name = "allow_normal_preemption", .kind = PS_ATTR_BOOL,
-     .offset = OFF(allow_normal_preemption)},
-    {.name = "acl", .kind = PS_ATTR_STRING_LIST, .offset = OFF(acl)},
 };
 
 const struct ps_attr_table ps_pool_config_table = {
@@ -367,9 +367,10 @@ void ps_pool_config_fs_input(const struct ps_pool_config *c, struct ps_fs_elemen
             ? (signed char)c->integral_guarantees.should_distribute_free_volume_among_children.value
             : -1;
     pin->use_pool_satisfaction_for_scheduling =
-        c->use_pool_satisfaction_for_scheduling.set ? (signed char)c->use_pool_satisfaction_for_scheduling.value : -1;
-    pin->fifo_pool_scheduling_order =
-        c->fifo_pool_scheduling_order.set ? (signed char)c->fifo_pool_scheduling_order.value : -1;
+        !c->use_pool_satisfaction_for_scheduling.set ? 0
+        : c->use_pool_satisfaction_for_scheduling.value ? 2 : 1;
+    pin->fifo_order = !c->fifo_pool_scheduling_order.set ? 0
+                      : c->fifo_pool_scheduling_order.value == PS_FIFO_ORDER_FIFO ? 2 : 1;
     pin->enable_fair_share_truncation_in_fifo_pool =
         c->enable_fair_share_truncation_in_fifo_pool.set
             ? (signed char)c->enable_fair_share_truncation_in_fifo_pool.value

@@ -369,10 +369,10 @@ int ps_sched_snapshot_new(const struct ps_fs_element *elems, int count,
         if (x->kind != PS_ELEM_OPERATION) {
             const struct ps_fs_pool_input *pin = &pools[fe->in.pool].in;
             bool inherited = i == 0 ? options->use_pool_satisfaction : s->e[x->parent].use_pool_sat;
-            x->use_pool_sat = pin->use_pool_satisfaction_for_scheduling < 0
-                                  ? inherited : pin->use_pool_satisfaction_for_scheduling != 0;
-            bool fifo = pin->fifo_pool_scheduling_order < 0 ? options->fifo_order_in_fifo_pools
-                                                            : pin->fifo_pool_scheduling_order == 1;
+            x->use_pool_sat = pin->use_pool_satisfaction_for_scheduling == 0
+                                  ? inherited : pin->use_pool_satisfaction_for_scheduling == 2;
+            bool fifo = pin->fifo_order == 0 ? options->fifo_order_in_fifo_pools
+                                             : pin->fifo_order == 2;
             x->fifo_order = x->mode == PS_MODE_FIFO && fifo;
         }
         x->fifo_index = fe->out.fifo_index;
