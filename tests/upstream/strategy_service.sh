@@ -9,77 +9,19 @@ bin=${1:?usage: strategy_service.sh BINARY SHARED_DIR SOURCE_DIR}
 src=${3:?}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-PYTHONPATH="$src/tests/scripts" python3 - "$bin" "$work" "${@:4}" <<'PYEOF'
+PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$src/tests/scripts:$src/tests/upstream" python3 - "$bin" "$work" "${@:4}" <<'PYEOF'
 import sys, time
-from server_helper import Scheduler, FakeNode, check, finish
+from server_helper import check, finish
+import upslib
+from upslib import Env, ORCHID, near
 
-bin, work = sys.argv[1], sys.argv[2]
-ORCHID = "//sys/scheduler/orchid/scheduler/scheduling_info_per_pool_tree/physical"
+upslib.BIN, upslib.WORK = sys.argv[1], sys.argv[2]
 CASES = []
 
 
 def case(fn):
     CASES.append(fn)
     return fn
-
-
-class Env:
-    def __init__(self, name, nodes=1, cpu=10, slots=10, tree=None):
-        self.s = Scheduler(bin, "%s/%s" % (work, name)).start()
-        self.s.set("//sys/pool_trees/physical/@fair_share_update_period", 100)
-        for k, v in (tree or {}).items():
-            self.s.set("//sys/pool_trees/physical/@" + k, v)
-        self.nodes = [FakeNode(self.s, "n%d" % i, cpu=cpu, slots=slots, memory=100 << 30)
-                      for i in range(nodes)]
-        self.beat()
-
-    def beat(self):
-        for n in self.nodes:
-            n.heartbeat()
-
-    def pool(self, name, parent=None, **attrs):
-        a = dict(attrs)
-        a.update({"name": name, "pool_tree": "physical"})
-        if parent:
-            a["parent_name"] = parent
-        self.s.ok("create", {"type": "scheduler_pool", "attributes": a})
-
-    def op(self, jobs=1, cpu=1, token=None, **spec):
-        spec["tasks"] = {"t": {"command": "sleep 1000", "job_count": jobs, "cpu_limit": cpu,
-                               "memory_limit": 1 << 20}}
-        return self.s.ok("start_op", {"operation_type": "vanilla", "spec": spec},
-                         token)["operation_id"]
-
-    def get(self, path, default=None):
-        st, out = self.s.call("get", {"path": path})
-        return out["value"] if st == 200 else default
-
-    def pool_attr(self, pool, attr, default=None):
-        return self.get("%s/fair_share_info/pools/%s/%s" % (ORCHID, pool, attr), default)
-
-    def op_attr(self, op, attr, default=None):
-        return self.get("%s/fair_share_info/operations/%s/%s" % (ORCHID, op, attr), default)
-
-    def wait(self, cond, what, timeout=6.0):
-        end = time.time() + timeout
-        last = None
-        while time.time() < end:
-            self.beat()
-            try:
-                last = cond()
-                if last is True:
-                    return True
-            except (KeyError, TypeError) as e:
-                last = e
-            time.sleep(0.05)
-        raise AssertionError("timed out waiting for %s (last: %r)" % (what, last))
-
-    def stop(self):
-        self.s.stop()
-
-
-def near(a, b, eps=1e-4):
-    return a is not None and abs(a - b) <= eps
 
 
 def wait_fair_share(env, pool, strong, integral, weight_proportional):
@@ -669,15 +611,6 @@ def fifo_pool_scheduling_order():
         env.stop()
 
 
-only = sys.argv[3:]
-for fn in CASES:
-    if only and fn.__name__ not in only:
-        continue
-    t0 = time.time()
-    try:
-        fn()
-        print("pass %s (%.1f s)" % (fn.__name__, time.time() - t0), flush=True)
-    except (AssertionError, RuntimeError) as e:
-        check(False, "%s: %s" % (fn.__name__, e))
+upslib.run(CASES, sys.argv[3:])
 finish()
 PYEOF
