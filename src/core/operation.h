@@ -90,6 +90,8 @@ struct ps_tree_op {
     struct ps_historic_usage historic_usage;  /* its pool infers weights from it */
     int scheduling_index;                    /* scheduler: ps_sched_scheduling_order at the
                                                 last update, -1 when not active */
+    bool fifo_limited;                       /* scheduler: held back by
+                                                max_schedulable_element_count_in_fifo_pool */
     int64_t seq;                             /* private: registration order */
     int index;                               /* private: position in the tree's array */
 };

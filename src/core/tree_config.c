@@ -138,6 +138,9 @@ static const struct ps_attr tree_attrs[] = {
      .offset = OFF(fair_share_update_period_ms), .min = 10, .max = 60000},
     BOOL("should_distribute_free_volume_among_children", should_distribute_free_volume_among_children),
     BOOL("enable_fair_share_truncation_in_fifo_pool", enable_fair_share_truncation_in_fifo_pool),
+    {.name = "max_schedulable_element_count_in_fifo_pool", .kind = PS_ATTR_OPT_INT,
+     .offset = OFF(max_schedulable_element_count_in_fifo_pool), .flags = PS_ATTR_MIN_OPEN,
+     .min = 0, .max = HUGE_MAX},
     {.name = "min_spare_allocation_resources_on_node", .alias = {"min_spare_job_resources_on_node"},
      .kind = PS_ATTR_RESOURCES, .offset = OFF(min_spare_allocation_resources_on_node)},
 };

@@ -53,6 +53,13 @@
  * enable_fair_share_truncation_in_fifo_pool       false          in FIFO pools, a gang operation
  *                                                                whose fair share is below its
  *                                                                demand gets none (fair_share.h)
+ * max_schedulable_element_count_in_fifo_pool      unset          integer > 0: in a FIFO pool,
+ *                                                                once this many children are
+ *                                                                schedulable, a further one with
+ *                                                                no fair share is not scheduled
+ *                                                                (unschedulable_reason
+ *                                                                fifo_schedulable_element_count_
+ *                                                                limit_reached)
  * min_spare_allocation_resources_on_node
  *     (min_spare_job_resources_on_node)           {cpu=1; user_slots=1; memory=256 MiB}
  *                                                                a node with less free than this
@@ -146,6 +153,7 @@ struct ps_tree_config {
     int64_t fair_share_update_period_ms;
     bool should_distribute_free_volume_among_children;
     bool enable_fair_share_truncation_in_fifo_pool;
+    struct ps_opt_int max_schedulable_element_count_in_fifo_pool;
     struct ps_resources_opt min_spare_allocation_resources_on_node;
 };
 

@@ -168,6 +168,67 @@ static void specified_limits(struct ps_tree_fs *fs, struct ps_resources *saved)
     }
 }
 
+struct fifo_child {
+    int parent, fifo_index, element;
+};
+
+static int by_parent_fifo(const void *a, const void *b)
+{
+    const struct fifo_child *x = a, *y = b;
+    if (x->parent != y->parent)
+        return x->parent < y->parent ? -1 : 1;
+    if (x->fifo_index != y->fifo_index)
+        return x->fifo_index < y->fifo_index ? -1 : 1;
+    return x->element < y->element ? -1 : x->element > y->element;
+}
+
+/* max_schedulable_element_count_in_fifo_pool (tree_config.h), as upstream's
+ * BuildSchedulableChildrenLists: in each FIFO pool, children in FIFO order; a schedulable one
+ * (runnable with something pending) is held back when the pool already has the maximum of
+ * schedulable children and its fair share is zero. */
+static int limit_fifo_pools(struct ps_tree_sched *ts, const struct ps_tree_config *cfg,
+                            struct ps_error *err)
+{
+    int n = ts->fs.count;
+    for (int i = 0; i < n; i++)
+        if (ts->fs.ops[i])
+            ts->fs.ops[i]->fifo_limited = false;
+    if (!cfg->max_schedulable_element_count_in_fifo_pool.set)
+        return 0;
+    int64_t max = cfg->max_schedulable_element_count_in_fifo_pool.value;
+    struct fifo_child *c = malloc((size_t)(n > 0 ? n : 1) * sizeof *c);
+    if (!c)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        const struct ps_fs_element *e = &ts->fs.elems[i];
+        if (!ts->fs.ops[i] || e->in.parent < 0)
+            continue;
+        const struct ps_fs_element *p = &ts->fs.elems[e->in.parent];
+        if (ts->fs.fs_pools[p->in.pool].in.mode != PS_MODE_FIFO)
+            continue;
+        c[m++] = (struct fifo_child){e->in.parent, e->out.fifo_index, i};
+    }
+    qsort(c, (size_t)m, sizeof *c, by_parent_fifo);
+    int64_t count = 0;
+    for (int k = 0; k < m; k++) {
+        if (k == 0 || c[k].parent != c[k - 1].parent)
+            count = 0;
+        struct ps_sched_operation *so = &ts->sched_ops[c[k].element];
+        if (!so->runnable || so->pending_count <= 0)
+            continue;
+        const struct ps_share *fair = &ts->fs.elems[c[k].element].out.fair_share.total;
+        if (count >= max && ps_share_max_component(*fair) <= 1e-9) {
+            so->runnable = false;
+            ts->fs.ops[c[k].element]->fifo_limited = true;
+        } else {
+            count++;
+        }
+    }
+    free(c);
+    return 0;
+}
+
 static int new_snapshot(struct ps_tree_sched *ts, struct ps_error *err)
 {
     int n = ts->fs.count;
@@ -345,6 +406,8 @@ int ps_tree_sched_update_finish(struct ps_tree_sched *ts, struct ps_pool_tree *t
                                            : NULL;
         ps_tree_sched_update_lists(ts, op, i, lists);
     }
+    if ((rc = limit_fifo_pools(ts, cfg, err)) != 0)
+        return rc;
     ts->options.total = total;
     ts->options.generation = ++ts->generation;
     ts->options.fifo_order_in_fifo_pools = cfg->fifo_pool_scheduling_order == PS_FIFO_ORDER_FIFO;
@@ -352,7 +415,7 @@ int ps_tree_sched_update_finish(struct ps_tree_sched *ts, struct ps_pool_tree *t
     if ((rc = new_snapshot(ts, err)) != 0)
         return rc;
     ps_preempt_subtree_eligible(ts->snap, ts->starvation, ts->subtree_eligible);
-    int *order = malloc((size_t)(n ? n : 1) * sizeof *order);
+    int *order = malloc((size_t)(n > 0 ? n : 1) * sizeof *order);
     if (!order)
         return ps_error_set(err, PS_ENOMEM, "out of memory");
     ps_sched_scheduling_order(ts->snap, order);

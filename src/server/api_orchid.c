@@ -164,6 +164,11 @@ static json_t *op_json(struct ps_tree_op *op, const struct ps_tree_demands *d)
     json_object_set_new(e, "limited_resource_demand", doubles_json(&d->op_limited[op->index]));
     put_promised(e, &d->op_promised[op->index], &d->total);
     json_object_set_new(e, "scheduling_index", json_integer(op->scheduling_index));
+    const char *why = op->fifo_limited ? "fifo_schedulable_element_count_limit_reached"
+                      : !op->running ? "is_not_running"
+                      : op->suspended ? "suspended"
+                      : op->pending_job_count <= 0 ? "no_pending_allocations" : NULL;
+    json_object_set_new(e, "unschedulable_reason", why ? json_string(why) : json_null());
     json_object_set_new(e, "resource_usage", ps_api_resources_json(&op->usage));
     json_object_set_new(e, "specified_resource_limits", ps_api_resources_json(&op->resource_limits));
     json_object_set_new(e, "pool", json_string(op->pool ? op->pool->name : ""));

@@ -611,6 +611,31 @@ def fifo_pool_scheduling_order():
         env.stop()
 
 
+@case
+def max_schedulable_element_count_in_fifo_pool():
+    # upstream: test_scheduler_strategy::TestFifoPools::test_max_schedulable_element_count_in_fifo_pool
+    # The first operation is suspended with suspend_op right after its start (upstream:
+    # suspend_operation_after_materialization); upstream's schedulable_*_count sensors are not
+    # checked (poolsched's metrics have none), the unschedulable reasons are.
+    env = Env("fifo_element_count", tree={"max_schedulable_element_count_in_fifo_pool": 1})
+    try:
+        env.pool("fifo", mode="fifo")
+        ops = []
+        for i in range(4):
+            ops.append(env.op(jobs=1 if i == 0 else 2, cpu=6.0, pool="fifo"))
+            if i == 0:
+                env.s.ok("suspend_op", {"operation_id": ops[0]})
+            time.sleep(0.1)
+        env.wait(lambda: near(env.op_attr(ops[1], "resource_usage")["cpu"], 6.0), "ops[1] runs")
+        fifo = "fifo_schedulable_element_count_limit_reached"
+        reasons = lambda: [env.op_attr(op, "unschedulable_reason") for op in ops]
+        env.wait(lambda: reasons() == ["suspended", None, fifo, fifo] or reasons(), "reasons")
+        env.s.ok("resume_op", {"operation_id": ops[0]})
+        env.wait(lambda: reasons() == [None, None, fifo, fifo] or reasons(), "reasons after resume")
+    finally:
+        env.stop()
+
+
 upslib.run(CASES, sys.argv[3:])
 finish()
 PYEOF
