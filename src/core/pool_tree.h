@@ -71,6 +71,11 @@ struct ps_element_dynamic {
     enum ps_sched_status status;
     enum ps_starvation_status starvation;
     int64_t below_fair_share_since_ms;   /* PS_STARVATION_NEVER: not below fair share */
+    /* The settings the last check used (inherited from the parent where not specified). */
+    double effective_tolerance;
+    int64_t effective_timeout_ms;
+    int64_t effective_aggressive_timeout_ms;
+    bool effective_aggressive_starvation_enabled;
 };
 
 struct ps_pool {

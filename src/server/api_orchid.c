@@ -98,6 +98,13 @@ static json_t *element_json(const struct ps_element_dynamic *d, const struct ps_
     put_real(e, "satisfaction_ratio", sat);
     put_real(e, "local_satisfaction_ratio", sat);
     json_object_set_new(e, "fair_share_computed", json_boolean(d->valid));
+    put_real(e, "effective_fair_share_starvation_tolerance", d->effective_tolerance);
+    json_object_set_new(e, "effective_fair_share_starvation_timeout",
+                        json_integer(d->effective_timeout_ms));
+    json_object_set_new(e, "effective_fair_share_aggressive_starvation_timeout",
+                        json_integer(d->effective_aggressive_timeout_ms));
+    json_object_set_new(e, "effective_aggressive_starvation_enabled",
+                        json_boolean(d->effective_aggressive_starvation_enabled));
     return e;
 }
 
@@ -143,6 +150,17 @@ static json_t *pool_json(struct ps_pool *p, const struct ps_tree_demands *d)
             break;
         }
     json_object_set_new(e, "effective_use_pool_satisfaction_for_scheduling", json_boolean(use_sat));
+    /* allow_aggressive_preemption: the pool's, else the nearest ancestor's, else true */
+    const struct ps_opt_bool *aggr = &p->config.allow_aggressive_preemption;
+    json_object_set_new(e, "aggressive_preemption_allowed",
+                        aggr->set ? json_boolean(aggr->value) : json_null());
+    bool allowed = true;
+    for (const struct ps_pool *q = p; q; q = q->parent)
+        if (q->config.allow_aggressive_preemption.set) {
+            allowed = q->config.allow_aggressive_preemption.value;
+            break;
+        }
+    json_object_set_new(e, "effective_aggressive_preemption_allowed", json_boolean(allowed));
     json_object_set_new(e, "effective_fifo_pool_scheduling_order",
                         json_string(order == PS_FIFO_ORDER_FIFO ? "fifo" : "satisfaction"));
     if (p->parent)
@@ -164,6 +182,11 @@ static json_t *op_json(struct ps_tree_op *op, const struct ps_tree_demands *d)
     json_object_set_new(e, "limited_resource_demand", doubles_json(&d->op_limited[op->index]));
     put_promised(e, &d->op_promised[op->index], &d->total);
     json_object_set_new(e, "scheduling_index", json_integer(op->scheduling_index));
+    int counts[PS_ALLOC_CLASS_COUNT] = {0};
+    ps_svc_op_preemptible_counts(op, counts);
+    json_object_set_new(e, "preemptible_job_count", json_integer(counts[PS_ALLOC_PREEMPTIBLE]));
+    json_object_set_new(e, "aggressively_preemptible_job_count",
+                        json_integer(counts[PS_ALLOC_AGGRESSIVELY_PREEMPTIBLE]));
     const char *why = op->fifo_limited ? "fifo_schedulable_element_count_limit_reached"
                       : !op->running ? "is_not_running"
                       : op->suspended ? "suspended"

@@ -389,6 +389,9 @@ void ps_svc_fill_engine_inputs(struct ps_service *svc, struct ps_svc_tree_state 
 struct ps_preemptible *ps_svc_sched_op_fn(void *ctx, struct ps_tree_op *op, int element,
                                           struct ps_sched_operation *sched,
                                           struct ps_preempt_operation *preempt);
+/* The operation's running jobs in the tree of tree_op by preemption class (enum
+ * ps_alloc_class, preemptible.h): counts[PS_ALLOC_CLASS_COUNT], zeros when unknown. */
+void ps_svc_op_preemptible_counts(struct ps_tree_op *tree_op, int *counts);
 
 /* Persistence (persist.c): JSON documents and journal records. */
 json_t *ps_persist_tree_doc(struct ps_service *svc, struct ps_pool_tree *tree);
