@@ -92,6 +92,10 @@ struct ps_tree_op {
                                                 last update, -1 when not active */
     bool fifo_limited;                       /* scheduler: held back by
                                                 max_schedulable_element_count_in_fifo_pool */
+    bool high_priority;                      /* scheduler: below its promised guarantee share
+                                                with enable_guarantee_priority_scheduling */
+    struct ps_share promised_guarantee_share;   /* scheduler: of the nearest ancestor with
+                                                compute_promised_guarantee_fair_share */
     int64_t seq;                             /* private: registration order */
     int index;                               /* private: position in the tree's array */
 };

@@ -167,6 +167,8 @@ static const struct ps_attr pool_attrs[] = {
      .offset = OFF(infer_children_weights_from_historic_usage)},
     {.name = "historic_usage_config", .kind = PS_ATTR_GROUP, .offset = OFF(historic_usage_config),
      .group = &historic_table, .presence_offset = -1},
+    {.name = "compute_promised_guarantee_fair_share", .kind = PS_ATTR_BOOL,
+     .offset = OFF(compute_promised_guarantee_fair_share)},
 };
 
 const struct ps_attr_table ps_pool_config_table = {

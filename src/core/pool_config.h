@@ -46,6 +46,11 @@
  * use_pool_satisfaction_for_scheduling       unset (parent's; the root: false)  a pool's
  *                                                                 scheduling key is also its own
  *                                                                 satisfaction (schedule.h)
+ * compute_promised_guarantee_fair_share      false                the pool's strong guarantee
+ *                                                                 share is promised to its
+ *                                                                 running operations, split by
+ *                                                                 weight (tree_sched.h: guarantee
+ *                                                                 priority scheduling)
  * infer_children_weights_from_historic_usage false                each child's weight is
  *                                                                 multiplied by 2^-h, h its
  *                                                                 aggregated dominant usage share
@@ -139,6 +144,7 @@ struct ps_pool_config {
     struct ps_opt_bool allow_aggressive_preemption;
     struct ps_opt_bool enable_fair_share_truncation_in_fifo_pool;   /* unset: the tree's */
     struct ps_opt_bool use_pool_satisfaction_for_scheduling;       /* unset: the parent's */
+    bool compute_promised_guarantee_fair_share;
     bool infer_children_weights_from_historic_usage;
     struct ps_historic_usage_config historic_usage_config;
     bool allow_normal_preemption;

@@ -141,6 +141,7 @@ static const struct ps_attr tree_attrs[] = {
     {.name = "max_schedulable_element_count_in_fifo_pool", .kind = PS_ATTR_OPT_INT,
      .offset = OFF(max_schedulable_element_count_in_fifo_pool), .flags = PS_ATTR_MIN_OPEN,
      .min = 0, .max = HUGE_MAX},
+    BOOL("enable_guarantee_priority_scheduling", enable_guarantee_priority_scheduling),
     {.name = "min_spare_allocation_resources_on_node", .alias = {"min_spare_job_resources_on_node"},
      .kind = PS_ATTR_RESOURCES, .offset = OFF(min_spare_allocation_resources_on_node)},
 };

@@ -60,6 +60,10 @@
  *                                                                (unschedulable_reason
  *                                                                fifo_schedulable_element_count_
  *                                                                limit_reached)
+ * enable_guarantee_priority_scheduling            false          operations below their promised
+ *                                                                guarantee share (pool option
+ *                                                                compute_promised_guarantee_fair_
+ *                                                                share) are scheduled first
  * min_spare_allocation_resources_on_node
  *     (min_spare_job_resources_on_node)           {cpu=1; user_slots=1; memory=256 MiB}
  *                                                                a node with less free than this
@@ -154,6 +158,7 @@ struct ps_tree_config {
     bool should_distribute_free_volume_among_children;
     bool enable_fair_share_truncation_in_fifo_pool;
     struct ps_opt_int max_schedulable_element_count_in_fifo_pool;
+    bool enable_guarantee_priority_scheduling;
     struct ps_resources_opt min_spare_allocation_resources_on_node;
 };
 

@@ -98,6 +98,7 @@ void ps_tree_sched_release(struct ps_tree_sched *ts)
     free(ts->sched_ops);
     free(ts->preempt_ops);
     free(ts->subtree_eligible);
+    free(ts->high_priority);
     free(ts->user);
     drop_filters(ts);
     ps_strmap_release(&ts->filter_copies);
@@ -130,7 +131,10 @@ static int grow(struct ps_tree_sched *ts, int count, struct ps_error *err)
     uint8_t *se = realloc(ts->subtree_eligible, (size_t)cap);
     if (se)
         ts->subtree_eligible = se;
-    if (!st || !so || !po || !u || !se)
+    uint8_t *hp = realloc(ts->high_priority, (size_t)cap);
+    if (hp)
+        ts->high_priority = hp;
+    if (!st || !so || !po || !u || !se || !hp)
         return ps_error_set(err, PS_ENOMEM, "out of memory");
     ts->capacity = cap;
     return 0;
@@ -226,6 +230,62 @@ static int limit_fifo_pools(struct ps_tree_sched *ts, const struct ps_tree_confi
         }
     }
     free(c);
+    return 0;
+}
+
+/* Promised guarantee shares and guarantee priority (operation.h, tree_config.h): an operation
+ * below a pool with compute_promised_guarantee_fair_share (the nearest) is promised that
+ * pool's strong guarantee share split among the pool's running operations by weight; with
+ * enable_guarantee_priority_scheduling, one whose usage share is below its promise in some
+ * resource is served by the guarantee priority stage before the regular one (upstream's High
+ * scheduling priority). */
+static int guarantee_priority(struct ps_tree_sched *ts, const struct ps_tree_config *cfg,
+                              struct ps_error *err)
+{
+    int n = ts->fs.count;
+    ts->high_priority_count = 0;
+    double *wsum = calloc((size_t)(n > 0 ? n : 1), sizeof *wsum);
+    int *anc = malloc((size_t)(n > 0 ? n : 1) * sizeof *anc);
+    if (!wsum || !anc) {
+        free(wsum);
+        free(anc);
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    }
+    for (int i = 0; i < n; i++) {
+        ts->high_priority[i] = 0;
+        anc[i] = -1;
+        if (!ts->fs.ops[i])
+            continue;
+        int a = ts->fs.elems[i].in.parent;
+        while (a >= 0 && !(ts->fs.pools[a] && ts->fs.pools[a]->config.compute_promised_guarantee_fair_share))
+            a = ts->fs.elems[a].in.parent;
+        anc[i] = a;
+        if (a >= 0)
+            wsum[a] += ts->fs.elems[i].out.weight;
+    }
+    for (int i = 0; i < n; i++) {
+        struct ps_tree_op *op = ts->fs.ops[i];
+        if (!op)
+            continue;
+        op->high_priority = false;
+        op->promised_guarantee_share = ps_share_fill(0.0);
+        if (anc[i] < 0 || wsum[anc[i]] <= 0)
+            continue;
+        const struct ps_fs_element_output *o = &ts->fs.elems[i].out;
+        op->promised_guarantee_share = ps_share_scale(ts->fs.pools[anc[i]]->fs_pool.strong_guarantee_share,
+                                                      o->weight / wsum[anc[i]]);
+        if (!cfg->enable_guarantee_priority_scheduling)
+            continue;
+        for (int r = 0; r < PS_RES_COUNT; r++)
+            if (op->promised_guarantee_share.v[r] > o->usage_share.v[r] + 1e-9)
+                op->high_priority = true;
+        if (op->high_priority) {
+            ts->high_priority[i] = 1;
+            ts->high_priority_count++;
+        }
+    }
+    free(wsum);
+    free(anc);
     return 0;
 }
 
@@ -407,6 +467,8 @@ int ps_tree_sched_update_finish(struct ps_tree_sched *ts, struct ps_pool_tree *t
         ps_tree_sched_update_lists(ts, op, i, lists);
     }
     if ((rc = limit_fifo_pools(ts, cfg, err)) != 0)
+        return rc;
+    if ((rc = guarantee_priority(ts, cfg, err)) != 0)
         return rc;
     ts->options.total = total;
     ts->options.generation = ++ts->generation;

@@ -182,6 +182,9 @@ static json_t *op_json(struct ps_tree_op *op, const struct ps_tree_demands *d)
     json_object_set_new(e, "limited_resource_demand", doubles_json(&d->op_limited[op->index]));
     put_promised(e, &d->op_promised[op->index], &d->total);
     json_object_set_new(e, "scheduling_index", json_integer(op->scheduling_index));
+    json_object_set_new(e, "scheduling_priority",
+                        json_string(op->high_priority ? "high" : "medium"));
+    json_object_set_new(e, "promised_guarantee_fair_share", share_json(&op->promised_guarantee_share));
     int counts[PS_ALLOC_CLASS_COUNT] = {0};
     ps_svc_op_preemptible_counts(op, counts);
     json_object_set_new(e, "preemptible_job_count", json_integer(counts[PS_ALLOC_PREEMPTIBLE]));

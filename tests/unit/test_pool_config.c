@@ -27,7 +27,8 @@ static const char *const expected_defaults =
     " \"enable_fair_share_truncation_in_fifo_pool\": null,"
     " \"use_pool_satisfaction_for_scheduling\": null,"
     " \"infer_children_weights_from_historic_usage\": false,"
-    " \"historic_usage_config\": {\"aggregation_mode\": \"none\", \"ema_alpha\": 1}}";
+    " \"historic_usage_config\": {\"aggregation_mode\": \"none\", \"ema_alpha\": 1},"
+    " \"compute_promised_guarantee_fair_share\": false}";
 
 static void test_defaults_of_every_key(void **state)
 {
@@ -108,6 +109,7 @@ static const struct bad_case bad_cases[] = {
     {"historic_usage_config", "{\"aggregation_mode\": \"mean\"}",
      "must be one of none, exponential_moving_average"},
     {"historic_usage_config/ema_alpha", "-1", "must be >= 0"},
+    {"compute_promised_guarantee_fair_share", "1", "must be a boolean"},
     {"nonsense", "1", "unknown key of the pool config"},
 };
 

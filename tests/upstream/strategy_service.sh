@@ -636,6 +636,35 @@ def max_schedulable_element_count_in_fifo_pool():
         env.stop()
 
 
+@case
+def guarantee_priority_scheduling():
+    # upstream: test_scheduler_strategy::TestGuaranteePriorityScheduling::test_simple
+    # (allow_regular_preemption of upstream's pool "root" is not a poolsched key: left out; its
+    # point is that nothing is preempted, and nothing here is starving long enough for that)
+    env = Env("guarantee_priority", cpu=4, slots=4,
+              tree={"enable_guarantee_priority_scheduling": True})
+    try:
+        env.pool("root", resource_limits={"user_slots": 0}, strong_guarantee_resources={"cpu": 4.0})
+        env.pool("prod", "root", resource_limits={"user_slots": 1},
+                 strong_guarantee_resources={"cpu": 3.0}, compute_promised_guarantee_fair_share=True)
+        env.pool("research", "root")
+        prod = env.op(jobs=2, cpu=2.0, pool="prod")
+        research = env.op(pool="research")
+        env.wait(lambda: env.op_attr(research, "resource_usage") is not None, "research in the orchid")
+        env.s.set("//sys/pool_trees/physical/root/@resource_limits/user_slots", 1)
+        slots = lambda op: env.op_attr(op, "resource_usage")["user_slots"]
+        env.wait(lambda: slots(prod) == 1, "prod gets the slot")
+        check(slots(research) == 0, "research waits")
+        env.s.ok("remove", {"path": "//sys/pool_trees/physical/root/prod/@resource_limits"})
+        env.s.ok("remove", {"path": "//sys/pool_trees/physical/root/@resource_limits"})
+        env.wait(lambda: slots(prod) == 2, "prod gets its second job first")
+        time.sleep(0.3)
+        env.beat()
+        check(slots(research) == 0, "research still waits: %s" % slots(research))
+    finally:
+        env.stop()
+
+
 upslib.run(CASES, sys.argv[3:])
 finish()
 PYEOF
