@@ -73,6 +73,7 @@ static const struct ps_attr spec_attrs[] = {
     {.name = "is_gang", .kind = PS_ATTR_BOOL, .offset = OFF(is_gang)},
     {.name = "apply_specified_resource_limits_to_demand", .kind = PS_ATTR_BOOL,
      .offset = OFF(apply_specified_resource_limits_to_demand)},
+    {.name = "custom_profiling_tag", .kind = PS_ATTR_OPT_STRING, .offset = OFF(custom_profiling_tag)},
     {.name = "fair_share_starvation_timeout", .alias = {"fair_share_preemption_timeout"},
      .kind = PS_ATTR_OPT_INT, .offset = OFF(fair_share_starvation_timeout_ms), .min = 0,
      .max = HUGE_MAX},

@@ -169,6 +169,8 @@ static const struct ps_attr pool_attrs[] = {
      .group = &historic_table, .presence_offset = -1},
     {.name = "compute_promised_guarantee_fair_share", .kind = PS_ATTR_BOOL,
      .offset = OFF(compute_promised_guarantee_fair_share)},
+    {.name = "allowed_profiling_tags", .kind = PS_ATTR_STRING_LIST,
+     .offset = OFF(allowed_profiling_tags)},
 };
 
 const struct ps_attr_table ps_pool_config_table = {

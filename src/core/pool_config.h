@@ -51,6 +51,9 @@
  *                                                                 running operations, split by
  *                                                                 weight (tree_sched.h: guarantee
  *                                                                 priority scheduling)
+ * allowed_profiling_tags                     []                   custom_profiling_tag values
+ *                                                                 operations below may use
+ *                                                                 (ps_pool_profiling_tag)
  * infer_children_weights_from_historic_usage false                each child's weight is
  *                                                                 multiplied by 2^-h, h its
  *                                                                 aggregated dominant usage share
@@ -145,6 +148,7 @@ struct ps_pool_config {
     struct ps_opt_bool enable_fair_share_truncation_in_fifo_pool;   /* unset: the tree's */
     struct ps_opt_bool use_pool_satisfaction_for_scheduling;       /* unset: the parent's */
     bool compute_promised_guarantee_fair_share;
+    struct ps_string_list allowed_profiling_tags;
     bool infer_children_weights_from_historic_usage;
     struct ps_historic_usage_config historic_usage_config;
     bool allow_normal_preemption;

@@ -189,6 +189,10 @@ int ps_pool_tree_get_pool_attr(const struct ps_pool_tree *tree, const char *pool
 
 /* Effective operation-count limits of a pool (the root's are the tree's). */
 int64_t ps_pool_max_running_operations(const struct ps_pool *pool);
+
+/* An operation's custom_profiling_tag as upstream reports it: NULL when tag is NULL; tag when
+ * allowed_profiling_tags of pool or one of its ancestors lists it; else "invalid". */
+const char *ps_pool_profiling_tag(const struct ps_pool *pool, const char *tag);
 int64_t ps_pool_max_operations(const struct ps_pool *pool);
 
 /* The parent ephemeral user pools are created under: default_parent_pool when it exists, is

@@ -182,6 +182,10 @@ static json_t *op_json(struct ps_tree_op *op, const struct ps_tree_demands *d)
     json_object_set_new(e, "limited_resource_demand", doubles_json(&d->op_limited[op->index]));
     put_promised(e, &d->op_promised[op->index], &d->total);
     json_object_set_new(e, "scheduling_index", json_integer(op->scheduling_index));
+    const struct ps_svc_op *host = ps_tree_op_host(op);
+    const char *tag = host && host->sop ? ps_pool_profiling_tag(op->pool, host->sop->spec.custom_profiling_tag)
+                                        : NULL;
+    json_object_set_new(e, "custom_profiling_tag", tag ? json_string(tag) : json_null());
     json_object_set_new(e, "scheduling_priority",
                         json_string(op->high_priority ? "high" : "medium"));
     json_object_set_new(e, "promised_guarantee_fair_share", share_json(&op->promised_guarantee_share));

@@ -2,7 +2,8 @@
 # Orchid attributes derived from settings and preemption lists (docs/api.md "Orchid"):
 # effective_* starvation settings and effective_aggressive_preemption_allowed inherited down the
 # tree, and an operation's preemptible_job_count / aggressively_preemptible_job_count as the
-# preemption classes of semantics.md 3.3 put its jobs.
+# preemption classes of semantics.md 3.3 put its jobs, and custom_profiling_tag against the
+# pools' allowed_profiling_tags.
 # usage: server_orchid_attrs.sh BINARY SHARED_DIR SOURCE_DIR
 set -euo pipefail
 bin=${1:?usage: server_orchid_attrs.sh BINARY SHARED_DIR SOURCE_DIR}
@@ -18,7 +19,8 @@ from upslib import Env, near
 upslib.BIN, upslib.WORK = sys.argv[1], sys.argv[2]
 env = Env("attrs", cpu=8, slots=8)
 try:
-    env.pool("a", fair_share_starvation_tolerance=0.5, allow_aggressive_preemption=False)
+    env.pool("a", fair_share_starvation_tolerance=0.5, allow_aggressive_preemption=False,
+             allowed_profiling_tags=["team"])
     env.pool("b", "a")
     env.pool("c")
     A = env.op(jobs=8, pool="b")
@@ -39,6 +41,12 @@ try:
     env.wait(lambda: env.op_attr(A, "preemptible_job_count") == 4, "4 preemptible")
     check(env.op_attr(A, "aggressively_preemptible_job_count") == 3, "3 aggressively preemptible")
     check(env.op_attr(B, "preemptible_job_count") == 0, "B has none")
+    # custom_profiling_tag: as given when an ancestor allows it, else "invalid" (upstream)
+    check(env.op_attr(A, "custom_profiling_tag") is None, "no tag: null")
+    T1 = env.op(pool="b", custom_profiling_tag="team")
+    T2 = env.op(pool="c", custom_profiling_tag="team")
+    env.wait(lambda: env.op_attr(T1, "custom_profiling_tag") == "team", "allowed by a")
+    check(env.op_attr(T2, "custom_profiling_tag") == "invalid", "not allowed under c")
 finally:
     env.stop()
 finish()

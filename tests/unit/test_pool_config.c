@@ -28,7 +28,7 @@ static const char *const expected_defaults =
     " \"use_pool_satisfaction_for_scheduling\": null,"
     " \"infer_children_weights_from_historic_usage\": false,"
     " \"historic_usage_config\": {\"aggregation_mode\": \"none\", \"ema_alpha\": 1},"
-    " \"compute_promised_guarantee_fair_share\": false}";
+    " \"compute_promised_guarantee_fair_share\": false, \"allowed_profiling_tags\": []}";
 
 static void test_defaults_of_every_key(void **state)
 {
@@ -110,6 +110,7 @@ static const struct bad_case bad_cases[] = {
      "must be one of none, exponential_moving_average"},
     {"historic_usage_config/ema_alpha", "-1", "must be >= 0"},
     {"compute_promised_guarantee_fair_share", "1", "must be a boolean"},
+    {"allowed_profiling_tags", "\"tag\"", "must be a list of strings"},
     {"nonsense", "1", "unknown key of the pool config"},
 };
 
