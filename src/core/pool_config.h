@@ -74,6 +74,8 @@
  * - There is no pool-level aggressive starvation timeout: upstream has none (only the tree's
  *   fair_share_aggressive_starvation_timeout); the pool-level aggressive overrides are
  *   enable_aggressive_starvation and allow_aggressive_preemption.
+ * - historic usage: upstream's older spelling historic_usage_aggregation_period (a period
+ *   instead of historic_usage_config) is not taken; its current historic_usage_config is.
  * - acl is a simplification of Cypress ACLs: a list of user names with the "use" right.
  *   Every explicit pool on the path from an operation's pool up to the root whose acl is
  *   non-empty must list the user (a restricted parent cannot be bypassed by a child).
