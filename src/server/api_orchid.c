@@ -89,6 +89,9 @@ static json_t *element_json(const struct ps_element_dynamic *d, const struct ps_
     json_object_set_new(e, "proposed_integral_share", share_json(&po->proposed_integral_share));
     json_object_set_new(e, "inferred_strong_guarantee_resources",
                         ps_api_resources_json(&po->inferred_strong_guarantee));
+    /* upstream's orchid calls the same resources effective_strong_guarantee_resources */
+    json_object_set_new(e, "effective_strong_guarantee_resources",
+                        ps_api_resources_json(&po->inferred_strong_guarantee));
     put_real(e, "weight", o->weight);
     json_object_set_new(e, "fifo_index", json_integer(o->fifo_index));
     json_object_set_new(e, "starvation_status",

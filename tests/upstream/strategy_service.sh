@@ -665,6 +665,117 @@ def guarantee_priority_scheduling():
         env.stop()
 
 
+def vec_near(got, want):
+    return got is not None and all(near(got.get(r, 0.0), want.get(r, 0.0))
+                                   for r in ("cpu", "user_slots", "network"))
+
+
+def vector_env(name, nodes=3):
+    return Env(name, nodes=nodes, cpu=10, slots=10, network=100, tree={"main_resource": "cpu"})
+
+
+def wait_vec(env, pool, attr, want):
+    env.wait(lambda: vec_near(env.pool_attr(pool, attr), want) or env.pool_attr(pool, attr),
+             "%s %s %s" % (pool, attr, want))
+
+
+@case
+def explicit_guarantees():
+    # upstream: test_scheduler_strategy::TestVectorStrongGuarantees::test_explicit_guarantees
+    env = vector_env("explicit_guarantees")
+    try:
+        env.pool("pool", strong_guarantee_resources={"cpu": 30, "user_slots": 30})
+        wait_vec(env, "pool", "effective_strong_guarantee_resources", {"cpu": 30, "user_slots": 30, "network": 300})
+        wait_vec(env, "pool", "strong_guarantee_share", {"cpu": 1.0, "user_slots": 1.0, "network": 1.0})
+        env.pool("subpool1", "pool", strong_guarantee_resources={"cpu": 10, "user_slots": 20})
+        env.pool("subpool2", "pool", strong_guarantee_resources={"cpu": 20, "user_slots": 10})
+        wait_vec(env, "subpool1", "effective_strong_guarantee_resources", {"cpu": 10, "user_slots": 20, "network": 100})
+        wait_vec(env, "subpool1", "strong_guarantee_share", {"cpu": 1 / 3, "user_slots": 2 / 3, "network": 1 / 3})
+        wait_vec(env, "subpool2", "effective_strong_guarantee_resources", {"cpu": 20, "user_slots": 10, "network": 200})
+        wait_vec(env, "subpool2", "strong_guarantee_share", {"cpu": 2 / 3, "user_slots": 1 / 3, "network": 2 / 3})
+        env.op(jobs=3, cpu=10, pool="pool")
+        op1 = env.op(jobs=20, cpu=0.5, pool="subpool1")
+        op2 = env.op(jobs=10, cpu=2, pool="subpool2")
+        fs = lambda op, r: env.op_attr(op, "detailed_fair_share")["total"][r]
+        env.wait(lambda: near(fs(op1, "cpu"), 1 / 3) and near(fs(op1, "user_slots"), 2 / 3), "op1 fair share")
+        env.wait(lambda: near(fs(op2, "cpu"), 2 / 3) and near(fs(op2, "user_slots"), 1 / 3), "op2 fair share")
+    finally:
+        env.stop()
+
+
+def partially_explicit(name, slots1, expect):
+    env = vector_env(name)
+    try:
+        env.pool("pool", strong_guarantee_resources={"cpu": 30, "user_slots": 30})
+        env.pool("subpool1", "pool", strong_guarantee_resources={"cpu": 10, "user_slots": slots1})
+        env.pool("subpool2", "pool", strong_guarantee_resources={"cpu": 5})
+        env.pool("subpool3", "pool", strong_guarantee_resources={"cpu": 10})
+        for pool, res, share in expect:
+            wait_vec(env, pool, "effective_strong_guarantee_resources", res)
+            wait_vec(env, pool, "strong_guarantee_share", share)
+    finally:
+        env.stop()
+
+
+@case
+def partially_explicit_without_scaling():
+    # upstream: test_scheduler_strategy::TestVectorStrongGuarantees::test_partially_explicit_guarantees_without_scaling
+    partially_explicit("partial_no_scaling", 15, [
+        ("subpool1", {"cpu": 10, "user_slots": 15, "network": 100}, {"cpu": 1 / 3, "user_slots": 1 / 2, "network": 1 / 3}),
+        ("subpool2", {"cpu": 5, "user_slots": 5, "network": 50}, {"cpu": 1 / 6, "user_slots": 1 / 6, "network": 1 / 6}),
+        ("subpool3", {"cpu": 10, "user_slots": 10, "network": 100}, {"cpu": 1 / 3, "user_slots": 1 / 3, "network": 1 / 3})])
+
+
+@case
+def partially_explicit_with_scaling():
+    # upstream: test_scheduler_strategy::TestVectorStrongGuarantees::test_partially_explicit_guarantees_with_scaling
+    partially_explicit("partial_scaling", 25, [
+        ("subpool1", {"cpu": 10, "user_slots": 25, "network": 100}, {"cpu": 1 / 3, "user_slots": 5 / 6, "network": 1 / 3}),
+        ("subpool2", {"cpu": 5, "user_slots": 1, "network": 50}, {"cpu": 1 / 6, "user_slots": 1 / 30, "network": 1 / 6}),
+        ("subpool3", {"cpu": 10, "user_slots": 3, "network": 100}, {"cpu": 1 / 3, "user_slots": 1 / 10, "network": 1 / 3})])
+
+
+def overcommit_alert(env):
+    # upstream checks the alert's inner error code (PoolTreeGuaranteesOvercommit); poolsched's
+    # alert is update_fair_share with upstream's message in its inner error (docs/api.md)
+    def found():
+        for a in env.get("//sys/scheduler/@alerts") or []:
+            if a["attributes"]["alert_type"] == "update_fair_share" and any(
+                    "exceed total cluster resources" in e["message"] for e in a.get("inner_errors", [])):
+                return True
+        return env.get("//sys/scheduler/@alerts")
+    env.wait(found, "guarantee overcommit alert")
+
+
+@case
+def guarantee_overcommit():
+    # upstream: test_scheduler_strategy::TestVectorStrongGuarantees::test_guarantee_overcommit
+    env = vector_env("overcommit")
+    try:
+        env.pool("pool1", strong_guarantee_resources={"cpu": 15, "user_slots": 20})
+        env.pool("pool2", strong_guarantee_resources={"cpu": 20})
+        wait_vec(env, "pool1", "effective_strong_guarantee_resources", {"cpu": 15, "user_slots": 20, "network": 150})
+        wait_vec(env, "pool1", "strong_guarantee_share", {"cpu": 3 / 8, "user_slots": 1 / 2, "network": 3 / 8})
+        wait_vec(env, "pool2", "effective_strong_guarantee_resources", {"cpu": 20, "user_slots": 20, "network": 200})
+        wait_vec(env, "pool2", "strong_guarantee_share", {"cpu": 1 / 2, "user_slots": 1 / 2, "network": 1 / 2})
+        overcommit_alert(env)
+    finally:
+        env.stop()
+
+
+@case
+def guarantee_overcommit_single_large_pool():
+    # upstream: test_scheduler_strategy::TestVectorStrongGuarantees::test_guarantee_overcommit_single_large_pool
+    env = vector_env("overcommit_single")
+    try:
+        env.pool("pool", strong_guarantee_resources={"cpu": 40})
+        wait_vec(env, "pool", "effective_strong_guarantee_resources", {"cpu": 40, "user_slots": 40, "network": 400})
+        wait_vec(env, "pool", "strong_guarantee_share", {"cpu": 1.0, "user_slots": 1.0, "network": 1.0})
+        overcommit_alert(env)
+    finally:
+        env.stop()
+
+
 upslib.run(CASES, sys.argv[3:])
 finish()
 PYEOF

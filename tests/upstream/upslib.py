@@ -12,13 +12,16 @@ WORK = None   # a scratch directory (set by the script)
 
 
 class Env:
-    def __init__(self, name, nodes=1, cpu=10, slots=10, tree=None):
+    def __init__(self, name, nodes=1, cpu=10, slots=10, tree=None, network=None):
         self.s = Scheduler(BIN, "%s/%s" % (WORK, name)).start()
         self.s.set("//sys/pool_trees/physical/@fair_share_update_period", 100)
         for k, v in (tree or {}).items():
             self.s.set("//sys/pool_trees/physical/@" + k, v)
         self.nodes = [FakeNode(self.s, "n%d" % i, cpu=cpu, slots=slots, memory=100 << 30)
                       for i in range(nodes)]
+        for n in self.nodes:
+            if network is not None:
+                n.limits["network"] = network
         self.beat()
 
     def beat(self):
@@ -48,7 +51,7 @@ class Env:
     def op_attr(self, op, attr, default=None):
         return self.get("%s/fair_share_info/operations/%s/%s" % (ORCHID, op, attr), default)
 
-    def wait(self, cond, what, timeout=6.0):
+    def wait(self, cond, what, timeout=15.0):
         end = time.time() + timeout
         last = None
         while time.time() < end:
