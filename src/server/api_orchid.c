@@ -312,8 +312,9 @@ static int tree_get(struct ps_service *svc, struct ps_pool_tree *tree,
     json_t *cur;
     size_t i = 3;
     if (count == 3) {
-        *out = json_pack("{s:{s:o, s:o}, s:o, s:o}", "fair_share_info", "pools",
-                         pools_map(tree, d), "operations", ops_map(tree, d), "alerts",
+        *out = json_pack("{s:{s:o, s:o, s:i}, s:o, s:o}", "fair_share_info", "pools",
+                         pools_map(tree, d), "operations", ops_map(tree, d), "pool_count",
+                         ps_pool_tree_pool_count(tree), "alerts",
                          ps_alerts_tree(svc, tree), "user_to_ephemeral_pools",
                          user_to_ephemeral_pools(tree));
         return 0;
@@ -340,7 +341,12 @@ static int tree_get(struct ps_service *svc, struct ps_pool_tree *tree,
     if (strcmp(names[3], "fair_share_info") != 0)
         return missing(err, names, 3);
     if (count == 4) {
-        *out = json_pack("{s:o, s:o}", "pools", pools_map(tree, d), "operations", ops_map(tree, d));
+        *out = json_pack("{s:o, s:o, s:i}", "pools", pools_map(tree, d), "operations",
+                         ops_map(tree, d), "pool_count", ps_pool_tree_pool_count(tree));
+        return 0;
+    }
+    if (strcmp(names[4], "pool_count") == 0 && count == 5) {   /* the root not counted */
+        *out = json_integer(ps_pool_tree_pool_count(tree));
         return 0;
     }
     if (strcmp(names[4], "pools") == 0) {

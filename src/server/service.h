@@ -288,6 +288,7 @@ struct ps_service {
     struct ps_metric *m_heartbeats, *m_allocations, *m_preemptions, *m_jobs_finished;
     struct ps_metric *m_hb_latency, *m_fs_duration, *m_fs_locked, *m_commits, *m_nodes, *m_jobs_in_memory;
     struct ps_metric_family *f_pool_fair_share, *f_pool_usage, *f_pool_demand;
+    struct ps_metric_family *f_pool_count;   /* poolsched_pool_count{tree} */
 };
 
 /* Opens the data dir (store, tokens, secret), loads the state, starts HTTP and the engine loop.

@@ -458,6 +458,38 @@ def accumulated_resource_volume_survives_restart():
         env.stop()
 
 
+@case
+def pool_count():
+    # upstream: test_scheduler_strategy::TestSchedulerPoolsCommon::test_pool_count
+    # (upstream's sensor scheduler/pools/pool_count is poolsched's gauge poolsched_pool_count)
+    env = Env("pool_count", nodes=3)
+    try:
+        import re
+
+        def sensor():
+            st, text = env.s.raw("GET", "/metrics")
+            m = re.search(r'^poolsched_pool_count\{tree="physical"\} ([0-9.]+)$', text, re.M)
+            return float(m.group(1)) if m else None
+
+        def check_count(n):
+            env.wait(lambda: env.get(ORCHID + "/fair_share_info/pool_count") == n, "orchid %d" % n)
+            env.wait(lambda: sensor() == n, "sensor %d" % n)
+
+        check_count(0)
+        env.pool("first_pool")
+        env.pool("second_pool")
+        check_count(2)
+        op = env.op(pool="first_pool")
+        check_count(2)
+        env.s.ok("abort_op", {"operation_id": op})
+        op = env.op()   # an ephemeral pool
+        check_count(3)
+        env.s.ok("abort_op", {"operation_id": op})
+        check_count(2)
+    finally:
+        env.stop()
+
+
 upslib.run(CASES, sys.argv[3:])
 finish()
 PYEOF
