@@ -490,6 +490,27 @@ def pool_count():
         env.stop()
 
 
+@case
+def ephemeral_to_explicit_pool_transformation():
+    # upstream: test_scheduler_strategy::TestEphemeralPools::test_ephemeral_to_explicit_pool_transformation
+    # poolsched lists only users that have ephemeral pools in user_to_ephemeral_pools (upstream
+    # keeps the user with an empty list), so "no ephemeral pools of root" is read as either.
+    env = Env("eph_to_explicit", nodes=1)
+    try:
+        env.pool("default_pool")
+        env.s.set(T + "/@default_parent_pool", "default_pool")
+        root = env.s.token("root")
+        env.op(token=root, pool="test_pool")
+        env.wait(lambda: env.pool_attr("test_pool", "parent") == "default_pool", "ephemeral test_pool")
+        env.pool("test_pool")
+        env.wait(lambda: env.pool_attr("test_pool", "parent") == "<Root>", "explicit under <Root>")
+        env.wait(lambda: env.get(ORCHID + "/user_to_ephemeral_pools").get("root", []) == [],
+                 "no ephemeral pools of root")
+        check(env.pool_attr("<Root>", "is_ephemeral") is False, "root not ephemeral")
+    finally:
+        env.stop()
+
+
 upslib.run(CASES, sys.argv[3:])
 finish()
 PYEOF
