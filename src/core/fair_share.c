@@ -55,6 +55,7 @@ void ps_fs_pool_input_init(struct ps_fs_pool_input *in)
     in->relaxed_share_multiplier_limit = 0.0;
     in->can_accept_free_volume = true;
     in->should_distribute_free_volume_among_children = -1;
+    in->enable_fair_share_truncation_in_fifo_pool = -1;
 }
 
 struct ps_fs_update *ps_fs_update_new(void)
@@ -733,6 +734,46 @@ static void update_root_fair_share(struct ps_fs_update *u)
     fs->weight_proportional = ps_share_sub(ps_share_sub(total, fs->strong_guarantee), fs->integral_guarantee);
 }
 
+/* A detailed fair share cut to total (<= its old total): strong guarantee first, then integral,
+ * the rest weight proportional. */
+static void set_total(struct ps_detailed_fair_share *fs, struct ps_share total)
+{
+    fs->total = total;
+    fs->strong_guarantee = ps_share_min(fs->strong_guarantee, total);
+    struct ps_share rest = ps_share_sub(total, fs->strong_guarantee);
+    fs->integral_guarantee = ps_share_min(fs->integral_guarantee, rest);
+    fs->weight_proportional = ps_share_sub(rest, fs->integral_guarantee);
+}
+
+/* Upstream's TruncateFairShareInFifoPools (fair_share.h, ps_fs_options); returns what the
+ * subtree of element i lost. */
+static struct ps_share truncate_fifo(struct ps_fs_update *u, int i)
+{
+    struct fs_elem *e = &u->el[i];
+    struct ps_share lost = ps_share_fill(0.0);
+    if (e->kind == PS_ELEM_OPERATION)
+        return lost;
+    signed char own = e->ig->pool->in.enable_fair_share_truncation_in_fifo_pool;
+    bool enabled = e->is_fifo && (own < 0 ? u->options->enable_fair_share_truncation_in_fifo_pool
+                                          : own != 0);
+    for (int k = 0; k < e->child_count; k++) {
+        struct fs_elem *c = &u->el[u->children[e->first_child + k]];
+        struct ps_share fair = c->out->fair_share.total;
+        if (enabled && c->kind == PS_ELEM_OPERATION && c->in->is_gang &&
+            ps_share_max_component(fair) > 0 &&
+            !ps_share_dominates(ps_share_add(fair, ps_share_fill(FS_EPSILON)), c->out->demand_share)) {
+            lost = ps_share_add(lost, fair);
+            set_total(&c->out->fair_share, ps_share_fill(0.0));
+            continue;
+        }
+        lost = ps_share_add(lost, truncate_fifo(u, u->children[e->first_child + k]));
+    }
+    if (ps_share_max_component(lost) > 0)
+        set_total(&e->out->fair_share,
+                  ps_share_max(ps_share_sub(e->out->fair_share.total, lost), ps_share_fill(0.0)));
+    return lost;
+}
+
 static void write_outputs(struct ps_fs_update *u)
 {
     const struct ps_resources *total = &u->total;
@@ -806,6 +847,7 @@ int ps_fs_update_run(struct ps_fs_update *u, struct ps_fs_element *elems, int co
     fs_prepare_subtree(u, 0);
     fs_compute_fair_shares(u);
     update_root_fair_share(u);
+    truncate_fifo(u, 0);
     write_outputs(u);
     if (u->oom || u->ctx.oom)
         return ps_error_set(err, PS_ENOMEM, "out of memory in the fair share update");

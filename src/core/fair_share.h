@@ -91,6 +91,13 @@ struct ps_fs_pool_input {
                                                   default true */
     signed char should_distribute_free_volume_among_children; /* -1 (default): the tree's
                                                   value; 0 or 1 as configured */
+    signed char enable_fair_share_truncation_in_fifo_pool;    /* -1 (default): the tree's */
+    /* Read by the scheduling snapshot (schedule.h), not by the update; 0 (also of a zeroed
+     * entry) means unset: */
+    signed char use_pool_satisfaction_for_scheduling;         /* 0: the parent's; 1 off, 2 on */
+    signed char fifo_order;                                   /* 0: the tree's
+                                                  fifo_pool_scheduling_order; 1 satisfaction,
+                                                  2 fifo */
     /* in/out: integral state carried from update to update */
     struct ps_volume accumulated_volume;       /* resource x seconds */
     double last_integral_share_ratio;
@@ -160,6 +167,11 @@ struct ps_fs_options {
     bool enable_improved_fair_share_by_fit_factor_computation; /* false */
     double infer_weight_from_guarantees_share_multiplier;      /* 0: unset; else >= 1 */
     bool should_distribute_free_volume_among_children;         /* false */
+    /* In a FIFO pool with truncation (the pool's enable_fair_share_truncation_in_fifo_pool, else
+     * this), a gang operation whose fair share does not cover its demand gets fair share 0, and
+     * every ancestor's fair share loses what its subtree lost (upstream's
+     * TruncateFairShareInFifoPools: a gang operation either runs whole or frees its share). */
+    bool enable_fair_share_truncation_in_fifo_pool;            /* false */
 };
 
 void ps_fs_options_init(struct ps_fs_options *options);

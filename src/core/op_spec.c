@@ -98,6 +98,9 @@ static const struct ps_attr spec_attrs[] = {
      .flags = PS_ATTR_RUNTIME},
     {.name = "pool_trees", .kind = PS_ATTR_STRING_LIST, .offset = OFF(pool_trees)},
     {.name = "is_gang", .kind = PS_ATTR_BOOL, .offset = OFF(is_gang)},
+    {.name = "apply_specified_resource_limits_to_demand", .kind = PS_ATTR_BOOL,
+     .offset = OFF(apply_specified_resource_limits_to_demand)},
+    {.name = "custom_profiling_tag", .kind = PS_ATTR_OPT_STRING, .offset = OFF(custom_profiling_tag)},
     {.name = "fair_share_starvation_timeout", .alias = {"fair_share_preemption_timeout"},
      .kind = PS_ATTR_OPT_INT, .offset = OFF(fair_share_starvation_timeout_ms), .min = 0,
      .max = HUGE_MAX},
@@ -393,6 +396,7 @@ void ps_operation_spec_settings(const struct ps_operation_spec *spec, const char
     out->scheduling_tag_filter = o && o->scheduling_tag_filter ? o->scheduling_tag_filter
                                                                : spec->scheduling_tag_filter;
     out->is_gang = spec->is_gang;
+    out->apply_specified_resource_limits_to_demand = spec->apply_specified_resource_limits_to_demand;
     out->fair_share_starvation_timeout_ms = spec->fair_share_starvation_timeout_ms;
     out->fair_share_starvation_tolerance = spec->fair_share_starvation_tolerance;
     out->non_preemptible_resource_usage_threshold = spec->non_preemptible_resource_usage_threshold;

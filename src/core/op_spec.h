@@ -8,6 +8,12 @@
  * scheduling_tag_filter (scheduling_tag)      ""           formula, <= 100 tokens
  * pool_trees                                  []           list of tree names; [] = default tree
  * is_gang                                     false
+ * custom_profiling_tag                        unset        string; reported as given when an
+ *                                                          ancestor pool's allowed_profiling_tags
+ *                                                          lists it, else as "invalid"
+ *                                                          (ps_pool_profiling_tag)
+ * apply_specified_resource_limits_to_demand   false        the demand the fair share sees is
+ *                                                          max(usage, min(demand, resource_limits))
  * fair_share_starvation_timeout
  *     (fair_share_preemption_timeout)         unset        integer ms >= 0
  * fair_share_starvation_tolerance             unset        [0, 1]
@@ -103,6 +109,8 @@ struct ps_operation_spec {
     char *scheduling_tag_filter;               /* owned, "" when none */
     struct ps_string_list pool_trees;
     bool is_gang;
+    bool apply_specified_resource_limits_to_demand;
+    char *custom_profiling_tag;                /* owned, NULL when unset */
     struct ps_opt_int fair_share_starvation_timeout_ms;
     struct ps_opt_double fair_share_starvation_tolerance;
     struct ps_resources_opt non_preemptible_resource_usage_threshold;

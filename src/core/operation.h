@@ -50,6 +50,7 @@ struct ps_tree_op_settings {
     struct ps_resources_opt resource_limits;
     const char *scheduling_tag_filter;       /* NULL or "": none */
     bool is_gang;
+    bool apply_specified_resource_limits_to_demand;
     struct ps_opt_int fair_share_starvation_timeout_ms;
     struct ps_opt_double fair_share_starvation_tolerance;
     struct ps_resources_opt non_preemptible_resource_usage_threshold;
@@ -65,6 +66,7 @@ struct ps_tree_op {
     bool running;                            /* running in its pool, else pending */
     bool weight_specified;
     bool is_gang;
+    bool apply_specified_resource_limits_to_demand;
     bool suspended;                          /* scheduler */
     int fs_index;                            /* element index in the last build, -1 when none */
     double weight;                           /* effective: specified or 1 */
@@ -85,9 +87,22 @@ struct ps_tree_op {
     void *user_data;                         /* opaque to the tree (the strategy's operation) */
 
     struct ps_element_dynamic dynamic;
+    struct ps_historic_usage historic_usage;  /* its pool infers weights from it */
+    int scheduling_index;                    /* scheduler: ps_sched_scheduling_order at the
+                                                last update, -1 when not active */
+    bool fifo_limited;                       /* scheduler: held back by
+                                                max_schedulable_element_count_in_fifo_pool */
+    bool high_priority;                      /* scheduler: below its promised guarantee share
+                                                with enable_guarantee_priority_scheduling */
+    struct ps_share promised_guarantee_share;   /* scheduler: of the nearest ancestor with
+                                                compute_promised_guarantee_fair_share */
     int64_t seq;                             /* private: registration order */
     int index;                               /* private: position in the tree's array */
 };
+
+/* The demand the fair share sees: op->demand, or with apply_specified_resource_limits_to_demand
+ * max(usage, min(demand, resource_limits)) per resource (tree_demand.c). */
+struct ps_resources ps_tree_op_effective_demand(const struct ps_tree_op *op);
 
 /* Checks that an operation could start in this tree now (pool resolution, name rules, acl,
  * count limits, ephemeral pool limit) without changing anything. Returns 0 or the error the

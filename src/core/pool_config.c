@@ -15,6 +15,35 @@
 static const char *const mode_names[] = {"fair_share", "fifo"};
 static const char *const guarantee_names[] = {"none", "burst", "relaxed"};
 static const char *const fifo_order_names[] = {"satisfaction", "fifo"};
+static const char *const historic_mode_names[] = {"none", "exponential_moving_average"};
+
+/* ---- historic_usage_config --------------------------------------------------------------- */
+
+#define HOFF(field) offsetof(struct ps_historic_usage_config, field)
+
+static int historic_init(void *obj)
+{
+    struct ps_historic_usage_config *c = obj;
+    memset(c, 0, sizeof *c);
+    c->aggregation_mode = PS_HISTORIC_USAGE_NONE;
+    c->ema_alpha = 1.0;
+    return 0;
+}
+
+static const struct ps_attr historic_attrs[] = {
+    {.name = "aggregation_mode", .kind = PS_ATTR_ENUM, .offset = HOFF(aggregation_mode),
+     .enum_names = historic_mode_names, .enum_count = 2},
+    {.name = "ema_alpha", .kind = PS_ATTR_DOUBLE, .offset = HOFF(ema_alpha), .min = 0,
+     .max = HUGE_MAX},
+};
+
+static const struct ps_attr_table historic_table = {
+    .what = "historic_usage_config",
+    .attrs = historic_attrs,
+    .count = (int)(sizeof historic_attrs / sizeof historic_attrs[0]),
+    .size = sizeof(struct ps_historic_usage_config),
+    .init = historic_init,
+};
 
 /* ---- ephemeral_subpool_config ------------------------------------------------------------ */
 
@@ -130,6 +159,18 @@ static const struct ps_attr pool_attrs[] = {
     {.name = "allow_normal_preemption", .kind = PS_ATTR_BOOL,
      .offset = OFF(allow_normal_preemption)},
     {.name = "acl", .kind = PS_ATTR_STRING_LIST, .offset = OFF(acl)},
+    {.name = "enable_fair_share_truncation_in_fifo_pool", .kind = PS_ATTR_OPT_BOOL,
+     .offset = OFF(enable_fair_share_truncation_in_fifo_pool)},
+    {.name = "use_pool_satisfaction_for_scheduling", .kind = PS_ATTR_OPT_BOOL,
+     .offset = OFF(use_pool_satisfaction_for_scheduling)},
+    {.name = "infer_children_weights_from_historic_usage", .kind = PS_ATTR_BOOL,
+     .offset = OFF(infer_children_weights_from_historic_usage)},
+    {.name = "historic_usage_config", .kind = PS_ATTR_GROUP, .offset = OFF(historic_usage_config),
+     .group = &historic_table, .presence_offset = -1},
+    {.name = "compute_promised_guarantee_fair_share", .kind = PS_ATTR_BOOL,
+     .offset = OFF(compute_promised_guarantee_fair_share)},
+    {.name = "allowed_profiling_tags", .kind = PS_ATTR_STRING_LIST,
+     .offset = OFF(allowed_profiling_tags)},
 };
 
 const struct ps_attr_table ps_pool_config_table = {
@@ -152,6 +193,7 @@ int ps_pool_config_init(struct ps_pool_config *cfg)
     cfg->fifo_sort_parameters.items[1] = PS_FIFO_START_TIME;
     ephemeral_init(&cfg->ephemeral_subpool_config);
     integral_init(&cfg->integral_guarantees);
+    historic_init(&cfg->historic_usage_config);
     cfg->allow_normal_preemption = true;
     return 0;
 }
@@ -327,5 +369,14 @@ void ps_pool_config_fs_input(const struct ps_pool_config *c, struct ps_fs_elemen
     pin->should_distribute_free_volume_among_children =
         c->integral_guarantees.should_distribute_free_volume_among_children.set
             ? (signed char)c->integral_guarantees.should_distribute_free_volume_among_children.value
+            : -1;
+    pin->use_pool_satisfaction_for_scheduling =
+        !c->use_pool_satisfaction_for_scheduling.set ? 0
+        : c->use_pool_satisfaction_for_scheduling.value ? 2 : 1;
+    pin->fifo_order = !c->fifo_pool_scheduling_order.set ? 0
+                      : c->fifo_pool_scheduling_order.value == PS_FIFO_ORDER_FIFO ? 2 : 1;
+    pin->enable_fair_share_truncation_in_fifo_pool =
+        c->enable_fair_share_truncation_in_fifo_pool.set
+            ? (signed char)c->enable_fair_share_truncation_in_fifo_pool.value
             : -1;
 }

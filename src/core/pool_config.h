@@ -42,6 +42,25 @@
  * allow_normal_preemption                    true
  * acl                                        []                   list of user names allowed to
  *                                                                 start operations; [] = anyone
+ * enable_fair_share_truncation_in_fifo_pool  unset (tree's)       (fair_share.h, ps_fs_options)
+ * use_pool_satisfaction_for_scheduling       unset (parent's; the root: false)  a pool's
+ *                                                                 scheduling key is also its own
+ *                                                                 satisfaction (schedule.h)
+ * compute_promised_guarantee_fair_share      false                the pool's strong guarantee
+ *                                                                 share is promised to its
+ *                                                                 running operations, split by
+ *                                                                 weight (tree_sched.h: guarantee
+ *                                                                 priority scheduling)
+ * allowed_profiling_tags                     []                   custom_profiling_tag values
+ *                                                                 operations below may use
+ *                                                                 (ps_pool_profiling_tag)
+ * infer_children_weights_from_historic_usage false                each child's weight is
+ *                                                                 multiplied by 2^-h, h its
+ *                                                                 aggregated dominant usage share
+ * historic_usage_config/aggregation_mode     none                 none |
+ *                                                                 exponential_moving_average
+ * historic_usage_config/ema_alpha            1.0                  >= 0; after dt seconds the old
+ *                                                                 average keeps weight 2^(-alpha dt)
  *
  * Choices, and why:
  * - weight: the docs say "non-negative"; upstream's range is [sqrt(DBL_EPSILON),
@@ -55,6 +74,8 @@
  * - There is no pool-level aggressive starvation timeout: upstream has none (only the tree's
  *   fair_share_aggressive_starvation_timeout); the pool-level aggressive overrides are
  *   enable_aggressive_starvation and allow_aggressive_preemption.
+ * - historic usage: upstream's older spelling historic_usage_aggregation_period (a period
+ *   instead of historic_usage_config) is not taken; its current historic_usage_config is.
  * - acl is a simplification of Cypress ACLs: a list of user names with the "use" right.
  *   Every explicit pool on the path from an operation's pool up to the root whose acl is
  *   non-empty must list the user (a restricted parent cannot be bypassed by a child).
@@ -96,6 +117,14 @@ struct ps_pool_integral_config {
     struct ps_opt_bool should_distribute_free_volume_among_children;
 };
 
+/* historic_usage_config: how a pool with infer_children_weights_from_historic_usage aggregates
+ * each child's dominant usage share (upstream's THistoricUsageConfig). */
+enum ps_historic_usage_mode { PS_HISTORIC_USAGE_NONE = 0, PS_HISTORIC_USAGE_EMA = 1 };
+struct ps_historic_usage_config {
+    int aggregation_mode;                          /* enum ps_historic_usage_mode; none */
+    double ema_alpha;                              /* >= 0; 1.0 */
+};
+
 struct ps_pool_config {
     struct ps_opt_double weight;
     struct ps_opt_double max_share_ratio;
@@ -118,6 +147,12 @@ struct ps_pool_config {
     struct ps_resources_opt non_preemptible_resource_usage_threshold;
     struct ps_opt_bool enable_aggressive_starvation;
     struct ps_opt_bool allow_aggressive_preemption;
+    struct ps_opt_bool enable_fair_share_truncation_in_fifo_pool;   /* unset: the tree's */
+    struct ps_opt_bool use_pool_satisfaction_for_scheduling;       /* unset: the parent's */
+    bool compute_promised_guarantee_fair_share;
+    struct ps_string_list allowed_profiling_tags;
+    bool infer_children_weights_from_historic_usage;
+    struct ps_historic_usage_config historic_usage_config;
     bool allow_normal_preemption;
     struct ps_string_list acl;
 };

@@ -532,3 +532,22 @@ int ps_pool_tree_get_pool_attr(const struct ps_pool_tree *tree, const char *name
         ps_error_prefix(err, "pool \"%s\"", name);
     return rc;
 }
+
+bool ps_pool_aggressive_preemption_allowed(const struct ps_pool *pool)
+{
+    for (const struct ps_pool *p = pool; p && !p->is_root; p = p->parent)
+        if (p->config.allow_aggressive_preemption.set)
+            return p->config.allow_aggressive_preemption.value;
+    return true;
+}
+
+const char *ps_pool_profiling_tag(const struct ps_pool *pool, const char *tag)
+{
+    if (!tag)
+        return NULL;
+    for (const struct ps_pool *p = pool; p; p = p->parent)
+        for (int i = 0; i < p->config.allowed_profiling_tags.count; i++)
+            if (strcmp(p->config.allowed_profiling_tags.items[i], tag) == 0)
+                return tag;
+    return "invalid";
+}

@@ -38,6 +38,7 @@
 #ifndef PS_CORE_POOL_TREE_H
 #define PS_CORE_POOL_TREE_H
 
+#include "core/historic_usage.h"
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -74,6 +75,11 @@ struct ps_element_dynamic {
     enum ps_sched_status status;
     enum ps_starvation_status starvation;
     int64_t below_fair_share_since_ms;   /* PS_STARVATION_NEVER: not below fair share */
+    /* The settings the last check used (inherited from the parent where not specified). */
+    double effective_tolerance;
+    int64_t effective_timeout_ms;
+    int64_t effective_aggressive_timeout_ms;
+    bool effective_aggressive_starvation_enabled;
 };
 
 struct ps_pool {
@@ -97,6 +103,7 @@ struct ps_pool {
 
     /* Integral guarantee state carried from one fair share update to the next. */
     struct ps_volume accumulated_volume;
+    struct ps_historic_usage historic_usage;   /* its parent infers weights from it */
     double last_integral_share_ratio;
 
     struct ps_element_dynamic dynamic;
@@ -186,7 +193,15 @@ int ps_pool_tree_get_pool_attr(const struct ps_pool_tree *tree, const char *pool
 
 /* Effective operation-count limits of a pool (the root's are the tree's). */
 int64_t ps_pool_max_running_operations(const struct ps_pool *pool);
+
+/* An operation's custom_profiling_tag as upstream reports it: NULL when tag is NULL; tag when
+ * allowed_profiling_tags of pool or one of its ancestors lists it; else "invalid". */
+const char *ps_pool_profiling_tag(const struct ps_pool *pool, const char *tag);
 int64_t ps_pool_max_operations(const struct ps_pool *pool);
+
+/* upstream's EffectiveAggressivePreemptionAllowed of a pool: its own allow_aggressive_preemption,
+ * else the nearest ancestor's, else true (the root's). */
+bool ps_pool_aggressive_preemption_allowed(const struct ps_pool *pool);
 
 /* The parent ephemeral user pools are created under: default_parent_pool when it exists, is
  * explicit and is not in fifo mode, otherwise the root (upstream raises an alert and uses the

@@ -66,6 +66,7 @@ int ps_pool_tree_clone_state(struct ps_pool_tree *dst, const struct ps_pool_tree
         opt_resources(&o->resource_limits, &s.resource_limits);
         s.scheduling_tag_filter = o->scheduling_tag_filter;
         s.is_gang = o->is_gang;
+        s.apply_specified_resource_limits_to_demand = o->apply_specified_resource_limits_to_demand;
         s.fair_share_starvation_timeout_ms = o->fair_share_starvation_timeout_ms;
         s.fair_share_starvation_tolerance = o->fair_share_starvation_tolerance;
         s.non_preemptible_resource_usage_threshold = o->non_preemptible_resource_usage_threshold;
@@ -81,6 +82,7 @@ int ps_pool_tree_clone_state(struct ps_pool_tree *dst, const struct ps_pool_tree
         c->usage = o->usage;
         c->dynamic.starvation = o->dynamic.starvation;
         c->dynamic.below_fair_share_since_ms = o->dynamic.below_fair_share_since_ms;
+        c->historic_usage = o->historic_usage;
     }
     free(ops);
     if (rc != 0)
@@ -91,6 +93,7 @@ int ps_pool_tree_clone_state(struct ps_pool_tree *dst, const struct ps_pool_tree
         if (!c)
             continue;
         c->accumulated_volume = p->accumulated_volume;
+        c->historic_usage = p->historic_usage;
         c->last_integral_share_ratio = p->last_integral_share_ratio;
         c->usage = p->usage;
         c->dynamic.starvation = p->dynamic.starvation;

@@ -17,6 +17,8 @@ struct elem {
     int parent;
     int kind;                     /* enum ps_element_kind */
     int mode;                     /* enum ps_sched_mode */
+    bool use_pool_sat;            /* pools: effective use_pool_satisfaction_for_scheduling */
+    bool fifo_order;              /* FIFO pools: children by FIFO order alone */
     int fifo_index;
     int64_t start_time_ms;
     struct ps_share fair;
@@ -115,8 +117,7 @@ static void update_local_sat(struct ps_sched_snapshot *s, struct elem *x)
 static bool better(const struct ps_sched_snapshot *s, const struct elem *p, int a, int b)
 {
     const struct elem *x = &s->e[a], *y = &s->e[b];
-    bool fifo_order = p->mode == PS_MODE_FIFO && s->options.fifo_order_in_fifo_pools;
-    if (!fifo_order && x->sat != y->sat)
+    if (!p->fifo_order && x->sat != y->sat)
         return x->sat < y->sat;
     if (x->fifo_index != y->fifo_index)
         return x->fifo_index < y->fifo_index;
@@ -203,7 +204,7 @@ static void compute_sat(struct ps_sched_snapshot *s, struct elem *x)
         return;
     }
     double best = s->e[s->heap_items[x->heap_base]].sat;
-    if (s->options.use_pool_satisfaction && x->local_sat < best)
+    if (x->use_pool_sat && x->local_sat < best)
         best = x->local_sat;
     x->sat = best;
 }
@@ -365,6 +366,15 @@ int ps_sched_snapshot_new(const struct ps_fs_element *elems, int count,
             goto fail;
         }
         x->mode = x->kind == PS_ELEM_OPERATION ? PS_MODE_FAIR_SHARE : pools[fe->in.pool].in.mode;
+        if (x->kind != PS_ELEM_OPERATION) {
+            const struct ps_fs_pool_input *pin = &pools[fe->in.pool].in;
+            bool inherited = i == 0 ? options->use_pool_satisfaction : s->e[x->parent].use_pool_sat;
+            x->use_pool_sat = pin->use_pool_satisfaction_for_scheduling == 0
+                                  ? inherited : pin->use_pool_satisfaction_for_scheduling == 2;
+            bool fifo = pin->fifo_order == 0 ? options->fifo_order_in_fifo_pools
+                                             : pin->fifo_order == 2;
+            x->fifo_order = x->mode == PS_MODE_FIFO && fifo;
+        }
         x->fifo_index = fe->out.fifo_index;
         x->start_time_ms = x->kind == PS_ELEM_OPERATION ? fe->in.start_time_ms : 0;
         x->fair = fe->out.fair_share.total;
@@ -724,6 +734,21 @@ static void switch_all_on(struct ps_sched_snapshot *s)
         refresh_path(s, op);
     }
     s->off_count = 0;
+}
+
+void ps_sched_scheduling_order(struct ps_sched_snapshot *s, int *index)
+{
+    for (int i = 0; i < s->count; i++)
+        index[i] = -1;
+    int n = 0;
+    while (s->e[0].heap_len > 0 && !s->e[0].off) {
+        int i = 0;
+        while (s->e[i].kind != PS_ELEM_OPERATION)
+            i = s->heap_items[s->e[i].heap_base];
+        index[i] = n++;
+        switch_off(s, i);
+    }
+    switch_all_on(s);
 }
 
 static int run_stage(struct ps_sched_snapshot *s, const struct ps_sched_node *node,

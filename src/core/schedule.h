@@ -145,6 +145,12 @@ enum ps_element_kind ps_sched_kind(const struct ps_sched_snapshot *snap, int ele
 struct ps_resources ps_sched_limits(const struct ps_sched_snapshot *snap, int element);
 struct ps_resources ps_sched_usage(const struct ps_sched_snapshot *snap, int element);
 double ps_sched_local_satisfaction(const struct ps_sched_snapshot *snap, int element);
+
+/* The order in which the regular stage would surface the active operations if each took one
+ * allocation and then left (upstream's scheduling_index): index[element] = 0, 1, ... for active
+ * operations, -1 for every other element (index has one entry per element). The snapshot is
+ * left as it was. */
+void ps_sched_scheduling_order(struct ps_sched_snapshot *snap, int *index);
 int64_t ps_sched_pending(const struct ps_sched_snapshot *snap, int op);
 /* Whether some runnable operation has pending allocations (outside a stage). O(1). */
 bool ps_sched_any_pending(const struct ps_sched_snapshot *snap);

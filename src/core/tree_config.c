@@ -141,6 +141,13 @@ static const struct ps_attr tree_attrs[] = {
     {.name = "fair_share_update_period", .kind = PS_ATTR_INT,
      .offset = OFF(fair_share_update_period_ms), .min = 10, .max = 60000},
     BOOL("should_distribute_free_volume_among_children", should_distribute_free_volume_among_children),
+    BOOL("enable_fair_share_truncation_in_fifo_pool", enable_fair_share_truncation_in_fifo_pool),
+    {.name = "max_schedulable_element_count_in_fifo_pool", .kind = PS_ATTR_OPT_INT,
+     .offset = OFF(max_schedulable_element_count_in_fifo_pool), .flags = PS_ATTR_MIN_OPEN,
+     .min = 0, .max = HUGE_MAX},
+    BOOL("enable_guarantee_priority_scheduling", enable_guarantee_priority_scheduling),
+    {.name = "min_spare_allocation_resources_on_node", .alias = {"min_spare_job_resources_on_node"},
+     .kind = PS_ATTR_RESOURCES, .offset = OFF(min_spare_allocation_resources_on_node)},
 };
 
 const struct ps_attr_table ps_tree_config_table = {
@@ -167,6 +174,11 @@ int ps_tree_config_init(struct ps_tree_config *cfg)
     cfg->enable_pool_starvation = true;
     cfg->forbid_immediate_operations_in_root = true;
     cfg->max_ephemeral_pools_per_user = 1;
+    struct ps_resources_opt *spare = &cfg->min_spare_allocation_resources_on_node;
+    spare->r.v[PS_RES_CPU] = 1 * PS_CPU_SCALE;
+    spare->r.v[PS_RES_USER_SLOTS] = 1;
+    spare->r.v[PS_RES_MEMORY] = 256LL * 1024 * 1024;
+    spare->set = (1u << PS_RES_CPU) | (1u << PS_RES_USER_SLOTS) | (1u << PS_RES_MEMORY);
     cfg->fair_share_starvation_timeout_ms = 30000;
     cfg->fair_share_aggressive_starvation_timeout_ms = 120000;
     cfg->fair_share_starvation_tolerance = 0.8;
@@ -298,6 +310,17 @@ void ps_tree_config_fs_options(const struct ps_tree_config *cfg, struct ps_fs_op
             ? cfg->infer_weight_from_guarantees_share_multiplier.value
             : 0.0;
     options->should_distribute_free_volume_among_children = cfg->should_distribute_free_volume_among_children;
+    options->enable_fair_share_truncation_in_fifo_pool = cfg->enable_fair_share_truncation_in_fifo_pool;
+}
+
+struct ps_resources ps_tree_config_min_spare(const struct ps_tree_config *cfg)
+{
+    struct ps_resources r = ps_resources_zero();
+    const struct ps_resources_opt *o = &cfg->min_spare_allocation_resources_on_node;
+    for (int i = 0; i < PS_RES_COUNT; i++)
+        if (o->set & (1u << i))
+            r.v[i] = o->r.v[i];
+    return r;
 }
 
 struct ps_resources_opt ps_tree_config_non_preemptible_threshold(const struct ps_tree_config *cfg)

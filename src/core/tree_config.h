@@ -56,6 +56,25 @@
  *     (total_resource_limits_consider_delay)      300000 ms      integer >= 0
  * fair_share_update_period                        1000 ms        [10, 60000]
  * should_distribute_free_volume_among_children    false          (integral overflow goes down)
+ * enable_fair_share_truncation_in_fifo_pool       false          in FIFO pools, a gang operation
+ *                                                                whose fair share is below its
+ *                                                                demand gets none (fair_share.h)
+ * max_schedulable_element_count_in_fifo_pool      unset          integer > 0: in a FIFO pool,
+ *                                                                once this many children are
+ *                                                                schedulable, a further one with
+ *                                                                no fair share is not scheduled
+ *                                                                (unschedulable_reason
+ *                                                                fifo_schedulable_element_count_
+ *                                                                limit_reached)
+ * enable_guarantee_priority_scheduling            false          operations below their promised
+ *                                                                guarantee share (pool option
+ *                                                                compute_promised_guarantee_fair_
+ *                                                                share) are scheduled first
+ * min_spare_allocation_resources_on_node
+ *     (min_spare_job_resources_on_node)           {cpu=1; user_slots=1; memory=256 MiB}
+ *                                                                a node with less free than this
+ *                                                                takes no new allocation; unset
+ *                                                                resources are 0
  *
  * Choices, and why:
  * - max_running_operation_count: 2000, the newer upstream default (older releases had 200 and
@@ -146,6 +165,10 @@ struct ps_tree_config {
     int64_t node_reconnection_timeout_ms;
     int64_t fair_share_update_period_ms;
     bool should_distribute_free_volume_among_children;
+    bool enable_fair_share_truncation_in_fifo_pool;
+    struct ps_opt_int max_schedulable_element_count_in_fifo_pool;
+    bool enable_guarantee_priority_scheduling;
+    struct ps_resources_opt min_spare_allocation_resources_on_node;
 };
 
 /* The table describing struct ps_tree_config (for generic code such as listings). */
@@ -189,5 +212,8 @@ void ps_tree_config_fs_options(const struct ps_tree_config *cfg, struct ps_fs_op
 /* non_preemptible_resource_usage_threshold with upstream's postprocessing: its user_slots
  * default to max_unpreemptible_running_allocation_count when that is set. */
 struct ps_resources_opt ps_tree_config_non_preemptible_threshold(const struct ps_tree_config *cfg);
+
+/* min_spare_allocation_resources_on_node with unset resources 0 (schedule.h's min_spare). */
+struct ps_resources ps_tree_config_min_spare(const struct ps_tree_config *cfg);
 
 #endif

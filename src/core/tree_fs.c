@@ -110,6 +110,29 @@ static void pool_defaults(struct ps_fs_pool *p)
     memset(&p->out, 0, sizeof p->out);
 }
 
+/* infer_children_weights_from_historic_usage of the parent (historic_usage.h): the weight,
+ * specified or 1, times 2^-average, and not inferred from guarantees. */
+static void infer_from_historic_usage(struct ps_fs_element_input *in, const struct ps_pool *parent,
+                                      const struct ps_historic_usage *h)
+{
+    if (!parent || !parent->config.infer_children_weights_from_historic_usage)
+        return;
+    in->weight *= ps_historic_usage_weight_multiplier(h);
+    in->weight_specified = true;
+}
+
+/* After an update: aggregates the element's dominant usage share when its parent infers. */
+static void aggregate_historic_usage(struct ps_historic_usage *h, const struct ps_pool *parent,
+                                     const struct ps_fs_element_output *out, int64_t now_ms)
+{
+    if (!parent || !parent->config.infer_children_weights_from_historic_usage) {
+        ps_historic_usage_reset(h);
+        return;
+    }
+    ps_historic_usage_update(h, &parent->config.historic_usage_config, now_ms,
+                             ps_share_max_component(out->usage_share));
+}
+
 static void fill_pool(struct ps_pool_tree *tree, struct ps_fs_element *e, struct ps_fs_pool *entry,
                       const struct ps_pool *pool, int parent, int64_t now_ms)
 {
@@ -120,6 +143,7 @@ static void fill_pool(struct ps_pool_tree *tree, struct ps_fs_element *e, struct
     struct ps_fs_element_input *in = &e->in;
     struct ps_fs_pool_input *pin = &entry->in;
     ps_pool_config_fs_input(c, in, pin);
+    infer_from_historic_usage(in, pool->parent, &pool->historic_usage);
     in->filter_limits = filter_limits(tree, pool->filter, now_ms);
     pin->accumulated_volume = pool->accumulated_volume;
     pin->last_integral_share_ratio = pool->last_integral_share_ratio;
@@ -135,11 +159,12 @@ static void fill_op(struct ps_pool_tree *tree, struct ps_fs_element *e, const st
     in->max_share_ratio = op->max_share_ratio;
     in->resource_limits = op->resource_limits;
     in->filter_limits = filter_limits(tree, op->filter, now_ms);
-    in->demand = op->demand;
+    in->demand = ps_tree_op_effective_demand(op);
     in->usage = op->usage;
     in->start_time_ms = op->start_time_ms;
     in->pending_job_count = op->pending_job_count;
     in->is_gang = op->is_gang;
+    infer_from_historic_usage(in, op->pool, &op->historic_usage);
 }
 
 int ps_pool_tree_build_fs(struct ps_pool_tree *tree, struct ps_tree_fs *fs, int64_t now_ms,
@@ -172,6 +197,7 @@ int ps_pool_tree_build_fs(struct ps_pool_tree *tree, struct ps_tree_fs *fs, int6
             __builtin_prefetch(tree->ops[i + 8]);
         struct ps_tree_op *op = tree->ops[i];
         op->fs_index = -1;
+        op->scheduling_index = -1;
         if (!op->running)
             continue;
         fs->keys[m].slot = SLOT(op->pool);
@@ -332,8 +358,11 @@ int ps_pool_tree_apply_fs(struct ps_pool_tree *tree, const struct ps_tree_fs *fs
             pool->fs_pool = entry->out;
             fill_dynamic(&pool->dynamic, &e->out, ps_share_max_component(entry->out.strong_guarantee_share),
                          specified_share(&pool->config.strong_guarantee_resources, &fs->input.total));
+            aggregate_historic_usage(&pool->historic_usage, pool->parent, &e->out, fs->input.now_ms);
         } else {
-            fill_dynamic(&fs->ops[i]->dynamic, &e->out, 0.0, 0.0);
+            struct ps_tree_op *op = fs->ops[i];
+            fill_dynamic(&op->dynamic, &e->out, 0.0, 0.0);
+            aggregate_historic_usage(&op->historic_usage, op->pool, &e->out, fs->input.now_ms);
         }
     }
     derive_satisfaction(fs);

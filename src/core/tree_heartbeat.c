@@ -20,6 +20,13 @@ bool ps_tree_sched_preempt_due(const struct ps_tree_sched *ts, int64_t *last_pre
     return true;
 }
 
+static bool high_priority(void *ctx, const struct ps_sched_snapshot *snap, int op)
+{
+    (void)snap;
+    const struct ps_tree_sched *ts = ctx;
+    return ts->high_priority[op] != 0;
+}
+
 static struct ps_preempt_tree engine_tree(const struct ps_tree_sched *ts)
 {
     return (struct ps_preempt_tree){&ts->preempt_config, ts->starvation, ts->preempt_ops,
@@ -86,10 +93,20 @@ int ps_tree_sched_heartbeat(struct ps_tree_sched *ts, const struct ps_tree_host 
     if (!ts->snap)
         return 0;
     int rc = 0;
-    if (stages->regular)
-        rc = ps_schedule_heartbeat(ts->snap, node, now_ms, &ts->result, err);
-    else
+    if (stages->regular && ts->high_priority_count > 0) {
+        /* guarantee priority (tree_config.h): its operations first, then the regular stage */
         ts->result.node_usage = node->usage;
+        struct ps_sched_stage high = {.extra = ps_resources_zero(), .eligible = high_priority,
+                                      .ctx = ts};
+        struct ps_sched_stage regular = {.extra = ps_resources_zero()};
+        rc = ps_schedule_stage(ts->snap, node, &high, &ts->result, err);
+        if (rc == 0)
+            rc = ps_schedule_stage(ts->snap, node, &regular, &ts->result, err);
+    } else if (stages->regular) {
+        rc = ps_schedule_heartbeat(ts->snap, node, now_ms, &ts->result, err);
+    } else {
+        ts->result.node_usage = node->usage;
+    }
     if (rc == 0 && stages->preemptive) {
         const struct ps_node_allocation *allocs;
         int count;

@@ -341,6 +341,7 @@ static int apply_settings(struct ps_tree_op *op, const struct ps_tree_op_setting
     struct ps_resources_opt none = {0};
     op->resource_limits = ps_resources_opt_or_infinite(s ? &s->resource_limits : &none);
     op->is_gang = s && s->is_gang;
+    op->apply_specified_resource_limits_to_demand = s && s->apply_specified_resource_limits_to_demand;
     op->fair_share_starvation_timeout_ms = s ? s->fair_share_starvation_timeout_ms : (struct ps_opt_int){0};
     op->fair_share_starvation_tolerance = s ? s->fair_share_starvation_tolerance : (struct ps_opt_double){0};
     op->non_preemptible_resource_usage_threshold = s ? s->non_preemptible_resource_usage_threshold : none;
@@ -445,6 +446,7 @@ static int add_operation(struct ps_pool_tree *tree, const char *id, const char *
     if (rc == 0) {
         op = calloc(1, sizeof *op);
         if (op) {
+            op->scheduling_index = -1;
             op->id = strdup(id);
             op->user = strdup(user);
         }

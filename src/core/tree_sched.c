@@ -98,6 +98,7 @@ void ps_tree_sched_release(struct ps_tree_sched *ts)
     free(ts->sched_ops);
     free(ts->preempt_ops);
     free(ts->subtree_eligible);
+    free(ts->high_priority);
     free(ts->user);
     drop_filters(ts);
     ps_strmap_release(&ts->filter_copies);
@@ -130,7 +131,10 @@ static int grow(struct ps_tree_sched *ts, int count, struct ps_error *err)
     uint8_t *se = realloc(ts->subtree_eligible, (size_t)cap);
     if (se)
         ts->subtree_eligible = se;
-    if (!st || !so || !po || !u || !se)
+    uint8_t *hp = realloc(ts->high_priority, (size_t)cap);
+    if (hp)
+        ts->high_priority = hp;
+    if (!st || !so || !po || !u || !se || !hp)
         return ps_error_set(err, PS_ENOMEM, "out of memory");
     ts->capacity = cap;
     return 0;
@@ -168,17 +172,130 @@ static void specified_limits(struct ps_tree_fs *fs, struct ps_resources *saved)
     }
 }
 
-/* EffectiveAggressivePreemptionAllowed: the operation's own setting (false for a gang operation
- * without allow_aggressive_preemption_for_gang_operations), else the nearest pool's
- * allow_aggressive_preemption, else allowed (the root's). */
+/* EffectiveAggressivePreemptionAllowed of an operation: false for a gang operation without
+ * allow_aggressive_preemption_for_gang_operations, else its pool's. */
 static bool aggressive_preemption_allowed(const struct ps_tree_config *cfg, const struct ps_tree_op *op)
 {
     if (op->is_gang && !cfg->allow_aggressive_preemption_for_gang_operations)
         return false;
-    for (const struct ps_pool *p = op->pool; p && !p->is_root; p = p->parent)
-        if (p->config.allow_aggressive_preemption.set)
-            return p->config.allow_aggressive_preemption.value;
-    return true;
+    return ps_pool_aggressive_preemption_allowed(op->pool);
+}
+
+struct fifo_child {
+    int parent, fifo_index, element;
+};
+
+static int by_parent_fifo(const void *a, const void *b)
+{
+    const struct fifo_child *x = a, *y = b;
+    if (x->parent != y->parent)
+        return x->parent < y->parent ? -1 : 1;
+    if (x->fifo_index != y->fifo_index)
+        return x->fifo_index < y->fifo_index ? -1 : 1;
+    return x->element < y->element ? -1 : x->element > y->element;
+}
+
+/* max_schedulable_element_count_in_fifo_pool (tree_config.h), as upstream's
+ * BuildSchedulableChildrenLists: in each FIFO pool, children in FIFO order; a schedulable one
+ * (runnable with something pending) is held back when the pool already has the maximum of
+ * schedulable children and its fair share is zero. */
+static int limit_fifo_pools(struct ps_tree_sched *ts, const struct ps_tree_config *cfg,
+                            struct ps_error *err)
+{
+    int n = ts->fs.count;
+    for (int i = 0; i < n; i++)
+        if (ts->fs.ops[i])
+            ts->fs.ops[i]->fifo_limited = false;
+    if (!cfg->max_schedulable_element_count_in_fifo_pool.set)
+        return 0;
+    int64_t max = cfg->max_schedulable_element_count_in_fifo_pool.value;
+    struct fifo_child *c = malloc((size_t)(n > 0 ? n : 1) * sizeof *c);
+    if (!c)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        const struct ps_fs_element *e = &ts->fs.elems[i];
+        if (!ts->fs.ops[i] || e->in.parent < 0)
+            continue;
+        const struct ps_fs_element *p = &ts->fs.elems[e->in.parent];
+        if (ts->fs.fs_pools[p->in.pool].in.mode != PS_MODE_FIFO)
+            continue;
+        c[m++] = (struct fifo_child){e->in.parent, e->out.fifo_index, i};
+    }
+    qsort(c, (size_t)m, sizeof *c, by_parent_fifo);
+    int64_t count = 0;
+    for (int k = 0; k < m; k++) {
+        if (k == 0 || c[k].parent != c[k - 1].parent)
+            count = 0;
+        struct ps_sched_operation *so = &ts->sched_ops[c[k].element];
+        if (!so->runnable || so->pending_count <= 0)
+            continue;
+        const struct ps_share *fair = &ts->fs.elems[c[k].element].out.fair_share.total;
+        if (count >= max && ps_share_max_component(*fair) <= 1e-9) {
+            so->runnable = false;
+            ts->fs.ops[c[k].element]->fifo_limited = true;
+        } else {
+            count++;
+        }
+    }
+    free(c);
+    return 0;
+}
+
+/* Promised guarantee shares and guarantee priority (operation.h, tree_config.h): an operation
+ * below a pool with compute_promised_guarantee_fair_share (the nearest) is promised that
+ * pool's strong guarantee share split among the pool's running operations by weight; with
+ * enable_guarantee_priority_scheduling, one whose usage share is below its promise in some
+ * resource is served by the guarantee priority stage before the regular one (upstream's High
+ * scheduling priority). */
+static int guarantee_priority(struct ps_tree_sched *ts, const struct ps_tree_config *cfg,
+                              struct ps_error *err)
+{
+    int n = ts->fs.count;
+    ts->high_priority_count = 0;
+    double *wsum = calloc((size_t)(n > 0 ? n : 1), sizeof *wsum);
+    int *anc = malloc((size_t)(n > 0 ? n : 1) * sizeof *anc);
+    if (!wsum || !anc) {
+        free(wsum);
+        free(anc);
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    }
+    for (int i = 0; i < n; i++) {
+        ts->high_priority[i] = 0;
+        anc[i] = -1;
+        if (!ts->fs.ops[i])
+            continue;
+        int a = ts->fs.elems[i].in.parent;
+        while (a >= 0 && !(ts->fs.pools[a] && ts->fs.pools[a]->config.compute_promised_guarantee_fair_share))
+            a = ts->fs.elems[a].in.parent;
+        anc[i] = a;
+        if (a >= 0)
+            wsum[a] += ts->fs.elems[i].out.weight;
+    }
+    for (int i = 0; i < n; i++) {
+        struct ps_tree_op *op = ts->fs.ops[i];
+        if (!op)
+            continue;
+        op->high_priority = false;
+        op->promised_guarantee_share = ps_share_fill(0.0);
+        if (anc[i] < 0 || wsum[anc[i]] <= 0)
+            continue;
+        const struct ps_fs_element_output *o = &ts->fs.elems[i].out;
+        op->promised_guarantee_share = ps_share_scale(ts->fs.pools[anc[i]]->fs_pool.strong_guarantee_share,
+                                                      o->weight / wsum[anc[i]]);
+        if (!cfg->enable_guarantee_priority_scheduling)
+            continue;
+        for (int r = 0; r < PS_RES_COUNT; r++)
+            if (op->promised_guarantee_share.v[r] > o->usage_share.v[r] + 1e-9)
+                op->high_priority = true;
+        if (op->high_priority) {
+            ts->high_priority[i] = 1;
+            ts->high_priority_count++;
+        }
+    }
+    free(wsum);
+    free(anc);
+    return 0;
 }
 
 static int new_snapshot(struct ps_tree_sched *ts, struct ps_error *err)
@@ -359,13 +476,26 @@ int ps_tree_sched_update_finish(struct ps_tree_sched *ts, struct ps_pool_tree *t
         ps_tree_sched_update_lists(ts, op, i, lists);
         po->aggressive_preemption_disallowed = !aggressive_preemption_allowed(cfg, op);
     }
+    if ((rc = limit_fifo_pools(ts, cfg, err)) != 0)
+        return rc;
+    if ((rc = guarantee_priority(ts, cfg, err)) != 0)
+        return rc;
     ts->options.total = total;
     ts->options.generation = ++ts->generation;
     ts->options.fifo_order_in_fifo_pools = cfg->fifo_pool_scheduling_order == PS_FIFO_ORDER_FIFO;
+    ts->options.min_spare = ps_tree_config_min_spare(cfg);
     if ((rc = new_snapshot(ts, err)) != 0)
         return rc;
     ps_preempt_subtree_eligible(ts->snap, ts->starvation, &ts->preempt_config,
                                 ts->subtree_eligible);
+    int *order = malloc((size_t)(n > 0 ? n : 1) * sizeof *order);
+    if (!order)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    ps_sched_scheduling_order(ts->snap, order);
+    for (int i = 0; i < n; i++)
+        if (ts->fs.ops[i])
+            ts->fs.ops[i]->scheduling_index = order[i];
+    free(order);
     ts->last_update_ms = now_ms;
     return 0;
 }

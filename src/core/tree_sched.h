@@ -104,6 +104,9 @@ struct ps_tree_sched {
     struct ps_starvation_element *starvation;  /* per element, results of the last check */
     struct ps_sched_operation *sched_ops;      /* per element */
     struct ps_preempt_operation *preempt_ops;  /* per element */
+    uint8_t *high_priority;                    /* per element: 1 for an operation the guarantee
+                                                  priority stage serves (operation.h) */
+    int high_priority_count;
     uint8_t *subtree_eligible;                 /* per element: ps_preempt_subtree_eligible of
                                                   the last check and snapshot */
     void **user;                               /* per element: operation user_data or NULL */

@@ -121,6 +121,10 @@ int ps_pool_tree_apply_starvation(struct ps_pool_tree *tree, const struct ps_tre
         d->status = elems[i].status;
         d->starvation = elems[i].starvation;
         d->below_fair_share_since_ms = elems[i].below_fair_share_since_ms;
+        d->effective_tolerance = elems[i].effective_tolerance;
+        d->effective_timeout_ms = elems[i].effective_timeout_ms;
+        d->effective_aggressive_timeout_ms = elems[i].effective_aggressive_timeout_ms;
+        d->effective_aggressive_starvation_enabled = elems[i].aggressive_enabled;
     }
     return 0;
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "core/schedule.h"
+#include "core/tree_demand.h"
 #include "server/alerts.h"
 #include "server/node_health.h"
 #include "server/service.h"
@@ -88,19 +89,78 @@ static json_t *element_json(const struct ps_element_dynamic *d, const struct ps_
     json_object_set_new(e, "proposed_integral_share", share_json(&po->proposed_integral_share));
     json_object_set_new(e, "inferred_strong_guarantee_resources",
                         ps_api_resources_json(&po->inferred_strong_guarantee));
+    /* upstream's orchid calls the same resources effective_strong_guarantee_resources */
+    json_object_set_new(e, "effective_strong_guarantee_resources",
+                        ps_api_resources_json(&po->inferred_strong_guarantee));
     put_real(e, "weight", o->weight);
     json_object_set_new(e, "fifo_index", json_integer(o->fifo_index));
     json_object_set_new(e, "starvation_status",
                         json_string(ps_starvation_status_name(d->starvation)));
     json_object_set_new(e, "status", json_string(ps_sched_status_name(d->status)));
     put_real(e, "satisfaction_ratio", d->satisfaction_ratio);
+    put_real(e, "local_satisfaction_ratio",
+             ps_sched_satisfaction_ratio(&o->usage_share, &f->total, &o->demand_share));
     json_object_set_new(e, "fair_share_computed", json_boolean(d->valid));
+    put_real(e, "effective_fair_share_starvation_tolerance", d->effective_tolerance);
+    json_object_set_new(e, "effective_fair_share_starvation_timeout",
+                        json_integer(d->effective_timeout_ms));
+    json_object_set_new(e, "effective_fair_share_aggressive_starvation_timeout",
+                        json_integer(d->effective_aggressive_timeout_ms));
+    json_object_set_new(e, "effective_aggressive_starvation_enabled",
+                        json_boolean(d->effective_aggressive_starvation_enabled));
     return e;
 }
 
-static json_t *pool_json(struct ps_pool *p)
+static json_t *doubles_json(const struct ps_res_doubles *d)
+{
+    json_t *o = json_object();
+    for (int i = 0; i < PS_RES_COUNT; i++)
+        json_object_set_new(o, ps_resource_name(i), json_real(d->v[i]));
+    return o;
+}
+
+static void put_promised(json_t *e, const struct ps_share *promised, const struct ps_resources *total)
+{
+    struct ps_res_doubles r;
+    for (int i = 0; i < PS_RES_COUNT; i++)
+        r.v[i] = promised->v[i] * ps_res_get(total, i);
+    json_object_set_new(e, "promised_fair_share_resources", doubles_json(&r));
+    put_real(e, "promised_dominant_fair_share", ps_share_max_component(*promised));
+}
+
+static const char *const guarantee_type_names[] = {"none", "burst", "relaxed"};
+
+static json_t *pool_json(struct ps_pool *p, const struct ps_tree_demands *d)
 {
     json_t *e = element_json(&p->dynamic, &p->fs_pool);
+    int slot = p->is_root ? d->pool_count : p->index;
+    json_object_set_new(e, "resource_demand", doubles_json(&d->pool_demand[slot]));
+    json_object_set_new(e, "limited_resource_demand", doubles_json(&d->pool_limited[slot]));
+    put_promised(e, &d->pool_promised[slot], &d->total);
+    json_object_set_new(e, "resource_usage", ps_api_resources_json(&p->usage));
+    struct ps_resources specified = ps_resources_opt_or_infinite(&p->config.resource_limits);
+    json_object_set_new(e, "specified_resource_limits", ps_api_resources_json(&specified));
+    int gt = p->config.integral_guarantees.guarantee_type;
+    json_object_set_new(e, "integral_guarantee_type",
+                        json_string(gt >= 0 && gt < 3 ? guarantee_type_names[gt] : "none"));
+    int order = p->config.fifo_pool_scheduling_order.set
+                    ? (int)p->config.fifo_pool_scheduling_order.value
+                    : ps_pool_tree_config(p->tree)->fifo_pool_scheduling_order;
+    bool use_sat = false;
+    for (const struct ps_pool *q = p; q; q = q->parent)
+        if (q->config.use_pool_satisfaction_for_scheduling.set) {
+            use_sat = q->config.use_pool_satisfaction_for_scheduling.value;
+            break;
+        }
+    json_object_set_new(e, "effective_use_pool_satisfaction_for_scheduling", json_boolean(use_sat));
+    /* allow_aggressive_preemption: the pool's own (null when unset), and the effective value */
+    const struct ps_opt_bool *aggr = &p->config.allow_aggressive_preemption;
+    json_object_set_new(e, "aggressive_preemption_allowed",
+                        aggr->set ? json_boolean(aggr->value) : json_null());
+    json_object_set_new(e, "effective_aggressive_preemption_allowed",
+                        json_boolean(ps_pool_aggressive_preemption_allowed(p)));
+    json_object_set_new(e, "effective_fifo_pool_scheduling_order",
+                        json_string(order == PS_FIFO_ORDER_FIFO ? "fifo" : "satisfaction"));
     if (p->parent)
         json_object_set_new(e, "parent", json_string(p->parent->name));
     json_object_set_new(e, "mode", json_string(p->config.mode == PS_MODE_FIFO ? "fifo" : "fair_share"));
@@ -113,9 +173,32 @@ static json_t *pool_json(struct ps_pool *p)
     return e;
 }
 
-static json_t *op_json(struct ps_tree_op *op)
+static json_t *op_json(struct ps_tree_op *op, const struct ps_tree_demands *d)
 {
     json_t *e = element_json(&op->dynamic, NULL);
+    json_object_set_new(e, "resource_demand", doubles_json(&d->op_demand[op->index]));
+    json_object_set_new(e, "limited_resource_demand", doubles_json(&d->op_limited[op->index]));
+    put_promised(e, &d->op_promised[op->index], &d->total);
+    json_object_set_new(e, "scheduling_index", json_integer(op->scheduling_index));
+    const struct ps_svc_op *host = ps_tree_op_host(op);
+    const char *tag = host && host->sop ? ps_pool_profiling_tag(op->pool, host->sop->spec.custom_profiling_tag)
+                                        : NULL;
+    json_object_set_new(e, "custom_profiling_tag", tag ? json_string(tag) : json_null());
+    json_object_set_new(e, "scheduling_priority",
+                        json_string(op->high_priority ? "high" : "medium"));
+    json_object_set_new(e, "promised_guarantee_fair_share", share_json(&op->promised_guarantee_share));
+    int counts[PS_ALLOC_CLASS_COUNT] = {0};
+    ps_svc_op_preemptible_counts(op, counts);
+    json_object_set_new(e, "preemptible_job_count", json_integer(counts[PS_ALLOC_PREEMPTIBLE]));
+    json_object_set_new(e, "aggressively_preemptible_job_count",
+                        json_integer(counts[PS_ALLOC_AGGRESSIVELY_PREEMPTIBLE]));
+    const char *why = op->fifo_limited ? "fifo_schedulable_element_count_limit_reached"
+                      : !op->running ? "is_not_running"
+                      : op->suspended ? "suspended"
+                      : op->pending_job_count <= 0 ? "no_pending_allocations" : NULL;
+    json_object_set_new(e, "unschedulable_reason", why ? json_string(why) : json_null());
+    json_object_set_new(e, "resource_usage", ps_api_resources_json(&op->usage));
+    json_object_set_new(e, "specified_resource_limits", ps_api_resources_json(&op->resource_limits));
     json_object_set_new(e, "pool", json_string(op->pool ? op->pool->name : ""));
     json_object_set_new(e, "user", json_string(op->user));
     json_object_set_new(e, "running", json_boolean(op->running));
@@ -123,26 +206,50 @@ static json_t *op_json(struct ps_tree_op *op)
     return e;
 }
 
-static json_t *pools_map(struct ps_pool_tree *tree)
+static json_t *pools_map(struct ps_pool_tree *tree, const struct ps_tree_demands *d)
 {
     json_t *m = json_object();
-    json_object_set_new(m, "<Root>", pool_json(ps_pool_tree_root(tree)));
+    json_object_set_new(m, "<Root>", pool_json(ps_pool_tree_root(tree), d));
     for (int i = 0; i < ps_pool_tree_pool_count(tree); i++) {
         struct ps_pool *p = ps_pool_tree_pool_at(tree, i);
-        json_object_set_new(m, p->name, pool_json(p));
+        json_object_set_new(m, p->name, pool_json(p, d));
     }
     return m;
 }
 
-static json_t *ops_map(struct ps_pool_tree *tree)
+static json_t *ops_map(struct ps_pool_tree *tree, const struct ps_tree_demands *d)
 {
     json_t *m = json_object();
     for (int i = 0; i < ps_pool_tree_operation_count(tree); i++) {
         struct ps_tree_op *op = ps_pool_tree_operation_at(tree, i);
-        json_object_set_new(m, op->id, op_json(op));
+        json_object_set_new(m, op->id, op_json(op, d));
     }
     return m;
 }
+
+/* user_to_ephemeral_pools: each user's ephemeral pools (created for the user's operations),
+ * names sorted as the pool array keeps them. */
+static json_t *user_to_ephemeral_pools(struct ps_pool_tree *tree)
+{
+    json_t *m = json_object();
+    for (int i = 0; i < ps_pool_tree_pool_count(tree); i++) {
+        struct ps_pool *p = ps_pool_tree_pool_at(tree, i);
+        if (!p->ephemeral || !p->ephemeral_user)
+            continue;
+        json_t *list = json_object_get(m, p->ephemeral_user);
+        if (!list) {
+            list = json_array();
+            json_object_set_new(m, p->ephemeral_user, list);
+        }
+        json_array_append_new(list, json_string(p->name));
+    }
+    return m;
+}
+
+/* The tree's node: names[3..count) below it. */
+static int tree_get(struct ps_service *svc, struct ps_pool_tree *tree,
+                    const struct ps_tree_demands *d, char **names, size_t count, json_t **out,
+                    struct ps_error *err);
 
 static int missing(struct ps_error *err, char **names, size_t upto)
 {
@@ -185,41 +292,76 @@ int ps_orchid_get(struct ps_service *svc, char **names, size_t count, json_t **o
     struct ps_pool_tree *tree = ps_strategy_find_tree(svc->strategy, names[2]);
     if (!tree)
         return missing(err, names, 2);
+    struct ps_tree_demands d;
+    if (ps_tree_demands_compute(tree, &d) != 0)
+        return ps_error_set(err, PS_ENOMEM, "out of memory reading the orchid");
+    int rc = tree_get(svc, tree, &d, names, count, out, err);
+    ps_tree_demands_release(&d);
+    return rc;
+}
+
+static int tree_get(struct ps_service *svc, struct ps_pool_tree *tree,
+                    const struct ps_tree_demands *d, char **names, size_t count, json_t **out,
+                    struct ps_error *err)
+{
     json_t *cur;
     size_t i = 3;
     if (count == 3) {
-        *out = json_pack("{s:{s:o, s:o}, s:o}", "fair_share_info", "pools", pools_map(tree),
-                         "operations", ops_map(tree), "alerts", ps_alerts_tree(svc, tree));
+        *out = json_pack("{s:{s:o, s:o, s:i}, s:o, s:o}", "fair_share_info", "pools",
+                         pools_map(tree, d), "operations", ops_map(tree, d), "pool_count",
+                         ps_pool_tree_pool_count(tree), "alerts",
+                         ps_alerts_tree(svc, tree), "user_to_ephemeral_pools",
+                         user_to_ephemeral_pools(tree));
         return 0;
     }
     if (strcmp(names[3], "alerts") == 0 && count == 4) {   /* alerts.h */
         *out = ps_alerts_tree(svc, tree);
         return 0;
     }
+    if (strcmp(names[3], "user_to_ephemeral_pools") == 0) {
+        cur = user_to_ephemeral_pools(tree);
+        json_t *root = cur;
+        for (i = 4; i < count; i++) {
+            json_t *next = json_is_object(cur) ? json_object_get(cur, names[i]) : NULL;
+            if (!next) {
+                json_decref(root);
+                return missing(err, names, i);
+            }
+            cur = next;
+        }
+        *out = json_incref(cur);
+        json_decref(root);
+        return 0;
+    }
     if (strcmp(names[3], "fair_share_info") != 0)
         return missing(err, names, 3);
     if (count == 4) {
-        *out = json_pack("{s:o, s:o}", "pools", pools_map(tree), "operations", ops_map(tree));
+        *out = json_pack("{s:o, s:o, s:i}", "pools", pools_map(tree, d), "operations",
+                         ops_map(tree, d), "pool_count", ps_pool_tree_pool_count(tree));
+        return 0;
+    }
+    if (strcmp(names[4], "pool_count") == 0 && count == 5) {   /* the root not counted */
+        *out = json_integer(ps_pool_tree_pool_count(tree));
         return 0;
     }
     if (strcmp(names[4], "pools") == 0) {
         if (count == 5) {
-            *out = pools_map(tree);
+            *out = pools_map(tree, d);
             return 0;
         }
         struct ps_pool *p = ps_pool_tree_find_pool(tree, names[5]);
         if (!p)
             return missing(err, names, 5);
-        cur = pool_json(p);
+        cur = pool_json(p, d);
     } else if (strcmp(names[4], "operations") == 0) {
         if (count == 5) {
-            *out = ops_map(tree);
+            *out = ops_map(tree, d);
             return 0;
         }
         struct ps_tree_op *op = ps_pool_tree_find_operation(tree, names[5]);
         if (!op)
             return missing(err, names, 5);
-        cur = op_json(op);
+        cur = op_json(op, d);
     } else {
         return missing(err, names, 4);
     }

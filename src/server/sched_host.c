@@ -364,3 +364,19 @@ void ps_svc_pending_scheduler_reason(struct ps_service *svc, struct ps_svc_tree_
     }
     ps_pending_scheduler_reason(&probe, info);
 }
+
+void ps_svc_op_preemptible_counts(struct ps_tree_op *tree_op, int *counts)
+{
+    for (int c = 0; c < PS_ALLOC_CLASS_COUNT; c++)
+        counts[c] = 0;
+    struct ps_svc_op *op = ps_tree_op_host(tree_op);
+    if (!op || !op->sop)
+        return;
+    const char *tree = ps_pool_tree_name(tree_op->tree);
+    for (int i = 0; i < op->tree_count; i++) {
+        if (strcmp(op->sop->tree_names[i], tree) != 0 || !op->trees[i].lists)
+            continue;
+        for (int c = 0; c < PS_ALLOC_CLASS_COUNT; c++)
+            counts[c] = ps_preemptible_count(op->trees[i].lists, c);
+    }
+}

@@ -292,6 +292,7 @@ struct ps_service {
     struct ps_metric *m_heartbeats, *m_allocations, *m_preemptions, *m_jobs_finished;
     struct ps_metric *m_hb_latency, *m_fs_duration, *m_fs_locked, *m_commits, *m_nodes, *m_jobs_in_memory;
     struct ps_metric_family *f_pool_fair_share, *f_pool_usage, *f_pool_demand;
+    struct ps_metric_family *f_pool_count;   /* poolsched_pool_count{tree} */
 };
 
 /* Opens the data dir (store, tokens, secret), loads the state, starts HTTP and the engine loop.
@@ -396,6 +397,9 @@ void ps_svc_fill_engine_inputs(struct ps_service *svc, struct ps_svc_tree_state 
 struct ps_preemptible *ps_svc_sched_op_fn(void *ctx, struct ps_tree_op *op, int element,
                                           struct ps_sched_operation *sched,
                                           struct ps_preempt_operation *preempt);
+/* The operation's running jobs in the tree of tree_op by preemption class (enum
+ * ps_alloc_class, preemptible.h): counts[PS_ALLOC_CLASS_COUNT], zeros when unknown. */
+void ps_svc_op_preemptible_counts(struct ps_tree_op *tree_op, int *counts);
 
 /* Persistence (persist.c): JSON documents and journal records. */
 json_t *ps_persist_tree_doc(struct ps_service *svc, struct ps_pool_tree *tree);

@@ -118,7 +118,10 @@ static int register_metrics(struct ps_service *svc, struct ps_error *err)
                                2, labels, &svc->f_pool_usage, err)) != 0 ||
         (rc = ps_metrics_gauge(r, "poolsched_pool_demand_ratio",
                                "Dominant demand share of a pool", 2, labels,
-                               &svc->f_pool_demand, err)) != 0)
+                               &svc->f_pool_demand, err)) != 0 ||
+        (rc = ps_metrics_gauge(r, "poolsched_pool_count",
+                               "Pools of a tree, ephemeral ones included, the root not", 1, labels,
+                               &svc->f_pool_count, err)) != 0)
         return rc;
     return 0;
 }

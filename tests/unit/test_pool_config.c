@@ -23,7 +23,12 @@ static const char *const expected_defaults =
     "                          \"should_distribute_free_volume_among_children\": null},"
     " \"fair_share_starvation_timeout\": null, \"fair_share_starvation_tolerance\": null,"
     " \"non_preemptible_resource_usage_threshold\": {}, \"enable_aggressive_starvation\": null,"
-    " \"allow_aggressive_preemption\": null, \"allow_normal_preemption\": true, \"acl\": []}";
+    " \"allow_aggressive_preemption\": null, \"allow_normal_preemption\": true, \"acl\": [],"
+    " \"enable_fair_share_truncation_in_fifo_pool\": null,"
+    " \"use_pool_satisfaction_for_scheduling\": null,"
+    " \"infer_children_weights_from_historic_usage\": false,"
+    " \"historic_usage_config\": {\"aggregation_mode\": \"none\", \"ema_alpha\": 1},"
+    " \"compute_promised_guarantee_fair_share\": false, \"allowed_profiling_tags\": []}";
 
 static void test_defaults_of_every_key(void **state)
 {
@@ -98,6 +103,14 @@ static const struct bad_case bad_cases[] = {
     {"allow_normal_preemption", "1", "must be a boolean"},
     {"acl", "\"alice\"", "must be a list of strings"},
     {"acl", "[\"\"]", "must not be empty"},
+    {"enable_fair_share_truncation_in_fifo_pool", "1", "must be a boolean"},
+    {"use_pool_satisfaction_for_scheduling", "\"yes\"", "must be a boolean"},
+    {"infer_children_weights_from_historic_usage", "0", "must be a boolean"},
+    {"historic_usage_config", "{\"aggregation_mode\": \"mean\"}",
+     "must be one of none, exponential_moving_average"},
+    {"historic_usage_config/ema_alpha", "-1", "must be >= 0"},
+    {"compute_promised_guarantee_fair_share", "1", "must be a boolean"},
+    {"allowed_profiling_tags", "\"tag\"", "must be a list of strings"},
     {"nonsense", "1", "unknown key of the pool config"},
 };
 

@@ -33,7 +33,11 @@ static const char *const expected_defaults =
     " \"enable_improved_fair_share_by_fit_factor_computation\": false,"
     " \"infer_weight_from_guarantees_share_multiplier\": null, \"main_resource\": \"cpu\","
     " \"node_reconnection_timeout\": 300000, \"fair_share_update_period\": 1000,"
-    " \"should_distribute_free_volume_among_children\": false}";
+    " \"should_distribute_free_volume_among_children\": false,"
+    " \"enable_fair_share_truncation_in_fifo_pool\": false,"
+    " \"max_schedulable_element_count_in_fifo_pool\": null,"
+    " \"enable_guarantee_priority_scheduling\": false,"
+    " \"min_spare_allocation_resources_on_node\": {\"user_slots\": 1, \"cpu\": 1, \"memory\": 268435456}}";
 
 static void test_defaults_of_every_key(void **state)
 {
@@ -115,6 +119,11 @@ static const struct bad_case bad_cases[] = {
     {"fair_share_update_period", "5", "must be in [10, 60000]"},
     {"fair_share_update_period", "60001", "must be in [10, 60000]"},
     {"should_distribute_free_volume_among_children", "1", "must be a boolean"},
+    {"enable_fair_share_truncation_in_fifo_pool", "\"yes\"", "must be a boolean"},
+    {"max_schedulable_element_count_in_fifo_pool", "0", "must be > 0"},
+    {"enable_guarantee_priority_scheduling", "0", "must be a boolean"},
+    {"min_spare_allocation_resources_on_node", "{\"cpu\": -1}", "must be a non-negative number"},
+    {"min_spare_job_resources_on_node", "{\"disk\": 1}", "unknown resource"},
     {"no_such_key", "1", "unknown key of the pool tree config"},
 };
 

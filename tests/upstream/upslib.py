@@ -1,0 +1,102 @@
+"""Helpers of the service-side translations in tests/upstream/ (tests/upstream/README.md): a
+scheduler per case with a 100 ms fair share update and fake nodes shaped as upstream's, vanilla
+operations, orchid reads and polling waits. Tree "physical" stands for upstream's "default".
+"""
+import time
+
+from server_helper import Scheduler, FakeNode
+
+ORCHID = "//sys/scheduler/orchid/scheduler/scheduling_info_per_pool_tree/physical"
+BIN = None    # the poolsched binary (set by the script)
+WORK = None   # a scratch directory (set by the script)
+
+
+class Env:
+    def __init__(self, name, nodes=1, cpu=10, slots=10, tree=None, network=None):
+        self.s = Scheduler(BIN, "%s/%s" % (WORK, name)).start()
+        self.s.set("//sys/pool_trees/physical/@fair_share_update_period", 100)
+        for k, v in (tree or {}).items():
+            self.s.set("//sys/pool_trees/physical/@" + k, v)
+        self.nodes = [FakeNode(self.s, "n%d" % i, cpu=cpu, slots=slots, memory=100 << 30)
+                      for i in range(nodes)]
+        for n in self.nodes:
+            if network is not None:
+                n.limits["network"] = network
+        self.beat()
+
+    def beat(self):
+        for n in self.nodes:
+            n.heartbeat()
+
+    def pool(self, name, parent=None, **attrs):
+        a = dict(attrs)
+        a.update({"name": name, "pool_tree": "physical"})
+        if parent:
+            a["parent_name"] = parent
+        self.s.ok("create", {"type": "scheduler_pool", "attributes": a})
+
+    def op(self, jobs=1, cpu=1, token=None, **spec):
+        spec["tasks"] = {"t": {"command": "sleep 1000", "job_count": jobs, "cpu_limit": cpu,
+                               "memory_limit": 1 << 20}}
+        return self.s.ok("start_op", {"operation_type": "vanilla", "spec": spec},
+                         token)["operation_id"]
+
+    def get(self, path, default=None):
+        st, out = self.s.call("get", {"path": path})
+        return out["value"] if st == 200 else default
+
+    def pool_attr(self, pool, attr, default=None):
+        return self.get("%s/fair_share_info/pools/%s/%s" % (ORCHID, pool, attr), default)
+
+    def op_attr(self, op, attr, default=None):
+        return self.get("%s/fair_share_info/operations/%s/%s" % (ORCHID, op, attr), default)
+
+    def wait(self, cond, what, timeout=15.0):
+        end = time.time() + timeout
+        last = None
+        while time.time() < end:
+            self.beat()
+            try:
+                last = cond()
+                if last is True:
+                    return True
+            except (KeyError, TypeError) as e:
+                last = e
+            time.sleep(0.05)
+        raise AssertionError("timed out waiting for %s (last: %r)" % (what, last))
+
+    def stop(self):
+        self.s.stop()
+
+
+def near(a, b, eps=1e-4):
+    return a is not None and abs(a - b) <= eps
+
+
+def near(a, b, eps=1e-4):
+    return a is not None and abs(a - b) <= eps
+
+
+def run(cases, only):
+    """Runs the cases (functions) named in only, or all; a failed case is one failed check."""
+    from server_helper import check
+    for fn in cases:
+        if only and fn.__name__ not in only:
+            continue
+        t0 = time.time()
+        try:
+            fn()
+            print("pass %s (%.1f s)" % (fn.__name__, time.time() - t0), flush=True)
+        except (AssertionError, RuntimeError) as e:
+            check(False, "%s: %s" % (fn.__name__, e))
+
+
+def state(env, op):
+    return env.s.ok("get_operation", {"operation_id": op})["state"]
+
+
+def try_op(env, token=None, **spec):
+    """Starts a one-job vanilla operation; returns (status, reply)."""
+    spec["tasks"] = {"t": {"command": "sleep 1000", "job_count": 1, "cpu_limit": 1,
+                           "memory_limit": 1 << 20}}
+    return env.s.call("start_op", {"operation_type": "vanilla", "spec": spec}, token)
