@@ -455,7 +455,8 @@ int ps_api_register(struct ps_service *svc, struct ps_error *err)
                                    err)) != 0 ||
         (rc = ps_http_server_route_admit(svc->http, "GET", "/metrics", PS_HTTP_EXACT, metrics,
                                          metrics_admit, svc, err)) != 0 ||
-        (rc = ps_api_yt_register(svc, err)) != 0)   /* /api/v3, /api/v4: api_yt.c */
+        (rc = ps_api_yt_register(svc, err)) != 0 ||   /* /api/v3, /api/v4: api_yt.c */
+        (rc = ps_ui_register(svc, err)) != 0)         /* /, /ui/: ui.c */
         return rc;
     return 0;
 }

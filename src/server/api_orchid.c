@@ -105,6 +105,10 @@ static json_t *pool_json(struct ps_pool *p)
     if (p->parent)
         json_object_set_new(e, "parent", json_string(p->parent->name));
     json_object_set_new(e, "mode", json_string(p->config.mode == PS_MODE_FIFO ? "fifo" : "fair_share"));
+    static const char *const gtypes[] = {"none", "burst", "relaxed"};
+    int gt = p->config.integral_guarantees.guarantee_type;
+    json_object_set_new(e, "integral_guarantee_type",
+                        json_string(gt >= 0 && gt <= 2 ? gtypes[gt] : "none"));
     json_object_set_new(e, "is_ephemeral", json_boolean(p->ephemeral));
     json_object_set_new(e, "running_operation_count", json_integer(p->running_operation_count));
     json_object_set_new(e, "operation_count", json_integer(p->operation_count));

@@ -438,6 +438,8 @@ int ps_api_register(struct ps_service *svc, struct ps_error *err);
 /* The YTsaurus face (api_yt.c): /api/v3/<command>, /api/v4/<command>, /api, /hosts; every
  * command goes through ps_api_dispatch. */
 int ps_api_yt_register(struct ps_service *svc, struct ps_error *err);
+/* The web UI's routes: GET / and /ui/... (ui.c). */
+int ps_ui_register(struct ps_service *svc, struct ps_error *err);
 /* Checks an Authorization header ("OAuth <token>") and fills the caller's identity (api.c). */
 int ps_api_authenticate(struct ps_service *svc, const char *header,
                         struct ps_auth_identity *out, struct ps_error *err);
