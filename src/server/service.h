@@ -36,6 +36,7 @@
 #include "core/tree_sched.h"
 #include "server/auth.h"
 #include "server/http_server.h"
+#include "server/history.h"
 #include "server/job_archive.h"
 #include "server/metrics.h"
 #include "server/store.h"
@@ -277,6 +278,7 @@ struct ps_service {
     int node_count, node_cap;
     struct ps_memory_controller_config memory_config;
     struct ps_job_archive *archive;   /* finished jobs: retire queue, store reader */
+    struct ps_history *history;    /* fair share over time, for the web UI (history.h) */
     pthread_t loop_thread;
     bool loop_started;
     int64_t started_ms;            /* when the state was loaded (safe_scheduler_online_time) */

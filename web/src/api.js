@@ -48,7 +48,7 @@ export const api = {
     return text;
   },
   history: async (params) => {
-    const resp = await fetch(`/api/v1/history`, {
+    const resp = await fetch('/api/v1/get_history', {
       method: 'POST', headers: { Authorization: `OAuth ${token() || ''}`, 'Content-Type': 'application/json' },
       body: JSON.stringify(params || {}) });
     const json = await resp.json();
