@@ -46,3 +46,8 @@ NODE_PATH="$cache/node_modules" PS_CHROMIUM=$chromium PS_URL=http://127.0.0.1:$p
   PS_TOKEN=$(cat "$RUN_DIR/data/admin_token") PS_USER_TOKEN=$user_token \
   PS_RELAXED_OP=$relaxed PS_GPU_OP=$gpu PS_SCREENSHOTS=${PS_SCREENSHOTS:-$src/docs/screenshots} \
   node "$src/tests/ui/ui.test.js" || fail "browser checks"
+
+# A simulation's report.html, opened from file:// (the same charts, inlined).
+"$bin" simulate "$src/examples/simulate/preemption.json" --output "$tmp/sim" 2>/dev/null || fail "simulate"
+NODE_PATH="$cache/node_modules" PS_CHROMIUM=$chromium PS_SIM_DIR=$tmp/sim \
+  PS_SCREENSHOTS=${PS_SCREENSHOTS:-$src/docs/screenshots} node "$src/tests/ui/report.test.js" || fail "report checks"

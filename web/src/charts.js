@@ -26,6 +26,7 @@ function chart(box, title, times, series, opts = {}) {
     series: [{}, ...series.map((s, i) => ({ label: s.label, stroke: s.color || PALETTE[i % PALETTE.length], width: 1.5,
       dash: s.dash, spanGaps: false, value: (u, v) => (v == null ? '' : opts.pct ? `${(v * 100).toFixed(1)}%` : v.toFixed(2)) }))],
   }, data, div);
+  div.uplot = u;   // tests read the plotted data (u.data)
   return u;
 }
 
@@ -34,15 +35,16 @@ function deltas(counter) {
 }
 
 // Draws every chart of history h into box (emptied first). names: which pools (default all).
-export function renderCharts(box, h, names) {
+// xopts: {time: false} for an x axis in seconds rather than dates (a simulation's virtual time).
+export function renderCharts(box, h, names, xopts = {}) {
   box.innerHTML = '';
   const pools = names || Object.keys(h.pools).filter((n) => n !== '<Root>');
   const per = (key) => pools.map((n, i) => ({ label: n, values: h.pools[n] ? h.pools[n][key] : [], color: PALETTE[i % PALETTE.length] }));
-  const opts = { pct: true };
+  const opts = { pct: true, ...xopts };
   chart(box, 'Fair share (of the cluster)', h.times, per('fair_share'), opts);
   chart(box, 'Usage', h.times, per('usage'), opts);
   chart(box, 'Demand', h.times, per('demand'), opts);
-  const integral = pools.filter((n) => h.pools[n] && h.pools[n].integral_capacity.some((x) => x > 0));
+  const integral = pools.filter((n) => h.pools[n] && ['integral_capacity', 'integral_volume'].some((k) => h.pools[n][k].some((x) => x > 0)));
   if (integral.length) {
     const s = [];
     integral.forEach((n, i) => {
@@ -50,8 +52,9 @@ export function renderCharts(box, h, names) {
       s.push({ label: `${n} volume`, values: h.pools[n].integral_volume, color });
       s.push({ label: `${n} capacity`, values: h.pools[n].integral_capacity, color, dash: [6, 4] });
     });
-    chart(box, 'Integral guarantee: accumulated volume vs capacity (share × s)', h.times, s, { unit: 'share·s' });
+    chart(box, 'Integral guarantee: accumulated volume vs capacity (share × s)', h.times, s, { unit: 'share·s', ...xopts });
   }
   chart(box, 'Cluster usage', h.times, [{ label: 'usage', values: h.cluster_usage }], opts);
-  chart(box, 'Preemptions (per interval)', h.times, [{ label: 'preempted jobs', values: deltas(h.preemptions), color: '#e53935' }], { unit: 'jobs', floor: 1 });
+  if (h.preemptions)
+    chart(box, 'Preemptions (per interval)', h.times, [{ label: 'preempted jobs', values: deltas(h.preemptions), color: '#e53935' }], { unit: 'jobs', floor: 1, ...xopts });
 }
