@@ -32,6 +32,7 @@ const OP_COLUMNS = [
 
 export async function operationsPage(main, params, timing, query) {
   for (const k of ['pool', 'user', 'state']) view[k] = query.get(k) || '';
+  if ([100, 1000].includes(Number(query.get('limit')))) view.limit = Number(query.get('limit'));
   const t0 = performance.now();
   const r = await api.listOperations({ pool: view.pool, user: view.user, state: view.state, limit: view.limit });
   const fetched = performance.now();
@@ -40,7 +41,7 @@ export async function operationsPage(main, params, timing, query) {
     <form id="op-filters" class="toolbar">
       Pool <input name="pool" value="${esc(view.pool)}"> User <input name="user" value="${esc(view.user)}">
       State <select name="state">${['', 'pending', 'running', 'completed', 'failed', 'aborted'].map((s) => `<option${s === view.state ? ' selected' : ''}>${s}</option>`).join('')}</select>
-      Show <select name="limit">${[100, 1000, 10000].map((n) => `<option${n === view.limit ? ' selected' : ''}>${n}</option>`).join('')}</select>
+      Show <select name="limit">${[100, 1000].map((n) => `<option${n === view.limit ? ' selected' : ''}>${n}</option>`).join('')}</select>
       <button>Filter</button></form>
     ${counters('State', r.state_counts, 'state')}${counters('Pool', r.pool_counts, 'pool')}${counters('User', r.user_counts, 'user')}
     <p class="count">${r.operations.length} shown${r.incomplete ? ' (more match: raise Show)' : ''}</p>
@@ -49,9 +50,8 @@ export async function operationsPage(main, params, timing, query) {
     main.querySelector('#op-filters').addEventListener('submit', (ev) => {
       ev.preventDefault();
       const f = new FormData(ev.target);
-      view.limit = Number(f.get('limit'));
       const q = new URLSearchParams();
-      for (const k of ['pool', 'user', 'state']) if (f.get(k)) q.set(k, f.get(k));
+      for (const k of ['pool', 'user', 'state', 'limit']) if (f.get(k)) q.set(k, f.get(k));
       location.hash = `#/operations?${q}`;
     });
     main.querySelectorAll('[data-filter]').forEach((a) => a.addEventListener('click', (ev) => {

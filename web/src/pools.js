@@ -145,7 +145,7 @@ function poolPath(tree, pools, name) {
 function diffTable(diff) {
   const rows = Object.entries(diff.pools || {}).filter(([, d]) => d.changed).map(([name, d]) => {
     const b = d.before ? d.before.fair_share.total : null, a = d.after ? d.after.fair_share.total : null;
-    return `<tr data-pool="${esc(name)}"><td>${esc(name)}</td><td>${pct(b)}</td><td>${pct(a)}</td><td>${b != null && a != null ? (a > b ? '▲' : a < b ? '▼' : '') : ''}</td></tr>`;
+    return `<tr data-pool="${esc(name)}"><td>${esc(name)}</td><td>${pct(b)}</td><td>${pct(a)}</td><td>${b != null && a != null ? (a > b + 1e-6 ? '▲' : a < b - 1e-6 ? '▼' : '') : ''}</td></tr>`;
   }).join('');
   const alerts = ((diff.alerts && diff.alerts.after) || []).map((x) => `<li>${esc(x.message)}</li>`).join('');
   return `<table class="diff"><thead><tr><th>Pool</th><th>Fair share now</th><th>After</th><th></th></tr></thead><tbody>${rows || '<tr><td colspan="4">no fair share changes</td></tr>'}</tbody></table>${alerts ? `<ul class="alerts">${alerts}</ul>` : ''}`;
