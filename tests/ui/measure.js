@@ -31,6 +31,18 @@ const med = (a) => { const s = [...a].sort((x, y) => x - y); return s[Math.floor
     console.log(`${hash} (${size}): first render ${first.t.fetch_ms.toFixed(0)} ms fetch + ${first.t.render_ms.toFixed(0)} ms render, ` +
       `longest task ${first.long.toFixed(0)} ms; ${upd.t.length} updates: median ${med(upd.t.map((x) => x.fetch_ms)).toFixed(0)} ms fetch + ` +
       `${med(upd.t.map((x) => x.render_ms)).toFixed(0)} ms render, longest task ${upd.long.toFixed(0)} ms`);
+    // A rebuild of every row (sorting by fair share): until the next frame is painted.
+    if (await page.$('#pools-table th[data-sort="fair_share"]')) {
+      await page.evaluate(() => { window.psLongTasks = []; });
+      const ms = await page.evaluate(() => new Promise((done) => {
+        const t0 = performance.now();
+        document.querySelector('#pools-table th[data-sort="fair_share"]').click();
+        requestAnimationFrame(() => setTimeout(() => done(performance.now() - t0), 0));
+      }));
+      await page.waitForTimeout(200);
+      const long = await page.evaluate(() => Math.max(0, ...window.psLongTasks));
+      console.log(`${hash}: sorting rebuilds every row: ${ms.toFixed(0)} ms to the next frame, longest task ${long.toFixed(0)} ms`);
+    }
   }
   await browser.close();
 })();

@@ -56,6 +56,8 @@ async function login(page, token) {
   const page = await browser.newPage({ viewport: { width: 1500, height: 900 } });
   page.on('pageerror', (e) => check('no script error on the page', false, e.message));
   try {
+    // jobs running first, so the pages (and screenshots) show usage
+    await until('jobs running in tree physical', async () => (await orchidPools('physical')).prod.usage_ratio > 0, 30000).catch(() => null);
     // / redirects to /ui/, which asks for a token; a wrong one is refused.
     await login(page, 'not-a-token');
     await page.waitForSelector('#login-error:not(:empty)');

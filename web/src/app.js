@@ -2,7 +2,7 @@
 // router (#/pools, #/pool/<tree>/<pool>, #/operations, #/operation/<id>, #/nodes, #/charts) and
 // a periodic refresh of list pages. Timings of each render go to window.psTimings (docs/ui.md).
 import { api, token, setToken } from './api.js';
-import { errorBox, esc } from './util.js';
+import { errorBox } from './util.js';
 import { poolsPage, poolPage } from './pools.js';
 import { operationsPage, operationPage } from './operations.js';
 import { nodesPage } from './nodes.js';
@@ -77,4 +77,3 @@ window.addEventListener('hashchange', () => show());
 if (token()) document.getElementById('logout').hidden = false;
 show();
 window.psShow = show;
-export { esc };

@@ -5,7 +5,7 @@ import { api, ORCHID } from './api.js';
 import { esc, pct, num, resources, shareBars, errorBox, time } from './util.js';
 
 const ROOT = '<Root>';
-const view = { tree: null, filter: '', sort: null, desc: false, collapsed: new Set() };
+const view = { tree: null, pools: {}, filter: '', sort: null, desc: false, collapsed: new Set() };
 
 export async function trees() {
   const [all, def] = await Promise.all([api.get('//sys/pool_trees'), api.get('//sys/pool_trees/@default_tree')]);
@@ -98,41 +98,58 @@ function row(tree, p, depth, hasKids) {
   return `<tr data-pool="${esc(p.name)}" data-fair-share="${p.fair_share_ratio}">${cells.map((c) => `<td>${c}</td>`).join('')}</tr>`;
 }
 
+// Renders the table from view.pools. A refresh whose rows come in the same order rewrites only
+// the rows whose HTML changed (a large tree with a few changes touches a few rows); anything
+// else (sort, fold, filter, other pools) rebuilds the table.
+function render(main) {
+  const { out, kids } = ordered(view.pools);
+  const names = out.map(([p]) => p.name);
+  const rows = out.map(([p, d]) => row(view.tree, p, d, kids.has(p.name)));
+  const old = main.querySelector('#pools-table');
+  if (old && old.psNames && old.psNames.join('\n') === names.join('\n') && old.psSort === `${view.sort}/${view.desc}`) {
+    const trs = old.tBodies[0].rows;
+    rows.forEach((html, i) => { if (old.psRows[i] !== html) trs[i].outerHTML = html; });
+    old.psRows = rows;
+    return;
+  }
+  const head = COLUMNS.map((c) => `<th data-sort="${c.key}"${view.sort === c.key ? ` class="${view.desc ? 'desc' : 'asc'}"` : ''}>${esc(c.title)}</th>`).join('');
+  const html = `<table id="pools-table" class="pools" data-tree="${esc(view.tree)}"><thead><tr>${head}</tr></thead><tbody>${rows.join('')}</tbody></table>`;
+  if (old) old.outerHTML = html;
+  else main.insertAdjacentHTML('beforeend', html);
+  const tbl = main.querySelector('#pools-table');
+  Object.assign(tbl, { psNames: names, psRows: rows, psSort: `${view.sort}/${view.desc}` });
+  tbl.querySelectorAll('th[data-sort]').forEach((th) => th.addEventListener('click', () => {
+    if (view.sort === th.dataset.sort) view.desc = !view.desc; else { view.sort = th.dataset.sort; view.desc = false; }
+    render(main);
+  }));
+  tbl.addEventListener('click', (ev) => {
+    const b = ev.target.closest('[data-toggle]');
+    if (!b) return;
+    const n = b.dataset.toggle;
+    if (view.collapsed.has(n)) view.collapsed.delete(n); else view.collapsed.add(n);
+    render(main);
+  });
+}
+
 export async function poolsPage(main, params, timing) {
   const t = await trees();
   view.tree = params[0] || view.tree || t.def;
   const t0 = performance.now();
   const pools = await poolsOf(view.tree);
   const fetched = performance.now();
-  const render = () => {
-    const { out, kids } = ordered(pools);
-    const head = COLUMNS.map((c) => `<th data-sort="${c.key}"${view.sort === c.key ? ` class="${view.desc ? 'desc' : 'asc'}"` : ''}>${esc(c.title)}</th>`).join('');
-    const body = out.map(([p, d]) => row(view.tree, p, d, kids.has(p.name))).join('');
-    const table = main.querySelector('#pools-table');
-    const html = `<table id="pools-table" class="pools"><thead><tr>${head}</tr></thead><tbody>${body}</tbody></table>`;
-    if (table) table.outerHTML = html;
-    else main.insertAdjacentHTML('beforeend', html);
-    const tbl = main.querySelector('#pools-table');
-    tbl.querySelectorAll('th[data-sort]').forEach((th) => th.addEventListener('click', () => {
-      if (view.sort === th.dataset.sort) view.desc = !view.desc; else { view.sort = th.dataset.sort; view.desc = false; }
-      render();
-    }));
-    tbl.addEventListener('click', (ev) => {
-      const b = ev.target.closest('[data-toggle]');
-      if (!b) return;
-      const n = b.dataset.toggle;
-      if (view.collapsed.has(n)) view.collapsed.delete(n); else view.collapsed.add(n);
-      render();
-    });
-  };
-  const opts = t.names.map((n) => `<option${n === view.tree ? ' selected' : ''}>${esc(n)}</option>`).join('');
-  main.innerHTML = `<h1>Pools</h1><div class="toolbar">Tree <select id="tree">${opts}</select>
-    <input id="filter" placeholder="filter pools" value="${esc(view.filter)}">
-    <span class="legend"><i class="bar fair"></i>fair share <i class="bar usage"></i>usage <i class="bar demand"></i>demand (of the cluster)</span>
-    <span class="count">${Object.keys(pools).length - 1} pools</span></div>`;
-  main.querySelector('#tree').addEventListener('change', (e) => { location.hash = `#/pools/${encodeURIComponent(e.target.value)}`; });
-  main.querySelector('#filter').addEventListener('input', (e) => { view.filter = e.target.value; render(); });
-  render();
+  view.pools = pools;
+  const table = main.querySelector('#pools-table');
+  if (!table || table.dataset.tree !== view.tree) {   // a new page, not a refresh of this one
+    const opts = t.names.map((n) => `<option${n === view.tree ? ' selected' : ''}>${esc(n)}</option>`).join('');
+    main.innerHTML = `<h1>Pools</h1><div class="toolbar">Tree <select id="tree">${opts}</select>
+      <input id="filter" placeholder="filter pools" value="${esc(view.filter)}">
+      <span class="legend"><i class="bar fair"></i>fair share <i class="bar usage"></i>usage <i class="bar demand"></i>demand (of the cluster)</span>
+      <span class="count" id="pool-count"></span></div>`;
+    main.querySelector('#tree').addEventListener('change', (e) => { location.hash = `#/pools/${encodeURIComponent(e.target.value)}`; });
+    main.querySelector('#filter').addEventListener('input', (e) => { view.filter = e.target.value; render(main); });
+  }
+  main.querySelector('#pool-count').textContent = `${Object.keys(pools).length - 1} pools`;
+  render(main);
   if (timing) timing({ fetch_ms: fetched - t0, render_ms: performance.now() - fetched, pools: Object.keys(pools).length });
 }
 
