@@ -42,6 +42,18 @@ out=$(cd "$tmp" && timeout 60 bash "$src/scripts/local-cluster.sh" start "$bin")
 export POOLSCHED_PROXY=127.0.0.1:$port POOLSCHED_DATA_DIR=$RUN_DIR/data
 user_token=$("$bin" issue-token --user alice)
 
+# The files without a token, with their types; an unknown file is a 404 in the API's shape;
+# get_history refuses a bad parameter naming it.
+u=http://127.0.0.1:$port
+[ "$(curl -s -o /dev/null -w '%{http_code} %{redirect_url}' "$u/")" = "302 $u/ui/" ] || fail "GET / does not redirect to /ui/"
+[ "$(curl -s -o /dev/null -w '%{http_code} %{content_type}' "$u/ui/app.js")" = "200 text/javascript; charset=utf-8" ] ||
+  fail "GET /ui/app.js: $(curl -s -o /dev/null -w '%{http_code} %{content_type}' "$u/ui/app.js")"
+curl -s "$u/ui/vendor/uPlot.iife.min.js" | cmp -s - "$src/web/dist/uPlot.iife.min.js" || fail "vendored uPlot not served as committed"
+got=$(curl -s --path-as-is -w ' %{http_code}' "$u/ui/../api/v1/get")
+[ "${got##* }" = 404 ] || fail "GET /ui/../api/v1/get (only the embedded files are served): $got"
+got=$(curl -s -w ' %{http_code}' -X POST "$u/api/v1/get_history" -H "Authorization: OAuth $(cat "$RUN_DIR/data/admin_token")" -d '{"pools": "prod"}')
+[ "$got" = '{"code":-1,"error":"invalid argument","message":"pools: must be a list of pool names"} 400' ] || fail "get_history with a bad pools: $got"
+
 NODE_PATH="$cache/node_modules" PS_CHROMIUM=$chromium PS_URL=http://127.0.0.1:$port \
   PS_TOKEN=$(cat "$RUN_DIR/data/admin_token") PS_USER_TOKEN=$user_token \
   PS_RELAXED_OP=$relaxed PS_GPU_OP=$gpu PS_SCREENSHOTS=${PS_SCREENSHOTS:-$src/docs/screenshots} \
