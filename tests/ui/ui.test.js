@@ -55,6 +55,9 @@ async function login(page, token) {
   const browser = await chromium.launch({ executablePath: process.env.PS_CHROMIUM, args: ['--no-sandbox'] });
   const page = await browser.newPage({ viewport: { width: 1500, height: 900 } });
   page.on('pageerror', (e) => check('no script error on the page', false, e.message));
+  // The page's YTsaurus calls go through the official wrapper: its parameter headers.
+  const ytCalls = [];
+  page.on('request', (r) => { if (r.url().includes('/api/v4/')) ytCalls.push(r.headers()); });
   try {
     // jobs running first, so the pages (and screenshots) show usage
     await until('jobs running in tree physical', async () => (await orchidPools('physical')).prod.usage_ratio > 0, 30000).catch(() => null);
@@ -185,8 +188,12 @@ async function login(page, token) {
     await page.click('#edit-save');
     await page.waitForSelector('#refusal');
     const denied = await page.textContent('#refusal');
-    check('a user\'s edit is refused by the server (403)', denied.includes('403'), denied);
+    // YTsaurus's authorization error (901), which the scheduler's face gives with HTTP 403
+    check('a user\'s edit is refused by the server (authorization error 901)', !!(await page.$('#refusal [data-code="901"]')), denied);
     check('the user\'s edit changed nothing', (await yt('get', { path: '//sys/pool_trees/physical/prod/@weight' })).value === 20);
+    check('the page calls /api/v4 through the YTsaurus wrapper (X-YT-Parameters headers)',
+      ytCalls.length > 10 && ytCalls.every((h) => Object.keys(h).some((k) => k.startsWith('x-yt-parameters'))),
+      `${ytCalls.length} calls; ${JSON.stringify(ytCalls.find((h) => !Object.keys(h).some((k) => k.startsWith('x-yt-parameters'))))}`);
   } catch (e) {
     check('the browser checks ran to the end', false, e.stack);
     await shot(page, 'failure').catch(() => {});

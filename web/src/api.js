@@ -1,58 +1,58 @@
-// api.js — calls the scheduler's YTsaurus face (/api/v4, docs/api.md) with the token of this tab.
-// Reads are GET with the parameters in the query string, writes PUT/POST with the value as the
-// body, as YTsaurus's HTTP proxies take them. Errors are YTsaurus errors {code, message, ...}.
+// api.js — calls the scheduler's YTsaurus face (/api/v4, docs/api.md) through the official
+// YTsaurus JavaScript wrapper (@ytsaurus/javascript-wrapper, bundled into
+// vendor/yt-wrapper.min.js by scripts/ui-vendor.sh), with the token of this tab. Errors are
+// YTsaurus errors {code, message, attributes, inner_errors}; ApiError carries them.
+/* global ytWrapper */
 
 const KEY = 'poolsched.token';
+const yt = ytWrapper();
+yt.setup.setGlobalOption('proxy', location.host);
+yt.setup.setGlobalOption('secure', location.protocol === 'https:');
 
 export function token() { return sessionStorage.getItem(KEY); }
-export function setToken(t) { if (t) sessionStorage.setItem(KEY, t); else sessionStorage.removeItem(KEY); }
+export function setToken(t) {
+  if (t) sessionStorage.setItem(KEY, t); else sessionStorage.removeItem(KEY);
+  yt.setup.setGlobalOption('authentication', { type: 'oauth', token: t || '' });
+}
+setToken(token());
+
+// YTsaurus error codes the UI acts on (yt/yt/client/security_client).
+export const AUTHENTICATION_ERROR = 900;
 
 export class ApiError extends Error {
-  constructor(status, body) {
-    super(body && body.message ? body.message : `HTTP ${status}`);
-    this.status = status;
-    this.body = body;
+  constructor(e) {
+    super(e && e.message ? e.message : String(e));
+    this.code = e && e.code;
+    this.body = e;
   }
 }
 
-async function call(method, command, params, body) {
-  const q = new URLSearchParams();
-  for (const [k, v] of Object.entries(params || {}))
-    if (v !== undefined && v !== null && v !== '') q.set(k, typeof v === 'string' ? v : JSON.stringify(v));
-  const headers = { Authorization: `OAuth ${token() || ''}` };
-  const init = { method, headers };
-  if (body !== undefined) {
-    headers['Content-Type'] = 'application/json';
-    init.body = JSON.stringify(body);
-  }
-  const resp = await fetch(`/api/v4/${command}?${q}`, init);
-  const text = await resp.text();
-  let json = null;
-  try { json = text ? JSON.parse(text) : {}; } catch (e) { json = { message: text }; }
-  if (!resp.ok) throw new ApiError(resp.status, json);
-  return json;
+async function wrap(promise) {
+  try { return await promise; } catch (e) { throw new ApiError(e); }
 }
+
+// Commands the wrapper does not list go through its own request machinery, as its users add them.
+const getJobStderr = yt.core._initCommand('v4', { name: 'get_job_stderr', method: 'GET', dataType: 'text' }, 'get_job_stderr');
 
 export const api = {
-  get: async (path) => (await call('GET', 'get', { path })).value,
-  list: async (path) => (await call('GET', 'list', { path })).value,
-  set: (path, value, dryRun) => call('PUT', 'set', { path, dry_run: dryRun ? 'true' : undefined }, value),
-  listOperations: (p) => call('GET', 'list_operations', p),
-  getOperation: (id) => call('GET', 'get_operation', { operation_id: id }),
-  listJobs: (id) => call('GET', 'list_jobs', { operation_id: id }),
-  jobStderr: async (op, job) => {
-    const q = new URLSearchParams({ operation_id: op, job_id: job });
-    const resp = await fetch(`/api/v4/get_job_stderr?${q}`, { headers: { Authorization: `OAuth ${token() || ''}` } });
-    const text = await resp.text();
-    if (!resp.ok) throw new ApiError(resp.status, (() => { try { return JSON.parse(text); } catch (e) { return { message: text }; } })());
-    return text;
+  get: async (path) => (await wrap(yt.v4.get({ path }))).value,
+  list: async (path) => (await wrap(yt.v4.list({ path }))).value,
+  // set's reply comes back as text (the wrapper's set is dataType text): the dry run's diff is JSON
+  set: async (path, value, dryRun) => {
+    const r = await wrap(yt.v4.set(dryRun ? { path, dry_run: true } : { path }, value));
+    return typeof r === 'string' ? JSON.parse(r || '{}') : r;
   },
+  listOperations: (p) => wrap(yt.v4.listOperations(Object.fromEntries(Object.entries(p).filter(([, v]) => v !== '' && v != null)))),
+  getOperation: (id) => wrap(yt.v4.getOperation({ operation_id: id })),
+  listJobs: (id) => wrap(yt.v4.listJobs({ operation_id: id })),
+  jobStderr: (op, job) => wrap(getJobStderr({ operation_id: op, job_id: job })),
+  // Not a YTsaurus command: the scheduler's own /api/v1 (docs/api.md "History").
   history: async (params) => {
     const resp = await fetch('/api/v1/get_history', {
       method: 'POST', headers: { Authorization: `OAuth ${token() || ''}`, 'Content-Type': 'application/json' },
       body: JSON.stringify(params || {}) });
     const json = await resp.json();
-    if (!resp.ok) throw new ApiError(resp.status, json);
+    if (!resp.ok) throw new ApiError({ code: json.code, message: json.message });
     return json;
   },
 };

@@ -1,7 +1,7 @@
 // app.js — the web UI's shell: login with a token (kept in this tab's sessionStorage), a hash
 // router (#/pools, #/pool/<tree>/<pool>, #/operations, #/operation/<id>, #/nodes, #/charts) and
 // a periodic refresh of list pages. Timings of each render go to window.psTimings (docs/ui.md).
-import { api, token, setToken } from './api.js';
+import { api, token, setToken, AUTHENTICATION_ERROR } from './api.js';
 import { errorBox } from './util.js';
 import { poolsPage, poolPage } from './pools.js';
 import { operationsPage, operationPage } from './operations.js';
@@ -44,7 +44,7 @@ async function show(isRefresh) {
     main.dataset.loaded = String(my);
     window.psTimings.push({ page: r.name, refresh: !!isRefresh, total_ms: performance.now() - t0 });
   } catch (e) {
-    if (e.status === 401) { setToken(null); login(e.message); return; }
+    if (e.code === AUTHENTICATION_ERROR) { setToken(null); login(e.message); return; }
     main.innerHTML = errorBox(e);
   }
   if (route.refresh && my === seq)

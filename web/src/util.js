@@ -70,5 +70,5 @@ export function bindSort(root, state, onChange) {
 }
 
 export function errorBox(e) {
-  return `<div class="error">${esc(e.status ? `HTTP ${e.status}: ` : '')}${esc(e.message)}</div>`;
+  return `<div class="error"${e.code != null ? ` data-code="${esc(e.code)}"` : ''}>${esc(e.message)}${e.code != null ? ` <small>(error ${esc(e.code)})</small>` : ''}</div>`;
 }
