@@ -82,6 +82,11 @@ async function login(page, token) {
     // (5/4), so both scale by 0.8: prod is guaranteed 2*0.8/4 = 0.4 and demands 4 cpu (1.0).
     check('prod has at least its scaled strong guarantee (0.4)', shown.prod >= 0.4 - 1e-6, shown.prod);
     check('top-level fair shares sum to at most the cluster', shown.prod + shown.burst + shown.relaxed <= 1 + 1e-6, JSON.stringify(shown));
+    // The example tree's guarantees exceed the cluster: the tree's alert is on the page.
+    const alerts = (await yt('get', { path: `${ORCHID}/physical/alerts` })).value;
+    const alertText = await page.textContent('#tree-alerts');
+    check('pools page shows the tree\'s alerts', alerts.length > 0 && alerts.every((a) => alertText.includes(a.message)),
+      `${JSON.stringify(alerts.map((a) => a.message))} vs ${alertText}`);
     await shot(page, 'pools');
 
     // An admin edits prod's weight: the preview shows prod's share rising, saving moves it.

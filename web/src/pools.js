@@ -135,7 +135,8 @@ export async function poolsPage(main, params, timing) {
   const t = await trees();
   view.tree = params[0] || view.tree || t.def;
   const t0 = performance.now();
-  const pools = await poolsOf(view.tree);
+  const [pools, alerts] = await Promise.all([poolsOf(view.tree),
+    api.get(`${ORCHID}/scheduling_info_per_pool_tree/${view.tree}/alerts`).catch(() => [])]);
   const fetched = performance.now();
   view.pools = pools;
   const table = main.querySelector('#pools-table');
@@ -144,11 +145,12 @@ export async function poolsPage(main, params, timing) {
     main.innerHTML = `<h1>Pools</h1><div class="toolbar">Tree <select id="tree">${opts}</select>
       <input id="filter" placeholder="filter pools" value="${esc(view.filter)}">
       <span class="legend"><i class="bar fair"></i>fair share <i class="bar usage"></i>usage <i class="bar demand"></i>demand (of the cluster)</span>
-      <span class="count" id="pool-count"></span></div>`;
+      <span class="count" id="pool-count"></span></div><ul id="tree-alerts" class="alerts"></ul>`;
     main.querySelector('#tree').addEventListener('change', (e) => { location.hash = `#/pools/${encodeURIComponent(e.target.value)}`; });
     main.querySelector('#filter').addEventListener('input', (e) => { view.filter = e.target.value; render(main); });
   }
   main.querySelector('#pool-count').textContent = `${Object.keys(pools).length - 1} pools`;
+  main.querySelector('#tree-alerts').innerHTML = (alerts || []).map((a) => `<li class="error">${esc(a.message)}</li>`).join('');
   render(main);
   if (timing) timing({ fetch_ms: fetched - t0, render_ms: performance.now() - fetched, pools: Object.keys(pools).length });
 }
