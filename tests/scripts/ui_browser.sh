@@ -32,7 +32,8 @@ fi
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-export POOLSCHED_PORT=$port RUN_DIR=$tmp/run
+# node ids of its own: script_local_cluster may run at the same time (ctest -j) with the plain ones
+export POOLSCHED_PORT=$port RUN_DIR=$tmp/run NODE_PREFIX=ui-
 cleanup() { bash "$src/scripts/local-cluster.sh" stop > /dev/null 2>&1 || true; rm -rf "$tmp"; }
 trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; for f in "$RUN_DIR"/*.log; do echo "---- $f"; tail -20 "$f"; done >&2; exit 1; }

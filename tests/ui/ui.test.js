@@ -144,7 +144,7 @@ async function login(page, token) {
     }, 60000).catch((e) => e);
     const jobs = (await yt('list_jobs', { operation_id: gpu })).jobs;
     const jobsText = await page.textContent('#jobs-table');
-    check('operation page lists its jobs', jobs.length > 0 && jobs.every((j) => jobsText.includes(j.id) && jobsText.includes('gpu1')), jobsText.slice(0, 300));
+    check('operation page lists its jobs', jobs.length > 0 && jobs.every((j) => jobsText.includes(j.id) && jobsText.includes('ui-gpu1')), jobsText.slice(0, 300));
     check('operation page shows a reclaimed CPU guarantee', !(reclaimed instanceof Error) && jobs.some((j) => j.cpu_guarantee < j.cpu_limit), String(reclaimed));
     await shot(page, 'operation');
 
@@ -163,10 +163,10 @@ async function login(page, token) {
 
     // Nodes.
     await page.goto(`${URL_}/ui/#/nodes`);
-    await page.waitForSelector('#nodes-table tr[data-node="gpu1"]');
+    await page.waitForSelector('#nodes-table tr[data-node="ui-gpu1"]');
     const nodeRows = await page.$$eval('#nodes-table tr[data-node]', (rs) => rs.map((r) => r.textContent));
     check('nodes page shows the three nodes online with trees', nodeRows.length === 3 && nodeRows.every((t) => t.includes('online')) &&
-      nodeRows.some((t) => t.includes('gpu1') && t.includes('gpu')), JSON.stringify(nodeRows));
+      nodeRows.some((t) => t.includes('ui-gpu1') && t.includes('gpu')), JSON.stringify(nodeRows));
     await shot(page, 'nodes');
 
     // Charts: every chart has data points (the scheduler's history).
@@ -182,6 +182,15 @@ async function login(page, token) {
       check('charts have data points', pts.length >= 3 && pts.every(([, n]) => n >= 2), JSON.stringify(pts));
       check('charts are drawn by uPlot', (await page.$$('.chart .uplot canvas')).length >= 3);
       await shot(page, 'charts');
+      // A pool's charts (the link on its page): its own series, with the history's points.
+      await page.goto(`${URL_}/ui/#/pool/physical/prod`);
+      await page.click('a[href^="#/charts/physical?pools=prod"]');
+      await page.waitForSelector('.chart[data-points]');
+      const hist = await (await fetch(`${URL_}/api/v1/get_history`, { method: 'POST', headers: { Authorization: `OAuth ${TOKEN}` },
+        body: JSON.stringify({ pools: ['prod'] }) })).json();
+      const plotted = await page.$eval('.chart[data-title^="Fair share"]', (c) => ({ labels: c.uplot.series.slice(1).map((x) => x.label), n: c.uplot.data[1].length }));
+      check('a pool\'s charts plot its history', JSON.stringify(plotted.labels) === '["prod"]' && plotted.n > 0 && plotted.n <= hist.times.length + 5,
+        `${JSON.stringify(plotted)} vs ${hist.times.length} points`);
     }
 
     // A user (not admin) can read but not edit: the server's refusal is shown.

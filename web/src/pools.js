@@ -180,7 +180,8 @@ export async function poolPage(main, [tree, name]) {
   const vol = Object.entries(p.accumulated_resource_volume || {}).filter(([, v]) => v).map(([k, v]) => `${k}=${num(v)}`).join(' ');
   const cap = Object.entries(p.integral_pool_capacity || {}).filter(([, v]) => v).map(([k, v]) => `${k}=${num(v)}`).join(' ');
   const opRows = ops.operations.map((o) => `<tr><td><a href="#/operation/${esc(o.id)}">${esc(o.id)}</a></td><td>${esc(o.user)}</td><td>${esc(o.state)}</td><td>${o.brief_progress.jobs.running}/${o.brief_progress.jobs.total}</td><td>${time(o.start_time)}</td></tr>`).join('');
-  main.innerHTML = `<h1>Pool ${esc(name)} <small>tree ${esc(tree)} · <code>${esc(path)}</code></small></h1>
+  main.innerHTML = `<h1>Pool ${esc(name)} <small>tree ${esc(tree)} · <code>${esc(path)}</code> ·
+    <a href="#/charts/${encodeURIComponent(tree)}?pools=${encodeURIComponent(name)}">charts</a></small></h1>
   <section class="cards">
     <div><b>Fair share</b> <span id="pool-fair-share">${pct(p.fair_share_ratio)}</span>${shareBars(p.fair_share_ratio, p.usage_ratio, p.demand_ratio)}</div>
     <div><b>Usage</b> ${pct(p.usage_ratio)} <b>Demand</b> ${pct(p.demand_ratio)}</div>
