@@ -8,6 +8,8 @@ packages=(build-essential cmake pkg-config clang libclang-rt-14-dev python3
 # Node.js: Debian's nodejs and npm, unless a node with npm is already there (an image may ship
 # its own Node.js build, whose package already holds npm and conflicts with Debian's npm).
 command -v npm >/dev/null 2>&1 || packages+=(nodejs npm)
+# The web UI's browser test (tests/scripts/ui_browser.sh) drives Debian's headless Chromium.
+packages+=(chromium)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

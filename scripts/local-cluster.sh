@@ -6,7 +6,9 @@
 #   scripts/local-cluster.sh start [BINARY]   start it (state, logs and pid files under ./run/)
 #   scripts/local-cluster.sh stop             stop it (nodes first, so they report their jobs)
 #
-# Environment: POOLSCHED_PORT (default 9013), RUN_DIR (default ./run).
+# Environment: POOLSCHED_PORT (default 9013), RUN_DIR (default ./run), NODE_PREFIX (default
+# empty: prepended to the node ids, so that two clusters on one machine, e.g. tests run in
+# parallel, do not share node ids, whose agents clear each other's idle cgroups).
 set -euo pipefail
 cmd=${1:-start}
 bin=${2:-build/poolsched}
@@ -87,11 +89,12 @@ start_node() {
 }
 # Three agents on one machine: as root each gets a uid range of its own for its slots.
 slot_uids() { [ "$(id -u)" = 0 ] && echo "--slot-uid-base $1"; }
-start_node node1 --resources cpu=2,memory=4G,user_slots=4 $(slot_uids 10000)
-start_node node2 --resources cpu=2,memory=4G,user_slots=4 $(slot_uids 10100)
-start_node gpu1 --resources cpu=2,memory=4G,user_slots=4 --tags gpu $(slot_uids 10200)
+np=${NODE_PREFIX:-}
+start_node "${np}node1" --resources cpu=2,memory=4G,user_slots=4 $(slot_uids 10000)
+start_node "${np}node2" --resources cpu=2,memory=4G,user_slots=4 $(slot_uids 10100)
+start_node "${np}gpu1" --resources cpu=2,memory=4G,user_slots=4 --tags gpu $(slot_uids 10200)
 sleep 1.5
-for id in node1 node2 gpu1; do
+for id in "${np}node1" "${np}node2" "${np}gpu1"; do
   alive "$run/node-$id.pid" || { echo "error: node $id exited:" >&2; tail -5 "$run/node-$id.log" >&2; stop; exit 1; }
 done
 
@@ -122,7 +125,7 @@ cat <<EOF
 
 Local cluster running on http://$proxy (state and logs in $run/)$resumed
   scheduler   $run/scheduler.log
-  nodes       node1, node2 (tree physical), gpu1 (tag gpu, tree gpu): $run/node-*.log
+  nodes       ${np}node1, ${np}node2 (tree physical), ${np}gpu1 (tag gpu, tree gpu): $run/node-*.log
 
 Example operations:
   prod     $prod   (pool prod: strong guarantee cpu=2)

@@ -1,6 +1,7 @@
 /* cmd_simulate.c — `poolsched simulate SCENARIO --output DIR [--pools-period MS]`: replays a
  * scenario in virtual time (shared/spec/formats.md section 3, docs/simulate.md) and writes
- * operations.csv, events.jsonl, pools.csv and summary.json into DIR.
+ * operations.csv, events.jsonl, pools.csv and summary.json into DIR, and report.html
+ * (sim_report.h) from them.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -10,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "cli/commands.h"
+#include "cli/sim_report.h"
 #include "io/scenario.h"
 #include "platform/file.h"
 #include "sim/sim.h"
@@ -24,6 +26,8 @@ static const char usage_text[] =
     "  events.jsonl    operation and job events, in time order\n"
     "  pools.csv       fair share, usage and demand of every pool at every fair share update\n"
     "  summary.json    totals, fairness metrics per pool, job wait times, pending reasons\n"
+    "  report.html     the charts of the web UI's charts page over these outputs, one\n"
+    "                  self-contained page (open it in a browser; docs/ui.md)\n"
     "The same scenario always gives byte-identical outputs.\n"
     "\n"
     "  --output DIR        where the outputs go (required)\n"
@@ -227,6 +231,10 @@ int ps_cmd_simulate(int argc, char **argv)
             code = 1;
     for (int i = 0; i < 4; i++)
         free(paths[i]);
+    if (code == 0 && ps_sim_write_report(dir, &err) != 0) {
+        error_line("%s", err.msg);
+        code = 1;
+    }
     if (code == 0) {
         struct ps_sim_stats s;
         ps_sim_get_stats(sim, &s);

@@ -109,6 +109,7 @@ static const struct command_params command_params[] = {
     {"update_op_parameters", {"operation_id", "parameters"}},
     {"list_jobs", {"operation_id", "state"}},
     {"get_job_stderr", {"operation_id", "job_id"}},
+    {"get_history", {"pool_tree", "pools"}},
 };
 
 /* Refuses a parameter the command does not read. Unknown commands are left to run_command
@@ -249,6 +250,15 @@ static int run_command(struct ps_service *svc, const char *command, const json_t
         if ((rc = ps_cypress_remove(svc, who, path_param(body), err)) == 0)
             *reply = json_object();
         return rc;
+    }
+    if (strcmp(command, "get_history") == 0) {   /* history.h: the web UI's charts */
+        const json_t *tree = json_object_get(body, "pool_tree");
+        if (tree && !json_is_string(tree))
+            return ps_error_set(err, PS_EINVAL, "pool_tree: must be a tree name (a string)");
+        const char *name = tree ? json_string_value(tree) : ps_strategy_default_tree(svc->strategy);
+        if (!name)
+            return ps_error_set(err, PS_ENOENT, "pool_tree: there is no default pool tree");
+        return ps_history_query(svc->history, name, json_object_get(body, "pools"), reply, err);
     }
     bool handled = false;
     rc = ps_api_op_command(svc, command, body, who, reply, err, &handled);
@@ -455,7 +465,8 @@ int ps_api_register(struct ps_service *svc, struct ps_error *err)
                                    err)) != 0 ||
         (rc = ps_http_server_route_admit(svc->http, "GET", "/metrics", PS_HTTP_EXACT, metrics,
                                          metrics_admit, svc, err)) != 0 ||
-        (rc = ps_api_yt_register(svc, err)) != 0)   /* /api/v3, /api/v4: api_yt.c */
+        (rc = ps_api_yt_register(svc, err)) != 0 ||   /* /api/v3, /api/v4: api_yt.c */
+        (rc = ps_ui_register(svc, err)) != 0)         /* /, /ui/: ui.c */
         return rc;
     return 0;
 }

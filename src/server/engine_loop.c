@@ -124,6 +124,9 @@ static bool update_tree(struct ps_service *svc, struct ps_svc_tree_state *ts, in
     if (changed > 0)
         ps_svc_log(svc, "info", "starvation_changed", "tree=%s elements=%d", ts->name, changed);
     pool_gauges(svc, tree);
+    if (ps_history_sample(svc->history, tree, now_ms, ps_metric_value(svc->m_preemptions)) != 0)
+        ps_svc_log(svc, "error", "history_sample_failed", "tree=%s error=\"out of memory\"",
+                   ts->name);
     ps_svc_limits_check(svc, ts, now_ms);
     /* integral volumes and starvation timers survive a restart (while commits fail, only now
      * and then: journal.c) */

@@ -36,6 +36,7 @@
 #include "core/tree_sched.h"
 #include "server/auth.h"
 #include "server/http_server.h"
+#include "server/history.h"
 #include "server/job_archive.h"
 #include "server/metrics.h"
 #include "server/store.h"
@@ -281,6 +282,7 @@ struct ps_service {
     struct ps_svc_node **node_list;
     int node_count, node_cap;
     struct ps_job_archive *archive;   /* finished jobs: retire queue, store reader */
+    struct ps_history *history;    /* fair share over time, for the web UI (history.h) */
     pthread_t loop_thread;
     bool loop_started;
     int64_t started_ms;            /* when the state was loaded (safe_scheduler_online_time) */
@@ -449,6 +451,8 @@ int ps_api_register(struct ps_service *svc, struct ps_error *err);
 /* The YTsaurus face (api_yt.c): /api/v3/<command>, /api/v4/<command>, /api, /hosts; every
  * command goes through ps_api_dispatch. */
 int ps_api_yt_register(struct ps_service *svc, struct ps_error *err);
+/* The web UI's routes: GET / and /ui/... (ui.c). */
+int ps_ui_register(struct ps_service *svc, struct ps_error *err);
 /* Checks an Authorization header ("OAuth <token>") and fills the caller's identity (api.c). */
 int ps_api_authenticate(struct ps_service *svc, const char *header,
                         struct ps_auth_identity *out, struct ps_error *err);

@@ -182,6 +182,10 @@ int ps_service_start(const struct ps_service_config *cfg, struct ps_service **ou
     ps_strategy_set_connection_time(svc->strategy, svc->connected_at_ms);
     if ((rc = ps_metrics_new(&svc->metrics, err)) != 0 || (rc = register_metrics(svc, err)) != 0)
         goto fail;
+    if (ps_history_new(&svc->history) != 0) {
+        rc = ps_error_set(err, PS_ENOMEM, "out of memory");
+        goto fail;
+    }
     if ((rc = ps_store_open(cfg->data_dir, &svc->store, err)) != 0)
         goto fail;
     bool created = false;
@@ -412,6 +416,7 @@ void ps_service_stop(struct ps_service *svc)
     ps_strmap_release(&svc->token_cache);
     ps_store_close(svc->store);
     ps_metrics_free(svc->metrics);
+    ps_history_free(svc->history);
     pthread_mutex_destroy(&svc->mu);
     pthread_mutex_destroy(&svc->store_mu);
     pthread_mutex_destroy(&svc->auth_mu);

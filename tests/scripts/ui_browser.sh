@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# The web UI (/ui/, docs/ui.md) in Debian's headless Chromium, driven by playwright-core
+# (pinned in tests/ui/package.json and package-lock.json) against the local example cluster
+# (scripts/local-cluster.sh: a real scheduler, three real node agents, the example pool tree and
+# operations). tests/ui/ui.test.js logs in with the admin token, checks the pools page against
+# the orchid, edits a weight (preview, save, the share moves), sees a bad value refused, finds a
+# reclaimed CPU guarantee on an operation's page, reads the nodes and the charts, and saves a
+# screenshot of each page to docs/screenshots/ (PS_SCREENSHOTS overrides the directory).
+# Skipped (77) without chromium, unless CI is set. npm packages: `npm ci` into a cache keyed by
+# the lock file (PS_JS_CACHE, default ~/.cache/poolsched-js), as yt_js_wrapper.sh.
+# usage: ui_browser.sh BINARY SHARED_DIR SOURCE_DIR
+set -euo pipefail
+bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+src=$(cd "${3:?usage: ui_browser.sh BINARY SHARED_DIR SOURCE_DIR}" && pwd)
+chromium=${PS_CHROMIUM:-$(command -v chromium || command -v chromium-browser || true)}
+if [ -z "$chromium" ]; then
+  if [ -n "${CI:-}" ]; then echo "FAIL: chromium missing (CI is set): run scripts/deps.sh"; exit 1; fi
+  echo "SKIP: chromium missing (scripts/deps.sh installs it)"; exit 77
+fi
+for tool in node npm curl; do
+  command -v "$tool" >/dev/null || { echo "FAIL: $tool missing: run scripts/deps.sh"; exit 1; }
+done
+key=$(cat "$src/tests/ui/package.json" "$src/tests/ui/package-lock.json" | sha256sum | cut -c1-16)
+cache=${PS_JS_CACHE:-${HOME:-/tmp}/.cache/poolsched-js}/$key
+if [ ! -f "$cache/.installed" ]; then
+  rm -rf "$cache" && mkdir -p "$cache"
+  cp "$src/tests/ui/package.json" "$src/tests/ui/package-lock.json" "$cache/"
+  (cd "$cache" && npm ci --no-audit --no-fund --loglevel=error) || { echo "FAIL: npm ci"; exit 1; }
+  touch "$cache/.installed"
+fi
+
+tmp=$(mktemp -d)
+chmod 755 "$tmp"
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+# node ids of its own: script_local_cluster may run at the same time (ctest -j) with the plain ones
+export POOLSCHED_PORT=$port RUN_DIR=$tmp/run NODE_PREFIX=ui-
+cleanup() { bash "$src/scripts/local-cluster.sh" stop > /dev/null 2>&1 || true; rm -rf "$tmp"; }
+trap cleanup EXIT
+fail() { echo "FAIL: $*" >&2; for f in "$RUN_DIR"/*.log; do echo "---- $f"; tail -20 "$f"; done >&2; exit 1; }
+out=$(cd "$tmp" && timeout 60 bash "$src/scripts/local-cluster.sh" start "$bin") || fail "start: $out"
+# shellcheck disable=SC1091
+. "$RUN_DIR/examples"
+export POOLSCHED_PROXY=127.0.0.1:$port POOLSCHED_DATA_DIR=$RUN_DIR/data
+user_token=$("$bin" issue-token --user alice)
+
+# The files without a token, with their types; an unknown file is a 404 in the API's shape;
+# get_history refuses a bad parameter naming it.
+u=http://127.0.0.1:$port
+[ "$(curl -s -o /dev/null -w '%{http_code} %{redirect_url}' "$u/")" = "302 $u/ui/" ] || fail "GET / does not redirect to /ui/"
+[ "$(curl -s -o /dev/null -w '%{http_code} %{content_type}' "$u/ui/app.js")" = "200 text/javascript; charset=utf-8" ] ||
+  fail "GET /ui/app.js: $(curl -s -o /dev/null -w '%{http_code} %{content_type}' "$u/ui/app.js")"
+curl -s "$u/ui/vendor/uPlot.iife.min.js" | cmp -s - "$src/web/dist/uPlot.iife.min.js" || fail "vendored uPlot not served as committed"
+got=$(curl -s --path-as-is -w ' %{http_code}' "$u/ui/../api/v1/get")
+[ "${got##* }" = 404 ] || fail "GET /ui/../api/v1/get (only the embedded files are served): $got"
+got=$(curl -s -w ' %{http_code}' -X POST "$u/api/v1/get_history" -H "Authorization: OAuth $(cat "$RUN_DIR/data/admin_token")" -d '{"pools": "prod"}')
+[ "$got" = '{"code":-1,"error":"invalid argument","message":"pools: must be a list of pool names"} 400' ] || fail "get_history with a bad pools: $got"
+
+NODE_PATH="$cache/node_modules" PS_CHROMIUM=$chromium PS_URL=http://127.0.0.1:$port \
+  PS_TOKEN=$(cat "$RUN_DIR/data/admin_token") PS_USER_TOKEN=$user_token \
+  PS_RELAXED_OP=$relaxed PS_GPU_OP=$gpu PS_SCREENSHOTS=${PS_SCREENSHOTS:-$src/docs/screenshots} \
+  node "$src/tests/ui/ui.test.js" || fail "browser checks"
+
+# A simulation's report.html, opened from file:// (the same charts, inlined).
+"$bin" simulate "$src/examples/simulate/preemption.json" --output "$tmp/sim" 2>/dev/null || fail "simulate"
+NODE_PATH="$cache/node_modules" PS_CHROMIUM=$chromium PS_SIM_DIR=$tmp/sim \
+  PS_SCREENSHOTS=${PS_SCREENSHOTS:-$src/docs/screenshots} node "$src/tests/ui/report.test.js" || fail "report checks"

@@ -1,0 +1,51 @@
+// A simulation's report.html (poolsched simulate --output DIR) in headless Chromium: it renders
+// from file:// with no request beyond the file itself, draws a fair share chart per tree whose
+// points are pools.csv's rows, and a preemptions chart whose increments add up to summary.json's
+// preempted jobs. Expected values come from the outputs (read here), not from the page.
+'use strict';
+const { chromium } = require('playwright-core');
+const fs = require('fs');
+const path = require('path');
+
+const dir = process.env.PS_SIM_DIR;
+let failed = 0, passed = 0;
+function check(name, ok, detail) {
+  if (ok) { passed++; console.log(`ok   report: ${name}`); } else { failed++; console.log(`FAIL report: ${name}: ${detail || ''}`); }
+}
+
+(async () => {
+  const browser = await chromium.launch({ executablePath: process.env.PS_CHROMIUM, args: ['--no-sandbox'] });
+  const page = await browser.newPage({ viewport: { width: 1500, height: 900 } });
+  const outside = [];
+  page.on('request', (r) => { if (!r.url().startsWith('file:') && !r.url().startsWith('data:')) outside.push(r.url()); });
+  page.on('pageerror', (e) => check('no script error', false, e.message));
+  try {
+    const file = path.join(dir, 'report.html');
+    await page.goto(`file://${file}`);
+    await page.waitForSelector('body[data-rendered="true"]', { timeout: 15000 });
+    check('no request leaves the file', outside.length === 0, outside.join(' '));
+    // pools.csv: rows of pool "a" in tree "physical", and its fair shares, in order
+    const rows = fs.readFileSync(path.join(dir, 'pools.csv'), 'utf8').trim().split('\n').slice(1).map((l) => l.split(','));
+    const want = rows.filter((r) => r[1] === 'physical' && r[2] === 'a').map((r) => Number(r[3]));
+    const got = await page.$eval('.chart[data-title^="Fair share"]', (c) => {
+      const u = c.uplot;
+      const i = u.series.findIndex((s) => s.label === 'a');
+      return u.data[i];
+    });
+    check('the fair share chart plots pools.csv\'s rows of pool a', want.length > 10 && JSON.stringify(got) === JSON.stringify(want),
+      `${want.length} rows vs ${got && got.length} points`);
+    const summary = JSON.parse(fs.readFileSync(path.join(dir, 'summary.json'), 'utf8'));
+    const preempted = await page.$eval('.chart[data-title^="Preemptions"]', (c) => c.uplot.data[1].reduce((s, x) => s + (x || 0), 0));
+    check('the preemptions chart adds up to summary.json\'s preempted jobs', summary.jobs.preempted > 0 && preempted === summary.jobs.preempted,
+      `${preempted} vs ${summary.jobs.preempted}`);
+    const charts = await page.$$eval('.chart[data-points]', (cs) => cs.map((c) => [c.dataset.title, Number(c.dataset.points)]));
+    check('every chart has data points', charts.length >= 5 && charts.every(([, n]) => n > 1), JSON.stringify(charts));
+    if (process.env.PS_SCREENSHOTS) await page.screenshot({ path: path.join(process.env.PS_SCREENSHOTS, 'sim-report.png'), fullPage: true });
+  } catch (e) {
+    check('the report checks ran to the end', false, e.stack);
+  } finally {
+    await browser.close();
+  }
+  console.log(`report: ${passed} passed, ${failed} failed`);
+  process.exit(failed ? 1 : 0);
+})();

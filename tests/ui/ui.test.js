@@ -1,0 +1,219 @@
+// The web UI in headless Chromium against a real scheduler with the example cluster
+// (tests/scripts/ui_browser.sh sets the environment). Every expected value comes from the API
+// read here with plain HTTP, or from the example tree's numbers worked out by hand below, never
+// from the page under test. Screenshots of each page go to PS_SCREENSHOTS.
+'use strict';
+const { chromium } = require('playwright-core');
+const fs = require('fs');
+const path = require('path');
+
+const URL_ = process.env.PS_URL, TOKEN = process.env.PS_TOKEN, USER_TOKEN = process.env.PS_USER_TOKEN;
+const SHOTS = process.env.PS_SCREENSHOTS;
+const ORCHID = '//sys/scheduler/orchid/scheduler/scheduling_info_per_pool_tree';
+let failed = 0, passed = 0;
+
+function check(name, ok, detail) {
+  if (ok) { passed++; console.log(`ok   ${name}`); } else { failed++; console.log(`FAIL ${name}: ${detail || ''}`); }
+}
+
+async function yt(command, params) {
+  const q = new URLSearchParams(params);
+  const r = await fetch(`${URL_}/api/v4/${command}?${q}`, { headers: { Authorization: `OAuth ${TOKEN}` } });
+  if (!r.ok) throw new Error(`${command}: HTTP ${r.status} ${await r.text()}`);
+  return r.json();
+}
+const orchidPools = async (tree) => (await yt('get', { path: `${ORCHID}/${tree}/fair_share_info/pools` })).value;
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+async function until(what, fn, timeoutMs = 30000) {
+  const end = Date.now() + timeoutMs;
+  let last;
+  while (Date.now() < end) {
+    try { last = await fn(); if (last) return last; } catch (e) { last = e; }
+    await sleep(250);
+  }
+  throw new Error(`timed out waiting for ${what}: ${last}`);
+}
+
+async function shot(page, name) {
+  fs.mkdirSync(SHOTS, { recursive: true });
+  await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+}
+
+// The page's fair share of every pool row: {pool: ratio}.
+const pageShares = (page) => page.$$eval('#pools-table tr[data-pool]', (rows) =>
+  Object.fromEntries(rows.map((r) => [r.dataset.pool, Number(r.dataset.fairShare)])));
+
+async function login(page, token) {
+  await page.goto(`${URL_}/`);
+  await page.waitForSelector('#login:not([hidden])');
+  await page.fill('#token', token);
+  await page.click('#login button[type=submit]');
+}
+
+(async () => {
+  const browser = await chromium.launch({ executablePath: process.env.PS_CHROMIUM, args: ['--no-sandbox'] });
+  const page = await browser.newPage({ viewport: { width: 1500, height: 900 } });
+  page.on('pageerror', (e) => check('no script error on the page', false, e.message));
+  // The page's YTsaurus calls go through the official wrapper: its parameter headers.
+  const ytCalls = [];
+  page.on('request', (r) => { if (r.url().includes('/api/v4/')) ytCalls.push(r.headers()); });
+  try {
+    // jobs running first, so the pages (and screenshots) show usage
+    await until('jobs running in tree physical', async () => (await orchidPools('physical')).prod.usage_ratio > 0, 30000).catch(() => null);
+    // / redirects to /ui/, which asks for a token; a wrong one is refused.
+    await login(page, 'not-a-token');
+    await page.waitForSelector('#login-error:not(:empty)');
+    check('GET / lands on /ui/', page.url() === `${URL_}/ui/`, page.url());
+    check('a bad token is refused on the login form', /token/i.test(await page.textContent('#login-error')), await page.textContent('#login-error'));
+    await page.fill('#token', TOKEN);
+    await page.click('#login button[type=submit]');
+
+    // Pools: the example tree with the orchid's fair shares.
+    await page.waitForSelector('#pools-table tr[data-pool="prod"]');
+    const shown = await pageShares(page);
+    const orchid = await orchidPools('physical');
+    check('pools page lists the example tree', ['<Root>', 'prod', 'burst', 'relaxed'].every((p) => p in shown), JSON.stringify(shown));
+    // The page and the orchid are read moments apart: equal up to one fair share update.
+    const near = (a, b) => Math.abs(a - b) < 0.05;
+    check('pools page fair shares are the orchid\'s', ['prod', 'burst', 'relaxed'].every((p) => near(shown[p], orchid[p].fair_share_ratio)),
+      `page ${JSON.stringify(shown)} orchid ${JSON.stringify(Object.fromEntries(Object.entries(orchid).map(([k, v]) => [k, v.fair_share_ratio])))}`);
+    // By hand: 4 cpu in tree physical; prod's strong guarantee cpu=2 and burst's 3 cpu exceed it
+    // (5/4), so both scale by 0.8: prod is guaranteed 2*0.8/4 = 0.4 and demands 4 cpu (1.0).
+    check('prod has at least its scaled strong guarantee (0.4)', shown.prod >= 0.4 - 1e-6, shown.prod);
+    check('top-level fair shares sum to at most the cluster', shown.prod + shown.burst + shown.relaxed <= 1 + 1e-6, JSON.stringify(shown));
+    // The example tree's guarantees exceed the cluster: the tree's alert is on the page.
+    const alerts = (await yt('get', { path: `${ORCHID}/physical/alerts` })).value;
+    const alertText = await page.textContent('#tree-alerts');
+    check('pools page shows the tree\'s alerts', alerts.length > 0 && alerts.every((a) => alertText.includes(a.message)),
+      `${JSON.stringify(alerts.map((a) => a.message))} vs ${alertText}`);
+    await shot(page, 'pools');
+
+    // An admin edits prod's weight: the preview shows prod's share rising, saving moves it.
+    await page.click('#pools-table tr[data-pool="prod"] a');
+    await page.waitForSelector('#edit-value');
+    const before = (await orchidPools('physical')).prod;
+    await page.fill('#edit-value', '20');
+    await page.click('#edit-preview');
+    await page.waitForSelector('#dry-run');
+    const dryRow = await page.$('#dry-run tr[data-pool="prod"]');
+    const dryText = dryRow ? await dryRow.textContent() : '';
+    check('the preview shows prod\'s share rising', dryText.includes('▲'), dryText || await page.textContent('#edit-result'));
+    await shot(page, 'pool-preview');
+    const weightNow = (await yt('get', { path: '//sys/pool_trees/physical/prod/@weight' })).value;
+    check('a preview changes nothing', weightNow === 2, weightNow);
+    await page.click('#edit-save');
+    await page.waitForSelector('#saved');
+    check('save sets the weight', (await yt('get', { path: '//sys/pool_trees/physical/prod/@weight' })).value === 20);
+    await page.goto(`${URL_}/ui/#/pools/physical`);
+    const moved = await until('prod\'s fair share to rise on the pools page', async () => {
+      await page.evaluate(() => window.psShow());
+      await page.waitForSelector('#pools-table tr[data-pool="prod"]');
+      const s = await pageShares(page);
+      return s.prod > before.fair_share_ratio + 0.01 ? s : null;
+    }, 20000).catch((e) => e);
+    check('the pools page shows prod\'s share moved up after the edit', !(moved instanceof Error), `${moved} (before ${before.fair_share_ratio})`);
+
+    // A bad value: the scheduler's refusal, word for word.
+    await page.goto(`${URL_}/ui/#/pool/physical/prod`);
+    await page.waitForSelector('#edit-value');
+    await page.fill('#edit-value', '-1');
+    await page.click('#edit-save');
+    await page.waitForSelector('#refusal');
+    const refusal = await page.textContent('#refusal');
+    check('a bad weight shows the refusal', refusal.includes('weight: must be in') && refusal.includes('got -1'), refusal);
+    await shot(page, 'pool-refusal');
+    check('the refused value was not applied', (await yt('get', { path: '//sys/pool_trees/physical/prod/@weight' })).value === 20);
+
+    // Operations list with counters.
+    await page.goto(`${URL_}/ui/#/operations`);
+    await page.waitForSelector('#ops-table tbody tr');
+    const opsText = await page.textContent('#main');
+    const ops = await yt('list_operations', {});
+    check('operations page lists every operation', ops.operations.every((o) => opsText.includes(o.id)), opsText.slice(0, 300));
+    check('operations page shows the pool counters', ['prod', 'burst', 'relaxed', 'training'].every((p) => opsText.includes(p)));
+    await shot(page, 'operations');
+
+    // The gpu operation (CPU reclaim on, idle jobs): its jobs and a reclaimed CPU guarantee.
+    const gpu = process.env.PS_GPU_OP;
+    await page.goto(`${URL_}/ui/#/operation/${gpu}`);
+    const reclaimed = await until('a reclaimed CPU guarantee on the operation page', async () => {
+      await page.evaluate(() => window.psShow());
+      await page.waitForSelector('#jobs-table');
+      return page.$('#jobs-table .reclaimed');
+    }, 60000).catch((e) => e);
+    const jobs = (await yt('list_jobs', { operation_id: gpu })).jobs;
+    const jobsText = await page.textContent('#jobs-table');
+    check('operation page lists its jobs', jobs.length > 0 && jobs.every((j) => jobsText.includes(j.id) && jobsText.includes('ui-gpu1')), jobsText.slice(0, 300));
+    check('operation page shows a reclaimed CPU guarantee', !(reclaimed instanceof Error) && jobs.some((j) => j.cpu_guarantee < j.cpu_limit), String(reclaimed));
+    await shot(page, 'operation');
+
+    // A finished job's stderr (the relaxed operation's jobs finish in seconds).
+    const relaxed = process.env.PS_RELAXED_OP;
+    const done = await until('a completed job of the relaxed operation', async () =>
+      (await yt('list_jobs', { operation_id: relaxed })).jobs.find((j) => j.state === 'completed'), 60000);
+    await page.goto(`${URL_}/ui/#/operation/${relaxed}`);
+    await page.waitForSelector(`#jobs-table [data-stderr="${done.id}"]`);
+    await page.click(`#jobs-table [data-stderr="${done.id}"]`);
+    await page.waitForSelector('#stderr:not([hidden])');
+    const want = (await (await fetch(`${URL_}/api/v4/get_job_stderr?operation_id=${relaxed}&job_id=${done.id}`,
+      { headers: { Authorization: `OAuth ${TOKEN}` } })).text()).trim();
+    await until('stderr text', async () => (await page.textContent('#stderr')).includes(want), 5000).catch(() => null);
+    check('a finished job\'s stderr opens', want.startsWith('relaxed job') && (await page.textContent('#stderr')).includes(want), `${want} / ${await page.textContent('#stderr')}`);
+
+    // Nodes.
+    await page.goto(`${URL_}/ui/#/nodes`);
+    await page.waitForSelector('#nodes-table tr[data-node="ui-gpu1"]');
+    const nodeRows = await page.$$eval('#nodes-table tr[data-node]', (rs) => rs.map((r) => r.textContent));
+    check('nodes page shows the three nodes online with trees', nodeRows.length === 3 && nodeRows.every((t) => t.includes('online')) &&
+      nodeRows.some((t) => t.includes('ui-gpu1') && t.includes('gpu')), JSON.stringify(nodeRows));
+    await shot(page, 'nodes');
+
+    // Charts: every chart has data points (the scheduler's history).
+    if (process.env.PS_SKIP_CHARTS !== '1') {
+      await page.goto(`${URL_}/ui/#/charts`);
+      await until('charts with points', async () => {
+        await page.evaluate(() => window.psShow());
+        await page.waitForSelector('.chart[data-points]');
+        const pts = await page.$$eval('.chart[data-points]', (cs) => cs.map((c) => Number(c.dataset.points)));
+        return pts.length >= 3 && pts.every((n) => n >= 2);
+      }, 20000).catch((e) => e);
+      const pts = await page.$$eval('.chart[data-points]', (cs) => cs.map((c) => [c.dataset.title, Number(c.dataset.points)]));
+      check('charts have data points', pts.length >= 3 && pts.every(([, n]) => n >= 2), JSON.stringify(pts));
+      check('charts are drawn by uPlot', (await page.$$('.chart .uplot canvas')).length >= 3);
+      await shot(page, 'charts');
+      // A pool's charts (the link on its page): its own series, with the history's points.
+      await page.goto(`${URL_}/ui/#/pool/physical/prod`);
+      await page.click('a[href^="#/charts/physical?pools=prod"]');
+      await page.waitForSelector('.chart[data-points]');
+      const hist = await (await fetch(`${URL_}/api/v1/get_history`, { method: 'POST', headers: { Authorization: `OAuth ${TOKEN}` },
+        body: JSON.stringify({ pools: ['prod'] }) })).json();
+      const plotted = await page.$eval('.chart[data-title^="Fair share"]', (c) => ({ labels: c.uplot.series.slice(1).map((x) => x.label), n: c.uplot.data[1].length }));
+      check('a pool\'s charts plot its history', JSON.stringify(plotted.labels) === '["prod"]' && plotted.n > 0 && plotted.n <= hist.times.length + 5,
+        `${JSON.stringify(plotted)} vs ${hist.times.length} points`);
+    }
+
+    // A user (not admin) can read but not edit: the server's refusal is shown.
+    await page.evaluate(() => sessionStorage.clear());
+    await login(page, USER_TOKEN);
+    await page.goto(`${URL_}/ui/#/pool/physical/prod`);
+    await page.waitForSelector('#edit-value');
+    await page.fill('#edit-value', '3');
+    await page.click('#edit-save');
+    await page.waitForSelector('#refusal');
+    const denied = await page.textContent('#refusal');
+    // YTsaurus's authorization error (901), which the scheduler's face gives with HTTP 403
+    check('a user\'s edit is refused by the server (authorization error 901)', !!(await page.$('#refusal [data-code="901"]')), denied);
+    check('the user\'s edit changed nothing', (await yt('get', { path: '//sys/pool_trees/physical/prod/@weight' })).value === 20);
+    check('the page calls /api/v4 through the YTsaurus wrapper (X-YT-Parameters headers)',
+      ytCalls.length > 10 && ytCalls.every((h) => Object.keys(h).some((k) => k.startsWith('x-yt-parameters'))),
+      `${ytCalls.length} calls; ${JSON.stringify(ytCalls.find((h) => !Object.keys(h).some((k) => k.startsWith('x-yt-parameters'))))}`);
+  } catch (e) {
+    check('the browser checks ran to the end', false, e.stack);
+    await shot(page, 'failure').catch(() => {});
+  } finally {
+    await browser.close();
+  }
+  console.log(`${passed} passed, ${failed} failed`);
+  process.exit(failed ? 1 : 0);
+})();

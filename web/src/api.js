@@ -1,0 +1,60 @@
+// api.js — calls the scheduler's YTsaurus face (/api/v4, docs/api.md) through the official
+// YTsaurus JavaScript wrapper (@ytsaurus/javascript-wrapper, bundled into
+// vendor/yt-wrapper.min.js by scripts/ui-vendor.sh), with the token of this tab. Errors are
+// YTsaurus errors {code, message, attributes, inner_errors}; ApiError carries them.
+/* global ytWrapper */
+
+const KEY = 'poolsched.token';
+const yt = ytWrapper();
+yt.setup.setGlobalOption('proxy', location.host);
+yt.setup.setGlobalOption('secure', location.protocol === 'https:');
+
+export function token() { return sessionStorage.getItem(KEY); }
+export function setToken(t) {
+  if (t) sessionStorage.setItem(KEY, t); else sessionStorage.removeItem(KEY);
+  yt.setup.setGlobalOption('authentication', { type: 'oauth', token: t || '' });
+}
+setToken(token());
+
+// YTsaurus error codes the UI acts on (yt/yt/client/security_client).
+export const AUTHENTICATION_ERROR = 900;
+
+export class ApiError extends Error {
+  constructor(e) {
+    super(e && e.message ? e.message : String(e));
+    this.code = e && e.code;
+    this.body = e;
+  }
+}
+
+async function wrap(promise) {
+  try { return await promise; } catch (e) { throw new ApiError(e); }
+}
+
+// Commands the wrapper does not list go through its own request machinery, as its users add them.
+const getJobStderr = yt.core._initCommand('v4', { name: 'get_job_stderr', method: 'GET', dataType: 'text' }, 'get_job_stderr');
+
+export const api = {
+  get: async (path) => (await wrap(yt.v4.get({ path }))).value,
+  list: async (path) => (await wrap(yt.v4.list({ path }))).value,
+  // set's reply comes back as text (the wrapper's set is dataType text): the dry run's diff is JSON
+  set: async (path, value, dryRun) => {
+    const r = await wrap(yt.v4.set(dryRun ? { path, dry_run: true } : { path }, value));
+    return typeof r === 'string' ? JSON.parse(r || '{}') : r;
+  },
+  listOperations: (p) => wrap(yt.v4.listOperations(Object.fromEntries(Object.entries(p).filter(([, v]) => v !== '' && v != null)))),
+  getOperation: (id) => wrap(yt.v4.getOperation({ operation_id: id })),
+  listJobs: (id) => wrap(yt.v4.listJobs({ operation_id: id })),
+  jobStderr: (op, job) => wrap(getJobStderr({ operation_id: op, job_id: job })),
+  // Not a YTsaurus command: the scheduler's own /api/v1 (docs/api.md "History").
+  history: async (params) => {
+    const resp = await fetch('/api/v1/get_history', {
+      method: 'POST', headers: { Authorization: `OAuth ${token() || ''}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify(params || {}) });
+    const json = await resp.json();
+    if (!resp.ok) throw new ApiError({ code: json.code, message: json.message });
+    return json;
+  },
+};
+
+export const ORCHID = '//sys/scheduler/orchid/scheduler';

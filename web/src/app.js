@@ -1,0 +1,79 @@
+// app.js — the web UI's shell: login with a token (kept in this tab's sessionStorage), a hash
+// router (#/pools, #/pool/<tree>/<pool>, #/operations, #/operation/<id>, #/nodes, #/charts) and
+// a periodic refresh of list pages. Timings of each render go to window.psTimings (docs/ui.md).
+import { api, token, setToken, AUTHENTICATION_ERROR } from './api.js';
+import { errorBox } from './util.js';
+import { poolsPage, poolPage } from './pools.js';
+import { operationsPage, operationPage } from './operations.js';
+import { nodesPage } from './nodes.js';
+import { chartsPage } from './charts_page.js';
+
+const REFRESH_MS = 5000;
+const routes = {
+  pools: { page: poolsPage, refresh: true },
+  pool: { page: poolPage },
+  operations: { page: operationsPage, refresh: true },
+  operation: { page: operationPage, refresh: true },
+  nodes: { page: nodesPage, refresh: true },
+  charts: { page: chartsPage, refresh: true },
+};
+
+const main = document.getElementById('main');
+const loginForm = document.getElementById('login');
+window.psTimings = [];
+let timer = null;
+let seq = 0;
+
+function parse() {
+  const h = location.hash.replace(/^#\/?/, '') || 'pools';
+  const [path, q] = h.split('?');
+  const [name, ...params] = path.split('/').map(decodeURIComponent);
+  return { name, params, query: new URLSearchParams(q || '') };
+}
+
+async function show(isRefresh) {
+  clearTimeout(timer);
+  if (!token()) { login(); return; }
+  const r = parse();
+  const route = routes[r.name] || routes.pools;
+  document.querySelectorAll('nav a').forEach((a) => a.classList.toggle('on', a.dataset.page === r.name || (a.dataset.page === 'pools' && r.name === 'pool') || (a.dataset.page === 'operations' && r.name === 'operation')));
+  const my = ++seq;
+  const t0 = performance.now();
+  try {
+    await route.page(main, r.params, (t) => window.psTimings.push({ page: r.name, refresh: !!isRefresh, ...t }), r.query);
+    main.dataset.loaded = String(my);
+    window.psTimings.push({ page: r.name, refresh: !!isRefresh, total_ms: performance.now() - t0 });
+  } catch (e) {
+    if (e.code === AUTHENTICATION_ERROR) { setToken(null); login(e.message); return; }
+    main.innerHTML = errorBox(e);
+  }
+  if (route.refresh && my === seq)
+    timer = setTimeout(() => { if (!document.activeElement || !['INPUT', 'SELECT', 'TEXTAREA'].includes(document.activeElement.tagName)) show(true); else timer = setTimeout(() => show(true), REFRESH_MS); }, REFRESH_MS);
+}
+
+function login(message) {
+  main.innerHTML = '';
+  loginForm.hidden = false;
+  document.getElementById('login-error').textContent = message || '';
+  document.getElementById('logout').hidden = true;
+}
+
+loginForm.addEventListener('submit', async (ev) => {
+  ev.preventDefault();
+  setToken(document.getElementById('token').value.trim());
+  try {
+    await api.get('//sys/pool_trees/@default_tree');
+  } catch (e) {
+    setToken(null);
+    document.getElementById('login-error').textContent = e.message;
+    return;
+  }
+  loginForm.hidden = true;
+  document.getElementById('logout').hidden = false;
+  show();
+});
+document.getElementById('logout').addEventListener('click', () => { setToken(null); login(); });
+window.addEventListener('hashchange', () => show());
+if (token()) document.getElementById('logout').hidden = false;
+show();
+window.psShow = show;

@@ -1,0 +1,117 @@
+// operations.js — the operations list with filters and counters (#/operations?pool=&user=&state=)
+// and an operation's page (#/operation/<id>): spec, resulting spec, progress, pending reason,
+// alerts, and its jobs with node, CPU limit and guarantee (reclaim), memory, stderr.
+import { api } from './api.js';
+import { esc, num, bytes, time, table, bindSort, errorBox } from './util.js';
+
+const view = { pool: '', user: '', state: '', limit: 100, sort: null, desc: false };
+
+function counters(name, counts, key) {
+  const items = Object.entries(counts || {}).sort((a, b) => b[1] - a[1]).slice(0, 20)
+    .map(([k, n]) => `<a href="#" data-filter="${key}" data-value="${esc(k)}" class="${view[key] === k ? 'on' : ''}">${esc(k)} <b>${n}</b></a>`).join(' ');
+  return `<div class="counters"><span>${name}:</span> ${items}</div>`;
+}
+
+function progress(o) {
+  const j = o.brief_progress ? o.brief_progress.jobs : o.progress;
+  const w = (n) => (j.total ? (100 * n) / j.total : 0);
+  return `<div class="progress" title="running ${j.running}, completed ${j.completed}, failed ${j.failed}, aborted ${j.aborted} of ${j.total}">`
+    + `<div class="p-completed" style="width:${w(j.completed)}%"></div><div class="p-running" style="width:${w(j.running)}%"></div></div>`
+    + `<span>${j.running} running · ${j.completed}/${j.total}</span>`;
+}
+
+const OP_COLUMNS = [
+  { key: 'id', title: 'Id', html: (o) => `<a href="#/operation/${esc(o.id)}">${esc(o.id)}</a>` },
+  { key: 'user', title: 'User' },
+  { key: 'state', title: 'State', html: (o) => `<span class="state-${esc(o.state)}">${esc(o.state)}${o.suspended ? ' (suspended)' : ''}</span>` },
+  { key: 'pool', title: 'Pools', value: (o) => Object.values(o.pool_per_tree || {}).join(','),
+    html: (o) => esc(Object.entries(o.pool_per_tree || {}).map(([t, p]) => `${t}/${p}`).join(', ')) },
+  { key: 'progress', title: 'Jobs', value: (o) => o.brief_progress.jobs.running, html: progress },
+  { key: 'start_time', title: 'Started', html: (o) => time(o.start_time) },
+];
+
+export async function operationsPage(main, params, timing, query) {
+  for (const k of ['pool', 'user', 'state']) view[k] = query.get(k) || '';
+  if ([100, 1000].includes(Number(query.get('limit')))) view.limit = Number(query.get('limit'));
+  const t0 = performance.now();
+  const r = await api.listOperations({ pool: view.pool, user: view.user, state: view.state, limit: view.limit });
+  const fetched = performance.now();
+  const render = () => {
+    main.innerHTML = `<h1>Operations</h1>
+    <form id="op-filters" class="toolbar">
+      Pool <input name="pool" value="${esc(view.pool)}"> User <input name="user" value="${esc(view.user)}">
+      State <select name="state">${['', 'pending', 'running', 'completed', 'failed', 'aborted'].map((s) => `<option${s === view.state ? ' selected' : ''}>${s}</option>`).join('')}</select>
+      Show <select name="limit">${[100, 1000].map((n) => `<option${n === view.limit ? ' selected' : ''}>${n}</option>`).join('')}</select>
+      <button>Filter</button></form>
+    ${counters('State', r.state_counts, 'state')}${counters('Pool', r.pool_counts, 'pool')}${counters('User', r.user_counts, 'user')}
+    <p class="count">${r.operations.length} shown${r.incomplete ? ' (more match: raise Show)' : ''}</p>
+    ${table(OP_COLUMNS, r.operations, view, 'id="ops-table"')}`;
+    bindSort(main, view, render);
+    main.querySelector('#op-filters').addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      const f = new FormData(ev.target);
+      const q = new URLSearchParams();
+      for (const k of ['pool', 'user', 'state', 'limit']) if (f.get(k)) q.set(k, f.get(k));
+      location.hash = `#/operations?${q}`;
+    });
+    main.querySelectorAll('[data-filter]').forEach((a) => a.addEventListener('click', (ev) => {
+      ev.preventDefault();
+      const q = new URLSearchParams();
+      for (const k of ['pool', 'user', 'state']) if (view[k]) q.set(k, view[k]);
+      if (view[a.dataset.filter] === a.dataset.value) q.delete(a.dataset.filter); else q.set(a.dataset.filter, a.dataset.value);
+      location.hash = `#/operations?${q}`;
+    }));
+  };
+  render();
+  if (timing) timing({ fetch_ms: fetched - t0, render_ms: performance.now() - fetched, operations: r.operations.length });
+}
+
+function memory(j) {
+  const s = j.statistics || {};
+  const peak = s['user_job/max_memory'];
+  return `${bytes(j.memory_reserve)} / ${bytes(j.memory_limit)}${peak != null ? ` · peak ${bytes(peak)}` : ''}`;
+}
+
+const JOB_COLUMNS = [
+  { key: 'id', title: 'Job', html: (j) => `<a href="#" data-stderr="${esc(j.id)}">${esc(j.id)}</a>` },
+  { key: 'task_name', title: 'Task' },
+  { key: 'state', title: 'State', html: (j) => `<span class="state-${esc(j.state)}">${esc(j.state)}</span>${j.abort_reason ? ` (${esc(j.abort_reason)})` : ''}` },
+  { key: 'node_id', title: 'Node' },
+  { key: 'cpu_limit', title: 'CPU limit', html: (j) => num(j.cpu_limit) },
+  { key: 'cpu_guarantee', title: 'CPU guarantee',
+    html: (j) => `<span class="${j.cpu_guarantee < j.cpu_limit ? 'reclaimed' : ''}" title="${j.cpu_guarantee < j.cpu_limit ? 'reclaimed by the job CPU monitor' : ''}">${num(j.cpu_guarantee)}</span>` },
+  { key: 'memory', title: 'Memory reserve / limit · peak', value: (j) => j.memory_reserve, html: memory },
+  { key: 'start_time', title: 'Started', html: (j) => time(j.start_time) },
+  { key: 'error', title: 'Error', html: (j) => esc(j.error || '') },
+];
+
+export async function operationPage(main, [id]) {
+  const [o, jobs] = await Promise.all([api.getOperation(id), api.listJobs(id)]);
+  const jobView = { sort: null, desc: false };
+  const alerts = Object.entries(o.alerts || {}).map(([k, a]) => `<li><b>${esc(k)}</b>: ${esc(a.message)}</li>`).join('');
+  const p = o.progress || {};
+  main.innerHTML = `<h1>Operation <code>${esc(o.id)}</code></h1>
+  <section class="cards">
+    <div><b>State</b> <span class="state-${esc(o.state)}" id="op-state">${esc(o.state)}</span>${o.suspended ? ' (suspended)' : ''} · <b>User</b> ${esc(o.user)} · <b>Type</b> ${esc(o.operation_type)}</div>
+    <div><b>Pools</b> ${esc(Object.entries(o.pool_per_tree || {}).map(([t, q]) => `${t}/${q}`).join(', '))} · <b>Started</b> ${time(o.start_time)}${o.finish_time ? ` · <b>Finished</b> ${time(o.finish_time)}` : ''}</div>
+    <div><b>Progress</b> ${progress(o)} <small>pending ${p.pending ?? 0}, failed ${p.failed ?? 0}, aborted ${p.aborted ?? 0}</small></div>
+    ${o.pending_reason ? `<div><b>Pending reason</b> <span id="pending-reason">${esc(o.pending_reason)}</span></div>` : ''}
+    ${o.error ? `<div class="error"><b>Error</b> ${esc(typeof o.error === 'string' ? o.error : o.error.message)}</div>` : ''}
+  </section>
+  ${alerts ? `<h2>Alerts</h2><ul class="alerts">${alerts}</ul>` : ''}
+  <h2>Jobs (${jobs.jobs.length})</h2><div id="jobs"></div><pre id="stderr" hidden></pre>
+  <details><summary>Spec</summary><pre>${esc(JSON.stringify(o.spec, null, 2))}</pre></details>
+  <details><summary>Resulting spec</summary><pre>${esc(JSON.stringify(o.resulting_spec, null, 2))}</pre></details>`;
+  const renderJobs = () => {
+    const box = main.querySelector('#jobs');
+    box.innerHTML = table(JOB_COLUMNS, jobs.jobs.map((j) => ({ ...j, _attrs: ` data-job="${esc(j.id)}"` })), jobView, 'id="jobs-table"');
+    bindSort(box, jobView, renderJobs);
+    box.querySelectorAll('[data-stderr]').forEach((a) => a.addEventListener('click', async (ev) => {
+      ev.preventDefault();
+      const pre = main.querySelector('#stderr');
+      pre.hidden = false;
+      try { pre.textContent = `stderr of ${a.dataset.stderr}:\n${await api.jobStderr(id, a.dataset.stderr)}`; } catch (e) { pre.textContent = e.message; }
+    }));
+  };
+  renderJobs();
+}

@@ -1,0 +1,220 @@
+// pools.js — the pool tree as an expandable table (#/pools/<tree>) and a pool's page
+// (#/pool/<tree>/<pool>): attributes with an editor that previews (dry run) and saves through
+// the API's `set`, integral volume and capacity, and the pool's operations.
+import { api, ORCHID } from './api.js';
+import { esc, pct, num, resources, shareBars, errorBox, time } from './util.js';
+
+const ROOT = '<Root>';
+const view = { tree: null, pools: {}, filter: '', sort: null, desc: false, collapsed: new Set() };
+
+export async function trees() {
+  const [all, def] = await Promise.all([api.get('//sys/pool_trees'), api.get('//sys/pool_trees/@default_tree')]);
+  return { names: Object.keys(all).sort(), def };
+}
+
+export function poolsOf(tree) {
+  return api.get(`${ORCHID}/scheduling_info_per_pool_tree/${tree}/fair_share_info/pools`);
+}
+
+function integral(p) {
+  const t = p.integral_guarantee_type || 'none';
+  if (t === 'none') return '';
+  const flow = p.specified_resource_flow_ratio ? ` flow ${pct(p.specified_resource_flow_ratio)}` : '';
+  const burst = p.specified_burst_ratio ? ` burst ${pct(p.specified_burst_ratio)}` : '';
+  return `${t}${flow}${burst}`;
+}
+
+function limits(p) {
+  const ls = p.limits_share || {};
+  return Object.values(ls).some((v) => v > 0 && v < 1) ? resources(p.resource_limits) : '';
+}
+
+const COLUMNS = [
+  { key: 'name', title: 'Pool', value: (p) => p.name },
+  { key: 'mode', title: 'Mode', value: (p) => p.mode },
+  { key: 'weight', title: 'Weight', value: (p) => p.weight },
+  { key: 'strong', title: 'Strong guarantee', value: (p) => p.strong_guarantee_ratio },
+  { key: 'integral', title: 'Integral guarantee', value: (p) => integral(p) },
+  { key: 'fair_share', title: 'Fair share / usage / demand', value: (p) => p.fair_share_ratio },
+  { key: 'usage', title: 'Usage', value: (p) => p.usage_ratio },
+  { key: 'demand', title: 'Demand', value: (p) => p.demand_ratio },
+  { key: 'dominant', title: 'Dominant', value: (p) => p.dominant_resource },
+  { key: 'starvation', title: 'Starvation', value: (p) => p.starvation_status },
+  { key: 'ops', title: 'Operations', value: (p) => p.operation_count },
+  { key: 'limits', title: 'Limits', value: (p) => limits(p) },
+];
+
+// Depth-first order, siblings sorted by the chosen column; with a filter, the matching pools
+// and their ancestors.
+function ordered(pools) {
+  const kids = new Map();
+  for (const [name, p] of Object.entries(pools)) {
+    p.name = name;
+    if (name === ROOT) continue;
+    const parent = p.parent || ROOT;
+    if (!kids.has(parent)) kids.set(parent, []);
+    kids.get(parent).push(p);
+  }
+  const col = COLUMNS.find((c) => c.key === view.sort) || COLUMNS[0];
+  const cmp = (a, b) => {
+    const x = col.value(a), y = col.value(b);
+    const c = typeof x === 'number' && typeof y === 'number' ? x - y : String(x ?? '').localeCompare(String(y ?? ''));
+    return view.desc ? -c : c;
+  };
+  let keep = null;
+  if (view.filter) {
+    keep = new Set();
+    const f = view.filter.toLowerCase();
+    for (const p of Object.values(pools)) {
+      if (!p.name.toLowerCase().includes(f)) continue;
+      for (let q = p; q && !keep.has(q.name); q = pools[q.parent]) keep.add(q.name);
+    }
+    keep.add(ROOT);
+  }
+  const out = [];
+  const walk = (p, depth) => {
+    if (keep && !keep.has(p.name)) return;
+    out.push([p, depth]);
+    if (view.collapsed.has(p.name) && !keep) return;
+    for (const c of (kids.get(p.name) || []).sort(cmp)) walk(c, depth + 1);
+  };
+  if (pools[ROOT]) walk(pools[ROOT], 0);
+  return { out, kids };
+}
+
+function row(tree, p, depth, hasKids) {
+  const toggle = hasKids ? `<button class="toggle" data-toggle="${esc(p.name)}">${view.collapsed.has(p.name) ? '+' : '−'}</button>` : '<span class="toggle"></span>';
+  const name = p.name === ROOT ? esc(ROOT) : `<a href="#/pool/${encodeURIComponent(tree)}/${encodeURIComponent(p.name)}">${esc(p.name)}</a>`;
+  const cells = [
+    `<span style="padding-left:${depth * 1.2}em">${toggle}${name}</span>`,
+    esc(p.mode), num(p.weight), p.strong_guarantee_ratio ? `${resources(p.inferred_strong_guarantee_resources)} (${pct(p.strong_guarantee_ratio)})` : '',
+    esc(integral(p)),
+    `${shareBars(p.fair_share_ratio, p.usage_ratio, p.demand_ratio)}<span class="fs">${pct(p.fair_share_ratio)}</span>`,
+    pct(p.usage_ratio), pct(p.demand_ratio), esc(p.dominant_resource),
+    `<span class="starv-${esc(p.starvation_status)}">${esc(p.starvation_status)}</span>`,
+    `${p.running_operation_count ?? 0} / ${p.operation_count ?? 0}`,
+    esc(limits(p)),
+  ];
+  return `<tr data-pool="${esc(p.name)}" data-fair-share="${p.fair_share_ratio}">${cells.map((c) => `<td>${c}</td>`).join('')}</tr>`;
+}
+
+// Renders the table from view.pools. A refresh whose rows come in the same order rewrites only
+// the rows whose HTML changed (a large tree with a few changes touches a few rows); anything
+// else (sort, fold, filter, other pools) rebuilds the table.
+function render(main) {
+  const { out, kids } = ordered(view.pools);
+  const names = out.map(([p]) => p.name);
+  const rows = out.map(([p, d]) => row(view.tree, p, d, kids.has(p.name)));
+  const old = main.querySelector('#pools-table');
+  if (old && old.psNames && old.psNames.join('\n') === names.join('\n') && old.psSort === `${view.sort}/${view.desc}`) {
+    const trs = old.tBodies[0].rows;
+    rows.forEach((html, i) => { if (old.psRows[i] !== html) trs[i].outerHTML = html; });
+    old.psRows = rows;
+    return;
+  }
+  const head = COLUMNS.map((c) => `<th data-sort="${c.key}"${view.sort === c.key ? ` class="${view.desc ? 'desc' : 'asc'}"` : ''}>${esc(c.title)}</th>`).join('');
+  const html = `<table id="pools-table" class="pools" data-tree="${esc(view.tree)}"><thead><tr>${head}</tr></thead><tbody>${rows.join('')}</tbody></table>`;
+  if (old) old.outerHTML = html;
+  else main.insertAdjacentHTML('beforeend', html);
+  const tbl = main.querySelector('#pools-table');
+  Object.assign(tbl, { psNames: names, psRows: rows, psSort: `${view.sort}/${view.desc}` });
+  tbl.querySelectorAll('th[data-sort]').forEach((th) => th.addEventListener('click', () => {
+    if (view.sort === th.dataset.sort) view.desc = !view.desc; else { view.sort = th.dataset.sort; view.desc = false; }
+    render(main);
+  }));
+  tbl.addEventListener('click', (ev) => {
+    const b = ev.target.closest('[data-toggle]');
+    if (!b) return;
+    const n = b.dataset.toggle;
+    if (view.collapsed.has(n)) view.collapsed.delete(n); else view.collapsed.add(n);
+    render(main);
+  });
+}
+
+export async function poolsPage(main, params, timing) {
+  const t = await trees();
+  view.tree = params[0] || view.tree || t.def;
+  const t0 = performance.now();
+  const [pools, alerts] = await Promise.all([poolsOf(view.tree),
+    api.get(`${ORCHID}/scheduling_info_per_pool_tree/${view.tree}/alerts`).catch(() => [])]);
+  const fetched = performance.now();
+  view.pools = pools;
+  const table = main.querySelector('#pools-table');
+  if (!table || table.dataset.tree !== view.tree) {   // a new page, not a refresh of this one
+    const opts = t.names.map((n) => `<option${n === view.tree ? ' selected' : ''}>${esc(n)}</option>`).join('');
+    main.innerHTML = `<h1>Pools</h1><div class="toolbar">Tree <select id="tree">${opts}</select>
+      <input id="filter" placeholder="filter pools" value="${esc(view.filter)}">
+      <span class="legend"><i class="bar fair"></i>fair share <i class="bar usage"></i>usage <i class="bar demand"></i>demand (of the cluster)</span>
+      <span class="count" id="pool-count"></span></div><ul id="tree-alerts" class="alerts"></ul>`;
+    main.querySelector('#tree').addEventListener('change', (e) => { location.hash = `#/pools/${encodeURIComponent(e.target.value)}`; });
+    main.querySelector('#filter').addEventListener('input', (e) => { view.filter = e.target.value; render(main); });
+  }
+  main.querySelector('#pool-count').textContent = `${Object.keys(pools).length - 1} pools`;
+  main.querySelector('#tree-alerts').innerHTML = (alerts || []).map((a) => `<li class="error">${esc(a.message)}</li>`).join('');
+  render(main);
+  if (timing) timing({ fetch_ms: fetched - t0, render_ms: performance.now() - fetched, pools: Object.keys(pools).length });
+}
+
+function poolPath(tree, pools, name) {
+  const chain = [];
+  for (let p = name; p && p !== ROOT; p = pools[p] && pools[p].parent) chain.unshift(p);
+  return `//sys/pool_trees/${tree}/${chain.join('/')}`;
+}
+
+function diffTable(diff) {
+  const rows = Object.entries(diff.pools || {}).filter(([, d]) => d.changed).map(([name, d]) => {
+    const b = d.before ? d.before.fair_share.total : null, a = d.after ? d.after.fair_share.total : null;
+    return `<tr data-pool="${esc(name)}"><td>${esc(name)}</td><td>${pct(b)}</td><td>${pct(a)}</td><td>${b != null && a != null ? (a > b + 1e-6 ? '▲' : a < b - 1e-6 ? '▼' : '') : ''}</td></tr>`;
+  }).join('');
+  const alerts = ((diff.alerts && diff.alerts.after) || []).map((x) => `<li>${esc(x.message)}</li>`).join('');
+  return `<table class="diff"><thead><tr><th>Pool</th><th>Fair share now</th><th>After</th><th></th></tr></thead><tbody>${rows || '<tr><td colspan="4">no fair share changes</td></tr>'}</tbody></table>${alerts ? `<ul class="alerts">${alerts}</ul>` : ''}`;
+}
+
+export async function poolPage(main, [tree, name]) {
+  const pools = await poolsOf(tree);
+  const p = pools[name];
+  if (!p) { main.innerHTML = errorBox({ message: `no pool "${name}" in tree "${tree}"` }); return; }
+  const path = poolPath(tree, pools, name);
+  const [attrs, ops] = await Promise.all([api.get(`${path}/@`), api.listOperations({ pool: name, limit: 100 })]);
+  const attrRows = Object.entries(attrs).map(([k, v]) => `<tr data-attr="${esc(k)}"><th>${esc(k)}</th><td><code>${esc(JSON.stringify(v))}</code></td></tr>`).join('');
+  const vol = Object.entries(p.accumulated_resource_volume || {}).filter(([, v]) => v).map(([k, v]) => `${k}=${num(v)}`).join(' ');
+  const cap = Object.entries(p.integral_pool_capacity || {}).filter(([, v]) => v).map(([k, v]) => `${k}=${num(v)}`).join(' ');
+  const opRows = ops.operations.map((o) => `<tr><td><a href="#/operation/${esc(o.id)}">${esc(o.id)}</a></td><td>${esc(o.user)}</td><td>${esc(o.state)}</td><td>${o.brief_progress.jobs.running}/${o.brief_progress.jobs.total}</td><td>${time(o.start_time)}</td></tr>`).join('');
+  main.innerHTML = `<h1>Pool ${esc(name)} <small>tree ${esc(tree)} · <code>${esc(path)}</code> ·
+    <a href="#/charts/${encodeURIComponent(tree)}?pools=${encodeURIComponent(name)}">charts</a></small></h1>
+  <section class="cards">
+    <div><b>Fair share</b> <span id="pool-fair-share">${pct(p.fair_share_ratio)}</span>${shareBars(p.fair_share_ratio, p.usage_ratio, p.demand_ratio)}</div>
+    <div><b>Usage</b> ${pct(p.usage_ratio)} <b>Demand</b> ${pct(p.demand_ratio)}</div>
+    <div><b>Starvation</b> ${esc(p.starvation_status)} <b>Operations</b> ${p.running_operation_count}/${p.operation_count}</div>
+    <div><b>Integral</b> ${esc(p.integral_guarantee_type)} · volume <span id="integral-volume">${esc(vol || '0')}</span> · capacity ${esc(cap || '0')}</div>
+  </section>
+  <h2>Edit an attribute</h2>
+  <form id="edit" class="edit">
+    <select id="edit-attr">${Object.keys(attrs).map((k) => `<option${k === 'weight' ? ' selected' : ''}>${esc(k)}</option>`).join('')}</select>
+    <input id="edit-value" size="50" value="${esc(JSON.stringify(attrs.weight))}">
+    <button type="button" id="edit-preview">Preview</button>
+    <button type="submit" id="edit-save">Save</button>
+    <span class="hint">JSON value; Preview is a dry run (nothing changes); admins only</span>
+  </form>
+  <div id="edit-result"></div>
+  <h2>Attributes</h2><table class="kv">${attrRows}</table>
+  <h2>Operations (${ops.operations.length})</h2>
+  <table><thead><tr><th>Id</th><th>User</th><th>State</th><th>Running/total jobs</th><th>Started</th></tr></thead><tbody>${opRows}</tbody></table>`;
+  const attrSel = main.querySelector('#edit-attr'), input = main.querySelector('#edit-value'), out = main.querySelector('#edit-result');
+  attrSel.addEventListener('change', () => { input.value = JSON.stringify(attrs[attrSel.value]); });
+  const parse = () => {
+    try { return { value: JSON.parse(input.value) }; } catch (e) { return { error: `${attrSel.value}: not a JSON value: ${e.message}` }; }
+  };
+  const run = async (dry) => {
+    const v = parse();
+    if (v.error) { out.innerHTML = errorBox({ message: v.error }); return; }
+    out.innerHTML = '<p>…</p>';
+    try {
+      const r = await api.set(`${path}/@${attrSel.value}`, v.value, dry);
+      if (dry) out.innerHTML = `<div id="dry-run"><h3>Preview: fair shares after setting ${esc(attrSel.value)} = ${esc(input.value)} (not applied)</h3>${diffTable(r)}</div>`;
+      else { await poolPage(main, [tree, name]); main.querySelector('#edit-result').innerHTML = `<p class="ok" id="saved">Saved ${esc(attrSel.value)} = ${esc(input.value)}</p>`; }
+    } catch (e) { out.innerHTML = `<div id="refusal">${errorBox(e)}</div>`; }
+  };
+  main.querySelector('#edit-preview').addEventListener('click', () => run(true));
+  main.querySelector('#edit').addEventListener('submit', (ev) => { ev.preventDefault(); run(false); });
+}
