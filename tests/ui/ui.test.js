@@ -210,7 +210,9 @@ async function login(page, token) {
       `${ytCalls.length} calls; ${JSON.stringify(ytCalls.find((h) => !Object.keys(h).some((k) => k.startsWith('x-yt-parameters'))))}`);
   } catch (e) {
     check('the browser checks ran to the end', false, e.stack);
-    await shot(page, 'failure').catch(() => {});
+    // not beside the page screenshots the README links: a failure's picture is not documentation
+    const where = path.join(require('os').tmpdir(), `poolsched-ui-failure-${process.pid}.png`);
+    await page.screenshot({ path: where, fullPage: true }).then(() => console.log(`failure screenshot: ${where}`), () => {});
   } finally {
     await browser.close();
   }
