@@ -59,6 +59,11 @@ struct ps_cgroup_job {
     char procs_file[H_COUNT][PATH_MAX + 16];    /* <dir>/cgroup.procs of the unique dirs */
     const char *procs_list[H_COUNT + 1];        /* NULL-terminated, for joining */
     int64_t base_oom_kills, base_throttled;     /* reused v1 cgroup: counters at reuse */
+    /* What this process last wrote to the limit files ("" unknown): a value already there is
+     * not written again (the CPU monitor sets the guarantee on every adjustment period). */
+    char last_cpu_quota[64];        /* v2 cpu.max, v1 cpu.cfs_quota_us (period is constant) */
+    char last_cpu_weight[32];       /* v2 cpu.weight, v1 cpu.shares */
+    char last_memory_limit[32];     /* v2 memory.max, v1 memory.limit_in_bytes */
 };
 
 /* ---------------------------------------------------------------------------------------------
@@ -885,7 +890,27 @@ static bool reset_for_pool(struct ps_cgroup_job *job)
         ok = ok && write_file(d, "memory.max_usage_in_bytes", "0", NULL) == 0;
         ok = ok && write_file(d, "memory.failcnt", "0", NULL) == 0;
     }
+    /* the values just written, for the next job's setters; unknown when a step failed */
+    snprintf(job->last_cpu_quota, sizeof job->last_cpu_quota, "%s",
+             ok && job->caps.cpu_limit ? "-1" : "");
+    snprintf(job->last_cpu_weight, sizeof job->last_cpu_weight, "%s",
+             ok && job->caps.cpu_weight ? "1024" : "");
+    snprintf(job->last_memory_limit, sizeof job->last_memory_limit, "%s",
+             ok && job->caps.memory ? "-1" : "");
     return ok;
+}
+
+/* Writes value to dir/name unless it is `last` (what was written there before); remembers it. */
+static int write_changed(const char *dir, const char *name, const char *value, char *last,
+                         size_t last_size, struct ps_error *err)
+{
+    if (last[0] && strcmp(last, value) == 0)
+        return 0;
+    last[0] = '\0';
+    if (write_file(dir, name, value, err) != 0)
+        return PS_EIO;
+    snprintf(last, last_size, "%s", value);
+    return 0;
 }
 
 int ps_cgroup_job_create(struct ps_cgroup_system *sys, const char *job_id,
@@ -985,13 +1010,19 @@ int ps_cgroup_job_set_cpu_limit(struct ps_cgroup_job *job, double cores, struct 
             snprintf(value, sizeof value, "max %d", PS_CGROUP_CPU_PERIOD_US);
         else
             snprintf(value, sizeof value, "%lld %d", (long long)quota, PS_CGROUP_CPU_PERIOD_US);
-        return write_file(job->dir[0], "cpu.max", value, err) ? PS_EIO : 0;
+        return write_changed(job->dir[0], "cpu.max", value, job->last_cpu_quota,
+                             sizeof job->last_cpu_quota, err);
     }
-    snprintf(value, sizeof value, "%d", PS_CGROUP_CPU_PERIOD_US);
-    if (write_file(job->dir[H_CPU], "cpu.cfs_period_us", value, err) != 0)
-        return PS_EIO;
     snprintf(value, sizeof value, "%lld", (long long)quota);
-    return write_file(job->dir[H_CPU], "cpu.cfs_quota_us", value, err) ? PS_EIO : 0;
+    if (job->last_cpu_quota[0] && strcmp(job->last_cpu_quota, value) == 0)
+        return 0;
+    char period[32];
+    snprintf(period, sizeof period, "%d", PS_CGROUP_CPU_PERIOD_US);
+    job->last_cpu_quota[0] = '\0';
+    if (write_file(job->dir[H_CPU], "cpu.cfs_period_us", period, err) != 0)
+        return PS_EIO;
+    return write_changed(job->dir[H_CPU], "cpu.cfs_quota_us", value, job->last_cpu_quota,
+                         sizeof job->last_cpu_quota, err);
 }
 
 int ps_cgroup_job_set_cpu_guarantee(struct ps_cgroup_job *job, double cores,
@@ -1004,10 +1035,12 @@ int ps_cgroup_job_set_cpu_guarantee(struct ps_cgroup_job *job, double cores,
     char value[32];
     if (is_v2(job)) {
         snprintf(value, sizeof value, "%lld", (long long)ps_cgroup_cpu_weight_v2(cores));
-        return write_file(job->dir[0], "cpu.weight", value, err) ? PS_EIO : 0;
+        return write_changed(job->dir[0], "cpu.weight", value, job->last_cpu_weight,
+                             sizeof job->last_cpu_weight, err);
     }
     snprintf(value, sizeof value, "%lld", (long long)ps_cgroup_cpu_shares_v1(cores));
-    return write_file(job->dir[H_CPU], "cpu.shares", value, err) ? PS_EIO : 0;
+    return write_changed(job->dir[H_CPU], "cpu.shares", value, job->last_cpu_weight,
+                         sizeof job->last_cpu_weight, err);
 }
 
 int ps_cgroup_job_set_memory_limit(struct ps_cgroup_job *job, int64_t bytes,
@@ -1021,10 +1054,12 @@ int ps_cgroup_job_set_memory_limit(struct ps_cgroup_job *job, int64_t bytes,
             snprintf(value, sizeof value, "max");
         else
             snprintf(value, sizeof value, "%lld", (long long)bytes);
-        return write_file(job->dir[0], "memory.max", value, err) ? PS_EIO : 0;
+        return write_changed(job->dir[0], "memory.max", value, job->last_memory_limit,
+                             sizeof job->last_memory_limit, err);
     }
     snprintf(value, sizeof value, "%lld", bytes <= 0 ? -1LL : (long long)bytes);
-    return write_file(job->dir[H_MEMORY], "memory.limit_in_bytes", value, err) ? PS_EIO : 0;
+    return write_changed(job->dir[H_MEMORY], "memory.limit_in_bytes", value,
+                         job->last_memory_limit, sizeof job->last_memory_limit, err);
 }
 
 int ps_cgroup_job_read(struct ps_cgroup_job *job, struct ps_cgroup_usage *out,
