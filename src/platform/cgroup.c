@@ -64,6 +64,10 @@ struct ps_cgroup_job {
     char last_cpu_quota[64];        /* v2 cpu.max, v1 cpu.cfs_quota_us (period is constant) */
     char last_cpu_weight[32];       /* v2 cpu.weight, v1 cpu.shares */
     char last_memory_limit[32];     /* v2 memory.max, v1 memory.limit_in_bytes */
+    /* A reused v1 cgroup: limits its new job has not set yet, still the previous job's values
+     * until ps_cgroup_job_unset_limits_default writes the defaults (the job's own setters
+     * usually write the same values again, so the pool skips a reset and a rewrite). */
+    bool default_cpu_quota, default_cpu_weight, default_memory_limit;
 };
 
 /* ---------------------------------------------------------------------------------------------
@@ -878,25 +882,18 @@ static bool reset_for_pool(struct ps_cgroup_job *job)
     bool ok = true;
     if (job->caps.cpu_usage)
         ok = ok && write_file(job->dir[H_CPUACCT], "cpuacct.usage", "0", NULL) == 0;
-    if (job->caps.cpu_limit)
-        ok = ok && write_file(job->dir[H_CPU], "cpu.cfs_quota_us", "-1", NULL) == 0;
-    if (job->caps.cpu_weight)
-        ok = ok && write_file(job->dir[H_CPU], "cpu.shares", "1024", NULL) == 0;
     if (job->caps.memory) {
         const char *d = job->dir[H_MEMORY];
         if (ok && memory_has_pages(d))
             ok = write_file(d, "memory.force_empty", "0", NULL) == 0;
-        ok = ok && write_file(d, "memory.limit_in_bytes", "-1", NULL) == 0;
         ok = ok && write_file(d, "memory.max_usage_in_bytes", "0", NULL) == 0;
         ok = ok && write_file(d, "memory.failcnt", "0", NULL) == 0;
     }
-    /* the values just written, for the next job's setters; unknown when a step failed */
-    snprintf(job->last_cpu_quota, sizeof job->last_cpu_quota, "%s",
-             ok && job->caps.cpu_limit ? "-1" : "");
-    snprintf(job->last_cpu_weight, sizeof job->last_cpu_weight, "%s",
-             ok && job->caps.cpu_weight ? "1024" : "");
-    snprintf(job->last_memory_limit, sizeof job->last_memory_limit, "%s",
-             ok && job->caps.memory ? "-1" : "");
+    /* The limits (cfs_quota_us -1, shares 1024, limit_in_bytes -1) are reset when the next job
+     * is ready to run, those it did not set itself (ps_cgroup_job_unset_limits_default). */
+    job->default_cpu_quota = job->caps.cpu_limit;
+    job->default_cpu_weight = job->caps.cpu_weight;
+    job->default_memory_limit = job->caps.memory;
     return ok;
 }
 
@@ -987,8 +984,22 @@ const char *const *ps_cgroup_job_procs_files(const struct ps_cgroup_job *job)
     return job->procs_list;
 }
 
+int ps_cgroup_job_unset_limits_default(struct ps_cgroup_job *job, struct ps_error *err)
+{
+    int rc = 0;
+    if (job->default_cpu_quota)
+        rc = ps_cgroup_job_set_cpu_limit(job, -1, err);
+    if (rc == 0 && job->default_cpu_weight)
+        rc = ps_cgroup_job_set_cpu_guarantee(job, 1, err);     /* 1024 shares */
+    if (rc == 0 && job->default_memory_limit)
+        rc = ps_cgroup_job_set_memory_limit(job, -1, err);
+    return rc;
+}
+
 int ps_cgroup_job_attach(struct ps_cgroup_job *job, pid_t pid, struct ps_error *err)
 {
+    if (ps_cgroup_job_unset_limits_default(job, err) != 0)
+        return PS_EIO;
     char value[32];
     snprintf(value, sizeof value, "%d", (int)pid);
     for (int h = 0; h < H_COUNT; h++)
@@ -1004,6 +1015,7 @@ int ps_cgroup_job_set_cpu_limit(struct ps_cgroup_job *job, double cores, struct 
     if (isnan(cores))
         return ps_error_set(err, PS_EINVAL, "cpu limit: not a number");
     int64_t quota = ps_cgroup_cpu_quota_us(cores);
+    job->default_cpu_quota = false;
     char value[64];
     if (is_v2(job)) {
         if (quota < 0)
@@ -1032,6 +1044,7 @@ int ps_cgroup_job_set_cpu_guarantee(struct ps_cgroup_job *job, double cores,
         return ps_error_set(err, PS_ESTATE, "cgroups: no cpu controller for CPU weights");
     if (isnan(cores) || cores < 0)
         return ps_error_set(err, PS_EINVAL, "cpu guarantee: %g cores must be >= 0", cores);
+    job->default_cpu_weight = false;
     char value[32];
     if (is_v2(job)) {
         snprintf(value, sizeof value, "%lld", (long long)ps_cgroup_cpu_weight_v2(cores));
@@ -1048,6 +1061,7 @@ int ps_cgroup_job_set_memory_limit(struct ps_cgroup_job *job, int64_t bytes,
 {
     if (!job->caps.memory)
         return ps_error_set(err, PS_ESTATE, "cgroups: no memory controller to limit memory");
+    job->default_memory_limit = false;
     char value[32];
     if (is_v2(job)) {
         if (bytes <= 0)
