@@ -15,8 +15,8 @@
  *
  * One thread per process reads the pipes of every capture through one epoll set, one read per
  * ready pipe per round (a chatty job cannot starve the others); a thread per job cost a clone,
- * an 8 MiB stack mapping and its unmapping per job, a quarter of the agent's CPU per job
- * (docs/performance.md). It starts with the first capture and runs until the process exits.
+ * an 8 MiB stack mapping and its unmapping per job (docs/performance.md, e2e). It starts with
+ * the first capture and runs until the process exits.
  * A stream's file is created by the reader on
  * the stream's first byte, not before: most short jobs write nothing, and a file created and
  * unlinked per job is a real cost on disk file systems (docs/performance.md, e2e). Creation is
