@@ -288,6 +288,11 @@ static void *loop_main(void *arg)
             nanosleep(&ts, NULL);
             continue;
         }
+        /* Pairs with the registration under loop.mu: what ps_capture_start wrote before it
+         * happens before this round reads it (a handoff through epoll alone is no ordering in
+         * the memory model). */
+        pthread_mutex_lock(&loop.mu);
+        pthread_mutex_unlock(&loop.mu);
         bool wake = false;
         for (int k = 0; k < n; k++) {
             struct stream *s = ev[k].data.ptr;
@@ -429,6 +434,7 @@ int ps_capture_start(const char *stdout_path, int64_t stdout_cap_bytes, const ch
     if (rc == 0)
         rc = open_stream(c, &c->s[1], "stderr", stderr_path, stderr_cap_bytes, stderr_fd, err);
     /* stderr first: once stdout is in the set too, the loop may release c at any moment */
+    pthread_mutex_lock(&loop.mu);
     for (int i = 1; rc == 0 && i >= 0; i--) {
         struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &c->s[i]};
         if (epoll_ctl(loop.epfd, EPOLL_CTL_ADD, c->s[i].pipe_r, &ev) != 0) {
@@ -439,13 +445,15 @@ int ps_capture_start(const char *stdout_path, int64_t stdout_cap_bytes, const ch
                 (void)epoll_ctl(loop.epfd, EPOLL_CTL_DEL, c->s[1].pipe_r, NULL);
         }
     }
+    if (rc == 0)
+        c->registered = true;
+    pthread_mutex_unlock(&loop.mu);
     if (rc != 0) {
         close_fd(stdout_fd);
         close_fd(stderr_fd);
         destroy(c);
         return rc;
     }
-    c->registered = true;
     *out = c;
     return 0;
 }
