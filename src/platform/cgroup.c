@@ -68,6 +68,14 @@ struct ps_cgroup_job {
      * until ps_cgroup_job_unset_limits_default writes the defaults (the job's own setters
      * usually write the same values again, so the pool skips a reset and a rewrite). */
     bool default_cpu_quota, default_cpu_weight, default_memory_limit;
+    /* The usage files, opened once and re-read with pread from offset 0 (kernfs regenerates
+     * them): a sample was an open and a path walk per file. Kept across pool reuse (a rename
+     * keeps open files valid); closed before the directories are removed. */
+    struct read_fd {
+        const char *dir, *name;     /* dir is one of this job's dir[] slots */
+        int fd;
+    } rfd[8];
+    int rfd_count;
 };
 
 /* ---------------------------------------------------------------------------------------------
@@ -143,12 +151,50 @@ static bool file_exists(const char *dir, const char *name)
     return path_join(path, sizeof path, dir, name) && access(path, F_OK) == 0;
 }
 
-/* Reads an integer file. */
-static int read_int(const char *dir, const char *name, int64_t *value, struct ps_error *err)
+/* read_file on a file of the job, through its kept descriptor. */
+static int job_read_file(struct ps_cgroup_job *job, const char *dir, const char *name, char *buf,
+                         size_t size, size_t *len, struct ps_error *err)
+{
+    struct read_fd *r = NULL;
+    for (int i = 0; i < job->rfd_count && !r; i++)
+        if (job->rfd[i].dir == dir && strcmp(job->rfd[i].name, name) == 0)
+            r = &job->rfd[i];
+    if (!r) {
+        char path[PATH_MAX];
+        int fd = -1;
+        if (job->rfd_count < (int)(sizeof job->rfd / sizeof job->rfd[0]) &&
+            path_join(path, sizeof path, dir, name))
+            fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)     /* no room, or let read_file say why */
+            return read_file(dir, name, buf, size, len, err);
+        r = &job->rfd[job->rfd_count++];
+        *r = (struct read_fd){dir, name, fd};
+    }
+    size_t used = 0;
+    while (used < size - 1) {
+        ssize_t n = pread(r->fd, buf + used, size - 1 - used, (off_t)used);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            buf[0] = '\0';
+            *len = 0;
+            return ps_error_set(err, PS_EIO, "read(%s/%s): %s", dir, name, strerror(errno));
+        }
+        if (n == 0)
+            break;
+        used += (size_t)n;
+    }
+    buf[used] = '\0';
+    *len = used;
+    return 0;
+}
+
+static int job_read_int(struct ps_cgroup_job *job, const char *dir, const char *name,
+                        int64_t *value, struct ps_error *err)
 {
     char buf[64];
     size_t len;
-    int rc = read_file(dir, name, buf, sizeof buf, &len, err);
+    int rc = job_read_file(job, dir, name, buf, sizeof buf, &len, err);
     if (rc != 0)
         return rc;
     if (ps_cgroup_parse_int(buf, len, value) != 0)
@@ -156,13 +202,12 @@ static int read_int(const char *dir, const char *name, int64_t *value, struct ps
     return 0;
 }
 
-/* Reads "key N" from a flat-keyed file; *value = -1 when the key is absent. */
-static int read_key(const char *dir, const char *name, const char *key, int64_t *value,
-                    struct ps_error *err)
+static int job_read_key(struct ps_cgroup_job *job, const char *dir, const char *name,
+                        const char *key, int64_t *value, struct ps_error *err)
 {
     char buf[4096];
     size_t len;
-    int rc = read_file(dir, name, buf, sizeof buf, &len, err);
+    int rc = job_read_file(job, dir, name, buf, sizeof buf, &len, err);
     if (rc != 0)
         return rc;
     rc = ps_cgroup_parse_key_value(buf, len, key, value);
@@ -173,6 +218,13 @@ static int read_key(const char *dir, const char *name, const char *key, int64_t 
     if (rc != 0)
         return ps_error_set(err, PS_EIO, "%s/%s: \"%s\" is not an integer", dir, name, key);
     return 0;
+}
+
+static void job_close_reads(struct ps_cgroup_job *job)
+{
+    for (int i = 0; i < job->rfd_count; i++)
+        close(job->rfd[i].fd);
+    job->rfd_count = 0;
 }
 
 /* The pids in dir/cgroup.procs; returns how many were stored (at most max) or a negative code;
@@ -738,6 +790,7 @@ void ps_cgroup_system_free(struct ps_cgroup_system *sys)
         return;
     while (sys->pool_count > 0) {
         struct ps_cgroup_job *job = sys->pool[--sys->pool_count];
+        job_close_reads(job);
         for (int h = 0; h < H_COUNT; h++)
             if (job->unique[h])
                 (void)remove_dir(job->dir[h], 1000, NULL);
@@ -797,6 +850,7 @@ static void set_procs_files(struct ps_cgroup_job *job)
 
 static void pool_discard(struct ps_cgroup_job *job)
 {
+    job_close_reads(job);
     for (int h = 0; h < H_COUNT; h++)
         if (job->unique[h])
             (void)remove_dir(job->dir[h], 1000, NULL);
@@ -834,11 +888,12 @@ static struct ps_cgroup_job *reuse_from_pool(struct ps_cgroup_system *sys, const
         }
         int64_t v = 0;
         if (ok && job->caps.memory)
-            ok = read_key(job->dir[H_MEMORY], "memory.oom_control", "oom_kill", &v, NULL) == 0;
+            ok = job_read_key(job, job->dir[H_MEMORY], "memory.oom_control", "oom_kill", &v,
+                              NULL) == 0;
         job->base_oom_kills = v;
         v = 0;
         if (ok && job->caps.cpu_limit)
-            ok = read_key(job->dir[H_CPU], "cpu.stat", "nr_throttled", &v, NULL) == 0;
+            ok = job_read_key(job, job->dir[H_CPU], "cpu.stat", "nr_throttled", &v, NULL) == 0;
         job->base_throttled = v;
         if (!ok) {
             pool_discard(job);
@@ -1084,42 +1139,42 @@ int ps_cgroup_job_read(struct ps_cgroup_job *job, struct ps_cgroup_usage *out,
     int rc = 0;
     if (is_v2(job)) {
         const char *d = job->dir[0];
-        rc = read_key(d, "cpu.stat", "usage_usec", &out->cpu_usec, err);
+        rc = job_read_key(job, d, "cpu.stat", "usage_usec", &out->cpu_usec, err);
         if (rc == 0 && job->caps.cpu_limit)
-            rc = read_key(d, "cpu.stat", "nr_throttled", &out->cpu_throttled_periods, err);
+            rc = job_read_key(job, d, "cpu.stat", "nr_throttled", &out->cpu_throttled_periods, err);
         if (rc == 0 && job->caps.memory) {
-            rc = read_int(d, "memory.current", &out->memory_bytes, err);
+            rc = job_read_int(job, d, "memory.current", &out->memory_bytes, err);
             if (rc == 0 && job->has_peak)
-                rc = read_int(d, "memory.peak", &out->memory_peak_bytes, err);
+                rc = job_read_int(job, d, "memory.peak", &out->memory_peak_bytes, err);
             if (rc == 0)
-                rc = read_key(d, "memory.events", "oom_kill", &out->oom_kills, err);
+                rc = job_read_key(job, d, "memory.events", "oom_kill", &out->oom_kills, err);
             if (rc == 0)
-                rc = read_key(d, "memory.events", "max", &out->limit_hits, err);
+                rc = job_read_key(job, d, "memory.events", "max", &out->limit_hits, err);
         }
         return rc;
     }
     if (job->caps.cpu_limit)
-        rc = read_key(job->dir[H_CPU], "cpu.stat", "nr_throttled", &out->cpu_throttled_periods,
-                      err);
+        rc = job_read_key(job, job->dir[H_CPU], "cpu.stat", "nr_throttled",
+                          &out->cpu_throttled_periods, err);
     if (rc == 0 && out->cpu_throttled_periods >= job->base_throttled)
         out->cpu_throttled_periods -= job->base_throttled;
     if (rc == 0 && job->caps.cpu_usage) {
         int64_t ns;
-        rc = read_int(job->dir[H_CPUACCT], "cpuacct.usage", &ns, err);
+        rc = job_read_int(job, job->dir[H_CPUACCT], "cpuacct.usage", &ns, err);
         if (rc == 0)
             out->cpu_usec = ns / 1000;
     }
     if (rc == 0 && job->caps.memory) {
         const char *d = job->dir[H_MEMORY];
-        rc = read_int(d, "memory.usage_in_bytes", &out->memory_bytes, err);
+        rc = job_read_int(job, d, "memory.usage_in_bytes", &out->memory_bytes, err);
         if (rc == 0)
-            rc = read_int(d, "memory.max_usage_in_bytes", &out->memory_peak_bytes, err);
+            rc = job_read_int(job, d, "memory.max_usage_in_bytes", &out->memory_peak_bytes, err);
         if (rc == 0)    /* oom_kill appeared in memory.oom_control in Linux 4.13 */
-            rc = read_key(d, "memory.oom_control", "oom_kill", &out->oom_kills, err);
+            rc = job_read_key(job, d, "memory.oom_control", "oom_kill", &out->oom_kills, err);
         if (rc == 0 && out->oom_kills >= job->base_oom_kills)
             out->oom_kills -= job->base_oom_kills;
         if (rc == 0)
-            rc = read_int(d, "memory.failcnt", &out->limit_hits, err);
+            rc = job_read_int(job, d, "memory.failcnt", &out->limit_hits, err);
     }
     return rc;
 }
@@ -1149,6 +1204,7 @@ int ps_cgroup_job_destroy(struct ps_cgroup_job *job, struct ps_error *err)
         sys->job_count--;
         return 0;
     }
+    job_close_reads(job);
     for (int h = 0; h < H_COUNT; h++) {
         if (!job->unique[h])
             continue;
