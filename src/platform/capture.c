@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -18,7 +20,10 @@
 #define DRAIN_LIMIT (1 << 20)   /* bytes taken per stream after stop: a writer that never stops
                                  * must not keep the agent waiting */
 
+struct ps_capture;
+
 struct stream {
+    struct ps_capture *owner;
     const char *name;
     char path[PATH_MAX];        /* where the file is (or will be) */
     int file_fd;                /* -1 until the first byte to keep arrives (see open_file) */
@@ -44,15 +49,31 @@ static void put(char *out, size_t size, const char *fmt, ...)
 }
 
 struct ps_capture {
-    pthread_mutex_t mu;
+    pthread_mutex_t mu;         /* the streams' data, between the loop and the caller */
     pthread_cond_t cv;
-    pthread_t thread;
-    bool thread_started;
-    bool thread_done;           /* the reader left its loop (under mu) */
-    bool joined;
-    int stop_r, stop_w;
+    bool registered;            /* the pipes are in the loop's epoll set */
+    bool released;              /* the loop has let go of the capture (under mu): both pipes
+                                 * reached end of file, or a stop request was served */
+    bool stop_queued;           /* on the loop's stop list (under the loop's mu) */
+    bool finished;              /* finish ran: pipes closed, final layout written */
+    struct ps_capture *next_stop;
     struct stream s[2];
 };
+
+/* The one capture loop of the process: a thread reading every capture's pipes through one
+ * epoll set. Started on the first capture and kept for the life of the process (an agent runs
+ * jobs until it exits). Only the loop thread reads the pipes, closes them, or takes them out
+ * of the epoll set, so an event it holds never names a closed or reused descriptor. */
+static struct {
+    pthread_once_t once;
+    int start_error;            /* errno of the failed setup, 0 when the loop runs */
+    const char *start_call;
+    pthread_mutex_t mu;         /* guards stops and every capture's stop_queued; taken before
+                                 * a capture's mu, never after */
+    int epfd, wake_fd;
+    struct ps_capture *stops;   /* captures whose pipes the loop is to drain and drop */
+} loop = {.once = PTHREAD_ONCE_INIT, .epfd = -1, .wake_fd = -1,
+          .mu = PTHREAD_MUTEX_INITIALIZER};
 
 static void set_error(struct stream *s, const char *call, int e)
 {
@@ -190,74 +211,157 @@ static void finalize(struct stream *s)
     }
 }
 
-static void read_once(struct ps_capture *c, struct stream *s, char *buf, bool *eof)
+/* One read from the stream's pipe (the loop thread only). Returns false at end of file or on
+ * a read error, after taking the pipe out of the epoll set and closing it. */
+static bool read_once(struct stream *s, char *buf)
 {
-    *eof = false;
     ssize_t n = read(s->pipe_r, buf, READ_CHUNK);
     if (n > 0) {
-        pthread_mutex_lock(&c->mu);
+        pthread_mutex_lock(&s->owner->mu);
         sink(s, buf, (size_t)n);
-        pthread_mutex_unlock(&c->mu);
-    } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
-        close(s->pipe_r);
-        s->pipe_r = -1;
-        *eof = true;
+        pthread_mutex_unlock(&s->owner->mu);
+        return true;
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        return true;
+    (void)epoll_ctl(loop.epfd, EPOLL_CTL_DEL, s->pipe_r, NULL);
+    close(s->pipe_r);
+    s->pipe_r = -1;
+    return false;
+}
+
+/* Lets the caller have the capture (the loop thread only): after this the loop never touches
+ * it again, and finish may free it. */
+static void release(struct ps_capture *c)
+{
+    pthread_mutex_lock(&c->mu);
+    c->released = true;
+    pthread_cond_broadcast(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+}
+
+/* Serves the stop requests: takes what is in each pipe now, up to DRAIN_LIMIT per stream (a
+ * writer that never stops must not keep the loop), then drops the pipes. */
+static void serve_stops(char *buf)
+{
+    uint64_t v;
+    while (read(loop.wake_fd, &v, sizeof v) < 0 && errno == EINTR)
+        ;
+    pthread_mutex_lock(&loop.mu);
+    struct ps_capture *list = loop.stops;
+    loop.stops = NULL;
+    pthread_mutex_unlock(&loop.mu);
+    while (list) {
+        struct ps_capture *c = list;
+        list = c->next_stop;
+        for (int i = 0; i < 2; i++) {
+            struct stream *s = &c->s[i];
+            int64_t before = s->total;
+            while (s->pipe_r >= 0 && s->total - before < DRAIN_LIMIT) {
+                int64_t t = s->total;
+                if (read_once(s, buf) && s->total == t)
+                    break;      /* empty for now */
+            }
+            if (s->pipe_r >= 0) {
+                (void)epoll_ctl(loop.epfd, EPOLL_CTL_DEL, s->pipe_r, NULL);
+                close(s->pipe_r);
+                s->pipe_r = -1;
+            }
+        }
+        release(c);
     }
 }
 
-static void *reader_main(void *arg)
+#define MAX_EVENTS 64
+
+static void *loop_main(void *arg)
 {
-    struct ps_capture *c = arg;
-    char *buf = malloc(READ_CHUNK);
-    bool stop = false;
-    while (buf && !stop && (c->s[0].pipe_r >= 0 || c->s[1].pipe_r >= 0)) {
-        struct pollfd pfd[3];
-        int idx[3];
-        int n = 0;
-        for (int i = 0; i < 2; i++)
-            if (c->s[i].pipe_r >= 0) {
-                pfd[n] = (struct pollfd){.fd = c->s[i].pipe_r, .events = POLLIN};
-                idx[n++] = i;
-            }
-        pfd[n] = (struct pollfd){.fd = c->stop_r, .events = POLLIN};
-        idx[n++] = -1;
-        if (poll(pfd, (nfds_t)n, -1) < 0) {
+    char *buf = arg;
+    struct epoll_event ev[MAX_EVENTS];
+    for (;;) {
+        int n = epoll_wait(loop.epfd, ev, MAX_EVENTS, -1);
+        if (n < 0) {
             if (errno == EINTR)
                 continue;
-            break;
+            /* cannot happen with a valid epfd and buffer; do not spin */
+            struct timespec ts = {.tv_sec = 0, .tv_nsec = 10000000};
+            nanosleep(&ts, NULL);
+            continue;
         }
+        /* Pairs with the registration under loop.mu: what ps_capture_start wrote before it
+         * happens before this round reads it (a handoff through epoll alone is no ordering in
+         * the memory model). */
+        pthread_mutex_lock(&loop.mu);
+        pthread_mutex_unlock(&loop.mu);
+        bool wake = false;
         for (int k = 0; k < n; k++) {
-            if (!pfd[k].revents)
-                continue;
-            if (idx[k] < 0) {
-                stop = true;
+            struct stream *s = ev[k].data.ptr;
+            if (!s) {
+                wake = true;
                 continue;
             }
-            bool eof;
-            read_once(c, &c->s[idx[k]], buf, &eof);
+            /* one read per ready pipe per round: a chatty job cannot starve the others */
+            if (s->pipe_r >= 0 && !read_once(s, buf)) {
+                struct ps_capture *c = s->owner;
+                if (c->s[0].pipe_r < 0 && c->s[1].pipe_r < 0) {
+                    /* each descriptor is in one event at most, and both are gone: no later
+                     * event of this round names c */
+                    pthread_mutex_lock(&loop.mu);
+                    if (!c->stop_queued)    /* else serve_stops releases it, after the round */
+                        release(c);
+                    pthread_mutex_unlock(&loop.mu);
+                }
+            }
         }
+        /* after the round: a capture released here may be freed at once by its owner */
+        if (wake)
+            serve_stops(buf);
     }
-    /* Stopped: take what is in the pipes now, up to DRAIN_LIMIT each. */
-    for (int i = 0; buf && i < 2; i++) {
-        struct stream *s = &c->s[i];
-        int64_t before = s->total;
-        bool eof = false;
-        while (s->pipe_r >= 0 && !eof && s->total - before < DRAIN_LIMIT) {
-            int64_t t = s->total;
-            read_once(c, s, buf, &eof);
-            if (!eof && s->total == t)
-                break;      /* EAGAIN: empty */
-        }
-    }
-    free(buf);
-    pthread_mutex_lock(&c->mu);
-    if (!buf)
-        for (int i = 0; i < 2; i++)
-            set_error(&c->s[i], "malloc read buffer for", ENOMEM);
-    c->thread_done = true;
-    pthread_cond_broadcast(&c->cv);
-    pthread_mutex_unlock(&c->mu);
     return NULL;
+}
+
+static void loop_start(void)
+{
+    char *buf = malloc(READ_CHUNK);
+    loop.start_call = "malloc read buffer for output capture";
+    if (!buf) {
+        loop.start_error = ENOMEM;
+        return;
+    }
+    loop.epfd = epoll_create1(EPOLL_CLOEXEC);
+    loop.start_call = "epoll_create1 for output capture";
+    if (loop.epfd >= 0) {
+        loop.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        loop.start_call = "eventfd for output capture";
+    }
+    if (loop.epfd >= 0 && loop.wake_fd >= 0) {
+        struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
+        loop.start_call = "epoll_ctl for output capture";
+        if (epoll_ctl(loop.epfd, EPOLL_CTL_ADD, loop.wake_fd, &ev) == 0) {
+            /* The loop takes no signals: they belong to the agent's main thread. */
+            sigset_t all, old;
+            sigfillset(&all);
+            pthread_sigmask(SIG_SETMASK, &all, &old);
+            pthread_t t;
+            pthread_attr_t attr;
+            pthread_attr_init(&attr);
+            pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+            int e = pthread_create(&t, &attr, loop_main, buf);
+            pthread_attr_destroy(&attr);
+            pthread_sigmask(SIG_SETMASK, &old, NULL);
+            if (e == 0)
+                return;
+            loop.start_call = "pthread_create for output capture";
+            errno = e;
+        }
+    }
+    loop.start_error = errno ? errno : EIO;
+    free(buf);
+    if (loop.wake_fd >= 0)
+        close(loop.wake_fd);
+    if (loop.epfd >= 0)
+        close(loop.epfd);
+    loop.wake_fd = loop.epfd = -1;
 }
 
 static void close_fd(int *fd)
@@ -267,9 +371,10 @@ static void close_fd(int *fd)
     *fd = -1;
 }
 
-static int open_stream(struct stream *s, const char *name, const char *path, int64_t cap,
-                       int *write_end, struct ps_error *err)
+static int open_stream(struct ps_capture *c, struct stream *s, const char *name,
+                       const char *path, int64_t cap, int *write_end, struct ps_error *err)
 {
+    s->owner = c;
     s->name = name;
     s->cap = cap;
     s->tail_cap = cap / 2;
@@ -282,7 +387,7 @@ static int open_stream(struct stream *s, const char *name, const char *path, int
         return ps_error_set(err, PS_EIO, "pipe2 for %s: %s", name, strerror(errno));
     s->pipe_r = p[0];
     *write_end = p[1];
-    if (fcntl(s->pipe_r, F_SETFL, O_NONBLOCK) != 0)
+    if (fcntl(s->pipe_r, F_SETFL, O_NONBLOCK) != 0)     /* the job's end stays blocking */
         return ps_error_set(err, PS_EIO, "fcntl(O_NONBLOCK) on the %s pipe: %s", name,
                             strerror(errno));
     return 0;
@@ -295,8 +400,6 @@ static void destroy(struct ps_capture *c)
         close_fd(&c->s[i].pipe_r);
         free(c->s[i].ring);
     }
-    close_fd(&c->stop_r);
-    close_fd(&c->stop_w);
     pthread_cond_destroy(&c->cv);
     pthread_mutex_destroy(&c->mu);
     free(c);
@@ -311,10 +414,13 @@ int ps_capture_start(const char *stdout_path, int64_t stdout_cap_bytes, const ch
     if (stdout_cap_bytes < 0 || stderr_cap_bytes < 0)
         return ps_error_set(err, PS_EINVAL, "output caps must be >= 0 (stdout %lld, stderr "
                             "%lld)", (long long)stdout_cap_bytes, (long long)stderr_cap_bytes);
+    pthread_once(&loop.once, loop_start);
+    if (loop.start_error)
+        return ps_error_set(err, PS_EIO, "%s: %s", loop.start_call,
+                            strerror(loop.start_error));
     struct ps_capture *c = calloc(1, sizeof *c);
     if (!c)
         return ps_error_set(err, PS_ENOMEM, "capture: out of memory");
-    c->stop_r = c->stop_w = -1;
     for (int i = 0; i < 2; i++)
         c->s[i].file_fd = c->s[i].pipe_r = -1;
     pthread_mutex_init(&c->mu, NULL);
@@ -324,28 +430,24 @@ int ps_capture_start(const char *stdout_path, int64_t stdout_cap_bytes, const ch
     pthread_cond_init(&c->cv, &ca);
     pthread_condattr_destroy(&ca);
 
-    int rc = open_stream(&c->s[0], "stdout", stdout_path, stdout_cap_bytes, stdout_fd, err);
+    int rc = open_stream(c, &c->s[0], "stdout", stdout_path, stdout_cap_bytes, stdout_fd, err);
     if (rc == 0)
-        rc = open_stream(&c->s[1], "stderr", stderr_path, stderr_cap_bytes, stderr_fd, err);
-    int p[2];
-    if (rc == 0 && pipe2(p, O_CLOEXEC) != 0)
-        rc = ps_error_set(err, PS_EIO, "pipe2 for the capture's stop signal: %s",
-                          strerror(errno));
-    if (rc == 0) {
-        c->stop_r = p[0];
-        c->stop_w = p[1];
-        /* The reader takes no signals: they belong to the agent's main thread. */
-        sigset_t all, old;
-        sigfillset(&all);
-        pthread_sigmask(SIG_SETMASK, &all, &old);
-        int e = pthread_create(&c->thread, NULL, reader_main, c);
-        pthread_sigmask(SIG_SETMASK, &old, NULL);
-        if (e != 0)
-            rc = ps_error_set(err, PS_EIO, "pthread_create for output capture: %s",
-                              strerror(e));
-        else
-            c->thread_started = true;
+        rc = open_stream(c, &c->s[1], "stderr", stderr_path, stderr_cap_bytes, stderr_fd, err);
+    /* stderr first: once stdout is in the set too, the loop may release c at any moment */
+    pthread_mutex_lock(&loop.mu);
+    for (int i = 1; rc == 0 && i >= 0; i--) {
+        struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &c->s[i]};
+        if (epoll_ctl(loop.epfd, EPOLL_CTL_ADD, c->s[i].pipe_r, &ev) != 0) {
+            rc = ps_error_set(err, PS_EIO, "epoll_ctl for the %s pipe: %s", c->s[i].name,
+                              strerror(errno));
+            if (i == 0)     /* stderr is in: remove it (the loop cannot have read EOF: the
+                             * write end is still ours) */
+                (void)epoll_ctl(loop.epfd, EPOLL_CTL_DEL, c->s[1].pipe_r, NULL);
+        }
     }
+    if (rc == 0)
+        c->registered = true;
+    pthread_mutex_unlock(&loop.mu);
     if (rc != 0) {
         close_fd(stdout_fd);
         close_fd(stderr_fd);
@@ -358,27 +460,42 @@ int ps_capture_start(const char *stdout_path, int64_t stdout_cap_bytes, const ch
 
 int ps_capture_finish(struct ps_capture *c, int timeout_ms, struct ps_error *err)
 {
-    if (!c->joined) {
+    if (!c->finished) {
         struct timespec deadline;
         clock_gettime(CLOCK_MONOTONIC, &deadline);
         int64_t ns = deadline.tv_nsec + (int64_t)(timeout_ms > 0 ? timeout_ms : 0) * 1000000;
         deadline.tv_sec += (time_t)(ns / 1000000000);
         deadline.tv_nsec = (long)(ns % 1000000000);
         pthread_mutex_lock(&c->mu);
-        while (!c->thread_done)
+        while (c->registered && !c->released)
             if (pthread_cond_timedwait(&c->cv, &c->mu, &deadline) == ETIMEDOUT)
                 break;
+        bool released = !c->registered || c->released;
         pthread_mutex_unlock(&c->mu);
-        ssize_t w;
-        do
-            w = write(c->stop_w, "x", 1);
-        while (w < 0 && errno == EINTR);
-        pthread_join(c->thread, NULL);
-        c->joined = true;
-        for (int i = 0; i < 2; i++) {
-            close_fd(&c->s[i].pipe_r);
-            finalize(&c->s[i]);
+        if (!released) {
+            /* A writer is still there (a process that escaped the job): have the loop take
+             * what is buffered and let go. */
+            pthread_mutex_lock(&loop.mu);  /* lock order: loop.mu, then c->mu */
+            pthread_mutex_lock(&c->mu);
+            released = c->released;         /* end of file may have come meanwhile */
+            pthread_mutex_unlock(&c->mu);
+            if (!released) {
+                c->stop_queued = true;
+                c->next_stop = loop.stops;
+                loop.stops = c;
+            }
+            pthread_mutex_unlock(&loop.mu);
+            uint64_t one = 1;
+            while (!released && write(loop.wake_fd, &one, sizeof one) < 0 && errno == EINTR)
+                ;
+            pthread_mutex_lock(&c->mu);
+            while (!c->released)
+                pthread_cond_wait(&c->cv, &c->mu);
+            pthread_mutex_unlock(&c->mu);
         }
+        c->finished = true;
+        for (int i = 0; i < 2; i++)
+            finalize(&c->s[i]);
     }
     for (int i = 0; i < 2; i++)
         if (c->s[i].error[0])
@@ -449,7 +566,6 @@ void ps_capture_free(struct ps_capture *c)
 {
     if (!c)
         return;
-    if (c->thread_started && !c->joined)
-        (void)ps_capture_finish(c, 0, NULL);
+    (void)ps_capture_finish(c, 0, NULL);
     destroy(c);
 }

@@ -13,7 +13,11 @@
  *   head + marker + tail layout is written when the capture finishes. So the file is at most
  *   C + ~60 bytes. The tail is a ring buffer of C/2 bytes in memory, allocated on overflow.
  *
- * One thread per job reads both pipes with poll(). A stream's file is created by the reader on
+ * One thread per process reads the pipes of every capture through one epoll set, one read per
+ * ready pipe per round (a chatty job cannot starve the others); a thread per job cost a clone,
+ * an 8 MiB stack mapping and its unmapping per job (docs/performance.md, e2e). It starts with
+ * the first capture and runs until the process exits.
+ * A stream's file is created by the reader on
  * the stream's first byte, not before: most short jobs write nothing, and a file created and
  * unlinked per job is a real cost on disk file systems (docs/performance.md, e2e). Creation is
  * O_EXCL|O_NOFOLLOW, so a symlink planted in the sandbox cannot redirect it; when the name is
@@ -36,7 +40,7 @@ enum ps_capture_stream {
 
 struct ps_capture;
 
-/* Creates two pipes and the reader thread; the files (mode 0644) follow on first output.
+/* Creates two pipes and hands them to the capture loop (started on first use); the files (mode 0644) follow on first output.
  * *stdout_fd and *stderr_fd receive the pipes' write ends (close-on-exec) for the child to dup;
  * the caller closes them once the child has them (or on failure). cap_bytes >= 0 per stream.
  * Errors: PS_EINVAL for a negative cap; PS_EIO naming the call and path; PS_ENOMEM. */
@@ -45,9 +49,9 @@ int ps_capture_start(const char *stdout_path, int64_t stdout_cap_bytes, const ch
                      struct ps_capture **out, struct ps_error *err);
 
 /* Waits up to timeout_ms for both pipes to reach end of file (every writer gone), then stops
- * the reader — taking whatever is still buffered in the pipes — and writes the final head +
+ * reading — taking whatever is still buffered in the pipes, up to 1 MiB each — and writes the final head +
  * marker + tail layout. Idempotent. Returns 0, or PS_EIO when writing a file failed (the first
- * error of the reader, e.g. "write(<path>): No space left on device"). */
+ * error of the capture, e.g. "write(<path>): No space left on device"). */
 int ps_capture_finish(struct ps_capture *c, int timeout_ms, struct ps_error *err);
 
 /* Bytes the job wrote to the stream so far (kept or not). */
@@ -61,7 +65,7 @@ bool ps_capture_truncated(struct ps_capture *c, enum ps_capture_stream s);
 int ps_capture_read(struct ps_capture *c, enum ps_capture_stream s, char **data, size_t *len,
                     struct ps_error *err);
 
-/* Finishes (timeout 0) if needed, joins the thread, closes everything. The files stay. NULL is
+/* Finishes (timeout 0) if needed, closes everything. The files stay. NULL is
  * a no-op. */
 void ps_capture_free(struct ps_capture *c);
 

@@ -59,6 +59,23 @@ struct ps_cgroup_job {
     char procs_file[H_COUNT][PATH_MAX + 16];    /* <dir>/cgroup.procs of the unique dirs */
     const char *procs_list[H_COUNT + 1];        /* NULL-terminated, for joining */
     int64_t base_oom_kills, base_throttled;     /* reused v1 cgroup: counters at reuse */
+    /* What this process last wrote to the limit files ("" unknown): a value already there is
+     * not written again (the CPU monitor sets the guarantee on every adjustment period). */
+    char last_cpu_quota[64];        /* v2 cpu.max, v1 cpu.cfs_quota_us (period is constant) */
+    char last_cpu_weight[32];       /* v2 cpu.weight, v1 cpu.shares */
+    char last_memory_limit[32];     /* v2 memory.max, v1 memory.limit_in_bytes */
+    /* A reused v1 cgroup: limits its new job has not set yet, still the previous job's values
+     * until ps_cgroup_job_unset_limits_default writes the defaults (the job's own setters
+     * usually write the same values again, so the pool skips a reset and a rewrite). */
+    bool default_cpu_quota, default_cpu_weight, default_memory_limit;
+    /* The usage files, opened once and re-read with pread from offset 0 (kernfs regenerates
+     * them): a sample was an open and a path walk per file. Kept across pool reuse (a rename
+     * keeps open files valid); closed before the directories are removed. */
+    struct read_fd {
+        const char *dir, *name;     /* dir is one of this job's dir[] slots */
+        int fd;
+    } rfd[8];
+    int rfd_count;
 };
 
 /* ---------------------------------------------------------------------------------------------
@@ -134,12 +151,50 @@ static bool file_exists(const char *dir, const char *name)
     return path_join(path, sizeof path, dir, name) && access(path, F_OK) == 0;
 }
 
-/* Reads an integer file. */
-static int read_int(const char *dir, const char *name, int64_t *value, struct ps_error *err)
+/* read_file on a file of the job, through its kept descriptor. */
+static int job_read_file(struct ps_cgroup_job *job, const char *dir, const char *name, char *buf,
+                         size_t size, size_t *len, struct ps_error *err)
+{
+    struct read_fd *r = NULL;
+    for (int i = 0; i < job->rfd_count && !r; i++)
+        if (job->rfd[i].dir == dir && strcmp(job->rfd[i].name, name) == 0)
+            r = &job->rfd[i];
+    if (!r) {
+        char path[PATH_MAX];
+        int fd = -1;
+        if (job->rfd_count < (int)(sizeof job->rfd / sizeof job->rfd[0]) &&
+            path_join(path, sizeof path, dir, name))
+            fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)     /* no room, or let read_file say why */
+            return read_file(dir, name, buf, size, len, err);
+        r = &job->rfd[job->rfd_count++];
+        *r = (struct read_fd){dir, name, fd};
+    }
+    size_t used = 0;
+    while (used < size - 1) {
+        ssize_t n = pread(r->fd, buf + used, size - 1 - used, (off_t)used);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            buf[0] = '\0';
+            *len = 0;
+            return ps_error_set(err, PS_EIO, "read(%s/%s): %s", dir, name, strerror(errno));
+        }
+        if (n == 0)
+            break;
+        used += (size_t)n;
+    }
+    buf[used] = '\0';
+    *len = used;
+    return 0;
+}
+
+static int job_read_int(struct ps_cgroup_job *job, const char *dir, const char *name,
+                        int64_t *value, struct ps_error *err)
 {
     char buf[64];
     size_t len;
-    int rc = read_file(dir, name, buf, sizeof buf, &len, err);
+    int rc = job_read_file(job, dir, name, buf, sizeof buf, &len, err);
     if (rc != 0)
         return rc;
     if (ps_cgroup_parse_int(buf, len, value) != 0)
@@ -147,13 +202,12 @@ static int read_int(const char *dir, const char *name, int64_t *value, struct ps
     return 0;
 }
 
-/* Reads "key N" from a flat-keyed file; *value = -1 when the key is absent. */
-static int read_key(const char *dir, const char *name, const char *key, int64_t *value,
-                    struct ps_error *err)
+static int job_read_key(struct ps_cgroup_job *job, const char *dir, const char *name,
+                        const char *key, int64_t *value, struct ps_error *err)
 {
     char buf[4096];
     size_t len;
-    int rc = read_file(dir, name, buf, sizeof buf, &len, err);
+    int rc = job_read_file(job, dir, name, buf, sizeof buf, &len, err);
     if (rc != 0)
         return rc;
     rc = ps_cgroup_parse_key_value(buf, len, key, value);
@@ -164,6 +218,13 @@ static int read_key(const char *dir, const char *name, const char *key, int64_t 
     if (rc != 0)
         return ps_error_set(err, PS_EIO, "%s/%s: \"%s\" is not an integer", dir, name, key);
     return 0;
+}
+
+static void job_close_reads(struct ps_cgroup_job *job)
+{
+    for (int i = 0; i < job->rfd_count; i++)
+        close(job->rfd[i].fd);
+    job->rfd_count = 0;
 }
 
 /* The pids in dir/cgroup.procs; returns how many were stored (at most max) or a negative code;
@@ -729,6 +790,7 @@ void ps_cgroup_system_free(struct ps_cgroup_system *sys)
         return;
     while (sys->pool_count > 0) {
         struct ps_cgroup_job *job = sys->pool[--sys->pool_count];
+        job_close_reads(job);
         for (int h = 0; h < H_COUNT; h++)
             if (job->unique[h])
                 (void)remove_dir(job->dir[h], 1000, NULL);
@@ -788,6 +850,7 @@ static void set_procs_files(struct ps_cgroup_job *job)
 
 static void pool_discard(struct ps_cgroup_job *job)
 {
+    job_close_reads(job);
     for (int h = 0; h < H_COUNT; h++)
         if (job->unique[h])
             (void)remove_dir(job->dir[h], 1000, NULL);
@@ -825,11 +888,12 @@ static struct ps_cgroup_job *reuse_from_pool(struct ps_cgroup_system *sys, const
         }
         int64_t v = 0;
         if (ok && job->caps.memory)
-            ok = read_key(job->dir[H_MEMORY], "memory.oom_control", "oom_kill", &v, NULL) == 0;
+            ok = job_read_key(job, job->dir[H_MEMORY], "memory.oom_control", "oom_kill", &v,
+                              NULL) == 0;
         job->base_oom_kills = v;
         v = 0;
         if (ok && job->caps.cpu_limit)
-            ok = read_key(job->dir[H_CPU], "cpu.stat", "nr_throttled", &v, NULL) == 0;
+            ok = job_read_key(job, job->dir[H_CPU], "cpu.stat", "nr_throttled", &v, NULL) == 0;
         job->base_throttled = v;
         if (!ok) {
             pool_discard(job);
@@ -873,19 +937,32 @@ static bool reset_for_pool(struct ps_cgroup_job *job)
     bool ok = true;
     if (job->caps.cpu_usage)
         ok = ok && write_file(job->dir[H_CPUACCT], "cpuacct.usage", "0", NULL) == 0;
-    if (job->caps.cpu_limit)
-        ok = ok && write_file(job->dir[H_CPU], "cpu.cfs_quota_us", "-1", NULL) == 0;
-    if (job->caps.cpu_weight)
-        ok = ok && write_file(job->dir[H_CPU], "cpu.shares", "1024", NULL) == 0;
     if (job->caps.memory) {
         const char *d = job->dir[H_MEMORY];
         if (ok && memory_has_pages(d))
             ok = write_file(d, "memory.force_empty", "0", NULL) == 0;
-        ok = ok && write_file(d, "memory.limit_in_bytes", "-1", NULL) == 0;
         ok = ok && write_file(d, "memory.max_usage_in_bytes", "0", NULL) == 0;
         ok = ok && write_file(d, "memory.failcnt", "0", NULL) == 0;
     }
+    /* The limits (cfs_quota_us -1, shares 1024, limit_in_bytes -1) are reset when the next job
+     * is ready to run, those it did not set itself (ps_cgroup_job_unset_limits_default). */
+    job->default_cpu_quota = job->caps.cpu_limit;
+    job->default_cpu_weight = job->caps.cpu_weight;
+    job->default_memory_limit = job->caps.memory;
     return ok;
+}
+
+/* Writes value to dir/name unless it is `last` (what was written there before); remembers it. */
+static int write_changed(const char *dir, const char *name, const char *value, char *last,
+                         size_t last_size, struct ps_error *err)
+{
+    if (last[0] && strcmp(last, value) == 0)
+        return 0;
+    last[0] = '\0';
+    if (write_file(dir, name, value, err) != 0)
+        return PS_EIO;
+    snprintf(last, last_size, "%s", value);
+    return 0;
 }
 
 int ps_cgroup_job_create(struct ps_cgroup_system *sys, const char *job_id,
@@ -962,8 +1039,22 @@ const char *const *ps_cgroup_job_procs_files(const struct ps_cgroup_job *job)
     return job->procs_list;
 }
 
+int ps_cgroup_job_unset_limits_default(struct ps_cgroup_job *job, struct ps_error *err)
+{
+    int rc = 0;
+    if (job->default_cpu_quota)
+        rc = ps_cgroup_job_set_cpu_limit(job, -1, err);
+    if (rc == 0 && job->default_cpu_weight)
+        rc = ps_cgroup_job_set_cpu_guarantee(job, 1, err);     /* 1024 shares */
+    if (rc == 0 && job->default_memory_limit)
+        rc = ps_cgroup_job_set_memory_limit(job, -1, err);
+    return rc;
+}
+
 int ps_cgroup_job_attach(struct ps_cgroup_job *job, pid_t pid, struct ps_error *err)
 {
+    if (ps_cgroup_job_unset_limits_default(job, err) != 0)
+        return PS_EIO;
     char value[32];
     snprintf(value, sizeof value, "%d", (int)pid);
     for (int h = 0; h < H_COUNT; h++)
@@ -979,19 +1070,26 @@ int ps_cgroup_job_set_cpu_limit(struct ps_cgroup_job *job, double cores, struct 
     if (isnan(cores))
         return ps_error_set(err, PS_EINVAL, "cpu limit: not a number");
     int64_t quota = ps_cgroup_cpu_quota_us(cores);
+    job->default_cpu_quota = false;
     char value[64];
     if (is_v2(job)) {
         if (quota < 0)
             snprintf(value, sizeof value, "max %d", PS_CGROUP_CPU_PERIOD_US);
         else
             snprintf(value, sizeof value, "%lld %d", (long long)quota, PS_CGROUP_CPU_PERIOD_US);
-        return write_file(job->dir[0], "cpu.max", value, err) ? PS_EIO : 0;
+        return write_changed(job->dir[0], "cpu.max", value, job->last_cpu_quota,
+                             sizeof job->last_cpu_quota, err);
     }
-    snprintf(value, sizeof value, "%d", PS_CGROUP_CPU_PERIOD_US);
-    if (write_file(job->dir[H_CPU], "cpu.cfs_period_us", value, err) != 0)
-        return PS_EIO;
     snprintf(value, sizeof value, "%lld", (long long)quota);
-    return write_file(job->dir[H_CPU], "cpu.cfs_quota_us", value, err) ? PS_EIO : 0;
+    if (job->last_cpu_quota[0] && strcmp(job->last_cpu_quota, value) == 0)
+        return 0;
+    char period[32];
+    snprintf(period, sizeof period, "%d", PS_CGROUP_CPU_PERIOD_US);
+    job->last_cpu_quota[0] = '\0';
+    if (write_file(job->dir[H_CPU], "cpu.cfs_period_us", period, err) != 0)
+        return PS_EIO;
+    return write_changed(job->dir[H_CPU], "cpu.cfs_quota_us", value, job->last_cpu_quota,
+                         sizeof job->last_cpu_quota, err);
 }
 
 int ps_cgroup_job_set_cpu_guarantee(struct ps_cgroup_job *job, double cores,
@@ -1001,13 +1099,16 @@ int ps_cgroup_job_set_cpu_guarantee(struct ps_cgroup_job *job, double cores,
         return ps_error_set(err, PS_ESTATE, "cgroups: no cpu controller for CPU weights");
     if (isnan(cores) || cores < 0)
         return ps_error_set(err, PS_EINVAL, "cpu guarantee: %g cores must be >= 0", cores);
+    job->default_cpu_weight = false;
     char value[32];
     if (is_v2(job)) {
         snprintf(value, sizeof value, "%lld", (long long)ps_cgroup_cpu_weight_v2(cores));
-        return write_file(job->dir[0], "cpu.weight", value, err) ? PS_EIO : 0;
+        return write_changed(job->dir[0], "cpu.weight", value, job->last_cpu_weight,
+                             sizeof job->last_cpu_weight, err);
     }
     snprintf(value, sizeof value, "%lld", (long long)ps_cgroup_cpu_shares_v1(cores));
-    return write_file(job->dir[H_CPU], "cpu.shares", value, err) ? PS_EIO : 0;
+    return write_changed(job->dir[H_CPU], "cpu.shares", value, job->last_cpu_weight,
+                         sizeof job->last_cpu_weight, err);
 }
 
 int ps_cgroup_job_set_memory_limit(struct ps_cgroup_job *job, int64_t bytes,
@@ -1015,16 +1116,19 @@ int ps_cgroup_job_set_memory_limit(struct ps_cgroup_job *job, int64_t bytes,
 {
     if (!job->caps.memory)
         return ps_error_set(err, PS_ESTATE, "cgroups: no memory controller to limit memory");
+    job->default_memory_limit = false;
     char value[32];
     if (is_v2(job)) {
         if (bytes <= 0)
             snprintf(value, sizeof value, "max");
         else
             snprintf(value, sizeof value, "%lld", (long long)bytes);
-        return write_file(job->dir[0], "memory.max", value, err) ? PS_EIO : 0;
+        return write_changed(job->dir[0], "memory.max", value, job->last_memory_limit,
+                             sizeof job->last_memory_limit, err);
     }
     snprintf(value, sizeof value, "%lld", bytes <= 0 ? -1LL : (long long)bytes);
-    return write_file(job->dir[H_MEMORY], "memory.limit_in_bytes", value, err) ? PS_EIO : 0;
+    return write_changed(job->dir[H_MEMORY], "memory.limit_in_bytes", value,
+                         job->last_memory_limit, sizeof job->last_memory_limit, err);
 }
 
 int ps_cgroup_job_read(struct ps_cgroup_job *job, struct ps_cgroup_usage *out,
@@ -1035,42 +1139,42 @@ int ps_cgroup_job_read(struct ps_cgroup_job *job, struct ps_cgroup_usage *out,
     int rc = 0;
     if (is_v2(job)) {
         const char *d = job->dir[0];
-        rc = read_key(d, "cpu.stat", "usage_usec", &out->cpu_usec, err);
+        rc = job_read_key(job, d, "cpu.stat", "usage_usec", &out->cpu_usec, err);
         if (rc == 0 && job->caps.cpu_limit)
-            rc = read_key(d, "cpu.stat", "nr_throttled", &out->cpu_throttled_periods, err);
+            rc = job_read_key(job, d, "cpu.stat", "nr_throttled", &out->cpu_throttled_periods, err);
         if (rc == 0 && job->caps.memory) {
-            rc = read_int(d, "memory.current", &out->memory_bytes, err);
+            rc = job_read_int(job, d, "memory.current", &out->memory_bytes, err);
             if (rc == 0 && job->has_peak)
-                rc = read_int(d, "memory.peak", &out->memory_peak_bytes, err);
+                rc = job_read_int(job, d, "memory.peak", &out->memory_peak_bytes, err);
             if (rc == 0)
-                rc = read_key(d, "memory.events", "oom_kill", &out->oom_kills, err);
+                rc = job_read_key(job, d, "memory.events", "oom_kill", &out->oom_kills, err);
             if (rc == 0)
-                rc = read_key(d, "memory.events", "max", &out->limit_hits, err);
+                rc = job_read_key(job, d, "memory.events", "max", &out->limit_hits, err);
         }
         return rc;
     }
     if (job->caps.cpu_limit)
-        rc = read_key(job->dir[H_CPU], "cpu.stat", "nr_throttled", &out->cpu_throttled_periods,
-                      err);
+        rc = job_read_key(job, job->dir[H_CPU], "cpu.stat", "nr_throttled",
+                          &out->cpu_throttled_periods, err);
     if (rc == 0 && out->cpu_throttled_periods >= job->base_throttled)
         out->cpu_throttled_periods -= job->base_throttled;
     if (rc == 0 && job->caps.cpu_usage) {
         int64_t ns;
-        rc = read_int(job->dir[H_CPUACCT], "cpuacct.usage", &ns, err);
+        rc = job_read_int(job, job->dir[H_CPUACCT], "cpuacct.usage", &ns, err);
         if (rc == 0)
             out->cpu_usec = ns / 1000;
     }
     if (rc == 0 && job->caps.memory) {
         const char *d = job->dir[H_MEMORY];
-        rc = read_int(d, "memory.usage_in_bytes", &out->memory_bytes, err);
+        rc = job_read_int(job, d, "memory.usage_in_bytes", &out->memory_bytes, err);
         if (rc == 0)
-            rc = read_int(d, "memory.max_usage_in_bytes", &out->memory_peak_bytes, err);
+            rc = job_read_int(job, d, "memory.max_usage_in_bytes", &out->memory_peak_bytes, err);
         if (rc == 0)    /* oom_kill appeared in memory.oom_control in Linux 4.13 */
-            rc = read_key(d, "memory.oom_control", "oom_kill", &out->oom_kills, err);
+            rc = job_read_key(job, d, "memory.oom_control", "oom_kill", &out->oom_kills, err);
         if (rc == 0 && out->oom_kills >= job->base_oom_kills)
             out->oom_kills -= job->base_oom_kills;
         if (rc == 0)
-            rc = read_int(d, "memory.failcnt", &out->limit_hits, err);
+            rc = job_read_int(job, d, "memory.failcnt", &out->limit_hits, err);
     }
     return rc;
 }
@@ -1100,6 +1204,7 @@ int ps_cgroup_job_destroy(struct ps_cgroup_job *job, struct ps_error *err)
         sys->job_count--;
         return 0;
     }
+    job_close_reads(job);
     for (int h = 0; h < H_COUNT; h++) {
         if (!job->unique[h])
             continue;

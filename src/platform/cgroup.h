@@ -123,6 +123,13 @@ struct ps_cgroup_job;
 int ps_cgroup_job_create(struct ps_cgroup_system *sys, const char *job_id,
                          struct ps_cgroup_job **out, struct ps_error *err);
 
+/* Gives the limits not set since ps_cgroup_job_create their defaults (no CPU limit, the
+ * weight of one core, no memory limit): a cgroup reused from the v1 pool keeps its previous
+ * job's limits until then, so that a job setting the same values costs no write. Call it after
+ * the setters, before a process joins through ps_cgroup_job_procs_files (attach calls it).
+ * Errors: as the setters. */
+int ps_cgroup_job_unset_limits_default(struct ps_cgroup_job *job, struct ps_error *err);
+
 /* Moves process pid into the job cgroup(s) (cgroup.procs). Call it before the process runs
  * the job's command (job_process.h's attach hook) so that its children are born inside.
  * Errors: PS_EIO with "write(<path>/cgroup.procs, "<pid>"): <strerror>". */

@@ -250,6 +250,8 @@ static int setup_cgroup(struct ps_job_runner *r, const struct ps_job_spec *spec,
         rc = ps_cgroup_job_set_cpu_guarantee(r->cg, guarantee, err);
     if (rc == 0 && r->caps.memory)
         rc = ps_cgroup_job_set_memory_limit(r->cg, spec->memory_limit_bytes, err);
+    if (rc == 0)
+        rc = ps_cgroup_job_unset_limits_default(r->cg, err);
     return rc;
 }
 

@@ -419,6 +419,7 @@ void ps_sim_free(struct ps_sim *sim)
     ps_event_queue_release(&sim->queue);
     sim_host_release(sim);
     sim_buf_release(&sim->line);
+    free(sim->double_memo);
     free(sim);
 }
 

@@ -92,6 +92,13 @@ struct sim_task {
     bool memory_on;
     struct ps_memory_task memory;
     int64_t overdraft_retries;         /* pending retries with an overdraft history */
+    /* sim_res_task_memory's last answer, a pure function of `memory` (changed only where
+     * memory_version is bumped, sim_resources.c) and of overdraft_retries > 0: the shape is
+     * asked for at every snapshot rebuild, and the digest quantiles walk every bucket. */
+    uint64_t memory_version;
+    bool memo_valid, memo_retrying;
+    uint64_t memo_version;
+    int64_t memo_memory;
 };
 
 /* An operation's membership in one tree. */
@@ -275,6 +282,7 @@ struct ps_sim {
     bool reasons_dirty;                /* a heartbeat changed what it recorded for a reason */
     int64_t next_pools_row_ms;
     struct sim_buf line;               /* the output line being built */
+    struct sim_double_memo *double_memo;    /* sim_output.c: pools.csv numbers, formatted */
     int64_t reason_ms[PS_PENDING_REASON_COUNT];   /* operation x ms spent per top reason */
     struct ps_sim_stats stats;
     struct ps_node_allocation *host_allocs;   /* sim_host.c: allocations offered to the loop */
@@ -415,6 +423,9 @@ void sim_buf_puts(struct sim_buf *b, const char *s);
 void sim_buf_str(struct sim_buf *b, const char *s);              /* a JSON string literal */
 void sim_buf_int(struct sim_buf *b, int64_t x);
 void sim_buf_double(struct sim_buf *b, double x);                /* round-trip */
+/* The same text, remembered by bit pattern: pools.csv repeats most values update after update
+ * and the shortest round-trip text costs up to three snprintf and strtod. */
+void sim_buf_double_memo(struct ps_sim *sim, struct sim_buf *b, double x);
 void sim_buf_amount(struct sim_buf *b, int resource, int64_t v); /* cpu as an exact decimal */
 void sim_buf_resources(struct sim_buf *b, const struct ps_resources *r);   /* JSON map */
 void sim_buf_csv(struct sim_buf *b, const char *s);              /* a CSV field */

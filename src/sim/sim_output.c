@@ -94,6 +94,40 @@ void sim_buf_double(struct sim_buf *b, double x)
     sim_buf_puts(b, tmp);
 }
 
+#define DOUBLE_MEMO_SLOTS 4096
+
+struct sim_double_memo {
+    uint64_t bits;
+    unsigned char len;          /* 0: empty slot */
+    char text[31];
+};
+
+void sim_buf_double_memo(struct ps_sim *sim, struct sim_buf *b, double x)
+{
+    if (!sim->double_memo &&
+        !(sim->double_memo = calloc(DOUBLE_MEMO_SLOTS, sizeof *sim->double_memo))) {
+        sim_buf_double(b, x);
+        return;
+    }
+    uint64_t bits;
+    memcpy(&bits, &x, sizeof bits);
+    struct sim_double_memo *m =
+        &sim->double_memo[(bits * UINT64_C(0x9E3779B97F4A7C15)) >> 52];   /* 12 bits */
+    if (m->len == 0 || m->bits != bits) {
+        char tmp[40];
+        ps_fs_format_double(tmp, sizeof tmp, x);
+        size_t n = strlen(tmp);
+        if (n >= sizeof m->text) {      /* cannot happen for %.17g; stay correct anyway */
+            sim_buf_put(b, tmp, n);
+            return;
+        }
+        memcpy(m->text, tmp, n);
+        m->len = (unsigned char)n;
+        m->bits = bits;
+    }
+    sim_buf_put(b, m->text, m->len);
+}
+
 void sim_buf_amount(struct sim_buf *b, int resource, int64_t v)
 {
     if (resource != PS_RES_CPU || v % PS_CPU_SCALE == 0) {
@@ -242,7 +276,7 @@ void sim_pools_rows_build(struct ps_sim *sim, int tree)
         };
         for (size_t i = 0; i < sizeof values / sizeof *values; i++) {
             sim_buf_put(b, ",", 1);
-            sim_buf_double(b, values[i]);
+            sim_buf_double_memo(sim, b, values[i]);
         }
         sim_buf_put(b, ",", 1);
         sim_buf_puts(b, ps_starvation_status_name(d->starvation));

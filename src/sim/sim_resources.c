@@ -118,7 +118,11 @@ void sim_res_op_release(struct sim_op *o)
 
 int64_t sim_res_task_memory(const struct ps_sim *sim, int op, int task)
 {
-    const struct sim_task *t = &sim->ops[op].tasks[task];
+    /* the memo is written through the const view (the tasks are the simulator's own, mutable) */
+    struct sim_task *t = (struct sim_task *)&sim->ops[op].tasks[task];
+    bool retrying = t->overdraft_retries > 0;
+    if (t->memo_valid && t->memo_version == t->memory_version && t->memo_retrying == retrying)
+        return t->memo_memory;
     struct ps_memory_job job;
     ps_memory_task_reserve(&t->memory, NULL, &job);
     int64_t memory = job.memory_bytes;
@@ -134,6 +138,10 @@ int64_t sim_res_task_memory(const struct ps_sim *sim, int op, int task)
         if (job.memory_bytes > memory)
             memory = job.memory_bytes;
     }
+    t->memo_valid = true;
+    t->memo_version = t->memory_version;
+    t->memo_retrying = retrying;
+    t->memo_memory = memory;
     return memory;
 }
 
@@ -232,6 +240,7 @@ int sim_res_job_ending(struct ps_sim *sim, struct sim_job *job, enum sim_job_end
         memory_stats(sim, job, &st);
         if (kind == SIM_END_COMPLETED) {
             ps_memory_task_add_samples(&t->memory, &job->memory, &st, false, NULL);
+            t->memory_version++;
             double secs = (double)(sim->now - job->start_ms) / 1000.0;
             double reserve = (double)job->memory.user_job_memory_reserve_bytes;
             double used = (double)st.user_job_max_memory_bytes;
@@ -244,6 +253,7 @@ int sim_res_job_ending(struct ps_sim *sim, struct sim_job *job, enum sim_job_end
             ps_memory_task_add_samples(&t->memory, &job->memory, &st, true, NULL);
             ps_memory_task_on_resource_overdraft(&t->memory, &job->memory, &st, &job->overdraft,
                                                  NULL);
+            t->memory_version++;
             sim->res.overdraft_aborts++;
         } else if (kind == SIM_END_FAILED && reason && strcmp(reason, "Memory limit exceeded") == 0) {
             sim->res.memory_limit_failures++;

@@ -433,6 +433,32 @@ static void test_fake_v1_formats(void **state)
     read_back(dir, rel, buf, sizeof buf);
     assert_string_equal(buf, "-1");
 
+    /* A value already written is not written again (the CPU monitor sets the guarantee every
+     * adjustment period): a file changed behind the agent's back shows whether it was. */
+    put_file(dir, rel, "untouched");
+    assert_int_equal(ps_cgroup_job_set_memory_limit(j, 0, &err), 0);       /* still -1 */
+    read_back(dir, rel, buf, sizeof buf);
+    assert_string_equal(buf, "untouched");
+    assert_int_equal(ps_cgroup_job_set_memory_limit(j, 4096, &err), 0);
+    read_back(dir, rel, buf, sizeof buf);
+    assert_string_equal(buf, "4096");
+    snprintf(rel, sizeof rel, "%scpu.shares", cj);
+    put_file(dir, rel, "untouched");
+    assert_int_equal(ps_cgroup_job_set_cpu_guarantee(j, 1.5, &err), 0);
+    read_back(dir, rel, buf, sizeof buf);
+    assert_string_equal(buf, "untouched");
+    assert_int_equal(ps_cgroup_job_set_cpu_guarantee(j, 2, &err), 0);
+    read_back(dir, rel, buf, sizeof buf);
+    assert_string_equal(buf, "2048");
+    snprintf(rel, sizeof rel, "%scpu.cfs_quota_us", cj);
+    put_file(dir, rel, "untouched");
+    assert_int_equal(ps_cgroup_job_set_cpu_limit(j, -1, &err), 0);
+    read_back(dir, rel, buf, sizeof buf);
+    assert_string_equal(buf, "untouched");
+    assert_int_equal(ps_cgroup_job_set_cpu_limit(j, 0.5, &err), 0);
+    read_back(dir, rel, buf, sizeof buf);
+    assert_string_equal(buf, "50000");
+
     struct ps_cgroup_usage u;
     assert_int_equal(ps_cgroup_job_read(j, &u, &err), 0);
     assert_int_equal(u.cpu_usec, 1500000);

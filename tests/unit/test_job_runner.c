@@ -682,6 +682,51 @@ static void test_cpu_limit_and_guarantee(void **state)
     assert_true(cores > 0.05);
 }
 
+/* A v1 job cgroup reused from the pool keeps its previous job's limits until the next job is
+ * ready (cgroup.h): a job that sets no guarantee and no CPU limit still runs with the
+ * defaults, 1024 shares and no quota, not with the 2048 shares and 0.5 core of the job before. */
+static void test_pooled_cgroup_limits_reset(void **state)
+{
+    struct fixture *f = *state;
+    if (ps_cgroup_system_mode(f->sys) != PS_CGROUP_V1 || !ps_cgroup_system_caps(f->sys).cpu_weight ||
+        !ps_cgroup_system_caps(f->sys).cpu_limit)
+        SKIP_BY_ENVIRONMENT("the pool is for v1 with the cpu controller: %s",
+                            ps_cgroup_system_summary(f->sys));
+    char node[96];
+    snprintf(node, sizeof node, "%s-pool", f->node_id);
+    struct ps_cgroup_config cc = {.node_id = node, .remove_stale_jobs = true, .job_pool_size = 1};
+    struct ps_cgroup_system *sys = NULL;
+    assert_int_equal(ps_cgroup_system_new(&cc, &sys, NULL), 0);
+    struct ps_job_runner_config cfg = f->cfg;
+    cfg.cgroups = sys;
+    /* the job prints its own cpu cgroup's shares and quota */
+    const char *show = "d=$(sed -n 's/^[0-9]*:\\([^:]*,\\)\\{0,1\\}cpu\\(,[^:]*\\)\\{0,1\\}:"
+                       "//p' /proc/self/cgroup | head -1); "
+                       "echo shares=$(cat /sys/fs/cgroup/cpu$d/cpu.shares) "
+                       "quota=$(cat /sys/fs/cgroup/cpu$d/cpu.cfs_quota_us)";
+    struct ps_job_spec s = spec_of("pool-first", show);
+    s.cpu_limit = 0.5;
+    s.cpu_guarantee = 2;
+    struct ps_job_runner *r = start(&cfg, &s);
+    run(r, 10, 10000);
+    char *out = output(r, PS_CAPTURE_STDOUT);
+    printf("first: %s", out);
+    assert_non_null(strstr(out, "shares=2048 quota=50000"));
+    free(out);
+    ps_job_runner_free(r);                      /* its cgroup goes to the pool */
+
+    s = spec_of("pool-second", show);           /* no limit, no guarantee */
+    s.cpu_guarantee = 0;
+    r = start(&cfg, &s);
+    run(r, 10, 10000);
+    out = output(r, PS_CAPTURE_STDOUT);
+    printf("second: %s", out);
+    assert_non_null(strstr(out, "shares=1024 quota=-1"));
+    free(out);
+    ps_job_runner_free(r);
+    ps_cgroup_system_free(sys);
+}
+
 static void test_tmpfs(void **state)
 {
     struct fixture *f = *state;
@@ -735,6 +780,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_memory_limit_cgroup, setup, teardown),
         cmocka_unit_test_setup_teardown(test_node_oom_is_overdraft, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cpu_limit_and_guarantee, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pooled_cgroup_limits_reset, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tmpfs, setup, teardown),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
