@@ -204,8 +204,11 @@ struct ps_svc_op {
 struct ps_svc_node {
     char *id;
     int64_t num;                   /* creation order: the engine's node id */
-    char **tags;
+    char **tags;                   /* the agent's */
     int tag_count;
+    char **user_tags;              /* @user_tags (node_tags.h) */
+    int user_tag_count;
+    bool tree_conflict;            /* its tags match two trees: offline, alert (node_tags.h) */
     struct ps_resources limits;
     bool registered;               /* known to the strategy */
     int64_t last_seen_ms;
@@ -288,6 +291,7 @@ struct ps_service {
     struct ps_metric *m_heartbeats, *m_allocations, *m_preemptions, *m_jobs_finished;
     struct ps_metric *m_hb_latency, *m_fs_duration, *m_fs_locked, *m_commits, *m_nodes, *m_jobs_in_memory;
     struct ps_metric_family *f_pool_fair_share, *f_pool_usage, *f_pool_demand;
+    struct ps_metric_family *f_tree_nodes;   /* node_count_per_tree{tree} */
 };
 
 /* Opens the data dir (store, tokens, secret), loads the state, starts HTTP and the engine loop.

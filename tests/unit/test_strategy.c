@@ -242,16 +242,31 @@ static void test_operations_across_trees(void **state)
     assert_int_equal(ps_strategy_finish_operation(s, "op2", PS_OP_FAILED, 60, &err), PS_ESTATE);
     assert_int_equal(ps_strategy_finish_operation(s, "op3", PS_OP_RUNNING, 60, &err), PS_EINVAL);
 
-    /* a tree with operations cannot be removed; finished operations can be forgotten */
+    /* a tree with an operation that runs only in it cannot be removed (the host aborts such
+     * operations first); one that also runs elsewhere loses the tree and keeps running */
+    ps_value_release(&doc);
+    doc = json("{\"pool_trees\": [\"gpu\"]}");
+    struct ps_operation *op5 = NULL;
+    assert_int_equal(ps_strategy_start_operation(s, "op5", "dave", 60, &doc, &op5, &err), 0);
     ps_error_init(&err);
     assert_int_equal(ps_strategy_remove_tree(s, "gpu", &err), PS_ESTATE);
+    assert_string_equal(err.msg, "pool tree \"gpu\" cannot be removed: 1 operations run only in "
+                                 "it (\"op5\", ...): abort them first");
+    assert_int_equal(ps_strategy_finish_operation(s, "op5", PS_OP_ABORTED, 65, &err), 0);
+    assert_int_equal(ps_strategy_forget_operation(s, "op5", &err), 0);
+    assert_int_equal(ps_strategy_remove_tree(s, "gpu", &err), 0);
+    assert_int_equal(ps_strategy_tree_count(s), 1);
+    assert_int_equal(op3->state, PS_OP_RUNNING);
+    assert_null(ps_operation_membership(op3, "gpu"));
+    assert_non_null(ps_operation_membership(op3, "physical"));
+    /* finished operations can be forgotten */
+    ps_error_init(&err);
     assert_int_equal(ps_strategy_forget_operation(s, "op3", &err), PS_ESTATE);
     assert_int_equal(ps_strategy_finish_operation(s, "op3", PS_OP_ABORTED, 70, &err), 0);
     assert_int_equal(ps_strategy_forget_operation(s, "op2", &err), 0);
     assert_null(ps_strategy_find_operation(s, "op2"));
     assert_int_equal(ps_strategy_operation_count(s), 2);
-    assert_int_equal(ps_strategy_remove_tree(s, "gpu", &err), 0);
-    assert_int_equal(ps_strategy_tree_count(s), 1);
+    ps_value_release(&doc);
     ps_strategy_free(s);
 }
 
