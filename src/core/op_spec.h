@@ -100,6 +100,8 @@ struct ps_operation_spec {
     struct ps_resources_opt resource_limits;
     char *scheduling_tag_filter;               /* owned, "" when none */
     struct ps_string_list pool_trees;
+    bool schedule_in_single_tree;              /* run in one of pool_trees (single_tree.h) */
+    bool consider_guarantees_for_single_tree;
     bool is_gang;
     struct ps_opt_int fair_share_starvation_timeout_ms;
     struct ps_opt_double fair_share_starvation_tolerance;

@@ -100,6 +100,8 @@ json_t *ps_persist_op_doc(struct ps_service *svc, const struct ps_svc_op *op)
                             "spec", op->spec, "suspended", op->suspended);
     if (!doc)
         return NULL;
+    if (op->erased_trees && json_array_size(op->erased_trees) > 0)
+        json_object_set(doc, "erased_trees", op->erased_trees);
     if (op->parameters)
         json_object_set(doc, "parameters", op->parameters);
     if (op->pool_per_tree)

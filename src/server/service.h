@@ -69,6 +69,7 @@ struct ps_service_config {
     int metrics_require_token;            /* -1 auto (required unless listening on loopback),
                                              0 no, 1 yes */
     bool allow_insecure_remote;           /* listen beyond loopback without TLS */
+    bool enable_schedule_in_single_tree;  /* true: honour the spec's schedule_in_single_tree */
     /* broken nodes and operations that can never run (node_health.h) */
     int max_consecutive_job_aborts;       /* 10: node_error aborts in a row that ban a node */
     int64_t disable_jobs_timeout_ms;      /* 600000: a node banned for them returns; 0 never */
@@ -191,6 +192,7 @@ struct ps_svc_op {
     int64_t seq;                   /* creation order (list_operations newest first) */
     bool finished;
     json_t *pool_per_tree;         /* {tree: pool}, kept current and after the finish */
+    json_t *erased_trees;          /* schedule_in_single_tree: the trees not chosen (op_trees.c) */
     json_t *parameters;            /* every update_op_parameters merged, or NULL */
     /* op_sanity.c (node_health.h) */
     bool exec_nodes_seen;          /* a node matching its filter was seen */
@@ -322,6 +324,11 @@ int ps_svc_op_create(struct ps_service *svc, const char *id, const char *user, i
                      const json_t *spec, bool in_strategy, const json_t *restore,
                      struct ps_svc_op **out, struct ps_error *err);
 void ps_svc_op_free(struct ps_svc_op *op);
+/* schedule_in_single_tree (op_trees.c): sets op->erased_trees (chosen now, or restore's) and
+ * *strategy_spec (a new reference: spec, or a copy without the erased trees). op's tasks must
+ * be parsed. */
+int ps_svc_op_trees(struct ps_service *svc, struct ps_svc_op *op, const json_t *spec,
+                    const json_t *restore, json_t **strategy_spec, struct ps_error *err);
 void ps_svc_op_update_pools(struct ps_svc_op *op);
 void ps_svc_job_learn(struct ps_svc_job *job);
 void ps_svc_job_free(struct ps_svc_job *job);

@@ -68,5 +68,23 @@ sc = with_events(scenario([nodes("n", 3, **ONE)], {"physical": {}, "s1": {"nodes
 _, err = run("incorrect", sc, expect_rc=1)
 check("events[0]" in err and "n-0" in err and "two pool trees" in err,
       f"the run fails naming the event, the node and the trees: {err}")
+# upstream: test_scheduler_pool_trees::TestSchedulerScheduleInSingleTree::test_two_trees_with_unequal_demand
+# The simulator chooses as the service does (core/single_tree.h): busy runs in physical's
+# research from 0; at 5 s an operation over [physical, nirvana] goes to nirvana, and the other way
+# round.
+for busy_tree, expected in (("physical", "nirvana"), ("nirvana", "physical")):
+    tr = {"physical": {"nodes_filter": "default_tag", "pools": [{"name": "research"}]},
+          "nirvana": {"nodes_filter": "nirvana_tag", "pools": [{"name": "research"}]}}
+    ops = [op("busy", 0, "research", jobs=1, duration=1000000, cpu=1, pool_trees=[busy_tree]),
+           op("single", 5000, "research", jobs=3, duration=1000, cpu=1,
+              pool_trees=["physical", "nirvana"], schedule_in_single_tree=True)]
+    sc = with_events(scenario([nodes("d", 1, cpu=3, slots=3, tags=["default_tag"]),
+                               nodes("v", 1, cpu=3, slots=3, tags=["nirvana_tag"])], tr, ops,
+                              duration=20000, heartbeat=100, fs=100), [])
+    del sc["events"]
+    r = load(run("single_" + busy_tree, sc)[0])
+    where = {e["node_id"] for e in r.of_type("job_started") if e["operation_id"] == "single"}
+    want = {"physical": "d-0", "nirvana": "v-0"}[expected]
+    check(where == {want}, f"busy in {busy_tree}: single runs on {want} only: {where}")
 print("ok")
 PY

@@ -1,0 +1,69 @@
+/* op_trees.c — schedule_in_single_tree in the service: the tree an operation runs in, chosen at
+ * its start by core/single_tree.h; the others are its erased trees (upstream's
+ * runtime_parameters/erased_trees), stored with the operation so that a restart keeps the
+ * choice. The scheduler config's enable_schedule_in_single_tree (default true, upstream's)
+ * turns the choice off: such operations then run in every tree of pool_trees. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/single_tree.h"
+#include "io/json_value.h"
+#include "server/service.h"
+
+/* The operation's demand for the choice: every job of every task at its shape. */
+static struct ps_resources demand_of(const struct ps_svc_op *op)
+{
+    struct ps_resources d = ps_resources_zero();
+    for (int i = 0; i < op->task_count; i++) {
+        struct ps_resources shape = ps_svc_task_shape(&op->tasks[i]);
+        for (int r = 0; r < PS_RES_COUNT; r++)
+            d.v[r] += shape.v[r] * op->tasks[i].job_count;
+    }
+    return d;
+}
+
+int ps_svc_op_trees(struct ps_service *svc, struct ps_svc_op *op, const json_t *spec,
+                    const json_t *restore, json_t **strategy_spec, struct ps_error *err)
+{
+    *strategy_spec = json_incref((json_t *)spec);
+    json_t *erased = NULL;
+    if (restore) {
+        erased = json_incref(json_object_get(restore, "erased_trees"));
+    } else if (json_is_true(json_object_get(spec, "schedule_in_single_tree")) &&
+               svc->cfg.enable_schedule_in_single_tree) {
+        struct ps_operation_spec parsed;
+        int rc = ps_operation_spec_from_json(spec, &parsed, NULL, err);
+        if (rc != 0)
+            return rc;
+        int best = -1;
+        if (parsed.pool_trees.count > 0)   /* else the default tree, the only one */
+            rc = ps_strategy_choose_single_tree(svc->strategy, &parsed, op->user, demand_of(op),
+                                                &best, err);
+        if (rc == 0 && best >= 0) {
+            erased = json_array();
+            for (int i = 0; i < parsed.pool_trees.count; i++)
+                if (i != best)
+                    json_array_append_new(erased, json_string(parsed.pool_trees.items[i]));
+        }
+        ps_operation_spec_release(&parsed);
+        if (rc != 0)
+            return rc;
+    }
+    op->erased_trees = erased ? erased : json_array();
+    if (json_array_size(op->erased_trees) == 0)
+        return 0;
+    /* the strategy sees pool_trees without the erased ones */
+    json_t *copy = json_deep_copy(spec), *kept = json_array();
+    size_t i, k;
+    json_t *name, *gone;
+    json_array_foreach(json_object_get(spec, "pool_trees"), i, name) {
+        bool erased_here = false;
+        json_array_foreach(op->erased_trees, k, gone) erased_here |= json_equal(name, gone);
+        if (!erased_here)
+            json_array_append(kept, name);
+    }
+    json_object_set_new(copy, "pool_trees", kept);
+    json_decref(*strategy_spec);
+    *strategy_spec = copy;
+    return 0;
+}
