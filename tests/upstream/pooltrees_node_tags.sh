@@ -84,8 +84,17 @@ try:
     check(aborted and aborted[0].get("abort_reason") == "node_fair_share_tree_changed",
           "its abort reason is upstream's node_fair_share_tree_changed: %s" % aborted)
     wait(lambda: len(jobs(s, op2, "running")) == 2, nodes, "op2 runs 2 jobs in other")
-    # a deliberate break check: the tag list is the union, @user_tags the admin's part
+    # poolsched: @user_tags reads back, @tags is the union, bad values name the key
     check(s.get(CN + "node1/@user_tags") == ["other"], "@user_tags reads back")
+    for bad, want in (("x", "user_tags: must be a list"), ([""], "user_tags[0]: must be a non-empty"),
+                      ([1], "user_tags[0]: must be a non-empty")):
+        st, out = s.call("set", {"path": CN + "node1/@user_tags", "value": bad})
+        check(st == 400 and want in out.get("message", ""), "bad %r refused: %d %s" % (bad, st, out))
+    st, out = s.call("set", {"path": CN + "node1/@state", "value": "x"})
+    check(st == 400 and "@banned and @user_tags" in out.get("message", ""), "other attrs read-only: %s" % out)
+    user = s.token("alice")
+    st, out = s.call("set", {"path": CN + "node1/@user_tags", "value": []}, token=user)
+    check(st == 403, "a user may not set @user_tags: %d" % st)
     s.stop()
 
     # upstream: test_scheduler_pool_trees::TestPoolTreesReconfiguration::test_incorrect_node_tags
