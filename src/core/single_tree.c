@@ -8,12 +8,21 @@
 #include "core/pool_tree.h"
 #include "core/strategy.h"
 
+/* The operation would wait in this pool: it or an ancestor is at max_running_operation_count. */
+static bool would_wait(const struct ps_pool *pool)
+{
+    for (const struct ps_pool *a = pool; a; a = a->parent)
+        if (a->running_operation_count >= ps_pool_max_running_operations(a))
+            return true;
+    return false;
+}
+
 int ps_strategy_choose_single_tree(const struct ps_strategy *s, const struct ps_operation_spec *spec,
                                    const char *user, struct ps_resources demand, int *best,
                                    struct ps_error *err)
 {
     *best = -1;
-    int first_empty = -1;
+    int first_empty = -1, first_waiting = -1;
     double best_score = -DBL_MAX;
     for (int i = 0; i < spec->pool_trees.count; i++) {
         const char *name = spec->pool_trees.items[i];
@@ -28,6 +37,11 @@ int ps_strategy_choose_single_tree(const struct ps_strategy *s, const struct ps_
         if (!has_nodes || !pool || !pool->dynamic.valid) {
             if (first_empty < 0)
                 first_empty = i;
+            continue;
+        }
+        if (would_wait(pool)) {   /* upstream ignores trees where it is not running */
+            if (first_waiting < 0)
+                first_waiting = i;
             continue;
         }
         const struct ps_share *guarantee = &pool->fs_pool.strong_guarantee_share;
@@ -51,7 +65,7 @@ int ps_strategy_choose_single_tree(const struct ps_strategy *s, const struct ps_
         }
     }
     if (*best < 0 && !spec->consider_guarantees_for_single_tree)
-        *best = first_empty;
+        *best = first_empty >= 0 ? first_empty : first_waiting;
     if (*best < 0)
         return ps_error_set(err, PS_EINVAL, "Found no best tree for operation: none of pool_trees "
                             "has %s", spec->consider_guarantees_for_single_tree

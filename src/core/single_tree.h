@@ -7,11 +7,14 @@
  * model demand share = the pool's demand share + the operation's demand / the tree's total;
  * reserve share = the pool's strong guarantee share - model demand share; the tree's score is
  * the smallest component of the reserve share over the resources the tree has (total > 0). The
- * highest score wins (the first on ties). With consider_guarantees_for_single_tree a tree whose
- * pool has no strong guarantee is not a candidate. Without a candidate: the first tree without
- * nodes or pool state (upstream picks one of them at random; poolsched the first, so runs repeat),
- * or, with consider_guarantees_for_single_tree or when there is none, PS_EINVAL
- * "Found no best tree for operation". Pure: reads the trees' last fair share results. */
+ * highest score wins (the first on ties). A tree where the operation would wait (its pool or an
+ * ancestor at max_running_operation_count) is not a candidate (upstream ignores trees where the
+ * operation is not running); with consider_guarantees_for_single_tree neither is a tree whose
+ * pool has no strong guarantee. Without a candidate: the first tree without nodes or pool state
+ * (upstream picks one of them at random; poolsched the first, so runs repeat), else the first
+ * where it would wait; with consider_guarantees_for_single_tree, or when there is no tree at
+ * all, PS_EINVAL "Found no best tree for operation". Pure: reads the trees' last fair share
+ * results and operation counts. */
 #ifndef PS_CORE_SINGLE_TREE_H
 #define PS_CORE_SINGLE_TREE_H
 

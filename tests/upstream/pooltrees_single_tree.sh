@@ -147,6 +147,22 @@ try:
     s.ok("abort_op", {"operation_id": other})
     s.set(PT + "nirvana/research/@min_share_resources", {"cpu": 0})
 
+    # upstream: test_scheduler_pool_trees::TestSchedulerScheduleInSingleTree::test_ignore_trees_where_operation_is_not_running
+    for t in ("physical", "nirvana"):
+        s.set(PT + t + "/research/@max_running_operation_count", 1)
+    for busy, expected in (("physical", "nirvana"), ("nirvana", "physical")):
+        other = sleeping(s, nodes, busy)
+        # the guarantee would make busy the better tree, but research there is full
+        s.set(PT + busy + "/research/@min_share_resources", {"cpu": 3})
+        beat_all(nodes, 0.3)
+        run_and_check(s, nodes, {"pool_trees": ["physical", "nirvana"], "pool": "research",
+                                 "schedule_in_single_tree": True}, [expected], keep=(other,))
+        s.ok("abort_op", {"operation_id": other})
+        s.set(PT + busy + "/research/@min_share_resources", {"cpu": 0})
+        beat_all(nodes, 0.3)
+    for t in ("physical", "nirvana"):
+        s.set(PT + t + "/research/@max_running_operation_count", 8)
+
     # upstream: test_scheduler_pool_trees::TestSchedulerScheduleInSingleTree::test_revive_scheduler
     possible = ["physical", "nirvana", "cloud"]
     st, out = vanilla(s, 10, pool_trees=possible, pool="research", schedule_in_single_tree=True)
