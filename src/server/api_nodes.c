@@ -280,6 +280,7 @@ int ps_api_heartbeat_json(struct ps_service *svc, const json_t *req, const char 
                 err->code = rc = PS_ESTATE;
                 if (node->registered)
                     ps_svc_node_offline(svc, node, now);
+                node->last_seen_ms = now;   /* heard: its alert stays while it keeps trying */
             }
             goto out;
         }

@@ -221,9 +221,13 @@ static json_t *conflict_error(struct ps_service *svc, const struct ps_svc_node *
 void ps_node_tags_alerts(struct ps_service *svc, json_t *list)
 {
     json_t *inner = json_array();
-    for (int i = 0; i < svc->node_count; i++)
-        if (svc->node_list[i]->tree_conflict)
-            json_array_append_new(inner, conflict_error(svc, svc->node_list[i]));
+    int64_t now = ps_svc_now_ms();
+    for (int i = 0; i < svc->node_count; i++) {
+        const struct ps_svc_node *n = svc->node_list[i];
+        /* a node that stopped trying (its agent gave up) is not reported forever */
+        if (n->tree_conflict && n->last_seen_ms + svc->cfg.node_offline_timeout_ms >= now)
+            json_array_append_new(inner, conflict_error(svc, n));
+    }
     if (json_array_size(inner) == 0) {
         json_decref(inner);
         return;

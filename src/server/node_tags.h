@@ -15,7 +15,8 @@
  * scheduler alert update_nodes_failed ("Failed to update some nodes", upstream's, with one inner
  * error per node: "Node tags update failed" with node_id, address, tags, and inside it "Node
  * belongs to more than one fair share tree" with matched_pool_trees). Fixing the tags (or the
- * filters) brings the node back at its next heartbeat, and the alert clears.
+ * filters) brings the node back at its next heartbeat, and the alert clears; so does silence
+ * for node_offline_timeout (an agent refused at its first heartbeat exits).
  *
  * //sys/cluster_nodes/<node>/@ and //sys/scheduler/orchid/scheduler/nodes/<node> show `tags`
  * (the union), `user_tags`, `tree` and `scheduler_state` (online / offline). All under svc->mu.
