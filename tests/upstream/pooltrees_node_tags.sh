@@ -259,6 +259,30 @@ try:
     check(len(js) == 1 and js[0]["node_id"] == "node2", "on the runnable node: %s" % js)
     s.stop()
 
+    # upstream: test_scheduler_node_interaction::TestResourceLimitsOverrides::test_cpu_override_with_preemption
+    # upstream: test_scheduler_node_interaction::TestResourceLimitsOverrides::test_memory_override_with_preemption
+    # Deliberate deviation: upstream lowers the node's limits with Cypress
+    # @resource_limits_overrides; a poolsched node's limits are what its agent reports, so the
+    # fake node reports the lowered limit. The job there is aborted and runs again elsewhere.
+    for res, low in (("cpu", 0), ("memory", 99 << 20)):
+        s, nodes = fresh("overrides_" + res, 3)
+        servers.append(s)
+        s.set(PT + "physical/@allocation_preemption_timeout", 500)   # interrupted, then aborted
+        op = vanilla(s, 1)
+        wait(lambda: jobs(s, op, "running"), nodes, "the job runs")
+        first = jobs(s, op, "running")[0]["node_id"]
+        node = [n for n in nodes if n.id == first][0]
+        node.limits[res] = low
+        wait(lambda: jobs(s, op, "aborted") and jobs(s, op, "running"), nodes,
+             "%s: the job is aborted and runs again" % res)
+        for n in nodes:
+            n.finish_all()
+        wait(lambda: s.ok("get_operation", {"operation_id": op})["state"] == "completed", nodes,
+             "%s: the operation completes" % res)
+        check(len(jobs(s, op, "aborted")) == 1 and len(jobs(s, op, "completed")) == 1,
+              "%s: aborted 1, completed 1: %s" % (res, jobs(s, op)))
+        s.stop()
+
     # upstream: test_scheduler_pool_trees::TestNodeCountProfiling::test_node_count_profiling
     # (upstream's profiler sensor scheduler/node_count_per_tree is poolsched's /metrics gauge
     # poolsched_node_count_per_tree)
