@@ -25,7 +25,7 @@ static struct ps_resources demand_of(const struct ps_svc_op *op)
 int ps_svc_op_trees(struct ps_service *svc, struct ps_svc_op *op, const json_t *spec,
                     const json_t *restore, json_t **strategy_spec, struct ps_error *err)
 {
-    *strategy_spec = json_incref((json_t *)spec);
+    *strategy_spec = NULL;
     json_t *erased = NULL;
     if (restore) {
         erased = json_incref(json_object_get(restore, "erased_trees"));
@@ -50,10 +50,17 @@ int ps_svc_op_trees(struct ps_service *svc, struct ps_svc_op *op, const json_t *
             return rc;
     }
     op->erased_trees = erased ? erased : json_array();
-    if (json_array_size(op->erased_trees) == 0)
+    if (json_array_size(op->erased_trees) == 0) {
+        *strategy_spec = json_incref((json_t *)spec);
         return 0;
+    }
     /* the strategy sees pool_trees without the erased ones */
     json_t *copy = json_deep_copy(spec), *kept = json_array();
+    if (!copy || !kept) {
+        json_decref(copy);
+        json_decref(kept);
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    }
     size_t i, k;
     json_t *name, *gone;
     json_array_foreach(json_object_get(spec, "pool_trees"), i, name) {
@@ -63,7 +70,6 @@ int ps_svc_op_trees(struct ps_service *svc, struct ps_svc_op *op, const json_t *
             json_array_append(kept, name);
     }
     json_object_set_new(copy, "pool_trees", kept);
-    json_decref(*strategy_spec);
     *strategy_spec = copy;
     return 0;
 }
