@@ -11,7 +11,7 @@ src=${3:?}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 PYTHONPATH="$src/tests/scripts" timeout -k 5 90 python3 - "$bin" "$work" <<'EOF2'
-import sys, time
+import subprocess, sys, time
 from server_helper import Scheduler, FakeNode, check, finish
 
 bin, work = sys.argv[1], sys.argv[2]
@@ -84,6 +84,11 @@ try:
     check(aborted and aborted[0].get("abort_reason") == "node_fair_share_tree_changed",
           "its abort reason is upstream's node_fair_share_tree_changed: %s" % aborted)
     wait(lambda: len(jobs(s, op2, "running")) == 2, nodes, "op2 runs 2 jobs in other")
+    # poolsched: list-nodes shows the new tree and the tags
+    p = subprocess.run([bin, "--proxy", "127.0.0.1:%d" % s.port, "--token", s.admin, "list-nodes"],
+                       capture_output=True, text=True, timeout=30)
+    row = [l.split() for l in p.stdout.splitlines() if l.split()[:1] == ["node1"]]
+    check(row and row[0][3:5] == ["other", "other"], "list-nodes: node1 in other, tagged other: %s" % p.stdout)
     # poolsched: @user_tags reads back, @tags is the union, bad values name the key
     check(s.get(CN + "node1/@user_tags") == ["other"], "@user_tags reads back")
     for bad, want in (("x", "user_tags: must be a list"), ([""], "user_tags[0]: must be a non-empty"),
