@@ -110,10 +110,12 @@ static void refresh_state(struct ps_strategy *s, struct ps_operation *op)
 {
     if (!active(op))
         return;
-    bool all_running = true;
-    for (int i = 0; i < op->tree_count; i++)   /* NULL: erased with its tree, not waited for */
-        all_running = all_running && (!op->memberships[i] || op->memberships[i]->running);
-    enum ps_operation_state next = all_running ? PS_OP_RUNNING : PS_OP_PENDING;
+    /* Running once it runs in one of its trees (upstream enables an operation in each tree
+     * separately: it schedules in the trees where it runs and waits in the others). */
+    bool any_running = false;
+    for (int i = 0; i < op->tree_count; i++)   /* NULL: erased with its tree */
+        any_running = any_running || (op->memberships[i] && op->memberships[i]->running);
+    enum ps_operation_state next = any_running ? PS_OP_RUNNING : PS_OP_PENDING;
     if (next == PS_OP_RUNNING && op->state != PS_OP_RUNNING &&
         s->activated_count < s->activated_capacity)
         s->activated[s->activated_count++] = op;

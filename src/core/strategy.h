@@ -14,7 +14,8 @@
  * of spec.pool_trees (else the default tree), each with its per-tree settings. The start is
  * checked in every tree first, so a refusal in one tree leaves all trees untouched.
  * States: starting (inside the start call) -> pending (waiting for a max_running_operation_count
- * slot in at least one tree) -> running (running in every tree) -> completed / failed /
+ * slot in every one of its trees) -> running (running in at least one tree: it schedules in the
+ * trees where it runs and waits in the others, as upstream) -> completed / failed /
  * aborted (after ps_strategy_finish_operation; the operation leaves every tree and is kept,
  * with its final state, until ps_strategy_forget_operation).
  *

@@ -191,8 +191,11 @@ static void test_operations_across_trees(void **state)
     assert_int_equal(ps_strategy_start_operation(s, "op2", "bob", 20, &doc, &op2, &err), 0);
     assert_int_equal(op2->state, PS_OP_RUNNING);
     assert_int_equal(ps_strategy_start_operation(s, "op3", "bob", 30, &doc, &op3, &err), 0);
-    assert_int_equal(op3->state, PS_OP_PENDING);   /* running in physical, pending in gpu */
-    assert_int_equal(ps_strategy_activated_count(s), 0);
+    /* running in physical, pending in gpu: running (it schedules in physical), as upstream
+     * enables an operation in each tree separately */
+    assert_int_equal(op3->state, PS_OP_RUNNING);
+    assert_int_equal(ps_strategy_activated_count(s), 1);
+    assert_ptr_equal(ps_strategy_activated(s, 0), op3);
     struct ps_tree_op *m = ps_operation_membership(op3, "physical");
     assert_true(m->running);
     assert_string_equal(m->pool->name, "shared");
@@ -230,15 +233,15 @@ static void test_operations_across_trees(void **state)
     ps_error_init(&err);
     assert_int_equal(ps_strategy_start_operation(s, "op1", "carol", 40, NULL, NULL, &err), PS_EEXIST);
 
-    /* finishing op2 lets op3 run in gpu, so op3 is running everywhere: an activation */
+    /* finishing op2 lets op3 run in gpu too; it was running already: no new activation */
     ps_error_init(&err);
     assert_int_equal(ps_strategy_finish_operation(s, "op2", PS_OP_COMPLETED, 50, &err), 0);
     assert_int_equal(op2->state, PS_OP_COMPLETED);
     assert_int_equal(op2->finish_time_ms, 50);
     assert_null(ps_operation_membership(op2, "gpu"));
     assert_int_equal(op3->state, PS_OP_RUNNING);
-    assert_int_equal(ps_strategy_activated_count(s), 1);
-    assert_ptr_equal(ps_strategy_activated(s, 0), op3);
+    assert_true(ps_operation_membership(op3, "gpu")->running);
+    assert_int_equal(ps_strategy_activated_count(s), 0);
     assert_int_equal(ps_strategy_finish_operation(s, "op2", PS_OP_FAILED, 60, &err), PS_ESTATE);
     assert_int_equal(ps_strategy_finish_operation(s, "op3", PS_OP_RUNNING, 60, &err), PS_EINVAL);
 

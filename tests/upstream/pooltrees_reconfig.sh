@@ -229,6 +229,29 @@ try:
     wait(lambda: state(s, both) == "completed", nodes, "and completes", complete=True)
     s.stop()
 
+    # upstream: test_scheduler_pool_trees::TestPoolTreeOperationLimits::test_enabling_operation_separately_in_each_tree
+    s, nodes = fresh("separately")
+    servers.append(s)
+    for n in nodes[:-1]:
+        s.set(CN + n.id + "/@user_tags", ["other"])
+    s.set(PT + "physical/@config/nodes_filter", "!other")
+    s.set(PT + "physical/@max_running_operation_count_per_pool", 1)
+    tree(s, "other", "other")
+    s.set(PT + "other/@max_running_operation_count_per_pool", 1)
+    blocking = vanilla(s, 1, pool_trees=["other"])
+    wait(lambda: len(jobs(s, blocking, "running")) == 1, nodes, "the blocking op runs")
+    op = vanilla(s, 2, pool_trees=["physical", "other"])
+    beat_all(nodes, 1.0)
+    # 2 nodes in other, 1 in physical; other's pool is full (max_running_operation_count_per_pool
+    # 1), so op runs in physical only: 1 of its 2 jobs
+    check(len(jobs(s, op, "running")) == 1, "op runs 1 job: %s" % jobs(s, op))
+    check(state(s, op) == "running", "op is running (in physical): %s" % state(s, op))
+    for n in nodes:
+        n.finish_all()
+    wait(lambda: state(s, blocking) == "completed" and state(s, op) == "completed", nodes,
+         "both complete", complete=True)
+    s.stop()
+
     # upstream: test_scheduler_pool_trees::TestPoolTreesReconfiguration::test_default_tree_manipulations
     s, nodes = fresh("default")
     servers.append(s)
