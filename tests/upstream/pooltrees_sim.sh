@@ -68,6 +68,13 @@ sc = with_events(scenario([nodes("n", 3, **ONE)], {"physical": {}, "s1": {"nodes
 _, err = run("incorrect", sc, expect_rc=1)
 check("events[0]" in err and "n-0" in err and "two pool trees" in err,
       f"the run fails naming the event, the node and the trees: {err}")
+# A bad tree attribute fails the run naming the event and the key.
+sc = with_events(scenario([nodes("n", 1, **ONE)], {"physical": {}}, [op("a", 0, jobs=1, duration=1000)],
+                          duration=10000),
+                 [{"time": 5000, "type": "set_tree_attribute", "key": "nodes_filter", "value": "a &"}])
+_, err = run("bad_filter", sc, expect_rc=1)
+check("events[0]" in err and "nodes_filter" in err, f"a bad nodes_filter names the event and key: {err}")
+
 # upstream: test_scheduler_pool_trees::TestSchedulerScheduleInSingleTree::test_two_trees_with_unequal_demand
 # The simulator chooses as the service does (core/single_tree.h): busy runs in physical's
 # research from 0; at 5 s an operation over [physical, nirvana] goes to nirvana, and the other way
