@@ -73,6 +73,8 @@ static const struct ps_attr spec_attrs[] = {
     {.name = "schedule_in_single_tree", .kind = PS_ATTR_BOOL, .offset = OFF(schedule_in_single_tree)},
     {.name = "consider_guarantees_for_single_tree", .kind = PS_ATTR_BOOL,
      .offset = OFF(consider_guarantees_for_single_tree)},
+    {.name = "erase_trees_with_pool_limit_violations", .kind = PS_ATTR_BOOL,
+     .offset = OFF(erase_trees_with_pool_limit_violations)},
     {.name = "is_gang", .kind = PS_ATTR_BOOL, .offset = OFF(is_gang)},
     {.name = "fair_share_starvation_timeout", .alias = {"fair_share_preemption_timeout"},
      .kind = PS_ATTR_OPT_INT, .offset = OFF(fair_share_starvation_timeout_ms), .min = 0,

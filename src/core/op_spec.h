@@ -102,6 +102,7 @@ struct ps_operation_spec {
     struct ps_string_list pool_trees;
     bool schedule_in_single_tree;              /* run in one of pool_trees (single_tree.h) */
     bool consider_guarantees_for_single_tree;
+    bool erase_trees_with_pool_limit_violations;   /* start where the pools admit it */
     bool is_gang;
     struct ps_opt_int fair_share_starvation_timeout_ms;
     struct ps_opt_double fair_share_starvation_tolerance;

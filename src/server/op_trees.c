@@ -22,6 +22,44 @@ static struct ps_resources demand_of(const struct ps_svc_op *op)
     return d;
 }
 
+/* erase_trees_with_pool_limit_violations (upstream's): the trees whose pools refuse the
+ * operation for a count limit (max_operation_count, the ephemeral pool limit) are erased, so it
+ * starts in the others; when every tree refuses, the start is refused with upstream's "All trees
+ * have been erased for operation" and the first tree's reason. */
+static int erase_violating(struct ps_service *svc, struct ps_svc_op *op,
+                           const struct ps_operation_spec *parsed, json_t *erased,
+                           struct ps_error *err)
+{
+    struct ps_error first;
+    ps_error_init(&first);
+    int kept = 0;
+    for (int i = 0; i < parsed->pool_trees.count; i++) {
+        const char *name = parsed->pool_trees.items[i];
+        size_t k;
+        json_t *gone;
+        bool already = false;
+        json_array_foreach(erased, k, gone) already |= strcmp(json_string_value(gone), name) == 0;
+        struct ps_pool_tree *tree = ps_strategy_find_tree(svc->strategy, name);
+        if (already || !tree)
+            continue;   /* a missing tree: the start names it */
+        struct ps_tree_op_settings settings;
+        ps_operation_spec_settings(parsed, name, &settings);
+        struct ps_error e;
+        ps_error_init(&e);
+        if (ps_pool_tree_check_operation(tree, op->id, op->user, &settings, &e) == PS_ELIMIT) {
+            if (!first.code)
+                first = e;
+            json_array_append_new(erased, json_string(name));
+        } else {
+            kept++;
+        }
+    }
+    if (kept == 0 && first.code)
+        return ps_error_set(err, PS_ELIMIT, "All trees have been erased for operation: %s",
+                            first.msg);
+    return 0;
+}
+
 int ps_svc_op_trees(struct ps_service *svc, struct ps_svc_op *op, const json_t *spec,
                     const json_t *restore, json_t **strategy_spec, struct ps_error *err)
 {
@@ -48,6 +86,22 @@ int ps_svc_op_trees(struct ps_service *svc, struct ps_svc_op *op, const json_t *
         ps_operation_spec_release(&parsed);
         if (rc != 0)
             return rc;
+    }
+    if (!restore && json_is_true(json_object_get(spec, "erase_trees_with_pool_limit_violations"))) {
+        struct ps_operation_spec parsed;
+        int rc = ps_operation_spec_from_json(spec, &parsed, NULL, err);
+        if (rc != 0) {
+            json_decref(erased);
+            return rc;
+        }
+        if (!erased)
+            erased = json_array();
+        rc = erase_violating(svc, op, &parsed, erased, err);
+        ps_operation_spec_release(&parsed);
+        if (rc != 0) {
+            json_decref(erased);
+            return rc;
+        }
     }
     op->erased_trees = erased ? erased : json_array();
     if (json_array_size(op->erased_trees) == 0) {

@@ -252,6 +252,29 @@ try:
          "both complete", complete=True)
     s.stop()
 
+    # upstream: test_scheduler_pool_trees::TestPoolTreeOperationLimits::test_erase_trees_with_pool_limit_violations
+    s, nodes = fresh("erase")
+    servers.append(s)
+    s.ok("create", {"type": "scheduler_pool", "path": PT + "physical/pool"})
+    tree(s, "other", "other")
+    s.ok("create", {"type": "scheduler_pool", "path": PT + "other/pool", "attributes": {
+        "max_running_operation_count": 0, "max_operation_count": 0}})
+    spec = {"pool": "pool", "pool_trees": ["physical", "other"], "tasks": {"main": {
+        "command": "sleep 1000", "job_count": 1, "cpu_limit": 1}}}
+    st, out = s.call("start_op", {"operation_type": "vanilla", "spec": spec})
+    check(st == 409 and "concurrent operations" in out.get("message", ""),
+          "too many operations in other: %d %s" % (st, out))
+    spec["erase_trees_with_pool_limit_violations"] = True
+    op = s.ok("start_op", {"operation_type": "vanilla", "spec": spec})["operation_id"]
+    got = s.ok("get_operation", {"operation_id": op})
+    check(got["runtime_parameters"]["erased_trees"] == ["other"], "other erased: %s" % got["runtime_parameters"])
+    check(list(got["pool_per_tree"]) == ["physical"], "it runs in physical only: %s" % got["pool_per_tree"])
+    spec["pool_trees"] = ["other"]
+    st, out = s.call("start_op", {"operation_type": "vanilla", "spec": spec})
+    check(st == 409 and "All trees have been erased for operation" in out.get("message", ""),
+          "all trees erased: %d %s" % (st, out))
+    s.stop()
+
     # upstream: test_scheduler_pool_trees::TestPoolTreesReconfiguration::test_default_tree_manipulations
     s, nodes = fresh("default")
     servers.append(s)
