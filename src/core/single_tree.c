@@ -3,6 +3,8 @@
 
 #include <float.h>
 #include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "core/operation.h"
 #include "core/pool_tree.h"
@@ -72,4 +74,22 @@ int ps_strategy_choose_single_tree(const struct ps_strategy *s, const struct ps_
                                           ? "a strong guarantee for its pool"
                                           : "nodes");
     return 0;
+}
+
+int ps_pool_tree_check_necessary_resources(const struct ps_pool_tree *tree,
+                                           struct ps_resources demand, struct ps_error *err)
+{
+    const struct ps_string_list *need = &ps_pool_tree_config(tree)->necessary_resources_for_operation;
+    char missing[128] = "";
+    for (int i = 0; i < need->count; i++) {
+        int r = ps_resource_from_name(need->items[i]);
+        if (r >= 0 && demand.v[r] <= 0)
+            snprintf(missing + strlen(missing), sizeof missing - strlen(missing), "%s%s",
+                     missing[0] ? ", " : "", need->items[i]);
+    }
+    if (!missing[0])
+        return 0;
+    return ps_error_set(err, PS_EINVAL, "Operation has zero demand for resources which are "
+                        "necessary in tree \"%s\" (necessary_resources_for_operation): %s",
+                        ps_pool_tree_name(tree), missing);
 }

@@ -30,4 +30,11 @@ int ps_strategy_choose_single_tree(const struct ps_strategy *s, const struct ps_
                                    const char *user, struct ps_resources demand, int *best,
                                    struct ps_error *err);
 
+/* The tree option necessary_resources_for_operation (upstream's): PS_EINVAL "Operation has zero
+ * demand for resources which are necessary in tree ..." naming those of them the operation's
+ * demand (every job at its shape) has none of. */
+struct ps_pool_tree;
+int ps_pool_tree_check_necessary_resources(const struct ps_pool_tree *tree,
+                                           struct ps_resources demand, struct ps_error *err);
+
 #endif

@@ -103,6 +103,24 @@ int ps_svc_op_trees(struct ps_service *svc, struct ps_svc_op *op, const json_t *
             return rc;
         }
     }
+    /* necessary_resources_for_operation of every tree it will run in */
+    const json_t *listed = json_object_get(spec, "pool_trees");
+    const char *dflt = ps_strategy_default_tree(svc->strategy);
+    size_t n = json_is_array(listed) && json_array_size(listed) > 0 ? json_array_size(listed) : 1;
+    for (size_t i = 0; !restore && i < n; i++) {
+        const char *name = json_is_array(listed) && json_array_size(listed) > 0
+                               ? json_string_value(json_array_get(listed, i)) : dflt;
+        size_t k;
+        json_t *gone;
+        bool skip = !name;
+        json_array_foreach(erased, k, gone) skip |= name && strcmp(json_string_value(gone), name) == 0;
+        struct ps_pool_tree *tree = skip ? NULL : ps_strategy_find_tree(svc->strategy, name);
+        int rc = tree ? ps_pool_tree_check_necessary_resources(tree, demand_of(op), err) : 0;
+        if (rc != 0) {
+            json_decref(erased);
+            return rc;
+        }
+    }
     op->erased_trees = erased ? erased : json_array();
     if (json_array_size(op->erased_trees) == 0) {
         *strategy_spec = json_incref((json_t *)spec);

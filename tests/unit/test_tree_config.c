@@ -31,7 +31,8 @@ static const char *const expected_defaults =
     " \"enable_improved_fair_share_by_fit_factor_computation\": false,"
     " \"infer_weight_from_guarantees_share_multiplier\": null, \"main_resource\": \"cpu\","
     " \"node_reconnection_timeout\": 300000, \"fair_share_update_period\": 1000,"
-    " \"should_distribute_free_volume_among_children\": false}";
+    " \"should_distribute_free_volume_among_children\": false,"
+    " \"necessary_resources_for_operation\": []}";
 
 static void test_defaults_of_every_key(void **state)
 {
@@ -106,6 +107,7 @@ static const struct bad_case bad_cases[] = {
     {"enable_improved_fair_share_by_fit_factor_computation", "1", "must be a boolean"},
     {"infer_weight_from_guarantees_share_multiplier", "0.5", "must be >= 1"},
     {"main_resource", "\"disk\"", "must be one of user_slots, cpu, gpu, memory, network"},
+    {"necessary_resources_for_operation", "[\"gpus\"]", "must be a resource name"},
     {"node_reconnection_timeout", "-1", "must be >= 0"},
     {"fair_share_update_period", "5", "must be in [10, 60000]"},
     {"fair_share_update_period", "60001", "must be in [10, 60000]"},

@@ -275,6 +275,21 @@ try:
           "all trees erased: %d %s" % (st, out))
     s.stop()
 
+    # upstream: test_scheduler_pool_trees::TestForbidOperationsWithZeroResourceDemand::test_forbid_operations_with_zero_resource_demand
+    s, nodes = fresh("necessary")
+    servers.append(s)
+    tree(s, "other", "other", necessary_resources_for_operation=["gpu", "network"])
+    s.ok("create", {"type": "scheduler_pool", "path": PT + "other/pool"})
+    st, out = s.call("start_op", {"operation_type": "vanilla", "spec": {
+        "pool": "pool", "pool_trees": ["other"], "resource_limits": {"cpu": 0},
+        "tasks": {"main": {"command": "sleep 1000", "job_count": 1, "cpu_limit": 1}}}})
+    check(st == 400 and 'Operation has zero demand for resources which are necessary in tree "other"'
+          in out.get("message", ""), "refused: %d %s" % (st, out))
+    st, out = s.call("set", {"path": PT + "other/@necessary_resources_for_operation", "value": ["gpus"]})
+    check(st == 400 and "necessary_resources_for_operation" in out.get("message", "") and
+          "gpus" in out.get("message", ""), "a bad resource name is refused: %d %s" % (st, out))
+    s.stop()
+
     # upstream: test_scheduler_pool_trees::TestPoolTreesReconfiguration::test_default_tree_manipulations
     s, nodes = fresh("default")
     servers.append(s)

@@ -93,5 +93,13 @@ for busy_tree, expected in (("physical", "nirvana"), ("nirvana", "physical")):
     where = {e["node_id"] for e in r.of_type("job_started") if e["operation_id"] == "single"}
     want = {"physical": "d-0", "nirvana": "v-0"}[expected]
     check(where == {want}, f"busy in {busy_tree}: single runs on {want} only: {where}")
+# upstream: test_scheduler_pool_trees::TestForbidOperationsWithZeroResourceDemand::test_forbid_operations_with_zero_resource_demand
+# In the simulator the operation fails at submission, as a refused start does.
+sc = scenario([nodes("n", 1, **ONE)], {"physical": {"necessary_resources_for_operation": ["gpu", "network"]}},
+              [op("a", 0, jobs=1, duration=1000)], duration=10000)
+r = load(run("necessary", sc)[0])
+failed = r.of_type("operation_failed")
+check(len(failed) == 1 and 'zero demand for resources which are necessary in tree "physical"' in failed[0]["error"],
+      f"the operation fails naming the tree: {failed}")
 print("ok")
 PY
