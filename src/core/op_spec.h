@@ -108,6 +108,9 @@ struct ps_operation_spec {
     struct ps_resources_opt resource_limits;
     char *scheduling_tag_filter;               /* owned, "" when none */
     struct ps_string_list pool_trees;
+    bool schedule_in_single_tree;              /* run in one of pool_trees (single_tree.h) */
+    bool consider_guarantees_for_single_tree;
+    bool erase_trees_with_pool_limit_violations;   /* start where the pools admit it */
     bool is_gang;
     bool apply_specified_resource_limits_to_demand;
     char *custom_profiling_tag;                /* owned, NULL when unset */

@@ -112,10 +112,12 @@ static void refresh_state(struct ps_strategy *s, struct ps_operation *op)
 {
     if (!active(op))
         return;
-    bool all_running = true;
-    for (int i = 0; i < op->tree_count; i++)
-        all_running = all_running && op->memberships[i] && op->memberships[i]->running;
-    enum ps_operation_state next = all_running ? PS_OP_RUNNING : PS_OP_PENDING;
+    /* Running once it runs in one of its trees (upstream enables an operation in each tree
+     * separately: it schedules in the trees where it runs and waits in the others). */
+    bool any_running = false;
+    for (int i = 0; i < op->tree_count; i++)   /* NULL: erased with its tree */
+        any_running = any_running || (op->memberships[i] && op->memberships[i]->running);
+    enum ps_operation_state next = any_running ? PS_OP_RUNNING : PS_OP_PENDING;
     if (next == PS_OP_RUNNING && op->state != PS_OP_RUNNING &&
         s->activated_count < s->activated_capacity)
         s->activated[s->activated_count++] = op;
@@ -263,6 +265,55 @@ void ps_strategy_set_connection_time(struct ps_strategy *s, int64_t connected_at
         ps_pool_tree_set_connect_time(s->trees[i], connected_at_ms);
 }
 
+/* The number of trees an operation still runs in (memberships not erased). */
+static int live_trees(const struct ps_operation *op)
+{
+    int n = 0;
+    for (int i = 0; i < op->tree_count; i++)
+        n += op->memberships[i] != NULL;
+    return n;
+}
+
+/* Refuses (PS_ESTATE) while an operation runs only in tree: the host aborts such operations
+ * first (upstream: "No suitable fair-share trees to schedule operation"). */
+static int check_orphans(const struct ps_strategy *s, const struct ps_pool_tree *tree,
+                         struct ps_error *err)
+{
+    int orphans = 0;
+    const char *first = NULL;
+    for (int i = 0; i < s->op_count; i++) {
+        const struct ps_operation *op = s->ops[i];
+        if (!active(op) || live_trees(op) != 1)
+            continue;
+        for (int k = 0; k < op->tree_count; k++)
+            if (op->memberships[k] && op->memberships[k]->tree == tree) {
+                orphans++;
+                first = first ? first : op->id;
+            }
+    }
+    if (orphans == 0)
+        return 0;
+    return ps_error_set(err, PS_ESTATE, "pool tree \"%s\" cannot be removed: %d operations run "
+                        "only in it (\"%s\", ...): abort them first", ps_pool_tree_name(tree),
+                        orphans, first);
+}
+
+/* Takes every operation out of tree (upstream's erased trees): its membership there is gone
+ * (NULL), it keeps running in its other trees. */
+static void erase_tree(struct ps_strategy *s, struct ps_pool_tree *tree)
+{
+    for (int i = 0; i < s->op_count; i++) {
+        struct ps_operation *op = s->ops[i];
+        for (int k = 0; active(op) && k < op->tree_count; k++) {
+            if (!op->memberships[k] || op->memberships[k]->tree != tree)
+                continue;
+            op->memberships[k] = NULL;
+            ps_pool_tree_remove_operation(tree, op->id, NULL);
+            refresh_state(s, op);
+        }
+    }
+}
+
 int ps_strategy_remove_tree(struct ps_strategy *s, const char *name, struct ps_error *err)
 {
     begin(s);
@@ -273,11 +324,11 @@ int ps_strategy_remove_tree(struct ps_strategy *s, const char *name, struct ps_e
             index = i;
     if (index < 0) {
         rc = ps_error_set(err, PS_ENOENT, "pool tree \"%s\" does not exist", name);
-    } else if (ps_pool_tree_operation_count(s->trees[index]) > 0) {
-        rc = ps_error_set(err, PS_ESTATE, "pool tree \"%s\" cannot be removed: it has %d operations",
-                          name, ps_pool_tree_operation_count(s->trees[index]));
+    } else if ((rc = check_orphans(s, s->trees[index], err)) != 0) {
+        ;
     } else {
         struct ps_pool_tree *tree = s->trees[index];
+        erase_tree(s, tree);
         memmove(&s->trees[index], &s->trees[index + 1], (size_t)(s->tree_count - index - 1) * sizeof *s->trees);
         s->tree_count--;
         if (s->default_tree && strcmp(s->default_tree, name) == 0) {
@@ -431,7 +482,8 @@ struct ps_operation *ps_strategy_activated(const struct ps_strategy *s, int inde
 
 /* The trees an operation with this spec runs in. */
 static int operation_trees(const struct ps_strategy *s, const struct ps_operation_spec *spec,
-                           struct ps_pool_tree **trees, int *count, struct ps_error *err)
+                           bool skip_missing, struct ps_pool_tree **trees, int *count,
+                           struct ps_error *err)
 {
     *count = 0;
     if (spec->pool_trees.count == 0) {
@@ -444,6 +496,8 @@ static int operation_trees(const struct ps_strategy *s, const struct ps_operatio
     for (int i = 0; i < spec->pool_trees.count; i++) {
         const char *name = spec->pool_trees.items[i];
         struct ps_pool_tree *tree = ps_strategy_find_tree(s, name);
+        if (!tree && skip_missing)   /* a restored operation whose tree was removed (erased) */
+            continue;
         if (!tree)
             return ps_error_set(err, PS_ENOENT, "pool_trees: pool tree \"%s\" does not exist", name);
         for (int k = 0; k < *count; k++)
@@ -451,6 +505,8 @@ static int operation_trees(const struct ps_strategy *s, const struct ps_operatio
                 return ps_error_set(err, PS_EINVAL, "pool_trees: pool tree \"%s\" is listed twice", name);
         trees[(*count)++] = tree;
     }
+    if (*count == 0)
+        return ps_error_set(err, PS_ENOENT, "pool_trees: none of the operation's pool trees exists");
     return 0;
 }
 
@@ -523,7 +579,7 @@ static int start_operation(struct ps_strategy *s, const char *id, const char *us
         rc = ps_error_set(err, PS_EEXIST, "operation \"%s\" already exists", id);
         goto out;
     }
-    rc = operation_trees(s, spec, trees, &count, err);
+    rc = operation_trees(s, spec, restore != NULL, trees, &count, err);
     for (int i = 0; rc == 0 && i < count; i++) {
         struct ps_tree_op_settings settings;
         ps_operation_spec_settings(spec, ps_pool_tree_name(trees[i]), &settings);
@@ -715,13 +771,15 @@ int ps_strategy_update_operation(struct ps_strategy *s, const char *id, const st
         struct ps_tree_op_settings before, after;
         ps_operation_spec_settings(&op->spec, op->tree_names[i], &before);
         ps_operation_spec_settings(&spec, op->tree_names[i], &after);
-        if (!same_pool(before.pool, after.pool))
+        if (op->memberships[i] && !same_pool(before.pool, after.pool))
             rc = ps_pool_tree_check_operation_pool(op->memberships[i]->tree, id, after.pool, err);
     }
     if (rc != 0)
         goto out;
     for (int i = 0; i < op->tree_count; i++) {
         struct ps_tree_op_settings before, after;
+        if (!op->memberships[i])   /* erased with its tree */
+            continue;
         ps_operation_spec_settings(&op->spec, op->tree_names[i], &before);
         ps_operation_spec_settings(&spec, op->tree_names[i], &after);
         struct ps_pool_tree *tree = op->memberships[i]->tree;

@@ -14,7 +14,8 @@
  * of spec.pool_trees (else the default tree), each with its per-tree settings. The start is
  * checked in every tree first, so a refusal in one tree leaves all trees untouched.
  * States: starting (inside the start call) -> pending (waiting for a max_running_operation_count
- * slot in at least one tree) -> running (running in every tree) -> completed / failed /
+ * slot in every one of its trees) -> running (running in at least one tree: it schedules in the
+ * trees where it runs and waits in the others, as upstream) -> completed / failed /
  * aborted (after ps_strategy_finish_operation; the operation leaves every tree and is kept,
  * with its final state, until ps_strategy_forget_operation).
  *
@@ -57,7 +58,8 @@ struct ps_operation {
     enum ps_operation_state state;
     bool suspended;
     int tree_count;
-    struct ps_tree_op **memberships;   /* one per tree, in pool_trees order; none once finished */
+    struct ps_tree_op **memberships;   /* one per tree, in pool_trees order (NULL: the tree was
+                                          removed, ps_strategy_remove_tree); none once finished */
     char **tree_names;                 /* owned, parallel to memberships (kept after finish) */
     int index;                         /* private */
     void *host;                        /* the host's record of this operation (the service's
@@ -80,8 +82,6 @@ void ps_strategy_free(struct ps_strategy *s);  /* NULL is a no-op; frees trees, 
  * naming the node and both trees). Registered nodes matching it join it. */
 int ps_strategy_add_tree(struct ps_strategy *s, const char *name, const struct ps_value *config,
                          struct ps_error *err);
-/* Removes a tree; refused (PS_ESTATE) while operations run in it. Its nodes belong to no tree
- * afterwards. If it was the default tree there is no default tree. */
 /* The moment the scheduler connected (upstream's connection time): for node_reconnection_timeout
  * after it, every tree treats scheduling tag filter limits as unlimited while nodes come back
  * (nodes.h). Applies to the trees present and to those added later. The service calls it at
@@ -89,6 +89,11 @@ int ps_strategy_add_tree(struct ps_strategy *s, const char *name, const struct p
  * simulator does. */
 void ps_strategy_set_connection_time(struct ps_strategy *s, int64_t connected_at_ms);
 
+/* Removes a tree; refused (PS_ESTATE, naming one) while an operation runs only in it (the host
+ * aborts those first, upstream's "No suitable fair-share trees to schedule operation").
+ * Operations that also run in other trees lose it (upstream's erased trees): their membership
+ * there becomes NULL and they go on in the others. Its nodes belong to no tree afterwards. If
+ * it was the default tree there is no default tree. */
 int ps_strategy_remove_tree(struct ps_strategy *s, const char *name, struct ps_error *err);
 struct ps_pool_tree *ps_strategy_find_tree(const struct ps_strategy *s, const char *name);
 /* Trees in creation order. */
@@ -126,8 +131,9 @@ int ps_strategy_start_operation_spec(struct ps_strategy *s, const char *id, cons
                                      struct ps_operation **out, struct ps_error *err);
 
 /* Restores an active operation after a restart (ps_pool_tree_restore_operation in each of its
- * trees): restore(ctx, tree_name, &r) fills the pool and running state it had in that tree
- * (left {NULL, false}: the spec's pool, pending until there is room). No admission checks. */
+ * trees that still exists; PS_ENOENT when none does): restore(ctx, tree_name, &r) fills the
+ * pool and running state it had in that tree (left {NULL, false}: the spec's pool, pending
+ * until there is room). No admission checks. */
 typedef void (*ps_strategy_restore_fn)(void *ctx, const char *tree_name,
                                        struct ps_tree_op_restore *r);
 int ps_strategy_restore_operation(struct ps_strategy *s, const char *id, const char *user,

@@ -16,6 +16,14 @@ static const char *const scope_names[] = {"operation_and_ancestors", "operation_
 static const char *const fifo_order_names[] = {"satisfaction", "fifo"};
 static const char *const resource_names[] = {"user_slots", "cpu", "gpu", "memory", "network"};
 
+static int check_resource_name(const char *key, const char *value, struct ps_error *err)
+{
+    if (ps_resource_from_name(value) >= 0)
+        return 0;
+    return ps_error_set(err, PS_EINVAL, "%s: must be a resource name (user_slots, cpu, gpu, "
+                        "memory, network), got \"%s\"", key, value);
+}
+
 static int check_formula(const char *key, const char *text, struct ps_error *err)
 {
     struct ps_formula *formula = NULL;
@@ -148,6 +156,8 @@ static const struct ps_attr tree_attrs[] = {
     BOOL("enable_guarantee_priority_scheduling", enable_guarantee_priority_scheduling),
     {.name = "min_spare_allocation_resources_on_node", .alias = {"min_spare_job_resources_on_node"},
      .kind = PS_ATTR_RESOURCES, .offset = OFF(min_spare_allocation_resources_on_node)},
+    {.name = "necessary_resources_for_operation", .kind = PS_ATTR_STRING_LIST,
+     .offset = OFF(necessary_resources_for_operation), .check = check_resource_name},
 };
 
 const struct ps_attr_table ps_tree_config_table = {

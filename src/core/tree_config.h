@@ -75,6 +75,8 @@
  *                                                                a node with less free than this
  *                                                                takes no new allocation; unset
  *                                                                resources are 0
+ * necessary_resources_for_operation               []             resource names: an operation
+ *                                                                 demanding none of one is refused
  *
  * Choices, and why:
  * - max_running_operation_count: 2000, the newer upstream default (older releases had 200 and
@@ -162,6 +164,7 @@ struct ps_tree_config {
     bool enable_improved_fair_share_by_fit_factor_computation;
     struct ps_opt_double infer_weight_from_guarantees_share_multiplier;
     int main_resource;                                /* enum ps_resource */
+    struct ps_string_list necessary_resources_for_operation;   /* resource names */
     int64_t node_reconnection_timeout_ms;
     int64_t fair_share_update_period_ms;
     bool should_distribute_free_volume_among_children;

@@ -132,15 +132,22 @@ static int parse_node_group(json_t *obj, const char *path, size_t index,
     if (!tags)
         return 0;
     ps_jv_join(where, sizeof where, path, "tags");
-    if ((rc = ps_jv_expect_array(tags, where, err)) != 0)
+    return ps_scenario_tags(tags, where, &g->tags, &g->tag_count, err);
+}
+
+int ps_scenario_tags(const json_t *tags, const char *where, char ***out, size_t *count,
+                     struct ps_error *err)
+{
+    int rc = ps_jv_expect_array(tags, where, err);
+    if (rc != 0)
         return rc;
     size_t n = json_array_size(tags);
     if (n == 0)
         return 0;
-    g->tags = calloc(n, sizeof *g->tags);
-    if (!g->tags)
+    *out = calloc(n, sizeof **out);
+    if (!*out)
         return ps_error_set(err, PS_ENOMEM, "out of memory");
-    g->tag_count = n;
+    *count = n;
     for (size_t i = 0; i < n; i++) {
         char tag_path[PS_SCENARIO_PATH_MAX];
         const json_t *tag = json_array_get(tags, i);
@@ -151,7 +158,7 @@ static int parse_node_group(json_t *obj, const char *path, size_t index,
             return ps_error_set(err, PS_EINVAL, "%s: must be a non-empty string, got %s", tag_path,
                                 got);
         }
-        if (!(g->tags[i] = ps_scenario_strdup(json_string_value(tag), err)))
+        if (!((*out)[i] = ps_scenario_strdup(json_string_value(tag), err)))
             return PS_ENOMEM;
     }
     return 0;

@@ -25,8 +25,9 @@
  *     preemption timeout passes) or aborted at once; default false.
  *   - tasks[].max_memory_spread: per-job variation of the actual peak around max_memory
  *     (ps_scenario_job_max_memory); the top-level `seed` (default 0) seeds it.
- *   - events: a list of timed changes (set_node_resources, set_pool_attribute,
- *     update_operation), checked against the node groups, trees, pools and operations.
+ *   - events: a list of timed changes (set_node_resources, set_node_tags, set_pool_attribute,
+ *     set_tree_attribute, update_operation), checked against the node groups, trees, pools and
+ *     operations.
  *
  * Errors: PS_EINVAL with one message naming the JSON path, the value and the reason, e.g.
  * `operations[3].tasks[0].job_count: must be a positive integer, got -1`; PS_ENOMEM. On error
@@ -131,16 +132,20 @@ enum ps_scenario_event_type {
     PS_SCENARIO_EV_SET_NODE_RESOURCES = 1,   /* node or group; resource_limits */
     PS_SCENARIO_EV_SET_POOL_ATTRIBUTE = 2,   /* tree, pool, key, value */
     PS_SCENARIO_EV_UPDATE_OPERATION = 3,     /* operation, parameters */
+    PS_SCENARIO_EV_SET_NODE_TAGS = 4,        /* node or group; tags */
+    PS_SCENARIO_EV_SET_TREE_ATTRIBUTE = 5,   /* tree, key, value */
 };
 
 struct ps_scenario_event {
     int64_t time_ms;                  /* >= 0 */
     enum ps_scenario_event_type type;
-    int64_t group;                    /* set_node_resources: node group index */
+    int64_t group;                    /* set_node_resources, set_node_tags: node group index */
     int64_t node;                     /* its node index within the group, -1: every node */
     struct ps_resources resource_limits;   /* given keys; the others keep their value */
     unsigned resource_set;            /* bit r: resource r given */
-    const char *tree;                 /* set_pool_attribute: points into trees[] */
+    char **tags;                      /* set_node_tags: the node's new tags (owned) */
+    size_t tag_count;
+    const char *tree;                 /* set_pool_attribute, set_tree_attribute: in trees[] */
     char *pool;                       /* an explicit pool of tree */
     char *key;                        /* attribute name */
     json_t *value;                    /* owned; JSON null: back to the default */

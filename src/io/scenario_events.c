@@ -14,6 +14,8 @@
 static const char *const node_keys[] = {"time", "type", "node", "group", "resource_limits", NULL};
 static const char *const pool_keys[] = {"time", "type", "tree", "pool", "key", "value", NULL};
 static const char *const op_keys[] = {"time", "type", "operation", "parameters", NULL};
+static const char *const tags_keys[] = {"time", "type", "node", "group", "tags", NULL};
+static const char *const tree_keys[] = {"time", "type", "tree", "key", "value", NULL};
 
 /* "<group>-<index>" naming an existing node: sets *group and *index. */
 static bool find_node(const struct ps_scenario *sc, const char *id, int64_t *group, int64_t *index)
@@ -44,13 +46,12 @@ static bool find_node(const struct ps_scenario *sc, const char *id, int64_t *gro
     return false;
 }
 
-static int parse_node_event(const json_t *obj, const char *path, struct ps_scenario *sc,
-                            struct ps_scenario_event *ev, struct ps_error *err)
+/* `node` or `group` (exactly one) into ev->group and ev->node (-1: the whole group). */
+static int parse_node_target(const json_t *obj, const char *path, struct ps_scenario *sc,
+                             struct ps_scenario_event *ev, struct ps_error *err)
 {
     char where[PS_SCENARIO_PATH_MAX];
-    int rc = ps_jv_check_keys(obj, path, node_keys, err);
-    if (rc != 0)
-        return rc;
+    int rc;
     const char *node = NULL, *group = NULL;
     if ((rc = ps_scenario_name(obj, path, "node", false, &node, err)) != 0 ||
         (rc = ps_scenario_name(obj, path, "group", false, &group, err)) != 0)
@@ -73,6 +74,16 @@ static int parse_node_event(const json_t *obj, const char *path, struct ps_scena
             return ps_error_set(err, PS_EINVAL, "%s: no node group named \"%s\"", where, group);
         }
     }
+    return 0;
+}
+
+static int parse_node_event(const json_t *obj, const char *path, struct ps_scenario *sc,
+                            struct ps_scenario_event *ev, struct ps_error *err)
+{
+    char where[PS_SCENARIO_PATH_MAX];
+    int rc = ps_jv_check_keys(obj, path, node_keys, err);
+    if (rc != 0 || (rc = parse_node_target(obj, path, sc, ev, err)) != 0)
+        return rc;
     if ((rc = ps_scenario_require(obj, path, "resource_limits", err)) != 0)
         return rc;
     ps_jv_join(where, sizeof where, path, "resource_limits");
@@ -114,6 +125,42 @@ static int parse_pool_event(const json_t *obj, const char *path, struct ps_scena
                             where, pool, t->name);
     }
     if (!(ev->pool = ps_scenario_strdup(pool, err)) || !(ev->key = ps_scenario_strdup(key, err)))
+        return PS_ENOMEM;
+    ev->value = json_incref(json_object_get(obj, "value"));
+    return 0;
+}
+
+static int parse_tags_event(const json_t *obj, const char *path, struct ps_scenario *sc,
+                            struct ps_scenario_event *ev, struct ps_error *err)
+{
+    char where[PS_SCENARIO_PATH_MAX];
+    int rc = ps_jv_check_keys(obj, path, tags_keys, err);
+    if (rc != 0 || (rc = parse_node_target(obj, path, sc, ev, err)) != 0 ||
+        (rc = ps_scenario_require(obj, path, "tags", err)) != 0)
+        return rc;
+    ps_jv_join(where, sizeof where, path, "tags");
+    return ps_scenario_tags(json_object_get(obj, "tags"), where, &ev->tags, &ev->tag_count, err);
+}
+
+static int parse_tree_event(const json_t *obj, const char *path, struct ps_scenario *sc,
+                            struct ps_scenario_event *ev, struct ps_error *err)
+{
+    char where[PS_SCENARIO_PATH_MAX];
+    int rc = ps_jv_check_keys(obj, path, tree_keys, err);
+    if (rc != 0)
+        return rc;
+    const char *tree = NULL, *key = NULL;
+    if ((rc = ps_scenario_name(obj, path, "tree", false, &tree, err)) != 0 ||
+        (rc = ps_scenario_name(obj, path, "key", true, &key, err)) != 0 ||
+        (rc = ps_scenario_require(obj, path, "value", err)) != 0)
+        return rc;
+    const struct ps_scenario_tree *t = ps_scenario_find_tree(sc, tree ? tree : sc->default_tree);
+    if (!t) {
+        ps_jv_join(where, sizeof where, path, "tree");
+        return ps_error_set(err, PS_EINVAL, "%s: no pool tree named \"%s\" in pool_trees", where, tree);
+    }
+    ev->tree = t->name;
+    if (!(ev->key = ps_scenario_strdup(key, err)))
         return PS_ENOMEM;
     ev->value = json_incref(json_object_get(obj, "value"));
     return 0;
@@ -181,11 +228,18 @@ int ps_scenario_parse_events(const json_t *list, struct ps_scenario *sc, struct 
         } else if (strcmp(type, "update_operation") == 0) {
             ev->type = PS_SCENARIO_EV_UPDATE_OPERATION;
             rc = parse_op_event(obj, path, sc, ev, err);
+        } else if (strcmp(type, "set_node_tags") == 0) {
+            ev->type = PS_SCENARIO_EV_SET_NODE_TAGS;
+            rc = parse_tags_event(obj, path, sc, ev, err);
+        } else if (strcmp(type, "set_tree_attribute") == 0) {
+            ev->type = PS_SCENARIO_EV_SET_TREE_ATTRIBUTE;
+            rc = parse_tree_event(obj, path, sc, ev, err);
         } else {
             char where[PS_SCENARIO_PATH_MAX];
             ps_jv_join(where, sizeof where, path, "type");
             rc = ps_error_set(err, PS_EINVAL,
-                              "%s: must be \"set_node_resources\", \"set_pool_attribute\" or "
+                              "%s: must be \"set_node_resources\", \"set_node_tags\", "
+                              "\"set_pool_attribute\", \"set_tree_attribute\" or "
                               "\"update_operation\", got \"%s\"",
                               where, type);
         }
@@ -200,6 +254,9 @@ void ps_scenario_events_release(struct ps_scenario *sc)
     for (size_t i = 0; sc->events && i < sc->event_count; i++) {
         free(sc->events[i].pool);
         free(sc->events[i].key);
+        for (size_t k = 0; k < sc->events[i].tag_count; k++)
+            free(sc->events[i].tags[k]);
+        free(sc->events[i].tags);
         json_decref(sc->events[i].value);
         json_decref(sc->events[i].parameters);
     }

@@ -28,6 +28,11 @@ bool ps_scenario_find_duplicate(const char *const *names, size_t n, size_t *firs
 /* strdup that reports PS_ENOMEM through err. */
 char *ps_scenario_strdup(const char *s, struct ps_error *err);
 
+/* A list of non-empty tag strings at `where` into a new array (*out, *count; the caller frees
+ * it, also after an error: the entries made so far are set). */
+int ps_scenario_tags(const json_t *tags, const char *where, char ***out, size_t *count,
+                     struct ps_error *err);
+
 /* Fails with `<path>.<key>: required key is missing` unless obj has key. */
 int ps_scenario_require(const json_t *obj, const char *path, const char *key, struct ps_error *err);
 

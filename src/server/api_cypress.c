@@ -15,6 +15,7 @@
 #include "io/ypath.h"
 #include "server/alerts.h"
 #include "server/node_health.h"
+#include "server/node_tags.h"
 #include "server/service.h"
 
 enum target_kind { T_ROOT, T_SYS, T_TREES, T_TREE, T_POOL, T_ORCHID };
@@ -621,6 +622,37 @@ int ps_cypress_create(struct ps_service *svc, const struct ps_auth_identity *who
     return ps_error_set(err, PS_EINVAL, "type: unknown object type \"%s\" (scheduler_pool or scheduler_pool_tree)", type);
 }
 
+/* Removes a tree with its operations as upstream does: an operation that runs only in it is
+ * aborted ("No suitable fair-share trees to schedule operation"), one that also runs in other
+ * trees loses this one (its jobs here end with node_fair_share_tree_changed: the tree's nodes
+ * belong to no tree now) and goes on in the others. */
+static int remove_tree(struct ps_service *svc, const char *name, struct ps_error *err)
+{
+    struct ps_pool_tree *tree = ps_strategy_find_tree(svc->strategy, name);
+    int64_t now = ps_svc_now_ms();
+    for (int i = 0; tree && i < svc->op_count; i++) {
+        struct ps_svc_op *op = svc->op_list[i];
+        if (op->finished || !op->sop)
+            continue;
+        int live = 0;
+        bool here = false;
+        for (int k = 0; k < op->sop->tree_count; k++) {
+            const struct ps_tree_op *m = op->sop->memberships ? op->sop->memberships[k] : NULL;
+            live += m != NULL;
+            here = here || (m && m->tree == tree);
+        }
+        if (here && live == 1) {
+            ps_svc_op_finish(svc, op, "aborted", "No suitable fair-share trees to schedule "
+                             "operation", now);
+            ps_svc_log(svc, "info", "operation_orphaned", "id=%s tree=%s", op->id, name);
+        }
+    }
+    int rc = ps_strategy_remove_tree(svc->strategy, name, err);
+    for (int i = 0; rc == 0 && i < svc->node_count; i++)
+        ps_node_tags_check_tree(svc, svc->node_list[i], now);
+    return rc;
+}
+
 int ps_cypress_remove(struct ps_service *svc, const struct ps_auth_identity *who,
                       const char *path, struct ps_error *err)
 {
@@ -666,7 +698,7 @@ int ps_cypress_remove(struct ps_service *svc, const struct ps_auth_identity *who
                               "pool tree \"%s\" has %d pools: remove them first", name,
                               explicit_pools);
         else
-            rc = ps_strategy_remove_tree(svc->strategy, name, err);
+            rc = remove_tree(svc, name, err);
         if (rc == 0) {
             ps_svc_remove_tree_state(svc, name);
             ps_persist_tree_removed(svc, name);

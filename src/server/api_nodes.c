@@ -28,6 +28,7 @@
 #include "platform/clock.h"
 #include "core/node_id.h"
 #include "server/node_health.h"
+#include "server/node_tags.h"
 #include "server/service.h"
 
 #define MAX_TAGS 64
@@ -288,28 +289,23 @@ int ps_api_heartbeat_json(struct ps_service *svc, const json_t *req, const char 
     if (remote_addr)
         snprintf(node->address, sizeof node->address, "%s", remote_addr);
     bool tags_changed = !same_tags(node, tags);
-    if (!node->registered || tags_changed || !ps_resources_equal(node->limits, limits)) {
-        const char **tv = malloc((json_array_size(tags) + 1) * sizeof *tv);
-        if (!tv) {
-            rc = ps_error_set(err, PS_ENOMEM, "out of memory");
-            goto out;
-        }
-        for (size_t i = 0; i < json_array_size(tags); i++)
-            tv[i] = json_string_value(json_array_get(tags, i));
-        rc = ps_strategy_register_node(svc->strategy, node_id, tv, (int)json_array_size(tags),
-                                       &limits, err);
-        free(tv);
+    if (tags_changed && set_tags(node, tags) != 0) {
+        rc = ps_error_set(err, PS_ENOMEM, "out of memory");
+        goto out;
+    }
+    if (!node->registered || tags_changed || node->tree_conflict ||
+        !ps_resources_equal(node->limits, limits)) {
+        rc = ps_node_tags_register(svc, node, &limits, err);
         if (rc != 0) {
-            if (rc == PS_EINVAL)
-                err->code = rc = PS_ESTATE;   /* matches two trees: a conflict, 409 */
+            if (rc == PS_EINVAL) {
+                /* matches two trees: a conflict, 409; offline for the scheduler until fixed */
+                err->code = rc = PS_ESTATE;
+                if (node->registered)
+                    ps_svc_node_offline(svc, node, now);
+                node->last_seen_ms = now;   /* heard: its alert stays while it keeps trying */
+            }
             goto out;
         }
-        if (tags_changed && set_tags(node, tags) != 0) {
-            rc = ps_error_set(err, PS_ENOMEM, "out of memory");
-            goto out;
-        }
-        if (tags_changed)
-            ps_sched_filter_cache_clear(node->filter_cache);
         struct ps_node *sn = ps_strategy_find_node(svc->strategy, node_id);
         ps_svc_log(svc, "info", node->registered ? "node_updated" : "node_registered",
                    "node=%s tree=%s cpu=%.2f memory=%" PRId64 " user_slots=%" PRId64, node_id,
@@ -322,6 +318,7 @@ int ps_api_heartbeat_json(struct ps_service *svc, const json_t *req, const char 
             svc->trees[i]->dirty = true;
         pthread_cond_broadcast(&svc->loop_cv);
     }
+    ps_node_tags_check_tree(svc, node, now);   /* a changed tag or nodes_filter moved it */
     node->last_seen_ms = now;
     node->heartbeat_seq++;
     ps_metric_add(svc->m_heartbeats, 1);

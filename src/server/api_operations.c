@@ -74,6 +74,8 @@ json_t *ps_svc_op_json(struct ps_service *svc, const struct ps_svc_op *op)
                           "failed", (json_int_t)failed, "aborted", (json_int_t)aborted);
     if (!o)
         return NULL;
+    json_object_set_new(o, "runtime_parameters", json_pack("{s:o}", "erased_trees",
+                        op->erased_trees ? json_incref(op->erased_trees) : json_array()));
     if (op->finish_ms >= 0)
         json_object_set_new(o, "finish_time", json_integer(op->finish_ms));
     if (op->error)

@@ -25,6 +25,9 @@ static void pool_gauges(struct ps_service *svc, struct ps_pool_tree *tree)
     struct ps_metric *count;
     if (ps_metric_family_get(svc->f_pool_count, &tname, &count, NULL) == 0)
         ps_metric_set(count, ps_pool_tree_pool_count(tree));
+    struct ps_metric *nodes;
+    if (ps_metric_family_get(svc->f_tree_nodes, &tname, &nodes, NULL) == 0)
+        ps_metric_set(nodes, ps_pool_tree_node_count(tree));
     for (int i = -1; i < ps_pool_tree_pool_count(tree); i++) {
         struct ps_pool *p = i < 0 ? ps_pool_tree_root(tree) : ps_pool_tree_pool_at(tree, i);
         if (!p->dynamic.valid)

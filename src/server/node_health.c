@@ -10,6 +10,7 @@
 #include "io/ypath.h"
 #include "server/alerts.h"
 #include "server/node_health.h"
+#include "server/node_tags.h"
 #include "server/service.h"
 
 #define ALERT_MESSAGE "Too many consecutive scheduler job abortions"
@@ -65,8 +66,7 @@ static void ban(struct ps_service *svc, struct ps_svc_node *n, bool by_admin, co
         limits.v[PS_RES_USER_SLOTS] = 0;
         struct ps_error err;
         ps_error_init(&err);
-        if (ps_strategy_register_node(svc->strategy, n->id, (const char *const *)n->tags,
-                                      n->tag_count, &limits, &err) == 0)
+        if (ps_node_tags_register(svc, n, &limits, &err) == 0)
             n->limits = limits;
         else
             ps_svc_log(svc, "error", "node_ban_failed", "node=%s error=\"%s\"", n->id, err.msg);
@@ -206,7 +206,7 @@ int ps_node_health_reload(struct ps_service *svc, struct ps_error *err)
     pthread_mutex_unlock(&svc->store_mu);
     if (rc != 0)
         ps_error_prefix(err, "cannot read the stored node bans");
-    return rc;
+    return rc == 0 ? ps_node_tags_reload(svc, err) : rc;
 }
 
 /* ---- paths ------------------------------------------------------------------------------ */
@@ -237,20 +237,19 @@ void ps_node_health_alerts(struct ps_service *svc, json_t *list)
         if (n->banned && !n->banned_by_admin)
             json_array_append_new(list, alert_json(n, svc->cfg.max_consecutive_job_aborts));
     }
+    ps_node_tags_alerts(svc, list);
 }
 
 /* A node as //sys/cluster_nodes/<node>/@ and the orchid's nodes show it (list-nodes reads it). */
 static json_t *node_attrs(struct ps_service *svc, const struct ps_svc_node *n)
 {
-    json_t *tags = json_array();
-    for (int i = 0; i < n->tag_count; i++)
-        json_array_append_new(tags, json_string(n->tags[i]));
+    json_t *tags = ps_node_tags_json(n);
     struct ps_resources usage = ps_resources_zero();
     for (const struct ps_svc_job *j = n->jobs; j; j = j->node_next)
         usage = ps_resources_add(usage, j->usage);
     const struct ps_node *sn = n->registered ? ps_strategy_find_node(svc->strategy, n->id) : NULL;
     const char *tree = sn && sn->tree ? ps_pool_tree_name(sn->tree) : NULL;
-    return json_pack("{s:b, s:s, s:o, s:s, s:i, s:s, s:o, s:o, s:s, s:o, s:o, s:o, s:i, s:I}",
+    json_t *a = json_pack("{s:b, s:s, s:o, s:s, s:i, s:s, s:o, s:o, s:s, s:o, s:o, s:o, s:i, s:I}",
                      "banned", n->banned, "ban_message", n->ban_message, "alerts",
                      node_alerts(svc, n), "state", n->registered ? "online" : "offline",
                      "consecutive_job_aborts", n->consecutive_job_aborts, "last_abort_error",
@@ -260,6 +259,10 @@ static json_t *node_attrs(struct ps_service *svc, const struct ps_svc_node *n)
                      ps_api_resources_json(&n->limits), "resource_usage",
                      ps_api_resources_json(&usage), "running_job_count", n->job_count,
                      "last_heartbeat_time", (json_int_t)n->last_seen_ms);
+    /* upstream's orchid: scheduler_state; @user_tags as Cypress keeps it */
+    json_object_set_new(a, "user_tags", ps_node_user_tags_json(n));
+    json_object_set_new(a, "scheduler_state", json_string(n->registered ? "online" : "offline"));
+    return a;
 }
 
 static bool prefix_path(const char *path, const char *prefix)
@@ -358,9 +361,14 @@ int ps_node_health_set(struct ps_service *svc, const char *user, const char *pat
     struct where w;
     int rc = resolve(svc, path, &w, err);
     if (rc == 0) {
+        if (w.node && w.p.attr_count >= 1 && strcmp(w.p.attrs[0], "user_tags") == 0) {
+            rc = ps_node_tags_set(svc, w.node, w.p.attrs, w.p.attr_count, value, err);
+            ps_ypath_release(&w.p);
+            return rc;
+        }
         if (!w.node || w.p.attr_count != 1 || strcmp(w.p.attrs[0], "banned") != 0)
-            rc = ps_error_set(err, PS_EINVAL, "%s is read-only: a cluster node's only writable "
-                              "attribute is @banned", path);
+            rc = ps_error_set(err, PS_EINVAL, "%s is read-only: a cluster node's writable "
+                              "attributes are @banned and @user_tags", path);
         else if (value && !json_is_boolean(value) && !json_is_null(value))
             rc = ps_error_set(err, PS_EINVAL, "banned: must be true or false");
     }

@@ -36,7 +36,7 @@ static bool tree_has_node(struct ps_service *svc, struct ps_tree_op *member, cha
         const struct ps_node *sn = ps_strategy_find_node(svc->strategy, n->id);
         if (!sn || sn->tree != member->tree)
             continue;
-        found = !filter || ps_formula_eval(filter, (const char *const *)n->tags, n->tag_count);
+        found = !filter || ps_formula_eval(filter, (const char *const *)sn->tags, sn->tag_count);
     }
     if (!found)
         snprintf(text, size, "%s", filter ? ps_formula_text(filter) : "");

@@ -100,6 +100,8 @@ json_t *ps_persist_op_doc(struct ps_service *svc, const struct ps_svc_op *op)
                             "spec", op->spec, "suspended", op->suspended);
     if (!doc)
         return NULL;
+    if (op->erased_trees && json_array_size(op->erased_trees) > 0)
+        json_object_set(doc, "erased_trees", op->erased_trees);
     if (op->parameters)
         json_object_set(doc, "parameters", op->parameters);
     if (op->pool_per_tree)
@@ -169,6 +171,11 @@ json_t *ps_persist_job_doc(const struct ps_svc_job *job)
                             "memory", mem, "usage", resources_json(&job->usage));
     if (!doc)
         return NULL;
+    /* the tree by name too: a restart after a tree was removed lists the operation's trees
+     * without it (its slots move), so the slot alone may name another tree */
+    const struct ps_operation *sop = job->op->sop;
+    if (sop && job->tree_slot >= 0 && job->tree_slot < sop->tree_count)
+        json_object_set_new(doc, "tree", json_string(sop->tree_names[job->tree_slot]));
     if (job->error)
         json_object_set_new(doc, "error", json_string(job->error));
     if (job->abort_reason)
@@ -468,6 +475,10 @@ struct ps_svc_job *ps_persist_job_from_doc(struct ps_service *svc, const json_t 
     j->tree_slot = (int)json_integer_value(json_object_get(doc, "tree_slot"));
     if (j->tree_slot < 0 || j->tree_slot >= op->tree_count)
         j->tree_slot = 0;
+    const char *tree = json_string_value(json_object_get(doc, "tree"));
+    for (int k = 0; tree && op->sop && k < op->sop->tree_count; k++)
+        if (strcmp(op->sop->tree_names[k], tree) == 0)
+            j->tree_slot = k;
     j->start_ms = json_integer_value(json_object_get(doc, "start_time"));
     j->finish_ms = json_integer_value(json_object_get(doc, "finish_time"));
     j->cpu_limit = json_number_value(json_object_get(doc, "cpu_limit"));

@@ -186,7 +186,8 @@ int ps_svc_schedule_node(struct ps_service *svc, struct ps_svc_node *node, int64
     struct ps_resources usage = ps_resources_zero();
     for (struct ps_svc_job *j = node->jobs; j; j = j->node_next)
         usage = ps_resources_add(usage, j->usage);
-    struct ps_sched_node sched_node = {node->num, (const char *const *)node->tags, node->tag_count,
+    /* the strategy's tags: the agent's and @user_tags (node_tags.h) */
+    struct ps_sched_node sched_node = {node->num, (const char *const *)sn->tags, sn->tag_count,
                                        node->limits, usage, node->filter_cache};
     struct host h = {.svc = svc, .ts = ts, .node = node, .now_ms = now_ms, .start = start_out,
                      .interrupt = interrupt, .abort = abort};
@@ -292,8 +293,9 @@ static bool any_node(struct probe *p, bool (*fn)(struct probe *, struct ps_svc_n
 static bool node_fits(struct probe *p, struct ps_svc_node *n, struct ps_resources usage)
 {
     (void)usage;
+    const struct ps_node *sn = ps_strategy_find_node(p->svc->strategy, n->id);   /* any_node's */
     return ps_resources_fit(p->shape, n->limits) && ps_resources_fit(p->min_spare, n->limits) &&
-           (!p->filter || ps_formula_eval(p->filter, (const char *const *)n->tags, n->tag_count));
+           (!p->filter || ps_formula_eval(p->filter, (const char *const *)sn->tags, sn->tag_count));
 }
 
 static bool node_has_room(struct probe *p, struct ps_svc_node *n, struct ps_resources usage)

@@ -359,6 +359,7 @@ void ps_svc_op_free(struct ps_svc_op *op)
         ps_preemptible_free(op->trees[i].lists);
     free(op->trees);
     json_decref(op->spec);
+    json_decref(op->erased_trees);
     json_decref(op->resulting_spec);
     json_decref(op->cpu_monitor_json);
     json_decref(op->unrecognized_spec);
@@ -454,7 +455,12 @@ int ps_svc_op_create(struct ps_service *svc, const char *id, const char *user, i
         goto fail;
     if (in_strategy) {
         struct ps_value sv;
-        if ((rc = ps_json_to_value(spec, &sv, err)) != 0)
+        json_t *sspec = NULL;   /* without the erased trees (schedule_in_single_tree) */
+        if ((rc = ps_svc_op_trees(svc, op, spec, restore, &sspec, err)) != 0)
+            goto fail;
+        rc = ps_json_to_value(sspec, &sv, err);
+        json_decref(sspec);
+        if (rc != 0)
             goto fail;
         /* The strategy ignores the controller's keys (tasks, job_cpu_monitor, ...). */
         rc = restore ? ps_strategy_restore_operation(svc->strategy, id, user, start_ms, &sv,

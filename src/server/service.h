@@ -70,6 +70,7 @@ struct ps_service_config {
     int metrics_require_token;            /* -1 auto (required unless listening on loopback),
                                              0 no, 1 yes */
     bool allow_insecure_remote;           /* listen beyond loopback without TLS */
+    bool enable_schedule_in_single_tree;  /* true: honour the spec's schedule_in_single_tree */
     /* broken nodes and operations that can never run (node_health.h) */
     int max_consecutive_job_aborts;       /* 10: node_error aborts in a row that ban a node */
     int64_t disable_jobs_timeout_ms;      /* 600000: a node banned for them returns; 0 never */
@@ -195,6 +196,7 @@ struct ps_svc_op {
     int64_t seq;                   /* creation order (list_operations newest first) */
     bool finished;
     json_t *pool_per_tree;         /* {tree: pool}, kept current and after the finish */
+    json_t *erased_trees;          /* schedule_in_single_tree: the trees not chosen (op_trees.c) */
     json_t *parameters;            /* every update_op_parameters merged, or NULL */
     /* op_sanity.c (node_health.h) */
     bool exec_nodes_seen;          /* a node matching its filter was seen */
@@ -208,8 +210,11 @@ struct ps_svc_op {
 struct ps_svc_node {
     char *id;
     int64_t num;                   /* creation order: the engine's node id */
-    char **tags;
+    char **tags;                   /* the agent's */
     int tag_count;
+    char **user_tags;              /* @user_tags (node_tags.h) */
+    int user_tag_count;
+    bool tree_conflict;            /* its tags match two trees: offline, alert (node_tags.h) */
     struct ps_resources limits;
     bool registered;               /* known to the strategy */
     int64_t last_seen_ms;
@@ -295,6 +300,7 @@ struct ps_service {
     struct ps_metric *m_hb_latency, *m_fs_duration, *m_fs_locked, *m_commits, *m_nodes, *m_jobs_in_memory;
     struct ps_metric_family *f_pool_fair_share, *f_pool_usage, *f_pool_demand;
     struct ps_metric_family *f_pool_count;   /* poolsched_pool_count{tree} */
+    struct ps_metric_family *f_tree_nodes;   /* node_count_per_tree{tree} */
 };
 
 /* Opens the data dir (store, tokens, secret), loads the state, starts HTTP and the engine loop.
@@ -325,6 +331,11 @@ int ps_svc_op_create(struct ps_service *svc, const char *id, const char *user, i
                      const json_t *spec, bool in_strategy, const json_t *restore,
                      struct ps_svc_op **out, struct ps_error *err);
 void ps_svc_op_free(struct ps_svc_op *op);
+/* schedule_in_single_tree (op_trees.c): sets op->erased_trees (chosen now, or restore's) and
+ * *strategy_spec (a new reference: spec, or a copy without the erased trees). op's tasks must
+ * be parsed. */
+int ps_svc_op_trees(struct ps_service *svc, struct ps_svc_op *op, const json_t *spec,
+                    const json_t *restore, json_t **strategy_spec, struct ps_error *err);
 void ps_svc_op_update_pools(struct ps_svc_op *op);
 /* The node-reported memory statistics of a job's statistics map (user_job/max_memory,
  * user_job/memory_reserve, job_proxy/max_memory; keys with or without a leading '/'). */

@@ -40,6 +40,7 @@ void ps_service_config_init(struct ps_service_config *cfg)
     cfg->http_idle_timeout_ms = PS_HTTP_DEFAULT_IDLE_TIMEOUT_S * 1000;
     cfg->metrics_require_token = -1;
     cfg->allow_insecure_remote = false;
+    cfg->enable_schedule_in_single_tree = true;
     ps_node_health_config_init(cfg);
 }
 
@@ -124,6 +125,8 @@ static const struct ps_attr config_attrs[] = {
     {.name = "http_idle_timeout", .kind = PS_ATTR_INT, .offset = CFG(http_idle_timeout_ms),
      .min = 1000, .max = 86400000},
     {.name = "allow_insecure_remote", .kind = PS_ATTR_BOOL, .offset = CFG(allow_insecure_remote)},
+    {.name = "enable_schedule_in_single_tree", .kind = PS_ATTR_BOOL,
+     .offset = CFG(enable_schedule_in_single_tree)},
     /* broken nodes and operations that can never run (node_health.h) */
     {.name = "max_consecutive_job_aborts", .kind = PS_ATTR_INT32,
      .offset = CFG(max_consecutive_job_aborts), .min = 0, .max = 1000000},

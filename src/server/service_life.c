@@ -11,6 +11,7 @@
 #include "platform/private_file.h"
 #include "platform/random.h"
 #include "server/node_health.h"
+#include "server/node_tags.h"
 #include "server/service.h"
 
 int ps_svc_loop_start(struct ps_service *svc, struct ps_error *err);
@@ -122,6 +123,11 @@ static int register_metrics(struct ps_service *svc, struct ps_error *err)
         (rc = ps_metrics_gauge(r, "poolsched_pool_count",
                                "Pools of a tree, ephemeral ones included, the root not", 1, labels,
                                &svc->f_pool_count, err)) != 0)
+        return rc;
+    static const char *const tree_label[] = {"tree"};
+    if ((rc = ps_metrics_gauge(r, "poolsched_node_count_per_tree",
+                               "Nodes in a pool tree (upstream scheduler/node_count_per_tree)", 1,
+                               tree_label, &svc->f_tree_nodes, err)) != 0)
         return rc;
     return 0;
 }
@@ -309,6 +315,7 @@ static void free_state(struct ps_service *svc, bool keep_nodes)
         for (int t = 0; t < n->tag_count; t++)
             free(n->tags[t]);
         free(n->tags);
+        ps_node_tags_release(n);
         ps_sched_filter_cache_free(n->filter_cache);
         free(n->id);
         free(n);
@@ -348,9 +355,7 @@ int ps_svc_state_reload(struct ps_service *svc, struct ps_error *err)
         rc = ps_node_health_reload(svc, err);
     for (int i = 0; rc == 0 && i < svc->node_count; i++) {
         struct ps_svc_node *n = svc->node_list[i];
-        if (n->registered &&
-            ps_strategy_register_node(svc->strategy, n->id, (const char *const *)n->tags,
-                                      n->tag_count, &n->limits, NULL) != 0)
+        if (n->registered && ps_node_tags_register(svc, n, &n->limits, NULL) != 0)
             n->registered = false;
     }
     for (int i = 0; i < svc->tree_count; i++) {

@@ -312,6 +312,8 @@ int sim_fair_share_event(struct ps_sim *sim, struct ps_error *err);
 int sim_heartbeat(struct ps_sim *sim, int node, struct ps_error *err);
 /* The tree's scheduling state changed: new generation; wakes dormant heartbeats. */
 int sim_tree_changed(struct ps_sim *sim, int tree);
+/* Nodes follow changed tags or nodes_filters (sim_sched.c). */
+int sim_nodes_moved(struct ps_sim *sim, struct ps_error *err);
 /* Brings an operation's entry in every snapshot in line with its tasks: runnable, pending count
  * and allocation shape of the current task. */
 int sim_op_sync(struct ps_sim *sim, int op, struct ps_error *err);

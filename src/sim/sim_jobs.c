@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/single_tree.h"
 #include "io/json_value.h"
 #include "sim/sim_internal.h"
 
@@ -191,6 +192,50 @@ static int init_memberships(struct ps_sim *sim, struct sim_op *o, struct ps_erro
     return 0;
 }
 
+/* schedule_in_single_tree and necessary_resources_for_operation (core/single_tree.h), as the
+ * service: *spec_json is the spec the strategy gets (a new reference), with pool_trees cut to
+ * the chosen tree. PS_EINVAL in why when no tree can be chosen or a tree needs a resource the
+ * operation does not ask for (the operation fails, as a refused start). */
+static int single_tree_spec(struct ps_sim *sim, const struct sim_op *o, json_t **spec_json,
+                            struct ps_error *why, struct ps_error *err)
+{
+    *spec_json = json_incref(o->sc->spec);
+    struct ps_operation_spec parsed;
+    if (ps_operation_spec_from_json(o->sc->spec, &parsed, NULL, why) != 0) {
+        ps_error_init(why);
+        return 0;   /* start_operation reports it */
+    }
+    struct ps_resources demand = ps_resources_zero();
+    for (size_t t = 0; t < o->sc->task_count; t++)
+        for (int r = 0; r < PS_RES_COUNT; r++)
+            demand.v[r] += o->sc->tasks[t].resources.v[r] * o->sc->tasks[t].job_count;
+    int best = -1, rc = 0;
+    if (parsed.schedule_in_single_tree && parsed.pool_trees.count > 0)
+        rc = ps_strategy_choose_single_tree(sim->strategy, &parsed, o->sc->user, demand, &best, why);
+    /* necessary_resources_for_operation of the trees it will run in */
+    int count = best >= 0 ? 1 : parsed.pool_trees.count;
+    for (int i = 0; rc == 0 && i < (count > 0 ? count : 1); i++) {
+        const char *name = best >= 0 ? parsed.pool_trees.items[best]
+                           : count > 0 ? parsed.pool_trees.items[i]
+                                       : ps_strategy_default_tree(sim->strategy);
+        struct ps_pool_tree *tree = name ? ps_strategy_find_tree(sim->strategy, name) : NULL;
+        if (tree)
+            rc = ps_pool_tree_check_necessary_resources(tree, demand, why);
+    }
+    if (rc == 0 && best >= 0) {
+        json_t *copy = json_deep_copy(o->sc->spec);
+        if (!copy) {
+            rc = PS_ENOMEM;
+        } else {
+            json_object_set_new(copy, "pool_trees", json_pack("[s]", parsed.pool_trees.items[best]));
+            json_decref(*spec_json);
+            *spec_json = copy;
+        }
+    }
+    ps_operation_spec_release(&parsed);
+    return rc == PS_ENOMEM ? ps_error_set(err, PS_ENOMEM, "out of memory") : rc;
+}
+
 int sim_submit(struct ps_sim *sim, int op, struct ps_error *err)
 {
     struct sim_op *o = &sim->ops[op];
@@ -198,16 +243,27 @@ int sim_submit(struct ps_sim *sim, int op, struct ps_error *err)
     sim->stats.operations_not_submitted--;
     sim->stats.jobs += o->job_count;
     sim_progress(sim);
-    struct ps_value spec;
-    int rc = ps_json_to_value(o->sc->spec, &spec, err);
-    if (rc != 0)
-        return rc;
     struct ps_error why;
     ps_error_init(&why);
+    json_t *spec_json = NULL;
+    int rc = single_tree_spec(sim, o, &spec_json, &why, err);
+    if (rc == PS_ENOMEM) {
+        json_decref(spec_json);
+        return rc;
+    }
     struct ps_operation *started = NULL;
-    rc = ps_strategy_start_operation(sim->strategy, o->sc->id, o->sc->user, o->sc->start_time_ms,
-                                     &spec, &started, &why);
-    ps_value_release(&spec);
+    if (rc == 0) {
+        struct ps_value spec;
+        rc = ps_json_to_value(spec_json, &spec, err);
+        json_decref(spec_json);
+        if (rc != 0)
+            return rc;
+        rc = ps_strategy_start_operation(sim->strategy, o->sc->id, o->sc->user,
+                                         o->sc->start_time_ms, &spec, &started, &why);
+        ps_value_release(&spec);
+    } else {
+        json_decref(spec_json);
+    }
     if (rc == PS_ENOMEM)
         return ps_error_set(err, rc, "%s", why.msg);
     if (rc != 0) {

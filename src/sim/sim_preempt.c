@@ -301,6 +301,32 @@ static int set_node_resources(struct ps_sim *sim, const struct ps_scenario_event
     return rc;
 }
 
+/* The nodes of the event get its tags (registered again: the strategy places them); a node
+ * matching two trees fails the run, naming it and both trees. */
+static int set_node_tags(struct ps_sim *sim, const struct ps_scenario_event *ev,
+                         struct ps_error *err)
+{
+    int64_t k = 0;
+    for (int64_t i = 0; i < sim->node_count; i++) {
+        struct sim_node *n = &sim->nodes[i];
+        if (n->group != ev->group)
+            continue;
+        if (ev->node >= 0 && k++ != ev->node)
+            continue;
+        char *id = strdup(n->node->id);   /* the strategy frees the old record */
+        if (!id)
+            return ps_error_set(err, PS_ENOMEM, "out of memory");
+        int rc = ps_strategy_register_node(sim->strategy, id, (const char *const *)ev->tags,
+                                           (int)ev->tag_count, &n->limits, err);
+        n->node = ps_strategy_find_node(sim->strategy, id);
+        free(id);
+        if (rc != 0)
+            return rc;
+        ps_sched_filter_cache_clear(n->cache);
+    }
+    return sim_nodes_moved(sim, err);
+}
+
 int sim_scenario_event(struct ps_sim *sim, int64_t index, struct ps_error *err)
 {
     const struct ps_scenario_event *ev = &sim->sc->events[index];
@@ -329,6 +355,28 @@ int sim_scenario_event(struct ps_sim *sim, int64_t index, struct ps_error *err)
         if (rc == 0) {
             if (sim_tree_changed(sim, t) != 0)
                 return ps_error_set(err, PS_ENOMEM, "out of memory");
+        }
+        break;
+    }
+    case PS_SCENARIO_EV_SET_NODE_TAGS:
+        rc = set_node_tags(sim, ev, err);
+        break;
+    case PS_SCENARIO_EV_SET_TREE_ATTRIBUTE: {
+        int t = tree_by_name(sim, ev->tree);
+        struct sim_tree *T = &sim->trees[t];
+        struct ps_value value;
+        rc = ps_json_to_value(ev->value, &value, err);
+        if (rc == 0) {
+            rc = ps_pool_tree_set_config(T->tree, ev->key, &value, err);
+            ps_value_release(&value);
+        }
+        if (rc == 0) {   /* what the simulator keeps of the config */
+            const struct ps_tree_config *cfg = ps_pool_tree_config(T->tree);
+            T->tolerance = cfg->fair_share_starvation_tolerance;
+            T->starvation_timeout_ms = cfg->fair_share_starvation_timeout_ms;
+            if (T->pre)
+                ps_tree_config_starvation_config(cfg, &T->pre->scfg);
+            rc = sim_nodes_moved(sim, err);   /* a nodes_filter moves nodes */
         }
         break;
     }

@@ -247,3 +247,73 @@ int sim_heartbeat(struct ps_sim *sim, int node, struct ps_error *err)
     n->armed = true;
     return 0;
 }
+
+/* ---- nodes that change tree ------------------------------------------------------------- */
+
+/* After a node's tags or a tree's nodes_filter changed (scenario events set_node_tags and
+ * set_tree_attribute): a node whose tree changed loses its running jobs (upstream's abort
+ * reason node_fair_share_tree_changed), the trees' node lists, totals and usage are rebuilt,
+ * and every tree's scheduling state is bumped, so that nodes now in a tree heartbeat again. */
+int sim_nodes_moved(struct ps_sim *sim, struct ps_error *err)
+{
+    bool moved = false;
+    for (int64_t i = 0; i < sim->node_count; i++) {
+        struct sim_node *n = &sim->nodes[i];
+        int t = -1;
+        for (int k = 0; k < sim->tree_count; k++)
+            if (sim->trees[k].tree == n->node->tree)
+                t = k;
+        if (t == n->tree)
+            continue;
+        while (n->job_count > 0) {
+            int rc = sim_job_abort(sim, n->jobs[n->job_count - 1], "node_fair_share_tree_changed",
+                                   err);
+            if (rc != 0)
+                return rc;
+        }
+        n->tree = t;
+        moved = true;
+    }
+    for (int t = 0; t < sim->tree_count; t++) {
+        struct sim_tree *T = &sim->trees[t];
+        if (moved) {
+            int *nodes = realloc(T->nodes, (size_t)(sim->node_count ? sim->node_count : 1) * sizeof *nodes);
+            if (!nodes)
+                return ps_error_set(err, PS_ENOMEM, "out of memory");
+            T->nodes = nodes;
+            T->node_count = 0;
+            T->group_count = 0;
+            T->usage = ps_resources_zero();
+        }
+        T->total = ps_pool_tree_total_resources(T->tree);
+        T->fs_total = T->total;
+        for (int r = 0; r < PS_RES_COUNT; r++)
+            if (T->fs_total.v[r] >= PS_RES_INFINITE)
+                T->fs_total.v[r] = 0;
+    }
+    for (int64_t i = 0; moved && i < sim->node_count; i++) {
+        struct sim_node *n = &sim->nodes[i];
+        if (n->tree < 0)
+            continue;
+        struct sim_tree *T = &sim->trees[n->tree];
+        T->nodes[T->node_count++] = (int)i;
+        T->usage = ps_resources_add(T->usage, n->usage);
+        bool listed = false;
+        for (int g = 0; g < T->group_count && !listed; g++)
+            listed = T->groups[g] == n->group;
+        if (!listed)
+            T->groups[T->group_count++] = n->group;
+    }
+    for (int t = 0; t < sim->tree_count; t++)
+        if (sim_tree_changed(sim, t) != 0)
+            return ps_error_set(err, PS_ENOMEM, "out of memory");
+    for (int64_t i = 0; moved && i < sim->node_count; i++) {
+        struct sim_node *n = &sim->nodes[i];
+        if (n->tree < 0 || n->armed)
+            continue;
+        if (sim_push(sim, next_heartbeat_ms(sim, n), SIM_EV_HEARTBEAT, i, 0) != 0)
+            return ps_error_set(err, PS_ENOMEM, "out of memory");
+        n->armed = true;
+    }
+    return 0;
+}

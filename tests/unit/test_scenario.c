@@ -485,12 +485,23 @@ static const struct bad_case bad_events[] = {
     {EVENTS("3"), "events[0]: must be an object, got 3"},
     /* type */
     {EVENTS("{'time': 1, 'type': 'set_node_resource', 'node': 'rack-0', 'resource_limits': {'cpu': 1}}"),
-     "events[0].type: must be \"set_node_resources\", \"set_pool_attribute\" or "
-     "\"update_operation\", got \"set_node_resource\""},
+     "events[0].type: must be \"set_node_resources\", \"set_node_tags\", "
+     "\"set_pool_attribute\", \"set_tree_attribute\" or \"update_operation\", got \"set_node_resource\""},
     {EVENTS("{'time': 1, 'type': 'explode'}"),
-     "events[0].type: must be \"set_node_resources\", \"set_pool_attribute\" or "
-     "\"update_operation\", got \"explode\""},
+     "events[0].type: must be \"set_node_resources\", \"set_node_tags\", "
+     "\"set_pool_attribute\", \"set_tree_attribute\" or \"update_operation\", got \"explode\""},
     {EVENTS("{'time': 1}"), "events[0].type: required key is missing"},
+    /* set_node_tags, set_tree_attribute */
+    {EVENTS("{'time': 1, 'type': 'set_node_tags', 'node': 'rack-0'}"),
+     "events[0].tags: required key is missing"},
+    {EVENTS("{'time': 1, 'type': 'set_node_tags', 'node': 'rack-0', 'tags': ['a', '']}"),
+     "events[0].tags[1]: must be a non-empty string, got \"\""},
+    {EVENTS("{'time': 1, 'type': 'set_node_tags', 'tags': []}"),
+     "events[0]: give exactly one of \"node\" and \"group\""},
+    {EVENTS("{'time': 1, 'type': 'set_tree_attribute', 'tree': 'zz', 'key': 'k', 'value': 1}"),
+     "events[0].tree: no pool tree named \"zz\" in pool_trees"},
+    {EVENTS("{'time': 1, 'type': 'set_tree_attribute', 'key': 'nodes_filter'}"),
+     "events[0].value: required key is missing"},
     {EVENTS("{'time': 1, 'type': 3}"), "events[0].type: must be a string, got 3"},
     /* time */
     {EVENTS("{'type': 'update_operation', 'operation': 'x', 'parameters': {}}"),

@@ -191,8 +191,11 @@ static void test_operations_across_trees(void **state)
     assert_int_equal(ps_strategy_start_operation(s, "op2", "bob", 20, &doc, &op2, &err), 0);
     assert_int_equal(op2->state, PS_OP_RUNNING);
     assert_int_equal(ps_strategy_start_operation(s, "op3", "bob", 30, &doc, &op3, &err), 0);
-    assert_int_equal(op3->state, PS_OP_PENDING);   /* running in physical, pending in gpu */
-    assert_int_equal(ps_strategy_activated_count(s), 0);
+    /* running in physical, pending in gpu: running (it schedules in physical), as upstream
+     * enables an operation in each tree separately */
+    assert_int_equal(op3->state, PS_OP_RUNNING);
+    assert_int_equal(ps_strategy_activated_count(s), 1);
+    assert_ptr_equal(ps_strategy_activated(s, 0), op3);
     struct ps_tree_op *m = ps_operation_membership(op3, "physical");
     assert_true(m->running);
     assert_string_equal(m->pool->name, "shared");
@@ -230,28 +233,43 @@ static void test_operations_across_trees(void **state)
     ps_error_init(&err);
     assert_int_equal(ps_strategy_start_operation(s, "op1", "carol", 40, NULL, NULL, &err), PS_EEXIST);
 
-    /* finishing op2 lets op3 run in gpu, so op3 is running everywhere: an activation */
+    /* finishing op2 lets op3 run in gpu too; it was running already: no new activation */
     ps_error_init(&err);
     assert_int_equal(ps_strategy_finish_operation(s, "op2", PS_OP_COMPLETED, 50, &err), 0);
     assert_int_equal(op2->state, PS_OP_COMPLETED);
     assert_int_equal(op2->finish_time_ms, 50);
     assert_null(ps_operation_membership(op2, "gpu"));
     assert_int_equal(op3->state, PS_OP_RUNNING);
-    assert_int_equal(ps_strategy_activated_count(s), 1);
-    assert_ptr_equal(ps_strategy_activated(s, 0), op3);
+    assert_true(ps_operation_membership(op3, "gpu")->running);
+    assert_int_equal(ps_strategy_activated_count(s), 0);
     assert_int_equal(ps_strategy_finish_operation(s, "op2", PS_OP_FAILED, 60, &err), PS_ESTATE);
     assert_int_equal(ps_strategy_finish_operation(s, "op3", PS_OP_RUNNING, 60, &err), PS_EINVAL);
 
-    /* a tree with operations cannot be removed; finished operations can be forgotten */
+    /* a tree with an operation that runs only in it cannot be removed (the host aborts such
+     * operations first); one that also runs elsewhere loses the tree and keeps running */
+    ps_value_release(&doc);
+    doc = json("{\"pool_trees\": [\"gpu\"]}");
+    struct ps_operation *op5 = NULL;
+    assert_int_equal(ps_strategy_start_operation(s, "op5", "dave", 60, &doc, &op5, &err), 0);
     ps_error_init(&err);
     assert_int_equal(ps_strategy_remove_tree(s, "gpu", &err), PS_ESTATE);
+    assert_string_equal(err.msg, "pool tree \"gpu\" cannot be removed: 1 operations run only in "
+                                 "it (\"op5\", ...): abort them first");
+    assert_int_equal(ps_strategy_finish_operation(s, "op5", PS_OP_ABORTED, 65, &err), 0);
+    assert_int_equal(ps_strategy_forget_operation(s, "op5", &err), 0);
+    assert_int_equal(ps_strategy_remove_tree(s, "gpu", &err), 0);
+    assert_int_equal(ps_strategy_tree_count(s), 1);
+    assert_int_equal(op3->state, PS_OP_RUNNING);
+    assert_null(ps_operation_membership(op3, "gpu"));
+    assert_non_null(ps_operation_membership(op3, "physical"));
+    /* finished operations can be forgotten */
+    ps_error_init(&err);
     assert_int_equal(ps_strategy_forget_operation(s, "op3", &err), PS_ESTATE);
     assert_int_equal(ps_strategy_finish_operation(s, "op3", PS_OP_ABORTED, 70, &err), 0);
     assert_int_equal(ps_strategy_forget_operation(s, "op2", &err), 0);
     assert_null(ps_strategy_find_operation(s, "op2"));
     assert_int_equal(ps_strategy_operation_count(s), 2);
-    assert_int_equal(ps_strategy_remove_tree(s, "gpu", &err), 0);
-    assert_int_equal(ps_strategy_tree_count(s), 1);
+    ps_value_release(&doc);
     ps_strategy_free(s);
 }
 

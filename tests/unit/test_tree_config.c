@@ -37,7 +37,8 @@ static const char *const expected_defaults =
     " \"enable_fair_share_truncation_in_fifo_pool\": false,"
     " \"max_schedulable_element_count_in_fifo_pool\": null,"
     " \"enable_guarantee_priority_scheduling\": false,"
-    " \"min_spare_allocation_resources_on_node\": {\"user_slots\": 1, \"cpu\": 1, \"memory\": 268435456}}";
+    " \"min_spare_allocation_resources_on_node\": {\"user_slots\": 1, \"cpu\": 1, \"memory\": 268435456},"
+    " \"necessary_resources_for_operation\": []}";
 
 static void test_defaults_of_every_key(void **state)
 {
@@ -115,6 +116,7 @@ static const struct bad_case bad_cases[] = {
     {"enable_improved_fair_share_by_fit_factor_computation", "1", "must be a boolean"},
     {"infer_weight_from_guarantees_share_multiplier", "0.5", "must be >= 1"},
     {"main_resource", "\"disk\"", "must be one of user_slots, cpu, gpu, memory, network"},
+    {"necessary_resources_for_operation", "[\"gpus\"]", "must be a resource name"},
     {"node_reconnection_timeout", "-1", "must be >= 0"},
     {"fair_share_update_period", "5", "must be in [10, 60000]"},
     {"fair_share_update_period", "60001", "must be in [10, 60000]"},
