@@ -40,6 +40,11 @@
  * allow_aggressive_preemption
  *     (allow_aggressive_starvation_preemption) unset (parent's)
  * allow_normal_preemption                    true
+ * allow_regular_allocations_on_ssd_nodes
+ *     (allow_regular_jobs_on_ssd_nodes)      true                 false here or in an ancestor:
+ *                                                                 operations without an SSD
+ *                                                                 disk request start nothing on
+ *                                                                 SSD nodes (preempt.h)
  * acl                                        []                   list of user names allowed to
  *                                                                 start operations; [] = anyone
  *
@@ -119,6 +124,7 @@ struct ps_pool_config {
     struct ps_opt_bool enable_aggressive_starvation;
     struct ps_opt_bool allow_aggressive_preemption;
     bool allow_normal_preemption;
+    bool allow_regular_allocations_on_ssd_nodes;
     struct ps_string_list acl;
 };
 

@@ -56,6 +56,11 @@
  *     (total_resource_limits_consider_delay)      300000 ms      integer >= 0
  * fair_share_update_period                        1000 ms        [10, 60000]
  * should_distribute_free_volume_among_children    false          (integral overflow goes down)
+ * ssd_priority_preemption/enable                  false          true needs a non-empty
+ *                                                                node_tag_filter
+ * ssd_priority_preemption/node_tag_filter         ""             a boolean tag formula
+ * ssd_priority_preemption/medium_names            []             medium names (unknown ones
+ *                                                                raise the tree's alert)
  *
  * Choices, and why:
  * - max_running_operation_count: 2000, the newer upstream default (older releases had 200 and
@@ -97,6 +102,15 @@ enum ps_fifo_scheduling_order {
 enum ps_preemption_scope {
     PS_PREEMPTION_SCOPE_OPERATION_AND_ANCESTORS = 0,
     PS_PREEMPTION_SCOPE_OPERATION_ONLY = 1,
+};
+
+/* ssd_priority_preemption (TFairShareStrategySsdPriorityPreemptionConfig): operations whose
+ * disk requests use one of medium_names get the SSD preemption priorities on the nodes that
+ * satisfy node_tag_filter (preempt.h). */
+struct ps_tree_ssd_config {
+    bool enable;                                      /* false */
+    char *node_tag_filter;                            /* owned, "" */
+    struct ps_string_list medium_names;               /* [] */
 };
 
 struct ps_tree_integral_config {
@@ -146,6 +160,7 @@ struct ps_tree_config {
     int64_t node_reconnection_timeout_ms;
     int64_t fair_share_update_period_ms;
     bool should_distribute_free_volume_among_children;
+    struct ps_tree_ssd_config ssd_priority_preemption;
 };
 
 /* The table describing struct ps_tree_config (for generic code such as listings). */

@@ -66,6 +66,10 @@ struct ps_scenario_node_group {
     struct ps_resources resource_limits;  /* a limits map: PS_RES_INFINITE where omitted */
     char **tags;                          /* tag_count strings, as listed (may repeat) */
     size_t tag_count;
+    /* disk_space_per_medium: each node's slot locations, medium name -> bytes (>= 0) */
+    char **media;
+    int64_t *medium_disk_space;
+    size_t medium_count;
 };
 
 struct ps_scenario_pool {
@@ -105,6 +109,10 @@ struct ps_scenario_task {
                                          max_memory, sigma = spread) */
     bool interruptible;               /* a preempted job is interrupted first (default false:
                                          aborted at once, docs/scenario.md) */
+    /* disk_request {disk_space, medium_name}: disk_space > 0 bytes on medium disk_medium
+     * ("default" when medium_name is omitted); disk_medium NULL without a disk_request */
+    char *disk_medium;
+    int64_t disk_space;
 };
 
 struct ps_scenario_operation {

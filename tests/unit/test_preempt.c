@@ -110,7 +110,7 @@ static void setup(struct fix *f, int64_t y_units, int starving, int64_t z_units)
         f->lists[i] = ps_preemptible_new(&f->pl_cfg);
         ps_preemptible_update(f->lists[i], &f->e[i].out.fair_share.total, &f->e[i].out.demand_share,
                               &f->pl_cfg);
-        f->pops[i] = (struct ps_preempt_operation){f->lists[i], false, -1, false};
+        f->pops[i] = (struct ps_preempt_operation){f->lists[i], false, -1, false, false};
     }
     for (int k = 0; k < 10; k++) {
         f->allocs[k] = (struct ps_node_allocation){100 + k, X, res(1), k * 1000, false};

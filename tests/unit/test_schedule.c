@@ -53,7 +53,7 @@ static int add(struct tree *t, enum ps_element_kind kind, int parent, double fai
 static int add_op(struct tree *t, int parent, double fair, int64_t pending, struct ps_resources a)
 {
     int i = add(t, PS_ELEM_OPERATION, parent, fair);
-    t->ops[i] = (struct ps_sched_operation){NULL, true, pending, a};
+    t->ops[i] = (struct ps_sched_operation){.runnable = true, .pending_count = pending, .allocation = a};
     return i;
 }
 
