@@ -38,18 +38,6 @@ const char *ps_preempt_reason_name(enum ps_preempt_reason reason)
     return "unknown";
 }
 
-const char *ps_preempt_stage_reason(enum ps_preempt_stage stage)
-{
-    switch (stage) {
-    case PS_STAGE_AGGRESSIVELY_PREEMPTIVE: return "aggressive_preemption";
-    case PS_STAGE_PREEMPTIVE: return "preemption";
-    case PS_STAGE_SSD_AGGRESSIVELY_PREEMPTIVE: return "ssd_aggressive_preemption";
-    case PS_STAGE_SSD_PREEMPTIVE: return "ssd_preemption";
-    case PS_STAGE_NONE: break;
-    }
-    return "none";
-}
-
 void ps_preempt_result_init(struct ps_preempt_result *r)
 {
     memset(r, 0, sizeof *r);

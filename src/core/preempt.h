@@ -165,10 +165,6 @@ enum ps_preempt_stage {
     PS_STAGE_SSD_PREEMPTIVE = 4,
 };
 
-/* "aggressive_preemption", "preemption", "ssd_aggressive_preemption", "ssd_preemption"
- * (upstream's EJobPreemptionReason of a stage's victims); "none". Never NULL. */
-const char *ps_preempt_stage_reason(enum ps_preempt_stage stage);
-
 struct ps_preempt_result {
     struct ps_preempt_victim *victims;
     int victim_count;
