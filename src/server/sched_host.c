@@ -186,12 +186,30 @@ int ps_svc_schedule_node(struct ps_service *svc, struct ps_svc_node *node, int64
     struct ps_resources usage = ps_resources_zero();
     for (struct ps_svc_job *j = node->jobs; j; j = j->node_next)
         usage = ps_resources_add(usage, j->usage);
+    /* the node's media: its reported disk space less its running jobs' disk requests */
+    struct ps_sched_medium media[16];
+    int medium_count = 0;
+    const char *mname;
+    json_t *mv;
+    json_object_foreach(node->media, mname, mv) {
+        if (medium_count == (int)(sizeof media / sizeof media[0]))
+            break;
+        int64_t free_space = json_integer_value(mv);
+        for (struct ps_svc_job *j = node->jobs; j; j = j->node_next) {
+            const struct ps_svc_task *t = &j->op->tasks[j->task];
+            if (t->disk_medium && strcmp(t->disk_medium, mname) == 0)
+                free_space -= t->disk_space;
+        }
+        media[medium_count++] = (struct ps_sched_medium){mname, free_space};
+    }
     struct ps_sched_node sched_node = {.id = node->num,
                                        .tags = (const char *const *)node->tags,
                                        .tag_count = node->tag_count,
                                        .limits = node->limits,
                                        .usage = usage,
-                                       .filter_cache = node->filter_cache};
+                                       .filter_cache = node->filter_cache,
+                                       .media = media,
+                                       .medium_count = medium_count};
     struct host h = {.svc = svc, .ts = ts, .node = node, .now_ms = now_ms, .start = start_out,
                      .interrupt = interrupt, .abort = abort};
     struct ps_tree_host host = loop_host(&h);

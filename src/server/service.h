@@ -152,6 +152,8 @@ struct ps_svc_task {
     double cpu_limit;              /* cores */
     int64_t memory_limit;          /* bytes */
     int64_t tmpfs_size;            /* bytes */
+    char *disk_medium;             /* disk_request/medium_name ("default"); NULL: no request */
+    int64_t disk_space;            /* disk_request/disk_space, bytes */
     struct ps_memory_task mem;
     /* job indexes waiting to run, FIFO ring of job_count slots */
     int64_t *queue;
@@ -207,6 +209,8 @@ struct ps_svc_node {
     char **tags;
     int tag_count;
     struct ps_resources limits;
+    json_t *media;                 /* its heartbeat's disk_space_per_medium (medium -> bytes),
+                                      owned; NULL: no media */
     bool registered;               /* known to the strategy */
     int64_t last_seen_ms;
     char instance_id[PS_SVC_INSTANCE_ID_MAX + 1];  /* the agent that holds the id ("" unknown) */

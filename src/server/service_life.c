@@ -303,6 +303,7 @@ static void free_state(struct ps_service *svc, bool keep_nodes)
         for (int t = 0; t < n->tag_count; t++)
             free(n->tags[t]);
         free(n->tags);
+        json_decref(n->media);
         ps_sched_filter_cache_free(n->filter_cache);
         free(n->id);
         free(n);
