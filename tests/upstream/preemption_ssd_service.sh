@@ -105,6 +105,35 @@ for case in ("no_aggressive", "aggressive_for_ssd"):
     finally:
         s.stop()
 
+# upstream: test_scheduler_preemption::TestSsdPriorityPreemption::test_profiling
+# Upstream's counter scheduler/pools/preempted_job_resources/cpu {preemption_reason, tree, pool
+# root} is poolsched_preempted_job_resources_cpu_total {tree, preemption_reason} (/metrics).
+s = Scheduler(bin, work + "/profiling", {"fair_share_update_period": 100}).start()
+try:
+    tree_config(s)
+    nodes = cluster(s)
+    beat(nodes, 0.3)
+    # _run_sleeping_vanilla_with_unpreemptible_jobs_at_ssd_nodes: the SSD nodes first
+    blocking = vanilla(s, 8, tag="ssd_tag")
+    wait_for(nodes, "blocking op on the SSD nodes", lambda: len(running(nodes, blocking)) == 4)
+    s.ok("update_op_parameters", {"operation_id": blocking, "parameters": {"scheduling_tag_filter": ""}})
+    wait_for(nodes, "blocking op everywhere", lambda: len(running(nodes, blocking)) == 8)
+    def counter():
+        st, text = s.raw("GET", "/metrics")
+        for line in text.splitlines():
+            if line.startswith("poolsched_preempted_job_resources_cpu_total{") and \
+                    'preemption_reason="ssd_preemption"' in line and 'tree="physical"' in line:
+                return float(line.split()[-1])
+        return 0.0
+    before = counter()
+    ssd = vanilla(s, 1, ssd=True)
+    wait_for(nodes, "a blocking job preempted for the SSD op",
+             lambda: any(j in n.interrupted for n in nodes for j, st in n.running.items()
+                         if st.get("operation_id") == blocking) or len(running(nodes, blocking)) < 8)
+    check(counter() - before >= 1.0, "ssd_preemption counter grew by %s" % (counter() - before))
+finally:
+    s.stop()
+
 # upstream: test_scheduler_preemption::TestSsdPriorityPreemption::test_config
 s = Scheduler(bin, work + "/config", {"fair_share_update_period": 100}).start()
 try:
