@@ -118,6 +118,7 @@ struct sim_membership {
     int fits_task;                     /* task whose "fits some node" was cached, -1 */
     bool fits;
     struct ps_resources fed_shape;     /* the allocation shape in the snapshot */
+    const char *fed_disk;              /* and its disk request's medium (a task's, or NULL) */
     struct ps_preemptible *lists;      /* running jobs by preemption class (sim_preempt.c) */
 };
 

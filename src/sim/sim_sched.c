@@ -96,7 +96,7 @@ int sim_op_sync(struct ps_sim *sim, int op, struct ps_error *err)
         int64_t old = ps_sched_pending(T->ts.snap, ms->elem);
         bool was = T->elem_runnable[ms->elem];
         if (st.runnable == was && st.pending_count == old &&
-            ps_resources_equal(st.allocation, ms->fed_shape))
+            ps_resources_equal(st.allocation, ms->fed_shape) && st.disk_medium == ms->fed_disk)
             continue;
         int rc = ps_sched_set_operation(T->ts.snap, ms->elem, &st, err);
         if (rc != 0)
@@ -106,6 +106,7 @@ int sim_op_sync(struct ps_sim *sim, int op, struct ps_error *err)
             T->min_shape = ps_resources_min(T->min_shape, st.allocation);
         T->elem_runnable[ms->elem] = st.runnable;
         ms->fed_shape = st.allocation;
+        ms->fed_disk = st.disk_medium;
         rc = sim_tree_changed(sim, ms->tree);
         if (rc != 0)
             return ps_error_set(err, rc, "out of memory");
