@@ -267,7 +267,8 @@ void ps_preempt_subtree_eligible(const struct ps_sched_snapshot *snap,
 static int run_preemptive_stage(struct ps_sched_snapshot *snap, const struct ps_preempt_tree *t,
                                 const struct ps_sched_node *node,
                                 const struct ps_node_allocation *allocs, int n,
-                                const struct stage_kind *kind, const uint8_t *subtree, struct cand *cands, struct ps_resources *cond,
+                                const struct stage_kind *kind, const uint8_t *subtree,
+                                struct cand *cands, struct ps_resources *cond,
                                 struct ps_sched_result *sched, struct ps_preempt_result *out,
                                 struct ps_error *err)
 {
@@ -281,6 +282,10 @@ static int run_preemptive_stage(struct ps_sched_snapshot *snap, const struct ps_
     int m = 0;
     for (int k = 0; k < n; k++) {
         int cls = class_of(t, &allocs[k]);
+        if (cls < 0)
+            continue;   /* unknown to its operation's lists: never a victim of the stages */
+        if (cls == PS_ALLOC_AGGRESSIVELY_PREEMPTIBLE && t->ops[allocs[k].op].aggressive_preemption_disallowed)
+            cls = PS_ALLOC_NON_PREEMPTIBLE;
         int level = level_of(t, &allocs[k], cls, node->ssd_priority_preemption);
         if (level < kind->min_level)
             continue;
