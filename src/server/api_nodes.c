@@ -308,12 +308,13 @@ int ps_api_heartbeat_json(struct ps_service *svc, const json_t *req, const char 
             svc->trees[i]->dirty = true;
         pthread_cond_broadcast(&svc->loop_cv);
     }
+    /* an empty map is no media; heartbeats and the SSD media alert read node->media as is */
     const json_t *media = json_object_get(req, "disk_space_per_medium");
-    if (!json_equal((json_t *)media, node->media) && !(media && !json_object_size(media) && !node->media)) {
+    if (media && json_object_size(media) == 0)
+        media = NULL;
+    if (media ? !node->media || !json_equal((json_t *)media, node->media) : node->media != NULL) {
         json_decref(node->media);
-        node->media = media && json_object_size(media) ? json_deep_copy(media) : NULL;
-        for (int t = 0; t < svc->tree_count; t++)
-            svc->trees[t]->dirty = true;
+        node->media = media ? json_deep_copy(media) : NULL;
     }
     node->last_seen_ms = now;
     node->heartbeat_seq++;
