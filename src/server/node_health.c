@@ -250,7 +250,7 @@ static json_t *node_attrs(struct ps_service *svc, const struct ps_svc_node *n)
         usage = ps_resources_add(usage, j->usage);
     const struct ps_node *sn = n->registered ? ps_strategy_find_node(svc->strategy, n->id) : NULL;
     const char *tree = sn && sn->tree ? ps_pool_tree_name(sn->tree) : NULL;
-    return json_pack("{s:b, s:s, s:o, s:s, s:i, s:s, s:o, s:o, s:s, s:o, s:o, s:o, s:i, s:I}",
+    json_t *attrs = json_pack("{s:b, s:s, s:o, s:s, s:i, s:s, s:o, s:o, s:s, s:o, s:o, s:o, s:i, s:I}",
                      "banned", n->banned, "ban_message", n->ban_message, "alerts",
                      node_alerts(svc, n), "state", n->registered ? "online" : "offline",
                      "consecutive_job_aborts", n->consecutive_job_aborts, "last_abort_error",
@@ -260,6 +260,10 @@ static json_t *node_attrs(struct ps_service *svc, const struct ps_svc_node *n)
                      ps_api_resources_json(&n->limits), "resource_usage",
                      ps_api_resources_json(&usage), "running_job_count", n->job_count,
                      "last_heartbeat_time", (json_int_t)n->last_seen_ms);
+    if (attrs)
+        json_object_set_new(attrs, "disk_space_per_medium",
+                            n->media ? json_deep_copy(n->media) : json_object());
+    return attrs;
 }
 
 static bool prefix_path(const char *path, const char *prefix)

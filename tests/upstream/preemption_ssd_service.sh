@@ -142,6 +142,8 @@ try:
     s.set(T + "/@config/ssd_priority_preemption", {"enable": False, "node_tag_filter": "ssd_tag",
                                                     "medium_names": ["ssd_slots"]})
     check(ssd_alerts(s) == [], "no alert for ssd_slots, which the nodes report")
+    check(s.get("//sys/cluster_nodes/n0/@disk_space_per_medium") == {"default": MIB, "ssd_slots": 4 * MIB},
+          "n0's media as reported")
     s.set(T + "/@config/ssd_priority_preemption/medium_names", ["foo", "bar"])
     a = ssd_alerts(s)
     check(len(a) == 1 and a[0]["message"] == "Config contains unknown SSD priority preemption media"
