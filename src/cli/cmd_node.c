@@ -29,6 +29,10 @@ static const char usage_text[] =
     "  --node-id ID            this node's name (default: the host name); 1..64 of\n"
     "                          [A-Za-z0-9._-]\n"
     "  --tags LIST             comma-separated node tags, matched by pool trees' nodes_filter\n"
+    "  --disk-space-per-medium LIST\n"
+    "                          MEDIUM=SIZE,... the disk space of the node's slot locations per\n"
+    "                          medium (e.g. default=100G,ssd_slots=20G), for jobs' disk_request\n"
+    "                          (default: none; such jobs then do not run here)\n"
     "  --resources LIST        cpu=CORES,memory=SIZE,user_slots=N (default: all online CPUs,\n"
     "                          the physical memory, 2 slots per CPU); sizes like 8G are binary\n"
     "  --work-dir DIR          sandboxes go to DIR/sandbox/<job_id> (default:\n"
@@ -53,6 +57,45 @@ static const char usage_text[] =
     "                          abort a job above its memory reserve even while the node has\n"
     "                          the memory (YTsaurus's node setting of that name; default off)\n"
     "  --verbose               log every heartbeat\n";
+
+/* "default=100G,ssd_slots=20G" -> {"default": bytes, "ssd_slots": bytes}; NULL with err set. */
+static json_t *parse_media(const char *text, struct ps_error *err)
+{
+    json_t *media = json_object();
+    char *copy = strdup(text);
+    if (!media || !copy) {
+        json_decref(media);
+        free(copy);
+        ps_error_set(err, PS_ENOMEM, "out of memory");
+        return NULL;
+    }
+    char *save = NULL;
+    for (char *item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(item, '=');
+        int64_t bytes = 0;
+        if (!eq || eq == item) {
+            ps_error_set(err, PS_EINVAL, "\"%.40s\": must be MEDIUM=SIZE", item);
+        } else {
+            *eq = '\0';
+            if (json_object_get(media, item))
+                ps_error_set(err, PS_EINVAL, "medium \"%.40s\" given twice", item);
+            else if (ps_node_parse_size(eq + 1, &bytes, err) == 0)
+                json_object_set_new(media, item, json_integer(bytes));
+        }
+        if (err->code != 0) {
+            json_decref(media);
+            free(copy);
+            return NULL;
+        }
+    }
+    free(copy);
+    if (json_object_size(media) == 0 || json_object_size(media) > 16) {
+        json_decref(media);
+        ps_error_set(err, PS_EINVAL, "\"%.40s\": must name 1 to 16 media", text);
+        return NULL;
+    }
+    return media;
+}
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -118,7 +161,7 @@ static int load_secret(const char *file, const char *data_dir, char **out)
 
 int ps_cmd_node(int argc, char **argv)
 {
-    const char *scheduler = NULL, *node_id = NULL, *tags_text = "", *resources_text = NULL,
+    const char *scheduler = NULL, *node_id = NULL, *tags_text = "", *media_text = NULL, *resources_text = NULL,
                *work_dir = NULL, *secret_file = NULL, *data_dir = NULL, *job_user = NULL;
     long long heartbeat_ms = 5000, tick_ms = 100, slot_uid_base = PS_NODE_SLOT_UID_BASE;
     int64_t stderr_cap = 64 * 1024;
@@ -147,7 +190,8 @@ int ps_cmd_node(int argc, char **argv)
             continue;
         }
         static const char *const with_value[] = {
-            "--scheduler", "--node-id", "--tags", "--resources", "--work-dir", "--secret-file",
+            "--scheduler", "--node-id", "--tags", "--disk-space-per-medium", "--resources",
+            "--work-dir", "--secret-file",
             "--data-dir", "--heartbeat-period", "--tick", "--stderr-cap", "--job-user",
             "--slot-uid-base", NULL};
         const char *flag = NULL, *value = NULL;
@@ -171,6 +215,8 @@ int ps_cmd_node(int argc, char **argv)
             node_id = value;
         } else if (strcmp(flag, "--tags") == 0) {
             tags_text = value;
+        } else if (strcmp(flag, "--disk-space-per-medium") == 0) {
+            media_text = value;
         } else if (strcmp(flag, "--resources") == 0) {
             resources_text = value;
         } else if (strcmp(flag, "--work-dir") == 0) {
@@ -235,6 +281,11 @@ int ps_cmd_node(int argc, char **argv)
     size_t tag_count = 0;
     if (ps_node_parse_tags(tags_text, &tags, &tag_count, &err) != 0)
         return usage_error("--tags: %s", err.msg);
+    json_t *media = NULL;
+    if (media_text && (media = parse_media(media_text, &err)) == NULL) {
+        ps_node_tags_free(tags, tag_count);
+        return usage_error("--disk-space-per-medium: %s", err.msg);
+    }
 
     char default_work_dir[512];
     if (!work_dir) {
@@ -303,6 +354,7 @@ int ps_cmd_node(int argc, char **argv)
     cfg.cpu = cpu;
     cfg.memory_bytes = memory;
     cfg.user_slots = slots;
+    cfg.media = media;
     cfg.heartbeat_period_ms = heartbeat_ms;
     cfg.tick_ms = tick_ms;
     cfg.always_abort_on_memory_reserve_overdraft = always_abort;
@@ -313,5 +365,6 @@ int ps_cmd_node(int argc, char **argv)
     ps_node_runner_platform_free(&runner);
     free(secret);
     ps_node_tags_free(tags, tag_count);
+    json_decref(media);
     return rc == 0 ? 0 : 1;
 }

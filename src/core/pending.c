@@ -176,7 +176,9 @@ void ps_pending_scheduler_reason(const struct ps_pending_probe *p, struct ps_pen
     } else if (p->satisfaction >= 1.0 - 1e-9) {
         r = PS_PENDING_USAGE_AT_FAIR_SHARE;
     } else if (p->sched_reason == PS_SCHED_NODE_RESOURCES ||
-               p->sched_reason == PS_SCHED_FILTER_MISMATCH) {
+               p->sched_reason == PS_SCHED_FILTER_MISMATCH ||
+               p->sched_reason == PS_SCHED_DISK ||
+               p->sched_reason == PS_SCHED_REGULAR_ON_SSD_FORBIDDEN) {
         r = p->total_fits(p->ctx) ? PS_PENDING_FRAGMENTED : PS_PENDING_NO_FREE_RESOURCES;
     } else if (p->some_node_has_room(p->ctx)) {
         r = PS_PENDING_WAITING_HEARTBEAT;

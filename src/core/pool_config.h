@@ -40,6 +40,11 @@
  * allow_aggressive_preemption
  *     (allow_aggressive_starvation_preemption) unset (parent's)
  * allow_normal_preemption                    true
+ * allow_regular_allocations_on_ssd_nodes
+ *     (allow_regular_jobs_on_ssd_nodes)      true                 false here or in an ancestor:
+ *                                                                 operations without an SSD
+ *                                                                 disk request start nothing on
+ *                                                                 SSD nodes (preempt.h)
  * acl                                        []                   list of user names allowed to
  *                                                                 start operations; [] = anyone
  * enable_fair_share_truncation_in_fifo_pool  unset (tree's)       (fair_share.h, ps_fs_options)
@@ -154,6 +159,7 @@ struct ps_pool_config {
     bool infer_children_weights_from_historic_usage;
     struct ps_historic_usage_config historic_usage_config;
     bool allow_normal_preemption;
+    bool allow_regular_allocations_on_ssd_nodes;
     struct ps_string_list acl;
 };
 

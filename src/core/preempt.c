@@ -80,6 +80,7 @@ static int64_t timeout_for(const struct ps_preempt_tree *t, const struct ps_node
 struct cand {
     int k;             /* index into allocs */
     int rank;          /* class; unknown counts as non-preemptible */
+    int level;         /* preemption level (enum level), the sort key */
     int64_t start_time_ms;
     int64_t id;
     int blocked_at;    /* -1: preemptible for everybody; else the pool holding the discount */
@@ -89,8 +90,8 @@ struct cand {
 static int cand_cmp(const void *pa, const void *pb)
 {
     const struct cand *a = pa, *b = pb;
-    if (a->rank != b->rank)
-        return a->rank > b->rank ? -1 : 1;
+    if (a->level != b->level)
+        return a->level > b->level ? -1 : 1;
     if (a->start_time_ms != b->start_time_ms)
         return a->start_time_ms > b->start_time_ms ? -1 : 1;
     if (a->id != b->id)
@@ -112,9 +113,53 @@ static int check_allocs(const struct ps_sched_snapshot *snap, const struct ps_no
 
 /* ---- the preemptive stages -------------------------------------------------------------- */
 
+/* Allocation preemption levels (EAllocationPreemptionLevel), lowest first. */
+enum level {
+    LEVEL_SSD_NON_PREEMPTIBLE = 0,
+    LEVEL_SSD_AGGRESSIVELY_PREEMPTIBLE = 1,
+    LEVEL_NON_PREEMPTIBLE = 2,
+    LEVEL_AGGRESSIVELY_PREEMPTIBLE = 3,
+    LEVEL_PREEMPTIBLE = 4,
+};
+
+/* What a stage stands for: the operation priority it schedules and its lowest victim level. */
+struct stage_kind {
+    bool aggressive;
+    bool ssd;
+    int min_level;
+    enum ps_preempt_stage id;
+};
+
+static const struct stage_kind SSD_AGGRESSIVE = {true, true, LEVEL_SSD_AGGRESSIVELY_PREEMPTIBLE,
+                                                 PS_STAGE_SSD_AGGRESSIVELY_PREEMPTIVE};
+static const struct stage_kind SSD_NORMAL = {false, true, LEVEL_NON_PREEMPTIBLE,
+                                             PS_STAGE_SSD_PREEMPTIVE};
+static const struct stage_kind AGGRESSIVE = {true, false, LEVEL_AGGRESSIVELY_PREEMPTIBLE,
+                                             PS_STAGE_AGGRESSIVELY_PREEMPTIVE};
+static const struct stage_kind NORMAL = {false, false, LEVEL_PREEMPTIBLE, PS_STAGE_PREEMPTIVE};
+
+/* The allocation's level: its class (an aggressively preemptible one counts as
+ * non-preemptible where aggressive preemption is not allowed), moved to the SSD levels when its
+ * operation has an SSD disk request on a node with SSD priority preemption. */
+static int level_of(const struct ps_preempt_tree *t, const struct ps_node_allocation *a,
+                    int cls, bool ssd_node)
+{
+    if (cls == PS_ALLOC_AGGRESSIVELY_PREEMPTIBLE && t->ops[a->op].aggressive_preemption_disallowed)
+        cls = PS_ALLOC_NON_PREEMPTIBLE;
+    bool ssd = ssd_node && t->ops[a->op].ssd;
+    switch (cls) {
+    case PS_ALLOC_PREEMPTIBLE: return LEVEL_PREEMPTIBLE;
+    case PS_ALLOC_AGGRESSIVELY_PREEMPTIBLE:
+        return ssd ? LEVEL_SSD_AGGRESSIVELY_PREEMPTIBLE : LEVEL_AGGRESSIVELY_PREEMPTIBLE;
+    default: return ssd ? LEVEL_SSD_NON_PREEMPTIBLE : LEVEL_NON_PREEMPTIBLE;
+    }
+}
+
 struct stage_ctx {
     const struct ps_preempt_tree *tree;
     bool aggressive;
+    bool ssd;          /* the stage's priority is an SSD one */
+    bool ssd_node;     /* SSD priority preemption is on for the node */
     struct ps_resources *cond;   /* per element: conditional discount held at that pool */
     struct ps_resources *disc;   /* per element: unconditional candidates of its subtree */
 };
@@ -132,11 +177,17 @@ static bool priority_at_least(const struct ps_starvation_element *s,
                       : s->lowest_starving_ancestor >= 0;
 }
 
+/* The operation's priority is the stage's: (aggressive) starvation as priority_at_least, and
+ * SSD exactly when the operation's disk request is on an SSD medium and the node has SSD
+ * priority preemption on. */
 static bool eligible(void *vctx, const struct ps_sched_snapshot *snap, int op)
 {
     (void)snap;
     const struct stage_ctx *c = vctx;
-    return priority_at_least(&c->tree->starvation[op], c->tree->config, c->aggressive);
+    const struct ps_starvation_element *s = &c->tree->starvation[op];
+    if (!priority_at_least(s, c->tree->config, c->aggressive))
+        return false;
+    return (c->ssd_node && c->tree->ops[op].ssd) == c->ssd;
 }
 
 static struct ps_resources limit_discount(void *vctx, const struct ps_sched_snapshot *snap, int e)
@@ -157,11 +208,14 @@ static struct ps_resources op_extra(void *vctx, const struct ps_sched_snapshot *
 
 /* The element blocking preemption of op's allocations, or -1 (FindPreemptionBlockingAncestor). */
 static int blocking_ancestor(const struct ps_sched_snapshot *snap, const struct ps_preempt_tree *t,
-                             int op, bool aggressive)
+                             int op, const struct stage_kind *kind, int level)
 {
     const struct ps_preempt_operation *o = &t->ops[op];
+    bool aggressive = kind->aggressive;
     if (o->graceful)
         return op;
+    if (kind->ssd && level >= LEVEL_NON_PREEMPTIBLE)
+        return -1;
     int max = t->config->max_unpreemptible_running_allocation_count;
     int spec = o->max_unpreemptible_running_allocation_count;
     if (spec >= 0 && (max < 0 || spec < max))
@@ -212,8 +266,9 @@ void ps_preempt_subtree_eligible(const struct ps_sched_snapshot *snap,
 /* One stage. Returns 1 if it started an allocation, 0 if not, negative on error. */
 static int run_preemptive_stage(struct ps_sched_snapshot *snap, const struct ps_preempt_tree *t,
                                 const struct ps_sched_node *node,
-                                const struct ps_node_allocation *allocs, int n, bool aggressive,
-                                const uint8_t *subtree, struct cand *cands, struct ps_resources *cond,
+                                const struct ps_node_allocation *allocs, int n,
+                                const struct stage_kind *kind, const uint8_t *subtree,
+                                struct cand *cands, struct ps_resources *cond,
                                 struct ps_sched_result *sched, struct ps_preempt_result *out,
                                 struct ps_error *err)
 {
@@ -221,17 +276,20 @@ static int run_preemptive_stage(struct ps_sched_snapshot *snap, const struct ps_
     struct ps_resources *disc = cond + count;
     for (int i = 0; i < count; i++)
         cond[i] = disc[i] = ps_resources_zero();
-    int level = aggressive ? PS_ALLOC_AGGRESSIVELY_PREEMPTIBLE : PS_ALLOC_PREEMPTIBLE;
+    bool aggressive = kind->aggressive;
     struct ps_resources unconditional = ps_resources_zero(), cond_bound = ps_resources_zero();
     bool any_cond = false;
     int m = 0;
     for (int k = 0; k < n; k++) {
         int cls = class_of(t, &allocs[k]);
+        if (cls < 0)
+            continue;   /* unknown to its operation's lists: never a victim of the stages */
         if (cls == PS_ALLOC_AGGRESSIVELY_PREEMPTIBLE && t->ops[allocs[k].op].aggressive_preemption_disallowed)
             cls = PS_ALLOC_NON_PREEMPTIBLE;
-        if (cls < level)
+        int level = level_of(t, &allocs[k], cls, node->ssd_priority_preemption);
+        if (level < kind->min_level)
             continue;
-        int b = blocking_ancestor(snap, t, allocs[k].op, aggressive);
+        int b = blocking_ancestor(snap, t, allocs[k].op, kind, level);
         if (b >= 0 && (b == allocs[k].op || !t->config->enable_conditional_preemption))
             continue;
         if (b < 0) {
@@ -243,10 +301,10 @@ static int run_preemptive_stage(struct ps_sched_snapshot *snap, const struct ps_
             cond_bound = ps_resources_add(cond_bound, allocs[k].resources);
             any_cond = true;
         }
-        cands[m++] = (struct cand){k, cls, allocs[k].start_time_ms, allocs[k].id, b};
+        cands[m++] = (struct cand){k, cls, level, allocs[k].start_time_ms, allocs[k].id, b};
     }
 
-    struct stage_ctx ctx = {t, aggressive, cond, disc};
+    struct stage_ctx ctx = {t, aggressive, kind->ssd, node->ssd_priority_preemption, cond, disc};
     struct ps_sched_stage stage = {
         .extra = unconditional,
         .eligible = eligible,
@@ -351,17 +409,15 @@ int ps_preempt_heartbeat(struct ps_sched_snapshot *snap, const struct ps_preempt
     if (own)
         ps_preempt_subtree_eligible(snap, tree->starvation, tree->config, own);
     const uint8_t *subtree = own ? own : tree->subtree_eligible;
-    rc = subtree[0] & PS_PREEMPT_SUBTREE_AGGRESSIVELY_STARVING
-             ? run_preemptive_stage(snap, tree, node, allocs, alloc_count, true, subtree, cands,
-                                    cond, sched, out, err)
-             : 0;
-    if (rc == 1)
-        out->stage = PS_STAGE_AGGRESSIVELY_PREEMPTIVE;
-    if (rc == 0) {
-        rc = run_preemptive_stage(snap, tree, node, allocs, alloc_count, false, subtree, cands,
-                                  cond, sched, out, err);
+    const struct stage_kind *kinds[] = {&SSD_AGGRESSIVE, &SSD_NORMAL, &AGGRESSIVE, &NORMAL};
+    rc = 0;
+    for (int s = node->ssd_priority_preemption ? 0 : 2; s < 4 && rc == 0; s++) {
+        if (kinds[s]->aggressive && !(subtree[0] & PS_PREEMPT_SUBTREE_AGGRESSIVELY_STARVING))
+            continue;
+        rc = run_preemptive_stage(snap, tree, node, allocs, alloc_count, kinds[s], subtree,
+                                  cands, cond, sched, out, err);
         if (rc == 1)
-            out->stage = PS_STAGE_PREEMPTIVE;
+            out->stage = kinds[s]->id;
     }
     free(cands);
     free(cond);
@@ -379,8 +435,8 @@ static struct cand *sorted_cands(const struct ps_preempt_tree *t,
         return NULL;
     for (int k = 0; k < n; k++) {
         int cls = class_of(t, &allocs[k]);
-        c[k] = (struct cand){k, cls < 0 ? PS_ALLOC_NON_PREEMPTIBLE : cls,
-                             allocs[k].start_time_ms, allocs[k].id, -1};
+        int rank = cls < 0 ? PS_ALLOC_NON_PREEMPTIBLE : cls;
+        c[k] = (struct cand){k, rank, rank, allocs[k].start_time_ms, allocs[k].id, -1};
     }
     qsort(c, (size_t)n, sizeof *c, cand_cmp);
     return c;

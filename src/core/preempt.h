@@ -42,6 +42,21 @@
  * Unblocked allocations are preemptible for everybody. With enable_conditional_preemption an
  * allocation blocked at a pool P (not at its own operation) may be preempted by operations
  * inside P's subtree only: their available resources include P's "conditional discount".
+ *
+ * SSD priority preemption (tree ssd_priority_preemption; on for a node when enabled and the
+ * node satisfies its node_tag_filter: node->ssd_priority_preemption). On such a node an
+ * operation whose disk request is on one of medium_names (ps_preempt_operation.ssd) has the
+ * SSD preemption priority matching its starvation (ssd_aggressive / ssd_normal), and its
+ * allocations the SSD preemption levels (ssd_non_preemptible, ssd_aggressively_preemptible;
+ * a preemptible one stays preemptible). Levels, lowest first: ssd_non_preemptible,
+ * ssd_aggressively_preemptible, non_preemptible, aggressively_preemptible, preemptible. The
+ * stages run, until one starts an allocation: SSD aggressively preemptive (ssd_aggressive
+ * operations; victims from ssd_aggressively_preemptible up), SSD preemptive (ssd_normal;
+ * victims from non_preemptible up: every allocation without an SSD request), then the two
+ * above (aggressive, normal operations only). An operation takes part in the stage of its
+ * priority only. In the SSD stages an allocation of a non-SSD level has no blocking ancestor
+ * unless its operation is in graceful preemption mode (upstream ignores preemption-blocking
+ * ancestors for SSD jobs).
  */
 #ifndef PS_CORE_PREEMPT_H
 #define PS_CORE_PREEMPT_H
@@ -85,6 +100,9 @@ struct ps_preempt_operation {
      * as non-preemptible (a gang operation without allow_aggressive_preemption_for_gang_
      * operations, else the nearest pool setting allow_aggressive_preemption; default allowed). */
     bool aggressive_preemption_disallowed;
+    /* Its disk request is on one of the tree's ssd_priority_preemption medium_names
+     * (IsEligibleForSsdPriorityPreemption of its disk request media). */
+    bool ssd;
 };
 
 /* Bits of the per-element subtree eligibility (ps_preempt_subtree_eligible): the element's
@@ -143,6 +161,8 @@ enum ps_preempt_stage {
     PS_STAGE_NONE = 0,
     PS_STAGE_AGGRESSIVELY_PREEMPTIVE = 1,
     PS_STAGE_PREEMPTIVE = 2,
+    PS_STAGE_SSD_AGGRESSIVELY_PREEMPTIVE = 3,
+    PS_STAGE_SSD_PREEMPTIVE = 4,
 };
 
 struct ps_preempt_result {

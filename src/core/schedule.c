@@ -37,6 +37,9 @@ struct elem {
                                      whose subtree the stage excludes) */
     int64_t pending;
     struct ps_resources alloc;
+    const char *disk_medium;
+    int64_t disk_space;
+    bool regular_on_ssd_forbidden;
     int reason;
     int reason_elem;
 };
@@ -266,6 +269,9 @@ static int check_op_state(const struct ps_sched_snapshot *s, int op,
     if (!nonzero && st->pending_count > 0)
         return ps_error_set(err, PS_EINVAL,
                             "operation %d: an allocation needs some resources, all are zero", op);
+    if (st->disk_medium && st->disk_space < 0)
+        return ps_error_set(err, PS_EINVAL, "operation %d: disk_space %lld is negative", op,
+                            (long long)st->disk_space);
     if (st->filter && !s->options.filter_eval)
         return ps_error_set(err, PS_EINVAL,
                             "operation %d has a scheduling tag filter but options.filter_eval "
@@ -317,6 +323,9 @@ static int apply_op_state(struct ps_sched_snapshot *s, int op, const struct ps_s
     x->runnable = st->runnable;
     x->pending = st->pending_count;
     x->alloc = st->allocation;
+    x->disk_medium = st->disk_medium;
+    x->disk_space = st->disk_medium ? st->disk_space : 0;
+    x->regular_on_ssd_forbidden = st->regular_on_ssd_forbidden;
     return 0;
 }
 
@@ -470,6 +479,9 @@ int ps_sched_set_pending(struct ps_sched_snapshot *s, int op, int64_t pending, s
         .runnable = s->e[op].runnable,
         .pending_count = pending,
         .allocation = s->e[op].alloc,
+        .disk_medium = s->e[op].disk_medium,
+        .disk_space = s->e[op].disk_space,
+        .regular_on_ssd_forbidden = s->e[op].regular_on_ssd_forbidden,
     };
     return ps_sched_set_operation(s, op, &st, err);
 }
@@ -592,6 +604,8 @@ const char *ps_sched_reason_name(enum ps_sched_reason reason)
     case PS_SCHED_NODE_RESOURCES: return "node_resources";
     case PS_SCHED_LIMITS: return "resource_limits";
     case PS_SCHED_INELIGIBLE: return "ineligible";
+    case PS_SCHED_DISK: return "disk_space";
+    case PS_SCHED_REGULAR_ON_SSD_FORBIDDEN: return "regular_allocation_on_ssd_node_forbidden";
     }
     return "unknown";
 }
@@ -751,6 +765,27 @@ void ps_sched_scheduling_order(struct ps_sched_snapshot *s, int *index)
     switch_all_on(s);
 }
 
+/* Whether op's disk request fits the node: the medium is there and its free space, less what
+ * the allocations started in this heartbeat on the same medium requested, covers it. */
+static bool disk_fits(const struct ps_sched_snapshot *s, const struct ps_sched_node *node,
+                      const struct ps_sched_result *res, const struct elem *x)
+{
+    if (!x->disk_medium)
+        return true;
+    for (int m = 0; m < node->medium_count; m++) {
+        if (strcmp(node->media[m].name, x->disk_medium) != 0)
+            continue;
+        int64_t free = node->media[m].free;
+        for (int k = 0; k < res->allocation_count; k++) {
+            const struct elem *y = &s->e[res->allocations[k].op];
+            if (y->disk_medium && strcmp(y->disk_medium, x->disk_medium) == 0)
+                free -= y->disk_space;
+        }
+        return free >= x->disk_space;
+    }
+    return false;
+}
+
 static int run_stage(struct ps_sched_snapshot *s, const struct ps_sched_node *node,
                      const struct ps_sched_stage *st, struct ps_sched_result *res,
                      struct ps_error *err)
@@ -801,6 +836,10 @@ static int run_stage(struct ps_sched_snapshot *s, const struct ps_sched_node *no
             }
             if (!m)
                 why = PS_SCHED_FILTER_MISMATCH;
+            else if (x->regular_on_ssd_forbidden && node->ssd_priority_preemption)
+                why = PS_SCHED_REGULAR_ON_SSD_FORBIDDEN;
+            else if (!disk_fits(s, node, res, x))
+                why = PS_SCHED_DISK;
             else if (!ps_resources_fit(x->alloc, avail))
                 why = PS_SCHED_NODE_RESOURCES;
             else if ((where = violated_limits(s, i, x->alloc, st, cond)) >= 0)
@@ -835,6 +874,8 @@ int ps_schedule_stage(struct ps_sched_snapshot *s, const struct ps_sched_node *n
 {
     if (node->tag_count < 0 || (node->tag_count > 0 && !node->tags))
         return ps_error_set(err, PS_EINVAL, "node %lld: bad tag list", (long long)node->id);
+    if (node->medium_count < 0 || (node->medium_count > 0 && !node->media))
+        return ps_error_set(err, PS_EINVAL, "node %lld: bad media list", (long long)node->id);
     int rc = run_stage(s, node, stage, result, err);
     /* Deactivation lasts one stage: the next stage has its own eligible set and resources. */
     switch_all_on(s);

@@ -81,6 +81,15 @@ struct ps_sched_operation {
     bool runnable;                    /* running and not suspended */
     int64_t pending_count;            /* pending allocations, >= 0 */
     struct ps_resources allocation;   /* resources of one allocation; >= 0, not all zero */
+    /* The allocation's disk request (vanilla task disk_request): disk_space bytes on medium
+     * disk_medium (borrowed like filter; NULL: no disk request). It starts only on a node that
+     * has the medium with that much free space (struct ps_sched_node media). */
+    const char *disk_medium;
+    int64_t disk_space;
+    /* allow_regular_allocations_on_ssd_nodes is false in its pool or an ancestor and its disk
+     * request is not on an SSD priority preemption medium: it starts nothing on a node where
+     * SSD priority preemption is on (ps_sched_node.ssd_priority_preemption). */
+    bool regular_on_ssd_forbidden;
 };
 
 /* Why an operation did not get an allocation (the last time it was looked at). */
@@ -93,6 +102,9 @@ enum ps_sched_reason {
     PS_SCHED_LIMITS = 5,          /* resource limits of the operation or an ancestor (element
                                      names which) would be exceeded */
     PS_SCHED_INELIGIBLE = 6,      /* excluded by the stage's eligibility predicate */
+    PS_SCHED_DISK = 7,            /* the node lacks the medium or free disk space of the
+                                     allocation's disk request */
+    PS_SCHED_REGULAR_ON_SSD_FORBIDDEN = 8, /* regular_on_ssd_forbidden on an SSD node */
 };
 
 /* A short name ("filter_mismatch", ...). Never NULL. */
@@ -180,6 +192,11 @@ void ps_sched_filter_cache_clear(struct ps_sched_filter_cache *cache);
 
 /* ---- heartbeats ------------------------------------------------------------------------- */
 
+struct ps_sched_medium {
+    const char *name;
+    int64_t free;                     /* bytes */
+};
+
 struct ps_sched_node {
     int64_t id;
     const char *const *tags;          /* borrowed for the call */
@@ -187,6 +204,13 @@ struct ps_sched_node {
     struct ps_resources limits;       /* resource limits of the node */
     struct ps_resources usage;        /* resources in use on the node before the heartbeat */
     struct ps_sched_filter_cache *filter_cache;  /* optional, caller-owned, one per node */
+    /* The node's disk media (slot locations): name and free disk space (limit minus what its
+     * running allocations requested). Borrowed for the call; none: no media. */
+    const struct ps_sched_medium *media;
+    int medium_count;
+    /* SSD priority preemption is on for this node (the tree enables it and the node satisfies
+     * its node_tag_filter); the loop sets it (tree_sched.h). */
+    bool ssd_priority_preemption;
 };
 
 struct ps_sched_allocation {

@@ -68,6 +68,31 @@ static const struct ps_attr_table integral_table = {
     .init = integral_init,
 };
 
+#define SOFF(field) offsetof(struct ps_tree_ssd_config, field)
+
+static int ssd_init(void *obj)
+{
+    struct ps_tree_ssd_config *c = obj;
+    memset(c, 0, sizeof *c);
+    c->node_tag_filter = strdup("");
+    return c->node_tag_filter ? 0 : PS_ENOMEM;
+}
+
+static const struct ps_attr ssd_attrs[] = {
+    {.name = "enable", .kind = PS_ATTR_BOOL, .offset = SOFF(enable)},
+    {.name = "node_tag_filter", .kind = PS_ATTR_STRING, .offset = SOFF(node_tag_filter),
+     .check = check_formula},
+    {.name = "medium_names", .kind = PS_ATTR_STRING_LIST, .offset = SOFF(medium_names)},
+};
+
+static const struct ps_attr_table ssd_table = {
+    .what = "tree ssd_priority_preemption config",
+    .attrs = ssd_attrs,
+    .count = (int)(sizeof ssd_attrs / sizeof ssd_attrs[0]),
+    .size = sizeof(struct ps_tree_ssd_config),
+    .init = ssd_init,
+};
+
 static int tree_init(void *obj)
 {
     return ps_tree_config_init(obj);
@@ -158,6 +183,8 @@ static const struct ps_attr tree_attrs[] = {
      .kind = PS_ATTR_RESOURCES, .offset = OFF(min_spare_allocation_resources_on_node)},
     {.name = "necessary_resources_for_operation", .kind = PS_ATTR_STRING_LIST,
      .offset = OFF(necessary_resources_for_operation), .check = check_resource_name},
+    {.name = "ssd_priority_preemption", .kind = PS_ATTR_GROUP,
+     .offset = OFF(ssd_priority_preemption), .group = &ssd_table, .presence_offset = -1},
 };
 
 const struct ps_attr_table ps_tree_config_table = {
@@ -173,7 +200,8 @@ int ps_tree_config_init(struct ps_tree_config *cfg)
     memset(cfg, 0, sizeof *cfg);
     cfg->nodes_filter = strdup("");
     cfg->default_parent_pool = strdup(PS_ROOT_POOL_NAME);
-    if (!cfg->nodes_filter || !cfg->default_parent_pool) {
+    if (!cfg->nodes_filter || !cfg->default_parent_pool ||
+        ssd_init(&cfg->ssd_priority_preemption) != 0) {
         ps_tree_config_release(cfg);
         return PS_ENOMEM;
     }
@@ -241,6 +269,11 @@ int ps_tree_config_validate(const struct ps_tree_config *cfg, struct ps_error *e
                             "fair_share_starvation_timeout (%lld ms), got %lld",
                             (long long)cfg->fair_share_starvation_timeout_ms,
                             (long long)cfg->fair_share_aggressive_starvation_timeout_ms);
+    /* upstream's postprocessor of the SSD config, with its message */
+    if (cfg->ssd_priority_preemption.enable && !cfg->ssd_priority_preemption.node_tag_filter[0])
+        return ps_error_set(err, PS_EINVAL,
+                            "ssd_priority_preemption/enable: SSD node tag filter must be "
+                            "non-empty when SSD priority preemption is enabled");
     return 0;
 }
 

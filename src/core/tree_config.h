@@ -77,6 +77,11 @@
  *                                                                resources are 0
  * necessary_resources_for_operation               []             resource names: an operation
  *                                                                 demanding none of one is refused
+ * ssd_priority_preemption/enable                  false          true needs a non-empty
+ *                                                                node_tag_filter
+ * ssd_priority_preemption/node_tag_filter         ""             a boolean tag formula
+ * ssd_priority_preemption/medium_names            []             medium names (unknown ones
+ *                                                                raise the tree's alert)
  *
  * Choices, and why:
  * - max_running_operation_count: 2000, the newer upstream default (older releases had 200 and
@@ -118,6 +123,15 @@ enum ps_fifo_scheduling_order {
 enum ps_preemption_scope {
     PS_PREEMPTION_SCOPE_OPERATION_AND_ANCESTORS = 0,
     PS_PREEMPTION_SCOPE_OPERATION_ONLY = 1,
+};
+
+/* ssd_priority_preemption (TFairShareStrategySsdPriorityPreemptionConfig): operations whose
+ * disk requests use one of medium_names get the SSD preemption priorities on the nodes that
+ * satisfy node_tag_filter (preempt.h). */
+struct ps_tree_ssd_config {
+    bool enable;                                      /* false */
+    char *node_tag_filter;                            /* owned, "" */
+    struct ps_string_list medium_names;               /* [] */
 };
 
 struct ps_tree_integral_config {
@@ -172,6 +186,7 @@ struct ps_tree_config {
     struct ps_opt_int max_schedulable_element_count_in_fifo_pool;
     bool enable_guarantee_priority_scheduling;
     struct ps_resources_opt min_spare_allocation_resources_on_node;
+    struct ps_tree_ssd_config ssd_priority_preemption;
 };
 
 /* The table describing struct ps_tree_config (for generic code such as listings). */

@@ -83,10 +83,14 @@ static int overcommit(struct ps_tree_sched *ts, const struct ps_tree_host *host,
 }
 
 int ps_tree_sched_heartbeat(struct ps_tree_sched *ts, const struct ps_tree_host *host,
-                            const struct ps_sched_node *node,
+                            const struct ps_sched_node *host_node,
                             const struct ps_tree_heartbeat_stages *stages, int64_t now_ms,
                             struct ps_error *err)
 {
+    struct ps_sched_node ssd_node = *host_node;
+    ssd_node.ssd_priority_preemption =
+        ts->ssd_filter && ps_formula_eval(ts->ssd_filter, host_node->tags, host_node->tag_count);
+    const struct ps_sched_node *node = &ssd_node;
     ps_sched_result_clear(&ts->result);
     ts->victims.victim_count = 0;
     ts->victims.stage = PS_STAGE_NONE;

@@ -106,6 +106,7 @@ void ps_tree_sched_release(struct ps_tree_sched *ts)
     ps_sched_result_release(&ts->result);
     ps_preempt_result_release(&ts->victims);
     free(ts->allocs);
+    ps_formula_free(ts->ssd_filter);
     memset(ts, 0, sizeof *ts);
 }
 
@@ -298,6 +299,27 @@ static int guarantee_priority(struct ps_tree_sched *ts, const struct ps_tree_con
     return 0;
 }
 
+/* AreRegularAllocationsOnSsdNodesAllowed: allow_regular_allocations_on_ssd_nodes of every pool
+ * on the way to the root. */
+static bool regular_on_ssd_allowed(const struct ps_tree_op *op)
+{
+    for (const struct ps_pool *p = op->pool; p && !p->is_root; p = p->parent)
+        if (!p->config.allow_regular_allocations_on_ssd_nodes)
+            return false;
+    return true;
+}
+
+static bool is_ssd_medium(const struct ps_tree_config *cfg, const char *medium)
+{
+    if (!medium)
+        return false;
+    const struct ps_string_list *names = &cfg->ssd_priority_preemption.medium_names;
+    for (int i = 0; i < names->count; i++)
+        if (strcmp(names->items[i], medium) == 0)
+            return true;
+    return false;
+}
+
 static int new_snapshot(struct ps_tree_sched *ts, struct ps_error *err)
 {
     int n = ts->fs.count;
@@ -462,7 +484,7 @@ int ps_tree_sched_update_finish(struct ps_tree_sched *ts, struct ps_pool_tree *t
         struct ps_preempt_operation *po = &ts->preempt_ops[i];
         memset(so, 0, sizeof *so);
         so->allocation.v[PS_RES_USER_SLOTS] = 1;
-        *po = (struct ps_preempt_operation){NULL, false, -1, false};
+        *po = (struct ps_preempt_operation){NULL, false, -1, false, false};
         ts->user[i] = NULL;
         struct ps_tree_op *op = ts->fs.ops[i];
         if (!op)
@@ -475,10 +497,18 @@ int ps_tree_sched_update_finish(struct ps_tree_sched *ts, struct ps_pool_tree *t
                                            : NULL;
         ps_tree_sched_update_lists(ts, op, i, lists);
         po->aggressive_preemption_disallowed = !aggressive_preemption_allowed(cfg, op);
+        po->ssd = is_ssd_medium(cfg, so->disk_medium);
+        so->regular_on_ssd_forbidden = !po->ssd && !regular_on_ssd_allowed(op);
     }
     if ((rc = limit_fifo_pools(ts, cfg, err)) != 0)
         return rc;
     if ((rc = guarantee_priority(ts, cfg, err)) != 0)
+        return rc;
+    ps_formula_free(ts->ssd_filter);
+    ts->ssd_filter = NULL;
+    if (cfg->ssd_priority_preemption.enable &&
+        (rc = ps_formula_parse(cfg->ssd_priority_preemption.node_tag_filter, &ts->ssd_filter,
+                               err)) != 0)
         return rc;
     ts->options.total = total;
     ts->options.generation = ++ts->generation;
@@ -509,5 +539,5 @@ void ps_tree_sched_detach(struct ps_tree_sched *ts, int element)
     st.allocation.v[PS_RES_USER_SLOTS] = 1;
     ps_sched_set_operation(ts->snap, element, &st, NULL);
     ts->user[element] = NULL;
-    ts->preempt_ops[element] = (struct ps_preempt_operation){NULL, false, -1, false};
+    ts->preempt_ops[element] = (struct ps_preempt_operation){NULL, false, -1, false, false};
 }

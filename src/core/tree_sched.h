@@ -53,8 +53,8 @@
 struct ps_tree_host {
     void *ctx;
     /* Fills the scheduling state of one running operation of the build (element `element`):
-     * *sched (allocation shape, pending count, runnable; filter is preset to the effective
-     * filter) and *preempt (preset: no lists, not graceful, -1). Returns the operation's
+     * *sched (allocation shape, disk request, pending count, runnable; filter is preset to the
+     * effective filter; the loop sets regular_on_ssd_forbidden afterwards) and *preempt (preset: no lists, not graceful, -1). Returns the operation's
      * preemptible lists in this tree (the loop updates them with the new fair share), or
      * NULL. Required by ps_tree_sched_update. */
     struct ps_preemptible *(*op_state)(void *ctx, struct ps_tree_op *op, int element,
@@ -127,6 +127,10 @@ struct ps_tree_sched {
     int alert_count;                           /* alerts of the last update */
     struct ps_sched_result result;             /* the last heartbeat's stages */
     struct ps_preempt_result victims;          /* scratch of the heartbeat and the checks */
+    /* ssd_priority_preemption of the tree at the last update: the node_tag_filter (owned; NULL
+     * when SSD priority preemption is off) that turns it on for a heartbeat's node
+     * (ps_sched_node.ssd_priority_preemption). */
+    struct ps_formula *ssd_filter;
     struct ps_node_allocation *allocs;         /* scratch: allocations offered to the stages */
     int alloc_cap;
 };
@@ -200,7 +204,8 @@ bool ps_tree_sched_preempt_due(const struct ps_tree_sched *ts, int64_t *last_pre
  * user_data. A no-op for an invalid index or without a snapshot. */
 void ps_tree_sched_detach(struct ps_tree_sched *ts, int element);
 
-/* One node heartbeat of the tree (the node's tree must be this one):
+/* One node heartbeat of the tree (the node's tree must be this one; the loop sets
+ * node->ssd_priority_preemption itself, on a copy, from the tree's ssd_priority_preemption):
  *   1. the regular stage (stages->regular), then the aggressively preemptive and preemptive
  *      stages (stages->preemptive) on the node's allocations that are not leaving;
  *   2. host->start for each allocation, host->scheduled, host->preempt for each victim;

@@ -96,7 +96,8 @@ static int parse_node_group(json_t *obj, const char *path, size_t index,
                             struct ps_scenario_node_group *g, struct ps_error *err)
 {
     static const char *const keys[] = {"name", "count", "resource_limits", "tags",
-                                       "always_abort_on_memory_reserve_overdraft", NULL};
+                                       "always_abort_on_memory_reserve_overdraft",
+                                       "disk_space_per_medium", NULL};
     char where[PS_SCENARIO_PATH_MAX];
     int rc = ps_jv_expect_object(obj, path, err);
     if (rc == 0)
@@ -127,6 +128,29 @@ static int parse_node_group(json_t *obj, const char *path, size_t index,
     if ((rc = ps_jv_bool(obj, path, "always_abort_on_memory_reserve_overdraft",
                          &g->always_abort_on_memory_reserve_overdraft, NULL, err)) != 0)
         return rc;
+    const json_t *media = json_object_get(obj, "disk_space_per_medium");
+    if (media) {
+        ps_jv_join(where, sizeof where, path, "disk_space_per_medium");
+        if ((rc = ps_jv_expect_object(media, where, err)) != 0)
+            return rc;
+        size_t n = json_object_size(media);
+        g->media = calloc(n ? n : 1, sizeof *g->media);
+        g->medium_disk_space = calloc(n ? n : 1, sizeof *g->medium_disk_space);
+        if (!g->media || !g->medium_disk_space)
+            return ps_error_set(err, PS_ENOMEM, "out of memory");
+        const char *medium;
+        json_t *v;
+        json_object_foreach((json_t *)media, medium, v) {
+            size_t k = g->medium_count;
+            if ((rc = ps_jv_int(media, where, medium, 0, INT64_MAX / 2,
+                                "a non-negative integer (bytes)", &g->medium_disk_space[k], NULL,
+                                err)) != 0)
+                return rc;
+            if (!(g->media[k] = ps_scenario_strdup(medium, err)))
+                return PS_ENOMEM;
+            g->medium_count++;
+        }
+    }
 
     const json_t *tags = json_object_get(obj, "tags");
     if (!tags)
@@ -524,6 +548,10 @@ void ps_scenario_free(struct ps_scenario *sc)
         for (size_t j = 0; j < g->tag_count; j++)
             free(g->tags[j]);
         free(g->tags);
+        for (size_t j = 0; j < g->medium_count; j++)
+            free(g->media[j]);
+        free(g->media);
+        free(g->medium_disk_space);
         free(g->name);
     }
     free(sc->node_groups);

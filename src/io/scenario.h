@@ -71,6 +71,10 @@ struct ps_scenario_node_group {
      * above its user job memory reserve is aborted (resource_overdraft) even when the node has
      * the free memory. */
     bool always_abort_on_memory_reserve_overdraft;
+    /* disk_space_per_medium: each node's slot locations, medium name -> bytes (>= 0) */
+    char **media;
+    int64_t *medium_disk_space;
+    size_t medium_count;
 };
 
 struct ps_scenario_pool {
@@ -113,6 +117,10 @@ struct ps_scenario_task {
     int64_t job_proxy_memory_bytes;   /* the job proxy's memory estimate, >= 0; default 0 */
     int64_t job_proxy_max_memory_bytes;   /* the job proxy's actual peak (footprint included);
                                              -1 when omitted: estimate + footprint */
+    /* disk_request {disk_space, medium_name}: disk_space > 0 bytes on medium disk_medium
+     * ("default" when medium_name is omitted); disk_medium NULL without a disk_request */
+    char *disk_medium;
+    int64_t disk_space;
 };
 
 struct ps_scenario_operation {

@@ -11,7 +11,8 @@
 static const char *const task_keys[] = {"name", "job_count", "duration", "resources",
                                         "memory_limit", "cpu_usage", "max_memory", "tmpfs_size",
                                         "interruptible", "max_memory_spread", "job_proxy_memory",
-                                        "job_proxy_max_memory", NULL};
+                                        "job_proxy_max_memory", "disk_request", NULL};
+static const char *const disk_request_keys[] = {"disk_space", "medium_name", NULL};
 static const char *const operation_keys[] = {"id", "start_time", "user", "spec", "tasks", NULL};
 
 #define MAX_BYTES PS_JV_RESOURCE_MAX
@@ -132,6 +133,21 @@ static int parse_task(const json_t *obj, const char *path, size_t index,
                             "the job's memory)",
                             where, (long long)task->memory_limit_bytes,
                             (long long)task->tmpfs_size_bytes);
+    }
+
+    const json_t *disk = json_object_get(obj, "disk_request");
+    if (disk) {
+        ps_jv_join(where, sizeof where, path, "disk_request");
+        const char *medium = "default";
+        if ((rc = ps_jv_expect_object(disk, where, err)) != 0 ||
+            (rc = ps_jv_check_keys(disk, where, disk_request_keys, err)) != 0 ||
+            (rc = ps_scenario_require(disk, where, "disk_space", err)) != 0 ||
+            (rc = ps_jv_int(disk, where, "disk_space", 1, MAX_BYTES,
+                            "a positive integer (bytes)", &task->disk_space, NULL, err)) != 0 ||
+            (rc = ps_scenario_name(disk, where, "medium_name", false, &medium, err)) != 0)
+            return rc;
+        if (!(task->disk_medium = ps_scenario_strdup(medium, err)))
+            return PS_ENOMEM;
     }
 
     const json_t *usage = json_object_get(obj, "cpu_usage");
@@ -378,6 +394,7 @@ void ps_scenario_operation_release(struct ps_scenario_operation *op)
 {
     for (size_t i = 0; i < op->task_count; i++) {
         free(op->tasks[i].name);
+        free(op->tasks[i].disk_medium);
         free(op->tasks[i].cpu_usage);
     }
     free(op->tasks);

@@ -332,7 +332,8 @@ int ps_node_agent_run(const struct ps_node_agent_config *cfg, const struct ps_no
     a.period_ms = cfg->heartbeat_period_ms;
     a.request_timeout_ms = cfg->request_timeout_ms;
     a.id = (struct ps_node_identity){cfg->node_id, cfg->tags, cfg->tag_count, cfg->cpu,
-                                     cfg->memory_bytes, cfg->user_slots, cfg->instance_id};
+                                     cfg->memory_bytes, cfg->user_slots, cfg->instance_id,
+                                     cfg->media};
     size_t base = strlen(cfg->scheduler_url);
     while (base > 0 && cfg->scheduler_url[base - 1] == '/')
         base--;

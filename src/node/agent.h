@@ -35,6 +35,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "core/error.h"
 #include "node/runner.h"
 
@@ -48,6 +50,7 @@ struct ps_node_agent_config {
     double cpu;                         /* the node's resources */
     int64_t memory_bytes;
     int64_t user_slots;
+    const json_t *media;                /* --disk-space-per-medium {medium: bytes}; NULL: none */
     int64_t heartbeat_period_ms;        /* 5000 until the scheduler says otherwise */
     int64_t tick_ms;                    /* 100 */
     int64_t min_heartbeat_gap_ms;       /* 50 */

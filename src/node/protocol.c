@@ -35,6 +35,9 @@ json_t *ps_node_request_build(const struct ps_node_identity *id, json_t *jobs)
     if (id->instance_id &&
         json_object_set_new(req, "instance_id", json_string(id->instance_id)) != 0)
         goto fail;
+    if (id->media && json_object_set_new(req, "disk_space_per_medium",
+                                         json_deep_copy(id->media)) != 0)
+        goto fail;
     int rc = json_object_set_new(req, "tags", tags);
     tags = NULL;
     rc |= json_object_set_new(req, "resource_limits", limits);

@@ -31,9 +31,11 @@ struct ps_node_identity {
     int64_t memory_bytes;
     int64_t user_slots;
     const char *instance_id;            /* this agent start's random id; NULL: not sent */
+    const json_t *media;                /* disk_space_per_medium {medium: bytes}; NULL: none */
 };
 
-/* Builds the request object {"node_id", "instance_id", "tags", "resource_limits", "jobs"}; takes the
+/* Builds the request object {"node_id", "instance_id", "tags", "resource_limits",
+ * "disk_space_per_medium" (when media), "jobs"}; takes the
  * reference of jobs (an array of job reports, may be NULL for []). Returns NULL when out of
  * memory (jobs is released then too). */
 json_t *ps_node_request_build(const struct ps_node_identity *id, json_t *jobs);

@@ -143,10 +143,44 @@ static void over_limits_alerts(struct ps_pool_tree *tree, json_t *list)
     }
 }
 
+/* ---- SSD priority preemption media ------------------------------------------------------ */
+
+/* Upstream checks ssd_priority_preemption/medium_names against the cluster's medium directory.
+ * poolsched has no master: the known media are "default" and those some node reports in its
+ * disk_space_per_medium. */
+static bool medium_known(struct ps_service *svc, const char *name)
+{
+    if (strcmp(name, "default") == 0)
+        return true;
+    for (int i = 0; i < svc->node_count; i++)
+        if (json_object_get(svc->node_list[i]->media, name))
+            return true;
+    return false;
+}
+
+static void ssd_media_alert(struct ps_service *svc, struct ps_pool_tree *tree, json_t *list)
+{
+    const struct ps_string_list *names = &ps_pool_tree_config(tree)->ssd_priority_preemption.medium_names;
+    json_t *unknown = NULL;
+    for (int i = 0; i < names->count; i++) {
+        if (medium_known(svc, names->items[i]))
+            continue;
+        if (!unknown)
+            unknown = json_array();
+        json_array_append_new(unknown, json_string(names->items[i]));
+    }
+    if (unknown)
+        json_array_append_new(list, ps_alert_new("update_ssd_priority_preemption_media",
+                                                 "Config contains unknown SSD priority preemption media",
+                                                 json_pack("{s:s, s:o}", "pool_tree",
+                                                           ps_pool_tree_name(tree),
+                                                           "unknown_medium_names", unknown)));
+}
+
 json_t *ps_alerts_tree(struct ps_service *svc, struct ps_pool_tree *tree)
 {
-    (void)svc;
     json_t *list = json_array();
+    ssd_media_alert(svc, tree, list);
     overcommit_alert(tree, list, false);
     overcommit_alert(tree, list, true);
     default_parent_alert(tree, list);

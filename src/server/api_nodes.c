@@ -90,6 +90,14 @@ static int validate(const json_t *req, struct ps_resources *limits, struct ps_er
     int rc = ps_jv_resources(rl, "resource_limits", 0, limits, NULL, err);
     if (rc != 0)
         return rc;
+    const json_t *media = json_object_get(req, "disk_space_per_medium");
+    if (media && (!json_is_object(media) || json_object_size(media) > 16))
+        return ps_error_set(err, PS_EINVAL, "disk_space_per_medium: must be a map of at most 16 "
+                            "medium names -> bytes");
+    const char *mk;
+    json_object_foreach((json_t *)media, mk, v) if (!json_is_integer(v) || json_integer_value(v) < 0)
+        return ps_error_set(err, PS_EINVAL, "disk_space_per_medium/%.40s: must be a number of "
+                            "bytes >= 0", mk);
     const json_t *inst = json_object_get(req, "instance_id");
     if (inst && (!json_is_string(inst) || json_string_length(inst) == 0 ||
                  json_string_length(inst) > PS_SVC_INSTANCE_ID_MAX))
@@ -319,6 +327,14 @@ int ps_api_heartbeat_json(struct ps_service *svc, const json_t *req, const char 
         pthread_cond_broadcast(&svc->loop_cv);
     }
     ps_node_tags_check_tree(svc, node, now);   /* a changed tag or nodes_filter moved it */
+    /* an empty map is no media; heartbeats and the SSD media alert read node->media as is */
+    const json_t *media = json_object_get(req, "disk_space_per_medium");
+    if (media && json_object_size(media) == 0)
+        media = NULL;
+    if (media ? !node->media || !json_equal((json_t *)media, node->media) : node->media != NULL) {
+        json_decref(node->media);
+        node->media = media ? json_deep_copy(media) : NULL;
+    }
     node->last_seen_ms = now;
     node->heartbeat_seq++;
     ps_metric_add(svc->m_heartbeats, 1);

@@ -262,6 +262,9 @@ static json_t *node_attrs(struct ps_service *svc, const struct ps_svc_node *n)
     /* upstream's orchid: scheduler_state; @user_tags as Cypress keeps it */
     json_object_set_new(a, "user_tags", ps_node_user_tags_json(n));
     json_object_set_new(a, "scheduler_state", json_string(n->registered ? "online" : "offline"));
+    if (a)
+        json_object_set_new(a, "disk_space_per_medium",
+                            n->media ? json_deep_copy(n->media) : json_object());
     return a;
 }
 

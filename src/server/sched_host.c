@@ -136,6 +136,31 @@ static int by_alloc_id(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
+/* upstream's EJobPreemptionReason: the stage of a victim for a starving operation */
+static const char *profiling_reason(const struct host *h, const struct ps_preempt_victim *v)
+{
+    if (v->reason == PS_PREEMPT_RESOURCE_OVERCOMMIT)
+        return "resource_overcommit";
+    if (v->reason == PS_PREEMPT_LIMITS_VIOLATED)
+        return "resource_limits_violated";
+    switch (h->ts->sched.victims.stage) {
+    case PS_STAGE_AGGRESSIVELY_PREEMPTIVE: return "aggressive_preemption";
+    case PS_STAGE_SSD_AGGRESSIVELY_PREEMPTIVE: return "ssd_aggressive_preemption";
+    case PS_STAGE_SSD_PREEMPTIVE: return "ssd_preemption";
+    default: return "preemption";
+    }
+}
+
+static void count_preempted(const struct host *h, const struct ps_preempt_victim *v,
+                            const struct ps_svc_job *job)
+{
+    const char *labels[] = {h->ts->name, profiling_reason(h, v)};
+    struct ps_metric *m = NULL;
+    if (h->svc->m_preempted_cpu &&
+        ps_metric_family_get(h->svc->m_preempted_cpu, labels, &m, NULL) == 0)
+        ps_metric_add(m, ps_res_get(&job->usage, PS_RES_CPU));
+}
+
 static int preempt(void *ctx, const struct ps_preempt_victim *v, struct ps_error *err)
 {
     (void)err;
@@ -147,6 +172,7 @@ static int preempt(void *ctx, const struct ps_preempt_victim *v, struct ps_error
     if (!job)
         return 0;
     struct ps_svc_op *for_op = svc_op(h->ts, v->for_op);
+    count_preempted(h, v, job);
     ps_svc_job_preempt(h->svc, job, ps_svc_preempt_reason(v->reason), v->interrupt_timeout_ms,
                        for_op ? for_op->id : NULL, h->now_ms, h->interrupt, h->abort);
     return 0;
@@ -159,6 +185,8 @@ static int preempt_sorted(void *ctx, const struct ps_preempt_victim *v, struct p
     struct host *h = ctx;
     struct ps_svc_job **hit = bsearch(&v->allocation_id, h->jobs, (size_t)h->count, sizeof *hit,
                                       cmp_alloc_id);
+    if (hit)
+        count_preempted(h, v, *hit);
     if (hit)
         ps_svc_job_preempt(h->svc, *hit, ps_svc_preempt_reason(v->reason),
                            v->interrupt_timeout_ms, NULL, h->now_ms, NULL, NULL);
@@ -187,8 +215,30 @@ int ps_svc_schedule_node(struct ps_service *svc, struct ps_svc_node *node, int64
     for (struct ps_svc_job *j = node->jobs; j; j = j->node_next)
         usage = ps_resources_add(usage, j->usage);
     /* the strategy's tags: the agent's and @user_tags (node_tags.h) */
-    struct ps_sched_node sched_node = {node->num, (const char *const *)sn->tags, sn->tag_count,
-                                       node->limits, usage, node->filter_cache};
+    /* the node's media: its reported disk space less its running jobs' disk requests */
+    struct ps_sched_medium media[16];
+    int medium_count = 0;
+    const char *mname;
+    json_t *mv;
+    json_object_foreach(node->media, mname, mv) {
+        if (medium_count == (int)(sizeof media / sizeof media[0]))
+            break;
+        int64_t free_space = json_integer_value(mv);
+        for (struct ps_svc_job *j = node->jobs; j; j = j->node_next) {
+            const struct ps_svc_task *t = &j->op->tasks[j->task];
+            if (t->disk_medium && strcmp(t->disk_medium, mname) == 0)
+                free_space -= t->disk_space;
+        }
+        media[medium_count++] = (struct ps_sched_medium){mname, free_space};
+    }
+    struct ps_sched_node sched_node = {.id = node->num,
+                                       .tags = (const char *const *)sn->tags,
+                                       .tag_count = sn->tag_count,
+                                       .limits = node->limits,
+                                       .usage = usage,
+                                       .filter_cache = node->filter_cache,
+                                       .media = media,
+                                       .medium_count = medium_count};
     struct host h = {.svc = svc, .ts = ts, .node = node, .now_ms = now_ms, .start = start_out,
                      .interrupt = interrupt, .abort = abort};
     struct ps_tree_host host = loop_host(&h);

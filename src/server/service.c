@@ -175,6 +175,7 @@ static void task_release(struct ps_svc_task *t)
 {
     free(t->name);
     free(t->command);
+    free(t->disk_medium);
     json_decref(t->environment);
     ps_memory_task_release(&t->mem);
     free(t->queue);
@@ -183,7 +184,38 @@ static void task_release(struct ps_svc_task *t)
 }
 
 static const char *const task_keys[] = {"command", "job_count", "cpu_limit", "memory_limit",
-                                        "tmpfs_size", "environment", NULL};
+                                        "tmpfs_size", "environment", "disk_request", NULL};
+
+#define MAX_DISK_SPACE (1LL << 50)
+
+/* disk_request {disk_space, medium_name} of a vanilla task (upstream's TDiskRequestConfig):
+ * disk_space bytes, required; medium_name, default "default". */
+static int parse_disk_request(const json_t *t, const char *name, struct ps_svc_task *task,
+                              struct ps_error *err)
+{
+    const json_t *d = json_object_get(t, "disk_request");
+    if (!d || json_is_null(d))
+        return 0;
+    if (!json_is_object(d))
+        return task_error(err, name, "disk_request", "a map {disk_space, medium_name}", d);
+    const char *k;
+    const json_t *kv;
+    json_object_foreach((json_t *)d, k, kv) if (strcmp(k, "disk_space") && strcmp(k, "medium_name"))
+        return ps_error_set(err, PS_EINVAL, "spec/tasks/%s/disk_request: unknown key \"%.40s\"",
+                            name, k);
+    const json_t *space = json_object_get(d, "disk_space");
+    if (!json_is_integer(space) || json_integer_value(space) < 1 ||
+        json_integer_value(space) > MAX_DISK_SPACE)
+        return task_error(err, name, "disk_request/disk_space", "a number of bytes in [1, 2^50]",
+                          space);
+    const json_t *medium = json_object_get(d, "medium_name");
+    if (medium && (!json_is_string(medium) || json_string_length(medium) == 0 ||
+                   !printable_name(json_string_value(medium))))
+        return task_error(err, name, "disk_request/medium_name", "a non-empty medium name", medium);
+    task->disk_space = json_integer_value(space);
+    task->disk_medium = strdup(medium ? json_string_value(medium) : "default");
+    return task->disk_medium ? 0 : ps_error_set(err, PS_ENOMEM, "out of memory");
+}
 
 /* Parses spec.tasks and the controller keys into op (tasks, cpu monitor). Nothing is changed in
  * the service. */
@@ -260,6 +292,8 @@ static int parse_controller_spec(struct ps_service *svc, const json_t *spec, str
                           "a number of bytes in [0, memory_limit]", &task->tmpfs_size, err)))
             return rc;
         task->cpu_limit = (double)ps_res_from_double(PS_RES_CPU, task->cpu_limit) / PS_CPU_SCALE;
+        if ((rc = parse_disk_request(t, name, task, err)) != 0)
+            return rc;
         const json_t *env = json_object_get(t, "environment");
         if (env && !json_is_null(env)) {
             if (!json_is_object(env))
@@ -322,6 +356,10 @@ static json_t *resulting_spec(struct ps_service *svc, const json_t *spec, struct
                                       t->cpu_limit, "memory_limit", (json_int_t)t->memory_limit,
                                       "tmpfs_size", (json_int_t)t->tmpfs_size, "environment",
                                       t->environment));
+        if (t->disk_medium)
+            json_object_set_new(json_object_get(tasks, t->name), "disk_request",
+                                json_pack("{s:I, s:s}", "disk_space", (json_int_t)t->disk_space,
+                                          "medium_name", t->disk_medium));
     }
     json_object_set_new(r, "tasks", tasks);
     struct ps_value cmv;
@@ -565,6 +603,14 @@ static void fill_sched_state(const struct ps_svc_op *op, const struct ps_formula
     if (op->shape_task >= 0) {
         st->allocation = ps_svc_task_shape(&op->tasks[op->shape_task]);
         st->pending_count = op->tasks[op->shape_task].q_len;
+        st->disk_medium = op->tasks[op->shape_task].disk_medium;
+        st->disk_space = op->tasks[op->shape_task].disk_space;
+    }
+    /* Nothing pending: the disk request still decides the SSD priority of the running jobs
+     * (upstream: the operation's disk request media). */
+    for (int i = 0; i < op->task_count && !st->disk_medium; i++) {
+        st->disk_medium = op->tasks[i].disk_medium;
+        st->disk_space = op->tasks[i].disk_space;
     }
 }
 
@@ -586,6 +632,8 @@ void ps_svc_op_update_shape(struct ps_service *svc, struct ps_svc_op *op)
             continue;
         struct ps_sched_operation st;
         fill_sched_state(op, ts->sched.sched_ops[t->element].filter, &st);
+        /* computed by the loop at the update from the pools */
+        st.regular_on_ssd_forbidden = ts->sched.sched_ops[t->element].regular_on_ssd_forbidden;
         ps_sched_set_operation(ts->sched.snap, t->element, &st, NULL);
     }
 }

@@ -157,6 +157,8 @@ struct ps_svc_task {
     double cpu_limit;              /* cores */
     int64_t memory_limit;          /* bytes */
     int64_t tmpfs_size;            /* bytes */
+    char *disk_medium;             /* disk_request/medium_name ("default"); NULL: no request */
+    int64_t disk_space;            /* disk_request/disk_space, bytes */
     struct ps_memory_task mem;
     /* job indexes waiting to run, FIFO ring of job_count slots */
     int64_t *queue;
@@ -216,6 +218,8 @@ struct ps_svc_node {
     int user_tag_count;
     bool tree_conflict;            /* its tags match two trees: offline, alert (node_tags.h) */
     struct ps_resources limits;
+    json_t *media;                 /* its heartbeat's disk_space_per_medium (medium -> bytes),
+                                      owned; NULL: no media */
     bool registered;               /* known to the strategy */
     int64_t last_seen_ms;
     char instance_id[PS_SVC_INSTANCE_ID_MAX + 1];  /* the agent that holds the id ("" unknown) */
@@ -297,6 +301,7 @@ struct ps_service {
 
     /* hot metrics */
     struct ps_metric *m_heartbeats, *m_allocations, *m_preemptions, *m_jobs_finished;
+    struct ps_metric_family *m_preempted_cpu;   /* by tree and preemption_reason */
     struct ps_metric *m_hb_latency, *m_fs_duration, *m_fs_locked, *m_commits, *m_nodes, *m_jobs_in_memory;
     struct ps_metric_family *f_pool_fair_share, *f_pool_usage, *f_pool_demand;
     struct ps_metric_family *f_pool_count;   /* poolsched_pool_count{tree} */

@@ -83,6 +83,12 @@ static int register_metrics(struct ps_service *svc, struct ps_error *err)
     COUNTER(m_jobs_finished, "poolsched_jobs_finished_total", "Jobs that reached a final state")
     COUNTER(m_commits, "poolsched_store_commits_total", "Durable store commits (group commits)")
 #undef COUNTER
+    /* upstream's scheduler/pools/preempted_job_resources/cpu (pool root) by preemption_reason */
+    static const char *const preempted_labels[] = {"tree", "preemption_reason"};
+    if ((rc = ps_metrics_counter(r, "poolsched_preempted_job_resources_cpu_total",
+                                 "CPU (cores) of the jobs chosen as preemption victims",
+                                 2, preempted_labels, &svc->m_preempted_cpu, err)) != 0)
+        return rc;
     static const double hb_bounds[] = {0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.5};
     if ((rc = ps_metrics_histogram(r, "poolsched_heartbeat_duration_seconds",
                                    "Time to handle a node heartbeat (including the commit wait)",
@@ -316,6 +322,7 @@ static void free_state(struct ps_service *svc, bool keep_nodes)
             free(n->tags[t]);
         free(n->tags);
         ps_node_tags_release(n);
+        json_decref(n->media);
         ps_sched_filter_cache_free(n->filter_cache);
         free(n->id);
         free(n);

@@ -157,6 +157,16 @@ static int add_nodes(struct ps_sim *sim, struct ps_error *err)
             n->group = (int)g;
             n->limits = group->resource_limits;
             n->last_heartbeat_ms = INT64_MIN;
+            if (group->medium_count) {
+                n->media = calloc(group->medium_count, sizeof *n->media);
+                if (!n->media) {
+                    free(id);
+                    return ps_error_set(err, PS_ENOMEM, "out of memory");
+                }
+                for (size_t m = 0; m < group->medium_count; m++)
+                    n->media[m] = (struct ps_sched_medium){group->media[m],
+                                                           group->medium_disk_space[m]};
+            }
         }
         free(id);
     }
@@ -404,6 +414,7 @@ void ps_sim_free(struct ps_sim *sim)
     for (int64_t i = 0; sim->nodes && i < sim->node_count; i++) {
         free(sim->nodes[i].jobs);
         ps_sched_filter_cache_free(sim->nodes[i].cache);
+        free(sim->nodes[i].media);
     }
     for (int64_t i = 0; sim->ops && i < sim->op_count; i++)
         sim_op_release(&sim->ops[i]);

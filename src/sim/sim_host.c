@@ -46,6 +46,7 @@ static struct ps_preemptible *op_state(void *ctx, struct ps_tree_op *m, int elem
     T->elem_ms[element] = k;
     sim_op_state(sim, o->index, k, sched);
     ms->fed_shape = sched->allocation;
+    ms->fed_disk = sched->disk_medium;
     if (o->op)
         ps_operation_spec_preempt_settings(&o->op->spec, &preempt->graceful,
                                            &preempt->max_unpreemptible_running_allocation_count);

@@ -125,6 +125,7 @@ struct sim_membership {
     int fits_task;                     /* task whose "fits some node" was cached, -1 */
     bool fits;
     struct ps_resources fed_shape;     /* the allocation shape in the snapshot */
+    const char *fed_disk;              /* and its disk request's medium (a task's, or NULL) */
     struct ps_preemptible *lists;      /* running jobs by preemption class (sim_preempt.c) */
 };
 
@@ -205,6 +206,9 @@ struct sim_node {
     int64_t preempt_seen_ms;           /* last heartbeat accounted for in last_preemptive_ms */
     uint64_t preempt_quiet_gen;        /* the generation at which the stages started nothing */
     int64_t memory_excess;             /* running jobs' use above their reserves, bytes */
+    /* per medium of its group's disk_space_per_medium: the heartbeat's view (name, free
+     * space = the group's limit minus the disk requests of its running jobs) */
+    struct ps_sched_medium *media;
 };
 
 struct sim_tree {

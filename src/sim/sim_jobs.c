@@ -470,6 +470,13 @@ static void move_usage(struct ps_sim *sim, struct sim_job *job, struct ps_resour
     struct sim_membership *ms = &o->ms[job->ms];
     struct sim_node *n = &sim->nodes[job->node];
     struct sim_tree *T = &sim->trees[ms->tree];
+    const struct ps_scenario_task *t = o->tasks[job->task].spec;
+    if (t->disk_medium && n->media) {
+        const struct ps_scenario_node_group *g = &sim->sc->node_groups[n->group];
+        for (size_t m = 0; m < g->medium_count; m++)
+            if (strcmp(g->media[m], t->disk_medium) == 0)
+                n->media[m].free -= sign * t->disk_space;
+    }
     if (sign > 0) {
         n->usage = ps_resources_add(n->usage, r);
         T->usage = ps_resources_add(T->usage, r);

@@ -68,6 +68,12 @@ void sim_op_state(const struct ps_sim *sim, int op, int k, struct ps_sched_opera
     st->runnable = ms->m && o->state == SIM_OP_RUNNING && !ms->m->suspended;
     st->pending_count = t >= 0 ? o->tasks[t].pending : 0;
     st->allocation = sim_task_job_resources(sim, op, t >= 0 ? t : 0);
+    const struct ps_scenario_task *task = o->tasks[t >= 0 ? t : 0].spec;
+    st->disk_medium = task->disk_medium;
+    st->disk_space = task->disk_space;
+    /* computed by the loop at the update from the pools */
+    st->regular_on_ssd_forbidden = ms->m && ms->elem >= 0 &&
+                                   T->ts.sched_ops[ms->elem].regular_on_ssd_forbidden;
 }
 
 int sim_op_sync(struct ps_sim *sim, int op, struct ps_error *err)
@@ -90,7 +96,7 @@ int sim_op_sync(struct ps_sim *sim, int op, struct ps_error *err)
         int64_t old = ps_sched_pending(T->ts.snap, ms->elem);
         bool was = T->elem_runnable[ms->elem];
         if (st.runnable == was && st.pending_count == old &&
-            ps_resources_equal(st.allocation, ms->fed_shape))
+            ps_resources_equal(st.allocation, ms->fed_shape) && st.disk_medium == ms->fed_disk)
             continue;
         int rc = ps_sched_set_operation(T->ts.snap, ms->elem, &st, err);
         if (rc != 0)
@@ -100,6 +106,7 @@ int sim_op_sync(struct ps_sim *sim, int op, struct ps_error *err)
             T->min_shape = ps_resources_min(T->min_shape, st.allocation);
         T->elem_runnable[ms->elem] = st.runnable;
         ms->fed_shape = st.allocation;
+        ms->fed_disk = st.disk_medium;
         rc = sim_tree_changed(sim, ms->tree);
         if (rc != 0)
             return ps_error_set(err, rc, "out of memory");
@@ -216,6 +223,8 @@ int sim_heartbeat(struct ps_sim *sim, int node, struct ps_error *err)
             .limits = n->limits,
             .usage = n->usage,
             .filter_cache = n->cache,
+            .media = n->media,
+            .medium_count = n->media ? (int)sim->sc->node_groups[n->group].medium_count : 0,
         };
         uint64_t gen = T->gen;
         struct ps_tree_heartbeat_stages stages = {regular, preempt};

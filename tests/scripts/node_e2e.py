@@ -232,6 +232,22 @@ def case_registration_refused(c):
     check(all(j["node_id"].endswith("-g2") for j in c.jobs(op)), "gpu jobs ran on the gpu node")
 
 
+def case_disk_request(c):
+    """Jobs with a disk_request run only on the node that reports their medium
+    (--disk-space-per-medium), one at a time when it has room for one."""
+    c.node("a", extra=("--disk-space-per-medium", "default=1G,ssd_slots=1M"))
+    c.node("b")
+    op = c.op({"tasks": {"main": task("sleep 0.3", 3,
+                                      disk_request={"disk_space": 1 << 20, "medium_name": "ssd_slots"})}})
+    c.wait_op(op, 40)
+    jobs = c.jobs(op, "completed")
+    check(len(jobs) == 3 and all(j["node_id"].endswith("-a") for j in jobs),
+          "every disk_request job ran on the node with the medium", jobs)
+    spans = sorted((j["start_time"], j["finish_time"]) for j in jobs)
+    check(all(spans[i][1] <= spans[i + 1][0] for i in range(len(spans) - 1)),
+          "1 MiB of ssd_slots holds one job at a time", spans)
+
+
 def case_memory_limit(c):
     c.node("a")
     op = c.op({"max_failed_job_count": 1, "tasks": {"hog": task(
@@ -793,7 +809,8 @@ def case_isolation_between_users(c):
 
 
 GROUPS = {
-    "ops": [case_operation_with_outputs, case_memory_limit, case_registration_refused],
+    "ops": [case_operation_with_outputs, case_memory_limit, case_registration_refused,
+            case_disk_request],
     "reclaim": [case_cpu_reclaim],
     "preempt": [case_preemption],
     "nodeloss": [case_node_loss],

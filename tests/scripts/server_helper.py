@@ -145,11 +145,12 @@ class Scheduler:
 class FakeNode:
     """A node that runs nothing: jobs stay running until the test finishes them."""
 
-    def __init__(self, sched, node_id, cpu=4, memory=8 << 30, slots=8, tags=None):
+    def __init__(self, sched, node_id, cpu=4, memory=8 << 30, slots=8, tags=None, media=None):
         self.sched = sched
         self.id = node_id
         self.limits = {"cpu": cpu, "memory": memory, "user_slots": slots}
         self.tags = tags or []
+        self.media = media     # disk_space_per_medium: medium -> bytes, or None
         self.running = {}      # job id -> start entry (plus cpu_guarantee)
         self.finished = {}     # job id -> report
         self.interrupted = {}
@@ -162,8 +163,10 @@ class FakeNode:
                          "cpu_guarantee": j.get("cpu_guarantee", j["cpu_limit"]),
                          "cpu_usage_seconds": 0.5, "memory_bytes": 1 << 20})
         jobs += list(self.finished.values())
-        status, out = self.sched.heartbeat({"node_id": self.id, "tags": self.tags,
-                                            "resource_limits": self.limits, "jobs": jobs})
+        body = {"node_id": self.id, "tags": self.tags, "resource_limits": self.limits, "jobs": jobs}
+        if self.media is not None:
+            body["disk_space_per_medium"] = self.media
+        status, out = self.sched.heartbeat(body)
         self.last = out
         if status != expect:
             check(False, "heartbeat of %s: status %d, expected %d: %s" % (self.id, status, expect, out))

@@ -225,7 +225,9 @@ static json_t *entry(json_t *report, const char *id)
 static void test_request_shape(void **state)
 {
     const char *tags[] = {"gpu", "ssd"};
-    struct ps_node_identity id = {"n1", tags, 2, 4.0, INT64_C(8) << 30, 8, "0123456789abcdef"};
+    json_t *media = json_pack("{s:I}", "ssd_slots", (json_int_t)4 << 20);
+    struct ps_node_identity id = {"n1", tags, 2, 4.0, INT64_C(8) << 30, 8, "0123456789abcdef",
+                                  media};
     json_t *req = ps_node_request_build(&id, NULL);
     assert_non_null(req);
     assert_string_equal(json_string_value(json_object_get(req, "node_id")), "n1");
@@ -237,7 +239,10 @@ static void test_request_shape(void **state)
     assert_int_equal(json_integer_value(json_object_get(lim, "memory")), INT64_C(8) << 30);
     assert_int_equal(json_integer_value(json_object_get(lim, "user_slots")), 8);
     assert_true(json_is_array(json_object_get(req, "jobs")));
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(req, "disk_space_per_medium"),
+                                                        "ssd_slots")), 4 << 20);
     json_decref(req);
+    json_decref(media);
 }
 
 static const char good_reply[] =

@@ -110,7 +110,7 @@ static void setup(struct fix *f, int64_t y_units, int starving, int64_t z_units)
         f->lists[i] = ps_preemptible_new(&f->pl_cfg);
         ps_preemptible_update(f->lists[i], &f->e[i].out.fair_share.total, &f->e[i].out.demand_share,
                               &f->pl_cfg);
-        f->pops[i] = (struct ps_preempt_operation){f->lists[i], false, -1, false};
+        f->pops[i] = (struct ps_preempt_operation){f->lists[i], false, -1, false, false};
     }
     for (int k = 0; k < 10; k++) {
         f->allocs[k] = (struct ps_node_allocation){100 + k, X, res(1), k * 1000, false};
@@ -165,6 +165,53 @@ static void test_one_allocation_newest_preemptible_victim(void **state)
     assert_int_equal(f.out.victims[0].cls, PS_ALLOC_PREEMPTIBLE);
     assert_int_equal(f.out.victims[0].interrupt_timeout_ms, 10000);
     assert_true(ps_resources_equal(f.sched.node_usage, res(10)));
+    teardown(&f);
+}
+
+/* SSD priority preemption: Y (an SSD operation, starving) wants 8 units of a node where X runs
+ * 10 (5 preemptible, 2 aggressively preemptible, 3 not). On an SSD node the SSD preemptive stage
+ * takes every level from non_preemptible up, most preemptible first; off an SSD node, or when X
+ * is an SSD operation too (its allocations then have the SSD levels), 5 preemptible units are
+ * all there is and nothing starts. */
+static void test_ssd_priority_preemption(void **state)
+{
+    (void)state;
+    static struct fix f;
+    setup(&f, 8, 1, 0);
+    f.pops[Y].ssd = true;
+    f.node.ssd_priority_preemption = true;
+    assert_int_equal(heartbeat(&f), 0);
+    assert_int_equal(f.out.stage, PS_STAGE_SSD_PREEMPTIVE);
+    assert_int_equal(f.sched.allocation_count, 1);
+    assert_int_equal(f.out.victim_count, 8);
+    for (int j = 0; j < 8; j++)
+        assert_int_equal(f.out.victims[j].allocation_id, 109 - j);
+    assert_int_equal(f.out.victims[7].cls, PS_ALLOC_NON_PREEMPTIBLE);
+    teardown(&f);
+
+    setup(&f, 8, 1, 0);
+    f.pops[Y].ssd = true;   /* not an SSD node: the normal stages, and Y is no SSD operation */
+    assert_int_equal(heartbeat(&f), 0);
+    assert_int_equal(f.out.stage, PS_STAGE_NONE);
+    assert_int_equal(f.out.victim_count, 0);
+    teardown(&f);
+
+    setup(&f, 8, 1, 0);
+    f.pops[Y].ssd = f.pops[X].ssd = true;
+    f.node.ssd_priority_preemption = true;
+    assert_int_equal(heartbeat(&f), 0);
+    assert_int_equal(f.out.stage, PS_STAGE_NONE);
+    assert_int_equal(f.out.victim_count, 0);
+    teardown(&f);
+
+    /* a regular starving operation on an SSD node keeps the normal stages: 1 unit, the newest
+     * preemptible allocation */
+    setup(&f, 1, 1, 0);
+    f.node.ssd_priority_preemption = true;
+    assert_int_equal(heartbeat(&f), 0);
+    assert_int_equal(f.out.stage, PS_STAGE_PREEMPTIVE);
+    assert_int_equal(f.out.victim_count, 1);
+    assert_int_equal(f.out.victims[0].allocation_id, 109);
     teardown(&f);
 }
 
@@ -429,6 +476,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_one_allocation_newest_preemptible_victim),
         cmocka_unit_test(test_backoff),
+        cmocka_unit_test(test_ssd_priority_preemption),
         cmocka_unit_test(test_minimal_victim_set),
         cmocka_unit_test(test_aggressive_uses_aggressively_preemptible),
         cmocka_unit_test(test_blocking_ancestors),

@@ -53,7 +53,7 @@ static int add(struct tree *t, enum ps_element_kind kind, int parent, double fai
 static int add_op(struct tree *t, int parent, double fair, int64_t pending, struct ps_resources a)
 {
     int i = add(t, PS_ELEM_OPERATION, parent, fair);
-    t->ops[i] = (struct ps_sched_operation){NULL, true, pending, a};
+    t->ops[i] = (struct ps_sched_operation){.runnable = true, .pending_count = pending, .allocation = a};
     return i;
 }
 
@@ -632,6 +632,50 @@ static void test_bad_input(void **state)
     ps_sched_snapshot_free(s);
 }
 
+/* Disk requests: only a node with the medium takes the allocation, and only as many as its free
+ * space on that medium holds within one heartbeat; an operation whose regular allocations are
+ * forbidden on SSD nodes starts nothing on a node with SSD priority preemption on. */
+static void test_disk_requests_and_ssd_nodes(void **state)
+{
+    (void)state;
+    struct tree t = {.n = 0};
+    int root = add(&t, PS_ELEM_ROOT, -1, 1);
+    int ssd = add_op(&t, root, 0.5, 5, res(1, 1, 1));
+    int reg = add_op(&t, root, 0.5, 5, res(1, 1, 1));
+    t.ops[ssd].disk_medium = "ssd_slots";
+    t.ops[ssd].disk_space = 10;
+    t.ops[reg].regular_on_ssd_forbidden = true;
+    struct ps_sched_options o = opts();
+    struct ps_sched_snapshot *s = build(&t, &o);
+    struct ps_sched_result r;
+    ps_sched_result_init(&r);
+
+    /* no media, no SSD priority preemption: the regular op gets everything */
+    struct ps_sched_node plain = node_of(1, res(3, 3, 3));
+    heartbeat(s, &plain, &r);
+    assert_int_equal(r.allocation_count, 3);
+    for (int k = 0; k < r.allocation_count; k++)
+        assert_int_equal(r.allocations[k].op, reg);
+    assert_int_equal(ps_sched_operation_reason(s, ssd, NULL), PS_SCHED_DISK);
+
+    /* an SSD node with room for two requests of 10 bytes: two SSD allocations, nothing else */
+    struct ps_sched_medium media[] = {{"default", 100}, {"ssd_slots", 25}};
+    struct ps_sched_node n = node_of(2, res(4, 4, 4));
+    n.media = media;
+    n.medium_count = 2;
+    n.ssd_priority_preemption = true;
+    heartbeat(s, &n, &r);
+    assert_int_equal(r.allocation_count, 2);
+    for (int k = 0; k < r.allocation_count; k++)
+        assert_int_equal(r.allocations[k].op, ssd);
+    assert_int_equal(ps_sched_operation_reason(s, ssd, NULL), PS_SCHED_DISK);
+    assert_int_equal(ps_sched_operation_reason(s, reg, NULL), PS_SCHED_REGULAR_ON_SSD_FORBIDDEN);
+    assert_string_equal(ps_sched_reason_name(PS_SCHED_REGULAR_ON_SSD_FORBIDDEN),
+                        "regular_allocation_on_ssd_node_forbidden");
+    ps_sched_result_release(&r);
+    ps_sched_snapshot_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -647,6 +691,7 @@ int main(void)
         cmocka_unit_test(test_stage_extension_point),
         cmocka_unit_test(test_randomized_consistency_and_determinism),
         cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_disk_requests_and_ssd_nodes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

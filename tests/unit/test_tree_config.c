@@ -38,7 +38,8 @@ static const char *const expected_defaults =
     " \"max_schedulable_element_count_in_fifo_pool\": null,"
     " \"enable_guarantee_priority_scheduling\": false,"
     " \"min_spare_allocation_resources_on_node\": {\"user_slots\": 1, \"cpu\": 1, \"memory\": 268435456},"
-    " \"necessary_resources_for_operation\": []}";
+    " \"necessary_resources_for_operation\": [],"
+    " \"ssd_priority_preemption\": {\"enable\": false, \"node_tag_filter\": \"\", \"medium_names\": []}}";
 
 static void test_defaults_of_every_key(void **state)
 {
@@ -126,6 +127,9 @@ static const struct bad_case bad_cases[] = {
     {"enable_guarantee_priority_scheduling", "0", "must be a boolean"},
     {"min_spare_allocation_resources_on_node", "{\"cpu\": -1}", "must be a non-negative number"},
     {"min_spare_job_resources_on_node", "{\"disk\": 1}", "unknown resource"},
+    {"ssd_priority_preemption", "{\"enable\": 1}", "must be a boolean"},
+    {"ssd_priority_preemption/node_tag_filter", "\"a &\"", "ssd_priority_preemption/node_tag_filter"},
+    {"ssd_priority_preemption/medium_names", "[1]", "must be a string"},
     {"no_such_key", "1", "unknown key of the pool tree config"},
 };
 
@@ -270,6 +274,22 @@ static void test_cross_key_rules(void **state)
     assert_int_equal(ps_tree_config_set(&cfg, "fair_share_aggressive_starvation_timeout", &v, &err), PS_EINVAL);
     assert_non_null(strstr(err.msg, "fair_share_starvation_timeout"));
     assert_int_equal(cfg.fair_share_aggressive_starvation_timeout_ms, 120000);
+
+    /* upstream's postprocessor: enabling SSD priority preemption needs a node tag filter */
+    ps_error_init(&err);
+    v = ps_value_bool(true);
+    assert_int_equal(ps_tree_config_set(&cfg, "ssd_priority_preemption/enable", &v, &err), PS_EINVAL);
+    assert_string_equal(err.msg, "ssd_priority_preemption/enable: SSD node tag filter must be "
+                                 "non-empty when SSD priority preemption is enabled");
+    assert_false(cfg.ssd_priority_preemption.enable);
+    doc = json("{\"ssd_priority_preemption\": {\"enable\": true, \"node_tag_filter\": \"ssd_tag\","
+               " \"medium_names\": [\"ssd_slots\"]}}");
+    ps_error_init(&err);
+    assert_int_equal(ps_tree_config_apply(&cfg, &doc, &err), 0);
+    assert_true(cfg.ssd_priority_preemption.enable);
+    assert_int_equal(cfg.ssd_priority_preemption.medium_names.count, 1);
+    assert_string_equal(cfg.ssd_priority_preemption.medium_names.items[0], "ssd_slots");
+    ps_value_release(&doc);
 
     /* A bad document changes nothing even if its first keys were fine. */
     doc = json("{\"max_operation_count\": 7, \"main_resource\": \"disk\"}");

@@ -170,7 +170,7 @@ static struct ps_sched_node node_view(struct world *w)
     for (int k = 0; k < w->alloc_count; k++)
         usage = ps_resources_add(usage, w->allocs[k].resources);
     struct ps_node *n = ps_strategy_find_node(w->s, "n1");
-    return (struct ps_sched_node){1, NULL, 0, n->resource_limits, usage, NULL};
+    return (struct ps_sched_node){.id = 1, .limits = n->resource_limits, .usage = usage};
 }
 
 /* The test as the loop's host: one node, its allocation table; victims stay in ts.victims
