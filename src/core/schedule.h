@@ -181,7 +181,12 @@ struct ps_sched_node {
     struct ps_resources limits;       /* resource limits of the node */
     struct ps_resources usage;        /* resources in use on the node before the heartbeat */
     struct ps_sched_filter_cache *filter_cache;  /* optional, caller-owned, one per node */
+    /* optional, caller-owned, one per node: when usage began to exceed limits, or
+     * PS_NO_OVERCOMMIT (ps_tree_sched_heartbeat's overcommit check) */
+    int64_t *overcommit_since_ms;
 };
+
+#define PS_NO_OVERCOMMIT INT64_MIN
 
 struct ps_sched_allocation {
     int op;                           /* element index */

@@ -144,6 +144,9 @@ struct ps_tree_config {
     struct ps_opt_double infer_weight_from_guarantees_share_multiplier;
     int main_resource;                                /* enum ps_resource */
     int64_t node_reconnection_timeout_ms;
+    /* Upstream's scheduler option (15 s): how long a node's usage may exceed its limits before
+     * the heartbeat preempts (resource_overcommit); tree_sched.h. */
+    int64_t allowed_node_resources_overcommit_duration_ms;
     int64_t fair_share_update_period_ms;
     bool should_distribute_free_volume_among_children;
 };

@@ -187,7 +187,8 @@ int ps_svc_schedule_node(struct ps_service *svc, struct ps_svc_node *node, int64
     for (struct ps_svc_job *j = node->jobs; j; j = j->node_next)
         usage = ps_resources_add(usage, j->usage);
     struct ps_sched_node sched_node = {node->num, (const char *const *)node->tags, node->tag_count,
-                                       node->limits, usage, node->filter_cache};
+                                       node->limits, usage, node->filter_cache,
+                                       &node->overcommit_since_ms};
     struct host h = {.svc = svc, .ts = ts, .node = node, .now_ms = now_ms, .start = start_out,
                      .interrupt = interrupt, .abort = abort};
     struct ps_tree_host host = loop_host(&h);

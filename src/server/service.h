@@ -215,6 +215,7 @@ struct ps_svc_node {
     char instance_id[PS_SVC_INSTANCE_ID_MAX + 1];  /* the agent that holds the id ("" unknown) */
     uint64_t heartbeat_seq;
     int64_t last_preempt_ms;
+    int64_t overcommit_since_ms;   /* usage above limits since (PS_NO_OVERCOMMIT: not) */
     struct ps_sched_filter_cache *filter_cache;
     struct ps_svc_job *jobs;       /* running jobs (list) */
     int job_count;

@@ -157,6 +157,7 @@ static int add_nodes(struct ps_sim *sim, struct ps_error *err)
             n->group = (int)g;
             n->limits = group->resource_limits;
             n->last_heartbeat_ms = INT64_MIN;
+            n->overcommit_since_ms = PS_NO_OVERCOMMIT;
         }
         free(id);
     }

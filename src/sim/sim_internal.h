@@ -198,6 +198,7 @@ struct sim_node {
     int64_t preempt_seen_ms;           /* last heartbeat accounted for in last_preemptive_ms */
     uint64_t preempt_quiet_gen;        /* the generation at which the stages started nothing */
     int64_t memory_excess;             /* running jobs' use above their reserves, bytes */
+    int64_t overcommit_since_ms;       /* the loop's overcommit check (PS_NO_OVERCOMMIT) */
 };
 
 struct sim_tree {
