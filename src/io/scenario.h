@@ -70,6 +70,10 @@ struct ps_scenario_node_group {
      * above its user job memory reserve is aborted (resource_overdraft) even when the node has
      * the free memory. */
     bool always_abort_on_memory_reserve_overdraft;
+    /* Upstream's exec_node/job_controller cpu_overdraft_timeout (10 min) and
+     * resource_adjustment_period (5 s): core/node_overdraft.h. */
+    int64_t cpu_overdraft_timeout_ms;
+    int64_t resource_adjustment_period_ms;
 };
 
 struct ps_scenario_pool {
