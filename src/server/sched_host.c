@@ -147,8 +147,9 @@ static int preempt(void *ctx, const struct ps_preempt_victim *v, struct ps_error
     if (!job)
         return 0;
     struct ps_svc_op *for_op = svc_op(h->ts, v->for_op);
-    ps_svc_job_preempt(h->svc, job, ps_svc_preempt_reason(v->reason), v->interrupt_timeout_ms,
-                       for_op ? for_op->id : NULL, h->now_ms, h->interrupt, h->abort);
+    ps_svc_job_preempt(h->svc, job, "preemption", ps_svc_preempt_reason(v->reason),
+                       v->interrupt_timeout_ms, for_op ? for_op->id : NULL, h->now_ms,
+                       h->interrupt, h->abort);
     return 0;
 }
 
@@ -160,7 +161,7 @@ static int preempt_sorted(void *ctx, const struct ps_preempt_victim *v, struct p
     struct ps_svc_job **hit = bsearch(&v->allocation_id, h->jobs, (size_t)h->count, sizeof *hit,
                                       cmp_alloc_id);
     if (hit)
-        ps_svc_job_preempt(h->svc, *hit, ps_svc_preempt_reason(v->reason),
+        ps_svc_job_preempt(h->svc, *hit, "preemption", ps_svc_preempt_reason(v->reason),
                            v->interrupt_timeout_ms, NULL, h->now_ms, NULL, NULL);
     return 0;
 }
