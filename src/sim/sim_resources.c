@@ -10,8 +10,10 @@
  * hundredth of a core the engine counts in): node, snapshot, operation and pools follow, so the
  * freed cores go to other jobs. A raise is always taken, as upstream's node takes it (the job
  * proxy's TrySetCpuGuarantee only fails when the node cannot be told): when the node has not the
- * free cpu, its usage exceeds its limits and the scheduling loop's overcommit check preempts at
- * the node's next heartbeat (TestSchedulerAbortsJobOnLackOfCpu). With reclaim off the
+ * free cpu, its usage exceeds its limits: the node aborts its newest jobs (resource_overdraft)
+ * after its group's cpu_overdraft_timeout (core/node_overdraft.h, SIM_EV_NODE_ADJUST), unless
+ * the scheduling loop's overcommit check preempts first, after the tree's
+ * allowed_node_resources_overcommit_duration (TestSchedulerAbortsJobOnLackOfCpu). With reclaim off the
  * soft limit moves (dry run) and only the statistics show it. Operations without the section
  * have no ticks and no CPU monitor statistics: a tick per running job per second would
  * multiply the events of a large simulation many times over.
