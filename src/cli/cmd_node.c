@@ -53,6 +53,13 @@ static const char usage_text[] =
     "                          jobs, so they are not isolated from each other; root refused)\n"
     "  --no-cgroups            run jobs without cgroups (no CPU limits) even where they work\n"
     "  --keep-sandbox          leave sandboxes after jobs end (debugging)\n"
+    "  --cpu-overdraft-timeout MS\n"
+    "                          abort the newest jobs (resource_overdraft) once the jobs' CPU\n"
+    "                          guarantees have been above the node's cpu this long (YTsaurus's\n"
+    "                          cpu_overdraft_timeout; default 600000)\n"
+    "  --resource-adjustment-period MS\n"
+    "                          how often that is checked (YTsaurus's resource_adjustment_period;\n"
+    "                          default 5000)\n"
     "  --always-abort-on-memory-reserve-overdraft\n"
     "                          abort a job above its memory reserve even while the node has\n"
     "                          the memory (YTsaurus's node setting of that name; default off)\n"
@@ -164,6 +171,8 @@ int ps_cmd_node(int argc, char **argv)
     const char *scheduler = NULL, *node_id = NULL, *tags_text = "", *media_text = NULL, *resources_text = NULL,
                *work_dir = NULL, *secret_file = NULL, *data_dir = NULL, *job_user = NULL;
     long long heartbeat_ms = 5000, tick_ms = 100, slot_uid_base = PS_NODE_SLOT_UID_BASE;
+    long long cpu_overdraft_ms = PS_NODE_CPU_OVERDRAFT_TIMEOUT_MS,
+              adjustment_ms = PS_NODE_RESOURCE_ADJUSTMENT_PERIOD_MS;
     int64_t stderr_cap = 64 * 1024;
     bool no_cgroups = false, keep_sandbox = false, verbose = false, always_abort = false;
 
@@ -193,7 +202,7 @@ int ps_cmd_node(int argc, char **argv)
             "--scheduler", "--node-id", "--tags", "--disk-space-per-medium", "--resources",
             "--work-dir", "--secret-file",
             "--data-dir", "--heartbeat-period", "--tick", "--stderr-cap", "--job-user",
-            "--slot-uid-base", NULL};
+            "--slot-uid-base", "--cpu-overdraft-timeout", "--resource-adjustment-period", NULL};
         const char *flag = NULL, *value = NULL;
         for (int k = 0; with_value[k]; k++) {
             size_t n = strlen(with_value[k]);
@@ -240,6 +249,14 @@ int ps_cmd_node(int argc, char **argv)
                           &heartbeat_ms))
                 return usage_error("--heartbeat-period \"%s\": must be milliseconds from 10 to "
                                    "3600000", value);
+        } else if (strcmp(flag, "--cpu-overdraft-timeout") == 0) {
+            if (!parse_ms(value, 0, 86400000, &cpu_overdraft_ms))
+                return usage_error("--cpu-overdraft-timeout \"%s\": must be milliseconds from 0 "
+                                   "to 86400000", value);
+        } else if (strcmp(flag, "--resource-adjustment-period") == 0) {
+            if (!parse_ms(value, 10, 3600000, &adjustment_ms))
+                return usage_error("--resource-adjustment-period \"%s\": must be milliseconds "
+                                   "from 10 to 3600000", value);
         } else if (strcmp(flag, "--tick") == 0) {
             if (!parse_ms(value, 5, 10000, &tick_ms))
                 return usage_error("--tick \"%s\": must be milliseconds from 5 to 10000", value);
@@ -358,6 +375,8 @@ int ps_cmd_node(int argc, char **argv)
     cfg.heartbeat_period_ms = heartbeat_ms;
     cfg.tick_ms = tick_ms;
     cfg.always_abort_on_memory_reserve_overdraft = always_abort;
+    cfg.overdraft.cpu_overdraft_timeout_ms = cpu_overdraft_ms;
+    cfg.overdraft.resource_adjustment_period_ms = adjustment_ms;
     cfg.verbose = verbose;
     rc = ps_node_agent_run(&cfg, &runner, &err);
     if (rc != 0)

@@ -211,7 +211,12 @@ struct ps_sched_node {
     /* SSD priority preemption is on for this node (the tree enables it and the node satisfies
      * its node_tag_filter); the loop sets it (tree_sched.h). */
     bool ssd_priority_preemption;
+    /* optional, caller-owned, one per node: when usage began to exceed limits, or
+     * PS_NO_OVERCOMMIT (ps_tree_sched_heartbeat's overcommit check) */
+    int64_t *overcommit_since_ms;
 };
+
+#define PS_NO_OVERCOMMIT INT64_MIN
 
 struct ps_sched_allocation {
     int op;                           /* element index */

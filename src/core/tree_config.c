@@ -171,6 +171,8 @@ static const struct ps_attr tree_attrs[] = {
      .enum_names = resource_names, .enum_count = PS_RES_COUNT},
     {.name = "node_reconnection_timeout", .alias = {"total_resource_limits_consider_delay"},
      .kind = PS_ATTR_INT, .offset = OFF(node_reconnection_timeout_ms), .min = 0, .max = HUGE_MAX},
+    {.name = "allowed_node_resources_overcommit_duration", .kind = PS_ATTR_INT,
+     .offset = OFF(allowed_node_resources_overcommit_duration_ms), .min = 0, .max = HUGE_MAX},
     {.name = "fair_share_update_period", .kind = PS_ATTR_INT,
      .offset = OFF(fair_share_update_period_ms), .min = 10, .max = 60000},
     BOOL("should_distribute_free_volume_among_children", should_distribute_free_volume_among_children),
@@ -239,6 +241,7 @@ int ps_tree_config_init(struct ps_tree_config *cfg)
     cfg->enable_improved_fair_share_by_fit_factor_computation = false;
     cfg->main_resource = PS_RES_CPU;
     cfg->node_reconnection_timeout_ms = 300000;
+    cfg->allowed_node_resources_overcommit_duration_ms = 15000;
     cfg->fair_share_update_period_ms = 1000;
     return 0;
 }

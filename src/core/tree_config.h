@@ -180,6 +180,9 @@ struct ps_tree_config {
     int main_resource;                                /* enum ps_resource */
     struct ps_string_list necessary_resources_for_operation;   /* resource names */
     int64_t node_reconnection_timeout_ms;
+    /* Upstream's scheduler option (15 s): how long a node's usage may exceed its limits before
+     * the heartbeat preempts (resource_overcommit); tree_sched.h. */
+    int64_t allowed_node_resources_overcommit_duration_ms;
     int64_t fair_share_update_period_ms;
     bool should_distribute_free_volume_among_children;
     bool enable_fair_share_truncation_in_fifo_pool;

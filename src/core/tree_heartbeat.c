@@ -82,6 +82,24 @@ static int overcommit(struct ps_tree_sched *ts, const struct ps_tree_host *host,
     return rc != 0 ? rc : apply_victims(ts, host, err);
 }
 
+/* Upstream's node shard records when the node's usage began to exceed its limits (at the
+ * heartbeat that reports it) and its scheduling context aborts only once
+ * allowed_node_resources_overcommit_duration has passed since (strictly). */
+static bool overcommit_due(const struct ps_tree_sched *ts, const struct ps_sched_node *node,
+                           int64_t now_ms)
+{
+    int64_t *since = node->overcommit_since_ms;
+    if (!since)
+        return false;
+    if (ps_resources_fit(node->usage, node->limits)) {
+        *since = PS_NO_OVERCOMMIT;
+        return false;
+    }
+    if (*since == PS_NO_OVERCOMMIT)
+        *since = now_ms;
+    return *since < now_ms - ts->overcommit_duration_ms;
+}
+
 int ps_tree_sched_heartbeat(struct ps_tree_sched *ts, const struct ps_tree_host *host,
                             const struct ps_sched_node *host_node,
                             const struct ps_tree_heartbeat_stages *stages, int64_t now_ms,
@@ -138,7 +156,7 @@ int ps_tree_sched_heartbeat(struct ps_tree_sched *ts, const struct ps_tree_host 
         return rc;
     if ((rc = apply_victims(ts, host, err)) != 0)
         return rc;
-    if (!ps_resources_fit(node->usage, node->limits))
+    if (overcommit_due(ts, node, now_ms))
         rc = overcommit(ts, host, node, err);
     return rc;
 }

@@ -27,6 +27,7 @@ int ps_tree_sched_init(struct ps_tree_sched *ts, struct ps_error *err)
     ps_preempt_config_init(&ts->preempt_config);
     ps_preemptible_config_init(&ts->preemptible_config);
     ts->last_update_ms = INT64_MIN;
+    ts->overcommit_duration_ms = 15000;
     ps_sched_result_init(&ts->result);
     ps_preempt_result_init(&ts->victims);
     return 0;
@@ -457,6 +458,7 @@ int ps_tree_sched_update_finish(struct ps_tree_sched *ts, struct ps_pool_tree *t
     struct ps_starvation_config scfg;
     ps_tree_config_starvation_config(cfg, &scfg);
     ps_tree_config_preempt_config(cfg, &ts->preempt_config);
+    ts->overcommit_duration_ms = cfg->allowed_node_resources_overcommit_duration_ms;
     if ((rc = ps_pool_tree_build_starvation(tree, &ts->fs, ts->starvation, err)) != 0)
         return rc;
     int changed = 0;

@@ -120,6 +120,8 @@ struct ps_tree_sched {
     struct ps_sched_options options;
     struct ps_preempt_config preempt_config;
     struct ps_preemptible_config preemptible_config;
+    int64_t overcommit_duration_ms;            /* allowed_node_resources_overcommit_duration of
+                                                  the last update (15 s before the first) */
     uint64_t generation;                       /* bumped by every update */
     int64_t last_update_ms;                    /* INT64_MIN before the first update */
     bool any_starving;                         /* some operation has a starving (or aggressively
@@ -209,9 +211,14 @@ void ps_tree_sched_detach(struct ps_tree_sched *ts, int element);
  *   1. the regular stage (stages->regular), then the aggressively preemptive and preemptive
  *      stages (stages->preemptive) on the node's allocations that are not leaving;
  *   2. host->start for each allocation, host->scheduled, host->preempt for each victim;
- *   3. when node->usage does not fit node->limits (the node shrank): victims with reason
+ *   3. the overcommit check, as upstream's: node->overcommit_since_ms (caller-owned, one per
+ *      node) is when node->usage began to exceed node->limits (a node that shrank, a job whose
+ *      CPU guarantee rose on a full node): set to now_ms at the first heartbeat that sees it,
+ *      PS_NO_OVERCOMMIT again at the first that does not. Once it began more than the tree's
+ *      allowed_node_resources_overcommit_duration ago (strictly), victims with reason
  *      resource_overcommit until the allocations that are not leaving fit the node's limits
- *      minus the usage of its other allocations (other trees).
+ *      minus the usage of its other allocations (other trees). Without the field (NULL) the
+ *      check never runs.
  * ts->result holds the stages' result and ts->victims their victims (or, when the overcommit
  * check ran, its victims) until the next call. Without a snapshot nothing
  * happens. Errors: from the host, PS_EINVAL, PS_ENOMEM. */

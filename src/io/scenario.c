@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/node_overdraft.h"
 #include "io/jsonval.h"
 #include "io/scenario_internal.h"
 
@@ -97,7 +98,8 @@ static int parse_node_group(json_t *obj, const char *path, size_t index,
 {
     static const char *const keys[] = {"name", "count", "resource_limits", "tags",
                                        "always_abort_on_memory_reserve_overdraft",
-                                       "disk_space_per_medium", NULL};
+                                       "disk_space_per_medium", "cpu_overdraft_timeout",
+                                       "resource_adjustment_period", NULL};
     char where[PS_SCENARIO_PATH_MAX];
     int rc = ps_jv_expect_object(obj, path, err);
     if (rc == 0)
@@ -151,6 +153,15 @@ static int parse_node_group(json_t *obj, const char *path, size_t index,
             g->medium_count++;
         }
     }
+    g->cpu_overdraft_timeout_ms = PS_NODE_CPU_OVERDRAFT_TIMEOUT_MS;
+    g->resource_adjustment_period_ms = PS_NODE_RESOURCE_ADJUSTMENT_PERIOD_MS;
+    if ((rc = ps_jv_int(obj, path, "cpu_overdraft_timeout", 0, PS_SCENARIO_MAX_TIME_MS,
+                        "a non-negative integer (ms)", &g->cpu_overdraft_timeout_ms, NULL,
+                        err)) != 0 ||
+        (rc = ps_jv_int(obj, path, "resource_adjustment_period", 1, PS_SCENARIO_MAX_TIME_MS,
+                        "a positive integer (ms)", &g->resource_adjustment_period_ms, NULL,
+                        err)) != 0)
+        return rc;
 
     const json_t *tags = json_object_get(obj, "tags");
     if (!tags)

@@ -75,6 +75,10 @@ struct ps_scenario_node_group {
     char **media;
     int64_t *medium_disk_space;
     size_t medium_count;
+    /* Upstream's exec_node/job_controller cpu_overdraft_timeout (10 min) and
+     * resource_adjustment_period (5 s): core/node_overdraft.h. */
+    int64_t cpu_overdraft_timeout_ms;
+    int64_t resource_adjustment_period_ms;
 };
 
 struct ps_scenario_pool {

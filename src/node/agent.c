@@ -26,6 +26,7 @@ void ps_node_agent_config_init(struct ps_node_agent_config *cfg)
     cfg->request_timeout_ms = 10000;
     cfg->shutdown_grace_ms = 5000;
     cfg->report_stderr_budget_bytes = 4u * 1024u * 1024u;
+    ps_node_overdraft_config_init(&cfg->overdraft);
 }
 
 struct agent {
@@ -345,6 +346,8 @@ int ps_node_agent_run(const struct ps_node_agent_config *cfg, const struct ps_no
     struct ps_node_jobs_config jcfg;
     ps_node_jobs_config_init(&jcfg);
     jcfg.node_memory_bytes = cfg->memory_bytes;
+    jcfg.node_cpu = cfg->cpu;
+    jcfg.overdraft = cfg->overdraft;
     jcfg.report_stderr_budget_bytes = cfg->report_stderr_budget_bytes;
     jcfg.always_abort_on_memory_reserve_overdraft = cfg->always_abort_on_memory_reserve_overdraft;
     jcfg.log = jobs_log;

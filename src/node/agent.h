@@ -38,6 +38,7 @@
 #include <jansson.h>
 
 #include "core/error.h"
+#include "core/node_overdraft.h"
 #include "node/runner.h"
 
 struct ps_node_agent_config {
@@ -58,6 +59,8 @@ struct ps_node_agent_config {
     int64_t shutdown_grace_ms;          /* 5000 */
     size_t report_stderr_budget_bytes;  /* jobs.h; 4 MiB */
     bool always_abort_on_memory_reserve_overdraft;  /* jobs.h; false */
+    /* core/node_overdraft.h: cpu_overdraft_timeout (10 min), resource_adjustment_period (5 s) */
+    struct ps_node_overdraft_config overdraft;
     bool verbose;                       /* log every heartbeat */
 };
 

@@ -54,12 +54,15 @@ struct ps_node_jobs {
     struct ps_strmap by_id;
     size_t running;
     bool weight_warned;
+    int64_t next_adjust_ms;             /* the next resource adjustment (0: not scheduled yet) */
+    int64_t cpu_overdraft_since_ms;     /* node_overdraft.h */
 };
 
 void ps_node_jobs_config_init(struct ps_node_jobs_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
     cfg->report_stderr_budget_bytes = DEFAULT_STDERR_BUDGET;
+    ps_node_overdraft_config_init(&cfg->overdraft);
 }
 
 __attribute__((format(printf, 2, 3))) static void logf_(struct ps_node_jobs *t, const char *fmt,
@@ -84,6 +87,7 @@ int ps_node_jobs_new(const struct ps_node_runner *runner, const struct ps_node_j
         t->cfg = *cfg;
     else
         ps_node_jobs_config_init(&t->cfg);
+    t->cpu_overdraft_since_ms = PS_NO_CPU_OVERDRAFT;
     ps_strmap_init(&t->by_id);
     *out = t;
     return 0;
@@ -590,6 +594,61 @@ out:
     free(map);
 }
 
+/* One resource adjustment (node_overdraft.h): the running jobs' guarantees, as the scheduler
+ * counts them, against the node's cpu; past cpu_overdraft_timeout the newest jobs go. */
+static void cpu_overdraft_adjust(struct ps_node_jobs *t, int64_t now_ms)
+{
+    int64_t limit = (int64_t)llround(t->cfg.node_cpu * PS_CPU_SCALE);
+    int64_t *cpu = malloc((t->running ? t->running : 1) * sizeof *cpu);
+    struct job **map = malloc((t->running ? t->running : 1) * sizeof *map);
+    if (!cpu || !map)
+        goto out;
+    size_t n = 0;
+    int64_t usage = 0;
+    for (size_t i = 0; i < t->count && n < t->running; i++) {   /* start order */
+        struct job *j = t->jobs[i];
+        if (j->state != JOB_RUNNING || j->aborting)
+            continue;
+        map[n] = j;
+        cpu[n] = ps_node_cpu_units(current_guarantee(j));
+        usage += cpu[n++];
+    }
+    int64_t since = t->cpu_overdraft_since_ms;
+    if (!ps_node_cpu_overdraft_adjust(&t->cfg.overdraft, &t->cpu_overdraft_since_ms, usage, limit,
+                                      now_ms)) {
+        if (since == PS_NO_CPU_OVERDRAFT && t->cpu_overdraft_since_ms != PS_NO_CPU_OVERDRAFT)
+            logf_(t, "jobs use %.2f cpu, above the node's %.2f: aborting the newest after "
+                  "cpu_overdraft_timeout (%lld ms) unless it passes", (double)usage / PS_CPU_SCALE,
+                  t->cfg.node_cpu, (long long)t->cfg.overdraft.cpu_overdraft_timeout_ms);
+        goto out;
+    }
+    size_t v = ps_node_cpu_overdraft_victims(cpu, n, limit);
+    for (size_t k = 0; k < v; k++) {
+        struct job *j = map[n - 1 - k];
+        logf_(t, "job %s: jobs use %.2f cpu, above the node's %.2f for longer than "
+              "cpu_overdraft_timeout: aborting the newest (resource_overdraft)", j->job_id,
+              (double)usage / PS_CPU_SCALE, t->cfg.node_cpu);
+        ps_node_jobs_abort(t, j->job_id, "resource_overdraft");
+    }
+out:
+    free(cpu);
+    free(map);
+}
+
+static void adjust_resources(struct ps_node_jobs *t, int64_t now_ms)
+{
+    int64_t period = t->cfg.overdraft.resource_adjustment_period_ms;
+    if (t->cfg.node_cpu <= 0 || period <= 0)
+        return;
+    if (t->next_adjust_ms == 0)
+        t->next_adjust_ms = now_ms + period;   /* a period after the first tick, then every one */
+    if (now_ms < t->next_adjust_ms)
+        return;
+    while (t->next_adjust_ms <= now_ms)
+        t->next_adjust_ms += period;
+    cpu_overdraft_adjust(t, now_ms);
+}
+
 /* Job j's sample through read (the runner's tick or reap); a failure is logged and the
  * sample is still what was read. */
 static struct ps_node_job_sample read_sample(struct ps_node_jobs *t, struct job *j,
@@ -643,6 +702,7 @@ size_t ps_node_jobs_tick(struct ps_node_jobs *t, int64_t now_ms)
         monitor_tick(t, j, now_ms);
     }
     overdraft_check(t);
+    adjust_resources(t, now_ms);
     return finished;
 }
 

@@ -15,6 +15,9 @@
  *   off the soft limit moves in the statistics only and the reported guarantee stays the limit;
  * - applies the overdraft policy of memory.h against the node's memory resource (or, with
  *   always_abort_on_memory_reserve_overdraft, aborts every job above its reserve);
+ * - every resource_adjustment_period, the CPU overdraft rule of core/node_overdraft.h: the
+ *   running jobs' reported guarantees above the node's cpu for longer than
+ *   cpu_overdraft_timeout abort the newest jobs (resource_overdraft) until they fit;
  * - integrates each job's memory over time (user_job/cumulative_memory_mb_sec, MB x s, as
  *   upstream's job proxy reports it);
  * - turns each job that ended into a finished record (statistics, capped stderr) and frees its
@@ -35,6 +38,7 @@
 #include <stdint.h>
 
 #include "core/error.h"
+#include "core/node_overdraft.h"
 #include "node/protocol.h"
 #include "node/runner.h"
 
@@ -43,6 +47,9 @@ typedef void (*ps_node_log_fn)(void *ctx, const char *fmt, va_list ap);
 
 struct ps_node_jobs_config {
     int64_t node_memory_bytes;          /* the node's memory resource; <= 0: no overdraft check */
+    double node_cpu;                    /* the node's cpu (cores); <= 0: no CPU overdraft check */
+    /* cpu_overdraft_timeout and resource_adjustment_period (core/node_overdraft.h) */
+    struct ps_node_overdraft_config overdraft;
     /* Upstream's exec_node/job_proxy/always_abort_on_memory_reserve_overdraft (false): a job
      * using more than its user job memory reserve is aborted (resource_overdraft) even while
      * the node has the memory. */

@@ -209,20 +209,20 @@ static void finish_reported(struct ps_service *svc, struct ps_svc_job *job, cons
 
 const char *ps_svc_preempt_reason(int reason)
 {
-    return reason == PS_PREEMPT_FOR_STARVING ? "preemption"
-                                             : ps_preempt_reason_name((enum ps_preempt_reason)reason);
+    return ps_preempt_reason_name((enum ps_preempt_reason)reason);
 }
 
 void ps_svc_job_preempt(struct ps_service *svc, struct ps_svc_job *job, const char *reason,
-                        int64_t timeout_ms, const char *for_op, int64_t now_ms,
-                        json_t *interrupt, json_t *abort)
+                        const char *preemption_reason, int64_t timeout_ms, const char *for_op,
+                        int64_t now_ms, json_t *interrupt, json_t *abort)
 {
     if (job->state != PS_JOB_RUNNING || (timeout_ms > 0 && job->interrupt_deadline_ms > 0))
         return;
     ps_metric_add(svc->m_preemptions, 1);
-    ps_svc_log(svc, "info", "preemption", "job=%s operation=%s node=%s reason=%s for=%s "
+    ps_svc_log(svc, "info", "preemption", "job=%s operation=%s node=%s reason=%s%s%s for=%s "
                "timeout_ms=%" PRId64, job->id, job->op->id, job->node_id, reason,
-               for_op ? for_op : "-", timeout_ms);
+               preemption_reason ? " preemption_reason=" : "",
+               preemption_reason ? preemption_reason : "", for_op ? for_op : "-", timeout_ms);
     if (timeout_ms <= 0) {
         char *jid = strdup(job->id);
         ps_svc_job_finish(svc, job, PS_JOB_ABORTED, NULL, reason, NULL, now_ms);

@@ -75,7 +75,7 @@ static void ban(struct ps_service *svc, struct ps_svc_node *n, bool by_admin, co
     int aborted = 0;
     while (n->jobs) {
         struct ps_svc_job *j = n->jobs;
-        ps_svc_job_preempt(svc, j, reason, 0, NULL, now_ms, NULL, NULL);
+        ps_svc_job_preempt(svc, j, reason, NULL, 0, NULL, now_ms, NULL, NULL);
         if (n->jobs == j)   /* not finished (not running?): stop rather than loop */
             break;
         aborted++;

@@ -173,8 +173,9 @@ static int preempt(void *ctx, const struct ps_preempt_victim *v, struct ps_error
         return 0;
     struct ps_svc_op *for_op = svc_op(h->ts, v->for_op);
     count_preempted(h, v, job);
-    ps_svc_job_preempt(h->svc, job, ps_svc_preempt_reason(v->reason), v->interrupt_timeout_ms,
-                       for_op ? for_op->id : NULL, h->now_ms, h->interrupt, h->abort);
+    ps_svc_job_preempt(h->svc, job, "preemption", ps_svc_preempt_reason(v->reason),
+                       v->interrupt_timeout_ms, for_op ? for_op->id : NULL, h->now_ms,
+                       h->interrupt, h->abort);
     return 0;
 }
 
@@ -188,7 +189,7 @@ static int preempt_sorted(void *ctx, const struct ps_preempt_victim *v, struct p
     if (hit)
         count_preempted(h, v, *hit);
     if (hit)
-        ps_svc_job_preempt(h->svc, *hit, ps_svc_preempt_reason(v->reason),
+        ps_svc_job_preempt(h->svc, *hit, "preemption", ps_svc_preempt_reason(v->reason),
                            v->interrupt_timeout_ms, NULL, h->now_ms, NULL, NULL);
     return 0;
 }
@@ -238,7 +239,8 @@ int ps_svc_schedule_node(struct ps_service *svc, struct ps_svc_node *node, int64
                                        .usage = usage,
                                        .filter_cache = node->filter_cache,
                                        .media = media,
-                                       .medium_count = medium_count};
+                                       .medium_count = medium_count,
+                                       .overcommit_since_ms = &node->overcommit_since_ms};
     struct host h = {.svc = svc, .ts = ts, .node = node, .now_ms = now_ms, .start = start_out,
                      .interrupt = interrupt, .abort = abort};
     struct ps_tree_host host = loop_host(&h);

@@ -741,6 +741,7 @@ struct ps_svc_node *ps_svc_node_get(struct ps_service *svc, const char *id, bool
         return NULL;
     }
     n->last_preempt_ms = PS_PREEMPT_NEVER;
+    n->overcommit_since_ms = PS_NO_OVERCOMMIT;
     n->num = svc->node_count;
     n->filter_cache = ps_sched_filter_cache_new();
     if (svc->node_count == svc->node_cap) {

@@ -225,6 +225,7 @@ struct ps_svc_node {
     char instance_id[PS_SVC_INSTANCE_ID_MAX + 1];  /* the agent that holds the id ("" unknown) */
     uint64_t heartbeat_seq;
     int64_t last_preempt_ms;
+    int64_t overcommit_since_ms;   /* usage above limits since (PS_NO_OVERCOMMIT: not) */
     struct ps_sched_filter_cache *filter_cache;
     struct ps_svc_job *jobs;       /* running jobs (list) */
     int job_count;
@@ -363,15 +364,19 @@ struct ps_svc_job *ps_svc_job_start(struct ps_service *svc, struct ps_svc_op *op
 void ps_svc_job_finish(struct ps_service *svc, struct ps_svc_job *job, int state,
                        const char *error, const char *abort_reason, json_t *statistics,
                        int64_t now_ms);
-/* Applies one preemption victim to a running job (reason: "preemption" for a starving
- * operation, else ps_preempt_reason_name). timeout_ms 0: abort it now; else interrupt it (once)
- * and abort it at the deadline. The reply arrays (NULL outside a heartbeat) receive the abort or
- * interrupt; without them the node's next heartbeat is told (the job reported running is
- * aborted with the job's abort reason, or listed with its interrupt deadline). */
+/* Applies one preemption victim to a running job (reason: the abort and interrupt reason,
+ * "preemption" for every victim of the scheduling loop, as upstream's; preemption_reason, may be
+ * NULL: why, for the log, e.g. "resource_overcommit"). timeout_ms 0: abort it now; else
+ * interrupt it (once) and abort it at the deadline. The reply arrays (NULL outside a heartbeat)
+ * receive the abort or interrupt; without them the node's next heartbeat is told (the job
+ * reported running is aborted with the job's abort reason, or listed with its interrupt
+ * deadline). */
 void ps_svc_job_preempt(struct ps_service *svc, struct ps_svc_job *job, const char *reason,
-                        int64_t timeout_ms, const char *for_op, int64_t now_ms,
-                        json_t *interrupt, json_t *abort);
-const char *ps_svc_preempt_reason(int reason);   /* enum ps_preempt_reason -> abort reason */
+                        const char *preemption_reason, int64_t timeout_ms, const char *for_op,
+                        int64_t now_ms, json_t *interrupt, json_t *abort);
+/* enum ps_preempt_reason -> the preemption reason the log names (preempted_for_starving_
+ * operation, resource_overcommit, resource_limits_violated, ...) */
+const char *ps_svc_preempt_reason(int reason);
 /* The service as the scheduling loop's host (sched_host.c, core/tree_sched.h). */
 /* After a fair share update of ts: the loop's limits check (victims with reason
  * resource_limits_violated). O(elements), plus O(running jobs) only while some element is

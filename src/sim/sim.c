@@ -13,6 +13,7 @@ int sim_push(struct ps_sim *sim, int64_t time_ms, enum sim_event type, int64_t a
         [SIM_EV_JOB_END] = SIM_PRIO_JOB_END,     [SIM_EV_JOB_ABORT] = SIM_PRIO_JOB_ABORT,
         [SIM_EV_SUBMIT] = SIM_PRIO_SUBMIT,       [SIM_EV_FAIR_SHARE] = SIM_PRIO_FAIR_SHARE,
         [SIM_EV_HEARTBEAT] = SIM_PRIO_HEARTBEAT, [SIM_EV_CPU_TICK] = SIM_PRIO_CPU_TICK,
+        [SIM_EV_NODE_ADJUST] = SIM_PRIO_NODE_ADJUST,
         /* scenario events: after the submissions of their millisecond (push order) */
         [SIM_EV_SCENARIO] = SIM_PRIO_SUBMIT,
     };
@@ -157,6 +158,8 @@ static int add_nodes(struct ps_sim *sim, struct ps_error *err)
             n->group = (int)g;
             n->limits = group->resource_limits;
             n->last_heartbeat_ms = INT64_MIN;
+            n->overcommit_since_ms = PS_NO_OVERCOMMIT;
+            n->cpu_overdraft_since_ms = PS_NO_CPU_OVERDRAFT;
             if (group->medium_count) {
                 n->media = calloc(group->medium_count, sizeof *n->media);
                 if (!n->media) {
@@ -481,6 +484,8 @@ static int dispatch(struct ps_sim *sim, const struct ps_event *ev, struct ps_err
         return sim_scenario_event(sim, ev->a, err);
     case SIM_EV_CPU_TICK:
         return sim_cpu_tick_event(sim, ev->a, ev->b, err);
+    case SIM_EV_NODE_ADJUST:
+        return sim_node_adjust_event(sim, (int)ev->a, err);
     }
     return ps_error_set(err, PS_EINVAL, "simulator: unknown event %d", ev->type);
 }

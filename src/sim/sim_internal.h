@@ -15,6 +15,7 @@
 
 #include "core/cpu_monitor.h"
 #include "core/memory_reserve.h"
+#include "core/node_overdraft.h"
 #include "core/pending.h"
 #include "core/preempt.h"
 #include "core/schedule.h"
@@ -36,6 +37,7 @@ enum sim_event {
     SIM_EV_HEARTBEAT = 5,    /* a = node index */
     SIM_EV_SCENARIO = 6,     /* a = index into the scenario's events (sim_preempt.c) */
     SIM_EV_CPU_TICK = 7,     /* a = job slot, b = serial: a CPU monitor check (sim_resources.c) */
+    SIM_EV_NODE_ADJUST = 8,  /* a = node index: its resource adjustment (sim_resources.c) */
 };
 
 enum sim_prio {
@@ -45,6 +47,7 @@ enum sim_prio {
     SIM_PRIO_FAIR_SHARE = 3,
     SIM_PRIO_HEARTBEAT = 4,
     SIM_PRIO_CPU_TICK = 5,
+    SIM_PRIO_NODE_ADJUST = 6,
 };
 
 /* A growable byte buffer for output lines (sim_output.c). oom latches on allocation failure. */
@@ -209,6 +212,9 @@ struct sim_node {
     /* per medium of its group's disk_space_per_medium: the heartbeat's view (name, free
      * space = the group's limit minus the disk requests of its running jobs) */
     struct ps_sched_medium *media;
+    int64_t overcommit_since_ms;       /* the loop's overcommit check (PS_NO_OVERCOMMIT) */
+    int64_t cpu_overdraft_since_ms;    /* the node's own check (node_overdraft.h) */
+    bool adjust_armed;                 /* a SIM_EV_NODE_ADJUST is queued */
 };
 
 struct sim_tree {
@@ -418,6 +424,10 @@ void sim_res_plan_end(struct ps_sim *sim, struct sim_job *job);
 int sim_res_job_ending(struct ps_sim *sim, struct sim_job *job, enum sim_job_end_kind kind,
                        const char *reason, struct ps_error *err);
 int sim_cpu_tick_event(struct ps_sim *sim, int64_t slot, int64_t serial, struct ps_error *err);
+/* The node's CPU usage or limit changed: when its usage is above its cpu, its next resource
+ * adjustment (a multiple of its group's resource_adjustment_period) is queued. */
+int sim_res_node_changed(struct ps_sim *sim, int node, struct ps_error *err);
+int sim_node_adjust_event(struct ps_sim *sim, int node, struct ps_error *err);
 void sim_res_statistics(struct ps_sim *sim, const struct sim_job *job, struct sim_buf *b,
                         bool *first);
 void sim_res_summary(struct ps_sim *sim, struct sim_buf *b);

@@ -279,6 +279,12 @@ static int set_node_resources(struct ps_sim *sim, const struct ps_scenario_event
                 n->limits.v[r] = ev->resource_limits.v[r];
                 n->node->resource_limits.v[r] = ev->resource_limits.v[r];
             }
+        struct ps_error e;   /* only out of memory */
+        ps_error_init(&e);
+        if (sim_res_node_changed(sim, (int)(n - sim->nodes), &e) != 0) {
+            free(touched);
+            return PS_ENOMEM;
+        }
         if (n->tree >= 0)
             touched[n->tree] = true;
         if (ev->node >= 0)

@@ -10,8 +10,10 @@
  * hundredth of a core the engine counts in): node, snapshot, operation and pools follow, so the
  * freed cores go to other jobs. A raise is always taken, as upstream's node takes it (the job
  * proxy's TrySetCpuGuarantee only fails when the node cannot be told): when the node has not the
- * free cpu, its usage exceeds its limits and the scheduling loop's overcommit check preempts at
- * the node's next heartbeat (TestSchedulerAbortsJobOnLackOfCpu). With reclaim off the
+ * free cpu, its usage exceeds its limits: the node aborts its newest jobs (resource_overdraft)
+ * after its group's cpu_overdraft_timeout (core/node_overdraft.h, SIM_EV_NODE_ADJUST), unless
+ * the scheduling loop's overcommit check preempts first, after the tree's
+ * allowed_node_resources_overcommit_duration (TestSchedulerAbortsJobOnLackOfCpu). With reclaim off the
  * soft limit moves (dry run) and only the statistics show it. Operations without the section
  * have no ticks and no CPU monitor statistics: a tick per running job per second would
  * multiply the events of a large simulation many times over.
@@ -270,13 +272,6 @@ int sim_res_job_ending(struct ps_sim *sim, struct sim_job *job, enum sim_job_end
 
 /* ---- CPU -------------------------------------------------------------------------------- */
 
-/* Cores to the hundredths the engine counts, rounded up: a node never guarantees more than it
- * has. */
-static int64_t cpu_units(double cores)
-{
-    return (int64_t)ceil(cores * PS_CPU_SCALE - 1e-6);
-}
-
 static int push_tick(struct ps_sim *sim, int64_t slot, int64_t when)
 {
     const struct sim_job *job = &sim->jobs[slot];
@@ -324,7 +319,7 @@ int sim_cpu_tick_event(struct ps_sim *sim, int64_t slot, int64_t serial, struct 
     sim->res.cpu_ticks++;
     if (tick.changed && tick.apply) {
         struct ps_resources usage = job->resources;
-        usage.v[PS_RES_CPU] = cpu_units(tick.new_soft_limit);
+        usage.v[PS_RES_CPU] = ps_node_cpu_units(tick.new_soft_limit);
         sim->res.cpu_limit_changes++;
         sim_ev_job(sim, "job_cpu_limit_changed", job);
         sim_ev_key(sim, "old_cpu_limit");
@@ -335,7 +330,10 @@ int sim_cpu_tick_event(struct ps_sim *sim, int64_t slot, int64_t serial, struct 
         sim_buf_amount(&sim->line, PS_RES_CPU, usage.v[PS_RES_CPU]);
         sim_ev_end(sim);
         if (usage.v[PS_RES_CPU] != job->resources.v[PS_RES_CPU]) {
+            int node = job->node;
             rc = sim_job_set_usage(sim, slot, usage, err);
+            if (rc == 0)
+                rc = sim_res_node_changed(sim, node, err);
             if (rc != 0)
                 return rc;
         }
@@ -343,6 +341,98 @@ int sim_cpu_tick_event(struct ps_sim *sim, int64_t slot, int64_t serial, struct 
     if (push_tick(sim, slot, sim->now + job->cpu->config.check_period_ms) != 0)
         return ps_error_set(err, PS_ENOMEM, "out of memory");
     return 0;
+}
+
+/* ---- the node's CPU overdraft (core/node_overdraft.h) ------------------------------------- */
+
+static struct ps_node_overdraft_config node_overdraft_config(const struct ps_sim *sim, int node)
+{
+    const struct ps_scenario_node_group *g = &sim->sc->node_groups[sim->nodes[node].group];
+    return (struct ps_node_overdraft_config){g->cpu_overdraft_timeout_ms,
+                                             g->resource_adjustment_period_ms};
+}
+
+static bool cpu_over(const struct sim_node *n)
+{
+    int64_t limit = n->limits.v[PS_RES_CPU];
+    return limit < PS_RES_INFINITE && n->usage.v[PS_RES_CPU] > limit;
+}
+
+/* The node's adjustments run at k x period from its connection (time 0), as the agent's from
+ * its start; only those while it is above its cpu are queued (the others change nothing). */
+static int arm_adjust(struct ps_sim *sim, int node, int64_t after, struct ps_error *err)
+{
+    struct sim_node *n = &sim->nodes[node];
+    if (n->adjust_armed)
+        return 0;
+    int64_t period = node_overdraft_config(sim, node).resource_adjustment_period_ms;
+    int64_t when = (after + period - 1) / period * period;
+    if (sim_push(sim, when, SIM_EV_NODE_ADJUST, node, 0) != 0)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    n->adjust_armed = true;
+    return 0;
+}
+
+int sim_res_node_changed(struct ps_sim *sim, int node, struct ps_error *err)
+{
+    return cpu_over(&sim->nodes[node]) ? arm_adjust(sim, node, sim->now, err) : 0;
+}
+
+static bool started_before(const struct ps_sim *sim, int64_t x, int64_t y)
+{
+    const struct sim_job *a = &sim->jobs[x], *b = &sim->jobs[y];
+    return a->start_ms != b->start_ms ? a->start_ms < b->start_ms : a->serial < b->serial;
+}
+
+/* The node's running jobs, oldest first (start time, then start order); a node runs few. */
+static int64_t *jobs_by_start(struct ps_sim *sim, const struct sim_node *n)
+{
+    int64_t *slots = malloc((size_t)(n->job_count ? n->job_count : 1) * sizeof *slots);
+    if (!slots)
+        return NULL;
+    for (int k = 0; k < n->job_count; k++) {
+        int i = k;
+        for (; i > 0 && started_before(sim, n->jobs[k], slots[i - 1]); i--)
+            slots[i] = slots[i - 1];
+        slots[i] = n->jobs[k];
+    }
+    return slots;
+}
+
+int sim_node_adjust_event(struct ps_sim *sim, int node, struct ps_error *err)
+{
+    struct sim_node *n = &sim->nodes[node];
+    n->adjust_armed = false;
+    struct ps_node_overdraft_config cfg = node_overdraft_config(sim, node);
+    int64_t limit = n->limits.v[PS_RES_CPU];
+    if (limit >= PS_RES_INFINITE) {
+        n->cpu_overdraft_since_ms = PS_NO_CPU_OVERDRAFT;
+        return 0;
+    }
+    if (!ps_node_cpu_overdraft_adjust(&cfg, &n->cpu_overdraft_since_ms, n->usage.v[PS_RES_CPU],
+                                      limit, sim->now)) {
+        return n->cpu_overdraft_since_ms != PS_NO_CPU_OVERDRAFT
+                   ? arm_adjust(sim, node, sim->now + 1, err)
+                   : 0;
+    }
+    int64_t *slots = jobs_by_start(sim, n);
+    int64_t *cpu = slots ? malloc((size_t)(n->job_count ? n->job_count : 1) * sizeof *cpu) : NULL;
+    if (!cpu) {
+        free(slots);
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    }
+    size_t count = (size_t)n->job_count;
+    for (size_t k = 0; k < count; k++)
+        cpu[k] = sim->jobs[slots[k]].resources.v[PS_RES_CPU];
+    size_t v = ps_node_cpu_overdraft_victims(cpu, count, limit);
+    int rc = 0;
+    for (size_t k = 0; k < v && rc == 0; k++)
+        rc = sim_job_abort(sim, slots[count - 1 - k], "resource_overdraft", err);
+    free(cpu);
+    free(slots);
+    if (rc == 0 && cpu_over(n))
+        rc = arm_adjust(sim, node, sim->now + 1, err);
+    return rc;
 }
 
 /* ---- outputs ---------------------------------------------------------------------------- */

@@ -225,13 +225,15 @@ int sim_heartbeat(struct ps_sim *sim, int node, struct ps_error *err)
             .filter_cache = n->cache,
             .media = n->media,
             .medium_count = n->media ? (int)sim->sc->node_groups[n->group].medium_count : 0,
+            .overcommit_since_ms = &n->overcommit_since_ms,
         };
         uint64_t gen = T->gen;
         struct ps_tree_heartbeat_stages stages = {regular, preempt};
         int rc = sim_host_heartbeat(sim, node, &sn, &stages, err);
         if (rc != 0)
             return rc;
-        idle = T->gen == gen;
+        /* waiting out allowed_node_resources_overcommit_duration is not quiet */
+        idle = T->gen == gen && ps_resources_fit(n->usage, n->limits);
         if (preempt && idle)
             n->preempt_quiet_gen = T->gen;
     }

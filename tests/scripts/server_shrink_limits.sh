@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The service's other two preemption reasons, with a fake node: a node that heartbeats with half
-# its cpu loses the jobs that no longer fit (reason resource_overcommit), and a pool whose
-# resource_limits are lowered below its running jobs loses the excess (reason
-# resource_limits_violated) and starts no more. Victims are interrupted with
-# allocation_preemption_timeout and aborted at the deadline with the same reason; a job already
-# interrupted is not chosen again, so exactly the excess is preempted.
+# its cpu loses the jobs that no longer fit (preemption reason resource_overcommit, once
+# allowed_node_resources_overcommit_duration has passed), and a pool whose resource_limits are
+# lowered below its running jobs loses the excess (resource_limits_violated) and starts no more.
+# Victims are interrupted with allocation_preemption_timeout and aborted at the deadline, all
+# with abort reason preemption as upstream's (the log names the preemption reason); a job
+# already interrupted is not chosen again, so exactly the excess is preempted.
 # usage: server_shrink_limits.sh BINARY SHARED_DIR SOURCE_DIR
 set -euo pipefail
 bin=${1:?usage: server_shrink_limits.sh BINARY SHARED_DIR SOURCE_DIR}
@@ -38,7 +39,7 @@ def fill(pool):
     node.interrupted.clear()
     return op, set(node.running)
 
-def preempted(name, mine, reason):
+def preempted(name, mine, why, reason="preemption"):
     """Heartbeats until the interrupt deadline (1 s) has passed for a while; checks that exactly
     two of `mine` were interrupted and then aborted with `reason`, and that two still run."""
     beat(2.5)
@@ -51,17 +52,22 @@ def preempted(name, mine, reason):
     reasons = [jobs[j].get("abort_reason") for j in gone if j in jobs]
     check(reasons == [reason] * len(gone), "%s: abort reasons %s" % (name, reasons))
     check(len(node.running) == 2, "%s: 2 jobs run, got %d" % (name, len(node.running)))
+    logged = [l for l in s.logtext().splitlines() if "preemption_reason=" + why in l]
+    check(len(logged) == 2, "%s: 2 preemptions logged with %s: %s" % (name, why, logged))
 
 try:
     t = "//sys/pool_trees/physical/@"
     s.set(t + "allocation_preemption_timeout", 1000)
     s.set(t + "fair_share_update_period", 100)
+    s.set(t + "allowed_node_resources_overcommit_duration", 500)
     for p in ("a", "b"):
         s.ok("create", {"type": "scheduler_pool", "path": "//sys/pools/" + p})
 
     # (1) the node shrinks to half its cpu
     op, mine = fill("a")
     node.limits["cpu"] = 2
+    beat(0.3)                      # within allowed_node_resources_overcommit_duration: nothing
+    check(not node.interrupted, "overcommit: nothing before 500 ms: %s" % node.interrupted)
     preempted("overcommit", mine, "resource_overcommit")
     s.ok("abort_op", {"operation_id": op})
     beat(0.5)

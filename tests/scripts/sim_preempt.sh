@@ -112,12 +112,14 @@ print(f"aggressive: {len(pre)} preempted from {min(e['time'] for e in pre) if pr
 check(agg and 80000 < agg[0] <= 82000, f"aggressive: status at {agg}")
 check(20 <= len(pre) <= 22 and all(e["time"] >= agg[0] for e in pre), f"aggressive: {len(pre)} preempted")
 
-# 6. Node shrink: n-0 goes from 10 to 4 cpu at 30 s: jobs preempted until usage fits.
+# 6. Node shrink: n-0 goes from 10 to 4 cpu at 30 s: its heartbeat at 30 s sees the overcommit,
+#    and the first heartbeat more than allowed_node_resources_overcommit_duration (15 s) later,
+#    at 50 s, preempts jobs until usage fits.
 sc = scenario(cluster, two_pools(), [op("A", 0, "a", jobs=100, duration=120000, cpu=2)])
 sc["events"] = [{"time": 30000, "type": "set_node_resources", "node": "n-0", "resource_limits": {"cpu": 4}}]
 r = load(run("shrink", sc)[0])
 pre = preempted(r, reason="resource_overcommit")
-check(len(pre) == 3 and all(e["node_id"] == "n-0" and e["preempted_for"] is None and e["time"] == 30000 for e in pre),
+check(len(pre) == 3 and all(e["node_id"] == "n-0" and e["preempted_for"] is None and e["time"] == 50000 for e in pre),
       f"shrink: {pre}")
 check(r.summary_pool("a")["preemptions"]["resource_overcommit"] == 3, "shrink: summary")
 

@@ -676,6 +676,47 @@ static void test_cpu_reclaim_off_and_no_weights(void **state)
     ps_node_jobs_free(t);
 }
 
+/* The node's CPU overdraft (core/node_overdraft.h) with upstream's TestDynamicCpuReclaim node
+ * settings: cpu_overdraft_timeout 1 s, resource_adjustment_period 1 s, 1.5 cores. An idle job
+ * lends its core and a second job fits; a third does not: the adjustment after a period from
+ * the first tick (1100, 2100, ...) that sees it records it, and the one more than 1 s later
+ * aborts the newest job only. */
+static void test_cpu_overdraft(void **state)
+{
+    struct ps_node_jobs_config cfg;
+    ps_node_jobs_config_init(&cfg);
+    assert_int_equal(cfg.overdraft.cpu_overdraft_timeout_ms, 600000);   /* upstream's defaults */
+    assert_int_equal(cfg.overdraft.resource_adjustment_period_ms, 5000);
+    cfg.node_cpu = 1.5;
+    cfg.overdraft.cpu_overdraft_timeout_ms = 1000;
+    cfg.overdraft.resource_adjustment_period_ms = 1000;
+    struct ps_node_jobs *t = NULL;
+    assert_int_equal(ps_node_jobs_new(&fake_runner, &cfg, &t, NULL), 0);
+    struct ps_cpu_monitor_config c = reclaim_config(true);
+    double g = idle_guarantee(t, "a", &c, 20);     /* ticks from 100 to 20000 */
+    assert_true(g < 0.5);
+    fr.cpu_rate = 1.0;
+    struct ps_node_start b = start_msg("b", 1.0, NULL);
+    ps_node_jobs_start(t, &b, 20000);
+    for (int64_t now = 20100; now <= 25000; now += 100)
+        ps_node_jobs_tick(t, now);
+    assert_string_equal(fake_find("b")->abort_reason, "");   /* a's lent core: it fits */
+    struct ps_node_start c3 = start_msg("c", 1.0, NULL);
+    ps_node_jobs_start(t, &c3, 25000);
+    for (int64_t now = 25100; now <= 27000; now += 100)      /* seen at 25100, not yet at 26100 */
+        ps_node_jobs_tick(t, now);
+    assert_string_equal(fake_find("c")->abort_reason, "");
+    ps_node_jobs_tick(t, 27100);
+    assert_string_equal(fake_find("c")->abort_reason, "resource_overdraft");
+    assert_string_equal(fake_find("b")->abort_reason, "");
+    assert_string_equal(fake_find("a")->abort_reason, "");
+    for (int64_t now = 27200; now <= 40000; now += 100)      /* fits again: nothing more */
+        ps_node_jobs_tick(t, now);
+    assert_string_equal(fake_find("b")->abort_reason, "");
+    assert_string_equal(fake_find("a")->abort_reason, "");
+    ps_node_jobs_free(t);
+}
+
 static void test_memory_overdraft(void **state)
 {
     /* node of 100 MiB; reserves 50 MiB each */
@@ -759,6 +800,7 @@ int main(void)
         cmocka_unit_test_setup(test_interrupt_and_abort, setup),
         cmocka_unit_test_setup(test_cpu_reclaim_on, setup),
         cmocka_unit_test_setup(test_cpu_reclaim_off_and_no_weights, setup),
+        cmocka_unit_test_setup(test_cpu_overdraft, setup),
         cmocka_unit_test_setup(test_memory_overdraft, setup),
         cmocka_unit_test_setup(test_stderr_budget, setup),
     };

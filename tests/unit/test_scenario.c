@@ -187,6 +187,8 @@ static void test_integral_reals(void **state)
                            &sc, &err), 0);
     assert_int_equal(sc->node_groups[0].count, 2);
     assert_int_equal(sc->node_groups[0].resource_limits.v[PS_RES_MEMORY], 1000000000);
+    assert_int_equal(sc->node_groups[0].cpu_overdraft_timeout_ms, 600000);   /* upstream's */
+    assert_int_equal(sc->node_groups[0].resource_adjustment_period_ms, 5000);
     assert_int_equal(sc->operations[0].start_time_ms, 1000);
     assert_int_equal(sc->operations[0].tasks[0].cpu_usage[1].offset_ms, 1000);
     assert_int_equal(sc->operations[0].tasks[0].cpu_usage[1].cpu, 250);
@@ -236,6 +238,10 @@ static const struct bad_case bad_cases[] = {
      "node_groups[0].resource_limits.cpu: must be a number of cores from 0 to 1e16, got -1"},
     {"{'node_groups': [{'count': 1, 'resource_limits': {'memory': 1.5}}], " TREES "}",
      "node_groups[0].resource_limits.memory: must be a whole number from 0 to 1e18, got 1.5"},
+    {"{'node_groups': [{'count': 1, 'resource_limits': {}, 'cpu_overdraft_timeout': -5}], " TREES "}",
+     "node_groups[0].cpu_overdraft_timeout: must be a non-negative integer (ms), got -5"},
+    {"{'node_groups': [{'count': 1, 'resource_limits': {}, 'resource_adjustment_period': 0}], " TREES "}",
+     "node_groups[0].resource_adjustment_period: must be a positive integer (ms), got 0"},
     {"{'node_groups': [{'count': 1, 'resource_limits': {}, 'tags': ['a', 3]}], " TREES "}",
      "node_groups[0].tags[1]: must be a non-empty string, got 3"},
     {"{'node_groups': [{'count': 1, 'resource_limits': {}, 'tag': []}], " TREES "}",

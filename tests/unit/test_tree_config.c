@@ -32,7 +32,8 @@ static const char *const expected_defaults =
     " \"enable_step_function_for_gang_operations\": true,"
     " \"enable_improved_fair_share_by_fit_factor_computation\": false,"
     " \"infer_weight_from_guarantees_share_multiplier\": null, \"main_resource\": \"cpu\","
-    " \"node_reconnection_timeout\": 300000, \"fair_share_update_period\": 1000,"
+    " \"node_reconnection_timeout\": 300000, \"allowed_node_resources_overcommit_duration\": 15000,"
+    " \"fair_share_update_period\": 1000,"
     " \"should_distribute_free_volume_among_children\": false,"
     " \"enable_fair_share_truncation_in_fifo_pool\": false,"
     " \"max_schedulable_element_count_in_fifo_pool\": null,"
@@ -59,6 +60,7 @@ static void test_defaults_of_every_key(void **state)
     /* The struct fields match the table. */
     assert_int_equal(cfg.max_running_operation_count, 2000);
     assert_int_equal(cfg.fair_share_update_period_ms, 1000);
+    assert_int_equal(cfg.allowed_node_resources_overcommit_duration_ms, 15000);
     assert_int_equal(cfg.integral_guarantees.pool_capacity_saturation_period_ms, 86400000);
     assert_false(cfg.max_unpreemptible_running_allocation_count.set);
     ps_value_release(&actual);
@@ -119,6 +121,7 @@ static const struct bad_case bad_cases[] = {
     {"main_resource", "\"disk\"", "must be one of user_slots, cpu, gpu, memory, network"},
     {"necessary_resources_for_operation", "[\"gpus\"]", "must be a resource name"},
     {"node_reconnection_timeout", "-1", "must be >= 0"},
+    {"allowed_node_resources_overcommit_duration", "-1", "must be >= 0"},
     {"fair_share_update_period", "5", "must be in [10, 60000]"},
     {"fair_share_update_period", "60001", "must be in [10, 60000]"},
     {"should_distribute_free_volume_among_children", "1", "must be a boolean"},

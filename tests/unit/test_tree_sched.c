@@ -37,6 +37,7 @@ struct world {
     int alloc_count;
     int64_t next_alloc_id;
     int64_t last_preempt_ms;
+    int64_t overcommit_since_ms;
 };
 
 static struct ps_resources shape(void)   /* one allocation: 1 slot, 1 core, 512 MiB */
@@ -74,6 +75,7 @@ static struct ps_preemptible *op_fn(void *ctx, struct ps_tree_op *member, int el
 static void world_init(struct world *w)
 {
     memset(w, 0, sizeof *w);
+    w->overcommit_since_ms = PS_NO_OVERCOMMIT;
     struct ps_error err;
     ps_error_init(&err);
     w->s = ps_strategy_new();
@@ -170,7 +172,8 @@ static struct ps_sched_node node_view(struct world *w)
     for (int k = 0; k < w->alloc_count; k++)
         usage = ps_resources_add(usage, w->allocs[k].resources);
     struct ps_node *n = ps_strategy_find_node(w->s, "n1");
-    return (struct ps_sched_node){.id = 1, .limits = n->resource_limits, .usage = usage};
+    return (struct ps_sched_node){.id = 1, .limits = n->resource_limits, .usage = usage,
+                                  .overcommit_since_ms = &w->overcommit_since_ms};
 }
 
 /* The test as the loop's host: one node, its allocation table; victims stay in ts.victims
@@ -510,8 +513,10 @@ static void test_limits_check(void **state)
     world_release(&w);
 }
 
-/* A node that shrank below its usage: after the stages, victims until the allocations that are
- * not leaving fit; leaving ones count as released. */
+/* A node that shrank below its usage: upstream's allowed_node_resources_overcommit_duration
+ * (15 s by default) from the first heartbeat that sees it, strictly, then victims until the
+ * allocations that are not leaving fit; leaving ones count as released. A heartbeat that
+ * finds the node within its limits forgets when the overcommit began. */
 static void test_overcommit(void **state)
 {
     (void)state;
@@ -523,12 +528,31 @@ static void test_overcommit(void **state)
     struct ps_resources two = shape();
     for (int r = 0; r < PS_RES_COUNT; r++)
         two.v[r] *= 2;
+    struct ps_resources four = two;
+    for (int r = 0; r < PS_RES_COUNT; r++)
+        four.v[r] *= 2;
     assert_int_equal(ps_strategy_register_node(w.s, "n1", NULL, 0, &two, &err), 0);
     struct ps_sched_node node = node_view(&w);
     assert_false(ps_resources_fit(node.usage, node.limits));
     struct ps_tree_host host = test_host(&w);
     struct ps_tree_heartbeat_stages none = {false, false};
-    assert_int_equal(ps_tree_sched_heartbeat(&w.ts, &host, &node, &none, 0, &err), 0);
+    const int64_t t0 = 1000000;
+    int64_t beats[] = {t0, t0 + 5000, t0 + 15000};
+    for (int i = 0; i < 3; i++) {               /* within the allowed duration: nothing */
+        assert_int_equal(ps_tree_sched_heartbeat(&w.ts, &host, &node, &none, beats[i], &err), 0);
+        assert_int_equal(w.ts.victims.victim_count, 0);
+        assert_int_equal(w.overcommit_since_ms, t0);
+    }
+    /* fits again (grown back) for one heartbeat: the start is forgotten */
+    assert_int_equal(ps_strategy_register_node(w.s, "n1", NULL, 0, &four, &err), 0);
+    struct ps_sched_node fits = node_view(&w);
+    assert_int_equal(ps_tree_sched_heartbeat(&w.ts, &host, &fits, &none, t0 + 15001, &err), 0);
+    assert_int_equal(w.ts.victims.victim_count, 0);
+    assert_int_equal(w.overcommit_since_ms, PS_NO_OVERCOMMIT);
+    assert_int_equal(ps_tree_sched_heartbeat(&w.ts, &host, &node, &none, t0 + 16000, &err), 0);
+    assert_int_equal(w.ts.victims.victim_count, 0);
+    assert_int_equal(w.overcommit_since_ms, t0 + 16000);
+    assert_int_equal(ps_tree_sched_heartbeat(&w.ts, &host, &node, &none, t0 + 31001, &err), 0);
     assert_int_equal(w.ts.result.allocation_count, 0);
     assert_int_equal(w.ts.victims.victim_count, 1);   /* 3 not leaving, room for 2 */
     assert_int_equal(w.ts.victims.victims[0].reason, PS_PREEMPT_RESOURCE_OVERCOMMIT);

@@ -3,12 +3,11 @@
 # upstream's nodes, specs (SPEC_WITH_CPU_MONITOR) and expected values. A job "at its
 # breakpoint" is idle (task cpu_usage 0) until the breakpoint is released, then busy (1 core).
 #
-# Deliberate deviation (docs/simulate-resources.md, "CPU monitor"): when a reclaimed job takes
-# its cpu back on a full node, upstream's node aborts its newest job with resource_overdraft
-# after cpu_overdraft_timeout unless the scheduler, after allowed_node_resources_overcommit_duration,
-# preempts first; the simulator has neither delay: the scheduling loop's overcommit check
-# preempts at the node's next heartbeat (job_preempted resource_overcommit, job_aborted
-# preemption). test_node_aborts_job_on_lack_of_cpu checks the same jobs go, with that reason.
+# Upstream's TestDynamicCpuReclaim runs with the scheduler's
+# allowed_node_resources_overcommit_duration at 600 s and the node's cpu_overdraft_timeout and
+# resource_adjustment_period at 1 s, so its node aborts first; TestSchedulerAbortsJobOnLackOfCpu
+# keeps the defaults (15 s, 10 min, 5 s). The same settings here: the tree option and the node
+# group's keys (docs/simulate-resources.md, "CPU overdraft").
 # Usage: dynamic_cpu_reclaim_sim.sh BINARY SHARED_DIR SOURCE_DIR
 set -euo pipefail
 bin=$1
@@ -29,9 +28,15 @@ RELEASE = 10000      # the breakpoint is released at 10 s
 LONG = 1000000
 
 
-def node(cpu, slots):
-    return {"name": "n", "count": 1,
-            "resource_limits": {"cpu": cpu, "memory": 100 * GIB, "user_slots": slots, "gpu": 0, "network": 0}}
+def node(cpu, slots, **config):
+    return dict({"name": "n", "count": 1,
+                 "resource_limits": {"cpu": cpu, "memory": 100 * GIB, "user_slots": slots, "gpu": 0, "network": 0}},
+                **config)
+
+
+# TestDynamicCpuReclaim's DELTA_SCHEDULER_CONFIG and DELTA_DYNAMIC_NODE_CONFIG
+RECLAIM_TREE = {"allowed_node_resources_overcommit_duration": 600 * 1000}
+RECLAIM_NODE = {"cpu_overdraft_timeout": 1000, "resource_adjustment_period": 1000}
 
 
 def vanilla(id, start, jobs=1, usage=None, monitor=True, duration=LONG, **spec):
@@ -86,19 +91,25 @@ print(f"test_new_jobs_are_scheduled_on_reclaimed_cpu: guarantee <= 0.5 at {freed
 
 # upstream: test_dynamic_cpu_reclaim::TestDynamicCpuReclaim::test_node_aborts_job_on_lack_of_cpu
 # 1.5 cores, 2 slots; Op2's busy job runs on Op1's reclaimed cpu; released, Op1 takes its core
-# back: Op2's job goes (upstream: resource_overdraft == 1 by the node; here the overcommit
-# check, reason preemption: the deviation above) and Op1's keeps running.
-r = sim("node_abort", node(1.5, 2), [vanilla("op1", 0, usage=BREAKPOINT_THEN_BUSY),
-                                    vanilla("op2", 100, monitor=False)])
+# back: the node's usage is above its cpu, and after cpu_overdraft_timeout (1 s, checked every
+# second) the node aborts its newest job, Op2's: aborted/scheduled/resource_overdraft == 1.
+# The scheduler (600 s) preempts nothing. Op1's keeps running; Op2's does not come back.
+r = sim("node_abort", node(1.5, 2, **RECLAIM_NODE), [vanilla("op1", 0, usage=BREAKPOINT_THEN_BUSY),
+                                                     vanilla("op2", 100, monitor=False)], RECLAIM_TREE)
 check(r.running_at(RELEASE - 1) == {"op1": 1, "op2": 1}, f"before the release {r.running_at(RELEASE - 1)}")
 ab = [e for e in r.of_type("job_aborted") if e["operation_id"] == "op2"]
-check(len(ab) == 1 and ab[0]["reason"] == "preemption" and ab[0]["time"] > RELEASE, f"Op2 aborted: {ab}")
-pre = [e for e in r.of_type("job_preempted") if e["job_id"] == ab[0]["job_id"]]
-check(pre and pre[0]["preemption_reason"] == "resource_overcommit", f"preempted {pre}")
+check(len(ab) == 1 and ab[0]["reason"] == "resource_overdraft", f"Op2 aborted: {ab}")
+over = next(e["time"] for e in r.of_type("job_cpu_limit_changed")
+            if e["operation_id"] == "op1" and e["time"] > RELEASE and e["new_cpu_limit"] > 0.5)
+# seen at the first adjustment (a whole second) after the raise, aborted 2 adjustments later
+first = (over // 1000 + 1) * 1000
+check(ab[0]["time"] == first + 2000, f"Op2 aborted at {ab[0]['time']}, over since {over}")
+check(not r.of_type("job_preempted"), f"the scheduler preempts nothing {r.of_type('job_preempted')}")
 end = r.running_at(30000)
 check(end.get("op2", 0) == 0 and end["op1"] == 1, f"after: {end}")
 check(not [e for e in r.of_type("job_aborted") if e["operation_id"] == "op1"], "Op1 keeps its job")
-print(f"test_node_aborts_job_on_lack_of_cpu: Op2's job aborted at {ab[0]['time']} ms (preemption, resource_overcommit)")
+print(f"test_node_aborts_job_on_lack_of_cpu: over the node's cpu at {over} ms, Op2's job aborted "
+      f"at {ab[0]['time']} ms (resource_overdraft)")
 
 # upstream: test_dynamic_cpu_reclaim::TestSchedulerAbortsJobOnLackOfCpu::test_scheduler_aborts_job_on_lack_of_cpu
 # 2.5 cores, 3 slots; Op2 (weight 0.001) runs 2 busy jobs on Op1's reclaimed cpu; released,

@@ -269,10 +269,14 @@ try:
     # Deliberate deviation: upstream lowers the node's limits with Cypress
     # @resource_limits_overrides; a poolsched node's limits are what its agent reports, so the
     # fake node reports the lowered limit. The job there is aborted and runs again elsewhere.
+    # Upstream's node aborts the job itself (its limits shrank); a fake node does not, so the
+    # scheduler's overcommit check does it, without the allowed_node_resources_overcommit_duration
+    # wait (15 s by default) that is for transient overcommit.
     for res, low in (("cpu", 0), ("memory", 99 << 20)):
         s, nodes = fresh("overrides_" + res, 3)
         servers.append(s)
         s.set(PT + "physical/@allocation_preemption_timeout", 500)   # interrupted, then aborted
+        s.set(PT + "physical/@allowed_node_resources_overcommit_duration", 0)
         op = vanilla(s, 1)
         wait(lambda: jobs(s, op, "running"), nodes, "the job runs")
         first = jobs(s, op, "running")[0]["node_id"]
