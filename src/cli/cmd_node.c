@@ -49,6 +49,9 @@ static const char usage_text[] =
     "                          jobs, so they are not isolated from each other; root refused)\n"
     "  --no-cgroups            run jobs without cgroups (no CPU limits) even where they work\n"
     "  --keep-sandbox          leave sandboxes after jobs end (debugging)\n"
+    "  --no-long-poll          heartbeat every period only, as YTsaurus's nodes do (by default\n"
+    "                          the scheduler may hold a heartbeat until it has work for the\n"
+    "                          node, at most a period: new jobs start at once)\n"
     "  --verbose               log every heartbeat\n";
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -119,7 +122,7 @@ int ps_cmd_node(int argc, char **argv)
                *work_dir = NULL, *secret_file = NULL, *data_dir = NULL, *job_user = NULL;
     long long heartbeat_ms = 5000, tick_ms = 100, slot_uid_base = PS_NODE_SLOT_UID_BASE;
     int64_t stderr_cap = 64 * 1024;
-    bool no_cgroups = false, keep_sandbox = false, verbose = false;
+    bool no_cgroups = false, keep_sandbox = false, verbose = false, long_poll = true;
 
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -137,6 +140,10 @@ int ps_cmd_node(int argc, char **argv)
         }
         if (strcmp(a, "--verbose") == 0) {
             verbose = true;
+            continue;
+        }
+        if (strcmp(a, "--no-long-poll") == 0) {
+            long_poll = false;
             continue;
         }
         static const char *const with_value[] = {
@@ -299,6 +306,7 @@ int ps_cmd_node(int argc, char **argv)
     cfg.heartbeat_period_ms = heartbeat_ms;
     cfg.tick_ms = tick_ms;
     cfg.verbose = verbose;
+    cfg.long_poll = long_poll;
     rc = ps_node_agent_run(&cfg, &runner, &err);
     if (rc != 0)
         fprintf(stderr, "error: node: %s\n", err.msg);

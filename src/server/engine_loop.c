@@ -1,6 +1,8 @@
 /* engine_loop.c — the service's periodic work on one background thread: each tree's fair share
  * update (with starvation check and a new scheduling snapshot) every @fair_share_update_period,
- * sooner (after 50 ms) when operations started or finished, and the node offline check.
+ * sooner (at once, then at most every 50 ms) when operations started or finished, and the node
+ * offline check. After an update, held heartbeats that may get jobs now are released
+ * (long_poll.c).
  * The update holds svc->mu only to build its input and to apply its results: the computation
  * (ps_tree_sched_update_run) runs without it, so heartbeats wait at most for a build or an
  * apply (core/tree_sched.h, the three phases).
@@ -173,9 +175,11 @@ static void *loop(void *arg)
                 ts->next_update_ms > ts->sched.last_update_ms + DIRTY_DELAY_MS)
                 ts->next_update_ms = ts->sched.last_update_ms + DIRTY_DELAY_MS;
             if (now >= ts->next_update_ms) {
+                bool changed = ts->dirty;
                 ts->dirty = false;
                 if (!update_tree(svc, ts, now, true))
                     break;   /* removed meanwhile: svc->trees changed, look again */
+                ps_svc_long_poll_wake(svc, ts, changed);   /* held heartbeats with work */
                 ts->next_update_ms = now + period;
                 if (svc->stopping)
                     break;
