@@ -795,6 +795,8 @@ static enum MHD_Result dispatch(struct ps_http_server *srv, struct MHD_Connectio
         req.released = st->release_why;
         st->release_why = 0;
         pthread_mutex_unlock(&srv->conns_mu);
+        if (req.released)   /* the duration metric counts the last run, not the hold */
+            st->start = ps_clock_monotonic_ns();
         req.hold_deadline_ns = st->hold_deadline_ns;
         req.state_ = st;
         resp = (struct ps_http_response){ .status = 204, .request_id_ = req.request_id,

@@ -245,7 +245,8 @@ void ps_http_server_free(struct ps_http_server *srv);
  * same request (req->released says why) when ps_http_server_release names the key, when the
  * deadline passes, when another request holds under the same key (the older one is
  * superseded) or when the server stops. A release that comes while the holding handler still
- * runs is not lost: the handler then runs again at once. The rerun may hold again.
+ * runs is not lost: the handler then runs again at once. The rerun may hold again. The
+ * duration metric of a held request counts its last run, not the hold.
  * Returns 0, PS_ESTATE while the server stops, PS_EINVAL for an empty or over-long key,
  * PS_ENOMEM. */
 #define PS_HTTP_HOLD_KEY_MAX 128
