@@ -246,10 +246,10 @@ static size_t jobs_step(struct agent *a, enum ps_daemon_event ev, int64_t now)
 
 /* Runs while a held heartbeat is under way (http_client.h's wait hook): signals, ticks and
  * the lost check go on; a job's exit or a stop signal gives the heartbeat up. */
-static int during_heartbeat(void *ctx, long *next_ms)
+static int during_heartbeat(void *ctx, int signalled, long *next_ms)
 {
     struct agent *a = ctx;
-    enum ps_daemon_event ev = ps_daemon_wait(0);
+    enum ps_daemon_event ev = signalled ? ps_daemon_wait(0) : PS_DAEMON_TIMEOUT;
     if (ev == PS_DAEMON_STOP) {
         a->stop = true;
         return 1;

@@ -175,10 +175,15 @@ static CURLcode perform_with_hook(struct ps_http_client *c)
     clock_gettime(CLOCK_MONOTONIC, &t0);
     CURLcode result = CURLE_OK;
     long next_ms = 1000;
-    int give_up = 0;
+    int give_up = 0, active = 1;
     for (;;) {
-        int running = 0;
-        if (curl_multi_perform(c->multi, &running) != CURLM_OK) {
+        int running = 1;
+        /* curl's work only when its sockets or timers ask (a held request wakes for the hook
+         * every tick: a perform there would poll the socket once more for nothing) */
+        long curl_ms = -1;
+        if (!active && curl_multi_timeout(c->multi, &curl_ms) == CURLM_OK && curl_ms == 0)
+            active = 1;
+        if (active && curl_multi_perform(c->multi, &running) != CURLM_OK) {
             result = CURLE_FAILED_INIT;
             break;
         }
@@ -199,14 +204,19 @@ static CURLcode perform_with_hook(struct ps_http_client *c)
         long timeout = next_ms;
         if (give_up && early < timeout)
             timeout = early;
+        if (curl_multi_timeout(c->multi, &curl_ms) == CURLM_OK && curl_ms >= 0 &&
+            curl_ms < timeout)
+            timeout = curl_ms;
         struct curl_waitfd w = {.fd = c->hook_fd, .events = CURL_WAIT_POLLIN};
+        int ready = 0;
         if (curl_multi_poll(c->multi, &w, c->hook_fd >= 0 ? 1 : 0,
-                            (int)(timeout > 0 ? timeout : 1), NULL) != CURLM_OK) {
+                            (int)(timeout > 0 ? timeout : 1), &ready) != CURLM_OK) {
             result = CURLE_FAILED_INIT;
             break;
         }
+        active = ready > ((w.revents & CURL_WAIT_POLLIN) ? 1 : 0);
         next_ms = 1000;
-        give_up |= c->hook(c->hook_ctx, &next_ms) != 0;
+        give_up |= c->hook(c->hook_ctx, (w.revents & CURL_WAIT_POLLIN) != 0, &next_ms) != 0;
     }
     curl_multi_remove_handle(c->multi, c->curl);
     return result;
