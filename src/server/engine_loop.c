@@ -195,9 +195,8 @@ static void *loop(void *arg)
         ps_job_archive_sweep(svc);   /* finished jobs whose record is committed leave memory */
         if (next_node_check < next)
             next = next_node_check;
+        /* whoever marks a tree dirty wakes the loop (loop_cv): no polling in between */
         int64_t wait_ms = next - ps_svc_now_ms();
-        if (wait_ms > DIRTY_DELAY_MS)
-            wait_ms = DIRTY_DELAY_MS;   /* notice dirty trees soon */
         if (wait_ms > 0) {
             struct timespec ts = ps_clock_realtime_deadline(wait_ms);
             pthread_cond_timedwait(&svc->loop_cv, &svc->mu, &ts);
