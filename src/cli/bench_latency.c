@@ -6,8 +6,9 @@
  * fair_share_update_period 1 s) on a loopback port, and --nodes `BINARY node` agents with their
  * default flags. With several binaries the runs alternate, --rounds times, so an old and a new
  * build are measured side by side under the same machine load. In each run one-job vanilla
- * operations are started one at a time (each after the previous one completed and a pause of
- * 0.2-1.2 s, so that submissions fall at every phase of the heartbeat period); a job has
+ * operations are started one at a time, each after the previous one completed and a pause
+ * drawn evenly from 0.1-5.1 s (one default heartbeat period: a submission right after a
+ * job's completion would always fall at the same phase of the nodes' heartbeats); a job has
  * started when its command runs: it writes `date +%s.%N` to a file the bench polls every
  * millisecond. Submit-to-start is that time minus the time before start_op was sent. Then the
  * cluster idles for --idle-seconds and the CPU time (user + system) of the scheduler and agent
@@ -299,7 +300,7 @@ static int measure(struct run *r, int nodes, int jobs, int idle_s, uint64_t *see
         rc = one_job(&c, "warmup", &warm, err);
     for (int i = 0; rc == 0 && i < jobs; i++) {
         *seed = *seed * 6364136223846793005ULL + 1442695040888963407ULL;
-        int pause = 200 + (int)((*seed >> 33) % 1000);
+        int pause = 100 + (int)((*seed >> 33) % 5000);
         ps_daemon_wait(pause);
         char name[32];
         snprintf(name, sizeof name, "s%d", i);
