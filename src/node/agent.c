@@ -284,6 +284,8 @@ static int heartbeat(struct agent *a, bool *more, struct ps_error *err)
         total = deadline - sent > 200 ? deadline - sent : 200;
     ps_http_client_set_timeouts(a->http, total < 2000 ? total : 2000, total);
     int64_t wait = a->period_ms < total / 2 ? a->period_ms : total / 2;
+    if (a->offline_timeout_ms > 0 && wait > a->offline_timeout_ms / 2)
+        wait = a->offline_timeout_ms / 2;   /* a reply after that would be stale */
     bool hold = a->cfg->long_poll && a->signal_fd >= 0 && wait > 0 && !a->stop;
     if (hold && json_object_set_new(req, "wait_ms", json_integer(wait)) != 0) {
         json_decref(req);

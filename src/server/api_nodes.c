@@ -466,9 +466,12 @@ void ps_api_heartbeat_handler(const struct ps_http_request *req, struct ps_http_
     }
     if (!req->released && node_id && svc->http)   /* a newer heartbeat: the held one ends */
         ps_http_server_release(svc->http, node_id, PS_HTTP_RELEASED_SUPERSEDED);
+    /* at most a period, and well within node_offline_timeout: a held node is not seen */
     int64_t wait_ms = wait ? json_integer_value(wait) : 0;
     if (wait_ms > svc->cfg.heartbeat_period_ms)
         wait_ms = svc->cfg.heartbeat_period_ms;
+    if (wait_ms > svc->cfg.node_offline_timeout_ms / 2)
+        wait_ms = svc->cfg.node_offline_timeout_ms / 2;
     struct ps_svc_hold hold = {
         .req = req,
         .resp = resp,
