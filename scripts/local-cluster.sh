@@ -78,25 +78,11 @@ ps create scheduler_pool //sys/pool_trees/physical/relaxed -i \
   --attributes '{integral_guarantees={guarantee_type=relaxed; resource_flow={cpu=1}}}'
 ps create scheduler_pool //sys/pool_trees/gpu/training -i
 
-# Three nodes: two plain, one tagged gpu.
-start_node() {
-  local id=$1; shift
-  nohup "$bin" node --scheduler "http://$proxy" --node-id "$id" --data-dir "$run/data" \
-    --work-dir "$run/nodes/$id" "$@" >> "$run/node-$id.log" 2>&1 &
-  echo $! > "$run/node-$id.pid"
-}
-# Three agents on one machine: as root each gets a uid range of its own for its slots.
-slot_uids() { [ "$(id -u)" = 0 ] && echo "--slot-uid-base $1"; }
-start_node node1 --resources cpu=2,memory=4G,user_slots=4 $(slot_uids 10000)
-start_node node2 --resources cpu=2,memory=4G,user_slots=4 $(slot_uids 10100)
-start_node gpu1 --resources cpu=2,memory=4G,user_slots=4 --tags gpu $(slot_uids 10200)
-sleep 1.5
-for id in node1 node2 gpu1; do
-  alive "$run/node-$id.pid" || { echo "error: node $id exited:" >&2; tail -5 "$run/node-$id.log" >&2; stop; exit 1; }
-done
-
 # Example operations, submitted once: a resumed cluster (make stop, make run) keeps its state and
-# the operations of the first start (their ids are kept in $run/examples).
+# the operations of the first start (their ids are kept in $run/examples). They are submitted
+# before the nodes join, so that the nodes' first heartbeats share the cluster between them by
+# fair share: nodes long-poll, and an operation submitted alone on an idle cluster fills it
+# within milliseconds (the next ones would wait for preemption).
 op() { "$bin" vanilla "$@"; }
 if [ -s "$run/examples" ]; then
   # shellcheck disable=SC1091
@@ -115,6 +101,23 @@ else
   printf 'prod=%s\nburst=%s\nrelaxed=%s\ngpu=%s\n' "$prod" "$burst" "$relaxed" "$gpu" > "$run/examples"
   resumed=""
 fi
+
+# Three nodes: two plain, one tagged gpu.
+start_node() {
+  local id=$1; shift
+  nohup "$bin" node --scheduler "http://$proxy" --node-id "$id" --data-dir "$run/data" \
+    --work-dir "$run/nodes/$id" "$@" >> "$run/node-$id.log" 2>&1 &
+  echo $! > "$run/node-$id.pid"
+}
+# Three agents on one machine: as root each gets a uid range of its own for its slots.
+slot_uids() { [ "$(id -u)" = 0 ] && echo "--slot-uid-base $1"; }
+start_node node1 --resources cpu=2,memory=4G,user_slots=4 $(slot_uids 10000)
+start_node node2 --resources cpu=2,memory=4G,user_slots=4 $(slot_uids 10100)
+start_node gpu1 --resources cpu=2,memory=4G,user_slots=4 --tags gpu $(slot_uids 10200)
+sleep 1.5
+for id in node1 node2 gpu1; do
+  alive "$run/node-$id.pid" || { echo "error: node $id exited:" >&2; tail -5 "$run/node-$id.log" >&2; stop; exit 1; }
+done
 
 p=$bin
 [ "$bin" = "$(pwd)/build/poolsched" ] && p=build/poolsched
