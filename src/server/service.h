@@ -243,6 +243,7 @@ struct ps_svc_tree_state {
                                       workspace are the loop's until it clears this */
     bool removed;                  /* removed while updating: the loop frees it */
     uint64_t work_gen;             /* counts updates after changes (long_poll.c) */
+    int64_t dirty_since_ms;        /* when the loop saw it dirty (engine_loop.c); 0 clean */
 };
 
 struct ps_service {
