@@ -464,6 +464,7 @@ int ps_node_agent_run(const struct ps_node_agent_config *cfg, const struct ps_no
                                          : ps_daemon_wait(wake > now ? wake - now : 0);
         if (ev == PS_DAEMON_STOP) {
             alog(&a, "stop signal received");
+            a.stop = true;   /* the last report is not held */
             break;
         }
         now = now_ms();
