@@ -23,6 +23,7 @@ extern const struct ps_bench ps_benches[];
 int ps_bench_fair_share(int argc, char **argv);
 int ps_bench_http(int argc, char **argv);   /* bench_http.c */
 int ps_bench_e2e(int argc, char **argv);    /* bench_e2e.c */
+int ps_bench_latency(int argc, char **argv);   /* bench_latency.c */
 int ps_bench_schedule(int argc, char **argv);    /* bench_schedule.c */
 int ps_bench_simulate(int argc, char **argv);    /* bench_simulate.c */
 

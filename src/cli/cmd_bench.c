@@ -17,6 +17,8 @@ const struct ps_bench ps_benches[] = {
      ps_bench_http},
     {"e2e", "completed jobs/s of a local cluster: scheduler + 4 node agents, 10,000 `true` jobs",
      ps_bench_e2e},
+    {"latency", "submit-to-start of one-job operations and idle CPU, default settings (2 nodes)",
+     ps_bench_latency},
     {"schedule", "node heartbeats, regular stage (10,000 nodes, 1,000 operations)", ps_bench_schedule},
     {"simulate", "poolsched simulate of one day (1,000 nodes, 100,000 jobs)", ps_bench_simulate},
     {NULL, NULL, NULL},

@@ -53,6 +53,9 @@ static const char usage_text[] =
     "                          jobs, so they are not isolated from each other; root refused)\n"
     "  --no-cgroups            run jobs without cgroups (no CPU limits) even where they work\n"
     "  --keep-sandbox          leave sandboxes after jobs end (debugging)\n"
+    "  --no-long-poll          heartbeat every period only, as YTsaurus's nodes do (by default\n"
+    "                          the scheduler may hold a heartbeat until it has work for the\n"
+    "                          node, at most a period: new jobs start at once)\n"
     "  --cpu-overdraft-timeout MS\n"
     "                          abort the newest jobs (resource_overdraft) once the jobs' CPU\n"
     "                          guarantees have been above the node's cpu this long (YTsaurus's\n"
@@ -175,6 +178,7 @@ int ps_cmd_node(int argc, char **argv)
               adjustment_ms = PS_NODE_RESOURCE_ADJUSTMENT_PERIOD_MS;
     int64_t stderr_cap = 64 * 1024;
     bool no_cgroups = false, keep_sandbox = false, verbose = false, always_abort = false;
+    bool long_poll = true;
 
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -196,6 +200,10 @@ int ps_cmd_node(int argc, char **argv)
         }
         if (strcmp(a, "--verbose") == 0) {
             verbose = true;
+            continue;
+        }
+        if (strcmp(a, "--no-long-poll") == 0) {
+            long_poll = false;
             continue;
         }
         static const char *const with_value[] = {
@@ -378,6 +386,7 @@ int ps_cmd_node(int argc, char **argv)
     cfg.overdraft.cpu_overdraft_timeout_ms = cpu_overdraft_ms;
     cfg.overdraft.resource_adjustment_period_ms = adjustment_ms;
     cfg.verbose = verbose;
+    cfg.long_poll = long_poll;
     rc = ps_node_agent_run(&cfg, &runner, &err);
     if (rc != 0)
         fprintf(stderr, "error: node: %s\n", err.msg);

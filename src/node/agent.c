@@ -1,10 +1,13 @@
 #include "node/agent.h"
 
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/signalfd.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -16,6 +19,9 @@
 #include "platform/random.h"
 
 #define CHILD_TICK_GAP_MS 10
+/* A heartbeat under way this long is held (a reply is made in milliseconds): a job's exit or a
+ * stop signal may give it up then. */
+#define HOLD_INTERRUPT_AFTER_MS 100
 
 void ps_node_agent_config_init(struct ps_node_agent_config *cfg)
 {
@@ -27,6 +33,7 @@ void ps_node_agent_config_init(struct ps_node_agent_config *cfg)
     cfg->shutdown_grace_ms = 5000;
     cfg->report_stderr_budget_bytes = 4u * 1024u * 1024u;
     ps_node_overdraft_config_init(&cfg->overdraft);
+    cfg->long_poll = true;
 }
 
 struct agent {
@@ -44,6 +51,13 @@ struct agent {
     int64_t last_ok_sent_ms;    /* when the last accepted heartbeat was sent */
     bool lost;                  /* jobs were aborted as the scheduler has given them away */
     int64_t request_timeout_ms;
+    bool long_poll_ok;          /* the scheduler holds heartbeats (it answered wait_ms) */
+    bool interrupted;           /* the last heartbeat was given up (a job exited) */
+    bool stop;                  /* a stop signal came while a heartbeat was under way */
+    int signal_fd;              /* readable while a job exit or stop signal is pending */
+    /* the loop's schedule (ms, monotonic) */
+    int64_t next_tick, next_full_tick, last_tick, next_hb, last_hb;
+    bool more;                  /* finished jobs are still waiting to be reported */
 };
 
 int ps_node_instance_id_new(char *out, size_t size, struct ps_error *err)
@@ -202,11 +216,57 @@ static void heartbeat_failed(struct agent *a, const char *what)
              what);
 }
 
+/* The jobs' part of a wake-up: the lost check, a tick when due (at once, but CHILD_TICK_GAP_MS
+ * after the previous one, when a child exited), and an early heartbeat when jobs finished.
+ * Returns the number of jobs that finished. */
+static size_t jobs_step(struct agent *a, enum ps_daemon_event ev, int64_t now)
+{
+    check_lost(a, now);
+    /* A child's exit brings a tick forward, but ticks stay CHILD_TICK_GAP_MS apart so a burst
+     * of exits is handled together. Such a tick only reaps (one wait4 per job): the full tick
+     * samples every job's cgroup files (or /proc), and doing that on each exit cost more than
+     * the short jobs themselves; full ticks keep their own period. */
+    if (ev == PS_DAEMON_CHILD && a->last_tick + CHILD_TICK_GAP_MS < a->next_tick)
+        a->next_tick = a->last_tick + CHILD_TICK_GAP_MS;
+    size_t finished = 0;
+    if (now >= a->next_tick) {
+        bool full = now >= a->next_full_tick;
+        finished = full ? ps_node_jobs_tick(a->jobs, now) : ps_node_jobs_reap(a->jobs, now);
+        a->last_tick = now;
+        if (full)
+            a->next_full_tick = now + a->cfg->tick_ms;
+        a->next_tick = a->next_full_tick;
+        if (finished > 0 || a->more) {
+            int64_t early = a->last_hb + a->cfg->min_heartbeat_gap_ms;
+            if (early < a->next_hb)
+                a->next_hb = early > now ? early : now;
+        }
+    }
+    return finished;
+}
+
+/* Runs while a held heartbeat is under way (http_client.h's wait hook): signals, ticks and
+ * the lost check go on; a job's exit or a stop signal gives the heartbeat up. */
+static int during_heartbeat(void *ctx, int signalled, long *next_ms)
+{
+    struct agent *a = ctx;
+    enum ps_daemon_event ev = signalled ? ps_daemon_wait(0) : PS_DAEMON_TIMEOUT;
+    if (ev == PS_DAEMON_STOP) {
+        a->stop = true;
+        return 1;
+    }
+    int64_t now = now_ms();
+    size_t finished = jobs_step(a, ev, now);
+    *next_ms = a->next_tick > now ? (long)(a->next_tick - now) : 1;
+    return finished > 0;
+}
+
 /* One heartbeat. Returns 0, or PS_EPERM when the scheduler refused the registration for good
  * (err says why). *more is set when finished jobs are still waiting to be reported. */
 static int heartbeat(struct agent *a, bool *more, struct ps_error *err)
 {
     *more = false;
+    a->interrupted = false;
     /* Jobs the scheduler has given away are aborted before they could be reported running. */
     check_lost(a, now_ms());
     json_t *jobs = ps_node_jobs_report(a->jobs, more);
@@ -224,9 +284,24 @@ static int heartbeat(struct agent *a, bool *more, struct ps_error *err)
         deadline - sent < total)
         total = deadline - sent > 200 ? deadline - sent : 200;
     ps_http_client_set_timeouts(a->http, total < 2000 ? total : 2000, total);
+    int64_t wait = a->period_ms < total / 2 ? a->period_ms : total / 2;
+    if (a->offline_timeout_ms > 0 && wait > a->offline_timeout_ms / 2)
+        wait = a->offline_timeout_ms / 2;   /* a reply after that would be stale */
+    bool hold = a->cfg->long_poll && a->signal_fd >= 0 && wait > 0 && !a->stop;
+    if (hold && json_object_set_new(req, "wait_ms", json_integer(wait)) != 0) {
+        json_decref(req);
+        heartbeat_failed(a, "out of memory building the request");
+        return 0;
+    }
+    ps_http_client_set_wait_hook(a->http, a->signal_fd, HOLD_INTERRUPT_AFTER_MS,
+                                 hold ? during_heartbeat : NULL, a);
     int rc = ps_http_client_post_json(a->http, a->url, req, &res, &e);
     json_decref(req);
     a->heartbeats++;
+    if (rc != 0 && ps_http_client_interrupted(a->http)) {
+        a->interrupted = true;   /* a job exited: the next heartbeat reports it */
+        return 0;
+    }
     if (rc != 0) {
         heartbeat_failed(a, e.msg);
         return 0;
@@ -290,6 +365,7 @@ static int heartbeat(struct agent *a, bool *more, struct ps_error *err)
     a->failures = 0;
     a->lost = false;
     a->last_ok_sent_ms = sent;
+    a->long_poll_ok = reply.long_poll;
     apply_reply(a, &reply, now);
     arm_guard(a, now);
     ps_node_reply_release(&reply);
@@ -332,6 +408,20 @@ int ps_node_agent_run(const struct ps_node_agent_config *cfg, const struct ps_no
     a.runner = runner;
     a.period_ms = cfg->heartbeat_period_ms;
     a.request_timeout_ms = cfg->request_timeout_ms;
+    a.signal_fd = -1;
+    if (cfg->long_poll) {
+        /* the signals are blocked (platform/daemon.h): the fd only tells they are pending, and
+         * ps_daemon_wait still takes them */
+        sigset_t set;
+        sigemptyset(&set);
+        sigaddset(&set, SIGCHLD);
+        sigaddset(&set, SIGTERM);
+        sigaddset(&set, SIGINT);
+        sigaddset(&set, SIGHUP);
+        a.signal_fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+        if (a.signal_fd < 0)
+            alog(&a, "cannot create a signalfd: heartbeats are not held (no long-poll)");
+    }
     a.id = (struct ps_node_identity){cfg->node_id, cfg->tags, cfg->tag_count, cfg->cpu,
                                      cfg->memory_bytes, cfg->user_slots, cfg->instance_id,
                                      cfg->media};
@@ -370,48 +460,33 @@ int ps_node_agent_run(const struct ps_node_agent_config *cfg, const struct ps_no
          runner->caps.cpu_weight ? "as cgroup weights" : "reported only",
          runner->caps.memory_cgroup ? "by cgroup" : "sampled from /proc");
 
-    int64_t next_tick = now_ms(), next_full_tick = next_tick, next_hb = now_ms();
-    int64_t last_hb = -1000000000, last_tick = -1000000000;
-    bool more = false;
+    a.next_tick = a.next_full_tick = a.next_hb = now_ms();
+    a.last_hb = a.last_tick = -1000000000;
     for (;;) {
         int64_t now = now_ms();
-        int64_t wake = next_tick < next_hb ? next_tick : next_hb;
-        enum ps_daemon_event ev = ps_daemon_wait(wake > now ? wake - now : 0);
+        int64_t wake = a.next_tick < a.next_hb ? a.next_tick : a.next_hb;
+        enum ps_daemon_event ev = a.stop ? PS_DAEMON_STOP
+                                         : ps_daemon_wait(wake > now ? wake - now : 0);
         if (ev == PS_DAEMON_STOP) {
             alog(&a, "stop signal received");
+            a.stop = true;   /* the last report is not held */
             break;
         }
         now = now_ms();
-        check_lost(&a, now);
-        /* A child's exit brings a tick forward, but ticks stay CHILD_TICK_GAP_MS apart so a
-         * burst of exits is handled together. Such a tick only reaps (one wait4 per job): the
-         * full tick samples every job's cgroup files (or /proc), and doing that on each exit
-         * cost more than the short jobs themselves; full ticks keep their own period. */
-        if (ev == PS_DAEMON_CHILD && last_tick + CHILD_TICK_GAP_MS < next_tick)
-            next_tick = last_tick + CHILD_TICK_GAP_MS;
-        if (now >= next_tick) {
-            bool full = now >= next_full_tick;
-            size_t finished = full ? ps_node_jobs_tick(a.jobs, now)
-                                   : ps_node_jobs_reap(a.jobs, now);
-            last_tick = now;
-            if (full)
-                next_full_tick = now + cfg->tick_ms;
-            next_tick = next_full_tick;
-            if (finished > 0 || more) {
-                int64_t early = last_hb + cfg->min_heartbeat_gap_ms;
-                if (early < next_hb)
-                    next_hb = early > now ? early : now;
-            }
-        }
-        if (now >= next_hb) {
-            last_hb = now;
-            next_hb = now + a.period_ms;
-            if ((rc = heartbeat(&a, &more, err)) != 0)
+        jobs_step(&a, ev, now);
+        if (now >= a.next_hb) {
+            a.last_hb = now;
+            a.next_hb = now + a.period_ms;
+            if ((rc = heartbeat(&a, &a.more, err)) != 0)
                 goto out;
-            if (more) {
-                int64_t early = last_hb + cfg->min_heartbeat_gap_ms;
-                if (early < next_hb)
-                    next_hb = early;
+            /* long-poll: the next heartbeat goes at once, the scheduler holds it (also after
+             * one given up for a job's exit: the hook has reaped the job) */
+            if (a.long_poll_ok && a.failures == 0)
+                a.next_hb = a.last_hb + cfg->min_heartbeat_gap_ms;
+            if (a.more) {
+                int64_t early = a.last_hb + cfg->min_heartbeat_gap_ms;
+                if (early < a.next_hb)
+                    a.next_hb = early;
             }
         }
     }
@@ -422,5 +497,7 @@ out:
         ps_node_jobs_abort_all(a.jobs, "node_shutdown");
     ps_node_jobs_free(a.jobs);
     ps_http_client_free(a.http);
+    if (a.signal_fd >= 0)
+        close(a.signal_fd);
     return rc;
 }

@@ -19,6 +19,15 @@
  *   but not sooner than min_heartbeat_gap_ms after the previous one, so freed slots are offered
  *   again quickly (YTsaurus's out-of-band heartbeats).
  *
+ * Long-poll (long_poll, the default; docs/api.md): each heartbeat asks the scheduler to hold it
+ * (wait_ms, up to a period) while it has nothing for the node, and the next one is sent as soon
+ * as a reply comes (not sooner than min_heartbeat_gap_ms after the previous one): a new job
+ * starts as soon as the scheduler has it, and an idle node still heartbeats once a period. A
+ * held heartbeat is given up when a job exits (SIGCHLD) or a stop signal comes, once it has
+ * been under way for HOLD_INTERRUPT_AFTER_MS (a reply being made is not lost), and a new one
+ * reports at once. Against a scheduler that does not answer wait_ms, the agent heartbeats
+ * every period as before.
+ *
  * Registration is the first heartbeat the scheduler accepts. A refusal then (409: the node's
  * tags match two pool trees, or another live agent holds the node id; 401/403: a wrong cluster
  * secret) ends the agent with that message, as retrying cannot help; later, the 409 for a node
@@ -62,6 +71,7 @@ struct ps_node_agent_config {
     /* core/node_overdraft.h: cpu_overdraft_timeout (10 min), resource_adjustment_period (5 s) */
     struct ps_node_overdraft_config overdraft;
     bool verbose;                       /* log every heartbeat */
+    bool long_poll;                     /* true: heartbeats ask to be held (wait_ms) */
 };
 
 void ps_node_agent_config_init(struct ps_node_agent_config *cfg);

@@ -278,6 +278,9 @@ int ps_node_reply_parse(json_t *doc, struct ps_node_reply *out, struct ps_error 
                         "milliseconds from 1 to 86400000", &r.node_offline_timeout_ms,
                         &r.has_offline_timeout, err)))
         return rc;
+    if ((rc = ps_jv_int(doc, "", "wait_ms", 0, PS_NODE_MAX_HEARTBEAT_PERIOD_MS,
+                        "milliseconds from 0 to 3600000", &r.wait_ms, &r.long_poll, err)))
+        return rc;
 
     const json_t *starts, *interrupts, *aborts, *acks;
     if ((rc = get_array(doc, "jobs_to_start", &starts, MAX_ENTRIES, err)) ||

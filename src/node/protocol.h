@@ -75,6 +75,8 @@ struct ps_node_reply {
     bool has_offline_timeout;
     int64_t node_offline_timeout_ms;    /* the scheduler gives a silent node's jobs away after
                                          * this long */
+    bool long_poll;                     /* the scheduler answered wait_ms: it holds heartbeats */
+    int64_t wait_ms;                    /* how long it held (or would hold) this one at most */
     struct ps_node_start *starts;
     size_t start_count;
     struct ps_node_interrupt *interrupts;

@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <curl/curl.h>
 
@@ -18,6 +19,12 @@ struct ps_http_client {
     size_t len, cap;
     int too_big;
     struct ps_textbuf json;       /* the JSON request body, reused across requests */
+    CURLM *multi;                 /* for requests with a wait hook; NULL until one */
+    ps_http_wait_hook_fn *hook;   /* NULL: curl_easy_perform */
+    void *hook_ctx;
+    int hook_fd;
+    long hook_after_ms;
+    int interrupted;              /* the last request was */
 };
 
 static pthread_once_t global_once = PTHREAD_ONCE_INIT;
@@ -71,6 +78,7 @@ int ps_http_client_new(struct ps_http_client **out, struct ps_error *err)
     c->connect_timeout_ms = PS_HTTP_CLIENT_DEFAULT_CONNECT_TIMEOUT_MS;
     c->timeout_ms = PS_HTTP_CLIENT_DEFAULT_TIMEOUT_MS;
     c->max_response = PS_HTTP_CLIENT_DEFAULT_MAX_RESPONSE_BYTES;
+    c->hook_fd = -1;
     CURL *h = c->curl;
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);           /* no SIGALRM in threaded programs */
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, c->errbuf);
@@ -91,6 +99,8 @@ void ps_http_client_free(struct ps_http_client *c)
 {
     if (!c)
         return;
+    if (c->multi)
+        curl_multi_cleanup(c->multi);
     curl_easy_cleanup(c->curl);
     free(c->auth_header);
     free(c->buf);
@@ -131,8 +141,91 @@ int ps_http_client_set_token(struct ps_http_client *c, const char *token, struct
     return 0;
 }
 
+void ps_http_client_set_wait_hook(struct ps_http_client *c, int fd, long after_ms,
+                                  ps_http_wait_hook_fn *hook, void *ctx)
+{
+    c->hook = hook;
+    c->hook_ctx = ctx;
+    c->hook_fd = fd;
+    c->hook_after_ms = after_ms > 0 ? after_ms : 0;
+}
+
+int ps_http_client_interrupted(const struct ps_http_client *c)
+{
+    return c->interrupted;
+}
+
+static long ms_since(const struct timespec *t0)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (long)(t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+/* curl_easy_perform, through a multi handle whose waits also poll the hook's fd and end when
+ * the hook wants to run. The multi handle keeps the connection for the next request, as the
+ * easy handle would. */
+static CURLcode perform_with_hook(struct ps_http_client *c)
+{
+    if (!c->multi && !(c->multi = curl_multi_init()))
+        return CURLE_OUT_OF_MEMORY;
+    if (curl_multi_add_handle(c->multi, c->curl) != CURLM_OK)
+        return CURLE_FAILED_INIT;
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    CURLcode result = CURLE_OK;
+    long next_ms = 1000;
+    int give_up = 0, active = 1;
+    for (;;) {
+        int running = 1;
+        /* curl's work only when its sockets or timers ask (a held request wakes for the hook
+         * every tick: a perform there would poll the socket once more for nothing) */
+        long curl_ms = -1;
+        if (!active && curl_multi_timeout(c->multi, &curl_ms) == CURLM_OK && curl_ms == 0)
+            active = 1;
+        if (active && curl_multi_perform(c->multi, &running) != CURLM_OK) {
+            result = CURLE_FAILED_INIT;
+            break;
+        }
+        if (!running) {
+            int queued;
+            CURLMsg *m;
+            while ((m = curl_multi_info_read(c->multi, &queued)))
+                if (m->msg == CURLMSG_DONE)
+                    result = m->data.result;
+            break;
+        }
+        long early = c->hook_after_ms - ms_since(&t0);
+        if (give_up && early <= 0) {
+            c->interrupted = 1;
+            result = CURLE_ABORTED_BY_CALLBACK;
+            break;
+        }
+        long timeout = next_ms;
+        if (give_up && early < timeout)
+            timeout = early;
+        if (curl_multi_timeout(c->multi, &curl_ms) == CURLM_OK && curl_ms >= 0 &&
+            curl_ms < timeout)
+            timeout = curl_ms;
+        struct curl_waitfd w = {.fd = c->hook_fd, .events = CURL_WAIT_POLLIN};
+        int ready = 0;
+        if (curl_multi_poll(c->multi, &w, c->hook_fd >= 0 ? 1 : 0,
+                            (int)(timeout > 0 ? timeout : 1), &ready) != CURLM_OK) {
+            result = CURLE_FAILED_INIT;
+            break;
+        }
+        active = ready > ((w.revents & CURL_WAIT_POLLIN) ? 1 : 0);
+        next_ms = 1000;
+        give_up |= c->hook(c->hook_ctx, (w.revents & CURL_WAIT_POLLIN) != 0, &next_ms) != 0;
+    }
+    curl_multi_remove_handle(c->multi, c->curl);
+    return result;
+}
+
 static int fail(struct ps_http_client *c, CURLcode rc, const char *url, struct ps_error *err)
 {
+    if (c->interrupted)
+        return ps_error_set(err, PS_ESTATE, "request to %s interrupted", url);
     const char *why = c->errbuf[0] ? c->errbuf : curl_easy_strerror(rc);
     long os_errno = 0;
     curl_easy_getinfo(c->curl, CURLINFO_OS_ERRNO, &os_errno);
@@ -211,7 +304,8 @@ int ps_http_client_request(struct ps_http_client *c, const char *method, const c
         else if (strcmp(method, "GET") != 0)
             curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
     }
-    CURLcode rc = curl_easy_perform(h);
+    c->interrupted = 0;
+    CURLcode rc = c->hook ? perform_with_hook(c) : curl_easy_perform(h);
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
     curl_easy_setopt(h, CURLOPT_POSTFIELDS, NULL);
     curl_slist_free_all(headers);

@@ -44,6 +44,19 @@ void ps_http_client_free(struct ps_http_client *c);
 void ps_http_client_set_timeouts(struct ps_http_client *c, long connect_timeout_ms,
                                  long timeout_ms);
 
+/* Lets the caller work while a request is under way (the node agent's held heartbeats,
+ * docs/api.md): hook runs whenever fd (a signalfd, say; -1 none) is readable (fd_ready) and at
+ * least every *next_ms milliseconds (the hook sets it; 1000 before its first call). When it returns
+ * nonzero the request is given up, once it has been under way for after_ms, failing with
+ * PS_ESTATE "... interrupted" (ps_http_client_interrupted then tells so; the connection is
+ * closed). hook NULL turns it off. */
+typedef int ps_http_wait_hook_fn(void *ctx, int fd_ready, long *next_ms);
+void ps_http_client_set_wait_hook(struct ps_http_client *c, int fd, long after_ms,
+                                  ps_http_wait_hook_fn *hook, void *ctx);
+
+/* Whether the last request was interrupted (ps_http_client_set_interrupt). */
+int ps_http_client_interrupted(const struct ps_http_client *c);
+
 /* Responses larger than this fail with PS_EIO instead of growing the buffer without bound. */
 void ps_http_client_set_max_response(struct ps_http_client *c, size_t max_bytes);
 

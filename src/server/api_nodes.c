@@ -243,8 +243,9 @@ void ps_svc_job_preempt(struct ps_service *svc, struct ps_svc_job *job, const ch
 }
 
 int ps_api_heartbeat_json(struct ps_service *svc, const json_t *req, const char *remote_addr,
-                          json_t **reply, struct ps_error *err)
+                          struct ps_svc_hold *hold, json_t **reply, struct ps_error *err)
 {
+    *reply = NULL;
     struct ps_resources limits;
     int rc = validate(req, &limits, err);
     if (rc != 0)
@@ -260,6 +261,7 @@ int ps_api_heartbeat_json(struct ps_service *svc, const json_t *req, const char 
 
     json_t *start = json_array(), *interrupt = json_array(), *abort = json_array(),
            *acked = json_array();
+    bool held = false;
     pthread_mutex_lock(&svc->mu);
     uint64_t before = ps_journal_last(svc->journal);
     if ((rc = ps_svc_state_check(svc, err)) != 0)
@@ -337,6 +339,7 @@ int ps_api_heartbeat_json(struct ps_service *svc, const json_t *req, const char 
     }
     node->last_seen_ms = now;
     node->heartbeat_seq++;
+    node->held = false;
     ps_metric_add(svc->m_heartbeats, 1);
 
     size_t i;
@@ -418,10 +421,21 @@ int ps_api_heartbeat_json(struct ps_service *svc, const json_t *req, const char 
         }
     }
     rc = ps_svc_schedule_node(svc, node, now, start, interrupt, abort, err);
+    /* long-poll: a reply with nothing in it, and nothing to commit, waits for work */
+    held = rc == 0 && hold && json_array_size(start) == 0 && json_array_size(interrupt) == 0 &&
+           json_array_size(abort) == 0 && json_array_size(acked) == 0 &&
+           ps_journal_last(svc->journal) == before && ps_svc_long_poll_hold(svc, node, hold);
 out:;
     uint64_t after = ps_journal_last(svc->journal);
     pthread_mutex_unlock(&svc->mu);
     json_decref(empty_tags);
+    if (rc == 0 && held) {
+        json_decref(start);
+        json_decref(interrupt);
+        json_decref(abort);
+        json_decref(acked);
+        return 0;
+    }
     /* a reply that tells the node to abort jobs may rest on changes of other requests still
      * being committed (an abort_op): wait for them too, so that a refused change (507, rolled
      * back) kills no job */
@@ -466,9 +480,52 @@ void ps_api_heartbeat_handler(const struct ps_http_request *req, struct ps_http_
                             je.line, je.column, je.text);
         return;
     }
+    /* long-poll (long_poll.c): wait_ms asks to be held up to that long (at most a heartbeat
+     * period) while the heartbeat would give the node nothing */
+    const json_t *wait = json_object_get(body, "wait_ms");
+    if (wait && (!json_is_integer(wait) || json_integer_value(wait) < 0 ||
+                 json_integer_value(wait) > PS_SVC_MAX_WAIT_MS)) {
+        json_decref(body);
+        ps_http_reply_error(resp, 400, PS_EINVAL, "wait_ms: must be an integer from 0 to %d "
+                            "milliseconds", PS_SVC_MAX_WAIT_MS);
+        return;
+    }
+    const char *node_id = json_string_value(json_object_get(body, "node_id"));
+    if (req->released == PS_HTTP_RELEASED_SUPERSEDED) {
+        /* the agent gave up on this request and sent a newer heartbeat (its connection is
+         * gone): nothing is processed for it */
+        ps_http_reply_error(resp, 409, PS_ESTATE, "heartbeat of node %s superseded by a newer "
+                            "one while it was held", node_id ? node_id : "?");
+        json_decref(body);
+        return;
+    }
+    if (!req->released && node_id && svc->http)   /* a newer heartbeat: the held one ends */
+        ps_http_server_release(svc->http, node_id, PS_HTTP_RELEASED_SUPERSEDED);
+    /* at most a period, and well within node_offline_timeout: a held node is not seen */
+    int64_t wait_ms = wait ? json_integer_value(wait) : 0;
+    if (wait_ms > svc->cfg.heartbeat_period_ms)
+        wait_ms = svc->cfg.heartbeat_period_ms;
+    if (wait_ms > svc->cfg.node_offline_timeout_ms / 2)
+        wait_ms = svc->cfg.node_offline_timeout_ms / 2;
+    struct ps_svc_hold hold = {
+        .req = req,
+        .resp = resp,
+        .deadline_ns = req->hold_deadline_ns ? req->hold_deadline_ns
+                                             : started_ns + wait_ms * 1000000,
+    };
+    bool may_hold = wait_ms > 0 && req->released != PS_HTTP_RELEASED_DEADLINE &&
+                    req->released != PS_HTTP_RELEASED_STOPPING;
     json_t *reply = NULL;
-    int rc = ps_api_heartbeat_json(svc, body, req->remote_addr, &reply, &err);
+    int rc = ps_api_heartbeat_json(svc, body, req->remote_addr, may_hold ? &hold : NULL, &reply,
+                                   &err);
     json_decref(body);
+    if (rc == 0 && hold.held) {
+        ps_metric_observe(svc->m_hb_latency,
+                          (double)(ps_clock_monotonic_ns() - started_ns) / 1e9);
+        return;
+    }
+    if (rc == 0 && wait && json_object_set_new(reply, "wait_ms", json_integer(wait_ms)) != 0)
+        rc = ps_error_set(&err, PS_ENOMEM, "out of memory");
     if (rc == PS_ENOSPC || rc == PS_EUNAVAIL) {
         /* its changes were not committed and are undone: no job of this reply starts, finishes
          * stay unacknowledged (the node reports them again); the cause, not "internal error" */

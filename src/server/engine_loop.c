@@ -1,6 +1,8 @@
 /* engine_loop.c — the service's periodic work on one background thread: each tree's fair share
  * update (with starvation check and a new scheduling snapshot) every @fair_share_update_period,
- * sooner (after 50 ms) when operations started or finished, and the node offline check.
+ * sooner (20 ms after a change, at most every 50 ms) when operations started or finished, and
+ * the node offline check. After an update, held heartbeats that may get jobs now are released
+ * (long_poll.c).
  * The update holds svc->mu only to build its input and to apply its results: the computation
  * (ps_tree_sched_update_run) runs without it, so heartbeats wait at most for a build or an
  * apply (core/tree_sched.h, the three phases).
@@ -18,6 +20,10 @@
 #include "server/service.h"
 
 #define DIRTY_DELAY_MS 50
+/* A change waits this long for more before its update: a burst of submissions (a script
+ * starting several operations) lands in one update, so the nodes released after it (long_poll.c)
+ * share the cluster between them by fair share, not first come takes all. */
+#define DIRTY_BATCH_MS 20
 
 static void pool_gauges(struct ps_service *svc, struct ps_pool_tree *tree)
 {
@@ -178,13 +184,22 @@ static void *loop(void *arg)
             struct ps_pool_tree *tree = ps_strategy_find_tree(svc->strategy, ts->name);
             int64_t period = tree ? ps_pool_tree_config(tree)->fair_share_update_period_ms
                                   : svc->cfg.fair_share_update_period_ms;
-            if (ts->dirty && ts->sched.last_update_ms != INT64_MIN &&
-                ts->next_update_ms > ts->sched.last_update_ms + DIRTY_DELAY_MS)
-                ts->next_update_ms = ts->sched.last_update_ms + DIRTY_DELAY_MS;
+            if (ts->dirty && !ts->dirty_since_ms)
+                ts->dirty_since_ms = now;
+            if (ts->dirty && ts->sched.last_update_ms != INT64_MIN) {
+                int64_t soon = ts->sched.last_update_ms + DIRTY_DELAY_MS;
+                if (soon < ts->dirty_since_ms + DIRTY_BATCH_MS)
+                    soon = ts->dirty_since_ms + DIRTY_BATCH_MS;
+                if (ts->next_update_ms > soon)
+                    ts->next_update_ms = soon;
+            }
             if (now >= ts->next_update_ms) {
+                bool changed = ts->dirty;
                 ts->dirty = false;
+                ts->dirty_since_ms = 0;
                 if (!update_tree(svc, ts, now, true))
                     break;   /* removed meanwhile: svc->trees changed, look again */
+                ps_svc_long_poll_wake(svc, ts, changed);   /* held heartbeats with work */
                 ts->next_update_ms = now + period;
                 if (svc->stopping)
                     break;
@@ -200,9 +215,8 @@ static void *loop(void *arg)
         ps_job_archive_sweep(svc);   /* finished jobs whose record is committed leave memory */
         if (next_node_check < next)
             next = next_node_check;
+        /* whoever marks a tree dirty wakes the loop (loop_cv): no polling in between */
         int64_t wait_ms = next - ps_svc_now_ms();
-        if (wait_ms > DIRTY_DELAY_MS)
-            wait_ms = DIRTY_DELAY_MS;   /* notice dirty trees soon */
         if (wait_ms > 0) {
             struct timespec ts = ps_clock_realtime_deadline(wait_ms);
             pthread_cond_timedwait(&svc->loop_cv, &svc->mu, &ts);

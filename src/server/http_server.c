@@ -17,6 +17,7 @@
 
 #include <microhttpd.h>
 
+#include "core/strmap.h"
 #include "io/textbuf.h"
 #include "platform/clock.h"
 #include "server/metrics.h"
@@ -66,6 +67,9 @@ struct ps_http_server {
     bool sweeper_stop;            /* under conns_mu */
     pthread_cond_t sweeper_cv;
     atomic_uint_fast64_t header_timeouts;
+    /* held requests (ps_http_hold), under conns_mu: by key, and a list for deadlines */
+    struct ps_strmap held;
+    struct request_state *held_list;
 
     pthread_mutex_t log_mu;       /* MHD's repeated lines (one per refused connection) */
     char log_last[256];
@@ -91,7 +95,16 @@ struct request_state {
     struct ps_http_response refusal;
     char refusal_rid[24];
     int64_t start;                /* monotonic ns */
+    /* ps_http_hold, under srv->conns_mu */
+    int hold;                     /* HOLD_NONE, HOLD_ASKED (its handler runs), HOLD_PARKED */
+    int release_why;              /* a release pending for the handler's next run */
+    int64_t hold_deadline_ns;
+    char hold_key[PS_HTTP_HOLD_KEY_MAX + 1];
+    struct MHD_Connection *conn;
+    struct request_state *hold_prev, *hold_next;
 };
+
+enum { HOLD_NONE, HOLD_ASKED, HOLD_PARKED };
 
 static const char *const http_route_labels[] = { "method", "route", "status" };
 static const char *const duration_labels[] = { "route" };
@@ -228,6 +241,7 @@ int ps_http_server_new(const struct ps_http_server_config *cfg, struct ps_http_s
     srv->listen_fd = -1;
     pthread_mutex_init(&srv->drain_mu, NULL);
     pthread_mutex_init(&srv->conns_mu, NULL);
+    ps_strmap_init(&srv->held);
     pthread_mutex_init(&srv->log_mu, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
@@ -686,16 +700,124 @@ static void fill_request(struct ps_http_server *srv, struct MHD_Connection *conn
     new_request_id(srv, req->request_id);
 }
 
+/* Takes st out of the held requests (under conns_mu). */
+static void held_unlink(struct ps_http_server *srv, struct request_state *st)
+{
+    if (ps_strmap_get(&srv->held, st->hold_key) == st)
+        ps_strmap_remove(&srv->held, st->hold_key);
+    if (st->hold_prev)
+        st->hold_prev->hold_next = st->hold_next;
+    else if (srv->held_list == st)
+        srv->held_list = st->hold_next;
+    if (st->hold_next)
+        st->hold_next->hold_prev = st->hold_prev;
+    st->hold_prev = st->hold_next = NULL;
+}
+
+/* Releases st (under conns_mu): a parked connection resumes (MHD calls on_access again, which
+ * runs the handler), one whose handler still runs reruns it when it returns. */
+static void held_release(struct ps_http_server *srv, struct request_state *st, int why)
+{
+    held_unlink(srv, st);
+    st->release_why = why;
+    if (st->hold == HOLD_PARKED) {
+        st->hold = HOLD_NONE;
+        MHD_resume_connection(st->conn);
+    }
+}
+
+int ps_http_hold(const struct ps_http_request *req, struct ps_http_response *resp,
+                 const char *key, int64_t deadline_ns)
+{
+    struct ps_http_server *srv = resp->server_;
+    struct request_state *st = req->state_;
+    if (!srv || !st)
+        return PS_ESTATE;
+    if (!key || !*key || strlen(key) > PS_HTTP_HOLD_KEY_MAX)
+        return PS_EINVAL;
+    pthread_mutex_lock(&srv->conns_mu);
+    int rc = 0;
+    if (atomic_load(&srv->stopping) || st->hold != HOLD_NONE) {
+        rc = PS_ESTATE;
+        goto out;
+    }
+    struct request_state *old = ps_strmap_get(&srv->held, key);
+    if (old)
+        held_release(srv, old, PS_HTTP_RELEASED_SUPERSEDED);
+    snprintf(st->hold_key, sizeof st->hold_key, "%s", key);
+    if (ps_strmap_put(&srv->held, st->hold_key, st) != 0) {
+        rc = PS_ENOMEM;
+        goto out;
+    }
+    st->hold = HOLD_ASKED;
+    st->release_why = 0;
+    st->hold_deadline_ns = deadline_ns;
+    st->hold_next = srv->held_list;
+    if (srv->held_list)
+        srv->held_list->hold_prev = st;
+    srv->held_list = st;
+    pthread_cond_broadcast(&srv->sweeper_cv);   /* a new deadline */
+out:
+    pthread_mutex_unlock(&srv->conns_mu);
+    return rc;
+}
+
+bool ps_http_server_release(struct ps_http_server *srv, const char *key,
+                            enum ps_http_release why)
+{
+    pthread_mutex_lock(&srv->conns_mu);
+    struct request_state *st = ps_strmap_get(&srv->held, key);
+    if (st)
+        held_release(srv, st, why);
+    pthread_mutex_unlock(&srv->conns_mu);
+    return st != NULL;
+}
+
+size_t ps_http_server_held_count(struct ps_http_server *srv)
+{
+    pthread_mutex_lock(&srv->conns_mu);
+    size_t n = srv->held.count;
+    pthread_mutex_unlock(&srv->conns_mu);
+    return n;
+}
+
 static enum MHD_Result dispatch(struct ps_http_server *srv, struct MHD_Connection *conn,
                                 const char *method, const char *url, struct request_state *st)
 {
     const struct route *r = st->route;
     char remote[INET6_ADDRSTRLEN];
     struct ps_http_request req;
-    fill_request(srv, conn, method, url, r, st, remote, sizeof remote, &req);
-    struct ps_http_response resp = { .status = 204, .request_id_ = req.request_id,
-                                     .server_ = srv };
-    r->handler(&req, &resp, r->ctx);
+    struct ps_http_response resp;
+    st->conn = conn;
+    for (;;) {
+        fill_request(srv, conn, method, url, r, st, remote, sizeof remote, &req);
+        pthread_mutex_lock(&srv->conns_mu);
+        req.released = st->release_why;
+        st->release_why = 0;
+        pthread_mutex_unlock(&srv->conns_mu);
+        if (req.released)   /* the duration metric counts the last run, not the hold */
+            st->start = ps_clock_monotonic_ns();
+        req.hold_deadline_ns = st->hold_deadline_ns;
+        req.state_ = st;
+        resp = (struct ps_http_response){ .status = 204, .request_id_ = req.request_id,
+                                          .server_ = srv };
+        r->handler(&req, &resp, r->ctx);
+        pthread_mutex_lock(&srv->conns_mu);
+        if (st->hold != HOLD_ASKED) {
+            pthread_mutex_unlock(&srv->conns_mu);
+            break;
+        }
+        response_release(&resp);
+        if (st->release_why) {          /* released while the handler ran: run it again */
+            st->hold = HOLD_NONE;
+            pthread_mutex_unlock(&srv->conns_mu);
+            continue;
+        }
+        st->hold = HOLD_PARKED;
+        MHD_suspend_connection(conn);
+        pthread_mutex_unlock(&srv->conns_mu);
+        return MHD_YES;
+    }
     if (resp.status < 100 || resp.status > 599) {
         ps_http_reply_error(&resp, 500, PS_EIO, "handler of %s set HTTP status %d", r->pattern,
                             resp.status);
@@ -872,6 +994,8 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
         st->body[st->len] = '\0';
         return MHD_YES;
     }
+    if (st->answered && st->release_why)   /* a held request released: its handler again */
+        return dispatch(srv, conn, method, url, st);
     if (st->answered)
         return MHD_YES;
     st->answered = 1;
@@ -901,6 +1025,11 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     if (!st)
         return;
     *con_cls = NULL;
+    if (st->hold != HOLD_NONE) {   /* not expected: a held connection ends only once released */
+        pthread_mutex_lock(&srv->conns_mu);
+        held_unlink(srv, st);
+        pthread_mutex_unlock(&srv->conns_mu);
+    }
     if (st->refused)
         response_release(&st->refusal);
     free(st->body);
@@ -987,11 +1116,22 @@ static void *sweeper_main(void *arg)
             if (srv->sweeper_stop)
                 break;
         }
+        now = ps_clock_monotonic_ns();
+        int64_t next_hold = INT64_MAX;
+        for (struct request_state *h = srv->held_list, *next; h; h = next) {
+            next = h->hold_next;
+            if (h->hold_deadline_ns <= now)
+                held_release(srv, h, PS_HTTP_RELEASED_DEADLINE);
+            else if (h->hold_deadline_ns < next_hold)
+                next_hold = h->hold_deadline_ns;
+        }
         unsigned period = srv->cfg.header_timeout_ms / 4;
         if (period < 20)
             period = 20;
         if (period > 500)
             period = 500;
+        if (next_hold != INT64_MAX && (next_hold - now) / 1000000 + 1 < (int64_t)period)
+            period = (unsigned)((next_hold - now) / 1000000 + 1);
         struct timespec deadline = ps_clock_monotonic_deadline(period);
         pthread_cond_timedwait(&srv->sweeper_cv, &srv->conns_mu, &deadline);
     }
@@ -1104,7 +1244,8 @@ int ps_http_server_start(struct ps_http_server *srv, struct ps_error *err)
      * (both remove the listen socket from the epoll set and the loser panics on ENOENT, an open
      * upstream defect that aborted CI once). With poll() quiescing signals the workers through
      * their inter-thread channel instead, which is safe. */
-    unsigned flags = MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG;
+    unsigned flags = MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG |
+                     MHD_ALLOW_SUSPEND_RESUME;   /* ps_http_hold */
     srv->daemon = MHD_start_daemon(
         flags, 0, NULL, NULL, on_access, srv,
         MHD_OPTION_EXTERNAL_LOGGER, mhd_log, srv,   /* first, or MHD logs to stderr before */
@@ -1143,7 +1284,11 @@ unsigned ps_http_server_stop(struct ps_http_server *srv)
     if (!srv->started || srv->stopped)
         return 0;
     srv->stopped = 1;
-    atomic_store(&srv->stopping, true);
+    pthread_mutex_lock(&srv->conns_mu);
+    atomic_store(&srv->stopping, true);   /* under conns_mu: no hold after the release below */
+    while (srv->held_list)
+        held_release(srv, srv->held_list, PS_HTTP_RELEASED_STOPPING);
+    pthread_mutex_unlock(&srv->conns_mu);
     if (srv->sweeper_started) {
         pthread_mutex_lock(&srv->conns_mu);
         srv->sweeper_stop = true;
@@ -1196,5 +1341,6 @@ void ps_http_server_free(struct ps_http_server *srv)
     pthread_mutex_destroy(&srv->drain_mu);
     pthread_mutex_destroy(&srv->conns_mu);
     pthread_mutex_destroy(&srv->log_mu);
+    ps_strmap_release(&srv->held);
     free(srv);
 }

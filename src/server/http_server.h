@@ -44,6 +44,7 @@
 #define PS_SERVER_HTTP_SERVER_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -99,7 +100,11 @@ struct ps_http_request {
     size_t body_len;             /* bytes, excluding the terminating NUL */
     const char *remote_addr;     /* "127.0.0.1" or "::1" ("" if unknown) */
     char request_id[24];         /* unique per server run, e.g. "r-00000000002a"; also logged */
+    int released;                /* enum ps_http_release: 0 on a request's first handler call;
+                                    why its handler runs again after ps_http_hold */
+    int64_t hold_deadline_ns;    /* the deadline of the request's hold (monotonic ns), 0 never held */
     void *conn_;                 /* private */
+    void *state_;                /* private */
 };
 
 /* Value of a query parameter (decoded), NULL when absent; the first one if repeated. */
@@ -231,6 +236,34 @@ unsigned ps_http_server_stop(struct ps_http_server *srv);
 
 /* Stops if needed and frees. NULL is a no-op. */
 void ps_http_server_free(struct ps_http_server *srv);
+
+/* ---- holding a request (long-poll) --------------------------------------------------------- */
+
+/* A handler may answer later: ps_http_hold parks the request's connection (MHD suspends it: no
+ * pool thread is pinned, and a held connection costs no poll slot) under a key, and whatever
+ * the handler put into resp is dropped. The handler runs again, on a pool thread, with the
+ * same request (req->released says why) when ps_http_server_release names the key, when the
+ * deadline passes, when another request holds under the same key (the older one is
+ * superseded) or when the server stops. A release that comes while the holding handler still
+ * runs is not lost: the handler then runs again at once. The rerun may hold again. The
+ * duration metric of a held request counts its last run, not the hold.
+ * Returns 0, PS_ESTATE while the server stops, PS_EINVAL for an empty or over-long key,
+ * PS_ENOMEM. */
+#define PS_HTTP_HOLD_KEY_MAX 128
+enum ps_http_release {
+    PS_HTTP_NOT_RELEASED = 0,
+    PS_HTTP_RELEASED_WAKE,        /* ps_http_server_release */
+    PS_HTTP_RELEASED_DEADLINE,
+    PS_HTTP_RELEASED_SUPERSEDED,  /* a newer request holds or released under the same key */
+    PS_HTTP_RELEASED_STOPPING,
+};
+int ps_http_hold(const struct ps_http_request *req, struct ps_http_response *resp,
+                 const char *key, int64_t deadline_ns);
+/* Releases the request held under key, if any (any thread). Returns whether one was held. */
+bool ps_http_server_release(struct ps_http_server *srv, const char *key,
+                            enum ps_http_release why);
+/* How many requests are held now. */
+size_t ps_http_server_held_count(struct ps_http_server *srv);
 
 /* Logs one printf-style line through the server's logger (thread-safe). */
 void ps_http_server_log(struct ps_http_server *srv, const char *fmt, ...)

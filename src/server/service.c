@@ -103,6 +103,7 @@ int ps_svc_add_tree_state(struct ps_service *svc, const char *name, struct ps_er
     }
     t->dirty = true;
     svc->trees[svc->tree_count++] = t;
+    pthread_cond_broadcast(&svc->loop_cv);
     return 0;
 }
 
@@ -554,6 +555,7 @@ int ps_svc_op_create(struct ps_service *svc, const char *id, const char *user, i
         if (ts)
             ts->dirty = true;
     }
+    pthread_cond_broadcast(&svc->loop_cv);
     *out = op;
     return 0;
 fail_started:
@@ -1052,6 +1054,7 @@ void ps_svc_op_finish(struct ps_service *svc, struct ps_svc_op *op, const char *
             if (ts)
                 ts->dirty = true;
         }
+    pthread_cond_broadcast(&svc->loop_cv);   /* the engine loop updates at once */
     ps_svc_log(svc, "info", "operation_finished", "id=%s state=%s%s%s", op->id, state,
                error ? " error=" : "", error ? "\"see get_operation\"" : "");
     ps_persist_op(svc, op);
@@ -1083,5 +1086,6 @@ void ps_svc_node_offline(struct ps_service *svc, struct ps_svc_node *node, int64
     node->registered = false;
     for (int i = 0; i < svc->tree_count; i++)
         svc->trees[i]->dirty = true;
+    pthread_cond_broadcast(&svc->loop_cv);
     ps_svc_log(svc, "warning", "node_offline", "node=%s aborted_jobs=%d", node->id, aborted);
 }

@@ -238,6 +238,9 @@ struct ps_svc_node {
     int64_t unban_at_ms;           /* scheduler bans: disable_jobs_timeout later; 0 never */
     char ban_message[512];
     char last_abort_error[512];
+    /* long-poll (long_poll.c): its heartbeat is held by the HTTP server */
+    bool held;
+    uint64_t hold_gen;             /* its tree's work_gen when it was held */
 };
 
 /* ---- the service ------------------------------------------------------------------------ */
@@ -253,6 +256,8 @@ struct ps_svc_tree_state {
                                       without svc->mu (engine_loop.c): ts->sched.next and its
                                       workspace are the loop's until it clears this */
     bool removed;                  /* removed while updating: the loop frees it */
+    uint64_t work_gen;             /* counts updates after changes (long_poll.c) */
+    int64_t dirty_since_ms;        /* when the loop saw it dirty (engine_loop.c); 0 clean */
 };
 
 struct ps_service {
@@ -484,9 +489,27 @@ int ps_api_dispatch(struct ps_service *svc, const char *command, const char *bod
 /* Resources as the API shows them: cpu in cores, the others as integers, unlimited ones left
  * out (api_orchid.c). */
 json_t *ps_api_resources_json(const struct ps_resources *r);
-/* One node heartbeat (docs/api.md); remote_addr (may be NULL) is kept as the node's address. */
+/* A long-poll heartbeat (docs/api.md, "Nodes"; long_poll.c): when the heartbeat would give
+ * the node nothing, it is held until deadline_ns instead of answered. */
+#define PS_SVC_MAX_WAIT_MS 3600000
+struct ps_svc_hold {
+    const struct ps_http_request *req;
+    struct ps_http_response *resp;
+    int64_t deadline_ns;           /* monotonic */
+    bool held;                     /* out: held, *reply is NULL */
+};
+/* One node heartbeat (docs/api.md); remote_addr (may be NULL) is kept as the node's address.
+ * hold NULL: answered at once. */
 int ps_api_heartbeat_json(struct ps_service *svc, const json_t *req, const char *remote_addr,
-                          json_t **reply, struct ps_error *err);
+                          struct ps_svc_hold *hold, json_t **reply, struct ps_error *err);
+/* Under svc->mu, after a fair share update of ts (long_poll.c): releases held heartbeats of
+ * the tree's nodes that may now get jobs. changed: the update follows changes. */
+void ps_svc_long_poll_wake(struct ps_service *svc, struct ps_svc_tree_state *ts,
+                           bool changed);
+/* Under svc->mu, at the end of a heartbeat's processing (long_poll.c): holds it when the reply
+ * would be empty. Returns whether it is held. */
+bool ps_svc_long_poll_hold(struct ps_service *svc, struct ps_svc_node *node,
+                           struct ps_svc_hold *hold);
 
 /* Cypress (api_cypress.c) and orchid (api_orchid.c); under svc->mu. */
 int ps_cypress_get(struct ps_service *svc, const char *path, json_t **out, struct ps_error *err);

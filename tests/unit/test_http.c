@@ -16,6 +16,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "platform/clock.h"
 #include "platform/http_client.h"
 #include "server/http_server.h"
 #include "server/metrics.h"
@@ -126,6 +127,24 @@ static void h_nothing(const struct ps_http_request *req, struct ps_http_response
     (void)ctx;
 }
 
+/* Holds the request under ?key= for ?ms= on its first call; the rerun answers why it came. */
+static void h_hold(const struct ps_http_request *req, struct ps_http_response *resp, void *ctx)
+{
+    (void)ctx;
+    if (!req->released) {
+        const char *key = ps_http_request_query(req, "key");
+        const char *ms = ps_http_request_query(req, "ms");
+        int64_t deadline = ps_clock_monotonic_ns() + atoll(ms ? ms : "0") * 1000000;
+        if (ps_http_hold(req, resp, key, deadline) == 0)
+            return;
+        ps_http_response_set(resp, 409, "text/plain", "not held", 8);
+        return;
+    }
+    char text[32];
+    int n = snprintf(text, sizeof text, "released=%d", req->released);
+    ps_http_response_set(resp, 200, "text/plain", text, (size_t)n);
+}
+
 struct fixture {
     struct app app;
     struct log_capture log;
@@ -168,6 +187,7 @@ static struct fixture *start(size_t max_body)
         { "GET", "/slow", PS_HTTP_EXACT, h_slow },
         { "GET", "/sleep", PS_HTTP_EXACT, h_sleep },
         { "DELETE", "/nothing", PS_HTTP_EXACT, h_nothing },
+        { "GET", "/hold", PS_HTTP_EXACT, h_hold },
     };
     for (size_t i = 0; i < sizeof routes / sizeof *routes; i++)
         assert_int_equal(ps_http_server_route(f->srv, routes[i].method, routes[i].pattern,
@@ -547,6 +567,97 @@ static void test_graceful_stop(void **state)
     finish(f);
 }
 
+struct hold_arg {
+    const char *base;
+    char key[16];
+    int ms;
+    long status;
+    char body[64];
+    double seconds;
+};
+
+static void *hold_thread(void *p)
+{
+    struct hold_arg *h = p;
+    struct ps_http_client *c;
+    struct ps_error err;
+    ps_error_init(&err);
+    if (ps_http_client_new(&c, &err) != 0)
+        return NULL;
+    char url[256];
+    snprintf(url, sizeof url, "%s/hold?key=%s&ms=%d", h->base, h->key, h->ms);
+    struct ps_http_result res;
+    int64_t t0 = ps_clock_monotonic_ns();
+    if (ps_http_client_get(c, url, &res, &err) == 0) {
+        h->status = res.status;
+        snprintf(h->body, sizeof h->body, "%s", res.body);
+    }
+    h->seconds = (double)(ps_clock_monotonic_ns() - t0) / 1e9;
+    ps_http_client_free(c);
+    return NULL;
+}
+
+static void wait_held(struct ps_http_server *srv, size_t n)
+{
+    for (int i = 0; i < 500 && ps_http_server_held_count(srv) != n; i++)
+        usleep(10 * 1000);
+    assert_int_equal(ps_http_server_held_count(srv), n);
+}
+
+/* ps_http_hold: more held requests than pool threads (a held one pins none), released by key,
+ * by deadline, superseded by a newer hold of the same key, and released when the server
+ * stops. */
+static void test_hold(void **state)
+{
+    (void)state;
+    struct fixture *f = start(0);
+    enum { N = 12 };   /* the pool has 4 threads */
+    struct hold_arg h[N];
+    pthread_t t[N];
+    for (int i = 0; i < N; i++) {
+        h[i] = (struct hold_arg){.base = f->base, .ms = 20000};
+        snprintf(h[i].key, sizeof h[i].key, "k%d", i);
+        assert_int_equal(pthread_create(&t[i], NULL, hold_thread, &h[i]), 0);
+    }
+    wait_held(f->srv, N);
+    json_t *j = get_json(f, "/hello", 200);   /* the pool still answers */
+    json_decref(j);
+    assert_false(ps_http_server_release(f->srv, "nobody", PS_HTTP_RELEASED_WAKE));
+    for (int i = 0; i < N; i++)
+        assert_true(ps_http_server_release(f->srv, h[i].key, PS_HTTP_RELEASED_WAKE));
+    for (int i = 0; i < N; i++) {
+        pthread_join(t[i], NULL);
+        assert_int_equal(h[i].status, 200);
+        assert_string_equal(h[i].body, "released=1");
+        assert_true(h[i].seconds < 10);
+    }
+    assert_int_equal(ps_http_server_held_count(f->srv), 0);
+
+    /* the deadline */
+    struct hold_arg d = {.base = f->base, .key = "d", .ms = 300};
+    hold_thread(&d);
+    assert_int_equal(d.status, 200);
+    assert_string_equal(d.body, "released=2");
+    assert_true(d.seconds >= 0.29 && d.seconds < 5);
+
+    /* a newer hold under the same key supersedes the older one */
+    struct hold_arg s1 = {.base = f->base, .key = "s", .ms = 20000}, s2 = s1;
+    assert_int_equal(pthread_create(&t[0], NULL, hold_thread, &s1), 0);
+    wait_held(f->srv, 1);
+    assert_int_equal(pthread_create(&t[1], NULL, hold_thread, &s2), 0);
+    pthread_join(t[0], NULL);
+    assert_string_equal(s1.body, "released=3");
+    wait_held(f->srv, 1);
+
+    /* stopping releases what is held: the drain does not wait for deadlines */
+    int64_t t0 = ps_clock_monotonic_ns();
+    assert_int_equal(ps_http_server_stop(f->srv), 0);
+    pthread_join(t[1], NULL);
+    assert_string_equal(s2.body, "released=4");
+    assert_true(ps_clock_monotonic_ns() - t0 < 5000000000LL);
+    finish(f);
+}
+
 static void test_client_errors(void **state)
 {
     (void)state;
@@ -717,6 +828,7 @@ int main(void)
         cmocka_unit_test(test_graceful_stop),
         cmocka_unit_test(test_client_errors),
         cmocka_unit_test(test_admit_and_redaction),
+        cmocka_unit_test(test_hold),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
