@@ -13,6 +13,9 @@
  * fair share update heavy: the heartbeats are then measured while updates run (issue 12/17),
  * and the update's duration and the part of it that holds the service lock are reported (from
  * the service's histograms; null when the binary has no locked-part histogram).
+ *
+ * This is --mode heartbeats (the default); --mode start-op and --mode combined are
+ * bench_http_load.c's.
  */
 #include <inttypes.h>
 #include <pthread.h>
