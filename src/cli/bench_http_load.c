@@ -352,7 +352,7 @@ struct api_client {
     int64_t start_ns, deadline_ns;
     struct samples lat;
     int errors;
-    int64_t cpu_ns;
+    int64_t cpu_ns, end_ns;
     unsigned seed;
     char error[256];
 };
@@ -414,6 +414,7 @@ static void *api_main(void *arg)
     }
     ps_http_client_free(c);
     a->cpu_ns = ps_clock_thread_cpu_ns();
+    a->end_ns = ps_clock_monotonic_ns();
     return NULL;
 }
 
@@ -550,6 +551,10 @@ int ps_bench_http_combined(int argc, char **argv)
             fprintf(stderr, "bench http: api %s: %s\n", k ? "writes" : "reads", ac[k].error);
     }
     int beats = lat.n, nreads = ac[0].lat.n, nwrites = ac[1].lat.n;
+    /* the API clients' own time: the heartbeats' may run on past the deadline when late */
+    double api_wall[2];
+    for (int k = 0; k < 2; k++)
+        api_wall[k] = (double)((ac[k].end_ns > deadline ? ac[k].end_ns : deadline) - start) / 1e9;
     double fs_sum = 0, fs_count = 0;
     ps_bench_http_histogram(e.svc, "poolsched_fair_share_update_duration_seconds", &fs_sum,
                             &fs_count);
@@ -567,7 +572,8 @@ int ps_bench_http_combined(int argc, char **argv)
     json_object_set_new(obj, "achieved",
                         json_pack("{s:f, s:f, s:f, s:f}", "heartbeats_per_second", beats / wall,
                                   "jobs_per_second", finished / wall, "reads_per_second",
-                                  nreads / wall, "writes_per_second", nwrites / wall));
+                                  nreads / api_wall[0], "writes_per_second",
+                                  nwrites / api_wall[1]));
     json_object_set_new(obj, "heartbeat", stats_json(&lat));
     json_object_set_new(obj, "heartbeat_send_late", stats_json(&late));
     json_object_set_new(
