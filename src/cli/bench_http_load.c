@@ -302,6 +302,8 @@ int ps_bench_http_start_op(int argc, char **argv)
 
 /* ---- combined ------------------------------------------------------------------------------ */
 
+void ps_svc_update_all(struct ps_service *svc);   /* engine_loop.c */
+
 struct sender {
     struct ps_service *svc;
     char url[128];
@@ -482,8 +484,13 @@ int ps_bench_http_combined(int argc, char **argv)
     char url[128];
     snprintf(url, sizeof url, "http://127.0.0.1:%u/internal/v1/node/heartbeat",
              ps_service_port(e.svc));
-    if (ps_bench_http_warm(e.svc, url, ns, (int)nodes) != 0 ||
-        ps_bench_http_warm(e.svc, url, ns, (int)nodes) != 0)
+    /* register the nodes, update, fill them */
+    if (ps_bench_http_warm(e.svc, url, ns, (int)nodes) != 0)
+        goto out;
+    pthread_mutex_lock(&e.svc->mu);
+    ps_svc_update_all(e.svc);
+    pthread_mutex_unlock(&e.svc->mu);
+    if (ps_bench_http_warm(e.svc, url, ns, (int)nodes) != 0)
         goto out;
     double setup_s = (double)(ps_clock_monotonic_ns() - setup_start) / 1e9;
     int64_t running = 0;
