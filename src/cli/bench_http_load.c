@@ -278,6 +278,12 @@ int ps_bench_http_start_op(int argc, char **argv)
                                              (int)(sizeof ints / sizeof *ints))) != 0) {
             if (r < 0)
                 return 2;
+        } else if (strcmp(argv[i], "--help") == 0) {
+            printf("usage: poolsched bench http --mode start-op [--clients 8] [--seconds 5]\n"
+                   "                            [--pools 1000] [--server-threads 4]\n"
+                   "start_op/s and latency from concurrent clients, then from one kept-alive\n"
+                   "client (JSON).\n");
+            return 0;
         } else {
             ps_bench_error("http", "--mode start-op: unknown option '%s'", argv[i]);
             return 2;
@@ -445,6 +451,14 @@ int ps_bench_http_combined(int argc, char **argv)
                                              (int)(sizeof ints / sizeof *ints))) != 0) {
             if (r < 0)
                 return 2;
+        } else if (strcmp(argv[i], "--help") == 0) {
+            printf("usage: poolsched bench http --mode combined [--nodes 10000]\n"
+                   "         [--heartbeat-period-ms 5000] [--churn 1000] [--operations 10000]\n"
+                   "         [--pools 1000] [--update-period-ms 200] [--reads 30] [--writes 15]\n"
+                   "         [--clients 16] [--seconds 20] [--server-threads 4]\n"
+                   "Paced heartbeats, job churn, fair share updates and API requests at once;\n"
+                   "latency, update durations, achieved rates and the generator's CPU (JSON).\n");
+            return 0;
         } else {
             ps_bench_error("http", "--mode combined: unknown option '%s'", argv[i]);
             return 2;
