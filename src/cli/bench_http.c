@@ -63,7 +63,8 @@ static json_t *body_of(struct ps_bench_node *n)
 
 /* One heartbeat of node n: first floor(finish) of its jobs finish, one more with probability
  * frac(finish); reports its running jobs and those finished, takes the jobs to start, drops
- * those to abort and completes those to interrupt at the next heartbeat. */
+ * those to abort and completes those to interrupt at the next heartbeat. Returns how many
+ * finished jobs it reported (their records make it wait for a commit), -1 on error. */
 int ps_bench_http_beat(struct ps_http_client *c, const char *url, struct ps_bench_node *n,
                        double finish, unsigned *seed, char *error)
 {
@@ -73,6 +74,7 @@ int ps_bench_http_beat(struct ps_http_client *c, const char *url, struct ps_benc
         json_array_remove(n->running, 0);
         json_array_append_new(n->finished, json_pack("{s:o, s:s}", "job_id", id, "state", "completed"));
     }
+    int reported = (int)json_array_size(n->finished);
     json_t *body = body_of(n);
     struct ps_http_result res;
     struct ps_error err;
@@ -107,7 +109,7 @@ int ps_bench_http_beat(struct ps_http_client *c, const char *url, struct ps_benc
             }
         }
     json_decref(out);
-    return 0;
+    return reported;
 }
 
 static void *client_main(void *arg)
@@ -125,7 +127,7 @@ static void *client_main(void *arg)
     for (int k = 0; ps_clock_monotonic_ns() < cl->deadline_ns; k++) {
         struct ps_bench_node *n = &cl->nodes[cl->first + k % cl->count];
         int64_t a = ps_clock_monotonic_ns();
-        if (ps_bench_http_beat(c, cl->url, n, cl->finish_rate, &cl->seed, cl->error) != 0) {
+        if (ps_bench_http_beat(c, cl->url, n, cl->finish_rate, &cl->seed, cl->error) < 0) {
             cl->errors++;
             if (cl->errors > 10)
                 break;
@@ -156,7 +158,7 @@ int ps_bench_http_warm(struct ps_service *svc, const char *url, struct ps_bench_
     char error[256];
     unsigned seed = 1;
     for (int i = 0; i < count; i++)
-        if (ps_bench_http_beat(c, url, &nodes[i], 0, &seed, error) != 0) {
+        if (ps_bench_http_beat(c, url, &nodes[i], 0, &seed, error) < 0) {
             fprintf(stderr, "error: bench http: warm-up heartbeat failed: %s\n", error);
             ps_http_client_free(c);
             return -1;

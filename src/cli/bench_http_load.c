@@ -318,6 +318,7 @@ struct sender {
     int64_t start_ns, deadline_ns, period_ns;
     double finish;                       /* jobs finished per heartbeat */
     struct samples lat, late;
+    struct samples lat_plain, lat_commit;   /* without / with finished jobs (a commit) */
     int errors;
     int64_t cpu_ns;
     unsigned seed;
@@ -338,11 +339,15 @@ static void *sender_main(void *arg)
             any = true;
             sleep_until(due);
             int64_t a = ps_clock_monotonic_ns();
-            if (ps_bench_http_beat(c, s->url, &s->nodes[i], s->finish, &s->seed, s->error) != 0) {
+            int reported = ps_bench_http_beat(c, s->url, &s->nodes[i], s->finish, &s->seed,
+                                              s->error);
+            if (reported < 0) {
                 s->errors++;
                 continue;
             }
-            push(&s->lat, (double)(ps_clock_monotonic_ns() - a) / 1e6);
+            double ms = (double)(ps_clock_monotonic_ns() - a) / 1e6;
+            push(&s->lat, ms);
+            push(reported > 0 ? &s->lat_commit : &s->lat_plain, ms);
             push(&s->late, (double)(a - due) / 1e6);
         }
         if (!any)
@@ -554,12 +559,14 @@ int ps_bench_http_combined(int argc, char **argv)
     double wall = (double)(ps_clock_monotonic_ns() - start) / 1e9;
     double cpu = (double)(ps_clock_process_cpu_ns() - cpu0) / 1e9;
     double finished = ps_metric_value(e.svc->m_jobs_finished) - finished0;
-    struct samples lat = {0}, late = {0};
+    struct samples lat = {0}, late = {0}, plain = {0}, commit = {0};
     int errors = 0;
     int64_t gen_cpu = 0;
     for (long long k = 0; k < senders; k++) {
         merge(&lat, &sd[k].lat);
         merge(&late, &sd[k].late);
+        merge(&plain, &sd[k].lat_plain);
+        merge(&commit, &sd[k].lat_commit);
         errors += sd[k].errors;
         gen_cpu += sd[k].cpu_ns;
         if (sd[k].errors)
@@ -596,6 +603,9 @@ int ps_bench_http_combined(int argc, char **argv)
                                   nreads / api_wall[0], "writes_per_second",
                                   nwrites / api_wall[1]));
     json_object_set_new(obj, "heartbeat", stats_json(&lat));
+    /* a heartbeat that reports a finished job waits for its group commit (fsync) */
+    json_object_set_new(obj, "heartbeat_without_finished_jobs", stats_json(&plain));
+    json_object_set_new(obj, "heartbeat_with_finished_jobs", stats_json(&commit));
     json_object_set_new(obj, "heartbeat_send_late", stats_json(&late));
     json_object_set_new(
         obj, "update",
@@ -614,6 +624,8 @@ int ps_bench_http_combined(int argc, char **argv)
     json_object_set_new(obj, "loadavg_at_start", json_real(loadavg[0]));
     free(lat.v);
     free(late.v);
+    free(plain.v);
+    free(commit.v);
     status = ps_bench_print_json("http", obj);
 out:
     env_stop(&e);
@@ -624,6 +636,8 @@ out:
     for (long long k = 0; sd && k < senders; k++) {
         free(sd[k].lat.v);
         free(sd[k].late.v);
+        free(sd[k].lat_plain.v);
+        free(sd[k].lat_commit.v);
     }
     free(ac[0].lat.v);
     free(ac[1].lat.v);

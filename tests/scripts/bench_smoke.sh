@@ -138,6 +138,8 @@ check_json "$tmp/h1.json" \
 check_json "$tmp/h2.json" \
   'r["mode"] == "combined" and r["errors"] == 0 and r["operations"] == 11' \
   'r["heartbeat"]["count"] == 20 * 4 and r["heartbeat_send_late"]["count"] == 80' \
+  'r["heartbeat_with_finished_jobs"]["count"] + r["heartbeat_without_finished_jobs"]["count"] == 80' \
+  'r["heartbeat_with_finished_jobs"]["count"] > 0' \
   'r["requested"]["heartbeats_per_second"] == 40' \
   'r["api_read"]["count"] == 10 and r["api_write"]["count"] == 6' \
   'r["achieved"]["jobs_per_second"] > 0 and r["running_jobs_at_start"] == 80' \
