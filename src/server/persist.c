@@ -253,7 +253,15 @@ bool ps_persist_op_since_changed(const struct ps_svc_op *op)
     for (int i = 0; i < op->tree_count; i++) {
         int64_t stored = op->trees[i].since_persisted ? op->trees[i].persisted_since_ms
                                                       : PS_STARVATION_NEVER;
-        if (doc_since(op, i) != stored)
+        if (doc_since(op, i) == stored)
+            continue;
+        /* the timer of an operation that is starving, or the one its document still carries:
+         * not each below-fair-share timer that comes and goes before the starvation timeout
+         * (those are many with thousands of operations, and cost a write each) */
+        const struct ps_tree_op *to = op->sop && op->sop->memberships && i < op->sop->tree_count
+                                          ? op->sop->memberships[i]
+                                          : NULL;
+        if (stored != PS_STARVATION_NEVER || (to && to->dynamic.starvation != PS_NON_STARVING))
             return true;
     }
     return false;

@@ -408,7 +408,8 @@ void ps_persist_meta(struct ps_service *svc);
 /* Also notes in op which below_fair_share_since the document carries (since_persisted). */
 void ps_persist_op(struct ps_service *svc, struct ps_svc_op *op);
 /* Whether some tree's below_fair_share_since of op differs from what its last document
- * carries (unknown counts as none): the engine loop's refresh after an update. */
+ * carries (unknown counts as none) while op is starving there or the document carries one:
+ * the engine loop's refresh after an update. */
 bool ps_persist_op_since_changed(const struct ps_svc_op *op);
 /* A hash of what a fair share update changes in the tree's document: each stored pool's name,
  * accumulated_resource_volume and below_fair_share_since. ps_persist_tree notes it in the

@@ -51,7 +51,7 @@ static struct ps_service *start(const char *dir)
 /* Starts an operation of 100 one-core jobs in pool; its id into id. */
 static void start_op(struct ps_service *svc, const char *pool, char *id, size_t size)
 {
-    char body[256];
+    char body[320];
     snprintf(body, sizeof body,
              "{\"spec\": {\"pool\": \"%s\", \"tasks\": {\"t\": {\"command\": \"true\", "
              "\"job_count\": 100, \"memory_limit\": 104857600}}}}", pool);
@@ -103,11 +103,23 @@ static int64_t op_since(struct ps_service *svc, const char *id)
     return since;
 }
 
+static int op_starvation(struct ps_service *svc, const char *id)
+{
+    pthread_mutex_lock(&svc->mu);
+    struct ps_svc_op *op = ps_strmap_get(&svc->ops, id);
+    int status = (int)op->sop->memberships[0]->dynamic.starvation;
+    pthread_mutex_unlock(&svc->mu);
+    return status;
+}
+
 static void test_refresh_writes_moved_timers_only(void **state)
 {
     (void)state;
     char *dir = make_store_dir("persist_refresh");
     struct ps_service *svc = start(dir);
+    /* starving as soon as below the fair share (an operation's timeout only adds to its
+     * tree's) */
+    json_decref(ok(svc, "set", "{\"path\": \"//sys/pool_trees/physical/@fair_share_starvation_timeout\", \"value\": 0}"));
     json_decref(ok(svc, "create", "{\"type\": \"scheduler_pool\", \"path\": \"//sys/pool_trees/physical/a\"}"));
     json_decref(ok(svc, "create", "{\"type\": \"scheduler_pool\", \"path\": \"//sys/pool_trees/physical/b\"}"));
     char a[64], b[64];
@@ -117,8 +129,10 @@ static void test_refresh_writes_moved_timers_only(void **state)
     heartbeat(svc);   /* a takes the node's 4 slots */
     start_op(svc, "b", b, sizeof b);
     update(svc);      /* b: fair share half the cluster, usage none: below it from now */
+    update(svc);      /* and starving (the timeout is 0) */
     int64_t since = op_since(svc, b);
     assert_true(since != PS_STARVATION_NEVER);
+    assert_int_equal(op_starvation(svc, b), PS_STARVING);
 
     /* nothing moved: the refresh writes nothing */
     uint64_t before = journal_last(svc);
