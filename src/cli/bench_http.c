@@ -13,6 +13,9 @@
  * fair share update heavy: the heartbeats are then measured while updates run (issue 12/17),
  * and the update's duration and the part of it that holds the service lock are reported (from
  * the service's histograms; null when the binary has no locked-part histogram).
+ *
+ * This is --mode heartbeats (the default); --mode start-op and --mode combined are
+ * bench_http_load.c's.
  */
 #include <inttypes.h>
 #include <pthread.h>
@@ -22,22 +25,18 @@
 #include <string.h>
 
 #include "cli/bench.h"
+#include "cli/bench_http.h"
 #include "platform/clock.h"
 #include "platform/file.h"
 #include "platform/http_client.h"
 #include "platform/sandbox.h"
 #include "server/service.h"
 
-struct node_state {
-    char id[32];
-    json_t *running;   /* array of job ids */
-    json_t *finished;  /* array of reports */
-};
 
 struct client {
     struct ps_service *svc;
     char url[128];
-    struct node_state *nodes;
+    struct ps_bench_node *nodes;
     int first, count;
     double finish_rate;
     int64_t deadline_ns;
@@ -48,7 +47,7 @@ struct client {
     char error[256];
 };
 
-static json_t *body_of(struct node_state *n)
+static json_t *body_of(struct ps_bench_node *n)
 {
     json_t *jobs = json_array();
     size_t i;
@@ -62,9 +61,20 @@ static json_t *body_of(struct node_state *n)
                      "jobs", jobs);
 }
 
-static int beat(struct ps_http_client *c, const char *url, struct node_state *n, double finish_rate,
-                unsigned *seed, char *error)
+/* One heartbeat of node n: first floor(finish) of its jobs finish, one more with probability
+ * frac(finish); reports its running jobs and those finished, takes the jobs to start, drops
+ * those to abort and completes those to interrupt at the next heartbeat. Returns how many
+ * finished jobs it reported (their records make it wait for a commit), -1 on error. */
+int ps_bench_http_beat(struct ps_http_client *c, const char *url, struct ps_bench_node *n,
+                       double finish, unsigned *seed, char *error)
 {
+    int count = (int)finish + ((double)rand_r(seed) / RAND_MAX < finish - (int)finish);
+    for (int k = 0; k < count && json_array_size(n->running) > 0; k++) {
+        json_t *id = json_incref(json_array_get(n->running, 0));
+        json_array_remove(n->running, 0);
+        json_array_append_new(n->finished, json_pack("{s:o, s:s}", "job_id", id, "state", "completed"));
+    }
+    int reported = (int)json_array_size(n->finished);
     json_t *body = body_of(n);
     struct ps_http_result res;
     struct ps_error err;
@@ -83,14 +93,23 @@ static int beat(struct ps_http_client *c, const char *url, struct node_state *n,
     json_t *v;
     json_array_foreach(json_object_get(out, "jobs_to_start"), i, v)
         json_array_append(n->running, json_object_get(v, "job_id"));
+    /* preempted jobs leave: aborted ones at once, interrupted ones complete */
+    const char *lists[2] = {"jobs_to_abort", "jobs_to_interrupt"};
+    for (int l = 0; l < 2; l++)
+        json_array_foreach(json_object_get(out, lists[l]), i, v) {
+            const char *id = json_string_value(json_object_get(v, "job_id"));
+            for (size_t k = 0; id && k < json_array_size(n->running); k++) {
+                if (strcmp(json_string_value(json_array_get(n->running, k)), id) != 0)
+                    continue;
+                if (l == 1)
+                    json_array_append_new(n->finished, json_pack("{s:s, s:s}", "job_id", id,
+                                                                 "state", "completed"));
+                json_array_remove(n->running, k);
+                break;
+            }
+        }
     json_decref(out);
-    /* finish one job now and then */
-    if (json_array_size(n->running) > 0 && (double)rand_r(seed) / RAND_MAX < finish_rate) {
-        json_t *id = json_incref(json_array_get(n->running, 0));
-        json_array_remove(n->running, 0);
-        json_array_append_new(n->finished, json_pack("{s:o, s:s}", "job_id", id, "state", "completed"));
-    }
-    return 0;
+    return reported;
 }
 
 static void *client_main(void *arg)
@@ -106,9 +125,9 @@ static void *client_main(void *arg)
         return NULL;
     }
     for (int k = 0; ps_clock_monotonic_ns() < cl->deadline_ns; k++) {
-        struct node_state *n = &cl->nodes[cl->first + k % cl->count];
+        struct ps_bench_node *n = &cl->nodes[cl->first + k % cl->count];
         int64_t a = ps_clock_monotonic_ns();
-        if (beat(c, cl->url, n, cl->finish_rate, &cl->seed, cl->error) != 0) {
+        if (ps_bench_http_beat(c, cl->url, n, cl->finish_rate, &cl->seed, cl->error) < 0) {
             cl->errors++;
             if (cl->errors > 10)
                 break;
@@ -129,7 +148,7 @@ static void *client_main(void *arg)
     return NULL;
 }
 
-static int warm(struct ps_service *svc, const char *url, struct node_state *nodes, int count)
+int ps_bench_http_warm(struct ps_service *svc, const char *url, struct ps_bench_node *nodes, int count)
 {
     struct ps_http_client *c = NULL;
     if (ps_http_client_new(&c, NULL) != 0 || ps_http_client_set_token(c, svc->cluster_secret, NULL) != 0) {
@@ -139,7 +158,7 @@ static int warm(struct ps_service *svc, const char *url, struct node_state *node
     char error[256];
     unsigned seed = 1;
     for (int i = 0; i < count; i++)
-        if (beat(c, url, &nodes[i], 0, &seed, error) != 0) {
+        if (ps_bench_http_beat(c, url, &nodes[i], 0, &seed, error) < 0) {
             fprintf(stderr, "error: bench http: warm-up heartbeat failed: %s\n", error);
             ps_http_client_free(c);
             return -1;
@@ -151,7 +170,7 @@ static int warm(struct ps_service *svc, const char *url, struct node_state *node
 void ps_svc_update_all(struct ps_service *svc);
 
 /* The sum and count of a histogram of the service's registry; false when it has none. */
-static bool histogram_sum(struct ps_service *svc, const char *name, double *sum, double *count)
+bool ps_bench_http_histogram(struct ps_service *svc, const char *name, double *sum, double *count)
 {
     char *text = NULL;
     size_t len = 0;
@@ -176,47 +195,81 @@ static bool histogram_sum(struct ps_service *svc, const char *name, double *sum,
 }
 
 /* Mean of a histogram's observations since (sum0, count0), in ms; JSON null without it. */
-static json_t *mean_ms_since(struct ps_service *svc, const char *name, double sum0, double count0)
+json_t *ps_bench_http_mean_ms_since(struct ps_service *svc, const char *name, double sum0, double count0)
 {
     double sum, count;
-    if (!histogram_sum(svc, name, &sum, &count) || count <= count0)
+    if (!ps_bench_http_histogram(svc, name, &sum, &count) || count <= count0)
         return json_null();
     return json_real((sum - sum0) / (count - count0) * 1000.0);
 }
 
-/* --operations more operations spread over --pools pools, a few jobs each. */
-static int start_many(struct ps_service *svc, long long ops, long long pools)
+struct setup_worker {
+    struct ps_service *svc;
+    long long first, step, ops, pools;
+    int status;
+    char error[256];
+};
+
+/* Pools (ops < 0: pool i) or operations (operation i in pool i % pools), every step-th from
+ * first, through the API in this process as the admin. */
+static void *setup_main(void *arg)
 {
+    struct setup_worker *w = arg;
     struct ps_auth_identity admin = {"admin", PS_ROLE_ADMIN};
-    for (long long i = 0; i < pools; i++) {
-        char body[160];
-        snprintf(body, sizeof body,
-                 "{\"type\": \"scheduler_pool\", "
-                 "\"path\": \"//sys/pool_trees/physical/bench-%05lld\"}", i);
+    long long n = w->ops < 0 ? w->pools : w->ops;
+    for (long long i = w->first; i < n; i += w->step) {
+        char body[256];
+        const char *command = w->ops < 0 ? "create" : "start_op";
+        if (w->ops < 0)
+            snprintf(body, sizeof body,
+                     "{\"type\": \"scheduler_pool\", "
+                     "\"path\": \"//sys/pool_trees/physical/bench-%05lld\"}", i);
+        else
+            snprintf(body, sizeof body,
+                     "{\"spec\": {\"pool\": \"bench-%05lld\", \"tasks\": {\"t\": {\"command\": "
+                     "\"true\", \"job_count\": 8, \"memory_limit\": 104857600}}}}",
+                     i % w->pools);
         json_t *reply = NULL;
-        int st = ps_api_dispatch(svc, "create", body, strlen(body), &admin, &reply);
-        json_decref(reply);
-        if (st != 200) {
-            ps_bench_error("http", "create pool %lld: status %d", i, st);
-            return -1;
-        }
-    }
-    for (long long i = 0; i < ops; i++) {
-        char spec[256];
-        snprintf(spec, sizeof spec,
-                 "{\"spec\": {\"pool\": \"bench-%05lld\", \"tasks\": {\"t\": {\"command\": "
-                 "\"true\", \"job_count\": 8, \"memory_limit\": 104857600}}}}",
-                 i % pools);
-        json_t *reply = NULL;
-        int st = ps_api_dispatch(svc, "start_op", spec, strlen(spec), &admin, &reply);
+        int st = ps_api_dispatch(w->svc, command, body, strlen(body), &admin, &reply);
         if (st != 200) {
             char *text = reply ? json_dumps(reply, JSON_COMPACT) : NULL;
-            ps_bench_error("http", "start_op %lld: status %d %s", i, st, text ? text : "");
+            snprintf(w->error, sizeof w->error, "%s %lld: status %d %.180s", command, i, st,
+                     text ? text : "");
             free(text);
             json_decref(reply);
-            return -1;
+            w->status = -1;
+            return NULL;
         }
         json_decref(reply);
+    }
+    return NULL;
+}
+
+/* --operations more operations spread over --pools pools, 8 jobs each; 8 requests at a time
+ * (they share commits, as concurrent clients do). */
+int ps_bench_http_start_many(struct ps_service *svc, long long ops, long long pools)
+{
+    enum { WORKERS = 8 };
+    for (int phase = 0; phase < 2; phase++) {
+        struct setup_worker w[WORKERS];
+        pthread_t th[WORKERS];
+        int started = 0;
+        for (int k = 0; k < WORKERS; k++) {
+            w[k] = (struct setup_worker){svc, k, WORKERS, phase == 0 ? -1 : ops, pools, 0, ""};
+            if (pthread_create(&th[k], NULL, setup_main, &w[k]) != 0)
+                break;
+            started++;
+        }
+        int status = started == WORKERS ? 0 : -1;
+        for (int k = 0; k < started; k++) {
+            pthread_join(th[k], NULL);
+            if (w[k].status != 0 && status == 0) {
+                ps_bench_error("http", "%s", w[k].error);
+                status = -1;
+            }
+        }
+        if (status != 0)
+            return -1;
     }
     return 0;
 }
@@ -236,15 +289,40 @@ int ps_bench_http(int argc, char **argv)
         {"--update-period-ms", 0, 60000, &period_ms}
     };
     for (int i = 1; i < argc; i++) {
+        const char *mode = NULL;
+        if (ps_bench_option("http", argc, argv, &i, "--mode", &mode) < 0)
+            return 2;
+        if (mode && strcmp(mode, "start-op") == 0)
+            return ps_bench_http_start_op(argc, argv);
+        if (mode && strcmp(mode, "combined") == 0)
+            return ps_bench_http_combined(argc, argv);
+        if (mode && strcmp(mode, "heartbeats") != 0) {
+            ps_bench_error("http", "--mode: unknown mode '%s' (heartbeats, start-op, combined)",
+                           mode);
+            return 2;
+        }
+    }
+    for (int i = 1; i < argc; i++) {
         int r;
+        const char *mode = NULL;
+        if (ps_bench_option("http", argc, argv, &i, "--mode", &mode) != 0)
+            continue;
         if ((r = ps_bench_int_options("http", argc, argv, &i, ints, (int)(sizeof ints / sizeof *ints))) != 0) {
             if (r < 0)
                 return 2;
         } else if (strcmp(argv[i], "--help") == 0) {
-            printf("usage: poolsched bench http [--nodes 2000] [--seconds 5] [--clients 8]\n"
+            printf("usage: poolsched bench http [--mode heartbeats] [--nodes 2000] [--seconds 5]\n"
+                   "                            [--clients 8]\n"
                    "                            [--server-threads 4] [--finish-per-mille 20]\n"
                    "                            [--operations 0 --pools 1 --update-period-ms 0]\n"
-                   "Heartbeats per second and latency of a scheduler on loopback (JSON).\n");
+                   "Heartbeats per second and latency of a scheduler on loopback (JSON).\n"
+                   "       poolsched bench http --mode start-op [--clients 8] [--seconds 5]\n"
+                   "start_op/s from concurrent clients and from one kept-alive client.\n"
+                   "       poolsched bench http --mode combined [--nodes 10000]\n"
+                   "         [--heartbeat-period-ms 5000] [--churn 1000] [--operations 10000]\n"
+                   "         [--pools 1000] [--update-period-ms 200] [--reads 30] [--writes 15]\n"
+                   "         [--clients 16] [--seconds 20]\n"
+                   "Heartbeats, updates and API requests at once, paced (JSON).\n");
             return 0;
         } else {
             ps_bench_error("http", "unknown option '%s'", argv[i]);
@@ -271,7 +349,7 @@ int ps_bench_http(int argc, char **argv)
         cfg.fair_share_update_period_ms = period_ms;
     struct ps_service *svc = NULL;
     int status = 1;
-    struct node_state *ns = calloc((size_t)nodes, sizeof *ns);
+    struct ps_bench_node *ns = calloc((size_t)nodes, sizeof *ns);
     struct client *cl = calloc((size_t)clients, sizeof *cl);
     pthread_t *th = calloc((size_t)clients, sizeof *th);
     if (!ns || !cl || !th || ps_service_start(&cfg, &svc, &err) != 0) {
@@ -295,24 +373,24 @@ int ps_bench_http(int argc, char **argv)
     json_t *reply = NULL;
     int st = ps_api_dispatch(svc, "start_op", spec, strlen(spec), &admin, &reply);
     json_decref(reply);
-    if (st == 200 && operations > 0 && start_many(svc, operations, pools) != 0)
+    if (st == 200 && operations > 0 && ps_bench_http_start_many(svc, operations, pools) != 0)
         goto out;
-    if (st != 200 || warm(svc, url, ns, (int)nodes) != 0) {
+    if (st != 200 || ps_bench_http_warm(svc, url, ns, (int)nodes) != 0) {
         ps_bench_error("http", "setup failed (start_op status %d)", st);
         goto out;
     }
     pthread_mutex_lock(&svc->mu);
     ps_svc_update_all(svc);
     pthread_mutex_unlock(&svc->mu);
-    if (warm(svc, url, ns, (int)nodes) != 0)
+    if (ps_bench_http_warm(svc, url, ns, (int)nodes) != 0)
         goto out;
     int64_t running = 0;
     for (long long i = 0; i < nodes; i++)
         running += (int64_t)json_array_size(ns[i].running);
 
     double fs_sum0 = 0, fs_count0 = 0, lk_sum0 = 0, lk_count0 = 0;
-    histogram_sum(svc, "poolsched_fair_share_update_duration_seconds", &fs_sum0, &fs_count0);
-    histogram_sum(svc, "poolsched_fair_share_update_locked_seconds", &lk_sum0, &lk_count0);
+    ps_bench_http_histogram(svc, "poolsched_fair_share_update_duration_seconds", &fs_sum0, &fs_count0);
+    ps_bench_http_histogram(svc, "poolsched_fair_share_update_locked_seconds", &lk_sum0, &lk_count0);
     int64_t start = ps_clock_monotonic_ns();
     double commits0 = ps_metric_value(svc->m_commits);
     for (long long k = 0; k < clients; k++) {
@@ -365,17 +443,17 @@ int ps_bench_http(int argc, char **argv)
                             (json_int_t)commits, "commits_per_second", commits / wall,
                             "jobs_finished", (json_int_t)ps_metric_value(svc->m_jobs_finished));
     double fs_sum = 0, fs_count = 0;
-    histogram_sum(svc, "poolsched_fair_share_update_duration_seconds", &fs_sum, &fs_count);
+    ps_bench_http_histogram(svc, "poolsched_fair_share_update_duration_seconds", &fs_sum, &fs_count);
     json_object_set_new(obj, "latency_p999_ms", json_real(p999));
     json_object_set_new(obj, "heartbeats_over_20ms", json_integer(over_20ms));
     json_object_set_new(obj, "operations", json_integer(operations + 1));
     json_object_set_new(obj, "pools", json_integer(pools));
     json_object_set_new(obj, "fair_share_updates", json_integer((json_int_t)(fs_count - fs_count0)));
     json_object_set_new(obj, "update_mean_ms",
-                        mean_ms_since(svc, "poolsched_fair_share_update_duration_seconds",
+                        ps_bench_http_mean_ms_since(svc, "poolsched_fair_share_update_duration_seconds",
                                       fs_sum0, fs_count0));
     json_object_set_new(obj, "update_locked_mean_ms",
-                        mean_ms_since(svc, "poolsched_fair_share_update_locked_seconds",
+                        ps_bench_http_mean_ms_since(svc, "poolsched_fair_share_update_locked_seconds",
                                       lk_sum0, lk_count0));
     status = ps_bench_print_json("http", obj);
 out:

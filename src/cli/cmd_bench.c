@@ -13,7 +13,8 @@
 const struct ps_bench ps_benches[] = {
     {"fair-share", "one fair share update of a synthetic tree (1,000 pools, 10,000 operations)",
      ps_bench_fair_share},
-    {"http", "node heartbeats/s and latency of a scheduler over HTTP on loopback (2,000 nodes)",
+    {"http", "a scheduler over HTTP on loopback: heartbeats (2,000 nodes), start_op/s, "
+             "the combined load (--mode)",
      ps_bench_http},
     {"e2e", "completed jobs/s of a local cluster: scheduler + 4 node agents, 10,000 `true` jobs",
      ps_bench_e2e},

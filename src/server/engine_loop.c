@@ -138,14 +138,16 @@ static bool update_tree(struct ps_service *svc, struct ps_svc_tree_state *ts, in
                    ts->name);
     ps_svc_limits_check(svc, ts, now_ms);
     /* integral volumes and starvation timers survive a restart (while commits fail, only now
-     * and then: journal.c) */
+     * and then: journal.c): the documents whose volumes or timers moved are written again.
+     * Not every document after every update: under svc->mu, serializing the tree and each
+     * starving operation's document (its whole spec) cost more than the rest of the update. */
     if (!ps_journal_refresh_due(svc->journal, now_ms))
         return true;
-    ps_persist_tree(svc, ts->name);
+    if (!ts->dynamic_persisted || ps_persist_tree_dynamic_hash(tree) != ts->persisted_dynamic)
+        ps_persist_tree(svc, ts->name);
     for (int k = 0; k < ps_pool_tree_operation_count(tree); k++) {
-        struct ps_tree_op *to = ps_pool_tree_operation_at(tree, k);
-        struct ps_svc_op *op = ps_tree_op_host(to);
-        if (op && to->dynamic.starvation != PS_NON_STARVING)
+        struct ps_svc_op *op = ps_tree_op_host(ps_pool_tree_operation_at(tree, k));
+        if (op && ps_persist_op_since_changed(op))
             ps_persist_op(svc, op);
     }
     return true;

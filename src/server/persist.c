@@ -189,11 +189,39 @@ json_t *ps_persist_job_doc(const struct ps_svc_job *job)
     return doc;
 }
 
+static uint64_t fnv(uint64_t h, const void *data, size_t len)
+{
+    const unsigned char *b = data;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ b[i]) * 1099511628211ULL;
+    return h;
+}
+
+uint64_t ps_persist_tree_dynamic_hash(struct ps_pool_tree *tree)
+{
+    uint64_t h = 14695981039346656037ULL;
+    for (int i = 0; i < ps_pool_tree_pool_count(tree); i++) {
+        const struct ps_pool *p = ps_pool_tree_pool_at(tree, i);
+        if (p->ephemeral)
+            continue;
+        h = fnv(h, p->name, strlen(p->name) + 1);
+        h = fnv(h, &p->accumulated_volume, sizeof p->accumulated_volume);
+        h = fnv(h, &p->dynamic.below_fair_share_since_ms, sizeof p->dynamic.below_fair_share_since_ms);
+    }
+    return h;
+}
+
 void ps_persist_tree(struct ps_service *svc, const char *name)
 {
     struct ps_pool_tree *tree = ps_strategy_find_tree(svc->strategy, name);
-    if (tree && svc->journal)
-        ps_journal_put(svc->journal, "tree", name, ps_persist_tree_doc(svc, tree));
+    if (!tree || !svc->journal)
+        return;
+    ps_journal_put(svc->journal, "tree", name, ps_persist_tree_doc(svc, tree));
+    struct ps_svc_tree_state *ts = ps_svc_tree(svc, name);
+    if (ts) {
+        ts->persisted_dynamic = ps_persist_tree_dynamic_hash(tree);
+        ts->dynamic_persisted = true;
+    }
 }
 
 void ps_persist_tree_removed(struct ps_service *svc, const char *name)
@@ -210,10 +238,48 @@ void ps_persist_meta(struct ps_service *svc)
                        json_pack("{s:o}", "default_tree", d ? json_string(d) : json_null()));
 }
 
-void ps_persist_op(struct ps_service *svc, const struct ps_svc_op *op)
+/* The below_fair_share_since op's document carries for tree slot i (ps_persist_op_doc). */
+static int64_t doc_since(const struct ps_svc_op *op, int i)
 {
-    if (svc->journal)
-        ps_journal_put(svc->journal, "operation", op->id, ps_persist_op_doc(svc, op));
+    struct ps_tree_op *to = op->sop && !op->finished && op->sop->memberships && i < op->sop->tree_count
+                                ? op->sop->memberships[i]
+                                : NULL;
+    return to ? to->dynamic.below_fair_share_since_ms : PS_STARVATION_NEVER;
+}
+
+static void note_since(struct ps_svc_op *op)
+{
+    for (int i = 0; i < op->tree_count; i++) {
+        op->trees[i].persisted_since_ms = doc_since(op, i);
+        op->trees[i].since_persisted = true;
+    }
+}
+
+bool ps_persist_op_since_changed(const struct ps_svc_op *op)
+{
+    for (int i = 0; i < op->tree_count; i++) {
+        int64_t stored = op->trees[i].since_persisted ? op->trees[i].persisted_since_ms
+                                                      : PS_STARVATION_NEVER;
+        if (doc_since(op, i) == stored)
+            continue;
+        /* the timer of an operation that is starving, or the one its document still carries:
+         * not each below-fair-share timer that comes and goes before the starvation timeout
+         * (those are many with thousands of operations, and cost a write each) */
+        const struct ps_tree_op *to = op->sop && op->sop->memberships && i < op->sop->tree_count
+                                          ? op->sop->memberships[i]
+                                          : NULL;
+        if (stored != PS_STARVATION_NEVER || (to && to->dynamic.starvation != PS_NON_STARVING))
+            return true;
+    }
+    return false;
+}
+
+void ps_persist_op(struct ps_service *svc, struct ps_svc_op *op)
+{
+    if (!svc->journal)
+        return;
+    ps_journal_put(svc->journal, "operation", op->id, ps_persist_op_doc(svc, op));
+    note_since(op);
 }
 
 void ps_persist_job(struct ps_service *svc, struct ps_svc_job *job)
@@ -428,6 +494,7 @@ static int load_op(struct ps_service *svc, const json_t *doc, struct ps_svc_op *
         if (lost)
             ps_persist_op(svc, op);
     }
+    note_since(op);   /* what the stored document carries */
     ps_svc_op_refresh_state(op);
     *scan = lost || !state || !restore_progress(op, doc);
     if (!*scan)

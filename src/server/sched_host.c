@@ -22,16 +22,6 @@ struct host {
     int count, cap;
 };
 
-static int tree_slot(const struct ps_svc_op *op, const char *tree)
-{
-    if (!op->sop)
-        return -1;
-    for (int i = 0; i < op->sop->tree_count; i++)
-        if (strcmp(op->sop->tree_names[i], tree) == 0)
-            return i;
-    return -1;
-}
-
 /* The service operation of element `element` of the tree's last build, or NULL (pools,
  * detached operations). ts->sched.user holds the strategy's operations. */
 static struct ps_svc_op *svc_op(const struct ps_svc_tree_state *ts, int element)
@@ -70,7 +60,7 @@ static int add_node(struct host *h, struct ps_svc_node *node, struct ps_resource
         if (h->count == h->cap && (rc = reserve(h, h->count + 1, err)) != 0)
             break;
         bool leaving = j->interrupt_deadline_ms > 0;
-        int slot = tree_slot(j->op, h->ts->name);
+        int slot = ps_svc_op_tree_slot(j->op, h->ts->name);
         if (slot < 0 || slot != j->tree_slot || j->op->trees[slot].element < 0) {
             if (!leaving)
                 *other = ps_resources_add(*other, j->usage);
@@ -108,7 +98,7 @@ static int start(void *ctx, int64_t node, int element, struct ps_resources resou
     (void)err;
     struct host *h = ctx;
     struct ps_svc_op *op = svc_op(h->ts, element);
-    int slot = op ? tree_slot(op, h->ts->name) : -1;
+    int slot = op ? ps_svc_op_tree_slot(op, h->ts->name) : -1;
     struct ps_svc_job *job = slot >= 0 && h->node ? ps_svc_job_start(h->svc, op, slot, resources,
                                                                      h->node->id, h->now_ms)
                                                   : NULL;

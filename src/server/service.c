@@ -653,6 +653,24 @@ void ps_svc_op_detach(struct ps_service *svc, struct ps_svc_op *op)
     }
 }
 
+int ps_svc_op_tree_slot(const struct ps_svc_op *op, const char *tree)
+{
+    if (!op->sop)
+        return -1;
+    for (int i = 0; i < op->sop->tree_count; i++)
+        if (strcmp(op->sop->tree_names[i], tree) == 0)
+            return i;
+    return -1;
+}
+
+/* ps_svc_op_tree_slot for an operation known to be a member of tree. Both loops below run over
+ * every operation under the service lock at each update: an operation in one tree (nearly all)
+ * needs no name comparison, which would read three more scattered blocks. */
+static int member_slot(const struct ps_svc_op *op, const char *tree)
+{
+    return op->tree_count == 1 ? 0 : ps_svc_op_tree_slot(op, tree);
+}
+
 struct ps_preemptible *ps_svc_sched_op_fn(void *ctx, struct ps_tree_op *tree_op, int element,
                                           struct ps_sched_operation *sched,
                                           struct ps_preempt_operation *preempt)
@@ -661,57 +679,56 @@ struct ps_preemptible *ps_svc_sched_op_fn(void *ctx, struct ps_tree_op *tree_op,
     struct ps_svc_op *op = ps_tree_op_host(tree_op);
     if (!op || !op->sop)
         return NULL;
-    const char *tree = ps_pool_tree_name(tree_op->tree);
-    for (int i = 0; i < op->tree_count; i++) {
-        if (strcmp(op->sop->tree_names[i], tree) != 0)
-            continue;
-        op->trees[i].element = element;
-        fill_sched_state(op, sched->filter, sched);
-        preempt->lists = op->trees[i].lists;
-        ps_operation_spec_preempt_settings(&op->sop->spec, &preempt->graceful,
-                                           &preempt->max_unpreemptible_running_allocation_count);
-        return op->trees[i].lists;
-    }
-    return NULL;
+    int i = member_slot(op, ps_pool_tree_name(tree_op->tree));
+    if (i < 0)
+        return NULL;
+    op->trees[i].element = element;
+    fill_sched_state(op, sched->filter, sched);
+    preempt->lists = op->trees[i].lists;
+    ps_operation_spec_preempt_settings(&op->sop->spec, &preempt->graceful,
+                                       &preempt->max_unpreemptible_running_allocation_count);
+    return op->trees[i].lists;
 }
 
 void ps_svc_forget_elements(struct ps_service *svc, struct ps_pool_tree *tree)
 {
     (void)svc;
+    const char *name = ps_pool_tree_name(tree);
     for (int k = 0; k < ps_pool_tree_operation_count(tree); k++) {
         struct ps_svc_op *op = ps_tree_op_host(ps_pool_tree_operation_at(tree, k));
-        if (!op)
-            continue;
-        for (int i = 0; i < op->tree_count; i++)
-            if (strcmp(op->sop->tree_names[i], ps_pool_tree_name(tree)) == 0)
-                op->trees[i].element = -1;
+        int i = op ? member_slot(op, name) : -1;
+        if (i >= 0)
+            op->trees[i].element = -1;
     }
 }
 
 void ps_svc_fill_engine_inputs(struct ps_service *svc, struct ps_svc_tree_state *ts,
                                struct ps_pool_tree *tree)
 {
+    (void)svc;
     (void)ts;
+    const char *name = ps_pool_tree_name(tree);
     for (int k = 0; k < ps_pool_tree_operation_count(tree); k++) {
         struct ps_tree_op *to = ps_pool_tree_operation_at(tree, k);
         struct ps_svc_op *op = ps_tree_op_host(to);
-        if (!op)
+        int i = op ? member_slot(op, name) : -1;
+        if (i < 0)
             continue;
-        for (int i = 0; i < op->tree_count; i++) {
-            if (strcmp(op->sop->tree_names[i], ps_pool_tree_name(tree)) != 0)
-                continue;
-            to->usage = op->trees[i].usage;
-            to->demand = op->trees[i].usage;
-            for (int j = 0; j < op->task_count; j++) {
-                struct ps_resources shape = ps_svc_task_shape(&op->tasks[j]);
-                for (int r = 0; r < PS_RES_COUNT; r++)
-                    to->demand.v[r] += shape.v[r] * op->tasks[j].q_len;
-            }
-            to->pending_job_count = ps_svc_op_pending(op);
-            to->suspended = op->suspended;
+        to->usage = op->trees[i].usage;
+        to->demand = op->trees[i].usage;
+        int64_t pending = 0;
+        for (int j = 0; j < op->task_count; j++) {
+            int64_t q = op->tasks[j].q_len;
+            if (q == 0)
+                continue;   /* no shape to compute (the memory reserve) */
+            struct ps_resources shape = ps_svc_task_shape(&op->tasks[j]);
+            for (int r = 0; r < PS_RES_COUNT; r++)
+                to->demand.v[r] += shape.v[r] * q;
+            pending += q;
         }
+        to->pending_job_count = pending;
+        to->suspended = op->suspended;
     }
-    (void)svc;
 }
 
 /* ---- jobs ----------------------------------------------------------------------------------- */

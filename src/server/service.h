@@ -173,6 +173,10 @@ struct ps_svc_op_tree {
     uint64_t generation;           /* of that snapshot */
     struct ps_preemptible *lists;  /* its allocations in this tree */
     struct ps_resources usage;     /* running jobs scheduled in this tree */
+    /* the below_fair_share_since its last document carries for this tree (persist.c): the
+     * engine loop writes the document again only when the timer moved */
+    int64_t persisted_since_ms;
+    bool since_persisted;          /* false: unknown (no document written or read yet) */
 };
 
 struct ps_svc_op {
@@ -258,6 +262,10 @@ struct ps_svc_tree_state {
     bool removed;                  /* removed while updating: the loop frees it */
     uint64_t work_gen;             /* counts updates after changes (long_poll.c) */
     int64_t dirty_since_ms;        /* when the loop saw it dirty (engine_loop.c); 0 clean */
+    /* ps_persist_tree_dynamic_hash of the tree's last document (persist.c): the engine loop
+     * writes it again after an update only when a volume or a timer moved */
+    uint64_t persisted_dynamic;
+    bool dynamic_persisted;        /* false: none written by this state yet */
 };
 
 struct ps_service {
@@ -347,6 +355,8 @@ void ps_svc_op_free(struct ps_svc_op *op);
  * be parsed. */
 int ps_svc_op_trees(struct ps_service *svc, struct ps_svc_op *op, const json_t *spec,
                     const json_t *restore, json_t **strategy_spec, struct ps_error *err);
+/* The slot of op's trees named tree, -1 when op is not (or no longer) in it. */
+int ps_svc_op_tree_slot(const struct ps_svc_op *op, const char *tree);
 void ps_svc_op_update_pools(struct ps_svc_op *op);
 /* The node-reported memory statistics of a job's statistics map (user_job/max_memory,
  * user_job/memory_reserve, job_proxy/max_memory; keys with or without a leading '/'). */
@@ -436,7 +446,16 @@ json_t *ps_persist_job_doc(const struct ps_svc_job *job);
 void ps_persist_tree(struct ps_service *svc, const char *tree);   /* journal put */
 void ps_persist_tree_removed(struct ps_service *svc, const char *tree);
 void ps_persist_meta(struct ps_service *svc);
-void ps_persist_op(struct ps_service *svc, const struct ps_svc_op *op);
+/* Also notes in op which below_fair_share_since the document carries (since_persisted). */
+void ps_persist_op(struct ps_service *svc, struct ps_svc_op *op);
+/* Whether some tree's below_fair_share_since of op differs from what its last document
+ * carries (unknown counts as none) while op is starving there or the document carries one:
+ * the engine loop's refresh after an update. */
+bool ps_persist_op_since_changed(const struct ps_svc_op *op);
+/* A hash of what a fair share update changes in the tree's document: each stored pool's name,
+ * accumulated_resource_volume and below_fair_share_since. ps_persist_tree notes it in the
+ * tree's state; the engine loop writes the document again only when it moved. */
+uint64_t ps_persist_tree_dynamic_hash(struct ps_pool_tree *tree);
 /* A finished job's put also queues it for leaving memory (ps_job_archive_retire). */
 void ps_persist_job(struct ps_service *svc, struct ps_svc_job *job);
 /* A job from its stored document (not registered, alloc_id 0), or NULL when the document is

@@ -122,5 +122,34 @@ check_json "$tmp/n.json" \
   'r["workload"]["idle_pools"] > 0 and r["workload"]["saturated_pools"] > 0' \
   'r["workload"]["strong_guarantee_cpu_ratio"] + r["workload"]["burst_guarantee_cpu_ratio"] <= 1'
 
+# bench http's start-op and combined modes on a tiny scale: the report's shape, the paced
+# rates (every heartbeat and API request due before the deadline is sent), jobs finishing.
+"$bin" bench http --mode start-op --seconds 1 --clients 2 --pools 200 > "$tmp/h1.json" \
+  || fail "bench http --mode start-op exits non-zero"
+check_json "$tmp/h1.json" \
+  'r["mode"] == "start-op" and r["pools"] == 200' \
+  'all(r[k]["operations"] > 0 and r[k]["errors"] == 0 for k in ("concurrent_clients", "one_client_kept_alive"))' \
+  'r["concurrent_clients"]["clients"] == 2 and r["one_client_kept_alive"]["clients"] == 1' \
+  'all(1 <= r[k]["commits"] <= r[k]["operations"] + 5 for k in ("concurrent_clients", "one_client_kept_alive"))' \
+  'r["concurrent_clients"]["latency"]["count"] == r["concurrent_clients"]["operations"]'
+"$bin" bench http --mode combined --nodes 20 --heartbeat-period-ms 500 --operations 10 --pools 2 \
+  --churn 20 --seconds 2 --reads 5 --writes 3 --clients 4 > "$tmp/h2.json" \
+  || fail "bench http --mode combined exits non-zero"
+check_json "$tmp/h2.json" \
+  'r["mode"] == "combined" and r["errors"] == 0 and r["operations"] == 11' \
+  'r["heartbeat"]["count"] == 20 * 4 and r["heartbeat_send_late"]["count"] == 80' \
+  'r["heartbeat_with_finished_jobs"]["count"] + r["heartbeat_without_finished_jobs"]["count"] == 80' \
+  'r["heartbeat_with_finished_jobs"]["count"] > 0' \
+  'r["requested"]["heartbeats_per_second"] == 40' \
+  'r["api_read"]["count"] == 10 and r["api_write"]["count"] == 6' \
+  'r["achieved"]["jobs_per_second"] > 0 and r["running_jobs_at_start"] == 80' \
+  'r["update"]["count"] > 0 and r["update"]["mean_ms"] > 0' \
+  '0 < r["load_generator_cpu_percent"] and 0 < r["process_cpu_percent"]'
+set +e
+"$bin" bench http --mode bogus > /dev/null 2> "$tmp/err"; rc=$?
+set -e
+[ $rc -eq 2 ] || fail "bench http --mode bogus exits $rc, want 2"
+grep -q "^error: bench http: --mode: unknown mode 'bogus'" "$tmp/err" || fail "bad --mode message: $(cat "$tmp/err")"
+
 # That every vector level gives the same bits is fair_share_isa_levels.sh's.
 echo "bench smoke: ok"

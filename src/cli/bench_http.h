@@ -1,0 +1,38 @@
+/* bench_http.h — what `bench http`'s modes share (bench_http.c: heartbeats; bench_http_load.c:
+ * start_op throughput and the combined load). Internal to src/cli. */
+#ifndef PS_CLI_BENCH_HTTP_H
+#define PS_CLI_BENCH_HTTP_H
+
+#include <stdbool.h>
+
+#include <jansson.h>
+
+#include "platform/http_client.h"
+#include "server/service.h"
+
+/* A virtual node: its id and the jobs it runs and has finished since its last heartbeat. */
+struct ps_bench_node {
+    char id[32];
+    json_t *running;   /* array of job ids */
+    json_t *finished;  /* array of reports */
+};
+
+int ps_bench_http_beat(struct ps_http_client *c, const char *url, struct ps_bench_node *n,
+                       double finish, unsigned *seed, char *error);
+/* One heartbeat of each node, one after the other. */
+int ps_bench_http_warm(struct ps_service *svc, const char *url, struct ps_bench_node *nodes,
+                       int count);
+/* The sum and count of one of the service's histograms; false when it has none. */
+bool ps_bench_http_histogram(struct ps_service *svc, const char *name, double *sum,
+                             double *count);
+/* The mean of its observations since (sum0, count0), in ms; JSON null without any. */
+json_t *ps_bench_http_mean_ms_since(struct ps_service *svc, const char *name, double sum0,
+                                    double count0);
+/* Pools bench-00000.. and ops operations of 8 `true` jobs spread over them (admin, in process). */
+int ps_bench_http_start_many(struct ps_service *svc, long long ops, long long pools);
+
+/* The modes of bench_http_load.c (argv as given to `bench http`, --mode included). */
+int ps_bench_http_start_op(int argc, char **argv);
+int ps_bench_http_combined(int argc, char **argv);
+
+#endif
