@@ -547,6 +547,35 @@ def historic_disabled():
 
 
 @case
+def satisfaction_simple():
+    # upstream: test_scheduler_strategy::TestSatisfactionRatio::test_satisfaction_simple
+    # one node of 8 cpu and 8 slots; op1's jobs stand for upstream's breakpoint jobs
+    env = Env("satisfaction", cpu=8, slots=8,
+              tree={"non_preemptible_resource_usage_threshold": {"user_slots": 10}})
+    try:
+        env.pool("pool")
+        op1 = env.op(jobs=3, cpu=4.0, pool="pool")
+        node = env.nodes[0]
+        env.wait(lambda: len(node.running) == 2, "two jobs of op1 running")
+        op2 = env.op(cpu=4.0, pool="pool")
+        sat = lambda op: env.op_attr(op, "satisfaction_ratio")
+        env.wait(lambda: near(sat(op1), 2.0) or sat(op1), "op1 satisfaction 2")
+        env.wait(lambda: near(sat(op2), 0.0) or sat(op2), "op2 satisfaction 0")
+        env.wait(lambda: near(env.pool_attr("pool", "satisfaction_ratio"), 0.0), "pool satisfaction 0")
+        # release_breakpoint: op1's jobs complete as they come, until op1 has completed
+        def op1_done():
+            for jid, j in list(node.running.items()):
+                if j["operation_id"] == op1:
+                    node.finish(jid)
+            return upslib.state(env, op1) == "completed" or upslib.state(env, op1)
+        env.wait(op1_done, "op1 completed")
+        env.wait(lambda: near(sat(op2), 1.0) or sat(op2), "op2 satisfaction 1")
+        env.wait(lambda: near(env.pool_attr("pool", "satisfaction_ratio"), 1.0), "pool satisfaction 1")
+    finally:
+        env.stop()
+
+
+@case
 def use_pool_satisfaction_for_scheduling():
     # upstream: test_scheduler_strategy::TestSatisfactionRatio::test_use_pool_satisfaction_for_scheduling
     # poolsched's vanilla tasks have no gpu_limit: op3 asks for 3 jobs of 1 cpu instead of one
