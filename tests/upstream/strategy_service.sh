@@ -75,6 +75,40 @@ def promised_fair_share():
         env.stop()
 
 
+def limits_preemption(target):
+    env = Env("limits_preemption_" + target, nodes=3,
+              tree={"preemptive_scheduling_backoff": 0, "max_unpreemptible_running_allocation_count": 0})
+    try:
+        env.pool("test_pool")
+        op = env.op(jobs=3, pool="test_pool")
+        # running jobs, without those interrupted (preempted, ending): upstream's vanilla job is
+        # not interruptible and is aborted at once; a fake node keeps it until told to abort
+        running = lambda: sum(1 for n in env.nodes for jid, j in n.running.items()
+                              if j["operation_id"] == op and jid not in n.interrupted)
+        env.wait(lambda: running() == 3, "three jobs running")
+        if target == "pool":
+            env.s.set("//sys/pool_trees/physical/test_pool/@resource_limits", {"cpu": 2})
+            env.wait(lambda: near(env.pool_attr("test_pool", "resource_limits")["cpu"], 2), "pool limit 2")
+        else:
+            env.s.ok("update_op_parameters", {"operation_id": op, "parameters": {
+                "scheduling_options_per_pool_tree": {"physical": {"resource_limits": {"user_slots": 2}}}}})
+        env.wait(lambda: running() == 2 or running(), "two jobs running")
+    finally:
+        env.stop()
+
+
+@case
+def resource_limits_preemption_pool():
+    # upstream: test_scheduler_strategy::TestResourceUsage::test_resource_limits_preemption[pool]
+    limits_preemption("pool")
+
+
+@case
+def resource_limits_preemption_operation():
+    # upstream: test_scheduler_strategy::TestResourceUsage::test_resource_limits_preemption[operation]
+    limits_preemption("operation")
+
+
 @case
 def resource_limits():
     # upstream: test_scheduler_strategy::TestResourceUsage::test_resource_limits
