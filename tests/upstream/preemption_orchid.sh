@@ -110,6 +110,29 @@ def max_unpreemptible_running_job_count():
 
 
 @case
+def config_postprocessor():
+    # upstream: test_scheduler_preemption::TestNonPreemptibleResourceUsageThreshold::test_config_postprocessor
+    env = threshold_env("postprocessor")
+    try:
+        path = upslib.ORCHID + "/config/non_preemptible_resource_usage_threshold"
+        check(env.get(path) == {}, "threshold {} at first: %s" % env.get(path))
+        env.s.ok("remove", {"path": TREE + "config/max_unpreemptible_running_job_count"})
+        for key, value, expect in (
+                ("max_unpreemptible_running_job_count", 0, {"user_slots": 0}),
+                ("max_unpreemptible_running_job_count", 7, {"user_slots": 7}),
+                ("non_preemptible_resource_usage_threshold", {"cpu": 1.0}, {"cpu": 1.0, "user_slots": 7}),
+                ("non_preemptible_resource_usage_threshold", {"cpu": 1.0, "user_slots": 5},
+                 {"cpu": 1.0, "user_slots": 5})):
+            tree_option(env, key, value)
+            env.wait(lambda: env.get(path) == expect or env.get(path), "%s %s: %s" % (key, value, expect))
+        # upstream then sets the threshold to an entity and expects an error (its config has no
+        # null for this key); poolsched's null resets any tree key to its default
+        # (docs/api.md, "Where it differs"), so that last step is not translated
+    finally:
+        env.stop()
+
+
+@case
 def pool_config_overrides_tree_config():
     # upstream: test_scheduler_preemption::TestNonPreemptibleResourceUsageThreshold::test_pool_config_overrides_tree_config
     env = threshold_env("pool_overrides")
