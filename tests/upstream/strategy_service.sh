@@ -827,6 +827,22 @@ def guarantee_overcommit():
 
 
 @case
+def guarantee_overcommit_zero_cluster():
+    # upstream: test_scheduler_strategy::TestVectorStrongGuarantees::test_guarantee_overcommit_zero_cluster
+    env = vector_env("overcommit_zero", nodes=0)
+    try:
+        env.pool("pool1", strong_guarantee_resources={"cpu": 15, "user_slots": 20})
+        env.pool("pool2", strong_guarantee_resources={"cpu": 20})
+        wait_vec(env, "pool1", "effective_strong_guarantee_resources", {"cpu": 15, "user_slots": 20, "network": 0})
+        wait_vec(env, "pool1", "strong_guarantee_share", {"cpu": 0.0, "user_slots": 0.0, "network": 0.0})
+        wait_vec(env, "pool2", "effective_strong_guarantee_resources", {"cpu": 20, "user_slots": 0, "network": 0})
+        wait_vec(env, "pool2", "strong_guarantee_share", {"cpu": 0.0, "user_slots": 0.0, "network": 0.0})
+        overcommit_alert(env)
+    finally:
+        env.stop()
+
+
+@case
 def guarantee_overcommit_single_large_pool():
     # upstream: test_scheduler_strategy::TestVectorStrongGuarantees::test_guarantee_overcommit_single_large_pool
     env = vector_env("overcommit_single")
