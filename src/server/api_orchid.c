@@ -205,6 +205,11 @@ static json_t *op_json(struct ps_tree_op *op, const struct ps_tree_demands *d)
     json_object_set_new(e, "user", json_string(op->user));
     json_object_set_new(e, "running", json_boolean(op->running));
     json_object_set_new(e, "pending_job_count", json_integer(op->pending_job_count));
+    json_t *unsatisfied = json_object();
+    for (int r = 0; r < PS_RES_COUNT; r++)
+        json_object_set_new(unsatisfied, ps_resource_name(r),
+                            json_integer(op->min_needed_resources_unsatisfied_count[r]));
+    json_object_set_new(e, "min_needed_resources_unsatisfied_count", unsatisfied);
     return e;
 }
 

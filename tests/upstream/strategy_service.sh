@@ -581,6 +581,21 @@ def historic_disabled():
 
 
 @case
+def min_needed_resources_unsatisfied_count():
+    # upstream: test_scheduler_strategy::TestMinNeededResources::test_min_needed_resources_unsatisfied_count
+    # upstream's one node: 3 cpu, 2 slots; the second job of 2 cpu does not fit next to the first
+    env = Env("min_needed_unsatisfied", cpu=3, slots=2)
+    try:
+        op = env.op(jobs=2, cpu=2)
+        env.wait(lambda: env.op_attr(op, "min_needed_resources_unsatisfied_count", {}).get("cpu", 0) >= 10
+                 or env.op_attr(op, "min_needed_resources_unsatisfied_count"), "cpu count >= 10")
+        got = env.op_attr(op, "min_needed_resources_unsatisfied_count")
+        check(got["user_slots"] == 0 and got["memory"] == 0, "only cpu is short: %s" % got)
+    finally:
+        env.stop()
+
+
+@case
 def satisfaction_simple():
     # upstream: test_scheduler_strategy::TestSatisfactionRatio::test_satisfaction_simple
     # one node of 8 cpu and 8 slots; op1's jobs stand for upstream's breakpoint jobs
