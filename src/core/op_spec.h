@@ -61,7 +61,9 @@
  * and its victims of other reasons get allocation_graceful_preemption_timeout;
  * max_unpreemptible_running_allocation_count = max_unpreemptible_allocation_count (-1 unset):
  * while the operation runs <= min(this, the tree's max_unpreemptible_running_allocation_count)
- * allocations it is not preempted (semantics.md 3.3). Upstream has them per operation only:
+ * allocations it is not preempted (semantics.md 3.3); it also caps the user_slots of the
+ * operation's effective non_preemptible_resource_usage_threshold (ps_tree_op_preemptible_config,
+ * as upstream's TSchedulerOperationElement::UpdateRecursiveAttributes). Upstream has them per operation only:
  * they are not per-tree options (like other unknown keys there, they are ignored). Current
  * upstream rejects non-zero values of max_unpreemptible_allocation_count (COMPAT, pointing to
  * non_preemptible_resource_usage_threshold/user_slots); we keep the older, documented meaning

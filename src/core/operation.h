@@ -54,6 +54,7 @@ struct ps_tree_op_settings {
     struct ps_opt_int fair_share_starvation_timeout_ms;
     struct ps_opt_double fair_share_starvation_tolerance;
     struct ps_resources_opt non_preemptible_resource_usage_threshold;
+    struct ps_opt_int max_unpreemptible_allocation_count;
 };
 
 /* An operation's membership in one tree. Fields are read-only for callers except those marked
@@ -84,6 +85,10 @@ struct ps_tree_op {
     struct ps_opt_int fair_share_starvation_timeout_ms;
     struct ps_opt_double fair_share_starvation_tolerance;
     struct ps_resources_opt non_preemptible_resource_usage_threshold;
+    struct ps_opt_int max_unpreemptible_allocation_count;  /* caps the threshold's user_slots */
+    int64_t min_needed_resources_unsatisfied_count[PS_RES_COUNT];  /* scheduler: heartbeats whose
+                                             node had too little of the resource for its next
+                                             allocation (upstream's orchid counter) */
     void *user_data;                         /* opaque to the tree (the strategy's operation) */
 
     struct ps_element_dynamic dynamic;

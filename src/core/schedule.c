@@ -699,7 +699,8 @@ static int push_allocation(struct ps_sched_result *r, int op, struct ps_resource
     return 0;
 }
 
-static int push_skip(struct ps_sched_result *r, int op, enum ps_sched_reason why, int element)
+static int push_skip(struct ps_sched_result *r, int op, enum ps_sched_reason why, int element,
+                     unsigned unsatisfied)
 {
     if (r->skip_count == r->skip_cap) {
         int cap = r->skip_cap ? 2 * r->skip_cap : 16;
@@ -709,7 +710,7 @@ static int push_skip(struct ps_sched_result *r, int op, enum ps_sched_reason why
         r->skips = n;
         r->skip_cap = cap;
     }
-    r->skips[r->skip_count++] = (struct ps_sched_skip){op, why, element};
+    r->skips[r->skip_count++] = (struct ps_sched_skip){op, why, element, unsatisfied};
     return 0;
 }
 
@@ -851,7 +852,12 @@ static int run_stage(struct ps_sched_snapshot *s, const struct ps_sched_node *no
                 x->reason_elem = where;
             }
             switch_off(s, i);
-            if (push_skip(res, i, why, where))
+            unsigned unsatisfied = 0;
+            if (why == PS_SCHED_NODE_RESOURCES)
+                for (int r = 0; r < PS_RES_COUNT; r++)
+                    if (x->alloc.v[r] > avail.v[r])
+                        unsatisfied |= 1u << r;
+            if (push_skip(res, i, why, where, unsatisfied))
                 return ps_error_set(err, PS_ENOMEM, "out of memory for heartbeat results");
             continue;
         }

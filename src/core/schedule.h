@@ -227,6 +227,8 @@ struct ps_sched_skip {
     int op;
     enum ps_sched_reason reason;
     int element;                      /* PS_SCHED_LIMITS: whose limits; -1 otherwise */
+    unsigned unsatisfied;             /* PS_SCHED_NODE_RESOURCES: bit 1 << r for each resource r
+                                         the allocation needs more of than the node has free */
 };
 
 /* The result of one heartbeat; reuse it across heartbeats (the buffers are kept). */

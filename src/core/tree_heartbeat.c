@@ -143,6 +143,14 @@ int ps_tree_sched_heartbeat(struct ps_tree_sched *ts, const struct ps_tree_host 
     }
     if (rc != 0)
         return rc;
+    for (int i = 0; i < ts->result.skip_count; i++) {
+        const struct ps_sched_skip *k = &ts->result.skips[i];
+        if (k->reason != PS_SCHED_NODE_RESOURCES || !ts->user[k->op] || !ts->fs.ops[k->op])
+            continue;   /* ts->user is NULL once the operation is detached */
+        for (int r = 0; r < PS_RES_COUNT; r++)
+            if (k->unsatisfied & (1u << r))
+                ts->fs.ops[k->op]->min_needed_resources_unsatisfied_count[r]++;
+    }
     for (int i = 0; i < ts->result.allocation_count; i++) {
         const struct ps_sched_allocation *a = &ts->result.allocations[i];
         bool started = false;

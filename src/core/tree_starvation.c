@@ -52,6 +52,14 @@ void ps_tree_op_preemptible_config(const struct ps_tree_op *op, struct ps_preemp
         threshold = p->config.non_preemptible_resource_usage_threshold;
     if (threshold.set == 0)
         threshold = ps_tree_config_non_preemptible_threshold(&tree->config);
+    /* the spec's max_unpreemptible_allocation_count caps user_slots (upstream's
+     * TSchedulerOperationElement::UpdateRecursiveAttributes) */
+    const struct ps_opt_int *max = &op->max_unpreemptible_allocation_count;
+    unsigned slots = 1u << PS_RES_USER_SLOTS;
+    if (max->set && (!(threshold.set & slots) || threshold.r.v[PS_RES_USER_SLOTS] > (double)max->value)) {
+        threshold.r.v[PS_RES_USER_SLOTS] = (double)max->value;
+        threshold.set |= slots;
+    }
     out->has_non_preemptible_usage_threshold = threshold.set != 0;
     if (out->has_non_preemptible_usage_threshold)
         out->non_preemptible_usage_threshold = ps_resources_opt_or_infinite(&threshold);

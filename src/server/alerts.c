@@ -20,6 +20,24 @@ json_t *ps_alert_new(const char *alert_type, const char *message, json_t *attrib
  * guarantees plus every burst guarantee (resource flow) against the cluster. The engine scales
  * the root's strong guarantee and every burst ratio down by one factor when they do not fit;
  * the pools' outputs keep the specified values, so the check can be redone here. */
+static void zero_total_alert(struct ps_pool_tree *tree, json_t *list, bool burst, json_t *pools,
+                             int resource)
+{
+    char msg[256];
+    snprintf(msg, sizeof msg, "Strong guarantees and %s exceed total cluster resources",
+             burst ? "burst guarantees" : "resource flows");
+    json_t *inner = json_pack("{s:i, s:s, s:{s:O, s:s}}", "code", 1, "message", msg, "attributes",
+                              "pools", pools, "resource", ps_resource_name(resource));
+    char top[512];
+    snprintf(top, sizeof top,
+             "Found pool configuration issues during fair share update in tree \"%s\": "
+             "%s (the cluster has no %s)", ps_pool_tree_name(tree), msg, ps_resource_name(resource));
+    json_t *a = ps_alert_new("update_fair_share", top,
+                             json_pack("{s:s, s:o}", "pool_tree", ps_pool_tree_name(tree), "pools", pools));
+    json_object_set_new(a, "inner_errors", json_pack("[o]", inner));
+    json_array_append_new(list, a);
+}
+
 static void overcommit_alert(struct ps_pool_tree *tree, json_t *list, bool burst)
 {
     struct ps_pool *root = ps_pool_tree_root(tree);
@@ -48,8 +66,10 @@ static void overcommit_alert(struct ps_pool_tree *tree, json_t *list, bool burst
             json_array_append_new(pools, json_string(p->name));
     }
     double ratio = 0;
-    int worst = -1;
+    int worst = -1, missing = -1;   /* missing: a guaranteed resource the cluster has none of */
     for (int r = 0; r < PS_RES_COUNT; r++) {
+        if (total.v[r] <= 0 && strong[r] > 0 && missing < 0)
+            missing = r;
         if (total.v[r] <= 0 || total.v[r] >= PS_RES_INFINITE)
             continue;
         double x = (strong[r] + extra * (double)total.v[r]) / (double)total.v[r];
@@ -57,6 +77,11 @@ static void overcommit_alert(struct ps_pool_tree *tree, json_t *list, bool burst
             ratio = x;
             worst = r;
         }
+    }
+    if (missing >= 0 && (worst < 0 || ratio <= 1 + 1e-9)) {
+        /* upstream: the guarantees are not dominated by a zero total (no ratio to report) */
+        zero_total_alert(tree, list, burst, pools, missing);
+        return;
     }
     if (worst < 0 || ratio <= 1 + 1e-9) {
         json_decref(pools);

@@ -12,7 +12,9 @@
 #include <string.h>
 
 #include "core/schedule.h"
+#include "core/tree_config.h"
 #include "core/tree_demand.h"
+#include "io/json_value.h"
 #include "server/alerts.h"
 #include "server/node_health.h"
 #include "server/service.h"
@@ -203,6 +205,11 @@ static json_t *op_json(struct ps_tree_op *op, const struct ps_tree_demands *d)
     json_object_set_new(e, "user", json_string(op->user));
     json_object_set_new(e, "running", json_boolean(op->running));
     json_object_set_new(e, "pending_job_count", json_integer(op->pending_job_count));
+    json_t *unsatisfied = json_object();
+    for (int r = 0; r < PS_RES_COUNT; r++)
+        json_object_set_new(unsatisfied, ps_resource_name(r),
+                            json_integer(op->min_needed_resources_unsatisfied_count[r]));
+    json_object_set_new(e, "min_needed_resources_unsatisfied_count", unsatisfied);
     return e;
 }
 
@@ -244,6 +251,30 @@ static json_t *user_to_ephemeral_pools(struct ps_pool_tree *tree)
         json_array_append_new(list, json_string(p->name));
     }
     return m;
+}
+
+/* config: the tree's config as the scheduler uses it, after upstream's postprocessing:
+ * non_preemptible_resource_usage_threshold's user_slots default to
+ * max_unpreemptible_running_allocation_count (ps_tree_config_non_preemptible_threshold). */
+static json_t *config_json(const struct ps_pool_tree *tree)
+{
+    const struct ps_tree_config *cfg = ps_pool_tree_config(tree);
+    struct ps_value v;
+    if (ps_tree_config_to_value(cfg, &v) != 0)
+        return NULL;
+    json_t *j = ps_value_to_json(&v);
+    ps_value_release(&v);
+    struct ps_resources_opt t = ps_tree_config_non_preemptible_threshold(cfg);
+    json_t *threshold = json_object();
+    for (int r = 0; r < PS_RES_COUNT; r++)
+        if (t.set & (1u << r))
+            json_object_set_new(threshold, ps_resource_name(r), json_real(ps_res_get(&t.r, r)));
+    if (!j || !threshold || json_object_set(j, "non_preemptible_resource_usage_threshold", threshold)) {
+        json_decref(j);
+        j = NULL;
+    }
+    json_decref(threshold);
+    return j;
 }
 
 /* The tree's node: names[3..count) below it. */
@@ -318,8 +349,11 @@ static int tree_get(struct ps_service *svc, struct ps_pool_tree *tree,
         *out = ps_alerts_tree(svc, tree);
         return 0;
     }
-    if (strcmp(names[3], "user_to_ephemeral_pools") == 0) {
-        cur = user_to_ephemeral_pools(tree);
+    bool is_config = strcmp(names[3], "config") == 0;
+    if (is_config || strcmp(names[3], "user_to_ephemeral_pools") == 0) {
+        cur = is_config ? config_json(tree) : user_to_ephemeral_pools(tree);
+        if (!cur)
+            return ps_error_set(err, PS_ENOMEM, "out of memory reading the orchid");
         json_t *root = cur;
         for (i = 4; i < count; i++) {
             json_t *next = json_is_object(cur) ? json_object_get(cur, names[i]) : NULL;

@@ -38,23 +38,24 @@ def wait_for(nodes, what, cond, seconds=10):
 
 try:
     # upstream: test_scheduler_preemption::TestSchedulerPreemption::test_retain_preemptible_status_after_revive
-    # Upstream: 3 nodes of 1 cpu / 2 slots, jobs of 0.5 cpu (min_spare_job_resources_on_node 0.5
-    # cpu); poolsched's min spare is upstream's default 1 cpu, so cpu figures are doubled
-    # (docs/preemption-options.md). research (user_slots limit 5) runs 5 of its operation's 6
+    # Upstream's figures: 3 nodes of 1 cpu / 2 slots, jobs of 0.5 cpu; two such jobs fit a node
+    # with min_spare_job_resources_on_node 0.5 cpu (as test_conditional_preemption sets it;
+    # the default is 1 cpu). research (user_slots limit 5) runs 5 of its operation's 6
     # jobs; with the limit removed the 6th starts last: the only preemptible job (usage above the
     # fair share left to production). After a restart the same job is still the one preempted
     # for production's operation.
     for k, v in {"preemption_satisfaction_threshold": 0.99, "fair_share_starvation_tolerance": 0.8,
                  "fair_share_starvation_timeout": 1000, "max_unpreemptible_running_job_count": 0,
-                 "preemptive_scheduling_backoff": 0}.items():
+                 "preemptive_scheduling_backoff": 0,
+                 "min_spare_job_resources_on_node": {"cpu": 0.5, "user_slots": 1}}.items():
         s.set(T + "/@config/" + k, v)
     s.ok("create", {"type": "scheduler_pool", "path": T + "/research",
                     "attributes": {"resource_limits": {"user_slots": 5}}})
     s.ok("create", {"type": "scheduler_pool", "path": T + "/production",
-                    "attributes": {"strong_guarantee_resources": {"cpu": 1}}})
-    nodes = [FakeNode(s, "n%d" % i, cpu=2, memory=16 << 30, slots=2) for i in range(3)]
+                    "attributes": {"strong_guarantee_resources": {"cpu": 0.5}}})
+    nodes = [FakeNode(s, "n%d" % i, cpu=1, memory=16 << 30, slots=2) for i in range(3)]
     beat(nodes, 0.3)
-    task = lambda n: {"main": {"command": "sleep 1000", "job_count": n, "cpu_limit": 1, "memory_limit": 100 << 20}}
+    task = lambda n: {"main": {"command": "sleep 1000", "job_count": n, "cpu_limit": 0.5, "memory_limit": 100 << 20}}
     op = s.ok("start_op", {"operation_type": "vanilla", "spec": {"pool": "research", "tasks": task(6)}})["operation_id"]
     wait_for(nodes, "research runs 5 jobs", lambda: len(running(nodes, op)) == 5)
     first5 = set(running(nodes, op))
@@ -65,7 +66,7 @@ try:
     s.stop()
     s.start()
     beat(nodes, 1.0)
-    wait_for(nodes, "6 jobs (6 cpu) after the restart", lambda: len(running(nodes, op)) == 6)
+    wait_for(nodes, "6 jobs (3 cpu) after the restart", lambda: len(running(nodes, op)) == 6)
     urgent = s.ok("start_op", {"operation_type": "vanilla", "spec": {"pool": "production", "tasks": task(1)}})["operation_id"]
     wait_for(nodes, "research down to 5 jobs", lambda: len(running(nodes, op)) == 5)
     check(newest not in running(nodes, op), "the preempted job is the one started last (%s)" % newest)

@@ -75,6 +75,40 @@ def promised_fair_share():
         env.stop()
 
 
+def limits_preemption(target):
+    env = Env("limits_preemption_" + target, nodes=3,
+              tree={"preemptive_scheduling_backoff": 0, "max_unpreemptible_running_allocation_count": 0})
+    try:
+        env.pool("test_pool")
+        op = env.op(jobs=3, pool="test_pool")
+        # running jobs, without those interrupted (preempted, ending): upstream's vanilla job is
+        # not interruptible and is aborted at once; a fake node keeps it until told to abort
+        running = lambda: sum(1 for n in env.nodes for jid, j in n.running.items()
+                              if j["operation_id"] == op and jid not in n.interrupted)
+        env.wait(lambda: running() == 3, "three jobs running")
+        if target == "pool":
+            env.s.set("//sys/pool_trees/physical/test_pool/@resource_limits", {"cpu": 2})
+            env.wait(lambda: near(env.pool_attr("test_pool", "resource_limits")["cpu"], 2), "pool limit 2")
+        else:
+            env.s.ok("update_op_parameters", {"operation_id": op, "parameters": {
+                "scheduling_options_per_pool_tree": {"physical": {"resource_limits": {"user_slots": 2}}}}})
+        env.wait(lambda: running() == 2 or running(), "two jobs running")
+    finally:
+        env.stop()
+
+
+@case
+def resource_limits_preemption_pool():
+    # upstream: test_scheduler_strategy::TestResourceUsage::test_resource_limits_preemption[pool]
+    limits_preemption("pool")
+
+
+@case
+def resource_limits_preemption_operation():
+    # upstream: test_scheduler_strategy::TestResourceUsage::test_resource_limits_preemption[operation]
+    limits_preemption("operation")
+
+
 @case
 def resource_limits():
     # upstream: test_scheduler_strategy::TestResourceUsage::test_resource_limits
@@ -547,6 +581,50 @@ def historic_disabled():
 
 
 @case
+def min_needed_resources_unsatisfied_count():
+    # upstream: test_scheduler_strategy::TestMinNeededResources::test_min_needed_resources_unsatisfied_count
+    # upstream's one node: 3 cpu, 2 slots; the second job of 2 cpu does not fit next to the first
+    env = Env("min_needed_unsatisfied", cpu=3, slots=2)
+    try:
+        op = env.op(jobs=2, cpu=2)
+        env.wait(lambda: env.op_attr(op, "min_needed_resources_unsatisfied_count", {}).get("cpu", 0) >= 10
+                 or env.op_attr(op, "min_needed_resources_unsatisfied_count"), "cpu count >= 10")
+        got = env.op_attr(op, "min_needed_resources_unsatisfied_count")
+        check(got["user_slots"] == 0 and got["memory"] == 0, "only cpu is short: %s" % got)
+    finally:
+        env.stop()
+
+
+@case
+def satisfaction_simple():
+    # upstream: test_scheduler_strategy::TestSatisfactionRatio::test_satisfaction_simple
+    # one node of 8 cpu and 8 slots; op1's jobs stand for upstream's breakpoint jobs
+    env = Env("satisfaction", cpu=8, slots=8,
+              tree={"non_preemptible_resource_usage_threshold": {"user_slots": 10}})
+    try:
+        env.pool("pool")
+        op1 = env.op(jobs=3, cpu=4.0, pool="pool")
+        node = env.nodes[0]
+        env.wait(lambda: len(node.running) == 2, "two jobs of op1 running")
+        op2 = env.op(cpu=4.0, pool="pool")
+        sat = lambda op: env.op_attr(op, "satisfaction_ratio")
+        env.wait(lambda: near(sat(op1), 2.0) or sat(op1), "op1 satisfaction 2")
+        env.wait(lambda: near(sat(op2), 0.0) or sat(op2), "op2 satisfaction 0")
+        env.wait(lambda: near(env.pool_attr("pool", "satisfaction_ratio"), 0.0), "pool satisfaction 0")
+        # release_breakpoint: op1's jobs complete as they come, until op1 has completed
+        def op1_done():
+            for jid, j in list(node.running.items()):
+                if j["operation_id"] == op1:
+                    node.finish(jid)
+            return upslib.state(env, op1) == "completed" or upslib.state(env, op1)
+        env.wait(op1_done, "op1 completed")
+        env.wait(lambda: near(sat(op2), 1.0) or sat(op2), "op2 satisfaction 1")
+        env.wait(lambda: near(env.pool_attr("pool", "satisfaction_ratio"), 1.0), "pool satisfaction 1")
+    finally:
+        env.stop()
+
+
+@case
 def use_pool_satisfaction_for_scheduling():
     # upstream: test_scheduler_strategy::TestSatisfactionRatio::test_use_pool_satisfaction_for_scheduling
     # poolsched's vanilla tasks have no gpu_limit: op3 asks for 3 jobs of 1 cpu instead of one
@@ -758,6 +836,22 @@ def guarantee_overcommit():
         wait_vec(env, "pool1", "strong_guarantee_share", {"cpu": 3 / 8, "user_slots": 1 / 2, "network": 3 / 8})
         wait_vec(env, "pool2", "effective_strong_guarantee_resources", {"cpu": 20, "user_slots": 20, "network": 200})
         wait_vec(env, "pool2", "strong_guarantee_share", {"cpu": 1 / 2, "user_slots": 1 / 2, "network": 1 / 2})
+        overcommit_alert(env)
+    finally:
+        env.stop()
+
+
+@case
+def guarantee_overcommit_zero_cluster():
+    # upstream: test_scheduler_strategy::TestVectorStrongGuarantees::test_guarantee_overcommit_zero_cluster
+    env = vector_env("overcommit_zero", nodes=0)
+    try:
+        env.pool("pool1", strong_guarantee_resources={"cpu": 15, "user_slots": 20})
+        env.pool("pool2", strong_guarantee_resources={"cpu": 20})
+        wait_vec(env, "pool1", "effective_strong_guarantee_resources", {"cpu": 15, "user_slots": 20, "network": 0})
+        wait_vec(env, "pool1", "strong_guarantee_share", {"cpu": 0.0, "user_slots": 0.0, "network": 0.0})
+        wait_vec(env, "pool2", "effective_strong_guarantee_resources", {"cpu": 20, "user_slots": 0, "network": 0})
+        wait_vec(env, "pool2", "strong_guarantee_share", {"cpu": 0.0, "user_slots": 0.0, "network": 0.0})
         overcommit_alert(env)
     finally:
         env.stop()

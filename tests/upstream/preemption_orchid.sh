@@ -1,0 +1,170 @@
+#!/usr/bin/env bash
+# test_scheduler_preemption.py translated, the cases whose checks read the scheduler's orchid
+# (effective_fair_share_starvation_tolerance, preemptible_job_count,
+# aggressively_preemptible_job_count): each case runs its own scheduler (fair share update every
+# 100 ms) with fake nodes shaped as upstream's (tests/scripts/server_helper.py), sleeping vanilla
+# operations, and upstream's expected values. Tree "physical" stands for upstream's "default".
+# usage: preemption_orchid.sh BINARY SHARED_DIR SOURCE_DIR
+set -euo pipefail
+bin=${1:?usage: preemption_orchid.sh BINARY SHARED_DIR SOURCE_DIR}
+src=${3:?}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$src/tests/scripts:$src/tests/upstream" python3 - "$bin" "$work" "${@:4}" <<'PYEOF'
+import sys
+from server_helper import check, finish
+import upslib
+from upslib import Env, near
+
+upslib.BIN, upslib.WORK = sys.argv[1], sys.argv[2]
+CASES = []
+TREE = "//sys/pool_trees/physical/@"
+
+
+def case(fn):
+    CASES.append(fn)
+    return fn
+
+
+@case
+def recursive_preemption_settings():
+    # upstream: test_scheduler_preemption::TestSchedulerPreemption::test_recursive_preemption_settings
+    # upstream's setup (tree fair_share_starvation_tolerance 0.8 among others) and 3 nodes of 1 cpu, 2 slots
+    env = Env("recursive", nodes=3, cpu=1, slots=2, tree={
+        "preemption_satisfaction_threshold": 0.99, "fair_share_starvation_tolerance": 0.8,
+        "fair_share_starvation_timeout": 1000, "max_unpreemptible_running_job_count": 0,
+        "preemptive_scheduling_backoff": 0, "job_graceful_interrupt_timeout": 10000})
+    try:
+        env.pool("p1", fair_share_starvation_tolerance=0.6)
+        env.pool("p2", "p1")
+        env.pool("p3", "p1", fair_share_starvation_tolerance=0.5)
+        env.pool("p4", "p1", fair_share_starvation_tolerance=0.9)
+        env.pool("p5", fair_share_starvation_tolerance=0.8)
+        env.pool("p6", "p5")
+        tol = lambda p: env.pool_attr(p, "effective_fair_share_starvation_tolerance")
+        for p, v in (("p1", 0.6), ("p2", 0.6), ("p3", 0.5), ("p4", 0.9), ("p5", 0.8), ("p6", 0.8)):
+            env.wait(lambda: tol(p) == v or tol(p), "%s tolerance %s" % (p, v))
+        op1 = env.op(pool="p2")
+        op2 = env.op(pool="p6")
+        optol = lambda op: env.op_attr(op, "effective_fair_share_starvation_tolerance")
+        env.wait(lambda: optol(op1) == 0.6 or optol(op1), "op1 tolerance 0.6")
+        env.wait(lambda: optol(op2) == 0.8 or optol(op2), "op2 tolerance 0.8")
+    finally:
+        env.stop()
+
+
+def threshold_env(name):
+    """TestNonPreemptibleResourceUsageThreshold's setup: one node of 10 cpu and 10 slots."""
+    env = Env(name, cpu=10, slots=10, tree={
+        "aggressive_preemption_satisfaction_threshold": 0.4, "preemption_satisfaction_threshold": 0.9,
+        "fair_share_starvation_tolerance": 1.0, "non_preemptible_resource_usage_threshold": {}})
+    return env
+
+
+def run_15(env, **spec):
+    op = env.op(jobs=15, **spec)
+    env.wait(lambda: env.op_attr(op, "resource_usage")["cpu"] == 10.0, "usage 10 cpu")
+    return op
+
+
+def expect_counts(env, op, preemptible, aggressive, what):
+    def cond():
+        got = (env.op_attr(op, "preemptible_job_count"), env.op_attr(op, "aggressively_preemptible_job_count"))
+        return got == (preemptible, aggressive) or got
+    env.wait(cond, "%s: preemptible %d, aggressively %d" % (what, preemptible, aggressive))
+
+
+def tree_option(env, key, value):
+    env.s.set(TREE + key, value)
+
+
+@case
+def non_preemptible_resource_usage_threshold():
+    # upstream: test_scheduler_preemption::TestNonPreemptibleResourceUsageThreshold::test_non_preemptible_resource_usage_threshold
+    env = threshold_env("threshold")
+    try:
+        op = run_15(env)
+        expect_counts(env, op, 1, 5, "no threshold")
+        for value, counts in (({"cpu": 1.0}, (1, 5)), ({"cpu": 1.0, "user_slots": 2}, (1, 5)),
+                              ({"cpu": 5.0, "user_slots": 2}, (1, 5)),
+                              ({"cpu": 5.0, "user_slots": 6}, (1, 4)), ({"user_slots": 7}, (1, 2)),
+                              ({"cpu": 10.0}, (0, 0))):
+            tree_option(env, "non_preemptible_resource_usage_threshold", value)
+            expect_counts(env, op, counts[0], counts[1], "threshold %s" % value)
+    finally:
+        env.stop()
+
+
+@case
+def max_unpreemptible_running_job_count():
+    # upstream: test_scheduler_preemption::TestNonPreemptibleResourceUsageThreshold::test_max_unpreemptible_running_job_count
+    env = threshold_env("max_unpreemptible")
+    try:
+        op = run_15(env)
+        expect_counts(env, op, 1, 5, "no threshold")
+        for value, counts in ((0, (1, 5)), (4, (1, 5)), (7, (1, 2)), (10, (0, 0))):
+            tree_option(env, "max_unpreemptible_running_job_count", value)
+            expect_counts(env, op, counts[0], counts[1], "max_unpreemptible_running_job_count %d" % value)
+    finally:
+        env.stop()
+
+
+@case
+def config_postprocessor():
+    # upstream: test_scheduler_preemption::TestNonPreemptibleResourceUsageThreshold::test_config_postprocessor
+    env = threshold_env("postprocessor")
+    try:
+        path = upslib.ORCHID + "/config/non_preemptible_resource_usage_threshold"
+        check(env.get(path) == {}, "threshold {} at first: %s" % env.get(path))
+        env.s.ok("remove", {"path": TREE + "config/max_unpreemptible_running_job_count"})
+        for key, value, expect in (
+                ("max_unpreemptible_running_job_count", 0, {"user_slots": 0}),
+                ("max_unpreemptible_running_job_count", 7, {"user_slots": 7}),
+                ("non_preemptible_resource_usage_threshold", {"cpu": 1.0}, {"cpu": 1.0, "user_slots": 7}),
+                ("non_preemptible_resource_usage_threshold", {"cpu": 1.0, "user_slots": 5},
+                 {"cpu": 1.0, "user_slots": 5})):
+            tree_option(env, key, value)
+            env.wait(lambda: env.get(path) == expect or env.get(path), "%s %s: %s" % (key, value, expect))
+        # upstream then sets the threshold to an entity and expects an error (its config has no
+        # null for this key); poolsched's null resets any tree key to its default
+        # (docs/api.md, "Where it differs"), so that last step is not translated
+    finally:
+        env.stop()
+
+
+@case
+def pool_config_overrides_tree_config():
+    # upstream: test_scheduler_preemption::TestNonPreemptibleResourceUsageThreshold::test_pool_config_overrides_tree_config
+    env = threshold_env("pool_overrides")
+    try:
+        env.pool("pool")
+        op = run_15(env, pool="pool")
+        expect_counts(env, op, 1, 5, "no threshold")
+        tree_option(env, "non_preemptible_resource_usage_threshold", {"user_slots": 1})
+        expect_counts(env, op, 1, 5, "tree threshold 1 slot")
+        env.s.set("//sys/pool_trees/physical/pool/@non_preemptible_resource_usage_threshold", {"user_slots": 7})
+        expect_counts(env, op, 1, 2, "pool threshold 7 slots")
+        tree_option(env, "non_preemptible_resource_usage_threshold", {"user_slots": 10})
+        expect_counts(env, op, 1, 2, "the pool's 7 slots over the tree's 10")
+    finally:
+        env.stop()
+
+
+@case
+def operation_max_unpreemptible_running_job_count():
+    # upstream: test_scheduler_preemption::TestNonPreemptibleResourceUsageThreshold::test_operation_max_unpreemptible_running_job_count
+    env = threshold_env("op_max_unpreemptible")
+    try:
+        op = run_15(env, max_unpreemptible_job_count=7)
+        expect_counts(env, op, 1, 2, "operation's 7")
+        tree_option(env, "non_preemptible_resource_usage_threshold", {"user_slots": 1})
+        expect_counts(env, op, 1, 5, "tree threshold 1 slot")
+        tree_option(env, "non_preemptible_resource_usage_threshold", {"user_slots": 10})
+        expect_counts(env, op, 1, 2, "tree threshold 10 slots")
+    finally:
+        env.stop()
+
+
+upslib.run(CASES, sys.argv[3:])
+finish()
+PYEOF
