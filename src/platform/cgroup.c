@@ -740,7 +740,7 @@ int ps_cgroup_system_new(const struct ps_cgroup_config *cfg, struct ps_cgroup_sy
         size_t n = strlen(sys->summary);
         put(sys->summary + n, sizeof sys->summary - n, "%s", lock_note);
     }
-    if (sys->mode != PS_CGROUP_NONE && sys->remove_stale_jobs)
+    if (sys->mode != PS_CGROUP_NONE && sys->remove_stale_jobs) {
         for (int h = 0; h < H_COUNT; h++)
             if (sys->parent[h][0]) {
                 if (cfg->instance_id)
@@ -748,6 +748,12 @@ int ps_cgroup_system_new(const struct ps_cgroup_config *cfg, struct ps_cgroup_sy
                 else
                     remove_stale(sys->parent[h], sys->mode == PS_CGROUP_V2);
             }
+        /* then the locks of dead instances with this node id whose cgroups are gone */
+        char prefix[96];
+        snprintf(prefix, sizeof prefix, "poolsched-%s-", cfg->node_id);
+        if (cfg->instance_id)
+            ps_instance_lock_sweep(sys->lock_dir, prefix, sys->name);
+    }
     *out = sys;
     return 0;
 }

@@ -35,4 +35,10 @@ bool ps_instance_lock_dead(const char *dir, const char *name, int *fd);
 /* Releases a lock from take or dead; with remove, unlinks its file first. fd -1: no-op. */
 void ps_instance_lock_drop(const char *dir, const char *name, int fd, bool remove);
 
+/* Removes the lock files <prefix><16 hex>.lock in dir (but not keep.lock) whose
+ * lock is free: those of dead instances whose cgroups are already gone (the guard removed them
+ * after a kill -9). A file being made by a starting agent is safe: take checks that the file it
+ * locked is still there. */
+void ps_instance_lock_sweep(const char *dir, const char *prefix, const char *keep);
+
 #endif

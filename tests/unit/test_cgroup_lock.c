@@ -25,7 +25,8 @@
 static bool exists(const char *dir, const char *rel)
 {
     char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/%s", dir, rel);
+    int n = snprintf(path, sizeof path, "%s/%s", dir, rel);
+    assert_true(n > 0 && (size_t)n < sizeof path);
     return access(path, F_OK) == 0;
 }
 
@@ -128,6 +129,29 @@ static void test_lock_check(void **state)
     ps_instance_lock_drop(dir, "poolsched-n-2222222222222222", fd, false);
     assert_true(ps_instance_lock_dead(dir, "poolsched-n-2222222222222222", &fd2));
     ps_instance_lock_drop(dir, "poolsched-n-2222222222222222", fd2, true);
+
+    /* the sweep of lock files: only free ones of this prefix go */
+    const char *files[] = {"poolsched-n-3333333333333333",  /* free: removed */
+                           "poolsched-n-4444444444444444",  /* held by a live process */
+                           "poolsched-n-5555555555555555",  /* keep (the sweeper's own) */
+                           "poolsched-m-6666666666666666",  /* another node id */
+                           "poolsched-n-x"};                /* not an instance name */
+    for (int i = 0; i < 5; i++) {
+        char p[PATH_MAX];
+        snprintf(p, sizeof p, "%s/%s.lock", dir, files[i]);
+        FILE *f = fopen(p, "w");
+        assert_non_null(f);
+        fclose(f);
+    }
+    live = hold_in_child(dir, files[1]);
+    ps_instance_lock_sweep(dir, "poolsched-n-", files[2]);
+    for (int i = 0; i < 5; i++) {
+        char p[PATH_MAX];
+        snprintf(p, sizeof p, "%s.lock", files[i]);
+        if (exists(dir, p) != (i != 0))
+            fail_msg("%s: expected %s", p, i ? "kept" : "removed");
+    }
+    reap(live);
 
     /* a lock directory that cannot be made: take says so */
     char bad[PATH_MAX];
