@@ -226,6 +226,20 @@ static void test_sweep_spares_live_idle_instance(void **state)
     snprintf(rel, sizeof rel, "locks/%s.lock", others[0]);
     assert_true(exists(dir, rel));
     reap(live);
+
+    /* the node cgroup gone and impossible to make again (its parent went too): a job start
+     * fails with an error that says so (the scheduler bans a node after
+     * max_consecutive_job_aborts of those) */
+    snprintf(rel, sizeof rel, "%s/cpu,cpuacct", dir);
+    assert_int_equal(ps_sandbox_remove(rel, NULL), 0);
+    struct ps_cgroup_job *j = NULL;
+    struct ps_error err;
+    ps_error_init(&err);
+    assert_int_equal(ps_cgroup_job_create(sys, "j1", &j, &err), PS_EIO);
+    printf("job start: %s\n", err.msg);
+    assert_non_null(strstr(err.msg, "poolsched-n1-eeeeeeeeeeeeeeee is gone and making it "
+                                    "again failed: mkdir("));
+    assert_non_null(strstr(err.msg, "No such file or directory"));
     ps_cgroup_system_free(sys);
     snprintf(rel, sizeof rel, "locks/%s.lock", me);
     assert_false(exists(dir, rel));                 /* gone with the instance */
