@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "core/node_id.h"
+#include "platform/instance_lock.h"
 #include "platform/procfs.h"
 
 /* v1 hierarchies, in this order everywhere. For v2 only slot 0 is used. */
@@ -31,6 +32,8 @@ struct ps_cgroup_system {
     char name[96];                  /* poolsched-<node_id>[-<instance_id>] */
     char summary[2048];
     bool remove_stale_jobs;
+    char lock_dir[PATH_MAX];        /* instance_lock.h: where instances' locks live */
+    int lock_fd;                    /* this instance's lock, -1 when not held */
 
     /* v2 */
     char v2_agent_cg[PATH_MAX];     /* the agent's cgroup when it started */
@@ -439,10 +442,11 @@ static bool is_instance_suffix(const char *s)
 }
 
 /* Removes what earlier agents with this node id left beside parent: poolsched-<node_id> (the
- * name before instance ids) and poolsched-<node_id>-<16 hex>, but only when no process lives
- * in them. A populated one belongs to a live agent (two agents may share a node id; the
- * scheduler refuses the second, but its cgroups must not kill the first one's jobs) or to a
- * dead agent whose guard is still sweeping (job_guard.h); never killed from here. */
+ * name before instance ids) and poolsched-<node_id>-<16 hex>, but only when the instance is dead
+ * (its lock is free or was never made: instance_lock.h) and no process lives in them. A live
+ * agent with the same node id (two clusters on one machine, or a second agent the scheduler
+ * refuses) keeps its cgroups even while idle between jobs; a dead agent's guard still sweeping
+ * holds the lock too (job_guard.h). Nothing is ever killed from here. */
 static void remove_stale_instances(struct ps_cgroup_system *sys, const char *parent)
 {
     char above[PATH_MAX];
@@ -466,8 +470,15 @@ static void remove_stale_instances(struct ps_cgroup_system *sys, const char *par
         if (!ours || strcmp(de->d_name, sys->name) == 0 ||
             !path_join(path, sizeof path, above, de->d_name))
             continue;
-        if (!populated(path, 0))
+        int fd = -1;
+        if (!ps_instance_lock_dead(sys->lock_dir, de->d_name, &fd))
+            continue;
+        bool gone = false;
+        if (!populated(path, 0)) {
             remove_tree(path, 0);
+            gone = access(path, F_OK) != 0;
+        }
+        ps_instance_lock_drop(sys->lock_dir, de->d_name, fd, gone);
     }
     closedir(d);
 }
@@ -723,6 +734,20 @@ int ps_cgroup_system_new(const struct ps_cgroup_config *cfg, struct ps_cgroup_sy
     else
         snprintf(sys->name, sizeof sys->name, "poolsched-%s", cfg->node_id);
     sys->remove_stale_jobs = cfg->remove_stale_jobs;
+    sys->lock_fd = -1;
+    /* The lock before any cgroup: a starting agent that sees this instance's cgroup must find
+     * it held (instance_lock.h). Without it the agent still runs; the summary says the risk. */
+    char lock_note[REASON_MAX] = "";
+    if (!cfg->disable) {
+        snprintf(sys->lock_dir, sizeof sys->lock_dir, "%s",
+                 cfg->lock_dir ? cfg->lock_dir : ps_instance_lock_dir());
+        struct ps_error lerr;
+        ps_error_init(&lerr);
+        if (ps_instance_lock_take(sys->lock_dir, sys->name, &sys->lock_fd, &lerr) != 0)
+            put(lock_note, sizeof lock_note, "; no instance lock (%s): an agent started later "
+                "with node id %s may remove this agent's idle cgroups, which are then made "
+                "again", lerr.msg, cfg->node_id);
+    }
     sys->pool_size = cfg->job_pool_size < 0 ? 0 : cfg->job_pool_size > 64 ? 64 :
                      cfg->job_pool_size;
     const char *proc_root = cfg->proc_root ? cfg->proc_root : "/proc";
@@ -772,7 +797,11 @@ int ps_cgroup_system_new(const struct ps_cgroup_config *cfg, struct ps_cgroup_sy
         }
     }
     free(f);
-    if (sys->mode != PS_CGROUP_NONE && sys->remove_stale_jobs)
+    if (sys->mode != PS_CGROUP_NONE && lock_note[0]) {
+        size_t n = strlen(sys->summary);
+        put(sys->summary + n, sizeof sys->summary - n, "%s", lock_note);
+    }
+    if (sys->mode != PS_CGROUP_NONE && sys->remove_stale_jobs) {
         for (int h = 0; h < H_COUNT; h++)
             if (sys->parent[h][0]) {
                 if (cfg->instance_id)
@@ -780,6 +809,12 @@ int ps_cgroup_system_new(const struct ps_cgroup_config *cfg, struct ps_cgroup_sy
                 else
                     remove_stale(sys->parent[h], sys->mode == PS_CGROUP_V2);
             }
+        /* then the locks of dead instances with this node id whose cgroups are gone */
+        char prefix[96];
+        snprintf(prefix, sizeof prefix, "poolsched-%s-", cfg->node_id);
+        if (cfg->instance_id)
+            ps_instance_lock_sweep(sys->lock_dir, prefix, sys->name);
+    }
     *out = sys;
     return 0;
 }
@@ -805,6 +840,9 @@ void ps_cgroup_system_free(struct ps_cgroup_system *sys)
                     (void)rmdir(sys->parent[h]);
         }
     }
+    /* What stays behind (a job cgroup, v2's node cgroup holding the agent) is a dead
+     * instance's from now: no lock file says so to the next agent. */
+    ps_instance_lock_drop(sys->lock_dir, sys->name, sys->lock_fd, true);
     free(sys);
 }
 
@@ -965,6 +1003,30 @@ static int write_changed(const char *dir, const char *name, const char *value, c
     return 0;
 }
 
+/* Makes the node cgroup of hierarchy h again after it vanished under the agent (an admin, or an
+ * agent with the same node id from before instance locks, removed it while idle), as at start:
+ * v2 hands cpu/memory down again. 0 or the errno of the failed step (why says which). */
+static int recreate_parent(struct ps_cgroup_system *sys, int h, char *why, size_t why_size)
+{
+    if (mkdir(sys->parent[h], 0755) != 0 && errno != EEXIST) {
+        int e = errno;
+        put(why, why_size, "mkdir(%s): %s", sys->parent[h], strerror(e));
+        return e;
+    }
+    sys->created_parent[h] = true;
+    if (sys->mode != PS_CGROUP_V2 || (!sys->caps.cpu_limit && !sys->caps.memory))
+        return 0;
+    char enable[32];
+    snprintf(enable, sizeof enable, "%s%s%s", sys->caps.cpu_limit ? "+cpu" : "",
+             sys->caps.cpu_limit && sys->caps.memory ? " " : "",
+             sys->caps.memory ? "+memory" : "");
+    int e = write_file(sys->parent[h], "cgroup.subtree_control", enable, NULL);
+    if (e != 0)
+        put(why, why_size, "writing \"%s\" to %s/cgroup.subtree_control: %s", enable,
+            sys->parent[h], strerror(e));
+    return e;
+}
+
 int ps_cgroup_job_create(struct ps_cgroup_system *sys, const char *job_id,
                          struct ps_cgroup_job **out, struct ps_error *err)
 {
@@ -1001,7 +1063,19 @@ int ps_cgroup_job_create(struct ps_cgroup_system *sys, const char *job_id,
                 job->unique[h] = false;
         if (!job->unique[h])
             continue;
-        if (mkdir(job->dir[h], 0755) != 0) {
+        int made = mkdir(job->dir[h], 0755);
+        if (made != 0 && errno == ENOENT) {
+            /* the node cgroup is gone: make it again and retry once */
+            char why[REASON_MAX] = "";
+            if (recreate_parent(sys, h, why, sizeof why) != 0) {
+                rc = ps_error_set(err, PS_EIO, "the node cgroup %s is gone and making it again "
+                                  "failed: %s", sys->parent[h], why);
+                job->unique[h] = false;
+                break;
+            }
+            made = mkdir(job->dir[h], 0755);
+        }
+        if (made != 0) {
             if (errno != EEXIST) {
                 rc = ps_error_set(err, PS_EIO, "mkdir(%s): %s", job->dir[h], strerror(errno));
                 job->unique[h] = false;     /* nothing to remove */

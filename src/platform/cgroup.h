@@ -67,12 +67,15 @@ struct ps_cgroup_config {
                                  * cgroup is then poolsched-<node_id>-<instance_id>, so two
                                  * agents never share one */
     const char *proc_root;  /* NULL: "/proc"; a test may point it at a fake tree */
+    const char *lock_dir;   /* NULL: ps_instance_lock_dir() (instance_lock.h), machine-wide;
+                             * the instance holds <lock_dir>/<its cgroup name>.lock */
     bool disable;           /* do not use cgroups at all (mode NONE, "disabled by config") */
     bool remove_stale_jobs; /* without instance_id: kill and remove job-* cgroups that an
                              * earlier agent with the same node_id left behind; with it: remove
-                             * the cgroups of earlier instances (and the pre-instance name) that
-                             * hold no process, never killing anything (they may belong to a
-                             * live agent with the same node id) */
+                             * the cgroups of earlier instances (and the pre-instance name)
+                             * whose instance lock is free (instance_lock.h: the agent is dead;
+                             * a live agent's, even idle, stay) and that hold no process, never
+                             * killing anything */
     int job_pool_size;      /* v1 only, 0..64: keep up to this many emptied job cgroups and
                              * reuse them (renamed to job-<new id>) instead of rmdir + mkdir.
                              * A reused cgroup is reset: cpuacct.usage, memory.max_usage_in_bytes

@@ -763,16 +763,29 @@ static void test_real_instances_do_not_collide(void **state)
     snprintf(node, sizeof node, "test-inst-%d", (int)getpid());
     struct ps_error err;
     ps_error_init(&err);
-    /* an earlier instance that left an empty cgroup with an empty job cgroup */
-    struct ps_cgroup_config c0 = {.node_id = node, .instance_id = "cccccccccccccccc"};
-    struct ps_cgroup_system *s0 = NULL;
-    assert_int_equal(ps_cgroup_system_new(&c0, &s0, &err), 0);
-    char dir0[PATH_MAX];
-    snprintf(dir0, sizeof dir0, "%s", ps_cgroup_system_dir(s0, 0));
-    struct ps_cgroup_job *j0 = NULL;
-    assert_int_equal(ps_cgroup_job_create(s0, "left", &j0, &err), 0);
-    free(j0);   /* "crashed": the handles go, nothing is removed (both are single blocks) */
-    free(s0);
+    /* an earlier instance that left an empty cgroup with an empty job cgroup: it "crashes" in
+     * a child (exits without cleaning up), which frees its instance lock as kill -9 does */
+    int pipefd[2];
+    assert_int_equal(pipe(pipefd), 0);
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        struct ps_cgroup_config c0 = {.node_id = node, .instance_id = "cccccccccccccccc"};
+        struct ps_cgroup_system *s0 = NULL;
+        struct ps_cgroup_job *j0 = NULL;
+        if (ps_cgroup_system_new(&c0, &s0, NULL) != 0 ||
+            ps_cgroup_job_create(s0, "left", &j0, NULL) != 0)
+            _exit(1);
+        const char *d0 = ps_cgroup_system_dir(s0, 0);
+        _exit(write(pipefd[1], d0, strlen(d0) + 1) > 0 ? 0 : 1);
+    }
+    close(pipefd[1]);
+    char dir0[PATH_MAX] = "";
+    ssize_t got = read(pipefd[0], dir0, sizeof dir0 - 1);
+    close(pipefd[0]);
+    int status = 0;
+    assert_int_equal(waitpid(child, &status, 0), child);
+    assert_true(got > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0);
 
     struct ps_cgroup_config ca = {.node_id = node, .instance_id = "aaaaaaaaaaaaaaaa",
                                   .remove_stale_jobs = true};
