@@ -18,141 +18,15 @@
 #include "core/node_id.h"
 #include "platform/instance_lock.h"
 #include "platform/procfs.h"
+#include "platform/cgroup_impl.h"
 
-/* v1 hierarchies, in this order everywhere. For v2 only slot 0 is used. */
-enum { H_CPU, H_CPUACCT, H_MEMORY, H_COUNT };
 static const char *const hier_name[H_COUNT] = {"cpu", "cpuacct", "memory"};
-
-#define REASON_MAX 512
-
-struct ps_cgroup_system {
-    enum ps_cgroup_mode mode;
-    struct ps_cgroup_caps caps;
-    char node_id[72];
-    char name[96];                  /* poolsched-<node_id>[-<instance_id>] */
-    char summary[2048];
-    bool remove_stale_jobs;
-    char lock_dir[PATH_MAX];        /* instance_lock.h: where instances' locks live */
-    int lock_fd;                    /* this instance's lock, -1 when not held */
-
-    /* v2 */
-    char v2_agent_cg[PATH_MAX];     /* the agent's cgroup when it started */
-    char v2_leaf[PATH_MAX];         /* <parent>/agent, where the agent moved itself */
-    bool v2_moved_self;
-    bool v2_enabled_in_agent_cg;    /* we wrote +cpu/+memory into the agent's cgroup */
-    char v2_enabled_list[32];       /* what we enabled there, e.g. "cpu memory" */
-
-    /* the parent dir poolsched-<node_id> per hierarchy; "" when unused. v2 uses slot 0. */
-    char parent[H_COUNT][PATH_MAX];
-    bool created_parent[H_COUNT];
-    int job_count;
-    /* v1 job cgroup pool (cgroup.h job_pool_size): emptied, reset jobs ready for reuse */
-    int pool_size, pool_count;
-    struct ps_cgroup_job *pool[64];
-};
-
-struct ps_cgroup_job {
-    struct ps_cgroup_system *sys;
-    struct ps_cgroup_caps caps;
-    char dir[H_COUNT][PATH_MAX];    /* the job's dir per hierarchy ("" unused); v2: slot 0 */
-    bool unique[H_COUNT];           /* false when the same dir as an earlier slot (co-mounted) */
-    bool has_peak;                  /* v2 memory.peak exists */
-    bool has_kill;                  /* v2 cgroup.kill exists */
-    char procs_dir[PATH_MAX];       /* where cgroup.procs is read for killing and counting */
-    char procs_file[H_COUNT][PATH_MAX + 16];    /* <dir>/cgroup.procs of the unique dirs */
-    const char *procs_list[H_COUNT + 1];        /* NULL-terminated, for joining */
-    int64_t base_oom_kills, base_throttled;     /* reused v1 cgroup: counters at reuse */
-    /* What this process last wrote to the limit files ("" unknown): a value already there is
-     * not written again (the CPU monitor sets the guarantee on every adjustment period). */
-    char last_cpu_quota[64];        /* v2 cpu.max, v1 cpu.cfs_quota_us (period is constant) */
-    char last_cpu_weight[32];       /* v2 cpu.weight, v1 cpu.shares */
-    char last_memory_limit[32];     /* v2 memory.max, v1 memory.limit_in_bytes */
-    /* A reused v1 cgroup: limits its new job has not set yet, still the previous job's values
-     * until ps_cgroup_job_unset_limits_default writes the defaults (the job's own setters
-     * usually write the same values again, so the pool skips a reset and a rewrite). */
-    bool default_cpu_quota, default_cpu_weight, default_memory_limit;
-    /* The usage files, opened once and re-read with pread from offset 0 (kernfs regenerates
-     * them): a sample was an open and a path walk per file. Kept across pool reuse (a rename
-     * keeps open files valid); closed before the directories are removed. */
-    struct read_fd {
-        const char *dir, *name;     /* dir is one of this job's dir[] slots */
-        int fd;
-    } rfd[8];
-    int rfd_count;
-};
 
 /* ---------------------------------------------------------------------------------------------
  * Small helpers
  * ------------------------------------------------------------------------------------------- */
 
 /* snprintf into a fixed buffer where truncating a long path in a message is fine. */
-static void put(char *out, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void put(char *out, size_t size, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(out, size, fmt, ap);
-    va_end(ap);
-}
-
-static bool path_join(char *out, size_t size, const char *a, const char *b)
-{
-    int n = snprintf(out, size, "%s/%s", a, b);
-    return n >= 0 && (size_t)n < size;
-}
-
-static int64_t monotonic_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-    }
-}
-
-/* Writes value to dir/name. Returns 0 or the errno; sets err when given. */
-static int write_file(const char *dir, const char *name, const char *value, struct ps_error *err)
-{
-    char path[PATH_MAX];
-    if (!path_join(path, sizeof path, dir, name)) {
-        ps_error_set(err, PS_EIO, "%s/%s: path too long", dir, name);
-        return ENAMETOOLONG;
-    }
-    /* O_TRUNC is a no-op on cgroupfs and makes a fake tree of plain files behave. */
-    int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
-    if (fd < 0) {
-        int e = errno;
-        ps_error_set(err, PS_EIO, "open(%s): %s", path, strerror(e));
-        return e;
-    }
-    size_t len = strlen(value);
-    ssize_t n = write(fd, value, len);
-    int e = n < 0 ? errno : (size_t)n != len ? EIO : 0;
-    close(fd);
-    if (e != 0)
-        ps_error_set(err, PS_EIO, "write(%s, \"%s\"): %s", path, value, strerror(e));
-    return e;
-}
-
-static int read_file(const char *dir, const char *name, char *buf, size_t size, size_t *len,
-                     struct ps_error *err)
-{
-    char path[PATH_MAX];
-    if (!path_join(path, sizeof path, dir, name))
-        return ps_error_set(err, PS_EIO, "%s/%s: path too long", dir, name);
-    return ps_procfs_read_small(path, buf, size, len, err);
-}
-
-static bool file_exists(const char *dir, const char *name)
-{
-    char path[PATH_MAX];
-    return path_join(path, sizeof path, dir, name) && access(path, F_OK) == 0;
-}
 
 /* read_file on a file of the job, through its kept descriptor. */
 static int job_read_file(struct ps_cgroup_job *job, const char *dir, const char *name, char *buf,
@@ -166,10 +40,10 @@ static int job_read_file(struct ps_cgroup_job *job, const char *dir, const char 
         char path[PATH_MAX];
         int fd = -1;
         if (job->rfd_count < (int)(sizeof job->rfd / sizeof job->rfd[0]) &&
-            path_join(path, sizeof path, dir, name))
+            ps_cg_path_join(path, sizeof path, dir, name))
             fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd < 0)     /* no room, or let read_file say why */
-            return read_file(dir, name, buf, size, len, err);
+            return ps_cg_read_file(dir, name, buf, size, len, err);
         r = &job->rfd[job->rfd_count++];
         *r = (struct read_fd){dir, name, fd};
     }
@@ -230,72 +104,6 @@ static void job_close_reads(struct ps_cgroup_job *job)
     job->rfd_count = 0;
 }
 
-/* The pids in dir/cgroup.procs; returns how many were stored (at most max) or a negative code;
- * *total receives how many there are. */
-static int read_procs(const char *dir, pid_t *pids, int max, int *total, struct ps_error *err)
-{
-    char buf[65536];
-    size_t len;
-    *total = 0;
-    int rc = read_file(dir, "cgroup.procs", buf, sizeof buf, &len, err);
-    if (rc != 0)
-        return rc;
-    int stored = 0;
-    char *p = buf;
-    while (*p) {
-        char *end;
-        long v = strtol(p, &end, 10);
-        if (end == p)
-            break;
-        if (v > 0) {
-            if (stored < max)
-                pids[stored++] = (pid_t)v;
-            (*total)++;
-        }
-        p = end;
-        while (*p == '\n')
-            p++;
-    }
-    return stored;
-}
-
-/* SIGKILLs everything in dir until cgroup.procs is empty or timeout_ms passes. */
-static int kill_dir(const char *dir, bool use_cgroup_kill, int timeout_ms, struct ps_error *err)
-{
-    int64_t deadline = monotonic_ms() + (timeout_ms > 0 ? timeout_ms : 0);
-    if (use_cgroup_kill)
-        (void)write_file(dir, "cgroup.kill", "1", NULL);   /* falls back to the loop below */
-    pid_t pids[512];
-    for (;;) {
-        int total;
-        int n = read_procs(dir, pids, 512, &total, err);
-        if (n < 0)
-            return n;
-        if (total == 0)
-            return 0;
-        for (int i = 0; i < n; i++)
-            (void)kill(pids[i], SIGKILL);
-        if (monotonic_ms() >= deadline)
-            return ps_error_set(err, PS_ESTATE, "%s still has %d processes after SIGKILL", dir,
-                                total);
-        sleep_ms(2);
-    }
-}
-
-/* rmdir, retrying on EBUSY (processes that were just killed may still be exiting). */
-static int remove_dir(const char *dir, int timeout_ms, struct ps_error *err)
-{
-    int64_t deadline = monotonic_ms() + timeout_ms;
-    for (;;) {
-        if (rmdir(dir) == 0 || errno == ENOENT)
-            return 0;
-        int e = errno;
-        if (e != EBUSY || monotonic_ms() >= deadline)
-            return ps_error_set(err, PS_EIO, "rmdir(%s): %s", dir, strerror(e));
-        sleep_ms(5);
-    }
-}
-
 /* ---------------------------------------------------------------------------------------------
  * Detection
  * ------------------------------------------------------------------------------------------- */
@@ -315,7 +123,7 @@ static bool agent_dir(const struct facts *f, const char *controller, char *out, 
     struct ps_cgroup_mount m;
     int rc = ps_cgroup_parse_mountinfo(f->mountinfo, f->mountinfo_len, controller, &m);
     if (rc != 0) {
-        put(why, why_size, "%s: %s", what,
+        ps_cg_put(why, why_size, "%s: %s", what,
                  rc == PS_ENOENT ? "not mounted" : "unreadable line in mountinfo");
         return false;
     }
@@ -323,7 +131,7 @@ static bool agent_dir(const struct facts *f, const char *controller, char *out, 
     rc = ps_cgroup_parse_proc_cgroup(f->self_cgroup, f->self_cgroup_len, controller, cg,
                                      sizeof cg);
     if (rc != 0) {
-        put(why, why_size, "%s mounted at %s but /proc/self/cgroup has no line for it",
+        ps_cg_put(why, why_size, "%s mounted at %s but /proc/self/cgroup has no line for it",
                  what, m.mount_point);
         return false;
     }
@@ -334,7 +142,7 @@ static bool agent_dir(const struct facts *f, const char *controller, char *out, 
         if (strncmp(cg, m.root, rl) == 0 && (cg[rl] == '/' || cg[rl] == '\0'))
             rel = cg + rl;
         else if (strcmp(cg, "/") != 0) {
-            put(why, why_size, "%s: the agent's cgroup %s is outside the mounted part %s",
+            ps_cg_put(why, why_size, "%s: the agent's cgroup %s is outside the mounted part %s",
                      what, cg, m.root);
             return false;
         } else {
@@ -346,165 +154,10 @@ static bool agent_dir(const struct facts *f, const char *controller, char *out, 
     int n = *rel ? snprintf(out, size, "%s/%s", m.mount_point, rel)
                  : snprintf(out, size, "%s", m.mount_point);
     if (n < 0 || (size_t)n >= size) {
-        put(why, why_size, "%s: path too long", what);
+        ps_cg_put(why, why_size, "%s: path too long", what);
         return false;
     }
     return true;
-}
-
-static bool word_in(const char *list, const char *word)
-{
-    size_t wl = strlen(word);
-    for (const char *p = list; (p = strstr(p, word)) != NULL; p += wl) {
-        bool start = p == list || p[-1] == ' ' || p[-1] == '\n';
-        bool end = p[wl] == '\0' || p[wl] == ' ' || p[wl] == '\n';
-        if (start && end)
-            return true;
-    }
-    return false;
-}
-
-static bool make_dir(const char *dir, bool *created, char *why, size_t why_size)
-{
-    if (mkdir(dir, 0755) == 0) {
-        *created = true;
-        return true;
-    }
-    if (errno == EEXIST)
-        return true;
-    put(why, why_size, "mkdir(%s): %s", dir, strerror(errno));
-    return false;
-}
-
-/* Kills and removes job-* cgroups under parent (left by an earlier agent). */
-static void remove_stale(const char *parent, bool v2)
-{
-    DIR *d = opendir(parent);
-    if (!d)
-        return;
-    struct dirent *de;
-    char path[PATH_MAX];
-    while ((de = readdir(d)) != NULL) {
-        if (strncmp(de->d_name, "job-", 4) != 0 || !path_join(path, sizeof path, parent,
-                                                               de->d_name))
-            continue;
-        (void)kill_dir(path, v2, 1000, NULL);
-        (void)remove_dir(path, 200, NULL);
-    }
-    closedir(d);
-}
-
-/* True when dir or any cgroup below it holds a process. */
-static bool populated(const char *dir, int depth)
-{
-    int total = 0;
-    pid_t dummy[1];
-    if (read_procs(dir, dummy, 0, &total, NULL) < 0 || total > 0 || depth > 4)
-        return total > 0;
-    DIR *d = opendir(dir);
-    if (!d)
-        return false;
-    bool any = false;
-    struct dirent *de;
-    char path[PATH_MAX];
-    while (!any && (de = readdir(d)) != NULL)
-        if (de->d_type == DT_DIR && de->d_name[0] != '.' &&
-            path_join(path, sizeof path, dir, de->d_name))
-            any = populated(path, depth + 1);
-    closedir(d);
-    return any;
-}
-
-/* Removes dir and the (empty) cgroups below it; best effort. */
-static void remove_tree(const char *dir, int depth)
-{
-    DIR *d = depth < 4 ? opendir(dir) : NULL;
-    if (d) {
-        struct dirent *de;
-        char path[PATH_MAX];
-        while ((de = readdir(d)) != NULL)
-            if (de->d_type == DT_DIR && de->d_name[0] != '.' &&
-                path_join(path, sizeof path, dir, de->d_name))
-                remove_tree(path, depth + 1);
-        closedir(d);
-    }
-    (void)rmdir(dir);
-}
-
-static bool is_instance_suffix(const char *s)
-{
-    if (strlen(s) != 16)
-        return false;
-    for (; *s; s++)
-        if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f')))
-            return false;
-    return true;
-}
-
-/* Removes what earlier agents with this node id left beside parent: poolsched-<node_id> (the
- * name before instance ids) and poolsched-<node_id>-<16 hex>, but only when the instance is dead
- * (its lock is free or was never made: instance_lock.h) and no process lives in them. A live
- * agent with the same node id (two clusters on one machine, or a second agent the scheduler
- * refuses) keeps its cgroups even while idle between jobs; a dead agent's guard still sweeping
- * holds the lock too (job_guard.h). Nothing is ever killed from here. */
-static void remove_stale_instances(struct ps_cgroup_system *sys, const char *parent)
-{
-    char above[PATH_MAX];
-    snprintf(above, sizeof above, "%s", parent);
-    char *slash = strrchr(above, '/');
-    if (!slash)
-        return;
-    *slash = '\0';
-    char legacy[96], prefix[96];
-    snprintf(legacy, sizeof legacy, "poolsched-%s", sys->node_id);
-    snprintf(prefix, sizeof prefix, "poolsched-%s-", sys->node_id);
-    DIR *d = opendir(above);
-    if (!d)
-        return;
-    struct dirent *de;
-    char path[PATH_MAX];
-    while ((de = readdir(d)) != NULL) {
-        bool ours = strcmp(de->d_name, legacy) == 0 ||
-                    (strncmp(de->d_name, prefix, strlen(prefix)) == 0 &&
-                     is_instance_suffix(de->d_name + strlen(prefix)));
-        if (!ours || strcmp(de->d_name, sys->name) == 0 ||
-            !path_join(path, sizeof path, above, de->d_name))
-            continue;
-        int fd = -1;
-        if (!ps_instance_lock_dead(sys->lock_dir, de->d_name, &fd))
-            continue;
-        bool gone = false;
-        if (!populated(path, 0)) {
-            remove_tree(path, 0);
-            gone = access(path, F_OK) != 0;
-        }
-        ps_instance_lock_drop(sys->lock_dir, de->d_name, fd, gone);
-    }
-    closedir(d);
-}
-
-int ps_cgroup_sweep_jobs(const char *parent, bool v2, int timeout_ms, bool remove)
-{
-    DIR *d = opendir(parent);
-    if (!d)
-        return 0;
-    int found = 0;
-    struct dirent *de;
-    char path[PATH_MAX];
-    while ((de = readdir(d)) != NULL) {
-        if (strncmp(de->d_name, "job-", 4) != 0 ||
-            !path_join(path, sizeof path, parent, de->d_name))
-            continue;
-        int total = 0;
-        pid_t dummy[1];
-        (void)read_procs(path, dummy, 0, &total, NULL);
-        found += total;
-        (void)kill_dir(path, v2, timeout_ms, NULL);
-        if (remove)
-            (void)remove_dir(path, 200, NULL);
-    }
-    closedir(d);
-    return found;
 }
 
 const char *ps_cgroup_system_dir(const struct ps_cgroup_system *sys, int i)
@@ -530,20 +183,20 @@ static void undo_v2(struct ps_cgroup_system *sys)
 {
     if (!sys->parent[0][0])
         return;
-    (void)write_file(sys->parent[0], "cgroup.subtree_control", "-cpu -memory", NULL);
+    (void)ps_cg_write_file(sys->parent[0], "cgroup.subtree_control", "-cpu -memory", NULL);
     if (sys->v2_enabled_in_agent_cg && sys->v2_moved_self) {
         char disable[32];
         snprintf(disable, sizeof disable, "%s", sys->v2_enabled_list);
         for (char *p = disable; *p; p++)
             if (*p == '+')
                 *p = '-';
-        (void)write_file(sys->v2_agent_cg, "cgroup.subtree_control", disable, NULL);
+        (void)ps_cg_write_file(sys->v2_agent_cg, "cgroup.subtree_control", disable, NULL);
     }
     bool back = true;
     if (sys->v2_moved_self) {
         char pid[32];
         snprintf(pid, sizeof pid, "%d", (int)getpid());
-        back = write_file(sys->v2_agent_cg, "cgroup.procs", pid, NULL) == 0;
+        back = ps_cg_write_file(sys->v2_agent_cg, "cgroup.procs", pid, NULL) == 0;
     }
     if (back && sys->v2_leaf[0])
         (void)rmdir(sys->v2_leaf);
@@ -564,16 +217,16 @@ static bool setup_v2(struct ps_cgroup_system *sys, const struct facts *f, char *
         return false;
     char controllers[512];
     size_t len;
-    if (read_file(agent, "cgroup.controllers", controllers, sizeof controllers, &len, NULL)) {
-        put(why, why_size, "cgroup2: cannot read %s/cgroup.controllers", agent);
+    if (ps_cg_read_file(agent, "cgroup.controllers", controllers, sizeof controllers, &len, NULL)) {
+        ps_cg_put(why, why_size, "cgroup2: cannot read %s/cgroup.controllers", agent);
         return false;
     }
-    bool cpu = word_in(controllers, "cpu"), memory = word_in(controllers, "memory");
+    bool cpu = ps_cg_word_in(controllers, "cpu"), memory = ps_cg_word_in(controllers, "memory");
     if (!cpu && !memory) {
         struct ps_cgroup_mount m;
         bool hybrid = ps_cgroup_parse_mountinfo(f->mountinfo, f->mountinfo_len, "cpu", &m) == 0 ||
                       ps_cgroup_parse_mountinfo(f->mountinfo, f->mountinfo_len, "memory", &m) == 0;
-        put(why, why_size, "cgroup2 at %s offers neither cpu nor memory (%s)", agent,
+        ps_cg_put(why, why_size, "cgroup2 at %s offers neither cpu nor memory (%s)", agent,
             hybrid ? "they are bound to cgroup v1 hierarchies: hybrid mode"
                    : "not enabled for the agent's cgroup by its parent: not delegated");
         return false;
@@ -584,11 +237,11 @@ static bool setup_v2(struct ps_cgroup_system *sys, const struct facts *f, char *
     char *parent = sys->parent[0];
     char name[96];
     snprintf(name, sizeof name, "%s", sys->name);
-    if (!path_join(parent, PATH_MAX, agent, name)) {
-        put(why, why_size, "cgroup2: path too long");
+    if (!ps_cg_path_join(parent, PATH_MAX, agent, name)) {
+        ps_cg_put(why, why_size, "cgroup2: path too long");
         return false;
     }
-    if (!make_dir(parent, &sys->created_parent[0], why, why_size)) {
+    if (!ps_cg_make_dir(parent, &sys->created_parent[0], why, why_size)) {
         parent[0] = '\0';
         return false;
     }
@@ -597,36 +250,36 @@ static bool setup_v2(struct ps_cgroup_system *sys, const struct facts *f, char *
     /* Enable the controllers for our children. A cgroup with processes cannot do that (except
      * the root), so on EBUSY the agent first moves itself into the leaf <parent>/agent. */
     char sub[512];
-    if (read_file(agent, "cgroup.subtree_control", sub, sizeof sub, &len, NULL))
+    if (ps_cg_read_file(agent, "cgroup.subtree_control", sub, sizeof sub, &len, NULL))
         sub[0] = '\0';
-    bool need = (cpu && !word_in(sub, "cpu")) || (memory && !word_in(sub, "memory"));
+    bool need = (cpu && !ps_cg_word_in(sub, "cpu")) || (memory && !ps_cg_word_in(sub, "memory"));
     if (need) {
-        int e = write_file(agent, "cgroup.subtree_control", enable, NULL);
+        int e = ps_cg_write_file(agent, "cgroup.subtree_control", enable, NULL);
         if (e == EBUSY) {
             bool leaf_created = false;
-            if (!path_join(sys->v2_leaf, sizeof sys->v2_leaf, parent, "agent") ||
-                !make_dir(sys->v2_leaf, &leaf_created, why, why_size)) {
+            if (!ps_cg_path_join(sys->v2_leaf, sizeof sys->v2_leaf, parent, "agent") ||
+                !ps_cg_make_dir(sys->v2_leaf, &leaf_created, why, why_size)) {
                 sys->v2_leaf[0] = '\0';
                 undo_v2(sys);
                 return false;
             }
             char pid[32];
             snprintf(pid, sizeof pid, "%d", (int)getpid());
-            e = write_file(sys->v2_leaf, "cgroup.procs", pid, NULL);
+            e = ps_cg_write_file(sys->v2_leaf, "cgroup.procs", pid, NULL);
             if (e != 0) {
-                put(why, why_size, "cgroup2: cannot move the agent into %s: %s",
+                ps_cg_put(why, why_size, "cgroup2: cannot move the agent into %s: %s",
                     sys->v2_leaf, strerror(e));
                 undo_v2(sys);
                 return false;
             }
             sys->v2_moved_self = true;
-            e = write_file(agent, "cgroup.subtree_control", enable, NULL);
+            e = ps_cg_write_file(agent, "cgroup.subtree_control", enable, NULL);
         }
         if (e != 0) {
             int total = 0;
             pid_t dummy[1];
-            (void)read_procs(agent, dummy, 0, &total, NULL);
-            put(why, why_size, "cgroup2: writing \"%s\" to %s/cgroup.subtree_control "
+            (void)ps_cg_read_procs(agent, dummy, 0, &total, NULL);
+            ps_cg_put(why, why_size, "cgroup2: writing \"%s\" to %s/cgroup.subtree_control "
                      "failed: %s%s", enable, agent, strerror(e),
                      e == EBUSY && total > 0 ? " (other processes live in the agent's cgroup; "
                                                "delegate an empty cgroup to the agent)" : "");
@@ -636,9 +289,9 @@ static bool setup_v2(struct ps_cgroup_system *sys, const struct facts *f, char *
         sys->v2_enabled_in_agent_cg = true;
         snprintf(sys->v2_enabled_list, sizeof sys->v2_enabled_list, "%s", enable);
     }
-    int e = write_file(parent, "cgroup.subtree_control", enable, NULL);
+    int e = ps_cg_write_file(parent, "cgroup.subtree_control", enable, NULL);
     if (e != 0) {
-        put(why, why_size, "cgroup2: writing \"%s\" to %s/cgroup.subtree_control failed: "
+        ps_cg_put(why, why_size, "cgroup2: writing \"%s\" to %s/cgroup.subtree_control failed: "
                  "%s", enable, parent, strerror(e));
         undo_v2(sys);
         return false;
@@ -661,8 +314,8 @@ static bool setup_v1_one(struct ps_cgroup_system *sys, const struct facts *f, in
     char name[96];
     snprintf(name, sizeof name, "%s", sys->name);
     char *parent = sys->parent[h];
-    if (!path_join(parent, PATH_MAX, agent, name)) {
-        put(why, why_size, "%s: path too long", hier_name[h]);
+    if (!ps_cg_path_join(parent, PATH_MAX, agent, name)) {
+        ps_cg_put(why, why_size, "%s: path too long", hier_name[h]);
         parent[0] = '\0';
         return false;
     }
@@ -670,16 +323,16 @@ static bool setup_v1_one(struct ps_cgroup_system *sys, const struct facts *f, in
     for (int k = 0; k < h; k++)
         if (strcmp(sys->parent[k], parent) == 0)
             return true;
-    if (!make_dir(parent, &sys->created_parent[h], why, why_size)) {
+    if (!ps_cg_make_dir(parent, &sys->created_parent[h], why, why_size)) {
         parent[0] = '\0';
         return false;
     }
     const char *probe_file = h == H_CPU ? "cpu.cfs_quota_us" : h == H_CPUACCT ? "cpuacct.usage"
                                                                               : "memory.limit_in_bytes";
     const char *probe_value = h == H_CPUACCT ? "0" : "-1";   /* unlimited; cpuacct: reset */
-    int e = write_file(parent, probe_file, probe_value, NULL);
+    int e = ps_cg_write_file(parent, probe_file, probe_value, NULL);
     if (e != 0) {
-        put(why, why_size, "%s: writing %s/%s failed: %s", hier_name[h], parent,
+        ps_cg_put(why, why_size, "%s: writing %s/%s failed: %s", hier_name[h], parent,
                  probe_file, strerror(e));
         if (sys->created_parent[h])
             (void)rmdir(parent);
@@ -695,13 +348,13 @@ static int load_facts(const char *proc_root, struct facts *f, char *why, size_t 
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/self/mountinfo", proc_root);
     if (ps_procfs_read_small(path, f->mountinfo, sizeof f->mountinfo, &f->mountinfo_len, NULL)) {
-        put(why, why_size, "cannot read %s", path);
+        ps_cg_put(why, why_size, "cannot read %s", path);
         return -1;
     }
     snprintf(path, sizeof path, "%s/self/cgroup", proc_root);
     if (ps_procfs_read_small(path, f->self_cgroup, sizeof f->self_cgroup,
                              &f->self_cgroup_len, NULL)) {
-        put(why, why_size, "cannot read %s", path);
+        ps_cg_put(why, why_size, "cannot read %s", path);
         return -1;
     }
     return 0;
@@ -744,7 +397,7 @@ int ps_cgroup_system_new(const struct ps_cgroup_config *cfg, struct ps_cgroup_sy
         struct ps_error lerr;
         ps_error_init(&lerr);
         if (ps_instance_lock_take(sys->lock_dir, sys->name, &sys->lock_fd, &lerr) != 0)
-            put(lock_note, sizeof lock_note, "; no instance lock (%s): an agent started later "
+            ps_cg_put(lock_note, sizeof lock_note, "; no instance lock (%s): an agent started later "
                 "with node id %s may remove this agent's idle cgroups, which are then made "
                 "again", lerr.msg, cfg->node_id);
     }
@@ -756,12 +409,12 @@ int ps_cgroup_system_new(const struct ps_cgroup_config *cfg, struct ps_cgroup_sy
     char why_v2[REASON_MAX] = "", why_v1[H_COUNT][REASON_MAX] = {"", "", ""};
 
     if (cfg->disable) {
-        put(sys->summary, sizeof sys->summary, "%s: disabled by configuration",
+        ps_cg_put(sys->summary, sizeof sys->summary, "%s: disabled by configuration",
                  none_prefix);
     } else if (load_facts(proc_root, f, why_v2, sizeof why_v2) != 0) {
-        put(sys->summary, sizeof sys->summary, "%s: %s", none_prefix, why_v2);
+        ps_cg_put(sys->summary, sizeof sys->summary, "%s: %s", none_prefix, why_v2);
     } else if (setup_v2(sys, f, why_v2, sizeof why_v2)) {
-        put(sys->summary, sizeof sys->summary,
+        ps_cg_put(sys->summary, sizeof sys->summary,
                  "cgroup v2: jobs in %s/job-*, %s%s%s%s", sys->parent[0],
                  sys->caps.cpu_limit ? "cpu limit+weight" : "no cpu controller",
                  sys->caps.memory ? ", memory limit+accounting" : ", no memory controller",
@@ -778,36 +431,36 @@ int ps_cgroup_system_new(const struct ps_cgroup_config *cfg, struct ps_cgroup_sy
             sys->mode = PS_CGROUP_V1;
             char *sm = sys->summary;
             size_t ss = sizeof sys->summary;
-            put(sm, ss, "cgroup v1:");
+            ps_cg_put(sm, ss, "cgroup v1:");
             for (int h = 0; h < H_COUNT; h++) {
                 static const char *const what[H_COUNT] = {"cpu limit+weight", "cpu usage",
                                                           "memory limit+accounting"};
                 size_t n = strlen(sm);
                 if (sys->parent[h][0])
-                    put(sm + n, ss - n, "%s %s in %s", h ? ";" : "", what[h], sys->parent[h]);
+                    ps_cg_put(sm + n, ss - n, "%s %s in %s", h ? ";" : "", what[h], sys->parent[h]);
                 else
-                    put(sm + n, ss - n, "%s no %s (%s, using /proc)", h ? ";" : "", what[h],
+                    ps_cg_put(sm + n, ss - n, "%s no %s (%s, using /proc)", h ? ";" : "", what[h],
                         why_v1[h]);
             }
             size_t n = strlen(sm);
-            put(sm + n, ss - n, "; v2 not used: %s", why_v2);
+            ps_cg_put(sm + n, ss - n, "; v2 not used: %s", why_v2);
         } else {
-            put(sys->summary, sizeof sys->summary, "%s: %s; v1: %s; %s; %s", none_prefix,
+            ps_cg_put(sys->summary, sizeof sys->summary, "%s: %s; v1: %s; %s; %s", none_prefix,
                      why_v2, why_v1[H_CPU], why_v1[H_CPUACCT], why_v1[H_MEMORY]);
         }
     }
     free(f);
     if (sys->mode != PS_CGROUP_NONE && lock_note[0]) {
         size_t n = strlen(sys->summary);
-        put(sys->summary + n, sizeof sys->summary - n, "%s", lock_note);
+        ps_cg_put(sys->summary + n, sizeof sys->summary - n, "%s", lock_note);
     }
     if (sys->mode != PS_CGROUP_NONE && sys->remove_stale_jobs) {
         for (int h = 0; h < H_COUNT; h++)
             if (sys->parent[h][0]) {
                 if (cfg->instance_id)
-                    remove_stale_instances(sys, sys->parent[h]);
+                    ps_cg_remove_stale_instances(sys, sys->parent[h]);
                 else
-                    remove_stale(sys->parent[h], sys->mode == PS_CGROUP_V2);
+                    ps_cg_remove_stale(sys->parent[h], sys->mode == PS_CGROUP_V2);
             }
         /* then the locks of dead instances with this node id whose cgroups are gone */
         char prefix[96];
@@ -828,7 +481,7 @@ void ps_cgroup_system_free(struct ps_cgroup_system *sys)
         job_close_reads(job);
         for (int h = 0; h < H_COUNT; h++)
             if (job->unique[h])
-                (void)remove_dir(job->dir[h], 1000, NULL);
+                (void)ps_cg_remove_dir(job->dir[h], 1000, NULL);
         free(job);
     }
     if (sys->job_count == 0) {
@@ -891,7 +544,7 @@ static void pool_discard(struct ps_cgroup_job *job)
     job_close_reads(job);
     for (int h = 0; h < H_COUNT; h++)
         if (job->unique[h])
-            (void)remove_dir(job->dir[h], 1000, NULL);
+            (void)ps_cg_remove_dir(job->dir[h], 1000, NULL);
     free(job);
 }
 
@@ -908,7 +561,7 @@ static struct ps_cgroup_job *reuse_from_pool(struct ps_cgroup_system *sys, const
             dir[h][0] = '\0';
             if (!job->dir[h][0])
                 continue;
-            ok = path_join(dir[h], PATH_MAX, sys->parent[h], name);
+            ok = ps_cg_path_join(dir[h], PATH_MAX, sys->parent[h], name);
         }
         for (int h = 0; h < H_COUNT && ok; h++) {
             if (!job->unique[h])
@@ -954,7 +607,7 @@ static bool memory_has_pages(const char *dir)
 {
     char buf[4096];
     size_t len;
-    if (read_file(dir, "memory.stat", buf, sizeof buf, &len, NULL) != 0)
+    if (ps_cg_read_file(dir, "memory.stat", buf, sizeof buf, &len, NULL) != 0)
         return true;
     static const char *const lru[] = {"inactive_anon", "active_anon", "inactive_file",
                                       "active_file", "unevictable"};
@@ -974,13 +627,13 @@ static bool reset_for_pool(struct ps_cgroup_job *job)
 {
     bool ok = true;
     if (job->caps.cpu_usage)
-        ok = ok && write_file(job->dir[H_CPUACCT], "cpuacct.usage", "0", NULL) == 0;
+        ok = ok && ps_cg_write_file(job->dir[H_CPUACCT], "cpuacct.usage", "0", NULL) == 0;
     if (job->caps.memory) {
         const char *d = job->dir[H_MEMORY];
         if (ok && memory_has_pages(d))
-            ok = write_file(d, "memory.force_empty", "0", NULL) == 0;
-        ok = ok && write_file(d, "memory.max_usage_in_bytes", "0", NULL) == 0;
-        ok = ok && write_file(d, "memory.failcnt", "0", NULL) == 0;
+            ok = ps_cg_write_file(d, "memory.force_empty", "0", NULL) == 0;
+        ok = ok && ps_cg_write_file(d, "memory.max_usage_in_bytes", "0", NULL) == 0;
+        ok = ok && ps_cg_write_file(d, "memory.failcnt", "0", NULL) == 0;
     }
     /* The limits (cfs_quota_us -1, shares 1024, limit_in_bytes -1) are reset when the next job
      * is ready to run, those it did not set itself (ps_cgroup_job_unset_limits_default). */
@@ -997,7 +650,7 @@ static int write_changed(const char *dir, const char *name, const char *value, c
     if (last[0] && strcmp(last, value) == 0)
         return 0;
     last[0] = '\0';
-    if (write_file(dir, name, value, err) != 0)
+    if (ps_cg_write_file(dir, name, value, err) != 0)
         return PS_EIO;
     snprintf(last, last_size, "%s", value);
     return 0;
@@ -1010,7 +663,7 @@ static int recreate_parent(struct ps_cgroup_system *sys, int h, char *why, size_
 {
     if (mkdir(sys->parent[h], 0755) != 0 && errno != EEXIST) {
         int e = errno;
-        put(why, why_size, "mkdir(%s): %s", sys->parent[h], strerror(e));
+        ps_cg_put(why, why_size, "mkdir(%s): %s", sys->parent[h], strerror(e));
         return e;
     }
     sys->created_parent[h] = true;
@@ -1020,9 +673,9 @@ static int recreate_parent(struct ps_cgroup_system *sys, int h, char *why, size_
     snprintf(enable, sizeof enable, "%s%s%s", sys->caps.cpu_limit ? "+cpu" : "",
              sys->caps.cpu_limit && sys->caps.memory ? " " : "",
              sys->caps.memory ? "+memory" : "");
-    int e = write_file(sys->parent[h], "cgroup.subtree_control", enable, NULL);
+    int e = ps_cg_write_file(sys->parent[h], "cgroup.subtree_control", enable, NULL);
     if (e != 0)
-        put(why, why_size, "writing \"%s\" to %s/cgroup.subtree_control: %s", enable,
+        ps_cg_put(why, why_size, "writing \"%s\" to %s/cgroup.subtree_control: %s", enable,
             sys->parent[h], strerror(e));
     return e;
 }
@@ -1053,7 +706,7 @@ int ps_cgroup_job_create(struct ps_cgroup_system *sys, const char *job_id,
     for (int h = 0; h < H_COUNT && rc == 0; h++) {
         if (!sys->parent[h][0])
             continue;
-        if (!path_join(job->dir[h], PATH_MAX, sys->parent[h], name)) {
+        if (!ps_cg_path_join(job->dir[h], PATH_MAX, sys->parent[h], name)) {
             rc = ps_error_set(err, PS_EIO, "%s/%s: path too long", sys->parent[h], name);
             break;
         }
@@ -1082,7 +735,7 @@ int ps_cgroup_job_create(struct ps_cgroup_system *sys, const char *job_id,
                 break;
             }
             /* A leftover of a crashed agent: empty it and reuse it. */
-            rc = kill_dir(job->dir[h], sys->mode == PS_CGROUP_V2, 1000, err);
+            rc = ps_cg_kill_dir(job->dir[h], sys->mode == PS_CGROUP_V2, 1000, err);
         }
         if (!job->procs_dir[0])
             snprintf(job->procs_dir, sizeof job->procs_dir, "%s", job->dir[h]);
@@ -1095,12 +748,12 @@ int ps_cgroup_job_create(struct ps_cgroup_system *sys, const char *job_id,
         return rc;
     }
     if (sys->mode == PS_CGROUP_V2) {
-        job->has_kill = file_exists(job->dir[0], "cgroup.kill");
-        job->has_peak = file_exists(job->dir[0], "memory.peak");
+        job->has_kill = ps_cg_file_exists(job->dir[0], "cgroup.kill");
+        job->has_peak = ps_cg_file_exists(job->dir[0], "memory.peak");
         /* One OOM kill takes the whole job down, as YTsaurus fails the whole job. Best effort:
          * kernels before 4.19 lack it and the runner kills the rest itself. */
         if (job->caps.memory)
-            (void)write_file(job->dir[0], "memory.oom.group", "1", NULL);
+            (void)ps_cg_write_file(job->dir[0], "memory.oom.group", "1", NULL);
     }
     set_procs_files(job);
     sys->job_count++;
@@ -1132,7 +785,7 @@ int ps_cgroup_job_attach(struct ps_cgroup_job *job, pid_t pid, struct ps_error *
     char value[32];
     snprintf(value, sizeof value, "%d", (int)pid);
     for (int h = 0; h < H_COUNT; h++)
-        if (job->unique[h] && write_file(job->dir[h], "cgroup.procs", value, err) != 0)
+        if (job->unique[h] && ps_cg_write_file(job->dir[h], "cgroup.procs", value, err) != 0)
             return PS_EIO;
     return 0;
 }
@@ -1160,7 +813,7 @@ int ps_cgroup_job_set_cpu_limit(struct ps_cgroup_job *job, double cores, struct 
     char period[32];
     snprintf(period, sizeof period, "%d", PS_CGROUP_CPU_PERIOD_US);
     job->last_cpu_quota[0] = '\0';
-    if (write_file(job->dir[H_CPU], "cpu.cfs_period_us", period, err) != 0)
+    if (ps_cg_write_file(job->dir[H_CPU], "cpu.cfs_period_us", period, err) != 0)
         return PS_EIO;
     return write_changed(job->dir[H_CPU], "cpu.cfs_quota_us", value, job->last_cpu_quota,
                          sizeof job->last_cpu_quota, err);
@@ -1257,20 +910,20 @@ int ps_cgroup_job_process_count(struct ps_cgroup_job *job, struct ps_error *err)
 {
     int total;
     pid_t dummy[1];
-    int rc = read_procs(job->procs_dir, dummy, 0, &total, err);
+    int rc = ps_cg_read_procs(job->procs_dir, dummy, 0, &total, err);
     return rc < 0 ? rc : total;
 }
 
 int ps_cgroup_job_kill(struct ps_cgroup_job *job, int timeout_ms, struct ps_error *err)
 {
-    return kill_dir(job->procs_dir, job->has_kill, timeout_ms, err);
+    return ps_cg_kill_dir(job->procs_dir, job->has_kill, timeout_ms, err);
 }
 
 int ps_cgroup_job_destroy(struct ps_cgroup_job *job, struct ps_error *err)
 {
     if (!job)
         return 0;
-    int rc = kill_dir(job->procs_dir, job->has_kill, 2000, err);
+    int rc = ps_cg_kill_dir(job->procs_dir, job->has_kill, 2000, err);
     struct ps_cgroup_system *sys = job->sys;
     if (rc == 0 && sys->mode == PS_CGROUP_V1 && sys->pool_count < sys->pool_size &&
         reset_for_pool(job)) {
@@ -1282,7 +935,7 @@ int ps_cgroup_job_destroy(struct ps_cgroup_job *job, struct ps_error *err)
     for (int h = 0; h < H_COUNT; h++) {
         if (!job->unique[h])
             continue;
-        int r = remove_dir(job->dir[h], 1000, err);
+        int r = ps_cg_remove_dir(job->dir[h], 1000, err);
         if (rc == 0)
             rc = r;
     }

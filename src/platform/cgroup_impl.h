@@ -1,0 +1,97 @@
+/* cgroup_impl.h — what cgroup.c and cgroup_util.c share: the system and job records and the
+ * file helpers. Not for use outside src/platform/cgroup*.c. */
+#ifndef PS_PLATFORM_CGROUP_IMPL_H
+#define PS_PLATFORM_CGROUP_IMPL_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "core/error.h"
+#include "platform/cgroup.h"
+
+/* v1 hierarchies, in this order everywhere. For v2 only slot 0 is used. */
+enum { H_CPU, H_CPUACCT, H_MEMORY, H_COUNT };
+
+#define REASON_MAX 512
+
+struct ps_cgroup_system {
+    enum ps_cgroup_mode mode;
+    struct ps_cgroup_caps caps;
+    char node_id[72];
+    char name[96];                  /* poolsched-<node_id>[-<instance_id>] */
+    char summary[2048];
+    bool remove_stale_jobs;
+    char lock_dir[PATH_MAX];        /* instance_lock.h: where instances' locks live */
+    int lock_fd;                    /* this instance's lock, -1 when not held */
+
+    /* v2 */
+    char v2_agent_cg[PATH_MAX];     /* the agent's cgroup when it started */
+    char v2_leaf[PATH_MAX];         /* <parent>/agent, where the agent moved itself */
+    bool v2_moved_self;
+    bool v2_enabled_in_agent_cg;    /* we wrote +cpu/+memory into the agent's cgroup */
+    char v2_enabled_list[32];       /* what we enabled there, e.g. "cpu memory" */
+
+    /* the parent dir poolsched-<node_id> per hierarchy; "" when unused. v2 uses slot 0. */
+    char parent[H_COUNT][PATH_MAX];
+    bool created_parent[H_COUNT];
+    int job_count;
+    /* v1 job cgroup pool (cgroup.h job_pool_size): emptied, reset jobs ready for reuse */
+    int pool_size, pool_count;
+    struct ps_cgroup_job *pool[64];
+};
+
+struct ps_cgroup_job {
+    struct ps_cgroup_system *sys;
+    struct ps_cgroup_caps caps;
+    char dir[H_COUNT][PATH_MAX];    /* the job's dir per hierarchy ("" unused); v2: slot 0 */
+    bool unique[H_COUNT];           /* false when the same dir as an earlier slot (co-mounted) */
+    bool has_peak;                  /* v2 memory.peak exists */
+    bool has_kill;                  /* v2 cgroup.kill exists */
+    char procs_dir[PATH_MAX];       /* where cgroup.procs is read for killing and counting */
+    char procs_file[H_COUNT][PATH_MAX + 16];    /* <dir>/cgroup.procs of the unique dirs */
+    const char *procs_list[H_COUNT + 1];        /* NULL-terminated, for joining */
+    int64_t base_oom_kills, base_throttled;     /* reused v1 cgroup: counters at reuse */
+    /* What this process last wrote to the limit files ("" unknown): a value already there is
+     * not written again (the CPU monitor sets the guarantee on every adjustment period). */
+    char last_cpu_quota[64];        /* v2 cpu.max, v1 cpu.cfs_quota_us (period is constant) */
+    char last_cpu_weight[32];       /* v2 cpu.weight, v1 cpu.shares */
+    char last_memory_limit[32];     /* v2 memory.max, v1 memory.limit_in_bytes */
+    /* A reused v1 cgroup: limits its new job has not set yet, still the previous job's values
+     * until ps_cgroup_job_unset_limits_default writes the defaults (the job's own setters
+     * usually write the same values again, so the pool skips a reset and a rewrite). */
+    bool default_cpu_quota, default_cpu_weight, default_memory_limit;
+    /* The usage files, opened once and re-read with pread from offset 0 (kernfs regenerates
+     * them): a sample was an open and a path walk per file. Kept across pool reuse (a rename
+     * keeps open files valid); closed before the directories are removed. */
+    struct read_fd {
+        const char *dir, *name;     /* dir is one of this job's dir[] slots */
+        int fd;
+    } rfd[8];
+    int rfd_count;
+};
+
+/* Helpers of cgroup.c and cgroup_util.c (cgroup_util.c). */
+/* snprintf into a fixed buffer where truncating a long path in a message is fine. */
+void ps_cg_put(char *out, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+bool ps_cg_path_join(char *out, size_t size, const char *a, const char *b);
+int64_t ps_cg_monotonic_ms(void);
+void ps_cg_sleep_ms(int ms);
+/* Writes value to dir/name. Returns 0 or the errno; sets err when given. */
+int ps_cg_write_file(const char *dir, const char *name, const char *value, struct ps_error *err);
+int ps_cg_read_file(const char *dir, const char *name, char *buf, size_t size, size_t *len,
+                    struct ps_error *err);
+bool ps_cg_file_exists(const char *dir, const char *name);
+int ps_cg_read_procs(const char *dir, pid_t *pids, int max, int *total, struct ps_error *err);
+int ps_cg_kill_dir(const char *dir, bool use_cgroup_kill, int timeout_ms, struct ps_error *err);
+int ps_cg_remove_dir(const char *dir, int timeout_ms, struct ps_error *err);
+bool ps_cg_word_in(const char *list, const char *word);
+bool ps_cg_make_dir(const char *dir, bool *created, char *why, size_t why_size);
+/* The start-up sweep: job-* cgroups an earlier agent left under parent; earlier instances'
+ * node cgroups beside it (only dead ones: instance_lock.h). */
+void ps_cg_remove_stale(const char *parent, bool v2);
+void ps_cg_remove_stale_instances(struct ps_cgroup_system *sys, const char *parent);
+
+#endif
