@@ -23,10 +23,8 @@
 static const char *const hier_name[H_COUNT] = {"cpu", "cpuacct", "memory"};
 
 /* ---------------------------------------------------------------------------------------------
- * Small helpers
+ * Reading a job's files (the other helpers: cgroup_util.c)
  * ------------------------------------------------------------------------------------------- */
-
-/* snprintf into a fixed buffer where truncating a long path in a message is fine. */
 
 /* read_file on a file of the job, through its kept descriptor. */
 static int job_read_file(struct ps_cgroup_job *job, const char *dir, const char *name, char *buf,
