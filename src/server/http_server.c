@@ -22,512 +22,9 @@
 #include "platform/clock.h"
 #include "server/metrics.h"
 
-struct route {
-    char *method;                 /* NULL = any */
-    char *pattern;
-    size_t pattern_len;
-    enum ps_http_match match;
-    ps_http_handler_fn *handler;
-    ps_http_admit_fn *admit;      /* NULL = admit everything */
-    void *ctx;
-};
+#include "server/http_server_impl.h"
 
-/* One open connection (MHD's socket context), for the header deadline. */
-struct conn_track {
-    int fd;
-    int64_t deadline_ns;          /* request headers due by then; 0 = none (in a request) */
-    struct conn_track *prev, *next;
-};
-
-struct ps_http_server {
-    struct ps_http_server_config cfg;   /* host points to host_copy */
-    char host_copy[64];
-    struct route *routes;
-    size_t route_count, route_cap;
-
-    struct MHD_Daemon *daemon;
-    int listen_fd;                /* ours until MHD_stop_daemon; closed by us after quiesce */
-    uint16_t port;
-    int started, stopped;
-
-    atomic_uint_fast64_t connections_accepted;
-    atomic_uint in_flight;        /* requests between the first callback and completion */
-    atomic_bool stopping;
-    atomic_uint_fast64_t next_request_id;
-    pthread_mutex_t drain_mu;
-    pthread_cond_t drain_cv;      /* signalled when in_flight drops to 0 while stopping */
-
-    char *redact[PS_HTTP_MAX_REDACTIONS];
-    size_t redact_count;
-
-    pthread_mutex_t conns_mu;     /* the list of open connections, and their deadlines */
-    struct conn_track *conns;
-    pthread_t sweeper;
-    bool sweeper_started;
-    bool sweeper_stop;            /* under conns_mu */
-    pthread_cond_t sweeper_cv;
-    atomic_uint_fast64_t header_timeouts;
-    /* held requests (ps_http_hold), under conns_mu: by key, and a list for deadlines */
-    struct ps_strmap held;
-    struct request_state *held_list;
-
-    pthread_mutex_t log_mu;       /* MHD's repeated lines (one per refused connection) */
-    char log_last[256];
-    int64_t log_last_ns;
-    uint64_t log_repeats;
-
-    struct ps_metric_family *m_requests;   /* NULL without cfg.metrics */
-    struct ps_metric_family *m_duration;
-    struct ps_metric *m_open_connections;
-};
-
-/* Per-request state (MHD's con_cls): the route chosen from the headers, the body limit and the
- * body being collected. */
-struct request_state {
-    const struct route *route;    /* NULL: refused at the headers (refusal holds the reply) */
-    size_t max_body;
-    char *body;
-    size_t len, cap;
-    unsigned long long discarded; /* body bytes dropped after deciding on 413 */
-    int too_large;
-    int answered;                 /* a response is queued already */
-    int refused;                  /* refusal is to be sent once the (bodyless) request ends */
-    struct ps_http_response refusal;
-    char refusal_rid[24];
-    int64_t start;                /* monotonic ns */
-    /* ps_http_hold, under srv->conns_mu */
-    int hold;                     /* HOLD_NONE, HOLD_ASKED (its handler runs), HOLD_PARKED */
-    int release_why;              /* a release pending for the handler's next run */
-    int64_t hold_deadline_ns;
-    char hold_key[PS_HTTP_HOLD_KEY_MAX + 1];
-    struct MHD_Connection *conn;
-    struct request_state *hold_prev, *hold_next;
-};
-
-enum { HOLD_NONE, HOLD_ASKED, HOLD_PARKED };
-
-static const char *const http_route_labels[] = { "method", "route", "status" };
-static const char *const duration_labels[] = { "route" };
-static const double duration_bounds[] = { 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
-                                          0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10 };
-
-/* ---- small helpers ------------------------------------------------------------------------- */
-
-/* Replaces every byte that is not part of a valid UTF-8 sequence with '?', in place, so that
- * messages quoting client input always make a valid JSON string. */
-static void utf8_sanitize(char *s)
-{
-    unsigned char *p = (unsigned char *)s;
-    while (*p) {
-        size_t n = 0;
-        unsigned min = 0, cp = 0;
-        if (*p < 0x80) {
-            p++;
-            continue;
-        } else if ((*p & 0xE0) == 0xC0) {
-            n = 1, min = 0x80, cp = *p & 0x1F;
-        } else if ((*p & 0xF0) == 0xE0) {
-            n = 2, min = 0x800, cp = *p & 0x0F;
-        } else if ((*p & 0xF8) == 0xF0) {
-            n = 3, min = 0x10000, cp = *p & 0x07;
-        } else {
-            *p++ = '?';
-            continue;
-        }
-        size_t i = 1;
-        for (; i <= n && (p[i] & 0xC0) == 0x80; i++)
-            cp = (cp << 6) | (p[i] & 0x3F);
-        if (i <= n || cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
-            *p++ = '?';
-            continue;
-        }
-        p += n + 1;
-    }
-}
-
-/* ---- logging ------------------------------------------------------------------------------- */
-
-static void log_stderr(void *ctx, const char *line)
-{
-    (void)ctx;
-    fprintf(stderr, "poolsched http: %s\n", line);
-}
-
-void ps_http_server_log(struct ps_http_server *srv, const char *fmt, ...)
-{
-    char line[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    srv->cfg.log(srv->cfg.log_ctx, line);
-}
-
-/* MHD logs one line per connection it refuses ("Server reached connection limit"): under a
- * connection flood that would flood the log too. A line equal to the previous one within a
- * second is counted instead, and the count logged with the next line that gets through. */
-static void mhd_log(void *cls, const char *fmt, va_list ap)
-{
-    struct ps_http_server *srv = cls;
-    char line[1024];
-    vsnprintf(line, sizeof line, fmt, ap);
-    size_t n = strlen(line);
-    while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
-        line[--n] = '\0';
-    int64_t now = ps_clock_monotonic_ns();
-    pthread_mutex_lock(&srv->log_mu);
-    if (strncmp(line, srv->log_last, sizeof srv->log_last - 1) == 0 &&
-        now - srv->log_last_ns < 1000000000) {
-        srv->log_repeats++;
-        pthread_mutex_unlock(&srv->log_mu);
-        return;
-    }
-    uint64_t repeats = srv->log_repeats;
-    srv->log_repeats = 0;
-    srv->log_last_ns = now;
-    size_t keep = strnlen(line, sizeof srv->log_last - 1);   /* compared on this prefix */
-    memcpy(srv->log_last, line, keep);
-    srv->log_last[keep] = '\0';
-    pthread_mutex_unlock(&srv->log_mu);
-    if (repeats)
-        ps_http_server_log(srv, "libmicrohttpd: %s (%llu more like it since it was last logged)",
-                           line, (unsigned long long)repeats);
-    else
-        ps_http_server_log(srv, "libmicrohttpd: %s", line);
-}
-
-/* ---- configuration and routes -------------------------------------------------------------- */
-
-void ps_http_server_config_init(struct ps_http_server_config *cfg)
-{
-    memset(cfg, 0, sizeof *cfg);
-    cfg->host = PS_HTTP_DEFAULT_HOST;
-}
-
-int ps_http_server_new(const struct ps_http_server_config *cfg, struct ps_http_server **out,
-                       struct ps_error *err)
-{
-    *out = NULL;
-    struct ps_http_server *srv = calloc(1, sizeof *srv);
-    if (!srv)
-        return ps_error_set(err, PS_ENOMEM, "out of memory creating the HTTP server");
-    if (cfg)
-        srv->cfg = *cfg;
-    else
-        ps_http_server_config_init(&srv->cfg);
-    const char *host = srv->cfg.host ? srv->cfg.host : PS_HTTP_DEFAULT_HOST;
-    if (strlen(host) >= sizeof srv->host_copy) {
-        free(srv);
-        return ps_error_set(err, PS_EINVAL, "listen host '%.80s' is too long", host);
-    }
-    strcpy(srv->host_copy, host);
-    srv->cfg.host = srv->host_copy;
-    if (!srv->cfg.threads)
-        srv->cfg.threads = PS_HTTP_DEFAULT_THREADS;
-    if (!srv->cfg.max_body_bytes)
-        srv->cfg.max_body_bytes = PS_HTTP_DEFAULT_MAX_BODY_BYTES;
-    if (!srv->cfg.max_connections)
-        srv->cfg.max_connections = PS_HTTP_DEFAULT_MAX_CONNECTIONS;
-    if (!srv->cfg.max_connections_per_ip)
-        srv->cfg.max_connections_per_ip = PS_HTTP_DEFAULT_MAX_CONNECTIONS_PER_IP;
-    if (!srv->cfg.idle_timeout_s)
-        srv->cfg.idle_timeout_s = PS_HTTP_DEFAULT_IDLE_TIMEOUT_S;
-    if (!srv->cfg.header_timeout_ms)
-        srv->cfg.header_timeout_ms = PS_HTTP_DEFAULT_HEADER_TIMEOUT_MS;
-    if (!srv->cfg.drain_timeout_ms)
-        srv->cfg.drain_timeout_ms = PS_HTTP_DEFAULT_DRAIN_TIMEOUT_MS;
-    if (!srv->cfg.log)
-        srv->cfg.log = log_stderr;
-    srv->listen_fd = -1;
-    pthread_mutex_init(&srv->drain_mu, NULL);
-    pthread_mutex_init(&srv->conns_mu, NULL);
-    ps_strmap_init(&srv->held);
-    pthread_mutex_init(&srv->log_mu, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&srv->drain_cv, &ca);
-    pthread_cond_init(&srv->sweeper_cv, &ca);
-    pthread_condattr_destroy(&ca);
-
-    struct in6_addr probe;
-    if (inet_pton(AF_INET, host, &probe) != 1 && inet_pton(AF_INET6, host, &probe) != 1) {
-        ps_http_server_free(srv);
-        return ps_error_set(err, PS_EINVAL,
-                            "listen host '%s' is not a numeric IPv4 or IPv6 address", host);
-    }
-    if (srv->cfg.metrics) {
-        int rc = ps_metrics_counter(srv->cfg.metrics, "ps_http_requests_total",
-                                    "HTTP requests answered, by method, route and status.", 3,
-                                    http_route_labels, &srv->m_requests, err);
-        if (!rc)
-            rc = ps_metrics_histogram(srv->cfg.metrics, "ps_http_request_duration_seconds",
-                                      "Time from request headers to queued response.", 1,
-                                      duration_labels, duration_bounds,
-                                      sizeof duration_bounds / sizeof *duration_bounds,
-                                      &srv->m_duration, err);
-        struct ps_metric_family *open_fam = NULL;
-        if (!rc)
-            rc = ps_metrics_gauge(srv->cfg.metrics, "ps_http_open_connections",
-                                  "Client connections currently open.", 0, NULL, &open_fam,
-                                  err);
-        if (!rc)
-            rc = ps_metric_family_get(open_fam, NULL, &srv->m_open_connections, err);
-        if (rc) {
-            ps_http_server_free(srv);
-            return rc;
-        }
-    }
-    *out = srv;
-    return 0;
-}
-
-int ps_http_server_route(struct ps_http_server *srv, const char *method, const char *pattern,
-                         enum ps_http_match match, ps_http_handler_fn *handler, void *ctx,
-                         struct ps_error *err)
-{
-    return ps_http_server_route_admit(srv, method, pattern, match, handler, NULL, ctx, err);
-}
-
-int ps_http_server_redact(struct ps_http_server *srv, const char *text, struct ps_error *err)
-{
-    if (srv->started)
-        return ps_error_set(err, PS_ESTATE, "cannot add a redaction: the server is started");
-    if (!text || strlen(text) < 4)   /* "/" or "." would mangle every message */
-        return 0;
-    if (srv->redact_count == PS_HTTP_MAX_REDACTIONS)
-        return ps_error_set(err, PS_ELIMIT, "at most %d redactions", PS_HTTP_MAX_REDACTIONS);
-    if (!(srv->redact[srv->redact_count] = strdup(text)))
-        return ps_error_set(err, PS_ENOMEM, "out of memory adding a redaction");
-    srv->redact_count++;
-    return 0;
-}
-
-int ps_http_server_route_admit(struct ps_http_server *srv, const char *method,
-                               const char *pattern, enum ps_http_match match,
-                               ps_http_handler_fn *handler, ps_http_admit_fn *admit, void *ctx,
-                               struct ps_error *err)
-{
-    if (srv->started)
-        return ps_error_set(err, PS_ESTATE, "cannot add route %s: the server is started",
-                            pattern ? pattern : "(null)");
-    if (!pattern || pattern[0] != '/' || !handler)
-        return ps_error_set(err, PS_EINVAL, "route pattern '%s' must start with '/'",
-                            pattern ? pattern : "(null)");
-    for (size_t i = 0; i < srv->route_count; i++) {
-        const struct route *r = &srv->routes[i];
-        int same_method = (!r->method && !method) ||
-                          (r->method && method && strcmp(r->method, method) == 0);
-        if (same_method && r->match == match && strcmp(r->pattern, pattern) == 0)
-            return ps_error_set(err, PS_EEXIST, "route %s %s is defined twice",
-                                method ? method : "*", pattern);
-    }
-    if (srv->route_count == srv->route_cap) {
-        size_t cap = srv->route_cap ? 2 * srv->route_cap : 16;
-        struct route *rs = realloc(srv->routes, cap * sizeof *rs);
-        if (!rs)
-            return ps_error_set(err, PS_ENOMEM, "out of memory adding route %s", pattern);
-        srv->routes = rs;
-        srv->route_cap = cap;
-    }
-    struct route r = { .match = match, .handler = handler, .admit = admit, .ctx = ctx };
-    r.pattern = strdup(pattern);
-    r.method = method ? strdup(method) : NULL;
-    if (!r.pattern || (method && !r.method)) {
-        free(r.pattern);
-        free(r.method);
-        return ps_error_set(err, PS_ENOMEM, "out of memory adding route %s", pattern);
-    }
-    r.pattern_len = strlen(pattern);
-    srv->routes[srv->route_count++] = r;
-    return 0;
-}
-
-static int path_matches(const struct route *r, const char *path)
-{
-    if (r->match == PS_HTTP_EXACT)
-        return strcmp(path, r->pattern) == 0;
-    if (strncmp(path, r->pattern, r->pattern_len) != 0)
-        return 0;
-    char next = path[r->pattern_len];
-    return next == '\0' || next == '/' || r->pattern[r->pattern_len - 1] == '/';
-}
-
-static int method_matches(const struct route *r, const char *method)
-{
-    if (!r->method || strcmp(r->method, method) == 0)
-        return 1;
-    return strcmp(method, "HEAD") == 0 && strcmp(r->method, "GET") == 0;
-}
-
-/* Is a better than b? Exact beats prefix, longer beats shorter, a named method beats "any". */
-static int route_better(const struct route *a, const struct route *b)
-{
-    if (!b)
-        return 1;
-    if (a->match != b->match)
-        return a->match == PS_HTTP_EXACT;
-    if (a->pattern_len != b->pattern_len)
-        return a->pattern_len > b->pattern_len;
-    return a->method && !b->method;
-}
-
-/* The route for (method, path); NULL when none. *path_known tells whether some route with another
- * method matches the path (-> 405), and allow receives those methods. */
-static const struct route *find_route(const struct ps_http_server *srv, const char *method,
-                                      const char *path, int *path_known, char *allow,
-                                      size_t allow_cap)
-{
-    const struct route *best = NULL;
-    *path_known = 0;
-    allow[0] = '\0';
-    for (size_t i = 0; i < srv->route_count; i++) {
-        const struct route *r = &srv->routes[i];
-        if (!path_matches(r, path))
-            continue;
-        if (method_matches(r, method)) {
-            if (route_better(r, best))
-                best = r;
-        } else if (r->method && !strstr(allow, r->method)) {
-            *path_known = 1;
-            size_t used = strlen(allow);
-            snprintf(allow + used, allow_cap - used, "%s%s", used ? ", " : "", r->method);
-        }
-    }
-    return best;
-}
-
-/* ---- responses ----------------------------------------------------------------------------- */
-
-static void response_release(struct ps_http_response *resp)
-{
-    free(resp->body);
-    resp->body = NULL;
-    for (size_t i = 0; i < resp->header_count; i++) {
-        free(resp->header_names[i]);
-        free(resp->header_values[i]);
-    }
-    resp->header_count = 0;
-}
-
-int ps_http_response_take(struct ps_http_response *resp, int status, const char *content_type,
-                          char *body, size_t len)
-{
-    free(resp->body);
-    resp->body = body;
-    resp->body_len = body ? len : 0;
-    resp->status = status;
-    snprintf(resp->content_type, sizeof resp->content_type, "%s",
-             content_type ? content_type : "");
-    return 0;
-}
-
-int ps_http_response_set(struct ps_http_response *resp, int status, const char *content_type,
-                         const void *body, size_t len)
-{
-    char *copy = NULL;
-    if (len) {
-        copy = malloc(len);
-        if (!copy) {
-            resp->failed = 1;
-            return PS_ENOMEM;
-        }
-        memcpy(copy, body, len);
-    }
-    return ps_http_response_take(resp, status, content_type, copy, len);
-}
-
-int ps_http_response_add_header(struct ps_http_response *resp, const char *name,
-                                const char *value)
-{
-    if (strpbrk(name, "\r\n:") || strpbrk(value, "\r\n") || !*name)
-        return PS_EINVAL;
-    if (resp->header_count == PS_HTTP_MAX_EXTRA_HEADERS)
-        return PS_ELIMIT;
-    char *n = strdup(name), *v = strdup(value);
-    if (!n || !v) {
-        free(n);
-        free(v);
-        resp->failed = 1;
-        return PS_ENOMEM;
-    }
-    resp->header_names[resp->header_count] = n;
-    resp->header_values[resp->header_count] = v;
-    resp->header_count++;
-    return 0;
-}
-
-int ps_http_reply_json(struct ps_http_response *resp, int status, const json_t *json)
-{
-    struct ps_textbuf b;
-    ps_textbuf_init(&b);
-    if (json_dump_callback(json, ps_textbuf_dump_cb, &b, JSON_COMPACT) != 0 || b.failed) {
-        ps_textbuf_release(&b);
-        resp->failed = 1;
-        return PS_ENOMEM;
-    }
-    size_t len = b.len;
-    return ps_http_response_take(resp, status, "application/json", ps_textbuf_detach(&b), len);
-}
-
-json_t *ps_http_error_body(int code, const char *message)
-{
-    /* Messages quote client input and may be cut inside a UTF-8 sequence: sanitize a copy
-     * here, where every error body is made, or json_pack refuses the string (no reply). */
-    char msg[PS_ERROR_MSG_MAX + 64];
-    snprintf(msg, sizeof msg, "%s", message ? message : "");
-    utf8_sanitize(msg);
-    return json_pack("{s:i, s:s, s:s}", "code", code, "error", ps_error_code_name(code),
-                     "message", msg);
-}
-
-int ps_http_reply_error(struct ps_http_response *resp, int status, int code, const char *fmt,
-                        ...)
-{
-    char msg[PS_ERROR_MSG_MAX + 64];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    utf8_sanitize(msg);   /* for the log line; ps_http_error_body sanitizes its own copy */
-    const char *rid = resp->request_id_ ? resp->request_id_ : "-";
-    json_t *j;
-    if (status >= 500) {
-        if (resp->server_)
-            ps_http_server_log(resp->server_, "request %s: %d: %s", rid, status, msg);
-        char generic[96];
-        snprintf(generic, sizeof generic, "internal error (request %s)", rid);
-        j = ps_http_error_body(code, generic);
-        if (j)
-            json_object_set_new(j, "request_id", json_string(rid));
-    } else {
-        j = ps_http_error_body(code, msg);
-    }
-    if (!j) {
-        resp->failed = 1;
-        return PS_ENOMEM;
-    }
-    int rc = ps_http_reply_json(resp, status, j);
-    json_decref(j);
-    return rc;
-}
-
-int ps_http_reply_ps_error(struct ps_http_response *resp, const struct ps_error *err)
-{
-    int code = err ? err->code : 0;
-    const char *msg = err && err->code ? err->msg : "error without a message (a bug)";
-    int status;
-    switch (code) {
-    case PS_EINVAL: status = 400; break;
-    case PS_EPERM: status = 403; break;
-    case PS_ENOENT: status = 404; break;
-    case PS_EEXIST:
-    case PS_ESTATE:
-    case PS_ELIMIT: status = 409; break;
-    default: status = 500; break;
-    }
-    return ps_http_reply_error(resp, status, code ? code : PS_EIO, "%s", msg);
-}
+/* ---- responses (builders: http_response.c) ------------------------------------------------ */
 
 /* Replaces every registered redaction in an error body by "<redacted>". The full body is logged
  * first with the request id, so the operator still sees the path. */
@@ -594,7 +91,7 @@ static enum MHD_Result send_response(struct ps_http_server *srv, struct MHD_Conn
         r = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
     }
     if (!r) {
-        response_release(resp);
+        ps_http_response_release(resp);
         return MHD_NO;
     }
     if (!resp->failed) {
@@ -608,7 +105,7 @@ static enum MHD_Result send_response(struct ps_http_server *srv, struct MHD_Conn
         MHD_add_response_header(r, "Connection", "close");
     enum MHD_Result ok = MHD_queue_response(conn, (unsigned)status, r);
     MHD_destroy_response(r);
-    response_release(resp);
+    ps_http_response_release(resp);
     resp->status = status;
     return ok;
 }
@@ -807,7 +304,7 @@ static enum MHD_Result dispatch(struct ps_http_server *srv, struct MHD_Connectio
             pthread_mutex_unlock(&srv->conns_mu);
             break;
         }
-        response_release(&resp);
+        ps_http_response_release(&resp);
         if (st->release_why) {          /* released while the handler ran: run it again */
             st->hold = HOLD_NONE;
             pthread_mutex_unlock(&srv->conns_mu);
@@ -870,7 +367,7 @@ static enum MHD_Result on_headers(struct ps_http_server *srv, struct MHD_Connect
     int body = has_body(conn);
     int path_known;
     char allow[128];
-    const struct route *r = find_route(srv, method, url, &path_known, allow, sizeof allow);
+    const struct route *r = ps_http_find_route(srv, method, url, &path_known, allow, sizeof allow);
     if (!r) {
         char msg[PS_ERROR_MSG_MAX];
         int status = path_known ? 405 : 404;
@@ -919,7 +416,7 @@ static enum MHD_Result on_headers(struct ps_http_server *srv, struct MHD_Connect
             st->route = r;
             return MHD_YES;
         }
-        response_release(&resp);
+        ps_http_response_release(&resp);
     }
     st->route = r;
     const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
@@ -1031,7 +528,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
         pthread_mutex_unlock(&srv->conns_mu);
     }
     if (st->refused)
-        response_release(&st->refusal);
+        ps_http_response_release(&st->refusal);
     free(st->body);
     free(st);
     /* A keep-alive connection may wait up to the idle timeout for its next request, whose
@@ -1248,7 +745,7 @@ int ps_http_server_start(struct ps_http_server *srv, struct ps_error *err)
                      MHD_ALLOW_SUSPEND_RESUME;   /* ps_http_hold */
     srv->daemon = MHD_start_daemon(
         flags, 0, NULL, NULL, on_access, srv,
-        MHD_OPTION_EXTERNAL_LOGGER, mhd_log, srv,   /* first, or MHD logs to stderr before */
+        MHD_OPTION_EXTERNAL_LOGGER, ps_http_mhd_log, srv,   /* first, or MHD logs to stderr before */
         MHD_OPTION_LISTEN_SOCKET, (MHD_socket)srv->listen_fd,
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)srv->cfg.threads,
         MHD_OPTION_CONNECTION_LIMIT, (unsigned int)srv->cfg.max_connections,

@@ -143,6 +143,8 @@ int ps_http_response_set(struct ps_http_response *resp, int status, const char *
                          const void *body, size_t len);
 
 /* Like ps_http_response_set but takes ownership of a malloc'd body (freed even on error). */
+/* Frees the body and headers of resp (the server, after sending it). */
+void ps_http_response_release(struct ps_http_response *resp);
 int ps_http_response_take(struct ps_http_response *resp, int status, const char *content_type,
                           char *body, size_t len);
 
