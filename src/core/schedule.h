@@ -258,6 +258,14 @@ struct ps_sched_stage {
      * NULL: no pool is skipped. */
     const uint8_t *subtree_eligible;
     uint8_t subtree_eligible_mask;
+    /* Optional: operations including every one `eligible` accepts (others in the list are
+     * ignored), for stages that rarely start anything (the preemptive ones). The stage first
+     * checks the active ones against the node without the descent; when none can start, the
+     * result is the descent's without its work: a skip per active eligible operation (in list
+     * order, none for ineligible operations) and nothing started. Else the descent runs as
+     * without the list. NULL: the descent always runs. */
+    const int *candidates;
+    int candidate_count;
 };
 
 /* Runs one stage, appending to result (not clearing it; result->node_usage must hold the node

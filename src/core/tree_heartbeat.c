@@ -30,7 +30,8 @@ static bool high_priority(void *ctx, const struct ps_sched_snapshot *snap, int o
 static struct ps_preempt_tree engine_tree(const struct ps_tree_sched *ts)
 {
     return (struct ps_preempt_tree){&ts->preempt_config, ts->starvation, ts->preempt_ops,
-                                    ts->subtree_eligible};
+                                    ts->subtree_eligible, ts->eligible_ops,
+                                    ts->eligible_op_count, ts->preempt_scratch};
 }
 
 static int apply_victims(struct ps_tree_sched *ts, const struct ps_tree_host *host,
@@ -115,6 +116,8 @@ int ps_tree_sched_heartbeat(struct ps_tree_sched *ts, const struct ps_tree_host 
         int n = rc == 0 ? stage_allocations(ts, allocs, count, err) : rc;
         if (n < 0)
             return n;
+        if (!ts->preempt_scratch && !(ts->preempt_scratch = ps_preempt_scratch_new()))
+            return ps_error_set(err, PS_ENOMEM, "out of memory");
         struct ps_preempt_tree tree = engine_tree(ts);
         rc = ps_preempt_heartbeat(ts->snap, &tree, node, ts->allocs, n, &ts->result,
                                   &ts->victims, err);

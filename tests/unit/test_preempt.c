@@ -123,7 +123,7 @@ static void setup(struct fix *f, int64_t y_units, int starving, int64_t z_units)
 
     ps_preempt_config_init(&f->cfg);
     f->cfg.aggressive_preemption_satisfaction_threshold = 0.5;
-    f->tree = (struct ps_preempt_tree){&f->cfg, f->st, f->pops, NULL};
+    f->tree = (struct ps_preempt_tree){.config = &f->cfg, .starvation = f->st, .ops = f->pops};
     f->node = (struct ps_sched_node){.id = 1, .limits = res(10), .usage = res(10)};
     ps_sched_result_init(&f->sched);
     ps_preempt_result_init(&f->out);

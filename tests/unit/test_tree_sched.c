@@ -332,6 +332,9 @@ static void test_allocations_backoff_and_victims(void **state)
     assert_true(w.ts.any_starving);
     assert_int_equal(b->member->dynamic.starvation, PS_STARVING);
     assert_int_equal(a->member->dynamic.starvation, PS_NON_STARVING);
+    /* the stages' candidates are those of this check, not of the last one (none then) */
+    assert_int_equal(w.ts.eligible_op_count, 1);
+    assert_int_equal(w.ts.eligible_ops[0], b->element);
     heartbeat(&w, 7000);
     assert_int_equal(w.ts.victims.stage, PS_STAGE_PREEMPTIVE);
     assert_int_equal(w.ts.victims.victim_count, 1);
@@ -378,6 +381,7 @@ static void test_allocations_backoff_and_victims(void **state)
     assert_true(fabs(a->member->dynamic.usage_ratio - 0.5) < 1e-9);
     assert_true(fabs(b->member->dynamic.usage_ratio - 0.5) < 1e-9);
     assert_false(w.ts.any_starving);
+    assert_int_equal(w.ts.eligible_op_count, 0);
     assert_int_equal(ps_preemptible_count(a->lists, PS_ALLOC_PREEMPTIBLE), 0);
     heartbeat(&w, 20000);
     assert_int_equal(w.ts.victims.stage, PS_STAGE_NONE);
