@@ -419,7 +419,7 @@ int ps_preempt_heartbeat(struct ps_sched_snapshot *snap, const struct ps_preempt
         return rc;
     int count = ps_sched_snapshot_element_count(snap);
     struct ps_preempt_scratch *scratch = tree->scratch;
-    if (scratch && scratch_reserve(scratch, count, alloc_count) != 0)
+    if (scratch && scratch_reserve(scratch, count, alloc_count > 0 ? alloc_count : 1) != 0)
         return ps_error_set(err, PS_ENOMEM, "out of memory for a preemptive heartbeat");
     struct cand *cands = scratch ? scratch->cands
                                  : malloc((size_t)(alloc_count > 0 ? alloc_count : 1) * sizeof *cands);

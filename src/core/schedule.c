@@ -562,6 +562,12 @@ bool ps_sched_any_pending(const struct ps_sched_snapshot *s)
     return s->count > 0 && is_active(s, &s->e[0]);
 }
 
+bool ps_sched_schedulable(const struct ps_sched_snapshot *s, int op)
+{
+    const struct elem *x = &s->e[op];
+    return x->kind == PS_ELEM_OPERATION && x->runnable && x->pending > 0;
+}
+
 int64_t ps_sched_pending(const struct ps_sched_snapshot *s, int op)
 {
     return s->e[op].pending;

@@ -146,6 +146,9 @@ struct ps_resources ps_sched_limits(const struct ps_sched_snapshot *snap, int el
 struct ps_resources ps_sched_usage(const struct ps_sched_snapshot *snap, int element);
 double ps_sched_local_satisfaction(const struct ps_sched_snapshot *snap, int element);
 
+/* Whether operation op is runnable with something pending (a stage may offer it the node). */
+bool ps_sched_schedulable(const struct ps_sched_snapshot *s, int op);
+
 /* The order in which the regular stage would surface the active operations if each took one
  * allocation and then left (upstream's scheduling_index): index[element] = 0, 1, ... for active
  * operations, -1 for every other element (index has one entry per element). The snapshot is

@@ -34,6 +34,18 @@ static struct ps_preempt_tree engine_tree(const struct ps_tree_sched *ts)
                                     ts->eligible_op_count, ts->preempt_scratch};
 }
 
+/* Whether a preemptive stage could offer the node to anybody: some operation of the cached
+ * eligible set is runnable with something pending. Without one the stages would switch off
+ * the ineligible operations, start nothing and record nothing the hosts read (no reasons,
+ * only ineligible skips), so the heartbeat skips them and the host's allocations list. */
+static bool preempt_candidates(const struct ps_tree_sched *ts)
+{
+    for (int k = 0; k < ts->eligible_op_count; k++)
+        if (ps_sched_schedulable(ts->snap, ts->eligible_ops[k]))
+            return true;
+    return false;
+}
+
 static int apply_victims(struct ps_tree_sched *ts, const struct ps_tree_host *host,
                          struct ps_error *err)
 {
@@ -108,7 +120,7 @@ int ps_tree_sched_heartbeat(struct ps_tree_sched *ts, const struct ps_tree_host 
     } else {
         ts->result.node_usage = node->usage;
     }
-    if (rc == 0 && stages->preemptive) {
+    if (rc == 0 && stages->preemptive && preempt_candidates(ts)) {
         const struct ps_node_allocation *allocs;
         int count;
         struct ps_resources other;
