@@ -419,10 +419,10 @@ int ps_preempt_heartbeat(struct ps_sched_snapshot *snap, const struct ps_preempt
         return rc;
     int count = ps_sched_snapshot_element_count(snap);
     struct ps_preempt_scratch *scratch = tree->scratch;
-    if (scratch && scratch_reserve(scratch, count, alloc_count > 0 ? alloc_count : 1) != 0)
+    int cand_room = alloc_count > 0 ? alloc_count : 1;
+    if (scratch && scratch_reserve(scratch, count, cand_room) != 0)
         return ps_error_set(err, PS_ENOMEM, "out of memory for a preemptive heartbeat");
-    struct cand *cands = scratch ? scratch->cands
-                                 : malloc((size_t)(alloc_count > 0 ? alloc_count : 1) * sizeof *cands);
+    struct cand *cands = scratch ? scratch->cands : malloc((size_t)cand_room * sizeof *cands);
     /* cond, disc */
     struct ps_resources *cond = scratch ? scratch->cond : calloc(2 * (size_t)count, sizeof *cond);
     uint8_t *own = tree->subtree_eligible ? NULL : malloc((size_t)count);
