@@ -759,10 +759,12 @@ void ps_sched_scheduling_order(struct ps_sched_snapshot *s, int *index)
 
 /* The checks of operation i as the stage's candidate on the node; avail: the node's free
  * resources plus the stage's extra. Sets *why (PS_SCHED_OK: it can start) and *where (the
- * element whose limits it would exceed, else -1). Negative on out of memory. */
-static int check_candidate(struct ps_sched_snapshot *s, const struct ps_sched_node *node,
-                           const struct ps_sched_stage *st, int i, struct ps_resources avail,
-                           enum ps_sched_reason *why, int *where)
+ * element whose limits it would exceed, else -1). Negative on out of memory. Inlined: it is
+ * the regular stage's inner loop. */
+static inline __attribute__((always_inline)) int
+check_candidate(struct ps_sched_snapshot *s, const struct ps_sched_node *node,
+                const struct ps_sched_stage *st, int i, struct ps_resources avail,
+                enum ps_sched_reason *why, int *where)
 {
     const struct elem *x = &s->e[i];
     *why = PS_SCHED_OK;
