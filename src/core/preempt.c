@@ -263,19 +263,27 @@ void ps_preempt_subtree_eligible(const struct ps_sched_snapshot *snap,
     }
 }
 
-/* One stage. Returns 1 if it started an allocation, 0 if not, negative on error. */
+int ps_preempt_eligible_ops(const struct ps_sched_snapshot *snap, const uint8_t *subtree_eligible,
+                            int *out)
+{
+    int count = ps_sched_snapshot_element_count(snap), n = 0;
+    for (int i = 0; i < count; i++)
+        if (subtree_eligible[i] && ps_sched_kind(snap, i) == PS_ELEM_OPERATION)
+            out[n++] = i;
+    return n;
+}
+
+/* One stage. Returns 1 if it started an allocation, 0 if not, negative on error. cond and
+ * disc come all zero; *m receives the candidates whose discounts the stage set. */
 static int run_preemptive_stage(struct ps_sched_snapshot *snap, const struct ps_preempt_tree *t,
                                 const struct ps_sched_node *node,
                                 const struct ps_node_allocation *allocs, int n,
                                 const struct stage_kind *kind, const uint8_t *subtree,
-                                struct cand *cands, struct ps_resources *cond,
-                                struct ps_sched_result *sched, struct ps_preempt_result *out,
-                                struct ps_error *err)
+                                const int *eligible_ops, int eligible_count, struct cand *cands,
+                                struct ps_resources *cond, struct ps_resources *disc,
+                                int *cand_count, struct ps_sched_result *sched,
+                                struct ps_preempt_result *out, struct ps_error *err)
 {
-    int count = ps_sched_snapshot_element_count(snap);
-    struct ps_resources *disc = cond + count;
-    for (int i = 0; i < count; i++)
-        cond[i] = disc[i] = ps_resources_zero();
     bool aggressive = kind->aggressive;
     struct ps_resources unconditional = ps_resources_zero(), cond_bound = ps_resources_zero();
     bool any_cond = false;
@@ -303,6 +311,7 @@ static int run_preemptive_stage(struct ps_sched_snapshot *snap, const struct ps_
         }
         cands[m++] = (struct cand){k, cls, level, allocs[k].start_time_ms, allocs[k].id, b};
     }
+    *cand_count = m;
 
     struct stage_ctx ctx = {t, aggressive, kind->ssd, node->ssd_priority_preemption, cond, disc};
     struct ps_sched_stage stage = {
@@ -316,6 +325,8 @@ static int run_preemptive_stage(struct ps_sched_snapshot *snap, const struct ps_
         .subtree_eligible = subtree,
         .subtree_eligible_mask = aggressive ? PS_PREEMPT_SUBTREE_AGGRESSIVELY_STARVING
                                             : PS_PREEMPT_SUBTREE_STARVING,
+        .candidates = eligible_ops,
+        .candidate_count = eligible_count,
     };
     int before = sched->allocation_count;
     int rc = ps_schedule_stage(snap, node, &stage, sched, err);
@@ -384,6 +395,76 @@ static int run_preemptive_stage(struct ps_sched_snapshot *snap, const struct ps_
     return 1;
 }
 
+/* A stage, leaving cond and disc all zero again: only the entries its candidates set are
+ * reset (O(allocations x depth), not O(elements) per stage). */
+static int preemptive_stage(struct ps_sched_snapshot *snap, const struct ps_preempt_tree *t,
+                            const struct ps_sched_node *node,
+                            const struct ps_node_allocation *allocs, int n,
+                            const struct stage_kind *kind, const uint8_t *subtree,
+                            const int *eligible_ops, int eligible_count,
+                            struct cand *cands, struct ps_resources *cond,
+                            struct ps_sched_result *sched, struct ps_preempt_result *out,
+                            struct ps_error *err)
+{
+    struct ps_resources *disc = cond + ps_sched_snapshot_element_count(snap);
+    int m = 0;
+    int rc = run_preemptive_stage(snap, t, node, allocs, n, kind, subtree, eligible_ops,
+                                  eligible_count, cands, cond, disc, &m, sched, out, err);
+    for (int j = 0; j < m; j++) {
+        if (cands[j].blocked_at >= 0)
+            cond[cands[j].blocked_at] = ps_resources_zero();
+        else
+            for (int i = allocs[cands[j].k].op; i >= 0; i = ps_sched_parent(snap, i))
+                disc[i] = ps_resources_zero();
+    }
+    return rc;
+}
+
+struct ps_preempt_scratch {
+    struct ps_resources *cond;   /* 2 x cap entries (cond, disc), all zero between stages */
+    int cap;
+    struct cand *cands;
+    int cand_cap;
+};
+
+struct ps_preempt_scratch *ps_preempt_scratch_new(void)
+{
+    return calloc(1, sizeof(struct ps_preempt_scratch));
+}
+
+void ps_preempt_scratch_free(struct ps_preempt_scratch *s)
+{
+    if (!s)
+        return;
+    free(s->cond);
+    free(s->cands);
+    free(s);
+}
+
+/* Grows the scratch to count elements and n allocations; PS_ENOMEM. */
+static int scratch_reserve(struct ps_preempt_scratch *s, int count, int n)
+{
+    if (count > s->cap) {
+        struct ps_resources *c = calloc(2 * (size_t)count, sizeof *c);
+        if (!c)
+            return PS_ENOMEM;
+        free(s->cond);
+        s->cond = c;
+        s->cap = count;
+    }
+    if (n > s->cand_cap) {
+        int cap = s->cand_cap ? s->cand_cap : 16;
+        while (cap < n)
+            cap *= 2;
+        struct cand *c = realloc(s->cands, (size_t)cap * sizeof *c);
+        if (!c)
+            return PS_ENOMEM;
+        s->cands = c;
+        s->cand_cap = cap;
+    }
+    return 0;
+}
+
 int ps_preempt_heartbeat(struct ps_sched_snapshot *snap, const struct ps_preempt_tree *tree,
                          const struct ps_sched_node *node, const struct ps_node_allocation *allocs,
                          int alloc_count, struct ps_sched_result *sched,
@@ -395,33 +476,50 @@ int ps_preempt_heartbeat(struct ps_sched_snapshot *snap, const struct ps_preempt
     if (rc)
         return rc;
     int count = ps_sched_snapshot_element_count(snap);
-    struct cand *cands = malloc((size_t)(alloc_count > 0 ? alloc_count : 1) * sizeof *cands);
-    struct ps_resources *cond = malloc(2 * (size_t)count * sizeof *cond);   /* cond, disc */
+    struct ps_preempt_scratch *scratch = tree->scratch;
+    int cand_room = alloc_count > 0 ? alloc_count : 1;
+    if (scratch && scratch_reserve(scratch, count, cand_room) != 0)
+        return ps_error_set(err, PS_ENOMEM, "out of memory for a preemptive heartbeat");
+    struct cand *cands = scratch ? scratch->cands : malloc((size_t)cand_room * sizeof *cands);
+    /* cond, disc */
+    struct ps_resources *cond = scratch ? scratch->cond : calloc(2 * (size_t)count, sizeof *cond);
     uint8_t *own = tree->subtree_eligible ? NULL : malloc((size_t)count);
-    if (!cands || !cond || (!tree->subtree_eligible && !own)) {
-        free(cands);
-        free(cond);
+    int *own_ops = tree->subtree_eligible ? NULL : malloc((size_t)count * sizeof *own_ops);
+    if (!cands || !cond || (!tree->subtree_eligible && (!own || !own_ops))) {
+        if (!scratch) {
+            free(cands);
+            free(cond);
+        }
         free(own);
+        free(own_ops);
         return ps_error_set(err, PS_ENOMEM, "out of memory for a preemptive heartbeat");
     }
     /* The aggressive stage only starts allocations of operations with an aggressively starving
      * lowest ancestor; without any it would deactivate every candidate and start nothing. */
-    if (own)
+    const int *eligible_ops = tree->eligible_ops;
+    int eligible_count = tree->eligible_op_count;
+    if (own) {
         ps_preempt_subtree_eligible(snap, tree->starvation, tree->config, own);
+        eligible_count = ps_preempt_eligible_ops(snap, own, own_ops);
+        eligible_ops = own_ops;
+    }
     const uint8_t *subtree = own ? own : tree->subtree_eligible;
     const struct stage_kind *kinds[] = {&SSD_AGGRESSIVE, &SSD_NORMAL, &AGGRESSIVE, &NORMAL};
     rc = 0;
     for (int s = node->ssd_priority_preemption ? 0 : 2; s < 4 && rc == 0; s++) {
         if (kinds[s]->aggressive && !(subtree[0] & PS_PREEMPT_SUBTREE_AGGRESSIVELY_STARVING))
             continue;
-        rc = run_preemptive_stage(snap, tree, node, allocs, alloc_count, kinds[s], subtree,
-                                  cands, cond, sched, out, err);
+        rc = preemptive_stage(snap, tree, node, allocs, alloc_count, kinds[s], subtree,
+                              eligible_ops, eligible_count, cands, cond, sched, out, err);
         if (rc == 1)
             out->stage = kinds[s]->id;
     }
-    free(cands);
-    free(cond);
+    if (!scratch) {
+        free(cands);
+        free(cond);
+    }
     free(own);
+    free(own_ops);
     return rc < 0 ? rc : 0;
 }
 

@@ -119,7 +119,19 @@ struct ps_preempt_tree {
      * each starvation check (it only changes then). NULL: every heartbeat computes it
      * (O(elements)). */
     const uint8_t *subtree_eligible;
+    /* Optional, with subtree_eligible: ps_preempt_eligible_ops of the same check and snapshot.
+     * The stages then settle a heartbeat where no eligible operation can start on the node
+     * without the descent (ps_sched_stage.candidates). NULL: computed per heartbeat when
+     * subtree_eligible is NULL, else not used. */
+    const int *eligible_ops;
+    int eligible_op_count;
+    /* Optional: buffers ps_preempt_heartbeat reuses from one heartbeat to the next (the
+     * per-element discounts stay zeroed between stages). NULL: allocated per heartbeat. */
+    struct ps_preempt_scratch *scratch;
 };
+
+struct ps_preempt_scratch *ps_preempt_scratch_new(void);   /* NULL: out of memory */
+void ps_preempt_scratch_free(struct ps_preempt_scratch *s);
 
 /* Fills out[0 .. element count) with PS_PREEMPT_SUBTREE_* bits from the starvation results
  * (indexed like the snapshot). The stages use them to skip whole pools without eligible
@@ -127,6 +139,11 @@ struct ps_preempt_tree {
 void ps_preempt_subtree_eligible(const struct ps_sched_snapshot *snap,
                                  const struct ps_starvation_element *starvation,
                                  const struct ps_preempt_config *config, uint8_t *out);
+
+/* Fills out (room for the element count) with the operations whose subtree_eligible entry
+ * (of ps_preempt_subtree_eligible) has any bit, in index order; returns their count. */
+int ps_preempt_eligible_ops(const struct ps_sched_snapshot *snap, const uint8_t *subtree_eligible,
+                            int *out);
 
 /* One allocation running on the node. */
 struct ps_node_allocation {

@@ -574,6 +574,12 @@ bool ps_sched_any_pending(const struct ps_sched_snapshot *s)
     return s->count > 0 && is_active(s, &s->e[0]);
 }
 
+bool ps_sched_schedulable(const struct ps_sched_snapshot *s, int op)
+{
+    const struct elem *x = &s->e[op];
+    return x->kind == PS_ELEM_OPERATION && x->runnable && x->pending > 0;
+}
+
 int64_t ps_sched_pending(const struct ps_sched_snapshot *s, int op)
 {
     return s->e[op].pending;
@@ -787,6 +793,90 @@ static bool disk_fits(const struct ps_sched_snapshot *s, const struct ps_sched_n
     return false;
 }
 
+/* The checks of operation i as the stage's candidate on the node; avail: the node's free
+ * resources plus the stage's extra. Sets *why (PS_SCHED_OK: it can start) and *where (the
+ * element whose limits it would exceed, else -1). Negative on out of memory. Inlined: it is
+ * the regular stage's inner loop. */
+static inline __attribute__((always_inline)) int
+check_candidate(struct ps_sched_snapshot *s, const struct ps_sched_node *node,
+                const struct ps_sched_stage *st, const struct ps_sched_result *res, int i,
+                struct ps_resources avail, enum ps_sched_reason *why, int *where)
+{
+    const struct elem *x = &s->e[i];
+    *why = PS_SCHED_OK;
+    *where = -1;
+    if (st->eligible && !st->eligible(st->ctx, s, i)) {
+        *why = PS_SCHED_INELIGIBLE;
+        return 0;
+    }
+    int m = node_matches(s, node, x->filter);
+    if (m < 0)
+        return m;
+    struct ps_resources cond = ps_resources_zero();
+    if (st->op_extra) {
+        cond = st->op_extra(st->ctx, s, i);
+        avail = ps_resources_add(avail, cond);
+    }
+    if (!m)
+        *why = PS_SCHED_FILTER_MISMATCH;
+    else if (x->regular_on_ssd_forbidden && node->ssd_priority_preemption)
+        *why = PS_SCHED_REGULAR_ON_SSD_FORBIDDEN;
+    else if (!disk_fits(s, node, res, x))
+        *why = PS_SCHED_DISK;
+    else if (!ps_resources_fit(x->alloc, avail))
+        *why = PS_SCHED_NODE_RESOURCES;
+    else if ((*where = violated_limits(s, i, x->alloc, st, cond)) >= 0)
+        *why = PS_SCHED_LIMITS;
+    return 0;
+}
+
+/* With stage->candidates: checks each active candidate against the node without touching the
+ * heaps. Until an allocation starts, a candidate's checks read nothing the descent changes
+ * (the node's usage, the elements' usage and the discounts stay as they are), so when none of
+ * them passes, the descent would visit every active eligible operation, skip each for the
+ * reason found here and start nothing: the skips are recorded (in list order; no INELIGIBLE
+ * ones, the descent's order is not reproduced) and 1 is returned. 0: some candidate can
+ * start, the descent must run (nothing recorded). Negative on error. */
+static int settle_without_start(struct ps_sched_snapshot *s, const struct ps_sched_node *node,
+                                const struct ps_sched_stage *st, struct ps_sched_result *res,
+                                struct ps_error *err)
+{
+    struct ps_resources avail = ps_resources_add(ps_resources_sub(node->limits, res->node_usage),
+                                                 st->extra);
+    struct ps_resources bound = st->op_extra ? ps_resources_add(avail, st->op_extra_bound)
+                                             : avail;
+    if (!ps_resources_fit(s->options.min_spare, bound))
+        return 1;   /* the descent stops before its first candidate */
+    s->heartbeat_serial++;
+    int skips = res->skip_count, considered = res->candidates_considered;
+    for (int k = 0; k < st->candidate_count; k++) {
+        int i = st->candidates[k];
+        const struct elem *x = &s->e[i];
+        if (x->kind != PS_ELEM_OPERATION || !is_active(s, x))
+            continue;
+        enum ps_sched_reason why;
+        int where;
+        if (check_candidate(s, node, st, res, i, avail, &why, &where) < 0)
+            return ps_error_set(err, PS_ENOMEM, "out of memory for a node filter cache");
+        if (why == PS_SCHED_INELIGIBLE)
+            continue;
+        if (why == PS_SCHED_OK) {
+            res->skip_count = skips;
+            res->candidates_considered = considered;
+            return 0;
+        }
+        res->candidates_considered++;
+        if (push_skip(res, i, why, where))
+            return ps_error_set(err, PS_ENOMEM, "out of memory for heartbeat results");
+    }
+    for (int k = skips; k < res->skip_count; k++) {
+        struct elem *x = &s->e[res->skips[k].op];
+        x->reason = res->skips[k].reason;
+        x->reason_elem = res->skips[k].element;
+    }
+    return 1;
+}
+
 static int run_stage(struct ps_sched_snapshot *s, const struct ps_sched_node *node,
                      const struct ps_sched_stage *st, struct ps_sched_result *res,
                      struct ps_error *err)
@@ -822,30 +912,10 @@ static int run_stage(struct ps_sched_snapshot *s, const struct ps_sched_node *no
         struct elem *x = &s->e[i];
         res->candidates_considered++;
 
-        enum ps_sched_reason why = PS_SCHED_OK;
-        int where = -1;
-        if (st->eligible && !st->eligible(st->ctx, s, i)) {
-            why = PS_SCHED_INELIGIBLE;
-        } else {
-            int m = node_matches(s, node, x->filter);
-            if (m < 0)
-                return ps_error_set(err, PS_ENOMEM, "out of memory for a node filter cache");
-            struct ps_resources cond = ps_resources_zero();
-            if (st->op_extra) {
-                cond = st->op_extra(st->ctx, s, i);
-                avail = ps_resources_add(avail, cond);
-            }
-            if (!m)
-                why = PS_SCHED_FILTER_MISMATCH;
-            else if (x->regular_on_ssd_forbidden && node->ssd_priority_preemption)
-                why = PS_SCHED_REGULAR_ON_SSD_FORBIDDEN;
-            else if (!disk_fits(s, node, res, x))
-                why = PS_SCHED_DISK;
-            else if (!ps_resources_fit(x->alloc, avail))
-                why = PS_SCHED_NODE_RESOURCES;
-            else if ((where = violated_limits(s, i, x->alloc, st, cond)) >= 0)
-                why = PS_SCHED_LIMITS;
-        }
+        enum ps_sched_reason why;
+        int where;
+        if (check_candidate(s, node, st, res, i, avail, &why, &where) < 0)
+            return ps_error_set(err, PS_ENOMEM, "out of memory for a node filter cache");
         if (why != PS_SCHED_OK) {
             if (why != PS_SCHED_INELIGIBLE) {
                 x->reason = why;
@@ -882,6 +952,11 @@ int ps_schedule_stage(struct ps_sched_snapshot *s, const struct ps_sched_node *n
         return ps_error_set(err, PS_EINVAL, "node %lld: bad tag list", (long long)node->id);
     if (node->medium_count < 0 || (node->medium_count > 0 && !node->media))
         return ps_error_set(err, PS_EINVAL, "node %lld: bad media list", (long long)node->id);
+    if (stage->candidates) {
+        int settled = settle_without_start(s, node, stage, result, err);
+        if (settled != 0)
+            return settled < 0 ? settled : 0;
+    }
     int rc = run_stage(s, node, stage, result, err);
     /* Deactivation lasts one stage: the next stage has its own eligible set and resources. */
     switch_all_on(s);

@@ -158,6 +158,9 @@ struct ps_resources ps_sched_limits(const struct ps_sched_snapshot *snap, int el
 struct ps_resources ps_sched_usage(const struct ps_sched_snapshot *snap, int element);
 double ps_sched_local_satisfaction(const struct ps_sched_snapshot *snap, int element);
 
+/* Whether operation op is runnable with something pending (a stage may offer it the node). */
+bool ps_sched_schedulable(const struct ps_sched_snapshot *s, int op);
+
 /* The order in which the regular stage would surface the active operations if each took one
  * allocation and then left (upstream's scheduling_index): index[element] = 0, 1, ... for active
  * operations, -1 for every other element (index has one entry per element). The snapshot is
@@ -289,6 +292,14 @@ struct ps_sched_stage {
      * NULL: no pool is skipped. */
     const uint8_t *subtree_eligible;
     uint8_t subtree_eligible_mask;
+    /* Optional: operations including every one `eligible` accepts (others in the list are
+     * ignored), for stages that rarely start anything (the preemptive ones). The stage first
+     * checks the active ones against the node without the descent; when none can start, the
+     * result is the descent's without its work: a skip per active eligible operation (in list
+     * order, none for ineligible operations) and nothing started. Else the descent runs as
+     * without the list. NULL: the descent always runs. */
+    const int *candidates;
+    int candidate_count;
 };
 
 /* Runs one stage, appending to result (not clearing it; result->node_usage must hold the node

@@ -30,7 +30,20 @@ static bool high_priority(void *ctx, const struct ps_sched_snapshot *snap, int o
 static struct ps_preempt_tree engine_tree(const struct ps_tree_sched *ts)
 {
     return (struct ps_preempt_tree){&ts->preempt_config, ts->starvation, ts->preempt_ops,
-                                    ts->subtree_eligible};
+                                    ts->subtree_eligible, ts->eligible_ops,
+                                    ts->eligible_op_count, ts->preempt_scratch};
+}
+
+/* Whether a preemptive stage could offer the node to anybody: some operation of the cached
+ * eligible set is runnable with something pending. Without one the stages would switch off
+ * the ineligible operations, start nothing and record nothing the hosts read (no reasons,
+ * only ineligible skips), so the heartbeat skips them and the host's allocations list. */
+static bool preempt_candidates(const struct ps_tree_sched *ts)
+{
+    for (int k = 0; k < ts->eligible_op_count; k++)
+        if (ps_sched_schedulable(ts->snap, ts->eligible_ops[k]))
+            return true;
+    return false;
 }
 
 static int apply_victims(struct ps_tree_sched *ts, const struct ps_tree_host *host,
@@ -129,7 +142,7 @@ int ps_tree_sched_heartbeat(struct ps_tree_sched *ts, const struct ps_tree_host 
     } else {
         ts->result.node_usage = node->usage;
     }
-    if (rc == 0 && stages->preemptive) {
+    if (rc == 0 && stages->preemptive && preempt_candidates(ts)) {
         const struct ps_node_allocation *allocs;
         int count;
         struct ps_resources other;
@@ -137,6 +150,8 @@ int ps_tree_sched_heartbeat(struct ps_tree_sched *ts, const struct ps_tree_host 
         int n = rc == 0 ? stage_allocations(ts, allocs, count, err) : rc;
         if (n < 0)
             return n;
+        if (!ts->preempt_scratch && !(ts->preempt_scratch = ps_preempt_scratch_new()))
+            return ps_error_set(err, PS_ENOMEM, "out of memory");
         struct ps_preempt_tree tree = engine_tree(ts);
         rc = ps_preempt_heartbeat(ts->snap, &tree, node, ts->allocs, n, &ts->result,
                                   &ts->victims, err);

@@ -100,6 +100,8 @@ void ps_tree_sched_release(struct ps_tree_sched *ts)
     free(ts->preempt_ops);
     free(ts->subtree_eligible);
     free(ts->high_priority);
+    free(ts->eligible_ops);
+    ps_preempt_scratch_free(ts->preempt_scratch);
     free(ts->user);
     drop_filters(ts);
     ps_strmap_release(&ts->filter_copies);
@@ -136,7 +138,10 @@ static int grow(struct ps_tree_sched *ts, int count, struct ps_error *err)
     uint8_t *hp = realloc(ts->high_priority, (size_t)cap);
     if (hp)
         ts->high_priority = hp;
-    if (!st || !so || !po || !u || !se || !hp)
+    int *eo = realloc(ts->eligible_ops, (size_t)cap * sizeof *eo);
+    if (eo)
+        ts->eligible_ops = eo;
+    if (!st || !so || !po || !u || !se || !hp || !eo)
         return ps_error_set(err, PS_ENOMEM, "out of memory");
     ts->capacity = cap;
     return 0;
@@ -520,6 +525,8 @@ int ps_tree_sched_update_finish(struct ps_tree_sched *ts, struct ps_pool_tree *t
         return rc;
     ps_preempt_subtree_eligible(ts->snap, ts->starvation, &ts->preempt_config,
                                 ts->subtree_eligible);
+    ts->eligible_op_count = ps_preempt_eligible_ops(ts->snap, ts->subtree_eligible,
+                                                    ts->eligible_ops);
     int *order = malloc((size_t)(n > 0 ? n : 1) * sizeof *order);
     if (!order)
         return ps_error_set(err, PS_ENOMEM, "out of memory");

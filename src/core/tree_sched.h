@@ -109,6 +109,9 @@ struct ps_tree_sched {
     int high_priority_count;
     uint8_t *subtree_eligible;                 /* per element: ps_preempt_subtree_eligible of
                                                   the last check and snapshot */
+    int *eligible_ops;                         /* ps_preempt_eligible_ops of subtree_eligible */
+    int eligible_op_count;
+    struct ps_preempt_scratch *preempt_scratch;  /* the preemptive stages' buffers */
     void **user;                               /* per element: operation user_data or NULL */
     struct ps_formula **filters;               /* the effective filters the snapshot reads,
                                                   owned: never borrowed from the tree, so any

@@ -123,7 +123,7 @@ static void setup(struct fix *f, int64_t y_units, int starving, int64_t z_units)
 
     ps_preempt_config_init(&f->cfg);
     f->cfg.aggressive_preemption_satisfaction_threshold = 0.5;
-    f->tree = (struct ps_preempt_tree){&f->cfg, f->st, f->pops, NULL};
+    f->tree = (struct ps_preempt_tree){.config = &f->cfg, .starvation = f->st, .ops = f->pops};
     f->node = (struct ps_sched_node){.id = 1, .limits = res(10), .usage = res(10)};
     ps_sched_result_init(&f->sched);
     ps_preempt_result_init(&f->out);
@@ -146,6 +146,43 @@ static int heartbeat(struct fix *f)
     assert_int_equal(f->sched.allocation_count, 0);   /* the node is full */
     return ps_preempt_heartbeat(f->snap, &f->tree, &f->node, f->allocs, 10, &f->sched, &f->out,
                                 &err);
+}
+
+/* The stages' scratch (struct ps_preempt_tree.scratch) is reused across heartbeats: the
+ * discounts one heartbeat's victims gave must not carry over to the next node. With the root
+ * at its limits, Y starts only thanks to the victims' discount; on a node without allocations
+ * (one unit free) the next heartbeat has no discount and Y exceeds the root's limits. */
+static void test_scratch_reused(void **state)
+{
+    (void)state;
+    static struct fix f;
+    setup(&f, 1, 1, 0);
+    ps_sched_snapshot_free(f.snap);
+    f.e[ROOT].out.resource_limits = res(10);
+    struct ps_error err = {0};
+    assert_int_equal(ps_sched_snapshot_new(f.e, N, f.p, N, f.ops, &f.opt, &f.snap, &err), 0);
+    f.tree.scratch = ps_preempt_scratch_new();
+    assert_non_null(f.tree.scratch);
+    /* a fresh scratch and a full node without allocations: nothing to take, nothing starts */
+    assert_int_equal(ps_preempt_heartbeat(f.snap, &f.tree, &f.node, f.allocs, 0, &f.sched,
+                                          &f.out, &err), 0);
+    assert_int_equal(f.sched.allocation_count, 0);
+    assert_int_equal(heartbeat(&f), 0);
+    assert_int_equal(f.out.stage, PS_STAGE_PREEMPTIVE);
+    assert_int_equal(f.sched.allocation_count, 1);
+    assert_int_equal(f.sched.allocations[0].op, Y);
+    struct ps_sched_node other = {.id = 2, .limits = res(10), .usage = res(9)};
+    for (int allocs = 0; allocs < 2; allocs++) {   /* no allocations at all, then 1 of X */
+        ps_sched_result_clear(&f.sched);
+        f.sched.node_usage = other.usage;
+        assert_int_equal(ps_preempt_heartbeat(f.snap, &f.tree, &other, f.allocs, allocs,
+                                              &f.sched, &f.out, &err), 0);
+        assert_int_equal(f.out.stage, PS_STAGE_NONE);
+        assert_int_equal(f.sched.allocation_count, 0);
+        assert_int_equal(ps_sched_operation_reason(f.snap, Y, NULL), PS_SCHED_LIMITS);
+    }
+    ps_preempt_scratch_free(f.tree.scratch);
+    teardown(&f);
 }
 
 static void test_one_allocation_newest_preemptible_victim(void **state)
@@ -475,6 +512,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_one_allocation_newest_preemptible_victim),
+        cmocka_unit_test(test_scratch_reused),
         cmocka_unit_test(test_backoff),
         cmocka_unit_test(test_ssd_priority_preemption),
         cmocka_unit_test(test_minimal_victim_set),

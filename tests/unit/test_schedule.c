@@ -464,6 +464,80 @@ static void test_stage_extension_point(void **state)
     ps_sched_snapshot_free(s);
 }
 
+/* A stage with a candidate list settles a heartbeat where no eligible operation can start
+ * without the descent: the same outcome as the descent (nothing started, one skip per active
+ * eligible operation with its reason), and the descent's own result when one can start. */
+static bool flagged(void *ctx, const struct ps_sched_snapshot *snap, int op)
+{
+    (void)snap;
+    return ((const bool *)ctx)[op];
+}
+
+static void test_stage_candidates(void **state)
+{
+    (void)state;
+    struct tree t = {.n = 0};
+    add(&t, PS_ELEM_ROOT, -1, 1.0);
+    int pool = add(&t, PS_ELEM_POOL, 0, 0.8);
+    int a = add_op(&t, pool, 0.9, 10, res(1, 1, 1));   /* ineligible, first in the order */
+    int b = add_op(&t, pool, 0.5, 10, res(1, 4, 1));   /* eligible: never fits the node */
+    int c = add_op(&t, pool, 0.3, 10, res(1, 3, 1));   /* eligible: fits with the extra only */
+    int d = add_op(&t, pool, 0.7, 0, res(1, 1, 1));    /* eligible, nothing pending */
+    bool ok[16] = {false};
+    ok[b] = ok[c] = ok[d] = true;
+    int list[] = {a, b, c, d};                           /* a superset of the eligible */
+    struct ps_sched_options o = opts();
+    struct ps_sched_snapshot *with = build(&t, &o), *without = build(&t, &o);
+    struct ps_sched_node n = node_of(1, res(10, 10, 10));
+    n.usage = res(2, 8, 2);                              /* 2 cpu free */
+    struct ps_error err;
+    ps_error_init(&err);
+    for (int fits = 0; fits < 2; fits++) {
+        struct ps_sched_stage stage = {
+            .extra = res(0, fits ? 1 : 0, 0), .eligible = flagged, .ctx = ok,
+            .max_allocations = 1, .candidate_count = 4,
+        };
+        struct ps_sched_result r1, r2;
+        ps_sched_result_init(&r1);
+        ps_sched_result_init(&r2);
+        r1.node_usage = r2.node_usage = n.usage;
+        assert_int_equal(ps_schedule_stage(without, &n, &stage, &r2, &err), 0);
+        stage.candidates = list;
+        assert_int_equal(ps_schedule_stage(with, &n, &stage, &r1, &err), 0);
+        assert_int_equal(r1.allocation_count, fits);
+        assert_int_equal(r2.allocation_count, fits);
+        if (fits) {
+            assert_int_equal(r1.allocations[0].op, c);
+            assert_int_equal(r2.allocations[0].op, c);
+        }
+        if (fits) {   /* c can start: the descent ran, skips and all */
+            assert_int_equal(r1.skip_count, r2.skip_count);
+            for (int k = 0; k < r1.skip_count; k++) {
+                assert_int_equal(r1.skips[k].op, r2.skips[k].op);
+                assert_int_equal(r1.skips[k].reason, r2.skips[k].reason);
+            }
+        } else {      /* the descent also records a (ineligible); the list b and c, never d */
+            int eligible_skips = 0;
+            for (int k = 0; k < r2.skip_count; k++)
+                eligible_skips += r2.skips[k].reason != PS_SCHED_INELIGIBLE;
+            assert_int_equal(r1.skip_count, eligible_skips);
+            assert_int_equal(r1.skip_count, 2);
+            assert_int_equal(r1.skips[0].op, b);
+            assert_int_equal(r1.skips[0].reason, PS_SCHED_NODE_RESOURCES);
+            assert_int_equal(r1.skips[1].op, c);
+            assert_int_equal(r1.skips[1].reason, PS_SCHED_NODE_RESOURCES);
+        }
+        for (int op = a; op <= d; op++)
+            assert_int_equal(ps_sched_operation_reason(with, op, NULL),
+                             ps_sched_operation_reason(without, op, NULL));
+        assert_int_equal(ps_sched_pending(with, c), ps_sched_pending(without, c));
+        ps_sched_result_release(&r1);
+        ps_sched_result_release(&r2);
+    }
+    ps_sched_snapshot_free(with);
+    ps_sched_snapshot_free(without);
+}
+
 /* ---- randomized consistency ------------------------------------------------------------- */
 
 struct rng {
@@ -689,6 +763,7 @@ int main(void)
         cmocka_unit_test(test_zero_pending_not_considered),
         cmocka_unit_test(test_min_spare_resources),
         cmocka_unit_test(test_stage_extension_point),
+        cmocka_unit_test(test_stage_candidates),
         cmocka_unit_test(test_randomized_consistency_and_determinism),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_disk_requests_and_ssd_nodes),

@@ -38,6 +38,7 @@ struct world {
     int64_t next_alloc_id;
     int64_t last_preempt_ms;
     int64_t overcommit_since_ms;
+    int allocation_calls;    /* host->allocations */
 };
 
 static struct ps_resources shape(void)   /* one allocation: 1 slot, 1 core, 512 MiB */
@@ -186,6 +187,7 @@ static int host_allocations(void *ctx, int64_t node, const struct ps_node_alloca
     (void)node;
     (void)err;
     struct world *w = ctx;
+    w->allocation_calls++;
     *allocs = w->allocs;
     *count = w->alloc_count;
     *other = ps_resources_zero();
@@ -335,6 +337,9 @@ static void test_allocations_backoff_and_victims(void **state)
     assert_true(w.ts.any_starving);
     assert_int_equal(b->member->dynamic.starvation, PS_STARVING);
     assert_int_equal(a->member->dynamic.starvation, PS_NON_STARVING);
+    /* the stages' candidates are those of this check, not of the last one (none then) */
+    assert_int_equal(w.ts.eligible_op_count, 1);
+    assert_int_equal(w.ts.eligible_ops[0], b->element);
     heartbeat(&w, 7000);
     assert_int_equal(w.ts.victims.stage, PS_STAGE_PREEMPTIVE);
     assert_int_equal(w.ts.victims.victim_count, 1);
@@ -381,12 +386,48 @@ static void test_allocations_backoff_and_victims(void **state)
     assert_true(fabs(a->member->dynamic.usage_ratio - 0.5) < 1e-9);
     assert_true(fabs(b->member->dynamic.usage_ratio - 0.5) < 1e-9);
     assert_false(w.ts.any_starving);
+    assert_int_equal(w.ts.eligible_op_count, 0);
     assert_int_equal(ps_preemptible_count(a->lists, PS_ALLOC_PREEMPTIBLE), 0);
     heartbeat(&w, 20000);
     assert_int_equal(w.ts.victims.stage, PS_STAGE_NONE);
     assert_int_equal(w.ts.victims.victim_count, 0);
     assert_int_equal(w.ts.result.allocation_count, 0);
     assert_true(w.last_preempt_ms == 12000);
+    world_release(&w);
+}
+
+/* A preemptive stage whose eligible operations have nothing pending could start nothing: the
+ * heartbeat skips the stages and the host's allocation list; with something pending again the
+ * stage runs and takes its victim. */
+static void test_preempt_nothing_pending(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w);
+    struct top *a = start_op(&w, "op-a", "a", 0, 10);
+    update(&w, 0);
+    heartbeat(&w, 0);
+    assert_int_equal(count_of(&w, a), 4);
+    struct top *b = start_op(&w, "op-b", "b", 1000, 4);
+    update(&w, 1000);
+    update(&w, 7000);
+    assert_true(w.ts.any_starving);
+    assert_int_equal(w.ts.eligible_op_count, 1);
+    struct ps_error err;
+    ps_error_init(&err);
+    assert_int_equal(ps_sched_set_pending(w.ts.snap, b->element, 0, &err), 0);
+    w.allocation_calls = 0;
+    heartbeat(&w, 7000);
+    assert_int_equal(w.allocation_calls, 0);
+    assert_int_equal(w.ts.victims.stage, PS_STAGE_NONE);
+    assert_int_equal(w.ts.result.allocation_count, 0);
+    assert_true(w.last_preempt_ms == 7000);   /* the backoff counts the skipped stages */
+    assert_int_equal(ps_sched_set_pending(w.ts.snap, b->element, 4, &err), 0);
+    heartbeat(&w, 12000);
+    assert_int_equal(w.allocation_calls, 1);
+    assert_int_equal(w.ts.victims.stage, PS_STAGE_PREEMPTIVE);
+    assert_int_equal(w.ts.victims.victim_count, 1);
+    assert_int_equal(w.ts.result.allocations[0].op, b->element);
     world_release(&w);
 }
 
@@ -651,6 +692,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_allocations_backoff_and_victims),
+        cmocka_unit_test(test_preempt_nothing_pending),
         cmocka_unit_test(test_detach),
         cmocka_unit_test(test_pool_filter),
         cmocka_unit_test(test_filter_changed_between_updates),
