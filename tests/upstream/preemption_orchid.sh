@@ -11,7 +11,7 @@ src=${3:?}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$src/tests/scripts:$src/tests/upstream" python3 - "$bin" "$work" "${@:4}" <<'PYEOF'
-import sys, time
+import json, sys, time
 from server_helper import check, finish
 import upslib
 from upslib import Env, near
@@ -212,6 +212,50 @@ def job_preemption_order():
         env.op(cpu=0.5, pool="production", scheduling_tag_filter="n2")
         env.wait(lambda: len(running(op1)) == 5 or len(running(op1)), "op1 down to 5 jobs")
         check(earlier in running(op1), "n2's earlier job %s survives" % earlier)
+    finally:
+        env.stop()
+
+
+@case
+def pass_preemption_reason_to_node():
+    # upstream: test_scheduler_preemption::TestSchedulerPreemption::test_pass_preemption_reason_to_node
+    # upstream's setup (3 nodes of 1 cpu, 2 slots). research's one-cpu job is preempted for
+    # prod's operation of 3 jobs (guarantee 3 cpu); get_job (the YTsaurus face) shows it aborted
+    # with reason preemption and upstream's error: abort_reason and preemption_reason naming the
+    # allocation started in its place and its operation.
+    env = Env("preemption_reason", nodes=3, cpu=1, slots=2, tree={
+        "preemption_satisfaction_threshold": 0.99, "fair_share_starvation_tolerance": 0.8,
+        "fair_share_starvation_timeout": 1000, "max_unpreemptible_running_job_count": 0,
+        "preemptive_scheduling_backoff": 0})
+    try:
+        env.pool("research")
+        env.pool("prod", strong_guarantee_resources={"cpu": 3})
+        op1 = env.op(pool="research")
+        jobs = lambda op: env.s.ok("list_jobs", {"operation_id": op})["jobs"]
+        env.wait(lambda: len(jobs(op1)) == 1, "op1's job starts")
+        job_id = jobs(op1)[0]["id"]
+        op2 = env.op(jobs=3, pool="prod")
+        env.wait(lambda: jobs(op1)[0]["state"] == "aborted" or jobs(op1)[0]["state"],
+                 "op1's job aborted")
+        st, out = env.s.raw("GET", "/api/v4/get_job?operation_id=%s&job_id=%s" % (op1, job_id),
+                            token=env.s.admin)
+        check(st == 200, "get_job: %d %s" % (st, out))
+        job = json.loads(out)
+        check(job["state"] == "aborted", "state %s" % job["state"])
+        check(job["abort_reason"] == "preemption", "abort_reason %s" % job.get("abort_reason"))
+        err = job["error"] if isinstance(job.get("error"), dict) else {}
+        attrs = err.get("attributes", {})
+        check(attrs.get("abort_reason") == "preemption", "error abort_reason: %s" % err)
+        why = attrs.get("preemption_reason", "")
+        check(why.startswith("Preempted to start allocation") and
+              ("of operation %s" % op2) in why, "preemption_reason: %r" % why)
+        # Deviation: upstream's reason names the allocation started in the victim's place
+        # ("Preempted to start allocation <id> of operation <op>"); poolsched starts it once
+        # the interrupted victim has gone, so the reason names its operation only
+        # (docs/preemption-options.md).
+        check(why.startswith("Preempted to start allocation of operation %s; this allocation "
+                             "had status \"preemptible\"" % op2), "poolsched's text: %r" % why)
+        check(err.get("message") == "Job preempted", "error message: %s" % err)
     finally:
         env.stop()
 
