@@ -256,6 +256,12 @@ def pass_preemption_reason_to_node():
         check(why.startswith("Preempted to start allocation of operation %s; this allocation "
                              "had status \"preemptible\"" % op2), "poolsched's text: %r" % why)
         check(err.get("message") == "Job preempted", "error message: %s" % err)
+        # poolsched: the reason is stored with the job and reads back after a restart
+        env.s.stop()
+        env.s.start()
+        again = [j for j in jobs(op1) if j["id"] == job_id]
+        check(bool(again) and again[0].get("preemption_reason") == why,
+              "preemption_reason after a restart: %r" % again)
     finally:
         env.stop()
 
