@@ -113,6 +113,8 @@ json_t *ps_svc_job_json(const struct ps_svc_job *job)
         json_object_set_new(o, "error", json_string(job->error));
     if (job->abort_reason)
         json_object_set_new(o, "abort_reason", json_string(job->abort_reason));
+    if (job->preemption_reason)
+        json_object_set_new(o, "preemption_reason", json_string(job->preemption_reason));
     if (job->statistics)
         json_object_set_new(o, "statistics", json_deep_copy(job->statistics));
     if (job->interrupt_reason && job->state == PS_JOB_RUNNING)

@@ -409,6 +409,21 @@ static json_t *yt_job(json_t *job)
     json_object_set(job, "address", json_object_get(job, "node_id"));
     set_time(job, "start_time");
     set_time(job, "finish_time");
+    /* a preempted job's error as upstream's node reports it: "Job preempted" with the
+     * abort_reason and preemption_reason attributes */
+    const char *why = json_string_value(json_object_get(job, "preemption_reason"));
+    const char *abort_reason = json_string_value(json_object_get(job, "abort_reason"));
+    if (why && abort_reason && strcmp(abort_reason, "preemption") == 0) {
+        const char *inner = json_string_value(json_object_get(job, "error"));
+        json_t *e = json_pack("{s:i, s:s, s:{s:s, s:s}, s:[]}", "code", 1, "message",
+                              "Job preempted", "attributes", "abort_reason", "preemption",
+                              "preemption_reason", why, "inner_errors");
+        if (e && inner)
+            json_array_append_new(json_object_get(e, "inner_errors"),
+                                  json_pack("{s:i, s:s}", "code", 1, "message", inner));
+        if (e)
+            json_object_set_new(job, "error", e);
+    }
     return job;
 }
 

@@ -180,6 +180,8 @@ json_t *ps_persist_job_doc(const struct ps_svc_job *job)
         json_object_set_new(doc, "error", json_string(job->error));
     if (job->abort_reason)
         json_object_set_new(doc, "abort_reason", json_string(job->abort_reason));
+    if (job->preemption_reason)
+        json_object_set_new(doc, "preemption_reason", json_string(job->preemption_reason));
     if (job->statistics)
         json_object_set(doc, "statistics", job->statistics);
     if (job->stderr_text) {
@@ -567,6 +569,8 @@ struct ps_svc_job *ps_persist_job_from_doc(struct ps_service *svc, const json_t 
         j->error = strdup(s);
     if ((s = json_string_value(json_object_get(doc, "abort_reason"))))
         j->abort_reason = strdup(s);
+    if ((s = json_string_value(json_object_get(doc, "preemption_reason"))))
+        j->preemption_reason = strdup(s);
     const json_t *st = json_object_get(doc, "statistics");
     if (st)
         j->statistics = json_deep_copy(st);

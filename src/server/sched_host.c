@@ -20,6 +20,10 @@ struct host {
     struct ps_node_allocation *allocs;
     struct ps_svc_job **jobs;
     int count, cap;
+    /* victims preempted for a starving operation, waiting for the allocation they made room
+     * for (upstream's preemption_reason names it) */
+    struct victim { struct ps_svc_job *job; int for_op, cls; } *victims;
+    int victim_count, victim_cap;
 };
 
 /* The service operation of element `element` of the tree's last build, or NULL (pools,
@@ -91,6 +95,56 @@ static int allocations(void *ctx, int64_t node, const struct ps_node_allocation 
     return rc;
 }
 
+/* upstream's preemption_reason: "Preempted to start allocation A of operation O; this allocation
+ * had status S", set on the victims once the allocation they made room for starts */
+static void name_preemptor(struct host *h, int element, const struct ps_svc_job *started)
+{
+    for (int k = 0; k < h->victim_count; k++) {
+        struct victim *v = &h->victims[k];
+        if (!v->job || v->for_op != element)
+            continue;
+        char *text = NULL;
+        int n = v->cls >= 0 ? asprintf(&text, "Preempted to start allocation %s of operation %s; "
+                                       "this allocation had status \"%s\"", started->id,
+                                       started->op->id, ps_alloc_class_name(v->cls))
+                            : asprintf(&text, "Preempted to start allocation %s of operation %s",
+                                       started->id, started->op->id);
+        if (n >= 0) {
+            free(v->job->preemption_reason);
+            v->job->preemption_reason = text;
+            ps_persist_job(h->svc, v->job);
+        }
+        v->job = NULL;
+    }
+}
+
+static void remember_victim(struct host *h, struct ps_svc_job *job, const struct ps_preempt_victim *v)
+{
+    if (v->for_op < 0)
+        return;
+    if (h->victim_count == h->victim_cap) {
+        int cap = h->victim_cap ? 2 * h->victim_cap : 8;
+        struct victim *n = realloc(h->victims, (size_t)cap * sizeof *n);
+        if (!n)
+            return;   /* the reason is informational: without memory it is left out */
+        h->victims = n;
+        h->victim_cap = cap;
+    }
+    h->victims[h->victim_count++] = (struct victim){job, v->for_op, v->cls};
+    /* Until (unless) the allocation starts in this heartbeat the reason names its operation
+     * only: poolsched starts it once an interrupted victim has gone (docs/preemption-options.md) */
+    const struct ps_svc_op *op = svc_op(h->ts, v->for_op);
+    char *text = NULL;
+    if (op && (v->cls >= 0 ? asprintf(&text, "Preempted to start allocation of operation %s; this "
+                                      "allocation had status \"%s\"", op->id,
+                                      ps_alloc_class_name(v->cls))
+                           : asprintf(&text, "Preempted to start allocation of operation %s",
+                                      op->id)) >= 0) {
+        free(job->preemption_reason);
+        job->preemption_reason = text;
+    }
+}
+
 static int start(void *ctx, int64_t node, int element, struct ps_resources resources,
                  bool *started, struct ps_error *err)
 {
@@ -106,6 +160,7 @@ static int start(void *ctx, int64_t node, int element, struct ps_resources resou
     if (!job)
         return 0;
     job->sent_in_heartbeat = h->node->heartbeat_seq;
+    name_preemptor(h, element, job);
     job->reported_in_heartbeat = h->node->heartbeat_seq;
     if (h->start)
         json_array_append_new(h->start, ps_svc_start_entry(job));
@@ -163,6 +218,7 @@ static int preempt(void *ctx, const struct ps_preempt_victim *v, struct ps_error
         return 0;
     struct ps_svc_op *for_op = svc_op(h->ts, v->for_op);
     count_preempted(h, v, job);
+    remember_victim(h, job, v);
     ps_svc_job_preempt(h->svc, job, "preemption", ps_svc_preempt_reason(v->reason),
                        v->interrupt_timeout_ms, for_op ? for_op->id : NULL, h->now_ms,
                        h->interrupt, h->abort);
@@ -240,6 +296,7 @@ int ps_svc_schedule_node(struct ps_service *svc, struct ps_svc_node *node, int64
     int rc = ps_tree_sched_heartbeat(&ts->sched, &host, &sched_node, &stages, now_ms, err);
     free(h.allocs);
     free(h.jobs);
+    free(h.victims);
     return rc;
 }
 
@@ -274,6 +331,7 @@ void ps_svc_limits_check(struct ps_service *svc, struct ps_svc_tree_state *ts, i
                    err.msg);
     free(h.allocs);
     free(h.jobs);
+    free(h.victims);
 }
 
 int ps_svc_update_finish(struct ps_service *svc, struct ps_svc_tree_state *ts,

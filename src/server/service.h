@@ -132,6 +132,7 @@ struct ps_svc_job {
     struct ps_memory_job mem;      /* memory reserve at start */
     struct ps_resources usage;     /* what the engine counts: slot, cpu guarantee, memory */
     char *error, *abort_reason;
+    char *preemption_reason;       /* upstream's error attribute of a preempted job, or NULL */
     json_t *statistics;            /* as reported, or NULL */
     char *stderr_text;             /* tail kept from the node's report, or NULL */
     bool stderr_truncated;

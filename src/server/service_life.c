@@ -24,6 +24,7 @@ void ps_svc_job_free(struct ps_svc_job *job)
     free(job->node_id);
     free(job->error);
     free(job->abort_reason);
+    free(job->preemption_reason);
     free(job->interrupt_reason);
     free(job->stderr_text);
     json_decref(job->statistics);

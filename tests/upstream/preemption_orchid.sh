@@ -11,7 +11,7 @@ src=${3:?}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$src/tests/scripts:$src/tests/upstream" python3 - "$bin" "$work" "${@:4}" <<'PYEOF'
-import sys
+import json, sys, time
 from server_helper import check, finish
 import upslib
 from upslib import Env, near
@@ -161,6 +161,107 @@ def operation_max_unpreemptible_running_job_count():
         expect_counts(env, op, 1, 5, "tree threshold 1 slot")
         tree_option(env, "non_preemptible_resource_usage_threshold", {"user_slots": 10})
         expect_counts(env, op, 1, 2, "tree threshold 10 slots")
+    finally:
+        env.stop()
+
+
+@case
+def job_preemption_order():
+    # upstream: test_scheduler_preemption::TestSchedulerPreemption::test_job_preemption_order
+    # upstream's setup (3 nodes of 1 cpu, 2 slots; jobs of 0.5 cpu), min_spare 0.5 cpu. research
+    # (no aggressive preemption, runs only on nodes tagged "research") gets each node's tag at
+    # runtime (@user_tags/end) and its cpu limit raised half a cpu at a time, so its 6 jobs start
+    # node by node: n0's first, n2's last. production (guarantee 3 cpu) then asks for 0.5 cpu:
+    # only research's newest job is preemptible, so an operation confined to n0 stays at 0 and
+    # one confined to n2 preempts the later of n2's two jobs, never the earlier one.
+    env = Env("preemption_order", nodes=3, cpu=1, slots=2, tree={
+        "preemption_satisfaction_threshold": 0.99, "fair_share_starvation_tolerance": 0.8,
+        "fair_share_starvation_timeout": 1000, "max_unpreemptible_running_job_count": 0,
+        "preemptive_scheduling_backoff": 0,
+        "min_spare_job_resources_on_node": {"cpu": 0.5, "user_slots": 1}})
+    try:
+        # upstream's node has its address among its tags; here each agent reports its id as a tag
+        for n in env.nodes:
+            n.tags = [n.id]
+        env.beat()
+        env.pool("production", strong_guarantee_resources={"cpu": 3.0})
+        env.pool("research", allow_aggressive_preemption=False, scheduling_tag_filter="research",
+                 resource_limits={"cpu": 0.0})
+        usage = lambda op: (env.op_attr(op, "resource_usage") or {}).get("cpu")
+        op1 = env.op(jobs=6, cpu=0.5, pool="research")
+        for i, n in enumerate(env.nodes):
+            env.s.set("//sys/cluster_nodes/%s/@user_tags/end" % n.id, "research")
+            for lim in (i + 0.5, i + 1.0):
+                env.s.set("//sys/pool_trees/physical/research/@resource_limits/cpu", lim)
+                env.wait(lambda: usage(op1) == lim or usage(op1), "research usage %s" % lim)
+                time.sleep(0.1)
+        running = lambda op: [j for n in env.nodes for j, st in n.running.items()
+                              if st.get("operation_id") == op and j not in n.interrupted]
+        check(len(running(op1)) == 6, "research runs 6 jobs: %d" % len(running(op1)))
+        op2 = env.op(cpu=0.5, pool="production", scheduling_tag_filter="n0")
+        env.wait(lambda: env.op_attr(op1, "preemptible_job_count") == 1
+                 or env.op_attr(op1, "preemptible_job_count"), "op1 preemptible_job_count 1")
+        env.wait(lambda: usage(op2) == 0.0 or usage(op2), "op2 usage 0")
+        end = time.time() + 1.5
+        while time.time() < end:
+            env.beat()
+            time.sleep(0.1)
+        check(usage(op2) == 0.0, "op2 still at 0 cpu on n0: %r" % usage(op2))
+        n2 = env.nodes[2]
+        earlier = [j for j, st in n2.running.items() if st.get("operation_id") == op1][0]
+        env.op(cpu=0.5, pool="production", scheduling_tag_filter="n2")
+        env.wait(lambda: len(running(op1)) == 5 or len(running(op1)), "op1 down to 5 jobs")
+        check(earlier in running(op1), "n2's earlier job %s survives" % earlier)
+    finally:
+        env.stop()
+
+
+@case
+def pass_preemption_reason_to_node():
+    # upstream: test_scheduler_preemption::TestSchedulerPreemption::test_pass_preemption_reason_to_node
+    # upstream's setup (3 nodes of 1 cpu, 2 slots). research's one-cpu job is preempted for
+    # prod's operation of 3 jobs (guarantee 3 cpu); get_job (the YTsaurus face) shows it aborted
+    # with reason preemption and upstream's error: abort_reason and preemption_reason naming the
+    # allocation started in its place and its operation.
+    env = Env("preemption_reason", nodes=3, cpu=1, slots=2, tree={
+        "preemption_satisfaction_threshold": 0.99, "fair_share_starvation_tolerance": 0.8,
+        "fair_share_starvation_timeout": 1000, "max_unpreemptible_running_job_count": 0,
+        "preemptive_scheduling_backoff": 0})
+    try:
+        env.pool("research")
+        env.pool("prod", strong_guarantee_resources={"cpu": 3})
+        op1 = env.op(pool="research")
+        jobs = lambda op: env.s.ok("list_jobs", {"operation_id": op})["jobs"]
+        env.wait(lambda: len(jobs(op1)) == 1, "op1's job starts")
+        job_id = jobs(op1)[0]["id"]
+        op2 = env.op(jobs=3, pool="prod")
+        env.wait(lambda: jobs(op1)[0]["state"] == "aborted" or jobs(op1)[0]["state"],
+                 "op1's job aborted")
+        st, out = env.s.raw("GET", "/api/v4/get_job?operation_id=%s&job_id=%s" % (op1, job_id),
+                            token=env.s.admin)
+        check(st == 200, "get_job: %d %s" % (st, out))
+        job = json.loads(out)
+        check(job["state"] == "aborted", "state %s" % job["state"])
+        check(job["abort_reason"] == "preemption", "abort_reason %s" % job.get("abort_reason"))
+        err = job["error"] if isinstance(job.get("error"), dict) else {}
+        attrs = err.get("attributes", {})
+        check(attrs.get("abort_reason") == "preemption", "error abort_reason: %s" % err)
+        why = attrs.get("preemption_reason", "")
+        check(why.startswith("Preempted to start allocation") and
+              ("of operation %s" % op2) in why, "preemption_reason: %r" % why)
+        # Deviation: upstream's reason names the allocation started in the victim's place
+        # ("Preempted to start allocation <id> of operation <op>"); poolsched starts it once
+        # the interrupted victim has gone, so the reason names its operation only
+        # (docs/preemption-options.md).
+        check(why.startswith("Preempted to start allocation of operation %s; this allocation "
+                             "had status \"preemptible\"" % op2), "poolsched's text: %r" % why)
+        check(err.get("message") == "Job preempted", "error message: %s" % err)
+        # poolsched: the reason is stored with the job and reads back after a restart
+        env.s.stop()
+        env.s.start()
+        again = [j for j in jobs(op1) if j["id"] == job_id]
+        check(bool(again) and again[0].get("preemption_reason") == why,
+              "preemption_reason after a restart: %r" % again)
     finally:
         env.stop()
 
