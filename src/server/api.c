@@ -99,8 +99,9 @@ static const struct command_params command_params[] = {
     {"remove", {"path", "dry_run"}},
     {"issue_token", {"user", "role"}},
     {"revoke_token", {"token"}},
+    {"get_current_user", {NULL}},
     {"start_op", {"operation_type", "spec"}},
-    {"list_operations", {"pool", "user", "state", "limit"}},
+    {"list_operations", {"pool", "user", "state", "limit", "brief"}},
     {"get_operation", {"operation_id"}},
     {"abort_op", {"operation_id"}},
     {"suspend_op", {"operation_id"}},
@@ -283,6 +284,13 @@ int ps_api_dispatch(struct ps_service *svc, const char *command, const char *bod
     }
     if (rc == 0)
         rc = check_params(command, doc, &err);
+    /* who the token is (upstream's get_current_user) and its role: the web UI shows edit
+     * controls to admins only. Reads no state: no service lock. */
+    if (rc == 0 && strcmp(command, "get_current_user") == 0) {
+        json_decref(doc);
+        *reply = json_pack("{s:s, s:s}", "user", who->user, "role", ps_role_name(who->role));
+        return 200;
+    }
     bool revoke = strcmp(command, "revoke_token") == 0;
     if (rc == 0 && (revoke || strcmp(command, "issue_token") == 0)) {
         rc = revoke ? revoke_token(svc, doc, who, reply, &err)

@@ -51,6 +51,52 @@ static json_t *pending_reason(struct ps_service *svc, const struct ps_svc_op *op
     return used ? json_string(text) : NULL;
 }
 
+/* The keys of an operation list_operations shows by default, without its specs (copying those
+ * for 10,000 operations was most of the YTsaurus face's list_operations time): id, user, state,
+ * times, pool_per_tree, suspended, progress, error, operation_type, and from the spec only
+ * brief_spec ({pool, title} when set) and weight. */
+json_t *ps_svc_op_brief_json(const struct ps_svc_op *op)
+{
+    int64_t c[6] = {0};   /* total, pending, running, completed, failed, aborted */
+    for (int i = 0; i < op->task_count; i++) {
+        const struct ps_svc_task *t = &op->tasks[i];
+        c[0] += t->job_count;
+        c[1] += t->q_len;
+        c[2] += t->running;
+        c[3] += t->completed;
+        c[4] += t->failed;
+        c[5] += t->aborted;
+    }
+    /* copies, not references: the reply is used after the service lock is released */
+    json_t *o = json_pack("{s:s, s:s, s:s, s:I, s:o, s:b, s:s, s:{s:I, s:I, s:I, s:I, s:I, s:I}}",
+                          "id", op->id, "user", op->user, "state", op->state ? op->state : "",
+                          "start_time", (json_int_t)op->start_ms, "pool_per_tree",
+                          op->pool_per_tree ? json_deep_copy(op->pool_per_tree) : json_object(),
+                          "suspended",
+                          op->suspended, "operation_type", "vanilla", "progress", "total",
+                          (json_int_t)c[0], "pending", (json_int_t)c[1], "running",
+                          (json_int_t)c[2], "completed", (json_int_t)c[3], "failed",
+                          (json_int_t)c[4], "aborted", (json_int_t)c[5]);
+    if (!o)
+        return NULL;
+    json_t *brief = json_object();
+    static const char *const brief_keys[] = {"pool", "title"};
+    for (size_t i = 0; i < 2; i++) {
+        json_t *v = json_object_get(op->spec, brief_keys[i]);
+        if (v)
+            json_object_set_new(brief, brief_keys[i], json_deep_copy(v));
+    }
+    json_object_set_new(o, "brief_spec", brief);
+    json_t *weight = json_object_get(op->spec, "weight");
+    if (weight)
+        json_object_set_new(o, "weight", json_deep_copy(weight));
+    if (op->finish_ms >= 0)
+        json_object_set_new(o, "finish_time", json_integer(op->finish_ms));
+    if (op->error)
+        json_object_set_new(o, "error", json_string(op->error));
+    return o;
+}
+
 json_t *ps_svc_op_json(struct ps_service *svc, const struct ps_svc_op *op)
 {
     int64_t total = 0, pending = 0, running = 0, completed = 0, failed = 0, aborted = 0;
@@ -201,6 +247,7 @@ struct list_filter {
     char *user;                    /* owned, NULL: any */
     struct ps_opt_int state;       /* index into state_names */
     int64_t limit;
+    bool brief;                    /* the brief form: no specs (ps_svc_op_brief_json) */
 };
 
 static const char *const state_names[] = {"pending", "running", "completed", "failed", "aborted"};
@@ -219,6 +266,7 @@ static const struct ps_attr list_filter_attrs[] = {
      .enum_names = state_names, .enum_count = 5},
     {.name = "limit", .kind = PS_ATTR_INT, .offset = offsetof(struct list_filter, limit),
      .min = 1, .max = 10000},
+    {.name = "brief", .kind = PS_ATTR_BOOL, .offset = offsetof(struct list_filter, brief)},
 };
 
 static const struct ps_attr_table list_filter_table = {
@@ -262,7 +310,7 @@ static int list_operations(struct ps_service *svc, const json_t *body, json_t **
             if (!match)
                 continue;
         }
-        json_array_append_new(arr, ps_svc_op_json(svc, op));
+        json_array_append_new(arr, f.brief ? ps_svc_op_brief_json(op) : ps_svc_op_json(svc, op));
     }
     *reply = json_pack("{s:o}", "operations", arr);
     ps_attr_release(&list_filter_table, &f);

@@ -11,6 +11,7 @@
  * YTsaurus errors {"code", "message", "attributes", "inner_errors"} with the X-YT-Error,
  * X-YT-Response-Code and X-YT-Response-Message headers.
  */
+#include <ctype.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,7 +36,7 @@ enum {
 
 enum yt_kind {
     K_GET, K_LIST, K_EXISTS, K_SET, K_CREATE, K_REMOVE, K_START, K_GET_OP, K_LIST_OPS,
-    K_OP_ACTION, K_UPDATE_OP, K_LIST_JOBS, K_GET_JOB, K_STDERR, K_FEATURES,
+    K_OP_ACTION, K_UPDATE_OP, K_LIST_JOBS, K_GET_JOB, K_STDERR, K_FEATURES, K_WHOAMI,
 };
 
 struct yt_command {
@@ -75,6 +76,8 @@ static const struct yt_command commands[] = {
     {"get_job", "list_jobs", K_GET_JOB, false, {"operation_id"}},
     {"get_job_stderr", "get_job_stderr", K_STDERR, false, {"operation_id", "job_id"}},
     {"get_supported_features", NULL, K_FEATURES, false, {NULL}},
+    /* v4 only, as upstream: {"user"} (and poolsched's "role": admin, user or node) */
+    {"get_current_user", "get_current_user", K_WHOAMI, false, {NULL}},
 };
 
 static const struct yt_command *find_command(const char *name)
@@ -386,15 +389,23 @@ static json_t *yt_operation(json_t *op)
     json_object_foreach(json_object_get(op, "pool_per_tree"), tree, pool)
         json_object_set_new(per_tree, tree, json_pack("{s:O}", "pool", pool));
     json_t *rt = json_pack("{s:o}", "scheduling_options_per_pool_tree", per_tree);
+    /* the full form carries the spec; the brief one (list_operations) brief_spec and weight */
     json_t *spec = json_object_get(op, "spec");
-    if (json_object_get(spec, "weight"))
-        json_object_set(rt, "weight", json_object_get(spec, "weight"));
+    json_t *weight = spec ? json_object_get(spec, "weight") : json_object_get(op, "weight");
+    if (weight)
+        json_object_set(rt, "weight", weight);
+    json_object_del(op, "weight");
     json_object_set_new(op, "runtime_parameters", rt);
-    json_t *pool_name = json_object_get(spec, "pool");
-    json_object_set_new(op, "brief_spec", pool_name ? json_pack("{s:O}", "pool", pool_name)
-                                                    : json_object());
-    json_object_set(op, "provided_spec", spec);
-    json_object_set(op, "full_spec", json_object_get(op, "resulting_spec"));
+    if (spec) {
+        json_t *brief = json_object();
+        static const char *const brief_keys[] = {"pool", "title"};
+        for (size_t i = 0; i < 2; i++)
+            if (json_object_get(spec, brief_keys[i]))
+                json_object_set(brief, brief_keys[i], json_object_get(spec, brief_keys[i]));
+        json_object_set_new(op, "brief_spec", brief);
+        json_object_set(op, "provided_spec", spec);
+        json_object_set(op, "full_spec", json_object_get(op, "resulting_spec"));
+    }
     const char *error = json_string_value(json_object_get(op, "error"));
     if (error)
         json_object_set_new(op, "result",
@@ -480,6 +491,53 @@ static void count(json_t *counts, const char *key)
     json_object_set_new(counts, key, json_integer(n + 1));
 }
 
+/* The keys only the full form of an operation has: asking for one of them in list_operations'
+ * `attributes` lists the full forms (slow with many operations); otherwise the brief ones. */
+static bool wants_full_operations(const json_t *attributes)
+{
+    static const char *const full_only[] = {"spec", "provided_spec", "full_spec",
+                                            "resulting_spec", "unrecognized_spec", "alerts",
+                                            "pending_reason"};
+    size_t i;
+    json_t *a;
+    json_array_foreach(attributes, i, a)
+        for (size_t k = 0; k < sizeof full_only / sizeof full_only[0]; k++)
+            if (json_is_string(a) && strcmp(json_string_value(a), full_only[k]) == 0)
+                return true;
+    return false;
+}
+
+/* list_operations' `filter`: a case-insensitive substring of the operation's filter factors, as
+ * upstream: its id, user, state, type, pools and title. */
+static bool filter_hit(const json_t *op, const char *substr)
+{
+    char text[2048];
+    size_t used = 0;
+    const json_t *spec = json_object_get(op, "brief_spec") ? json_object_get(op, "brief_spec")
+                                                           : json_object_get(op, "spec");
+    const char *parts[5] = {json_string_value(json_object_get(op, "id")),
+                            json_string_value(json_object_get(op, "user")),
+                            json_string_value(json_object_get(op, "state")), "vanilla",
+                            json_string_value(json_object_get(spec, "title"))};
+    const char *tree;
+    json_t *pool;
+    for (int i = 0; i < 5; i++)
+        if (parts[i] && strlen(parts[i]) + 2 < sizeof text - used)
+            used += (size_t)snprintf(text + used, sizeof text - used, "%s ", parts[i]);
+    json_object_foreach(json_object_get(op, "pool_per_tree"), tree, pool) {
+        const char *p = json_string_value(pool);
+        if (p && strlen(p) + 2 < sizeof text - used)
+            used += (size_t)snprintf(text + used, sizeof text - used, "%s ", p);
+    }
+    for (size_t i = 0; i < used; i++)
+        text[i] = (char)tolower((unsigned char)text[i]);
+    char want[256];
+    snprintf(want, sizeof want, "%s", substr);
+    for (char *w = want; *w; w++)
+        *w = (char)tolower((unsigned char)*w);
+    return strstr(text, want) != NULL;
+}
+
 /* list_operations' YTsaurus reply: the operations newest first up to `limit`, and counters by
  * pool, user, state and type, each over the operations that pass the other filters. */
 static json_t *yt_list_operations(json_t *all, const json_t *params)
@@ -498,13 +556,8 @@ static json_t *yt_list_operations(json_t *all, const json_t *params)
     size_t i;
     json_t *op;
     json_array_foreach(json_object_get(all, "operations"), i, op) {
-        if (substr) {
-            char *text = json_dumps(op, JSON_COMPACT);
-            bool hit = text && strstr(text, substr);
-            free(text);
-            if (!hit)
-                continue;
-        }
+        if (substr && !filter_hit(op, substr))
+            continue;
         bool p = matches(op, "pool", fpool), u = matches(op, "user", fuser),
              s = matches(op, "state", fstate),
              t = !ftype || (json_string_value(ftype) &&
@@ -526,7 +579,7 @@ static json_t *yt_list_operations(json_t *all, const json_t *params)
         if (json_integer_value(json_object_get(json_object_get(op, "progress"), "failed")) > 0)
             failed_jobs++;
         if (++matched <= limit) {
-            json_t *shaped = yt_operation(json_deep_copy(op));
+            json_t *shaped = yt_operation(json_incref(op));
             filter_keys(shaped, json_object_get(params, "attributes"));
             json_array_append_new(ops, shaped);
         }
@@ -563,7 +616,8 @@ static void yt_handler(const struct ps_http_request *req, struct ps_http_respons
     if (!*name) {   /* GET /api/v4: the commands, as upstream describes them */
         json_t *list = json_array();
         for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-            json_array_append_new(list, json_pack("{s:s, s:b, s:b, s:s, s:s}", "name",
+            if (v4 || commands[i].kind != K_WHOAMI)
+                json_array_append_new(list, json_pack("{s:s, s:b, s:b, s:s, s:s}", "name",
                                                   commands[i].name, "is_volatile",
                                                   commands[i].write, "is_heavy", 0, "input_type",
                                                   commands[i].kind == K_SET ? "structured" : "null",
@@ -573,6 +627,8 @@ static void yt_handler(const struct ps_http_request *req, struct ps_http_respons
         return;
     }
     const struct yt_command *c = find_command(name);
+    if (c && c->kind == K_WHOAMI && !v4)
+        c = NULL;
     if (!c) {
         char msg[200];
         snprintf(msg, sizeof msg, "Command %.100s is not registered", name);
@@ -613,6 +669,17 @@ static void yt_handler(const struct ps_http_request *req, struct ps_http_respons
         json_decref(params);
         return;
     }
+    json_t *lim = json_object_get(params, "limit");
+    if (c->kind == K_LIST_OPS && lim &&
+        (!json_is_integer(lim) || json_integer_value(lim) < 1 || json_integer_value(lim) > 1000)) {
+        char *text = json_dumps(lim, JSON_COMPACT | JSON_ENCODE_ANY);
+        snprintf(msg, sizeof msg, "list_operations: limit: must be an integer from 1 to 1000, got %.40s",
+                 text ? text : "?");
+        free(text);
+        yt_error(req, resp, 400, YT_GENERIC, msg);
+        json_decref(params);
+        return;
+    }
     /* the /api/v1 body: the parameters the command reads, under its names */
     json_t *body = json_object();
     if (!json_object_get(params, "state") && json_object_get(params, "job_state"))
@@ -622,8 +689,11 @@ static void yt_handler(const struct ps_http_request *req, struct ps_http_respons
         if (v)
             json_object_set(body, c->params[i], v);
     }
-    if (c->kind == K_LIST_OPS)
+    if (c->kind == K_LIST_OPS) {
         json_object_set_new(body, "limit", json_integer(10000));
+        if (!wants_full_operations(json_object_get(params, "attributes")))
+            json_object_set_new(body, "brief", json_true());
+    }
     const char *path = json_string_value(json_object_get(params, "path"));
     json_t *reply = NULL;
     int status = call(svc, c->ours, body, &who, &reply);
@@ -639,7 +709,7 @@ static void yt_handler(const struct ps_http_request *req, struct ps_http_respons
     bool dry_run = (c->kind == K_SET || c->kind == K_CREATE || c->kind == K_REMOVE) &&
                    json_is_true(json_object_get(params, "dry_run"));   /* body is gone */
     enum yt_kind kind = dry_run ? K_FEATURES : c->kind;
-    if (kind == K_FEATURES)
+    if (kind == K_FEATURES || kind == K_WHOAMI)
         out = json_incref(reply);
     switch (kind) {
     case K_GET: {
