@@ -87,7 +87,7 @@ static int status_of(int code)
  * never silently ignored; values are checked by the command itself. */
 struct command_params {
     const char *command;
-    const char *params[6];
+    const char *params[8];
 };
 
 static const struct command_params command_params[] = {
@@ -101,7 +101,7 @@ static const struct command_params command_params[] = {
     {"revoke_token", {"token"}},
     {"get_current_user", {NULL}},
     {"start_op", {"operation_type", "spec"}},
-    {"list_operations", {"pool", "user", "state", "limit", "brief"}},
+    {"list_operations", {"pool", "user", "state", "limit", "brief", "filter", "counters"}},
     {"get_operation", {"operation_id"}},
     {"abort_op", {"operation_id"}},
     {"suspend_op", {"operation_id"}},
@@ -128,7 +128,7 @@ static int check_params(const char *command, const json_t *body, struct ps_error
     json_object_foreach((json_t *)body, key, v) {
         bool known = false;
         char accepted[160] = "";
-        for (int i = 0; i < 6 && c->params[i]; i++) {
+        for (int i = 0; i < 8 && c->params[i]; i++) {
             known |= strcmp(c->params[i], key) == 0;
             snprintf(accepted + strlen(accepted), sizeof accepted - strlen(accepted), "%s%s",
                      i ? ", " : "", c->params[i]);

@@ -4,6 +4,7 @@
  * Who may do what: any authenticated user starts operations (the pools' acl decides where) and
  * reads every operation; only the operation's user or an admin changes it (403 otherwise).
  */
+#include <ctype.h>
 #include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -248,6 +249,8 @@ struct list_filter {
     struct ps_opt_int state;       /* index into state_names */
     int64_t limit;
     bool brief;                    /* the brief form: no specs (ps_svc_op_brief_json) */
+    char *filter;                  /* owned, NULL: any; a substring of the filter factors */
+    bool counters;                 /* add the YTsaurus counters over every operation */
 };
 
 static const char *const state_names[] = {"pending", "running", "completed", "failed", "aborted"};
@@ -267,6 +270,8 @@ static const struct ps_attr list_filter_attrs[] = {
     {.name = "limit", .kind = PS_ATTR_INT, .offset = offsetof(struct list_filter, limit),
      .min = 1, .max = 10000},
     {.name = "brief", .kind = PS_ATTR_BOOL, .offset = offsetof(struct list_filter, brief)},
+    {.name = "filter", .kind = PS_ATTR_OPT_STRING, .offset = offsetof(struct list_filter, filter)},
+    {.name = "counters", .kind = PS_ATTR_BOOL, .offset = offsetof(struct list_filter, counters)},
 };
 
 static const struct ps_attr_table list_filter_table = {
@@ -277,6 +282,52 @@ static const struct ps_attr_table list_filter_table = {
     .init = list_filter_init,
 };
 
+static bool in_pool(const struct ps_svc_op *op, const char *pool)
+{
+    const char *k;
+    json_t *v;
+    json_object_foreach(op->pool_per_tree, k, v)
+        if (json_is_string(v) && strcmp(json_string_value(v), pool) == 0)
+            return true;
+    return false;
+}
+
+/* `filter`: a case-insensitive substring (want is lower case) of upstream's filter factors as
+ * far as poolsched has them: id, user, state, type, pools and title. */
+static bool filter_hit(const struct ps_svc_op *op, const char *want)
+{
+    char text[2048];
+    size_t used = 0;
+    const char *parts[5] = {op->id, op->user, op->state, "vanilla",
+                            json_string_value(json_object_get(op->spec, "title"))};
+    for (int i = 0; i < 5; i++)
+        if (parts[i] && strlen(parts[i]) + 2 < sizeof text - used)
+            used += (size_t)snprintf(text + used, sizeof text - used, "%s\n", parts[i]);
+    const char *k;
+    json_t *v;
+    json_object_foreach(op->pool_per_tree, k, v) {
+        const char *p = json_string_value(v);
+        if (p && strlen(p) + 2 < sizeof text - used)
+            used += (size_t)snprintf(text + used, sizeof text - used, "%s\n", p);
+    }
+    for (size_t i = 0; i < used; i++)
+        text[i] = (char)tolower((unsigned char)text[i]);
+    return strstr(text, want) != NULL;
+}
+
+static void count(json_t *counts, const char *key)
+{
+    json_t *n = json_object_get(counts, key);
+    if (n)
+        json_integer_set(n, json_integer_value(n) + 1);   /* in place: no allocation */
+    else
+        json_object_set_new(counts, key, json_integer(1));
+}
+
+/* Newest first (op_list is in start order) up to limit. With counters, upstream's counters too:
+ * pool_counts, user_counts and state_counts each over the operations passing the other
+ * filters (and `filter`), failed_jobs_count and total_count over those passing all. One pass
+ * over the operations, no allocation per operation beyond the ones listed. */
 static int list_operations(struct ps_service *svc, const json_t *body, json_t **reply,
                            struct ps_error *err)
 {
@@ -289,30 +340,64 @@ static int list_operations(struct ps_service *svc, const json_t *body, json_t **
     ps_value_release(&doc);
     if (rc != 0) {
         ps_error_prefix(err, "list_operations");
+        ps_attr_release(&list_filter_table, &f);
         return rc;
     }
     const char *pool = f.pool, *user = f.user;
     const char *state = f.state.set ? state_names[f.state.value] : NULL;
-    int64_t limit = f.limit;
-    json_t *arr = json_array();
-    for (int i = svc->op_count - 1; i >= 0 && (int64_t)json_array_size(arr) < limit; i--) {
-        struct ps_svc_op *op = svc->op_list[i];
-        if (user && strcmp(op->user, user) != 0)
-            continue;
-        if (state && strcmp(op->state, state) != 0)
-            continue;
-        if (pool) {
-            bool match = false;
-            const char *k;
-            json_t *v;
-            json_object_foreach(op->pool_per_tree, k, v) match |=
-                json_is_string(v) && strcmp(json_string_value(v), pool) == 0;
-            if (!match)
-                continue;
-        }
-        json_array_append_new(arr, f.brief ? ps_svc_op_brief_json(op) : ps_svc_op_json(svc, op));
+    char want[256] = "";
+    if (f.filter) {
+        snprintf(want, sizeof want, "%s", f.filter);
+        for (char *w = want; *w; w++)
+            *w = (char)tolower((unsigned char)*w);
     }
-    *reply = json_pack("{s:o}", "operations", arr);
+    json_t *arr = json_array();
+    json_t *pools = json_object(), *users = json_object(), *states = json_object();
+    int64_t total = 0, failed_jobs = 0;
+    for (int i = svc->op_count - 1; i >= 0; i--) {
+        struct ps_svc_op *op = svc->op_list[i];
+        if (!f.counters && total >= f.limit)
+            break;
+        if (f.filter && !filter_hit(op, want))
+            continue;
+        bool u = !user || strcmp(op->user, user) == 0;
+        bool s = !state || (op->state && strcmp(op->state, state) == 0);
+        bool p = !pool || in_pool(op, pool);
+        if (f.counters) {
+            if (u && s) {
+                const char *k;
+                json_t *v;
+                json_object_foreach(op->pool_per_tree, k, v)
+                    if (json_is_string(v))
+                        count(pools, json_string_value(v));
+            }
+            if (p && s)
+                count(users, op->user);
+            if (p && u && op->state)
+                count(states, op->state);
+        }
+        if (!(p && u && s))
+            continue;
+        if (++total <= f.limit)
+            json_array_append_new(arr, f.brief ? ps_svc_op_brief_json(op) : ps_svc_op_json(svc, op));
+        if (f.counters) {
+            int64_t failed = 0;
+            for (int t = 0; t < op->task_count; t++)
+                failed += op->tasks[t].failed;
+            failed_jobs += failed > 0;
+        }
+    }
+    if (f.counters)
+        *reply = json_pack("{s:o, s:o, s:o, s:o, s:I, s:I}", "operations", arr, "pool_counts",
+                           pools, "user_counts", users, "state_counts", states,
+                           "failed_jobs_count", (json_int_t)failed_jobs, "total_count",
+                           (json_int_t)total);
+    else {
+        *reply = json_pack("{s:o}", "operations", arr);
+        json_decref(pools);
+        json_decref(users);
+        json_decref(states);
+    }
     ps_attr_release(&list_filter_table, &f);
     return 0;
 }

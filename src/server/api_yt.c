@@ -11,7 +11,6 @@
  * YTsaurus errors {"code", "message", "attributes", "inner_errors"} with the X-YT-Error,
  * X-YT-Response-Code and X-YT-Response-Message headers.
  */
-#include <ctype.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,8 +57,10 @@ static const struct yt_command commands[] = {
     {"start_op", "start_op", K_START, true, {"operation_type", "spec"}},
     {"get_operation", "get_operation", K_GET_OP, false, {"operation_id"}},
     {"_get_operation", "get_operation", K_GET_OP, false, {"operation_id"}},
-    {"list_operations", "list_operations", K_LIST_OPS, false, {NULL}},
-    {"_list_operations", "list_operations", K_LIST_OPS, false, {NULL}},
+    {"list_operations", "list_operations", K_LIST_OPS, false,
+     {"pool", "user", "state", "filter", "limit"}},
+    {"_list_operations", "list_operations", K_LIST_OPS, false,
+     {"pool", "user", "state", "filter", "limit"}},
     {"abort_operation", "abort_op", K_OP_ACTION, true, {"operation_id"}},
     {"abort_op", "abort_op", K_OP_ACTION, true, {"operation_id"}},
     {"suspend_operation", "suspend_op", K_OP_ACTION, true, {"operation_id"}},
@@ -464,25 +465,6 @@ static json_t *with_attributes(struct ps_service *svc, const struct ps_auth_iden
     return json_pack("{s:o, s:o}", "$attributes", attrs, "$value", value);
 }
 
-static bool matches(const json_t *op, const char *key, const json_t *want)
-{
-    if (!want)
-        return true;
-    const char *w = json_string_value(want);
-    if (!w)
-        return false;
-    if (strcmp(key, "pool") == 0) {
-        const char *tree;
-        json_t *pool;
-        json_object_foreach(json_object_get(op, "pool_per_tree"), tree, pool)
-            if (json_is_string(pool) && strcmp(json_string_value(pool), w) == 0)
-                return true;
-        return false;
-    }
-    const char *have = json_string_value(json_object_get(op, key));
-    return have && strcmp(have, w) == 0;
-}
-
 static void count(json_t *counts, const char *key)
 {
     if (!key)
@@ -507,86 +489,39 @@ static bool wants_full_operations(const json_t *attributes)
     return false;
 }
 
-/* list_operations' `filter`: a case-insensitive substring of the operation's filter factors, as
- * upstream: its id, user, state, type, pools and title. */
-static bool filter_hit(const json_t *op, const char *substr)
+/* list_operations' YTsaurus reply from /api/v1's (counters computed there, in one pass under
+ * the service lock, over every operation): the operations newest first up to `limit`, shaped,
+ * and the counters; a `type` other than vanilla matches nothing. */
+static json_t *yt_list_operations(json_t *v1, const json_t *params)
 {
-    char text[2048];
-    size_t used = 0;
-    const json_t *spec = json_object_get(op, "brief_spec") ? json_object_get(op, "brief_spec")
-                                                           : json_object_get(op, "spec");
-    const char *parts[5] = {json_string_value(json_object_get(op, "id")),
-                            json_string_value(json_object_get(op, "user")),
-                            json_string_value(json_object_get(op, "state")), "vanilla",
-                            json_string_value(json_object_get(spec, "title"))};
-    const char *tree;
-    json_t *pool;
-    for (int i = 0; i < 5; i++)
-        if (parts[i] && strlen(parts[i]) + 2 < sizeof text - used)
-            used += (size_t)snprintf(text + used, sizeof text - used, "%s ", parts[i]);
-    json_object_foreach(json_object_get(op, "pool_per_tree"), tree, pool) {
-        const char *p = json_string_value(pool);
-        if (p && strlen(p) + 2 < sizeof text - used)
-            used += (size_t)snprintf(text + used, sizeof text - used, "%s ", p);
-    }
-    for (size_t i = 0; i < used; i++)
-        text[i] = (char)tolower((unsigned char)text[i]);
-    char want[256];
-    snprintf(want, sizeof want, "%s", substr);
-    for (char *w = want; *w; w++)
-        *w = (char)tolower((unsigned char)*w);
-    return strstr(text, want) != NULL;
-}
-
-/* list_operations' YTsaurus reply: the operations newest first up to `limit`, and counters by
- * pool, user, state and type, each over the operations that pass the other filters. */
-static json_t *yt_list_operations(json_t *all, const json_t *params)
-{
-    const json_t *fpool = json_object_get(params, "pool");
-    const json_t *fuser = json_object_get(params, "user");
-    const json_t *fstate = json_object_get(params, "state");
-    const json_t *ftype = json_object_get(params, "type");
-    const char *substr = json_string_value(json_object_get(params, "filter"));
+    const char *type = json_string_value(json_object_get(params, "type"));
+    bool none = json_object_get(params, "type") && (!type || strcmp(type, "vanilla") != 0);
     json_int_t limit = json_integer_value(json_object_get(params, "limit"));
     if (limit <= 0)
         limit = 100;
-    json_t *ops = json_array(), *pools = json_object(), *users = json_object(),
-           *states = json_object(), *types = json_object();
-    json_int_t failed_jobs = 0, matched = 0;
+    json_int_t total = json_integer_value(json_object_get(v1, "total_count"));
+    json_t *ops = json_array();
     size_t i;
     json_t *op;
-    json_array_foreach(json_object_get(all, "operations"), i, op) {
-        if (substr && !filter_hit(op, substr))
-            continue;
-        bool p = matches(op, "pool", fpool), u = matches(op, "user", fuser),
-             s = matches(op, "state", fstate),
-             t = !ftype || (json_string_value(ftype) &&
-                            strcmp(json_string_value(ftype), "vanilla") == 0);
-        if (u && s && t) {
-            const char *tree;
-            json_t *pool;
-            json_object_foreach(json_object_get(op, "pool_per_tree"), tree, pool)
-                count(pools, json_string_value(pool));
-        }
-        if (p && s && t)
-            count(users, json_string_value(json_object_get(op, "user")));
-        if (p && u && t)
-            count(states, json_string_value(json_object_get(op, "state")));
-        if (p && u && s)
-            count(types, "vanilla");
-        if (!(p && u && s && t))
-            continue;
-        if (json_integer_value(json_object_get(json_object_get(op, "progress"), "failed")) > 0)
-            failed_jobs++;
-        if (++matched <= limit) {
+    if (!none)
+        json_array_foreach(json_object_get(v1, "operations"), i, op) {
             json_t *shaped = yt_operation(json_incref(op));
             filter_keys(shaped, json_object_get(params, "attributes"));
             json_array_append_new(ops, shaped);
         }
-    }
-    return json_pack("{s:o, s:o, s:o, s:o, s:o, s:I, s:b}", "operations", ops, "pool_counts",
-                     pools, "user_counts", users, "state_counts", states, "type_counts", types,
-                     "failed_jobs_count", failed_jobs, "incomplete", matched > limit);
+    json_t *types = json_object();
+    if (total > 0)
+        json_object_set_new(types, "vanilla", json_integer(total));
+    if (none)
+        return json_pack("{s:o, s:{}, s:{}, s:{}, s:o, s:I, s:b}", "operations", ops,
+                         "pool_counts", "user_counts", "state_counts", "type_counts", types,
+                         "failed_jobs_count", (json_int_t)0, "incomplete", 0);
+    return json_pack("{s:o, s:O, s:O, s:O, s:o, s:O, s:b}", "operations", ops, "pool_counts",
+                     json_object_get(v1, "pool_counts"), "user_counts",
+                     json_object_get(v1, "user_counts"), "state_counts",
+                     json_object_get(v1, "state_counts"), "type_counts", types,
+                     "failed_jobs_count", json_object_get(v1, "failed_jobs_count"),
+                     "incomplete", total > limit);
 }
 
 static json_t *node_id(const char *path)
@@ -690,7 +625,7 @@ static void yt_handler(const struct ps_http_request *req, struct ps_http_respons
             json_object_set(body, c->params[i], v);
     }
     if (c->kind == K_LIST_OPS) {
-        json_object_set_new(body, "limit", json_integer(10000));
+        json_object_set_new(body, "counters", json_true());
         if (!wants_full_operations(json_object_get(params, "attributes")))
             json_object_set_new(body, "brief", json_true());
     }
