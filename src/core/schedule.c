@@ -800,11 +800,13 @@ static bool disk_fits(const struct ps_sched_snapshot *s, const struct ps_sched_n
 static inline __attribute__((always_inline)) int
 check_candidate(struct ps_sched_snapshot *s, const struct ps_sched_node *node,
                 const struct ps_sched_stage *st, const struct ps_sched_result *res, int i,
-                struct ps_resources avail, enum ps_sched_reason *why, int *where)
+                struct ps_resources avail, enum ps_sched_reason *why, int *where,
+                unsigned *unsatisfied)
 {
     const struct elem *x = &s->e[i];
     *why = PS_SCHED_OK;
     *where = -1;
+    *unsatisfied = 0;
     if (st->eligible && !st->eligible(st->ctx, s, i)) {
         *why = PS_SCHED_INELIGIBLE;
         return 0;
@@ -823,8 +825,12 @@ check_candidate(struct ps_sched_snapshot *s, const struct ps_sched_node *node,
         *why = PS_SCHED_REGULAR_ON_SSD_FORBIDDEN;
     else if (!disk_fits(s, node, res, x))
         *why = PS_SCHED_DISK;
-    else if (!ps_resources_fit(x->alloc, avail))
+    else if (!ps_resources_fit(x->alloc, avail)) {
         *why = PS_SCHED_NODE_RESOURCES;
+        for (int r = 0; r < PS_RES_COUNT; r++)
+            if (x->alloc.v[r] > avail.v[r])
+                *unsatisfied |= 1u << r;   /* min_needed_resources_unsatisfied_count */
+    }
     else if ((*where = violated_limits(s, i, x->alloc, st, cond)) >= 0)
         *why = PS_SCHED_LIMITS;
     return 0;
@@ -856,7 +862,8 @@ static int settle_without_start(struct ps_sched_snapshot *s, const struct ps_sch
             continue;
         enum ps_sched_reason why;
         int where;
-        if (check_candidate(s, node, st, res, i, avail, &why, &where) < 0)
+        unsigned unsatisfied;
+        if (check_candidate(s, node, st, res, i, avail, &why, &where, &unsatisfied) < 0)
             return ps_error_set(err, PS_ENOMEM, "out of memory for a node filter cache");
         if (why == PS_SCHED_INELIGIBLE)
             continue;
@@ -866,7 +873,7 @@ static int settle_without_start(struct ps_sched_snapshot *s, const struct ps_sch
             return 0;
         }
         res->candidates_considered++;
-        if (push_skip(res, i, why, where))
+        if (push_skip(res, i, why, where, unsatisfied))
             return ps_error_set(err, PS_ENOMEM, "out of memory for heartbeat results");
     }
     for (int k = skips; k < res->skip_count; k++) {
@@ -914,7 +921,8 @@ static int run_stage(struct ps_sched_snapshot *s, const struct ps_sched_node *no
 
         enum ps_sched_reason why;
         int where;
-        if (check_candidate(s, node, st, res, i, avail, &why, &where) < 0)
+        unsigned unsatisfied;
+        if (check_candidate(s, node, st, res, i, avail, &why, &where, &unsatisfied) < 0)
             return ps_error_set(err, PS_ENOMEM, "out of memory for a node filter cache");
         if (why != PS_SCHED_OK) {
             if (why != PS_SCHED_INELIGIBLE) {
@@ -922,11 +930,6 @@ static int run_stage(struct ps_sched_snapshot *s, const struct ps_sched_node *no
                 x->reason_elem = where;
             }
             switch_off(s, i);
-            unsigned unsatisfied = 0;
-            if (why == PS_SCHED_NODE_RESOURCES)
-                for (int r = 0; r < PS_RES_COUNT; r++)
-                    if (x->alloc.v[r] > avail.v[r])
-                        unsatisfied |= 1u << r;
             if (push_skip(res, i, why, where, unsatisfied))
                 return ps_error_set(err, PS_ENOMEM, "out of memory for heartbeat results");
             continue;

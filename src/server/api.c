@@ -87,7 +87,7 @@ static int status_of(int code)
  * never silently ignored; values are checked by the command itself. */
 struct command_params {
     const char *command;
-    const char *params[6];
+    const char *params[8];
 };
 
 static const struct command_params command_params[] = {
@@ -99,8 +99,9 @@ static const struct command_params command_params[] = {
     {"remove", {"path", "dry_run"}},
     {"issue_token", {"user", "role"}},
     {"revoke_token", {"token"}},
+    {"get_current_user", {NULL}},
     {"start_op", {"operation_type", "spec"}},
-    {"list_operations", {"pool", "user", "state", "limit"}},
+    {"list_operations", {"pool", "user", "state", "limit", "brief", "filter", "counters"}},
     {"get_operation", {"operation_id"}},
     {"abort_op", {"operation_id"}},
     {"suspend_op", {"operation_id"}},
@@ -127,7 +128,7 @@ static int check_params(const char *command, const json_t *body, struct ps_error
     json_object_foreach((json_t *)body, key, v) {
         bool known = false;
         char accepted[160] = "";
-        for (int i = 0; i < 6 && c->params[i]; i++) {
+        for (int i = 0; i < 8 && c->params[i]; i++) {
             known |= strcmp(c->params[i], key) == 0;
             snprintf(accepted + strlen(accepted), sizeof accepted - strlen(accepted), "%s%s",
                      i ? ", " : "", c->params[i]);
@@ -283,6 +284,13 @@ int ps_api_dispatch(struct ps_service *svc, const char *command, const char *bod
     }
     if (rc == 0)
         rc = check_params(command, doc, &err);
+    /* who the token is (upstream's get_current_user) and its role: the web UI shows edit
+     * controls to admins only. Reads no state: no service lock. */
+    if (rc == 0 && strcmp(command, "get_current_user") == 0) {
+        json_decref(doc);
+        *reply = json_pack("{s:s, s:s}", "user", who->user, "role", ps_role_name(who->role));
+        return 200;
+    }
     bool revoke = strcmp(command, "revoke_token") == 0;
     if (rc == 0 && (revoke || strcmp(command, "issue_token") == 0)) {
         rc = revoke ? revoke_token(svc, doc, who, reply, &err)

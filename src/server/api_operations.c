@@ -4,6 +4,7 @@
  * Who may do what: any authenticated user starts operations (the pools' acl decides where) and
  * reads every operation; only the operation's user or an admin changes it (403 otherwise).
  */
+#include <ctype.h>
 #include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -49,6 +50,52 @@ static json_t *pending_reason(struct ps_service *svc, const struct ps_svc_op *op
             used += (size_t)n;
     }
     return used ? json_string(text) : NULL;
+}
+
+/* The keys of an operation list_operations shows by default, without its specs (copying those
+ * for 10,000 operations was most of the YTsaurus face's list_operations time): id, user, state,
+ * times, pool_per_tree, suspended, progress, error, operation_type, and from the spec only
+ * brief_spec ({pool, title} when set) and weight. */
+json_t *ps_svc_op_brief_json(const struct ps_svc_op *op)
+{
+    int64_t c[6] = {0};   /* total, pending, running, completed, failed, aborted */
+    for (int i = 0; i < op->task_count; i++) {
+        const struct ps_svc_task *t = &op->tasks[i];
+        c[0] += t->job_count;
+        c[1] += t->q_len;
+        c[2] += t->running;
+        c[3] += t->completed;
+        c[4] += t->failed;
+        c[5] += t->aborted;
+    }
+    /* copies, not references: the reply is used after the service lock is released */
+    json_t *o = json_pack("{s:s, s:s, s:s, s:I, s:o, s:b, s:s, s:{s:I, s:I, s:I, s:I, s:I, s:I}}",
+                          "id", op->id, "user", op->user, "state", op->state ? op->state : "",
+                          "start_time", (json_int_t)op->start_ms, "pool_per_tree",
+                          op->pool_per_tree ? json_deep_copy(op->pool_per_tree) : json_object(),
+                          "suspended",
+                          op->suspended, "operation_type", "vanilla", "progress", "total",
+                          (json_int_t)c[0], "pending", (json_int_t)c[1], "running",
+                          (json_int_t)c[2], "completed", (json_int_t)c[3], "failed",
+                          (json_int_t)c[4], "aborted", (json_int_t)c[5]);
+    if (!o)
+        return NULL;
+    json_t *brief = json_object();
+    static const char *const brief_keys[] = {"pool", "title"};
+    for (size_t i = 0; i < 2; i++) {
+        json_t *v = json_object_get(op->spec, brief_keys[i]);
+        if (v)
+            json_object_set_new(brief, brief_keys[i], json_deep_copy(v));
+    }
+    json_object_set_new(o, "brief_spec", brief);
+    json_t *weight = json_object_get(op->spec, "weight");
+    if (weight)
+        json_object_set_new(o, "weight", json_deep_copy(weight));
+    if (op->finish_ms >= 0)
+        json_object_set_new(o, "finish_time", json_integer(op->finish_ms));
+    if (op->error)
+        json_object_set_new(o, "error", json_string(op->error));
+    return o;
 }
 
 json_t *ps_svc_op_json(struct ps_service *svc, const struct ps_svc_op *op)
@@ -203,6 +250,9 @@ struct list_filter {
     char *user;                    /* owned, NULL: any */
     struct ps_opt_int state;       /* index into state_names */
     int64_t limit;
+    bool brief;                    /* the brief form: no specs (ps_svc_op_brief_json) */
+    char *filter;                  /* owned, NULL: any; a substring of the filter factors */
+    bool counters;                 /* add the YTsaurus counters over every operation */
 };
 
 static const char *const state_names[] = {"pending", "running", "completed", "failed", "aborted"};
@@ -221,6 +271,9 @@ static const struct ps_attr list_filter_attrs[] = {
      .enum_names = state_names, .enum_count = 5},
     {.name = "limit", .kind = PS_ATTR_INT, .offset = offsetof(struct list_filter, limit),
      .min = 1, .max = 10000},
+    {.name = "brief", .kind = PS_ATTR_BOOL, .offset = offsetof(struct list_filter, brief)},
+    {.name = "filter", .kind = PS_ATTR_OPT_STRING, .offset = offsetof(struct list_filter, filter)},
+    {.name = "counters", .kind = PS_ATTR_BOOL, .offset = offsetof(struct list_filter, counters)},
 };
 
 static const struct ps_attr_table list_filter_table = {
@@ -231,6 +284,52 @@ static const struct ps_attr_table list_filter_table = {
     .init = list_filter_init,
 };
 
+static bool in_pool(const struct ps_svc_op *op, const char *pool)
+{
+    const char *k;
+    json_t *v;
+    json_object_foreach(op->pool_per_tree, k, v)
+        if (json_is_string(v) && strcmp(json_string_value(v), pool) == 0)
+            return true;
+    return false;
+}
+
+/* `filter`: a case-insensitive substring (want is lower case) of upstream's filter factors as
+ * far as poolsched has them: id, user, state, type, pools and title. */
+static bool filter_hit(const struct ps_svc_op *op, const char *want)
+{
+    char text[2048];
+    size_t used = 0;
+    const char *parts[5] = {op->id, op->user, op->state, "vanilla",
+                            json_string_value(json_object_get(op->spec, "title"))};
+    for (int i = 0; i < 5; i++)
+        if (parts[i] && strlen(parts[i]) + 2 < sizeof text - used)
+            used += (size_t)snprintf(text + used, sizeof text - used, "%s\n", parts[i]);
+    const char *k;
+    json_t *v;
+    json_object_foreach(op->pool_per_tree, k, v) {
+        const char *p = json_string_value(v);
+        if (p && strlen(p) + 2 < sizeof text - used)
+            used += (size_t)snprintf(text + used, sizeof text - used, "%s\n", p);
+    }
+    for (size_t i = 0; i < used; i++)
+        text[i] = (char)tolower((unsigned char)text[i]);
+    return strstr(text, want) != NULL;
+}
+
+static void count(json_t *counts, const char *key)
+{
+    json_t *n = json_object_get(counts, key);
+    if (n)
+        json_integer_set(n, json_integer_value(n) + 1);   /* in place: no allocation */
+    else
+        json_object_set_new(counts, key, json_integer(1));
+}
+
+/* Newest first (op_list is in start order) up to limit. With counters, upstream's counters too:
+ * pool_counts, user_counts and state_counts each over the operations passing the other
+ * filters (and `filter`), failed_jobs_count and total_count over those passing all. One pass
+ * over the operations, no allocation per operation beyond the ones listed. */
 static int list_operations(struct ps_service *svc, const json_t *body, json_t **reply,
                            struct ps_error *err)
 {
@@ -243,30 +342,64 @@ static int list_operations(struct ps_service *svc, const json_t *body, json_t **
     ps_value_release(&doc);
     if (rc != 0) {
         ps_error_prefix(err, "list_operations");
+        ps_attr_release(&list_filter_table, &f);
         return rc;
     }
     const char *pool = f.pool, *user = f.user;
     const char *state = f.state.set ? state_names[f.state.value] : NULL;
-    int64_t limit = f.limit;
-    json_t *arr = json_array();
-    for (int i = svc->op_count - 1; i >= 0 && (int64_t)json_array_size(arr) < limit; i--) {
-        struct ps_svc_op *op = svc->op_list[i];
-        if (user && strcmp(op->user, user) != 0)
-            continue;
-        if (state && strcmp(op->state, state) != 0)
-            continue;
-        if (pool) {
-            bool match = false;
-            const char *k;
-            json_t *v;
-            json_object_foreach(op->pool_per_tree, k, v) match |=
-                json_is_string(v) && strcmp(json_string_value(v), pool) == 0;
-            if (!match)
-                continue;
-        }
-        json_array_append_new(arr, ps_svc_op_json(svc, op));
+    char want[256] = "";
+    if (f.filter) {
+        snprintf(want, sizeof want, "%s", f.filter);
+        for (char *w = want; *w; w++)
+            *w = (char)tolower((unsigned char)*w);
     }
-    *reply = json_pack("{s:o}", "operations", arr);
+    json_t *arr = json_array();
+    json_t *pools = json_object(), *users = json_object(), *states = json_object();
+    int64_t total = 0, failed_jobs = 0;
+    for (int i = svc->op_count - 1; i >= 0; i--) {
+        struct ps_svc_op *op = svc->op_list[i];
+        if (!f.counters && total >= f.limit)
+            break;
+        if (f.filter && !filter_hit(op, want))
+            continue;
+        bool u = !user || strcmp(op->user, user) == 0;
+        bool s = !state || (op->state && strcmp(op->state, state) == 0);
+        bool p = !pool || in_pool(op, pool);
+        if (f.counters) {
+            if (u && s) {
+                const char *k;
+                json_t *v;
+                json_object_foreach(op->pool_per_tree, k, v)
+                    if (json_is_string(v))
+                        count(pools, json_string_value(v));
+            }
+            if (p && s)
+                count(users, op->user);
+            if (p && u && op->state)
+                count(states, op->state);
+        }
+        if (!(p && u && s))
+            continue;
+        if (++total <= f.limit)
+            json_array_append_new(arr, f.brief ? ps_svc_op_brief_json(op) : ps_svc_op_json(svc, op));
+        if (f.counters) {
+            int64_t failed = 0;
+            for (int t = 0; t < op->task_count; t++)
+                failed += op->tasks[t].failed;
+            failed_jobs += failed > 0;
+        }
+    }
+    if (f.counters)
+        *reply = json_pack("{s:o, s:o, s:o, s:o, s:I, s:I}", "operations", arr, "pool_counts",
+                           pools, "user_counts", users, "state_counts", states,
+                           "failed_jobs_count", (json_int_t)failed_jobs, "total_count",
+                           (json_int_t)total);
+    else {
+        *reply = json_pack("{s:o}", "operations", arr);
+        json_decref(pools);
+        json_decref(users);
+        json_decref(states);
+    }
     ps_attr_release(&list_filter_table, &f);
     return 0;
 }

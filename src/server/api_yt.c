@@ -35,7 +35,7 @@ enum {
 
 enum yt_kind {
     K_GET, K_LIST, K_EXISTS, K_SET, K_CREATE, K_REMOVE, K_START, K_GET_OP, K_LIST_OPS,
-    K_OP_ACTION, K_UPDATE_OP, K_LIST_JOBS, K_GET_JOB, K_STDERR, K_FEATURES,
+    K_OP_ACTION, K_UPDATE_OP, K_LIST_JOBS, K_GET_JOB, K_STDERR, K_FEATURES, K_WHOAMI,
 };
 
 struct yt_command {
@@ -57,8 +57,10 @@ static const struct yt_command commands[] = {
     {"start_op", "start_op", K_START, true, {"operation_type", "spec"}},
     {"get_operation", "get_operation", K_GET_OP, false, {"operation_id"}},
     {"_get_operation", "get_operation", K_GET_OP, false, {"operation_id"}},
-    {"list_operations", "list_operations", K_LIST_OPS, false, {NULL}},
-    {"_list_operations", "list_operations", K_LIST_OPS, false, {NULL}},
+    {"list_operations", "list_operations", K_LIST_OPS, false,
+     {"pool", "user", "state", "filter", "limit"}},
+    {"_list_operations", "list_operations", K_LIST_OPS, false,
+     {"pool", "user", "state", "filter", "limit"}},
     {"abort_operation", "abort_op", K_OP_ACTION, true, {"operation_id"}},
     {"abort_op", "abort_op", K_OP_ACTION, true, {"operation_id"}},
     {"suspend_operation", "suspend_op", K_OP_ACTION, true, {"operation_id"}},
@@ -75,6 +77,8 @@ static const struct yt_command commands[] = {
     {"get_job", "list_jobs", K_GET_JOB, false, {"operation_id"}},
     {"get_job_stderr", "get_job_stderr", K_STDERR, false, {"operation_id", "job_id"}},
     {"get_supported_features", NULL, K_FEATURES, false, {NULL}},
+    /* v4 only, as upstream: {"user"} (and poolsched's "role": admin, user or node) */
+    {"get_current_user", "get_current_user", K_WHOAMI, false, {NULL}},
 };
 
 static const struct yt_command *find_command(const char *name)
@@ -386,15 +390,23 @@ static json_t *yt_operation(json_t *op)
     json_object_foreach(json_object_get(op, "pool_per_tree"), tree, pool)
         json_object_set_new(per_tree, tree, json_pack("{s:O}", "pool", pool));
     json_t *rt = json_pack("{s:o}", "scheduling_options_per_pool_tree", per_tree);
+    /* the full form carries the spec; the brief one (list_operations) brief_spec and weight */
     json_t *spec = json_object_get(op, "spec");
-    if (json_object_get(spec, "weight"))
-        json_object_set(rt, "weight", json_object_get(spec, "weight"));
+    json_t *weight = spec ? json_object_get(spec, "weight") : json_object_get(op, "weight");
+    if (weight)
+        json_object_set(rt, "weight", weight);
+    json_object_del(op, "weight");
     json_object_set_new(op, "runtime_parameters", rt);
-    json_t *pool_name = json_object_get(spec, "pool");
-    json_object_set_new(op, "brief_spec", pool_name ? json_pack("{s:O}", "pool", pool_name)
-                                                    : json_object());
-    json_object_set(op, "provided_spec", spec);
-    json_object_set(op, "full_spec", json_object_get(op, "resulting_spec"));
+    if (spec) {
+        json_t *brief = json_object();
+        static const char *const brief_keys[] = {"pool", "title"};
+        for (size_t i = 0; i < 2; i++)
+            if (json_object_get(spec, brief_keys[i]))
+                json_object_set(brief, brief_keys[i], json_object_get(spec, brief_keys[i]));
+        json_object_set_new(op, "brief_spec", brief);
+        json_object_set(op, "provided_spec", spec);
+        json_object_set(op, "full_spec", json_object_get(op, "resulting_spec"));
+    }
     const char *error = json_string_value(json_object_get(op, "error"));
     if (error)
         json_object_set_new(op, "result",
@@ -468,25 +480,6 @@ static json_t *with_attributes(struct ps_service *svc, const struct ps_auth_iden
     return json_pack("{s:o, s:o}", "$attributes", attrs, "$value", value);
 }
 
-static bool matches(const json_t *op, const char *key, const json_t *want)
-{
-    if (!want)
-        return true;
-    const char *w = json_string_value(want);
-    if (!w)
-        return false;
-    if (strcmp(key, "pool") == 0) {
-        const char *tree;
-        json_t *pool;
-        json_object_foreach(json_object_get(op, "pool_per_tree"), tree, pool)
-            if (json_is_string(pool) && strcmp(json_string_value(pool), w) == 0)
-                return true;
-        return false;
-    }
-    const char *have = json_string_value(json_object_get(op, key));
-    return have && strcmp(have, w) == 0;
-}
-
 static void count(json_t *counts, const char *key)
 {
     if (!key)
@@ -495,60 +488,55 @@ static void count(json_t *counts, const char *key)
     json_object_set_new(counts, key, json_integer(n + 1));
 }
 
-/* list_operations' YTsaurus reply: the operations newest first up to `limit`, and counters by
- * pool, user, state and type, each over the operations that pass the other filters. */
-static json_t *yt_list_operations(json_t *all, const json_t *params)
+/* The keys only the full form of an operation has: asking for one of them in list_operations'
+ * `attributes` lists the full forms (slow with many operations); otherwise the brief ones. */
+static bool wants_full_operations(const json_t *attributes)
 {
-    const json_t *fpool = json_object_get(params, "pool");
-    const json_t *fuser = json_object_get(params, "user");
-    const json_t *fstate = json_object_get(params, "state");
-    const json_t *ftype = json_object_get(params, "type");
-    const char *substr = json_string_value(json_object_get(params, "filter"));
+    static const char *const full_only[] = {"spec", "provided_spec", "full_spec",
+                                            "resulting_spec", "unrecognized_spec", "alerts",
+                                            "pending_reason"};
+    size_t i;
+    json_t *a;
+    json_array_foreach(attributes, i, a)
+        for (size_t k = 0; k < sizeof full_only / sizeof full_only[0]; k++)
+            if (json_is_string(a) && strcmp(json_string_value(a), full_only[k]) == 0)
+                return true;
+    return false;
+}
+
+/* list_operations' YTsaurus reply from /api/v1's (counters computed there, in one pass under
+ * the service lock, over every operation): the operations newest first up to `limit`, shaped,
+ * and the counters; a `type` other than vanilla matches nothing. */
+static json_t *yt_list_operations(json_t *v1, const json_t *params)
+{
+    const char *type = json_string_value(json_object_get(params, "type"));
+    bool none = json_object_get(params, "type") && (!type || strcmp(type, "vanilla") != 0);
     json_int_t limit = json_integer_value(json_object_get(params, "limit"));
     if (limit <= 0)
         limit = 100;
-    json_t *ops = json_array(), *pools = json_object(), *users = json_object(),
-           *states = json_object(), *types = json_object();
-    json_int_t failed_jobs = 0, matched = 0;
+    json_int_t total = json_integer_value(json_object_get(v1, "total_count"));
+    json_t *ops = json_array();
     size_t i;
     json_t *op;
-    json_array_foreach(json_object_get(all, "operations"), i, op) {
-        if (substr) {
-            char *text = json_dumps(op, JSON_COMPACT);
-            bool hit = text && strstr(text, substr);
-            free(text);
-            if (!hit)
-                continue;
-        }
-        bool p = matches(op, "pool", fpool), u = matches(op, "user", fuser),
-             s = matches(op, "state", fstate),
-             t = !ftype || (json_string_value(ftype) &&
-                            strcmp(json_string_value(ftype), "vanilla") == 0);
-        if (u && s && t) {
-            const char *tree;
-            json_t *pool;
-            json_object_foreach(json_object_get(op, "pool_per_tree"), tree, pool)
-                count(pools, json_string_value(pool));
-        }
-        if (p && s && t)
-            count(users, json_string_value(json_object_get(op, "user")));
-        if (p && u && t)
-            count(states, json_string_value(json_object_get(op, "state")));
-        if (p && u && s)
-            count(types, "vanilla");
-        if (!(p && u && s && t))
-            continue;
-        if (json_integer_value(json_object_get(json_object_get(op, "progress"), "failed")) > 0)
-            failed_jobs++;
-        if (++matched <= limit) {
-            json_t *shaped = yt_operation(json_deep_copy(op));
+    if (!none)
+        json_array_foreach(json_object_get(v1, "operations"), i, op) {
+            json_t *shaped = yt_operation(json_incref(op));
             filter_keys(shaped, json_object_get(params, "attributes"));
             json_array_append_new(ops, shaped);
         }
-    }
-    return json_pack("{s:o, s:o, s:o, s:o, s:o, s:I, s:b}", "operations", ops, "pool_counts",
-                     pools, "user_counts", users, "state_counts", states, "type_counts", types,
-                     "failed_jobs_count", failed_jobs, "incomplete", matched > limit);
+    json_t *types = json_object();
+    if (total > 0)
+        json_object_set_new(types, "vanilla", json_integer(total));
+    if (none)
+        return json_pack("{s:o, s:{}, s:{}, s:{}, s:o, s:I, s:b}", "operations", ops,
+                         "pool_counts", "user_counts", "state_counts", "type_counts", types,
+                         "failed_jobs_count", (json_int_t)0, "incomplete", 0);
+    return json_pack("{s:o, s:O, s:O, s:O, s:o, s:O, s:b}", "operations", ops, "pool_counts",
+                     json_object_get(v1, "pool_counts"), "user_counts",
+                     json_object_get(v1, "user_counts"), "state_counts",
+                     json_object_get(v1, "state_counts"), "type_counts", types,
+                     "failed_jobs_count", json_object_get(v1, "failed_jobs_count"),
+                     "incomplete", total > limit);
 }
 
 static json_t *node_id(const char *path)
@@ -578,7 +566,8 @@ static void yt_handler(const struct ps_http_request *req, struct ps_http_respons
     if (!*name) {   /* GET /api/v4: the commands, as upstream describes them */
         json_t *list = json_array();
         for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-            json_array_append_new(list, json_pack("{s:s, s:b, s:b, s:s, s:s}", "name",
+            if (v4 || commands[i].kind != K_WHOAMI)
+                json_array_append_new(list, json_pack("{s:s, s:b, s:b, s:s, s:s}", "name",
                                                   commands[i].name, "is_volatile",
                                                   commands[i].write, "is_heavy", 0, "input_type",
                                                   commands[i].kind == K_SET ? "structured" : "null",
@@ -588,6 +577,8 @@ static void yt_handler(const struct ps_http_request *req, struct ps_http_respons
         return;
     }
     const struct yt_command *c = find_command(name);
+    if (c && c->kind == K_WHOAMI && !v4)
+        c = NULL;
     if (!c) {
         char msg[200];
         snprintf(msg, sizeof msg, "Command %.100s is not registered", name);
@@ -628,6 +619,17 @@ static void yt_handler(const struct ps_http_request *req, struct ps_http_respons
         json_decref(params);
         return;
     }
+    json_t *lim = json_object_get(params, "limit");
+    if (c->kind == K_LIST_OPS && lim &&
+        (!json_is_integer(lim) || json_integer_value(lim) < 1 || json_integer_value(lim) > 1000)) {
+        char *text = json_dumps(lim, JSON_COMPACT | JSON_ENCODE_ANY);
+        snprintf(msg, sizeof msg, "list_operations: limit: must be an integer from 1 to 1000, got %.40s",
+                 text ? text : "?");
+        free(text);
+        yt_error(req, resp, 400, YT_GENERIC, msg);
+        json_decref(params);
+        return;
+    }
     /* the /api/v1 body: the parameters the command reads, under its names */
     json_t *body = json_object();
     if (!json_object_get(params, "state") && json_object_get(params, "job_state"))
@@ -637,8 +639,11 @@ static void yt_handler(const struct ps_http_request *req, struct ps_http_respons
         if (v)
             json_object_set(body, c->params[i], v);
     }
-    if (c->kind == K_LIST_OPS)
-        json_object_set_new(body, "limit", json_integer(10000));
+    if (c->kind == K_LIST_OPS) {
+        json_object_set_new(body, "counters", json_true());
+        if (!wants_full_operations(json_object_get(params, "attributes")))
+            json_object_set_new(body, "brief", json_true());
+    }
     const char *path = json_string_value(json_object_get(params, "path"));
     json_t *reply = NULL;
     int status = call(svc, c->ours, body, &who, &reply);
@@ -654,7 +659,7 @@ static void yt_handler(const struct ps_http_request *req, struct ps_http_respons
     bool dry_run = (c->kind == K_SET || c->kind == K_CREATE || c->kind == K_REMOVE) &&
                    json_is_true(json_object_get(params, "dry_run"));   /* body is gone */
     enum yt_kind kind = dry_run ? K_FEATURES : c->kind;
-    if (kind == K_FEATURES)
+    if (kind == K_FEATURES || kind == K_WHOAMI)
         out = json_incref(reply);
     switch (kind) {
     case K_GET: {

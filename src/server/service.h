@@ -551,6 +551,8 @@ int ps_orchid_get(struct ps_service *svc, char **names, size_t count, json_t **o
 
 /* JSON of an operation and a job (api_operations.c). */
 json_t *ps_svc_op_json(struct ps_service *svc, const struct ps_svc_op *op);
+/* The brief form list_operations gives with "brief": true (no specs, no pending reason). */
+json_t *ps_svc_op_brief_json(const struct ps_svc_op *op);
 json_t *ps_svc_job_json(const struct ps_svc_job *job);
 
 #endif

@@ -22,6 +22,8 @@ const startOperation = {v3: custom('v3', 'start_operation', 'POST', 'json'),
                         v4: custom('v4', 'start_operation', 'POST', 'json')};
 const getJobStderr = {v3: custom('v3', 'get_job_stderr', 'GET', 'text'),
                       v4: custom('v4', 'get_job_stderr', 'GET', 'text')};
+const getCurrentUser = {v3: custom('v3', 'get_current_user', 'GET', 'json'),
+                        v4: custom('v4', 'get_current_user', 'GET', 'json')};
 
 let passed = 0, failed = 0;
 async function check(name, fn) {
@@ -64,6 +66,12 @@ async function main() {
         assert.ok(f.features.primitive_types.includes('int64'));
     });
 
+    await check('get_current_user: v4 only, {user} and the token\'s role', async () => {
+        assert.deepEqual(await getCurrentUser.v4({}), {user: 'admin', role: 'admin'});
+        const e = await rejects(getCurrentUser.v3({}), 1);
+        assert.match(e.message, /Command get_current_user is not registered/);
+    });
+
     for (const v of ['v3', 'v4']) {
         const api = yt[v];
         const val = (x) => (v === 'v4' ? {value: x} : x);
@@ -100,7 +108,7 @@ async function main() {
 
         let opId;
         await check(v + ' start_operation', async () => {
-            const spec = {pool, tasks: {t: {command: 'echo hi', job_count: 1, cpu_limit: 1}}};
+            const spec = {pool, title: 'Nightly JS ' + v, tasks: {t: {command: 'echo hi', job_count: 1, cpu_limit: 1}}};
             const r = await startOperation[v]({operation_type: 'vanilla', spec});
             opId = v === 'v4' ? r.operation_id : r;
             assert.match(opId, /^[0-9a-f]+-[0-9a-f]+-[0-9a-f]+-[0-9a-f]+$/);
@@ -124,6 +132,22 @@ async function main() {
             assert.equal(Object.values(r.state_counts).reduce((a, b) => a + b, 0), 1);
             assert.equal(r.failed_jobs_count, 0);
             assert.equal(r.incomplete, false);
+            // upstream's default attributes: brief_spec, no specs; `attributes` asks for them
+            const op = r.operations[0];
+            assert.deepEqual(op.brief_spec, {pool, title: 'Nightly JS ' + v});
+            assert.equal(op.provided_spec, undefined);
+            assert.equal(op.full_spec, undefined);
+            const full = await api.listOperations({pool, attributes: ['id', 'provided_spec']});
+            assert.deepEqual(Object.keys(full.operations[0]).sort(), ['id', 'provided_spec']);
+            assert.equal(full.operations[0].provided_spec.title, 'Nightly JS ' + v);
+        });
+        await check(v + ' list_operations: filter (case-insensitive, over id, user, pools, title), limit 1..1000', async () => {
+            assert.deepEqual((await api.listOperations({filter: 'nightly js ' + v})).operations.map((o) => o.id), [opId]);
+            assert.deepEqual((await api.listOperations({filter: pool.toUpperCase()})).operations.map((o) => o.id), [opId]);
+            assert.deepEqual((await api.listOperations({filter: opId})).operations.map((o) => o.id), [opId]);
+            assert.equal((await api.listOperations({filter: 'no-such-title'})).operations.length, 0);
+            const e = await rejects(api.listOperations({limit: 1001}), 1);
+            assert.match(e.message, /limit: must be an integer from 1 to 1000, got 1001/);
         });
         await check(v + ' suspend_operation, resume_operation', async () => {
             await api.suspendOperation({operation_id: opId});

@@ -147,6 +147,33 @@ try:
     check([x["id"] for x in lst] == [op3, op], "list_operations newest first: %s" % [x["id"] for x in lst])
     check(len(s.ok("list_operations", {"state": "failed"})["operations"]) == 1, "filter by state")
     check(len(s.ok("list_operations", {"limit": 1})["operations"]) == 1, "limit")
+    # brief: the same operations and keys without the specs; brief_spec and weight from the spec
+    brief = s.ok("list_operations", {"user": "alice", "brief": True})["operations"]
+    full = s.ok("list_operations", {"user": "alice"})["operations"]
+    check([x["id"] for x in brief] == [x["id"] for x in full], "brief lists the same %s" % brief)
+    b, f = brief[0], full[0]
+    same = ("id", "user", "state", "start_time", "pool_per_tree", "suspended", "progress", "operation_type")
+    check(all(b[k] == f[k] for k in same) and b.get("weight") == 2 == f["spec"]["weight"]
+          and b.get("brief_spec") == {k: f["spec"][k] for k in ("pool", "title") if k in f["spec"]}
+          and not {"spec", "resulting_spec", "pending_reason", "alerts", "runtime_parameters"} & set(b),
+          "brief operation %s vs %s" % (b, f))
+    check(s.call("list_operations", {"brief": "yes"})[0] == 400, "brief must be a boolean")
+    # counters (YTsaurus's, over every operation: each over those passing the other filters) and
+    # filter (case-insensitive substring of id, user, state, type, pools, title)
+    import collections
+    allops = s.ok("list_operations", {"limit": 10000})["operations"]
+    mine = [o for o in allops if o["user"] == "alice"]
+    c = s.ok("list_operations", {"user": "alice", "counters": True, "limit": 1})
+    check(c["pool_counts"] == dict(collections.Counter(p for o in mine for p in o["pool_per_tree"].values()))
+          and c["user_counts"] == dict(collections.Counter(o["user"] for o in allops))
+          and c["state_counts"] == dict(collections.Counter(o["state"] for o in mine))
+          and c["total_count"] == len(mine) and [o["id"] for o in c["operations"]] == [mine[0]["id"]]
+          and c["failed_jobs_count"] == sum(1 for o in mine if o["progress"]["failed"] > 0),
+          "counters %s over %s" % (c, [(o["user"], o["state"], o["pool_per_tree"]) for o in allops]))
+    check("pool_counts" not in s.ok("list_operations", {}), "no counters unless asked")
+    check([o["id"] for o in s.ok("list_operations", {"filter": op3.upper()})["operations"]] == [op3], "filter by id")
+    check([o["id"] for o in s.ok("list_operations", {"filter": "ALIC"})["operations"]] == [o["id"] for o in mine],
+          "filter by user, any case")
 
     # node offline: n1 stops; its jobs are aborted and rescheduled on n2
     n2 = FakeNode(s, "n2", cpu=4, slots=4)

@@ -85,6 +85,7 @@ expect "reading command refuses POST: 405" "405" \
 expect "list_operations shape" "failed_jobs_count incomplete operations pool_counts state_counts type_counts user_counts" \
   "$(curl -s "$u/api/v4/list_operations" -H "$H" |
      python3 -c 'import json,sys; print(" ".join(sorted(json.load(sys.stdin))))')"
+expect "get_current_user (v4)" '{"user":"admin","role":"admin"}' "$(curl -s "$u/api/v4/get_current_user" -H "$H")"
 expect "remove (v4)" "200" \
   "$(curl -s -o /dev/null -w '%{http_code}' -X POST "$u/api/v4/remove?path=//sys/pools/x" -H "$H")"
 expect "/api/v1 beside them" '{"value":false}' \

@@ -92,6 +92,8 @@ async function login(page, token) {
     // An admin edits prod's weight: the preview shows prod's share rising, saving moves it.
     await page.click('#pools-table tr[data-pool="prod"] a');
     await page.waitForSelector('#edit-value');
+    check('an admin sees the edit form on a pool page', !!(await page.$('#edit-save')) && !(await page.$('#edit-readonly')) &&
+      / \(admin\)$/.test(await page.textContent('#who')), await page.textContent('#who'));
     const before = (await orchidPools('physical')).prod;
     await page.fill('#edit-value', '20');
     await page.click('#edit-preview');
@@ -193,17 +195,19 @@ async function login(page, token) {
         `${JSON.stringify(plotted)} vs ${hist.times.length} points`);
     }
 
-    // A user (not admin) can read but not edit: the server's refusal is shown.
+    // A user (not admin) reads a pool but gets no edit form (get_current_user says role user);
+    // the server refuses the write anyway (YTsaurus's authorization error 901, HTTP 403).
     await page.evaluate(() => sessionStorage.clear());
     await login(page, USER_TOKEN);
     await page.goto(`${URL_}/ui/#/pool/physical/prod`);
-    await page.waitForSelector('#edit-value');
-    await page.fill('#edit-value', '3');
-    await page.click('#edit-save');
-    await page.waitForSelector('#refusal');
-    const denied = await page.textContent('#refusal');
-    // YTsaurus's authorization error (901), which the scheduler's face gives with HTTP 403
-    check('a user\'s edit is refused by the server (authorization error 901)', !!(await page.$('#refusal [data-code="901"]')), denied);
+    await page.waitForSelector('#edit-readonly');
+    const readonly = await page.textContent('#edit-readonly');
+    check('a user sees no edit form on a pool page', !(await page.$('#edit')) && !(await page.$('#edit-save')) && readonly.includes('alice'), readonly);
+    check('the header names the user and role', (await page.textContent('#who')) === 'alice (user)', await page.textContent('#who'));
+    const refused = await fetch(`${URL_}/api/v4/set?path=//sys/pool_trees/physical/prod/@weight`,
+      { method: 'POST', headers: { Authorization: `OAuth ${USER_TOKEN}`, 'Content-Type': 'application/json' }, body: '3' });
+    const refusedBody = await refused.json();
+    check('a user\'s write is still refused by the server (authorization error 901)', refused.status === 403 && refusedBody.code === 901, JSON.stringify(refusedBody));
     check('the user\'s edit changed nothing', (await yt('get', { path: '//sys/pool_trees/physical/prod/@weight' })).value === 20);
     check('the page calls /api/v4 through the YTsaurus wrapper (X-YT-Parameters headers)',
       ytCalls.length > 10 && ytCalls.every((h) => Object.keys(h).some((k) => k.startsWith('x-yt-parameters'))),

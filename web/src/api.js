@@ -9,9 +9,11 @@ const yt = ytWrapper();
 yt.setup.setGlobalOption('proxy', location.host);
 yt.setup.setGlobalOption('secure', location.protocol === 'https:');
 
+let me = null;   // the promise of get_current_user for this token
 export function token() { return sessionStorage.getItem(KEY); }
 export function setToken(t) {
   if (t) sessionStorage.setItem(KEY, t); else sessionStorage.removeItem(KEY);
+  me = null;
   yt.setup.setGlobalOption('authentication', { type: 'oauth', token: t || '' });
 }
 setToken(token());
@@ -33,6 +35,7 @@ async function wrap(promise) {
 
 // Commands the wrapper does not list go through its own request machinery, as its users add them.
 const getJobStderr = yt.core._initCommand('v4', { name: 'get_job_stderr', method: 'GET', dataType: 'text' }, 'get_job_stderr');
+const getCurrentUser = yt.core._initCommand('v4', { name: 'get_current_user', method: 'GET', dataType: 'json' }, 'get_current_user');
 
 export const api = {
   get: async (path) => (await wrap(yt.v4.get({ path }))).value,
@@ -46,6 +49,12 @@ export const api = {
   getOperation: (id) => wrap(yt.v4.getOperation({ operation_id: id })),
   listJobs: (id) => wrap(yt.v4.listJobs({ operation_id: id })),
   jobStderr: (op, job) => wrap(getJobStderr({ operation_id: op, job_id: job })),
+  // {user, role}: who this token is, once per token (the UI shows edit controls to admins only;
+  // the server refuses a user's write anyway).
+  currentUser: () => {
+    if (!me) me = wrap(getCurrentUser({})).catch((e) => { me = null; throw e; });
+    return me;
+  },
   // Not a YTsaurus command: the scheduler's own /api/v1 (docs/api.md "History").
   history: async (params) => {
     const resp = await fetch('/api/v1/get_history', {

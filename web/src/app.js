@@ -40,6 +40,8 @@ async function show(isRefresh) {
   const my = ++seq;
   const t0 = performance.now();
   try {
+    const me = await api.currentUser();
+    document.getElementById('who').textContent = `${me.user} (${me.role})`;
     await route.page(main, r.params, (t) => window.psTimings.push({ page: r.name, refresh: !!isRefresh, ...t }), r.query);
     main.dataset.loaded = String(my);
     window.psTimings.push({ page: r.name, refresh: !!isRefresh, total_ms: performance.now() - t0 });
@@ -53,6 +55,7 @@ async function show(isRefresh) {
 
 function login(message) {
   main.innerHTML = '';
+  document.getElementById('who').textContent = '';
   loginForm.hidden = false;
   document.getElementById('login-error').textContent = message || '';
   document.getElementById('logout').hidden = true;
@@ -62,7 +65,7 @@ loginForm.addEventListener('submit', async (ev) => {
   ev.preventDefault();
   setToken(document.getElementById('token').value.trim());
   try {
-    await api.get('//sys/pool_trees/@default_tree');
+    await api.currentUser();
   } catch (e) {
     setToken(null);
     document.getElementById('login-error').textContent = e.message;

@@ -175,7 +175,8 @@ export async function poolPage(main, [tree, name]) {
   const p = pools[name];
   if (!p) { main.innerHTML = errorBox({ message: `no pool "${name}" in tree "${tree}"` }); return; }
   const path = poolPath(tree, pools, name);
-  const [attrs, ops] = await Promise.all([api.get(`${path}/@`), api.listOperations({ pool: name, limit: 100 })]);
+  const [attrs, ops, me] = await Promise.all([api.get(`${path}/@`), api.listOperations({ pool: name, limit: 100 }), api.currentUser()]);
+  const admin = me.role === 'admin';
   const attrRows = Object.entries(attrs).map(([k, v]) => `<tr data-attr="${esc(k)}"><th>${esc(k)}</th><td><code>${esc(JSON.stringify(v))}</code></td></tr>`).join('');
   const vol = Object.entries(p.accumulated_resource_volume || {}).filter(([, v]) => v).map(([k, v]) => `${k}=${num(v)}`).join(' ');
   const cap = Object.entries(p.integral_pool_capacity || {}).filter(([, v]) => v).map(([k, v]) => `${k}=${num(v)}`).join(' ');
@@ -188,18 +189,19 @@ export async function poolPage(main, [tree, name]) {
     <div><b>Starvation</b> ${esc(p.starvation_status)} <b>Operations</b> ${p.running_operation_count}/${p.operation_count}</div>
     <div><b>Integral</b> ${esc(p.integral_guarantee_type)} · volume <span id="integral-volume">${esc(vol || '0')}</span> · capacity ${esc(cap || '0')}</div>
   </section>
-  <h2>Edit an attribute</h2>
+  ${admin ? `<h2>Edit an attribute</h2>
   <form id="edit" class="edit">
     <select id="edit-attr">${Object.keys(attrs).map((k) => `<option${k === 'weight' ? ' selected' : ''}>${esc(k)}</option>`).join('')}</select>
     <input id="edit-value" size="50" value="${esc(JSON.stringify(attrs.weight))}">
     <button type="button" id="edit-preview">Preview</button>
     <button type="submit" id="edit-save">Save</button>
-    <span class="hint">JSON value; Preview is a dry run (nothing changes); admins only</span>
-  </form>
+    <span class="hint">JSON value; Preview is a dry run (nothing changes)</span>
+  </form>` : `<p class="hint" id="edit-readonly">Signed in as ${esc(me.user)} (role ${esc(me.role)}): editing pools needs an admin token.</p>`}
   <div id="edit-result"></div>
   <h2>Attributes</h2><table class="kv">${attrRows}</table>
   <h2>Operations (${ops.operations.length})</h2>
   <table><thead><tr><th>Id</th><th>User</th><th>State</th><th>Running/total jobs</th><th>Started</th></tr></thead><tbody>${opRows}</tbody></table>`;
+  if (!admin) return;
   const attrSel = main.querySelector('#edit-attr'), input = main.querySelector('#edit-value'), out = main.querySelector('#edit-result');
   attrSel.addEventListener('change', () => { input.value = JSON.stringify(attrs[attrSel.value]); });
   const parse = () => {
