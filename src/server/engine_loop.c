@@ -69,6 +69,7 @@ static bool run_unlocked(struct ps_service *svc, struct ps_svc_tree_state *ts, i
     if (!ts->removed)
         return true;
     ps_tree_sched_release(&ts->sched);
+    ps_persist_cache_free(ts->pool_docs);
     free(ts->name);
     free(ts);
     return false;
