@@ -28,6 +28,14 @@ static int parse_filter(const char *text, struct ps_formula **out, struct ps_err
 
 /* ---- pool bookkeeping -------------------------------------------------------------------- */
 
+/* A fresh config_version: unique across pools, trees and threads, so that a version never
+ * names two different configs even when a freed pool's memory is reused. */
+uint64_t ps_tree_pool_config_version_next(void)
+{
+    static uint64_t last;
+    return __atomic_add_fetch(&last, 1, __ATOMIC_RELAXED);
+}
+
 struct ps_pool *ps_tree_pool_new(struct ps_pool_tree *tree, const char *name, struct ps_pool *parent,
                                  struct ps_error *err)
 {
@@ -46,6 +54,7 @@ struct ps_pool *ps_tree_pool_new(struct ps_pool_tree *tree, const char *name, st
     pool->fs_index = -1;
     pool->index = -1;
     pool->dynamic.below_fair_share_since_ms = PS_STARVATION_NEVER;
+    pool->config_version = ps_tree_pool_config_version_next();
     return pool;
 }
 
@@ -345,7 +354,10 @@ static void refresh_ephemeral_children(struct ps_pool_tree *tree, struct ps_pool
     for (int i = 0; i < tree->pool_count; i++) {
         struct ps_pool *child = tree->pools[i];
         if (child->parent == pool && child->ephemeral)
+        {
             ps_pool_config_apply_ephemeral(&child->config, &pool->config);
+            child->config_version = ps_tree_pool_config_version_next();
+        }
     }
 }
 
@@ -392,6 +404,7 @@ int ps_pool_tree_create_pool(struct ps_pool_tree *tree, const char *name, const 
     }
     ps_pool_config_release(&pool->config);
     pool->config = config;
+    pool->config_version = ps_tree_pool_config_version_next();
     ps_formula_free(pool->filter);
     pool->filter = filter;
     if (existing) {
@@ -492,6 +505,7 @@ static int update_pool(struct ps_pool_tree *tree, const char *name, const char *
     }
     ps_pool_config_release(&pool->config);
     pool->config = config;
+    pool->config_version = ps_tree_pool_config_version_next();
     if (filter_changed) {
         ps_formula_free(pool->filter);
         pool->filter = filter;

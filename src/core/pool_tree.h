@@ -85,6 +85,9 @@ struct ps_element_dynamic {
 struct ps_pool {
     char *name;                        /* owned; "<Root>" for the root */
     struct ps_pool_config config;      /* read-only: change it through ps_pool_tree_set_pool_attr */
+    uint64_t config_version;           /* unique in the process: a new value whenever config is
+                                          replaced (the service caches each pool's config JSON
+                                          by it, persist.c) */
     struct ps_pool *parent;            /* NULL for the root */
     struct ps_pool_tree *tree;
     bool is_root;

@@ -72,6 +72,8 @@ struct ps_pool *ps_tree_pool_new(struct ps_pool_tree *tree, const char *name,
                                  struct ps_pool *parent, struct ps_error *err);
 void ps_tree_pool_unlink(struct ps_pool_tree *tree, struct ps_pool *pool);
 void ps_tree_pool_free(struct ps_pool *pool);
+/* A new ps_pool.config_version: call it whenever a pool's config is changed. */
+uint64_t ps_tree_pool_config_version_next(void);
 /* Moves counts of a subtree from its old ancestors to new ones and relinks it. */
 void ps_tree_pool_reparent(struct ps_pool *pool, struct ps_pool *new_parent);
 /* Removes pool and its ancestors while they are ephemeral and empty. */

@@ -376,6 +376,7 @@ static struct ps_pool *new_ephemeral(struct ps_pool_tree *tree, const struct res
         return NULL;
     }
     ps_pool_config_apply_ephemeral(&pool->config, res->parent->is_root ? NULL : &res->parent->config);
+    pool->config_version = ps_tree_pool_config_version_next();
     return pool;
 }
 

@@ -69,50 +69,50 @@ static bool run_unlocked(struct ps_service *svc, struct ps_svc_tree_state *ts, i
     if (!ts->removed)
         return true;
     ps_tree_sched_release(&ts->sched);
+    ps_persist_cache_free(ts->pool_docs);
     free(ts->name);
     free(ts);
     return false;
 }
 
 /* One tree's update, under svc->mu; with unlocked, the computation runs without it (the loop
- * thread: one update of a tree in flight at a time). When the tree's structure changed during
- * the computation, nothing applies: once more, then all under the lock so that a tree that
- * keeps changing still gets its update. Returns false when ts was removed meanwhile. */
-static bool update_tree(struct ps_service *svc, struct ps_svc_tree_state *ts, int64_t now_ms,
-                        bool unlocked)
+ * thread: one update of a tree in flight at a time), and *off_lock gets the seconds it took.
+ * When the tree's structure changed during the computation, nothing applies: once more, then
+ * all under the lock so that a tree that keeps changing still gets its update. Returns
+ * UPDATE_REMOVED when ts was removed meanwhile, UPDATE_SKIPPED when there was nothing to do. */
+enum { UPDATE_DONE, UPDATE_SKIPPED, UPDATE_REMOVED };
+
+static int update_tree_body(struct ps_service *svc, struct ps_svc_tree_state *ts, int64_t now_ms,
+                            bool unlocked, double *off_lock)
 {
     struct ps_pool_tree *tree = ps_strategy_find_tree(svc->strategy, ts->name);
     if (!tree || ts->updating)
-        return true;
-    int64_t started_ns = ps_clock_monotonic_ns();
-    double locked = 0;
+        return UPDATE_SKIPPED;
     struct ps_error err;
     ps_error_init(&err);
     int changed = 0, rc = 0;
     for (int attempt = 0;; attempt++) {
-        int64_t locked_ns = ps_clock_monotonic_ns();
         ps_svc_fill_engine_inputs(svc, ts, tree);
         if (!unlocked || attempt >= 2) {
             rc = ps_svc_update_tree(svc, ts, tree, now_ms, &changed, &err);
-            locked += since(locked_ns);
             break;
         }
         rc = ps_tree_sched_update_begin(&ts->sched, tree, now_ms, &err);
-        locked += since(locked_ns);
         if (rc != 0)
             break;
-        if (!run_unlocked(svc, ts, &rc, &err))
-            return false;
-        locked_ns = ps_clock_monotonic_ns();
+        int64_t off_ns = ps_clock_monotonic_ns();
+        bool alive = run_unlocked(svc, ts, &rc, &err);
+        *off_lock += since(off_ns);
+        if (!alive)
+            return UPDATE_REMOVED;
         /* the strategy may have been reloaded, the tree removed */
         tree = ps_strategy_find_tree(svc->strategy, ts->name);
         if (!tree) {
             ps_tree_sched_update_abort(&ts->sched);
-            return true;
+            return UPDATE_DONE;
         }
         if (rc == 0)
             rc = ps_svc_update_finish(svc, ts, tree, &changed, &err);
-        locked += since(locked_ns);
         if (rc != PS_ESTATE)
             break;
         ps_svc_log(svc, "info", "fair_share_update_retried",
@@ -120,15 +120,13 @@ static bool update_tree(struct ps_service *svc, struct ps_svc_tree_state *ts, in
                    ts->name, attempt + 1);
         ps_error_init(&err);
     }
-    ps_metric_observe(svc->m_fs_duration, since(started_ns));
-    ps_metric_observe(svc->m_fs_locked, locked);
     if (rc != 0) {
         /* elements set by the callback are meaningless without a snapshot */
         for (int i = 0; i < svc->op_count; i++)
             ps_svc_op_detach(svc, svc->op_list[i]);
         ps_svc_log(svc, "error", "fair_share_update_failed", "tree=%s error=\"%s\"", ts->name,
                    err.msg);
-        return true;
+        return UPDATE_DONE;
     }
     if (changed > 0)
         ps_svc_log(svc, "info", "starvation_changed", "tree=%s elements=%d", ts->name, changed);
@@ -142,7 +140,7 @@ static bool update_tree(struct ps_service *svc, struct ps_svc_tree_state *ts, in
      * Not every document after every update: under svc->mu, serializing the tree and each
      * starving operation's document (its whole spec) cost more than the rest of the update. */
     if (!ps_journal_refresh_due(svc->journal, now_ms))
-        return true;
+        return UPDATE_DONE;
     if (!ts->dynamic_persisted || ps_persist_tree_dynamic_hash(tree) != ts->persisted_dynamic)
         ps_persist_tree(svc, ts->name);
     for (int k = 0; k < ps_pool_tree_operation_count(tree); k++) {
@@ -150,6 +148,28 @@ static bool update_tree(struct ps_service *svc, struct ps_svc_tree_state *ts, in
         if (op && ps_persist_op_since_changed(op))
             ps_persist_op(svc, op);
     }
+    return UPDATE_DONE;
+}
+
+/* update_tree_body, then (wake) the held heartbeats with work are released (changed:
+ * operations changed before it); both histograms take the whole of it, the locked one everything but the
+ * computation off the lock (input fill, build, apply, snapshot, gauges, history, limits check,
+ * the store refresh, the wake-up). Returns false when ts was removed meanwhile. */
+static bool update_tree(struct ps_service *svc, struct ps_svc_tree_state *ts, int64_t now_ms,
+                        bool unlocked, bool wake, bool changed)
+{
+    int64_t started_ns = ps_clock_monotonic_ns();
+    double off_lock = 0;
+    int r = update_tree_body(svc, ts, now_ms, unlocked, &off_lock);
+    if (r == UPDATE_REMOVED)
+        return false;
+    if (r == UPDATE_SKIPPED)
+        return true;
+    if (wake)
+        ps_svc_long_poll_wake(svc, ts, changed);
+    double total = since(started_ns);
+    ps_metric_observe(svc->m_fs_duration, total);
+    ps_metric_observe(svc->m_fs_locked, total > off_lock ? total - off_lock : 0);
     return true;
 }
 
@@ -199,9 +219,8 @@ static void *loop(void *arg)
                 bool changed = ts->dirty;
                 ts->dirty = false;
                 ts->dirty_since_ms = 0;
-                if (!update_tree(svc, ts, now, true))
+                if (!update_tree(svc, ts, now, true, true, changed))
                     break;   /* removed meanwhile: svc->trees changed, look again */
-                ps_svc_long_poll_wake(svc, ts, changed);   /* held heartbeats with work */
                 ts->next_update_ms = now + period;
                 if (svc->stopping)
                     break;
@@ -243,5 +262,5 @@ void ps_svc_update_all(struct ps_service *svc)
 {
     int64_t now = ps_svc_now_ms();
     for (int i = 0; i < svc->tree_count; i++)
-        update_tree(svc, svc->trees[i], now, false);
+        update_tree(svc, svc->trees[i], now, false, false, false);
 }

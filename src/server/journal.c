@@ -283,11 +283,8 @@ void ps_journal_free(struct ps_journal *j)
     free(j);
 }
 
-uint64_t ps_journal_put(struct ps_journal *j, const char *kind, const char *key, json_t *value)
+static uint64_t put(struct ps_journal *j, const char *kind, const char *key, char *text, bool lost)
 {
-    char *text = value ? json_dumps(value, JSON_COMPACT) : NULL;
-    bool lost = value && !text;   /* NULL would mean a delete */
-    json_decref(value);
     char *k = strdup(kind), *y = strdup(key);
     pthread_mutex_lock(&j->mu);
     if (!lost && k && y && j->count == j->cap) {
@@ -313,6 +310,19 @@ uint64_t ps_journal_put(struct ps_journal *j, const char *kind, const char *key,
     pthread_cond_signal(&j->work_cv);
     pthread_mutex_unlock(&j->mu);
     return t;
+}
+
+uint64_t ps_journal_put(struct ps_journal *j, const char *kind, const char *key, json_t *value)
+{
+    char *text = value ? json_dumps(value, JSON_COMPACT) : NULL;
+    bool lost = value && !text;   /* NULL would mean a delete */
+    json_decref(value);
+    return put(j, kind, key, text, lost);
+}
+
+uint64_t ps_journal_put_text(struct ps_journal *j, const char *kind, const char *key, char *text)
+{
+    return put(j, kind, key, text, !text);
 }
 
 bool ps_journal_refresh_due(struct ps_journal *j, int64_t now_ms)

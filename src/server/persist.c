@@ -14,6 +14,7 @@
  *                          and resulting_spec (a finished operation is restored outside the
  *                          strategy, which filled its defaults)}
  *   job/<id>              every job, with its memory reserve, statistics and stderr.
+ * The tree document is built as text from cached pool fragments (persist_tree.c).
  * Task queues, progress and memory digests of unfinished operations are not stored: they are
  * rebuilt from the operation's jobs (completed job indexes are done; running jobs re-attach;
  * digests replay the finished jobs in finish order), so they can never disagree with the jobs.
@@ -28,14 +29,6 @@
 #include "server/service.h"
 
 /* ---- documents ------------------------------------------------------------------------------ */
-
-static json_t *volume_json(const struct ps_volume *v)
-{
-    json_t *o = json_object();
-    for (int i = 0; i < PS_RES_COUNT; i++)
-        json_object_set_new(o, ps_resource_name(i), json_real(v->v[i]));
-    return o;
-}
 
 static json_t *resources_json(const struct ps_resources *r)
 {
@@ -53,43 +46,6 @@ static void resources_from(const json_t *o, struct ps_resources *r)
         if (json_is_integer(v))
             r->v[i] = json_integer_value(v);
     }
-}
-
-json_t *ps_persist_tree_doc(struct ps_service *svc, struct ps_pool_tree *tree)
-{
-    (void)svc;
-    json_t *doc = json_object();
-    struct ps_value cv = ps_value_null();
-    if (ps_tree_config_to_value(ps_pool_tree_config(tree), &cv) == 0)
-        json_object_set_new(doc, "config", ps_value_to_json(&cv));
-    ps_value_release(&cv);
-    json_t *pools = json_array();
-    json_t *since = json_object();
-    for (int i = 0; i < ps_pool_tree_pool_count(tree); i++) {
-        struct ps_pool *p = ps_pool_tree_pool_at(tree, i);
-        if (p->ephemeral)
-            continue;
-        struct ps_value pv = ps_value_null();
-        if (ps_pool_config_to_value(&p->config, &pv) != 0)
-            continue;
-        json_t *pj = ps_value_to_json(&pv);
-        ps_value_release(&pv);
-        /* null means "default" and is what to_value gives for unset keys: drop it to keep the
-         * documents short */
-        const char *k;
-        json_t *v;
-        void *tmp;
-        json_object_foreach_safe(pj, tmp, k, v) if (json_is_null(v)) json_object_del(pj, k);
-        json_object_set_new(pj, "name", json_string(p->name));
-        json_object_set_new(pj, "parent", json_string(p->parent ? p->parent->name : "<Root>"));
-        json_object_set_new(pj, "accumulated_resource_volume", volume_json(&p->accumulated_volume));
-        json_array_append_new(pools, pj);
-        if (p->dynamic.below_fair_share_since_ms != PS_STARVATION_NEVER)
-            json_object_set_new(since, p->name, json_integer(p->dynamic.below_fair_share_since_ms));
-    }
-    json_object_set_new(doc, "pools", pools);
-    json_object_set_new(doc, "below_fair_share_since", since);
-    return doc;
 }
 
 json_t *ps_persist_op_doc(struct ps_service *svc, const struct ps_svc_op *op)
@@ -211,19 +167,6 @@ uint64_t ps_persist_tree_dynamic_hash(struct ps_pool_tree *tree)
         h = fnv(h, &p->dynamic.below_fair_share_since_ms, sizeof p->dynamic.below_fair_share_since_ms);
     }
     return h;
-}
-
-void ps_persist_tree(struct ps_service *svc, const char *name)
-{
-    struct ps_pool_tree *tree = ps_strategy_find_tree(svc->strategy, name);
-    if (!tree || !svc->journal)
-        return;
-    ps_journal_put(svc->journal, "tree", name, ps_persist_tree_doc(svc, tree));
-    struct ps_svc_tree_state *ts = ps_svc_tree(svc, name);
-    if (ts) {
-        ts->persisted_dynamic = ps_persist_tree_dynamic_hash(tree);
-        ts->dynamic_persisted = true;
-    }
 }
 
 void ps_persist_tree_removed(struct ps_service *svc, const char *name)

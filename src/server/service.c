@@ -117,6 +117,7 @@ void ps_svc_remove_tree_state(struct ps_service *svc, const char *name)
             t->removed = true;   /* its computation runs without svc->mu: the loop frees it */
         } else {
             ps_tree_sched_release(&t->sched);
+            ps_persist_cache_free(t->pool_docs);
             free(t->name);
             free(t);
         }

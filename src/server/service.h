@@ -252,6 +252,8 @@ struct ps_svc_node {
 
 struct ps_journal;
 
+struct ps_persist_cache;
+
 struct ps_svc_tree_state {
     char *name;
     struct ps_tree_sched sched;
@@ -267,6 +269,8 @@ struct ps_svc_tree_state {
      * writes it again after an update only when a volume or a timer moved */
     uint64_t persisted_dynamic;
     bool dynamic_persisted;        /* false: none written by this state yet */
+    struct ps_persist_cache *pool_docs;   /* each pool's config JSON by config_version
+                                             (persist_tree.c) */
 };
 
 struct ps_service {
@@ -442,6 +446,10 @@ void ps_svc_op_preemptible_counts(struct ps_tree_op *tree_op, int *counts);
 
 /* Persistence (persist.c): JSON documents and journal records. */
 json_t *ps_persist_tree_doc(struct ps_service *svc, struct ps_pool_tree *tree);
+/* The tree document's text (NULL when out of memory); cache (may be NULL) keeps each pool's
+ * config text between calls and is replaced by one holding the tree's current pools. */
+char *ps_persist_tree_text(struct ps_pool_tree *tree, struct ps_persist_cache **cache);
+void ps_persist_cache_free(struct ps_persist_cache *c);
 json_t *ps_persist_op_doc(struct ps_service *svc, const struct ps_svc_op *op);
 json_t *ps_persist_job_doc(const struct ps_svc_job *job);
 void ps_persist_tree(struct ps_service *svc, const char *tree);   /* journal put */
@@ -476,6 +484,9 @@ int ps_journal_new(struct ps_service *svc, struct ps_journal **out, struct ps_er
 void ps_journal_free(struct ps_journal *j);           /* flushes and joins */
 /* Appends a put (value owned: stolen) or, with value NULL, a delete. Returns the ticket. */
 uint64_t ps_journal_put(struct ps_journal *j, const char *kind, const char *key, json_t *value);
+/* A put of JSON text already built (owned: stolen); NULL text (out of memory) fails the batch
+ * like a failed commit. */
+uint64_t ps_journal_put_text(struct ps_journal *j, const char *kind, const char *key, char *text);
 uint64_t ps_journal_last(struct ps_journal *j);       /* ticket of the last record */
 /* Whether records that only refresh derived state (the engine loop's integral volumes and
  * starvation timers) should be appended now: always while commits succeed; after a failed

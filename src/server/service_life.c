@@ -98,13 +98,14 @@ static int register_metrics(struct ps_service *svc, struct ps_error *err)
         return rc;
     static const double fs_bounds[] = {0.0001, 0.001, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 1};
     if ((rc = ps_metrics_histogram(r, "poolsched_fair_share_update_duration_seconds",
-                                   "Duration of one tree's fair share update and snapshot build",
+                                   "Duration of one tree's fair share update, from the input fill "
+                                   "to the store refresh",
                                    0, NULL, fs_bounds, 9, &f, err)) != 0 ||
         (rc = ps_metric_family_get(f, NULL, &svc->m_fs_duration, err)) != 0)
         return rc;
     if ((rc = ps_metrics_histogram(r, "poolsched_fair_share_update_locked_seconds",
                                    "Part of one tree's fair share update that holds the service "
-                                   "lock (build, apply, snapshot; not the computation)",
+                                   "lock (all of it but the computation)",
                                    0, NULL, fs_bounds, 9, &f, err)) != 0 ||
         (rc = ps_metric_family_get(f, NULL, &svc->m_fs_locked, err)) != 0)
         return rc;
