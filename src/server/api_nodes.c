@@ -17,6 +17,11 @@
  * logged (node_id_conflict); once the node is offline the next instance takes the id over.
  * The reply tells the agent node_offline_timeout_ms, so an agent that has not been heard for
  * that long aborts its jobs itself: the scheduler has given them away.
+ *
+ * Replies are numbered (reply_seq, node->heartbeat_seq) for a node that sends the number of
+ * the last reply it read (last_reply_seq): a job sent in a later reply that the node does not
+ * report was sent in a reply it never read (given up while held, timed out), so its start is
+ * sent again rather than the job declared lost and run again.
  */
 #include <inttypes.h>
 #include <stdio.h>

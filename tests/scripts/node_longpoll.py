@@ -187,6 +187,9 @@ def case_reply_never_read(c):
     check(status == 200 and isinstance(out.get("reply_seq"), int),
           "a heartbeat with last_reply_seq gets a reply_seq", status, out)
     seen = out.get("reply_seq", 0)
+    status, out = s.heartbeat(dict(body, last_reply_seq=-1))
+    check(status == 400 and "last_reply_seq" in out["message"], "a bad last_reply_seq is "
+          "refused, naming it", status, out)
     # an idle held heartbeat, released at its deadline and run again, is one heartbeat
     n0 = heartbeats_total(s)
     status, out = s.heartbeat(dict(body, last_reply_seq=seen, wait_ms=400))
