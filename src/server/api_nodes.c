@@ -483,8 +483,11 @@ out:;
                        (json_int_t)svc->cfg.node_offline_timeout_ms, "jobs_to_start", start,
                        "jobs_to_interrupt", interrupt, "jobs_to_abort", abort, "acknowledged",
                        acked);
-    if (*reply && lrs && json_object_set_new(*reply, "reply_seq", json_integer((json_int_t)reply_seq)))
-        json_decref(*reply), *reply = NULL;
+    if (*reply && lrs &&
+        json_object_set_new(*reply, "reply_seq", json_integer((json_int_t)reply_seq)) != 0) {
+        json_decref(*reply);
+        *reply = NULL;
+    }
     return *reply ? 0 : ps_error_set(err, PS_ENOMEM, "out of memory");
 }
 
