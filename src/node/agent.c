@@ -52,6 +52,7 @@ struct agent {
     bool lost;                  /* jobs were aborted as the scheduler has given them away */
     int64_t request_timeout_ms;
     bool long_poll_ok;          /* the scheduler holds heartbeats (it answered wait_ms) */
+    int64_t last_reply_seq;     /* reply_seq of the last reply acted on (0: none) */
     bool interrupted;           /* the last heartbeat was given up (a job exited) */
     bool stop;                  /* a stop signal came while a heartbeat was under way */
     int signal_fd;              /* readable while a job exit or stop signal is pending */
@@ -288,7 +289,10 @@ static int heartbeat(struct agent *a, bool *more, struct ps_error *err)
     if (a->offline_timeout_ms > 0 && wait > a->offline_timeout_ms / 2)
         wait = a->offline_timeout_ms / 2;   /* a reply after that would be stale */
     bool hold = a->cfg->long_poll && a->signal_fd >= 0 && wait > 0 && !a->stop;
-    if (hold && json_object_set_new(req, "wait_ms", json_integer(wait)) != 0) {
+    /* last_reply_seq: a job the scheduler sent in a reply this agent never read (given up,
+     * timed out) is sent again rather than declared lost */
+    if (json_object_set_new(req, "last_reply_seq", json_integer(a->last_reply_seq)) != 0 ||
+        (hold && json_object_set_new(req, "wait_ms", json_integer(wait)) != 0)) {
         json_decref(req);
         heartbeat_failed(a, "out of memory building the request");
         return 0;
@@ -366,6 +370,8 @@ static int heartbeat(struct agent *a, bool *more, struct ps_error *err)
     a->lost = false;
     a->last_ok_sent_ms = sent;
     a->long_poll_ok = reply.long_poll;
+    if (reply.has_reply_seq)
+        a->last_reply_seq = reply.reply_seq;
     apply_reply(a, &reply, now);
     arm_guard(a, now);
     ps_node_reply_release(&reply);

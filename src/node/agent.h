@@ -26,7 +26,9 @@
  * held heartbeat is given up when a job exits (SIGCHLD) or a stop signal comes, once it has
  * been under way for HOLD_INTERRUPT_AFTER_MS (a reply being made is not lost), and a new one
  * reports at once. Against a scheduler that does not answer wait_ms, the agent heartbeats
- * every period as before.
+ * every period as before. Each heartbeat carries last_reply_seq, the reply_seq of the last
+ * reply acted on: the scheduler sends again the start of a job from a reply given up (a start
+ * of a job id the agent has is ignored, jobs.h).
  *
  * Registration is the first heartbeat the scheduler accepts. A refusal then (409: the node's
  * tags match two pool trees, or another live agent holds the node id; 401/403: a wrong cluster

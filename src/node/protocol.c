@@ -1,6 +1,7 @@
 #include "node/protocol.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -280,6 +281,9 @@ int ps_node_reply_parse(json_t *doc, struct ps_node_reply *out, struct ps_error 
         return rc;
     if ((rc = ps_jv_int(doc, "", "wait_ms", 0, PS_NODE_MAX_HEARTBEAT_PERIOD_MS,
                         "milliseconds from 0 to 3600000", &r.wait_ms, &r.long_poll, err)))
+        return rc;
+    if ((rc = ps_jv_int(doc, "", "reply_seq", 0, INT64_MAX, "an integer >= 0", &r.reply_seq,
+                        &r.has_reply_seq, err)))
         return rc;
 
     const json_t *starts, *interrupts, *aborts, *acks;

@@ -77,6 +77,8 @@ struct ps_node_reply {
                                          * this long */
     bool long_poll;                     /* the scheduler answered wait_ms: it holds heartbeats */
     int64_t wait_ms;                    /* how long it held (or would hold) this one at most */
+    bool has_reply_seq;
+    int64_t reply_seq;                  /* this reply's number, sent back as last_reply_seq */
     struct ps_node_start *starts;
     size_t start_count;
     struct ps_node_interrupt *interrupts;

@@ -17,6 +17,11 @@
  * logged (node_id_conflict); once the node is offline the next instance takes the id over.
  * The reply tells the agent node_offline_timeout_ms, so an agent that has not been heard for
  * that long aborts its jobs itself: the scheduler has given them away.
+ *
+ * Replies are numbered (reply_seq, node->heartbeat_seq) for a node that sends the number of
+ * the last reply it read (last_reply_seq): a job sent in a later reply that the node does not
+ * report was sent in a reply it never read (given up while held, timed out), so its start is
+ * sent again rather than the job declared lost and run again.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -103,6 +108,10 @@ static int validate(const json_t *req, struct ps_resources *limits, struct ps_er
                  json_string_length(inst) > PS_SVC_INSTANCE_ID_MAX))
         return ps_error_set(err, PS_EINVAL, "instance_id: must be a non-empty string of at most "
                             "%d bytes", PS_SVC_INSTANCE_ID_MAX);
+    const json_t *lrs = json_object_get(req, "last_reply_seq");
+    if (lrs && (!json_is_integer(lrs) || json_integer_value(lrs) < 0))
+        return ps_error_set(err, PS_EINVAL, "last_reply_seq: must be an integer >= 0 (the "
+                            "reply_seq of the last reply the node received)");
     const json_t *jobs = json_object_get(req, "jobs");
     if (jobs && (!json_is_array(jobs) || json_array_size(jobs) > MAX_JOBS_PER_HEARTBEAT))
         return ps_error_set(err, PS_EINVAL, "jobs: must be a list");
@@ -257,6 +266,11 @@ int ps_api_heartbeat_json(struct ps_service *svc, const json_t *req, const char 
         tags = empty_tags = json_array();
     const json_t *jobs = json_object_get(req, "jobs");
     const char *instance = json_string_value(json_object_get(req, "instance_id"));
+    /* replies numbered (reply_seq) and acknowledged (last_reply_seq) by the node: a job sent
+     * in a reply the node has not received is sent again, not lost */
+    const json_t *lrs = json_object_get(req, "last_reply_seq");
+    uint64_t last_reply = lrs ? (uint64_t)json_integer_value(lrs) : 0;
+    uint64_t reply_seq = 0;
     int64_t now = ps_svc_now_ms();
 
     json_t *start = json_array(), *interrupt = json_array(), *abort = json_array(),
@@ -340,7 +354,8 @@ int ps_api_heartbeat_json(struct ps_service *svc, const json_t *req, const char 
     node->last_seen_ms = now;
     node->heartbeat_seq++;
     node->held = false;
-    ps_metric_add(svc->m_heartbeats, 1);
+    if (!hold || !hold->rerun)   /* a released held heartbeat is one heartbeat, run again */
+        ps_metric_add(svc->m_heartbeats, 1);
 
     size_t i;
     const json_t *r;
@@ -413,6 +428,20 @@ int ps_api_heartbeat_json(struct ps_service *svc, const json_t *req, const char 
         next = j->node_next;
         if (j->reported_in_heartbeat == node->heartbeat_seq)
             continue;
+        if (!j->seen_running && lrs && j->sent_in_heartbeat > last_reply) {
+            /* sent in a reply the node never read (it gave the request up, or the reply
+             * came too late): its allocation stays here, its start goes out again; the node
+             * ignores a start of a job id it has */
+            json_t *e = ps_svc_start_entry(j);
+            if (!e || json_array_append_new(start, e) != 0) {
+                rc = ps_error_set(err, PS_ENOMEM, "out of memory");
+                goto out;
+            }
+            j->sent_in_heartbeat = node->heartbeat_seq;
+            ps_svc_log(svc, "info", "job_start_resent", "job=%s node=%s last_reply_seq=%" PRIu64,
+                       j->id, node_id, last_reply);
+            continue;
+        }
         if (j->seen_running || j->sent_in_heartbeat < node->heartbeat_seq) {
             ps_svc_job_finish(svc, j, PS_JOB_ABORTED, "the node no longer reports the job",
                               "lost", NULL, now);
@@ -421,6 +450,7 @@ int ps_api_heartbeat_json(struct ps_service *svc, const json_t *req, const char 
         }
     }
     rc = ps_svc_schedule_node(svc, node, now, start, interrupt, abort, err);
+    reply_seq = node->heartbeat_seq;
     /* long-poll: a reply with nothing in it, and nothing to commit, waits for work */
     held = rc == 0 && hold && json_array_size(start) == 0 && json_array_size(interrupt) == 0 &&
            json_array_size(abort) == 0 && json_array_size(acked) == 0 &&
@@ -453,6 +483,11 @@ out:;
                        (json_int_t)svc->cfg.node_offline_timeout_ms, "jobs_to_start", start,
                        "jobs_to_interrupt", interrupt, "jobs_to_abort", abort, "acknowledged",
                        acked);
+    if (*reply && lrs &&
+        json_object_set_new(*reply, "reply_seq", json_integer((json_int_t)reply_seq)) != 0) {
+        json_decref(*reply);
+        *reply = NULL;
+    }
     return *reply ? 0 : ps_error_set(err, PS_ENOMEM, "out of memory");
 }
 
@@ -507,17 +542,18 @@ void ps_api_heartbeat_handler(const struct ps_http_request *req, struct ps_http_
         wait_ms = svc->cfg.heartbeat_period_ms;
     if (wait_ms > svc->cfg.node_offline_timeout_ms / 2)
         wait_ms = svc->cfg.node_offline_timeout_ms / 2;
+    bool may_hold = wait_ms > 0 && req->released != PS_HTTP_RELEASED_DEADLINE &&
+                    req->released != PS_HTTP_RELEASED_STOPPING;
     struct ps_svc_hold hold = {
         .req = req,
         .resp = resp,
-        .deadline_ns = req->hold_deadline_ns ? req->hold_deadline_ns
-                                             : started_ns + wait_ms * 1000000,
+        .deadline_ns = !may_hold              ? 0
+                       : req->hold_deadline_ns ? req->hold_deadline_ns
+                                               : started_ns + wait_ms * 1000000,
+        .rerun = req->released != 0,
     };
-    bool may_hold = wait_ms > 0 && req->released != PS_HTTP_RELEASED_DEADLINE &&
-                    req->released != PS_HTTP_RELEASED_STOPPING;
     json_t *reply = NULL;
-    int rc = ps_api_heartbeat_json(svc, body, req->remote_addr, may_hold ? &hold : NULL, &reply,
-                                   &err);
+    int rc = ps_api_heartbeat_json(svc, body, req->remote_addr, &hold, &reply, &err);
     json_decref(body);
     if (rc == 0 && hold.held) {
         ps_metric_observe(svc->m_hb_latency,

@@ -762,6 +762,10 @@ struct ps_svc_node *ps_svc_node_get(struct ps_service *svc, const char *id, bool
     }
     n->last_preempt_ms = PS_PREEMPT_NEVER;
     n->overcommit_since_ms = PS_NO_OVERCOMMIT;
+    /* reply_seq numbers (api_nodes.c) start at the wall clock in us: after a restart they are
+     * above any number the previous scheduler gave, so an agent's last_reply_seq from before
+     * the restart acknowledges none of the new replies */
+    n->heartbeat_seq = (uint64_t)ps_wall_clock_ms() * 1000;
     n->num = svc->node_count;
     n->filter_cache = ps_sched_filter_cache_new();
     if (svc->node_count == svc->node_cap) {

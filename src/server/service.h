@@ -228,7 +228,7 @@ struct ps_svc_node {
     bool registered;               /* known to the strategy */
     int64_t last_seen_ms;
     char instance_id[PS_SVC_INSTANCE_ID_MAX + 1];  /* the agent that holds the id ("" unknown) */
-    uint64_t heartbeat_seq;
+    uint64_t heartbeat_seq;        /* per processing; a reply's reply_seq (api_nodes.c) */
     int64_t last_preempt_ms;
     int64_t overcommit_since_ms;   /* usage above limits since (PS_NO_OVERCOMMIT: not) */
     struct ps_sched_filter_cache *filter_cache;
@@ -526,7 +526,8 @@ json_t *ps_api_resources_json(const struct ps_resources *r);
 struct ps_svc_hold {
     const struct ps_http_request *req;
     struct ps_http_response *resp;
-    int64_t deadline_ns;           /* monotonic */
+    int64_t deadline_ns;           /* monotonic; 0: answer, do not hold */
+    bool rerun;                    /* a released held heartbeat run again: counted once */
     bool held;                     /* out: held, *reply is NULL */
 };
 /* One node heartbeat (docs/api.md); remote_addr (may be NULL) is kept as the node's address.

@@ -45,6 +45,8 @@ class FakeScheduler:
         self.finished = {}          # job_id -> record
         self.running = {}           # job_id -> the latest running entry
         self.ack = True
+        self.seq = None             # None, or the reply_seq of the next reply (then counted up)
+        self.replies = []           # reply_seq of each reply sent (None without seq)
         self.override = None        # None, or (status, body bytes) for the next replies
         self.override_count = 0
         outer = self
@@ -107,6 +109,10 @@ class FakeScheduler:
                      "jobs_to_start": self.to_start, "jobs_to_interrupt": self.to_interrupt,
                      "jobs_to_abort": self.to_abort, "acknowledged": acks}
             self.to_start, self.to_interrupt, self.to_abort = [], [], []
+            if self.seq is not None:
+                reply["reply_seq"] = self.seq
+                self.seq += 1
+            self.replies.append(reply.get("reply_seq"))
             return 200, json.dumps(reply).encode()
 
     def start(self, job_id, command, **kw):
@@ -274,6 +280,41 @@ def case_unacknowledged_resent(sched, tmp):
             sched.ack = True
         sched.wait(lambda: all(j["job_id"] != "keep" for j in sched.requests[-1]["jobs"]), 5,
                    "the record to go after the ack")
+    finally:
+        node.stop()
+
+
+def case_reply_seq_and_start_sent_again(sched, tmp):
+    """The agent sends back the reply_seq of the last reply it read (last_reply_seq), and a
+    start sent again for a job it runs (the scheduler's answer to a reply the node may not
+    have read, docs/api.md) runs nothing a second time."""
+    sched.seq = 1795818125803003
+    out = os.path.join(tmp, "out")
+    os.mkdir(out)
+    os.chmod(out, 0o1777)   # jobs run as slot uids when root
+    count = os.path.join(out, "once-count")
+    node = Node(sched, tmp)
+    try:
+        sched.start("once", "echo run >> %s; sleep 1" % count)
+        sched.wait(lambda: "once" in sched.running, 10, "job running")
+        sched.start("once", "echo run >> %s; sleep 1" % count)   # sent again
+        sched.wait_finished("once")
+        time.sleep(0.5)
+        n0 = len(sched.requests)
+        sched.wait(lambda: len(sched.requests) >= n0 + 2, 10, "more heartbeats")
+        with sched.lock:
+            reqs, replies = list(sched.requests), list(sched.replies)
+        check(reqs[0].get("last_reply_seq") == 0, "the first heartbeat has read no reply", reqs[0])
+        for i in range(1, len(reqs)):
+            check(reqs[i].get("last_reply_seq") == replies[i - 1],
+                  "heartbeat %d names the reply it read last" % i, reqs[i], replies[i - 1])
+        ends = [j for r in reqs for j in r["jobs"] if j["job_id"] == "once" and
+                j["state"] != "running"]
+        check(ends and all(j["state"] == "completed" for j in ends),
+              "the job ends once, completed", ends)
+        with open(count) as f:
+            runs = f.read().count("run")
+        check(runs == 1, "a start sent again for a running job runs it once (%d runs)" % runs)
     finally:
         node.stop()
 
@@ -511,7 +552,8 @@ def case_cpu_monitor(sched, tmp):
 
 
 GROUPS = {
-    "basic": [case_protocol_and_output, case_unacknowledged_resent, case_malformed_reply_ignored,
+    "basic": [case_protocol_and_output, case_unacknowledged_resent,
+              case_reply_seq_and_start_sent_again, case_malformed_reply_ignored,
               case_registration_refused],
     "control": [case_interrupt_and_abort, case_shutdown_aborts_jobs, case_memory_limit,
                 case_memory_overdraft, case_tmpfs],

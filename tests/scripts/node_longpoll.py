@@ -7,10 +7,17 @@
 - a heartbeat without wait_ms (an old agent, or YTsaurus's protocol) is answered at once with
   exactly the keys it had before, and an agent run with --no-long-poll works;
 - a held heartbeat ends when work comes (the raw protocol);
-- the scheduler killed while it holds a heartbeat: the agent reconnects to the restarted one.
+- the scheduler killed while it holds a heartbeat: the agent reconnects to the restarted one;
+- a reply the node never read (it gave the held request up just as the scheduler released it
+  with a job): the job is sent again in the next reply, not lost and run again; also across a
+  scheduler restart; a held heartbeat counts once in poolsched_node_heartbeats_total.
 The cases and cluster come from node_e2e.py.
 """
+import http.client
+import json
 import os
+import re
+import select
 import sys
 import threading
 import time
@@ -151,9 +158,90 @@ def case_scheduler_killed_while_holding(c):
 case_scheduler_killed_while_holding.config = DEFAULTS
 
 
+def heartbeat_unread(s, body, what):
+    """Sends a heartbeat on its own connection and waits until the scheduler has written the
+    reply, then closes the connection without reading it: a node that gave the request up."""
+    conn = http.client.HTTPConnection("127.0.0.1", s.port, timeout=10)
+    conn.request("POST", "/internal/v1/node/heartbeat", json.dumps(body),
+                 {"Authorization": "OAuth " + s.secret, "Content-Type": "application/json"})
+    return conn
+
+
+def abandon(conn, timeout, what):
+    ready = select.select([conn.sock], [], [], timeout)[0]
+    check(ready, "the scheduler answered the held heartbeat (%s)" % what)
+    conn.sock.close()
+
+
+def heartbeats_total(s):
+    m = re.search(r"^poolsched_node_heartbeats_total (\d+)", s.raw("GET", "/metrics")[1], re.M)
+    return int(m.group(1))
+
+
+def case_reply_never_read(c):
+    s = c.sched
+    body = {"node_id": "race-1", "instance_id": "0123456789abcdef", "tags": [], "jobs": [],
+            "resource_limits": {"cpu": 2, "memory": 1 << 30, "user_slots": 2},
+            "last_reply_seq": 0}
+    status, out = s.heartbeat(body)
+    check(status == 200 and isinstance(out.get("reply_seq"), int),
+          "a heartbeat with last_reply_seq gets a reply_seq", status, out)
+    seen = out.get("reply_seq", 0)
+    status, out = s.heartbeat(dict(body, last_reply_seq=-1))
+    check(status == 400 and "last_reply_seq" in out["message"], "a bad last_reply_seq is "
+          "refused, naming it", status, out)
+    # an idle held heartbeat, released at its deadline and run again, is one heartbeat
+    n0 = heartbeats_total(s)
+    status, out = s.heartbeat(dict(body, last_reply_seq=seen, wait_ms=400))
+    check(status == 200 and out.get("wait_ms") == 400, "held until its deadline", status, out)
+    seen = out.get("reply_seq", seen)
+    check(heartbeats_total(s) - n0 == 1, "a held heartbeat counts once in "
+          "poolsched_node_heartbeats_total (%d)" % (heartbeats_total(s) - n0))
+
+    def race(what, seen):
+        """A held heartbeat released with the new job, whose reply the node never reads; the
+        node's next heartbeat still says the last reply it read. Returns the job id."""
+        held = heartbeat_unread(s, dict(body, last_reply_seq=seen, wait_ms=5000), what)
+        time.sleep(0.5)   # held now
+        op = c.op({"tasks": {"main": task("true", 1)}})
+        abandon(held, 5, what)
+        status, out = s.heartbeat(dict(body, last_reply_seq=seen))
+        check(status == 200, "the next heartbeat is answered", status, out)
+        jobs = c.jobs(op)
+        check(len(jobs) == 1 and jobs[0]["state"] == "running",
+              "%s: the job of the unread reply is still running, not lost" % what, jobs)
+        started = [j["job_id"] for j in out["jobs_to_start"]]
+        check(started == [jobs[0]["id"]], "%s: its start is sent again" % what, out, jobs)
+        # the node starts it now; a start sent again for a job it reports is not sent
+        run = [{"job_id": started[0], "state": "running", "cpu_guarantee": 0.5}]
+        status, out = s.heartbeat(dict(body, jobs=run, last_reply_seq=out["reply_seq"]))
+        check(status == 200 and not out["jobs_to_start"] and not out["jobs_to_abort"],
+              "%s: the job reported running: nothing more to do" % what, status, out)
+        return op, started[0], out["reply_seq"]
+
+    op, jid, seen = race("race", seen)
+    status, out = s.heartbeat(dict(body, last_reply_seq=seen,
+                                   jobs=[{"job_id": jid, "state": "completed", "exit_code": 0}]))
+    check(status == 200 and out["acknowledged"] == [jid], "the finish is acknowledged", out)
+    seen = out["reply_seq"]
+    c.wait_op(op, 10)
+    jobs = c.jobs(op)
+    check(len(jobs) == 1 and jobs[0]["state"] == "completed",
+          "the operation ran its one job once", jobs)
+    # after a restart (kill -9) the reply numbers go on above the ones the node has seen
+    c.sched.kill9()
+    c.sched.start()
+    op, jid, seen = race("after a restart", seen)
+    check("event=job_start_resent" in s.logtext(), "the scheduler logs job_start_resent")
+
+
+case_reply_never_read.config = DEFAULTS
+
+
 if __name__ == "__main__":
     cases = [case_new_job_starts_at_once, case_finish_reported_while_held,
-             case_old_style_heartbeats, case_scheduler_killed_while_holding]
+             case_old_style_heartbeats, case_scheduler_killed_while_holding,
+             case_reply_never_read]
     only = sys.argv[2] if len(sys.argv) > 2 else None   # one case by name
     E.GROUPS = {"longpoll": [f for f in cases if only in (None, f.__name__)]}
     E.GROUP = "longpoll"

@@ -253,7 +253,8 @@ static const char good_reply[] =
     "\"job_cpu_monitor\": {\"enable_cpu_reclaim\": true, \"check_period\": 10, "
     "\"min_cpu_limit\": 0.1}}], \"jobs_to_interrupt\": [{\"job_id\": \"j-2\", \"timeout_ms\": "
     "500, \"reason\": \"preemption\"}], \"jobs_to_abort\": [{\"job_id\": \"j-3\", \"reason\": "
-    "\"node_offline\"}], \"acknowledged\": [\"j-4\"], \"some_future_key\": 1}";
+    "\"node_offline\"}], \"acknowledged\": [\"j-4\"], \"some_future_key\": 1, "
+    "\"reply_seq\": 1795818125803003}";
 
 static void test_reply_parse(void **state)
 {
@@ -288,12 +289,15 @@ static void test_reply_parse(void **state)
     assert_string_equal(r.aborts[0].reason, "node_offline");
     assert_int_equal(r.acknowledged_count, 1);
     assert_string_equal(r.acknowledged[0], "j-4");
+    assert_true(r.has_reply_seq);
+    assert_true(r.reply_seq == 1795818125803003LL);
     ps_node_reply_release(&r);
 
     doc = json_loads("{}", 0, NULL);
     assert_int_equal(ps_node_reply_parse(doc, &r, NULL), 0);
     assert_false(r.has_heartbeat_period);
     assert_false(r.has_offline_timeout);
+    assert_false(r.has_reply_seq);
     assert_int_equal(r.start_count + r.interrupt_count + r.abort_count, 0);
     ps_node_reply_release(&r);
     json_decref(doc);
@@ -320,6 +324,8 @@ static void test_reply_rejects(void **state)
     expect_bad("[]", "must be an object");
     expect_bad("{\"heartbeat_period_ms\": 5}", "heartbeat_period_ms");
     expect_bad("{\"heartbeat_period_ms\": \"5000\"}", "heartbeat_period_ms");
+    expect_bad("{\"reply_seq\": -1}", "reply_seq");
+    expect_bad("{\"reply_seq\": \"7\"}", "reply_seq");
     expect_bad("{\"jobs_to_start\": {}}", "jobs_to_start");
     expect_bad("{\"jobs_to_start\": [{\"job_id\": \"../x\", \"operation_id\": \"o\", "
                "\"task_name\": \"t\", \"command\": \"true\"}]}",
