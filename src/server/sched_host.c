@@ -24,6 +24,11 @@ struct host {
      * for (upstream's preemption_reason names it) */
     struct victim { struct ps_svc_job *job; int for_op, cls; } *victims;
     int victim_count, victim_cap;
+    /* the last job started in this drive and its element: the loop starts a heartbeat's
+     * allocations before it applies the victims, so a preemptive stage's one allocation is
+     * known when its victims arrive */
+    struct ps_svc_job *last_started;
+    int last_started_element;
 };
 
 /* The service operation of element `element` of the tree's last build, or NULL (pools,
@@ -131,8 +136,7 @@ static void remember_victim(struct host *h, struct ps_svc_job *job, const struct
         h->victim_cap = cap;
     }
     h->victims[h->victim_count++] = (struct victim){job, v->for_op, v->cls};
-    /* Until (unless) the allocation starts in this heartbeat the reason names its operation
-     * only: poolsched starts it once an interrupted victim has gone (docs/preemption-options.md) */
+    /* The operation only, until the allocation is known (name_preemptor) */
     const struct ps_svc_op *op = svc_op(h->ts, v->for_op);
     char *text = NULL;
     if (op && (v->cls >= 0 ? asprintf(&text, "Preempted to start allocation of operation %s; this "
@@ -143,6 +147,8 @@ static void remember_victim(struct host *h, struct ps_svc_job *job, const struct
         free(job->preemption_reason);
         job->preemption_reason = text;
     }
+    if (h->last_started && h->last_started_element == v->for_op)
+        name_preemptor(h, v->for_op, h->last_started);
 }
 
 static int start(void *ctx, int64_t node, int element, struct ps_resources resources,
@@ -160,6 +166,8 @@ static int start(void *ctx, int64_t node, int element, struct ps_resources resou
     if (!job)
         return 0;
     job->sent_in_heartbeat = h->node->heartbeat_seq;
+    h->last_started = job;
+    h->last_started_element = element;
     name_preemptor(h, element, job);
     job->reported_in_heartbeat = h->node->heartbeat_seq;
     if (h->start)

@@ -11,7 +11,7 @@ src=${3:?}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$src/tests/scripts:$src/tests/upstream" python3 - "$bin" "$work" "${@:4}" <<'PYEOF'
-import json, sys, time
+import json, re, sys, time
 from server_helper import check, finish
 import upslib
 from upslib import Env, near
@@ -249,12 +249,12 @@ def pass_preemption_reason_to_node():
         why = attrs.get("preemption_reason", "")
         check(why.startswith("Preempted to start allocation") and
               ("of operation %s" % op2) in why, "preemption_reason: %r" % why)
-        # Deviation: upstream's reason names the allocation started in the victim's place
-        # ("Preempted to start allocation <id> of operation <op>"); poolsched starts it once
-        # the interrupted victim has gone, so the reason names its operation only
-        # (docs/preemption-options.md).
-        check(why.startswith("Preempted to start allocation of operation %s; this allocation "
-                             "had status \"preemptible\"" % op2), "poolsched's text: %r" % why)
+        # upstream's text names the allocation started in the victim's place
+        m = re.match(r'Preempted to start allocation (\S+) of operation %s; this allocation '
+                     r'had status "preemptible"$' % re.escape(op2), why)
+        check(m is not None, "the reason names the new allocation: %r" % why)
+        check(m is not None and m.group(1) in [j["id"] for j in jobs(op2)],
+              "the named allocation is one of op2's jobs: %r" % why)
         check(err.get("message") == "Job preempted", "error message: %s" % err)
         # poolsched: the reason is stored with the job and reads back after a restart
         env.s.stop()
