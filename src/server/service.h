@@ -363,6 +363,10 @@ int ps_svc_op_trees(struct ps_service *svc, struct ps_svc_op *op, const json_t *
 /* The slot of op's trees named tree, -1 when op is not (or no longer) in it. */
 int ps_svc_op_tree_slot(const struct ps_svc_op *op, const char *tree);
 void ps_svc_op_update_pools(struct ps_svc_op *op);
+/* *dst = a copy of s (NULL stays NULL), freeing the old one. */
+void ps_svc_set_str(char **dst, const char *s);
+/* Logs operation_running for the operations the strategy just activated. */
+void ps_svc_log_activated(struct ps_service *svc);
 /* The node-reported memory statistics of a job's statistics map (user_job/max_memory,
  * user_job/memory_reserve, job_proxy/max_memory; keys with or without a leading '/'). */
 void ps_svc_read_memory_stats(const json_t *stats, struct ps_memory_job_statistics *out);
