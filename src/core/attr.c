@@ -141,6 +141,7 @@ static size_t kind_size(const struct ps_attr *a)
     case PS_ATTR_RESOURCES: return sizeof(struct ps_resources_opt);
     case PS_ATTR_FIFO_LIST: return sizeof(struct ps_fifo_list);
     case PS_ATTR_STRING_LIST: return sizeof(struct ps_string_list);
+    case PS_ATTR_DOUBLE_LIST: return sizeof(struct ps_double_list);
     case PS_ATTR_GROUP: return a->group->size;
     }
     return 0;
@@ -379,6 +380,27 @@ static int parse_fifo(const char *key, const struct ps_value *v, struct ps_fifo_
     return 0;
 }
 
+static int parse_double_list(const struct ps_attr *a, const char *key, const struct ps_value *v,
+                             struct ps_double_list *out, struct ps_error *err)
+{
+    if (v->type != PS_VALUE_LIST)
+        return bad_value(err, key, v, "must be a list of numbers");
+    if (v->count > PS_DOUBLE_LIST_MAX) {
+        char reason[64];
+        snprintf(reason, sizeof reason, "must have at most %d items", PS_DOUBLE_LIST_MAX);
+        return bad_value(err, key, v, reason);
+    }
+    struct ps_double_list list = {0};
+    for (int i = 0; i < v->count; i++) {
+        int rc = check_number(a, key, &v->items[i], false, err);
+        if (rc != 0)
+            return rc;
+        list.items[list.count++] = v->items[i].number;
+    }
+    *out = list;
+    return 0;
+}
+
 static int check_string(const struct ps_attr *a, const char *key, const struct ps_value *v,
                         struct ps_error *err)
 {
@@ -518,6 +540,8 @@ static int parse_field(const struct ps_attr_table *table, const struct ps_attr *
         return parse_fifo(key, v, out, err);
     case PS_ATTR_STRING_LIST:
         return parse_string_list(a, key, v, out, err);
+    case PS_ATTR_DOUBLE_LIST:
+        return parse_double_list(a, key, v, out, err);
     case PS_ATTR_GROUP:
         return set_group_map(a, out, key, v, err);
     }
@@ -805,6 +829,18 @@ static int field_to_value(const struct ps_attr *a, const void *obj, struct ps_va
     }
     case PS_ATTR_RESOURCES:
         return resources_to_value(f, out);
+    case PS_ATTR_DOUBLE_LIST: {
+        const struct ps_double_list *list = f;
+        *out = ps_value_list();
+        for (int i = 0; i < list->count; i++) {
+            struct ps_value item = ps_value_number(list->items[i]);
+            if (ps_value_append(out, &item) != 0) {
+                ps_value_release(out);
+                return PS_ENOMEM;
+            }
+        }
+        return 0;
+    }
     case PS_ATTR_FIFO_LIST:
     case PS_ATTR_STRING_LIST: {
         *out = ps_value_list();

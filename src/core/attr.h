@@ -43,6 +43,14 @@ struct ps_fifo_list {
     enum ps_fifo_param items[PS_FIFO_PARAM_MAX];
 };
 
+/* A list of at most PS_DOUBLE_LIST_MAX numbers, each within the attribute's range
+ * (per_pool_satisfaction_profiling_quantiles). */
+#define PS_DOUBLE_LIST_MAX 20
+struct ps_double_list {
+    int count;
+    double items[PS_DOUBLE_LIST_MAX];
+};
+
 /* An owned list of owned strings (acl, pool_trees). */
 struct ps_string_list {
     int count;
@@ -64,6 +72,7 @@ enum ps_attr_kind {
     PS_ATTR_RESOURCES,    /* struct ps_resources_opt: map resource -> number >= 0 */
     PS_ATTR_FIFO_LIST,    /* struct ps_fifo_list */
     PS_ATTR_STRING_LIST,  /* struct ps_string_list */
+    PS_ATTR_DOUBLE_LIST,  /* struct ps_double_list: each item within [min, max] */
     PS_ATTR_GROUP,        /* a nested struct described by `group` */
 };
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/digest.h"
 #include "core/formula.h"
 #include "core/pool_config.h"
 
@@ -67,6 +68,52 @@ static const struct ps_attr_table integral_table = {
     .size = sizeof(struct ps_tree_integral_config),
     .init = integral_init,
 };
+
+#define DOFF(field) offsetof(struct ps_tree_digest_config, field)
+
+static int digest_init(void *obj)
+{
+    struct ps_tree_digest_config *c = obj;
+    struct ps_histogram_digest_config d;
+    ps_histogram_digest_config_init(&d);
+    *c = (struct ps_tree_digest_config){.absolute_precision = d.absolute_precision,
+                                        .lower_bound = d.lower_bound,
+                                        .upper_bound = d.upper_bound};
+    return 0;
+}
+
+/* Each number's own range here; the cross-key rules (bounds order, bucket count, default value
+ * within the bounds) are ps_histogram_digest_config_validate's, run by the tree's validate. */
+static const struct ps_attr digest_attrs[] = {
+    {.name = "absolute_precision", .kind = PS_ATTR_DOUBLE, .offset = DOFF(absolute_precision),
+     .flags = PS_ATTR_MIN_OPEN, .min = 0, .max = HUGE_MAX},
+    {.name = "lower_bound", .kind = PS_ATTR_DOUBLE, .offset = DOFF(lower_bound),
+     .flags = PS_ATTR_NO_RANGE},
+    {.name = "upper_bound", .kind = PS_ATTR_DOUBLE, .offset = DOFF(upper_bound),
+     .flags = PS_ATTR_NO_RANGE},
+    {.name = "default_value", .kind = PS_ATTR_OPT_DOUBLE, .offset = DOFF(default_value),
+     .flags = PS_ATTR_NO_RANGE},
+};
+
+static const struct ps_attr_table digest_table = {
+    .what = "histogram digest config",
+    .attrs = digest_attrs,
+    .count = (int)(sizeof digest_attrs / sizeof digest_attrs[0]),
+    .size = sizeof(struct ps_tree_digest_config),
+    .init = digest_init,
+};
+
+void ps_tree_config_satisfaction_digest(const struct ps_tree_config *cfg,
+                                        struct ps_histogram_digest_config *out)
+{
+    const struct ps_tree_digest_config *c = &cfg->per_pool_satisfaction_digest;
+    ps_histogram_digest_config_init(out);
+    out->absolute_precision = c->absolute_precision;
+    out->lower_bound = c->lower_bound;
+    out->upper_bound = c->upper_bound;
+    out->has_default_value = c->default_value.set;
+    out->default_value = c->default_value.value;
+}
 
 #define SOFF(field) offsetof(struct ps_tree_ssd_config, field)
 
@@ -187,6 +234,10 @@ static const struct ps_attr tree_attrs[] = {
      .offset = OFF(necessary_resources_for_operation), .check = check_resource_name},
     {.name = "ssd_priority_preemption", .kind = PS_ATTR_GROUP,
      .offset = OFF(ssd_priority_preemption), .group = &ssd_table, .presence_offset = -1},
+    {.name = "per_pool_satisfaction_digest", .kind = PS_ATTR_GROUP,
+     .offset = OFF(per_pool_satisfaction_digest), .group = &digest_table, .presence_offset = -1},
+    {.name = "per_pool_satisfaction_profiling_quantiles", .kind = PS_ATTR_DOUBLE_LIST,
+     .offset = OFF(per_pool_satisfaction_profiling_quantiles), .min = 0, .max = 1},
 };
 
 const struct ps_attr_table ps_tree_config_table = {
@@ -243,6 +294,12 @@ int ps_tree_config_init(struct ps_tree_config *cfg)
     cfg->node_reconnection_timeout_ms = 300000;
     cfg->allowed_node_resources_overcommit_duration_ms = 15000;
     cfg->fair_share_update_period_ms = 1000;
+    digest_init(&cfg->per_pool_satisfaction_digest);
+    static const double quantiles[] = {0.01, 0.05, 0.1, 0.25, 0.4, 0.5, 0.6, 0.75, 0.9, 0.95,
+                                       0.99};
+    struct ps_double_list *q = &cfg->per_pool_satisfaction_profiling_quantiles;
+    q->count = (int)(sizeof quantiles / sizeof quantiles[0]);
+    memcpy(q->items, quantiles, sizeof quantiles);
     return 0;
 }
 
@@ -272,6 +329,12 @@ int ps_tree_config_validate(const struct ps_tree_config *cfg, struct ps_error *e
                             "fair_share_starvation_timeout (%lld ms), got %lld",
                             (long long)cfg->fair_share_starvation_timeout_ms,
                             (long long)cfg->fair_share_aggressive_starvation_timeout_ms);
+    struct ps_histogram_digest_config digest;
+    ps_tree_config_satisfaction_digest(cfg, &digest);
+    if (ps_histogram_digest_config_validate(&digest, err) != 0) {
+        ps_error_prefix(err, "per_pool_satisfaction_digest");
+        return PS_EINVAL;
+    }
     /* upstream's postprocessor of the SSD config, with its message */
     if (cfg->ssd_priority_preemption.enable && !cfg->ssd_priority_preemption.node_tag_filter[0])
         return ps_error_set(err, PS_EINVAL,

@@ -82,6 +82,16 @@
  * ssd_priority_preemption/node_tag_filter         ""             a boolean tag formula
  * ssd_priority_preemption/medium_names            []             medium names (unknown ones
  *                                                                raise the tree's alert)
+ * per_pool_satisfaction_digest                    {absolute_precision=0.01; lower_bound=0;
+ *                                                  upper_bound=1; default_value unset}
+ *                                                                a histogram digest config
+ *                                                                (digest.h; its validation)
+ * per_pool_satisfaction_profiling_quantiles       [0.01, 0.05, 0.1, 0.25, 0.4, 0.5, 0.6, 0.75,
+ *                                                  0.9, 0.95, 0.99]
+ *                                                                at most 20 numbers in [0, 1]:
+ *                                                                the quantiles of each pool's
+ *                                                                operation satisfaction digest
+ *                                                                (pool_satisfaction.h) profiled
  *
  * Choices, and why:
  * - max_running_operation_count: 2000, the newer upstream default (older releases had 200 and
@@ -132,6 +142,14 @@ struct ps_tree_ssd_config {
     bool enable;                                      /* false */
     char *node_tag_filter;                            /* owned, "" */
     struct ps_string_list medium_names;               /* [] */
+};
+
+/* per_pool_satisfaction_digest: upstream's THistogramDigestConfig. */
+struct ps_tree_digest_config {
+    double absolute_precision;
+    double lower_bound;
+    double upper_bound;
+    struct ps_opt_double default_value;
 };
 
 struct ps_tree_integral_config {
@@ -190,10 +208,18 @@ struct ps_tree_config {
     bool enable_guarantee_priority_scheduling;
     struct ps_resources_opt min_spare_allocation_resources_on_node;
     struct ps_tree_ssd_config ssd_priority_preemption;
+    /* profiling */
+    struct ps_tree_digest_config per_pool_satisfaction_digest;
+    struct ps_double_list per_pool_satisfaction_profiling_quantiles;
 };
 
 /* The table describing struct ps_tree_config (for generic code such as listings). */
 extern const struct ps_attr_table ps_tree_config_table;
+
+/* per_pool_satisfaction_digest as a histogram digest config (digest.h). */
+struct ps_histogram_digest_config;
+void ps_tree_config_satisfaction_digest(const struct ps_tree_config *cfg,
+                                        struct ps_histogram_digest_config *out);
 
 /* Sets every default. Returns 0 or PS_ENOMEM (then nothing needs releasing). */
 int ps_tree_config_init(struct ps_tree_config *cfg);

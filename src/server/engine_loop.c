@@ -11,10 +11,12 @@
  * the snapshot, and it already costs O(elements), unlike a heartbeat.
  */
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "core/pool_satisfaction.h"
 #include "platform/clock.h"
 #include "server/node_health.h"
 #include "server/service.h"
@@ -47,6 +49,37 @@ static void pool_gauges(struct ps_service *svc, struct ps_pool_tree *tree)
         if (ps_metric_family_get(svc->f_pool_demand, labels, &m, NULL) == 0)
             ps_metric_set(m, p->dynamic.demand_ratio);
     }
+}
+
+/* Each pool's quantiles of its operations' satisfaction (core/pool_satisfaction.h), labelled
+ * with the quantile as upstream's sensor tag: %g, so 1.0 is "1" and 0.25 "0.25". */
+static void pool_satisfaction_gauges(struct ps_service *svc, struct ps_pool_tree *tree)
+{
+    double *values = NULL;
+    int count = 0;
+    struct ps_error err;
+    ps_error_init(&err);
+    if (ps_pool_satisfaction_quantiles(tree, &values, &count, &err) != 0) {
+        ps_svc_log(svc, "error", "satisfaction_digest_failed", "tree=%s error=\"%s\"",
+                   ps_pool_tree_name(tree), err.msg);
+        return;
+    }
+    const struct ps_double_list *q =
+        &ps_pool_tree_config(tree)->per_pool_satisfaction_profiling_quantiles;
+    for (int i = -1; i < ps_pool_tree_pool_count(tree) && count > 0; i++) {
+        struct ps_pool *p = i < 0 ? ps_pool_tree_root(tree) : ps_pool_tree_pool_at(tree, i);
+        if (!p->dynamic.valid)
+            continue;
+        for (int j = 0; j < count; j++) {
+            char quantile[32];
+            snprintf(quantile, sizeof quantile, "%g", q->items[j]);
+            const char *labels[3] = {ps_pool_tree_name(tree), p->name, quantile};
+            struct ps_metric *m;
+            if (ps_metric_family_get(svc->f_pool_satisfaction, labels, &m, NULL) == 0)
+                ps_metric_set(m, values[(size_t)(i + 1) * (size_t)count + (size_t)j]);
+        }
+    }
+    free(values);
 }
 
 static double since(int64_t started_ns)
@@ -131,6 +164,7 @@ static int update_tree_body(struct ps_service *svc, struct ps_svc_tree_state *ts
     if (changed > 0)
         ps_svc_log(svc, "info", "starvation_changed", "tree=%s elements=%d", ts->name, changed);
     pool_gauges(svc, tree);
+    pool_satisfaction_gauges(svc, tree);
     if (ps_history_sample(svc->history, tree, now_ms, ps_metric_value(svc->m_preemptions)) != 0)
         ps_svc_log(svc, "error", "history_sample_failed", "tree=%s error=\"out of memory\"",
                    ts->name);

@@ -323,6 +323,7 @@ struct ps_service {
     struct ps_metric_family *m_preempted_cpu;   /* by tree and preemption_reason */
     struct ps_metric *m_hb_latency, *m_fs_duration, *m_fs_locked, *m_commits, *m_nodes, *m_jobs_in_memory;
     struct ps_metric_family *f_pool_fair_share, *f_pool_usage, *f_pool_demand;
+    struct ps_metric_family *f_pool_satisfaction;   /* {tree, pool, quantile} */
     struct ps_metric_family *f_pool_count;   /* poolsched_pool_count{tree} */
     struct ps_metric_family *f_tree_nodes;   /* node_count_per_tree{tree} */
 };

@@ -132,6 +132,12 @@ static int register_metrics(struct ps_service *svc, struct ps_error *err)
                                "Pools of a tree, ephemeral ones included, the root not", 1, labels,
                                &svc->f_pool_count, err)) != 0)
         return rc;
+    static const char *const quantile_labels[] = {"tree", "pool", "quantile"};
+    if ((rc = ps_metrics_gauge(r, "poolsched_pool_operation_satisfaction_distribution",
+                               "Quantiles of the local satisfaction ratios of a pool's operations "
+                               "(upstream scheduler/pools/operation_satisfaction_distribution)",
+                               3, quantile_labels, &svc->f_pool_satisfaction, err)) != 0)
+        return rc;
     static const char *const tree_label[] = {"tree"};
     if ((rc = ps_metrics_gauge(r, "poolsched_node_count_per_tree",
                                "Nodes in a pool tree (upstream scheduler/node_count_per_tree)", 1,

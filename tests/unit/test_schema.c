@@ -89,6 +89,12 @@ static bool sample(const struct ps_attr *a, int bad, struct ps_value *out)
         *out = ps_value_map();
         ps_value_put_number(out, "cpu", bad ? -1 : 1);
         return true;
+    case PS_ATTR_DOUBLE_LIST: {
+        *out = ps_value_list();
+        struct ps_value item = bad ? ps_value_number(a->max + 1) : ps_value_number(a->min);
+        ps_value_append(out, &item);
+        return true;
+    }
     case PS_ATTR_FIFO_LIST:
     case PS_ATTR_STRING_LIST: {
         *out = ps_value_list();

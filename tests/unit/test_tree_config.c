@@ -40,7 +40,11 @@ static const char *const expected_defaults =
     " \"enable_guarantee_priority_scheduling\": false,"
     " \"min_spare_allocation_resources_on_node\": {\"user_slots\": 1, \"cpu\": 1, \"memory\": 268435456},"
     " \"necessary_resources_for_operation\": [],"
-    " \"ssd_priority_preemption\": {\"enable\": false, \"node_tag_filter\": \"\", \"medium_names\": []}}";
+    " \"ssd_priority_preemption\": {\"enable\": false, \"node_tag_filter\": \"\", \"medium_names\": []},"
+    " \"per_pool_satisfaction_digest\": {\"absolute_precision\": 0.01, \"lower_bound\": 0,"
+    " \"upper_bound\": 1, \"default_value\": null},"
+    " \"per_pool_satisfaction_profiling_quantiles\": [0.01, 0.05, 0.1, 0.25, 0.4, 0.5, 0.6, 0.75,"
+    " 0.9, 0.95, 0.99]}";
 
 static void test_defaults_of_every_key(void **state)
 {
@@ -133,6 +137,17 @@ static const struct bad_case bad_cases[] = {
     {"ssd_priority_preemption", "{\"enable\": 1}", "must be a boolean"},
     {"ssd_priority_preemption/node_tag_filter", "\"a &\"", "ssd_priority_preemption/node_tag_filter"},
     {"ssd_priority_preemption/medium_names", "[1]", "must be a string"},
+    {"per_pool_satisfaction_digest", "{\"absolute_precision\": 0}", "must be > 0"},
+    {"per_pool_satisfaction_digest", "{\"upper_bound\": -1}",
+     "upper_bound -1 must be greater than or equal to lower_bound 0"},
+    {"per_pool_satisfaction_digest", "{\"absolute_precision\": 0.00001}", "is more than 10000"},
+    {"per_pool_satisfaction_digest", "{\"default_value\": 2}", "default_value"},
+    {"per_pool_satisfaction_digest/lower_bound", "\"low\"", "must be a number"},
+    {"per_pool_satisfaction_profiling_quantiles", "[0.5, 1.5]", "must be in [0, 1]"},
+    {"per_pool_satisfaction_profiling_quantiles", "[-0.1]", "must be in [0, 1]"},
+    {"per_pool_satisfaction_profiling_quantiles", "0.5", "must be a list of numbers"},
+    {"per_pool_satisfaction_profiling_quantiles",
+     "[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]", "must have at most 20 items"},
     {"no_such_key", "1", "unknown key of the pool tree config"},
 };
 

@@ -660,6 +660,60 @@ def use_pool_satisfaction_for_scheduling():
 
 
 @case
+def operation_satisfaction_distribution_profiling():
+    # upstream: test_scheduler_strategy::TestSatisfactionRatio::test_operation_satisfaction_distribution_profiling
+    # upstream's sensor scheduler/pools/operation_satisfaction_distribution {tree, pool, quantile}
+    # is poolsched's /metrics gauge poolsched_pool_operation_satisfaction_distribution
+    UPPER_BOUND, PRECISION = 2.0, 0.001
+    QUANTILES = [0.2, 0.25, 0.4, 0.5, 0.6, 0.75, 0.8, 1.0]
+    env = Env("satisfaction_digest", cpu=8, slots=8, tree={
+        "per_pool_satisfaction_digest": {"lower_bound": 0.0, "upper_bound": UPPER_BOUND,
+                                         "absolute_precision": PRECISION},
+        "per_pool_satisfaction_profiling_quantiles": QUANTILES,
+        "non_preemptible_resource_usage_threshold": {"user_slots": 10}})
+    try:
+        env.pool("pool", strong_guarantee_resources={"cpu": 8.0})
+        USAGE_AND_DEMANDS = [(0, 1), (1, 2), (2, 2), (2, 3)]
+        ops, blocking_demand = [], 0
+        for usage, demand in USAGE_AND_DEMANDS:
+            ops.append(env.op(jobs=demand, pool="pool", scheduling_options_per_pool_tree={
+                "physical": {"resource_limits": {"user_slots": usage}}}))
+            blocking_demand += demand - usage
+        slots = lambda op: env.op_attr(op, "resource_usage", {}).get("user_slots")
+        for op, (usage, _) in zip(ops, USAGE_AND_DEMANDS):
+            env.wait(lambda: slots(op) == usage or slots(op), "%s uses %d slots" % (op, usage))
+        env.wait(lambda: near(env.pool_attr("pool", "demand_share")["user_slots"], 1.0),
+                 "pool demand share 1")
+        blocking = env.op(jobs=blocking_demand)
+        env.wait(lambda: slots(blocking) == blocking_demand or slots(blocking), "blocking op runs")
+        for op, (_, demand) in zip(ops, USAGE_AND_DEMANDS):
+            env.s.ok("update_op_parameters", {"operation_id": op, "parameters": {
+                "scheduling_options_per_pool_tree": {"physical": {"resource_limits": {"user_slots": demand}}}}})
+        local = lambda op: env.op_attr(op, "local_satisfaction_ratio")
+        for op, (usage, demand) in zip(ops, USAGE_AND_DEMANDS):
+            env.wait(lambda: near(local(op), usage / demand) or local(op),
+                     "%s local satisfaction %g" % (op, usage / demand))
+        env.wait(lambda: local(blocking) >= UPPER_BOUND or local(blocking), "blocking satisfaction")
+
+        def sensor(pool, quantile):
+            st, text = env.s.raw("GET", "/metrics")
+            want = ('poolsched_pool_operation_satisfaction_distribution{tree="physical",pool="%s",'
+                    'quantile="%s"}' % (pool, "1" if quantile == 1.0 else str(quantile)))
+            for line in text.splitlines():
+                if line.startswith(want + " "):
+                    return float(line.split()[-1])
+            return None
+        satisfactions = sorted(u / d for u, d in USAGE_AND_DEMANDS)
+        for pool, values in (("pool", satisfactions), ("<Root>", satisfactions + [UPPER_BOUND])):
+            for i, value in enumerate(values):
+                q = (i + 1) / len(values)
+                env.wait(lambda: near(sensor(pool, q), value, PRECISION) or sensor(pool, q),
+                         "%s quantile %s = %g" % (pool, q, value))
+    finally:
+        env.stop()
+
+
+@case
 def fifo_pool_scheduling_order():
     # upstream: test_scheduler_strategy::TestFifoPools::test_fifo_pool_scheduling_order
     env = Env("fifo_order", cpu=10, slots=10,
