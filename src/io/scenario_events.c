@@ -95,6 +95,23 @@ static int parse_node_event(const json_t *obj, const char *path, struct ps_scena
     return 0;
 }
 
+
+/* The event's pool tree: "tree" (NULL: the default one) must name one of the scenario's. */
+static int event_tree(const struct ps_scenario *sc, const char *path, const char *tree,
+                      struct ps_scenario_event *ev, const struct ps_scenario_tree **out,
+                      struct ps_error *err)
+{
+    *out = ps_scenario_find_tree(sc, tree ? tree : sc->default_tree);
+    if (!*out) {
+        char where[PS_SCENARIO_PATH_MAX];
+        ps_jv_join(where, sizeof where, path, "tree");
+        return ps_error_set(err, PS_EINVAL, "%s: no pool tree named \"%s\" in pool_trees", where,
+                            tree);
+    }
+    ev->tree = (*out)->name;
+    return 0;
+}
+
 static int parse_pool_event(const json_t *obj, const char *path, struct ps_scenario *sc,
                             struct ps_scenario_event *ev, struct ps_error *err)
 {
@@ -108,12 +125,9 @@ static int parse_pool_event(const json_t *obj, const char *path, struct ps_scena
         (rc = ps_scenario_name(obj, path, "key", true, &key, err)) != 0 ||
         (rc = ps_scenario_require(obj, path, "value", err)) != 0)
         return rc;
-    const struct ps_scenario_tree *t = ps_scenario_find_tree(sc, tree ? tree : sc->default_tree);
-    if (!t) {
-        ps_jv_join(where, sizeof where, path, "tree");
-        return ps_error_set(err, PS_EINVAL, "%s: no pool tree named \"%s\" in pool_trees", where, tree);
-    }
-    ev->tree = t->name;
+    const struct ps_scenario_tree *t;
+    if ((rc = event_tree(sc, path, tree, ev, &t, err)) != 0)
+        return rc;
     bool found = false;
     for (size_t p = 0; p < t->pool_count && !found; p++)
         found = strcmp(t->pools[p].name, pool) == 0;
@@ -145,7 +159,6 @@ static int parse_tags_event(const json_t *obj, const char *path, struct ps_scena
 static int parse_tree_event(const json_t *obj, const char *path, struct ps_scenario *sc,
                             struct ps_scenario_event *ev, struct ps_error *err)
 {
-    char where[PS_SCENARIO_PATH_MAX];
     int rc = ps_jv_check_keys(obj, path, tree_keys, err);
     if (rc != 0)
         return rc;
@@ -154,12 +167,9 @@ static int parse_tree_event(const json_t *obj, const char *path, struct ps_scena
         (rc = ps_scenario_name(obj, path, "key", true, &key, err)) != 0 ||
         (rc = ps_scenario_require(obj, path, "value", err)) != 0)
         return rc;
-    const struct ps_scenario_tree *t = ps_scenario_find_tree(sc, tree ? tree : sc->default_tree);
-    if (!t) {
-        ps_jv_join(where, sizeof where, path, "tree");
-        return ps_error_set(err, PS_EINVAL, "%s: no pool tree named \"%s\" in pool_trees", where, tree);
-    }
-    ev->tree = t->name;
+    const struct ps_scenario_tree *t;
+    if ((rc = event_tree(sc, path, tree, ev, &t, err)) != 0)
+        return rc;
     if (!(ev->key = ps_scenario_strdup(key, err)))
         return PS_ENOMEM;
     ev->value = json_incref(json_object_get(obj, "value"));

@@ -295,6 +295,24 @@ static int missing(struct ps_error *err, char **names, size_t upto)
     return ps_error_set(err, PS_ENOENT, "path %s does not exist in the orchid", path);
 }
 
+/* *out = the node of root at names[from..count) (a new reference); takes root's reference. */
+static int descend(json_t *root, char **names, size_t from, size_t count, json_t **out,
+                   struct ps_error *err)
+{
+    json_t *cur = root;
+    for (size_t i = from; i < count; i++) {
+        json_t *next = json_is_object(cur) ? json_object_get(cur, names[i]) : NULL;
+        if (!next) {
+            json_decref(root);
+            return missing(err, names, i);
+        }
+        cur = next;
+    }
+    *out = json_incref(cur);
+    json_decref(root);
+    return 0;
+}
+
 int ps_orchid_get(struct ps_service *svc, char **names, size_t count, json_t **out,
                   struct ps_error *err)
 {
@@ -336,7 +354,6 @@ static int tree_get(struct ps_service *svc, struct ps_pool_tree *tree,
                     struct ps_error *err)
 {
     json_t *cur;
-    size_t i = 3;
     if (count == 3) {
         *out = json_pack("{s:{s:o, s:o, s:i}, s:o, s:o}", "fair_share_info", "pools",
                          pools_map(tree, d), "operations", ops_map(tree, d), "pool_count",
@@ -354,18 +371,7 @@ static int tree_get(struct ps_service *svc, struct ps_pool_tree *tree,
         cur = is_config ? config_json(tree) : user_to_ephemeral_pools(tree);
         if (!cur)
             return ps_error_set(err, PS_ENOMEM, "out of memory reading the orchid");
-        json_t *root = cur;
-        for (i = 4; i < count; i++) {
-            json_t *next = json_is_object(cur) ? json_object_get(cur, names[i]) : NULL;
-            if (!next) {
-                json_decref(root);
-                return missing(err, names, i);
-            }
-            cur = next;
-        }
-        *out = json_incref(cur);
-        json_decref(root);
-        return 0;
+        return descend(cur, names, 4, count, out, err);
     }
     if (strcmp(names[3], "fair_share_info") != 0)
         return missing(err, names, 3);
@@ -399,16 +405,5 @@ static int tree_get(struct ps_service *svc, struct ps_pool_tree *tree,
     } else {
         return missing(err, names, 4);
     }
-    json_t *root = cur;
-    for (i = 6; i < count; i++) {
-        json_t *next = json_is_object(cur) ? json_object_get(cur, names[i]) : NULL;
-        if (!next) {
-            json_decref(root);
-            return missing(err, names, i);
-        }
-        cur = next;
-    }
-    *out = json_incref(cur);
-    json_decref(root);
-    return 0;
+    return descend(cur, names, 6, count, out, err);
 }
