@@ -23,6 +23,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -353,6 +354,7 @@ int ps_bench_latency(int argc, char **argv)
         {"--idle-seconds", 1, 3600, &idle_s},
     };
     struct run runs[MAX_BINARIES];
+    static char resolved[MAX_BINARIES][PATH_MAX];
     int nbin = 0;
     char self[4096];
     for (int i = 1; i < argc; i++) {
@@ -369,11 +371,13 @@ int ps_bench_latency(int argc, char **argv)
                 ps_bench_error("latency", "--binary: at most %d", MAX_BINARIES);
                 return 2;
             }
-            if (access(v, X_OK) != 0) {
+            /* absolute: the clusters run in their own directories */
+            if (access(v, X_OK) != 0 || !realpath(v, resolved[nbin])) {
                 ps_bench_error("latency", "--binary: '%s' is not an executable file", v);
                 return 2;
             }
-            runs[nbin++] = (struct run){.binary = v};
+            runs[nbin] = (struct run){.binary = resolved[nbin]};
+            nbin++;
         } else if (strcmp(argv[i], "--help") == 0) {
             printf("usage: poolsched bench latency [--binary PATH]... [--jobs 20] [--nodes 2]\n"
                    "                               [--rounds 1] [--idle-seconds 20]\n"
