@@ -56,7 +56,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             return 0;
         struct ps_error err;
         ps_error_init(&err);
-        int rc = ps_api_heartbeat_json(svc, req, NULL, &reply, &err);
+        int rc = ps_api_heartbeat_json(svc, req, NULL, NULL, &reply, &err);
         json_decref(req);
         if (rc != 0 && (err.code != rc || !err.msg[0] || strchr(err.msg, '\n')))
             abort();
