@@ -249,6 +249,12 @@ static void *loop(void *arg)
                 if (ts->next_update_ms > soon)
                     ts->next_update_ms = soon;
             }
+            /* a change waits DIRTY_BATCH_MS for more, also when the period is due: operations
+             * submitted together enter one update, not the first alone (which a released held
+             * heartbeat would then give the whole idle cluster until preemption) */
+            bool batching = ts->dirty && now < ts->dirty_since_ms + DIRTY_BATCH_MS;
+            if (batching && ts->next_update_ms < ts->dirty_since_ms + DIRTY_BATCH_MS)
+                ts->next_update_ms = ts->dirty_since_ms + DIRTY_BATCH_MS;
             if (now >= ts->next_update_ms) {
                 bool changed = ts->dirty;
                 ts->dirty = false;

@@ -19,9 +19,11 @@ export POOLSCHED_PROXY=127.0.0.1:$port POOLSCHED_DATA_DIR=$RUN_DIR/data
 gpu_op=$(echo "$out" | awk '$1 == "gpu" {print $2}')
 [ -n "$gpu_op" ] || fail "no gpu operation id in: $out"
 
-# every example operation gets running jobs; the gpu one only on gpu1, the others never there
+# every example operation gets running jobs; the gpu one only on gpu1, the others never there.
+# Operations submitted together enter one fair share update; one that still missed the free
+# slots gets them by preemption after the tree's starvation timeout (30 s): wait that long too.
 ok=0
-for _ in $(seq 1 100); do
+for _ in $(seq 1 250); do
   json=$("$bin" list-operations --format json)
   if python3 -c '
 import json, sys
