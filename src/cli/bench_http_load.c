@@ -254,11 +254,28 @@ static json_t *start_op_phase(struct env *e, int clients, long long seconds, lon
     return o;
 }
 
-static void parse_mode(int argc, char **argv, int *i)
+/* The options of one --mode: the mode itself (already chosen), the integer options, --help.
+ * 0 to run, 1 after --help, 2 on a bad option (reported). */
+static int mode_options(int argc, char **argv, const char *mode,
+                        const struct ps_bench_int_opt *ints, int count, const char *usage)
 {
-    (void)argc;
-    if (strcmp(argv[*i], "--mode") == 0)
-        (*i)++;
+    for (int i = 1; i < argc; i++) {
+        int r;
+        if (strncmp(argv[i], "--mode", 6) == 0) {
+            if (strcmp(argv[i], "--mode") == 0)
+                i++;
+        } else if ((r = ps_bench_int_options("http", argc, argv, &i, ints, count)) != 0) {
+            if (r < 0)
+                return 2;
+        } else if (strcmp(argv[i], "--help") == 0) {
+            fputs(usage, stdout);
+            return 1;
+        } else {
+            ps_bench_error("http", "--mode %s: unknown option '%s'", mode, argv[i]);
+            return 2;
+        }
+    }
+    return 0;
 }
 
 int ps_bench_http_start_op(int argc, char **argv)
@@ -270,25 +287,14 @@ int ps_bench_http_start_op(int argc, char **argv)
         {"--clients", 1, 64, &clients},
         {"--server-threads", 1, 64, &threads},
     };
-    for (int i = 1; i < argc; i++) {
-        int r;
-        if (strncmp(argv[i], "--mode", 6) == 0) {
-            parse_mode(argc, argv, &i);
-        } else if ((r = ps_bench_int_options("http", argc, argv, &i, ints,
-                                             (int)(sizeof ints / sizeof *ints))) != 0) {
-            if (r < 0)
-                return 2;
-        } else if (strcmp(argv[i], "--help") == 0) {
-            printf("usage: poolsched bench http --mode start-op [--clients 8] [--seconds 5]\n"
-                   "                            [--pools 1000] [--server-threads 4]\n"
-                   "start_op/s and latency from concurrent clients, then from one kept-alive\n"
-                   "client (JSON).\n");
-            return 0;
-        } else {
-            ps_bench_error("http", "--mode start-op: unknown option '%s'", argv[i]);
-            return 2;
-        }
-    }
+    static const char usage[] =
+        "usage: poolsched bench http --mode start-op [--clients 8] [--seconds 5]\n"
+        "                            [--pools 1000] [--server-threads 4]\n"
+        "start_op/s and latency from concurrent clients, then from one kept-alive\n"
+        "client (JSON).\n";
+    int opt = mode_options(argc, argv, "start-op", ints, (int)(sizeof ints / sizeof *ints), usage);
+    if (opt != 0)
+        return opt == 1 ? 0 : 2;
     struct env e = {0};
     int status = 1;
     long long next = 0;
@@ -448,27 +454,16 @@ int ps_bench_http_combined(int argc, char **argv)
         {"--seconds", 1, 120, &seconds},
         {"--server-threads", 1, 64, &threads},
     };
-    for (int i = 1; i < argc; i++) {
-        int r;
-        if (strncmp(argv[i], "--mode", 6) == 0) {
-            parse_mode(argc, argv, &i);
-        } else if ((r = ps_bench_int_options("http", argc, argv, &i, ints,
-                                             (int)(sizeof ints / sizeof *ints))) != 0) {
-            if (r < 0)
-                return 2;
-        } else if (strcmp(argv[i], "--help") == 0) {
-            printf("usage: poolsched bench http --mode combined [--nodes 10000]\n"
-                   "         [--heartbeat-period-ms 5000] [--churn 1000] [--operations 10000]\n"
-                   "         [--pools 1000] [--update-period-ms 200] [--reads 30] [--writes 15]\n"
-                   "         [--clients 16] [--seconds 20] [--server-threads 4]\n"
-                   "Paced heartbeats, job churn, fair share updates and API requests at once;\n"
-                   "latency, update durations, achieved rates and the generator's CPU (JSON).\n");
-            return 0;
-        } else {
-            ps_bench_error("http", "--mode combined: unknown option '%s'", argv[i]);
-            return 2;
-        }
-    }
+    static const char usage[] =
+        "usage: poolsched bench http --mode combined [--nodes 10000]\n"
+        "         [--heartbeat-period-ms 5000] [--churn 1000] [--operations 10000]\n"
+        "         [--pools 1000] [--update-period-ms 200] [--reads 30] [--writes 15]\n"
+        "         [--clients 16] [--seconds 20] [--server-threads 4]\n"
+        "Paced heartbeats, job churn, fair share updates and API requests at once;\n"
+        "latency, update durations, achieved rates and the generator's CPU (JSON).\n";
+    int opt = mode_options(argc, argv, "combined", ints, (int)(sizeof ints / sizeof *ints), usage);
+    if (opt != 0)
+        return opt == 1 ? 0 : 2;
     if (senders > nodes)
         senders = nodes;
     struct env e = {0};
