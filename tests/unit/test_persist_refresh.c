@@ -197,9 +197,19 @@ static void test_locked_time_is_whole_update(void **state)
     char a[64];
     start_op(svc, "a", a, sizeof a);
     heartbeat(svc);
-    usleep(20 * 1000);
-    /* held throughout: no loop update observes in between */
-    pthread_mutex_lock(&svc->mu);
+    /* held throughout: no loop update observes in between. A loop update computing off the
+     * lock when it is taken (ts->updating) would make ps_svc_update_all skip the tree: wait
+     * until none is in flight. */
+    for (;;) {
+        pthread_mutex_lock(&svc->mu);
+        bool busy = false;
+        for (int i = 0; i < svc->tree_count; i++)
+            busy = busy || svc->trees[i]->updating;
+        if (!busy)
+            break;
+        pthread_mutex_unlock(&svc->mu);
+        usleep(1000);
+    }
     double d0, dn0, l0, ln0, d1, dn1, l1, ln1;
     histogram(svc, "poolsched_fair_share_update_duration_seconds", &d0, &dn0);
     histogram(svc, "poolsched_fair_share_update_locked_seconds", &l0, &ln0);
