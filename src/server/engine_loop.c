@@ -16,7 +16,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/pool_satisfaction.h"
 #include "platform/clock.h"
 #include "server/node_health.h"
 #include "server/service.h"
@@ -27,60 +26,20 @@
  * share the cluster between them by fair share, not first come takes all. */
 #define DIRTY_BATCH_MS 20
 
-static void pool_gauges(struct ps_service *svc, struct ps_pool_tree *tree)
+#ifndef NDEBUG
+/* Debug builds (the sanitizer runs of every test): the inputs the operations pushed at each
+ * change (ps_svc_op_push_inputs) are what a full pass would fill; a change that forgot to push
+ * stops the process here rather than skewing fair shares unseen. */
+static void check_inputs(struct ps_service *svc, struct ps_pool_tree *tree)
 {
-    const char *tname = ps_pool_tree_name(tree);
-    struct ps_metric *count;
-    if (ps_metric_family_get(svc->f_pool_count, &tname, &count, NULL) == 0)
-        ps_metric_set(count, ps_pool_tree_pool_count(tree));
-    struct ps_metric *nodes;
-    if (ps_metric_family_get(svc->f_tree_nodes, &tname, &nodes, NULL) == 0)
-        ps_metric_set(nodes, ps_pool_tree_node_count(tree));
-    for (int i = -1; i < ps_pool_tree_pool_count(tree); i++) {
-        struct ps_pool *p = i < 0 ? ps_pool_tree_root(tree) : ps_pool_tree_pool_at(tree, i);
-        if (!p->dynamic.valid)
-            continue;
-        const char *labels[2] = {tname, p->name};
-        struct ps_metric *m;
-        if (ps_metric_family_get(svc->f_pool_fair_share, labels, &m, NULL) == 0)
-            ps_metric_set(m, p->dynamic.fair_share_ratio);
-        if (ps_metric_family_get(svc->f_pool_usage, labels, &m, NULL) == 0)
-            ps_metric_set(m, p->dynamic.usage_ratio);
-        if (ps_metric_family_get(svc->f_pool_demand, labels, &m, NULL) == 0)
-            ps_metric_set(m, p->dynamic.demand_ratio);
-    }
-}
-
-/* Each pool's quantiles of its operations' satisfaction (core/pool_satisfaction.h), labelled
- * with the quantile as upstream's sensor tag: %g, so 1.0 is "1" and 0.25 "0.25". */
-static void pool_satisfaction_gauges(struct ps_service *svc, struct ps_pool_tree *tree)
-{
-    double *values = NULL;
-    int count = 0;
-    struct ps_error err;
-    ps_error_init(&err);
-    if (ps_pool_satisfaction_quantiles(tree, &values, &count, &err) != 0) {
-        ps_svc_log(svc, "error", "satisfaction_digest_failed", "tree=%s error=\"%s\"",
-                   ps_pool_tree_name(tree), err.msg);
+    char what[300];
+    if (ps_svc_check_engine_inputs(svc, tree, what, sizeof what) == 0)
         return;
-    }
-    const struct ps_double_list *q =
-        &ps_pool_tree_config(tree)->per_pool_satisfaction_profiling_quantiles;
-    for (int i = -1; i < ps_pool_tree_pool_count(tree) && count > 0; i++) {
-        struct ps_pool *p = i < 0 ? ps_pool_tree_root(tree) : ps_pool_tree_pool_at(tree, i);
-        if (!p->dynamic.valid)
-            continue;
-        for (int j = 0; j < count; j++) {
-            char quantile[32];
-            snprintf(quantile, sizeof quantile, "%g", q->items[j]);
-            const char *labels[3] = {ps_pool_tree_name(tree), p->name, quantile};
-            struct ps_metric *m;
-            if (ps_metric_family_get(svc->f_pool_satisfaction, labels, &m, NULL) == 0)
-                ps_metric_set(m, values[(size_t)(i + 1) * (size_t)count + (size_t)j]);
-        }
-    }
-    free(values);
+    ps_svc_log(svc, "error", "engine_inputs_stale", "%s", what);
+    fprintf(stderr, "poolsched: engine inputs stale: %s\n", what);
+    abort();
 }
+#endif
 
 static double since(int64_t started_ns)
 {
@@ -101,10 +60,7 @@ static bool run_unlocked(struct ps_service *svc, struct ps_svc_tree_state *ts, i
     ts->updating = false;
     if (!ts->removed)
         return true;
-    ps_tree_sched_release(&ts->sched);
-    ps_persist_cache_free(ts->pool_docs);
-    free(ts->name);
-    free(ts);
+    ps_svc_tree_state_free(ts);
     return false;
 }
 
@@ -124,8 +80,10 @@ static int update_tree_body(struct ps_service *svc, struct ps_svc_tree_state *ts
     struct ps_error err;
     ps_error_init(&err);
     int changed = 0, rc = 0;
+#ifndef NDEBUG
+    check_inputs(svc, tree);
+#endif
     for (int attempt = 0;; attempt++) {
-        ps_svc_fill_engine_inputs(svc, ts, tree);
         if (!unlocked || attempt >= 2) {
             rc = ps_svc_update_tree(svc, ts, tree, now_ms, &changed, &err);
             break;
@@ -163,8 +121,7 @@ static int update_tree_body(struct ps_service *svc, struct ps_svc_tree_state *ts
     }
     if (changed > 0)
         ps_svc_log(svc, "info", "starvation_changed", "tree=%s elements=%d", ts->name, changed);
-    pool_gauges(svc, tree);
-    pool_satisfaction_gauges(svc, tree);
+    ps_svc_pool_gauges(svc, ts, tree);
     if (ps_history_sample(svc->history, tree, now_ms, ps_metric_value(svc->m_preemptions)) != 0)
         ps_svc_log(svc, "error", "history_sample_failed", "tree=%s error=\"out of memory\"",
                    ts->name);

@@ -413,6 +413,11 @@ static struct ps_metric *series_create(struct ps_metric_family *f,
     return m;
 }
 
+const char *ps_metric_label(const struct ps_metric *m, size_t i)
+{
+    return m->label_values[i];
+}
+
 int ps_metric_family_get(struct ps_metric_family *f, const char *const *label_values,
                          struct ps_metric **out, struct ps_error *err)
 {

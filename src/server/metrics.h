@@ -75,6 +75,9 @@ int ps_metrics_histogram(struct ps_metrics *reg, const char *name, const char *h
 int ps_metric_family_get(struct ps_metric_family *fam, const char *const *label_values,
                          struct ps_metric **out, struct ps_error *err);
 
+/* The series' value of label i (in the order of its family's label names). */
+const char *ps_metric_label(const struct ps_metric *m, size_t i);
+
 /* Counter: adds delta (negative or NaN deltas are a caller bug and are ignored). Gauge: adds
  * delta (any sign). Histogram: not allowed (ignored). */
 void ps_metric_add(struct ps_metric *m, double delta);

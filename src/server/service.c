@@ -107,20 +107,25 @@ int ps_svc_add_tree_state(struct ps_service *svc, const char *name, struct ps_er
     return 0;
 }
 
+void ps_svc_tree_state_free(struct ps_svc_tree_state *t)
+{
+    ps_tree_sched_release(&t->sched);
+    ps_persist_cache_free(t->pool_docs);
+    ps_svc_gauge_cache_free(t->gauges);
+    free(t->name);
+    free(t);
+}
+
 void ps_svc_remove_tree_state(struct ps_service *svc, const char *name)
 {
     for (int i = 0; i < svc->tree_count; i++) {
         if (strcmp(svc->trees[i]->name, name) != 0)
             continue;
         struct ps_svc_tree_state *t = svc->trees[i];
-        if (t->updating) {
+        if (t->updating)
             t->removed = true;   /* its computation runs without svc->mu: the loop frees it */
-        } else {
-            ps_tree_sched_release(&t->sched);
-            ps_persist_cache_free(t->pool_docs);
-            free(t->name);
-            free(t);
-        }
+        else
+            ps_svc_tree_state_free(t);
         memmove(&svc->trees[i], &svc->trees[i + 1],
                 (size_t)(svc->tree_count - i - 1) * sizeof *svc->trees);
         svc->tree_count--;
@@ -617,8 +622,8 @@ static void fill_sched_state(const struct ps_svc_op *op, const struct ps_formula
     }
 }
 
-/* Picks the task whose allocations the snapshots offer (the first with pending jobs) and tells
- * every tree's snapshot. */
+/* Picks the task whose allocations the snapshots offer (the first with pending jobs), sets the
+ * engine's inputs (ps_svc_op_push_inputs) and tells every tree's snapshot. */
 void ps_svc_op_update_shape(struct ps_service *svc, struct ps_svc_op *op)
 {
     int shape = -1;
@@ -626,6 +631,7 @@ void ps_svc_op_update_shape(struct ps_service *svc, struct ps_svc_op *op)
         if (op->tasks[i].q_len > 0)
             shape = i;
     op->shape_task = shape;
+    ps_svc_op_push_inputs(op);
     for (int i = 0; i < op->tree_count; i++) {
         struct ps_svc_op_tree *t = &op->trees[i];
         if (t->element < 0 || !op->sop)
@@ -703,11 +709,50 @@ void ps_svc_forget_elements(struct ps_service *svc, struct ps_pool_tree *tree)
     }
 }
 
-void ps_svc_fill_engine_inputs(struct ps_service *svc, struct ps_svc_tree_state *ts,
-                               struct ps_pool_tree *tree)
+/* The engine's inputs of op in membership slot i: usage, demand (usage and every pending job at
+ * its task's current shape), pending jobs, suspended. */
+static void engine_inputs(const struct ps_svc_op *op, int i, struct ps_tree_op *out)
+{
+    out->usage = op->trees[i].usage;
+    out->demand = op->trees[i].usage;
+    int64_t pending = 0;
+    for (int j = 0; j < op->task_count; j++) {
+        int64_t q = op->tasks[j].q_len;
+        if (q == 0)
+            continue;   /* no shape to compute (the memory reserve) */
+        struct ps_resources shape = ps_svc_task_shape(&op->tasks[j]);
+        for (int r = 0; r < PS_RES_COUNT; r++)
+            out->demand.v[r] += shape.v[r] * q;
+        pending += q;
+    }
+    out->pending_job_count = pending;
+    out->suspended = op->suspended;
+}
+
+void ps_svc_op_push_inputs(struct ps_svc_op *op)
+{
+    if (!op->sop || !op->sop->memberships)
+        return;
+    struct ps_tree_op in;
+    bool have = false;
+    for (int i = 0; i < op->sop->tree_count && i < op->tree_count; i++) {
+        struct ps_tree_op *to = op->sop->memberships[i];
+        if (!to)
+            continue;
+        if (!have || op->tree_count > 1)
+            engine_inputs(op, i, &in);   /* usage differs per tree */
+        have = true;
+        to->usage = in.usage;
+        to->demand = in.demand;
+        to->pending_job_count = in.pending_job_count;
+        to->suspended = in.suspended;
+    }
+}
+
+int ps_svc_check_engine_inputs(struct ps_service *svc, struct ps_pool_tree *tree, char *what,
+                               size_t size)
 {
     (void)svc;
-    (void)ts;
     const char *name = ps_pool_tree_name(tree);
     for (int k = 0; k < ps_pool_tree_operation_count(tree); k++) {
         struct ps_tree_op *to = ps_pool_tree_operation_at(tree, k);
@@ -715,19 +760,17 @@ void ps_svc_fill_engine_inputs(struct ps_service *svc, struct ps_svc_tree_state 
         int i = op ? member_slot(op, name) : -1;
         if (i < 0)
             continue;
-        to->usage = op->trees[i].usage;
-        to->demand = op->trees[i].usage;
-        int64_t pending = 0;
-        for (int j = 0; j < op->task_count; j++) {
-            int64_t q = op->tasks[j].q_len;
-            if (q == 0)
-                continue;   /* no shape to compute (the memory reserve) */
-            struct ps_resources shape = ps_svc_task_shape(&op->tasks[j]);
-            for (int r = 0; r < PS_RES_COUNT; r++)
-                to->demand.v[r] += shape.v[r] * q;
-            pending += q;
+        struct ps_tree_op want;
+        engine_inputs(op, i, &want);
+        const char *field = to->pending_job_count != want.pending_job_count ? "pending_job_count"
+                            : to->suspended != want.suspended               ? "suspended"
+                            : !ps_resources_equal(to->usage, want.usage)    ? "usage"
+                            : !ps_resources_equal(to->demand, want.demand)  ? "demand"
+                                                                            : NULL;
+        if (field) {
+            snprintf(what, size, "operation %s in tree %s: %s is stale", op->id, name, field);
+            return -1;
         }
-        to->pending_job_count = pending;
-        to->suspended = op->suspended;
     }
+    return 0;
 }

@@ -253,6 +253,7 @@ struct ps_svc_node {
 struct ps_journal;
 
 struct ps_persist_cache;
+struct ps_svc_gauge_cache;
 
 struct ps_svc_tree_state {
     char *name;
@@ -271,6 +272,7 @@ struct ps_svc_tree_state {
     bool dynamic_persisted;        /* false: none written by this state yet */
     struct ps_persist_cache *pool_docs;   /* each pool's config JSON by config_version
                                              (persist_tree.c) */
+    struct ps_svc_gauge_cache *gauges;    /* its pools' gauge series (pool_gauges.c) */
 };
 
 struct ps_service {
@@ -346,6 +348,11 @@ void ps_svc_log(struct ps_service *svc, const char *level, const char *event, co
 struct ps_svc_tree_state *ps_svc_tree(struct ps_service *svc, const char *name);
 int ps_svc_add_tree_state(struct ps_service *svc, const char *name, struct ps_error *err);
 void ps_svc_remove_tree_state(struct ps_service *svc, const char *name);
+void ps_svc_tree_state_free(struct ps_svc_tree_state *t);
+/* Sets each pool's gauges of tree after an update (pool_gauges.c). */
+void ps_svc_pool_gauges(struct ps_service *svc, struct ps_svc_tree_state *ts,
+                        struct ps_pool_tree *tree);
+void ps_svc_gauge_cache_free(struct ps_svc_gauge_cache *c);
 struct ps_svc_op *ps_svc_find_op(struct ps_service *svc, const char *id);
 
 /* Operations and jobs (service.c). All under svc->mu. */
@@ -439,9 +446,16 @@ int ps_svc_job_register(struct ps_service *svc, struct ps_svc_job *job);
 void ps_svc_job_attach_node(struct ps_service *svc, struct ps_svc_job *job);
 /* Every operation of tree forgets its element (-1), as before an update's results apply. */
 void ps_svc_forget_elements(struct ps_service *svc, struct ps_pool_tree *tree);
-/* Fills the tree ops' demand, usage and pending counts from the service's operations. */
-void ps_svc_fill_engine_inputs(struct ps_service *svc, struct ps_svc_tree_state *ts,
-                               struct ps_pool_tree *tree);
+/* Sets the engine's inputs in each of op's tree memberships (usage, demand, pending jobs,
+ * suspended) from the operation as it is now: called wherever one of them changes (a job starts
+ * or ends, a job is requeued, the memory digest moves, the operation is suspended or resumed,
+ * restored), so that a fair share update reads them as they stand instead of a pass over every
+ * operation under the lock (as the simulator's sim_op_demand_changed). */
+void ps_svc_op_push_inputs(struct ps_svc_op *op);
+/* Debug builds, before each update: every membership's inputs equal what the operation says
+ * now; -1 and what is stale in what (a change that did not push). */
+int ps_svc_check_engine_inputs(struct ps_service *svc, struct ps_pool_tree *tree, char *what,
+                               size_t size);
 struct ps_preemptible *ps_svc_sched_op_fn(void *ctx, struct ps_tree_op *op, int element,
                                           struct ps_sched_operation *sched,
                                           struct ps_preempt_operation *preempt);

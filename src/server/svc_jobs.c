@@ -156,14 +156,16 @@ struct ps_svc_job *ps_svc_job_start(struct ps_service *svc, struct ps_svc_op *op
     op->trees[tree_slot].usage = ps_resources_add(op->trees[tree_slot].usage, alloc);
     ps_preemptible_add(op->trees[tree_slot].lists, job->alloc_id, now_ms, alloc, NULL);
     ps_svc_job_attach_node(svc, job);
-    if (task->q_len == 0)
+    if (task->q_len == 0) {
         ps_svc_op_update_shape(svc, op);
-    else
+    } else {
+        ps_svc_op_push_inputs(op);
         for (int i = 0; i < op->tree_count; i++) {
             struct ps_sched_snapshot *snap = op_snapshot(svc, op, i);
             if (snap)
                 ps_sched_set_pending(snap, op->trees[i].element, task->q_len, NULL);
         }
+    }
     ps_metric_add(svc->m_allocations, 1);
     return job;
 }
@@ -181,6 +183,7 @@ void ps_svc_job_set_guarantee(struct ps_service *svc, struct ps_svc_job *job, do
     job->cpu_guarantee = (double)cpu / PS_CPU_SCALE;
     struct ps_svc_op_tree *t = &op->trees[job->tree_slot];
     t->usage = ps_resources_add(ps_resources_sub(t->usage, old), job->usage);
+    ps_svc_op_push_inputs(op);
     struct ps_sched_snapshot *snap = op_snapshot(svc, op, job->tree_slot);
     if (snap) {
         ps_sched_allocation_finished(snap, t->element, old, NULL);
@@ -321,10 +324,11 @@ void ps_svc_job_finish(struct ps_service *svc, struct ps_svc_job *job, int state
         ps_svc_op_finish(svc, op, "completed", NULL, now_ms);
         return;
     }
-    if (requeued || op->shape_task < 0)
+    /* requeued, or the digest moved (a new allocation shape); else only the usage changed */
+    if (requeued || op->shape_task < 0 || state == PS_JOB_COMPLETED)
         ps_svc_op_update_shape(svc, op);
-    else if (state == PS_JOB_COMPLETED)
-        ps_svc_op_update_shape(svc, op);   /* the digest moved: a new allocation shape */
+    else
+        ps_svc_op_push_inputs(op);
 }
 
 void ps_svc_op_finish(struct ps_service *svc, struct ps_svc_op *op, const char *state,

@@ -1,0 +1,150 @@
+/* pool_gauges.c — each pool's gauges after a fair share update: its fair share, usage and
+ * demand ratios and the quantiles of its operations' satisfaction (core/pool_satisfaction.h).
+ *
+ * A tree of 1,000 pools has 8,000 such series: looking each up by its labels after every
+ * update (a binary search of string comparisons over scattered labels, under svc->mu) cost
+ * more than the rest of the update's bookkeeping. Each tree state keeps the series of its
+ * pools by position; an entry stands while its series' pool label is the pool's name there
+ * (pools come and go, a freed pool's place goes to another), and the satisfaction series while
+ * the tree's profiling quantiles are those they were looked up for. Series live as long as the
+ * registry, so a kept pointer never dangles.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/pool_satisfaction.h"
+#include "server/service.h"
+
+struct pool_series {
+    struct ps_metric *fair_share, *usage, *demand;
+    struct ps_metric **satisfaction;   /* one per quantile, allocated with the cache's count */
+};
+
+struct ps_svc_gauge_cache {
+    struct pool_series *pools;   /* [0] the root, [i + 1] pool i */
+    int cap;
+    double *quantiles;           /* what the satisfaction series are labelled with */
+    int quantile_count;
+};
+
+static void drop_satisfaction(struct ps_svc_gauge_cache *c)
+{
+    for (int i = 0; i < c->cap; i++) {
+        free(c->pools[i].satisfaction);
+        c->pools[i].satisfaction = NULL;
+    }
+    free(c->quantiles);
+    c->quantiles = NULL;
+    c->quantile_count = 0;
+}
+
+void ps_svc_gauge_cache_free(struct ps_svc_gauge_cache *c)
+{
+    if (!c)
+        return;
+    drop_satisfaction(c);
+    free(c->pools);
+    free(c);
+}
+
+/* Room for n pools' entries and the satisfaction series for these quantiles; false when out of
+ * memory (the gauges are skipped this time). */
+static bool prepare(struct ps_svc_tree_state *ts, int n, const struct ps_double_list *q)
+{
+    struct ps_svc_gauge_cache *c = ts->gauges;
+    if (!c && !(c = ts->gauges = calloc(1, sizeof *c)))
+        return false;
+    if (c->quantile_count != q->count ||
+        (q->count && memcmp(c->quantiles, q->items, (size_t)q->count * sizeof *q->items) != 0)) {
+        drop_satisfaction(c);
+        if (q->count) {
+            c->quantiles = malloc((size_t)q->count * sizeof *q->items);
+            if (!c->quantiles)
+                return false;
+            memcpy(c->quantiles, q->items, (size_t)q->count * sizeof *q->items);
+            c->quantile_count = q->count;
+        }
+    }
+    if (n > c->cap) {
+        struct pool_series *p = realloc(c->pools, (size_t)n * sizeof *p);
+        if (!p)
+            return false;
+        memset(p + c->cap, 0, (size_t)(n - c->cap) * sizeof *p);
+        c->pools = p;
+        c->cap = n;
+    }
+    return true;
+}
+
+/* The series of family f for pool (labels tree, pool[, quantile]) through the slot *m: kept
+ * when its pool label is still this pool's name. NULL when it cannot be had. */
+static struct ps_metric *series(struct ps_metric_family *f, struct ps_metric **m,
+                                const char *const *labels)
+{
+    if (*m && strcmp(ps_metric_label(*m, 1), labels[1]) == 0)
+        return *m;
+    if (ps_metric_family_get(f, labels, m, NULL) != 0)
+        *m = NULL;
+    return *m;
+}
+
+static void set(struct ps_metric *m, double v)
+{
+    if (m)
+        ps_metric_set(m, v);
+}
+
+void ps_svc_pool_gauges(struct ps_service *svc, struct ps_svc_tree_state *ts,
+                        struct ps_pool_tree *tree)
+{
+    const char *tname = ps_pool_tree_name(tree);
+    struct ps_metric *m;
+    if (ps_metric_family_get(svc->f_pool_count, &tname, &m, NULL) == 0)
+        ps_metric_set(m, ps_pool_tree_pool_count(tree));
+    if (ps_metric_family_get(svc->f_tree_nodes, &tname, &m, NULL) == 0)
+        ps_metric_set(m, ps_pool_tree_node_count(tree));
+
+    const struct ps_double_list *q =
+        &ps_pool_tree_config(tree)->per_pool_satisfaction_profiling_quantiles;
+    int n = ps_pool_tree_pool_count(tree) + 1;
+    if (!prepare(ts, n, q))
+        return;
+    double *values = NULL;
+    int count = 0;
+    struct ps_error err;
+    ps_error_init(&err);
+    if (ps_pool_satisfaction_quantiles(tree, &values, &count, &err) != 0) {
+        ps_svc_log(svc, "error", "satisfaction_digest_failed", "tree=%s error=\"%s\"", tname,
+                   err.msg);
+        count = 0;
+    }
+    if (count != ts->gauges->quantile_count)
+        count = 0;   /* not what the series are for: no satisfaction gauges this time */
+    for (int i = 0; i < n; i++) {
+        struct ps_pool *p = i == 0 ? ps_pool_tree_root(tree) : ps_pool_tree_pool_at(tree, i - 1);
+        if (!p->dynamic.valid)
+            continue;
+        struct pool_series *e = &ts->gauges->pools[i];
+        const char *labels[3] = {tname, p->name, NULL};
+        set(series(svc->f_pool_fair_share, &e->fair_share, labels), p->dynamic.fair_share_ratio);
+        set(series(svc->f_pool_usage, &e->usage, labels), p->dynamic.usage_ratio);
+        set(series(svc->f_pool_demand, &e->demand, labels), p->dynamic.demand_ratio);
+        if (count == 0)
+            continue;
+        if (!e->satisfaction && !(e->satisfaction = calloc((size_t)count, sizeof *e->satisfaction)))
+            continue;
+        for (int j = 0; j < count; j++) {
+            char quantile[32];
+            if (!e->satisfaction[j] || strcmp(ps_metric_label(e->satisfaction[j], 1), p->name) != 0) {
+                /* labelled as upstream's sensor tag: %g, so 1.0 is "1" and 0.25 "0.25" */
+                snprintf(quantile, sizeof quantile, "%g", q->items[j]);
+                labels[2] = quantile;
+                e->satisfaction[j] = NULL;
+                series(svc->f_pool_satisfaction, &e->satisfaction[j], labels);
+            }
+            set(e->satisfaction[j], values[(size_t)i * (size_t)count + (size_t)j]);
+        }
+    }
+    free(values);
+}

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Each pool's /metrics gauges follow the pools as they come and go: the service keeps each
+# tree's gauge series by pool position (pool_gauges.c), so after a pool is removed and another
+# created, every pool's series must carry its own values under its own name; after the tree's
+# per_pool_satisfaction_profiling_quantiles change, the new quantiles' series appear.
+# usage: server_pool_gauges.sh BINARY SHARED_DIR SOURCE_DIR
+set -euo pipefail
+bin=${1:?usage: server_pool_gauges.sh BINARY SHARED_DIR SOURCE_DIR}
+src=${3:?}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+PYTHONPATH="$src/tests/scripts" python3 - "$bin" "$work" <<'EOF'
+import re, sys, time
+from server_helper import Scheduler, FakeNode, check, finish
+
+bin, work = sys.argv[1], sys.argv[2]
+T = "//sys/pool_trees/physical/"
+s = Scheduler(bin, work + "/data", {"fair_share_update_period": 100}).start()
+
+
+def gauges(name):
+    """{pool: value} of gauge name in tree physical (quantile-labelled: {(pool, q): value})."""
+    st, text = s.raw("GET", "/metrics")
+    out = {}
+    for m in re.finditer(r'^%s\{tree="physical",pool="([^"]*)"(?:,quantile="([^"]*)")?\} (\S+)$'
+                         % name, text, re.M):
+        out[(m.group(1), m.group(2)) if m.group(2) else m.group(1)] = float(m.group(3))
+    return out
+
+
+def wait(cond, what, seconds=5):
+    end = time.time() + seconds
+    while time.time() < end:
+        node.heartbeat()
+        if cond():
+            return True
+        time.sleep(0.1)
+    check(False, what)
+    return False
+
+
+try:
+    s.set(T + "@fair_share_update_period", 100)
+    for p in ("a", "b", "c"):
+        s.ok("create", {"type": "scheduler_pool", "path": T + p})
+    node = FakeNode(s, "n1", cpu=4, slots=4)
+    spec = {"pool": "b", "tasks": {"main": {"command": "true", "job_count": 2, "cpu_limit": 1}}}
+    s.ok("start_op", {"operation_type": "vanilla", "spec": spec})
+    usage = lambda: gauges("poolsched_pool_usage_ratio")
+    wait(lambda: usage().get("b", 0) > 0 and "a" in usage() and "c" in usage(),
+         "gauges of a, b, c with b using: %s" % usage())
+
+    # a goes, d comes: the pools' places move under the kept series
+    s.ok("remove", {"path": T + "a"})
+    s.ok("create", {"type": "scheduler_pool", "path": T + "d"})
+    demand = lambda: gauges("poolsched_pool_demand_ratio")
+    wait(lambda: "d" in usage() and "d" in demand(), "gauges of the new pool d: %s" % usage())
+    time.sleep(0.5)   # several updates after the change
+    u, d = usage(), demand()
+    check(u.get("b", 0) > 0 and d.get("b", 0) > 0, "b keeps its usage and demand: %s %s" % (u, d))
+    check(u.get("c") == 0 and u.get("d") == 0, "c and d use nothing: %s" % u)
+    check(d.get("c") == 0 and d.get("d") == 0, "c and d demand nothing: %s" % d)
+    root = u.get("<Root>", 0)
+    check(abs(root - u.get("b", 0)) < 1e-9, "b's usage is the root's (%s)" % u)
+
+    # satisfaction quantiles: the series follow the tree's list
+    sat = lambda: gauges("poolsched_pool_operation_satisfaction_distribution")
+    wait(lambda: ("b", "0.5") in sat(), "satisfaction of b at the default quantiles: %s" % sat())
+    s.set(T + "@per_pool_satisfaction_profiling_quantiles", [0.3, 0.7])
+    wait(lambda: ("b", "0.3") in sat() and ("d", "0.7") in sat(),
+         "satisfaction series at the new quantiles: %s" % sorted(sat()))
+finally:
+    s.stop()
+finish()
+EOF
