@@ -80,6 +80,7 @@ static int update_tree_body(struct ps_service *svc, struct ps_svc_tree_state *ts
     struct ps_error err;
     ps_error_init(&err);
     int changed = 0, rc = 0;
+    ts->since_moved_count = 0;   /* the finish below lists them anew */
 #ifndef NDEBUG
     check_inputs(svc, tree);
 #endif
@@ -121,7 +122,7 @@ static int update_tree_body(struct ps_service *svc, struct ps_svc_tree_state *ts
     }
     if (changed > 0)
         ps_svc_log(svc, "info", "starvation_changed", "tree=%s elements=%d", ts->name, changed);
-    ps_svc_pool_gauges(svc, ts, tree);
+    ps_svc_pool_gauges(svc, ts, tree, now_ms);
     if (ps_history_sample(svc->history, tree, now_ms, ps_metric_value(svc->m_preemptions)) != 0)
         ps_svc_log(svc, "error", "history_sample_failed", "tree=%s error=\"out of memory\"",
                    ts->name);
@@ -130,15 +131,26 @@ static int update_tree_body(struct ps_service *svc, struct ps_svc_tree_state *ts
      * and then: journal.c): the documents whose volumes or timers moved are written again.
      * Not every document after every update: under svc->mu, serializing the tree and each
      * starving operation's document (its whole spec) cost more than the rest of the update. */
-    if (!ps_journal_refresh_due(svc->journal, now_ms))
+    if (!ps_journal_refresh_due(svc->journal, now_ms)) {
+        ts->since_rescan = true;   /* this update's moved timers go unwritten */
         return UPDATE_DONE;
+    }
     if (!ts->dynamic_persisted || ps_persist_tree_dynamic_hash(tree) != ts->persisted_dynamic)
         ps_persist_tree(svc, ts->name);
-    for (int k = 0; k < ps_pool_tree_operation_count(tree); k++) {
-        struct ps_svc_op *op = ps_tree_op_host(ps_pool_tree_operation_at(tree, k));
-        if (op && ps_persist_op_since_changed(op))
-            ps_persist_op(svc, op);
+    /* the operations whose timer moved, as the finish listed them (sched_host.c op_state) */
+    if (ts->since_rescan) {
+        ts->since_rescan = false;
+        for (int k = 0; k < ps_pool_tree_operation_count(tree); k++) {
+            struct ps_svc_op *op = ps_tree_op_host(ps_pool_tree_operation_at(tree, k));
+            if (op && ps_persist_op_since_changed(op))
+                ps_persist_op(svc, op);
+        }
+    } else {
+        for (int k = 0; k < ts->since_moved_count; k++)
+            if (ps_persist_op_since_changed(ts->since_moved[k]))
+                ps_persist_op(svc, ts->since_moved[k]);
     }
+    ts->since_moved_count = 0;
     return UPDATE_DONE;
 }
 

@@ -24,7 +24,7 @@
 
 #define PS_METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 #define PS_METRICS_MAX_LABELS 8
-#define PS_METRICS_MAX_SERIES 10000   /* per family: bounds memory if a label value runs wild */
+#define PS_METRICS_MAX_SERIES 200000  /* per family: bounds memory if a label value runs wild */
 
 enum ps_metric_type {
     PS_METRIC_COUNTER,

@@ -8,6 +8,10 @@
  * (pools come and go, a freed pool's place goes to another), and the satisfaction series while
  * the tree's profiling quantiles are those they were looked up for. Series live as long as the
  * registry, so a kept pointer never dangles.
+ *
+ * They are set at most once a second (GAUGE_PERIOD_MS; every update at the default 1 s
+ * fair_share_update_period): the satisfaction digests of every pool cost a pass over all
+ * operations, and a scrape every few seconds reads no more.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +19,8 @@
 
 #include "core/pool_satisfaction.h"
 #include "server/service.h"
+
+#define GAUGE_PERIOD_MS 1000
 
 struct pool_series {
     struct ps_metric *fair_share, *usage, *demand;
@@ -26,6 +32,7 @@ struct ps_svc_gauge_cache {
     int cap;
     double *quantiles;           /* what the satisfaction series are labelled with */
     int quantile_count;
+    int64_t next_ms;             /* the next update that sets them */
 };
 
 static void drop_satisfaction(struct ps_svc_gauge_cache *c)
@@ -96,8 +103,10 @@ static void set(struct ps_metric *m, double v)
 }
 
 void ps_svc_pool_gauges(struct ps_service *svc, struct ps_svc_tree_state *ts,
-                        struct ps_pool_tree *tree)
+                        struct ps_pool_tree *tree, int64_t now_ms)
 {
+    if (ts->gauges && now_ms < ts->gauges->next_ms)
+        return;
     const char *tname = ps_pool_tree_name(tree);
     struct ps_metric *m;
     if (ps_metric_family_get(svc->f_pool_count, &tname, &m, NULL) == 0)
@@ -110,6 +119,7 @@ void ps_svc_pool_gauges(struct ps_service *svc, struct ps_svc_tree_state *ts,
     int n = ps_pool_tree_pool_count(tree) + 1;
     if (!prepare(ts, n, q))
         return;
+    ts->gauges->next_ms = now_ms + GAUGE_PERIOD_MS;
     double *values = NULL;
     int count = 0;
     struct ps_error err;

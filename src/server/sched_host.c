@@ -248,10 +248,25 @@ static int preempt_sorted(void *ctx, const struct ps_preempt_victim *v, struct p
     return 0;
 }
 
+/* op_state of an update's finish: the operation's scheduling state (ps_svc_sched_op_fn), and
+ * whether its starvation timer moved from what its document carries (the store refresh after
+ * the update writes those: no pass over every operation for it). */
+static struct ps_preemptible *op_state(void *ctx, struct ps_tree_op *tree_op, int element,
+                                       struct ps_sched_operation *sched,
+                                       struct ps_preempt_operation *preempt)
+{
+    struct host *h = ctx;
+    struct ps_preemptible *lists = ps_svc_sched_op_fn(ctx, tree_op, element, sched, preempt);
+    struct ps_svc_op *op = ps_tree_op_host(tree_op);
+    if (op && ps_persist_op_since_changed(op))
+        ps_svc_since_moved(h->ts, op);
+    return lists;
+}
+
 static struct ps_tree_host loop_host(struct host *h)
 {
     return (struct ps_tree_host){.ctx = h,
-                                 .op_state = ps_svc_sched_op_fn,
+                                 .op_state = op_state,
                                  .allocations = allocations,
                                  .start = start,
                                  .preempt = preempt};

@@ -107,8 +107,24 @@ int ps_svc_add_tree_state(struct ps_service *svc, const char *name, struct ps_er
     return 0;
 }
 
+void ps_svc_since_moved(struct ps_svc_tree_state *ts, struct ps_svc_op *op)
+{
+    if (ts->since_moved_count == ts->since_moved_cap) {
+        int cap = ts->since_moved_cap ? 2 * ts->since_moved_cap : 64;
+        struct ps_svc_op **l = realloc(ts->since_moved, (size_t)cap * sizeof *l);
+        if (!l) {
+            ts->since_rescan = true;
+            return;
+        }
+        ts->since_moved = l;
+        ts->since_moved_cap = cap;
+    }
+    ts->since_moved[ts->since_moved_count++] = op;
+}
+
 void ps_svc_tree_state_free(struct ps_svc_tree_state *t)
 {
+    free(t->since_moved);
     ps_tree_sched_release(&t->sched);
     ps_persist_cache_free(t->pool_docs);
     ps_svc_gauge_cache_free(t->gauges);

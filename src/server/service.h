@@ -273,6 +273,12 @@ struct ps_svc_tree_state {
     struct ps_persist_cache *pool_docs;   /* each pool's config JSON by config_version
                                              (persist_tree.c) */
     struct ps_svc_gauge_cache *gauges;    /* its pools' gauge series (pool_gauges.c) */
+    /* operations whose starvation timer moved from their document's in the update being
+     * applied (ps_svc_since_moved); since_rescan: the list is incomplete (out of memory, or a
+     * refresh skipped while commits fail), the next refresh looks at every operation */
+    struct ps_svc_op **since_moved;
+    int since_moved_count, since_moved_cap;
+    bool since_rescan;
 };
 
 struct ps_service {
@@ -349,9 +355,11 @@ struct ps_svc_tree_state *ps_svc_tree(struct ps_service *svc, const char *name);
 int ps_svc_add_tree_state(struct ps_service *svc, const char *name, struct ps_error *err);
 void ps_svc_remove_tree_state(struct ps_service *svc, const char *name);
 void ps_svc_tree_state_free(struct ps_svc_tree_state *t);
-/* Sets each pool's gauges of tree after an update (pool_gauges.c). */
+/* Notes op in ts->since_moved. */
+void ps_svc_since_moved(struct ps_svc_tree_state *ts, struct ps_svc_op *op);
+/* Sets each pool's gauges of tree after an update, at most once a second (pool_gauges.c). */
 void ps_svc_pool_gauges(struct ps_service *svc, struct ps_svc_tree_state *ts,
-                        struct ps_pool_tree *tree);
+                        struct ps_pool_tree *tree, int64_t now_ms);
 void ps_svc_gauge_cache_free(struct ps_svc_gauge_cache *c);
 struct ps_svc_op *ps_svc_find_op(struct ps_service *svc, const char *id);
 
