@@ -285,6 +285,15 @@ int ps_api_heartbeat_json(struct ps_service *svc, const json_t *req, const char 
         rc = ps_error_set(err, PS_ENOMEM, "out of memory");
         goto out;
     }
+    if (hold && hold->rerun && node->heartbeat_seq != hold->held_at) {
+        /* released, then a newer heartbeat of the node ran before this rerun: the agent has
+         * given this one up (its reply would go nowhere: a job started in it would wait for
+         * the next heartbeat's last_reply_seq to be sent again), and its job reports are
+         * older than the newer one's */
+        rc = ps_error_set(err, PS_ESTATE, "heartbeat of node %s superseded by a newer one "
+                          "while it was held", node_id);
+        goto out;
+    }
     if (instance && strcmp(node->instance_id, instance) != 0) {
         bool live = node->registered &&
                     node->last_seen_ms + svc->cfg.node_offline_timeout_ms >= now;
@@ -551,6 +560,7 @@ void ps_api_heartbeat_handler(const struct ps_http_request *req, struct ps_http_
                        : req->hold_deadline_ns ? req->hold_deadline_ns
                                                : started_ns + wait_ms * 1000000,
         .rerun = req->released != 0,
+        .held_at = req->hold_tag,
     };
     json_t *reply = NULL;
     int rc = ps_api_heartbeat_json(svc, body, req->remote_addr, &hold, &reply, &err);

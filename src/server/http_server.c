@@ -224,7 +224,7 @@ static void held_release(struct ps_http_server *srv, struct request_state *st, i
 }
 
 int ps_http_hold(const struct ps_http_request *req, struct ps_http_response *resp,
-                 const char *key, int64_t deadline_ns)
+                 const char *key, int64_t deadline_ns, uint64_t tag)
 {
     struct ps_http_server *srv = resp->server_;
     struct request_state *st = req->state_;
@@ -249,6 +249,7 @@ int ps_http_hold(const struct ps_http_request *req, struct ps_http_response *res
     st->hold = HOLD_ASKED;
     st->release_why = 0;
     st->hold_deadline_ns = deadline_ns;
+    st->hold_tag = tag;
     st->hold_next = srv->held_list;
     if (srv->held_list)
         srv->held_list->hold_prev = st;
@@ -295,6 +296,7 @@ static enum MHD_Result dispatch(struct ps_http_server *srv, struct MHD_Connectio
         if (req.released)   /* the duration metric counts the last run, not the hold */
             st->start = ps_clock_monotonic_ns();
         req.hold_deadline_ns = st->hold_deadline_ns;
+        req.hold_tag = st->hold_tag;
         req.state_ = st;
         resp = (struct ps_http_response){ .status = 204, .request_id_ = req.request_id,
                                           .server_ = srv };

@@ -103,6 +103,7 @@ struct ps_http_request {
     int released;                /* enum ps_http_release: 0 on a request's first handler call;
                                     why its handler runs again after ps_http_hold */
     int64_t hold_deadline_ns;    /* the deadline of the request's hold (monotonic ns), 0 never held */
+    uint64_t hold_tag;           /* what the handler gave ps_http_hold, 0 never held */
     void *conn_;                 /* private */
     void *state_;                /* private */
 };
@@ -248,7 +249,8 @@ void ps_http_server_free(struct ps_http_server *srv);
  * deadline passes, when another request holds under the same key (the older one is
  * superseded) or when the server stops. A release that comes while the holding handler still
  * runs is not lost: the handler then runs again at once. The rerun may hold again. The
- * duration metric of a held request counts its last run, not the hold.
+ * duration metric of a held request counts its last run, not the hold. tag comes back in
+ * req->hold_tag on the reruns (the handler's note of what the request was held at).
  * Returns 0, PS_ESTATE while the server stops, PS_EINVAL for an empty or over-long key,
  * PS_ENOMEM. */
 #define PS_HTTP_HOLD_KEY_MAX 128
@@ -260,7 +262,7 @@ enum ps_http_release {
     PS_HTTP_RELEASED_STOPPING,
 };
 int ps_http_hold(const struct ps_http_request *req, struct ps_http_response *resp,
-                 const char *key, int64_t deadline_ns);
+                 const char *key, int64_t deadline_ns, uint64_t tag);
 /* Releases the request held under key, if any (any thread). Returns whether one was held. */
 bool ps_http_server_release(struct ps_http_server *srv, const char *key,
                             enum ps_http_release why);

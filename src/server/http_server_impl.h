@@ -92,6 +92,7 @@ struct request_state {
     int hold;                     /* HOLD_NONE, HOLD_ASKED (its handler runs), HOLD_PARKED */
     int release_why;              /* a release pending for the handler's next run */
     int64_t hold_deadline_ns;
+    uint64_t hold_tag;
     char hold_key[PS_HTTP_HOLD_KEY_MAX + 1];
     struct MHD_Connection *conn;
     struct request_state *hold_prev, *hold_next;

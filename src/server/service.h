@@ -555,6 +555,7 @@ struct ps_svc_hold {
     struct ps_http_response *resp;
     int64_t deadline_ns;           /* monotonic; 0: answer, do not hold */
     bool rerun;                    /* a released held heartbeat run again: counted once */
+    uint64_t held_at;              /* rerun: the node's heartbeat_seq when it was held */
     bool held;                     /* out: held, *reply is NULL */
 };
 /* One node heartbeat (docs/api.md); remote_addr (may be NULL) is kept as the node's address.

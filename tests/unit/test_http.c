@@ -135,7 +135,7 @@ static void h_hold(const struct ps_http_request *req, struct ps_http_response *r
         const char *key = ps_http_request_query(req, "key");
         const char *ms = ps_http_request_query(req, "ms");
         int64_t deadline = ps_clock_monotonic_ns() + atoll(ms ? ms : "0") * 1000000;
-        if (ps_http_hold(req, resp, key, deadline) == 0)
+        if (ps_http_hold(req, resp, key, deadline, 0) == 0)
             return;
         ps_http_response_set(resp, 409, "text/plain", "not held", 8);
         return;

@@ -14,38 +14,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "server/service.h"
-#include "store_test_dir.h"
+#include "service_test.h"
 
 void ps_svc_update_all(struct ps_service *svc);
 
-static const struct ps_auth_identity admin = {"admin", PS_ROLE_ADMIN};
-
-static json_t *ok(struct ps_service *svc, const char *command, const char *body)
-{
-    json_t *reply = NULL;
-    int st = ps_api_dispatch(svc, command, body, strlen(body), &admin, &reply);
-    if (st != 200) {
-        char *text = json_dumps(reply, 0);
-        fail_msg("%s %s: %d %s", command, body, st, text ? text : "");
-    }
-    return reply;
-}
-
 static struct ps_service *start(const char *dir)
 {
-    struct ps_service_config cfg;
-    ps_service_config_init(&cfg);
-    snprintf(cfg.data_dir, sizeof cfg.data_dir, "%s", dir);
-    cfg.port = -1;
-    cfg.quiet = true;
-    cfg.fair_share_update_period_ms = 60000;
-    struct ps_service *svc = NULL;
-    struct ps_error err;
-    ps_error_init(&err);
-    if (ps_service_start(&cfg, &svc, &err) != 0)
-        fail_msg("start: %s", err.msg);
-    return svc;
+    return start_service(dir, 60000);   /* the loop runs no update of its own in between */
 }
 
 /* Starts an operation of 100 one-core jobs in pool; its id into id. */
@@ -223,11 +198,7 @@ static void test_locked_time_is_whole_update(void **state)
     assert_true(whole > 0);
     if (!(locked >= whole * (1 - 1e-9)))
         fail_msg("locked %.9f s of a %.9f s update run all under the lock", locked, whole);
-    ps_service_stop(svc);
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s", dir, PS_SERVICE_CLUSTER_SECRET_FILE);
-    unlink(path);
-    remove_store_dir(dir, PS_AUTH_ADMIN_TOKEN_FILE);
+    stop_service(svc, dir);
 }
 
 int main(void)
