@@ -156,7 +156,7 @@ static int update_tree_body(struct ps_service *svc, struct ps_svc_tree_state *ts
 
 /* update_tree_body, then (wake) the held heartbeats with work are released (changed:
  * operations changed before it); both histograms take the whole of it, the locked one everything but the
- * computation off the lock (input fill, build, apply, snapshot, gauges, history, limits check,
+ * computation off the lock (build, apply, snapshot, gauges, history, limits check,
  * the store refresh, the wake-up). Returns false when ts was removed meanwhile. */
 static bool update_tree(struct ps_service *svc, struct ps_svc_tree_state *ts, int64_t now_ms,
                         bool unlocked, bool wake, bool changed)

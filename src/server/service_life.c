@@ -98,7 +98,7 @@ static int register_metrics(struct ps_service *svc, struct ps_error *err)
         return rc;
     static const double fs_bounds[] = {0.0001, 0.001, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 1};
     if ((rc = ps_metrics_histogram(r, "poolsched_fair_share_update_duration_seconds",
-                                   "Duration of one tree's fair share update, from the input fill "
+                                   "Duration of one tree's fair share update, from the build "
                                    "to the store refresh",
                                    0, NULL, fs_bounds, 9, &f, err)) != 0 ||
         (rc = ps_metric_family_get(f, NULL, &svc->m_fs_duration, err)) != 0)
