@@ -20,8 +20,7 @@
 
 #include <sqlite3.h>
 
-#include "server/service.h"
-#include "store_test_dir.h"
+#include "service_test.h"
 
 /* ---- a VFS that fails WAL writes on demand --------------------------------------------------- */
 
@@ -118,24 +117,6 @@ static void install_vfs(void)
 
 /* ---- the service in-process --------------------------------------------------------------------- */
 
-static const struct ps_auth_identity admin = {"admin", PS_ROLE_ADMIN};
-
-static int call(struct ps_service *svc, const char *command, const char *body, json_t **reply)
-{
-    return ps_api_dispatch(svc, command, body, strlen(body), &admin, reply);
-}
-
-static json_t *ok(struct ps_service *svc, const char *command, const char *body)
-{
-    json_t *reply = NULL;
-    int st = call(svc, command, body, &reply);
-    if (st != 200) {
-        char *text = json_dumps(reply, 0);
-        fail_msg("%s %s: %d %s", command, body, st, text ? text : "");
-    }
-    return reply;
-}
-
 static void refused(struct ps_service *svc, const char *command, const char *body, int status,
                     const char *words)
 {
@@ -179,30 +160,14 @@ static double weight(struct ps_service *svc, const char *pool)
 static struct ps_service *start_window(const char *dir, int64_t commit_window_ms)
 {
     struct ps_service_config cfg;
-    ps_service_config_init(&cfg);
+    test_service_config(&cfg, dir);
     cfg.commit_window_ms = commit_window_ms;
-    snprintf(cfg.data_dir, sizeof cfg.data_dir, "%s", dir);
-    cfg.port = -1;
-    cfg.quiet = true;
-    struct ps_service *svc = NULL;
-    struct ps_error err;
-    ps_error_init(&err);
-    if (ps_service_start(&cfg, &svc, &err) != 0)
-        fail_msg("start: %s", err.msg);
-    return svc;
+    return start_config(&cfg);
 }
 
 static struct ps_service *start(const char *dir)
 {
     return start_window(dir, 0);
-}
-
-static void remove_dir(char *dir)
-{
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s", dir, PS_SERVICE_CLUSTER_SECRET_FILE);
-    unlink(path);
-    remove_store_dir(dir, PS_AUTH_ADMIN_TOKEN_FILE);
 }
 
 /* One kind of failure: every write refused with status and words, absent at once, after the
@@ -262,7 +227,7 @@ static void run_case(int fault, int status, const char *words)
     assert_string_equal(json_string_value(json_object_get(r, "state")), "running");
     json_decref(r);
     ps_service_stop(svc);
-    remove_dir(dir);
+    remove_service_dir(dir);
 }
 
 static void test_disk_full_507(void **state)
@@ -326,7 +291,7 @@ static void test_dependent_requests_refused_together(void **state)
     assert_true(pool_exists(svc, "later"));
     assert_int_equal(op_count(svc), ops);
     ps_service_stop(svc);
-    remove_dir(dir);
+    remove_service_dir(dir);
 }
 
 int main(void)

@@ -134,10 +134,7 @@ static void test_refresh_writes_moved_timers_only(void **state)
     json_decref(doc);
     free(text);
     ps_store_close(store);
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s", dir, PS_SERVICE_CLUSTER_SECRET_FILE);
-    unlink(path);
-    remove_store_dir(dir, PS_AUTH_ADMIN_TOKEN_FILE);
+    remove_service_dir(dir);
 }
 
 /* The histogram's sum and count from the rendered metrics. */
