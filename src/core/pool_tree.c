@@ -555,6 +555,14 @@ bool ps_pool_aggressive_preemption_allowed(const struct ps_pool *pool)
     return true;
 }
 
+bool ps_pool_use_satisfaction_for_scheduling(const struct ps_pool *pool)
+{
+    for (const struct ps_pool *p = pool; p; p = p->parent)
+        if (p->config.use_pool_satisfaction_for_scheduling.set)
+            return p->config.use_pool_satisfaction_for_scheduling.value;
+    return false;
+}
+
 const char *ps_pool_profiling_tag(const struct ps_pool *pool, const char *tag)
 {
     if (!tag)

@@ -206,6 +206,11 @@ int64_t ps_pool_max_operations(const struct ps_pool *pool);
  * else the nearest ancestor's, else true (the root's). */
 bool ps_pool_aggressive_preemption_allowed(const struct ps_pool *pool);
 
+/* A pool's effective use_pool_satisfaction_for_scheduling: its own, else the nearest
+ * ancestor's (the root's included), else false. The scheduling snapshot inherits it the same way
+ * along its elements (schedule.c). */
+bool ps_pool_use_satisfaction_for_scheduling(const struct ps_pool *pool);
+
 /* The parent ephemeral user pools are created under: default_parent_pool when it exists, is
  * explicit and is not in fifo mode, otherwise the root (upstream raises an alert and uses the
  * root too). */

@@ -148,13 +148,8 @@ static json_t *pool_json(struct ps_pool *p, const struct ps_tree_demands *d)
     int order = p->config.fifo_pool_scheduling_order.set
                     ? (int)p->config.fifo_pool_scheduling_order.value
                     : ps_pool_tree_config(p->tree)->fifo_pool_scheduling_order;
-    bool use_sat = false;
-    for (const struct ps_pool *q = p; q; q = q->parent)
-        if (q->config.use_pool_satisfaction_for_scheduling.set) {
-            use_sat = q->config.use_pool_satisfaction_for_scheduling.value;
-            break;
-        }
-    json_object_set_new(e, "effective_use_pool_satisfaction_for_scheduling", json_boolean(use_sat));
+    json_object_set_new(e, "effective_use_pool_satisfaction_for_scheduling",
+                        json_boolean(ps_pool_use_satisfaction_for_scheduling(p)));
     /* allow_aggressive_preemption: the pool's own (null when unset), and the effective value */
     const struct ps_opt_bool *aggr = &p->config.allow_aggressive_preemption;
     json_object_set_new(e, "aggressive_preemption_allowed",

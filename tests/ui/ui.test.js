@@ -150,10 +150,9 @@ async function login(page, token) {
     check('operation page shows a reclaimed CPU guarantee', !(reclaimed instanceof Error) && jobs.some((j) => j.cpu_guarantee < j.cpu_limit), String(reclaimed));
     await shot(page, 'operation');
 
-    // A finished job's stderr (the relaxed operation's jobs finish in seconds). Its jobs start
-    // at once when the example operations land in one fair share update; when the submissions
-    // straddle two (a slow machine, a sanitizer build), the nodes are full before it counts and
-    // it waits for its integral volume, the starvation timeout (30 s) and preemption: 150 s.
+    // A finished job's stderr (the relaxed operation's jobs finish in seconds; the example
+    // operations are in the tree before the nodes start, so it gets its share at once; the
+    // wait is generous for a sanitizer build on a busy machine).
     const relaxed = process.env.PS_RELAXED_OP;
     const done = await until('a completed job of the relaxed operation', async () =>
       (await yt('list_jobs', { operation_id: relaxed })).jobs.find((j) => j.state === 'completed'), 150000);
