@@ -6,7 +6,7 @@ FUZZ_SECONDS ?= 30
 STEPS        ?= 20000
 RESTART_EVERY ?= 500
 
-.PHONY: all deps configure build test run sanitize tsan stateful fuzz vectors bench clean stop hostile-long faults
+.PHONY: all deps configure build test run sanitize tsan stateful fuzz vectors bench clean stop hostile-long faults screenshots
 
 all: build
 
@@ -36,6 +36,11 @@ FAULT_TESTS ?= server_crash|node_e2e_agent|node_e2e_dupid|node_e2e_nodeloss|node
 faults: build
 	POOLSCHED_CRASH_ROUNDS=20 ctest --test-dir $(BUILD) --output-on-failure -R '$(FAULT_TESTS)'
 	$(MAKE) hostile-long
+
+# The UI's screenshots in docs/screenshots/, taken by the browser test (tests/scripts/ui_browser.sh;
+# ctest's run keeps them in a scratch directory).
+screenshots: build
+	PS_SCREENSHOTS=$(CURDIR)/docs/screenshots bash tests/scripts/ui_browser.sh $(BUILD)/poolsched ../shared .
 
 vectors: build
 	python3 ../shared/tools/check-vectors $(BUILD)/poolsched ../shared/vectors/fair-share

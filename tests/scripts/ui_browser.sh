@@ -5,7 +5,8 @@
 # operations). tests/ui/ui.test.js logs in with the admin token, checks the pools page against
 # the orchid, edits a weight (preview, save, the share moves), sees a bad value refused, finds a
 # reclaimed CPU guarantee on an operation's page, reads the nodes and the charts, and saves a
-# screenshot of each page to docs/screenshots/ (PS_SCREENSHOTS overrides the directory).
+# screenshot of each page to PS_SCREENSHOTS (default: a scratch directory removed at the end;
+# `make screenshots` sets docs/screenshots/).
 # Skipped (77) without chromium, unless CI is set. npm packages: `npm ci` into a cache keyed by
 # the lock file (PS_JS_CACHE, default ~/.cache/poolsched-js), as yt_js_wrapper.sh.
 # usage: ui_browser.sh BINARY SHARED_DIR SOURCE_DIR
@@ -57,10 +58,10 @@ got=$(curl -s -w ' %{http_code}' -X POST "$u/api/v1/get_history" -H "Authorizati
 
 NODE_PATH="$cache/node_modules" PS_CHROMIUM=$chromium PS_URL=http://127.0.0.1:$port \
   PS_TOKEN=$(cat "$RUN_DIR/data/admin_token") PS_USER_TOKEN=$user_token \
-  PS_RELAXED_OP=$relaxed PS_GPU_OP=$gpu PS_SCREENSHOTS=${PS_SCREENSHOTS:-$src/docs/screenshots} \
+  PS_RELAXED_OP=$relaxed PS_GPU_OP=$gpu PS_SCREENSHOTS=${PS_SCREENSHOTS:-$tmp/screenshots} \
   node "$src/tests/ui/ui.test.js" || fail "browser checks"
 
 # A simulation's report.html, opened from file:// (the same charts, inlined).
 "$bin" simulate "$src/examples/simulate/preemption.json" --output "$tmp/sim" 2>/dev/null || fail "simulate"
 NODE_PATH="$cache/node_modules" PS_CHROMIUM=$chromium PS_SIM_DIR=$tmp/sim \
-  PS_SCREENSHOTS=${PS_SCREENSHOTS:-$src/docs/screenshots} node "$src/tests/ui/report.test.js" || fail "report checks"
+  PS_SCREENSHOTS=${PS_SCREENSHOTS:-$tmp/screenshots} node "$src/tests/ui/report.test.js" || fail "report checks"
