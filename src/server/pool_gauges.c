@@ -105,7 +105,9 @@ static void set(struct ps_metric *m, double v)
 void ps_svc_pool_gauges(struct ps_service *svc, struct ps_svc_tree_state *ts,
                         struct ps_pool_tree *tree, int64_t now_ms)
 {
-    if (ts->gauges && now_ms < ts->gauges->next_ms)
+    /* (a clock stepped back more than a period starts them again) */
+    if (ts->gauges && now_ms < ts->gauges->next_ms &&
+        now_ms >= ts->gauges->next_ms - GAUGE_PERIOD_MS)
         return;
     const char *tname = ps_pool_tree_name(tree);
     struct ps_metric *m;
