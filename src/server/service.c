@@ -718,12 +718,7 @@ void ps_svc_forget_elements(struct ps_service *svc, struct ps_pool_tree *tree)
     (void)svc;
     const char *name = ps_pool_tree_name(tree);
     for (int k = 0; k < ps_pool_tree_operation_count(tree); k++) {
-        struct ps_tree_op *to = ps_pool_tree_operation_at(tree, k);
-        /* a running one is in the build being applied (its generation is the tree's): the
-         * finish gives it its new element, op_state; only the others lose theirs here */
-        if (to->running)
-            continue;
-        struct ps_svc_op *op = ps_tree_op_host(to);
+        struct ps_svc_op *op = ps_tree_op_host(ps_pool_tree_operation_at(tree, k));
         int i = op ? member_slot(op, name) : -1;
         if (i >= 0)
             op->trees[i].element = -1;

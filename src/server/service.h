@@ -452,9 +452,7 @@ struct ps_svc_node *ps_svc_node_get(struct ps_service *svc, const char *id, bool
 void ps_svc_node_offline(struct ps_service *svc, struct ps_svc_node *node, int64_t now_ms);
 int ps_svc_job_register(struct ps_service *svc, struct ps_svc_job *job);
 void ps_svc_job_attach_node(struct ps_service *svc, struct ps_svc_job *job);
-/* Before an update's results apply (its build's generation is the tree's): the operations of
- * tree not in that build (not running) forget their element (-1); the finish gives the others
- * theirs. */
+/* Every operation of tree forgets its element (-1), as before an update's results apply. */
 void ps_svc_forget_elements(struct ps_service *svc, struct ps_pool_tree *tree);
 /* Sets the engine's inputs in each of op's tree memberships (usage, demand, pending jobs,
  * suspended) from the operation as it is now: called wherever one of them changes (a job starts
