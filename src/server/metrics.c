@@ -418,6 +418,30 @@ const char *ps_metric_label(const struct ps_metric *m, size_t i)
     return m->label_values[i];
 }
 
+void ps_metric_remove(struct ps_metric *m)
+{
+    struct ps_metric_family *f = m->fam;
+    pthread_mutex_lock(&f->mu);
+    size_t lo = 0, hi = f->series_count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = compare_labels(f, f->series[mid]->label_values,
+                               (const char *const *)m->label_values);
+        if (c == 0) {
+            memmove(f->series + mid, f->series + mid + 1,
+                    (f->series_count - mid - 1) * sizeof *f->series);
+            f->series_count--;
+            break;
+        }
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    pthread_mutex_unlock(&f->mu);
+    series_free(m, f->label_count);
+}
+
 int ps_metric_family_get(struct ps_metric_family *f, const char *const *label_values,
                          struct ps_metric **out, struct ps_error *err)
 {

@@ -78,6 +78,10 @@ int ps_metric_family_get(struct ps_metric_family *fam, const char *const *label_
 /* The series' value of label i (in the order of its family's label names). */
 const char *ps_metric_label(const struct ps_metric *m, size_t i);
 
+/* Removes the series from its family and frees it (a gauge of something gone: a removed pool);
+ * the caller holds no other pointer to it. */
+void ps_metric_remove(struct ps_metric *m);
+
 /* Counter: adds delta (negative or NaN deltas are a caller bug and are ignored). Gauge: adds
  * delta (any sign). Histogram: not allowed (ignored). */
 void ps_metric_add(struct ps_metric *m, double delta);

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Each pool's /metrics gauges follow the pools as they come and go: the service keeps each
 # tree's gauge series by pool position (pool_gauges.c), so after a pool is removed and another
-# created, every pool's series must carry its own values under its own name; after the tree's
-# per_pool_satisfaction_profiling_quantiles change, the new quantiles' series appear.
+# created, every pool's series must carry its own values under its own name and the removed
+# pool's are gone; after the tree's per_pool_satisfaction_profiling_quantiles change, only the
+# new quantiles' series are there; an ephemeral pool's gauges go with it.
 # usage: server_pool_gauges.sh BINARY SHARED_DIR SOURCE_DIR
 set -euo pipefail
 bin=${1:?usage: server_pool_gauges.sh BINARY SHARED_DIR SOURCE_DIR}
@@ -62,6 +63,11 @@ try:
     check(d.get("c") == 0 and d.get("d") == 0, "c and d demand nothing: %s" % d)
     root = u.get("<Root>", 0)
     check(abs(root - u.get("b", 0)) < 1e-9, "b's usage is the root's (%s)" % u)
+    # the removed pool's gauges are gone with it
+    check("a" not in u and "a" not in d and "a" not in gauges("poolsched_pool_fair_share_ratio"),
+          "a's gauges removed: %s" % u)
+    check(not [k for k in gauges("poolsched_pool_operation_satisfaction_distribution") if k[0] == "a"],
+          "a's satisfaction gauges removed")
 
     # satisfaction quantiles: the series follow the tree's list
     sat = lambda: gauges("poolsched_pool_operation_satisfaction_distribution")
@@ -69,6 +75,16 @@ try:
     s.set(T + "@per_pool_satisfaction_profiling_quantiles", [0.3, 0.7])
     wait(lambda: ("b", "0.3") in sat() and ("d", "0.7") in sat(),
          "satisfaction series at the new quantiles: %s" % sorted(sat()))
+    check(sorted({k[1] for k in sat()}) == ["0.3", "0.7"],
+          "only the new quantiles' series remain: %s" % sorted({k[1] for k in sat()}))
+
+    # ephemeral pools come and go with their operations' users: their gauges too
+    eph = s.ok("start_op", {"operation_type": "vanilla", "spec": {"tasks": {"main": {
+        "command": "true", "job_count": 1, "cpu_limit": 1}}}}, s.token("eve"))["operation_id"]
+    wait(lambda: "eve" in usage(), "the ephemeral pool eve's gauges: %s" % sorted(usage()))
+    s.ok("abort_op", {"operation_id": eph})
+    wait(lambda: "eve" not in usage() and not [k for k in sat() if k[0] == "eve"],
+         "eve's gauges gone with its pool: %s" % sorted(usage()))
 finally:
     s.stop()
 finish()

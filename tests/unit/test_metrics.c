@@ -133,6 +133,33 @@ static void test_empty_and_labelled_families(void **state)
     ps_metrics_free(reg);
 }
 
+/* A removed series leaves the output; the others stay in order; the same labels make a new
+ * series, from zero. */
+static void test_remove_series(void **state)
+{
+    (void)state;
+    struct ps_metrics *reg;
+    assert_int_equal(ps_metrics_new(&reg, NULL), 0);
+    struct ps_metric_family *f;
+    static const char *const l[] = { "pool" };
+    assert_int_equal(ps_metrics_gauge(reg, "g", "x", 1, l, &f, NULL), 0);
+    const char *names[] = { "a", "b", "c" };
+    struct ps_metric *m[3];
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(ps_metric_family_get(f, &names[i], &m[i], NULL), 0);
+        ps_metric_set(m[i], i + 1);
+    }
+    assert_string_equal(ps_metric_label(m[1], 0), "b");
+    ps_metric_remove(m[1]);
+    char *text = render(reg);
+    assert_string_equal(text, "# HELP g x\n# TYPE g gauge\ng{pool=\"a\"} 1\ng{pool=\"c\"} 3\n");
+    free(text);
+    struct ps_metric *again;
+    assert_int_equal(ps_metric_family_get(f, &names[1], &again, NULL), 0);
+    assert_true(ps_metric_value(again) == 0);
+    ps_metrics_free(reg);
+}
+
 static void test_validation(void **state)
 {
     (void)state;
@@ -269,6 +296,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_exact_text),
         cmocka_unit_test(test_empty_and_labelled_families),
+        cmocka_unit_test(test_remove_series),
         cmocka_unit_test(test_validation),
         cmocka_unit_test(test_format_double),
         cmocka_unit_test(test_threads),
