@@ -6,8 +6,8 @@
  * is removed at the end) and client threads play the nodes, each with a keep-alive connection,
  * sending heartbeats round-robin over their share of the nodes as fast as answers come back.
  * One operation keeps every node busy with running jobs; a fraction of heartbeats (--finish)
- * report a finished job, so the group commit and the scheduling of a replacement job are in the
- * measurement too. Bounded: at most 60 s and 10,000 nodes; loopback only.
+ * report a finished job (with its peak memory, which the task's memory digest learns), so the
+ * group commit, the digest and the scheduling of a replacement job are in the measurement too. Bounded: at most 60 s and 10,000 nodes; loopback only.
  *
  * With --operations N --pools P (and --update-period-ms), N more operations in P pools make the
  * fair share update heavy: the heartbeats are then measured while updates run (issue 12/17),
@@ -72,7 +72,11 @@ int ps_bench_http_beat(struct ps_http_client *c, const char *url, struct ps_benc
     for (int k = 0; k < count && json_array_size(n->running) > 0; k++) {
         json_t *id = json_incref(json_array_get(n->running, 0));
         json_array_remove(n->running, 0);
-        json_array_append_new(n->finished, json_pack("{s:o, s:s}", "job_id", id, "state", "completed"));
+        /* with the peak memory a job reports: the tasks' memory digests learn, as on a cluster */
+        json_int_t peak = (json_int_t)(64 + rand_r(seed) % 192) << 20;
+        json_array_append_new(n->finished, json_pack("{s:o, s:s, s:{s:I}}", "job_id", id, "state",
+                                                     "completed", "statistics",
+                                                     "user_job/max_memory", peak));
     }
     int reported = (int)json_array_size(n->finished);
     json_t *body = body_of(n);

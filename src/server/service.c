@@ -341,6 +341,7 @@ static int parse_controller_spec(struct ps_service *svc, const json_t *spec, str
             ps_error_prefix(err, "spec/tasks/%s", name);
             return rc;
         }
+        ps_svc_task_reshape(task);
         size_t n = (size_t)task->job_count;
         task->queue = malloc(n * sizeof *task->queue);
         task->done = calloc(n, 1);
@@ -601,6 +602,13 @@ int64_t ps_svc_op_pending(const struct ps_svc_op *op)
 
 struct ps_resources ps_svc_task_shape(const struct ps_svc_task *t)
 {
+    return t->shape;
+}
+
+/* A new job's resources from the task as it is now: a slot, its cpu_limit and the memory its
+ * reserve asks (memory_reserve.c). */
+static struct ps_resources compute_shape(const struct ps_svc_task *t)
+{
     struct ps_memory_job mj;
     ps_memory_task_reserve(&t->mem, NULL, &mj);
     struct ps_resources r = ps_resources_zero();
@@ -608,6 +616,11 @@ struct ps_resources ps_svc_task_shape(const struct ps_svc_task *t)
     r.v[PS_RES_CPU] = ps_res_from_double(PS_RES_CPU, t->cpu_limit);
     r.v[PS_RES_MEMORY] = mj.memory_bytes;
     return r;
+}
+
+void ps_svc_task_reshape(struct ps_svc_task *t)
+{
+    t->shape = compute_shape(t);
 }
 
 static bool op_runnable(const struct ps_svc_op *op)
@@ -776,6 +789,13 @@ int ps_svc_check_engine_inputs(struct ps_service *svc, struct ps_pool_tree *tree
         int i = op ? member_slot(op, name) : -1;
         if (i < 0)
             continue;
+        for (int j = 0; j < op->task_count; j++)
+            if (op->tasks[j].q_len > 0 &&
+                !ps_resources_equal(op->tasks[j].shape, compute_shape(&op->tasks[j]))) {
+                snprintf(what, size, "operation %s task %s: its shape is stale", op->id,
+                         op->tasks[j].name);
+                return -1;
+            }
         struct ps_tree_op want;
         engine_inputs(op, i, &want);
         const char *field = to->pending_job_count != want.pending_job_count ? "pending_job_count"

@@ -161,6 +161,10 @@ struct ps_svc_task {
     char *disk_medium;             /* disk_request/medium_name ("default"); NULL: no request */
     int64_t disk_space;            /* disk_request/disk_space, bytes */
     struct ps_memory_task mem;
+    /* a new job's resources (ps_svc_task_shape), kept by ps_svc_task_reshape whenever mem's
+     * digests move: the quantiles are a pass over their buckets, and the shape is read for
+     * every operation at every update and every job event */
+    struct ps_resources shape;
     /* job indexes waiting to run, FIFO ring of job_count slots */
     int64_t *queue;
     int64_t q_head, q_len;
@@ -393,6 +397,7 @@ void ps_svc_op_finish(struct ps_service *svc, struct ps_svc_op *op, const char *
 /* One job of the task: a user slot, its cpu_limit and the memory reserve the task's digest
  * gives a new job now. */
 struct ps_resources ps_svc_task_shape(const struct ps_svc_task *t);
+void ps_svc_task_reshape(struct ps_svc_task *t);
 void ps_svc_op_refresh_state(struct ps_svc_op *op);
 int64_t ps_svc_op_pending(const struct ps_svc_op *op);
 void ps_svc_op_detach(struct ps_service *svc, struct ps_svc_op *op);

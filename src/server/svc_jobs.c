@@ -256,6 +256,7 @@ void ps_svc_job_learn(struct ps_svc_job *job)
         ps_memory_task_on_resource_overdraft(&task->mem, &job->mem, &ms,
                                              &task->overdraft[job->job_index], NULL);
     }
+    ps_svc_task_reshape(task);   /* the digests moved */
 }
 
 void ps_svc_job_finish(struct ps_service *svc, struct ps_svc_job *job, int state,
