@@ -306,33 +306,23 @@ int ps_bench_http(int argc, char **argv)
             return 2;
         }
     }
-    for (int i = 1; i < argc; i++) {
-        int r;
-        const char *mode = NULL;
-        if (ps_bench_option("http", argc, argv, &i, "--mode", &mode) != 0)
-            continue;
-        if ((r = ps_bench_int_options("http", argc, argv, &i, ints, (int)(sizeof ints / sizeof *ints))) != 0) {
-            if (r < 0)
-                return 2;
-        } else if (strcmp(argv[i], "--help") == 0) {
-            printf("usage: poolsched bench http [--mode heartbeats] [--nodes 2000] [--seconds 5]\n"
-                   "                            [--clients 8]\n"
-                   "                            [--server-threads 4] [--finish-per-mille 20]\n"
-                   "                            [--operations 0 --pools 1 --update-period-ms 0]\n"
-                   "Heartbeats per second and latency of a scheduler on loopback (JSON).\n"
-                   "       poolsched bench http --mode start-op [--clients 8] [--seconds 5]\n"
-                   "start_op/s from concurrent clients and from one kept-alive client.\n"
-                   "       poolsched bench http --mode combined [--nodes 10000]\n"
-                   "         [--heartbeat-period-ms 5000] [--churn 1000] [--operations 10000]\n"
-                   "         [--pools 1000] [--update-period-ms 200] [--reads 30] [--writes 15]\n"
-                   "         [--clients 16] [--seconds 20]\n"
-                   "Heartbeats, updates and API requests at once, paced (JSON).\n");
-            return 0;
-        } else {
-            ps_bench_error("http", "unknown option '%s'", argv[i]);
-            return 2;
-        }
-    }
+    static const char usage[] =
+        "usage: poolsched bench http [--mode heartbeats] [--nodes 2000] [--seconds 5]\n"
+        "                            [--clients 8]\n"
+        "                            [--server-threads 4] [--finish-per-mille 20]\n"
+        "                            [--operations 0 --pools 1 --update-period-ms 0]\n"
+        "Heartbeats per second and latency of a scheduler on loopback (JSON).\n"
+        "       poolsched bench http --mode start-op [--clients 8] [--seconds 5]\n"
+        "start_op/s from concurrent clients and from one kept-alive client.\n"
+        "       poolsched bench http --mode combined [--nodes 10000]\n"
+        "         [--heartbeat-period-ms 5000] [--churn 1000] [--operations 10000]\n"
+        "         [--pools 1000] [--update-period-ms 200] [--reads 30] [--writes 15]\n"
+        "         [--clients 16] [--seconds 20]\n"
+        "Heartbeats, updates and API requests at once, paced (JSON).\n";
+    int opt = ps_bench_http_mode_options(argc, argv, "heartbeats", ints,
+                                         (int)(sizeof ints / sizeof *ints), usage);
+    if (opt != 0)
+        return opt == 1 ? 0 : 2;
     if (clients > nodes)
         clients = nodes;
     char dir[] = "/tmp/poolsched-bench-http-XXXXXX";

@@ -32,6 +32,10 @@ json_t *ps_bench_http_mean_ms_since(struct ps_service *svc, const char *name, do
 int ps_bench_http_start_many(struct ps_service *svc, long long ops, long long pools);
 
 /* The modes of bench_http_load.c (argv as given to `bench http`, --mode included). */
+/* The options of one mode of `bench http` (--mode itself skipped): the integer options of ints,
+ * --help (prints usage, returns 1); 0 when all were read, 2 on a bad or unknown option (said). */
+int ps_bench_http_mode_options(int argc, char **argv, const char *mode,
+                               const struct ps_bench_int_opt *ints, int count, const char *usage);
 int ps_bench_http_start_op(int argc, char **argv);
 int ps_bench_http_combined(int argc, char **argv);
 

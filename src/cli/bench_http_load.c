@@ -256,8 +256,8 @@ static json_t *start_op_phase(struct env *e, int clients, long long seconds, lon
 
 /* The options of one --mode: the mode itself (already chosen), the integer options, --help.
  * 0 to run, 1 after --help, 2 on a bad option (reported). */
-static int mode_options(int argc, char **argv, const char *mode,
-                        const struct ps_bench_int_opt *ints, int count, const char *usage)
+int ps_bench_http_mode_options(int argc, char **argv, const char *mode,
+                               const struct ps_bench_int_opt *ints, int count, const char *usage)
 {
     for (int i = 1; i < argc; i++) {
         int r;
@@ -292,7 +292,7 @@ int ps_bench_http_start_op(int argc, char **argv)
         "                            [--pools 1000] [--server-threads 4]\n"
         "start_op/s and latency from concurrent clients, then from one kept-alive\n"
         "client (JSON).\n";
-    int opt = mode_options(argc, argv, "start-op", ints, (int)(sizeof ints / sizeof *ints), usage);
+    int opt = ps_bench_http_mode_options(argc, argv, "start-op", ints, (int)(sizeof ints / sizeof *ints), usage);
     if (opt != 0)
         return opt == 1 ? 0 : 2;
     struct env e = {0};
@@ -461,7 +461,7 @@ int ps_bench_http_combined(int argc, char **argv)
         "         [--clients 16] [--seconds 20] [--server-threads 4]\n"
         "Paced heartbeats, job churn, fair share updates and API requests at once;\n"
         "latency, update durations, achieved rates and the generator's CPU (JSON).\n";
-    int opt = mode_options(argc, argv, "combined", ints, (int)(sizeof ints / sizeof *ints), usage);
+    int opt = ps_bench_http_mode_options(argc, argv, "combined", ints, (int)(sizeof ints / sizeof *ints), usage);
     if (opt != 0)
         return opt == 1 ? 0 : 2;
     if (senders > nodes)
