@@ -14,16 +14,10 @@ PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$src/tests/scripts:$src/tests/upstream" py
 import json, re, sys, time
 from server_helper import check, finish
 import upslib
-from upslib import Env, near
+from upslib import Env, near, case
 
 upslib.BIN, upslib.WORK = sys.argv[1], sys.argv[2]
-CASES = []
 TREE = "//sys/pool_trees/physical/@"
-
-
-def case(fn):
-    CASES.append(fn)
-    return fn
 
 
 @case
@@ -266,6 +260,6 @@ def pass_preemption_reason_to_node():
         env.stop()
 
 
-upslib.run(CASES, sys.argv[3:])
+upslib.run(upslib.CASES, sys.argv[3:])
 finish()
 PYEOF

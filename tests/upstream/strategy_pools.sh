@@ -12,16 +12,10 @@ PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$src/tests/scripts:$src/tests/upstream" py
 import sys, time
 from server_helper import check, finish
 import upslib
-from upslib import Env, ORCHID, near, state, try_op
+from upslib import Env, ORCHID, near, state, try_op, case
 
 upslib.BIN, upslib.WORK = sys.argv[1], sys.argv[2]
-CASES = []
 T = "//sys/pool_trees/physical"
-
-
-def case(fn):
-    CASES.append(fn)
-    return fn
 
 
 def running_slots(env, op):
@@ -511,6 +505,6 @@ def ephemeral_to_explicit_pool_transformation():
         env.stop()
 
 
-upslib.run(CASES, sys.argv[3:])
+upslib.run(upslib.CASES, sys.argv[3:])
 finish()
 PYEOF

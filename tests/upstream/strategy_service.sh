@@ -13,15 +13,9 @@ PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$src/tests/scripts:$src/tests/upstream" py
 import sys, time
 from server_helper import check, finish
 import upslib
-from upslib import Env, ORCHID, near
+from upslib import Env, ORCHID, near, case
 
 upslib.BIN, upslib.WORK = sys.argv[1], sys.argv[2]
-CASES = []
-
-
-def case(fn):
-    CASES.append(fn)
-    return fn
 
 
 def wait_fair_share(env, pool, strong, integral, weight_proportional):
@@ -924,6 +918,6 @@ def guarantee_overcommit_single_large_pool():
         env.stop()
 
 
-upslib.run(CASES, sys.argv[3:])
+upslib.run(upslib.CASES, sys.argv[3:])
 finish()
 PYEOF

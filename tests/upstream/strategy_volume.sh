@@ -14,17 +14,11 @@ PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$src/tests/scripts:$src/tests/upstream" py
 import sys, time
 from server_helper import check, finish
 import upslib
-from upslib import Env, near
+from upslib import Env, near, case
 
 upslib.BIN, upslib.WORK = sys.argv[1], sys.argv[2]
-CASES = []
 POOLS = "//sys/pool_trees/physical/"
 DISTRIBUTE = {"should_distribute_free_volume_among_children": True}
-
-
-def case(fn):
-    CASES.append(fn)
-    return fn
 
 
 def ig(kind, flow, **extra):
@@ -112,6 +106,6 @@ def crash_after_removing_flow():
         env.stop()
 
 
-upslib.run(CASES, sys.argv[3:])
+upslib.run(upslib.CASES, sys.argv[3:])
 finish()
 PYEOF

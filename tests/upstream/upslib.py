@@ -73,8 +73,13 @@ def near(a, b, eps=1e-4):
     return a is not None and abs(a - b) <= eps
 
 
-def near(a, b, eps=1e-4):
-    return a is not None and abs(a - b) <= eps
+CASES = []   # the script's cases in order, registered by @case
+
+
+def case(fn):
+    """Registers a case (a function without arguments) for run."""
+    CASES.append(fn)
+    return fn
 
 
 def run(cases, only):
