@@ -738,8 +738,8 @@ void ps_svc_forget_elements(struct ps_service *svc, struct ps_pool_tree *tree)
     }
 }
 
-/* The engine's inputs of op in membership slot i: usage, demand (usage and every pending job at
- * its task's current shape), pending jobs, suspended. */
+/* Writes the engine's inputs of op in membership slot i into out: usage, demand (usage and
+ * every pending job at its task's current shape), pending jobs, suspended. */
 static void engine_inputs(const struct ps_svc_op *op, int i, struct ps_tree_op *out)
 {
     out->usage = op->trees[i].usage;
@@ -748,7 +748,7 @@ static void engine_inputs(const struct ps_svc_op *op, int i, struct ps_tree_op *
     for (int j = 0; j < op->task_count; j++) {
         int64_t q = op->tasks[j].q_len;
         if (q == 0)
-            continue;   /* no shape to compute (the memory reserve) */
+            continue;
         struct ps_resources shape = ps_svc_task_shape(&op->tasks[j]);
         for (int r = 0; r < PS_RES_COUNT; r++)
             out->demand.v[r] += shape.v[r] * q;
@@ -762,20 +762,9 @@ void ps_svc_op_push_inputs(struct ps_svc_op *op)
 {
     if (!op->sop || !op->sop->memberships)
         return;
-    struct ps_tree_op in;
-    bool have = false;
-    for (int i = 0; i < op->sop->tree_count && i < op->tree_count; i++) {
-        struct ps_tree_op *to = op->sop->memberships[i];
-        if (!to)
-            continue;
-        if (!have || op->tree_count > 1)
-            engine_inputs(op, i, &in);   /* usage differs per tree */
-        have = true;
-        to->usage = in.usage;
-        to->demand = in.demand;
-        to->pending_job_count = in.pending_job_count;
-        to->suspended = in.suspended;
-    }
+    for (int i = 0; i < op->sop->tree_count && i < op->tree_count; i++)
+        if (op->sop->memberships[i])
+            engine_inputs(op, i, op->sop->memberships[i]);
 }
 
 int ps_svc_check_engine_inputs(struct ps_service *svc, struct ps_pool_tree *tree, char *what,
