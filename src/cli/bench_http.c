@@ -7,7 +7,8 @@
  * sending heartbeats round-robin over their share of the nodes as fast as answers come back.
  * One operation keeps every node busy with running jobs; a fraction of heartbeats (--finish)
  * report a finished job (with its peak memory, which the task's memory digest learns), so the
- * group commit, the digest and the scheduling of a replacement job are in the measurement too. Bounded: at most 60 s and 10,000 nodes; loopback only.
+ * group commit, the digest and the scheduling of a replacement job are in the measurement too.
+ * Bounded: at most 60 s and 10,000 nodes; loopback only.
  *
  * With --operations N --pools P (and --update-period-ms), N more operations in P pools make the
  * fair share update heavy: the heartbeats are then measured while updates run (issue 12/17),

@@ -292,7 +292,8 @@ int ps_bench_http_start_op(int argc, char **argv)
         "                            [--pools 1000] [--server-threads 4]\n"
         "start_op/s and latency from concurrent clients, then from one kept-alive\n"
         "client (JSON).\n";
-    int opt = ps_bench_http_mode_options(argc, argv, "start-op", ints, (int)(sizeof ints / sizeof *ints), usage);
+    int opt = ps_bench_http_mode_options(argc, argv, "start-op", ints,
+                                         (int)(sizeof ints / sizeof *ints), usage);
     if (opt != 0)
         return opt == 1 ? 0 : 2;
     struct env e = {0};
@@ -461,7 +462,8 @@ int ps_bench_http_combined(int argc, char **argv)
         "         [--clients 16] [--seconds 20] [--server-threads 4]\n"
         "Paced heartbeats, job churn, fair share updates and API requests at once;\n"
         "latency, update durations, achieved rates and the generator's CPU (JSON).\n";
-    int opt = ps_bench_http_mode_options(argc, argv, "combined", ints, (int)(sizeof ints / sizeof *ints), usage);
+    int opt = ps_bench_http_mode_options(argc, argv, "combined", ints,
+                                         (int)(sizeof ints / sizeof *ints), usage);
     if (opt != 0)
         return opt == 1 ? 0 : 2;
     if (senders > nodes)

@@ -10,8 +10,8 @@
  * (at most one heartbeat period), when the agent sends a newer heartbeat (a job finished
  * there) or when the server stops. A released heartbeat whose rerun comes after a newer one of
  * the node ran is refused with 409 and changes nothing (ps_api_heartbeat_json compares the
- * node's heartbeat_seq with the one it was held at). Heartbeats without wait_ms are answered at once, as
- * before.
+ * node's heartbeat_seq with the one it was held at). Heartbeats without wait_ms are answered
+ * at once, as before.
  *
  * Which held heartbeats a fair share update releases: each update that follows changes (an
  * operation started, changed or finished, a pool changed: the tree was dirty) starts a new
@@ -55,7 +55,8 @@ bool ps_svc_long_poll_hold(struct ps_service *svc, struct ps_svc_node *node,
         return false;
     struct ps_pool_tree *tree;
     struct ps_svc_tree_state *ts = node_tree(svc, node->id, &tree);
-    if (ps_http_hold(hold->req, hold->resp, node->id, hold->deadline_ns, node->heartbeat_seq) != 0)
+    if (ps_http_hold(hold->req, hold->resp, node->id, hold->deadline_ns,
+                     node->heartbeat_seq) != 0)
         return false;
     node->held = true;
     node->hold_gen = ts ? ts->work_gen : 0;

@@ -229,7 +229,8 @@ void ps_svc_pool_gauges(struct ps_service *svc, struct ps_svc_tree_state *ts,
         if (!e->satisfaction && !(e->satisfaction = calloc((size_t)count, sizeof *e->satisfaction)))
             continue;
         for (int j = 0; j < count; j++) {
-            if (!e->satisfaction[j] || strcmp(ps_metric_label(e->satisfaction[j], 1), p->name) != 0) {
+            if (!e->satisfaction[j] ||
+                strcmp(ps_metric_label(e->satisfaction[j], 1), p->name) != 0) {
                 /* labelled as upstream's sensor tag: %g, so 1.0 is "1" and 0.25 "0.25" */
                 char quantile[32];
                 snprintf(quantile, sizeof quantile, "%g", q->items[j]);
