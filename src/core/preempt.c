@@ -583,31 +583,32 @@ int ps_preempt_limits_victims(const struct ps_sched_snapshot *snap,
     if (rc)
         return rc;
     int count = ps_sched_snapshot_element_count(snap);
-    struct ps_resources *freed = calloc((size_t)count, sizeof *freed);
+    /* usage[i]: what element i's allocations that stay hold. From allocs, not the snapshot's
+     * usage: a service computes the snapshot off its lock, and an allocation that ended in
+     * between would count as over the limit once more. */
+    struct ps_resources *usage = calloc((size_t)count, sizeof *usage);
     struct cand *c = sorted_cands(tree, allocs, alloc_count);
-    if (!freed || !c) {
-        free(freed);
+    if (!usage || !c) {
+        free(usage);
         free(c);
         return ps_error_set(err, PS_ENOMEM, "out of memory for preemption victims");
     }
     for (int k = 0; k < alloc_count; k++)
-        if (allocs[k].leaving)
+        if (!allocs[k].leaving)
             for (int i = allocs[k].op; i >= 0; i = ps_sched_parent(snap, i))
-                freed[i] = ps_resources_add(freed[i], allocs[k].resources);
+                usage[i] = ps_resources_add(usage[i], allocs[k].resources);
     for (int j = 0; j < alloc_count; j++) {
         const struct ps_node_allocation *a = &allocs[c[j].k];
         if (a->leaving)
             continue;
         int over = -1;
-        for (int i = a->op; i >= 0 && over < 0; i = ps_sched_parent(snap, i)) {
-            struct ps_resources u = ps_resources_sub(ps_sched_usage(snap, i), freed[i]);
-            if (!ps_resources_fit(u, ps_sched_limits(snap, i)))
+        for (int i = a->op; i >= 0 && over < 0; i = ps_sched_parent(snap, i))
+            if (!ps_resources_fit(usage[i], ps_sched_limits(snap, i)))
                 over = i;
-        }
         if (over < 0)
             continue;
         for (int i = a->op; i >= 0; i = ps_sched_parent(snap, i))
-            freed[i] = ps_resources_add(freed[i], a->resources);
+            usage[i] = ps_resources_sub(usage[i], a->resources);
         struct ps_preempt_victim v = {
             .allocation_id = a->id, .op = a->op, .reason = PS_PREEMPT_LIMITS_VIOLATED,
             .for_op = -1, .element = over, .cls = class_of(tree, a),
@@ -618,7 +619,7 @@ int ps_preempt_limits_victims(const struct ps_sched_snapshot *snap,
             break;
         }
     }
-    free(freed);
+    free(usage);
     free(c);
     return rc;
 }

@@ -210,8 +210,8 @@ int ps_preempt_overcommit_victims(const struct ps_preempt_tree *tree,
                                   struct ps_preempt_result *out, struct ps_error *err);
 
 /* Lowered limits: walks allocs in victim order and preempts an allocation while its operation
- * or an ancestor has usage (snapshot usage minus leaving allocations and what was already
- * chosen) above its effective
+ * or an ancestor has usage (the sum of its allocations in allocs that are not leaving and not
+ * already chosen; allocs must list every allocation of the tree) above its effective
  * resource limits (reason LIMITS_VIOLATED, element = the lowest such element). Appends to out.
  * Errors: PS_EINVAL (bad operation index), PS_ENOMEM. */
 int ps_preempt_limits_victims(const struct ps_sched_snapshot *snap,

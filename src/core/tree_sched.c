@@ -337,6 +337,15 @@ static int new_snapshot(struct ps_tree_sched *ts, struct ps_error *err)
                                    ts->sched_ops, &ts->options, &ts->snap, err);
     for (int i = 0; i < n; i++)
         ts->fs.elems[i].out.resource_limits = fs_limits[i];
+    /* Heartbeats read live usage, as upstream's resource tree: allocations that started or
+     * ended while the update ran off the host's lock (the operations' usage is current, the
+     * build's is begin's) count in the new snapshot too, else they would be scheduled past
+     * the limits, or counted against them, until the next update. */
+    for (int i = 0; rc == 0 && i < n; i++) {
+        const struct ps_tree_op *op = ts->fs.ops[i];
+        if (op && !ps_resources_equal(op->usage, ts->fs.elems[i].in.usage))
+            rc = ps_sched_set_operation_usage(ts->snap, i, op->usage, err);
+    }
     free(fs_limits);
     return rc;
 }

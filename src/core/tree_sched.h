@@ -170,7 +170,8 @@ int ps_tree_sched_update(struct ps_tree_sched *ts, struct ps_pool_tree *tree, in
  *          ts->next becomes ts->fs and the rest of the update runs as ps_tree_sched_update's
  *          (apply, starvation at begin's now_ms, lists, snapshot). Usage, demand and pending
  *          counts changed in between are fine: the update computes on those read at begin,
- *          as upstream does.
+ *          as upstream does; the new snapshot, which heartbeats schedule with, starts from the
+ *          operations' usage at finish (the host keeps op->usage current).
  * ps_tree_sched_update_abort forgets an update in flight (no-op when none). */
 int ps_tree_sched_update_begin(struct ps_tree_sched *ts, struct ps_pool_tree *tree,
                                int64_t now_ms, struct ps_error *err);

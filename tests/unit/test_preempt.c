@@ -481,6 +481,29 @@ static void test_limits_lowered(void **state)
     teardown(&f);
 }
 
+/* The usage the limits check compares is that of the allocations it is given, not the
+ * snapshot's: a service computes the snapshot off its lock, and allocations that ended in
+ * between (here 108 and 109; the snapshot still counts 10 units) are not over the limit again. */
+static void test_limits_usage_from_allocations(void **state)
+{
+    (void)state;
+    static struct fix f;
+    setup(&f, 1, 0, 0);
+    f.e[A].out.resource_limits = res(8);
+    ps_sched_snapshot_free(f.snap);
+    struct ps_error err = {0};
+    assert_int_equal(ps_sched_snapshot_new(f.e, N, f.p, N, f.ops, &f.opt, &f.snap, &err), 0);
+    assert_int_equal(ps_preempt_limits_victims(f.snap, &f.tree, f.allocs, 8, &f.out, &err), 0);
+    assert_int_equal(f.out.victim_count, 0);
+    f.e[A].out.resource_limits = res(7);
+    ps_sched_snapshot_free(f.snap);
+    assert_int_equal(ps_sched_snapshot_new(f.e, N, f.p, N, f.ops, &f.opt, &f.snap, &err), 0);
+    assert_int_equal(ps_preempt_limits_victims(f.snap, &f.tree, f.allocs, 8, &f.out, &err), 0);
+    assert_int_equal(f.out.victim_count, 1);
+    assert_int_equal(f.out.victims[0].allocation_id, 107);
+    teardown(&f);
+}
+
 /* Allocations already preempted (leaving) count as released and are never chosen again, so
  * a repeated check preempts only the excess that is left. */
 static void test_leaving_not_chosen_again(void **state)
@@ -523,6 +546,7 @@ int main(void)
         cmocka_unit_test(test_node_shrink),
         cmocka_unit_test(test_limits_lowered),
         cmocka_unit_test(test_leaving_not_chosen_again),
+        cmocka_unit_test(test_limits_usage_from_allocations),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

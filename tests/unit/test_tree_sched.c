@@ -606,7 +606,8 @@ static void test_overcommit(void **state)
  * created) discards the results: finish refuses with PS_ESTATE and the previous build,
  * snapshot, generation and the tree's dynamic state all stay; heartbeats in between use the
  * previous snapshot; the computation owns its element names. A change of usage only is fine:
- * the results apply, computed on the usage read at begin. */
+ * the results apply, computed on the usage read at begin, and the new snapshot has the usage
+ * at finish. */
 static int begin_and_run(struct world *w, int64_t now_ms)
 {
     struct ps_error err;
@@ -685,6 +686,13 @@ static void test_update_phases_structural_change(void **state)
     assert_ptr_equal(w.ts.fs.ops[a->element], a->member);
     assert_ptr_equal(w.ts.fs.ops[c->element], c->member);
     assert_true(c->member->dynamic.valid);
+    /* the fair shares are begin's, but heartbeats schedule with the usage at finish */
+    struct ps_resources begun = w.ts.fs.elems[a->element].in.usage;
+    assert_int_equal(begun.v[PS_RES_CPU] + PS_CPU_SCALE, a->member->usage.v[PS_RES_CPU]);
+    assert_true(ps_resources_equal(ps_sched_usage(w.ts.snap, a->element), a->member->usage));
+    int pool_a = ps_sched_parent(w.ts.snap, a->element);
+    assert_int_equal(ps_sched_usage(w.ts.snap, pool_a).v[PS_RES_CPU],
+                     w.ts.fs.elems[pool_a].in.usage.v[PS_RES_CPU] + PS_CPU_SCALE);
     world_release(&w);
 }
 
