@@ -700,6 +700,9 @@ int ps_cypress_remove(struct ps_service *svc, const struct ps_auth_identity *who
         else
             rc = remove_tree(svc, name, err);
         if (rc == 0) {
+            struct ps_svc_tree_state *ts = ps_svc_tree(svc, name);
+            if (ts)
+                ps_svc_pool_gauges_remove(svc, ts);
             ps_svc_remove_tree_state(svc, name);
             ps_persist_tree_removed(svc, name);
             ps_persist_meta(svc);

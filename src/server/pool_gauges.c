@@ -11,8 +11,9 @@
  * A series an entry lets go of (its pool moved, or is gone; the quantiles changed) is removed
  * from /metrics unless another entry holds it (the pool now stands elsewhere): a pool that is
  * removed takes its gauges with it, as upstream's profiling drops a removed pool's sensors, so
- * ephemeral pools that come and go do not pile up series. These caches hold the only pointers
- * to the series of their families.
+ * ephemeral pools that come and go do not pile up series; a tree removed by the API takes
+ * all its gauges (ps_svc_pool_gauges_remove). These caches hold the only pointers to the
+ * series of their families.
  *
  * They are set at most once a second (GAUGE_PERIOD_MS; every update at the default 1 s
  * fair_share_update_period): the satisfaction digests of every pool cost a pass over all
@@ -120,6 +121,29 @@ static void remove_dropped(struct ps_svc_gauge_cache *c)
     }
     free(held);
     c->dropped_count = 0;
+}
+
+void ps_svc_pool_gauges_remove(struct ps_service *svc, struct ps_svc_tree_state *ts)
+{
+    struct ps_metric_family *per_tree[] = {svc->f_pool_count, svc->f_tree_nodes};
+    const char *tname = ts->name;
+    for (size_t k = 0; k < sizeof per_tree / sizeof *per_tree; k++) {
+        struct ps_metric *m;
+        if (ps_metric_family_get(per_tree[k], &tname, &m, NULL) == 0)
+            ps_metric_remove(m);
+    }
+    struct ps_svc_gauge_cache *c = ts->gauges;
+    if (!c)
+        return;
+    for (int i = 0; i < c->cap; i++) {
+        struct pool_series *e = &c->pools[i];
+        drop(c, e->fair_share);
+        drop(c, e->usage);
+        drop(c, e->demand);
+        e->fair_share = e->usage = e->demand = NULL;
+    }
+    drop_satisfaction(c);
+    remove_dropped(c);
 }
 
 /* Room for n pools' entries and the satisfaction series for these quantiles; false when out of

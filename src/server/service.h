@@ -365,6 +365,10 @@ void ps_svc_since_moved(struct ps_svc_tree_state *ts, struct ps_svc_op *op);
 void ps_svc_pool_gauges(struct ps_service *svc, struct ps_svc_tree_state *ts,
                         struct ps_pool_tree *tree, int64_t now_ms);
 void ps_svc_gauge_cache_free(struct ps_svc_gauge_cache *c);
+/* Removes ts's gauge series (its pools', its pool and node counts) from /metrics: a tree
+ * the API removes takes them with it. (ps_svc_remove_tree_state alone keeps them: at
+ * shutdown the registry goes with the service, after a reload the trees find them again.) */
+void ps_svc_pool_gauges_remove(struct ps_service *svc, struct ps_svc_tree_state *ts);
 struct ps_svc_op *ps_svc_find_op(struct ps_service *svc, const char *id);
 
 /* Operations and jobs (service.c). All under svc->mu. */

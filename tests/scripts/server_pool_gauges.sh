@@ -3,7 +3,8 @@
 # tree's gauge series by pool position (pool_gauges.c), so after a pool is removed and another
 # created, every pool's series must carry its own values under its own name and the removed
 # pool's are gone; after the tree's per_pool_satisfaction_profiling_quantiles change, only the
-# new quantiles' series are there; an ephemeral pool's gauges go with it.
+# new quantiles' series are there; an ephemeral pool's gauges go with it; a removed tree's
+# series go with it.
 # usage: server_pool_gauges.sh BINARY SHARED_DIR SOURCE_DIR
 set -euo pipefail
 bin=${1:?usage: server_pool_gauges.sh BINARY SHARED_DIR SOURCE_DIR}
@@ -85,6 +86,23 @@ try:
     s.ok("abort_op", {"operation_id": eph})
     wait(lambda: "eve" not in usage() and not [k for k in sat() if k[0] == "eve"],
          "eve's gauges gone with its pool: %s" % sorted(usage()))
+
+    # a tree removed takes all its series: its pools', its pool and node counts
+    def series_of(tree):
+        st, text = s.raw("GET", "/metrics")
+        return re.findall(r'^(\w+)\{tree="%s"[,}]' % tree, text, re.M)
+    s.ok("create", {"type": "scheduler_pool_tree",
+                    "attributes": {"name": "other", "config": {"nodes_filter": "other",
+                                                               "fair_share_update_period": 100}}})
+    s.ok("create", {"type": "scheduler_pool", "path": "//sys/pool_trees/other/x"})
+    wait(lambda: {"poolsched_pool_usage_ratio", "poolsched_pool_count",
+                  "poolsched_node_count_per_tree"} <= set(series_of("other")),
+         "the series of tree other: %s" % sorted(set(series_of("other"))))
+    s.ok("remove", {"path": "//sys/pool_trees/other/x"})
+    s.ok("remove", {"path": "//sys/pool_trees/other"})
+    time.sleep(0.3)
+    check(not series_of("other"), "tree other's series gone: %s" % series_of("other"))
+    check(usage().get("b", 0) > 0, "physical's gauges stay: %s" % usage())
 finally:
     s.stop()
 finish()
