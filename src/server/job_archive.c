@@ -84,28 +84,25 @@ int ps_job_archive_sweep(struct ps_service *svc)
         size_t end = a->head;
         while (end < a->len && a->queue[end]->retire_ticket <= committed)
             end++;
-        if (end > a->head) {
-            for (size_t i = a->head; i < end; i++) {
-                struct ps_svc_job *j = a->queue[i];
-                ps_strmap_remove(&svc->jobs, j->id);
-                j->retire_queued = false;
-                j->retire_ticket = UINT64_MAX;   /* marks it for the compaction below */
-            }
-            int w = 0;
-            for (int i = 0; i < svc->job_count; i++) {
-                struct ps_svc_job *j = svc->job_list[i];
-                if (j->retire_ticket == UINT64_MAX && !j->retire_queued) {
-                    ps_svc_job_free(j);
-                    freed++;
-                } else {
-                    svc->job_list[w++] = j;
-                }
-            }
-            svc->job_count = w;
-            a->head = end;
-            if (a->head == a->len)
-                a->head = a->len = 0;
+        /* each leaves job_list in O(1): the last job takes its place (the list's order
+         * means nothing; a pass over 40,000 jobs per sweep cost ~1 ms under svc->mu) */
+        for (size_t i = a->head; i < end; i++) {
+            struct ps_svc_job *j = a->queue[i];
+            ps_strmap_remove(&svc->jobs, j->id);
+            struct ps_svc_job *last = svc->job_list[--svc->job_count];
+            svc->job_list[j->list_index] = last;
+            last->list_index = j->list_index;
+            ps_svc_job_free(j);
+            freed++;
         }
+        a->head = end;
+        if (a->head == a->len)
+            a->head = a->len = 0;
+#ifndef NDEBUG
+        for (int i = 0; freed > 0 && i < svc->job_count; i++)
+            if (svc->job_list[i]->list_index != i)
+                abort();   /* debug builds: the places must follow the moves */
+#endif
     }
     ps_metric_set(svc->m_jobs_in_memory, svc->job_count);
     return freed;

@@ -145,6 +145,7 @@ struct ps_svc_job {
     /* finished: freed once the journal commits this ticket (job_archive.h) */
     uint64_t retire_ticket;
     bool retire_queued;
+    int list_index;                /* its place in svc->job_list */
     struct ps_svc_job *node_next, *node_prev;   /* running jobs of the node */
 };
 

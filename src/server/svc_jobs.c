@@ -31,6 +31,7 @@ int ps_svc_job_register(struct ps_service *svc, struct ps_svc_job *job)
     }
     if (ps_strmap_put(&svc->jobs, job->id, job) != 0)
         return PS_ENOMEM;
+    job->list_index = svc->job_count;
     svc->job_list[svc->job_count++] = job;
     return 0;
 }
