@@ -459,3 +459,53 @@ int ps_cmd_create(int argc, char **argv)
     }
     return ps_cli_call_close(&c, "create", body);
 }
+
+static const struct ps_cli_opt transfer_opts[] = {
+    {"--source-pool", 0, true, false}, {"--destination-pool", 0, true, false},
+    {"--pool-tree", 0, true, false}, {"--resource-delta", 0, true, false}, PS_CLI_COMMON_OPTS,
+    {NULL, 0, false, false}};
+
+static const char transfer_usage[] =
+    "usage: poolsched transfer-pool-resources --source-pool POOL --destination-pool POOL\n"
+    "           --resource-delta DELTA [--pool-tree TREE]\n"
+    "\n"
+    "Moves guarantees and operation counts from one pool to another (as yt\n"
+    "transfer-pool-resources): DELTA (YSON or JSON) holds any of strong_guarantee_resources,\n"
+    "resource_flow, burst_guarantee_resources, max_operation_count and\n"
+    "max_running_operation_count. They leave the pools from the source up to the lowest common\n"
+    "ancestor and reach those from the destination up to it; all or nothing (docs/api.md).\n"
+    "  poolsched transfer-pool-resources --source-pool a --destination-pool b \\\n"
+    "      --resource-delta '{strong_guarantee_resources={cpu=2}; max_operation_count=5}'\n"
+    "  --pool-tree TREE   the tree (default: the default tree)\n";
+
+int ps_cmd_transfer_pool_resources(int argc, char **argv)
+{
+    static const char cmd[] = "transfer-pool-resources";
+    struct ps_cli_args args;
+    int rc = ps_cli_parse_command(cmd, argc, argv, transfer_opts, 0, 0, "", transfer_usage, &args);
+    if (rc >= 0)
+        return rc;
+    const char *src = ps_cli_args_get(&args, "--source-pool");
+    const char *dst = ps_cli_args_get(&args, "--destination-pool");
+    const char *delta_text = ps_cli_args_get(&args, "--resource-delta");
+    const char *tree = ps_cli_args_get(&args, "--pool-tree");
+    if (!src || !dst || !delta_text)
+        return ps_cli_usage_error(cmd, "--source-pool, --destination-pool and --resource-delta "
+                                  "are required");
+    json_t *delta = NULL;
+    struct ps_error err;
+    ps_error_init(&err);
+    if (ps_cli_parse_value(delta_text, "--resource-delta", &delta, &err) != 0) {
+        ps_cli_error(cmd, "%s", err.msg);
+        return 2;
+    }
+    json_t *body = json_pack("{s:s, s:s, s:o}", "source_pool", src, "destination_pool", dst,
+                             "resource_delta", delta);
+    if (body && tree)
+        json_object_set_new(body, "pool_tree", json_string(tree));
+    if (!body) {
+        ps_cli_error(cmd, "the pool names must be valid UTF-8");
+        return 2;
+    }
+    return ps_cli_send(cmd, &args, text_formats, "transfer_pool_resources", body);
+}

@@ -19,6 +19,8 @@ const struct ps_command ps_commands[] = {
     {"create", "create a scheduler_pool or scheduler_pool_tree", ps_cmd_create},
     {"remove", "remove a pool or pool tree", ps_cmd_remove},
     {"exists", "print whether a path exists (true/false)", ps_cmd_exists},
+    {"transfer-pool-resources", "move guarantees and operation counts between two pools",
+     ps_cmd_transfer_pool_resources},
     {"vanilla", "start a vanilla operation from flags", ps_cmd_vanilla},
     {"start-op", "start an operation from a spec file", ps_cmd_start_op},
     {"list-operations", "list operations as a table", ps_cmd_list_operations},

@@ -183,6 +183,18 @@ int ps_pool_tree_remove_pool(struct ps_pool_tree *tree, const char *name, struct
 int ps_pool_tree_move_pool(struct ps_pool_tree *tree, const char *name, const char *new_parent,
                            struct ps_error *err);
 
+/* upstream's transfer_pool_resources (pool_transfer.c): delta, a map of any of
+ * strong_guarantee_resources, resource_flow, burst_guarantee_resources (resources >= 0),
+ * max_operation_count and max_running_operation_count (integers >= 0), leaves the pools from
+ * source up to their lowest common ancestor with destination and reaches those from
+ * destination up to it; unset values count as 0. Either source or destination may be the root.
+ * All or nothing: PS_ENOENT (a pool missing), PS_EINVAL (the same pool twice, an ephemeral
+ * pool, a bad delta, a pool with less than the transfer takes, or a tree rule broken, naming
+ * the pool), PS_ENOMEM. */
+int ps_pool_tree_transfer_resources(struct ps_pool_tree *tree, const char *source,
+                                    const char *destination, const struct ps_value *delta,
+                                    struct ps_error *err);
+
 /* Sets one attribute of an explicit pool (value NULL or null: back to the default), or a map
  * of attributes at once; validated against the whole tree first. Raised limits may let pending
  * operations run. */

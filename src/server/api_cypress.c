@@ -452,6 +452,48 @@ int ps_cypress_set(struct ps_service *svc, const struct ps_auth_identity *who, c
     return rc;
 }
 
+/* upstream's transfer_pool_resources (core/pool_transfer.c): all or nothing, journalled as one
+ * tree document. */
+int ps_cypress_transfer_pool_resources(struct ps_service *svc, const struct ps_auth_identity *who,
+                                       const json_t *body, struct ps_error *err)
+{
+    int rc = require_admin(who, "transfer pool resources", err);
+    if (rc != 0)
+        return rc;
+    const char *names[3] = {"source_pool", "destination_pool", "pool_tree"};
+    const char *values[3] = {NULL, NULL, NULL};
+    for (int i = 0; i < 3; i++) {
+        const json_t *v = json_object_get(body, names[i]);
+        if (!v && i == 2)
+            continue;
+        if (!json_is_string(v))
+            return ps_error_set(err, PS_EINVAL, "%s: %s", names[i],
+                                v ? "must be a string" : "missing parameter");
+        values[i] = json_string_value(v);
+    }
+    const char *tree_name = values[2] ? values[2] : ps_strategy_default_tree(svc->strategy);
+    struct ps_pool_tree *tree = tree_name ? find_tree(svc, tree_name) : NULL;
+    if (!tree)
+        return ps_error_set(err, PS_ENOENT, "pool_tree: %s", tree_name ?
+                            "no such pool tree" : "there is no default pool tree");
+    const json_t *delta = json_object_get(body, "resource_delta");
+    if (!delta)
+        return ps_error_set(err, PS_EINVAL, "resource_delta: missing parameter");
+    struct ps_value v;
+    if ((rc = ps_json_to_value(delta, &v, err)) != 0) {
+        ps_error_prefix(err, "resource_delta");
+        return rc;
+    }
+    rc = ps_pool_tree_transfer_resources(tree, values[0], values[1], &v, err);
+    ps_value_release(&v);
+    if (rc == 0) {
+        tree_changed(svc, tree);
+        ps_svc_log(svc, "info", "config_changed", "tree=%s transfer_pool_resources=%s->%s",
+                   ps_pool_tree_name(tree), values[0], values[1]);
+    }
+    return rc;
+}
+
 static int create_pool(struct ps_service *svc, const json_t *body, struct ps_error *err)
 {
     const char *path = json_string_value(json_object_get(body, "path"));

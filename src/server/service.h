@@ -589,6 +589,10 @@ int ps_cypress_set(struct ps_service *svc, const struct ps_auth_identity *who, c
                    const json_t *value, struct ps_error *err);
 int ps_cypress_create(struct ps_service *svc, const struct ps_auth_identity *who,
                       const json_t *body, struct ps_error *err);
+/* transfer_pool_resources {source_pool, destination_pool, pool_tree (default: the default
+ * tree), resource_delta} (admin; docs/api.md). */
+int ps_cypress_transfer_pool_resources(struct ps_service *svc, const struct ps_auth_identity *who,
+                                       const json_t *body, struct ps_error *err);
 int ps_cypress_remove(struct ps_service *svc, const struct ps_auth_identity *who,
                       const char *path, struct ps_error *err);
 /* set, create or remove with dry_run (docs/api.md "Dry run"): the same validation on a copy of

@@ -125,6 +125,21 @@ expect_out true "orchid pool exists"
 run 1 get //sys/pool_trees/physical/nope/@weight
 expect_err_has 'error: get: ' "get missing"
 expect_err_has '(HTTP 404, not found)' "the error class of a 404"
+# transfer-pool-resources: root-pool's cpu guarantee moves to burst, under it (burst gains, the
+# common ancestor root-pool keeps its 10); more than the source has is refused, naming it
+run 0 transfer-pool-resources --source-pool root-pool --destination-pool burst \
+  --pool-tree physical --resource-delta '{strong_guarantee_resources={cpu=4}}'
+run 0 get //sys/pools/root-pool/burst/@strong_guarantee_resources/cpu
+expect_out '4' "transfer-pool-resources adds to the destination"
+run 0 get //sys/pools/root-pool/@strong_guarantee_resources/cpu
+expect_out '10' "the common ancestor keeps its guarantee"
+run 1 transfer-pool-resources --source-pool burst --destination-pool relaxed \
+  --resource-delta '{strong_guarantee_resources={cpu=5}}'
+expect_err_has 'pool "burst" has less strong_guarantee_resources/cpu' "a transfer of too much"
+run 0 transfer-pool-resources --source-pool burst --destination-pool root-pool \
+  --resource-delta '{strong_guarantee_resources={cpu=4}}'
+run 0 get //sys/pools/root-pool/burst/@strong_guarantee_resources/cpu
+expect_out '0' "transferred back"
 run 0 set //sys/pools/root-pool/@weight 3
 run 1 set //sys/pools/root-pool/@weight -1
 expect_err_has 'error: set: ' "bad weight"
