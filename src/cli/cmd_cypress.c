@@ -509,3 +509,29 @@ int ps_cmd_transfer_pool_resources(int argc, char **argv)
     }
     return ps_cli_send(cmd, &args, text_formats, "transfer_pool_resources", body);
 }
+
+static const char move_usage[] =
+    "usage: poolsched move SOURCE_PATH DESTINATION_PATH\n"
+    "\n"
+    "Moves a pool within its tree, to another parent, under another name, or both (as yt move):\n"
+    "  poolsched move //sys/pool_trees/physical/a/x //sys/pool_trees/physical/b/x\n"
+    "  poolsched move //sys/pools/x //sys/pools/y        # a rename\n";
+
+int ps_cmd_move(int argc, char **argv)
+{
+    struct ps_cli_args args;
+    int rc = ps_cli_parse_command("move", argc, argv, path_opts, 2, 2, "SOURCE_PATH", move_usage,
+                                  &args);
+    if (rc >= 0)
+        return rc;
+    const char *from = ps_cli_args_positional(&args, 0);
+    const char *to = ps_cli_args_positional(&args, 1);
+    if ((rc = check_path("move", from)) != 0 || (rc = check_path("move", to)) != 0)
+        return rc;
+    json_t *body = json_pack("{s:s, s:s}", "source_path", from, "destination_path", to);
+    if (!body) {
+        ps_cli_error("move", "the paths must be valid UTF-8");
+        return 2;
+    }
+    return ps_cli_send("move", &args, text_formats, "move", body);
+}

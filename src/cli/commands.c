@@ -19,6 +19,7 @@ const struct ps_command ps_commands[] = {
     {"create", "create a scheduler_pool or scheduler_pool_tree", ps_cmd_create},
     {"remove", "remove a pool or pool tree", ps_cmd_remove},
     {"exists", "print whether a path exists (true/false)", ps_cmd_exists},
+    {"move", "move or rename a pool within its tree", ps_cmd_move},
     {"transfer-pool-resources", "move guarantees and operation counts between two pools",
      ps_cmd_transfer_pool_resources},
     {"vanilla", "start a vanilla operation from flags", ps_cmd_vanilla},

@@ -32,6 +32,7 @@ int ps_cmd_list(int argc, char **argv);
 int ps_cmd_create(int argc, char **argv);
 int ps_cmd_remove(int argc, char **argv);
 int ps_cmd_transfer_pool_resources(int argc, char **argv);
+int ps_cmd_move(int argc, char **argv);
 int ps_cmd_exists(int argc, char **argv);
 /* cmd_ops.c */
 int ps_cmd_vanilla(int argc, char **argv);

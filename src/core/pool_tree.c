@@ -472,6 +472,45 @@ int ps_pool_tree_move_pool(struct ps_pool_tree *tree, const char *name, const ch
     return 0;
 }
 
+int ps_pool_tree_rename_pool(struct ps_pool_tree *tree, const char *name, const char *new_name,
+                             struct ps_error *err)
+{
+    ps_tree_begin_change(tree);
+    struct ps_pool *pool = ps_pool_tree_find_pool(tree, name);
+    if (!pool)
+        return ps_error_set(err, PS_ENOENT, "pool \"%s\" does not exist in pool tree \"%s\"", name,
+                            tree->name);
+    if (pool->is_root)
+        return ps_error_set(err, PS_EINVAL, "the root pool cannot be renamed");
+    if (pool->ephemeral)
+        return ps_error_set(err, PS_EINVAL, "pool \"%s\" is ephemeral and cannot be renamed", name);
+    int rc = ps_pool_name_check("name", new_name, err);
+    if (rc != 0 || strcmp(name, new_name) == 0)
+        return rc;
+    if (ps_pool_tree_find_pool(tree, new_name))
+        return ps_error_set(err, PS_EEXIST, "name: pool \"%s\" already exists in pool tree \"%s\"",
+                            new_name, tree->name);
+    /* operations name their pool: one in the subtree would lose it (remove refuses the same) */
+    for (int i = 0; i < tree->pool_count; i++) {
+        const struct ps_pool *p = tree->pools[i];
+        for (const struct ps_pool *a = p; a && p->child_operation_count > 0; a = a->parent)
+            if (a == pool)
+                return ps_error_set(err, PS_ESTATE,
+                                    "pool \"%s\" cannot be renamed: pool \"%s\" in its subtree "
+                                    "has %d operations",
+                                    name, p->name, p->child_operation_count);
+    }
+    char *copy = strdup(new_name);
+    if (!copy || ps_strmap_put(&tree->pools_by_name, copy, pool) != 0) {
+        free(copy);
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    }
+    ps_strmap_remove(&tree->pools_by_name, pool->name);
+    free(pool->name);
+    pool->name = copy;
+    return 0;
+}
+
 static int update_pool(struct ps_pool_tree *tree, const char *name, const char *key,
                        const struct ps_value *value, const struct ps_value *map, struct ps_error *err)
 {

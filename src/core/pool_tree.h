@@ -183,6 +183,13 @@ int ps_pool_tree_remove_pool(struct ps_pool_tree *tree, const char *name, struct
 int ps_pool_tree_move_pool(struct ps_pool_tree *tree, const char *name, const char *new_parent,
                            struct ps_error *err);
 
+/* Renames an explicit pool (Cypress's set of @name, or a move to another name). Refused:
+ * PS_ENOENT, PS_EINVAL (the root, an ephemeral pool, a bad name), PS_EEXIST (the name is taken
+ * in the tree), PS_ESTATE (an operation in its subtree: operations name their pool, as remove
+ * refuses them). */
+int ps_pool_tree_rename_pool(struct ps_pool_tree *tree, const char *name, const char *new_name,
+                             struct ps_error *err);
+
 /* upstream's transfer_pool_resources (pool_transfer.c): delta, a map of any of
  * strong_guarantee_resources, resource_flow, burst_guarantee_resources (resources >= 0),
  * max_operation_count and max_running_operation_count (integers >= 0), leaves the pools from

@@ -97,6 +97,7 @@ static const struct command_params command_params[] = {
     {"set", {"path", "value", "dry_run"}},
     {"create", {"type", "path", "attributes", "ignore_existing", "dry_run"}},
     {"remove", {"path", "dry_run"}},
+    {"move", {"source_path", "destination_path"}},
     {"transfer_pool_resources", {"source_pool", "destination_pool", "pool_tree", "resource_delta"}},
     {"issue_token", {"user", "role"}},
     {"revoke_token", {"token"}},
@@ -250,6 +251,11 @@ static int run_command(struct ps_service *svc, const char *command, const json_t
     }
     if (strcmp(command, "remove") == 0) {
         if ((rc = ps_cypress_remove(svc, who, path_param(body), err)) == 0)
+            *reply = json_object();
+        return rc;
+    }
+    if (strcmp(command, "move") == 0) {
+        if ((rc = ps_cypress_move(svc, who, body, err)) == 0)
             *reply = json_object();
         return rc;
     }

@@ -282,6 +282,11 @@ static int get_target(struct ps_service *svc, struct target *t, const char *path
             *out = drop_nulls(value_json_take(&v));
             return 0;
         }
+        if (t->has_attr && (strcmp(t->key, "name") == 0 || strcmp(t->key, "parent_name") == 0)) {
+            bool self = strcmp(t->key, "name") == 0 || !t->pool->parent;
+            *out = json_string(self ? t->pool->name : t->pool->parent->name);
+            return 0;
+        }
         if (t->has_attr) {
             rc = ps_pool_tree_get_pool_attr(t->tree, t->pool->name, t->key, &v, err);
             if (rc != 0)
@@ -434,7 +439,15 @@ int ps_cypress_set(struct ps_service *svc, const struct ps_auth_identity *who, c
         if (rc == 0)
             tree_changed(svc, t.tree);
     } else {
-        if (t.all_attrs)
+        bool rename = t.has_attr && strcmp(t.key, "name") == 0;
+        if ((rename || (t.has_attr && strcmp(t.key, "parent_name") == 0)) &&
+            v.type != PS_VALUE_STRING)
+            rc = ps_error_set(err, PS_EINVAL, "%s: must be a pool name (a string)", path);
+        else if (rename)   /* Cypress's rename and move through attributes */
+            rc = ps_pool_tree_rename_pool(t.tree, t.pool->name, v.string, err);
+        else if (t.has_attr && strcmp(t.key, "parent_name") == 0)
+            rc = ps_pool_tree_move_pool(t.tree, t.pool->name, v.string, err);
+        else if (t.all_attrs)
             rc = v.type == PS_VALUE_MAP
                      ? ps_pool_tree_apply_pool_attrs(t.tree, t.pool->name, &v, err)
                      : ps_error_set(err, PS_EINVAL, "%s: must be a map", path);
@@ -449,6 +462,65 @@ int ps_cypress_set(struct ps_service *svc, const struct ps_auth_identity *who, c
                    t.has_attr ? t.key : "@");
     ps_value_release(&v);
     target_release(&t);
+    return rc;
+}
+
+/* Cypress's move of a pool within its tree: to another parent, under another name, or both;
+ * all or nothing. */
+int ps_cypress_move(struct ps_service *svc, const struct ps_auth_identity *who,
+                    const json_t *body, struct ps_error *err)
+{
+    int rc = require_admin(who, "change pool trees", err);
+    if (rc != 0)
+        return rc;
+    const char *from = json_string_value(json_object_get(body, "source_path"));
+    const char *to = json_string_value(json_object_get(body, "destination_path"));
+    if (!from || !to)
+        return ps_error_set(err, PS_EINVAL, "%s: missing parameter (a path)",
+                            from ? "destination_path" : "source_path");
+    const char *slash = strrchr(to, '/');
+    if (!slash || slash == to || slash[-1] == '/' || strchr(to, '@'))
+        return ps_error_set(err, PS_EINVAL,
+                            "destination_path: %s is not a pool path (//sys/pool_trees/T/.../name)",
+                            to);
+    char *parent_path = strndup(to, (size_t)(slash - to));
+    struct target s, d;
+    memset(&d, 0, sizeof d);
+    rc = resolve(svc, from, &s, 0, err);
+    if (rc == 0 && (s.kind != T_POOL || s.has_attr || s.all_attrs))
+        rc = ps_error_set(err, PS_EINVAL, "source_path: %s is not a pool: only pools move", from);
+    if (rc == 0 && (rc = resolve(svc, parent_path ? parent_path : "", &d, 0, err)) == 0 &&
+        ((d.kind != T_POOL && d.kind != T_TREE) || d.has_attr || d.all_attrs))
+        rc = ps_error_set(err, PS_EINVAL, "destination_path: %s is not in a pool tree", to);
+    if (rc == 0 && d.tree != s.tree)
+        rc = ps_error_set(err, PS_EINVAL,
+                          "destination_path: %s is in another pool tree; poolsched moves pools "
+                          "within their tree (create the pool there and remove it here)", to);
+    if (rc == 0) {
+        char *name = strdup(s.pool->name);
+        char *old_parent = strdup(s.pool->parent->name);
+        const char *parent = d.kind == T_TREE ? "<Root>" : d.pool->name;
+        if (!name || !old_parent)
+            rc = ps_error_set(err, PS_ENOMEM, "out of memory");
+        if (rc == 0)
+            rc = ps_pool_tree_move_pool(s.tree, name, parent, err);
+        if (rc == 0 && strcmp(slash + 1, name) != 0 &&
+            (rc = ps_pool_tree_rename_pool(s.tree, name, slash + 1, err)) != 0) {
+            struct ps_error ignored;
+            ps_error_init(&ignored);
+            ps_pool_tree_move_pool(s.tree, name, old_parent, &ignored);   /* held before */
+        }
+        if (rc == 0) {
+            tree_changed(svc, s.tree);
+            ps_svc_log(svc, "info", "config_changed", "tree=%s pool=%s moved_to=%s/%s",
+                       ps_pool_tree_name(s.tree), name, parent, slash + 1);
+        }
+        free(name);
+        free(old_parent);
+    }
+    free(parent_path);
+    target_release(&d);
+    target_release(&s);
     return rc;
 }
 

@@ -36,7 +36,7 @@ enum {
 enum yt_kind {
     K_GET, K_LIST, K_EXISTS, K_SET, K_CREATE, K_REMOVE, K_START, K_GET_OP, K_LIST_OPS,
     K_OP_ACTION, K_UPDATE_OP, K_LIST_JOBS, K_GET_JOB, K_STDERR, K_FEATURES, K_WHOAMI,
-    K_TRANSFER,
+    K_TRANSFER,   /* move, transfer_pool_resources: no output */
 };
 
 struct yt_command {
@@ -54,6 +54,7 @@ static const struct yt_command commands[] = {
     {"set", "set", K_SET, true, {"path", "value", "dry_run"}},
     {"create", "create", K_CREATE, true, {"type", "path", "attributes", "ignore_existing", "dry_run"}},
     {"remove", "remove", K_REMOVE, true, {"path", "dry_run"}},
+    {"move", "move", K_TRANSFER, true, {"source_path", "destination_path"}},
     {"transfer_pool_resources", "transfer_pool_resources", K_TRANSFER, true,
      {"source_pool", "destination_pool", "pool_tree", "resource_delta"}},
     {"start_operation", "start_op", K_START, true, {"operation_type", "spec"}},

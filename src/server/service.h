@@ -589,6 +589,9 @@ int ps_cypress_set(struct ps_service *svc, const struct ps_auth_identity *who, c
                    const json_t *value, struct ps_error *err);
 int ps_cypress_create(struct ps_service *svc, const struct ps_auth_identity *who,
                       const json_t *body, struct ps_error *err);
+/* move {source_path, destination_path} of a pool within its tree (admin; docs/api.md). */
+int ps_cypress_move(struct ps_service *svc, const struct ps_auth_identity *who,
+                    const json_t *body, struct ps_error *err);
 /* transfer_pool_resources {source_pool, destination_pool, pool_tree (default: the default
  * tree), resource_delta} (admin; docs/api.md). */
 int ps_cypress_transfer_pool_resources(struct ps_service *svc, const struct ps_auth_identity *who,

@@ -140,6 +140,16 @@ run 0 transfer-pool-resources --source-pool burst --destination-pool root-pool \
   --resource-delta '{strong_guarantee_resources={cpu=4}}'
 run 0 get //sys/pools/root-pool/burst/@strong_guarantee_resources/cpu
 expect_out '0' "transferred back"
+# move: a pool to another parent under another name, and back by its attributes
+run 0 create scheduler_pool //sys/pool_trees/physical/mv-a
+run 0 move //sys/pools/mv-a //sys/pools/root-pool/mv-b
+run 0 get //sys/pools/root-pool/mv-b/@parent_name
+expect_out '"root-pool"' "move puts the pool under its new parent"
+run 1 move //sys/pools/root-pool //sys/pools/root-pool/mv-b/x
+expect_err_has 'cannot be moved under itself or its descendant' "a move under a descendant"
+run 0 set //sys/pools/root-pool/mv-b/@parent_name '"<Root>"'
+run 0 set //sys/pools/mv-b/@name '"mv-c"'
+run 0 remove //sys/pools/mv-c
 run 0 set //sys/pools/root-pool/@weight 3
 run 1 set //sys/pools/root-pool/@weight -1
 expect_err_has 'error: set: ' "bad weight"
