@@ -379,6 +379,105 @@ def add_nested_pool():
         env.stop()
 
 
+def pool_parent(env, pool):
+    return env.pool_attr(pool, "parent")
+
+
+def move(env, a, b):
+    env.s.ok("move", {"source_path": "//sys/pools/" + a, "destination_path": "//sys/pools/" + b})
+
+
+@case
+def move_to_existing_pool():
+    # upstream: test_scheduler_strategy::TestSchedulerPoolsReconfiguration::test_move_to_existing_pool
+    env = Env("move_existing", nodes=1)
+    try:
+        env.pool("test_parent")
+        env.pool("test_pool")
+        env.wait(lambda: pool_parent(env, "test_pool") == "<Root>", "test_pool at the top")
+        move(env, "test_pool", "test_parent/test_pool")
+        env.wait(lambda: pool_parent(env, "test_pool") == "test_parent", "moved under test_parent")
+    finally:
+        env.stop()
+
+
+@case
+def move_to_new_pool():
+    # upstream: test_scheduler_strategy::TestSchedulerPoolsReconfiguration::test_move_to_new_pool
+    env = Env("move_new", nodes=1)
+    try:
+        env.pool("test_pool")
+        env.pool("new_pool")
+        move(env, "test_pool", "new_pool/test_pool")
+        env.wait(lambda: env.pool_attr("new_pool", "parent") == "<Root>", "new_pool in the orchid")
+        env.wait(lambda: pool_parent(env, "test_pool") == "new_pool", "moved under new_pool")
+    finally:
+        env.stop()
+
+
+@case
+def move_to_root_pool():
+    # upstream: test_scheduler_strategy::TestSchedulerPoolsReconfiguration::test_move_to_root_pool
+    env = Env("move_root", nodes=1)
+    try:
+        env.pool("test_parent")
+        env.pool("test_pool", "test_parent")
+        env.wait(lambda: pool_parent(env, "test_pool") == "test_parent", "nested")
+        move(env, "test_parent/test_pool", "test_pool")
+        env.wait(lambda: pool_parent(env, "test_pool") == "<Root>", "moved to the top")
+    finally:
+        env.stop()
+
+
+@case
+def move_keeps_usage_in_source_ancestor():
+    # upstream: test_scheduler_strategy::TestResourceUsage::test_move_does_not_lose_resource_usage_in_source_ancestor
+    env = Env("move_usage", nodes=1)
+    try:
+        env.pool("pool_with_limits", resource_limits={"cpu": 1})
+        env.pool("pool_without_limits", "pool_with_limits")
+        op1 = env.op(pool="pool_without_limits")
+        env.wait(lambda: running_slots(env, op1) == 1, "op1 runs")
+        env.s.ok("move", {"source_path": T + "/pool_with_limits/pool_without_limits",
+                          "destination_path": T + "/pool_without_limits"})
+        # the running job's usage left pool_with_limits with its pool: op2 fits the limit
+        op2 = env.op(pool="pool_with_limits")
+        env.wait(lambda: running_slots(env, op2) == 1, "op2 runs")
+        check(running_slots(env, op1) == 1, "op1 still runs")
+    finally:
+        env.stop()
+
+
+@case
+def pool_changes():
+    # upstream: test_scheduler_strategy::TestSchedulerOperationLimits::test_pool_changes
+    # (upstream's map operations are sleeping vanilla ones here)
+    env = Env("pool_changes", nodes=3, tree=LIMITS_TREE)
+    try:
+        env.pool("research")
+        env.pool("subpool", "research")
+        env.pool("production")
+        for _ in range(3):
+            env.op(pool="subpool")
+        count = lambda p, k: env.pool_attr(p, k)
+        env.wait(lambda: count("subpool", "running_operation_count") == 1, "subpool runs one")
+        env.wait(lambda: count("subpool", "operation_count") == 3, "subpool has three")
+        env.wait(lambda: count("research", "running_operation_count") == 1, "research runs one")
+        env.wait(lambda: count("research", "operation_count") == 3, "research has three")
+        check(count("production", "running_operation_count") == 0, "production runs none")
+        check(count("production", "operation_count") == 0, "production has none")
+        move(env, "research/subpool", "production/subpool")
+        time.sleep(0.5)
+        check(count("subpool", "running_operation_count") == 1, "subpool still runs one")
+        check(count("subpool", "operation_count") == 3, "subpool still has three")
+        env.wait(lambda: count("research", "running_operation_count") == 0, "research runs none")
+        env.wait(lambda: count("research", "operation_count") == 0, "research has none")
+        env.wait(lambda: count("production", "running_operation_count") == 1, "production runs one")
+        env.wait(lambda: count("production", "operation_count") == 3, "production has three")
+    finally:
+        env.stop()
+
+
 @case
 def remove_big_hierarchy():
     # upstream: test_scheduler_strategy::TestSchedulerPoolsReconfiguration::test_remove_big_hierarchy
