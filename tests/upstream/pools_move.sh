@@ -268,6 +268,11 @@ def service_rules(c):
         s.admin)
     if st != 200:
         raise AssertionError("v4 move: %d %s" % (st, out))
+    # a dry run of a move shows the shares it would give and changes nothing
+    out = ok("set", {"path": c.path(T + "my_tree/a/@parent_name"), "value": "b", "dry_run": True})
+    if not out.get("dry_run"):
+        raise AssertionError("dry run reply %s" % out)
+    c.trees({"my_tree": {"a": {}, "b": {}, "d": {}}})
     c.set("//sys/pool_trees/my_tree/a/@name", "e")
     s.stop()
     s.start()
