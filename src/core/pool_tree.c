@@ -441,20 +441,33 @@ int ps_pool_tree_remove_pool(struct ps_pool_tree *tree, const char *name, struct
     return 0;
 }
 
-int ps_pool_tree_move_pool(struct ps_pool_tree *tree, const char *name, const char *new_parent,
-                           struct ps_error *err)
+/* The explicit pool name, for a change named by done ("moved", "renamed"): PS_ENOENT, or
+ * PS_EINVAL for the root and ephemeral pools. */
+static int explicit_pool(struct ps_pool_tree *tree, const char *name, const char *done,
+                         struct ps_pool **out, struct ps_error *err)
 {
-    ps_tree_begin_change(tree);
-    struct ps_pool *pool = ps_pool_tree_find_pool(tree, name);
+    struct ps_pool *pool = *out = ps_pool_tree_find_pool(tree, name);
     if (!pool)
         return ps_error_set(err, PS_ENOENT, "pool \"%s\" does not exist in pool tree \"%s\"", name,
                             tree->name);
     if (pool->is_root)
-        return ps_error_set(err, PS_EINVAL, "the root pool cannot be moved");
+        return ps_error_set(err, PS_EINVAL, "the root pool cannot be %s", done);
     if (pool->ephemeral)
-        return ps_error_set(err, PS_EINVAL, "pool \"%s\" is ephemeral and cannot be moved", name);
+        return ps_error_set(err, PS_EINVAL, "pool \"%s\" is ephemeral and cannot be %s", name,
+                            done);
+    return 0;
+}
+
+int ps_pool_tree_move_pool(struct ps_pool_tree *tree, const char *name, const char *new_parent,
+                           struct ps_error *err)
+{
+    ps_tree_begin_change(tree);
+    struct ps_pool *pool;
+    int rc = explicit_pool(tree, name, "moved", &pool, err);
+    if (rc != 0)
+        return rc;
     struct ps_pool *parent;
-    int rc = find_parent(tree, name, new_parent, &parent, err);
+    rc = find_parent(tree, name, new_parent, &parent, err);
     if (rc != 0)
         return rc;
     for (struct ps_pool *a = parent; a; a = a->parent)
@@ -476,15 +489,10 @@ int ps_pool_tree_rename_pool(struct ps_pool_tree *tree, const char *name, const 
                              struct ps_error *err)
 {
     ps_tree_begin_change(tree);
-    struct ps_pool *pool = ps_pool_tree_find_pool(tree, name);
-    if (!pool)
-        return ps_error_set(err, PS_ENOENT, "pool \"%s\" does not exist in pool tree \"%s\"", name,
-                            tree->name);
-    if (pool->is_root)
-        return ps_error_set(err, PS_EINVAL, "the root pool cannot be renamed");
-    if (pool->ephemeral)
-        return ps_error_set(err, PS_EINVAL, "pool \"%s\" is ephemeral and cannot be renamed", name);
-    int rc = ps_pool_name_check("name", new_name, err);
+    struct ps_pool *pool;
+    int rc = explicit_pool(tree, name, "renamed", &pool, err);
+    if (rc == 0)
+        rc = ps_pool_name_check("name", new_name, err);
     if (rc != 0 || strcmp(name, new_name) == 0)
         return rc;
     if (ps_pool_tree_find_pool(tree, new_name))

@@ -9,33 +9,23 @@ bin=${1:?usage: pools_cypress.sh BINARY SHARED_DIR SOURCE_DIR}
 src=${3:?}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-PYTHONPATH="$src/tests/scripts" python3 - "$bin" "$work" <<'PYEOF'
+PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$src/tests/scripts:$src/tests/upstream" python3 - "$bin" "$work" "${@:4}" <<'PYEOF'
 import sys
-from server_helper import Scheduler, check, finish
+from server_helper import Scheduler, finish
+from upslib import CASES, case, run
+import upslib
 
 bin, work = sys.argv[1], sys.argv[2]
 s = Scheduler(bin, work + "/data").start()
 T = "//sys/pool_trees/"
-CASES = []
-
-
-def case(fn):
-    CASES.append(fn)
-    return fn
 
 
 def ok(command, body):
-    st, out = s.call(command, body)
-    if st != 200:
-        raise AssertionError("%s %s -> %d %s" % (command, body, st, out))
-    return out
+    return upslib.ok(s, command, body)
 
 
 def refused(command, body):
-    st, out = s.call(command, body)
-    if st == 200:
-        raise AssertionError("%s %s was accepted" % (command, body))
-    return st, out
+    return upslib.refused(s, command, body)
 
 
 def create_tree(name, config=None, ignore_existing=False):
@@ -509,13 +499,7 @@ def min_share_alias(t):
 
 
 try:
-    only = sys.argv[3:] or None
-    for i, fn in enumerate(CASES):
-        try:
-            fn("t%d_%s" % (i, fn.__name__))
-            print("pass", fn.__name__, flush=True)
-        except AssertionError as e:
-            check(False, "%s: %s" % (fn.__name__, e))
+    run(CASES, sys.argv[3:], lambda i, name: "t%d_%s" % (i, name))
 finally:
     s.stop()
 finish()

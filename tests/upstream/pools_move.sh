@@ -9,33 +9,23 @@ bin=${1:?usage: pools_move.sh BINARY SHARED_DIR SOURCE_DIR}
 src=${3:?}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-PYTHONPATH="$src/tests/scripts" python3 - "$bin" "$work" <<'PYEOF'
-import sys
-from server_helper import Scheduler, check, finish
+PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$src/tests/scripts:$src/tests/upstream" python3 - "$bin" "$work" "${@:4}" <<'PYEOF'
+import json, sys
+from server_helper import Scheduler, finish
+from upslib import CASES, case, run
+import upslib
 
 bin, work = sys.argv[1], sys.argv[2]
 s = Scheduler(bin, work + "/data").start()
 T = "//sys/pool_trees/"
-CASES = []
-
-
-def case(fn):
-    CASES.append(fn)
-    return fn
 
 
 def ok(command, body):
-    st, out = s.call(command, body)
-    if st != 200:
-        raise AssertionError("%s %s -> %d %s" % (command, body, st, out))
-    return out
+    return upslib.ok(s, command, body)
 
 
 def refused(command, body):
-    st, out = s.call(command, body)
-    if st == 200:
-        raise AssertionError("%s %s was accepted" % (command, body))
-    return st, out
+    return upslib.refused(s, command, body)
 
 
 class Case:
@@ -144,7 +134,8 @@ def standard_move_to_descendant_is_forbidden2(c):
     c.create_pool_tree("my_tree")
     c.create_pool("nirvana", pool_tree="my_tree")
     c.create_pool("prod", pool_tree="my_tree", parent_name="nirvana")
-    c.move_refused("//sys/pool_trees/my_tree/nirvana", "//sys/pool_trees/my_tree/nirvana/prod/nirvana")
+    c.move_refused("//sys/pool_trees/my_tree/nirvana",
+                   "//sys/pool_trees/my_tree/nirvana/prod/nirvana")
     c.trees({"my_tree": {"nirvana": {"prod": {}}}})
 
 
@@ -262,7 +253,6 @@ def service_rules(c):
                               "destination_path": c.path(T + "my_tree/c")}, token=s.token("eve"))
     if st != 403:
         raise AssertionError("a user's move: %d %s" % (st, out))
-    import json
     st, out = s.raw("POST", "/api/v4/move", json.dumps({
         "source_path": c.path(T + "my_tree/b/c"), "destination_path": c.path(T + "my_tree/d")}),
         s.admin)
@@ -280,12 +270,7 @@ def service_rules(c):
 
 
 try:
-    for i, fn in enumerate(CASES):
-        try:
-            fn(Case("t%d_" % i))
-            print("pass", fn.__name__, flush=True)
-        except AssertionError as e:
-            check(False, "%s: %s" % (fn.__name__, e))
+    run(CASES, sys.argv[3:], lambda i, name: Case("t%d_" % i))
 finally:
     s.stop()
 finish()

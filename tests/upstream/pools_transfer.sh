@@ -10,28 +10,21 @@ bin=${1:?usage: pools_transfer.sh BINARY SHARED_DIR SOURCE_DIR}
 src=${3:?}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-PYTHONPATH="$src/tests/scripts" python3 - "$bin" "$work" <<'PYEOF'
+PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$src/tests/scripts:$src/tests/upstream" python3 - "$bin" "$work" "${@:4}" <<'PYEOF'
 import json, sys
-from server_helper import Scheduler, check, finish
+from server_helper import Scheduler, finish
+from upslib import CASES, case, run
+import upslib
 
 bin, work = sys.argv[1], sys.argv[2]
 s = Scheduler(bin, work + "/data").start()
 T = "//sys/pool_trees/"
-CASES = []
 FULL = {"strong_guarantee_resources": {"cpu": 15}, "burst_guarantee_resources": {"cpu": 10},
         "resource_flow": {"cpu": 5}, "max_operation_count": 25, "max_running_operation_count": 20}
 
 
-def case(fn):
-    CASES.append(fn)
-    return fn
-
-
 def ok(command, body):
-    st, out = s.call(command, body)
-    if st != 200:
-        raise AssertionError("%s %s -> %d %s" % (command, body, st, out))
-    return out
+    return upslib.ok(s, command, body)
 
 
 def pools_attrs(strong=None, flow=None, burst=None, running=None, ops=None):
@@ -343,12 +336,7 @@ def service_rules(t):
 
 
 try:
-    for i, fn in enumerate(CASES):
-        try:
-            fn(Tree("t%d_%s" % (i, fn.__name__)))
-            print("pass", fn.__name__, flush=True)
-        except AssertionError as e:
-            check(False, "%s: %s" % (fn.__name__, e))
+    run(CASES, sys.argv[3:], lambda i, name: Tree("t%d_%s" % (i, name)))
 finally:
     s.stop()
 finish()

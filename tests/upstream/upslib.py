@@ -82,18 +82,36 @@ def case(fn):
     return fn
 
 
-def run(cases, only):
-    """Runs the cases (functions) named in only, or all; a failed case is one failed check."""
+def run(cases, only, context=None):
+    """Runs the cases (functions) named in only, or all; a failed case is one failed check.
+    With context, each case gets context(index, name) as its argument (e.g. names of its own
+    trees on a shared scheduler)."""
     from server_helper import check
-    for fn in cases:
+    for i, fn in enumerate(cases):
         if only and fn.__name__ not in only:
             continue
         t0 = time.time()
         try:
-            fn()
+            fn(context(i, fn.__name__)) if context else fn()
             print("pass %s (%.1f s)" % (fn.__name__, time.time() - t0), flush=True)
         except (AssertionError, RuntimeError) as e:
             check(False, "%s: %s" % (fn.__name__, e))
+
+
+def ok(s, command, body):
+    """The reply of a command that must succeed on scheduler s."""
+    st, out = s.call(command, body)
+    if st != 200:
+        raise AssertionError("%s %s -> %d %s" % (command, body, st, out))
+    return out
+
+
+def refused(s, command, body):
+    """(status, reply) of a command that must be refused on scheduler s."""
+    st, out = s.call(command, body)
+    if st == 200:
+        raise AssertionError("%s %s was accepted" % (command, body))
+    return st, out
 
 
 def state(env, op):
