@@ -496,19 +496,28 @@ int ps_cypress_move(struct ps_service *svc, const struct ps_auth_identity *who,
         rc = ps_error_set(err, PS_EINVAL,
                           "destination_path: %s is in another pool tree; poolsched moves pools "
                           "within their tree (create the pool there and remove it here)", to);
+    for (const struct ps_pool *a = d.kind == T_POOL ? d.pool : NULL; rc == 0 && a; a = a->parent)
+        if (a == s.pool)
+            rc = ps_error_set(err, PS_EINVAL,
+                              "pool \"%s\" cannot be moved under itself or its descendant \"%s\"",
+                              s.pool->name, d.pool->name);
     if (rc == 0) {
+        /* copies: a rename frees the pool's name */
         char *name = strdup(s.pool->name);
-        char *old_parent = strdup(s.pool->parent->name);
-        const char *parent = d.kind == T_TREE ? "<Root>" : d.pool->name;
-        if (!name || !old_parent)
+        char *parent = strdup(d.kind == T_TREE ? "<Root>" : d.pool->name);
+        if (!name || !parent)
             rc = ps_error_set(err, PS_ENOMEM, "out of memory");
-        if (rc == 0)
-            rc = ps_pool_tree_move_pool(s.tree, name, parent, err);
-        if (rc == 0 && strcmp(slash + 1, name) != 0 &&
-            (rc = ps_pool_tree_rename_pool(s.tree, name, slash + 1, err)) != 0) {
+        /* the rename first: it refuses a subtree with operations, so the move after it starts
+         * none, and a refused move is undone by renaming back (the old name was just freed);
+         * a move first could start pending operations that moving back would not stop */
+        bool renamed = false;
+        if (rc == 0 && strcmp(slash + 1, name) != 0)
+            renamed = (rc = ps_pool_tree_rename_pool(s.tree, name, slash + 1, err)) == 0;
+        if (rc == 0 && (rc = ps_pool_tree_move_pool(s.tree, slash + 1, parent, err)) != 0 &&
+            renamed) {
             struct ps_error ignored;
             ps_error_init(&ignored);
-            ps_pool_tree_move_pool(s.tree, name, old_parent, &ignored);   /* held before */
+            ps_pool_tree_rename_pool(s.tree, slash + 1, name, &ignored);
         }
         if (rc == 0) {
             tree_changed(svc, s.tree);
@@ -516,7 +525,7 @@ int ps_cypress_move(struct ps_service *svc, const struct ps_auth_identity *who,
                        ps_pool_tree_name(s.tree), name, parent, slash + 1);
         }
         free(name);
-        free(old_parent);
+        free(parent);
     }
     free(parent_path);
     target_release(&d);

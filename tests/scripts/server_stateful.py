@@ -557,6 +557,63 @@ class Test:
             fail("remove of the empty pool %s -> %d %s" % (path, st, out))
         del self.pools[name]
 
+    def act_move_pool(self):
+        """move of a pool to another parent (or the top), sometimes under a new name."""
+        if not self.pools:
+            return self.act_create_pool()
+        r = self.rng
+        name = r.choice(sorted(self.pools))
+        sub = self.subtree(name)
+        parent = r.choice([None] + sorted(self.pools))
+        new_name = name
+        if r.random() < 0.3:
+            if r.random() < 0.25:
+                new_name = r.choice(sorted(self.pools))   # taken, or its own
+            else:
+                self.pool_seq += 1
+                new_name = "p%d" % self.pool_seq
+        dest = (self.pool_path(parent) if parent else "//sys/pools") + "/" + new_name
+        in_sub = [o for o in self.active
+                  if set(pool_ancestors(self.pools, self.ops[o].pool)) & sub]
+        st, out = self.sched.call("move", {"source_path": self.pool_path(name),
+                                           "destination_path": dest})
+        self.note("move %s -> %s (ops below %d) -> %d" % (self.pool_path(name), dest,
+                                                          len(in_sub), st))
+        renamed = new_name != name
+        if parent in sub:
+            if st != 400:
+                fail("move of %s under its own subtree (%s) -> %d %s" % (name, parent, st, out))
+            return
+        if renamed and new_name in self.pools:
+            if st != 409:
+                fail("move of %s to the taken name %s -> %d %s" % (name, new_name, st, out))
+            return
+        if renamed and st == 409 and in_sub:
+            return   # operations name their pool: not renamed, nothing changed
+        if st == 400:
+            return   # a tree rule (guarantees, a FIFO parent, depth): nothing changed
+        if st != 200:
+            fail("move of %s to %s -> %d %s" % (name, dest, st, out))
+        if renamed:
+            # renamed: the operations the model thought below had ended (the service knew)
+            for o in in_sub:
+                g = self.sched.ok("get_operation", {"operation_id": o})
+                if g["state"] not in TERMINAL:
+                    fail("rename of %s with the %s operation %s -> 200" % (name, g["state"], o))
+                self.learn_end(self.ops[o], g)
+            p = self.pools.pop(name)
+            p.name = new_name
+            self.pools[new_name] = p
+            for c in self.pools.values():
+                if c.parent == name:
+                    c.parent = new_name
+        self.touch_pool(new_name)
+        self.pools[new_name].parent = parent
+        # counts move with the pool: its new ancestors may run more than they allow (as upstream)
+        for a in pool_ancestors(self.pools, new_name):
+            self.pools[a].over_ok = True
+        self.touch_pool(new_name)
+
     def act_start_op(self):
         if len(self.active) >= 24:
             return self.act_abort_op()
@@ -914,7 +971,8 @@ class Test:
             fail("pools %s, model %s" % (sorted(self.pool_names_server()), sorted(self.pools)))
 
     # -- the run
-    ACTIONS = [("create_pool", 6), ("set_pool", 12), ("remove_pool", 3), ("start_op", 12),
+    ACTIONS = [("create_pool", 6), ("set_pool", 12), ("remove_pool", 3), ("move_pool", 3),
+               ("start_op", 12),
                ("abort_op", 3), ("suspend_op", 3), ("resume_op", 3), ("complete_op", 2),
                ("update_op", 6), ("register", 2), ("heartbeat", 24), ("finish_jobs", 20)]
 

@@ -240,6 +240,18 @@ def service_rules(c):
     if st != 409 or "already exists" not in out["message"]:
         raise AssertionError("a taken name: %d %s" % (st, out))
     c.trees({"my_tree": {"a": {"c": {}}, "b": {}}})
+    # a move refused after its rename (c's guarantee does not fit under b) renames it back
+    c.set("//sys/pool_trees/my_tree/a/@strong_guarantee_resources", {"cpu": 2})
+    c.set("//sys/pool_trees/my_tree/a/c/@strong_guarantee_resources", {"cpu": 2})
+    st, out = c.move_refused("//sys/pool_trees/my_tree/a/c", "//sys/pool_trees/my_tree/b/c2")
+    if st != 400:
+        raise AssertionError("a move that breaks a tree rule: %d %s" % (st, out))
+    c.trees({"my_tree": {"a": {"c": {}}, "b": {}}})
+    st, out = c.move_refused("//sys/pool_trees/my_tree/a", "//sys/pool_trees/my_tree/a/c/a2")
+    if st != 400 or "under itself" not in out["message"]:
+        raise AssertionError("a move under itself with a new name: %d %s" % (st, out))
+    c.set("//sys/pool_trees/my_tree/a/c/@strong_guarantee_resources", {})
+    c.set("//sys/pool_trees/my_tree/a/@strong_guarantee_resources", {})
     op = s.ok("start_op", {"operation_type": "vanilla", "spec": {
         "pool": "c", "pool_trees": [c.tree("my_tree")],
         "tasks": {"t": {"command": "true", "job_count": 1}}}})["operation_id"]
