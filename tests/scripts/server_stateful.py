@@ -614,6 +614,43 @@ class Test:
             self.pools[a].over_ok = True
         self.touch_pool(new_name)
 
+    def act_transfer(self):
+        """transfer_pool_resources between two pools (or the root): all or nothing."""
+        names = sorted(self.pools)
+        if len(names) < 1:
+            return self.act_create_pool()
+        r = self.rng
+        src, dst = r.choice(names + [None]), r.choice(names + [None])
+        k = r.choice(["max_operation_count", "max_running_operation_count",
+                      "strong_guarantee_resources"])
+        n = r.randint(1, 3)
+        delta = {k: {"cpu": n} if k == "strong_guarantee_resources" else n}
+        st, out = self.sched.call("transfer_pool_resources", {
+            "source_pool": src or "<Root>", "destination_pool": dst or "<Root>",
+            "resource_delta": delta})
+        self.note("transfer %s -> %s %s -> %d" % (src, dst, json.dumps(delta), st))
+        if src == dst:
+            if st != 400:
+                fail("transfer from a pool to itself -> %d %s" % (st, out))
+            return
+        if st == 400:
+            return   # the source has less, or a tree rule: nothing changed (the attrs check)
+        if st != 200:
+            fail("transfer %s -> %s -> %d %s" % (src, dst, st, out))
+        up_src = pool_ancestors(self.pools, src) if src else []
+        up_dst = pool_ancestors(self.pools, dst) if dst else []
+        for names_, sign in ((up_src, -1), (up_dst, 1)):
+            for name in names_:
+                if name in up_src and name in up_dst:
+                    break   # the common ancestor and above keep theirs
+                p = self.pools[name]
+                if k == "strong_guarantee_resources":
+                    have = p.attrs.get(k, {}).get("cpu", 0)
+                    p.attrs[k] = dict(p.attrs.get(k, {}), cpu=have + sign * n)
+                else:
+                    p.attrs[k] = p.attrs.get(k, 0) + sign * n
+                    p.over_ok |= k == "max_running_operation_count"
+
     def act_start_op(self):
         if len(self.active) >= 24:
             return self.act_abort_op()
@@ -972,7 +1009,7 @@ class Test:
 
     # -- the run
     ACTIONS = [("create_pool", 6), ("set_pool", 12), ("remove_pool", 3), ("move_pool", 3),
-               ("start_op", 12),
+               ("transfer", 3), ("start_op", 12),
                ("abort_op", 3), ("suspend_op", 3), ("resume_op", 3), ("complete_op", 2),
                ("update_op", 6), ("register", 2), ("heartbeat", 24), ("finish_jobs", 20)]
 
