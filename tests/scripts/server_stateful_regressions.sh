@@ -24,6 +24,9 @@
 #      pending operation's jobs are outside the fair share tree, so an ancestor's
 #      resource_limits no longer counted them and the pool ran jobs above its limits. As
 #      upstream (ValidateAllOperationsCountsOnPoolChange), such a move is refused (409).
+#   7. a move with a new name whose rename was refused (operations below) had already moved
+#      the pool, and the move had started a pending operation that moving back did not stop:
+#      the pools counted it running while get_operation said pending. The rename comes first.
 # usage: server_stateful_regressions.sh BINARY SHARED_DIR SOURCE_DIR
 set -euo pipefail
 bin=${1:?usage: server_stateful_regressions.sh BINARY SHARED_DIR SOURCE_DIR}
@@ -182,6 +185,27 @@ try:
     check(other in [a["job_id"] for a in out["jobs_to_abort"]],
           "x's other job %s is aborted in the reply: %s" % (other, out["jobs_to_abort"]))
     check(len(n.running) <= 2, "the node runs at most its 2 slots: %s" % sorted(n.running))
+finally:
+    s.stop()
+
+# 7. a refused move with a new name changes nothing: no pending operation starts
+s = scheduler("move_rename")
+try:
+    s.ok("create", {"type": "scheduler_pool", "path": "//sys/pools/full",
+                    "attributes": {"max_running_operation_count": 1}})
+    s.ok("create", {"type": "scheduler_pool", "path": "//sys/pools/full/q"})
+    s.ok("create", {"type": "scheduler_pool", "path": "//sys/pools/free"})
+    first = start(s, "q")
+    second = start(s, "q")
+    check(op(s, second)["state"] == "pending", "the second waits at full's limit")
+    st, out = s.call("move", {"source_path": "//sys/pools/full/q",
+                              "destination_path": "//sys/pools/free/q2"})
+    check(st == 409, "the rename of a pool with operations is refused: %d %s" % (st, out))
+    check(op(s, second)["state"] == "pending", "nothing started: %s" % op(s, second)["state"])
+    running = s.get(ORCHID + "full/running_operation_count")
+    check(running == 1, "full still counts one running: %s" % running)
+    check(s.get(ORCHID + "q/parent") == "full", "q stays under full")
+    s.ok("abort_op", {"operation_id": first})
 finally:
     s.stop()
 finish()
