@@ -11,21 +11,12 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$src/tests/scripts:$src/tests/upstream" python3 - "$bin" "$work" "${@:4}" <<'PYEOF'
 import sys
-from server_helper import Scheduler, finish
+from server_helper import finish
 from upslib import CASES, case, run
 import upslib
 
-bin, work = sys.argv[1], sys.argv[2]
-s = Scheduler(bin, work + "/data").start()
+s, ok, refused = upslib.shared(sys.argv[1], sys.argv[2])
 T = "//sys/pool_trees/"
-
-
-def ok(command, body):
-    return upslib.ok(s, command, body)
-
-
-def refused(command, body):
-    return upslib.refused(s, command, body)
 
 
 def create_tree(name, config=None, ignore_existing=False):

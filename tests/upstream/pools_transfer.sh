@@ -12,19 +12,14 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$src/tests/scripts:$src/tests/upstream" python3 - "$bin" "$work" "${@:4}" <<'PYEOF'
 import json, sys
-from server_helper import Scheduler, finish
+from server_helper import finish
 from upslib import CASES, case, run
 import upslib
 
-bin, work = sys.argv[1], sys.argv[2]
-s = Scheduler(bin, work + "/data").start()
+s, ok, refused = upslib.shared(sys.argv[1], sys.argv[2])
 T = "//sys/pool_trees/"
 FULL = {"strong_guarantee_resources": {"cpu": 15}, "burst_guarantee_resources": {"cpu": 10},
         "resource_flow": {"cpu": 5}, "max_operation_count": 25, "max_running_operation_count": 20}
-
-
-def ok(command, body):
-    return upslib.ok(s, command, body)
 
 
 def pools_attrs(strong=None, flow=None, burst=None, running=None, ops=None):

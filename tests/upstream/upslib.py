@@ -114,6 +114,14 @@ def refused(s, command, body):
     return st, out
 
 
+def shared(binary, work):
+    """One scheduler for every case of a script (the Cypress cases, on trees of their own):
+    (scheduler, ok, refused) with ok and refused bound to it."""
+    s = Scheduler(binary, work + "/data").start()
+    return s, (lambda command, body: ok(s, command, body)), \
+        (lambda command, body: refused(s, command, body))
+
+
 def state(env, op):
     return env.s.ok("get_operation", {"operation_id": op})["state"]
 
