@@ -138,6 +138,15 @@ static void teardown(struct fix *f)
     ps_preempt_result_release(&f->out);
 }
 
+/* Element elem's limits become r, in a new snapshot. */
+static void set_limits(struct fix *f, int elem, struct ps_resources r)
+{
+    struct ps_error err = {0};
+    f->e[elem].out.resource_limits = r;
+    ps_sched_snapshot_free(f->snap);
+    assert_int_equal(ps_sched_snapshot_new(f->e, N, f->p, N, f->ops, &f->opt, &f->snap, &err), 0);
+}
+
 /* Regular stage, then the preemptive stages on a full node. */
 static int heartbeat(struct fix *f)
 {
@@ -456,10 +465,8 @@ static void test_limits_lowered(void **state)
     static struct fix f;
     setup(&f, 1, 0, 0);
     /* Pool A's limits drop to 8 units (usage 10). */
-    f.e[A].out.resource_limits = res(8);
-    ps_sched_snapshot_free(f.snap);
+    set_limits(&f, A, res(8));
     struct ps_error err = {0};
-    assert_int_equal(ps_sched_snapshot_new(f.e, N, f.p, N, f.ops, &f.opt, &f.snap, &err), 0);
     assert_int_equal(ps_preempt_limits_victims(f.snap, &f.tree, f.allocs, 10, &f.out, &err), 0);
     assert_int_equal(f.out.victim_count, 2);
     assert_int_equal(f.out.victims[0].allocation_id, 109);
@@ -468,9 +475,7 @@ static void test_limits_lowered(void **state)
     assert_int_equal(f.out.victims[0].reason, PS_PREEMPT_LIMITS_VIOLATED);
     /* The operation's own limit is lower still: it is named as the lowest violator. */
     f.out.victim_count = 0;
-    f.e[X].out.resource_limits = res(6);
-    ps_sched_snapshot_free(f.snap);
-    assert_int_equal(ps_sched_snapshot_new(f.e, N, f.p, N, f.ops, &f.opt, &f.snap, &err), 0);
+    set_limits(&f, X, res(6));
     assert_int_equal(ps_preempt_limits_victims(f.snap, &f.tree, f.allocs, 10, &f.out, &err), 0);
     assert_int_equal(f.out.victim_count, 4);
     assert_int_equal(f.out.victims[3].element, X);
@@ -489,15 +494,11 @@ static void test_limits_usage_from_allocations(void **state)
     (void)state;
     static struct fix f;
     setup(&f, 1, 0, 0);
-    f.e[A].out.resource_limits = res(8);
-    ps_sched_snapshot_free(f.snap);
+    set_limits(&f, A, res(8));
     struct ps_error err = {0};
-    assert_int_equal(ps_sched_snapshot_new(f.e, N, f.p, N, f.ops, &f.opt, &f.snap, &err), 0);
     assert_int_equal(ps_preempt_limits_victims(f.snap, &f.tree, f.allocs, 8, &f.out, &err), 0);
     assert_int_equal(f.out.victim_count, 0);
-    f.e[A].out.resource_limits = res(7);
-    ps_sched_snapshot_free(f.snap);
-    assert_int_equal(ps_sched_snapshot_new(f.e, N, f.p, N, f.ops, &f.opt, &f.snap, &err), 0);
+    set_limits(&f, A, res(7));
     assert_int_equal(ps_preempt_limits_victims(f.snap, &f.tree, f.allocs, 8, &f.out, &err), 0);
     assert_int_equal(f.out.victim_count, 1);
     assert_int_equal(f.out.victims[0].allocation_id, 107);
@@ -519,9 +520,7 @@ static void test_leaving_not_chosen_again(void **state)
     assert_int_equal(f.out.victims[1].allocation_id, 107);
     f.out.victim_count = 0;
     f.allocs[8].leaving = true;   /* 108 */
-    f.e[A].out.resource_limits = res(8);
-    ps_sched_snapshot_free(f.snap);
-    assert_int_equal(ps_sched_snapshot_new(f.e, N, f.p, N, f.ops, &f.opt, &f.snap, &err), 0);
+    set_limits(&f, A, res(8));
     assert_int_equal(ps_preempt_limits_victims(f.snap, &f.tree, f.allocs, 10, &f.out, &err), 0);
     assert_int_equal(f.out.victim_count, 0);
     f.allocs[8].leaving = false;
