@@ -555,8 +555,8 @@ int ps_cypress_transfer_pool_resources(struct ps_service *svc, const struct ps_a
     const char *tree_name = values[2] ? values[2] : ps_strategy_default_tree(svc->strategy);
     struct ps_pool_tree *tree = tree_name ? find_tree(svc, tree_name) : NULL;
     if (!tree)
-        return ps_error_set(err, PS_ENOENT, "pool_tree: %s", tree_name ?
-                            "no such pool tree" : "there is no default pool tree");
+        return tree_name ? ps_error_set(err, PS_ENOENT, "pool_tree: no pool tree \"%s\"", tree_name)
+                         : ps_error_set(err, PS_ENOENT, "pool_tree: there is no default pool tree");
     const json_t *delta = json_object_get(body, "resource_delta");
     if (!delta)
         return ps_error_set(err, PS_EINVAL, "resource_delta: missing parameter");

@@ -315,6 +315,10 @@ def service_rules(t):
     st, out = t.transfer("a", "nope", {})
     if st != 404:
         raise AssertionError("a missing pool: %d %s" % (st, out))
+    st, out = s.call("transfer_pool_resources", {"source_pool": "a", "destination_pool": "b",
+                                                 "pool_tree": "no_tree", "resource_delta": {}})
+    if st != 404 or "no_tree" not in out["message"]:
+        raise AssertionError("a missing tree is named: %d %s" % (st, out))
     # hostile sizes: a sum past what a value holds is refused, not wrapped
     t.moved("<Root>", "b", {"max_operation_count": 5 * 10 ** 15})
     st, out = t.transfer("<Root>", "b", {"max_operation_count": 5 * 10 ** 15})
