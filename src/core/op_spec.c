@@ -105,6 +105,8 @@ static const struct ps_attr spec_attrs[] = {
     {.name = "is_gang", .kind = PS_ATTR_BOOL, .offset = OFF(is_gang)},
     {.name = "apply_specified_resource_limits_to_demand", .kind = PS_ATTR_BOOL,
      .offset = OFF(apply_specified_resource_limits_to_demand)},
+    {.name = "enable_limiting_ancestor_check", .kind = PS_ATTR_BOOL,
+     .offset = OFF(enable_limiting_ancestor_check)},
     {.name = "custom_profiling_tag", .kind = PS_ATTR_OPT_STRING, .offset = OFF(custom_profiling_tag)},
     {.name = "fair_share_starvation_timeout", .alias = {"fair_share_preemption_timeout"},
      .kind = PS_ATTR_OPT_INT, .offset = OFF(fair_share_starvation_timeout_ms), .min = 0,
@@ -154,6 +156,7 @@ const struct ps_attr_table ps_operation_spec_table = {
 int ps_operation_spec_init(struct ps_operation_spec *spec)
 {
     memset(spec, 0, sizeof *spec);
+    spec->enable_limiting_ancestor_check = true;
     ps_cpu_monitor_config_init(&spec->job_cpu_monitor);
     spec->scheduling_tag_filter = strdup("");
     return spec->scheduling_tag_filter ? 0 : PS_ENOMEM;

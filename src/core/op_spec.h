@@ -115,6 +115,7 @@ struct ps_operation_spec {
     bool erase_trees_with_pool_limit_violations;   /* start where the pools admit it */
     bool is_gang;
     bool apply_specified_resource_limits_to_demand;
+    bool enable_limiting_ancestor_check;       /* false: never failed for a limiting ancestor */
     char *custom_profiling_tag;                /* owned, NULL when unset */
     struct ps_opt_int fair_share_starvation_timeout_ms;
     struct ps_opt_double fair_share_starvation_tolerance;

@@ -89,6 +89,14 @@ struct ps_tree_op {
     int64_t min_needed_resources_unsatisfied_count[PS_RES_COUNT];  /* scheduler: heartbeats whose
                                              node had too little of the resource for its next
                                              allocation (upstream's orchid counter) */
+    /* The stuck check (upstream's CheckIsOperationStuck; server/op_sanity.c): */
+    int64_t last_schedule_success_ms;        /* scheduler: its last allocation started, 0: none */
+    int64_t deactivation_count;              /* scheduler: heartbeats that passed it over, a node
+                                                too small for its next allocation
+                                                (min_needed_resources_unsatisfied) or its start
+                                                refused (schedule_allocation_failed) */
+    int64_t deactivation_count_at_non_starving;   /* scheduler: deactivation_count when an
+                                                update last found it not starving */
     void *user_data;                         /* opaque to the tree (the strategy's operation) */
 
     struct ps_element_dynamic dynamic;

@@ -232,6 +232,8 @@ static const struct ps_attr tree_attrs[] = {
      .kind = PS_ATTR_RESOURCES, .offset = OFF(min_spare_allocation_resources_on_node)},
     {.name = "necessary_resources_for_operation", .kind = PS_ATTR_STRING_LIST,
      .offset = OFF(necessary_resources_for_operation), .check = check_resource_name},
+    {.name = "enable_limiting_ancestor_check", .kind = PS_ATTR_BOOL,
+     .offset = OFF(enable_limiting_ancestor_check)},
     {.name = "ssd_priority_preemption", .kind = PS_ATTR_GROUP,
      .offset = OFF(ssd_priority_preemption), .group = &ssd_table, .presence_offset = -1},
     {.name = "per_pool_satisfaction_digest", .kind = PS_ATTR_GROUP,
@@ -283,6 +285,7 @@ int ps_tree_config_init(struct ps_tree_config *cfg)
     cfg->enable_conditional_preemption = true;
     cfg->preemption_check_starvation = true;
     cfg->preemption_check_satisfaction = true;
+    cfg->enable_limiting_ancestor_check = true;
     cfg->allow_aggressive_preemption_for_gang_operations = true;
     cfg->allocation_count_preemption_timeout_coefficient = 1.0;
     cfg->scheduling_preemption_priority_scope = PS_PREEMPTION_SCOPE_OPERATION_AND_ANCESTORS;

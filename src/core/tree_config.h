@@ -77,6 +77,10 @@
  *                                                                resources are 0
  * necessary_resources_for_operation               []             resource names: an operation
  *                                                                 demanding none of one is refused
+ * enable_limiting_ancestor_check                  true           false: an operation under a pool
+ *                                                                whose resource_limits are below
+ *                                                                its smallest job never fails for
+ *                                                                it (server/op_sanity.c)
  * ssd_priority_preemption/enable                  false          true needs a non-empty
  *                                                                node_tag_filter
  * ssd_priority_preemption/node_tag_filter         ""             a boolean tag formula
@@ -197,6 +201,7 @@ struct ps_tree_config {
     struct ps_opt_double infer_weight_from_guarantees_share_multiplier;
     int main_resource;                                /* enum ps_resource */
     struct ps_string_list necessary_resources_for_operation;   /* resource names */
+    bool enable_limiting_ancestor_check;
     int64_t node_reconnection_timeout_ms;
     /* Upstream's scheduler option (15 s): how long a node's usage may exceed its limits before
      * the heartbeat preempts (resource_overcommit); tree_sched.h. */

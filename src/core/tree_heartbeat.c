@@ -162,6 +162,7 @@ int ps_tree_sched_heartbeat(struct ps_tree_sched *ts, const struct ps_tree_host 
         const struct ps_sched_skip *k = &ts->result.skips[i];
         if (k->reason != PS_SCHED_NODE_RESOURCES || !ts->user[k->op] || !ts->fs.ops[k->op])
             continue;   /* ts->user is NULL once the operation is detached */
+        ts->fs.ops[k->op]->deactivation_count++;
         for (int r = 0; r < PS_RES_COUNT; r++)
             if (k->unsatisfied & (1u << r))
                 ts->fs.ops[k->op]->min_needed_resources_unsatisfied_count[r]++;
@@ -172,6 +173,11 @@ int ps_tree_sched_heartbeat(struct ps_tree_sched *ts, const struct ps_tree_host 
         rc = host->start(host->ctx, node->id, a->op, a->resources, &started, err);
         if (rc != 0)
             return rc;
+        struct ps_tree_op *op = ts->user[a->op] ? ts->fs.ops[a->op] : NULL;
+        if (op && started)
+            op->last_schedule_success_ms = now_ms;
+        else if (op)
+            op->deactivation_count++;
         if (!started && (rc = ps_sched_allocation_finished(ts->snap, a->op, a->resources, err)) != 0)
             return rc;
     }

@@ -133,6 +133,8 @@ int ps_pool_tree_apply_starvation(struct ps_pool_tree *tree, const struct ps_tre
         d->effective_timeout_ms = elems[i].effective_timeout_ms;
         d->effective_aggressive_timeout_ms = elems[i].effective_aggressive_timeout_ms;
         d->effective_aggressive_starvation_enabled = elems[i].aggressive_enabled;
+        if (fs->ops[i] && elems[i].starvation == PS_NON_STARVING)
+            fs->ops[i]->deactivation_count_at_non_starving = fs->ops[i]->deactivation_count;
     }
     return 0;
 }

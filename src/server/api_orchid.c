@@ -355,11 +355,26 @@ static int tree_get(struct ps_service *svc, struct ps_pool_tree *tree,
                          ps_pool_tree_pool_count(tree), "alerts",
                          ps_alerts_tree(svc, tree), "user_to_ephemeral_pools",
                          user_to_ephemeral_pools(tree));
+        json_t *root = pool_json(ps_pool_tree_root(tree), d);
+        for (int i = 0; i < 2 && *out && root; i++) {
+            const char *key = i == 0 ? "resource_limits" : "resource_usage";
+            json_object_set(*out, key, json_object_get(root, key));
+        }
+        json_decref(root);
         return 0;
     }
     if (strcmp(names[3], "alerts") == 0 && count == 4) {   /* alerts.h */
         *out = ps_alerts_tree(svc, tree);
         return 0;
+    }
+    if ((strcmp(names[3], "resource_limits") == 0 || strcmp(names[3], "resource_usage") == 0)) {
+        /* the tree's (upstream's tree orchid): its root's, the tree's nodes' total and usage */
+        json_t *root = pool_json(ps_pool_tree_root(tree), d);
+        cur = root ? json_incref(json_object_get(root, names[3])) : NULL;
+        json_decref(root);
+        if (!cur)
+            return ps_error_set(err, PS_ENOMEM, "out of memory reading the orchid");
+        return descend(cur, names, 4, count, out, err);
     }
     bool is_config = strcmp(names[3], "config") == 0;
     if (is_config || strcmp(names[3], "user_to_ephemeral_pools") == 0) {

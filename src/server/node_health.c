@@ -25,6 +25,8 @@ void ps_node_health_config_init(struct ps_service_config *cfg)
     cfg->safe_scheduler_online_time_ms = 600000;
     cfg->operation_hangup_check_period_ms = 60000;
     cfg->operation_hangup_due_to_limiting_ancestor_safe_timeout_ms = 300000;
+    cfg->operation_hangup_safe_timeout_ms = 3600000;
+    cfg->operation_hangup_min_schedule_job_attempts = 1000;
 }
 
 /* ---- bans ------------------------------------------------------------------------------- */

@@ -27,12 +27,15 @@
  *     effective scheduling_tag_filter fails with "No online nodes match operation scheduling
  *     tag filter" — unless a matching node was seen earlier in its life (upstream controller
  *     CheckAvailableExecNodes, which gives up only on operations that never saw one);
- *   - a limiting ancestor: every operation_hangup_check_period (1 min), a running operation with
- *     pending jobs whose cheapest pending job exceeds the specified resource_limits of one of
- *     its pools in every one of its trees, continuously for
- *     operation_hangup_due_to_limiting_ancestor_safe_timeout (5 min) since both its activation
- *     and the first time it was seen, fails with "Operation scheduling hung in all trees"
- *     naming the pool and the resources (upstream TPoolTree::CheckOperationIsStuck).
+ *   - scheduling hung: every operation_hangup_check_period (1 min), a running operation fails
+ *     with "Operation scheduling hung in all trees" when each of its trees holds it back by
+ *     a limiting ancestor (its cheapest pending job exceeds the specified resource_limits of
+ *     one of its pools, for operation_hangup_due_to_limiting_ancestor_safe_timeout, 5 min,
+ *     since both its activation and the first time seen; off with the spec's or the tree's
+ *     enable_limiting_ancestor_check) or because it is stuck (starving, nothing running or
+ *     started there for operation_hangup_safe_timeout, 60 min, and passed over by more than
+ *     operation_hangup_min_schedule_job_attempts, 1000, heartbeats since it last was not
+ *     starving) — upstream's CheckOperationIsHung and CheckIsOperationStuck.
  * All under svc->mu.
  */
 #ifndef PS_SERVER_NODE_HEALTH_H

@@ -1,9 +1,12 @@
 /* op_sanity.c — operations that can never run fail, as upstream (node_health.h):
  * no online node matches their scheduling_tag_filter (controller agent CheckAvailableExecNodes),
- * or a pool above them has resource_limits smaller than any of their pending jobs (scheduler
- * CheckOperationIsStuck, the limiting ancestor). Called by the engine loop under svc->mu.
+ * or their scheduling hung in every tree: a pool above them has resource_limits smaller than
+ * any of their pending jobs (the limiting ancestor), or they starve with no allocation started
+ * (scheduler CheckOperationIsHung / CheckIsOperationStuck). Called by the engine loop under
+ * svc->mu.
  */
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,64 +138,120 @@ static const struct ps_pool *limiting_ancestor(const struct ps_tree_op *member,
     return NULL;
 }
 
-static void check_limiting_ancestors(struct ps_service *svc, int64_t now_ms)
+/* Appends "; " (unless first) and a formatted text to why. */
+static void append(char *why, size_t size, size_t *used, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void append(char *why, size_t size, size_t *used, const char *fmt, ...)
 {
+    if (*used >= size)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(why + *used, size - *used, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        *used = (size_t)n < size - *used ? *used + (size_t)n : size;
+}
+
+/* The limiting ancestor in one tree (upstream's check of the specified resource_limits of the
+ * operation's ancestors): true with the reason appended once the ancestor has been there for
+ * the safe timeout, counted from both the operation's activation and the first time seen. */
+static bool limiting_hung(struct ps_service *svc, struct ps_svc_op *op, int t,
+                          const struct ps_tree_op *member, const struct ps_resources *need,
+                          int64_t now_ms, char *why, size_t size, size_t *used)
+{
+    struct ps_svc_op_tree *st = &op->trees[t];
+    unsigned violated = 0;
+    const struct ps_pool *p =
+        need && op->sop->spec.enable_limiting_ancestor_check &&
+                ps_pool_tree_config(member->tree)->enable_limiting_ancestor_check
+            ? limiting_ancestor(member, need, &violated)
+            : NULL;
+    if (!p) {
+        st->limiting_since_ms = 0;
+        return false;
+    }
+    if (st->limiting_since_ms == 0)
+        st->limiting_since_ms = now_ms;
     int64_t timeout = svc->cfg.operation_hangup_due_to_limiting_ancestor_safe_timeout_ms;
+    if (now_ms <= op->hangup_active_since_ms + timeout || now_ms <= st->limiting_since_ms + timeout)
+        return false;
+    char names[64] = "", limits[256], needed[256];
+    size_t nu = 0;
+    for (int k = 0; k < PS_RES_COUNT; k++)
+        if (violated & (1u << k))
+            append(names, sizeof names, &nu, "%s%s", nu ? ", " : "", ps_resource_name(k));
+    res_text(limits, sizeof limits, &p->config.resource_limits.r, p->config.resource_limits.set);
+    res_text(needed, sizeof needed, need, (1u << PS_RES_COUNT) - 1);
+    append(why, size, used,
+           "%sin pool tree \"%s\": Operation has an ancestor whose specified resource limits are "
+           "too small to satisfy operation's minimum allocation resource demand "
+           "(limiting_ancestor \"%s\"; resources [%s]; resource_limits {%s}; "
+           "min_needed_resources {%s}; safe_timeout %" PRId64 " ms)",
+           *used ? "; " : "", op->sop->tree_names[t], p->name, names, limits, needed, timeout);
+    return true;
+}
+
+/* No successful scheduled allocations in one tree (upstream's CheckIsOperationStuck): starving
+ * for the safe timeout with nothing running and nothing started in it, and passed over by more
+ * than operation_hangup_min_schedule_job_attempts heartbeats since it last was not starving. */
+static bool stuck(struct ps_service *svc, struct ps_svc_op *op, int t,
+                  const struct ps_tree_op *member, int64_t now_ms, char *why, size_t size,
+                  size_t *used)
+{
+    const struct ps_element_dynamic *d = &member->dynamic;
+    int64_t safe = svc->cfg.operation_hangup_safe_timeout_ms;
+    int64_t deactivations = member->deactivation_count - member->deactivation_count_at_non_starving;
+    if (!d->valid || d->starvation == PS_NON_STARVING || member->fs_index < 0 ||
+        now_ms <= op->hangup_active_since_ms + safe ||
+        now_ms <= member->last_schedule_success_ms + safe ||
+        d->below_fair_share_since_ms == PS_STARVATION_NEVER ||
+        now_ms <= d->below_fair_share_since_ms + safe ||
+        op->trees[t].usage.v[PS_RES_USER_SLOTS] > 0 ||
+        deactivations <= svc->cfg.operation_hangup_min_schedule_job_attempts)
+        return false;
+    append(why, size, used,
+           "%sin pool tree \"%s\": Operation has no successful scheduled allocations for a long "
+           "period (period %" PRId64 " ms; deactivation_count %" PRId64
+           "; last_schedule_allocation_success_time %" PRId64 " ms; starving_since %" PRId64
+           " ms)",
+           *used ? "; " : "", op->sop->tree_names[t], safe, deactivations,
+           member->last_schedule_success_ms, d->below_fair_share_since_ms);
+    return true;
+}
+
+/* Upstream's hung operation check: an operation fails when every one of its trees holds it back,
+ * by a limiting ancestor or by being stuck. */
+static void check_hung_operations(struct ps_service *svc, int64_t now_ms)
+{
     for (int i = 0; i < svc->op_count; i++) {
         struct ps_svc_op *op = svc->op_list[i];
         if (!op_running(op) || op->suspended) {
-            op->hangup_active_since_ms = op->limiting_since_ms = 0;
+            op->hangup_active_since_ms = 0;
+            for (int t = 0; op->sop && t < op->tree_count; t++)
+                op->trees[t].limiting_since_ms = 0;
             continue;
         }
         if (op->hangup_active_since_ms == 0)
             op->hangup_active_since_ms = now_ms;
         struct ps_resources need;
+        bool pending = min_needed(op, &need);
         char why[1500] = "";
-        bool hung = min_needed(op, &need) && op->sop->memberships && op->sop->tree_count > 0;
         size_t used = 0;
+        bool hung = op->sop->memberships && op->sop->tree_count > 0 &&
+                    op->tree_count == op->sop->tree_count;
         for (int t = 0; hung && t < op->sop->tree_count; t++) {
             const struct ps_tree_op *member = op->sop->memberships[t];
-            unsigned violated = 0;
-            const struct ps_pool *p = member ? limiting_ancestor(member, &need, &violated) : NULL;
-            if (!p) {
-                hung = false;
-                break;
-            }
-            char names[64] = "", limits[256], needed[256];
-            size_t nu = 0;
-            for (int k = 0; k < PS_RES_COUNT; k++)
-                if (violated & (1u << k)) {
-                    int n = snprintf(names + nu, sizeof names - nu, "%s%s", nu ? ", " : "",
-                                     ps_resource_name(k));
-                    if (n > 0 && (size_t)n < sizeof names - nu)
-                        nu += (size_t)n;
-                }
-            res_text(limits, sizeof limits, &p->config.resource_limits.r,
-                     p->config.resource_limits.set);
-            res_text(needed, sizeof needed, &need, (1u << PS_RES_COUNT) - 1);
-            int n = snprintf(why + used, sizeof why - used,
-                             "%sin pool tree \"%s\": Operation has ancestor \"%s\" whose "
-                             "specified limits for resources [%s] are too small to satisfy "
-                             "operation's minimum allocation resource demand (resource_limits "
-                             "{%s}; min_needed_resources {%s})",
-                             used ? "; " : "", op->sop->tree_names[t], p->name, names, limits,
-                             needed);
-            if (n > 0 && (size_t)n < sizeof why - used)
-                used += (size_t)n;
+            /* both checks run, to keep the limiting ancestor's first-seen time current */
+            bool limited = member && limiting_hung(svc, op, t, member, pending ? &need : NULL,
+                                                   now_ms, why, sizeof why, &used);
+            hung = limited || (member && stuck(svc, op, t, member, now_ms, why, sizeof why, &used));
         }
-        if (!hung) {
-            op->limiting_since_ms = 0;
-            continue;
-        }
-        if (op->limiting_since_ms == 0)
-            op->limiting_since_ms = now_ms;
-        if (now_ms < op->hangup_active_since_ms + timeout ||
-            now_ms < op->limiting_since_ms + timeout)
+        if (!hung)
             continue;
         char msg[1800];
-        snprintf(msg, sizeof msg, "Operation scheduling hung in all trees: %s (safe_timeout %" PRId64
-                 " ms)", why, timeout);
-        ps_svc_log(svc, "warning", "operation_unschedulable", "id=%s reason=limiting_ancestor",
+        snprintf(msg, sizeof msg, "Operation scheduling hung in all trees: %s", why);
+        ps_svc_log(svc, "warning", "operation_unschedulable", "id=%s reason=scheduling_hung",
                    op->id);
         ps_svc_op_finish(svc, op, "failed", msg, now_ms);
     }
@@ -207,6 +266,6 @@ void ps_op_sanity_check(struct ps_service *svc, int64_t now_ms)
     }
     if (now_ms >= svc->next_hangup_check_ms) {
         svc->next_hangup_check_ms = now_ms + svc->cfg.operation_hangup_check_period_ms;
-        check_limiting_ancestors(svc, now_ms);
+        check_hung_operations(svc, now_ms);
     }
 }

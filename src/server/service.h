@@ -78,6 +78,8 @@ struct ps_service_config {
     int64_t safe_scheduler_online_time_ms;                        /* 600000 */
     int64_t operation_hangup_check_period_ms;                     /* 60000 */
     int64_t operation_hangup_due_to_limiting_ancestor_safe_timeout_ms;   /* 300000 */
+    int64_t operation_hangup_safe_timeout_ms;                     /* 3600000 */
+    int64_t operation_hangup_min_schedule_job_attempts;           /* 1000 */
     bool quiet;                           /* no event log on stderr (benchmarks) */
     /* The controller's memory reserve knobs (section `controller_agent`, upstream's names;
      * core/memory_reserve.h), for every operation's memory digests. */
@@ -183,6 +185,7 @@ struct ps_svc_op_tree {
      * engine loop writes the document again only when the timer moved */
     int64_t persisted_since_ms;
     bool since_persisted;          /* false: unknown (no document written or read yet) */
+    int64_t limiting_since_ms;     /* op_sanity.c: a limiting ancestor seen since, 0: none */
 };
 
 struct ps_svc_op {
@@ -212,7 +215,7 @@ struct ps_svc_op {
     json_t *parameters;            /* every update_op_parameters merged, or NULL */
     /* op_sanity.c (node_health.h) */
     bool exec_nodes_seen;          /* a node matching its filter was seen */
-    int64_t hangup_active_since_ms, limiting_since_ms;   /* 0: not yet */
+    int64_t hangup_active_since_ms;   /* running and not suspended since, 0: not now */
 };
 
 /* ---- nodes ------------------------------------------------------------------------------ */

@@ -39,7 +39,7 @@ static const char *const expected_defaults =
     " \"max_schedulable_element_count_in_fifo_pool\": null,"
     " \"enable_guarantee_priority_scheduling\": false,"
     " \"min_spare_allocation_resources_on_node\": {\"user_slots\": 1, \"cpu\": 1, \"memory\": 268435456},"
-    " \"necessary_resources_for_operation\": [],"
+    " \"necessary_resources_for_operation\": [], \"enable_limiting_ancestor_check\": true,"
     " \"ssd_priority_preemption\": {\"enable\": false, \"node_tag_filter\": \"\", \"medium_names\": []},"
     " \"per_pool_satisfaction_digest\": {\"absolute_precision\": 0.01, \"lower_bound\": 0,"
     " \"upper_bound\": 1, \"default_value\": null},"
@@ -111,6 +111,7 @@ static const struct bad_case bad_cases[] = {
     {"enable_conditional_preemption", "0", "must be a boolean"},
     {"preemption_check_starvation", "1", "must be a boolean"},
     {"preemption_check_satisfaction", "\"yes\"", "must be a boolean"},
+    {"enable_limiting_ancestor_check", "1", "must be a boolean"},
     {"allow_aggressive_preemption_for_gang_operations", "[]", "must be a boolean"},
     {"allocation_count_preemption_timeout_coefficient", "0.5", "must be >= 1"},
     {"scheduling_preemption_priority_scope", "\"everything\"", "must be one of operation_and_ancestors, operation_only"},

@@ -12,12 +12,15 @@ WORK = None   # a scratch directory (set by the script)
 
 
 class Env:
-    def __init__(self, name, nodes=1, cpu=10, slots=10, tree=None, network=None):
-        self.s = Scheduler(BIN, "%s/%s" % (WORK, name)).start()
+    def __init__(self, name, nodes=1, cpu=10, slots=10, tree=None, network=None, config=None,
+                 tags=None):
+        """config: the scheduler config; tags(i): node i's tags."""
+        self.s = Scheduler(BIN, "%s/%s" % (WORK, name), config).start()
         self.s.set("//sys/pool_trees/physical/@fair_share_update_period", 100)
         for k, v in (tree or {}).items():
             self.s.set("//sys/pool_trees/physical/@" + k, v)
-        self.nodes = [FakeNode(self.s, "n%d" % i, cpu=cpu, slots=slots, memory=100 << 30)
+        self.nodes = [FakeNode(self.s, "n%d" % i, cpu=cpu, slots=slots, memory=100 << 30,
+                               tags=tags(i) if tags else None)
                       for i in range(nodes)]
         for n in self.nodes:
             if network is not None:
