@@ -125,6 +125,7 @@ void ps_tree_remove_empty_ephemeral(struct ps_pool_tree *tree, struct ps_pool *p
 void ps_tree_begin_change(struct ps_pool_tree *tree)
 {
     tree->started_count = 0;
+    tree->moved_count = 0;
     tree->generation++;
     if (tree->owner)
         ps_strategy_tree_begin(tree->owner);
@@ -328,6 +329,18 @@ struct ps_tree_op *ps_pool_tree_last_started(const struct ps_pool_tree *tree, in
     if (index < 0 || index >= tree->started_count)
         return NULL;
     return tree->started[index];
+}
+
+int ps_pool_tree_last_moved_count(const struct ps_pool_tree *tree)
+{
+    return tree->moved_count;
+}
+
+struct ps_tree_op *ps_pool_tree_last_moved(const struct ps_pool_tree *tree, int index)
+{
+    if (index < 0 || index >= tree->moved_count)
+        return NULL;
+    return tree->moved[index];
 }
 
 /* The parent named parent_name for a pool to be placed under it. */
@@ -546,6 +559,8 @@ static int update_pool(struct ps_pool_tree *tree, const char *name, const char *
     bool filter_changed = rc == 0 && strcmp(config.scheduling_tag_filter, pool->config.scheduling_tag_filter) != 0;
     if (filter_changed)
         rc = parse_filter(config.scheduling_tag_filter, &filter, err);
+    if (rc == 0 && ps_tree_reserve_moves(tree) != 0)
+        rc = ps_error_set(err, PS_ENOMEM, "out of memory");
     if (rc != 0) {
         ps_pool_config_release(&config);
         return rc;
@@ -558,7 +573,8 @@ static int update_pool(struct ps_pool_tree *tree, const char *name, const char *
         pool->filter = filter;
     }
     refresh_ephemeral_children(tree, pool);
-    ps_pool_tree_run_pending(tree);
+    ps_tree_move_out_of_stale_subpools(tree, pool);
+    ps_tree_run_pending(tree);
     return 0;
 }
 

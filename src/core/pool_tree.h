@@ -254,5 +254,9 @@ void ps_pool_tree_reclaim_nodes(struct ps_pool_tree *tree);
  * start or finish, pool or config change). Valid until the next such call. */
 int ps_pool_tree_last_started_count(const struct ps_pool_tree *tree);
 struct ps_tree_op *ps_pool_tree_last_started(const struct ps_pool_tree *tree, int index);
+/* Operations the last such call moved to another pool (out of the user subpools of a pool
+ * that no longer has create_ephemeral_subpools). Valid until the next such call. */
+int ps_pool_tree_last_moved_count(const struct ps_pool_tree *tree);
+struct ps_tree_op *ps_pool_tree_last_moved(const struct ps_pool_tree *tree, int index);
 
 #endif

@@ -39,6 +39,8 @@ struct ps_pool_tree {
     int pending_count, pending_capacity;
     struct ps_tree_op **started;            /* ops that became running in the last call */
     int started_count, started_capacity;
+    struct ps_tree_op **moved;              /* ops the last call moved to another pool */
+    int moved_count, moved_capacity;
 
     struct ps_node **nodes;                 /* borrowed, in insertion order */
     int node_count, node_capacity;
@@ -79,8 +81,19 @@ void ps_tree_pool_reparent(struct ps_pool *pool, struct ps_pool *new_parent);
 /* Removes pool and its ancestors while they are ephemeral and empty. */
 void ps_tree_remove_empty_ephemeral(struct ps_pool_tree *tree, struct ps_pool *pool);
 
-/* Empties the list of started operations (at the start of each changing call). */
+/* Empties the lists of started and moved operations (at the start of each changing call). */
 void ps_tree_begin_change(struct ps_pool_tree *tree);
+/* Room in tree->moved for every operation, so that the move below cannot fail: 0 or
+ * PS_ENOMEM. */
+int ps_tree_reserve_moves(struct ps_pool_tree *tree);
+/* Once hub has no create_ephemeral_subpools, the operations of its user subpools (hub$user,
+ * created while it had) move into hub itself and the subpools, left empty, go, as upstream's
+ * pools update does with stale ephemeral pools. Each moved operation is listed in tree->moved;
+ * a running one stays running (the counts from hub up do not change). */
+void ps_tree_move_out_of_stale_subpools(struct ps_pool_tree *tree, struct ps_pool *hub);
+/* Starts the pending operations that fit now, within the current change (the lists of started
+ * and moved operations are kept). */
+void ps_tree_run_pending(struct ps_pool_tree *tree);
 
 /* Hooks into the owning strategy (strategy.c): a changing call begins, an operation became
  * running in the tree. */

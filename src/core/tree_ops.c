@@ -295,6 +295,11 @@ void ps_pool_tree_run_pending(struct ps_pool_tree *tree)
     run_pending(tree);
 }
 
+void ps_tree_run_pending(struct ps_pool_tree *tree)
+{
+    run_pending(tree);
+}
+
 /* ---- operations -------------------------------------------------------------------------- */
 
 int ps_pool_tree_check_operation_pool(const struct ps_pool_tree *tree, const char *id,
@@ -628,8 +633,32 @@ void ps_tree_ops_release(struct ps_pool_tree *tree)
     free(tree->ops);
     free(tree->pending);
     free(tree->started);
-    tree->ops = tree->pending = tree->started = NULL;
-    tree->op_count = tree->pending_count = tree->started_count = 0;
+    free(tree->moved);
+    tree->ops = tree->pending = tree->started = tree->moved = NULL;
+    tree->op_count = tree->pending_count = tree->started_count = tree->moved_count = 0;
+    tree->moved_capacity = 0;
+}
+
+int ps_tree_reserve_moves(struct ps_pool_tree *tree)
+{
+    return ps_tree_reserve((void ***)&tree->moved, &tree->moved_capacity, tree->op_count);
+}
+
+void ps_tree_move_out_of_stale_subpools(struct ps_pool_tree *tree, struct ps_pool *hub)
+{
+    if (hub->config.create_ephemeral_subpools)
+        return;
+    for (int i = 0; i < tree->op_count; i++) {
+        struct ps_tree_op *op = tree->ops[i];
+        struct ps_pool *sub = op->pool;
+        if (sub->parent != hub || !sub->ephemeral || !sub->ephemeral_user ||
+            sub->ephemeral_in_default_parent)
+            continue;
+        detach(tree, op);
+        attach(tree, op, hub);
+        tree->moved[tree->moved_count++] = op;
+        ps_tree_remove_empty_ephemeral(tree, sub);
+    }
 }
 
 static bool has_filter(const struct ps_formula *f)

@@ -391,6 +391,17 @@ static void tree_changed(struct ps_service *svc, struct ps_pool_tree *tree)
             ps_svc_log(svc, "info", "operation_running", "id=%s", op->id);
         }
     }
+    /* moved out of stale user subpools: their pool changed */
+    for (int i = 0; i < ps_pool_tree_last_moved_count(tree); i++) {
+        struct ps_svc_op *op = ps_tree_op_host(ps_pool_tree_last_moved(tree, i));
+        if (op) {
+            ps_svc_op_update_pools(op);
+            ps_svc_op_refresh_state(op);
+            ps_persist_op(svc, op);
+            ps_svc_log(svc, "info", "operation_pool_changed", "id=%s tree=%s pool=%s", op->id,
+                       name, ps_pool_tree_last_moved(tree, i)->pool->name);
+        }
+    }
     pthread_cond_broadcast(&svc->loop_cv);
 }
 

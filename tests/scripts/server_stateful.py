@@ -517,6 +517,8 @@ class Test:
                 p.over_ok = True
                 if k == "resource_limits":
                     self.touch_pool(name)
+                if k == "create_ephemeral_subpools":
+                    self.flatten_subpools(name)
             elif st != 400:
                 fail("remove %s -> %d %s" % (path, st, out))
             return
@@ -527,8 +529,17 @@ class Test:
             p.over_ok |= k == "max_running_operation_count"
             if k == "resource_limits":
                 self.touch_pool(name)
+            if k == "create_ephemeral_subpools" and not v:
+                self.flatten_subpools(name)
         elif st != 400:
             fail("set %s -> %d %s" % (path, st, out))
+
+    def flatten_subpools(self, name):
+        """create_ephemeral_subpools turned off: the operations of name's user subpools move
+        into name (docs/api.md "Ephemeral subpools")."""
+        for op in self.ops.values():
+            if op.state == "active" and op.pool.startswith(name + "$"):
+                op.pool = name
 
     def act_remove_pool(self):
         if not self.pools:

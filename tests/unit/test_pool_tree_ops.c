@@ -274,6 +274,43 @@ static void test_ephemeral_subpools(void **state)
     ps_pool_tree_free(tree);
 }
 
+/* Turning create_ephemeral_subpools off moves the subpools' operations into the hub at once
+ * (running stay running, pending stay pending, the hub's limit holds) and removes the subpools;
+ * the moves are listed. */
+static void test_stale_subpools_flattened(void **state)
+{
+    (void)state;
+    struct ps_pool_tree *tree = new_tree(NULL);
+    create(tree, "hub", NULL, "{\"create_ephemeral_subpools\": true, \"max_running_operation_count\": 1}");
+    create(tree, "other", NULL, "{\"create_ephemeral_subpools\": true}");
+    struct ps_tree_op *a = start(tree, "a", "alice", "hub", 1);
+    struct ps_tree_op *b = start(tree, "b", "bob", "hub", 2);
+    struct ps_tree_op *c = start(tree, "c", "carol", "other", 3);
+    assert_true(a->running);
+    assert_false(b->running);
+    struct ps_error err;
+    ps_error_init(&err);
+    struct ps_value off = ps_value_bool(false);
+    assert_int_equal(ps_pool_tree_set_pool_attr(tree, "hub", "create_ephemeral_subpools", &off, &err), 0);
+    struct ps_pool *hub = ps_pool_tree_find_pool(tree, "hub");
+    assert_ptr_equal(a->pool, hub);
+    assert_ptr_equal(b->pool, hub);
+    assert_true(a->running);
+    assert_false(b->running);
+    assert_ptr_equal(b->pending_by, hub);
+    assert_int_equal(hub->running_operation_count, 1);
+    assert_int_equal(hub->operation_count, 2);
+    assert_int_equal(hub->child_operation_count, 2);
+    assert_null(ps_pool_tree_find_pool(tree, "hub$alice"));
+    assert_null(ps_pool_tree_find_pool(tree, "hub$bob"));
+    assert_int_equal(ps_pool_tree_last_moved_count(tree), 2);
+    /* another hub keeps its subpool */
+    assert_string_equal(c->pool->name, "other$carol");
+    finish(tree, "a");
+    assert_true(b->running);
+    ps_pool_tree_free(tree);
+}
+
 static void test_forbidden_and_acl(void **state)
 {
     (void)state;
@@ -406,6 +443,7 @@ int main(void)
         cmocka_unit_test(test_operation_count_refused_at_ancestor),
         cmocka_unit_test(test_user_pools_under_default_parent),
         cmocka_unit_test(test_ephemeral_subpools),
+        cmocka_unit_test(test_stale_subpools_flattened),
         cmocka_unit_test(test_forbidden_and_acl),
         cmocka_unit_test(test_change_operation_pool),
         cmocka_unit_test(test_settings),

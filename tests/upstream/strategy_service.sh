@@ -232,6 +232,65 @@ def ephemeral_pools_limit():
         env.stop()
 
 
+def pool_of(env, op):
+    return env.s.ok("get_operation", {"operation_id": op})["pool_per_tree"]["physical"]
+
+
+@case
+def crash_on_disabling_ephemeral_hub():
+    # upstream: test_scheduler_strategy::TestEphemeralPools::test_crash_on_disabling_ephemeral_hub
+    env = Env("disable_hub", nodes=3)
+    try:
+        env.pool("ephemeral_hub", create_ephemeral_subpools=True, max_running_operation_count=1)
+        root = env.s.token("root")
+        op1 = env.op(token=root, pool="ephemeral_hub")
+        env.wait(lambda: env.op_attr(op1, "usage_ratio", 0) > 0, "op1 runs a job")
+        env.wait(lambda: env.pool_attr("ephemeral_hub$root", "parent") == "ephemeral_hub",
+                 "ephemeral_hub$root exists")
+        op2 = env.op(token=root, pool="ephemeral_hub")
+        env.wait(lambda: upslib.state(env, op2) == "pending", "op2 pending")
+        env.s.ok("remove", {"path": "//sys/pool_trees/physical/ephemeral_hub/@create_ephemeral_subpools"})
+        env.wait(lambda: env.pool_attr("ephemeral_hub$root", "parent") is None,
+                 "ephemeral_hub$root is gone")
+        # poolsched: the limit holds (upstream crashed on it), each operation now names the hub
+        # and keeps its state, also after a kill -9 restart
+        for when in ("after the change", "after a restart"):
+            check(upslib.state(env, op1) == "running" and upslib.state(env, op2) == "pending",
+                  "%s: op1 running, op2 pending: %s %s" % (when, upslib.state(env, op1),
+                                                           upslib.state(env, op2)))
+            check(pool_of(env, op1) == "ephemeral_hub" and pool_of(env, op2) == "ephemeral_hub",
+                  "%s: both in ephemeral_hub: %s %s" % (when, pool_of(env, op1), pool_of(env, op2)))
+            env.wait(lambda: env.pool_attr("ephemeral_hub", "running_operation_count") == 1,
+                     "%s: the hub runs one operation" % when)
+            if when == "after the change":
+                env.s.kill9()
+                env.s.start()
+    finally:
+        env.stop()
+
+
+@case
+def destroy_user_ephemeral_pools_on_config_change():
+    # upstream: test_scheduler_strategy::TestEphemeralPools::test_destroy_user_ephemeral_pools_on_config_change
+    env = Env("destroy_user_pools", nodes=3)
+    try:
+        env.pool("ephemeral_hub", create_ephemeral_subpools=True)
+        op = env.op(pool="ephemeral_hub")
+        env.wait(lambda: env.op_attr(op, "usage_ratio", 0) > 0, "the operation runs its job")
+        env.s.set("//sys/pool_trees/physical/ephemeral_hub/@create_ephemeral_subpools", False)
+        env.s.set("//sys/pool_trees/physical/ephemeral_hub/@mode", "fifo")
+        env.wait(lambda: env.op_attr(op, "pool") == "ephemeral_hub", "the operation in the hub")
+        end = time.time() + 10
+        while upslib.state(env, op) == "running" and time.time() < end:
+            for n in env.nodes:
+                n.heartbeat()
+                n.finish_all()
+            time.sleep(0.05)
+        check(upslib.state(env, op) == "completed", "completes: %s" % upslib.state(env, op))
+    finally:
+        env.stop()
+
+
 def integral(name, pools, ops, expect):
     env = Env(name, tree=INTEGRAL_TREE)
     try:
