@@ -250,6 +250,20 @@ def remove_attributes(t):
 
 
 @case
+def remove_nested_attribute(t):
+    # upstream: test_scheduler_pools::TestSchedulerPoolManipulations::test_remove_nested_pool_attribute
+    create_tree(t)
+    create_pool("nirvana", t)
+    set_(T + t + "/nirvana/@min_share_resources", {"cpu": 10})
+    ok("remove", {"path": T + t + "/nirvana/@min_share_resources/cpu"})
+    eq(get(T + t + "/nirvana/@min_share_resources"), {}, "removed: empty resources")
+    # poolsched: the other keys of the attribute stay
+    set_(T + t + "/nirvana/@resource_limits", {"cpu": 10, "user_slots": 3})
+    ok("remove", {"path": T + t + "/nirvana/@resource_limits/cpu"})
+    eq(get(T + t + "/nirvana/@resource_limits"), {"user_slots": 3}, "the other key stays")
+
+
+@case
 def remove_breaks_validation(t):
     # upstream: test_scheduler_pools::TestSchedulerPoolManipulations::test_if_remove_attribute_breaks_validation_value_is_preserved
     create_tree(t)
