@@ -73,6 +73,17 @@ def limiting_pools(env):
              "limiting_pool limits")
 
 
+def survives_limiting_ancestor(env, **spec):
+    """An operation of 2 cpu jobs under limiting_pool (1 cpu) with the check off runs on past
+    the safe timeout and completes once the limit is removed."""
+    limiting_pools(env)
+    op = env.op(jobs=10, cpu=2.0, **spec)
+    stays_running(env, op)
+    env.s.ok("remove", {"path": PT + "limiting_pool/@resource_limits"})
+    got = track(env, op)
+    check(got is True, "completes once the limit is gone: %s" % got)
+
+
 @case
 def hanging_operations():
     # upstream: test_scheduler_strategy::TestSchedulerHangingOperations::test_hanging_operations
@@ -100,13 +111,8 @@ def disable_limiting_ancestor_check_for_operation():
     # upstream: test_scheduler_strategy::TestSchedulerHangingOperations::test_disable_limiting_ancestor_check_for_operation
     env = hang_env("disable_for_op")
     try:
-        limiting_pools(env)
-        op = env.op(jobs=10, cpu=2.0, enable_limiting_ancestor_check=False,
-                    scheduling_options_per_pool_tree={"physical": {"pool": "subpool"}})
-        stays_running(env, op)
-        env.s.ok("remove", {"path": PT + "limiting_pool/@resource_limits"})
-        got = track(env, op)
-        check(got is True, "completes once the limit is gone: %s" % got)
+        survives_limiting_ancestor(env, enable_limiting_ancestor_check=False,
+                                   scheduling_options_per_pool_tree={"physical": {"pool": "subpool"}})
     finally:
         env.stop()
 
@@ -119,12 +125,7 @@ def disable_limiting_ancestor_check_for_tree():
         env.s.set(PT + "@config/enable_limiting_ancestor_check", False)
         check(env.get(upslib.ORCHID + "/config/enable_limiting_ancestor_check") is False,
               "the orchid's tree config shows the switch off")
-        limiting_pools(env)
-        op = env.op(jobs=10, cpu=2.0, pool="subpool")
-        stays_running(env, op)
-        env.s.ok("remove", {"path": PT + "limiting_pool/@resource_limits"})
-        got = track(env, op)
-        check(got is True, "completes once the limit is gone: %s" % got)
+        survives_limiting_ancestor(env, pool="subpool")
     finally:
         env.stop()
 
