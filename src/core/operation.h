@@ -10,8 +10,10 @@
  *      `P$U` (created with P's ephemeral_subpool_config when absent);
  *   4. an existing pool P with forbid_immediate_operations refuses it; otherwise it goes to P;
  *   5. a pool that does not exist is created as an ephemeral pool under the tree's default
- *      parent (ps_pool_tree_default_parent), at most max_ephemeral_pools_per_user such pools
- *      per user; its config is the default parent's ephemeral_subpool_config if any.
+ *      parent for U (ps_pool_tree_default_parent_for: U's pool of the user-to-default-pool map
+ *      when the tree has use_user_default_parent_pool_map, user_pools.h; else
+ *      default_parent_pool), at most max_ephemeral_pools_per_user such pools per user; its
+ *      config is that parent's ephemeral_subpool_config if any.
  *   The user must be allowed by the acl of every explicit pool on the path (pool_config.h).
  *
  * Count limits (semantics.md 2.1):

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/pool_tree_impl.h"
+#include "core/user_pools.h"
 
 int ps_tree_reserve(void ***items, int *capacity, int count)
 {
@@ -226,6 +227,18 @@ static int update_config(struct ps_pool_tree *tree, const char *key, const struc
     int rc = map ? ps_tree_config_apply(&copy, map, err) : ps_tree_config_set(&copy, key, value, err);
     if (rc == 0 && copy.main_resource != tree->config.main_resource)
         rc = ps_tree_validate_main_resource(tree, copy.main_resource, err);
+    bool uses_user_pools = rc == 0 && copy.use_user_default_parent_pool_map &&
+                           !tree->config.use_user_default_parent_pool_map;
+    if (uses_user_pools && tree->owner) {
+        struct ps_value users;
+        if (ps_strategy_user_default_pools(tree->owner, &users) != 0)
+            rc = ps_error_set(err, PS_ENOMEM, "out of memory");
+        else
+            rc = ps_pool_tree_check_user_default_pools(tree, &users, err);
+        ps_value_release(&users);
+        if (rc != 0)
+            ps_error_prefix(err, "use_user_default_parent_pool_map");
+    }
     bool filter_changed = rc == 0 && strcmp(copy.nodes_filter, tree->config.nodes_filter) != 0;
     struct ps_formula *filter = NULL;
     if (filter_changed) {
@@ -254,6 +267,8 @@ static int update_config(struct ps_pool_tree *tree, const char *key, const struc
         }
         ps_tree_invalidate_filter_cache(tree);
     }
+    if (uses_user_pools)
+        ps_pool_tree_actualize_ephemeral_parents(tree);
     ps_pool_tree_run_pending(tree);
     return 0;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/pool_tree_impl.h"
+#include "core/user_pools.h"
 
 /* Upstream MaxSchedulingTagRuleCount. */
 
@@ -75,7 +76,7 @@ static int resolve(const struct ps_pool_tree *tree, const char *user, const char
     if (rc != 0)
         return rc;
     snprintf(res->name, sizeof res->name, "%s", name);
-    res->parent = ps_pool_tree_default_parent(tree);
+    res->parent = ps_pool_tree_default_parent_for(tree, user);
     res->in_default_parent = true;
     return 0;
 }
