@@ -67,6 +67,7 @@ struct ps_tree_op {
     struct ps_pool *pool;                    /* the pool it is attached to */
     int64_t start_time_ms;
     bool running;                            /* running in its pool, else pending */
+    bool lightweight;                        /* running and counted as lightweight (pool_tree.h) */
     bool weight_specified;
     bool is_gang;
     bool apply_specified_resource_limits_to_demand;

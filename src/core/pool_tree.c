@@ -95,21 +95,24 @@ void ps_tree_pool_unlink(struct ps_pool_tree *tree, struct ps_pool *pool)
     pool->index = -1;
 }
 
-static void add_counts(struct ps_pool *from, int operations, int running)
+static void add_counts(struct ps_pool *from, int operations, int running, int lightweight)
 {
     for (struct ps_pool *a = from; a; a = a->parent) {
         a->operation_count += operations;
         a->running_operation_count += running;
+        a->lightweight_running_operation_count += lightweight;
     }
 }
 
 void ps_tree_pool_reparent(struct ps_pool *pool, struct ps_pool *new_parent)
 {
-    add_counts(pool->parent, -pool->operation_count, -pool->running_operation_count);
+    add_counts(pool->parent, -pool->operation_count, -pool->running_operation_count,
+               -pool->lightweight_running_operation_count);
     pool->parent->child_pool_count--;
     pool->parent = new_parent;
     new_parent->child_pool_count++;
-    add_counts(new_parent, pool->operation_count, pool->running_operation_count);
+    add_counts(new_parent, pool->operation_count, pool->running_operation_count,
+               pool->lightweight_running_operation_count);
 }
 
 void ps_tree_remove_empty_ephemeral(struct ps_pool_tree *tree, struct ps_pool *pool)
@@ -423,6 +426,7 @@ int ps_pool_tree_create_pool(struct ps_pool_tree *tree, const char *name, const 
     ps_formula_free(pool->filter);
     pool->filter = filter;
     if (existing) {
+        ps_tree_reaccount_lightweight(tree, existing);
         /* An ephemeral pool becomes explicit: it stops counting for its user and keeps its
          * operations; it may move under the requested parent. */
         existing->ephemeral = false;
@@ -573,6 +577,7 @@ static int update_pool(struct ps_pool_tree *tree, const char *name, const char *
         pool->filter = filter;
     }
     refresh_ephemeral_children(tree, pool);
+    ps_tree_reaccount_lightweight(tree, pool);
     ps_pool_tree_run_pending(tree);
     return 0;
 }
