@@ -22,7 +22,8 @@
  *     PS_ELIMIT naming the pool, the limit and the tree;
  *   - running: the operation runs unless the pool or an ancestor has running_operation_count
  *     >= max_running_operation_count, in which case it stays pending and pending_by names the
- *     lowest such pool;
+ *     lowest such pool; in a pool with lightweight operations (ps_pool_lightweight_enabled) it
+ *     always runs, counted in lightweight_running_operation_count instead;
  *   - when a running operation leaves (or a limit is raised, or a pool moves), pending
  *     operations are re-checked in start order (start_time_ms, then registration order) and
  *     started while

@@ -243,7 +243,8 @@ bool ps_pool_use_satisfaction_for_scheduling(const struct ps_pool *pool);
 
 /* The parent ephemeral user pools are created under: default_parent_pool when it exists, is
  * explicit and is not in fifo mode, otherwise the root (upstream raises an alert and uses the
- * root too). */
+ * root too). A tree with use_user_default_parent_pool_map first tries the user's pool of the
+ * strategy's map (ps_pool_tree_default_parent_for, user_pools.h). */
 struct ps_pool *ps_pool_tree_default_parent(const struct ps_pool_tree *tree);
 
 /* Dry runs (pool_tree_clone.c). dst is a fresh tree built from src's document (config and
