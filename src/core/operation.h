@@ -10,8 +10,10 @@
  *      `P$U` (created with P's ephemeral_subpool_config when absent);
  *   4. an existing pool P with forbid_immediate_operations refuses it; otherwise it goes to P;
  *   5. a pool that does not exist is created as an ephemeral pool under the tree's default
- *      parent (ps_pool_tree_default_parent), at most max_ephemeral_pools_per_user such pools
- *      per user; its config is the default parent's ephemeral_subpool_config if any.
+ *      parent for U (ps_pool_tree_default_parent_for: U's pool of the user-to-default-pool map
+ *      when the tree has use_user_default_parent_pool_map, user_pools.h; else
+ *      default_parent_pool), at most max_ephemeral_pools_per_user such pools per user; its
+ *      config is that parent's ephemeral_subpool_config if any.
  *   The user must be allowed by the acl of every explicit pool on the path (pool_config.h).
  *
  * Count limits (semantics.md 2.1):
@@ -20,7 +22,8 @@
  *     PS_ELIMIT naming the pool, the limit and the tree;
  *   - running: the operation runs unless the pool or an ancestor has running_operation_count
  *     >= max_running_operation_count, in which case it stays pending and pending_by names the
- *     lowest such pool;
+ *     lowest such pool; in a pool with lightweight operations (ps_pool_lightweight_enabled) it
+ *     always runs, counted in lightweight_running_operation_count instead;
  *   - when a running operation leaves (or a limit is raised, or a pool moves), pending
  *     operations are re-checked in start order (start_time_ms, then registration order) and
  *     started while
@@ -65,6 +68,7 @@ struct ps_tree_op {
     struct ps_pool *pool;                    /* the pool it is attached to */
     int64_t start_time_ms;
     bool running;                            /* running in its pool, else pending */
+    bool lightweight;                        /* running and counted as lightweight (pool_tree.h) */
     bool weight_specified;
     bool is_gang;
     bool apply_specified_resource_limits_to_demand;

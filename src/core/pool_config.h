@@ -21,6 +21,8 @@
  *                                                                 (pending_allocation_count)
  * fifo_pool_scheduling_order                 unset (tree's)       satisfaction | fifo
  * forbid_immediate_operations                false
+ * enable_lightweight_operations              false                effective in fifo mode only
+ *                                                                 (ps_pool_lightweight_enabled)
  * create_ephemeral_subpools                  false                not with mode fifo
  * ephemeral_subpool_config                   absent               {mode, resource_limits,
  *                                                                  max_running_operation_count,
@@ -142,6 +144,7 @@ struct ps_pool_config {
     struct ps_fifo_list fifo_sort_parameters;
     struct ps_opt_int fifo_pool_scheduling_order;  /* enum ps_fifo_scheduling_order */
     bool forbid_immediate_operations;
+    bool enable_lightweight_operations;
     bool create_ephemeral_subpools;
     bool has_ephemeral_subpool_config;
     struct ps_ephemeral_subpool_config ephemeral_subpool_config;

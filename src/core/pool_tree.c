@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/pool_tree_impl.h"
+#include "core/user_pools.h"
 
 int ps_tree_reserve(void ***items, int *capacity, int count)
 {
@@ -94,21 +95,24 @@ void ps_tree_pool_unlink(struct ps_pool_tree *tree, struct ps_pool *pool)
     pool->index = -1;
 }
 
-static void add_counts(struct ps_pool *from, int operations, int running)
+static void add_counts(struct ps_pool *from, int operations, int running, int lightweight)
 {
     for (struct ps_pool *a = from; a; a = a->parent) {
         a->operation_count += operations;
         a->running_operation_count += running;
+        a->lightweight_running_operation_count += lightweight;
     }
 }
 
 void ps_tree_pool_reparent(struct ps_pool *pool, struct ps_pool *new_parent)
 {
-    add_counts(pool->parent, -pool->operation_count, -pool->running_operation_count);
+    add_counts(pool->parent, -pool->operation_count, -pool->running_operation_count,
+               -pool->lightweight_running_operation_count);
     pool->parent->child_pool_count--;
     pool->parent = new_parent;
     new_parent->child_pool_count++;
-    add_counts(new_parent, pool->operation_count, pool->running_operation_count);
+    add_counts(new_parent, pool->operation_count, pool->running_operation_count,
+               pool->lightweight_running_operation_count);
 }
 
 void ps_tree_remove_empty_ephemeral(struct ps_pool_tree *tree, struct ps_pool *pool)
@@ -227,6 +231,18 @@ static int update_config(struct ps_pool_tree *tree, const char *key, const struc
     int rc = map ? ps_tree_config_apply(&copy, map, err) : ps_tree_config_set(&copy, key, value, err);
     if (rc == 0 && copy.main_resource != tree->config.main_resource)
         rc = ps_tree_validate_main_resource(tree, copy.main_resource, err);
+    bool uses_user_pools = rc == 0 && copy.use_user_default_parent_pool_map &&
+                           !tree->config.use_user_default_parent_pool_map;
+    if (uses_user_pools && tree->owner) {
+        struct ps_value users;
+        if (ps_strategy_user_default_pools(tree->owner, &users) != 0)
+            rc = ps_error_set(err, PS_ENOMEM, "out of memory");
+        else
+            rc = ps_pool_tree_check_user_default_pools(tree, &users, err);
+        ps_value_release(&users);
+        if (rc != 0)
+            ps_error_prefix(err, "use_user_default_parent_pool_map");
+    }
     bool filter_changed = rc == 0 && strcmp(copy.nodes_filter, tree->config.nodes_filter) != 0;
     struct ps_formula *filter = NULL;
     if (filter_changed) {
@@ -255,6 +271,8 @@ static int update_config(struct ps_pool_tree *tree, const char *key, const struc
         }
         ps_tree_invalidate_filter_cache(tree);
     }
+    if (uses_user_pools)
+        ps_pool_tree_actualize_ephemeral_parents(tree);
     ps_pool_tree_run_pending(tree);
     return 0;
 }
@@ -421,6 +439,7 @@ int ps_pool_tree_create_pool(struct ps_pool_tree *tree, const char *name, const 
     ps_formula_free(pool->filter);
     pool->filter = filter;
     if (existing) {
+        ps_tree_reaccount_lightweight(tree, existing);
         /* An ephemeral pool becomes explicit: it stops counting for its user and keeps its
          * operations; it may move under the requested parent. */
         existing->ephemeral = false;
@@ -574,6 +593,7 @@ static int update_pool(struct ps_pool_tree *tree, const char *name, const char *
     }
     refresh_ephemeral_children(tree, pool);
     ps_tree_move_out_of_stale_subpools(tree, pool);
+    ps_tree_reaccount_lightweight(tree, pool);
     ps_tree_run_pending(tree);
     return 0;
 }

@@ -100,7 +100,9 @@ struct ps_pool {
     int child_pool_count;
     int child_operation_count;         /* operations attached directly (pending or running) */
     int operation_count;               /* started operations in the subtree */
-    int running_operation_count;       /* running operations in the subtree */
+    int running_operation_count;       /* running operations in the subtree, lightweight
+                                          ones excepted */
+    int lightweight_running_operation_count;   /* running lightweight operations in the subtree */
     struct ps_resources usage;         /* usage of the running operations in the subtree, as of
                                           the last ps_pool_tree_update_pool_usage or build */
 
@@ -213,6 +215,15 @@ int ps_pool_tree_apply_pool_attrs(struct ps_pool_tree *tree, const char *pool,
 int ps_pool_tree_get_pool_attr(const struct ps_pool_tree *tree, const char *pool, const char *key,
                                struct ps_value *out, struct ps_error *err);
 
+/* upstream's GetEffectiveLightweightOperationsEnabled: enable_lightweight_operations in a pool in
+ * fifo mode. Its (vanilla, so eligible) operations are lightweight: they run whatever the
+ * max_running_operation_count of the pool and its ancestors, and count in
+ * lightweight_running_operation_count instead of running_operation_count (max_operation_count
+ * still counts them). Turning it on makes the pool's running operations lightweight and runs
+ * its pending ones; turning it off counts its lightweight ones as regular again, over the limits
+ * if need be, as upstream. */
+bool ps_pool_lightweight_enabled(const struct ps_pool *pool);
+
 /* Effective operation-count limits of a pool (the root's are the tree's). */
 int64_t ps_pool_max_running_operations(const struct ps_pool *pool);
 
@@ -232,7 +243,8 @@ bool ps_pool_use_satisfaction_for_scheduling(const struct ps_pool *pool);
 
 /* The parent ephemeral user pools are created under: default_parent_pool when it exists, is
  * explicit and is not in fifo mode, otherwise the root (upstream raises an alert and uses the
- * root too). */
+ * root too). A tree with use_user_default_parent_pool_map first tries the user's pool of the
+ * strategy's map (ps_pool_tree_default_parent_for, user_pools.h). */
 struct ps_pool *ps_pool_tree_default_parent(const struct ps_pool_tree *tree);
 
 /* Dry runs (pool_tree_clone.c). dst is a fresh tree built from src's document (config and

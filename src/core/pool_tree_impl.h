@@ -115,6 +115,9 @@ void ps_tree_nodes_release(struct ps_pool_tree *tree);
 int ps_tree_split_pools(const struct ps_value *config, struct ps_value *rest, const struct ps_value **pools);
 
 /* Operation bookkeeping (tree_ops.c). */
+/* After pool's config changed: its running operations count as lightweight or regular as
+ * ps_pool_lightweight_enabled now says (its pending ones start in the next run_pending). */
+void ps_tree_reaccount_lightweight(struct ps_pool_tree *tree, struct ps_pool *pool);
 void ps_tree_ops_release(struct ps_pool_tree *tree);
 
 #endif

@@ -5,6 +5,7 @@
 
 #include "core/pool_tree_impl.h"
 #include "core/strmap.h"
+#include "core/user_pools.h"
 
 struct ps_strategy {
     struct ps_pool_tree **trees;            /* creation order */
@@ -24,6 +25,7 @@ struct ps_strategy {
     int depth;                              /* > 0 inside a strategy call */
     bool has_connect_time;                  /* ps_strategy_set_connection_time */
     int64_t connected_at_ms;
+    struct ps_value user_default_pools;     /* map user -> pool name (user_pools.h) */
 };
 
 const char *ps_operation_state_name(enum ps_operation_state state)
@@ -46,6 +48,7 @@ struct ps_strategy *ps_strategy_new(void)
         return NULL;
     ps_strmap_init(&s->nodes_by_id);
     ps_strmap_init(&s->ops_by_id);
+    s->user_default_pools = ps_value_map();
     return s;
 }
 
@@ -80,6 +83,7 @@ void ps_strategy_free(struct ps_strategy *s)
     ps_strmap_release(&s->nodes_by_id);
     ps_strmap_release(&s->ops_by_id);
     free(s->default_tree);
+    ps_value_release(&s->user_default_pools);
     free(s);
 }
 
@@ -796,4 +800,40 @@ out:
         ps_operation_spec_release(&spec);
     end(s);
     return rc;
+}
+
+/* ---- user default parent pools (user_pools.h) ------------------------------------------- */
+
+int ps_strategy_set_user_default_pools(struct ps_strategy *s, const struct ps_value *map,
+                                       bool validate, struct ps_error *err)
+{
+    int rc = ps_user_default_pools_check(map, err);
+    for (int i = 0; rc == 0 && validate && i < s->tree_count; i++)
+        if (s->trees[i]->config.use_user_default_parent_pool_map)
+            rc = ps_pool_tree_check_user_default_pools(s->trees[i], map, err);
+    if (rc != 0)
+        return rc;
+    struct ps_value copy = ps_value_map();
+    if (map && map->type == PS_VALUE_MAP && ps_value_copy(&copy, map) != 0)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    ps_value_release(&s->user_default_pools);
+    s->user_default_pools = copy;
+    begin(s);
+    for (int i = 0; i < s->tree_count; i++)
+        if (ps_pool_tree_actualize_ephemeral_parents(s->trees[i]) > 0)
+            ps_pool_tree_run_pending(s->trees[i]);   /* new ancestors may leave room */
+    end(s);
+    return 0;
+}
+
+int ps_strategy_user_default_pools(const struct ps_strategy *s, struct ps_value *out)
+{
+    *out = ps_value_map();
+    return ps_value_copy(out, &s->user_default_pools) == 0 ? 0 : PS_ENOMEM;
+}
+
+const char *ps_strategy_user_default_pool(const struct ps_strategy *s, const char *user)
+{
+    const struct ps_value *v = ps_value_find(&s->user_default_pools, user);
+    return v && v->type == PS_VALUE_STRING ? v->string : NULL;
 }

@@ -165,6 +165,7 @@ static const struct ps_attr tree_attrs[] = {
     BOOL("forbid_immediate_operations_in_root", forbid_immediate_operations_in_root),
     {.name = "max_ephemeral_pools_per_user", .alias = {"max_ephemeral_pool_per_user"},
      .kind = PS_ATTR_INT, .offset = OFF(max_ephemeral_pools_per_user), .min = 1, .max = HUGE_MAX},
+    BOOL("use_user_default_parent_pool_map", use_user_default_parent_pool_map),
     {.name = "fair_share_starvation_timeout", .alias = {"fair_share_preemption_timeout"},
      .kind = PS_ATTR_INT, .offset = OFF(fair_share_starvation_timeout_ms), .min = 0,
      .max = HUGE_MAX},

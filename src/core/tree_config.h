@@ -15,6 +15,10 @@
  * forbid_immediate_operations_in_root             true
  * max_ephemeral_pools_per_user
  *     (max_ephemeral_pool_per_user: the docs' spelling)  1      integer >= 1
+ * use_user_default_parent_pool_map                false          true: a user's ephemeral pools
+ *                                                                go under the user's pool of the
+ *                                                                scheduler's user-to-default-pool
+ *                                                                map (strategy.h)
  * fair_share_starvation_timeout
  *     (fair_share_preemption_timeout)             30000 ms       integer >= 0
  * fair_share_aggressive_starvation_timeout        120000 ms      >= fair_share_starvation_timeout
@@ -172,6 +176,7 @@ struct ps_tree_config {
     bool enable_pool_starvation;
     bool forbid_immediate_operations_in_root;
     int64_t max_ephemeral_pools_per_user;
+    bool use_user_default_parent_pool_map;
 
     /* starvation and preemption */
     int64_t fair_share_starvation_timeout_ms;

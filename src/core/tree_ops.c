@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/pool_tree_impl.h"
+#include "core/user_pools.h"
 
 /* Upstream MaxSchedulingTagRuleCount. */
 
@@ -25,9 +26,24 @@ static void add_counts(struct ps_pool *from, int operations, int running)
     }
 }
 
-/* The lowest pool on the path to the root whose running operations are at its limit. */
+static void add_lightweight(struct ps_pool *from, int running)
+{
+    for (struct ps_pool *a = from; a; a = a->parent)
+        a->lightweight_running_operation_count += running;
+}
+
+bool ps_pool_lightweight_enabled(const struct ps_pool *pool)
+{
+    return !pool->is_root && pool->config.enable_lightweight_operations &&
+           pool->config.mode == PS_MODE_FIFO;
+}
+
+/* The lowest pool on the path to the root whose running operations are at its limit; NULL
+ * also in a pool with lightweight operations (its operations are never pending). */
 static struct ps_pool *violating_running_limit(struct ps_pool *pool)
 {
+    if (ps_pool_lightweight_enabled(pool))
+        return NULL;
     for (struct ps_pool *a = pool; a; a = a->parent)
         if (a->running_operation_count >= ps_pool_max_running_operations(a))
             return a;
@@ -75,7 +91,7 @@ static int resolve(const struct ps_pool_tree *tree, const char *user, const char
     if (rc != 0)
         return rc;
     snprintf(res->name, sizeof res->name, "%s", name);
-    res->parent = ps_pool_tree_default_parent(tree);
+    res->parent = ps_pool_tree_default_parent_for(tree, user);
     res->in_default_parent = true;
     return 0;
 }
@@ -101,11 +117,18 @@ static int user_ephemeral_pool_count(const struct ps_pool_tree *tree, const char
     return n;
 }
 
-/* Checks acl, count limits (skipping pools in `keep`'s path, for pool changes, which also
- * check the running operation limit) and the ephemeral pool limit for a resolved target. */
+/* Checks acl, count limits and the ephemeral pool limit for a resolved target. For a pool
+ * change (moving not NULL), max_operation_count skips the pools on moving's current path, and
+ * max_running_operation_count is checked too, except where moving already counts as running
+ * (a regular running operation in a shared ancestor) or when it will be lightweight. */
 static int check_target(const struct ps_pool_tree *tree, const char *user, const struct resolution *res,
-                        const struct ps_pool *keep, struct ps_error *err)
+                        const struct ps_tree_op *moving, struct ps_error *err)
 {
+    const struct ps_pool *keep = moving ? moving->pool : NULL;
+    bool lightweight_target = res->pool && ps_pool_lightweight_enabled(res->pool);
+    /* a pending operation skips the shared ancestors too (poolsched's rule before lightweight
+     * operations; upstream checks every new ancestor of a pending one) */
+    bool counted = moving && (!moving->running || !moving->lightweight);
     const struct ps_pool *start = res->pool ? res->pool : res->parent;
     for (const struct ps_pool *a = start; a; a = a->parent)
         if (!acl_allows(a, user))
@@ -116,10 +139,8 @@ static int check_target(const struct ps_pool_tree *tree, const char *user, const
         bool shared = false;
         for (const struct ps_pool *k = keep; k && !shared; k = k->parent)
             shared = k == a;
-        if (shared)
-            continue;
         int64_t limit = ps_pool_max_operations(a);
-        if (a->operation_count >= limit)
+        if (!shared && a->operation_count >= limit)
             return ps_error_set(err, PS_ELIMIT,
                                 "limit for the number of concurrent operations %lld for pool \"%s\" "
                                 "in pool tree \"%s\" has been reached",
@@ -128,7 +149,8 @@ static int check_target(const struct ps_pool_tree *tree, const char *user, const
          * tree's accounting): as upstream's ValidateAllOperationsCountsOnPoolChange, a new
          * pool at its running limit refuses it. */
         int64_t running = ps_pool_max_running_operations(a);
-        if (keep && a->running_operation_count >= running)
+        if (keep && !lightweight_target && !(shared && counted) &&
+            a->running_operation_count >= running)
             return ps_error_set(err, PS_ELIMIT,
                                 "limit for the number of running operations %lld for pool \"%s\" "
                                 "in pool tree \"%s\" has been reached",
@@ -238,7 +260,11 @@ static void make_running(struct ps_pool_tree *tree, struct ps_tree_op *op)
 {
     op->running = true;
     op->pending_by = NULL;
-    add_counts(op->pool, 0, 1);
+    op->lightweight = ps_pool_lightweight_enabled(op->pool);
+    if (op->lightweight)
+        add_lightweight(op->pool, 1);
+    else
+        add_counts(op->pool, 0, 1);
     tree->started[tree->started_count++] = op;
     if (tree->owner && op->user_data)
         ps_strategy_tree_op_running(tree->owner, op);
@@ -262,13 +288,16 @@ static void attach(struct ps_pool_tree *tree, struct ps_tree_op *op, struct ps_p
 
 static void detach(struct ps_pool_tree *tree, struct ps_tree_op *op)
 {
-    if (op->running)
+    if (op->running && op->lightweight)
+        add_lightweight(op->pool, -1);
+    else if (op->running)
         add_counts(op->pool, 0, -1);
     else
         pending_remove(tree, op);
     add_counts(op->pool, -1, 0);
     op->pool->child_operation_count--;
     op->running = false;
+    op->lightweight = false;
     op->pending_by = NULL;
 }
 
@@ -300,6 +329,20 @@ void ps_tree_run_pending(struct ps_pool_tree *tree)
     run_pending(tree);
 }
 
+void ps_tree_reaccount_lightweight(struct ps_pool_tree *tree, struct ps_pool *pool)
+{
+    bool enabled = ps_pool_lightweight_enabled(pool);
+    for (int i = 0; i < tree->op_count; i++) {
+        struct ps_tree_op *op = tree->ops[i];
+        if (op->pool != pool || !op->running || op->lightweight == enabled)
+            continue;
+        /* turned off: counted as regular again, over the running limits if need be */
+        add_lightweight(pool, enabled ? 1 : -1);
+        add_counts(pool, 0, enabled ? -1 : 1);
+        op->lightweight = enabled;
+    }
+}
+
 /* ---- operations -------------------------------------------------------------------------- */
 
 int ps_pool_tree_check_operation_pool(const struct ps_pool_tree *tree, const char *id,
@@ -311,7 +354,7 @@ int ps_pool_tree_check_operation_pool(const struct ps_pool_tree *tree, const cha
     struct resolution res;
     int rc = resolve(tree, op->user, pool_name, &res, err);
     if (rc == 0 && res.pool != op->pool)
-        rc = check_target(tree, op->user, &res, op->pool, err);
+        rc = check_target(tree, op->user, &res, op, err);
     return rc;
 }
 
@@ -562,7 +605,7 @@ int ps_pool_tree_change_operation_pool(struct ps_pool_tree *tree, const char *id
     int rc = resolve(tree, op->user, pool_name, &res, err);
     if (rc != 0 || res.pool == op->pool)
         return rc;
-    rc = check_target(tree, op->user, &res, op->pool, err);
+    rc = check_target(tree, op->user, &res, op, err);
     if (rc != 0)
         return rc;
     struct ps_pool *pool = res.pool;

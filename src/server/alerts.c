@@ -5,6 +5,8 @@
 
 #include "core/nodes.h"
 #include "server/alerts.h"
+
+#include "core/user_pools.h"
 #include "server/service.h"
 
 json_t *ps_alert_new(const char *alert_type, const char *message, json_t *attributes)
@@ -131,6 +133,42 @@ static void default_parent_alert(struct ps_pool_tree *tree, json_t *list)
                                                        "ephemeral_pools_parent", "<Root>")));
 }
 
+/* ---- user default parent pools ---------------------------------------------------------- */
+
+/* A map accepted while its pools existed (user_pools.h) names a pool since removed or
+ * renamed: its users' ephemeral pools go under default_parent_pool meanwhile. Upstream raises
+ * this when it re-reads the map. */
+static void user_pool_map_alert(struct ps_service *svc, struct ps_pool_tree *tree, json_t *list)
+{
+    if (!ps_pool_tree_config(tree)->use_user_default_parent_pool_map)
+        return;
+    struct ps_value map;
+    if (ps_strategy_user_default_pools(svc->strategy, &map) != 0)
+        return;
+    json_t *inner = NULL;
+    for (int i = 0; i < map.count; i++) {
+        const char *want = map.items[i].string;
+        const struct ps_pool *p = ps_pool_tree_find_pool(tree, want);
+        if (p && !p->ephemeral)
+            continue;
+        if (!inner)
+            inner = json_array();
+        json_array_append_new(inner, ps_alert_new("update_user_to_default_pool_map",
+                                                  "User default parent pool is missing in pool tree",
+                                                  json_pack("{s:s, s:s, s:s}", "pool", want,
+                                                            "pool_tree", ps_pool_tree_name(tree),
+                                                            "user", map.keys[i])));
+    }
+    ps_value_release(&map);
+    if (!inner)
+        return;
+    json_t *a = ps_alert_new("update_user_to_default_pool_map",
+                             "Error updating mapping from user to default parent pool",
+                             json_pack("{s:s}", "pool_tree", ps_pool_tree_name(tree)));
+    json_object_set_new(a, "inner_errors", inner);
+    json_array_append_new(list, a);
+}
+
 /* ---- pools over their limits ------------------------------------------------------------ */
 
 static void over_limits_alerts(struct ps_pool_tree *tree, json_t *list)
@@ -209,6 +247,7 @@ json_t *ps_alerts_tree(struct ps_service *svc, struct ps_pool_tree *tree)
     overcommit_alert(tree, list, false);
     overcommit_alert(tree, list, true);
     default_parent_alert(tree, list);
+    user_pool_map_alert(svc, tree, list);
     over_limits_alerts(tree, list);
     return list;
 }

@@ -17,6 +17,7 @@
 #include "server/node_health.h"
 #include "server/node_tags.h"
 #include "server/service.h"
+#include "server/user_pool_map.h"
 
 enum target_kind { T_ROOT, T_SYS, T_TREES, T_TREE, T_POOL, T_ORCHID };
 
@@ -144,7 +145,7 @@ static int resolve(struct ps_service *svc, const char *path, struct target *t, s
                 return ps_error_set(err, PS_EINVAL, "orchid paths have no attributes: %s", path);
             return 0;
         }
-        return not_found(err, path, "//sys/scheduler serves only orchid");
+        return not_found(err, path, "//sys/scheduler serves orchid, @alerts and user_to_default_pool");
     }
     if (strcmp(nodes[1], "pools") == 0) {
         const char *d = ps_strategy_default_tree(svc->strategy);
@@ -304,6 +305,8 @@ int ps_cypress_get(struct ps_service *svc, const char *path, json_t **out, struc
 {
     if (ps_node_health_claims(path))   /* //sys/cluster_nodes, //sys/scheduler/@alerts */
         return ps_node_health_get(svc, path, out, err);
+    if (ps_user_pool_map_claims(path))   /* //sys/scheduler/user_to_default_pool */
+        return ps_user_pool_map_get(svc, path, out, err);
     struct target t;
     int rc = resolve(svc, path, &t, 0, err);
     if (rc == 0)
@@ -415,6 +418,8 @@ int ps_cypress_set(struct ps_service *svc, const struct ps_auth_identity *who, c
         return ps_error_set(err, PS_EINVAL, "missing parameter \"value\"");
     if (ps_node_health_claims(path))
         return ps_node_health_set(svc, who ? who->user : NULL, path, value, err);
+    if (ps_user_pool_map_claims(path))
+        return ps_user_pool_map_set(svc, path, value, err);
     struct target t;
     if ((rc = resolve(svc, path, &t, 0, err)) != 0) {
         target_release(&t);
@@ -795,6 +800,8 @@ int ps_cypress_remove(struct ps_service *svc, const struct ps_auth_identity *who
         return rc;
     if (ps_node_health_claims(path))
         return ps_node_health_set(svc, who ? who->user : NULL, path, NULL, err);
+    if (ps_user_pool_map_claims(path))
+        return ps_user_pool_map_set(svc, path, NULL, err);
     struct target t;
     if ((rc = resolve(svc, path, &t, 0, err)) != 0) {
         target_release(&t);
@@ -981,7 +988,7 @@ int ps_cypress_dry_run(struct ps_service *svc, const struct ps_auth_identity *wh
     const char *refuse = NULL;
     if (create && (!type || strcmp(type, "scheduler_pool") != 0)) {
         refuse = "create: only a scheduler_pool";
-    } else if (path && ps_node_health_claims(path)) {
+    } else if (path && (ps_node_health_claims(path) || ps_user_pool_map_claims(path))) {
         refuse = "//sys/cluster_nodes and //sys/scheduler";
     } else if (path) {
         struct target t;

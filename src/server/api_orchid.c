@@ -164,6 +164,12 @@ static json_t *pool_json(struct ps_pool *p, const struct ps_tree_demands *d)
     json_object_set_new(e, "is_ephemeral", json_boolean(p->ephemeral));
     json_object_set_new(e, "running_operation_count", json_integer(p->running_operation_count));
     json_object_set_new(e, "operation_count", json_integer(p->operation_count));
+    json_object_set_new(e, "lightweight_running_operation_count",
+                        json_integer(p->lightweight_running_operation_count));
+    json_object_set_new(e, "lightweight_operations_enabled",
+                        json_boolean(p->config.enable_lightweight_operations));
+    json_object_set_new(e, "effective_lightweight_operations_enabled",
+                        json_boolean(ps_pool_lightweight_enabled(p)));
     json_object_set_new(e, "max_running_operation_count",
                         json_integer(ps_pool_max_running_operations(p)));
     json_object_set_new(e, "max_operation_count", json_integer(ps_pool_max_operations(p)));
@@ -199,6 +205,7 @@ static json_t *op_json(struct ps_tree_op *op, const struct ps_tree_demands *d)
     json_object_set_new(e, "pool", json_string(op->pool ? op->pool->name : ""));
     json_object_set_new(e, "user", json_string(op->user));
     json_object_set_new(e, "running", json_boolean(op->running));
+    json_object_set_new(e, "lightweight", json_boolean(op->running && op->lightweight));
     json_object_set_new(e, "pending_job_count", json_integer(op->pending_job_count));
     json_t *unsatisfied = json_object();
     for (int r = 0; r < PS_RES_COUNT; r++)

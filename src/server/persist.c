@@ -27,6 +27,7 @@
 
 #include "io/json_value.h"
 #include "server/service.h"
+#include "server/user_pool_map.h"
 
 /* ---- documents ------------------------------------------------------------------------------ */
 
@@ -662,6 +663,9 @@ int ps_persist_load(struct ps_service *svc, struct ps_error *err)
             free(meta);
         }
     }
+    /* the map before the operations: restored ephemeral pools go where it puts them */
+    if (rc == 0)
+        rc = ps_user_pool_map_load(svc, err);
     /* Only the jobs of operations that still run (or whose progress is not stored) are read,
      * one operation at a time, in finish order for the digests (job_archive.h). */
     json_t **v = NULL;

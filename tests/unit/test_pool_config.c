@@ -15,7 +15,8 @@ static const char *const expected_defaults =
     " \"resource_limits\": {}, \"scheduling_tag_filter\": \"\", \"mode\": \"fair_share\","
     " \"max_running_operation_count\": null, \"max_operation_count\": null,"
     " \"fifo_sort_parameters\": [\"weight\", \"start_time\"], \"fifo_pool_scheduling_order\": null,"
-    " \"forbid_immediate_operations\": false, \"create_ephemeral_subpools\": false,"
+    " \"forbid_immediate_operations\": false, \"enable_lightweight_operations\": false,"
+    " \"create_ephemeral_subpools\": false,"
     " \"ephemeral_subpool_config\": null,"
     " \"integral_guarantees\": {\"guarantee_type\": \"none\", \"resource_flow\": {},"
     "                          \"burst_guarantee_resources\": {}, \"relaxed_share_multiplier_limit\": null,"
@@ -84,6 +85,7 @@ static const struct bad_case bad_cases[] = {
     {"fifo_sort_parameters", "[\"weight\", \"weight\"]", "is listed twice"},
     {"fifo_pool_scheduling_order", "\"lifo\"", "must be one of satisfaction, fifo"},
     {"forbid_immediate_operations", "\"true\"", "must be a boolean"},
+    {"enable_lightweight_operations", "1", "must be a boolean"},
     {"create_ephemeral_subpools", "1", "must be a boolean"},
     {"ephemeral_subpool_config", "{\"mode\": \"lifo\"}", "must be one of fair_share, fifo"},
     {"ephemeral_subpool_config/max_operation_count", "-1", "must be >= 0"},

@@ -15,6 +15,7 @@ static const char *const expected_defaults =
     " \"max_running_operation_count\": 2000, \"max_running_operation_count_per_pool\": 50,"
     " \"default_parent_pool\": \"<Root>\", \"enable_pool_starvation\": true,"
     " \"forbid_immediate_operations_in_root\": true, \"max_ephemeral_pools_per_user\": 1,"
+    " \"use_user_default_parent_pool_map\": false,"
     " \"fair_share_starvation_timeout\": 30000, \"fair_share_aggressive_starvation_timeout\": 120000,"
     " \"fair_share_starvation_tolerance\": 0.8, \"enable_aggressive_starvation\": false,"
     " \"min_share_preemption_timeout\": 15000, \"non_preemptible_resource_usage_threshold\": {},"
@@ -92,6 +93,7 @@ static const struct bad_case bad_cases[] = {
     {"forbid_immediate_operations_in_root", "\"yes\"", "must be a boolean"},
     {"max_ephemeral_pools_per_user", "0", "must be >= 1"},
     {"max_ephemeral_pool_per_user", "0", "must be >= 1"},
+    {"use_user_default_parent_pool_map", "\"on\"", "must be a boolean"},
     {"fair_share_starvation_timeout", "-5", "must be >= 0"},
     {"fair_share_preemption_timeout", "0.5", "must be an integer"},
     {"fair_share_aggressive_starvation_timeout", "-1", "must be >= 0"},
