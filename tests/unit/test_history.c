@@ -40,7 +40,7 @@ static void sample(struct ps_history *h, struct ps_pool_tree *tree, int64_t k)
         p->dynamic.fair_share_ratio = strcmp(p->name, "a") == 0 ? (double)k / 1000 : 0.25;
         p->dynamic.usage_ratio = (double)k / 2000;
     }
-    assert_int_equal(ps_history_sample(h, tree, k * STEP_MS, (double)k), 0);
+    assert_int_equal(ps_history_sample(h, tree, k * STEP_MS, (double)k, NULL), 0);
 }
 
 static json_t *query(struct ps_history *h, const char *pools_json)
