@@ -4,8 +4,12 @@
 # over the leaf pools) through the API, then headless Chromium opens the pools page and the
 # operations page (all OPS listed) and refreshes each REFRESHES times. Prints the time to fetch
 # and to render (window.psTimings) and the longest main-thread task (PerformanceObserver
-# longtask) of each.
-# usage: scripts/ui-measure.sh [BINARY] [POOLS] [OPS] [REFRESHES]    (needs chromium, node, npm)
+# longtask) of each, and on the pools page the sorts, filters and scrolls of tests/ui/measure.js.
+# With PS_BEFORE=OTHER_BINARY the same state is measured twice in one run: first served by
+# OTHER_BINARY (e.g. a build of an older commit: the UI is embedded in the binary), then by
+# BINARY restarted on the same data directory.
+# usage: [PS_BEFORE=BIN] scripts/ui-measure.sh [BINARY] [POOLS] [OPS] [REFRESHES]
+#        (needs chromium, node, npm; PS_PAGES as in tests/ui/measure.js)
 set -euo pipefail
 bin=$(cd "$(dirname "${1:-build/poolsched}")" && pwd)/$(basename "${1:-build/poolsched}")
 pools=${2:-1000}
@@ -29,16 +33,21 @@ cleanup() {
 }
 trap cleanup EXIT
 echo '{"commit_window": 5}' > "$work/config.json"
-"$bin" scheduler --listen 127.0.0.1:0 --data-dir "$work/data" --config "$work/config.json" \
-  > /dev/null 2> "$work/log" &
-pid=$!
-port=
-for _ in $(seq 1 200); do
-  port=$(grep -o 'event=scheduler_started listen=[0-9.]*:[0-9]*' "$work/log" 2>/dev/null | head -1 | sed 's/.*://') || true
-  [ -n "$port" ] && break
-  sleep 0.05
-done
-[ -n "$port" ] || { echo "the scheduler did not start"; cat "$work/log"; exit 1; }
+start_scheduler() {   # BINARY: starts it on $work/data, sets pid and port
+  : > "$work/log"
+  "$1" scheduler --listen 127.0.0.1:0 --data-dir "$work/data" --config "$work/config.json" \
+    > /dev/null 2> "$work/log" &
+  pid=$!
+  port=
+  for _ in $(seq 1 1200); do
+    port=$(grep -o 'event=scheduler_started listen=[0-9.]*:[0-9]*' "$work/log" 2>/dev/null | head -1 | sed 's/.*://') || true
+    [ -n "$port" ] && break
+    sleep 0.05
+  done
+  [ -n "$port" ] || { echo "the scheduler did not start"; cat "$work/log"; exit 1; }
+}
+stop_scheduler() { kill "$pid"; wait "$pid" 2>/dev/null || true; pid=; }
+start_scheduler "${PS_BEFORE:-$bin}"
 token=$(cat "$work/data/admin_token")
 start=$(date +%s.%N)
 python3 - "$port" "$token" "$pools" "$ops" <<'PY'
@@ -71,5 +80,16 @@ with concurrent.futures.ThreadPoolExecutor(4) as ex:
 PY
 echo "populated $pools pools and $ops operations in $(echo "$(date +%s.%N) - $start" | bc) s"
 sleep 2   # a fair share update with everything
-NODE_PATH="$cache/node_modules" PS_CHROMIUM=$chromium PS_URL=http://127.0.0.1:$port PS_TOKEN=$token \
-  PS_REFRESHES=$refreshes node "$src/tests/ui/measure.js"
+measure() {
+  NODE_PATH="$cache/node_modules" PS_CHROMIUM=$chromium PS_URL=http://127.0.0.1:$port PS_TOKEN=$token \
+    PS_REFRESHES=$refreshes node "$src/tests/ui/measure.js"
+}
+if [ -n "${PS_BEFORE:-}" ]; then
+  echo "== served by $PS_BEFORE"
+  measure
+  stop_scheduler
+  start_scheduler "$bin"
+  sleep 2
+  echo "== served by $bin (the same data directory)"
+fi
+measure

@@ -4,7 +4,8 @@
  * Defaults (embedded): listen 127.0.0.1:9013, data dir $XDG_STATE_HOME/poolsched when
  * XDG_STATE_HOME is set, else ./poolsched-data. The config file (JSON or YSON) may set listen,
  * data_dir, fair_share_update_period, heartbeat_period, node_offline_timeout, http_threads,
- * max_failed_job_count and commit_window (durations in ms), the HTTP limits of docs/api.md,
+ * max_failed_job_count, commit_window and history_bucket (durations in ms), the HTTP limits of
+ * docs/api.md,
  * metrics_require_token and allow_insecure_remote; command-line flags win over it.
  * The API speaks plain HTTP with bearer tokens: listening on an address other than loopback
  * is refused unless --allow-insecure-remote (or allow_insecure_remote) says the network is
@@ -30,7 +31,8 @@ static void usage(FILE *out)
             "node heartbeats, persistence in DIR/poolsched.db.\n\n"
             "  --config FILE     JSON or YSON map: listen, data_dir, fair_share_update_period,\n"
             "                    heartbeat_period, node_offline_timeout, http_threads,\n"
-            "                    max_failed_job_count, commit_window (ms), http_max_body_size,\n"
+            "                    max_failed_job_count, commit_window, history_bucket (ms),\n"
+            "                    http_max_body_size,\n"
             "                    http_max_start_op_body_size, http_max_heartbeat_body_size,\n"
             "                    http_max_connections, http_max_connections_per_ip,\n"
             "                    http_header_timeout, http_idle_timeout (ms),\n"

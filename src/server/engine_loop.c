@@ -123,7 +123,9 @@ static int update_tree_body(struct ps_service *svc, struct ps_svc_tree_state *ts
     if (changed > 0)
         ps_svc_log(svc, "info", "starvation_changed", "tree=%s elements=%d", ts->name, changed);
     ps_svc_pool_gauges(svc, ts, tree, now_ms);
-    if (ps_history_sample(svc->history, tree, now_ms, ps_metric_value(svc->m_preemptions)) != 0)
+    json_t *bucket = NULL;   /* a closed history bucket, saved with the refresh below */
+    if (ps_history_sample(svc->history, tree, now_ms, ps_metric_value(svc->m_preemptions),
+                          &bucket) != 0)
         ps_svc_log(svc, "error", "history_sample_failed", "tree=%s error=\"out of memory\"",
                    ts->name);
     ps_svc_limits_check(svc, ts, now_ms);
@@ -133,7 +135,19 @@ static int update_tree_body(struct ps_service *svc, struct ps_svc_tree_state *ts
      * starving operation's document (its whole spec) cost more than the rest of the update. */
     if (!ps_journal_refresh_due(svc->journal, now_ms)) {
         ts->since_rescan = true;   /* this update's moved timers go unwritten */
+        json_decref(bucket);       /* and the history bucket (once per bucket width) unsaved */
         return UPDATE_DONE;
+    }
+    /* the history's closed bucket (history.h): one record per tree per bucket width (5 min),
+     * some 60 bytes per pool, in the same group commit as the refresh */
+    if (bucket) {
+        char *key = ps_history_record_key(ts->name, ps_history_record_time(bucket),
+                                          svc->cfg.history_bucket_ms);
+        if (key)
+            ps_journal_put(svc->journal, "history", key, bucket);
+        else
+            json_decref(bucket);
+        free(key);
     }
     if (!ts->dynamic_persisted || ps_persist_tree_dynamic_hash(tree) != ts->persisted_dynamic)
         ps_persist_tree(svc, ts->name);

@@ -1,6 +1,7 @@
 /* history.c — the bounded fair share history of history.h: per tree a ring of recent samples
  * and a ring of 5-minute buckets, per pool a series of fixed size in each. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,6 +47,7 @@ struct series {
 
 struct tree_history {
     char *name;
+    int64_t bucket_ms;
     struct ring recent, buckets;
     int64_t recent_t[RECENT], bucket_t[BUCKETS];
     float recent_usage[RECENT], bucket_usage[BUCKETS];
@@ -61,12 +63,21 @@ struct tree_history {
 struct ps_history {
     struct tree_history **trees;
     int tree_count;
+    int64_t bucket_ms;
 };
 
 int ps_history_new(struct ps_history **out)
 {
     *out = calloc(1, sizeof **out);
-    return *out ? 0 : PS_ENOMEM;
+    if (!*out)
+        return PS_ENOMEM;
+    (*out)->bucket_ms = PS_HISTORY_BUCKET_MS;
+    return 0;
+}
+
+void ps_history_set_bucket_ms(struct ps_history *h, int64_t bucket_ms)
+{
+    h->bucket_ms = bucket_ms;
 }
 
 static void series_free(struct series *s)
@@ -118,6 +129,7 @@ static struct tree_history *tree_of(struct ps_history *h, const char *name)
         return NULL;
     }
     t->bucket_start = -1;
+    t->bucket_ms = h->bucket_ms;
     ps_strmap_init(&t->by_name);
     h->trees[h->tree_count++] = t;
     return t;
@@ -161,7 +173,7 @@ static struct series *series_of(struct tree_history *t, const char *name)
 
 /* Closes the current bucket: one point per series (the mean of its samples, NaN without), and
  * drops series not seen since before the oldest point kept. */
-static void close_bucket(struct tree_history *t)
+static int close_bucket(struct tree_history *t)
 {
     int at = ring_push(&t->buckets, BUCKETS);
     t->bucket_t[at] = t->bucket_start;
@@ -185,6 +197,7 @@ static void close_bucket(struct tree_history *t)
         t->series[kept++] = s;
     }
     t->series_count = kept;
+    return at;
 }
 
 static double capacity_ratio(const struct ps_volume *v, const struct ps_resources *total)
@@ -232,15 +245,139 @@ static int sample_pool(struct tree_history *t, struct ps_pool *p, const struct p
     return 0;
 }
 
-int ps_history_sample(struct ps_history *h, struct ps_pool_tree *tree, int64_t now_ms,
-                      double preemptions)
+/* ---- persistence: one record per closed bucket ------------------------------------------ */
+
+static json_t *num(double x);
+
+/* {"tree", "t", "usage", "preemptions", "pools": {name: [parent, fair_share, usage, demand,
+ * integral_volume, integral_capacity]}}: the series with a point in the bucket. */
+static json_t *bucket_json(const struct tree_history *t, int at)
 {
+    json_t *pools = json_object(), *o = json_object();
+    if (!pools || !o) {
+        json_decref(pools);
+        json_decref(o);
+        return NULL;
+    }
+    for (int k = 0; k < t->series_count; k++) {
+        const struct series *s = t->series[k];
+        if (isnan(s->buckets[at][V_FAIR]))
+            continue;
+        json_t *a = json_array();
+        json_array_append_new(a, s->parent ? json_string(s->parent) : json_null());
+        for (int v = 0; v < V_COUNT; v++)
+            json_array_append_new(a, num(s->buckets[at][v]));
+        json_object_set_new(pools, s->name, a);
+    }
+    json_object_set_new(o, "tree", json_string(t->name));
+    json_object_set_new(o, "t", json_integer(t->bucket_t[at]));
+    json_object_set_new(o, "usage", num(t->bucket_usage[at]));
+    json_object_set_new(o, "preemptions", json_real(t->bucket_preempt[at]));
+    json_object_set_new(o, "pools", pools);
+    return o;
+}
+
+char *ps_history_record_key(const char *tree, int64_t t, int64_t bucket_ms)
+{
+    char *key = NULL;
+    long long slot = (long long)((t / bucket_ms) % BUCKETS);
+    return asprintf(&key, "%s/%lld", tree, slot) < 0 ? NULL : key;
+}
+
+int64_t ps_history_record_time(const json_t *record)
+{
+    return json_integer_value(json_object_get(record, "t"));
+}
+
+static double val(const json_t *x)
+{
+    return json_is_number(x) ? json_number_value(x) : NAN;
+}
+
+static int restore_one(struct ps_history *h, const json_t *r)
+{
+    const char *name = json_string_value(json_object_get(r, "tree"));
+    const json_t *pools = json_object_get(r, "pools");
+    if (!name || !json_is_object(pools) || !json_is_integer(json_object_get(r, "t")))
+        return 0;   /* not a record of this version: skipped */
+    struct tree_history *t = tree_of(h, name);
+    if (!t)
+        return PS_ENOMEM;
+    int64_t when = json_integer_value(json_object_get(r, "t"));
+    if (t->buckets.count && when <= t->bucket_t[ring_at(&t->buckets, BUCKETS, t->buckets.count - 1)])
+        return 0;   /* sorted by the caller: a duplicate */
+    int at = ring_push(&t->buckets, BUCKETS);
+    t->bucket_t[at] = when;
+    t->bucket_usage[at] = (float)val(json_object_get(r, "usage"));
+    t->preempt_last = val(json_object_get(r, "preemptions"));
+    t->bucket_preempt[at] = isnan(t->preempt_last) ? 0 : t->preempt_last;
+    for (int k = 0; k < t->series_count; k++)
+        for (int v = 0; v < V_COUNT; v++)
+            t->series[k]->buckets[at][v] = NAN;
+    const char *pool;
+    json_t *a;
+    json_object_foreach((json_t *)pools, pool, a) {
+        if (!json_is_array(a) || json_array_size(a) != 1 + V_COUNT)
+            continue;
+        struct series *s = series_of(t, pool);
+        if (!s)
+            return PS_ENOMEM;
+        const char *parent = json_string_value(json_array_get(a, 0));
+        if (parent && (!s->parent || strcmp(s->parent, parent) != 0)) {
+            free(s->parent);
+            if (!(s->parent = strdup(parent)))
+                return PS_ENOMEM;
+        }
+        for (int v = 0; v < V_COUNT; v++)
+            s->buckets[at][v] = (float)val(json_array_get(a, 1 + (size_t)v));
+        if (when > s->last_seen_ms)
+            s->last_seen_ms = when;
+    }
+    return 0;
+}
+
+static int by_time(const void *a, const void *b)
+{
+    int64_t x = ps_history_record_time(*(json_t *const *)a);
+    int64_t y = ps_history_record_time(*(json_t *const *)b);
+    return x < y ? -1 : x > y;
+}
+
+int ps_history_restore(struct ps_history *h, json_t *records, int64_t now_ms)
+{
+    size_t n = json_array_size(records);
+    json_t **r = n ? malloc(n * sizeof *r) : NULL;
+    if (n && !r)
+        return PS_ENOMEM;
+    size_t m = 0;
+    int64_t oldest = now_ms - (int64_t)BUCKETS * h->bucket_ms;
+    for (size_t i = 0; i < n; i++) {
+        json_t *x = json_array_get(records, i);
+        if (ps_history_record_time(x) >= oldest && ps_history_record_time(x) < now_ms)
+            r[m++] = x;
+    }
+    qsort(r, m, sizeof *r, by_time);
+    int rc = 0;
+    for (size_t i = 0; i < m && rc == 0; i++)
+        rc = restore_one(h, r[i]);
+    free(r);
+    return rc;
+}
+
+int ps_history_sample(struct ps_history *h, struct ps_pool_tree *tree, int64_t now_ms,
+                      double preemptions, json_t **closed)
+{
+    if (closed)
+        *closed = NULL;
     struct tree_history *t = tree_of(h, ps_pool_tree_name(tree));
     if (!t)
         return PS_ENOMEM;
-    int64_t bucket = now_ms - now_ms % PS_HISTORY_BUCKET_MS;
-    if (t->bucket_start >= 0 && bucket != t->bucket_start && t->n > 0)
-        close_bucket(t);
+    int64_t bucket = now_ms - now_ms % t->bucket_ms;
+    if (t->bucket_start >= 0 && bucket != t->bucket_start && t->n > 0) {
+        int at = close_bucket(t);
+        if (closed)
+            *closed = bucket_json(t, at);   /* NULL when out of memory: that bucket unsaved */
+    }
     t->bucket_start = bucket;
     struct ps_pool *root = ps_pool_tree_root(tree);
     const struct ps_resources *total = &root->dynamic.fs.resource_limits;
@@ -281,7 +418,7 @@ static struct view view_of(const struct tree_history *t)
     struct view w = {0, t->recent.count};
     int64_t first_recent = w.nr ? t->recent_t[ring_at(&t->recent, RECENT, 0)] : INT64_MAX;
     for (int i = 0; i < t->buckets.count; i++)
-        if (t->bucket_t[ring_at(&t->buckets, BUCKETS, i)] + PS_HISTORY_BUCKET_MS <= first_recent)
+        if (t->bucket_t[ring_at(&t->buckets, BUCKETS, i)] + t->bucket_ms <= first_recent)
             w.nb = i + 1;
     return w;
 }
@@ -355,7 +492,7 @@ int ps_history_query(const struct ps_history *h, const char *tree, const json_t 
     json_object_set_new(r, "preemptions", preempt);
     json_object_set_new(r, "pools", map);
     json_object_set_new(r, "recent_points", json_integer(RECENT));
-    json_object_set_new(r, "bucket_ms", json_integer(PS_HISTORY_BUCKET_MS));
+    json_object_set_new(r, "bucket_ms", json_integer(t->bucket_ms));
     *out = r;
     return 0;
 }

@@ -9,6 +9,7 @@
  * the last PS_HISTORY_RECENT_POINTS samples as taken, and before them PS_HISTORY_BUCKETS points
  * of PS_HISTORY_BUCKET_MS each (the mean of the samples in the bucket; the counter's last
  * value), i.e. a day at 5-minute resolution. A pool absent from the whole window is dropped.
+ * Closed buckets are persisted (ps_history_restore after a restart); recent samples are not.
  *
  * Not thread-safe: the service calls both functions under svc->mu.
  */
@@ -32,9 +33,25 @@ struct ps_history;
 int ps_history_new(struct ps_history **out);
 void ps_history_free(struct ps_history *h);
 
-/* Samples tree after its fair share update at now_ms; preemptions = the counter's value. */
+/* The width of a bucket (PS_HISTORY_BUCKET_MS unless the config's history_bucket says
+ * otherwise); before the first sample. */
+void ps_history_set_bucket_ms(struct ps_history *h, int64_t bucket_ms);
+
+/* Samples tree after its fair share update at now_ms; preemptions = the counter's value. When
+ * the sample closes a bucket and closed is not NULL, *closed is that bucket as a record to
+ * persist (owned by the caller; NULL if none, or out of memory). */
 int ps_history_sample(struct ps_history *h, struct ps_pool_tree *tree, int64_t now_ms,
-                      double preemptions);
+                      double preemptions, json_t **closed);
+
+/* Persistence of the buckets (the service keeps them in the store's objects, kind "history"):
+ * a record's key is "<tree>/<slot>", slot = bucket number modulo PS_HISTORY_BUCKETS, so a tree
+ * keeps at most PS_HISTORY_BUCKETS rows, each new day's bucket replacing the same slot's. The
+ * recent samples and the bucket open at a stop are not kept. */
+char *ps_history_record_key(const char *tree, int64_t t, int64_t bucket_ms);   /* malloc'd */
+int64_t ps_history_record_time(const json_t *record);
+/* Loads records (a JSON array of them, any order) into an empty history: those of the last
+ * PS_HISTORY_BUCKETS buckets before now_ms, oldest first. 0 or PS_ENOMEM. */
+int ps_history_restore(struct ps_history *h, json_t *records, int64_t now_ms);
 
 /* The reply of get_history for tree (its name): {"pool_tree", "times": [ms...],
  * "cluster_usage": [...], "preemptions": [...], "pools": {name: {"parent", "fair_share",

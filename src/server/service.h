@@ -59,6 +59,7 @@ struct ps_service_config {
     int max_failed_job_count;             /* 10: an operation fails at the 10th failed job,
                                            * unless its spec says otherwise */
     int64_t commit_window_ms;             /* 0: the journal commits as soon as it has work */
+    int64_t history_bucket_ms;            /* 300000: the charts' history buckets (history.h) */
     /* HTTP limits against hostile or careless clients (docs/api.md "Limits") */
     int64_t http_max_body_size;           /* 1 MiB: bodies of API commands */
     int64_t http_max_start_op_body_size;  /* 16 MiB: start_op (specs with many tasks) */
@@ -90,7 +91,7 @@ void ps_service_config_init(struct ps_service_config *cfg);
 
 /* Applies a config document (JSON object: listen "host:port", data_dir,
  * fair_share_update_period, heartbeat_period, node_offline_timeout, http_threads,
- * max_failed_job_count, commit_window, http_max_body_size, http_max_start_op_body_size,
+ * max_failed_job_count, commit_window, history_bucket, http_max_body_size, http_max_start_op_body_size,
  * http_max_heartbeat_body_size, http_max_connections, http_max_connections_per_ip,
  * http_header_timeout, http_idle_timeout, metrics_require_token (true, false or "auto"),
  * allow_insecure_remote, and node_health.h's keys; durations in ms, sizes in bytes) through the

@@ -31,6 +31,7 @@ void ps_service_config_init(struct ps_service_config *cfg)
     cfg->http_threads = 8;
     cfg->max_failed_job_count = 10;
     cfg->commit_window_ms = 0;
+    cfg->history_bucket_ms = PS_HISTORY_BUCKET_MS;
     cfg->http_max_body_size = 1 << 20;
     cfg->http_max_start_op_body_size = 16 << 20;
     cfg->http_max_heartbeat_body_size = 32 << 20;
@@ -109,6 +110,8 @@ static const struct ps_attr config_attrs[] = {
      .min = 0, .max = PS_MAX_FAILED_JOB_COUNT},
     {.name = "commit_window", .kind = PS_ATTR_INT, .offset = CFG(commit_window_ms), .min = 0,
      .max = 1000},
+    {.name = "history_bucket", .kind = PS_ATTR_INT, .offset = CFG(history_bucket_ms),
+     .min = 1000, .max = 3600000},
     /* HTTP limits (docs/api.md "Limits") */
     {.name = "http_max_body_size", .kind = PS_ATTR_INT, .offset = CFG(http_max_body_size),
      .min = 1024, .max = 1073741824},

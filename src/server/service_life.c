@@ -173,6 +173,33 @@ static void log_http(void *ctx, const char *line)
         ps_svc_log(svc, "info", "http", "msg=\"%s\"", line);
 }
 
+/* The charts' history buckets saved before the last stop (history.h; the engine loop saves
+ * each closed bucket). A record that does not parse is skipped: the charts only lose a point. */
+static int collect_history(const char *key, const char *value, void *ctx)
+{
+    (void)key;
+    json_t *r = json_loads(value, 0, NULL);
+    if (r && json_array_append_new(ctx, r) != 0)
+        return PS_ENOMEM;
+    return 0;
+}
+
+static int load_history(struct ps_service *svc, struct ps_error *err)
+{
+    json_t *records = json_array();
+    if (!records)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    pthread_mutex_lock(&svc->store_mu);
+    int rc = ps_store_list(svc->store, "history", NULL, collect_history, records, err);
+    pthread_mutex_unlock(&svc->store_mu);
+    if (rc == 0 && ps_history_restore(svc->history, records, ps_svc_now_ms()) != 0)
+        rc = ps_error_set(err, PS_ENOMEM, "out of memory");
+    if (rc == 0 && json_array_size(records))
+        ps_svc_log(svc, "info", "history_loaded", "buckets=%zu", json_array_size(records));
+    json_decref(records);
+    return rc;
+}
+
 int ps_service_start(const struct ps_service_config *cfg, struct ps_service **out,
                      struct ps_error *err)
 {
@@ -206,6 +233,7 @@ int ps_service_start(const struct ps_service_config *cfg, struct ps_service **ou
         rc = ps_error_set(err, PS_ENOMEM, "out of memory");
         goto fail;
     }
+    ps_history_set_bucket_ms(svc->history, cfg->history_bucket_ms);
     if ((rc = ps_store_open(cfg->data_dir, &svc->store, err)) != 0)
         goto fail;
     bool created = false;
@@ -224,6 +252,8 @@ int ps_service_start(const struct ps_service_config *cfg, struct ps_service **ou
     uint64_t first = 0;
     pthread_mutex_lock(&svc->mu);
     rc = ps_persist_load(svc, err);
+    if (rc == 0)
+        rc = load_history(svc, err);
     if (rc == 0)
         rc = ps_node_health_start(svc, err);
     if (rc == 0 && ps_strategy_tree_count(svc->strategy) == 0) {

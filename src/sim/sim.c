@@ -371,7 +371,7 @@ int ps_sim_new(const struct ps_scenario *scenario, const struct ps_sim_options *
     if (rc == 0 && sim->options.pools) {
         fputs("time,tree,pool,fair_share_ratio,usage_ratio,demand_ratio,strong_guarantee_ratio,"
               "integral_guarantee_ratio,weight_proportional_ratio,accumulated_resource_ratio_volume,"
-              "starvation_status,running_operation_count,operation_count\n",
+              "starvation_status,running_operation_count,operation_count,integral_capacity_ratio_volume\n",
               sim->options.pools);
     }
     if (rc != 0) {

@@ -257,6 +257,7 @@ void sim_pools_rows_build(struct ps_sim *sim, int tree)
     struct sim_tree *T = &sim->trees[tree];
     struct sim_buf *b = &T->rows;
     b->len = 0;
+    const struct ps_resources *total = &ps_pool_tree_root(T->tree)->dynamic.fs.resource_limits;
     for (int e = 0; e < T->ts.fs.count; e++) {
         const struct ps_pool *p = T->ts.fs.pools[e];
         if (!p)
@@ -284,6 +285,10 @@ void sim_pools_rows_build(struct ps_sim *sim, int tree)
         sim_buf_int(b, p->running_operation_count);
         sim_buf_put(b, ",", 1);
         sim_buf_int(b, p->operation_count);
+        /* after the columns of formats.md: the integral capacity in the volume's unit (share x
+         * seconds: the min over resources of capacity / cluster total), as get_history's */
+        sim_buf_put(b, ",", 1);
+        sim_buf_double_memo(sim, b, ps_volume_min_ratio(&p->fs_pool.integral_pool_capacity, total));
         sim_buf_put(b, "\n", 1);
     }
     if (b->oom)

@@ -63,5 +63,6 @@ NODE_PATH="$cache/node_modules" PS_CHROMIUM=$chromium PS_URL=http://127.0.0.1:$p
 
 # A simulation's report.html, opened from file:// (the same charts, inlined).
 "$bin" simulate "$src/examples/simulate/preemption.json" --output "$tmp/sim" 2>/dev/null || fail "simulate"
-NODE_PATH="$cache/node_modules" PS_CHROMIUM=$chromium PS_SIM_DIR=$tmp/sim \
+"$bin" simulate "$src/examples/simulate/integral.json" --output "$tmp/sim-integral" 2>/dev/null || fail "simulate integral.json"
+NODE_PATH="$cache/node_modules" PS_CHROMIUM=$chromium PS_SIM_DIR=$tmp/sim PS_SIM_INTEGRAL_DIR=$tmp/sim-integral \
   PS_SCREENSHOTS=${PS_SCREENSHOTS:-$tmp/screenshots} node "$src/tests/ui/report.test.js" || fail "report checks"

@@ -1,7 +1,9 @@
 // Times the web UI's pages in headless Chromium (scripts/ui-measure.sh sets the environment):
 // for each page, the first load (a fresh document) and PS_REFRESHES updates, each with the
 // fetch and render times the page records (window.psTimings) and the longest main-thread task
-// seen meanwhile (PerformanceObserver longtask: anything over 50 ms blocks input).
+// seen meanwhile (PerformanceObserver longtask: anything over 50 ms blocks input); on the pools
+// page also PS_REFRESHES updates with every pool's numbers changed, then sorts, filters and
+// scrolls, each timed to the next painted frame (docs/ui.md "With a large tree").
 'use strict';
 const { chromium } = require('playwright-core');
 
@@ -27,21 +29,66 @@ const med = (a) => { const s = [...a].sort((x, y) => x - y); return s[Math.floor
     await page.evaluate(() => { window.psLongTasks = []; window.psTimings = []; });
     for (let i = 0; i < n; i++) { await page.evaluate(() => window.psShow(true)); await page.waitForTimeout(100); }
     const upd = await page.evaluate(() => ({ t: window.psTimings.filter((x) => x.render_ms !== undefined), long: Math.max(0, ...window.psLongTasks) }));
+    // Updates where every pool's numbers changed: the orchid's reply with each pool's fair share,
+    // usage and demand moved (a scheduler without nodes shares nothing, so its rows never change).
+    let changed = null;
+    if (hash.startsWith('#/pools')) {
+      let round = 0;
+      await page.route('**/api/v4/get**', async (route) => {
+        // the wrapper's parameters: base64 JSON in X-YT-Parameters-0, -1, ...
+        const h = route.request().headers();
+        const chunks = Object.keys(h).filter((k) => /^x-yt-parameters-\d+$/.test(k)).sort((a, b) => Number(a.split('-').pop()) - Number(b.split('-').pop()));
+        const params = JSON.parse(Buffer.from(chunks.map((k) => h[k]).join(''), 'base64').toString() || '{}');
+        if (!/fair_share_info\/pools$/.test(params.path || '')) return route.continue();
+        const r = await route.fetch();
+        const body = await r.json();
+        round++;
+        let k = 0;
+        for (const p of Object.values(body.value || body)) {
+          const x = ((k++ * 7919 + round * 104729) % 1000) / 1000;
+          p.fair_share_ratio = x / 100; p.usage_ratio = x / 150; p.demand_ratio = x / 80;
+        }
+        await route.fulfill({ response: r, body: JSON.stringify(body) });
+      });
+      await page.evaluate(() => { window.psLongTasks = []; window.psTimings = []; });
+      for (let i = 0; i < n; i++) { await page.evaluate(() => window.psShow(true)); await page.waitForTimeout(100); }
+      changed = await page.evaluate(() => ({ t: window.psTimings.filter((x) => x.render_ms !== undefined), long: Math.max(0, ...window.psLongTasks) }));
+      await page.unroute('**/api/v4/get**');
+      if (round < n) throw new Error(`the pools reply was changed ${round} times, not ${n}`);
+    }
     const size = Object.entries(first.t).filter(([k]) => !/_ms$|page|refresh/.test(k)).map(([k, v]) => `${v} ${k}`).join(', ');
     console.log(`${hash} (${size}): first render ${first.t.fetch_ms.toFixed(0)} ms fetch + ${first.t.render_ms.toFixed(0)} ms render, ` +
       `longest task ${first.long.toFixed(0)} ms; ${upd.t.length} updates: median ${med(upd.t.map((x) => x.fetch_ms)).toFixed(0)} ms fetch + ` +
       `${med(upd.t.map((x) => x.render_ms)).toFixed(0)} ms render, longest task ${upd.long.toFixed(0)} ms`);
-    // A rebuild of every row (sorting by fair share): until the next frame is painted.
+    if (changed)
+      console.log(`${hash}: ${changed.t.length} updates with every pool's numbers changed: median ${med(changed.t.map((x) => x.fetch_ms)).toFixed(0)} ms fetch + ` +
+        `${med(changed.t.map((x) => x.render_ms)).toFixed(0)} ms render, longest task ${changed.long.toFixed(0)} ms`);
+    // Sorting and filtering the pools table: from the event to the next painted frame, and the
+    // longest main-thread task meanwhile (a sort reorders every row; a filter keeps a subset).
     if (await page.$('#pools-table th[data-sort="fair_share"]')) {
-      await page.evaluate(() => { window.psLongTasks = []; });
-      const ms = await page.evaluate(() => new Promise((done) => {
-        const t0 = performance.now();
-        document.querySelector('#pools-table th[data-sort="fair_share"]').click();
-        requestAnimationFrame(() => setTimeout(() => done(performance.now() - t0), 0));
-      }));
-      await page.waitForTimeout(200);
-      const long = await page.evaluate(() => Math.max(0, ...window.psLongTasks));
-      console.log(`${hash}: sorting rebuilds every row: ${ms.toFixed(0)} ms to the next frame, longest task ${long.toFixed(0)} ms`);
+      const actions = [
+        ['sort by fair share', () => document.querySelector('#pools-table th[data-sort="fair_share"]').click()],
+        ['sort by fair share, descending', () => document.querySelector('#pools-table th[data-sort="fair_share"]').click()],
+        ['sort by integral guarantee', () => document.querySelector('#pools-table th[data-sort="integral"]').click()],
+        ['sort by name', () => document.querySelector('#pools-table th[data-sort="name"]').click()],
+        ['filter "pool1"', () => { const f = document.querySelector('#filter'); f.value = 'pool1'; f.dispatchEvent(new Event('input')); }],
+        ['filter "pool12"', () => { const f = document.querySelector('#filter'); f.value = 'pool12'; f.dispatchEvent(new Event('input')); }],
+        ['filter cleared', () => { const f = document.querySelector('#filter'); f.value = ''; f.dispatchEvent(new Event('input')); }],
+        ['scroll to the end', () => window.scrollTo(0, document.documentElement.scrollHeight)],
+        ['scroll to the top', () => window.scrollTo(0, 0)],
+      ];
+      for (const [what, fn] of actions) {
+        await page.evaluate(() => { window.psLongTasks = []; });
+        const ms = await page.evaluate((src) => new Promise((done) => {
+          const t0 = performance.now();
+          (0, eval)(`(${src})`)();
+          requestAnimationFrame(() => setTimeout(() => done(performance.now() - t0), 0));
+        }), fn.toString());
+        await page.waitForTimeout(200);
+        const long = await page.evaluate(() => Math.max(0, ...window.psLongTasks));
+        const rows = await page.$$eval('#pools-table tbody tr[data-pool]', (r) => r.length);
+        console.log(`${hash}: ${what}: ${ms.toFixed(0)} ms to the next frame, longest task ${long.toFixed(0)} ms (${rows} rows in the DOM)`);
+      }
     }
   }
   await browser.close();

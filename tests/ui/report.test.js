@@ -1,7 +1,8 @@
 // A simulation's report.html (poolsched simulate --output DIR) in headless Chromium: it renders
 // from file:// with no request beyond the file itself, draws a fair share chart per tree whose
 // points are pools.csv's rows, and a preemptions chart whose increments add up to summary.json's
-// preempted jobs. Expected values come from the outputs (read here), not from the page.
+// preempted jobs; with PS_SIM_INTEGRAL_DIR, an integral chart with each integral pool's volume and
+// capacity. Expected values come from the outputs (read here), not from the page.
 'use strict';
 const { chromium } = require('playwright-core');
 const fs = require('fs');
@@ -41,6 +42,33 @@ function check(name, ok, detail) {
     const charts = await page.$$eval('.chart[data-points]', (cs) => cs.map((c) => [c.dataset.title, Number(c.dataset.points)]));
     check('every chart has data points', charts.length >= 5 && charts.every(([, n]) => n > 1), JSON.stringify(charts));
     if (process.env.PS_SCREENSHOTS) await page.screenshot({ path: path.join(process.env.PS_SCREENSHOTS, 'sim-report.png'), fullPage: true });
+
+    // A simulation with integral guarantees (examples/simulate/integral.json): the integral chart
+    // plots each integral pool's accumulated volume and its capacity, both as pools.csv has them.
+    const idir = process.env.PS_SIM_INTEGRAL_DIR;
+    if (idir) {
+      await page.goto(`file://${path.join(idir, 'report.html')}`);
+      await page.waitForSelector('body[data-rendered="true"]', { timeout: 15000 });
+      const lines = fs.readFileSync(path.join(idir, 'pools.csv'), 'utf8').trim().split('\n').map((l) => l.split(','));
+      const head = lines.shift();
+      const at = (name) => head.indexOf(name);
+      check('pools.csv has the integral capacity column', at('integral_capacity_ratio_volume') > 0, head.join(','));
+      const plotted = await page.$eval('.chart[data-title^="Integral guarantee"]', (c) =>
+        Object.fromEntries(c.uplot.series.slice(1).map((s, i) => [s.label, c.uplot.data[i + 1]])));
+      for (const pool of ['relaxed', 'burst']) {
+        const rows = lines.filter((r) => r[at('tree')] === 'physical' && r[at('pool')] === pool);
+        const volume = rows.map((r) => Number(r[at('accumulated_resource_ratio_volume')]));
+        const capacity = rows.map((r) => Number(r[at('integral_capacity_ratio_volume')]));
+        check(`${pool}: pools.csv has a capacity and the volume stays within it`,
+          rows.length > 100 && capacity.every((c) => c > 0) && volume.every((v, i) => v <= capacity[i] + 1e-9) && volume.some((v) => v > 0),
+          `${rows.length} rows, capacity ${capacity.slice(0, 3)}..., volume ${volume.slice(0, 3)}...`);
+        check(`${pool}: the integral chart plots the volume of pools.csv`, JSON.stringify(plotted[`${pool} volume`]) === JSON.stringify(volume),
+          `${(plotted[`${pool} volume`] || []).length} points vs ${volume.length} rows`);
+        check(`${pool}: the integral chart plots the capacity of pools.csv`, JSON.stringify(plotted[`${pool} capacity`]) === JSON.stringify(capacity),
+          `${JSON.stringify((plotted[`${pool} capacity`] || []).slice(0, 3))}... vs ${JSON.stringify(capacity.slice(0, 3))}...`);
+      }
+      if (process.env.PS_SCREENSHOTS) await page.screenshot({ path: path.join(process.env.PS_SCREENSHOTS, 'sim-report-integral.png'), fullPage: true });
+    }
   } catch (e) {
     check('the report checks ran to the end', false, e.stack);
   } finally {

@@ -197,6 +197,65 @@ async function login(page, token) {
         `${JSON.stringify(plotted)} vs ${hist.times.length} points`);
     }
 
+    // A larger tree (a tree of its own, no node matches it): 30 groups of 9 pools. The pools
+    // table keeps only the rows near the viewport in the DOM; the order, the rows at the end
+    // and a filter are checked against the names created here.
+    {
+      const v1 = async (cmd, body) => {
+        const r = await fetch(`${URL_}/api/v1/${cmd}`, { method: 'POST', headers: { Authorization: `OAuth ${TOKEN}` }, body: JSON.stringify(body) });
+        if (!r.ok) throw new Error(`${cmd}: ${r.status} ${await r.text()}`);
+      };
+      await v1('create', { type: 'scheduler_pool_tree', path: '//sys/pool_trees/wide', attributes: { config: { nodes_filter: 'no-node-has-this-tag' } } });
+      const groups = Array.from({ length: 30 }, (_, g) => `g${String(g).padStart(2, '0')}`);
+      const kids = (g) => Array.from({ length: 9 }, (_, c) => `${g}-c${c}`);
+      for (const g of groups) {
+        await v1('create', { type: 'scheduler_pool', path: `//sys/pool_trees/wide/${g}` });
+        for (const k of kids(g)) await v1('create', { type: 'scheduler_pool', path: `//sys/pool_trees/wide/${g}/${k}` });
+      }
+      // depth first, siblings by name descending (the second click on the Pool header)
+      const desc = (a) => [...a].sort((x, y) => (x < y ? 1 : x > y ? -1 : 0));
+      const order = ['<Root>', ...desc(groups).flatMap((g) => [g, ...desc(kids(g))])];
+      await page.goto(`${URL_}/ui/#/pools/wide`);
+      await until('the wide tree on the pools page', async () => {
+        await page.evaluate(() => window.psShow());
+        return (await page.$('#pools-table tr[data-pool="g29-c8"]')) || (await page.$('#pools-table tr[data-pool="g00-c0"]'));
+      }, 20000);
+      await page.click('#pools-table th[data-sort="name"]');
+      await page.click('#pools-table th[data-sort="name"]');
+      const domRows = () => page.$$eval('#pools-table tbody tr[data-pool]', (rs) => rs.map((r) => r.dataset.pool));
+      let rows = await domRows();
+      check('a large tree: only rows near the viewport are in the DOM', rows.length > 20 && rows.length < order.length,
+        `${rows.length} of ${order.length} rows`);
+      check('a large tree sorted by name, descending: the first rows in order', JSON.stringify(rows) === JSON.stringify(order.slice(0, rows.length)),
+        `${rows.slice(0, 6)} vs ${order.slice(0, 6)}`);
+      await page.evaluate(() => window.scrollTo(0, document.documentElement.scrollHeight));
+      await page.waitForTimeout(300);
+      rows = await domRows();
+      const last = order[order.length - 1];
+      const lastBox = await page.$eval(`#pools-table tr[data-pool="${last}"]`, (r) => { const b = r.getBoundingClientRect(); return [b.top, b.bottom, innerHeight]; }).catch(() => null);
+      check('a large tree scrolled to the end: its last rows in order, the last one in view',
+        JSON.stringify(rows) === JSON.stringify(order.slice(order.length - rows.length)) && lastBox && lastBox[0] >= 0 && lastBox[1] <= lastBox[2],
+        `${rows.slice(-4)} vs ${order.slice(-4)}; last row at ${lastBox}`);
+      // the rows in view line up with the scroll position: the row at the viewport's middle is
+      // the one the whole order puts there
+      const mid = await page.evaluate(() => {
+        const el = document.elementFromPoint(200, innerHeight / 2);
+        const tr = el && el.closest('tr[data-pool]');
+        const body = document.querySelector('#pools-table tbody').getBoundingClientRect();
+        const [a, b] = [...document.querySelectorAll('#pools-table tbody tr[data-pool]')].slice(0, 2).map((r) => r.getBoundingClientRect().top);
+        return tr && { pool: tr.dataset.pool, index: Math.floor((innerHeight / 2 - body.top) / (b - a)) };
+      });
+      check('a large tree scrolled: the row in the middle of the view is at its place in the order',
+        mid && Math.abs(order.indexOf(mid.pool) - mid.index) <= 1, JSON.stringify(mid));
+      await page.fill('#filter', 'g07-c');
+      await page.waitForTimeout(200);
+      rows = await domRows();
+      const want = order.filter((n) => n === '<Root>' || n === 'g07' || n.startsWith('g07-c'));
+      check('a large tree filtered: the matching pools and their ancestors', JSON.stringify(rows) === JSON.stringify(want), `${rows} vs ${want}`);
+      await page.fill('#filter', '');
+      await page.evaluate(() => window.scrollTo(0, 0));
+    }
+
     // A user (not admin) reads a pool but gets no edit form (get_current_user says role user);
     // the server refuses the write anyway (YTsaurus's authorization error 901, HTTP 403).
     await page.evaluate(() => sessionStorage.clear());

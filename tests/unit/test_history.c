@@ -1,6 +1,7 @@
 /* The fair share history of the web UI's charts (server/history.h): recent samples as taken,
  * five-minute buckets before them holding the mean, gaps for absent pools, pools dropped once
- * gone from the whole window, fixed size, and the query's choice of pools and its errors.
+ * gone from the whole window, fixed size, the query's choice of pools and its errors, and the
+ * closed buckets' records restored into a new history.
  * Expected values are worked out here from the sampled values, not read back from history.c. */
 #include <math.h>
 #include <setjmp.h>
@@ -8,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -28,7 +30,15 @@ static struct ps_pool_tree *tree_with(const char *const *names, const char *cons
 }
 
 /* Sample k: pool a has fair share k / 1000, usage k / 2000; the root's usage is k / 4000. */
+static void sample_saving(struct ps_history *h, struct ps_pool_tree *tree, int64_t k, json_t *saved);
+
 static void sample(struct ps_history *h, struct ps_pool_tree *tree, int64_t k)
+{
+    sample_saving(h, tree, k, NULL);
+}
+
+/* saved: where the records of closed buckets go (NULL: not asked for) */
+static void sample_saving(struct ps_history *h, struct ps_pool_tree *tree, int64_t k, json_t *saved)
 {
     struct ps_pool *root = ps_pool_tree_root(tree);
     root->dynamic.valid = true;
@@ -40,7 +50,10 @@ static void sample(struct ps_history *h, struct ps_pool_tree *tree, int64_t k)
         p->dynamic.fair_share_ratio = strcmp(p->name, "a") == 0 ? (double)k / 1000 : 0.25;
         p->dynamic.usage_ratio = (double)k / 2000;
     }
-    assert_int_equal(ps_history_sample(h, tree, k * STEP_MS, (double)k), 0);
+    json_t *closed = NULL;
+    assert_int_equal(ps_history_sample(h, tree, k * STEP_MS, (double)k, saved ? &closed : NULL), 0);
+    if (closed)
+        assert_int_equal(json_array_append_new(saved, closed), 0);
 }
 
 static json_t *query(struct ps_history *h, const char *pools_json)
@@ -100,6 +113,59 @@ static void test_recent_and_buckets(void **state)
     assert_non_null(json_object_get(json_object_get(r, "pools"), "<Root>"));
     assert_int_equal(json_object_size(json_object_get(r, "pools")), 3);
     json_decref(r);
+    ps_history_free(h);
+    ps_pool_tree_free(tree);
+}
+
+/* The closed buckets' records, restored into a new history (as after a restart), give the
+ * same bucket means; records older than a day, from the future or malformed are skipped, and
+ * the order of the records does not matter. */
+static void test_restore(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"a", "b"}, *const parents[] = {NULL, NULL};
+    struct ps_pool_tree *tree = tree_with(names, parents, 2);
+    struct ps_history *h, *h2;
+    assert_int_equal(ps_history_new(&h), 0);
+    json_t *saved = json_array();
+    const int64_t n = 720;   /* 2 hours: buckets 0..22 closed, 23 open */
+    for (int64_t k = 0; k < n; k++)
+        sample_saving(h, tree, k, saved);
+    assert_int_equal(json_array_size(saved), 23);
+    char *key = ps_history_record_key("physical", 22 * PS_HISTORY_BUCKET_MS, PS_HISTORY_BUCKET_MS);
+    assert_string_equal(key, "physical/22");
+    free(key);
+    key = ps_history_record_key("physical", (288 + 3) * (int64_t)PS_HISTORY_BUCKET_MS, PS_HISTORY_BUCKET_MS);
+    assert_string_equal(key, "physical/3");   /* a day later, the same slot */
+    free(key);
+    json_t *old = json_deep_copy(json_array_get(saved, 0));
+    json_object_set_new(old, "t", json_integer(-2 * 86400000LL));
+    json_t *future = json_deep_copy(json_array_get(saved, 1));
+    json_object_set_new(future, "t", json_integer(n * STEP_MS + PS_HISTORY_BUCKET_MS));
+    json_t *records = json_array();
+    for (size_t i = json_array_size(saved); i-- > 0;)   /* newest first */
+        json_array_append(records, json_array_get(saved, i));
+    json_array_append_new(records, old);
+    json_array_append_new(records, future);
+    json_array_append_new(records, json_pack("{s:i}", "tree", 1));
+    assert_int_equal(ps_history_new(&h2), 0);
+    assert_int_equal(ps_history_restore(h2, records, n * STEP_MS), 0);
+    json_t *r = query(h2, NULL);
+    json_t *times = json_object_get(r, "times");
+    assert_int_equal(json_array_size(times), 23);
+    for (size_t b = 0; b < 23; b++) {
+        assert_int_equal(json_integer_value(json_array_get(times, b)), (int64_t)b * PS_HISTORY_BUCKET_MS);
+        assert_float_equal(at(r, "a", "fair_share", b), (30.0 * (double)b + 14.5) / 1000, 1e-6);
+        assert_float_equal(at(r, "b", "usage", b), (30.0 * (double)b + 14.5) / 2000, 1e-6);
+        assert_float_equal(json_number_value(json_array_get(json_object_get(r, "cluster_usage"), b)),
+                           (30.0 * (double)b + 14.5) / 4000, 1e-6);
+    }
+    /* the parents came back too: the default pools are the root and its children */
+    assert_int_equal(json_object_size(json_object_get(r, "pools")), 3);
+    json_decref(r);
+    json_decref(records);
+    json_decref(saved);
+    ps_history_free(h2);
     ps_history_free(h);
     ps_pool_tree_free(tree);
 }
@@ -179,6 +245,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_recent_and_buckets),
         cmocka_unit_test(test_gaps_drop_and_bound),
+        cmocka_unit_test(test_restore),
         cmocka_unit_test(test_query_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

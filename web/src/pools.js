@@ -44,8 +44,20 @@ const COLUMNS = [
   { key: 'limits', title: 'Limits', value: (p) => limits(p) },
 ];
 
+// Sort keys: one per pool and column, computed once per reply (a comparison reads two keys);
+// strings compare with one collator (String.localeCompare builds one per call).
+const collator = new Intl.Collator(undefined, { numeric: true });
+function sortKey(col, p) {
+  const cache = p.psKeys || (p.psKeys = {});
+  if (!(col.key in cache)) {
+    const v = col.value(p);
+    cache[col.key] = typeof v === 'number' && isFinite(v) ? v : String(v ?? '');
+  }
+  return cache[col.key];
+}
+
 // Depth-first order, siblings sorted by the chosen column; with a filter, the matching pools
-// and their ancestors.
+// and their ancestors. Returns [[pool, depth]...] and the map parent -> children.
 function ordered(pools) {
   const kids = new Map();
   for (const [name, p] of Object.entries(pools)) {
@@ -56,11 +68,17 @@ function ordered(pools) {
     kids.get(parent).push(p);
   }
   const col = COLUMNS.find((c) => c.key === view.sort) || COLUMNS[0];
+  const sign = view.desc ? -1 : 1;
   const cmp = (a, b) => {
-    const x = col.value(a), y = col.value(b);
-    const c = typeof x === 'number' && typeof y === 'number' ? x - y : String(x ?? '').localeCompare(String(y ?? ''));
-    return view.desc ? -c : c;
+    const x = sortKey(col, a), y = sortKey(col, b);
+    let c;
+    if (typeof x === 'number' && typeof y === 'number') c = x - y;
+    else if (typeof x === 'number') c = -1;          // numbers before text (a missing value)
+    else if (typeof y === 'number') c = 1;
+    else c = collator.compare(x, y);
+    return sign * c || collator.compare(a.name, b.name);
   };
+  for (const list of kids.values()) list.sort(cmp);
   let keep = null;
   if (view.filter) {
     keep = new Set();
@@ -76,7 +94,7 @@ function ordered(pools) {
     if (keep && !keep.has(p.name)) return;
     out.push([p, depth]);
     if (view.collapsed.has(p.name) && !keep) return;
-    for (const c of (kids.get(p.name) || []).sort(cmp)) walk(c, depth + 1);
+    for (const c of kids.get(p.name) || []) walk(c, depth + 1);
   };
   if (pools[ROOT]) walk(pools[ROOT], 0);
   return { out, kids };
@@ -98,37 +116,113 @@ function row(tree, p, depth, hasKids) {
   return `<tr data-pool="${esc(p.name)}" data-fair-share="${p.fair_share_ratio}">${cells.map((c) => `<td>${c}</td>`).join('')}</tr>`;
 }
 
-// Renders the table from view.pools. A refresh whose rows come in the same order rewrites only
-// the rows whose HTML changed (a large tree with a few changes touches a few rows); anything
-// else (sort, fold, filter, other pools) rebuilds the table.
-function render(main) {
+// The table is virtualised: of the ordered rows (view.rows) only those in or near the window's
+// viewport are in the DOM, between two spacer rows that keep the table's full height (rows have
+// one height: cells do not wrap). A sort, filter, fold or refresh recomputes the order (sort
+// keys cached per reply) and renders that window: tens of rows whatever the tree's size.
+const OVERSCAN = 25;          // rows rendered beyond each edge of the viewport
+const ROW_PX = 30;            // style.css; measured once per table (zoom)
+const win = { first: 0, last: -1, names: [], html: [], rowPx: ROW_PX };
+
+function layout() {
   const { out, kids } = ordered(view.pools);
-  const names = out.map(([p]) => p.name);
-  const rows = out.map(([p, d]) => row(view.tree, p, d, kids.has(p.name)));
-  const old = main.querySelector('#pools-table');
-  if (old && old.psNames && old.psNames.join('\n') === names.join('\n') && old.psSort === `${view.sort}/${view.desc}`) {
-    const trs = old.tBodies[0].rows;
-    rows.forEach((html, i) => { if (old.psRows[i] !== html) trs[i].outerHTML = html; });
-    old.psRows = rows;
-    return;
+  view.rows = out;
+  view.kids = kids;
+}
+
+function range(tbl) {
+  const n = view.rows.length;
+  const top = tbl.tBodies[0].getBoundingClientRect().top;   // of the rows, in the viewport
+  const h = win.rowPx;
+  const first = Math.max(0, Math.floor(-top / h) - OVERSCAN);
+  const last = Math.min(n - 1, Math.ceil((window.innerHeight - top) / h) + OVERSCAN);
+  return [Math.min(first, Math.max(0, n - 1)), last];
+}
+
+// Renders the window's rows (range) into the table's body. When the same pools are in the
+// window in the same order (a refresh), only the rows whose HTML changed are rewritten, one by
+// one when they are a few, else in one go; and nothing reads the layout after writing it.
+function paint(tbl, force) {
+  const [first, last] = range(tbl);
+  const names = [], html = [];
+  for (let i = first; i <= last; i++) {
+    const [p, d] = view.rows[i];
+    names.push(p.name);
+    html.push(row(view.tree, p, d, view.kids.has(p.name)));
   }
-  const head = COLUMNS.map((c) => `<th data-sort="${c.key}"${view.sort === c.key ? ` class="${view.desc ? 'desc' : 'asc'}"` : ''}>${esc(c.title)}</th>`).join('');
-  const html = `<table id="pools-table" class="pools" data-tree="${esc(view.tree)}"><thead><tr>${head}</tr></thead><tbody>${rows.join('')}</tbody></table>`;
-  if (old) old.outerHTML = html;
-  else main.insertAdjacentHTML('beforeend', html);
-  const tbl = main.querySelector('#pools-table');
-  Object.assign(tbl, { psNames: names, psRows: rows, psSort: `${view.sort}/${view.desc}` });
-  tbl.querySelectorAll('th[data-sort]').forEach((th) => th.addEventListener('click', () => {
-    if (view.sort === th.dataset.sort) view.desc = !view.desc; else { view.sort = th.dataset.sort; view.desc = false; }
-    render(main);
-  }));
-  tbl.addEventListener('click', (ev) => {
-    const b = ev.target.closest('[data-toggle]');
-    if (!b) return;
-    const n = b.dataset.toggle;
-    if (view.collapsed.has(n)) view.collapsed.delete(n); else view.collapsed.add(n);
-    render(main);
+  const body = tbl.tBodies[0];
+  const same = !force && first === win.first && names.length === win.names.length && names.every((n, i) => n === win.names[i]);
+  const changed = same ? html.reduce((n, h, i) => n + (win.html[i] !== h), 0) : html.length;
+  if (same && changed <= 8) {
+    const trs = body.rows;
+    html.forEach((h, i) => { if (win.html[i] !== h) trs[i + 1].outerHTML = h; });
+  } else {
+    const below = Math.max(0, view.rows.length - 1 - last);
+    body.innerHTML = `<tr class="spacer"${first ? '' : ' hidden'}><td colspan="${COLUMNS.length}" style="height:${first * win.rowPx}px"></td></tr>${html.join('')}`
+      + `<tr class="spacer"${below ? '' : ' hidden'}><td colspan="${COLUMNS.length}" style="height:${below * win.rowPx}px"></td></tr>`;
+  }
+  Object.assign(win, { first, last, names, html });
+  if (same) return;
+  // Once per table, the height of a row as drawn (the spacers are sized with it); and columns
+  // that only widen, so that scrolling does not make them jump as other rows come into view.
+  const [r1, r2] = [body.rows[1], body.rows[2]];
+  if (!win.measured && r2 && r2.dataset.pool) {
+    win.measured = true;
+    const h = r2.getBoundingClientRect().top - r1.getBoundingClientRect().top;
+    if (h > 0 && Math.abs(h - win.rowPx) > 0.01) { win.rowPx = h; paint(tbl, true); return; }
+  }
+  for (const th of tbl.tHead.rows[0].cells) {
+    const w = th.offsetWidth;
+    if (w > (th.psMin || 0)) { th.psMin = w; th.style.minWidth = `${w}px`; }
+  }
+}
+
+// The rows for a new scroll position, once per frame.
+let scrollPending = false;
+function onScroll() {
+  if (scrollPending) return;
+  scrollPending = true;
+  requestAnimationFrame(() => {
+    scrollPending = false;
+    const tbl = document.getElementById('pools-table');
+    if (!tbl || !view.rows) return;
+    const [first, last] = range(tbl);
+    if (first !== win.first || last !== win.last) paint(tbl);
   });
+}
+window.addEventListener('scroll', onScroll, { passive: true });
+window.addEventListener('resize', onScroll, { passive: true });
+
+// Renders the table from view.pools: builds it the first time (or for another tree), else
+// repaints the window of rows.
+function render(main) {
+  layout();
+  let tbl = main.querySelector('#pools-table');
+  const head = () => COLUMNS.map((c) => `<th data-sort="${c.key}"${view.sort === c.key ? ` class="${view.desc ? 'desc' : 'asc'}"` : ''}>${esc(c.title)}</th>`).join('');
+  if (!tbl || tbl.dataset.tree !== view.tree) {
+    const html = `<table id="pools-table" class="pools" data-tree="${esc(view.tree)}"><thead><tr>${head()}</tr></thead><tbody></tbody></table>`;
+    if (tbl) tbl.outerHTML = html;
+    else main.insertAdjacentHTML('beforeend', html);
+    tbl = main.querySelector('#pools-table');
+    tbl.tHead.addEventListener('click', (ev) => {
+      const th = ev.target.closest('th[data-sort]');
+      if (!th) return;
+      if (view.sort === th.dataset.sort) view.desc = !view.desc; else { view.sort = th.dataset.sort; view.desc = false; }
+      for (const c of tbl.tHead.rows[0].cells) c.className = view.sort === c.dataset.sort ? (view.desc ? 'desc' : 'asc') : '';
+      render(main);
+    });
+    tbl.tBodies[0].addEventListener('click', (ev) => {
+      const b = ev.target.closest('[data-toggle]');
+      if (!b) return;
+      const n = b.dataset.toggle;
+      if (view.collapsed.has(n)) view.collapsed.delete(n); else view.collapsed.add(n);
+      render(main);
+    });
+    win.names = [];
+    win.measured = false;
+  }
+  tbl.dataset.rows = String(view.rows.length);   // rows in the order, in the DOM or not
+  paint(tbl);
 }
 
 export async function poolsPage(main, params, timing) {
@@ -149,8 +243,13 @@ export async function poolsPage(main, params, timing) {
     main.querySelector('#tree').addEventListener('change', (e) => { location.hash = `#/pools/${encodeURIComponent(e.target.value)}`; });
     main.querySelector('#filter').addEventListener('input', (e) => { view.filter = e.target.value; render(main); });
   }
-  main.querySelector('#pool-count').textContent = `${Object.keys(pools).length - 1} pools`;
-  main.querySelector('#tree-alerts').innerHTML = (alerts || []).map((a) => `<li class="error">${esc(a.message)}</li>`).join('');
+  // written only when they change: a write before the table's paint would cost it a layout
+  const count = `${Object.keys(pools).length - 1} pools`;
+  const countEl = main.querySelector('#pool-count');
+  if (countEl.textContent !== count) countEl.textContent = count;
+  const alertsHtml = (alerts || []).map((a) => `<li class="error">${esc(a.message)}</li>`).join('');
+  const alertsEl = main.querySelector('#tree-alerts');
+  if (alertsEl.psHtml !== alertsHtml) { alertsEl.innerHTML = alertsHtml; alertsEl.psHtml = alertsHtml; }
   render(main);
   if (timing) timing({ fetch_ms: fetched - t0, render_ms: performance.now() - fetched, pools: Object.keys(pools).length });
 }

@@ -3,7 +3,8 @@
 // tree, the same charts as the scheduler's charts page (charts.js, inlined before this file).
 /* global renderCharts */
 
-// pools.csv (formats.md section 3) -> one history per tree, in get_history's shape.
+// pools.csv (formats.md section 3, with integral_capacity_ratio_volume after its columns:
+// docs/simulate.md) -> one history per tree, in get_history's shape.
 function historiesFromCsv(text) {
   const lines = text.split('\n').filter((l) => l.length);
   const head = lines.shift().split(',');
@@ -51,6 +52,7 @@ function historiesFromCsv(text) {
       s.usage[i] = Number(f[col.usage_ratio]);
       s.demand[i] = Number(f[col.demand_ratio]);
       s.integral_volume[i] = Number(f[col.accumulated_resource_ratio_volume]);
+      s.integral_capacity[i] = Number(f[col.integral_capacity_ratio_volume]);
     }
     const root = pools['<Root>'];
     out.set(tree, { times: T.times, cluster_usage: root ? root.usage : Array(n).fill(null), pools });
