@@ -55,9 +55,9 @@ static const char presets[] =
     "{\"presetA\": {\"fair_share_starvation_tolerance\": 0.6},"
     " \"presetB\": {\"fair_share_starvation_tolerance\": 0.5, \"fair_share_starvation_timeout\": 2000}}";
 
-/* upstream: the steps of test_scheduler_pools::TestSchedulerPoolConfigPresets::test_presets, on
- * the engine: the effective config takes the preset where the pool sets nothing, what was set on
- * the pool stays as it was set. */
+/* The steps of upstream's TestSchedulerPoolConfigPresets::test_presets
+ * (tests/upstream/pools_presets.sh) on the engine: the effective config takes the preset where
+ * the pool sets nothing, what was set on the pool stays as it was set. */
 static void test_preset_under_explicit_config(void **state)
 {
     (void)state;
@@ -135,13 +135,13 @@ static void test_bad_presets_are_issues_not_refusals(void **state)
         const char *presets;
         const char *issue;
     } cases[] = {
-        /* upstream: test_scheduler_pools::TestSchedulerPoolConfigPresets::test_preset_with_forbidden_option */
+        /* the preset of upstream's TestSchedulerPoolConfigPresets::test_preset_with_forbidden_option */
         {"{\"preset\": {\"mode\": \"fifo\"}}",
          "Config of preset \"preset\" contains unrecognized options: mode"},
-        /* upstream: test_scheduler_pools::TestSchedulerPoolConfigPresets::test_preset_with_unrecognized_option */
+        /* the preset of upstream's TestSchedulerPoolConfigPresets::test_preset_with_unrecognized_option */
         {"{\"preset\": {\"ffair_share_starvation_timeout\": \"fifo\"}}",
          "Config of preset \"preset\" contains unrecognized options: ffair_share_starvation_timeout"},
-        /* upstream: test_scheduler_pools::TestSchedulerPoolConfigPresets::test_preset_with_incorrect_option */
+        /* the preset of upstream's TestSchedulerPoolConfigPresets::test_preset_with_incorrect_option */
         {"{\"preset\": {\"fair_share_starvation_timeout\": -10}}",
          "Config of preset \"preset\" failed to load as TPoolPresetConfig: "
          "fair_share_starvation_timeout: must be >= 0, got -10"},
