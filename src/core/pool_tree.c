@@ -3,8 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/pool_preset.h"
 #include "core/pool_tree_impl.h"
 #include "core/user_pools.h"
+#include "core/tree_template.h"
 
 int ps_tree_reserve(void ***items, int *capacity, int count)
 {
@@ -50,6 +52,13 @@ struct ps_pool *ps_tree_pool_new(struct ps_pool_tree *tree, const char *name, st
         ps_error_set(err, PS_ENOMEM, "out of memory creating pool \"%s\"", name);
         return NULL;
     }
+    if (ps_pool_config_init(&pool->explicit_config) != 0) {
+        ps_pool_config_release(&pool->config);
+        free(pool->name);
+        free(pool);
+        ps_error_set(err, PS_ENOMEM, "out of memory creating pool \"%s\"", name);
+        return NULL;
+    }
     pool->tree = tree;
     pool->parent = parent;
     pool->fs_index = -1;
@@ -59,11 +68,46 @@ struct ps_pool *ps_tree_pool_new(struct ps_pool_tree *tree, const char *name, st
     return pool;
 }
 
+int ps_tree_pool_effective(const struct ps_pool_tree *tree, const struct ps_pool_config *explicit_cfg,
+                           struct ps_pool_config *out, char **issue)
+{
+    struct ps_error why;
+    *issue = NULL;
+    if (ps_pool_config_effective(explicit_cfg, &tree->config.pool_config_presets, out, &why) != 0)
+        return PS_ENOMEM;
+    if (why.code != 0 && !(*issue = strdup(why.msg))) {
+        ps_pool_config_release(out);
+        return PS_ENOMEM;
+    }
+    return 0;
+}
+
+void ps_tree_pool_set_configs(struct ps_pool *pool, struct ps_pool_config *explicit_cfg,
+                              struct ps_pool_config *effective, char *issue)
+{
+    if (explicit_cfg) {
+        ps_pool_config_release(&pool->explicit_config);
+        pool->explicit_config = *explicit_cfg;
+    }
+    ps_pool_config_release(&pool->config);
+    pool->config = *effective;
+    free(pool->preset_issue);
+    pool->preset_issue = issue;
+    pool->config_version = ps_tree_pool_config_version_next();
+}
+
+const struct ps_pool_config *ps_pool_explicit_config(const struct ps_pool *pool)
+{
+    return pool->ephemeral || pool->is_root ? &pool->config : &pool->explicit_config;
+}
+
 void ps_tree_pool_free(struct ps_pool *pool)
 {
     if (!pool)
         return;
     ps_pool_config_release(&pool->config);
+    ps_pool_config_release(&pool->explicit_config);
+    free(pool->preset_issue);
     ps_formula_free(pool->filter);
     free(pool->ephemeral_user);
     free(pool->name);
@@ -137,8 +181,89 @@ void ps_tree_begin_change(struct ps_pool_tree *tree)
 
 /* ---- lifecycle --------------------------------------------------------------------------- */
 
+/* ---- explicit config and templates -------------------------------------------------------- */
+
+/* The canonical top-level name of a key or path of the tree config, or NULL. */
+static const char *canonical_key(const char *path)
+{
+    char head[128];
+    size_t n = strcspn(path, "/");
+    if (n >= sizeof head)
+        return NULL;
+    memcpy(head, path, n);
+    head[n] = '\0';
+    const struct ps_attr *a = ps_attr_find(&ps_tree_config_table, head);
+    return a ? a->name : NULL;
+}
+
+/* explicit[key's canonical name] = its value in cfg, or removed when remove is set. */
+static int record_key(struct ps_value *explicit_cfg, const struct ps_tree_config *cfg, const char *path,
+                      bool remove)
+{
+    const char *name = canonical_key(path);
+    if (!name)
+        return 0;
+    if (remove) {
+        const char *const skip[] = {name, NULL};
+        struct ps_value rest;
+        if (ps_value_map_without(explicit_cfg, skip, &rest) != 0)
+            return PS_ENOMEM;
+        ps_value_release(explicit_cfg);
+        *explicit_cfg = rest;
+        return 0;
+    }
+    struct ps_value v;
+    struct ps_error ignored;
+    if (ps_tree_config_get(cfg, name, &v, &ignored) != 0)
+        return PS_ENOMEM;
+    return ps_value_put(explicit_cfg, name, &v);
+}
+
+/* The effective config (into uninitialised *out): defaults, then the templates (keys
+ * canonicalised, maps merged), then the explicit keys, each replacing the whole key. */
+static int build_config(const struct ps_value *templates, const struct ps_value *explicit_cfg,
+                        struct ps_tree_config *out, struct ps_error *err)
+{
+    struct ps_value merged = ps_value_map();
+    int rc = 0;
+    for (int i = 0; rc == 0 && templates && templates->type == PS_VALUE_MAP && i < templates->count; i++) {
+        const char *name = canonical_key(templates->keys[i]);
+        struct ps_value one = ps_value_map(), item;
+        if (!name || strchr(templates->keys[i], '/'))
+            name = templates->keys[i];   /* the apply below names it */
+        if (ps_value_copy(&item, &templates->items[i]) != 0 || ps_value_put(&one, name, &item) != 0 ||
+            ps_value_patch(&merged, &one) != 0)
+            rc = PS_ENOMEM;
+        ps_value_release(&one);
+    }
+    for (int i = 0; rc == 0 && i < explicit_cfg->count; i++) {
+        struct ps_value item;
+        if (ps_value_copy(&item, &explicit_cfg->items[i]) != 0 ||
+            ps_value_put(&merged, explicit_cfg->keys[i], &item) != 0)
+            rc = PS_ENOMEM;
+    }
+    if (rc == 0 && ps_tree_config_init(out) != 0)
+        rc = PS_ENOMEM;
+    if (rc == PS_ENOMEM) {
+        ps_value_release(&merged);
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    }
+    rc = ps_tree_config_apply(out, &merged, err);
+    ps_value_release(&merged);
+    if (rc != 0)
+        ps_tree_config_release(out);
+    return rc;
+}
+
 struct ps_pool_tree *ps_pool_tree_new(const char *name, const struct ps_value *config,
                                       struct ps_error *err)
+{
+    return ps_pool_tree_new_templated(name, config, NULL, err);
+}
+
+struct ps_pool_tree *ps_pool_tree_new_templated(const char *name, const struct ps_value *config,
+                                                const struct ps_value *templates,
+                                                struct ps_error *err)
 {
     if (ps_pool_name_check("pool tree name", name, err) != 0)
         return NULL;
@@ -149,6 +274,8 @@ struct ps_pool_tree *ps_pool_tree_new(const char *name, const struct ps_value *c
     }
     ps_strmap_init(&tree->pools_by_name);
     ps_strmap_init(&tree->ops_by_id);
+    tree->explicit_config = ps_value_map();
+    tree->templates = ps_value_map();
     tree->name = strdup(name);
     if (!tree->name || ps_tree_config_init(&tree->config) != 0) {
         free(tree->name);
@@ -165,7 +292,23 @@ struct ps_pool_tree *ps_pool_tree_new(const char *name, const struct ps_value *c
         rc = ps_tree_split_pools(config, &rest, &pools);
     }
     if (rc == 0) {
-        rc = ps_tree_config_apply(&tree->config, pools ? &rest : config, err);
+        /* the keys given, checked on their own as a tree's attributes, become the explicit
+         * config; the templates go under them */
+        const struct ps_value *given = pools ? &rest : config;
+        rc = ps_tree_config_apply(&tree->config, given, err);
+        for (int i = 0; rc == 0 && given && given->type == PS_VALUE_MAP && i < given->count; i++)
+            if (record_key(&tree->explicit_config, &tree->config, given->keys[i], false) != 0)
+                rc = ps_error_set(err, PS_ENOMEM, "out of memory");
+        if (rc == 0 && templates && ps_value_copy(&tree->templates, templates) != 0)
+            rc = ps_error_set(err, PS_ENOMEM, "out of memory");
+        if (rc == 0 && templates) {
+            struct ps_tree_config built;
+            rc = build_config(&tree->templates, &tree->explicit_config, &built, err);
+            if (rc == 0) {
+                ps_tree_config_release(&tree->config);
+                tree->config = built;
+            }
+        }
         if (rc == 0)
             rc = parse_filter(tree->config.nodes_filter, &tree->nodes_filter, err);
         if (rc == 0)
@@ -194,6 +337,8 @@ void ps_pool_tree_free(struct ps_pool_tree *tree)
     ps_strmap_release(&tree->pools_by_name);
     ps_strmap_release(&tree->ops_by_id);
     ps_tree_config_release(&tree->config);
+    ps_value_release(&tree->explicit_config);
+    ps_value_release(&tree->templates);
     ps_formula_free(tree->nodes_filter);
     free(tree->name);
     free(tree);
@@ -221,15 +366,55 @@ const struct ps_formula *ps_pool_tree_nodes_filter(const struct ps_pool_tree *tr
 
 /* ---- tree config ------------------------------------------------------------------------- */
 
-static int update_config(struct ps_pool_tree *tree, const char *key, const struct ps_value *value,
-                         const struct ps_value *map, struct ps_error *err)
+struct rederived {
+    struct ps_pool_config config;
+    char *issue;
+};
+
+/* The effective config of every explicit pool under the presets of config (in pool order),
+ * computed before anything changes so that a failure leaves the tree as it was. None of the
+ * preset keys takes part in a rule between pools, so they need no validation here. */
+static int rederive_pools(const struct ps_pool_tree *tree, const struct ps_tree_config *config,
+                          struct rederived **out, struct ps_error *err)
 {
-    ps_tree_begin_change(tree);
-    struct ps_tree_config copy;
-    if (ps_tree_config_copy(&copy, &tree->config) != 0)
+    *out = calloc((size_t)tree->pool_count + 1, sizeof **out);
+    if (!*out)
         return ps_error_set(err, PS_ENOMEM, "out of memory");
-    int rc = map ? ps_tree_config_apply(&copy, map, err) : ps_tree_config_set(&copy, key, value, err);
-    if (rc == 0 && copy.main_resource != tree->config.main_resource)
+    int n = 0, rc = 0;
+    for (int i = 0; rc == 0 && i < tree->pool_count; i++) {
+        const struct ps_pool *p = tree->pools[i];
+        if (p->ephemeral)
+            continue;
+        struct ps_error why;
+        rc = ps_pool_config_effective(&p->explicit_config, &config->pool_config_presets,
+                                      &(*out)[n].config, &why);
+        if (rc == 0 && why.code != 0 && !((*out)[n].issue = strdup(why.msg))) {
+            ps_pool_config_release(&(*out)[n].config);
+            rc = PS_ENOMEM;
+        }
+        if (rc == 0)
+            n++;
+    }
+    if (rc != 0) {
+        for (int k = 0; k < n; k++) {
+            ps_pool_config_release(&(*out)[k].config);
+            free((*out)[k].issue);
+        }
+        free(*out);
+        *out = NULL;
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    }
+    return 0;
+}
+
+/* Makes copy (taken) the tree's config with explicit_next and templates_next (taken when
+ * given, NULL: unchanged) once every check passed; on error nothing changed. */
+static int commit_config(struct ps_pool_tree *tree, struct ps_tree_config copy,
+                         struct ps_value *explicit_next, struct ps_value *templates_next,
+                         struct ps_error *err)
+{
+    int rc = 0;
+    if (copy.main_resource != tree->config.main_resource)
         rc = ps_tree_validate_main_resource(tree, copy.main_resource, err);
     bool uses_user_pools = rc == 0 && copy.use_user_default_parent_pool_map &&
                            !tree->config.use_user_default_parent_pool_map;
@@ -250,14 +435,39 @@ static int update_config(struct ps_pool_tree *tree, const char *key, const struc
         if (rc == 0 && tree->owner)
             rc = ps_strategy_check_tree_filter(tree->owner, tree, filter, err);
     }
+    struct rederived *again = NULL;
+    if (rc == 0 && !ps_value_equal(&copy.pool_config_presets, &tree->config.pool_config_presets))
+        rc = rederive_pools(tree, &copy, &again, err);
     if (rc != 0) {
         ps_formula_free(filter);
         ps_tree_config_release(&copy);
+        if (explicit_next)
+            ps_value_release(explicit_next);
+        if (templates_next)
+            ps_value_release(templates_next);
         ps_error_prefix(err, "pool tree \"%s\"", tree->name);
         return rc;
     }
     ps_tree_config_release(&tree->config);
     tree->config = copy;
+    if (explicit_next) {
+        ps_value_release(&tree->explicit_config);
+        tree->explicit_config = *explicit_next;
+    }
+    if (templates_next) {
+        ps_value_release(&tree->templates);
+        tree->templates = *templates_next;
+    }
+    if (again) {
+        for (int i = 0, k = 0; i < tree->pool_count; i++) {
+            struct ps_pool *p = tree->pools[i];
+            if (p->ephemeral)
+                continue;
+            ps_tree_pool_set_configs(p, NULL, &again[k].config, again[k].issue);
+            k++;
+        }
+        free(again);
+    }
     if (filter_changed) {
         ps_formula_free(tree->nodes_filter);
         tree->nodes_filter = filter;
@@ -275,6 +485,74 @@ static int update_config(struct ps_pool_tree *tree, const char *key, const struc
         ps_pool_tree_actualize_ephemeral_parents(tree);
     ps_pool_tree_run_pending(tree);
     return 0;
+}
+
+static int update_config(struct ps_pool_tree *tree, const char *key, const struct ps_value *value,
+                         const struct ps_value *map, struct ps_error *err)
+{
+    ps_tree_begin_change(tree);
+    /* the change applied to the config as it is, for its checks and messages */
+    struct ps_tree_config changed;
+    if (ps_tree_config_copy(&changed, &tree->config) != 0)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    int rc = map ? ps_tree_config_apply(&changed, map, err) : ps_tree_config_set(&changed, key, value, err);
+    if (rc != 0) {
+        ps_tree_config_release(&changed);
+        ps_error_prefix(err, "pool tree \"%s\"", tree->name);
+        return rc;
+    }
+    /* what was set joins the explicit keys (a null top-level key leaves them: the templates'
+     * value or the default applies again), and the config is built anew */
+    struct ps_value explicit_next;
+    rc = ps_value_copy(&explicit_next, &tree->explicit_config) != 0 ? PS_ENOMEM : 0;
+    if (map) {
+        for (int i = 0; rc == 0 && i < map->count; i++)
+            rc = record_key(&explicit_next, &changed, map->keys[i],
+                            !strchr(map->keys[i], '/') && map->items[i].type == PS_VALUE_NULL);
+    } else if (rc == 0) {
+        rc = record_key(&explicit_next, &changed, key,
+                        !strchr(key, '/') && (!value || value->type == PS_VALUE_NULL));
+    }
+    ps_tree_config_release(&changed);
+    if (rc != 0) {
+        ps_value_release(&explicit_next);
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    }
+    struct ps_tree_config next;
+    rc = build_config(&tree->templates, &explicit_next, &next, err);
+    if (rc != 0) {
+        ps_value_release(&explicit_next);
+        ps_error_prefix(err, "pool tree \"%s\"", tree->name);
+        return rc;
+    }
+    return commit_config(tree, next, &explicit_next, NULL, err);
+}
+
+int ps_pool_tree_set_templates(struct ps_pool_tree *tree, const struct ps_value *templates,
+                               struct ps_error *err)
+{
+    ps_tree_begin_change(tree);
+    struct ps_value next_templates;
+    if (ps_value_copy(&next_templates, templates) != 0)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    struct ps_tree_config next;
+    int rc = build_config(&next_templates, &tree->explicit_config, &next, err);
+    if (rc != 0) {
+        ps_value_release(&next_templates);
+        ps_error_prefix(err, "pool tree \"%s\"", tree->name);
+        return rc;
+    }
+    return commit_config(tree, next, NULL, &next_templates, err);
+}
+
+const struct ps_value *ps_pool_tree_explicit_config(const struct ps_pool_tree *tree)
+{
+    return &tree->explicit_config;
+}
+
+const struct ps_value *ps_pool_tree_templates(const struct ps_pool_tree *tree)
+{
+    return &tree->templates;
 }
 
 int ps_pool_tree_set_config(struct ps_pool_tree *tree, const char *key, const struct ps_value *value,
@@ -408,12 +686,20 @@ int ps_pool_tree_create_pool(struct ps_pool_tree *tree, const char *name, const 
         return ps_error_set(err, PS_EEXIST, "pool \"%s\" already exists in pool tree \"%s\"", name,
                             tree->name);
 
-    struct ps_pool_config config;
-    if (ps_pool_config_init(&config) != 0)
+    struct ps_pool_config explicit_cfg, config;
+    char *issue = NULL;
+    if (ps_pool_config_init(&explicit_cfg) != 0)
         return ps_error_set(err, PS_ENOMEM, "out of memory");
-    rc = ps_pool_config_apply(&config, attrs, err);
+    rc = ps_pool_config_apply(&explicit_cfg, attrs, err);
     if (rc != 0)
         ps_error_prefix(err, "pool \"%s\"", name);
+    bool derived = false;
+    if (rc == 0) {
+        rc = ps_tree_pool_effective(tree, &explicit_cfg, &config, &issue);
+        derived = rc == 0;
+        if (rc != 0)
+            ps_error_set(err, rc, "out of memory");
+    }
     if (rc == 0)
         rc = ps_tree_validate_pool(tree, existing, name, &config, parent, err);
     struct ps_formula *filter = NULL;
@@ -430,12 +716,13 @@ int ps_pool_tree_create_pool(struct ps_pool_tree *tree, const char *name, const 
     }
     if (rc != 0) {
         ps_formula_free(filter);
-        ps_pool_config_release(&config);
+        ps_pool_config_release(&explicit_cfg);
+        if (derived)
+            ps_pool_config_release(&config);
+        free(issue);
         return rc;
     }
-    ps_pool_config_release(&pool->config);
-    pool->config = config;
-    pool->config_version = ps_tree_pool_config_version_next();
+    ps_tree_pool_set_configs(pool, &explicit_cfg, &config, issue);
     ps_formula_free(pool->filter);
     pool->filter = filter;
     if (existing) {
@@ -566,12 +853,21 @@ static int update_pool(struct ps_pool_tree *tree, const char *name, const char *
     if (pool->ephemeral)
         return ps_error_set(err, PS_EINVAL,
                             "pool \"%s\" is ephemeral: create it explicitly to configure it", name);
-    struct ps_pool_config config;
-    if (ps_pool_config_copy(&config, &pool->config) != 0)
+    struct ps_pool_config explicit_cfg, config;
+    char *issue = NULL;
+    if (ps_pool_config_copy(&explicit_cfg, &pool->explicit_config) != 0)
         return ps_error_set(err, PS_ENOMEM, "out of memory");
-    int rc = map ? ps_pool_config_apply(&config, map, err) : ps_pool_config_set(&config, key, value, err);
+    int rc = map ? ps_pool_config_apply(&explicit_cfg, map, err)
+                 : ps_pool_config_set(&explicit_cfg, key, value, err);
     if (rc != 0)
         ps_error_prefix(err, "pool \"%s\"", name);
+    bool derived = false;
+    if (rc == 0) {
+        rc = ps_tree_pool_effective(tree, &explicit_cfg, &config, &issue);
+        derived = rc == 0;
+        if (rc != 0)
+            ps_error_set(err, rc, "out of memory");
+    }
     if (rc == 0)
         rc = ps_tree_validate_pool(tree, pool, name, &config, pool->parent, err);
     struct ps_formula *filter = NULL;
@@ -581,12 +877,13 @@ static int update_pool(struct ps_pool_tree *tree, const char *name, const char *
     if (rc == 0 && ps_tree_reserve_moves(tree) != 0)
         rc = ps_error_set(err, PS_ENOMEM, "out of memory");
     if (rc != 0) {
-        ps_pool_config_release(&config);
+        ps_pool_config_release(&explicit_cfg);
+        if (derived)
+            ps_pool_config_release(&config);
+        free(issue);
         return rc;
     }
-    ps_pool_config_release(&pool->config);
-    pool->config = config;
-    pool->config_version = ps_tree_pool_config_version_next();
+    ps_tree_pool_set_configs(pool, &explicit_cfg, &config, issue);
     if (filter_changed) {
         ps_formula_free(pool->filter);
         pool->filter = filter;
@@ -624,7 +921,7 @@ int ps_pool_tree_get_pool_attr(const struct ps_pool_tree *tree, const char *name
         return ps_error_set(err, PS_EINVAL,
                             "the root pool has no pool attributes: read the attributes of pool tree \"%s\"",
                             tree->name);
-    int rc = ps_pool_config_get(&pool->config, key, out, err);
+    int rc = ps_pool_config_get(ps_pool_explicit_config(pool), key, out, err);
     if (rc != 0)
         ps_error_prefix(err, "pool \"%s\"", name);
     return rc;

@@ -48,11 +48,12 @@ static struct slot *find_slot(struct ps_persist_cache *c, uint64_t version)
     return &c->slots[i];
 }
 
-/* The pool's config keys as text; NULL when out of memory or the config cannot be shown. */
+/* The pool's config keys as text; NULL when out of memory or the config cannot be shown. Only
+ * what was set on the pool: a preset's values are derived again from the tree config. */
 static char *config_text(const struct ps_pool *p)
 {
     struct ps_value pv = ps_value_null();
-    if (ps_pool_config_to_value(&p->config, &pv) != 0)
+    if (ps_pool_config_to_value(ps_pool_explicit_config(p), &pv) != 0)
         return NULL;
     json_t *pj = ps_value_to_json(&pv);
     ps_value_release(&pv);
@@ -135,8 +136,9 @@ char *ps_persist_tree_text(struct ps_pool_tree *tree, struct ps_persist_cache **
     struct ps_persist_cache *old = cache ? *cache : NULL;
 
     ps_textbuf_adds(&b, "{\"config\":");
+    /* the keys set on the tree: templates (tree_template.h) go under them again on load */
     struct ps_value cv = ps_value_null();
-    if (ps_tree_config_to_value(ps_pool_tree_config(tree), &cv) == 0)
+    if (ps_value_copy(&cv, ps_pool_tree_explicit_config(tree)) == 0)
         add_json(&b, ps_value_to_json(&cv));
     else
         b.failed = true;
