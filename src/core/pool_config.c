@@ -137,7 +137,7 @@ static const struct ps_attr pool_attrs[] = {
      .offset = OFF(fifo_pool_scheduling_order), .enum_names = fifo_order_names, .enum_count = 2},
     {.name = "forbid_immediate_operations", .kind = PS_ATTR_BOOL,
      .offset = OFF(forbid_immediate_operations)},
-    {.name = "enable_lightweight_operations", .kind = PS_ATTR_BOOL,
+    {.name = "enable_lightweight_operations", .kind = PS_ATTR_OPT_BOOL,
      .offset = OFF(enable_lightweight_operations)},
     {.name = "create_ephemeral_subpools", .kind = PS_ATTR_BOOL,
      .offset = OFF(create_ephemeral_subpools)},

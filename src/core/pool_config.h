@@ -148,7 +148,7 @@ struct ps_pool_config {
     struct ps_fifo_list fifo_sort_parameters;
     struct ps_opt_int fifo_pool_scheduling_order;  /* enum ps_fifo_scheduling_order */
     bool forbid_immediate_operations;
-    bool enable_lightweight_operations;
+    struct ps_opt_bool enable_lightweight_operations;      /* unset: false */
     bool create_ephemeral_subpools;
     bool has_ephemeral_subpool_config;
     struct ps_ephemeral_subpool_config ephemeral_subpool_config;

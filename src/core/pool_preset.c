@@ -25,6 +25,8 @@ static const struct ps_attr preset_attrs[] = {
      .offset = OFF(allow_normal_preemption)},
     {.name = "allow_regular_allocations_on_ssd_nodes", .alias = {"allow_regular_jobs_on_ssd_nodes"},
      .kind = PS_ATTR_OPT_BOOL, .offset = OFF(allow_regular_allocations_on_ssd_nodes)},
+    {.name = "enable_lightweight_operations", .kind = PS_ATTR_OPT_BOOL,
+     .offset = OFF(enable_lightweight_operations)},
 };
 
 /* Every preset key unset; nothing else of the struct is used, nothing is owned. */

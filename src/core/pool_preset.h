@@ -7,9 +7,9 @@
  *   fair_share_starvation_timeout (fair_share_preemption_timeout), fair_share_starvation_tolerance,
  *   non_preemptible_resource_usage_threshold, enable_aggressive_starvation,
  *   allow_aggressive_preemption (allow_aggressive_starvation_preemption), allow_normal_preemption,
- *   allow_regular_allocations_on_ssd_nodes (allow_regular_jobs_on_ssd_nodes)
- * with the pool config's own types and ranges. (Upstream also has enable_lightweight_operations,
- * which poolsched has no use for: it is unrecognized here as in a pool.)
+ *   allow_regular_allocations_on_ssd_nodes (allow_regular_jobs_on_ssd_nodes),
+ *   enable_lightweight_operations
+ * with the pool config's own types and ranges.
  *
  * A pool's effective config is its explicit config (what was set on the pool, what Cypress
  * reads and the store keeps) with the preset's values filled in where the pool sets none:

@@ -34,7 +34,8 @@ static void add_lightweight(struct ps_pool *from, int running)
 
 bool ps_pool_lightweight_enabled(const struct ps_pool *pool)
 {
-    return !pool->is_root && pool->config.enable_lightweight_operations &&
+    return !pool->is_root && pool->config.enable_lightweight_operations.set &&
+           pool->config.enable_lightweight_operations.value &&
            pool->config.mode == PS_MODE_FIFO;
 }
 

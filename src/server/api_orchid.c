@@ -174,7 +174,8 @@ static json_t *pool_json(struct ps_pool *p, const struct ps_tree_demands *d)
     json_object_set_new(e, "lightweight_running_operation_count",
                         json_integer(p->lightweight_running_operation_count));
     json_object_set_new(e, "lightweight_operations_enabled",
-                        json_boolean(p->config.enable_lightweight_operations));
+                        json_boolean(p->config.enable_lightweight_operations.set &&
+                                     p->config.enable_lightweight_operations.value));
     json_object_set_new(e, "effective_lightweight_operations_enabled",
                         json_boolean(ps_pool_lightweight_enabled(p)));
     json_object_set_new(e, "max_running_operation_count",

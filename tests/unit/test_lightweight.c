@@ -186,6 +186,33 @@ static void test_moves(void **state)
     ps_strategy_free(s);
 }
 
+/* enable_lightweight_operations may come from the pool's config preset (upstream's
+ * TPoolPresetConfig has it), as the other preset keys: the pool's own value wins. */
+static void test_from_a_preset(void **state)
+{
+    (void)state;
+    struct ps_strategy *s = setup_pools();
+    struct ps_pool_tree *tree = ps_strategy_find_tree(s, "t");
+    struct ps_error err;
+    ps_error_init(&err);
+    struct ps_value presets = json("{\"lw\": {\"enable_lightweight_operations\": true}}");
+    assert_int_equal(ps_pool_tree_set_config(tree, "pool_config_presets", &presets, &err), 0);
+    struct ps_value c = json("{\"mode\": \"fifo\", \"config_preset\": \"lw\"}");
+    assert_int_equal(ps_pool_tree_create_pool(tree, "by_preset", "root", &c, &err), 0);
+    assert_int_equal(start(s, "a", "by_preset"), 0);
+    assert_true(is_lightweight(s, "a"));
+    counts(s, "by_preset", 1, 0, 1);
+    /* an explicit false on the pool overrides the preset */
+    struct ps_value off = ps_value_bool(false);
+    assert_int_equal(ps_pool_tree_set_pool_attr(tree, "by_preset", "enable_lightweight_operations",
+                                                &off, &err), 0);
+    assert_false(is_lightweight(s, "a"));
+    counts(s, "by_preset", 1, 1, 0);
+    ps_value_release(&presets);
+    ps_value_release(&c);
+    ps_strategy_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -193,6 +220,7 @@ int main(void)
         cmocka_unit_test(test_config_changes_reaccount),
         cmocka_unit_test(test_pending_operations_run_when_their_pool_turns_lightweight),
         cmocka_unit_test(test_moves),
+        cmocka_unit_test(test_from_a_preset),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

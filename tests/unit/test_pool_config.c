@@ -15,7 +15,7 @@ static const char *const expected_defaults =
     " \"resource_limits\": {}, \"scheduling_tag_filter\": \"\", \"mode\": \"fair_share\","
     " \"max_running_operation_count\": null, \"max_operation_count\": null,"
     " \"fifo_sort_parameters\": [\"weight\", \"start_time\"], \"fifo_pool_scheduling_order\": null,"
-    " \"forbid_immediate_operations\": false, \"enable_lightweight_operations\": false,"
+    " \"forbid_immediate_operations\": false, \"enable_lightweight_operations\": null,"
     " \"create_ephemeral_subpools\": false,"
     " \"ephemeral_subpool_config\": null,"
     " \"integral_guarantees\": {\"guarantee_type\": \"none\", \"resource_flow\": {},"
