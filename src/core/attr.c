@@ -143,6 +143,7 @@ static size_t kind_size(const struct ps_attr *a)
     case PS_ATTR_STRING_LIST: return sizeof(struct ps_string_list);
     case PS_ATTR_DOUBLE_LIST: return sizeof(struct ps_double_list);
     case PS_ATTR_GROUP: return a->group->size;
+    case PS_ATTR_MAP: return sizeof(struct ps_value);
     }
     return 0;
 }
@@ -170,6 +171,9 @@ static void release_field(const struct ps_attr *a, void *field)
     case PS_ATTR_GROUP:
         ps_attr_release(a->group, field);
         break;
+    case PS_ATTR_MAP:
+        ps_value_release(field);
+        break;
     default:
         break;
     }
@@ -187,6 +191,8 @@ static void forget_owned(const struct ps_attr_table *table, void *obj)
             memset(f, 0, sizeof(struct ps_string_list));
         else if (a->kind == PS_ATTR_GROUP)
             forget_owned(a->group, f);
+        else if (a->kind == PS_ATTR_MAP)
+            *(struct ps_value *)f = ps_value_null();
     }
 }
 
@@ -227,6 +233,8 @@ static int copy_field(const struct ps_attr *a, void *dst, const void *src)
         return copy_string_list(dst, src);
     case PS_ATTR_GROUP:
         return ps_attr_copy(a->group, dst, src);
+    case PS_ATTR_MAP:
+        return ps_value_copy(dst, src);
     default:
         memcpy(dst, src, kind_size(a));
         return 0;
@@ -240,7 +248,7 @@ int ps_attr_copy(const struct ps_attr_table *table, void *dst, const void *src)
     for (int i = 0; i < table->count; i++) {
         const struct ps_attr *a = &table->attrs[i];
         if (a->kind != PS_ATTR_STRING && a->kind != PS_ATTR_OPT_STRING &&
-            a->kind != PS_ATTR_STRING_LIST && a->kind != PS_ATTR_GROUP)
+            a->kind != PS_ATTR_STRING_LIST && a->kind != PS_ATTR_GROUP && a->kind != PS_ATTR_MAP)
             continue;
         int rc = copy_field(a, FIELD(dst, a), CFIELD(src, a));
         if (rc != 0) {
@@ -544,6 +552,10 @@ static int parse_field(const struct ps_attr_table *table, const struct ps_attr *
         return parse_double_list(a, key, v, out, err);
     case PS_ATTR_GROUP:
         return set_group_map(a, out, key, v, err);
+    case PS_ATTR_MAP:
+        if (v->type != PS_VALUE_MAP)
+            return bad_value(err, key, v, "must be a map");
+        return ps_value_copy(out, v);
     }
     return PS_EINVAL;
 }
@@ -593,6 +605,36 @@ static int set_group_map(const struct ps_attr *a, void *field, const char *key,
 
 /* ---- set / apply ------------------------------------------------------------------------- */
 
+/* `<map key>/<entry>`: sets one entry of a MAP field (null removes it). Deeper paths are
+ * refused: an entry is replaced as a whole. */
+static int set_map_entry(struct ps_value *map, const char *entry, const char *full,
+                         const struct ps_value *value, struct ps_error *err)
+{
+    if (strchr(entry, '/'))
+        return ps_error_set(err, PS_EINVAL, "%s: set the whole entry \"%.*s\" instead", full,
+                            (int)strcspn(entry, "/"), entry);
+    struct ps_value next = ps_value_map();
+    for (int i = 0; i < map->count; i++) {
+        if (strcmp(map->keys[i], entry) == 0)
+            continue;
+        struct ps_value item;
+        if (ps_value_copy(&item, &map->items[i]) != 0 || ps_value_put(&next, map->keys[i], &item) != 0) {
+            ps_value_release(&next);
+            return PS_ENOMEM;
+        }
+    }
+    if (value && value->type != PS_VALUE_NULL) {
+        struct ps_value item;
+        if (ps_value_copy(&item, value) != 0 || ps_value_put(&next, entry, &item) != 0) {
+            ps_value_release(&next);
+            return PS_ENOMEM;
+        }
+    }
+    ps_value_release(map);
+    *map = next;
+    return 0;
+}
+
 static int set_in(const struct ps_attr_table *table, void *obj, const char *path, const char *full,
                   const struct ps_value *value, struct ps_error *err)
 {
@@ -613,6 +655,8 @@ static int set_in(const struct ps_attr_table *table, void *obj, const char *path
                 *(struct ps_resources_opt *)field = res;
             return rc;
         }
+        if (a->kind == PS_ATTR_MAP)
+            return set_map_entry(field, rest, full, value, err);
         if (a->kind != PS_ATTR_GROUP)
             return ps_error_set(err, PS_EINVAL, "%s: \"%s\" has no sub-keys", full, head);
         int rc = set_in(a->group, field, rest, full, value, err);
@@ -863,6 +907,14 @@ static int field_to_value(const struct ps_attr *a, const void *obj, struct ps_va
         if (a->presence_offset >= 0 && !*(const bool *)((const char *)obj + a->presence_offset))
             return 0;
         return ps_attr_to_value(a->group, f, out);
+    case PS_ATTR_MAP: {
+        const struct ps_value *m = f;
+        if (m->type != PS_VALUE_MAP) {
+            *out = ps_value_map();
+            return 0;
+        }
+        return ps_value_copy(out, m);
+    }
     }
     return PS_EINVAL;
 }
@@ -886,6 +938,12 @@ static int get_in(const struct ps_attr_table *table, const void *obj, const char
         if (res->set & (1u << r))
             *out = ps_value_number(ps_res_get(&res->r, r));
         return 0;
+    }
+    if (a->kind == PS_ATTR_MAP) {
+        const struct ps_value *entry = ps_value_find((const struct ps_value *)CFIELD(obj, a), rest);
+        if (!entry || strchr(rest, '/'))
+            return ps_error_set(err, PS_EINVAL, "%s: no such entry", full);
+        return ps_value_copy(out, entry);
     }
     if (a->kind != PS_ATTR_GROUP)
         return ps_error_set(err, PS_EINVAL, "%s: \"%s\" has no sub-keys", full, head);
@@ -917,4 +975,55 @@ int ps_attr_to_value(const struct ps_attr_table *table, const void *obj, struct 
 int ps_attr_check_filter(const char *key, const char *value, struct ps_error *err)
 {
     return ps_formula_parse_filter(key, value, NULL, err);
+}
+
+/* Whether an optional field holds a value (resources: per resource, see overlay). */
+static bool field_is_set(const struct ps_attr *a, const void *f)
+{
+    switch (a->kind) {
+    case PS_ATTR_OPT_BOOL: return ((const struct ps_opt_bool *)f)->set;
+    case PS_ATTR_OPT_INT:
+    case PS_ATTR_OPT_ENUM: return ((const struct ps_opt_int *)f)->set;
+    case PS_ATTR_OPT_DOUBLE: return ((const struct ps_opt_double *)f)->set;
+    case PS_ATTR_OPT_STRING: return *(char *const *)f != NULL;
+    default: return true;
+    }
+}
+
+int ps_attr_overlay(const struct ps_attr_table *table, void *dst, const void *src)
+{
+    for (int i = 0; i < table->count; i++) {
+        const struct ps_attr *a = &table->attrs[i];
+        void *d = FIELD(dst, a);
+        const void *s = CFIELD(src, a);
+        if (a->kind == PS_ATTR_RESOURCES) {
+            struct ps_resources_opt *dr = d;
+            const struct ps_resources_opt *sr = s;
+            for (int r = 0; r < PS_RES_COUNT; r++) {
+                unsigned bit = 1u << r;
+                if ((sr->set & bit) && !(dr->set & bit)) {
+                    dr->r.v[r] = sr->r.v[r];
+                    dr->set |= bit;
+                }
+            }
+            continue;
+        }
+        bool optional = a->kind == PS_ATTR_OPT_BOOL || a->kind == PS_ATTR_OPT_INT ||
+                        a->kind == PS_ATTR_OPT_ENUM || a->kind == PS_ATTR_OPT_DOUBLE ||
+                        a->kind == PS_ATTR_OPT_STRING;
+        if (!optional || field_is_set(a, d) || !field_is_set(a, s))
+            continue;
+        void *img = malloc(kind_size(a));
+        if (!img)
+            return PS_ENOMEM;
+        int rc = copy_field(a, img, s);
+        if (rc == 0) {
+            release_field(a, d);
+            memcpy(d, img, kind_size(a));
+        }
+        free(img);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
 }

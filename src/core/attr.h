@@ -74,6 +74,9 @@ enum ps_attr_kind {
     PS_ATTR_STRING_LIST,  /* struct ps_string_list */
     PS_ATTR_DOUBLE_LIST,  /* struct ps_double_list: each item within [min, max] */
     PS_ATTR_GROUP,        /* a nested struct described by `group` */
+    PS_ATTR_MAP,          /* struct ps_value, always a map (empty by default) whose entries are
+                           * kept as given; their reader validates them (pool_config_presets).
+                           * `key/entry` sets or reads one entry (null removes it) */
 };
 
 #define PS_ATTR_MIN_OPEN 1u   /* the value must be > min (default: >= min) */
@@ -159,6 +162,14 @@ int ps_attr_to_value(const struct ps_attr_table *table, const void *obj, struct 
 /* Deep copy of src into dst (dst uninitialised). Returns 0 or PS_ENOMEM (dst then holds
  * nothing to release). */
 int ps_attr_copy(const struct ps_attr_table *table, void *dst, const void *src);
+
+/* Fills every optional field of dst that is unset (ps_opt_* without `set`, a NULL
+ * OPT_STRING, each resource of a RESOURCES field without its bit) with src's value where src
+ * has one; other kinds cannot tell "unset" from a default and are left alone. Both objects are
+ * described by table (which may name a subset of their fields). A layer of defaults under an
+ * explicit config: pool config presets (pool_preset.h). Returns 0 or PS_ENOMEM (dst then
+ * holds a consistent mix, every field either its old or its new value). */
+int ps_attr_overlay(const struct ps_attr_table *table, void *dst, const void *src);
 
 /* Frees what obj owns (not obj itself) and leaves it unusable until init or copy. */
 void ps_attr_release(const struct ps_attr_table *table, void *obj);

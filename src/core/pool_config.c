@@ -158,10 +158,11 @@ static const struct ps_attr pool_attrs[] = {
      .offset = OFF(enable_aggressive_starvation)},
     {.name = "allow_aggressive_preemption", .alias = {"allow_aggressive_starvation_preemption"},
      .kind = PS_ATTR_OPT_BOOL, .offset = OFF(allow_aggressive_preemption)},
-    {.name = "allow_normal_preemption", .kind = PS_ATTR_BOOL,
+    {.name = "allow_normal_preemption", .kind = PS_ATTR_OPT_BOOL,
      .offset = OFF(allow_normal_preemption)},
     {.name = "allow_regular_allocations_on_ssd_nodes", .alias = {"allow_regular_jobs_on_ssd_nodes"},
-     .kind = PS_ATTR_BOOL, .offset = OFF(allow_regular_allocations_on_ssd_nodes)},
+     .kind = PS_ATTR_OPT_BOOL, .offset = OFF(allow_regular_allocations_on_ssd_nodes)},
+    {.name = "config_preset", .kind = PS_ATTR_OPT_STRING, .offset = OFF(config_preset)},
     {.name = "acl", .kind = PS_ATTR_STRING_LIST, .offset = OFF(acl)},
     {.name = "enable_fair_share_truncation_in_fifo_pool", .kind = PS_ATTR_OPT_BOOL,
      .offset = OFF(enable_fair_share_truncation_in_fifo_pool)},
@@ -198,8 +199,6 @@ int ps_pool_config_init(struct ps_pool_config *cfg)
     ephemeral_init(&cfg->ephemeral_subpool_config);
     integral_init(&cfg->integral_guarantees);
     historic_init(&cfg->historic_usage_config);
-    cfg->allow_normal_preemption = true;
-    cfg->allow_regular_allocations_on_ssd_nodes = true;
     return 0;
 }
 

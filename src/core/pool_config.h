@@ -41,9 +41,9 @@
  * enable_aggressive_starvation               unset (parent's)
  * allow_aggressive_preemption
  *     (allow_aggressive_starvation_preemption) unset (parent's)
- * allow_normal_preemption                    true
+ * allow_normal_preemption                    unset (true)
  * allow_regular_allocations_on_ssd_nodes
- *     (allow_regular_jobs_on_ssd_nodes)      true                 false here or in an ancestor:
+ *     (allow_regular_jobs_on_ssd_nodes)      unset (true)         false here or in an ancestor:
  *                                                                 operations without an SSD
  *                                                                 disk request start nothing on
  *                                                                 SSD nodes (preempt.h)
@@ -68,6 +68,10 @@
  *                                                                 exponential_moving_average
  * historic_usage_config/ema_alpha            1.0                  >= 0; after dt seconds the old
  *                                                                 average keeps weight 2^(-alpha dt)
+ * config_preset                              unset                the name of an entry of the
+ *                                                                 tree's pool_config_presets
+ *                                                                 whose values apply where the
+ *                                                                 pool sets none (pool_preset.h)
  *
  * Choices, and why:
  * - weight: the docs say "non-negative"; upstream's range is [sqrt(DBL_EPSILON),
@@ -161,9 +165,10 @@ struct ps_pool_config {
     struct ps_string_list allowed_profiling_tags;
     bool infer_children_weights_from_historic_usage;
     struct ps_historic_usage_config historic_usage_config;
-    bool allow_normal_preemption;
-    bool allow_regular_allocations_on_ssd_nodes;
+    struct ps_opt_bool allow_normal_preemption;                 /* unset: true */
+    struct ps_opt_bool allow_regular_allocations_on_ssd_nodes;  /* unset: true */
     struct ps_string_list acl;
+    char *config_preset;                           /* owned, NULL when unset */
 };
 
 extern const struct ps_attr_table ps_pool_config_table;

@@ -143,7 +143,9 @@ static bool is_ancestor(const struct ps_pool *a, const struct ps_pool *p)
 struct step {
     struct ps_pool *pool;
     int sign;
-    struct ps_pool_config old;   /* once applied */
+    /* once applied: what the pool had */
+    struct ps_pool_config old_explicit, old;
+    char *old_issue;
 };
 
 static int find(struct ps_pool_tree *tree, const char *which, const char *name,
@@ -199,31 +201,53 @@ int ps_pool_tree_transfer_resources(struct ps_pool_tree *tree, const char *sourc
     int done = 0;
     for (; rc == 0 && done < n; done++) {
         struct step *s = &steps[done];
-        struct ps_pool_config next;
-        if (ps_pool_config_copy(&next, &s->pool->config) != 0) {
+        /* the delta changes what was set on the pool; its preset keys are none of these */
+        struct ps_pool_config next_explicit, next;
+        char *issue = NULL;
+        if (ps_pool_config_copy(&next_explicit, &s->pool->explicit_config) != 0) {
             rc = ps_error_set(err, PS_ENOMEM, "out of memory");
             break;
         }
-        rc = apply_delta(&next, &d, s->sign, s->pool->name, err);
+        rc = apply_delta(&next_explicit, &d, s->sign, s->pool->name, err);
+        bool derived = false;
+        if (rc == 0) {
+            if (ps_tree_pool_effective(tree, &next_explicit, &next, &issue) != 0)
+                rc = ps_error_set(err, PS_ENOMEM, "out of memory");
+            else
+                derived = true;
+        }
         if (rc == 0)
             rc = ps_tree_validate_pool(tree, s->pool, s->pool->name, &next, s->pool->parent, err);
         if (rc != 0) {
-            ps_pool_config_release(&next);
+            ps_pool_config_release(&next_explicit);
+            if (derived)
+                ps_pool_config_release(&next);
+            free(issue);
             break;
         }
+        s->old_explicit = s->pool->explicit_config;
         s->old = s->pool->config;
+        s->old_issue = s->pool->preset_issue;
+        s->pool->explicit_config = next_explicit;
         s->pool->config = next;
+        s->pool->preset_issue = issue;
         s->pool->config_version = ps_tree_pool_config_version_next();
     }
     /* a refusal puts back what changed, newest first: each state back is one that held */
     for (int i = done - 1; i >= 0; i--) {
         struct step *s = &steps[i];
         if (rc != 0) {
+            ps_pool_config_release(&s->pool->explicit_config);
             ps_pool_config_release(&s->pool->config);
+            free(s->pool->preset_issue);
+            s->pool->explicit_config = s->old_explicit;
             s->pool->config = s->old;
+            s->pool->preset_issue = s->old_issue;
             s->pool->config_version = ps_tree_pool_config_version_next();
         } else {
+            ps_pool_config_release(&s->old_explicit);
             ps_pool_config_release(&s->old);
+            free(s->old_issue);
         }
     }
     free(steps);

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/pool_preset.h"
 #include "core/pool_tree_impl.h"
 #include "core/user_pools.h"
 
@@ -50,6 +51,13 @@ struct ps_pool *ps_tree_pool_new(struct ps_pool_tree *tree, const char *name, st
         ps_error_set(err, PS_ENOMEM, "out of memory creating pool \"%s\"", name);
         return NULL;
     }
+    if (ps_pool_config_init(&pool->explicit_config) != 0) {
+        ps_pool_config_release(&pool->config);
+        free(pool->name);
+        free(pool);
+        ps_error_set(err, PS_ENOMEM, "out of memory creating pool \"%s\"", name);
+        return NULL;
+    }
     pool->tree = tree;
     pool->parent = parent;
     pool->fs_index = -1;
@@ -59,11 +67,46 @@ struct ps_pool *ps_tree_pool_new(struct ps_pool_tree *tree, const char *name, st
     return pool;
 }
 
+int ps_tree_pool_effective(const struct ps_pool_tree *tree, const struct ps_pool_config *explicit_cfg,
+                           struct ps_pool_config *out, char **issue)
+{
+    struct ps_error why;
+    *issue = NULL;
+    if (ps_pool_config_effective(explicit_cfg, &tree->config.pool_config_presets, out, &why) != 0)
+        return PS_ENOMEM;
+    if (why.code != 0 && !(*issue = strdup(why.msg))) {
+        ps_pool_config_release(out);
+        return PS_ENOMEM;
+    }
+    return 0;
+}
+
+void ps_tree_pool_set_configs(struct ps_pool *pool, struct ps_pool_config *explicit_cfg,
+                              struct ps_pool_config *effective, char *issue)
+{
+    if (explicit_cfg) {
+        ps_pool_config_release(&pool->explicit_config);
+        pool->explicit_config = *explicit_cfg;
+    }
+    ps_pool_config_release(&pool->config);
+    pool->config = *effective;
+    free(pool->preset_issue);
+    pool->preset_issue = issue;
+    pool->config_version = ps_tree_pool_config_version_next();
+}
+
+const struct ps_pool_config *ps_pool_explicit_config(const struct ps_pool *pool)
+{
+    return pool->ephemeral || pool->is_root ? &pool->config : &pool->explicit_config;
+}
+
 void ps_tree_pool_free(struct ps_pool *pool)
 {
     if (!pool)
         return;
     ps_pool_config_release(&pool->config);
+    ps_pool_config_release(&pool->explicit_config);
+    free(pool->preset_issue);
     ps_formula_free(pool->filter);
     free(pool->ephemeral_user);
     free(pool->name);
@@ -221,6 +264,47 @@ const struct ps_formula *ps_pool_tree_nodes_filter(const struct ps_pool_tree *tr
 
 /* ---- tree config ------------------------------------------------------------------------- */
 
+struct rederived {
+    struct ps_pool_config config;
+    char *issue;
+};
+
+/* The effective config of every explicit pool under the presets of config (in pool order),
+ * computed before anything changes so that a failure leaves the tree as it was. None of the
+ * preset keys takes part in a rule between pools, so they need no validation here. */
+static int rederive_pools(const struct ps_pool_tree *tree, const struct ps_tree_config *config,
+                          struct rederived **out, struct ps_error *err)
+{
+    *out = calloc((size_t)tree->pool_count + 1, sizeof **out);
+    if (!*out)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    int n = 0, rc = 0;
+    for (int i = 0; rc == 0 && i < tree->pool_count; i++) {
+        const struct ps_pool *p = tree->pools[i];
+        if (p->ephemeral)
+            continue;
+        struct ps_error why;
+        rc = ps_pool_config_effective(&p->explicit_config, &config->pool_config_presets,
+                                      &(*out)[n].config, &why);
+        if (rc == 0 && why.code != 0 && !((*out)[n].issue = strdup(why.msg))) {
+            ps_pool_config_release(&(*out)[n].config);
+            rc = PS_ENOMEM;
+        }
+        if (rc == 0)
+            n++;
+    }
+    if (rc != 0) {
+        for (int k = 0; k < n; k++) {
+            ps_pool_config_release(&(*out)[k].config);
+            free((*out)[k].issue);
+        }
+        free(*out);
+        *out = NULL;
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    }
+    return 0;
+}
+
 static int update_config(struct ps_pool_tree *tree, const char *key, const struct ps_value *value,
                          const struct ps_value *map, struct ps_error *err)
 {
@@ -250,6 +334,9 @@ static int update_config(struct ps_pool_tree *tree, const char *key, const struc
         if (rc == 0 && tree->owner)
             rc = ps_strategy_check_tree_filter(tree->owner, tree, filter, err);
     }
+    struct rederived *again = NULL;
+    if (rc == 0 && !ps_value_equal(&copy.pool_config_presets, &tree->config.pool_config_presets))
+        rc = rederive_pools(tree, &copy, &again, err);
     if (rc != 0) {
         ps_formula_free(filter);
         ps_tree_config_release(&copy);
@@ -258,6 +345,16 @@ static int update_config(struct ps_pool_tree *tree, const char *key, const struc
     }
     ps_tree_config_release(&tree->config);
     tree->config = copy;
+    if (again) {
+        for (int i = 0, k = 0; i < tree->pool_count; i++) {
+            struct ps_pool *p = tree->pools[i];
+            if (p->ephemeral)
+                continue;
+            ps_tree_pool_set_configs(p, NULL, &again[k].config, again[k].issue);
+            k++;
+        }
+        free(again);
+    }
     if (filter_changed) {
         ps_formula_free(tree->nodes_filter);
         tree->nodes_filter = filter;
@@ -408,12 +505,20 @@ int ps_pool_tree_create_pool(struct ps_pool_tree *tree, const char *name, const 
         return ps_error_set(err, PS_EEXIST, "pool \"%s\" already exists in pool tree \"%s\"", name,
                             tree->name);
 
-    struct ps_pool_config config;
-    if (ps_pool_config_init(&config) != 0)
+    struct ps_pool_config explicit_cfg, config;
+    char *issue = NULL;
+    if (ps_pool_config_init(&explicit_cfg) != 0)
         return ps_error_set(err, PS_ENOMEM, "out of memory");
-    rc = ps_pool_config_apply(&config, attrs, err);
+    rc = ps_pool_config_apply(&explicit_cfg, attrs, err);
     if (rc != 0)
         ps_error_prefix(err, "pool \"%s\"", name);
+    bool derived = false;
+    if (rc == 0) {
+        rc = ps_tree_pool_effective(tree, &explicit_cfg, &config, &issue);
+        derived = rc == 0;
+        if (rc != 0)
+            ps_error_set(err, rc, "out of memory");
+    }
     if (rc == 0)
         rc = ps_tree_validate_pool(tree, existing, name, &config, parent, err);
     struct ps_formula *filter = NULL;
@@ -430,12 +535,13 @@ int ps_pool_tree_create_pool(struct ps_pool_tree *tree, const char *name, const 
     }
     if (rc != 0) {
         ps_formula_free(filter);
-        ps_pool_config_release(&config);
+        ps_pool_config_release(&explicit_cfg);
+        if (derived)
+            ps_pool_config_release(&config);
+        free(issue);
         return rc;
     }
-    ps_pool_config_release(&pool->config);
-    pool->config = config;
-    pool->config_version = ps_tree_pool_config_version_next();
+    ps_tree_pool_set_configs(pool, &explicit_cfg, &config, issue);
     ps_formula_free(pool->filter);
     pool->filter = filter;
     if (existing) {
@@ -566,12 +672,21 @@ static int update_pool(struct ps_pool_tree *tree, const char *name, const char *
     if (pool->ephemeral)
         return ps_error_set(err, PS_EINVAL,
                             "pool \"%s\" is ephemeral: create it explicitly to configure it", name);
-    struct ps_pool_config config;
-    if (ps_pool_config_copy(&config, &pool->config) != 0)
+    struct ps_pool_config explicit_cfg, config;
+    char *issue = NULL;
+    if (ps_pool_config_copy(&explicit_cfg, &pool->explicit_config) != 0)
         return ps_error_set(err, PS_ENOMEM, "out of memory");
-    int rc = map ? ps_pool_config_apply(&config, map, err) : ps_pool_config_set(&config, key, value, err);
+    int rc = map ? ps_pool_config_apply(&explicit_cfg, map, err)
+                 : ps_pool_config_set(&explicit_cfg, key, value, err);
     if (rc != 0)
         ps_error_prefix(err, "pool \"%s\"", name);
+    bool derived = false;
+    if (rc == 0) {
+        rc = ps_tree_pool_effective(tree, &explicit_cfg, &config, &issue);
+        derived = rc == 0;
+        if (rc != 0)
+            ps_error_set(err, rc, "out of memory");
+    }
     if (rc == 0)
         rc = ps_tree_validate_pool(tree, pool, name, &config, pool->parent, err);
     struct ps_formula *filter = NULL;
@@ -581,12 +696,13 @@ static int update_pool(struct ps_pool_tree *tree, const char *name, const char *
     if (rc == 0 && ps_tree_reserve_moves(tree) != 0)
         rc = ps_error_set(err, PS_ENOMEM, "out of memory");
     if (rc != 0) {
-        ps_pool_config_release(&config);
+        ps_pool_config_release(&explicit_cfg);
+        if (derived)
+            ps_pool_config_release(&config);
+        free(issue);
         return rc;
     }
-    ps_pool_config_release(&pool->config);
-    pool->config = config;
-    pool->config_version = ps_tree_pool_config_version_next();
+    ps_tree_pool_set_configs(pool, &explicit_cfg, &config, issue);
     if (filter_changed) {
         ps_formula_free(pool->filter);
         pool->filter = filter;
@@ -624,7 +740,7 @@ int ps_pool_tree_get_pool_attr(const struct ps_pool_tree *tree, const char *name
         return ps_error_set(err, PS_EINVAL,
                             "the root pool has no pool attributes: read the attributes of pool tree \"%s\"",
                             tree->name);
-    int rc = ps_pool_config_get(&pool->config, key, out, err);
+    int rc = ps_pool_config_get(ps_pool_explicit_config(pool), key, out, err);
     if (rc != 0)
         ps_error_prefix(err, "pool \"%s\"", name);
     return rc;

@@ -84,7 +84,14 @@ struct ps_element_dynamic {
 
 struct ps_pool {
     char *name;                        /* owned; "<Root>" for the root */
-    struct ps_pool_config config;      /* read-only: change it through ps_pool_tree_set_pool_attr */
+    struct ps_pool_config config;      /* the effective config, what the engine uses: the explicit
+                                          config with its preset under it (pool_preset.h);
+                                          read-only: change it through ps_pool_tree_set_pool_attr */
+    struct ps_pool_config explicit_config;  /* what was set on the pool (Cypress's attributes,
+                                          what the store keeps); meaningless for ephemeral pools
+                                          and the root, see ps_pool_explicit_config */
+    char *preset_issue;                /* owned: why the config_preset the pool names is not
+                                          applied (pool_preset.h), NULL when it is or none */
     uint64_t config_version;           /* unique in the process: a new value whenever config is
                                           replaced (the service caches each pool's config JSON
                                           by it, persist.c) */
@@ -144,7 +151,8 @@ const struct ps_formula *ps_pool_tree_nodes_filter(const struct ps_pool_tree *tr
  * config and the pools (e.g. a new main_resource against every strong guarantee). When the
  * tree belongs to a strategy, a new nodes_filter is also checked against the registered
  * nodes (strategy.h). Raised per-pool defaults may let pending operations run (see
- * ps_pool_tree_last_started). On error nothing changed. */
+ * ps_pool_tree_last_started). A change of pool_config_presets derives every explicit pool's
+ * effective config again. On error nothing changed. */
 int ps_pool_tree_set_config(struct ps_pool_tree *tree, const char *key, const struct ps_value *value,
                             struct ps_error *err);
 int ps_pool_tree_apply_config(struct ps_pool_tree *tree, const struct ps_value *map,
@@ -206,12 +214,14 @@ int ps_pool_tree_transfer_resources(struct ps_pool_tree *tree, const char *sourc
 
 /* Sets one attribute of an explicit pool (value NULL or null: back to the default), or a map
  * of attributes at once; validated against the whole tree first. Raised limits may let pending
- * operations run. */
+ * operations run. The attribute goes into the pool's explicit config; its effective config is
+ * derived again with the preset its config_preset names (pool_preset.h). */
 int ps_pool_tree_set_pool_attr(struct ps_pool_tree *tree, const char *pool, const char *key,
                                const struct ps_value *value, struct ps_error *err);
 int ps_pool_tree_apply_pool_attrs(struct ps_pool_tree *tree, const char *pool,
                                   const struct ps_value *map, struct ps_error *err);
-/* Reads one attribute of a pool (explicit or ephemeral) into *out (owned). */
+/* Reads one attribute of a pool (explicit or ephemeral) into *out (owned): as set on the pool
+ * (ps_pool_explicit_config), so without what a preset adds. */
 int ps_pool_tree_get_pool_attr(const struct ps_pool_tree *tree, const char *pool, const char *key,
                                struct ps_value *out, struct ps_error *err);
 
@@ -223,6 +233,10 @@ int ps_pool_tree_get_pool_attr(const struct ps_pool_tree *tree, const char *pool
  * its pending ones; turning it off counts its lightweight ones as regular again, over the limits
  * if need be, as upstream. */
 bool ps_pool_lightweight_enabled(const struct ps_pool *pool);
+
+/* The config as set on the pool (explicit pools), which get_pool_attr reads and a document
+ * holds; the config itself for ephemeral pools and the root, which nobody configures. */
+const struct ps_pool_config *ps_pool_explicit_config(const struct ps_pool *pool);
 
 /* Effective operation-count limits of a pool (the root's are the tree's). */
 int64_t ps_pool_max_running_operations(const struct ps_pool *pool);

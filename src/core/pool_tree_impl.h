@@ -74,6 +74,15 @@ struct ps_pool *ps_tree_pool_new(struct ps_pool_tree *tree, const char *name,
                                  struct ps_pool *parent, struct ps_error *err);
 void ps_tree_pool_unlink(struct ps_pool_tree *tree, struct ps_pool *pool);
 void ps_tree_pool_free(struct ps_pool *pool);
+/* The effective config of a pool with explicit config explicit_cfg in tree (into uninitialised
+ * *out, see ps_pool_config_effective) and, in *issue (owned, NULL when none), why its preset
+ * is not applied. Returns 0 or PS_ENOMEM (nothing to release then). */
+int ps_tree_pool_effective(const struct ps_pool_tree *tree, const struct ps_pool_config *explicit_cfg,
+                           struct ps_pool_config *out, char **issue);
+/* Gives pool these configs and issue (all taken; explicit_cfg NULL keeps the explicit config)
+ * and a new config_version. */
+void ps_tree_pool_set_configs(struct ps_pool *pool, struct ps_pool_config *explicit_cfg,
+                              struct ps_pool_config *effective, char *issue);
 /* A new ps_pool.config_version: call it whenever a pool's config is changed. */
 uint64_t ps_tree_pool_config_version_next(void);
 /* Moves counts of a subtree from its old ancestors to new ones and relinks it. */

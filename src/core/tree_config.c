@@ -241,6 +241,7 @@ static const struct ps_attr tree_attrs[] = {
      .offset = OFF(per_pool_satisfaction_digest), .group = &digest_table, .presence_offset = -1},
     {.name = "per_pool_satisfaction_profiling_quantiles", .kind = PS_ATTR_DOUBLE_LIST,
      .offset = OFF(per_pool_satisfaction_profiling_quantiles), .min = 0, .max = 1},
+    {.name = "pool_config_presets", .kind = PS_ATTR_MAP, .offset = OFF(pool_config_presets)},
 };
 
 const struct ps_attr_table ps_tree_config_table = {
@@ -304,6 +305,7 @@ int ps_tree_config_init(struct ps_tree_config *cfg)
     struct ps_double_list *q = &cfg->per_pool_satisfaction_profiling_quantiles;
     q->count = (int)(sizeof quantiles / sizeof quantiles[0]);
     memcpy(q->items, quantiles, sizeof quantiles);
+    cfg->pool_config_presets = ps_value_map();
     return 0;
 }
 

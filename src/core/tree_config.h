@@ -56,6 +56,11 @@
  *     (infer_weight_from_strong_guarantee_share_multiplier,
  *      infer_weight_from_min_share_ratio_multiplier)  unset      >= 1
  * main_resource                                   cpu            a resource name
+ * pool_config_presets                             {}             a map preset name -> pool
+ *                                                                config subset, kept as given
+ *                                                                and checked where a pool's
+ *                                                                config_preset names it
+ *                                                                (pool_preset.h)
  * node_reconnection_timeout
  *     (total_resource_limits_consider_delay)      300000 ms      integer >= 0
  * fair_share_update_period                        1000 ms        [10, 60000]
@@ -221,6 +226,9 @@ struct ps_tree_config {
     /* profiling */
     struct ps_tree_digest_config per_pool_satisfaction_digest;
     struct ps_double_list per_pool_satisfaction_profiling_quantiles;
+    /* pool config presets: name -> map, as given (pool_preset.h validates an entry when a
+     * pool uses it) */
+    struct ps_value pool_config_presets;
 };
 
 /* The table describing struct ps_tree_config (for generic code such as listings). */

@@ -310,7 +310,8 @@ static int guarantee_priority(struct ps_tree_sched *ts, const struct ps_tree_con
 static bool regular_on_ssd_allowed(const struct ps_tree_op *op)
 {
     for (const struct ps_pool *p = op->pool; p && !p->is_root; p = p->parent)
-        if (!p->config.allow_regular_allocations_on_ssd_nodes)
+        if (p->config.allow_regular_allocations_on_ssd_nodes.set &&
+            !p->config.allow_regular_allocations_on_ssd_nodes.value)
             return false;
     return true;
 }

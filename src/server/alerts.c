@@ -169,6 +169,40 @@ static void user_pool_map_alert(struct ps_service *svc, struct ps_pool_tree *tre
     json_array_append_new(list, a);
 }
 
+/* ---- pools whose config_preset cannot be applied --------------------------------------- */
+
+/* One alert per tree, as upstream's update_pools alert, with an inner error per pool. */
+static void preset_alert(struct ps_pool_tree *tree, json_t *list)
+{
+    json_t *inner = NULL;
+    for (int i = 0; i < ps_pool_tree_pool_count(tree); i++) {
+        const struct ps_pool *p = ps_pool_tree_pool_at(tree, i);
+        if (!p->preset_issue)
+            continue;
+        char msg[512];
+        snprintf(msg, sizeof msg, "Parsing configuration of pool \"%.256s\" failed", p->name);
+        json_t *why = json_pack("{s:i, s:s, s:{}}", "code", 1, "message", p->preset_issue,
+                                "attributes");
+        json_t *e = json_pack("{s:i, s:s, s:{s:s, s:s}, s:[o]}", "code", 1, "message", msg,
+                              "attributes", "pool", p->name, "config_preset",
+                              p->explicit_config.config_preset ? p->explicit_config.config_preset : "",
+                              "inner_errors", why);
+        if (!inner)
+            inner = json_array();
+        json_array_append_new(inner, e);
+    }
+    if (!inner)
+        return;
+    char top[512];
+    snprintf(top, sizeof top,
+             "Found pool configuration issues in tree \"%.256s\"; the pools named are configured "
+             "without their config_preset", ps_pool_tree_name(tree));
+    json_t *a = ps_alert_new("update_pools", top,
+                             json_pack("{s:s}", "pool_tree", ps_pool_tree_name(tree)));
+    json_object_set_new(a, "inner_errors", inner);
+    json_array_append_new(list, a);
+}
+
 /* ---- pools over their limits ------------------------------------------------------------ */
 
 static void over_limits_alerts(struct ps_pool_tree *tree, json_t *list)
@@ -248,6 +282,7 @@ json_t *ps_alerts_tree(struct ps_service *svc, struct ps_pool_tree *tree)
     overcommit_alert(tree, list, true);
     default_parent_alert(tree, list);
     user_pool_map_alert(svc, tree, list);
+    preset_alert(tree, list);
     over_limits_alerts(tree, list);
     return list;
 }

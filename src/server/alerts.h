@@ -13,6 +13,9 @@
  *                          (ephemeral pools then go under the root, as upstream)
  *   pool_usage_exceeds_limits    a pool's usage is above its resource_limits (a lowered
  *                          limit: the excess is being preempted)
+ *   update_pools           a pool's config_preset names a preset of the tree's
+ *                          pool_config_presets that is missing or invalid (pool_preset.h); one
+ *                          inner error per pool, with upstream's reason
  *   node_jobs_disabled     a node banned for its consecutive job aborts (node_health.h)
  * All under svc->mu. */
 #ifndef PS_SERVER_ALERTS_H

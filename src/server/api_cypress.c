@@ -278,7 +278,7 @@ static int get_target(struct ps_service *svc, struct target *t, const char *path
         return 0;
     case T_POOL:
         if (t->all_attrs) {
-            if ((rc = ps_pool_config_to_value(&t->pool->config, &v)) != 0)
+            if ((rc = ps_pool_config_to_value(ps_pool_explicit_config(t->pool), &v)) != 0)
                 return ps_error_set(err, PS_ENOMEM, "out of memory");
             *out = drop_nulls(value_json_take(&v));
             return 0;

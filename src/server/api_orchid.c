@@ -161,6 +161,13 @@ static json_t *pool_json(struct ps_pool *p, const struct ps_tree_demands *d)
     if (p->parent)
         json_object_set_new(e, "parent", json_string(p->parent->name));
     json_object_set_new(e, "mode", json_string(p->config.mode == PS_MODE_FIFO ? "fifo" : "fair_share"));
+    /* the starvation settings the pool runs with: its own, its preset's, else inherited */
+    put_real(e, "fair_share_starvation_tolerance", p->dynamic.effective_tolerance);
+    json_object_set_new(e, "fair_share_starvation_timeout",
+                        json_integer(p->dynamic.effective_timeout_ms));
+    json_object_set_new(e, "config_preset", p->config.config_preset
+                                                ? json_string(p->config.config_preset)
+                                                : json_null());
     json_object_set_new(e, "is_ephemeral", json_boolean(p->ephemeral));
     json_object_set_new(e, "running_operation_count", json_integer(p->running_operation_count));
     json_object_set_new(e, "operation_count", json_integer(p->operation_count));

@@ -4,7 +4,9 @@
  *   meta/default_tree     {"default_tree": name | null}
  *   tree/<name>           {"config": {tree config}, "pools": [{name, parent, pool config...,
  *                          accumulated_resource_volume}], "below_fair_share_since": {pool: ms}}
- *                         explicit pools only, in creation order; the integral volumes and
+ *                         explicit pools only, in creation order, each with the config as set
+ *                         on it (a config_preset's values are derived again from the tree's
+ *                         pool_config_presets on load); the integral volumes and
  *                         starvation timers are refreshed after every fair share update.
  *   operation/<id>        {id, user, seq, start_time, spec, parameters, suspended, state (when
  *                          finished), finish_time, error, pool_per_tree, running_per_tree (when

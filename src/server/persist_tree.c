@@ -48,11 +48,12 @@ static struct slot *find_slot(struct ps_persist_cache *c, uint64_t version)
     return &c->slots[i];
 }
 
-/* The pool's config keys as text; NULL when out of memory or the config cannot be shown. */
+/* The pool's config keys as text; NULL when out of memory or the config cannot be shown. Only
+ * what was set on the pool: a preset's values are derived again from the tree config. */
 static char *config_text(const struct ps_pool *p)
 {
     struct ps_value pv = ps_value_null();
-    if (ps_pool_config_to_value(&p->config, &pv) != 0)
+    if (ps_pool_config_to_value(ps_pool_explicit_config(p), &pv) != 0)
         return NULL;
     json_t *pj = ps_value_to_json(&pv);
     ps_value_release(&pv);

@@ -24,8 +24,8 @@ static const char *const expected_defaults =
     "                          \"should_distribute_free_volume_among_children\": null},"
     " \"fair_share_starvation_timeout\": null, \"fair_share_starvation_tolerance\": null,"
     " \"non_preemptible_resource_usage_threshold\": {}, \"enable_aggressive_starvation\": null,"
-    " \"allow_aggressive_preemption\": null, \"allow_normal_preemption\": true,"
-    " \"allow_regular_allocations_on_ssd_nodes\": true, \"acl\": [],"
+    " \"allow_aggressive_preemption\": null, \"allow_normal_preemption\": null,"
+    " \"allow_regular_allocations_on_ssd_nodes\": null, \"config_preset\": null, \"acl\": [],"
     " \"enable_fair_share_truncation_in_fifo_pool\": null,"
     " \"use_pool_satisfaction_for_scheduling\": null,"
     " \"infer_children_weights_from_historic_usage\": false,"
@@ -107,6 +107,7 @@ static const struct bad_case bad_cases[] = {
     {"allow_regular_allocations_on_ssd_nodes", "\"no\"", "must be a boolean"},
     {"acl", "\"alice\"", "must be a list of strings"},
     {"acl", "[\"\"]", "must not be empty"},
+    {"config_preset", "5", "must be a string"},
     {"enable_fair_share_truncation_in_fifo_pool", "1", "must be a boolean"},
     {"use_pool_satisfaction_for_scheduling", "\"yes\"", "must be a boolean"},
     {"infer_children_weights_from_historic_usage", "0", "must be a boolean"},

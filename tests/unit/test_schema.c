@@ -104,6 +104,7 @@ static bool sample(const struct ps_attr *a, int bad, struct ps_value *out)
         return true;
     }
     case PS_ATTR_GROUP:
+    case PS_ATTR_MAP:
         *out = bad ? ps_value_number(5) : ps_value_map();
         return true;
     }
