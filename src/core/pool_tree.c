@@ -6,6 +6,7 @@
 #include "core/pool_preset.h"
 #include "core/pool_tree_impl.h"
 #include "core/user_pools.h"
+#include "core/tree_template.h"
 
 int ps_tree_reserve(void ***items, int *capacity, int count)
 {
@@ -180,8 +181,89 @@ void ps_tree_begin_change(struct ps_pool_tree *tree)
 
 /* ---- lifecycle --------------------------------------------------------------------------- */
 
+/* ---- explicit config and templates -------------------------------------------------------- */
+
+/* The canonical top-level name of a key or path of the tree config, or NULL. */
+static const char *canonical_key(const char *path)
+{
+    char head[128];
+    size_t n = strcspn(path, "/");
+    if (n >= sizeof head)
+        return NULL;
+    memcpy(head, path, n);
+    head[n] = '\0';
+    const struct ps_attr *a = ps_attr_find(&ps_tree_config_table, head);
+    return a ? a->name : NULL;
+}
+
+/* explicit[key's canonical name] = its value in cfg, or removed when remove is set. */
+static int record_key(struct ps_value *explicit_cfg, const struct ps_tree_config *cfg, const char *path,
+                      bool remove)
+{
+    const char *name = canonical_key(path);
+    if (!name)
+        return 0;
+    if (remove) {
+        const char *const skip[] = {name, NULL};
+        struct ps_value rest;
+        if (ps_value_map_without(explicit_cfg, skip, &rest) != 0)
+            return PS_ENOMEM;
+        ps_value_release(explicit_cfg);
+        *explicit_cfg = rest;
+        return 0;
+    }
+    struct ps_value v;
+    struct ps_error ignored;
+    if (ps_tree_config_get(cfg, name, &v, &ignored) != 0)
+        return PS_ENOMEM;
+    return ps_value_put(explicit_cfg, name, &v);
+}
+
+/* The effective config (into uninitialised *out): defaults, then the templates (keys
+ * canonicalised, maps merged), then the explicit keys, each replacing the whole key. */
+static int build_config(const struct ps_value *templates, const struct ps_value *explicit_cfg,
+                        struct ps_tree_config *out, struct ps_error *err)
+{
+    struct ps_value merged = ps_value_map();
+    int rc = 0;
+    for (int i = 0; rc == 0 && templates && templates->type == PS_VALUE_MAP && i < templates->count; i++) {
+        const char *name = canonical_key(templates->keys[i]);
+        struct ps_value one = ps_value_map(), item;
+        if (!name || strchr(templates->keys[i], '/'))
+            name = templates->keys[i];   /* the apply below names it */
+        if (ps_value_copy(&item, &templates->items[i]) != 0 || ps_value_put(&one, name, &item) != 0 ||
+            ps_value_patch(&merged, &one) != 0)
+            rc = PS_ENOMEM;
+        ps_value_release(&one);
+    }
+    for (int i = 0; rc == 0 && i < explicit_cfg->count; i++) {
+        struct ps_value item;
+        if (ps_value_copy(&item, &explicit_cfg->items[i]) != 0 ||
+            ps_value_put(&merged, explicit_cfg->keys[i], &item) != 0)
+            rc = PS_ENOMEM;
+    }
+    if (rc == 0 && ps_tree_config_init(out) != 0)
+        rc = PS_ENOMEM;
+    if (rc == PS_ENOMEM) {
+        ps_value_release(&merged);
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    }
+    rc = ps_tree_config_apply(out, &merged, err);
+    ps_value_release(&merged);
+    if (rc != 0)
+        ps_tree_config_release(out);
+    return rc;
+}
+
 struct ps_pool_tree *ps_pool_tree_new(const char *name, const struct ps_value *config,
                                       struct ps_error *err)
+{
+    return ps_pool_tree_new_templated(name, config, NULL, err);
+}
+
+struct ps_pool_tree *ps_pool_tree_new_templated(const char *name, const struct ps_value *config,
+                                                const struct ps_value *templates,
+                                                struct ps_error *err)
 {
     if (ps_pool_name_check("pool tree name", name, err) != 0)
         return NULL;
@@ -192,6 +274,8 @@ struct ps_pool_tree *ps_pool_tree_new(const char *name, const struct ps_value *c
     }
     ps_strmap_init(&tree->pools_by_name);
     ps_strmap_init(&tree->ops_by_id);
+    tree->explicit_config = ps_value_map();
+    tree->templates = ps_value_map();
     tree->name = strdup(name);
     if (!tree->name || ps_tree_config_init(&tree->config) != 0) {
         free(tree->name);
@@ -208,7 +292,23 @@ struct ps_pool_tree *ps_pool_tree_new(const char *name, const struct ps_value *c
         rc = ps_tree_split_pools(config, &rest, &pools);
     }
     if (rc == 0) {
-        rc = ps_tree_config_apply(&tree->config, pools ? &rest : config, err);
+        /* the keys given, checked on their own as a tree's attributes, become the explicit
+         * config; the templates go under them */
+        const struct ps_value *given = pools ? &rest : config;
+        rc = ps_tree_config_apply(&tree->config, given, err);
+        for (int i = 0; rc == 0 && given && given->type == PS_VALUE_MAP && i < given->count; i++)
+            if (record_key(&tree->explicit_config, &tree->config, given->keys[i], false) != 0)
+                rc = ps_error_set(err, PS_ENOMEM, "out of memory");
+        if (rc == 0 && templates && ps_value_copy(&tree->templates, templates) != 0)
+            rc = ps_error_set(err, PS_ENOMEM, "out of memory");
+        if (rc == 0 && templates) {
+            struct ps_tree_config built;
+            rc = build_config(&tree->templates, &tree->explicit_config, &built, err);
+            if (rc == 0) {
+                ps_tree_config_release(&tree->config);
+                tree->config = built;
+            }
+        }
         if (rc == 0)
             rc = parse_filter(tree->config.nodes_filter, &tree->nodes_filter, err);
         if (rc == 0)
@@ -237,6 +337,8 @@ void ps_pool_tree_free(struct ps_pool_tree *tree)
     ps_strmap_release(&tree->pools_by_name);
     ps_strmap_release(&tree->ops_by_id);
     ps_tree_config_release(&tree->config);
+    ps_value_release(&tree->explicit_config);
+    ps_value_release(&tree->templates);
     ps_formula_free(tree->nodes_filter);
     free(tree->name);
     free(tree);
@@ -305,15 +407,14 @@ static int rederive_pools(const struct ps_pool_tree *tree, const struct ps_tree_
     return 0;
 }
 
-static int update_config(struct ps_pool_tree *tree, const char *key, const struct ps_value *value,
-                         const struct ps_value *map, struct ps_error *err)
+/* Makes copy (taken) the tree's config with explicit_next and templates_next (taken when
+ * given, NULL: unchanged) once every check passed; on error nothing changed. */
+static int commit_config(struct ps_pool_tree *tree, struct ps_tree_config copy,
+                         struct ps_value *explicit_next, struct ps_value *templates_next,
+                         struct ps_error *err)
 {
-    ps_tree_begin_change(tree);
-    struct ps_tree_config copy;
-    if (ps_tree_config_copy(&copy, &tree->config) != 0)
-        return ps_error_set(err, PS_ENOMEM, "out of memory");
-    int rc = map ? ps_tree_config_apply(&copy, map, err) : ps_tree_config_set(&copy, key, value, err);
-    if (rc == 0 && copy.main_resource != tree->config.main_resource)
+    int rc = 0;
+    if (copy.main_resource != tree->config.main_resource)
         rc = ps_tree_validate_main_resource(tree, copy.main_resource, err);
     bool uses_user_pools = rc == 0 && copy.use_user_default_parent_pool_map &&
                            !tree->config.use_user_default_parent_pool_map;
@@ -340,11 +441,23 @@ static int update_config(struct ps_pool_tree *tree, const char *key, const struc
     if (rc != 0) {
         ps_formula_free(filter);
         ps_tree_config_release(&copy);
+        if (explicit_next)
+            ps_value_release(explicit_next);
+        if (templates_next)
+            ps_value_release(templates_next);
         ps_error_prefix(err, "pool tree \"%s\"", tree->name);
         return rc;
     }
     ps_tree_config_release(&tree->config);
     tree->config = copy;
+    if (explicit_next) {
+        ps_value_release(&tree->explicit_config);
+        tree->explicit_config = *explicit_next;
+    }
+    if (templates_next) {
+        ps_value_release(&tree->templates);
+        tree->templates = *templates_next;
+    }
     if (again) {
         for (int i = 0, k = 0; i < tree->pool_count; i++) {
             struct ps_pool *p = tree->pools[i];
@@ -372,6 +485,74 @@ static int update_config(struct ps_pool_tree *tree, const char *key, const struc
         ps_pool_tree_actualize_ephemeral_parents(tree);
     ps_pool_tree_run_pending(tree);
     return 0;
+}
+
+static int update_config(struct ps_pool_tree *tree, const char *key, const struct ps_value *value,
+                         const struct ps_value *map, struct ps_error *err)
+{
+    ps_tree_begin_change(tree);
+    /* the change applied to the config as it is, for its checks and messages */
+    struct ps_tree_config changed;
+    if (ps_tree_config_copy(&changed, &tree->config) != 0)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    int rc = map ? ps_tree_config_apply(&changed, map, err) : ps_tree_config_set(&changed, key, value, err);
+    if (rc != 0) {
+        ps_tree_config_release(&changed);
+        ps_error_prefix(err, "pool tree \"%s\"", tree->name);
+        return rc;
+    }
+    /* what was set joins the explicit keys (a null top-level key leaves them: the templates'
+     * value or the default applies again), and the config is built anew */
+    struct ps_value explicit_next;
+    rc = ps_value_copy(&explicit_next, &tree->explicit_config) != 0 ? PS_ENOMEM : 0;
+    if (map) {
+        for (int i = 0; rc == 0 && i < map->count; i++)
+            rc = record_key(&explicit_next, &changed, map->keys[i],
+                            !strchr(map->keys[i], '/') && map->items[i].type == PS_VALUE_NULL);
+    } else if (rc == 0) {
+        rc = record_key(&explicit_next, &changed, key,
+                        !strchr(key, '/') && (!value || value->type == PS_VALUE_NULL));
+    }
+    ps_tree_config_release(&changed);
+    if (rc != 0) {
+        ps_value_release(&explicit_next);
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    }
+    struct ps_tree_config next;
+    rc = build_config(&tree->templates, &explicit_next, &next, err);
+    if (rc != 0) {
+        ps_value_release(&explicit_next);
+        ps_error_prefix(err, "pool tree \"%s\"", tree->name);
+        return rc;
+    }
+    return commit_config(tree, next, &explicit_next, NULL, err);
+}
+
+int ps_pool_tree_set_templates(struct ps_pool_tree *tree, const struct ps_value *templates,
+                               struct ps_error *err)
+{
+    ps_tree_begin_change(tree);
+    struct ps_value next_templates;
+    if (ps_value_copy(&next_templates, templates) != 0)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    struct ps_tree_config next;
+    int rc = build_config(&next_templates, &tree->explicit_config, &next, err);
+    if (rc != 0) {
+        ps_value_release(&next_templates);
+        ps_error_prefix(err, "pool tree \"%s\"", tree->name);
+        return rc;
+    }
+    return commit_config(tree, next, NULL, &next_templates, err);
+}
+
+const struct ps_value *ps_pool_tree_explicit_config(const struct ps_pool_tree *tree)
+{
+    return &tree->explicit_config;
+}
+
+const struct ps_value *ps_pool_tree_templates(const struct ps_pool_tree *tree)
+{
+    return &tree->templates;
 }
 
 int ps_pool_tree_set_config(struct ps_pool_tree *tree, const char *key, const struct ps_value *value,

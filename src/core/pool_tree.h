@@ -133,6 +133,12 @@ struct ps_pool {
  * with err set on a bad name, config or pool (PS_EINVAL, PS_ENOENT) or out of memory. */
 struct ps_pool_tree *ps_pool_tree_new(const char *name, const struct ps_value *config,
                                       struct ps_error *err);
+/* ps_pool_tree_new under templates (a map of tree config keys, ps_tree_templates_compile;
+ * NULL for none): the tree's config is the defaults, then the templates, then config's keys,
+ * which are the tree's explicit config. */
+struct ps_pool_tree *ps_pool_tree_new_templated(const char *name, const struct ps_value *config,
+                                                const struct ps_value *templates,
+                                                struct ps_error *err);
 /* Frees the tree with its pools and operation memberships. NULL is a no-op. A tree added to a
  * strategy belongs to it: remove it with ps_strategy_remove_tree instead. */
 void ps_pool_tree_free(struct ps_pool_tree *tree);
@@ -152,11 +158,22 @@ const struct ps_formula *ps_pool_tree_nodes_filter(const struct ps_pool_tree *tr
  * tree belongs to a strategy, a new nodes_filter is also checked against the registered
  * nodes (strategy.h). Raised per-pool defaults may let pending operations run (see
  * ps_pool_tree_last_started). A change of pool_config_presets derives every explicit pool's
- * effective config again. On error nothing changed. */
+ * effective config again. What is set joins the tree's explicit config (a top-level key set to
+ * null leaves it, so a template's value applies again); the config is built anew from the
+ * defaults, the templates and the explicit config. On error nothing changed. */
 int ps_pool_tree_set_config(struct ps_pool_tree *tree, const char *key, const struct ps_value *value,
                             struct ps_error *err);
 int ps_pool_tree_apply_config(struct ps_pool_tree *tree, const struct ps_value *map,
                               struct ps_error *err);
+
+/* The keys set on the tree (canonical names, each with its whole value), which the store
+ * keeps, and the templates under them (tree_template.h). Valid until the config changes. */
+const struct ps_value *ps_pool_tree_explicit_config(const struct ps_pool_tree *tree);
+const struct ps_value *ps_pool_tree_templates(const struct ps_pool_tree *tree);
+/* Puts templates (a map of tree config keys, taken as a copy) under the tree's explicit
+ * config; validated as a config change is (the same errors, nothing changed on error). */
+int ps_pool_tree_set_templates(struct ps_pool_tree *tree, const struct ps_value *templates,
+                               struct ps_error *err);
 
 /* ---- pools ------------------------------------------------------------------------------- */
 

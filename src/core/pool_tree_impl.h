@@ -22,7 +22,9 @@ struct ps_filter_cache_entry {
 
 struct ps_pool_tree {
     char *name;
-    struct ps_tree_config config;
+    struct ps_tree_config config;           /* effective: defaults, templates, explicit_config */
+    struct ps_value explicit_config;        /* the keys set on the tree (canonical names) */
+    struct ps_value templates;              /* the merged templates matching the tree (map) */
     struct ps_formula *nodes_filter;        /* NULL when empty */
 
     struct ps_pool *root;

@@ -1,4 +1,5 @@
 #include "core/strategy.h"
+#include "core/tree_template.h"
 
 #include "core/offloading.h"
 
@@ -28,6 +29,7 @@ struct ps_strategy {
     bool has_connect_time;                  /* ps_strategy_set_connection_time */
     int64_t connected_at_ms;
     struct ps_value user_default_pools;     /* map user -> pool name (user_pools.h) */
+    struct ps_value templates;              /* template_pool_tree_config_map, checked */
 };
 
 const char *ps_operation_state_name(enum ps_operation_state state)
@@ -51,6 +53,7 @@ struct ps_strategy *ps_strategy_new(void)
     ps_strmap_init(&s->nodes_by_id);
     ps_strmap_init(&s->ops_by_id);
     s->user_default_pools = ps_value_map();
+    s->templates = ps_value_map();
     return s;
 }
 
@@ -84,6 +87,7 @@ void ps_strategy_free(struct ps_strategy *s)
     free(s->activated);
     ps_strmap_release(&s->nodes_by_id);
     ps_strmap_release(&s->ops_by_id);
+    ps_value_release(&s->templates);
     free(s->default_tree);
     ps_value_release(&s->user_default_pools);
     free(s);
@@ -241,7 +245,13 @@ int ps_strategy_add_tree(struct ps_strategy *s, const char *name, const struct p
         rc = ps_error_set(err, PS_EEXIST, "pool tree \"%s\" already exists", name);
         goto out;
     }
-    struct ps_pool_tree *tree = ps_pool_tree_new(name, config, err);
+    struct ps_value templates;
+    if (ps_tree_templates_compile(&s->templates, name, &templates) != 0) {
+        rc = ps_error_set(err, PS_ENOMEM, "out of memory");
+        goto out;
+    }
+    struct ps_pool_tree *tree = ps_pool_tree_new_templated(name, config, &templates, err);
+    ps_value_release(&templates);
     if (!tree) {
         rc = err && err->code ? err->code : PS_EINVAL;
         goto out;
@@ -261,6 +271,60 @@ int ps_strategy_add_tree(struct ps_strategy *s, const char *name, const struct p
 out:
     end(s);
     return rc;
+}
+
+int ps_strategy_set_tree_templates(struct ps_strategy *s, const struct ps_value *map,
+                                   struct ps_error *err)
+{
+    int rc = ps_tree_templates_check(map, err);
+    struct ps_value next = ps_value_map();
+    if (rc == 0 && map && map->type == PS_VALUE_MAP && ps_value_copy(&next, map) != 0)
+        rc = ps_error_set(err, PS_ENOMEM, "out of memory");
+    struct ps_value *old = rc == 0 ? calloc((size_t)s->tree_count + 1, sizeof *old) : NULL;
+    if (rc == 0 && !old)
+        rc = ps_error_set(err, PS_ENOMEM, "out of memory");
+    if (rc != 0) {
+        ps_value_release(&next);
+        return rc;
+    }
+    begin(s);
+    /* each tree under its new templates; a refusal puts the trees done back under their old */
+    int done = 0;
+    for (; rc == 0 && done < s->tree_count; done++) {
+        struct ps_pool_tree *tree = s->trees[done];
+        struct ps_value compiled;
+        if (ps_value_copy(&old[done], ps_pool_tree_templates(tree)) != 0 ||
+            ps_tree_templates_compile(&next, ps_pool_tree_name(tree), &compiled) != 0) {
+            rc = ps_error_set(err, PS_ENOMEM, "out of memory");
+            break;
+        }
+        rc = ps_pool_tree_set_templates(tree, &compiled, err);
+        ps_value_release(&compiled);
+        if (rc != 0) {
+            ps_error_prefix(err, "template_pool_tree_config_map");
+            break;
+        }
+    }
+    for (int i = done - 1; i >= 0; i--) {
+        if (rc != 0)
+            ps_pool_tree_set_templates(s->trees[i], &old[i], NULL);   /* held before: valid */
+    }
+    for (int i = 0; i <= done && i < s->tree_count; i++)
+        ps_value_release(&old[i]);
+    free(old);
+    if (rc == 0) {
+        ps_value_release(&s->templates);
+        s->templates = next;
+    } else {
+        ps_value_release(&next);
+    }
+    end(s);
+    return rc;
+}
+
+const struct ps_value *ps_strategy_tree_templates(const struct ps_strategy *s)
+{
+    return &s->templates;
 }
 
 void ps_strategy_set_connection_time(struct ps_strategy *s, int64_t connected_at_ms)

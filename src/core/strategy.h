@@ -77,6 +77,15 @@ void ps_strategy_free(struct ps_strategy *s);  /* NULL is a no-op; frees trees, 
 
 /* ---- trees ------------------------------------------------------------------------------- */
 
+/* template_pool_tree_config_map (tree_template.h): checks map (NULL or null: none) and puts
+ * every tree, and every tree added later, under the templates matching its name. All or
+ * nothing: a template error, or a tree whose config would break (a rule of its pools, a node
+ * in two trees), refuses the whole map with the tree named. */
+int ps_strategy_set_tree_templates(struct ps_strategy *s, const struct ps_value *map,
+                                   struct ps_error *err);
+/* The map in force (an empty map when none). */
+const struct ps_value *ps_strategy_tree_templates(const struct ps_strategy *s);
+
 /* Adds a tree with a config map (NULL: defaults). Refused when the name exists (PS_EEXIST),
  * the config is bad (PS_EINVAL) or a registered node would match two trees (PS_EINVAL,
  * naming the node and both trees). Registered nodes matching it join it. */

@@ -307,6 +307,8 @@ int ps_cypress_get(struct ps_service *svc, const char *path, json_t **out, struc
         return ps_node_health_get(svc, path, out, err);
     if (ps_user_pool_map_claims(path))   /* //sys/scheduler/user_to_default_pool */
         return ps_user_pool_map_get(svc, path, out, err);
+    if (ps_sched_config_claims(path))
+        return ps_sched_config_get(svc, path, out, err);
     struct target t;
     int rc = resolve(svc, path, &t, 0, err);
     if (rc == 0)
@@ -375,7 +377,7 @@ static int require_admin(const struct ps_auth_identity *who, const char *what, s
     return ps_auth_require(who, PS_ROLE_ADMIN, what, err);
 }
 
-static void tree_changed(struct ps_service *svc, struct ps_pool_tree *tree)
+void ps_cypress_tree_changed(struct ps_service *svc, struct ps_pool_tree *tree)
 {
     if (dry.copy)
         return;   /* a dry run: nothing is applied, journalled or woken */
@@ -420,6 +422,8 @@ int ps_cypress_set(struct ps_service *svc, const struct ps_auth_identity *who, c
         return ps_node_health_set(svc, who ? who->user : NULL, path, value, err);
     if (ps_user_pool_map_claims(path))
         return ps_user_pool_map_set(svc, path, value, err);
+    if (ps_sched_config_claims(path))
+        return ps_sched_config_set(svc, path, value, err);
     struct target t;
     if ((rc = resolve(svc, path, &t, 0, err)) != 0) {
         target_release(&t);
@@ -453,7 +457,7 @@ int ps_cypress_set(struct ps_service *svc, const struct ps_auth_identity *who, c
         else
             rc = ps_pool_tree_set_config(t.tree, t.key, &v, err);
         if (rc == 0)
-            tree_changed(svc, t.tree);
+            ps_cypress_tree_changed(svc, t.tree);
     } else {
         bool rename = t.has_attr && strcmp(t.key, "name") == 0;
         if ((rename || (t.has_attr && strcmp(t.key, "parent_name") == 0)) &&
@@ -470,7 +474,7 @@ int ps_cypress_set(struct ps_service *svc, const struct ps_auth_identity *who, c
         else
             rc = ps_pool_tree_set_pool_attr(t.tree, t.pool->name, t.key, &v, err);
         if (rc == 0)
-            tree_changed(svc, t.tree);
+            ps_cypress_tree_changed(svc, t.tree);
     }
     if (rc == 0 && t.kind != T_TREES && !dry.copy)
         ps_svc_log(svc, "info", "config_changed", "tree=%s%s%s key=%s",
@@ -536,7 +540,7 @@ int ps_cypress_move(struct ps_service *svc, const struct ps_auth_identity *who,
             ps_pool_tree_rename_pool(s.tree, slash + 1, name, &ignored);
         }
         if (rc == 0) {
-            tree_changed(svc, s.tree);
+            ps_cypress_tree_changed(svc, s.tree);
             ps_svc_log(svc, "info", "config_changed", "tree=%s pool=%s moved_to=%s/%s",
                        ps_pool_tree_name(s.tree), name, parent, slash + 1);
         }
@@ -584,7 +588,7 @@ int ps_cypress_transfer_pool_resources(struct ps_service *svc, const struct ps_a
     rc = ps_pool_tree_transfer_resources(tree, values[0], values[1], &v, err);
     ps_value_release(&v);
     if (rc == 0) {
-        tree_changed(svc, tree);
+        ps_cypress_tree_changed(svc, tree);
         ps_svc_log(svc, "info", "config_changed", "tree=%s transfer_pool_resources=%s->%s",
                    ps_pool_tree_name(tree), values[0], values[1]);
     }
@@ -652,7 +656,7 @@ static int create_pool(struct ps_service *svc, const json_t *body, struct ps_err
         ps_value_release(&av);
     }
     if (rc == 0 && !dry.copy) {
-        tree_changed(svc, tree);
+        ps_cypress_tree_changed(svc, tree);
         ps_svc_log(svc, "info", "pool_created", "tree=%s pool=%s parent=%s",
                    ps_pool_tree_name(tree), name, parent);
     }
@@ -802,6 +806,8 @@ int ps_cypress_remove(struct ps_service *svc, const struct ps_auth_identity *who
         return ps_node_health_set(svc, who ? who->user : NULL, path, NULL, err);
     if (ps_user_pool_map_claims(path))
         return ps_user_pool_map_set(svc, path, NULL, err);
+    if (ps_sched_config_claims(path))
+        return ps_sched_config_set(svc, path, NULL, err);
     struct target t;
     if ((rc = resolve(svc, path, &t, 0, err)) != 0) {
         target_release(&t);
@@ -824,7 +830,7 @@ int ps_cypress_remove(struct ps_service *svc, const struct ps_auth_identity *who
         char *name = strdup(t.pool->name);
         rc = ps_pool_tree_remove_pool(t.tree, name, err);
         if (rc == 0 && !dry.copy) {
-            tree_changed(svc, t.tree);
+            ps_cypress_tree_changed(svc, t.tree);
             ps_svc_log(svc, "info", "pool_removed", "tree=%s pool=%s", ps_pool_tree_name(t.tree),
                        name);
         }
@@ -876,7 +882,8 @@ static struct ps_pool_tree *copy_tree(struct ps_service *svc, struct ps_pool_tre
     json_decref(config);
     if (rc != 0)
         return NULL;
-    struct ps_pool_tree *copy = ps_pool_tree_new(ps_pool_tree_name(tree), &v, err);
+    struct ps_pool_tree *copy = ps_pool_tree_new_templated(ps_pool_tree_name(tree), &v,
+                                                           ps_pool_tree_templates(tree), err);
     ps_value_release(&v);
     if (copy && ps_pool_tree_clone_state(copy, tree, err) != 0) {
         ps_pool_tree_clone_free(copy);
@@ -988,7 +995,8 @@ int ps_cypress_dry_run(struct ps_service *svc, const struct ps_auth_identity *wh
     const char *refuse = NULL;
     if (create && (!type || strcmp(type, "scheduler_pool") != 0)) {
         refuse = "create: only a scheduler_pool";
-    } else if (path && (ps_node_health_claims(path) || ps_user_pool_map_claims(path))) {
+    } else if (path && (ps_node_health_claims(path) || ps_user_pool_map_claims(path) ||
+                        ps_sched_config_claims(path))) {
         refuse = "//sys/cluster_nodes and //sys/scheduler";
     } else if (path) {
         struct target t;

@@ -356,7 +356,8 @@ int ps_history_restore(struct ps_history *h, json_t *records, int64_t now_ms)
         if (ps_history_record_time(x) >= oldest && ps_history_record_time(x) < now_ms)
             r[m++] = x;
     }
-    qsort(r, m, sizeof *r, by_time);
+    if (m > 1)
+        qsort(r, m, sizeof *r, by_time);
     int rc = 0;
     for (size_t i = 0; i < m && rc == 0; i++)
         rc = restore_one(h, r[i]);

@@ -2,7 +2,8 @@
  *
  * Kinds (objects table, store.h):
  *   meta/default_tree     {"default_tree": name | null}
- *   tree/<name>           {"config": {tree config}, "pools": [{name, parent, pool config...,
+ *   meta/scheduler_config {"template_pool_tree_config_map": {...}} (sched_config.c)
+ *   tree/<name>           {"config": {the keys set on the tree}, "pools": [{name, parent, pool config...,
  *                          accumulated_resource_volume}], "below_fair_share_since": {pool: ms}}
  *                         explicit pools only, in creation order, each with the config as set
  *                         on it (a config_preset's values are derived again from the tree's
@@ -639,7 +640,9 @@ static void rebuild_progress(struct ps_service *svc, int64_t now_ms)
 int ps_persist_load(struct ps_service *svc, struct ps_error *err)
 {
     json_t *trees = NULL, *ops = NULL;
-    int rc = list_kind(svc, "tree", &trees, err);
+    int rc = ps_sched_config_load(svc, err);   /* templates before the trees they shape */
+    if (rc == 0)
+        rc = list_kind(svc, "tree", &trees, err);
     if (rc == 0)
         rc = list_kind(svc, "operation", &ops, err);
     size_t i;

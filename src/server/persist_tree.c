@@ -136,8 +136,9 @@ char *ps_persist_tree_text(struct ps_pool_tree *tree, struct ps_persist_cache **
     struct ps_persist_cache *old = cache ? *cache : NULL;
 
     ps_textbuf_adds(&b, "{\"config\":");
+    /* the keys set on the tree: templates (tree_template.h) go under them again on load */
     struct ps_value cv = ps_value_null();
-    if (ps_tree_config_to_value(ps_pool_tree_config(tree), &cv) == 0)
+    if (ps_value_copy(&cv, ps_pool_tree_explicit_config(tree)) == 0)
         add_json(&b, ps_value_to_json(&cv));
     else
         b.failed = true;

@@ -496,6 +496,18 @@ json_t *ps_persist_job_doc(const struct ps_svc_job *job);
 void ps_persist_tree(struct ps_service *svc, const char *tree);   /* journal put */
 void ps_persist_tree_removed(struct ps_service *svc, const char *tree);
 void ps_persist_meta(struct ps_service *svc);
+
+/* sched_config.c: //sys/scheduler/config (template_pool_tree_config_map), under svc->mu. */
+bool ps_sched_config_claims(const char *path);
+int ps_sched_config_get(struct ps_service *svc, const char *path, json_t **out, struct ps_error *err);
+/* value NULL: remove. Checked and applied to every tree, or refused with nothing changed. */
+int ps_sched_config_set(struct ps_service *svc, const char *path, const json_t *value,
+                        struct ps_error *err);
+void ps_persist_sched_config(struct ps_service *svc);
+/* At load, before the trees: the stored config, if any. */
+int ps_sched_config_load(struct ps_service *svc, struct ps_error *err);
+/* api_cypress.c: after a tree changed (persist it, wake the loop, report started operations). */
+void ps_cypress_tree_changed(struct ps_service *svc, struct ps_pool_tree *tree);
 /* Also notes in op which below_fair_share_since the document carries (since_persisted). */
 void ps_persist_op(struct ps_service *svc, struct ps_svc_op *op);
 /* Whether some tree's below_fair_share_since of op differs from what its last document

@@ -1,0 +1,145 @@
+/* sched_config.c — //sys/scheduler/config, the part of upstream's scheduler config that
+ * changes at run time: template_pool_tree_config_map (core/tree_template.h). Read and written
+ * through Cypress (`get`, `set`, `remove` of //sys/scheduler/config,
+ * .../template_pool_tree_config_map and .../template_pool_tree_config_map/<name>); a change is
+ * checked and applied to every tree at once or refused, and kept in the store as
+ * meta/scheduler_config, which a restart applies before the trees are loaded. Under svc->mu. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/strategy.h"
+#include "io/json_value.h"
+#include "server/service.h"
+
+#define ROOT "//sys/scheduler/config"
+#define KEY "template_pool_tree_config_map"
+
+bool ps_sched_config_claims(const char *path)
+{
+    size_t k = strlen(ROOT);
+    return path && strncmp(path, ROOT, k) == 0 && (path[k] == '\0' || path[k] == '/');
+}
+
+/* The part of the path after ROOT: "" (the whole config), KEY, or KEY/<template>; NULL when
+ * it names anything else. *entry gets the template name or NULL. */
+static const char *which(const char *path, const char **entry)
+{
+    const char *rest = path + strlen(ROOT);
+    *entry = NULL;
+    if (*rest == '\0')
+        return "";
+    rest++;
+    size_t k = strlen(KEY);
+    if (strncmp(rest, KEY, k) != 0 || (rest[k] != '\0' && rest[k] != '/'))
+        return NULL;
+    if (rest[k] == '/') {
+        *entry = rest + k + 1;
+        if (!**entry || strchr(*entry, '/'))
+            return NULL;
+    }
+    return KEY;
+}
+
+int ps_sched_config_get(struct ps_service *svc, const char *path, json_t **out, struct ps_error *err)
+{
+    const char *entry;
+    const char *part = which(path, &entry);
+    *out = NULL;
+    if (!part)
+        return ps_error_set(err, PS_ENOENT, "path %s does not exist: //sys/scheduler/config has only "
+                            KEY, path);
+    json_t *map = ps_value_to_json(ps_strategy_tree_templates(svc->strategy));
+    if (!map)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    if (!*part) {
+        *out = json_pack("{s:o}", KEY, map);
+    } else if (!entry) {
+        *out = map;
+    } else {
+        json_t *t = json_object_get(map, entry);
+        *out = t ? json_incref(t) : NULL;
+        json_decref(map);
+        if (!*out)
+            return ps_error_set(err, PS_ENOENT, "path %s does not exist: no template \"%s\"", path,
+                                entry);
+    }
+    return *out ? 0 : ps_error_set(err, PS_ENOMEM, "out of memory");
+}
+
+void ps_persist_sched_config(struct ps_service *svc)
+{
+    if (svc->journal)
+        ps_journal_put(svc->journal, "meta", "scheduler_config",
+                       json_pack("{s:o}", KEY, ps_value_to_json(ps_strategy_tree_templates(svc->strategy))));
+}
+
+static int apply(struct ps_service *svc, const json_t *map, struct ps_error *err)
+{
+    struct ps_value v = ps_value_map();
+    int rc = map ? ps_json_to_value(map, &v, err) : 0;
+    if (rc != 0)
+        return rc;
+    rc = ps_strategy_set_tree_templates(svc->strategy, &v, err);
+    ps_value_release(&v);
+    return rc;
+}
+
+int ps_sched_config_set(struct ps_service *svc, const char *path, const json_t *value,
+                        struct ps_error *err)
+{
+    const char *entry;
+    const char *part = which(path, &entry);
+    if (!part)
+        return ps_error_set(err, PS_EINVAL, "%s: //sys/scheduler/config has only " KEY, path);
+    json_t *map = NULL;
+    if (!*part) {   /* the whole config: a map with at most KEY */
+        if (value && !json_is_object(value))
+            return ps_error_set(err, PS_EINVAL, "//sys/scheduler/config: must be a map");
+        const char *k;
+        json_t *x;
+        json_object_foreach((json_t *)value, k, x) if (strcmp(k, KEY) != 0)
+            return ps_error_set(err, PS_EINVAL, "//sys/scheduler/config/%s: unknown key (poolsched "
+                                "changes only " KEY " at run time)", k);
+        map = value ? json_incref(json_object_get(value, KEY)) : NULL;
+    } else if (!entry) {
+        map = value ? json_incref((json_t *)value) : NULL;
+    } else {
+        map = ps_value_to_json(ps_strategy_tree_templates(svc->strategy));
+        if (!map)
+            return ps_error_set(err, PS_ENOMEM, "out of memory");
+        if (value)
+            json_object_set(map, entry, (json_t *)value);
+        else
+            json_object_del(map, entry);
+    }
+    if (!map || json_is_null(map)) {
+        json_decref(map);
+        map = json_object();
+    }
+    int rc = apply(svc, map, err);
+    json_decref(map);
+    if (rc != 0)
+        return rc;
+    ps_persist_sched_config(svc);
+    for (int i = 0; i < ps_strategy_tree_count(svc->strategy); i++)
+        ps_cypress_tree_changed(svc, ps_strategy_tree_at(svc->strategy, i));
+    ps_svc_log(svc, "info", "config_changed", "path=%s", path);
+    return 0;
+}
+
+int ps_sched_config_load(struct ps_service *svc, struct ps_error *err)
+{
+    char *text = NULL;
+    pthread_mutex_lock(&svc->store_mu);
+    int got = ps_store_get(svc->store, "meta", "scheduler_config", &text, NULL);
+    pthread_mutex_unlock(&svc->store_mu);
+    if (got != 0)
+        return 0;   /* never set */
+    json_t *doc = json_loads(text, 0, NULL);
+    free(text);
+    int rc = apply(svc, json_object_get(doc, KEY), err);
+    json_decref(doc);
+    if (rc != 0)
+        ps_error_prefix(err, "stored //sys/scheduler/config");
+    return rc;
+}
