@@ -1,5 +1,7 @@
 #include "core/pool_config.h"
 
+#include "core/offloading.h"
+
 #include <float.h>
 #include <math.h>
 #include <stddef.h>
@@ -163,6 +165,7 @@ static const struct ps_attr pool_attrs[] = {
     {.name = "allow_regular_allocations_on_ssd_nodes", .alias = {"allow_regular_jobs_on_ssd_nodes"},
      .kind = PS_ATTR_OPT_BOOL, .offset = OFF(allow_regular_allocations_on_ssd_nodes)},
     {.name = "config_preset", .kind = PS_ATTR_OPT_STRING, .offset = OFF(config_preset)},
+    {.name = "offloading_settings", .kind = PS_ATTR_MAP, .offset = OFF(offloading_settings)},
     {.name = "acl", .kind = PS_ATTR_STRING_LIST, .offset = OFF(acl)},
     {.name = "enable_fair_share_truncation_in_fifo_pool", .kind = PS_ATTR_OPT_BOOL,
      .offset = OFF(enable_fair_share_truncation_in_fifo_pool)},
@@ -199,6 +202,7 @@ int ps_pool_config_init(struct ps_pool_config *cfg)
     ephemeral_init(&cfg->ephemeral_subpool_config);
     integral_init(&cfg->integral_guarantees);
     historic_init(&cfg->historic_usage_config);
+    cfg->offloading_settings = ps_value_map();
     return 0;
 }
 
@@ -262,6 +266,8 @@ static int check_counts(const char *prefix, const struct ps_opt_int *max_ops,
 int ps_pool_config_validate(const struct ps_pool_config *cfg, struct ps_error *err)
 {
     int rc = check_counts("", &cfg->max_operation_count, &cfg->max_running_operation_count, err);
+    if (rc == 0)
+        rc = ps_offloading_settings_check(&cfg->offloading_settings, err);
     if (rc != 0)
         return rc;
     if (cfg->has_ephemeral_subpool_config) {

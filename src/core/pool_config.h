@@ -72,6 +72,11 @@
  *                                                                 tree's pool_config_presets
  *                                                                 whose values apply where the
  *                                                                 pool sets none (pool_preset.h)
+ * offloading_settings                        {}                   pool tree name -> {pool,
+ *                                                                 weight, resource_limits,
+ *                                                                 tentative}: the operations
+ *                                                                 below also run there
+ *                                                                 (offloading.h)
  *
  * Choices, and why:
  * - weight: the docs say "non-negative"; upstream's range is [sqrt(DBL_EPSILON),
@@ -169,6 +174,7 @@ struct ps_pool_config {
     struct ps_opt_bool allow_regular_allocations_on_ssd_nodes;  /* unset: true */
     struct ps_string_list acl;
     char *config_preset;                           /* owned, NULL when unset */
+    struct ps_value offloading_settings;           /* a map, {} by default (offloading.h) */
 };
 
 extern const struct ps_attr_table ps_pool_config_table;

@@ -1,6 +1,8 @@
 #include "core/strategy.h"
 #include "core/tree_template.h"
 
+#include "core/offloading.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -617,6 +619,11 @@ static struct ps_operation *operation_new(const char *id, const char *user, int6
     return op;
 }
 
+static struct ps_pool_tree *find_tree(void *ctx, const char *name)
+{
+    return ps_strategy_find_tree(ctx, name);
+}
+
 /* restore: NULL for a start; else per tree name the pool and state before a restart. */
 static int start_operation(struct ps_strategy *s, const char *id, const char *user,
                            int64_t start_time_ms, const struct ps_operation_spec *spec,
@@ -628,6 +635,8 @@ static int start_operation(struct ps_strategy *s, const char *id, const char *us
         *out = NULL;
     int rc = 0;
     struct ps_operation *op = NULL;
+    struct ps_operation_spec own;   /* the spec with the offload trees (offloading.h) */
+    bool has_own = false;
     int room = s->tree_count > spec->pool_trees.count ? s->tree_count : spec->pool_trees.count;
     struct ps_pool_tree **trees = calloc((size_t)(room > 0 ? room : 1), sizeof *trees);
     int count = 0;
@@ -648,6 +657,14 @@ static int start_operation(struct ps_strategy *s, const char *id, const char *us
         goto out;
     }
     rc = operation_trees(s, spec, restore != NULL, trees, &count, err);
+    if (rc == 0 && ps_operation_spec_copy(&own, spec) != 0)
+        rc = ps_error_set(err, PS_ENOMEM, "out of memory");
+    else if (rc == 0)
+        has_own = true;
+    if (rc == 0)
+        rc = ps_offloading_add_trees(&own, user, trees, &count, find_tree, s, err);
+    if (rc == 0)
+        spec = &own;
     for (int i = 0; rc == 0 && i < count; i++) {
         struct ps_tree_op_settings settings;
         ps_operation_spec_settings(spec, ps_pool_tree_name(trees[i]), &settings);
@@ -691,6 +708,8 @@ static int start_operation(struct ps_strategy *s, const char *id, const char *us
 out:
     operation_free(op);
     free(trees);
+    if (has_own)
+        ps_operation_spec_release(&own);
     end(s);
     return rc;
 }

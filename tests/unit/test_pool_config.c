@@ -25,7 +25,8 @@ static const char *const expected_defaults =
     " \"fair_share_starvation_timeout\": null, \"fair_share_starvation_tolerance\": null,"
     " \"non_preemptible_resource_usage_threshold\": {}, \"enable_aggressive_starvation\": null,"
     " \"allow_aggressive_preemption\": null, \"allow_normal_preemption\": null,"
-    " \"allow_regular_allocations_on_ssd_nodes\": null, \"config_preset\": null, \"acl\": [],"
+    " \"allow_regular_allocations_on_ssd_nodes\": null, \"config_preset\": null,"
+    " \"offloading_settings\": {}, \"acl\": [],"
     " \"enable_fair_share_truncation_in_fifo_pool\": null,"
     " \"use_pool_satisfaction_for_scheduling\": null,"
     " \"infer_children_weights_from_historic_usage\": false,"
@@ -108,6 +109,7 @@ static const struct bad_case bad_cases[] = {
     {"acl", "\"alice\"", "must be a list of strings"},
     {"acl", "[\"\"]", "must not be empty"},
     {"config_preset", "5", "must be a string"},
+    {"offloading_settings", "5", "must be a map"},
     {"enable_fair_share_truncation_in_fifo_pool", "1", "must be a boolean"},
     {"use_pool_satisfaction_for_scheduling", "\"yes\"", "must be a boolean"},
     {"infer_children_weights_from_historic_usage", "0", "must be a boolean"},
@@ -118,6 +120,48 @@ static const struct bad_case bad_cases[] = {
     {"allowed_profiling_tags", "\"tag\"", "must be a list of strings"},
     {"nonsense", "1", "unknown key of the pool config"},
 };
+
+/* offloading_settings entries are checked with the config (offloading.h): each names the key,
+ * the value and the reason; a good one passes. */
+static void test_offloading_settings_validated(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *value, *reason;
+    } cases[] = {
+        {"{\"cloud\": 5}", "offloading_settings/cloud: must be a map"},
+        {"{\"cloud\": {\"weight\": 0}}", "offloading_settings/cloud: weight: must be in"},
+        {"{\"cloud\": {\"pool\": 7}}", "offloading_settings/cloud: pool: must be a string"},
+        {"{\"cloud\": {\"resource_limits\": {\"cpu\": -1}}}",
+         "offloading_settings/cloud: resource_limits"},
+        {"{\"cloud\": {\"pol\": \"x\"}}", "offloading_settings/cloud: pol: unknown key"},
+        {"{\"bad tree\": {}}", "offloading_settings/bad tree"},
+        {"{\"cloud\": {\"pool\": \"a b\"}}", "offloading_settings/cloud: pool"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct ps_pool_config cfg;
+        ps_pool_config_init(&cfg);
+        struct ps_value v = json(cases[i].value);
+        struct ps_error err;
+        ps_error_init(&err);
+        assert_int_equal(ps_pool_config_set(&cfg, "offloading_settings", &v, &err), 0);
+        ps_error_init(&err);
+        if (ps_pool_config_validate(&cfg, &err) != PS_EINVAL || !strstr(err.msg, cases[i].reason))
+            fail_msg("%s: %s", cases[i].value, err.msg);
+        ps_value_release(&v);
+        ps_pool_config_release(&cfg);
+    }
+    struct ps_pool_config cfg;
+    ps_pool_config_init(&cfg);
+    struct ps_value v = json("{\"cloud\": {\"pool\": \"p\", \"weight\": 0.5, \"tentative\": true,"
+                             " \"resource_limits\": {\"cpu\": 4}}, \"other\": {\"pool\": \"\"}}");
+    struct ps_error err;
+    ps_error_init(&err);
+    assert_int_equal(ps_pool_config_set(&cfg, "offloading_settings", &v, &err), 0);
+    assert_int_equal(ps_pool_config_validate(&cfg, &err), 0);
+    ps_value_release(&v);
+    ps_pool_config_release(&cfg);
+}
 
 static void test_bad_values_name_key_value_reason(void **state)
 {
@@ -426,6 +470,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults_of_every_key),
         cmocka_unit_test(test_bad_values_name_key_value_reason),
+        cmocka_unit_test(test_offloading_settings_validated),
         cmocka_unit_test(test_pool_level_rules),
         cmocka_unit_test(test_groups_and_ephemeral_config),
         cmocka_unit_test(test_pool_names),
