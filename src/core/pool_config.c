@@ -139,8 +139,6 @@ static const struct ps_attr pool_attrs[] = {
      .offset = OFF(fifo_pool_scheduling_order), .enum_names = fifo_order_names, .enum_count = 2},
     {.name = "forbid_immediate_operations", .kind = PS_ATTR_BOOL,
      .offset = OFF(forbid_immediate_operations)},
-    {.name = "enable_lightweight_operations", .kind = PS_ATTR_OPT_BOOL,
-     .offset = OFF(enable_lightweight_operations)},
     {.name = "create_ephemeral_subpools", .kind = PS_ATTR_BOOL,
      .offset = OFF(create_ephemeral_subpools)},
     {.name = "ephemeral_subpool_config", .kind = PS_ATTR_GROUP,
@@ -164,6 +162,8 @@ static const struct ps_attr pool_attrs[] = {
      .offset = OFF(allow_normal_preemption)},
     {.name = "allow_regular_allocations_on_ssd_nodes", .alias = {"allow_regular_jobs_on_ssd_nodes"},
      .kind = PS_ATTR_OPT_BOOL, .offset = OFF(allow_regular_allocations_on_ssd_nodes)},
+    {.name = "enable_lightweight_operations", .kind = PS_ATTR_OPT_BOOL,
+     .offset = OFF(enable_lightweight_operations)},
     {.name = "config_preset", .kind = PS_ATTR_OPT_STRING, .offset = OFF(config_preset)},
     {.name = "offloading_settings", .kind = PS_ATTR_MAP, .offset = OFF(offloading_settings)},
     {.name = "acl", .kind = PS_ATTR_STRING_LIST, .offset = OFF(acl)},
@@ -187,6 +187,26 @@ const struct ps_attr_table ps_pool_config_table = {
     .count = (int)(sizeof pool_attrs / sizeof pool_attrs[0]),
     .size = sizeof(struct ps_pool_config),
     .init = pool_init,
+};
+
+/* Config presets (pool_preset.h) hold upstream's TPoolPresetConfig keys: the block of entries
+ * of the pool table above from fair_share_starvation_timeout to enable_lightweight_operations,
+ * read by those very entries (a test checks the block's names). */
+#define PRESET_FIRST 14
+#define PRESET_COUNT 8
+
+static int preset_init(void *obj)
+{
+    memset(obj, 0, sizeof(struct ps_pool_config));   /* every preset key unset */
+    return 0;
+}
+
+const struct ps_attr_table ps_pool_preset_table = {
+    .what = "pool config preset",
+    .attrs = pool_attrs + PRESET_FIRST,
+    .count = PRESET_COUNT,
+    .size = sizeof(struct ps_pool_config),
+    .init = preset_init,
 };
 
 int ps_pool_config_init(struct ps_pool_config *cfg)

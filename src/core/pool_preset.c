@@ -5,49 +5,16 @@
 #include <stdio.h>
 #include <string.h>
 
-#define OFF(field) offsetof(struct ps_pool_config, field)
-#define HUGE_MAX 1e308   /* as pool_config.c */
-
-/* Same names, aliases, kinds and ranges as the pool config's entries (pool_config.c). */
-static const struct ps_attr preset_attrs[] = {
-    {.name = "fair_share_starvation_timeout", .alias = {"fair_share_preemption_timeout"},
-     .kind = PS_ATTR_OPT_INT, .offset = OFF(fair_share_starvation_timeout_ms), .min = 0,
-     .max = HUGE_MAX},
-    {.name = "fair_share_starvation_tolerance", .kind = PS_ATTR_OPT_DOUBLE,
-     .offset = OFF(fair_share_starvation_tolerance), .min = 0, .max = 1},
-    {.name = "non_preemptible_resource_usage_threshold", .kind = PS_ATTR_RESOURCES,
-     .offset = OFF(non_preemptible_resource_usage_threshold)},
-    {.name = "enable_aggressive_starvation", .kind = PS_ATTR_OPT_BOOL,
-     .offset = OFF(enable_aggressive_starvation)},
-    {.name = "allow_aggressive_preemption", .alias = {"allow_aggressive_starvation_preemption"},
-     .kind = PS_ATTR_OPT_BOOL, .offset = OFF(allow_aggressive_preemption)},
-    {.name = "allow_normal_preemption", .kind = PS_ATTR_OPT_BOOL,
-     .offset = OFF(allow_normal_preemption)},
-    {.name = "allow_regular_allocations_on_ssd_nodes", .alias = {"allow_regular_jobs_on_ssd_nodes"},
-     .kind = PS_ATTR_OPT_BOOL, .offset = OFF(allow_regular_allocations_on_ssd_nodes)},
-    {.name = "enable_lightweight_operations", .kind = PS_ATTR_OPT_BOOL,
-     .offset = OFF(enable_lightweight_operations)},
-};
-
 /* Every preset key unset; nothing else of the struct is used, nothing is owned. */
-static int preset_init(void *obj)
+static void preset_clear(struct ps_pool_config *cfg)
 {
-    memset(obj, 0, sizeof(struct ps_pool_config));
-    return 0;
+    memset(cfg, 0, sizeof *cfg);
 }
-
-const struct ps_attr_table ps_pool_preset_table = {
-    .what = "pool config preset",
-    .attrs = preset_attrs,
-    .count = (int)(sizeof preset_attrs / sizeof preset_attrs[0]),
-    .size = sizeof(struct ps_pool_config),
-    .init = preset_init,
-};
 
 int ps_pool_preset_load(const char *name, const struct ps_value *preset, struct ps_pool_config *out,
                         struct ps_error *err)
 {
-    preset_init(out);
+    preset_clear(out);
     int rc = ps_attr_apply(&ps_pool_preset_table, out, preset, true, err);
     if (rc == PS_ENOMEM)
         return ps_error_set(err, PS_ENOMEM, "out of memory");

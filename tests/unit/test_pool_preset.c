@@ -58,6 +58,23 @@ static const char presets[] =
 /* The steps of upstream's TestSchedulerPoolConfigPresets::test_presets
  * (tests/upstream/pools_presets.sh) on the engine: the effective config takes the preset where
  * the pool sets nothing, what was set on the pool stays as it was set. */
+/* The preset table is a block of the pool config table (pool_config.c): exactly upstream's
+ * TPoolPresetConfig keys, with the pool config's own entries. */
+static void test_preset_keys_are_upstreams(void **state)
+{
+    (void)state;
+    static const char *const want[] = {
+        "fair_share_starvation_timeout", "fair_share_starvation_tolerance",
+        "non_preemptible_resource_usage_threshold", "enable_aggressive_starvation",
+        "allow_aggressive_preemption", "allow_normal_preemption",
+        "allow_regular_allocations_on_ssd_nodes", "enable_lightweight_operations"};
+    assert_int_equal(ps_pool_preset_table.count, (int)(sizeof want / sizeof want[0]));
+    for (int i = 0; i < ps_pool_preset_table.count; i++) {
+        assert_string_equal(ps_pool_preset_table.attrs[i].name, want[i]);
+        assert_ptr_equal(ps_attr_find(&ps_pool_config_table, want[i]), &ps_pool_preset_table.attrs[i]);
+    }
+}
+
 static void test_preset_under_explicit_config(void **state)
 {
     (void)state;
@@ -197,6 +214,7 @@ static void test_refusals_and_transfers_keep_the_split(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_preset_keys_are_upstreams),
         cmocka_unit_test(test_preset_under_explicit_config),
         cmocka_unit_test(test_explicit_wins_per_key_and_resource),
         cmocka_unit_test(test_bad_presets_are_issues_not_refusals),
