@@ -46,8 +46,10 @@ static int parse_entry(const char *tree, const struct ps_value *entry,
         rc = ps_attr_apply(&settings_table, out, entry, false, err);
     if (rc == 0 && out->pool && out->pool[0] != '\0')
         rc = ps_pool_name_check("pool", out->pool, err);
-    if (rc != 0)
+    if (rc != 0) {
+        ps_attr_release(&settings_table, out);
         ps_error_prefix(err, "offloading_settings/%s", tree);
+    }
     return rc;
 }
 
