@@ -2,8 +2,9 @@
 // for each page, the first load (a fresh document) and PS_REFRESHES updates, each with the
 // fetch and render times the page records (window.psTimings) and the longest main-thread task
 // seen meanwhile (PerformanceObserver longtask: anything over 50 ms blocks input); on the pools
-// page also PS_REFRESHES updates with every pool's numbers changed, then sorts, filters and
-// scrolls, each timed to the next painted frame (docs/ui.md "With a large tree").
+// page also PS_REFRESHES updates with every pool's numbers changed; on the pools and operations
+// pages sorts, filters and scrolls, each timed to the next painted frame (docs/ui.md "With a
+// large tree").
 'use strict';
 const { chromium } = require('playwright-core');
 
@@ -18,7 +19,7 @@ const med = (a) => { const s = [...a].sort((x, y) => x - y); return s[Math.floor
     new PerformanceObserver((l) => l.getEntries().forEach((e) => window.psLongTasks.push(e.duration))).observe({ type: 'longtask', buffered: true });
   }, process.env.PS_TOKEN);
   const n = Number(process.env.PS_REFRESHES || 5);
-  const pages = (process.env.PS_PAGES || '#/pools/physical|#pools-table tr[data-pool="pool0"];#/operations|#ops-table tbody tr;#/operations?limit=1000|#ops-table tbody tr').split(';');
+  const pages = (process.env.PS_PAGES || '#/pools/physical|#pools-table tr[data-pool="pool0"];#/operations|#ops-table tbody tr:not(.spacer);#/operations?limit=1000|#ops-table tbody tr:not(.spacer)').split(';');
   for (const spec of pages) {
     const [hash, ready] = spec.split('|');
     await page.goto('about:blank');
@@ -63,32 +64,55 @@ const med = (a) => { const s = [...a].sort((x, y) => x - y); return s[Math.floor
     if (changed)
       console.log(`${hash}: ${changed.t.length} updates with every pool's numbers changed: median ${med(changed.t.map((x) => x.fetch_ms)).toFixed(0)} ms fetch + ` +
         `${med(changed.t.map((x) => x.render_ms)).toFixed(0)} ms render, longest task ${changed.long.toFixed(0)} ms`);
-    // Sorting and filtering the pools table: from the event to the next painted frame, and the
-    // longest main-thread task meanwhile (a sort reorders every row; a filter keeps a subset).
+    // Sorting, filtering and scrolling the table: from the event to the next painted frame, and
+    // the longest main-thread task meanwhile (a sort reorders every row; a filter keeps a subset).
+    // On the operations page a filter is a counter's link: a new list_operations, so its time
+    // runs to the frame after the page rendered the reply (fetch included).
+    const sel = (t, q) => `() => document.querySelector('${t} ${q}').click()`;
+    const input = (v) => `() => { const f = document.querySelector('#filter'); f.value = '${v}'; f.dispatchEvent(new Event('input')); }`;
+    const scrolls = [['scroll to the end', '() => window.scrollTo(0, document.documentElement.scrollHeight)', false],
+      ['scroll to the top', '() => window.scrollTo(0, 0)', false]];
+    let actions = null, tbl = null;
     if (await page.$('#pools-table th[data-sort="fair_share"]')) {
-      const actions = [
-        ['sort by fair share', () => document.querySelector('#pools-table th[data-sort="fair_share"]').click()],
-        ['sort by fair share, descending', () => document.querySelector('#pools-table th[data-sort="fair_share"]').click()],
-        ['sort by integral guarantee', () => document.querySelector('#pools-table th[data-sort="integral"]').click()],
-        ['sort by name', () => document.querySelector('#pools-table th[data-sort="name"]').click()],
-        ['filter "pool1"', () => { const f = document.querySelector('#filter'); f.value = 'pool1'; f.dispatchEvent(new Event('input')); }],
-        ['filter "pool12"', () => { const f = document.querySelector('#filter'); f.value = 'pool12'; f.dispatchEvent(new Event('input')); }],
-        ['filter cleared', () => { const f = document.querySelector('#filter'); f.value = ''; f.dispatchEvent(new Event('input')); }],
-        ['scroll to the end', () => window.scrollTo(0, document.documentElement.scrollHeight)],
-        ['scroll to the top', () => window.scrollTo(0, 0)],
+      tbl = '#pools-table';
+      actions = [
+        ['sort by fair share', sel(tbl, 'th[data-sort="fair_share"]'), false],
+        ['sort by fair share, descending', sel(tbl, 'th[data-sort="fair_share"]'), false],
+        ['sort by integral guarantee', sel(tbl, 'th[data-sort="integral"]'), false],
+        ['sort by name', sel(tbl, 'th[data-sort="name"]'), false],
+        ['filter "pool1"', input('pool1'), false],
+        ['filter "pool12"', input('pool12'), false],
+        ['filter cleared', input(''), false],
+        ...scrolls,
       ];
-      for (const [what, fn] of actions) {
-        await page.evaluate(() => { window.psLongTasks = []; });
-        const ms = await page.evaluate((src) => new Promise((done) => {
-          const t0 = performance.now();
-          (0, eval)(`(${src})`)();
-          requestAnimationFrame(() => setTimeout(() => done(performance.now() - t0), 0));
-        }), fn.toString());
-        await page.waitForTimeout(200);
-        const long = await page.evaluate(() => Math.max(0, ...window.psLongTasks));
-        const rows = await page.$$eval('#pools-table tbody tr[data-pool]', (r) => r.length);
-        console.log(`${hash}: ${what}: ${ms.toFixed(0)} ms to the next frame, longest task ${long.toFixed(0)} ms (${rows} rows in the DOM)`);
-      }
+    } else if (await page.$('#ops-table th[data-sort="start_time"]')) {
+      tbl = '#ops-table';
+      actions = [
+        ['sort by start time', sel(tbl, 'th[data-sort="start_time"]'), false],
+        ['sort by start time, descending', sel(tbl, 'th[data-sort="start_time"]'), false],
+        ['sort by pools', sel(tbl, 'th[data-sort="pool"]'), false],
+        ['sort by jobs', sel(tbl, 'th[data-sort="progress"]'), false],
+        ['sort by id', sel(tbl, 'th[data-sort="id"]'), false],
+        ...scrolls,
+        ['filter by the first pool counter', sel('', '[data-filter="pool"]'), true],
+        ['filter cleared (the counter again)', sel('', '[data-filter="pool"].on'), true],
+      ];
+    }
+    for (const [what, fn, fetches] of actions || []) {
+      await page.evaluate(() => { window.psLongTasks = []; window.psTimings = []; });
+      const ms = await page.evaluate(([src, wait]) => new Promise((done) => {
+        const t0 = performance.now();
+        const frame = () => requestAnimationFrame(() => setTimeout(() => done(performance.now() - t0), 0));
+        (0, eval)(`(${src})`)();
+        if (!wait) { frame(); return; }
+        const poll = () => (window.psTimings.some((x) => x.render_ms !== undefined) ? frame() : setTimeout(poll, 1));
+        poll();
+      }), [fn, fetches]);
+      await page.waitForTimeout(200);
+      const long = await page.evaluate(() => Math.max(0, ...window.psLongTasks));
+      const rows = await page.$$eval(`${tbl} tbody tr:not(.spacer)`, (r) => r.length);
+      const shown = await page.$eval(tbl, (t) => t.dataset.rows || t.tBodies[0].rows.length);
+      console.log(`${hash}: ${what}: ${ms.toFixed(0)} ms to the next frame${fetches ? ' (fetch included)' : ''}, longest task ${long.toFixed(0)} ms (${rows} of ${shown} rows in the DOM)`);
     }
   }
   await browser.close();

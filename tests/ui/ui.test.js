@@ -129,12 +129,62 @@ async function login(page, token) {
 
     // Operations list with counters.
     await page.goto(`${URL_}/ui/#/operations`);
-    await page.waitForSelector('#ops-table tbody tr');
+    await page.waitForSelector('#ops-table tbody tr:not(.spacer)');
     const opsText = await page.textContent('#main');
     const ops = await yt('list_operations', {});
     check('operations page lists every operation', ops.operations.every((o) => opsText.includes(o.id)), opsText.slice(0, 300));
     check('operations page shows the pool counters', ['prod', 'burst', 'relaxed', 'training'].every((p) => opsText.includes(p)));
     await shot(page, 'operations');
+
+    // A long list: the page's list_operations reply widened to 1,000 operations on its way to the
+    // page (Show 1000, the most the page allows). The table keeps only the rows near the viewport
+    // in the DOM; the rows in it after a sort and a scroll are checked against the list made here.
+    {
+      const LIST_OPS = /\/api\/v4\/_?list_operations/;   // the wrapper's v4 listOperations
+      const many = Array.from({ length: 1000 }, (_, i) => ({ ...ops.operations[0], id: `big-${String(i).padStart(4, '0')}`,
+        user: `u${String((i * 7919) % 1000).padStart(3, '0')}` }));
+      await page.route(LIST_OPS, async (route) => {
+        const r = await route.fetch();
+        const body = await r.json();
+        (body.operations ? body : body.value).operations = many;
+        await route.fulfill({ response: r, body: JSON.stringify(body) });
+      });
+      await page.goto(`${URL_}/ui/#/operations?limit=1000`);
+      await page.waitForSelector('#ops-table tr[data-op="big-0000"]');
+      const domOps = () => page.$$eval('#ops-table tbody tr[data-op]', (rs) => rs.map((r) => r.dataset.op));
+      let rows = await domOps();
+      const ids = many.map((o) => o.id);
+      check('a long operations list: only rows near the viewport are in the DOM', rows.length > 20 && rows.length < 1000
+        && (await page.$eval('#ops-table', (t) => t.dataset.rows)) === '1000', `${rows.length} of 1000 rows`);
+      check('a long operations list: the first rows in the reply\'s order', JSON.stringify(rows) === JSON.stringify(ids.slice(0, rows.length)),
+        `${rows.slice(0, 4)} vs ${ids.slice(0, 4)}`);
+      await page.click('#ops-table th[data-sort="user"]');
+      const byUser = [...many].sort((a, b) => (a.user < b.user ? -1 : a.user > b.user ? 1 : 0)).map((o) => o.id);
+      rows = await domOps();
+      check('a long operations list sorted by user: the first rows in order', JSON.stringify(rows) === JSON.stringify(byUser.slice(0, rows.length)),
+        `${rows.slice(0, 4)} vs ${byUser.slice(0, 4)}`);
+      await page.evaluate(() => window.scrollTo(0, document.documentElement.scrollHeight));
+      await page.waitForTimeout(300);
+      rows = await domOps();
+      const lastOp = byUser[byUser.length - 1];
+      const lastBox = await page.$eval(`#ops-table tr[data-op="${lastOp}"]`, (r) => { const b = r.getBoundingClientRect(); return [b.top, b.bottom, innerHeight]; }).catch(() => null);
+      check('a long operations list scrolled to the end: its last rows in order, the last one in view',
+        rows.length < 1000 && JSON.stringify(rows) === JSON.stringify(byUser.slice(byUser.length - rows.length)) && lastBox && lastBox[0] >= 0 && lastBox[1] <= lastBox[2],
+        `${rows.length} rows, ${rows.slice(-3)} vs ${byUser.slice(-3)}; last row at ${lastBox}`);
+      await page.evaluate(() => window.scrollTo(0, document.documentElement.scrollHeight / 2));
+      await page.waitForTimeout(300);
+      const mid = await page.evaluate(() => {
+        const el = document.elementFromPoint(200, innerHeight / 2);
+        const tr = el && el.closest('tr[data-op]');
+        const body = document.querySelector('#ops-table tbody').getBoundingClientRect();
+        const [a, b] = [...document.querySelectorAll('#ops-table tbody tr[data-op]')].slice(0, 2).map((r) => r.getBoundingClientRect().top);
+        return tr && { op: tr.dataset.op, index: Math.floor((innerHeight / 2 - body.top) / (b - a)) };
+      });
+      check('a long operations list scrolled: the row in the middle of the view is at its place in the order',
+        mid && Math.abs(byUser.indexOf(mid.op) - mid.index) <= 1, JSON.stringify(mid));
+      await page.unroute(LIST_OPS);
+      await page.evaluate(() => window.scrollTo(0, 0));
+    }
 
     // The gpu operation (CPU reclaim on, idle jobs): its jobs and a reclaimed CPU guarantee.
     const gpu = process.env.PS_GPU_OP;

@@ -2,7 +2,8 @@
 // and an operation's page (#/operation/<id>): spec, resulting spec, progress, pending reason,
 // alerts, and its jobs with node, CPU limit and guarantee (reclaim), memory, stderr.
 import { api } from './api.js';
-import { esc, num, bytes, time, table, bindSort, errorBox } from './util.js';
+import { esc, num, bytes, time, table, bindSort, errorBox, sortRows, tableHead } from './util.js';
+import { vtable } from './vtable.js';
 
 const view = { pool: '', user: '', state: '', limit: 100, sort: null, desc: false };
 
@@ -30,23 +31,49 @@ const OP_COLUMNS = [
   { key: 'start_time', title: 'Started', html: (o) => time(o.start_time) },
 ];
 
+// The list is virtualised (vtable.js): up to 1,000 operations shown, tens of rows in the DOM.
+// A refresh keeps the page (its form, counters and table) and rewrites what changed; a sort
+// reorders the rows (each key computed once) and renders the window in the viewport.
+const opRow = (o) => `<tr data-op="${esc(o.id)}">${OP_COLUMNS.map((c) => `<td class="c-${c.key}">${c.html ? c.html(o) : esc(o[c.key])}</td>`).join('')}</tr>`;
+const vt = vtable({ id: 'ops-table', cols: OP_COLUMNS.length, key: (o) => o.id, html: opRow });
+let reply = null;
+
+function showRows(tbl) {
+  vt.show(tbl, sortRows(OP_COLUMNS, reply.operations, view));
+}
+
+function setHtml(el, html) {   // only when it changed: a write before the table's paint costs a layout
+  if (el.psHtml !== html) { el.innerHTML = html; el.psHtml = html; }
+}
+
 export async function operationsPage(main, params, timing, query) {
   for (const k of ['pool', 'user', 'state']) view[k] = query.get(k) || '';
   if ([100, 1000].includes(Number(query.get('limit')))) view.limit = Number(query.get('limit'));
   const t0 = performance.now();
   const r = await api.listOperations({ pool: view.pool, user: view.user, state: view.state, limit: view.limit });
   const fetched = performance.now();
-  const render = () => {
+  reply = r;
+  const filters = JSON.stringify([view.pool, view.user, view.state, view.limit]);
+  let tbl = main.querySelector('#ops-table');
+  if (!tbl || tbl.dataset.filters !== filters) {   // a new page, not a refresh of this one
     main.innerHTML = `<h1>Operations</h1>
     <form id="op-filters" class="toolbar">
       Pool <input name="pool" value="${esc(view.pool)}"> User <input name="user" value="${esc(view.user)}">
       State <select name="state">${['', 'pending', 'running', 'completed', 'failed', 'aborted'].map((s) => `<option${s === view.state ? ' selected' : ''}>${s}</option>`).join('')}</select>
       Show <select name="limit">${[100, 1000].map((n) => `<option${n === view.limit ? ' selected' : ''}>${n}</option>`).join('')}</select>
       <button>Filter</button></form>
-    ${counters('State', r.state_counts, 'state')}${counters('Pool', r.pool_counts, 'pool')}${counters('User', r.user_counts, 'user')}
-    <p class="count">${r.operations.length} shown${r.incomplete ? ' (more match: raise Show)' : ''}</p>
-    ${table(OP_COLUMNS, r.operations, view, 'id="ops-table"')}`;
-    bindSort(main, view, render);
+    <div id="op-counters"></div><p class="count" id="op-count"></p>
+    <table id="ops-table" class="vtable"><thead><tr>${tableHead(OP_COLUMNS, view)}</tr></thead><tbody></tbody></table>`;
+    tbl = main.querySelector('#ops-table');
+    tbl.dataset.filters = filters;
+    vt.reset();
+    tbl.tHead.addEventListener('click', (ev) => {
+      const th = ev.target.closest('th[data-sort]');
+      if (!th) return;
+      if (view.sort === th.dataset.sort) view.desc = !view.desc; else { view.sort = th.dataset.sort; view.desc = false; }
+      for (const c of tbl.tHead.rows[0].cells) c.className = view.sort === c.dataset.sort ? (view.desc ? 'desc' : 'asc') : '';
+      showRows(tbl);
+    });
     main.querySelector('#op-filters').addEventListener('submit', (ev) => {
       ev.preventDefault();
       const f = new FormData(ev.target);
@@ -54,15 +81,19 @@ export async function operationsPage(main, params, timing, query) {
       for (const k of ['pool', 'user', 'state', 'limit']) if (f.get(k)) q.set(k, f.get(k));
       location.hash = `#/operations?${q}`;
     });
-    main.querySelectorAll('[data-filter]').forEach((a) => a.addEventListener('click', (ev) => {
+    main.querySelector('#op-counters').addEventListener('click', (ev) => {
+      const a = ev.target.closest('[data-filter]');
+      if (!a) return;
       ev.preventDefault();
       const q = new URLSearchParams();
       for (const k of ['pool', 'user', 'state']) if (view[k]) q.set(k, view[k]);
       if (view[a.dataset.filter] === a.dataset.value) q.delete(a.dataset.filter); else q.set(a.dataset.filter, a.dataset.value);
       location.hash = `#/operations?${q}`;
-    }));
-  };
-  render();
+    });
+  }
+  setHtml(main.querySelector('#op-counters'), `${counters('State', r.state_counts, 'state')}${counters('Pool', r.pool_counts, 'pool')}${counters('User', r.user_counts, 'user')}`);
+  setHtml(main.querySelector('#op-count'), `${r.operations.length} shown${r.incomplete ? ' (more match: raise Show)' : ''}`);
+  showRows(tbl);
   if (timing) timing({ fetch_ms: fetched - t0, render_ms: performance.now() - fetched, operations: r.operations.length });
 }
 

@@ -2,7 +2,8 @@
 // (#/pool/<tree>/<pool>): attributes with an editor that previews (dry run) and saves through
 // the API's `set`, integral volume and capacity, and the pool's operations.
 import { api, ORCHID } from './api.js';
-import { esc, pct, num, resources, shareBars, errorBox, time } from './util.js';
+import { esc, pct, num, resources, shareBars, errorBox, time, sortKey, compareKeys, collator, tableHead } from './util.js';
+import { vtable } from './vtable.js';
 
 const ROOT = '<Root>';
 const view = { tree: null, pools: {}, filter: '', sort: null, desc: false, collapsed: new Set() };
@@ -44,15 +45,10 @@ const COLUMNS = [
   { key: 'limits', title: 'Limits', value: (p) => limits(p) },
 ];
 
-// Sort keys: one per pool and column, computed once per reply (a comparison reads two keys);
-// strings compare with one collator (String.localeCompare builds one per call).
-const collator = new Intl.Collator(undefined, { numeric: true });
-function sortKey(col, p) {
+// Sort keys: one per pool and column, computed once per reply (a comparison reads two keys).
+function poolKey(col, p) {
   const cache = p.psKeys || (p.psKeys = {});
-  if (!(col.key in cache)) {
-    const v = col.value(p);
-    cache[col.key] = typeof v === 'number' && isFinite(v) ? v : String(v ?? '');
-  }
+  if (!(col.key in cache)) cache[col.key] = sortKey(col.value(p));
   return cache[col.key];
 }
 
@@ -69,15 +65,7 @@ function ordered(pools) {
   }
   const col = COLUMNS.find((c) => c.key === view.sort) || COLUMNS[0];
   const sign = view.desc ? -1 : 1;
-  const cmp = (a, b) => {
-    const x = sortKey(col, a), y = sortKey(col, b);
-    let c;
-    if (typeof x === 'number' && typeof y === 'number') c = x - y;
-    else if (typeof x === 'number') c = -1;          // numbers before text (a missing value)
-    else if (typeof y === 'number') c = 1;
-    else c = collator.compare(x, y);
-    return sign * c || collator.compare(a.name, b.name);
-  };
+  const cmp = (a, b) => sign * compareKeys(poolKey(col, a), poolKey(col, b)) || collator.compare(a.name, b.name);
   for (const list of kids.values()) list.sort(cmp);
   let keep = null;
   if (view.filter) {
@@ -116,13 +104,13 @@ function row(tree, p, depth, hasKids) {
   return `<tr data-pool="${esc(p.name)}" data-fair-share="${p.fair_share_ratio}">${cells.map((c) => `<td>${c}</td>`).join('')}</tr>`;
 }
 
-// The table is virtualised: of the ordered rows (view.rows) only those in or near the window's
-// viewport are in the DOM, between two spacer rows that keep the table's full height (rows have
-// one height: cells do not wrap). A sort, filter, fold or refresh recomputes the order (sort
-// keys cached per reply) and renders that window: tens of rows whatever the tree's size.
-const OVERSCAN = 25;          // rows rendered beyond each edge of the viewport
-const ROW_PX = 30;            // style.css; measured once per table (zoom)
-const win = { first: 0, last: -1, names: [], html: [], rowPx: ROW_PX };
+// The table is virtualised (vtable.js): a sort, filter, fold or refresh recomputes the order
+// (sort keys cached per reply) and renders the window of it in the viewport.
+const vt = vtable({
+  id: 'pools-table', cols: COLUMNS.length,
+  key: ([p]) => p.name,
+  html: ([p, d]) => row(view.tree, p, d, view.kids.has(p.name)),
+});
 
 function layout() {
   const { out, kids } = ordered(view.pools);
@@ -130,77 +118,13 @@ function layout() {
   view.kids = kids;
 }
 
-function range(tbl) {
-  const n = view.rows.length;
-  const top = tbl.tBodies[0].getBoundingClientRect().top;   // of the rows, in the viewport
-  const h = win.rowPx;
-  const first = Math.max(0, Math.floor(-top / h) - OVERSCAN);
-  const last = Math.min(n - 1, Math.ceil((window.innerHeight - top) / h) + OVERSCAN);
-  return [Math.min(first, Math.max(0, n - 1)), last];
-}
-
-// Renders the window's rows (range) into the table's body. When the same pools are in the
-// window in the same order (a refresh), only the rows whose HTML changed are rewritten, one by
-// one when they are a few, else in one go; and nothing reads the layout after writing it.
-function paint(tbl, force) {
-  const [first, last] = range(tbl);
-  const names = [], html = [];
-  for (let i = first; i <= last; i++) {
-    const [p, d] = view.rows[i];
-    names.push(p.name);
-    html.push(row(view.tree, p, d, view.kids.has(p.name)));
-  }
-  const body = tbl.tBodies[0];
-  const same = !force && first === win.first && names.length === win.names.length && names.every((n, i) => n === win.names[i]);
-  const changed = same ? html.reduce((n, h, i) => n + (win.html[i] !== h), 0) : html.length;
-  if (same && changed <= 8) {
-    const trs = body.rows;
-    html.forEach((h, i) => { if (win.html[i] !== h) trs[i + 1].outerHTML = h; });
-  } else {
-    const below = Math.max(0, view.rows.length - 1 - last);
-    body.innerHTML = `<tr class="spacer"${first ? '' : ' hidden'}><td colspan="${COLUMNS.length}" style="height:${first * win.rowPx}px"></td></tr>${html.join('')}`
-      + `<tr class="spacer"${below ? '' : ' hidden'}><td colspan="${COLUMNS.length}" style="height:${below * win.rowPx}px"></td></tr>`;
-  }
-  Object.assign(win, { first, last, names, html });
-  if (same) return;
-  // Once per table, the height of a row as drawn (the spacers are sized with it); and columns
-  // that only widen, so that scrolling does not make them jump as other rows come into view.
-  const [r1, r2] = [body.rows[1], body.rows[2]];
-  if (!win.measured && r2 && r2.dataset.pool) {
-    win.measured = true;
-    const h = r2.getBoundingClientRect().top - r1.getBoundingClientRect().top;
-    if (h > 0 && Math.abs(h - win.rowPx) > 0.01) { win.rowPx = h; paint(tbl, true); return; }
-  }
-  for (const th of tbl.tHead.rows[0].cells) {
-    const w = th.offsetWidth;
-    if (w > (th.psMin || 0)) { th.psMin = w; th.style.minWidth = `${w}px`; }
-  }
-}
-
-// The rows for a new scroll position, once per frame.
-let scrollPending = false;
-function onScroll() {
-  if (scrollPending) return;
-  scrollPending = true;
-  requestAnimationFrame(() => {
-    scrollPending = false;
-    const tbl = document.getElementById('pools-table');
-    if (!tbl || !view.rows) return;
-    const [first, last] = range(tbl);
-    if (first !== win.first || last !== win.last) paint(tbl);
-  });
-}
-window.addEventListener('scroll', onScroll, { passive: true });
-window.addEventListener('resize', onScroll, { passive: true });
-
 // Renders the table from view.pools: builds it the first time (or for another tree), else
 // repaints the window of rows.
 function render(main) {
   layout();
   let tbl = main.querySelector('#pools-table');
-  const head = () => COLUMNS.map((c) => `<th data-sort="${c.key}"${view.sort === c.key ? ` class="${view.desc ? 'desc' : 'asc'}"` : ''}>${esc(c.title)}</th>`).join('');
   if (!tbl || tbl.dataset.tree !== view.tree) {
-    const html = `<table id="pools-table" class="pools" data-tree="${esc(view.tree)}"><thead><tr>${head()}</tr></thead><tbody></tbody></table>`;
+    const html = `<table id="pools-table" class="pools vtable" data-tree="${esc(view.tree)}"><thead><tr>${tableHead(COLUMNS, view)}</tr></thead><tbody></tbody></table>`;
     if (tbl) tbl.outerHTML = html;
     else main.insertAdjacentHTML('beforeend', html);
     tbl = main.querySelector('#pools-table');
@@ -218,11 +142,9 @@ function render(main) {
       if (view.collapsed.has(n)) view.collapsed.delete(n); else view.collapsed.add(n);
       render(main);
     });
-    win.names = [];
-    win.measured = false;
+    vt.reset();
   }
-  tbl.dataset.rows = String(view.rows.length);   // rows in the order, in the DOM or not
-  paint(tbl);
+  vt.show(tbl, view.rows);
 }
 
 export async function poolsPage(main, params, timing) {

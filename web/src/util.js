@@ -41,23 +41,39 @@ export function shareBars(fair, usage, demand) {
     + `<div class="bar demand" style="width:${w(demand)}"></div></div>`;
 }
 
+// Sorting: a row's key is a finite number or a string; numbers come before text (a missing
+// value), strings compare with one collator (String.localeCompare builds one per call).
+export const collator = new Intl.Collator(undefined, { numeric: true });
+export function sortKey(v) { return typeof v === 'number' && isFinite(v) ? v : String(v ?? ''); }
+export function compareKeys(x, y) {
+  if (typeof x === 'number' && typeof y === 'number') return x - y;
+  if (typeof x === 'number') return -1;
+  if (typeof y === 'number') return 1;
+  return collator.compare(x, y);
+}
+
+// The rows ordered by the column state.sort names (columns [{key, value(row)}]; value defaults
+// to row[key]), reversed with state.desc; each row's key computed once; ties keep their order.
+export function sortRows(columns, rows, state) {
+  const col = state.sort && columns.find((c) => c.key === state.sort);
+  if (!col) return rows;
+  const val = col.value || ((r) => r[col.key]);
+  const sign = state.desc ? -1 : 1;
+  const keyed = rows.map((r, i) => [sortKey(val(r)), i, r]);
+  keyed.sort((a, b) => sign * compareKeys(a[0], b[0]) || a[1] - b[1]);
+  return keyed.map((k) => k[2]);
+}
+
 // A sortable table: columns [{key, title, html(row), value(row)}]; state {sort, desc} kept by
 // the caller so a refresh keeps the order.
 export function table(columns, rows, state, attrs = '') {
-  if (state.sort) {
-    const col = columns.find((c) => c.key === state.sort);
-    if (col) {
-      const val = col.value || ((r) => r[col.key]);
-      rows = [...rows].sort((a, b) => {
-        const x = val(a), y = val(b);
-        const c = typeof x === 'number' && typeof y === 'number' ? x - y : String(x ?? '').localeCompare(String(y ?? ''));
-        return state.desc ? -c : c;
-      });
-    }
-  }
-  const head = columns.map((c) => `<th data-sort="${c.key}"${state.sort === c.key ? ` class="${state.desc ? 'desc' : 'asc'}"` : ''}>${esc(c.title)}</th>`).join('');
+  rows = sortRows(columns, rows, state);
   const body = rows.map((r) => `<tr${r._attrs || ''}>${columns.map((c) => `<td class="c-${c.key}">${c.html ? c.html(r) : esc(r[c.key])}</td>`).join('')}</tr>`).join('');
-  return `<table ${attrs}><thead><tr>${head}</tr></thead><tbody>${body}</tbody></table>`;
+  return `<table ${attrs}><thead><tr>${tableHead(columns, state)}</tr></thead><tbody>${body}</tbody></table>`;
+}
+
+export function tableHead(columns, state) {
+  return columns.map((c) => `<th data-sort="${c.key}"${state.sort === c.key ? ` class="${state.desc ? 'desc' : 'asc'}"` : ''}>${esc(c.title)}</th>`).join('');
 }
 
 // Clicking a header sorts by it (again: reverses); onChange re-renders.
