@@ -154,7 +154,7 @@ static const struct ps_attr config_attrs[] = {
      .alias = {"operation_hangup_min_schedule_allocation_attempts",
                "operation_unschedulable_min_schedule_job_attempts"},
      .kind = PS_ATTR_INT, .offset = CFG(operation_hangup_min_schedule_job_attempts), .min = 0,
-     .max = INT64_MAX},
+     .max = 1e18},
     {.name = "controller_agent", .kind = PS_ATTR_GROUP, .offset = CFG(controller_agent),
      .group = &ps_memory_controller_config_table, .presence_offset = -1},
 };
