@@ -6,6 +6,7 @@
 const { chromium } = require('playwright-core');
 const fs = require('fs');
 const path = require('path');
+const { ytParams } = require('./ytparams.js');
 
 const URL_ = process.env.PS_URL, TOKEN = process.env.PS_TOKEN, USER_TOKEN = process.env.PS_USER_TOKEN;
 const SHOTS = process.env.PS_SCREENSHOTS;
@@ -43,6 +44,44 @@ async function shot(page, name) {
 // The page's fair share of every pool row: {pool: ratio}.
 const pageShares = (page) => page.$$eval('#pools-table tr[data-pool]', (rows) =>
   Object.fromEntries(rows.map((r) => [r.dataset.pool, Number(r.dataset.fairShare)])));
+
+// A virtualised table (#id, rows tagged attr) against the whole order worked out by the test:
+// only rows near the viewport are in the DOM and the first of them in order; scrolled to the end,
+// the last ones in order with the last in view; scrolled to the middle, the row at the middle of
+// the view is the one the order puts there. Leaves the page scrolled to the top.
+async function checkWindow(page, tbl, attr, order, what) {
+  const key = attr.replace(/^data-/, '').replace(/-(\w)/g, (_, c) => c.toUpperCase());
+  const dom = () => page.$$eval(`${tbl} tbody tr[${attr}]`, (rs, k) => rs.map((r) => r.dataset[k]), key);
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await page.waitForTimeout(200);
+  let rows = await dom();
+  const total = await page.$eval(tbl, (t) => t.dataset.rows);
+  check(`${what}: only rows near the viewport are in the DOM`, rows.length > 20 && rows.length < order.length && total === String(order.length),
+    `${rows.length} of ${total} rows (want ${order.length})`);
+  check(`${what}: the first rows in order`, JSON.stringify(rows) === JSON.stringify(order.slice(0, rows.length)),
+    `${rows.slice(0, 4)} vs ${order.slice(0, 4)}`);
+  await page.evaluate(() => window.scrollTo(0, document.documentElement.scrollHeight));
+  await page.waitForTimeout(300);
+  rows = await dom();
+  const last = order[order.length - 1];
+  const lastBox = await page.$eval(`${tbl} tr[${attr}="${last}"]`, (r) => { const b = r.getBoundingClientRect(); return [b.top, b.bottom, innerHeight]; }).catch(() => null);
+  check(`${what}, scrolled to the end: the last rows in order, the last one in view`,
+    rows.length < order.length && JSON.stringify(rows) === JSON.stringify(order.slice(order.length - rows.length)) && lastBox && lastBox[0] >= 0 && lastBox[1] <= lastBox[2],
+    `${rows.length} rows, ${rows.slice(-3)} vs ${order.slice(-3)}; last row at ${lastBox}`);
+  await page.evaluate(() => window.scrollTo(0, document.documentElement.scrollHeight / 2));
+  await page.waitForTimeout(300);
+  const mid = await page.evaluate(([t, a, k]) => {
+    const el = document.elementFromPoint(200, innerHeight / 2);
+    const tr = el && el.closest(`tr[${a}]`);
+    const body = document.querySelector(`${t} tbody`).getBoundingClientRect();
+    const [y0, y1] = [...document.querySelectorAll(`${t} tbody tr[${a}]`)].slice(0, 2).map((r) => r.getBoundingClientRect().top);
+    return tr && { row: tr.dataset[k], index: Math.floor((innerHeight / 2 - body.top) / (y1 - y0)) };
+  }, [tbl, attr, key]);
+  check(`${what}, scrolled: the row in the middle of the view is at its place in the order`,
+    mid && Math.abs(order.indexOf(mid.row) - mid.index) <= 1, JSON.stringify(mid));
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await page.waitForTimeout(200);
+}
 
 async function login(page, token) {
   await page.goto(`${URL_}/`);
@@ -151,39 +190,11 @@ async function login(page, token) {
       });
       await page.goto(`${URL_}/ui/#/operations?limit=1000`);
       await page.waitForSelector('#ops-table tr[data-op="big-0000"]');
-      const domOps = () => page.$$eval('#ops-table tbody tr[data-op]', (rs) => rs.map((r) => r.dataset.op));
-      let rows = await domOps();
-      const ids = many.map((o) => o.id);
-      check('a long operations list: only rows near the viewport are in the DOM', rows.length > 20 && rows.length < 1000
-        && (await page.$eval('#ops-table', (t) => t.dataset.rows)) === '1000', `${rows.length} of 1000 rows`);
-      check('a long operations list: the first rows in the reply\'s order', JSON.stringify(rows) === JSON.stringify(ids.slice(0, rows.length)),
-        `${rows.slice(0, 4)} vs ${ids.slice(0, 4)}`);
+      await checkWindow(page, '#ops-table', 'data-op', many.map((o) => o.id), 'a long operations list in the reply\'s order');
       await page.click('#ops-table th[data-sort="user"]');
       const byUser = [...many].sort((a, b) => (a.user < b.user ? -1 : a.user > b.user ? 1 : 0)).map((o) => o.id);
-      rows = await domOps();
-      check('a long operations list sorted by user: the first rows in order', JSON.stringify(rows) === JSON.stringify(byUser.slice(0, rows.length)),
-        `${rows.slice(0, 4)} vs ${byUser.slice(0, 4)}`);
-      await page.evaluate(() => window.scrollTo(0, document.documentElement.scrollHeight));
-      await page.waitForTimeout(300);
-      rows = await domOps();
-      const lastOp = byUser[byUser.length - 1];
-      const lastBox = await page.$eval(`#ops-table tr[data-op="${lastOp}"]`, (r) => { const b = r.getBoundingClientRect(); return [b.top, b.bottom, innerHeight]; }).catch(() => null);
-      check('a long operations list scrolled to the end: its last rows in order, the last one in view',
-        rows.length < 1000 && JSON.stringify(rows) === JSON.stringify(byUser.slice(byUser.length - rows.length)) && lastBox && lastBox[0] >= 0 && lastBox[1] <= lastBox[2],
-        `${rows.length} rows, ${rows.slice(-3)} vs ${byUser.slice(-3)}; last row at ${lastBox}`);
-      await page.evaluate(() => window.scrollTo(0, document.documentElement.scrollHeight / 2));
-      await page.waitForTimeout(300);
-      const mid = await page.evaluate(() => {
-        const el = document.elementFromPoint(200, innerHeight / 2);
-        const tr = el && el.closest('tr[data-op]');
-        const body = document.querySelector('#ops-table tbody').getBoundingClientRect();
-        const [a, b] = [...document.querySelectorAll('#ops-table tbody tr[data-op]')].slice(0, 2).map((r) => r.getBoundingClientRect().top);
-        return tr && { op: tr.dataset.op, index: Math.floor((innerHeight / 2 - body.top) / (b - a)) };
-      });
-      check('a long operations list scrolled: the row in the middle of the view is at its place in the order',
-        mid && Math.abs(byUser.indexOf(mid.op) - mid.index) <= 1, JSON.stringify(mid));
+      await checkWindow(page, '#ops-table', 'data-op', byUser, 'a long operations list sorted by user');
       await page.unroute(LIST_OPS);
-      await page.evaluate(() => window.scrollTo(0, 0));
     }
 
     // The gpu operation (CPU reclaim on, idle jobs): its jobs and a reclaimed CPU guarantee.
@@ -214,6 +225,10 @@ async function login(page, token) {
       { headers: { Authorization: `OAuth ${TOKEN}` } })).text()).trim();
     await until('stderr text', async () => (await page.textContent('#stderr')).includes(want), 5000).catch(() => null);
     check('a finished job\'s stderr opens', want.startsWith('relaxed job') && (await page.textContent('#stderr')).includes(want), `${want} / ${await page.textContent('#stderr')}`);
+    await page.evaluate(() => window.psShow(true));   // the page's periodic refresh
+    await page.waitForFunction(() => window.psTimings.some((t) => t.page === 'operation' && t.refresh));
+    check('a refresh of the operation page keeps the open stderr', !(await page.$eval('#stderr', (e) => e.hidden)) && (await page.textContent('#stderr')).includes(want),
+      await page.textContent('#stderr'));
 
     // Nodes.
     await page.goto(`${URL_}/ui/#/nodes`);
@@ -222,6 +237,39 @@ async function login(page, token) {
     check('nodes page shows the three nodes online with trees', nodeRows.length === 3 && nodeRows.every((t) => t.includes('online')) &&
       nodeRows.some((t) => t.includes('ui-gpu1') && t.includes('gpu')), JSON.stringify(nodeRows));
     await shot(page, 'nodes');
+
+    // A cluster's worth of nodes: the orchid's nodes map widened to 2,000 made-up nodes on its
+    // way to the page (each with one of 7 rack tags, a distinct CPU use of 16 cores, one in ten
+    // offline). Sorted by id, by CPU use descending, and filtered by a tag, against the orders
+    // worked out here.
+    {
+      const NODES = `${ORCHID.replace(/\/scheduling_info_per_pool_tree$/, '')}/nodes`;
+      const proto = Object.values((await yt('get', { path: NODES })).value)[0];
+      const many = Array.from({ length: 2000 }, (_, i) => ({ id: `n${String(i).padStart(4, '0')}`, i,
+        node: { ...proto, state: i % 10 ? 'online' : 'offline', tags: [`rack${i % 7}`],
+          resource_limits: { ...proto.resource_limits, cpu: 16 }, resource_usage: { ...proto.resource_usage, cpu: ((i * 7919) % 2000) / 125 } } }));
+      await page.route('**/api/v4/get**', async (route) => {
+        if (ytParams(route.request().headers()).path !== NODES) return route.continue();
+        const r = await route.fetch();
+        const body = await r.json();
+        const map = Object.fromEntries(many.map((n) => [n.id, n.node]));
+        await route.fulfill({ response: r, body: JSON.stringify(body.value !== undefined ? { ...body, value: map } : map) });
+      });
+      await page.goto(`${URL_}/ui/#/nodes`);
+      await page.waitForSelector('#nodes-table tr[data-node="n0000"]');
+      await checkWindow(page, '#nodes-table', 'data-node', many.map((n) => n.id), '2,000 nodes by id');
+      await page.click('#nodes-table th[data-sort="cpu"]');
+      await page.click('#nodes-table th[data-sort="cpu"]');
+      const byCpu = [...many].sort((a, b) => b.node.resource_usage.cpu - a.node.resource_usage.cpu).map((n) => n.id);
+      await checkWindow(page, '#nodes-table', 'data-node', byCpu, '2,000 nodes by CPU use, descending');
+      await page.fill('#filter', 'rack3');
+      const rack3 = byCpu.filter((id) => Number(id.slice(1)) % 7 === 3);
+      const count = await page.textContent('#node-count');
+      check('2,000 nodes filtered by a tag: the count', count === `2000 nodes, 1800 online; ${rack3.length} match`, count);
+      await checkWindow(page, '#nodes-table', 'data-node', rack3, '2,000 nodes filtered by tag rack3');
+      await page.fill('#filter', '');
+      await page.unroute('**/api/v4/get**');
+    }
 
     // Charts: every chart has data points (the scheduler's history).
     if (process.env.PS_SKIP_CHARTS !== '1') {
@@ -272,34 +320,10 @@ async function login(page, token) {
       }, 20000);
       await page.click('#pools-table th[data-sort="name"]');
       await page.click('#pools-table th[data-sort="name"]');
-      const domRows = () => page.$$eval('#pools-table tbody tr[data-pool]', (rs) => rs.map((r) => r.dataset.pool));
-      let rows = await domRows();
-      check('a large tree: only rows near the viewport are in the DOM', rows.length > 20 && rows.length < order.length,
-        `${rows.length} of ${order.length} rows`);
-      check('a large tree sorted by name, descending: the first rows in order', JSON.stringify(rows) === JSON.stringify(order.slice(0, rows.length)),
-        `${rows.slice(0, 6)} vs ${order.slice(0, 6)}`);
-      await page.evaluate(() => window.scrollTo(0, document.documentElement.scrollHeight));
-      await page.waitForTimeout(300);
-      rows = await domRows();
-      const last = order[order.length - 1];
-      const lastBox = await page.$eval(`#pools-table tr[data-pool="${last}"]`, (r) => { const b = r.getBoundingClientRect(); return [b.top, b.bottom, innerHeight]; }).catch(() => null);
-      check('a large tree scrolled to the end: its last rows in order, the last one in view',
-        JSON.stringify(rows) === JSON.stringify(order.slice(order.length - rows.length)) && lastBox && lastBox[0] >= 0 && lastBox[1] <= lastBox[2],
-        `${rows.slice(-4)} vs ${order.slice(-4)}; last row at ${lastBox}`);
-      // the rows in view line up with the scroll position: the row at the viewport's middle is
-      // the one the whole order puts there
-      const mid = await page.evaluate(() => {
-        const el = document.elementFromPoint(200, innerHeight / 2);
-        const tr = el && el.closest('tr[data-pool]');
-        const body = document.querySelector('#pools-table tbody').getBoundingClientRect();
-        const [a, b] = [...document.querySelectorAll('#pools-table tbody tr[data-pool]')].slice(0, 2).map((r) => r.getBoundingClientRect().top);
-        return tr && { pool: tr.dataset.pool, index: Math.floor((innerHeight / 2 - body.top) / (b - a)) };
-      });
-      check('a large tree scrolled: the row in the middle of the view is at its place in the order',
-        mid && Math.abs(order.indexOf(mid.pool) - mid.index) <= 1, JSON.stringify(mid));
+      await checkWindow(page, '#pools-table', 'data-pool', order, 'a large tree sorted by name, descending');
       await page.fill('#filter', 'g07-c');
       await page.waitForTimeout(200);
-      rows = await domRows();
+      const rows = await page.$$eval('#pools-table tbody tr[data-pool]', (rs) => rs.map((r) => r.dataset.pool));
       const want = order.filter((n) => n === '<Root>' || n === 'g07' || n.startsWith('g07-c'));
       check('a large tree filtered: the matching pools and their ancestors', JSON.stringify(rows) === JSON.stringify(want), `${rows} vs ${want}`);
       await page.fill('#filter', '');

@@ -2,7 +2,7 @@
 // and an operation's page (#/operation/<id>): spec, resulting spec, progress, pending reason,
 // alerts, and its jobs with node, CPU limit and guarantee (reclaim), memory, stderr.
 import { api } from './api.js';
-import { esc, num, bytes, time, table, bindSort, errorBox, sortRows, tableHead } from './util.js';
+import { esc, num, bytes, time, sortRows, tableHead, rowHtml, bindSortHead, setHtml } from './util.js';
 import { vtable } from './vtable.js';
 
 const view = { pool: '', user: '', state: '', limit: 100, sort: null, desc: false };
@@ -34,16 +34,11 @@ const OP_COLUMNS = [
 // The list is virtualised (vtable.js): up to 1,000 operations shown, tens of rows in the DOM.
 // A refresh keeps the page (its form, counters and table) and rewrites what changed; a sort
 // reorders the rows (each key computed once) and renders the window in the viewport.
-const opRow = (o) => `<tr data-op="${esc(o.id)}">${OP_COLUMNS.map((c) => `<td class="c-${c.key}">${c.html ? c.html(o) : esc(o[c.key])}</td>`).join('')}</tr>`;
-const vt = vtable({ id: 'ops-table', cols: OP_COLUMNS.length, key: (o) => o.id, html: opRow });
+const vt = vtable({ id: 'ops-table', cols: OP_COLUMNS.length, key: (o) => o.id, html: (o) => rowHtml(OP_COLUMNS, o, ` data-op="${esc(o.id)}"`) });
 let reply = null;
 
 function showRows(tbl) {
   vt.show(tbl, sortRows(OP_COLUMNS, reply.operations, view));
-}
-
-function setHtml(el, html) {   // only when it changed: a write before the table's paint costs a layout
-  if (el.psHtml !== html) { el.innerHTML = html; el.psHtml = html; }
 }
 
 export async function operationsPage(main, params, timing, query) {
@@ -67,13 +62,7 @@ export async function operationsPage(main, params, timing, query) {
     tbl = main.querySelector('#ops-table');
     tbl.dataset.filters = filters;
     vt.reset();
-    tbl.tHead.addEventListener('click', (ev) => {
-      const th = ev.target.closest('th[data-sort]');
-      if (!th) return;
-      if (view.sort === th.dataset.sort) view.desc = !view.desc; else { view.sort = th.dataset.sort; view.desc = false; }
-      for (const c of tbl.tHead.rows[0].cells) c.className = view.sort === c.dataset.sort ? (view.desc ? 'desc' : 'asc') : '';
-      showRows(tbl);
-    });
+    bindSortHead(tbl, view, () => showRows(tbl));
     main.querySelector('#op-filters').addEventListener('submit', (ev) => {
       ev.preventDefault();
       const f = new FormData(ev.target);
@@ -113,36 +102,51 @@ const JOB_COLUMNS = [
     html: (j) => `<span class="${j.cpu_guarantee < j.cpu_limit ? 'reclaimed' : ''}" title="${j.cpu_guarantee < j.cpu_limit ? 'reclaimed by the job CPU monitor' : ''}">${num(j.cpu_guarantee)}</span>` },
   { key: 'memory', title: 'Memory reserve / limit · peak', value: (j) => j.memory_reserve, html: memory },
   { key: 'start_time', title: 'Started', html: (j) => time(j.start_time) },
-  { key: 'error', title: 'Error', html: (j) => esc(j.error || '') },
+  { key: 'error', title: 'Error', html: (j) => `<span title="${esc(j.error || '')}">${esc(j.error || '')}</span>` },
 ];
 
-export async function operationPage(main, [id]) {
-  const [o, jobs] = await Promise.all([api.getOperation(id), api.listJobs(id)]);
-  const jobView = { sort: null, desc: false };
-  const alerts = Object.entries(o.alerts || {}).map(([k, a]) => `<li><b>${esc(k)}</b>: ${esc(a.message)}</li>`).join('');
+// The jobs table is virtualised too (an operation may have thousands). A refresh keeps the page
+// (the open stderr, the spec's folds, the sort of the jobs) and rewrites its cards and rows.
+const jobsVt = vtable({ id: 'jobs-table', cols: JOB_COLUMNS.length, key: (j) => j.id,
+  html: (j) => rowHtml(JOB_COLUMNS, j, ` data-job="${esc(j.id)}"`) });
+const jobView = { id: null, sort: null, desc: false, jobs: [] };
+
+function opCards(o) {
   const p = o.progress || {};
-  main.innerHTML = `<h1>Operation <code>${esc(o.id)}</code></h1>
-  <section class="cards">
-    <div><b>State</b> <span class="state-${esc(o.state)}" id="op-state">${esc(o.state)}</span>${o.suspended ? ' (suspended)' : ''} · <b>User</b> ${esc(o.user)} · <b>Type</b> ${esc(o.operation_type)}</div>
+  return `<div><b>State</b> <span class="state-${esc(o.state)}" id="op-state">${esc(o.state)}</span>${o.suspended ? ' (suspended)' : ''} · <b>User</b> ${esc(o.user)} · <b>Type</b> ${esc(o.operation_type)}</div>
     <div><b>Pools</b> ${esc(Object.entries(o.pool_per_tree || {}).map(([t, q]) => `${t}/${q}`).join(', '))} · <b>Started</b> ${time(o.start_time)}${o.finish_time ? ` · <b>Finished</b> ${time(o.finish_time)}` : ''}</div>
     <div><b>Progress</b> ${progress(o)} <small>pending ${p.pending ?? 0}, failed ${p.failed ?? 0}, aborted ${p.aborted ?? 0}</small></div>
     ${o.pending_reason ? `<div><b>Pending reason</b> <span id="pending-reason">${esc(o.pending_reason)}</span></div>` : ''}
-    ${o.error ? `<div class="error"><b>Error</b> ${esc(typeof o.error === 'string' ? o.error : o.error.message)}</div>` : ''}
-  </section>
-  ${alerts ? `<h2>Alerts</h2><ul class="alerts">${alerts}</ul>` : ''}
-  <h2>Jobs (${jobs.jobs.length})</h2><div id="jobs"></div><pre id="stderr" hidden></pre>
-  <details><summary>Spec</summary><pre>${esc(JSON.stringify(o.spec, null, 2))}</pre></details>
-  <details><summary>Resulting spec</summary><pre>${esc(JSON.stringify(o.resulting_spec, null, 2))}</pre></details>`;
-  const renderJobs = () => {
-    const box = main.querySelector('#jobs');
-    box.innerHTML = table(JOB_COLUMNS, jobs.jobs.map((j) => ({ ...j, _attrs: ` data-job="${esc(j.id)}"` })), jobView, 'id="jobs-table"');
-    bindSort(box, jobView, renderJobs);
-    box.querySelectorAll('[data-stderr]').forEach((a) => a.addEventListener('click', async (ev) => {
+    ${o.error ? `<div class="error"><b>Error</b> ${esc(typeof o.error === 'string' ? o.error : o.error.message)}</div>` : ''}`;
+}
+
+export async function operationPage(main, [id]) {
+  const [o, jobs] = await Promise.all([api.getOperation(id), api.listJobs(id)]);
+  let tbl = main.querySelector('#jobs-table');
+  if (!tbl || tbl.dataset.op !== id) {   // a new page, not a refresh of this one
+    if (jobView.id !== id) Object.assign(jobView, { id, sort: null, desc: false });
+    main.innerHTML = `<h1>Operation <code>${esc(o.id)}</code></h1>
+    <section class="cards" id="op-cards"></section><div id="op-alerts"></div>
+    <h2 id="jobs-title"></h2><pre id="stderr" hidden></pre>
+    <table id="jobs-table" class="vtable" data-op="${esc(id)}"><thead><tr>${tableHead(JOB_COLUMNS, jobView)}</tr></thead><tbody></tbody></table>
+    <details><summary>Spec</summary><pre>${esc(JSON.stringify(o.spec, null, 2))}</pre></details>
+    <details><summary>Resulting spec</summary><pre>${esc(JSON.stringify(o.resulting_spec, null, 2))}</pre></details>`;
+    tbl = main.querySelector('#jobs-table');
+    jobsVt.reset();
+    bindSortHead(tbl, jobView, () => jobsVt.show(tbl, sortRows(JOB_COLUMNS, jobView.jobs, jobView)));
+    tbl.tBodies[0].addEventListener('click', async (ev) => {
+      const a = ev.target.closest('[data-stderr]');
+      if (!a) return;
       ev.preventDefault();
       const pre = main.querySelector('#stderr');
       pre.hidden = false;
       try { pre.textContent = `stderr of ${a.dataset.stderr}:\n${await api.jobStderr(id, a.dataset.stderr)}`; } catch (e) { pre.textContent = e.message; }
-    }));
-  };
-  renderJobs();
+    });
+  }
+  const alerts = Object.entries(o.alerts || {}).map(([k, a]) => `<li><b>${esc(k)}</b>: ${esc(a.message)}</li>`).join('');
+  setHtml(main.querySelector('#op-cards'), opCards(o));
+  setHtml(main.querySelector('#op-alerts'), alerts ? `<h2>Alerts</h2><ul class="alerts">${alerts}</ul>` : '');
+  setHtml(main.querySelector('#jobs-title'), `Jobs (${jobs.jobs.length})`);
+  jobView.jobs = jobs.jobs;
+  jobsVt.show(tbl, sortRows(JOB_COLUMNS, jobView.jobs, jobView));
 }

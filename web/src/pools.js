@@ -2,7 +2,7 @@
 // (#/pool/<tree>/<pool>): attributes with an editor that previews (dry run) and saves through
 // the API's `set`, integral volume and capacity, and the pool's operations.
 import { api, ORCHID } from './api.js';
-import { esc, pct, num, resources, shareBars, errorBox, time, sortKey, compareKeys, collator, tableHead } from './util.js';
+import { esc, pct, num, resources, shareBars, errorBox, time, sortKey, compareKeys, collator, tableHead, bindSortHead, setHtml } from './util.js';
 import { vtable } from './vtable.js';
 
 const ROOT = '<Root>';
@@ -128,13 +128,7 @@ function render(main) {
     if (tbl) tbl.outerHTML = html;
     else main.insertAdjacentHTML('beforeend', html);
     tbl = main.querySelector('#pools-table');
-    tbl.tHead.addEventListener('click', (ev) => {
-      const th = ev.target.closest('th[data-sort]');
-      if (!th) return;
-      if (view.sort === th.dataset.sort) view.desc = !view.desc; else { view.sort = th.dataset.sort; view.desc = false; }
-      for (const c of tbl.tHead.rows[0].cells) c.className = view.sort === c.dataset.sort ? (view.desc ? 'desc' : 'asc') : '';
-      render(main);
-    });
+    bindSortHead(tbl, view, () => render(main));
     tbl.tBodies[0].addEventListener('click', (ev) => {
       const b = ev.target.closest('[data-toggle]');
       if (!b) return;
@@ -165,13 +159,8 @@ export async function poolsPage(main, params, timing) {
     main.querySelector('#tree').addEventListener('change', (e) => { location.hash = `#/pools/${encodeURIComponent(e.target.value)}`; });
     main.querySelector('#filter').addEventListener('input', (e) => { view.filter = e.target.value; render(main); });
   }
-  // written only when they change: a write before the table's paint would cost it a layout
-  const count = `${Object.keys(pools).length - 1} pools`;
-  const countEl = main.querySelector('#pool-count');
-  if (countEl.textContent !== count) countEl.textContent = count;
-  const alertsHtml = (alerts || []).map((a) => `<li class="error">${esc(a.message)}</li>`).join('');
-  const alertsEl = main.querySelector('#tree-alerts');
-  if (alertsEl.psHtml !== alertsHtml) { alertsEl.innerHTML = alertsHtml; alertsEl.psHtml = alertsHtml; }
+  setHtml(main.querySelector('#pool-count'), `${Object.keys(pools).length - 1} pools`);
+  setHtml(main.querySelector('#tree-alerts'), (alerts || []).map((a) => `<li class="error">${esc(a.message)}</li>`).join(''));
   render(main);
   if (timing) timing({ fetch_ms: fetched - t0, render_ms: performance.now() - fetched, pools: Object.keys(pools).length });
 }

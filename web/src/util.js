@@ -64,25 +64,32 @@ export function sortRows(columns, rows, state) {
   return keyed.map((k) => k[2]);
 }
 
-// A sortable table: columns [{key, title, html(row), value(row)}]; state {sort, desc} kept by
-// the caller so a refresh keeps the order.
-export function table(columns, rows, state, attrs = '') {
-  rows = sortRows(columns, rows, state);
-  const body = rows.map((r) => `<tr${r._attrs || ''}>${columns.map((c) => `<td class="c-${c.key}">${c.html ? c.html(r) : esc(r[c.key])}</td>`).join('')}</tr>`).join('');
-  return `<table ${attrs}><thead><tr>${tableHead(columns, state)}</tr></thead><tbody>${body}</tbody></table>`;
+// One row of a table: columns [{key, html(row)}] (html defaults to the escaped row[key]); attrs
+// go into the <tr> (e.g. ' data-node="n1"').
+export function rowHtml(columns, row, attrs = '') {
+  return `<tr${attrs}>${columns.map((c) => `<td class="c-${c.key}">${c.html ? c.html(row) : esc(row[c.key])}</td>`).join('')}</tr>`;
 }
 
 export function tableHead(columns, state) {
   return columns.map((c) => `<th data-sort="${c.key}"${state.sort === c.key ? ` class="${state.desc ? 'desc' : 'asc'}"` : ''}>${esc(c.title)}</th>`).join('');
 }
 
-// Clicking a header sorts by it (again: reverses); onChange re-renders.
-export function bindSort(root, state, onChange) {
-  root.querySelectorAll('th[data-sort]').forEach((th) => th.addEventListener('click', () => {
+// Clicking a header of tbl sorts by its column (again: reverses) and marks it; onChange
+// re-renders. One listener on the head, so it survives the body's repaints.
+export function bindSortHead(tbl, state, onChange) {
+  tbl.tHead.addEventListener('click', (ev) => {
+    const th = ev.target.closest('th[data-sort]');
+    if (!th) return;
     if (state.sort === th.dataset.sort) state.desc = !state.desc;
     else { state.sort = th.dataset.sort; state.desc = false; }
+    for (const c of tbl.tHead.rows[0].cells) c.className = state.sort === c.dataset.sort ? (state.desc ? 'desc' : 'asc') : '';
     onChange();
-  }));
+  });
+}
+
+// Sets an element's HTML only when it changed: a write before a table's paint costs a layout.
+export function setHtml(el, html) {
+  if (el.psHtml !== html) { el.innerHTML = html; el.psHtml = html; }
 }
 
 export function errorBox(e) {

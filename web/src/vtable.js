@@ -1,7 +1,7 @@
-// vtable.js — a virtualised table body, shared by the pools and operations pages (docs/ui.md
-// "With a large tree"): of a page's ordered rows only those in or near the window's viewport
-// are in the DOM, between two spacer rows that keep the table's full height (rows have one
-// height, style.css `table.vtable`: cells do not wrap). A sort, filter or refresh hands over the
+// vtable.js — a virtualised table body, shared by the pools, operations, nodes and jobs tables
+// (docs/ui.md "With a large tree"): of a page's ordered rows only those in or near the window's
+// viewport are in the DOM, between two spacer rows that keep the table's full height (rows have
+// one height, style.css `table.vtable`: cells do not wrap). A sort, filter or refresh hands over the
 // new order and this renders its window: tens of rows whatever the table's size.
 //
 // vtable({ id, cols, key(row), html(row) }) -> { reset(), show(tbl, rows) }
