@@ -15,6 +15,7 @@
 #include "core/pending.h"
 #include "io/json_value.h"
 #include "platform/random.h"
+#include "server/job_list.h"
 #include "server/service.h"
 
 /* The pending reason of a pending operation, or of a running one that has jobs waiting, or
@@ -449,16 +450,18 @@ static int update_params(struct ps_service *svc, struct ps_svc_op *op, const jso
     return 0;
 }
 
+/* Every job of the operation (finished ones leave memory once stored: the archive merges both),
+ * then the page the parameters ask for (job_list.h). */
 static int list_jobs(struct ps_service *svc, struct ps_svc_op *op, const json_t *body,
                      json_t **reply, struct ps_error *err)
 {
-    const char *state = json_string_value(json_object_get(body, "state"));
-    if (state && strcmp(state, "running") && strcmp(state, "completed") &&
-        strcmp(state, "failed") && strcmp(state, "aborted"))
-        return ps_error_set(err, PS_EINVAL,
-                            "state: must be running, completed, failed or aborted, got \"%s\"", state);
-    /* finished jobs leave memory once stored: the archive merges both */
-    return ps_job_archive_list(svc, op, state, reply, err);
+    json_t *all = NULL;
+    int rc = ps_job_archive_list(svc, op, NULL, &all, err);
+    if (rc != 0)
+        return rc;
+    json_t *jobs = json_incref(json_object_get(all, "jobs"));
+    json_decref(all);
+    return ps_job_list_page(body, jobs, ps_svc_now_ms(), reply, err);
 }
 
 int ps_api_op_command(struct ps_service *svc, const char *command, const json_t *body,

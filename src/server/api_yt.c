@@ -44,7 +44,7 @@ struct yt_command {
     const char *ours;       /* the /api/v1 command it runs */
     enum yt_kind kind;
     bool write;             /* POST/PUT; reads are GET */
-    const char *params[5];  /* YTsaurus parameters passed on (others are ignored, as upstream) */
+    const char *params[7];  /* YTsaurus parameters passed on (others are ignored, as upstream) */
 };
 
 static const struct yt_command commands[] = {
@@ -77,7 +77,8 @@ static const struct yt_command commands[] = {
      {"operation_id", "parameters"}},
     {"update_op_parameters", "update_op_parameters", K_UPDATE_OP, true,
      {"operation_id", "parameters"}},
-    {"list_jobs", "list_jobs", K_LIST_JOBS, false, {"operation_id", "state"}},
+    {"list_jobs", "list_jobs", K_LIST_JOBS, false,
+     {"operation_id", "state", "sort_field", "sort_order", "offset", "limit"}},
     {"get_job", "list_jobs", K_GET_JOB, false, {"operation_id"}},
     {"get_job_stderr", "get_job_stderr", K_STDERR, false, {"operation_id", "job_id"}},
     {"get_supported_features", NULL, K_FEATURES, false, {NULL}},
@@ -484,14 +485,6 @@ static json_t *with_attributes(struct ps_service *svc, const struct ps_auth_iden
     return json_pack("{s:o, s:o}", "$attributes", attrs, "$value", value);
 }
 
-static void count(json_t *counts, const char *key)
-{
-    if (!key)
-        return;
-    json_int_t n = json_integer_value(json_object_get(counts, key));
-    json_object_set_new(counts, key, json_integer(n + 1));
-}
-
 /* The keys only the full form of an operation has: asking for one of them in list_operations'
  * `attributes` lists the full forms (slow with many operations); otherwise the brief ones. */
 static bool wants_full_operations(const json_t *attributes)
@@ -638,11 +631,13 @@ static void yt_handler(const struct ps_http_request *req, struct ps_http_respons
     json_t *body = json_object();
     if (!json_object_get(params, "state") && json_object_get(params, "job_state"))
         json_object_set(params, "state", json_object_get(params, "job_state"));
-    for (int i = 0; i < 5 && c->params[i]; i++) {
+    for (int i = 0; i < 7 && c->params[i]; i++) {
         json_t *v = json_object_get(params, c->params[i]);
         if (v)
             json_object_set(body, c->params[i], v);
     }
+    if (c->kind == K_LIST_JOBS && !json_object_get(body, "limit"))
+        json_object_set_new(body, "limit", json_integer(1000));   /* upstream's default */
     if (c->kind == K_LIST_OPS) {
         json_object_set_new(body, "counters", json_true());
         if (!wants_full_operations(json_object_get(params, "attributes")))
@@ -710,19 +705,24 @@ static void yt_handler(const struct ps_http_request *req, struct ps_http_respons
         out = yt_list_operations(reply, params);
         break;
     case K_LIST_JOBS: {
+        /* as upstream: state_counts over every job whatever the state filter, type_counts
+         * likewise (every job is vanilla), the job counts over the jobs passing the filter */
         json_t *jobs = json_object_get(reply, "jobs");
-        json_t *states = json_object();
+        json_t *states = json_object_get(reply, "state_counts");
+        json_int_t all = 0, matching = json_integer_value(json_object_get(reply, "job_count"));
+        const char *key;
+        json_t *n;
+        json_object_foreach(states, key, n)
+            all += json_integer_value(n);
         size_t i;
         json_t *job;
-        json_array_foreach(jobs, i, job) {
+        json_array_foreach(jobs, i, job)
             yt_job(job);
-            count(states, json_string_value(json_object_get(job, "state")));
-        }
-        out = json_pack("{s:O, s:o, s:{s:I}, s:I, s:I, s:I, s:[]}", "jobs", jobs,
-                        "state_counts", states, "type_counts", "vanilla",
-                        (json_int_t)json_array_size(jobs), "cypress_job_count", (json_int_t)0,
-                        "controller_agent_job_count", (json_int_t)json_array_size(jobs),
-                        "archive_job_count", (json_int_t)0, "errors");
+        json_t *types = all ? json_pack("{s:I}", "vanilla", all) : json_object();
+        out = json_pack("{s:O, s:O, s:o, s:I, s:I, s:I, s:[]}", "jobs", jobs,
+                        "state_counts", states, "type_counts", types,
+                        "cypress_job_count", (json_int_t)0, "controller_agent_job_count",
+                        matching, "archive_job_count", (json_int_t)0, "errors");
         break;
     }
     case K_GET_JOB: {

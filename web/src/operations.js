@@ -146,7 +146,9 @@ export async function operationPage(main, [id]) {
   const alerts = Object.entries(o.alerts || {}).map(([k, a]) => `<li><b>${esc(k)}</b>: ${esc(a.message)}</li>`).join('');
   setHtml(main.querySelector('#op-cards'), opCards(o));
   setHtml(main.querySelector('#op-alerts'), alerts ? `<h2>Alerts</h2><ul class="alerts">${alerts}</ul>` : '');
-  setHtml(main.querySelector('#jobs-title'), `Jobs (${jobs.jobs.length})`);
+  // list_jobs answers at most 1,000 (upstream's default limit); state_counts count them all
+  const total = Object.values(jobs.state_counts || {}).reduce((a, n) => a + n, 0);
+  setHtml(main.querySelector('#jobs-title'), `Jobs (${total > jobs.jobs.length ? `the first ${jobs.jobs.length} of ${total}` : jobs.jobs.length})`);
   jobView.jobs = jobs.jobs;
   jobsVt.show(tbl, sortRows(JOB_COLUMNS, jobView.jobs, jobView));
 }
