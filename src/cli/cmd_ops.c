@@ -266,6 +266,22 @@ static int add_filter(const struct ps_cli_args *args, const char *command, const
     return 0;
 }
 
+/* Adds option flag's value as key of body, as an integer within [min, max], when given. */
+static int add_int(const struct ps_cli_args *args, const char *command, const char *flag,
+                   const char *key, int64_t min, int64_t max, json_t *body)
+{
+    const char *v = ps_cli_args_get(args, flag);
+    if (!v)
+        return 0;
+    int64_t n;
+    struct ps_error err;
+    ps_error_init(&err);
+    if (ps_cli_parse_int(v, flag, min, max, &n, &err) != 0)
+        return ps_cli_usage_error(command, "%s", err.msg);
+    json_object_set_new(body, key, json_integer(n));
+    return 0;
+}
+
 /* Prints text (malloc'd, taken; NULL means it could not be made) to stdout. Returns the exit
  * code. */
 static int put_text(const char *command, char *text)
@@ -306,16 +322,8 @@ int ps_cmd_list_operations(int argc, char **argv)
         rc = add_filter(&args, cmd, "--user", "user", body);
     if (rc == 0)
         rc = add_filter(&args, cmd, "--state", "state", body);
-    const char *limit = ps_cli_args_get(&args, "--limit");
-    if (rc == 0 && limit) {
-        int64_t n;
-        struct ps_error err;
-        ps_error_init(&err);
-        if (ps_cli_parse_int(limit, "--limit", 1, 100000, &n, &err) != 0)
-            rc = ps_cli_usage_error(cmd, "%s", err.msg);
-        else
-            json_object_set_new(body, "limit", json_integer(n));
-    }
+    if (rc == 0)
+        rc = add_int(&args, cmd, "--limit", "limit", 1, 100000, body);
     struct ps_cli_client c = {0};
     if (rc == 0)
         rc = ps_cli_client_open(&c, cmd, &args, table_formats);
@@ -474,13 +482,18 @@ int ps_cmd_update_op_parameters(int argc, char **argv)
 }
 
 static const char list_jobs_usage[] =
-    "usage: poolsched list-jobs OPERATION_ID [--state S] [--format table|json|yson]\n"
+    "usage: poolsched list-jobs OPERATION_ID [--state S] [--sort-field F] [--sort-order O]\n"
+    "                           [--offset N] [--limit N] [--format table|json|yson]\n"
     "\n"
     "Lists the jobs of an operation: id, state, node, cpu limit/guarantee (cores), memory\n"
-    "reserve/limit, duration, error or abort reason.\n";
+    "reserve/limit, duration, error or abort reason. All of them in start order unless\n"
+    "--sort-field (none, type, state, start_time, finish_time, address, duration, id,\n"
+    "task_name), --sort-order (ascending, descending), --offset or --limit say otherwise.\n";
 
 static const struct ps_cli_opt list_jobs_opts[] = {
-    {"--operation-id", 0, true, false}, {"--state", 0, true, false}, PS_CLI_COMMON_OPTS,
+    {"--operation-id", 0, true, false}, {"--state", 0, true, false},
+    {"--sort-field", 0, true, false}, {"--sort-order", 0, true, false},
+    {"--offset", 0, true, false}, {"--limit", 0, true, false}, PS_CLI_COMMON_OPTS,
     {NULL, 0, false, false}};
 
 int ps_cmd_list_jobs(int argc, char **argv)
@@ -495,7 +508,16 @@ int ps_cmd_list_jobs(int argc, char **argv)
     if ((rc = operation_id(cmd, &args, 0, &id)) != 0)
         return rc;
     json_t *body = json_pack("{s:s}", "operation_id", id);
-    if ((rc = add_filter(&args, cmd, "--state", "state", body)) != 0) {
+    rc = add_filter(&args, cmd, "--state", "state", body);
+    if (rc == 0)
+        rc = add_filter(&args, cmd, "--sort-field", "sort_field", body);
+    if (rc == 0)
+        rc = add_filter(&args, cmd, "--sort-order", "sort_order", body);
+    if (rc == 0)
+        rc = add_int(&args, cmd, "--offset", "offset", 0, 1000000000000000, body);
+    if (rc == 0)
+        rc = add_int(&args, cmd, "--limit", "limit", 0, 1000000000000000, body);
+    if (rc != 0) {
         json_decref(body);
         return rc;
     }

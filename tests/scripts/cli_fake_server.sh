@@ -246,6 +246,8 @@ run 0 list-jobs op-1 --state completed
 expect_sent '["/api/v1/list_jobs",'"$A"',{"operation_id":"op-1","state":"completed"}]' "list-jobs"
 expect_out 'ID  STATE      NODE  CPU LIMIT/GUARANTEE  MEMORY RESERVE/LIMIT  DURATION  ERROR
 j1  completed  n1    1.00/1.00            256M/512M             5s        -' "list-jobs table"
+run 0 list-jobs op-1 --state failed --sort-field finish_time --sort-order descending --offset 5 --limit 10
+expect_sent '["/api/v1/list_jobs",'"$A"',{"limit":10,"offset":5,"operation_id":"op-1","sort_field":"finish_time","sort_order":"descending","state":"failed"}]' "list-jobs paged"
 run 0 get-job-stderr --operation-id op-1 --job-id j1
 expect_sent '["/api/v1/get_job_stderr",'"$A"',{"job_id":"j1","operation_id":"op-1"}]' "get-job-stderr"
 expect_out 'line 1
@@ -280,6 +282,8 @@ usage_error 'error: create: --attributes: must be a map such as '"'"'{name=x; po
   create scheduler_pool --attributes '[1]'
 usage_error 'error: list-operations: --limit: must be an integer from 1 to 100000, got "0" (see poolsched list-operations --help)' \
   list-operations --limit 0
+usage_error 'error: list-jobs: --offset: must be an integer from 0 to 1000000000000000, got "-1" (see poolsched list-jobs --help)' \
+  list-jobs op-1 --offset -1
 usage_error 'error: abort-op: missing OPERATION_ID (see poolsched abort-op --help)' abort-op
 usage_error 'error: update-op-parameters: PARAMETERS: must be a map such as '"'"'{weight=2}'"'"' (see poolsched update-op-parameters --help)' \
   update-op-parameters op-1 5
