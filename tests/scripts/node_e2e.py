@@ -630,12 +630,16 @@ def agent_stopped(c, extra):
           % (rerun, len(alive)))
     check(not alive, "the stopped agent's jobs were dead before the reruns", job_procs(op))
     proc_a.send_signal(signal.SIGCONT)
-    c.wait(lambda: "heartbeats accepted again" in c.node_log("a"), 10,
-           "a to come back after SIGCONT")
+    # its first accepted heartbeat: "heartbeats accepted again" when a aborted running jobs
+    # itself, "heartbeats work again" when the guard's kills ended them first (they were
+    # reaped as aborted, node_offline, and nothing was left running to abort), after a
+    # heartbeat that was under way across the stop failed
+    back = re.compile(r"heartbeats (accepted|work) again")
+    c.wait(lambda: back.search(c.node_log("a")), 10, "a to come back after SIGCONT")
     log = c.node_log("a")
     # before its first accepted heartbeat a has ended each job as aborted (node_offline), or
     # is aborting those still there ("aborting K running jobs"), whichever came first
-    before = log[:log.find("heartbeats accepted again")]
+    before = log[:back.search(log).start()]
     m = re.search(r"aborting (\d+) running jobs", before)
     done = [j for j in on_a if "job %s: aborted: node_offline" % j in
             (before[:m.start()] if m else before)]
