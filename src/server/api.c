@@ -111,6 +111,7 @@ static const struct command_params command_params[] = {
     {"complete_op", {"operation_id"}},
     {"update_op_parameters", {"operation_id", "parameters"}},
     {"list_jobs", {"operation_id", "state", "sort_field", "sort_order", "offset", "limit"}},
+    {"get_job", {"operation_id", "job_id"}},
     {"get_job_stderr", {"operation_id", "job_id"}},
     {"get_history", {"pool_tree", "pools"}},
 };

@@ -478,7 +478,7 @@ int ps_api_op_command(struct ps_service *svc, const char *command, const json_t 
         return list_operations(svc, body, reply, err);
     static const char *const op_commands[] = {"get_operation", "abort_op", "suspend_op",
                                               "resume_op", "complete_op", "update_op_parameters",
-                                              "list_jobs", "get_job_stderr", NULL};
+                                              "list_jobs", "get_job", "get_job_stderr", NULL};
     bool known = false;
     for (int i = 0; op_commands[i]; i++)
         known |= strcmp(op_commands[i], command) == 0;
@@ -496,6 +496,12 @@ int ps_api_op_command(struct ps_service *svc, const char *command, const json_t 
     }
     if (strcmp(command, "list_jobs") == 0)
         return list_jobs(svc, op, body, reply, err);
+    if (strcmp(command, "get_job") == 0) {
+        const char *jid = json_string_value(json_object_get(body, "job_id"));
+        if (!jid)
+            return ps_error_set(err, PS_EINVAL, "missing parameter \"job_id\"");
+        return ps_job_archive_get(svc, op, jid, reply, err);
+    }
     if (strcmp(command, "get_job_stderr") == 0) {
         const char *jid = json_string_value(json_object_get(body, "job_id"));
         if (!jid)

@@ -79,7 +79,7 @@ static const struct yt_command commands[] = {
      {"operation_id", "parameters"}},
     {"list_jobs", "list_jobs", K_LIST_JOBS, false,
      {"operation_id", "state", "sort_field", "sort_order", "offset", "limit"}},
-    {"get_job", "list_jobs", K_GET_JOB, false, {"operation_id"}},
+    {"get_job", "get_job", K_GET_JOB, false, {"operation_id", "job_id"}},
     {"get_job_stderr", "get_job_stderr", K_STDERR, false, {"operation_id", "job_id"}},
     {"get_supported_features", NULL, K_FEATURES, false, {NULL}},
     /* v4 only, as upstream: {"user"} (and poolsched's "role": admin, user or node) */
@@ -725,23 +725,9 @@ static void yt_handler(const struct ps_http_request *req, struct ps_http_respons
                         matching, "archive_job_count", (json_int_t)0, "errors");
         break;
     }
-    case K_GET_JOB: {
-        const char *jid = json_string_value(json_object_get(params, "job_id"));
-        size_t i;
-        json_t *job;
-        json_array_foreach(json_object_get(reply, "jobs"), i, job)
-            if (jid && strcmp(json_string_value(json_object_get(job, "id")), jid) == 0)
-                out = yt_job(json_incref(job));
-        if (!out) {
-            snprintf(msg, sizeof msg, "job \"%.100s\" of operation \"%.60s\" does not exist",
-                     jid ? jid : "", json_string_value(json_object_get(params, "operation_id")));
-            yt_error(req, resp, 404, YT_NO_SUCH_JOB, msg);
-            json_decref(reply);
-            json_decref(params);
-            return;
-        }
+    case K_GET_JOB:
+        out = yt_job(json_incref(reply));
         break;
-    }
     case K_STDERR: {   /* the raw bytes, as upstream */
         const char *text = json_string_value(json_object_get(reply, "stderr"));
         ps_http_response_set(resp, 200, "application/octet-stream", text ? text : "",

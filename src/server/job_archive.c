@@ -249,6 +249,31 @@ static json_t *stored_doc(struct ps_service *svc, const char *job_id, struct ps_
     return doc;
 }
 
+int ps_job_archive_get(struct ps_service *svc, const struct ps_svc_op *op, const char *job_id,
+                       json_t **out, struct ps_error *err)
+{
+    const struct ps_svc_job *mem = ps_strmap_get(&svc->jobs, job_id);
+    *out = NULL;
+    if (mem && mem->op == op)
+        *out = ps_svc_job_json(mem);
+    else if (!mem) {
+        struct ps_error e2;
+        ps_error_init(&e2);
+        json_t *doc = stored_doc(svc, job_id, &e2);
+        if (!doc && e2.code != 0 && e2.code != PS_ENOENT)
+            return ps_error_set(err, e2.code, "%s", e2.msg);
+        struct ps_svc_job *j = doc ? ps_persist_job_from_doc(svc, doc) : NULL;
+        if (j && j->op == op)
+            *out = ps_svc_job_json(j);
+        ps_svc_job_free(j);
+        json_decref(doc);
+    }
+    if (*out)
+        return 0;
+    return ps_error_set(err, PS_ENOENT, "job \"%s\" of operation \"%s\" does not exist", job_id,
+                        op->id);
+}
+
 int ps_job_archive_stderr(struct ps_service *svc, const struct ps_svc_op *op, const char *job_id,
                           json_t **out, struct ps_error *err)
 {

@@ -87,6 +87,12 @@ struct ps_store *ps_job_archive_store(struct ps_service *svc);
 int ps_job_archive_list(struct ps_service *svc, const struct ps_svc_op *op, const char *state,
                         json_t **out, struct ps_error *err);
 
+/* get_job: the job job_id of op as list_jobs shows it, from memory or else from the store.
+ * Errors: PS_ENOENT (no such job of op: "job ... does not exist"), PS_EIO, PS_ENOMEM. Under
+ * svc->mu. */
+int ps_job_archive_get(struct ps_service *svc, const struct ps_svc_op *op, const char *job_id,
+                       json_t **out, struct ps_error *err);
+
 /* get_job_stderr of a job no longer in memory: {"stderr", "truncated"}. Errors: PS_ENOENT
  * (no such job of op), PS_EIO. Under svc->mu. */
 int ps_job_archive_stderr(struct ps_service *svc, const struct ps_svc_op *op, const char *job_id,

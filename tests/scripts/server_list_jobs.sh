@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # list_jobs' parameters against a real scheduler with fake nodes (docs/api.md "list_jobs"): the
 # state filter, sort_field / sort_order, offset / limit, state_counts over every job whatever
-# the filter, refusals naming the parameter; and through /api/v4 upstream's default limit of
-# 1,000 with its job counts. Every expected page is worked out here from the unfiltered listing
+# the filter, refusals naming the parameter; get_job of running and stored jobs; and through
+# /api/v4 upstream's default limit of 1,000 with its job counts, and get_job. Every expected page is worked out here from the unfiltered listing
 # (start order), not by the server's sort.
 # usage: server_list_jobs.sh BINARY SHARED_DIR SOURCE_DIR
 set -euo pipefail
@@ -97,6 +97,18 @@ try:
         msg = out.get("message", "") if isinstance(out, dict) else str(out)
         check(status == 400 and all(w in msg for w in words), "refused %s: %d %s" % (body, status, msg))
 
+    # get_job: one job as list_jobs shows it, a running one (in memory) and finished ones (out
+    # of memory once stored: job_archive.h); another operation's job or an unknown id is 404
+    time.sleep(0.3)
+    for want in (jobs[0], next(j for j in jobs if j["state"] == "completed"),
+                 next(j for j in jobs if j["state"] == "failed")):
+        got = s.ok("get_job", {"operation_id": op, "job_id": want["id"]})
+        check(got == want, "get_job %s (%s) is its list_jobs entry: %s" % (want["id"], want["state"], got))
+    other = s.ok("start_op", {"operation_type": "vanilla", "spec": {"tasks": {"t": {"command": "true", "job_count": 1}}}})["operation_id"]
+    for body in ({"operation_id": other, "job_id": jobs[0]["id"]}, {"operation_id": op, "job_id": "j-nope"}):
+        status, out = s.call("get_job", body)
+        check(status == 404 and "does not exist" in out.get("message", ""), "get_job %s: %d %s" % (body, status, out))
+
     # /api/v4: upstream's default limit 1,000; counts over every job
     def v4(params):
         status, out = s.raw("GET", "/api/v4/list_jobs?" + urllib.parse.urlencode(dict(params, operation_id=op)), token=s.admin)
@@ -111,6 +123,13 @@ try:
     want = sorted([j for j in jobs if j["state"] == "failed"], key=lambda j: j["start_time"], reverse=True)[2:6]
     check([j["id"] for j in r["jobs"]] == [j["id"] for j in want] and r["controller_agent_job_count"] == 10
           and r["state_counts"] == want_counts, "v4 failed jobs, newest first, page 2..6")
+    done = next(j for j in jobs if j["state"] == "completed")
+    status, out = s.raw("GET", "/api/v4/get_job?operation_id=%s&job_id=%s" % (op, done["id"]), token=s.admin)
+    g = json.loads(out) if status == 200 else {}
+    check(g.get("id") == done["id"] and g.get("state") == "completed" and g.get("address") == done["node_id"]
+          and g.get("type") == "vanilla", "v4 get_job of a finished job: %d %s" % (status, out[:300]))
+    status, out = s.raw("GET", "/api/v4/get_job?operation_id=%s&job_id=j-nope" % op, token=s.admin)
+    check(status == 404 and json.loads(out).get("code") == 1918, "v4 get_job of no such job: 1918, %d %s" % (status, out[:200]))
     status, out = s.raw("GET", "/api/v4/list_jobs?operation_id=%s&sort_field=progress" % op, token=s.admin)
     check(status == 400 and "sort_field" in out, "v4 refuses an unknown sort field: %d %s" % (status, out[:200]))
 finally:
