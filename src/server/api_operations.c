@@ -455,13 +455,9 @@ static int update_params(struct ps_service *svc, struct ps_svc_op *op, const jso
 static int list_jobs(struct ps_service *svc, struct ps_svc_op *op, const json_t *body,
                      json_t **reply, struct ps_error *err)
 {
-    json_t *all = NULL;
-    int rc = ps_job_archive_list(svc, op, NULL, &all, err);
-    if (rc != 0)
-        return rc;
-    json_t *jobs = json_incref(json_object_get(all, "jobs"));
-    json_decref(all);
-    return ps_job_list_page(body, jobs, ps_svc_now_ms(), reply, err);
+    json_t *jobs = NULL;
+    int rc = ps_job_archive_list(svc, op, &jobs, err);
+    return rc != 0 ? rc : ps_job_list_page(body, jobs, ps_svc_now_ms(), reply, err);
 }
 
 int ps_api_op_command(struct ps_service *svc, const char *command, const json_t *body,

@@ -159,7 +159,6 @@ struct entry {
 struct list_ctx {
     struct ps_service *svc;
     const struct ps_svc_op *op;
-    const char *state;
     struct entry *v;
     size_t n, cap;
     int rc;
@@ -190,10 +189,9 @@ static int stored_job(const char *job_id, const char *text, void *ctx)
     if (ps_strmap_get(&c->svc->jobs, job_id))
         return 0;   /* in memory: that copy is newer */
     json_t *doc = json_loads(text, 0, NULL);
-    const char *state = json_string_value(json_object_get(doc, "state"));
     struct ps_svc_job *j = NULL;
     int rc = 0;
-    if (doc && state && (!c->state || strcmp(state, c->state) == 0) &&
+    if (doc && json_is_string(json_object_get(doc, "state")) &&
         (j = ps_persist_job_from_doc(c->svc, doc)) != NULL && j->op == c->op)
         rc = push(c, ps_svc_job_json(j));
     /* a document that does not parse is skipped, as a restart would not restore it */
@@ -208,18 +206,17 @@ static int cmp_entry(const void *a, const void *b)
     return ps_job_archive_order_cmp(x->start_ms, x->id, y->start_ms, y->id);
 }
 
-int ps_job_archive_list(struct ps_service *svc, const struct ps_svc_op *op, const char *state,
-                        json_t **out, struct ps_error *err)
+int ps_job_archive_list(struct ps_service *svc, const struct ps_svc_op *op, json_t **out,
+                        struct ps_error *err)
 {
-    struct list_ctx c = {svc, op, state, NULL, 0, 0, 0};
+    struct list_ctx c = {svc, op, NULL, 0, 0, 0};
     int rc = ps_job_archive_scan(ps_job_archive_store(svc), op->id, PS_JOB_ARCHIVE_BY_KEY,
                                  stored_job, &c, err);
     if (rc == PS_ENOMEM)
         ps_error_set(err, rc, "out of memory listing the jobs of \"%s\"", op->id);
     for (int i = 0; rc == 0 && i < svc->job_count; i++) {
         const struct ps_svc_job *j = svc->job_list[i];
-        if (j->op == op && (!state || strcmp(ps_job_state_name(j->state), state) == 0) &&
-            (rc = push(&c, ps_svc_job_json(j))) != 0)
+        if (j->op == op && (rc = push(&c, ps_svc_job_json(j))) != 0)
             ps_error_set(err, rc, "out of memory listing the jobs of \"%s\"", op->id);
     }
     json_t *arr = rc == 0 ? json_array() : NULL;
@@ -233,8 +230,8 @@ int ps_job_archive_list(struct ps_service *svc, const struct ps_svc_op *op, cons
     free(c.v);
     if (rc != 0)
         return rc;
-    *out = json_pack("{s:o}", "jobs", arr);
-    return *out ? 0 : ps_error_set(err, PS_ENOMEM, "out of memory");
+    *out = arr;
+    return 0;
 }
 
 /* The stored document of job_id, or NULL (absent, unreadable). */

@@ -82,10 +82,10 @@ int ps_job_archive_scan(struct ps_store *store, const char *operation_id,
 /* The service's reader connection (for ps_job_archive_scan at load). */
 struct ps_store *ps_job_archive_store(struct ps_service *svc);
 
-/* list_jobs of op (state NULL = all): {"jobs": [JOB...]} in ps_job_archive_order_cmp order.
- * Under svc->mu. Errors: PS_EIO, PS_ENOMEM. */
-int ps_job_archive_list(struct ps_service *svc, const struct ps_svc_op *op, const char *state,
-                        json_t **out, struct ps_error *err);
+/* Every job of op, [JOB...] in ps_job_archive_order_cmp order (list_jobs cuts its page from
+ * it, job_list.h). Under svc->mu. Errors: PS_EIO, PS_ENOMEM. */
+int ps_job_archive_list(struct ps_service *svc, const struct ps_svc_op *op, json_t **out,
+                        struct ps_error *err);
 
 /* get_job: the job job_id of op as list_jobs shows it, from memory or else from the store.
  * Errors: PS_ENOENT (no such job of op: "job ... does not exist"), PS_EIO, PS_ENOMEM. Under

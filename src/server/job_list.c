@@ -9,6 +9,7 @@
 
 #include "core/attr.h"
 #include "io/json_value.h"
+#include "server/job_archive.h"
 
 enum sort_field { BY_NONE, BY_TYPE, BY_STATE, BY_START, BY_FINISH, BY_ADDRESS, BY_DURATION,
                   BY_ID, BY_TASK };
@@ -67,13 +68,6 @@ struct keyed {
     int field, desc;
 };
 
-/* A job id's order: its counter, i.e. by length, then bytes (ps_job_archive_order_cmp). */
-static int cmp_id(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    return la != lb ? (la < lb ? -1 : 1) : strcmp(a, b);
-}
-
 static int cmp_keyed(const void *pa, const void *pb)
 {
     const struct keyed *a = pa, *b = pb;
@@ -84,8 +78,8 @@ static int cmp_keyed(const void *pa, const void *pb)
     case BY_TASK:
         c = strcmp(a->s, b->s);
         break;
-    case BY_ID:
-        c = cmp_id(a->s, b->s);
+    case BY_ID:   /* by the id's counter: ps_job_archive_order_cmp on ids alone */
+        c = ps_job_archive_order_cmp(0, a->s, 0, b->s);
         break;
     case BY_START:
     case BY_FINISH:
