@@ -2,6 +2,8 @@
 
 #include <math.h>
 
+#include "core/attr.h"
+
 #define MAX_DEPTH 64
 
 static int convert(const json_t *j, struct ps_value *out, int depth, struct ps_error *err)
@@ -137,5 +139,16 @@ int ps_operation_spec_from_json(const json_t *spec, struct ps_operation_spec *ou
     ps_value_release(&doc);
     if (rc != 0)
         ps_operation_spec_release(out);
+    return rc;
+}
+
+int ps_attr_apply_json(const struct ps_attr_table *table, void *obj, const json_t *json,
+                       struct ps_error *err)
+{
+    struct ps_value doc;
+    int rc = ps_json_to_value(json, &doc, err);
+    if (rc == 0)
+        rc = ps_attr_apply(table, obj, &doc, false, err);
+    ps_value_release(&doc);
     return rc;
 }

@@ -24,6 +24,14 @@ int ps_json_to_value(const json_t *json, struct ps_value *out, struct ps_error *
 /* Converts v into a new json_t reference (NULL when out of memory). */
 json_t *ps_value_to_json(const struct ps_value *v);
 
+struct ps_attr_table;
+
+/* A JSON map read into obj through table (ps_attr_apply without creating: every key must be
+ * known), as the service reads its JSON documents (request parameters, the config file, the
+ * node protocol). Errors: those of ps_json_to_value and ps_attr_apply (naming the key). */
+int ps_attr_apply_json(const struct ps_attr_table *table, void *obj, const json_t *json,
+                       struct ps_error *err);
+
 /* An operation spec document (JSON) read through the spec's table (op_spec.h), as the service
  * and the simulator read it: *out gets the parsed spec (release with
  * ps_operation_spec_release), and *unrecognized (when not NULL) the keys no reader knows as a

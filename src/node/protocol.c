@@ -107,13 +107,9 @@ int ps_node_cpu_monitor_config_parse(const json_t *obj, const char *path,
     int rc = ps_jv_expect_object(obj, path, err);
     if (rc)
         return rc;
-    struct ps_value doc;
-    if ((rc = ps_json_to_value(obj, &doc, err)) != 0)
-        return rc;
     struct ps_cpu_monitor_config parsed;
     ps_cpu_monitor_config_init(&parsed);
-    rc = ps_attr_apply(&ps_cpu_monitor_config_table, &parsed, &doc, false, err);
-    ps_value_release(&doc);
+    rc = ps_attr_apply_json(&ps_cpu_monitor_config_table, &parsed, obj, err);
     if (rc == 0)
         rc = ps_cpu_monitor_config_validate(&parsed, err);
     if (rc != 0) {

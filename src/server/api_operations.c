@@ -336,11 +336,7 @@ static int list_operations(struct ps_service *svc, const json_t *body, json_t **
 {
     struct list_filter f;
     list_filter_init(&f);
-    struct ps_value doc;
-    int rc = ps_json_to_value(body, &doc, err);
-    if (rc == 0)
-        rc = ps_attr_apply(&list_filter_table, &f, &doc, false, err);
-    ps_value_release(&doc);
+    int rc = ps_attr_apply_json(&list_filter_table, &f, body, err);
     if (rc != 0) {
         ps_error_prefix(err, "list_operations");
         ps_attr_release(&list_filter_table, &f);

@@ -128,11 +128,7 @@ int ps_job_list_page(const json_t *body, json_t *jobs, int64_t now_ms, json_t **
 {
     struct job_query q;
     query_init(&q);
-    struct ps_value doc;
-    int rc = ps_json_to_value(body, &doc, err);
-    if (rc == 0)
-        rc = ps_attr_apply(&query_table, &q, &doc, false, err);
-    ps_value_release(&doc);
+    int rc = ps_attr_apply_json(&query_table, &q, body, err);
     if (rc != 0) {
         ps_error_prefix(err, "list_jobs");
         ps_attr_release(&query_table, &q);

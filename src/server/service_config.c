@@ -203,13 +203,8 @@ int ps_service_config_apply(struct ps_service_config *cfg, const json_t *doc, st
     json_object_del(rest, "listen");
     json_object_del(rest, "data_dir");
     json_object_del(rest, "metrics_require_token");
-    struct ps_value map;
-    rc = ps_json_to_value(rest, &map, err);
+    rc = ps_attr_apply_json(&config_table, &next, rest, err);
     json_decref(rest);
-    if (rc != 0)
-        return rc;
-    rc = ps_attr_apply(&config_table, &next, &map, false, err);
-    ps_value_release(&map);
     if (rc == 0 && (rc = ps_memory_controller_config_validate(&next.controller_agent, err)) != 0)
         ps_error_prefix(err, "controller_agent");
     if (rc == 0)
