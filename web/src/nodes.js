@@ -6,7 +6,7 @@ import { api, ORCHID } from './api.js';
 import { esc, bytes, num, time, sortRows, tableHead, rowHtml, bindSortHead, setHtml } from './util.js';
 import { vtable } from './vtable.js';
 
-const view = { sort: 'id', desc: false, filter: '', nodes: [] };
+const view = { sort: 'id', desc: false, filter: '', nodes: [], online: 0 };
 
 // A resource's share of the node's limit (the sort key) and its cell: a bar and used / total.
 const share = (n, k) => {
@@ -40,8 +40,7 @@ const vt = vtable({ id: 'nodes-table', cols: COLUMNS.length, key: (n) => n.id,
 function showRows(main) {
   const f = view.filter.trim().toLowerCase();
   const rows = f ? view.nodes.filter((n) => n.haystack.includes(f)) : view.nodes;
-  const online = view.nodes.reduce((c, n) => c + (n.state === 'online'), 0);
-  setHtml(main.querySelector('#node-count'), `${view.nodes.length} nodes, ${online} online${f ? `; ${rows.length} match` : ''}`);
+  setHtml(main.querySelector('#node-count'), `${view.nodes.length} nodes, ${view.online} online${f ? `; ${rows.length} match` : ''}`);
   vt.show(main.querySelector('#nodes-table'), sortRows(COLUMNS, rows, view));
 }
 
@@ -51,6 +50,7 @@ export async function nodesPage(main, params, timing) {
   const fetched = performance.now();
   view.nodes = Object.entries(nodes).map(([id, n]) => ({ id, ...n,
     haystack: [id, n.state, n.tree, ...(n.tags || [])].join('\n').toLowerCase() }));
+  view.online = view.nodes.reduce((c, n) => c + (n.state === 'online'), 0);   // per reply, not per keystroke
   let tbl = main.querySelector('#nodes-table');
   if (!tbl) {   // a new page, not a refresh of this one
     main.innerHTML = `<h1>Nodes</h1><div class="toolbar">
