@@ -9,7 +9,7 @@
 // is reported with the app's total time per show.
 'use strict';
 const { chromium } = require('playwright-core');
-const { ytParams } = require('./ytparams.js');
+const { ytParams, replaceGet, GET_ROUTE } = require('./ytparams.js');
 
 const NODES_PATH = '//sys/scheduler/orchid/scheduler/nodes';
 function madeUpNodes(count) {   // {id: node}: 7 racks, CPU and slots in use varying, 1 in 10 offline
@@ -49,16 +49,8 @@ const med = (a) => { const s = [...a].sort((x, y) => x - y); return s[Math.floor
   for (const spec of pages) {
     const [hash, ready] = spec.split('|');
     await page.goto('about:blank');
-    await page.unroute('**/api/v4/get**');
-    if (hash.startsWith('#/nodes')) {
-      const nodes = madeUpNodes(Number(process.env.PS_NODES || 10000));
-      await page.route('**/api/v4/get**', async (route) => {
-        if (ytParams(route.request().headers()).path !== NODES_PATH) return route.continue();
-        const r = await route.fetch();   // the real reply's shape, with the made-up map in it
-        const body = await r.json();
-        return route.fulfill({ response: r, body: JSON.stringify(body.value !== undefined ? { ...body, value: nodes } : nodes) });
-      });
-    }
+    await page.unroute(GET_ROUTE);
+    if (hash.startsWith('#/nodes')) await replaceGet(page, NODES_PATH, madeUpNodes(Number(process.env.PS_NODES || 10000)));
     await page.goto(`${process.env.PS_URL}/ui/${hash}`);
     await page.waitForSelector(ready, { timeout: 120000 });
     await page.waitForTimeout(300);   // layout and paint of the first render
@@ -73,7 +65,7 @@ const med = (a) => { const s = [...a].sort((x, y) => x - y); return s[Math.floor
     let changed = null;
     if (hash.startsWith('#/pools')) {
       let round = 0;
-      await page.route('**/api/v4/get**', async (route) => {
+      await page.route(GET_ROUTE, async (route) => {
         const params = ytParams(route.request().headers());
         if (!/fair_share_info\/pools$/.test(params.path || '')) return route.continue();
         const r = await route.fetch();
@@ -89,7 +81,7 @@ const med = (a) => { const s = [...a].sort((x, y) => x - y); return s[Math.floor
       await page.evaluate(() => { window.psLongTasks = []; window.psTimings = []; });
       for (let i = 0; i < n; i++) { await page.evaluate(() => window.psShow(true)); await page.waitForTimeout(100); }
       changed = await page.evaluate(() => ({ t: window.psTimings.filter((x) => x.render_ms !== undefined), long: Math.max(0, ...window.psLongTasks) }));
-      await page.unroute('**/api/v4/get**');
+      await page.unroute(GET_ROUTE);
       if (round < n) throw new Error(`the pools reply was changed ${round} times, not ${n}`);
     }
     const size = Object.entries(first.t[0] || {}).filter(([k]) => !/_ms$|page|refresh/.test(k)).map(([k, v]) => `${v} ${k}`).join(', ');

@@ -6,7 +6,7 @@
 const { chromium } = require('playwright-core');
 const fs = require('fs');
 const path = require('path');
-const { ytParams } = require('./ytparams.js');
+const { replaceGet, GET_ROUTE } = require('./ytparams.js');
 
 const URL_ = process.env.PS_URL, TOKEN = process.env.PS_TOKEN, USER_TOKEN = process.env.PS_USER_TOKEN;
 const SHOTS = process.env.PS_SCREENSHOTS;
@@ -248,13 +248,7 @@ async function login(page, token) {
       const many = Array.from({ length: 2000 }, (_, i) => ({ id: `n${String(i).padStart(4, '0')}`, i,
         node: { ...proto, state: i % 10 ? 'online' : 'offline', tags: [`rack${i % 7}`],
           resource_limits: { ...proto.resource_limits, cpu: 16 }, resource_usage: { ...proto.resource_usage, cpu: ((i * 7919) % 2000) / 125 } } }));
-      await page.route('**/api/v4/get**', async (route) => {
-        if (ytParams(route.request().headers()).path !== NODES) return route.continue();
-        const r = await route.fetch();
-        const body = await r.json();
-        const map = Object.fromEntries(many.map((n) => [n.id, n.node]));
-        await route.fulfill({ response: r, body: JSON.stringify(body.value !== undefined ? { ...body, value: map } : map) });
-      });
+      await replaceGet(page, NODES, Object.fromEntries(many.map((n) => [n.id, n.node])));
       await page.goto(`${URL_}/ui/#/nodes`);
       await page.waitForSelector('#nodes-table tr[data-node="n0000"]');
       await checkWindow(page, '#nodes-table', 'data-node', many.map((n) => n.id), '2,000 nodes by id');
@@ -268,7 +262,7 @@ async function login(page, token) {
       check('2,000 nodes filtered by a tag: the count', count === `2000 nodes, 1800 online; ${rack3.length} match`, count);
       await checkWindow(page, '#nodes-table', 'data-node', rack3, '2,000 nodes filtered by tag rack3');
       await page.fill('#filter', '');
-      await page.unroute('**/api/v4/get**');
+      await page.unroute(GET_ROUTE);
     }
 
     // Charts: every chart has data points (the scheduler's history).

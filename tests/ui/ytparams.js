@@ -1,6 +1,6 @@
 // The parameters of a request the official YTsaurus wrapper sent: base64 JSON split over the
 // X-YT-Parameters-0, -1, ... headers (Playwright's request.headers(): lower-case names). Shared
-// by the tests and measure.js, which route the page's `get` of one orchid path.
+// by the tests and measure.js, which replace the page's `get` of one orchid path.
 'use strict';
 
 function ytParams(headers) {
@@ -9,4 +9,17 @@ function ytParams(headers) {
   return JSON.parse(Buffer.from(chunks.map((k) => headers[k]).join(''), 'base64').toString() || '{}');
 }
 
-module.exports = { ytParams };
+// Routes the page's `get` of one path (GET_ROUTE) to the real reply with its value replaced
+// by `value` (the reply's shape kept: {value} or the bare value); other gets pass through.
+// page.unroute(GET_ROUTE) ends it.
+const GET_ROUTE = '**/api/v4/get**';
+function replaceGet(page, path, value) {
+  return page.route(GET_ROUTE, async (route) => {
+    if (ytParams(route.request().headers()).path !== path) return route.continue();
+    const r = await route.fetch();
+    const body = await r.json();
+    return route.fulfill({ response: r, body: JSON.stringify(body.value !== undefined ? { ...body, value } : value) });
+  });
+}
+
+module.exports = { ytParams, replaceGet, GET_ROUTE };
