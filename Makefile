@@ -27,7 +27,7 @@ test: deps
 # scheduler started with its soft fd limit at the hard one (needs a hard limit above ~12,000).
 hostile-long: build
 	POOLSCHED_HOSTILE_IDLE=10000 POOLSCHED_HOSTILE_SOFT_NOFILE=$$(ulimit -Hn) \
-	  bash tests/scripts/server_hostile_conns.sh $(BUILD)/poolsched ../shared .
+	  bash tests/scripts/server_hostile_conns.sh $(BUILD)/poolsched tests/data .
 
 # The fault suite at length (docs/faults.md): scheduler kill -9 under writes (20 rounds), node
 # agents killed / stopped / duplicated, broken nodes, unrunnable operations, hostile clients
@@ -40,10 +40,10 @@ faults: build
 # The UI's screenshots in docs/screenshots/, taken by the browser test (tests/scripts/ui_browser.sh;
 # ctest's run keeps them in a scratch directory).
 screenshots: build
-	PS_SCREENSHOTS=$(CURDIR)/docs/screenshots bash tests/scripts/ui_browser.sh $(BUILD)/poolsched ../shared .
+	PS_SCREENSHOTS=$(CURDIR)/docs/screenshots bash tests/scripts/ui_browser.sh $(BUILD)/poolsched tests/data .
 
 vectors: build
-	python3 ../shared/tools/check-vectors $(BUILD)/poolsched ../shared/vectors/fair-share
+	python3 tests/tools/check_vectors.py $(BUILD)/poolsched tests/data/vectors/fair-share
 
 # A local cluster on 127.0.0.1: scheduler, three nodes, example pools and operations (./run/).
 run: deps

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Smoke test of `poolsched bench schedule` and `poolsched bench simulate` on tiny workloads: the
 # shape of the JSON report, consistent counts, exit codes. No timing assertions (timings belong
-# in docs/performance.md). Usage: bash bench_sim_smoke.sh BINARY SHARED_DIR SOURCE_DIR
+# in docs/performance.md). Usage: bash bench_sim_smoke.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
 bin=$1
 tmp=$(mktemp -d)

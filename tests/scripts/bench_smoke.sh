@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Smoke test of `poolsched bench`: tiny workloads, checks the shape of the JSON report and the
 # exit codes. No timing assertions: timings belong in benchmarks (docs/performance.md), not tests.
-# Usage: bash bench_smoke.sh BINARY SHARED_DIR SOURCE_DIR
+# Usage: bash bench_smoke.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
 bin=$1
 tmp=$(mktemp -d)

@@ -4,9 +4,9 @@
 # orchid, and an operation's life without nodes (start, list, get, suspend/resume, update,
 # abort), with the token taken from the data dir's admin_token. Also the remote errors (exit 1
 # with the server's message). Jobs need a node agent and are not covered here.
-# usage: cli_e2e.sh BINARY SHARED_DIR SOURCE_DIR
+# usage: cli_e2e.sh BINARY DATA_DIR SOURCE_DIR
 set -uo pipefail
-bin=${1:?usage: cli_e2e.sh BINARY SHARED_DIR SOURCE_DIR}
+bin=${1:?usage: cli_e2e.sh BINARY DATA_DIR SOURCE_DIR}
 bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
 work=$(mktemp -d)
 server_pid=

@@ -3,11 +3,11 @@
 # the exact requests they send (path, JSON body, Authorization header), what they print, and
 # their exit codes for 200 (0), 4xx (1, the server's message shown), no server (1, a clear
 # message) and usage errors (2, one line, nothing sent).
-# usage: cli_fake_server.sh BINARY SHARED_DIR SOURCE_DIR
+# usage: cli_fake_server.sh BINARY DATA_DIR SOURCE_DIR
 set -uo pipefail
-bin=${1:?usage: cli_fake_server.sh BINARY SHARED_DIR SOURCE_DIR}
+bin=${1:?usage: cli_fake_server.sh BINARY DATA_DIR SOURCE_DIR}
 bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
-src=${3:?usage: cli_fake_server.sh BINARY SHARED_DIR SOURCE_DIR}
+src=${3:?usage: cli_fake_server.sh BINARY DATA_DIR SOURCE_DIR}
 work=$(mktemp -d)
 server_pid=
 cleanup() {

@@ -1,21 +1,21 @@
 #!/usr/bin/env bash
 # The seed documents' commands, verbatim, through the CLI against a real `poolsched scheduler`
-# (`poolsched` in place of `yt`): every `yt ...` command of shared/reference/
-# integral-guarantees.txt is read from the document itself and run by bash as written (both
+# (`poolsched` in place of `yt`): every `yt ...` command of the document integral-guarantees.txt,
+# kept verbatim in tests/data/seed-docs/integral-guarantees.commands, is run by bash as written (both
 # spellings, @integral-guarantees and @integral_guarantees), the orchid attributes the document
 # lists are read with the numbers its definitions give, and every pool and pool tree attribute
 # of pool-characteristics.txt (and //sys/pool_trees/@default_tree) is set and read back.
 # A fake node (heartbeat protocol, docs/api.md) gives the cluster 10000 cores, so that
 # ratios and volumes are not all zero.
-# usage: cli_seed_docs.sh BINARY SHARED_DIR SOURCE_DIR
+# usage: cli_seed_docs.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
-bin=${1:?usage: cli_seed_docs.sh BINARY SHARED_DIR SOURCE_DIR}
-shared=${2:?}
+bin=${1:?usage: cli_seed_docs.sh BINARY DATA_DIR SOURCE_DIR}
+data=${2:?}
 src=${3:?}
 bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-PYTHONPATH="$src/tests/scripts" python3 - "$bin" "$work" "$shared/reference" <<'EOF'
+PYTHONPATH="$src/tests/scripts" python3 - "$bin" "$work" "$data/seed-docs" <<'EOF'
 import json, os, re, subprocess, sys, time
 from server_helper import Scheduler, FakeNode, check, finish
 
@@ -25,7 +25,7 @@ CPU = 10000         # cores on the cluster: ratios 0.1 and 0.2 for 1000 and 2000
 
 
 def doc_commands(name):
-    """The `yt ...` commands of a reference document, each up to where its quotes close."""
+    """The `yt ...` commands kept from a reference document, each up to where its quotes close."""
     cmds, cur = [], None
     for line in open(os.path.join(ref, name)):
         line = line.rstrip("\n")
@@ -88,7 +88,7 @@ try:
        "integral_guarantees={guarantee_type=relaxed; resource_flow={cpu=250}}}'")
 
     # ---- integral-guarantees.txt, verbatim, in the document's order
-    cmds = doc_commands("integral-guarantees.txt")
+    cmds = doc_commands("integral-guarantees.commands")
     check(len(cmds) == 4, "integral-guarantees.txt has 4 yt commands, found %d: %s" % (len(cmds), cmds))
     outputs = [sh(c) for c in cmds]
     check(cmds[0].startswith('yt set //sys/pools/root-pool/burst/@integral-guarantees/resource_flow'),

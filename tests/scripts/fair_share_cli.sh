@@ -2,10 +2,10 @@
 # The `poolsched fair-share` command as users meet it: bad files give exit code 2, nothing on
 # stdout and exactly one line `error: <file>: <path>: <why>` on stderr; good input gives JSON that
 # is byte-identical from run to run (file or stdin); --format table and --help work.
-# usage: fair_share_cli.sh BINARY SHARED_DIR SOURCE_DIR
+# usage: fair_share_cli.sh BINARY DATA_DIR SOURCE_DIR
 set -uo pipefail
-bin=${1:?usage: fair_share_cli.sh BINARY SHARED_DIR SOURCE_DIR}
-src=${3:?usage: fair_share_cli.sh BINARY SHARED_DIR SOURCE_DIR}
+bin=${1:?usage: fair_share_cli.sh BINARY DATA_DIR SOURCE_DIR}
+src=${3:?usage: fair_share_cli.sh BINARY DATA_DIR SOURCE_DIR}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 failures=0

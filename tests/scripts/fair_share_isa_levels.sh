@@ -2,9 +2,9 @@
 # The fair share update gives the same bits at every vector level: `bench fair-share` checksums
 # (every element's fair share after the update) at the portable level (--isa base, and
 # POOLSCHED_ISA=base for the whole process) against each wider level this CPU has; a level it
-# lacks is reported as skipped. usage: fair_share_isa_levels.sh BINARY SHARED_DIR SOURCE_DIR
+# lacks is reported as skipped. usage: fair_share_isa_levels.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
-bin=${1:?usage: fair_share_isa_levels.sh BINARY SHARED_DIR SOURCE_DIR}
+bin=${1:?usage: fair_share_isa_levels.sh BINARY DATA_DIR SOURCE_DIR}
 fail() { echo "FAIL: $*" >&2; exit 1; }
 field() { python3 -c 'import json,sys; r=json.load(sys.stdin); print(r["checksum"], r["isa"]["used"], r["isa"]["detected"])'; }
 

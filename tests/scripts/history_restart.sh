@@ -4,7 +4,7 @@
 # volume grows; each closed bucket is saved with the engine loop's refresh. After SIGKILL and a
 # restart on the same data directory, get_history still has the buckets from before the kill,
 # each the mean of the samples that get_history returned for its second before the kill.
-# usage: history_restart.sh BINARY SHARED_DIR SOURCE_DIR
+# usage: history_restart.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
 bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 work=$(mktemp -d)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `make run` / `make stop` (scripts/local-cluster.sh) on a free port and a temporary run dir:
 # the cluster starts, its four example operations run jobs on the right nodes, the printed
-# commands work, and stop leaves no process behind. Usage: local_cluster.sh BINARY SHARED SOURCE
+# commands work, and stop leaves no process behind. Usage: local_cluster.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
 bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 src=$3

@@ -4,9 +4,9 @@
 # operations run and how many jobs, pending reasons, preempted jobs per operation and pools'
 # fair shares. Both drive core/tree_sched.h; a difference means a host feeds the loop
 # differently (docs/scheduling-loop.md). Jobs never end, so every scenario settles.
-# usage: loop_parity.sh BINARY SHARED_DIR SOURCE_DIR
+# usage: loop_parity.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
-bin=${1:?usage: loop_parity.sh BINARY SHARED_DIR SOURCE_DIR}
+bin=${1:?usage: loop_parity.sh BINARY DATA_DIR SOURCE_DIR}
 src=${3:?}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -12,9 +12,9 @@
 # node has 1.5 cores; 1.2 here because on this shared machine a busy loop whose cgroup weight is
 # its low guarantee may get a third of a core, and the monitor raises the guarantee only as far
 # as that: above 0.2 core it overcommits 1.2, not always above 0.5.)
-# usage: overdraft_parity.sh BINARY SHARED_DIR SOURCE_DIR
+# usage: overdraft_parity.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
-bin=${1:?usage: overdraft_parity.sh BINARY SHARED_DIR SOURCE_DIR}
+bin=${1:?usage: overdraft_parity.sh BINARY DATA_DIR SOURCE_DIR}
 src=${3:?}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

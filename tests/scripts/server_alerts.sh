@@ -5,9 +5,9 @@
 #   invalid_default_parent_pool  default_parent_pool naming no pool (ephemeral pools go under
 #                                the root meanwhile)
 #   pool_usage_exceeds_limits    usage above a lowered resource_limits, until preempted
-# usage: server_alerts.sh BINARY SHARED_DIR SOURCE_DIR
+# usage: server_alerts.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
-bin=${1:?usage: server_alerts.sh BINARY SHARED_DIR SOURCE_DIR}
+bin=${1:?usage: server_alerts.sh BINARY DATA_DIR SOURCE_DIR}
 src=${3:?}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -6,9 +6,9 @@
 # the node's message — while a good node beside it completes the operation. The ban survives a
 # restart; only an admin may lift it (set @banned false), after which the node gets jobs again.
 # A completed job resets the count: a node that fails now and then is never banned.
-# usage: server_broken_node.sh BINARY SHARED_DIR SOURCE_DIR
+# usage: server_broken_node.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
-bin=${1:?usage: server_broken_node.sh BINARY SHARED_DIR SOURCE_DIR}
+bin=${1:?usage: server_broken_node.sh BINARY DATA_DIR SOURCE_DIR}
 src=${3:?}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

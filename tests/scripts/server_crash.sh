@@ -4,9 +4,9 @@
 # dir, and check that every acknowledged write, operation and job finish is there, that running
 # jobs re-attach (the node's next heartbeat is not told to abort them) and that running
 # operations continue to completion.
-# usage: server_crash.sh BINARY SHARED_DIR SOURCE_DIR
+# usage: server_crash.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
-bin=${1:?usage: server_crash.sh BINARY SHARED_DIR SOURCE_DIR}
+bin=${1:?usage: server_crash.sh BINARY DATA_DIR SOURCE_DIR}
 src=${3:?}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -3,9 +3,9 @@
 # attributes), every pool and tree attribute set and read back (also nested keys), the seed
 # documents' commands (burst pool, orchid integral_pool_capacity), list/exists/remove, and a
 # table of bad inputs, each with its HTTP status, message and no state change.
-# usage: server_cypress.sh BINARY SHARED_DIR SOURCE_DIR
+# usage: server_cypress.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
-bin=${1:?usage: server_cypress.sh BINARY SHARED_DIR SOURCE_DIR}
+bin=${1:?usage: server_cypress.sh BINARY DATA_DIR SOURCE_DIR}
 src=${3:?}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -6,9 +6,9 @@
 # is refused and starts none; reads keep answering; once space returns, writes succeed again
 # without a restart.
 # Needs root (mount); exits 77 (ctest SKIP) where tmpfs cannot be mounted.
-# usage: server_disk_full.sh BINARY SHARED_DIR SOURCE_DIR
+# usage: server_disk_full.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
-bin=${1:?usage: server_disk_full.sh BINARY SHARED_DIR SOURCE_DIR}
+bin=${1:?usage: server_disk_full.sh BINARY DATA_DIR SOURCE_DIR}
 src=${3:?}
 work=$(mktemp -d)
 mnt="$work/mnt"

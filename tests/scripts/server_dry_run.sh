@@ -4,9 +4,9 @@
 # before/after diff, and nothing is applied: not in memory, not in the orchid, not on disk
 # (a restart shows the old value). Two pools 1:1 with equal demand: weight 3 on one shows
 # 0.5 -> 0.75 and 0.5 -> 0.25. The CLI prints the diff as a table.
-# usage: server_dry_run.sh BINARY SHARED_DIR SOURCE_DIR
+# usage: server_dry_run.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
-bin=${1:?usage: server_dry_run.sh BINARY SHARED_DIR SOURCE_DIR}
+bin=${1:?usage: server_dry_run.sh BINARY DATA_DIR SOURCE_DIR}
 src=${3:?}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

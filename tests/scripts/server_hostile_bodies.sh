@@ -7,9 +7,9 @@
 #      connection.
 #   3. Body limits per endpoint: 2 MiB to /api/v1/get is 413 on the headers (limit 1 MiB);
 #      2 MiB to start_op (limit 16 MiB) is read and answered by the command (400).
-# usage: server_hostile_bodies.sh BINARY SHARED_DIR SOURCE_DIR
+# usage: server_hostile_bodies.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
-bin=${1:?usage: server_hostile_bodies.sh BINARY SHARED_DIR SOURCE_DIR}
+bin=${1:?usage: server_hostile_bodies.sh BINARY DATA_DIR SOURCE_DIR}
 src=${3:?}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -8,9 +8,9 @@
 #   2. One address opening 400 connections keeps at most http_max_connections_per_ip (256).
 #   3. Slowloris: a client sending one header byte every 0.5 s is cut off by the header timeout
 #      (10 s default), and the idle connections of 1. are closed by it too.
-# usage: server_hostile_conns.sh BINARY SHARED_DIR SOURCE_DIR
+# usage: server_hostile_conns.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
-bin=${1:?usage: server_hostile_conns.sh BINARY SHARED_DIR SOURCE_DIR}
+bin=${1:?usage: server_hostile_conns.sh BINARY DATA_DIR SOURCE_DIR}
 src=${3:?}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -7,9 +7,9 @@
 #   3. Listening beyond loopback without --allow-insecure-remote is refused (exit 2) before
 #      anything is bound (192.0.2.1, TEST-NET: nothing listens beyond 127.0.0.0/8 here).
 #   4. A 401 for an unknown token keeps the error shape and carries no data-dir path.
-# usage: server_hostile_misc.sh BINARY SHARED_DIR SOURCE_DIR
+# usage: server_hostile_misc.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
-bin=${1:?usage: server_hostile_misc.sh BINARY SHARED_DIR SOURCE_DIR}
+bin=${1:?usage: server_hostile_misc.sh BINARY DATA_DIR SOURCE_DIR}
 src=${3:?}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -4,9 +4,9 @@
 # the filter, refusals naming the parameter; get_job of running and stored jobs; and through
 # /api/v4 upstream's default limit of 1,000 with its job counts, and get_job. Every expected page is worked out here from the unfiltered listing
 # (start order), not by the server's sort.
-# usage: server_list_jobs.sh BINARY SHARED_DIR SOURCE_DIR
+# usage: server_list_jobs.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
-bin=${1:?usage: server_list_jobs.sh BINARY SHARED_DIR SOURCE_DIR}
+bin=${1:?usage: server_list_jobs.sh BINARY DATA_DIR SOURCE_DIR}
 src=${3:?}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -2,9 +2,9 @@
 # list-nodes against a real scheduler with fake nodes: a node's state, address, tree, tags,
 # resources in use of its limits and running jobs; a node going offline (no heartbeat past
 # node_offline_timeout) and coming back; json output with every attribute.
-# usage: server_list_nodes.sh BINARY SHARED_DIR SOURCE_DIR
+# usage: server_list_nodes.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
-bin=${1:?usage: server_list_nodes.sh BINARY SHARED_DIR SOURCE_DIR}
+bin=${1:?usage: server_list_nodes.sh BINARY DATA_DIR SOURCE_DIR}
 src=${3:?}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -2,9 +2,9 @@
 # A node banned for its node_error aborts comes back by itself after disable_jobs_timeout (as
 # upstream's exec node re-enables scheduler jobs), and is banned again if it is still broken;
 # max_consecutive_job_aborts 0 turns the ban off. (server_broken_node.sh covers the defaults.)
-# usage: server_node_ban_timeout.sh BINARY SHARED_DIR SOURCE_DIR
+# usage: server_node_ban_timeout.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
-bin=${1:?usage: server_node_ban_timeout.sh BINARY SHARED_DIR SOURCE_DIR}
+bin=${1:?usage: server_node_ban_timeout.sh BINARY DATA_DIR SOURCE_DIR}
 src=${3:?}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

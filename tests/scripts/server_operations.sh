@@ -4,9 +4,9 @@
 # completion, failure after max_failed_job_count, abort/suspend/resume/complete,
 # update_op_parameters, list_operations/list_jobs/get_job_stderr, node offline and rescheduling,
 # a node matching two trees (409), unknown jobs told to abort, CPU reclaim counted in usage.
-# usage: server_operations.sh BINARY SHARED_DIR SOURCE_DIR
+# usage: server_operations.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
-bin=${1:?usage: server_operations.sh BINARY SHARED_DIR SOURCE_DIR}
+bin=${1:?usage: server_operations.sh BINARY DATA_DIR SOURCE_DIR}
 src=${3:?}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

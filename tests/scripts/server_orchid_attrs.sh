@@ -4,9 +4,9 @@
 # tree, and an operation's preemptible_job_count / aggressively_preemptible_job_count as the
 # preemption classes of semantics.md 3.3 put its jobs, and custom_profiling_tag against the
 # pools' allowed_profiling_tags.
-# usage: server_orchid_attrs.sh BINARY SHARED_DIR SOURCE_DIR
+# usage: server_orchid_attrs.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
-bin=${1:?usage: server_orchid_attrs.sh BINARY SHARED_DIR SOURCE_DIR}
+bin=${1:?usage: server_orchid_attrs.sh BINARY DATA_DIR SOURCE_DIR}
 src=${3:?}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

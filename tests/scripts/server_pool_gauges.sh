@@ -5,9 +5,9 @@
 # pool's are gone; after the tree's per_pool_satisfaction_profiling_quantiles change, only the
 # new quantiles' series are there; an ephemeral pool's gauges go with it; a removed tree's
 # series go with it.
-# usage: server_pool_gauges.sh BINARY SHARED_DIR SOURCE_DIR
+# usage: server_pool_gauges.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
-bin=${1:?usage: server_pool_gauges.sh BINARY SHARED_DIR SOURCE_DIR}
+bin=${1:?usage: server_pool_gauges.sh BINARY DATA_DIR SOURCE_DIR}
 src=${3:?}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -4,9 +4,9 @@
 # its preemption_mode is normal, not when it is graceful, and not while it runs no more than
 # its max_unpreemptible_allocation_count; resulting_spec shows both keys with their defaults; a
 # bad value is refused (400) naming the key.
-# usage: server_preemption_mode.sh BINARY SHARED_DIR SOURCE_DIR
+# usage: server_preemption_mode.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
-bin=${1:?usage: server_preemption_mode.sh BINARY SHARED_DIR SOURCE_DIR}
+bin=${1:?usage: server_preemption_mode.sh BINARY DATA_DIR SOURCE_DIR}
 src=${3:?}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -7,9 +7,9 @@
 #   - a pool's satisfaction_ratio is its children's minimum (upstream's dynamic attributes):
 #     a pool whose running operation holds the whole node and whose other operation has
 #     nothing reports 0, not its own usage / fair share of 1.
-# usage: server_reconnection.sh BINARY SHARED_DIR SOURCE_DIR
+# usage: server_reconnection.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
-bin=${1:?usage: server_reconnection.sh BINARY SHARED_DIR SOURCE_DIR}
+bin=${1:?usage: server_reconnection.sh BINARY DATA_DIR SOURCE_DIR}
 src=${3:?}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

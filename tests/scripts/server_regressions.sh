@@ -9,9 +9,9 @@
 #      before it finishes; a pending operation always has a pending reason.
 #   2. update_op_parameters moving a running operation to another pool.
 #   3. abort a pending operation, then let the running one finish: the third one starts.
-# usage: server_regressions.sh BINARY SHARED_DIR SOURCE_DIR
+# usage: server_regressions.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
-bin=${1:?usage: server_regressions.sh BINARY SHARED_DIR SOURCE_DIR}
+bin=${1:?usage: server_regressions.sh BINARY DATA_DIR SOURCE_DIR}
 src=${3:?}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -10,9 +10,9 @@
 #     operation specs and pool attributes;
 #   - update_op_parameters refuses keys that are not run-time parameters;
 #   - max_failed_job_count is a spec key with upstream's range.
-# usage: server_schema.sh BINARY SHARED_DIR SOURCE_DIR
+# usage: server_schema.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
-bin=${1:?usage: server_schema.sh BINARY SHARED_DIR SOURCE_DIR}
+bin=${1:?usage: server_schema.sh BINARY DATA_DIR SOURCE_DIR}
 src=${3:?}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -6,9 +6,9 @@
 # Victims are interrupted with allocation_preemption_timeout and aborted at the deadline, all
 # with abort reason preemption as upstream's (the log names the preemption reason); a job
 # already interrupted is not chosen again, so exactly the excess is preempted.
-# usage: server_shrink_limits.sh BINARY SHARED_DIR SOURCE_DIR
+# usage: server_shrink_limits.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
-bin=${1:?usage: server_shrink_limits.sh BINARY SHARED_DIR SOURCE_DIR}
+bin=${1:?usage: server_shrink_limits.sh BINARY DATA_DIR SOURCE_DIR}
 src=${3:?}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -27,9 +27,9 @@
 #   7. a move with a new name whose rename was refused (operations below) had already moved
 #      the pool, and the move had started a pending operation that moving back did not stop:
 #      the pools counted it running while get_operation said pending. The rename comes first.
-# usage: server_stateful_regressions.sh BINARY SHARED_DIR SOURCE_DIR
+# usage: server_stateful_regressions.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
-bin=${1:?usage: server_stateful_regressions.sh BINARY SHARED_DIR SOURCE_DIR}
+bin=${1:?usage: server_stateful_regressions.sh BINARY DATA_DIR SOURCE_DIR}
 src=${3:?}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

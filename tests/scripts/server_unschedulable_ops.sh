@@ -7,9 +7,9 @@
 # operation_hangup_due_to_limiting_ancestor_safe_timeout it fails with "Operation scheduling
 # hung in all trees" naming the pool and the resource; one that fits the pool runs. Neither
 # fails before its window.
-# usage: server_unschedulable_ops.sh BINARY SHARED_DIR SOURCE_DIR
+# usage: server_unschedulable_ops.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
-bin=${1:?usage: server_unschedulable_ops.sh BINARY SHARED_DIR SOURCE_DIR}
+bin=${1:?usage: server_unschedulable_ops.sh BINARY DATA_DIR SOURCE_DIR}
 src=${3:?}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -6,7 +6,7 @@
 # request (no max_memory in the trace) while the memory digest starts at half of it, so some
 # attempts are aborted for resource_overdraft on full nodes and retried: every abort must be
 # one and be retried. The full trace is
-# examples/alibaba/run.sh. Usage: sim_alibaba.sh BINARY SHARED_DIR SOURCE_DIR
+# examples/alibaba/run.sh. Usage: sim_alibaba.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
 bin=$1
 trace="$2/data/alibaba-gpu-2023"

@@ -2,7 +2,7 @@
 # Scenario tests of the job CPU monitor in `poolsched simulate` (docs/simulate-resources.md):
 #   1. reclaim on: a job using 0.5 of its 2 cores sees job_cpu_limit_changed events stepping
 #      2 -> 1.94 -> 1.8818 -> ... -> 1 (min_cpu_limit), at the ticks a replay of semantics.md
-#      4.2 gives (the first at the 12th tick, as in shared/vectors/job-cpu-monitor.json), and a
+#      4.2 gives (the first at the 12th tick, as in tests/data/vectors/job-cpu-monitor.json), and a
 #      competing operation on the node gets the freed cores: 3 -> 5 running jobs of 0.5 core
 #      (4 cores: the job's 2 + 3 x 0.5 leave 0.5 free, below min_spare_allocation_resources'
 #      1 core; each job of b starts at the first heartbeat after the guarantee freed a core);
@@ -11,15 +11,15 @@
 #      show the soft limit moved (preemptible 100, aggregated_preempted 0);
 #   3. no job_cpu_monitor section: no ticks, no CPU monitor statistics;
 #   4. a bad key or value in job_cpu_monitor: exit 2 naming job_cpu_monitor/<key>.
-# Usage: sim_cpu_reclaim.sh BINARY SHARED_DIR SOURCE_DIR
+# Usage: sim_cpu_reclaim.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
 bin=$1
-shared=$2
+data=$2
 src=$3
 work=$(mktemp -d)
 trap "rm -rf $work" EXIT; [ -n "${KEEP:-}" ] && trap - EXIT && echo "kept $work"
 
-PYTHONPATH="$src/tests/scripts" python3 - "$bin" "$work" "$shared" <<'PY'
+PYTHONPATH="$src/tests/scripts" python3 - "$bin" "$work" "$data" <<'PY'
 import json, math, sys
 from simlib import *
 init(sys.argv)

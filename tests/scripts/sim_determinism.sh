@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `poolsched simulate` is deterministic: the same scenario run twice gives byte-identical
 # outputs (all four files), also through standard input; --pools-period samples pools.csv at
-# multiples of the period. Usage: sim_determinism.sh BINARY SHARED_DIR SOURCE_DIR
+# multiples of the period. Usage: sim_determinism.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
 bin=$1
 src=$3

@@ -6,7 +6,7 @@
 #     contention, against a pool that took the whole cluster first;
 #   - FIFO pools run operations in the order of each fifo_sort_parameters value;
 #   - scheduling_tag_filter keeps jobs on matching nodes.
-# Usage: sim_fairness.sh BINARY SHARED_DIR SOURCE_DIR
+# Usage: sim_fairness.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
 bin=$1
 src=$3

@@ -6,7 +6,7 @@
 # should_distribute_free_volume_among_children on p, a's overflow goes to b, whose integral
 # share rises from its own flow (0.1) to its relaxed cap (flow x relaxed_share_multiplier_limit
 # 3 = 0.3); without it the overflow is lost.
-# Usage: sim_free_volume.sh BINARY SHARED_DIR SOURCE_DIR
+# Usage: sim_free_volume.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
 bin=$1
 src=$3

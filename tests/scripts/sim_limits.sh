@@ -7,7 +7,7 @@
 #     refusal beyond max_ephemeral_pools_per_user;
 #   - "why is it pending": no node large enough, no matching node, pool resource limits;
 #   - overlapping trees and other bad input: exit 2, one line naming what is wrong, no outputs.
-# Usage: sim_limits.sh BINARY SHARED_DIR SOURCE_DIR
+# Usage: sim_limits.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
 bin=$1
 src=$3

@@ -8,7 +8,7 @@
 #   3. max_memory above memory_limit: job_failed "Memory limit exceeded" 1 s after the start,
 #      retried until the operation's failures reach max_failed_job_count;
 #   4. a mixed workload: summary.json's relative slack and overdraft abort share, printed.
-# Usage: sim_memory_reserve.sh BINARY SHARED_DIR SOURCE_DIR
+# Usage: sim_memory_reserve.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
 bin=$1
 src=$3

@@ -19,7 +19,7 @@
 #   - with user_job_memory_digest_default_value 1.0 the first wave reserves the whole limit,
 #     so no first-wave job can be aborted for overdraft (a peak above the limit fails
 #     instead), and the slack is higher than with the default 0.5 (the trade-off).
-# Usage: sim_memory_slack.sh BINARY SHARED_DIR SOURCE_DIR
+# Usage: sim_memory_slack.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
 bin=$1
 src=$3

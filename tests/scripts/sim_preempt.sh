@@ -6,7 +6,7 @@
 #   - interruptible jobs: job_preempted at t, job_aborted at t + allocation_preemption_timeout;
 #   - node shrink (resource_overcommit) and lowered pool limits (resource_limits_violated);
 #   - no ping-pong between two equal pools; summary.json counts per pool and reason.
-# Usage: sim_preempt.sh BINARY SHARED_DIR SOURCE_DIR
+# Usage: sim_preempt.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
 bin=$1
 src=$3

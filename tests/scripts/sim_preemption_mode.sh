@@ -11,7 +11,7 @@
 #   - a graceful operation's interruptible victims of a node shrink get 60 s
 #     (allocation_graceful_preemption_timeout), a normal one's 10 s;
 #   - bad values: exit 2 naming the key.
-# Usage: sim_preemption_mode.sh BINARY SHARED_DIR SOURCE_DIR
+# Usage: sim_preemption_mode.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
 bin=$1
 src=$3

@@ -2,7 +2,7 @@
 # `poolsched trace import alibaba-gpu` on slices of the real trace: the output is valid JSON,
 # has one operation per selected pod minus the skipped ones, agrees field by field with an
 # independent Python reading of the CSV files and docs/alibaba-trace.md's rules, and is
-# byte-identical from run to run. Usage: trace_import.sh BINARY SHARED_DIR SOURCE_DIR
+# byte-identical from run to run. Usage: trace_import.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
 bin=$1
 shared=$2

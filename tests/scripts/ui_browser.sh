@@ -9,10 +9,10 @@
 # `make screenshots` sets docs/screenshots/).
 # Skipped (77) without chromium, unless CI is set. npm packages: `npm ci` into a cache keyed by
 # the lock file (PS_JS_CACHE, default ~/.cache/poolsched-js), as yt_js_wrapper.sh.
-# usage: ui_browser.sh BINARY SHARED_DIR SOURCE_DIR
+# usage: ui_browser.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
 bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
-src=$(cd "${3:?usage: ui_browser.sh BINARY SHARED_DIR SOURCE_DIR}" && pwd)
+src=$(cd "${3:?usage: ui_browser.sh BINARY DATA_DIR SOURCE_DIR}" && pwd)
 chromium=${PS_CHROMIUM:-$(command -v chromium || command -v chromium-browser || true)}
 if [ -z "$chromium" ]; then
   if [ -n "${CI:-}" ]; then echo "FAIL: chromium missing (CI is set): run scripts/deps.sh"; exit 1; fi

@@ -5,9 +5,9 @@
 # /api/v1 still answering beside them.
 # The npm packages are installed with `npm ci` into a cache dir keyed by the lock file's hash
 # (PS_JS_CACHE, default ~/.cache/poolsched-js), so only the first run needs the registry.
-# usage: yt_js_wrapper.sh BINARY SHARED_DIR SOURCE_DIR
+# usage: yt_js_wrapper.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
-bin=${1:?usage: yt_js_wrapper.sh BINARY SHARED_DIR SOURCE_DIR}
+bin=${1:?usage: yt_js_wrapper.sh BINARY DATA_DIR SOURCE_DIR}
 src=${3:?}
 for tool in node npm curl; do
   command -v "$tool" >/dev/null || { echo "FAIL: $tool missing: run scripts/deps.sh"; exit 1; }

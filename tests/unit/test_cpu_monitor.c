@@ -1,4 +1,4 @@
-/* Tests of the job CPU monitor: the shared vector replayed from its file, then the rules of
+/* Tests of the job CPU monitor: the upstream vector replayed from its file, then the rules of
  * semantics.md 4.2 one by one, the upstream integration expectations of 4.3, and validation. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,7 +13,7 @@
 #include "core/cpu_monitor.h"
 #include "core/error.h"
 
-#define VECTOR_PATH PS_SHARED_DIR "/vectors/job-cpu-monitor.json"
+#define VECTOR_PATH PS_TEST_DATA_DIR "/vectors/job-cpu-monitor.json"
 
 /* One key through the config's table (attr.h), as every reader sets it: booleans for
  * enable_cpu_reclaim when value is 0 or 1, numbers otherwise. */

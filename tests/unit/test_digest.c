@@ -1,4 +1,4 @@
-/* Tests of the log digest and the histogram digest: the shared vector read from its file,
+/* Tests of the log digest and the histogram digest: the upstream vector read from its file,
  * hand-computed walks, a brute-force check of the quantile's guarantee, and validation. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,7 +14,7 @@
 #include "core/digest.h"
 #include "core/error.h"
 
-#define VECTOR_PATH PS_SHARED_DIR "/vectors/log-digest.json"
+#define VECTOR_PATH PS_TEST_DATA_DIR "/vectors/log-digest.json"
 
 static void test_log_digest_vectors(void **state)
 {

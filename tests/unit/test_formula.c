@@ -1,4 +1,4 @@
-/* Tests of src/core/formula: every case of shared/vectors/boolean-formula.json (taken from
+/* Tests of src/core/formula: every case of tests/data/vectors/boolean-formula.json (taken from
  * YTsaurus's boolean_formula_ut.cpp), then precedence against a reference evaluator, whitespace,
  * long and deep formulas, and the wording of error messages. */
 #include <stdarg.h>
@@ -18,9 +18,9 @@
 static json_t *load_vectors(void)
 {
     json_error_t jerr;
-    json_t *root = json_load_file(PS_SHARED_DIR "/vectors/boolean-formula.json", 0, &jerr);
+    json_t *root = json_load_file(PS_TEST_DATA_DIR "/vectors/boolean-formula.json", 0, &jerr);
     if (!root)
-        fail_msg("cannot read %s: %s (line %d)", PS_SHARED_DIR "/vectors/boolean-formula.json",
+        fail_msg("cannot read %s: %s (line %d)", PS_TEST_DATA_DIR "/vectors/boolean-formula.json",
                  jerr.text, jerr.line);
     return root;
 }
@@ -46,7 +46,7 @@ static bool eval_with(const char *text, const char *const *tags, int count)
     return v;
 }
 
-/* ---- the shared vectors ----------------------------------------------------------------- */
+/* ---- the upstream vectors --------------------------------------------------------------- */
 
 static void test_vectors_evaluate(void **state)
 {
