@@ -83,7 +83,8 @@ def main(scenario_path, out):
               f"{p['mean_usage_ratio']:.4f}; fair share below demand in "
               f"{held.get(p['pool'], 0) / n:5.1%} of samples; delay "
               f"{p['aggregated_delay']:8.1f} share*s; underserved {p['underserved_periods']} "
-              f"periods, longest {p['longest_underserved_period'] / 1000:.0f} s; "
+              f"periods, longest {p['longest_underserved_period'] / 1000:.0f} s, "
+              f"{p['underserved_periods_over_starvation_timeout']} over the starvation timeout; "
               f"{pre} preempted")
 
 

@@ -34,8 +34,8 @@ static const char usage_text[] =
     "  --time-scale K    multiply every start time and run time by K (0 < K <= 1000), e.g.\n"
     "                    0.01 to replay 149 days in about a day and a half\n"
     "  --compress C      divide every start time by C (1 <= C <= 1000000) and keep the run\n"
-    "                    times: the same pods arrive C times closer together, so the cluster\n"
-    "                    carries about C times the load (applied after --time-scale)\n";
+    "                    times: the same pods arrive C times closer together, so more of them\n"
+    "                    run at once and load the cluster (applied after --time-scale)\n";
 
 struct args {
     const char *dir;

@@ -10,7 +10,7 @@
  *      they are quirks of the real trace, not malformations.
  *   2. ps_alibaba_to_scenario applies the documented rules (docs/alibaba-trace.md) to the
  *      quirks, deterministically, counts how often each rule fired, and builds the scenario
- *      document (shared/spec/formats.md section 3).
+ *      document (docs/scenario.md).
  */
 #ifndef PS_IO_ALIBABA_H
 #define PS_IO_ALIBABA_H
