@@ -32,7 +32,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* options from the sizes, so the fuzzer explores slicing and scaling too */
     struct ps_alibaba_options opt = {.limit = (int64_t)(size % 7),
                                      .start_offset_s = (int64_t)(pod_len % 3),
-                                     .time_scale = size % 2 ? 1.0 : 0.001};
+                                     .time_scale = size % 2 ? 1.0 : 0.001,
+                                     .compress = size % 5 ? 1.0 : 7.5};
     json_t *doc = NULL;
     struct ps_alibaba_stats stats;
     int rc = ps_alibaba_to_scenario(&trace, &opt, &doc, &stats, &err);

@@ -19,6 +19,7 @@
 static const char usage_text[] =
     "usage: poolsched trace import alibaba-gpu DIR [--pods NAME] [--output FILE] [--limit N]\n"
     "                                              [--start-offset S] [--time-scale K]\n"
+    "                                              [--compress C]\n"
     "\n"
     "Turns the Alibaba GPU cluster trace (clusterdata cluster-trace-gpu-v2023) in DIR into a\n"
     "scenario for `poolsched simulate`, written to stdout or FILE. A summary with a count per\n"
@@ -31,7 +32,10 @@ static const char usage_text[] =
     "  --start-offset S  only pods created at least S seconds after the first pod; they start\n"
     "                    at time 0 (the cluster starts empty)\n"
     "  --time-scale K    multiply every start time and run time by K (0 < K <= 1000), e.g.\n"
-    "                    0.01 to replay 149 days in about a day and a half\n";
+    "                    0.01 to replay 149 days in about a day and a half\n"
+    "  --compress C      divide every start time by C (1 <= C <= 1000000) and keep the run\n"
+    "                    times: the same pods arrive C times closer together, so more of them\n"
+    "                    run at once and load the cluster (applied after --time-scale)\n";
 
 struct args {
     const char *dir;
@@ -64,6 +68,16 @@ static bool parse_int(const char *s, long long min, long long *out)
     return true;
 }
 
+static bool parse_double(const char *s, double *out)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || *end != '\0' || !isfinite(v))
+        return false;
+    *out = v;
+    return true;
+}
+
 static bool valid_list_name(const char *s)
 {
     if (s[0] == '\0')
@@ -75,12 +89,12 @@ static bool valid_list_name(const char *s)
 }
 
 static const char *const options[] = {"--pods", "--output", "--limit", "--start-offset",
-                                      "--time-scale", NULL};
+                                      "--time-scale", "--compress", NULL};
 
 /* Returns -1 when the arguments are fine, else the exit code. */
 static int parse_args(int argc, char **argv, struct args *a)
 {
-    *a = (struct args){.pods = "default", .options = {.limit = 0, .time_scale = 1.0}};
+    *a = (struct args){.pods = "default", .options = {.limit = 0, .time_scale = 1.0, .compress = 1.0}};
     for (int i = 0; i < argc; i++) {
         const char *arg = argv[i];
         if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
@@ -122,12 +136,16 @@ static int parse_args(int argc, char **argv, struct args *a)
                 return usage_error("--start-offset: must be a non-negative number of seconds, "
                                    "got '%s'", value);
             a->options.start_offset_s = n;
-        } else {
-            char *end;
-            double k = strtod(value, &end);
-            if (end == value || *end != '\0' || !isfinite(k) || !(k > 0))
+        } else if (strcmp(name, "--time-scale") == 0) {
+            double k;
+            if (!parse_double(value, &k) || !(k > 0))
                 return usage_error("--time-scale: must be a positive number, got '%s'", value);
             a->options.time_scale = k;
+        } else {
+            double c;
+            if (!parse_double(value, &c) || !(c >= 1))
+                return usage_error("--compress: must be a number >= 1, got '%s'", value);
+            a->options.compress = c;
         }
     }
     if (!a->dir)

@@ -1,5 +1,5 @@
 /* alibaba.h — the Alibaba GPU cluster trace (clusterdata cluster-trace-gpu-v2023, the "openb"
- * CSV files of shared/data/alibaba-gpu-2023) turned into a poolsched scenario.
+ * CSV files, a copy in examples/alibaba/data) turned into a poolsched scenario.
  *
  * Two steps, both pure (the caller reads the files):
  *   1. ps_alibaba_read_nodes / ps_alibaba_read_pods check the CSV text strictly: a malformed
@@ -10,7 +10,7 @@
  *      they are quirks of the real trace, not malformations.
  *   2. ps_alibaba_to_scenario applies the documented rules (docs/alibaba-trace.md) to the
  *      quirks, deterministically, counts how often each rule fired, and builds the scenario
- *      document (shared/spec/formats.md section 3).
+ *      document (docs/scenario.md).
  */
 #ifndef PS_IO_ALIBABA_H
 #define PS_IO_ALIBABA_H
@@ -110,6 +110,8 @@ struct ps_alibaba_options {
     int64_t limit;           /* > 0: only the first `limit` pods by creation time; 0: all */
     int64_t start_offset_s;  /* >= 0: only pods created at least this long after the first */
     double time_scale;       /* > 0: every start time and run time is multiplied by it */
+    double compress;         /* >= 1: start times (after time_scale) are divided by it, run
+                                times are kept: the same pods arrive closer together */
 };
 
 struct ps_alibaba_stats {

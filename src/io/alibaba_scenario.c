@@ -11,6 +11,7 @@
 
 #define MIB ((int64_t)1024 * 1024)
 #define MAX_TIME_SCALE 1000.0
+#define MAX_COMPRESS 1000000.0
 #define MAX_START_OFFSET_S ((int64_t)1 << 32)
 
 static const struct {
@@ -92,6 +93,14 @@ static int64_t scale_ms(int64_t seconds, double k)
     if (k == 1.0)
         return seconds * 1000;
     return llround((double)seconds * 1000.0 * k);
+}
+
+/* A start time: seconds after the origin, x time_scale, / compress, rounded to the ms. */
+static int64_t start_ms(int64_t seconds, const struct ps_alibaba_options *o)
+{
+    if (o->compress == 1.0)
+        return scale_ms(seconds, o->time_scale);
+    return llround((double)seconds * 1000.0 * o->time_scale / o->compress);
 }
 
 /* ---- node groups ------------------------------------------------------------------------ */
@@ -178,7 +187,14 @@ static json_t *groups_json(const struct group *g, size_t n)
     return list;
 }
 
-static json_t *tree_json(const struct group *g, size_t n)
+/* The tree's operation count limits, all set to `pods` (at least 1): a pod is an operation,
+ * and Kubernetes limits pods only per node (user_slots), so no pod may be refused or held
+ * back by YTsaurus's defaults (50 per pool, 2000 running in the tree) when many overlap. */
+static const char *const operation_limits[] = {
+    "max_operation_count", "max_operation_count_per_pool", "max_running_operation_count",
+    "max_running_operation_count_per_pool"};
+
+static json_t *tree_json(const struct group *g, size_t n, int64_t pods)
 {
     int64_t cpu = 0, memory = 0, gpu = 0;
     for (size_t i = 0; i < n; i++) {
@@ -206,7 +222,15 @@ static json_t *tree_json(const struct group *g, size_t n)
     }
     if (!pools)
         return NULL;
-    return json_pack("{s:{s:o}}", PS_ALIBABA_TREE, "pools", pools);
+    json_t *tree = json_object();
+    int failed = json_object_set_new(tree, "pools", pools);
+    for (size_t i = 0; i < sizeof operation_limits / sizeof operation_limits[0]; i++)
+        failed |= json_object_set_new(tree, operation_limits[i], json_integer(pods > 0 ? pods : 1));
+    if (failed) {
+        json_decref(tree);
+        return NULL;
+    }
+    return json_pack("{s:o}", PS_ALIBABA_TREE, tree);
 }
 
 /* ---- pods ------------------------------------------------------------------------------- */
@@ -321,14 +345,14 @@ static json_t *pod_operation(const struct ps_alibaba_pod *pod, struct context *c
     int64_t run_s;
     if (!run_time(pod, c->trace_end_s, rule, &run_s))
         run_s = c->median_s;
-    int64_t start_ms = scale_ms(pod->creation_time - c->base_s, c->opt->time_scale);
+    int64_t start = start_ms(pod->creation_time - c->base_s, c->opt);
     int64_t duration_ms = scale_ms(run_s, c->opt->time_scale);
     if (duration_ms < 1) {
         rule[PS_ALIBABA_SCALED_TO_ZERO]++;
         duration_ms = 1;
     }
-    if (start_ms + duration_ms > c->end_ms)
-        c->end_ms = start_ms + duration_ms;
+    if (start + duration_ms > c->end_ms)
+        c->end_ms = start + duration_ms;
 
     json_t *spec = json_pack("{s:s}", "pool", pool_of(pod->qos));
     if (spec && pod->gpu_spec[0] != '\0') {
@@ -353,7 +377,7 @@ static json_t *pod_operation(const struct ps_alibaba_pod *pod, struct context *c
         return NULL;
     }
     return json_pack("{s:s, s:I, s:s, s:o, s:[o]}", "id", pod->name, "start_time",
-                     (json_int_t)start_ms, "user", PS_ALIBABA_USER, "spec", spec, "tasks", task);
+                     (json_int_t)start, "user", PS_ALIBABA_USER, "spec", spec, "tasks", task);
 }
 
 /* The operations of the selected pods, in creation order. */
@@ -408,6 +432,9 @@ static int check_options(const struct ps_alibaba_options *o, struct ps_error *er
     if (!(o->time_scale > 0.0 && o->time_scale <= MAX_TIME_SCALE))
         return ps_error_set(err, PS_EINVAL, "--time-scale: must be in (0, %g], got %g",
                             MAX_TIME_SCALE, o->time_scale);
+    if (!(o->compress >= 1.0 && o->compress <= MAX_COMPRESS))
+        return ps_error_set(err, PS_EINVAL, "--compress: must be in [1, %g], got %g",
+                            MAX_COMPRESS, o->compress);
     return 0;
 }
 
@@ -453,7 +480,7 @@ int ps_alibaba_to_scenario(const struct ps_alibaba_trace *t, const struct ps_ali
     stats->median_run_s = c.median_s;
 
     json_t *node_groups = groups_json(groups, c.group_count);
-    json_t *trees = tree_json(groups, c.group_count);
+    json_t *trees = tree_json(groups, c.group_count, (int64_t)t->pod_count);
     json_t *ops = operations_json(t, &c);
     free(groups);
     json_t *doc = NULL;

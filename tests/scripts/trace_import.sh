@@ -2,11 +2,12 @@
 # `poolsched trace import alibaba-gpu` on slices of the real trace: the output is valid JSON,
 # has one operation per selected pod minus the skipped ones, agrees field by field with an
 # independent Python reading of the CSV files and docs/alibaba-trace.md's rules, and is
-# byte-identical from run to run. Usage: trace_import.sh BINARY DATA_DIR SOURCE_DIR
+# byte-identical from run to run. --compress: start times divided, run times kept, each value
+# computed here from the CSV. The trace is the repository's copy, examples/alibaba/data.
+# Usage: trace_import.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
 bin=$1
-shared=$2
-trace="$shared/data/alibaba-gpu-2023"
+trace="$3/examples/alibaba/data"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -28,9 +29,15 @@ grep -q "pods: 8152 read, 300 selected" "$work/a.err" || { cat "$work/a.err"; fa
 # 3. A window with a time scale.
 "$bin" trace import alibaba-gpu "$trace" --start-offset 10000000 --limit 500 --time-scale 0.01 \
     > "$work/w.json" 2> "$work/w.err" || { cat "$work/w.err"; fail "import window failed"; }
+# 4. Compressed: the whole list as examples/alibaba/run.sh imports it, and a window with a time
+#    scale and a compression that does not divide evenly.
+"$bin" trace import alibaba-gpu "$trace" --compress 30000 > "$work/c.json" 2> "$work/c.err" \
+    || { cat "$work/c.err"; fail "import --compress 30000 failed"; }
+"$bin" trace import alibaba-gpu "$trace" --start-offset 10000000 --limit 500 --time-scale 0.5 \
+    --compress=7 > "$work/cw.json" 2> "$work/cw.err" || { cat "$work/cw.err"; fail "import window --compress 7 failed"; }
 
 python3 - "$trace" "$work" <<'EOF'
-import csv, json, sys
+import csv, json, math, sys
 
 trace, work = sys.argv[1], sys.argv[2]
 MIB = 1024 * 1024
@@ -62,7 +69,11 @@ def run_time(p, end):
         return None
     return max(dele - sched, 1)
 
-def check(out_path, err_path, pod_file, limit=None, offset=0, scale=1.0):
+def half_up(x):
+    """C's llround for x >= 0 (Python's round() rounds halves to even)."""
+    return int(math.floor(x + 0.5))
+
+def check(out_path, err_path, pod_file, limit=None, offset=0, scale=1.0, compress=1.0):
     doc = json.load(open(out_path))   # valid JSON
     counts = rules_from(err_path)
     pods = list(csv.DictReader(open(f"{trace}/{pod_file}")))
@@ -96,8 +107,8 @@ def check(out_path, err_path, pod_file, limit=None, offset=0, scale=1.0):
             fail(f"{out_path}: operation {op['id']} where {p['name']} was expected")
         run = run_time(p, end)
         run = median if run is None else run
-        want_start = round((int(p["creation_time"]) - first - offset) * 1000 * scale)
-        want_duration = max(round(run * 1000 * scale), 1)
+        want_start = half_up((int(p["creation_time"]) - first - offset) * 1000 * scale / compress)
+        want_duration = max(half_up(run * 1000 * scale), 1)   # --compress keeps run times
         task = op["tasks"][0]
         res = task["resources"]
         got = (op["start_time"], task["duration"], res["cpu"], res["memory"], res["gpu"],
@@ -112,6 +123,15 @@ def check(out_path, err_path, pod_file, limit=None, offset=0, scale=1.0):
     names = [f"{g['name']}-{i}" for g in groups for i in range(g["count"])]
     if len(set(names)) != len(nodes):
         fail(f"{out_path}: node ids are not unique")
+    # a pod is an operation: no operation count limit may refuse or hold back one of the file
+    tree = doc["pool_trees"]["physical"]
+    for key in ("max_operation_count", "max_operation_count_per_pool",
+                "max_running_operation_count", "max_running_operation_count_per_pool"):
+        if tree.get(key) != len(pods):
+            fail(f"{out_path}: tree {key} {tree.get(key)}, expected the {len(pods)} pods of the file")
+    want_end = max(op["start_time"] + op["tasks"][0]["duration"] for op in ops)
+    if doc["duration"] != want_end:
+        fail(f"{out_path}: duration {doc['duration']}, the last pod ends at {want_end}")
     return counts, len(ops)
 
 counts, n = check(f"{work}/a.json", f"{work}/a.err", "openb_pod_list_default.csv", limit=300)
@@ -122,9 +142,19 @@ if counts["gpu_spec_filter"] == 0 or counts["never_scheduled"] == 0 or counts["f
     fail(f"gpuspec33: expected gpu_spec filters, pods never scheduled and fractional GPUs: {counts}")
 check(f"{work}/w.json", f"{work}/w.err", "openb_pod_list_default.csv", limit=500,
       offset=10000000, scale=0.01)
+check(f"{work}/c.json", f"{work}/c.err", "openb_pod_list_default.csv", compress=30000)
+check(f"{work}/cw.json", f"{work}/cw.err", "openb_pod_list_default.csv", limit=500,
+      offset=10000000, scale=0.5, compress=7)
+# The compressed list arrives within 149.3 days / 30000 (430 s), and its pods still run as
+# long as in the trace (the longest 145 days), so the scenario lasts as long as that run.
+doc = json.load(open(f"{work}/c.json"))
+last = max(op["start_time"] for op in doc["operations"])
+longest = max(op["tasks"][0]["duration"] for op in doc["operations"])
+if not (425000 <= last <= 431000) or longest < 145 * 86400000:
+    fail(f"--compress 30000: last submission at {last} ms, longest run {longest} ms")
 EOF
 
-# 4. Bad input: one line `error: ...`, exit 2, nothing on stdout.
+# 5. Bad input: one line `error: ...`, exit 2, nothing on stdout.
 expect_error() {
     local want=$1; shift
     set +e
@@ -140,6 +170,9 @@ expect_error "openb_pod_list_nope.csv: No such file" trace import alibaba-gpu "$
 expect_error "--limit: must be a positive integer, got '0'" trace import alibaba-gpu "$trace" --limit 0
 expect_error "unknown option '--limt'" trace import alibaba-gpu "$trace" --limt 5
 expect_error "--time-scale: must be a positive number" trace import alibaba-gpu "$trace" --time-scale=-1
+expect_error "--compress: must be a number >= 1, got '0.5'" trace import alibaba-gpu "$trace" --compress 0.5
+expect_error "--compress: must be a number >= 1, got 'fast'" trace import alibaba-gpu "$trace" --compress fast
+expect_error "--compress: must be in \[1, 1e+06\], got 2e+06" trace import alibaba-gpu "$trace" --compress 2e6
 expect_error "unknown trace format 'borg'" trace import borg "$trace"
 mkdir "$work/bad"
 printf 'sn,cpu_milli,memory_mib,gpu,model\nn0,1000,1024,0,\nn1,1000,1024\n' > "$work/bad/openb_node_list_all_node.csv"

@@ -24,7 +24,7 @@ static const char *nodes_csv = NODE_HEADER
     "n2,96000,393216,8,G2\n"
     "n3,64000,262144,0,\n";
 
-static const struct ps_alibaba_options defaults = {.limit = 0, .start_offset_s = 0, .time_scale = 1.0};
+static const struct ps_alibaba_options defaults = {.limit = 0, .start_offset_s = 0, .time_scale = 1.0, .compress = 1.0};
 
 struct result {
     json_t *doc;
@@ -274,7 +274,7 @@ static void test_slicing_and_time_scale(void **state)
         "b,1000,1024,0,0,,BE,Running,200,201,200\n"
         "d,1000,1024,0,0,,BE,Running,400,500,400\n";
     struct result r;
-    struct ps_alibaba_options opt = {.limit = 2, .start_offset_s = 100, .time_scale = 1.0};
+    struct ps_alibaba_options opt = {.limit = 2, .start_offset_s = 100, .time_scale = 1.0, .compress = 1.0};
     convert(nodes_csv, pods, &opt, &r);
     assert_int_equal(r.stats.rule[PS_ALIBABA_BEFORE_START_OFFSET], 1);   /* a */
     assert_int_equal(r.stats.rule[PS_ALIBABA_BEYOND_LIMIT], 1);          /* d */
@@ -286,7 +286,7 @@ static void test_slicing_and_time_scale(void **state)
     assert_int_equal(r.sc->operations[1].start_time_ms, 100000);
     result_release(&r);
 
-    opt = (struct ps_alibaba_options){.limit = 0, .start_offset_s = 0, .time_scale = 0.001};
+    opt = (struct ps_alibaba_options){.limit = 0, .start_offset_s = 0, .time_scale = 0.001, .compress = 1.0};
     convert(nodes_csv, pods, &opt, &r);
     assert_int_equal(find_op(&r, "c")->start_time_ms, 200);
     assert_int_equal(find_op(&r, "c")->tasks[0].duration_ms, 100);
@@ -298,6 +298,40 @@ static void test_slicing_and_time_scale(void **state)
     convert(nodes_csv, pods, &opt, &r);
     assert_int_equal(r.stats.rule[PS_ALIBABA_SCALED_TO_ZERO], 1);
     assert_int_equal(find_op(&r, "b")->tasks[0].duration_ms, 1);
+    result_release(&r);
+}
+
+/* --compress divides start times only: run times and the order stay, and it composes with
+ * --time-scale (start = offset s x 1000 x K / C, rounded to the ms). */
+static void test_compress_keeps_run_times(void **state)
+{
+    (void)state;
+    const char *pods = POD_HEADER
+        "c,1000,1024,0,0,,BE,Running,300,400,300\n"
+        "a,1000,1024,0,0,,BE,Running,100,200,100\n"
+        "b,1000,1024,0,0,,BE,Running,200,201,200\n"
+        "d,1000,1024,0,0,,BE,Running,401,500,401\n";
+    struct result r;
+    struct ps_alibaba_options opt = {.time_scale = 1.0, .compress = 100.0};
+    convert(nodes_csv, pods, &opt, &r);
+    assert_string_equal(r.sc->operations[0].id, "a");
+    assert_int_equal(find_op(&r, "a")->start_time_ms, 0);
+    assert_int_equal(find_op(&r, "b")->start_time_ms, 1000);    /* 100 s / 100 */
+    assert_int_equal(find_op(&r, "c")->start_time_ms, 2000);
+    assert_int_equal(find_op(&r, "d")->start_time_ms, 3010);
+    assert_int_equal(find_op(&r, "a")->tasks[0].duration_ms, 100000);   /* kept */
+    assert_int_equal(find_op(&r, "b")->tasks[0].duration_ms, 1000);
+    assert_int_equal(find_op(&r, "d")->tasks[0].duration_ms, 99000);
+    /* the scenario lasts until the last run ends: 3010 + 99000 */
+    assert_int_equal(r.sc->duration_ms, 102010);
+    result_release(&r);
+
+    opt = (struct ps_alibaba_options){.start_offset_s = 100, .time_scale = 0.5, .compress = 3.0};
+    convert(nodes_csv, pods, &opt, &r);
+    assert_int_equal(find_op(&r, "b")->start_time_ms, 0);
+    assert_int_equal(find_op(&r, "c")->start_time_ms, 16667);   /* 100 s x 0.5 / 3, rounded */
+    assert_int_equal(find_op(&r, "d")->start_time_ms, 33500);
+    assert_int_equal(find_op(&r, "c")->tasks[0].duration_ms, 50000);   /* only x 0.5 */
     result_release(&r);
 }
 
@@ -432,12 +466,17 @@ static void test_bad_options(void **state)
     struct ps_alibaba_stats stats;
     ps_error_init(&err);
     assert_int_equal(ps_alibaba_read_nodes(&t, nodes_csv, strlen(nodes_csv), "n.csv", &err), 0);
-    struct ps_alibaba_options opt = {.time_scale = 0};
+    struct ps_alibaba_options opt = {.time_scale = 0, .compress = 1};
     assert_int_equal(ps_alibaba_to_scenario(&t, &opt, &doc, &stats, &err), PS_EINVAL);
     assert_string_equal(err.msg, "--time-scale: must be in (0, 1000], got 0");
     assert_null(doc);
     ps_error_init(&err);
-    opt = (struct ps_alibaba_options){.limit = -1, .time_scale = 1};
+    opt = (struct ps_alibaba_options){.time_scale = 1, .compress = 0.5};
+    assert_int_equal(ps_alibaba_to_scenario(&t, &opt, &doc, &stats, &err), PS_EINVAL);
+    assert_string_equal(err.msg, "--compress: must be in [1, 1e+06], got 0.5");
+    assert_null(doc);
+    ps_error_init(&err);
+    opt = (struct ps_alibaba_options){.limit = -1, .time_scale = 1, .compress = 1};
     assert_int_equal(ps_alibaba_to_scenario(&t, &opt, &doc, &stats, &err), PS_EINVAL);
     ps_alibaba_trace_release(&t);
     ps_error_init(&err);
@@ -510,6 +549,7 @@ int main(void)
         cmocka_unit_test(test_fractional_gpu_rounds_up),
         cmocka_unit_test(test_pods_that_fit_no_node_are_skipped),
         cmocka_unit_test(test_slicing_and_time_scale),
+        cmocka_unit_test(test_compress_keeps_run_times),
         cmocka_unit_test(test_deterministic_output),
         cmocka_unit_test(test_malformed_files_are_errors),
         cmocka_unit_test(test_columns_by_name),
