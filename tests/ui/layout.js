@@ -1,7 +1,8 @@
 // The page's layout at the window's width, as a list of problems (empty: none): the page does
 // not scroll sideways (document.scrollingElement.scrollWidth <= clientWidth); no element of the
 // page (the header's Log out, a table's columns, an alert, a card, a chart) reaches past the
-// window's right edge, unless an ancestor clips it (a cell that cuts its value); and every value
+// window's right edge, unless an ancestor clips it (a cell that cuts its value); no chart is
+// wider than its box; and every value
 // cut by its box (scrollWidth > clientWidth: a table cell, the header's user) carries its whole
 // text in a title. Shared by layout.test.js and report.test.js.
 'use strict';
@@ -24,6 +25,13 @@ async function layoutProblems(page) {
       }
     };
     walk(document.body, false);
+    // a chart (uPlot's canvas, axes and legend) inside its box
+    for (const c of document.querySelectorAll('.chart')) {
+      const box = c.getBoundingClientRect(), u = c.querySelector('.uplot');
+      const r = u && u.getBoundingClientRect();
+      if (r && (r.right > box.right + 0.5 || r.left < box.left - 0.5))
+        out.push(`the chart "${c.dataset.title}" spans ${Math.round(r.left)}..${Math.round(r.right)} px, its box ${Math.round(box.left)}..${Math.round(box.right)} px`);
+    }
     // a cut value: its visible text (without buttons such as a pool's fold toggle) in the title
     for (const el of document.querySelectorAll('table.vtable td, #who')) {
       if (el.scrollWidth <= el.clientWidth + 1) continue;

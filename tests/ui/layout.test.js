@@ -5,9 +5,10 @@
 // edit preview), and, altered on their way to the page, a 500-character tree alert with a
 // 150-character word, a user, pools and errors of operations and jobs, node tags, bans and alerts
 // of hundreds of characters. The charts page with one pool demanding 2,500% of the cluster: the
-// demand chart's scale leaves the other pools a visible part of its height and marks the outlier;
-// the integral chart plots each pool's volume as a share of its capacity.
-// Environment: as ui.test.js (tests/scripts/ui_browser.sh runs it after ui.test.js).
+// demand chart's scale leaves the other pools a visible part of its height and marks the outlier,
+// while fair shares of 95%, 3% and 2% are all on the fair share chart's scale; the integral chart plots each pool's volume as a share of its capacity.
+// Environment: as ui.test.js (tests/scripts/ui_browser.sh runs it after ui.test.js);
+// PS_LAYOUT_SHOTS=DIR saves each page at each width there (to look at).
 'use strict';
 const { chromium } = require('playwright-core');
 const { replaceGet, GET_ROUTE } = require('./ytparams.js');
@@ -75,6 +76,9 @@ const words = (n, what) => Array.from({ length: n }, (_, i) => `${what}-${i}`).j
       const r = await route.fetch();
       const h = await r.json();
       if (h.pools.prod) h.pools.prod.demand = h.pools.prod.demand.map((d) => (d == null ? d : 25));
+      // and fair shares far apart yet within the cluster (95%, 3%, 2%): none of them is cut
+      for (const [n, x] of [['prod', 0.95], ['burst', 0.03], ['relaxed', 0.02]])
+        if (h.pools[n]) h.pools[n].fair_share = h.pools[n].fair_share.map((f) => (f == null ? f : x));
       history = h;
       await route.fulfill({ response: r, body: JSON.stringify(h) });
     });
@@ -106,6 +110,7 @@ const words = (n, what) => Array.from({ length: n }, (_, i) => `${what}-${i}`).j
         await page.waitForSelector(ready);
         if (then) await then();
         await page.waitForTimeout(150);   // the charts follow their cells' width (ResizeObserver)
+        if (process.env.PS_LAYOUT_SHOTS) await page.screenshot({ path: `${process.env.PS_LAYOUT_SHOTS}/${what.replace(/\W+/g, '-')}-${width}.png`, fullPage: true });
         const problems = await layoutProblems(page);
         check(`${what} at ${width} px: no horizontal overflow, nothing past the edge, cut values titled`, problems.length === 0,
           problems.slice(0, 6).join('; '));
@@ -121,6 +126,21 @@ const words = (n, what) => Array.from({ length: n }, (_, i) => `${what}-${i}`).j
       check(`the header's Log out is inside the window at ${width} px (beside a long user name)`, logout[0] >= 0 && logout[1] <= logout[2], JSON.stringify(logout));
     }
 
+    // The window resized on the page, drawn at 1400 px, to 1280, 1920 and 1280 px again: the
+    // tables and charts follow it (a chart drawn for a 1400 px window is wider than its box at 1280).
+    for (const [what, hash, ready] of pages.filter(([w]) => ['pools', 'nodes', 'charts'].includes(w))) {
+      await page.setViewportSize({ width: 1400, height: 900 });
+      await page.goto(`${URL_}/ui/${hash}`);
+      await page.waitForSelector(ready);
+      await page.waitForTimeout(150);
+      for (const width of [1280, 1920, 1280]) {
+        await page.setViewportSize({ width, height: 900 });
+        await page.waitForTimeout(300);
+        const problems = await layoutProblems(page);
+        check(`${what}, the window resized to ${width} px: no horizontal overflow, charts in their boxes`, problems.length === 0, problems.slice(0, 6).join('; '));
+      }
+    }
+
     // The charts with prod demanding 2,500%: the demand chart ends below it, the other pools
     // fill a visible part of its height, prod is marked off the scale.
     await page.setViewportSize({ width: 1400, height: 900 });
@@ -134,6 +154,9 @@ const words = (n, what) => Array.from({ length: n }, (_, i) => `${what}-${i}`).j
       highest(demand.series.prod) === 25 && others.length > 0 && others.every((m) => m > 0) && Math.max(...others) / demand.top >= 0.2 && demand.top < 25,
       `top ${demand.top}, prod up to ${highest(demand.series.prod)}, the others up to ${others}`);
     check('the demand chart marks the pool off its scale', demand.over === 'prod' && demand.note.includes('prod up to 2500.0%'), `${demand.over}: ${demand.note}`);
+    const fair = await page.$eval('.chart[data-title^="Fair share"]', (c) => ({ top: c.uplot.scales.y.max, over: c.dataset.over }));
+    check('a share of up to the whole cluster is never off the scale (fair shares 95%, 3%, 2%)', fair.over === '' && fair.top >= 0.95,
+      JSON.stringify(fair));
     // The integral chart: each integral pool's volume over its capacity, as the history has them.
     const integral = await page.$eval('.chart[data-title^="Integral guarantee"]', (c) => ({ top: c.uplot.scales.y.max,
       series: Object.fromEntries(c.uplot.series.slice(1).map((s, i) => [s.label, c.uplot.data[i + 1]])) }));

@@ -11,9 +11,10 @@ const PALETTE = ['#1e88e5', '#e53935', '#43a047', '#fb8c00', '#8e24aa', '#00897b
 function points(ys) { return ys.reduce((n, y) => n + (y == null ? 0 : 1), 0); }
 
 // The top of a chart's y axis. One series far above the others (a pool demanding 25 clusters
-// while the rest demand about one) would flatten them: with opts.clip, a value over OUTLIER
-// times the typical high (the lower median of the series' 90th percentiles) is off the scale,
-// the axis ends at the highest value under that and the chart marks what is above it.
+// while the rest demand about one) would flatten them: with opts.clip (a number), a value over
+// both clip and OUTLIER times the typical high (the lower median of the series' 90th percentiles)
+// is off the scale, the axis ends at the highest value under that and the chart marks what is
+// above it. The ratio charts pass clip 1: a share of up to the whole cluster is never cut.
 // Returns {top, over: [{label, max, color}]} (the series off the scale).
 const OUTLIER = 5;
 function yScale(series, floor, clip) {
@@ -22,31 +23,37 @@ function yScale(series, floor, clip) {
   const max = Math.max(floor, ...all);
   if (!clip || !all.length) return { top: max * 1.05, over: [] };
   const p90 = vals.filter((v) => v.length).map((v) => [...v].sort((a, b) => a - b)[Math.floor(0.9 * (v.length - 1))]).sort((a, b) => a - b);
-  const limit = OUTLIER * Math.max(floor, p90[Math.floor((p90.length - 1) / 2)]);
+  const limit = Math.max(clip, OUTLIER * Math.max(floor, p90[Math.floor((p90.length - 1) / 2)]));
   if (max <= limit) return { top: max * 1.05, over: [] };
   const top = Math.max(floor, ...all.filter((v) => v <= limit)) * 1.05;
   const over = series.map((s, i) => ({ label: s.label, color: s.color, i, max: Math.max(...vals[i]) })).filter((o) => o.max > top);
   return { top, over };
 }
 
-// Marks the values above the axis' top: a triangle at the top edge where each run of them starts,
-// the run's highest value beside it.
+// Marks the values above the axis' top: a thick dashed line along the top edge over each run of
+// them, a triangle where the run starts and the run's highest value beside it.
 function markOver(u, over, top, fmt) {
   const ctx = u.ctx, y0 = u.bbox.top, px = devicePixelRatio || 1;
   ctx.save();
   ctx.font = `${11 * px}px system-ui, sans-serif`;
+  ctx.textAlign = 'left';
   ctx.textBaseline = 'top';
   for (const o of over) {
-    const ys = u.data[o.i + 1];
+    const ys = u.data[o.i + 1], xs = u.data[0];
     for (let k = 0; k < ys.length; k++) {
       if (!(ys[k] > top) || (k > 0 && ys[k - 1] > top)) continue;
-      let m = ys[k];
-      for (let j = k; j < ys.length && ys[j] > top; j++) m = Math.max(m, ys[j]);
-      const x = u.valToPos(u.data[0][k], 'x', true);
-      ctx.fillStyle = o.color;
+      let m = ys[k], j = k;
+      for (; j + 1 < ys.length && ys[j + 1] > top; j++) m = Math.max(m, ys[j + 1]);
+      const x = u.valToPos(xs[k], 'x', true), x1 = u.valToPos(xs[j], 'x', true);
+      ctx.strokeStyle = ctx.fillStyle = o.color;
+      ctx.lineWidth = 3 * px;
+      ctx.setLineDash([6 * px, 4 * px]);
       ctx.beginPath();
-      ctx.moveTo(x, y0); ctx.lineTo(x - 5 * px, y0 + 8 * px); ctx.lineTo(x + 5 * px, y0 + 8 * px); ctx.fill();
-      ctx.fillText(`${o.label} ${fmt(m)}`, x + 7 * px, y0 + px);
+      ctx.moveTo(x, y0 + 1.5 * px); ctx.lineTo(Math.max(x1, x + 1), y0 + 1.5 * px); ctx.stroke();
+      ctx.beginPath();
+      ctx.moveTo(x, y0); ctx.lineTo(x - 5 * px, y0 + 9 * px); ctx.lineTo(x + 5 * px, y0 + 9 * px); ctx.fill();
+      ctx.fillText(`${o.label} ${fmt(m)}`, x + 8 * px, y0 + 5 * px);
+      k = j;
     }
   }
   ctx.restore();
@@ -62,7 +69,7 @@ function boxWidth(div) {
 }
 
 // opts: pct (values are ratios, shown in %), unit (the y axis' label), floor (the least top of
-// the y axis), clip (an outlier goes off the scale, above), time (false: x in seconds),
+// the y axis), clip (an outlier above this goes off the scale: yScale), time (false: x in seconds),
 // value(v, idx) (the legend's text of a value; default by pct).
 function chart(box, title, times, series, opts = {}) {
   const div = document.createElement('div');
@@ -110,7 +117,7 @@ export function renderCharts(box, h, names, xopts = {}) {
   box.innerHTML = '';
   const pools = names || Object.keys(h.pools).filter((n) => n !== '<Root>');
   const per = (key) => pools.map((n, i) => ({ label: n, values: h.pools[n] ? h.pools[n][key] : [], color: PALETTE[i % PALETTE.length] }));
-  const opts = { pct: true, clip: true, ...xopts };
+  const opts = { pct: true, clip: 1, ...xopts };
   chart(box, 'Fair share (of the cluster)', h.times, per('fair_share'), opts);
   chart(box, 'Usage', h.times, per('usage'), opts);
   chart(box, 'Demand', h.times, per('demand'), opts);

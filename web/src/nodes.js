@@ -30,7 +30,7 @@ const COLUMNS = [
   { key: 'tree', title: 'Tree', html: (n) => esc(n.tree ?? ''), tip: (n) => n.tree ?? '' },
   ...['cpu', 'memory', 'user_slots'].map((k) => ({ key: k, title: `${k} used / total`, value: (n) => share(n, k), html: resourceCell(k), tip: (n) => usedOf(n, k) })),
   { key: 'running_job_count', title: 'Running jobs', width: '6em' },
-  { key: 'last_heartbeat_time', title: 'Last heartbeat', width: '12.5em', html: (n) => time(n.last_heartbeat_time), tip: (n) => time(n.last_heartbeat_time) },
+  { key: 'last_heartbeat_time', title: 'Last heartbeat', width: '13.5em', html: (n) => time(n.last_heartbeat_time), tip: (n) => time(n.last_heartbeat_time) },
   { key: 'alerts', title: 'Alerts', value: (n) => (n.alerts || []).length, html: (n) => esc(nodeAlerts(n)), tip: nodeAlerts },
 ];
 

@@ -30,7 +30,7 @@ const OP_COLUMNS = [
   { key: 'state', title: 'State', width: '9em', html: (o) => `<span class="state-${esc(o.state)}">${esc(opState(o))}</span>`, tip: opState },
   { key: 'pool', title: 'Pools', value: (o) => Object.values(o.pool_per_tree || {}).join(','), html: (o) => esc(opPools(o)), tip: opPools },
   { key: 'progress', title: 'Jobs', value: (o) => o.brief_progress.jobs.running, html: progress },
-  { key: 'start_time', title: 'Started', width: '12.5em', html: (o) => time(o.start_time), tip: (o) => time(o.start_time) },
+  { key: 'start_time', title: 'Started', width: '13.5em', html: (o) => time(o.start_time), tip: (o) => time(o.start_time) },
 ];
 
 // The list is virtualised (vtable.js): up to 1,000 operations shown, tens of rows in the DOM.
@@ -101,11 +101,11 @@ const JOB_COLUMNS = [
   { key: 'state', title: 'State', html: (j) => `<span class="state-${esc(j.state)}">${esc(j.state)}</span>${j.abort_reason ? ` (${esc(j.abort_reason)})` : ''}`, tip: jobState },
   { key: 'node_id', title: 'Node' },
   { key: 'cpu_limit', title: 'CPU limit', width: '5.5em', html: (j) => num(j.cpu_limit), tip: (j) => num(j.cpu_limit) },
-  { key: 'cpu_guarantee', title: 'CPU guarantee', width: '9em',
+  { key: 'cpu_guarantee', title: 'CPU guarantee', width: '10em',
     html: (j) => `<span class="${j.cpu_guarantee < j.cpu_limit ? 'reclaimed' : ''}">${num(j.cpu_guarantee)}</span>`,
     tip: (j) => `${num(j.cpu_guarantee)}${j.cpu_guarantee < j.cpu_limit ? ' (reclaimed by the job CPU monitor)' : ''}` },
   { key: 'memory', title: 'Memory reserve / limit · peak', value: (j) => j.memory_reserve, html: (j) => esc(memory(j)), tip: memory },
-  { key: 'start_time', title: 'Started', width: '12.5em', html: (j) => time(j.start_time), tip: (j) => time(j.start_time) },
+  { key: 'start_time', title: 'Started', width: '13.5em', html: (j) => time(j.start_time), tip: (j) => time(j.start_time) },
   { key: 'error', title: 'Error', html: (j) => esc(j.error || ''), tip: (j) => j.error || '' },
 ];
 

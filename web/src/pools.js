@@ -33,16 +33,16 @@ function limits(p) {
 // width: the columns of short values keep theirs (CSS), the others share the rest of the page.
 const COLUMNS = [
   { key: 'name', title: 'Pool', value: (p) => p.name },
-  { key: 'mode', title: 'Mode', value: (p) => p.mode, width: '6.5em' },
+  { key: 'mode', title: 'Mode', value: (p) => p.mode, width: '6.2em' },
   { key: 'weight', title: 'Weight', value: (p) => p.weight, width: '5em' },
   { key: 'strong', title: 'Strong guarantee', value: (p) => p.strong_guarantee_ratio },
   { key: 'integral', title: 'Integral guarantee', value: (p) => integral(p) },
   { key: 'fair_share', title: 'Fair share / usage / demand', value: (p) => p.fair_share_ratio },
-  { key: 'usage', title: 'Usage', value: (p) => p.usage_ratio, width: '5em' },
-  { key: 'demand', title: 'Demand', value: (p) => p.demand_ratio, width: '5.5em' },
+  { key: 'usage', title: 'Usage', value: (p) => p.usage_ratio, width: '5.5em' },
+  { key: 'demand', title: 'Demand', value: (p) => p.demand_ratio, width: '6em' },
   { key: 'dominant', title: 'Dominant', value: (p) => p.dominant_resource, width: '6.5em' },
-  { key: 'starvation', title: 'Starvation', value: (p) => p.starvation_status, width: '9em' },
-  { key: 'ops', title: 'Operations', value: (p) => p.operation_count, width: '6.5em' },
+  { key: 'starvation', title: 'Starvation', value: (p) => p.starvation_status, width: '9.5em' },
+  { key: 'ops', title: 'Operations', value: (p) => p.operation_count, width: '7.5em' },
   { key: 'limits', title: 'Limits', value: (p) => limits(p) },
 ];
 
