@@ -85,6 +85,12 @@ const words = (n, what) => Array.from({ length: n }, (_, i) => `${what}-${i}`).j
 
     await page.goto(`${URL_}/`);
     await page.waitForSelector('#login:not([hidden])');
+    for (const width of WIDTHS) {   // the login form, before any page
+      await page.setViewportSize({ width, height: 900 });
+      const problems = await layoutProblems(page);
+      check(`the login form at ${width} px: no horizontal overflow`, problems.length === 0, problems.slice(0, 6).join('; '));
+    }
+    await page.setViewportSize({ width: WIDTHS[0], height: 900 });
     await page.fill('#token', TOKEN);
     await page.click('#login button[type=submit]');
     await page.waitForSelector('#pools-table');
