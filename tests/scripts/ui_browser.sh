@@ -5,7 +5,9 @@
 # operations). tests/ui/ui.test.js logs in with the admin token, checks the pools page against
 # the orchid, edits a weight (preview, save, the share moves), sees a bad value refused, finds a
 # reclaimed CPU guarantee on an operation's page, reads the nodes and the charts, and saves a
-# screenshot of each page to PS_SCREENSHOTS (default: a scratch directory removed at the end;
+# screenshot of each page to PS_SCREENSHOTS; tests/ui/layout.test.js checks every page at 1280,
+# 1400 and 1920 px with long values (no sideways scrolling, cut values titled) and the charts
+# with an outlier; report.test.js a simulation's report.html (default: a scratch directory removed at the end;
 # `make screenshots` sets docs/screenshots/).
 # Skipped (77) without chromium, unless CI is set. npm packages: `npm ci` into a cache keyed by
 # the lock file (PS_JS_CACHE, default ~/.cache/poolsched-js), as yt_js_wrapper.sh.
@@ -60,6 +62,10 @@ NODE_PATH="$cache/node_modules" PS_CHROMIUM=$chromium PS_URL=http://127.0.0.1:$p
   PS_TOKEN=$(cat "$RUN_DIR/data/admin_token") PS_USER_TOKEN=$user_token \
   PS_RELAXED_OP=$relaxed PS_GPU_OP=$gpu PS_SCREENSHOTS=${PS_SCREENSHOTS:-$tmp/screenshots} \
   node "$src/tests/ui/ui.test.js" || fail "browser checks"
+# Every page at 1280, 1400 and 1920 px with long values (tests/ui/layout.test.js; after ui.test.js:
+# it adds a pool with a long name to the example tree).
+NODE_PATH="$cache/node_modules" PS_CHROMIUM=$chromium PS_URL=http://127.0.0.1:$port \
+  PS_TOKEN=$(cat "$RUN_DIR/data/admin_token") PS_GPU_OP=$gpu node "$src/tests/ui/layout.test.js" || fail "layout checks"
 
 # A simulation's report.html, opened from file:// (the same charts, inlined).
 "$bin" simulate "$src/examples/simulate/preemption.json" --output "$tmp/sim" 2>/dev/null || fail "simulate"

@@ -92,7 +92,7 @@ async function login(page, token) {
 
 (async () => {
   const browser = await chromium.launch({ executablePath: process.env.PS_CHROMIUM, args: ['--no-sandbox'] });
-  const page = await browser.newPage({ viewport: { width: 1500, height: 900 } });
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
   page.on('pageerror', (e) => check('no script error on the page', false, e.message));
   // The page's YTsaurus calls go through the official wrapper: its parameter headers.
   const ytCalls = [];

@@ -10,12 +10,13 @@ function ytParams(headers) {
 }
 
 // Routes the page's `get` of one path (GET_ROUTE) to the real reply with its value replaced
-// by `value` (the reply's shape kept: {value} or the bare value); other gets pass through.
-// page.unroute(GET_ROUTE) ends it.
+// by `value` (the reply's shape kept: {value} or the bare value); other gets go on to the
+// routes set before (another replaceGet: several paths replaced at once), else to the server.
+// page.unroute(GET_ROUTE) ends them.
 const GET_ROUTE = '**/api/v4/get**';
 function replaceGet(page, path, value) {
   return page.route(GET_ROUTE, async (route) => {
-    if (ytParams(route.request().headers()).path !== path) return route.continue();
+    if (ytParams(route.request().headers()).path !== path) return route.fallback();
     const r = await route.fetch();
     const body = await r.json();
     return route.fulfill({ response: r, body: JSON.stringify(body.value !== undefined ? { ...body, value } : value) });

@@ -41,7 +41,8 @@ async function show(isRefresh) {
   const t0 = performance.now();
   try {
     const me = await api.currentUser();
-    document.getElementById('who').textContent = `${me.user} (${me.role})`;
+    const who = document.getElementById('who');
+    who.textContent = who.title = `${me.user} (${me.role})`;   // a long name is cut (style.css)
     await route.page(main, r.params, (t) => window.psTimings.push({ page: r.name, refresh: !!isRefresh, ...t }), r.query);
     main.dataset.loaded = String(my);
     window.psTimings.push({ page: r.name, refresh: !!isRefresh, total_ms: performance.now() - t0 });
@@ -55,7 +56,7 @@ async function show(isRefresh) {
 
 function login(message) {
   main.innerHTML = '';
-  document.getElementById('who').textContent = '';
+  document.getElementById('who').textContent = document.getElementById('who').title = '';
   loginForm.hidden = false;
   document.getElementById('login-error').textContent = message || '';
   document.getElementById('logout').hidden = true;

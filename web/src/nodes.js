@@ -13,24 +13,25 @@ const share = (n, k) => {
   const l = (n.resource_limits || {})[k], u = (n.resource_usage || {})[k] || 0;
   return l ? u / l : 0;
 };
+const fmtOf = (k) => (k === 'memory' ? bytes : num);
+const usedOf = (n, k) => `${fmtOf(k)((n.resource_usage || {})[k] || 0)} / ${fmtOf(k)((n.resource_limits || {})[k] || 0)}`;
 function resourceCell(k) {
-  const fmt = k === 'memory' ? bytes : num;
-  return (n) => {
-    const l = (n.resource_limits || {})[k] || 0, u = (n.resource_usage || {})[k] || 0;
-    return `<div class="res"><div class="bars"><div class="bar usage" style="width:${100 * Math.min(1, share(n, k))}%"></div></div>`
-      + `<small>${esc(fmt(u))} / ${esc(fmt(l))}</small></div>`;
-  };
+  return (n) => `<div class="res"><div class="bars"><div class="bar usage" style="width:${100 * Math.min(1, share(n, k))}%"></div></div>`
+    + `<small>${esc(usedOf(n, k))}</small></div>`;
 }
+const nodeState = (n) => `${n.state}${n.banned ? ` banned${n.ban_message ? `: ${n.ban_message}` : ''}` : ''}`;
+const nodeAlerts = (n) => (n.alerts || []).map((a) => a.message).join('; ');
 
+// width: as in pools.js (the columns without one share the rest of the page)
 const COLUMNS = [
   { key: 'id', title: 'Node' },
-  { key: 'state', title: 'State', html: (n) => `<span class="state-${esc(n.state)}">${esc(n.state)}</span>${n.banned ? ` <span class="error">banned${n.ban_message ? `: ${esc(n.ban_message)}` : ''}</span>` : ''}` },
-  { key: 'tags', title: 'Tags', value: (n) => (n.tags || []).join(','), html: (n) => esc((n.tags || []).join(', ')) },
-  { key: 'tree', title: 'Tree', html: (n) => esc(n.tree ?? '') },
-  ...['cpu', 'memory', 'user_slots'].map((k) => ({ key: k, title: `${k} used / total`, value: (n) => share(n, k), html: resourceCell(k) })),
-  { key: 'running_job_count', title: 'Running jobs' },
-  { key: 'last_heartbeat_time', title: 'Last heartbeat', html: (n) => time(n.last_heartbeat_time) },
-  { key: 'alerts', title: 'Alerts', value: (n) => (n.alerts || []).length, html: (n) => esc((n.alerts || []).map((a) => a.message).join('; ')) },
+  { key: 'state', title: 'State', html: (n) => `<span class="state-${esc(n.state)}">${esc(n.state)}</span>${n.banned ? ` <span class="error">banned${n.ban_message ? `: ${esc(n.ban_message)}` : ''}</span>` : ''}`, tip: nodeState },
+  { key: 'tags', title: 'Tags', value: (n) => (n.tags || []).join(','), html: (n) => esc((n.tags || []).join(', ')), tip: (n) => (n.tags || []).join(', ') },
+  { key: 'tree', title: 'Tree', html: (n) => esc(n.tree ?? ''), tip: (n) => n.tree ?? '' },
+  ...['cpu', 'memory', 'user_slots'].map((k) => ({ key: k, title: `${k} used / total`, value: (n) => share(n, k), html: resourceCell(k), tip: (n) => usedOf(n, k) })),
+  { key: 'running_job_count', title: 'Running jobs', width: '6em' },
+  { key: 'last_heartbeat_time', title: 'Last heartbeat', width: '13.5em', html: (n) => time(n.last_heartbeat_time), tip: (n) => time(n.last_heartbeat_time) },
+  { key: 'alerts', title: 'Alerts', value: (n) => (n.alerts || []).length, html: (n) => esc(nodeAlerts(n)), tip: nodeAlerts },
 ];
 
 const vt = vtable({ id: 'nodes-table', cols: COLUMNS.length, key: (n) => n.id,

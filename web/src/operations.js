@@ -21,14 +21,16 @@ function progress(o) {
     + `<span>${j.running} running · ${j.completed}/${j.total}</span>`;
 }
 
+const opPools = (o) => Object.entries(o.pool_per_tree || {}).map(([t, p]) => `${t}/${p}`).join(', ');
+const opState = (o) => `${o.state}${o.suspended ? ' (suspended)' : ''}`;
+// width: as in pools.js (the columns without one share the rest of the page)
 const OP_COLUMNS = [
-  { key: 'id', title: 'Id', html: (o) => `<a href="#/operation/${esc(o.id)}">${esc(o.id)}</a>` },
+  { key: 'id', title: 'Id', html: (o) => `<a href="#/operation/${esc(o.id)}">${esc(o.id)}</a>`, tip: (o) => o.id },
   { key: 'user', title: 'User' },
-  { key: 'state', title: 'State', html: (o) => `<span class="state-${esc(o.state)}">${esc(o.state)}${o.suspended ? ' (suspended)' : ''}</span>` },
-  { key: 'pool', title: 'Pools', value: (o) => Object.values(o.pool_per_tree || {}).join(','),
-    html: (o) => esc(Object.entries(o.pool_per_tree || {}).map(([t, p]) => `${t}/${p}`).join(', ')) },
+  { key: 'state', title: 'State', width: '9em', html: (o) => `<span class="state-${esc(o.state)}">${esc(opState(o))}</span>`, tip: opState },
+  { key: 'pool', title: 'Pools', value: (o) => Object.values(o.pool_per_tree || {}).join(','), html: (o) => esc(opPools(o)), tip: opPools },
   { key: 'progress', title: 'Jobs', value: (o) => o.brief_progress.jobs.running, html: progress },
-  { key: 'start_time', title: 'Started', html: (o) => time(o.start_time) },
+  { key: 'start_time', title: 'Started', width: '13.5em', html: (o) => time(o.start_time), tip: (o) => time(o.start_time) },
 ];
 
 // The list is virtualised (vtable.js): up to 1,000 operations shown, tens of rows in the DOM.
@@ -92,17 +94,19 @@ function memory(j) {
   return `${bytes(j.memory_reserve)} / ${bytes(j.memory_limit)}${peak != null ? ` · peak ${bytes(peak)}` : ''}`;
 }
 
+const jobState = (j) => `${j.state}${j.abort_reason ? ` (${j.abort_reason})` : ''}`;
 const JOB_COLUMNS = [
-  { key: 'id', title: 'Job', html: (j) => `<a href="#" data-stderr="${esc(j.id)}">${esc(j.id)}</a>` },
+  { key: 'id', title: 'Job', html: (j) => `<a href="#" data-stderr="${esc(j.id)}">${esc(j.id)}</a>`, tip: (j) => j.id },
   { key: 'task_name', title: 'Task' },
-  { key: 'state', title: 'State', html: (j) => `<span class="state-${esc(j.state)}">${esc(j.state)}</span>${j.abort_reason ? ` (${esc(j.abort_reason)})` : ''}` },
+  { key: 'state', title: 'State', html: (j) => `<span class="state-${esc(j.state)}">${esc(j.state)}</span>${j.abort_reason ? ` (${esc(j.abort_reason)})` : ''}`, tip: jobState },
   { key: 'node_id', title: 'Node' },
-  { key: 'cpu_limit', title: 'CPU limit', html: (j) => num(j.cpu_limit) },
-  { key: 'cpu_guarantee', title: 'CPU guarantee',
-    html: (j) => `<span class="${j.cpu_guarantee < j.cpu_limit ? 'reclaimed' : ''}" title="${j.cpu_guarantee < j.cpu_limit ? 'reclaimed by the job CPU monitor' : ''}">${num(j.cpu_guarantee)}</span>` },
-  { key: 'memory', title: 'Memory reserve / limit · peak', value: (j) => j.memory_reserve, html: memory },
-  { key: 'start_time', title: 'Started', html: (j) => time(j.start_time) },
-  { key: 'error', title: 'Error', html: (j) => `<span title="${esc(j.error || '')}">${esc(j.error || '')}</span>` },
+  { key: 'cpu_limit', title: 'CPU limit', width: '5.5em', html: (j) => num(j.cpu_limit), tip: (j) => num(j.cpu_limit) },
+  { key: 'cpu_guarantee', title: 'CPU guarantee', width: '10em',
+    html: (j) => `<span class="${j.cpu_guarantee < j.cpu_limit ? 'reclaimed' : ''}">${num(j.cpu_guarantee)}</span>`,
+    tip: (j) => `${num(j.cpu_guarantee)}${j.cpu_guarantee < j.cpu_limit ? ' (reclaimed by the job CPU monitor)' : ''}` },
+  { key: 'memory', title: 'Memory reserve / limit · peak', value: (j) => j.memory_reserve, html: (j) => esc(memory(j)), tip: memory },
+  { key: 'start_time', title: 'Started', width: '13.5em', html: (j) => time(j.start_time), tip: (j) => time(j.start_time) },
+  { key: 'error', title: 'Error', html: (j) => esc(j.error || ''), tip: (j) => j.error || '' },
 ];
 
 // The jobs table is virtualised too (an operation may have thousands). A refresh keeps the page

@@ -2,7 +2,7 @@
 // (#/pool/<tree>/<pool>): attributes with an editor that previews (dry run) and saves through
 // the API's `set`, integral volume and capacity, and the pool's operations.
 import { api, ORCHID } from './api.js';
-import { esc, pct, num, resources, shareBars, errorBox, time, sortKey, compareKeys, collator, tableHead, bindSortHead, setHtml } from './util.js';
+import { esc, pct, num, resources, shareBars, errorBox, time, sortKey, compareKeys, collator, tableHead, bindSortHead, setHtml, tipAttr } from './util.js';
 import { vtable } from './vtable.js';
 
 const ROOT = '<Root>';
@@ -30,18 +30,19 @@ function limits(p) {
   return Object.values(ls).some((v) => v > 0 && v < 1) ? resources(p.resource_limits) : '';
 }
 
+// width: the columns of short values keep theirs (CSS), the others share the rest of the page.
 const COLUMNS = [
   { key: 'name', title: 'Pool', value: (p) => p.name },
-  { key: 'mode', title: 'Mode', value: (p) => p.mode },
-  { key: 'weight', title: 'Weight', value: (p) => p.weight },
+  { key: 'mode', title: 'Mode', value: (p) => p.mode, width: '6.2em' },
+  { key: 'weight', title: 'Weight', value: (p) => p.weight, width: '5em' },
   { key: 'strong', title: 'Strong guarantee', value: (p) => p.strong_guarantee_ratio },
   { key: 'integral', title: 'Integral guarantee', value: (p) => integral(p) },
   { key: 'fair_share', title: 'Fair share / usage / demand', value: (p) => p.fair_share_ratio },
-  { key: 'usage', title: 'Usage', value: (p) => p.usage_ratio },
-  { key: 'demand', title: 'Demand', value: (p) => p.demand_ratio },
-  { key: 'dominant', title: 'Dominant', value: (p) => p.dominant_resource },
-  { key: 'starvation', title: 'Starvation', value: (p) => p.starvation_status },
-  { key: 'ops', title: 'Operations', value: (p) => p.operation_count },
+  { key: 'usage', title: 'Usage', value: (p) => p.usage_ratio, width: '5.5em' },
+  { key: 'demand', title: 'Demand', value: (p) => p.demand_ratio, width: '6em' },
+  { key: 'dominant', title: 'Dominant', value: (p) => p.dominant_resource, width: '6.5em' },
+  { key: 'starvation', title: 'Starvation', value: (p) => p.starvation_status, width: '9.5em' },
+  { key: 'ops', title: 'Operations', value: (p) => p.operation_count, width: '7.5em' },
   { key: 'limits', title: 'Limits', value: (p) => limits(p) },
 ];
 
@@ -88,20 +89,23 @@ function ordered(pools) {
   return { out, kids };
 }
 
+// A pool's row: every cell one line (a long value cut, its whole text in the cell's title).
 function row(tree, p, depth, hasKids) {
   const toggle = hasKids ? `<button class="toggle" data-toggle="${esc(p.name)}">${view.collapsed.has(p.name) ? '+' : '−'}</button>` : '<span class="toggle"></span>';
   const name = p.name === ROOT ? esc(ROOT) : `<a href="#/pool/${encodeURIComponent(tree)}/${encodeURIComponent(p.name)}">${esc(p.name)}</a>`;
+  const strong = p.strong_guarantee_ratio ? `${pct(p.strong_guarantee_ratio)} ${resources(p.inferred_strong_guarantee_resources)}` : '';
+  const running = `${p.running_operation_count ?? 0} / ${p.operation_count ?? 0}`;
   const cells = [
-    `<span style="padding-left:${depth * 1.2}em">${toggle}${name}</span>`,
-    esc(p.mode), num(p.weight), p.strong_guarantee_ratio ? `${resources(p.inferred_strong_guarantee_resources)} (${pct(p.strong_guarantee_ratio)})` : '',
-    esc(integral(p)),
-    `${shareBars(p.fair_share_ratio, p.usage_ratio, p.demand_ratio)}<span class="fs">${pct(p.fair_share_ratio)}</span>`,
-    pct(p.usage_ratio), pct(p.demand_ratio), esc(p.dominant_resource),
-    `<span class="starv-${esc(p.starvation_status)}">${esc(p.starvation_status)}</span>`,
-    `${p.running_operation_count ?? 0} / ${p.operation_count ?? 0}`,
-    esc(limits(p)),
+    [`<span style="padding-left:${depth * 1.2}em">${toggle}${name}</span>`, p.name],
+    [esc(p.mode), p.mode], [num(p.weight), num(p.weight)], [esc(strong), strong],
+    [esc(integral(p)), integral(p)],
+    [`<div class="share">${shareBars(p.fair_share_ratio, p.usage_ratio, p.demand_ratio)}<span class="fs">${pct(p.fair_share_ratio)}</span></div>`, ''],
+    [pct(p.usage_ratio), pct(p.usage_ratio)], [pct(p.demand_ratio), pct(p.demand_ratio)], [esc(p.dominant_resource), p.dominant_resource],
+    [`<span class="starv-${esc(p.starvation_status)}">${esc(p.starvation_status)}</span>`, p.starvation_status],
+    [running, running],
+    [esc(limits(p)), limits(p)],
   ];
-  return `<tr data-pool="${esc(p.name)}" data-fair-share="${p.fair_share_ratio}">${cells.map((c) => `<td>${c}</td>`).join('')}</tr>`;
+  return `<tr data-pool="${esc(p.name)}" data-fair-share="${p.fair_share_ratio}">${cells.map(([c, tip]) => `<td${tipAttr(tip)}>${c}</td>`).join('')}</tr>`;
 }
 
 // The table is virtualised (vtable.js): a sort, filter, fold or refresh recomputes the order

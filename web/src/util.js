@@ -64,14 +64,24 @@ export function sortRows(columns, rows, state) {
   return keyed.map((k) => k[2]);
 }
 
-// One row of a table: columns [{key, html(row)}] (html defaults to the escaped row[key]); attrs
-// go into the <tr> (e.g. ' data-node="n1"').
-export function rowHtml(columns, row, attrs = '') {
-  return `<tr${attrs}>${columns.map((c) => `<td class="c-${c.key}">${c.html ? c.html(row) : esc(row[c.key])}</td>`).join('')}</tr>`;
+// A cell's whole text as its title (shown on hover): a long value is cut to its column's width
+// (style.css table.vtable); empty: no title.
+export function tipAttr(text) {
+  const t = String(text ?? '');
+  return t ? ` title="${esc(t)}"` : '';
 }
 
+// One row of a table: columns [{key, html(row), tip(row)}] (html defaults to the escaped
+// row[key]; tip, the cell's whole text for its title, to row[key] for a column without html);
+// attrs go into the <tr> (e.g. ' data-node="n1"').
+export function rowHtml(columns, row, attrs = '') {
+  return `<tr${attrs}>${columns.map((c) => `<td class="c-${c.key}"${tipAttr(c.tip ? c.tip(row) : c.html ? '' : row[c.key])}>${c.html ? c.html(row) : esc(row[c.key])}</td>`).join('')}</tr>`;
+}
+
+// A table's head: columns [{key, title, width}]; a column with a width (CSS, e.g. '6em') keeps
+// it, the others share the rest of the table's width (table.vtable: fixed layout).
 export function tableHead(columns, state) {
-  return columns.map((c) => `<th data-sort="${c.key}"${state.sort === c.key ? ` class="${state.desc ? 'desc' : 'asc'}"` : ''}>${esc(c.title)}</th>`).join('');
+  return columns.map((c) => `<th data-sort="${c.key}"${c.width ? ` style="width:${c.width}"` : ''}${state.sort === c.key ? ` class="${state.desc ? 'desc' : 'asc'}"` : ''}>${esc(c.title)}</th>`).join('');
 }
 
 // Clicking a header of tbl sorts by its column (again: reverses) and marks it; onChange

@@ -1,7 +1,8 @@
 // vtable.js — a virtualised table body, shared by the pools, operations, nodes and jobs tables
 // (docs/ui.md "With a large tree"): of a page's ordered rows only those in or near the window's
 // viewport are in the DOM, between two spacer rows that keep the table's full height (rows have
-// one height, style.css `table.vtable`: cells do not wrap). A sort, filter or refresh hands over the
+// one height, style.css `table.vtable`: cells do not wrap, a long value is cut, its whole text
+// in the cell's title). A sort, filter or refresh hands over the
 // new order and this renders its window: tens of rows whatever the table's size.
 //
 // vtable({ id, cols, key(row), html(row) }) -> { reset(), show(tbl, rows) }
@@ -49,17 +50,13 @@ export function vtable({ id, cols, key, html: rowHtml }) {
     }
     Object.assign(win, { first, last, keys, html });
     if (same) return;
-    // Once per table, the height of a row as drawn (the spacers are sized with it); and columns
-    // that only widen, so that scrolling does not make them jump as other rows come into view.
+    // Once per table, the height of a row as drawn (the spacers are sized with it). The columns'
+    // widths do not depend on the rows (style.css: fixed layout), so scrolling never moves them.
     const [r1, r2] = [body.rows[1], body.rows[2]];
     if (!win.measured && r2 && !r2.classList.contains('spacer')) {
       win.measured = true;
       const h = r2.getBoundingClientRect().top - r1.getBoundingClientRect().top;
-      if (h > 0 && Math.abs(h - win.rowPx) > 0.01) { win.rowPx = h; paint(tbl, true); return; }
-    }
-    for (const th of tbl.tHead.rows[0].cells) {
-      const w = th.offsetWidth;
-      if (w > (th.psMin || 0)) { th.psMin = w; th.style.minWidth = `${w}px`; }
+      if (h > 0 && Math.abs(h - win.rowPx) > 0.01) { win.rowPx = h; paint(tbl, true); }
     }
   }
 
