@@ -71,13 +71,15 @@ ps() { "$bin" "$@" > /dev/null; }
 # Pool trees: gpu nodes form a tree of their own, the rest the default tree "physical".
 ps create scheduler_pool_tree //sys/pool_trees/gpu --attributes '{nodes_filter=gpu}' -i
 ps set //sys/pool_trees/physical/@nodes_filter '"!gpu"'
-# The example pools of the default tree.
+# The example pools of the default tree. Their guarantees fit the tree's 4 cores (node1 and
+# node2), so no update_fair_share alert is raised: strong 2 + burst 1.5 and strong 2 + resource
+# flows 0.5 + 0.5 are at most 4.
 ps create scheduler_pool //sys/pool_trees/physical/prod -i \
   --attributes '{strong_guarantee_resources={cpu=2}; weight=2}'
 ps create scheduler_pool //sys/pool_trees/physical/burst -i \
-  --attributes '{integral_guarantees={guarantee_type=burst; resource_flow={cpu=1}; burst_guarantee_resources={cpu=3}}}'
+  --attributes '{integral_guarantees={guarantee_type=burst; resource_flow={cpu=0.5}; burst_guarantee_resources={cpu=1.5}}}'
 ps create scheduler_pool //sys/pool_trees/physical/relaxed -i \
-  --attributes '{integral_guarantees={guarantee_type=relaxed; resource_flow={cpu=1}}}'
+  --attributes '{integral_guarantees={guarantee_type=relaxed; resource_flow={cpu=0.5}}}'
 ps create scheduler_pool //sys/pool_trees/gpu/training -i
 
 # Three nodes: two plain, one tagged gpu.
@@ -104,6 +106,8 @@ done
 # its short jobs take the nodes at once and finish in seconds, and prod and burst, submitted
 # together next, share the nodes as they free up. (Submitted after prod and burst, it would wait
 # for its integral volume, starvation and preemption, or for burst's jobs to run out: minutes.)
+# They leave room: burst's jobs end within about 40 s, then prod's two jobs hold 2 of the 4
+# cores of physical until their two minutes are up, so a newcomer's operation starts at once.
 op() { "$bin" vanilla "$@"; }
 if [ -s "$run/examples" ]; then
   # shellcheck disable=SC1091
@@ -112,11 +116,11 @@ if [ -s "$run/examples" ]; then
 else
   relaxed=$(op --pool relaxed --job-count 8 --cpu 0.5 --memory 128M --task-name crunch \
      --command 'i=0; while [ $i -lt 2000000 ]; do i=$((i+1)); done; echo "relaxed job $YT_JOB_INDEX done" >&2') || true
-  op --pool prod --job-count 4 --cpu 1 --memory 256M --task-name serve \
+  op --pool prod --job-count 2 --cpu 1 --memory 256M --task-name serve \
      --command 'echo "prod job $YT_JOB_INDEX on $(hostname)" >&2; sleep 120' > "$run/op.prod" &
   p1=$!
-  op --pool burst --job-count 6 --cpu 1 --memory 256M --task-name batch \
-     --command 'echo "burst job $YT_JOB_INDEX" >&2; sleep 30' > "$run/op.burst" &
+  op --pool burst --job-count 4 --cpu 1 --memory 256M --task-name batch \
+     --command 'echo "burst job $YT_JOB_INDEX" >&2; sleep 20' > "$run/op.burst" &
   p2=$!
   wait $p1 $p2 || true   # (not the scheduler's and nodes' pids: they never end here)
   prod=$(cat "$run/op.prod") burst=$(cat "$run/op.burst")
