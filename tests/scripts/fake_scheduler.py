@@ -53,6 +53,8 @@ def answer(command, body):
     if command == "get":
         if path.endswith("/integral_pool_capacity"):
             return 200, {"value": {"cpu": 86400000.0, "user_slots": 0}}
+        if "/fair_share_info/pools/" in path:   # the pool an operation went to (vanilla asks)
+            return 200, {"value": {"is_ephemeral": False, "parent": "<Root>"}}
         return 200, {"value": {"guarantee_type": "burst", "resource_flow": {"cpu": 1000},
                                "burst_guarantee_resources": {"cpu": 2000}}}
     if command == "list":
