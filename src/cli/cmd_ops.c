@@ -129,25 +129,30 @@ static void warn_ephemeral(struct ps_cli_client *c, const char *command, const c
         char *etree = NULL, *epool = NULL, path[1024];
         struct ps_error err = {0};
         json_t *info = NULL;
+        long status = 0;
         if (ps_ypath_escape(tree, &etree, &err) == 0 && ps_ypath_escape(pool, &epool, &err) == 0) {
             snprintf(path, sizeof path, "//sys/scheduler/orchid/scheduler/scheduling_info_per_pool_"
                      "tree/%s/fair_share_info/pools/%s", etree, epool);
             body = json_pack("{s:s}", "path", path);
-            if (ps_cli_call(c, "get", body, &info, NULL, 404) != 0)
+            if (ps_cli_call(c, "get", body, &info, &status, 404) != 0)
                 info = NULL;
             json_decref(body);
         }
         free(etree);
         free(epool);
         const json_t *v = json_object_get(info, "value");
-        if (json_is_true(json_object_get(v, "is_ephemeral"))) {
+        /* gone already: an ephemeral pool goes with its last operation (a job that ended at once) */
+        bool gone = !info && status == 404;
+        if (json_is_true(json_object_get(v, "is_ephemeral")) || gone) {
             const char *parent = json_string_value(json_object_get(v, "parent"));
+            const char *user = json_string_value(json_object_get(op, "user"));
+            char under[300] = "";
+            if (parent)
+                snprintf(under, sizeof under, " under \"%.256s\",", parent);
             fprintf(stderr, "warning: %s: pool \"%s\" does not exist in pool tree \"%s\": the "
-                    "operation runs in the ephemeral pool \"%s\" under \"%s\", the default parent "
-                    "pool of user \"%s\" (it counts against max_ephemeral_pool_per_user)\n",
-                    command, pool, tree, pool, parent ? parent : "<Root>",
-                    json_string_value(json_object_get(op, "user")) ?
-                        json_string_value(json_object_get(op, "user")) : "?");
+                    "operation runs in the ephemeral pool \"%s\"%s the default parent pool of "
+                    "user \"%s\" (it counts against max_ephemeral_pool_per_user)\n",
+                    command, pool, tree, pool, parent ? under : " under", user ? user : "?");
         }
         json_decref(info);
     }

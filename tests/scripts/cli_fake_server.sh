@@ -183,6 +183,12 @@ expect_sent '["/api/v1/start_op",'"$A"',{"operation_type":"vanilla","spec":{"poo
 ["/api/v1/get",'"$A"',{"path":"//sys/scheduler/orchid/scheduler/scheduling_info_per_pool_tree/physical/fair_share_info/pools/research"}]' "vanilla"
 expect_out 'op-1' "vanilla prints the id"
 
+# an ephemeral pool already gone when asked (its operation ended at once): still a warning
+run 0 vanilla --pool missing-pool --job-count 1 --command true
+expect_out 'op-eph' "vanilla into a missing pool prints the id"
+expect_err 'warning: vanilla: pool "missing-pool" does not exist in pool tree "physical": the operation runs in the ephemeral pool "missing-pool" under the default parent pool of user "alice" (it counts against max_ephemeral_pool_per_user)' \
+  "vanilla warns of an ephemeral pool gone again"
+
 run 0 vanilla --pool research --job-count 1 --command true --wait
 expect_out 'op-1
 operation op-1 completed' "vanilla --wait completed"
