@@ -56,7 +56,7 @@ static json_t *pending_reason(struct ps_service *svc, const struct ps_svc_op *op
 /* The keys of an operation list_operations shows by default, without its specs (copying those
  * for 10,000 operations was most of the YTsaurus face's list_operations time): id, user, state,
  * times, pool_per_tree, suspended, progress, error, operation_type, and from the spec only
- * brief_spec ({pool, title} when set) and weight (as last updated, else as submitted). */
+ * brief_spec ({pool, title} when set), and weight: the first tree's in runtime_parameters. */
 json_t *ps_svc_op_brief_json(const struct ps_svc_op *op)
 {
     int64_t c[6] = {0};   /* total, pending, running, completed, failed, aborted */
@@ -89,8 +89,14 @@ json_t *ps_svc_op_brief_json(const struct ps_svc_op *op)
             json_object_set_new(brief, brief_keys[i], json_deep_copy(v));
     }
     json_object_set_new(o, "brief_spec", brief);
-    json_t *weight = json_object_get(op->parameters, "weight");   /* the current one */
-    if (!weight)
+    json_t *weight = NULL;   /* the current one: the first tree's runtime weight */
+    const char *tree;
+    json_t *options;
+    json_object_foreach(op->runtime_options, tree, options) {
+        weight = json_object_get(options, "weight");
+        break;
+    }
+    if (!weight && !op->runtime_options)   /* a finished one after a restart */
         weight = json_object_get(op->spec, "weight");
     if (weight)
         json_object_set_new(o, "weight", json_deep_copy(weight));
