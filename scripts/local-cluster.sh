@@ -106,8 +106,9 @@ done
 # its short jobs take the nodes at once and finish in seconds, and prod and burst, submitted
 # together next, share the nodes as they free up. (Submitted after prod and burst, it would wait
 # for its integral volume, starvation and preemption, or for burst's jobs to run out: minutes.)
-# They leave room: burst's jobs end within about 40 s, then prod's two jobs hold 2 of the 4
-# cores of physical until their two minutes are up, so a newcomer's operation starts at once.
+# prod's four jobs ask for all 4 cores of physical for two minutes (the web UI's test edits
+# prod's weight and needs it to want more than it gets): a newcomer's operation in physical
+# gets its fair share through preemption, after its pool has starved for about half a minute.
 op() { "$bin" vanilla "$@"; }
 if [ -s "$run/examples" ]; then
   # shellcheck disable=SC1091
@@ -116,7 +117,7 @@ if [ -s "$run/examples" ]; then
 else
   relaxed=$(op --pool relaxed --job-count 8 --cpu 0.5 --memory 128M --task-name crunch \
      --command 'i=0; while [ $i -lt 2000000 ]; do i=$((i+1)); done; echo "relaxed job $YT_JOB_INDEX done" >&2') || true
-  op --pool prod --job-count 2 --cpu 1 --memory 256M --task-name serve \
+  op --pool prod --job-count 4 --cpu 1 --memory 256M --task-name serve \
      --command 'echo "prod job $YT_JOB_INDEX on $(hostname)" >&2; sleep 120' > "$run/op.prod" &
   p1=$!
   op --pool burst --job-count 4 --cpu 1 --memory 256M --task-name batch \
@@ -157,6 +158,8 @@ Watch them (the client finds the scheduler and the admin token through these):
   $p get-job-stderr $relaxed JOB_ID
   $p get //sys/scheduler/orchid/scheduler/scheduling_info_per_pool_tree/physical/fair_share_info/pools/prod
   $p vanilla --pool relaxed --job-count 4 --command 'sleep 10' --wait
+                (prod's jobs fill physical for two minutes: this waits about half a minute
+                 for its fair share, taken from prod by preemption)
 
 Stop it: make stop
 EOF

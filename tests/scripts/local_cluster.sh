@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `make run` / `make stop` (scripts/local-cluster.sh) on a free port and a temporary run dir:
 # the cluster starts, its four example operations run jobs on the right nodes, raise no alert
-# and leave room for a newcomer's operation, and stop leaves no process behind. Usage: local_cluster.sh BINARY SHARED SOURCE
+# and let a newcomer's operation through, and stop leaves no process behind. Usage: local_cluster.sh BINARY SHARED SOURCE
 set -euo pipefail
 bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 src=$3
@@ -50,21 +50,8 @@ done
 # The example pools' guarantees fit the tree: no alert (issue 24: they raised one at once).
 alerts=$("$bin" get //sys/scheduler/@alerts --format json)
 [ "$alerts" = "[]" ] || fail "the example pools raise alerts: $alerts"
-# The examples leave room for a newcomer's first operation: the long one (prod, two minutes)
-# asks for at most half of physical's cores (it asked for all 4: a newcomer waited for
-# preemption), the others end within about 40 s; and a newcomer's operation completes.
-prod_op=$(echo "$out" | awk '$1 == "prod" {print $2}')
-"$bin" get-operation "$prod_op" --format json > "$tmp/prod.json"
-"$bin" list-nodes --format json > "$tmp/nodes.json"
-python3 - "$tmp/prod.json" "$tmp/nodes.json" <<'PY' || fail "prod's example jobs leave no room"
-import json, sys
-op = json.load(open(sys.argv[1]))
-need = sum(t["job_count"] * t["cpu_limit"] for t in op["resulting_spec"]["tasks"].values())
-nodes = json.load(open(sys.argv[2]))
-total = sum(n["resource_limits"]["cpu"] for n in nodes.values() if n.get("tree") == "physical")
-print("prod's example jobs ask for %g of physical's %g cores" % (need, total))
-sys.exit(0 if 0 < need <= total / 2 else 1)
-PY
+# A newcomer's first operation, while prod's jobs fill physical (as the README says): it gets
+# its fair share through preemption and completes.
 t0=$SECONDS
 timeout 110 "$bin" vanilla --pool relaxed --job-count 1 --cpu 1 --memory 64M --command true \
   --wait > /dev/null || fail "a newcomer's operation did not complete"
