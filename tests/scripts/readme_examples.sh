@@ -32,7 +32,7 @@ cleanup() {
 }
 trap cleanup EXIT
 timeout -k 5 600 python3 - "$bin" "$src" "$readme" "$work" <<'PY'
-import os, re, shlex, socket, subprocess, sys
+import os, re, socket, subprocess, sys
 
 bin, src, readme, work = sys.argv[1:5]
 failures = []
