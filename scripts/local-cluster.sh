@@ -71,13 +71,15 @@ ps() { "$bin" "$@" > /dev/null; }
 # Pool trees: gpu nodes form a tree of their own, the rest the default tree "physical".
 ps create scheduler_pool_tree //sys/pool_trees/gpu --attributes '{nodes_filter=gpu}' -i
 ps set //sys/pool_trees/physical/@nodes_filter '"!gpu"'
-# The example pools of the default tree.
+# The example pools of the default tree. Their guarantees fit the tree's 4 cores (node1 and
+# node2), so no update_fair_share alert is raised: strong 2 + burst 1.5 and strong 2 + resource
+# flows 0.5 + 0.5 are at most 4.
 ps create scheduler_pool //sys/pool_trees/physical/prod -i \
   --attributes '{strong_guarantee_resources={cpu=2}; weight=2}'
 ps create scheduler_pool //sys/pool_trees/physical/burst -i \
-  --attributes '{integral_guarantees={guarantee_type=burst; resource_flow={cpu=1}; burst_guarantee_resources={cpu=3}}}'
+  --attributes '{integral_guarantees={guarantee_type=burst; resource_flow={cpu=0.5}; burst_guarantee_resources={cpu=1.5}}}'
 ps create scheduler_pool //sys/pool_trees/physical/relaxed -i \
-  --attributes '{integral_guarantees={guarantee_type=relaxed; resource_flow={cpu=1}}}'
+  --attributes '{integral_guarantees={guarantee_type=relaxed; resource_flow={cpu=0.5}}}'
 ps create scheduler_pool //sys/pool_trees/gpu/training -i
 
 # Three nodes: two plain, one tagged gpu.
@@ -104,6 +106,9 @@ done
 # its short jobs take the nodes at once and finish in seconds, and prod and burst, submitted
 # together next, share the nodes as they free up. (Submitted after prod and burst, it would wait
 # for its integral volume, starvation and preemption, or for burst's jobs to run out: minutes.)
+# prod's four jobs ask for all 4 cores of physical for two minutes (the web UI's test edits
+# prod's weight and needs it to want more than it gets): a newcomer's operation in physical
+# gets its fair share through preemption, after its pool has starved for about half a minute.
 op() { "$bin" vanilla "$@"; }
 if [ -s "$run/examples" ]; then
   # shellcheck disable=SC1091
@@ -115,8 +120,8 @@ else
   op --pool prod --job-count 4 --cpu 1 --memory 256M --task-name serve \
      --command 'echo "prod job $YT_JOB_INDEX on $(hostname)" >&2; sleep 120' > "$run/op.prod" &
   p1=$!
-  op --pool burst --job-count 6 --cpu 1 --memory 256M --task-name batch \
-     --command 'echo "burst job $YT_JOB_INDEX" >&2; sleep 30' > "$run/op.burst" &
+  op --pool burst --job-count 4 --cpu 1 --memory 256M --task-name batch \
+     --command 'echo "burst job $YT_JOB_INDEX" >&2; sleep 20' > "$run/op.burst" &
   p2=$!
   wait $p1 $p2 || true   # (not the scheduler's and nodes' pids: they never end here)
   prod=$(cat "$run/op.prod") burst=$(cat "$run/op.burst")
@@ -153,6 +158,8 @@ Watch them (the client finds the scheduler and the admin token through these):
   $p get-job-stderr $relaxed JOB_ID
   $p get //sys/scheduler/orchid/scheduler/scheduling_info_per_pool_tree/physical/fair_share_info/pools/prod
   $p vanilla --pool relaxed --job-count 4 --command 'sleep 10' --wait
+                (prod's jobs fill physical for two minutes: this waits about half a minute
+                 for its fair share, taken from prod by preemption)
 
 Stop it: make stop
 EOF

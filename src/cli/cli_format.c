@@ -221,6 +221,34 @@ static void format_pools(const json_t *op, char *buf, size_t size)
     }
 }
 
+/* The weight in effect per tree (runtime_parameters, which update_op_parameters changes; 1 when
+ * none is specified): "2", or "physical:2,gpu:1" for several trees. Without runtime parameters
+ * (an older scheduler), the spec's weight. */
+static void format_weights(const json_t *op, char *buf, size_t size)
+{
+    const json_t *per_tree = json_object_get(json_object_get(op, "runtime_parameters"),
+                                             "scheduling_options_per_pool_tree");
+    buf[0] = '\0';
+    if (!json_is_object(per_tree) || json_object_size(per_tree) == 0) {
+        const json_t *w = json_object_get(json_object_get(op, "spec"), "weight");
+        snprintf(buf, size, "%g", json_is_number(w) ? json_number_value(w) : 1.0);
+        return;
+    }
+    bool one = json_object_size(per_tree) == 1;
+    const char *tree;
+    const json_t *options;
+    size_t used = 0;
+    json_object_foreach((json_t *)per_tree, tree, options) {
+        const json_t *w = json_object_get(options, "weight");
+        double weight = json_is_number(w) ? json_number_value(w) : 1.0;
+        int n = one ? snprintf(buf + used, size - used, "%g", weight)
+                    : snprintf(buf + used, size - used, "%s%s:%g", used ? "," : "", tree, weight);
+        if (n < 0 || (size_t)n >= size - used)
+            break;
+        used += (size_t)n;
+    }
+}
+
 static int64_t progress_count(const json_t *progress, const char *key)
 {
     int64_t n = 0;
@@ -446,10 +474,11 @@ char *ps_cli_operation_block(const json_t *op)
     struct ps_cli_table t;
     memset(&t, 0, sizeof t);
     t.columns = 2;
-    char state[64], pool[256], progress[256], start[64], finish[64], alerts[1024];
+    char state[64], pool[256], weight[256], progress[256], start[64], finish[64], alerts[1024];
     format_alerts(op, alerts, sizeof alerts);
     format_state(op, state, sizeof state);
     format_pools(op, pool, sizeof pool);
+    format_weights(op, weight, sizeof weight);
     ps_cli_format_time(json_object_get(op, "start_time"), start, sizeof start);
     ps_cli_format_time(json_object_get(op, "finish_time"), finish, sizeof finish);
     const json_t *p = json_object_get(op, "progress");
@@ -464,6 +493,7 @@ char *ps_cli_operation_block(const json_t *op)
         {"state", state},
         {"user", str(op, "user")},
         {"pool", pool},
+        {"weight", weight},
         {"start time", start},
         {"finish time", json_object_get(op, "finish_time") ? finish : NULL},
         {"progress", json_is_object(p) ? progress : NULL},
@@ -472,7 +502,7 @@ char *ps_cli_operation_block(const json_t *op)
         {"alerts", alerts[0] ? alerts : NULL},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
-        if (rows[i][1] || i < 5)
+        if (rows[i][1] || i < 6)
             ps_cli_table_add(&t, rows[i]);
     add_tasks(&t, op);
     char *text = ps_cli_table_render(&t);

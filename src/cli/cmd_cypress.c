@@ -1,13 +1,16 @@
 /* cmd_cypress.c — `poolsched get|set|list|create|remove|exists`: the Cypress-like tree of pool
  * trees and pools, spelled as `yt` users spell it (docs/api.md, "Cypress-like tree"). */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli_client.h"
 #include "cli/commands.h"
+#include "core/strmap.h"
 #include "io/textbuf.h"
+#include "io/tree_order.h"
 #include "io/ypath.h"
 
 #define MAX_STDIN_BYTES ((size_t)16 << 20)
@@ -63,42 +66,111 @@ static void cell_str(char *buf, size_t size, const json_t *before, const json_t 
         snprintf(buf, size, "%s -> %s", b ? b : "-", a ? a : "-");
 }
 
-static void dry_rows(const char *kind, const json_t *map)
+/* One row: the element's kind and name indented by depth, then both sides of each value. */
+static void dry_row(const char *kind, const char *name, const json_t *d, int depth, int width)
 {
+    const json_t *b = json_object_get(d, "before"), *a = json_object_get(d, "after");
+    char total[48], strong[48], integral[48], wp[48], weight[48], cpu[48], starv[80];
+    cell(total, sizeof total, "%.4f", side_num(b, "fair_share", "total"),
+         side_num(a, "fair_share", "total"));
+    cell(strong, sizeof strong, "%.4f", side_num(b, "fair_share", "strong_guarantee"),
+         side_num(a, "fair_share", "strong_guarantee"));
+    cell(integral, sizeof integral, "%.4f", side_num(b, "fair_share", "integral_guarantee"),
+         side_num(a, "fair_share", "integral_guarantee"));
+    cell(wp, sizeof wp, "%.4f", side_num(b, "fair_share", "weight_proportional"),
+         side_num(a, "fair_share", "weight_proportional"));
+    cell(weight, sizeof weight, "%g", side_num(b, "weight", NULL), side_num(a, "weight", NULL));
+    cell(cpu, sizeof cpu, "%g", side_num(b, "resource_limits", "cpu"),
+         side_num(a, "resource_limits", "cpu"));
+    cell_str(starv, sizeof starv, b, a, "starvation_status");
+    char label[400];
+    snprintf(label, sizeof label, "%*s%s %s%s%s", 2 * depth, "", kind, name,
+             json_is_null(b) ? " (new)" : "", json_is_null(a) ? " (gone)" : "");
+    printf("%c %-*s %-18s %-18s %-18s %-18s %-10s %-14s %s\n",
+           json_is_true(json_object_get(d, "changed")) ? '*' : ' ', width, label, total, strong,
+           integral, wp, weight, cpu, starv);
+}
+
+/* The parent of a diff entry: a pool's "parent", an operation's "pool", after the change (or
+ * before it, for what the change removes). */
+static const char *dry_parent(const json_t *d, const char *key)
+{
+    const char *p = json_string_value(json_object_get(json_object_get(d, "after"), key));
+    return p ? p : json_string_value(json_object_get(json_object_get(d, "before"), key));
+}
+
+#define DRY_INDENT_MAX 24   /* levels of indentation shown, as fair-share --format table */
+
+/* The pools and operations as the tree they form (tree_order.h, the order of fair-share
+ * --format table): each pool above its children and operations, indented by depth. */
+static void dry_rows(const json_t *pools, const json_t *ops)
+{
+    int n = (int)(json_object_size(pools) + json_object_size(ops));
+    const char **names = calloc((size_t)n + 1, sizeof *names);
+    const json_t **diffs = calloc((size_t)n + 1, sizeof *diffs);
+    int *parent = calloc((size_t)n + 1, sizeof *parent);
+    int *order = calloc((size_t)n + 1, sizeof *order);
+    int *depth = calloc((size_t)n + 1, sizeof *depth);
+    struct ps_strmap index;   /* pool name -> row + 1 */
+    ps_strmap_init(&index);
+    bool ok = names && diffs && parent && order && depth;
+    int pool_count = 0, i = 0;
     const char *name;
     json_t *d;
-    json_object_foreach((json_t *)map, name, d) {
-        const json_t *b = json_object_get(d, "before"), *a = json_object_get(d, "after");
-        char total[48], strong[48], integral[48], wp[48], weight[48], cpu[48], starv[80];
-        cell(total, sizeof total, "%.4f", side_num(b, "fair_share", "total"),
-             side_num(a, "fair_share", "total"));
-        cell(strong, sizeof strong, "%.4f", side_num(b, "fair_share", "strong_guarantee"),
-             side_num(a, "fair_share", "strong_guarantee"));
-        cell(integral, sizeof integral, "%.4f", side_num(b, "fair_share", "integral_guarantee"),
-             side_num(a, "fair_share", "integral_guarantee"));
-        cell(wp, sizeof wp, "%.4f", side_num(b, "fair_share", "weight_proportional"),
-             side_num(a, "fair_share", "weight_proportional"));
-        cell(weight, sizeof weight, "%g", side_num(b, "weight", NULL), side_num(a, "weight", NULL));
-        cell(cpu, sizeof cpu, "%g", side_num(b, "resource_limits", "cpu"),
-             side_num(a, "resource_limits", "cpu"));
-        cell_str(starv, sizeof starv, b, a, "starvation_status");
-        char label[300];
-        snprintf(label, sizeof label, "%s %s%s%s", kind, name,
-                 json_is_null(b) ? " (new)" : "", json_is_null(a) ? " (gone)" : "");
-        printf("%c %-42s %-18s %-18s %-18s %-18s %-10s %-14s %s\n",
-               json_is_true(json_object_get(d, "changed")) ? '*' : ' ', label, total, strong,
-               integral, wp, weight, cpu, starv);
+    json_object_foreach((json_t *)pools, name, d) {
+        if (!ok)
+            break;
+        names[i] = name;
+        diffs[i] = d;
+        ok = ps_strmap_put(&index, name, (void *)(intptr_t)(i + 1)) == 0;
+        i++;
     }
+    pool_count = i;
+    json_object_foreach((json_t *)ops, name, d) {
+        if (!ok)
+            break;
+        names[i] = name;
+        diffs[i] = d;
+        i++;
+    }
+    for (int k = 0; ok && k < n; k++) {
+        const char *p = dry_parent(diffs[k], k < pool_count ? "parent" : "pool");
+        parent[k] = p ? (int)(intptr_t)ps_strmap_get(&index, p) - 1 : -1;
+    }
+    if ((!ok || ps_tree_order(n, parent, order, depth) != 0) && order && depth) {
+        for (int k = 0; k < n; k++) {   /* out of memory: flat */
+            order[k] = k;
+            depth[k] = 0;
+        }
+    }
+    int width = 42;
+    for (int k = 0; k < n && names && depth; k++) {
+        int shown = depth[k] < DRY_INDENT_MAX ? depth[k] : DRY_INDENT_MAX;
+        int w = 2 * shown + (int)strlen(names[k]) + 5;   /* "pool " */
+        if (w > width)
+            width = w < 80 ? w : 80;
+    }
+    printf("  %-*s %-18s %-18s %-18s %-18s %-10s %-14s %s\n", width, "POOL / OPERATION",
+           "FAIR SHARE", "STRONG", "INTEGRAL", "WEIGHT-PROP.", "WEIGHT", "CPU LIMIT",
+           "STARVATION");
+    for (int k = 0; names && diffs && order && depth && k < n; k++) {
+        int e = order[k];
+        int shown = depth[e] < DRY_INDENT_MAX ? depth[e] : DRY_INDENT_MAX;
+        dry_row(e < pool_count ? "pool" : "op", names[e], diffs[e], shown, width);
+    }
+    ps_strmap_release(&index);
+    free(names);
+    free(diffs);
+    free(parent);
+    free(order);
+    free(depth);
 }
 
 static void print_dry_run(const char *what, const json_t *reply)
 {
     printf("dry run of %s in pool tree %s: nothing was applied\n", what,
            json_string_value(json_object_get(reply, "pool_tree")));
-    printf("  %-42s %-18s %-18s %-18s %-18s %-10s %-14s %s\n", "POOL / OPERATION", "FAIR SHARE",
-           "STRONG", "INTEGRAL", "WEIGHT-PROP.", "WEIGHT", "CPU LIMIT", "STARVATION");
-    dry_rows("pool", json_object_get(reply, "pools"));
-    dry_rows("op", json_object_get(reply, "operations"));
+    dry_rows(json_object_get(reply, "pools"), json_object_get(reply, "operations"));
     const json_t *alerts = json_object_get(json_object_get(reply, "alerts"), "after");
     size_t i;
     json_t *al;

@@ -10,6 +10,7 @@
 #include "cli/cli_format.h"
 #include "cli/cli_vanilla.h"
 #include "cli/commands.h"
+#include "io/ypath.h"
 #include "platform/file.h"
 #include "platform/clock.h"
 #include "platform/wall_clock.h"
@@ -108,6 +109,56 @@ static int wait_for(struct ps_cli_client *c, const char *id)
     }
 }
 
+/* An operation whose pool is no pool of a tree runs there in an ephemeral pool of that name
+ * under the user's default parent pool (upstream's behaviour, kept), which also counts against
+ * the tree's max_ephemeral_pool_per_user. The submitter is told on stderr, once per tree. */
+static void warn_ephemeral(struct ps_cli_client *c, const char *command, const char *id,
+                           const char *pool)
+{
+    json_t *body = json_pack("{s:s}", "operation_id", id), *op = NULL;
+    if (ps_cli_call(c, "get_operation", body, &op, NULL, 0) != 0) {
+        json_decref(body);
+        return;
+    }
+    json_decref(body);
+    const char *tree;
+    json_t *placed;
+    json_object_foreach(json_object_get(op, "pool_per_tree"), tree, placed) {
+        if (!json_is_string(placed) || strcmp(json_string_value(placed), pool) != 0)
+            continue;   /* e.g. the user's subpool P$user of a pool with ephemeral subpools */
+        char *etree = NULL, *epool = NULL, path[1024];
+        struct ps_error err = {0};
+        json_t *info = NULL;
+        long status = 0;
+        if (ps_ypath_escape(tree, &etree, &err) == 0 && ps_ypath_escape(pool, &epool, &err) == 0) {
+            snprintf(path, sizeof path, "//sys/scheduler/orchid/scheduler/scheduling_info_per_pool_"
+                     "tree/%s/fair_share_info/pools/%s", etree, epool);
+            body = json_pack("{s:s}", "path", path);
+            if (ps_cli_call(c, "get", body, &info, &status, 404) != 0)
+                info = NULL;
+            json_decref(body);
+        }
+        free(etree);
+        free(epool);
+        const json_t *v = json_object_get(info, "value");
+        /* gone already: an ephemeral pool goes with its last operation (a job that ended at once) */
+        bool gone = !info && status == 404;
+        if (json_is_true(json_object_get(v, "is_ephemeral")) || gone) {
+            const char *parent = json_string_value(json_object_get(v, "parent"));
+            const char *user = json_string_value(json_object_get(op, "user"));
+            char under[300] = "";
+            if (parent)
+                snprintf(under, sizeof under, " under \"%.256s\",", parent);
+            fprintf(stderr, "warning: %s: pool \"%s\" does not exist in pool tree \"%s\": the "
+                    "operation runs in the ephemeral pool \"%s\"%s the default parent pool of "
+                    "user \"%s\" (it counts against max_ephemeral_pool_per_user)\n",
+                    command, pool, tree, pool, parent ? under : " under", user ? user : "?");
+        }
+        json_decref(info);
+    }
+    json_decref(op);
+}
+
 /* start_op with spec (stolen), prints the id; with wait, waits for the end. */
 static int start(const char *command, const struct ps_cli_args *args, const char *type,
                  json_t *spec)
@@ -118,6 +169,8 @@ static int start(const char *command, const struct ps_cli_args *args, const char
         json_decref(spec);
         return rc;
     }
+    const char *p = json_string_value(json_object_get(spec, "pool"));
+    char *pool = p ? strdup(p) : NULL;
     json_t *body = json_pack("{s:s, s:o}", "operation_type", type, "spec", spec);
     json_t *reply = NULL;
     rc = body ? ps_cli_call(&c, "start_op", body, &reply, NULL, 0)
@@ -134,7 +187,10 @@ static int start(const char *command, const struct ps_cli_args *args, const char
         else
             rc = ps_cli_print_value(&c, reply);
         fflush(stdout);
+        if (pool)
+            warn_ephemeral(&c, command, id, pool);
     }
+    free(pool);
     if (rc == 0 && ps_cli_args_has(args, "--wait"))
         rc = wait_for(&c, id);
     json_decref(reply);

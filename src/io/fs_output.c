@@ -1,4 +1,5 @@
 #include "io/fs_output.h"
+#include "io/tree_order.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -292,49 +293,38 @@ int ps_fs_print_table(FILE *out, const struct ps_snapshot *snap, const char *con
 {
     int n = snap->count;
     int *depth = malloc((size_t)n * sizeof *depth);
-    int *first = calloc((size_t)n + 1, sizeof *first);   /* children of e: child[first[e]..] */
-    int *child = malloc((size_t)n * sizeof *child);
-    int *stack = malloc((size_t)n * sizeof *stack);
-    if (!depth || !first || !child || !stack) {
+    int *order = malloc((size_t)n * sizeof *order);
+    int *parent = calloc((size_t)n + 1, sizeof *parent);
+    if (!depth || !order || !parent) {
         free(depth);
-        free(first);
-        free(child);
-        free(stack);
+        free(order);
+        free(parent);
+        return ps_error_set(err, PS_ENOMEM, "out of memory printing the table");
+    }
+    for (int i = 0; i < n; i++)
+        parent[i] = i == 0 ? -1 : snap->elems[i].in.parent;
+    if (ps_tree_order(n, parent, order, depth) != 0) {
+        free(depth);
+        free(order);
+        free(parent);
         return ps_error_set(err, PS_ENOMEM, "out of memory printing the table");
     }
     int name_width = NAME_MIN;
     for (int i = 0; i < n; i++) {
-        int parent = snap->elems[i].in.parent;
-        depth[i] = i == 0 ? 0 : depth[parent] + 1;   /* parents come first */
-        if (i > 0)
-            first[parent + 1]++;
         int shown = depth[i] < INDENT_MAX ? depth[i] : INDENT_MAX;
         int w = 2 * shown + (int)strlen(snap->elems[i].in.name);
         if (w > name_width)
             name_width = w < NAME_MAX_WIDTH ? w : NAME_MAX_WIDTH;
     }
-    for (int i = 0; i < n; i++)
-        first[i + 1] += first[i];
-    for (int i = 1; i < n; i++)
-        child[first[snap->elems[i].in.parent]++] = i;
-    /* first[e] is now the end of e's children; the start is first[e - 1] (0 for e = 0). */
 
     fprintf(out, "%-*s  %-10s %8s %8s %8s %8s %8s %8s %8s  %s\n", name_width, "POOL / OPERATION",
             "TYPE", "WEIGHT", "FAIR%", "STRONG%", "INTEGR%", "WPROP%", "USAGE%", "DEMAND%",
             "DOMINANT");
-    int top = 0;
-    stack[top++] = 0;
-    while (top > 0) {
-        int u = stack[--top];
-        put_row(out, snap, u, depth[u], name_width);
-        int start = u == 0 ? 0 : first[u - 1];
-        for (int k = first[u] - 1; k >= start; k--)
-            stack[top++] = child[k];
-    }
+    for (int k = 0; k < n; k++)
+        put_row(out, snap, order[k], depth[order[k]], name_width);
     free(depth);
-    free(first);
-    free(child);
-    free(stack);
+    free(order);
+    free(parent);
 
     fputs("\ntotal resources:", out);
     for (int i = 0; i < PS_RES_COUNT; i++) {

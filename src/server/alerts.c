@@ -67,6 +67,11 @@ static void overcommit_alert(struct ps_pool_tree *tree, json_t *list, bool burst
         if (named)
             json_array_append_new(pools, json_string(p->name));
     }
+    /* The resource named is the most overcommitted one. Strong guarantees are given on the
+     * tree's main_resource and inferred on the others in proportion, and a burst ratio is one
+     * number for every resource, so the ratios usually tie: a tie goes to the main resource
+     * (the one the guarantees were set on), not to the first resource in order. */
+    int main_res = ps_pool_tree_config(tree)->main_resource;
     double ratio = 0;
     int worst = -1, missing = -1;   /* missing: a guaranteed resource the cluster has none of */
     for (int r = 0; r < PS_RES_COUNT; r++) {
@@ -75,7 +80,8 @@ static void overcommit_alert(struct ps_pool_tree *tree, json_t *list, bool burst
         if (total.v[r] <= 0 || total.v[r] >= PS_RES_INFINITE)
             continue;
         double x = (strong[r] + extra * (double)total.v[r]) / (double)total.v[r];
-        if (x > ratio) {
+        bool tie = fabs(x - ratio) <= 1e-9 * fmax(1.0, ratio);
+        if ((x > ratio && !tie) || (tie && r == main_res)) {
             ratio = x;
             worst = r;
         }
@@ -95,6 +101,18 @@ static void overcommit_alert(struct ps_pool_tree *tree, json_t *list, bool burst
     json_t *inner = json_pack("{s:i, s:s, s:{s:O, s:f, s:f, s:s}}", "code", 1, "message", msg,
                               "attributes", "pools", pools, "ratio", ratio, "scale_factor",
                               burst ? 1.0 / ratio : 1.0, "resource", ps_resource_name(worst));
+    /* upstream's attributes of the error: the sums compared, per resource */
+    struct ps_resources sum_strong = {0}, sum_extra = {0};
+    for (int r = 0; r < PS_RES_COUNT; r++) {
+        sum_strong.v[r] = (int64_t)llround(strong[r]);
+        if (total.v[r] < PS_RES_INFINITE)
+            sum_extra.v[r] = (int64_t)llround(extra * (double)total.v[r]);
+    }
+    json_t *ia = json_object_get(inner, "attributes");
+    json_object_set_new(ia, "total_strong_guarantee_resources", ps_api_resources_json(&sum_strong));
+    json_object_set_new(ia, burst ? "total_burst_resources" : "total_resource_flow",
+                        ps_api_resources_json(&sum_extra));
+    json_object_set_new(ia, "total_cluster_resources", ps_api_resources_json(&total));
     char top[512];
     snprintf(top, sizeof top,
              "Found pool configuration issues during fair share update in tree \"%s\": "

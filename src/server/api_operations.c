@@ -56,7 +56,7 @@ static json_t *pending_reason(struct ps_service *svc, const struct ps_svc_op *op
 /* The keys of an operation list_operations shows by default, without its specs (copying those
  * for 10,000 operations was most of the YTsaurus face's list_operations time): id, user, state,
  * times, pool_per_tree, suspended, progress, error, operation_type, and from the spec only
- * brief_spec ({pool, title} when set) and weight. */
+ * brief_spec ({pool, title} when set), and weight: the first tree's in runtime_parameters. */
 json_t *ps_svc_op_brief_json(const struct ps_svc_op *op)
 {
     int64_t c[6] = {0};   /* total, pending, running, completed, failed, aborted */
@@ -89,7 +89,15 @@ json_t *ps_svc_op_brief_json(const struct ps_svc_op *op)
             json_object_set_new(brief, brief_keys[i], json_deep_copy(v));
     }
     json_object_set_new(o, "brief_spec", brief);
-    json_t *weight = json_object_get(op->spec, "weight");
+    json_t *weight = NULL;   /* the current one: the first tree's runtime weight */
+    const char *tree;
+    json_t *options;
+    json_object_foreach(op->runtime_options, tree, options) {
+        weight = json_object_get(options, "weight");
+        break;
+    }
+    if (!weight && !op->runtime_options)   /* a finished one after a restart */
+        weight = json_object_get(op->spec, "weight");
     if (weight)
         json_object_set_new(o, "weight", json_deep_copy(weight));
     if (op->finish_ms >= 0)
@@ -122,8 +130,19 @@ json_t *ps_svc_op_json(struct ps_service *svc, const struct ps_svc_op *op)
                           "failed", (json_int_t)failed, "aborted", (json_int_t)aborted);
     if (!o)
         return NULL;
-    json_object_set_new(o, "runtime_parameters", json_pack("{s:o}", "erased_trees",
-                        op->erased_trees ? json_incref(op->erased_trees) : json_array()));
+    /* upstream's runtime_parameters: what update_op_parameters changed lives here (the spec
+     * stays as submitted); per tree the pool, weight and resource_limits in effect */
+    json_t *per_tree = op->runtime_options ? json_deep_copy(op->runtime_options) : json_object();
+    if (!op->runtime_options) {   /* a finished operation after a restart: its pools */
+        const char *tk;
+        json_t *tv;
+        json_object_foreach(op->pool_per_tree, tk, tv)
+            json_object_set_new(per_tree, tk, json_pack("{s:O}", "pool", tv));
+    }
+    json_object_set_new(o, "runtime_parameters",
+                        json_pack("{s:o, s:o}", "erased_trees",
+                                  op->erased_trees ? json_incref(op->erased_trees) : json_array(),
+                                  "scheduling_options_per_pool_tree", per_tree));
     if (op->finish_ms >= 0)
         json_object_set_new(o, "finish_time", json_integer(op->finish_ms));
     if (op->error)
@@ -423,9 +442,9 @@ static int update_params(struct ps_service *svc, struct ps_svc_op *op, const jso
         return rc;
     if (!op->parameters)
         op->parameters = json_object();
+    /* stored for a restart; spec and resulting_spec stay as submitted (upstream): the values in
+     * effect are in runtime_parameters */
     json_object_update(op->parameters, (json_t *)params);
-    json_object_update(op->resulting_spec, (json_t *)params);
-    json_object_update(op->spec, (json_t *)params);
     ps_svc_op_update_pools(op);
     ps_svc_op_refresh_state(op);
     ps_persist_op(svc, op);

@@ -389,15 +389,27 @@ static json_t *yt_operation(json_t *op)
                             json_pack("{s:O, s:s}", "jobs", progress, "state",
                                       json_is_true(json_object_get(op, "suspended"))
                                           ? "suspended" : "running"));
-    json_t *per_tree = json_object();
+    /* the full form carries the service's runtime_parameters (the values in effect per tree)
+     * and the spec; the brief one (list_operations) pool_per_tree, brief_spec and weight */
+    json_t *rt = json_object_get(op, "runtime_parameters");
     const char *tree;
     json_t *pool;
-    json_object_foreach(json_object_get(op, "pool_per_tree"), tree, pool)
-        json_object_set_new(per_tree, tree, json_pack("{s:O}", "pool", pool));
-    json_t *rt = json_pack("{s:o}", "scheduling_options_per_pool_tree", per_tree);
-    /* the full form carries the spec; the brief one (list_operations) brief_spec and weight */
+    json_t *weight = json_object_get(op, "weight");
+    if (json_is_object(rt)) {
+        json_incref(rt);
+        json_object_foreach(json_object_get(rt, "scheduling_options_per_pool_tree"), tree, pool) {
+            weight = json_object_get(pool, "weight");   /* the first tree's, as the brief one */
+            break;
+        }
+    } else {
+        json_t *per_tree = json_object();
+        json_object_foreach(json_object_get(op, "pool_per_tree"), tree, pool)
+            json_object_set_new(per_tree, tree, json_pack("{s:O}", "pool", pool));
+        rt = json_pack("{s:o}", "scheduling_options_per_pool_tree", per_tree);
+    }
     json_t *spec = json_object_get(op, "spec");
-    json_t *weight = spec ? json_object_get(spec, "weight") : json_object_get(op, "weight");
+    if (!weight && spec)
+        weight = json_object_get(spec, "weight");
     if (weight)
         json_object_set(rt, "weight", weight);
     json_object_del(op, "weight");

@@ -66,6 +66,8 @@ json_t *ps_persist_op_doc(struct ps_service *svc, const struct ps_svc_op *op)
         json_object_set(doc, "parameters", op->parameters);
     if (op->pool_per_tree)
         json_object_set(doc, "pool_per_tree", op->pool_per_tree);
+    if (op->finished && op->runtime_options)   /* an active one computes them again */
+        json_object_set(doc, "runtime_options", op->runtime_options);
     if (op->finished) {
         json_object_set_new(doc, "state", json_string(op->state));
         json_object_set_new(doc, "finish_time", json_integer(op->finish_ms));
@@ -385,6 +387,11 @@ static int load_op(struct ps_service *svc, const json_t *doc, struct ps_svc_op *
     const json_t *ppt = json_object_get(doc, "pool_per_tree");
     if (ppt && !op->pool_per_tree)
         op->pool_per_tree = json_deep_copy(ppt);
+    const json_t *rto = json_object_get(doc, "runtime_options");
+    if (json_is_object(rto) && state) {
+        json_decref(op->runtime_options);
+        op->runtime_options = json_deep_copy(rto);
+    }
     const json_t *params = json_object_get(doc, "parameters");
     if (json_is_object(params) && op->sop && !state) {
         /* the pools are restored already: a pool in the parameters would be resolved again

@@ -427,6 +427,7 @@ void ps_svc_op_free(struct ps_svc_op *op)
     json_decref(op->unrecognized_spec);
     json_decref(op->pool_per_tree);
     json_decref(op->parameters);
+    json_decref(op->runtime_options);
     free(op->state);
     free(op->error);
     free(op->user);
@@ -463,17 +464,27 @@ void ps_svc_op_update_pools(struct ps_svc_op *op)
 {
     if (!op->sop)
         return;
-    json_t *m = json_object();
-    for (int i = 0; m && i < op->sop->tree_count; i++) {
+    json_t *m = json_object(), *rt = json_object();
+    for (int i = 0; m && rt && i < op->sop->tree_count; i++) {
         struct ps_tree_op *to = op->sop->memberships ? op->sop->memberships[i] : NULL;
-        if (to && to->pool)
-            json_object_set_new(m, op->sop->tree_names[i], json_string(to->pool->name));
+        if (!to || !to->pool)
+            continue;
+        json_object_set_new(m, op->sop->tree_names[i], json_string(to->pool->name));
+        /* upstream's per-tree runtime parameters: weight only when specified (Optional) */
+        json_t *o = json_pack("{s:s, s:o}", "pool", to->pool->name, "resource_limits",
+                              ps_api_resources_json(&to->resource_limits));
+        if (o && to->weight_specified)
+            json_object_set_new(o, "weight", json_real(to->weight));
+        json_object_set_new(rt, op->sop->tree_names[i], o);
     }
-    if (m && json_object_size(m) > 0) {
+    if (m && rt && json_object_size(m) > 0) {
         json_decref(op->pool_per_tree);
         op->pool_per_tree = m;
+        json_decref(op->runtime_options);
+        op->runtime_options = rt;
     } else {
         json_decref(m);
+        json_decref(rt);
     }
 }
 

@@ -214,6 +214,9 @@ struct ps_svc_op {
     json_t *pool_per_tree;         /* {tree: pool}, kept current and after the finish */
     json_t *erased_trees;          /* schedule_in_single_tree: the trees not chosen (op_trees.c) */
     json_t *parameters;            /* every update_op_parameters merged, or NULL */
+    json_t *runtime_options;       /* {tree: {pool, weight, resource_limits}} in effect (upstream's
+                                      runtime_parameters/scheduling_options_per_pool_tree), kept
+                                      with pool_per_tree; NULL after a restart of a finished one */
     /* op_sanity.c (node_health.h) */
     bool exec_nodes_seen;          /* a node matching its filter was seen */
     int64_t hangup_active_since_ms;   /* running and not suspended since, 0: not now */

@@ -186,6 +186,7 @@ expect_err_has 'no such token' "revoking twice"
 run 0 vanilla --pool burst --job-count 2 --command 'sleep 1' --cpu 1.5 --memory 1G --env A=1
 op=$(cat "$work/out")
 [ -n "$op" ] || fail "vanilla printed no id"
+[ -s "$work/err" ] && fail "vanilla into an explicit pool warns: $(cat "$work/err")"
 run 0 list-operations --pool burst --format json
 python3 -c '
 import json, sys
@@ -208,7 +209,21 @@ run 0 suspend-op "$op"
 run 0 get-operation "$op" --format json
 python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["suspended"] is True' "$work/out" || fail "suspend-op"
 run 0 resume-op "$op"
+run 0 get-operation "$op"
+grep -q "^weight  *1$" "$work/out" || fail "get-operation weight before an update: $(cat "$work/out")"
 run 0 update-op-parameters "$op" '{weight=2}'
+# upstream keeps the change in runtime_parameters, the spec as submitted; the text view shows
+# the weight and pool in effect
+run 0 get-operation "$op"
+grep -q "^weight  *2$" "$work/out" && grep -q "^pool  *burst$" "$work/out" \
+  || fail "get-operation shows the current weight: $(cat "$work/out")"
+run 0 get-operation "$op" --format json
+python3 -c '
+import json, sys
+o = json.load(open(sys.argv[1]))
+assert "weight" not in o["spec"], o["spec"]
+assert o["runtime_parameters"]["scheduling_options_per_pool_tree"]["physical"]["weight"] == 2, o
+' "$work/out" || fail "update-op-parameters: runtime_parameters, not spec: $(cat "$work/out")"
 run 0 list-jobs "$op"
 expect_out 'ID  STATE  NODE  CPU LIMIT/GUARANTEE  MEMORY RESERVE/LIMIT  DURATION  ERROR' "no jobs without nodes"
 run 0 abort-op "$op"
@@ -251,6 +266,14 @@ run 0 complete-op "$op2"
 run 0 get-operation "$op2" --format json
 python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["state"] == "completed"' "$work/out" \
   || fail "complete-op: $(cat "$work/out")"
+
+# a pool that does not exist: the operation runs in an ephemeral pool of that name under the
+# user's default parent pool (upstream's behaviour); the client says so on submit
+run 0 vanilla --pool nosuchpool --job-count 1 --command true
+eop=$(cat "$work/out")
+expect_err_has 'warning: vanilla: pool "nosuchpool" does not exist in pool tree "physical": the operation runs in the ephemeral pool "nosuchpool" under "<Root>", the default parent pool of user "admin"' \
+  "vanilla into a missing pool"
+run 0 abort-op "$eop"
 
 # remove: the empty tree goes, and --force accepts what is gone
 run 0 remove //sys/pool_trees/gpu

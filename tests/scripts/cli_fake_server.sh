@@ -176,13 +176,23 @@ expect_err 'error: get: cannot connect to http://127.0.0.1:1/api/v1/get: Connect
 
 # ---- operations --------------------------------------------------------------------------
 run 0 vanilla --pool research --job-count 2 --command 'sleep 1' --cpu 1.5 --memory 2G --env A=1
-expect_sent '["/api/v1/start_op",'"$A"',{"operation_type":"vanilla","spec":{"pool":"research","tasks":{"task":{"command":"sleep 1","cpu_limit":1.5,"environment":{"A":"1"},"job_count":2,"memory_limit":2147483648}}}}]' "vanilla"
+# start_op, then where the operation went: its pools, and whether that pool is ephemeral (a
+# pool that did not exist; vanilla then warns)
+expect_sent '["/api/v1/start_op",'"$A"',{"operation_type":"vanilla","spec":{"pool":"research","tasks":{"task":{"command":"sleep 1","cpu_limit":1.5,"environment":{"A":"1"},"job_count":2,"memory_limit":2147483648}}}}]
+["/api/v1/get_operation",'"$A"',{"operation_id":"op-1"}]
+["/api/v1/get",'"$A"',{"path":"//sys/scheduler/orchid/scheduler/scheduling_info_per_pool_tree/physical/fair_share_info/pools/research"}]' "vanilla"
 expect_out 'op-1' "vanilla prints the id"
+
+# an ephemeral pool already gone when asked (its operation ended at once): still a warning
+run 0 vanilla --pool missing-pool --job-count 1 --command true
+expect_out 'op-eph' "vanilla into a missing pool prints the id"
+expect_err 'warning: vanilla: pool "missing-pool" does not exist in pool tree "physical": the operation runs in the ephemeral pool "missing-pool" under the default parent pool of user "alice" (it counts against max_ephemeral_pool_per_user)' \
+  "vanilla warns of an ephemeral pool gone again"
 
 run 0 vanilla --pool research --job-count 1 --command true --wait
 expect_out 'op-1
 operation op-1 completed' "vanilla --wait completed"
-[ "$(sent | wc -l)" -eq 3 ] || fail "vanilla --wait: expected start_op and two polls: $(sent)"
+[ "$(sent | wc -l)" -eq 4 ] || fail "vanilla --wait: expected start_op, the pool check and two polls: $(sent)"
 run 1 vanilla --pool failing --job-count 1 --command false --wait
 expect_out 'op-fail
 operation op-fail failed' "vanilla --wait failed"
@@ -199,7 +209,9 @@ assert first == {"operation_id": "op-1"} and final["state"] == "completed", text
 
 printf '{pool=research; tasks={t={command="echo hi"; job_count=1}}}' > "$work/spec.yson"
 run 0 start-op --spec "$work/spec.yson"
-expect_sent '["/api/v1/start_op",'"$A"',{"operation_type":"vanilla","spec":{"pool":"research","tasks":{"t":{"command":"echo hi","job_count":1}}}}]' "start-op"
+expect_sent '["/api/v1/start_op",'"$A"',{"operation_type":"vanilla","spec":{"pool":"research","tasks":{"t":{"command":"echo hi","job_count":1}}}}]
+["/api/v1/get_operation",'"$A"',{"operation_id":"op-1"}]
+["/api/v1/get",'"$A"',{"path":"//sys/scheduler/orchid/scheduler/scheduling_info_per_pool_tree/physical/fair_share_info/pools/research"}]' "start-op"
 run 2 start-op --spec "$work/no-such-file"
 grep -q "no-such-file" "$work/err" || fail "start-op missing file: $(cat "$work/err")"
 

@@ -39,6 +39,8 @@ def operation(op_id):
         return error(404, "not found", f"no operation {op_id}")
     n = polls[op_id] = polls.get(op_id, 0) + 1
     op = dict(OPERATION, id=op_id)
+    if op_id == "op-eph":   # in a pool that did not exist, whose ephemeral pool is gone again
+        op.update(pool_per_tree={"physical": "missing-pool"}, state="completed")
     if n >= 2 and op_id == "op-1":
         op.update(state="completed", finish_time=1714564860000)
     if n >= 2 and op_id == "op-fail":
@@ -53,6 +55,8 @@ def answer(command, body):
     if command == "get":
         if path.endswith("/integral_pool_capacity"):
             return 200, {"value": {"cpu": 86400000.0, "user_slots": 0}}
+        if "/fair_share_info/pools/" in path:   # the pool an operation went to (vanilla asks)
+            return 200, {"value": {"is_ephemeral": False, "parent": "<Root>"}}
         return 200, {"value": {"guarantee_type": "burst", "resource_flow": {"cpu": 1000},
                                "burst_guarantee_resources": {"cpu": 2000}}}
     if command == "list":
@@ -75,8 +79,8 @@ def answer(command, body):
             return 502, "<html>bad gateway</html>"
         return 200, {}
     if command == "start_op":
-        return 200, {"operation_id": "op-fail" if body["spec"].get("pool") == "failing"
-                     else "op-1"}
+        pool = body["spec"].get("pool")
+        return 200, {"operation_id": {"failing": "op-fail", "missing-pool": "op-eph"}.get(pool, "op-1")}
     if command == "get_operation":
         return operation(body["operation_id"])
     if command == "list_operations":

@@ -51,6 +51,16 @@ try:
         check(abs(at["ratio"] - 1.25) < 1e-6 and abs(at["scale_factor"] - 0.8) < 1e-6,
               "ratio 5/4, scaled by 0.8: %s" % at)
         check(sorted(at["pools"]) == ["burst", "g"], "names the pools: %s" % at["pools"])
+        # the guarantees are set on cpu (the main resource) and inferred on the others, so every
+        # resource is 1.25 overcommitted: the alert names cpu, not the first resource in order
+        inner = a[0]["inner_errors"][0]["attributes"]
+        check(inner["resource"] == "cpu" and "of the cluster's cpu;" in a[0]["message"],
+              "names cpu: %s" % a[0])
+        # upstream's attributes: the sums compared with the cluster
+        check(inner["total_strong_guarantee_resources"]["cpu"] == 3 and
+              inner["total_burst_resources"]["cpu"] == 2 and
+              inner["total_cluster_resources"]["cpu"] == 4 and
+              inner["total_cluster_resources"]["user_slots"] == 8, "upstream's sums: %s" % inner)
         check("burst guarantees exceed total cluster resources" in
               a[0]["inner_errors"][0]["message"], "upstream's message: %s" % a[0])
     check([x["attributes"]["alert_type"] for x in s.get(ORCH + "alerts")] == ["update_fair_share"],

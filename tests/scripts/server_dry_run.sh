@@ -99,6 +99,15 @@ try:
     out = cli("set", "--dry-run", "//sys/pools/a/@weight", "3")
     check(out.returncode == 0 and "dry run" in out.stdout and "0.5000 -> 0.7500" in out.stdout
           and "0.5000 -> 0.2500" in out.stdout, "CLI table:\n%s%s" % (out.stdout, out.stderr))
+    # indented as the pool tree (fair-share --format table): the root, each pool under its
+    # parent, each operation under its pool
+    import re
+    rows = [re.match(r"^[* ] ( *)(pool|op) (\S+)", l) for l in out.stdout.splitlines()[2:]]
+    tree = [(len(m.group(1)) // 2, m.group(2), m.group(3)) for m in rows if m]
+    opa = [k for k, v in r["operations"].items() if v["after"]["pool"] == "a"]
+    check(tree[0] == (0, "pool", "<Root>") and tree[1] == (1, "pool", "a") and
+          tree[2] == (2, "op", opa[0]) and tree[3] == (1, "pool", "b") and tree[4][:2] == (2, "op")
+          and len(tree) == 5, "CLI table indented as the tree: %s\n%s" % (tree, out.stdout))
     out = cli("set", "--dry-run", "--format", "json", "//sys/pools/a/@weight", "3")
     check(out.returncode == 0 and json.loads(out.stdout)["dry_run"] is True,
           "CLI json: %s%s" % (out.stdout, out.stderr))

@@ -137,7 +137,13 @@ try:
     check("suspended" in o.get("pending_reason", ""), "pending reason suspended: %s" % o.get("pending_reason"))
     s.ok("resume_op", {"operation_id": op3}, alice)
     s.ok("update_op_parameters", {"operation_id": op3, "parameters": {"weight": 2}}, alice)
-    check(s.ok("get_operation", {"operation_id": op3})["resulting_spec"]["weight"] == 2, "weight updated")
+    # upstream: the change lives in runtime_parameters; spec stays as submitted
+    g = s.ok("get_operation", {"operation_id": op3})
+    check(g["runtime_parameters"]["scheduling_options_per_pool_tree"] ==
+          {"physical": {"pool": "research", "weight": 2, "resource_limits": {}}},
+          "weight updated in runtime_parameters: %s" % g["runtime_parameters"])
+    check("weight" not in g["spec"] and g["resulting_spec"]["weight"] is None,
+          "spec and resulting_spec as submitted: %s" % g["spec"])
     st, out = s.call("update_op_parameters", {"operation_id": op3, "parameters": {"tasks": {}}}, alice)
     check(st == 400, "update of tasks refused: %d %s" % (st, out))
     time.sleep(0.4)
@@ -147,13 +153,15 @@ try:
     check([x["id"] for x in lst] == [op3, op], "list_operations newest first: %s" % [x["id"] for x in lst])
     check(len(s.ok("list_operations", {"state": "failed"})["operations"]) == 1, "filter by state")
     check(len(s.ok("list_operations", {"limit": 1})["operations"]) == 1, "limit")
-    # brief: the same operations and keys without the specs; brief_spec and weight from the spec
+    # brief: the same operations and keys without the specs; brief_spec from the spec, weight
+    # the current one
     brief = s.ok("list_operations", {"user": "alice", "brief": True})["operations"]
     full = s.ok("list_operations", {"user": "alice"})["operations"]
     check([x["id"] for x in brief] == [x["id"] for x in full], "brief lists the same %s" % brief)
     b, f = brief[0], full[0]
     same = ("id", "user", "state", "start_time", "pool_per_tree", "suspended", "progress", "operation_type")
-    check(all(b[k] == f[k] for k in same) and b.get("weight") == 2 == f["spec"]["weight"]
+    check(all(b[k] == f[k] for k in same) and b.get("weight") == 2 ==
+          f["runtime_parameters"]["scheduling_options_per_pool_tree"]["physical"]["weight"]
           and b.get("brief_spec") == {k: f["spec"][k] for k in ("pool", "title") if k in f["spec"]}
           and not {"spec", "resulting_spec", "pending_reason", "alerts", "runtime_parameters"} & set(b),
           "brief operation %s vs %s" % (b, f))
@@ -212,6 +220,12 @@ try:
     log = s.logtext()
     for ev in ("operation_started", "operation_finished", "node_registered", "config_changed"):
         check("event=" + ev in log, "event %s logged" % ev)
+    # the run-time parameters survive a restart, the spec stays as submitted
+    s.stop()
+    s.start()
+    g = s.ok("get_operation", {"operation_id": op3})
+    check(g["runtime_parameters"]["scheduling_options_per_pool_tree"]["physical"].get("weight") == 2
+          and "weight" not in g["spec"], "after a restart: %s %s" % (g["runtime_parameters"], g["spec"]))
 finally:
     s.stop()
 finish()

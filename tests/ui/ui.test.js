@@ -117,11 +117,12 @@ async function login(page, token) {
     const near = (a, b) => Math.abs(a - b) < 0.05;
     check('pools page fair shares are the orchid\'s', ['prod', 'burst', 'relaxed'].every((p) => near(shown[p], orchid[p].fair_share_ratio)),
       `page ${JSON.stringify(shown)} orchid ${JSON.stringify(Object.fromEntries(Object.entries(orchid).map(([k, v]) => [k, v.fair_share_ratio])))}`);
-    // By hand: 4 cpu in tree physical; prod's strong guarantee cpu=2 and burst's 3 cpu exceed it
-    // (5/4), so both scale by 0.8: prod is guaranteed 2*0.8/4 = 0.4 and demands 4 cpu (1.0).
+    // By hand: 4 cpu in tree physical; prod's strong guarantee cpu=2 and burst's 3 cpu (raised
+    // by ui_browser.sh) exceed it (5/4), so both scale by 0.8: prod is guaranteed 2*0.8/4 = 0.4
+    // and demands 4 cpu (1.0).
     check('prod has at least its scaled strong guarantee (0.4)', shown.prod >= 0.4 - 1e-6, shown.prod);
     check('top-level fair shares sum to at most the cluster', shown.prod + shown.burst + shown.relaxed <= 1 + 1e-6, JSON.stringify(shown));
-    // The example tree's guarantees exceed the cluster: the tree's alert is on the page.
+    // The tree's guarantees exceed the cluster (burst's raised): the tree's alert is on the page.
     const alerts = (await yt('get', { path: `${ORCHID}/physical/alerts` })).value;
     const alertText = await page.textContent('#tree-alerts');
     check('pools page shows the tree\'s alerts', alerts.length > 0 && alerts.every((a) => alertText.includes(a.message)),
