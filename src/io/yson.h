@@ -69,6 +69,12 @@ int ps_yson_parse(const char *text, size_t len, json_t **out, struct ps_error *e
  * Depth limit and ownership as ps_yson_parse. Errors: PS_EINVAL, PS_ENOMEM. */
 int ps_value_parse_text(const char *text, size_t len, json_t **out, struct ps_error *err);
 
+/* As ps_value_parse_text, but YSON attributes before a value are read too, into the form
+ * YTsaurus's JSON format gives them: <format=pretty>"yson" is
+ * {"$attributes": {"format": "pretty"}, "$value": "yson"} (a value takes one set of attributes).
+ * For the YTsaurus face's parameters (output_format, input_format), where clients send them. */
+int ps_value_parse_attributed(const char *text, size_t len, json_t **out, struct ps_error *err);
+
 /* Flags of ps_yson_print. */
 enum ps_yson_flags {
     PS_YSON_COMPACT = 0,     /* one line: {"cpu"=1000;"memory"=5;} */

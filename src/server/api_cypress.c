@@ -228,6 +228,13 @@ static int get_target(struct ps_service *svc, struct target *t, const char *path
 {
     struct ps_value v = ps_value_null();
     int rc;
+    if ((t->kind == T_ROOT || t->kind == T_SYS) && t->has_attr)   /* as upstream: a resolve error */
+        return ps_error_set(err, PS_ENOENT, "attribute %s does not exist: // and //sys have no attributes",
+                            path);
+    if ((t->kind == T_ROOT || t->kind == T_SYS) && t->all_attrs) {
+        *out = json_object();
+        return 0;
+    }
     switch (t->kind) {
     case T_ROOT:
         *out = json_pack("{s:{}}", "sys");

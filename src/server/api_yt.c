@@ -53,7 +53,7 @@ static const struct yt_command commands[] = {
     {"exists", "exists", K_EXISTS, false, {"path"}},
     {"set", "set", K_SET, true, {"path", "value", "dry_run"}},
     {"create", "create", K_CREATE, true, {"type", "path", "attributes", "ignore_existing", "dry_run"}},
-    {"remove", "remove", K_REMOVE, true, {"path", "dry_run"}},
+    {"remove", "remove", K_REMOVE, true, {"path", "dry_run", "force"}},
     {"move", "move", K_TRANSFER, true, {"source_path", "destination_path"}},
     {"transfer_pool_resources", "transfer_pool_resources", K_TRANSFER, true,
      {"source_pool", "destination_pool", "pool_tree", "resource_delta"}},
@@ -107,13 +107,23 @@ static void reply_json(struct ps_http_response *resp, int status, const json_t *
     ps_http_response_take(resp, status, "application/json", text, strlen(text));
 }
 
-static bool want_yson(const struct ps_http_request *req, const json_t *params)
+/* The output format asked for: 0 JSON, else YSON text with these ps_yson_print flags + 1.
+ * output_format may carry attributes (<format=pretty>"yson", as `yt get` sends it). */
+static int want_yson(const struct ps_http_request *req, const json_t *params)
 {
     const char *f = ps_http_request_header(req, "X-YT-Output-Format");
-    const char *p = json_string_value(json_object_get(params, "output_format"));
-    if (p)
-        f = p;
-    return f && strstr(f, "yson") != NULL;
+    const json_t *o = json_object_get(params, "output_format");
+    const json_t *attrs = json_object_get(o, "$attributes");
+    if (json_object_get(o, "$value"))
+        o = json_object_get(o, "$value");
+    if (json_string_value(o))
+        f = json_string_value(o);
+    if (!f || strstr(f, "yson") == NULL)
+        return 0;
+    const char *layout = json_string_value(json_object_get(attrs, "format"));
+    if (!layout && strchr(f, '<') && strstr(f, "pretty"))   /* a header with attributes */
+        layout = "pretty";
+    return 1 + (layout && strcmp(layout, "pretty") == 0 ? PS_YSON_PRETTY : PS_YSON_COMPACT);
 }
 
 static void reply_value(const struct ps_http_request *req, struct ps_http_response *resp,
@@ -123,11 +133,12 @@ static void reply_value(const struct ps_http_request *req, struct ps_http_respon
         ps_http_response_set(resp, 200, "application/json", NULL, 0);
         return;
     }
-    if (want_yson(req, params)) {
+    int yson = want_yson(req, params);
+    if (yson) {
         char *text = NULL;
         struct ps_error err;
         ps_error_init(&err);
-        if (ps_yson_print(value, 0, &text, &err) == 0) {
+        if (ps_yson_print(value, (unsigned)(yson - 1), &text, &err) == 0) {
             ps_http_response_take(resp, 200, "application/x-yt-yson-text", text, strlen(text));
             return;
         }
@@ -253,7 +264,7 @@ static void query_param(void *ctx, const char *key, const char *value)
                strcmp(key, "parameters") == 0 || strcmp(key, "value") == 0) {
         struct ps_error err;
         ps_error_init(&err);
-        if (ps_value_parse_text(value, strlen(value), &v, &err) != 0)
+        if (ps_value_parse_attributed(value, strlen(value), &v, &err) != 0)
             v = json_string(value);
     } else {
         v = json_string(value);
@@ -269,7 +280,7 @@ static int merge_text(json_t *params, const char *text, size_t len, const char *
     json_t *doc = NULL;
     struct ps_error err;
     ps_error_init(&err);
-    if (ps_value_parse_text(text, len, &doc, &err) != 0) {
+    if (ps_value_parse_attributed(text, len, &doc, &err) != 0) {
         snprintf(msg, msg_size, "%s: %.400s", what, err.msg);
         return -1;
     }
@@ -616,6 +627,9 @@ static void yt_handler(const struct ps_http_request *req, struct ps_http_respons
         json_decref(params);
         return;
     }
+    json_t *rich = json_object_get(params, "path");
+    if (json_is_object(rich) && json_is_string(json_object_get(rich, "$value")))   /* <...>"//p" */
+        json_object_set(params, "path", json_object_get(rich, "$value"));
     json_t *lim = json_object_get(params, "limit");
     if (c->kind == K_LIST_OPS && lim &&
         (!json_is_integer(lim) || json_integer_value(lim) < 1 || json_integer_value(lim) > 1000)) {
@@ -653,6 +667,8 @@ static void yt_handler(const struct ps_http_request *req, struct ps_http_respons
         return;
     }
     const json_t *attributes = json_object_get(params, "attributes");
+    /* v4 get/list: the bare value, as the Python client asks for it */
+    bool only_value = json_is_true(json_object_get(params, "return_only_value"));
     json_t *out = NULL;   /* NULL: an empty body */
     /* a dry run of set/create/remove answers its diff as it is (docs/api.md "Dry run") */
     bool dry_run = (c->kind == K_SET || c->kind == K_CREATE || c->kind == K_REMOVE) &&
@@ -665,7 +681,7 @@ static void yt_handler(const struct ps_http_request *req, struct ps_http_respons
         json_t *v = json_incref(json_object_get(reply, "value"));
         if (json_is_array(attributes) && path && !strchr(path, '@'))
             v = with_attributes(svc, &who, path, v, attributes);
-        out = wrap(v4, "value", v);
+        out = wrap(v4 && !only_value, "value", v);
         break;
     }
     case K_LIST: {
@@ -685,7 +701,7 @@ static void yt_handler(const struct ps_http_request *req, struct ps_http_respons
             json_decref(v);
             v = items;
         }
-        out = wrap(v4, "value", v);
+        out = wrap(v4 && !only_value, "value", v);
         break;
     }
     case K_EXISTS:
@@ -745,11 +761,22 @@ static void yt_handler(const struct ps_http_request *req, struct ps_http_respons
     json_decref(params);
 }
 
+/* GET /api/v3 or /api/v4 (a trailing '/' allowed): the command list. */
+static bool is_command_list(const struct ps_http_request *req)
+{
+    const char *rest = req->path + 7;
+    return strcmp(req->method, "GET") == 0 && (rest[0] == 0 || strcmp(rest, "/") == 0);
+}
+
 /* Admits on the headers, as /api/v1 does: the token before the body; YTsaurus-shaped refusals. */
 static int yt_admit(const struct ps_http_request *req, struct ps_http_response *resp,
                     size_t *max_body, void *ctx)
 {
     struct ps_service *svc = ctx;
+    if (is_command_list(req)) {   /* as upstream: clients read it before sending a token */
+        *max_body = 0;
+        return 0;
+    }
     struct ps_auth_identity who;
     struct ps_error err;
     ps_error_init(&err);
