@@ -821,6 +821,31 @@ static void hosts(const struct ps_http_request *req, struct ps_http_response *re
     json_decref(v);
 }
 
+/* /auth/whoami (GET or POST), as upstream's HTTP proxy: {"login", "realm", "csrf_token"}
+ * for the token sent, a YTsaurus authentication error without one. The Python client's
+ * get_user_name and `yt whoami` read login. */
+static void whoami(const struct ps_http_request *req, struct ps_http_response *resp, void *ctx)
+{
+    struct ps_service *svc = ctx;
+    if (strcmp(req->method, "GET") != 0 && strcmp(req->method, "POST") != 0) {
+        ps_http_response_add_header(resp, "Allow", "GET, POST");
+        yt_error(req, resp, 405, YT_GENERIC, "/auth/whoami requires HTTP method GET or POST");
+        return;
+    }
+    struct ps_auth_identity who;
+    struct ps_error err;
+    ps_error_init(&err);
+    if (ps_api_authenticate(svc, ps_http_request_header(req, "Authorization"), &who, &err) != 0) {
+        yt_error(req, resp, err.code == PS_EIO ? 500 : 401, YT_AUTHENTICATION, err.msg);
+        return;
+    }
+    /* no cookies here, so no CSRF token to sign: an empty one */
+    json_t *v = json_pack("{s:s, s:s, s:s}", "login", who.user, "realm", "token", "csrf_token",
+                          "");
+    ps_http_reply_json(resp, 200, v);
+    json_decref(v);
+}
+
 int ps_api_yt_register(struct ps_service *svc, struct ps_error *err)
 {
     int rc;
@@ -831,6 +856,8 @@ int ps_api_yt_register(struct ps_service *svc, struct ps_error *err)
         (rc = ps_http_server_route(svc->http, "GET", "/api", PS_HTTP_EXACT, api_versions, svc,
                                    err)) != 0 ||
         (rc = ps_http_server_route(svc->http, "GET", "/hosts", PS_HTTP_EXACT, hosts, svc,
+                                   err)) != 0 ||
+        (rc = ps_http_server_route(svc->http, NULL, "/auth/whoami", PS_HTTP_EXACT, whoami, svc,
                                    err)) != 0)
         return rc;
     return 0;
