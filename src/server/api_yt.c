@@ -31,6 +31,7 @@ enum {
     YT_NO_SUCH_OPERATION = 1915,
     YT_INVALID_OPERATION_STATE = 1916,
     YT_NO_SUCH_JOB = 1918,
+    YT_USER_JOB_FAILED = 1205,   /* job_proxy */
 };
 
 enum yt_kind {
@@ -433,6 +434,7 @@ static json_t *yt_operation(json_t *op)
 
 static json_t *yt_job(json_t *job)
 {
+    json_object_set(job, "job_id", json_object_get(job, "id"));   /* get_job's key upstream */
     json_object_set_new(job, "type", json_string("vanilla"));
     json_object_set(job, "address", json_object_get(job, "node_id"));
     set_time(job, "start_time");
@@ -449,6 +451,21 @@ static json_t *yt_job(json_t *job)
         if (e && inner)
             json_array_append_new(json_object_get(e, "inner_errors"),
                                   json_pack("{s:i, s:s}", "code", 1, "message", inner));
+        if (e)
+            json_object_set_new(job, "error", e);
+    }
+    /* any other error as an error object too: a failed job's as upstream's job proxy reports
+     * it, "User job failed" (1205) with poolsched's reason inside */
+    const char *text = json_string_value(json_object_get(job, "error"));
+    if (text) {
+        bool failed = json_is_string(json_object_get(job, "state")) &&
+                      strcmp(json_string_value(json_object_get(job, "state")), "failed") == 0;
+        json_t *e = failed ? json_pack("{s:i, s:s, s:{}, s:[{s:i, s:s, s:{}, s:[]}]}", "code",
+                                       YT_USER_JOB_FAILED, "message", "User job failed",
+                                       "attributes", "inner_errors", "code", YT_GENERIC,
+                                       "message", text, "attributes", "inner_errors")
+                           : json_pack("{s:i, s:s, s:{}, s:[]}", "code", YT_GENERIC, "message",
+                                       text, "attributes", "inner_errors");
         if (e)
             json_object_set_new(job, "error", e);
     }
@@ -730,8 +747,17 @@ static void yt_handler(const struct ps_http_request *req, struct ps_http_respons
         json_t *n;
         json_object_foreach(states, key, n)
             all += json_integer_value(n);
+        /* with_stderr: only the jobs with (true) or without (false) stderr, as upstream */
+        const json_t *with_stderr = json_object_get(params, "with_stderr");
         size_t i;
         json_t *job;
+        for (i = 0; json_is_boolean(with_stderr) && i < json_array_size(jobs);) {
+            bool has = json_integer_value(json_object_get(json_array_get(jobs, i), "stderr_size")) > 0;
+            if (has != json_is_true(with_stderr))
+                json_array_remove(jobs, i);
+            else
+                i++;
+        }
         json_array_foreach(jobs, i, job)
             yt_job(job);
         json_t *types = all ? json_pack("{s:I}", "vanilla", all) : json_object();
