@@ -644,9 +644,16 @@ static void yt_handler(const struct ps_http_request *req, struct ps_http_respons
         json_decref(params);
         return;
     }
-    json_t *rich = json_object_get(params, "path");
-    if (json_is_object(rich) && json_is_string(json_object_get(rich, "$value")))   /* <...>"//p" */
-        json_object_set(params, "path", json_object_get(rich, "$value"));
+    /* a parameter with attributes (a rich YPath <...>"//p", a job id the client carries its
+     * address on) is its value; only the formats' attributes mean something here */
+    const char *pkey;
+    json_t *pval;
+    json_object_foreach(params, pkey, pval) {
+        json_t *inner = json_object_get(pval, "$value");
+        if (json_is_object(pval) && inner && json_object_get(pval, "$attributes") &&
+            !strstr(pkey, "_format"))
+            json_object_set(params, pkey, inner);
+    }
     json_t *lim = json_object_get(params, "limit");
     if (c->kind == K_LIST_OPS && lim &&
         (!json_is_integer(lim) || json_integer_value(lim) < 1 || json_integer_value(lim) > 1000)) {
