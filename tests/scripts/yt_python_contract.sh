@@ -64,8 +64,14 @@ def js(text):
         return None
 
 
+def jd(text):
+    """The reply as a map, or {} (an old or broken reply must fail a check, not the test)."""
+    v = js(text)
+    return v if isinstance(v, dict) else {}
+
+
 def yt_error(st, hdr, body, status, code):
-    e = js(body) or {}
+    e = jd(body)
     return st == status and e.get("code") == code and hdr.get("X-YT-Response-Code") == str(code) \
         and js(hdr.get("X-YT-Error", "")) == e and isinstance(e.get("inner_errors"), list)
 
@@ -74,10 +80,11 @@ try:
     # 1. the command list: GET /api/v4 (and v3) before any token (http_helpers.get_api_commands)
     for v in ("v3", "v4"):
         st, _, body = http("GET", "/api/" + v, token=False)
-        cmds = {c.get("name"): c for c in js(body) or []}
+        cmds = {c.get("name"): c for c in js(body) if isinstance(c, dict)} \
+            if isinstance(js(body), list) else {}
         check(st == 200 and cmds.get("get", {}).get("is_volatile") is False and
               cmds.get("start_operation", {}).get("is_volatile") is True and
-              cmds["set"]["input_type"] == "structured",
+              cmds.get("set", {}).get("input_type") == "structured",
               "1 GET /api/%s without a token: 200 and the commands, got %d %s" % (v, st, body[:120]))
     st, hdr, body = http("GET", "/api/v4/list?path=//sys/pools", token=False)
     check(yt_error(st, hdr, body, 401, 900), "1 a command still needs the token: %d %s" % (st, body[:100]))
@@ -85,7 +92,7 @@ try:
     st, _, body = write("create", '{"type"="scheduler_pool";"recursive"=%false;"ignore_existing"=%false;'
                         '"attributes"={"name"="cp";"pool_tree"="physical";"weight"=2;};"force"=%false;'
                         '"output_format"="json";"mutation_id"="1-2-3-4";"retry"=%false;}')
-    check(st == 200 and "node_id" in (js(body) or {}), "create scheduler_pool: %d %s" % (st, body))
+    check(st == 200 and "node_id" in jd(body), "create scheduler_pool: %d %s" % (st, body))
 
     # 2. YSON with attributes in X-YT-Parameters: `yt get` (pretty YSON out), `yt set` (binary in)
     st, hdr, body = read("get", '{"suppress_transaction_coordinator_sync"=%false;"path"="//sys/pools/cp/@weight";'
@@ -122,7 +129,7 @@ try:
 
     # 7. the orchid at upstream's current layout
     st, _, body = read("get", '{"path"="//sys/scheduler/orchid/scheduler/pool_trees/physical/pools";"return_only_value"=%true;"output_format"="json";}')
-    pools = js(body) or {}
+    pools = jd(body)
     check(st == 200 and "cp" in pools and "<Root>" in pools and "fair_share_ratio" in pools["cp"],
           "7 orchid pool_trees/physical/pools: %d %s" % (st, body[:160]))
     st, _, body = read("get", '{"path"="//sys/scheduler/orchid/scheduler/pool_trees/physical/pools/cp/fair_share_ratio";"return_only_value"=%true;"output_format"="json";}')
@@ -130,19 +137,19 @@ try:
 
     # 11. `yt list -l`: //sys/pools/cp&/@ (do not follow links) and @type
     st, _, body = read("get", '{"path"="//sys/pools/cp&/@";"max_size"=65535;"return_only_value"=%true;"output_format"="json";}')
-    check(st == 200 and (js(body) or {}).get("weight") == 4, "11 get //sys/pools/cp&/@: %d %s" % (st, body[:120]))
+    check(st == 200 and jd(body).get("weight") == 4, "11 get //sys/pools/cp&/@: %d %s" % (st, body[:120]))
     st, _, body = read("get", '{"path"="//sys/pools/cp&/@type";"return_only_value"=%true;"output_format"="json";}')
     check(js(body) == "scheduler_pool", "11 @type of a pool: %r" % body)
 
     # 12. /auth/whoami (http_helpers.get_user_name: POST, no body)
     st, _, body = http("POST", "/auth/whoami")
-    check(st == 200 and (js(body) or {}).get("login") == "admin", "12 POST /auth/whoami: %d %s" % (st, body))
+    check(st == 200 and jd(body).get("login") == "admin", "12 POST /auth/whoami: %d %s" % (st, body))
     st, hdr, body = http("POST", "/auth/whoami", token=False)
     check(yt_error(st, hdr, body, 401, 900), "12 whoami without a token: %d %s" % (st, body[:100]))
     # table operations: a clear YTsaurus error, no crash
     st, hdr, body = write("start_operation", '{"operation_type"="map";"spec"={"mapper"={"command"="cat";};'
                           '"input_table_paths"=["//tmp/a";];"output_table_paths"=["//tmp/b";];};}')
-    e = js(body) or {}
+    e = jd(body)
     check(st == 400 and isinstance(e.get("code"), int) and "vanilla" in e.get("message", "") and
           hdr.get("X-YT-Response-Code") == str(e.get("code")),
           "12 a map operation: a YTsaurus error naming vanilla, got %d %s" % (st, body[:160]))
@@ -158,11 +165,11 @@ try:
             '"pool"="cp";"title"="Tasks[T]";"my_spec_key"={"a"=1;};}')
     st, _, body = write("start_operation", '{"operation_type"="vanilla";"spec"=' + spec +
                         ';"output_format"="json";"mutation_id"="e-f-a-b";"retry"=%false;}')
-    op = (js(body) or {}).get("operation_id")
+    op = jd(body).get("operation_id")
     check(st == 200 and op, "3 start_operation with the client's keys: %d %s" % (st, body[:200]))
     if op:
         st, _, body = read("get_operation", '{"operation_id"="%s";"attributes"=["alerts";"unrecognized_spec";"brief_spec";];"output_format"="json";}' % op)
-        o = js(body) or {}
+        o = jd(body)
         want = {"my_spec_key": {"a": 1}, "tasks": {"t": {"title": "t", "my_task_key": 1,
                                                           "disk_request": {"my_disk_key": 2}}}}
         check(o.get("unrecognized_spec") == want, "3 unrecognized_spec: %s" % o.get("unrecognized_spec"))
@@ -176,14 +183,14 @@ try:
         while time.time() < deadline and not jobs:
             st, _, body = http("GET", "/api/v4/list_jobs", {"X-YT-Header-Format": HF, "X-YT-Accept-Framing": "1",
                                "X-YT-Parameters": '{"operation_id"="%s";"include_cypress"=%%false;"include_runtime"=%%false;"include_archive"=%%false;"output_format"="json";}' % op})
-            jobs = [j for j in (js(body) or {}).get("jobs", []) if j.get("state") == "running"]
+            jobs = [j for j in jd(body).get("jobs", []) if j.get("state") == "running"]
             time.sleep(0.2)
         check(len(jobs) == 1 and jobs[0].get("address") and jobs[0].get("type") == "vanilla",
               "8 list_jobs: one running job with address and type, got %s" % body[:200])
         if jobs:
             jid = jobs[0]["id"]
             st, _, body = read("get_job", '{"operation_id"="%s";"job_id"="%s";"output_format"="json";}' % (op, jid))
-            j = js(body) or {}
+            j = jd(body)
             check(st == 200 and j.get("job_id") == jid and j.get("operation_id") == op and
                   j.get("state") == "running", "8 get_job has job_id: %s" % body[:200])
             # the job id as get_jobs_with_error_or_stderr passes it: with its address attribute
@@ -195,32 +202,33 @@ try:
     # with_stderr finds it, the operation's result.error is an error object
     st, _, body = write("start_operation", '{"operation_type"="vanilla";"spec"={"max_failed_job_count"=1;'
                         '"tasks"={"t"={"command"="echo boom >&2; exit 3";"job_count"=1;};};};}')
-    fop = (js(body) or {}).get("operation_id")
+    fop = jd(body).get("operation_id")
     state = None
     deadline = time.time() + 30
     while fop and time.time() < deadline and state not in ("failed", "completed", "aborted"):
         st, _, body = read("get_operation", '{"operation_id"="%s";"attributes"=["state";];"output_format"="json";}' % fop)
-        state = (js(body) or {}).get("state")
+        state = jd(body).get("state")
         time.sleep(0.2)
     check(state == "failed", "9 the failing operation failed: %s" % state)
     st, _, body = read("get_operation", '{"operation_id"="%s";"attributes"=["result";];"output_format"="json";}' % fop)
-    err = (js(body) or {}).get("result", {}).get("error", {})
+    err = jd(body).get("result", {}).get("error", {})
     check(isinstance(err.get("code"), int) and err["code"] != 0 and err.get("message"),
           "9 result.error is an error object: %s" % body[:200])
     st, _, body = read("list_jobs", '{"operation_id"="%s";"include_cypress"=%%true;"include_archive"=%%true;'
                        '"include_runtime"=%%false;"with_stderr"=%%true;"job_state"="failed";"output_format"="json";}' % fop)
-    jobs = (js(body) or {}).get("jobs", [])
+    jobs = jd(body).get("jobs", [])
     check(len(jobs) == 1 and jobs[0].get("stderr_size") == 5, "8 list_jobs with_stderr: stderr_size 5: %s" % body[:300])
     if jobs:
-        e = jobs[0].get("error") or {}
+        e = jobs[0].get("error")
+        e = e if isinstance(e, dict) else {"as given": e}
         check(e.get("code") == 1205 and e.get("message") == "User job failed" and
-              e.get("inner_errors", [{}])[0].get("message") == "Process exited with code 3" and
+              (e.get("inner_errors") or [{}])[0].get("message") == "Process exited with code 3" and
               e.get("attributes") == {}, "9 the job's error object: %s" % e)
         st, _, body = read("get_job_stderr", '{"operation_id"="%s";"job_id"=<"address"="%s";"error"={"code"=1205;};>"%s";}'
                            % (fop, jobs[0]["address"], jobs[0]["id"]))
         check(st == 200 and body == "boom\n", "9 the failed job's stderr: %d %r" % (st, body))
     st, _, body = read("list_jobs", '{"operation_id"="%s";"with_stderr"=%%false;"output_format"="json";}' % fop)
-    check(st == 200 and (js(body) or {}).get("jobs") == [], "8 with_stderr=%%false: no job: %s" % body[:200])
+    check(st == 200 and jd(body).get("jobs") == [], "8 with_stderr=%%false: no job: %s" % body[:200])
 finally:
     node.terminate()
     node.wait(20)
