@@ -20,7 +20,7 @@ import json, os, subprocess, sys, time, urllib.error, urllib.request
 from server_helper import Scheduler, check, finish
 
 bin, work = sys.argv[1], sys.argv[2]
-s = Scheduler(bin, work + "/data").start()
+s = Scheduler(bin, work + "/data", {"heartbeat_period": 200}).start()
 node = subprocess.Popen([bin, "node", "--scheduler", s.url(""), "--node-id", "c%d" % os.getpid(),
                          "--resources", "cpu=2,memory=2G,user_slots=4",
                          "--disk-space-per-medium", "default=1G", "--data-dir", work + "/data",
@@ -193,9 +193,13 @@ try:
             j = jd(body)
             check(st == 200 and j.get("job_id") == jid and j.get("operation_id") == op and
                   j.get("state") == "running", "8 get_job has job_id: %s" % body[:200])
-            # the job id as get_jobs_with_error_or_stderr passes it: with its address attribute
-            st, _, body = read("get_job_stderr", '{"operation_id"="%s";"job_id"=<"address"="%s";>"%s";}' % (op, jobs[0]["address"], jid))
-            check(st == 200, "10 get_job_stderr with a job id carrying attributes: %d %s" % (st, body[:120]))
+            # 10. a running job's stderr so far (as of its node's last heartbeat), asked with the
+            # job id as get_jobs_with_error_or_stderr passes it: with its address attribute
+            body, deadline = "", time.time() + 15
+            while time.time() < deadline and body != "started\n":
+                st, _, body = read("get_job_stderr", '{"operation_id"="%s";"job_id"=<"address"="%s";>"%s";}' % (op, jobs[0]["address"], jid))
+                time.sleep(0.2)
+            check(st == 200 and body == "started\n", "10 get_job_stderr of a running job: %d %r" % (st, body[:120]))
         write("abort_operation", '{"operation_id"="%s";"mutation_id"="1-1-1-1";"retry"=%%false;}' % op)
 
     # 9. a failing operation: the job's error is an error object, stderr_size is set and
