@@ -38,6 +38,7 @@ enum yt_kind {
     K_GET, K_LIST, K_EXISTS, K_SET, K_CREATE, K_REMOVE, K_START, K_GET_OP, K_LIST_OPS,
     K_OP_ACTION, K_UPDATE_OP, K_LIST_JOBS, K_GET_JOB, K_STDERR, K_FEATURES, K_WHOAMI,
     K_TRANSFER,   /* move, transfer_pool_resources: no output */
+    K_BATCH,      /* execute_batch: the others, in one request */
 };
 
 struct yt_command {
@@ -83,6 +84,7 @@ static const struct yt_command commands[] = {
     {"get_job", "get_job", K_GET_JOB, false, {"operation_id", "job_id"}},
     {"get_job_stderr", "get_job_stderr", K_STDERR, false, {"operation_id", "job_id"}},
     {"get_supported_features", NULL, K_FEATURES, false, {NULL}},
+    {"execute_batch", NULL, K_BATCH, true, {NULL}},
     /* v4 only, as upstream: {"user"} (and poolsched's "role": admin, user or node) */
     {"get_current_user", "get_current_user", K_WHOAMI, false, {NULL}},
 };
@@ -174,9 +176,26 @@ static void yt_error(const struct ps_http_request *req, struct ps_http_response 
     json_decref(e);
 }
 
+/* What a command answers: a value (out; NULL: an empty body), get_job_stderr's raw bytes
+ * (raw: the /api/v1 reply holding "stderr"), or a YTsaurus error (http != 200, code, msg). */
+struct outcome {
+    int http;
+    int code;
+    char msg[PS_ERROR_MSG_MAX];
+    json_t *out;
+    json_t *raw;
+};
+
+static void fail(struct outcome *o, int http, int code, const char *msg)
+{
+    o->http = http;
+    o->code = code;
+    snprintf(o->msg, sizeof o->msg, "%s", msg ? msg : "internal error");
+}
+
 /* Maps a /api/v1 error reply onto a YTsaurus error code and HTTP status. */
-static void v1_error(const struct ps_http_request *req, struct ps_http_response *resp,
-                     const struct yt_command *c, int status, const json_t *reply)
+static void v1_error(struct outcome *o, const struct yt_command *c, int status,
+                     const json_t *reply)
 {
     int ps = (int)json_integer_value(json_object_get(reply, "code"));
     const char *msg = json_string_value(json_object_get(reply, "message"));
@@ -198,7 +217,7 @@ static void v1_error(const struct ps_http_request *req, struct ps_http_response 
             http = 500;
         break;
     }
-    yt_error(req, resp, http, code, msg ? msg : "internal error");
+    fail(o, http, code, msg);
 }
 
 /* ---- parameters -------------------------------------------------------------------------- */
@@ -580,68 +599,22 @@ static json_t *wrap(bool v4, const char *key, json_t *value)
     return v4 ? json_pack("{s:o}", key, value) : value;
 }
 
-static void yt_handler(const struct ps_http_request *req, struct ps_http_response *resp,
-                       void *ctx)
+static void execute_batch(struct ps_service *svc, bool v4, const json_t *params,
+                          const struct ps_auth_identity *who, struct outcome *o);
+
+/* Runs command c with its YTsaurus parameters (params, changed) as who: *o. */
+static void execute(struct ps_service *svc, const struct yt_command *c, bool v4, json_t *params,
+                    const struct ps_auth_identity *who, struct outcome *o)
 {
-    struct ps_service *svc = ctx;
-    bool v4 = strncmp(req->path, "/api/v4", 7) == 0;
-    const char *name = req->path + 7;
-    while (*name == '/')
-        name++;
-    if (!*name) {   /* GET /api/v4: the commands, as upstream describes them */
-        json_t *list = json_array();
-        for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-            if (v4 || commands[i].kind != K_WHOAMI)
-                json_array_append_new(list, json_pack("{s:s, s:b, s:b, s:s, s:s}", "name",
-                                                  commands[i].name, "is_volatile",
-                                                  commands[i].write, "is_heavy", 0, "input_type",
-                                                  commands[i].kind == K_SET ? "structured" : "null",
-                                                  "output_type", "structured"));
-        ps_http_reply_json(resp, 200, list);
-        json_decref(list);
-        return;
-    }
-    const struct yt_command *c = find_command(name);
-    if (c && c->kind == K_WHOAMI && !v4)
-        c = NULL;
-    if (!c) {
-        char msg[200];
-        snprintf(msg, sizeof msg, "Command %.100s is not registered", name);
-        yt_error(req, resp, 404, YT_GENERIC, msg);
-        return;
-    }
-    bool is_get = strcmp(req->method, "GET") == 0 || strcmp(req->method, "HEAD") == 0;
-    bool is_write = strcmp(req->method, "POST") == 0 || strcmp(req->method, "PUT") == 0;
-    if (c->write ? !is_write : !is_get) {
-        char msg[200];
-        snprintf(msg, sizeof msg, "Command %s requires HTTP method %s, got %s", c->name,
-                 c->write ? "POST or PUT" : "GET", req->method);
-        ps_http_response_add_header(resp, "Allow", c->write ? "POST, PUT" : "GET");
-        yt_error(req, resp, 405, YT_GENERIC, msg);
-        return;
-    }
-    struct ps_auth_identity who;
-    struct ps_error err;
-    ps_error_init(&err);
-    if (ps_api_authenticate(svc, ps_http_request_header(req, "Authorization"), &who, &err) != 0) {
-        yt_error(req, resp, 401, YT_AUTHENTICATION, err.msg);
-        return;
-    }
-    json_t *params = json_object();
-    char msg[PS_ERROR_MSG_MAX];
-    if (collect_params(req, c, params, msg, sizeof msg) != 0) {
-        yt_error(req, resp, 400, YT_GENERIC, msg);
-        json_decref(params);
-        return;
-    }
     if (c->kind == K_FEATURES) {
-        json_t *f = json_pack("{s:{s:[s,s,s,s,s,s], s:[s], s:[s], s:[s]}}", "features",
-                              "primitive_types", "int64", "uint64", "double", "boolean",
-                              "string", "null", "compression_codecs", "none",
-                              "erasure_codecs", "none", "operation_types", "vanilla");
-        reply_value(req, resp, params, f);
-        json_decref(f);
-        json_decref(params);
+        o->out = json_pack("{s:{s:[s,s,s,s,s,s], s:[s], s:[s], s:[s]}}", "features",
+                           "primitive_types", "int64", "uint64", "double", "boolean", "string",
+                           "null", "compression_codecs", "none", "erasure_codecs", "none",
+                           "operation_types", "vanilla");
+        return;
+    }
+    if (c->kind == K_BATCH) {
+        execute_batch(svc, v4, params, who, o);
         return;
     }
     /* a parameter with attributes (a rich YPath <...>"//p", a job id the client carries its
@@ -658,11 +631,11 @@ static void yt_handler(const struct ps_http_request *req, struct ps_http_respons
     if (c->kind == K_LIST_OPS && lim &&
         (!json_is_integer(lim) || json_integer_value(lim) < 1 || json_integer_value(lim) > 1000)) {
         char *text = json_dumps(lim, JSON_COMPACT | JSON_ENCODE_ANY);
+        char msg[200];
         snprintf(msg, sizeof msg, "list_operations: limit: must be an integer from 1 to 1000, got %.40s",
                  text ? text : "?");
         free(text);
-        yt_error(req, resp, 400, YT_GENERIC, msg);
-        json_decref(params);
+        fail(o, 400, YT_GENERIC, msg);
         return;
     }
     /* the /api/v1 body: the parameters the command reads, under its names */
@@ -683,11 +656,10 @@ static void yt_handler(const struct ps_http_request *req, struct ps_http_respons
     }
     const char *path = json_string_value(json_object_get(params, "path"));
     json_t *reply = NULL;
-    int status = call(svc, c->ours, body, &who, &reply);
+    int status = call(svc, c->ours, body, who, &reply);
     if (status != 200) {
-        v1_error(req, resp, c, status, reply);
+        v1_error(o, c, status, reply);
         json_decref(reply);
-        json_decref(params);
         return;
     }
     const json_t *attributes = json_object_get(params, "attributes");
@@ -704,7 +676,7 @@ static void yt_handler(const struct ps_http_request *req, struct ps_http_respons
     case K_GET: {
         json_t *v = json_incref(json_object_get(reply, "value"));
         if (json_is_array(attributes) && path && !strchr(path, '@'))
-            v = with_attributes(svc, &who, path, v, attributes);
+            v = with_attributes(svc, who, path, v, attributes);
         out = wrap(v4 && !only_value, "value", v);
         break;
     }
@@ -718,7 +690,7 @@ static void yt_handler(const struct ps_http_request *req, struct ps_http_respons
                 char *p = NULL;
                 if (asprintf(&p, "%s/%s", path, json_string_value(item)) < 0)
                     continue;
-                json_array_append_new(items, with_attributes(svc, &who, p, json_incref(item),
+                json_array_append_new(items, with_attributes(svc, who, p, json_incref(item),
                                                              attributes));
                 free(p);
             }
@@ -777,20 +749,132 @@ static void yt_handler(const struct ps_http_request *req, struct ps_http_respons
     case K_GET_JOB:
         out = yt_job(json_incref(reply));
         break;
-    case K_STDERR: {   /* the raw bytes, as upstream */
-        const char *text = json_string_value(json_object_get(reply, "stderr"));
-        ps_http_response_set(resp, 200, "application/octet-stream", text ? text : "",
-                             text ? strlen(text) : 0);
-        json_decref(reply);
-        json_decref(params);
-        return;
-    }
+    case K_STDERR:   /* the raw bytes, as upstream */
+        o->raw = json_incref(reply);
+        break;
     default:   /* set, remove, the operation actions: no output */
         break;
     }
-    reply_value(req, resp, params, out);
-    json_decref(out);
+    o->out = out;
     json_decref(reply);
+}
+
+/* execute_batch: {"requests": [{"command", "parameters", "input"}...]} runs each request as its
+ * own command (set's "input" is its value) and answers, in order, {"output": ...} or
+ * {"error": {...}} for each: v4 {"results": [...]}, v3 the list. Commands with raw output
+ * (get_job_stderr) and execute_batch itself are refused per request, as upstream. */
+static void execute_batch(struct ps_service *svc, bool v4, const json_t *params,
+                          const struct ps_auth_identity *who, struct outcome *o)
+{
+    const json_t *requests = json_object_get(params, "requests");
+    if (!json_is_array(requests)) {
+        fail(o, 400, YT_GENERIC, "execute_batch: requests: must be a list of {command, parameters, input}");
+        return;
+    }
+    json_t *results = json_array();
+    size_t i;
+    const json_t *r;
+    json_array_foreach(requests, i, r) {
+        const char *name = json_string_value(json_object_get(r, "command"));
+        const struct yt_command *sub = name ? find_command(name) : NULL;
+        const json_t *given = json_object_get(r, "parameters");
+        struct outcome so = {.http = 200};
+        char msg[200];
+        if (!sub || sub->kind == K_BATCH || sub->kind == K_STDERR || (sub->kind == K_WHOAMI && !v4)) {
+            snprintf(msg, sizeof msg, "requests[%zu]: command %.60s%s", i, name ? name : "(none)",
+                     sub ? " is not supported in a batch" : " is not registered");
+            fail(&so, 400, YT_GENERIC, msg);
+        } else if (given && !json_is_object(given)) {
+            snprintf(msg, sizeof msg, "requests[%zu]: parameters: must be a map", i);
+            fail(&so, 400, YT_GENERIC, msg);
+        } else {
+            json_t *p = given ? json_deep_copy(given) : json_object();
+            if (sub->kind == K_SET && json_object_get(r, "input"))
+                json_object_set(p, "value", json_object_get(r, "input"));
+            execute(svc, sub, v4, p, who, &so);
+            json_decref(p);
+        }
+        json_t *one = so.http == 200
+                          ? json_pack("{s:o}", "output", so.out ? so.out : json_object())
+                          : json_pack("{s:{s:i, s:s, s:{}, s:[]}}", "error", "code", so.code,
+                                      "message", so.msg, "attributes", "inner_errors");
+        so.out = NULL;
+        if (!one) {   /* a message jansson refuses (bad UTF-8): keep the code */
+            one = json_pack("{s:{s:i, s:s, s:{}, s:[]}}", "error", "code", so.code, "message",
+                            "error", "attributes", "inner_errors");
+        }
+        json_array_append_new(results, one);
+        json_decref(so.raw);
+    }
+    o->out = v4 ? json_pack("{s:o}", "results", results) : results;
+}
+
+static void yt_handler(const struct ps_http_request *req, struct ps_http_response *resp,
+                       void *ctx)
+{
+    struct ps_service *svc = ctx;
+    bool v4 = strncmp(req->path, "/api/v4", 7) == 0;
+    const char *name = req->path + 7;
+    while (*name == '/')
+        name++;
+    if (!*name) {   /* GET /api/v4: the commands, as upstream describes them */
+        json_t *list = json_array();
+        for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+            if (v4 || commands[i].kind != K_WHOAMI)
+                json_array_append_new(list, json_pack("{s:s, s:b, s:b, s:s, s:s}", "name",
+                                                  commands[i].name, "is_volatile",
+                                                  commands[i].write, "is_heavy", 0, "input_type",
+                                                  commands[i].kind == K_SET ? "structured" : "null",
+                                                  "output_type", "structured"));
+        ps_http_reply_json(resp, 200, list);
+        json_decref(list);
+        return;
+    }
+    const struct yt_command *c = find_command(name);
+    if (c && c->kind == K_WHOAMI && !v4)
+        c = NULL;
+    if (!c) {
+        char msg[200];
+        snprintf(msg, sizeof msg, "Command %.100s is not registered", name);
+        yt_error(req, resp, 404, YT_GENERIC, msg);
+        return;
+    }
+    bool is_get = strcmp(req->method, "GET") == 0 || strcmp(req->method, "HEAD") == 0;
+    bool is_write = strcmp(req->method, "POST") == 0 || strcmp(req->method, "PUT") == 0;
+    if (c->write ? !is_write : !is_get) {
+        char msg[200];
+        snprintf(msg, sizeof msg, "Command %s requires HTTP method %s, got %s", c->name,
+                 c->write ? "POST or PUT" : "GET", req->method);
+        ps_http_response_add_header(resp, "Allow", c->write ? "POST, PUT" : "GET");
+        yt_error(req, resp, 405, YT_GENERIC, msg);
+        return;
+    }
+    struct ps_auth_identity who;
+    struct ps_error err;
+    ps_error_init(&err);
+    if (ps_api_authenticate(svc, ps_http_request_header(req, "Authorization"), &who, &err) != 0) {
+        yt_error(req, resp, 401, YT_AUTHENTICATION, err.msg);
+        return;
+    }
+    json_t *params = json_object();
+    char msg[PS_ERROR_MSG_MAX];
+    if (collect_params(req, c, params, msg, sizeof msg) != 0) {
+        yt_error(req, resp, 400, YT_GENERIC, msg);
+        json_decref(params);
+        return;
+    }
+    struct outcome o = {.http = 200};
+    execute(svc, c, v4, params, &who, &o);
+    if (o.http != 200)
+        yt_error(req, resp, o.http, o.code, o.msg);
+    else if (o.raw) {
+        const char *text = json_string_value(json_object_get(o.raw, "stderr"));
+        ps_http_response_set(resp, 200, "application/octet-stream", text ? text : "",
+                             text ? strlen(text) : 0);
+    } else
+        reply_value(req, resp, params, o.out);
+    json_decref(o.out);
+    json_decref(o.raw);
     json_decref(params);
 }
 

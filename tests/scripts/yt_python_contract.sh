@@ -146,6 +146,21 @@ try:
     check(st == 200 and jd(body).get("login") == "admin", "12 POST /auth/whoami: %d %s" % (st, body))
     st, hdr, body = http("POST", "/auth/whoami", token=False)
     check(yt_error(st, hdr, body, 401, 900), "12 whoami without a token: %d %s" % (st, body[:100]))
+    # execute_batch as batch_execution.py sends it (the batch client: get, exists, set with
+    # its input, a failing get, list): results in order, outputs or error objects
+    st, _, body = write("execute_batch", '{"requests"=[{"command"="get";"parameters"={"path"="//sys/pools/cp/@weight";"max_size"=65535;"return_only_value"=%true;};};'
+                        '{"command"="exists";"parameters"={"path"="//sys/pools/nope";};};'
+                        '{"command"="set";"parameters"={"path"="//sys/pools/cp/@weight";"recursive"=%false;};"input"=5;};'
+                        '{"command"="get";"parameters"={"path"="//sys/pools/nope";"return_only_value"=%true;};};'
+                        '{"command"="list";"parameters"={"path"="//sys/pools";"return_only_value"=%true;};};];'
+                        '"concurrency"=50;"output_format"="json";"mutation_id"="9-9-9-9";"retry"=%false;}')
+    res = jd(body).get("results") or [{}] * 5
+    check(st == 200 and res[0] == {"output": 4} and res[1] == {"output": {"value": False}} and
+          res[2] == {"output": {}} and res[3].get("error", {}).get("code") == 500 and
+          res[4] == {"output": ["cp"]}, "12 execute_batch: %d %s" % (st, body[:300]))
+    st, _, body = read("get", '{"path"="//sys/pools/cp/@weight";"return_only_value"=%true;"output_format"="json";}')
+    check(js(body) == 5, "12 the batch's set was applied: %r" % body)
+
     # table operations: a clear YTsaurus error, no crash
     st, hdr, body = write("start_operation", '{"operation_type"="map";"spec"={"mapper"={"command"="cat";};'
                           '"input_table_paths"=["//tmp/a";];"output_table_paths"=["//tmp/b";];};}')
