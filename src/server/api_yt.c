@@ -771,8 +771,9 @@ static void whoami(const struct ps_http_request *req, struct ps_http_response *r
         yt_error(req, resp, err.code == PS_EIO ? 500 : 401, YT_AUTHENTICATION, err.msg);
         return;
     }
-    /* no cookies here, so no CSRF token to sign: an empty one */
-    json_t *v = json_pack("{s:s, s:s, s:s}", "login", who.user, "realm", "token", "csrf_token",
+    /* the realm of upstream's Cypress token authenticator (its tokens are like these); no
+     * cookies here, so no CSRF token to sign: an empty one */
+    json_t *v = json_pack("{s:s, s:s, s:s}", "login", who.user, "realm", "cypress", "csrf_token",
                           "");
     ps_http_reply_json(resp, 200, v);
     json_decref(v);
