@@ -27,7 +27,8 @@
  *     takes a non-finite number. So are doubles that overflow (1e999).
  *   - uint64 above INT64_MAX is refused (json_int_t is signed 64-bit).
  *   - Attributes `<a=1>value` are refused, not dropped: silently losing what a user wrote is
- *     worse than telling them.
+ *     worse than telling them. ps_value_parse_attributed reads them (for the YTsaurus face's
+ *     parameters, which clients send with attributes).
  *   - Duplicate keys in a map are refused (upstream's tree builder refuses them too).
  *   - Strings must be valid UTF-8 without NUL bytes after unescaping (JSON output must stay
  *     valid, and the rest of the service uses C strings).
