@@ -133,7 +133,7 @@ try:
     check(st == 200 and "cp" in pools and "<Root>" in pools and "fair_share_ratio" in pools["cp"],
           "7 orchid pool_trees/physical/pools: %d %s" % (st, body[:160]))
     st, _, body = read("get", '{"path"="//sys/scheduler/orchid/scheduler/pool_trees/physical/pools/cp/fair_share_ratio";"return_only_value"=%true;"output_format"="json";}')
-    check(st == 200 and isinstance(js(body), (int, float)), "7 orchid pool_trees/physical/pools/cp/weight: %r" % body)
+    check(st == 200 and isinstance(js(body), (int, float)), "7 orchid pool_trees/physical/pools/cp/fair_share_ratio: %r" % body)
 
     # 11. `yt list -l`: //sys/pools/cp&/@ (do not follow links) and @type
     st, _, body = read("get", '{"path"="//sys/pools/cp&/@";"max_size"=65535;"return_only_value"=%true;"output_format"="json";}')
