@@ -141,9 +141,12 @@ static const struct ps_attr spec_attrs[] = {
 };
 
 /* Top-level keys read outside the table: the per-tree options (below) and the vanilla
- * controller's tasks (server/service.c). */
+ * controller's tasks (server/service.c); then upstream's TOperationSpecBase keys that are kept
+ * in the spec (provided_spec, brief_spec's title) with no effect on scheduling, so that they
+ * raise no unrecognized_spec alert (the Python client always sends title and started_by). */
 static const char *const other_keys[] = {"scheduling_options_per_pool_tree",
-                                         "fair_share_options_per_pool_tree", "tasks", NULL};
+                                         "fair_share_options_per_pool_tree", "tasks", "title",
+                                         "started_by", "annotations", "description", NULL};
 
 const struct ps_attr_table ps_operation_spec_table = {
     .what = "operation spec",

@@ -127,6 +127,11 @@ static int read_name(struct parse *ps, char **dst, bool in_attrs)
                            "'@' must follow '/' to start attributes (/@name); write \\@ for a "
                            "literal '@'");
         }
+        if (c == '&' && !in_attrs && w != begin &&
+            (at + 1 == ps->len || ps->path[at + 1] == '/')) {
+            ps->pos++;   /* `name&`: do not follow a link; there are no links here */
+            continue;
+        }
         if (is_special(c))
             return fail_at(ps, at, "unescaped '%c' is not supported in a name; write \\%c for a "
                                    "literal '%c'", c, c, c);

@@ -14,11 +14,13 @@
  *   path  := "//" [ names ] [ "/@" [ attrs ] ]    names := name { "/" name }
  *                                                 attrs := name { "/" name }
  *   A name is any bytes except the special characters \ / @ & * [ { unless escaped:
- *   "\" followed by one of them stands for it, "\xHH" for the byte HH. So `pool$user`,
+ *   "\" followed by one of them stands for it, "\xHH" for the byte HH. A '&' ending a node
+ *   name (`//sys/pools/x&/@`, "do not follow the link", as `yt list -l` sends) is accepted and
+ *   dropped: these paths hold no links. So `pool$user`,
  *   `integral-guarantees` and `V100 32` are plain names; `a\/b` is the name "a/b".
  * Refused, each with a message naming the path and the 1-based byte position:
  *   not starting with "//" (object ids #..., relative paths), empty names (`//a//b`, a trailing
- *   '/'), an unescaped special character inside a name (`&` link suppression, `*`, ranges `[..]`
+ *   '/'), an unescaped special character inside a name (`&` elsewhere than ending a node name, `*`, ranges `[..]`
  *   and `{..}` of rich YPath, `@` not right after '/', a second "/@" in the attribute part),
  *   malformed escapes, names that are not valid UTF-8 or hold control characters (bytes
  *   0x00..0x1F and 0x7F, also when escaped), and paths longer than PS_YPATH_MAX_LEN bytes.

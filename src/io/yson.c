@@ -19,6 +19,7 @@ struct parser {
     size_t pos;
     int depth;
     size_t fail_pos;          /* where the first error was found */
+    bool attributes;          /* <...> before a value is read (else refused) */
     struct ps_error *err;
 };
 
@@ -448,7 +449,8 @@ static int enter(struct parser *p)
     return 0;
 }
 
-static int parse_map(struct parser *p, json_t **out)
+/* A map `{k=v;...}`, or with close '>' the attributes `<k=v;...>` before a value. */
+static int parse_pairs(struct parser *p, char close, json_t **out)
 {
     int rc = enter(p);
     if (rc != 0)
@@ -458,10 +460,10 @@ static int parse_map(struct parser *p, json_t **out)
         return fail_at(p, p->pos, PS_ENOMEM, "out of memory");
     for (;;) {
         skip_space(p);
-        if (peek(p) == '}')
+        if (peek(p) == close)
             break;
         if (!(peek(p) == '"' || is_unquoted_start(peek(p)))) {
-            rc = unexpected(p, "a key or '}'");
+            rc = unexpected(p, close == '}' ? "a key or '}'" : "a key or '>'");
             goto fail;
         }
         size_t key_pos = p->pos;
@@ -506,9 +508,9 @@ static int parse_map(struct parser *p, json_t **out)
             p->pos++;
             continue;
         }
-        if (peek(p) == '}')
+        if (peek(p) == close)
             break;
-        rc = unexpected(p, "';' or '}'");
+        rc = unexpected(p, close == '}' ? "';' or '}'" : "';' or '>'");
         goto fail;
     }
     p->pos++;
@@ -568,7 +570,7 @@ static int parse_value(struct parser *p, json_t **out)
     char c = p->text[p->pos];
     switch (c) {
     case '{':
-        return parse_map(p, out);
+        return parse_pairs(p, '}', out);
     case '[':
         return parse_list(p, out);
     case '#':
@@ -577,9 +579,24 @@ static int parse_value(struct parser *p, json_t **out)
         return 0;
     case '%':
         return parse_percent(p, out);
-    case '<':
-        return fail_at(p, p->pos, PS_EINVAL,
-                       "attributes (<...> before a value) are not supported here");
+    case '<': {
+        if (!p->attributes)
+            return fail_at(p, p->pos, PS_EINVAL,
+                           "attributes (<...> before a value) are not supported here");
+        json_t *attrs = NULL, *value = NULL;
+        int rc = parse_pairs(p, '>', &attrs);
+        if (rc == 0 && (skip_space(p), peek(p) == '<'))
+            rc = fail_at(p, p->pos, PS_EINVAL, "a value has one set of attributes");
+        if (rc == 0)
+            rc = parse_value(p, &value);
+        if (rc != 0) {
+            json_decref(attrs);
+            return rc;
+        }
+        /* the YTsaurus JSON form of a value with attributes */
+        *out = json_pack("{s:o, s:o}", "$attributes", attrs, "$value", value);
+        return *out ? 0 : fail_at(p, p->pos, PS_ENOMEM, "out of memory");
+    }
     case '"':
         break;
     default:
@@ -602,10 +619,11 @@ static int parse_value(struct parser *p, json_t **out)
     return 0;
 }
 
-static int parse_document(const char *text, size_t len, json_t **out, struct ps_error *err,
-                          size_t *fail_pos)
+static int parse_document(const char *text, size_t len, bool attributes, json_t **out,
+                          struct ps_error *err, size_t *fail_pos)
 {
-    struct parser p = {.text = text, .len = len, .pos = 0, .depth = 0, .fail_pos = 0, .err = err};
+    struct parser p = {.text = text, .len = len, .pos = 0, .depth = 0, .fail_pos = 0,
+                       .attributes = attributes, .err = err};
     struct ps_error local;
     if (!err) {
         ps_error_init(&local);
@@ -630,7 +648,7 @@ static int parse_document(const char *text, size_t len, json_t **out, struct ps_
 
 int ps_yson_parse(const char *text, size_t len, json_t **out, struct ps_error *err)
 {
-    return parse_document(text, len, out, err, NULL);
+    return parse_document(text, len, false, out, err, NULL);
 }
 
 /* ---- JSON or YSON ------------------------------------------------------------------------ */
@@ -663,7 +681,8 @@ static int json_depth(const json_t *v)
     return 0;
 }
 
-int ps_value_parse_text(const char *text, size_t len, json_t **out, struct ps_error *err)
+static int parse_text(const char *text, size_t len, bool attributes, json_t **out,
+                      struct ps_error *err)
 {
     *out = NULL;
     json_error_t jerr;
@@ -682,7 +701,7 @@ int ps_value_parse_text(const char *text, size_t len, json_t **out, struct ps_er
     struct ps_error yerr;
     ps_error_init(&yerr);
     size_t fail_pos = 0;
-    int rc = parse_document(text, len, out, &yerr, &fail_pos);
+    int rc = parse_document(text, len, attributes, out, &yerr, &fail_pos);
     if (rc == 0)
         return 0;
     /* Both failed. A YSON failure on ':' or ',' (JSON's punctuation) where the JSON parser got
@@ -693,4 +712,14 @@ int ps_value_parse_text(const char *text, size_t len, json_t **out, struct ps_er
         return ps_error_set(err, PS_EINVAL, "invalid JSON at line %d, column %d: %s",
                             jerr.line, jerr.column, jerr.text);
     return ps_error_set(err, rc, "%s", yerr.msg);
+}
+
+int ps_value_parse_text(const char *text, size_t len, json_t **out, struct ps_error *err)
+{
+    return parse_text(text, len, false, out, err);
+}
+
+int ps_value_parse_attributed(const char *text, size_t len, json_t **out, struct ps_error *err)
+{
+    return parse_text(text, len, true, out, err);
 }

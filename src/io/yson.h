@@ -27,7 +27,8 @@
  *     takes a non-finite number. So are doubles that overflow (1e999).
  *   - uint64 above INT64_MAX is refused (json_int_t is signed 64-bit).
  *   - Attributes `<a=1>value` are refused, not dropped: silently losing what a user wrote is
- *     worse than telling them.
+ *     worse than telling them. ps_value_parse_attributed reads them (for the YTsaurus face's
+ *     parameters, which clients send with attributes).
  *   - Duplicate keys in a map are refused (upstream's tree builder refuses them too).
  *   - Strings must be valid UTF-8 without NUL bytes after unescaping (JSON output must stay
  *     valid, and the rest of the service uses C strings).
@@ -68,6 +69,12 @@ int ps_yson_parse(const char *text, size_t len, json_t **out, struct ps_error *e
  * `[1, 2`); `{a=1, b=2}` and `{a: 1}` get the YSON error.
  * Depth limit and ownership as ps_yson_parse. Errors: PS_EINVAL, PS_ENOMEM. */
 int ps_value_parse_text(const char *text, size_t len, json_t **out, struct ps_error *err);
+
+/* As ps_value_parse_text, but YSON attributes before a value are read too, into the form
+ * YTsaurus's JSON format gives them: <format=pretty>"yson" is
+ * {"$attributes": {"format": "pretty"}, "$value": "yson"} (a value takes one set of attributes).
+ * For the YTsaurus face's parameters (output_format, input_format), where clients send them. */
+int ps_value_parse_attributed(const char *text, size_t len, json_t **out, struct ps_error *err);
 
 /* Flags of ps_yson_print. */
 enum ps_yson_flags {

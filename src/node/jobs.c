@@ -44,6 +44,7 @@ struct job {
 
     json_t *record;                     /* the finished record (finished jobs) */
     size_t record_stderr_bytes;
+    uint64_t stderr_sent_hash;          /* of the running job's stderr last reported (0: none) */
 };
 
 struct ps_node_jobs {
@@ -733,15 +734,52 @@ static json_t *running_entry(const struct job *j)
                      j->sample.cpu_seconds, "memory_bytes", (json_int_t)j->sample.memory_bytes);
 }
 
+/* Adds a running job's stderr so far to its entry when it changed since last reported (for
+ * get_job_stderr of a running job, as upstream answers it); returns the bytes added. */
+static size_t running_stderr(struct ps_node_jobs *t, struct job *j, json_t *entry)
+{
+    char *data = NULL;
+    size_t len = 0;
+    bool truncated = false;
+    struct ps_error e;
+    ps_error_init(&e);
+    if (!j->handle || !t->runner->ops->read_stderr ||
+        t->runner->ops->read_stderr(j->handle, &data, &len, &truncated, &e) != 0)
+        return 0;
+    uint64_t h = 1469598103934665603ull;   /* FNV-1a of the text and the truncated flag */
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)data[i]) * 1099511628211ull;
+    h = (h ^ (truncated ? 1u : 0u)) * 1099511628211ull;
+    size_t clean_len = 0;
+    char *clean = len == 0 || h == j->stderr_sent_hash ? NULL : utf8_clean(data, len, &clean_len);
+    free(data);
+    if (!clean)
+        return 0;
+    if (json_object_set_new(entry, "stderr", json_stringn(clean, clean_len)) != 0 ||
+        json_object_set_new(entry, "stderr_truncated", json_boolean(truncated)) != 0)
+        clean_len = 0;
+    else
+        j->stderr_sent_hash = h;
+    free(clean);
+    return clean_len;
+}
+
 json_t *ps_node_jobs_report(struct ps_node_jobs *t, bool *more)
 {
     *more = false;
     json_t *arr = json_array();
     if (!arr)
         return NULL;
+    /* running jobs' stderr has a quarter of the budget, finished records keep theirs */
+    size_t running_used = 0;
     for (size_t i = 0; i < t->count; i++) {
         struct job *j = t->jobs[i];
-        if (j->state == JOB_RUNNING && json_array_append_new(arr, running_entry(j)) != 0)
+        if (j->state != JOB_RUNNING)
+            continue;
+        json_t *entry = running_entry(j);
+        if (entry && running_used < t->cfg.report_stderr_budget_bytes / 4)
+            running_used += running_stderr(t, j, entry);
+        if (json_array_append_new(arr, entry) != 0)
             goto fail;
     }
     size_t used = 0, sent = 0;

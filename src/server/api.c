@@ -96,7 +96,7 @@ static const struct command_params command_params[] = {
     {"exists", {"path"}},
     {"set", {"path", "value", "dry_run"}},
     {"create", {"type", "path", "attributes", "ignore_existing", "dry_run"}},
-    {"remove", {"path", "dry_run"}},
+    {"remove", {"path", "dry_run", "force"}},
     {"move", {"source_path", "destination_path"}},
     {"transfer_pool_resources", {"source_pool", "destination_pool", "pool_tree", "resource_delta"}},
     {"issue_token", {"user", "role"}},
@@ -251,7 +251,15 @@ static int run_command(struct ps_service *svc, const char *command, const json_t
         return rc;
     }
     if (strcmp(command, "remove") == 0) {
-        if ((rc = ps_cypress_remove(svc, who, path_param(body), err)) == 0)
+        const json_t *force = json_object_get(body, "force");
+        if (force && !json_is_boolean(force))
+            return ps_error_set(err, PS_EINVAL, "force: must be true or false");
+        rc = ps_cypress_remove(svc, who, path_param(body), err);
+        if (rc == PS_ENOENT && json_is_true(force)) {   /* as upstream: nothing to remove is fine */
+            ps_error_init(err);
+            rc = 0;
+        }
+        if (rc == 0)
             *reply = json_object();
         return rc;
     }

@@ -228,6 +228,13 @@ static int get_target(struct ps_service *svc, struct target *t, const char *path
 {
     struct ps_value v = ps_value_null();
     int rc;
+    if ((t->kind == T_ROOT || t->kind == T_SYS) && t->has_attr)   /* as upstream: a resolve error */
+        return ps_error_set(err, PS_ENOENT, "attribute %s does not exist: // and //sys have no attributes",
+                            path);
+    if ((t->kind == T_ROOT || t->kind == T_SYS) && t->all_attrs) {
+        *out = json_object();
+        return 0;
+    }
     switch (t->kind) {
     case T_ROOT:
         *out = json_pack("{s:{}}", "sys");
@@ -262,6 +269,10 @@ static int get_target(struct ps_service *svc, struct target *t, const char *path
         return 0;
     }
     case T_TREE:
+        if (t->has_attr && strcmp(t->key, "type") == 0) {
+            *out = json_string("scheduler_pool_tree");
+            return 0;
+        }
         if (t->all_attrs) {
             if ((rc = ps_tree_config_to_value(ps_pool_tree_config(t->tree), &v)) != 0)
                 return ps_error_set(err, PS_ENOMEM, "out of memory");
@@ -281,6 +292,10 @@ static int get_target(struct ps_service *svc, struct target *t, const char *path
             if ((rc = ps_pool_config_to_value(ps_pool_explicit_config(t->pool), &v)) != 0)
                 return ps_error_set(err, PS_ENOMEM, "out of memory");
             *out = drop_nulls(value_json_take(&v));
+            return 0;
+        }
+        if (t->has_attr && strcmp(t->key, "type") == 0) {   /* upstream's object type */
+            *out = json_string("scheduler_pool");
             return 0;
         }
         if (t->has_attr && (strcmp(t->key, "name") == 0 || strcmp(t->key, "parent_name") == 0)) {

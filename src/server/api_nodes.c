@@ -175,6 +175,31 @@ static json_t *with_controller_stats(const struct ps_svc_job *job, const json_t 
     return out;
 }
 
+/* The job's stderr from its report (a finished record's, or a running job's so far): the
+ * last PS_SERVICE_MAX_STDERR_BYTES kept. */
+static void take_stderr(struct ps_svc_job *job, const json_t *r)
+{
+    const json_t *se = json_object_get(r, "stderr");
+    if (!json_is_string(se))
+        return;
+    const char *text = json_string_value(se);
+    size_t len = json_string_length(se);
+    bool truncated = json_is_true(json_object_get(r, "stderr_truncated"));
+    if (len > PS_SERVICE_MAX_STDERR_BYTES) {
+        text += len - PS_SERVICE_MAX_STDERR_BYTES;
+        /* do not start inside a UTF-8 sequence */
+        while ((*text & 0xC0) == 0x80)
+            text++;
+        truncated = true;
+    }
+    char *copy = strdup(text);
+    if (!copy)
+        return;   /* out of memory: the previous text stays */
+    free(job->stderr_text);
+    job->stderr_text = copy;
+    job->stderr_truncated = truncated;
+}
+
 static void finish_reported(struct ps_service *svc, struct ps_svc_job *job, const json_t *r,
                             int64_t now)
 {
@@ -194,22 +219,7 @@ static void finish_reported(struct ps_service *svc, struct ps_svc_job *job, cons
     char node_msg[512];
     if (st == PS_JOB_ABORTED && !error)
         error = ps_node_health_abort_error(r, job->node_id, node_msg, sizeof node_msg);
-    const json_t *se = json_object_get(r, "stderr");
-    if (json_is_string(se)) {
-        const char *text = json_string_value(se);
-        size_t len = json_string_length(se);
-        bool truncated = json_is_true(json_object_get(r, "stderr_truncated"));
-        if (len > PS_SERVICE_MAX_STDERR_BYTES) {
-            text += len - PS_SERVICE_MAX_STDERR_BYTES;
-            /* do not start inside a UTF-8 sequence */
-            while ((*text & 0xC0) == 0x80)
-                text++;
-            truncated = true;
-        }
-        free(job->stderr_text);
-        job->stderr_text = strdup(text);
-        job->stderr_truncated = truncated;
-    }
+    take_stderr(job, r);
     ps_svc_job_finish(svc, job, st, error, reason, with_controller_stats(job, stats, now), now);
     ps_persist_job(svc, job);
     ps_persist_op(svc, job->op);
@@ -391,6 +401,7 @@ int ps_api_heartbeat_json(struct ps_service *svc, const json_t *req, const char 
         }
         job->seen_running = true;
         job->reported_in_heartbeat = node->heartbeat_seq;
+        take_stderr(job, r);   /* the output so far, when the node sends it */
         const json_t *g = json_object_get(r, "cpu_guarantee");
         if (json_is_number(g))
             ps_svc_job_set_guarantee(svc, job, json_number_value(g));

@@ -178,6 +178,8 @@ json_t *ps_svc_job_json(const struct ps_svc_job *job)
         json_object_set_new(o, "finish_time", json_integer(job->finish_ms));
     if (job->error)
         json_object_set_new(o, "error", json_string(job->error));
+    if (job->stderr_text && job->stderr_text[0])   /* as upstream: only when there is some */
+        json_object_set_new(o, "stderr_size", json_integer((json_int_t)strlen(job->stderr_text)));
     if (job->abort_reason)
         json_object_set_new(o, "abort_reason", json_string(job->abort_reason));
     if (job->preemption_reason)

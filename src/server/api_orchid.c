@@ -1,5 +1,6 @@
 /* api_orchid.c — //sys/scheduler/orchid/scheduler/scheduling_info_per_pool_tree/<tree>/
- * fair_share_info/{pools,operations}/<name>/<attribute>...: the results of each tree's last fair
+ * fair_share_info/{pools,operations}/<name>/<attribute>... and the same elements at upstream's
+ * current //sys/scheduler/orchid/scheduler/pool_trees/<tree>/{pools,operations}/...: the results of each tree's last fair
  * share update and starvation check, as the pools and operations keep them (pool_tree.h,
  * struct ps_element_dynamic), so removed pools never leave dangling names behind.
  *
@@ -9,6 +10,7 @@
  * starvation_status, status and satisfaction_ratio for operations.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/schedule.h"
@@ -327,24 +329,28 @@ int ps_orchid_get(struct ps_service *svc, char **names, size_t count, json_t **o
                   struct ps_error *err)
 {
     if (count == 0) {
-        *out = json_pack("{s:{s:{}}}", "scheduler", "scheduling_info_per_pool_tree");
+        *out = json_pack("{s:{s:{}, s:{}}}", "scheduler", "scheduling_info_per_pool_tree",
+                         "pool_trees");
         return 0;
     }
     if (strcmp(names[0], "scheduler") != 0)
         return missing(err, names, 0);
     if (count == 1) {
-        *out = json_pack("{s:{}}", "scheduling_info_per_pool_tree");
+        *out = json_pack("{s:{}, s:{}}", "scheduling_info_per_pool_tree", "pool_trees");
         return 0;
     }
     if (strcmp(names[1], "nodes") == 0)   /* node bans and alerts (node_health.h) */
         return ps_node_health_orchid(svc, names + 1, count - 1, out, err);
-    if (strcmp(names[1], "scheduling_info_per_pool_tree") != 0)
+    /* pool_trees/<tree>/{pools,operations,pool_count,...}: upstream's current layout, the
+     * same elements as scheduling_info_per_pool_tree/<tree>/fair_share_info/... */
+    bool current = strcmp(names[1], "pool_trees") == 0;
+    if (!current && strcmp(names[1], "scheduling_info_per_pool_tree") != 0)
         return missing(err, names, 1);
     if (count == 2) {
         json_t *m = json_object();
         for (int i = 0; i < ps_strategy_tree_count(svc->strategy); i++)
             json_object_set_new(m, ps_pool_tree_name(ps_strategy_tree_at(svc->strategy, i)),
-                                json_pack("{s:{}}", "fair_share_info"));
+                                current ? json_object() : json_pack("{s:{}}", "fair_share_info"));
         *out = m;
         return 0;
     }
@@ -354,7 +360,28 @@ int ps_orchid_get(struct ps_service *svc, char **names, size_t count, json_t **o
     struct ps_tree_demands d;
     if (ps_tree_demands_compute(tree, &d) != 0)
         return ps_error_set(err, PS_ENOMEM, "out of memory reading the orchid");
-    int rc = tree_get(svc, tree, &d, names, count, out, err);
+    int rc;
+    if (current && count > 3 && (strcmp(names[3], "pools") == 0 ||
+                                 strcmp(names[3], "operations") == 0 ||
+                                 strcmp(names[3], "pool_count") == 0)) {
+        char **old = malloc((count + 1) * sizeof *old);
+        if (!old) {
+            ps_tree_demands_release(&d);
+            return ps_error_set(err, PS_ENOMEM, "out of memory reading the orchid");
+        }
+        memcpy(old, names, 3 * sizeof *old);
+        old[3] = (char *)"fair_share_info";
+        memcpy(old + 4, names + 3, (count - 3) * sizeof *old);
+        rc = tree_get(svc, tree, &d, old, count + 1, out, err);
+        free(old);
+    } else {
+        rc = tree_get(svc, tree, &d, names, count, out, err);
+        if (rc == 0 && current && count == 3) {   /* the tree: its elements at the top */
+            json_t *info = json_object_get(*out, "fair_share_info");
+            json_object_update(*out, info);
+            json_object_del(*out, "fair_share_info");
+        }
+    }
     ps_tree_demands_release(&d);
     return rc;
 }

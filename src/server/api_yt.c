@@ -1,13 +1,14 @@
 /* api_yt.c — the YTsaurus face of the API: /api/v3/<command> and /api/v4/<command> as
  * YTsaurus's HTTP proxies answer them, plus GET /api (the versions) and GET /hosts (the proxies:
- * this server) for clients' discovery (docs/api.md "The YTsaurus face").
+ * this server) for clients' discovery, /auth/whoami, and execute_batch (docs/api.md "The
+ * YTsaurus face").
  *
  * This file only translates. Parameters come from the query string, X-YT-Parameters (JSON or
  * YSON text), the chunked base64 X-YT-Parameters-0..N headers the JavaScript wrapper sends, and
  * the body (set's value; a map of parameters for other writes). The YTsaurus command and
  * parameter names map onto /api/v1's; the command runs through ps_api_dispatch, the one
  * dispatcher of both faces, and its reply is reshaped as YTsaurus returns it (v4 wraps values
- * in {"value": ...}, ISO times, brief_progress, list_operations' counters). Errors become
+ * in {"value": ...}; operations and jobs through api_yt_shape.c). Errors become
  * YTsaurus errors {"code", "message", "attributes", "inner_errors"} with the X-YT-Error,
  * X-YT-Response-Code and X-YT-Response-Message headers.
  */
@@ -15,28 +16,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "io/yson.h"
+#include "server/api_yt.h"
 #include "server/service.h"
-
-/* YTsaurus error codes (yt/yt/core, client/security_client, scheduler). */
-enum {
-    YT_GENERIC = 1,
-    YT_UNAVAILABLE = 105,
-    YT_RESOLVE = 500,
-    YT_ALREADY_EXISTS = 501,
-    YT_AUTHENTICATION = 900,
-    YT_AUTHORIZATION = 901,
-    YT_NO_SUCH_OPERATION = 1915,
-    YT_INVALID_OPERATION_STATE = 1916,
-    YT_NO_SUCH_JOB = 1918,
-};
 
 enum yt_kind {
     K_GET, K_LIST, K_EXISTS, K_SET, K_CREATE, K_REMOVE, K_START, K_GET_OP, K_LIST_OPS,
     K_OP_ACTION, K_UPDATE_OP, K_LIST_JOBS, K_GET_JOB, K_STDERR, K_FEATURES, K_WHOAMI,
     K_TRANSFER,   /* move, transfer_pool_resources: no output */
+    K_BATCH,      /* execute_batch: the others, in one request */
 };
 
 struct yt_command {
@@ -53,7 +42,7 @@ static const struct yt_command commands[] = {
     {"exists", "exists", K_EXISTS, false, {"path"}},
     {"set", "set", K_SET, true, {"path", "value", "dry_run"}},
     {"create", "create", K_CREATE, true, {"type", "path", "attributes", "ignore_existing", "dry_run"}},
-    {"remove", "remove", K_REMOVE, true, {"path", "dry_run"}},
+    {"remove", "remove", K_REMOVE, true, {"path", "dry_run", "force"}},
     {"move", "move", K_TRANSFER, true, {"source_path", "destination_path"}},
     {"transfer_pool_resources", "transfer_pool_resources", K_TRANSFER, true,
      {"source_pool", "destination_pool", "pool_tree", "resource_delta"}},
@@ -82,6 +71,7 @@ static const struct yt_command commands[] = {
     {"get_job", "get_job", K_GET_JOB, false, {"operation_id", "job_id"}},
     {"get_job_stderr", "get_job_stderr", K_STDERR, false, {"operation_id", "job_id"}},
     {"get_supported_features", NULL, K_FEATURES, false, {NULL}},
+    {"execute_batch", NULL, K_BATCH, true, {NULL}},
     /* v4 only, as upstream: {"user"} (and poolsched's "role": admin, user or node) */
     {"get_current_user", "get_current_user", K_WHOAMI, false, {NULL}},
 };
@@ -107,13 +97,23 @@ static void reply_json(struct ps_http_response *resp, int status, const json_t *
     ps_http_response_take(resp, status, "application/json", text, strlen(text));
 }
 
-static bool want_yson(const struct ps_http_request *req, const json_t *params)
+/* The output format asked for: 0 JSON, else YSON text with these ps_yson_print flags + 1.
+ * output_format may carry attributes (<format=pretty>"yson", as `yt get` sends it). */
+static int want_yson(const struct ps_http_request *req, const json_t *params)
 {
     const char *f = ps_http_request_header(req, "X-YT-Output-Format");
-    const char *p = json_string_value(json_object_get(params, "output_format"));
-    if (p)
-        f = p;
-    return f && strstr(f, "yson") != NULL;
+    const json_t *o = json_object_get(params, "output_format");
+    const json_t *attrs = json_object_get(o, "$attributes");
+    if (json_object_get(o, "$value"))
+        o = json_object_get(o, "$value");
+    if (json_string_value(o))
+        f = json_string_value(o);
+    if (!f || strstr(f, "yson") == NULL)
+        return 0;
+    const char *layout = json_string_value(json_object_get(attrs, "format"));
+    if (!layout && strchr(f, '<') && strstr(f, "pretty"))   /* a header with attributes */
+        layout = "pretty";
+    return 1 + (layout && strcmp(layout, "pretty") == 0 ? PS_YSON_PRETTY : PS_YSON_COMPACT);
 }
 
 static void reply_value(const struct ps_http_request *req, struct ps_http_response *resp,
@@ -123,11 +123,12 @@ static void reply_value(const struct ps_http_request *req, struct ps_http_respon
         ps_http_response_set(resp, 200, "application/json", NULL, 0);
         return;
     }
-    if (want_yson(req, params)) {
+    int yson = want_yson(req, params);
+    if (yson) {
         char *text = NULL;
         struct ps_error err;
         ps_error_init(&err);
-        if (ps_yson_print(value, 0, &text, &err) == 0) {
+        if (ps_yson_print(value, (unsigned)(yson - 1), &text, &err) == 0) {
             ps_http_response_take(resp, 200, "application/x-yt-yson-text", text, strlen(text));
             return;
         }
@@ -162,9 +163,26 @@ static void yt_error(const struct ps_http_request *req, struct ps_http_response 
     json_decref(e);
 }
 
+/* What a command answers: a value (out; NULL: an empty body), get_job_stderr's raw bytes
+ * (raw: the /api/v1 reply holding "stderr"), or a YTsaurus error (http != 200, code, msg). */
+struct outcome {
+    int http;
+    int code;
+    char msg[PS_ERROR_MSG_MAX];
+    json_t *out;
+    json_t *raw;
+};
+
+static void fail(struct outcome *o, int http, int code, const char *msg)
+{
+    o->http = http;
+    o->code = code;
+    snprintf(o->msg, sizeof o->msg, "%s", msg ? msg : "internal error");
+}
+
 /* Maps a /api/v1 error reply onto a YTsaurus error code and HTTP status. */
-static void v1_error(const struct ps_http_request *req, struct ps_http_response *resp,
-                     const struct yt_command *c, int status, const json_t *reply)
+static void v1_error(struct outcome *o, const struct yt_command *c, int status,
+                     const json_t *reply)
 {
     int ps = (int)json_integer_value(json_object_get(reply, "code"));
     const char *msg = json_string_value(json_object_get(reply, "message"));
@@ -186,7 +204,7 @@ static void v1_error(const struct ps_http_request *req, struct ps_http_response 
             http = 500;
         break;
     }
-    yt_error(req, resp, http, code, msg ? msg : "internal error");
+    fail(o, http, code, msg);
 }
 
 /* ---- parameters -------------------------------------------------------------------------- */
@@ -253,7 +271,7 @@ static void query_param(void *ctx, const char *key, const char *value)
                strcmp(key, "parameters") == 0 || strcmp(key, "value") == 0) {
         struct ps_error err;
         ps_error_init(&err);
-        if (ps_value_parse_text(value, strlen(value), &v, &err) != 0)
+        if (ps_value_parse_attributed(value, strlen(value), &v, &err) != 0)
             v = json_string(value);
     } else {
         v = json_string(value);
@@ -269,7 +287,7 @@ static int merge_text(json_t *params, const char *text, size_t len, const char *
     json_t *doc = NULL;
     struct ps_error err;
     ps_error_init(&err);
-    if (ps_value_parse_text(text, len, &doc, &err) != 0) {
+    if (ps_value_parse_attributed(text, len, &doc, &err) != 0) {
         snprintf(msg, msg_size, "%s: %.400s", what, err.msg);
         return -1;
     }
@@ -357,123 +375,6 @@ static int call(struct ps_service *svc, const char *command, json_t *body,
     return status;
 }
 
-static json_t *iso_time(int64_t ms)
-{
-    time_t s = (time_t)(ms / 1000);
-    struct tm tm;
-    if (ms < 0 || !gmtime_r(&s, &tm))
-        return json_null();
-    char buf[80];
-    snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03d000Z", tm.tm_year + 1900,
-             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(ms % 1000));
-    return json_string(buf);
-}
-
-static void set_time(json_t *o, const char *key)
-{
-    json_t *t = json_object_get(o, key);
-    if (json_is_integer(t))
-        json_object_set_new(o, key, iso_time(json_integer_value(t)));
-}
-
-/* An operation as YTsaurus shows it, keeping poolsched's own keys (progress, pool_per_tree...). */
-static json_t *yt_operation(json_t *op)
-{
-    json_object_set_new(op, "type", json_string("vanilla"));
-    json_object_set(op, "authenticated_user", json_object_get(op, "user"));
-    set_time(op, "start_time");
-    set_time(op, "finish_time");
-    json_t *progress = json_object_get(op, "progress");
-    if (progress)
-        json_object_set_new(op, "brief_progress",
-                            json_pack("{s:O, s:s}", "jobs", progress, "state",
-                                      json_is_true(json_object_get(op, "suspended"))
-                                          ? "suspended" : "running"));
-    /* the full form carries the service's runtime_parameters (the values in effect per tree)
-     * and the spec; the brief one (list_operations) pool_per_tree, brief_spec and weight */
-    json_t *rt = json_object_get(op, "runtime_parameters");
-    const char *tree;
-    json_t *pool;
-    json_t *weight = json_object_get(op, "weight");
-    if (json_is_object(rt)) {
-        json_incref(rt);
-        json_object_foreach(json_object_get(rt, "scheduling_options_per_pool_tree"), tree, pool) {
-            weight = json_object_get(pool, "weight");   /* the first tree's, as the brief one */
-            break;
-        }
-    } else {
-        json_t *per_tree = json_object();
-        json_object_foreach(json_object_get(op, "pool_per_tree"), tree, pool)
-            json_object_set_new(per_tree, tree, json_pack("{s:O}", "pool", pool));
-        rt = json_pack("{s:o}", "scheduling_options_per_pool_tree", per_tree);
-    }
-    json_t *spec = json_object_get(op, "spec");
-    if (!weight && spec)
-        weight = json_object_get(spec, "weight");
-    if (weight)
-        json_object_set(rt, "weight", weight);
-    json_object_del(op, "weight");
-    json_object_set_new(op, "runtime_parameters", rt);
-    if (spec) {
-        json_t *brief = json_object();
-        static const char *const brief_keys[] = {"pool", "title"};
-        for (size_t i = 0; i < 2; i++)
-            if (json_object_get(spec, brief_keys[i]))
-                json_object_set(brief, brief_keys[i], json_object_get(spec, brief_keys[i]));
-        json_object_set_new(op, "brief_spec", brief);
-        json_object_set(op, "provided_spec", spec);
-        json_object_set(op, "full_spec", json_object_get(op, "resulting_spec"));
-    }
-    const char *error = json_string_value(json_object_get(op, "error"));
-    if (error)
-        json_object_set_new(op, "result",
-                            json_pack("{s:{s:i, s:s, s:{}, s:[]}}", "error", "code", YT_GENERIC,
-                                      "message", error, "attributes", "inner_errors"));
-    return op;
-}
-
-static json_t *yt_job(json_t *job)
-{
-    json_object_set_new(job, "type", json_string("vanilla"));
-    json_object_set(job, "address", json_object_get(job, "node_id"));
-    set_time(job, "start_time");
-    set_time(job, "finish_time");
-    /* a preempted job's error as upstream's node reports it: "Job preempted" with the
-     * abort_reason and preemption_reason attributes */
-    const char *why = json_string_value(json_object_get(job, "preemption_reason"));
-    const char *abort_reason = json_string_value(json_object_get(job, "abort_reason"));
-    if (why && abort_reason && strcmp(abort_reason, "preemption") == 0) {
-        const char *inner = json_string_value(json_object_get(job, "error"));
-        json_t *e = json_pack("{s:i, s:s, s:{s:s, s:s}, s:[]}", "code", 1, "message",
-                              "Job preempted", "attributes", "abort_reason", "preemption",
-                              "preemption_reason", why, "inner_errors");
-        if (e && inner)
-            json_array_append_new(json_object_get(e, "inner_errors"),
-                                  json_pack("{s:i, s:s}", "code", 1, "message", inner));
-        if (e)
-            json_object_set_new(job, "error", e);
-    }
-    return job;
-}
-
-/* Keeps only the listed attributes of an object (a YTsaurus `attributes` filter). */
-static void filter_keys(json_t *o, const json_t *attributes)
-{
-    if (!json_is_array(attributes) || !json_is_object(o))
-        return;
-    json_t *keep = json_object();
-    size_t i;
-    json_t *a;
-    json_array_foreach(attributes, i, a) {
-        const char *k = json_string_value(a);
-        if (k && json_object_get(o, k))
-            json_object_set(keep, k, json_object_get(o, k));
-    }
-    json_object_clear(o);
-    json_object_update(o, keep);
-    json_decref(keep);
-}
-
 /* {"$attributes": {...}, "$value": value} with the requested attributes of the node at path. */
 static json_t *with_attributes(struct ps_service *svc, const struct ps_auth_identity *who,
                                const char *path, json_t *value, const json_t *attributes)
@@ -497,57 +398,6 @@ static json_t *with_attributes(struct ps_service *svc, const struct ps_auth_iden
     return json_pack("{s:o, s:o}", "$attributes", attrs, "$value", value);
 }
 
-/* The keys only the full form of an operation has: asking for one of them in list_operations'
- * `attributes` lists the full forms (slow with many operations); otherwise the brief ones. */
-static bool wants_full_operations(const json_t *attributes)
-{
-    static const char *const full_only[] = {"spec", "provided_spec", "full_spec",
-                                            "resulting_spec", "unrecognized_spec", "alerts",
-                                            "pending_reason"};
-    size_t i;
-    json_t *a;
-    json_array_foreach(attributes, i, a)
-        for (size_t k = 0; k < sizeof full_only / sizeof full_only[0]; k++)
-            if (json_is_string(a) && strcmp(json_string_value(a), full_only[k]) == 0)
-                return true;
-    return false;
-}
-
-/* list_operations' YTsaurus reply from /api/v1's (counters computed there, in one pass under
- * the service lock, over every operation): the operations newest first up to `limit`, shaped,
- * and the counters; a `type` other than vanilla matches nothing. */
-static json_t *yt_list_operations(json_t *v1, const json_t *params)
-{
-    const char *type = json_string_value(json_object_get(params, "type"));
-    bool none = json_object_get(params, "type") && (!type || strcmp(type, "vanilla") != 0);
-    json_int_t limit = json_integer_value(json_object_get(params, "limit"));
-    if (limit <= 0)
-        limit = 100;
-    json_int_t total = json_integer_value(json_object_get(v1, "total_count"));
-    json_t *ops = json_array();
-    size_t i;
-    json_t *op;
-    if (!none)
-        json_array_foreach(json_object_get(v1, "operations"), i, op) {
-            json_t *shaped = yt_operation(json_incref(op));
-            filter_keys(shaped, json_object_get(params, "attributes"));
-            json_array_append_new(ops, shaped);
-        }
-    json_t *types = json_object();
-    if (total > 0)
-        json_object_set_new(types, "vanilla", json_integer(total));
-    if (none)
-        return json_pack("{s:o, s:{}, s:{}, s:{}, s:o, s:I, s:b}", "operations", ops,
-                         "pool_counts", "user_counts", "state_counts", "type_counts", types,
-                         "failed_jobs_count", (json_int_t)0, "incomplete", 0);
-    return json_pack("{s:o, s:O, s:O, s:O, s:o, s:O, s:b}", "operations", ops, "pool_counts",
-                     json_object_get(v1, "pool_counts"), "user_counts",
-                     json_object_get(v1, "user_counts"), "state_counts",
-                     json_object_get(v1, "state_counts"), "type_counts", types,
-                     "failed_jobs_count", json_object_get(v1, "failed_jobs_count"),
-                     "incomplete", total > limit);
-}
-
 static json_t *node_id(const char *path)
 {
     uint64_t h = 1469598103934665603ull;
@@ -562,6 +412,216 @@ static json_t *node_id(const char *path)
 static json_t *wrap(bool v4, const char *key, json_t *value)
 {
     return v4 ? json_pack("{s:o}", key, value) : value;
+}
+
+static void execute_batch(struct ps_service *svc, bool v4, const json_t *params,
+                          const struct ps_auth_identity *who, struct outcome *o);
+
+/* Runs command c with its YTsaurus parameters (params, changed) as who: *o. */
+static void execute(struct ps_service *svc, const struct yt_command *c, bool v4, json_t *params,
+                    const struct ps_auth_identity *who, struct outcome *o)
+{
+    if (c->kind == K_FEATURES) {
+        o->out = json_pack("{s:{s:[s,s,s,s,s,s], s:[s], s:[s], s:[s]}}", "features",
+                           "primitive_types", "int64", "uint64", "double", "boolean", "string",
+                           "null", "compression_codecs", "none", "erasure_codecs", "none",
+                           "operation_types", "vanilla");
+        return;
+    }
+    if (c->kind == K_BATCH) {
+        execute_batch(svc, v4, params, who, o);
+        return;
+    }
+    /* a parameter with attributes (a rich YPath <...>"//p", a job id the client carries its
+     * address on) is its value; only the formats' attributes mean something here */
+    const char *pkey;
+    json_t *pval;
+    json_object_foreach(params, pkey, pval) {
+        json_t *inner = json_object_get(pval, "$value");
+        if (json_is_object(pval) && inner && json_object_get(pval, "$attributes") &&
+            !strstr(pkey, "_format"))
+            json_object_set(params, pkey, inner);
+    }
+    json_t *lim = json_object_get(params, "limit");
+    if (c->kind == K_LIST_OPS && lim &&
+        (!json_is_integer(lim) || json_integer_value(lim) < 1 || json_integer_value(lim) > 1000)) {
+        char *text = json_dumps(lim, JSON_COMPACT | JSON_ENCODE_ANY);
+        char msg[200];
+        snprintf(msg, sizeof msg, "list_operations: limit: must be an integer from 1 to 1000, got %.40s",
+                 text ? text : "?");
+        free(text);
+        fail(o, 400, YT_GENERIC, msg);
+        return;
+    }
+    /* the /api/v1 body: the parameters the command reads, under its names */
+    json_t *body = json_object();
+    if (!json_object_get(params, "state") && json_object_get(params, "job_state"))
+        json_object_set(params, "state", json_object_get(params, "job_state"));
+    for (int i = 0; i < 7 && c->params[i]; i++) {
+        json_t *v = json_object_get(params, c->params[i]);
+        if (v)
+            json_object_set(body, c->params[i], v);
+    }
+    if (c->kind == K_LIST_JOBS && !json_object_get(body, "limit"))
+        json_object_set_new(body, "limit", json_integer(1000));   /* upstream's default */
+    if (c->kind == K_LIST_OPS) {
+        json_object_set_new(body, "counters", json_true());
+        if (!ps_yt_wants_full_operations(json_object_get(params, "attributes")))
+            json_object_set_new(body, "brief", json_true());
+    }
+    const char *path = json_string_value(json_object_get(params, "path"));
+    json_t *reply = NULL;
+    int status = call(svc, c->ours, body, who, &reply);
+    if (status != 200) {
+        v1_error(o, c, status, reply);
+        json_decref(reply);
+        return;
+    }
+    const json_t *attributes = json_object_get(params, "attributes");
+    /* v4 get/list: the bare value, as the Python client asks for it */
+    bool only_value = json_is_true(json_object_get(params, "return_only_value"));
+    json_t *out = NULL;   /* NULL: an empty body */
+    /* a dry run of set/create/remove answers its diff as it is (docs/api.md "Dry run") */
+    bool dry_run = (c->kind == K_SET || c->kind == K_CREATE || c->kind == K_REMOVE) &&
+                   json_is_true(json_object_get(params, "dry_run"));   /* body is gone */
+    enum yt_kind kind = dry_run ? K_FEATURES : c->kind;
+    if (kind == K_FEATURES || kind == K_WHOAMI)
+        out = json_incref(reply);
+    switch (kind) {
+    case K_GET: {
+        json_t *v = json_incref(json_object_get(reply, "value"));
+        if (json_is_array(attributes) && path && !strchr(path, '@'))
+            v = with_attributes(svc, who, path, v, attributes);
+        out = wrap(v4 && !only_value, "value", v);
+        break;
+    }
+    case K_LIST: {
+        json_t *v = json_incref(json_object_get(reply, "value"));
+        if (json_is_array(attributes) && path) {
+            json_t *items = json_array();
+            size_t i;
+            json_t *item;
+            json_array_foreach(v, i, item) {
+                char *p = NULL;
+                if (asprintf(&p, "%s/%s", path, json_string_value(item)) < 0)
+                    continue;
+                json_array_append_new(items, with_attributes(svc, who, p, json_incref(item),
+                                                             attributes));
+                free(p);
+            }
+            json_decref(v);
+            v = items;
+        }
+        out = wrap(v4 && !only_value, "value", v);
+        break;
+    }
+    case K_EXISTS:
+        out = wrap(v4, "value", json_incref(json_object_get(reply, "value")));
+        break;
+    case K_CREATE:
+        out = wrap(v4, "node_id", node_id(path));
+        break;
+    case K_START:
+        out = wrap(v4, "operation_id", json_incref(json_object_get(reply, "operation_id")));
+        break;
+    case K_GET_OP:
+        out = ps_yt_operation(json_incref(reply));
+        ps_yt_filter_keys(out, attributes);
+        break;
+    case K_LIST_OPS:
+        out = ps_yt_list_operations(reply, params);
+        break;
+    case K_LIST_JOBS: {
+        /* as upstream: state_counts over every job whatever the state filter, type_counts
+         * likewise (every job is vanilla), the job counts over the jobs passing the filter */
+        json_t *jobs = json_object_get(reply, "jobs");
+        json_t *states = json_object_get(reply, "state_counts");
+        json_int_t all = 0, matching = json_integer_value(json_object_get(reply, "job_count"));
+        const char *key;
+        json_t *n;
+        json_object_foreach(states, key, n)
+            all += json_integer_value(n);
+        /* with_stderr: only the jobs with (true) or without (false) stderr, as upstream */
+        const json_t *with_stderr = json_object_get(params, "with_stderr");
+        size_t i;
+        json_t *job;
+        for (i = 0; json_is_boolean(with_stderr) && i < json_array_size(jobs);) {
+            bool has = json_integer_value(json_object_get(json_array_get(jobs, i), "stderr_size")) > 0;
+            if (has != json_is_true(with_stderr))
+                json_array_remove(jobs, i);
+            else
+                i++;
+        }
+        json_array_foreach(jobs, i, job)
+            ps_yt_job(job);
+        json_t *types = all ? json_pack("{s:I}", "vanilla", all) : json_object();
+        out = json_pack("{s:O, s:O, s:o, s:I, s:I, s:I, s:[]}", "jobs", jobs,
+                        "state_counts", states, "type_counts", types,
+                        "cypress_job_count", (json_int_t)0, "controller_agent_job_count",
+                        matching, "archive_job_count", (json_int_t)0, "errors");
+        break;
+    }
+    case K_GET_JOB:
+        out = ps_yt_job(json_incref(reply));
+        break;
+    case K_STDERR:   /* the raw bytes, as upstream */
+        o->raw = json_incref(reply);
+        break;
+    default:   /* set, remove, the operation actions: no output */
+        break;
+    }
+    o->out = out;
+    json_decref(reply);
+}
+
+/* execute_batch: {"requests": [{"command", "parameters", "input"}...]} runs each request as its
+ * own command (set's "input" is its value) and answers, in order, {"output": ...} or
+ * {"error": {...}} for each: v4 {"results": [...]}, v3 the list. Commands with raw output
+ * (get_job_stderr) and execute_batch itself are refused per request, as upstream. */
+static void execute_batch(struct ps_service *svc, bool v4, const json_t *params,
+                          const struct ps_auth_identity *who, struct outcome *o)
+{
+    const json_t *requests = json_object_get(params, "requests");
+    if (!json_is_array(requests)) {
+        fail(o, 400, YT_GENERIC, "execute_batch: requests: must be a list of {command, parameters, input}");
+        return;
+    }
+    json_t *results = json_array();
+    size_t i;
+    const json_t *r;
+    json_array_foreach(requests, i, r) {
+        const char *name = json_string_value(json_object_get(r, "command"));
+        const struct yt_command *sub = name ? find_command(name) : NULL;
+        const json_t *given = json_object_get(r, "parameters");
+        struct outcome so = {.http = 200};
+        char msg[200];
+        if (!sub || sub->kind == K_BATCH || sub->kind == K_STDERR || (sub->kind == K_WHOAMI && !v4)) {
+            snprintf(msg, sizeof msg, "requests[%zu]: command %.60s%s", i, name ? name : "(none)",
+                     sub ? " is not supported in a batch" : " is not registered");
+            fail(&so, 400, YT_GENERIC, msg);
+        } else if (given && !json_is_object(given)) {
+            snprintf(msg, sizeof msg, "requests[%zu]: parameters: must be a map", i);
+            fail(&so, 400, YT_GENERIC, msg);
+        } else {
+            json_t *p = given ? json_deep_copy(given) : json_object();
+            if (sub->kind == K_SET && json_object_get(r, "input"))
+                json_object_set(p, "value", json_object_get(r, "input"));
+            execute(svc, sub, v4, p, who, &so);
+            json_decref(p);
+        }
+        json_t *one = so.http == 200
+                          ? json_pack("{s:o}", "output", so.out ? so.out : json_object())
+                          : json_pack("{s:{s:i, s:s, s:{}, s:[]}}", "error", "code", so.code,
+                                      "message", so.msg, "attributes", "inner_errors");
+        so.out = NULL;
+        if (!one) {   /* a message jansson refuses (bad UTF-8): keep the code */
+            one = json_pack("{s:{s:i, s:s, s:{}, s:[]}}", "error", "code", so.code, "message",
+                            "error", "attributes", "inner_errors");
+        }
+        json_array_append_new(results, one);
+        json_decref(so.raw);
+    }
+    o->out = v4 ? json_pack("{s:o}", "results", results) : results;
 }
 
 static void yt_handler(const struct ps_http_request *req, struct ps_http_response *resp,
@@ -618,143 +678,26 @@ static void yt_handler(const struct ps_http_request *req, struct ps_http_respons
         json_decref(params);
         return;
     }
-    if (c->kind == K_FEATURES) {
-        json_t *f = json_pack("{s:{s:[s,s,s,s,s,s], s:[s], s:[s], s:[s]}}", "features",
-                              "primitive_types", "int64", "uint64", "double", "boolean",
-                              "string", "null", "compression_codecs", "none",
-                              "erasure_codecs", "none", "operation_types", "vanilla");
-        reply_value(req, resp, params, f);
-        json_decref(f);
-        json_decref(params);
-        return;
-    }
-    json_t *lim = json_object_get(params, "limit");
-    if (c->kind == K_LIST_OPS && lim &&
-        (!json_is_integer(lim) || json_integer_value(lim) < 1 || json_integer_value(lim) > 1000)) {
-        char *text = json_dumps(lim, JSON_COMPACT | JSON_ENCODE_ANY);
-        snprintf(msg, sizeof msg, "list_operations: limit: must be an integer from 1 to 1000, got %.40s",
-                 text ? text : "?");
-        free(text);
-        yt_error(req, resp, 400, YT_GENERIC, msg);
-        json_decref(params);
-        return;
-    }
-    /* the /api/v1 body: the parameters the command reads, under its names */
-    json_t *body = json_object();
-    if (!json_object_get(params, "state") && json_object_get(params, "job_state"))
-        json_object_set(params, "state", json_object_get(params, "job_state"));
-    for (int i = 0; i < 7 && c->params[i]; i++) {
-        json_t *v = json_object_get(params, c->params[i]);
-        if (v)
-            json_object_set(body, c->params[i], v);
-    }
-    if (c->kind == K_LIST_JOBS && !json_object_get(body, "limit"))
-        json_object_set_new(body, "limit", json_integer(1000));   /* upstream's default */
-    if (c->kind == K_LIST_OPS) {
-        json_object_set_new(body, "counters", json_true());
-        if (!wants_full_operations(json_object_get(params, "attributes")))
-            json_object_set_new(body, "brief", json_true());
-    }
-    const char *path = json_string_value(json_object_get(params, "path"));
-    json_t *reply = NULL;
-    int status = call(svc, c->ours, body, &who, &reply);
-    if (status != 200) {
-        v1_error(req, resp, c, status, reply);
-        json_decref(reply);
-        json_decref(params);
-        return;
-    }
-    const json_t *attributes = json_object_get(params, "attributes");
-    json_t *out = NULL;   /* NULL: an empty body */
-    /* a dry run of set/create/remove answers its diff as it is (docs/api.md "Dry run") */
-    bool dry_run = (c->kind == K_SET || c->kind == K_CREATE || c->kind == K_REMOVE) &&
-                   json_is_true(json_object_get(params, "dry_run"));   /* body is gone */
-    enum yt_kind kind = dry_run ? K_FEATURES : c->kind;
-    if (kind == K_FEATURES || kind == K_WHOAMI)
-        out = json_incref(reply);
-    switch (kind) {
-    case K_GET: {
-        json_t *v = json_incref(json_object_get(reply, "value"));
-        if (json_is_array(attributes) && path && !strchr(path, '@'))
-            v = with_attributes(svc, &who, path, v, attributes);
-        out = wrap(v4, "value", v);
-        break;
-    }
-    case K_LIST: {
-        json_t *v = json_incref(json_object_get(reply, "value"));
-        if (json_is_array(attributes) && path) {
-            json_t *items = json_array();
-            size_t i;
-            json_t *item;
-            json_array_foreach(v, i, item) {
-                char *p = NULL;
-                if (asprintf(&p, "%s/%s", path, json_string_value(item)) < 0)
-                    continue;
-                json_array_append_new(items, with_attributes(svc, &who, p, json_incref(item),
-                                                             attributes));
-                free(p);
-            }
-            json_decref(v);
-            v = items;
-        }
-        out = wrap(v4, "value", v);
-        break;
-    }
-    case K_EXISTS:
-        out = wrap(v4, "value", json_incref(json_object_get(reply, "value")));
-        break;
-    case K_CREATE:
-        out = wrap(v4, "node_id", node_id(path));
-        break;
-    case K_START:
-        out = wrap(v4, "operation_id", json_incref(json_object_get(reply, "operation_id")));
-        break;
-    case K_GET_OP:
-        out = yt_operation(json_incref(reply));
-        filter_keys(out, attributes);
-        break;
-    case K_LIST_OPS:
-        out = yt_list_operations(reply, params);
-        break;
-    case K_LIST_JOBS: {
-        /* as upstream: state_counts over every job whatever the state filter, type_counts
-         * likewise (every job is vanilla), the job counts over the jobs passing the filter */
-        json_t *jobs = json_object_get(reply, "jobs");
-        json_t *states = json_object_get(reply, "state_counts");
-        json_int_t all = 0, matching = json_integer_value(json_object_get(reply, "job_count"));
-        const char *key;
-        json_t *n;
-        json_object_foreach(states, key, n)
-            all += json_integer_value(n);
-        size_t i;
-        json_t *job;
-        json_array_foreach(jobs, i, job)
-            yt_job(job);
-        json_t *types = all ? json_pack("{s:I}", "vanilla", all) : json_object();
-        out = json_pack("{s:O, s:O, s:o, s:I, s:I, s:I, s:[]}", "jobs", jobs,
-                        "state_counts", states, "type_counts", types,
-                        "cypress_job_count", (json_int_t)0, "controller_agent_job_count",
-                        matching, "archive_job_count", (json_int_t)0, "errors");
-        break;
-    }
-    case K_GET_JOB:
-        out = yt_job(json_incref(reply));
-        break;
-    case K_STDERR: {   /* the raw bytes, as upstream */
-        const char *text = json_string_value(json_object_get(reply, "stderr"));
+    struct outcome o = {.http = 200};
+    execute(svc, c, v4, params, &who, &o);
+    if (o.http != 200)
+        yt_error(req, resp, o.http, o.code, o.msg);
+    else if (o.raw) {
+        const char *text = json_string_value(json_object_get(o.raw, "stderr"));
         ps_http_response_set(resp, 200, "application/octet-stream", text ? text : "",
                              text ? strlen(text) : 0);
-        json_decref(reply);
-        json_decref(params);
-        return;
-    }
-    default:   /* set, remove, the operation actions: no output */
-        break;
-    }
-    reply_value(req, resp, params, out);
-    json_decref(out);
-    json_decref(reply);
+    } else
+        reply_value(req, resp, params, o.out);
+    json_decref(o.out);
+    json_decref(o.raw);
     json_decref(params);
+}
+
+/* GET /api/v3 or /api/v4 (a trailing '/' allowed): the command list. */
+static bool is_command_list(const struct ps_http_request *req)
+{
+    const char *rest = req->path + 7;
+    return strcmp(req->method, "GET") == 0 && (rest[0] == 0 || strcmp(rest, "/") == 0);
 }
 
 /* Admits on the headers, as /api/v1 does: the token before the body; YTsaurus-shaped refusals. */
@@ -762,6 +705,10 @@ static int yt_admit(const struct ps_http_request *req, struct ps_http_response *
                     size_t *max_body, void *ctx)
 {
     struct ps_service *svc = ctx;
+    if (is_command_list(req)) {   /* as upstream: clients read it before sending a token */
+        *max_body = 0;
+        return 0;
+    }
     struct ps_auth_identity who;
     struct ps_error err;
     ps_error_init(&err);
@@ -806,6 +753,32 @@ static void hosts(const struct ps_http_request *req, struct ps_http_response *re
     json_decref(v);
 }
 
+/* /auth/whoami (GET or POST), as upstream's HTTP proxy: {"login", "realm", "csrf_token"}
+ * for the token sent, a YTsaurus authentication error without one. The Python client's
+ * get_user_name and `yt whoami` read login. */
+static void whoami(const struct ps_http_request *req, struct ps_http_response *resp, void *ctx)
+{
+    struct ps_service *svc = ctx;
+    if (strcmp(req->method, "GET") != 0 && strcmp(req->method, "POST") != 0) {
+        ps_http_response_add_header(resp, "Allow", "GET, POST");
+        yt_error(req, resp, 405, YT_GENERIC, "/auth/whoami requires HTTP method GET or POST");
+        return;
+    }
+    struct ps_auth_identity who;
+    struct ps_error err;
+    ps_error_init(&err);
+    if (ps_api_authenticate(svc, ps_http_request_header(req, "Authorization"), &who, &err) != 0) {
+        yt_error(req, resp, err.code == PS_EIO ? 500 : 401, YT_AUTHENTICATION, err.msg);
+        return;
+    }
+    /* the realm of upstream's Cypress token authenticator (its tokens are like these); no
+     * cookies here, so no CSRF token to sign: an empty one */
+    json_t *v = json_pack("{s:s, s:s, s:s}", "login", who.user, "realm", "cypress", "csrf_token",
+                          "");
+    ps_http_reply_json(resp, 200, v);
+    json_decref(v);
+}
+
 int ps_api_yt_register(struct ps_service *svc, struct ps_error *err)
 {
     int rc;
@@ -816,6 +789,8 @@ int ps_api_yt_register(struct ps_service *svc, struct ps_error *err)
         (rc = ps_http_server_route(svc->http, "GET", "/api", PS_HTTP_EXACT, api_versions, svc,
                                    err)) != 0 ||
         (rc = ps_http_server_route(svc->http, "GET", "/hosts", PS_HTTP_EXACT, hosts, svc,
+                                   err)) != 0 ||
+        (rc = ps_http_server_route(svc->http, NULL, "/auth/whoami", PS_HTTP_EXACT, whoami, svc,
                                    err)) != 0)
         return rc;
     return 0;

@@ -207,14 +207,41 @@ static void task_release(struct ps_svc_task *t)
 }
 
 static const char *const task_keys[] = {"command", "job_count", "cpu_limit", "memory_limit",
-                                        "tmpfs_size", "environment", "disk_request", NULL};
+                                        "tmpfs_size", "environment", "disk_request",
+                                        /* upstream's TUserJobSpec keys the Python client always
+                                         * sends; they have no effect on a vanilla job here */
+                                        "use_yamr_descriptors", "check_input_fully_consumed",
+                                        NULL};
+
+/* Adds value at unrecognized_spec/tasks/<task>[/<sub>]/<key> of op (upstream's
+ * unrecognized_spec: the unknown keys at any depth, in the spec's shape). */
+static int task_unrecognized(struct ps_svc_op *op, const char *task, const char *sub,
+                             const char *key, const json_t *value, struct ps_error *err)
+{
+    if (!op->unrecognized_spec)
+        op->unrecognized_spec = json_object();
+    json_t *at = op->unrecognized_spec;
+    const char *steps[3] = {"tasks", task, sub};
+    for (int i = 0; at && i < 3 && steps[i]; i++) {
+        json_t *next = json_object_get(at, steps[i]);
+        if (!json_is_object(next)) {
+            next = json_object();
+            if (json_object_set_new(at, steps[i], next) != 0)
+                next = NULL;
+        }
+        at = next;
+    }
+    if (!at || json_object_set(at, key, (json_t *)value) != 0)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    return 0;
+}
 
 #define MAX_DISK_SPACE (1LL << 50)
 
 /* disk_request {disk_space, medium_name} of a vanilla task (upstream's TDiskRequestConfig):
  * disk_space bytes, required; medium_name, default "default". */
-static int parse_disk_request(const json_t *t, const char *name, struct ps_svc_task *task,
-                              struct ps_error *err)
+static int parse_disk_request(const json_t *t, const char *name, struct ps_svc_op *op,
+                              struct ps_svc_task *task, struct ps_error *err)
 {
     const json_t *d = json_object_get(t, "disk_request");
     if (!d || json_is_null(d))
@@ -223,9 +250,13 @@ static int parse_disk_request(const json_t *t, const char *name, struct ps_svc_t
         return task_error(err, name, "disk_request", "a map {disk_space, medium_name}", d);
     const char *k;
     const json_t *kv;
-    json_object_foreach((json_t *)d, k, kv) if (strcmp(k, "disk_space") && strcmp(k, "medium_name"))
-        return ps_error_set(err, PS_EINVAL, "spec/tasks/%s/disk_request: unknown key \"%.40s\"",
-                            name, k);
+    json_object_foreach((json_t *)d, k, kv) {
+        int rc = 0;
+        if (strcmp(k, "disk_space") && strcmp(k, "medium_name"))
+            rc = task_unrecognized(op, name, "disk_request", k, kv, err);
+        if (rc != 0)
+            return rc;
+    }
     const json_t *space = json_object_get(d, "disk_space");
     if (!json_is_integer(space) || json_integer_value(space) < 1 ||
         json_integer_value(space) > MAX_DISK_SPACE)
@@ -291,9 +322,9 @@ static int parse_controller_spec(struct ps_service *svc, const json_t *spec, str
             bool known = false;
             for (int i = 0; task_keys[i]; i++)
                 known |= strcmp(task_keys[i], k) == 0;
-            if (!known)
-                return ps_error_set(err, PS_EINVAL, "spec/tasks/%s: unknown key %s", name,
-                                    quoted(q, sizeof q, k));
+            /* as upstream: reported in the unrecognized_spec alert, the operation runs */
+            if (!known && (rc = task_unrecognized(op, name, NULL, k, kv, err)) != 0)
+                return rc;
         }
         const json_t *cmd = json_object_get(t, "command");
         if (!json_is_string(cmd) || json_string_length(cmd) == 0)
@@ -315,7 +346,7 @@ static int parse_controller_spec(struct ps_service *svc, const json_t *spec, str
                           "a number of bytes in [0, memory_limit]", &task->tmpfs_size, err)))
             return rc;
         task->cpu_limit = (double)ps_res_from_double(PS_RES_CPU, task->cpu_limit) / PS_CPU_SCALE;
-        if ((rc = parse_disk_request(t, name, task, err)) != 0)
+        if ((rc = parse_disk_request(t, name, op, task, err)) != 0)
             return rc;
         const json_t *env = json_object_get(t, "environment");
         if (env && !json_is_null(env)) {

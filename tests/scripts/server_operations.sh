@@ -111,7 +111,7 @@ try:
     check(o["progress"]["failed"] == 3, "3 failed jobs %s" % o["progress"])
 
     # user-given keys and task names are quoted and escaped: every error message is one line
-    for tasks, want in [({"t": {"command": "x", "job_cou\nt": 3}}, 'unknown key "job_cou\\nt"'),
+    for tasks, want in [({"t": {"command": "x", "job_count": "3\n"}}, 'got "3\\n"'),
                         ({"a\nb": {"command": "x", "job_count": 1}}, 'task name "a\\nb"'),
                         ({"t": {"command": "x", "job_count": 1}}, None)]:
         spec = {"pool": "research", "tasks": tasks}

@@ -791,6 +791,47 @@ static void test_stderr_budget(void **state)
     ps_node_jobs_free(t);
 }
 
+/* A running job's stderr so far goes in its running entry when it changed since last sent
+ * (get_job_stderr of a running job), within a quarter of the stderr budget. */
+static void test_running_stderr(void **state)
+{
+    struct ps_node_jobs_config cfg;
+    ps_node_jobs_config_init(&cfg);
+    cfg.report_stderr_budget_bytes = 40;   /* 10 bytes for running jobs */
+    struct ps_node_jobs *t = NULL;
+    assert_int_equal(ps_node_jobs_new(&fake_runner, &cfg, &t, NULL), 0);
+    struct ps_node_start s1 = start_msg("r1", 1.0, NULL), s2 = start_msg("r2", 1.0, NULL);
+    ps_node_jobs_start(t, &s1, 0);
+    ps_node_jobs_start(t, &s2, 0);
+    bool more;
+    json_t *rep = ps_node_jobs_report(t, &more);
+    assert_null(json_object_get(entry(rep, "r1"), "stderr"));   /* nothing written yet */
+    json_decref(rep);
+    struct fake_job *f1 = fake_find("r1"), *f2 = fake_find("r2");
+    f1->stderr_text = "started \xff\n";
+    f1->stderr_len = strlen(f1->stderr_text);
+    f2->stderr_text = "r2 says hi\n";
+    f2->stderr_len = strlen(f2->stderr_text);
+    rep = ps_node_jobs_report(t, &more);
+    assert_string_equal(json_string_value(json_object_get(entry(rep, "r1"), "stderr")),
+                        "started \xef\xbf\xbd\n");
+    assert_false(json_is_true(json_object_get(entry(rep, "r1"), "stderr_truncated")));
+    assert_null(json_object_get(entry(rep, "r2"), "stderr"));   /* over the running budget */
+    json_decref(rep);
+    rep = ps_node_jobs_report(t, &more);   /* r1 unchanged: not again; r2's turn */
+    assert_null(json_object_get(entry(rep, "r1"), "stderr"));
+    assert_string_equal(json_string_value(json_object_get(entry(rep, "r2"), "stderr")),
+                        "r2 says hi\n");
+    json_decref(rep);
+    f1->stderr_text = "started \xff\nmore\n";
+    f1->stderr_len = strlen(f1->stderr_text);
+    rep = ps_node_jobs_report(t, &more);
+    assert_string_equal(json_string_value(json_object_get(entry(rep, "r1"), "stderr")),
+                        "started \xef\xbf\xbd\nmore\n");
+    json_decref(rep);
+    ps_node_jobs_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -809,6 +850,7 @@ int main(void)
         cmocka_unit_test_setup(test_cpu_overdraft, setup),
         cmocka_unit_test_setup(test_memory_overdraft, setup),
         cmocka_unit_test_setup(test_stderr_budget, setup),
+        cmocka_unit_test_setup(test_running_stderr, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

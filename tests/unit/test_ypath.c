@@ -118,6 +118,9 @@ static void test_api_paths(void **state)
         {"//sys/pools/\xd0\xbf\xd1\x83\xd0\xbb/@\\xd0\\xbf", {"sys", "pools", "\xd0\xbf\xd1\x83\xd0\xbb"},
          {"\xd0\xbf"}, false, "//sys/pools/\xd0\xbf\xd1\x83\xd0\xbb/@\xd0\xbf"},
         {"//V100 32/x", {"V100 32", "x"}, {NULL}, false, NULL},
+        /* `name&` (do not follow a link), as `yt list -l` sends it: no links here, dropped */
+        {"//sys/pools/x&/@", {"sys", "pools", "x"}, {NULL}, true, "//sys/pools/x/@"},
+        {"//sys/pools&", {"sys", "pools"}, {NULL}, false, "//sys/pools"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         expect_good(&cases[i]);
@@ -180,8 +183,12 @@ static void test_bad_paths(void **state)
                         "literal '@' at position 10"},
         {"//sys/@@", "invalid path \"//sys/@@\": '@' inside the attribute part (attributes of an "
                      "attribute are not supported); write \\@ for a literal '@' at position 8"},
-        {"//sys/link&", "invalid path \"//sys/link&\": unescaped '&' is not supported in a name; "
-                        "write \\& for a literal '&' at position 11"},
+        {"//sys/li&nk", "invalid path \"//sys/li&nk\": unescaped '&' is not supported in a name; "
+                        "write \\& for a literal '&' at position 9"},
+        {"//sys/&", "invalid path \"//sys/&\": unescaped '&' is not supported in a name; "
+                    "write \\& for a literal '&' at position 7"},
+        {"//sys/@a&", "invalid path \"//sys/@a&\": unescaped '&' is not supported in a name; "
+                      "write \\& for a literal '&' at position 9"},
         {"//sys/*", "invalid path \"//sys/*\": unescaped '*' is not supported in a name; write "
                     "\\* for a literal '*' at position 7"},
         {"//t[#1:#2]", "invalid path \"//t[#1:#2]\": unescaped '[' is not supported in a name; "

@@ -443,6 +443,55 @@ static void test_depth_limit(void **state)
     free(maps);
 }
 
+/* ps_value_parse_attributed: attributes before a value, in YTsaurus's JSON form; the plain
+ * readers still refuse them (test_malformed). */
+static void test_attributes(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text, *want;
+    } good[] = {
+        {"<format=pretty>yson", "{\"$attributes\": {\"format\": \"pretty\"}, \"$value\": \"yson\"}"},
+        {"{\"output_format\"=<\"format\"=\"binary\";\"lazy\"=%false;>\"yson\";path=\"//a\";}",
+         "{\"output_format\": {\"$attributes\": {\"format\": \"binary\", \"lazy\": false},"
+         " \"$value\": \"yson\"}, \"path\": \"//a\"}"},
+        {"< > 5", "{\"$attributes\": {}, \"$value\": 5}"},
+        {"[<a=<b=1>2>3]", "[{\"$attributes\": {\"a\": {\"$attributes\": {\"b\": 1}, \"$value\": 2}},"
+         " \"$value\": 3}]"},
+        {"{\"a\": 1}", "{\"a\": 1}"},   /* JSON still first */
+    };
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        json_t *v = NULL;
+        struct ps_error err;
+        ps_error_init(&err);
+        int rc = ps_value_parse_attributed(good[i].text, strlen(good[i].text), &v, &err);
+        if (rc != 0)
+            print_error("%s: %s\n", good[i].text, err.msg);
+        assert_int_equal(rc, 0);
+        expect_equal(v, good[i].want);
+    }
+    static const struct {
+        const char *text, *msg;
+    } bad[] = {
+        {"<a=1><b=2>3", "invalid YSON at line 1, column 6: a value has one set of attributes"},
+        {"<a=1>", "invalid YSON at line 1, column 6: unexpected end of input, expected a value"},
+        {"<a=1;a=2>3", "invalid YSON at line 1, column 6: duplicate key \"a\""},
+        {"<a=1}3", "invalid YSON at line 1, column 5: unexpected '}', expected ';' or '>'"},
+        {"<1=2>3", "invalid YSON at line 1, column 2: unexpected '1', expected a key or '>'"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        json_t *v = NULL;
+        struct ps_error err;
+        ps_error_init(&err);
+        assert_int_equal(ps_value_parse_attributed(bad[i].text, strlen(bad[i].text), &v, &err),
+                         PS_EINVAL);
+        assert_null(v);
+        if (strcmp(err.msg, bad[i].msg) != 0)
+            print_error("%s: got %s\n", bad[i].text, err.msg);
+        assert_string_equal(err.msg, bad[i].msg);
+    }
+}
+
 static void test_json_errors(void **state)
 {
     (void)state;
@@ -630,6 +679,7 @@ int main(void)
         cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_depth_limit),
         cmocka_unit_test(test_json_errors),
+        cmocka_unit_test(test_attributes),
         cmocka_unit_test(test_print),
         cmocka_unit_test(test_round_trip),
     };
