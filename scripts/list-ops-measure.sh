@@ -7,6 +7,7 @@
 # usage: scripts/list-ops-measure.sh OPS ROUNDS BINARY [BINARY...]
 #   e.g. scripts/list-ops-measure.sh 10000 20 /tmp/base/build/poolsched build/poolsched
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/../tests/scripts/lib/scheduler_port.sh"
 ops=${1:?usage: list-ops-measure.sh OPS ROUNDS BINARY [BINARY...]}
 rounds=${2:?usage: list-ops-measure.sh OPS ROUNDS BINARY [BINARY...]}
 shift 2
@@ -25,13 +26,7 @@ for bin in "$@"; do
   "$bin" scheduler --listen 127.0.0.1:0 --data-dir "$work/$i/data" --config "$work/$i/config.json" \
     > /dev/null 2> "$work/$i/log" &
   pids+=($!)
-  port=
-  for _ in $(seq 1 200); do
-    port=$(grep -o 'event=scheduler_started listen=[0-9.]*:[0-9]*' "$work/$i/log" 2>/dev/null | head -1 | sed 's/.*://') || true
-    [ -n "$port" ] && break
-    sleep 0.05
-  done
-  [ -n "$port" ] || { echo "$bin: the scheduler did not start"; cat "$work/$i/log"; exit 1; }
+  scheduler_port "$work/$i/log"
   servers+=("$bin=$port=$(cat "$work/$i/data/admin_token")")
   i=$((i + 1))
 done

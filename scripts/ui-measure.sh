@@ -11,6 +11,7 @@
 # usage: [PS_BEFORE=BIN] scripts/ui-measure.sh [BINARY] [POOLS] [OPS] [REFRESHES]
 #        (needs chromium, node, npm; PS_PAGES as in tests/ui/measure.js)
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/../tests/scripts/lib/scheduler_port.sh"
 bin=$(cd "$(dirname "${1:-build/poolsched}")" && pwd)/$(basename "${1:-build/poolsched}")
 pools=${2:-1000}
 ops=${3:-10000}
@@ -38,13 +39,7 @@ start_scheduler() {   # BINARY: starts it on $work/data, sets pid and port
   "$1" scheduler --listen 127.0.0.1:0 --data-dir "$work/data" --config "$work/config.json" \
     > /dev/null 2> "$work/log" &
   pid=$!
-  port=
-  for _ in $(seq 1 1200); do
-    port=$(grep -o 'event=scheduler_started listen=[0-9.]*:[0-9]*' "$work/log" 2>/dev/null | head -1 | sed 's/.*://') || true
-    [ -n "$port" ] && break
-    sleep 0.05
-  done
-  [ -n "$port" ] || { echo "the scheduler did not start"; cat "$work/log"; exit 1; }
+  scheduler_port "$work/log" 1200
 }
 stop_scheduler() { kill "$pid"; wait "$pid" 2>/dev/null || true; pid=; }
 start_scheduler "${PS_BEFORE:-$bin}"

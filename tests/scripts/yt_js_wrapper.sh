@@ -7,6 +7,7 @@
 # (PS_JS_CACHE, default ~/.cache/poolsched-js), so only the first run needs the registry.
 # usage: yt_js_wrapper.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/lib/scheduler_port.sh"
 bin=${1:?usage: yt_js_wrapper.sh BINARY DATA_DIR SOURCE_DIR}
 src=${3:?}
 for tool in node npm curl; do
@@ -30,14 +31,7 @@ cleanup() {
 trap cleanup EXIT
 "$bin" scheduler --listen 127.0.0.1:0 --data-dir "$work/data" >/dev/null 2>"$work/log" &
 pid=$!
-port=
-for _ in $(seq 1 200); do
-  port=$(grep -o 'event=scheduler_started listen=[0-9.]*:[0-9]*' "$work/log" 2>/dev/null | head -1 |
-         sed 's/.*://') || true
-  [ -n "$port" ] && break
-  sleep 0.05
-done
-[ -n "$port" ] || { echo "FAIL: scheduler did not start"; cat "$work/log"; exit 1; }
+scheduler_port "$work/log"
 TOKEN=$(cat "$work/data/admin_token")
 
 failed=0

@@ -8,6 +8,7 @@
 # and the yt CLI" tells how the measurement was made.
 # usage: yt_python_client.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/lib/scheduler_port.sh"
 bin=${1:?usage: yt_python_client.sh BINARY DATA_DIR SOURCE_DIR}
 src=${3:?}
 if [ -z "${PS_YT_CLIENT:-}" ] || [ ! -d "$PS_YT_CLIENT/yt/wrapper" ]; then
@@ -27,14 +28,7 @@ echo '{"heartbeat_period": 500}' > "$work/config.json"   # running jobs' stderr 
 "$bin" scheduler --listen 127.0.0.1:0 --data-dir "$work/data" --config "$work/config.json" \
   >/dev/null 2>"$work/log" &
 pids+=($!)
-port=
-for _ in $(seq 1 200); do
-  port=$(grep -o 'event=scheduler_started listen=[0-9.]*:[0-9]*' "$work/log" 2>/dev/null | head -1 |
-         sed 's/.*://') || true
-  [ -n "$port" ] && break
-  sleep 0.05
-done
-[ -n "$port" ] || { echo "FAIL: scheduler did not start"; cat "$work/log"; exit 1; }
+scheduler_port "$work/log"
 "$bin" node --scheduler "http://127.0.0.1:$port" --node-id "py$$" \
   --resources cpu=2,memory=2G,user_slots=4 --data-dir "$work/data" --work-dir "$work/node" \
   >/dev/null 2>"$work/node.log" &
