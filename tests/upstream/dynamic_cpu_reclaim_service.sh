@@ -15,7 +15,7 @@
 # SPEC_WITH_CPU_MONITOR (1 -> 0.7 -> 0.49 while Op1's job sleeps, back to 1 once it busy-loops):
 # busy loops of two more real jobs on this shared 2-core machine would make the preemption a
 # matter of load. The monitor's numbers are in dynamic_cpu_reclaim_sim.sh.
-# Usage: dynamic_cpu_reclaim_service.sh BINARY SHARED_DIR SOURCE_DIR
+# Usage: dynamic_cpu_reclaim_service.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
 bin=$1
 src=$3

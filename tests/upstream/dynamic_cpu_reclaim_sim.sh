@@ -8,7 +8,7 @@
 # resource_adjustment_period at 1 s, so its node aborts first; TestSchedulerAbortsJobOnLackOfCpu
 # keeps the defaults (15 s, 10 min, 5 s). The same settings here: the tree option and the node
 # group's keys (docs/simulate-resources.md, "CPU overdraft").
-# Usage: dynamic_cpu_reclaim_sim.sh BINARY SHARED_DIR SOURCE_DIR
+# Usage: dynamic_cpu_reclaim_sim.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
 bin=$1
 src=$3

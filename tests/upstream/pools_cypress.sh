@@ -3,9 +3,9 @@
 # their attributes through the Cypress-like API of a real scheduler (docs/api.md). Upstream runs
 # each case on an empty master; here each case uses trees of its own on one scheduler, so
 # `get //sys/pool_trees == {...}` becomes a get of the case's own trees.
-# usage: pools_cypress.sh BINARY SHARED_DIR SOURCE_DIR
+# usage: pools_cypress.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
-bin=${1:?usage: pools_cypress.sh BINARY SHARED_DIR SOURCE_DIR}
+bin=${1:?usage: pools_cypress.sh BINARY DATA_DIR SOURCE_DIR}
 src=${3:?}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -3,9 +3,9 @@
 # @parent_name and @name attributes of a pool on a real scheduler (docs/api.md). Upstream runs
 # each case on an empty master and compares all of //sys/pool_trees; here each case has trees
 # of its own on one scheduler and compares those. Upstream's expected values throughout.
-# usage: pools_move.sh BINARY SHARED_DIR SOURCE_DIR
+# usage: pools_move.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
-bin=${1:?usage: pools_move.sh BINARY SHARED_DIR SOURCE_DIR}
+bin=${1:?usage: pools_move.sh BINARY DATA_DIR SOURCE_DIR}
 src=${3:?}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

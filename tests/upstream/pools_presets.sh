@@ -3,9 +3,9 @@
 # pool_config_presets and the pool attribute config_preset on a real scheduler (docs/api.md,
 # "Pool config presets"). Upstream's "default" tree is poolsched's "physical". Beyond upstream:
 # Cypress keeps reading what was set on the pool, and presets and pools survive a kill -9.
-# usage: pools_presets.sh BINARY SHARED_DIR SOURCE_DIR [CASE...]
+# usage: pools_presets.sh BINARY DATA_DIR SOURCE_DIR [CASE...]
 set -euo pipefail
-bin=${1:?usage: pools_presets.sh BINARY SHARED_DIR SOURCE_DIR}
+bin=${1:?usage: pools_presets.sh BINARY DATA_DIR SOURCE_DIR}
 src=${3:?}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

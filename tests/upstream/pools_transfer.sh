@@ -4,9 +4,9 @@
 # integral flow and burst and operation counts between pools through their lowest common
 # ancestor, all or nothing. Upstream runs each case on the default tree of an empty master;
 # here each case has a tree of its own on one scheduler. Upstream's expected values throughout.
-# usage: pools_transfer.sh BINARY SHARED_DIR SOURCE_DIR
+# usage: pools_transfer.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
-bin=${1:?usage: pools_transfer.sh BINARY SHARED_DIR SOURCE_DIR}
+bin=${1:?usage: pools_transfer.sh BINARY DATA_DIR SOURCE_DIR}
 src=${3:?}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

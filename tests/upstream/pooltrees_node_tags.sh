@@ -4,9 +4,9 @@
 # aborted, a node matching two trees taken offline with an alert (docs/api.md "Node tags").
 # Upstream's tree "default" is poolsched's first tree "physical"; upstream nodes have 1 cpu and
 # 1 user slot each, and so do the fake nodes here.
-# usage: pooltrees_node_tags.sh BINARY SHARED_DIR SOURCE_DIR
+# usage: pooltrees_node_tags.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
-bin=${1:?usage: pooltrees_node_tags.sh BINARY SHARED_DIR SOURCE_DIR}
+bin=${1:?usage: pooltrees_node_tags.sh BINARY DATA_DIR SOURCE_DIR}
 src=${3:?}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

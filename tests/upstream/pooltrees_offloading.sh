@@ -5,9 +5,9 @@
 # create_custom_pool_tree_with_one_node becomes: physical takes the nodes without the tag, the
 # new tree the one node tagged with its name. Three one-slot nodes also make "3 jobs running"
 # mean that the offload tree runs one of them.
-# usage: pooltrees_offloading.sh BINARY SHARED_DIR SOURCE_DIR [CASE...]
+# usage: pooltrees_offloading.sh BINARY DATA_DIR SOURCE_DIR [CASE...]
 set -euo pipefail
-bin=${1:?usage: pooltrees_offloading.sh BINARY SHARED_DIR SOURCE_DIR}
+bin=${1:?usage: pooltrees_offloading.sh BINARY DATA_DIR SOURCE_DIR}
 src=${3:?}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

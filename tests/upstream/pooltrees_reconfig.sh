@@ -3,9 +3,9 @@
 # trees added and removed (operations orphaned, multi-tree operations losing a tree), the
 # default tree changed, multi-tree operations. Upstream's "default" tree is poolsched's
 # "physical"; nodes have 1 cpu and 1 user slot each, as upstream's.
-# usage: pooltrees_reconfig.sh BINARY SHARED_DIR SOURCE_DIR
+# usage: pooltrees_reconfig.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
-bin=${1:?usage: pooltrees_reconfig.sh BINARY SHARED_DIR SOURCE_DIR}
+bin=${1:?usage: pooltrees_reconfig.sh BINARY DATA_DIR SOURCE_DIR}
 src=${3:?}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -4,7 +4,7 @@
 # set_tree_attribute, docs/scenario.md). A node that changes tree loses its running jobs
 # (node_fair_share_tree_changed) and serves its new tree; tags matching two trees fail the run.
 # Upstream's tree "default" is "physical" here; nodes have 1 cpu and 1 user slot, as upstream's.
-# Usage: pooltrees_sim.sh BINARY SHARED_DIR SOURCE_DIR
+# Usage: pooltrees_sim.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
 bin=$1
 src=$3

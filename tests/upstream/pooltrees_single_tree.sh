@@ -5,9 +5,9 @@
 # nodes of 3 cpu / 3 user slots tagged default_tag, nirvana_tag, cloud_tag, empty_tag; trees
 # physical (upstream's "default"), nirvana, cloud, empty; pools research and prod0..8 in all but
 # empty. Jobs are finished by the fake nodes right away (upstream's "sleep 0.6").
-# usage: pooltrees_single_tree.sh BINARY SHARED_DIR SOURCE_DIR
+# usage: pooltrees_single_tree.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
-bin=${1:?usage: pooltrees_single_tree.sh BINARY SHARED_DIR SOURCE_DIR}
+bin=${1:?usage: pooltrees_single_tree.sh BINARY DATA_DIR SOURCE_DIR}
 src=${3:?}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

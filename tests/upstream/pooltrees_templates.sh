@@ -4,9 +4,9 @@
 # tree configs built from the templates matching a tree's name under the tree's own attributes.
 # Upstream's "default" tree is poolsched's "physical". Beyond upstream: the templates and the
 # trees' own attributes survive a kill -9 apart.
-# usage: pooltrees_templates.sh BINARY SHARED_DIR SOURCE_DIR [CASE...]
+# usage: pooltrees_templates.sh BINARY DATA_DIR SOURCE_DIR [CASE...]
 set -euo pipefail
-bin=${1:?usage: pooltrees_templates.sh BINARY SHARED_DIR SOURCE_DIR}
+bin=${1:?usage: pooltrees_templates.sh BINARY DATA_DIR SOURCE_DIR}
 src=${3:?}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -5,9 +5,9 @@
 # satisfied demand). Upstream's map operations become vanilla operations with the same job
 # counts; its `wait`s become checks on the event log of one run; option changes in the middle
 # of a test become scenario events (docs/scenario.md).
-# usage: preemption_cases.sh BINARY SHARED_DIR SOURCE_DIR
+# usage: preemption_cases.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
-bin=${1:?usage: preemption_cases.sh BINARY SHARED_DIR SOURCE_DIR}
+bin=${1:?usage: preemption_cases.sh BINARY DATA_DIR SOURCE_DIR}
 src=${3:?}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

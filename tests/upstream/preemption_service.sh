@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # test_scheduler_preemption.py translated onto a real scheduler with fake nodes (the cases about
 # the service itself: a restart).
-# usage: preemption_service.sh BINARY SHARED_DIR SOURCE_DIR
+# usage: preemption_service.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
-bin=${1:?usage: preemption_service.sh BINARY SHARED_DIR SOURCE_DIR}
+bin=${1:?usage: preemption_service.sh BINARY DATA_DIR SOURCE_DIR}
 src=${3:?}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -4,9 +4,9 @@
 # timeouts and preemptive heartbeats in virtual time), with upstream's expected usages.
 # Upstream changes a tree option in the middle of a test and waits; here each setting is its
 # own run of the same scenario, checked at the end (the state upstream waits for).
-# usage: preemption_sim.sh BINARY SHARED_DIR SOURCE_DIR
+# usage: preemption_sim.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
-bin=${1:?usage: preemption_sim.sh BINARY SHARED_DIR SOURCE_DIR}
+bin=${1:?usage: preemption_sim.sh BINARY DATA_DIR SOURCE_DIR}
 src=${3:?}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

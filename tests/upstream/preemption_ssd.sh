@@ -6,9 +6,9 @@
 # run on the two SSD nodes only. Upstream switches ssd_priority_preemption/enable in the middle
 # of a test and waits; here each setting is its own run of the same scenario, checked at the end
 # (the state upstream waits for), as tests/upstream/preemption_sim.sh does.
-# usage: preemption_ssd.sh BINARY SHARED_DIR SOURCE_DIR
+# usage: preemption_ssd.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
-bin=${1:?usage: preemption_ssd.sh BINARY SHARED_DIR SOURCE_DIR}
+bin=${1:?usage: preemption_ssd.sh BINARY DATA_DIR SOURCE_DIR}
 src=${3:?}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -4,9 +4,9 @@
 # 2 slots, nodes 0 and 1 tagged ssd_tag with a slot location on medium ssd_slots (4 MiB), every
 # node 1 MiB on the default medium (disk_space_per_medium in the heartbeat); SSD jobs request
 # 1 MiB on ssd_slots (vanilla task disk_request). The simulator cases: preemption_ssd.sh.
-# usage: preemption_ssd_service.sh BINARY SHARED_DIR SOURCE_DIR
+# usage: preemption_ssd_service.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
-bin=${1:?usage: preemption_ssd_service.sh BINARY SHARED_DIR SOURCE_DIR}
+bin=${1:?usage: preemption_ssd_service.sh BINARY DATA_DIR SOURCE_DIR}
 src=${3:?}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -6,7 +6,7 @@
 # always_abort_on_memory_reserve_overdraft), specs and expected values. A job's memory use is
 # its task's max_memory (upstream's script allocates 200 MB or 250 MB in python; the simulated
 # peak adds 20 MB for the interpreter).
-# Usage: resource_limits_memory_sim.sh BINARY SHARED_DIR SOURCE_DIR
+# Usage: resource_limits_memory_sim.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
 bin=$1
 src=$3

@@ -5,7 +5,7 @@
 # Upstream's map operations become vanilla operations (poolsched runs vanilla operations only);
 # what the cases check is the job's memory limit, sandbox and statistics, which do not depend
 # on the operation type.
-# Usage: resource_limits_service.sh BINARY SHARED_DIR SOURCE_DIR
+# Usage: resource_limits_service.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
 exec timeout -k 5 150 env PYTHONPATH="$3/tests/scripts" python3 - "$1" <<'PY'
 import os, shutil, sys, tempfile, time

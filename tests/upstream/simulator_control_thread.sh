@@ -14,7 +14,7 @@
 # (5 jobs of 2 cores on 10 cores) as in upstream; the last case shows what the deviation does
 # to upstream's literal input (jobs peaking at their whole 2 GiB: overdraft, retries reserving
 # 2 GiB + 128 MiB, 4 jobs per 10 GiB node: fewer than upstream's 50 at once).
-# Usage: simulator_control_thread.sh BINARY SHARED_DIR SOURCE_DIR
+# Usage: simulator_control_thread.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
 bin=$1
 src=$3

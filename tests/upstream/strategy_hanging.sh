@@ -5,9 +5,9 @@
 # Each case runs its own scheduler with upstream's config for the class (checks every 100 ms,
 # safe timeouts 5 s, 10 schedule attempts) and three fake nodes of 2 cpu and 2 user slots.
 # upstream waits 10 s where an operation must not fail; here 7 s, past both safe timeouts.
-# usage: strategy_hanging.sh BINARY SHARED_DIR SOURCE_DIR [CASE...]
+# usage: strategy_hanging.sh BINARY DATA_DIR SOURCE_DIR [CASE...]
 set -euo pipefail
-bin=${1:?usage: strategy_hanging.sh BINARY SHARED_DIR SOURCE_DIR}
+bin=${1:?usage: strategy_hanging.sh BINARY DATA_DIR SOURCE_DIR}
 src=${3:?}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -6,9 +6,9 @@
 # upstream's pools: root {max_operation_count 5, max_running_operation_count 2} with children
 # pool and lightweight_pool {mode fifo, enable_lightweight_operations}. Tree "physical" stands
 # for upstream's "default".
-# usage: strategy_lightweight.sh BINARY SHARED_DIR SOURCE_DIR
+# usage: strategy_lightweight.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
-bin=${1:?usage: strategy_lightweight.sh BINARY SHARED_DIR SOURCE_DIR}
+bin=${1:?usage: strategy_lightweight.sh BINARY DATA_DIR SOURCE_DIR}
 src=${3:?}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

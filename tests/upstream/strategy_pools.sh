@@ -2,9 +2,9 @@
 # test_scheduler_strategy.py translated, the cases about operation limits, ephemeral pools,
 # pool reconfiguration and integral volumes, on real schedulers (tests/upstream/upslib.py):
 # operation states and pools read back from get_operation and the orchid.
-# usage: strategy_pools.sh BINARY SHARED_DIR SOURCE_DIR [CASE...]
+# usage: strategy_pools.sh BINARY DATA_DIR SOURCE_DIR [CASE...]
 set -euo pipefail
-bin=${1:?usage: strategy_pools.sh BINARY SHARED_DIR SOURCE_DIR}
+bin=${1:?usage: strategy_pools.sh BINARY DATA_DIR SOURCE_DIR}
 src=${3:?}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

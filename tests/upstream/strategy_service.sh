@@ -3,9 +3,9 @@
 # case runs its own scheduler (fair share update every 100 ms) with fake nodes shaped as
 # upstream's (tests/scripts/server_helper.py), sleeping vanilla operations, and upstream's
 # expected values. Tree "physical" stands for upstream's "default".
-# usage: strategy_service.sh BINARY SHARED_DIR SOURCE_DIR
+# usage: strategy_service.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
-bin=${1:?usage: strategy_service.sh BINARY SHARED_DIR SOURCE_DIR}
+bin=${1:?usage: strategy_service.sh BINARY DATA_DIR SOURCE_DIR}
 src=${3:?}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -5,9 +5,9 @@
 # 100 ms, tests/upstream/upslib.py) with upstream's user "u" (a token of user u). Tree "physical"
 # stands for upstream's "default". Beyond upstream: the map and the moved pools survive a
 # kill -9, and a bad map is refused whole.
-# usage: strategy_user_pools.sh BINARY SHARED_DIR SOURCE_DIR
+# usage: strategy_user_pools.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
-bin=${1:?usage: strategy_user_pools.sh BINARY SHARED_DIR SOURCE_DIR}
+bin=${1:?usage: strategy_user_pools.sh BINARY DATA_DIR SOURCE_DIR}
 src=${3:?}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

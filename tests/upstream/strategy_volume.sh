@@ -4,9 +4,9 @@
 # update every 100 ms) with fake nodes shaped as upstream's (tests/scripts/server_helper.py),
 # sleeping vanilla operations, and upstream's expected values. Tree "physical" stands for
 # upstream's "default", //sys/pool_trees/physical for upstream's //sys/pools.
-# usage: strategy_volume.sh BINARY SHARED_DIR SOURCE_DIR
+# usage: strategy_volume.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
-bin=${1:?usage: strategy_volume.sh BINARY SHARED_DIR SOURCE_DIR}
+bin=${1:?usage: strategy_volume.sh BINARY DATA_DIR SOURCE_DIR}
 src=${3:?}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
