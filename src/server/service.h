@@ -160,6 +160,7 @@ struct ps_svc_task {
     json_t *environment;           /* object */
     int64_t job_count;
     double cpu_limit;              /* cores */
+    int64_t gpu_limit;             /* gpus of each job (upstream's gpu_limit, default 0) */
     int64_t memory_limit;          /* bytes */
     int64_t tmpfs_size;            /* bytes */
     char *disk_medium;             /* disk_request/medium_name ("default"); NULL: no request */
