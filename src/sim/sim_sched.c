@@ -196,7 +196,10 @@ bool sim_exec_nodes_wait(struct ps_sim *sim)
     char msg[1024];
     for (int i = 0; i < sim->active_count; i++) {
         const struct sim_op *o = &sim->ops[sim->active[i]];
+        /* the pending reason first: a scan of the nodes only for operations it says wait for
+         * a matching node (the run is idle, and this is asked after every event) */
         if (o->state == SIM_OP_RUNNING && o->op && !o->exec_nodes_seen &&
+            o->reason == PS_PENDING_NO_MATCHING_NODE &&
             !ps_exec_nodes_available(sim->strategy, o->op, NULL, NULL, 0, msg, sizeof msg))
             return true;
     }
