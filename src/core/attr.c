@@ -106,6 +106,56 @@ static int bad_value(struct ps_error *err, const char *key, const struct ps_valu
                         ps_value_describe(v, text, sizeof text));
 }
 
+/* ---- the name a key was set with (ps_attr_table.spelling_offset) ------------------------- */
+
+static unsigned char *spelling_of(const struct ps_attr_table *table, void *obj,
+                                  const struct ps_attr *a)
+{
+    return table->spelling_offset
+               ? (unsigned char *)obj + table->spelling_offset + (a - table->attrs)
+               : NULL;
+}
+
+/* 1 for the canonical name (or a spelling of it), 2 + k for alias k. */
+static unsigned char name_index(const struct ps_attr *a, const char *name)
+{
+    if (!(a->flags & PS_ATTR_SPELLINGS))
+        for (int k = 0; k < 3 && a->alias[k]; k++)
+            if (strcmp(a->alias[k], name) == 0)
+                return (unsigned char)(2 + k);
+    return 1;
+}
+
+static const char *spelled_name(const struct ps_attr *a, unsigned char n)
+{
+    return n >= 2 && n - 2 < 3 && a->alias[n - 2] ? a->alias[n - 2] : a->name;
+}
+
+/* Before the key at path of obj is set to value: refuses another name of a key set under one
+ * (upstream's ValidateNoAliasClash), and records the name (or forgets it on a reset). */
+static int respell(const struct ps_attr_table *table, void *obj, const char *path,
+                   const struct ps_value *value, struct ps_error *err)
+{
+    char head[128];
+    const char *rest = split_path(path, head, sizeof head);
+    const struct ps_attr *a = ps_attr_find(table, head);
+    unsigned char *s = a ? spelling_of(table, obj, a) : NULL;
+    if (!s)
+        return 0;
+    if (!rest && (!value || value->type == PS_VALUE_NULL)) {
+        *s = 0;
+        return 0;
+    }
+    unsigned char n = name_index(a, head);
+    if (*s && *s != n)
+        return ps_error_set(err, PS_EINVAL,
+                            "%s: attempt to set the same attribute with different alias "
+                            "(previous alias \"%s\"; remove it first)",
+                            head, spelled_name(a, *s));
+    *s = n;
+    return 0;
+}
+
 /* Refuses a map that names one attribute twice (canonical name and alias, or two aliases). */
 static int check_aliases(const struct ps_attr_table *table, const struct ps_value *map,
                          const char *prefix, struct ps_error *err)
@@ -688,7 +738,9 @@ int ps_attr_set(const struct ps_attr_table *table, void *obj, const char *path,
         return PS_ENOMEM;
     int rc = ps_attr_copy(table, copy, obj);
     if (rc == 0) {
-        rc = set_in(table, copy, path, path, value, err);
+        rc = respell(table, copy, path, value, err);
+        if (rc == 0)
+            rc = set_in(table, copy, path, path, value, err);
         if (rc == 0) {
             ps_attr_release(table, obj);
             memcpy(obj, copy, table->size);
@@ -719,7 +771,9 @@ int ps_attr_apply(const struct ps_attr_table *table, void *obj, const struct ps_
         split_path(map->keys[i], head, sizeof head);
         if (skip_unknown && !ps_attr_find(table, head))
             continue;
-        rc = set_in(table, copy, map->keys[i], map->keys[i], &map->items[i], err);
+        rc = respell(table, copy, map->keys[i], &map->items[i], err);
+        if (rc == 0)
+            rc = set_in(table, copy, map->keys[i], map->keys[i], &map->items[i], err);
     }
     if (rc == 0) {
         ps_attr_release(table, obj);
@@ -961,9 +1015,11 @@ int ps_attr_to_value(const struct ps_attr_table *table, const void *obj, struct 
     *out = ps_value_map();
     for (int i = 0; i < table->count; i++) {
         struct ps_value item;
-        int rc = field_to_value(&table->attrs[i], obj, &item);
+        const struct ps_attr *a = &table->attrs[i];
+        const unsigned char *s = spelling_of(table, (void *)obj, a);
+        int rc = field_to_value(a, obj, &item);
         if (rc == 0)
-            rc = ps_value_put(out, table->attrs[i].name, &item);
+            rc = ps_value_put(out, s ? spelled_name(a, *s) : a->name, &item);
         if (rc != 0) {
             ps_value_release(out);
             return rc;

@@ -87,6 +87,9 @@ enum ps_attr_kind {
                                * update_op_parameters) */
 #define PS_ATTR_SKIP_UNKNOWN 32u /* GROUP: unknown keys inside are skipped, not errors
                                   * (they are for ps_attr_unrecognized to report) */
+#define PS_ATTR_SPELLINGS 64u /* the aliases are other spellings of the name, not upstream
+                               * aliases: with a table's spelling_offset, a value given under
+                               * one is kept under the canonical name and never clashes */
 
 struct ps_attr_table;
 
@@ -112,6 +115,14 @@ struct ps_attr_table {
     int count;
     size_t size;                       /* sizeof the described struct */
     int (*init)(void *obj);            /* sets every default; 0 or PS_ENOMEM (nothing owned) */
+    /* Tables whose objects keep the name each key was set with (pools, as upstream's Cypress
+     * pool objects): the offset of an unsigned char per attribute (in table order, zeroed by
+     * init), or 0 for none. 0: not set by any name; 1: the canonical name; 2 + k: alias k.
+     * ps_attr_set and ps_attr_apply then refuse setting a key under one name while it is set
+     * under another ("attempt to set the same attribute with different alias"; reset it
+     * first), a reset (null) forgets the name, and ps_attr_to_value answers each key under
+     * the name it was set with. */
+    size_t spelling_offset;
 };
 
 /* A ready-made ps_attr.check for tag-filter keys (scheduling_tag_filter): value must parse as a

@@ -122,8 +122,11 @@ static const struct ps_attr pool_attrs[] = {
      .min = 1.4901161193847656e-08, .max = 67108864.0},
     {.name = "max_share_ratio", .kind = PS_ATTR_OPT_DOUBLE, .offset = OFF(max_share_ratio),
      .min = 0, .max = 1},
+    /* min_share_resources: upstream's master remaps it to strong_guarantee_resources
+     * (TSchedulerPool::RemapDeprecatedKey), one attribute under one name */
     {.name = "strong_guarantee_resources", .alias = {"min_share_resources"},
-     .kind = PS_ATTR_RESOURCES, .offset = OFF(strong_guarantee_resources)},
+     .kind = PS_ATTR_RESOURCES, .offset = OFF(strong_guarantee_resources),
+     .flags = PS_ATTR_SPELLINGS},
     {.name = "resource_limits", .kind = PS_ATTR_RESOURCES, .offset = OFF(resource_limits)},
     {.name = "scheduling_tag_filter", .alias = {"scheduling_tag"}, .kind = PS_ATTR_STRING,
      .offset = OFF(scheduling_tag_filter), .check = ps_attr_check_filter},
@@ -144,9 +147,11 @@ static const struct ps_attr pool_attrs[] = {
     {.name = "ephemeral_subpool_config", .kind = PS_ATTR_GROUP,
      .offset = OFF(ephemeral_subpool_config), .group = &ephemeral_table,
      .presence_offset = (ptrdiff_t)OFF(has_ephemeral_subpool_config)},
-    /* integral-guarantees: the spelling of the docs' commands (integral-guarantees.txt) */
-    {.name = "integral_guarantees", .alias = {"integral-guarantees"}, .kind = PS_ATTR_GROUP, .offset = OFF(integral_guarantees),
-     .group = &integral_table, .presence_offset = -1},
+    /* integral-guarantees: the spelling of the docs' commands (integral-guarantees.txt), a
+     * poolsched spelling of the one attribute (upstream has no such alias) */
+    {.name = "integral_guarantees", .alias = {"integral-guarantees"}, .kind = PS_ATTR_GROUP,
+     .offset = OFF(integral_guarantees), .group = &integral_table, .presence_offset = -1,
+     .flags = PS_ATTR_SPELLINGS},
     {.name = "fair_share_starvation_timeout", .alias = {"fair_share_preemption_timeout"},
      .kind = PS_ATTR_OPT_INT, .offset = OFF(fair_share_starvation_timeout_ms), .min = 0,
      .max = HUGE_MAX},
@@ -187,7 +192,11 @@ const struct ps_attr_table ps_pool_config_table = {
     .count = (int)(sizeof pool_attrs / sizeof pool_attrs[0]),
     .size = sizeof(struct ps_pool_config),
     .init = pool_init,
+    .spelling_offset = OFF(spelling),
 };
+
+_Static_assert(sizeof pool_attrs / sizeof pool_attrs[0] <= PS_POOL_CONFIG_MAX_KEYS,
+               "struct ps_pool_config.spelling needs a byte per key");
 
 /* Config presets (pool_preset.h) hold upstream's TPoolPresetConfig keys: the block of entries
  * of the pool table above from fair_share_starvation_timeout to enable_lightweight_operations,

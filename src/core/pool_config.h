@@ -141,6 +141,8 @@ struct ps_historic_usage_config {
     double ema_alpha;                              /* >= 0; 1.0 */
 };
 
+#define PS_POOL_CONFIG_MAX_KEYS 64
+
 struct ps_pool_config {
     struct ps_opt_double weight;
     struct ps_opt_double max_share_ratio;
@@ -175,6 +177,9 @@ struct ps_pool_config {
     struct ps_string_list acl;
     char *config_preset;                           /* owned, NULL when unset */
     struct ps_value offloading_settings;           /* a map, {} by default (offloading.h) */
+    /* the name each key was set with, as upstream's pools keep it (attr.h spelling_offset):
+     * setting a key under an alias while it is set under another name is refused */
+    unsigned char spelling[PS_POOL_CONFIG_MAX_KEYS];
 };
 
 extern const struct ps_attr_table ps_pool_config_table;

@@ -599,7 +599,9 @@ int ps_preempt_limits_victims(const struct ps_sched_snapshot *snap,
                 usage[i] = ps_resources_add(usage[i], allocs[k].resources);
     for (int j = 0; j < alloc_count; j++) {
         const struct ps_node_allocation *a = &allocs[c[j].k];
-        if (a->leaving)
+        /* Only allocations preemptible in some stage go (upstream's PreemptJobsAfterScheduling
+         * walks the stage's preemptible jobs): a non-preemptible one stays over the limit. */
+        if (a->leaving || class_of(tree, a) == PS_ALLOC_NON_PREEMPTIBLE)
             continue;
         int over = -1;
         for (int i = a->op; i >= 0 && over < 0; i = ps_sched_parent(snap, i))

@@ -212,7 +212,9 @@ int ps_preempt_overcommit_victims(const struct ps_preempt_tree *tree,
 /* Lowered limits: walks allocs in victim order and preempts an allocation while its operation
  * or an ancestor has usage (the sum of its allocations in allocs that are not leaving and not
  * already chosen; allocs must list every allocation of the tree) above its effective
- * resource limits (reason LIMITS_VIOLATED, element = the lowest such element). Appends to out.
+ * resource limits (reason LIMITS_VIOLATED, element = the lowest such element). Non-preemptible
+ * allocations (their operation's lists) are never taken, as upstream preempts only jobs
+ * preemptible in some stage: usage may stay above the limits. Appends to out.
  * Errors: PS_EINVAL (bad operation index), PS_ENOMEM. */
 int ps_preempt_limits_victims(const struct ps_sched_snapshot *snap,
                               const struct ps_preempt_tree *tree,

@@ -30,6 +30,7 @@ struct ps_strategy {
     int64_t connected_at_ms;
     struct ps_value user_default_pools;     /* map user -> pool name (user_pools.h) */
     struct ps_value templates;              /* template_pool_tree_config_map, checked */
+    struct ps_value tree_defaults;          /* tree keys the scheduler config gives (a map) */
 };
 
 const char *ps_operation_state_name(enum ps_operation_state state)
@@ -54,6 +55,7 @@ struct ps_strategy *ps_strategy_new(void)
     ps_strmap_init(&s->ops_by_id);
     s->user_default_pools = ps_value_map();
     s->templates = ps_value_map();
+    s->tree_defaults = ps_value_map();
     return s;
 }
 
@@ -88,6 +90,7 @@ void ps_strategy_free(struct ps_strategy *s)
     ps_strmap_release(&s->nodes_by_id);
     ps_strmap_release(&s->ops_by_id);
     ps_value_release(&s->templates);
+    ps_value_release(&s->tree_defaults);
     free(s->default_tree);
     ps_value_release(&s->user_default_pools);
     free(s);
@@ -236,6 +239,26 @@ void ps_strategy_apply_tree_filter(struct ps_strategy *s, struct ps_pool_tree *t
     place_nodes(s);
 }
 
+/* The templates of tree `name` (ps_tree_templates_compile) over the scheduler's tree defaults:
+ * a default applies where no template sets its key. */
+static int compile_templates(const struct ps_strategy *s, const struct ps_value *templates,
+                             const char *name, struct ps_value *out)
+{
+    if (ps_tree_templates_compile(templates, name, out) != 0)
+        return PS_ENOMEM;
+    for (int i = 0; i < s->tree_defaults.count; i++) {
+        struct ps_value item;
+        if (ps_value_find(out, s->tree_defaults.keys[i]))
+            continue;
+        if (ps_value_copy(&item, &s->tree_defaults.items[i]) != 0 ||
+            ps_value_put(out, s->tree_defaults.keys[i], &item) != 0) {
+            ps_value_release(out);
+            return PS_ENOMEM;
+        }
+    }
+    return 0;
+}
+
 int ps_strategy_add_tree(struct ps_strategy *s, const char *name, const struct ps_value *config,
                          struct ps_error *err)
 {
@@ -246,7 +269,7 @@ int ps_strategy_add_tree(struct ps_strategy *s, const char *name, const struct p
         goto out;
     }
     struct ps_value templates;
-    if (ps_tree_templates_compile(&s->templates, name, &templates) != 0) {
+    if (compile_templates(s, &s->templates, name, &templates) != 0) {
         rc = ps_error_set(err, PS_ENOMEM, "out of memory");
         goto out;
     }
@@ -294,7 +317,7 @@ int ps_strategy_set_tree_templates(struct ps_strategy *s, const struct ps_value 
         struct ps_pool_tree *tree = s->trees[done];
         struct ps_value compiled;
         if (ps_value_copy(&old[done], ps_pool_tree_templates(tree)) != 0 ||
-            ps_tree_templates_compile(&next, ps_pool_tree_name(tree), &compiled) != 0) {
+            compile_templates(s, &next, ps_pool_tree_name(tree), &compiled) != 0) {
             rc = ps_error_set(err, PS_ENOMEM, "out of memory");
             break;
         }
@@ -325,6 +348,24 @@ int ps_strategy_set_tree_templates(struct ps_strategy *s, const struct ps_value 
 const struct ps_value *ps_strategy_tree_templates(const struct ps_strategy *s)
 {
     return &s->templates;
+}
+
+int ps_strategy_set_tree_defaults(struct ps_strategy *s, const struct ps_value *map,
+                                  struct ps_error *err)
+{
+    struct ps_value next = ps_value_map(), old = s->tree_defaults;
+    if (map && map->type == PS_VALUE_MAP && ps_value_copy(&next, map) != 0)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    s->tree_defaults = next;
+    /* every tree again under its templates, which now carry the defaults beneath them */
+    int rc = ps_strategy_set_tree_templates(s, &s->templates, err);
+    if (rc != 0) {
+        s->tree_defaults = old;
+        ps_value_release(&next);
+        return rc;
+    }
+    ps_value_release(&old);
+    return 0;
 }
 
 void ps_strategy_set_connection_time(struct ps_strategy *s, int64_t connected_at_ms)

@@ -85,6 +85,12 @@ int ps_strategy_set_tree_templates(struct ps_strategy *s, const struct ps_value 
                                    struct ps_error *err);
 /* The map in force (an empty map when none). */
 const struct ps_value *ps_strategy_tree_templates(const struct ps_strategy *s);
+/* Tree config keys the scheduler's own config gives every tree (upstream's scheduler options
+ * that poolsched keeps per tree, e.g. allowed_node_resources_overcommit_duration): beneath the
+ * templates and the tree's explicit config. Applies to the trees present and to later ones;
+ * all or nothing as ps_strategy_set_tree_templates. map NULL: none. */
+int ps_strategy_set_tree_defaults(struct ps_strategy *s, const struct ps_value *map,
+                                  struct ps_error *err);
 
 /* Adds a tree with a config map (NULL: defaults). Refused when the name exists (PS_EEXIST),
  * the config is bad (PS_EINVAL) or a registered node would match two trees (PS_EINVAL,

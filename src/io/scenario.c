@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/exec_nodes.h"
 #include "core/node_overdraft.h"
 #include "io/jsonval.h"
 #include "io/scenario_internal.h"
@@ -465,7 +466,9 @@ static int parse_document(json_t *root, struct ps_scenario *sc, struct ps_error 
 {
     static const char *const keys[] = {"heartbeat_period", "fair_share_update_period", "duration",
                                        "node_groups", "default_tree", "pool_trees", "operations",
-                                       "events", "seed", "controller_agent", NULL};
+                                       "events", "seed", "controller_agent",
+                                       "available_exec_nodes_check_period",
+                                       "safe_scheduler_online_time", NULL};
     /* "scenario" names the document itself in messages about its top level */
     int rc = ps_jv_expect_object(root, "scenario", err);
     if (rc == 0)
@@ -475,12 +478,20 @@ static int parse_document(json_t *root, struct ps_scenario *sc, struct ps_error 
 
     sc->heartbeat_period_ms = PS_SCENARIO_DEFAULT_HEARTBEAT_PERIOD_MS;
     sc->fair_share_update_period_ms = PS_SCENARIO_DEFAULT_FAIR_SHARE_UPDATE_PERIOD_MS;
+    sc->available_exec_nodes_check_period_ms = PS_AVAILABLE_EXEC_NODES_CHECK_PERIOD_MS;
+    sc->safe_scheduler_online_time_ms = PS_SAFE_SCHEDULER_ONLINE_TIME_MS;
     if ((rc = ps_jv_int(root, "", "heartbeat_period", 1, PS_SCENARIO_MAX_TIME_MS,
                         "a positive integer (ms)", &sc->heartbeat_period_ms, NULL, err)) != 0 ||
         (rc = ps_jv_int(root, "", "fair_share_update_period", 1, PS_SCENARIO_MAX_TIME_MS,
                         "a positive integer (ms)", &sc->fair_share_update_period_ms, NULL, err)) != 0 ||
         (rc = ps_jv_int(root, "", "duration", 1, PS_SCENARIO_MAX_TIME_MS,
-                        "a positive integer (ms)", &sc->duration_ms, NULL, err)) != 0)
+                        "a positive integer (ms)", &sc->duration_ms, NULL, err)) != 0 ||
+        (rc = ps_jv_int(root, "", "available_exec_nodes_check_period", 10,
+                        PS_SCENARIO_MAX_TIME_MS, "an integer >= 10 (ms)",
+                        &sc->available_exec_nodes_check_period_ms, NULL, err)) != 0 ||
+        (rc = ps_jv_int(root, "", "safe_scheduler_online_time", 0, PS_SCENARIO_MAX_TIME_MS,
+                        "an integer >= 0 (ms)", &sc->safe_scheduler_online_time_ms, NULL,
+                        err)) != 0)
         return rc;
     int64_t seed = 0;
     if ((rc = ps_jv_int(root, "", "seed", 0, INT64_MAX, "a non-negative integer", &seed, NULL,

@@ -135,11 +135,12 @@ static json_t *abort_entry(const char *id, const char *reason)
 json_t *ps_svc_start_entry(const struct ps_svc_job *job)
 {
     const struct ps_svc_task *t = &job->op->tasks[job->task];
-    return json_pack("{s:s, s:s, s:s, s:I, s:s, s:O, s:f, s:f, s:I, s:I, s:I, s:O}", "job_id",
-                     job->id, "operation_id", job->op->id, "task_name", t->name, "job_index",
-                     (json_int_t)job->job_index, "command", t->command, "environment",
-                     t->environment, "cpu_limit", job->cpu_limit, "cpu_guarantee",
-                     job->cpu_guarantee, "memory_limit", (json_int_t)job->mem.memory_limit_bytes,
+    return json_pack("{s:s, s:s, s:s, s:I, s:s, s:O, s:f, s:f, s:I, s:I, s:I, s:I, s:O}",
+                     "job_id", job->id, "operation_id", job->op->id, "task_name", t->name,
+                     "job_index", (json_int_t)job->job_index, "command", t->command,
+                     "environment", t->environment, "cpu_limit", job->cpu_limit,
+                     "cpu_guarantee", job->cpu_guarantee, "gpu_limit",
+                     (json_int_t)job->usage.v[PS_RES_GPU], "memory_limit", (json_int_t)job->mem.memory_limit_bytes,
                      "memory_reserve", (json_int_t)job->mem.user_job_memory_reserve_bytes,
                      "tmpfs_size", (json_int_t)t->tmpfs_size, "job_cpu_monitor",
                      job->op->cpu_monitor_json);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/exec_nodes.h"
 #include "io/ypath.h"
 #include "server/alerts.h"
 #include "server/node_health.h"
@@ -21,8 +22,8 @@ void ps_node_health_config_init(struct ps_service_config *cfg)
 {
     cfg->max_consecutive_job_aborts = 10;
     cfg->disable_jobs_timeout_ms = 600000;
-    cfg->available_exec_nodes_check_period_ms = 5000;
-    cfg->safe_scheduler_online_time_ms = 600000;
+    cfg->available_exec_nodes_check_period_ms = PS_AVAILABLE_EXEC_NODES_CHECK_PERIOD_MS;
+    cfg->safe_scheduler_online_time_ms = PS_SAFE_SCHEDULER_ONLINE_TIME_MS;
     cfg->operation_hangup_check_period_ms = 60000;
     cfg->operation_hangup_due_to_limiting_ancestor_safe_timeout_ms = 300000;
     cfg->operation_hangup_safe_timeout_ms = 3600000;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/exec_nodes.h"
 #include "core/operation.h"
 #include "server/node_health.h"
 #include "server/service.h"
@@ -20,31 +21,11 @@ static bool op_running(const struct ps_svc_op *op)
     return !op->finished && op->sop && op->sop->state == PS_OP_RUNNING;
 }
 
-/* Does an online, unbanned node of member's tree satisfy its effective filter? *text receives
- * that filter's text ("" for none) when none does. */
-static bool tree_has_node(struct ps_service *svc, struct ps_tree_op *member, char *text,
-                          size_t size)
+/* A node counts when it is registered and not banned. */
+static bool node_usable(const struct ps_node *node, void *ctx)
 {
-    const struct ps_formula *filter = NULL;
-    struct ps_formula *owned = NULL;
-    struct ps_error err;
-    ps_error_init(&err);
-    if (ps_tree_op_effective_filter(member, &filter, &owned, &err) != 0)
-        return true;   /* cannot tell: never fail on it */
-    bool found = false;
-    for (int i = 0; i < svc->node_count && !found; i++) {
-        const struct ps_svc_node *n = svc->node_list[i];
-        if (!n->registered || n->banned)
-            continue;
-        const struct ps_node *sn = ps_strategy_find_node(svc->strategy, n->id);
-        if (!sn || sn->tree != member->tree)
-            continue;
-        found = !filter || ps_formula_eval(filter, (const char *const *)sn->tags, sn->tag_count);
-    }
-    if (!found)
-        snprintf(text, size, "%s", filter ? ps_formula_text(filter) : "");
-    ps_formula_free(owned);
-    return found;
+    const struct ps_svc_node *n = ps_svc_node_get(ctx, node->id, false);
+    return n && n->registered && !n->banned;
 }
 
 static void check_exec_nodes(struct ps_service *svc, int64_t now_ms)
@@ -53,31 +34,12 @@ static void check_exec_nodes(struct ps_service *svc, int64_t now_ms)
         struct ps_svc_op *op = svc->op_list[i];
         if (!op_running(op) || op->exec_nodes_seen)
             continue;
-        char filter[512] = "", trees[256] = "";
-        size_t used = 0;
-        for (int t = 0; t < op->sop->tree_count && !op->exec_nodes_seen; t++) {
-            struct ps_tree_op *member = op->sop->memberships ? op->sop->memberships[t] : NULL;
-            if (!member) {
-                op->exec_nodes_seen = true;   /* not in a tree as we know it: leave it */
-                break;
-            }
-            if (tree_has_node(svc, member, filter, sizeof filter)) {
-                op->exec_nodes_seen = true;
-                break;
-            }
-            int k = snprintf(trees + used, sizeof trees - used, "%s\"%s\"", used ? ", " : "",
-                             op->sop->tree_names[t]);
-            if (k > 0 && (size_t)k < sizeof trees - used)
-                used += (size_t)k;
-        }
+        char msg[1024];
+        op->exec_nodes_seen = ps_exec_nodes_available(svc->strategy, op->sop, node_usable, svc,
+                                                      svc->cfg.safe_scheduler_online_time_ms,
+                                                      msg, sizeof msg);
         if (op->exec_nodes_seen)
             continue;
-        char msg[1024];
-        snprintf(msg, sizeof msg,
-                 "No online nodes match operation scheduling tag filter \"%s\" in pool trees "
-                 "[%s] (operation_id %s; checked after safe_scheduler_online_time %" PRId64
-                 " ms)",
-                 filter, trees, op->id, svc->cfg.safe_scheduler_online_time_ms);
         ps_svc_log(svc, "warning", "operation_unschedulable", "id=%s reason=no_matching_nodes",
                    op->id);
         ps_svc_op_finish(svc, op, "failed", msg, now_ms);

@@ -206,8 +206,8 @@ static void task_release(struct ps_svc_task *t)
     free(t->overdraft);
 }
 
-static const char *const task_keys[] = {"command", "job_count", "cpu_limit", "memory_limit",
-                                        "tmpfs_size", "environment", "disk_request",
+static const char *const task_keys[] = {"command", "job_count", "cpu_limit", "gpu_limit",
+                                        "memory_limit", "tmpfs_size", "environment", "disk_request",
                                         /* upstream's TUserJobSpec keys the Python client always
                                          * sends; they have no effect on a vanilla job here */
                                         "use_yamr_descriptors", "check_input_fully_consumed",
@@ -236,6 +236,7 @@ static int task_unrecognized(struct ps_svc_op *op, const char *task, const char 
     return 0;
 }
 
+#define MAX_GPU_LIMIT 1024
 #define MAX_DISK_SPACE (1LL << 50)
 
 /* disk_request {disk_space, medium_name} of a vanilla task (upstream's TDiskRequestConfig):
@@ -331,6 +332,7 @@ static int parse_controller_spec(struct ps_service *svc, const json_t *spec, str
             return task_error(err, name, "command", "a non-empty string", cmd);
         task->job_count = 1;
         task->cpu_limit = 1;
+        task->gpu_limit = 0;
         task->memory_limit = 512 * MIB;
         task->tmpfs_size = 0;
         rc = 0;
@@ -340,6 +342,8 @@ static int parse_controller_spec(struct ps_service *svc, const json_t *spec, str
                           &task->job_count, err)) ||
             (rc = get_number(t, name, "cpu_limit", 0.01, 1024, "a number of cores in [0.01, 1024]",
                              &task->cpu_limit, err)) ||
+            (rc = get_int(t, name, "gpu_limit", 0, MAX_GPU_LIMIT, "an integer in [0, 1024]",
+                          &task->gpu_limit, err)) ||
             (rc = get_int(t, name, "memory_limit", 1, 16LL * 1024 * 1024 * MIB,
                           "a number of bytes in [1, 16 TiB]", &task->memory_limit, err)) ||
             (rc = get_int(t, name, "tmpfs_size", 0, task->memory_limit,
@@ -406,9 +410,11 @@ static json_t *resulting_spec(struct ps_service *svc, const json_t *spec, struct
     for (int i = 0; i < op->task_count; i++) {
         const struct ps_svc_task *t = &op->tasks[i];
         json_object_set_new(tasks, t->name,
-                            json_pack("{s:s, s:I, s:f, s:I, s:I, s:O}", "command", t->command,
-                                      "job_count", (json_int_t)t->job_count, "cpu_limit",
-                                      t->cpu_limit, "memory_limit", (json_int_t)t->memory_limit,
+                            json_pack("{s:s, s:I, s:f, s:I, s:I, s:I, s:O}", "command",
+                                      t->command, "job_count", (json_int_t)t->job_count,
+                                      "cpu_limit", t->cpu_limit, "gpu_limit",
+                                      (json_int_t)t->gpu_limit, "memory_limit",
+                                      (json_int_t)t->memory_limit,
                                       "tmpfs_size", (json_int_t)t->tmpfs_size, "environment",
                                       t->environment));
         if (t->disk_medium)
@@ -647,8 +653,8 @@ struct ps_resources ps_svc_task_shape(const struct ps_svc_task *t)
     return t->shape;
 }
 
-/* A new job's resources from the task as it is now: a slot, its cpu_limit and the memory its
- * reserve asks (memory_reserve.c). */
+/* A new job's resources from the task as it is now: a slot, its cpu_limit, its gpu_limit and
+ * the memory its reserve asks (memory_reserve.c). */
 static struct ps_resources compute_shape(const struct ps_svc_task *t)
 {
     struct ps_memory_job mj;
@@ -656,6 +662,7 @@ static struct ps_resources compute_shape(const struct ps_svc_task *t)
     struct ps_resources r = ps_resources_zero();
     r.v[PS_RES_USER_SLOTS] = 1;
     r.v[PS_RES_CPU] = ps_res_from_double(PS_RES_CPU, t->cpu_limit);
+    r.v[PS_RES_GPU] = t->gpu_limit;
     r.v[PS_RES_MEMORY] = mj.memory_bytes;
     return r;
 }

@@ -81,6 +81,9 @@ struct ps_service_config {
     int64_t operation_hangup_due_to_limiting_ancestor_safe_timeout_ms;   /* 300000 */
     int64_t operation_hangup_safe_timeout_ms;                     /* 3600000 */
     int64_t operation_hangup_min_schedule_job_attempts;           /* 1000 */
+    /* upstream's scheduler option, the default of every tree's key of that name (unset: the
+     * tree's own default, 15000) */
+    struct ps_opt_int allowed_node_resources_overcommit_duration_ms;
     bool quiet;                           /* no event log on stderr (benchmarks) */
     /* The controller's memory reserve knobs (section `controller_agent`, upstream's names;
      * core/memory_reserve.h), for every operation's memory digests. */
@@ -160,6 +163,7 @@ struct ps_svc_task {
     json_t *environment;           /* object */
     int64_t job_count;
     double cpu_limit;              /* cores */
+    int64_t gpu_limit;             /* gpus of each job (upstream's gpu_limit, default 0) */
     int64_t memory_limit;          /* bytes */
     int64_t tmpfs_size;            /* bytes */
     char *disk_medium;             /* disk_request/medium_name ("default"); NULL: no request */

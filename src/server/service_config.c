@@ -155,6 +155,10 @@ static const struct ps_attr config_attrs[] = {
                "operation_unschedulable_min_schedule_job_attempts"},
      .kind = PS_ATTR_INT, .offset = CFG(operation_hangup_min_schedule_job_attempts), .min = 0,
      .max = 1e18},
+    /* a scheduler option upstream, a tree key here: the default of every tree's */
+    {.name = "allowed_node_resources_overcommit_duration", .kind = PS_ATTR_OPT_INT,
+     .offset = CFG(allowed_node_resources_overcommit_duration_ms), .min = 0,
+     .max = 100000 * DAY_MS},
     {.name = "controller_agent", .kind = PS_ATTR_GROUP, .offset = CFG(controller_agent),
      .group = &ps_memory_controller_config_table, .presence_offset = -1},
 };

@@ -200,6 +200,25 @@ static int load_history(struct ps_service *svc, struct ps_error *err)
     return rc;
 }
 
+/* svc->strategy anew, connected at svc->connected_at_ms, with the tree defaults the config
+ * gives (allowed_node_resources_overcommit_duration), before any tree is loaded. */
+static int new_strategy(struct ps_service *svc, struct ps_error *err)
+{
+    if (!(svc->strategy = ps_strategy_new()))
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    ps_strategy_set_connection_time(svc->strategy, svc->connected_at_ms);
+    const struct ps_opt_int *d = &svc->cfg.allowed_node_resources_overcommit_duration_ms;
+    if (!d->set)
+        return 0;
+    struct ps_value map = ps_value_map();
+    int rc = ps_value_put_number(&map, "allowed_node_resources_overcommit_duration",
+                                 (double)d->value) != 0
+                 ? ps_error_set(err, PS_ENOMEM, "out of memory")
+                 : ps_strategy_set_tree_defaults(svc->strategy, &map, err);
+    ps_value_release(&map);
+    return rc;
+}
+
 int ps_service_start(const struct ps_service_config *cfg, struct ps_service **out,
                      struct ps_error *err)
 {
@@ -221,12 +240,9 @@ int ps_service_start(const struct ps_service_config *cfg, struct ps_service **ou
         goto fail;
     snprintf(svc->boot_id, sizeof svc->boot_id, "%02x%02x%02x%02x", boot[0], boot[1], boot[2],
              boot[3]);
-    if (!(svc->strategy = ps_strategy_new())) {
-        rc = ps_error_set(err, PS_ENOMEM, "out of memory");
-        goto fail;
-    }
     svc->connected_at_ms = ps_svc_now_ms();
-    ps_strategy_set_connection_time(svc->strategy, svc->connected_at_ms);
+    if ((rc = new_strategy(svc, err)) != 0)
+        goto fail;
     if ((rc = ps_metrics_new(&svc->metrics, err)) != 0 || (rc = register_metrics(svc, err)) != 0)
         goto fail;
     if (ps_history_new(&svc->history) != 0) {
@@ -389,10 +405,9 @@ int ps_svc_state_reload(struct ps_service *svc, struct ps_error *err)
     }
     free_state(svc, true);
     svc->op_seq = 0;
-    if ((svc->strategy = ps_strategy_new()))
-        ps_strategy_set_connection_time(svc->strategy, svc->connected_at_ms);
-    int rc = svc->strategy ? ps_persist_load(svc, err)
-                           : ps_error_set(err, PS_ENOMEM, "out of memory");
+    int rc = new_strategy(svc, err);
+    if (rc == 0)
+        rc = ps_persist_load(svc, err);
     /* the nodes known before: registered again at once (after the trees, which place them), so
      * scheduling resumes with the next fair share update rather than after every node's next
      * heartbeat; one that no longer fits the trees registers with its next heartbeat (409) */

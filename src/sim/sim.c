@@ -502,7 +502,8 @@ static void check_end(struct ps_sim *sim)
         return;
     }
     int64_t settle = sim->sc->heartbeat_period_ms + 2 * sim->sc->fair_share_update_period_ms;
-    if (sim->real_events == 0 && sim->running_jobs == 0 && sim->now - sim->last_progress_ms >= settle)
+    if (sim->real_events == 0 && sim->running_jobs == 0 &&
+        sim->now - sim->last_progress_ms >= settle && !sim_exec_nodes_wait(sim))
         finish(sim, "idle");
 }
 

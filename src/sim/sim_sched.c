@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/exec_nodes.h"
 #include "sim/sim_internal.h"
 
 /* ---- generations and dormancy ----------------------------------------------------------- */
@@ -161,6 +162,50 @@ static int update_tree(struct ps_sim *sim, int tree, bool *performed, struct ps_
     return 0;
 }
 
+/* Operations no node can take fail, as the service's (core/exec_nodes.h): the check runs
+ * with the fair share update once available_exec_nodes_check_period has passed since the last,
+ * from safe_scheduler_online_time on (the simulated scheduler came online at 0). */
+static int check_exec_nodes(struct ps_sim *sim, struct ps_error *err)
+{
+    if (sim->now < sim->next_exec_nodes_check_ms)
+        return 0;
+    sim->next_exec_nodes_check_ms = sim->now + sim->sc->available_exec_nodes_check_period_ms;
+    if (sim->now < sim->sc->safe_scheduler_online_time_ms)
+        return 0;
+    for (int i = 0; i < sim->active_count;) {
+        int op = sim->active[i];
+        struct sim_op *o = &sim->ops[op];
+        char msg[1024];
+        if (o->state != SIM_OP_RUNNING || !o->op || o->exec_nodes_seen ||
+            (o->exec_nodes_seen = ps_exec_nodes_available(
+                 sim->strategy, o->op, NULL, NULL, sim->sc->safe_scheduler_online_time_ms, msg,
+                 sizeof msg))) {
+            i++;
+            continue;
+        }
+        int rc = sim_op_fail(sim, op, msg, err);   /* leaves sim->active */
+        if (rc != 0)
+            return rc;
+        sim_progress(sim);
+    }
+    return 0;
+}
+
+bool sim_exec_nodes_wait(struct ps_sim *sim)
+{
+    char msg[1024];
+    for (int i = 0; i < sim->active_count; i++) {
+        const struct sim_op *o = &sim->ops[sim->active[i]];
+        /* the pending reason first: a scan of the nodes only for operations it says wait for
+         * a matching node (the run is idle, and this is asked after every event) */
+        if (o->state == SIM_OP_RUNNING && o->op && !o->exec_nodes_seen &&
+            o->reason == PS_PENDING_NO_MATCHING_NODE &&
+            !ps_exec_nodes_available(sim->strategy, o->op, NULL, NULL, 0, msg, sizeof msg))
+            return true;
+    }
+    return false;
+}
+
 int sim_fair_share_event(struct ps_sim *sim, struct ps_error *err)
 {
     sim->update_serial++;
@@ -179,7 +224,7 @@ int sim_fair_share_event(struct ps_sim *sim, struct ps_error *err)
             sim_pending_reason_update(sim, sim->active[i], true);
     sim->reasons_dirty = false;
     sim_pools_rows_write(sim);
-    return 0;
+    return check_exec_nodes(sim, err);
 }
 
 /* ---- heartbeats ------------------------------------------------------------------------- */

@@ -3,7 +3,8 @@
 # (HTTP, fake nodes speaking the heartbeat protocol), compared once they settle: which
 # operations run and how many jobs, pending reasons, preempted jobs per operation and pools'
 # fair shares. Both drive core/tree_sched.h; a difference means a host feeds the loop
-# differently (docs/scheduling-loop.md). Jobs never end, so every scenario settles.
+# differently (docs/scheduling-loop.md). Jobs never end, so every scenario settles. Operations
+# no node can take fail in both (core/exec_nodes.h), which the final states compare.
 # usage: loop_parity.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
 bin=${1:?usage: loop_parity.sh BINARY DATA_DIR SOURCE_DIR}
@@ -17,12 +18,14 @@ from server_helper import Scheduler, FakeNode, check, finish
 bin, work = sys.argv[1], sys.argv[2]
 MIB = 1 << 20
 NODES, CPU, MEMORY, SLOTS = 2, 4, 8 << 30, 8
+TAGS = [["tagA", "tagB"], ["tagA", "tagB"]]   # node i's tags
+CHECK = {"available_exec_nodes_check_period": 500, "safe_scheduler_online_time": 2000}
 TREE = {"fair_share_starvation_timeout": 300, "fair_share_starvation_tolerance": 0.9,
         "preemptive_scheduling_backoff": 0, "allocation_preemption_timeout": 60000,
         "fair_share_update_period": 100}
 JOBS = 10
 
-# Scenarios: pools {name: attributes}, operations [(id, pool, start s)], optional run-time
+# Scenarios: pools {name: attributes}, operations [(id, pool, start s[, spec])], optional run-time
 # updates [(s, operation, parameters)] (update_operation / update_op_parameters); every job takes
 # 1 cpu and 128 MiB and never ends. Victims are interrupted with a timeout longer than the
 # run: they keep their resources, as on a full cluster waiting for its victims to leave.
@@ -33,22 +36,33 @@ SCENARIOS = {
                [("C", "c", 0), ("D1", "d", 0), ("D2", "d", 0)]),
     "move": ({"a": {"weight": 1}, "b": {"weight": 3}, "c": {"resource_limits": {"cpu": 1}}},
              [("A", "a", 0), ("B", "b", 0)], [(2, "A", {"pool": "c"})]),
+    # upstream test_tag_filters: an operation whose filter no node satisfies fails
+    "tags": ({"a": {}}, [("A", "a", 0, {"scheduling_tag_filter": "tagA"}),
+                         ("N", "a", 0, {"scheduling_tag_filter": "tagA & !tagB"}),
+                         ("C", "a", 1, {"scheduling_tag": "tagC"})]),
 }
 SETTLE_S = 6
 
 
+def spec_of(o):
+    return o[3] if len(o) > 3 else {}
+
+
+
 def simulate(name, pools, ops, updates=()):
-    sc = {"heartbeat_period": 100, "fair_share_update_period": 100,
-          "duration": SETTLE_S * 1000,
-          "node_groups": [{"name": "n", "count": NODES, "resource_limits": {
-              "cpu": CPU, "memory": MEMORY, "user_slots": SLOTS, "gpu": 0, "network": 0}}],
+    sc = dict(CHECK, heartbeat_period=100, fair_share_update_period=100,
+          duration=SETTLE_S * 1000,
+          node_groups=[{"name": "n%d" % i, "count": 1, "tags": TAGS[i], "resource_limits": {
+              "cpu": CPU, "memory": MEMORY, "user_slots": SLOTS, "gpu": 0, "network": 0}}
+              for i in range(NODES)])
+    sc.update({
           "pool_trees": {"physical": dict(TREE, pools=[dict(v, name=k) for k, v in pools.items()])},
-          "operations": [{"id": i, "start_time": s * 1000, "spec": {"pool": p},
+          "operations": [{"id": o[0], "start_time": o[2] * 1000, "spec": dict(spec_of(o), pool=o[1]),
                           "tasks": [{"job_count": JOBS, "duration": 10 ** 8, "interruptible": True,
                                      "resources": {"cpu": 1, "memory": 128 * MIB, "user_slots": 1}}]}
-                         for i, p, s in ops],
+                         for o in ops],
           "events": [{"time": t * 1000, "type": "update_operation", "operation": i, "parameters": u}
-                     for t, i, u in updates]}
+                     for t, i, u in updates]})
     path = os.path.join(work, name + ".json")
     with open(path, "w") as f:
         json.dump(sc, f)
@@ -58,9 +72,9 @@ def simulate(name, pools, ops, updates=()):
         sys.exit("simulate %s: %s" % (name, p.stderr))
     with open(os.path.join(out, "events.jsonl")) as f:
         events = [json.loads(line) for line in f]
-    running = {i: 0 for i, _, _ in ops}
-    preempted = {i: 0 for i, _, _ in ops}
-    reason = {}
+    running = {o[0]: 0 for o in ops}
+    preempted = {o[0]: 0 for o in ops}
+    reason, state = {}, {o[0]: "active" for o in ops}
     for e in events:
         t, oid = e["event_type"], e.get("operation_id")
         if t == "job_started":
@@ -71,6 +85,9 @@ def simulate(name, pools, ops, updates=()):
             preempted[oid] += 1
         elif t == "operation_pending":
             reason[oid] = e["message"]
+        elif t == "operation_failed":
+            state[oid] = "failed"
+            reason.pop(oid, None)
     with open(os.path.join(out, "pools.csv")) as f:
         rows = f.read().splitlines()
     head = rows[0].split(",")
@@ -78,17 +95,19 @@ def simulate(name, pools, ops, updates=()):
     for line in rows[1:]:
         r = dict(zip(head, line.split(",")))
         last[r["pool"]] = round(float(r["fair_share_ratio"]), 3)
-    return running, preempted, reason, {k: last.get(k, 0.0) for k in pools}
+    return running, preempted, reason, {k: last.get(k, 0.0) for k in pools}, state
 
 
 def serve(name, pools, ops, updates=()):
-    s = Scheduler(bin, os.path.join(work, name + "-data"), {"fair_share_update_period": 100}).start()
+    s = Scheduler(bin, os.path.join(work, name + "-data"),
+                  dict(CHECK, fair_share_update_period=100)).start()
     try:
         for k, v in TREE.items():
             s.set("//sys/pool_trees/physical/@" + k, v)
         for k, v in pools.items():
             s.ok("create", {"type": "scheduler_pool", "path": "//sys/pools/" + k, "attributes": v})
-        nodes = [FakeNode(s, "n-%d" % i, cpu=CPU, memory=MEMORY, slots=SLOTS) for i in range(NODES)]
+        nodes = [FakeNode(s, "n-%d" % i, cpu=CPU, memory=MEMORY, slots=SLOTS, tags=TAGS[i])
+                 for i in range(NODES)]
         for n in nodes:
             n.heartbeat()
         ids, t0, todo = {}, time.time(), sorted(ops, key=lambda o: o[2])
@@ -97,8 +116,9 @@ def serve(name, pools, ops, updates=()):
         while time.time() < t0 + SETTLE_S:
             batch = []
             while todo and time.time() >= t0 + todo[0][2]:
-                i, p, _ = todo.pop(0)
-                spec = {"pool": p, "tasks": {"main": {"command": "sleep 1000", "job_count": JOBS,
+                o = todo.pop(0)
+                i, p = o[0], o[1]
+                spec = {**spec_of(o), "pool": p, "tasks": {"main": {"command": "sleep 1000", "job_count": JOBS,
                                                       "cpu_limit": 1, "memory_limit": 128 * MIB}}}
                 ids[i] = s.ok("start_op", {"operation_type": "vanilla", "spec": spec})["operation_id"]
                 batch.append(ids[i])
@@ -117,11 +137,12 @@ def serve(name, pools, ops, updates=()):
                 job_op.update((j["job_id"], j["operation_id"]) for j in out["jobs_to_start"])
                 victims.update(j["job_id"] for j in out["jobs_to_interrupt"] + out["jobs_to_abort"])
             time.sleep(0.1)
-        running, preempted, reason = {}, {}, {}
+        running, preempted, reason, state = {}, {}, {}, {}
         by_id = {v: k for k, v in ids.items()}
         for i in ids:
             o = s.ok("get_operation", {"operation_id": ids[i]})
             running[i] = o["progress"]["running"]
+            state[i] = "active" if o["state"] in ("pending", "running") else o["state"]
             preempted[i] = sum(1 for j in victims if by_id.get(job_op.get(j)) == i)
             if o.get("pending_reason"):
                 reason[i] = o["pending_reason"]
@@ -130,7 +151,7 @@ def serve(name, pools, ops, updates=()):
             v = s.get("//sys/scheduler/orchid/scheduler/scheduling_info_per_pool_tree/physical/"
                       "fair_share_info/pools/%s/fair_share_ratio" % k)
             shares[k] = round(v, 3)
-        return running, preempted, reason, shares
+        return running, preempted, reason, shares, state
     finally:
         s.stop()
 
@@ -139,7 +160,8 @@ for name, (pools, ops, *updates) in SCENARIOS.items():
     sim = simulate(name, pools, ops, *updates)
     svc = serve(name, pools, ops, *updates)
     print("%s\n  simulator: %s\n  service:   %s" % (name, sim, svc), flush=True)
-    for what, a, b in zip(("running jobs", "preempted jobs", "pending reasons", "fair shares"), sim, svc):
+    for what, a, b in zip(("running jobs", "preempted jobs", "pending reasons", "fair shares",
+                           "operation states"), sim, svc):
         check(a == b, "%s: %s differ: simulator %s, service %s" % (name, what, a, b))
 finish()
 PY

@@ -103,6 +103,26 @@ check(at_end == {"big": "no_node_fits", "nomatch": "no_matching_node", "limited"
       f"reasons: pending_at_end {at_end}")
 check(r.summary["pending_reason_time"]["no_node_fits"] == 30000, f"reasons: {r.summary['pending_reason_time']}")
 
+# 3b. An operation no node can take fails, as the service's (core/exec_nodes.h, upstream's
+# controller CheckAvailableExecNodes): once the scheduler has been online for
+# safe_scheduler_online_time (upstream's 10 min by default), at the first check
+# (available_exec_nodes_check_period, 5 s) after it; the run does not end idle before.
+tree = {"physical": {"pools": [{"name": "p"}]}}
+sc = scenario(cluster, tree, [op("nomatch", 0, "p", jobs=1, scheduling_tag_filter="gpu"),
+                              op("ok", 0, "p", jobs=1, duration=1000)])
+r = load(run("no_exec_nodes", sc)[0])
+failed = {e["operation_id"]: e for e in r.of_type("operation_failed")}
+check(list(failed) == ["nomatch"] and failed["nomatch"]["time"] == 600000 and
+      'No online nodes match operation scheduling tag filter "gpu" in pool trees ["physical"]'
+      in failed["nomatch"]["error"], f"no exec nodes: failures {failed}")
+check(r.ops["ok"]["operation_state"] == "completed", "no exec nodes: ok completes")
+sc["safe_scheduler_online_time"] = 2000
+sc["available_exec_nodes_check_period"] = 1500
+r = load(run("no_exec_nodes_fast", sc)[0])
+failed = {e["operation_id"]: e["time"] for e in r.of_type("operation_failed")}
+# the checks run with fair share updates (every 1000 ms here): at 0, then at 2000 (>= 1500)
+check(failed == {"nomatch": 2000}, f"no exec nodes, checks at 0 and 2000: failures {failed}")
+
 # 4. Bad input: exit 2, one line naming the problem, no outputs left behind.
 def refused(name, sc, needle):
     out, err = run(name, sc, expect_rc=2)

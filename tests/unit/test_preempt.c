@@ -486,6 +486,30 @@ static void test_limits_lowered(void **state)
     teardown(&f);
 }
 
+/* Limits dropped to nothing: only allocations preemptible in some stage go; the
+ * non-preemptible ones (the oldest, within the fair share) stay, above the limit, as upstream's
+ * test_apply_specified_resource_limits_to_demand keeps jobs under the pool's
+ * non_preemptible_resource_usage_threshold. */
+static void test_limits_spare_non_preemptible(void **state)
+{
+    (void)state;
+    static struct fix f;
+    setup(&f, 1, 0, 0);
+    set_limits(&f, X, res(0));
+    struct ps_error err = {0};
+    assert_int_equal(ps_preempt_limits_victims(f.snap, &f.tree, f.allocs, 10, &f.out, &err), 0);
+    int spared = 0;
+    for (int k = 0; k < 10; k++)
+        spared += ps_preemptible_class(f.lists[X], f.allocs[k].id) == PS_ALLOC_NON_PREEMPTIBLE;
+    assert_true(spared > 0);
+    assert_int_equal(f.out.victim_count, 10 - spared);
+    for (int j = 0; j < f.out.victim_count; j++) {
+        assert_int_equal(f.out.victims[j].allocation_id, 109 - j);
+        assert_int_not_equal(f.out.victims[j].cls, PS_ALLOC_NON_PREEMPTIBLE);
+    }
+    teardown(&f);
+}
+
 /* The usage the limits check compares is that of the allocations it is given, not the
  * snapshot's: a service computes the snapshot off its lock, and allocations that ended in
  * between (here 108 and 109; the snapshot still counts 10 units) are not over the limit again. */
@@ -544,6 +568,7 @@ int main(void)
         cmocka_unit_test(test_full_cluster_root_limits),
         cmocka_unit_test(test_node_shrink),
         cmocka_unit_test(test_limits_lowered),
+        cmocka_unit_test(test_limits_spare_non_preemptible),
         cmocka_unit_test(test_leaving_not_chosen_again),
         cmocka_unit_test(test_limits_usage_from_allocations),
     };

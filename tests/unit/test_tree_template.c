@@ -127,6 +127,43 @@ static void test_trees_under_templates(void **state)
     ps_strategy_free(s);
 }
 
+/* The scheduler config's tree defaults (ps_strategy_set_tree_defaults): beneath the templates
+ * and the tree's own keys, for the trees present and those added later; a bad value is refused
+ * and changes nothing. */
+static void test_tree_defaults_beneath_templates(void **state)
+{
+    (void)state;
+    struct ps_error err;
+    struct ps_strategy *s = ps_strategy_new();
+    struct ps_value cfg = json("{}");
+    ps_error_init(&err);
+    assert_int_equal(ps_strategy_add_tree(s, "a", &cfg, &err), 0);
+    struct ps_value d = json("{\"allowed_node_resources_overcommit_duration\": 600000,"
+                             " \"max_running_operation_count\": 7}");
+    assert_int_equal(ps_strategy_set_tree_defaults(s, &d, &err), 0);
+    ps_value_release(&d);
+    struct ps_pool_tree *a = ps_strategy_find_tree(s, "a");
+    assert_int_equal(ps_pool_tree_config(a)->allowed_node_resources_overcommit_duration_ms, 600000);
+    assert_int_equal(ps_pool_tree_explicit_config(a)->count, 0);
+    /* a template's key wins over the default, the tree's own over both */
+    assert_int_equal(set_templates(s, "{\"all\": {\"priority\": 0, \"filter\": \".*\","
+                                      " \"config\": {\"max_running_operation_count\": 30}}}", &err), 0);
+    assert_int_equal(ps_pool_tree_config(a)->max_running_operation_count, 30);
+    assert_int_equal(ps_pool_tree_config(a)->allowed_node_resources_overcommit_duration_ms, 600000);
+    struct ps_value own = json("{\"allowed_node_resources_overcommit_duration\": 1000}");
+    assert_int_equal(ps_strategy_add_tree(s, "b", &own, &err), 0);
+    ps_value_release(&own);
+    assert_int_equal(ps_pool_tree_config(ps_strategy_find_tree(s, "b"))->allowed_node_resources_overcommit_duration_ms,
+                     1000);
+    d = json("{\"allowed_node_resources_overcommit_duration\": -1}");
+    ps_error_init(&err);
+    assert_int_equal(ps_strategy_set_tree_defaults(s, &d, &err), PS_EINVAL);
+    ps_value_release(&d);
+    assert_int_equal(ps_pool_tree_config(a)->allowed_node_resources_overcommit_duration_ms, 600000);
+    ps_value_release(&cfg);
+    ps_strategy_free(s);
+}
+
 /* Templates a tree cannot take are refused for every tree: the trees already changed go back. */
 static void test_refused_templates_change_no_tree(void **state)
 {
@@ -163,6 +200,7 @@ int main(void)
         cmocka_unit_test(test_compile_matches_whole_names_by_priority),
         cmocka_unit_test(test_check_refuses_with_reasons),
         cmocka_unit_test(test_trees_under_templates),
+        cmocka_unit_test(test_tree_defaults_beneath_templates),
         cmocka_unit_test(test_refused_templates_change_no_tree),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

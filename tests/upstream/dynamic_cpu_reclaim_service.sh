@@ -2,7 +2,7 @@
 # yt/yt/tests/integration/node/test_dynamic_cpu_reclaim.py's "lack of CPU" cases against the
 # real scheduler, with upstream's node resources, settings and expected values.
 # test_node_aborts_job_on_lack_of_cpu is the node's decision: a real `poolsched node` (2 slots,
-# cpu_overdraft_timeout and resource_adjustment_period 1 s, the scheduler's
+# cpu_overdraft_timeout and resource_adjustment_period 1 s, the scheduler config's
 # allowed_node_resources_overcommit_duration 600 s, as upstream's DELTA configs) runs Op1's job,
 # idle at a breakpoint (a file it waits for) and then a busy loop, and Op2's job, which only
 # sleeps: its usage is its guarantee (1 core), whatever it does. The node aborts Op2's job with
@@ -103,8 +103,11 @@ def running(s, op):
     return s.ok("list_jobs", {"operation_id": op, "state": "running"})["jobs"]
 
 
+# upstream's DELTA_SCHEDULER_CONFIG: allowed_node_resources_overcommit_duration 600 s, in the
+# scheduler config (every tree's default here)
 s = Scheduler(bin, work + "/node_abort", {"fair_share_update_period": 100,
-                                          "heartbeat_period": 100}).start()
+                                          "heartbeat_period": 100,
+                                          "allowed_node_resources_overcommit_duration": 600 * 1000}).start()
 gate = os.path.join(work, "gate")
 os.mkdir(gate)
 os.chmod(gate, 0o777)
@@ -116,7 +119,8 @@ agent = subprocess.Popen([bin, "node", "--scheduler", "http://127.0.0.1:%d" % s.
                           "--cpu-overdraft-timeout", "1000", "--resource-adjustment-period", "1000"],
                          stdout=log, stderr=subprocess.STDOUT)
 try:
-    s.set("//sys/pool_trees/physical/@allowed_node_resources_overcommit_duration", 600 * 1000)
+    check(s.get("//sys/pool_trees/physical/@allowed_node_resources_overcommit_duration") == 600 * 1000,
+          "the scheduler's allowed_node_resources_overcommit_duration reaches the tree")
     breakpoint_then_busy = "while [ ! -e %s/release ]; do sleep 0.05; done; while :; do :; done" % gate
     op1 = s.ok("start_op", {"operation_type": "vanilla", "spec": {
         "job_cpu_monitor": MON, "tasks": {"t": {"command": breakpoint_then_busy, "job_count": 1,

@@ -151,9 +151,17 @@ def apply_specified_resource_limits_to_demand():
         env.wait(lambda: near(dem()["cpu"], 3.0) and near(dem()["user_slots"], 3), "demand 3/3 again")
         env.wait(lambda: env.op_attr(op, "resource_usage")["user_slots"] == 2, "usage 2")
         limits(1.0, 0)
-        time.sleep(0.5)
+        # upstream sleeps 3 s: the limits are below the usage, but both jobs are below the
+        # pool's non-preemptible threshold, so no stage preempts them
+        end = time.time() + 3.0
+        while time.time() < end:
+            env.beat()
+            time.sleep(0.1)
         env.wait(lambda: near(dem()["cpu"], 2.0) and near(dem()["user_slots"], 2), "demand = usage 2/2")
         env.wait(lambda: env.op_attr(op, "resource_usage")["user_slots"] == 2, "usage kept")
+        told = [j for n in env.nodes for j in list(n.interrupted) + list(n.finished)]
+        check(not told and sum(len(n.running) for n in env.nodes) == 2,
+              "no job preempted: interrupted/aborted %s" % told)
     finally:
         env.stop()
 

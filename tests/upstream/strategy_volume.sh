@@ -32,8 +32,11 @@ def volume(env, pool):
 
 
 def overflow(name, deep=False, accept=True):
-    env = Env(name, tree=DISTRIBUTE)
+    env = Env(name)
     try:
+        # upstream's request: the tree's @config set to a map (poolsched merges it into the
+        # config, which keeps the 100 ms update period Env set)
+        env.s.set(POOLS + "@config", DISTRIBUTE)
         env.pool("ancestor", integral_guarantees=ig("none", 10**10 + 1))
         over = "ancestor"
         if deep:

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# A vanilla task's gpu_limit (upstream's TUserJobSpec key, integer >= 0, default 0): each job of
+# the task asks for that many gpus, so the jobs run only on nodes that report gpus, as many at
+# once as the nodes' gpus allow; the start entry and the resulting spec carry the value; a bad
+# value is a 400 naming the key.
+# usage: server_gpu_limit.sh BINARY DATA_DIR SOURCE_DIR
+set -euo pipefail
+bin=${1:?usage: server_gpu_limit.sh BINARY DATA_DIR SOURCE_DIR}
+src=${3:?}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+PYTHONPATH="$src/tests/scripts" python3 - "$bin" "$work" <<'EOF'
+import sys, time
+from server_helper import Scheduler, FakeNode, check, finish
+
+bin, work = sys.argv[1], sys.argv[2]
+s = Scheduler(bin, work + "/data", {"fair_share_update_period": 200}).start()
+try:
+    s.set("//sys/pool_trees/physical/@fair_share_update_period", 200)
+    plain = FakeNode(s, "plain", cpu=8, slots=8)
+    gpu = FakeNode(s, "gpu", cpu=8, slots=8)
+    gpu.limits["gpu"] = 2
+    plain.heartbeat()
+    gpu.heartbeat()
+    time.sleep(0.4)
+
+    task = {"command": "nvidia-smi", "job_count": 3, "cpu_limit": 1, "gpu_limit": 1,
+            "memory_limit": 100 << 20}
+    st, out = s.call("start_op", {"operation_type": "vanilla", "spec": {"tasks": {"t": task}}})
+    check(st == 200, "gpu_limit accepted: %d %s" % (st, out))
+    op = out["operation_id"] if st == 200 else None
+    if op:
+        o = s.ok("get_operation", {"operation_id": op})
+        check(o["resulting_spec"]["tasks"]["t"].get("gpu_limit") == 1,
+              "resulting spec gpu_limit %s" % o["resulting_spec"]["tasks"]["t"])
+        time.sleep(0.4)
+        for _ in range(3):
+            plain.heartbeat()
+            gpu.heartbeat()
+            time.sleep(0.3)
+        check(len(plain.running) == 0, "no gpu job on a node without gpus: %s" % plain.running)
+        check(len(gpu.running) == 2, "2 gpu jobs on a 2-gpu node, got %d" % len(gpu.running))
+        check(all(j.get("gpu_limit") == 1 for j in gpu.running.values()),
+              "start entries carry gpu_limit: %s" % list(gpu.running.values()))
+        o = s.ok("get_operation", {"operation_id": op})
+        check(o["progress"]["running"] == 2 and o["progress"]["pending"] == 1,
+              "progress %s" % o["progress"])
+        # a finished job frees its gpu for the third
+        gpu.finish_all()
+        for _ in range(3):
+            gpu.heartbeat()
+            time.sleep(0.3)
+        o = s.ok("get_operation", {"operation_id": op})
+        check(o["progress"].get("completed") == 2 and o["progress"]["running"] == 1,
+              "third job after the first two: %s" % o["progress"])
+    # the default is 0: a task without gpu_limit runs on the plain node
+    task0 = {"command": "true", "job_count": 1, "cpu_limit": 1, "memory_limit": 100 << 20}
+    op0 = s.ok("start_op", {"operation_type": "vanilla", "spec": {"tasks": {"t": task0}}})["operation_id"]
+    o = s.ok("get_operation", {"operation_id": op0})
+    check(o["resulting_spec"]["tasks"]["t"].get("gpu_limit") == 0, "default gpu_limit 0")
+    for bad in (-1, 1.5, "1"):
+        task["gpu_limit"] = bad
+        st, out = s.call("start_op", {"operation_type": "vanilla", "spec": {"tasks": {"t": task}}})
+        check(st == 400 and "gpu_limit" in str(out), "gpu_limit %r refused naming the key: %d %s"
+              % (bad, st, out))
+finally:
+    s.stop()
+finish()
+EOF
