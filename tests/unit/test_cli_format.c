@@ -157,6 +157,7 @@ static void test_operation_block(void **state)
                         "state        failed\n"
                         "user         alice\n"
                         "pool         research\n"
+                        "weight       1\n"
                         "start time   1970-01-01T00:00:00Z\n"
                         "finish time  1970-01-01T00:01:00Z\n"
                         "progress     total 2, pending 0, running 0, completed 1, failed 1, "
@@ -165,6 +166,31 @@ static void test_operation_block(void **state)
                         "alerts       unrecognized_spec: Spec contains unrecognized options "
                         "{\"wieght\":2}\n"
                         "tasks        task: 2 x 'sleep 1', cpu 1.00, memory 512M\n");
+    free(text);
+    json_decref(op);
+}
+
+/* The weight row is the one in effect (runtime_parameters, as update_op_parameters leaves it),
+ * not the submitted spec's; one value per tree when there are several. */
+static void test_operation_block_runtime_weight(void **state)
+{
+    (void)state;
+    json_t *op = load(
+        "{\"id\": \"op-2\", \"user\": \"bob\", \"state\": \"running\", \"start_time\": 0,"
+        " \"pool_per_tree\": {\"physical\": \"prod\"}, \"spec\": {\"weight\": 3},"
+        " \"runtime_parameters\": {\"scheduling_options_per_pool_tree\":"
+        " {\"physical\": {\"pool\": \"prod\", \"weight\": 5}, \"gpu\": {\"pool\": \"training\"}}}}");
+    char *text = ps_cli_operation_block(op);
+    assert_non_null(strstr(text, "\nweight      physical:5,gpu:1\n"));
+    free(text);
+    json_object_del(json_object_get(json_object_get(op, "runtime_parameters"),
+                                    "scheduling_options_per_pool_tree"), "gpu");
+    text = ps_cli_operation_block(op);
+    assert_non_null(strstr(text, "\nweight      5\n"));
+    free(text);
+    json_object_del(op, "runtime_parameters");
+    text = ps_cli_operation_block(op);
+    assert_non_null(strstr(text, "\nweight      3\n"));
     free(text);
     json_decref(op);
 }
@@ -279,7 +305,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_values),          cmocka_unit_test(test_table),
         cmocka_unit_test(test_operations_table), cmocka_unit_test(test_jobs_table),
-        cmocka_unit_test(test_operation_block), cmocka_unit_test(test_proxy),
+        cmocka_unit_test(test_operation_block),
+        cmocka_unit_test(test_operation_block_runtime_weight), cmocka_unit_test(test_proxy),
         cmocka_unit_test(test_token),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
