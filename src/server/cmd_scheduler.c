@@ -1,8 +1,9 @@
 /* cmd_scheduler.c — `poolsched scheduler [--config FILE] [--listen HOST:PORT] [--data-dir DIR]
- * [--allow-insecure-remote]`.
+ * [--store URI] [--allow-insecure-remote]`.
  *
  * Defaults (embedded): listen 127.0.0.1:9013, data dir $XDG_STATE_HOME/poolsched when
- * XDG_STATE_HOME is set, else ./poolsched-data. The config file (JSON or YSON) may set listen,
+ * XDG_STATE_HOME is set, else ./poolsched-data; the store is SQLite in the data dir unless
+ * --store (or store, or $POOLSCHED_STORE) names a PostgreSQL database. The config file (JSON or YSON) may set listen,
  * data_dir, fair_share_update_period, heartbeat_period, node_offline_timeout, http_threads,
  * max_failed_job_count, commit_window and history_bucket (durations in ms), the HTTP limits of
  * docs/api.md,
@@ -26,10 +27,12 @@
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: poolsched scheduler [--config FILE] [--listen HOST:PORT] [--data-dir DIR]\n\n"
+            "usage: poolsched scheduler [--config FILE] [--listen HOST:PORT] [--data-dir DIR]\n"
+            "                           [--store URI]\n\n"
             "Runs the scheduler service: the HTTP API of docs/api.md, pool trees, operations,\n"
-            "node heartbeats, persistence in DIR/poolsched.db.\n\n"
-            "  --config FILE     JSON or YSON map: listen, data_dir, fair_share_update_period,\n"
+            "node heartbeats, persistence in DIR/poolsched.db (or PostgreSQL: --store).\n\n"
+            "  --config FILE     JSON or YSON map: listen, data_dir, store,\n"
+            "                    fair_share_update_period,\n"
             "                    heartbeat_period, node_offline_timeout, http_threads,\n"
             "                    max_failed_job_count, commit_window, history_bucket (ms),\n"
             "                    http_max_body_size,\n"
@@ -40,6 +43,8 @@ static void usage(FILE *out)
             "  --listen H:P      default 127.0.0.1:9013 (port 0: any free port)\n"
             "  --data-dir DIR    default $POOLSCHED_DATA_DIR, else $XDG_STATE_HOME/poolsched,\n"
             "                    else ./poolsched-data (the CLI and nodes look there too)\n"
+            "  --store URI       postgresql://USER@HOST:PORT/DB: keep the state in PostgreSQL\n"
+            "                    (docs/ha.md); default $POOLSCHED_STORE, else SQLite in DIR\n"
             "  --allow-insecure-remote\n"
             "                    allow listening beyond loopback (127.0.0.0/8, ::1): the API is\n"
             "                    plain HTTP, tokens cross the network in clear text; put a TLS\n"
@@ -51,7 +56,7 @@ int ps_cmd_scheduler(int argc, char **argv)
 {
     struct ps_service_config cfg;
     ps_service_config_init(&cfg);
-    const char *config = NULL, *listen = NULL, *data_dir = NULL;
+    const char *config = NULL, *listen = NULL, *data_dir = NULL, *store = NULL;
     bool quiet = false, insecure_remote = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -70,6 +75,7 @@ int ps_cmd_scheduler(int argc, char **argv)
         const char **dst = strcmp(a, "--config") == 0     ? &config
                            : strcmp(a, "--listen") == 0   ? &listen
                            : strcmp(a, "--data-dir") == 0 ? &data_dir
+                           : strcmp(a, "--store") == 0    ? &store
                                                           : NULL;
         if (!dst) {
             fprintf(stderr, "error: scheduler: unknown argument '%s' (see --help)\n", a);
@@ -104,6 +110,10 @@ int ps_cmd_scheduler(int argc, char **argv)
     }
     if (data_dir)
         snprintf(cfg.data_dir, sizeof cfg.data_dir, "%s", data_dir);
+    if (store && ps_service_parse_store(&cfg, store, &err) != 0) {
+        fprintf(stderr, "error: --store: %s\n", err.msg);
+        return 2;
+    }
     cfg.quiet = quiet;
     if (insecure_remote)
         cfg.allow_insecure_remote = true;

@@ -18,7 +18,7 @@ int ps_job_archive_open(struct ps_service *svc, struct ps_error *err)
     struct ps_job_archive *a = calloc(1, sizeof *a);
     if (!a)
         return ps_error_set(err, PS_ENOMEM, "out of memory");
-    int rc = ps_store_open(svc->cfg.data_dir, &a->reader, err);
+    int rc = ps_store_open_url(svc->cfg.store, svc->cfg.data_dir, &a->reader, err);
     if (rc != 0) {
         free(a);
         return rc;

@@ -51,6 +51,8 @@ struct ps_service_config {
     char host[64];                        /* listen address, numeric */
     int port;                             /* 0 = any free port; -1 = no HTTP (in-process) */
     char data_dir[1024];
+    char store[1024];                     /* "" = SQLite in data_dir; else a postgresql:// URI
+                                           * (store.h); default $POOLSCHED_STORE */
     int64_t fair_share_update_period_ms;  /* 1000; the default tree's @fair_share_update_period
                                              at first start; each tree follows its own later */
     int64_t heartbeat_period_ms;          /* 5000: told to nodes */
@@ -89,7 +91,7 @@ struct ps_service_config {
 
 void ps_service_config_init(struct ps_service_config *cfg);
 
-/* Applies a config document (JSON object: listen "host:port", data_dir,
+/* Applies a config document (JSON object: listen "host:port", data_dir, store,
  * fair_share_update_period, heartbeat_period, node_offline_timeout, http_threads,
  * max_failed_job_count, commit_window, history_bucket, http_max_body_size, http_max_start_op_body_size,
  * http_max_heartbeat_body_size, http_max_connections, http_max_connections_per_ip,
@@ -108,6 +110,9 @@ bool ps_service_listen_is_loopback(const struct ps_service_config *cfg);
 bool ps_service_metrics_require_token(const struct ps_service_config *cfg);
 
 /* Parses "host:port" (host numeric IPv4; "[v6]:port" for IPv6). */
+/* Sets cfg->store: "" (SQLite in the data dir) or a postgresql:// URI. Errors: PS_EINVAL. */
+int ps_service_parse_store(struct ps_service_config *cfg, const char *url, struct ps_error *err);
+
 int ps_service_parse_listen(struct ps_service_config *cfg, const char *text,
                             struct ps_error *err);
 

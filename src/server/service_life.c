@@ -234,7 +234,9 @@ int ps_service_start(const struct ps_service_config *cfg, struct ps_service **ou
         goto fail;
     }
     ps_history_set_bucket_ms(svc->history, cfg->history_bucket_ms);
-    if ((rc = ps_store_open(cfg->data_dir, &svc->store, err)) != 0)
+    struct ps_store_config store_cfg = {.data_dir = cfg->data_dir, .url = cfg->store,
+                                        .exclusive = true};
+    if ((rc = ps_store_open_config(&store_cfg, &svc->store, err)) != 0)
         goto fail;
     bool created = false;
     if ((rc = ps_auth_bootstrap_admin(svc->store, cfg->data_dir, "admin", svc->admin_token,
@@ -318,8 +320,9 @@ int ps_service_start(const struct ps_service_config *cfg, struct ps_service **ou
         goto fail;
     if ((rc = ps_http_server_start(svc->http, err)) != 0)
         goto fail;
-    ps_svc_log(svc, "info", "scheduler_started", "listen=%s:%u data_dir=%s", cfg->host,
-               ps_http_server_port(svc->http), cfg->data_dir);
+    ps_svc_log(svc, "info", "scheduler_started", "listen=%s:%u data_dir=%s store=%s",
+               cfg->host, ps_http_server_port(svc->http), cfg->data_dir,
+               ps_store_path(svc->store));
     *out = svc;
     return 0;
 fail:

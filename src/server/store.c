@@ -2,9 +2,11 @@
  * to the backend (store_sqlite.c, store_pg.c). */
 #include "server/store_backend.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 bool ps_store_url_is_postgres(const char *url)
 {
@@ -25,17 +27,39 @@ int ps_store_open_url(const char *url, const char *data_dir, struct ps_store **o
     return ps_store_open_config(&cfg, out, err);
 }
 
+/* Creates dir (mode 0700) unless it exists as a directory. */
+static int ensure_dir(const char *dir, struct ps_error *err)
+{
+    struct stat st;
+    if (stat(dir, &st) == 0) {
+        if (!S_ISDIR(st.st_mode))
+            return ps_error_set(err, PS_EIO, "data dir %s is not a directory", dir);
+        return 0;
+    }
+    if (errno != ENOENT || mkdir(dir, 0700) != 0)
+        return ps_error_set(err, PS_EIO, "cannot create the data dir %s: %s", dir,
+                            strerror(errno));
+    return 0;
+}
+
 int ps_store_open_config(const struct ps_store_config *cfg, struct ps_store **out,
                          struct ps_error *err)
 {
     *out = NULL;
-    if (!cfg->url || !*cfg->url)
-        return ps_store_sqlite_open(cfg, out, err);
-    if (!ps_store_url_is_postgres(cfg->url))
+    bool pg = cfg->url && *cfg->url;
+    if (pg && !ps_store_url_is_postgres(cfg->url))
         return ps_error_set(err, PS_EINVAL,
                             "store '%.200s': expected a postgresql://USER@HOST:PORT/DB URI "
                             "(or no store for SQLite in the data dir)", cfg->url);
-    return ps_store_pg_open(cfg, out, err);
+    /* the data dir holds the SQLite file, and for either backend the instance's secrets */
+    if (!pg && (!cfg->data_dir || !*cfg->data_dir))
+        return ps_error_set(err, PS_EINVAL, "the store needs a data dir");
+    if (cfg->data_dir && *cfg->data_dir) {
+        int rc = ensure_dir(cfg->data_dir, err);
+        if (rc)
+            return rc;
+    }
+    return pg ? ps_store_pg_open(cfg, out, err) : ps_store_sqlite_open(cfg, out, err);
 }
 
 void ps_store_close(struct ps_store *s)

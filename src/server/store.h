@@ -64,6 +64,9 @@ struct ps_store_config {
     const char *url;                              /* NULL or "" = SQLite in data_dir; else a
                                                    * postgresql:// or postgres:// libpq URI */
     int busy_timeout_ms;                          /* 0 = PS_STORE_DEFAULT_BUSY_TIMEOUT_MS */
+    bool exclusive;                               /* PostgreSQL: refuse a database that another
+                                                   * exclusive store holds (the scheduler's own
+                                                   * connection; see store_pg.c) */
     const struct ps_store_migration *migrations;  /* SQLite only: NULL = the built-in ones */
     size_t migration_count;
 };

@@ -1,10 +1,550 @@
-/* store_pg.c — the PostgreSQL backend of the store (not yet available). */
+/* store_pg.c — the PostgreSQL backend of the store (store.h), through libpq.
+ *
+ * One store is one connection. Tables as the SQLite backend's (objects, tokens), with
+ * COLLATE "C" keys so that key order and prefix ranges are bytewise as there; values are the
+ * `json` type, which checks the text and keeps it as written. Every call outside a transaction
+ * is its own transaction (autocommit); commits are durable on return (the session forces
+ * synchronous_commit=on whatever the server's default).
+ *
+ * Server-side timeouts (set per session): statement_timeout and lock_timeout bound a call that
+ * waits on a lock or a slow server, idle_in_transaction_session_timeout ends a session that
+ * holds a transaction open without using it (a paused or stuck client), so that it cannot
+ * block everybody else's writes for longer than that.
+ *
+ * A broken connection (the server restarted, the network cut) fails the call with PS_EUNAVAIL;
+ * the next call outside a transaction reconnects. A transaction in progress when the connection
+ * broke is lost (the server rolled it back), so the calls in it fail until ps_store_rollback. A
+ * commit whose answer was lost may have happened or not: it is reported as failed, so the
+ * caller does not acknowledge it (an unacknowledged change may survive; an acknowledged one
+ * always does).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libpq-fe.h>
+
 #include "server/store_backend.h"
+
+#define STATEMENT_TIMEOUT_MS 10000
+#define LOCK_TIMEOUT_MS 5000
+#define IDLE_IN_TX_TIMEOUT_MS 10000
+#define CONNECT_TIMEOUT_S "5"
+
+struct pg_store {
+    struct ps_store base;   /* first: a struct ps_store * is a struct pg_store * */
+    PGconn *conn;
+    char *url;
+    char sqlstate[6];   /* of the last failure, "" when there was none from the server */
+    bool exclusive;     /* holds the single-scheduler lock (below) */
+    bool need_lock;     /* exclusive, and the lock is to be taken (again) before any call */
+};
+
+/* The single-scheduler guard: an exclusive store holds this session advisory lock, so a second
+ * scheduler started on the same database by mistake is refused at start instead of writing
+ * beside the first. It is a guard against misconfiguration, not a fence: a paused holder keeps
+ * it for as long as its TCP connection lives (docs/ha.md). */
+#define SINGLE_SCHEDULER_LOCK "7302"
+
+static struct pg_store *pg(struct ps_store *s)
+{
+    return (struct pg_store *)s;   /* the ops table is ours: only our store reaches here */
+}
+
+/* The PostgreSQL migrations: the same tables as store_schema.c's, in this server's dialect. */
+static const struct ps_store_migration pg_migrations[] = {
+    {1, "objects",
+     "CREATE TABLE objects ("
+     "  kind  TEXT COLLATE \"C\" NOT NULL,"
+     "  key   TEXT COLLATE \"C\" NOT NULL,"
+     "  value JSON NOT NULL,"
+     "  PRIMARY KEY (kind, key))"},
+    {2, "tokens",
+     "CREATE TABLE tokens ("
+     "  token_sha256 TEXT COLLATE \"C\" NOT NULL PRIMARY KEY"
+     "    CHECK (length(token_sha256) = 64),"
+     "  \"user\"     TEXT NOT NULL CHECK (length(\"user\") > 0),"
+     "  role         TEXT NOT NULL CHECK (role IN ('admin', 'user', 'node')));"
+     "CREATE INDEX tokens_by_user ON tokens(\"user\")"},
+    {3, "jobs_by_operation",
+     /* job_archive.h: one operation's jobs without a scan of every job */
+     "CREATE INDEX objects_job_by_operation"
+     "  ON objects ((value->>'operation_id') COLLATE \"C\", key) WHERE kind = 'job'"},
+};
+
+/* ---- errors -------------------------------------------------------------------------------- */
+
+/* The PS_E* code of a failed result (NULL: no result at all, the connection failed). */
+static int error_code(struct pg_store *s, const PGresult *r)
+{
+    if (PQstatus(s->conn) != CONNECTION_OK)
+        return PS_EUNAVAIL;
+    const char *st = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
+    if (!st)
+        return PS_EUNAVAIL;   /* libpq's own failure: lost connection, out of memory */
+    if (strcmp(st, "53100") == 0)
+        return PS_ENOSPC;     /* disk_full */
+    if (strcmp(st, "53200") == 0)
+        return PS_ENOMEM;
+    if (strcmp(st, "23505") == 0)
+        return PS_EEXIST;     /* unique_violation */
+    /* connection exceptions, operator intervention (shutdown, statement timeout), lock not
+     * available (lock_timeout), transaction rollback (serialization, deadlock), insufficient
+     * resources: the database cannot serve now, retry later */
+    if (strncmp(st, "08", 2) == 0 || strncmp(st, "57", 2) == 0 || strcmp(st, "55P03") == 0 ||
+        strncmp(st, "40", 2) == 0 || strncmp(st, "53", 2) == 0 || strcmp(st, "25P03") == 0)
+        return PS_EUNAVAIL;
+    if (strncmp(st, "22", 2) == 0 || strncmp(st, "23", 2) == 0)
+        return PS_EINVAL;     /* data exception (bad JSON), integrity constraint */
+    return PS_EIO;
+}
+
+/* Sets err from a failed result (r may be NULL), with what was being done. */
+static int fail(struct pg_store *s, const PGresult *r, const char *what, struct ps_error *err)
+{
+    int code = error_code(s, r);
+    const char *st = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
+    snprintf(s->sqlstate, sizeof s->sqlstate, "%s", st ? st : "");
+    const char *msg = r ? PQresultErrorMessage(r) : "";
+    if (!msg || !*msg)
+        msg = PQerrorMessage(s->conn);
+    char one[256];
+    snprintf(one, sizeof one, "%s", msg && *msg ? msg : "unknown error");
+    one[strcspn(one, "\n")] = '\0';
+    if (s->base.in_tx && PQtransactionStatus(s->conn) != PQTRANS_INERROR &&
+        PQtransactionStatus(s->conn) != PQTRANS_INTRANS)
+        s->base.in_tx = false;   /* the server has no transaction any more */
+    return ps_error_set(err, code, "store %s: %s: %s%s", s->base.path, what, one,
+                        code == PS_EUNAVAIL ? " (store unavailable)" : "");
+}
+
+/* ---- connection ---------------------------------------------------------------------------- */
+
+static int session_setup(struct pg_store *s, struct ps_error *err)
+{
+    char sql[512];
+    snprintf(sql, sizeof sql,
+             "SET synchronous_commit = on; SET statement_timeout = %d; SET lock_timeout = %d;"
+             " SET idle_in_transaction_session_timeout = %d; SET client_min_messages = warning;"
+             " SET TIME ZONE 'UTC'",
+             STATEMENT_TIMEOUT_MS, LOCK_TIMEOUT_MS, IDLE_IN_TX_TIMEOUT_MS);
+    PGresult *r = PQexec(s->conn, sql);
+    int rc = PQresultStatus(r) == PGRES_COMMAND_OK ? 0 : fail(s, r, "cannot set up the session",
+                                                             err);
+    PQclear(r);
+    return rc;
+}
+
+/* Takes the single-scheduler lock. Errors: PS_ESTATE when another session holds it. */
+static int take_single_lock(struct pg_store *s, struct ps_error *err)
+{
+    PGresult *r = PQexec(s->conn, "SELECT pg_try_advisory_lock(" SINGLE_SCHEDULER_LOCK ")");
+    int rc = 0;
+    if (PQresultStatus(r) != PGRES_TUPLES_OK)
+        rc = fail(s, r, "cannot take the single-scheduler lock", err);
+    else if (strcmp(PQgetvalue(r, 0, 0), "t") != 0)
+        rc = ps_error_set(err, PS_ESTATE,
+                          "store %s is in use by another scheduler (one scheduler per database; "
+                          "docs/ha.md)", s->base.path);
+    PQclear(r);
+    return rc;
+}
+
+/* Reconnects a broken connection outside a transaction; a broken one inside a transaction
+ * fails (its writes are gone) until ps_store_rollback. */
+static int ensure_connected(struct pg_store *s, struct ps_error *err)
+{
+    if (PQstatus(s->conn) != CONNECTION_OK) {
+        if (s->base.in_tx)
+            return ps_error_set(err, PS_EUNAVAIL,
+                                "store %s: the connection broke during the transaction "
+                                "(store unavailable)", s->base.path);
+        PQreset(s->conn);
+        if (PQstatus(s->conn) != CONNECTION_OK)
+            return fail(s, NULL, "cannot reconnect", err);
+        int rc = session_setup(s, err);
+        if (rc)
+            return rc;
+        s->need_lock = s->exclusive;   /* the server dropped it with the old session */
+    }
+    if (s->need_lock) {
+        int rc = take_single_lock(s, err);
+        if (rc)
+            return rc;
+        s->need_lock = false;
+    }
+    return 0;
+}
+
+/* Runs sql with text parameters; *out gets the result when it succeeded (caller PQclears). */
+static int run(struct pg_store *s, const char *sql, int n, const char *const *params,
+               PGresult **out, const char *what, struct ps_error *err)
+{
+    if (out)
+        *out = NULL;
+    int rc = ensure_connected(s, err);
+    if (rc)
+        return rc;
+    /* without parameters: the simple protocol, which takes several statements (migrations) */
+    PGresult *r = n == 0 ? PQexec(s->conn, sql)
+                         : PQexecParams(s->conn, sql, n, NULL, params, NULL, NULL, 0);
+    ExecStatusType st = PQresultStatus(r);
+    if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
+        char w[200];
+        snprintf(w, sizeof w, "%s", what ? what : sql);
+        rc = fail(s, r, w, err);
+        PQclear(r);
+        return rc;
+    }
+    if (out)
+        *out = r;
+    else
+        PQclear(r);
+    return 0;
+}
+
+/* ---- transactions -------------------------------------------------------------------------- */
+
+static int op_begin(struct ps_store *b, struct ps_error *err)
+{
+    struct pg_store *s = pg(b);
+    int rc = run(s, "BEGIN", 0, NULL, NULL, "cannot begin a transaction", err);
+    if (rc == 0)
+        s->base.in_tx = true;
+    return rc;
+}
+
+static int op_commit(struct ps_store *b, struct ps_error *err)
+{
+    struct pg_store *s = pg(b);
+    PGresult *r = NULL;
+    int rc = run(s, "COMMIT", 0, NULL, &r, "cannot commit", err);
+    /* COMMIT of a failed transaction "succeeds" as ROLLBACK: that is a failure here */
+    if (rc == 0 && strcmp(PQcmdStatus(r), "COMMIT") != 0)
+        rc = ps_error_set(err, PS_EIO, "store %s: the transaction failed and was rolled back",
+                          s->base.path);
+    PQclear(r);
+    if (PQtransactionStatus(s->conn) == PQTRANS_IDLE || PQstatus(s->conn) != CONNECTION_OK)
+        s->base.in_tx = false;
+    return rc;
+}
+
+static int op_rollback(struct ps_store *b, struct ps_error *err)
+{
+    struct pg_store *s = pg(b);
+    if (!s->base.in_tx)
+        return 0;
+    s->base.in_tx = false;
+    if (PQstatus(s->conn) != CONNECTION_OK)
+        return 0;   /* the server rolled it back when the connection broke */
+    PGresult *r = PQexec(s->conn, "ROLLBACK");
+    int rc = PQresultStatus(r) == PGRES_COMMAND_OK ? 0 : fail(s, r, "cannot roll back", err);
+    PQclear(r);
+    return rc;
+}
+
+static int op_integrity(struct ps_store *b, struct ps_error *err)
+{
+    /* reads every row of both tables (a damaged page fails the read) */
+    return run(pg(b), "SELECT count(*), sum(length(value::text)) FROM objects;"
+                      " SELECT count(*) FROM tokens", 0, NULL, NULL,
+               "fails its integrity check", err);
+}
+
+/* ---- objects ------------------------------------------------------------------------------- */
+
+static int op_put(struct ps_store *b, const char *kind, const char *key, const char *value,
+                  struct ps_error *err)
+{
+    struct pg_store *s = pg(b);
+    const char *p[] = {kind, key, value};
+    struct ps_error e;
+    ps_error_init(&e);
+    PGresult *r = NULL;
+    int rc = run(s,
+                 "INSERT INTO objects(kind, key, value) VALUES ($1, $2, $3::json)"
+                 " ON CONFLICT (kind, key) DO UPDATE SET value = excluded.value",
+                 3, p, &r, "cannot write an object", &e);
+    PQclear(r);
+    if (rc == PS_EINVAL && strcmp(s->sqlstate, "22P02") == 0)   /* invalid_text_representation */
+        return ps_error_set(err, PS_EINVAL, "object %s/%s: the value is not valid JSON", kind,
+                            key);
+    return rc ? ps_error_set(err, rc, "%s", e.msg) : 0;
+}
+
+static int op_get(struct ps_store *b, const char *kind, const char *key, char **value,
+                  struct ps_error *err)
+{
+    const char *p[] = {kind, key};
+    PGresult *r;
+    int rc = run(pg(b), "SELECT value FROM objects WHERE kind = $1 AND key = $2", 2, p, &r,
+                 "cannot read an object", err);
+    if (rc)
+        return rc;
+    if (PQntuples(r) == 0)
+        rc = ps_error_set(err, PS_ENOENT, "no object %s/%s in the store", kind, key);
+    else if (!(*value = strdup(PQgetvalue(r, 0, 0))))
+        rc = ps_error_set(err, PS_ENOMEM, "out of memory reading %s/%s", kind, key);
+    PQclear(r);
+    return rc;
+}
+
+static int op_del(struct ps_store *b, const char *kind, const char *key, struct ps_error *err)
+{
+    const char *p[] = {kind, key};
+    PGresult *r;
+    int rc = run(pg(b), "DELETE FROM objects WHERE kind = $1 AND key = $2", 2, p, &r,
+                 "cannot delete an object", err);
+    if (rc)
+        return rc;
+    if (strcmp(PQcmdTuples(r), "0") == 0)
+        rc = ps_error_set(err, PS_ENOENT, "no object %s/%s in the store", kind, key);
+    PQclear(r);
+    return rc;
+}
+
+/* Calls fn per row (key, value) of r; the whole result is in memory, so fn may query. */
+static int each_row(PGresult *r, ps_store_list_fn *fn, void *ctx)
+{
+    int rc = 0;
+    for (int i = 0; rc == 0 && i < PQntuples(r); i++)
+        rc = fn(PQgetvalue(r, i, 0), PQgetvalue(r, i, 1), ctx);
+    PQclear(r);
+    return rc;
+}
+
+static int op_list(struct ps_store *b, const char *kind, const char *prefix, const char *upper,
+                   ps_store_list_fn *fn, void *ctx, struct ps_error *err)
+{
+    const char *p[] = {kind, prefix, upper};
+    PGresult *r;
+    int rc = run(pg(b),
+                 "SELECT key, value FROM objects WHERE kind = $1 AND key >= $2"
+                 " AND ($3::text IS NULL OR key < $3) ORDER BY key",
+                 3, p, &r, "cannot list objects", err);
+    return rc ? rc : each_row(r, fn, ctx);
+}
+
+/* ---- tokens -------------------------------------------------------------------------------- */
+
+static int op_token_put(struct ps_store *b, const char *hash, const char *user, const char *role,
+                        struct ps_error *err)
+{
+    const char *p[] = {hash, user, role};
+    PGresult *r;
+    int rc = run(pg(b),
+                 "INSERT INTO tokens(token_sha256, \"user\", role) VALUES ($1, $2, $3)"
+                 " ON CONFLICT (token_sha256) DO NOTHING",
+                 3, p, &r, "cannot add a token", err);
+    if (rc)
+        return rc;
+    if (strcmp(PQcmdTuples(r), "0") == 0)
+        rc = ps_error_set(err, PS_EEXIST, "this token exists already");
+    PQclear(r);
+    return rc;
+}
+
+static int op_token_delete(struct ps_store *b, const char *hash, struct ps_error *err)
+{
+    const char *p[] = {hash};
+    PGresult *r;
+    int rc = run(pg(b), "DELETE FROM tokens WHERE token_sha256 = $1", 1, p, &r,
+                 "cannot delete a token", err);
+    if (rc)
+        return rc;
+    if (strcmp(PQcmdTuples(r), "0") == 0)
+        rc = ps_error_set(err, PS_ENOENT, "no such token");
+    PQclear(r);
+    return rc;
+}
+
+static int op_token_get(struct ps_store *b, const char *hash, char *hash_out, size_t hash_cap,
+                        char *user_out, size_t user_cap, char *role_out, size_t role_cap,
+                        struct ps_error *err)
+{
+    const char *p[] = {hash};
+    PGresult *r;
+    int rc = run(pg(b), "SELECT token_sha256, \"user\", role FROM tokens WHERE token_sha256 = $1",
+                 1, p, &r, "cannot read a token", err);
+    if (rc)
+        return rc;
+    if (PQntuples(r) == 0) {
+        rc = ps_error_set(err, PS_ENOENT, "no such token");
+    } else {
+        snprintf(hash_out, hash_cap, "%s", PQgetvalue(r, 0, 0));
+        snprintf(user_out, user_cap, "%s", PQgetvalue(r, 0, 1));
+        snprintf(role_out, role_cap, "%s", PQgetvalue(r, 0, 2));
+    }
+    PQclear(r);
+    return rc;
+}
+
+/* ---- jobs by operation --------------------------------------------------------------------- */
+
+static int op_jobs(struct ps_store *b, const char *operation_id, enum ps_store_job_order order,
+                   ps_store_list_fn *fn, void *ctx, struct ps_error *err)
+{
+    /* the index's expression and predicate as written in migration 3, so that it applies;
+     * NULLS FIRST as SQLite orders a missing finish_time */
+    static const char *const by_key =
+        "SELECT key, value FROM objects WHERE kind = 'job'"
+        " AND (value->>'operation_id') COLLATE \"C\" = $1 ORDER BY key";
+    static const char *const by_finish =
+        "SELECT key, value FROM objects WHERE kind = 'job'"
+        " AND (value->>'operation_id') COLLATE \"C\" = $1"
+        " ORDER BY (value->>'finish_time')::numeric NULLS FIRST, key";
+    const char *p[] = {operation_id};
+    PGresult *r;
+    int rc = run(pg(b), order == PS_STORE_JOBS_BY_FINISH ? by_finish : by_key, 1, p, &r,
+                 "cannot list the jobs of an operation", err);
+    return rc ? rc : each_row(r, fn, ctx);
+}
+
+/* ---- open, migrate, close ------------------------------------------------------------------ */
+
+static void op_close(struct ps_store *b)
+{
+    struct pg_store *s = pg(b);
+    if (s->conn) {
+        if (s->base.in_tx)
+            op_rollback(b, NULL);
+        PQfinish(s->conn);
+    }
+    free(s->url);
+    free(s->base.path);
+    free(s);
+}
+
+static int migrate(struct pg_store *s, struct ps_error *err)
+{
+    size_t count = sizeof pg_migrations / sizeof *pg_migrations;
+    /* One transaction for all of them, under an advisory lock, so that two schedulers starting
+     * together on an empty database do not both create the tables. */
+    int rc = op_begin(&s->base, err);
+    if (!rc)
+        rc = run(s, "SELECT pg_advisory_xact_lock(7301)", 0, NULL, NULL,
+                 "cannot lock the schema", err);
+    if (!rc)
+        rc = run(s, "CREATE TABLE IF NOT EXISTS schema_version ("
+                    " version INTEGER PRIMARY KEY, name TEXT NOT NULL)", 0, NULL, NULL,
+                 "cannot create schema_version", err);
+    PGresult *r = NULL;
+    if (!rc)
+        rc = run(s, "SELECT COALESCE(MAX(version), 0) FROM schema_version", 0, NULL, &r,
+                 "cannot read the schema version", err);
+    int current = r ? atoi(PQgetvalue(r, 0, 0)) : 0;
+    PQclear(r);
+    int known = pg_migrations[count - 1].version;
+    if (!rc && current > known)
+        rc = ps_error_set(err, PS_ESTATE,
+                          "store %s has schema version %d, newer than this poolsched knows "
+                          "(%d): use a newer poolsched", s->base.path, current, known);
+    for (size_t i = 0; !rc && i < count; i++) {
+        const struct ps_store_migration *m = &pg_migrations[i];
+        if (m->version <= current)
+            continue;
+        char v[16];
+        snprintf(v, sizeof v, "%d", m->version);
+        const char *p[] = {v, m->name};
+        rc = run(s, m->sql, 0, NULL, NULL, NULL, err);
+        if (!rc)
+            rc = run(s, "INSERT INTO schema_version(version, name) VALUES ($1, $2)", 2, p, NULL,
+                     NULL, err);
+        if (rc)
+            ps_error_prefix(err, "migration %d (%s) of the store schema failed", m->version,
+                            m->name);
+        else
+            current = m->version;
+    }
+    if (!rc)
+        rc = op_commit(&s->base, err);
+    if (rc)
+        op_rollback(&s->base, NULL);
+    else
+        s->base.schema_version = current;
+    return rc;
+}
+
+static void quiet_notices(void *arg, const char *message)
+{
+    (void)arg;
+    (void)message;
+}
+
+static const struct ps_store_ops pg_ops = {
+    .name = "postgresql",
+    .close = op_close,
+    .begin = op_begin,
+    .commit = op_commit,
+    .rollback = op_rollback,
+    .integrity_check = op_integrity,
+    .put = op_put,
+    .get = op_get,
+    .del = op_del,
+    .list = op_list,
+    .token_put = op_token_put,
+    .token_delete = op_token_delete,
+    .token_get = op_token_get,
+    .jobs_of_operation = op_jobs,
+};
 
 int ps_store_pg_open(const struct ps_store_config *cfg, struct ps_store **out,
                      struct ps_error *err)
 {
-    (void)cfg;
     *out = NULL;
-    return ps_error_set(err, PS_EINVAL, "this poolsched has no PostgreSQL store");
+    char *why = NULL;
+    PQconninfoOption *opts = PQconninfoParse(cfg->url, &why);
+    if (!opts) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "%s", why ? why : "out of memory");
+        msg[strcspn(msg, "\n")] = '\0';
+        PQfreemem(why);
+        return ps_error_set(err, PS_EINVAL, "store: not a valid libpq URI: %s", msg);
+    }
+    PQconninfoFree(opts);
+    struct pg_store *s = calloc(1, sizeof *s);
+    if (!s || !(s->url = strdup(cfg->url))) {
+        free(s);
+        return ps_error_set(err, PS_ENOMEM, "out of memory opening the store");
+    }
+    s->base.ops = &pg_ops;
+    /* the URI may carry a password: messages name the server without it */
+    const char *keys[] = {"dbname", "connect_timeout", "application_name", NULL};
+    const char *vals[] = {cfg->url, CONNECT_TIMEOUT_S, "poolsched", NULL};
+    s->conn = PQconnectdbParams(keys, vals, 1);
+    if (!s->conn) {
+        op_close(&s->base);
+        return ps_error_set(err, PS_ENOMEM, "out of memory opening the store");
+    }
+    char path[512];
+    snprintf(path, sizeof path, "postgresql://%s@%s:%s/%s", PQuser(s->conn) ? PQuser(s->conn) : "",
+             PQhost(s->conn) ? PQhost(s->conn) : "", PQport(s->conn) ? PQport(s->conn) : "",
+             PQdb(s->conn) ? PQdb(s->conn) : "");
+    s->base.path = strdup(path);
+    if (!s->base.path) {
+        op_close(&s->base);
+        return ps_error_set(err, PS_ENOMEM, "out of memory opening the store");
+    }
+    if (PQstatus(s->conn) != CONNECTION_OK) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "%s", PQerrorMessage(s->conn));
+        msg[strcspn(msg, "\n")] = '\0';
+        ps_error_set(err, PS_EUNAVAIL, "cannot connect to the store %s: %s (store unavailable)",
+                     s->base.path, msg);
+        op_close(&s->base);
+        return PS_EUNAVAIL;
+    }
+    PQsetNoticeProcessor(s->conn, quiet_notices, NULL);
+    s->exclusive = s->need_lock = cfg->exclusive;
+    int rc = session_setup(s, err);
+    if (!rc && s->exclusive)
+        rc = ensure_connected(s, err);
+    if (!rc)
+        rc = migrate(s, err);
+    if (rc) {
+        op_close(&s->base);
+        return rc;
+    }
+    *out = &s->base;
+    return 0;
 }

@@ -255,30 +255,11 @@ static int migrate(struct sqlite_store *s, const struct ps_store_migration *m, s
     return 0;
 }
 
-/* Creates dir (mode 0700) unless it exists as a directory. */
-static int ensure_dir(const char *dir, struct ps_error *err)
-{
-    struct stat st;
-    if (stat(dir, &st) == 0) {
-        if (!S_ISDIR(st.st_mode))
-            return ps_error_set(err, PS_EIO, "data dir %s is not a directory", dir);
-        return 0;
-    }
-    if (errno != ENOENT || mkdir(dir, 0700) != 0)
-        return ps_error_set(err, PS_EIO, "cannot create the data dir %s: %s", dir,
-                            strerror(errno));
-    return 0;
-}
-
 int ps_store_sqlite_open(const struct ps_store_config *cfg, struct ps_store **out,
                          struct ps_error *err)
 {
     *out = NULL;
-    if (!cfg->data_dir || !*cfg->data_dir)
-        return ps_error_set(err, PS_EINVAL, "the store needs a data dir");
-    int rc = ensure_dir(cfg->data_dir, err);
-    if (rc)
-        return rc;
+    int rc;
     struct sqlite_store *s = calloc(1, sizeof *s);
     size_t n = strlen(cfg->data_dir) + sizeof "/" PS_STORE_FILE_NAME;
     if (!s || !(s->base.path = malloc(n))) {
