@@ -114,6 +114,22 @@ int ps_store_integrity_check(struct ps_store *s, struct ps_error *err)
 
 /* ---- objects ------------------------------------------------------------------------------- */
 
+/* A write outside a transaction of a fenced store runs in one of its own, so that the fence
+ * (checked at begin) covers it. */
+#define FENCED_WRITE(s, err, call)                                                              \
+    do {                                                                                        \
+        if ((s)->fence_epoch == 0 || (s)->in_tx)                                                \
+            return (call);                                                                      \
+        int rc_ = ps_store_begin((s), (err));                                                   \
+        if (rc_ == 0)                                                                           \
+            rc_ = (call);                                                                       \
+        if (rc_ == 0)                                                                           \
+            rc_ = ps_store_commit((s), (err));                                                  \
+        if (rc_ != 0)                                                                           \
+            ps_store_rollback((s), NULL);                                                       \
+        return rc_;                                                                             \
+    } while (0)
+
 static int check_kind_key(const struct ps_store *s, const char *kind, const char *key,
                           struct ps_error *err)
 {
@@ -131,7 +147,7 @@ int ps_store_put(struct ps_store *s, const char *kind, const char *key, const ch
         return rc;
     if (!value)
         return ps_error_set(err, PS_EINVAL, "object %s/%s: no value", kind, key);
-    return s->ops->put(s, kind, key, value, err);
+    FENCED_WRITE(s, err, s->ops->put(s, kind, key, value, err));
 }
 
 int ps_store_get(struct ps_store *s, const char *kind, const char *key, char **value,
@@ -145,7 +161,9 @@ int ps_store_get(struct ps_store *s, const char *kind, const char *key, char **v
 int ps_store_delete(struct ps_store *s, const char *kind, const char *key, struct ps_error *err)
 {
     int rc = check_kind_key(s, kind, key, err);
-    return rc ? rc : s->ops->del(s, kind, key, err);
+    if (rc)
+        return rc;
+    FENCED_WRITE(s, err, s->ops->del(s, kind, key, err));
 }
 
 int ps_store_list(struct ps_store *s, const char *kind, const char *prefix,
@@ -182,12 +200,12 @@ int ps_store_token_put(struct ps_store *s, const char *sha256_hex, const char *u
     if (!sha256_hex || strlen(sha256_hex) != 64 || !user || !*user || !role)
         return ps_error_set(err, PS_EINVAL, "store %s: a token row needs a SHA-256 (64 hex "
                             "digits), a user and a role", s->path);
-    return s->ops->token_put(s, sha256_hex, user, role, err);
+    FENCED_WRITE(s, err, s->ops->token_put(s, sha256_hex, user, role, err));
 }
 
 int ps_store_token_delete(struct ps_store *s, const char *sha256_hex, struct ps_error *err)
 {
-    return s->ops->token_delete(s, sha256_hex, err);
+    FENCED_WRITE(s, err, s->ops->token_delete(s, sha256_hex, err));
 }
 
 int ps_store_token_get(struct ps_store *s, const char *sha256_hex, char *hash_out,
@@ -203,4 +221,47 @@ int ps_store_jobs_of_operation(struct ps_store *s, const char *operation_id,
                                struct ps_error *err)
 {
     return s->ops->jobs_of_operation(s, operation_id, order, fn, ctx, err);
+}
+
+/* ---- leader election ----------------------------------------------------------------------- */
+
+static int no_election(struct ps_store *s, struct ps_error *err)
+{
+    return ps_error_set(err, PS_EINVAL,
+                        "store %s: leader election needs the PostgreSQL store (--store)", s->path);
+}
+
+int ps_store_leader_acquire(struct ps_store *s, const char *holder, const char *address,
+                            int lease_ms, int64_t *epoch, struct ps_error *err)
+{
+    *epoch = 0;
+    if (!s->ops->leader_acquire)
+        return no_election(s, err);
+    return s->ops->leader_acquire(s, holder, address, lease_ms, epoch, err);
+}
+
+int ps_store_leader_renew(struct ps_store *s, int64_t epoch, int lease_ms, struct ps_error *err)
+{
+    if (!s->ops->leader_renew)
+        return no_election(s, err);
+    return s->ops->leader_renew(s, epoch, lease_ms, err);
+}
+
+int ps_store_leader_get(struct ps_store *s, struct ps_store_leader *out, struct ps_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (!s->ops->leader_get)
+        return no_election(s, err);
+    return s->ops->leader_get(s, out, err);
+}
+
+void ps_store_fence(struct ps_store *s, int64_t epoch)
+{
+    s->fence_epoch = epoch;
+    s->deposed = false;
+}
+
+bool ps_store_deposed(const struct ps_store *s)
+{
+    return s->deposed;
 }

@@ -41,6 +41,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "core/error.h"
 
@@ -179,5 +180,47 @@ enum ps_store_job_order {
 int ps_store_jobs_of_operation(struct ps_store *store, const char *operation_id,
                                enum ps_store_job_order order, ps_store_list_fn *fn, void *ctx,
                                struct ps_error *err);
+
+/* ---- leader election with fencing (PostgreSQL only; docs/ha.md) ------------------------------
+ *
+ * One row, leader(epoch, holder, address, lease_until, since), judged by the database's clock
+ * only. A scheduler that wins it (the lease expired, or nobody ever held it) becomes leader of
+ * epoch + 1; the leader renews its lease; a standby polls and takes over when it expires. Every
+ * write transaction of a fenced store (ps_store_fence) first reads the leader row FOR SHARE and
+ * checks its epoch: the row lock conflicts with the takeover's UPDATE, so a takeover waits for
+ * a write transaction in flight, and once it has committed, a write of the old epoch finds the
+ * new epoch and fails (PS_ESTATE, and ps_store_deposed is true from then on). FOR KEY SHARE
+ * would not do: it does not conflict with an UPDATE that leaves the key alone, so the old
+ * leader's transaction could commit after the new leader loaded the state
+ * (tests/unit/test_store_iface.c shows both). The SQLite backend answers PS_EINVAL. */
+
+struct ps_store_leader {
+    int64_t epoch;           /* 0: nobody has led yet */
+    char holder[128];        /* the leader's instance id */
+    char address[128];       /* where it serves (host:port) */
+    int64_t lease_left_ms;   /* until its lease expires (< 0: expired), by the database's clock */
+    int64_t since_ms;        /* when it took over, ms since the epoch (the database's clock) */
+};
+
+/* Becomes leader of epoch + 1 when the lease has expired (or was never taken): *epoch gets the
+ * new epoch. Errors: PS_ESTATE when another holder's lease is live (err names it), PS_EUNAVAIL,
+ * PS_EINVAL on SQLite. */
+int ps_store_leader_acquire(struct ps_store *store, const char *holder, const char *address,
+                            int lease_ms, int64_t *epoch, struct ps_error *err);
+
+/* Extends the lease of epoch by lease_ms from now (the database's now). Errors: PS_ESTATE when
+ * epoch is no longer the leader's (deposed), PS_EUNAVAIL. */
+int ps_store_leader_renew(struct ps_store *store, int64_t epoch, int lease_ms,
+                          struct ps_error *err);
+
+/* Reads the leader row. Errors: PS_EUNAVAIL, PS_EINVAL on SQLite. */
+int ps_store_leader_get(struct ps_store *store, struct ps_store_leader *out,
+                        struct ps_error *err);
+
+/* From now on every write of store checks that epoch still leads (0: no fence). */
+void ps_store_fence(struct ps_store *store, int64_t epoch);
+
+/* True once a write of store failed its fence: a newer epoch leads. */
+bool ps_store_deposed(const struct ps_store *store);
 
 #endif

@@ -29,6 +29,11 @@ struct ps_store_ops {
     int (*jobs_of_operation)(struct ps_store *s, const char *operation_id,
                              enum ps_store_job_order order, ps_store_list_fn *fn, void *ctx,
                              struct ps_error *err);
+    /* leader election (NULL: not supported by this backend) */
+    int (*leader_acquire)(struct ps_store *s, const char *holder, const char *address,
+                          int lease_ms, int64_t *epoch, struct ps_error *err);
+    int (*leader_renew)(struct ps_store *s, int64_t epoch, int lease_ms, struct ps_error *err);
+    int (*leader_get)(struct ps_store *s, struct ps_store_leader *out, struct ps_error *err);
 };
 
 /* The common head of every backend's store (each embeds it first). */
@@ -37,6 +42,8 @@ struct ps_store {
     char *path;           /* for messages (store.h ps_store_path) */
     int schema_version;
     bool in_tx;
+    int64_t fence_epoch;  /* 0: writes are not fenced (ps_store_fence) */
+    bool deposed;         /* a fenced write found a newer epoch */
 };
 
 int ps_store_sqlite_open(const struct ps_store_config *cfg, struct ps_store **out,

@@ -28,7 +28,8 @@
 
 #define STATEMENT_TIMEOUT_MS 10000
 #define LOCK_TIMEOUT_MS 5000
-#define IDLE_IN_TX_TIMEOUT_MS 10000
+#define IDLE_IN_TX_TIMEOUT_MS 2000   /* a paused leader's open transaction blocks a takeover
+                                      * (its FOR SHARE fence) for at most this long */
 #define CONNECT_TIMEOUT_S "5"
 
 struct pg_store {
@@ -36,6 +37,7 @@ struct pg_store {
     PGconn *conn;
     char *url;
     char sqlstate[6];   /* of the last failure, "" when there was none from the server */
+    const char *fence_sql;  /* the fence's statement (FOR SHARE; weaker only in fault tests) */
     bool exclusive;     /* holds the single-scheduler lock (below) */
     bool need_lock;     /* exclusive, and the lock is to be taken (again) before any call */
 };
@@ -70,6 +72,18 @@ static const struct ps_store_migration pg_migrations[] = {
      /* job_archive.h: one operation's jobs without a scan of every job */
      "CREATE INDEX objects_job_by_operation"
      "  ON objects ((value->>'operation_id') COLLATE \"C\", key) WHERE kind = 'job'"},
+    {4, "leader",
+     /* leader election with fencing (store.h): one row; takeover_xid is the transaction of the
+      * last takeover, for the fault suite's count of writes of an old epoch made after it */
+     "CREATE TABLE leader ("
+     "  id           INTEGER PRIMARY KEY CHECK (id = 1),"
+     "  epoch        BIGINT NOT NULL,"
+     "  holder       TEXT NOT NULL,"
+     "  address      TEXT NOT NULL,"
+     "  lease_until  TIMESTAMPTZ NOT NULL,"
+     "  since        TIMESTAMPTZ NOT NULL,"
+     "  takeover_xid BIGINT NOT NULL);"
+     "INSERT INTO leader VALUES (1, 0, '', '', 'epoch', 'epoch', 0)"},
 };
 
 /* ---- errors -------------------------------------------------------------------------------- */
@@ -205,12 +219,44 @@ static int run(struct pg_store *s, const char *sql, int n, const char *const *pa
 
 /* ---- transactions -------------------------------------------------------------------------- */
 
+/* The fence of a write transaction (store.h): the leader row FOR SHARE, which conflicts with
+ * the takeover's UPDATE. The fault suite can weaken it to show that it matters
+ * (POOLSCHED_UNSAFE_FENCE=key_share or none; never for production). */
+#define FENCE_FOR_SHARE "SELECT epoch FROM leader WHERE id = 1 AND epoch = $1 FOR SHARE"
+#define FENCE_FOR_KEY_SHARE "SELECT epoch FROM leader WHERE id = 1 AND epoch = $1 FOR KEY SHARE"
+
+static int check_fence(struct pg_store *s, struct ps_error *err)
+{
+    if (!s->fence_sql)
+        return 0;
+    char e[24];
+    snprintf(e, sizeof e, "%lld", (long long)s->base.fence_epoch);
+    const char *p[] = {e};
+    PGresult *r;
+    int rc = run(s, s->fence_sql, 1, p, &r, "cannot check the leader epoch", err);
+    if (rc)
+        return rc;
+    if (PQntuples(r) == 0) {
+        s->base.deposed = true;
+        rc = ps_error_set(err, PS_ESTATE,
+                          "store %s: deposed: epoch %s no longer leads (a standby took over); "
+                          "nothing was written", s->base.path, e);
+    }
+    PQclear(r);
+    return rc;
+}
+
 static int op_begin(struct ps_store *b, struct ps_error *err)
 {
     struct pg_store *s = pg(b);
     int rc = run(s, "BEGIN", 0, NULL, NULL, "cannot begin a transaction", err);
     if (rc == 0)
         s->base.in_tx = true;
+    if (rc == 0 && s->base.fence_epoch > 0 && (rc = check_fence(s, err)) != 0) {
+        PGresult *r = PQexec(s->conn, "ROLLBACK");
+        PQclear(r);
+        s->base.in_tx = false;
+    }
     return rc;
 }
 
@@ -471,6 +517,78 @@ static void quiet_notices(void *arg, const char *message)
     (void)message;
 }
 
+/* ---- leader election (store.h) ------------------------------------------------------------- */
+
+static int op_leader_get(struct ps_store *b, struct ps_store_leader *out, struct ps_error *err)
+{
+    PGresult *r;
+    int rc = run(pg(b),
+                 "SELECT epoch, holder, address,"
+                 " floor(extract(epoch FROM lease_until - clock_timestamp()) * 1000)::bigint,"
+                 " floor(extract(epoch FROM since) * 1000)::bigint FROM leader WHERE id = 1",
+                 0, NULL, &r, "cannot read the leader row", err);
+    if (rc)
+        return rc;
+    if (PQntuples(r) == 1) {
+        out->epoch = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+        snprintf(out->holder, sizeof out->holder, "%s", PQgetvalue(r, 0, 1));
+        snprintf(out->address, sizeof out->address, "%s", PQgetvalue(r, 0, 2));
+        out->lease_left_ms = strtoll(PQgetvalue(r, 0, 3), NULL, 10);
+        out->since_ms = strtoll(PQgetvalue(r, 0, 4), NULL, 10);
+    }
+    PQclear(r);
+    return 0;
+}
+
+static int op_leader_acquire(struct ps_store *b, const char *holder, const char *address,
+                             int lease_ms, int64_t *epoch, struct ps_error *err)
+{
+    char lease[16];
+    snprintf(lease, sizeof lease, "%d", lease_ms);
+    const char *p[] = {holder, address, lease};
+    PGresult *r;
+    /* clock_timestamp, not now(): a takeover that waited for a fenced write transaction must
+     * judge the lease, and start its own, at the time it actually runs */
+    int rc = run(pg(b),
+                 "UPDATE leader SET epoch = epoch + 1, holder = $1, address = $2,"
+                 " lease_until = clock_timestamp() + $3 * interval '1 millisecond',"
+                 " since = clock_timestamp(), takeover_xid = txid_current()"
+                 " WHERE id = 1 AND lease_until < clock_timestamp() RETURNING epoch",
+                 3, p, &r, "cannot take over the leader row", err);
+    if (rc)
+        return rc;
+    if (PQntuples(r) == 1) {
+        *epoch = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+        PQclear(r);
+        return 0;
+    }
+    PQclear(r);
+    struct ps_store_leader l;
+    memset(&l, 0, sizeof l);
+    op_leader_get(b, &l, NULL);
+    return ps_error_set(err, PS_ESTATE, "%s (%s) leads, epoch %lld, lease %lld ms left",
+                        l.holder, l.address, (long long)l.epoch, (long long)l.lease_left_ms);
+}
+
+static int op_leader_renew(struct ps_store *b, int64_t epoch, int lease_ms, struct ps_error *err)
+{
+    char e[24], lease[16];
+    snprintf(e, sizeof e, "%lld", (long long)epoch);
+    snprintf(lease, sizeof lease, "%d", lease_ms);
+    const char *p[] = {e, lease};
+    PGresult *r;
+    int rc = run(pg(b),
+                 "UPDATE leader SET lease_until = clock_timestamp() + $2 * interval '1 millisecond'"
+                 " WHERE id = 1 AND epoch = $1",
+                 2, p, &r, "cannot renew the leader's lease", err);
+    if (rc)
+        return rc;
+    if (strcmp(PQcmdTuples(r), "1") != 0)
+        rc = ps_error_set(err, PS_ESTATE, "deposed: epoch %s no longer leads", e);
+    PQclear(r);
+    return rc;
+}
+
 static const struct ps_store_ops pg_ops = {
     .name = "postgresql",
     .close = op_close,
@@ -486,6 +604,9 @@ static const struct ps_store_ops pg_ops = {
     .token_delete = op_token_delete,
     .token_get = op_token_get,
     .jobs_of_operation = op_jobs,
+    .leader_acquire = op_leader_acquire,
+    .leader_renew = op_leader_renew,
+    .leader_get = op_leader_get,
 };
 
 int ps_store_pg_open(const struct ps_store_config *cfg, struct ps_store **out,
@@ -536,6 +657,10 @@ int ps_store_pg_open(const struct ps_store_config *cfg, struct ps_store **out,
     }
     PQsetNoticeProcessor(s->conn, quiet_notices, NULL);
     s->exclusive = s->need_lock = cfg->exclusive;
+    const char *unsafe = getenv("POOLSCHED_UNSAFE_FENCE");
+    s->fence_sql = !unsafe || !*unsafe                 ? FENCE_FOR_SHARE
+                   : strcmp(unsafe, "key_share") == 0 ? FENCE_FOR_KEY_SHARE
+                                                      : NULL;
     int rc = session_setup(s, err);
     if (!rc && s->exclusive)
         rc = ensure_connected(s, err);

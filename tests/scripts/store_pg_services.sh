@@ -22,6 +22,18 @@ url=$(pg_cluster_createdb unit)
 PS_TEST_PG_URL=$url "$(dirname "$bin")/test_store_iface" >"$work/unit.log" 2>&1 ||
   { cat "$work/unit.log"; fail "test_store_iface on PostgreSQL"; }
 grep -q "postgresql" "$work/unit.log" || { cat "$work/unit.log"; fail "test_store_iface skipped PostgreSQL"; }
+# the fence matters: weakened to FOR KEY SHARE, or removed, the same test must fail
+for weak in key_share none; do
+  url=$(pg_cluster_createdb "unit_$weak")   # fresh: a failed run leaves a live lease behind
+  if PS_TEST_PG_URL=$url POOLSCHED_UNSAFE_FENCE=$weak "$(dirname "$bin")/test_store_iface" \
+       >"$work/unit_$weak.log" 2>&1; then
+    fail "test_store_iface passed with the fence weakened to '$weak'"
+  fi
+  grep -A2 "ERROR" "$work/unit_$weak.log" | sed "s/^/  ($weak) /"
+  grep -q "test_leader" <(grep FAILED "$work/unit_$weak.log") ||
+    { cat "$work/unit_$weak.log"; fail "with fence '$weak', something other than test_leader failed"; }
+  echo "ok a weakened fence ($weak) fails test_leader"
+done
 
 # --store and the config file's store select it; a bad value is one clear error, exit 2
 url=$(pg_cluster_createdb flags)
