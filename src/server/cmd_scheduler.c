@@ -22,6 +22,7 @@
 #include "cli/commands.h"
 #include "io/yson.h"
 #include "platform/file.h"
+#include "server/ha.h"
 #include "server/service.h"
 
 static void usage(FILE *out)
@@ -49,6 +50,8 @@ static void usage(FILE *out)
             "                    allow listening beyond loopback (127.0.0.0/8, ::1): the API is\n"
             "                    plain HTTP, tokens cross the network in clear text; put a TLS\n"
             "                    proxy in front or use a trusted network\n"
+            "  --ha              run as a standby and lead when elected (PostgreSQL store\n"
+            "                    only; docs/ha.md): config keys ha, ha_lease (ms)\n"
             "  --quiet           no event log on stderr\n");
 }
 
@@ -57,7 +60,7 @@ int ps_cmd_scheduler(int argc, char **argv)
     struct ps_service_config cfg;
     ps_service_config_init(&cfg);
     const char *config = NULL, *listen = NULL, *data_dir = NULL, *store = NULL;
-    bool quiet = false, insecure_remote = false;
+    bool quiet = false, insecure_remote = false, ha = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -70,6 +73,10 @@ int ps_cmd_scheduler(int argc, char **argv)
         }
         if (strcmp(a, "--allow-insecure-remote") == 0) {
             insecure_remote = true;
+            continue;
+        }
+        if (strcmp(a, "--ha") == 0) {
+            ha = true;
             continue;
         }
         const char **dst = strcmp(a, "--config") == 0     ? &config
@@ -115,6 +122,13 @@ int ps_cmd_scheduler(int argc, char **argv)
         return 2;
     }
     cfg.quiet = quiet;
+    if (ha)
+        cfg.ha = true;
+    if (cfg.ha && !ps_store_url_is_postgres(cfg.store)) {
+        fprintf(stderr, "error: scheduler: --ha (standby schedulers) needs the PostgreSQL store: "
+                        "pass --store postgresql://USER@HOST:PORT/DB\n");
+        return 2;
+    }
     if (insecure_remote)
         cfg.allow_insecure_remote = true;
     if (!ps_service_listen_is_loopback(&cfg)) {
@@ -139,14 +153,31 @@ int ps_cmd_scheduler(int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &set, NULL);   /* threads inherit: only sigwait sees them */
     signal(SIGPIPE, SIG_IGN);
 
+    struct ps_ha *election = NULL;
+    int sig = 0;
+    if (cfg.ha) {
+        int rc = ps_ha_standby(&cfg, &set, &election, &sig, &err);
+        if (rc < 0) {
+            fprintf(stderr, "error: scheduler: %s\n", err.msg);
+            return 1;
+        }
+        if (rc == 1) {   /* stopped while standing by */
+            if (!cfg.quiet)
+                ps_svc_log(NULL, "info", "scheduler_stopping", "signal=%d role=standby", sig);
+            return 0;
+        }
+    }
     struct ps_service *svc = NULL;
-    if (ps_service_start(&cfg, &svc, &err) != 0) {
+    if (ps_service_start(&cfg, &svc, &err) != 0 ||
+        (election && ps_ha_lead(election, svc, &err) != 0)) {
         fprintf(stderr, "error: scheduler: %s\n", err.msg);
+        ps_service_stop(svc);
+        ps_ha_free(election);
         return 1;
     }
-    int sig = 0;
     sigwait(&set, &sig);
     ps_svc_log(svc, "info", "scheduler_stopping", "signal=%d", sig);
     ps_service_stop(svc);
+    ps_ha_free(election);   /* stops renewing: a standby takes over when the lease runs out */
     return 0;
 }

@@ -84,6 +84,10 @@ struct ps_service_config {
     int64_t operation_hangup_safe_timeout_ms;                     /* 3600000 */
     int64_t operation_hangup_min_schedule_job_attempts;           /* 1000 */
     bool quiet;                           /* no event log on stderr (benchmarks) */
+    /* standby schedulers (ha.h, docs/ha.md): off by default; needs the PostgreSQL store */
+    bool ha;                              /* start as a standby, lead when elected */
+    int64_t ha_lease_ms;                  /* 2000: the leader's lease */
+    int64_t ha_epoch;                     /* set when elected (not a config key): the fence */
     /* The controller's memory reserve knobs (section `controller_agent`, upstream's names;
      * core/memory_reserve.h), for every operation's memory digests. */
     struct ps_memory_controller_config controller_agent;

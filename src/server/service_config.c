@@ -12,6 +12,7 @@
 #include "io/json_value.h"
 #include "platform/data_dir.h"
 #include "server/node_health.h"
+#include "server/ha.h"
 #include "server/service.h"
 
 /* ---- config ----------------------------------------------------------------------------------- */
@@ -28,6 +29,7 @@ void ps_service_config_init(struct ps_service_config *cfg)
     if (store && strlen(store) < sizeof cfg->store)
         snprintf(cfg->store, sizeof cfg->store, "%s", store);
     cfg->fair_share_update_period_ms = 1000;
+    cfg->ha_lease_ms = PS_HA_DEFAULT_LEASE_MS;
     cfg->heartbeat_period_ms = 5000;
     cfg->node_offline_timeout_ms = 60000;
     ps_memory_controller_config_init(&cfg->controller_agent);
@@ -144,6 +146,10 @@ static const struct ps_attr config_attrs[] = {
     {.name = "http_idle_timeout", .kind = PS_ATTR_INT, .offset = CFG(http_idle_timeout_ms),
      .min = 1000, .max = 86400000},
     {.name = "allow_insecure_remote", .kind = PS_ATTR_BOOL, .offset = CFG(allow_insecure_remote)},
+    /* standby schedulers (ha.h) */
+    {.name = "ha", .kind = PS_ATTR_BOOL, .offset = CFG(ha)},
+    {.name = "ha_lease", .kind = PS_ATTR_INT, .offset = CFG(ha_lease_ms), .min = 500,
+     .max = 60000},
     {.name = "enable_schedule_in_single_tree", .kind = PS_ATTR_BOOL,
      .offset = CFG(enable_schedule_in_single_tree)},
     /* broken nodes and operations that can never run (node_health.h) */

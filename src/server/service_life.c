@@ -234,10 +234,13 @@ int ps_service_start(const struct ps_service_config *cfg, struct ps_service **ou
         goto fail;
     }
     ps_history_set_bucket_ms(svc->history, cfg->history_bucket_ms);
+    /* one scheduler per database, unless elected (ha.h): then its writes are fenced */
     struct ps_store_config store_cfg = {.data_dir = cfg->data_dir, .url = cfg->store,
-                                        .exclusive = true};
+                                        .exclusive = !cfg->ha};
     if ((rc = ps_store_open_config(&store_cfg, &svc->store, err)) != 0)
         goto fail;
+    if (cfg->ha)
+        ps_store_fence(svc->store, cfg->ha_epoch);
     bool created = false;
     if ((rc = ps_auth_bootstrap_admin(svc->store, cfg->data_dir, "admin", svc->admin_token,
                                       &created, err)) != 0)

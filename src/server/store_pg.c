@@ -84,6 +84,10 @@ static const struct ps_store_migration pg_migrations[] = {
      "  since        TIMESTAMPTZ NOT NULL,"
      "  takeover_xid BIGINT NOT NULL);"
      "INSERT INTO leader VALUES (1, 0, '', '', 'epoch', 'epoch', 0)"},
+    {5, "objects_epoch",
+     /* the leader epoch that wrote each object (0 without election): what the fault suite
+      * counts to show that a deposed leader wrote nothing after the takeover */
+     "ALTER TABLE objects ADD COLUMN epoch BIGINT NOT NULL DEFAULT 0"},
 };
 
 /* ---- errors -------------------------------------------------------------------------------- */
@@ -303,14 +307,17 @@ static int op_put(struct ps_store *b, const char *kind, const char *key, const c
                   struct ps_error *err)
 {
     struct pg_store *s = pg(b);
-    const char *p[] = {kind, key, value};
+    char epoch[24];
+    snprintf(epoch, sizeof epoch, "%lld", (long long)s->base.fence_epoch);
+    const char *p[] = {kind, key, value, epoch};
     struct ps_error e;
     ps_error_init(&e);
     PGresult *r = NULL;
     int rc = run(s,
-                 "INSERT INTO objects(kind, key, value) VALUES ($1, $2, $3::json)"
-                 " ON CONFLICT (kind, key) DO UPDATE SET value = excluded.value",
-                 3, p, &r, "cannot write an object", &e);
+                 "INSERT INTO objects(kind, key, value, epoch) VALUES ($1, $2, $3::json, $4)"
+                 " ON CONFLICT (kind, key) DO UPDATE SET value = excluded.value,"
+                 " epoch = excluded.epoch",
+                 4, p, &r, "cannot write an object", &e);
     PQclear(r);
     if (rc == PS_EINVAL && strcmp(s->sqlstate, "22P02") == 0)   /* invalid_text_representation */
         return ps_error_set(err, PS_EINVAL, "object %s/%s: the value is not valid JSON", kind,

@@ -1,0 +1,291 @@
+"""The fault suite of standby schedulers (tests/scripts/ha_failover.sh starts PostgreSQL and runs
+this; docs/ha.md has the design and the figures).
+
+usage: ha_faults.py BINARY WORK_DIR STORE_URL PSQL KILL_ROUNDS STOP_ROUNDS
+"""
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+
+from server_helper import check, finish
+
+bin, work, store, psql = sys.argv[1:5]
+kill_rounds, stop_rounds = int(sys.argv[5]), int(sys.argv[6])
+LEASE_MS = 2000
+P = "//sys/pool_trees/physical"
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def sql(query):
+    out = subprocess.run([psql, "-X", "-At", "-d", store, "-c", query], check=True,
+                         capture_output=True, text=True).stdout
+    return out.strip()
+
+
+class Instance:
+    """One `poolsched scheduler --ha` process on a fixed port, restarted as a standby."""
+
+    def __init__(self, name, port):
+        self.name, self.port = name, port
+        self.dir = os.path.join(work, name)
+        self.log_path = self.dir + ".log"
+        self.proc = None
+
+    def start(self):
+        self.log = open(self.log_path, "a")
+        start = os.path.getsize(self.log_path)
+        self.proc = subprocess.Popen(
+            [bin, "scheduler", "--ha", "--store", store, "--listen", "127.0.0.1:%d" % self.port,
+             "--data-dir", self.dir, "--config", os.path.join(work, "ha.json")],
+            stdout=subprocess.DEVNULL, stderr=self.log)
+        deadline = time.time() + 15
+        while time.time() < deadline:
+            with open(self.log_path) as f:
+                f.seek(start)
+                if re.search(r"event=(standby_started|scheduler_started)", f.read()):
+                    return self
+            if self.proc.poll() is not None:
+                raise RuntimeError("%s exited: %s" % (self.name, open(self.log_path).read()[-2000:]))
+            time.sleep(0.02)
+        raise RuntimeError("%s did not start" % self.name)
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def url(self, path):
+        return "http://127.0.0.1:%d%s" % (self.port, path)
+
+
+def http(inst, method, path, body=None, token=None, timeout=5):
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(inst.url(path), data=data, method=method)
+    if token:
+        req.add_header("Authorization", "OAuth " + token)
+    if data is not None:
+        req.add_header("Content-Type", "application/json")
+    def parse(text):
+        try:
+            return json.loads(text or "null")
+        except ValueError:
+            return text
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            return r.status, parse(r.read().decode())
+    except urllib.error.HTTPError as e:
+        return e.code, parse(e.read().decode())
+    except OSError:
+        return 0, None
+
+
+os.makedirs(work, exist_ok=True)
+with open(os.path.join(work, "ha.json"), "w") as f:
+    json.dump({"ha_lease": LEASE_MS, "fair_share_update_period": 100}, f)
+insts = [Instance("a", free_port()), Instance("b", free_port())]
+insts[0].start()
+deadline = time.time() + 10
+while http(insts[0], "GET", "/readyz")[0] != 200 and time.time() < deadline:
+    time.sleep(0.05)
+check(http(insts[0], "GET", "/readyz")[0] == 200, "the first instance leads")
+# instances of one cluster share the data dir's secrets
+shutil.copytree(insts[0].dir, insts[1].dir)
+insts[1].start()
+admin = open(os.path.join(insts[0].dir, "admin_token")).read().strip()
+secret = open(os.path.join(insts[0].dir, "cluster_secret")).read().strip()
+st, body = http(insts[1], "GET", "/readyz")
+check(st == 503 and body["role"] == "standby", "the second is a standby: %d %s" % (st, body))
+check(http(insts[1], "GET", "/healthz")[0] == 200, "a standby is live (/healthz 200)")
+st, body = http(insts[1], "POST", "/api/v1/get", {"path": P}, admin)
+check(st == 503 and "not the leader" in (body or {}).get("message", ""),
+      "a standby refuses API calls naming the leader: %d %s" % (st, body))
+
+lock = threading.Lock()
+acked = {}        # pool name -> (instance name, time acknowledged)
+stop = threading.Event()
+
+
+def leader():
+    for i in insts:
+        if i.alive() and http(i, "GET", "/readyz", timeout=1)[0] == 200:
+            return i
+    return None
+
+
+def writer(k):
+    i = 0
+    target = insts[0]
+    while not stop.is_set():
+        i += 1
+        name = "w%d_%d" % (k, i)
+        st, _ = http(target, "POST", "/api/v1/create",
+                     {"type": "scheduler_pool", "path": P + "/" + name}, admin, timeout=10)
+        if st == 200:
+            with lock:
+                acked[name] = (target.name, time.time())
+        else:
+            target = insts[1] if target is insts[0] else insts[0]
+            time.sleep(0.02)
+
+
+# a node with running jobs that must be adopted, never started again, across the failovers
+started = {}      # job id -> times it was given to the node
+running = {}      # job id -> its start entry
+node_stop = threading.Event()
+
+
+def node():
+    target = insts[0]
+    while not node_stop.is_set():
+        jobs = [{"job_id": j, "state": "running", "cpu_guarantee": e.get("cpu_limit", 1),
+                 "cpu_usage_seconds": 0.1, "memory_bytes": 1 << 20}
+                for j, e in sorted(running.items())]
+        body = {"node_id": "n1", "tags": [], "jobs": jobs,
+                "resource_limits": {"cpu": 64, "memory": 64 << 30, "user_slots": 64}}
+        st, out = http(target, "POST", "/internal/v1/node/heartbeat", body, secret, timeout=10)
+        if st == 200:
+            for s in out["jobs_to_start"]:
+                started[s["job_id"]] = started.get(s["job_id"], 0) + 1
+                running[s["job_id"]] = s
+            for a in out["jobs_to_abort"]:
+                running.pop(a["job_id"], None)
+        else:
+            target = insts[1] if target is insts[0] else insts[0]
+        time.sleep(0.1)
+
+
+threads = [threading.Thread(target=writer, args=(k,)) for k in range(8)]
+threads.append(threading.Thread(target=node))
+for t in threads:
+    t.start()
+st, out = http(insts[0], "POST", "/api/v1/start_op",
+               {"spec": {"tasks": {"t": {"command": "sleep", "job_count": 4}}}}, admin)
+check(st == 200, "a long operation starts: %d %s" % (st, out))
+time.sleep(1.5)
+check(len(running) == 4, "its 4 jobs run on the node: %d" % len(running))
+
+
+def first_write_after(t0, by):
+    """Seconds from t0 to the first write acknowledged by instance `by` after t0."""
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        with lock:
+            times = [at for (who, at) in acked.values() if who == by.name and at > t0]
+        if times:
+            return min(times) - t0
+        time.sleep(0.02)
+    return None
+
+
+takeovers = []
+for r in range(kill_rounds):
+    old = leader()
+    if not check(old is not None, "round %d: a leader" % r):
+        break
+    new = insts[1] if old is insts[0] else insts[0]
+    time.sleep(0.5)
+    t0 = time.time()
+    old.proc.kill()
+    old.proc.wait()
+    took = first_write_after(t0, new)
+    check(took is not None, "round %d: %s took over after kill -9 of %s" % (r, new.name, old.name))
+    if took is not None:
+        takeovers.append(took)
+    old.start()   # back as a standby
+
+stopped_late = []
+for r in range(stop_rounds):
+    old = leader()
+    if not check(old is not None, "stop round %d: a leader" % r):
+        break
+    new = insts[1] if old is insts[0] else insts[0]
+    old_epoch = http(old, "GET", "/readyz")[1]["epoch"]
+    t0 = time.time()
+    old.proc.send_signal(signal.SIGSTOP)
+    took = first_write_after(t0, new)
+    check(took is not None, "stop round %d: %s took over from the paused %s" % (r, new.name, old.name))
+    time.sleep(0.5)
+    takeover_at = time.time()
+    old.proc.send_signal(signal.SIGCONT)
+    try:
+        code = old.proc.wait(10)
+    except subprocess.TimeoutExpired:
+        code = None
+    check(code == 75, "stop round %d: the deposed leader stepped down (exit 75): %s" % (r, code))
+    with lock:
+        late = [n for n, (who, at) in acked.items() if who == old.name and at > takeover_at]
+    check(not late, "stop round %d: writes acknowledged by the deposed leader after the takeover: %s"
+          % (r, late[:5]))
+    xid = int(sql("SELECT takeover_xid FROM leader"))
+    rows = int(sql("SELECT count(*) FROM objects WHERE epoch = %d AND xmin::text::bigint > %d"
+                   % (old_epoch, xid % (1 << 32))))
+    stopped_late.append(rows)
+    check(rows == 0, "stop round %d: %d rows of epoch %d written after the takeover"
+          % (r, rows, old_epoch))
+    if code is None:
+        old.proc.kill()
+        old.proc.wait()
+    old.start()
+
+time.sleep(1.0)
+stop.set()
+node_stop.set()
+for t in threads:
+    t.join()
+
+lead = leader()
+check(lead is not None, "a leader at the end")
+if lead:
+    st, pools = http(lead, "POST", "/api/v1/get", {"path": P}, admin, timeout=30)
+    pools = pools["value"] if st == 200 else {}
+    missing = [n for n in acked if n not in pools]
+    check(not missing, "acknowledged writes lost: %d, e.g. %s" % (len(missing), missing[:5]))
+twice = {j: n for j, n in started.items() if n > 1}
+check(not twice, "jobs started twice: %s" % twice)
+check(len(started) == 4, "jobs started in all: %d (4 expected: adopted, not started again)"
+      % len(started))
+epoch = int(sql("SELECT epoch FROM leader"))
+figures = {
+    "kill_rounds": len(takeovers),
+    "takeover_s_p50": round(statistics.median(takeovers), 2) if takeovers else None,
+    "takeover_s_max": round(max(takeovers), 2) if takeovers else None,
+    "stop_rounds": len(stopped_late),
+    "old_epoch_rows_after_takeover": sum(stopped_late),
+    "writes_acknowledged": len(acked),
+    "writes_lost": len(missing) if lead else None,
+    "jobs_started_twice": len(twice),
+    "final_epoch": epoch,
+    "lease_ms": LEASE_MS,
+}
+print(json.dumps(figures))
+if takeovers:
+    check(max(takeovers) <= 5.0 * (1 if os.environ.get("HA_STRICT") else 3),
+          "takeover max %.2f s" % max(takeovers))
+for i in insts:
+    if i.alive():
+        i.proc.send_signal(signal.SIGTERM)
+        try:
+            i.proc.wait(20)
+        except subprocess.TimeoutExpired:
+            i.proc.kill()
+            i.proc.wait()
+keep = os.environ.get("HA_KEEP_LOGS")
+if keep:
+    for i in insts:
+        shutil.copy(i.log_path, keep)
+finish()
