@@ -219,6 +219,25 @@ for r in range(stop_rounds):
     old.proc.send_signal(signal.SIGSTOP)
     took = first_write_after(t0, new)
     check(took is not None, "stop round %d: %s took over from the paused %s" % (r, new.name, old.name))
+    # clients that still believe in the paused leader: their writes wait in its socket backlog
+    # and reach it the moment it resumes, racing its own discovery that it was deposed
+    stale_stop = threading.Event()
+
+    def stale(k):
+        i = 0
+        while not stale_stop.is_set():
+            i += 1
+            name = "stale%d_%d_%d" % (r, k, i)
+            st, _ = http(old, "POST", "/api/v1/create",
+                         {"type": "scheduler_pool", "path": P + "/" + name}, admin, timeout=10)
+            if st == 200:
+                with lock:
+                    acked[name] = (old.name, time.time())
+            elif st == 0:
+                return
+    stales = [threading.Thread(target=stale, args=(k,)) for k in range(8)]
+    for t in stales:
+        t.start()
     time.sleep(0.5)
     takeover_at = time.time()
     old.proc.send_signal(signal.SIGCONT)
@@ -227,6 +246,9 @@ for r in range(stop_rounds):
     except subprocess.TimeoutExpired:
         code = None
     check(code == 75, "stop round %d: the deposed leader stepped down (exit 75): %s" % (r, code))
+    stale_stop.set()
+    for t in stales:
+        t.join()
     with lock:
         late = [n for n, (who, at) in acked.items() if who == old.name and at > takeover_at]
     check(not late, "stop round %d: writes acknowledged by the deposed leader after the takeover: %s"
