@@ -259,6 +259,8 @@ void ps_store_fence(struct ps_store *s, int64_t epoch)
 {
     s->fence_epoch = epoch;
     s->deposed = false;
+    if (epoch > 0 && s->ops->name_epoch)
+        s->ops->name_epoch(s, epoch);
 }
 
 bool ps_store_deposed(const struct ps_store *s)

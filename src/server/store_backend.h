@@ -34,6 +34,7 @@ struct ps_store_ops {
                           int lease_ms, int64_t *epoch, struct ps_error *err);
     int (*leader_renew)(struct ps_store *s, int64_t epoch, int lease_ms, struct ps_error *err);
     int (*leader_get)(struct ps_store *s, struct ps_store_leader *out, struct ps_error *err);
+    void (*name_epoch)(struct ps_store *s, int64_t epoch);   /* ps_store_fence; may be NULL */
 };
 
 /* The common head of every backend's store (each embeds it first). */

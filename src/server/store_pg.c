@@ -40,6 +40,8 @@ struct pg_store {
     const char *fence_sql;  /* the fence's statement (FOR SHARE; weaker only in fault tests) */
     bool exclusive;     /* holds the single-scheduler lock (below) */
     bool need_lock;     /* exclusive, and the lock is to be taken (again) before any call */
+    int64_t named_epoch;  /* the session's application_name is "poolsched epoch N" (0: none):
+                           * what a takeover terminates (op_leader_acquire) */
 };
 
 /* The single-scheduler guard: an exclusive store holds this session advisory lock, so a second
@@ -146,6 +148,9 @@ static int session_setup(struct pg_store *s, struct ps_error *err)
              " SET idle_in_transaction_session_timeout = %d; SET client_min_messages = warning;"
              " SET TIME ZONE 'UTC'",
              STATEMENT_TIMEOUT_MS, LOCK_TIMEOUT_MS, IDLE_IN_TX_TIMEOUT_MS);
+    if (s->named_epoch > 0)
+        snprintf(sql + strlen(sql), sizeof sql - strlen(sql),
+                 "; SET application_name = 'poolsched epoch %lld'", (long long)s->named_epoch);
     PGresult *r = PQexec(s->conn, sql);
     int rc = PQresultStatus(r) == PGRES_COMMAND_OK ? 0 : fail(s, r, "cannot set up the session",
                                                              err);
@@ -461,6 +466,10 @@ static void op_close(struct ps_store *b)
     if (s->conn) {
         if (s->base.in_tx)
             op_rollback(b, NULL);
+        /* explicitly: the server drops a closed session's locks only when its backend is gone,
+         * which may be after a scheduler restarted at once asks for it again */
+        if (s->exclusive && !s->need_lock && PQstatus(s->conn) == CONNECTION_OK)
+            PQclear(PQexec(s->conn, "SELECT pg_advisory_unlock(" SINGLE_SCHEDULER_LOCK ")"));
         PQfinish(s->conn);
     }
     free(s->url);
@@ -526,6 +535,20 @@ static void quiet_notices(void *arg, const char *message)
 
 /* ---- leader election (store.h) ------------------------------------------------------------- */
 
+/* Names the session after the epoch it serves ("poolsched epoch N"), so that the next takeover
+ * can end it: a leader paused in the middle of a transaction holds the fence's row lock, and
+ * the server's idle-in-transaction timeout does not end a session that is in the middle of a
+ * statement. */
+static void op_name_epoch(struct ps_store *b, int64_t epoch)
+{
+    struct pg_store *s = pg(b);
+    s->named_epoch = epoch;
+    char sql[96];
+    snprintf(sql, sizeof sql, "SET application_name = 'poolsched epoch %lld'", (long long)epoch);
+    if (PQstatus(s->conn) == CONNECTION_OK)
+        PQclear(PQexec(s->conn, sql));   /* else session_setup names it when it reconnects */
+}
+
 static int op_leader_get(struct ps_store *b, struct ps_store_leader *out, struct ps_error *err)
 {
     PGresult *r;
@@ -554,9 +577,25 @@ static int op_leader_acquire(struct ps_store *b, const char *holder, const char 
     snprintf(lease, sizeof lease, "%d", lease_ms);
     const char *p[] = {holder, address, lease};
     PGresult *r;
+    /* The lease has expired: end the old epoch's stuck sessions first — those in a transaction
+     * that began before the lease ran out, or that have not moved for a second (a paused leader
+     * holds the fence's row lock, even inside a statement, for as long as it is paused). Their
+     * transactions roll back, unacknowledged. A transaction of the old epoch that is under way
+     * is waited for (the fence's FOR SHARE); it cannot commit after the takeover. Needs the
+     * right to signal them: the same role, or pg_signal_backend. */
+    int rc = run(pg(b),
+                 "SELECT count(pg_terminate_backend(a.pid)) FROM pg_stat_activity a, leader l"
+                 " WHERE l.id = 1 AND l.epoch > 0 AND l.lease_until < clock_timestamp()"
+                 " AND a.application_name = 'poolsched epoch ' || l.epoch"
+                 " AND a.pid <> pg_backend_pid() AND a.xact_start IS NOT NULL"
+                 " AND (a.xact_start < l.lease_until"
+                 "      OR a.state_change < clock_timestamp() - interval '1 second')",
+                 0, NULL, NULL, "cannot end the sessions of the expired leader", err);
+    if (rc)
+        return rc;
     /* clock_timestamp, not now(): a takeover that waited for a fenced write transaction must
      * judge the lease, and start its own, at the time it actually runs */
-    int rc = run(pg(b),
+    rc = run(pg(b),
                  "UPDATE leader SET epoch = epoch + 1, holder = $1, address = $2,"
                  " lease_until = clock_timestamp() + $3 * interval '1 millisecond',"
                  " since = clock_timestamp(), takeover_xid = txid_current()"
@@ -567,6 +606,7 @@ static int op_leader_acquire(struct ps_store *b, const char *holder, const char 
     if (PQntuples(r) == 1) {
         *epoch = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
         PQclear(r);
+        op_name_epoch(b, *epoch);
         return 0;
     }
     PQclear(r);
@@ -614,6 +654,7 @@ static const struct ps_store_ops pg_ops = {
     .leader_acquire = op_leader_acquire,
     .leader_renew = op_leader_renew,
     .leader_get = op_leader_get,
+    .name_epoch = op_name_epoch,
 };
 
 int ps_store_pg_open(const struct ps_store_config *cfg, struct ps_store **out,

@@ -277,6 +277,14 @@ if lead:
     pools = pools["value"] if st == 200 else {}
     missing = [n for n in acked if n not in pools]
     check(not missing, "acknowledged writes lost: %d, e.g. %s" % (len(missing), missing[:5]))
+    # the CLI with both addresses, the standby first (POOLSCHED_PROXY=A,B)
+    standby = insts[1] if lead is insts[0] else insts[0]
+    env = dict(os.environ, POOLSCHED_PROXY="127.0.0.1:%d,127.0.0.1:%d" % (standby.port, lead.port),
+               POOLSCHED_TOKEN=admin)
+    cli = subprocess.run([bin, "get", "//sys/pool_trees"], env=env, capture_output=True, text=True)
+    check(cli.returncode == 0 and "physical" in cli.stdout,
+          "the CLI with POOLSCHED_PROXY=standby,leader reaches the leader: %d %s %s"
+          % (cli.returncode, cli.stdout, cli.stderr))
 twice = {j: n for j, n in started.items() if n > 1}
 check(not twice, "jobs started twice: %s" % twice)
 check(len(started) == 4, "jobs started in all: %d (4 expected: adopted, not started again)"
@@ -306,6 +314,12 @@ for i in insts:
         except subprocess.TimeoutExpired:
             i.proc.kill()
             i.proc.wait()
+import server_helper
+if server_helper.FAILURES:
+    for i in insts:
+        lines = [l for l in open(i.log_path) if re.search(
+            r"level=(error|warning)|leader_|standby_following|scheduler_started|exited", l)]
+        print("--- %s (port %d), last events:\n%s" % (i.name, i.port, "".join(lines[-25:])))
 keep = os.environ.get("HA_KEEP_LOGS")
 if keep:
     for i in insts:

@@ -274,7 +274,8 @@ static void *take_over(void *arg)
 /* Leader election and the fence. SQLite: not supported. PostgreSQL: a live lease is not taken;
  * an expired one is, with epoch + 1; a takeover waits for the old leader's write transaction in
  * flight (the fence's FOR SHARE row lock), which therefore commits before the takeover; after
- * it, every write of the old epoch fails and the store says it was deposed. Run with
+ * it, every write of the old epoch fails and the store says it was deposed; a leader stuck
+ * inside a transaction past its lease has its session ended by the takeover. Run with
  * POOLSCHED_UNSAFE_FENCE=key_share this test fails: the takeover no longer waits. */
 static void test_leader(void **state)
 {
@@ -339,8 +340,23 @@ static void test_leader(void **state)
     /* the new leader's fenced writes go through */
     ps_store_fence(b, t.epoch);
     put_ok(b, K, "new", "1");
+    /* a leader stuck inside a transaction past its lease (paused mid-statement, where the
+     * server's idle-in-transaction timeout does not apply) does not hold the takeover up: its
+     * session is ended, its transaction rolls back */
+    assert_int_equal(ps_store_leader_renew(b, t.epoch, 300, NULL), 0);
+    assert_int_equal(ps_store_begin(b, NULL), 0);
+    put_ok(b, K, "stuck", "1");
+    usleep(1300 * 1000);
+    double t0 = now_s();
+    int64_t e3 = 0;
+    assert_int_equal(ps_store_leader_acquire(a, "a", "127.0.0.1:1", 60000, &e3, NULL), 0);
+    assert_int_equal(e3, t.epoch + 1);
+    assert_true(now_s() - t0 < 1.0);
+    assert_int_not_equal(ps_store_commit(b, NULL), 0);
+    ps_store_rollback(b, NULL);
+    assert_int_equal(get_rc(a, "stuck", &v), PS_ENOENT);
     /* hand the row back expired, for a later run on the same database */
-    assert_int_equal(ps_store_leader_renew(b, t.epoch, 0, NULL), 0);
+    assert_int_equal(ps_store_leader_renew(a, e3, 0, NULL), 0);
     ps_store_close(b);
     ps_store_close(wa);
     ps_store_close(a);
