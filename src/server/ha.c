@@ -204,8 +204,14 @@ static void *renewer(void *arg)
         int rc = ps_store_leader_renew(ha->store, ha->epoch, ha->lease_ms, &e);
         if (rc == PS_ESTATE)
             ps_ha_step_down(ha->svc, e.msg);
-        if (rc == 0)
+        if (rc == 0) {
             last_ok_ns = sent_ns;
+            struct ps_store_leader l;
+            if (ps_store_leader_get(ha->store, &l, NULL) == 0) {
+                __atomic_store_n(&ha->svc->ha_standbys, l.standbys, __ATOMIC_RELAXED);
+                ps_metric_set(ha->svc->m_standbys, l.standbys);
+            }
+        }
         else if (ps_clock_monotonic_ns() - last_ok_ns >= (int64_t)ha->lease_ms * 1000000)
             ps_ha_step_down(ha->svc, "no lease renewal succeeded for a whole lease");
         else

@@ -348,6 +348,8 @@ struct ps_service {
     struct ps_metric *m_heartbeats, *m_allocations, *m_preemptions, *m_jobs_finished;
     struct ps_metric_family *m_preempted_cpu;   /* by tree and preemption_reason */
     struct ps_metric *m_hb_latency, *m_fs_duration, *m_fs_locked, *m_commits, *m_nodes, *m_jobs_in_memory;
+    struct ps_metric *m_leader_epoch, *m_standbys;   /* --ha (ha.h) */
+    int ha_standbys;   /* standbys the leader saw at its last renewal (atomic; -1 unknown) */
     struct ps_metric_family *f_pool_fair_share, *f_pool_usage, *f_pool_demand;
     struct ps_metric_family *f_pool_satisfaction;   /* {tree, pool, quantile} */
     struct ps_metric_family *f_pool_count;   /* poolsched_pool_count{tree} */

@@ -109,6 +109,17 @@ static int register_metrics(struct ps_service *svc, struct ps_error *err)
                                    0, NULL, fs_bounds, 9, &f, err)) != 0 ||
         (rc = ps_metric_family_get(f, NULL, &svc->m_fs_locked, err)) != 0)
         return rc;
+    if ((rc = ps_metrics_gauge(r, "poolsched_leader_epoch",
+                               "The leader epoch this scheduler serves (0 without --ha)", 0, NULL,
+                               &f, err)) != 0 ||
+        (rc = ps_metric_family_get(f, NULL, &svc->m_leader_epoch, err)) != 0 ||
+        (rc = ps_metrics_gauge(r, "poolsched_standbys",
+                               "Standby schedulers that polled the store in the last 2 s (--ha)",
+                               0, NULL, &f, err)) != 0 ||
+        (rc = ps_metric_family_get(f, NULL, &svc->m_standbys, err)) != 0)
+        return rc;
+    ps_metric_set(svc->m_leader_epoch, (double)svc->cfg.ha_epoch);
+    svc->ha_standbys = -1;
     if ((rc = ps_metrics_gauge(r, "poolsched_nodes_online", "Registered nodes", 0, NULL, &f,
                                err)) != 0 ||
         (rc = ps_metric_family_get(f, NULL, &svc->m_nodes, err)) != 0)

@@ -200,10 +200,11 @@ struct ps_store_leader {
     char address[128];       /* where it serves (host:port) */
     int64_t lease_left_ms;   /* until its lease expires (< 0: expired), by the database's clock */
     int64_t since_ms;        /* when it took over, ms since the epoch (the database's clock) */
+    int standbys;            /* standbys that polled in the last 2 s (not the leader itself) */
 };
 
 /* Becomes leader of epoch + 1 when the lease has expired (or was never taken): *epoch gets the
- * new epoch. Errors: PS_ESTATE when another holder's lease is live (err names it), PS_EUNAVAIL,
+ * new epoch; otherwise records holder as a standby seen now (ps_store_leader.standbys). Errors: PS_ESTATE when another holder's lease is live (err names it), PS_EUNAVAIL,
  * PS_EINVAL on SQLite. */
 int ps_store_leader_acquire(struct ps_store *store, const char *holder, const char *address,
                             int lease_ms, int64_t *epoch, struct ps_error *err);

@@ -90,6 +90,12 @@ static const struct ps_store_migration pg_migrations[] = {
      /* the leader epoch that wrote each object (0 without election): what the fault suite
       * counts to show that a deposed leader wrote nothing after the takeover */
      "ALTER TABLE objects ADD COLUMN epoch BIGINT NOT NULL DEFAULT 0"},
+    {6, "standbys",
+     /* the standbys polling for the leader row, for the leader's view (alert: none is up) */
+     "CREATE TABLE standbys ("
+     "  holder    TEXT PRIMARY KEY,"
+     "  address   TEXT NOT NULL,"
+     "  last_seen TIMESTAMPTZ NOT NULL)"},
 };
 
 /* ---- errors -------------------------------------------------------------------------------- */
@@ -555,7 +561,10 @@ static int op_leader_get(struct ps_store *b, struct ps_store_leader *out, struct
     int rc = run(pg(b),
                  "SELECT epoch, holder, address,"
                  " floor(extract(epoch FROM lease_until - clock_timestamp()) * 1000)::bigint,"
-                 " floor(extract(epoch FROM since) * 1000)::bigint FROM leader WHERE id = 1",
+                 " floor(extract(epoch FROM since) * 1000)::bigint,"
+                 " (SELECT count(*) FROM standbys WHERE holder <> leader.holder"
+                 "  AND last_seen > clock_timestamp() - interval '2 seconds')"
+                 " FROM leader WHERE id = 1",
                  0, NULL, &r, "cannot read the leader row", err);
     if (rc)
         return rc;
@@ -565,6 +574,7 @@ static int op_leader_get(struct ps_store *b, struct ps_store_leader *out, struct
         snprintf(out->address, sizeof out->address, "%s", PQgetvalue(r, 0, 2));
         out->lease_left_ms = strtoll(PQgetvalue(r, 0, 3), NULL, 10);
         out->since_ms = strtoll(PQgetvalue(r, 0, 4), NULL, 10);
+        out->standbys = atoi(PQgetvalue(r, 0, 5));
     }
     PQclear(r);
     return 0;
@@ -610,6 +620,12 @@ static int op_leader_acquire(struct ps_store *b, const char *holder, const char 
         return 0;
     }
     PQclear(r);
+    /* a standby: it says so, for the leader's count (ps_store_leader.standbys) */
+    PQclear(PQexecParams(pg(b)->conn,
+                         "INSERT INTO standbys VALUES ($1, $2, clock_timestamp())"
+                         " ON CONFLICT (holder) DO UPDATE SET address = excluded.address,"
+                         " last_seen = excluded.last_seen",
+                         2, NULL, p, NULL, NULL, 0));
     struct ps_store_leader l;
     memset(&l, 0, sizeof l);
     op_leader_get(b, &l, NULL);

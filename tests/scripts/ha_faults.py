@@ -103,10 +103,30 @@ deadline = time.time() + 10
 while http(insts[0], "GET", "/readyz")[0] != 200 and time.time() < deadline:
     time.sleep(0.05)
 check(http(insts[0], "GET", "/readyz")[0] == 200, "the first instance leads")
+admin = open(os.path.join(insts[0].dir, "admin_token")).read().strip()
+
+
+def operator_view(inst):
+    """(standbys gauge, leader epoch gauge, alert types) of a leader."""
+    st, text = http(inst, "GET", "/metrics")
+    gauges = dict(re.findall(r"^(poolsched_standbys|poolsched_leader_epoch) (\S+)$", text or "", re.M))
+    st, out = http(inst, "POST", "/api/v1/get", {"path": "//sys/scheduler/@alerts"}, admin)
+    types = [a["attributes"]["alert_type"] for a in (out or {}).get("value", [])]
+    return float(gauges.get("poolsched_standbys", -1)), float(gauges.get("poolsched_leader_epoch", -1)), types
+
+
+time.sleep(1.2)   # a renewal or two
+standbys, epoch_gauge, alerts = operator_view(insts[0])
+check(standbys == 0 and "no_standby_scheduler" in alerts and epoch_gauge == 1,
+      "a leader alone: poolsched_standbys 0, alert no_standby_scheduler, epoch 1: %s %s %s"
+      % (standbys, alerts, epoch_gauge))
 # instances of one cluster share the data dir's secrets
 shutil.copytree(insts[0].dir, insts[1].dir)
 insts[1].start()
-admin = open(os.path.join(insts[0].dir, "admin_token")).read().strip()
+time.sleep(1.2)
+standbys, epoch_gauge, alerts = operator_view(insts[0])
+check(standbys == 1 and "no_standby_scheduler" not in alerts,
+      "with a standby: poolsched_standbys 1, no alert: %s %s" % (standbys, alerts))
 secret = open(os.path.join(insts[0].dir, "cluster_secret")).read().strip()
 st, body = http(insts[1], "GET", "/readyz")
 check(st == 503 and body["role"] == "standby", "the second is a standby: %d %s" % (st, body))

@@ -71,7 +71,7 @@ static void test_objects(void **state)
     (void)state;
     struct ps_store *s = open_ok();
     printf("backend: %s at %s\n", ps_store_backend(s), ps_store_path(s));
-    assert_int_equal(ps_store_schema_version(s), B.url ? 5 : 3);   /* 4, 5: the leader row */
+    assert_int_equal(ps_store_schema_version(s), B.url ? 6 : 3);   /* 4-6: leader election */
     put_ok(s, K, "a", "{\"x\": 1}");
     put_ok(s, K, "a", "{\"x\": 2}");   /* replaces */
     char *v = NULL;
@@ -305,6 +305,7 @@ static void test_leader(void **state)
     assert_int_equal(l.epoch, e1);
     assert_string_equal(l.holder, "a");
     assert_true(l.lease_left_ms > 0 && l.lease_left_ms <= 800);
+    assert_int_equal(l.standbys, 1);   /* b, which tried and is standing by */
 
     ps_store_fence(wa, e1);
     put_ok(wa, K, "fenced", "1");   /* outside a transaction: its own, fenced */
