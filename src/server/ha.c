@@ -95,7 +95,11 @@ int ps_ha_standby(struct ps_service_config *cfg, const sigset_t *set, struct ps_
     pthread_mutex_init(&ha->mu, NULL);
     pthread_cond_init(&ha->cv, NULL);
     ha->lease_ms = (int)cfg->ha_lease_ms;
-    int rc = ps_store_open_url(cfg->store, cfg->data_dir, &ha->store, err);
+    /* the election's calls wait at most lease/2: a renewal that hangs (a network that
+     * blackholes the connection) must not keep the leader from seeing its lease run out */
+    struct ps_store_config sc = {.data_dir = cfg->data_dir, .url = cfg->store,
+                                 .call_timeout_ms = ha->lease_ms / 2};
+    int rc = ps_store_open_config(&sc, &ha->store, err);
     if (rc) {
         ha_free_fields(ha);
         return rc;

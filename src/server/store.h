@@ -65,6 +65,8 @@ struct ps_store_config {
     const char *url;                              /* NULL or "" = SQLite in data_dir; else a
                                                    * postgresql:// or postgres:// libpq URI */
     int busy_timeout_ms;                          /* 0 = PS_STORE_DEFAULT_BUSY_TIMEOUT_MS */
+    int call_timeout_ms;                          /* PostgreSQL: a call unanswered for this long
+                                                   * drops its connection (PS_EUNAVAIL); 0 = 15 s */
     bool exclusive;                               /* PostgreSQL: refuse a database that another
                                                    * exclusive store holds (the scheduler's own
                                                    * connection; see store_pg.c) */

@@ -18,11 +18,14 @@
  * caller does not acknowledge it (an unacknowledged change may survive; an acknowledged one
  * always does).
  */
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <libpq-fe.h>
+
+#include "platform/clock.h"
 
 #include "server/store_backend.h"
 
@@ -31,12 +34,17 @@
 #define IDLE_IN_TX_TIMEOUT_MS 2000   /* a paused leader's open transaction blocks a takeover
                                       * (its FOR SHARE fence) for at most this long */
 #define CONNECT_TIMEOUT_S "5"
+/* a call that gets no answer for this long drops its connection: past the server's own
+ * statement_timeout, so that only a silent network or server reaches it */
+#define CALL_TIMEOUT_MS (STATEMENT_TIMEOUT_MS + 5000)
 
 struct pg_store {
     struct ps_store base;   /* first: a struct ps_store * is a struct pg_store * */
     PGconn *conn;
     char *url;
     char sqlstate[6];   /* of the last failure, "" when there was none from the server */
+    int call_timeout_ms;  /* exec_deadline's wait for an answer */
+    bool dropped;       /* the last call's connection was dropped for not answering */
     const char *fence_sql;  /* the fence's statement (FOR SHARE; weaker only in fault tests) */
     bool exclusive;     /* holds the single-scheduler lock (below) */
     bool need_lock;     /* exclusive, and the lock is to be taken (again) before any call */
@@ -146,6 +154,58 @@ static int fail(struct pg_store *s, const PGresult *r, const char *what, struct 
 
 /* ---- connection ---------------------------------------------------------------------------- */
 
+static void quiet_notices(void *arg, const char *message);
+
+/* Runs sql (params as PQexecParams; n == 0: the simple protocol, which takes several
+ * statements) and waits for its result at most s->call_timeout_ms: a connection that does not
+ * answer by then (the network blackholes it, the server hangs) is dropped, so that no caller
+ * (the lease renewal above all) waits on it for as long as TCP would. Returns the result (the
+ * first failed one, else the last), or NULL when the connection broke or was dropped. */
+static PGresult *exec_deadline(struct pg_store *s, const char *sql, int n,
+                               const char *const *params)
+{
+    if (!s->conn)
+        return NULL;
+    int sent = n == 0 ? PQsendQuery(s->conn, sql)
+                      : PQsendQueryParams(s->conn, sql, n, NULL, params, NULL, NULL, 0);
+    if (!sent)
+        return NULL;
+    int64_t deadline = ps_clock_monotonic_ns() + (int64_t)s->call_timeout_ms * 1000000;
+    while (PQconsumeInput(s->conn) && PQisBusy(s->conn)) {
+        int64_t left_ms = (deadline - ps_clock_monotonic_ns()) / 1000000;
+        if (left_ms <= 0) {
+            /* no PQcancel: it would go the same silent way; the server ends the session by
+             * its own timeouts, and a takeover ends it at once (op_leader_acquire) */
+            PQfinish(s->conn);
+            s->conn = NULL;
+            s->base.in_tx = false;
+            s->dropped = true;
+            return NULL;
+        }
+        struct pollfd pfd = {PQsocket(s->conn), POLLIN, 0};
+        poll(&pfd, 1, left_ms > 1000 ? 1000 : (int)left_ms);
+    }
+    PGresult *keep = NULL, *r;
+    while ((r = PQgetResult(s->conn)) != NULL) {
+        ExecStatusType kst = keep ? PQresultStatus(keep) : PGRES_COMMAND_OK;
+        if (kst != PGRES_COMMAND_OK && kst != PGRES_TUPLES_OK && kst != PGRES_EMPTY_QUERY) {
+            PQclear(r);   /* the first failure is the one to report */
+            continue;
+        }
+        PQclear(keep);
+        keep = r;
+    }
+    return keep;
+}
+
+/* A new connection to s->url (blocking, at most CONNECT_TIMEOUT_S). */
+static PGconn *connect_new(const char *url)
+{
+    const char *keys[] = {"dbname", "connect_timeout", "application_name", NULL};
+    const char *vals[] = {url, CONNECT_TIMEOUT_S, "poolsched", NULL};
+    return PQconnectdbParams(keys, vals, 1);
+}
+
 static int session_setup(struct pg_store *s, struct ps_error *err)
 {
     char sql[512];
@@ -157,7 +217,7 @@ static int session_setup(struct pg_store *s, struct ps_error *err)
     if (s->named_epoch > 0)
         snprintf(sql + strlen(sql), sizeof sql - strlen(sql),
                  "; SET application_name = 'poolsched epoch %lld'", (long long)s->named_epoch);
-    PGresult *r = PQexec(s->conn, sql);
+    PGresult *r = exec_deadline(s, sql, 0, NULL);
     int rc = PQresultStatus(r) == PGRES_COMMAND_OK ? 0 : fail(s, r, "cannot set up the session",
                                                              err);
     PQclear(r);
@@ -167,7 +227,8 @@ static int session_setup(struct pg_store *s, struct ps_error *err)
 /* Takes the single-scheduler lock. Errors: PS_ESTATE when another session holds it. */
 static int take_single_lock(struct pg_store *s, struct ps_error *err)
 {
-    PGresult *r = PQexec(s->conn, "SELECT pg_try_advisory_lock(" SINGLE_SCHEDULER_LOCK ")");
+    PGresult *r = exec_deadline(s, "SELECT pg_try_advisory_lock(" SINGLE_SCHEDULER_LOCK ")", 0,
+                                NULL);
     int rc = 0;
     if (PQresultStatus(r) != PGRES_TUPLES_OK)
         rc = fail(s, r, "cannot take the single-scheduler lock", err);
@@ -188,7 +249,10 @@ static int ensure_connected(struct pg_store *s, struct ps_error *err)
             return ps_error_set(err, PS_EUNAVAIL,
                                 "store %s: the connection broke during the transaction "
                                 "(store unavailable)", s->base.path);
-        PQreset(s->conn);
+        if (s->conn)
+            PQreset(s->conn);
+        else if ((s->conn = connect_new(s->url)) != NULL)
+            PQsetNoticeProcessor(s->conn, quiet_notices, NULL);
         if (PQstatus(s->conn) != CONNECTION_OK)
             return fail(s, NULL, "cannot reconnect", err);
         int rc = session_setup(s, err);
@@ -215,8 +279,7 @@ static int run(struct pg_store *s, const char *sql, int n, const char *const *pa
     if (rc)
         return rc;
     /* without parameters: the simple protocol, which takes several statements (migrations) */
-    PGresult *r = n == 0 ? PQexec(s->conn, sql)
-                         : PQexecParams(s->conn, sql, n, NULL, params, NULL, NULL, 0);
+    PGresult *r = exec_deadline(s, sql, n, params);
     ExecStatusType st = PQresultStatus(r);
     if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
         char w[200];
@@ -268,7 +331,7 @@ static int op_begin(struct ps_store *b, struct ps_error *err)
     if (rc == 0)
         s->base.in_tx = true;
     if (rc == 0 && s->base.fence_epoch > 0 && (rc = check_fence(s, err)) != 0) {
-        PGresult *r = PQexec(s->conn, "ROLLBACK");
+        PGresult *r = exec_deadline(s, "ROLLBACK", 0, NULL);
         PQclear(r);
         s->base.in_tx = false;
     }
@@ -298,7 +361,7 @@ static int op_rollback(struct ps_store *b, struct ps_error *err)
     s->base.in_tx = false;
     if (PQstatus(s->conn) != CONNECTION_OK)
         return 0;   /* the server rolled it back when the connection broke */
-    PGresult *r = PQexec(s->conn, "ROLLBACK");
+    PGresult *r = exec_deadline(s, "ROLLBACK", 0, NULL);
     int rc = PQresultStatus(r) == PGRES_COMMAND_OK ? 0 : fail(s, r, "cannot roll back", err);
     PQclear(r);
     return rc;
@@ -475,7 +538,8 @@ static void op_close(struct ps_store *b)
         /* explicitly: the server drops a closed session's locks only when its backend is gone,
          * which may be after a scheduler restarted at once asks for it again */
         if (s->exclusive && !s->need_lock && PQstatus(s->conn) == CONNECTION_OK)
-            PQclear(PQexec(s->conn, "SELECT pg_advisory_unlock(" SINGLE_SCHEDULER_LOCK ")"));
+            PQclear(exec_deadline(s, "SELECT pg_advisory_unlock(" SINGLE_SCHEDULER_LOCK ")", 0,
+                                  NULL));
         PQfinish(s->conn);
     }
     free(s->url);
@@ -552,7 +616,7 @@ static void op_name_epoch(struct ps_store *b, int64_t epoch)
     char sql[96];
     snprintf(sql, sizeof sql, "SET application_name = 'poolsched epoch %lld'", (long long)epoch);
     if (PQstatus(s->conn) == CONNECTION_OK)
-        PQclear(PQexec(s->conn, sql));   /* else session_setup names it when it reconnects */
+        PQclear(exec_deadline(s, sql, 0, NULL));   /* else session_setup names it on reconnect */
 }
 
 static int op_leader_get(struct ps_store *b, struct ps_store_leader *out, struct ps_error *err)
@@ -604,12 +668,14 @@ static int op_leader_acquire(struct ps_store *b, const char *holder, const char 
     if (rc)
         return rc;
     /* clock_timestamp, not now(): a takeover that waited for a fenced write transaction must
-     * judge the lease, and start its own, at the time it actually runs */
+     * judge the lease, and start its own, at the time it actually runs. holder = $1: this
+     * standby won before but the answer was lost with its connection; it takes epoch + 1. */
     rc = run(pg(b),
                  "UPDATE leader SET epoch = epoch + 1, holder = $1, address = $2,"
                  " lease_until = clock_timestamp() + $3 * interval '1 millisecond',"
                  " since = clock_timestamp(), takeover_xid = txid_current()"
-                 " WHERE id = 1 AND lease_until < clock_timestamp() RETURNING epoch",
+                 " WHERE id = 1 AND (lease_until < clock_timestamp() OR holder = $1)"
+                 " RETURNING epoch",
                  3, p, &r, "cannot take over the leader row", err);
     if (rc)
         return rc;
@@ -621,11 +687,11 @@ static int op_leader_acquire(struct ps_store *b, const char *holder, const char 
     }
     PQclear(r);
     /* a standby: it says so, for the leader's count (ps_store_leader.standbys) */
-    PQclear(PQexecParams(pg(b)->conn,
-                         "INSERT INTO standbys VALUES ($1, $2, clock_timestamp())"
-                         " ON CONFLICT (holder) DO UPDATE SET address = excluded.address,"
-                         " last_seen = excluded.last_seen",
-                         2, NULL, p, NULL, NULL, 0));
+    PQclear(exec_deadline(pg(b),
+                          "INSERT INTO standbys VALUES ($1, $2, clock_timestamp())"
+                          " ON CONFLICT (holder) DO UPDATE SET address = excluded.address,"
+                          " last_seen = excluded.last_seen",
+                          2, p));
     struct ps_store_leader l;
     memset(&l, 0, sizeof l);
     op_leader_get(b, &l, NULL);
@@ -694,9 +760,8 @@ int ps_store_pg_open(const struct ps_store_config *cfg, struct ps_store **out,
     }
     s->base.ops = &pg_ops;
     /* the URI may carry a password: messages name the server without it */
-    const char *keys[] = {"dbname", "connect_timeout", "application_name", NULL};
-    const char *vals[] = {cfg->url, CONNECT_TIMEOUT_S, "poolsched", NULL};
-    s->conn = PQconnectdbParams(keys, vals, 1);
+    s->call_timeout_ms = cfg->call_timeout_ms > 0 ? cfg->call_timeout_ms : CALL_TIMEOUT_MS;
+    s->conn = connect_new(cfg->url);
     if (!s->conn) {
         op_close(&s->base);
         return ps_error_set(err, PS_ENOMEM, "out of memory opening the store");

@@ -2,6 +2,8 @@
 # Standby schedulers on PostgreSQL (docs/ha.md), on real processes: two schedulers with --ha on
 # one database, 8 writers creating pools through whichever answers 200, and a fake node with
 # running jobs. Rounds of faults on the leader:
+#   cut         its connections to PostgreSQL blackholed by a loopback TCP proxy (a partition):
+#               it must step down (exit 75) and write nothing after the takeover;
 #   kill -9     the standby takes over: time from the kill to the first write the new leader
 #               accepts (p50, max; goal <= 5 s), the killed one restarts as a standby;
 #   SIGSTOP     past its lease, then SIGCONT: the old leader must write nothing after the

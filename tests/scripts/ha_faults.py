@@ -39,10 +39,50 @@ def sql(query):
     return out.strip()
 
 
+class Proxy:
+    """A loopback TCP proxy to PostgreSQL that can blackhole: while cut, it keeps every
+    connection open and forwards nothing (a partition, not a reset)."""
+
+    def __init__(self, target_port):
+        self.target = target_port
+        self.cut = threading.Event()
+        self.sock = socket.socket()
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        self.port = self.sock.getsockname()[1]
+        threading.Thread(target=self.accept, daemon=True).start()
+
+    def accept(self):
+        while True:
+            c, _ = self.sock.accept()
+            u = socket.create_connection(("127.0.0.1", self.target))
+            threading.Thread(target=self.pipe, args=(c, u), daemon=True).start()
+            threading.Thread(target=self.pipe, args=(u, c), daemon=True).start()
+
+    def pipe(self, src, dst):
+        try:
+            while True:
+                data = src.recv(65536)
+                if not data:
+                    break
+                while self.cut.is_set():
+                    time.sleep(0.05)   # held, never delivered while cut
+                dst.sendall(data)
+        except OSError:
+            pass
+        for s in (src, dst):
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+
 class Instance:
     """One `poolsched scheduler --ha` process on a fixed port, restarted as a standby."""
 
-    def __init__(self, name, port):
+    def __init__(self, name, port, store_url=None):
+        self.store = store_url or store
         self.name, self.port = name, port
         self.dir = os.path.join(work, name)
         self.log_path = self.dir + ".log"
@@ -52,7 +92,7 @@ class Instance:
         self.log = open(self.log_path, "a")
         start = os.path.getsize(self.log_path)
         self.proc = subprocess.Popen(
-            [bin, "scheduler", "--ha", "--store", store, "--listen", "127.0.0.1:%d" % self.port,
+            [bin, "scheduler", "--ha", "--store", self.store, "--listen", "127.0.0.1:%d" % self.port,
              "--data-dir", self.dir, "--config", os.path.join(work, "ha.json")],
             stdout=subprocess.DEVNULL, stderr=self.log)
         deadline = time.time() + 15
@@ -97,7 +137,11 @@ def http(inst, method, path, body=None, token=None, timeout=5):
 os.makedirs(work, exist_ok=True)
 with open(os.path.join(work, "ha.json"), "w") as f:
     json.dump({"ha_lease": LEASE_MS, "fair_share_update_period": 100}, f)
-insts = [Instance("a", free_port()), Instance("b", free_port())]
+# a reaches PostgreSQL through a proxy that the cut round blackholes; b directly
+pg_port = int(re.search(r":(\d+)/", store).group(1))
+proxy = Proxy(pg_port)
+insts = [Instance("a", free_port(), re.sub(r":\d+/", ":%d/" % proxy.port, store)),
+         Instance("b", free_port())]
 insts[0].start()
 deadline = time.time() + 10
 while http(insts[0], "GET", "/readyz")[0] != 200 and time.time() < deadline:
@@ -212,6 +256,42 @@ def first_write_after(t0, by):
     return None
 
 
+def stepped_down_cleanly(old, what, old_epoch, since):
+    try:
+        code = old.proc.wait(15)
+    except subprocess.TimeoutExpired:
+        code = None
+    check(code == 75, "%s: the deposed leader stepped down (exit 75): %s" % (what, code))
+    with lock:
+        late = [n for n, (who, at) in acked.items() if who == old.name and at > since]
+    check(not late, "%s: writes acknowledged by the deposed leader after the takeover: %s"
+          % (what, late[:5]))
+    xid = int(sql("SELECT takeover_xid FROM leader"))
+    rows = int(sql("SELECT count(*) FROM objects WHERE epoch = %d AND xmin::text::bigint > %d"
+                   % (old_epoch, xid % (1 << 32))))
+    check(rows == 0, "%s: %d rows of epoch %d written after the takeover" % (what, rows, old_epoch))
+    if code is None:
+        old.proc.kill()
+        old.proc.wait()
+    return rows
+
+
+# the leader's connections to PostgreSQL blackholed (a partition between it and the database)
+cut_late = cut_takeover = None
+if leader() is insts[0]:
+    old, new = insts[0], insts[1]
+    old_epoch = http(old, "GET", "/readyz")[1]["epoch"]
+    t0 = time.time()
+    proxy.cut.set()
+    took = first_write_after(t0, new)
+    check(took is not None, "cut: %s took over from the cut-off %s" % (new.name, old.name))
+    cut_takeover = took
+    cut_late = stepped_down_cleanly(old, "cut", old_epoch, t0 + (took or 0))
+    proxy.cut.clear()
+    old.start()
+else:
+    check(False, "cut: a (behind the proxy) should lead at first")
+
 takeovers = []
 for r in range(kill_rounds):
     old = leader()
@@ -314,6 +394,8 @@ figures = {
     "kill_rounds": len(takeovers),
     "takeover_s_p50": round(statistics.median(takeovers), 2) if takeovers else None,
     "takeover_s_max": round(max(takeovers), 2) if takeovers else None,
+    "cut_takeover_s": round(cut_takeover, 2) if cut_late is not None and cut_takeover else None,
+    "cut_old_epoch_rows_after_takeover": cut_late,
     "stop_rounds": len(stopped_late),
     "old_epoch_rows_after_takeover": sum(stopped_late),
     "writes_acknowledged": len(acked),
