@@ -44,7 +44,6 @@ struct pg_store {
     char *url;
     char sqlstate[6];   /* of the last failure, "" when there was none from the server */
     int call_timeout_ms;  /* exec_deadline's wait for an answer */
-    bool dropped;       /* the last call's connection was dropped for not answering */
     const char *fence_sql;  /* the fence's statement (FOR SHARE; weaker only in fault tests) */
     bool exclusive;     /* holds the single-scheduler lock (below) */
     bool need_lock;     /* exclusive, and the lock is to be taken (again) before any call */
@@ -145,9 +144,11 @@ static int fail(struct pg_store *s, const PGresult *r, const char *what, struct 
     char one[256];
     snprintf(one, sizeof one, "%s", msg && *msg ? msg : "unknown error");
     one[strcspn(one, "\n")] = '\0';
-    if (s->base.in_tx && PQtransactionStatus(s->conn) != PQTRANS_INERROR &&
-        PQtransactionStatus(s->conn) != PQTRANS_INTRANS)
-        s->base.in_tx = false;   /* the server has no transaction any more */
+    /* the server ended the transaction: it is over here too. A broken connection keeps it
+     * open here, so that the calls in it fail until ps_store_rollback (store.h) */
+    if (s->base.in_tx && PQstatus(s->conn) == CONNECTION_OK &&
+        PQtransactionStatus(s->conn) == PQTRANS_IDLE)
+        s->base.in_tx = false;
     return ps_error_set(err, code, "store %s: %s: %s%s", s->base.path, what, one,
                         code == PS_EUNAVAIL ? " (store unavailable)" : "");
 }
@@ -177,9 +178,7 @@ static PGresult *exec_deadline(struct pg_store *s, const char *sql, int n,
             /* no PQcancel: it would go the same silent way; the server ends the session by
              * its own timeouts, and a takeover ends it at once (op_leader_acquire) */
             PQfinish(s->conn);
-            s->conn = NULL;
-            s->base.in_tx = false;
-            s->dropped = true;
+            s->conn = NULL;   /* an open transaction stays open here: see fail() */
             return NULL;
         }
         struct pollfd pfd = {PQsocket(s->conn), POLLIN, 0};
