@@ -37,12 +37,14 @@ faults: build
 	POOLSCHED_CRASH_ROUNDS=20 ctest --test-dir $(BUILD) --output-on-failure -R '$(FAULT_TESTS)'
 	$(MAKE) hostile-long
 
-# Standby schedulers on PostgreSQL at length (docs/ha.md): 20 kill -9 rounds and 3 SIGSTOP rounds
-# of the leader under 8 writers and running jobs (HA_STRICT: takeover max <= 5 s), and PostgreSQL
-# killed under writers. ctest runs the short form (ha_failover, store_pg_outage).
+# Standby schedulers on PostgreSQL at length (docs/ha.md): a partition, 20 kill -9 rounds and 3
+# SIGSTOP rounds of the leader under 8 writers and running jobs (HA_STRICT: takeover max <= 5 s),
+# PostgreSQL killed under writers, and the fence weakened (FOR KEY SHARE, none) failing its test.
+# ctest runs the short forms (ha_failover, store_pg_outage, store_pg_services).
 ha-faults: build
 	HA_ROUNDS=20 HA_STOP_ROUNDS=3 HA_STRICT=1 bash tests/scripts/ha_failover.sh $(BUILD)/poolsched ../shared .
 	bash tests/scripts/store_pg_outage.sh $(BUILD)/poolsched ../shared .
+	bash tests/scripts/store_pg_services.sh $(BUILD)/poolsched ../shared .   # weakened fences fail
 
 # PostgreSQL, two standby schedulers and two nodes that follow the leader (./run-ha/).
 run-ha: deps
