@@ -171,13 +171,15 @@ int ps_cmd_scheduler(int argc, char **argv)
     if (ps_service_start(&cfg, &svc, &err) != 0 ||
         (election && ps_ha_lead(election, svc, &err) != 0)) {
         fprintf(stderr, "error: scheduler: %s\n", err.msg);
-        ps_service_stop(svc);
         ps_ha_free(election);
+        ps_service_stop(svc);
         return 1;
     }
     sigwait(&set, &sig);
     ps_svc_log(svc, "info", "scheduler_stopping", "signal=%d", sig);
+    /* first: the renewal thread reports into the service. A standby takes over when the lease
+     * runs out; until then the fence still holds this epoch's last writes. */
+    ps_ha_free(election);
     ps_service_stop(svc);
-    ps_ha_free(election);   /* stops renewing: a standby takes over when the lease runs out */
     return 0;
 }
