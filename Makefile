@@ -6,7 +6,7 @@ FUZZ_SECONDS ?= 30
 STEPS        ?= 20000
 RESTART_EVERY ?= 500
 
-.PHONY: all deps configure build test run sanitize tsan stateful fuzz vectors bench clean stop hostile-long faults screenshots
+.PHONY: all deps configure build test run sanitize tsan stateful fuzz vectors bench clean stop hostile-long faults screenshots run-ha stop-ha ha-faults
 
 all: build
 
@@ -36,6 +36,23 @@ FAULT_TESTS ?= server_crash|node_e2e_agent|node_e2e_dupid|node_e2e_nodeloss|node
 faults: build
 	POOLSCHED_CRASH_ROUNDS=20 ctest --test-dir $(BUILD) --output-on-failure -R '$(FAULT_TESTS)'
 	$(MAKE) hostile-long
+
+# Standby schedulers on PostgreSQL at length (docs/ha.md): a partition, 20 kill -9 rounds and 3
+# SIGSTOP rounds of the leader under 8 writers and running jobs (HA_STRICT: takeover max <= 5 s),
+# PostgreSQL killed under writers, and the fence weakened (FOR KEY SHARE, none) failing its test.
+# ctest runs the short forms (ha_failover, store_pg_outage, store_pg_services).
+ha-faults: build
+	HA_ROUNDS=20 HA_STOP_ROUNDS=3 HA_STRICT=1 bash tests/scripts/ha_failover.sh $(BUILD)/poolsched ../shared .
+	bash tests/scripts/store_pg_outage.sh $(BUILD)/poolsched ../shared .
+	bash tests/scripts/store_pg_services.sh $(BUILD)/poolsched ../shared .   # weakened fences fail
+
+# PostgreSQL, two standby schedulers and two nodes that follow the leader (./run-ha/).
+run-ha: deps
+	$(MAKE) build
+	@bash scripts/local-ha.sh start $(BUILD)/poolsched
+
+stop-ha:
+	@bash scripts/local-ha.sh stop
 
 # The UI's screenshots in docs/screenshots/, taken by the browser test (tests/scripts/ui_browser.sh;
 # ctest's run keeps them in a scratch directory).

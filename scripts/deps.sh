@@ -3,7 +3,11 @@
 # Why each one is there: docs/dependencies.md.
 set -euo pipefail
 packages=(build-essential cmake pkg-config clang libclang-rt-14-dev python3
-          libjansson-dev libcmocka-dev libsqlite3-dev libmicrohttpd-dev libcurl4-openssl-dev curl)
+          libjansson-dev libcmocka-dev libsqlite3-dev libmicrohttpd-dev libcurl4-openssl-dev curl
+          libpq-dev)
+# The PostgreSQL store's tests (tests/scripts/pg_cluster.bash) and `make run-ha` start a
+# throwaway cluster with Debian's PostgreSQL 15 (initdb, pg_ctl, psql).
+packages+=(postgresql-15)
 # The YTsaurus-face test (tests/scripts/yt_js_wrapper.sh) runs the official JavaScript wrapper on
 # Node.js: Debian's nodejs and npm, unless a node with npm is already there (an image may ship
 # its own Node.js build, whose package already holds npm and conflicts with Debian's npm).

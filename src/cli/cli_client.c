@@ -208,7 +208,17 @@ int ps_cli_client_open(struct ps_cli_client *c, const char *command,
     struct ps_error err;
     ps_error_init(&err);
     const char *proxy = ps_cli_args_get(args, "--proxy");
-    if (ps_cli_proxy_url(proxy ? proxy : env.proxy, &c->base_url, &err) != 0) {
+    if (!proxy)
+        proxy = env.proxy;
+    /* A,B: standby schedulers; calls go to the first and move on when it fails or is a
+     * standby (docs/ha.md) */
+    char first[PS_CLI_MAX_PROXY_LEN + 1];
+    if (proxy && strchr(proxy, ',')) {
+        c->proxies = strdup(proxy);
+        snprintf(first, sizeof first, "%.*s", (int)strcspn(proxy, ","), proxy);
+        proxy = first;
+    }
+    if (ps_cli_proxy_url(proxy, &c->base_url, &err) != 0) {
         ps_cli_error(command, "%s", err.msg);
         return err.code == PS_EINVAL ? 2 : 1;
     }
@@ -243,6 +253,38 @@ void ps_cli_client_close(struct ps_cli_client *c)
     c->base_url = NULL;
     free(c->token_file);
     c->token_file = NULL;
+    free(c->proxies);
+    c->proxies = NULL;
+}
+
+/* Moves base_url to the next scheduler of proxies; false when there is none (or one). */
+static bool next_proxy(struct ps_cli_client *c)
+{
+    if (!c->proxies)
+        return false;
+    int count = 1;
+    for (const char *p = c->proxies; *p; p++)
+        count += *p == ',';
+    c->proxy_index = (c->proxy_index + 1) % count;
+    const char *p = c->proxies;
+    for (int i = 0; i < c->proxy_index; i++)
+        p += strcspn(p, ",") + 1;
+    char one[PS_CLI_MAX_PROXY_LEN + 1];
+    snprintf(one, sizeof one, "%.*s", (int)strcspn(p, ","), p);
+    char *url = NULL;
+    if (ps_cli_proxy_url(one, &url, NULL) != 0)
+        return false;
+    free(c->base_url);
+    c->base_url = url;
+    return true;
+}
+
+static int proxy_count(const struct ps_cli_client *c)
+{
+    int count = 1;
+    for (const char *p = c->proxies ? c->proxies : ""; *p; p++)
+        count += *p == ',';
+    return count;
 }
 
 /* A short excerpt of a body that is not the expected JSON, for the message. */
@@ -266,7 +308,19 @@ int ps_cli_call(struct ps_cli_client *c, const char *api_command, const json_t *
     struct ps_error err;
     ps_error_init(&err);
     struct ps_http_result res;
-    if (ps_http_client_post_json(c->http, url, body, &res, &err) != 0) {
+    int rc = ps_http_client_post_json(c->http, url, body, &res, &err);
+    /* several schedulers: past one that is down or a standby (503 naming the leader) */
+    for (int tries = 1; tries < proxy_count(c) &&
+                        (rc != 0 || (res.status == 503 && res.body &&
+                                     memmem(res.body, res.body_len, "\"leader\"", 8)));
+         tries++) {
+        if (!next_proxy(c))
+            break;
+        snprintf(url, sizeof url, "%s/api/v1/%s", c->base_url, api_command);
+        ps_error_init(&err);
+        rc = ps_http_client_post_json(c->http, url, body, &res, &err);
+    }
+    if (rc != 0) {
         ps_cli_error(c->command, "%s (is the scheduler running? set --proxy or POOLSCHED_PROXY)",
                      err.msg);
         return 1;

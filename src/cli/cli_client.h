@@ -73,6 +73,9 @@ struct ps_cli_client {
     const char *command;      /* the CLI command name, for messages */
     char *token_file;         /* owned: the token file looked for when no token was found
                                  (named in the message of a 401), else NULL */
+    char *proxies;            /* owned: POOLSCHED_PROXY=A,B (standby schedulers, docs/ha.md):
+                                 the list, else NULL */
+    int proxy_index;          /* base_url is the proxy_index-th of proxies */
 };
 
 /* Parses a command's arguments (argv[0] is the command) into *args and checks that there are

@@ -25,7 +25,8 @@ static const char usage_text[] =
     "through cgroups where the machine has usable ones. SIGTERM or SIGINT stops the agent and\n"
     "aborts its jobs (reported to the scheduler as node_shutdown).\n"
     "\n"
-    "  --scheduler URL         the scheduler, e.g. http://127.0.0.1:9013\n"
+    "  --scheduler URL         the scheduler, e.g. http://127.0.0.1:9013; standby\n"
+    "                          schedulers (docs/ha.md): URL,URL (the agent follows the leader)\n"
     "  --node-id ID            this node's name (default: the host name); 1..64 of\n"
     "                          [A-Za-z0-9._-]\n"
     "  --tags LIST             comma-separated node tags, matched by pool trees' nodes_filter\n"
@@ -279,8 +280,15 @@ int ps_cmd_node(int argc, char **argv)
     }
     if (!scheduler)
         return usage_error("--scheduler URL is required");
-    if (strncmp(scheduler, "http://", 7) != 0 && strncmp(scheduler, "https://", 8) != 0)
-        return usage_error("--scheduler \"%s\": must be an http:// or https:// URL", scheduler);
+    /* several standby schedulers: A,B (ha.h) */
+    for (const char *p = scheduler; *p;) {
+        if (strncmp(p, "http://", 7) != 0 && strncmp(p, "https://", 8) != 0)
+            return usage_error("--scheduler \"%s\": each must be an http:// or https:// URL "
+                               "(several: comma-separated)", scheduler);
+        p += strcspn(p, ",");
+        if (*p == ',')
+            p++;
+    }
 
     char host[256];
     if (!node_id) {

@@ -41,7 +41,10 @@ struct agent {
     const struct ps_node_runner *runner;
     struct ps_node_jobs *jobs;
     struct ps_http_client *http;
-    char url[1024];
+    char url[1024];             /* the heartbeat URL of the scheduler in use */
+    char urls[PS_NODE_MAX_SCHEDULERS][1024];   /* --scheduler A,B: every scheduler's */
+    int url_count, url_index;
+    int64_t epoch;              /* the highest leader epoch seen (0: none, no --ha) */
     struct ps_node_identity id;
     int64_t period_ms;
     bool registered;
@@ -208,9 +211,20 @@ static const char *jobs_lost_reason(void *ctx)
     return now_ms() >= lost_deadline(a) ? "node_offline" : NULL;
 }
 
+/* With several schedulers (--scheduler A,B): the next one, after a failed heartbeat or a
+ * standby's 503 (ha.h). */
+static void next_scheduler(struct agent *a)
+{
+    if (a->url_count < 2)
+        return;
+    a->url_index = (a->url_index + 1) % a->url_count;
+    snprintf(a->url, sizeof a->url, "%s", a->urls[a->url_index]);
+}
+
 /* Logs a failed heartbeat: the first of a run of failures, then every tenth. */
 static void heartbeat_failed(struct agent *a, const char *what)
 {
+    next_scheduler(a);
     a->failures++;
     if (a->failures == 1 || a->failures % 10 == 0)
         alog(a, "heartbeat failed (%lld in a row): %s; jobs keep running", (long long)a->failures,
@@ -337,6 +351,18 @@ static int heartbeat(struct agent *a, bool *more, struct ps_error *err)
         return 0;
     }
     json_decref(doc);
+    /* A reply of an older leader than one already heard (a deposed leader that has not noticed
+     * yet): its orders are ignored (ha.h). */
+    if (reply.has_epoch && reply.epoch < a->epoch) {
+        char what[160];
+        snprintf(what, sizeof what, "a reply of leader epoch %lld, older than %lld, ignored",
+                 (long long)reply.epoch, (long long)a->epoch);
+        ps_node_reply_release(&reply);
+        heartbeat_failed(a, what);
+        return 0;
+    }
+    if (reply.has_epoch)
+        a->epoch = reply.epoch;
     int64_t now = now_ms();
     /* Stale: the reply was made long ago (the agent was stopped, or the request hung), and the
      * node may have been declared offline since, so nothing in it may be acted upon.
@@ -431,13 +457,27 @@ int ps_node_agent_run(const struct ps_node_agent_config *cfg, const struct ps_no
     a.id = (struct ps_node_identity){cfg->node_id, cfg->tags, cfg->tag_count, cfg->cpu,
                                      cfg->memory_bytes, cfg->user_slots, cfg->instance_id,
                                      cfg->media};
-    size_t base = strlen(cfg->scheduler_url);
-    while (base > 0 && cfg->scheduler_url[base - 1] == '/')
-        base--;
-    if (base + sizeof PS_NODE_HEARTBEAT_PATH > sizeof a.url)
-        return ps_error_set(err, PS_EINVAL, "--scheduler: URL too long");
-    snprintf(a.url, sizeof a.url, "%.*s%s", (int)base, cfg->scheduler_url,
-             PS_NODE_HEARTBEAT_PATH);
+    /* --scheduler A,B: the heartbeat URL of each */
+    for (const char *p = cfg->scheduler_url; *p;) {
+        size_t n = strcspn(p, ",");
+        size_t base = n;
+        while (base > 0 && p[base - 1] == '/')
+            base--;
+        if (a.url_count == PS_NODE_MAX_SCHEDULERS)
+            return ps_error_set(err, PS_EINVAL, "--scheduler: at most %d schedulers",
+                                PS_NODE_MAX_SCHEDULERS);
+        if (base == 0 || base + sizeof PS_NODE_HEARTBEAT_PATH > sizeof a.url)
+            return ps_error_set(err, PS_EINVAL, "--scheduler: an empty or too long URL in \"%s\"",
+                                cfg->scheduler_url);
+        snprintf(a.urls[a.url_count++], sizeof a.url, "%.*s%s", (int)base, p,
+                 PS_NODE_HEARTBEAT_PATH);
+        p += n;
+        if (*p == ',')
+            p++;
+    }
+    if (a.url_count == 0)
+        return ps_error_set(err, PS_EINVAL, "--scheduler: no URL");
+    snprintf(a.url, sizeof a.url, "%s", a.urls[0]);
 
     struct ps_node_jobs_config jcfg;
     ps_node_jobs_config_init(&jcfg);

@@ -42,6 +42,8 @@
 #ifndef PS_NODE_AGENT_H
 #define PS_NODE_AGENT_H
 
+#define PS_NODE_MAX_SCHEDULERS 4
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -53,7 +55,10 @@
 #include "node/runner.h"
 
 struct ps_node_agent_config {
-    const char *scheduler_url;          /* "http://127.0.0.1:9013" (no trailing path) */
+    const char *scheduler_url;          /* "http://127.0.0.1:9013" (no trailing path), or
+                                         * several, comma-separated: standby schedulers (the
+                                         * agent moves to the next when one fails or is a
+                                         * standby, and ignores replies of an older epoch) */
     const char *token;                  /* the cluster secret, sent as OAuth */
     const char *node_id;
     const char *instance_id;            /* random per agent start (ps_node_instance_id_new) */

@@ -278,6 +278,9 @@ int ps_node_reply_parse(json_t *doc, struct ps_node_reply *out, struct ps_error 
     if ((rc = ps_jv_int(doc, "", "wait_ms", 0, PS_NODE_MAX_HEARTBEAT_PERIOD_MS,
                         "milliseconds from 0 to 3600000", &r.wait_ms, &r.long_poll, err)))
         return rc;
+    if ((rc = ps_jv_int(doc, "", "scheduler_epoch", 1, INT64_MAX, "an integer >= 1", &r.epoch,
+                        &r.has_epoch, err)))
+        return rc;
     if ((rc = ps_jv_int(doc, "", "reply_seq", 0, INT64_MAX, "an integer >= 0", &r.reply_seq,
                         &r.has_reply_seq, err)))
         return rc;

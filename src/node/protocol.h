@@ -79,6 +79,8 @@ struct ps_node_reply {
     int64_t wait_ms;                    /* how long it held (or would hold) this one at most */
     bool has_reply_seq;
     int64_t reply_seq;                  /* this reply's number, sent back as last_reply_seq */
+    bool has_epoch;
+    int64_t epoch;                      /* scheduler_epoch: the leader's epoch (--ha) */
     struct ps_node_start *starts;
     size_t start_count;
     struct ps_node_interrupt *interrupts;

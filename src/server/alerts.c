@@ -305,6 +305,19 @@ json_t *ps_alerts_tree(struct ps_service *svc, struct ps_pool_tree *tree)
     return list;
 }
 
+/* --ha: a leader without a live standby has nobody to take over (ha.h). */
+static void no_standby_alert(struct ps_service *svc, json_t *list)
+{
+    int n = __atomic_load_n(&svc->ha_standbys, __ATOMIC_RELAXED);
+    if (!svc->cfg.ha || n != 0)
+        return;
+    json_array_append_new(list, ps_alert_new("no_standby_scheduler",
+                                             "No standby scheduler is up: if this leader fails, "
+                                             "nobody takes over (docs/ha.md)",
+                                             json_pack("{s:I}", "epoch",
+                                                       (json_int_t)svc->cfg.ha_epoch)));
+}
+
 json_t *ps_alerts_scheduler(struct ps_service *svc)
 {
     json_t *list = json_array();
@@ -315,5 +328,6 @@ json_t *ps_alerts_scheduler(struct ps_service *svc)
         json_decref(t);
     }
     ps_node_health_alerts(svc, list);
+    no_standby_alert(svc, list);
     return list;
 }

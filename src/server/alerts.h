@@ -17,6 +17,8 @@
  *                          pool_config_presets that is missing or invalid (pool_preset.h); one
  *                          inner error per pool, with upstream's reason
  *   node_jobs_disabled     a node banned for its consecutive job aborts (node_health.h)
+ *   no_standby_scheduler   --ha: no standby polled the store in the last 2 s (ha.h; a
+ *                          poolsched alert, not upstream's)
  * All under svc->mu. */
 #ifndef PS_SERVER_ALERTS_H
 #define PS_SERVER_ALERTS_H

@@ -469,6 +469,18 @@ static void healthz(const struct ps_http_request *req, struct ps_http_response *
     ps_http_response_set(resp, 200, "text/plain; charset=utf-8", "ok\n", 3);
 }
 
+/* Readiness: 200 on the scheduler that serves (the leader; a scheduler without --ha always),
+ * 503 on a standby (ha.c answers that one). */
+static void readyz(const struct ps_http_request *req, struct ps_http_response *resp, void *ctx)
+{
+    (void)req;
+    struct ps_service *svc = ctx;
+    json_t *body = json_pack("{s:s, s:I}", "role", "leader", "epoch",
+                             (json_int_t)svc->cfg.ha_epoch);
+    ps_http_reply_json(resp, 200, body);
+    json_decref(body);
+}
+
 static void metrics(const struct ps_http_request *req, struct ps_http_response *resp, void *ctx)
 {
     (void)req;
@@ -491,6 +503,8 @@ int ps_api_register(struct ps_service *svc, struct ps_error *err)
                                          PS_HTTP_EXACT, ps_api_heartbeat_handler,
                                          heartbeat_admit, svc, err)) != 0 ||
         (rc = ps_http_server_route(svc->http, "GET", "/healthz", PS_HTTP_EXACT, healthz, svc,
+                                   err)) != 0 ||
+        (rc = ps_http_server_route(svc->http, "GET", "/readyz", PS_HTTP_EXACT, readyz, svc,
                                    err)) != 0 ||
         (rc = ps_http_server_route_admit(svc->http, "GET", "/metrics", PS_HTTP_EXACT, metrics,
                                          metrics_admit, svc, err)) != 0 ||

@@ -504,6 +504,13 @@ out:;
                        (json_int_t)svc->cfg.node_offline_timeout_ms, "jobs_to_start", start,
                        "jobs_to_interrupt", interrupt, "jobs_to_abort", abort, "acknowledged",
                        acked);
+    /* the leader's epoch (ha.h; 0 without --ha): agents ignore replies of an older leader */
+    if (*reply && svc->cfg.ha_epoch > 0 &&
+        json_object_set_new(*reply, "scheduler_epoch",
+                            json_integer((json_int_t)svc->cfg.ha_epoch)) != 0) {
+        json_decref(*reply);
+        *reply = NULL;
+    }
     if (*reply && lrs &&
         json_object_set_new(*reply, "reply_seq", json_integer((json_int_t)reply_seq)) != 0) {
         json_decref(*reply);

@@ -125,23 +125,7 @@ int ps_auth_token_add(struct ps_store *store, const char *token, const char *use
                             PS_AUTH_MAX_TOKEN_LEN);
     char hash[2 * PS_SHA256_BYTES + 1];
     ps_sha256_hex(token, n, hash);
-    sqlite3_stmt *st;
-    rc = ps_store_prepare(store,
-                          "INSERT INTO tokens(token_sha256, user, role) VALUES (?1, ?2, ?3)"
-                          " ON CONFLICT(token_sha256) DO NOTHING",
-                          &st, err);
-    if (rc)
-        return rc;
-    sqlite3_bind_text(st, 1, hash, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 2, user, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 3, ps_role_name(role), -1, SQLITE_STATIC);
-    rc = ps_store_step(store, st, err);
-    sqlite3_reset(st);
-    if (rc < 0)
-        return rc;
-    if (sqlite3_changes(sqlite3_db_handle(st)) == 0)
-        return ps_error_set(err, PS_EEXIST, "this token exists already");
-    return 0;
+    return ps_store_token_put(store, hash, user, ps_role_name(role), err);
 }
 
 int ps_auth_token_issue(struct ps_store *store, const char *user, enum ps_role role,
@@ -161,18 +145,7 @@ int ps_auth_token_revoke(struct ps_store *store, const char *token, struct ps_er
 {
     char hash[2 * PS_SHA256_BYTES + 1];
     ps_sha256_hex(token, strlen(token), hash);
-    sqlite3_stmt *st;
-    int rc = ps_store_prepare(store, "DELETE FROM tokens WHERE token_sha256 = ?1", &st, err);
-    if (rc)
-        return rc;
-    sqlite3_bind_text(st, 1, hash, -1, SQLITE_TRANSIENT);
-    rc = ps_store_step(store, st, err);
-    sqlite3_reset(st);
-    if (rc < 0)
-        return rc;
-    if (sqlite3_changes(sqlite3_db_handle(st)) == 0)
-        return ps_error_set(err, PS_ENOENT, "no such token");
-    return 0;
+    return ps_store_token_delete(store, hash, err);
 }
 
 int ps_auth_lookup(struct ps_store *store, const char *token, size_t token_len,
@@ -183,28 +156,21 @@ int ps_auth_lookup(struct ps_store *store, const char *token, size_t token_len,
         return ps_error_set(err, PS_EPERM, "unknown token");
     char hash[2 * PS_SHA256_BYTES + 1];
     ps_sha256_hex(token, token_len, hash);
-    sqlite3_stmt *st;
-    int rc = ps_store_prepare(store,
-                              "SELECT token_sha256, user, role FROM tokens"
-                              " WHERE token_sha256 = ?1",
-                              &st, err);
-    if (rc)
-        return rc;
-    sqlite3_bind_text(st, 1, hash, -1, SQLITE_TRANSIENT);
-    rc = ps_store_step(store, st, err);
-    if (rc < 0)
-        return rc;
-    const char *stored = rc == 1 ? (const char *)sqlite3_column_text(st, 0) : NULL;
-    if (!stored || strlen(stored) != 2 * PS_SHA256_BYTES ||
-        !ps_auth_equal(stored, hash, 2 * PS_SHA256_BYTES)) {
-        sqlite3_reset(st);
+    char stored[2 * PS_SHA256_BYTES + 2], role[16];
+    struct ps_error get_err;
+    ps_error_init(&get_err);
+    int rc = ps_store_token_get(store, hash, stored, sizeof stored, out->user, sizeof out->user,
+                                role, sizeof role, &get_err);
+    if (rc == PS_ENOENT || (rc == 0 && (strlen(stored) != 2 * PS_SHA256_BYTES ||
+                                        !ps_auth_equal(stored, hash, 2 * PS_SHA256_BYTES)))) {
+        memset(out, 0, sizeof *out);
         return ps_error_set(err, PS_EPERM, "unknown token");
     }
-    const char *user = (const char *)sqlite3_column_text(st, 1);
-    const char *role = (const char *)sqlite3_column_text(st, 2);
-    snprintf(out->user, sizeof out->user, "%s", user ? user : "");
+    if (rc) {
+        memset(out, 0, sizeof *out);
+        return ps_error_set(err, rc, "%s", get_err.msg);
+    }
     rc = ps_role_parse(role, &out->role, err);
-    sqlite3_reset(st);
     if (rc) {
         memset(out, 0, sizeof *out);
         ps_error_prefix(err, "token table of %s", ps_store_path(store));

@@ -1,8 +1,9 @@
 /* cmd_scheduler.c — `poolsched scheduler [--config FILE] [--listen HOST:PORT] [--data-dir DIR]
- * [--allow-insecure-remote]`.
+ * [--store URI] [--allow-insecure-remote]`.
  *
  * Defaults (embedded): listen 127.0.0.1:9013, data dir $XDG_STATE_HOME/poolsched when
- * XDG_STATE_HOME is set, else ./poolsched-data. The config file (JSON or YSON) may set listen,
+ * XDG_STATE_HOME is set, else ./poolsched-data; the store is SQLite in the data dir unless
+ * --store (or store, or $POOLSCHED_STORE) names a PostgreSQL database. The config file (JSON or YSON) may set listen,
  * data_dir, fair_share_update_period, heartbeat_period, node_offline_timeout, http_threads,
  * max_failed_job_count, commit_window and history_bucket (durations in ms), the HTTP limits of
  * docs/api.md,
@@ -21,15 +22,18 @@
 #include "cli/commands.h"
 #include "io/yson.h"
 #include "platform/file.h"
+#include "server/ha.h"
 #include "server/service.h"
 
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: poolsched scheduler [--config FILE] [--listen HOST:PORT] [--data-dir DIR]\n\n"
+            "usage: poolsched scheduler [--config FILE] [--listen HOST:PORT] [--data-dir DIR]\n"
+            "                           [--store URI]\n\n"
             "Runs the scheduler service: the HTTP API of docs/api.md, pool trees, operations,\n"
-            "node heartbeats, persistence in DIR/poolsched.db.\n\n"
-            "  --config FILE     JSON or YSON map: listen, data_dir, fair_share_update_period,\n"
+            "node heartbeats, persistence in DIR/poolsched.db (or PostgreSQL: --store).\n\n"
+            "  --config FILE     JSON or YSON map: listen, data_dir, store,\n"
+            "                    fair_share_update_period,\n"
             "                    heartbeat_period, node_offline_timeout, http_threads,\n"
             "                    max_failed_job_count, commit_window, history_bucket (ms),\n"
             "                    http_max_body_size,\n"
@@ -40,10 +44,14 @@ static void usage(FILE *out)
             "  --listen H:P      default 127.0.0.1:9013 (port 0: any free port)\n"
             "  --data-dir DIR    default $POOLSCHED_DATA_DIR, else $XDG_STATE_HOME/poolsched,\n"
             "                    else ./poolsched-data (the CLI and nodes look there too)\n"
+            "  --store URI       postgresql://USER@HOST:PORT/DB: keep the state in PostgreSQL\n"
+            "                    (docs/ha.md); default $POOLSCHED_STORE, else SQLite in DIR\n"
             "  --allow-insecure-remote\n"
             "                    allow listening beyond loopback (127.0.0.0/8, ::1): the API is\n"
             "                    plain HTTP, tokens cross the network in clear text; put a TLS\n"
             "                    proxy in front or use a trusted network\n"
+            "  --ha              run as a standby and lead when elected (PostgreSQL store\n"
+            "                    only; docs/ha.md): config keys ha, ha_lease (ms)\n"
             "  --quiet           no event log on stderr\n");
 }
 
@@ -51,8 +59,8 @@ int ps_cmd_scheduler(int argc, char **argv)
 {
     struct ps_service_config cfg;
     ps_service_config_init(&cfg);
-    const char *config = NULL, *listen = NULL, *data_dir = NULL;
-    bool quiet = false, insecure_remote = false;
+    const char *config = NULL, *listen = NULL, *data_dir = NULL, *store = NULL;
+    bool quiet = false, insecure_remote = false, ha = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -67,9 +75,14 @@ int ps_cmd_scheduler(int argc, char **argv)
             insecure_remote = true;
             continue;
         }
+        if (strcmp(a, "--ha") == 0) {
+            ha = true;
+            continue;
+        }
         const char **dst = strcmp(a, "--config") == 0     ? &config
                            : strcmp(a, "--listen") == 0   ? &listen
                            : strcmp(a, "--data-dir") == 0 ? &data_dir
+                           : strcmp(a, "--store") == 0    ? &store
                                                           : NULL;
         if (!dst) {
             fprintf(stderr, "error: scheduler: unknown argument '%s' (see --help)\n", a);
@@ -104,7 +117,18 @@ int ps_cmd_scheduler(int argc, char **argv)
     }
     if (data_dir)
         snprintf(cfg.data_dir, sizeof cfg.data_dir, "%s", data_dir);
+    if (store && ps_service_parse_store(&cfg, store, &err) != 0) {
+        fprintf(stderr, "error: --store: %s\n", err.msg);
+        return 2;
+    }
     cfg.quiet = quiet;
+    if (ha)
+        cfg.ha = true;
+    if (cfg.ha && !ps_store_url_is_postgres(cfg.store)) {
+        fprintf(stderr, "error: scheduler: --ha (standby schedulers) needs the PostgreSQL store: "
+                        "pass --store postgresql://USER@HOST:PORT/DB\n");
+        return 2;
+    }
     if (insecure_remote)
         cfg.allow_insecure_remote = true;
     if (!ps_service_listen_is_loopback(&cfg)) {
@@ -129,14 +153,33 @@ int ps_cmd_scheduler(int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &set, NULL);   /* threads inherit: only sigwait sees them */
     signal(SIGPIPE, SIG_IGN);
 
+    struct ps_ha *election = NULL;
+    int sig = 0;
+    if (cfg.ha) {
+        int rc = ps_ha_standby(&cfg, &set, &election, &sig, &err);
+        if (rc < 0) {
+            fprintf(stderr, "error: scheduler: %s\n", err.msg);
+            return 1;
+        }
+        if (rc == 1) {   /* stopped while standing by */
+            if (!cfg.quiet)
+                ps_svc_log(NULL, "info", "scheduler_stopping", "signal=%d role=standby", sig);
+            return 0;
+        }
+    }
     struct ps_service *svc = NULL;
-    if (ps_service_start(&cfg, &svc, &err) != 0) {
+    if (ps_service_start(&cfg, &svc, &err) != 0 ||
+        (election && ps_ha_lead(election, svc, &err) != 0)) {
         fprintf(stderr, "error: scheduler: %s\n", err.msg);
+        ps_ha_free(election);
+        ps_service_stop(svc);
         return 1;
     }
-    int sig = 0;
     sigwait(&set, &sig);
     ps_svc_log(svc, "info", "scheduler_stopping", "signal=%d", sig);
+    /* first: the renewal thread reports into the service. A standby takes over when the lease
+     * runs out; until then the fence still holds this epoch's last writes. */
+    ps_ha_free(election);
     ps_service_stop(svc);
     return 0;
 }

@@ -257,8 +257,11 @@ static void *loop(void *arg)
             next_node_check = now + 500;
         }
         ps_job_archive_sweep(svc);   /* finished jobs whose record is committed leave memory */
-        if (next_node_check < next)
-            next = next_node_check;
+        /* an unusable state waits for its next reload attempt, not for the node check it
+         * skipped (whose time has passed: waiting for it would spin holding svc->mu) */
+        int64_t due = usable ? next_node_check : next_reload;
+        if (due < next)
+            next = due;
         /* whoever marks a tree dirty wakes the loop (loop_cv): no polling in between */
         int64_t wait_ms = next - ps_svc_now_ms();
         if (wait_ms > 0) {

@@ -18,7 +18,7 @@ int ps_job_archive_open(struct ps_service *svc, struct ps_error *err)
     struct ps_job_archive *a = calloc(1, sizeof *a);
     if (!a)
         return ps_error_set(err, PS_ENOMEM, "out of memory");
-    int rc = ps_store_open(svc->cfg.data_dir, &a->reader, err);
+    int rc = ps_store_open_url(svc->cfg.store, svc->cfg.data_dir, &a->reader, err);
     if (rc != 0) {
         free(a);
         return rc;
@@ -120,36 +120,6 @@ int ps_job_archive_order_cmp(int64_t start_a, const char *id_a, int64_t start_b,
     return strcmp(id_a, id_b);
 }
 
-int ps_job_archive_scan(struct ps_store *store, const char *operation_id,
-                        enum ps_job_archive_order order, ps_job_archive_fn *fn, void *ctx,
-                        struct ps_error *err)
-{
-    /* kind = 'job' is a literal so that the partial index objects_job_by_operation applies;
-     * INDEXED BY because without statistics the planner prefers the covering primary key, a
-     * range scan of every job ever stored */
-    static const char *const by_key =
-        "SELECT key, value FROM objects INDEXED BY objects_job_by_operation WHERE kind = 'job'"
-        " AND json_extract(value, '$.operation_id') = ?1 ORDER BY key";
-    static const char *const by_finish =
-        "SELECT key, value FROM objects INDEXED BY objects_job_by_operation WHERE kind = 'job'"
-        " AND json_extract(value, '$.operation_id') = ?1"
-        " ORDER BY json_extract(value, '$.finish_time'), key";
-    sqlite3_stmt *st;
-    int rc = ps_store_prepare(store, order == PS_JOB_ARCHIVE_BY_FINISH ? by_finish : by_key, &st,
-                              err);
-    if (rc != 0)
-        return rc;
-    sqlite3_bind_text(st, 1, operation_id, -1, SQLITE_STATIC);
-    while ((rc = ps_store_step(store, st, err)) == 1) {
-        rc = fn((const char *)sqlite3_column_text(st, 0),
-                (const char *)sqlite3_column_text(st, 1), ctx);
-        if (rc != 0)
-            break;
-    }
-    sqlite3_reset(st);   /* ends the read transaction: the WAL can be checkpointed past it */
-    return rc;
-}
-
 struct entry {
     int64_t start_ms;
     const char *id;   /* borrowed from json */
@@ -210,8 +180,8 @@ int ps_job_archive_list(struct ps_service *svc, const struct ps_svc_op *op, json
                         struct ps_error *err)
 {
     struct list_ctx c = {svc, op, NULL, 0, 0, 0};
-    int rc = ps_job_archive_scan(ps_job_archive_store(svc), op->id, PS_JOB_ARCHIVE_BY_KEY,
-                                 stored_job, &c, err);
+    int rc = ps_store_jobs_of_operation(ps_job_archive_store(svc), op->id, PS_STORE_JOBS_BY_KEY,
+                                        stored_job, &c, err);
     if (rc == PS_ENOMEM)
         ps_error_set(err, rc, "out of memory listing the jobs of \"%s\"", op->id);
     for (int i = 0; rc == 0 && i < svc->job_count; i++) {

@@ -65,21 +65,7 @@ int ps_job_archive_sweep(struct ps_service *svc);
  * j-<boot>-<hex counter>, so within one boot a shorter id is an earlier job). <0, 0, >0. */
 int ps_job_archive_order_cmp(int64_t start_a, const char *id_a, int64_t start_b, const char *id_b);
 
-enum ps_job_archive_order {
-    PS_JOB_ARCHIVE_BY_KEY,      /* job id */
-    PS_JOB_ARCHIVE_BY_FINISH,   /* finish_time (running jobs, -1, first), then job id */
-};
-
-/* Called per stored job document; borrowed strings valid during the call. A nonzero return
- * stops the scan and is returned. The callback must not scan again. */
-typedef int ps_job_archive_fn(const char *job_id, const char *doc, void *ctx);
-
-/* Every stored job document of one operation, in the given order. Errors: PS_EIO, PS_ENOMEM. */
-int ps_job_archive_scan(struct ps_store *store, const char *operation_id,
-                        enum ps_job_archive_order order, ps_job_archive_fn *fn, void *ctx,
-                        struct ps_error *err);
-
-/* The service's reader connection (for ps_job_archive_scan at load). */
+/* The service's reader connection (for ps_store_jobs_of_operation at load). */
 struct ps_store *ps_job_archive_store(struct ps_service *svc);
 
 /* Every job of op, [JOB...] in ps_job_archive_order_cmp order (list_jobs cuts its page from

@@ -36,6 +36,7 @@
 #include <time.h>
 
 #include "platform/wall_clock.h"
+#include "server/ha.h"
 #include "server/service.h"
 
 #define BACKOFF_MIN_MS 10
@@ -100,6 +101,8 @@ static int write_batch(struct ps_journal *j, struct record *r, size_t n, struct 
         rc = ps_store_commit(store, err);
     if (rc != 0)
         ps_store_rollback(store, NULL);
+    if (rc != 0 && ps_store_deposed(store))
+        ps_ha_step_down(j->svc, err->msg);   /* a newer epoch leads: nothing more of ours */
     pthread_mutex_unlock(&j->svc->store_mu);
     return rc;
 }

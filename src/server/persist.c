@@ -701,8 +701,8 @@ int ps_persist_load(struct ps_service *svc, struct ps_error *err)
         ps_svc_op_refresh_state(svc->op_list[k]);
     for (size_t k = 0; rc == 0 && k < scan_count; k++) {
         struct scan_ctx c = {svc, scan[k]};
-        rc = ps_job_archive_scan(ps_job_archive_store(svc), scan[k]->id, PS_JOB_ARCHIVE_BY_FINISH,
-                                 load_job, &c, err);
+        rc = ps_store_jobs_of_operation(ps_job_archive_store(svc), scan[k]->id,
+                                        PS_STORE_JOBS_BY_FINISH, load_job, &c, err);
         if (rc != 0)
             ps_error_prefix(err, "cannot read the stored jobs of operation \"%s\"", scan[k]->id);
     }

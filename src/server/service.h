@@ -51,6 +51,8 @@ struct ps_service_config {
     char host[64];                        /* listen address, numeric */
     int port;                             /* 0 = any free port; -1 = no HTTP (in-process) */
     char data_dir[1024];
+    char store[1024];                     /* "" = SQLite in data_dir; else a postgresql:// URI
+                                           * (store.h); default $POOLSCHED_STORE */
     int64_t fair_share_update_period_ms;  /* 1000; the default tree's @fair_share_update_period
                                              at first start; each tree follows its own later */
     int64_t heartbeat_period_ms;          /* 5000: told to nodes */
@@ -85,6 +87,10 @@ struct ps_service_config {
      * tree's own default, 15000) */
     struct ps_opt_int allowed_node_resources_overcommit_duration_ms;
     bool quiet;                           /* no event log on stderr (benchmarks) */
+    /* standby schedulers (ha.h, docs/ha.md): off by default; needs the PostgreSQL store */
+    bool ha;                              /* start as a standby, lead when elected */
+    int64_t ha_lease_ms;                  /* 2000: the leader's lease */
+    int64_t ha_epoch;                     /* set when elected (not a config key): the fence */
     /* The controller's memory reserve knobs (section `controller_agent`, upstream's names;
      * core/memory_reserve.h), for every operation's memory digests. */
     struct ps_memory_controller_config controller_agent;
@@ -92,7 +98,7 @@ struct ps_service_config {
 
 void ps_service_config_init(struct ps_service_config *cfg);
 
-/* Applies a config document (JSON object: listen "host:port", data_dir,
+/* Applies a config document (JSON object: listen "host:port", data_dir, store,
  * fair_share_update_period, heartbeat_period, node_offline_timeout, http_threads,
  * max_failed_job_count, commit_window, history_bucket, http_max_body_size, http_max_start_op_body_size,
  * http_max_heartbeat_body_size, http_max_connections, http_max_connections_per_ip,
@@ -111,6 +117,9 @@ bool ps_service_listen_is_loopback(const struct ps_service_config *cfg);
 bool ps_service_metrics_require_token(const struct ps_service_config *cfg);
 
 /* Parses "host:port" (host numeric IPv4; "[v6]:port" for IPv6). */
+/* Sets cfg->store: "" (SQLite in the data dir) or a postgresql:// URI. Errors: PS_EINVAL. */
+int ps_service_parse_store(struct ps_service_config *cfg, const char *url, struct ps_error *err);
+
 int ps_service_parse_listen(struct ps_service_config *cfg, const char *text,
                             struct ps_error *err);
 
@@ -346,6 +355,8 @@ struct ps_service {
     struct ps_metric *m_heartbeats, *m_allocations, *m_preemptions, *m_jobs_finished;
     struct ps_metric_family *m_preempted_cpu;   /* by tree and preemption_reason */
     struct ps_metric *m_hb_latency, *m_fs_duration, *m_fs_locked, *m_commits, *m_nodes, *m_jobs_in_memory;
+    struct ps_metric *m_leader_epoch, *m_standbys;   /* --ha (ha.h) */
+    int ha_standbys;   /* standbys the leader saw at its last renewal (atomic; -1 unknown) */
     struct ps_metric_family *f_pool_fair_share, *f_pool_usage, *f_pool_demand;
     struct ps_metric_family *f_pool_satisfaction;   /* {tree, pool, quantile} */
     struct ps_metric_family *f_pool_count;   /* poolsched_pool_count{tree} */

@@ -12,6 +12,7 @@
 #include "io/json_value.h"
 #include "platform/data_dir.h"
 #include "server/node_health.h"
+#include "server/ha.h"
 #include "server/service.h"
 
 /* ---- config ----------------------------------------------------------------------------------- */
@@ -24,7 +25,11 @@ void ps_service_config_init(struct ps_service_config *cfg)
     /* An environment value too long for the buffer falls back to the local directory. */
     if (ps_data_dir_default(NULL, cfg->data_dir, sizeof cfg->data_dir) != 0)
         snprintf(cfg->data_dir, sizeof cfg->data_dir, "%s", PS_DATA_DIR_FALLBACK);
+    const char *store = getenv("POOLSCHED_STORE");
+    if (store && strlen(store) < sizeof cfg->store)
+        snprintf(cfg->store, sizeof cfg->store, "%s", store);
     cfg->fair_share_update_period_ms = 1000;
+    cfg->ha_lease_ms = PS_HA_DEFAULT_LEASE_MS;
     cfg->heartbeat_period_ms = 5000;
     cfg->node_offline_timeout_ms = 60000;
     ps_memory_controller_config_init(&cfg->controller_agent);
@@ -85,8 +90,21 @@ int ps_service_parse_listen(struct ps_service_config *cfg, const char *text, str
     return 0;
 }
 
+int ps_service_parse_store(struct ps_service_config *cfg, const char *url, struct ps_error *err)
+{
+    if (!url || strlen(url) >= sizeof cfg->store)
+        return ps_error_set(err, PS_EINVAL, "the store URI is longer than %zu bytes",
+                            sizeof cfg->store - 1);
+    if (*url && !ps_store_url_is_postgres(url))
+        return ps_error_set(err, PS_EINVAL,
+                            "'%.200s' is not a postgresql://USER@HOST:PORT/DB URI (an empty "
+                            "value selects SQLite in the data dir)", url);
+    snprintf(cfg->store, sizeof cfg->store, "%s", url);
+    return 0;
+}
+
 /* The scheduler config's keys (durations in ms, sizes in bytes), node_health.h's among them;
- * listen (HOST:PORT), data_dir (a path) and metrics_require_token (true, false or "auto") are
+ * listen (HOST:PORT), data_dir (a path), store (a URI) and metrics_require_token (true, false or "auto") are
  * read by ps_service_config_apply itself. */
 static int config_defaults(void *obj)
 {
@@ -128,6 +146,10 @@ static const struct ps_attr config_attrs[] = {
     {.name = "http_idle_timeout", .kind = PS_ATTR_INT, .offset = CFG(http_idle_timeout_ms),
      .min = 1000, .max = 86400000},
     {.name = "allow_insecure_remote", .kind = PS_ATTR_BOOL, .offset = CFG(allow_insecure_remote)},
+    /* standby schedulers (ha.h) */
+    {.name = "ha", .kind = PS_ATTR_BOOL, .offset = CFG(ha)},
+    {.name = "ha_lease", .kind = PS_ATTR_INT, .offset = CFG(ha_lease_ms), .min = 500,
+     .max = 60000},
     {.name = "enable_schedule_in_single_tree", .kind = PS_ATTR_BOOL,
      .offset = CFG(enable_schedule_in_single_tree)},
     /* broken nodes and operations that can never run (node_health.h) */
@@ -192,6 +214,15 @@ int ps_service_config_apply(struct ps_service_config *cfg, const json_t *doc, st
             return ps_error_set(err, PS_EINVAL, "data_dir: must be a non-empty path");
         snprintf(next.data_dir, sizeof next.data_dir, "%s", json_string_value(v));
     }
+    if ((v = json_object_get(doc, "store"))) {
+        if (!json_is_string(v))
+            return ps_error_set(err, PS_EINVAL,
+                                "store: must be a string, a postgresql://USER@HOST:PORT/DB URI");
+        if ((rc = ps_service_parse_store(&next, json_string_value(v), err)) != 0) {
+            ps_error_prefix(err, "store");
+            return rc;
+        }
+    }
     if ((v = json_object_get(doc, "metrics_require_token"))) {
         if (json_is_boolean(v))
             next.metrics_require_token = json_is_true(v) ? 1 : 0;
@@ -206,6 +237,7 @@ int ps_service_config_apply(struct ps_service_config *cfg, const json_t *doc, st
         return ps_error_set(err, PS_ENOMEM, "out of memory");
     json_object_del(rest, "listen");
     json_object_del(rest, "data_dir");
+    json_object_del(rest, "store");
     json_object_del(rest, "metrics_require_token");
     rc = ps_attr_apply_json(&config_table, &next, rest, err);
     json_decref(rest);

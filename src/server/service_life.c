@@ -109,6 +109,17 @@ static int register_metrics(struct ps_service *svc, struct ps_error *err)
                                    0, NULL, fs_bounds, 9, &f, err)) != 0 ||
         (rc = ps_metric_family_get(f, NULL, &svc->m_fs_locked, err)) != 0)
         return rc;
+    if ((rc = ps_metrics_gauge(r, "poolsched_leader_epoch",
+                               "The leader epoch this scheduler serves (0 without --ha)", 0, NULL,
+                               &f, err)) != 0 ||
+        (rc = ps_metric_family_get(f, NULL, &svc->m_leader_epoch, err)) != 0 ||
+        (rc = ps_metrics_gauge(r, "poolsched_standbys",
+                               "Standby schedulers that polled the store in the last 2 s (--ha)",
+                               0, NULL, &f, err)) != 0 ||
+        (rc = ps_metric_family_get(f, NULL, &svc->m_standbys, err)) != 0)
+        return rc;
+    ps_metric_set(svc->m_leader_epoch, (double)svc->cfg.ha_epoch);
+    svc->ha_standbys = -1;
     if ((rc = ps_metrics_gauge(r, "poolsched_nodes_online", "Registered nodes", 0, NULL, &f,
                                err)) != 0 ||
         (rc = ps_metric_family_get(f, NULL, &svc->m_nodes, err)) != 0)
@@ -250,8 +261,13 @@ int ps_service_start(const struct ps_service_config *cfg, struct ps_service **ou
         goto fail;
     }
     ps_history_set_bucket_ms(svc->history, cfg->history_bucket_ms);
-    if ((rc = ps_store_open(cfg->data_dir, &svc->store, err)) != 0)
+    /* one scheduler per database, unless elected (ha.h): then its writes are fenced */
+    struct ps_store_config store_cfg = {.data_dir = cfg->data_dir, .url = cfg->store,
+                                        .exclusive = !cfg->ha};
+    if ((rc = ps_store_open_config(&store_cfg, &svc->store, err)) != 0)
         goto fail;
+    if (cfg->ha)
+        ps_store_fence(svc->store, cfg->ha_epoch);
     bool created = false;
     if ((rc = ps_auth_bootstrap_admin(svc->store, cfg->data_dir, "admin", svc->admin_token,
                                       &created, err)) != 0)
@@ -334,8 +350,9 @@ int ps_service_start(const struct ps_service_config *cfg, struct ps_service **ou
         goto fail;
     if ((rc = ps_http_server_start(svc->http, err)) != 0)
         goto fail;
-    ps_svc_log(svc, "info", "scheduler_started", "listen=%s:%u data_dir=%s", cfg->host,
-               ps_http_server_port(svc->http), cfg->data_dir);
+    ps_svc_log(svc, "info", "scheduler_started", "listen=%s:%u data_dir=%s store=%s",
+               cfg->host, ps_http_server_port(svc->http), cfg->data_dir,
+               ps_store_path(svc->store));
     *out = svc;
     return 0;
 fail:

@@ -1,5 +1,6 @@
 /* The job archive's pure parts: the list_jobs order and the scan of one operation's stored jobs
- * (through the jobs_by_operation index, from a second connection that sees every commit). */
+ * (ps_store_jobs_of_operation: through the jobs_by_operation index, from a second connection that
+ * sees every commit). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -12,7 +13,7 @@
 #include <unistd.h>
 
 #include "server/job_archive.h"
-#include "server/store.h"
+#include "server/store_sqlite.h"
 #include "store_test_dir.h"
 
 static void test_order(void **state)
@@ -54,13 +55,13 @@ static int collect(const char *job_id, const char *doc, void *ctx)
     return s->stop_after && s->n == s->stop_after ? 42 : 0;
 }
 
-static void scan_ok(struct ps_store *s, const char *op, enum ps_job_archive_order order,
+static void scan_ok(struct ps_store *s, const char *op, enum ps_store_job_order order,
                     struct seen *out)
 {
     memset(out, 0, sizeof *out);
     struct ps_error err;
     ps_error_init(&err);
-    int rc = ps_job_archive_scan(s, op, order, collect, out, &err);
+    int rc = ps_store_jobs_of_operation(s, op, order, collect, out, &err);
     if (rc != 0)
         fail_msg("scan %s: %s", op, err.msg);
 }
@@ -81,22 +82,22 @@ static void test_scan(void **state)
     assert_int_equal(ps_store_put(w, "operation", "A", "{\"operation_id\": \"A\"}", &err), 0);
 
     struct seen s;
-    scan_ok(r, "A", PS_JOB_ARCHIVE_BY_KEY, &s);
+    scan_ok(r, "A", PS_STORE_JOBS_BY_KEY, &s);
     assert_int_equal(s.n, 3);
     assert_string_equal(s.ids[0], "j-1-1");
     assert_string_equal(s.ids[1], "j-1-3");
     assert_string_equal(s.ids[2], "j-1-4");
-    scan_ok(r, "A", PS_JOB_ARCHIVE_BY_FINISH, &s);
+    scan_ok(r, "A", PS_STORE_JOBS_BY_FINISH, &s);
     assert_int_equal(s.n, 3);
     assert_string_equal(s.ids[0], "j-1-4");
     assert_string_equal(s.ids[1], "j-1-3");
     assert_string_equal(s.ids[2], "j-1-1");
-    scan_ok(r, "none", PS_JOB_ARCHIVE_BY_KEY, &s);
+    scan_ok(r, "none", PS_STORE_JOBS_BY_KEY, &s);
     assert_int_equal(s.n, 0);
 
     /* the reader sees a later commit of the writer (its read transaction ended with the scan) */
     put_job(w, "j-1-5", "B", 20);
-    scan_ok(r, "B", PS_JOB_ARCHIVE_BY_FINISH, &s);
+    scan_ok(r, "B", PS_STORE_JOBS_BY_FINISH, &s);
     assert_int_equal(s.n, 2);
     assert_string_equal(s.ids[0], "j-1-2");
     assert_string_equal(s.ids[1], "j-1-5");
@@ -104,17 +105,13 @@ static void test_scan(void **state)
     /* a callback's nonzero return stops the scan and is returned */
     memset(&s, 0, sizeof s);
     s.stop_after = 1;
-    assert_int_equal(ps_job_archive_scan(r, "A", PS_JOB_ARCHIVE_BY_KEY, collect, &s, &err), 42);
+    assert_int_equal(ps_store_jobs_of_operation(r, "A", PS_STORE_JOBS_BY_KEY, collect, &s, &err), 42);
     assert_int_equal(s.n, 1);
 
     /* the scan's query (job_archive.c) searches the index, not every job */
     sqlite3_stmt *st;
-    assert_int_equal(ps_store_prepare(r,
-                                      "EXPLAIN QUERY PLAN SELECT key, value FROM objects"
-                                      " INDEXED BY objects_job_by_operation WHERE kind = 'job'"
-                                      " AND json_extract(value, '$.operation_id') = ?1"
-                                      " ORDER BY key",
-                                      &st, &err),
+    assert_int_equal(ps_store_prepare(r, "EXPLAIN QUERY PLAN " PS_STORE_SQLITE_JOBS_BY_KEY, &st,
+                                      &err),
                      0);
     bool indexed = false;
     while (ps_store_step(r, st, &err) == 1) {

@@ -18,7 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "server/store.h"
+#include "server/store_sqlite.h"
 #include "store_test_dir.h"
 
 static struct ps_store *open_ok(const char *dir)
