@@ -42,9 +42,9 @@ faults: build
 # PostgreSQL killed under writers, and the fence weakened (FOR KEY SHARE, none) failing its test.
 # ctest runs the short forms (ha_failover, store_pg_outage, store_pg_services).
 ha-faults: build
-	HA_ROUNDS=20 HA_STOP_ROUNDS=3 HA_STRICT=1 bash tests/scripts/ha_failover.sh $(BUILD)/poolsched ../shared .
-	bash tests/scripts/store_pg_outage.sh $(BUILD)/poolsched ../shared .
-	bash tests/scripts/store_pg_services.sh $(BUILD)/poolsched ../shared .   # weakened fences fail
+	HA_ROUNDS=20 HA_STOP_ROUNDS=3 HA_STRICT=1 bash tests/scripts/ha_failover.sh $(BUILD)/poolsched tests/data .
+	bash tests/scripts/store_pg_outage.sh $(BUILD)/poolsched tests/data .
+	bash tests/scripts/store_pg_services.sh $(BUILD)/poolsched tests/data .   # weakened fences fail
 
 # PostgreSQL, two standby schedulers and two nodes that follow the leader (./run-ha/).
 run-ha: deps
