@@ -249,6 +249,16 @@ void ps_ha_step_down(struct ps_service *svc, const char *why)
     _exit(PS_HA_EXIT_DEPOSED);   /* at once: no further reply or write of this epoch */
 }
 
+/* The leader row as the leader last read it: for the metric, the alert and the orchid. */
+static void publish(struct ps_service *svc, const struct ps_store_leader *l)
+{
+    __atomic_store_n(&svc->ha_standbys, l->standbys, __ATOMIC_RELAXED);
+    ps_metric_set(svc->m_standbys, l->standbys);
+    pthread_mutex_lock(&svc->ha_mu);
+    svc->ha_view = *l;
+    pthread_mutex_unlock(&svc->ha_mu);
+}
+
 static void *renewer(void *arg)
 {
     struct ps_ha *ha = arg;
@@ -274,10 +284,8 @@ static void *renewer(void *arg)
         if (rc == 0) {
             last_ok_ns = sent_ns;
             struct ps_store_leader l;
-            if (ps_store_leader_get(ha->store, &l, NULL) == 0) {
-                __atomic_store_n(&ha->svc->ha_standbys, l.standbys, __ATOMIC_RELAXED);
-                ps_metric_set(ha->svc->m_standbys, l.standbys);
-            }
+            if (ps_store_leader_get(ha->store, &l, NULL) == 0)
+                publish(ha->svc, &l);
         }
         else if (ps_clock_monotonic_ns() - last_ok_ns >= (int64_t)ha->lease_ms * 1000000)
             ps_ha_step_down(ha->svc, "no lease renewal succeeded for a whole lease");
@@ -292,6 +300,9 @@ static void *renewer(void *arg)
 int ps_ha_lead(struct ps_ha *ha, struct ps_service *svc, struct ps_error *err)
 {
     ha->svc = svc;
+    struct ps_store_leader l;
+    if (ps_store_leader_get(ha->store, &l, NULL) == 0)   /* since when, at once */
+        publish(svc, &l);
     if (pthread_create(&ha->thread, NULL, renewer, ha) != 0)
         return ps_error_set(err, PS_EIO, "cannot start the lease renewal thread");
     ha->started = true;

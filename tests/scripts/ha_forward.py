@@ -132,6 +132,24 @@ st, body, h = http(b, "GET", "/api/v4/get?path=//no/such", token=admin)
 check(st >= 400 and h.get("X-YT-Response-Code") and h.get(FWD_TO) == a.address,
       "a YTsaurus error keeps its X-YT-* headers: %d %s %s" % (st, h.get("X-YT-Response-Code"), body))
 
+# ---- the orchid shows who leads (read through the standby: the leader answers) ------------------
+SVC = "//sys/scheduler/orchid/scheduler/service"
+deadline = time.time() + 5   # the leader reads the standbys at each renewal (lease/4)
+while True:
+    st, body, h = http(b, "POST", "/api/v1/get", {"path": SVC}, admin)
+    v = (body or {}).get("value", {}) if isinstance(body, dict) else {}
+    if v.get("standbys") or time.time() > deadline:
+        break
+    time.sleep(0.1)
+check(st == 200 and v.get("connected") is True and v.get("ha") is True and v.get("epoch") == 1
+      and v.get("address") == a.address and v.get("standbys") == [b.address]
+      and abs(v.get("last_connection_time", 0) / 1000 - time.time()) < 60 and v.get("hostname"),
+      "orchid %s: the leader a, epoch 1, since when, standby b: %d %s" % (SVC, st, body))
+st, body, h = http(b, "GET", "/api/v4/get?path=" + urllib.request.quote(SVC + "/epoch"), token=admin)
+check(st == 200 and body in ({"value": 1}, 1), "orchid .../service/epoch on the YTsaurus face: %d %s" % (st, body))
+st, body, h = http(b, "POST", "/api/v1/get", {"path": SVC + "/no_such"}, admin)
+check(st == 404, "orchid .../service/no_such: 404: %d %s" % (st, body))
+
 # ---- what a standby does not pass on ----------------------------------------------------------
 st, body, h = http(b, "POST", "/api/v1/get", {"path": P}, admin, headers={"X-Poolsched-Forwarded-By": "127.0.0.1:1"})
 check(st == 503 and "not forwarded again" in body["message"] and h.get("X-Poolsched-Leader") == a.address,
@@ -156,6 +174,11 @@ check(st == 200 and body == {"value": 3} and FWD_TO not in h,
       "the new leader serves directly what was written through it as a standby: %d %s" % (st, body))
 st, body, h = http(b, "POST", "/api/v1/get_operation", {"operation_id": op}, admin)
 check(st == 200 and FWD_TO not in h, "and the operation: %d %s" % (st, body))
+st, body, h = http(b, "POST", "/api/v1/get", {"path": SVC}, admin)
+v = (body or {}).get("value", {}) if isinstance(body, dict) else {}
+check(st == 200 and v.get("epoch") == 2 and v.get("address") == b.address and v.get("standbys") == []
+      and v.get("last_connection_time", 0) / 1000 >= t0 - 1,
+      "orchid after the takeover: b leads epoch 2 since the takeover, no standby: %s" % body)
 
 # ---- a forward waiting on a paused leader gives up when the standby takes over -------------------
 a.start()   # back, as a standby of b
@@ -180,4 +203,18 @@ try:
 except subprocess.TimeoutExpired:
     a.proc.kill()
     a.proc.wait()
+
+# ---- without --ha: the one scheduler serves, epoch 0 ---------------------------------------------
+c = Instance("c")
+c.proc = subprocess.Popen([bin, "scheduler", "--listen", c.address, "--data-dir", c.dir],
+                          stdout=subprocess.DEVNULL, stderr=open(c.log_path, "a"))
+if check(wait_ready(c, 20), "a scheduler without --ha starts"):
+    token = open(os.path.join(c.dir, "admin_token")).read().strip()
+    st, body, h = http(c, "POST", "/api/v1/get", {"path": SVC}, token)
+    v = (body or {}).get("value", {}) if isinstance(body, dict) else {}
+    check(st == 200 and v.get("connected") is True and v.get("ha") is False and v.get("epoch") == 0
+          and v.get("standbys") == [] and v.get("last_connection_time", 0) > 0,
+          "orchid without --ha: %d %s" % (st, body))
+c.proc.send_signal(signal.SIGTERM)
+c.proc.wait(20)
 finish()
