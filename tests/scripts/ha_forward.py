@@ -150,6 +150,19 @@ check(st == 200 and body in ({"value": 1}, 1), "orchid .../service/epoch on the 
 st, body, h = http(b, "POST", "/api/v1/get", {"path": SVC + "/no_such"}, admin)
 check(st == 404, "orchid .../service/no_such: 404: %d %s" % (st, body))
 
+# ---- the web UI's header: leader or standby, the epoch (tests/ui/ha_header.test.js) --------------
+if os.environ.get("PS_CHROMIUM") and os.environ.get("PS_JS_MODULES"):
+    src = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    ui = subprocess.run(
+        ["node", os.path.join(src, "tests/ui/ha_header.test.js")], capture_output=True, text=True,
+        timeout=120, env=dict(os.environ, NODE_PATH=os.environ["PS_JS_MODULES"], PS_TOKEN=admin,
+                              PS_LEADER_URL="http://" + a.address, PS_STANDBY_URL="http://" + b.address,
+                              PS_LEADER=a.address, PS_STANDBY=b.address, PS_EPOCH="1"))
+    print(ui.stdout, end="")
+    check(ui.returncode == 0, "the web UI's header (ha_header.test.js): %s" % (ui.stdout + ui.stderr)[-2000:])
+else:
+    print("note: the web UI's header not checked (no chromium or no npm packages: ui_browser.sh installs them)")
+
 # ---- what a standby does not pass on ----------------------------------------------------------
 st, body, h = http(b, "POST", "/api/v1/get", {"path": P}, admin, headers={"X-Poolsched-Forwarded-By": "127.0.0.1:1"})
 check(st == 503 and "not forwarded again" in body["message"] and h.get("X-Poolsched-Leader") == a.address,
