@@ -165,6 +165,10 @@ int ps_ha_standby(struct ps_service_config *cfg, const sigset_t *set, struct ps_
     hc.host = cfg->host;
     hc.port = (uint16_t)cfg->port;
     hc.threads = 8;   /* a forwarded request holds its thread until the leader answers */
+    /* the largest body the leader takes (start_op's); the leader applies its own limits */
+    hc.max_body_bytes = (size_t)(cfg->http_max_start_op_body_size > cfg->http_max_body_size
+                                     ? cfg->http_max_start_op_body_size
+                                     : cfg->http_max_body_size);
     struct ps_http_server *http = NULL;
     if ((rc = ps_http_server_new(&hc, &http, err)) != 0 ||
         (rc = ps_http_server_route(http, "GET", "/healthz", PS_HTTP_EXACT, standby_healthz, ha,
