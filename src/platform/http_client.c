@@ -162,7 +162,7 @@ int ps_http_client_add_header(struct ps_http_client *c, const char *name, const 
     char *line = malloc(n);
     if (!line)
         return ps_error_set(err, PS_ENOMEM, "out of memory adding header %s", name);
-    snprintf(line, n, "%s: %s", name, value);
+    snprintf(line, n, *value ? "%s: %s" : "%s:", name, value);   /* "Name:": curl's removal */
     struct curl_slist *next = curl_slist_append(c->extra, line);
     free(line);
     if (!next)

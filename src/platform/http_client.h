@@ -68,7 +68,8 @@ void ps_http_client_set_max_response(struct ps_http_client *c, size_t max_bytes)
 int ps_http_client_set_token(struct ps_http_client *c, const char *token, struct ps_error *err);
 
 /* Sends "name: value" with every request of this client from now on (name as given; a value
- * with a line break is refused: PS_EINVAL). Errors: PS_ENOMEM. */
+ * with a line break is refused: PS_EINVAL); an empty value keeps curl from sending a header of
+ * its own by that name (its Content-Type for a body, say). Errors: PS_ENOMEM. */
 int ps_http_client_add_header(struct ps_http_client *c, const char *name, const char *value,
                               struct ps_error *err);
 

@@ -133,11 +133,13 @@ int ps_ha_forward(const struct ps_http_request *req, const char *leader, const c
         rc = ps_http_client_add_header(c, PS_HA_FORWARDED_BY, self, err);
     if (rc == 0 && *req->remote_addr)
         rc = ps_http_client_add_header(c, "X-Forwarded-For", req->remote_addr, err);
+    const char *type = ps_http_request_header(req, "Content-Type");
+    bool body = req->body_len > 0 || strcmp(req->method, "POST") == 0 ||
+                strcmp(req->method, "PUT") == 0;
+    if (rc == 0 && body && !type)   /* none, as the client sent it: not curl's form type */
+        rc = ps_http_client_add_header(c, "Content-Type", "", err);
     struct ps_http_result res;
     if (rc == 0) {
-        const char *type = ps_http_request_header(req, "Content-Type");
-        bool body = req->body_len > 0 || strcmp(req->method, "POST") == 0 ||
-                    strcmp(req->method, "PUT") == 0;
         rc = ps_http_client_request(c, req->method, url.data, type, body ? req->body : NULL,
                                     req->body_len, &res, err);
     }
