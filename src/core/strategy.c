@@ -863,6 +863,19 @@ static bool same_pool(const char *a, const char *b)
     return strcmp(a, b) == 0;
 }
 
+/* Whether params name a pool for tree (`pool`, or scheduling_options_per_pool_tree/<tree>/pool).
+ * Such a pool is resolved against the pool the operation is in, not against its spec's: after a
+ * restart the spec is the submitted one while the operation is restored into the pool an
+ * earlier update moved it to (both calls below are no-ops when the pool resolves to the same). */
+static bool params_name_pool(const struct ps_value *params, const char *tree)
+{
+    if (ps_value_find(params, "pool"))
+        return true;
+    const struct ps_value *per_tree = ps_value_find(params, "scheduling_options_per_pool_tree");
+    const struct ps_value *options = per_tree ? ps_value_find(per_tree, tree) : NULL;
+    return options && ps_value_find(options, "pool");
+}
+
 int ps_strategy_update_operation(struct ps_strategy *s, const char *id, const struct ps_value *params,
                                  struct ps_error *err)
 {
@@ -899,7 +912,8 @@ int ps_strategy_update_operation(struct ps_strategy *s, const char *id, const st
         struct ps_tree_op_settings before, after;
         ps_operation_spec_settings(&op->spec, op->tree_names[i], &before);
         ps_operation_spec_settings(&spec, op->tree_names[i], &after);
-        if (op->memberships[i] && !same_pool(before.pool, after.pool))
+        if (op->memberships[i] && (!same_pool(before.pool, after.pool) ||
+                                   (after.pool && params_name_pool(params, op->tree_names[i]))))
             rc = ps_pool_tree_check_operation_pool(op->memberships[i]->tree, id, after.pool, err);
     }
     if (rc != 0)
@@ -911,7 +925,8 @@ int ps_strategy_update_operation(struct ps_strategy *s, const char *id, const st
         ps_operation_spec_settings(&op->spec, op->tree_names[i], &before);
         ps_operation_spec_settings(&spec, op->tree_names[i], &after);
         struct ps_pool_tree *tree = op->memberships[i]->tree;
-        if (!same_pool(before.pool, after.pool))
+        if (!same_pool(before.pool, after.pool) ||
+            (after.pool && params_name_pool(params, op->tree_names[i])))
             ps_pool_tree_change_operation_pool(tree, id, after.pool, NULL);
         ps_pool_tree_update_operation(tree, id, &after, NULL);
     }

@@ -221,11 +221,24 @@ try:
     for ev in ("operation_started", "operation_finished", "node_registered", "config_changed"):
         check("event=" + ev in log, "event %s logged" % ev)
     # the run-time parameters survive a restart, the spec stays as submitted
+    s.ok("create", {"type": "scheduler_pool", "path": "//sys/pools/move_a"})
+    s.ok("create", {"type": "scheduler_pool", "path": "//sys/pools/move_b"})
+    op4 = s.ok("start_op", {"spec": {"pool": "move_a", "tasks": {"t": {"command": "sleep 100",
+                                                                        "job_count": 1}}}}, alice)["operation_id"]
+    s.ok("update_op_parameters", {"operation_id": op4, "parameters": {"pool": "move_b"}}, alice)
     s.stop()
     s.start()
     g = s.ok("get_operation", {"operation_id": op3})
     check(g["runtime_parameters"]["scheduling_options_per_pool_tree"]["physical"].get("weight") == 2
           and "weight" not in g["spec"], "after a restart: %s %s" % (g["runtime_parameters"], g["spec"]))
+    # moved to move_b, restarted (the spec still says move_a): a move back to the submitted pool
+    # is a move, not a no-op against the spec
+    check(s.ok("get_operation", {"operation_id": op4})["pool_per_tree"] == {"physical": "move_b"},
+          "op4 restored in move_b")
+    s.ok("update_op_parameters", {"operation_id": op4, "parameters": {"pool": "move_a"}}, alice)
+    g = s.ok("get_operation", {"operation_id": op4})
+    check(g["pool_per_tree"] == {"physical": "move_a"}, "moved back to the submitted pool after a "
+          "restart: %s" % g["pool_per_tree"])
 finally:
     s.stop()
 finish()
