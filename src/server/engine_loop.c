@@ -282,10 +282,29 @@ int ps_svc_loop_start(struct ps_service *svc, struct ps_error *err)
     return 0;
 }
 
-/* Runs every tree's update now (tests and the benchmark call it through the service). */
+/* True while the loop computes a tree's update off the lock. */
+static bool any_updating(const struct ps_service *svc)
+{
+    for (int i = 0; i < svc->tree_count; i++)
+        if (svc->trees[i]->updating)
+            return true;
+    return false;
+}
+
+/* Runs every tree's update now, under svc->mu (tests and the benchmark call it through the
+ * service). A loop update still computing off the lock began from an older state and would
+ * apply after this one: wait until it has applied (the loop updates only under svc->mu, which
+ * is then held to the end), so that what the caller changed before the call is in the fair
+ * shares when it returns. */
 void ps_svc_update_all(struct ps_service *svc);
 void ps_svc_update_all(struct ps_service *svc)
 {
+    while (any_updating(svc)) {
+        /* releases svc->mu so that the loop can apply; all signals of loop_cv are broadcasts,
+         * so this wait takes no wake-up from the loop */
+        struct timespec deadline = ps_clock_realtime_deadline(1);
+        pthread_cond_timedwait(&svc->loop_cv, &svc->mu, &deadline);
+    }
     int64_t now = ps_svc_now_ms();
     for (int i = 0; i < svc->tree_count; i++)
         update_tree(svc, svc->trees[i], now, false, false, false);
