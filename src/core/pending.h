@@ -40,8 +40,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/formula.h"
 #include "core/operation.h"
 #include "core/pool_tree.h"
+#include "core/schedule.h"
 
 enum ps_pending_reason {
     PS_PENDING_NONE = 0,
@@ -110,6 +112,32 @@ struct ps_pending_probe {
  * some node has room; else fragmented / no free resources. Fills info->reason, ->pool,
  * ->resource; info->tree is the caller's. */
 void ps_pending_scheduler_reason(const struct ps_pending_probe *probe, struct ps_pending_info *info);
+
+/* The pieces of a probe both hosts measure the same way (the service over its registered
+ * nodes, the simulator over its node groups and nodes). */
+
+/* A node of limits and tags is large enough for the next job: shape and min_spare fit its
+ * limits and filter (NULL: any node) matches its tags. */
+bool ps_pending_node_fits(const struct ps_resources *shape, const struct ps_resources *min_spare,
+                          const struct ps_formula *filter, const struct ps_resources *limits,
+                          const char *const *tags, int tag_count);
+
+/* A node with these free resources has room for the job and min_spare. */
+bool ps_pending_node_has_room(const struct ps_resources *shape,
+                              const struct ps_resources *min_spare,
+                              const struct ps_resources *free_);
+
+/* The tree's free resources together (total - usage) hold the job. */
+bool ps_pending_total_fits(const struct ps_resources *shape, const struct ps_resources *total,
+                           const struct ps_resources *usage);
+
+/* PS_SCHED_LIMITS at element: the first resource at which the element's usage plus the job's
+ * shape exceeds its limits, -1 when none does (what probe.limit_resource reports). */
+int ps_pending_limit_resource(const struct ps_sched_snapshot *snap, int element,
+                              const struct ps_resources *shape);
+
+/* The operation's satisfaction ratio of its last fair share update (probe.satisfaction). */
+double ps_pending_satisfaction(const struct ps_tree_op *op);
 
 /* Recomputes every pool's usage as the sum of its subtree's running operations' usage. */
 void ps_pool_tree_update_pool_usage(struct ps_pool_tree *tree);

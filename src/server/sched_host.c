@@ -417,14 +417,14 @@ static bool node_fits(struct probe *p, struct ps_svc_node *n, struct ps_resource
 {
     (void)usage;
     const struct ps_node *sn = ps_strategy_find_node(p->svc->strategy, n->id);   /* any_node's */
-    return ps_resources_fit(p->shape, n->limits) && ps_resources_fit(p->min_spare, n->limits) &&
-           (!p->filter || ps_formula_eval(p->filter, (const char *const *)sn->tags, sn->tag_count));
+    return ps_pending_node_fits(&p->shape, &p->min_spare, p->filter, &n->limits,
+                                (const char *const *)sn->tags, sn->tag_count);
 }
 
 static bool node_has_room(struct probe *p, struct ps_svc_node *n, struct ps_resources usage)
 {
     struct ps_resources free_ = ps_resources_sub(n->limits, usage);
-    return ps_resources_fit(p->shape, free_) && ps_resources_fit(p->min_spare, free_);
+    return ps_pending_node_has_room(&p->shape, &p->min_spare, &free_);
 }
 
 static bool add_usage(struct probe *p, struct ps_svc_node *n, struct ps_resources usage)
@@ -450,7 +450,7 @@ static bool probe_total_fits(void *ctx)
     sum.min_spare = ps_resources_zero();
     any_node(&sum, add_usage);
     struct ps_resources total = ps_pool_tree_total_resources(sum.tree);
-    return ps_resources_fit(sum.shape, ps_resources_sub(total, sum.min_spare));
+    return ps_pending_total_fits(&sum.shape, &total, &sum.min_spare);
 }
 
 void ps_svc_pending_scheduler_reason(struct ps_service *svc, struct ps_svc_tree_state *ts,
@@ -477,15 +477,9 @@ void ps_svc_pending_scheduler_reason(struct ps_service *svc, struct ps_svc_tree_
              * then removed, before the next update) and fs.pools[] is not to be followed */
             if (elem != element && ts->sched.fs.pools[elem])
                 probe.limit_pool = ts->sched.fs.elems[elem].in.name;
-            struct ps_resources need = ps_resources_add(ps_sched_usage(snap, elem), ctx.shape);
-            struct ps_resources limits = ps_sched_limits(snap, elem);
-            for (int r = 0; r < PS_RES_COUNT && probe.limit_resource < 0; r++)
-                if (need.v[r] > limits.v[r])
-                    probe.limit_resource = r;
+            probe.limit_resource = ps_pending_limit_resource(snap, elem, &ctx.shape);
         }
-        const struct ps_fs_element_output *fs = &to->dynamic.fs;
-        probe.satisfaction = ps_sched_satisfaction_ratio(&fs->usage_share, &fs->fair_share.total,
-                                                         &fs->demand_share);
+        probe.satisfaction = ps_pending_satisfaction(to);
     }
     ps_pending_scheduler_reason(&probe, info);
 }

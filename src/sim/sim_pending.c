@@ -37,11 +37,9 @@ static bool fits_some_group(struct ps_sim *sim, struct sim_op *o, struct sim_mem
     bool fits = false;
     for (int i = 0; i < T->group_count && !fits; i++) {
         const struct ps_scenario_node_group *g = &sim->sc->node_groups[T->groups[i]];
-        const char *const *tags = (const char *const *)g->tags;
-        if (!ps_resources_fit(shape, g->resource_limits) ||
-            !ps_resources_fit(T->ts.options.min_spare, g->resource_limits))
-            continue;
-        fits = !ms->filter || ps_formula_eval(ms->filter, tags, (int)g->tag_count);
+        fits = ps_pending_node_fits(&shape, &T->ts.options.min_spare, ms->filter,
+                                    &g->resource_limits, (const char *const *)g->tags,
+                                    (int)g->tag_count);
     }
     ms->fits_task = task;
     ms->fits = fits;
@@ -107,7 +105,7 @@ static bool probe_total_fits(void *ctx)
 {
     struct probe *p = ctx;
     const struct sim_tree *T = &p->sim->trees[p->ms->tree];
-    return ps_resources_fit(p->shape, ps_resources_sub(T->total, T->usage));
+    return ps_pending_total_fits(&p->shape, &T->total, &T->usage);
 }
 
 static bool probe_room(void *ctx)
@@ -122,7 +120,6 @@ static void scheduler_reason(struct ps_sim *sim, struct sim_op *o, struct sim_me
 {
     const struct ps_tree_op *m = ms->m;
     info->tree = sim->trees[ms->tree].name;
-    const struct ps_fs_element_output *fs = &m->dynamic.fs;
     struct probe ctx = {sim, o, ms, sim_task_job_resources(sim, o->index, o->cur_task)};
     bool in_update = m->fs_index >= 0 && m->dynamic.valid;
     struct ps_pending_probe probe = {
@@ -132,10 +129,7 @@ static void scheduler_reason(struct ps_sim *sim, struct sim_op *o, struct sim_me
         .sched_reason = ms->sched_reason,
         .limit_pool = ms->limit_pool,
         .limit_resource = ms->limit_resource,
-        .satisfaction = in_update ? ps_sched_satisfaction_ratio(&fs->usage_share,
-                                                                &fs->fair_share.total,
-                                                                &fs->demand_share)
-                                  : 0.0,
+        .satisfaction = in_update ? ps_pending_satisfaction(m) : 0.0,
         .total_fits = probe_total_fits,
         .some_node_has_room = probe_room,
     };
