@@ -14,6 +14,7 @@
 #include "core/fair_share.h"
 #include "io/fs_output.h"
 #include "io/snapshot.h"
+#include "platform/file.h"
 
 #define MAX_INPUT_BYTES ((size_t)1 << 30)
 
@@ -58,63 +59,14 @@ static int exit_code(int rc)
     return rc == PS_EINVAL ? 2 : 1;
 }
 
-/* Reads all of f into a new buffer. Returns 0, or an errno value (EFBIG when too large). */
-static int read_all(FILE *f, char **out, size_t *out_len)
+static int load_file(const char *path, char **text, size_t *len)
 {
-    size_t cap = 1 << 16, len = 0;
-    char *buf = malloc(cap);
-    if (!buf)
-        return ENOMEM;
-    for (;;) {
-        if (len == cap) {
-            if (cap >= MAX_INPUT_BYTES) {
-                free(buf);
-                return EFBIG;
-            }
-            char *grown = realloc(buf, cap * 2);
-            if (!grown) {
-                free(buf);
-                return ENOMEM;
-            }
-            buf = grown;
-            cap *= 2;
-        }
-        size_t n = fread(buf + len, 1, cap - len, f);
-        len += n;
-        if (n == 0) {
-            if (ferror(f)) {
-                int e = errno ? errno : EIO;
-                free(buf);
-                return e;
-            }
-            break;
-        }
-    }
-    *out = buf;
-    *out_len = len;
-    return 0;
-}
-
-static int load_file(const char *path, const char *shown, char **text, size_t *len)
-{
-    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-    if (!f) {
-        error_line("%s: cannot open: %s", shown, strerror(errno));
-        return 2;
-    }
-    errno = 0;
-    int e = read_all(f, text, len);
-    if (f != stdin)
-        fclose(f);
-    if (e == EFBIG) {
-        error_line("%s: larger than %zu bytes", shown, MAX_INPUT_BYTES);
-        return 2;
-    }
-    if (e) {
-        error_line("%s: cannot read: %s", shown, strerror(e));
-        return e == ENOMEM ? 1 : 2;
-    }
-    return 0;
+    struct ps_error err;
+    ps_error_init(&err);
+    int rc = ps_file_read_max(path, MAX_INPUT_BYTES, text, len, &err);
+    if (rc != 0)
+        error_line("%s", err.msg);
+    return rc == 0 ? 0 : rc == PS_ENOMEM ? 1 : 2;
 }
 
 /* Runs the update on snap and renders the result into *out (a malloc'ed buffer). */
@@ -201,7 +153,7 @@ int ps_cmd_fair_share(int argc, char **argv)
 
     char *text = NULL;
     size_t len = 0;
-    int code = load_file(path, shown, &text, &len);
+    int code = load_file(path, &text, &len);
     if (code)
         return code;
     struct ps_error err;

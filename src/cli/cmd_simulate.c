@@ -54,43 +54,12 @@ static void error_line(const char *fmt, ...)
 
 static int read_input(const char *path, char **text, size_t *len)
 {
-    if (strcmp(path, "-") != 0) {
-        struct ps_error err;
-        ps_error_init(&err);
-        int rc = ps_file_read(path, text, len, &err);
-        if (rc != 0) {
-            error_line("%s", err.msg);
-            return rc == PS_ENOMEM ? 1 : 2;
-        }
-        return 0;
-    }
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        if (n + 1 >= cap) {
-            char *grown = realloc(buf, cap * 2);
-            if (!grown)
-                break;
-            buf = grown;
-            cap *= 2;
-        }
-        size_t got = fread(buf + n, 1, cap - n - 1, stdin);
-        n += got;
-        if (got == 0) {
-            if (ferror(stdin)) {
-                free(buf);
-                error_line("<stdin>: cannot read: %s", strerror(errno));
-                return 2;
-            }
-            buf[n] = '\0';
-            *text = buf;
-            *len = n;
-            return 0;
-        }
-    }
-    free(buf);
-    error_line("out of memory reading <stdin>");
-    return 1;
+    struct ps_error err;
+    ps_error_init(&err);
+    int rc = ps_file_read_max(path, 0, text, len, &err);
+    if (rc != 0)
+        error_line("%s", err.msg);
+    return rc == 0 ? 0 : rc == PS_ENOMEM ? 1 : 2;
 }
 
 static FILE *open_output(const char *dir, const char *name, char **path)
