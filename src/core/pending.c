@@ -188,19 +188,17 @@ void ps_pending_scheduler_reason(const struct ps_pending_probe *p, struct ps_pen
     info->reason = r;
 }
 
-bool ps_pending_node_fits(const struct ps_resources *shape, const struct ps_resources *min_spare,
-                          const struct ps_formula *filter, const struct ps_resources *limits,
-                          const char *const *tags, int tag_count)
+bool ps_pending_node_fits(const struct ps_pending_job *job, const struct ps_resources *limits,
+                          const char *const *tags, int tag_count, int64_t medium_bytes)
 {
-    return ps_resources_fit(*shape, *limits) && ps_resources_fit(*min_spare, *limits) &&
-           (!filter || ps_formula_eval(filter, tags, tag_count));
+    return ps_resources_fit(job->shape, *limits) && ps_resources_fit(job->min_spare, *limits) &&
+           (!job->disk_medium || medium_bytes >= job->disk_space) &&
+           (!job->filter || ps_formula_eval(job->filter, tags, tag_count));
 }
 
-bool ps_pending_node_has_room(const struct ps_resources *shape,
-                              const struct ps_resources *min_spare,
-                              const struct ps_resources *free_)
+bool ps_pending_node_has_room(const struct ps_pending_job *job, const struct ps_resources *free_)
 {
-    return ps_resources_fit(*shape, *free_) && ps_resources_fit(*min_spare, *free_);
+    return ps_resources_fit(job->shape, *free_) && ps_resources_fit(job->min_spare, *free_);
 }
 
 bool ps_pending_total_fits(const struct ps_resources *shape, const struct ps_resources *total,

@@ -18,7 +18,7 @@ void ps_sched_disk_request(const struct ps_sched_tasks *tasks, int offered, cons
     *space = 0;
     if (offered >= 0)
         *medium = tasks->disk_request(tasks->ctx, offered, space);
-    for (int i = 0; i < tasks->count && !*medium; i++)
+    for (int i = 0; offered < 0 && i < tasks->count && !*medium; i++)
         *medium = tasks->disk_request(tasks->ctx, i, space);
     if (!*medium)
         *space = 0;

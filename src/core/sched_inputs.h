@@ -4,11 +4,11 @@
  *   offered task  the task whose next allocation the snapshots offer (struct
  *                 ps_sched_operation.allocation, pending_count): the first, in the
  *                 operation's task order, with pending jobs; none when nothing is pending.
- *   disk request  the offered task's disk request; when it has none (or nothing is pending),
- *                 the first task's that has one. Upstream counts an operation's disk request
- *                 media over all its tasks (the SSD priority preemption of its running jobs
- *                 depends on them even when nothing is pending); one medium per operation is
- *                 carried here, the offered task's first.
+ *   disk request  the offered task's own disk request (none when it asks for none): a job's
+ *                 disk request is its task's, as upstream's, and decides where it may start;
+ *                 when nothing is pending, the first task's that has one, which still decides
+ *                 the SSD priority of the running jobs (upstream counts an operation's disk
+ *                 request media over all its tasks; one medium per operation is carried here).
  *   demand        usage + shape x pending for every task with pending jobs, saturating at
  *                 PS_RES_INFINITE (an unlimited shape or a huge job count stays "unlimited"
  *                 instead of overflowing).
@@ -33,7 +33,7 @@ struct ps_sched_tasks {
 int ps_sched_offered_task(const struct ps_sched_tasks *tasks);
 
 /* The operation's disk request (rule above) given its offered task (-1: none): *medium NULL
- * and *space 0 when no task has one. */
+ * and *space 0 when there is none. */
 void ps_sched_disk_request(const struct ps_sched_tasks *tasks, int offered, const char **medium,
                            int64_t *space);
 

@@ -71,8 +71,7 @@ static const char *task_disk_request(const void *ctx, int t, int64_t *space)
     return task->disk_medium;
 }
 
-/* The operation's tasks as core/sched_inputs.h reads them. */
-static struct ps_sched_tasks sim_op_tasks(const struct sim_op *o)
+struct ps_sched_tasks sim_op_tasks(const struct sim_op *o)
 {
     return (struct ps_sched_tasks){o, o->task_count, task_pending, task_disk_request};
 }

@@ -50,29 +50,33 @@ static void test_offered_task_is_first_with_pending(void **state)
     assert_int_equal(ps_sched_offered_task(&v), -1);
 }
 
-static void test_disk_request_falls_back_to_first_task_asking(void **state)
+static void test_disk_request_is_the_offered_tasks(void **state)
 {
     (void)state;
     struct tasks t = {3, {{0, NULL, 7}, {2, NULL, 0}, {5, "ssd", 100}}};
     struct ps_sched_tasks v = view(&t);
     const char *medium;
     int64_t space;
-    /* the offered task (1) asks for none: the first task that asks */
+    /* the offered task (1) asks for none: its jobs need no disk, whatever task 2 asks */
     ps_sched_disk_request(&v, 1, &medium, &space);
+    assert_null(medium);
+    assert_int_equal(space, 0);
+    /* the offered task's own request */
+    ps_sched_disk_request(&v, 2, &medium, &space);
     assert_string_equal(medium, "ssd");
     assert_int_equal(space, 100);
-    /* the offered task's own request first */
     t.t[1].medium = "default";
     t.t[1].space = 10;
     ps_sched_disk_request(&v, 1, &medium, &space);
     assert_string_equal(medium, "default");
     assert_int_equal(space, 10);
-    /* nothing pending: still the first task that asks */
+    /* nothing pending: the first task that asks (task 0 does not) */
     ps_sched_disk_request(&v, -1, &medium, &space);
     assert_string_equal(medium, "default");
+    assert_int_equal(space, 10);
     /* no task asks */
     t.t[1].medium = t.t[2].medium = NULL;
-    ps_sched_disk_request(&v, 1, &medium, &space);
+    ps_sched_disk_request(&v, -1, &medium, &space);
     assert_null(medium);
     assert_int_equal(space, 0);
 }
@@ -101,31 +105,38 @@ static void test_demand_saturates(void **state)
 static void test_probe_pieces(void **state)
 {
     (void)state;
-    struct ps_resources shape = ps_resources_zero(), spare = ps_resources_zero();
-    shape.v[PS_RES_CPU] = 200;
-    spare.v[PS_RES_CPU] = 100;
+    struct ps_pending_job job = {.shape = ps_resources_zero(), .min_spare = ps_resources_zero()};
+    job.shape.v[PS_RES_CPU] = 200;
+    job.min_spare.v[PS_RES_CPU] = 100;
     struct ps_resources limits = ps_resources_zero(), usage = ps_resources_zero();
     limits.v[PS_RES_CPU] = 200;
-    assert_true(ps_pending_node_fits(&shape, &spare, NULL, &limits, NULL, 0));
+    assert_true(ps_pending_node_fits(&job, &limits, NULL, 0, -1));
     limits.v[PS_RES_CPU] = 199;
-    assert_false(ps_pending_node_fits(&shape, &spare, NULL, &limits, NULL, 0));
+    assert_false(ps_pending_node_fits(&job, &limits, NULL, 0, -1));
+    /* a disk request: the node's medium must hold it */
+    limits.v[PS_RES_CPU] = 200;
+    job.disk_medium = "ssd";
+    job.disk_space = 1000;
+    assert_false(ps_pending_node_fits(&job, &limits, NULL, 0, -1));
+    assert_false(ps_pending_node_fits(&job, &limits, NULL, 0, 999));
+    assert_true(ps_pending_node_fits(&job, &limits, NULL, 0, 1000));
     struct ps_resources free_ = limits;
     free_.v[PS_RES_CPU] = 250;
-    assert_true(ps_pending_node_has_room(&shape, &spare, &free_));
-    spare.v[PS_RES_MEMORY] = 1;   /* min_spare must fit the free resources too */
-    assert_false(ps_pending_node_has_room(&shape, &spare, &free_));
+    assert_true(ps_pending_node_has_room(&job, &free_));
+    job.min_spare.v[PS_RES_MEMORY] = 1;   /* min_spare must fit the free resources too */
+    assert_false(ps_pending_node_has_room(&job, &free_));
     limits.v[PS_RES_CPU] = 1000;
     usage.v[PS_RES_CPU] = 800;
-    assert_true(ps_pending_total_fits(&shape, &limits, &usage));
+    assert_true(ps_pending_total_fits(&job.shape, &limits, &usage));
     usage.v[PS_RES_CPU] = 801;
-    assert_false(ps_pending_total_fits(&shape, &limits, &usage));
+    assert_false(ps_pending_total_fits(&job.shape, &limits, &usage));
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_offered_task_is_first_with_pending),
-        cmocka_unit_test(test_disk_request_falls_back_to_first_task_asking),
+        cmocka_unit_test(test_disk_request_is_the_offered_tasks),
         cmocka_unit_test(test_demand_saturates),
         cmocka_unit_test(test_probe_pieces),
     };
