@@ -32,7 +32,10 @@ static void vprint_error(const char *command, const char *fmt, va_list ap)
     for (char *p = msg; *p; p++)
         if ((unsigned char)*p < 0x20 || *p == 0x7f)
             *p = '?';
-    fprintf(stderr, "error: %s: %s\n", command, msg);
+    if (command)
+        fprintf(stderr, "error: %s: %s\n", command, msg);
+    else
+        fprintf(stderr, "error: %s\n", msg);
 }
 
 void ps_cli_error(const char *command, const char *fmt, ...)

@@ -118,7 +118,8 @@ int ps_cli_send(const char *command, const struct ps_cli_args *args,
  * trailing newline. Returns 0, or 1 after printing an error line. */
 int ps_cli_print_value(const struct ps_cli_client *c, const json_t *value);
 
-/* Prints `error: <command>: <message>` on stderr, control characters shown as '?'. */
+/* Prints `error: <command>: <message>` on stderr, control characters shown as '?'; command
+ * NULL: `error: <message>` (the offline commands, whose messages start with the file). */
 void ps_cli_error(const char *command, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Prints a usage error with a pointer to --help and returns 2. */

@@ -10,10 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/cli_client.h"
 #include "cli/commands.h"
 #include "core/fair_share.h"
 #include "io/fs_output.h"
 #include "io/snapshot.h"
+#include "platform/file.h"
 
 #define MAX_INPUT_BYTES ((size_t)1 << 30)
 
@@ -38,83 +40,19 @@ static const char usage_text[] =
     "Exit status: 0 success; 2 bad usage or bad input (one line 'error: <what>: <why>');\n"
     "1 any other failure.\n";
 
-/* Prints `error: ...` on one line: control characters in names or paths become '?'. */
-static void error_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void error_line(const char *fmt, ...)
-{
-    char msg[2 * PS_ERROR_MSG_MAX];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    for (char *p = msg; *p; p++)
-        if ((unsigned char)*p < 0x20 || *p == 0x7f)
-            *p = '?';
-    fprintf(stderr, "error: %s\n", msg);
-}
-
 static int exit_code(int rc)
 {
     return rc == PS_EINVAL ? 2 : 1;
 }
 
-/* Reads all of f into a new buffer. Returns 0, or an errno value (EFBIG when too large). */
-static int read_all(FILE *f, char **out, size_t *out_len)
+static int load_file(const char *path, char **text, size_t *len)
 {
-    size_t cap = 1 << 16, len = 0;
-    char *buf = malloc(cap);
-    if (!buf)
-        return ENOMEM;
-    for (;;) {
-        if (len == cap) {
-            if (cap >= MAX_INPUT_BYTES) {
-                free(buf);
-                return EFBIG;
-            }
-            char *grown = realloc(buf, cap * 2);
-            if (!grown) {
-                free(buf);
-                return ENOMEM;
-            }
-            buf = grown;
-            cap *= 2;
-        }
-        size_t n = fread(buf + len, 1, cap - len, f);
-        len += n;
-        if (n == 0) {
-            if (ferror(f)) {
-                int e = errno ? errno : EIO;
-                free(buf);
-                return e;
-            }
-            break;
-        }
-    }
-    *out = buf;
-    *out_len = len;
-    return 0;
-}
-
-static int load_file(const char *path, const char *shown, char **text, size_t *len)
-{
-    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-    if (!f) {
-        error_line("%s: cannot open: %s", shown, strerror(errno));
-        return 2;
-    }
-    errno = 0;
-    int e = read_all(f, text, len);
-    if (f != stdin)
-        fclose(f);
-    if (e == EFBIG) {
-        error_line("%s: larger than %zu bytes", shown, MAX_INPUT_BYTES);
-        return 2;
-    }
-    if (e) {
-        error_line("%s: cannot read: %s", shown, strerror(e));
-        return e == ENOMEM ? 1 : 2;
-    }
-    return 0;
+    struct ps_error err;
+    ps_error_init(&err);
+    int rc = ps_file_read_max(path, MAX_INPUT_BYTES, text, len, &err);
+    if (rc != 0)
+        ps_cli_error(NULL, "%s", err.msg);
+    return rc == 0 ? 0 : rc == PS_ENOMEM ? 1 : 2;
 }
 
 /* Runs the update on snap and renders the result into *out (a malloc'ed buffer). */
@@ -167,17 +105,17 @@ int ps_cmd_fair_share(int argc, char **argv)
             return 0;
         } else if (strcmp(arg, "--format") == 0) {
             if (i + 1 >= argc) {
-                error_line("fair-share: --format needs a value: json or table");
+                ps_cli_error(NULL, "fair-share: --format needs a value: json or table");
                 return 2;
             }
             format = argv[++i];
         } else if (strncmp(arg, "--format=", 9) == 0) {
             format = arg + 9;
         } else if (arg[0] == '-' && arg[1] != '\0') {
-            error_line("fair-share: unknown option '%s' (see poolsched fair-share --help)", arg);
+            ps_cli_error(NULL, "fair-share: unknown option '%s' (see poolsched fair-share --help)", arg);
             return 2;
         } else if (path) {
-            error_line("fair-share: one FILE expected, got '%s' and '%s'", path, arg);
+            ps_cli_error(NULL, "fair-share: one FILE expected, got '%s' and '%s'", path, arg);
             return 2;
         } else {
             path = arg;
@@ -188,20 +126,20 @@ int ps_cmd_fair_share(int argc, char **argv)
             } else if (strcmp(format, "table") == 0) {
                 table = true;
             } else {
-                error_line("fair-share: --format must be json or table, got '%s'", format);
+                ps_cli_error(NULL, "fair-share: --format must be json or table, got '%s'", format);
                 return 2;
             }
         }
     }
     if (!path) {
-        error_line("fair-share: missing FILE (see poolsched fair-share --help)");
+        ps_cli_error(NULL, "fair-share: missing FILE (see poolsched fair-share --help)");
         return 2;
     }
     const char *shown = strcmp(path, "-") == 0 ? "<stdin>" : path;
 
     char *text = NULL;
     size_t len = 0;
-    int code = load_file(path, shown, &text, &len);
+    int code = load_file(path, &text, &len);
     if (code)
         return code;
     struct ps_error err;
@@ -210,7 +148,7 @@ int ps_cmd_fair_share(int argc, char **argv)
     int rc = ps_snapshot_parse(text, len, &snap, &err);
     free(text);
     if (rc) {
-        error_line("%s: %s", shown, err.msg);
+        ps_cli_error(NULL, "%s: %s", shown, err.msg);
         return exit_code(rc);
     }
     char *out = NULL;
@@ -218,13 +156,13 @@ int ps_cmd_fair_share(int argc, char **argv)
     rc = compute(snap, table, &out, &out_len, &err);
     ps_snapshot_free(snap);
     if (rc) {
-        error_line("%s: %s", shown, err.msg);
+        ps_cli_error(NULL, "%s: %s", shown, err.msg);
         return exit_code(rc);
     }
     size_t written = fwrite(out, 1, out_len, stdout);
     free(out);
     if (written != out_len || fflush(stdout) != 0) {
-        error_line("writing the result: %s", strerror(errno));
+        ps_cli_error(NULL, "writing the result: %s", strerror(errno));
         return 1;
     }
     return 0;

@@ -10,10 +10,14 @@
 #include "cli/cli_format.h"
 #include "cli/cli_vanilla.h"
 #include "cli/commands.h"
+#include "core/fair_share.h"
 #include "io/ypath.h"
 #include "platform/file.h"
 #include "platform/clock.h"
 #include "platform/wall_clock.h"
+
+#define STR_(x) #x
+#define STR(x) STR_(x)   /* a define's value as text */
 
 #define WAIT_POLL_MS 500
 #define MAX_SPEC_BYTES ((size_t)16 << 20)
@@ -211,7 +215,8 @@ static const char vanilla_usage[] =
     "  --tmpfs SIZE             tmpfs per job\n"
     "  --env NAME=VALUE         environment of the jobs (repeatable)\n"
     "  --task-name NAME         the task's name (default task)\n"
-    "  --weight W               the operation's weight, in [1.5e-08, 67108864]\n"
+    "  --weight W               the operation's weight, in [" STR(PS_WEIGHT_MIN) ", "
+    STR(PS_WEIGHT_MAX) "]\n"
     "  --max-share-ratio R      at most this share of the pool tree, in [0, 1]\n"
     "  --resource-limits YSON   e.g. '{cpu=10; user_slots=20}'\n"
     "  --spec YSON              a base spec; the flags above are merged over it\n"

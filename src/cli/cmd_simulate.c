@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cli/cli_client.h"
 #include "cli/commands.h"
 #include "cli/sim_report.h"
 #include "io/scenario.h"
@@ -38,59 +39,14 @@ static const char usage_text[] =
     "Exit status: 0 success; 2 bad usage or bad input, e.g. overlapping pool trees (one line\n"
     "'error: <what>: <why>'); 1 any other failure.\n";
 
-static void error_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void error_line(const char *fmt, ...)
-{
-    char msg[2 * PS_ERROR_MSG_MAX];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    for (char *p = msg; *p; p++)
-        if ((unsigned char)*p < 0x20 || *p == 0x7f)
-            *p = '?';
-    fprintf(stderr, "error: %s\n", msg);
-}
-
 static int read_input(const char *path, char **text, size_t *len)
 {
-    if (strcmp(path, "-") != 0) {
-        struct ps_error err;
-        ps_error_init(&err);
-        int rc = ps_file_read(path, text, len, &err);
-        if (rc != 0) {
-            error_line("%s", err.msg);
-            return rc == PS_ENOMEM ? 1 : 2;
-        }
-        return 0;
-    }
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        if (n + 1 >= cap) {
-            char *grown = realloc(buf, cap * 2);
-            if (!grown)
-                break;
-            buf = grown;
-            cap *= 2;
-        }
-        size_t got = fread(buf + n, 1, cap - n - 1, stdin);
-        n += got;
-        if (got == 0) {
-            if (ferror(stdin)) {
-                free(buf);
-                error_line("<stdin>: cannot read: %s", strerror(errno));
-                return 2;
-            }
-            buf[n] = '\0';
-            *text = buf;
-            *len = n;
-            return 0;
-        }
-    }
-    free(buf);
-    error_line("out of memory reading <stdin>");
-    return 1;
+    struct ps_error err;
+    ps_error_init(&err);
+    int rc = ps_file_read_max(path, 0, text, len, &err);
+    if (rc != 0)
+        ps_cli_error(NULL, "%s", err.msg);
+    return rc == 0 ? 0 : rc == PS_ENOMEM ? 1 : 2;
 }
 
 static FILE *open_output(const char *dir, const char *name, char **path)
@@ -112,7 +68,7 @@ static int close_output(FILE *f, const char *path)
         return 0;
     int failed = ferror(f);
     if (fclose(f) != 0 || failed) {
-        error_line("%s: cannot write: %s", path, strerror(errno ? errno : EIO));
+        ps_cli_error(NULL, "%s: cannot write: %s", path, strerror(errno ? errno : EIO));
         return 1;
     }
     return 0;
@@ -129,7 +85,7 @@ int ps_cmd_simulate(int argc, char **argv)
             return 0;
         } else if (strcmp(arg, "--output") == 0 || strcmp(arg, "--pools-period") == 0) {
             if (i + 1 >= argc) {
-                error_line("simulate: %s needs a value", arg);
+                ps_cli_error(NULL, "simulate: %s needs a value", arg);
                 return 2;
             }
             if (strcmp(arg, "--output") == 0) {
@@ -139,7 +95,7 @@ int ps_cmd_simulate(int argc, char **argv)
                 errno = 0;
                 pools_period = strtoll(argv[++i], &end, 10);
                 if (end == argv[i] || *end || errno || pools_period < 0) {
-                    error_line("simulate: --pools-period must be a whole number of milliseconds >= 0, got '%s'",
+                    ps_cli_error(NULL, "simulate: --pools-period must be a whole number of milliseconds >= 0, got '%s'",
                                argv[i]);
                     return 2;
                 }
@@ -147,17 +103,17 @@ int ps_cmd_simulate(int argc, char **argv)
         } else if (strncmp(arg, "--output=", 9) == 0) {
             dir = arg + 9;
         } else if (arg[0] == '-' && arg[1] != '\0') {
-            error_line("simulate: unknown option '%s' (see poolsched simulate --help)", arg);
+            ps_cli_error(NULL, "simulate: unknown option '%s' (see poolsched simulate --help)", arg);
             return 2;
         } else if (scenario_path) {
-            error_line("simulate: one SCENARIO expected, got '%s' and '%s'", scenario_path, arg);
+            ps_cli_error(NULL, "simulate: one SCENARIO expected, got '%s' and '%s'", scenario_path, arg);
             return 2;
         } else {
             scenario_path = arg;
         }
     }
     if (!scenario_path || !dir || !*dir) {
-        error_line("simulate: %s (see poolsched simulate --help)",
+        ps_cli_error(NULL, "simulate: %s (see poolsched simulate --help)",
                    !scenario_path ? "missing SCENARIO" : "missing --output DIR");
         return 2;
     }
@@ -173,11 +129,11 @@ int ps_cmd_simulate(int argc, char **argv)
     int rc = ps_scenario_parse(text, len, &sc, &err);
     free(text);
     if (rc != 0) {
-        error_line("%s: %s", shown, err.msg);
+        ps_cli_error(NULL, "%s: %s", shown, err.msg);
         return rc == PS_EINVAL ? 2 : 1;
     }
     if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-        error_line("%s: cannot create: %s", dir, strerror(errno));
+        ps_cli_error(NULL, "%s: cannot create: %s", dir, strerror(errno));
         ps_scenario_free(sc);
         return 1;
     }
@@ -188,7 +144,7 @@ int ps_cmd_simulate(int argc, char **argv)
     struct ps_sim *sim = NULL;
     code = 0;
     if (!events || !pools) {
-        error_line("%s: cannot create: %s", !events ? (paths[0] ? paths[0] : dir) : paths[1],
+        ps_cli_error(NULL, "%s: cannot create: %s", !events ? (paths[0] ? paths[0] : dir) : paths[1],
                    strerror(errno));
         code = 1;
     }
@@ -197,7 +153,7 @@ int ps_cmd_simulate(int argc, char **argv)
                                          .pools_period_ms = pools_period};
         rc = ps_sim_new(sc, &options, &sim, &err);
         if (rc != 0) {
-            error_line("%s: %s", shown, err.msg);
+            ps_cli_error(NULL, "%s: %s", shown, err.msg);
             code = rc == PS_EINVAL ? 2 : 1;
             /* Bad input leaves no outputs behind. */
             fclose(events);
@@ -208,21 +164,21 @@ int ps_cmd_simulate(int argc, char **argv)
         }
     }
     if (code == 0 && (rc = ps_sim_run(sim, &err)) != 0) {
-        error_line("%s: %s", shown, err.msg);
+        ps_cli_error(NULL, "%s: %s", shown, err.msg);
         code = 1;
     }
     if (code == 0) {
         ops = open_output(dir, "operations.csv", &paths[2]);
         summary = open_output(dir, "summary.json", &paths[3]);
         if (!ops || !summary) {
-            error_line("%s: cannot create: %s", !ops ? (paths[2] ? paths[2] : dir) : paths[3],
+            ps_cli_error(NULL, "%s: cannot create: %s", !ops ? (paths[2] ? paths[2] : dir) : paths[3],
                        strerror(errno));
             code = 1;
         }
     }
     if (code == 0 && (ps_sim_write_operations_csv(sim, ops, &err) != 0 ||
                       ps_sim_write_summary(sim, summary, &err) != 0)) {
-        error_line("%s: %s", dir, err.msg);
+        ps_cli_error(NULL, "%s: %s", dir, err.msg);
         code = 1;
     }
     FILE *files[4] = {events, pools, ops, summary};
@@ -232,7 +188,7 @@ int ps_cmd_simulate(int argc, char **argv)
     for (int i = 0; i < 4; i++)
         free(paths[i]);
     if (code == 0 && ps_sim_write_report(dir, &err) != 0) {
-        error_line("%s", err.msg);
+        ps_cli_error(NULL, "%s", err.msg);
         code = 1;
     }
     if (code == 0) {

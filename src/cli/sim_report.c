@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "cli/sim_report.h"
+#include "platform/file.h"
 #include "server/ui_assets.h"
 
 static const struct ps_ui_asset *asset(const char *path)
@@ -48,43 +49,15 @@ static void put_asset(FILE *f, const char *path, int strip)
         put_text(f, (const char *)a->data, a->len, strip);
 }
 
+/* The file at path, NULL when it cannot be read; *too_big when larger than max. */
 static char *read_all(const char *path, size_t max, size_t *len, int *too_big)
 {
-    *too_big = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap + 1);
-    while (buf) {
-        if (n == cap) {
-            if (cap >= max) {
-                *too_big = 1;
-                break;
-            }
-            cap *= 2;
-            char *grown = realloc(buf, cap + 1);
-            if (!grown) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = grown;
-        }
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (got == 0)
-            break;
-    }
-    int failed = ferror(f);
-    fclose(f);
-    if (!buf || failed || *too_big) {
-        free(buf);
-        return NULL;
-    }
-    buf[n] = '\0';
-    *len = n;
-    return buf;
+    struct ps_error err;
+    ps_error_init(&err);
+    char *data = NULL;
+    int rc = ps_file_read_max(path, max, &data, len, &err);
+    *too_big = rc == PS_ELIMIT;
+    return rc == 0 ? data : NULL;
 }
 
 /* The times of the job_preempted events as {"*": [ms...]} (events.jsonl, one JSON per line). */

@@ -39,6 +39,13 @@
 #include "core/error.h"
 #include "core/resources.h"
 
+/* Upstream's schedulable weight range [MinSchedulableWeight, MaxSchedulableWeight] =
+ * [sqrt(DBL_EPSILON), 1/sqrt(DBL_EPSILON)] = [2^-26, 2^26] (exact): ratios of weights keep
+ * their precision inside it. Every table that takes a weight (core/attr_common.h), the fair
+ * share update's clamp and the CLI's help use these. */
+#define PS_WEIGHT_MIN 1.4901161193847656e-08
+#define PS_WEIGHT_MAX 67108864
+
 enum ps_element_kind { PS_ELEM_ROOT = 0, PS_ELEM_POOL = 1, PS_ELEM_OPERATION = 2 };
 
 enum ps_sched_mode { PS_MODE_FAIR_SHARE = 0, PS_MODE_FIFO = 1 };

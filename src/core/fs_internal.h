@@ -128,12 +128,10 @@ struct ps_fs_update {
     int alert_cap;
 };
 
-/* Upstream's schedulable weight range [sqrt(eps), 1/sqrt(eps)]: ratios of weights keep their
- * precision inside it. */
+/* Into the schedulable weight range (fair_share.h). */
 static inline double fs_clamp_weight(double w)
 {
-    const double lo = 1.4901161193847656e-08;  /* sqrt(DBL_EPSILON) */
-    const double hi = 1.0 / 1.4901161193847656e-08;
+    const double lo = PS_WEIGHT_MIN, hi = PS_WEIGHT_MAX;
     return w < lo ? lo : (w > hi ? hi : w);
 }
 

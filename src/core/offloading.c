@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/attr_common.h"
+
 #include "core/pool_config.h"
 #include "core/user_pools.h"
 
@@ -18,10 +20,8 @@ static int settings_init(void *obj)
 
 static const struct ps_attr settings_attrs[] = {
     {.name = "pool", .kind = PS_ATTR_OPT_STRING, .offset = OFF(pool)},
-    /* the weight range of pools and operations (pool_config.c) */
-    {.name = "weight", .kind = PS_ATTR_OPT_DOUBLE, .offset = OFF(weight),
-     .min = 1.4901161193847656e-08, .max = 67108864.0},
-    {.name = "resource_limits", .kind = PS_ATTR_RESOURCES, .offset = OFF(resource_limits)},
+    PS_ATTR_WEIGHT(OFF(weight), 0),
+    PS_ATTR_RESOURCE_LIMITS(OFF(resource_limits), 0),
     {.name = "tentative", .kind = PS_ATTR_BOOL, .offset = OFF(tentative)},
 };
 

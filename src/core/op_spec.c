@@ -6,11 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/attr_common.h"
+
 #define OFF(field) offsetof(struct ps_operation_spec, field)
 #define TOFF(field) offsetof(struct ps_op_tree_options, field)
 #define HUGE_MAX 1e308
-#define MIN_WEIGHT 1.4901161193847656e-08
-#define MAX_WEIGHT 67108864.0
 
 /* ---- per-tree options -------------------------------------------------------------------- */
 
@@ -22,11 +22,9 @@ static int tree_options_init(void *obj)
 
 static const struct ps_attr tree_option_attrs[] = {
     {.name = "pool", .kind = PS_ATTR_OPT_STRING, .offset = TOFF(pool), .flags = PS_ATTR_NONEMPTY},
-    {.name = "weight", .kind = PS_ATTR_OPT_DOUBLE, .offset = TOFF(weight), .min = MIN_WEIGHT,
-     .max = MAX_WEIGHT},
-    {.name = "max_share_ratio", .kind = PS_ATTR_OPT_DOUBLE, .offset = TOFF(max_share_ratio),
-     .min = 0, .max = 1},
-    {.name = "resource_limits", .kind = PS_ATTR_RESOURCES, .offset = TOFF(resource_limits)},
+    PS_ATTR_WEIGHT(TOFF(weight), 0),
+    PS_ATTR_MAX_SHARE_RATIO(TOFF(max_share_ratio), 0),
+    PS_ATTR_RESOURCE_LIMITS(TOFF(resource_limits), 0),
     {.name = "scheduling_tag_filter", .alias = {"scheduling_tag"}, .kind = PS_ATTR_OPT_STRING,
      .offset = TOFF(scheduling_tag_filter), .check = ps_attr_check_filter},
 };
@@ -87,12 +85,9 @@ static const struct ps_attr_table job_proxy_digest_table = {
 static const struct ps_attr spec_attrs[] = {
     {.name = "pool", .kind = PS_ATTR_OPT_STRING, .offset = OFF(pool),
      .flags = PS_ATTR_NONEMPTY | PS_ATTR_RUNTIME},
-    {.name = "weight", .kind = PS_ATTR_OPT_DOUBLE, .offset = OFF(weight), .min = MIN_WEIGHT,
-     .max = MAX_WEIGHT, .flags = PS_ATTR_RUNTIME},
-    {.name = "max_share_ratio", .kind = PS_ATTR_OPT_DOUBLE, .offset = OFF(max_share_ratio),
-     .min = 0, .max = 1, .flags = PS_ATTR_RUNTIME},
-    {.name = "resource_limits", .kind = PS_ATTR_RESOURCES, .offset = OFF(resource_limits),
-     .flags = PS_ATTR_RUNTIME},
+    PS_ATTR_WEIGHT(OFF(weight), PS_ATTR_RUNTIME),
+    PS_ATTR_MAX_SHARE_RATIO(OFF(max_share_ratio), PS_ATTR_RUNTIME),
+    PS_ATTR_RESOURCE_LIMITS(OFF(resource_limits), PS_ATTR_RUNTIME),
     {.name = "scheduling_tag_filter", .alias = {"scheduling_tag"}, .kind = PS_ATTR_STRING,
      .offset = OFF(scheduling_tag_filter), .check = ps_attr_check_filter,
      .flags = PS_ATTR_RUNTIME},
@@ -108,11 +103,8 @@ static const struct ps_attr spec_attrs[] = {
     {.name = "enable_limiting_ancestor_check", .kind = PS_ATTR_BOOL,
      .offset = OFF(enable_limiting_ancestor_check)},
     {.name = "custom_profiling_tag", .kind = PS_ATTR_OPT_STRING, .offset = OFF(custom_profiling_tag)},
-    {.name = "fair_share_starvation_timeout", .alias = {"fair_share_preemption_timeout"},
-     .kind = PS_ATTR_OPT_INT, .offset = OFF(fair_share_starvation_timeout_ms), .min = 0,
-     .max = HUGE_MAX},
-    {.name = "fair_share_starvation_tolerance", .kind = PS_ATTR_OPT_DOUBLE,
-     .offset = OFF(fair_share_starvation_tolerance), .min = 0, .max = 1},
+    PS_ATTR_STARVATION_TIMEOUT(PS_ATTR_OPT_INT, OFF(fair_share_starvation_timeout_ms), 0),
+    PS_ATTR_STARVATION_TOLERANCE(PS_ATTR_OPT_DOUBLE, OFF(fair_share_starvation_tolerance), 0),
     {.name = "non_preemptible_resource_usage_threshold", .kind = PS_ATTR_RESOURCES,
      .offset = OFF(non_preemptible_resource_usage_threshold)},
     {.name = "preemption_mode", .kind = PS_ATTR_ENUM, .offset = OFF(preemption_mode),

@@ -187,3 +187,40 @@ void ps_pending_scheduler_reason(const struct ps_pending_probe *p, struct ps_pen
     }
     info->reason = r;
 }
+
+bool ps_pending_node_fits(const struct ps_pending_job *job, const struct ps_resources *limits,
+                          const char *const *tags, int tag_count, int64_t medium_bytes)
+{
+    return ps_resources_fit(job->shape, *limits) && ps_resources_fit(job->min_spare, *limits) &&
+           (!job->disk_medium || medium_bytes >= job->disk_space) &&
+           (!job->filter || ps_formula_eval(job->filter, tags, tag_count));
+}
+
+bool ps_pending_node_has_room(const struct ps_pending_job *job, const struct ps_resources *free_)
+{
+    return ps_resources_fit(job->shape, *free_) && ps_resources_fit(job->min_spare, *free_);
+}
+
+bool ps_pending_total_fits(const struct ps_resources *shape, const struct ps_resources *total,
+                           const struct ps_resources *usage)
+{
+    return ps_resources_fit(*shape, ps_resources_sub(*total, *usage));
+}
+
+int ps_pending_limit_resource(const struct ps_sched_snapshot *snap, int element,
+                              const struct ps_resources *shape)
+{
+    struct ps_resources need = ps_resources_add(ps_sched_usage(snap, element), *shape);
+    struct ps_resources limits = ps_sched_limits(snap, element);
+    for (int r = 0; r < PS_RES_COUNT; r++)
+        if (need.v[r] > limits.v[r])
+            return r;
+    return -1;
+}
+
+double ps_pending_satisfaction(const struct ps_tree_op *op)
+{
+    const struct ps_fs_element_output *fs = &op->dynamic.fs;
+    return ps_sched_satisfaction_ratio(&fs->usage_share, &fs->fair_share.total,
+                                       &fs->demand_share);
+}

@@ -25,7 +25,8 @@
  * The scheduler's reasons, for an operation the tree model does not explain (the simulator
  * decides them so, docs/simulate.md):
  *   usage_at_fair_share    its usage reached its fair share: others come first;
- *   no_node_fits           no node it may use (filters) is large enough for its next job;
+ *   no_node_fits           no node it may use (filters) is large enough for its next job (and
+ *                          has a medium that holds its disk request);
  *   resources_fragmented   below fair share, the last heartbeat that looked at it found no room
  *                          on its node, yet the free resources of the tree's nodes together
  *                          would hold the job;
@@ -40,8 +41,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/formula.h"
 #include "core/operation.h"
 #include "core/pool_tree.h"
+#include "core/schedule.h"
 
 enum ps_pending_reason {
     PS_PENDING_NONE = 0,
@@ -110,6 +113,40 @@ struct ps_pending_probe {
  * some node has room; else fragmented / no free resources. Fills info->reason, ->pool,
  * ->resource; info->tree is the caller's. */
 void ps_pending_scheduler_reason(const struct ps_pending_probe *probe, struct ps_pending_info *info);
+
+/* The pieces of a probe both hosts measure the same way (the service over its registered
+ * nodes, the simulator over its node groups and nodes). */
+
+/* The next job of an operation, as the probes measure it. */
+struct ps_pending_job {
+    struct ps_resources shape;         /* its resources */
+    struct ps_resources min_spare;     /* the tree's min_spare_allocation_resources_on_node */
+    const struct ps_formula *filter;   /* its effective filter, NULL: any node */
+    const char *disk_medium;           /* its disk request (core/sched_inputs.h), NULL: none */
+    int64_t disk_space;
+};
+
+/* A node of limits, tags and medium_bytes (its disk space on job->disk_medium, -1 when it has
+ * no such medium) is large enough for the job: shape and min_spare fit its limits, the filter
+ * matches its tags and the medium holds the disk request. */
+bool ps_pending_node_fits(const struct ps_pending_job *job, const struct ps_resources *limits,
+                          const char *const *tags, int tag_count, int64_t medium_bytes);
+
+/* A node with these free resources has room for the job and min_spare (its disk is not
+ * looked at: ps_pending_node_fits already said some node's medium can hold it). */
+bool ps_pending_node_has_room(const struct ps_pending_job *job, const struct ps_resources *free_);
+
+/* The tree's free resources together (total - usage) hold the job. */
+bool ps_pending_total_fits(const struct ps_resources *shape, const struct ps_resources *total,
+                           const struct ps_resources *usage);
+
+/* PS_SCHED_LIMITS at element: the first resource at which the element's usage plus the job's
+ * shape exceeds its limits, -1 when none does (what probe.limit_resource reports). */
+int ps_pending_limit_resource(const struct ps_sched_snapshot *snap, int element,
+                              const struct ps_resources *shape);
+
+/* The operation's satisfaction ratio of its last fair share update (probe.satisfaction). */
+double ps_pending_satisfaction(const struct ps_tree_op *op);
 
 /* Recomputes every pool's usage as the sum of its subtree's running operations' usage. */
 void ps_pool_tree_update_pool_usage(struct ps_pool_tree *tree);

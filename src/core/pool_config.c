@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/attr_common.h"
+
 #define OFF(field) offsetof(struct ps_pool_config, field)
 #define EOFF(field) offsetof(struct ps_ephemeral_subpool_config, field)
 #define IOFF(field) offsetof(struct ps_pool_integral_config, field)
@@ -60,7 +62,7 @@ static int ephemeral_init(void *obj)
 static const struct ps_attr ephemeral_attrs[] = {
     {.name = "mode", .kind = PS_ATTR_ENUM, .offset = EOFF(mode), .enum_names = mode_names,
      .enum_count = 2},
-    {.name = "resource_limits", .kind = PS_ATTR_RESOURCES, .offset = EOFF(resource_limits)},
+    PS_ATTR_RESOURCE_LIMITS(EOFF(resource_limits), 0),
     {.name = "max_running_operation_count", .kind = PS_ATTR_OPT_INT,
      .offset = EOFF(max_running_operation_count), .min = 0, .max = HUGE_MAX},
     {.name = "max_operation_count", .kind = PS_ATTR_OPT_INT, .offset = EOFF(max_operation_count),
@@ -115,19 +117,14 @@ static int pool_init(void *obj)
 }
 
 static const struct ps_attr pool_attrs[] = {
-    /* weight range: upstream MinSchedulableWeight..MaxSchedulableWeight (set in init below
-     * would be nicer, but the table is constant: the literal values are sqrt(DBL_EPSILON)
-     * = 2^-26 and its inverse 2^26, exactly representable). */
-    {.name = "weight", .kind = PS_ATTR_OPT_DOUBLE, .offset = OFF(weight),
-     .min = 1.4901161193847656e-08, .max = 67108864.0},
-    {.name = "max_share_ratio", .kind = PS_ATTR_OPT_DOUBLE, .offset = OFF(max_share_ratio),
-     .min = 0, .max = 1},
+    PS_ATTR_WEIGHT(OFF(weight), 0),
+    PS_ATTR_MAX_SHARE_RATIO(OFF(max_share_ratio), 0),
     /* min_share_resources: upstream's master remaps it to strong_guarantee_resources
      * (TSchedulerPool::RemapDeprecatedKey), one attribute under one name */
     {.name = "strong_guarantee_resources", .alias = {"min_share_resources"},
      .kind = PS_ATTR_RESOURCES, .offset = OFF(strong_guarantee_resources),
      .flags = PS_ATTR_SPELLINGS},
-    {.name = "resource_limits", .kind = PS_ATTR_RESOURCES, .offset = OFF(resource_limits)},
+    PS_ATTR_RESOURCE_LIMITS(OFF(resource_limits), 0),
     {.name = "scheduling_tag_filter", .alias = {"scheduling_tag"}, .kind = PS_ATTR_STRING,
      .offset = OFF(scheduling_tag_filter), .check = ps_attr_check_filter},
     {.name = "mode", .kind = PS_ATTR_ENUM, .offset = OFF(mode), .enum_names = mode_names,
@@ -152,11 +149,8 @@ static const struct ps_attr pool_attrs[] = {
     {.name = "integral_guarantees", .alias = {"integral-guarantees"}, .kind = PS_ATTR_GROUP,
      .offset = OFF(integral_guarantees), .group = &integral_table, .presence_offset = -1,
      .flags = PS_ATTR_SPELLINGS},
-    {.name = "fair_share_starvation_timeout", .alias = {"fair_share_preemption_timeout"},
-     .kind = PS_ATTR_OPT_INT, .offset = OFF(fair_share_starvation_timeout_ms), .min = 0,
-     .max = HUGE_MAX},
-    {.name = "fair_share_starvation_tolerance", .kind = PS_ATTR_OPT_DOUBLE,
-     .offset = OFF(fair_share_starvation_tolerance), .min = 0, .max = 1},
+    PS_ATTR_STARVATION_TIMEOUT(PS_ATTR_OPT_INT, OFF(fair_share_starvation_timeout_ms), 0),
+    PS_ATTR_STARVATION_TOLERANCE(PS_ATTR_OPT_DOUBLE, OFF(fair_share_starvation_tolerance), 0),
     {.name = "non_preemptible_resource_usage_threshold", .kind = PS_ATTR_RESOURCES,
      .offset = OFF(non_preemptible_resource_usage_threshold)},
     {.name = "enable_aggressive_starvation", .kind = PS_ATTR_OPT_BOOL,

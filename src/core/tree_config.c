@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/attr_common.h"
 #include "core/digest.h"
 #include "core/formula.h"
 #include "core/pool_config.h"
@@ -166,12 +167,9 @@ static const struct ps_attr tree_attrs[] = {
     {.name = "max_ephemeral_pools_per_user", .alias = {"max_ephemeral_pool_per_user"},
      .kind = PS_ATTR_INT, .offset = OFF(max_ephemeral_pools_per_user), .min = 1, .max = HUGE_MAX},
     BOOL("use_user_default_parent_pool_map", use_user_default_parent_pool_map),
-    {.name = "fair_share_starvation_timeout", .alias = {"fair_share_preemption_timeout"},
-     .kind = PS_ATTR_INT, .offset = OFF(fair_share_starvation_timeout_ms), .min = 0,
-     .max = HUGE_MAX},
+    PS_ATTR_STARVATION_TIMEOUT(PS_ATTR_INT, OFF(fair_share_starvation_timeout_ms), 0),
     MS("fair_share_aggressive_starvation_timeout", fair_share_aggressive_starvation_timeout_ms),
-    {.name = "fair_share_starvation_tolerance", .kind = PS_ATTR_DOUBLE,
-     .offset = OFF(fair_share_starvation_tolerance), .min = 0, .max = 1},
+    PS_ATTR_STARVATION_TOLERANCE(PS_ATTR_DOUBLE, OFF(fair_share_starvation_tolerance), 0),
     BOOL("enable_aggressive_starvation", enable_aggressive_starvation),
     MS("min_share_preemption_timeout", min_share_preemption_timeout_ms),
     {.name = "non_preemptible_resource_usage_threshold", .kind = PS_ATTR_RESOURCES,

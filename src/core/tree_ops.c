@@ -1,10 +1,12 @@
 /* tree_ops.c — operations in one tree: pool resolution, count limits, pending queue. */
 #include "core/operation.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/attr_common.h"
 #include "core/pool_tree_impl.h"
 #include "core/user_pools.h"
 
@@ -169,6 +171,22 @@ static int check_target(const struct ps_pool_tree *tree, const char *user, const
     return 0;
 }
 
+/* The ranges of an operation's tree settings: the entries of the operation spec's table
+ * (core/attr_common.h), checked again here for callers that fill the settings themselves. */
+#define SOFF(field) offsetof(struct ps_tree_op_settings, field)
+static const struct ps_attr settings_range_attrs[] = {
+    PS_ATTR_WEIGHT(SOFF(weight), 0),
+    PS_ATTR_MAX_SHARE_RATIO(SOFF(max_share_ratio), 0),
+    PS_ATTR_STARVATION_TOLERANCE(PS_ATTR_OPT_DOUBLE, SOFF(fair_share_starvation_tolerance), 0),
+    PS_ATTR_STARVATION_TIMEOUT(PS_ATTR_OPT_INT, SOFF(fair_share_starvation_timeout_ms), 0),
+};
+static const struct ps_attr_table settings_ranges = {
+    .what = "operation settings",
+    .attrs = settings_range_attrs,
+    .count = (int)(sizeof settings_range_attrs / sizeof settings_range_attrs[0]),
+    .size = sizeof(struct ps_tree_op_settings),
+};
+
 /* Validates the non-pool settings and parses the filter into *filter (NULL when none). */
 static int check_settings(const struct ps_tree_op_settings *s, struct ps_formula **filter,
                           struct ps_error *err)
@@ -176,21 +194,11 @@ static int check_settings(const struct ps_tree_op_settings *s, struct ps_formula
     *filter = NULL;
     if (!s)
         return 0;
-    if (s->weight.set && !(s->weight.value >= 1.4901161193847656e-08 && s->weight.value <= 67108864.0))
-        return ps_error_set(err, PS_EINVAL, "weight: must be in [1.4901161193847656e-08, 67108864], got %.17g",
-                            s->weight.value);
-    if (s->max_share_ratio.set && !(s->max_share_ratio.value >= 0 && s->max_share_ratio.value <= 1))
-        return ps_error_set(err, PS_EINVAL, "max_share_ratio: must be in [0, 1], got %.17g",
-                            s->max_share_ratio.value);
-    if (s->fair_share_starvation_tolerance.set &&
-        !(s->fair_share_starvation_tolerance.value >= 0 && s->fair_share_starvation_tolerance.value <= 1))
-        return ps_error_set(err, PS_EINVAL, "fair_share_starvation_tolerance: must be in [0, 1], got %.17g",
-                            s->fair_share_starvation_tolerance.value);
-    if (s->fair_share_starvation_timeout_ms.set && s->fair_share_starvation_timeout_ms.value < 0)
-        return ps_error_set(err, PS_EINVAL, "fair_share_starvation_timeout: must be >= 0, got %lld",
-                            (long long)s->fair_share_starvation_timeout_ms.value);
+    int rc = ps_attr_check_ranges(&settings_ranges, s, NULL, err);
+    if (rc != 0)
+        return rc;
     if (s->scheduling_tag_filter && s->scheduling_tag_filter[0]) {
-        int rc = ps_formula_parse_filter("scheduling_tag_filter", s->scheduling_tag_filter, filter,
+        rc = ps_formula_parse_filter("scheduling_tag_filter", s->scheduling_tag_filter, filter,
                                          err);
         if (rc != 0)
             return rc;

@@ -17,6 +17,7 @@
 #include "platform/daemon.h"
 #include "platform/http_client.h"
 #include "platform/random.h"
+#include "platform/wall_clock.h"
 
 #define CHILD_TICK_GAP_MS 10
 /* A heartbeat under way this long is held (a reply is made in milliseconds): a job's exit or a
@@ -198,8 +199,7 @@ static void check_lost(struct agent *a, int64_t now)
      * "aborted" rather than "running" (a job still there is reported running, and the
      * scheduler answers with an abort it no longer needs). Bounded: 200 ms. */
     for (int i = 0; i < 40 && ps_node_jobs_running_count(a->jobs) > 0; i++) {
-        struct timespec ts = {0, 5 * 1000000L};
-        nanosleep(&ts, NULL);
+        ps_sleep_ms(5);
         ps_node_jobs_reap(a->jobs, now_ms());
     }
 }

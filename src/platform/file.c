@@ -6,27 +6,25 @@
 #include <string.h>
 #include <unistd.h>
 
-int ps_file_read(const char *path, char **data, size_t *len, struct ps_error *err)
+int ps_file_read_stream(FILE *f, const char *name, size_t max, char **data, size_t *len,
+                        struct ps_error *err)
 {
     *data = NULL;
     *len = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return ps_error_set(err, errno == ENOENT ? PS_ENOENT : PS_EIO, "%s: %s", path,
-                            strerror(errno));
     size_t cap = 1 << 16, n = 0;
     char *buf = malloc(cap);
-    if (!buf) {
-        fclose(f);
-        return ps_error_set(err, PS_ENOMEM, "out of memory");
-    }
+    if (!buf)
+        return ps_error_set(err, PS_ENOMEM, "%s: out of memory", name);
     for (;;) {
+        if (max && n > max) {
+            free(buf);
+            return ps_error_set(err, PS_ELIMIT, "%s: larger than %zu bytes", name, max);
+        }
         if (n + 1 == cap) {
             char *grown = cap < ((size_t)-1) / 2 ? realloc(buf, cap * 2) : NULL;
             if (!grown) {
                 free(buf);
-                fclose(f);
-                return ps_error_set(err, PS_ENOMEM, "%s: out of memory", path);
+                return ps_error_set(err, PS_ENOMEM, "%s: out of memory", name);
             }
             buf = grown;
             cap *= 2;
@@ -36,17 +34,43 @@ int ps_file_read(const char *path, char **data, size_t *len, struct ps_error *er
         if (got == 0)
             break;
     }
-    int failed = ferror(f);
-    int saved = errno;
-    fclose(f);
-    if (failed) {
+    if (ferror(f)) {
+        int saved = errno ? errno : EIO;
         free(buf);
-        return ps_error_set(err, PS_EIO, "%s: %s", path, strerror(saved));
+        return ps_error_set(err, PS_EIO, "%s: %s", name, strerror(saved));
     }
     buf[n] = '\0';
     *data = buf;
     *len = n;
     return 0;
+}
+
+static int read_path(const char *path, size_t max, char **data, size_t *len,
+                     struct ps_error *err)
+{
+    *data = NULL;
+    *len = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return ps_error_set(err, errno == ENOENT ? PS_ENOENT : PS_EIO, "%s: %s", path,
+                            strerror(errno));
+    errno = 0;
+    int rc = ps_file_read_stream(f, path, max, data, len, err);
+    fclose(f);
+    return rc;
+}
+
+int ps_file_read_max(const char *path, size_t max, char **data, size_t *len,
+                     struct ps_error *err)
+{
+    if (strcmp(path, "-") == 0)
+        return ps_file_read_stream(stdin, "<stdin>", max, data, len, err);
+    return read_path(path, max, data, len, err);
+}
+
+int ps_file_read(const char *path, char **data, size_t *len, struct ps_error *err)
+{
+    return read_path(path, 0, data, len, err);
 }
 
 int ps_file_write(const char *path, const char *data, size_t len, struct ps_error *err)

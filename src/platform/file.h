@@ -5,6 +5,7 @@
 #define PS_PLATFORM_FILE_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "core/error.h"
 
@@ -12,6 +13,15 @@
  * with free()). Errors: PS_ENOENT when there is no such file, PS_EIO otherwise, with
  * `<path>: <strerror>`; PS_ENOMEM. */
 int ps_file_read(const char *path, char **data, size_t *len, struct ps_error *err);
+
+/* ps_file_read of at most max bytes (0: no limit): a longer file is PS_ELIMIT
+ * `<path>: larger than <max> bytes`. Path "-" reads the standard input, named "<stdin>". */
+int ps_file_read_max(const char *path, size_t max, char **data, size_t *len,
+                     struct ps_error *err);
+
+/* The same for an open stream (not closed), named name in messages. */
+int ps_file_read_stream(FILE *f, const char *name, size_t max, char **data, size_t *len,
+                        struct ps_error *err);
 
 /* Replaces the file at path with len bytes of data: it writes "<path>.tmp-<pid>" and renames
  * it over path, so readers never see half a file and a failure leaves path as it was.

@@ -126,3 +126,26 @@ int ps_private_file_read(const char *path, size_t max_bytes, char **out, size_t 
         *len = done;
     return 0;
 }
+
+int ps_private_dir_ensure(const char *dir, const char *what, struct ps_error *err)
+{
+    struct stat st;
+    if (stat(dir, &st) == 0) {
+        if (!S_ISDIR(st.st_mode))
+            return ps_error_set(err, PS_EIO, "%s %s is not a directory", what, dir);
+        return 0;
+    }
+    if (errno != ENOENT || mkdir(dir, 0700) != 0)
+        return ps_error_set(err, PS_EIO, "cannot create the %s %s: %s", what, dir,
+                            strerror(errno));
+    return 0;
+}
+
+int ps_private_file_create(const char *path, const char *what, struct ps_error *err)
+{
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return ps_error_set(err, PS_EIO, "cannot open %s %s: %s", what, path, strerror(errno));
+    close(fd);
+    return 0;
+}

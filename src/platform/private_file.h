@@ -18,4 +18,13 @@ int ps_private_file_write(const char *path, const void *data, size_t len, struct
 int ps_private_file_read(const char *path, size_t max_bytes, char **out, size_t *len,
                          struct ps_error *err);
 
+/* Creates the directory what (named so in messages, e.g. "data dir") at dir, mode 0700,
+ * unless it exists as a directory. Errors: PS_EIO `<what> <dir> is not a directory` or
+ * `cannot create the <what> <dir>: <strerror>`. */
+int ps_private_dir_ensure(const char *dir, const char *what, struct ps_error *err);
+
+/* Creates the file at path, mode 0600, if it does not exist (its content is left as it is),
+ * so that it is private from the start. Errors: PS_EIO `cannot open <what> <path>: <strerror>`. */
+int ps_private_file_create(const char *path, const char *what, struct ps_error *err);
+
 #endif

@@ -20,6 +20,7 @@
 #include "core/strmap.h"
 #include "io/textbuf.h"
 #include "platform/clock.h"
+#include "platform/net.h"
 #include "server/metrics.h"
 
 #include "server/http_server_impl.h"
@@ -683,53 +684,7 @@ const char *ps_http_request_header(const struct ps_http_request *req, const char
 
 static int open_listener(struct ps_http_server *srv, struct ps_error *err)
 {
-    struct sockaddr_storage ss;
-    memset(&ss, 0, sizeof ss);
-    socklen_t len;
-    int family;
-    struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
-    struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
-    if (inet_pton(AF_INET, srv->cfg.host, &sin->sin_addr) == 1) {
-        family = AF_INET;
-        sin->sin_family = AF_INET;
-        sin->sin_port = htons(srv->cfg.port);
-        len = sizeof *sin;
-    } else if (inet_pton(AF_INET6, srv->cfg.host, &sin6->sin6_addr) == 1) {
-        family = AF_INET6;
-        sin6->sin6_family = AF_INET6;
-        sin6->sin6_port = htons(srv->cfg.port);
-        len = sizeof *sin6;
-    } else {
-        return ps_error_set(err, PS_EINVAL, "listen host '%s' is not a numeric address",
-                            srv->cfg.host);
-    }
-    int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd < 0)
-        return ps_error_set(err, PS_EIO, "cannot create a socket for %s:%u: %s", srv->cfg.host,
-                            srv->cfg.port, strerror(errno));
-    int one = 1;
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (family == AF_INET6)
-        setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
-    if (bind(fd, (struct sockaddr *)&ss, len) != 0 || listen(fd, SOMAXCONN) != 0) {
-        int e = errno;
-        close(fd);
-        return ps_error_set(err, PS_EIO, "cannot listen on %s%s%s:%u: %s",
-                            family == AF_INET6 ? "[" : "", srv->cfg.host,
-                            family == AF_INET6 ? "]" : "", srv->cfg.port, strerror(e));
-    }
-    struct sockaddr_storage bound;
-    socklen_t blen = sizeof bound;
-    if (getsockname(fd, (struct sockaddr *)&bound, &blen) != 0) {
-        int e = errno;
-        close(fd);
-        return ps_error_set(err, PS_EIO, "cannot read the port bound on %s: %s", srv->cfg.host,
-                            strerror(e));
-    }
-    srv->port = ntohs(family == AF_INET ? ((struct sockaddr_in *)&bound)->sin_port
-                                        : ((struct sockaddr_in6 *)&bound)->sin6_port);
-    srv->listen_fd = fd;
-    return 0;
+    return ps_net_listen(srv->cfg.host, srv->cfg.port, &srv->listen_fd, &srv->port, err);
 }
 
 int ps_http_server_start(struct ps_http_server *srv, struct ps_error *err)

@@ -390,8 +390,7 @@ int ps_svc_update_tree(struct ps_service *svc, struct ps_svc_tree_state *ts,
 struct probe {
     struct ps_service *svc;
     struct ps_pool_tree *tree;
-    const struct ps_formula *filter;    /* the operation's effective filter in the snapshot */
-    struct ps_resources shape, min_spare;
+    struct ps_pending_job job;          /* filter: its effective filter in the snapshot */
 };
 
 /* Calls fn for each registered node of the tree with its limits and the usage of its jobs;
@@ -417,20 +416,23 @@ static bool node_fits(struct probe *p, struct ps_svc_node *n, struct ps_resource
 {
     (void)usage;
     const struct ps_node *sn = ps_strategy_find_node(p->svc->strategy, n->id);   /* any_node's */
-    return ps_resources_fit(p->shape, n->limits) && ps_resources_fit(p->min_spare, n->limits) &&
-           (!p->filter || ps_formula_eval(p->filter, (const char *const *)sn->tags, sn->tag_count));
+    const json_t *bytes = p->job.disk_medium && n->media
+                              ? json_object_get(n->media, p->job.disk_medium)
+                              : NULL;
+    return ps_pending_node_fits(&p->job, &n->limits, (const char *const *)sn->tags, sn->tag_count,
+                                json_is_integer(bytes) ? json_integer_value(bytes) : -1);
 }
 
 static bool node_has_room(struct probe *p, struct ps_svc_node *n, struct ps_resources usage)
 {
     struct ps_resources free_ = ps_resources_sub(n->limits, usage);
-    return ps_resources_fit(p->shape, free_) && ps_resources_fit(p->min_spare, free_);
+    return ps_pending_node_has_room(&p->job, &free_);
 }
 
 static bool add_usage(struct probe *p, struct ps_svc_node *n, struct ps_resources usage)
 {
     (void)n;
-    p->min_spare = ps_resources_add(p->min_spare, usage);   /* reused as the sum */
+    p->job.min_spare = ps_resources_add(p->job.min_spare, usage);   /* reused as the sum */
     return false;
 }
 
@@ -447,10 +449,10 @@ static bool probe_room(void *ctx)
 static bool probe_total_fits(void *ctx)
 {
     struct probe sum = *(struct probe *)ctx;
-    sum.min_spare = ps_resources_zero();
+    sum.job.min_spare = ps_resources_zero();
     any_node(&sum, add_usage);
     struct ps_resources total = ps_pool_tree_total_resources(sum.tree);
-    return ps_resources_fit(sum.shape, ps_resources_sub(total, sum.min_spare));
+    return ps_pending_total_fits(&sum.job.shape, &total, &sum.job.min_spare);
 }
 
 void ps_svc_pending_scheduler_reason(struct ps_service *svc, struct ps_svc_tree_state *ts,
@@ -467,9 +469,11 @@ void ps_svc_pending_scheduler_reason(struct ps_service *svc, struct ps_svc_tree_
     info->tree = ps_pool_tree_name(to->tree);
     if (in_update) {
         const struct ps_sched_operation *st = &ts->sched.sched_ops[element];
-        ctx.filter = st->filter;
-        ctx.shape = st->allocation;
-        ctx.min_spare = ts->sched.options.min_spare;
+        ctx.job = (struct ps_pending_job){.shape = st->allocation,
+                                          .min_spare = ts->sched.options.min_spare,
+                                          .filter = st->filter,
+                                          .disk_medium = st->disk_medium,
+                                          .disk_space = st->disk_space};
         int elem = -1;
         probe.sched_reason = ps_sched_operation_reason(snap, element, &elem);
         if (probe.sched_reason == PS_SCHED_LIMITS && elem >= 0) {
@@ -477,15 +481,9 @@ void ps_svc_pending_scheduler_reason(struct ps_service *svc, struct ps_svc_tree_
              * then removed, before the next update) and fs.pools[] is not to be followed */
             if (elem != element && ts->sched.fs.pools[elem])
                 probe.limit_pool = ts->sched.fs.elems[elem].in.name;
-            struct ps_resources need = ps_resources_add(ps_sched_usage(snap, elem), ctx.shape);
-            struct ps_resources limits = ps_sched_limits(snap, elem);
-            for (int r = 0; r < PS_RES_COUNT && probe.limit_resource < 0; r++)
-                if (need.v[r] > limits.v[r])
-                    probe.limit_resource = r;
+            probe.limit_resource = ps_pending_limit_resource(snap, elem, &ctx.job.shape);
         }
-        const struct ps_fs_element_output *fs = &to->dynamic.fs;
-        probe.satisfaction = ps_sched_satisfaction_ratio(&fs->usage_share, &fs->fair_share.total,
-                                                         &fs->demand_share);
+        probe.satisfaction = ps_pending_satisfaction(to);
     }
     ps_pending_scheduler_reason(&probe, info);
 }

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "core/op_spec.h"
+#include "core/sched_inputs.h"
 #include "io/json_value.h"
 #include "io/jsonval.h"
 #include "platform/wall_clock.h"
@@ -677,6 +678,23 @@ static bool op_runnable(const struct ps_svc_op *op)
     return !op->finished && op->sop && op->sop->state == PS_OP_RUNNING && !op->suspended;
 }
 
+static int64_t task_pending(const void *ctx, int i)
+{
+    return ((const struct ps_svc_op *)ctx)->tasks[i].q_len;
+}
+
+static const char *task_disk_request(const void *ctx, int i, int64_t *space)
+{
+    const struct ps_svc_task *t = &((const struct ps_svc_op *)ctx)->tasks[i];
+    *space = t->disk_space;
+    return t->disk_medium;
+}
+
+static struct ps_sched_tasks sched_tasks(const struct ps_svc_op *op)
+{
+    return (struct ps_sched_tasks){op, op->task_count, task_pending, task_disk_request};
+}
+
 /* filter: the operation's effective filter in the tree's current build (its own and its
  * pools'), which tree_sched keeps alive with the snapshot (struct ps_tree_sched.sched_ops). */
 static void fill_sched_state(const struct ps_svc_op *op, const struct ps_formula *filter,
@@ -689,26 +707,17 @@ static void fill_sched_state(const struct ps_svc_op *op, const struct ps_formula
     if (op->shape_task >= 0) {
         st->allocation = ps_svc_task_shape(&op->tasks[op->shape_task]);
         st->pending_count = op->tasks[op->shape_task].q_len;
-        st->disk_medium = op->tasks[op->shape_task].disk_medium;
-        st->disk_space = op->tasks[op->shape_task].disk_space;
     }
-    /* Nothing pending: the disk request still decides the SSD priority of the running jobs
-     * (upstream: the operation's disk request media). */
-    for (int i = 0; i < op->task_count && !st->disk_medium; i++) {
-        st->disk_medium = op->tasks[i].disk_medium;
-        st->disk_space = op->tasks[i].disk_space;
-    }
+    struct ps_sched_tasks tasks = sched_tasks(op);
+    ps_sched_disk_request(&tasks, op->shape_task, &st->disk_medium, &st->disk_space);
 }
 
-/* Picks the task whose allocations the snapshots offer (the first with pending jobs), sets the
+/* Picks the task whose allocations the snapshots offer (core/sched_inputs.h), sets the
  * engine's inputs (ps_svc_op_push_inputs) and tells every tree's snapshot. */
 void ps_svc_op_update_shape(struct ps_service *svc, struct ps_svc_op *op)
 {
-    int shape = -1;
-    for (int i = 0; i < op->task_count && shape < 0; i++)
-        if (op->tasks[i].q_len > 0)
-            shape = i;
-    op->shape_task = shape;
+    struct ps_sched_tasks tasks = sched_tasks(op);
+    op->shape_task = ps_sched_offered_task(&tasks);
     ps_svc_op_push_inputs(op);
     for (int i = 0; i < op->tree_count; i++) {
         struct ps_svc_op_tree *t = &op->trees[i];
@@ -788,7 +797,7 @@ void ps_svc_forget_elements(struct ps_service *svc, struct ps_pool_tree *tree)
 }
 
 /* Writes the engine's inputs of op in membership slot i into out: usage, demand (usage and
- * every pending job at its task's current shape), pending jobs, suspended. */
+ * every pending job at its task's current shape, core/sched_inputs.h), pending jobs, suspended. */
 static void engine_inputs(const struct ps_svc_op *op, int i, struct ps_tree_op *out)
 {
     out->usage = op->trees[i].usage;
@@ -798,9 +807,7 @@ static void engine_inputs(const struct ps_svc_op *op, int i, struct ps_tree_op *
         int64_t q = op->tasks[j].q_len;
         if (q == 0)
             continue;
-        struct ps_resources shape = ps_svc_task_shape(&op->tasks[j]);
-        for (int r = 0; r < PS_RES_COUNT; r++)
-            out->demand.v[r] += shape.v[r] * q;
+        out->demand = ps_demand_add_pending(out->demand, ps_svc_task_shape(&op->tasks[j]), q);
         pending += q;
     }
     out->pending_job_count = pending;

@@ -6,7 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
+
+#include "platform/private_file.h"
 
 bool ps_store_url_is_postgres(const char *url)
 {
@@ -27,21 +28,6 @@ int ps_store_open_url(const char *url, const char *data_dir, struct ps_store **o
     return ps_store_open_config(&cfg, out, err);
 }
 
-/* Creates dir (mode 0700) unless it exists as a directory. */
-static int ensure_dir(const char *dir, struct ps_error *err)
-{
-    struct stat st;
-    if (stat(dir, &st) == 0) {
-        if (!S_ISDIR(st.st_mode))
-            return ps_error_set(err, PS_EIO, "data dir %s is not a directory", dir);
-        return 0;
-    }
-    if (errno != ENOENT || mkdir(dir, 0700) != 0)
-        return ps_error_set(err, PS_EIO, "cannot create the data dir %s: %s", dir,
-                            strerror(errno));
-    return 0;
-}
-
 int ps_store_open_config(const struct ps_store_config *cfg, struct ps_store **out,
                          struct ps_error *err)
 {
@@ -55,7 +41,7 @@ int ps_store_open_config(const struct ps_store_config *cfg, struct ps_store **ou
     if (!pg && (!cfg->data_dir || !*cfg->data_dir))
         return ps_error_set(err, PS_EINVAL, "the store needs a data dir");
     if (cfg->data_dir && *cfg->data_dir) {
-        int rc = ensure_dir(cfg->data_dir, err);
+        int rc = ps_private_dir_ensure(cfg->data_dir, "data dir", err);
         if (rc)
             return rc;
     }

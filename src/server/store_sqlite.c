@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "platform/private_file.h"
+
 struct cached_stmt {
     char *sql;
     sqlite3_stmt *stmt;
@@ -271,13 +273,11 @@ int ps_store_sqlite_open(const struct ps_store_config *cfg, struct ps_store **ou
 
     /* Create the file ourselves so it is private from the start (it holds token hashes);
      * SQLite gives the -wal and -shm files the same mode. */
-    int fd = open(s->base.path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (fd < 0) {
-        ps_error_set(err, PS_EIO, "cannot open the store %s: %s", s->base.path, strerror(errno));
+    rc = ps_private_file_create(s->base.path, "the store", err);
+    if (rc != 0) {
         sq_close(s);
-        return PS_EIO;
+        return rc;
     }
-    close(fd);
 
     rc = sqlite3_open_v2(s->base.path, &s->db,
                          SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);

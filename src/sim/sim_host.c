@@ -158,12 +158,7 @@ static int scheduled(void *ctx, int64_t node, const struct ps_sched_result *res,
         if (skip->reason == PS_SCHED_LIMITS && skip->element >= 0) {
             if (skip->element != skip->op && T->elem_stats[skip->element])
                 pool = T->elem_stats[skip->element]->name;
-            struct ps_resources need = ps_resources_add(ps_sched_usage(T->ts.snap, skip->element),
-                                                        ms->fed_shape);
-            struct ps_resources limits = ps_sched_limits(T->ts.snap, skip->element);
-            for (int r = 0; r < PS_RES_COUNT && resource < 0; r++)
-                if (need.v[r] > limits.v[r])
-                    resource = r;
+            resource = ps_pending_limit_resource(T->ts.snap, skip->element, &ms->fed_shape);
         }
         /* Reasons are re-evaluated at the next fair share period when this changes them. */
         if (ms->sched_reason != skip->reason || ms->limit_pool != pool || ms->limit_resource != resource)

@@ -18,6 +18,7 @@
 #include "core/node_overdraft.h"
 #include "core/pending.h"
 #include "core/preempt.h"
+#include "core/sched_inputs.h"
 #include "core/schedule.h"
 #include "core/strategy.h"
 #include "core/strmap.h"
@@ -331,6 +332,8 @@ int sim_nodes_moved(struct ps_sim *sim, struct ps_error *err);
 int sim_op_sync(struct ps_sim *sim, int op, struct ps_error *err);
 /* The snapshot state of membership k of op: runnable, pending count and shape of the current
  * task, the loop's effective filter of its element. */
+/* The operation's tasks as core/sched_inputs.h reads them (sim_sched.c). */
+struct ps_sched_tasks sim_op_tasks(const struct sim_op *o);
 void sim_op_state(const struct ps_sim *sim, int op, int k, struct ps_sched_operation *st);
 
 /* ---- sim_jobs.c ------------------------------------------------------------------------- */

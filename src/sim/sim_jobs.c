@@ -11,31 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/sched_inputs.h"
 #include "core/single_tree.h"
 #include "io/json_value.h"
 #include "sim/sim_internal.h"
 
 /* ---- resources -------------------------------------------------------------------------- */
-
-/* a + b saturating at PS_RES_INFINITE (node limits and demands may be unlimited). */
-static struct ps_resources add_sat(struct ps_resources a, struct ps_resources b)
-{
-    for (int r = 0; r < PS_RES_COUNT; r++)
-        a.v[r] = (a.v[r] >= PS_RES_INFINITE || b.v[r] >= PS_RES_INFINITE ||
-                  a.v[r] > PS_RES_INFINITE - b.v[r])
-                     ? PS_RES_INFINITE
-                     : a.v[r] + b.v[r];
-    return a;
-}
-
-static struct ps_resources scale_sat(struct ps_resources a, int64_t k)
-{
-    for (int r = 0; r < PS_RES_COUNT; r++) {
-        int64_t p;
-        a.v[r] = (__builtin_mul_overflow(a.v[r], k, &p) || p > PS_RES_INFINITE) ? PS_RES_INFINITE : p;
-    }
-    return a;
-}
 
 struct ps_resources sim_task_job_resources(const struct ps_sim *sim, int op, int task)
 {
@@ -52,13 +33,14 @@ void sim_op_demand_changed(struct ps_sim *sim, int op)
     struct ps_resources pending = ps_resources_zero();
     for (int t = 0; t < o->task_count; t++)
         if (o->tasks[t].pending > 0)
-            pending = add_sat(pending, scale_sat(sim_task_job_resources(sim, op, t), o->tasks[t].pending));
+            pending = ps_demand_add_pending(pending, sim_task_job_resources(sim, op, t),
+                                            o->tasks[t].pending);
     o->pending_demand = pending;
     for (int k = 0; k < o->m_count; k++) {
         struct sim_membership *ms = &o->ms[k];
         if (!ms->m)
             continue;
-        struct ps_resources demand = add_sat(ms->usage, pending);
+        struct ps_resources demand = ps_resources_add_sat(ms->usage, pending);
         if (ms->in_stats) {
             struct ps_resources zero = ps_resources_zero(), delta = ps_resources_sub(demand, ms->demand);
             sim_stats_add(sim, ms->path, ms->path_len, &zero, &delta, 1);

@@ -6,7 +6,8 @@
  * the operation's first tree (in its pool_trees order) that has a reason:
  *   waiting_for_fair_share_update  no update has included it yet;
  *   no_node_fits                   no node group of the tree that its filters (and its pools')
- *                                  allow is large enough for its next job (and min_spare);
+ *                                  allow is large enough for its next job (and min_spare), with
+ *                                  a disk medium that holds its disk request;
  *   operation/pool_resource_limits the last heartbeat that looked at it stopped at limits;
  *   usage_at_fair_share            local satisfaction >= 1: the others come first (FIFO pools
  *                                  give operations after the first a fair share of 0);
@@ -26,22 +27,32 @@
 
 #include "sim/sim_internal.h"
 
-/* A node group of the tree allows the job: filters of the operation and its pools, size. */
+/* A group's disk space on medium (-1: it has no such medium, or none is asked). */
+static int64_t medium_bytes(const struct ps_scenario_node_group *g, const char *medium)
+{
+    for (size_t m = 0; medium && m < g->medium_count; m++)
+        if (strcmp(g->media[m], medium) == 0)
+            return g->medium_disk_space[m];
+    return -1;
+}
+
+/* A node group of the tree allows the job: filters of the operation and its pools, size, disk. */
 static bool fits_some_group(struct ps_sim *sim, struct sim_op *o, struct sim_membership *ms)
 {
     int task = o->cur_task;
     if (ms->fits_task == task)
         return ms->fits;
     const struct sim_tree *T = &sim->trees[ms->tree];
-    struct ps_resources shape = sim_task_job_resources(sim, o->index, task);
+    struct ps_pending_job job = {.shape = sim_task_job_resources(sim, o->index, task),
+                                 .min_spare = T->ts.options.min_spare,
+                                 .filter = ms->filter};
+    struct ps_sched_tasks tasks = sim_op_tasks(o);
+    ps_sched_disk_request(&tasks, task, &job.disk_medium, &job.disk_space);
     bool fits = false;
     for (int i = 0; i < T->group_count && !fits; i++) {
         const struct ps_scenario_node_group *g = &sim->sc->node_groups[T->groups[i]];
-        const char *const *tags = (const char *const *)g->tags;
-        if (!ps_resources_fit(shape, g->resource_limits) ||
-            !ps_resources_fit(T->ts.options.min_spare, g->resource_limits))
-            continue;
-        fits = !ms->filter || ps_formula_eval(ms->filter, tags, (int)g->tag_count);
+        fits = ps_pending_node_fits(&job, &g->resource_limits, (const char *const *)g->tags,
+                                    (int)g->tag_count, medium_bytes(g, job.disk_medium));
     }
     ms->fits_task = task;
     ms->fits = fits;
@@ -107,7 +118,7 @@ static bool probe_total_fits(void *ctx)
 {
     struct probe *p = ctx;
     const struct sim_tree *T = &p->sim->trees[p->ms->tree];
-    return ps_resources_fit(p->shape, ps_resources_sub(T->total, T->usage));
+    return ps_pending_total_fits(&p->shape, &T->total, &T->usage);
 }
 
 static bool probe_room(void *ctx)
@@ -122,7 +133,6 @@ static void scheduler_reason(struct ps_sim *sim, struct sim_op *o, struct sim_me
 {
     const struct ps_tree_op *m = ms->m;
     info->tree = sim->trees[ms->tree].name;
-    const struct ps_fs_element_output *fs = &m->dynamic.fs;
     struct probe ctx = {sim, o, ms, sim_task_job_resources(sim, o->index, o->cur_task)};
     bool in_update = m->fs_index >= 0 && m->dynamic.valid;
     struct ps_pending_probe probe = {
@@ -132,10 +142,7 @@ static void scheduler_reason(struct ps_sim *sim, struct sim_op *o, struct sim_me
         .sched_reason = ms->sched_reason,
         .limit_pool = ms->limit_pool,
         .limit_resource = ms->limit_resource,
-        .satisfaction = in_update ? ps_sched_satisfaction_ratio(&fs->usage_share,
-                                                                &fs->fair_share.total,
-                                                                &fs->demand_share)
-                                  : 0.0,
+        .satisfaction = in_update ? ps_pending_satisfaction(m) : 0.0,
         .total_fits = probe_total_fits,
         .some_node_has_room = probe_room,
     };

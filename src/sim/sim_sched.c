@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "core/exec_nodes.h"
+#include "core/sched_inputs.h"
 #include "sim/sim_internal.h"
 
 /* ---- generations and dormancy ----------------------------------------------------------- */
@@ -58,6 +59,23 @@ int sim_tree_changed(struct ps_sim *sim, int tree)
 
 /* ---- operations in the snapshots -------------------------------------------------------- */
 
+static int64_t task_pending(const void *ctx, int t)
+{
+    return ((const struct sim_op *)ctx)->tasks[t].pending;
+}
+
+static const char *task_disk_request(const void *ctx, int t, int64_t *space)
+{
+    const struct ps_scenario_task *task = ((const struct sim_op *)ctx)->tasks[t].spec;
+    *space = task->disk_space;
+    return task->disk_medium;
+}
+
+struct ps_sched_tasks sim_op_tasks(const struct sim_op *o)
+{
+    return (struct ps_sched_tasks){o, o->task_count, task_pending, task_disk_request};
+}
+
 void sim_op_state(const struct ps_sim *sim, int op, int k, struct ps_sched_operation *st)
 {
     const struct sim_op *o = &sim->ops[op];
@@ -69,9 +87,8 @@ void sim_op_state(const struct ps_sim *sim, int op, int k, struct ps_sched_opera
     st->runnable = ms->m && o->state == SIM_OP_RUNNING && !ms->m->suspended;
     st->pending_count = t >= 0 ? o->tasks[t].pending : 0;
     st->allocation = sim_task_job_resources(sim, op, t >= 0 ? t : 0);
-    const struct ps_scenario_task *task = o->tasks[t >= 0 ? t : 0].spec;
-    st->disk_medium = task->disk_medium;
-    st->disk_space = task->disk_space;
+    struct ps_sched_tasks tasks = sim_op_tasks(o);
+    ps_sched_disk_request(&tasks, t, &st->disk_medium, &st->disk_space);
     /* computed by the loop at the update from the pools */
     st->regular_on_ssd_forbidden = ms->m && ms->elem >= 0 &&
                                    T->ts.sched_ops[ms->elem].regular_on_ssd_forbidden;
@@ -80,13 +97,8 @@ void sim_op_state(const struct ps_sim *sim, int op, int k, struct ps_sched_opera
 int sim_op_sync(struct ps_sim *sim, int op, struct ps_error *err)
 {
     struct sim_op *o = &sim->ops[op];
-    o->cur_task = -1;
-    for (int t = 0; t < o->task_count; t++) {
-        if (o->tasks[t].pending > 0) {
-            o->cur_task = t;
-            break;
-        }
-    }
+    struct ps_sched_tasks tasks = sim_op_tasks(o);
+    o->cur_task = ps_sched_offered_task(&tasks);
     for (int k = 0; k < o->m_count; k++) {
         struct sim_membership *ms = &o->ms[k];
         struct sim_tree *T = &sim->trees[ms->tree];

@@ -24,6 +24,7 @@ TREE = {"fair_share_starvation_timeout": 300, "fair_share_starvation_tolerance":
         "preemptive_scheduling_backoff": 0, "allocation_preemption_timeout": 60000,
         "fair_share_update_period": 100}
 JOBS = 10
+TASKS = "tasks"   # an operation's own tasks: [(name, jobs, disk medium or None)]
 
 # Scenarios: pools {name: attributes}, operations [(id, pool, start s[, spec])], optional run-time
 # updates [(s, operation, parameters)] (update_operation / update_op_parameters); every job takes
@@ -40,12 +41,25 @@ SCENARIOS = {
     "tags": ({"a": {}}, [("A", "a", 0, {"scheduling_tag_filter": "tagA"}),
                          ("N", "a", 0, {"scheduling_tag_filter": "tagA & !tagB"}),
                          ("C", "a", 1, {"scheduling_tag": "tagC"})]),
+    # the offered task is the first with pending jobs, and its own disk request decides where
+    # its jobs go (core/sched_inputs.h): "plain" asks for none and runs, "ssd" asks for a
+    # medium no node has and waits behind it
+    "tasks": ({"a": {}}, [("T", "a", 0, {TASKS: [("plain", 3, None), ("ssd", 2, "ssd")]})]),
 }
 SETTLE_S = 6
 
 
 def spec_of(o):
-    return o[3] if len(o) > 3 else {}
+    return {k: v for k, v in (o[3] if len(o) > 3 else {}).items() if k != TASKS}
+
+
+def tasks_of(o):
+    """[(name, jobs, medium)]: the operation's tasks, one of JOBS jobs by default."""
+    return (o[3] if len(o) > 3 else {}).get(TASKS, [("main", JOBS, None)])
+
+
+def disk(medium):
+    return {"disk_request": {"disk_space": 1 << 30, "medium_name": medium}} if medium else {}
 
 
 
@@ -58,8 +72,10 @@ def simulate(name, pools, ops, updates=()):
     sc.update({
           "pool_trees": {"physical": dict(TREE, pools=[dict(v, name=k) for k, v in pools.items()])},
           "operations": [{"id": o[0], "start_time": o[2] * 1000, "spec": dict(spec_of(o), pool=o[1]),
-                          "tasks": [{"job_count": JOBS, "duration": 10 ** 8, "interruptible": True,
-                                     "resources": {"cpu": 1, "memory": 128 * MIB, "user_slots": 1}}]}
+                          "tasks": [dict(disk(m), name=t, job_count=n, duration=10 ** 8,
+                                         interruptible=True,
+                                         resources={"cpu": 1, "memory": 128 * MIB, "user_slots": 1})
+                                    for t, n, m in tasks_of(o)]}
                          for o in ops],
           "events": [{"time": t * 1000, "type": "update_operation", "operation": i, "parameters": u}
                      for t, i, u in updates]})
@@ -118,8 +134,9 @@ def serve(name, pools, ops, updates=()):
             while todo and time.time() >= t0 + todo[0][2]:
                 o = todo.pop(0)
                 i, p = o[0], o[1]
-                spec = {**spec_of(o), "pool": p, "tasks": {"main": {"command": "sleep 1000", "job_count": JOBS,
-                                                      "cpu_limit": 1, "memory_limit": 128 * MIB}}}
+                spec = {**spec_of(o), "pool": p, "tasks": {
+                    t: dict(disk(m), command="sleep 1000", job_count=n, cpu_limit=1,
+                            memory_limit=128 * MIB) for t, n, m in tasks_of(o)}}
                 ids[i] = s.ok("start_op", {"operation_type": "vanilla", "spec": spec})["operation_id"]
                 batch.append(ids[i])
             # Operations the simulator starts at one millisecond meet the nodes together: no
