@@ -357,6 +357,8 @@ struct ps_service {
     struct ps_metric *m_hb_latency, *m_fs_duration, *m_fs_locked, *m_commits, *m_nodes, *m_jobs_in_memory;
     struct ps_metric *m_leader_epoch, *m_standbys;   /* --ha (ha.h) */
     int ha_standbys;   /* standbys the leader saw at its last renewal (atomic; -1 unknown) */
+    pthread_mutex_t ha_mu;             /* guards ha_view */
+    struct ps_store_leader ha_view;    /* --ha: the leader row at the last renewal (orchid) */
     struct ps_metric_family *f_pool_fair_share, *f_pool_usage, *f_pool_demand;
     struct ps_metric_family *f_pool_satisfaction;   /* {tree, pool, quantile} */
     struct ps_metric_family *f_pool_count;   /* poolsched_pool_count{tree} */

@@ -240,6 +240,7 @@ int ps_service_start(const struct ps_service_config *cfg, struct ps_service **ou
     pthread_mutex_init(&svc->mu, NULL);
     pthread_mutex_init(&svc->store_mu, NULL);
     pthread_mutex_init(&svc->auth_mu, NULL);
+    pthread_mutex_init(&svc->ha_mu, NULL);
     pthread_cond_init(&svc->loop_cv, NULL);
     ps_strmap_init(&svc->ops);
     ps_strmap_init(&svc->jobs);
@@ -502,6 +503,7 @@ void ps_service_stop(struct ps_service *svc)
     pthread_mutex_destroy(&svc->mu);
     pthread_mutex_destroy(&svc->store_mu);
     pthread_mutex_destroy(&svc->auth_mu);
+    pthread_mutex_destroy(&svc->ha_mu);
     pthread_cond_destroy(&svc->loop_cv);
     free(svc);
 }

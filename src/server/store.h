@@ -203,6 +203,7 @@ struct ps_store_leader {
     int64_t lease_left_ms;   /* until its lease expires (< 0: expired), by the database's clock */
     int64_t since_ms;        /* when it took over, ms since the epoch (the database's clock) */
     int standbys;            /* standbys that polled in the last 2 s (not the leader itself) */
+    char standby_addresses[512];   /* their addresses, comma-separated, sorted (cut short) */
 };
 
 /* Becomes leader of epoch + 1 when the lease has expired (or was never taken): *epoch gets the

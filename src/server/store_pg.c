@@ -626,6 +626,9 @@ static int op_leader_get(struct ps_store *b, struct ps_store_leader *out, struct
                  " floor(extract(epoch FROM lease_until - clock_timestamp()) * 1000)::bigint,"
                  " floor(extract(epoch FROM since) * 1000)::bigint,"
                  " (SELECT count(*) FROM standbys WHERE holder <> leader.holder"
+                 "  AND last_seen > clock_timestamp() - interval '2 seconds'),"
+                 " (SELECT coalesce(string_agg(address, ',' ORDER BY address), '') FROM standbys"
+                 "  WHERE holder <> leader.holder"
                  "  AND last_seen > clock_timestamp() - interval '2 seconds')"
                  " FROM leader WHERE id = 1",
                  0, NULL, &r, "cannot read the leader row", err);
@@ -638,6 +641,8 @@ static int op_leader_get(struct ps_store *b, struct ps_store_leader *out, struct
         out->lease_left_ms = strtoll(PQgetvalue(r, 0, 3), NULL, 10);
         out->since_ms = strtoll(PQgetvalue(r, 0, 4), NULL, 10);
         out->standbys = atoi(PQgetvalue(r, 0, 5));
+        snprintf(out->standby_addresses, sizeof out->standby_addresses, "%s",
+                 PQgetvalue(r, 0, 6));
     }
     PQclear(r);
     return 0;

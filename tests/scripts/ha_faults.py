@@ -113,7 +113,8 @@ class Instance:
         return "http://127.0.0.1:%d%s" % (self.port, path)
 
 
-def http(inst, method, path, body=None, token=None, timeout=5):
+def http(inst, method, path, body=None, token=None, timeout=5, headers_out=None):
+    """(status, parsed body); headers_out, a dict, gets the response's headers."""
     data = None if body is None else json.dumps(body).encode()
     req = urllib.request.Request(inst.url(path), data=data, method=method)
     if token:
@@ -127,8 +128,12 @@ def http(inst, method, path, body=None, token=None, timeout=5):
             return text
     try:
         with urllib.request.urlopen(req, timeout=timeout) as r:
+            if headers_out is not None:
+                headers_out.update(r.headers)
             return r.status, parse(r.read().decode())
     except urllib.error.HTTPError as e:
+        if headers_out is not None:
+            headers_out.update(e.headers)
         return e.code, parse(e.read().decode())
     except OSError:
         return 0, None
@@ -175,9 +180,10 @@ secret = open(os.path.join(insts[0].dir, "cluster_secret")).read().strip()
 st, body = http(insts[1], "GET", "/readyz")
 check(st == 503 and body["role"] == "standby", "the second is a standby: %d %s" % (st, body))
 check(http(insts[1], "GET", "/healthz")[0] == 200, "a standby is live (/healthz 200)")
-st, body = http(insts[1], "POST", "/api/v1/get", {"path": P}, admin)
-check(st == 503 and "not the leader" in (body or {}).get("message", ""),
-      "a standby refuses API calls naming the leader: %d %s" % (st, body))
+h = {}
+st, body = http(insts[1], "POST", "/api/v1/get", {"path": P}, admin, headers_out=h)
+check(st == 200 and h.get("X-Poolsched-Forwarded-To") == "127.0.0.1:%d" % insts[0].port,
+      "a standby forwards API calls to the leader: %d %s %s" % (st, body, h))
 
 lock = threading.Lock()
 acked = {}        # pool name -> (instance name, time acknowledged)
@@ -197,11 +203,16 @@ def writer(k):
     while not stop.is_set():
         i += 1
         name = "w%d_%d" % (k, i)
+        h = {}
         st, _ = http(target, "POST", "/api/v1/create",
-                     {"type": "scheduler_pool", "path": P + "/" + name}, admin, timeout=10)
+                     {"type": "scheduler_pool", "path": P + "/" + name}, admin, timeout=10,
+                     headers_out=h)
         if st == 200:
+            # acknowledged by the leader a standby forwarded it to, or by the target itself
+            fwd = h.get("X-Poolsched-Forwarded-To")
+            by = next((x for x in insts if fwd == "127.0.0.1:%d" % x.port), target)
             with lock:
-                acked[name] = (target.name, time.time())
+                acked[name] = (by.name, time.time())
         else:
             target = insts[1] if target is insts[0] else insts[0]
             time.sleep(0.02)

@@ -1,0 +1,233 @@
+"""A standby forwards clients to the leader (tests/scripts/ha_forward.sh starts PostgreSQL).
+
+usage: ha_forward.py BINARY WORK_DIR STORE_URL
+"""
+import base64
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+from server_helper import check, finish
+
+bin, work, store = sys.argv[1:4]
+LEASE_MS = 3000
+P = "//sys/pool_trees/physical"
+FWD_TO = "X-Poolsched-Forwarded-To"
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+class Instance:
+    def __init__(self, name):
+        self.name, self.port = name, free_port()
+        self.address = "127.0.0.1:%d" % self.port
+        self.dir = os.path.join(work, name)
+        self.log_path = self.dir + ".log"
+
+    def start(self):
+        self.log = open(self.log_path, "a")
+        self.proc = subprocess.Popen(
+            [bin, "scheduler", "--ha", "--store", store, "--listen", self.address,
+             "--data-dir", self.dir, "--config", os.path.join(work, "ha.json")],
+            stdout=subprocess.DEVNULL, stderr=self.log)
+        deadline = time.time() + 20
+        while time.time() < deadline:
+            if re.search(r"event=(standby_started|scheduler_started)", open(self.log_path).read()):
+                return
+            if self.proc.poll() is not None:
+                raise RuntimeError("%s exited: %s" % (self.name, open(self.log_path).read()[-2000:]))
+            time.sleep(0.02)
+        raise RuntimeError("%s did not start" % self.name)
+
+
+def http(inst, method, path, body=None, token=None, headers=None, timeout=20):
+    """(status, parsed body, headers) of one request to inst only."""
+    data = None if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
+    req = urllib.request.Request("http://%s%s" % (inst.address, path), data=data, method=method)
+    if token:
+        req.add_header("Authorization", "OAuth " + token)
+    if data is not None:
+        req.add_header("Content-Type", "application/json")
+    for k, v in (headers or {}).items():
+        req.add_header(k, v)
+
+    def parse(text):
+        try:
+            return json.loads(text or "null")
+        except ValueError:
+            return text
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            return r.status, parse(r.read().decode()), r.headers
+    except urllib.error.HTTPError as e:
+        return e.code, parse(e.read().decode()), e.headers
+    except OSError as e:
+        return 0, {"message": "no answer: %s" % e}, {}
+
+
+def wait_ready(inst, seconds):
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        if http(inst, "GET", "/readyz", timeout=2)[0] == 200:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+os.makedirs(work, exist_ok=True)
+with open(os.path.join(work, "ha.json"), "w") as f:
+    json.dump({"ha_lease": LEASE_MS}, f)
+a, b = Instance("a"), Instance("b")
+a.start()
+check(wait_ready(a, 15), "a leads")
+admin = open(os.path.join(a.dir, "admin_token")).read().strip()
+shutil.copytree(a.dir, b.dir)   # one cluster's secrets
+b.start()
+time.sleep(0.5)                  # b has read the leader row (it polls every 200 ms)
+st, body, _ = http(b, "GET", "/readyz")
+check(st == 503 and body["role"] == "standby" and body["leader"] == a.address,
+      "b is a standby that knows the leader: %d %s" % (st, body))
+
+# ---- a client that knows only the standby -----------------------------------------------------
+st, body, h = http(b, "GET", "/auth/whoami", token=admin)
+check(st == 200 and h.get(FWD_TO) == a.address,
+      "whoami through the standby: the leader answers (%s: %s): %d %s" % (FWD_TO, h.get(FWD_TO), st, body))
+st, body, h = http(b, "POST", "/api/v1/create", {"type": "scheduler_pool", "path": P + "/fwd",
+                   "attributes": {"weight": 3}}, admin)
+check(st == 200 and h.get(FWD_TO) == a.address, "create a pool through the standby: %d %s" % (st, body))
+spec = {"pool": "fwd", "tasks": {"t": {"command": "sleep 100", "job_count": 1}}}
+st, body, h = http(b, "POST", "/api/v4/start_operation", {"operation_type": "vanilla", "spec": spec}, admin)
+op = (body or {}).get("operation_id") if isinstance(body, dict) else None
+check(st == 200 and op and h.get(FWD_TO) == a.address,
+      "start_operation (/api/v4) through the standby: %d %s" % (st, body))
+# reads: parameters in X-YT-Parameters (a YTsaurus client's reads), the pool in the query too
+params = json.dumps({"operation_id": op, "attributes": ["state", "pool", "id"]})
+st, body, h = http(b, "GET", "/api/v4/get_operation", headers={"X-YT-Parameters": params}, token=admin)
+check(st == 200 and isinstance(body, dict) and body.get("id") == op,
+      "get_operation with X-YT-Parameters through the standby: %d %s" % (st, body))
+st, body, h = http(b, "GET", "/api/v4/get?path=" + urllib.request.quote(P + "/fwd/@weight"), token=admin)
+check(st == 200 and body in ({"value": 3}, 3),
+      "get with the path in the query through the standby: %d %s" % (st, body))
+st, body, h = http(b, "POST", "/api/v1/get_operation", {"operation_id": op}, admin)
+check(st == 200 and body.get("state") in ("pending", "running", "materializing"),
+      "get_operation (/api/v1) through the standby: %d %s" % (st, body))
+# the leader's refusals come back as they are: status, body, X-YT-* headers
+st, body, h = http(b, "POST", "/api/v1/get", {"path": P + "/fwd"})
+check(st == 401 and h.get(FWD_TO) == a.address, "no token: the leader's 401 through the standby: %d %s" % (st, body))
+st, body, h = http(b, "GET", "/api/v4/get?path=//no/such", token=admin)
+check(st >= 400 and h.get("X-YT-Response-Code") and h.get(FWD_TO) == a.address,
+      "a YTsaurus error keeps its X-YT-* headers: %d %s %s" % (st, h.get("X-YT-Response-Code"), body))
+
+# ---- the orchid shows who leads (read through the standby: the leader answers) ------------------
+SVC = "//sys/scheduler/orchid/scheduler/service"
+deadline = time.time() + 5   # the leader reads the standbys at each renewal (lease/4)
+while True:
+    st, body, h = http(b, "POST", "/api/v1/get", {"path": SVC}, admin)
+    v = (body or {}).get("value", {}) if isinstance(body, dict) else {}
+    if v.get("standbys") or time.time() > deadline:
+        break
+    time.sleep(0.1)
+check(st == 200 and v.get("connected") is True and v.get("ha") is True and v.get("epoch") == 1
+      and v.get("address") == a.address and v.get("standbys") == [b.address]
+      and abs(v.get("last_connection_time", 0) / 1000 - time.time()) < 60 and v.get("hostname"),
+      "orchid %s: the leader a, epoch 1, since when, standby b: %d %s" % (SVC, st, body))
+st, body, h = http(b, "GET", "/api/v4/get?path=" + urllib.request.quote(SVC + "/epoch"), token=admin)
+check(st == 200 and body in ({"value": 1}, 1), "orchid .../service/epoch on the YTsaurus face: %d %s" % (st, body))
+st, body, h = http(b, "POST", "/api/v1/get", {"path": SVC + "/no_such"}, admin)
+check(st == 404, "orchid .../service/no_such: 404: %d %s" % (st, body))
+
+# ---- the web UI's header: leader or standby, the epoch (tests/ui/ha_header.test.js) --------------
+if os.environ.get("PS_CHROMIUM") and os.environ.get("PS_JS_MODULES"):
+    src = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    ui = subprocess.run(
+        ["node", os.path.join(src, "tests/ui/ha_header.test.js")], capture_output=True, text=True,
+        timeout=120, env=dict(os.environ, NODE_PATH=os.environ["PS_JS_MODULES"], PS_TOKEN=admin,
+                              PS_LEADER_URL="http://" + a.address, PS_STANDBY_URL="http://" + b.address,
+                              PS_LEADER=a.address, PS_STANDBY=b.address, PS_EPOCH="1"))
+    print(ui.stdout, end="")
+    check(ui.returncode == 0, "the web UI's header (ha_header.test.js): %s" % (ui.stdout + ui.stderr)[-2000:])
+else:
+    print("note: the web UI's header not checked (no chromium or no npm packages: ui_browser.sh installs them)")
+
+# ---- what a standby does not pass on ----------------------------------------------------------
+st, body, h = http(b, "POST", "/api/v1/get", {"path": P}, admin, headers={"X-Poolsched-Forwarded-By": "127.0.0.1:1"})
+check(st == 503 and "not forwarded again" in body["message"] and h.get("X-Poolsched-Leader") == a.address,
+      "a forwarded request is not forwarded again: %d %s" % (st, body))
+st, body, h = http(b, "POST", "/internal/v1/node/heartbeat", {}, admin)
+check(st == 503 and "not the leader" in body["message"], "node heartbeats are not forwarded: %d %s" % (st, body))
+st, body, h = http(b, "GET", "/metrics")
+check(st == 503 and FWD_TO not in h, "/metrics (this instance's) is not forwarded: %d" % st)
+check(http(b, "GET", "/healthz")[0] == 200, "/healthz answers for the standby itself")
+
+# ---- the leader gone: 503 naming it until the takeover, then the former standby serves ---------
+a.proc.kill()
+a.proc.wait()
+t0 = time.time()
+st, body, h = http(b, "POST", "/api/v1/get", {"path": P + "/fwd"}, admin)
+check(time.time() - t0 < LEASE_MS / 1000 and st == 503 and a.address in body["message"]
+      and "cannot connect" in body["message"],
+      "the leader unreachable, before the takeover: 503 naming it: %d %s" % (st, body))
+check(wait_ready(b, 20), "b took over")
+st, body, h = http(b, "POST", "/api/v1/get", {"path": P + "/fwd/@weight"}, admin)
+check(st == 200 and body == {"value": 3} and FWD_TO not in h,
+      "the new leader serves directly what was written through it as a standby: %d %s" % (st, body))
+st, body, h = http(b, "POST", "/api/v1/get_operation", {"operation_id": op}, admin)
+check(st == 200 and FWD_TO not in h, "and the operation: %d %s" % (st, body))
+st, body, h = http(b, "POST", "/api/v1/get", {"path": SVC}, admin)
+v = (body or {}).get("value", {}) if isinstance(body, dict) else {}
+check(st == 200 and v.get("epoch") == 2 and v.get("address") == b.address and v.get("standbys") == []
+      and v.get("last_connection_time", 0) / 1000 >= t0 - 1,
+      "orchid after the takeover: b leads epoch 2 since the takeover, no standby: %s" % body)
+
+# ---- a forward waiting on a paused leader gives up when the standby takes over -------------------
+a.start()   # back, as a standby of b
+time.sleep(0.5)
+st, body, h = http(a, "POST", "/api/v1/get", {"path": P + "/fwd/@weight"}, admin)
+check(st == 200 and h.get(FWD_TO) == b.address, "a, now the standby, forwards to b: %d %s" % (st, body))
+b.proc.send_signal(signal.SIGSTOP)
+t0 = time.time()
+st, body, h = http(a, "POST", "/api/v1/get", {"path": P + "/fwd/@weight"}, admin, timeout=30)
+took = time.time() - t0
+check(st == 503 and "leader changed" in body["message"] and took < 8,
+      "a forward to the paused leader ends when the standby takes over (%.1f s, not the 15 s "
+      "timeout): %d %s" % (took, st, body))
+check(wait_ready(a, 20), "a took over from the paused b")
+st, body, h = http(a, "POST", "/api/v1/get", {"path": P + "/fwd/@weight"}, admin)
+check(st == 200 and FWD_TO not in h, "a serves directly: %d %s" % (st, body))
+b.proc.kill()
+b.proc.wait()
+a.proc.send_signal(signal.SIGTERM)
+try:
+    a.proc.wait(20)
+except subprocess.TimeoutExpired:
+    a.proc.kill()
+    a.proc.wait()
+
+# ---- without --ha: the one scheduler serves, epoch 0 ---------------------------------------------
+c = Instance("c")
+c.proc = subprocess.Popen([bin, "scheduler", "--listen", c.address, "--data-dir", c.dir],
+                          stdout=subprocess.DEVNULL, stderr=open(c.log_path, "a"))
+if check(wait_ready(c, 20), "a scheduler without --ha starts"):
+    token = open(os.path.join(c.dir, "admin_token")).read().strip()
+    st, body, h = http(c, "POST", "/api/v1/get", {"path": SVC}, token)
+    v = (body or {}).get("value", {}) if isinstance(body, dict) else {}
+    check(st == 200 and v.get("connected") is True and v.get("ha") is False and v.get("epoch") == 0
+          and v.get("standbys") == [] and v.get("last_connection_time", 0) > 0,
+          "orchid without --ha: %d %s" % (st, body))
+c.proc.send_signal(signal.SIGTERM)
+c.proc.wait(20)
+finish()
