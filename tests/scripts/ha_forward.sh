@@ -7,9 +7,9 @@
 # it takes over, then it serves directly. The orchid's scheduler/service names the leader; the
 # web UI's header says leader or standby and the epoch (with chromium and ui_browser.sh's npm
 # packages installed, else noted and not checked).
-# usage: ha_forward.sh BINARY SHARED_DIR SOURCE_DIR
+# usage: ha_forward.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
-bin=${1:?usage: ha_forward.sh BINARY SHARED_DIR SOURCE_DIR}
+bin=${1:?usage: ha_forward.sh BINARY DATA_DIR SOURCE_DIR}
 src=${3:?}
 work=$(mktemp -d)
 source "$src/tests/scripts/pg_cluster.bash"

@@ -20,7 +20,7 @@ async function header(browser, url) {
   await page.waitForSelector('#login:not([hidden])');
   await page.fill('#token', env.PS_TOKEN);
   await page.click('#login button[type=submit]');
-  await page.waitForSelector('#ha:not([hidden])', { timeout: 15000 });
+  await page.waitForSelector('#ha:not([hidden])', { timeout: 60000 });
   const h = { text: await page.textContent('#ha'), title: await page.getAttribute('#ha', 'title') };
   await page.close();
   return h;
