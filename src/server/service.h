@@ -309,6 +309,9 @@ struct ps_svc_tree_state {
 struct ps_service {
     struct ps_service_config cfg;
     struct ps_store *store;        /* guarded by store_mu (journal thread and auth) */
+    struct ps_store *mirror;       /* PostgreSQL only: its objects in memory (store_mirror.h) */
+    bool store_down;               /* the state is the mirror's: reads only (store_mirror.h) */
+    uint64_t store_up_from;        /* journal tickets up to this one were made while it was */
     pthread_mutex_t store_mu;
     struct ps_journal *journal;
     struct ps_metrics *metrics;

@@ -13,6 +13,7 @@
 #include "server/node_health.h"
 #include "server/node_tags.h"
 #include "server/service.h"
+#include "server/store_mirror.h"
 
 int ps_svc_loop_start(struct ps_service *svc, struct ps_error *err);
 
@@ -282,6 +283,8 @@ int ps_service_start(const struct ps_service_config *cfg, struct ps_service **ou
         goto fail;
     if ((rc = ps_job_archive_open(svc, err)) != 0)
         goto fail;
+    if ((rc = ps_store_mirror_open(svc, err)) != 0)
+        goto fail;
     uint64_t first = 0;
     pthread_mutex_lock(&svc->mu);
     rc = ps_persist_load(svc, err);
@@ -497,6 +500,7 @@ void ps_service_stop(struct ps_service *svc)
             free(svc->token_cache.slots[i].value);
         }
     ps_strmap_release(&svc->token_cache);
+    ps_store_mirror_close(svc);
     ps_store_close(svc->store);
     ps_metrics_free(svc->metrics);
     ps_history_free(svc->history);

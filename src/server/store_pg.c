@@ -451,6 +451,19 @@ static int op_list(struct ps_store *b, const char *kind, const char *prefix, con
     return rc ? rc : each_row(r, fn, ctx);
 }
 
+static int op_list_all(struct ps_store *b,
+                       int (*fn)(const char *kind, const char *key, const char *value, void *ctx),
+                       void *ctx, struct ps_error *err)
+{
+    PGresult *r;
+    int rc = run(pg(b), "SELECT kind, key, value FROM objects ORDER BY kind, key", 0, NULL, &r,
+                 "cannot list objects", err);
+    for (int i = 0; rc == 0 && i < PQntuples(r); i++)
+        rc = fn(PQgetvalue(r, i, 0), PQgetvalue(r, i, 1), PQgetvalue(r, i, 2), ctx);
+    PQclear(r);
+    return rc;
+}
+
 /* ---- tokens -------------------------------------------------------------------------------- */
 
 static int op_token_put(struct ps_store *b, const char *hash, const char *user, const char *role,
@@ -733,6 +746,7 @@ static const struct ps_store_ops pg_ops = {
     .get = op_get,
     .del = op_del,
     .list = op_list,
+    .list_all = op_list_all,
     .token_put = op_token_put,
     .token_delete = op_token_delete,
     .token_get = op_token_get,
