@@ -14,23 +14,13 @@ import subprocess
 import sys
 import threading
 import time
-import urllib.error
-import urllib.request
 
-from server_helper import check, finish
+from server_helper import HaScheduler, check, finish, free_port, request
 
 bin, work, store, psql = sys.argv[1:5]
 kill_rounds, stop_rounds = int(sys.argv[5]), int(sys.argv[6])
 LEASE_MS = 2000
 P = "//sys/pool_trees/physical"
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def sql(query):
@@ -78,65 +68,17 @@ class Proxy:
                 pass
 
 
-class Instance:
-    """One `poolsched scheduler --ha` process on a fixed port, restarted as a standby."""
-
-    def __init__(self, name, port, store_url=None):
-        self.store = store_url or store
-        self.name, self.port = name, port
-        self.dir = os.path.join(work, name)
-        self.log_path = self.dir + ".log"
-        self.proc = None
-
-    def start(self):
-        self.log = open(self.log_path, "a")
-        start = os.path.getsize(self.log_path)
-        self.proc = subprocess.Popen(
-            [bin, "scheduler", "--ha", "--store", self.store, "--listen", "127.0.0.1:%d" % self.port,
-             "--data-dir", self.dir, "--config", os.path.join(work, "ha.json")],
-            stdout=subprocess.DEVNULL, stderr=self.log)
-        deadline = time.time() + 15
-        while time.time() < deadline:
-            with open(self.log_path) as f:
-                f.seek(start)
-                if re.search(r"event=(standby_started|scheduler_started)", f.read()):
-                    return self
-            if self.proc.poll() is not None:
-                raise RuntimeError("%s exited: %s" % (self.name, open(self.log_path).read()[-2000:]))
-            time.sleep(0.02)
-        raise RuntimeError("%s did not start" % self.name)
-
-    def alive(self):
-        return self.proc is not None and self.proc.poll() is None
-
-    def url(self, path):
-        return "http://127.0.0.1:%d%s" % (self.port, path)
+def Instance(name, port, store_url=None):
+    return HaScheduler(bin, work, store_url or store, name, port)
 
 
 def http(inst, method, path, body=None, token=None, timeout=5, headers_out=None):
-    """(status, parsed body); headers_out, a dict, gets the response's headers."""
-    data = None if body is None else json.dumps(body).encode()
-    req = urllib.request.Request(inst.url(path), data=data, method=method)
-    if token:
-        req.add_header("Authorization", "OAuth " + token)
-    if data is not None:
-        req.add_header("Content-Type", "application/json")
-    def parse(text):
-        try:
-            return json.loads(text or "null")
-        except ValueError:
-            return text
-    try:
-        with urllib.request.urlopen(req, timeout=timeout) as r:
-            if headers_out is not None:
-                headers_out.update(r.headers)
-            return r.status, parse(r.read().decode())
-    except urllib.error.HTTPError as e:
-        if headers_out is not None:
-            headers_out.update(e.headers)
-        return e.code, parse(e.read().decode())
-    except OSError:
-        return 0, None
+    """(status, parsed body or None when nothing answered); headers_out, a dict, gets the
+    response's headers."""
+    st, out, h = request(inst.url(path), method, body, token, timeout=timeout)
+    if headers_out is not None:
+        headers_out.update(h)
+    return st, out if st else None
 
 
 os.makedirs(work, exist_ok=True)

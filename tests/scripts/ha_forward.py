@@ -2,20 +2,16 @@
 
 usage: ha_forward.py BINARY WORK_DIR STORE_URL
 """
-import base64
 import json
 import os
-import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
-import urllib.error
 import urllib.request
 
-from server_helper import check, finish
+from server_helper import HaScheduler, check, finish, request
 
 bin, work, store = sys.argv[1:4]
 LEASE_MS = 3000
@@ -24,60 +20,9 @@ P = "//sys/pool_trees/physical"
 FWD_TO = "X-Poolsched-Forwarded-To"
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-class Instance:
-    def __init__(self, name):
-        self.name, self.port = name, free_port()
-        self.address = "127.0.0.1:%d" % self.port
-        self.dir = os.path.join(work, name)
-        self.log_path = self.dir + ".log"
-
-    def start(self):
-        self.log = open(self.log_path, "a")
-        self.proc = subprocess.Popen(
-            [bin, "scheduler", "--ha", "--store", store, "--listen", self.address,
-             "--data-dir", self.dir, "--config", os.path.join(work, "ha.json")],
-            stdout=subprocess.DEVNULL, stderr=self.log)
-        deadline = time.time() + WAIT
-        while time.time() < deadline:
-            if re.search(r"event=(standby_started|scheduler_started)", open(self.log_path).read()):
-                return
-            if self.proc.poll() is not None:
-                raise RuntimeError("%s exited: %s" % (self.name, open(self.log_path).read()[-2000:]))
-            time.sleep(0.02)
-        raise RuntimeError("%s did not start" % self.name)
-
-
 def http(inst, method, path, body=None, token=None, headers=None, timeout=WAIT):
     """(status, parsed body, headers) of one request to inst only."""
-    data = None if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
-    req = urllib.request.Request("http://%s%s" % (inst.address, path), data=data, method=method)
-    if token:
-        req.add_header("Authorization", "OAuth " + token)
-    if data is not None:
-        req.add_header("Content-Type", "application/json")
-    for k, v in (headers or {}).items():
-        req.add_header(k, v)
-
-    def parse(text):
-        try:
-            return json.loads(text or "null")
-        except ValueError:
-            return text
-    try:
-        with urllib.request.urlopen(req, timeout=timeout) as r:
-            return r.status, parse(r.read().decode()), r.headers
-    except urllib.error.HTTPError as e:
-        return e.code, parse(e.read().decode()), e.headers
-    except OSError as e:
-        return 0, {"message": "no answer: %s" % e}, {}
+    return request(inst.url(path), method, body, token, headers, timeout)
 
 
 def wait_ready(inst):
@@ -123,7 +68,7 @@ def stop_process(proc):
 os.makedirs(work, exist_ok=True)
 with open(os.path.join(work, "ha.json"), "w") as f:
     json.dump({"ha_lease": LEASE_MS}, f)
-a, b = Instance("a"), Instance("b")
+a, b = HaScheduler(bin, work, store, "a"), HaScheduler(bin, work, store, "b")
 a.start()
 check(wait_ready(a), "a leads")
 admin = open(os.path.join(a.dir, "admin_token")).read().strip()
@@ -252,7 +197,7 @@ except subprocess.TimeoutExpired:
     a.proc.wait()
 
 # ---- without --ha: the one scheduler serves, epoch 0 ---------------------------------------------
-c = Instance("c")
+c = HaScheduler(bin, work, store, "c")
 c.proc = subprocess.Popen([bin, "scheduler", "--listen", c.address, "--data-dir", c.dir],
                           stdout=subprocess.DEVNULL, stderr=open(c.log_path, "a"))
 if check(wait_ready(c), "a scheduler without --ha starts"):

@@ -9,12 +9,8 @@
 # packages installed, else noted and not checked).
 # usage: ha_forward.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
-bin=${1:?usage: ha_forward.sh BINARY DATA_DIR SOURCE_DIR}
-src=${3:?}
-work=$(mktemp -d)
-source "$src/tests/scripts/pg_cluster.bash"
-trap 'pg_cluster_stop; rm -rf "$work"' EXIT
-pg_cluster_start "$work/pg"
+source "$(dirname "${BASH_SOURCE[0]}")/lib/pg_cluster.bash"
+pg_test_setup "$@"
 url=$(pg_cluster_createdb fwd)
 # the web UI's header in headless Chromium, where ui_browser.sh's packages are installed
 chromium=${PS_CHROMIUM:-$(command -v chromium || command -v chromium-browser || true)}

@@ -1,6 +1,6 @@
-"""PostgreSQL going away under the scheduler (tests/scripts/store_pg_outage.sh starts it and
-passes PG_CLUSTER_LIB): while 4 writers create pools, the database is killed (kill -9 of the
-postmaster) and restarted.
+"""PostgreSQL going away under the scheduler (tests/scripts/store_pg_outage.sh starts it; this
+kills and restarts it with lib/pg_cluster.bash): while 4 writers create pools, the database is
+killed (kill -9 of the postmaster) and restarted.
 
 While it is down: writes are refused with 503 "storage unavailable" (never a 200) and change
 nothing; reads answer 200 from memory — Cypress get/list/exists, list_operations,
@@ -20,14 +20,14 @@ import time
 from server_helper import FakeNode, Scheduler, check, finish
 
 bin, work = sys.argv[1], sys.argv[2]
+PG_CLUSTER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib", "pg_cluster.bash")
 P = "//sys/pool_trees/physical"
 WAIT = 60   # seconds: what any condition may take under a sanitizer on a loaded machine
 
 
 def pg(action):
-    subprocess.run(["bash", "-c", 'source "$PG_CLUSTER_LIB"; PG_DIR=%s/pg; PG_BIN=$(pg_bin_dir); '
-                    'PG_OWNER=$(stat -c %%U "$PG_DIR/data"); PG_PORT=$(cat "$PG_DIR/port"); %s'
-                    % (work, action)], check=True)
+    """kill9 or restart the cluster (tests/scripts/lib/pg_cluster.bash as a command)."""
+    subprocess.run(["bash", PG_CLUSTER, action, os.path.join(work, "pg")], check=True)
 
 
 def wait_for(cond, what):
@@ -92,7 +92,7 @@ try:
     for t in threads:
         t.start()
     wait_for(lambda: len(acked) > 5, "writes acknowledged before the outage")
-    pg("pg_cluster_kill9")
+    pg("kill9")
     wait_for(lambda: len(refusals) > 0, "a write refused once the store is gone")
 
     # ---- while it is down: reads answer from memory, writes are refused -----------------------
@@ -147,7 +147,7 @@ try:
           % (during - len(acked_later)))
 
     # ---- back: writes resume by themselves ---------------------------------------------------
-    pg("pg_cluster_restart")
+    pg("restart")
     wait_for(lambda: len(acked) > during, "writes resumed after the store came back")
     stop.set()
     for t in threads:

@@ -4,12 +4,7 @@
 # writes resuming by themselves once it is back, every acknowledged write kept.
 # usage: store_pg_outage.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
-bin=${1:?usage: store_pg_outage.sh BINARY DATA_DIR SOURCE_DIR}
-src=${3:?}
-work=$(mktemp -d)
-source "$src/tests/scripts/pg_cluster.bash"
-trap 'pg_cluster_stop; rm -rf "$work"' EXIT
-pg_cluster_start "$work/pg"
+source "$(dirname "${BASH_SOURCE[0]}")/lib/pg_cluster.bash"
+pg_test_setup "$@"
 export POOLSCHED_STORE=$(pg_cluster_createdb outage)
-export PG_CLUSTER_LIB="$src/tests/scripts/pg_cluster.bash"
 PYTHONPATH="$src/tests/scripts" python3 "$src/tests/scripts/store_pg_outage.py" "$bin" "$work"
