@@ -5,7 +5,7 @@ set -euo pipefail
 packages=(build-essential cmake pkg-config clang libclang-rt-14-dev python3
           libjansson-dev libcmocka-dev libsqlite3-dev libmicrohttpd-dev libcurl4-openssl-dev curl
           libpq-dev)
-# The PostgreSQL store's tests (tests/scripts/pg_cluster.bash) and `make run-ha` start a
+# The PostgreSQL store's tests (tests/scripts/lib/pg_cluster.bash) and `make run-ha` start a
 # throwaway cluster with Debian's PostgreSQL 15 (initdb, pg_ctl, psql).
 packages+=(postgresql-15)
 # The YTsaurus-face test (tests/scripts/yt_js_wrapper.sh) runs the official JavaScript wrapper on

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `make run-ha` / `make stop-ha`: standby schedulers on one machine (docs/ha.md) — a throwaway
-# PostgreSQL cluster (tests/scripts/pg_cluster.bash, as an unprivileged user), two schedulers
+# PostgreSQL cluster (tests/scripts/lib/pg_cluster.bash, as an unprivileged user), two schedulers
 # with --ha on it (127.0.0.1:9013 and :9014, each restarted by a supervisor loop when it steps
 # down with exit 75), and two node agents that follow the leader (--scheduler A,B).
 #
@@ -11,7 +11,7 @@ cmd=${1:-start}
 bin=${2:-build/poolsched}
 run=${RUN_DIR:-run-ha}
 here=$(cd "$(dirname "$0")/.." && pwd)
-source "$here/tests/scripts/pg_cluster.bash"
+source "$here/tests/scripts/lib/pg_cluster.bash"
 a=127.0.0.1:${POOLSCHED_PORT:-9013}
 b=127.0.0.1:$(( ${POOLSCHED_PORT:-9013} + 1 ))
 
@@ -28,7 +28,7 @@ stop() {
     rm -f "$pidfile"
   done
   if [ -f "$run/pg/data/postmaster.pid" ]; then
-    PG_DIR=$(cd "$run/pg" && pwd); PG_BIN=$(pg_bin_dir); PG_OWNER=$(stat -c %U "$PG_DIR/data")
+    pg_cluster_attach "$(cd "$run/pg" && pwd)"
     pg_cluster_stop
   fi
   echo "HA cluster stopped (rm -rf $run to forget it)"
@@ -44,7 +44,7 @@ chmod 755 "$run" "$run/nodes"
 run=$(cd "$run" && pwd)
 
 if [ -f "$run/pg/port" ]; then   # resumed: the same cluster again
-  PG_DIR=$run/pg; PG_BIN=$(pg_bin_dir); PG_OWNER=$(stat -c %U "$PG_DIR/data"); PG_PORT=$(cat "$PG_DIR/port")
+  pg_cluster_attach "$run/pg"
   pg_cluster_launch || { echo "error: cannot restart PostgreSQL" >&2; exit 1; }
   store=postgresql://poolsched@127.0.0.1:$PG_PORT/poolsched
 else

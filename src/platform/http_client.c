@@ -22,6 +22,9 @@ struct ps_http_client {
     CURLM *multi;                 /* for requests with a wait hook; NULL until one */
     ps_http_wait_hook_fn *hook;   /* NULL: curl_easy_perform */
     void *hook_ctx;
+    struct curl_slist *extra;     /* ps_http_client_add_header, sent with every request */
+    struct ps_textbuf headers;    /* the response's header lines, when keep_headers */
+    int keep_headers;
     int hook_fd;
     long hook_after_ms;
     int interrupted;              /* the last request was */
@@ -60,6 +63,28 @@ static size_t on_write(char *data, size_t size, size_t nmemb, void *ctx)
     return n;
 }
 
+/* Keeps "Name: value" header lines, each ending in '\n'; a new status line (a 1xx answer
+ * before the final one) starts them over. */
+static size_t on_header(char *data, size_t size, size_t nmemb, void *ctx)
+{
+    struct ps_http_client *c = ctx;
+    size_t n = size * nmemb;
+    if (!c->keep_headers)
+        return n;
+    if (n >= 5 && memcmp(data, "HTTP/", 5) == 0) {
+        ps_textbuf_reset(&c->headers);
+        return n;
+    }
+    size_t len = n;
+    while (len > 0 && (data[len - 1] == '\n' || data[len - 1] == '\r'))
+        len--;
+    if (len == 0 || c->headers.len + len > 256 * 1024)
+        return n;   /* the blank line that ends them; an absurd header block is cut short */
+    ps_textbuf_add(&c->headers, data, len);
+    ps_textbuf_addc(&c->headers, '\n');
+    return n;
+}
+
 int ps_http_client_new(struct ps_http_client **out, struct ps_error *err)
 {
     *out = NULL;
@@ -84,6 +109,8 @@ int ps_http_client_new(struct ps_http_client **out, struct ps_error *err)
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, c->errbuf);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_write);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, c);
+    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(h, CURLOPT_HEADERDATA, c);
     curl_easy_setopt(h, CURLOPT_PROXY, "");              /* never via an environment proxy */
     curl_easy_setopt(h, CURLOPT_TCP_NODELAY, 1L);
 #if LIBCURL_VERSION_NUM >= 0x075500
@@ -105,6 +132,8 @@ void ps_http_client_free(struct ps_http_client *c)
     free(c->auth_header);
     free(c->buf);
     ps_textbuf_release(&c->json);
+    curl_slist_free_all(c->extra);
+    ps_textbuf_release(&c->headers);
     free(c);
 }
 
@@ -121,6 +150,30 @@ void ps_http_client_set_max_response(struct ps_http_client *c, size_t max_bytes)
 {
     if (max_bytes > 0)
         c->max_response = max_bytes;
+}
+
+int ps_http_client_add_header(struct ps_http_client *c, const char *name, const char *value,
+                              struct ps_error *err)
+{
+    for (const char *p = value; *p; p++)
+        if (*p == '\r' || *p == '\n')
+            return ps_error_set(err, PS_EINVAL, "header %s: a line break in its value", name);
+    size_t n = strlen(name) + strlen(value) + 3;
+    char *line = malloc(n);
+    if (!line)
+        return ps_error_set(err, PS_ENOMEM, "out of memory adding header %s", name);
+    snprintf(line, n, *value ? "%s: %s" : "%s:", name, value);   /* "Name:": curl's removal */
+    struct curl_slist *next = curl_slist_append(c->extra, line);
+    free(line);
+    if (!next)
+        return ps_error_set(err, PS_ENOMEM, "out of memory adding header %s", name);
+    c->extra = next;
+    return 0;
+}
+
+void ps_http_client_keep_headers(struct ps_http_client *c, int on)
+{
+    c->keep_headers = on;
 }
 
 int ps_http_client_set_token(struct ps_http_client *c, const char *token, struct ps_error *err)
@@ -282,8 +335,13 @@ int ps_http_client_request(struct ps_http_client *c, const char *method, const c
         next = curl_slist_append(headers, c->auth_header);
         headers = next ? next : (curl_slist_free_all(headers), NULL);
     }
+    for (const struct curl_slist *e = c->extra; headers && e; e = e->next) {
+        next = curl_slist_append(headers, e->data);
+        headers = next ? next : (curl_slist_free_all(headers), NULL);
+    }
     if (!headers)
         return ps_error_set(err, PS_ENOMEM, "out of memory preparing a request to %s", url);
+    ps_textbuf_reset(&c->headers);
 
     curl_easy_setopt(h, CURLOPT_URL, url);
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
@@ -318,6 +376,9 @@ int ps_http_client_request(struct ps_http_client *c, const char *method, const c
     snprintf(res->content_type, sizeof res->content_type, "%s", type ? type : "");
     res->body = c->buf ? c->buf : "";
     res->body_len = c->len;
+    if (c->keep_headers && c->headers.failed)
+        return ps_error_set(err, PS_ENOMEM, "out of memory reading the headers from %s", url);
+    res->headers = c->keep_headers && c->headers.data ? c->headers.data : "";
     return 0;
 }
 

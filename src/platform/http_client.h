@@ -32,6 +32,8 @@ struct ps_http_result {
     const char *body;
     size_t body_len;
     char content_type[64];        /* "" when the server sent none */
+    const char *headers;          /* with ps_http_client_keep_headers: the response's header
+                                     lines "Name: value\n" (borrowed like body), else "" */
 };
 
 /* Creates a client with the default timeouts. Errors: PS_ENOMEM, PS_EIO if curl cannot start. */
@@ -64,6 +66,15 @@ void ps_http_client_set_max_response(struct ps_http_client *c, size_t max_bytes)
  * The token is copied. Errors: PS_EINVAL for a token with characters outside visible ASCII,
  * PS_ENOMEM. */
 int ps_http_client_set_token(struct ps_http_client *c, const char *token, struct ps_error *err);
+
+/* Sends "name: value" with every request of this client from now on (name as given; a value
+ * with a line break is refused: PS_EINVAL); an empty value keeps curl from sending a header of
+ * its own by that name (its Content-Type for a body, say). Errors: PS_ENOMEM. */
+int ps_http_client_add_header(struct ps_http_client *c, const char *name, const char *value,
+                              struct ps_error *err);
+
+/* Whether results carry the response's header lines (ps_http_result.headers); off by default. */
+void ps_http_client_keep_headers(struct ps_http_client *c, int on);
 
 /* Performs method (GET, POST, PUT, DELETE, ...) on url with an optional body of body_len bytes
  * and its content type (both may be NULL for none). Fills *res on success. */

@@ -370,7 +370,7 @@ int ps_api_dispatch(struct ps_service *svc, const char *command, const char *bod
 
 /* ---- HTTP handlers ----------------------------------------------------------------------- */
 
-/* Authenticates a request by its token: 0, or an error reply in resp (401, 500). */
+/* Authenticates a request by its token: 0, or an error reply in resp (401, 500, 503). */
 static int check_token(struct ps_service *svc, const struct ps_http_request *req,
                        struct ps_http_response *resp, struct ps_auth_identity *who)
 {
@@ -380,7 +380,13 @@ static int check_token(struct ps_service *svc, const struct ps_http_request *req
         return 0;
     if (err.code == PS_EIO)
         ps_http_reply_error(resp, 500, err.code, "%s", err.msg);
-    else
+    else if (err.code == PS_EUNAVAIL) {   /* not cached, and the store is unreachable */
+        json_t *body = ps_http_error_body(err.code, "storage unavailable: the token could not be "
+                                                    "checked (the scheduler's store is "
+                                                    "unreachable); retry later");
+        ps_http_reply_json(resp, 503, body);
+        json_decref(body);
+    } else
         ps_http_reply_error(resp, 401, PS_EPERM, "%s", err.msg);
     return -1;
 }

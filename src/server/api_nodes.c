@@ -35,6 +35,7 @@
 #include "server/node_health.h"
 #include "server/node_tags.h"
 #include "server/service.h"
+#include "server/store_mirror.h"
 
 #define MAX_TAGS 64
 #define MAX_JOBS_PER_HEARTBEAT 100000
@@ -289,7 +290,7 @@ int ps_api_heartbeat_json(struct ps_service *svc, const json_t *req, const char 
     bool held = false;
     pthread_mutex_lock(&svc->mu);
     uint64_t before = ps_journal_last(svc->journal);
-    if ((rc = ps_svc_state_check(svc, err)) != 0)
+    if ((rc = ps_svc_state_check(svc, err)) != 0 || (rc = ps_store_mirror_writable(svc, err)) != 0)
         goto out;
     struct ps_svc_node *node = ps_svc_node_get(svc, node_id, true);
     if (!node) {

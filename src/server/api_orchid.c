@@ -10,8 +10,11 @@
  * starvation_status, status and satisfaction_ratio for operations.
  */
 #include <math.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/schedule.h"
 #include "core/tree_config.h"
@@ -325,19 +328,56 @@ static int descend(json_t *root, char **names, size_t from, size_t count, json_t
     return 0;
 }
 
+/* scheduler/service: upstream's (connected, last_connection_time, hostname: the scheduler
+ * that serves and since when it does) and the standby schedulers' view (docs/ha.md): ha,
+ * epoch, this leader's address and holder, the standbys that polled in the last 2 s. Times
+ * are ms since the Unix epoch, as everywhere in /api/v1. */
+static json_t *service_json(struct ps_service *svc)
+{
+    struct ps_store_leader l;
+    pthread_mutex_lock(&svc->ha_mu);
+    l = svc->ha_view;
+    pthread_mutex_unlock(&svc->ha_mu);
+    char host[256] = "";
+    gethostname(host, sizeof host);
+    host[sizeof host - 1] = '\0';
+    char address[96];
+    snprintf(address, sizeof address, "%s:%d", svc->cfg.host, (int)svc->cfg.port);
+    json_t *standbys = json_array();
+    for (char *p = l.standby_addresses, *end; svc->cfg.ha && *p; p = *end ? end + 1 : end) {
+        end = strchr(p, ',');
+        if (!end)
+            end = p + strlen(p);
+        json_array_append_new(standbys, json_stringn(p, (size_t)(end - p)));
+    }
+    bool known = svc->cfg.ha && l.epoch == svc->cfg.ha_epoch;
+    return json_pack("{s:b, s:I, s:s, s:b, s:I, s:s, s:s, s:o}", "connected", 1,
+                     "last_connection_time",
+                     (json_int_t)(known ? l.since_ms : svc->started_ms), "hostname", host, "ha",
+                     svc->cfg.ha, "epoch", (json_int_t)svc->cfg.ha_epoch, "address", address,
+                     "holder", known ? l.holder : "", "standbys", standbys);
+}
+
 int ps_orchid_get(struct ps_service *svc, char **names, size_t count, json_t **out,
                   struct ps_error *err)
 {
     if (count == 0) {
-        *out = json_pack("{s:{s:{}, s:{}}}", "scheduler", "scheduling_info_per_pool_tree",
-                         "pool_trees");
+        *out = json_pack("{s:{s:{}, s:{}, s:{}}}", "scheduler", "scheduling_info_per_pool_tree",
+                         "pool_trees", "service");
         return 0;
     }
     if (strcmp(names[0], "scheduler") != 0)
         return missing(err, names, 0);
     if (count == 1) {
-        *out = json_pack("{s:{}, s:{}}", "scheduling_info_per_pool_tree", "pool_trees");
+        *out = json_pack("{s:{}, s:{}, s:{}}", "scheduling_info_per_pool_tree", "pool_trees",
+                         "service");
         return 0;
+    }
+    if (strcmp(names[1], "service") == 0) {   /* which scheduler serves (docs/ha.md) */
+        json_t *s = service_json(svc);
+        if (!s)
+            return ps_error_set(err, PS_ENOMEM, "out of memory reading the orchid");
+        return descend(s, names, 2, count, out, err);
     }
     if (strcmp(names[1], "nodes") == 0)   /* node bans and alerts (node_health.h) */
         return ps_node_health_orchid(svc, names + 1, count - 1, out, err);

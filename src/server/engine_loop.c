@@ -19,6 +19,7 @@
 #include "platform/clock.h"
 #include "server/node_health.h"
 #include "server/service.h"
+#include "server/store_mirror.h"
 
 #define DIRTY_DELAY_MS 50
 /* A change waits this long for more before its update: a burst of submissions (a script
@@ -211,11 +212,15 @@ static void *loop(void *arg)
     while (!svc->stopping) {
         int64_t now = ps_svc_now_ms();
         int64_t next = now + 1000;
-        /* a partial state (a reload after a failed commit could not read the store) is not
-         * scheduled: try the reload again, at most once a second */
-        bool usable = !svc->reload_failed;
+        /* a partial state (a reload after a failed commit could not read the store), or the
+         * mirror's while the store is down (store_mirror.h), is not scheduled: try the reload
+         * again, or ask the store, at most once a second */
+        bool usable = !svc->reload_failed && !svc->store_down;
         if (!usable && now >= next_reload) {
-            usable = ps_svc_state_check(svc, NULL) == 0;
+            ps_store_mirror_recover(svc);   /* the store down: is it back? */
+            if (svc->reload_failed)
+                ps_svc_state_check(svc, NULL);
+            usable = !svc->reload_failed && !svc->store_down;
             next_reload = now + 1000;
         }
         for (int i = 0; usable && i < svc->tree_count; i++) {

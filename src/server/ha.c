@@ -11,6 +11,7 @@
 
 #include "platform/clock.h"
 #include "platform/wall_clock.h"
+#include "server/ha_forward.h"
 #include "server/http_server.h"
 #include "server/service.h"
 
@@ -27,6 +28,7 @@ struct ps_ha {
     bool stop;
     /* the standby's view of the leader, for its replies */
     struct ps_store_leader leader;
+    bool taking_over;   /* won: the listener stops, forwards in flight give up */
 };
 
 /* ---- standby ------------------------------------------------------------------------------- */
@@ -58,22 +60,76 @@ static void standby_readyz(const struct ps_http_request *req, struct ps_http_res
     json_decref(body);
 }
 
+/* 503 "not the leader", naming the leader (message, `leader` key, X-Poolsched-Leader header);
+ * why, when not empty, says why the request was not forwarded to it. */
+static void refuse(struct ps_http_response *resp, const struct ps_store_leader *l, const char *why)
+{
+    if (*l->address)
+        ps_http_response_add_header(resp, "X-Poolsched-Leader", l->address);
+    json_t *body = ps_http_error_body(PS_EUNAVAIL, "");
+    char msg[640];
+    snprintf(msg, sizeof msg, "not the leader: this scheduler is a standby; the leader (epoch "
+             "%lld) is at http://%s%s%s", (long long)l->epoch,
+             *l->address ? l->address : "(none yet)", *why ? ": " : "", why);
+    json_object_set_new(body, "message", json_string(msg));
+    json_object_set_new(body, "leader", json_string(l->address));
+    ps_http_reply_json(resp, 503, body);
+    json_decref(body);
+}
+
+/* What a standby does not pass on: node heartbeats (a node must find the leader itself, and
+ * the epoch in its reply is the leader's) and /metrics (this instance's own). */
 static void standby_other(const struct ps_http_request *req, struct ps_http_response *resp,
                           void *ctx)
 {
     (void)req;
     struct ps_store_leader l;
     leader_view(ctx, &l);
-    if (*l.address)
-        ps_http_response_add_header(resp, "X-Poolsched-Leader", l.address);
-    json_t *body = ps_http_error_body(PS_EUNAVAIL, "");
-    char msg[320];
-    snprintf(msg, sizeof msg, "not the leader: this scheduler is a standby; the leader (epoch "
-             "%lld) is at http://%s", (long long)l.epoch, *l.address ? l.address : "(none yet)");
-    json_object_set_new(body, "message", json_string(msg));
-    json_object_set_new(body, "leader", json_string(l.address));
-    ps_http_reply_json(resp, 503, body);
-    json_decref(body);
+    refuse(resp, &l, "");
+}
+
+struct forward_ctx {
+    struct ps_ha *ha;
+    int64_t epoch;
+};
+
+/* A forward waits no longer once the leader row names another epoch or this standby won. */
+static int forward_give_up(void *arg)
+{
+    struct forward_ctx *f = arg;
+    pthread_mutex_lock(&f->ha->mu);
+    int stop = f->ha->taking_over || f->ha->leader.epoch != f->epoch;
+    pthread_mutex_unlock(&f->ha->mu);
+    return stop;
+}
+
+/* A client's request: passed on to the leader (ha_forward.h), or 503 naming it. */
+static void standby_forward(const struct ps_http_request *req, struct ps_http_response *resp,
+                            void *ctx)
+{
+    struct ps_ha *ha = ctx;
+    struct ps_store_leader l;
+    char self[sizeof ha->address];
+    pthread_mutex_lock(&ha->mu);
+    l = ha->leader;
+    memcpy(self, ha->address, sizeof self);
+    pthread_mutex_unlock(&ha->mu);
+    if (ps_http_request_header(req, PS_HA_FORWARDED_BY)) {
+        refuse(resp, &l, "a forwarded request is not forwarded again");
+        return;
+    }
+    if (!*l.address || !*self || strcmp(l.address, self) == 0) {
+        refuse(resp, &l, "");
+        return;
+    }
+    struct ps_error e;
+    ps_error_init(&e);
+    struct forward_ctx f = {ha, l.epoch};
+    int rc = ps_ha_forward(req, l.address, self, forward_give_up, &f, resp, &e);
+    if (rc == PS_ESTATE)
+        refuse(resp, &l, "the leader changed while the request waited for its answer; retry");
+    else if (rc != 0)
+        refuse(resp, &l, e.msg);
 }
 
 static void ha_free_fields(struct ps_ha *ha)
@@ -108,17 +164,23 @@ int ps_ha_standby(struct ps_service_config *cfg, const sigset_t *set, struct ps_
     ps_http_server_config_init(&hc);
     hc.host = cfg->host;
     hc.port = (uint16_t)cfg->port;
-    hc.threads = 2;
+    hc.threads = 8;   /* a forwarded request holds its thread until the leader answers */
+    /* the largest body the leader takes (start_op's); the leader applies its own limits */
+    hc.max_body_bytes = (size_t)(cfg->http_max_start_op_body_size > cfg->http_max_body_size
+                                     ? cfg->http_max_start_op_body_size
+                                     : cfg->http_max_body_size);
     struct ps_http_server *http = NULL;
     if ((rc = ps_http_server_new(&hc, &http, err)) != 0 ||
         (rc = ps_http_server_route(http, "GET", "/healthz", PS_HTTP_EXACT, standby_healthz, ha,
                                    err)) != 0 ||
         (rc = ps_http_server_route(http, "GET", "/readyz", PS_HTTP_EXACT, standby_readyz, ha,
                                    err)) != 0 ||
-        (rc = ps_http_server_route(http, "GET", "/", PS_HTTP_PREFIX, standby_other, ha, err)) !=
+        (rc = ps_http_server_route(http, NULL, "/", PS_HTTP_PREFIX, standby_forward, ha, err)) !=
             0 ||
-        (rc = ps_http_server_route(http, "POST", "/", PS_HTTP_PREFIX, standby_other, ha, err)) !=
-            0 ||
+        (rc = ps_http_server_route(http, NULL, "/internal", PS_HTTP_PREFIX, standby_other, ha,
+                                   err)) != 0 ||
+        (rc = ps_http_server_route(http, "GET", "/metrics", PS_HTTP_EXACT, standby_other, ha,
+                                   err)) != 0 ||
         (rc = ps_http_server_start(http, err)) != 0) {
         ps_http_server_free(http);
         ha_free_fields(ha);
@@ -129,7 +191,9 @@ int ps_ha_standby(struct ps_service_config *cfg, const sigset_t *set, struct ps_
     gethostname(host, sizeof host);
     host[sizeof host - 1] = '\0';
     snprintf(ha->holder, sizeof ha->holder, "%s/%d", host, (int)getpid());
+    pthread_mutex_lock(&ha->mu);   /* the listener's handlers read it (standby_forward) */
     snprintf(ha->address, sizeof ha->address, "%s:%d", cfg->host, cfg->port);
+    pthread_mutex_unlock(&ha->mu);
     if (!cfg->quiet)
         ps_svc_log(NULL, "info", "standby_started", "listen=%s holder=%s store=%s lease_ms=%d",
                    ha->address, ha->holder, ps_store_path(ha->store), ha->lease_ms);
@@ -142,6 +206,9 @@ int ps_ha_standby(struct ps_service_config *cfg, const sigset_t *set, struct ps_
                                      &e);
         if (rc == 0) {
             ha->epoch = epoch;
+            pthread_mutex_lock(&ha->mu);
+            ha->taking_over = true;
+            pthread_mutex_unlock(&ha->mu);
             break;
         }
         struct ps_store_leader l;
@@ -186,6 +253,16 @@ void ps_ha_step_down(struct ps_service *svc, const char *why)
     _exit(PS_HA_EXIT_DEPOSED);   /* at once: no further reply or write of this epoch */
 }
 
+/* The leader row as the leader last read it: for the metric, the alert and the orchid. */
+static void publish(struct ps_service *svc, const struct ps_store_leader *l)
+{
+    __atomic_store_n(&svc->ha_standbys, l->standbys, __ATOMIC_RELAXED);
+    ps_metric_set(svc->m_standbys, l->standbys);
+    pthread_mutex_lock(&svc->ha_mu);
+    svc->ha_view = *l;
+    pthread_mutex_unlock(&svc->ha_mu);
+}
+
 static void *renewer(void *arg)
 {
     struct ps_ha *ha = arg;
@@ -211,10 +288,8 @@ static void *renewer(void *arg)
         if (rc == 0) {
             last_ok_ns = sent_ns;
             struct ps_store_leader l;
-            if (ps_store_leader_get(ha->store, &l, NULL) == 0) {
-                __atomic_store_n(&ha->svc->ha_standbys, l.standbys, __ATOMIC_RELAXED);
-                ps_metric_set(ha->svc->m_standbys, l.standbys);
-            }
+            if (ps_store_leader_get(ha->store, &l, NULL) == 0)
+                publish(ha->svc, &l);
         }
         else if (ps_clock_monotonic_ns() - last_ok_ns >= (int64_t)ha->lease_ms * 1000000)
             ps_ha_step_down(ha->svc, "no lease renewal succeeded for a whole lease");
@@ -229,6 +304,9 @@ static void *renewer(void *arg)
 int ps_ha_lead(struct ps_ha *ha, struct ps_service *svc, struct ps_error *err)
 {
     ha->svc = svc;
+    struct ps_store_leader l;
+    if (ps_store_leader_get(ha->store, &l, NULL) == 0)   /* since when, at once */
+        publish(svc, &l);
     if (pthread_create(&ha->thread, NULL, renewer, ha) != 0)
         return ps_error_set(err, PS_EIO, "cannot start the lease renewal thread");
     ha->started = true;

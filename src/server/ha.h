@@ -1,8 +1,9 @@
 /* ha.h — standby schedulers on the PostgreSQL store (`poolsched scheduler --ha`; docs/ha.md).
  *
  * Off by default. With it, a scheduler first runs as a standby: it listens on its address and
- * answers GET /healthz 200, GET /readyz 503 (with the leader's address and epoch) and every
- * other request 503 "not the leader" with the leader's address in the message and in the
+ * answers GET /healthz 200 and GET /readyz 503 (with the leader's address and epoch), forwards
+ * clients' requests to the leader (ha_forward.h) and answers node heartbeats, /metrics and what
+ * it cannot forward 503 "not the leader" with the leader's address in the message and in the
  * X-Poolsched-Leader header; every poll period it tries to take the leader row (store.h: the
  * lease must have expired, judged by the database's clock). When it wins epoch E it stops the
  * standby listener, starts the service on the same address with its store fenced at E (loading

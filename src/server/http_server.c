@@ -680,6 +680,13 @@ const char *ps_http_request_header(const struct ps_http_request *req, const char
     return MHD_lookup_connection_value(req->conn_, MHD_HEADER_KIND, name);
 }
 
+void ps_http_request_header_foreach(const struct ps_http_request *req, ps_http_kv_fn *fn,
+                                    void *ctx)
+{
+    struct query_foreach q = {fn, ctx};
+    MHD_get_connection_values(req->conn_, MHD_HEADER_KIND, query_foreach_cb, &q);
+}
+
 /* ---- start and stop ------------------------------------------------------------------------ */
 
 static int open_listener(struct ps_http_server *srv, struct ps_error *err)

@@ -119,6 +119,10 @@ void ps_http_request_query_foreach(const struct ps_http_request *req, ps_http_kv
 /* Value of a request header (name matched case-insensitively), NULL when absent. */
 const char *ps_http_request_header(const struct ps_http_request *req, const char *name);
 
+/* Calls fn for each request header, in the order received (a standby forwards them, ha.c). */
+void ps_http_request_header_foreach(const struct ps_http_request *req, ps_http_kv_fn *fn,
+                                    void *ctx);
+
 /* ---- responses ----------------------------------------------------------------------------- */
 
 #define PS_HTTP_MAX_EXTRA_HEADERS 8

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "server/service.h"
+#include "server/store_mirror.h"
 
 struct ps_job_archive {
     struct ps_store *reader;      /* own connection: reads do not queue behind commits */
@@ -38,6 +39,8 @@ void ps_job_archive_free(struct ps_job_archive *a)
 
 struct ps_store *ps_job_archive_store(struct ps_service *svc)
 {
+    if (svc->store_down && svc->mirror)   /* PostgreSQL unreachable: its copy (store_mirror.h) */
+        return svc->mirror;
     return svc->archive ? svc->archive->reader : svc->store;
 }
 

@@ -38,6 +38,7 @@
 #include "platform/wall_clock.h"
 #include "server/ha.h"
 #include "server/service.h"
+#include "server/store_mirror.h"
 
 #define BACKOFF_MIN_MS 10
 #define BACKOFF_MAX_MS 100
@@ -81,10 +82,9 @@ static void free_recs(struct record *r, size_t n)
     free(r);
 }
 
-static int write_batch(struct ps_journal *j, struct record *r, size_t n, struct ps_error *err)
+/* Writes r[0..n) to store in one transaction. */
+static int apply(struct ps_store *store, struct record *r, size_t n, struct ps_error *err)
 {
-    struct ps_store *store = j->svc->store;
-    pthread_mutex_lock(&j->svc->store_mu);
     int rc = ps_store_begin(store, err);
     for (size_t i = 0; rc == 0 && i < n; i++) {
         if (r[i].value)
@@ -101,9 +101,31 @@ static int write_batch(struct ps_journal *j, struct record *r, size_t n, struct 
         rc = ps_store_commit(store, err);
     if (rc != 0)
         ps_store_rollback(store, NULL);
-    if (rc != 0 && ps_store_deposed(store))
-        ps_ha_step_down(j->svc, err->msg);   /* a newer epoch leads: nothing more of ours */
-    pthread_mutex_unlock(&j->svc->store_mu);
+    return rc;
+}
+
+/* Commits the batch, tickets (from, ...], then gives it to the mirror (store_mirror.h). While
+ * the store is down it refuses the batch without trying (*skipped), and so afterwards a batch
+ * with tickets from then: those changes were made to the mirror's state, not the store's. */
+static int write_batch(struct ps_journal *j, struct record *r, size_t n, uint64_t from,
+                       bool *skipped, struct ps_error *err)
+{
+    struct ps_service *svc = j->svc;
+    pthread_mutex_lock(&svc->store_mu);
+    *skipped = svc->store_down || from < svc->store_up_from;
+    int rc = *skipped ? ps_error_set(err, PS_EUNAVAIL, "the store is unreachable, reads are "
+                                                       "answered from memory until it is back")
+                      : apply(svc->store, r, n, err);
+    if (rc != 0 && ps_store_deposed(svc->store))
+        ps_ha_step_down(svc, err->msg);   /* a newer epoch leads: nothing more of ours */
+    struct ps_error e;
+    ps_error_init(&e);
+    if (rc == 0 && svc->mirror && apply(svc->mirror, r, n, &e) != 0) {
+        ps_svc_log(svc, "error", "store_mirror_dropped", "error=\"%s\"", e.msg);
+        ps_store_close(svc->mirror);   /* reads then need the store, as on SQLite */
+        svc->mirror = NULL;
+    }
+    pthread_mutex_unlock(&svc->store_mu);
     return rc;
 }
 
@@ -170,7 +192,7 @@ static void set_reason(struct ps_journal *j, const char *msg)
 /* After a failed commit: discard everything queued and rebuild the state from the store, with
  * the state lock held so that no handler appends or reads half of it meanwhile. Called and
  * returns with j->mu held; takes svc->mu first (the handlers' order: svc->mu, then j->mu). */
-static void roll_back(struct ps_journal *j, int code)
+static void roll_back(struct ps_journal *j, int code, bool unreachable)
 {
     struct ps_service *svc = j->svc;
     pthread_mutex_unlock(&j->mu);
@@ -182,7 +204,7 @@ static void roll_back(struct ps_journal *j, int code)
     if (reload) {
         struct ps_error err;
         ps_error_init(&err);
-        ps_svc_state_reload(svc, &err);
+        ps_store_mirror_roll_back(svc, unreachable, &err);
     }
     pthread_mutex_lock(&j->mu);
     pthread_cond_broadcast(&j->done_cv);
@@ -208,7 +230,7 @@ static void *writer(void *arg)
         }
         struct record *r = j->recs;
         size_t n = j->count;
-        uint64_t upto = j->appended;
+        uint64_t from = j->settled, upto = j->appended;
         bool poisoned = j->poisoned;
         j->recs = NULL;
         j->count = j->cap = 0;
@@ -216,8 +238,9 @@ static void *writer(void *arg)
 
         struct ps_error err;
         ps_error_init(&err);
+        bool skipped = false;
         int rc = poisoned ? ps_error_set(&err, PS_ENOMEM, "out of memory queueing a record")
-                          : write_batch(j, r, n, &err);
+                          : write_batch(j, r, n, from, &skipped, &err);
         free_recs(r, n);
         if (rc == 0)
             ps_metric_add(j->svc->m_commits, 1);
@@ -230,13 +253,14 @@ static void *writer(void *arg)
             continue;
         }
         int code = rc == PS_ENOSPC || rc == PS_ENOMEM ? rc : PS_EUNAVAIL;
-        ps_svc_log(j->svc, "error", "commit_failed",
-                   "records=%zu cause=\"%s\" error=\"%s\" action=discarded_and_reloaded", n,
-                   ps_error_code_name(code), err.msg);
+        if (!skipped)   /* refused while the store is down: store_down was logged */
+            ps_svc_log(j->svc, "error", "commit_failed",
+                       "records=%zu cause=\"%s\" error=\"%s\" action=discarded_and_reloaded",
+                       n, ps_error_code_name(code), err.msg);
         set_reason(j, err.msg);
         /* every ticket up to upto is in this batch or in an earlier, settled one; those queued
          * since may depend on it: all are discarded */
-        roll_back(j, code);
+        roll_back(j, code, rc == PS_EUNAVAIL && !skipped);
         if (j->stop)
             continue;
         j->backoff_ms = j->backoff_ms ? 2 * j->backoff_ms : BACKOFF_MIN_MS;

@@ -13,6 +13,7 @@
 #include "server/node_health.h"
 #include "server/node_tags.h"
 #include "server/service.h"
+#include "server/store_mirror.h"
 
 #define ALERT_MESSAGE "Too many consecutive scheduler job abortions"
 
@@ -205,7 +206,7 @@ int ps_node_health_reload(struct ps_service *svc, struct ps_error *err)
     }
     struct load_ctx c = {svc};
     pthread_mutex_lock(&svc->store_mu);
-    int rc = ps_store_list(svc->store, "node_ban", NULL, load_ban, &c, err);
+    int rc = ps_store_list(ps_store_mirror_source(svc), "node_ban", NULL, load_ban, &c, err);
     pthread_mutex_unlock(&svc->store_mu);
     if (rc != 0)
         ps_error_prefix(err, "cannot read the stored node bans");

@@ -9,6 +9,7 @@
 #include "server/alerts.h"
 #include "server/node_tags.h"
 #include "server/service.h"
+#include "server/store_mirror.h"
 
 #define MAX_USER_TAGS 64
 #define MAX_TAG_LEN 256
@@ -269,7 +270,7 @@ int ps_node_tags_reload(struct ps_service *svc, struct ps_error *err)
         ps_node_tags_release(svc->node_list[i]);
     struct load_ctx c = {svc};
     pthread_mutex_lock(&svc->store_mu);
-    int rc = ps_store_list(svc->store, STORE_KIND, NULL, load_one, &c, err);
+    int rc = ps_store_list(ps_store_mirror_source(svc), STORE_KIND, NULL, load_one, &c, err);
     pthread_mutex_unlock(&svc->store_mu);
     if (rc != 0)
         ps_error_prefix(err, "cannot read the stored node user tags");

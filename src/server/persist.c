@@ -30,6 +30,7 @@
 
 #include "io/json_value.h"
 #include "server/service.h"
+#include "server/store_mirror.h"
 #include "server/user_pool_map.h"
 
 /* ---- documents ------------------------------------------------------------------------------ */
@@ -264,7 +265,7 @@ static int list_kind(struct ps_service *svc, const char *kind, json_t **out, str
 {
     struct docs d = {json_array()};
     pthread_mutex_lock(&svc->store_mu);
-    int rc = ps_store_list(svc->store, kind, NULL, collect, &d, err);
+    int rc = ps_store_list(ps_store_mirror_source(svc), kind, NULL, collect, &d, err);
     pthread_mutex_unlock(&svc->store_mu);
     if (rc != 0) {
         json_decref(d.arr);
@@ -664,7 +665,7 @@ int ps_persist_load(struct ps_service *svc, struct ps_error *err)
     if (rc == 0) {
         char *meta = NULL;
         pthread_mutex_lock(&svc->store_mu);
-        int got = ps_store_get(svc->store, "meta", "default_tree", &meta, NULL);
+        int got = ps_store_get(ps_store_mirror_source(svc), "meta", "default_tree", &meta, NULL);
         pthread_mutex_unlock(&svc->store_mu);
         if (got == 0) {
             json_t *m = json_loads(meta, 0, NULL);

@@ -10,6 +10,7 @@
 #include "core/strategy.h"
 #include "io/json_value.h"
 #include "server/service.h"
+#include "server/store_mirror.h"
 
 #define ROOT "//sys/scheduler/config"
 #define KEY "template_pool_tree_config_map"
@@ -131,7 +132,7 @@ int ps_sched_config_load(struct ps_service *svc, struct ps_error *err)
 {
     char *text = NULL;
     pthread_mutex_lock(&svc->store_mu);
-    int got = ps_store_get(svc->store, "meta", "scheduler_config", &text, NULL);
+    int got = ps_store_get(ps_store_mirror_source(svc), "meta", "scheduler_config", &text, NULL);
     pthread_mutex_unlock(&svc->store_mu);
     if (got != 0)
         return 0;   /* never set */

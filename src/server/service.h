@@ -309,6 +309,9 @@ struct ps_svc_tree_state {
 struct ps_service {
     struct ps_service_config cfg;
     struct ps_store *store;        /* guarded by store_mu (journal thread and auth) */
+    struct ps_store *mirror;       /* PostgreSQL only: its objects in memory (store_mirror.h) */
+    bool store_down;               /* the state is the mirror's: reads only (store_mirror.h) */
+    uint64_t store_up_from;        /* journal tickets up to this one were made while it was */
     pthread_mutex_t store_mu;
     struct ps_journal *journal;
     struct ps_metrics *metrics;
@@ -357,6 +360,8 @@ struct ps_service {
     struct ps_metric *m_hb_latency, *m_fs_duration, *m_fs_locked, *m_commits, *m_nodes, *m_jobs_in_memory;
     struct ps_metric *m_leader_epoch, *m_standbys;   /* --ha (ha.h) */
     int ha_standbys;   /* standbys the leader saw at its last renewal (atomic; -1 unknown) */
+    pthread_mutex_t ha_mu;             /* guards ha_view */
+    struct ps_store_leader ha_view;    /* --ha: the leader row at the last renewal (orchid) */
     struct ps_metric_family *f_pool_fair_share, *f_pool_usage, *f_pool_demand;
     struct ps_metric_family *f_pool_satisfaction;   /* {tree, pool, quantile} */
     struct ps_metric_family *f_pool_count;   /* poolsched_pool_count{tree} */

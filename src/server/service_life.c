@@ -13,6 +13,7 @@
 #include "server/node_health.h"
 #include "server/node_tags.h"
 #include "server/service.h"
+#include "server/store_mirror.h"
 
 int ps_svc_loop_start(struct ps_service *svc, struct ps_error *err);
 
@@ -240,6 +241,7 @@ int ps_service_start(const struct ps_service_config *cfg, struct ps_service **ou
     pthread_mutex_init(&svc->mu, NULL);
     pthread_mutex_init(&svc->store_mu, NULL);
     pthread_mutex_init(&svc->auth_mu, NULL);
+    pthread_mutex_init(&svc->ha_mu, NULL);
     pthread_cond_init(&svc->loop_cv, NULL);
     ps_strmap_init(&svc->ops);
     ps_strmap_init(&svc->jobs);
@@ -280,6 +282,8 @@ int ps_service_start(const struct ps_service_config *cfg, struct ps_service **ou
     if ((rc = ps_journal_new(svc, &svc->journal, err)) != 0)
         goto fail;
     if ((rc = ps_job_archive_open(svc, err)) != 0)
+        goto fail;
+    if ((rc = ps_store_mirror_open(svc, err)) != 0)
         goto fail;
     uint64_t first = 0;
     pthread_mutex_lock(&svc->mu);
@@ -496,12 +500,14 @@ void ps_service_stop(struct ps_service *svc)
             free(svc->token_cache.slots[i].value);
         }
     ps_strmap_release(&svc->token_cache);
+    ps_store_mirror_close(svc);
     ps_store_close(svc->store);
     ps_metrics_free(svc->metrics);
     ps_history_free(svc->history);
     pthread_mutex_destroy(&svc->mu);
     pthread_mutex_destroy(&svc->store_mu);
     pthread_mutex_destroy(&svc->auth_mu);
+    pthread_mutex_destroy(&svc->ha_mu);
     pthread_cond_destroy(&svc->loop_cv);
     free(svc);
 }

@@ -28,6 +28,13 @@ int ps_store_open_url(const char *url, const char *data_dir, struct ps_store **o
     return ps_store_open_config(&cfg, out, err);
 }
 
+int ps_store_open_memory(struct ps_store **out, struct ps_error *err)
+{
+    struct ps_store_config cfg = {.memory = true};
+    *out = NULL;
+    return ps_store_sqlite_open(&cfg, out, err);
+}
+
 int ps_store_open_config(const struct ps_store_config *cfg, struct ps_store **out,
                          struct ps_error *err)
 {
@@ -150,6 +157,30 @@ int ps_store_delete(struct ps_store *s, const char *kind, const char *key, struc
     if (rc)
         return rc;
     FENCED_WRITE(s, err, s->ops->del(s, kind, key, err));
+}
+
+struct copy_ctx {
+    struct ps_store *dst;
+    struct ps_error *err;
+};
+
+static int copy_one(const char *kind, const char *key, const char *value, void *ctx)
+{
+    struct copy_ctx *c = ctx;
+    return c->dst->ops->put(c->dst, kind, key, value, c->err);
+}
+
+int ps_store_copy_objects(struct ps_store *src, struct ps_store *dst, struct ps_error *err)
+{
+    struct copy_ctx c = {dst, err};
+    int rc = ps_store_begin(dst, err);
+    if (rc == 0)
+        rc = src->ops->list_all(src, copy_one, &c, err);
+    if (rc == 0)
+        rc = ps_store_commit(dst, err);
+    if (rc != 0)
+        ps_store_rollback(dst, NULL);
+    return rc;
 }
 
 int ps_store_list(struct ps_store *s, const char *kind, const char *prefix,

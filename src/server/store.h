@@ -67,6 +67,7 @@ struct ps_store_config {
     int busy_timeout_ms;                          /* 0 = PS_STORE_DEFAULT_BUSY_TIMEOUT_MS */
     int call_timeout_ms;                          /* PostgreSQL: a call unanswered for this long
                                                    * drops its connection (PS_EUNAVAIL); 0 = 15 s */
+    bool memory;                                  /* SQLite in memory (ps_store_open_memory) */
     bool exclusive;                               /* PostgreSQL: refuse a database that another
                                                    * exclusive store holds (the scheduler's own
                                                    * connection; see store_pg.c) */
@@ -152,6 +153,14 @@ typedef int ps_store_list_fn(const char *key, const char *value, void *ctx);
 int ps_store_list(struct ps_store *store, const char *kind, const char *prefix,
                   ps_store_list_fn *fn, void *ctx, struct ps_error *err);
 
+/* Copies every object of src (all kinds) into dst, in one transaction of dst. Tokens and the
+ * leader row are not objects: not copied. Errors: src's and dst's, PS_ENOMEM. */
+int ps_store_copy_objects(struct ps_store *src, struct ps_store *dst, struct ps_error *err);
+
+/* Opens an empty SQLite database in memory with the built-in migrations: the leader's copy of
+ * its PostgreSQL store (store_mirror.h). Nothing in it is durable. */
+int ps_store_open_memory(struct ps_store **out, struct ps_error *err);
+
 /* ---- tokens: API tokens by the SHA-256 of the token (auth.h) ------------------------------ */
 
 /* Adds a token row. sha256_hex is 64 hex digits, user non-empty, role "admin", "user" or
@@ -203,6 +212,7 @@ struct ps_store_leader {
     int64_t lease_left_ms;   /* until its lease expires (< 0: expired), by the database's clock */
     int64_t since_ms;        /* when it took over, ms since the epoch (the database's clock) */
     int standbys;            /* standbys that polled in the last 2 s (not the leader itself) */
+    char standby_addresses[512];   /* their addresses, comma-separated, sorted (cut short) */
 };
 
 /* Becomes leader of epoch + 1 when the lease has expired (or was never taken): *epoch gets the

@@ -20,6 +20,10 @@ struct ps_store_ops {
     /* prefix is never NULL; upper is the exclusive bound of keys with that prefix, or NULL */
     int (*list)(struct ps_store *s, const char *kind, const char *prefix, const char *upper,
                 ps_store_list_fn *fn, void *ctx, struct ps_error *err);
+    /* every object, ordered by kind and key; fn's kind/key/value are borrowed */
+    int (*list_all)(struct ps_store *s,
+                    int (*fn)(const char *kind, const char *key, const char *value, void *ctx),
+                    void *ctx, struct ps_error *err);
     int (*token_put)(struct ps_store *s, const char *hash, const char *user, const char *role,
                      struct ps_error *err);
     int (*token_delete)(struct ps_store *s, const char *hash, struct ps_error *err);

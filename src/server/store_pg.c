@@ -451,6 +451,19 @@ static int op_list(struct ps_store *b, const char *kind, const char *prefix, con
     return rc ? rc : each_row(r, fn, ctx);
 }
 
+static int op_list_all(struct ps_store *b,
+                       int (*fn)(const char *kind, const char *key, const char *value, void *ctx),
+                       void *ctx, struct ps_error *err)
+{
+    PGresult *r;
+    int rc = run(pg(b), "SELECT kind, key, value FROM objects ORDER BY kind, key", 0, NULL, &r,
+                 "cannot list objects", err);
+    for (int i = 0; rc == 0 && i < PQntuples(r); i++)
+        rc = fn(PQgetvalue(r, i, 0), PQgetvalue(r, i, 1), PQgetvalue(r, i, 2), ctx);
+    PQclear(r);
+    return rc;
+}
+
 /* ---- tokens -------------------------------------------------------------------------------- */
 
 static int op_token_put(struct ps_store *b, const char *hash, const char *user, const char *role,
@@ -626,6 +639,9 @@ static int op_leader_get(struct ps_store *b, struct ps_store_leader *out, struct
                  " floor(extract(epoch FROM lease_until - clock_timestamp()) * 1000)::bigint,"
                  " floor(extract(epoch FROM since) * 1000)::bigint,"
                  " (SELECT count(*) FROM standbys WHERE holder <> leader.holder"
+                 "  AND last_seen > clock_timestamp() - interval '2 seconds'),"
+                 " (SELECT coalesce(string_agg(address, ',' ORDER BY address), '') FROM standbys"
+                 "  WHERE holder <> leader.holder"
                  "  AND last_seen > clock_timestamp() - interval '2 seconds')"
                  " FROM leader WHERE id = 1",
                  0, NULL, &r, "cannot read the leader row", err);
@@ -638,6 +654,8 @@ static int op_leader_get(struct ps_store *b, struct ps_store_leader *out, struct
         out->lease_left_ms = strtoll(PQgetvalue(r, 0, 3), NULL, 10);
         out->since_ms = strtoll(PQgetvalue(r, 0, 4), NULL, 10);
         out->standbys = atoi(PQgetvalue(r, 0, 5));
+        snprintf(out->standby_addresses, sizeof out->standby_addresses, "%s",
+                 PQgetvalue(r, 0, 6));
     }
     PQclear(r);
     return 0;
@@ -728,6 +746,7 @@ static const struct ps_store_ops pg_ops = {
     .get = op_get,
     .del = op_del,
     .list = op_list,
+    .list_all = op_list_all,
     .token_put = op_token_put,
     .token_delete = op_token_delete,
     .token_get = op_token_get,

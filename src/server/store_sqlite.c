@@ -263,18 +263,21 @@ int ps_store_sqlite_open(const struct ps_store_config *cfg, struct ps_store **ou
     *out = NULL;
     int rc;
     struct sqlite_store *s = calloc(1, sizeof *s);
-    size_t n = strlen(cfg->data_dir) + sizeof "/" PS_STORE_FILE_NAME;
+    size_t n = cfg->memory ? sizeof ":memory:"
+                           : strlen(cfg->data_dir) + sizeof "/" PS_STORE_FILE_NAME;
     if (!s || !(s->base.path = malloc(n))) {
         free(s);
         return ps_error_set(err, PS_ENOMEM, "out of memory opening the store");
     }
     s->base.ops = &sqlite_ops;
-    snprintf(s->base.path, n, "%s/%s", cfg->data_dir, PS_STORE_FILE_NAME);
+    if (cfg->memory)
+        snprintf(s->base.path, n, ":memory:");
+    else
+        snprintf(s->base.path, n, "%s/%s", cfg->data_dir, PS_STORE_FILE_NAME);
 
     /* Create the file ourselves so it is private from the start (it holds token hashes);
      * SQLite gives the -wal and -shm files the same mode. */
-    rc = ps_private_file_create(s->base.path, "the store", err);
-    if (rc != 0) {
+    if (!cfg->memory && (rc = ps_private_file_create(s->base.path, "the store", err)) != 0) {
         sq_close(s);
         return rc;
     }
@@ -291,12 +294,13 @@ int ps_store_sqlite_open(const struct ps_store_config *cfg, struct ps_store **ou
     sqlite3_busy_timeout(s->db, cfg->busy_timeout_ms > 0 ? cfg->busy_timeout_ms
                                                          : PS_STORE_DEFAULT_BUSY_TIMEOUT_MS);
     char mode[32];
-    rc = pragma_text(s, "PRAGMA journal_mode=WAL", mode, sizeof mode, err);
-    if (!rc && strcmp(mode, "wal") != 0)
+    rc = cfg->memory ? 0 : pragma_text(s, "PRAGMA journal_mode=WAL", mode, sizeof mode, err);
+    if (!rc && !cfg->memory && strcmp(mode, "wal") != 0)
         rc = ps_error_set(err, PS_EIO, "store %s: cannot use WAL journal mode (got '%s')",
                           s->base.path, mode);
     if (!rc)
-        rc = sq_exec(s, "PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON", err);
+        rc = sq_exec(s, cfg->memory ? "PRAGMA foreign_keys=ON"
+                                    : "PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON", err);
     const struct ps_store_migration *m = cfg->migrations;
     size_t count = cfg->migration_count;
     if (!m)
@@ -438,6 +442,24 @@ static int sq_list(struct sqlite_store *s, const char *kind, const char *prefix,
     return rc;
 }
 
+static int sq_list_all(struct sqlite_store *s,
+                       int (*fn)(const char *kind, const char *key, const char *value, void *ctx),
+                       void *ctx, struct ps_error *err)
+{
+    sqlite3_stmt *st;
+    int rc = sq_prepare(s, "SELECT kind, key, value FROM objects ORDER BY kind, key", &st, err);
+    if (rc)
+        return rc;
+    while ((rc = sq_step(s, st, err)) == 1) {
+        rc = fn((const char *)sqlite3_column_text(st, 0), (const char *)sqlite3_column_text(st, 1),
+                (const char *)sqlite3_column_text(st, 2), ctx);
+        if (rc)
+            break;
+    }
+    sqlite3_reset(st);
+    return rc;
+}
+
 /* ---- tokens -------------------------------------------------------------------------------- */
 
 static int sq_token_put(struct sqlite_store *s, const char *hash, const char *user,
@@ -566,6 +588,12 @@ static int op_list(struct ps_store *s, const char *kind, const char *prefix, con
 {
     return sq_list(lite(s), kind, prefix, upper, fn, ctx, err);
 }
+static int op_list_all(struct ps_store *s,
+                       int (*fn)(const char *kind, const char *key, const char *value, void *ctx),
+                       void *ctx, struct ps_error *err)
+{
+    return sq_list_all(lite(s), fn, ctx, err);
+}
 static int op_token_put(struct ps_store *s, const char *hash, const char *user, const char *role,
                         struct ps_error *err)
 {
@@ -599,6 +627,7 @@ static const struct ps_store_ops sqlite_ops = {
     .get = op_get,
     .del = op_del,
     .list = op_list,
+    .list_all = op_list_all,
     .token_put = op_token_put,
     .token_delete = op_token_delete,
     .token_get = op_token_get,

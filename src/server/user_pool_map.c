@@ -18,6 +18,7 @@
 #include "io/json_value.h"
 #include "io/ypath.h"
 #include "server/service.h"
+#include "server/store_mirror.h"
 
 #define MAP_PATH "//sys/scheduler/user_to_default_pool"
 #define META_KEY "user_to_default_pool"
@@ -134,7 +135,7 @@ int ps_user_pool_map_load(struct ps_service *svc, struct ps_error *err)
 {
     char *text = NULL;
     pthread_mutex_lock(&svc->store_mu);
-    int got = ps_store_get(svc->store, "meta", META_KEY, &text, NULL);
+    int got = ps_store_get(ps_store_mirror_source(svc), "meta", META_KEY, &text, NULL);
     pthread_mutex_unlock(&svc->store_mu);
     if (got != 0)
         return 0;   /* never set */

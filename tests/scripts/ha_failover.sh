@@ -13,14 +13,10 @@
 # failovers were never started twice (each job id is started once on the node).
 # HA_ROUNDS (default 2) kill -9 rounds and HA_STOP_ROUNDS (default 1) SIGSTOP rounds; `make
 # ha-faults` runs the long form (20 and 3) and prints the figures for docs/ha.md.
-# usage: ha_failover.sh BINARY SHARED_DIR SOURCE_DIR
+# usage: ha_failover.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
-bin=${1:?usage: ha_failover.sh BINARY SHARED_DIR SOURCE_DIR}
-src=${3:?}
-work=$(mktemp -d)
-source "$src/tests/scripts/pg_cluster.bash"
-trap 'pg_cluster_stop; rm -rf "$work"' EXIT
-pg_cluster_start "$work/pg"
+source "$(dirname "${BASH_SOURCE[0]}")/lib/pg_cluster.bash"
+pg_test_setup "$@"
 url=$(pg_cluster_createdb ha)
 PYTHONPATH="$src/tests/scripts" python3 "$src/tests/scripts/ha_faults.py" "$bin" "$work" "$url" \
   "$PG_BIN/psql" "${HA_ROUNDS:-2}" "${HA_STOP_ROUNDS:-1}"

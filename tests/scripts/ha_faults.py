@@ -14,23 +14,13 @@ import subprocess
 import sys
 import threading
 import time
-import urllib.error
-import urllib.request
 
-from server_helper import check, finish
+from server_helper import HaScheduler, check, finish, free_port, request
 
 bin, work, store, psql = sys.argv[1:5]
 kill_rounds, stop_rounds = int(sys.argv[5]), int(sys.argv[6])
 LEASE_MS = 2000
 P = "//sys/pool_trees/physical"
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def sql(query):
@@ -78,60 +68,17 @@ class Proxy:
                 pass
 
 
-class Instance:
-    """One `poolsched scheduler --ha` process on a fixed port, restarted as a standby."""
-
-    def __init__(self, name, port, store_url=None):
-        self.store = store_url or store
-        self.name, self.port = name, port
-        self.dir = os.path.join(work, name)
-        self.log_path = self.dir + ".log"
-        self.proc = None
-
-    def start(self):
-        self.log = open(self.log_path, "a")
-        start = os.path.getsize(self.log_path)
-        self.proc = subprocess.Popen(
-            [bin, "scheduler", "--ha", "--store", self.store, "--listen", "127.0.0.1:%d" % self.port,
-             "--data-dir", self.dir, "--config", os.path.join(work, "ha.json")],
-            stdout=subprocess.DEVNULL, stderr=self.log)
-        deadline = time.time() + 15
-        while time.time() < deadline:
-            with open(self.log_path) as f:
-                f.seek(start)
-                if re.search(r"event=(standby_started|scheduler_started)", f.read()):
-                    return self
-            if self.proc.poll() is not None:
-                raise RuntimeError("%s exited: %s" % (self.name, open(self.log_path).read()[-2000:]))
-            time.sleep(0.02)
-        raise RuntimeError("%s did not start" % self.name)
-
-    def alive(self):
-        return self.proc is not None and self.proc.poll() is None
-
-    def url(self, path):
-        return "http://127.0.0.1:%d%s" % (self.port, path)
+def Instance(name, port, store_url=None):
+    return HaScheduler(bin, work, store_url or store, name, port)
 
 
-def http(inst, method, path, body=None, token=None, timeout=5):
-    data = None if body is None else json.dumps(body).encode()
-    req = urllib.request.Request(inst.url(path), data=data, method=method)
-    if token:
-        req.add_header("Authorization", "OAuth " + token)
-    if data is not None:
-        req.add_header("Content-Type", "application/json")
-    def parse(text):
-        try:
-            return json.loads(text or "null")
-        except ValueError:
-            return text
-    try:
-        with urllib.request.urlopen(req, timeout=timeout) as r:
-            return r.status, parse(r.read().decode())
-    except urllib.error.HTTPError as e:
-        return e.code, parse(e.read().decode())
-    except OSError:
-        return 0, None
+def http(inst, method, path, body=None, token=None, timeout=5, headers_out=None):
+    """(status, parsed body or None when nothing answered); headers_out, a dict, gets the
+    response's headers."""
+    st, out, h = request(inst.url(path), method, body, token, timeout=timeout)
+    if headers_out is not None:
+        headers_out.update(h)
+    return st, out if st else None
 
 
 os.makedirs(work, exist_ok=True)
@@ -175,9 +122,10 @@ secret = open(os.path.join(insts[0].dir, "cluster_secret")).read().strip()
 st, body = http(insts[1], "GET", "/readyz")
 check(st == 503 and body["role"] == "standby", "the second is a standby: %d %s" % (st, body))
 check(http(insts[1], "GET", "/healthz")[0] == 200, "a standby is live (/healthz 200)")
-st, body = http(insts[1], "POST", "/api/v1/get", {"path": P}, admin)
-check(st == 503 and "not the leader" in (body or {}).get("message", ""),
-      "a standby refuses API calls naming the leader: %d %s" % (st, body))
+h = {}
+st, body = http(insts[1], "POST", "/api/v1/get", {"path": P}, admin, headers_out=h)
+check(st == 200 and h.get("X-Poolsched-Forwarded-To") == "127.0.0.1:%d" % insts[0].port,
+      "a standby forwards API calls to the leader: %d %s %s" % (st, body, h))
 
 lock = threading.Lock()
 acked = {}        # pool name -> (instance name, time acknowledged)
@@ -197,11 +145,16 @@ def writer(k):
     while not stop.is_set():
         i += 1
         name = "w%d_%d" % (k, i)
+        h = {}
         st, _ = http(target, "POST", "/api/v1/create",
-                     {"type": "scheduler_pool", "path": P + "/" + name}, admin, timeout=10)
+                     {"type": "scheduler_pool", "path": P + "/" + name}, admin, timeout=10,
+                     headers_out=h)
         if st == 200:
+            # acknowledged by the leader a standby forwarded it to, or by the target itself
+            fwd = h.get("X-Poolsched-Forwarded-To")
+            by = next((x for x in insts if fwd == "127.0.0.1:%d" % x.port), target)
             with lock:
-                acked[name] = (target.name, time.time())
+                acked[name] = (by.name, time.time())
         else:
             target = insts[1] if target is insts[0] else insts[0]
             time.sleep(0.02)

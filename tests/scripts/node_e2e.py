@@ -12,7 +12,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -20,7 +19,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from server_helper import Scheduler  # noqa: E402
+from server_helper import Scheduler, free_port  # noqa: E402
 
 BIN = sys.argv[1]
 GROUP = sys.argv[2] if len(sys.argv) > 2 else "all"
@@ -38,14 +37,6 @@ class Skip(Exception):
 def check(cond, what, *context):
     if not cond:
         raise Fail(what + ("\n" + "\n".join(str(c)[:3000] for c in context) if context else ""))
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 class FixedPortScheduler(Scheduler):

@@ -9,6 +9,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -23,6 +24,15 @@ def check(cond, what):
         FAILURES.append(what)
         print("FAIL: " + what, flush=True)
     return cond
+
+
+def free_port():
+    """A loopback port free now (for a process that must be started on a known port)."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
 
 
 def finish():
@@ -140,6 +150,71 @@ class Scheduler:
     def update(self, wait=1.3):
         """Waits for a fair share update (the default period is 1 s)."""
         time.sleep(wait)
+
+
+class HaScheduler:
+    """One `poolsched scheduler --ha` (docs/ha.md) on a fixed loopback port (a free one unless
+    given), data dir WORK/NAME, log WORK/NAME.log, config WORK/ha.json. start() again after it
+    exited starts it on the same port and dir: as a standby, or the leader if it wins."""
+
+    def __init__(self, binary, work, store, name, port=None):
+        self.binary, self.store, self.name = binary, store, name
+        self.port = port or free_port()
+        self.address = "127.0.0.1:%d" % self.port
+        self.dir = os.path.join(work, name)
+        self.log_path = self.dir + ".log"
+        self.config = os.path.join(work, "ha.json")
+        self.proc = None
+
+    def start(self, wait=60):
+        self.log = open(self.log_path, "a")
+        start = os.path.getsize(self.log_path)
+        self.proc = subprocess.Popen(
+            [self.binary, "scheduler", "--ha", "--store", self.store, "--listen", self.address,
+             "--data-dir", self.dir, "--config", self.config],
+            stdout=subprocess.DEVNULL, stderr=self.log)
+        deadline = time.time() + wait
+        while time.time() < deadline:
+            with open(self.log_path) as f:
+                f.seek(start)
+                if re.search(r"event=(standby_started|scheduler_started)", f.read()):
+                    return self
+            if self.proc.poll() is not None:
+                raise RuntimeError("%s exited: %s" % (self.name, open(self.log_path).read()[-2000:]))
+            time.sleep(0.02)
+        raise RuntimeError("%s did not start" % self.name)
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def url(self, path):
+        return "http://%s%s" % (self.address, path)
+
+
+def request(url, method="GET", body=None, token=None, headers=None, timeout=30):
+    """(status, parsed body, response headers) of one HTTP request; (0, {"message": why}, {})
+    when nothing answered. body: bytes as they are, anything else sent as JSON."""
+    data = None if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
+    req = urllib.request.Request(url, data=data, method=method)
+    if token:
+        req.add_header("Authorization", "OAuth " + token)
+    if data is not None:
+        req.add_header("Content-Type", "application/json")
+    for k, v in (headers or {}).items():
+        req.add_header(k, v)
+
+    def parse(text):
+        try:
+            return json.loads(text or "null")
+        except ValueError:
+            return text
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            return r.status, parse(r.read().decode()), r.headers
+    except urllib.error.HTTPError as e:
+        return e.code, parse(e.read().decode()), e.headers
+    except OSError as e:
+        return 0, {"message": "no answer: %s" % e}, {}
 
 
 class FakeNode:

@@ -1,19 +1,14 @@
 #!/usr/bin/env bash
-# The PostgreSQL store under the service: a throwaway cluster (pg_cluster.bash), then a
+# The PostgreSQL store under the service: a throwaway cluster (lib/pg_cluster.bash), then a
 # representative set of the service's own tests run unchanged against it, each on a fresh
 # database chosen through $POOLSCHED_STORE (the scheduler's default for --store): crash safety
 # (kill -9 under writes), restart recovery of history and of stored jobs, list_jobs from the
 # archive, operations, and the store interface's unit test. Each run must have written to its
 # database — a scheduler that ignored the setting and used SQLite fails here.
-# usage: store_pg_services.sh BINARY SHARED_DIR SOURCE_DIR
+# usage: store_pg_services.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
-bin=${1:?usage: store_pg_services.sh BINARY SHARED_DIR SOURCE_DIR}
-shared=${2:?}
-src=${3:?}
-work=$(mktemp -d)
-source "$src/tests/scripts/pg_cluster.bash"
-trap 'pg_cluster_stop; rm -rf "$work"' EXIT
-pg_cluster_start "$work/pg"
+source "$(dirname "${BASH_SOURCE[0]}")/lib/pg_cluster.bash"
+pg_test_setup "$@"
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
@@ -68,7 +63,7 @@ tests=${PS_PG_TESTS:-server_crash history_restart server_list_jobs server_operat
 for t in $tests; do
   url=$(pg_cluster_createdb "$t")
   start=$(date +%s)
-  if ! POOLSCHED_STORE=$url bash "$src/tests/scripts/$t.sh" "$bin" "$shared" "$src" >"$work/$t.log" 2>&1; then
+  if ! POOLSCHED_STORE=$url bash "$src/tests/scripts/$t.sh" "$bin" "$data" "$src" >"$work/$t.log" 2>&1; then
     tail -40 "$work/$t.log"
     fail "$t on PostgreSQL"
   fi

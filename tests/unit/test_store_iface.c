@@ -2,7 +2,8 @@
  * dir always, PostgreSQL when PS_TEST_PG_URL names a database (tests/scripts/store_pg_services.sh
  * starts a throwaway cluster and runs this binary with it). Objects (put, get, delete, bytewise
  * prefix listing), transactions (commit, rollback, a second connection sees commits only),
- * refused values, tokens, the jobs of one operation in both orders, reopening (migrations run
+ * refused values, tokens, the jobs of one operation in both orders, a copy of every object
+ * into a store in memory, reopening (migrations run
  * once), and for PostgreSQL a bad URI, an unreachable server and the single-scheduler guard. Keys carry the process id so
  * that a database reused by another run does not disturb this one. */
 #include <stdarg.h>
@@ -362,6 +363,52 @@ static void test_leader(void **state)
     ps_store_close(wa);
     ps_store_close(a);
 }
+/* ps_store_copy_objects into ps_store_open_memory (the leader's mirror, store_mirror.h): every
+ * object of every kind, values as written; the job query works on the copy; not tokens. */
+static void test_copy_to_memory(void **state)
+{
+    (void)state;
+    struct ps_store *s = open_ok(), *m = NULL;
+    char kind2[80];
+    snprintf(kind2, sizeof kind2, "%s_other", K);
+    put_ok(s, K, "c1", "{\"v\": 1}");
+    put_ok(s, kind2, "c2", "[1, 2]");
+    char op[64], key[64], doc[128];
+    snprintf(op, sizeof op, "copyop-%d", (int)getpid());
+    snprintf(key, sizeof key, "cj-%d", (int)getpid());
+    snprintf(doc, sizeof doc, "{\"operation_id\": \"%s\", \"finish_time\": 7}", op);
+    put_ok(s, "job", key, doc);
+    struct ps_error err;
+    ps_error_init(&err);
+    assert_int_equal(ps_store_open_memory(&m, &err), 0);
+    assert_string_equal(ps_store_backend(m), "sqlite");
+    assert_int_equal(ps_store_copy_objects(s, m, &err), 0);
+    char *v = NULL;
+    assert_int_equal(ps_store_get(m, K, "c1", &v, NULL), 0);
+    assert_string_equal(v, "{\"v\": 1}");
+    free(v);
+    assert_int_equal(ps_store_get(m, kind2, "c2", &v, NULL), 0);
+    assert_string_equal(v, "[1, 2]");
+    free(v);
+    struct seen seen = {0};
+    assert_int_equal(ps_store_jobs_of_operation(m, op, PS_STORE_JOBS_BY_FINISH, collect, &seen,
+                                                NULL),
+                     0);
+    assert_int_equal(seen.n, 1);
+    assert_string_equal(seen.keys[0], key);
+    char hash[65], user[64], role[16];
+    snprintf(hash, sizeof hash, "c%063x", (unsigned)getpid());
+    assert_int_equal(ps_store_token_put(s, hash, "u", "user", NULL), 0);
+    ps_store_close(m);
+    assert_int_equal(ps_store_open_memory(&m, &err), 0);   /* a fresh one is empty */
+    assert_int_equal(ps_store_get(m, K, "c1", &v, NULL), PS_ENOENT);
+    assert_int_equal(ps_store_copy_objects(s, m, &err), 0);
+    assert_int_equal(ps_store_token_get(m, hash, hash, sizeof hash, user, sizeof user, role,
+                                        sizeof role, NULL),
+                     PS_ENOENT);
+    ps_store_close(m);
+    ps_store_close(s);
+}
 
 static int run(const char *url)
 {
@@ -373,6 +420,7 @@ static int run(const char *url)
         cmocka_unit_test(test_transactions),
         cmocka_unit_test(test_tokens),
         cmocka_unit_test(test_jobs),
+        cmocka_unit_test(test_copy_to_memory),
         cmocka_unit_test(test_bad_url),
         cmocka_unit_test(test_exclusive),
         cmocka_unit_test(test_leader),

@@ -1,7 +1,7 @@
 // app.js — the web UI's shell: login with a token (kept in this tab's sessionStorage), a hash
 // router (#/pools, #/pool/<tree>/<pool>, #/operations, #/operation/<id>, #/nodes, #/charts) and
 // a periodic refresh of list pages. Timings of each render go to window.psTimings (docs/ui.md).
-import { api, token, setToken, AUTHENTICATION_ERROR } from './api.js';
+import { api, token, setToken, AUTHENTICATION_ERROR, ORCHID } from './api.js';
 import { errorBox } from './util.js';
 import { poolsPage, poolPage } from './pools.js';
 import { operationsPage, operationPage } from './operations.js';
@@ -43,6 +43,7 @@ async function show(isRefresh) {
     const me = await api.currentUser();
     const who = document.getElementById('who');
     who.textContent = who.title = `${me.user} (${me.role})`;   // a long name is cut (style.css)
+    showHa();   // not awaited: the page does not wait for it
     await route.page(main, r.params, (t) => window.psTimings.push({ page: r.name, refresh: !!isRefresh, ...t }), r.query);
     main.dataset.loaded = String(my);
     window.psTimings.push({ page: r.name, refresh: !!isRefresh, total_ms: performance.now() - t0 });
@@ -52,6 +53,27 @@ async function show(isRefresh) {
   }
   if (route.refresh && my === seq)
     timer = setTimeout(() => { if (!document.activeElement || !['INPUT', 'SELECT', 'TEXTAREA'].includes(document.activeElement.tagName)) show(true); else timer = setTimeout(() => show(true), REFRESH_MS); }, REFRESH_MS);
+}
+
+// With standby schedulers (--ha, docs/ha.md) the header says whether this page's instance
+// leads or stands by (its own /readyz: a standby forwards the API calls, not that), the epoch,
+// and in its tooltip the leader's address, since when it leads and the standbys (the orchid's
+// scheduler/service, the leader's view). Hidden without --ha (epoch 0); never in the way.
+async function showHa() {
+  const el = document.getElementById('ha');
+  try {
+    const ready = await (await fetch('/readyz')).json();
+    if (!ready.epoch) { el.hidden = true; return; }
+    const s = await api.get(`${ORCHID}/service`);
+    const standby = ready.role === 'standby';
+    el.textContent = `${standby ? 'standby' : 'leader'} · epoch ${ready.epoch}`;
+    el.title = `${standby ? `this scheduler stands by; the leader is ${s.address}` : `this scheduler (${s.address}) leads`}`
+      + ` since ${new Date(s.last_connection_time).toLocaleString()}; standbys: ${s.standbys.join(', ') || 'none'}`;
+    el.className = standby ? 'standby' : (s.standbys.length ? '' : 'alone');
+    el.hidden = false;
+  } catch (e) {
+    el.hidden = true;
+  }
 }
 
 function login(message) {

@@ -5,14 +5,16 @@
 # user (postgres if it exists, else nobody).
 #
 # As a library (every PostgreSQL test sources it):
-#   source tests/scripts/pg_cluster.bash
+#   source tests/scripts/lib/pg_cluster.bash
+#   pg_test_setup "$@"       # a test script's start, below
 #   pg_cluster_start DIR     # or exits 77 (test skipped) when PostgreSQL is not installed;
 #                            # sets PG_URL (postgresql://poolsched@127.0.0.1:PORT/postgres),
 #                            # PG_PORT, PG_DIR
 #   pg_cluster_createdb NAME # a fresh database; prints its URI
 #   pg_cluster_kill9 / pg_cluster_restart   # faults: SIGKILL the postmaster, start it again
 #   pg_cluster_stop          # stops the server (also from an EXIT trap)
-# As a command:  bash pg_cluster.bash start DIR | stop DIR
+#   pg_cluster_attach DIR    # another process's cluster in DIR: sets PG_DIR, PG_BIN, PG_OWNER, PG_PORT
+# As a command:  bash pg_cluster.bash start DIR | stop DIR | kill9 DIR | restart DIR
 pg_bin_dir() {
   local d
   for d in /usr/lib/postgresql/*/bin; do
@@ -111,20 +113,37 @@ pg_cluster_restart() {
   return 1
 }
 
+# The start of every PostgreSQL test script, called with its arguments BINARY DATA_DIR
+# SOURCE_DIR: sets bin, data and src to them and work to a temporary directory, starts a cluster
+# in $work/pg (exits 77 where PostgreSQL is not installed), and on exit stops it and removes
+# $work.
+pg_test_setup() {
+  [ $# -eq 3 ] || { echo "usage: $(basename "$0") BINARY DATA_DIR SOURCE_DIR" >&2; exit 2; }
+  bin=$1 data=$2 src=$3
+  work=$(mktemp -d)
+  trap 'pg_cluster_stop; rm -rf "$work"' EXIT
+  pg_cluster_start "$work/pg"
+}
+
 pg_cluster_stop() {
   [ -n "${PG_DIR:-}" ] && [ -f "$PG_DIR/data/postmaster.pid" ] || return 0
   pg_as_owner "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -m immediate -w -t 30 stop >/dev/null 2>&1 || true
+}
+
+pg_cluster_attach() {
+  PG_DIR=${1:?pg_cluster_attach DIR}
+  PG_BIN=$(pg_bin_dir)
+  PG_OWNER=$(stat -c %U "$PG_DIR/data")
+  PG_PORT=$(cat "$PG_DIR/port")
 }
 
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
   set -euo pipefail
   case "${1:-}" in
     start) pg_cluster_start "${2:?start DIR}"; echo "$PG_URL" ;;
-    stop)
-      PG_DIR=${2:?stop DIR}
-      PG_BIN=$(pg_bin_dir)
-      PG_OWNER=$(stat -c %U "$PG_DIR/data")
-      pg_cluster_stop ;;
-    *) echo "usage: pg_cluster.bash start DIR | stop DIR" >&2; exit 2 ;;
+    stop) pg_cluster_attach "${2:?stop DIR}"; pg_cluster_stop ;;
+    kill9) pg_cluster_attach "${2:?kill9 DIR}"; pg_cluster_kill9 ;;
+    restart) pg_cluster_attach "${2:?restart DIR}"; pg_cluster_restart ;;
+    *) echo "usage: pg_cluster.bash start DIR | stop DIR | kill9 DIR | restart DIR" >&2; exit 2 ;;
   esac
 fi
