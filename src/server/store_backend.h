@@ -55,5 +55,8 @@ int ps_store_sqlite_open(const struct ps_store_config *cfg, struct ps_store **ou
                          struct ps_error *err);
 int ps_store_pg_open(const struct ps_store_config *cfg, struct ps_store **out,
                      struct ps_error *err);
+/* Tests only: weakens a PostgreSQL store's fence ("key_share": FOR KEY SHARE, which does not
+ * conflict with the takeover; "none": no check), to show that the fault tests catch it. */
+int ps_store_pg_weaken_fence(struct ps_store *s, const char *mode);
 
 #endif

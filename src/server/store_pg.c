@@ -297,10 +297,26 @@ static int run(struct pg_store *s, const char *sql, int n, const char *const *pa
 /* ---- transactions -------------------------------------------------------------------------- */
 
 /* The fence of a write transaction (store.h): the leader row FOR SHARE, which conflicts with
- * the takeover's UPDATE. The fault suite can weaken it to show that it matters
- * (POOLSCHED_UNSAFE_FENCE=key_share or none; never for production). */
+ * the takeover's UPDATE. Only a test weakens it, to show that it matters
+ * (ps_store_pg_weaken_fence; nothing in the product calls it). */
 #define FENCE_FOR_SHARE "SELECT epoch FROM leader WHERE id = 1 AND epoch = $1 FOR SHARE"
 #define FENCE_FOR_KEY_SHARE "SELECT epoch FROM leader WHERE id = 1 AND epoch = $1 FOR KEY SHARE"
+
+static const struct ps_store_ops pg_ops;   /* below */
+
+int ps_store_pg_weaken_fence(struct ps_store *st, const char *mode)
+{
+    if (st->ops != &pg_ops)
+        return PS_EINVAL;
+    struct pg_store *s = (struct pg_store *)st;
+    if (strcmp(mode, "key_share") == 0)
+        s->fence_sql = FENCE_FOR_KEY_SHARE;
+    else if (strcmp(mode, "none") == 0)
+        s->fence_sql = NULL;
+    else
+        return PS_EINVAL;
+    return 0;
+}
 
 static int check_fence(struct pg_store *s, struct ps_error *err)
 {
@@ -804,10 +820,7 @@ int ps_store_pg_open(const struct ps_store_config *cfg, struct ps_store **out,
     }
     PQsetNoticeProcessor(s->conn, quiet_notices, NULL);
     s->exclusive = s->need_lock = cfg->exclusive;
-    const char *unsafe = getenv("POOLSCHED_UNSAFE_FENCE");
-    s->fence_sql = !unsafe || !*unsafe                 ? FENCE_FOR_SHARE
-                   : strcmp(unsafe, "key_share") == 0 ? FENCE_FOR_KEY_SHARE
-                                                      : NULL;
+    s->fence_sql = FENCE_FOR_SHARE;
     int rc = session_setup(s, err);
     if (!rc && s->exclusive)
         rc = ensure_connected(s, err);

@@ -20,7 +20,7 @@ grep -q "postgresql" "$work/unit.log" || { cat "$work/unit.log"; fail "test_stor
 # the fence matters: weakened to FOR KEY SHARE, or removed, the same test must fail
 for weak in key_share none; do
   url=$(pg_cluster_createdb "unit_$weak")   # fresh: a failed run leaves a live lease behind
-  if PS_TEST_PG_URL=$url POOLSCHED_UNSAFE_FENCE=$weak "$(dirname "$bin")/test_store_iface" \
+  if PS_TEST_PG_URL=$url PS_TEST_WEAK_FENCE=$weak "$(dirname "$bin")/test_store_iface" \
        >"$work/unit_$weak.log" 2>&1; then
     fail "test_store_iface passed with the fence weakened to '$weak'"
   fi

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "server/store.h"
+#include "server/store_backend.h"
 #include "store_test_dir.h"
 
 struct backend {
@@ -37,6 +38,11 @@ static struct ps_store *open_ok(void)
     ps_error_init(&err);
     if (ps_store_open_url(B.url, B.dir, &s, &err) != 0)
         fail_msg("open: %s", err.msg);
+    /* PS_TEST_WEAK_FENCE=key_share|none: the fence weakened, which test_leader must notice
+     * (store_pg_services.sh runs it so) */
+    const char *weak = getenv("PS_TEST_WEAK_FENCE");
+    if (B.url && weak && *weak && ps_store_pg_weaken_fence(s, weak) != 0)
+        fail_msg("PS_TEST_WEAK_FENCE=%s: not key_share or none", weak);
     return s;
 }
 
@@ -277,7 +283,7 @@ static void *take_over(void *arg)
  * flight (the fence's FOR SHARE row lock), which therefore commits before the takeover; after
  * it, every write of the old epoch fails and the store says it was deposed; a leader stuck
  * inside a transaction past its lease has its session ended by the takeover. Run with
- * POOLSCHED_UNSAFE_FENCE=key_share this test fails: the takeover no longer waits. */
+ * PS_TEST_WEAK_FENCE=key_share this test fails: the takeover no longer waits. */
 static void test_leader(void **state)
 {
     (void)state;
