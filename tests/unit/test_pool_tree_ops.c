@@ -315,8 +315,14 @@ static void test_forbidden_and_acl(void **state)
 {
     (void)state;
     struct ps_pool_tree *tree = new_tree(NULL);
-    create(tree, "prod", NULL, "{\"forbid_immediate_operations\": true, \"acl\": [\"alice\", \"bob\"]}");
-    create(tree, "etl", "prod", "{\"acl\": [\"alice\"]}");
+    /* prod: only alice and bob (no inheritance from the tree's default of `users`) */
+    create(tree, "prod", NULL,
+           "{\"forbid_immediate_operations\": true, \"inherit_acl\": false,"
+           " \"acl\": [{\"action\": \"allow\", \"subjects\": [\"alice\", \"bob\"],"
+           " \"permissions\": [\"use\"]}]}");
+    /* etl: bob is denied (deny wins over prod's allow) */
+    create(tree, "etl", "prod",
+           "{\"acl\": [{\"action\": \"deny\", \"subjects\": [\"bob\"], \"permissions\": [\"use\"]}]}");
     create(tree, "open", "prod", NULL);
     struct ps_error err;
     struct ps_tree_op *op;
@@ -326,11 +332,15 @@ static void test_forbidden_and_acl(void **state)
     /* subpools are fine */
     start(tree, "a", "alice", "etl", 1);
     assert_int_equal(try_start(tree, "b", "bob", "etl", 2, &op, &err), PS_EPERM);
-    assert_string_equal(err.msg, "user \"bob\" is not allowed to use pool \"etl\" of pool tree \"physical\" (acl)");
+    assert_string_equal(err.msg, "Access denied for user \"bob\": \"use\" permission for node "
+                                 "//sys/pool_trees/physical/prod/etl is denied for \"bob\" by ACE at "
+                                 "node //sys/pool_trees/physical/prod/etl");
     start(tree, "b", "bob", "open", 2);
     /* carol is not in prod's acl, so not in open's either */
+    ps_error_init(&err);
     assert_int_equal(try_start(tree, "c", "carol", "open", 3, &op, &err), PS_EPERM);
-    assert_non_null(strstr(err.msg, "pool \"prod\""));
+    assert_string_equal(err.msg, "Access denied for user \"carol\": \"use\" permission for node "
+                                 "//sys/pool_trees/physical/prod/open is not allowed by any matching ACE");
     /* the root: forbidden by default */
     assert_int_equal(try_start(tree, "r", "alice", "<Root>", 4, &op, &err), PS_EINVAL);
     assert_non_null(strstr(err.msg, "forbid_immediate_operations_in_root"));
