@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# Users, groups and ACLs on a real scheduler (docs/api.md "Users, groups and ACLs"): three users
+# in two nested groups, a matrix of command x user -> allow/deny (deny wins, nested groups,
+# inheritance cut by inherit_acl), refused writes change nothing in memory or after a restart,
+# users, groups and ACLs survive a restart, the CLI's check-permission, and an old database
+# whose pool acl is a list of user names. Runs on SQLite and, when PostgreSQL is installed, on
+# PostgreSQL (the same scenario through $POOLSCHED_STORE).
+# usage: server_acl.sh BINARY DATA_DIR SOURCE_DIR
+set -euo pipefail
+bin=${1:?usage: server_acl.sh BINARY DATA_DIR SOURCE_DIR}
+src=${3:?}
+work=$(mktemp -d)
+source "$src/tests/scripts/pg_cluster.bash"
+cleanup() { [ -n "${PG_DIR:-}" ] && pg_cluster_stop; rm -rf "$work"; }
+trap cleanup EXIT
+
+scenario() {   # scenario DATA_DIR BACKEND
+  PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$src/tests/scripts" python3 - "$bin" "$1" "$2" <<'PYEOF'
+import json, os, sqlite3, subprocess, sys
+from server_helper import Scheduler, check, finish
+
+binary, data, backend = sys.argv[1:4]
+s = Scheduler(binary, data).start()
+P = "//sys/pool_trees/physical"
+
+
+def ace(action, subjects, perms):
+    return {"action": action, "subjects": subjects, "permissions": perms,
+            "inheritance_mode": "object_and_descendants"}
+
+
+def call(tok, command, body):
+    return s.call(command, body, token=tok)
+
+
+try:
+    for u in ("alice", "bob", "carol"):
+        s.ok("create", {"type": "user", "attributes": {"name": u}})
+    for g in ("devs", "leads"):
+        s.ok("create", {"type": "group", "attributes": {"name": g}})
+    s.ok("add_member", {"member": "alice", "group": "devs"})
+    s.ok("add_member", {"member": "bob", "group": "leads"})
+    s.ok("add_member", {"member": "leads", "group": "devs"})   # bob is in devs through leads
+    st, out = s.call("add_member", {"member": "devs", "group": "leads"})
+    check(st == 400 and "would produce a cycle" in out.get("message", ""), "cycle: %d %s" % (st, out))
+    st, out = s.call("create", {"type": "user", "attributes": {"name": "devs"}})
+    check(st == 409, "a user named as a group: %d %s" % (st, out))
+    tok = {u: s.token(u) for u in ("alice", "bob", "carol")}
+    check(s.get("//sys/groups/devs/@members") == ["alice", "leads"], "members")
+
+    team_acl = [ace("allow", ["devs"], ["write", "use", "modify_children"]),
+                ace("deny", ["bob"], ["write"])]
+    s.ok("create", {"type": "scheduler_pool", "path": P + "/team",
+                    "attributes": {"inherit_acl": False, "acl": team_acl}})
+    spec = {"pool": "team", "tasks": {"t": {"command": "true", "job_count": 1}}}
+    matrix = [   # (what, command, body, {user: allowed})
+        ("use", "start_op", {"operation_type": "vanilla", "spec": spec},
+         {"alice": True, "bob": True, "carol": False}),
+        ("write", "set", {"path": P + "/team/@weight", "value": 3},
+         {"alice": True, "bob": False, "carol": False}),
+        ("modify_children", "create", {"type": "scheduler_pool", "path": P + "/team/sub_%s"},
+         {"alice": True, "bob": True, "carol": False}),
+        ("administer", "set", {"path": P + "/team/@enable_aggressive_starvation", "value": True},
+         {"alice": False, "bob": False, "carol": False}),
+        ("acl", "set", {"path": P + "/team/@acl", "value": []},
+         {"alice": False, "bob": False, "carol": False}),
+        ("tree", "set", {"path": P + "/@max_operation_count", "value": 7},
+         {"alice": False, "bob": False, "carol": False}),
+        ("root acl", "set", {"path": "//sys/pool_trees/@acl", "value": []},
+         {"alice": False, "bob": False, "carol": False}),
+        ("new tree", "create", {"type": "scheduler_pool_tree", "attributes": {"name": "t_%s"}},
+         {"alice": False, "bob": False, "carol": False}),
+        ("users", "create", {"type": "user", "attributes": {"name": "eve_%s"}},
+         {"alice": False, "bob": False, "carol": False}),
+    ]
+
+    def run_matrix(label):
+        before = s.get(P + "/team/@")
+        for what, command, body, expect in matrix:
+            for user, allowed in expect.items():
+                b = json.loads(json.dumps(body).replace("%s", user))
+                st, out = call(tok[user], command, b)
+                if allowed:
+                    check(st == 200, "%s: %s %s as %s: %d %s" % (label, what, command, user, st, out))
+                else:
+                    msg = out.get("message", "") if isinstance(out, dict) else ""
+                    check(st == 403 and user in msg,
+                          "%s: %s %s as %s must be denied: %d %s" % (label, what, command, user, st, out))
+        after = s.get(P + "/team/@")
+        before["weight"] = 3   # alice's allowed write
+        check(after == before, "%s: refused writes changed the pool: %s -> %s" % (label, before, after))
+        check(s.get(P + "/@max_operation_count") != 7, "%s: refused tree write" % label)
+        check(not s.ok("exists", {"path": "//sys/users/eve_carol"})["value"], "%s: eve" % label)
+        check(not s.ok("exists", {"path": P + "/team/sub_carol"})["value"], "%s: sub_carol" % label)
+
+    run_matrix("first")
+    for user, want in (("alice", "allow"), ("bob", "deny"), ("carol", "deny")):
+        got = s.ok("check_permission", {"user": user, "permission": "write", "path": P + "/team"})
+        check(got == {"action": want}, "check_permission write %s: %s" % (user, got))
+    out = subprocess.run([binary, "check-permission", "carol", "use", P + "/team", "--proxy",
+                          "127.0.0.1:%d" % s.port, "--token", s.admin],
+                         capture_output=True, text=True)
+    check(out.returncode == 0 and out.stdout.strip() == "deny", "CLI: %r %r" % (out.stdout, out.stderr))
+
+    # everything survives a restart; so do the refusals
+    s.stop()
+    s.start()
+    check(s.get("//sys/groups/devs/@members") == ["alice", "leads"], "members after restart")
+    check(s.get("//sys/users/bob/@member_of") == ["leads", "users", "everyone"],
+          "member_of after restart: %s" % s.get("//sys/users/bob/@member_of"))
+    check(s.get(P + "/team/@acl") == team_acl, "acl after restart")
+    for sub in ("sub_alice", "sub_bob"):
+        s.ok("remove", {"path": P + "/team/" + sub})
+    run_matrix("after restart")
+
+    # removing a user drops it from its groups; a removed group from its parents
+    s.ok("remove", {"path": "//sys/groups/leads"})
+    check(s.get("//sys/groups/devs/@members") == ["alice"], "leads left devs")
+    st, out = call(tok["bob"], "start_op", {"operation_type": "vanilla", "spec": spec})
+    check(st == 403, "bob without leads: %d %s" % (st, out))
+
+    # an old database: a pool acl stored as a list of user names
+    if backend == "sqlite":
+        s.ok("create", {"type": "scheduler_pool", "path": P + "/legacy"})
+        s.stop()
+        db = sqlite3.connect(os.path.join(data, "poolsched.db"))
+        (doc,) = db.execute("SELECT value FROM objects WHERE kind='tree' AND key='physical'").fetchone()
+        tree = json.loads(doc)
+        for pool in tree["pools"]:
+            if pool["name"] == "legacy":
+                pool["acl"] = ["alice"]
+                pool.pop("inherit_acl", None)
+        db.execute("UPDATE objects SET value=? WHERE kind='tree' AND key='physical'",
+                   (json.dumps(tree),))
+        db.commit()
+        db.close()
+        s.start()
+        check(s.get(P + "/legacy/@acl") == [ace("allow", ["alice"], ["use"])], "legacy acl")
+        check(s.get(P + "/legacy/@inherit_acl") is False, "legacy inherit_acl")
+        lspec = {"pool": "legacy", "tasks": {"t": {"command": "true", "job_count": 1}}}
+        st, out = call(tok["alice"], "start_op", {"operation_type": "vanilla", "spec": lspec})
+        check(st == 200, "legacy: alice: %d %s" % (st, out))
+        st, out = call(tok["carol"], "start_op", {"operation_type": "vanilla", "spec": lspec})
+        check(st == 403, "legacy: carol: %d %s" % (st, out))
+finally:
+    s.stop()
+finish()
+PYEOF
+}
+
+unset POOLSCHED_STORE
+scenario "$work/sqlite" sqlite
+echo "ok sqlite"
+if pg_bin_dir >/dev/null 2>&1; then
+  pg_cluster_start "$work/pg"
+  POOLSCHED_STORE=$(pg_cluster_createdb acl) scenario "$work/pgdata" postgresql
+  echo "ok postgresql"
+else
+  echo "PostgreSQL is not installed: the PostgreSQL run is skipped"
+fi
