@@ -102,6 +102,19 @@ try:
                          capture_output=True, text=True)
     check(out.returncode == 0 and out.stdout.strip() == "deny", "CLI: %r %r" % (out.stdout, out.stderr))
 
+    # the YTsaurus face: check_permission (a read: GET) and the denial as code 901
+    import urllib.parse
+    q = urllib.parse.urlencode({"user": "carol", "permission": "use", "path": P + "/team"})
+    st, out = s.raw("GET", "/api/v4/check_permission?" + q, None, s.admin)
+    check(st == 200 and json.loads(out) == {"action": "deny"}, "v4 check_permission: %d %s" % (st, out))
+    q = urllib.parse.urlencode({"path": P + "/team/@weight"})
+    st, out = s.raw("PUT", "/api/v4/set?" + q, "9", tok["carol"])
+    err = json.loads(out) if out.startswith("{") else {}
+    check(st == 403 and err.get("code") == 901 and
+          err.get("message", "").startswith('Access denied for user "carol": "write" permission'
+                                            ' for node //sys/pool_trees/physical/team'),
+          "v4 denial: %d %s" % (st, out))
+
     # everything survives a restart; so do the refusals
     s.stop()
     s.start()
