@@ -1,8 +1,9 @@
 /* api_operations.c — start_op, get_operation, list_operations, abort_op, suspend_op,
  * resume_op, complete_op, update_op_parameters, list_jobs, get_job_stderr (docs/api.md).
  *
- * Who may do what: any authenticated user starts operations (the pools' acl decides where) and
- * reads every operation; only the operation's user or an admin changes it (403 otherwise).
+ * Who may do what: any authenticated user starts operations (`use` on the pool decides where)
+ * and reads every operation (get_operation, list_operations); its jobs need `read`, changing it
+ * `manage`, from the operation's ACL (op_acl below; superusers always may).
  */
 #include <ctype.h>
 #include <inttypes.h>
@@ -203,14 +204,51 @@ static int find_op(struct ps_service *svc, const json_t *body, struct ps_svc_op 
     return 0;
 }
 
-static int may_change(const struct ps_svc_op *op, const struct ps_auth_identity *who,
-                      struct ps_error *err)
+/* The operation's ACL as upstream builds it: read and manage for its user (upstream's
+ * add_authenticated_user_to_acl) and the spec's owners, then the spec's acl, or the one
+ * update_op_parameters set last. The spec was validated at the start (op_spec.h). */
+static int op_acl(const struct ps_svc_op *op, struct ps_acl *out)
 {
-    if (who->role == PS_ROLE_ADMIN || strcmp(who->user, op->user) == 0)
+    json_t *subjects = json_pack("[s]", op->user);
+    size_t i;
+    json_t *o;
+    json_array_foreach(json_object_get(op->spec, "owners"), i, o)
+        if (json_is_string(o))
+            json_array_append(subjects, o);
+    json_t *aces = json_pack("[{s:s, s:o, s:[s, s]}]", "action", "allow", "subjects", subjects,
+                             "permissions", "read", "manage");
+    const json_t *acl = op->parameters ? json_object_get(op->parameters, "acl") : NULL;
+    if (!acl)
+        acl = json_object_get(op->spec, "acl");
+    if (json_is_array(acl))
+        json_array_extend(aces, (json_t *)acl);
+    struct ps_value v;
+    int rc = aces ? ps_json_to_value(aces, &v, NULL) : PS_ENOMEM;
+    json_decref(aces);
+    if (rc == 0) {
+        rc = ps_acl_parse(&v, "acl", out, NULL);
+        ps_value_release(&v);
+    }
+    return rc;
+}
+
+/* who's permission on op (docs/api.md "Users, groups and ACLs"): superusers always. */
+static int require_op(struct ps_service *svc, const struct ps_svc_op *op,
+                      const struct ps_auth_identity *who, unsigned perm, struct ps_error *err)
+{
+    if (ps_security_superuser(svc->security, who))
         return 0;
-    return ps_error_set(err, PS_EPERM,
-                        "user \"%s\" may not change operation \"%s\" of user \"%s\"", who->user,
-                        op->id, op->user);
+    struct ps_acl acl;
+    if (op_acl(op, &acl) != 0)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    char name[96];
+    snprintf(name, sizeof name, "operation %s", op->id);
+    struct ps_acl_object obj = {&acl, false, name};
+    struct ps_acl_result r = ps_acl_check(&obj, 1, ps_security_access(svc->security)->groups,
+                                          who->user, perm);
+    int rc = r.action == PS_ACL_ALLOW ? 0 : ps_acl_denied(err, who->user, perm, name, &r);
+    ps_acl_release(&acl);
+    return rc;
 }
 
 static int make_id(char out[40], struct ps_error *err)
@@ -507,6 +545,10 @@ int ps_api_op_command(struct ps_service *svc, const char *command, const json_t 
         *reply = ps_svc_op_json(svc, op);
         return 0;
     }
+    /* jobs and their stderr need read; changes need manage (as upstream) */
+    bool reads = strncmp(command, "list_jobs", 9) == 0 || strncmp(command, "get_job", 7) == 0;
+    if ((rc = require_op(svc, op, who, reads ? PS_PERM_READ : PS_PERM_MANAGE, err)) != 0)
+        return rc;
     if (strcmp(command, "list_jobs") == 0)
         return list_jobs(svc, op, body, reply, err);
     if (strcmp(command, "get_job") == 0) {
@@ -529,8 +571,6 @@ int ps_api_op_command(struct ps_service *svc, const char *command, const json_t 
                            "truncated", j->stderr_truncated);
         return 0;
     }
-    if ((rc = may_change(op, who, err)) != 0)
-        return rc;
     if (strcmp(command, "update_op_parameters") == 0) {
         if ((rc = update_params(svc, op, body, err)) == 0)
             *reply = json_object();

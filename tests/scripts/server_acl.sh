@@ -115,6 +115,42 @@ try:
                                             ' for node //sys/pool_trees/physical/team'),
           "v4 denial: %d %s" % (st, out))
 
+    # operation ACLs: the owner (alice) reads and manages; the spec's acl adds others, deny wins
+    s.ok("create", {"type": "scheduler_pool", "path": P + "/open"})
+    ospec = {"pool": "open", "tasks": {"t": {"command": "true", "job_count": 1}},
+             "acl": [ace("allow", ["carol"], ["read"]), ace("allow", ["leads"], ["read", "manage"]),
+                     ace("deny", ["bob"], ["manage"])]}
+    op = call(tok["alice"], "start_op", {"operation_type": "vanilla", "spec": ospec})[1]["operation_id"]
+    plain = call(tok["alice"], "start_op", {"operation_type": "vanilla",
+                                            "spec": {"pool": "open", "tasks": ospec["tasks"]}})[1]["operation_id"]
+    st, out = call(tok["alice"], "start_op", {"operation_type": "vanilla",
+                                              "spec": dict(ospec, acl=[{"action": "maybe"}])})
+    check(st == 400 and "acl/0/action" in out.get("message", ""), "bad op acl: %d %s" % (st, out))
+
+    def op_matrix(label, expect):
+        for command, user, allowed in expect:
+            body = {"operation_id": op}
+            if command == "update_op_parameters":
+                body["parameters"] = {"weight": 2}
+            st, out = call(tok[user], command, body)
+            msg = out.get("message", "") if isinstance(out, dict) else ""
+            check(st == 200 if allowed else (st == 403 and user in msg and "operation " + op in msg),
+                  "%s: %s as %s: %d %s" % (label, command, user, st, out))
+
+    op_matrix("op acl", [("list_jobs", "carol", True), ("suspend_op", "carol", False),
+                         ("list_jobs", "bob", True), ("suspend_op", "bob", False),
+                         ("update_op_parameters", "bob", False),
+                         ("suspend_op", "alice", True), ("resume_op", "alice", True),
+                         ("update_op_parameters", "alice", True)])
+    st, out = call(tok["carol"], "list_jobs", {"operation_id": plain})
+    check(st == 403, "no acl: carol may not read alice's jobs: %d %s" % (st, out))
+    st, out = call(tok["carol"], "get_operation", {"operation_id": plain})
+    check(st == 200, "get_operation is open: %d" % st)
+    # update_op_parameters replaces the acl
+    call(tok["alice"], "update_op_parameters",
+         {"operation_id": op, "parameters": {"acl": [ace("allow", ["carol"], ["manage"])]}})
+    op_matrix("updated acl", [("suspend_op", "carol", True), ("list_jobs", "bob", False)])
+
     # everything survives a restart; so do the refusals
     s.stop()
     s.start()
@@ -122,6 +158,8 @@ try:
     check(s.get("//sys/users/bob/@member_of") == ["leads", "users", "everyone"],
           "member_of after restart: %s" % s.get("//sys/users/bob/@member_of"))
     check(s.get(P + "/team/@acl") == team_acl, "acl after restart")
+    op_matrix("op acl after restart", [("resume_op", "carol", True), ("list_jobs", "bob", False),
+                                       ("abort_op", "bob", False)])
     for sub in ("sub_alice", "sub_bob"):
         s.ok("remove", {"path": P + "/team/" + sub})
     run_matrix("after restart")
