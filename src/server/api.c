@@ -106,7 +106,7 @@ static const struct command_params command_params[] = {
     {"revoke_token", {"token"}},
     {"get_current_user", {NULL}},
     {"start_op", {"operation_type", "spec"}},
-    {"list_operations", {"pool", "user", "state", "limit", "brief", "filter", "counters"}},
+    {"list_operations", {"pool", "user", "state", "limit", "brief", "filter", "counters", "access"}},
     {"get_operation", {"operation_id"}},
     {"abort_op", {"operation_id"}},
     {"suspend_op", {"operation_id"}},

@@ -232,23 +232,34 @@ static int op_acl(const struct ps_svc_op *op, struct ps_acl *out)
     return rc;
 }
 
+/* Whether user has perm on op (superusers always). */
+static struct ps_acl_result op_check(struct ps_service *svc, const struct ps_svc_op *op,
+                                     const char *user, unsigned perm, const char *name)
+{
+    const struct ps_acl_groups *groups = ps_security_access(svc->security)->groups;
+    struct ps_acl acl;
+    if (ps_acl_superuser(groups, user))
+        return (struct ps_acl_result){PS_ACL_ALLOW, NULL, NULL};
+    if (op_acl(op, &acl) != 0)
+        return (struct ps_acl_result){PS_ACL_DENY, NULL, NULL};
+    struct ps_acl_object obj = {&acl, false, name};
+    struct ps_acl_result r = ps_acl_check(&obj, 1, groups, user, perm);
+    r.subject = NULL;   /* points into acl */
+    r.object = r.object ? name : NULL;
+    ps_acl_release(&acl);
+    return r;
+}
+
 /* who's permission on op (docs/api.md "Users, groups and ACLs"): superusers always. */
 static int require_op(struct ps_service *svc, const struct ps_svc_op *op,
                       const struct ps_auth_identity *who, unsigned perm, struct ps_error *err)
 {
     if (ps_security_superuser(svc->security, who))
         return 0;
-    struct ps_acl acl;
-    if (op_acl(op, &acl) != 0)
-        return ps_error_set(err, PS_ENOMEM, "out of memory");
     char name[96];
     snprintf(name, sizeof name, "operation %s", op->id);
-    struct ps_acl_object obj = {&acl, false, name};
-    struct ps_acl_result r = ps_acl_check(&obj, 1, ps_security_access(svc->security)->groups,
-                                          who->user, perm);
-    int rc = r.action == PS_ACL_ALLOW ? 0 : ps_acl_denied(err, who->user, perm, name, &r);
-    ps_acl_release(&acl);
-    return rc;
+    struct ps_acl_result r = op_check(svc, op, who->user, perm, name);
+    return r.action == PS_ACL_ALLOW ? 0 : ps_acl_denied(err, who->user, perm, name, &r);
 }
 
 static int make_id(char out[40], struct ps_error *err)
@@ -313,6 +324,8 @@ struct list_filter {
     bool brief;                    /* the brief form: no specs (ps_svc_op_brief_json) */
     char *filter;                  /* owned, NULL: any; a substring of the filter factors */
     bool counters;                 /* add the YTsaurus counters over every operation */
+    struct ps_value access;        /* upstream's {subject, permissions}: operations on which
+                                    * subject has every permission ({}: no filter) */
 };
 
 static const char *const state_names[] = {"pending", "running", "completed", "failed", "aborted"};
@@ -321,6 +334,7 @@ static int list_filter_init(void *obj)
 {
     memset(obj, 0, sizeof(struct list_filter));
     ((struct list_filter *)obj)->limit = 100;
+    ((struct list_filter *)obj)->access = ps_value_map();
     return 0;
 }
 
@@ -334,7 +348,46 @@ static const struct ps_attr list_filter_attrs[] = {
     {.name = "brief", .kind = PS_ATTR_BOOL, .offset = offsetof(struct list_filter, brief)},
     {.name = "filter", .kind = PS_ATTR_OPT_STRING, .offset = offsetof(struct list_filter, filter)},
     {.name = "counters", .kind = PS_ATTR_BOOL, .offset = offsetof(struct list_filter, counters)},
+    {.name = "access", .kind = PS_ATTR_MAP, .offset = offsetof(struct list_filter, access)},
 };
+
+/* The access filter's subject and permission bits; *subject NULL when there is none.
+ * Errors: PS_EINVAL naming the key. */
+static int access_filter(const struct ps_value *access, const char **subject, unsigned *perms,
+                         struct ps_error *err)
+{
+    *subject = NULL;
+    *perms = 0;
+    if (access->count == 0)
+        return 0;
+    const struct ps_value *sv = ps_value_find(access, "subject");
+    const struct ps_value *pv = ps_value_find(access, "permissions");
+    if (!sv || sv->type != PS_VALUE_STRING || !pv || pv->type != PS_VALUE_LIST ||
+        access->count != 2)
+        return ps_error_set(err, PS_EINVAL,
+                            "access: must be {subject: a user, permissions: [names]}");
+    for (int i = 0; i < pv->count; i++) {
+        unsigned bit;
+        if (pv->items[i].type != PS_VALUE_STRING)
+            return ps_error_set(err, PS_EINVAL, "access/permissions: must be a list of names");
+        if (ps_permission_parse(pv->items[i].string, &bit, err) != 0) {
+            ps_error_prefix(err, "access/permissions");
+            return PS_EINVAL;
+        }
+        *perms |= bit;
+    }
+    *subject = sv->string;
+    return 0;
+}
+
+static bool access_hit(struct ps_service *svc, const struct ps_svc_op *op, const char *subject,
+                       unsigned perms)
+{
+    for (unsigned bit = 1; bit && bit <= perms; bit <<= 1)
+        if ((perms & bit) && op_check(svc, op, subject, bit, "").action != PS_ACL_ALLOW)
+            return false;
+    return true;
+}
 
 static const struct ps_attr_table list_filter_table = {
     .what = "list_operations parameters",
@@ -401,7 +454,13 @@ static int list_operations(struct ps_service *svc, const json_t *body, json_t **
         ps_attr_release(&list_filter_table, &f);
         return rc;
     }
-    const char *pool = f.pool, *user = f.user;
+    const char *pool = f.pool, *user = f.user, *subject;
+    unsigned perms;
+    if ((rc = access_filter(&f.access, &subject, &perms, err)) != 0) {
+        ps_error_prefix(err, "list_operations");
+        ps_attr_release(&list_filter_table, &f);
+        return rc;
+    }
     const char *state = f.state.set ? state_names[f.state.value] : NULL;
     char want[256] = "";
     if (f.filter) {
@@ -417,6 +476,8 @@ static int list_operations(struct ps_service *svc, const json_t *body, json_t **
         if (!f.counters && total >= f.limit)
             break;
         if (f.filter && !filter_hit(op, want))
+            continue;
+        if (subject && !access_hit(svc, op, subject, perms))
             continue;
         bool u = !user || strcmp(op->user, user) == 0;
         bool s = !state || (op->state && strcmp(op->state, state) == 0);

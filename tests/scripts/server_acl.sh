@@ -146,6 +146,16 @@ try:
     check(st == 403, "no acl: carol may not read alice's jobs: %d %s" % (st, out))
     st, out = call(tok["carol"], "get_operation", {"operation_id": plain})
     check(st == 200, "get_operation is open: %d" % st)
+    # list_operations' access filter (upstream's): the operations on which a subject has rights
+    def listed(subject, perms):
+        out = s.ok("list_operations", {"access": {"subject": subject, "permissions": perms}})
+        return {o["id"] for o in out["operations"]}
+    check(listed("carol", ["read"]) & {op, plain} == {op}, "access carol read")
+    check(listed("carol", ["read", "manage"]) & {op, plain} == set(), "access carol read+manage")
+    check(listed("alice", ["manage"]) & {op, plain} == {op, plain}, "access alice manage")
+    st, out = s.call("list_operations", {"access": {"subject": "carol", "permissions": ["fly"]}})
+    check(st == 400 and "access/permissions" in out.get("message", ""), "bad access: %d %s" % (st, out))
+
     # update_op_parameters replaces the acl
     call(tok["alice"], "update_op_parameters",
          {"operation_id": op, "parameters": {"acl": [ace("allow", ["carol"], ["manage"])]}})
