@@ -238,6 +238,92 @@ int ps_acl_copy(struct ps_acl *dst, const struct ps_acl *src)
     return rc;
 }
 
+/* The ACE index path names (0 <= index < count, or count for "end" when allow_end), and the
+ * field after it (NULL for the whole ACE). -1 when it names none. */
+static int path_index(const char *path, int count, bool allow_end, const char **field)
+{
+    size_t n = strcspn(path, "/");
+    *field = path[n] == '/' ? path + n + 1 : NULL;
+    if (allow_end && n == 3 && strncmp(path, "end", 3) == 0 && !*field)
+        return count;
+    int index = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (path[i] < '0' || path[i] > '9' || index > 100000)
+            return -1;
+        index = index * 10 + (path[i] - '0');
+    }
+    if (n == 0 || index >= count || (*field && (!**field || strchr(*field, '/'))))
+        return -1;
+    return index;
+}
+
+int ps_acl_set_path(struct ps_acl *acl, const char *path, const struct ps_value *value,
+                    const char *full, struct ps_error *err)
+{
+    const char *field;
+    int index = path_index(path, acl->count, true, &field);
+    if (index < 0)
+        return ps_error_set(err, PS_EINVAL, "%s: no such ACE (the ACL has %d)", full, acl->count);
+    static const struct ps_value null = {0};
+    if (!value)
+        value = &null;
+    struct ps_value list;
+    int rc = ps_acl_to_value(acl, &list);
+    if (rc)
+        return rc;
+    struct ps_value next = ps_value_list(), copy;
+    for (int i = 0; rc == 0 && i <= list.count; i++) {
+        bool here = i == index;
+        if (!here && i == list.count)
+            break;
+        if (here && !field && value->type == PS_VALUE_NULL)
+            continue;   /* removed */
+        rc = ps_value_copy(&copy, here && !field ? value : &list.items[i]);
+        if (rc == 0 && here && field) {
+            struct ps_value v;
+            rc = value->type == PS_VALUE_NULL ? 0 : ps_value_copy(&v, value);
+            if (rc == 0 && copy.type == PS_VALUE_MAP) {
+                struct ps_value without;
+                const char *const skip[] = {field, NULL};
+                rc = ps_value_map_without(&copy, skip, &without);
+                ps_value_release(&copy);
+                copy = without;
+                if (rc == 0 && value->type != PS_VALUE_NULL)
+                    rc = ps_value_put(&copy, field, &v);
+            }
+        }
+        if (rc == 0)
+            rc = ps_value_append(&next, &copy);
+    }
+    struct ps_acl parsed;
+    if (rc == 0 && (rc = ps_acl_parse(&next, full, &parsed, err)) == 0) {
+        ps_acl_release(acl);
+        *acl = parsed;
+    }
+    ps_value_release(&next);
+    ps_value_release(&list);
+    return rc;
+}
+
+int ps_acl_get_path(const struct ps_acl *acl, const char *path, struct ps_value *out,
+                    const char *full, struct ps_error *err)
+{
+    const char *field;
+    *out = ps_value_null();
+    int index = path_index(path, acl->count, false, &field);
+    if (index < 0)
+        return ps_error_set(err, PS_EINVAL, "%s: no such ACE (the ACL has %d)", full, acl->count);
+    struct ps_value ace;
+    int rc = ace_to_value(&acl->aces[index], &ace);
+    if (rc)
+        return rc;
+    const struct ps_value *part = field ? ps_value_find(&ace, field) : &ace;
+    rc = part ? ps_value_copy(out, part)
+              : ps_error_set(err, PS_EINVAL, "%s: an ACE has no key \"%s\"", full, field);
+    ps_value_release(&ace);
+    return rc;
+}
+
 /* ---- subjects ------------------------------------------------------------------------------ */
 
 static const struct ps_acl_group *find_group(const struct ps_acl_groups *groups,

@@ -93,6 +93,17 @@ int ps_acl_copy(struct ps_acl *dst, const struct ps_acl *src);
 
 void ps_acl_release(struct ps_acl *acl);
 
+/* Sets one part of acl as YPath reaches into a list: path "N" replaces ACE N (null removes
+ * it), "end" appends, "N/field" sets one key of ACE N (action, subjects, permissions,
+ * inheritance_mode). The result is checked as a whole; on error acl is unchanged. full names
+ * the key in messages. Errors: PS_EINVAL (no such ACE, a bad result), PS_ENOMEM. */
+int ps_acl_set_path(struct ps_acl *acl, const char *path, const struct ps_value *value,
+                    const char *full, struct ps_error *err);
+
+/* Reads "N" or "N/field" of acl into *out. Errors: PS_EINVAL when there is none. */
+int ps_acl_get_path(const struct ps_acl *acl, const char *path, struct ps_value *out,
+                    const char *full, struct ps_error *err);
+
 /* A group: its name and its members (user or group names). */
 struct ps_acl_group {
     const char *name;

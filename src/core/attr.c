@@ -718,6 +718,8 @@ static int set_in(const struct ps_attr_table *table, void *obj, const char *path
         }
         if (a->kind == PS_ATTR_MAP)
             return set_map_entry(field, rest, full, value, err);
+        if (a->kind == PS_ATTR_ACL)
+            return ps_acl_set_path(field, rest, value, full, err);
         if (a->kind != PS_ATTR_GROUP)
             return ps_error_set(err, PS_EINVAL, "%s: \"%s\" has no sub-keys", full, head);
         int rc = set_in(a->group, field, rest, full, value, err);
@@ -1006,6 +1008,8 @@ static int get_in(const struct ps_attr_table *table, const void *obj, const char
             *out = ps_value_number(ps_res_get(&res->r, r));
         return 0;
     }
+    if (a->kind == PS_ATTR_ACL)
+        return ps_acl_get_path((const struct ps_acl *)CFIELD(obj, a), rest, out, full, err);
     if (a->kind == PS_ATTR_MAP) {
         const struct ps_value *entry = ps_value_find((const struct ps_value *)CFIELD(obj, a), rest);
         if (!entry || strchr(rest, '/'))

@@ -234,6 +234,47 @@ static void test_denied_message_as_upstream(void **state)
                                  "//sys/pools");
 }
 
+
+static void test_paths_into_the_acl(void **state)
+{
+    (void)state;
+    struct ps_acl acl = acl_of("[{\"action\": \"allow\", \"subjects\": [\"u\"],"
+                               " \"permissions\": [\"use\"]}]");
+    struct ps_error err;
+    ps_error_init(&err);
+    struct ps_value deny = json("\"deny\"");
+    assert_int_equal(ps_acl_set_path(&acl, "0/action", &deny, "acl/0/action", &err), 0);
+    assert_int_equal(acl.aces[0].action, PS_ACL_DENY);
+    assert_string_equal(acl.aces[0].subjects[0], "u");
+    struct ps_value ace = json("{\"action\": \"allow\", \"subjects\": [\"g\"],"
+                               " \"permissions\": [\"read\"]}");
+    assert_int_equal(ps_acl_set_path(&acl, "end", &ace, "acl/end", &err), 0);
+    assert_int_equal(acl.count, 2);
+    assert_int_equal(acl.aces[1].permissions, PS_PERM_READ);
+    struct ps_value got;
+    assert_int_equal(ps_acl_get_path(&acl, "1/subjects", &got, "acl/1/subjects", &err), 0);
+    assert_int_equal(got.type, PS_VALUE_LIST);
+    assert_string_equal(got.items[0].string, "g");
+    ps_value_release(&got);
+    /* refused changes leave the ACL as it was */
+    struct ps_value bad = json("\"maybe\"");
+    assert_int_equal(ps_acl_set_path(&acl, "1/action", &bad, "acl/1/action", &err), PS_EINVAL);
+    assert_non_null(strstr(err.msg, "acl/1/action"));
+    ps_error_init(&err);
+    assert_int_equal(ps_acl_set_path(&acl, "5", &ace, "acl/5", &err), PS_EINVAL);
+    assert_string_equal(err.msg, "acl/5: no such ACE (the ACL has 2)");
+    assert_int_equal(acl.count, 2);
+    assert_int_equal(acl.aces[1].action, PS_ACL_ALLOW);
+    /* null removes an ACE */
+    assert_int_equal(ps_acl_set_path(&acl, "0", NULL, "acl/0", &err), 0);
+    assert_int_equal(acl.count, 1);
+    assert_string_equal(acl.aces[0].subjects[0], "g");
+    ps_value_release(&deny);
+    ps_value_release(&ace);
+    ps_value_release(&bad);
+    ps_acl_release(&acl);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -245,6 +286,7 @@ int main(void)
         cmocka_unit_test(test_inheritance_modes),
         cmocka_unit_test(test_nested_groups),
         cmocka_unit_test(test_denied_message_as_upstream),
+        cmocka_unit_test(test_paths_into_the_acl),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -171,12 +171,12 @@ def write_on_root_allows_to_create_remove_pool_trees(t):
 
 def pool_acl_core(t, pool, acl_path):
     """upstream's _test_pool_acl_core: u runs in pool; after the ACE turns to deny, it may
-    not. (upstream sets @acl/0/action; poolsched sets the whole acl.)"""
+    not."""
     u = t + "_u"
     tok = s.token(u)
     spec = {"pool": pool, "tasks": {"t": {"command": "true", "job_count": 1}}}
     allowed(tok, "start_op", {"operation_type": "vanilla", "spec": spec})
-    set_("//sys/pools" + acl_path + "/@acl", [make_ace("deny", u, "use")])
+    set_("//sys/pools" + acl_path + "/@acl/0/action", "deny")
     eq(check_permission(u, "use", "//sys/pools" + acl_path)["action"], "deny", "check_permission")
     denied(tok, "start_op", {"operation_type": "vanilla", "spec": spec}, u)
 
