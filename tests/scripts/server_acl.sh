@@ -94,6 +94,21 @@ try:
         check(not s.ok("exists", {"path": P + "/team/sub_carol"})["value"], "%s: sub_carol" % label)
 
     run_matrix("first")
+    # reads stay open to every user (docs/api.md): the tree, the orchid, the history
+    for user in ("alice", "bob", "carol"):
+        for command, body in (("get", {"path": P + "/team/@"}), ("list", {"path": P}),
+                              ("get", {"path": "//sys/scheduler/orchid/scheduler/pool_trees"}),
+                              ("get", {"path": "//sys/groups/devs/@members"}),
+                              ("get_history", {"pool_tree": "physical"})):
+            st, out = call(tok[user], command, body)
+            check(st == 200, "read %s %s as %s: %d %s" % (command, body, user, st, out))
+    # a member of superusers may everything, whatever its token's role
+    s.ok("add_member", {"member": "carol", "group": "superusers"})
+    st, out = call(tok["carol"], "set", {"path": P + "/team/@max_running_operation_count", "value": 4})
+    check(st == 200, "carol as a superuser: %d %s" % (st, out))
+    s.ok("remove_member", {"member": "carol", "group": "superusers"})
+    st, out = call(tok["carol"], "set", {"path": P + "/team/@max_running_operation_count", "value": 5})
+    check(st == 403, "carol no longer a superuser: %d %s" % (st, out))
     for user, want in (("alice", "allow"), ("bob", "deny"), ("carol", "deny")):
         got = s.ok("check_permission", {"user": user, "permission": "write", "path": P + "/team"})
         check(got == {"action": want}, "check_permission write %s: %s" % (user, got))
