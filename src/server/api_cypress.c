@@ -393,9 +393,11 @@ int ps_cypress_list(struct ps_service *svc, const char *path, json_t **out, stru
 
 /* ---- writing ---------------------------------------------------------------------------- */
 
-static int require_admin(const struct ps_auth_identity *who, const char *what, struct ps_error *err)
+/* What no ACL grants: a superuser (an admin token, or a member of superusers). */
+static int require_admin(struct ps_service *svc, const struct ps_auth_identity *who,
+                         const char *what, struct ps_error *err)
 {
-    return ps_auth_require(who, PS_ROLE_ADMIN, what, err);
+    return ps_security_require_superuser(svc, who, what, err);
 }
 
 /* ---- permissions (security.h, core/pool_acl.h) ------------------------------------------- */
@@ -490,7 +492,7 @@ int ps_cypress_set(struct ps_service *svc, const struct ps_auth_identity *who, c
         return ps_error_set(err, PS_EINVAL, "missing parameter \"value\"");
     if ((ps_node_health_claims(path) || ps_user_pool_map_claims(path) ||
          ps_sched_config_claims(path)) &&
-        (rc = require_admin(who, "change the scheduler's configuration", err)) != 0)
+        (rc = require_admin(svc, who, "changing the scheduler's configuration", err)) != 0)
         return rc;
     if (ps_node_health_claims(path))
         return ps_node_health_set(svc, who ? who->user : NULL, path, value, err);
@@ -544,7 +546,7 @@ int ps_cypress_set(struct ps_service *svc, const struct ps_auth_identity *who, c
     } else {
         bool rename = t.has_attr && strcmp(t.key, "name") == 0;
         bool moves = rename || (t.has_attr && strcmp(t.key, "parent_name") == 0);
-        if (moves && (rc = require_admin(who, "rename or move pools", err)) != 0)
+        if (moves && (rc = require_admin(svc, who, "renaming or moving pools", err)) != 0)
             ;
         else if (moves && v.type != PS_VALUE_STRING)
             rc = ps_error_set(err, PS_EINVAL, "%s: must be a pool name (a string)", path);
@@ -575,7 +577,7 @@ int ps_cypress_set(struct ps_service *svc, const struct ps_auth_identity *who, c
 int ps_cypress_move(struct ps_service *svc, const struct ps_auth_identity *who,
                     const json_t *body, struct ps_error *err)
 {
-    int rc = require_admin(who, "change pool trees", err);
+    int rc = require_admin(svc, who, "moving pools", err);
     if (rc != 0)
         return rc;
     const char *from = json_string_value(json_object_get(body, "source_path"));
@@ -643,7 +645,7 @@ int ps_cypress_move(struct ps_service *svc, const struct ps_auth_identity *who,
 int ps_cypress_transfer_pool_resources(struct ps_service *svc, const struct ps_auth_identity *who,
                                        const json_t *body, struct ps_error *err)
 {
-    int rc = require_admin(who, "transfer pool resources", err);
+    int rc = require_admin(svc, who, "transferring pool resources", err);
     if (rc != 0)
         return rc;
     const char *names[3] = {"source_pool", "destination_pool", "pool_tree"};
@@ -895,7 +897,7 @@ int ps_cypress_remove(struct ps_service *svc, const struct ps_auth_identity *who
     int rc;
     if ((ps_node_health_claims(path) || ps_user_pool_map_claims(path) ||
          ps_sched_config_claims(path)) &&
-        (rc = require_admin(who, "change the scheduler's configuration", err)) != 0)
+        (rc = require_admin(svc, who, "changing the scheduler's configuration", err)) != 0)
         return rc;
     if (ps_node_health_claims(path))
         return ps_node_health_set(svc, who ? who->user : NULL, path, NULL, err);
@@ -1090,7 +1092,7 @@ int ps_cypress_dry_run(struct ps_service *svc, const struct ps_auth_identity *wh
                        const char *command, const json_t *body, json_t **reply,
                        struct ps_error *err)
 {
-    int rc = require_admin(who, "change pool trees", err);
+    int rc = require_admin(svc, who, "dry runs", err);
     if (rc != 0)
         return rc;
     /* which tree: the path's (create: its parent's), or create's attributes/pool_tree */

@@ -388,8 +388,8 @@ bool ps_security_exists(struct ps_service *svc, const char *path)
 
 /* ---- changing ------------------------------------------------------------------------------ */
 
-static int require_superuser(struct ps_service *svc, const struct ps_auth_identity *who,
-                             const char *what, struct ps_error *err)
+int ps_security_require_superuser(struct ps_service *svc, const struct ps_auth_identity *who,
+                                  const char *what, struct ps_error *err)
 {
     if (ps_security_superuser(svc->security, who))
         return 0;
@@ -419,7 +419,7 @@ int ps_security_create(struct ps_service *svc, const struct ps_auth_identity *wh
 {
     const char *type = json_string_value(json_object_get(body, "type"));
     bool user = strcmp(type, "user") == 0;
-    int rc = require_superuser(svc, who, user ? "creating users" : "creating groups", err);
+    int rc = ps_security_require_superuser(svc, who, user ? "creating users" : "creating groups", err);
     if (rc != 0)
         return rc;
     const char *name = json_string_value(
@@ -480,7 +480,7 @@ static void forget_member(struct ps_service *svc, const char *name)
 int ps_security_remove(struct ps_service *svc, const struct ps_auth_identity *who,
                        const char *path, struct ps_error *err)
 {
-    int rc = require_superuser(svc, who, "removing users and groups", err);
+    int rc = ps_security_require_superuser(svc, who, "removing users and groups", err);
     bool users;
     char name[256], attr[64];
     if (rc == 0)
@@ -514,7 +514,7 @@ int ps_security_remove(struct ps_service *svc, const struct ps_auth_identity *wh
 int ps_security_member(struct ps_service *svc, const struct ps_auth_identity *who, bool add,
                        const json_t *body, struct ps_error *err)
 {
-    int rc = require_superuser(svc, who, "changing group members", err);
+    int rc = ps_security_require_superuser(svc, who, "changing group members", err);
     if (rc != 0)
         return rc;
     const char *member = json_string_value(json_object_get(body, "member"));

@@ -48,6 +48,11 @@ const struct ps_pool_access *ps_security_access(const struct ps_security *sec);
 /* Whether who is allowed everything: an admin token, or a member of superusers. */
 bool ps_security_superuser(const struct ps_security *sec, const struct ps_auth_identity *who);
 
+/* 0 when who is a superuser, else PS_EPERM: `Access denied for user "u": <what> needs a
+ * member of superusers`. */
+int ps_security_require_superuser(struct ps_service *svc, const struct ps_auth_identity *who,
+                                  const char *what, struct ps_error *err);
+
 /* Whether path names the users and groups (//sys/users..., //sys/groups...). */
 bool ps_security_claims(const char *path);
 
