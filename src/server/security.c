@@ -51,9 +51,14 @@ static struct sec_group *find_group(const struct ps_security *sec, const char *n
     return NULL;
 }
 
+static bool builtin_user(const char *name)
+{
+    return strcmp(name, PS_ACL_ROOT) == 0 || strcmp(name, PS_SECURITY_ADMIN_USER) == 0;
+}
+
 static bool is_user(const struct ps_security *sec, const char *name)
 {
-    return strcmp(name, PS_ACL_ROOT) == 0 || find_user(sec, name) >= 0;
+    return builtin_user(name) || find_user(sec, name) >= 0;
 }
 
 static bool is_group(const struct ps_security *sec, const char *name)
@@ -303,6 +308,7 @@ static json_t *names(const struct ps_security *sec, bool users)
     json_t *arr = json_array();
     if (users) {
         json_array_append_new(arr, json_string(PS_ACL_ROOT));
+        json_array_append_new(arr, json_string(PS_SECURITY_ADMIN_USER));
         for (int i = 0; i < sec->user_count; i++)
             json_array_append_new(arr, json_string(sec->users[i]));
         return arr;
@@ -487,7 +493,7 @@ int ps_security_remove(struct ps_service *svc, const struct ps_auth_identity *wh
         rc = resolve_object(svc, path, &users, name, attr, err);
     if (rc != 0)
         return rc;
-    if (!*name || *attr || strcmp(name, PS_ACL_ROOT) == 0 || builtin_group(name))
+    if (!*name || *attr || builtin_user(name) || builtin_group(name))
         return ps_error_set(err, PS_EINVAL, "%s cannot be removed%s", path,
                             *name && !*attr ? ": it is built in" : "");
     struct ps_security *sec = svc->security;
@@ -538,6 +544,9 @@ int ps_security_member(struct ps_service *svc, const struct ps_auth_identity *wh
                             member, group);
     if (!add && at < 0)
         return ps_error_set(err, PS_ENOENT, "Member \"%s\" is not present in group \"%s\"",
+                            member, group);
+    if (!add && strcmp(group, PS_ACL_SUPERUSERS) == 0 && strcmp(member, PS_SECURITY_ADMIN_USER) == 0)
+        return ps_error_set(err, PS_EINVAL, "the bootstrap admin \"%s\" is always a member of %s",
                             member, group);
     if (add && is_group(sec, member) &&
         (strcmp(member, group) == 0 || ps_acl_member(&sec->view_groups, group, member)))

@@ -4,9 +4,9 @@
  *
  * Objects: //sys/users/<name> and //sys/groups/<name> (`create` with type user or group,
  * `remove`, `add_member`, `remove_member`), and the attribute //sys/pool_trees/@acl. Built-ins
- * as upstream's: the user root; the groups everyone and users (every user is a member of
- * both), superusers (root, and the bootstrap admin user "admin", are members; a member is
- * allowed everything). Users and groups share one namespace. A group may hold groups (no
+ * as upstream's: the users root and admin (the bootstrap admin); the groups everyone and users
+ * (every user is a member of both), superusers (root and admin are members, always; a member
+ * is allowed everything). Users and groups share one namespace. A group may hold groups (no
  * cycles: refused as upstream does).
  *
  * Tokens and roles: a token belongs to a user (auth.h). Its role maps onto this model: admin

@@ -47,6 +47,15 @@ try:
     check(st == 409, "a user named as a group: %d %s" % (st, out))
     tok = {u: s.token(u) for u in ("alice", "bob", "carol")}
     check(s.get("//sys/groups/devs/@members") == ["alice", "leads"], "members")
+    check(s.ok("list", {"path": "//sys/users"})["value"] == ["root", "admin", "alice", "bob", "carol"],
+          "users: %s" % s.ok("list", {"path": "//sys/users"}))
+    check(s.ok("list", {"path": "//sys/groups"})["value"] == ["everyone", "users", "superusers", "devs", "leads"],
+          "groups: %s" % s.ok("list", {"path": "//sys/groups"}))
+    for path in ("//sys/users/admin", "//sys/groups/superusers", "//sys/groups/users"):
+        st, out = s.call("remove", {"path": path})
+        check(st == 400 and "built in" in out.get("message", ""), "remove %s: %d %s" % (path, st, out))
+    st, out = s.call("remove_member", {"member": "admin", "group": "superusers"})
+    check(st == 400 and "always a member" in out.get("message", ""), "admin stays: %d %s" % (st, out))
 
     team_acl = [ace("allow", ["devs"], ["write", "use", "modify_children"]),
                 ace("deny", ["bob"], ["write"])]
