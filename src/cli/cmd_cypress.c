@@ -466,7 +466,8 @@ int ps_cmd_set(int argc, char **argv)
 static const char create_usage[] =
     "usage: poolsched create TYPE [PATH] [--attributes YSON] [-i|--ignore-existing]\n"
     "\n"
-    "Creates a pool (TYPE scheduler_pool) or a pool tree (TYPE scheduler_pool_tree), as yt does.\n"
+    "Creates a pool (TYPE scheduler_pool) or a pool tree (TYPE scheduler_pool_tree), as yt does;\n"
+    "TYPE user or group creates a user or a group (//sys/users/NAME, //sys/groups/NAME).\n"
     "A pool is named by PATH //sys/pool_trees/TREE/.../NAME or by the attributes name,\n"
     "pool_tree and parent_name; other attributes are applied with the creation, atomically.\n"
     "A pool tree takes its config under config (as yt) or flat ({name=gpu; nodes_filter=gpu}).\n"

@@ -14,8 +14,9 @@ static const char issue_usage[] =
     "usage: poolsched issue-token --user USER [--role user|admin|node]\n"
     "\n"
     "Issues a token for USER (admin only) and prints it; the scheduler keeps only its SHA-256,\n"
-    "so it is shown once. Role user (the default) runs operations and reads; admin also\n"
-    "changes pools and trees and manages tokens; node may only send heartbeats.\n"
+    "so it is shown once. Role user (the default) is an ordinary user: ACLs decide what it may\n"
+    "do (docs/api.md); admin acts as a member of superusers (everything, tokens included);\n"
+    "node may only send heartbeats.\n"
     "--format json prints {token, user, role}.\n";
 
 static const char *const token_formats[] = {"text", "json", "yson", NULL};

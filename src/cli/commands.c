@@ -16,7 +16,7 @@ const struct ps_command ps_commands[] = {
     {"get", "print the value at a path (YSON): pools, trees, attributes, orchid", ps_cmd_get},
     {"set", "set an attribute at a path to a YSON/JSON value", ps_cmd_set},
     {"list", "list the children of a path", ps_cmd_list},
-    {"create", "create a scheduler_pool or scheduler_pool_tree", ps_cmd_create},
+    {"create", "create a scheduler_pool, scheduler_pool_tree, user or group", ps_cmd_create},
     {"remove", "remove a pool or pool tree", ps_cmd_remove},
     {"exists", "print whether a path exists (true/false)", ps_cmd_exists},
     {"move", "move or rename a pool within its tree", ps_cmd_move},
@@ -37,5 +37,9 @@ const struct ps_command ps_commands[] = {
     {"list-nodes", "list the nodes: state, tree, tags, resources in use, jobs", ps_cmd_list_nodes},
     {"issue-token", "issue a token for a user (admin only)", ps_cmd_issue_token},
     {"revoke-token", "revoke a token (admin only)", ps_cmd_revoke_token},
+    {"check-permission", "print whether a user has a permission on a pool (allow/deny)",
+     ps_cmd_check_permission},
+    {"add-member", "add a user or group to a group (superusers)", ps_cmd_add_member},
+    {"remove-member", "remove a user or group from a group (superusers)", ps_cmd_remove_member},
     {NULL, NULL, NULL},
 };

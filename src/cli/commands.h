@@ -20,6 +20,9 @@ int ps_cmd_fair_share(int argc, char **argv);
 int ps_cmd_issue_token(int argc, char **argv);  /* cmd_tokens.c */
 int ps_cmd_list_nodes(int argc, char **argv);   /* cmd_nodes.c */
 int ps_cmd_revoke_token(int argc, char **argv);
+int ps_cmd_check_permission(int argc, char **argv);   /* cmd_security.c */
+int ps_cmd_add_member(int argc, char **argv);
+int ps_cmd_remove_member(int argc, char **argv);
 int ps_cmd_bench(int argc, char **argv);
 int ps_cmd_trace(int argc, char **argv);       /* cmd_trace.c: trace import alibaba-gpu */
 int ps_cmd_scheduler(int argc, char **argv);   /* server/cmd_scheduler.c */

@@ -194,6 +194,7 @@ static size_t kind_size(const struct ps_attr *a)
     case PS_ATTR_DOUBLE_LIST: return sizeof(struct ps_double_list);
     case PS_ATTR_GROUP: return a->group->size;
     case PS_ATTR_MAP: return sizeof(struct ps_value);
+    case PS_ATTR_ACL: return sizeof(struct ps_acl);
     }
     return 0;
 }
@@ -224,6 +225,9 @@ static void release_field(const struct ps_attr *a, void *field)
     case PS_ATTR_MAP:
         ps_value_release(field);
         break;
+    case PS_ATTR_ACL:
+        ps_acl_release(field);
+        break;
     default:
         break;
     }
@@ -243,6 +247,8 @@ static void forget_owned(const struct ps_attr_table *table, void *obj)
             forget_owned(a->group, f);
         else if (a->kind == PS_ATTR_MAP)
             *(struct ps_value *)f = ps_value_null();
+        else if (a->kind == PS_ATTR_ACL)
+            memset(f, 0, sizeof(struct ps_acl));
     }
 }
 
@@ -285,6 +291,8 @@ static int copy_field(const struct ps_attr *a, void *dst, const void *src)
         return ps_attr_copy(a->group, dst, src);
     case PS_ATTR_MAP:
         return ps_value_copy(dst, src);
+    case PS_ATTR_ACL:
+        return ps_acl_copy(dst, src);
     default:
         memcpy(dst, src, kind_size(a));
         return 0;
@@ -298,7 +306,8 @@ int ps_attr_copy(const struct ps_attr_table *table, void *dst, const void *src)
     for (int i = 0; i < table->count; i++) {
         const struct ps_attr *a = &table->attrs[i];
         if (a->kind != PS_ATTR_STRING && a->kind != PS_ATTR_OPT_STRING &&
-            a->kind != PS_ATTR_STRING_LIST && a->kind != PS_ATTR_GROUP && a->kind != PS_ATTR_MAP)
+            a->kind != PS_ATTR_STRING_LIST && a->kind != PS_ATTR_GROUP && a->kind != PS_ATTR_MAP &&
+            a->kind != PS_ATTR_ACL)
             continue;
         int rc = copy_field(a, FIELD(dst, a), CFIELD(src, a));
         if (rc != 0) {
@@ -606,6 +615,8 @@ static int parse_field(const struct ps_attr_table *table, const struct ps_attr *
         if (v->type != PS_VALUE_MAP)
             return bad_value(err, key, v, "must be a map");
         return ps_value_copy(out, v);
+    case PS_ATTR_ACL:
+        return ps_acl_parse(v, key, out, err);
     }
     return PS_EINVAL;
 }
@@ -707,6 +718,8 @@ static int set_in(const struct ps_attr_table *table, void *obj, const char *path
         }
         if (a->kind == PS_ATTR_MAP)
             return set_map_entry(field, rest, full, value, err);
+        if (a->kind == PS_ATTR_ACL)
+            return ps_acl_set_path(field, rest, value, full, err);
         if (a->kind != PS_ATTR_GROUP)
             return ps_error_set(err, PS_EINVAL, "%s: \"%s\" has no sub-keys", full, head);
         int rc = set_in(a->group, field, rest, full, value, err);
@@ -969,6 +982,8 @@ static int field_to_value(const struct ps_attr *a, const void *obj, struct ps_va
         }
         return ps_value_copy(out, m);
     }
+    case PS_ATTR_ACL:
+        return ps_acl_to_value(f, out);
     }
     return PS_EINVAL;
 }
@@ -993,6 +1008,8 @@ static int get_in(const struct ps_attr_table *table, const void *obj, const char
             *out = ps_value_number(ps_res_get(&res->r, r));
         return 0;
     }
+    if (a->kind == PS_ATTR_ACL)
+        return ps_acl_get_path((const struct ps_acl *)CFIELD(obj, a), rest, out, full, err);
     if (a->kind == PS_ATTR_MAP) {
         const struct ps_value *entry = ps_value_find((const struct ps_value *)CFIELD(obj, a), rest);
         if (!entry || strchr(rest, '/'))

@@ -26,6 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/acl.h"
 #include "core/error.h"
 #include "core/fair_share.h"
 #include "core/resources.h"
@@ -77,6 +78,7 @@ enum ps_attr_kind {
     PS_ATTR_MAP,          /* struct ps_value, always a map (empty by default) whose entries are
                            * kept as given; their reader validates them (pool_config_presets).
                            * `key/entry` sets or reads one entry (null removes it) */
+    PS_ATTR_ACL,          /* struct ps_acl (core/acl.h): a list of ACEs, empty by default */
 };
 
 #define PS_ATTR_MIN_OPEN 1u   /* the value must be > min (default: >= min) */

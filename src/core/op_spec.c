@@ -92,6 +92,8 @@ static const struct ps_attr spec_attrs[] = {
      .offset = OFF(scheduling_tag_filter), .check = ps_attr_check_filter,
      .flags = PS_ATTR_RUNTIME},
     {.name = "pool_trees", .kind = PS_ATTR_STRING_LIST, .offset = OFF(pool_trees)},
+    {.name = "acl", .kind = PS_ATTR_ACL, .offset = OFF(acl), .flags = PS_ATTR_RUNTIME},
+    {.name = "owners", .kind = PS_ATTR_STRING_LIST, .offset = OFF(owners)},
     {.name = "schedule_in_single_tree", .kind = PS_ATTR_BOOL, .offset = OFF(schedule_in_single_tree)},
     {.name = "consider_guarantees_for_single_tree", .kind = PS_ATTR_BOOL,
      .offset = OFF(consider_guarantees_for_single_tree)},

@@ -8,6 +8,13 @@
  * scheduling_tag_filter (scheduling_tag)      ""           formula, <= 100 tokens
  * pool_trees                                  []           list of tree names; [] = default tree
  * is_gang                                     false
+ * acl                                         []           ACEs (core/acl.h): who besides the
+ *                                                          user may read (jobs, stderr) and
+ *                                                          manage (abort, suspend, resume,
+ *                                                          complete, update) the operation;
+ *                                                          update_op_parameters may change it
+ * owners                                      []           upstream's older key: users allowed
+ *                                                          read and manage
  * custom_profiling_tag                        unset        string; reported as given when an
  *                                                          ancestor pool's allowed_profiling_tags
  *                                                          lists it, else as "invalid"
@@ -110,6 +117,8 @@ struct ps_operation_spec {
     struct ps_resources_opt resource_limits;
     char *scheduling_tag_filter;               /* owned, "" when none */
     struct ps_string_list pool_trees;
+    struct ps_acl acl;                         /* the service checks it (docs/api.md) */
+    struct ps_string_list owners;
     bool schedule_in_single_tree;              /* run in one of pool_trees (single_tree.h) */
     bool consider_guarantees_for_single_tree;
     bool erase_trees_with_pool_limit_violations;   /* start where the pools admit it */

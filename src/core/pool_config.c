@@ -165,7 +165,8 @@ static const struct ps_attr pool_attrs[] = {
      .offset = OFF(enable_lightweight_operations)},
     {.name = "config_preset", .kind = PS_ATTR_OPT_STRING, .offset = OFF(config_preset)},
     {.name = "offloading_settings", .kind = PS_ATTR_MAP, .offset = OFF(offloading_settings)},
-    {.name = "acl", .kind = PS_ATTR_STRING_LIST, .offset = OFF(acl)},
+    {.name = "acl", .kind = PS_ATTR_ACL, .offset = OFF(acl)},
+    {.name = "inherit_acl", .kind = PS_ATTR_BOOL, .offset = OFF(inherit_acl)},
     {.name = "enable_fair_share_truncation_in_fifo_pool", .kind = PS_ATTR_OPT_BOOL,
      .offset = OFF(enable_fair_share_truncation_in_fifo_pool)},
     {.name = "use_pool_satisfaction_for_scheduling", .kind = PS_ATTR_OPT_BOOL,
@@ -226,6 +227,7 @@ int ps_pool_config_init(struct ps_pool_config *cfg)
     integral_init(&cfg->integral_guarantees);
     historic_init(&cfg->historic_usage_config);
     cfg->offloading_settings = ps_value_map();
+    cfg->inherit_acl = true;
     return 0;
 }
 

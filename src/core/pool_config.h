@@ -47,8 +47,10 @@
  *                                                                 operations without an SSD
  *                                                                 disk request start nothing on
  *                                                                 SSD nodes (preempt.h)
- * acl                                        []                   list of user names allowed to
- *                                                                 start operations; [] = anyone
+ * acl                                        []                   ACEs (core/acl.h): who may use,
+ *                                                                 read, write, administer the pool
+ * inherit_acl                                true                 the parent's (and the tree's)
+ *                                                                 ACEs apply to the pool too
  * enable_fair_share_truncation_in_fifo_pool  unset (tree's)       (fair_share.h, ps_fs_options)
  * use_pool_satisfaction_for_scheduling       unset (parent's; the root: false)  a pool's
  *                                                                 scheduling key is also its own
@@ -92,9 +94,12 @@
  *   enable_aggressive_starvation and allow_aggressive_preemption.
  * - historic usage: upstream's older spelling historic_usage_aggregation_period (a period
  *   instead of historic_usage_config) is not taken; its current historic_usage_config is.
- * - acl is a simplification of Cypress ACLs: a list of user names with the "use" right.
- *   Every explicit pool on the path from an operation's pool up to the root whose acl is
- *   non-empty must list the user (a restricted parent cannot be bypassed by a child).
+ * - acl and inherit_acl are the Cypress attributes of upstream's pool objects (core/acl.h has
+ *   the check): an operation starts in a pool only when its user has `use` on it, read from
+ *   the pool's ACL, its ancestors' while inherit_acl is true, then the tree's and the ACL of
+ *   //sys/pool_trees (whose default allows `use` to the group `users`). An ephemeral pool has
+ *   no ACL of its own and inherits. (Older databases held a list of user names here; the
+ *   service converts it when it loads them, docs/api.md "Users, groups and ACLs".)
  *
  * Rules that involve other pools (guarantee sums, FIFO pools without subpools, ...) are
  * checked by the pool tree (pool_tree.h).
@@ -174,7 +179,8 @@ struct ps_pool_config {
     struct ps_historic_usage_config historic_usage_config;
     struct ps_opt_bool allow_normal_preemption;                 /* unset: true */
     struct ps_opt_bool allow_regular_allocations_on_ssd_nodes;  /* unset: true */
-    struct ps_string_list acl;
+    struct ps_acl acl;                             /* ACEs (core/acl.h), empty by default */
+    bool inherit_acl;                              /* true: the parent's ACEs apply too */
     char *config_preset;                           /* owned, NULL when unset */
     struct ps_value offloading_settings;           /* a map, {} by default (offloading.h) */
     /* the name each key was set with, as upstream's pools keep it (attr.h spelling_offset):

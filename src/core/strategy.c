@@ -31,6 +31,7 @@ struct ps_strategy {
     struct ps_value user_default_pools;     /* map user -> pool name (user_pools.h) */
     struct ps_value templates;              /* template_pool_tree_config_map, checked */
     struct ps_value tree_defaults;          /* tree keys the scheduler config gives (a map) */
+    const struct ps_pool_access *access;    /* borrowed (ps_strategy_set_access) */
 };
 
 const char *ps_operation_state_name(enum ps_operation_state state)
@@ -467,6 +468,16 @@ int ps_strategy_set_default_tree(struct ps_strategy *s, const char *name, struct
 const char *ps_strategy_default_tree(const struct ps_strategy *s)
 {
     return s->default_tree;
+}
+
+void ps_strategy_set_access(struct ps_strategy *s, const struct ps_pool_access *access)
+{
+    s->access = access;
+}
+
+const struct ps_pool_access *ps_strategy_access(const struct ps_strategy *s)
+{
+    return s->access;
 }
 
 /* ---- nodes ------------------------------------------------------------------------------- */

@@ -118,6 +118,12 @@ struct ps_pool_tree *ps_strategy_tree_at(const struct ps_strategy *s, int index)
 int ps_strategy_set_default_tree(struct ps_strategy *s, const char *name, struct ps_error *err);
 const char *ps_strategy_default_tree(const struct ps_strategy *s);   /* NULL when none */
 
+struct ps_pool_access;
+/* Who may use which pools (pool_acl.h): the caller's groups and //sys/pool_trees' ACL, which
+ * it keeps alive and unchanged while set (NULL: the defaults). */
+void ps_strategy_set_access(struct ps_strategy *s, const struct ps_pool_access *access);
+const struct ps_pool_access *ps_strategy_access(const struct ps_strategy *s);
+
 /* ---- nodes ------------------------------------------------------------------------------- */
 
 /* Registers a node, or re-registers it with new tags and limits (it may change tree). On

@@ -240,6 +240,8 @@ static const struct ps_attr tree_attrs[] = {
     {.name = "per_pool_satisfaction_profiling_quantiles", .kind = PS_ATTR_DOUBLE_LIST,
      .offset = OFF(per_pool_satisfaction_profiling_quantiles), .min = 0, .max = 1},
     {.name = "pool_config_presets", .kind = PS_ATTR_MAP, .offset = OFF(pool_config_presets)},
+    {.name = "acl", .kind = PS_ATTR_ACL, .offset = OFF(acl)},
+    {.name = "inherit_acl", .kind = PS_ATTR_BOOL, .offset = OFF(inherit_acl)},
 };
 
 const struct ps_attr_table ps_tree_config_table = {
@@ -267,6 +269,7 @@ int ps_tree_config_init(struct ps_tree_config *cfg)
     cfg->enable_pool_starvation = true;
     cfg->forbid_immediate_operations_in_root = true;
     cfg->max_ephemeral_pools_per_user = 1;
+    cfg->inherit_acl = true;
     struct ps_resources_opt *spare = &cfg->min_spare_allocation_resources_on_node;
     spare->r.v[PS_RES_CPU] = 1 * PS_CPU_SCALE;
     spare->r.v[PS_RES_USER_SLOTS] = 1;

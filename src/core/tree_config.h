@@ -61,6 +61,11 @@
  *                                                                and checked where a pool's
  *                                                                config_preset names it
  *                                                                (pool_preset.h)
+ * acl                                             []             the tree object's ACEs
+ *                                                                (core/acl.h); its pools
+ *                                                                inherit them
+ * inherit_acl                                     true           //sys/pool_trees' ACEs apply
+ *                                                                to the tree too
  * node_reconnection_timeout
  *     (total_resource_limits_consider_delay)      300000 ms      integer >= 0
  * fair_share_update_period                        1000 ms        [10, 60000]
@@ -229,6 +234,8 @@ struct ps_tree_config {
     /* pool config presets: name -> map, as given (pool_preset.h validates an entry when a
      * pool uses it) */
     struct ps_value pool_config_presets;
+    struct ps_acl acl;                                /* [] */
+    bool inherit_acl;                                 /* true */
 };
 
 /* The table describing struct ps_tree_config (for generic code such as listings). */

@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "core/attr_common.h"
+#include "core/pool_acl.h"
+#include "core/strategy.h"
 #include "core/pool_tree_impl.h"
 #include "core/user_pools.h"
 
@@ -99,16 +101,6 @@ static int resolve(const struct ps_pool_tree *tree, const char *user, const char
     return 0;
 }
 
-static bool acl_allows(const struct ps_pool *pool, const char *user)
-{
-    if (pool->ephemeral || pool->config.acl.count == 0)
-        return true;
-    for (int i = 0; i < pool->config.acl.count; i++)
-        if (strcmp(pool->config.acl.items[i], user) == 0)
-            return true;
-    return false;
-}
-
 static int user_ephemeral_pool_count(const struct ps_pool_tree *tree, const char *user)
 {
     int n = 0;
@@ -133,11 +125,10 @@ static int check_target(const struct ps_pool_tree *tree, const char *user, const
      * operations; upstream checks every new ancestor of a pending one) */
     bool counted = moving && (!moving->running || !moving->lightweight);
     const struct ps_pool *start = res->pool ? res->pool : res->parent;
-    for (const struct ps_pool *a = start; a; a = a->parent)
-        if (!acl_allows(a, user))
-            return ps_error_set(err, PS_EPERM,
-                                "user \"%s\" is not allowed to use pool \"%s\" of pool tree \"%s\" "
-                                "(acl)", user, a->name, tree->name);
+    const struct ps_pool_access *access = tree->owner ? ps_strategy_access(tree->owner) : NULL;
+    int rc = ps_pool_acl_require(access, tree, start, user, PS_PERM_USE, err);
+    if (rc != 0)
+        return rc;
     for (const struct ps_pool *a = start; a; a = a->parent) {
         bool shared = false;
         for (const struct ps_pool *k = keep; k && !shared; k = k->parent)

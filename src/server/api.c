@@ -99,11 +99,14 @@ static const struct command_params command_params[] = {
     {"remove", {"path", "dry_run", "force"}},
     {"move", {"source_path", "destination_path"}},
     {"transfer_pool_resources", {"source_pool", "destination_pool", "pool_tree", "resource_delta"}},
+    {"add_member", {"member", "group"}},
+    {"remove_member", {"member", "group"}},
+    {"check_permission", {"user", "permission", "path"}},
     {"issue_token", {"user", "role"}},
     {"revoke_token", {"token"}},
     {"get_current_user", {NULL}},
     {"start_op", {"operation_type", "spec"}},
-    {"list_operations", {"pool", "user", "state", "limit", "brief", "filter", "counters"}},
+    {"list_operations", {"pool", "user", "state", "limit", "brief", "filter", "counters", "access"}},
     {"get_operation", {"operation_id"}},
     {"abort_op", {"operation_id"}},
     {"suspend_op", {"operation_id"}},
@@ -209,12 +212,58 @@ static const char *path_param(const json_t *body)
     return json_string_value(json_object_get(body, "path"));
 }
 
+/* Users and groups (security.h) and check_permission (api_cypress.c); *handled false for
+ * other commands. */
+static int security_command(struct ps_service *svc, const char *command, const json_t *body,
+                            const struct ps_auth_identity *who, json_t **reply,
+                            struct ps_error *err, bool *handled)
+{
+    const char *path = path_param(body);
+    const char *type = json_string_value(json_object_get(body, "type"));
+    bool claims = ps_security_claims(path);
+    int rc = 0;
+    *handled = true;
+    if (json_is_true(json_object_get(body, "dry_run")) &&
+        (claims || (type && (strcmp(type, "user") == 0 || strcmp(type, "group") == 0))))
+        return ps_error_set(err, PS_EINVAL, "dry_run: users and groups have no dry run");
+    if (strcmp(command, "get") == 0 && claims) {
+        json_t *v = NULL;
+        if ((rc = ps_security_get(svc, path, &v, err)) == 0)
+            *reply = json_pack("{s:o}", "value", v);
+    } else if (strcmp(command, "list") == 0 && claims) {
+        json_t *v = NULL;
+        if ((rc = ps_security_list(svc, path, &v, err)) == 0)
+            *reply = json_pack("{s:o}", "value", v);
+    } else if (strcmp(command, "exists") == 0 && claims) {
+        *reply = json_pack("{s:b}", "value", ps_security_exists(svc, path));
+    } else if (strcmp(command, "create") == 0 && type &&
+               (strcmp(type, "user") == 0 || strcmp(type, "group") == 0)) {
+        if ((rc = ps_security_create(svc, who, body, err)) == 0)
+            *reply = json_object();
+    } else if (strcmp(command, "remove") == 0 && claims) {
+        if ((rc = ps_security_remove(svc, who, path, err)) == 0)
+            *reply = json_object();
+    } else if (strcmp(command, "add_member") == 0 || strcmp(command, "remove_member") == 0) {
+        if ((rc = ps_security_member(svc, who, command[0] == 'a', body, err)) == 0)
+            *reply = json_object();
+    } else if (strcmp(command, "check_permission") == 0) {
+        rc = ps_cypress_check_permission(svc, body, reply, err);
+    } else {
+        *handled = false;
+    }
+    return rc;
+}
+
 /* Runs one command under svc->mu. Returns 0 or a PS_E* code with err set. */
 static int run_command(struct ps_service *svc, const char *command, const json_t *body,
                        const struct ps_auth_identity *who, json_t **reply, struct ps_error *err)
 {
     int rc;
     *reply = NULL;
+    bool handled = false;
+    rc = security_command(svc, command, body, who, reply, err, &handled);
+    if (handled)
+        return rc;
     if (strcmp(command, "get") == 0) {
         json_t *v = NULL;
         if ((rc = ps_cypress_get(svc, path_param(body), &v, err)) == 0)
@@ -282,7 +331,6 @@ static int run_command(struct ps_service *svc, const char *command, const json_t
             return ps_error_set(err, PS_ENOENT, "pool_tree: there is no default pool tree");
         return ps_history_query(svc->history, name, json_object_get(body, "pools"), reply, err);
     }
-    bool handled = false;
     rc = ps_api_op_command(svc, command, body, who, reply, err, &handled);
     if (handled)
         return rc;

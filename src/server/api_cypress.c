@@ -248,13 +248,19 @@ static int get_target(struct ps_service *svc, struct target *t, const char *path
     case T_TREES: {
         const char *d = ps_strategy_default_tree(svc->strategy);
         if (t->all_attrs) {
-            *out = json_pack("{s:o}", "default_tree", d ? json_string(d) : json_null());
+            *out = json_pack("{s:o, s:o}", "default_tree", d ? json_string(d) : json_null(),
+                             "acl", ps_security_root_acl(svc->security));
             return 0;
+        }
+        if (t->has_attr && strcmp(t->key, "acl") == 0) {
+            *out = ps_security_root_acl(svc->security);
+            return *out ? 0 : ps_error_set(err, PS_ENOMEM, "out of memory");
         }
         if (t->has_attr) {
             if (strcmp(t->key, "default_tree") != 0)
                 return ps_error_set(err, PS_ENOENT,
-                                    "attribute %s does not exist: //sys/pool_trees has only @default_tree",
+                                    "attribute %s does not exist: //sys/pool_trees has only "
+                                    "@default_tree and @acl",
                                     path);
             *out = d ? json_string(d) : json_null();
             return 0;
@@ -387,9 +393,62 @@ int ps_cypress_list(struct ps_service *svc, const char *path, json_t **out, stru
 
 /* ---- writing ---------------------------------------------------------------------------- */
 
-static int require_admin(const struct ps_auth_identity *who, const char *what, struct ps_error *err)
+/* What no ACL grants: a superuser (an admin token, or a member of superusers). */
+static int require_admin(struct ps_service *svc, const struct ps_auth_identity *who,
+                         const char *what, struct ps_error *err)
 {
-    return ps_auth_require(who, PS_ROLE_ADMIN, what, err);
+    return ps_security_require_superuser(svc, who, what, err);
+}
+
+/* ---- permissions (security.h, core/pool_acl.h) ------------------------------------------- */
+
+/* who's permission on pool (NULL: the tree object; tree NULL too: //sys/pool_trees). As
+ * upstream, write implies modify_children. */
+static int require(struct ps_service *svc, const struct ps_auth_identity *who,
+                   const struct ps_pool_tree *tree, const struct ps_pool *pool, unsigned perm,
+                   struct ps_error *err)
+{
+    if (ps_security_superuser(svc->security, who))
+        return 0;
+    const struct ps_pool_access *access = ps_security_access(svc->security);
+    if (perm == PS_PERM_MODIFY_CHILDREN &&
+        ps_pool_acl_check(access, tree, pool, who->user, PS_PERM_WRITE) == PS_ACL_ALLOW)
+        return 0;
+    return ps_pool_acl_require(access, tree, pool, who->user, perm, err);
+}
+
+/* upstream's user-managed pool attributes (TSchedulerPoolManager::IsUserManagedAttribute):
+ * `write` sets them; every other attribute, the ACL included, also needs `administer`. */
+static bool user_managed(const char *key)
+{
+    static const char *const keys[] = {
+        "weight", "max_operation_count", "max_running_operation_count", "min_share_resources",
+        "strong_guarantee_resources", "forbid_immediate_operations", "mode",
+        "fifo_sort_parameters", "resource_limits", "create_ephemeral_subpools",
+        "ephemeral_subpool_config", "abc",
+    };
+    size_t n = strcspn(key, "/");
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
+        if (strlen(keys[i]) == n && strncmp(keys[i], key, n) == 0)
+            return true;
+    return false;
+}
+
+/* Setting key (NULL: every key of map) on pool: write, and administer unless every key is
+ * user-managed. On a tree object every key needs administer. */
+static int require_attrs(struct ps_service *svc, const struct ps_auth_identity *who,
+                         const struct ps_pool_tree *tree, const struct ps_pool *pool,
+                         const char *key, const struct ps_value *map, struct ps_error *err)
+{
+    bool all_managed = pool != NULL;
+    if (key)
+        all_managed = all_managed && user_managed(key);
+    for (int i = 0; !key && map && map->type == PS_VALUE_MAP && i < map->count; i++)
+        all_managed = all_managed && user_managed(map->keys[i]);
+    int rc = require(svc, who, tree, pool, PS_PERM_WRITE, err);
+    if (rc == 0 && !all_managed)
+        rc = require(svc, who, tree, pool, PS_PERM_ADMINISTER, err);
+    return rc;
 }
 
 void ps_cypress_tree_changed(struct ps_service *svc, struct ps_pool_tree *tree)
@@ -428,11 +487,13 @@ void ps_cypress_tree_changed(struct ps_service *svc, struct ps_pool_tree *tree)
 int ps_cypress_set(struct ps_service *svc, const struct ps_auth_identity *who, const char *path,
                    const json_t *value, struct ps_error *err)
 {
-    int rc = require_admin(who, "change pool trees", err);
-    if (rc != 0)
-        return rc;
+    int rc;
     if (!value)
         return ps_error_set(err, PS_EINVAL, "missing parameter \"value\"");
+    if ((ps_node_health_claims(path) || ps_user_pool_map_claims(path) ||
+         ps_sched_config_claims(path)) &&
+        (rc = require_admin(svc, who, "changing the scheduler's configuration", err)) != 0)
+        return rc;
     if (ps_node_health_claims(path))
         return ps_node_health_set(svc, who ? who->user : NULL, path, value, err);
     if (ps_user_pool_map_claims(path))
@@ -455,9 +516,15 @@ int ps_cypress_set(struct ps_service *svc, const struct ps_auth_identity *who, c
                           path);
     } else if (t.kind == T_ORCHID || t.kind == T_ROOT || t.kind == T_SYS) {
         rc = ps_error_set(err, PS_EINVAL, "%s is read-only", path);
+    } else if (t.kind == T_TREES && t.has_attr && strcmp(t.key, "acl") == 0) {
+        rc = dry.copy ? ps_error_set(err, PS_EINVAL, "//sys/pool_trees/@acl has no dry run")
+                      : ps_security_set_root_acl(svc, who, value, err);
     } else if (t.kind == T_TREES) {
         if (!t.has_attr || strcmp(t.key, "default_tree") != 0)
-            rc = ps_error_set(err, PS_EINVAL, "//sys/pool_trees has only the attribute @default_tree");
+            rc = ps_error_set(err, PS_EINVAL,
+                              "//sys/pool_trees has only the attributes @default_tree and @acl");
+        else if ((rc = require(svc, who, NULL, NULL, PS_PERM_ADMINISTER, err)) != 0)
+            ;
         else if (v.type != PS_VALUE_STRING && v.type != PS_VALUE_NULL)
             rc = ps_error_set(err, PS_EINVAL, "default_tree: must be a pool tree name or null");
         else if ((rc = ps_strategy_set_default_tree(
@@ -465,6 +532,9 @@ int ps_cypress_set(struct ps_service *svc, const struct ps_auth_identity *who, c
             ps_persist_meta(svc);
             ps_svc_log(svc, "info", "config_changed", "path=//sys/pool_trees/@default_tree");
         }
+    } else if ((rc = require_attrs(svc, who, t.tree, t.kind == T_POOL ? t.pool : NULL,
+                                   t.has_attr ? t.key : NULL, &v, err)) != 0) {
+        ;
     } else if (t.kind == T_TREE) {
         if (t.all_attrs)
             rc = v.type == PS_VALUE_MAP ? ps_pool_tree_apply_config(t.tree, &v, err)
@@ -475,8 +545,10 @@ int ps_cypress_set(struct ps_service *svc, const struct ps_auth_identity *who, c
             ps_cypress_tree_changed(svc, t.tree);
     } else {
         bool rename = t.has_attr && strcmp(t.key, "name") == 0;
-        if ((rename || (t.has_attr && strcmp(t.key, "parent_name") == 0)) &&
-            v.type != PS_VALUE_STRING)
+        bool moves = rename || (t.has_attr && strcmp(t.key, "parent_name") == 0);
+        if (moves && (rc = require_admin(svc, who, "renaming or moving pools", err)) != 0)
+            ;
+        else if (moves && v.type != PS_VALUE_STRING)
             rc = ps_error_set(err, PS_EINVAL, "%s: must be a pool name (a string)", path);
         else if (rename)   /* Cypress's rename and move through attributes */
             rc = ps_pool_tree_rename_pool(t.tree, t.pool->name, v.string, err);
@@ -505,7 +577,7 @@ int ps_cypress_set(struct ps_service *svc, const struct ps_auth_identity *who, c
 int ps_cypress_move(struct ps_service *svc, const struct ps_auth_identity *who,
                     const json_t *body, struct ps_error *err)
 {
-    int rc = require_admin(who, "change pool trees", err);
+    int rc = require_admin(svc, who, "moving pools", err);
     if (rc != 0)
         return rc;
     const char *from = json_string_value(json_object_get(body, "source_path"));
@@ -573,7 +645,7 @@ int ps_cypress_move(struct ps_service *svc, const struct ps_auth_identity *who,
 int ps_cypress_transfer_pool_resources(struct ps_service *svc, const struct ps_auth_identity *who,
                                        const json_t *body, struct ps_error *err)
 {
-    int rc = require_admin(who, "transfer pool resources", err);
+    int rc = require_admin(svc, who, "transferring pool resources", err);
     if (rc != 0)
         return rc;
     const char *names[3] = {"source_pool", "destination_pool", "pool_tree"};
@@ -610,7 +682,8 @@ int ps_cypress_transfer_pool_resources(struct ps_service *svc, const struct ps_a
     return rc;
 }
 
-static int create_pool(struct ps_service *svc, const json_t *body, struct ps_error *err)
+static int create_pool(struct ps_service *svc, const struct ps_auth_identity *who,
+                       const json_t *body, struct ps_error *err)
 {
     const char *path = json_string_value(json_object_get(body, "path"));
     const json_t *attrs = json_object_get(body, "attributes");
@@ -667,7 +740,14 @@ static int create_pool(struct ps_service *svc, const json_t *body, struct ps_err
     }
     struct ps_value av;
     if ((rc = ps_json_to_value(rest, &av, err)) == 0) {
-        rc = ps_pool_tree_create_pool(tree, name, parent, &av, err);
+        const struct ps_pool *pp = strcmp(parent, "<Root>") ? ps_pool_tree_find_pool(tree, parent)
+                                                             : NULL;
+        rc = require(svc, who, tree, pp, PS_PERM_MODIFY_CHILDREN, err);
+        for (int i = 0; rc == 0 && i < av.count; i++)
+            if (!user_managed(av.keys[i]))
+                rc = require(svc, who, tree, pp, PS_PERM_ADMINISTER, err);
+        if (rc == 0)
+            rc = ps_pool_tree_create_pool(tree, name, parent, &av, err);
         ps_value_release(&av);
     }
     if (rc == 0 && !dry.copy) {
@@ -711,7 +791,8 @@ static int merge_tree_config(json_t *attrs, struct ps_error *err)
     return rc;
 }
 
-static int create_tree(struct ps_service *svc, const json_t *body, struct ps_error *err)
+static int create_tree(struct ps_service *svc, const struct ps_auth_identity *who,
+                       const json_t *body, struct ps_error *err)
 {
     const char *path = json_string_value(json_object_get(body, "path"));
     const json_t *attrs = json_object_get(body, "attributes");
@@ -748,6 +829,8 @@ static int create_tree(struct ps_service *svc, const json_t *body, struct ps_err
     }
     if (rc == 0 && json_object_get(rest, "pools"))
         rc = ps_error_set(err, PS_EINVAL, "pools: create pools one by one (scheduler_pool)");
+    if (rc == 0)
+        rc = require(svc, who, NULL, NULL, PS_PERM_MODIFY_CHILDREN, err);
     struct ps_value cv;
     if (rc == 0 && (rc = ps_json_to_value(rest, &cv, err)) == 0) {
         rc = ps_strategy_add_tree(svc->strategy, name, &cv, err);
@@ -767,16 +850,13 @@ static int create_tree(struct ps_service *svc, const json_t *body, struct ps_err
 int ps_cypress_create(struct ps_service *svc, const struct ps_auth_identity *who,
                       const json_t *body, struct ps_error *err)
 {
-    int rc = require_admin(who, "change pool trees", err);
-    if (rc != 0)
-        return rc;
     const char *type = json_string_value(json_object_get(body, "type"));
     if (!type)
         return ps_error_set(err, PS_EINVAL, "missing parameter \"type\" (scheduler_pool or scheduler_pool_tree)");
     if (strcmp(type, "scheduler_pool") == 0)
-        return create_pool(svc, body, err);
+        return create_pool(svc, who, body, err);
     if (strcmp(type, "scheduler_pool_tree") == 0)
-        return create_tree(svc, body, err);
+        return create_tree(svc, who, body, err);
     return ps_error_set(err, PS_EINVAL, "type: unknown object type \"%s\" (scheduler_pool or scheduler_pool_tree)", type);
 }
 
@@ -814,8 +894,10 @@ static int remove_tree(struct ps_service *svc, const char *name, struct ps_error
 int ps_cypress_remove(struct ps_service *svc, const struct ps_auth_identity *who,
                       const char *path, struct ps_error *err)
 {
-    int rc = require_admin(who, "change pool trees", err);
-    if (rc != 0)
+    int rc;
+    if ((ps_node_health_claims(path) || ps_user_pool_map_claims(path) ||
+         ps_sched_config_claims(path)) &&
+        (rc = require_admin(svc, who, "changing the scheduler's configuration", err)) != 0)
         return rc;
     if (ps_node_health_claims(path))
         return ps_node_health_set(svc, who ? who->user : NULL, path, NULL, err);
@@ -840,6 +922,17 @@ int ps_cypress_remove(struct ps_service *svc, const struct ps_auth_identity *who
         t.kind == T_ORCHID) {
         target_release(&t);
         return ps_error_set(err, PS_EINVAL, "%s cannot be removed", path);
+    }
+    /* as upstream: remove on the object, modify_children (or write) on its parent */
+    const struct ps_pool *parent = t.kind == T_POOL && t.pool->parent && !t.pool->parent->is_root
+                                       ? t.pool->parent
+                                       : NULL;
+    rc = require(svc, who, t.kind == T_POOL ? t.tree : NULL, parent, PS_PERM_MODIFY_CHILDREN, err);
+    if (rc == 0)
+        rc = require(svc, who, t.tree, t.kind == T_POOL ? t.pool : NULL, PS_PERM_REMOVE, err);
+    if (rc != 0) {
+        target_release(&t);
+        return rc;
     }
     if (t.kind == T_POOL) {
         char *name = strdup(t.pool->name);
@@ -999,7 +1092,7 @@ int ps_cypress_dry_run(struct ps_service *svc, const struct ps_auth_identity *wh
                        const char *command, const json_t *body, json_t **reply,
                        struct ps_error *err)
 {
-    int rc = require_admin(who, "change pool trees", err);
+    int rc = require_admin(svc, who, "dry runs", err);
     if (rc != 0)
         return rc;
     /* which tree: the path's (create: its parent's), or create's attributes/pool_tree */
@@ -1070,5 +1163,37 @@ int ps_cypress_dry_run(struct ps_service *svc, const struct ps_auth_identity *wh
     }
     ps_pool_tree_clone_free(before);
     ps_pool_tree_clone_free(after);
+    return rc;
+}
+
+int ps_cypress_check_permission(struct ps_service *svc, const json_t *body, json_t **reply,
+                                struct ps_error *err)
+{
+    const char *user = json_string_value(json_object_get(body, "user"));
+    const char *perm = json_string_value(json_object_get(body, "permission"));
+    const char *path = json_string_value(json_object_get(body, "path"));
+    if (!user || !perm || !path)
+        return ps_error_set(err, PS_EINVAL, "missing parameter \"%s\"",
+                            !user ? "user" : !perm ? "permission" : "path");
+    unsigned bit;
+    int rc = ps_permission_parse(perm, &bit, err);
+    if (rc != 0) {
+        ps_error_prefix(err, "permission");
+        return rc;
+    }
+    struct target t;
+    if ((rc = resolve(svc, path, &t, 0, err)) == 0 &&
+        (t.has_attr || t.all_attrs || (t.kind != T_TREES && t.kind != T_TREE && t.kind != T_POOL)))
+        rc = ps_error_set(err, PS_EINVAL,
+                          "check_permission: %s is not //sys/pool_trees, a pool tree or a pool",
+                          path);
+    if (rc == 0) {
+        const struct ps_pool_access *access = ps_security_access(svc->security);
+        enum ps_acl_action a =
+            ps_pool_acl_check(access, t.kind == T_TREES ? NULL : t.tree,
+                              t.kind == T_POOL ? t.pool : NULL, user, bit);
+        *reply = json_pack("{s:s}", "action", a == PS_ACL_ALLOW ? "allow" : "deny");
+    }
+    target_release(&t);
     return rc;
 }

@@ -1,8 +1,9 @@
 /* api_operations.c — start_op, get_operation, list_operations, abort_op, suspend_op,
  * resume_op, complete_op, update_op_parameters, list_jobs, get_job_stderr (docs/api.md).
  *
- * Who may do what: any authenticated user starts operations (the pools' acl decides where) and
- * reads every operation; only the operation's user or an admin changes it (403 otherwise).
+ * Who may do what: any authenticated user starts operations (`use` on the pool decides where)
+ * and reads every operation (get_operation, list_operations); its jobs need `read`, changing it
+ * `manage`, from the operation's ACL (op_acl below; superusers always may).
  */
 #include <ctype.h>
 #include <inttypes.h>
@@ -203,14 +204,62 @@ static int find_op(struct ps_service *svc, const json_t *body, struct ps_svc_op 
     return 0;
 }
 
-static int may_change(const struct ps_svc_op *op, const struct ps_auth_identity *who,
-                      struct ps_error *err)
+/* The operation's ACL as upstream builds it: read and manage for its user (upstream's
+ * add_authenticated_user_to_acl) and the spec's owners, then the spec's acl, or the one
+ * update_op_parameters set last. The spec was validated at the start (op_spec.h). */
+static int op_acl(const struct ps_svc_op *op, struct ps_acl *out)
 {
-    if (who->role == PS_ROLE_ADMIN || strcmp(who->user, op->user) == 0)
+    json_t *subjects = json_pack("[s]", op->user);
+    size_t i;
+    json_t *o;
+    json_array_foreach(json_object_get(op->spec, "owners"), i, o)
+        if (json_is_string(o))
+            json_array_append(subjects, o);
+    json_t *aces = json_pack("[{s:s, s:o, s:[s, s]}]", "action", "allow", "subjects", subjects,
+                             "permissions", "read", "manage");
+    const json_t *acl = op->parameters ? json_object_get(op->parameters, "acl") : NULL;
+    if (!acl)
+        acl = json_object_get(op->spec, "acl");
+    if (json_is_array(acl))
+        json_array_extend(aces, (json_t *)acl);
+    struct ps_value v;
+    int rc = aces ? ps_json_to_value(aces, &v, NULL) : PS_ENOMEM;
+    json_decref(aces);
+    if (rc == 0) {
+        rc = ps_acl_parse(&v, "acl", out, NULL);
+        ps_value_release(&v);
+    }
+    return rc;
+}
+
+/* Whether user has perm on op (superusers always). */
+static struct ps_acl_result op_check(struct ps_service *svc, const struct ps_svc_op *op,
+                                     const char *user, unsigned perm, const char *name)
+{
+    const struct ps_acl_groups *groups = ps_security_access(svc->security)->groups;
+    struct ps_acl acl;
+    if (ps_acl_superuser(groups, user))
+        return (struct ps_acl_result){PS_ACL_ALLOW, NULL, NULL};
+    if (op_acl(op, &acl) != 0)
+        return (struct ps_acl_result){PS_ACL_DENY, NULL, NULL};
+    struct ps_acl_object obj = {&acl, false, name};
+    struct ps_acl_result r = ps_acl_check(&obj, 1, groups, user, perm);
+    r.subject = NULL;   /* points into acl */
+    r.object = r.object ? name : NULL;
+    ps_acl_release(&acl);
+    return r;
+}
+
+/* who's permission on op (docs/api.md "Users, groups and ACLs"): superusers always. */
+static int require_op(struct ps_service *svc, const struct ps_svc_op *op,
+                      const struct ps_auth_identity *who, unsigned perm, struct ps_error *err)
+{
+    if (ps_security_superuser(svc->security, who))
         return 0;
-    return ps_error_set(err, PS_EPERM,
-                        "user \"%s\" may not change operation \"%s\" of user \"%s\"", who->user,
-                        op->id, op->user);
+    char name[96];
+    snprintf(name, sizeof name, "operation %s", op->id);
+    struct ps_acl_result r = op_check(svc, op, who->user, perm, name);
+    return r.action == PS_ACL_ALLOW ? 0 : ps_acl_denied(err, who->user, perm, name, &r);
 }
 
 static int make_id(char out[40], struct ps_error *err)
@@ -275,6 +324,8 @@ struct list_filter {
     bool brief;                    /* the brief form: no specs (ps_svc_op_brief_json) */
     char *filter;                  /* owned, NULL: any; a substring of the filter factors */
     bool counters;                 /* add the YTsaurus counters over every operation */
+    struct ps_value access;        /* upstream's {subject, permissions}: operations on which
+                                    * subject has every permission ({}: no filter) */
 };
 
 static const char *const state_names[] = {"pending", "running", "completed", "failed", "aborted"};
@@ -283,6 +334,7 @@ static int list_filter_init(void *obj)
 {
     memset(obj, 0, sizeof(struct list_filter));
     ((struct list_filter *)obj)->limit = 100;
+    ((struct list_filter *)obj)->access = ps_value_map();
     return 0;
 }
 
@@ -296,7 +348,46 @@ static const struct ps_attr list_filter_attrs[] = {
     {.name = "brief", .kind = PS_ATTR_BOOL, .offset = offsetof(struct list_filter, brief)},
     {.name = "filter", .kind = PS_ATTR_OPT_STRING, .offset = offsetof(struct list_filter, filter)},
     {.name = "counters", .kind = PS_ATTR_BOOL, .offset = offsetof(struct list_filter, counters)},
+    {.name = "access", .kind = PS_ATTR_MAP, .offset = offsetof(struct list_filter, access)},
 };
+
+/* The access filter's subject and permission bits; *subject NULL when there is none.
+ * Errors: PS_EINVAL naming the key. */
+static int access_filter(const struct ps_value *access, const char **subject, unsigned *perms,
+                         struct ps_error *err)
+{
+    *subject = NULL;
+    *perms = 0;
+    if (access->count == 0)
+        return 0;
+    const struct ps_value *sv = ps_value_find(access, "subject");
+    const struct ps_value *pv = ps_value_find(access, "permissions");
+    if (!sv || sv->type != PS_VALUE_STRING || !pv || pv->type != PS_VALUE_LIST ||
+        access->count != 2)
+        return ps_error_set(err, PS_EINVAL,
+                            "access: must be {subject: a user, permissions: [names]}");
+    for (int i = 0; i < pv->count; i++) {
+        unsigned bit;
+        if (pv->items[i].type != PS_VALUE_STRING)
+            return ps_error_set(err, PS_EINVAL, "access/permissions: must be a list of names");
+        if (ps_permission_parse(pv->items[i].string, &bit, err) != 0) {
+            ps_error_prefix(err, "access/permissions");
+            return PS_EINVAL;
+        }
+        *perms |= bit;
+    }
+    *subject = sv->string;
+    return 0;
+}
+
+static bool access_hit(struct ps_service *svc, const struct ps_svc_op *op, const char *subject,
+                       unsigned perms)
+{
+    for (unsigned bit = 1; bit && bit <= perms; bit <<= 1)
+        if ((perms & bit) && op_check(svc, op, subject, bit, "").action != PS_ACL_ALLOW)
+            return false;
+    return true;
+}
 
 static const struct ps_attr_table list_filter_table = {
     .what = "list_operations parameters",
@@ -363,7 +454,13 @@ static int list_operations(struct ps_service *svc, const json_t *body, json_t **
         ps_attr_release(&list_filter_table, &f);
         return rc;
     }
-    const char *pool = f.pool, *user = f.user;
+    const char *pool = f.pool, *user = f.user, *subject;
+    unsigned perms;
+    if ((rc = access_filter(&f.access, &subject, &perms, err)) != 0) {
+        ps_error_prefix(err, "list_operations");
+        ps_attr_release(&list_filter_table, &f);
+        return rc;
+    }
     const char *state = f.state.set ? state_names[f.state.value] : NULL;
     char want[256] = "";
     if (f.filter) {
@@ -379,6 +476,8 @@ static int list_operations(struct ps_service *svc, const json_t *body, json_t **
         if (!f.counters && total >= f.limit)
             break;
         if (f.filter && !filter_hit(op, want))
+            continue;
+        if (subject && !access_hit(svc, op, subject, perms))
             continue;
         bool u = !user || strcmp(op->user, user) == 0;
         bool s = !state || (op->state && strcmp(op->state, state) == 0);
@@ -507,6 +606,10 @@ int ps_api_op_command(struct ps_service *svc, const char *command, const json_t 
         *reply = ps_svc_op_json(svc, op);
         return 0;
     }
+    /* jobs and their stderr need read; changes need manage (as upstream) */
+    bool reads = strncmp(command, "list_jobs", 9) == 0 || strncmp(command, "get_job", 7) == 0;
+    if ((rc = require_op(svc, op, who, reads ? PS_PERM_READ : PS_PERM_MANAGE, err)) != 0)
+        return rc;
     if (strcmp(command, "list_jobs") == 0)
         return list_jobs(svc, op, body, reply, err);
     if (strcmp(command, "get_job") == 0) {
@@ -529,8 +632,6 @@ int ps_api_op_command(struct ps_service *svc, const char *command, const json_t 
                            "truncated", j->stderr_truncated);
         return 0;
     }
-    if ((rc = may_change(op, who, err)) != 0)
-        return rc;
     if (strcmp(command, "update_op_parameters") == 0) {
         if ((rc = update_params(svc, op, body, err)) == 0)
             *reply = json_object();

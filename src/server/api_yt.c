@@ -24,7 +24,8 @@
 enum yt_kind {
     K_GET, K_LIST, K_EXISTS, K_SET, K_CREATE, K_REMOVE, K_START, K_GET_OP, K_LIST_OPS,
     K_OP_ACTION, K_UPDATE_OP, K_LIST_JOBS, K_GET_JOB, K_STDERR, K_FEATURES, K_WHOAMI,
-    K_TRANSFER,   /* move, transfer_pool_resources: no output */
+    K_TRANSFER,   /* move, transfer_pool_resources, add_member, remove_member: no output */
+    K_CHECK,      /* check_permission: the reply as it is */
     K_BATCH,      /* execute_batch: the others, in one request */
 };
 
@@ -48,12 +49,15 @@ static const struct yt_command commands[] = {
      {"source_pool", "destination_pool", "pool_tree", "resource_delta"}},
     {"start_operation", "start_op", K_START, true, {"operation_type", "spec"}},
     {"start_op", "start_op", K_START, true, {"operation_type", "spec"}},
+    {"add_member", "add_member", K_TRANSFER, true, {"member", "group"}},
+    {"remove_member", "remove_member", K_TRANSFER, true, {"member", "group"}},
+    {"check_permission", "check_permission", K_CHECK, false, {"user", "permission", "path"}},
     {"get_operation", "get_operation", K_GET_OP, false, {"operation_id"}},
     {"_get_operation", "get_operation", K_GET_OP, false, {"operation_id"}},
     {"list_operations", "list_operations", K_LIST_OPS, false,
-     {"pool", "user", "state", "filter", "limit"}},
+     {"pool", "user", "state", "filter", "limit", "access"}},
     {"_list_operations", "list_operations", K_LIST_OPS, false,
-     {"pool", "user", "state", "filter", "limit"}},
+     {"pool", "user", "state", "filter", "limit", "access"}},
     {"abort_operation", "abort_op", K_OP_ACTION, true, {"operation_id"}},
     {"abort_op", "abort_op", K_OP_ACTION, true, {"operation_id"}},
     {"suspend_operation", "suspend_op", K_OP_ACTION, true, {"operation_id"}},
@@ -485,7 +489,7 @@ static void execute(struct ps_service *svc, const struct yt_command *c, bool v4,
     bool dry_run = (c->kind == K_SET || c->kind == K_CREATE || c->kind == K_REMOVE) &&
                    json_is_true(json_object_get(params, "dry_run"));   /* body is gone */
     enum yt_kind kind = dry_run ? K_FEATURES : c->kind;
-    if (kind == K_FEATURES || kind == K_WHOAMI)
+    if (kind == K_FEATURES || kind == K_WHOAMI || kind == K_CHECK)
         out = json_incref(reply);
     switch (kind) {
     case K_GET: {

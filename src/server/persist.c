@@ -275,6 +275,29 @@ static int list_kind(struct ps_service *svc, const char *kind, json_t **out, str
     return 0;
 }
 
+/* A pool's acl as older poolsched stored it: a list of user names, each allowed to use the
+ * pool, and only they (every restricted pool on the path had to list the user). Becomes the
+ * ACL {allow, those names, [use]} with inherit_acl false: the same users may use the pool. (A
+ * nested restricted pool no longer also requires its ancestor's list: docs/api.md.) An empty
+ * list was "anyone" and is the empty ACL that inherits. */
+static void upgrade_legacy_acls(json_t *pools)
+{
+    size_t i, j;
+    json_t *pool, *item;
+    json_array_foreach(pools, i, pool) {
+        json_t *acl = json_object_get(pool, "acl");
+        bool names = json_is_array(acl) && json_array_size(acl) > 0;
+        json_array_foreach(acl, j, item)
+            names = names && json_is_string(item);
+        if (!names)
+            continue;
+        json_t *ace = json_pack("{s:s, s:O, s:[s]}", "action", "allow", "subjects", acl,
+                                "permissions", "use");
+        json_object_set_new(pool, "acl", json_pack("[o]", ace));
+        json_object_set_new(pool, "inherit_acl", json_false());
+    }
+}
+
 static int load_tree(struct ps_service *svc, const char *name, const json_t *doc,
                      struct ps_error *err)
 {
@@ -283,9 +306,12 @@ static int load_tree(struct ps_service *svc, const char *name, const json_t *doc
         json_decref(config);
         config = json_object();
     }
-    json_t *pools = json_object_get(doc, "pools");
-    if (json_is_array(pools))
+    json_t *pools = json_deep_copy(json_object_get(doc, "pools"));
+    if (json_is_array(pools)) {
+        upgrade_legacy_acls(pools);
         json_object_set(config, "pools", pools);
+    }
+    json_decref(pools);
     struct ps_value cv;
     int rc = ps_json_to_value(config, &cv, err);
     json_decref(config);
@@ -645,10 +671,27 @@ static void rebuild_progress(struct ps_service *svc, int64_t now_ms)
         ps_svc_op_update_shape(svc, svc->op_list[o]);
 }
 
+/* Users, groups and //sys/pool_trees' ACL (security.h), before anything is admitted. */
+static int load_security(struct ps_service *svc, struct ps_error *err)
+{
+    struct ps_security *sec = NULL;
+    pthread_mutex_lock(&svc->store_mu);
+    int rc = ps_security_load(svc->store, &sec, err);
+    pthread_mutex_unlock(&svc->store_mu);
+    if (rc != 0)
+        return rc;
+    ps_security_free(svc->security);
+    svc->security = sec;
+    ps_strategy_set_access(svc->strategy, ps_security_access(sec));
+    return 0;
+}
+
 int ps_persist_load(struct ps_service *svc, struct ps_error *err)
 {
     json_t *trees = NULL, *ops = NULL;
-    int rc = ps_sched_config_load(svc, err);   /* templates before the trees they shape */
+    int rc = load_security(svc, err);
+    if (rc == 0)
+        rc = ps_sched_config_load(svc, err);   /* templates before the trees they shape */
     if (rc == 0)
         rc = list_kind(svc, "tree", &trees, err);
     if (rc == 0)

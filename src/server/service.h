@@ -39,6 +39,7 @@
 #include "server/history.h"
 #include "server/job_archive.h"
 #include "server/metrics.h"
+#include "server/security.h"
 #include "server/store.h"
 
 #define PS_SERVICE_DEFAULT_HOST "127.0.0.1"
@@ -328,6 +329,8 @@ struct ps_service {
     pthread_cond_t loop_cv;
     bool stopping;
     struct ps_strategy *strategy;
+    struct ps_security *security;  /* users, groups, //sys/pool_trees' ACL (security.h); the
+                                    * strategy borrows its access view */
     int64_t connected_at_ms;       /* process start: the strategy's connection time (kept by a
                                     * state reload, which is no reconnection) */
     int tree_count;
@@ -642,6 +645,10 @@ int ps_cypress_remove(struct ps_service *svc, const struct ps_auth_identity *who
 int ps_cypress_dry_run(struct ps_service *svc, const struct ps_auth_identity *who,
                        const char *command, const json_t *body, json_t **reply,
                        struct ps_error *err);
+/* check_permission {user, permission, path} on //sys/pool_trees and below: {"action": "allow"
+ * or "deny"} as upstream's, for any caller (api_cypress.c). */
+int ps_cypress_check_permission(struct ps_service *svc, const json_t *body, json_t **reply,
+                                struct ps_error *err);
 int ps_orchid_get(struct ps_service *svc, char **names, size_t count, json_t **out,
                   struct ps_error *err);
 

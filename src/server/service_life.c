@@ -504,6 +504,7 @@ void ps_service_stop(struct ps_service *svc)
     ps_store_close(svc->store);
     ps_metrics_free(svc->metrics);
     ps_history_free(svc->history);
+    ps_security_free(svc->security);
     pthread_mutex_destroy(&svc->mu);
     pthread_mutex_destroy(&svc->store_mu);
     pthread_mutex_destroy(&svc->auth_mu);

@@ -54,6 +54,8 @@ try:
         check(k in pool, "orchid pool has %s" % k)
 
     # every pool attribute: set, read back
+    ACL_AB = [{"action": "allow", "subjects": ["alice", "bob"], "permissions": ["use"],
+               "inheritance_mode": "object_and_descendants"}]
     s.ok("create", {"type": "scheduler_pool", "path": P + "/a"})
     s.ok("create", {"type": "scheduler_pool", "path": P + "/f"})
     pool_values = [
@@ -66,7 +68,7 @@ try:
         ("fair_share_starvation_timeout", 60000), ("fair_share_starvation_tolerance", 0.7),
         ("non_preemptible_resource_usage_threshold", {"cpu": 1}),
         ("enable_aggressive_starvation", True), ("allow_aggressive_preemption", False),
-        ("allow_normal_preemption", False), ("acl", ["alice", "bob"]),
+        ("allow_normal_preemption", False), ("acl", ACL_AB), ("inherit_acl", False),
     ]
     for key, value in pool_values:
         st, out = s.call("set", {"path": P + "/a/@" + key, "value": value})
@@ -85,7 +87,7 @@ try:
     check(ig["relaxed_share_multiplier_limit"] == 2 and ig["can_accept_free_volume"] is False
           and ig["should_distribute_free_volume_among_children"] is True, "integral keys %s" % ig)
     attrs = s.get(P + "/a/@")
-    check(attrs["weight"] == 2.5 and attrs["acl"] == ["alice", "bob"], "all attributes")
+    check(attrs["weight"] == 2.5 and attrs["acl"] == ACL_AB, "all attributes")
     s.ok("remove", {"path": P + "/a/@weight"})
     check(s.get(P + "/a/@weight") is None, "remove attribute resets it")
 
@@ -182,7 +184,10 @@ try:
     check(s.get("//sys/pool_trees") == before_tree, "refused creates changed nothing")
 
     # acl: carol may not start in a pool that lists alice and bob
-    s.ok("create", {"type": "scheduler_pool", "path": P + "/private", "attributes": {"acl": ["alice"]}})
+    ACL_A = [{"action": "allow", "subjects": ["alice"], "permissions": ["use"],
+              "inheritance_mode": "object_and_descendants"}]
+    s.ok("create", {"type": "scheduler_pool", "path": P + "/private",
+                    "attributes": {"acl": ACL_A, "inherit_acl": False}})
     st, out = s.call("start_op", {"spec": {"pool": "private", "tasks": {"t": {"command": "x", "job_count": 1}}}}, token=user)
     check(st == 403 and "carol" in out["message"], "acl: %d %s" % (st, out))
 
@@ -191,7 +196,8 @@ try:
     s.start()
     check(s.get("//sys/pools/root-pool/burst/@integral_guarantees/resource_flow/cpu") == 500, "restart keeps attributes")
     check(s.get(P + "/@fair_share_update_period") == 500, "restart keeps tree config")
-    check(s.get(P + "/private/@acl") == ["alice"], "restart keeps acl")
+    check(s.get(P + "/private/@acl") == ACL_A, "restart keeps acl")
+    check(s.get(P + "/private/@inherit_acl") is False, "restart keeps inherit_acl")
 finally:
     s.stop()
 finish()

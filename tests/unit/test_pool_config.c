@@ -27,7 +27,7 @@ static const char *const expected_defaults =
     " \"allow_aggressive_preemption\": null, \"allow_normal_preemption\": null,"
     " \"allow_regular_allocations_on_ssd_nodes\": null, \"enable_lightweight_operations\": null,"
     " \"config_preset\": null,"
-    " \"offloading_settings\": {}, \"acl\": [],"
+    " \"offloading_settings\": {}, \"acl\": [], \"inherit_acl\": true,"
     " \"enable_fair_share_truncation_in_fifo_pool\": null,"
     " \"use_pool_satisfaction_for_scheduling\": null,"
     " \"infer_children_weights_from_historic_usage\": false,"
@@ -107,8 +107,9 @@ static const struct bad_case bad_cases[] = {
     {"allow_aggressive_starvation_preemption", "1", "must be a boolean"},
     {"allow_normal_preemption", "1", "must be a boolean"},
     {"allow_regular_allocations_on_ssd_nodes", "\"no\"", "must be a boolean"},
-    {"acl", "\"alice\"", "must be a list of strings"},
-    {"acl", "[\"\"]", "must not be empty"},
+    {"acl", "\"alice\"", "acl: must be a list of ACEs"},
+    {"acl", "[\"alice\"]", "acl/0: an ACE must be a map"},
+    {"inherit_acl", "1", "must be a boolean"},
     {"config_preset", "5", "must be a string"},
     {"offloading_settings", "5", "must be a map"},
     {"enable_fair_share_truncation_in_fifo_pool", "1", "must be a boolean"},

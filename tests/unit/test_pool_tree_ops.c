@@ -7,6 +7,7 @@
 #include <cmocka.h>
 
 #include "core/operation.h"
+#include "core/pool_acl.h"
 #include "core/pool_tree.h"
 #include "value_helpers.h"
 
@@ -315,8 +316,14 @@ static void test_forbidden_and_acl(void **state)
 {
     (void)state;
     struct ps_pool_tree *tree = new_tree(NULL);
-    create(tree, "prod", NULL, "{\"forbid_immediate_operations\": true, \"acl\": [\"alice\", \"bob\"]}");
-    create(tree, "etl", "prod", "{\"acl\": [\"alice\"]}");
+    /* prod: only alice and bob (no inheritance from the tree's default of `users`) */
+    create(tree, "prod", NULL,
+           "{\"forbid_immediate_operations\": true, \"inherit_acl\": false,"
+           " \"acl\": [{\"action\": \"allow\", \"subjects\": [\"alice\", \"bob\"],"
+           " \"permissions\": [\"use\"]}]}");
+    /* etl: bob is denied (deny wins over prod's allow) */
+    create(tree, "etl", "prod",
+           "{\"acl\": [{\"action\": \"deny\", \"subjects\": [\"bob\"], \"permissions\": [\"use\"]}]}");
     create(tree, "open", "prod", NULL);
     struct ps_error err;
     struct ps_tree_op *op;
@@ -326,11 +333,15 @@ static void test_forbidden_and_acl(void **state)
     /* subpools are fine */
     start(tree, "a", "alice", "etl", 1);
     assert_int_equal(try_start(tree, "b", "bob", "etl", 2, &op, &err), PS_EPERM);
-    assert_string_equal(err.msg, "user \"bob\" is not allowed to use pool \"etl\" of pool tree \"physical\" (acl)");
+    assert_string_equal(err.msg, "Access denied for user \"bob\": \"use\" permission for node "
+                                 "//sys/pool_trees/physical/prod/etl is denied for \"bob\" by ACE at "
+                                 "node //sys/pool_trees/physical/prod/etl");
     start(tree, "b", "bob", "open", 2);
     /* carol is not in prod's acl, so not in open's either */
+    ps_error_init(&err);
     assert_int_equal(try_start(tree, "c", "carol", "open", 3, &op, &err), PS_EPERM);
-    assert_non_null(strstr(err.msg, "pool \"prod\""));
+    assert_string_equal(err.msg, "Access denied for user \"carol\": \"use\" permission for node "
+                                 "//sys/pool_trees/physical/prod/open is not allowed by any matching ACE");
     /* the root: forbidden by default */
     assert_int_equal(try_start(tree, "r", "alice", "<Root>", 4, &op, &err), PS_EINVAL);
     assert_non_null(strstr(err.msg, "forbid_immediate_operations_in_root"));
@@ -434,6 +445,54 @@ static void test_settings(void **state)
     ps_pool_tree_free(tree);
 }
 
+
+/* The chain of a pool: its ancestors, the tree, //sys/pool_trees (pool_acl.h). */
+static void test_pool_acl_chain(void **state)
+{
+    (void)state;
+    struct ps_pool_tree *tree = new_tree(
+        "{\"default_parent_pool\": \"a\", \"acl\": [{\"action\": \"allow\","
+        " \"subjects\": [\"devs\"], \"permissions\": [\"write\"]}]}");
+    create(tree, "a", NULL, NULL);
+    create(tree, "b", "a", NULL);
+    const struct ps_pool *b = ps_pool_tree_find_pool(tree, "b");
+    static const char *const devs[] = {"alice"};
+    static const struct ps_acl_group g[] = {{"devs", 1, devs}};
+    static const struct ps_acl_groups groups = {1, g};
+    struct ps_pool_access access = {&groups, NULL};
+    /* the tree's ACE reaches b through a; the default root ACL gives use to users */
+    assert_int_equal(ps_pool_acl_check(&access, tree, b, "alice", PS_PERM_WRITE), PS_ACL_ALLOW);
+    assert_int_equal(ps_pool_acl_check(&access, tree, b, "carol", PS_PERM_WRITE), PS_ACL_DENY);
+    assert_int_equal(ps_pool_acl_check(&access, tree, b, "carol", PS_PERM_USE), PS_ACL_ALLOW);
+    assert_int_equal(ps_pool_acl_check(NULL, tree, b, "alice", PS_PERM_WRITE), PS_ACL_DENY);
+    /* the tree's inherit_acl cuts //sys/pool_trees off */
+    struct ps_value no = ps_value_bool(false);
+    struct ps_error err;
+    ps_error_init(&err);
+    assert_int_equal(ps_pool_tree_set_config(tree, "inherit_acl", &no, &err), 0);
+    ps_error_init(&err);
+    assert_int_equal(ps_pool_acl_require(&access, tree, b, "carol", PS_PERM_USE, &err), PS_EPERM);
+    assert_string_equal(err.msg, "Access denied for user \"carol\": \"use\" permission for node "
+                                 "//sys/pool_trees/physical/a/b is not allowed by any matching ACE");
+    /* an ephemeral pool (alice's, under the default parent a) inherits from its parent */
+    struct ps_tree_op *op = NULL;
+    assert_int_equal(try_start(tree, "x", "alice", NULL, 1, &op, &err), PS_EPERM);
+    /* checked on the parent: the ephemeral pool does not exist yet */
+    assert_string_equal(err.msg, "Access denied for user \"alice\": \"use\" permission for node "
+                                 "//sys/pool_trees/physical/a is not allowed by any matching ACE");
+    struct ps_value acl = json("[{\"action\": \"allow\", \"subjects\": [\"users\"],"
+                               " \"permissions\": [\"use\"]}]");
+    ps_error_init(&err);
+    assert_int_equal(ps_pool_tree_set_pool_attr(tree, "a", "acl", &acl, &err), 0);
+    ps_value_release(&acl);
+    op = start(tree, "x", "alice", NULL, 1);
+    assert_true(op->pool->ephemeral);
+    /* the root's ACL decides for //sys/pool_trees itself */
+    assert_int_equal(ps_pool_acl_check(&access, NULL, NULL, "carol", PS_PERM_USE), PS_ACL_ALLOW);
+    assert_int_equal(ps_pool_acl_check(&access, NULL, NULL, "carol", PS_PERM_WRITE), PS_ACL_DENY);
+    ps_pool_tree_free(tree);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -445,6 +504,7 @@ int main(void)
         cmocka_unit_test(test_ephemeral_subpools),
         cmocka_unit_test(test_stale_subpools_flattened),
         cmocka_unit_test(test_forbidden_and_acl),
+        cmocka_unit_test(test_pool_acl_chain),
         cmocka_unit_test(test_change_operation_pool),
         cmocka_unit_test(test_settings),
     };

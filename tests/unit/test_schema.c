@@ -107,6 +107,9 @@ static bool sample(const struct ps_attr *a, int bad, struct ps_value *out)
     case PS_ATTR_MAP:
         *out = bad ? ps_value_number(5) : ps_value_map();
         return true;
+    case PS_ATTR_ACL:
+        *out = bad ? ps_value_number(5) : ps_value_list();
+        return true;
     }
     return false;
 }

@@ -45,7 +45,8 @@ static const char *const expected_defaults =
     " \"per_pool_satisfaction_digest\": {\"absolute_precision\": 0.01, \"lower_bound\": 0,"
     " \"upper_bound\": 1, \"default_value\": null},"
     " \"per_pool_satisfaction_profiling_quantiles\": [0.01, 0.05, 0.1, 0.25, 0.4, 0.5, 0.6, 0.75,"
-    " 0.9, 0.95, 0.99], \"pool_config_presets\": {}}";
+    " 0.9, 0.95, 0.99], \"pool_config_presets\": {},"
+    " \"acl\": [], \"inherit_acl\": true}";
 
 static void test_defaults_of_every_key(void **state)
 {
@@ -150,6 +151,8 @@ static const struct bad_case bad_cases[] = {
     {"per_pool_satisfaction_profiling_quantiles", "[-0.1]", "must be in [0, 1]"},
     {"per_pool_satisfaction_profiling_quantiles", "0.5", "must be a list of numbers"},
     {"pool_config_presets", "[1]", "must be a map"},
+    {"acl", "{}", "acl: must be a list of ACEs"},
+    {"inherit_acl", "\"yes\"", "must be a boolean"},
     {"per_pool_satisfaction_profiling_quantiles",
      "[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]", "must have at most 20 items"},
     {"no_such_key", "1", "unknown key of the pool tree config"},
