@@ -10,7 +10,7 @@ set -euo pipefail
 bin=${1:?usage: server_acl.sh BINARY DATA_DIR SOURCE_DIR}
 src=${3:?}
 work=$(mktemp -d)
-source "$src/tests/scripts/pg_cluster.bash"
+source "$src/tests/scripts/lib/pg_cluster.bash"
 cleanup() { [ -n "${PG_DIR:-}" ] && pg_cluster_stop; rm -rf "$work"; }
 trap cleanup EXIT
 
