@@ -19,6 +19,7 @@
 
 #include "io/yson.h"
 #include "server/api_yt.h"
+#include "server/event_log.h"
 #include "server/service.h"
 
 enum yt_kind {
@@ -418,6 +419,21 @@ static void execute_batch(struct ps_service *svc, bool v4, const json_t *params,
                           const struct ps_auth_identity *who, struct outcome *o);
 
 /* Runs command c with its YTsaurus parameters (params, changed) as who: *o. */
+/* get of the event log: its filters pass on too (a query string's since, digits, as a number) */
+static void event_log_filters(const json_t *params, json_t *body)
+{
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)params, key, v) {
+        if (!ps_event_log_param(key))
+            continue;
+        const char *t = json_string_value(v);
+        char *end = NULL;
+        long long n = t && *t ? strtoll(t, &end, 10) : 0;
+        json_object_set_new(body, key, end && !*end ? json_integer(n) : json_incref(v));
+    }
+}
+
 static void execute(struct ps_service *svc, const struct yt_command *c, bool v4, json_t *params,
                     const struct ps_auth_identity *who, struct outcome *o)
 {
@@ -462,6 +478,8 @@ static void execute(struct ps_service *svc, const struct yt_command *c, bool v4,
         if (v)
             json_object_set(body, c->params[i], v);
     }
+    if (c->kind == K_GET && ps_event_log_claims(json_string_value(json_object_get(params, "path"))))
+        event_log_filters(params, body);
     if (c->kind == K_LIST_JOBS && !json_object_get(body, "limit"))
         json_object_set_new(body, "limit", json_integer(1000));   /* upstream's default */
     if (c->kind == K_LIST_OPS) {
@@ -490,7 +508,9 @@ static void execute(struct ps_service *svc, const struct yt_command *c, bool v4,
     switch (kind) {
     case K_GET: {
         json_t *v = json_incref(json_object_get(reply, "value"));
-        if (json_is_array(attributes) && path && !strchr(path, '@'))
+        if (ps_event_log_claims(path))
+            ps_yt_event_rows(v);
+        else if (json_is_array(attributes) && path && !strchr(path, '@'))
             v = with_attributes(svc, who, path, v, attributes);
         out = wrap(v4 && !only_value, "value", v);
         break;

@@ -28,6 +28,9 @@ json_t *ps_yt_operation(json_t *op);
 /* A job of /api/v1 as YTsaurus shows it (type, address, job_id, ISO times, error objects), in
  * place; returns job. */
 json_t *ps_yt_job(json_t *job);
+/* The event log's rows (event_log.h) in place: timestamp, start_time and finish_time as ISO
+ * times, as upstream's table holds them. */
+void ps_yt_event_rows(json_t *rows);
 
 /* Keeps only the listed keys of o (a YTsaurus `attributes` filter); no filter: all. */
 void ps_yt_filter_keys(json_t *o, const json_t *attributes);

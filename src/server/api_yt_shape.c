@@ -27,6 +27,17 @@ static void set_time(json_t *o, const char *key)
         json_object_set_new(o, key, iso_time(json_integer_value(t)));
 }
 
+void ps_yt_event_rows(json_t *rows)
+{
+    size_t i;
+    json_t *row;
+    json_array_foreach(rows, i, row) {
+        set_time(row, "timestamp");
+        set_time(row, "start_time");
+        set_time(row, "finish_time");
+    }
+}
+
 /* An operation as YTsaurus shows it, keeping poolsched's own keys (progress, pool_per_tree...). */
 json_t *ps_yt_operation(json_t *op)
 {
