@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/pool_config.h"
 #include "io/yson.h"
 #include "server/api_yt.h"
 #include "server/event_log.h"
@@ -376,29 +377,6 @@ static int call(struct ps_service *svc, const char *command, json_t *body,
     return status;
 }
 
-/* {"$attributes": {...}, "$value": value} with the requested attributes of the node at path. */
-static json_t *with_attributes(struct ps_service *svc, const struct ps_auth_identity *who,
-                               const char *path, json_t *value, const json_t *attributes)
-{
-    json_t *attrs = json_object();
-    size_t i;
-    json_t *a;
-    json_array_foreach(attributes, i, a) {
-        const char *k = json_string_value(a);
-        if (!k)
-            continue;
-        char *p = NULL;
-        if (asprintf(&p, "%s/@%s", path, k) < 0)
-            continue;
-        json_t *r = NULL;
-        if (call(svc, "get", json_pack("{s:s}", "path", p), who, &r) == 200)
-            json_object_set(attrs, k, json_object_get(r, "value"));
-        json_decref(r);
-        free(p);
-    }
-    return json_pack("{s:o, s:o}", "$attributes", attrs, "$value", value);
-}
-
 static json_t *node_id(const char *path)
 {
     uint64_t h = 1469598103934665603ull;
@@ -408,6 +386,74 @@ static json_t *node_id(const char *path)
     snprintf(buf, sizeof buf, "%x-%x-%x-%x", (unsigned)(h >> 48), (unsigned)(h >> 32) & 0xffff,
              (unsigned)(h >> 16) & 0xffff, (unsigned)h & 0xffff);
     return json_string(buf);
+}
+
+/* The value of a node's attribute k besides those `get path/@` answers: Cypress's system
+ * attributes (ps_yt_system_attribute, id), else what `get path/@k` answers (type, name, ...),
+ * but never a pool's config key that is not set (upstream's pools keep only what was set).
+ * NULL: the node has no such attribute. */
+static json_t *other_attribute(struct ps_service *svc, const struct ps_auth_identity *who,
+                               const char *path, const char *k, bool pool)
+{
+    if (strcmp(k, "id") == 0)
+        return node_id(path);
+    json_t *v = ps_yt_system_attribute(k, svc->started_ms);
+    if (v || (pool && ps_attr_find(&ps_pool_config_table, k)))
+        return v;
+    char *p = NULL;
+    if (asprintf(&p, "%s/@%s", path, k) < 0)
+        return NULL;
+    json_t *r = NULL;
+    if (call(svc, "get", json_pack("{s:s}", "path", p), who, &r) == 200)
+        v = json_incref(json_object_get(r, "value"));
+    json_decref(r);
+    free(p);
+    return v;
+}
+
+/* {"$attributes": {...}, "$value": value} with the requested attributes of the node at path;
+ * under //sys/pool_trees and //sys/pools, the children of a map (pools) get theirs too, as a
+ * Cypress get with attributes answers for a subtree. */
+static json_t *with_attributes(struct ps_service *svc, const struct ps_auth_identity *who,
+                               const char *path, json_t *value, const json_t *attributes)
+{
+    char *p = NULL;
+    json_t *r = NULL, *attrs = json_object();
+    if (asprintf(&p, "%s/@", path) < 0)
+        p = NULL;
+    const json_t *all = p && call(svc, "get", json_pack("{s:s}", "path", p), who, &r) == 200
+                            ? json_object_get(r, "value")
+                            : NULL;
+    free(p);
+    json_t *type = other_attribute(svc, who, path, "type", false);
+    bool pool = json_is_string(type) && strcmp(json_string_value(type), "scheduler_pool") == 0;
+    json_decref(type);
+    size_t i;
+    json_t *a;
+    json_array_foreach(attributes, i, a) {
+        const char *k = json_string_value(a);
+        json_t *v = !k ? NULL
+                    : json_object_get(all, k) ? json_incref(json_object_get(all, k))
+                                              : other_attribute(svc, who, path, k, pool);
+        if (v)
+            json_object_set_new(attrs, k, v);
+    }
+    json_decref(r);
+    bool subtree = strncmp(path, "//sys/pool_trees/", 17) == 0 || strncmp(path, "//sys/pools", 11) == 0 ||
+                   strcmp(path, "//sys/pool_trees") == 0;
+    if (subtree && json_is_object(value)) {
+        const char *child;
+        json_t *cv;
+        json_object_foreach(value, child, cv) {
+            char *cp = NULL;
+            if (asprintf(&cp, "%s/%s", path, child) < 0)
+                continue;
+            json_object_set_new(value, child,
+                                with_attributes(svc, who, cp, json_incref(cv), attributes));
+            free(cp);
+        }
+    }
+    return json_pack("{s:o, s:o}", "$attributes", attrs, "$value", value);
 }
 
 static json_t *wrap(bool v4, const char *key, json_t *value)
