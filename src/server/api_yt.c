@@ -439,8 +439,8 @@ static json_t *with_attributes(struct ps_service *svc, const struct ps_auth_iden
             json_object_set_new(attrs, k, v);
     }
     json_decref(r);
-    bool subtree = strncmp(path, "//sys/pool_trees/", 17) == 0 || strncmp(path, "//sys/pools", 11) == 0 ||
-                   strcmp(path, "//sys/pool_trees") == 0;
+    bool subtree = strncmp(path, "//sys/pool_trees", 16) == 0 ||
+                   strncmp(path, "//sys/pools", 11) == 0;
     if (subtree && json_is_object(value)) {
         const char *child;
         json_t *cv;

@@ -14,8 +14,8 @@
  *     error (failed), reason (aborted), and for a preempted job preempted_for {operation_id,
  *     job_id} (job_id when the preemptor's job is known) and preemption_reason;
  *   pools_info: pools {tree: {pool: config, every key}} after a change of the pool trees;
- *   node_registered, node_updated (poolsched's, for a replay): node_address, tags,
- *     resource_limits.
+ *   node_registered, node_updated, node_offline (poolsched's, for a replay): node_address,
+ *     tags, resource_limits.
  *
  * Writes: under svc->mu, a row becomes a journal record (kind "event", key its sequence number
  * zero-padded to 20 digits, so key order is row order) committed with the change that caused
@@ -45,7 +45,7 @@ struct ps_svc_node;
  * ...; job events take the type from the job's state. */
 void ps_event_log_operation(struct ps_service *svc, const struct ps_svc_op *op, int64_t now_ms);
 void ps_event_log_job(struct ps_service *svc, const struct ps_svc_job *job, int64_t now_ms);
-/* type: node_registered, node_updated (new resource limits) */
+/* type: node_registered, node_updated (new resource limits), node_offline */
 void ps_event_log_node(struct ps_service *svc, const struct ps_svc_node *node, const char *type,
                        int64_t now_ms);
 

@@ -398,8 +398,10 @@ void ps_svc_node_offline(struct ps_service *svc, struct ps_svc_node *node, int64
         ps_persist_op(svc, j->op);
         aborted++;
     }
-    if (node->registered)
+    if (node->registered) {
+        ps_event_log_node(svc, node, "node_offline", now_ms);
         ps_strategy_unregister_node(svc->strategy, node->id, NULL);
+    }
     node->registered = false;
     for (int i = 0; i < svc->tree_count; i++)
         svc->trees[i]->dirty = true;

@@ -2,9 +2,10 @@
 # //sys/scheduler/event_log on a real scheduler with fake nodes (docs/api.md "Event log"): the
 # rows of an operation's life (operation_started with its pool, spec and user, job_started,
 # job_completed / job_failed / job_aborted with reason, operation_completed / _aborted with
-# progress), node_registered, the filters (operation_id, event_type, since, limit) and their
-# refusals, `poolsched event-log`, the YTsaurus face's ISO times, the rows kept across a restart, and the size bound
-# (event_log_max_row_count). pools_info and preempted_for: tests/upstream/event_log_service.sh.
+# progress), node_registered and node_offline, the filters (operation_id, event_type, since,
+# limit) and their refusals, `poolsched event-log`, the YTsaurus face's ISO times, the rows kept
+# across a restart, and the size bound (event_log_max_row_count). pools_info and preempted_for:
+# tests/upstream/event_log_service.sh.
 # usage: server_event_log.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
 bin=${1:?usage: server_event_log.sh BINARY DATA_DIR SOURCE_DIR}
@@ -131,7 +132,7 @@ try:
     # a restart keeps the rows and goes on after them
     before = rows()
     s.stop()
-    s = Scheduler(bin, work + "/data", dict(cfg, event_log_max_row_count=5)).start()
+    s = Scheduler(bin, work + "/data", dict(cfg, event_log_max_row_count=5, node_offline_timeout=2000)).start()
     node = FakeNode(s, "n1", cpu=4, memory=16 << 30, slots=4)
     # the bound: the next row drops every row beyond the newest 5
     node.heartbeat()
@@ -139,6 +140,12 @@ try:
     if after:
         check(after[:4] == before[-4:] and after[-1]["event_type"] == "node_registered",
               "the newest rows kept, the new row after them: %s" % [r["event_type"] for r in after])
+    # a node that stops heartbeating: node_offline after node_offline_timeout
+    gone = FakeNode(s, "n2", cpu=1, memory=1 << 30, slots=1)
+    gone.heartbeat()
+    off = wait_rows("node_offline of n2", lambda: [r for r in rows(event_type="node_offline")
+                                                  if r["node_address"] == "n2"], [node])
+    check(off and off[0]["resource_limits"]["cpu"] == 1, "node_offline: %s" % off)
 finally:
     s.stop()
 finish()
