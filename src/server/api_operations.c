@@ -534,8 +534,10 @@ int ps_api_op_command(struct ps_service *svc, const char *command, const json_t 
     if ((rc = may_change(op, who, err)) != 0)
         return rc;
     if (strcmp(command, "update_op_parameters") == 0) {
-        if ((rc = update_params(svc, op, body, err)) == 0)
+        if ((rc = update_params(svc, op, body, err)) == 0) {
+            ps_event_log_runtime_parameters(svc, op, who->user, ps_svc_now_ms());
             *reply = json_object();
+        }
         return rc;
     }
     if (op->finished)

@@ -46,6 +46,11 @@ static json_t *copy_or_null(const json_t *v)
     return v ? json_deep_copy(v) : json_null();
 }
 
+static json_t *runtime_parameters(const struct ps_svc_op *op)
+{
+    return json_pack("{s:o}", "scheduling_options_per_pool_tree", copy_or_null(op->runtime_options));
+}
+
 static json_t *tasks_json(const struct ps_svc_op *op)
 {
     json_t *a = json_array();
@@ -106,11 +111,21 @@ void ps_event_log_operation(struct ps_service *svc, const struct ps_svc_op *op, 
         json_object_set_new(ev, "finish_time", json_integer(op->finish_ms));
         if (op->error)
             json_object_set_new(ev, "error", json_pack("{s:s}", "message", op->error));
-        json_object_set_new(ev, "runtime_parameters",
-                            json_pack("{s:o}", "scheduling_options_per_pool_tree",
-                                      copy_or_null(op->runtime_options)));
+        json_object_set_new(ev, "runtime_parameters", runtime_parameters(op));
         json_object_set_new(ev, "progress", progress_json(op));
     }
+    append(svc, ev);
+}
+
+void ps_event_log_runtime_parameters(struct ps_service *svc, const struct ps_svc_op *op,
+                                     const char *user, int64_t now_ms)
+{
+    json_t *ev = row("runtime_parameters_info", now_ms);
+    if (!ev)
+        return;
+    json_object_set_new(ev, "operation_id", json_string(op->id));
+    json_object_set_new(ev, "authenticated_user", json_string(user));
+    json_object_set_new(ev, "runtime_parameters", runtime_parameters(op));
     append(svc, ev);
 }
 

@@ -13,6 +13,8 @@
  *   job_completed / job_failed / job_aborted: those, start_time, finish_time, statistics,
  *     error (failed), reason (aborted), and for a preempted job preempted_for {operation_id,
  *     job_id} (job_id when the preemptor's job is known) and preemption_reason;
+ *   runtime_parameters_info: operation_id, authenticated_user, runtime_parameters (after an
+ *     update_op_parameters);
  *   pools_info: pools {tree: {pool: config, every key}} after a change of the pool trees;
  *   node_registered, node_updated, node_offline (poolsched's, for a replay): node_address,
  *     tags, resource_limits.
@@ -44,6 +46,9 @@ struct ps_svc_node;
 /* Each records one event (under svc->mu). type: "operation_started", "operation_completed",
  * ...; job events take the type from the job's state. */
 void ps_event_log_operation(struct ps_service *svc, const struct ps_svc_op *op, int64_t now_ms);
+/* runtime_parameters_info after an update_op_parameters by user */
+void ps_event_log_runtime_parameters(struct ps_service *svc, const struct ps_svc_op *op,
+                                     const char *user, int64_t now_ms);
 void ps_event_log_job(struct ps_service *svc, const struct ps_svc_job *job, int64_t now_ms);
 /* type: node_registered, node_updated (new resource limits), node_offline */
 void ps_event_log_node(struct ps_service *svc, const struct ps_svc_node *node, const char *type,

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # //sys/scheduler/event_log on a real scheduler with fake nodes (docs/api.md "Event log"): the
 # rows of an operation's life (operation_started with its pool, spec and user, job_started,
-# job_completed / job_failed / job_aborted with reason, operation_completed / _aborted with
-# progress), node_registered and node_offline, the filters (operation_id, event_type, since,
-# limit) and their refusals, `poolsched event-log`, the YTsaurus face's ISO times, the rows kept
-# across a restart, and the size bound (event_log_max_row_count). pools_info and preempted_for:
+# job_completed / job_failed / job_aborted with reason, runtime_parameters_info after
+# update_op_parameters, operation_completed / _aborted with progress), node_registered and
+# node_offline, the filters (operation_id, event_type, since, limit) and their refusals,
+# `poolsched event-log`, the YTsaurus face's ISO times, the rows kept across a restart, and the
+# size bound (event_log_max_row_count). pools_info and preempted_for:
 # tests/upstream/event_log_service.sh.
 # usage: server_event_log.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
@@ -87,6 +88,11 @@ try:
     # an aborted operation: its running job ends aborted with the operation's reason
     op2 = s.ok("start_op", {"operation_type": "vanilla", "spec": {"tasks": task(1)}})["operation_id"]
     wait_rows("op2 runs", lambda: "job_started" in types(op2), [node])
+    s.ok("update_op_parameters", {"operation_id": op2, "parameters": {"weight": 3}})
+    rp = wait_rows("runtime_parameters_info", lambda: rows(operation_id=op2, event_type="runtime_parameters_info"))
+    check(rp and rp[0]["authenticated_user"] == "admin" and
+          rp[0]["runtime_parameters"]["scheduling_options_per_pool_tree"]["physical"]["weight"] == 3,
+          "runtime_parameters_info: %s" % rp)
     s.ok("abort_op", {"operation_id": op2})
     wait_rows("operation_aborted", lambda: "operation_aborted" in types(op2), [node])
     ab = rows(operation_id=op2, event_type="job_aborted")
