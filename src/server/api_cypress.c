@@ -146,7 +146,8 @@ static int resolve(struct ps_service *svc, const char *path, struct target *t, s
                 return ps_error_set(err, PS_EINVAL, "orchid paths have no attributes: %s", path);
             return 0;
         }
-        return not_found(err, path, "//sys/scheduler serves orchid, @alerts and user_to_default_pool");
+        return not_found(err, path, "//sys/scheduler serves orchid, event_log, @alerts and "
+                                    "user_to_default_pool");
     }
     if (strcmp(nodes[1], "pools") == 0) {
         const char *d = ps_strategy_default_tree(svc->strategy);
