@@ -407,7 +407,7 @@ void ps_cypress_tree_changed(struct ps_service *svc, struct ps_pool_tree *tree)
     if (ts)
         ts->dirty = true;
     ps_persist_tree(svc, name);
-    ps_event_log_pools_info(svc, ps_svc_now_ms());
+    svc->pools_info_due = true;   /* a pools_info row (event_log.h) */
     /* raised limits may have started pending operations */
     for (int i = 0; i < ps_pool_tree_last_started_count(tree); i++) {
         struct ps_tree_op *to = ps_pool_tree_last_started(tree, i);
@@ -763,7 +763,7 @@ static int create_tree(struct ps_service *svc, const json_t *body, struct ps_err
             ps_strategy_remove_tree(svc->strategy, name, NULL);
         if (rc == 0) {
             ps_persist_tree(svc, name);
-            ps_event_log_pools_info(svc, ps_svc_now_ms());
+            svc->pools_info_due = true;   /* a pools_info row (event_log.h) */
             ps_svc_log(svc, "info", "pool_tree_created", "tree=%s", name);
             pthread_cond_broadcast(&svc->loop_cv);
         }
@@ -876,7 +876,7 @@ int ps_cypress_remove(struct ps_service *svc, const struct ps_auth_identity *who
             ps_svc_remove_tree_state(svc, name);
             ps_persist_tree_removed(svc, name);
             ps_persist_meta(svc);
-            ps_event_log_pools_info(svc, ps_svc_now_ms());
+            svc->pools_info_due = true;   /* a pools_info row (event_log.h) */
             ps_svc_log(svc, "info", "pool_tree_removed", "tree=%s", name);
         }
         free(name);

@@ -207,6 +207,10 @@ static json_t *pools_of(const struct ps_pool_tree *tree)
 
 void ps_event_log_pools_info(struct ps_service *svc, int64_t now_ms)
 {
+    if (!svc->pools_info_due || now_ms < svc->pools_info_next_ms)
+        return;
+    svc->pools_info_due = false;
+    svc->pools_info_next_ms = now_ms + PS_EVENT_LOG_POOLS_INFO_PERIOD_MS;
     json_t *ev = row("pools_info", now_ms);
     json_t *trees = json_object();
     for (int t = 0; trees && t < ps_strategy_tree_count(svc->strategy); t++) {

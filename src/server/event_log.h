@@ -15,7 +15,8 @@
  *     job_id} (job_id when the preemptor's job is known) and preemption_reason;
  *   runtime_parameters_info: operation_id, authenticated_user, runtime_parameters (after an
  *     update_op_parameters);
- *   pools_info: pools {tree: {pool: config, every key}} after a change of the pool trees;
+ *   pools_info: pools {tree: {pool: config, every key}} after changes of the pool trees (at most
+ *     one row a second);
  *   node_registered, node_updated, node_offline (poolsched's, for a replay): node_address,
  *     tags, resource_limits.
  *
@@ -42,6 +43,7 @@ struct ps_svc_node;
 
 #define PS_EVENT_LOG_PATH "//sys/scheduler/event_log"
 #define PS_EVENT_LOG_DEFAULT_MAX_ROWS 100000
+#define PS_EVENT_LOG_POOLS_INFO_PERIOD_MS 1000
 
 /* Each records one event (under svc->mu). type: "operation_started", "operation_completed",
  * ...; job events take the type from the job's state. */
@@ -54,7 +56,11 @@ void ps_event_log_job(struct ps_service *svc, const struct ps_svc_job *job, int6
 void ps_event_log_node(struct ps_service *svc, const struct ps_svc_node *node, const char *type,
                        int64_t now_ms);
 
-/* pools_info: the pools of every tree, after the trees changed (under svc->mu). */
+/* pools_info: the pools of every tree, when the trees changed (svc->pools_info_due, set by
+ * every applied change of a pool or tree) and the last row is PS_EVENT_LOG_POOLS_INFO_PERIOD_MS
+ * old: the engine loop calls it, so that a burst of changes makes one row, not a copy of every
+ * pool's config per change (as upstream logs it after its periodic pool tree update). Under
+ * svc->mu. */
 void ps_event_log_pools_info(struct ps_service *svc, int64_t now_ms);
 
 /* Reads the sequence numbers back from the store (at start and after a reload). */
