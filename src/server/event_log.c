@@ -262,6 +262,8 @@ struct filter {
     const json_t *event_type;   /* a string or a list of them, or NULL */
     int64_t since;
     size_t limit;
+    char *needle;               /* "<operation_id>" quoted, or NULL: rows without it are
+                                 * skipped unparsed (ids need no JSON escapes) */
     json_t *rows;               /* the newest `limit` matches, a ring while reading */
     size_t seen;
 };
@@ -284,6 +286,8 @@ static int take(const char *key, const char *value, void *ctx)
 {
     (void)key;
     struct filter *f = ctx;
+    if (f->needle && !strstr(value, f->needle))
+        return 0;
     json_t *ev = json_loads(value, 0, NULL);
     const char *type = json_string_value(json_object_get(ev, "event_type"));
     const char *op = json_string_value(json_object_get(ev, "operation_id"));
@@ -355,9 +359,14 @@ int ps_event_log_get(struct ps_service *svc, const json_t *body, json_t **out,
     int rc = parse_filter(body, &f, err);
     if (rc != 0)
         return rc;
-    if (!(f.rows = json_array()))
+    if (f.operation_id && asprintf(&f.needle, "\"%s\"", f.operation_id) < 0)
+        f.needle = NULL;   /* without it every row is parsed */
+    if (!(f.rows = json_array())) {
+        free(f.needle);
         return ps_error_set(err, PS_ENOMEM, "out of memory");
+    }
     rc = ps_store_list(ps_job_archive_store(svc), "event", "", take, &f, err);
+    free(f.needle);
     if (rc != 0) {
         json_decref(f.rows);
         return rc;
