@@ -464,7 +464,6 @@ static json_t *wrap(bool v4, const char *key, json_t *value)
 static void execute_batch(struct ps_service *svc, bool v4, const json_t *params,
                           const struct ps_auth_identity *who, struct outcome *o);
 
-/* Runs command c with its YTsaurus parameters (params, changed) as who: *o. */
 /* get of the event log: its filters pass on too (a query string's since, digits, as a number) */
 static void event_log_filters(const json_t *params, json_t *body)
 {
@@ -480,6 +479,7 @@ static void event_log_filters(const json_t *params, json_t *body)
     }
 }
 
+/* Runs command c with its YTsaurus parameters (params, changed) as who: *o. */
 static void execute(struct ps_service *svc, const struct yt_command *c, bool v4, json_t *params,
                     const struct ps_auth_identity *who, struct outcome *o)
 {

@@ -1,7 +1,7 @@
 /* svc_jobs.c — the jobs of the scheduler service's model (service.c): start, finish, guarantees,
  * learning the memory digest, operations finishing, nodes going offline (under svc->mu). */
-#include "server/node_health.h"
 #include "server/event_log.h"
+#include "server/node_health.h"
 #include "server/service.h"
 
 #include <inttypes.h>
