@@ -663,3 +663,82 @@ int ps_cmd_get_job_stderr(int argc, char **argv)
     ps_cli_client_close(&c);
     return rc;
 }
+
+static const char event_log_usage[] =
+    "usage: poolsched event-log [--operation-id OP] [--event-type T[,T...]] [--since MS]\n"
+    "                           [--limit N] [--format text|json|yson]\n"
+    "\n"
+    "Prints the scheduler's event log (//sys/scheduler/event_log), oldest first: one row per\n"
+    "line as JSON (text), or the list as JSON/YSON. The filters: the rows of one operation, of\n"
+    "these event types (operation_started, job_aborted, ...), at or after a time (ms since the\n"
+    "epoch), the newest N of them (docs/api.md \"Event log\").\n";
+
+static const struct ps_cli_opt event_log_opts[] = {
+    {"--operation-id", 0, true, false}, {"--event-type", 0, true, false},
+    {"--since", 0, true, false}, {"--limit", 0, true, false}, PS_CLI_COMMON_OPTS,
+    {NULL, 0, false, false}};
+
+/* --event-type T1,T2: a list of the names */
+static int add_event_types(const struct ps_cli_args *args, const char *command, json_t *body)
+{
+    const char *v = ps_cli_args_get(args, "--event-type");
+    if (!v)
+        return 0;
+    json_t *list = json_array();
+    for (const char *p = v; list;) {
+        size_t n = strcspn(p, ",");
+        if (n == 0) {
+            json_decref(list);
+            return ps_cli_usage_error(command, "--event-type: an empty name in \"%s\"", v);
+        }
+        json_array_append_new(list, json_stringn(p, n));
+        if (!p[n])
+            break;
+        p += n + 1;
+    }
+    json_object_set_new(body, "event_type", list);
+    return 0;
+}
+
+int ps_cmd_event_log(int argc, char **argv)
+{
+    const char *cmd = "event-log";
+    struct ps_cli_args args;
+    int rc = ps_cli_parse_command(cmd, argc, argv, event_log_opts, 0, 0, "", event_log_usage,
+                                  &args);
+    if (rc >= 0)
+        return rc;
+    json_t *body = json_pack("{s:s}", "path", "//sys/scheduler/event_log");
+    rc = add_filter(&args, cmd, "--operation-id", "operation_id", body);
+    if (rc == 0)
+        rc = add_event_types(&args, cmd, body);
+    if (rc == 0)
+        rc = add_int(&args, cmd, "--since", "since", 0, INT64_MAX, body);
+    if (rc == 0)
+        rc = add_int(&args, cmd, "--limit", "limit", 1, 10000, body);
+    struct ps_cli_client c = {0};
+    if (rc == 0)
+        rc = ps_cli_client_open(&c, cmd, &args, text_formats);
+    json_t *reply = NULL;
+    if (rc == 0)
+        rc = ps_cli_call(&c, "get", body, &reply, NULL, 0);
+    json_decref(body);
+    const json_t *rows = rc == 0 ? reply_list(cmd, reply, "value") : NULL;
+    if (rc == 0 && !rows)
+        rc = 1;
+    if (rows && c.format != PS_CLI_FORMAT_TEXT) {
+        rc = ps_cli_print_value(&c, rows);
+    } else if (rows) {
+        size_t i;
+        json_t *row;
+        json_array_foreach(rows, i, row) {
+            char *line = json_dumps(row, JSON_COMPACT);
+            if (line)
+                puts(line);
+            free(line);
+        }
+    }
+    json_decref(reply);
+    ps_cli_client_close(&c);
+    return rc;
+}

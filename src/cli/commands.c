@@ -34,6 +34,8 @@ const struct ps_command ps_commands[] = {
      ps_cmd_update_op_parameters},
     {"list-jobs", "list the jobs of an operation as a table", ps_cmd_list_jobs},
     {"get-job-stderr", "print a job's standard error", ps_cmd_get_job_stderr},
+    {"event-log", "print the scheduler's event log (//sys/scheduler/event_log), with filters",
+     ps_cmd_event_log},
     {"list-nodes", "list the nodes: state, tree, tags, resources in use, jobs", ps_cmd_list_nodes},
     {"issue-token", "issue a token for a user (admin only)", ps_cmd_issue_token},
     {"revoke-token", "revoke a token (admin only)", ps_cmd_revoke_token},

@@ -48,6 +48,7 @@ int ps_cmd_resume_op(int argc, char **argv);
 int ps_cmd_complete_op(int argc, char **argv);
 int ps_cmd_update_op_parameters(int argc, char **argv);
 int ps_cmd_list_jobs(int argc, char **argv);
+int ps_cmd_event_log(int argc, char **argv);
 int ps_cmd_get_job_stderr(int argc, char **argv);
 int ps_cmd_simulate(int argc, char **argv);   /* cmd_simulate.c: simulate SCENARIO --output DIR */
 

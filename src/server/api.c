@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "io/yson.h"
+#include "server/event_log.h"
 #include "server/service.h"
 
 /* Commands in api_operations.c. */
@@ -131,8 +132,11 @@ static int check_params(const char *command, const json_t *body, struct ps_error
         return 0;
     const char *key;
     json_t *v;
+    /* a get of the event log takes its filters (event_log.h) */
+    bool event_log = strcmp(command, "get") == 0 &&
+                     ps_event_log_claims(json_string_value(json_object_get(body, "path")));
     json_object_foreach((json_t *)body, key, v) {
-        bool known = false;
+        bool known = event_log && ps_event_log_param(key);
         char accepted[160] = "";
         for (int i = 0; i < 8 && c->params[i]; i++) {
             known |= strcmp(c->params[i], key) == 0;
@@ -266,7 +270,9 @@ static int run_command(struct ps_service *svc, const char *command, const json_t
         return rc;
     if (strcmp(command, "get") == 0) {
         json_t *v = NULL;
-        if ((rc = ps_cypress_get(svc, path_param(body), &v, err)) == 0)
+        rc = ps_event_log_claims(path_param(body)) ? ps_event_log_get(svc, body, &v, err)
+                                                   : ps_cypress_get(svc, path_param(body), &v, err);
+        if (rc == 0)
             *reply = json_pack("{s:o}", "value", v);
         return rc;
     }

@@ -16,6 +16,7 @@
 #include "server/alerts.h"
 #include "server/node_health.h"
 #include "server/node_tags.h"
+#include "server/event_log.h"
 #include "server/service.h"
 #include "server/user_pool_map.h"
 
@@ -145,7 +146,8 @@ static int resolve(struct ps_service *svc, const char *path, struct target *t, s
                 return ps_error_set(err, PS_EINVAL, "orchid paths have no attributes: %s", path);
             return 0;
         }
-        return not_found(err, path, "//sys/scheduler serves orchid, @alerts and user_to_default_pool");
+        return not_found(err, path, "//sys/scheduler serves orchid, event_log, @alerts and "
+                                    "user_to_default_pool");
     }
     if (strcmp(nodes[1], "pools") == 0) {
         const char *d = ps_strategy_default_tree(svc->strategy);
@@ -342,6 +344,10 @@ int ps_cypress_get(struct ps_service *svc, const char *path, json_t **out, struc
 
 int ps_cypress_exists(struct ps_service *svc, const char *path, bool *out, struct ps_error *err)
 {
+    if (ps_event_log_claims(path)) {   /* read by get only (event_log.h) */
+        *out = true;
+        return 0;
+    }
     json_t *v = NULL;
     struct ps_error e;
     ps_error_init(&e);
@@ -460,6 +466,7 @@ void ps_cypress_tree_changed(struct ps_service *svc, struct ps_pool_tree *tree)
     if (ts)
         ts->dirty = true;
     ps_persist_tree(svc, name);
+    svc->pools_info_due = true;   /* a pools_info row (event_log.h) */
     /* raised limits may have started pending operations */
     for (int i = 0; i < ps_pool_tree_last_started_count(tree); i++) {
         struct ps_tree_op *to = ps_pool_tree_last_started(tree, i);
@@ -839,6 +846,7 @@ static int create_tree(struct ps_service *svc, const struct ps_auth_identity *wh
             ps_strategy_remove_tree(svc->strategy, name, NULL);
         if (rc == 0) {
             ps_persist_tree(svc, name);
+            svc->pools_info_due = true;   /* a pools_info row (event_log.h) */
             ps_svc_log(svc, "info", "pool_tree_created", "tree=%s", name);
             pthread_cond_broadcast(&svc->loop_cv);
         }
@@ -961,6 +969,7 @@ int ps_cypress_remove(struct ps_service *svc, const struct ps_auth_identity *who
             ps_svc_remove_tree_state(svc, name);
             ps_persist_tree_removed(svc, name);
             ps_persist_meta(svc);
+            svc->pools_info_due = true;   /* a pools_info row (event_log.h) */
             ps_svc_log(svc, "info", "pool_tree_removed", "tree=%s", name);
         }
         free(name);

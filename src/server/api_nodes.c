@@ -34,6 +34,7 @@
 #include "core/node_id.h"
 #include "server/node_health.h"
 #include "server/node_tags.h"
+#include "server/event_log.h"
 #include "server/service.h"
 #include "server/store_mirror.h"
 
@@ -357,8 +358,10 @@ int ps_api_heartbeat_json(struct ps_service *svc, const json_t *req, const char 
                    sn && sn->tree ? ps_pool_tree_name(sn->tree) : "-",
                    ps_res_get(&limits, PS_RES_CPU), limits.v[PS_RES_MEMORY],
                    limits.v[PS_RES_USER_SLOTS]);
+        const char *event = node->registered ? "node_updated" : "node_registered";
         node->registered = true;
         node->limits = limits;
+        ps_event_log_node(svc, node, event, now);
         for (int i = 0; i < svc->tree_count; i++)
             svc->trees[i]->dirty = true;
         pthread_cond_broadcast(&svc->loop_cv);

@@ -17,6 +17,7 @@
 #include "io/json_value.h"
 #include "platform/random.h"
 #include "server/job_list.h"
+#include "server/event_log.h"
 #include "server/service.h"
 
 /* The pending reason of a pending operation, or of a running one that has jobs waiting, or
@@ -304,6 +305,7 @@ static int start_op(struct ps_service *svc, const json_t *body, const struct ps_
     if ((rc = ps_svc_op_create(svc, id, who->user, ps_svc_now_ms(), spec, true, NULL, &op, err)) != 0)
         return rc;
     ps_persist_op(svc, op);
+    ps_event_log_operation(svc, op, op->start_ms);
     char *pools = json_dumps(op->pool_per_tree, JSON_COMPACT);
     ps_svc_log(svc, "info", "operation_started", "id=%s user=%s pool_per_tree=%s state=%s", id,
                who->user, pools ? pools : "{}", op->state);
@@ -633,8 +635,10 @@ int ps_api_op_command(struct ps_service *svc, const char *command, const json_t 
         return 0;
     }
     if (strcmp(command, "update_op_parameters") == 0) {
-        if ((rc = update_params(svc, op, body, err)) == 0)
+        if ((rc = update_params(svc, op, body, err)) == 0) {
+            ps_event_log_runtime_parameters(svc, op, who->user, ps_svc_now_ms());
             *reply = json_object();
+        }
         return rc;
     }
     if (op->finished)

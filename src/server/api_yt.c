@@ -17,8 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/pool_config.h"
 #include "io/yson.h"
 #include "server/api_yt.h"
+#include "server/event_log.h"
 #include "server/service.h"
 
 enum yt_kind {
@@ -379,29 +381,6 @@ static int call(struct ps_service *svc, const char *command, json_t *body,
     return status;
 }
 
-/* {"$attributes": {...}, "$value": value} with the requested attributes of the node at path. */
-static json_t *with_attributes(struct ps_service *svc, const struct ps_auth_identity *who,
-                               const char *path, json_t *value, const json_t *attributes)
-{
-    json_t *attrs = json_object();
-    size_t i;
-    json_t *a;
-    json_array_foreach(attributes, i, a) {
-        const char *k = json_string_value(a);
-        if (!k)
-            continue;
-        char *p = NULL;
-        if (asprintf(&p, "%s/@%s", path, k) < 0)
-            continue;
-        json_t *r = NULL;
-        if (call(svc, "get", json_pack("{s:s}", "path", p), who, &r) == 200)
-            json_object_set(attrs, k, json_object_get(r, "value"));
-        json_decref(r);
-        free(p);
-    }
-    return json_pack("{s:o, s:o}", "$attributes", attrs, "$value", value);
-}
-
 static json_t *node_id(const char *path)
 {
     uint64_t h = 1469598103934665603ull;
@@ -413,6 +392,74 @@ static json_t *node_id(const char *path)
     return json_string(buf);
 }
 
+/* The value of a node's attribute k besides those `get path/@` answers: Cypress's system
+ * attributes (ps_yt_system_attribute, id), else what `get path/@k` answers (type, name, ...),
+ * but never a pool's config key that is not set (upstream's pools keep only what was set).
+ * NULL: the node has no such attribute. */
+static json_t *other_attribute(struct ps_service *svc, const struct ps_auth_identity *who,
+                               const char *path, const char *k, bool pool)
+{
+    if (strcmp(k, "id") == 0)
+        return node_id(path);
+    json_t *v = ps_yt_system_attribute(k, svc->started_ms);
+    if (v || (pool && ps_attr_find(&ps_pool_config_table, k)))
+        return v;
+    char *p = NULL;
+    if (asprintf(&p, "%s/@%s", path, k) < 0)
+        return NULL;
+    json_t *r = NULL;
+    if (call(svc, "get", json_pack("{s:s}", "path", p), who, &r) == 200)
+        v = json_incref(json_object_get(r, "value"));
+    json_decref(r);
+    free(p);
+    return v;
+}
+
+/* {"$attributes": {...}, "$value": value} with the requested attributes of the node at path;
+ * under //sys/pool_trees and //sys/pools, the children of a map (pools) get theirs too, as a
+ * Cypress get with attributes answers for a subtree. */
+static json_t *with_attributes(struct ps_service *svc, const struct ps_auth_identity *who,
+                               const char *path, json_t *value, const json_t *attributes)
+{
+    char *p = NULL;
+    json_t *r = NULL, *attrs = json_object();
+    if (asprintf(&p, "%s/@", path) < 0)
+        p = NULL;
+    const json_t *all = p && call(svc, "get", json_pack("{s:s}", "path", p), who, &r) == 200
+                            ? json_object_get(r, "value")
+                            : NULL;
+    free(p);
+    json_t *type = other_attribute(svc, who, path, "type", false);
+    bool pool = json_is_string(type) && strcmp(json_string_value(type), "scheduler_pool") == 0;
+    json_decref(type);
+    size_t i;
+    json_t *a;
+    json_array_foreach(attributes, i, a) {
+        const char *k = json_string_value(a);
+        json_t *v = !k ? NULL
+                    : json_object_get(all, k) ? json_incref(json_object_get(all, k))
+                                              : other_attribute(svc, who, path, k, pool);
+        if (v)
+            json_object_set_new(attrs, k, v);
+    }
+    json_decref(r);
+    bool subtree = strncmp(path, "//sys/pool_trees", 16) == 0 ||
+                   strncmp(path, "//sys/pools", 11) == 0;
+    if (subtree && json_is_object(value)) {
+        const char *child;
+        json_t *cv;
+        json_object_foreach(value, child, cv) {
+            char *cp = NULL;
+            if (asprintf(&cp, "%s/%s", path, child) < 0)
+                continue;
+            json_object_set_new(value, child,
+                                with_attributes(svc, who, cp, json_incref(cv), attributes));
+            free(cp);
+        }
+    }
+    return json_pack("{s:o, s:o}", "$attributes", attrs, "$value", value);
+}
+
 static json_t *wrap(bool v4, const char *key, json_t *value)
 {
     return v4 ? json_pack("{s:o}", key, value) : value;
@@ -420,6 +467,21 @@ static json_t *wrap(bool v4, const char *key, json_t *value)
 
 static void execute_batch(struct ps_service *svc, bool v4, const json_t *params,
                           const struct ps_auth_identity *who, struct outcome *o);
+
+/* get of the event log: its filters pass on too (a query string's since, digits, as a number) */
+static void event_log_filters(const json_t *params, json_t *body)
+{
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)params, key, v) {
+        if (!ps_event_log_param(key))
+            continue;
+        const char *t = json_string_value(v);
+        char *end = NULL;
+        long long n = t && *t ? strtoll(t, &end, 10) : 0;
+        json_object_set_new(body, key, end && !*end ? json_integer(n) : json_incref(v));
+    }
+}
 
 /* Runs command c with its YTsaurus parameters (params, changed) as who: *o. */
 static void execute(struct ps_service *svc, const struct yt_command *c, bool v4, json_t *params,
@@ -466,6 +528,8 @@ static void execute(struct ps_service *svc, const struct yt_command *c, bool v4,
         if (v)
             json_object_set(body, c->params[i], v);
     }
+    if (c->kind == K_GET && ps_event_log_claims(json_string_value(json_object_get(params, "path"))))
+        event_log_filters(params, body);
     if (c->kind == K_LIST_JOBS && !json_object_get(body, "limit"))
         json_object_set_new(body, "limit", json_integer(1000));   /* upstream's default */
     if (c->kind == K_LIST_OPS) {
@@ -494,7 +558,9 @@ static void execute(struct ps_service *svc, const struct yt_command *c, bool v4,
     switch (kind) {
     case K_GET: {
         json_t *v = json_incref(json_object_get(reply, "value"));
-        if (json_is_array(attributes) && path && !strchr(path, '@'))
+        if (ps_event_log_claims(path))
+            ps_yt_event_rows(v);
+        else if (json_is_array(attributes) && path && !strchr(path, '@'))
             v = with_attributes(svc, who, path, v, attributes);
         out = wrap(v4 && !only_value, "value", v);
         break;

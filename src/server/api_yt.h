@@ -28,6 +28,15 @@ json_t *ps_yt_operation(json_t *op);
 /* A job of /api/v1 as YTsaurus shows it (type, address, job_id, ISO times, error objects), in
  * place; returns job. */
 json_t *ps_yt_job(json_t *job);
+/* Cypress's system attribute name of a node poolsched serves, as the yt CLI's `list -l` reads
+ * them: account "sys", owner "root", resource_usage (and recursive_resource_usage) of one node
+ * holding no data, creation_time, modification_time and access_time the time the scheduler
+ * loaded its state, loaded_ms (poolsched keeps no per-node times). NULL for another name. */
+json_t *ps_yt_system_attribute(const char *name, int64_t loaded_ms);
+
+/* The event log's rows (event_log.h) in place: timestamp, start_time and finish_time as ISO
+ * times, as upstream's table holds them. */
+void ps_yt_event_rows(json_t *rows);
 
 /* Keeps only the listed keys of o (a YTsaurus `attributes` filter); no filter: all. */
 void ps_yt_filter_keys(json_t *o, const json_t *attributes);

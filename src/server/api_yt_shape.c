@@ -27,6 +27,33 @@ static void set_time(json_t *o, const char *key)
         json_object_set_new(o, key, iso_time(json_integer_value(t)));
 }
 
+json_t *ps_yt_system_attribute(const char *name, int64_t loaded_ms)
+{
+    if (strcmp(name, "account") == 0)
+        return json_string("sys");
+    if (strcmp(name, "owner") == 0)
+        return json_string("root");
+    if (strcmp(name, "creation_time") == 0 || strcmp(name, "modification_time") == 0 ||
+        strcmp(name, "access_time") == 0)
+        return iso_time(loaded_ms);
+    if (strcmp(name, "resource_usage") == 0 || strcmp(name, "recursive_resource_usage") == 0)
+        return json_pack("{s:i, s:i, s:i, s:{}, s:i, s:i, s:i}", "node_count", 1, "chunk_count", 0,
+                         "disk_space", 0, "disk_space_per_medium", "tablet_count", 0,
+                         "tablet_static_memory", 0, "master_memory", 0);
+    return NULL;
+}
+
+void ps_yt_event_rows(json_t *rows)
+{
+    size_t i;
+    json_t *row;
+    json_array_foreach(rows, i, row) {
+        set_time(row, "timestamp");
+        set_time(row, "start_time");
+        set_time(row, "finish_time");
+    }
+}
+
 /* An operation as YTsaurus shows it, keeping poolsched's own keys (progress, pool_per_tree...). */
 json_t *ps_yt_operation(json_t *op)
 {

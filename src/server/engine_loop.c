@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "platform/clock.h"
+#include "server/event_log.h"
 #include "server/node_health.h"
 #include "server/service.h"
 #include "server/store_mirror.h"
@@ -261,6 +262,8 @@ static void *loop(void *arg)
             ps_op_sanity_check(svc, now);   /* operations that can never run fail */
             next_node_check = now + 500;
         }
+        if (usable)
+            ps_event_log_pools_info(svc, now);   /* after pool tree changes, at most 1/s */
         ps_job_archive_sweep(svc);   /* finished jobs whose record is committed leave memory */
         /* an unusable state waits for its next reload attempt, not for the node check it
          * skipped (whose time has passed: waiting for it would spin holding svc->mu) */

@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "io/json_value.h"
+#include "server/event_log.h"
 #include "server/service.h"
 #include "server/store_mirror.h"
 #include "server/user_pool_map.h"
@@ -692,6 +693,8 @@ int ps_persist_load(struct ps_service *svc, struct ps_error *err)
     int rc = load_security(svc, err);
     if (rc == 0)
         rc = ps_sched_config_load(svc, err);   /* templates before the trees they shape */
+    if (rc == 0)
+        rc = ps_event_log_load(svc, err);
     if (rc == 0)
         rc = list_kind(svc, "tree", &trees, err);
     if (rc == 0)

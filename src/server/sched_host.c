@@ -114,6 +114,7 @@ static void name_preemptor(struct host *h, int element, const struct ps_svc_job 
                                        started->op->id, ps_alloc_class_name(v->cls))
                             : asprintf(&text, "Preempted to start allocation %s of operation %s",
                                        started->id, started->op->id);
+        ps_svc_set_str(&v->job->preempted_for_job, started->id);
         if (n >= 0) {
             free(v->job->preemption_reason);
             v->job->preemption_reason = text;
@@ -138,6 +139,8 @@ static void remember_victim(struct host *h, struct ps_svc_job *job, const struct
     h->victims[h->victim_count++] = (struct victim){job, v->for_op, v->cls};
     /* The operation only, until the allocation is known (name_preemptor) */
     const struct ps_svc_op *op = svc_op(h->ts, v->for_op);
+    if (op)
+        ps_svc_set_str(&job->preempted_for_op, op->id);
     char *text = NULL;
     if (op && (v->cls >= 0 ? asprintf(&text, "Preempted to start allocation of operation %s; this "
                                       "allocation had status \"%s\"", op->id,

@@ -88,6 +88,8 @@ struct ps_service_config {
      * tree's own default, 15000) */
     struct ps_opt_int allowed_node_resources_overcommit_duration_ms;
     bool quiet;                           /* no event log on stderr (benchmarks) */
+    int64_t event_log_max_row_count;      /* 100000: rows //sys/scheduler/event_log keeps
+                                           * (event_log.h); 0: none written */
     /* standby schedulers (ha.h, docs/ha.md): off by default; needs the PostgreSQL store */
     bool ha;                              /* start as a standby, lead when elected */
     int64_t ha_lease_ms;                  /* 2000: the leader's lease */
@@ -149,6 +151,8 @@ struct ps_svc_job {
     struct ps_resources usage;     /* what the engine counts: slot, cpu guarantee, memory */
     char *error, *abort_reason;
     char *preemption_reason;       /* upstream's error attribute of a preempted job, or NULL */
+    char *preempted_for_op;        /* the event log's preempted_for: the operation and job the */
+    char *preempted_for_job;       /* victim made room for (sched_host.c), or NULL */
     json_t *statistics;            /* as reported, or NULL */
     char *stderr_text;             /* tail kept from the node's report, or NULL */
     bool stderr_truncated;
@@ -344,6 +348,9 @@ struct ps_service {
                                       final record is committed (job_archive.h) */
     int job_count, job_cap;
     int64_t next_alloc_id;
+    uint64_t event_log_first, event_log_next;   /* the rows' sequence numbers (event_log.h) */
+    bool pools_info_due;           /* the pool trees changed since the last pools_info row */
+    int64_t pools_info_next_ms;    /* the next pools_info row not before (event_log.h) */
     uint64_t job_counter;
     struct ps_strmap nodes;        /* id -> struct ps_svc_node * */
     struct ps_svc_node **node_list;

@@ -11,6 +11,7 @@
 #include "core/attr.h"
 #include "io/json_value.h"
 #include "platform/data_dir.h"
+#include "server/event_log.h"
 #include "server/node_health.h"
 #include "server/ha.h"
 #include "server/service.h"
@@ -37,6 +38,7 @@ void ps_service_config_init(struct ps_service_config *cfg)
     cfg->max_failed_job_count = 10;
     cfg->commit_window_ms = 0;
     cfg->history_bucket_ms = PS_HISTORY_BUCKET_MS;
+    cfg->event_log_max_row_count = PS_EVENT_LOG_DEFAULT_MAX_ROWS;
     cfg->http_max_body_size = 1 << 20;
     cfg->http_max_start_op_body_size = 16 << 20;
     cfg->http_max_heartbeat_body_size = 32 << 20;
@@ -130,6 +132,8 @@ static const struct ps_attr config_attrs[] = {
      .max = 1000},
     {.name = "history_bucket", .kind = PS_ATTR_INT, .offset = CFG(history_bucket_ms),
      .min = 1000, .max = 3600000},
+    {.name = "event_log_max_row_count", .kind = PS_ATTR_INT,
+     .offset = CFG(event_log_max_row_count), .min = 0, .max = 1e9},
     /* HTTP limits (docs/api.md "Limits") */
     {.name = "http_max_body_size", .kind = PS_ATTR_INT, .offset = CFG(http_max_body_size),
      .min = 1024, .max = 1073741824},

@@ -26,6 +26,8 @@ void ps_svc_job_free(struct ps_svc_job *job)
     free(job->error);
     free(job->abort_reason);
     free(job->preemption_reason);
+    free(job->preempted_for_op);
+    free(job->preempted_for_job);
     free(job->interrupt_reason);
     free(job->stderr_text);
     json_decref(job->statistics);

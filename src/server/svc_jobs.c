@@ -1,5 +1,6 @@
 /* svc_jobs.c — the jobs of the scheduler service's model (service.c): start, finish, guarantees,
  * learning the memory digest, operations finishing, nodes going offline (under svc->mu). */
+#include "server/event_log.h"
 #include "server/node_health.h"
 #include "server/service.h"
 
@@ -168,6 +169,7 @@ struct ps_svc_job *ps_svc_job_start(struct ps_service *svc, struct ps_svc_op *op
         }
     }
     ps_metric_add(svc->m_allocations, 1);
+    ps_event_log_job(svc, job, now_ms);
     return job;
 }
 
@@ -312,6 +314,7 @@ void ps_svc_job_finish(struct ps_service *svc, struct ps_svc_job *job, int state
     ps_svc_log(svc, "info", "job_finished", "id=%s operation=%s state=%s node=%s%s%s", job->id,
                op->id, ps_job_state_name(state), job->node_id, abort_reason ? " reason=" : "",
                abort_reason ? abort_reason : "");
+    ps_event_log_job(svc, job, now_ms);
     if (op->finished)
         return;
     if (state == PS_JOB_FAILED && op->failed_jobs >= op->max_failed_job_count) {
@@ -370,6 +373,7 @@ void ps_svc_op_finish(struct ps_service *svc, struct ps_svc_op *op, const char *
     pthread_cond_broadcast(&svc->loop_cv);   /* the engine loop updates at once */
     ps_svc_log(svc, "info", "operation_finished", "id=%s state=%s%s%s", op->id, state,
                error ? " error=" : "", error ? "\"see get_operation\"" : "");
+    ps_event_log_operation(svc, op, now_ms);
     ps_persist_op(svc, op);
     ps_svc_log_activated(svc);
     /* operations started by the finish become runnable at the next fair share update */
@@ -394,8 +398,10 @@ void ps_svc_node_offline(struct ps_service *svc, struct ps_svc_node *node, int64
         ps_persist_op(svc, j->op);
         aborted++;
     }
-    if (node->registered)
+    if (node->registered) {
+        ps_event_log_node(svc, node, "node_offline", now_ms);
         ps_strategy_unregister_node(svc->strategy, node->id, NULL);
+    }
     node->registered = false;
     for (int i = 0; i < svc->tree_count; i++)
         svc->trees[i]->dirty = true;

@@ -3,7 +3,7 @@
 # representative set of the service's own tests run unchanged against it, each on a fresh
 # database chosen through $POOLSCHED_STORE (the scheduler's default for --store): crash safety
 # (kill -9 under writes), restart recovery of history and of stored jobs, list_jobs from the
-# archive, operations, and the store interface's unit test. Each run must have written to its
+# archive, operations, the event log, and the store interface's unit test. Each run must have written to its
 # database — a scheduler that ignored the setting and used SQLite fails here.
 # usage: store_pg_services.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
@@ -59,7 +59,7 @@ grep -q "store unavailable" <<<"$out" || fail "unreachable store message: $out"
 # reason: each seed starts on a fresh data dir.)
 export PS_STATEFUL_SEEDS=1
 tests=${PS_PG_TESTS:-server_crash history_restart server_list_jobs server_operations server_cypress
-                     server_stateful server_reconnection node_e2e_restart}
+                     server_stateful server_reconnection node_e2e_restart server_event_log}
 for t in $tests; do
   url=$(pg_cluster_createdb "$t")
   start=$(date +%s)

@@ -116,6 +116,30 @@ try:
     st, _, body = read("list", '{"path"="//sys/pools";"attributes"=["weight";];"return_only_value"=%true;"output_format"="json";}')
     check(js(body) == [{"$attributes": {"weight": 4}, "$value": "cp"}], "4 list with attributes: %r" % body)
 
+    # 4b. `yt list -l //sys/pools`: list with the long format's attributes (yt_binary.py
+    # LONG_FORMAT_ATTRIBUTES and modification_time), each printed with its type, account, disk
+    # space (resource_usage) and date; `yt.get(p, attributes=...)` of a pool: only the attributes
+    # the pool has set, on every pool of the subtree
+    st, _, body = read("list", '{"path"="//sys/pools";"attributes"=["type";"target_path";"account";'
+                       '"resource_usage";"modification_time";];"return_only_value"=%true;"output_format"="json";}')
+    items = js(body) if isinstance(js(body), list) else []
+    a = items[0].get("$attributes", {}) if items else {}
+    check(st == 200 and len(items) == 1 and a.get("type") == "scheduler_pool" and a.get("account") == "sys"
+          and a.get("resource_usage", {}).get("disk_space") == 0 and "target_path" not in a
+          and "T" in str(a.get("modification_time")) and str(a.get("modification_time")).endswith("Z"),
+          "4b list -l: %d %r" % (st, body))
+    st, _, body = write("create", '{"type"="scheduler_pool";"attributes"={"name"="cp_child";"parent_name"="cp";'
+                        '"pool_tree"="physical";"max_operation_count"=2;};"output_format"="json";}')
+    st, _, body = read("get", '{"path"="//sys/pools";"attributes"=["weight";"max_operation_count";'
+                       '"max_running_operation_count";"owner";];"return_only_value"=%true;"output_format"="json";}')
+    got = js(body) if isinstance(js(body), dict) else {}
+    cp = got.get("$value", {}).get("cp", {})
+    child = cp.get("$value", {}).get("cp_child", {})
+    check(st == 200 and cp.get("$attributes") == {"weight": 4, "owner": "root"} and
+          child.get("$attributes") == {"max_operation_count": 2, "owner": "root"},
+          "4b get with attributes: only those set, on every pool: %d %r" % (st, body))
+    write("remove", '{"path"="//sys/pools/cp/cp_child";"output_format"="json";}')
+
     # 5. //sys/@local_mode_proxy_address (local_mode.py, every operation run): a resolve error
     for attr in ("local_mode_proxy_address", "local_mode_fqdn"):
         st, hdr, body = read("get", '{"path"="//sys/@%s";"read_from"="cache";"return_only_value"=%%true;"output_format"="json";}' % attr)

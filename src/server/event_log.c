@@ -1,0 +1,384 @@
+/* event_log.c — //sys/scheduler/event_log: rows journalled with the changes that cause them,
+ * bounded, read back with filters (event_log.h). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/json_value.h"
+#include "server/event_log.h"
+#include "server/service.h"
+
+#define READ_LIMIT 10000
+
+static void seq_key(uint64_t seq, char key[24])
+{
+    snprintf(key, 24, "%020" PRIu64, seq);
+}
+
+/* Appends ev (stolen) as the next row, dropping the oldest beyond the bound. */
+static void append(struct ps_service *svc, json_t *ev)
+{
+    int64_t max = svc->cfg.event_log_max_row_count;
+    if (!ev || !svc->journal || max <= 0) {
+        json_decref(ev);
+        return;
+    }
+    char key[24];
+    seq_key(svc->event_log_next++, key);
+    ps_journal_put(svc->journal, "event", key, ev);
+    while (svc->event_log_next - svc->event_log_first > (uint64_t)max) {
+        seq_key(svc->event_log_first++, key);
+        ps_journal_put(svc->journal, "event", key, NULL);
+    }
+    ps_journal_put(svc->journal, "meta", "event_log",
+                   json_pack("{s:I, s:I}", "first", (json_int_t)svc->event_log_first, "next",
+                             (json_int_t)svc->event_log_next));
+}
+
+static json_t *row(const char *type, int64_t now_ms)
+{
+    return json_pack("{s:I, s:s}", "timestamp", (json_int_t)now_ms, "event_type", type);
+}
+
+static json_t *copy_or_null(const json_t *v)
+{
+    return v ? json_deep_copy(v) : json_null();
+}
+
+static json_t *runtime_parameters(const struct ps_svc_op *op)
+{
+    return json_pack("{s:o}", "scheduling_options_per_pool_tree", copy_or_null(op->runtime_options));
+}
+
+static json_t *tasks_json(const struct ps_svc_op *op)
+{
+    json_t *a = json_array();
+    for (int i = 0; i < op->task_count; i++) {
+        const struct ps_svc_task *t = &op->tasks[i];
+        json_array_append_new(a, json_pack("{s:s, s:I, s:o}", "name", t->name, "job_count",
+                                           (json_int_t)t->job_count, "resource_limits",
+                                           ps_api_resources_json(&t->shape)));
+    }
+    return a;
+}
+
+/* upstream's BuildOperationInfoForEventLog (scheduler's and strategy's parts) */
+static void operation_info(struct ps_service *svc, const struct ps_svc_op *op, json_t *ev)
+{
+    json_object_set_new(ev, "operation_id", json_string(op->id));
+    json_object_set_new(ev, "operation_type", json_string("vanilla"));
+    json_object_set_new(ev, "spec", copy_or_null(op->spec));
+    json_object_set_new(ev, "authenticated_user", json_string(op->user));
+    const char *def = ps_strategy_default_tree(svc->strategy);
+    json_t *pool = def ? json_object_get(op->pool_per_tree, def) : NULL;
+    if (pool)
+        json_object_set_new(ev, "pool", json_deep_copy(pool));
+    json_t *per_tree = json_object();
+    const char *tree;
+    json_t *p;
+    json_object_foreach(op->pool_per_tree, tree, p)
+        json_object_set_new(per_tree, tree, json_pack("{s:O}", "pool", p));
+    json_object_set_new(ev, "scheduling_info_per_tree", per_tree);
+    json_object_set_new(ev, "tasks", tasks_json(op));
+}
+
+static json_t *progress_json(const struct ps_svc_op *op)
+{
+    int64_t c[5] = {0};   /* total, running, completed, failed, aborted */
+    for (int i = 0; i < op->task_count; i++) {
+        c[0] += op->tasks[i].job_count;
+        c[1] += op->tasks[i].running;
+        c[2] += op->tasks[i].completed;
+        c[3] += op->tasks[i].failed;
+        c[4] += op->tasks[i].aborted;
+    }
+    return json_pack("{s:{s:I, s:I, s:I, s:I, s:I}}", "jobs", "total", (json_int_t)c[0],
+                     "running", (json_int_t)c[1], "completed", (json_int_t)c[2], "failed",
+                     (json_int_t)c[3], "aborted", (json_int_t)c[4]);
+}
+
+void ps_event_log_operation(struct ps_service *svc, const struct ps_svc_op *op, int64_t now_ms)
+{
+    char type[48];
+    snprintf(type, sizeof type, "operation_%s", op->finished ? op->state : "started");
+    json_t *ev = row(type, now_ms);
+    if (!ev)
+        return;
+    operation_info(svc, op, ev);
+    if (op->finished) {
+        json_object_set_new(ev, "start_time", json_integer(op->start_ms));
+        json_object_set_new(ev, "finish_time", json_integer(op->finish_ms));
+        if (op->error)
+            json_object_set_new(ev, "error", json_pack("{s:s}", "message", op->error));
+        json_object_set_new(ev, "runtime_parameters", runtime_parameters(op));
+        json_object_set_new(ev, "progress", progress_json(op));
+    }
+    append(svc, ev);
+}
+
+void ps_event_log_runtime_parameters(struct ps_service *svc, const struct ps_svc_op *op,
+                                     const char *user, int64_t now_ms)
+{
+    json_t *ev = row("runtime_parameters_info", now_ms);
+    if (!ev)
+        return;
+    json_object_set_new(ev, "operation_id", json_string(op->id));
+    json_object_set_new(ev, "authenticated_user", json_string(user));
+    json_object_set_new(ev, "runtime_parameters", runtime_parameters(op));
+    append(svc, ev);
+}
+
+void ps_event_log_job(struct ps_service *svc, const struct ps_svc_job *job, int64_t now_ms)
+{
+    char type[32];
+    snprintf(type, sizeof type, "job_%s",
+             job->state == PS_JOB_RUNNING ? "started" : ps_job_state_name(job->state));
+    json_t *ev = row(type, now_ms);
+    if (!ev)
+        return;
+    const struct ps_svc_op *op = job->op;
+    const char *tree = op->sop && job->tree_slot < op->sop->tree_count
+                           ? op->sop->tree_names[job->tree_slot]
+                           : NULL;
+    json_object_set_new(ev, "job_id", json_string(job->id));
+    json_object_set_new(ev, "operation_id", json_string(op->id));
+    json_object_set_new(ev, "resource_limits", ps_api_resources_json(&job->usage));
+    json_object_set_new(ev, "node_address", json_string(job->node_id));
+    json_object_set_new(ev, "job_type", json_string("vanilla"));
+    json_object_set_new(ev, "tree_id", tree ? json_string(tree) : json_null());
+    json_object_set_new(ev, "task_name", json_string(op->tasks[job->task].name));
+    if (job->state != PS_JOB_RUNNING) {
+        json_object_set_new(ev, "start_time", json_integer(job->start_ms));
+        json_object_set_new(ev, "finish_time", json_integer(job->finish_ms));
+        json_object_set_new(ev, "statistics", job->statistics ? json_deep_copy(job->statistics)
+                                                              : json_object());
+    }
+    if (job->state == PS_JOB_FAILED && job->error)
+        json_object_set_new(ev, "error", json_pack("{s:s}", "message", job->error));
+    if (job->state == PS_JOB_ABORTED && job->abort_reason)
+        json_object_set_new(ev, "reason", json_string(job->abort_reason));
+    if (job->state == PS_JOB_ABORTED && job->preempted_for_op) {
+        json_t *pf = json_pack("{s:s}", "operation_id", job->preempted_for_op);
+        if (pf && job->preempted_for_job)
+            json_object_set_new(pf, "job_id", json_string(job->preempted_for_job));
+        json_object_set_new(ev, "preempted_for", pf);
+    }
+    if (job->state == PS_JOB_ABORTED && job->preemption_reason)
+        json_object_set_new(ev, "preemption_reason", json_string(job->preemption_reason));
+    append(svc, ev);
+}
+
+void ps_event_log_node(struct ps_service *svc, const struct ps_svc_node *node, const char *type,
+                       int64_t now_ms)
+{
+    json_t *ev = row(type, now_ms);
+    if (!ev)
+        return;
+    json_t *tags = json_array();
+    for (int i = 0; i < node->tag_count; i++)
+        json_array_append_new(tags, json_string(node->tags[i]));
+    json_object_set_new(ev, "node_address", json_string(node->id));
+    json_object_set_new(ev, "tags", tags);
+    json_object_set_new(ev, "resource_limits", ps_api_resources_json(&node->limits));
+    append(svc, ev);
+}
+
+/* upstream's BuildStaticPoolsInformation: each pool's config, every key with its value */
+static json_t *pools_of(const struct ps_pool_tree *tree)
+{
+    json_t *pools = json_object();
+    for (int i = 0; pools && i < ps_pool_tree_pool_count(tree); i++) {
+        const struct ps_pool *p = ps_pool_tree_pool_at(tree, i);
+        if (p->is_root)
+            continue;
+        json_t *cfg = json_object();
+        for (int k = 0; k < ps_pool_config_key_count(); k++) {
+            struct ps_value v = ps_value_null();
+            const char *key = ps_pool_config_key_name(k);
+            if (ps_pool_config_get(&p->config, key, &v, NULL) == 0)
+                json_object_set_new(cfg, key, ps_value_to_json(&v));
+            ps_value_release(&v);
+        }
+        json_object_set_new(pools, p->name, cfg);
+    }
+    return pools;
+}
+
+void ps_event_log_pools_info(struct ps_service *svc, int64_t now_ms)
+{
+    if (!svc->pools_info_due || now_ms < svc->pools_info_next_ms)
+        return;
+    svc->pools_info_due = false;
+    svc->pools_info_next_ms = now_ms + PS_EVENT_LOG_POOLS_INFO_PERIOD_MS;
+    json_t *ev = row("pools_info", now_ms);
+    json_t *trees = json_object();
+    for (int t = 0; trees && t < ps_strategy_tree_count(svc->strategy); t++) {
+        const struct ps_pool_tree *tree = ps_strategy_tree_at(svc->strategy, t);
+        json_object_set_new(trees, ps_pool_tree_name(tree), pools_of(tree));
+    }
+    json_object_set_new(ev, "pools", trees);
+    append(svc, ev);
+}
+
+int ps_event_log_load(struct ps_service *svc, struct ps_error *err)
+{
+    (void)err;
+    svc->event_log_first = svc->event_log_next = 0;
+    char *text = NULL;
+    pthread_mutex_lock(&svc->store_mu);
+    int got = ps_store_get(svc->store, "meta", "event_log", &text, NULL);
+    pthread_mutex_unlock(&svc->store_mu);
+    if (got != 0)
+        return 0;   /* no event yet */
+    json_t *m = json_loads(text, 0, NULL);
+    free(text);
+    json_int_t first = json_integer_value(json_object_get(m, "first"));
+    json_int_t next = json_integer_value(json_object_get(m, "next"));
+    json_decref(m);
+    if (first >= 0 && next >= first) {
+        svc->event_log_first = (uint64_t)first;
+        svc->event_log_next = (uint64_t)next;
+    }
+    return 0;
+}
+
+bool ps_event_log_claims(const char *path)
+{
+    return path && strcmp(path, PS_EVENT_LOG_PATH) == 0;
+}
+
+bool ps_event_log_param(const char *name)
+{
+    static const char *const params[] = {"operation_id", "event_type", "since", "limit"};
+    for (size_t i = 0; i < sizeof params / sizeof *params; i++)
+        if (strcmp(params[i], name) == 0)
+            return true;
+    return false;
+}
+
+struct filter {
+    const char *operation_id;
+    const json_t *event_type;   /* a string or a list of them, or NULL */
+    int64_t since;
+    size_t limit;
+    char *needle;               /* "<operation_id>" quoted, or NULL: rows without it are
+                                 * skipped unparsed (ids need no JSON escapes) */
+    json_t *rows;               /* the newest `limit` matches, a ring while reading */
+    size_t seen;
+};
+
+static bool type_matches(const json_t *want, const char *type)
+{
+    if (!want)
+        return true;
+    if (json_is_string(want))
+        return strcmp(json_string_value(want), type) == 0;
+    size_t i;
+    json_t *t;
+    json_array_foreach(want, i, t)
+        if (strcmp(json_string_value(t), type) == 0)
+            return true;
+    return false;
+}
+
+static int take(const char *key, const char *value, void *ctx)
+{
+    (void)key;
+    struct filter *f = ctx;
+    if (f->needle && !strstr(value, f->needle))
+        return 0;
+    json_t *ev = json_loads(value, 0, NULL);
+    const char *type = json_string_value(json_object_get(ev, "event_type"));
+    const char *op = json_string_value(json_object_get(ev, "operation_id"));
+    bool match = type && type_matches(f->event_type, type) &&
+                 json_integer_value(json_object_get(ev, "timestamp")) >= f->since &&
+                 (!f->operation_id || (op && strcmp(op, f->operation_id) == 0));
+    if (!match) {
+        json_decref(ev);
+        return 0;
+    }
+    if (json_array_size(f->rows) < f->limit)
+        json_array_append_new(f->rows, ev);
+    else
+        json_array_set_new(f->rows, f->seen % f->limit, ev);
+    f->seen++;
+    return 0;
+}
+
+/* PS_EINVAL naming the filter, its value and the rule */
+static int bad(struct ps_error *err, const char *key, const json_t *v, const char *rule)
+{
+    char *text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+    int rc = ps_error_set(err, PS_EINVAL, "%s: %s, got %.80s", key, rule, text ? text : "?");
+    free(text);
+    return rc;
+}
+
+static bool strings(const json_t *v)
+{
+    if (json_is_string(v))
+        return true;
+    if (!json_is_array(v))
+        return false;
+    size_t i;
+    json_t *t;
+    json_array_foreach(v, i, t)
+        if (!json_is_string(t))
+            return false;
+    return true;
+}
+
+static int parse_filter(const json_t *body, struct filter *f, struct ps_error *err)
+{
+    const json_t *v = json_object_get(body, "operation_id");
+    if (v && !json_is_string(v))
+        return bad(err, "operation_id", v, "must be a string");
+    f->operation_id = json_string_value(v);
+    v = json_object_get(body, "event_type");
+    if (v && !strings(v))
+        return bad(err, "event_type", v, "must be a string or a list of strings");
+    f->event_type = v;
+    v = json_object_get(body, "since");
+    if (v && (!json_is_integer(v) || json_integer_value(v) < 0))
+        return bad(err, "since", v, "must be a time in ms since the epoch (an integer >= 0)");
+    f->since = v ? json_integer_value(v) : 0;
+    v = json_object_get(body, "limit");
+    if (v && (!json_is_integer(v) || json_integer_value(v) < 1 ||
+              json_integer_value(v) > READ_LIMIT))
+        return bad(err, "limit", v, "must be an integer in [1, 10000]");
+    f->limit = v ? (size_t)json_integer_value(v) : READ_LIMIT;
+    return 0;
+}
+
+int ps_event_log_get(struct ps_service *svc, const json_t *body, json_t **out,
+                     struct ps_error *err)
+{
+    *out = NULL;
+    struct filter f = {0};
+    int rc = parse_filter(body, &f, err);
+    if (rc != 0)
+        return rc;
+    if (f.operation_id && asprintf(&f.needle, "\"%s\"", f.operation_id) < 0)
+        f.needle = NULL;   /* without it every row is parsed */
+    if (!(f.rows = json_array())) {
+        free(f.needle);
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    }
+    rc = ps_store_list(ps_job_archive_store(svc), "event", "", take, &f, err);
+    free(f.needle);
+    if (rc != 0) {
+        json_decref(f.rows);
+        return rc;
+    }
+    /* the ring back in order: the oldest kept match is at seen % limit once it wrapped */
+    json_t *rows = f.rows;
+    if (f.seen > f.limit) {
+        rows = json_array();
+        for (size_t i = 0; i < f.limit; i++)
+            json_array_append(rows, json_array_get(f.rows, (f.seen + i) % f.limit));
+        json_decref(f.rows);
+    }
+    *out = rows;
+    return 0;
+}

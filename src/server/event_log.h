@@ -1,0 +1,82 @@
+/* event_log.h — the scheduler's event log, //sys/scheduler/event_log: operation, job and node
+ * events as upstream's scheduler (and controller agent) event log records them.
+ *
+ * Rows (JSON objects) carry upstream's keys: timestamp (ms since the epoch here; the YTsaurus
+ * face shows it as upstream's ISO time), event_type, and per type:
+ *   operation_started: operation_id, operation_type, spec, authenticated_user, pool (in the
+ *     default tree), scheduling_info_per_tree {tree: {pool}}, plus poolsched's task list for a
+ *     replay (tasks: [{name, job_count, resource_limits}]);
+ *   operation_completed / operation_failed / operation_aborted: those, and start_time,
+ *     finish_time, error (absent when none), runtime_parameters, progress (job counts);
+ *   job_started: job_id, operation_id, resource_limits, node_address, job_type, tree_id,
+ *     task_name;
+ *   job_completed / job_failed / job_aborted: those, start_time, finish_time, statistics,
+ *     error (failed), reason (aborted), and for a preempted job preempted_for {operation_id,
+ *     job_id} (job_id when the preemptor's job is known) and preemption_reason;
+ *   runtime_parameters_info: operation_id, authenticated_user, runtime_parameters (after an
+ *     update_op_parameters);
+ *   pools_info: pools {tree: {pool: config, every key}} after changes of the pool trees (at most
+ *     one row a second);
+ *   node_registered, node_updated, node_offline (poolsched's, for a replay): node_address,
+ *     tags, resource_limits.
+ *
+ * Writes: under svc->mu, a row becomes a journal record (kind "event", key its sequence number
+ * zero-padded to 20 digits, so key order is row order) committed with the change that caused
+ * it, in the same group commit: no write of its own on the hot path. The log keeps at most
+ * event_log_max_row_count rows (service config; 0: no event log): each row past it appends a
+ * delete of the oldest. The first and next sequence numbers are a "meta" document
+ * (event_log) written with the rows. */
+#ifndef PS_SERVER_EVENT_LOG_H
+#define PS_SERVER_EVENT_LOG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "core/error.h"
+
+struct ps_service;
+struct ps_svc_op;
+struct ps_svc_job;
+struct ps_svc_node;
+
+#define PS_EVENT_LOG_PATH "//sys/scheduler/event_log"
+#define PS_EVENT_LOG_DEFAULT_MAX_ROWS 100000
+#define PS_EVENT_LOG_POOLS_INFO_PERIOD_MS 1000
+
+/* Each records one event (under svc->mu). type: "operation_started", "operation_completed",
+ * ...; job events take the type from the job's state. */
+void ps_event_log_operation(struct ps_service *svc, const struct ps_svc_op *op, int64_t now_ms);
+/* runtime_parameters_info after an update_op_parameters by user */
+void ps_event_log_runtime_parameters(struct ps_service *svc, const struct ps_svc_op *op,
+                                     const char *user, int64_t now_ms);
+void ps_event_log_job(struct ps_service *svc, const struct ps_svc_job *job, int64_t now_ms);
+/* type: node_registered, node_updated (new resource limits), node_offline */
+void ps_event_log_node(struct ps_service *svc, const struct ps_svc_node *node, const char *type,
+                       int64_t now_ms);
+
+/* pools_info: the pools of every tree, when the trees changed (svc->pools_info_due, set by
+ * every applied change of a pool or tree) and the last row is PS_EVENT_LOG_POOLS_INFO_PERIOD_MS
+ * old: the engine loop calls it, so that a burst of changes makes one row, not a copy of every
+ * pool's config per change (as upstream logs it after its periodic pool tree update). Under
+ * svc->mu. */
+void ps_event_log_pools_info(struct ps_service *svc, int64_t now_ms);
+
+/* Reads the sequence numbers back from the store (at start and after a reload). */
+int ps_event_log_load(struct ps_service *svc, struct ps_error *err);
+
+/* Whether path is the event log. */
+bool ps_event_log_claims(const char *path);
+
+/* The parameters of a get of the event log besides path (api.c lets them through only for it). */
+bool ps_event_log_param(const char *name);
+
+/* get //sys/scheduler/event_log: the rows, oldest first, that match the request's filters:
+ * operation_id, event_type (a string or a list of them), since (ms since the epoch: rows at or
+ * after it), limit (at most this many, the newest of them; default and cap 10000). Under
+ * svc->mu. Errors: PS_EINVAL naming a bad filter, PS_EIO. */
+int ps_event_log_get(struct ps_service *svc, const json_t *body, json_t **out,
+                     struct ps_error *err);
+
+#endif

@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# //sys/scheduler/event_log on a real scheduler with fake nodes (docs/api.md "Event log"): the
+# rows of an operation's life (operation_started with its pool, spec and user, job_started,
+# job_completed / job_failed / job_aborted with reason, runtime_parameters_info after
+# update_op_parameters, operation_completed / _aborted with progress), node_registered and
+# node_offline, the filters (operation_id, event_type, since, limit) and their refusals,
+# `poolsched event-log`, the YTsaurus face's ISO times, the rows kept across a restart, and the
+# size bound (event_log_max_row_count). pools_info and preempted_for:
+# tests/upstream/event_log_service.sh.
+# usage: server_event_log.sh BINARY DATA_DIR SOURCE_DIR
+set -euo pipefail
+bin=${1:?usage: server_event_log.sh BINARY DATA_DIR SOURCE_DIR}
+src=${3:?}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+PYTHONPATH="$src/tests/scripts" python3 - "$bin" "$work" <<'PY'
+import json, subprocess, sys, time, urllib.parse
+from server_helper import Scheduler, FakeNode, check, finish
+
+bin, work = sys.argv[1], sys.argv[2]
+T = "//sys/pool_trees/physical"
+LOG = "//sys/scheduler/event_log"
+cfg = {"fair_share_update_period": 100}
+s = Scheduler(bin, work + "/data", cfg).start()
+
+def rows(**filters):
+    return s.ok("get", dict(filters, path=LOG))["value"]
+
+def types(op):
+    return [r["event_type"] for r in rows(operation_id=op)]
+
+def wait_rows(what, cond, nodes=(), seconds=60):
+    """Rows are visible once committed: poll (heartbeating the nodes) until cond holds."""
+    end = time.time() + seconds
+    while time.time() < end:
+        for n in nodes:
+            n.heartbeat()
+        got = cond()
+        if got:
+            return got
+        time.sleep(0.1)
+    check(False, what)
+    return None
+
+try:
+    s.set(T + "/@fair_share_update_period", 100)
+    s.ok("create", {"type": "scheduler_pool", "path": T + "/research",
+                    "attributes": {"strong_guarantee_resources": {"cpu": 1}}})
+    node = FakeNode(s, "n1", cpu=4, memory=16 << 30, slots=4)
+    node.heartbeat()
+    task = lambda n: {"t": {"command": "sleep 1000", "job_count": n, "cpu_limit": 1, "memory_limit": 64 << 20}}
+
+    reg = wait_rows("node_registered of n1", lambda: rows(event_type="node_registered"))
+    check(reg and reg[0]["node_address"] == "n1" and reg[0]["resource_limits"]["user_slots"] == 4,
+          "node_registered: %s" % reg)
+
+    # one operation's life: two jobs, one completes, one fails and runs again, completes
+    op = s.ok("start_op", {"operation_type": "vanilla",
+                           "spec": {"pool": "research", "max_failed_job_count": 5, "tasks": task(2)}})["operation_id"]
+    wait_rows("2 jobs running", lambda: len(node.running) == 2, [node])
+    first = sorted(node.running)
+    node.finish(first[0], "completed")
+    node.finish(first[1], "failed", error="boom")
+    wait_rows("the failed job's work runs again", lambda: len(node.running) == 1 and
+              sorted(node.running) != first[1:], [node])
+    node.finish_all("completed")
+    got = wait_rows("operation_completed", lambda: "operation_completed" in types(op), [node])
+    evs = rows(operation_id=op)
+    check([e["event_type"] for e in evs] == ["operation_started", "job_started", "job_started",
+                                             "job_completed", "job_failed", "job_started",
+                                             "job_completed", "operation_completed"],
+          "the operation's rows in order: %s" % [e["event_type"] for e in evs])
+    started, done = evs[0], evs[-1]
+    check(started["pool"] == "research" and started["authenticated_user"] == "admin" and
+          started["spec"]["pool"] == "research" and started["operation_type"] == "vanilla" and
+          started["scheduling_info_per_tree"] == {"physical": {"pool": "research"}} and
+          started["tasks"][0]["job_count"] == 2, "operation_started: %s" % started)
+    check(done["progress"]["jobs"]["completed"] == 2 and done["progress"]["jobs"]["failed"] == 1 and
+          done["start_time"] <= done["finish_time"] and "error" not in done,
+          "operation_completed: %s" % done)
+    js = evs[1]
+    check(js["node_address"] == "n1" and js["tree_id"] == "physical" and js["job_type"] == "vanilla"
+          and js["resource_limits"]["cpu"] == 1 and js["task_name"] == "t", "job_started: %s" % js)
+    failed = [e for e in evs if e["event_type"] == "job_failed"][0]
+    check(failed["error"]["message"] == "boom" and failed["job_id"] == first[1] and
+          failed["start_time"] <= failed["finish_time"], "job_failed: %s" % failed)
+
+    # an aborted operation: its running job ends aborted with the operation's reason
+    op2 = s.ok("start_op", {"operation_type": "vanilla", "spec": {"tasks": task(1)}})["operation_id"]
+    wait_rows("op2 runs", lambda: "job_started" in types(op2), [node])
+    s.ok("update_op_parameters", {"operation_id": op2, "parameters": {"weight": 3}})
+    rp = wait_rows("runtime_parameters_info", lambda: rows(operation_id=op2, event_type="runtime_parameters_info"))
+    check(rp and rp[0]["authenticated_user"] == "admin" and
+          rp[0]["runtime_parameters"]["scheduling_options_per_pool_tree"]["physical"]["weight"] == 3,
+          "runtime_parameters_info: %s" % rp)
+    s.ok("abort_op", {"operation_id": op2})
+    wait_rows("operation_aborted", lambda: "operation_aborted" in types(op2), [node])
+    ab = rows(operation_id=op2, event_type="job_aborted")
+    check(len(ab) == 1 and ab[0]["reason"] == "operation_aborted", "op2's job_aborted: %s" % ab)
+
+    # filters
+    both = rows(event_type=["operation_started", "operation_aborted"], operation_id=op2)
+    check([r["event_type"] for r in both] == ["operation_started", "operation_aborted"],
+          "event_type as a list: %s" % both)
+    every = rows()
+    check(rows(limit=2) == every[-2:], "limit keeps the newest rows, oldest first")
+    t = every[-1]["timestamp"]
+    check(all(r["timestamp"] >= t for r in rows(since=t)) and rows(since=t),
+          "since: rows at or after it")
+    check([r["timestamp"] for r in every] == sorted(r["timestamp"] for r in every), "rows in time order")
+    for bad, name in (({"limit": 0}, "limit"), ({"since": "yesterday"}, "since"),
+                      ({"event_type": [1]}, "event_type"), ({"operation_id": 5}, "operation_id")):
+        st, out = s.call("get", dict(bad, path=LOG))
+        check(st == 400 and out["message"].startswith(name + ":") and "got" in out["message"],
+              "bad %s: %d %s" % (bad, st, out))
+    st, out = s.call("get", {"path": T, "operation_id": op})
+    check(st == 400 and "operation_id" in out["message"], "filters on another path: %d %s" % (st, out))
+    check(s.ok("exists", {"path": LOG})["value"] is True, "exists of the event log")
+
+    # the YTsaurus face: ISO times, the filters as query parameters
+    q = urllib.parse.urlencode({"path": LOG, "operation_id": op, "event_type": "operation_completed"})
+    st, out = s.raw("GET", "/api/v4/get?" + q, None, s.admin)
+    v4 = json.loads(out)["value"] if st == 200 else []
+    check(len(v4) == 1 and v4[0]["timestamp"].endswith("Z") and v4[0]["finish_time"].endswith("Z"),
+          "v4 get: %d %s" % (st, out[:300]))
+
+    # the CLI: JSON lines, the filters as flags (an event type list with commas)
+    cli = lambda *a: subprocess.run([bin, "event-log", "--proxy", s.url(""), "--token", s.admin] + list(a),
+                                    capture_output=True, text=True, timeout=60)
+    r = cli("--operation-id", op2, "--event-type", "operation_started,operation_aborted")
+    got = [json.loads(l)["event_type"] for l in r.stdout.splitlines()] if r.returncode == 0 else r.stderr
+    check(got == ["operation_started", "operation_aborted"], "poolsched event-log: %s" % got)
+    r = cli("--limit", "1", "--format", "json")
+    check(r.returncode == 0 and json.loads(r.stdout) == rows(limit=1), "event-log --format json: %s" % r.stdout[:200])
+    r = cli("--limit", "0")
+    check(r.returncode == 2 and "--limit" in r.stderr, "event-log --limit 0: %d %s" % (r.returncode, r.stderr))
+
+    # a restart keeps the rows and goes on after them
+    before = rows()
+    s.stop()
+    s = Scheduler(bin, work + "/data", dict(cfg, event_log_max_row_count=5, node_offline_timeout=2000)).start()
+    node = FakeNode(s, "n1", cpu=4, memory=16 << 30, slots=4)
+    # the bound: the next row drops every row beyond the newest 5
+    node.heartbeat()
+    after = wait_rows("5 rows after the bound applied", lambda: (lambda r: r if len(r) == 5 else None)(rows()), [node])
+    if after:
+        check(after[:4] == before[-4:] and after[-1]["event_type"] == "node_registered",
+              "the newest rows kept, the new row after them: %s" % [r["event_type"] for r in after])
+    # a node that stops heartbeating: node_offline after node_offline_timeout
+    gone = FakeNode(s, "n2", cpu=1, memory=1 << 30, slots=1)
+    gone.heartbeat()
+    off = wait_rows("node_offline of n2", lambda: [r for r in rows(event_type="node_offline")
+                                                  if r["node_address"] == "n2"], [node])
+    check(off and off[0]["resource_limits"]["cpu"] == 1, "node_offline: %s" % off)
+finally:
+    s.stop()
+finish()
+PY

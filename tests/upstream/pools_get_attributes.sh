@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# test_scheduler_pools.py's cases of get with an attributes filter, translated onto a real
+# scheduler through the YTsaurus face (/api/v4/get with "attributes", as the Python client's
+# get(path, attributes=[...]) sends it; docs/api.md "The Python client and the yt CLI").
+# usage: pools_get_attributes.sh BINARY DATA_DIR SOURCE_DIR
+set -euo pipefail
+bin=${1:?usage: pools_get_attributes.sh BINARY DATA_DIR SOURCE_DIR}
+src=${3:?}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+PYTHONPATH="$src/tests/scripts" python3 - "$bin" "$work" <<'PY'
+import json, sys, urllib.request
+from server_helper import Scheduler, check, finish
+
+bin, work = sys.argv[1], sys.argv[2]
+s = Scheduler(bin, work + "/data").start()
+
+def get(path, attributes):
+    params = json.dumps({"path": path, "attributes": attributes, "output_format": "json"})
+    req = urllib.request.Request(s.url("/api/v4/get"), method="GET")
+    req.add_header("Authorization", "OAuth " + s.admin)
+    req.add_header("X-YT-Parameters", params)
+    with urllib.request.urlopen(req, timeout=30) as r:
+        return json.loads(r.read().decode())["value"]
+
+try:
+    # upstream: test_scheduler_pools::TestSchedulerPoolManipulations::test_get_pool_with_attributes_returns_only_specified_attributes
+    s.ok("create", {"type": "scheduler_pool_tree", "path": "//sys/pool_trees/my_tree", "attributes": {}})
+    s.ok("create", {"type": "scheduler_pool", "path": "//sys/pool_trees/my_tree/nirvana"})
+    s.set("//sys/pool_trees/my_tree/nirvana/@max_operation_count", 2)
+    result = get("//sys/pool_trees/my_tree/nirvana", ["max_operation_count", "max_running_operation_count"])
+    check(result["$attributes"].get("max_operation_count") == 2, "max_operation_count: %s" % result)
+    check("max_running_operation_count" not in result["$attributes"],
+          "max_running_operation_count is not set, so not returned: %s" % result)
+finally:
+    s.stop()
+finish()
+PY
