@@ -188,11 +188,27 @@ def parent_existence(t):
 @case
 def tree_depth(t):
     # upstream: test_scheduler_pools::TestSchedulerPoolManipulations::test_validate_tree_depth
+    # Upstream's master limits a pool tree to 30 levels below the root (GetDepthLimit() == 30 of
+    # the scheduler pool type handler): pool0 .. pool29 is the deepest chain. Upstream's own case
+    # asks for pool31 under pool30, which is never created, so its refusal proves no limit; here
+    # pool30 under pool29 is refused too, with the master's "tree height limit exceeded", and so
+    # is moving a two-level subtree to where its leaf would be at depth 31.
     create_tree(t)
     create_pool("pool0", t)
     for i in range(29):
         create_pool("pool%d" % (i + 1), t, "pool%d" % i)
     refused("create", pool_body("pool31", t, "pool30"))
+    _, out = refused("create", pool_body("pool30", t, "pool29"))
+    if "tree height limit exceeded" not in str(out):
+        raise AssertionError("pool30 under pool29: %r" % (out,))
+    chain = T + t + "/" + "/".join("pool%d" % i for i in range(30))
+    eq(exists(chain), True, "depth 30 kept")
+    create_pool("a", t)
+    create_pool("b", t, "a")
+    refused("set", {"path": T + t + "/a/@parent_name", "value": "pool28"})
+    eq(exists(T + t + "/a/b"), True, "a refused move changes nothing")
+    set_(T + t + "/a/@parent_name", "pool27")
+    eq(exists(chain[:chain.index("/pool28")] + "/a/b"), True, "b at depth 30")
 
 
 @case
