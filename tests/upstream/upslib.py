@@ -86,19 +86,28 @@ def case(fn):
 
 
 def run(cases, only, context=None):
-    """Runs the cases (functions) named in only, or all; a failed case is one failed check.
+    """Runs the cases (functions) named in only, or all. A case fails on an exception or on any
+    check (server_helper.check) that failed while it ran; finish() then fails the test.
     With context, each case gets context(index, name) as its argument (e.g. names of its own
     trees on a shared scheduler)."""
-    from server_helper import check
+    from server_helper import check, FAILURES
+    names = [fn.__name__ for fn in cases]
+    for name in only or ():
+        check(name in names, "no case named %s (cases: %s)" % (name, " ".join(names)))
     for i, fn in enumerate(cases):
         if only and fn.__name__ not in only:
             continue
         t0 = time.time()
+        failed = len(FAILURES)
         try:
             fn(context(i, fn.__name__)) if context else fn()
-            print("pass %s (%.1f s)" % (fn.__name__, time.time() - t0), flush=True)
         except (AssertionError, RuntimeError) as e:
             check(False, "%s: %s" % (fn.__name__, e))
+        if len(FAILURES) == failed:
+            print("pass %s (%.1f s)" % (fn.__name__, time.time() - t0), flush=True)
+        else:
+            print("FAIL %s: %d check(s) failed (%.1f s)"
+                  % (fn.__name__, len(FAILURES) - failed, time.time() - t0), flush=True)
 
 
 def ok(s, command, body):
