@@ -76,6 +76,13 @@ pre = of(r, "job_preempted", "op0")
 check(pre and pre[0]["preempted_for"] == "op1", f"test_preemptor_event_log: {pre}")
 aborted = [e for e in of(r, "job_aborted", "op0") if e["reason"] == "preemption"]
 check(aborted and aborted[0]["job_id"] == pre[0]["job_id"], "test_preemptor_event_log: the job_aborted event")
+# Upstream also checks preempted_for/job_id, the preemptor's job. The simulator's event names the
+# preemptor's operation only; its job is the one op1 started on the victim's node at that
+# moment, checked here (the service names that allocation in preemption_reason:
+# preemption_orchid.sh, test_pass_preemption_reason_to_node).
+started = of(r, "job_started", "op1")
+check(started and pre and started[0]["node_id"] == pre[0]["node_id"] and started[0]["time"] == pre[0]["time"],
+      f"test_preemptor_event_log: op1's job {started[:1]} took the victim's place {pre[:1]}")
 
 # upstream: test_scheduler_preemption::TestSchedulerPreemption::test_preemption_of_jobs_excessing_resource_limits
 # 3 running jobs; resource_limits/user_slots lowered to 1, then 0, by update_op_parameters.
@@ -118,9 +125,15 @@ check(running(r, 29999, "graceful") == 2, f"graceful bug: {running(r, 29999, 'gr
 
 # TestResourceLimitsOverdraftPreemption: 2 nodes of 2 cpu / 2 slots, node 0 unusable at first;
 # op1 and op2 run one job each on node 1; then node 0 comes back and node 1 loses its cpu (or
-# its slots): both jobs are aborted and run again, on node 0.
-def overdraft(resource):
-    sc = scenario([nodes("n", 2, cpu=2, slots=2)], {"physical": {"job_interrupt_timeout": 1000}},
+# its slots): both jobs are aborted and run again, on node 0. Upstream's setup: the scheduler's
+# allowed_node_resources_overcommit_duration 1 s (a tree key here), the tree's
+# allocation_graceful_preemption_timeout 10 s and allocation_preemption_timeout 600 s, lowered to
+# 1 s by test_scheduler_preempt_overdraft_resources only.
+def overdraft(resource, preemption_timeout):
+    t = {"allowed_node_resources_overcommit_duration": 1000,
+         "allocation_graceful_preemption_timeout": 10000,
+         "allocation_preemption_timeout": preemption_timeout}
+    sc = scenario([nodes("n", 2, cpu=2, slots=2)], {"physical": t},
                   [op("op1", 1000, None, jobs=1, duration=LONG), op("op2", 1000, None, jobs=1, duration=LONG)],
                   duration=30000, heartbeat=100, fs=100)
     sc["events"] = [{"time": 0, "type": "set_node_resources", "node": "n-0", "resource_limits": {resource: 0}},
@@ -128,16 +141,20 @@ def overdraft(resource):
                     {"time": 10000, "type": "set_node_resources", "node": "n-1", "resource_limits": {resource: 0}}]
     r = load(run("overdraft_" + resource, sc)[0])
     for o in ("op1", "op2"):
-        starts = of(r, "job_started", o)
-        check(len(of(r, "job_aborted", o)) == 1 and len(starts) == 2 and starts[0]["node_id"] == "n-1"
+        starts, aborts = of(r, "job_started", o), of(r, "job_aborted", o)
+        check(len(aborts) == 1 and len(starts) == 2 and starts[0]["node_id"] == "n-1"
               and starts[1]["node_id"] == "n-0" and running(r, 29999, o) == 1,
               f"overdraft {resource}: {o} starts {[(e['time'], e['node_id']) for e in starts]}")
+    return r
 # upstream: test_scheduler_preemption::TestResourceLimitsOverdraftPreemption::test_scheduler_preempt_overdraft_resources
-overdraft("cpu")
+overdraft("cpu", 1000)
 # upstream: test_scheduler_preemption::TestResourceLimitsOverdraftPreemption::test_scheduler_force_abort
-# (disable_scheduler_jobs: the node reports no user slots)
-overdraft("user_slots")
-
+# (disable_scheduler_jobs: the node reports no user slots). With the 600 s preemption timeout a
+# job preempted the regular way would be interrupted and aborted 600 s later, past this run's
+# 30 s: both jobs aborted within it shows the abort was forced (the overcommit's 1 s).
+r = overdraft("user_slots", 600000)
+forced = [(e["preemption_reason"], e["interrupt_timeout"]) for e in r.of_type("job_preempted")]
+check(forced == [("resource_overcommit", 0)] * 2, f"force abort: preempted {forced}, upstream aborted at once")
 # TestSchedulerAggressivePreemption: 4 nodes of 2 cpu / 2 slots tagged group0, group1, group0,
 # group1; two operations of 4 jobs each, each filtered to one group, fill the cluster.
 AGG = {"aggressive_preemption_satisfaction_threshold": 0.2, "preemption_satisfaction_threshold": 1.0,
