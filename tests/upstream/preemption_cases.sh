@@ -23,27 +23,6 @@ def of(r, t, op_id=None):
 def running(r, t, op_id):
     return r.running_at(t).get(op_id, 0)
 
-def pool_at(r, pool, t):
-    """pools.csv's row of pool at the last fair share update at or before t."""
-    rows = [x for x in r.pool_rows(pool) if int(x["time"]) <= t]
-    return rows[-1] if rows else {}
-
-def ratios(r, pool, t):
-    """(fair_share_ratio, usage_ratio) of pool at t: an operation's own, for the only operation
-    of its pool (upstream reads the operation's; the simulator's time series is per pool)."""
-    x = pool_at(r, pool, t)
-    return float(x.get("fair_share_ratio", "nan")), float(x.get("usage_ratio", "nan"))
-
-def almost(a, b):
-    """upstream's are_almost_equal: absolute error below 1e-4."""
-    return abs(a - b) < 1e-4
-
-def status_at(r, element, t):
-    """The element's starvation status after the updates at or before t."""
-    s = [e["status"] for e in r.of_type("starvation_status_changed")
-         if e["element"] == element and e["time"] <= t]
-    return s[-1] if s else "non_starving"
-
 # TestSchedulerPreemption's setup: 3 nodes of 1 cpu / 2 slots and these tree options.
 BASE = {"preemption_satisfaction_threshold": 0.99, "fair_share_starvation_tolerance": 0.8,
         "fair_share_starvation_timeout": 1000, "max_unpreemptible_running_job_count": 0,
@@ -175,13 +154,13 @@ sc["events"] = [{"time": 20000, "type": "set_pool_attribute", "pool": "special_p
                  "key": "enable_aggressive_starvation", "value": True}]
 r = load(run("aggressive", sc)[0])
 for i in range(2):
-    got = ratios(r, f"fake_pool{i}", 4999)
+    got = r.ratios(f"fake_pool{i}", 4999)
     check(almost(got[0], 1 / 2) and almost(got[1], 1 / 2) and running(r, 4999, f"op{i}") == 4,
           f"aggressive: op{i} fair share, usage {got}, {running(r, 4999, f'op{i}')} jobs; upstream 1/2, 1/2, 4")
-got = ratios(r, "special_pool", 19999)
+got = r.ratios("special_pool", 19999)
 check(almost(got[0], 1 / 4) and almost(got[1], 0.0) and running(r, 19999, "special") == 0,
       f"aggressive: special fair share, usage {got} before; upstream 1/4, 0")
-got = ratios(r, "special_pool", 39999)
+got = r.ratios("special_pool", 39999)
 check(almost(got[1], 1 / 4) and running(r, 39999, "special") == 1,
       f"aggressive: special usage {got[1]}, {running(r, 39999, 'special')} jobs after; upstream 1/4, 1")
 
@@ -199,21 +178,21 @@ sc["events"] = [{"time": 30000, "type": "set_pool_attribute", "pool": "special_p
                  "key": "enable_aggressive_starvation", "value": True}]
 r = load(run("no_aggressive", sc)[0])
 def expect(pool, op_id, t, fs, usage, jobs, what):
-    got = ratios(r, pool, t) + (running(r, t, op_id),)
+    got = r.ratios(pool, t) + (running(r, t, op_id),)
     check((fs is None or almost(got[0], fs)) and almost(got[1], usage) and got[2] == jobs,
           f"no aggressive preemption: {what}: fair share, usage, jobs {got}; upstream {fs}, {usage}, {jobs}")
 expect("fake_pool", "bad", 4999, 1.0, 1.0, 8, "bad_op")
 # op1 gets its job, and has it still 3 s later (upstream's sleep) and until op2 starts
 for t in (8000, 11000, 14999):
     expect("special_pool", "op1", t, 2 / 12, 1 / 8, 1, "op1 at %d ms" % t)
-check(status_at(r, "op2", 18000) == "starving", f"no aggressive preemption: op2 is {status_at(r, 'op2', 18000)}")
+check(r.status_at("op2", 18000) == "starving", f"no aggressive preemption: op2 is {r.status_at('op2', 18000)}")
 for t in (18000, 21000, 29999):
     expect("regular_pool", "op2", t, 1 / 13, 0.0, 0, "op2 at %d ms" % t)
 # (1/8) / (1/6) = 0.75 < 0.9, the tolerance
-check(status_at(r, "op1", 29999) == "starving", f"no aggressive preemption: op1 is {status_at(r, 'op1', 29999)}")
+check(r.status_at("op1", 29999) == "starving", f"no aggressive preemption: op1 is {r.status_at('op1', 29999)}")
 expect("special_pool", "op1", 49999, None, 2 / 8, 2, "op1 after enable_aggressive_starvation")
-check(status_at(r, "op1", 49999) == "non_starving",
-      f"no aggressive preemption: op1 is {status_at(r, 'op1', 49999)} at last, upstream non_starving")
+check(r.status_at("op1", 49999) == "non_starving",
+      f"no aggressive preemption: op1 is {r.status_at('op1', 49999)} at last, upstream non_starving")
 
 # TestIncreasedStarvationToleranceForFullySatisfiedDemand: one node of 10 cpu / 10 slots.
 INC = {"aggressive_preemption_satisfaction_threshold": 0.2, "preemption_satisfaction_threshold": 1.0,
@@ -221,10 +200,6 @@ INC = {"aggressive_preemption_satisfaction_threshold": 0.2, "preemption_satisfac
        "fair_share_starvation_timeout": 100, "fair_share_aggressive_starvation_timeout": 200,
        "preemptive_scheduling_backoff": 0, "max_ephemeral_pools_per_user": 5}
 ten = [nodes("n", 1, cpu=10, slots=10)]
-
-def last_status(r, element):
-    s = [e["status"] for e in r.of_type("starvation_status_changed") if e["element"] == element]
-    return s[-1] if s else "non_starving"
 
 # upstream: test_scheduler_preemption::TestIncreasedStarvationToleranceForFullySatisfiedDemand::test_increase_for_operation
 # regular_op (2 cpu, regular_pool with 1 cpu guaranteed) leaves 8 cpu to starving_op (9 jobs,
@@ -237,7 +212,7 @@ sc = scenario(ten, {"physical": t}, [op("regular", 0, "regular_pool", jobs=1, du
               duration=10000, heartbeat=100, fs=100)
 r = load(run("increase_op", sc)[0])
 check(running(r, 2000, "starving") == 8, f"increase_for_operation: starving_op runs {running(r, 2000, 'starving')}, upstream 8")
-check(last_status(r, "starving") == "starving", f"increase_for_operation: starving_op is {last_status(r, 'starving')}")
+check(r.status_at("starving") == "starving", f"increase_for_operation: starving_op is {r.status_at('starving')}")
 
 # upstream: test_scheduler_preemption::TestIncreasedStarvationToleranceForFullySatisfiedDemand::test_no_increase_for_pool
 # regular_op runs 9 jobs in pool; starving_op (same pool) filters on a tag no node has: within
@@ -250,7 +225,7 @@ sc = scenario(ten, {"physical": t}, [op("regular", 0, "pool", jobs=9, duration=L
               duration=10000, heartbeat=100, fs=100)
 r = load(run("no_increase_pool", sc)[0])
 check(running(r, 999, "regular") == 9, "no_increase_for_pool: regular_op runs 9")
-check(last_status(r, "starving") == "starving" and last_status(r, "pool") == "non_starving",
-      f"no_increase_for_pool: starving_op {last_status(r, 'starving')}, pool {last_status(r, 'pool')}")
+check(r.status_at("starving") == "starving" and r.status_at("pool") == "non_starving",
+      f"no_increase_for_pool: starving_op {r.status_at('starving')}, pool {r.status_at('pool')}")
 print("preemption cases: all passed")
 PY

@@ -64,10 +64,6 @@ def starts(r, op_id):
 def preempted(r, op_id):
     return [e for e in r.of_type("job_preempted") if e["operation_id"] == op_id]
 
-def last_status(r, element):
-    st = [e["status"] for e in r.of_type("starvation_status_changed") if e["element"] == element]
-    return st[-1] if st else "non_starving"
-
 # _run_sleeping_vanilla_with_unpreemptible_jobs_at_ssd_nodes: 8 jobs, first on the SSD nodes only
 # (a filter only they satisfy), then everywhere; the 4 jobs on the SSD nodes started first and stay
 # within the operation's fair share: non-preemptible.
@@ -83,8 +79,8 @@ for enable in (False, True):
     r = sim(f"regular_{enable}", tree(enable), [blocking, ssd_op("ssd", 4000, jobs=4)], [ev])
     if not enable:
         check(usage(r, "blocking") == 8, f"disabled: blocking op runs {usage(r, 'blocking')} jobs, upstream 8")
-        check(not starts(r, "ssd") and last_status(r, "ssd") == "starving",
-              f"disabled: ssd op starts {len(starts(r, 'ssd'))} jobs, is {last_status(r, 'ssd')}; upstream none, starving")
+        check(not starts(r, "ssd") and r.status_at("ssd") == "starving",
+              f"disabled: ssd op starts {len(starts(r, 'ssd'))} jobs, is {r.status_at('ssd')}; upstream none, starving")
         check(not preempted(r, "blocking"), "disabled: blocking op lost jobs")
     else:
         check(usage(r, "ssd") == 4, f"enabled: ssd op uses {usage(r, 'ssd')} cpu, upstream 4.0")
@@ -102,7 +98,7 @@ for enable in (False, True):
     r = sim(f"many_{enable}", tree(enable, {"max_unpreemptible_running_allocation_count": 1}), ops,
             pools=[{"name": "first"}, {"name": "second"}])
     if not enable:
-        check(not starts(r, "ssd") and last_status(r, "ssd") == "starving",
+        check(not starts(r, "ssd") and r.status_at("ssd") == "starving",
               f"many, disabled: ssd op starts {len(starts(r, 'ssd'))} jobs; upstream none, starving")
     else:
         check(usage(r, "ssd", 2) == 4, f"many, enabled: ssd op uses {usage(r, 'ssd', 2)} cpu, upstream 4.0")
@@ -129,8 +125,8 @@ for enable in (True, False):
     if enable:
         check(usage(r, "blocking") == 4 and not starts(r, "regular"),
               f"enabled: blocking {usage(r, 'blocking')} cpu, regular starts {len(starts(r, 'regular'))}; upstream 4.0 and none")
-        check(last_status(r, "regular") == "aggressively_starving",
-              f"enabled: regular op is {last_status(r, 'regular')}, upstream aggressively_starving")
+        check(r.status_at("regular") == "aggressively_starving",
+              f"enabled: regular op is {r.status_at('regular')}, upstream aggressively_starving")
     else:
         check(usage(r, "regular") == 1, f"disabled: regular op uses {usage(r, 'regular')} cpu, upstream 1.0")
 print("no aggressive preemption of SSD jobs for regular jobs")

@@ -73,7 +73,8 @@ class Env:
 
 
 def near(a, b, eps=1e-4):
-    return a is not None and abs(a - b) <= eps
+    """YTsaurus's are_almost_equal (yt/python/yt/test_helpers): absolute error below 1e-4."""
+    return a is not None and abs(a - b) < eps
 
 
 CASES = []   # the script's cases in order, registered by @case
