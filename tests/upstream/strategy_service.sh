@@ -785,9 +785,12 @@ def fifo_pool_scheduling_order():
         env.pool("second", mode="fifo", fifo_pool_scheduling_order="fifo")
         order = lambda p: env.pool_attr(p, "effective_fifo_pool_scheduling_order")
         env.wait(lambda: order("second") == "fifo", "second: fifo")
-        check(order("first") == "satisfaction" and order("<Root>") == "satisfaction", "others: satisfaction")
+        env.wait(lambda: (order("first"), order("<Root>")) == ("satisfaction",) * 2
+                 or (order("first"), order("<Root>")), "first and <Root>: satisfaction")
         env.s.set("//sys/pool_trees/physical/first/@resource_limits", {"user_slots": 1})
         env.s.set("//sys/pool_trees/physical/second/@resource_limits", {"user_slots": 1})
+        limit = lambda: (env.pool_attr("second", "resource_limits") or {}).get("user_slots")
+        env.wait(lambda: limit() == 1 or limit(), "second's resource_limits: 1 slot")
         a1 = env.op(jobs=2, pool="first")
         b1 = env.op(jobs=2, pool="second")
         slots = lambda op: env.op_attr(op, "resource_usage")["user_slots"]
@@ -798,6 +801,9 @@ def fifo_pool_scheduling_order():
         env.wait(lambda: slots(blocking) == 1, "blocking op runs")
         env.s.ok("remove", {"path": "//sys/pool_trees/physical/first/@resource_limits"})
         env.s.ok("remove", {"path": "//sys/pool_trees/physical/second/@resource_limits"})
+        sat = lambda op: env.op_attr(op, "satisfaction_ratio")
+        for op, value in ((a1, 0.5), (b1, 0.5), (a2, 0.0), (b2, 0.0)):
+            env.wait(lambda: near(sat(op), value) or sat(op), "satisfaction_ratio %s" % value)
         idx = lambda op: env.op_attr(op, "scheduling_index")
         env.wait(lambda: idx(a2) < idx(a1) and idx(a2) < idx(b1) < idx(b2)
                  or [idx(o) for o in (a1, a2, b1, b2)], "a2 < a1, a2 < b1 < b2")
