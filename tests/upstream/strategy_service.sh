@@ -624,22 +624,57 @@ def historic_smaller_demand():
     more_fair_share_for_new_operation("historic_smaller", 10, 6)
 
 
-@case
-def historic_disabled():
-    # upstream: test_scheduler_strategy::TestSchedulerInferChildrenWeightsFromHistoricUsage::test_equal_fair_share_after_disabling_historic_usage
-    env = historic_env("historic_disabled")
+def equal_fair_share_after_config_change(name, infer, config):
+    """upstream's _test_equal_fair_share_after_disabling_config_change_base: child1 fills the
+    node for 2 s, then parent's config changes to one that effectively disables the historic
+    usage (read back before going on); child2's operation of equal demand gets half."""
+    env = historic_env(name)
     try:
         env.op(jobs=10, pool="child1")
         env.wait(lambda: near(env.pool_attr("child1", "usage_ratio"), 1.0), "child1 usage 1")
-        t = time.time() + 2.0
+        t = time.time() + 2.0   # let the historic usage accumulate
         while time.time() < t:
             env.beat()
             time.sleep(0.1)
-        env.s.set("//sys/pool_trees/physical/parent/@infer_children_weights_from_historic_usage", False)
+        parent = "//sys/pool_trees/physical/parent/@"
+        env.s.set(parent + "infer_children_weights_from_historic_usage", infer)
+        env.wait(lambda: env.s.get(parent + "infer_children_weights_from_historic_usage") == infer,
+                 "infer_children_weights_from_historic_usage %s" % infer)
+        env.s.set(parent + "historic_usage_config", config)
+        env.wait(lambda: env.s.get(parent + "historic_usage_config") == config or
+                 env.s.get(parent + "historic_usage_config"), "historic_usage_config %s" % config)
         env.op(jobs=10, pool="child2")
-        env.wait(lambda: near(env.pool_attr("child2", "fair_share_ratio", 0), 0.5), "child2 fair share 0.5")
+        fs = lambda: env.pool_attr("child2", "fair_share_ratio", 0)
+        env.wait(lambda: near(fs(), 0.5) or fs(), "child2 fair share 0.5")
     finally:
         env.stop()
+
+
+@case
+def historic_disabled():
+    # upstream: test_scheduler_strategy::TestSchedulerInferChildrenWeightsFromHistoricUsage::test_equal_fair_share_after_disabling_historic_usage
+    equal_fair_share_after_config_change("historic_disabled", False,
+                                         {"aggregation_mode": "none", "ema_alpha": 0.0})
+
+
+@case
+def historic_disabled_keeping_parameters():
+    # upstream: test_scheduler_strategy::TestSchedulerInferChildrenWeightsFromHistoricUsage::test_equal_fair_share_after_disabling_historic_usage_but_keeping_parameters
+    equal_fair_share_after_config_change("historic_keeping", False, HISTORIC)
+
+
+@case
+def historic_none_mode():
+    # upstream: test_scheduler_strategy::TestSchedulerInferChildrenWeightsFromHistoricUsage::test_equal_fair_share_after_setting_none_mode
+    equal_fair_share_after_config_change("historic_none", True,
+                                         {"aggregation_mode": "none", "ema_alpha": 1.0})
+
+
+@case
+def historic_zero_alpha():
+    # upstream: test_scheduler_strategy::TestSchedulerInferChildrenWeightsFromHistoricUsage::test_equal_fair_share_after_setting_zero_alpha
+    equal_fair_share_after_config_change("historic_zero_alpha", True,
+                                         {"aggregation_mode": "exponential_moving_average", "ema_alpha": 0.0})
 
 
 @case
