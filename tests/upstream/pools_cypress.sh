@@ -288,7 +288,7 @@ def remove_breaks_validation(t):
     set_(T + t + "/nirvana/@min_share_resources", {"cpu": 10})
     set_(T + t + "/nirvana/prod/@min_share_resources", {"cpu": 10})
     refused("remove", {"path": T + t + "/nirvana/@min_share_resources"})
-    eq(get(T + t + "/nirvana/@min_share_resources")["cpu"], 10, "value preserved")
+    eq(get(T + t + "/nirvana/@min_share_resources"), {"cpu": 10}, "value preserved")
 
 
 @case
