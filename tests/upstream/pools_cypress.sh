@@ -211,6 +211,60 @@ def tree_depth(t):
     eq(exists(chain[:chain.index("/pool28")] + "/a/b"), True, "b at depth 30")
 
 
+# upstream's master snapshot cases: poolsched's pool trees live in its store (SQLite here), and a
+# restart of the scheduler stands for upstream's restart of the master from a snapshot
+
+
+def restart():
+    s.stop()
+    s.start()
+
+
+@case
+def structure_after_restart(t):
+    # upstream: test_scheduler_pools::TestSchedulerPoolManipulations::test_structure_loads_from_snapshot
+    create_tree(t)
+    create_pool("nirvana", t)
+    create_pool("prod", t, "nirvana")
+    restart()
+    eq(get(T + t), {"nirvana": {"prod": {}}}, "after a restart")
+
+
+@case
+def max_depth_after_restart(t):
+    # upstream: test_scheduler_pools::TestSchedulerPoolManipulations::test_max_depth_structure_loads_from_snapshot
+    # (upstream creates pools one level deeper until refused, then restarts; here the deepest
+    # chain is also checked to be there after the restart)
+    create_tree(t)
+    create_pool("pool0", t)
+    i = 0
+    while i < 100 and s.call("create", pool_body("pool%d" % (i + 1), t, "pool%d" % i))[0] == 200:
+        i += 1
+    eq(i, 29, "pools created below pool0 before the refusal")
+    restart()
+    eq(exists(T + t + "/" + "/".join("pool%d" % k for k in range(i + 1))), True, "the chain after a restart")
+
+
+@case
+def validation_after_restart(t):
+    # upstream: test_scheduler_pools::TestSchedulerPoolManipulations::test_validation_works_after_load_from_snapshot
+    create_tree(t)
+    create_pool("nirvana", t)
+    create_pool("prod", t, "nirvana")
+    restart()
+    refused("create", {"type": "scheduler_pool_tree", "attributes": {"name": t}})
+    refused("create", pool_body("prod", t))
+
+
+@case
+def creation_after_restart(t):
+    # upstream: test_scheduler_pools::TestSchedulerPoolManipulations::test_creation_works_after_load_from_snapshot
+    create_tree(t)
+    create_pool("nirvana", t)
+    restart()
+    create_pool("prod", t, "nirvana")
+    eq(get(T + t), {"nirvana": {"prod": {}}}, "created after a restart")
+
 @case
 def set_get_attribute(t):
     # upstream: test_scheduler_pools::TestSchedulerPoolManipulations::test_set_and_get_pool_attribute
