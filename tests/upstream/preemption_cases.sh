@@ -41,6 +41,8 @@ sc = scenario(three, base_tree([{"name": "fake_pool"},
               [op("op1", 0, "fake_pool", jobs=3, duration=LONG), op("op2", 5000, "test_pool", jobs=1, duration=1000)],
               duration=30000, heartbeat=100, fs=100)
 r = load(run("preemption", sc)[0])
+got = r.ratios("fake_pool", 4999)
+check(got[0] >= 0.999 and got[1] >= 0.999, f"test_preemption: fake_pool fair share, usage {got}; upstream >= 0.999")
 check(r.ops["op2"]["finish_time"] != "", f"test_preemption: op2 did not finish: {r.ops['op2']}")
 check(len(of(r, "job_preempted", "op1")) >= 1, "test_preemption: op1 lost no job")
 
@@ -100,6 +102,7 @@ sc = scenario([nodes("n", 1, cpu=2, slots=2)],
                op("graceful", 1000, "pool", jobs=2, duration=LONG, preemption_mode="graceful")],
               duration=30000, heartbeat=100, fs=100)
 r = load(run("graceful_bug", sc)[0])
+check(running(r, 4999, "graceful") == 1, f"graceful bug: {running(r, 4999, 'graceful')} jobs beside the placeholder, upstream 1")
 check(running(r, 29999, "graceful") == 2, f"graceful bug: {running(r, 29999, 'graceful')} jobs running, upstream 2")
 
 # TestResourceLimitsOverdraftPreemption: 2 nodes of 2 cpu / 2 slots, node 0 unusable at first;
@@ -211,6 +214,7 @@ sc = scenario(ten, {"physical": t}, [op("regular", 0, "regular_pool", jobs=1, du
                                      op("starving", 1000, "starving_pool", jobs=9, duration=LONG)],
               duration=10000, heartbeat=100, fs=100)
 r = load(run("increase_op", sc)[0])
+check(running(r, 2000, "regular") == 1, f"increase_for_operation: regular_op runs {running(r, 2000, 'regular')} job of 2 cpu")
 check(running(r, 2000, "starving") == 8, f"increase_for_operation: starving_op runs {running(r, 2000, 'starving')}, upstream 8")
 check(r.status_at("starving") == "starving", f"increase_for_operation: starving_op is {r.status_at('starving')}")
 

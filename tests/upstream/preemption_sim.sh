@@ -120,6 +120,9 @@ def conditional_scenario(extra):
 r = load(run("conditional_off", conditional_scenario({"enable_conditional_preemption": False}))[0])
 check(usage_at_end(r, "donor", 0.5) == 1.5 and usage_at_end(r, "starving", 0.5) == 0,
       f"conditional off: donor {usage_at_end(r, 'donor', 0.5)}, starving {usage_at_end(r, 'starving', 0.5)}; upstream 1.5 and 0")
+# before starving_op comes, donor_op (below its 2 cpu share) and its pool are starving
+early = (r.status_at("donor", 9999), r.status_at("guaranteed_pool", 9999))
+check("non_starving" not in early, f"conditional off: donor_op, guaranteed_pool before starving_op: {early}")
 st = [e for e in r.of_type("starvation_status_changed") if e["element"] in ("donor", "starving", "guaranteed_pool")]
 last = {e["element"]: e["status"] for e in st}
 check(last.get("donor", "non_starving") == "non_starving" and last.get("starving") != "non_starving"
