@@ -28,10 +28,10 @@ def resource_limits_runtime():
     env = Env("limits_runtime", nodes=3)
     try:
         op = env.op(jobs=3, resource_limits={"user_slots": 1})
-        env.wait(lambda: running_slots(env, op) == 1, "one job")
+        upslib.check_running_jobs(env, op, 1, "user_slots 1")
         env.s.ok("update_op_parameters", {"operation_id": op, "parameters": {
             "scheduling_options_per_pool_tree": {"physical": {"resource_limits": {"user_slots": 2}}}}})
-        env.wait(lambda: running_slots(env, op) == 2, "two jobs")
+        upslib.check_running_jobs(env, op, 2, "user_slots 2")
     finally:
         env.stop()
 

@@ -114,12 +114,10 @@ def resource_limits():
         env.wait(lambda: all(near(env.pool_attr("test_pool", "specified_resource_limits")[k], v)
                              for k, v in limits.items()), "pool specified_resource_limits")
         op = env.op(jobs=3, pool="test_pool")
-        env.wait(lambda: near(env.op_attr(op, "resource_usage")["user_slots"], 1), "one job")
-        time.sleep(0.3)
-        env.beat()
-        check(env.op_attr(op, "resource_usage")["user_slots"] == 1, "resource_limits: still one job")
+        upslib.check_running_jobs(env, op, 1, "the pool's limits")
         env.s.ok("abort_op", {"operation_id": op})
         op = env.op(jobs=3, pool="test_pool", resource_limits=limits)
+        upslib.check_running_jobs(env, op, 1, "the operation's limits too")
         env.wait(lambda: all(near(env.op_attr(op, "specified_resource_limits")[k], v)
                              for k, v in limits.items()), "operation specified_resource_limits")
     finally:
@@ -213,10 +211,13 @@ def default_parent_pool():
         root = env.s.token("root")   # upstream's test user
         env.op(token=root)
         env.op(token=root, pool="my_pool")
+        env.wait(lambda: sum(len(n.running) for n in env.nodes) == 2, "each operation runs its job")
         env.wait(lambda: env.pool_attr("root", "parent") == "default_pool", "root under default_pool")
         check(env.pool_attr("my_pool", "parent") == "default_pool", "my_pool under default_pool")
         got = env.get(ORCHID + "/user_to_ephemeral_pools/root")
         check(sorted(got or []) == ["my_pool", "root"], "user_to_ephemeral_pools/root: %s" % got)
+        # upstream then removes default_pool while its ephemeral pools run; poolsched refuses to
+        # remove a pool with pools or operations below it (docs/api.md), so that step is left out
     finally:
         env.stop()
 
@@ -436,15 +437,16 @@ def integral_pools_orchid():
         env.pool("burst_pool", min_share_resources={"cpu": 2}, integral_guarantees=burst(3, 7))
         env.pool("relaxed_pool", integral_guarantees=relaxed(5))
         a = env.pool_attr
-        env.wait(lambda: near(a("relaxed_pool", "specified_resource_flow_ratio"), 0.5), "orchid")
+        # upstream compares these exactly
+        env.wait(lambda: a("relaxed_pool", "specified_resource_flow_ratio") == 0.5, "orchid")
         check(a("burst_pool", "integral_guarantee_type") == "burst", "burst type")
-        check(near(a("burst_pool", "specified_burst_ratio"), 0.7), "specified_burst_ratio")
-        check(near(a("burst_pool", "specified_resource_flow_ratio"), 0.3), "burst flow ratio")
-        check(near(a("burst_pool", "integral_pool_capacity")["cpu"], 3.0 * 86400), "burst capacity")
+        check(a("burst_pool", "specified_burst_ratio") == 0.7, "specified_burst_ratio")
+        check(a("burst_pool", "specified_resource_flow_ratio") == 0.3, "burst flow ratio")
+        check(a("burst_pool", "integral_pool_capacity")["cpu"] == 3.0 * 86400, "burst capacity")
         check(a("relaxed_pool", "integral_guarantee_type") == "relaxed", "relaxed type")
-        check(near(a("relaxed_pool", "integral_pool_capacity")["cpu"], 5.0 * 86400), "relaxed capacity")
-        check(near(a("<Root>", "total_resource_flow_ratio"), 0.8), "root total flow")
-        check(near(a("<Root>", "total_burst_ratio"), 0.7), "root total burst")
+        check(a("relaxed_pool", "integral_pool_capacity")["cpu"] == 5.0 * 86400, "relaxed capacity")
+        check(a("<Root>", "total_resource_flow_ratio") == 0.8, "root total flow")
+        check(a("<Root>", "total_burst_ratio") == 0.7, "root total burst")
     finally:
         env.stop()
 
@@ -458,10 +460,10 @@ def burst_and_flow_ratio_orchid():
                                                 "burst_guarantee_resources": {"cpu": 8}})
         env.pool("child", "parent", integral_guarantees=burst(3, 5))
         a = env.pool_attr
-        env.wait(lambda: near(a("parent", "total_burst_ratio"), 0.5), "parent burst")
-        env.wait(lambda: near(a("parent", "total_resource_flow_ratio"), 0.3), "parent flow")
-        env.wait(lambda: near(a("child", "total_burst_ratio"), 0.5), "child burst")
-        env.wait(lambda: near(a("child", "total_resource_flow_ratio"), 0.3), "child flow")
+        env.wait(lambda: a("parent", "total_burst_ratio") == 0.5, "parent burst")
+        env.wait(lambda: a("parent", "total_resource_flow_ratio") == 0.3, "parent flow")
+        env.wait(lambda: a("child", "total_burst_ratio") == 0.5, "child burst")
+        env.wait(lambda: a("child", "total_resource_flow_ratio") == 0.3, "child flow")
     finally:
         env.stop()
 

@@ -72,6 +72,22 @@ class Env:
         self.s.stop()
 
 
+def check_running_jobs(env, op, n, what):
+    """upstream's TestResourceUsage._check_running_jobs: the operation never runs more than n
+    jobs, and runs exactly n at 10 looks 0.1 s apart (of at most 100)."""
+    seen = 0
+    for _ in range(100):
+        time.sleep(0.1)
+        env.beat()
+        running = (env.op_attr(op, "resource_usage") or {}).get("user_slots", 0)
+        if running > n:
+            raise AssertionError("%s: %s jobs running, at most %d" % (what, running, n))
+        seen += running == n
+        if seen == 10:
+            return
+    raise AssertionError("%s: %d jobs running at only %d of 100 looks" % (what, n, seen))
+
+
 def near(a, b, eps=1e-4):
     """YTsaurus's are_almost_equal (yt/python/yt/test_helpers): absolute error below 1e-4."""
     return a is not None and abs(a - b) < eps
