@@ -790,7 +790,7 @@ def operation_satisfaction_distribution_profiling():
                 "scheduling_options_per_pool_tree": {"physical": {"resource_limits": {"user_slots": demand}}}}})
         local = lambda op: env.op_attr(op, "local_satisfaction_ratio")
         for op, (usage, demand) in zip(ops, USAGE_AND_DEMANDS):
-            env.wait(lambda: near(local(op), usage / demand) or local(op),
+            env.wait(lambda: local(op) == usage / demand or local(op),   # exactly, as upstream
                      "%s local satisfaction %g" % (op, usage / demand))
         env.wait(lambda: local(blocking) >= UPPER_BOUND or local(blocking), "blocking satisfaction")
 
@@ -922,6 +922,7 @@ def explicit_guarantees():
     env = vector_env("explicit_guarantees")
     try:
         env.pool("pool", strong_guarantee_resources={"cpu": 30, "user_slots": 30})
+        wait_vec(env, "pool", "strong_guarantee_resources", {"cpu": 30, "user_slots": 30})
         wait_vec(env, "pool", "effective_strong_guarantee_resources", {"cpu": 30, "user_slots": 30, "network": 300})
         wait_vec(env, "pool", "strong_guarantee_share", {"cpu": 1.0, "user_slots": 1.0, "network": 1.0})
         env.pool("subpool1", "pool", strong_guarantee_resources={"cpu": 10, "user_slots": 20})
