@@ -974,12 +974,14 @@ def partially_explicit_with_scaling():
 
 
 def overcommit_alert(env):
-    # upstream checks the alert's inner error code (PoolTreeGuaranteesOvercommit); poolsched's
-    # alert is update_fair_share with upstream's message in its inner error (docs/api.md)
+    # upstream checks the alert's inner error code, PoolTreeGuaranteesOvercommit (29000), two
+    # levels down (its alert gathers the trees' errors); poolsched's update_fair_share alert is
+    # the tree's error, so the code is one level down, with upstream's message (docs/api.md)
     def found():
         for a in env.get("//sys/scheduler/@alerts") or []:
             if a["attributes"]["alert_type"] == "update_fair_share" and any(
-                    "exceed total cluster resources" in e["message"] for e in a.get("inner_errors", [])):
+                    e["code"] == 29000 and "exceed total cluster resources" in e["message"]
+                    for e in a.get("inner_errors", [])):
                 return True
         return env.get("//sys/scheduler/@alerts")
     env.wait(found, "guarantee overcommit alert")
