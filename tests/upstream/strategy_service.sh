@@ -132,21 +132,21 @@ def apply_specified_resource_limits_to_demand():
         env.pool("pool", resource_limits={"cpu": 0})
         op = env.op(jobs=3, pool="pool", apply_specified_resource_limits_to_demand=True)
         dem = lambda: env.op_attr(op, "resource_demand")
-        env.wait(lambda: near(dem()["cpu"], 3.0) and near(dem()["user_slots"], 3), "demand 3/3")
+        env.wait(lambda: dem()["cpu"] == 3.0 and dem()["user_slots"] == 3, "demand 3/3")
 
         def limits(cpu, slots):
             env.s.ok("update_op_parameters", {"operation_id": op, "parameters": {
                 "scheduling_options_per_pool_tree": {"physical": {
                     "resource_limits": {"cpu": cpu, "user_slots": slots}}}}})
         limits(3.0, 2)
-        env.wait(lambda: near(dem()["cpu"], 3.0) and near(dem()["user_slots"], 2), "demand 3/2")
+        env.wait(lambda: dem()["cpu"] == 3.0 and dem()["user_slots"] == 2, "demand 3/2")
         limits(1.0, 2)
-        env.wait(lambda: near(dem()["cpu"], 1.0) and near(dem()["user_slots"], 2), "demand 1/2")
+        env.wait(lambda: dem()["cpu"] == 1.0 and dem()["user_slots"] == 2, "demand 1/2")
         env.s.set("//sys/pool_trees/physical/pool/@non_preemptible_resource_usage_threshold",
                   {"user_slots": 3})
         env.s.set("//sys/pool_trees/physical/pool/@resource_limits", {"cpu": 2.0})
         limits(3.0, 3)
-        env.wait(lambda: near(dem()["cpu"], 3.0) and near(dem()["user_slots"], 3), "demand 3/3 again")
+        env.wait(lambda: dem()["cpu"] == 3.0 and dem()["user_slots"] == 3, "demand 3/3 again")
         env.wait(lambda: env.op_attr(op, "resource_usage")["user_slots"] == 2, "usage 2")
         limits(1.0, 0)
         # upstream sleeps 3 s: the limits are below the usage, but both jobs are below the
@@ -155,7 +155,7 @@ def apply_specified_resource_limits_to_demand():
         while time.time() < end:
             env.beat()
             time.sleep(0.1)
-        env.wait(lambda: near(dem()["cpu"], 2.0) and near(dem()["user_slots"], 2), "demand = usage 2/2")
+        env.wait(lambda: dem()["cpu"] == 2.0 and dem()["user_slots"] == 2, "demand = usage 2/2")
         env.wait(lambda: env.op_attr(op, "resource_usage")["user_slots"] == 2, "usage kept")
         told = [j for n in env.nodes for j in list(n.interrupted) + list(n.finished)]
         check(not told and sum(len(n.running) for n in env.nodes) == 2,
@@ -172,10 +172,10 @@ def limited_resource_demand():
         env.pool("some_pool", resource_limits={"user_slots": 1})
         env.op(jobs=3, pool="some_pool")
         a = lambda k: env.pool_attr("some_pool", k)
-        env.wait(lambda: near(a("resource_demand")["user_slots"], 3.0), "demand slots 3")
-        env.wait(lambda: near(a("resource_demand")["cpu"], 3.0), "demand cpu 3")
-        env.wait(lambda: near(a("limited_resource_demand")["user_slots"], 1.0), "limited slots 1")
-        env.wait(lambda: near(a("limited_resource_demand")["cpu"], 1.0), "limited cpu 1")
+        env.wait(lambda: a("resource_demand")["user_slots"] == 3.0, "demand slots 3")
+        env.wait(lambda: a("resource_demand")["cpu"] == 3.0, "demand cpu 3")
+        env.wait(lambda: a("limited_resource_demand")["user_slots"] == 1.0, "limited slots 1")
+        env.wait(lambda: a("limited_resource_demand")["cpu"] == 1.0, "limited cpu 1")
     finally:
         env.stop()
 
@@ -190,12 +190,12 @@ def limited_resource_demand_hierarchical():
         env.pool("child_pool2", "parent_pool", resource_limits={"cpu": 2})
         env.op(jobs=3, pool="child_pool1")
         a = lambda p, k: env.pool_attr(p, k)
-        env.wait(lambda: near(a("child_pool1", "resource_demand")["cpu"], 3.0), "child1 demand 3")
-        env.wait(lambda: near(a("child_pool1", "limited_resource_demand")["cpu"], 1.0), "child1 limited 1")
+        env.wait(lambda: a("child_pool1", "resource_demand")["cpu"] == 3.0, "child1 demand 3")
+        env.wait(lambda: a("child_pool1", "limited_resource_demand")["cpu"] == 1.0, "child1 limited 1")
         env.op(jobs=5, pool="child_pool2")
-        env.wait(lambda: near(a("child_pool2", "resource_demand")["cpu"], 5.0), "child2 demand 5")
-        env.wait(lambda: near(a("child_pool2", "limited_resource_demand")["cpu"], 2.0), "child2 limited 2")
-        env.wait(lambda: near(a("parent_pool", "limited_resource_demand")["cpu"], 3.0), "parent limited 3")
+        env.wait(lambda: a("child_pool2", "resource_demand")["cpu"] == 5.0, "child2 demand 5")
+        env.wait(lambda: a("child_pool2", "limited_resource_demand")["cpu"] == 2.0, "child2 limited 2")
+        env.wait(lambda: a("parent_pool", "limited_resource_demand")["cpu"] == 3.0, "parent limited 3")
     finally:
         env.stop()
 
