@@ -241,7 +241,7 @@ try:
     blocking = vanilla(s, 1, pool_trees=["other"])
     wait(lambda: len(jobs(s, blocking, "running")) == 1, nodes, "the blocking op runs")
     op = vanilla(s, 2, pool_trees=["physical", "other"])
-    beat_all(nodes, 1.0)
+    beat_all(nodes, 3.0)   # upstream: time.sleep(3)
     # 2 nodes in other, 1 in physical; other's pool is full (max_running_operation_count_per_pool
     # 1), so op runs in physical only: 1 of its 2 jobs
     check(len(jobs(s, op, "running")) == 1, "op runs 1 job: %s" % jobs(s, op))
