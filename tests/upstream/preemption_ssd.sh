@@ -74,6 +74,8 @@ def unpreemptible_at_ssd():
 
 # ---- test_regular_ssd_priority_preemption -------------------------------------------------
 # upstream: test_scheduler_preemption::TestSsdPriorityPreemption::test_regular_ssd_priority_preemption
+# (upstream also reads the SSD job's disk_quota_usage, only ssd_slots: the simulator has no
+# per-job disk quota output)
 blocking, ev = unpreemptible_at_ssd()
 for enable in (False, True):
     r = sim(f"regular_{enable}", tree(enable), [blocking, ssd_op("ssd", 4000, jobs=4)], [ev])
@@ -141,7 +143,8 @@ print("aggressive preemption of SSD jobs for SSD jobs: 1 cpu")
 
 # ---- test_forbid_regular_jobs_on_ssd_nodes -------------------------------------------------
 # upstream: test_scheduler_preemption::TestSsdPriorityPreemption::test_forbid_regular_jobs_on_ssd_nodes
-# Upstream aborts regular_op before starting ssd_op; here regular_op's jobs end at 10 s.
+# Upstream aborts regular_op before starting ssd_op; here regular_op's jobs end at 10 s. Upstream
+# also reads are_regular_jobs_on_ssd_nodes_allowed, which the simulator does not output.
 r = sim("forbid", tree(True),
         [op("protected", 0, "protected", jobs=4, duration=10 ** 7),
          op("regular", 2000, "regular", jobs=4, duration=8000),
@@ -159,6 +162,8 @@ print("forbid regular jobs on SSD nodes")
 # upstream: test_scheduler_preemption::TestSsdPriorityPreemption::test_ignore_preemption_blocking_ancestor_for_ssd_jobs
 # prod's blocking op runs 4 jobs of 1.5 cpu (6 cpu); prod is below its satisfaction threshold, which
 # blocks preemption of its jobs (preemption_check_satisfaction) for every stage but the SSD ones.
+# Upstream waits for blocking_op's satisfaction ratios (0.8, then 4.5/7); the simulator has no
+# per-operation satisfaction, so its usage is checked (4.5 of its 7 cpu fair share).
 r = sim("ignore_blocking", tree(True, {"preemption_check_satisfaction": True}),
         [op("blocking", 0, "prod", jobs=5, duration=10 ** 7, cpu=1.5), ssd_op("ssd", 2000, "research")],
         pools=[{"name": "prod", "strong_guarantee_resources": {"cpu": 7}},
