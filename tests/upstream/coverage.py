@@ -114,6 +114,8 @@ def render(files, found, audited):
         out.append(f"| `{path}` | " + " | ".join(str(x) for x in row) + " |")
         tot = [a + b for a, b in zip(tot, row)]
     out.append("| **all** | " + " | ".join(str(x) for x in tot) + " |")
+    out += ["", f"Audited: {tot[2] + tot[3]} of the {tot[1]} translated cases, {tot[2]} faithful and "
+                f"{tot[3]} weaker; {tot[4]} not audited yet."]
     out += ["", "## Audited translations that assert less than upstream", ""]
     if not any(v != "faithful" for v in audited.values()):
         out += ["None.", ""]
