@@ -16,7 +16,9 @@
  *     (other than the root) sets it, and the children's sum must not exceed the parent's;
  *   - an integral pool (guarantee_type burst or relaxed) cannot have children with integral
  *     resources;
- *   - a pool in fifo mode cannot have child pools.
+ *   - a pool in fifo mode cannot have child pools;
+ *   - a pool is at most PS_POOL_TREE_DEPTH_LIMIT levels below the root (the root's children
+ *     are at depth 1), checked for its whole subtree when it is created or moved.
  * Messages name the pool(s) involved, the key and the values.
  *
  * Counts: operation_count (started: pending + running) and running_operation_count of a pool
@@ -53,6 +55,9 @@
 
 struct ps_pool_tree;
 struct ps_tree_op;
+
+/* Upstream's depth limit of a scheduler pool tree (the master's GetDepthLimit). */
+#define PS_POOL_TREE_DEPTH_LIMIT 30
 
 /* Dynamic characteristics of a pool or an operation in one tree (pool-characteristics.txt),
  * filled by ps_pool_tree_apply_fs (tree_fs.h) from the last fair share update. Ratios are

@@ -180,6 +180,39 @@ static int check_main_resource(const char *name, const struct ps_pool_config *cf
     return 0;
 }
 
+/* Levels below the root of the pool's subtree: 0 for a pool without child pools. */
+static int subtree_height(const struct ps_pool_tree *tree, const struct ps_pool *pool)
+{
+    int height = 0;
+    for (int i = 0; pool && i < tree->pool_count; i++) {
+        int up = 0;
+        const struct ps_pool *a = tree->pools[i];
+        for (; a && a != pool; a = a->parent)
+            up++;
+        if (a && up > height)
+            height = up;
+    }
+    return height;
+}
+
+/* Upstream's master keeps a scheduler pool tree at most PS_POOL_TREE_DEPTH_LIMIT levels below
+ * the root (TSchedulerPoolTypeHandler::GetDepthLimit, checked when a pool is attached). */
+static int check_depth(const struct ps_pool_tree *tree, const struct ps_pool *self, const char *name,
+                       const struct ps_pool *parent, struct ps_error *err)
+{
+    int depth = 1;
+    for (const struct ps_pool *a = parent; a && !a->is_root; a = a->parent)
+        depth++;
+    int deepest = depth + subtree_height(tree, self);
+    if (deepest > PS_POOL_TREE_DEPTH_LIMIT)
+        return ps_error_set(err, PS_EINVAL,
+                            "pool \"%s\": scheduler_pool tree height limit exceeded: under parent "
+                            "\"%s\" its subtree would reach depth %d, the limit is %d",
+                            name, parent ? parent->name : "<Root>", deepest,
+                            PS_POOL_TREE_DEPTH_LIMIT);
+    return 0;
+}
+
 int ps_tree_validate_pool(const struct ps_pool_tree *tree, const struct ps_pool *pool,
                           const char *name, const struct ps_pool_config *config,
                           const struct ps_pool *parent, struct ps_error *err)
@@ -190,6 +223,8 @@ int ps_tree_validate_pool(const struct ps_pool_tree *tree, const struct ps_pool 
         return rc;
     }
     rc = check_main_resource(name, config, tree->config.main_resource, err);
+    if (rc == 0)
+        rc = check_depth(tree, pool, name, parent, err);
     if (rc == 0)
         rc = check_against_parent(tree, pool, name, config, parent, err);
     if (rc == 0)

@@ -18,6 +18,9 @@ json_t *ps_alert_new(const char *alert_type, const char *message, json_t *attrib
 
 /* ---- guarantees overcommitted ----------------------------------------------------------- */
 
+/* upstream's EErrorCode::PoolTreeGuaranteesOvercommit (yt/yt/library/vector_hdrf/public.h) */
+#define POOL_TREE_GUARANTEES_OVERCOMMIT 29000
+
 /* Upstream's check (ValidateAndAdjustSpecifiedGuarantees): the root's children's strong
  * guarantees plus every burst guarantee (resource flow) against the cluster. The engine scales
  * the root's strong guarantee and every burst ratio down by one factor when they do not fit;
@@ -28,7 +31,7 @@ static void zero_total_alert(struct ps_pool_tree *tree, json_t *list, bool burst
     char msg[256];
     snprintf(msg, sizeof msg, "Strong guarantees and %s exceed total cluster resources",
              burst ? "burst guarantees" : "resource flows");
-    json_t *inner = json_pack("{s:i, s:s, s:{s:O, s:s}}", "code", 1, "message", msg, "attributes",
+    json_t *inner = json_pack("{s:i, s:s, s:{s:O, s:s}}", "code", POOL_TREE_GUARANTEES_OVERCOMMIT, "message", msg, "attributes",
                               "pools", pools, "resource", ps_resource_name(resource));
     char top[512];
     snprintf(top, sizeof top,
@@ -98,7 +101,7 @@ static void overcommit_alert(struct ps_pool_tree *tree, json_t *list, bool burst
     char msg[256];
     snprintf(msg, sizeof msg, "Strong guarantees and %s exceed total cluster resources",
              burst ? "burst guarantees" : "resource flows");
-    json_t *inner = json_pack("{s:i, s:s, s:{s:O, s:f, s:f, s:s}}", "code", 1, "message", msg,
+    json_t *inner = json_pack("{s:i, s:s, s:{s:O, s:f, s:f, s:s}}", "code", POOL_TREE_GUARANTEES_OVERCOMMIT, "message", msg,
                               "attributes", "pools", pools, "ratio", ratio, "scale_factor",
                               burst ? 1.0 / ratio : 1.0, "resource", ps_resource_name(worst));
     /* upstream's attributes of the error: the sums compared, per resource */

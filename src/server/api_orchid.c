@@ -147,6 +147,9 @@ static json_t *pool_json(struct ps_pool *p, const struct ps_tree_demands *d)
     json_object_set_new(e, "resource_usage", ps_api_resources_json(&p->usage));
     struct ps_resources specified = ps_resources_opt_or_infinite(&p->config.resource_limits);
     json_object_set_new(e, "specified_resource_limits", ps_api_resources_json(&specified));
+    /* the strong guarantee as the pool sets it (upstream's key), unset resources left out */
+    struct ps_resources strong = ps_resources_opt_or_infinite(&p->config.strong_guarantee_resources);
+    json_object_set_new(e, "strong_guarantee_resources", ps_api_resources_json(&strong));
     int gt = p->config.integral_guarantees.guarantee_type;
     json_object_set_new(e, "integral_guarantee_type",
                         json_string(gt >= 0 && gt < 3 ? guarantee_type_names[gt] : "none"));

@@ -105,11 +105,33 @@ class Result:
     def pool_rows(self, pool, tree=None):
         return [r for r in self.pools if r["pool"] == pool and (tree is None or r["tree"] == tree)]
 
+    def pool_at(self, pool, t, tree=None):
+        """pools.csv's row of pool at the last fair share update at or before t ({} if none)."""
+        rows = [x for x in self.pool_rows(pool, tree) if int(x["time"]) <= t]
+        return rows[-1] if rows else {}
+
+    def ratios(self, pool, t, tree=None):
+        """(fair_share_ratio, usage_ratio) of pool at t (nan before its first row). For the only
+        operation of its pool they are the operation's own."""
+        x = self.pool_at(pool, t, tree)
+        return float(x.get("fair_share_ratio", "nan")), float(x.get("usage_ratio", "nan"))
+
+    def status_at(self, element, t=float("inf")):
+        """A pool's or operation's starvation status after the updates at or before t."""
+        s = [e["status"] for e in self.of_type("starvation_status_changed")
+             if e["element"] == element and e["time"] <= t]
+        return s[-1] if s else "non_starving"
+
     def summary_pool(self, pool, tree=None):
         for p in self.summary["pools"]:
             if p["pool"] == pool and (tree is None or p["tree"] == tree):
                 return p
         fail(f"no pool {pool} in summary.json")
+
+
+def almost(a, b, eps=1e-4):
+    """YTsaurus's are_almost_equal (yt/python/yt/test_helpers): absolute error below 1e-4."""
+    return abs(a - b) < eps
 
 
 def load(out):

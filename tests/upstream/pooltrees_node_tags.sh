@@ -42,7 +42,7 @@ def beat_all(nodes, seconds=0.6):
         time.sleep(0.05)
 
 
-def wait(cond, nodes, what, timeout=8):
+def wait(cond, nodes, what, timeout=30):
     end = time.time() + timeout
     while time.time() < end:
         if cond():
@@ -117,9 +117,8 @@ try:
     check(s.get("//sys/scheduler/@alerts") == [], "no alerts")
     s.set(CN + "node0/@user_tags/end", "y")
     REFUSED.add("node0")
-    beat_all(nodes, 0.3)
-    check(s.get(NODES + "node0/scheduler_state") == "offline", "node0 offline: it matches 3 trees")
-    check(slots() == 2, "2 user slots left")
+    wait(lambda: s.get(NODES + "node0/scheduler_state") == "offline" and slots() == 2, nodes,
+         "node0 offline (it matches 3 trees), 2 user slots left")
     alerts = s.get("//sys/scheduler/@alerts")
     check(len(alerts) == 1 and alerts[0]["attributes"]["alert_type"] == "update_nodes_failed",
           "the update_nodes_failed alert: %s" % alerts)
@@ -127,14 +126,14 @@ try:
     check(inner.get("attributes", {}).get("node_id") == "node0" and
           sorted(inner["inner_errors"][0]["attributes"]["matched_pool_trees"]) ==
           ["physical", "supertree1", "supertree2"], "it names node0 and the 3 trees: %s" % inner)
+    beat_all(nodes, 0.2)   # node0 heartbeats (refused) at least once more
     check(nodes[0].last and "two pool trees" in str(nodes[0].last),
           "node0's heartbeats are refused naming the trees: %s" % nodes[0].last)
     # poolsched: fixing the tags brings the node back and clears the alert
     s.ok("remove", {"path": CN + "node0/@user_tags"})
     REFUSED.clear()
-    beat_all(nodes, 0.3)
-    check(s.get(NODES + "node0/scheduler_state") == "online", "node0 back online")
-    check(s.get("//sys/scheduler/@alerts") == [], "the alert cleared")
+    wait(lambda: s.get(NODES + "node0/scheduler_state") == "online", nodes, "node0 back online")
+    wait(lambda: s.get("//sys/scheduler/@alerts") == [], nodes, "the alert cleared")
     s.stop()
 
     # upstream: test_scheduler_pool_trees::TestPoolTreesReconfiguration::test_node_to_tree_map_in_orchid
@@ -239,7 +238,8 @@ try:
     s.set(CN + "node1/@user_tags", [])
     s.stop()
     s.start()
-    beat_all(nodes, 0.5)
+    wait(lambda: not jobs(s, op, "running"), nodes, "its job is gone: node1 left tree other")
+    beat_all(nodes, 5.0)   # upstream: time.sleep(5), then no job runs and the op still runs
     check(not jobs(s, op, "running"), "no job runs: node1 left tree other")
     check(s.ok("get_operation", {"operation_id": op})["state"] == "running", "op still running")
     s.set(CN + "node1/@user_tags", ["tagC"])

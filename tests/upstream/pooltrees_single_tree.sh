@@ -86,9 +86,21 @@ def run_and_check(s, nodes, spec, possible, jobs=10, keep=()):
 
 
 def sleeping(s, nodes, tree, jobs=1):
+    """An operation of `jobs` jobs in tree's research that keeps running; returns once its jobs
+    run and a fair share update has seen its demand (upstream waits for resource_demand > 0)."""
     st, out = vanilla(s, jobs, pool_trees=[tree], pool="research")
     op = out["operation_id"]
-    beat_all(nodes, 0.4)   # its jobs run (not finished) and a fair share update sees its demand
+    demand = ("//sys/scheduler/orchid/scheduler/scheduling_info_per_pool_tree/%s/fair_share_info/"
+              "pools/research/resource_demand" % tree)
+    running = lambda: sum(1 for j in s.ok("list_jobs", {"operation_id": op})["jobs"]
+                          if j["state"] == "running")
+    end = time.time() + 30
+    while time.time() < end:
+        beat_all(nodes, 0.1)
+        st, got = s.call("get", {"path": demand})
+        if st == 200 and got["value"].get("cpu", 0) > 0 and running() == jobs:
+            return op
+    check(False, "%s in %s: %d jobs running, demand %s" % (op, tree, running(), got))
     return op
 
 

@@ -41,6 +41,8 @@ sc = scenario(three, base_tree([{"name": "fake_pool"},
               [op("op1", 0, "fake_pool", jobs=3, duration=LONG), op("op2", 5000, "test_pool", jobs=1, duration=1000)],
               duration=30000, heartbeat=100, fs=100)
 r = load(run("preemption", sc)[0])
+got = r.ratios("fake_pool", 4999)
+check(got[0] >= 0.999 and got[1] >= 0.999, f"test_preemption: fake_pool fair share, usage {got}; upstream >= 0.999")
 check(r.ops["op2"]["finish_time"] != "", f"test_preemption: op2 did not finish: {r.ops['op2']}")
 check(len(of(r, "job_preempted", "op1")) >= 1, "test_preemption: op1 lost no job")
 
@@ -55,6 +57,13 @@ pre = of(r, "job_preempted", "op0")
 check(pre and pre[0]["preempted_for"] == "op1", f"test_preemptor_event_log: {pre}")
 aborted = [e for e in of(r, "job_aborted", "op0") if e["reason"] == "preemption"]
 check(aborted and aborted[0]["job_id"] == pre[0]["job_id"], "test_preemptor_event_log: the job_aborted event")
+# Upstream also checks preempted_for/job_id, the preemptor's job. The simulator's event names the
+# preemptor's operation only; its job is the one op1 started on the victim's node at that
+# moment, checked here (the service names that allocation in preemption_reason:
+# preemption_orchid.sh, test_pass_preemption_reason_to_node).
+started = of(r, "job_started", "op1")
+check(started and pre and started[0]["node_id"] == pre[0]["node_id"] and started[0]["time"] == pre[0]["time"],
+      f"test_preemptor_event_log: op1's job {started[:1]} took the victim's place {pre[:1]}")
 
 # upstream: test_scheduler_preemption::TestSchedulerPreemption::test_preemption_of_jobs_excessing_resource_limits
 # 3 running jobs; resource_limits/user_slots lowered to 1, then 0, by update_op_parameters.
@@ -93,13 +102,20 @@ sc = scenario([nodes("n", 1, cpu=2, slots=2)],
                op("graceful", 1000, "pool", jobs=2, duration=LONG, preemption_mode="graceful")],
               duration=30000, heartbeat=100, fs=100)
 r = load(run("graceful_bug", sc)[0])
+check(running(r, 4999, "graceful") == 1, f"graceful bug: {running(r, 4999, 'graceful')} jobs beside the placeholder, upstream 1")
 check(running(r, 29999, "graceful") == 2, f"graceful bug: {running(r, 29999, 'graceful')} jobs running, upstream 2")
 
 # TestResourceLimitsOverdraftPreemption: 2 nodes of 2 cpu / 2 slots, node 0 unusable at first;
 # op1 and op2 run one job each on node 1; then node 0 comes back and node 1 loses its cpu (or
-# its slots): both jobs are aborted and run again, on node 0.
-def overdraft(resource):
-    sc = scenario([nodes("n", 2, cpu=2, slots=2)], {"physical": {"job_interrupt_timeout": 1000}},
+# its slots): both jobs are aborted and run again, on node 0. Upstream's setup: the scheduler's
+# allowed_node_resources_overcommit_duration 1 s (a tree key here), the tree's
+# allocation_graceful_preemption_timeout 10 s and allocation_preemption_timeout 600 s, lowered to
+# 1 s by test_scheduler_preempt_overdraft_resources only.
+def overdraft(resource, preemption_timeout):
+    t = {"allowed_node_resources_overcommit_duration": 1000,
+         "allocation_graceful_preemption_timeout": 10000,
+         "allocation_preemption_timeout": preemption_timeout}
+    sc = scenario([nodes("n", 2, cpu=2, slots=2)], {"physical": t},
                   [op("op1", 1000, None, jobs=1, duration=LONG), op("op2", 1000, None, jobs=1, duration=LONG)],
                   duration=30000, heartbeat=100, fs=100)
     sc["events"] = [{"time": 0, "type": "set_node_resources", "node": "n-0", "resource_limits": {resource: 0}},
@@ -107,16 +123,20 @@ def overdraft(resource):
                     {"time": 10000, "type": "set_node_resources", "node": "n-1", "resource_limits": {resource: 0}}]
     r = load(run("overdraft_" + resource, sc)[0])
     for o in ("op1", "op2"):
-        starts = of(r, "job_started", o)
-        check(len(of(r, "job_aborted", o)) == 1 and len(starts) == 2 and starts[0]["node_id"] == "n-1"
+        starts, aborts = of(r, "job_started", o), of(r, "job_aborted", o)
+        check(len(aborts) == 1 and len(starts) == 2 and starts[0]["node_id"] == "n-1"
               and starts[1]["node_id"] == "n-0" and running(r, 29999, o) == 1,
               f"overdraft {resource}: {o} starts {[(e['time'], e['node_id']) for e in starts]}")
+    return r
 # upstream: test_scheduler_preemption::TestResourceLimitsOverdraftPreemption::test_scheduler_preempt_overdraft_resources
-overdraft("cpu")
+overdraft("cpu", 1000)
 # upstream: test_scheduler_preemption::TestResourceLimitsOverdraftPreemption::test_scheduler_force_abort
-# (disable_scheduler_jobs: the node reports no user slots)
-overdraft("user_slots")
-
+# (disable_scheduler_jobs: the node reports no user slots). With the 600 s preemption timeout a
+# job preempted the regular way would be interrupted and aborted 600 s later, past this run's
+# 30 s: both jobs aborted within it shows the abort was forced (the overcommit's 1 s).
+r = overdraft("user_slots", 600000)
+forced = [(e["preemption_reason"], e["interrupt_timeout"]) for e in r.of_type("job_preempted")]
+check(forced == [("resource_overcommit", 0)] * 2, f"force abort: preempted {forced}, upstream aborted at once")
 # TestSchedulerAggressivePreemption: 4 nodes of 2 cpu / 2 slots tagged group0, group1, group0,
 # group1; two operations of 4 jobs each, each filtered to one group, fill the cluster.
 AGG = {"aggressive_preemption_satisfaction_threshold": 0.2, "preemption_satisfaction_threshold": 1.0,
@@ -136,9 +156,16 @@ sc = scenario(groups, {"physical": t}, ops, duration=40000, heartbeat=100, fs=10
 sc["events"] = [{"time": 20000, "type": "set_pool_attribute", "pool": "special_pool",
                  "key": "enable_aggressive_starvation", "value": True}]
 r = load(run("aggressive", sc)[0])
-check(running(r, 4999, "op0") == 4 and running(r, 4999, "op1") == 4, "aggressive: the groups' operations fill the cluster")
-check(running(r, 19999, "special") == 0, f"aggressive: special runs {running(r, 19999, 'special')} before, upstream 0")
-check(running(r, 39999, "special") == 1, f"aggressive: special runs {running(r, 39999, 'special')} after, upstream 1")
+for i in range(2):
+    got = r.ratios(f"fake_pool{i}", 4999)
+    check(almost(got[0], 1 / 2) and almost(got[1], 1 / 2) and running(r, 4999, f"op{i}") == 4,
+          f"aggressive: op{i} fair share, usage {got}, {running(r, 4999, f'op{i}')} jobs; upstream 1/2, 1/2, 4")
+got = r.ratios("special_pool", 19999)
+check(almost(got[0], 1 / 4) and almost(got[1], 0.0) and running(r, 19999, "special") == 0,
+      f"aggressive: special fair share, usage {got} before; upstream 1/4, 0")
+got = r.ratios("special_pool", 39999)
+check(almost(got[1], 1 / 4) and running(r, 39999, "special") == 1,
+      f"aggressive: special usage {got[1]}, {running(r, 39999, 'special')} jobs after; upstream 1/4, 1")
 
 # upstream: test_scheduler_preemption::TestSchedulerAggressivePreemption::test_no_aggressive_preemption_for_non_aggressively_starving_operation
 # bad_op (fake_pool, weight 10) holds all 8 slots; op1 (special_pool, weight 2, 2 jobs) gets one
@@ -153,8 +180,22 @@ sc = scenario([nodes("n", 4, cpu=2, slots=2)], {"physical": t}, ops, duration=50
 sc["events"] = [{"time": 30000, "type": "set_pool_attribute", "pool": "special_pool",
                  "key": "enable_aggressive_starvation", "value": True}]
 r = load(run("no_aggressive", sc)[0])
-got = [running(r, 14999, "op1"), running(r, 29999, "op1"), running(r, 29999, "op2"), running(r, 49999, "op1")]
-check(got == [1, 1, 0, 2], f"no aggressive preemption: op1 {got[0]}, {got[1]}, op2 {got[2]}, op1 after {got[3]}; upstream 1, 1, 0, 2")
+def expect(pool, op_id, t, fs, usage, jobs, what):
+    got = r.ratios(pool, t) + (running(r, t, op_id),)
+    check((fs is None or almost(got[0], fs)) and almost(got[1], usage) and got[2] == jobs,
+          f"no aggressive preemption: {what}: fair share, usage, jobs {got}; upstream {fs}, {usage}, {jobs}")
+expect("fake_pool", "bad", 4999, 1.0, 1.0, 8, "bad_op")
+# op1 gets its job, and has it still 3 s later (upstream's sleep) and until op2 starts
+for t in (8000, 11000, 14999):
+    expect("special_pool", "op1", t, 2 / 12, 1 / 8, 1, "op1 at %d ms" % t)
+check(r.status_at("op2", 18000) == "starving", f"no aggressive preemption: op2 is {r.status_at('op2', 18000)}")
+for t in (18000, 21000, 29999):
+    expect("regular_pool", "op2", t, 1 / 13, 0.0, 0, "op2 at %d ms" % t)
+# (1/8) / (1/6) = 0.75 < 0.9, the tolerance
+check(r.status_at("op1", 29999) == "starving", f"no aggressive preemption: op1 is {r.status_at('op1', 29999)}")
+expect("special_pool", "op1", 49999, None, 2 / 8, 2, "op1 after enable_aggressive_starvation")
+check(r.status_at("op1", 49999) == "non_starving",
+      f"no aggressive preemption: op1 is {r.status_at('op1', 49999)} at last, upstream non_starving")
 
 # TestIncreasedStarvationToleranceForFullySatisfiedDemand: one node of 10 cpu / 10 slots.
 INC = {"aggressive_preemption_satisfaction_threshold": 0.2, "preemption_satisfaction_threshold": 1.0,
@@ -162,10 +203,6 @@ INC = {"aggressive_preemption_satisfaction_threshold": 0.2, "preemption_satisfac
        "fair_share_starvation_timeout": 100, "fair_share_aggressive_starvation_timeout": 200,
        "preemptive_scheduling_backoff": 0, "max_ephemeral_pools_per_user": 5}
 ten = [nodes("n", 1, cpu=10, slots=10)]
-
-def last_status(r, element):
-    s = [e["status"] for e in r.of_type("starvation_status_changed") if e["element"] == element]
-    return s[-1] if s else "non_starving"
 
 # upstream: test_scheduler_preemption::TestIncreasedStarvationToleranceForFullySatisfiedDemand::test_increase_for_operation
 # regular_op (2 cpu, regular_pool with 1 cpu guaranteed) leaves 8 cpu to starving_op (9 jobs,
@@ -177,8 +214,9 @@ sc = scenario(ten, {"physical": t}, [op("regular", 0, "regular_pool", jobs=1, du
                                      op("starving", 1000, "starving_pool", jobs=9, duration=LONG)],
               duration=10000, heartbeat=100, fs=100)
 r = load(run("increase_op", sc)[0])
+check(running(r, 2000, "regular") == 1, f"increase_for_operation: regular_op runs {running(r, 2000, 'regular')} job of 2 cpu")
 check(running(r, 2000, "starving") == 8, f"increase_for_operation: starving_op runs {running(r, 2000, 'starving')}, upstream 8")
-check(last_status(r, "starving") == "starving", f"increase_for_operation: starving_op is {last_status(r, 'starving')}")
+check(r.status_at("starving") == "starving", f"increase_for_operation: starving_op is {r.status_at('starving')}")
 
 # upstream: test_scheduler_preemption::TestIncreasedStarvationToleranceForFullySatisfiedDemand::test_no_increase_for_pool
 # regular_op runs 9 jobs in pool; starving_op (same pool) filters on a tag no node has: within
@@ -191,7 +229,7 @@ sc = scenario(ten, {"physical": t}, [op("regular", 0, "pool", jobs=9, duration=L
               duration=10000, heartbeat=100, fs=100)
 r = load(run("no_increase_pool", sc)[0])
 check(running(r, 999, "regular") == 9, "no_increase_for_pool: regular_op runs 9")
-check(last_status(r, "starving") == "starving" and last_status(r, "pool") == "non_starving",
-      f"no_increase_for_pool: starving_op {last_status(r, 'starving')}, pool {last_status(r, 'pool')}")
+check(r.status_at("starving") == "starving" and r.status_at("pool") == "non_starving",
+      f"no_increase_for_pool: starving_op {r.status_at('starving')}, pool {r.status_at('pool')}")
 print("preemption cases: all passed")
 PY

@@ -260,6 +260,48 @@ def pass_preemption_reason_to_node():
         env.stop()
 
 
+@case
+def preemption_priority_scope():
+    # upstream: test_scheduler_preemption::TestPreemptionPriorityScope::test_preemption_priority_scope
+    # One node of 10 cpu / 10 slots. first guarantees 4.9 cpu, second 5.1: normal_op (first)
+    # runs 5 jobs; starving_op (second) filters on a tag no node has and starves, and so does
+    # second; greedy_op (second, 3 jobs of 2 cpu) gets fair share 0.41 and 2 jobs. With
+    # operation_only, only greedy_op's own status counts (non_starving), so it stays at 4 cpu;
+    # with operation_and_ancestors, second's starvation lets it preempt normal_op: 6 cpu.
+    # Upstream also reads the node's last_preemptive_heartbeat_statistics
+    # (operation_count_by_preemption_priority), which poolsched's orchid does not have.
+    env = Env("priority_scope", cpu=10, slots=10, tree={
+        "preemption_satisfaction_threshold": 0.8, "fair_share_starvation_timeout": 1000,
+        "fair_share_starvation_tolerance": 0.95, "max_unpreemptible_running_job_count": 0,
+        "preemptive_scheduling_backoff": 0, "scheduling_preemption_priority_scope": "operation_only"})
+    try:
+        env.pool("first", strong_guarantee_resources={"cpu": 4.9, "user_slots": 5})
+        env.pool("second", strong_guarantee_resources={"cpu": 5.1, "user_slots": 5})
+        usage = lambda op: (env.op_attr(op, "resource_usage") or {}).get("cpu")
+        normal = env.op(jobs=5, pool="first")
+        env.wait(lambda: usage(normal) == 5.0 or usage(normal), "normal_op at 5 cpu")
+        starving = env.op(pool="second", scheduling_tag_filter="nonexistent_tag")
+        status = lambda op: env.op_attr(op, "starvation_status")
+        env.wait(lambda: status(starving) == "starving" or status(starving), "starving_op starving")
+        second = lambda: env.pool_attr("second", "starvation_status")
+        env.wait(lambda: second() == "starving" or second(), "second starving")
+        greedy = env.op(jobs=3, cpu=2, pool="second")
+        fs = lambda: (env.op_attr(greedy, "detailed_fair_share") or {}).get("total", {}).get("cpu")
+        env.wait(lambda: near(fs(), 0.41) or fs(), "greedy_op fair share 0.41")
+        env.wait(lambda: usage(greedy) == 4.0 or usage(greedy), "greedy_op at 4 cpu")
+        end = time.time() + 3.0   # upstream's sleep: nothing changes in 3 s
+        while time.time() < end:
+            env.beat()
+            time.sleep(0.1)
+        got = (usage(greedy), status(greedy), second())
+        check(got == (4.0, "non_starving", "starving"),
+              "after 3 s: greedy_op usage, status, second's status %r; upstream 4.0, non_starving, starving" % (got,))
+        tree_option(env, "scheduling_preemption_priority_scope", "operation_and_ancestors")
+        env.wait(lambda: usage(greedy) == 6.0 or usage(greedy), "greedy_op at 6 cpu")
+    finally:
+        env.stop()
+
+
 upslib.run(upslib.CASES, sys.argv[3:])
 finish()
 PYEOF

@@ -67,6 +67,13 @@ second = [e for e in r.of_type("starvation_status_changed") if e["element"] == "
 check(second and second[-1]["status"] == "starving", f"operation_only: second is {second[-1:]}, upstream starving")
 gst = [e for e in r.of_type("starvation_status_changed") if e["element"] == "greedy"]
 check(not gst or gst[-1]["status"] == "non_starving", f"operation_only: greedy_op is {gst[-1:]}, upstream non_starving")
+sst = [e for e in r.of_type("starvation_status_changed") if e["element"] == "starving"]
+check(sst and sst[-1]["status"] == "starving", f"operation_only: starving_op is {sst[-1:]}, upstream starving")
+# greedy_op's own fair share (upstream: 0.41) is per operation, which the simulator's time series
+# is not: preemption_orchid.sh checks it on the service; here second's 0.51 (0.41 + starving_op's
+# 0.1), with upstream's tolerance
+row = r.pool_rows("second")[-1]
+check(almost(float(row["fair_share_ratio"]), 0.51), f"operation_only: second's fair share {row['fair_share_ratio']}, 0.51")
 # ... and with operation_and_ancestors (upstream switches the option and waits for 6 cpu):
 # greedy_op reaches 6 cpu by preempting normal_op's job above its fair share. (normal_op, now
 # starving in turn, takes it back later; upstream's test ends at the 6 cpu.)
@@ -113,6 +120,9 @@ def conditional_scenario(extra):
 r = load(run("conditional_off", conditional_scenario({"enable_conditional_preemption": False}))[0])
 check(usage_at_end(r, "donor", 0.5) == 1.5 and usage_at_end(r, "starving", 0.5) == 0,
       f"conditional off: donor {usage_at_end(r, 'donor', 0.5)}, starving {usage_at_end(r, 'starving', 0.5)}; upstream 1.5 and 0")
+# before starving_op comes, donor_op (below its 2 cpu share) and its pool are starving
+early = (r.status_at("donor", 9999), r.status_at("guaranteed_pool", 9999))
+check("non_starving" not in early, f"conditional off: donor_op, guaranteed_pool before starving_op: {early}")
 st = [e for e in r.of_type("starvation_status_changed") if e["element"] in ("donor", "starving", "guaranteed_pool")]
 last = {e["element"]: e["status"] for e in st}
 check(last.get("donor", "non_starving") == "non_starving" and last.get("starving") != "non_starving"
@@ -187,11 +197,21 @@ def gang_scenario(allow):
     return scenario(groups, {"physical": t}, ops, duration=30000, heartbeat=100, fs=100)
 
 # upstream: test_scheduler_preemption::TestSchedulerAggressivePreemption::test_aggressive_preemption_for_gang_operations
+# Each operation is alone in its user's ephemeral pool (u0, u1, u2), so the pool's ratios are the
+# operation's. Upstream also reads the operations' aggressive_preemption_allowed and
+# effective_aggressive_preemption_allowed from the orchid, which the simulator has no output for.
 r = load(run("gang_disallowed", gang_scenario(False))[0])
-check(usage_at_end(r, "gang0", 1) == 4 and usage_at_end(r, "gang1", 1) == 4, "gang: the gang operations fill the cluster")
-check(max_usage(r, "starving", 2) == 0, "gang disallowed: starving_op got a job, upstream usage 0")
+for i in range(2):
+    got = r.ratios(f"u{i}", 4999) + (usage_at_end(r, f"gang{i}", 1),)
+    check(almost(got[0], 1 / 2) and almost(got[1], 1 / 2) and got[2] == 4,
+          f"gang: gang{i} fair share, usage, cpu {got}; upstream 1/2, 1/2, 4")
+got = r.ratios("u2", 29999)
+check(almost(got[0], 1 / 4) and almost(got[1], 0.0) and max_usage(r, "starving", 2) == 0,
+      f"gang disallowed: starving_op fair share, usage {got}; upstream 1/4, 0")
 r = load(run("gang_allowed", gang_scenario(True))[0])
-check(usage_at_end(r, "starving", 2) == 2, f"gang allowed: starving_op runs {usage_at_end(r, 'starving', 2)} cpu")
+got = r.ratios("u2", 29999)
+check(almost(got[0], 1 / 4) and usage_at_end(r, "starving", 2) == 2,
+      f"gang allowed: starving_op fair share {got[0]}, {usage_at_end(r, 'starving', 2)} cpu; upstream 1/4 (and the job)")
 print("aggressive preemption of gang operations: disallowed 0 cpu, allowed 2 cpu")
 
 # ---- TestSchedulerAggressivePreemption2::test_allow_aggressive_starvation_preemption_operation -
@@ -217,6 +237,16 @@ ops = [op("dishonest", 0, "dishonest_pool", jobs=2, duration=10 ** 7, cpu=5),
 r = load(run("allow_aggressive", scenario([nodes("n", 5, cpu=5, slots=5)], {"physical": t}, ops,
                                           duration=300000, heartbeat=100, fs=100))[0])
 check(max_usage(r, "honest_big", 1) == 10, "allow_aggressive: honest_big reaches 10 cpu (0.4) first")
+# upstream's waits, each before the next operation starts; each operation is alone in its pool
+for pool, t, fs, usage in (("dishonest_pool", 999, 0.4, 0.4), ("honest_subpool_small", 1999, 0.2, 0.2),
+                           ("honest_subpool_big", 4999, 0.6, 0.4)):
+    got = r.ratios(pool, t)
+    check(almost(got[0], fs) and almost(got[1], usage),
+          f"allow_aggressive: {pool} fair share, usage {got}; upstream {fs}, {usage}")
+for pool, fs, usage in (("special_pool", 0.4, 0.08), ("honest_subpool_big", 0.4, 0.32)):
+    got = r.ratios(pool, 35000)
+    check(almost(got[0], fs) and almost(got[1], usage),
+          f"allow_aggressive: {pool} fair share, usage {got} with op_special; upstream {fs}, {usage}")
 got = (r.running_at(35000).get("special", 0), r.running_at(35000).get("honest_big", 0))
 check(got == (2, 8), f"allow_aggressive: special and honest_big use {got} cpu; upstream 0.08 and 0.32 of 25 (2, 8)")
 # Beyond upstream's wait: once op_special is aggressively starving (the tree's

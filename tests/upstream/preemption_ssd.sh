@@ -64,10 +64,6 @@ def starts(r, op_id):
 def preempted(r, op_id):
     return [e for e in r.of_type("job_preempted") if e["operation_id"] == op_id]
 
-def last_status(r, element):
-    st = [e["status"] for e in r.of_type("starvation_status_changed") if e["element"] == element]
-    return st[-1] if st else "non_starving"
-
 # _run_sleeping_vanilla_with_unpreemptible_jobs_at_ssd_nodes: 8 jobs, first on the SSD nodes only
 # (a filter only they satisfy), then everywhere; the 4 jobs on the SSD nodes started first and stay
 # within the operation's fair share: non-preemptible.
@@ -78,13 +74,15 @@ def unpreemptible_at_ssd():
 
 # ---- test_regular_ssd_priority_preemption -------------------------------------------------
 # upstream: test_scheduler_preemption::TestSsdPriorityPreemption::test_regular_ssd_priority_preemption
+# (upstream also reads the SSD job's disk_quota_usage, only ssd_slots: the simulator has no
+# per-job disk quota output)
 blocking, ev = unpreemptible_at_ssd()
 for enable in (False, True):
     r = sim(f"regular_{enable}", tree(enable), [blocking, ssd_op("ssd", 4000, jobs=4)], [ev])
     if not enable:
         check(usage(r, "blocking") == 8, f"disabled: blocking op runs {usage(r, 'blocking')} jobs, upstream 8")
-        check(not starts(r, "ssd") and last_status(r, "ssd") == "starving",
-              f"disabled: ssd op starts {len(starts(r, 'ssd'))} jobs, is {last_status(r, 'ssd')}; upstream none, starving")
+        check(not starts(r, "ssd") and r.status_at("ssd") == "starving",
+              f"disabled: ssd op starts {len(starts(r, 'ssd'))} jobs, is {r.status_at('ssd')}; upstream none, starving")
         check(not preempted(r, "blocking"), "disabled: blocking op lost jobs")
     else:
         check(usage(r, "ssd") == 4, f"enabled: ssd op uses {usage(r, 'ssd')} cpu, upstream 4.0")
@@ -102,7 +100,7 @@ for enable in (False, True):
     r = sim(f"many_{enable}", tree(enable, {"max_unpreemptible_running_allocation_count": 1}), ops,
             pools=[{"name": "first"}, {"name": "second"}])
     if not enable:
-        check(not starts(r, "ssd") and last_status(r, "ssd") == "starving",
+        check(not starts(r, "ssd") and r.status_at("ssd") == "starving",
               f"many, disabled: ssd op starts {len(starts(r, 'ssd'))} jobs; upstream none, starving")
     else:
         check(usage(r, "ssd", 2) == 4, f"many, enabled: ssd op uses {usage(r, 'ssd', 2)} cpu, upstream 4.0")
@@ -129,8 +127,8 @@ for enable in (True, False):
     if enable:
         check(usage(r, "blocking") == 4 and not starts(r, "regular"),
               f"enabled: blocking {usage(r, 'blocking')} cpu, regular starts {len(starts(r, 'regular'))}; upstream 4.0 and none")
-        check(last_status(r, "regular") == "aggressively_starving",
-              f"enabled: regular op is {last_status(r, 'regular')}, upstream aggressively_starving")
+        check(r.status_at("regular") == "aggressively_starving",
+              f"enabled: regular op is {r.status_at('regular')}, upstream aggressively_starving")
     else:
         check(usage(r, "regular") == 1, f"disabled: regular op uses {usage(r, 'regular')} cpu, upstream 1.0")
 print("no aggressive preemption of SSD jobs for regular jobs")
@@ -145,7 +143,8 @@ print("aggressive preemption of SSD jobs for SSD jobs: 1 cpu")
 
 # ---- test_forbid_regular_jobs_on_ssd_nodes -------------------------------------------------
 # upstream: test_scheduler_preemption::TestSsdPriorityPreemption::test_forbid_regular_jobs_on_ssd_nodes
-# Upstream aborts regular_op before starting ssd_op; here regular_op's jobs end at 10 s.
+# Upstream aborts regular_op before starting ssd_op; here regular_op's jobs end at 10 s. Upstream
+# also reads are_regular_jobs_on_ssd_nodes_allowed, which the simulator does not output.
 r = sim("forbid", tree(True),
         [op("protected", 0, "protected", jobs=4, duration=10 ** 7),
          op("regular", 2000, "regular", jobs=4, duration=8000),
@@ -163,6 +162,8 @@ print("forbid regular jobs on SSD nodes")
 # upstream: test_scheduler_preemption::TestSsdPriorityPreemption::test_ignore_preemption_blocking_ancestor_for_ssd_jobs
 # prod's blocking op runs 4 jobs of 1.5 cpu (6 cpu); prod is below its satisfaction threshold, which
 # blocks preemption of its jobs (preemption_check_satisfaction) for every stage but the SSD ones.
+# Upstream waits for blocking_op's satisfaction ratios (0.8, then 4.5/7); the simulator has no
+# per-operation satisfaction, so its usage is checked (4.5 of its 7 cpu fair share).
 r = sim("ignore_blocking", tree(True, {"preemption_check_satisfaction": True}),
         [op("blocking", 0, "prod", jobs=5, duration=10 ** 7, cpu=1.5), ssd_op("ssd", 2000, "research")],
         pools=[{"name": "prod", "strong_guarantee_resources": {"cpu": 7}},

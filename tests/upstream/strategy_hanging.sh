@@ -24,7 +24,7 @@ CONFIG = {"fair_share_update_period": 100, "operation_hangup_check_period": 100,
           "operation_hangup_safe_timeout": 5000,
           "operation_hangup_min_schedule_job_attempts": 10,
           "operation_hangup_due_to_limiting_ancestor_safe_timeout": 5000}
-QUIET = 7.0   # seconds an operation that must not fail is watched
+QUIET = 10.0   # seconds an operation that must not fail is watched (upstream: time.sleep(10))
 
 
 def hang_env(name, config=None):

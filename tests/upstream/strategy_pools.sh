@@ -28,10 +28,10 @@ def resource_limits_runtime():
     env = Env("limits_runtime", nodes=3)
     try:
         op = env.op(jobs=3, resource_limits={"user_slots": 1})
-        env.wait(lambda: running_slots(env, op) == 1, "one job")
+        upslib.check_running_jobs(env, op, 1, "user_slots 1")
         env.s.ok("update_op_parameters", {"operation_id": op, "parameters": {
             "scheduling_options_per_pool_tree": {"physical": {"resource_limits": {"user_slots": 2}}}}})
-        env.wait(lambda: running_slots(env, op) == 2, "two jobs")
+        upslib.check_running_jobs(env, op, 2, "user_slots 2")
     finally:
         env.stop()
 
@@ -49,11 +49,27 @@ def limits_env(name):
 
 
 def run_three(env):
+    """upstream's _run_operations: op1 and op3 run their jobs, op2 (op1's pool) stays pending
+    for the second upstream sleeps; once the jobs end, op2 runs too and all three complete."""
     op1 = env.op(pool="test_pool_1")
     op2 = env.op(pool="test_pool_1")
     op3 = env.op(pool="test_pool_2")
-    env.wait(lambda: state(env, op1) == "running" and state(env, op3) == "running", "op1, op3 run")
-    check(state(env, op2) == "pending", "op2 pending: %s" % state(env, op2))
+    env.wait(lambda: running_slots(env, op1) == 1 and running_slots(env, op3) == 1,
+             "op1's and op3's jobs run")
+    end = time.time() + 1.0
+    while time.time() < end:
+        env.beat()
+        time.sleep(0.1)
+    got = [state(env, op) for op in (op1, op2, op3)]
+    check(got == ["running", "pending", "running"], "op1, op2, op3: %s; upstream running, pending, running" % got)
+    for n in env.nodes:
+        n.finish_all()
+    env.wait(lambda: state(env, op1) == "completed", "op1 completed")
+    env.wait(lambda: running_slots(env, op2) == 1, "op2's job runs after op1")
+    for n in env.nodes:
+        n.finish_all()
+    env.wait(lambda: [state(env, op) for op in (op1, op2, op3)] == ["completed"] * 3
+             or [state(env, op) for op in (op1, op2, op3)], "all three completed")
 
 
 @case

@@ -114,12 +114,10 @@ def resource_limits():
         env.wait(lambda: all(near(env.pool_attr("test_pool", "specified_resource_limits")[k], v)
                              for k, v in limits.items()), "pool specified_resource_limits")
         op = env.op(jobs=3, pool="test_pool")
-        env.wait(lambda: near(env.op_attr(op, "resource_usage")["user_slots"], 1), "one job")
-        time.sleep(0.3)
-        env.beat()
-        check(env.op_attr(op, "resource_usage")["user_slots"] == 1, "resource_limits: still one job")
+        upslib.check_running_jobs(env, op, 1, "the pool's limits")
         env.s.ok("abort_op", {"operation_id": op})
         op = env.op(jobs=3, pool="test_pool", resource_limits=limits)
+        upslib.check_running_jobs(env, op, 1, "the operation's limits too")
         env.wait(lambda: all(near(env.op_attr(op, "specified_resource_limits")[k], v)
                              for k, v in limits.items()), "operation specified_resource_limits")
     finally:
@@ -134,21 +132,21 @@ def apply_specified_resource_limits_to_demand():
         env.pool("pool", resource_limits={"cpu": 0})
         op = env.op(jobs=3, pool="pool", apply_specified_resource_limits_to_demand=True)
         dem = lambda: env.op_attr(op, "resource_demand")
-        env.wait(lambda: near(dem()["cpu"], 3.0) and near(dem()["user_slots"], 3), "demand 3/3")
+        env.wait(lambda: dem()["cpu"] == 3.0 and dem()["user_slots"] == 3, "demand 3/3")
 
         def limits(cpu, slots):
             env.s.ok("update_op_parameters", {"operation_id": op, "parameters": {
                 "scheduling_options_per_pool_tree": {"physical": {
                     "resource_limits": {"cpu": cpu, "user_slots": slots}}}}})
         limits(3.0, 2)
-        env.wait(lambda: near(dem()["cpu"], 3.0) and near(dem()["user_slots"], 2), "demand 3/2")
+        env.wait(lambda: dem()["cpu"] == 3.0 and dem()["user_slots"] == 2, "demand 3/2")
         limits(1.0, 2)
-        env.wait(lambda: near(dem()["cpu"], 1.0) and near(dem()["user_slots"], 2), "demand 1/2")
+        env.wait(lambda: dem()["cpu"] == 1.0 and dem()["user_slots"] == 2, "demand 1/2")
         env.s.set("//sys/pool_trees/physical/pool/@non_preemptible_resource_usage_threshold",
                   {"user_slots": 3})
         env.s.set("//sys/pool_trees/physical/pool/@resource_limits", {"cpu": 2.0})
         limits(3.0, 3)
-        env.wait(lambda: near(dem()["cpu"], 3.0) and near(dem()["user_slots"], 3), "demand 3/3 again")
+        env.wait(lambda: dem()["cpu"] == 3.0 and dem()["user_slots"] == 3, "demand 3/3 again")
         env.wait(lambda: env.op_attr(op, "resource_usage")["user_slots"] == 2, "usage 2")
         limits(1.0, 0)
         # upstream sleeps 3 s: the limits are below the usage, but both jobs are below the
@@ -157,7 +155,7 @@ def apply_specified_resource_limits_to_demand():
         while time.time() < end:
             env.beat()
             time.sleep(0.1)
-        env.wait(lambda: near(dem()["cpu"], 2.0) and near(dem()["user_slots"], 2), "demand = usage 2/2")
+        env.wait(lambda: dem()["cpu"] == 2.0 and dem()["user_slots"] == 2, "demand = usage 2/2")
         env.wait(lambda: env.op_attr(op, "resource_usage")["user_slots"] == 2, "usage kept")
         told = [j for n in env.nodes for j in list(n.interrupted) + list(n.finished)]
         check(not told and sum(len(n.running) for n in env.nodes) == 2,
@@ -174,10 +172,10 @@ def limited_resource_demand():
         env.pool("some_pool", resource_limits={"user_slots": 1})
         env.op(jobs=3, pool="some_pool")
         a = lambda k: env.pool_attr("some_pool", k)
-        env.wait(lambda: near(a("resource_demand")["user_slots"], 3.0), "demand slots 3")
-        env.wait(lambda: near(a("resource_demand")["cpu"], 3.0), "demand cpu 3")
-        env.wait(lambda: near(a("limited_resource_demand")["user_slots"], 1.0), "limited slots 1")
-        env.wait(lambda: near(a("limited_resource_demand")["cpu"], 1.0), "limited cpu 1")
+        env.wait(lambda: a("resource_demand")["user_slots"] == 3.0, "demand slots 3")
+        env.wait(lambda: a("resource_demand")["cpu"] == 3.0, "demand cpu 3")
+        env.wait(lambda: a("limited_resource_demand")["user_slots"] == 1.0, "limited slots 1")
+        env.wait(lambda: a("limited_resource_demand")["cpu"] == 1.0, "limited cpu 1")
     finally:
         env.stop()
 
@@ -192,12 +190,12 @@ def limited_resource_demand_hierarchical():
         env.pool("child_pool2", "parent_pool", resource_limits={"cpu": 2})
         env.op(jobs=3, pool="child_pool1")
         a = lambda p, k: env.pool_attr(p, k)
-        env.wait(lambda: near(a("child_pool1", "resource_demand")["cpu"], 3.0), "child1 demand 3")
-        env.wait(lambda: near(a("child_pool1", "limited_resource_demand")["cpu"], 1.0), "child1 limited 1")
+        env.wait(lambda: a("child_pool1", "resource_demand")["cpu"] == 3.0, "child1 demand 3")
+        env.wait(lambda: a("child_pool1", "limited_resource_demand")["cpu"] == 1.0, "child1 limited 1")
         env.op(jobs=5, pool="child_pool2")
-        env.wait(lambda: near(a("child_pool2", "resource_demand")["cpu"], 5.0), "child2 demand 5")
-        env.wait(lambda: near(a("child_pool2", "limited_resource_demand")["cpu"], 2.0), "child2 limited 2")
-        env.wait(lambda: near(a("parent_pool", "limited_resource_demand")["cpu"], 3.0), "parent limited 3")
+        env.wait(lambda: a("child_pool2", "resource_demand")["cpu"] == 5.0, "child2 demand 5")
+        env.wait(lambda: a("child_pool2", "limited_resource_demand")["cpu"] == 2.0, "child2 limited 2")
+        env.wait(lambda: a("parent_pool", "limited_resource_demand")["cpu"] == 3.0, "parent limited 3")
     finally:
         env.stop()
 
@@ -213,10 +211,13 @@ def default_parent_pool():
         root = env.s.token("root")   # upstream's test user
         env.op(token=root)
         env.op(token=root, pool="my_pool")
+        env.wait(lambda: sum(len(n.running) for n in env.nodes) == 2, "each operation runs its job")
         env.wait(lambda: env.pool_attr("root", "parent") == "default_pool", "root under default_pool")
         check(env.pool_attr("my_pool", "parent") == "default_pool", "my_pool under default_pool")
         got = env.get(ORCHID + "/user_to_ephemeral_pools/root")
         check(sorted(got or []) == ["my_pool", "root"], "user_to_ephemeral_pools/root: %s" % got)
+        # upstream then removes default_pool while its ephemeral pools run; poolsched refuses to
+        # remove a pool with pools or operations below it (docs/api.md), so that step is left out
     finally:
         env.stop()
 
@@ -436,15 +437,16 @@ def integral_pools_orchid():
         env.pool("burst_pool", min_share_resources={"cpu": 2}, integral_guarantees=burst(3, 7))
         env.pool("relaxed_pool", integral_guarantees=relaxed(5))
         a = env.pool_attr
-        env.wait(lambda: near(a("relaxed_pool", "specified_resource_flow_ratio"), 0.5), "orchid")
+        # upstream compares these exactly
+        env.wait(lambda: a("relaxed_pool", "specified_resource_flow_ratio") == 0.5, "orchid")
         check(a("burst_pool", "integral_guarantee_type") == "burst", "burst type")
-        check(near(a("burst_pool", "specified_burst_ratio"), 0.7), "specified_burst_ratio")
-        check(near(a("burst_pool", "specified_resource_flow_ratio"), 0.3), "burst flow ratio")
-        check(near(a("burst_pool", "integral_pool_capacity")["cpu"], 3.0 * 86400), "burst capacity")
+        check(a("burst_pool", "specified_burst_ratio") == 0.7, "specified_burst_ratio")
+        check(a("burst_pool", "specified_resource_flow_ratio") == 0.3, "burst flow ratio")
+        check(a("burst_pool", "integral_pool_capacity")["cpu"] == 3.0 * 86400, "burst capacity")
         check(a("relaxed_pool", "integral_guarantee_type") == "relaxed", "relaxed type")
-        check(near(a("relaxed_pool", "integral_pool_capacity")["cpu"], 5.0 * 86400), "relaxed capacity")
-        check(near(a("<Root>", "total_resource_flow_ratio"), 0.8), "root total flow")
-        check(near(a("<Root>", "total_burst_ratio"), 0.7), "root total burst")
+        check(a("relaxed_pool", "integral_pool_capacity")["cpu"] == 5.0 * 86400, "relaxed capacity")
+        check(a("<Root>", "total_resource_flow_ratio") == 0.8, "root total flow")
+        check(a("<Root>", "total_burst_ratio") == 0.7, "root total burst")
     finally:
         env.stop()
 
@@ -458,10 +460,10 @@ def burst_and_flow_ratio_orchid():
                                                 "burst_guarantee_resources": {"cpu": 8}})
         env.pool("child", "parent", integral_guarantees=burst(3, 5))
         a = env.pool_attr
-        env.wait(lambda: near(a("parent", "total_burst_ratio"), 0.5), "parent burst")
-        env.wait(lambda: near(a("parent", "total_resource_flow_ratio"), 0.3), "parent flow")
-        env.wait(lambda: near(a("child", "total_burst_ratio"), 0.5), "child burst")
-        env.wait(lambda: near(a("child", "total_resource_flow_ratio"), 0.3), "child flow")
+        env.wait(lambda: a("parent", "total_burst_ratio") == 0.5, "parent burst")
+        env.wait(lambda: a("parent", "total_resource_flow_ratio") == 0.3, "parent flow")
+        env.wait(lambda: a("child", "total_burst_ratio") == 0.5, "child burst")
+        env.wait(lambda: a("child", "total_resource_flow_ratio") == 0.3, "child flow")
     finally:
         env.stop()
 
@@ -624,22 +626,57 @@ def historic_smaller_demand():
     more_fair_share_for_new_operation("historic_smaller", 10, 6)
 
 
-@case
-def historic_disabled():
-    # upstream: test_scheduler_strategy::TestSchedulerInferChildrenWeightsFromHistoricUsage::test_equal_fair_share_after_disabling_historic_usage
-    env = historic_env("historic_disabled")
+def equal_fair_share_after_config_change(name, infer, config):
+    """upstream's _test_equal_fair_share_after_disabling_config_change_base: child1 fills the
+    node for 2 s, then parent's config changes to one that effectively disables the historic
+    usage (read back before going on); child2's operation of equal demand gets half."""
+    env = historic_env(name)
     try:
         env.op(jobs=10, pool="child1")
         env.wait(lambda: near(env.pool_attr("child1", "usage_ratio"), 1.0), "child1 usage 1")
-        t = time.time() + 2.0
+        t = time.time() + 2.0   # let the historic usage accumulate
         while time.time() < t:
             env.beat()
             time.sleep(0.1)
-        env.s.set("//sys/pool_trees/physical/parent/@infer_children_weights_from_historic_usage", False)
+        parent = "//sys/pool_trees/physical/parent/@"
+        env.s.set(parent + "infer_children_weights_from_historic_usage", infer)
+        env.wait(lambda: env.s.get(parent + "infer_children_weights_from_historic_usage") == infer,
+                 "infer_children_weights_from_historic_usage %s" % infer)
+        env.s.set(parent + "historic_usage_config", config)
+        env.wait(lambda: env.s.get(parent + "historic_usage_config") == config or
+                 env.s.get(parent + "historic_usage_config"), "historic_usage_config %s" % config)
         env.op(jobs=10, pool="child2")
-        env.wait(lambda: near(env.pool_attr("child2", "fair_share_ratio", 0), 0.5), "child2 fair share 0.5")
+        fs = lambda: env.pool_attr("child2", "fair_share_ratio", 0)
+        env.wait(lambda: near(fs(), 0.5) or fs(), "child2 fair share 0.5")
     finally:
         env.stop()
+
+
+@case
+def historic_disabled():
+    # upstream: test_scheduler_strategy::TestSchedulerInferChildrenWeightsFromHistoricUsage::test_equal_fair_share_after_disabling_historic_usage
+    equal_fair_share_after_config_change("historic_disabled", False,
+                                         {"aggregation_mode": "none", "ema_alpha": 0.0})
+
+
+@case
+def historic_disabled_keeping_parameters():
+    # upstream: test_scheduler_strategy::TestSchedulerInferChildrenWeightsFromHistoricUsage::test_equal_fair_share_after_disabling_historic_usage_but_keeping_parameters
+    equal_fair_share_after_config_change("historic_keeping", False, HISTORIC)
+
+
+@case
+def historic_none_mode():
+    # upstream: test_scheduler_strategy::TestSchedulerInferChildrenWeightsFromHistoricUsage::test_equal_fair_share_after_setting_none_mode
+    equal_fair_share_after_config_change("historic_none", True,
+                                         {"aggregation_mode": "none", "ema_alpha": 1.0})
+
+
+@case
+def historic_zero_alpha():
+    # upstream: test_scheduler_strategy::TestSchedulerInferChildrenWeightsFromHistoricUsage::test_equal_fair_share_after_setting_zero_alpha
+    equal_fair_share_after_config_change("historic_zero_alpha", True,
+                                         {"aggregation_mode": "exponential_moving_average", "ema_alpha": 0.0})
 
 
 @case
@@ -753,7 +790,7 @@ def operation_satisfaction_distribution_profiling():
                 "scheduling_options_per_pool_tree": {"physical": {"resource_limits": {"user_slots": demand}}}}})
         local = lambda op: env.op_attr(op, "local_satisfaction_ratio")
         for op, (usage, demand) in zip(ops, USAGE_AND_DEMANDS):
-            env.wait(lambda: near(local(op), usage / demand) or local(op),
+            env.wait(lambda: local(op) == usage / demand or local(op),   # exactly, as upstream
                      "%s local satisfaction %g" % (op, usage / demand))
         env.wait(lambda: local(blocking) >= UPPER_BOUND or local(blocking), "blocking satisfaction")
 
@@ -785,9 +822,12 @@ def fifo_pool_scheduling_order():
         env.pool("second", mode="fifo", fifo_pool_scheduling_order="fifo")
         order = lambda p: env.pool_attr(p, "effective_fifo_pool_scheduling_order")
         env.wait(lambda: order("second") == "fifo", "second: fifo")
-        check(order("first") == "satisfaction" and order("<Root>") == "satisfaction", "others: satisfaction")
+        env.wait(lambda: (order("first"), order("<Root>")) == ("satisfaction",) * 2
+                 or (order("first"), order("<Root>")), "first and <Root>: satisfaction")
         env.s.set("//sys/pool_trees/physical/first/@resource_limits", {"user_slots": 1})
         env.s.set("//sys/pool_trees/physical/second/@resource_limits", {"user_slots": 1})
+        limit = lambda: (env.pool_attr("second", "resource_limits") or {}).get("user_slots")
+        env.wait(lambda: limit() == 1 or limit(), "second's resource_limits: 1 slot")
         a1 = env.op(jobs=2, pool="first")
         b1 = env.op(jobs=2, pool="second")
         slots = lambda op: env.op_attr(op, "resource_usage")["user_slots"]
@@ -798,6 +838,9 @@ def fifo_pool_scheduling_order():
         env.wait(lambda: slots(blocking) == 1, "blocking op runs")
         env.s.ok("remove", {"path": "//sys/pool_trees/physical/first/@resource_limits"})
         env.s.ok("remove", {"path": "//sys/pool_trees/physical/second/@resource_limits"})
+        sat = lambda op: env.op_attr(op, "satisfaction_ratio")
+        for op, value in ((a1, 0.5), (b1, 0.5), (a2, 0.0), (b2, 0.0)):
+            env.wait(lambda: near(sat(op), value) or sat(op), "satisfaction_ratio %s" % value)
         idx = lambda op: env.op_attr(op, "scheduling_index")
         env.wait(lambda: idx(a2) < idx(a1) and idx(a2) < idx(b1) < idx(b2)
                  or [idx(o) for o in (a1, a2, b1, b2)], "a2 < a1, a2 < b1 < b2")
@@ -879,6 +922,7 @@ def explicit_guarantees():
     env = vector_env("explicit_guarantees")
     try:
         env.pool("pool", strong_guarantee_resources={"cpu": 30, "user_slots": 30})
+        wait_vec(env, "pool", "strong_guarantee_resources", {"cpu": 30, "user_slots": 30})
         wait_vec(env, "pool", "effective_strong_guarantee_resources", {"cpu": 30, "user_slots": 30, "network": 300})
         wait_vec(env, "pool", "strong_guarantee_share", {"cpu": 1.0, "user_slots": 1.0, "network": 1.0})
         env.pool("subpool1", "pool", strong_guarantee_resources={"cpu": 10, "user_slots": 20})
@@ -930,12 +974,14 @@ def partially_explicit_with_scaling():
 
 
 def overcommit_alert(env):
-    # upstream checks the alert's inner error code (PoolTreeGuaranteesOvercommit); poolsched's
-    # alert is update_fair_share with upstream's message in its inner error (docs/api.md)
+    # upstream checks the alert's inner error code, PoolTreeGuaranteesOvercommit (29000), two
+    # levels down (its alert gathers the trees' errors); poolsched's update_fair_share alert is
+    # the tree's error, so the code is one level down, with upstream's message (docs/api.md)
     def found():
         for a in env.get("//sys/scheduler/@alerts") or []:
             if a["attributes"]["alert_type"] == "update_fair_share" and any(
-                    "exceed total cluster resources" in e["message"] for e in a.get("inner_errors", [])):
+                    e["code"] == 29000 and "exceed total cluster resources" in e["message"]
+                    for e in a.get("inner_errors", [])):
                 return True
         return env.get("//sys/scheduler/@alerts")
     env.wait(found, "guarantee overcommit alert")

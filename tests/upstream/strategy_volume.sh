@@ -14,7 +14,7 @@ PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$src/tests/scripts:$src/tests/upstream" py
 import sys, time
 from server_helper import check, finish
 import upslib
-from upslib import Env, near, case
+from upslib import Env, case
 
 upslib.BIN, upslib.WORK = sys.argv[1], sys.argv[2]
 POOLS = "//sys/pool_trees/physical/"
@@ -54,7 +54,7 @@ def overflow(name, deep=False, accept=True):
         env.s.set(POOLS + over + "/overflow_pool/@integral_guarantees/resource_flow/cpu", 10**5)
         # with 10**5 cpu flow overflow_pool is already full and fills its sibling in one second
         if accept:
-            env.wait(lambda: near(volume(env, target), 86400.0, 1e-6) or volume(env, target),
+            env.wait(lambda: volume(env, target) == 86400.0 or volume(env, target),   # exactly, as upstream
                      "%s volume 86400" % target)
         else:
             time.sleep(2)

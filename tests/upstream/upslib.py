@@ -72,8 +72,25 @@ class Env:
         self.s.stop()
 
 
+def check_running_jobs(env, op, n, what):
+    """upstream's TestResourceUsage._check_running_jobs: the operation never runs more than n
+    jobs, and runs exactly n at 10 looks 0.1 s apart (of at most 100)."""
+    seen = 0
+    for _ in range(100):
+        time.sleep(0.1)
+        env.beat()
+        running = (env.op_attr(op, "resource_usage") or {}).get("user_slots", 0)
+        if running > n:
+            raise AssertionError("%s: %s jobs running, at most %d" % (what, running, n))
+        seen += running == n
+        if seen == 10:
+            return
+    raise AssertionError("%s: %d jobs running at only %d of 100 looks" % (what, n, seen))
+
+
 def near(a, b, eps=1e-4):
-    return a is not None and abs(a - b) <= eps
+    """YTsaurus's are_almost_equal (yt/python/yt/test_helpers): absolute error below 1e-4."""
+    return a is not None and abs(a - b) < eps
 
 
 CASES = []   # the script's cases in order, registered by @case
@@ -86,19 +103,28 @@ def case(fn):
 
 
 def run(cases, only, context=None):
-    """Runs the cases (functions) named in only, or all; a failed case is one failed check.
+    """Runs the cases (functions) named in only, or all. A case fails on an exception or on any
+    check (server_helper.check) that failed while it ran; finish() then fails the test.
     With context, each case gets context(index, name) as its argument (e.g. names of its own
     trees on a shared scheduler)."""
-    from server_helper import check
+    from server_helper import check, FAILURES
+    names = [fn.__name__ for fn in cases]
+    for name in only or ():
+        check(name in names, "no case named %s (cases: %s)" % (name, " ".join(names)))
     for i, fn in enumerate(cases):
         if only and fn.__name__ not in only:
             continue
         t0 = time.time()
+        failed = len(FAILURES)
         try:
             fn(context(i, fn.__name__)) if context else fn()
-            print("pass %s (%.1f s)" % (fn.__name__, time.time() - t0), flush=True)
         except (AssertionError, RuntimeError) as e:
             check(False, "%s: %s" % (fn.__name__, e))
+        if len(FAILURES) == failed:
+            print("pass %s (%.1f s)" % (fn.__name__, time.time() - t0), flush=True)
+        else:
+            print("FAIL %s: %d check(s) failed (%.1f s)"
+                  % (fn.__name__, len(FAILURES) - failed, time.time() - t0), flush=True)
 
 
 def ok(s, command, body):
