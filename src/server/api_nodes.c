@@ -290,7 +290,7 @@ int ps_api_heartbeat_json(struct ps_service *svc, const json_t *req, const char 
            *acked = json_array();
     bool held = false;
     pthread_mutex_lock(&svc->mu);
-    uint64_t before = ps_journal_last(svc->journal);
+    uint64_t before = ps_journal_last(svc->journal), log_puts = svc->event_log_puts;
     if ((rc = ps_svc_state_check(svc, err)) != 0 || (rc = ps_store_mirror_writable(svc, err)) != 0)
         goto out;
     struct ps_svc_node *node = ps_svc_node_get(svc, node_id, true);
@@ -476,10 +476,12 @@ int ps_api_heartbeat_json(struct ps_service *svc, const json_t *req, const char 
     }
     rc = ps_svc_schedule_node(svc, node, now, start, interrupt, abort, err);
     reply_seq = node->heartbeat_seq;
-    /* long-poll: a reply with nothing in it, and nothing to commit, waits for work */
+    /* long-poll: a reply with nothing in it, and nothing to commit that it rests on, waits for
+     * work (rows of the event log, e.g. node_registered, are committed but rest on nothing) */
     held = rc == 0 && hold && json_array_size(start) == 0 && json_array_size(interrupt) == 0 &&
            json_array_size(abort) == 0 && json_array_size(acked) == 0 &&
-           ps_journal_last(svc->journal) == before && ps_svc_long_poll_hold(svc, node, hold);
+           ps_journal_last(svc->journal) - before == svc->event_log_puts - log_puts &&
+           ps_svc_long_poll_hold(svc, node, hold);
 out:;
     uint64_t after = ps_journal_last(svc->journal);
     pthread_mutex_unlock(&svc->mu);

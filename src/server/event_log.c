@@ -8,6 +8,7 @@
 #include "io/json_value.h"
 #include "server/event_log.h"
 #include "server/service.h"
+#include "server/store_mirror.h"
 
 #define READ_LIMIT 10000
 
@@ -27,13 +28,16 @@ static void append(struct ps_service *svc, json_t *ev)
     char key[24];
     seq_key(svc->event_log_next++, key);
     ps_journal_put(svc->journal, "event", key, ev);
+    svc->event_log_puts++;
     while (svc->event_log_next - svc->event_log_first > (uint64_t)max) {
         seq_key(svc->event_log_first++, key);
         ps_journal_put(svc->journal, "event", key, NULL);
+        svc->event_log_puts++;
     }
     ps_journal_put(svc->journal, "meta", "event_log",
                    json_pack("{s:I, s:I}", "first", (json_int_t)svc->event_log_first, "next",
                              (json_int_t)svc->event_log_next));
+    svc->event_log_puts++;
 }
 
 static json_t *row(const char *type, int64_t now_ms)
@@ -223,14 +227,18 @@ void ps_event_log_pools_info(struct ps_service *svc, int64_t now_ms)
 
 int ps_event_log_load(struct ps_service *svc, struct ps_error *err)
 {
-    (void)err;
     svc->event_log_first = svc->event_log_next = 0;
     char *text = NULL;
     pthread_mutex_lock(&svc->store_mu);
-    int got = ps_store_get(svc->store, "meta", "event_log", &text, NULL);
+    /* while PostgreSQL is down, the reload reads its copy (store_mirror.h) */
+    int got = ps_store_get(ps_store_mirror_source(svc), "meta", "event_log", &text, err);
     pthread_mutex_unlock(&svc->store_mu);
-    if (got != 0)
+    if (got == PS_ENOENT)
         return 0;   /* no event yet */
+    if (got != 0) {   /* not "empty": rows numbered from 0 again would overwrite the oldest */
+        ps_error_prefix(err, "cannot read the event log's bounds");
+        return got;
+    }
     json_t *m = json_loads(text, 0, NULL);
     free(text);
     json_int_t first = json_integer_value(json_object_get(m, "first"));

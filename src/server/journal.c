@@ -26,6 +26,10 @@
  * (ps_journal_refresh_due): each failure costs a reload, which holds the state lock for about
  * 0.1 ms per running operation.
  *
+ * The writer takes the queued records under the state lock, so a handler's records (appended
+ * under it) are never split between two commits: a crash between them cannot leave half of a
+ * change on disk.
+ *
  * Ticket states: <= settled and in a discarded range = refused; <= settled otherwise = durable;
  * above settled = waiting. Discarded ranges are kept sorted (a bounded number: waiters ask
  * right after appending).
@@ -228,6 +232,13 @@ static void *writer(void *arg)
             ps_sleep_ms(j->svc->cfg.commit_window_ms);
             pthread_mutex_lock(&j->mu);
         }
+        /* a handler appends its records under svc->mu: taking the batch under it too keeps
+         * each handler's records in one commit (a start_op's operation and its event log row),
+         * never split between two (lock order svc->mu, then j->mu, as the handlers'; nobody
+         * waits for a ticket holding svc->mu) */
+        pthread_mutex_unlock(&j->mu);
+        pthread_mutex_lock(&j->svc->mu);
+        pthread_mutex_lock(&j->mu);
         struct record *r = j->recs;
         size_t n = j->count;
         uint64_t from = j->settled, upto = j->appended;
@@ -235,6 +246,7 @@ static void *writer(void *arg)
         j->recs = NULL;
         j->count = j->cap = 0;
         pthread_mutex_unlock(&j->mu);
+        pthread_mutex_unlock(&j->svc->mu);
 
         struct ps_error err;
         ps_error_init(&err);

@@ -677,7 +677,7 @@ static int load_security(struct ps_service *svc, struct ps_error *err)
 {
     struct ps_security *sec = NULL;
     pthread_mutex_lock(&svc->store_mu);
-    int rc = ps_security_load(svc->store, &sec, err);
+    int rc = ps_security_load(ps_store_mirror_source(svc), &sec, err);
     pthread_mutex_unlock(&svc->store_mu);
     if (rc != 0)
         return rc;

@@ -349,6 +349,8 @@ struct ps_service {
     int job_count, job_cap;
     int64_t next_alloc_id;
     uint64_t event_log_first, event_log_next;   /* the rows' sequence numbers (event_log.h) */
+    uint64_t event_log_puts;       /* journal records the event log appended, ever: a heartbeat
+                                    * whose only records are log rows may still be held */
     bool pools_info_due;           /* the pool trees changed since the last pools_info row */
     int64_t pools_info_next_ms;    /* the next pools_info row not before (event_log.h) */
     uint64_t job_counter;
