@@ -207,6 +207,11 @@ try:
     # an old database: a pool acl stored as a list of user names
     if backend == "sqlite":
         s.ok("create", {"type": "scheduler_pool", "path": P + "/legacy"})
+        # and operations whose spec had acl and owners keys, ignored then: any value
+        old_ops = {}
+        for key, value in (("acl", ["alice"]), ("owners", "alice")):
+            old_ops[key] = call(tok["carol"], "start_op", {"operation_type": "vanilla", "spec": {
+                "pool": "open", "tasks": {"t": {"command": "true", "job_count": 1}}}})[1]["operation_id"]
         s.stop()
         db = sqlite3.connect(os.path.join(data, "poolsched.db"))
         (doc,) = db.execute("SELECT value FROM objects WHERE kind='tree' AND key='physical'").fetchone()
@@ -217,9 +222,29 @@ try:
                 pool.pop("inherit_acl", None)
         db.execute("UPDATE objects SET value=? WHERE kind='tree' AND key='physical'",
                    (json.dumps(tree),))
+        for key, value in (("acl", ["alice"]), ("owners", "alice")):
+            (doc,) = db.execute("SELECT value FROM objects WHERE kind='operation' AND key=?",
+                                (old_ops[key],)).fetchone()
+            doc = json.loads(doc)
+            doc["spec"][key] = value
+            db.execute("UPDATE objects SET value=? WHERE kind='operation' AND key=?",
+                       (json.dumps(doc), old_ops[key]))
         db.commit()
         db.close()
         s.start()
+        log = s.logtext()
+        check("operation_not_restored" not in log, "an old operation was not restored")
+        for key, value in (("acl", ["alice"]), ("owners", "alice")):
+            opid = old_ops[key]
+            got = s.ok("get_operation", {"operation_id": opid})
+            check(got["state"] in ("pending", "running") and key not in got["spec"],
+                  "old op with %s: %s" % (key, got))
+            check("operation_spec_key_ignored id=%s key=%s value=%s" % (opid, key, json.dumps(value))
+                  in log, "warning for %s: %s" % (key, log[-2000:]))
+            st, out = call(tok["alice"], "suspend_op", {"operation_id": opid})
+            check(st == 403, "old %s gives alice nothing: %d %s" % (key, st, out))
+            st, out = call(tok["carol"], "suspend_op", {"operation_id": opid})
+            check(st == 200, "old op's owner manages it: %d %s" % (st, out))
         check(s.get(P + "/legacy/@acl") == [ace("allow", ["alice"], ["use"])], "legacy acl")
         check(s.get(P + "/legacy/@inherit_acl") is False, "legacy inherit_acl")
         lspec = {"pool": "legacy", "tasks": {"t": {"command": "true", "job_count": 1}}}
