@@ -9,7 +9,8 @@
  *
  * The groups and the root ACL are the caller's (the service's users and groups; the simulator
  * has none): a strategy carries them (ps_strategy_set_access) for the `use` check of every
- * operation start.
+ * operation start and pool change. A superuser (core/acl.h) or the access's acting_superuser
+ * is allowed everything.
  */
 #ifndef PS_CORE_POOL_ACL_H
 #define PS_CORE_POOL_ACL_H
@@ -20,6 +21,9 @@
 struct ps_pool_access {
     const struct ps_acl_groups *groups;     /* NULL: no groups beyond the built-ins */
     const struct ps_acl *pool_trees_acl;    /* //sys/pool_trees; NULL: the default */
+    /* a user allowed everything besides the members of superusers (the service's caller
+     * holding an admin token, while its request runs); NULL: none */
+    const char *acting_superuser;
 };
 
 /* The default ACL of //sys/pool_trees: allow `use` to `users`. Returns 0 or PS_ENOMEM. */

@@ -1197,9 +1197,12 @@ int ps_cypress_check_permission(struct ps_service *svc, const json_t *body, json
                           "check_permission: %s is not //sys/pool_trees, a pool tree or a pool",
                           path);
     if (rc == 0) {
-        const struct ps_pool_access *access = ps_security_access(svc->security);
+        /* what user may do by its groups, whatever token asks */
+        const struct ps_pool_access *held = ps_security_access(svc->security);
+        struct ps_pool_access access = held ? *held : (struct ps_pool_access){0};
+        access.acting_superuser = NULL;
         enum ps_acl_action a =
-            ps_pool_acl_check(access, t.kind == T_TREES ? NULL : t.tree,
+            ps_pool_acl_check(&access, t.kind == T_TREES ? NULL : t.tree,
                               t.kind == T_POOL ? t.pool : NULL, user, bit);
         *reply = json_pack("{s:s}", "action", a == PS_ACL_ALLOW ? "allow" : "deny");
     }

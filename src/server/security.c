@@ -77,7 +77,8 @@ static int rebuild_view(struct ps_security *sec)
     free(sec->view);
     sec->view = view;
     sec->view_groups = (struct ps_acl_groups){sec->group_count, view};
-    sec->access = (struct ps_pool_access){&sec->view_groups, &sec->root_acl};
+    sec->access = (struct ps_pool_access){&sec->view_groups, &sec->root_acl,
+                                          sec->access.acting_superuser};
     return 0;
 }
 
@@ -150,6 +151,12 @@ void ps_security_free(struct ps_security *sec)
 const struct ps_pool_access *ps_security_access(const struct ps_security *sec)
 {
     return sec ? &sec->access : NULL;
+}
+
+void ps_security_set_caller(struct ps_security *sec, const struct ps_auth_identity *who)
+{
+    if (sec)
+        sec->access.acting_superuser = who && who->role == PS_ROLE_ADMIN ? who->user : NULL;
 }
 
 bool ps_security_superuser(const struct ps_security *sec, const struct ps_auth_identity *who)

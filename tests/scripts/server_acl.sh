@@ -118,6 +118,16 @@ try:
     s.ok("remove_member", {"member": "carol", "group": "superusers"})
     st, out = call(tok["carol"], "set", {"path": P + "/team/@max_running_operation_count", "value": 5})
     check(st == 403, "carol no longer a superuser: %d %s" % (st, out))
+    # an admin token is a superuser everywhere, the engine's `use` check of start_op included;
+    # check_permission answers by the user's groups, whatever token asks
+    s.ok("create", {"type": "user", "attributes": {"name": "dave"}})
+    dave_admin, dave_user = s.token("dave", "admin"), s.token("dave")
+    st, out = call(dave_admin, "start_op", {"operation_type": "vanilla", "spec": spec})
+    check(st == 200, "dave's admin token starts in team: %d %s" % (st, out))
+    st, out = call(dave_user, "start_op", {"operation_type": "vanilla", "spec": spec})
+    check(st == 403 and "dave" in out.get("message", ""), "dave's user token: %d %s" % (st, out))
+    got = call(dave_admin, "check_permission", {"user": "dave", "permission": "use", "path": P + "/team"})
+    check(got == (200, {"action": "deny"}), "check_permission for dave by dave's admin token: %s" % (got,))
     for user, want in (("alice", "allow"), ("bob", "deny"), ("carol", "deny")):
         got = s.ok("check_permission", {"user": user, "permission": "write", "path": P + "/team"})
         check(got == {"action": want}, "check_permission write %s: %s" % (user, got))
