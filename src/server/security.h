@@ -51,6 +51,10 @@ const struct ps_pool_access *ps_security_access(const struct ps_security *sec);
  * alive until then. */
 void ps_security_set_caller(struct ps_security *sec, const struct ps_auth_identity *who);
 
+/* Whether name is a removed user (not created again since): its tokens fail to authenticate,
+ * as upstream's (`No such user`). A user never created is not one. */
+bool ps_security_user_removed(const struct ps_security *sec, const char *name);
+
 /* Whether who is allowed everything: an admin token, or a member of superusers. */
 bool ps_security_superuser(const struct ps_security *sec, const struct ps_auth_identity *who);
 

@@ -128,6 +128,21 @@ try:
     check(st == 403 and "dave" in out.get("message", ""), "dave's user token: %d %s" % (st, out))
     got = call(dave_admin, "check_permission", {"user": "dave", "permission": "use", "path": P + "/team"})
     check(got == (200, {"action": "deny"}), "check_permission for dave by dave's admin token: %s" % (got,))
+    # as upstream, a removed user cannot authenticate (401; code 900 in the YTsaurus face),
+    # whatever its tokens' roles; a token of a user never created acts as an ordinary user
+    s.ok("remove", {"path": "//sys/users/dave"})
+
+    def dave_refused(label):
+        for t in (dave_admin, dave_user):
+            st, out = call(t, "get", {"path": P + "/@"})
+            check(st == 401 and out.get("message") == 'No such user "dave"', "%s: %d %s" % (label, st, out))
+        st, out = s.raw("GET", "/api/v4/get?path=" + P + "/@max_operation_count", None, dave_user)
+        err = json.loads(out) if out.startswith("{") else {}
+        check(st == 401 and err.get("code") == 900, "%s, v4: %d %s" % (label, st, out))
+
+    dave_refused("removed dave")
+    st, out = call(s.token("erin"), "get", {"path": P + "/@"})
+    check(st == 200, "a user never created: %d %s" % (st, out))
     for user, want in (("alice", "allow"), ("bob", "deny"), ("carol", "deny")):
         got = s.ok("check_permission", {"user": user, "permission": "write", "path": P + "/team"})
         check(got == {"action": want}, "check_permission write %s: %s" % (user, got))
@@ -202,6 +217,10 @@ try:
     check(s.get("//sys/users/bob/@member_of") == ["leads", "users", "everyone"],
           "member_of after restart: %s" % s.get("//sys/users/bob/@member_of"))
     check(s.get(P + "/team/@acl") == team_acl, "acl after restart")
+    dave_refused("removed dave after restart")
+    s.ok("create", {"type": "user", "attributes": {"name": "dave"}})
+    st, out = call(dave_user, "get", {"path": P + "/@"})
+    check(st == 200, "dave created again: %d %s" % (st, out))
     op_matrix("op acl after restart", [("resume_op", "carol", True), ("list_jobs", "bob", False),
                                        ("abort_op", "bob", False)])
     for sub in ("sub_alice", "sub_bob"):
