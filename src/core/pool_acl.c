@@ -113,6 +113,17 @@ enum ps_acl_action ps_pool_acl_check(const struct ps_pool_access *access,
     return r.action;
 }
 
+int ps_pool_acl_effective(const struct ps_pool_access *access, const struct ps_pool_tree *tree,
+                          const struct ps_pool *pool, struct ps_value *out)
+{
+    struct chain c;
+    if (build(&c, access, tree, pool) != 0)
+        return PS_ENOMEM;
+    int rc = ps_acl_effective(c.objects, c.count, out);
+    chain_release(&c);
+    return rc;
+}
+
 int ps_pool_acl_require(const struct ps_pool_access *access, const struct ps_pool_tree *tree,
                         const struct ps_pool *pool, const char *user, unsigned permission,
                         struct ps_error *err)

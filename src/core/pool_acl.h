@@ -35,6 +35,12 @@ enum ps_acl_action ps_pool_acl_check(const struct ps_pool_access *access,
                                      const struct ps_pool_tree *tree, const struct ps_pool *pool,
                                      const char *user, unsigned permission);
 
+/* The effective ACL of pool (NULL: the tree; tree NULL too: //sys/pool_trees), as
+ * ps_acl_effective: the pool's own ACEs and those it inherits, each with where it is set.
+ * Returns 0 or PS_ENOMEM. */
+int ps_pool_acl_effective(const struct ps_pool_access *access, const struct ps_pool_tree *tree,
+                          const struct ps_pool *pool, struct ps_value *out);
+
 /* As ps_pool_acl_check, and a denial becomes upstream's authorization error (PS_EPERM). */
 int ps_pool_acl_require(const struct ps_pool_access *access, const struct ps_pool_tree *tree,
                         const struct ps_pool *pool, const char *user, unsigned permission,

@@ -191,6 +191,21 @@ try:
                          ("update_op_parameters", "bob", False),
                          ("suspend_op", "alice", True), ("resume_op", "alice", True),
                          ("update_op_parameters", "alice", True)])
+    # check_permission on an operation (//sys/operations/<id>), by its ACL
+    for user, perm, want in (("carol", "read", "allow"), ("carol", "manage", "deny"),
+                             ("bob", "manage", "deny"), ("alice", "manage", "allow")):
+        got = s.ok("check_permission", {"user": user, "permission": perm, "path": "//sys/operations/" + op})
+        check(got == {"action": want}, "check_permission %s %s on the op: %s" % (user, perm, got))
+    st, out = s.call("check_permission", {"user": "carol", "permission": "read", "path": "//sys/operations/nope"})
+    check(st == 404, "check_permission on no operation: %d %s" % (st, out))
+    # the effective ACL: the pool's own ACEs, then those it inherits, each with where it is set
+    team_node = "node " + P + "/team"
+    check(s.get(P + "/team/@effective_acl") == [dict(a, **{"from": team_node}) for a in team_acl],
+          "team's effective acl (inherit_acl false): %s" % s.get(P + "/team/@effective_acl"))
+    check(s.get(P + "/open/@effective_acl") ==
+          [dict(ace("allow", ["users"], ["use"]), **{"from": "node //sys/pool_trees"})],
+          "open's effective acl: %s" % s.get(P + "/open/@effective_acl"))
+    check("effective_acl" not in s.get(P + "/team/@"), "effective_acl is not listed by @")
     st, out = call(tok["carol"], "list_jobs", {"operation_id": plain})
     check(st == 403, "no acl: carol may not read alice's jobs: %d %s" % (st, out))
     st, out = call(tok["carol"], "get_operation", {"operation_id": plain})
