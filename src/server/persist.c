@@ -402,8 +402,8 @@ static json_t *drop_legacy_spec_keys(struct ps_service *svc, const char *id, con
         if (rc != PS_EINVAL)
             continue;
         char *text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
-        ps_svc_log(svc, "warning", "operation_spec_key_ignored", "id=%s key=%s value=%.200s error=\"%s\"",
-                   id, keys[i], text ? text : "?", e.msg);
+        ps_svc_log(svc, "warning", "operation_spec_key_ignored",
+                   "id=%s key=%s value=%.200s error=\"%s\"", id, keys[i], text ? text : "?", e.msg);
         free(text);
         json_t *copy = json_deep_copy(out);
         json_decref(out);

@@ -9,12 +9,14 @@
  * is allowed everything). Users and groups share one namespace. A group may hold groups (no
  * cycles: refused as upstream does).
  *
- * Tokens and roles: a token belongs to a user (auth.h). Its role maps onto this model: admin
- * acts as a member of superusers in every check the API makes; user is an ordinary user
- * (ACLs decide); node tokens reach only the node endpoints. The checks the engine makes (the
- * `use` check of an operation's start or pool change) see the request's caller through
- * ps_security_set_caller. check_permission answers from group membership alone: it tells
- * what a user may do, whatever token asks.
+ * Tokens and roles: a token belongs to a user (auth.h); a token of a removed user (kept in the
+ * store as removed until created again) does not authenticate, as upstream's (api.c), while a
+ * user never created is an ordinary one (tokens came before users). Its role maps onto this
+ * model: admin acts as a member of superusers in every check the API makes; user is an
+ * ordinary user (ACLs decide); node tokens reach only the node endpoints. The checks the
+ * engine makes (the `use` check of an operation's start or pool change) see the request's
+ * caller through ps_security_set_caller. check_permission answers from group membership
+ * alone: it tells what a user may do, whatever token asks.
  *
  * Durable: each user, group and the root ACL is an object of the store (kinds "user",
  * "group", "acl"), journalled with the change. Everything here runs under svc->mu.
