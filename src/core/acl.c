@@ -391,6 +391,23 @@ static const char *matching_subject(const struct ps_ace *ace, const struct ps_ac
     return NULL;
 }
 
+const struct ps_ace *ps_acl_next(const struct ps_acl_object *chain, int count, int *d, int *i)
+{
+    for (; *d < count; (*d)++, *i = 0) {
+        const struct ps_acl *acl = chain[*d].acl;
+        while (acl && *i < acl->count) {
+            const struct ps_ace *ace = &acl->aces[(*i)++];
+            if (applies_at(ace->inheritance_mode, *d))
+                return ace;
+        }
+        if (!chain[*d].inherit_acl) {
+            *d = count;
+            break;
+        }
+    }
+    return NULL;
+}
+
 struct ps_acl_result ps_acl_check(const struct ps_acl_object *chain, int count,
                                   const struct ps_acl_groups *groups, const char *user,
                                   unsigned permission)
@@ -400,25 +417,40 @@ struct ps_acl_result ps_acl_check(const struct ps_acl_object *chain, int count,
         return (struct ps_acl_result){PS_ACL_ALLOW, NULL, NULL};
     struct ps_acl_result allow = deny;
     bool allowed = false;
-    for (int d = 0; d < count; d++) {
-        const struct ps_acl *acl = chain[d].acl;
-        for (int i = 0; acl && i < acl->count; i++) {
-            const struct ps_ace *ace = &acl->aces[i];
-            if (!(ace->permissions & permission) || !applies_at(ace->inheritance_mode, d))
-                continue;
-            const char *subject = matching_subject(ace, groups, user);
-            if (!subject)
-                continue;
-            if (ace->action == PS_ACL_DENY)
-                return (struct ps_acl_result){PS_ACL_DENY, chain[d].name, subject};
-            if (!allowed)
-                allow = (struct ps_acl_result){PS_ACL_ALLOW, chain[d].name, subject};
-            allowed = true;
-        }
-        if (!chain[d].inherit_acl)
-            break;
+    int d = 0, i = 0;
+    const struct ps_ace *ace;
+    while ((ace = ps_acl_next(chain, count, &d, &i))) {
+        if (!(ace->permissions & permission))
+            continue;
+        const char *subject = matching_subject(ace, groups, user);
+        if (!subject)
+            continue;
+        if (ace->action == PS_ACL_DENY)
+            return (struct ps_acl_result){PS_ACL_DENY, chain[d].name, subject};
+        if (!allowed)
+            allow = (struct ps_acl_result){PS_ACL_ALLOW, chain[d].name, subject};
+        allowed = true;
     }
     return allowed ? allow : deny;
+}
+
+int ps_acl_effective(const struct ps_acl_object *chain, int count, struct ps_value *out)
+{
+    *out = ps_value_list();
+    int d = 0, i = 0, rc = 0;
+    const struct ps_ace *ace;
+    while (rc == 0 && (ace = ps_acl_next(chain, count, &d, &i))) {
+        struct ps_value v;
+        if ((rc = ace_to_value(ace, &v)) != 0)
+            break;
+        if ((rc = ps_value_put_string(&v, "from", chain[d].name)) == 0)
+            rc = ps_value_append(out, &v);
+        if (rc != 0)
+            ps_value_release(&v);
+    }
+    if (rc != 0)
+        ps_value_release(out);
+    return rc;
 }
 
 int ps_acl_denied(struct ps_error *err, const char *user, unsigned permission,

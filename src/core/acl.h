@@ -145,6 +145,16 @@ struct ps_acl_result ps_acl_check(const struct ps_acl_object *chain, int count,
                                   const struct ps_acl_groups *groups, const char *user,
                                   unsigned permission);
 
+/* The ACEs a check on chain (as ps_acl_check's) reads, in its order: those of chain[d] whose
+ * inheritance_mode applies at depth d, up to the first object whose inherit_acl is false.
+ * *d and *i start at 0; returns the next ACE (of chain[*d]), NULL after the last. */
+const struct ps_ace *ps_acl_next(const struct ps_acl_object *chain, int count, int *d, int *i);
+
+/* The effective ACL of chain[0]: the ACEs ps_acl_next walks, each as ps_acl_to_value shows it
+ * plus "from", the name of the object it is set on ("node //sys/pool_trees/t/p"). Returns 0 or
+ * PS_ENOMEM. */
+int ps_acl_effective(const struct ps_acl_object *chain, int count, struct ps_value *out);
+
 /* Sets err to upstream's authorization error for a denied result (PS_EPERM): `Access denied
  * for user "u": "use" permission for node //x is denied for "g" by ACE at node //y`, or `...
  * is not allowed by any matching ACE`. Returns PS_EPERM. */

@@ -27,6 +27,19 @@ void ps_api_heartbeat_handler(const struct ps_http_request *req, struct ps_http_
 
 /* Tokens are looked up in the store once and then cached; revoke_token drops a token from the
  * store and the cache together. */
+/* As upstream, a removed user cannot authenticate (its tokens stay in the store until revoked,
+ * and work again if the user is created again). Node tokens name no user. */
+static int require_user(struct ps_service *svc, const struct ps_auth_identity *who,
+                        struct ps_error *err)
+{
+    if (who->role == PS_ROLE_NODE)
+        return 0;
+    pthread_mutex_lock(&svc->mu);
+    bool removed = ps_security_user_removed(svc->security, who->user);
+    pthread_mutex_unlock(&svc->mu);
+    return removed ? ps_error_set(err, PS_EPERM, "No such user \"%s\"", who->user) : 0;
+}
+
 int ps_api_authenticate(struct ps_service *svc, const char *header,
                         struct ps_auth_identity *out, struct ps_error *err)
 {
@@ -44,7 +57,7 @@ int ps_api_authenticate(struct ps_service *svc, const char *header,
         *out = *cached;
     pthread_mutex_unlock(&svc->auth_mu);
     if (cached)
-        return 0;
+        return require_user(svc, out, err);
     pthread_mutex_lock(&svc->store_mu);
     rc = ps_auth_lookup(svc->store, token, len, out, err);
     pthread_mutex_unlock(&svc->store_mu);
@@ -62,7 +75,7 @@ int ps_api_authenticate(struct ps_service *svc, const char *header,
     pthread_mutex_unlock(&svc->auth_mu);
     free(copy);
     free(k);
-    return 0;
+    return require_user(svc, out, err);
 }
 
 /* ---- replies ----------------------------------------------------------------------------- */
@@ -384,8 +397,12 @@ int ps_api_dispatch(struct ps_service *svc, const char *command, const char *bod
         pthread_mutex_lock(&svc->mu);
         uint64_t before = ps_journal_last(svc->journal);
         rc = ps_svc_state_check(svc, &err);
-        if (rc == 0)
+        if (rc == 0) {
+            /* an admin token is a superuser in the engine's checks too */
+            ps_security_set_caller(svc->security, who);
             rc = run_command(svc, command, doc, who, reply, &err);
+            ps_security_set_caller(svc->security, NULL);
+        }
         uint64_t after = ps_journal_last(svc->journal);
         pthread_mutex_unlock(&svc->mu);
         if (after > before) {

@@ -237,6 +237,15 @@ static int get_target(struct ps_service *svc, struct target *t, const char *path
         *out = json_object();
         return 0;
     }
+    bool acl_object = t->kind == T_TREES || t->kind == T_TREE || t->kind == T_POOL;
+    if (acl_object && t->has_attr && strcmp(t->key, "effective_acl") == 0) {   /* not in @ */
+        if (ps_pool_acl_effective(ps_security_access(svc->security),
+                                  t->kind == T_TREES ? NULL : t->tree,
+                                  t->kind == T_POOL ? t->pool : NULL, &v) != 0)
+            return ps_error_set(err, PS_ENOMEM, "out of memory");
+        *out = value_json_take(&v);
+        return 0;
+    }
     switch (t->kind) {
     case T_ROOT:
         *out = json_pack("{s:{}}", "sys");
@@ -1190,16 +1199,28 @@ int ps_cypress_check_permission(struct ps_service *svc, const json_t *body, json
         ps_error_prefix(err, "permission");
         return rc;
     }
+    static const char ops[] = "//sys/operations/";
+    if (strncmp(path, ops, sizeof ops - 1) == 0) {
+        bool allowed = false;
+        rc = ps_api_op_permission(svc, path + sizeof ops - 1, user, bit, &allowed, err);
+        if (rc == 0)
+            *reply = json_pack("{s:s}", "action", allowed ? "allow" : "deny");
+        return rc;
+    }
     struct target t;
     if ((rc = resolve(svc, path, &t, 0, err)) == 0 &&
         (t.has_attr || t.all_attrs || (t.kind != T_TREES && t.kind != T_TREE && t.kind != T_POOL)))
         rc = ps_error_set(err, PS_EINVAL,
-                          "check_permission: %s is not //sys/pool_trees, a pool tree or a pool",
+                          "check_permission: %s is not //sys/pool_trees, a pool tree, a pool or "
+                          "//sys/operations/<id>",
                           path);
     if (rc == 0) {
-        const struct ps_pool_access *access = ps_security_access(svc->security);
+        /* what user may do by its groups, whatever token asks */
+        const struct ps_pool_access *held = ps_security_access(svc->security);
+        struct ps_pool_access access = held ? *held : (struct ps_pool_access){0};
+        access.acting_superuser = NULL;
         enum ps_acl_action a =
-            ps_pool_acl_check(access, t.kind == T_TREES ? NULL : t.tree,
+            ps_pool_acl_check(&access, t.kind == T_TREES ? NULL : t.tree,
                               t.kind == T_POOL ? t.pool : NULL, user, bit);
         *reply = json_pack("{s:s}", "action", a == PS_ACL_ALLOW ? "allow" : "deny");
     }

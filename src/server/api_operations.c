@@ -263,6 +263,16 @@ static int require_op(struct ps_service *svc, const struct ps_svc_op *op,
     return r.action == PS_ACL_ALLOW ? 0 : ps_acl_denied(err, who->user, perm, name, &r);
 }
 
+int ps_api_op_permission(struct ps_service *svc, const char *id, const char *user,
+                         unsigned permission, bool *allowed, struct ps_error *err)
+{
+    const struct ps_svc_op *op = ps_svc_find_op(svc, id);
+    if (!op)
+        return ps_error_set(err, PS_ENOENT, "operation \"%s\" does not exist", id);
+    *allowed = op_check(svc, op, user, permission, "").action == PS_ACL_ALLOW;
+    return 0;
+}
+
 static int make_id(char out[40], struct ps_error *err)
 {
     unsigned char b[16];

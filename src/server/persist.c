@@ -378,6 +378,42 @@ static bool restore_progress(struct ps_svc_op *op, const json_t *doc)
     return true;
 }
 
+/* An operation's spec as stored before ACLs: its `acl` and `owners` were unknown keys then,
+ * ignored, so any value was accepted. One that is not valid now (an acl of user names, ...)
+ * is dropped with a warning naming the operation and the value, and the operation restored
+ * as it ran: the key gave no one rights then and gives none now. Returns a new reference (the
+ * spec itself when nothing is dropped), NULL when out of memory. */
+static json_t *drop_legacy_spec_keys(struct ps_service *svc, const char *id, const json_t *spec)
+{
+    static const char *const keys[] = {"acl", "owners"};
+    json_t *out = json_incref((json_t *)spec);
+    for (size_t i = 0; out && i < sizeof keys / sizeof keys[0]; i++) {
+        const json_t *v = json_object_get(out, keys[i]);
+        if (!v)
+            continue;
+        json_t *alone = json_pack("{s:O}", keys[i], v);
+        struct ps_operation_spec parsed;
+        struct ps_error e;
+        ps_error_init(&e);
+        int rc = alone ? ps_operation_spec_from_json(alone, &parsed, NULL, &e) : PS_ENOMEM;
+        json_decref(alone);
+        if (rc == 0)
+            ps_operation_spec_release(&parsed);
+        if (rc != PS_EINVAL)
+            continue;
+        char *text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+        ps_svc_log(svc, "warning", "operation_spec_key_ignored",
+                   "id=%s key=%s value=%.200s error=\"%s\"", id, keys[i], text ? text : "?", e.msg);
+        free(text);
+        json_t *copy = json_deep_copy(out);
+        json_decref(out);
+        out = copy;
+        if (out)
+            json_object_del(out, keys[i]);
+    }
+    return out;
+}
+
 /* *scan: the operation's jobs must be read (it runs, or its progress is not stored). */
 static int load_op(struct ps_service *svc, const json_t *doc, struct ps_svc_op **out, bool *scan,
                    struct ps_error *err)
@@ -386,10 +422,12 @@ static int load_op(struct ps_service *svc, const json_t *doc, struct ps_svc_op *
     *scan = false;
     const char *id = json_string_value(json_object_get(doc, "id"));
     const char *user = json_string_value(json_object_get(doc, "user"));
-    const json_t *spec = json_object_get(doc, "spec");
     const char *state = json_string_value(json_object_get(doc, "state"));
-    if (!id || !user || !spec)
+    if (!id || !user || !json_object_get(doc, "spec"))
         return ps_error_set(err, PS_EINVAL, "a stored operation lacks id, user or spec");
+    json_t *spec = drop_legacy_spec_keys(svc, id, json_object_get(doc, "spec"));
+    if (!spec)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
     int64_t start = json_integer_value(json_object_get(doc, "start_time"));
     struct ps_svc_op *op = NULL;
     struct ps_error e2;
@@ -405,6 +443,7 @@ static int load_op(struct ps_service *svc, const json_t *doc, struct ps_svc_op *
         rc = ps_svc_op_create(svc, id, user, start, spec, false, NULL, &op, &e2);
         lost = true;
     }
+    json_decref(spec);
     if (rc != 0) {
         ps_svc_log(svc, "error", "operation_not_restored", "id=%s error=\"%s\"", id, e2.msg);
         return 0;

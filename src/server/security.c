@@ -16,6 +16,8 @@ struct sec_group {
 struct ps_security {
     int user_count;
     char **users;                   /* created users (root is built in) */
+    int removed_count;
+    char **removed;                 /* removed users, not created again: their tokens fail */
     int group_count;
     struct sec_group *groups;       /* created groups and superusers */
     struct ps_acl root_acl;         /* //sys/pool_trees */
@@ -77,7 +79,8 @@ static int rebuild_view(struct ps_security *sec)
     free(sec->view);
     sec->view = view;
     sec->view_groups = (struct ps_acl_groups){sec->group_count, view};
-    sec->access = (struct ps_pool_access){&sec->view_groups, &sec->root_acl};
+    sec->access = (struct ps_pool_access){&sec->view_groups, &sec->root_acl,
+                                          sec->access.acting_superuser};
     return 0;
 }
 
@@ -135,6 +138,9 @@ void ps_security_free(struct ps_security *sec)
     for (int i = 0; i < sec->user_count; i++)
         free(sec->users[i]);
     free(sec->users);
+    for (int i = 0; i < sec->removed_count; i++)
+        free(sec->removed[i]);
+    free(sec->removed);
     for (int i = 0; i < sec->group_count; i++) {
         for (int j = 0; j < sec->groups[i].count; j++)
             free(sec->groups[i].members[j]);
@@ -150,6 +156,25 @@ void ps_security_free(struct ps_security *sec)
 const struct ps_pool_access *ps_security_access(const struct ps_security *sec)
 {
     return sec ? &sec->access : NULL;
+}
+
+void ps_security_set_caller(struct ps_security *sec, const struct ps_auth_identity *who)
+{
+    if (sec)
+        sec->access.acting_superuser = who && who->role == PS_ROLE_ADMIN ? who->user : NULL;
+}
+
+static int find_removed(const struct ps_security *sec, const char *name)
+{
+    for (int i = 0; i < sec->removed_count; i++)
+        if (strcmp(sec->removed[i], name) == 0)
+            return i;
+    return -1;
+}
+
+bool ps_security_user_removed(const struct ps_security *sec, const char *name)
+{
+    return sec && find_removed(sec, name) >= 0;
 }
 
 bool ps_security_superuser(const struct ps_security *sec, const struct ps_auth_identity *who)
@@ -173,7 +198,10 @@ static int load_one(const char *key, const char *value, void *ctx)
     json_t *doc = json_loads(value, 0, NULL);
     int rc = 0;
     if (strcmp(c->kind, "user") == 0) {
-        rc = add_string(&c->sec->users, &c->sec->user_count, key);
+        if (json_is_true(json_object_get(doc, "removed")))
+            rc = add_string(&c->sec->removed, &c->sec->removed_count, key);
+        else
+            rc = add_string(&c->sec->users, &c->sec->user_count, key);
     } else if (strcmp(c->kind, "group") == 0) {
         struct sec_group *g = find_group(c->sec, key);
         if (!g)
@@ -454,6 +482,9 @@ int ps_security_create(struct ps_service *svc, const struct ps_auth_identity *wh
     if (user) {
         if (add_string(&sec->users, &sec->user_count, name) != 0)
             return ps_error_set(err, PS_ENOMEM, "out of memory");
+        int r = find_removed(sec, name);
+        if (r >= 0)
+            drop_string(sec->removed, &sec->removed_count, r);
         ps_journal_put(svc->journal, "user", name, json_object());
     } else {
         struct sec_group *g = add_group(sec, name);
@@ -498,8 +529,11 @@ int ps_security_remove(struct ps_service *svc, const struct ps_auth_identity *wh
                             *name && !*attr ? ": it is built in" : "");
     struct ps_security *sec = svc->security;
     if (users) {
+        /* remembered: as upstream, a removed user's tokens no longer authenticate */
+        if (add_string(&sec->removed, &sec->removed_count, name) != 0)
+            return ps_error_set(err, PS_ENOMEM, "out of memory");
         drop_string(sec->users, &sec->user_count, find_user(sec, name));
-        ps_journal_put(svc->journal, "user", name, NULL);
+        ps_journal_put(svc->journal, "user", name, json_pack("{s:b}", "removed", 1));
     } else {
         struct sec_group *g = find_group(sec, name);
         for (int j = 0; j < g->count; j++)

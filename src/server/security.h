@@ -9,11 +9,14 @@
  * is allowed everything). Users and groups share one namespace. A group may hold groups (no
  * cycles: refused as upstream does).
  *
- * Tokens and roles: a token belongs to a user (auth.h). Its role maps onto this model: admin
- * acts as a member of superusers in every check the API makes; user is an ordinary user
- * (ACLs decide); node tokens reach only the node endpoints. The `use` check of an operation's
- * start (made in the engine) sees group membership only: the bootstrap admin is a superuser
- * there, another user holding an admin token needs membership in superusers (add_member).
+ * Tokens and roles: a token belongs to a user (auth.h); a token of a removed user (kept in the
+ * store as removed until created again) does not authenticate, as upstream's (api.c), while a
+ * user never created is an ordinary one (tokens came before users). Its role maps onto this
+ * model: admin acts as a member of superusers in every check the API makes; user is an
+ * ordinary user (ACLs decide); node tokens reach only the node endpoints. The checks the
+ * engine makes (the `use` check of an operation's start or pool change) see the request's
+ * caller through ps_security_set_caller. check_permission answers from group membership
+ * alone: it tells what a user may do, whatever token asks.
  *
  * Durable: each user, group and the root ACL is an object of the store (kinds "user",
  * "group", "acl"), journalled with the change. Everything here runs under svc->mu.
@@ -44,6 +47,15 @@ int ps_security_load(struct ps_store *store, struct ps_security **out, struct ps
 
 /* The groups and root ACL for core/pool_acl.h; valid until the next change of sec. */
 const struct ps_pool_access *ps_security_access(const struct ps_security *sec);
+
+/* Makes the access (ps_security_access) treat who as a superuser while its request runs, when
+ * its token is an admin one (acting_superuser, core/pool_acl.h); NULL ends it. who must stay
+ * alive until then. */
+void ps_security_set_caller(struct ps_security *sec, const struct ps_auth_identity *who);
+
+/* Whether name is a removed user (not created again since): its tokens fail to authenticate,
+ * as upstream's (`No such user`). A user never created is not one. */
+bool ps_security_user_removed(const struct ps_security *sec, const char *name);
 
 /* Whether who is allowed everything: an admin token, or a member of superusers. */
 bool ps_security_superuser(const struct ps_security *sec, const struct ps_auth_identity *who);

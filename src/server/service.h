@@ -654,10 +654,15 @@ int ps_cypress_remove(struct ps_service *svc, const struct ps_auth_identity *who
 int ps_cypress_dry_run(struct ps_service *svc, const struct ps_auth_identity *who,
                        const char *command, const json_t *body, json_t **reply,
                        struct ps_error *err);
-/* check_permission {user, permission, path} on //sys/pool_trees and below: {"action": "allow"
- * or "deny"} as upstream's, for any caller (api_cypress.c). */
+/* check_permission {user, permission, path} on //sys/pool_trees and below, or an operation
+ * (//sys/operations/<id>): {"action": "allow" or "deny"} as upstream's, by the user's groups,
+ * for any caller (api_cypress.c). */
 int ps_cypress_check_permission(struct ps_service *svc, const json_t *body, json_t **reply,
                                 struct ps_error *err);
+/* Whether user has permission (one bit) on operation id by its ACL (api_operations.c).
+ * Errors: PS_ENOENT (no such operation). */
+int ps_api_op_permission(struct ps_service *svc, const char *id, const char *user,
+                         unsigned permission, bool *allowed, struct ps_error *err);
 int ps_orchid_get(struct ps_service *svc, char **names, size_t count, json_t **out,
                   struct ps_error *err);
 

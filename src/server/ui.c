@@ -4,7 +4,8 @@
  * The files are code and styles only, no data: they are served without a token. The page asks
  * for one, keeps it in the tab's sessionStorage and sends it with every API call
  * (`Authorization: OAuth <token>`), so reads and writes go through the API's own checks
- * (reads for every user, writes for admins).
+ * (the ACLs, docs/api.md "Users, groups and ACLs"); the pages offer only what check_permission
+ * allows the user.
  */
 #include <string.h>
 

@@ -118,6 +118,31 @@ try:
     s.ok("remove_member", {"member": "carol", "group": "superusers"})
     st, out = call(tok["carol"], "set", {"path": P + "/team/@max_running_operation_count", "value": 5})
     check(st == 403, "carol no longer a superuser: %d %s" % (st, out))
+    # an admin token is a superuser everywhere, the engine's `use` check of start_op included;
+    # check_permission answers by the user's groups, whatever token asks
+    s.ok("create", {"type": "user", "attributes": {"name": "dave"}})
+    dave_admin, dave_user = s.token("dave", "admin"), s.token("dave")
+    st, out = call(dave_admin, "start_op", {"operation_type": "vanilla", "spec": spec})
+    check(st == 200, "dave's admin token starts in team: %d %s" % (st, out))
+    st, out = call(dave_user, "start_op", {"operation_type": "vanilla", "spec": spec})
+    check(st == 403 and "dave" in out.get("message", ""), "dave's user token: %d %s" % (st, out))
+    got = call(dave_admin, "check_permission", {"user": "dave", "permission": "use", "path": P + "/team"})
+    check(got == (200, {"action": "deny"}), "check_permission for dave by dave's admin token: %s" % (got,))
+    # as upstream, a removed user cannot authenticate (401; code 900 in the YTsaurus face),
+    # whatever its tokens' roles; a token of a user never created acts as an ordinary user
+    s.ok("remove", {"path": "//sys/users/dave"})
+
+    def dave_refused(label):
+        for t in (dave_admin, dave_user):
+            st, out = call(t, "get", {"path": P + "/@"})
+            check(st == 401 and out.get("message") == 'No such user "dave"', "%s: %d %s" % (label, st, out))
+        st, out = s.raw("GET", "/api/v4/get?path=" + P + "/@max_operation_count", None, dave_user)
+        err = json.loads(out) if out.startswith("{") else {}
+        check(st == 401 and err.get("code") == 900, "%s, v4: %d %s" % (label, st, out))
+
+    dave_refused("removed dave")
+    st, out = call(s.token("erin"), "get", {"path": P + "/@"})
+    check(st == 200, "a user never created: %d %s" % (st, out))
     for user, want in (("alice", "allow"), ("bob", "deny"), ("carol", "deny")):
         got = s.ok("check_permission", {"user": user, "permission": "write", "path": P + "/team"})
         check(got == {"action": want}, "check_permission write %s: %s" % (user, got))
@@ -166,6 +191,21 @@ try:
                          ("update_op_parameters", "bob", False),
                          ("suspend_op", "alice", True), ("resume_op", "alice", True),
                          ("update_op_parameters", "alice", True)])
+    # check_permission on an operation (//sys/operations/<id>), by its ACL
+    for user, perm, want in (("carol", "read", "allow"), ("carol", "manage", "deny"),
+                             ("bob", "manage", "deny"), ("alice", "manage", "allow")):
+        got = s.ok("check_permission", {"user": user, "permission": perm, "path": "//sys/operations/" + op})
+        check(got == {"action": want}, "check_permission %s %s on the op: %s" % (user, perm, got))
+    st, out = s.call("check_permission", {"user": "carol", "permission": "read", "path": "//sys/operations/nope"})
+    check(st == 404, "check_permission on no operation: %d %s" % (st, out))
+    # the effective ACL: the pool's own ACEs, then those it inherits, each with where it is set
+    team_node = "node " + P + "/team"
+    check(s.get(P + "/team/@effective_acl") == [dict(a, **{"from": team_node}) for a in team_acl],
+          "team's effective acl (inherit_acl false): %s" % s.get(P + "/team/@effective_acl"))
+    check(s.get(P + "/open/@effective_acl") ==
+          [dict(ace("allow", ["users"], ["use"]), **{"from": "node //sys/pool_trees"})],
+          "open's effective acl: %s" % s.get(P + "/open/@effective_acl"))
+    check("effective_acl" not in s.get(P + "/team/@"), "effective_acl is not listed by @")
     st, out = call(tok["carol"], "list_jobs", {"operation_id": plain})
     check(st == 403, "no acl: carol may not read alice's jobs: %d %s" % (st, out))
     st, out = call(tok["carol"], "get_operation", {"operation_id": plain})
@@ -192,6 +232,10 @@ try:
     check(s.get("//sys/users/bob/@member_of") == ["leads", "users", "everyone"],
           "member_of after restart: %s" % s.get("//sys/users/bob/@member_of"))
     check(s.get(P + "/team/@acl") == team_acl, "acl after restart")
+    dave_refused("removed dave after restart")
+    s.ok("create", {"type": "user", "attributes": {"name": "dave"}})
+    st, out = call(dave_user, "get", {"path": P + "/@"})
+    check(st == 200, "dave created again: %d %s" % (st, out))
     op_matrix("op acl after restart", [("resume_op", "carol", True), ("list_jobs", "bob", False),
                                        ("abort_op", "bob", False)])
     for sub in ("sub_alice", "sub_bob"):
@@ -207,6 +251,11 @@ try:
     # an old database: a pool acl stored as a list of user names
     if backend == "sqlite":
         s.ok("create", {"type": "scheduler_pool", "path": P + "/legacy"})
+        # and operations whose spec had acl and owners keys, ignored then: any value
+        old_ops = {}
+        for key, value in (("acl", ["alice"]), ("owners", "alice")):
+            old_ops[key] = call(tok["carol"], "start_op", {"operation_type": "vanilla", "spec": {
+                "pool": "open", "tasks": {"t": {"command": "true", "job_count": 1}}}})[1]["operation_id"]
         s.stop()
         db = sqlite3.connect(os.path.join(data, "poolsched.db"))
         (doc,) = db.execute("SELECT value FROM objects WHERE kind='tree' AND key='physical'").fetchone()
@@ -217,9 +266,29 @@ try:
                 pool.pop("inherit_acl", None)
         db.execute("UPDATE objects SET value=? WHERE kind='tree' AND key='physical'",
                    (json.dumps(tree),))
+        for key, value in (("acl", ["alice"]), ("owners", "alice")):
+            (doc,) = db.execute("SELECT value FROM objects WHERE kind='operation' AND key=?",
+                                (old_ops[key],)).fetchone()
+            doc = json.loads(doc)
+            doc["spec"][key] = value
+            db.execute("UPDATE objects SET value=? WHERE kind='operation' AND key=?",
+                       (json.dumps(doc), old_ops[key]))
         db.commit()
         db.close()
         s.start()
+        log = s.logtext()
+        check("operation_not_restored" not in log, "an old operation was not restored")
+        for key, value in (("acl", ["alice"]), ("owners", "alice")):
+            opid = old_ops[key]
+            got = s.ok("get_operation", {"operation_id": opid})
+            check(got["state"] in ("pending", "running") and key not in got["spec"],
+                  "old op with %s: %s" % (key, got))
+            check("operation_spec_key_ignored id=%s key=%s value=%s" % (opid, key, json.dumps(value))
+                  in log, "warning for %s: %s" % (key, log[-2000:]))
+            st, out = call(tok["alice"], "suspend_op", {"operation_id": opid})
+            check(st == 403, "old %s gives alice nothing: %d %s" % (key, st, out))
+            st, out = call(tok["carol"], "suspend_op", {"operation_id": opid})
+            check(st == 200, "old op's owner manages it: %d %s" % (st, out))
         check(s.get(P + "/legacy/@acl") == [ace("allow", ["alice"], ["use"])], "legacy acl")
         check(s.get(P + "/legacy/@inherit_acl") is False, "legacy inherit_acl")
         lspec = {"pool": "legacy", "tasks": {"t": {"command": "true", "job_count": 1}}}

@@ -4,7 +4,10 @@
 # (scripts/local-cluster.sh: a real scheduler, three real node agents, the example pool tree and
 # operations). tests/ui/ui.test.js logs in with the admin token, checks the pools page against
 # the orchid, edits a weight (preview, save, the share moves), sees a bad value refused, finds a
-# reclaimed CPU guarantee on an operation's page, reads the nodes and the charts, and saves a
+# reclaimed CPU guarantee on an operation's page, suspends and resumes it there, checks that a
+# user is offered only what its permissions allow (no editor without write on the pool, the
+# user-managed attributes only without administer, no operation actions without manage) and that
+# the pool page shows the effective ACL, reads the nodes and the charts, and saves a
 # screenshot of each page to PS_SCREENSHOTS; tests/ui/layout.test.js checks every page at 1280,
 # 1400 and 1920 px with long values (no sideways scrolling, cut values titled) and the charts
 # with an outlier; report.test.js a simulation's report.html (default: a scratch directory removed at the end;
@@ -61,6 +64,14 @@ got=$(curl -s --path-as-is -w ' %{http_code}' "$u/ui/../api/v1/get")
 [ "${got##* }" = 404 ] || fail "GET /ui/../api/v1/get (only the embedded files are served): $got"
 got=$(curl -s -w ' %{http_code}' -X POST "$u/api/v1/get_history" -H "Authorization: OAuth $(cat "$RUN_DIR/data/admin_token")" -d '{"pools": "prod"}')
 [ "$got" = '{"code":-1,"error":"invalid argument","message":"pools: must be a list of pool names"} 400' ] || fail "get_history with a bad pools: $got"
+
+# The pool editor offers a user with write but not administer the user-managed attributes: its
+# list (web/src/pools.js) must be the server's (user_managed in src/server/api_cypress.c).
+listed() { awk "/$2/{on=1} on{print} on&&/$3/{exit}" "$1" | grep -o "[\"'][a-z_]*[\"']" | tr -d "\"'" | sort; }
+[ "$(listed "$src/web/src/pools.js" 'const USER_MANAGED' '];')" = \
+  "$(listed "$src/src/server/api_cypress.c" 'static bool user_managed' '};')" ] ||
+  fail "USER_MANAGED in web/src/pools.js differs from user_managed in src/server/api_cypress.c"
+[ "$(listed "$src/web/src/pools.js" 'const USER_MANAGED' '];' | wc -l)" = 12 ] || fail "USER_MANAGED not found"
 
 NODE_PATH="$cache/node_modules" PS_CHROMIUM=$chromium PS_URL=http://127.0.0.1:$port \
   PS_TOKEN=$(cat "$RUN_DIR/data/admin_token") PS_USER_TOKEN=$user_token \

@@ -23,6 +23,11 @@ async function yt(command, params) {
   if (!r.ok) throw new Error(`${command}: HTTP ${r.status} ${await r.text()}`);
   return r.json();
 }
+async function v1(command, body, token = TOKEN) {
+  const r = await fetch(`${URL_}/api/v1/${command}`, { method: 'POST', headers: { Authorization: `OAuth ${token}` }, body: JSON.stringify(body) });
+  if (!r.ok) throw new Error(`${command}: HTTP ${r.status} ${await r.text()}`);
+  return r.json();
+}
 const orchidPools = async (tree) => (await yt('get', { path: `${ORCHID}/${tree}/fair_share_info/pools` })).value;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -97,6 +102,7 @@ async function login(page, token) {
   // The page's YTsaurus calls go through the official wrapper: its parameter headers.
   const ytCalls = [];
   page.on('request', (r) => { if (r.url().includes('/api/v4/')) ytCalls.push(r.headers()); });
+  const gpu = process.env.PS_GPU_OP;
   try {
     // jobs running first, so the pages (and screenshots) show usage
     await until('jobs running in tree physical', async () => (await orchidPools('physical')).prod.usage_ratio > 0, 30000).catch(() => null);
@@ -134,6 +140,14 @@ async function login(page, token) {
     await page.waitForSelector('#edit-value');
     check('an admin sees the edit form on a pool page', !!(await page.$('#edit-save')) && !(await page.$('#edit-readonly')) &&
       / \(admin\)$/.test(await page.textContent('#who')), await page.textContent('#who'));
+    const adminAttrs = await page.$$eval('#edit-attr option', (os) => os.map((o) => o.textContent));
+    check('an admin may edit every attribute, the ACL too', adminAttrs.includes('acl') && adminAttrs.includes('weight') && !(await page.$('#edit-write-only')),
+      JSON.stringify(adminAttrs));
+    // the effective ACL: prod sets none; //sys/pool_trees' default ACE (use for users) reaches it
+    const effective = (await yt('get', { path: '//sys/pool_trees/physical/prod/@effective_acl' })).value;
+    const aclRows = await page.$$eval('#effective-acl tbody tr', (rs) => rs.map((r) => [...r.cells].map((c) => c.textContent.trim())));
+    check('the pool page shows the effective ACL with where each ACE is set', effective.length === aclRows.length &&
+      aclRows.some((r) => r[0] === 'allow' && r[1] === 'users' && r[2] === 'use' && r[4] === '//sys/pool_trees'), JSON.stringify(aclRows));
     const before = (await orchidPools('physical')).prod;
     await page.fill('#edit-value', '20');
     await page.click('#edit-preview');
@@ -199,7 +213,6 @@ async function login(page, token) {
     }
 
     // The gpu operation (CPU reclaim on, idle jobs): its jobs and a reclaimed CPU guarantee.
-    const gpu = process.env.PS_GPU_OP;
     await page.goto(`${URL_}/ui/#/operation/${gpu}`);
     const reclaimed = await until('a reclaimed CPU guarantee on the operation page', async () => {
       await page.evaluate(() => window.psShow());
@@ -211,6 +224,15 @@ async function login(page, token) {
     check('operation page lists its jobs', jobs.length > 0 && jobs.every((j) => jobsText.includes(j.id) && jobsText.includes('ui-gpu1')), jobsText.slice(0, 300));
     check('operation page shows a reclaimed CPU guarantee', !(reclaimed instanceof Error) && jobs.some((j) => j.cpu_guarantee < j.cpu_limit), String(reclaimed));
     await shot(page, 'operation');
+    // an admin may manage it: suspend, then resume, from the page (the API says it happened)
+    await page.waitForSelector('#op-suspend');
+    check('an admin is offered the actions of a running operation', !!(await page.$('#op-abort')) && !!(await page.$('#op-complete')));
+    await page.click('#op-suspend');
+    await page.waitForSelector('#op-resume');
+    check('suspend from the page suspends the operation', (await yt('get_operation', { operation_id: gpu })).suspended === true);
+    await page.click('#op-resume');
+    await page.waitForSelector('#op-suspend');
+    check('resume from the page resumes it', (await yt('get_operation', { operation_id: gpu })).suspended === false);
 
     // A finished job's stderr (the relaxed operation's jobs finish in seconds; the example
     // operations are in the tree before the nodes start, so it gets its share at once; the
@@ -294,10 +316,6 @@ async function login(page, token) {
     // table keeps only the rows near the viewport in the DOM; the order, the rows at the end
     // and a filter are checked against the names created here.
     {
-      const v1 = async (cmd, body) => {
-        const r = await fetch(`${URL_}/api/v1/${cmd}`, { method: 'POST', headers: { Authorization: `OAuth ${TOKEN}` }, body: JSON.stringify(body) });
-        if (!r.ok) throw new Error(`${cmd}: ${r.status} ${await r.text()}`);
-      };
       await v1('create', { type: 'scheduler_pool_tree', path: '//sys/pool_trees/wide', attributes: { config: { nodes_filter: 'no-node-has-this-tag' } } });
       const groups = Array.from({ length: 30 }, (_, g) => `g${String(g).padStart(2, '0')}`);
       const kids = (g) => Array.from({ length: 9 }, (_, c) => `${g}-c${c}`);
@@ -334,6 +352,24 @@ async function login(page, token) {
     const readonly = await page.textContent('#edit-readonly');
     check('a user sees no edit form on a pool page', !(await page.$('#edit')) && !(await page.$('#edit-save')) && readonly.includes('alice'), readonly);
     check('the header names the user and role', (await page.textContent('#who')) === 'alice (user)', await page.textContent('#who'));
+    // with write on a pool (an ACE of its own), alice may edit its user-managed attributes only
+    const RELAXED = '//sys/pool_trees/physical/relaxed';
+    await v1('set', { path: `${RELAXED}/@acl`, value: [{ action: 'allow', subjects: ['alice'], permissions: ['write'] }] });
+    await page.goto(`${URL_}/ui/#/pool/physical/relaxed`);
+    await page.waitForSelector('#main:has(h1:has-text("Pool relaxed")) #effective-acl');
+    const aliceAttrs = await page.$$eval('#edit-attr option', (os) => os.map((o) => o.textContent));
+    check('a user with write sees the editor with the user-managed attributes only', !!(await page.$('#edit-save')) &&
+      !!(await page.$('#edit-write-only')) && aliceAttrs.includes('mode') && !aliceAttrs.includes('acl') && !aliceAttrs.includes('integral_guarantees'),
+      JSON.stringify(aliceAttrs));
+    const ownAce = await page.$$eval('#effective-acl tbody tr', (rs) => rs.map((r) => [...r.cells].map((c) => c.textContent.trim())));
+    check('the pool\'s own ACE shows as set on this pool', ownAce.some((r) => r[0] === 'allow' && r[1] === 'alice' && r[4] === 'this pool'),
+      JSON.stringify(ownAce));
+    await v1('set', { path: `${RELAXED}/@acl`, value: [] });
+    // an operation alice may neither read nor manage: no actions, its jobs not shown
+    await page.goto(`${URL_}/ui/#/operation/${gpu}`);
+    await page.waitForSelector('#jobs-denied');
+    check('a user without manage is offered no operation actions', (await page.$$('#op-actions button')).length === 0,
+      await page.innerHTML('#op-actions'));
     const refused = await fetch(`${URL_}/api/v4/set?path=//sys/pool_trees/physical/prod/@weight`,
       { method: 'POST', headers: { Authorization: `OAuth ${USER_TOKEN}`, 'Content-Type': 'application/json' }, body: '3' });
     const refusedBody = await refused.json();

@@ -162,6 +162,41 @@ static void test_inheritance_and_inherit_acl(void **state)
     ps_acl_release(&top);
 }
 
+/* The effective ACL: the ACEs the check reads, in its order, each with where it is set; an
+ * object_only ACE of an ancestor, and everything above an inherit_acl false, are not in it. */
+static void test_effective_acl(void **state)
+{
+    (void)state;
+    struct ps_acl own = acl_of("[{\"action\": \"deny\", \"subjects\": [\"bob\"],"
+                               " \"permissions\": [\"write\"]}]");
+    struct ps_acl mid = acl_of("[{\"action\": \"allow\", \"subjects\": [\"devs\"],"
+                               " \"permissions\": [\"write\"]},"
+                               "{\"action\": \"allow\", \"subjects\": [\"ops\"],"
+                               " \"permissions\": [\"use\"], \"inheritance_mode\": \"object_only\"}]");
+    struct ps_acl top = acl_of("[{\"action\": \"allow\", \"subjects\": [\"users\"],"
+                               " \"permissions\": [\"use\"]}]");
+    struct ps_acl_object chain[] = {{&own, true, "node //t/a/b"},
+                                    {&mid, true, "node //t/a"},
+                                    {&top, true, "node //t"}};
+    struct ps_value v;
+    assert_int_equal(ps_acl_effective(chain, 3, &v), 0);
+    assert_int_equal(v.count, 3);
+    const char *from[] = {"node //t/a/b", "node //t/a", "node //t"};
+    const char *subject[] = {"bob", "devs", "users"};
+    for (int i = 0; i < 3; i++) {
+        assert_string_equal(ps_value_find(&v.items[i], "from")->string, from[i]);
+        assert_string_equal(ps_value_find(&v.items[i], "subjects")->items[0].string, subject[i]);
+    }
+    ps_value_release(&v);
+    chain[1].inherit_acl = false;
+    assert_int_equal(ps_acl_effective(chain, 3, &v), 0);
+    assert_int_equal(v.count, 2);
+    ps_value_release(&v);
+    ps_acl_release(&own);
+    ps_acl_release(&mid);
+    ps_acl_release(&top);
+}
+
 static void test_inheritance_modes(void **state)
 {
     (void)state;
@@ -284,6 +319,7 @@ int main(void)
         cmocka_unit_test(test_deny_wins_wherever_it_is),
         cmocka_unit_test(test_inheritance_and_inherit_acl),
         cmocka_unit_test(test_inheritance_modes),
+        cmocka_unit_test(test_effective_acl),
         cmocka_unit_test(test_nested_groups),
         cmocka_unit_test(test_denied_message_as_upstream),
         cmocka_unit_test(test_paths_into_the_acl),

@@ -459,10 +459,15 @@ static void test_pool_acl_chain(void **state)
     static const char *const devs[] = {"alice"};
     static const struct ps_acl_group g[] = {{"devs", 1, devs}};
     static const struct ps_acl_groups groups = {1, g};
-    struct ps_pool_access access = {&groups, NULL};
+    struct ps_pool_access access = {&groups, NULL, NULL};
     /* the tree's ACE reaches b through a; the default root ACL gives use to users */
     assert_int_equal(ps_pool_acl_check(&access, tree, b, "alice", PS_PERM_WRITE), PS_ACL_ALLOW);
     assert_int_equal(ps_pool_acl_check(&access, tree, b, "carol", PS_PERM_WRITE), PS_ACL_DENY);
+    /* the acting superuser (an admin token's user) is allowed everything, no one else */
+    struct ps_pool_access acting = {&groups, NULL, "carol"};
+    assert_int_equal(ps_pool_acl_check(&acting, tree, b, "carol", PS_PERM_WRITE), PS_ACL_ALLOW);
+    assert_int_equal(ps_pool_acl_require(&acting, tree, b, "carol", PS_PERM_ADMINISTER, NULL), 0);
+    assert_int_equal(ps_pool_acl_check(&acting, tree, b, "dave", PS_PERM_WRITE), PS_ACL_DENY);
     assert_int_equal(ps_pool_acl_check(&access, tree, b, "carol", PS_PERM_USE), PS_ACL_ALLOW);
     assert_int_equal(ps_pool_acl_check(NULL, tree, b, "alice", PS_PERM_WRITE), PS_ACL_DENY);
     /* the tree's inherit_acl cuts //sys/pool_trees off */

@@ -20,6 +20,7 @@ setToken(token());
 
 // YTsaurus error codes the UI acts on (yt/yt/client/security_client).
 export const AUTHENTICATION_ERROR = 900;
+export const AUTHORIZATION_ERROR = 901;
 
 export class ApiError extends Error {
   constructor(e) {
@@ -49,12 +50,22 @@ export const api = {
   getOperation: (id) => wrap(yt.v4.getOperation({ operation_id: id })),
   listJobs: (id) => wrap(yt.v4.listJobs({ operation_id: id })),
   jobStderr: (op, job) => wrap(getJobStderr({ operation_id: op, job_id: job })),
-  // {user, role}: who this token is, once per token (the UI shows edit controls to admins only;
-  // the server refuses a user's write anyway).
+  // {user, role}: who this token is, once per token.
   currentUser: () => {
     if (!me) me = wrap(getCurrentUser({})).catch((e) => { me = null; throw e; });
     return me;
   },
+  // {permission: true/false} for this token on path (a pool, a tree, //sys/operations/<id>):
+  // pages offer only what the user may do (the server refuses the rest anyway). An admin token
+  // is a superuser; otherwise check_permission answers by the user's groups and the ACLs.
+  may: async (path, permissions) => {
+    const who = await api.currentUser();
+    const answers = await Promise.all(permissions.map((permission) => who.role === 'admin' ? { action: 'allow' }
+      : wrap(yt.v4.checkPermission({ user: who.user, permission, path }))));
+    return Object.fromEntries(permissions.map((p, i) => [p, answers[i].action === 'allow']));
+  },
+  // abort, suspend, resume, complete (upstream's abort_op, ...): `manage` on the operation
+  operationAction: (action, id) => wrap(yt.v4[`${action}Operation`]({ operation_id: id })),
   // Not a YTsaurus command: the scheduler's own /api/v1 (docs/api.md "History").
   history: async (params) => {
     const resp = await fetch('/api/v1/get_history', {

@@ -1,8 +1,9 @@
 // operations.js — the operations list with filters and counters (#/operations?pool=&user=&state=)
 // and an operation's page (#/operation/<id>): spec, resulting spec, progress, pending reason,
-// alerts, and its jobs with node, CPU limit and guarantee (reclaim), memory, stderr.
-import { api } from './api.js';
-import { esc, num, bytes, time, sortRows, tableHead, rowHtml, bindSortHead, setHtml } from './util.js';
+// alerts, and its jobs with node, CPU limit and guarantee (reclaim), memory, stderr; suspend,
+// resume, complete and abort for those who may manage it.
+import { api, AUTHORIZATION_ERROR } from './api.js';
+import { esc, num, bytes, time, sortRows, tableHead, rowHtml, bindSortHead, setHtml, errorBox } from './util.js';
 import { vtable } from './vtable.js';
 
 const view = { pool: '', user: '', state: '', limit: 100, sort: null, desc: false };
@@ -113,7 +114,15 @@ const JOB_COLUMNS = [
 // (the open stderr, the spec's folds, the sort of the jobs) and rewrites its cards and rows.
 const jobsVt = vtable({ id: 'jobs-table', cols: JOB_COLUMNS.length, key: (j) => j.id,
   html: (j) => rowHtml(JOB_COLUMNS, j, ` data-job="${esc(j.id)}"`) });
-const jobView = { id: null, sort: null, desc: false, jobs: [] };
+const jobView = { id: null, sort: null, desc: false, jobs: [], manage: false };
+
+// The actions an active operation offers to whoever has `manage` on it (its user, its ACL's
+// subjects, superusers); none once it finished, none without manage.
+function opActions(o) {
+  if (!jobView.manage || !['pending', 'running'].includes(o.state)) return '';
+  const b = (action, label) => `<button type="button" data-action="${action}" id="op-${action}">${label}</button>`;
+  return `${o.suspended ? b('resume', 'Resume') : b('suspend', 'Suspend')} ${b('complete', 'Complete')} ${b('abort', 'Abort')}`;
+}
 
 function opCards(o) {
   const p = o.progress || {};
@@ -125,16 +134,27 @@ function opCards(o) {
 }
 
 export async function operationPage(main, [id]) {
-  const [o, jobs] = await Promise.all([api.getOperation(id), api.listJobs(id)]);
+  // without `read` on the operation its jobs are not shown (403, YTsaurus error 901)
+  const [o, jobs] = await Promise.all([api.getOperation(id), api.listJobs(id).catch((e) => {
+    if (e.code !== AUTHORIZATION_ERROR) throw e;
+    return { jobs: [], state_counts: {}, denied: e.message };
+  })]);
   let tbl = main.querySelector('#jobs-table');
   if (!tbl || tbl.dataset.op !== id) {   // a new page, not a refresh of this one
     if (jobView.id !== id) Object.assign(jobView, { id, sort: null, desc: false });
+    jobView.manage = (await api.may(`//sys/operations/${id}`, ['manage'])).manage;
     main.innerHTML = `<h1>Operation <code>${esc(o.id)}</code></h1>
-    <section class="cards" id="op-cards"></section><div id="op-alerts"></div>
+    <section class="cards" id="op-cards"></section><div class="actions" id="op-actions"></div><div id="op-result"></div><div id="op-alerts"></div>
     <h2 id="jobs-title"></h2><pre id="stderr" hidden></pre>
     <table id="jobs-table" class="vtable" data-op="${esc(id)}"><thead><tr>${tableHead(JOB_COLUMNS, jobView)}</tr></thead><tbody></tbody></table>
     <details><summary>Spec</summary><pre>${esc(JSON.stringify(o.spec, null, 2))}</pre></details>
     <details><summary>Resulting spec</summary><pre>${esc(JSON.stringify(o.resulting_spec, null, 2))}</pre></details>`;
+    main.querySelector('#op-actions').addEventListener('click', async (ev) => {
+      const action = ev.target.dataset && ev.target.dataset.action;
+      if (!action || (['abort', 'complete'].includes(action) && !confirm(`${action} operation ${id}?`))) return;
+      const out = main.querySelector('#op-result');
+      try { await api.operationAction(action, id); out.innerHTML = ''; await operationPage(main, [id]); } catch (e) { out.innerHTML = errorBox(e); }
+    });
     tbl = main.querySelector('#jobs-table');
     jobsVt.reset();
     bindSortHead(tbl, jobView, () => jobsVt.show(tbl, sortRows(JOB_COLUMNS, jobView.jobs, jobView)));
@@ -149,10 +169,12 @@ export async function operationPage(main, [id]) {
   }
   const alerts = Object.entries(o.alerts || {}).map(([k, a]) => `<li><b>${esc(k)}</b>: ${esc(a.message)}</li>`).join('');
   setHtml(main.querySelector('#op-cards'), opCards(o));
+  setHtml(main.querySelector('#op-actions'), opActions(o));
   setHtml(main.querySelector('#op-alerts'), alerts ? `<h2>Alerts</h2><ul class="alerts">${alerts}</ul>` : '');
   // list_jobs answers at most 1,000 (upstream's default limit); state_counts count them all
   const total = Object.values(jobs.state_counts || {}).reduce((a, n) => a + n, 0);
-  setHtml(main.querySelector('#jobs-title'), `Jobs (${total > jobs.jobs.length ? `the first ${jobs.jobs.length} of ${total}` : jobs.jobs.length})`);
+  setHtml(main.querySelector('#jobs-title'), jobs.denied ? `Jobs <small id="jobs-denied">(not shown: ${esc(jobs.denied)})</small>`
+    : `Jobs (${total > jobs.jobs.length ? `the first ${jobs.jobs.length} of ${total}` : jobs.jobs.length})`);
   jobView.jobs = jobs.jobs;
   jobsVt.show(tbl, sortRows(JOB_COLUMNS, jobView.jobs, jobView));
 }

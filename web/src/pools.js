@@ -1,6 +1,7 @@
 // pools.js — the pool tree as an expandable table (#/pools/<tree>) and a pool's page
 // (#/pool/<tree>/<pool>): attributes with an editor that previews (dry run) and saves through
-// the API's `set`, integral volume and capacity, and the pool's operations.
+// the API's `set` (offered as far as the user's permissions on the pool go), the effective
+// ACL, integral volume and capacity, and the pool's operations.
 import { api, ORCHID } from './api.js';
 import { esc, pct, num, resources, shareBars, errorBox, time, sortKey, compareKeys, collator, tableHead, bindSortHead, setHtml, tipAttr } from './util.js';
 import { vtable } from './vtable.js';
@@ -175,6 +176,24 @@ function poolPath(tree, pools, name) {
   return `//sys/pool_trees/${tree}/${chain.join('/')}`;
 }
 
+// upstream's user-managed pool attributes (TSchedulerPoolManager::IsUserManagedAttribute, as
+// the server's user_managed in src/server/api_cypress.c; ui_browser.sh checks they agree):
+// `write` sets them, every other attribute also needs `administer`.
+const USER_MANAGED = ['weight', 'max_operation_count', 'max_running_operation_count', 'min_share_resources',
+  'strong_guarantee_resources', 'forbid_immediate_operations', 'mode', 'fifo_sort_parameters', 'resource_limits',
+  'create_ephemeral_subpools', 'ephemeral_subpool_config', 'abc'];
+
+// The effective ACL (the pool's @effective_acl): its own ACEs and those it inherits, in the
+// order a check reads them, each with the object it is set on.
+function aclTable(acl, path) {
+  const own = `node ${path}`;
+  const rows = acl.map((a) => `<tr class="ace-${esc(a.action)}"><td>${esc(a.action)}</td><td>${esc(a.subjects.join(', '))}</td>
+    <td>${esc(a.permissions.join(', '))}</td><td>${esc(a.inheritance_mode)}</td>
+    <td class="ace-from">${a.from === own ? 'this pool' : esc(a.from.replace(/^node /, ''))}</td></tr>`).join('');
+  return `<table id="effective-acl" class="acl"><thead><tr><th>Action</th><th>Subjects</th><th>Permissions</th><th>Inheritance</th><th>Set on</th></tr></thead>
+    <tbody>${rows || '<tr><td colspan="5">no ACEs: only superusers have access</td></tr>'}</tbody></table>`;
+}
+
 function diffTable(diff) {
   const rows = Object.entries(diff.pools || {}).filter(([, d]) => d.changed).map(([name, d]) => {
     const b = d.before ? d.before.fair_share.total : null, a = d.after ? d.after.fair_share.total : null;
@@ -189,8 +208,12 @@ export async function poolPage(main, [tree, name]) {
   const p = pools[name];
   if (!p) { main.innerHTML = errorBox({ message: `no pool "${name}" in tree "${tree}"` }); return; }
   const path = poolPath(tree, pools, name);
-  const [attrs, ops, me] = await Promise.all([api.get(`${path}/@`), api.listOperations({ pool: name, limit: 100 }), api.currentUser()]);
-  const admin = me.role === 'admin';
+  const [attrs, ops, me, acl, may] = await Promise.all([api.get(`${path}/@`), api.listOperations({ pool: name, limit: 100 }),
+    api.currentUser(), api.get(`${path}/@effective_acl`), api.may(path, ['write', 'administer'])]);
+  // the editor offers the attributes this user may set: all with administer, else the user-managed
+  const editable = Object.keys(attrs).filter((k) => may.administer || USER_MANAGED.includes(k));
+  const canEdit = may.write && editable.length > 0;
+  const first = editable.includes('weight') ? 'weight' : editable[0];
   const attrRows = Object.entries(attrs).map(([k, v]) => `<tr data-attr="${esc(k)}"><th>${esc(k)}</th><td><code>${esc(JSON.stringify(v))}</code></td></tr>`).join('');
   const vol = Object.entries(p.accumulated_resource_volume || {}).filter(([, v]) => v).map(([k, v]) => `${k}=${num(v)}`).join(' ');
   const cap = Object.entries(p.integral_pool_capacity || {}).filter(([, v]) => v).map(([k, v]) => `${k}=${num(v)}`).join(' ');
@@ -203,19 +226,21 @@ export async function poolPage(main, [tree, name]) {
     <div><b>Starvation</b> ${esc(p.starvation_status)} <b>Operations</b> ${p.running_operation_count}/${p.operation_count}</div>
     <div><b>Integral</b> ${esc(p.integral_guarantee_type)} · volume <span id="integral-volume">${esc(vol || '0')}</span> · capacity ${esc(cap || '0')}</div>
   </section>
-  ${admin ? `<h2>Edit an attribute</h2>
+  ${canEdit ? `<h2>Edit an attribute</h2>
   <form id="edit" class="edit">
-    <select id="edit-attr">${Object.keys(attrs).map((k) => `<option${k === 'weight' ? ' selected' : ''}>${esc(k)}</option>`).join('')}</select>
-    <input id="edit-value" size="50" value="${esc(JSON.stringify(attrs.weight))}">
+    <select id="edit-attr">${editable.map((k) => `<option${k === first ? ' selected' : ''}>${esc(k)}</option>`).join('')}</select>
+    <input id="edit-value" size="50" value="${esc(JSON.stringify(attrs[first]))}">
     <button type="button" id="edit-preview">Preview</button>
     <button type="submit" id="edit-save">Save</button>
     <span class="hint">JSON value; Preview is a dry run (nothing changes)</span>
-  </form>` : `<p class="hint" id="edit-readonly">Signed in as ${esc(me.user)} (role ${esc(me.role)}): editing pools needs an admin token.</p>`}
+    ${may.administer ? '' : '<span class="hint" id="edit-write-only">without administer: the user-managed attributes only</span>'}
+  </form>` : `<p class="hint" id="edit-readonly">Signed in as ${esc(me.user)} (role ${esc(me.role)}): editing this pool needs the write permission on it.</p>`}
   <div id="edit-result"></div>
   <h2>Attributes</h2><table class="kv">${attrRows}</table>
+  <h2>Access (effective ACL)</h2>${aclTable(acl, path)}
   <h2>Operations (${ops.operations.length})</h2>
   <table><thead><tr><th>Id</th><th>User</th><th>State</th><th>Running/total jobs</th><th>Started</th></tr></thead><tbody>${opRows}</tbody></table>`;
-  if (!admin) return;
+  if (!canEdit) return;
   const attrSel = main.querySelector('#edit-attr'), input = main.querySelector('#edit-value'), out = main.querySelector('#edit-result');
   attrSel.addEventListener('change', () => { input.value = JSON.stringify(attrs[attrSel.value]); });
   const parse = () => {
