@@ -83,12 +83,16 @@ static int run_sim(struct ps_sim *sim, const struct ps_scenario *sc,
             int rc = ps_sim_run_until(sim, sc->duration_ms * step / 50, err);
             if (rc != 0)
                 return rc;
-            o->progress(o->progress_ctx, step * 2);
+            if (step < 50)
+                o->progress(o->progress_ctx, step * 2);
             if (ps_sim_finished(sim))
                 break;
         }
     }
-    return ps_sim_run(sim, err);
+    int rc = ps_sim_run(sim, err);
+    if (rc == 0 && o && o->progress)
+        o->progress(o->progress_ctx, 100);
+    return rc;
 }
 
 int ps_sim_write_dir(const struct ps_scenario *sc, const char *shown, const char *dir,

@@ -263,7 +263,7 @@ static void show_progress(void *ctx, int percent)
         int bar = percent / 5;
         fprintf(stderr, "\rwhat-if: %-9s [%.*s%*s] %3d%%", p->label, bar, "####################",
                 20 - bar, "", percent);
-    } else if (percent % 25 == 0) {
+    } else if (percent % 20 == 0) {
         fprintf(stderr, "what-if: %s run %d%%\n", p->label, percent);
     }
     fflush(stderr);

@@ -309,12 +309,11 @@ static int64_t job_window_ms(const struct replay *r, const json_t *job, bool *co
 {
     const json_t *end = json_object_get(job, "_end");
     const char *kind = end ? sval(end, "event_type") : NULL;
-    int64_t start = ival(end ? end : job, "start_time");
-    if (!end && !json_is_integer(json_object_get(job, "start_time")))
-        start = -1;
+    /* a job still running at until has only its job_started row: its timestamp is the start */
+    int64_t start = end ? ival(end, "start_time") : ival(job, "timestamp");
     *done = kind && strcmp(kind, "job_completed") == 0;
     *counts = !kind || strcmp(kind, "job_aborted") != 0;
-    if (!*counts || start < 0)
+    if (!*counts)
         return 0;
     int64_t finish = end ? ival(end, "finish_time") : r->o->until_ms;
     if (finish > r->o->until_ms)
