@@ -74,6 +74,23 @@ static void cell(struct ps_textbuf *b, const struct column *c, const json_t *m)
     ps_textbuf_adds(b, s);
 }
 
+/* name into b, HTML-escaped when html (pool and user names are the users' text) */
+static void add_name(struct ps_textbuf *b, const char *name, bool html)
+{
+    if (!html) {
+        ps_textbuf_addf(b, "%-14.14s", name);
+        return;
+    }
+    for (const char *p = name; *p; p++) {
+        const char *e = *p == '<' ? "&lt;" : *p == '>' ? "&gt;" : *p == '&' ? "&amp;"
+                        : *p == '"' ? "&quot;" : NULL;
+        if (e)
+            ps_textbuf_adds(b, e);
+        else
+            ps_textbuf_addc(b, *p);
+    }
+}
+
 /* One table as text (html false) or an HTML table: name, operations, then a -> b per column */
 static void table(struct ps_textbuf *b, bool html, const char *what, const json_t *ra,
                   const json_t *rb, const struct column *cols)
@@ -95,10 +112,9 @@ static void table(struct ps_textbuf *b, bool html, const char *what, const json_
     json_array_foreach(list, i, name) {
         const char *n = json_string_value(name);
         const json_t *a = json_object_get(ra, n), *z = json_object_get(rb, n);
-        if (html)
-            ps_textbuf_addf(b, "<tr><td>%s</td><td>%.0f</td>", n, num(a ? a : z, "operations"));
-        else
-            ps_textbuf_addf(b, "%-14.14s %4.0f", n, num(a ? a : z, "operations"));
+        ps_textbuf_adds(b, html ? "<tr><td>" : "");
+        add_name(b, n, html);
+        ps_textbuf_addf(b, html ? "</td><td>%.0f</td>" : " %4.0f", num(a ? a : z, "operations"));
         for (const struct column *c = cols; c->title; c++) {
             struct ps_textbuf v;
             ps_textbuf_init(&v);

@@ -3,7 +3,7 @@
 # rows of an operation's life (operation_started with its pool, spec and user, job_started,
 # job_completed / job_failed / job_aborted with reason, runtime_parameters_info after
 # update_op_parameters, operation_completed / _aborted with progress), node_registered and
-# node_offline, the filters (operation_id, event_type, since, limit) and their refusals,
+# node_offline, the filters (operation_id, event_type, since, until, limit) and their refusals,
 # `poolsched event-log`, the YTsaurus face's ISO times, the rows kept across a restart, and the
 # size bound (event_log_max_row_count). pools_info and preempted_for:
 # tests/upstream/event_log_service.sh.
@@ -107,8 +107,13 @@ try:
     t = every[-1]["timestamp"]
     check(all(r["timestamp"] >= t for r in rows(since=t)) and rows(since=t),
           "since: rows at or after it")
+    t0 = every[0]["timestamp"]
+    check(rows(until=t0) and all(r["timestamp"] <= t0 for r in rows(until=t0)),
+          "until: rows at or before it")
+    check(rows(since=t0, until=t) == every, "since and until together")
     check([r["timestamp"] for r in every] == sorted(r["timestamp"] for r in every), "rows in time order")
     for bad, name in (({"limit": 0}, "limit"), ({"since": "yesterday"}, "since"),
+                      ({"until": -1}, "until"),
                       ({"event_type": [1]}, "event_type"), ({"operation_id": 5}, "operation_id")):
         st, out = s.call("get", dict(bad, path=LOG))
         check(st == 400 and out["message"].startswith(name + ":") and "got" in out["message"],
