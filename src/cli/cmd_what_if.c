@@ -3,6 +3,7 @@
  * //sys/scheduler/event_log, paged back in time) or a file; io/event_replay.h makes the
  * scenarios, cmd_simulate.c runs them, what_if_metrics.h and what_if_report.h compare. */
 #include <ctype.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,7 +51,8 @@ static const char usage_text[] =
     "  --heartbeat-period MS, --fair-share-update-period MS\n"
     "                   the cluster's (scheduler config keys; defaults 5000 and 1000)\n"
     "  --default-tree TREE  the pool tree to report on (default: the scheduler's default tree,\n"
-    "                   else the first tree of the record)\n";
+    "                   else the first tree of the record)\n"
+    "  --format text|json  the summary (default), or what-if.json on stdout\n";
 
 static const struct ps_cli_opt opts[] = {
     {"--since", 0, true, false},     {"--until", 0, true, false},
@@ -306,6 +308,7 @@ struct what_if {
     int64_t since, until, heartbeat, fs_period;
     char *default_tree;
     const char *out;
+    bool json;   /* --format json: what-if.json on stdout instead of the summary */
     json_t *rows, *changes;
 };
 
@@ -350,7 +353,7 @@ static int replay(struct what_if *w)
         struct ps_what_if_result res = {.since_ms = w->since, .until_ms = w->until, .tree = tree,
                                         .changes = w->changes, .recorded = m[0], .changed = m[1],
                                         .fidelity = fid, .scenario = recorded};
-        code = ps_what_if_write(&res, w->out);
+        code = ps_what_if_write(&res, w->out, w->json);
     }
     json_decref(recorded);
     json_decref(changed);
@@ -398,6 +401,10 @@ int ps_cmd_what_if(int argc, char **argv)
         rc = ps_cli_usage_error(cmd, "missing --since");
     else
         rc = collect_changes(&args, w.changes);
+    const char *format = ps_cli_args_get(&args, "--format");
+    if (rc == 0 && format && strcmp(format, "text") != 0 && strcmp(format, "json") != 0)
+        rc = ps_cli_usage_error(cmd, "--format: \"%s\" is not one of text, json", format);
+    w.json = format && strcmp(format, "json") == 0;
     if (rc == 0)
         rc = period_opt(&args, "--heartbeat-period", 5000, &w.heartbeat);
     if (rc == 0)

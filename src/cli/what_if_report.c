@@ -74,14 +74,14 @@ static void cell(struct ps_textbuf *b, const struct column *c, const json_t *m)
     ps_textbuf_adds(b, s);
 }
 
-/* name into b, HTML-escaped when html (pool and user names are the users' text) */
-static void add_name(struct ps_textbuf *b, const char *name, bool html)
+/* s into b, HTML-escaped when html (names, paths and values are users' text) */
+static void add_text(struct ps_textbuf *b, const char *s, bool html)
 {
     if (!html) {
-        ps_textbuf_addf(b, "%-14.14s", name);
+        ps_textbuf_adds(b, s);
         return;
     }
-    for (const char *p = name; *p; p++) {
+    for (const char *p = s; *p; p++) {
         const char *e = *p == '<' ? "&lt;" : *p == '>' ? "&gt;" : *p == '&' ? "&amp;"
                         : *p == '"' ? "&quot;" : NULL;
         if (e)
@@ -89,6 +89,14 @@ static void add_name(struct ps_textbuf *b, const char *name, bool html)
         else
             ps_textbuf_addc(b, *p);
     }
+}
+
+static void add_name(struct ps_textbuf *b, const char *name, bool html)
+{
+    if (html)
+        add_text(b, name, true);
+    else
+        ps_textbuf_addf(b, "%-14.14s", name);
 }
 
 /* One table as text (html false) or an HTML table: name, operations, then a -> b per column */
@@ -153,9 +161,11 @@ static void summary(struct ps_textbuf *b, const struct ps_what_if_result *r, boo
     json_t *ch;
     json_array_foreach(r->changes, i, ch) {
         char *v = json_dumps(json_array_get(ch, 1), JSON_COMPACT | JSON_ENCODE_ANY);
-        ps_textbuf_addf(b, " %s%s%s", json_string_value(json_array_get(ch, 0)),
-                        json_is_null(json_array_get(ch, 1)) ? " (removed)" : "=",
-                        json_is_null(json_array_get(ch, 1)) ? "" : (v ? v : "?"));
+        ps_textbuf_adds(b, " ");
+        add_text(b, json_string_value(json_array_get(ch, 0)), html);
+        ps_textbuf_adds(b, json_is_null(json_array_get(ch, 1)) ? " (removed)" : "=");
+        if (!json_is_null(json_array_get(ch, 1)))
+            add_text(b, v ? v : "?", html);
         free(v);
     }
     if (json_array_size(r->changes) == 0)
@@ -177,7 +187,7 @@ static void summary(struct ps_textbuf *b, const struct ps_what_if_result *r, boo
           json_object_get(r->changed, "users"), user_columns);
 }
 
-static int write_json(const struct ps_what_if_result *r, const char *path)
+static int write_json(const struct ps_what_if_result *r, const char *path, bool print)
 {
     int64_t tol;
     bool ok = within(r, &tol);
@@ -195,6 +205,8 @@ static int write_json(const struct ps_what_if_result *r, const char *path)
     struct ps_error err;
     ps_error_init(&err);
     int rc = text ? ps_file_write(path, text, strlen(text), &err) : -1;
+    if (rc == 0 && print)
+        puts(text);
     free(text);
     if (rc != 0)
         ps_cli_error("what-if", "%s", text ? err.msg : "out of memory");
@@ -213,11 +225,11 @@ static const char page_runs[] =
     "</div><div><h2>With the change</h2><iframe src=\"changed/report.html\"></iframe></div></div>\n"
     "</body></html>\n";
 
-int ps_what_if_write(const struct ps_what_if_result *r, const char *dir)
+int ps_what_if_write(const struct ps_what_if_result *r, const char *dir, bool json)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/what-if.json", dir);
-    if (write_json(r, path) != 0)
+    if (write_json(r, path, json) != 0)
         return 1;
     struct ps_textbuf b;
     ps_textbuf_init(&b);
@@ -233,6 +245,8 @@ int ps_what_if_write(const struct ps_what_if_result *r, const char *dir)
         ps_cli_error("what-if", "%s", err.msg);
         return 1;
     }
+    if (json)
+        return 0;
     ps_textbuf_init(&b);
     summary(&b, r, false);
     fputs(b.data ? b.data : "", stdout);

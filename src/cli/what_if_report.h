@@ -3,6 +3,7 @@
 #ifndef PS_CLI_WHAT_IF_REPORT_H
 #define PS_CLI_WHAT_IF_REPORT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <jansson.h>
@@ -24,8 +25,9 @@ struct ps_what_if_result {
     const json_t *scenario;        /* the no-change scenario */
 };
 
-/* Writes DIR/what-if.json and DIR/report.html and prints the summary. Returns the exit code
- * (0, or 1 after printing an error line when a file cannot be written). */
-int ps_what_if_write(const struct ps_what_if_result *r, const char *dir);
+/* Writes DIR/what-if.json and DIR/report.html and prints the summary (json: what-if.json's
+ * text instead). Returns the exit code (0, or 1 after printing an error line when a file
+ * cannot be written). */
+int ps_what_if_write(const struct ps_what_if_result *r, const char *dir, bool json);
 
 #endif

@@ -65,6 +65,11 @@ for f in what-if.json scenario.json recorded/events.jsonl changed/pools.csv; do
     cmp -s "$TMP/one/$f" "$TMP/two/$f" || fail "$f differs between two runs"
 done
 
+# --format json: what-if.json on stdout
+run --set //sys/pool_trees/physical/a/@weight=5 --out "$TMP/three" --format json >"$TMP/json" 2>/dev/null ||
+    fail "--format json"
+cmp -s "$TMP/json" <(cat "$TMP/one/what-if.json"; echo) || fail "--format json prints what-if.json"
+
 # --config and --remove
 echo '{"//sys/pools/b/@weight": 3, "//sys/pool_trees/physical/a/@weight": null}' >"$TMP/cfg.json"
 run --config "$TMP/cfg.json" --out "$TMP/cfg" >/dev/null 2>&1 || fail "--config"
@@ -94,6 +99,7 @@ expect_error 'weight' --event-log "$LOG" --since 1500 --until 10000 \
 expect_error '\-\-since: "yesterday" is not a time' --event-log "$LOG" --since yesterday
 expect_error '\-\-until: must be after \-\-since' --event-log "$LOG" --since 5000 --until 4000
 expect_error 'missing --since' --event-log "$LOG"
+expect_error '\-\-format: "yson" is not one of text, json' --event-log "$LOG" --since 1 --format yson
 echo '[{"timestamp": 5, "event_type": "node_registered", "node_address": "n", "resource_limits": {}}]' \
     >"$TMP/nopools.json"
 expect_error 'no pools_info row' --event-log "$TMP/nopools.json" --since 1 --until 100
