@@ -185,6 +185,29 @@ static int rows_from_scheduler(struct ps_cli_client *c, int64_t until_ms, json_t
     return rc;
 }
 
+/* {tree: its config now} for every tree of the scheduler */
+static int tree_configs(struct ps_cli_client *c, json_t **out)
+{
+    json_t *body = json_pack("{s:s}", "path", "//sys/pool_trees"), *reply = NULL;
+    int rc = ps_cli_call(c, "get", body, &reply, NULL, 0);
+    json_decref(body);
+    *out = json_object();
+    const char *tree;
+    json_t *v;
+    json_object_foreach(json_object_get(reply, "value"), tree, v) {
+        char path[512];
+        snprintf(path, sizeof path, "//sys/pool_trees/%s/@config", tree);
+        json_t *b = json_pack("{s:s}", "path", path), *r = NULL;
+        rc = rc ? rc : ps_cli_call(c, "get", b, &r, NULL, 0);
+        json_decref(b);
+        if (json_is_object(json_object_get(r, "value")))
+            json_object_set(*out, tree, json_object_get(r, "value"));
+        json_decref(r);
+    }
+    json_decref(reply);
+    return rc;
+}
+
 static int get_string(struct ps_cli_client *c, const char *path, char **out)
 {
     json_t *body = json_pack("{s:s}", "path", path), *reply = NULL;
@@ -309,7 +332,7 @@ struct what_if {
     char *default_tree;
     const char *out;
     bool json;   /* --format json: what-if.json on stdout instead of the summary */
-    json_t *rows, *changes;
+    json_t *rows, *changes, *trees;
 };
 
 static int replay(struct what_if *w)
@@ -317,7 +340,8 @@ static int replay(struct what_if *w)
     struct ps_event_replay_options o = {.since_ms = w->since, .until_ms = w->until,
                                         .heartbeat_period_ms = w->heartbeat,
                                         .fair_share_update_period_ms = w->fs_period,
-                                        .default_tree = w->default_tree};
+                                        .default_tree = w->default_tree,
+                                        .tree_attributes = w->trees};
     struct ps_error err;
     ps_error_init(&err);
     json_t *recorded = NULL, *changed = NULL, *m[2] = {NULL, NULL}, *fid = NULL;
@@ -432,6 +456,8 @@ int ps_cmd_what_if(int argc, char **argv)
     if (rc == 0 && open && !w.default_tree)
         rc = get_string(&c, "//sys/pool_trees/@default_tree", &w.default_tree);
     if (rc == 0 && open)
+        rc = tree_configs(&c, &w.trees);
+    if (rc == 0 && open)
         rc = rows_from_scheduler(&c, w.until, &w.rows);
     if (open)
         ps_cli_client_close(&c);
@@ -439,6 +465,7 @@ int ps_cmd_what_if(int argc, char **argv)
         rc = replay(&w);
     json_decref(w.rows);
     json_decref(w.changes);
+    json_decref(w.trees);
     free(w.default_tree);
     return rc;
 }

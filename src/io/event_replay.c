@@ -110,7 +110,7 @@ static int node_row(struct replay *r, size_t i, const json_t *row, const char *t
     return 0;
 }
 
-/* A pool's config as scenario attributes: null values left out. */
+/* A pool's (tree's) config as scenario attributes: null values left out. */
 static json_t *pool_attributes(const json_t *config)
 {
     json_t *a = json_object();
@@ -299,8 +299,12 @@ static json_t *pool_trees(const struct replay *r)
     json_t *trees = json_object();
     const char *tree;
     json_t *pools;
-    json_object_foreach(r->base_pools, tree, pools)
-        json_object_set_new(trees, tree, json_pack("{s:o}", "pools", tree_pools(pools)));
+    json_object_foreach(r->base_pools, tree, pools) {
+        const json_t *attrs = json_object_get(r->o->tree_attributes, tree);
+        json_t *t = json_is_object(attrs) ? pool_attributes(attrs) : json_object();
+        json_object_set_new(t, "pools", tree_pools(pools));
+        json_object_set_new(trees, tree, t);
+    }
     return trees;
 }
 

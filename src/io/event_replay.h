@@ -40,6 +40,10 @@ struct ps_event_replay_options {
     int64_t heartbeat_period_ms;          /* the service's, > 0 */
     int64_t fair_share_update_period_ms;  /* the service's, > 0 */
     const char *default_tree;             /* NULL: the first tree of the pools_info row */
+    /* {tree: attributes} (the trees' configs, as `get //sys/pool_trees/<tree>/@config` gives
+     * them; keys with null values are left out), or NULL: the event log does not record
+     * them, so without this every tree has the defaults. Borrowed. */
+    const json_t *tree_attributes;
 };
 
 /* The scenario (a new JSON object, caller decrefs) for rows (a JSON array of event log rows,

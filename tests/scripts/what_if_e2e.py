@@ -57,6 +57,8 @@ def main():
         for pool in ("a", "b"):
             s.ok("create", {"type": "scheduler_pool", "path": "//sys/pools/" + pool,
                             "attributes": {"max_running_operation_count": 1}})
+        # a tree attribute: the replay takes the trees' configs from the scheduler
+        s.set("//sys/pool_trees/physical/@max_operation_count", 40000)
         for i in range(6):   # six one-slot nodes
             c.node("n%d" % i, resources="cpu=1,memory=1G,user_slots=1")
         c.wait(lambda: len(s.ok("get", {"path": "//sys/scheduler/orchid/scheduler/nodes"})["value"]) == 6,
@@ -68,6 +70,9 @@ def main():
         text, r = what_if(c, os.path.join(tmp, "wi1"), *window,
                           "--set", "//sys/pool_trees/physical/b/@weight=10")
         print(text)
+        sc = json.load(open(os.path.join(tmp, "wi1", "scenario.json")))
+        check(sc["pool_trees"]["physical"].get("max_operation_count") == 40000,
+              "the tree's config in the scenario", sc["pool_trees"]["physical"])
         f = r["fidelity"]
         check(f["within_tolerance"], "the no-change replay matches the record", f)
         check(f["operations"] == 4, "every operation of the window is compared", f)
