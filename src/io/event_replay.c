@@ -22,6 +22,7 @@ struct replay {
     json_t *job_index;   /* job id -> index into jobs */
     json_t *events;      /* [time, seq, event] */
     json_t *op_params;   /* id -> runtime_parameters of the last row at or before since */
+    json_t *task_means;  /* task name -> [completed jobs, their total ms], every operation */
     struct ps_error *err;
 };
 
@@ -341,7 +342,8 @@ static json_t *op_spec(const struct replay *r, const json_t *op)
 
 /* The scenario tasks of op: its recorded tasks, in their order, each with the jobs that count
  * (completed, failed, running at until: their time in the window; never started by until: the
- * mean of the others) and their mean duration. NULL when nothing counts. */
+ * mean of the others, or when none ran, the mean of the completed jobs of tasks of that name in
+ * every operation) and their mean duration. NULL when nothing counts. */
 static json_t *op_tasks(const struct replay *r, const json_t *op, const json_t *op_jobs)
 {
     json_t *acc = json_object();   /* task -> [jobs in the window, ms, jobs done or running] */
@@ -370,12 +372,19 @@ static json_t *op_tasks(const struct replay *r, const json_t *op, const json_t *
         int64_t n = (int64_t)json_integer_value(json_array_get(a, 0));
         int64_t ms = (int64_t)json_integer_value(json_array_get(a, 1));
         int64_t unstarted = ival(t, "job_count") - (int64_t)json_integer_value(json_array_get(a, 2));
-        if (n == 0 || !json_is_object(json_object_get(t, "resource_limits")))
+        unstarted = !ended && unstarted > 0 ? unstarted : 0;
+        int64_t duration = n > 0 ? (ms + n / 2) / n : 0;
+        if (n == 0 && unstarted > 0) {   /* no job of it ran: the task name's mean elsewhere */
+            const json_t *m = json_object_get(r->task_means, name);
+            int64_t k = (int64_t)json_integer_value(json_array_get(m, 0));
+            duration = k > 0 ? (int64_t)json_integer_value(json_array_get(m, 1)) / k : 0;
+        }
+        if (n + unstarted == 0 || duration <= 0 ||
+            !json_is_object(json_object_get(t, "resource_limits")))
             continue;
-        int64_t count = n + (!ended && unstarted > 0 ? unstarted : 0);
         json_array_append_new(tasks, json_pack("{s:s, s:I, s:I, s:O}", "name", name, "job_count",
-                                               (json_int_t)count, "duration",
-                                               (json_int_t)((ms + n / 2) / n), "resources",
+                                               (json_int_t)(n + unstarted), "duration",
+                                               (json_int_t)duration, "resources",
                                                json_object_get(t, "resource_limits")));
     }
     json_decref(acc);
@@ -400,8 +409,28 @@ static json_t *operation(const struct replay *r, const json_t *op, const json_t 
                      user && *user ? user : "root", "spec", op_spec(r, op), "tasks", tasks);
 }
 
+/* r->task_means from the completed jobs of every operation */
+static void task_means(struct replay *r)
+{
+    size_t i;
+    json_t *job;
+    json_array_foreach(r->jobs, i, job) {
+        const json_t *end = json_object_get(job, "_end");
+        const char *task = sval(job, "task_name");
+        if (!task || !end || strcmp(sval(end, "event_type"), "job_completed") != 0)
+            continue;
+        json_t *m = json_object_get(r->task_means, task);
+        if (!m)
+            json_object_set_new(r->task_means, task, m = json_pack("[i, i]", 0, 0));
+        json_array_set_new(m, 0, json_integer(json_integer_value(json_array_get(m, 0)) + 1));
+        json_array_set_new(m, 1, json_integer(json_integer_value(json_array_get(m, 1)) +
+                                              ival(end, "finish_time") - ival(end, "start_time")));
+    }
+}
+
 static json_t *operations(struct replay *r)
 {
+    task_means(r);
     json_t *per_op = json_array();   /* jobs of each operation, in row order */
     for (size_t i = 0; i < json_array_size(r->ops); i++)
         json_array_append_new(per_op, json_array());
@@ -470,7 +499,8 @@ static json_t *sorted_events(const struct replay *r)
 static void replay_release(struct replay *r)
 {
     json_t *all[] = {r->groups, r->node_index, r->node_tags, r->base_pools, r->cur_pools, r->ops,
-                     r->op_index, r->op_ended, r->jobs, r->job_index, r->events, r->op_params};
+                     r->op_index, r->op_ended, r->jobs, r->job_index, r->events, r->op_params,
+                     r->task_means};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         json_decref(all[i]);
 }
@@ -487,7 +517,8 @@ int ps_event_replay_scenario(const json_t *rows, const struct ps_event_replay_op
     struct replay r = {.o = opts, .err = err, .groups = json_array(), .node_index = json_object(),
                        .node_tags = json_object(), .ops = json_array(), .op_index = json_object(),
                        .op_ended = json_object(), .jobs = json_array(), .job_index = json_object(),
-                       .events = json_array(), .op_params = json_object()};
+                       .events = json_array(), .op_params = json_object(),
+                       .task_means = json_object()};
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < json_array_size(rows); i++)
         rc = read_row(&r, i, json_array_get(rows, i));

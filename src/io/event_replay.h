@@ -20,9 +20,10 @@
  *     the replay cannot know that it fails) and those still running at until, each with the
  *     part of its run time inside the window and its recorded resources; jobs aborted
  *     (preemption, node loss) are left out: the replay makes its own such decisions. The
- *     operation's jobs that never started by until are added with the median duration of
- *     its task's recorded jobs (none recorded: left out). Jobs of one task with equal resources
- *     and duration make one scenario task, tasks in the order of their first recorded start;
+ *     jobs that never started by until (of an operation that had not ended) are added. Each
+ *     recorded task is one scenario task: its resources (operation_started's tasks), its
+ *     jobs' mean duration in the window (when none ran: the mean of the completed jobs of
+ *     tasks of that name in every operation; none: the task is left out);
  *   - runtime_parameters_info rows become update_operation events.
  * Times are whole ms; every list is in row order, so the same rows give the same scenario. */
 #ifndef PS_IO_EVENT_REPLAY_H

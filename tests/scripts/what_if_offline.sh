@@ -15,7 +15,7 @@ run() { "$BIN" what-if --event-log "$LOG" --since 1500 --until 10000 "$@"; }
 
 run --set //sys/pool_trees/physical/a/@weight=5 --out "$TMP/one" >"$TMP/out" 2>"$TMP/err" ||
     fail "what-if: $(cat "$TMP/err")"
-grep -q "pool tree physical, 2 operations" "$TMP/out" || fail "summary: $(cat "$TMP/out")"
+grep -q "pool tree physical, 3 operations" "$TMP/out" || fail "summary: $(cat "$TMP/out")"
 grep -q "what-if: recorded run 100%" "$TMP/err" || fail "progress: $(cat "$TMP/err")"
 for f in scenario.json scenario-changed.json what-if.json report.html recorded/report.html \
          changed/report.html recorded/events.jsonl changed/pools.csv; do
@@ -46,6 +46,10 @@ check(t == [{"name": "main", "job_count": 3, "duration": 4450,
 check("tasks" not in ops["op1"]["spec"], "the commands are not part of the replay", ops["op1"])
 check(ops["op2"]["tasks"][0]["job_count"] == 2 and ops["op2"]["tasks"][0]["duration"] == 3000,
       "op2: its job cut at until, its unstarted job", ops["op2"])
+check(ops["op3"]["tasks"] == [{"name": "main", "job_count": 1, "duration": 3000,
+                               "resources": t[0]["resources"]}],
+      "op3 never ran: its task the mean of completed jobs of that name, the unknown one left out",
+      ops["op3"])
 ev = [(e["time"], e["type"]) for e in s["events"]]
 check(ev == [(1500, "set_node_resources"), (4500, "set_pool_attribute"), (5000, "update_operation")],
       "events in time order", s["events"])
@@ -56,7 +60,8 @@ check(all(e["type"] != "set_pool_attribute" for e in c["events"]),
 w = json.load(open(d + "/what-if.json"))
 check(w["recorded"]["pools"]["a"]["jobs_completed"] >= 1 and "alice" in w["recorded"]["users"],
       "metrics per pool and user", w["recorded"])
-check(w["fidelity"]["operations"] == 2, "both operations compared", w["fidelity"])
+check(w["fidelity"]["operations"] == 3, "the operations submitted in the window compared",
+      w["fidelity"])
 EOF
 
 # deterministic
