@@ -3,7 +3,9 @@
  * report.html of each run (recorded/, changed/) side by side. */
 #include "cli/what_if_report.h"
 
+#include <math.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,13 +14,48 @@
 #include "io/textbuf.h"
 #include "platform/file.h"
 
+/* rows of each table on the screen (the ones that changed most) */
+#define TEXT_ROWS 15
+
 static double num(const json_t *m, const char *key)
 {
     return json_number_value(json_object_get(m, key));
 }
 
-/* The names of both maps, sorted (strcmp): a JSON array. */
-static json_t *names(const json_t *a, const json_t *b)
+/* How much a name's figures differ between the runs (ms of wait, a second per job). */
+static double change(const json_t *a, const json_t *b)
+{
+    static const char *const keys[] = {"wait_p50_ms", "wait_p95_ms", "starving_ms"};
+    static const char *const counts[] = {"preempted_jobs", "jobs_completed"};
+    double d = 0;
+    for (size_t i = 0; i < 3; i++)
+        d += fabs(num(a, keys[i]) - num(b, keys[i]));
+    for (size_t i = 0; i < 2; i++)
+        d += 1000 * fabs(num(a, counts[i]) - num(b, counts[i]));
+    return d;
+}
+
+struct named {
+    const char *name;
+    double change;
+};
+
+static int by_change(const void *x, const void *y)
+{
+    const struct named *a = x, *b = y;
+    if (a->change != b->change)
+        return a->change > b->change ? -1 : 1;
+    return strcmp(a->name, b->name);
+}
+
+static int by_name(const void *x, const void *y)
+{
+    return strcmp(((const struct named *)x)->name, ((const struct named *)y)->name);
+}
+
+/* The names of both maps, sorted by name: all of them, or when there are more than max (a
+ * screen), the max that changed most. *left_out receives how many were left out. */
+static json_t *names(const json_t *a, const json_t *b, size_t max, size_t *left_out)
 {
     json_t *set = json_object();
     const char *k;
@@ -28,20 +65,20 @@ static json_t *names(const json_t *a, const json_t *b)
     json_object_foreach((json_t *)b, k, v)
         json_object_set(set, k, json_true());
     size_t n = json_object_size(set), i = 0;
-    const char **keys = malloc((n ? n : 1) * sizeof *keys);
+    struct named *all = malloc((n ? n : 1) * sizeof *all);
     json_object_foreach(set, k, v)
-        if (keys)
-            keys[i++] = k;
+        if (all)
+            all[i++] = (struct named){k, change(json_object_get(a, k), json_object_get(b, k))};
+    if (all && n > max)
+        qsort(all, n, sizeof *all, by_change);
+    size_t shown = all ? (n > max ? max : n) : 0;
+    if (all)
+        qsort(all, shown, sizeof *all, by_name);
     json_t *list = json_array();
-    for (size_t x = 0; keys && x < n; x++)   /* insertion sort: a few hundred names at most */
-        for (size_t y = x; y > 0 && strcmp(keys[y - 1], keys[y]) > 0; y--) {
-            const char *t = keys[y];
-            keys[y] = keys[y - 1];
-            keys[y - 1] = t;
-        }
-    for (size_t x = 0; keys && x < n; x++)
-        json_array_append_new(list, json_string(keys[x]));
-    free(keys);
+    for (size_t x = 0; x < shown; x++)
+        json_array_append_new(list, json_string(all[x].name));
+    *left_out = n - shown;
+    free(all);
     json_decref(set);
     return list;
 }
@@ -103,7 +140,8 @@ static void add_name(struct ps_textbuf *b, const char *name, bool html)
 static void table(struct ps_textbuf *b, bool html, const char *what, const json_t *ra,
                   const json_t *rb, const struct column *cols)
 {
-    json_t *list = names(ra, rb);
+    size_t left_out = 0;
+    json_t *list = names(ra, rb, html ? SIZE_MAX : TEXT_ROWS, &left_out);
     if (html) {
         ps_textbuf_addf(b, "<table><tr><th>%s</th><th>ops</th>", what);
         for (const struct column *c = cols; c->title; c++)
@@ -136,6 +174,9 @@ static void table(struct ps_textbuf *b, bool html, const char *what, const json_
     }
     if (html)
         ps_textbuf_adds(b, "</table>\n");
+    else if (left_out > 0)
+        ps_textbuf_addf(b, "(%zu more %ss, changed less: what-if.json, report.html)\n", left_out,
+                        what);
     json_decref(list);
 }
 
