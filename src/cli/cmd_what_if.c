@@ -18,6 +18,7 @@
 #include "cli/what_if_report.h"
 #include "io/event_replay.h"
 #include "io/scenario.h"
+#include "sim/sim.h"
 #include "platform/file.h"
 #include "platform/wall_clock.h"
 
@@ -294,37 +295,78 @@ static void show_progress(void *ctx, int percent)
     fflush(stderr);
 }
 
-/* Writes scenario as dir/file and runs it into dir/sub. */
-static int run(const json_t *scenario, const char *dir, const char *file, const char *sub,
-               const char *label)
+/* scenario parsed and set up (without running) as the simulator would: a bad value of a
+ * change is refused here, before anything runs or is written. *sc receives the parsed
+ * scenario; *text its JSON. Returns the exit code. */
+static int check_scenario(const json_t *scenario, const char *name, char **text,
+                          struct ps_scenario **sc)
+{
+    *text = json_dumps(scenario, JSON_INDENT(1));
+    *sc = NULL;
+    if (!*text) {
+        ps_cli_error(cmd, "out of memory");
+        return 1;
+    }
+    struct ps_error err;
+    ps_error_init(&err);
+    int rc = ps_scenario_parse(*text, strlen(*text), sc, &err);
+    struct ps_sim *sim = NULL;
+    struct ps_sim_options none = {0};
+    if (rc == 0)
+        rc = ps_sim_new(*sc, &none, &sim, &err);
+    ps_sim_free(sim);
+    if (rc != 0)
+        ps_cli_error(cmd, "%s: %s", name, err.msg);
+    return rc == 0 ? 0 : rc == PS_EINVAL ? 2 : 1;
+}
+
+/* Writes text as dir/file and runs sc into dir/sub. */
+static int run(const char *text, const struct ps_scenario *sc, const char *dir, const char *file,
+               const char *sub)
 {
     char path[4096], out[4096];
     snprintf(path, sizeof path, "%s/%s", dir, file);
     snprintf(out, sizeof out, "%s/%s", dir, sub);
-    char *text = json_dumps(scenario, JSON_INDENT(1));
     struct ps_error err;
     ps_error_init(&err);
-    if (!text || ps_file_write(path, text, strlen(text), &err) != 0) {
-        ps_cli_error(cmd, "%s", text ? err.msg : "out of memory");
-        free(text);
+    if (ps_file_write(path, text, strlen(text), &err) != 0) {
+        ps_cli_error(cmd, "%s", err.msg);
         return 1;
     }
-    struct ps_scenario *sc = NULL;
-    int rc = ps_scenario_parse(text, strlen(text), &sc, &err);
-    free(text);
-    if (rc != 0) {
-        ps_cli_error(cmd, "%s: %s", path, err.msg);
-        return rc == PS_EINVAL ? 2 : 1;
-    }
-    struct progress p = {label, isatty(2)};
+    struct progress p = {sub, isatty(2)};
+    int64_t sample = sc->duration_ms / 2000;   /* pools.csv rows: at most ~2000 per pool */
     struct ps_sim_dir_options o = {.quiet = true, .progress = show_progress, .progress_ctx = &p,
-                                   .pools_period_ms = sc->duration_ms / 2000 > sc->fair_share_update_period_ms
-                                                          ? sc->duration_ms / 2000 : 0};
-    rc = ps_sim_write_dir(sc, path, out, &o);
+                                   .pools_period_ms = sample > sc->fair_share_update_period_ms
+                                                          ? sample : 0};
+    int rc = ps_sim_write_dir(sc, path, out, &o);
     if (p.tty)
         fputc('\n', stderr);
-    ps_scenario_free(sc);
     return rc;
+}
+
+/* Both scenarios checked, then run into dir/recorded and dir/changed. */
+static int run_both(const json_t *recorded, const json_t *changed, const char *dir)
+{
+    static const char *const files[2] = {"scenario.json", "scenario-changed.json"};
+    static const char *const subs[2] = {"recorded", "changed"};
+    const json_t *scenarios[2] = {recorded, changed};
+    char *text[2] = {NULL, NULL};
+    struct ps_scenario *sc[2] = {NULL, NULL};
+    int code = 0;
+    for (int k = 0; code == 0 && k < 2; k++)
+        code = check_scenario(scenarios[k], k ? "the changed scenario" : "the recorded scenario",
+                              &text[k], &sc[k]);
+    if (code == 0 && mkdir(dir, 0777) != 0 && errno != EEXIST) {
+        ps_cli_error(cmd, "%s: cannot create: %s", dir, strerror(errno));
+        code = 1;
+    }
+    for (int k = 0; code == 0 && k < 2; k++)
+        code = run(text[k], sc[k], dir, files[k], subs[k]);
+    for (int k = 0; k < 2; k++) {
+        free(text[k]);
+        ps_scenario_free(sc[k]);
+    }
+    return code;
 }
 
 struct what_if {
@@ -352,14 +394,8 @@ static int replay(struct what_if *w)
     }
     changed = json_deep_copy(recorded);
     int code = apply_changes(changed, w->changes);
-    if (code == 0 && mkdir(w->out, 0777) != 0 && errno != EEXIST) {
-        ps_cli_error(cmd, "%s: cannot create: %s", w->out, strerror(errno));
-        code = 1;
-    }
     if (code == 0)
-        code = run(recorded, w->out, "scenario.json", "recorded", "recorded");
-    if (code == 0)
-        code = run(changed, w->out, "scenario-changed.json", "changed", "changed");
+        code = run_both(recorded, changed, w->out);
     const char *tree = json_string_value(json_object_get(recorded, "default_tree"));
     int64_t duration = w->until - w->since;
     const char *subs[2] = {"recorded", "changed"};

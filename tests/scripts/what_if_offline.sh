@@ -99,8 +99,9 @@ expect_error '//sys/pool_trees/physical/zz/@weight: no such pool' --event-log "$
     --until 10000 --set //sys/pool_trees/physical/zz/@weight=2 --out "$TMP/bad"
 expect_error 'must end in /@<attribute>' --event-log "$LOG" --since 1500 --until 10000 \
     --set //sys/pool_trees/physical/a=2 --out "$TMP/bad"
-expect_error 'weight' --event-log "$LOG" --since 1500 --until 10000 \
+expect_error 'the changed scenario: .*weight' --event-log "$LOG" --since 1500 --until 10000 \
     --set //sys/pool_trees/physical/a/@weight=-1 --out "$TMP/bad"
+[ ! -e "$TMP/bad" ] || fail "a refused change leaves no outputs"
 expect_error '\-\-since: "yesterday" is not a time' --event-log "$LOG" --since yesterday
 expect_error '\-\-until: must be after \-\-since' --event-log "$LOG" --since 5000 --until 4000
 expect_error 'missing --since' --event-log "$LOG"
