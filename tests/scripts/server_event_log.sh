@@ -50,6 +50,15 @@ try:
     node.heartbeat()
     task = lambda n: {"t": {"command": "sleep 1000", "job_count": n, "cpu_limit": 1, "memory_limit": 64 << 20}}
 
+    # pools_info carries each pool's parent (the tree's shape, for a replay: docs/what-if.md)
+    s.ok("create", {"type": "scheduler_pool", "path": T + "/research/deep"})
+    def parents():
+        info = [r["pools"]["physical"] for r in rows(event_type="pools_info")]
+        return info and "deep" in info[-1] and info[-1]
+    info = wait_rows("a pools_info row with research/deep", parents)
+    check(info and info["deep"]["parent"] == "research" and info["research"]["parent"] == "<Root>",
+          "pools_info's parents: %s" % info)
+
     reg = wait_rows("node_registered of n1", lambda: rows(event_type="node_registered"))
     check(reg and reg[0]["node_address"] == "n1" and reg[0]["resource_limits"]["user_slots"] == 4,
           "node_registered: %s" % reg)
