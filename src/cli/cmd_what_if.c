@@ -397,12 +397,12 @@ static int replay(struct what_if *w)
     if (code == 0)
         code = run_both(recorded, changed, w->out);
     const char *tree = json_string_value(json_object_get(recorded, "default_tree"));
-    int64_t duration = w->until - w->since;
     const char *subs[2] = {"recorded", "changed"};
     for (int k = 0; code == 0 && k < 2; k++) {
         char dir[4096];
         snprintf(dir, sizeof dir, "%s/%s", w->out, subs[k]);
-        if (ps_what_if_run_metrics(dir, tree, duration, w->fs_period, &m[k], &err) != 0 ||
+        if (ps_what_if_run_metrics(dir, k ? changed : recorded, tree, w->fs_period, &m[k],
+                                   &err) != 0 ||
             (k == 0 && ps_what_if_fidelity(w->rows, recorded, w->since, tree, m[0], dir, &fid,
                                            &err) != 0)) {
             ps_cli_error(cmd, "%s", err.msg);

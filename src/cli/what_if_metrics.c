@@ -63,11 +63,171 @@ static void bump(json_t *m, const char *key)
     json_object_set_new(m, key, json_integer(json_integer_value(json_object_get(m, key)) + 1));
 }
 
+/* The five resources of a map as doubles (cpu in cores). */
+static void resources(const json_t *map, double v[PS_RES_COUNT])
+{
+    for (int i = 0; i < PS_RES_COUNT; i++)
+        v[i] = json_number_value(json_object_get(map, ps_resource_name(i)));
+}
+
+/* A step series sampled at n points k*step: adds sign*res to [from, to) in diff arrays. */
+static void add_interval(double *diff, size_t n, int64_t step, int64_t from, int64_t to,
+                         const double res[PS_RES_COUNT])
+{
+    if (to <= from)
+        return;
+    size_t a = from <= 0 ? 0 : (size_t)((from + step - 1) / step);
+    size_t b = (size_t)((to + step - 1) / step);
+    if (a >= n)
+        return;
+    for (int i = 0; i < PS_RES_COUNT; i++) {
+        diff[a * PS_RES_COUNT + i] += res[i];
+        if (b < n)
+            diff[b * PS_RES_COUNT + i] -= res[i];
+    }
+}
+
+static void prefix_sums(double *diff, size_t n)
+{
+    for (size_t k = 1; k < n; k++)
+        for (int i = 0; i < PS_RES_COUNT; i++)
+            diff[k * PS_RES_COUNT + i] += diff[(k - 1) * PS_RES_COUNT + i];
+}
+
+/* The nodes' total at each sample, from the scenario's groups and set_node_resources events. */
+static double *node_totals(const json_t *sc, size_t n, int64_t step, int64_t duration_ms)
+{
+    double *total = calloc(n * PS_RES_COUNT, sizeof *total);
+    json_t *cur = json_object();   /* node id -> its limits now, and since when */
+    size_t i;
+    json_t *g;
+    json_array_foreach(json_object_get(sc, "node_groups"), i, g) {
+        char id[1024];
+        snprintf(id, sizeof id, "%s-0", sval(g, "name"));
+        json_object_set_new(cur, id, json_pack("[O, i]", json_object_get(g, "resource_limits"), 0));
+    }
+    json_t *ev;
+    json_array_foreach(json_object_get(sc, "events"), i, ev) {
+        json_t *c = sval(ev, "node") ? json_object_get(cur, sval(ev, "node")) : NULL;
+        if (!c || strcmp(sval(ev, "type"), "set_node_resources") != 0)
+            continue;
+        double res[PS_RES_COUNT];
+        resources(json_array_get(c, 0), res);
+        if (total)
+            add_interval(total, n, step, ival(ev, "time") == 0 ? 0 : json_integer_value(json_array_get(c, 1)),
+                         ival(ev, "time"), res);
+        json_array_set(c, 0, json_object_get(ev, "resource_limits"));
+        json_array_set_new(c, 1, json_integer(ival(ev, "time")));
+    }
+    const char *id;
+    json_t *c;
+    json_object_foreach(cur, id, c) {
+        double res[PS_RES_COUNT];
+        resources(json_array_get(c, 0), res);
+        if (total)
+            add_interval(total, n, step, json_integer_value(json_array_get(c, 1)), duration_ms + step, res);
+    }
+    json_decref(cur);
+    if (total)
+        prefix_sums(total, n);
+    return total;
+}
+
+static double dominant(const double *use, const double *total)
+{
+    double d = 0;
+    for (int i = 0; i < PS_RES_COUNT; i++)
+        if (total[i] > 0 && use[i] / total[i] > d)
+            d = use[i] / total[i];
+    return d;
+}
+
+/* Usage series sampled at n points k*step, one per name (pool, user): diff arrays until
+ * prefix_sums turns them into values. */
+struct series {
+    json_t *index;   /* name -> slot */
+    double *use;     /* [slot][sample][resource] */
+    size_t count, n;
+    int64_t step;
+};
+
+static size_t series_slot(struct series *s, const char *name)
+{
+    json_t *idx = json_object_get(s->index, name);
+    if (idx)
+        return (size_t)json_integer_value(idx);
+    double *grown = realloc(s->use, (s->count + 1) * s->n * PS_RES_COUNT * sizeof *grown);
+    if (!grown)
+        return SIZE_MAX;
+    json_object_set_new(s->index, name, json_integer((json_int_t)s->count));
+    s->use = grown;
+    memset(s->use + s->count * s->n * PS_RES_COUNT, 0, s->n * PS_RES_COUNT * sizeof *grown);
+    return s->count++;
+}
+
+static void series_add(struct series *s, const char *name, int64_t from, int64_t to,
+                       const double res[PS_RES_COUNT])
+{
+    size_t slot = series_slot(s, name);
+    if (slot != SIZE_MAX)
+        add_interval(s->use + slot * s->n * PS_RES_COUNT, s->n, s->step, from, to, res);
+}
+
+static void series_finish(struct series *s)
+{
+    for (size_t p = 0; p < s->count; p++)
+        prefix_sums(s->use + p * s->n * PS_RES_COUNT, s->n);
+}
+
+/* The mean over the samples of name's dominant share of total. */
+static double series_mean_share(const struct series *s, size_t slot, const double *total)
+{
+    double sum = 0;
+    for (size_t k = 0; total && k < s->n; k++)
+        sum += dominant(s->use + (slot * s->n + k) * PS_RES_COUNT, total + k * PS_RES_COUNT);
+    return s->n ? sum / (double)s->n : 0;
+}
+
+static void series_init(struct series *s, int64_t duration_ms)
+{
+    *s = (struct series){.index = json_object(), .n = USAGE_SAMPLES + 1,
+                         .step = duration_ms / USAGE_SAMPLES > 0 ? duration_ms / USAGE_SAMPLES : 1};
+}
+
+static void series_release(struct series *s)
+{
+    json_decref(s->index);
+    free(s->use);
+}
+
 /* per operation: [pool, user, submitted] */
 struct run {
     json_t *ops, *first_job, *pools, *users;
+    json_t *running;          /* job id -> [user, start ms, resources] */
+    struct series user_use;   /* usage per user */
     const char *tree;
 };
+
+/* A job's time on the cluster as its user's usage. */
+static void job_event(struct run *r, const char *type, const json_t *ev, const char *user)
+{
+    const char *id = sval(ev, "job_id");
+    if (!id)
+        return;
+    if (strcmp(type, "job_started") == 0) {
+        json_object_set_new(r->running, id, json_pack("[s, I, O]", user, (json_int_t)ival(ev, "time"),
+                                                      json_object_get(ev, "resources")));
+        return;
+    }
+    const json_t *j = json_object_get(r->running, id);
+    if (!j || (strcmp(type, "job_completed") != 0 && strcmp(type, "job_failed") != 0 &&
+               strcmp(type, "job_aborted") != 0))
+        return;
+    double res[PS_RES_COUNT];
+    resources(json_array_get(j, 2), res);
+    series_add(&r->user_use, user, json_integer_value(json_array_get(j, 1)), ival(ev, "time"), res);
+    json_object_del(r->running, id);
+}
 
 static void event(struct run *r, const json_t *ev)
 {
@@ -97,6 +257,30 @@ static void event(struct run *r, const json_t *ev)
     }
     if (strcmp(type, "job_started") == 0 && json_is_null(json_object_get(r->first_job, op)))
         json_object_set_new(r->first_job, op, json_integer(ival(ev, "time")));
+    if (strncmp(type, "job_", 4) == 0)
+        job_event(r, type, ev, user);
+}
+
+/* mean_usage of each user: jobs still running count to the end */
+static void user_usage(struct run *r, const json_t *scenario, int64_t duration_ms)
+{
+    const char *id;
+    json_t *j;
+    json_object_foreach(r->running, id, j) {
+        double res[PS_RES_COUNT];
+        resources(json_array_get(j, 2), res);
+        series_add(&r->user_use, json_string_value(json_array_get(j, 0)),
+                   json_integer_value(json_array_get(j, 1)), duration_ms + r->user_use.step, res);
+    }
+    series_finish(&r->user_use);
+    double *total = node_totals(scenario, r->user_use.n, r->user_use.step, duration_ms);
+    const char *user;
+    json_t *idx;
+    json_object_foreach(r->user_use.index, user, idx)
+        json_object_set_new(entry(r->users, user), "mean_usage",
+                            json_real(series_mean_share(&r->user_use, (size_t)json_integer_value(idx),
+                                                        total)));
+    free(total);
 }
 
 static int read_events(struct run *r, const char *dir, struct ps_error *err)
@@ -201,16 +385,21 @@ static int read_pools(struct run *r, const char *dir, int64_t period_ms, struct 
     return rc;
 }
 
-int ps_what_if_run_metrics(const char *dir, const char *tree, int64_t duration_ms,
+int ps_what_if_run_metrics(const char *dir, const json_t *scenario, const char *tree,
                            int64_t period_ms, json_t **out, struct ps_error *err)
 {
+    int64_t duration_ms = ival(scenario, "duration");
     struct run r = {.ops = json_object(), .first_job = json_object(), .pools = json_object(),
-                    .users = json_object(), .tree = tree};
+                    .users = json_object(), .running = json_object(), .tree = tree};
+    series_init(&r.user_use, duration_ms);
     int rc = read_events(&r, dir, err);
-    if (rc == 0)
+    if (rc == 0) {
         add_waits(&r, duration_ms);
-    if (rc == 0)
+        user_usage(&r, scenario, duration_ms);
         rc = read_pools(&r, dir, period_ms, err);
+    }
+    series_release(&r.user_use);
+    json_decref(r.running);
     json_decref(r.ops);
     if (rc != 0) {
         json_decref(r.first_job);
@@ -225,110 +414,14 @@ int ps_what_if_run_metrics(const char *dir, const char *tree, int64_t duration_m
 
 /* ---- fidelity ------------------------------------------------------------------------------ */
 
-/* The five resources of a map as doubles (cpu in cores). */
-static void resources(const json_t *map, double v[PS_RES_COUNT])
-{
-    for (int i = 0; i < PS_RES_COUNT; i++)
-        v[i] = json_number_value(json_object_get(map, ps_resource_name(i)));
-}
-
-/* A step series sampled at n points k*step: adds sign*res to [from, to) in diff arrays. */
-static void add_interval(double *diff, size_t n, int64_t step, int64_t from, int64_t to,
-                         const double res[PS_RES_COUNT])
-{
-    if (to <= from)
-        return;
-    size_t a = from <= 0 ? 0 : (size_t)((from + step - 1) / step);
-    size_t b = (size_t)((to + step - 1) / step);
-    if (a >= n)
-        return;
-    for (int i = 0; i < PS_RES_COUNT; i++) {
-        diff[a * PS_RES_COUNT + i] += res[i];
-        if (b < n)
-            diff[b * PS_RES_COUNT + i] -= res[i];
-    }
-}
-
-static void prefix_sums(double *diff, size_t n)
-{
-    for (size_t k = 1; k < n; k++)
-        for (int i = 0; i < PS_RES_COUNT; i++)
-            diff[k * PS_RES_COUNT + i] += diff[(k - 1) * PS_RES_COUNT + i];
-}
-
-/* The nodes' total at each sample, from the scenario's groups and set_node_resources events. */
-static double *node_totals(const json_t *sc, size_t n, int64_t step, int64_t duration_ms)
-{
-    double *total = calloc(n * PS_RES_COUNT, sizeof *total);
-    json_t *cur = json_object();   /* node id -> its limits now, and since when */
-    size_t i;
-    json_t *g;
-    json_array_foreach(json_object_get(sc, "node_groups"), i, g) {
-        char id[1024];
-        snprintf(id, sizeof id, "%s-0", sval(g, "name"));
-        json_object_set_new(cur, id, json_pack("[O, i]", json_object_get(g, "resource_limits"), 0));
-    }
-    json_t *ev;
-    json_array_foreach(json_object_get(sc, "events"), i, ev) {
-        json_t *c = sval(ev, "node") ? json_object_get(cur, sval(ev, "node")) : NULL;
-        if (!c || strcmp(sval(ev, "type"), "set_node_resources") != 0)
-            continue;
-        double res[PS_RES_COUNT];
-        resources(json_array_get(c, 0), res);
-        if (total)
-            add_interval(total, n, step, ival(ev, "time") == 0 ? 0 : json_integer_value(json_array_get(c, 1)),
-                         ival(ev, "time"), res);
-        json_array_set(c, 0, json_object_get(ev, "resource_limits"));
-        json_array_set_new(c, 1, json_integer(ival(ev, "time")));
-    }
-    const char *id;
-    json_t *c;
-    json_object_foreach(cur, id, c) {
-        double res[PS_RES_COUNT];
-        resources(json_array_get(c, 0), res);
-        if (total)
-            add_interval(total, n, step, json_integer_value(json_array_get(c, 1)), duration_ms + step, res);
-    }
-    json_decref(cur);
-    if (total)
-        prefix_sums(total, n);
-    return total;
-}
-
-static double dominant(const double *use, const double *total)
-{
-    double d = 0;
-    for (int i = 0; i < PS_RES_COUNT; i++)
-        if (total[i] > 0 && use[i] / total[i] > d)
-            d = use[i] / total[i];
-    return d;
-}
-
 struct fidelity {
     const json_t *rows, *sc;
-    int64_t since, duration, step;
-    size_t n;
+    int64_t since, duration;
     const char *tree;
-    json_t *op_pool;    /* operation -> its pool in tree (recorded) */
-    json_t *parent;     /* pool -> parent */
-    json_t *recorded;   /* pool -> diff array index */
-    double *use;        /* [pool][sample][resource] */
-    size_t pool_count;
+    json_t *op_pool;     /* operation -> its pool in tree (recorded) */
+    json_t *parent;      /* pool -> parent */
+    struct series use;   /* recorded usage per pool */
 };
-
-static size_t pool_slot(struct fidelity *f, const char *pool)
-{
-    json_t *idx = json_object_get(f->recorded, pool);
-    if (idx)
-        return (size_t)json_integer_value(idx);
-    json_object_set_new(f->recorded, pool, json_integer((json_int_t)f->pool_count));
-    double *grown = realloc(f->use, (f->pool_count + 1) * f->n * PS_RES_COUNT * sizeof *grown);
-    if (!grown)
-        return SIZE_MAX;
-    f->use = grown;
-    memset(f->use + f->pool_count * f->n * PS_RES_COUNT, 0, f->n * PS_RES_COUNT * sizeof *grown);
-    return f->pool_count++;
-}
 
 /* Every job attempt of rows, as usage of its pool and the pool's ancestors. */
 static void recorded_usage(struct fidelity *f)
@@ -355,19 +448,14 @@ static void recorded_usage(struct fidelity *f)
         if (!pool)
             continue;
         int64_t from = (end ? ival(end, "start_time") : ival(j, "timestamp")) - f->since;
-        int64_t to = end ? ival(end, "finish_time") - f->since : f->duration + f->step;
+        int64_t to = end ? ival(end, "finish_time") - f->since : f->duration + f->use.step;
         double res[PS_RES_COUNT];
         resources(json_object_get(src, "resource_limits"), res);
-        for (const char *p = pool; p && strcmp(p, "<Root>") != 0; p = sval(f->parent, p)) {
-            size_t slot = pool_slot(f, p);
-            if (slot == SIZE_MAX)
-                break;
-            add_interval(f->use + slot * f->n * PS_RES_COUNT, f->n, f->step, from, to, res);
-        }
+        for (const char *p = pool; p && strcmp(p, "<Root>") != 0; p = sval(f->parent, p))
+            series_add(&f->use, p, from, to, res);
     }
     json_decref(starts);
-    for (size_t p = 0; p < f->pool_count; p++)
-        prefix_sums(f->use + p * f->n * PS_RES_COUNT, f->n);
+    series_finish(&f->use);
 }
 
 /* The replay's usage share of each pool at each sample (pools.csv: the last row at or before) */
@@ -386,14 +474,14 @@ static int replay_usage(struct fidelity *f, const char *dir, double *share, stru
     int c_pool = ps_csv_column(&csv, "pool"), c_use = ps_csv_column(&csv, "usage_ratio");
     int more = rc == 0 && c_use >= 0 && c_time >= 0 && c_tree >= 0 && c_pool >= 0;
     while (more && (more = ps_csv_next(&csv, err)) == 1) {
-        json_t *idx = json_object_get(f->recorded, csv.fields[c_pool]);
+        json_t *idx = json_object_get(f->use.index, csv.fields[c_pool]);
         if (!idx || strcmp(csv.fields[c_tree], f->tree) != 0)
             continue;
         int64_t t = strtoll(csv.fields[c_time], NULL, 10);
-        size_t k = t <= 0 ? 0 : (size_t)((t + f->step - 1) / f->step);
+        size_t n = f->use.n, k = t <= 0 ? 0 : (size_t)((t + f->use.step - 1) / f->use.step);
         double u = strtod(csv.fields[c_use], NULL);
-        for (; k < f->n; k++)   /* until a later row overwrites */
-            share[(size_t)json_integer_value(idx) * f->n + k] = u;
+        for (; k < n; k++)   /* until a later row overwrites */
+            share[(size_t)json_integer_value(idx) * n + k] = u;
     }
     ps_csv_release(&csv);
     free(text);
@@ -439,20 +527,21 @@ static json_t *start_errors(struct fidelity *f, const json_t *replay_metrics, js
 
 static void usage_errors(struct fidelity *f, const double *share, json_t *out)
 {
-    double *total = node_totals(f->sc, f->n, f->step, f->duration);
+    size_t n = f->use.n;
+    double *total = node_totals(f->sc, n, f->use.step, f->duration);
     json_t *per_pool = json_object();
     double sum = 0, worst = 0;
     const char *worst_pool = "";
     const char *pool;
     json_t *idx;
-    json_object_foreach(f->recorded, pool, idx) {
+    json_object_foreach(f->use.index, pool, idx) {
         size_t p = (size_t)json_integer_value(idx);
         double e = 0;
-        for (size_t k = 0; total && k < f->n; k++) {
-            double rec = dominant(f->use + (p * f->n + k) * PS_RES_COUNT, total + k * PS_RES_COUNT);
-            e += fabs(rec - share[p * f->n + k]);
+        for (size_t k = 0; total && k < n; k++) {
+            double rec = dominant(f->use.use + (p * n + k) * PS_RES_COUNT, total + k * PS_RES_COUNT);
+            e += fabs(rec - share[p * n + k]);
         }
-        e /= (double)f->n;
+        e /= (double)n;
         json_object_set_new(per_pool, pool, json_real(e));
         sum += e;
         if (e > worst || !*worst_pool) {
@@ -460,7 +549,8 @@ static void usage_errors(struct fidelity *f, const double *share, json_t *out)
             worst_pool = pool;
         }
     }
-    json_object_set_new(out, "usage_error_mean", json_real(f->pool_count ? sum / (double)f->pool_count : 0));
+    size_t count = f->use.count;
+    json_object_set_new(out, "usage_error_mean", json_real(count ? sum / (double)count : 0));
     json_object_set_new(out, "usage_error_max", json_real(worst));
     json_object_set_new(out, "usage_error_max_pool", json_string(worst_pool));
     json_object_set_new(out, "usage_error", per_pool);
@@ -473,9 +563,8 @@ int ps_what_if_fidelity(const json_t *rows, const json_t *scenario, int64_t sinc
 {
     int64_t duration = ival(scenario, "duration");
     struct fidelity f = {.rows = rows, .sc = scenario, .since = since_ms, .duration = duration,
-                         .n = USAGE_SAMPLES + 1, .tree = tree, .op_pool = json_object(),
-                         .parent = json_object(), .recorded = json_object()};
-    f.step = duration / USAGE_SAMPLES > 0 ? duration / USAGE_SAMPLES : 1;
+                         .tree = tree, .op_pool = json_object(), .parent = json_object()};
+    series_init(&f.use, duration);
     size_t i;
     json_t *x;
     json_array_foreach(rows, i, x)
@@ -488,16 +577,15 @@ int ps_what_if_fidelity(const json_t *rows, const json_t *scenario, int64_t sinc
                                        "pools"), i, x)
         json_object_set(f.parent, sval(x, "name"), json_object_get(x, "parent"));
     recorded_usage(&f);
-    double *share = calloc((f.pool_count ? f.pool_count : 1) * f.n, sizeof *share);
+    double *share = calloc((f.use.count ? f.use.count : 1) * f.use.n, sizeof *share);
     int rc = share ? replay_usage(&f, dir, share, err) : ps_error_set(err, PS_ENOMEM, "out of memory");
     if (rc == 0) {
         *out = start_errors(&f, replay_metrics, json_object());
         usage_errors(&f, share, *out);
     }
     free(share);
-    free(f.use);
+    series_release(&f.use);
     json_decref(f.op_pool);
     json_decref(f.parent);
-    json_decref(f.recorded);
     return rc;
 }

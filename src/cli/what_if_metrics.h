@@ -10,16 +10,17 @@
 
 #include "core/error.h"
 
-/* The measures of the run whose outputs are in dir (events.jsonl, pools.csv), for pool tree
- * tree, over a run of duration_ms with fair share updates every period_ms:
+/* The measures of the run of scenario (its nodes, its duration) whose outputs are in dir
+ * (events.jsonl, pools.csv), for pool tree tree, with fair share updates every period_ms:
  *   {"pools": {pool: M}, "users": {user: M}, "first_job": {operation: ms or null}}
  * with M: operations, wait_p50_ms, wait_p95_ms (submission to first job start; an operation
  * without a job by the end counts its whole wait until then), preempted_jobs, jobs_completed,
- * and for pools (from pools.csv, the pool's own row, its subtree included) mean_fair_share,
- * mean_usage (the dominant shares' averages over the rows), starving_ms (rows not
- * non_starving x the period). An operation counts for the pool it ran in in tree.
+ * mean_usage (pools: the average of pools.csv's usage_ratio, the subtree included; users:
+ * the dominant share of their running jobs over the nodes' total, averaged over 200 samples),
+ * and for pools (from pools.csv) mean_fair_share and starving_ms (rows not non_starving x the
+ * period). An operation counts for the pool it ran in in tree.
  * Errors: PS_EIO naming the file, PS_ENOMEM. */
-int ps_what_if_run_metrics(const char *dir, const char *tree, int64_t duration_ms,
+int ps_what_if_run_metrics(const char *dir, const json_t *scenario, const char *tree,
                            int64_t period_ms, json_t **out, struct ps_error *err);
 
 /* Fidelity of the no-change replay (dir: its outputs) against the record:

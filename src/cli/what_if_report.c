@@ -98,6 +98,7 @@ static const struct column pool_columns[] = {
 
 static const struct column user_columns[] = {
     {"wait p50 s", "wait_p50_ms", 0.001, "%.1f"}, {"wait p95 s", "wait_p95_ms", 0.001, "%.1f"},
+    {"usage", "mean_usage", 1, "%.3f"},
     {"preempted", "preempted_jobs", 1, "%.0f"},   {"jobs done", "jobs_completed", 1, "%.0f"},
     {NULL, NULL, 0, NULL}};
 
