@@ -7,6 +7,8 @@ const struct ps_command ps_commands[] = {
      ps_cmd_fair_share},
     {"simulate", "replay a scenario in virtual time (simulate SCENARIO --output DIR)",
      ps_cmd_simulate},
+    {"what-if", "replay the recorded past as recorded and under a proposed change (what-if --since 7d --set PATH=VALUE)",
+     ps_cmd_what_if},
     {"trace", "import a cluster trace as a scenario (trace import alibaba-gpu DIR)", ps_cmd_trace},
     {"bench", "measure the engine's hot paths on synthetic workloads (JSON figures)", ps_cmd_bench},
     {"scheduler", "run the scheduler service (HTTP API, pool trees, operations, nodes)",

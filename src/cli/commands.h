@@ -50,6 +50,7 @@ int ps_cmd_update_op_parameters(int argc, char **argv);
 int ps_cmd_list_jobs(int argc, char **argv);
 int ps_cmd_event_log(int argc, char **argv);
 int ps_cmd_get_job_stderr(int argc, char **argv);
+int ps_cmd_what_if(int argc, char **argv);    /* cmd_what_if.c: what-if --since WHEN ... */
 int ps_cmd_simulate(int argc, char **argv);   /* cmd_simulate.c: simulate SCENARIO --output DIR */
 
 #endif

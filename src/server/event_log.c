@@ -204,6 +204,10 @@ static json_t *pools_of(const struct ps_pool_tree *tree)
                 json_object_set_new(cfg, key, ps_value_to_json(&v));
             ps_value_release(&v);
         }
+        /* not a config key, but a replay needs the tree's shape (src/io/event_replay.h) */
+        json_object_set_new(cfg, "parent",
+                            json_string(p->parent && !p->parent->is_root ? p->parent->name
+                                                                         : "<Root>"));
         json_object_set_new(pools, p->name, cfg);
     }
     return pools;
@@ -258,7 +262,8 @@ bool ps_event_log_claims(const char *path)
 
 bool ps_event_log_param(const char *name)
 {
-    static const char *const params[] = {"operation_id", "event_type", "since", "limit"};
+    static const char *const params[] = {"operation_id", "event_type", "since", "until",
+                                         "limit"};
     for (size_t i = 0; i < sizeof params / sizeof *params; i++)
         if (strcmp(params[i], name) == 0)
             return true;
@@ -268,7 +273,7 @@ bool ps_event_log_param(const char *name)
 struct filter {
     const char *operation_id;
     const json_t *event_type;   /* a string or a list of them, or NULL */
-    int64_t since;
+    int64_t since, until;
     size_t limit;
     char *needle;               /* "<operation_id>" quoted, or NULL: rows without it are
                                  * skipped unparsed (ids need no JSON escapes) */
@@ -301,6 +306,7 @@ static int take(const char *key, const char *value, void *ctx)
     const char *op = json_string_value(json_object_get(ev, "operation_id"));
     bool match = type && type_matches(f->event_type, type) &&
                  json_integer_value(json_object_get(ev, "timestamp")) >= f->since &&
+                 json_integer_value(json_object_get(ev, "timestamp")) <= f->until &&
                  (!f->operation_id || (op && strcmp(op, f->operation_id) == 0));
     if (!match) {
         json_decref(ev);
@@ -351,6 +357,10 @@ static int parse_filter(const json_t *body, struct filter *f, struct ps_error *e
     if (v && (!json_is_integer(v) || json_integer_value(v) < 0))
         return bad(err, "since", v, "must be a time in ms since the epoch (an integer >= 0)");
     f->since = v ? json_integer_value(v) : 0;
+    v = json_object_get(body, "until");
+    if (v && (!json_is_integer(v) || json_integer_value(v) < 0))
+        return bad(err, "until", v, "must be a time in ms since the epoch (an integer >= 0)");
+    f->until = v ? json_integer_value(v) : INT64_MAX;
     v = json_object_get(body, "limit");
     if (v && (!json_is_integer(v) || json_integer_value(v) < 1 ||
               json_integer_value(v) > READ_LIMIT))

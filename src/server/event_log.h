@@ -15,7 +15,7 @@
  *     job_id} (job_id when the preemptor's job is known) and preemption_reason;
  *   runtime_parameters_info: operation_id, authenticated_user, runtime_parameters (after an
  *     update_op_parameters);
- *   pools_info: pools {tree: {pool: config, every key}} after changes of the pool trees (at most
+ *   pools_info: pools {tree: {pool: config, every key, and its parent}} after changes of the pool trees (at most
  *     one row a second);
  *   node_registered, node_updated, node_offline (poolsched's, for a replay): node_address,
  *     tags, resource_limits.
@@ -74,7 +74,7 @@ bool ps_event_log_param(const char *name);
 
 /* get //sys/scheduler/event_log: the rows, oldest first, that match the request's filters:
  * operation_id, event_type (a string or a list of them), since (ms since the epoch: rows at or
- * after it), limit (at most this many, the newest of them; default and cap 10000). Under
+ * after it), until (rows at or before it), limit (at most this many, the newest of them; default and cap 10000). Under
  * svc->mu. Errors: PS_EINVAL naming a bad filter, PS_EIO. */
 int ps_event_log_get(struct ps_service *svc, const json_t *body, json_t **out,
                      struct ps_error *err);

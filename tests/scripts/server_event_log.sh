@@ -3,7 +3,7 @@
 # rows of an operation's life (operation_started with its pool, spec and user, job_started,
 # job_completed / job_failed / job_aborted with reason, runtime_parameters_info after
 # update_op_parameters, operation_completed / _aborted with progress), node_registered and
-# node_offline, the filters (operation_id, event_type, since, limit) and their refusals,
+# node_offline, the filters (operation_id, event_type, since, until, limit) and their refusals,
 # `poolsched event-log`, the YTsaurus face's ISO times, the rows kept across a restart, and the
 # size bound (event_log_max_row_count). pools_info and preempted_for:
 # tests/upstream/event_log_service.sh.
@@ -49,6 +49,15 @@ try:
     node = FakeNode(s, "n1", cpu=4, memory=16 << 30, slots=4)
     node.heartbeat()
     task = lambda n: {"t": {"command": "sleep 1000", "job_count": n, "cpu_limit": 1, "memory_limit": 64 << 20}}
+
+    # pools_info carries each pool's parent (the tree's shape, for a replay: docs/what-if.md)
+    s.ok("create", {"type": "scheduler_pool", "path": T + "/research/deep"})
+    def parents():
+        info = [r["pools"]["physical"] for r in rows(event_type="pools_info")]
+        return info and "deep" in info[-1] and info[-1]
+    info = wait_rows("a pools_info row with research/deep", parents)
+    check(info and info["deep"]["parent"] == "research" and info["research"]["parent"] == "<Root>",
+          "pools_info's parents: %s" % info)
 
     reg = wait_rows("node_registered of n1", lambda: rows(event_type="node_registered"))
     check(reg and reg[0]["node_address"] == "n1" and reg[0]["resource_limits"]["user_slots"] == 4,
@@ -107,8 +116,13 @@ try:
     t = every[-1]["timestamp"]
     check(all(r["timestamp"] >= t for r in rows(since=t)) and rows(since=t),
           "since: rows at or after it")
+    t0 = every[0]["timestamp"]
+    check(rows(until=t0) and all(r["timestamp"] <= t0 for r in rows(until=t0)),
+          "until: rows at or before it")
+    check(rows(since=t0, until=t) == every, "since and until together")
     check([r["timestamp"] for r in every] == sorted(r["timestamp"] for r in every), "rows in time order")
     for bad, name in (({"limit": 0}, "limit"), ({"since": "yesterday"}, "since"),
+                      ({"until": -1}, "until"),
                       ({"event_type": [1]}, "event_type"), ({"operation_id": 5}, "operation_id")):
         st, out = s.call("get", dict(bad, path=LOG))
         check(st == 400 and out["message"].startswith(name + ":") and "got" in out["message"],

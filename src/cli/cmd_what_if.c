@@ -1,0 +1,507 @@
+/* cmd_what_if.c — `poolsched what-if`: the cluster's recorded past replayed as recorded and
+ * under a proposed change (docs/what-if.md). The event log comes from the scheduler (get of
+ * //sys/scheduler/event_log, paged back in time) or a file; io/event_replay.h makes the
+ * scenarios, cmd_simulate.c runs them, what_if_metrics.h and what_if_report.h compare. */
+#include <ctype.h>
+#include <stdbool.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/cli_client.h"
+#include "cli/commands.h"
+#include "cli/sim_report.h"
+#include "cli/what_if_metrics.h"
+#include "cli/what_if_report.h"
+#include "io/event_replay.h"
+#include "io/scenario.h"
+#include "sim/sim.h"
+#include "platform/file.h"
+#include "platform/wall_clock.h"
+
+#define PAGE_ROWS 10000
+
+static const char usage_text[] =
+    "usage: poolsched what-if --since WHEN [--until WHEN] [--set PATH=VALUE ...]\n"
+    "                         [--remove PATH ...] [--config FILE] [--out DIR]\n"
+    "                         [--event-log FILE] [--heartbeat-period MS]\n"
+    "                         [--fair-share-update-period MS] [--default-tree TREE]\n"
+    "\n"
+    "Replays the scheduler's recorded past (its event log, //sys/scheduler/event_log) twice in\n"
+    "virtual time: as recorded, and with the proposed change applied from the start; prints per\n"
+    "pool and per user the wait to the first job (p50/p95), mean fair share and usage, starvation\n"
+    "time, preempted jobs and jobs completed, both runs side by side, and how closely the\n"
+    "no-change replay matches the record (docs/what-if.md). Deterministic.\n"
+    "\n"
+    "  --since WHEN     the window's start: a time ago (7d, 12h, 30m, 90s, 500ms) or ms since\n"
+    "                   the epoch (required)\n"
+    "  --until WHEN     the window's end, the same way (default: now)\n"
+    "  --set PATH=VALUE a proposed change, e.g. //sys/pool_trees/physical/a/@weight=4 (VALUE\n"
+    "                   JSON or YSON text); repeatable\n"
+    "  --remove PATH    a proposed removal of an attribute (back to its default); repeatable\n"
+    "  --config FILE    proposed changes as a JSON object {PATH: VALUE, ...} (null removes)\n"
+    "  --out DIR        where the outputs go (default what-if): scenario.json and\n"
+    "                   scenario-changed.json, recorded/ and changed/ (the simulator's\n"
+    "                   outputs and report.html of each run), what-if.json, report.html\n"
+    "  --event-log FILE read the rows from FILE (a JSON list, or one JSON row per line as\n"
+    "                   `poolsched event-log` prints them) instead of the scheduler; times ago\n"
+    "                   count from its newest row\n"
+    "  --heartbeat-period MS, --fair-share-update-period MS\n"
+    "                   the cluster's (scheduler config keys; defaults 5000 and 1000)\n"
+    "  --default-tree TREE  the pool tree to report on (default: the scheduler's default tree,\n"
+    "                   else the first tree of the record)\n"
+    "  --format text|json  the summary (default), or what-if.json on stdout\n";
+
+static const struct ps_cli_opt opts[] = {
+    {"--since", 0, true, false},     {"--until", 0, true, false},
+    {"--set", 0, true, true},        {"--remove", 0, true, true},
+    {"--config", 0, true, false},    {"--out", 0, true, false},
+    {"--event-log", 0, true, false}, {"--heartbeat-period", 0, true, false},
+    {"--fair-share-update-period", 0, true, false},
+    {"--default-tree", 0, true, false}, PS_CLI_COMMON_OPTS, {NULL, 0, false, false}};
+
+static const char *const formats[] = {"text", "json", NULL};
+static const char cmd[] = "what-if";
+
+/* WHEN: a time ago (a number with ms, s, m, h or d) from now_ms, or ms since the epoch. */
+static int parse_when(const char *text, const char *what, int64_t now_ms, int64_t *out)
+{
+    char *end = NULL;
+    errno = 0;
+    long long n = strtoll(text, &end, 10);
+    if (end == text || errno || n < 0 || !isdigit((unsigned char)text[0]))
+        return ps_cli_usage_error(cmd, "%s: \"%s\" is not a time (7d, 12h, 30m, 90s, 500ms, or "
+                                       "ms since the epoch)", what, text);
+    static const struct { const char *unit; long long ms; } units[] = {
+        {"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000}, {"d", 86400000}};
+    if (!*end) {
+        *out = n;
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof units / sizeof *units; i++)
+        if (strcmp(end, units[i].unit) == 0 && n <= INT64_MAX / units[i].ms) {
+            *out = now_ms - n * units[i].ms;
+            return 0;
+        }
+    return ps_cli_usage_error(cmd, "%s: \"%s\" is not a time (7d, 12h, 30m, 90s, 500ms, or ms "
+                                   "since the epoch)", what, text);
+}
+
+/* Rows from a file: a JSON list, or JSON rows one per line. */
+static int rows_from_file(const char *path, json_t **rows)
+{
+    char *text = NULL;
+    size_t len = 0;
+    struct ps_error err;
+    ps_error_init(&err);
+    if (ps_file_read(path, &text, &len, &err) != 0) {
+        ps_cli_error(cmd, "%s", err.msg);
+        return 2;
+    }
+    json_error_t jerr;
+    size_t skip = strspn(text, " \t\r\n");
+    if (text[skip] == '[') {
+        *rows = json_loadb(text, len, 0, &jerr);
+    } else {
+        *rows = json_array();
+        size_t line = 1;
+        for (char *p = text, *nl; *rows && p < text + len; p = nl + 1, line++) {
+            nl = memchr(p, '\n', (size_t)(text + len - p));
+            if (!nl)
+                nl = text + len;
+            if (strspn(p, " \t\r") >= (size_t)(nl - p))
+                continue;
+            json_t *row = json_loadb(p, (size_t)(nl - p), 0, &jerr);
+            if (!row) {
+                snprintf(jerr.text, sizeof jerr.text, "line %zu: not a JSON row", line);
+                json_decref(*rows);
+                *rows = NULL;
+                break;
+            }
+            json_array_append_new(*rows, row);
+        }
+    }
+    free(text);
+    if (!*rows || !json_is_array(*rows)) {
+        ps_cli_error(cmd, "%s: %s", path, *rows ? "not a list of rows" : jerr.text);
+        json_decref(*rows);
+        return 2;
+    }
+    return 0;
+}
+
+/* The rows in [since, until] from the scheduler, paged back in time: each page is the newest
+ * PAGE_ROWS rows up to a bound; a full page drops its oldest millisecond (it may be cut) and
+ * the next page ends there. */
+static int rows_from_scheduler(struct ps_cli_client *c, int64_t until_ms, json_t **rows)
+{
+    json_t *pages = json_array();
+    int64_t bound = until_ms;
+    int rc = 0;
+    for (;;) {
+        json_t *body = json_pack("{s:s, s:I, s:I}", "path", "//sys/scheduler/event_log", "until",
+                                 (json_int_t)bound, "limit", (json_int_t)PAGE_ROWS);
+        json_t *reply = NULL;
+        rc = ps_cli_call(c, "get", body, &reply, NULL, 0);
+        json_decref(body);
+        if (rc != 0)
+            break;
+        json_t *page = json_object_get(reply, "value");
+        if (!json_is_array(page)) {
+            ps_cli_error(cmd, "the reply has no \"value\" list");
+            json_decref(reply);
+            rc = 1;
+            break;
+        }
+        size_t n = json_array_size(page);
+        int64_t oldest = n ? json_integer_value(json_object_get(json_array_get(page, 0), "timestamp")) : 0;
+        bool full = n == PAGE_ROWS;
+        json_t *keep = json_array();
+        for (size_t i = 0; i < n; i++) {
+            json_t *row = json_array_get(page, i);
+            if (!full || json_integer_value(json_object_get(row, "timestamp")) > oldest)
+                json_array_append(keep, row);
+        }
+        json_decref(reply);
+        json_array_insert_new(pages, 0, keep);
+        if (!full)
+            break;
+        if (json_array_size(keep) == 0) {
+            ps_cli_error(cmd, "more than %d event log rows at %lld ms: cannot page", PAGE_ROWS,
+                         (long long)oldest);
+            rc = 1;
+            break;
+        }
+        bound = oldest;
+    }
+    *rows = json_array();
+    size_t i;
+    json_t *page;
+    json_array_foreach(pages, i, page)
+        json_array_extend(*rows, page);
+    json_decref(pages);
+    return rc;
+}
+
+/* {tree: its config now} for every tree of the scheduler */
+static int tree_configs(struct ps_cli_client *c, json_t **out)
+{
+    json_t *body = json_pack("{s:s}", "path", "//sys/pool_trees"), *reply = NULL;
+    int rc = ps_cli_call(c, "get", body, &reply, NULL, 0);
+    json_decref(body);
+    *out = json_object();
+    const char *tree;
+    json_t *v;
+    json_object_foreach(json_object_get(reply, "value"), tree, v) {
+        char path[512];
+        snprintf(path, sizeof path, "//sys/pool_trees/%s/@config", tree);
+        json_t *b = json_pack("{s:s}", "path", path), *r = NULL;
+        rc = rc ? rc : ps_cli_call(c, "get", b, &r, NULL, 0);
+        json_decref(b);
+        if (json_is_object(json_object_get(r, "value")))
+            json_object_set(*out, tree, json_object_get(r, "value"));
+        json_decref(r);
+    }
+    json_decref(reply);
+    return rc;
+}
+
+static int get_string(struct ps_cli_client *c, const char *path, char **out)
+{
+    json_t *body = json_pack("{s:s}", "path", path), *reply = NULL;
+    long status = 0;
+    int rc = ps_cli_call(c, "get", body, &reply, &status, 404);
+    json_decref(body);
+    const char *s = json_string_value(json_object_get(reply, "value"));
+    *out = s ? strdup(s) : NULL;
+    json_decref(reply);
+    return rc != 0 && status == 404 ? 0 : rc;
+}
+
+/* The proposed changes: [[path, value or null], ...] in command-line order, then --config's. */
+static int collect_changes(const struct ps_cli_args *args, json_t *changes)
+{
+    struct ps_error err;
+    ps_error_init(&err);
+    for (size_t i = 0; i < args->count; i++) {
+        const struct ps_cli_item *it = &args->items[i];
+        if (!it->opt || (strcmp(it->opt->name, "--set") != 0 && strcmp(it->opt->name, "--remove") != 0))
+            continue;
+        if (strcmp(it->opt->name, "--remove") == 0) {
+            json_array_append_new(changes, json_pack("[s, n]", it->value));
+            continue;
+        }
+        const char *eq = strchr(it->value, '=');
+        if (!eq || eq == it->value)
+            return ps_cli_usage_error(cmd, "--set: \"%s\" is not PATH=VALUE", it->value);
+        json_t *value = NULL;
+        if (ps_cli_parse_value(eq + 1, "--set", &value, &err) != 0)
+            return ps_cli_usage_error(cmd, "%s", err.msg);
+        json_array_append_new(changes, json_pack("[s%, o]", it->value, (size_t)(eq - it->value), value));
+    }
+    const char *file = ps_cli_args_get(args, "--config");
+    if (file) {
+        json_error_t jerr;
+        json_t *cfg = json_load_file(file, 0, &jerr);
+        if (!json_is_object(cfg)) {
+            ps_cli_error(cmd, "--config: %s: %s", file, cfg ? "must be a JSON object {PATH: VALUE}" : jerr.text);
+            json_decref(cfg);
+            return 2;
+        }
+        const char *path;
+        json_t *v;
+        json_object_foreach(cfg, path, v)
+            json_array_append_new(changes, json_pack("[s, O]", path, v));
+        json_decref(cfg);
+    }
+    return 0;
+}
+
+static int apply_changes(json_t *scenario, const json_t *changes)
+{
+    struct ps_error err;
+    ps_error_init(&err);
+    size_t i;
+    json_t *ch;
+    json_array_foreach(changes, i, ch) {
+        json_t *v = json_array_get(ch, 1);
+        if (ps_event_replay_apply(scenario, json_string_value(json_array_get(ch, 0)),
+                                  json_is_null(v) ? NULL : v, &err) != 0) {
+            ps_cli_error(cmd, "%s", err.msg);
+            return 2;
+        }
+    }
+    return 0;
+}
+
+struct progress {
+    const char *label;
+    bool tty;
+};
+
+static void show_progress(void *ctx, int percent)
+{
+    const struct progress *p = ctx;
+    if (p->tty) {
+        int bar = percent / 5;
+        fprintf(stderr, "\rwhat-if: %-9s [%.*s%*s] %3d%%", p->label, bar, "####################",
+                20 - bar, "", percent);
+    } else if (percent % 20 == 0) {
+        fprintf(stderr, "what-if: %s run %d%%\n", p->label, percent);
+    }
+    fflush(stderr);
+}
+
+/* scenario parsed and set up (without running) as the simulator would: a bad value of a
+ * change is refused here, before anything runs or is written. *sc receives the parsed
+ * scenario; *text its JSON. Returns the exit code. */
+static int check_scenario(const json_t *scenario, const char *name, char **text,
+                          struct ps_scenario **sc)
+{
+    *text = json_dumps(scenario, JSON_INDENT(1));
+    *sc = NULL;
+    if (!*text) {
+        ps_cli_error(cmd, "out of memory");
+        return 1;
+    }
+    struct ps_error err;
+    ps_error_init(&err);
+    int rc = ps_scenario_parse(*text, strlen(*text), sc, &err);
+    struct ps_sim *sim = NULL;
+    struct ps_sim_options none = {0};
+    if (rc == 0)
+        rc = ps_sim_new(*sc, &none, &sim, &err);
+    ps_sim_free(sim);
+    if (rc != 0)
+        ps_cli_error(cmd, "%s: %s", name, err.msg);
+    return rc == 0 ? 0 : rc == PS_EINVAL ? 2 : 1;
+}
+
+/* Writes text as dir/file and runs sc into dir/sub. */
+static int run(const char *text, const struct ps_scenario *sc, const char *dir, const char *file,
+               const char *sub)
+{
+    char path[4096], out[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    snprintf(out, sizeof out, "%s/%s", dir, sub);
+    struct ps_error err;
+    ps_error_init(&err);
+    if (ps_file_write(path, text, strlen(text), &err) != 0) {
+        ps_cli_error(cmd, "%s", err.msg);
+        return 1;
+    }
+    struct progress p = {sub, isatty(2)};
+    int64_t sample = sc->duration_ms / 2000;   /* pools.csv rows: at most ~2000 per pool */
+    struct ps_sim_dir_options o = {.quiet = true, .progress = show_progress, .progress_ctx = &p,
+                                   .pools_period_ms = sample > sc->fair_share_update_period_ms
+                                                          ? sample : 0};
+    int rc = ps_sim_write_dir(sc, path, out, &o);
+    if (p.tty)
+        fputc('\n', stderr);
+    return rc;
+}
+
+/* Both scenarios checked, then run into dir/recorded and dir/changed. */
+static int run_both(const json_t *recorded, const json_t *changed, const char *dir)
+{
+    static const char *const files[2] = {"scenario.json", "scenario-changed.json"};
+    static const char *const subs[2] = {"recorded", "changed"};
+    const json_t *scenarios[2] = {recorded, changed};
+    char *text[2] = {NULL, NULL};
+    struct ps_scenario *sc[2] = {NULL, NULL};
+    int code = 0;
+    for (int k = 0; code == 0 && k < 2; k++)
+        code = check_scenario(scenarios[k], k ? "the changed scenario" : "the recorded scenario",
+                              &text[k], &sc[k]);
+    if (code == 0 && mkdir(dir, 0777) != 0 && errno != EEXIST) {
+        ps_cli_error(cmd, "%s: cannot create: %s", dir, strerror(errno));
+        code = 1;
+    }
+    for (int k = 0; code == 0 && k < 2; k++)
+        code = run(text[k], sc[k], dir, files[k], subs[k]);
+    for (int k = 0; k < 2; k++) {
+        free(text[k]);
+        ps_scenario_free(sc[k]);
+    }
+    return code;
+}
+
+struct what_if {
+    int64_t since, until, heartbeat, fs_period;
+    char *default_tree;
+    const char *out;
+    bool json;   /* --format json: what-if.json on stdout instead of the summary */
+    json_t *rows, *changes, *trees;
+};
+
+static int replay(struct what_if *w)
+{
+    struct ps_event_replay_options o = {.since_ms = w->since, .until_ms = w->until,
+                                        .heartbeat_period_ms = w->heartbeat,
+                                        .fair_share_update_period_ms = w->fs_period,
+                                        .default_tree = w->default_tree,
+                                        .tree_attributes = w->trees};
+    struct ps_error err;
+    ps_error_init(&err);
+    json_t *recorded = NULL, *changed = NULL, *m[2] = {NULL, NULL}, *fid = NULL;
+    int rc = ps_event_replay_scenario(w->rows, &o, &recorded, &err);
+    if (rc != 0) {
+        ps_cli_error(cmd, "%s", err.msg);
+        return rc == PS_EINVAL ? 2 : 1;
+    }
+    changed = json_deep_copy(recorded);
+    int code = apply_changes(changed, w->changes);
+    if (code == 0)
+        code = run_both(recorded, changed, w->out);
+    const char *tree = json_string_value(json_object_get(recorded, "default_tree"));
+    const char *subs[2] = {"recorded", "changed"};
+    for (int k = 0; code == 0 && k < 2; k++) {
+        char dir[4096];
+        snprintf(dir, sizeof dir, "%s/%s", w->out, subs[k]);
+        if (ps_what_if_run_metrics(dir, k ? changed : recorded, tree, w->fs_period, &m[k],
+                                   &err) != 0 ||
+            (k == 0 && ps_what_if_fidelity(w->rows, recorded, w->since, tree, m[0], dir, &fid,
+                                           &err) != 0)) {
+            ps_cli_error(cmd, "%s", err.msg);
+            code = 1;
+        }
+    }
+    if (code == 0) {
+        struct ps_what_if_result res = {.since_ms = w->since, .until_ms = w->until, .tree = tree,
+                                        .changes = w->changes, .recorded = m[0], .changed = m[1],
+                                        .fidelity = fid, .scenario = recorded};
+        code = ps_what_if_write(&res, w->out, w->json);
+    }
+    json_decref(recorded);
+    json_decref(changed);
+    json_decref(m[0]);
+    json_decref(m[1]);
+    json_decref(fid);
+    return code;
+}
+
+static int period_opt(const struct ps_cli_args *args, const char *name, int64_t def, int64_t *out)
+{
+    const char *v = ps_cli_args_get(args, name);
+    *out = def;
+    if (!v)
+        return 0;
+    struct ps_error err;
+    ps_error_init(&err);
+    if (ps_cli_parse_int(v, name, 1, 3600000, out, &err) != 0)
+        return ps_cli_usage_error(cmd, "%s", err.msg);
+    return 0;
+}
+
+static int64_t newest(const json_t *rows)
+{
+    int64_t t = 0;
+    size_t i;
+    json_t *row;
+    json_array_foreach(rows, i, row) {
+        int64_t ts = json_integer_value(json_object_get(row, "timestamp"));
+        t = ts > t ? ts : t;
+    }
+    return t;
+}
+
+int ps_cmd_what_if(int argc, char **argv)
+{
+    struct ps_cli_args args;
+    int rc = ps_cli_parse_command(cmd, argc, argv, opts, 0, 0, "", usage_text, &args);
+    if (rc >= 0)
+        return rc;
+    struct what_if w = {.out = ps_cli_args_get(&args, "--out"), .changes = json_array()};
+    if (!w.out || !*w.out)
+        w.out = "what-if";
+    if (!ps_cli_args_get(&args, "--since"))
+        rc = ps_cli_usage_error(cmd, "missing --since");
+    else
+        rc = collect_changes(&args, w.changes);
+    const char *format = ps_cli_args_get(&args, "--format");
+    if (rc == 0 && format && strcmp(format, "text") != 0 && strcmp(format, "json") != 0)
+        rc = ps_cli_usage_error(cmd, "--format: \"%s\" is not one of text, json", format);
+    w.json = format && strcmp(format, "json") == 0;
+    if (rc == 0)
+        rc = period_opt(&args, "--heartbeat-period", 5000, &w.heartbeat);
+    if (rc == 0)
+        rc = period_opt(&args, "--fair-share-update-period", 1000, &w.fs_period);
+    const char *file = ps_cli_args_get(&args, "--event-log");
+    const char *tree = ps_cli_args_get(&args, "--default-tree");
+    w.default_tree = tree ? strdup(tree) : NULL;
+    struct ps_cli_client c = {0};
+    bool open = false;
+    int64_t now = ps_wall_clock_ms();
+    if (rc == 0 && file) {
+        rc = rows_from_file(file, &w.rows);
+        now = rc == 0 ? newest(w.rows) : now;
+    } else if (rc == 0) {
+        rc = ps_cli_client_open(&c, cmd, &args, formats);
+        open = rc == 0;
+    }
+    if (rc == 0)
+        rc = parse_when(ps_cli_args_get(&args, "--since"), "--since", now, &w.since);
+    w.until = now;
+    if (rc == 0 && ps_cli_args_get(&args, "--until"))
+        rc = parse_when(ps_cli_args_get(&args, "--until"), "--until", now, &w.until);
+    if (rc == 0 && w.until <= w.since)
+        rc = ps_cli_usage_error(cmd, "--until: must be after --since");
+    if (rc == 0 && open && !w.default_tree)
+        rc = get_string(&c, "//sys/pool_trees/@default_tree", &w.default_tree);
+    if (rc == 0 && open)
+        rc = tree_configs(&c, &w.trees);
+    if (rc == 0 && open)
+        rc = rows_from_scheduler(&c, w.until, &w.rows);
+    if (open)
+        ps_cli_client_close(&c);
+    if (rc == 0)
+        rc = replay(&w);
+    json_decref(w.rows);
+    json_decref(w.changes);
+    json_decref(w.trees);
+    free(w.default_tree);
+    return rc;
+}

@@ -1,0 +1,591 @@
+/* what_if_metrics.c — the measures of a run and the replay's fidelity (what_if_metrics.h). */
+#include "cli/what_if_metrics.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/resources.h"
+#include "io/csv.h"
+#include "platform/file.h"
+
+#define USAGE_SAMPLES 200
+
+static int64_t ival(const json_t *o, const char *key)
+{
+    return (int64_t)json_integer_value(json_object_get(o, key));
+}
+
+static const char *sval(const json_t *o, const char *key)
+{
+    return json_string_value(json_object_get(o, key));
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Nearest-rank percentile q (0..1) of the integers in list (a JSON array); 0 when empty. */
+static int64_t percentile(const json_t *list, double q)
+{
+    size_t n = json_array_size(list);
+    if (n == 0)
+        return 0;
+    int64_t *v = malloc(n * sizeof *v);
+    if (!v)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        v[i] = (int64_t)json_integer_value(json_array_get(list, i));
+    qsort(v, n, sizeof *v, cmp_i64);
+    size_t rank = (size_t)ceil(q * (double)n);
+    int64_t x = v[rank > 0 ? rank - 1 : 0];
+    free(v);
+    return x;
+}
+
+static json_t *entry(json_t *map, const char *name)
+{
+    json_t *m = json_object_get(map, name);
+    if (!m) {
+        m = json_pack("{s:i, s:[], s:i, s:i}", "operations", 0, "_waits", "preempted_jobs", 0,
+                      "jobs_completed", 0);
+        json_object_set_new(map, name, m);
+    }
+    return m;
+}
+
+static void bump(json_t *m, const char *key)
+{
+    json_object_set_new(m, key, json_integer(json_integer_value(json_object_get(m, key)) + 1));
+}
+
+/* The five resources of a map as doubles (cpu in cores). */
+static void resources(const json_t *map, double v[PS_RES_COUNT])
+{
+    for (int i = 0; i < PS_RES_COUNT; i++)
+        v[i] = json_number_value(json_object_get(map, ps_resource_name(i)));
+}
+
+/* A step series sampled at n points k*step: adds sign*res to [from, to) in diff arrays. */
+static void add_interval(double *diff, size_t n, int64_t step, int64_t from, int64_t to,
+                         const double res[PS_RES_COUNT])
+{
+    if (to <= from)
+        return;
+    size_t a = from <= 0 ? 0 : (size_t)((from + step - 1) / step);
+    size_t b = (size_t)((to + step - 1) / step);
+    if (a >= n)
+        return;
+    for (int i = 0; i < PS_RES_COUNT; i++) {
+        diff[a * PS_RES_COUNT + i] += res[i];
+        if (b < n)
+            diff[b * PS_RES_COUNT + i] -= res[i];
+    }
+}
+
+static void prefix_sums(double *diff, size_t n)
+{
+    for (size_t k = 1; k < n; k++)
+        for (int i = 0; i < PS_RES_COUNT; i++)
+            diff[k * PS_RES_COUNT + i] += diff[(k - 1) * PS_RES_COUNT + i];
+}
+
+/* The nodes' total at each sample, from the scenario's groups and set_node_resources events. */
+static double *node_totals(const json_t *sc, size_t n, int64_t step, int64_t duration_ms)
+{
+    double *total = calloc(n * PS_RES_COUNT, sizeof *total);
+    json_t *cur = json_object();   /* node id -> its limits now, and since when */
+    size_t i;
+    json_t *g;
+    json_array_foreach(json_object_get(sc, "node_groups"), i, g) {
+        char id[1024];
+        snprintf(id, sizeof id, "%s-0", sval(g, "name"));
+        json_object_set_new(cur, id, json_pack("[O, i]", json_object_get(g, "resource_limits"), 0));
+    }
+    json_t *ev;
+    json_array_foreach(json_object_get(sc, "events"), i, ev) {
+        json_t *c = sval(ev, "node") ? json_object_get(cur, sval(ev, "node")) : NULL;
+        if (!c || strcmp(sval(ev, "type"), "set_node_resources") != 0)
+            continue;
+        double res[PS_RES_COUNT];
+        resources(json_array_get(c, 0), res);
+        if (total)
+            add_interval(total, n, step, ival(ev, "time") == 0 ? 0 : json_integer_value(json_array_get(c, 1)),
+                         ival(ev, "time"), res);
+        json_array_set(c, 0, json_object_get(ev, "resource_limits"));
+        json_array_set_new(c, 1, json_integer(ival(ev, "time")));
+    }
+    const char *id;
+    json_t *c;
+    json_object_foreach(cur, id, c) {
+        double res[PS_RES_COUNT];
+        resources(json_array_get(c, 0), res);
+        if (total)
+            add_interval(total, n, step, json_integer_value(json_array_get(c, 1)), duration_ms + step, res);
+    }
+    json_decref(cur);
+    if (total)
+        prefix_sums(total, n);
+    return total;
+}
+
+static double dominant(const double *use, const double *total)
+{
+    double d = 0;
+    for (int i = 0; i < PS_RES_COUNT; i++)
+        if (total[i] > 0 && use[i] / total[i] > d)
+            d = use[i] / total[i];
+    return d;
+}
+
+/* Usage series sampled at n points k*step, one per name (pool, user): diff arrays until
+ * prefix_sums turns them into values. */
+struct series {
+    json_t *index;   /* name -> slot */
+    double *use;     /* [slot][sample][resource] */
+    size_t count, n;
+    int64_t step;
+};
+
+static size_t series_slot(struct series *s, const char *name)
+{
+    json_t *idx = json_object_get(s->index, name);
+    if (idx)
+        return (size_t)json_integer_value(idx);
+    double *grown = realloc(s->use, (s->count + 1) * s->n * PS_RES_COUNT * sizeof *grown);
+    if (!grown)
+        return SIZE_MAX;
+    json_object_set_new(s->index, name, json_integer((json_int_t)s->count));
+    s->use = grown;
+    memset(s->use + s->count * s->n * PS_RES_COUNT, 0, s->n * PS_RES_COUNT * sizeof *grown);
+    return s->count++;
+}
+
+static void series_add(struct series *s, const char *name, int64_t from, int64_t to,
+                       const double res[PS_RES_COUNT])
+{
+    size_t slot = series_slot(s, name);
+    if (slot != SIZE_MAX)
+        add_interval(s->use + slot * s->n * PS_RES_COUNT, s->n, s->step, from, to, res);
+}
+
+static void series_finish(struct series *s)
+{
+    for (size_t p = 0; p < s->count; p++)
+        prefix_sums(s->use + p * s->n * PS_RES_COUNT, s->n);
+}
+
+/* The mean over the samples of name's dominant share of total. */
+static double series_mean_share(const struct series *s, size_t slot, const double *total)
+{
+    double sum = 0;
+    for (size_t k = 0; total && k < s->n; k++)
+        sum += dominant(s->use + (slot * s->n + k) * PS_RES_COUNT, total + k * PS_RES_COUNT);
+    return s->n ? sum / (double)s->n : 0;
+}
+
+static void series_init(struct series *s, int64_t duration_ms)
+{
+    *s = (struct series){.index = json_object(), .n = USAGE_SAMPLES + 1,
+                         .step = duration_ms / USAGE_SAMPLES > 0 ? duration_ms / USAGE_SAMPLES : 1};
+}
+
+static void series_release(struct series *s)
+{
+    json_decref(s->index);
+    free(s->use);
+}
+
+/* per operation: [pool, user, submitted] */
+struct run {
+    json_t *ops, *first_job, *pools, *users;
+    json_t *running;          /* job id -> [user, start ms, resources] */
+    struct series user_use;   /* usage per user */
+    const char *tree;
+};
+
+/* A job's time on the cluster as its user's usage. */
+static void job_event(struct run *r, const char *type, const json_t *ev, const char *user)
+{
+    const char *id = sval(ev, "job_id");
+    if (!id)
+        return;
+    if (strcmp(type, "job_started") == 0) {
+        json_object_set_new(r->running, id, json_pack("[s, I, O]", user, (json_int_t)ival(ev, "time"),
+                                                      json_object_get(ev, "resources")));
+        return;
+    }
+    const json_t *j = json_object_get(r->running, id);
+    if (!j || (strcmp(type, "job_completed") != 0 && strcmp(type, "job_failed") != 0 &&
+               strcmp(type, "job_aborted") != 0))
+        return;
+    double res[PS_RES_COUNT];
+    resources(json_array_get(j, 2), res);
+    series_add(&r->user_use, user, json_integer_value(json_array_get(j, 1)), ival(ev, "time"), res);
+    json_object_del(r->running, id);
+}
+
+static void event(struct run *r, const json_t *ev)
+{
+    const char *type = sval(ev, "event_type");
+    const char *op = sval(ev, "operation_id");
+    if (!type || !op)
+        return;
+    if (strcmp(type, "operation_started") == 0) {
+        const char *pool = sval(json_object_get(ev, "pools"), r->tree);
+        const char *user = sval(ev, "user");
+        json_object_set_new(r->ops, op, json_pack("[s, s, I]", pool ? pool : "", user ? user : "",
+                                                  (json_int_t)ival(ev, "time")));
+        json_object_set_new(r->first_job, op, json_null());
+        return;
+    }
+    json_t *o = json_object_get(r->ops, op);
+    if (!o)
+        return;
+    const char *pool = json_string_value(json_array_get(o, 0));
+    const char *user = json_string_value(json_array_get(o, 1));
+    const char *key = strcmp(type, "job_completed") == 0   ? "jobs_completed"
+                      : strcmp(type, "job_preempted") == 0 ? "preempted_jobs"
+                                                           : NULL;
+    if (key) {
+        bump(entry(r->pools, pool), key);
+        bump(entry(r->users, user), key);
+    }
+    if (strcmp(type, "job_started") == 0 && json_is_null(json_object_get(r->first_job, op)))
+        json_object_set_new(r->first_job, op, json_integer(ival(ev, "time")));
+    if (strncmp(type, "job_", 4) == 0)
+        job_event(r, type, ev, user);
+}
+
+/* mean_usage of each user: jobs still running count to the end */
+static void user_usage(struct run *r, const json_t *scenario, int64_t duration_ms)
+{
+    const char *id;
+    json_t *j;
+    json_object_foreach(r->running, id, j) {
+        double res[PS_RES_COUNT];
+        resources(json_array_get(j, 2), res);
+        series_add(&r->user_use, json_string_value(json_array_get(j, 0)),
+                   json_integer_value(json_array_get(j, 1)), duration_ms + r->user_use.step, res);
+    }
+    series_finish(&r->user_use);
+    double *total = node_totals(scenario, r->user_use.n, r->user_use.step, duration_ms);
+    const char *user;
+    json_t *idx;
+    json_object_foreach(r->user_use.index, user, idx)
+        json_object_set_new(entry(r->users, user), "mean_usage",
+                            json_real(series_mean_share(&r->user_use, (size_t)json_integer_value(idx),
+                                                        total)));
+    free(total);
+}
+
+static int read_events(struct run *r, const char *dir, struct ps_error *err)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/events.jsonl", dir);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return ps_error_set(err, PS_EIO, "%s: cannot read", path);
+    char *line = NULL;
+    size_t cap = 0;
+    while (getline(&line, &cap, f) > 0) {
+        json_t *ev = json_loads(line, 0, NULL);
+        if (ev)
+            event(r, ev);
+        json_decref(ev);
+    }
+    free(line);
+    fclose(f);
+    return 0;
+}
+
+/* waits per pool and user: first job - submission, or the end - submission */
+static void add_waits(struct run *r, int64_t duration_ms)
+{
+    const char *op;
+    json_t *o;
+    json_object_foreach(r->ops, op, o) {
+        json_t *first = json_object_get(r->first_job, op);
+        int64_t submitted = (int64_t)json_integer_value(json_array_get(o, 2));
+        int64_t wait = (json_is_integer(first) ? json_integer_value(first) : duration_ms) - submitted;
+        json_t *targets[2] = {entry(r->pools, json_string_value(json_array_get(o, 0))),
+                              entry(r->users, json_string_value(json_array_get(o, 1)))};
+        for (int k = 0; k < 2; k++) {
+            bump(targets[k], "operations");
+            json_array_append_new(json_object_get(targets[k], "_waits"), json_integer(wait));
+        }
+    }
+    json_t *maps[2] = {r->pools, r->users};
+    for (int k = 0; k < 2; k++) {
+        const char *name;
+        json_t *m;
+        json_object_foreach(maps[k], name, m) {
+            json_t *w = json_object_get(m, "_waits");
+            json_object_set_new(m, "wait_p50_ms", json_integer(percentile(w, 0.5)));
+            json_object_set_new(m, "wait_p95_ms", json_integer(percentile(w, 0.95)));
+            json_object_del(m, "_waits");
+        }
+    }
+}
+
+static int read_pools(struct run *r, const char *dir, int64_t period_ms, struct ps_error *err)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/pools.csv", dir);
+    char *text = NULL;
+    size_t len = 0;
+    int rc = ps_file_read(path, &text, &len, err);
+    if (rc != 0)
+        return rc;
+    struct ps_csv csv;
+    rc = ps_csv_init(&csv, text, len, path, err);
+    int c_time = ps_csv_column(&csv, "time"), c_tree = ps_csv_column(&csv, "tree");
+    int c_pool = ps_csv_column(&csv, "pool"), c_fs = ps_csv_column(&csv, "fair_share_ratio");
+    int c_use = ps_csv_column(&csv, "usage_ratio"), c_st = ps_csv_column(&csv, "starvation_status");
+    if (rc == 0 && (c_time < 0 || c_tree < 0 || c_pool < 0 || c_fs < 0 || c_use < 0 || c_st < 0))
+        rc = ps_error_set(err, PS_EIO, "%s: not a pools.csv of this version", path);
+    json_t *sums = json_object();   /* pool -> [rows, fair share sum, usage sum, starving rows] */
+    int64_t last_time = -1, step = period_ms;
+    int more = rc == 0;
+    while (more && (more = ps_csv_next(&csv, err)) == 1) {
+        if (strcmp(csv.fields[c_tree], r->tree) != 0 || strcmp(csv.fields[c_pool], "<Root>") == 0)
+            continue;
+        int64_t t = strtoll(csv.fields[c_time], NULL, 10);
+        if (last_time >= 0 && t > last_time)
+            step = t - last_time;   /* the rows' spacing (--pools-period) */
+        if (t > last_time)
+            last_time = t;
+        json_t *s = json_object_get(sums, csv.fields[c_pool]);
+        if (!s)
+            json_object_set_new(sums, csv.fields[c_pool], s = json_pack("[f, f, f, f]", 0.0, 0.0,
+                                                                          0.0, 0.0));
+        double add[4] = {1, strtod(csv.fields[c_fs], NULL), strtod(csv.fields[c_use], NULL),
+                         strcmp(csv.fields[c_st], "non_starving") != 0 ? (double)step : 0};
+        for (size_t k = 0; k < 4; k++)
+            json_array_set_new(s, k, json_real(json_real_value(json_array_get(s, k)) + add[k]));
+    }
+    ps_csv_release(&csv);
+    free(text);
+    if (rc == 0 && more < 0)
+        rc = more;
+    const char *pool;
+    json_t *s;
+    json_object_foreach(sums, pool, s) {
+        json_t *m = entry(r->pools, pool);
+        double n = json_real_value(json_array_get(s, 0));
+        json_object_set_new(m, "mean_fair_share", json_real(json_real_value(json_array_get(s, 1)) / n));
+        json_object_set_new(m, "mean_usage", json_real(json_real_value(json_array_get(s, 2)) / n));
+        json_object_set_new(m, "starving_ms", json_integer((json_int_t)json_real_value(json_array_get(s, 3))));
+    }
+    json_decref(sums);
+    return rc;
+}
+
+int ps_what_if_run_metrics(const char *dir, const json_t *scenario, const char *tree,
+                           int64_t period_ms, json_t **out, struct ps_error *err)
+{
+    int64_t duration_ms = ival(scenario, "duration");
+    struct run r = {.ops = json_object(), .first_job = json_object(), .pools = json_object(),
+                    .users = json_object(), .running = json_object(), .tree = tree};
+    series_init(&r.user_use, duration_ms);
+    int rc = read_events(&r, dir, err);
+    if (rc == 0) {
+        add_waits(&r, duration_ms);
+        user_usage(&r, scenario, duration_ms);
+        rc = read_pools(&r, dir, period_ms, err);
+    }
+    series_release(&r.user_use);
+    json_decref(r.running);
+    json_decref(r.ops);
+    if (rc != 0) {
+        json_decref(r.first_job);
+        json_decref(r.pools);
+        json_decref(r.users);
+        return rc;
+    }
+    *out = json_pack("{s:o, s:o, s:o}", "pools", r.pools, "users", r.users, "first_job",
+                     r.first_job);
+    return *out ? 0 : ps_error_set(err, PS_ENOMEM, "out of memory");
+}
+
+/* ---- fidelity ------------------------------------------------------------------------------ */
+
+struct fidelity {
+    const json_t *rows, *sc;
+    int64_t since, duration;
+    const char *tree;
+    json_t *op_pool;     /* operation -> its pool in tree (recorded) */
+    json_t *parent;      /* pool -> parent */
+    struct series use;   /* recorded usage per pool */
+};
+
+/* Every job attempt of rows, as usage of its pool and the pool's ancestors. */
+static void recorded_usage(struct fidelity *f)
+{
+    json_t *starts = json_object();   /* job id -> its job_started row */
+    size_t i;
+    json_t *row;
+    json_array_foreach(f->rows, i, row) {
+        const char *type = sval(row, "event_type");
+        if (!type || strncmp(type, "job_", 4) != 0 || !sval(row, "job_id"))
+            continue;
+        if (strcmp(type, "job_started") == 0) {
+            json_object_set(starts, sval(row, "job_id"), row);
+            continue;
+        }
+        json_object_set_new(starts, sval(row, "job_id"), json_pack("{s:O}", "_end", row));
+    }
+    const char *id;
+    json_t *j;
+    json_object_foreach(starts, id, j) {
+        const json_t *end = json_object_get(j, "_end");
+        const json_t *src = end ? end : j;
+        const char *pool = sval(f->op_pool, sval(src, "operation_id") ? sval(src, "operation_id") : "");
+        if (!pool)
+            continue;
+        int64_t from = (end ? ival(end, "start_time") : ival(j, "timestamp")) - f->since;
+        int64_t to = end ? ival(end, "finish_time") - f->since : f->duration + f->use.step;
+        double res[PS_RES_COUNT];
+        resources(json_object_get(src, "resource_limits"), res);
+        for (const char *p = pool; p && strcmp(p, "<Root>") != 0; p = sval(f->parent, p))
+            series_add(&f->use, p, from, to, res);
+    }
+    json_decref(starts);
+    series_finish(&f->use);
+}
+
+/* The replay's usage share of each pool at each sample (pools.csv: the last row at or before) */
+static int replay_usage(struct fidelity *f, const char *dir, double *share, struct ps_error *err)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/pools.csv", dir);
+    char *text = NULL;
+    size_t len = 0;
+    int rc = ps_file_read(path, &text, &len, err);
+    if (rc != 0)
+        return rc;
+    struct ps_csv csv;
+    rc = ps_csv_init(&csv, text, len, path, err);
+    int c_time = ps_csv_column(&csv, "time"), c_tree = ps_csv_column(&csv, "tree");
+    int c_pool = ps_csv_column(&csv, "pool"), c_use = ps_csv_column(&csv, "usage_ratio");
+    int more = rc == 0 && c_use >= 0 && c_time >= 0 && c_tree >= 0 && c_pool >= 0;
+    while (more && (more = ps_csv_next(&csv, err)) == 1) {
+        json_t *idx = json_object_get(f->use.index, csv.fields[c_pool]);
+        if (!idx || strcmp(csv.fields[c_tree], f->tree) != 0)
+            continue;
+        int64_t t = strtoll(csv.fields[c_time], NULL, 10);
+        size_t n = f->use.n, k = t <= 0 ? 0 : (size_t)((t + f->use.step - 1) / f->use.step);
+        double u = strtod(csv.fields[c_use], NULL);
+        for (; k < n; k++)   /* until a later row overwrites */
+            share[(size_t)json_integer_value(idx) * n + k] = u;
+    }
+    ps_csv_release(&csv);
+    free(text);
+    return rc != 0 ? rc : more < 0 ? more : 0;
+}
+
+static json_t *start_errors(struct fidelity *f, const json_t *replay_metrics, json_t *out)
+{
+    json_t *first = json_object();   /* operation -> first recorded job start (window ms) */
+    json_t *inside = json_object();  /* operations submitted inside the window */
+    size_t i;
+    json_t *row;
+    json_array_foreach(f->rows, i, row) {
+        const char *type = sval(row, "event_type"), *id = sval(row, "operation_id");
+        if (!type || !id)
+            continue;
+        if (strcmp(type, "operation_started") == 0 && ival(row, "timestamp") >= f->since)
+            json_object_set_new(inside, id, json_true());
+        if (strcmp(type, "job_started") == 0 && !json_object_get(first, id))
+            json_object_set_new(first, id, json_integer(ival(row, "timestamp") - f->since));
+    }
+    json_t *errors = json_array();
+    json_t *rfirst = json_object_get(replay_metrics, "first_job");
+    json_t *op;
+    json_array_foreach(json_object_get(f->sc, "operations"), i, op) {
+        if (!json_object_get(inside, sval(op, "id")))
+            continue;   /* submitted before the window: its start is not in the replay */
+        const json_t *a = json_object_get(first, sval(op, "id"));
+        const json_t *b = json_object_get(rfirst, sval(op, "id"));
+        int64_t x = json_is_integer(a) ? json_integer_value(a) : f->duration;
+        int64_t y = json_is_integer(b) ? json_integer_value(b) : f->duration;
+        json_array_append_new(errors, json_integer(x > y ? x - y : y - x));
+    }
+    json_object_set_new(out, "operations", json_integer((json_int_t)json_array_size(errors)));
+    json_object_set_new(out, "start_error_p50_ms", json_integer(percentile(errors, 0.5)));
+    json_object_set_new(out, "start_error_p95_ms", json_integer(percentile(errors, 0.95)));
+    json_object_set_new(out, "start_error_max_ms", json_integer(percentile(errors, 1.0)));
+    json_decref(errors);
+    json_decref(first);
+    json_decref(inside);
+    return out;
+}
+
+static void usage_errors(struct fidelity *f, const double *share, json_t *out)
+{
+    size_t n = f->use.n;
+    double *total = node_totals(f->sc, n, f->use.step, f->duration);
+    json_t *per_pool = json_object();
+    double sum = 0, worst = 0;
+    const char *worst_pool = "";
+    const char *pool;
+    json_t *idx;
+    json_object_foreach(f->use.index, pool, idx) {
+        size_t p = (size_t)json_integer_value(idx);
+        double e = 0;
+        for (size_t k = 0; total && k < n; k++) {
+            double rec = dominant(f->use.use + (p * n + k) * PS_RES_COUNT, total + k * PS_RES_COUNT);
+            e += fabs(rec - share[p * n + k]);
+        }
+        e /= (double)n;
+        json_object_set_new(per_pool, pool, json_real(e));
+        sum += e;
+        if (e > worst || !*worst_pool) {
+            worst = e;
+            worst_pool = pool;
+        }
+    }
+    size_t count = f->use.count;
+    json_object_set_new(out, "usage_error_mean", json_real(count ? sum / (double)count : 0));
+    json_object_set_new(out, "usage_error_max", json_real(worst));
+    json_object_set_new(out, "usage_error_max_pool", json_string(worst_pool));
+    json_object_set_new(out, "usage_error", per_pool);
+    free(total);
+}
+
+int ps_what_if_fidelity(const json_t *rows, const json_t *scenario, int64_t since_ms,
+                        const char *tree, const json_t *replay_metrics, const char *dir,
+                        json_t **out, struct ps_error *err)
+{
+    int64_t duration = ival(scenario, "duration");
+    struct fidelity f = {.rows = rows, .sc = scenario, .since = since_ms, .duration = duration,
+                         .tree = tree, .op_pool = json_object(), .parent = json_object()};
+    series_init(&f.use, duration);
+    size_t i;
+    json_t *x;
+    json_array_foreach(rows, i, x)
+        if (sval(x, "event_type") && strcmp(sval(x, "event_type"), "operation_started") == 0 &&
+            sval(x, "operation_id"))
+            json_object_set(f.op_pool, sval(x, "operation_id"),
+                            json_object_get(json_object_get(json_object_get(x, "scheduling_info_per_tree"),
+                                                            tree), "pool"));
+    json_array_foreach(json_object_get(json_object_get(json_object_get(scenario, "pool_trees"), tree),
+                                       "pools"), i, x)
+        json_object_set(f.parent, sval(x, "name"), json_object_get(x, "parent"));
+    recorded_usage(&f);
+    double *share = calloc((f.use.count ? f.use.count : 1) * f.use.n, sizeof *share);
+    int rc = share ? replay_usage(&f, dir, share, err) : ps_error_set(err, PS_ENOMEM, "out of memory");
+    if (rc == 0) {
+        *out = start_errors(&f, replay_metrics, json_object());
+        usage_errors(&f, share, *out);
+    }
+    free(share);
+    series_release(&f.use);
+    json_decref(f.op_pool);
+    json_decref(f.parent);
+    return rc;
+}

@@ -1,0 +1,42 @@
+/* what_if_metrics.h — what `poolsched what-if` compares (docs/what-if.md): the measures of one
+ * simulated run, read back from its outputs, and the fidelity of the no-change replay against
+ * the recorded event log. */
+#ifndef PS_CLI_WHAT_IF_METRICS_H
+#define PS_CLI_WHAT_IF_METRICS_H
+
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "core/error.h"
+
+/* The measures of the run of scenario (its nodes, its duration) whose outputs are in dir
+ * (events.jsonl, pools.csv), for pool tree tree, with fair share updates every period_ms:
+ *   {"pools": {pool: M}, "users": {user: M}, "first_job": {operation: ms or null}}
+ * with M: operations, wait_p50_ms, wait_p95_ms (submission to first job start; an operation
+ * without a job by the end counts its whole wait until then), preempted_jobs, jobs_completed,
+ * mean_usage (pools: the average of pools.csv's usage_ratio, the subtree included; users:
+ * the dominant share of their running jobs over the nodes' total, averaged over 200 samples),
+ * and for pools (from pools.csv) mean_fair_share and starving_ms (rows not non_starving x the
+ * period). An operation counts for the pool it ran in in tree.
+ * Errors: PS_EIO naming the file, PS_ENOMEM. */
+int ps_what_if_run_metrics(const char *dir, const json_t *scenario, const char *tree,
+                           int64_t period_ms, json_t **out, struct ps_error *err);
+
+/* Fidelity of the no-change replay (dir: its outputs) against the record:
+ *   operation start error: for each operation submitted inside the window, |first job start in
+ *     the replay - first job start in rows| (ms; a side without a start counts the end of the
+ *     window); p50, p95, max;
+ *   usage error: per pool of tree, the mean over samples (every duration/200 ms) of
+ *     |replay usage share - recorded usage share|, the recorded share being the dominant share
+ *     of the jobs running then (every attempt, aborted ones included, of the pool's subtree)
+ *     over the scenario's nodes' total then; mean over pools and the worst pool.
+ * scenario is the no-change scenario (its nodes, pools, operations); since_ms the window start.
+ * out: {"operations", "start_error_p50_ms", "start_error_p95_ms", "start_error_max_ms",
+ *       "usage_error_mean", "usage_error_max", "usage_error_max_pool", "usage_error": {pool: e}}.
+ * Errors: PS_EIO, PS_ENOMEM. */
+int ps_what_if_fidelity(const json_t *rows, const json_t *scenario, int64_t since_ms,
+                        const char *tree, const json_t *replay_metrics, const char *dir,
+                        json_t **out, struct ps_error *err);
+
+#endif

@@ -1,0 +1,648 @@
+/* event_replay.c — the event log as a scenario (event_replay.h; docs/what-if.md). */
+#include "io/event_replay.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ROOT_POOL "<Root>"
+
+/* What one pass over the rows gathers; json members are owned. */
+struct replay {
+    const struct ps_event_replay_options *o;
+    json_t *groups;      /* node groups, in order of first sight */
+    json_t *node_index;  /* address -> index into groups */
+    json_t *node_tags;   /* address -> the tags last seen */
+    json_t *base_pools;  /* {tree: {pool: config}} as of since, plus pools seen later */
+    json_t *cur_pools;   /* the last pools_info row's pools */
+    json_t *ops;         /* operation_started rows, in order */
+    json_t *op_index;    /* id -> index into ops */
+    json_t *op_ended;    /* id -> true for operations that ended at or before until */
+    json_t *jobs;        /* job_started rows, in order, each with "_end" (its end row) once ended */
+    json_t *job_index;   /* job id -> index into jobs */
+    json_t *events;      /* [time, seq, event] */
+    json_t *op_params;   /* id -> runtime_parameters of the last row at or before since */
+    json_t *task_means;  /* task name -> [completed jobs, their total ms], every operation */
+    struct ps_error *err;
+};
+
+static int64_t ival(const json_t *o, const char *key)
+{
+    return (int64_t)json_integer_value(json_object_get(o, key));
+}
+
+static const char *sval(const json_t *o, const char *key)
+{
+    return json_string_value(json_object_get(o, key));
+}
+
+static int bad_row(struct replay *r, size_t i, const char *key, const char *rule)
+{
+    return ps_error_set(r->err, PS_EINVAL, "event log row %zu: %s: %s", i, key, rule);
+}
+
+static json_t *zero_resources(void)
+{
+    return json_pack("{s:i, s:i, s:i, s:i, s:i}", "user_slots", 0, "cpu", 0, "gpu", 0, "memory",
+                     0, "network", 0);
+}
+
+static void add_event(struct replay *r, int64_t t_ms, json_t *ev)
+{
+    json_object_set_new(ev, "time", json_integer(t_ms));
+    json_array_append_new(r->events,
+                          json_pack("[I, I, o]", (json_int_t)t_ms,
+                                    (json_int_t)json_array_size(r->events), ev));
+}
+
+static json_t *node_id(const char *address)
+{
+    char *id = NULL;
+    if (asprintf(&id, "%s-0", address) < 0)
+        return NULL;
+    json_t *s = json_string(id);
+    free(id);
+    return s;
+}
+
+static int node_row(struct replay *r, size_t i, const json_t *row, const char *type, int64_t ts)
+{
+    const char *addr = sval(row, "node_address");
+    const json_t *limits = json_object_get(row, "resource_limits");
+    const json_t *tags = json_object_get(row, "tags");
+    if (!addr || !*addr)
+        return bad_row(r, i, "node_address", "must be a non-empty string");
+    if (!json_is_object(limits))
+        return bad_row(r, i, "resource_limits", "must be a map");
+    if (tags && !json_is_array(tags))
+        return bad_row(r, i, "tags", "must be a list of strings");
+    bool offline = strcmp(type, "node_offline") == 0;
+    json_t *now_limits = offline ? zero_resources() : json_deep_copy(limits);
+    json_t *now_tags = tags ? json_deep_copy(tags) : json_array();
+    json_t *idx = json_object_get(r->node_index, addr);
+    bool in_window = ts > r->o->since_ms;
+    if (!idx) {
+        json_object_set_new(r->node_index, addr, json_integer((json_int_t)json_array_size(r->groups)));
+        json_array_append_new(r->groups,
+                              json_pack("{s:s, s:i, s:o, s:O}", "name", addr, "count", 1,
+                                        "resource_limits", in_window ? zero_resources()
+                                                                     : json_deep_copy(now_limits),
+                                        "tags", now_tags));
+    } else if (!in_window) {
+        json_t *g = json_array_get(r->groups, (size_t)json_integer_value(idx));
+        json_object_set(g, "resource_limits", now_limits);
+        json_object_set(g, "tags", now_tags);
+    }
+    if (in_window) {
+        const json_t *last_tags = json_object_get(r->node_tags, addr);
+        json_t *id = node_id(addr);
+        add_event(r, ts - r->o->since_ms,
+                  json_pack("{s:s, s:O, s:O}", "type", "set_node_resources", "node", id,
+                            "resource_limits", now_limits));
+        if (last_tags && !json_equal(last_tags, now_tags))
+            add_event(r, ts - r->o->since_ms,
+                      json_pack("{s:s, s:O, s:O}", "type", "set_node_tags", "node", id, "tags",
+                                now_tags));
+        json_decref(id);
+    }
+    json_object_set(r->node_tags, addr, now_tags);
+    json_decref(now_limits);
+    json_decref(now_tags);
+    return 0;
+}
+
+/* A pool's (tree's) config as scenario attributes: null values left out. */
+static json_t *pool_attributes(const json_t *config)
+{
+    json_t *a = json_object();
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)config, key, v)
+        if (!json_is_null(v) && strcmp(key, "name") != 0)
+            json_object_set(a, key, v);
+    return a;
+}
+
+static void diff_pool(struct replay *r, int64_t t_ms, const char *tree, const char *pool,
+                      const json_t *old_cfg, const json_t *new_cfg)
+{
+    json_t *keys = json_object();
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)old_cfg, key, v)
+        json_object_set(keys, key, json_true());
+    json_object_foreach((json_t *)new_cfg, key, v)
+        json_object_set(keys, key, json_true());
+    json_object_foreach(keys, key, v) {
+        json_t *a = json_object_get(old_cfg, key), *b = json_object_get(new_cfg, key);
+        bool a_null = !a || json_is_null(a), b_null = !b || json_is_null(b);
+        if ((a_null && b_null) || (a && b && json_equal(a, b)))
+            continue;
+        if (strcmp(key, "parent") == 0 && (b_null || strcmp(json_string_value(b), ROOT_POOL) == 0))
+            continue;   /* a move to the root cannot be said by set_pool_attribute */
+        add_event(r, t_ms,
+                  json_pack("{s:s, s:s, s:s, s:s, s:O}", "type", "set_pool_attribute", "tree",
+                            tree, "pool", pool, "key", key, "value", b_null ? json_null() : b));
+    }
+    json_decref(keys);
+}
+
+static int pools_row(struct replay *r, size_t i, const json_t *row, int64_t ts)
+{
+    const json_t *pools = json_object_get(row, "pools");
+    if (!json_is_object(pools))
+        return bad_row(r, i, "pools", "must be a map of pool trees");
+    bool in_window = ts > r->o->since_ms;
+    if (!r->base_pools || !in_window) {
+        json_decref(r->base_pools);
+        r->base_pools = json_deep_copy(pools);
+    } else {
+        const char *tree;
+        json_t *tpools;
+        json_object_foreach((json_t *)pools, tree, tpools) {
+            json_t *base = json_object_get(r->base_pools, tree);
+            if (!base)
+                json_object_set_new(r->base_pools, tree, base = json_object());
+            const json_t *cur = json_object_get(r->cur_pools, tree);
+            const char *pool;
+            json_t *cfg;
+            json_object_foreach(tpools, pool, cfg) {
+                const json_t *old = json_object_get(cur, pool);
+                if (old)
+                    diff_pool(r, ts - r->o->since_ms, tree, pool, old, cfg);
+                if (!json_object_get(base, pool))
+                    json_object_set(base, pool, cfg);
+            }
+        }
+    }
+    json_decref(r->cur_pools);
+    r->cur_pools = json_deep_copy(pools);
+    return 0;
+}
+
+static int op_row(struct replay *r, size_t i, const json_t *row, const char *type, int64_t ts)
+{
+    const char *id = sval(row, "operation_id");
+    if (!id || !*id)
+        return bad_row(r, i, "operation_id", "must be a non-empty string");
+    if (strcmp(type, "operation_started") != 0) {
+        json_object_set(r->op_ended, id, json_true());
+        return 0;
+    }
+    if (!json_is_array(json_object_get(row, "tasks")))
+        return bad_row(r, i, "tasks", "must be a list");
+    json_t *copy = json_deep_copy(row);
+    json_object_set_new(copy, "_time", json_integer(ts));
+    json_object_set_new(r->op_index, id, json_integer((json_int_t)json_array_size(r->ops)));
+    json_array_append_new(r->ops, copy);
+    return 0;
+}
+
+static int job_row(struct replay *r, size_t i, const json_t *row, const char *type)
+{
+    const char *id = sval(row, "job_id");
+    if (!id || !*id)
+        return bad_row(r, i, "job_id", "must be a non-empty string");
+    if (!sval(row, "operation_id"))
+        return bad_row(r, i, "operation_id", "must be a string");
+    if (!json_is_object(json_object_get(row, "resource_limits")))
+        return bad_row(r, i, "resource_limits", "must be a map");
+    if (strcmp(type, "job_started") == 0) {
+        json_object_set_new(r->job_index, id, json_integer((json_int_t)json_array_size(r->jobs)));
+        json_array_append_new(r->jobs, json_deep_copy(row));
+        return 0;
+    }
+    if (!json_is_integer(json_object_get(row, "start_time")) ||
+        !json_is_integer(json_object_get(row, "finish_time")))
+        return bad_row(r, i, "start_time", "a job's end row needs start_time and finish_time (ms)");
+    json_t *idx = json_object_get(r->job_index, id);
+    json_t *job = idx ? json_array_get(r->jobs, (size_t)json_integer_value(idx)) : NULL;
+    if (!job) {   /* started before the log's oldest row */
+        json_object_set_new(r->job_index, id, json_integer((json_int_t)json_array_size(r->jobs)));
+        json_array_append_new(r->jobs, job = json_deep_copy(row));
+    }
+    json_object_set_new(job, "_end", json_deep_copy(row));
+    return 0;
+}
+
+static void params_row(struct replay *r, const json_t *row, int64_t ts)
+{
+    const char *id = sval(row, "operation_id");
+    const json_t *p = json_object_get(row, "runtime_parameters");
+    if (!id || !json_is_object(p) ||
+        !json_is_object(json_object_get(p, "scheduling_options_per_pool_tree")))
+        return;
+    if (ts <= r->o->since_ms)
+        json_object_set(r->op_params, id, (json_t *)p);
+    else
+        add_event(r, ts - r->o->since_ms,
+                  json_pack("{s:s, s:s, s:O}", "type", "update_operation", "operation", id,
+                            "parameters", p));
+}
+
+static int read_row(struct replay *r, size_t i, const json_t *row)
+{
+    if (!json_is_object(row))
+        return bad_row(r, i, "row", "must be a map");
+    const char *type = sval(row, "event_type");
+    const json_t *t = json_object_get(row, "timestamp");
+    if (!type)
+        return bad_row(r, i, "event_type", "must be a string");
+    if (!json_is_integer(t) || json_integer_value(t) < 0)
+        return bad_row(r, i, "timestamp", "must be ms since the epoch (an integer >= 0)");
+    int64_t ts = (int64_t)json_integer_value(t);
+    if (ts > r->o->until_ms)
+        return 0;
+    if (strncmp(type, "node_", 5) == 0)
+        return node_row(r, i, row, type, ts);
+    if (strcmp(type, "pools_info") == 0)
+        return pools_row(r, i, row, ts);
+    if (strncmp(type, "operation_", 10) == 0)
+        return op_row(r, i, row, type, ts);
+    if (strncmp(type, "job_", 4) == 0)
+        return job_row(r, i, row, type);
+    if (strcmp(type, "runtime_parameters_info") == 0)
+        params_row(r, row, ts);
+    return 0;
+}
+
+/* ---- building the scenario ------------------------------------------------------------- */
+
+static json_t *tree_pools(const json_t *pools)
+{
+    /* parents before children: repeat passes over the listing, in its order */
+    json_t *list = json_array(), *done = json_object();
+    for (bool progress = true; progress;) {
+        progress = false;
+        const char *name;
+        json_t *cfg;
+        json_object_foreach((json_t *)pools, name, cfg) {
+            const char *parent = sval(cfg, "parent");
+            if (!parent || !json_object_get(pools, parent))
+                parent = ROOT_POOL;
+            if (json_object_get(done, name) ||
+                (strcmp(parent, ROOT_POOL) != 0 && !json_object_get(done, parent)))
+                continue;
+            json_t *p = pool_attributes(cfg);
+            json_object_set_new(p, "name", json_string(name));
+            json_object_set_new(p, "parent", json_string(parent));
+            json_array_append_new(list, p);
+            json_object_set_new(done, name, json_true());
+            progress = true;
+        }
+    }
+    json_decref(done);
+    return list;
+}
+
+static json_t *pool_trees(const struct replay *r)
+{
+    json_t *trees = json_object();
+    const char *tree;
+    json_t *pools;
+    json_object_foreach(r->base_pools, tree, pools) {
+        const json_t *attrs = json_object_get(r->o->tree_attributes, tree);
+        json_t *t = json_is_object(attrs) ? pool_attributes(attrs) : json_object();
+        json_object_set_new(t, "pools", tree_pools(pools));
+        json_object_set_new(trees, tree, t);
+    }
+    return trees;
+}
+
+/* One recorded job's contribution: its duration in the window, or <= 0 for none. */
+static int64_t job_window_ms(const struct replay *r, const json_t *job, bool *counts, bool *done)
+{
+    const json_t *end = json_object_get(job, "_end");
+    const char *kind = end ? sval(end, "event_type") : NULL;
+    /* a job still running at until has only its job_started row: its timestamp is the start */
+    int64_t start = end ? ival(end, "start_time") : ival(job, "timestamp");
+    *done = kind && strcmp(kind, "job_completed") == 0;
+    *counts = !kind || strcmp(kind, "job_aborted") != 0;
+    if (!*counts)
+        return 0;
+    int64_t finish = end ? ival(end, "finish_time") : r->o->until_ms;
+    if (finish > r->o->until_ms)
+        finish = r->o->until_ms;
+    if (start < r->o->since_ms)
+        start = r->o->since_ms;
+    return finish - start;
+}
+
+static json_t *op_spec(const struct replay *r, const json_t *op)
+{
+    const json_t *spec = json_object_get(op, "spec");
+    json_t *s = json_is_object(spec) ? json_deep_copy(spec) : json_object();
+    json_object_del(s, "tasks");
+    const json_t *p = json_object_get(r->op_params, sval(op, "operation_id"));
+    if (p)
+        json_object_set(s, "scheduling_options_per_pool_tree",
+                        json_object_get(p, "scheduling_options_per_pool_tree"));
+    return s;
+}
+
+/* The scenario tasks of op: its recorded tasks, in their order, each with the jobs that count
+ * (completed, failed, running at until: their time in the window; never started by until: the
+ * mean of the others, or when none ran, the mean of the completed jobs of tasks of that name in
+ * every operation) and their mean duration. NULL when nothing counts. */
+static json_t *op_tasks(const struct replay *r, const json_t *op, const json_t *op_jobs)
+{
+    json_t *acc = json_object();   /* task -> [jobs in the window, ms, jobs done or running] */
+    size_t i;
+    json_t *job;
+    json_array_foreach(op_jobs, i, job) {
+        bool counts, done;
+        int64_t ms = job_window_ms(r, job, &counts, &done);
+        const char *task = sval(job, "task_name");
+        json_t *a = json_object_get(acc, task ? task : "");
+        if (!a)
+            json_object_set_new(acc, task ? task : "", a = json_pack("[i, i, i]", 0, 0, 0));
+        if (counts && (done || !json_object_get(job, "_end")))
+            json_array_set_new(a, 2, json_integer(json_integer_value(json_array_get(a, 2)) + 1));
+        if (ms <= 0)
+            continue;
+        json_array_set_new(a, 0, json_integer(json_integer_value(json_array_get(a, 0)) + 1));
+        json_array_set_new(a, 1, json_integer(json_integer_value(json_array_get(a, 1)) + ms));
+    }
+    bool ended = json_object_get(r->op_ended, sval(op, "operation_id")) != NULL;
+    json_t *tasks = json_array();
+    json_t *t;
+    json_array_foreach(json_object_get(op, "tasks"), i, t) {
+        const char *name = sval(t, "name");
+        const json_t *a = name ? json_object_get(acc, name) : NULL;
+        int64_t n = (int64_t)json_integer_value(json_array_get(a, 0));
+        int64_t ms = (int64_t)json_integer_value(json_array_get(a, 1));
+        int64_t unstarted = ival(t, "job_count") - (int64_t)json_integer_value(json_array_get(a, 2));
+        unstarted = !ended && unstarted > 0 ? unstarted : 0;
+        int64_t duration = n > 0 ? (ms + n / 2) / n : 0;
+        if (n == 0 && unstarted > 0) {   /* no job of it ran: the task name's mean elsewhere */
+            const json_t *m = json_object_get(r->task_means, name);
+            int64_t k = (int64_t)json_integer_value(json_array_get(m, 0));
+            duration = k > 0 ? (int64_t)json_integer_value(json_array_get(m, 1)) / k : 0;
+        }
+        if (n + unstarted == 0 || duration <= 0 ||
+            !json_is_object(json_object_get(t, "resource_limits")))
+            continue;
+        json_array_append_new(tasks, json_pack("{s:s, s:I, s:I, s:O}", "name", name, "job_count",
+                                               (json_int_t)(n + unstarted), "duration",
+                                               (json_int_t)duration, "resources",
+                                               json_object_get(t, "resource_limits")));
+    }
+    json_decref(acc);
+    if (json_array_size(tasks) == 0) {
+        json_decref(tasks);
+        return NULL;
+    }
+    return tasks;
+}
+
+/* The scenario operation of op, or NULL when it has no work in the window. */
+static json_t *operation(const struct replay *r, const json_t *op, const json_t *op_jobs)
+{
+    json_t *tasks = op_tasks(r, op, op_jobs);
+    if (!tasks)
+        return NULL;
+    int64_t ts = ival(op, "_time");
+    bool before = ts <= r->o->since_ms;
+    const char *user = sval(op, "authenticated_user");
+    return json_pack("{s:s, s:I, s:s, s:o, s:o}", "id", sval(op, "operation_id"), "start_time",
+                     (json_int_t)(before ? 0 : ts - r->o->since_ms), "user",
+                     user && *user ? user : "root", "spec", op_spec(r, op), "tasks", tasks);
+}
+
+/* r->task_means from the completed jobs of every operation */
+static void task_means(struct replay *r)
+{
+    size_t i;
+    json_t *job;
+    json_array_foreach(r->jobs, i, job) {
+        const json_t *end = json_object_get(job, "_end");
+        const char *task = sval(job, "task_name");
+        if (!task || !end || strcmp(sval(end, "event_type"), "job_completed") != 0)
+            continue;
+        json_t *m = json_object_get(r->task_means, task);
+        if (!m)
+            json_object_set_new(r->task_means, task, m = json_pack("[i, i]", 0, 0));
+        json_array_set_new(m, 0, json_integer(json_integer_value(json_array_get(m, 0)) + 1));
+        json_array_set_new(m, 1, json_integer(json_integer_value(json_array_get(m, 1)) +
+                                              ival(end, "finish_time") - ival(end, "start_time")));
+    }
+}
+
+static json_t *operations(struct replay *r)
+{
+    task_means(r);
+    json_t *per_op = json_array();   /* jobs of each operation, in row order */
+    for (size_t i = 0; i < json_array_size(r->ops); i++)
+        json_array_append_new(per_op, json_array());
+    size_t i;
+    json_t *job;
+    json_array_foreach(r->jobs, i, job) {
+        json_t *idx = json_object_get(r->op_index, sval(job, "operation_id"));
+        if (idx)
+            json_array_append(json_array_get(per_op, (size_t)json_integer_value(idx)), job);
+    }
+    json_t *list = json_array(), *kept = json_object();
+    json_t *op;
+    json_array_foreach(r->ops, i, op) {
+        json_t *o = operation(r, op, json_array_get(per_op, i));
+        if (!o)
+            continue;
+        json_object_set_new(kept, sval(o, "id"), json_integer(ival(o, "start_time")));
+        json_array_append_new(list, o);
+    }
+    json_decref(per_op);
+    /* update_operation events only for operations kept, and not before their submission */
+    json_t *ev;
+    json_array_foreach(r->events, i, ev) {
+        json_t *e = json_array_get(ev, 2);
+        if (strcmp(sval(e, "type"), "update_operation") != 0)
+            continue;
+        json_t *start = json_object_get(kept, sval(e, "operation"));
+        if (!start || json_integer_value(start) > ival(e, "time"))
+            json_object_set_new(e, "type", json_string("-"));
+    }
+    json_decref(kept);
+    return list;
+}
+
+static int cmp_event(const void *a, const void *b)
+{
+    const json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
+    for (size_t k = 0; k < 2; k++) {
+        json_int_t p = json_integer_value(json_array_get(x, k));
+        json_int_t q = json_integer_value(json_array_get(y, k));
+        if (p != q)
+            return p < q ? -1 : 1;
+    }
+    return 0;
+}
+
+static json_t *sorted_events(const struct replay *r)
+{
+    size_t n = json_array_size(r->events);
+    json_t **v = malloc((n ? n : 1) * sizeof *v);
+    json_t *list = json_array();
+    if (!v)
+        return list;
+    for (size_t i = 0; i < n; i++)
+        v[i] = json_array_get(r->events, i);
+    qsort(v, n, sizeof *v, cmp_event);
+    for (size_t i = 0; i < n; i++) {
+        json_t *e = json_array_get(v[i], 2);
+        if (strcmp(sval(e, "type"), "-") != 0)
+            json_array_append(list, e);
+    }
+    free(v);
+    return list;
+}
+
+static void replay_release(struct replay *r)
+{
+    json_t *all[] = {r->groups, r->node_index, r->node_tags, r->base_pools, r->cur_pools, r->ops,
+                     r->op_index, r->op_ended, r->jobs, r->job_index, r->events, r->op_params,
+                     r->task_means};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        json_decref(all[i]);
+}
+
+int ps_event_replay_scenario(const json_t *rows, const struct ps_event_replay_options *opts,
+                             json_t **out, struct ps_error *err)
+{
+    *out = NULL;
+    if (opts->until_ms <= opts->since_ms)
+        return ps_error_set(err, PS_EINVAL, "until: must be after since (%lld), got %lld",
+                            (long long)opts->since_ms, (long long)opts->until_ms);
+    if (!json_is_array(rows))
+        return ps_error_set(err, PS_EINVAL, "event log: must be a list of rows");
+    struct replay r = {.o = opts, .err = err, .groups = json_array(), .node_index = json_object(),
+                       .node_tags = json_object(), .ops = json_array(), .op_index = json_object(),
+                       .op_ended = json_object(), .jobs = json_array(), .job_index = json_object(),
+                       .events = json_array(), .op_params = json_object(),
+                       .task_means = json_object()};
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < json_array_size(rows); i++)
+        rc = read_row(&r, i, json_array_get(rows, i));
+    if (rc == 0 && !r.base_pools)
+        rc = ps_error_set(err, PS_EINVAL,
+                          "the event log has no pools_info row at or before until (%lld): "
+                          "nothing says what the pool trees were",
+                          (long long)opts->until_ms);
+    if (rc == 0 && opts->default_tree && !json_object_get(r.base_pools, opts->default_tree))
+        rc = ps_error_set(err, PS_EINVAL, "default tree \"%s\": not in the event log's pools_info",
+                          opts->default_tree);
+    if (rc == 0) {
+        json_t *ops = operations(&r);
+        json_t *sc = json_pack("{s:I, s:I, s:I, s:o, s:o, s:o}", "heartbeat_period",
+                               (json_int_t)opts->heartbeat_period_ms, "fair_share_update_period",
+                               (json_int_t)opts->fair_share_update_period_ms, "duration",
+                               (json_int_t)(opts->until_ms - opts->since_ms), "node_groups",
+                               json_deep_copy(r.groups), "pool_trees", pool_trees(&r),
+                               "operations", ops);
+        if (sc && opts->default_tree)
+            json_object_set_new(sc, "default_tree", json_string(opts->default_tree));
+        else if (sc && json_object_size(r.base_pools) > 0)
+            json_object_set_new(sc, "default_tree",
+                                json_string(json_object_iter_key(json_object_iter(r.base_pools))));
+        json_t *ev = sorted_events(&r);
+        if (sc && json_array_size(ev) > 0)
+            json_object_set(sc, "events", ev);
+        json_decref(ev);
+        if (!sc)
+            rc = ps_error_set(err, PS_ENOMEM, "out of memory");
+        *out = sc;
+    }
+    replay_release(&r);
+    return rc;
+}
+
+/* ---- proposed changes -------------------------------------------------------------------- */
+
+static int bad_path(struct ps_error *err, const char *path, const char *why)
+{
+    return ps_error_set(err, PS_EINVAL, "%s: %s", path, why);
+}
+
+/* Drops the recorded events that set this key of this tree (pool NULL) or pool. */
+static void drop_events(json_t *sc, const char *tree, const char *pool, const char *key)
+{
+    json_t *events = json_object_get(sc, "events");
+    for (size_t i = json_array_size(events); i-- > 0;) {
+        json_t *e = json_array_get(events, i);
+        const char *type = sval(e, "type");
+        bool match = strcmp(type, pool ? "set_pool_attribute" : "set_tree_attribute") == 0 &&
+                     sval(e, "tree") && strcmp(sval(e, "tree"), tree) == 0 &&
+                     strcmp(sval(e, "key"), key) == 0 &&
+                     (!pool || (sval(e, "pool") && strcmp(sval(e, "pool"), pool) == 0));
+        if (match)
+            json_array_remove(events, i);
+    }
+}
+
+static json_t *find_pool(json_t *tree, const char *name)
+{
+    size_t i;
+    json_t *p;
+    json_array_foreach(json_object_get(tree, "pools"), i, p)
+        if (strcmp(sval(p, "name"), name) == 0)
+            return p;
+    return NULL;
+}
+
+int ps_event_replay_apply(json_t *scenario, const char *path, const json_t *value,
+                          struct ps_error *err)
+{
+    static const char trees_prefix[] = "//sys/pool_trees/", pools_prefix[] = "//sys/pools/";
+    char tree_name[256], pool_name[256];
+    const char *rest;
+    if (strncmp(path, trees_prefix, sizeof trees_prefix - 1) == 0) {
+        rest = path + sizeof trees_prefix - 1;
+        size_t n = strcspn(rest, "/");
+        if (n == 0 || n >= sizeof tree_name)
+            return bad_path(err, path, "no pool tree named");
+        memcpy(tree_name, rest, n);
+        tree_name[n] = '\0';
+        rest += n;
+    } else if (strncmp(path, pools_prefix, sizeof pools_prefix - 1) == 0) {
+        const char *def = sval(scenario, "default_tree");
+        snprintf(tree_name, sizeof tree_name, "%s", def ? def : "");
+        rest = path + sizeof pools_prefix - 2;
+    } else {
+        return bad_path(err, path, "must be //sys/pool_trees/<tree>[/<pool>...]/@<attribute>");
+    }
+    const char *at = strstr(rest, "/@");
+    if (!at || !at[2] || strchr(at + 2, '/'))
+        return bad_path(err, path, "must end in /@<attribute>");
+    const char *key = at + 2;
+    json_t *tree = json_object_get(json_object_get(scenario, "pool_trees"), tree_name);
+    if (!tree)
+        return bad_path(err, path, "no such pool tree in the recorded window");
+    if (at == rest) {   /* a tree attribute */
+        if (strcmp(key, "pools") == 0)
+            return bad_path(err, path, "pools is not a tree attribute");
+        if (value)
+            json_object_set(tree, key, (json_t *)value);
+        else
+            json_object_del(tree, key);
+        drop_events(scenario, tree_name, NULL, key);
+        return 0;
+    }
+    const char *last = at;
+    while (last > rest && last[-1] != '/')
+        last--;
+    size_t n = (size_t)(at - last);
+    if (n == 0 || n >= sizeof pool_name)
+        return bad_path(err, path, "no pool named");
+    memcpy(pool_name, last, n);
+    pool_name[n] = '\0';
+    json_t *pool = find_pool(tree, pool_name);
+    if (!pool)
+        return bad_path(err, path, "no such pool in the recorded window");
+    if (strcmp(key, "name") == 0 || strcmp(key, "parent") == 0)
+        return bad_path(err, path, "pools are not renamed or moved by what-if");
+    if (value)
+        json_object_set(pool, key, (json_t *)value);
+    else
+        json_object_del(pool, key);
+    drop_events(scenario, tree_name, pool_name, key);
+    return 0;
+}

@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# `poolsched what-if --event-log FILE`: a saved event log (tests/data/what_if/event_log.json)
+# as a scenario (nodes joining, pools with parents, a pool change, jobs completed, aborted and
+# still running at the window's end, a runtime parameter change), the proposed change applied
+# from the start, deterministic outputs, and bad input refused with one line naming it.
+# Usage: bash what_if_offline.sh BINARY DATA_DIR SOURCE_DIR
+set -euo pipefail
+BIN=$1
+LOG=$2/what_if/event_log.json
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+run() { "$BIN" what-if --event-log "$LOG" --since 1500 --until 10000 "$@"; }
+
+run --set //sys/pool_trees/physical/a/@weight=5 --out "$TMP/one" >"$TMP/out" 2>"$TMP/err" ||
+    fail "what-if: $(cat "$TMP/err")"
+grep -q "pool tree physical, 3 operations" "$TMP/out" || fail "summary: $(cat "$TMP/out")"
+grep -q "what-if: recorded run 100%" "$TMP/err" || fail "progress: $(cat "$TMP/err")"
+for f in scenario.json scenario-changed.json what-if.json report.html recorded/report.html \
+         changed/report.html recorded/events.jsonl changed/pools.csv; do
+    [ -s "$TMP/one/$f" ] || fail "missing $f"
+done
+
+python3 - "$TMP/one" <<'EOF'
+import json, sys
+d = sys.argv[1]
+s = json.load(open(d + "/scenario.json"))
+c = json.load(open(d + "/scenario-changed.json"))
+def check(cond, what, *ctx):
+    if not cond:
+        sys.exit("FAIL: %s %s" % (what, " ".join(json.dumps(x) for x in ctx)))
+check(s["duration"] == 8500, "duration = until - since", s["duration"])
+g = {x["name"]: x for x in s["node_groups"]}
+check(g["n1"]["resource_limits"]["cpu"] == 2 and g["n1"]["tags"] == ["ssd"], "n1 as of since", g)
+check(g["n2"]["resource_limits"]["cpu"] == 0, "n2 joins later: no resources at first", g)
+pools = s["pool_trees"]["physical"]["pools"]
+check([p["name"] for p in pools] == ["a", "b", "b1"] and pools[2]["parent"] == "b"
+      and "weight" not in pools[2], "pools, parents first, nulls left out", pools)
+ops = {o["id"]: o for o in s["operations"]}
+t = ops["op1"]["tasks"]
+# j1 3000 ms in the window, j3 running at until 5900 ms, j2 aborted (left out), one never started
+check(ops["op1"]["start_time"] == 500 and ops["op1"]["user"] == "alice", "op1", ops["op1"])
+check(t == [{"name": "main", "job_count": 3, "duration": 4450,
+             "resources": t[0]["resources"]}], "op1's task", t)
+check("tasks" not in ops["op1"]["spec"], "the commands are not part of the replay", ops["op1"])
+check(ops["op2"]["tasks"][0]["job_count"] == 2 and ops["op2"]["tasks"][0]["duration"] == 3000,
+      "op2: its job cut at until, its unstarted job", ops["op2"])
+check(ops["op3"]["tasks"] == [{"name": "main", "job_count": 1, "duration": 3000,
+                               "resources": t[0]["resources"]}],
+      "op3 never ran: its task the mean of completed jobs of that name, the unknown one left out",
+      ops["op3"])
+ev = [(e["time"], e["type"]) for e in s["events"]]
+check(ev == [(1500, "set_node_resources"), (4500, "set_pool_attribute"), (5000, "update_operation")],
+      "events in time order", s["events"])
+cp = {p["name"]: p for p in c["pool_trees"]["physical"]["pools"]}
+check(cp["a"]["weight"] == 5, "the change applied", cp)
+check(all(e["type"] != "set_pool_attribute" for e in c["events"]),
+      "the recorded change of the same key dropped", c["events"])
+w = json.load(open(d + "/what-if.json"))
+check(w["recorded"]["pools"]["a"]["jobs_completed"] >= 1 and
+      0 < w["recorded"]["users"]["alice"]["mean_usage"] <= 1, "metrics per pool and user",
+      w["recorded"])
+check(w["fidelity"]["operations"] == 3, "the operations submitted in the window compared",
+      w["fidelity"])
+EOF
+
+# deterministic
+run --set //sys/pool_trees/physical/a/@weight=5 --out "$TMP/two" >/dev/null 2>&1 || fail "second run"
+for f in what-if.json scenario.json recorded/events.jsonl changed/pools.csv; do
+    cmp -s "$TMP/one/$f" "$TMP/two/$f" || fail "$f differs between two runs"
+done
+
+# --format json: what-if.json on stdout
+run --set //sys/pool_trees/physical/a/@weight=5 --out "$TMP/three" --format json >"$TMP/json" 2>/dev/null ||
+    fail "--format json"
+cmp -s "$TMP/json" <(cat "$TMP/one/what-if.json"; echo) || fail "--format json prints what-if.json"
+
+# --config and --remove
+echo '{"//sys/pools/b/@weight": 3, "//sys/pool_trees/physical/a/@weight": null}' >"$TMP/cfg.json"
+run --config "$TMP/cfg.json" --out "$TMP/cfg" >/dev/null 2>&1 || fail "--config"
+python3 -c '
+import json, sys
+p = {x["name"]: x for x in json.load(open(sys.argv[1]))["pool_trees"]["physical"]["pools"]}
+sys.exit(0 if p["b"]["weight"] == 3 and "weight" not in p["a"] else "FAIL: --config " + json.dumps(p))
+' "$TMP/cfg/scenario-changed.json"
+
+# bad input: exit 2, one line naming it
+expect_error() {   # pattern, args...
+    local pattern=$1
+    shift
+    set +e
+    "$BIN" what-if "$@" >"$TMP/out" 2>"$TMP/err"
+    local rc=$?
+    set -e
+    [ "$rc" = 2 ] || fail "exit $rc for $*: $(cat "$TMP/err")"
+    grep -q -- "$pattern" "$TMP/err" || fail "message for $*: $(cat "$TMP/err")"
+}
+expect_error '//sys/pool_trees/physical/zz/@weight: no such pool' --event-log "$LOG" --since 1500 \
+    --until 10000 --set //sys/pool_trees/physical/zz/@weight=2 --out "$TMP/bad"
+expect_error 'must end in /@<attribute>' --event-log "$LOG" --since 1500 --until 10000 \
+    --set //sys/pool_trees/physical/a=2 --out "$TMP/bad"
+expect_error 'the changed scenario: .*weight' --event-log "$LOG" --since 1500 --until 10000 \
+    --set //sys/pool_trees/physical/a/@weight=-1 --out "$TMP/bad"
+[ ! -e "$TMP/bad" ] || fail "a refused change leaves no outputs"
+expect_error '\-\-since: "yesterday" is not a time' --event-log "$LOG" --since yesterday
+expect_error '\-\-until: must be after \-\-since' --event-log "$LOG" --since 5000 --until 4000
+expect_error 'missing --since' --event-log "$LOG"
+expect_error '\-\-format: "yson" is not one of text, json' --event-log "$LOG" --since 1 --format yson
+echo '[{"timestamp": 5, "event_type": "node_registered", "node_address": "n", "resource_limits": {}}]' \
+    >"$TMP/nopools.json"
+expect_error 'no pools_info row' --event-log "$TMP/nopools.json" --since 1 --until 100
+echo '[{"timestamp": "x", "event_type": "pools_info"}]' >"$TMP/badrow.json"
+expect_error 'event log row 0: timestamp' --event-log "$TMP/badrow.json" --since 1 --until 100
+echo "ok what_if_offline"

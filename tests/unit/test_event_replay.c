@@ -1,0 +1,188 @@
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "io/event_replay.h"
+#include "io/scenario.h"
+
+#define RES "{\"user_slots\": 1, \"cpu\": 1.0, \"gpu\": 0, \"memory\": 1024, \"network\": 0}"
+#define NODE(ts, type, addr, tags, cpu)                                                          \
+    "{\"timestamp\": " #ts ", \"event_type\": \"" type "\", \"node_address\": \"" addr          \
+    "\", \"tags\": " tags ", \"resource_limits\": {\"user_slots\": 4, \"cpu\": " #cpu            \
+    ", \"gpu\": 0, \"memory\": 4096, \"network\": 0}}"
+#define POOLS(ts, weight)                                                                        \
+    "{\"timestamp\": " #ts ", \"event_type\": \"pools_info\", \"pools\": {\"physical\": "        \
+    "{\"a\": {\"parent\": \"<Root>\", \"weight\": " #weight "}}}}"
+#define OP(ts, id)                                                                               \
+    "{\"timestamp\": " #ts ", \"event_type\": \"operation_started\", \"operation_id\": \"" id   \
+    "\", \"authenticated_user\": \"u\", \"spec\": {\"pool\": \"a\"}, \"tasks\": [{\"name\": "    \
+    "\"t\", \"job_count\": 2, \"resource_limits\": " RES "}]}"
+#define OP_END(ts, id)                                                                           \
+    "{\"timestamp\": " #ts ", \"event_type\": \"operation_completed\", \"operation_id\": \"" id "\"}"
+#define JOB(ts, id, op)                                                                          \
+    "{\"timestamp\": " #ts ", \"event_type\": \"job_started\", \"job_id\": \"" id               \
+    "\", \"operation_id\": \"" op "\", \"task_name\": \"t\", \"resource_limits\": " RES "}"
+#define JOB_END(ts, type, id, op, start)                                                         \
+    "{\"timestamp\": " #ts ", \"event_type\": \"" type "\", \"job_id\": \"" id                  \
+    "\", \"operation_id\": \"" op "\", \"task_name\": \"t\", \"start_time\": " #start           \
+    ", \"finish_time\": " #ts ", \"resource_limits\": " RES "}"
+
+static json_t *convert(const char *rows_text, int64_t since, int64_t until, int expect_rc,
+                       struct ps_error *err)
+{
+    json_error_t jerr;
+    json_t *rows = json_loads(rows_text, 0, &jerr);
+    assert_non_null(rows);
+    struct ps_event_replay_options o = {.since_ms = since, .until_ms = until,
+                                        .heartbeat_period_ms = 100,
+                                        .fair_share_update_period_ms = 100};
+    json_t *sc = NULL;
+    ps_error_init(err);
+    assert_int_equal(ps_event_replay_scenario(rows, &o, &sc, err), expect_rc);
+    json_decref(rows);
+    if (expect_rc != 0) {
+        assert_null(sc);
+        return NULL;
+    }
+    /* the output is a scenario the simulator's parser takes */
+    char *text = json_dumps(sc, 0);
+    struct ps_scenario *parsed = NULL;
+    struct ps_error perr;
+    ps_error_init(&perr);
+    int rc = ps_scenario_parse(text, strlen(text), &parsed, &perr);
+    if (rc != 0)
+        fail_msg("scenario refused: %s\n%s", perr.msg, text);
+    ps_scenario_free(parsed);
+    free(text);
+    return sc;
+}
+
+static const json_t *event(const json_t *sc, size_t i)
+{
+    return json_array_get(json_object_get(sc, "events"), i);
+}
+
+static void test_nodes_over_time(void **state)
+{
+    (void)state;
+    struct ps_error err;
+    json_t *sc = convert("[" NODE(10, "node_registered", "n1", "[\"x\"]", 2) ","
+                         NODE(20, "node_registered", "n2", "[]", 8) "," POOLS(20, 1) ","
+                         NODE(60, "node_updated", "n1", "[\"y\"]", 3) ","
+                         NODE(70, "node_offline", "n2", "[]", 8) ","
+                         NODE(200, "node_registered", "n3", "[]", 8) "]",
+                         50, 150, 0, &err);
+    const json_t *groups = json_object_get(sc, "node_groups");
+    assert_int_equal(json_array_size(groups), 2);   /* n3 joined after until */
+    const json_t *n1 = json_array_get(groups, 0);
+    assert_string_equal(json_string_value(json_object_get(n1, "name")), "n1");
+    assert_true(json_number_value(json_object_get(json_object_get(n1, "resource_limits"), "cpu")) == 2.0);
+    assert_int_equal(json_array_size(json_object_get(sc, "events")), 3);
+    assert_int_equal(json_integer_value(json_object_get(event(sc, 0), "time")), 10);
+    assert_string_equal(json_string_value(json_object_get(event(sc, 0), "type")), "set_node_resources");
+    assert_string_equal(json_string_value(json_object_get(event(sc, 1), "type")), "set_node_tags");
+    assert_string_equal(json_string_value(json_object_get(event(sc, 1), "node")), "n1-0");
+    const json_t *off = event(sc, 2);
+    assert_string_equal(json_string_value(json_object_get(off, "node")), "n2-0");
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(off, "resource_limits"), "cpu")), 0);
+    json_decref(sc);
+}
+
+static void test_operations_in_and_before_the_window(void **state)
+{
+    (void)state;
+    struct ps_error err;
+    /* op0 ended before the window; op1 started before it with a job that ends inside it;
+     * op2 started inside with one job done and one never started */
+    json_t *sc = convert("[" NODE(0, "node_registered", "n", "[]", 8) "," POOLS(0, 1) ","
+                         OP(1, "op0") "," JOB(2, "j0", "op0") "," JOB_END(30, "job_completed", "j0", "op0", 2) ","
+                         OP_END(30, "op0") "," OP(40, "op1") "," JOB(45, "j1", "op1") ","
+                         JOB_END(130, "job_completed", "j1", "op1", 45) "," OP(110, "op2") ","
+                         JOB(120, "j2", "op2") "," JOB(121, "j3", "op2") ","
+                         JOB_END(125, "job_aborted", "j3", "op2", 121) ","
+                         JOB_END(170, "job_completed", "j2", "op2", 120) "]",
+                         100, 200, 0, &err);
+    const json_t *ops = json_object_get(sc, "operations");
+    assert_int_equal(json_array_size(ops), 2);
+    const json_t *op1 = json_array_get(ops, 0), *op2 = json_array_get(ops, 1);
+    assert_string_equal(json_string_value(json_object_get(op1, "id")), "op1");
+    assert_int_equal(json_integer_value(json_object_get(op1, "start_time")), 0);
+    const json_t *t1 = json_array_get(json_object_get(op1, "tasks"), 0);
+    /* j1's 30 ms inside the window, and op1's second job never started: 2 jobs */
+    assert_int_equal(json_integer_value(json_object_get(t1, "duration")), 30);
+    assert_int_equal(json_integer_value(json_object_get(t1, "job_count")), 2);
+    assert_int_equal(json_integer_value(json_object_get(op2, "start_time")), 10);
+    const json_t *t2 = json_array_get(json_object_get(op2, "tasks"), 0);
+    /* j2 ran 50 ms; j3 was aborted: retried as the never-started second job */
+    assert_int_equal(json_integer_value(json_object_get(t2, "duration")), 50);
+    assert_int_equal(json_integer_value(json_object_get(t2, "job_count")), 2);
+    json_decref(sc);
+}
+
+static void test_changes(void **state)
+{
+    (void)state;
+    struct ps_error err;
+    json_t *sc = convert("[" NODE(0, "node_registered", "n", "[]", 8) "," POOLS(0, 1) ","
+                         POOLS(150, 2) "]", 100, 200, 0, &err);
+    assert_int_equal(json_array_size(json_object_get(sc, "events")), 1);
+    json_t *v = json_integer(7);
+    assert_int_equal(ps_event_replay_apply(sc, "//sys/pools/a/@weight", v, &err), 0);
+    assert_int_equal(json_array_size(json_object_get(sc, "events")), 0);
+    assert_int_equal(ps_event_replay_apply(sc, "//sys/pool_trees/physical/@max_operation_count", v,
+                                           &err), 0);
+    const json_t *tree = json_object_get(json_object_get(sc, "pool_trees"), "physical");
+    assert_int_equal(json_integer_value(json_object_get(tree, "max_operation_count")), 7);
+    const json_t *a = json_array_get(json_object_get(tree, "pools"), 0);
+    assert_int_equal(json_integer_value(json_object_get(a, "weight")), 7);
+    assert_int_equal(ps_event_replay_apply(sc, "//sys/pool_trees/physical/a/@weight", NULL, &err), 0);
+    assert_null(json_object_get(a, "weight"));
+    static const char *const bad[][2] = {
+        {"//sys/pool_trees/physical/zz/@weight", "no such pool"},
+        {"//sys/pool_trees/other/a/@weight", "no such pool tree"},
+        {"//sys/pool_trees/physical/a", "must end in /@<attribute>"},
+        {"//tmp/a/@weight", "must be //sys/pool_trees/"},
+        {"//sys/pool_trees/physical/a/@name", "not renamed or moved"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        ps_error_init(&err);
+        assert_int_equal(ps_event_replay_apply(sc, bad[i][0], v, &err), PS_EINVAL);
+        if (!strstr(err.msg, bad[i][1]) || !strstr(err.msg, bad[i][0]))
+            fail_msg("%s: %s", bad[i][0], err.msg);
+    }
+    json_decref(v);
+    json_decref(sc);
+}
+
+static void test_bad_input(void **state)
+{
+    (void)state;
+    struct ps_error err;
+    convert("[" POOLS(0, 1) "]", 100, 100, PS_EINVAL, &err);
+    assert_non_null(strstr(err.msg, "until: must be after since"));
+    convert("[" NODE(0, "node_registered", "n", "[]", 8) "]", 0, 100, PS_EINVAL, &err);
+    assert_non_null(strstr(err.msg, "no pools_info row"));
+    convert("[" POOLS(0, 1) ", {\"timestamp\": 5, \"event_type\": \"job_started\"}]", 0, 100,
+            PS_EINVAL, &err);
+    assert_non_null(strstr(err.msg, "event log row 1: job_id"));
+    convert("[" POOLS(0, 1) ", {\"timestamp\": 5, \"event_type\": \"operation_started\", "
+            "\"operation_id\": \"x\"}]", 0, 100, PS_EINVAL, &err);
+    assert_non_null(strstr(err.msg, "event log row 1: tasks"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_nodes_over_time),
+        cmocka_unit_test(test_operations_in_and_before_the_window),
+        cmocka_unit_test(test_changes),
+        cmocka_unit_test(test_bad_input),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
