@@ -1,14 +1,14 @@
 /* bench_http.h — what `bench http`'s modes share (bench_http.c: heartbeats; bench_http_load.c:
- * start_op throughput and the combined load). Internal to src/cli. */
-#ifndef PS_CLI_BENCH_HTTP_H
-#define PS_CLI_BENCH_HTTP_H
+ * start_op throughput and the combined load). Internal to src/bench. */
+#ifndef PS_BENCH_BENCH_HTTP_H
+#define PS_BENCH_BENCH_HTTP_H
 
 #include <stdbool.h>
 
 #include <jansson.h>
 
 #include "platform/http_client.h"
-#include "server/service.h"
+#include "server/bench_hooks.h"
 
 /* A virtual node: its id and the jobs it runs and has finished since its last heartbeat. */
 struct ps_bench_node {
