@@ -10,7 +10,7 @@ bin=$1
 trace="$3/examples/alibaba/data"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "${BASH_SOURCE[0]}")/lib/check.bash"
 
 [ -f "$trace/openb_pod_list_default.csv" ] || fail "no trace in $trace"
 
