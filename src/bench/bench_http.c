@@ -152,6 +152,41 @@ static void *client_main(void *arg)
     return NULL;
 }
 
+/* ---- the service ------------------------------------------------------------------------- */
+
+int ps_bench_http_env_start(struct ps_bench_http_env *e, long long threads, long long period_ms)
+{
+    snprintf(e->dir, sizeof e->dir, "/tmp/poolsched-bench-http-XXXXXX");
+    struct ps_error err;
+    ps_error_init(&err);
+    if (ps_file_make_temp_dir(e->dir, &err) != 0) {
+        e->dir[0] = 0;
+        ps_bench_error("http", "cannot create a temporary directory: %s", err.msg);
+        return -1;
+    }
+    char data_dir[sizeof e->dir + 8];
+    snprintf(data_dir, sizeof data_dir, "%s/data", e->dir);
+    struct ps_bench_server_options sopt = {.data_dir = data_dir, .http_threads = (int)threads,
+                                           .node_offline_timeout_ms = 600000,
+                                           .fair_share_update_period_ms = period_ms};
+    if (ps_bench_server_start(&sopt, &e->svc, &err) != 0) {
+        ps_bench_error("http", "cannot start the scheduler: %s", err.msg);
+        return -1;
+    }
+    snprintf(e->api, sizeof e->api, "http://127.0.0.1:%u/api/v1/", ps_bench_server_port(e->svc));
+    return 0;
+}
+
+void ps_bench_http_env_stop(struct ps_bench_http_env *e)
+{
+    ps_bench_server_stop(e->svc);
+    e->svc = NULL;
+    struct ps_error err;
+    ps_error_init(&err);
+    if (e->dir[0] && ps_sandbox_remove(e->dir, &err) != 0)
+        ps_bench_error("http", "cannot remove %s: %s", e->dir, err.msg);
+}
+
 int ps_bench_http_warm(struct ps_service *svc, const char *url, struct ps_bench_node *nodes, int count)
 {
     struct ps_http_client *c = NULL;
@@ -322,27 +357,18 @@ int ps_bench_http(int argc, char **argv)
         return opt == 1 ? 0 : 2;
     if (clients > nodes)
         clients = nodes;
-    char dir[] = "/tmp/poolsched-bench-http-XXXXXX";
-    struct ps_error err;
-    ps_error_init(&err);
-    if (ps_file_make_temp_dir(dir, &err) != 0) {
-        ps_bench_error("http", "cannot create a temporary directory: %s", err.msg);
-        return 1;
-    }
-    char data_dir[sizeof dir + 8];
-    snprintf(data_dir, sizeof data_dir, "%s/data", dir);
-    struct ps_bench_server_options sopt = {.data_dir = data_dir, .http_threads = (int)threads,
-                                           .node_offline_timeout_ms = 600000,
-                                           .fair_share_update_period_ms = period_ms};
-    struct ps_service *svc = NULL;
+    struct ps_bench_http_env e = {0};
     int status = 1;
     struct ps_bench_node *ns = calloc((size_t)nodes, sizeof *ns);
     struct client *cl = calloc((size_t)clients, sizeof *cl);
     pthread_t *th = calloc((size_t)clients, sizeof *th);
-    if (!ns || !cl || !th || ps_bench_server_start(&sopt, &svc, &err) != 0) {
-        ps_bench_error("http", "cannot start the scheduler: %s", err.msg);
+    if (!ns || !cl || !th) {
+        ps_bench_error("http", "out of memory");
         goto out;
     }
+    if (ps_bench_http_env_start(&e, threads, period_ms) != 0)
+        goto out;
+    struct ps_service *svc = e.svc;
     char url[128];
     snprintf(url, sizeof url, "http://127.0.0.1:%u/internal/v1/node/heartbeat", ps_bench_server_port(svc));
     for (long long i = 0; i < nodes; i++) {
@@ -441,7 +467,7 @@ int ps_bench_http(int argc, char **argv)
                                       lk_sum0, lk_count0));
     status = ps_bench_print_json("http", obj);
 out:
-    ps_bench_server_stop(svc);
+    ps_bench_http_env_stop(&e);
     for (long long i = 0; ns && i < nodes; i++) {
         json_decref(ns[i].running);
         json_decref(ns[i].finished);
@@ -451,9 +477,5 @@ out:
     free(ns);
     free(cl);
     free(th);
-    /* remove the temporary store, whatever files it holds */
-    ps_error_init(&err);
-    if (ps_sandbox_remove(dir, &err) != 0)
-        ps_bench_error("http", "cannot remove %s: %s", dir, err.msg);
     return status;
 }

@@ -26,8 +26,6 @@
 #include "bench/bench.h"
 #include "bench/bench_http.h"
 #include "platform/clock.h"
-#include "platform/file.h"
-#include "platform/sandbox.h"
 
 struct samples {
     double *v;   /* ms */
@@ -77,46 +75,6 @@ static void sleep_until(int64_t ns)
     nanosleep(&d, NULL);
 }
 
-/* ---- the service ------------------------------------------------------------------------- */
-
-struct env {
-    char dir[64];
-    struct ps_service *svc;
-    char api[128];   /* http://127.0.0.1:PORT/api/v1/ */
-};
-
-static int env_start(struct env *e, long long threads, long long period_ms)
-{
-    snprintf(e->dir, sizeof e->dir, "/tmp/poolsched-bench-http-XXXXXX");
-    struct ps_error err;
-    ps_error_init(&err);
-    if (ps_file_make_temp_dir(e->dir, &err) != 0) {
-        e->dir[0] = 0;
-        ps_bench_error("http", "cannot create a temporary directory: %s", err.msg);
-        return -1;
-    }
-    char data_dir[sizeof e->dir + 8];
-    snprintf(data_dir, sizeof data_dir, "%s/data", e->dir);
-    struct ps_bench_server_options sopt = {.data_dir = data_dir, .http_threads = (int)threads,
-                                           .node_offline_timeout_ms = 600000,
-                                           .fair_share_update_period_ms = period_ms};
-    if (ps_bench_server_start(&sopt, &e->svc, &err) != 0) {
-        ps_bench_error("http", "cannot start the scheduler: %s", err.msg);
-        return -1;
-    }
-    snprintf(e->api, sizeof e->api, "http://127.0.0.1:%u/api/v1/", ps_bench_server_port(e->svc));
-    return 0;
-}
-
-static void env_stop(struct env *e)
-{
-    ps_bench_server_stop(e->svc);
-    e->svc = NULL;
-    struct ps_error err;
-    ps_error_init(&err);
-    if (e->dir[0] && ps_sandbox_remove(e->dir, &err) != 0)
-        ps_bench_error("http", "cannot remove %s: %s", e->dir, err.msg);
-}
 
 static struct ps_http_client *client_new(const char *token)
 {
@@ -202,7 +160,7 @@ static void *starter_main(void *arg)
 
 /* clients concurrent starters for seconds: {clients, operations, operations_per_second,
  * latency..., commits, operations_per_commit, errors, process_cpu_percent}. */
-static json_t *start_op_phase(struct env *e, int clients, long long seconds, long long pools,
+static json_t *start_op_phase(struct ps_bench_http_env *e, int clients, long long seconds, long long pools,
                               long long *next)
 {
     struct starter *st = calloc((size_t)clients, sizeof *st);
@@ -292,10 +250,10 @@ int ps_bench_http_start_op(int argc, char **argv)
                                          (int)(sizeof ints / sizeof *ints), usage);
     if (opt != 0)
         return opt == 1 ? 0 : 2;
-    struct env e = {0};
+    struct ps_bench_http_env e = {0};
     int status = 1;
     long long next = 0;
-    if (env_start(&e, threads, 0) == 0 && ps_bench_http_start_many(e.svc, 0, pools) == 0) {
+    if (ps_bench_http_env_start(&e, threads, 0) == 0 && ps_bench_http_start_many(e.svc, 0, pools) == 0) {
         json_t *many = start_op_phase(&e, (int)clients, seconds, pools, &next);
         json_t *one = start_op_phase(&e, 1, seconds, pools, &next);
         json_t *obj = json_pack("{s:s, s:s, s:I, s:I, s:I, s:o*, s:o*}", "benchmark", "http",
@@ -305,7 +263,7 @@ int ps_bench_http_start_op(int argc, char **argv)
                                 "one_client_kept_alive", one);
         status = ps_bench_print_json("http", obj);
     }
-    env_stop(&e);
+    ps_bench_http_env_stop(&e);
     return status;
 }
 
@@ -463,7 +421,7 @@ int ps_bench_http_combined(int argc, char **argv)
         return opt == 1 ? 0 : 2;
     if (senders > nodes)
         senders = nodes;
-    struct env e = {0};
+    struct ps_bench_http_env e = {0};
     int status = 1;
     struct ps_bench_node *ns = calloc((size_t)nodes, sizeof *ns);
     struct sender *sd = calloc((size_t)senders, sizeof *sd);
@@ -471,7 +429,7 @@ int ps_bench_http_combined(int argc, char **argv)
     struct api_client ac[2];
     memset(ac, 0, sizeof ac);
     int64_t setup_start = ps_clock_monotonic_ns();
-    if (!ns || !sd || !th || env_start(&e, threads, update_ms) != 0)
+    if (!ns || !sd || !th || ps_bench_http_env_start(&e, threads, update_ms) != 0)
         goto out;
     for (long long i = 0; i < nodes; i++) {
         snprintf(ns[i].id, sizeof ns[i].id, "node-%05lld", i);
@@ -617,7 +575,7 @@ int ps_bench_http_combined(int argc, char **argv)
     free(commit.v);
     status = ps_bench_print_json("http", obj);
 out:
-    env_stop(&e);
+    ps_bench_http_env_stop(&e);
     for (long long i = 0; ns && i < nodes; i++) {
         json_decref(ns[i].running);
         json_decref(ns[i].finished);
