@@ -358,6 +358,7 @@ int ps_bench_http(int argc, char **argv)
     if (clients > nodes)
         clients = nodes;
     struct ps_bench_http_env e = {0};
+    struct ps_service *svc = NULL;
     int status = 1;
     struct ps_bench_node *ns = calloc((size_t)nodes, sizeof *ns);
     struct client *cl = calloc((size_t)clients, sizeof *cl);
@@ -368,7 +369,7 @@ int ps_bench_http(int argc, char **argv)
     }
     if (ps_bench_http_env_start(&e, threads, period_ms) != 0)
         goto out;
-    struct ps_service *svc = e.svc;
+    svc = e.svc;
     char url[128];
     snprintf(url, sizeof url, "http://127.0.0.1:%u/internal/v1/node/heartbeat", ps_bench_server_port(svc));
     for (long long i = 0; i < nodes; i++) {
