@@ -7,6 +7,9 @@
 #ifndef PS_CLI_COMMANDS_H
 #define PS_CLI_COMMANDS_H
 
+#include "bench/cmd_bench.h"          /* ps_cmd_bench: the benchmarks */
+#include "server/cmd_scheduler.h"    /* ps_cmd_scheduler: the scheduler daemon */
+
 struct ps_command {
     const char *name;
     const char *summary;
@@ -23,9 +26,7 @@ int ps_cmd_revoke_token(int argc, char **argv);
 int ps_cmd_check_permission(int argc, char **argv);   /* cmd_security.c */
 int ps_cmd_add_member(int argc, char **argv);
 int ps_cmd_remove_member(int argc, char **argv);
-int ps_cmd_bench(int argc, char **argv);
 int ps_cmd_trace(int argc, char **argv);       /* cmd_trace.c: trace import alibaba-gpu */
-int ps_cmd_scheduler(int argc, char **argv);   /* server/cmd_scheduler.c */
 int ps_cmd_node(int argc, char **argv);        /* cmd_node.c: the node agent */
 
 /* Client commands of the scheduler (docs/api.md); cmd_cypress.c */

@@ -176,7 +176,7 @@ void ps_tree_begin_change(struct ps_pool_tree *tree)
     tree->moved_count = 0;
     tree->generation++;
     if (tree->owner)
-        ps_strategy_tree_begin(tree->owner);
+        tree->owner_ops->begin(tree->owner);
 }
 
 /* ---- lifecycle --------------------------------------------------------------------------- */
@@ -420,7 +420,7 @@ static int commit_config(struct ps_pool_tree *tree, struct ps_tree_config copy,
                            !tree->config.use_user_default_parent_pool_map;
     if (uses_user_pools && tree->owner) {
         struct ps_value users;
-        if (ps_strategy_user_default_pools(tree->owner, &users) != 0)
+        if (tree->owner_ops->user_default_pools(tree->owner, &users) != 0)
             rc = ps_error_set(err, PS_ENOMEM, "out of memory");
         else
             rc = ps_pool_tree_check_user_default_pools(tree, &users, err);
@@ -433,7 +433,7 @@ static int commit_config(struct ps_pool_tree *tree, struct ps_tree_config copy,
     if (filter_changed) {
         rc = parse_filter(copy.nodes_filter, &filter, err);
         if (rc == 0 && tree->owner)
-            rc = ps_strategy_check_tree_filter(tree->owner, tree, filter, err);
+            rc = tree->owner_ops->check_filter(tree->owner, tree, filter, err);
     }
     struct rederived *again = NULL;
     if (rc == 0 && !ps_value_equal(&copy.pool_config_presets, &tree->config.pool_config_presets))
@@ -472,7 +472,7 @@ static int commit_config(struct ps_pool_tree *tree, struct ps_tree_config copy,
         ps_formula_free(tree->nodes_filter);
         tree->nodes_filter = filter;
         if (tree->owner) {
-            ps_strategy_apply_tree_filter(tree->owner, tree);
+            tree->owner_ops->apply_filter(tree->owner, tree);
         } else {
             /* A standalone tree lets go of the nodes the new filter no longer matches. */
             for (int i = tree->node_count - 1; i >= 0; i--)

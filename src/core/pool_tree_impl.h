@@ -12,7 +12,7 @@
 #include "core/pool_tree.h"
 #include "core/strmap.h"
 
-struct ps_strategy;
+struct ps_tree_owner_ops;
 
 struct ps_filter_cache_entry {
     char *text;                     /* owned filter text (the cache key) */
@@ -52,7 +52,10 @@ struct ps_pool_tree {
     bool has_connect_time;
     int64_t connected_at_ms;
 
-    struct ps_strategy *owner;              /* set by the strategy that holds the tree */
+    /* The strategy that holds the tree (NULL: a tree alone) and what the tree asks of it,
+     * both set by the strategy: the tree calls its owner only through owner_ops. */
+    void *owner;
+    const struct ps_tree_owner_ops *owner_ops;
     uint64_t generation;                    /* bumped by every change (tree_fs.h) */
     bool has_previous_update;
     int64_t previous_update_ms;
@@ -106,16 +109,26 @@ void ps_tree_move_out_of_stale_subpools(struct ps_pool_tree *tree, struct ps_poo
  * and moved operations are kept). */
 void ps_tree_run_pending(struct ps_pool_tree *tree);
 
-/* Hooks into the owning strategy (strategy.c): a changing call begins, an operation became
- * running in the tree. */
-void ps_strategy_tree_begin(struct ps_strategy *strategy);
-void ps_strategy_tree_op_running(struct ps_strategy *strategy, struct ps_tree_op *op);
-
-/* Called by the tree when its nodes_filter is about to change (strategy.c, returns 0 or the
- * refusal) and after it changed. */
-int ps_strategy_check_tree_filter(struct ps_strategy *strategy, struct ps_pool_tree *tree,
-                                  const struct ps_formula *filter, struct ps_error *err);
-void ps_strategy_apply_tree_filter(struct ps_strategy *strategy, struct ps_pool_tree *tree);
+/* What a tree asks of the strategy that holds it (strategy.c fills one table for all its
+ * trees), called with tree->owner. Callbacks rather than calls to ps_strategy_*: the strategy
+ * owns the trees, a tree does not reach up into it. */
+struct ps_tree_owner_ops {
+    /* a changing call begins (ps_tree_begin_change) */
+    void (*begin)(void *owner);
+    /* op became running in the tree */
+    void (*op_running)(void *owner, struct ps_tree_op *op);
+    /* The tree's nodes_filter is about to change: 0 or the refusal (it overlaps another
+     * tree's); then, once it changed, the owner places the nodes again. */
+    int (*check_filter)(void *owner, struct ps_pool_tree *tree, const struct ps_formula *filter,
+                        struct ps_error *err);
+    void (*apply_filter)(void *owner, struct ps_pool_tree *tree);
+    /* the users and groups the pools' ACLs name (NULL: no ACL check) */
+    const struct ps_pool_access *(*access)(const void *owner);
+    /* The user -> default parent pool map: a copy into *out (0 or PS_ENOMEM); the pool it names
+     * for user, or NULL. */
+    int (*user_default_pools)(const void *owner, struct ps_value *out);
+    const char *(*user_default_pool)(const void *owner, const char *user);
+};
 
 /* Invalidates the filter-limits cache (tree_nodes.c). */
 void ps_tree_invalidate_filter_cache(struct ps_pool_tree *tree);

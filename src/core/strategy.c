@@ -110,8 +110,9 @@ static void end(struct ps_strategy *s)
     s->depth--;
 }
 
-void ps_strategy_tree_begin(struct ps_strategy *s)
+static void tree_begin(void *owner)
 {
+    struct ps_strategy *s = owner;
     if (s->depth == 0)
         s->activated_count = 0;
 }
@@ -144,9 +145,9 @@ void *ps_tree_op_host(const struct ps_tree_op *member)
     return op ? op->host : NULL;
 }
 
-void ps_strategy_tree_op_running(struct ps_strategy *s, struct ps_tree_op *op)
+static void tree_op_running(void *owner, struct ps_tree_op *op)
 {
-    refresh_state(s, op->user_data);
+    refresh_state(owner, op->user_data);
 }
 
 /* ---- trees ------------------------------------------------------------------------------- */
@@ -228,17 +229,43 @@ static void place_nodes(struct ps_strategy *s)
     }
 }
 
-int ps_strategy_check_tree_filter(struct ps_strategy *s, struct ps_pool_tree *tree,
-                                  const struct ps_formula *filter, struct ps_error *err)
+static int tree_check_filter(void *owner, struct ps_pool_tree *tree,
+                             const struct ps_formula *filter, struct ps_error *err)
 {
-    return check_overlaps(s, tree, filter, err);
+    return check_overlaps(owner, tree, filter, err);
 }
 
-void ps_strategy_apply_tree_filter(struct ps_strategy *s, struct ps_pool_tree *tree)
+static void tree_apply_filter(void *owner, struct ps_pool_tree *tree)
 {
     (void)tree;
-    place_nodes(s);
+    place_nodes(owner);
 }
+
+static const struct ps_pool_access *tree_access(const void *owner)
+{
+    return ps_strategy_access(owner);
+}
+
+static int tree_user_default_pools(const void *owner, struct ps_value *out)
+{
+    return ps_strategy_user_default_pools(owner, out);
+}
+
+static const char *tree_user_default_pool(const void *owner, const char *user)
+{
+    return ps_strategy_user_default_pool(owner, user);
+}
+
+/* What each of the strategy's trees asks of it (pool_tree_impl.h). */
+static const struct ps_tree_owner_ops tree_owner_ops = {
+    .begin = tree_begin,
+    .op_running = tree_op_running,
+    .check_filter = tree_check_filter,
+    .apply_filter = tree_apply_filter,
+    .access = tree_access,
+    .user_default_pools = tree_user_default_pools,
+    .user_default_pool = tree_user_default_pool,
+};
 
 /* The templates of tree `name` (ps_tree_templates_compile) over the scheduler's tree defaults:
  * a default applies where no template sets its key. */
@@ -288,6 +315,7 @@ int ps_strategy_add_tree(struct ps_strategy *s, const char *name, const struct p
         goto out;
     }
     tree->owner = s;
+    tree->owner_ops = &tree_owner_ops;
     if (s->has_connect_time)
         ps_pool_tree_set_connect_time(tree, s->connected_at_ms);
     s->trees[s->tree_count++] = tree;

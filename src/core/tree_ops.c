@@ -8,7 +8,6 @@
 
 #include "core/attr_common.h"
 #include "core/pool_acl.h"
-#include "core/strategy.h"
 #include "core/pool_tree_impl.h"
 #include "core/user_pools.h"
 
@@ -125,7 +124,8 @@ static int check_target(const struct ps_pool_tree *tree, const char *user, const
      * operations; upstream checks every new ancestor of a pending one) */
     bool counted = moving && (!moving->running || !moving->lightweight);
     const struct ps_pool *start = res->pool ? res->pool : res->parent;
-    const struct ps_pool_access *access = tree->owner ? ps_strategy_access(tree->owner) : NULL;
+    const struct ps_pool_access *access = 
+        tree->owner ? tree->owner_ops->access(tree->owner) : NULL;
     int rc = ps_pool_acl_require(access, tree, start, user, PS_PERM_USE, err);
     if (rc != 0)
         return rc;
@@ -267,7 +267,7 @@ static void make_running(struct ps_pool_tree *tree, struct ps_tree_op *op)
         add_counts(op->pool, 0, 1);
     tree->started[tree->started_count++] = op;
     if (tree->owner && op->user_data)
-        ps_strategy_tree_op_running(tree->owner, op);
+        tree->owner_ops->op_running(tree->owner, op);
 }
 
 /* Attaches op to pool, counts it, and makes it running or pending. */

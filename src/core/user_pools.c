@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "core/pool_tree_impl.h"
-#include "core/strategy.h"
 
 #define KEY "user_to_default_pool"
 
@@ -71,7 +70,7 @@ static const char *mapped_pool(const struct ps_pool_tree *tree, const char *user
 {
     if (!user || !tree->owner || !tree->config.use_user_default_parent_pool_map)
         return NULL;
-    return ps_strategy_user_default_pool(tree->owner, user);
+    return tree->owner_ops->user_default_pool(tree->owner, user);
 }
 
 struct ps_pool *ps_pool_tree_default_parent_for(const struct ps_pool_tree *tree, const char *user)

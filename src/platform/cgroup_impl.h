@@ -1,5 +1,6 @@
-/* cgroup_impl.h — what cgroup.c and cgroup_util.c share: the system and job records and the
- * file helpers. Not for use outside src/platform/cgroup*.c. */
+/* cgroup_impl.h — what the cgroup files share: the system and job records, the backend
+ * interface that cgroup_v1.c and cgroup_v2.c implement (cgroup.c chooses one), and the file
+ * helpers (cgroup_util.c). Not for use outside src/platform/cgroup*.c. */
 #ifndef PS_PLATFORM_CGROUP_IMPL_H
 #define PS_PLATFORM_CGROUP_IMPL_H
 
@@ -17,8 +18,11 @@ enum { H_CPU, H_CPUACCT, H_MEMORY, H_COUNT };
 
 #define REASON_MAX 512
 
+struct ps_cg_backend;
+
 struct ps_cgroup_system {
     enum ps_cgroup_mode mode;
+    const struct ps_cg_backend *be;     /* NULL when mode is PS_CGROUP_NONE */
     struct ps_cgroup_caps caps;
     char node_id[72];
     char name[96];                  /* poolsched-<node_id>[-<instance_id>] */
@@ -73,7 +77,56 @@ struct ps_cgroup_job {
     int rfd_count;
 };
 
-/* Helpers of cgroup.c and cgroup_util.c (cgroup_util.c). */
+/* What detection reads once: the agent's mounts and its cgroup (from proc_root/self). */
+struct ps_cg_facts {
+    char mountinfo[65536];
+    size_t mountinfo_len;
+    char self_cgroup[8192];
+    size_t self_cgroup_len;
+};
+
+/* One cgroup version. cgroup.c tries v2, then v1, and calls the chosen one's functions for
+ * everything that differs between them; optional entries may be NULL. */
+struct ps_cg_backend {
+    /* Makes the node cgroup(s) below the agent's: sets sys->parent, caps, mode and summary and
+     * returns true; false with why when this version is not usable (nothing left behind). */
+    bool (*setup)(struct ps_cgroup_system *sys, const struct ps_cg_facts *f, char *why,
+                  size_t why_size);
+    /* At exit: frees what the backend keeps; idle (no job left) also undoes setup. */
+    void (*teardown)(struct ps_cgroup_system *sys, bool idle);
+    /* Optional: after the vanished node cgroup of slot h was made again. 0 or the errno. */
+    int (*parent_remade)(struct ps_cgroup_system *sys, int h, char *why, size_t why_size);
+    /* Optional: an earlier job's emptied cgroup renamed for job_id, or NULL. */
+    struct ps_cgroup_job *(*reuse)(struct ps_cgroup_system *sys, const char *job_id);
+    /* Optional: after a fresh job's directories were made. */
+    void (*job_made)(struct ps_cgroup_job *job);
+    /* Optional: at destroy, with the processes gone; true when kept for reuse. */
+    bool (*keep)(struct ps_cgroup_job *job);
+    /* The limit files; quota_us < 0 is unlimited, bytes <= 0 unlimited. */
+    int (*set_cpu_quota)(struct ps_cgroup_job *job, int64_t quota_us, struct ps_error *err);
+    int (*set_cpu_weight)(struct ps_cgroup_job *job, double cores, struct ps_error *err);
+    int (*set_memory_limit)(struct ps_cgroup_job *job, int64_t bytes, struct ps_error *err);
+    int (*read)(struct ps_cgroup_job *job, struct ps_cgroup_usage *out, struct ps_error *err);
+};
+
+extern const struct ps_cg_backend ps_cg_v1, ps_cg_v2;
+
+/* cgroup.c: the directory of the agent's cgroup in the hierarchy of controller (NULL: v2). */
+bool ps_cg_agent_dir(const struct ps_cg_facts *f, const char *controller, char *out, size_t size,
+                     char *why, size_t why_size);
+
+/* Reading a job's files through descriptors kept open (cgroup_util.c). */
+int ps_cg_job_read_int(struct ps_cgroup_job *job, const char *dir, const char *name,
+                       int64_t *value, struct ps_error *err);
+/* A missing key reads as -1. */
+int ps_cg_job_read_key(struct ps_cgroup_job *job, const char *dir, const char *name,
+                       const char *key, int64_t *value, struct ps_error *err);
+void ps_cg_job_close_reads(struct ps_cgroup_job *job);
+/* Writes value to dir/name unless it is `last` (what was written there before); remembers it. */
+int ps_cg_write_changed(const char *dir, const char *name, const char *value, char *last,
+                        size_t last_size, struct ps_error *err);
+
+/* Helpers of the cgroup files (cgroup_util.c). */
 /* snprintf into a fixed buffer where truncating a long path in a message is fine. */
 void ps_cg_put(char *out, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 bool ps_cg_path_join(char *out, size_t size, const char *a, const char *b);

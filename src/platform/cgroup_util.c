@@ -174,6 +174,96 @@ bool ps_cg_make_dir(const char *dir, bool *created, char *why, size_t why_size)
     return false;
 }
 
+/* The usage files of a job, opened once and re-read with pread (cgroup_impl.h). */
+/* read_file on a file of the job, through its kept descriptor. */
+static int job_read_file(struct ps_cgroup_job *job, const char *dir, const char *name, char *buf,
+                         size_t size, size_t *len, struct ps_error *err)
+{
+    struct read_fd *r = NULL;
+    for (int i = 0; i < job->rfd_count && !r; i++)
+        if (job->rfd[i].dir == dir && strcmp(job->rfd[i].name, name) == 0)
+            r = &job->rfd[i];
+    if (!r) {
+        char path[PATH_MAX];
+        int fd = -1;
+        if (job->rfd_count < (int)(sizeof job->rfd / sizeof job->rfd[0]) &&
+            ps_cg_path_join(path, sizeof path, dir, name))
+            fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)     /* no room, or let read_file say why */
+            return ps_cg_read_file(dir, name, buf, size, len, err);
+        r = &job->rfd[job->rfd_count++];
+        *r = (struct read_fd){dir, name, fd};
+    }
+    size_t used = 0;
+    while (used < size - 1) {
+        ssize_t n = pread(r->fd, buf + used, size - 1 - used, (off_t)used);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            buf[0] = '\0';
+            *len = 0;
+            return ps_error_set(err, PS_EIO, "read(%s/%s): %s", dir, name, strerror(errno));
+        }
+        if (n == 0)
+            break;
+        used += (size_t)n;
+    }
+    buf[used] = '\0';
+    *len = used;
+    return 0;
+}
+
+int ps_cg_job_read_int(struct ps_cgroup_job *job, const char *dir, const char *name,
+                       int64_t *value, struct ps_error *err)
+{
+    char buf[64];
+    size_t len;
+    int rc = job_read_file(job, dir, name, buf, sizeof buf, &len, err);
+    if (rc != 0)
+        return rc;
+    if (ps_cgroup_parse_int(buf, len, value) != 0)
+        return ps_error_set(err, PS_EIO, "%s/%s: not an integer: \"%.40s\"", dir, name, buf);
+    return 0;
+}
+
+int ps_cg_job_read_key(struct ps_cgroup_job *job, const char *dir, const char *name,
+                       const char *key, int64_t *value, struct ps_error *err)
+{
+    char buf[4096];
+    size_t len;
+    int rc = job_read_file(job, dir, name, buf, sizeof buf, &len, err);
+    if (rc != 0)
+        return rc;
+    rc = ps_cgroup_parse_key_value(buf, len, key, value);
+    if (rc == PS_ENOENT) {
+        *value = -1;
+        return 0;
+    }
+    if (rc != 0)
+        return ps_error_set(err, PS_EIO, "%s/%s: \"%s\" is not an integer", dir, name, key);
+    return 0;
+}
+
+void ps_cg_job_close_reads(struct ps_cgroup_job *job)
+{
+    for (int i = 0; i < job->rfd_count; i++)
+        close(job->rfd[i].fd);
+    job->rfd_count = 0;
+}
+
+/* Writes value to dir/name unless it is `last` (what was written there before); remembers it. */
+int ps_cg_write_changed(const char *dir, const char *name, const char *value, char *last,
+                        size_t last_size, struct ps_error *err)
+{
+    if (last[0] && strcmp(last, value) == 0)
+        return 0;
+    last[0] = '\0';
+    if (ps_cg_write_file(dir, name, value, err) != 0)
+        return PS_EIO;
+    snprintf(last, last_size, "%s", value);
+    return 0;
+}
+
 /* Kills and removes job-* cgroups under parent (left by an earlier agent). */
 void ps_cg_remove_stale(const char *parent, bool v2)
 {

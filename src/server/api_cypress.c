@@ -333,14 +333,75 @@ static int get_target(struct ps_service *svc, struct target *t, const char *path
     return ps_error_set(err, PS_EINVAL, "bad path %s", path);
 }
 
+static int require_admin(struct ps_service *svc, const struct ps_auth_identity *who,
+                         const char *what, struct ps_error *err)
+{
+    return ps_security_require_superuser(svc, who, what, err);
+}
+
+/* ---- the paths other parts of the service answer ------------------------------------------ */
+
+static int node_health_set(struct ps_service *svc, const struct ps_auth_identity *who,
+                           const char *path, const json_t *value, struct ps_error *err)
+{
+    return ps_node_health_set(svc, who ? who->user : NULL, path, value, err);
+}
+
+static int user_pool_map_set(struct ps_service *svc, const struct ps_auth_identity *who,
+                             const char *path, const json_t *value, struct ps_error *err)
+{
+    (void)who;
+    return ps_user_pool_map_set(svc, path, value, err);
+}
+
+static int sched_config_set(struct ps_service *svc, const struct ps_auth_identity *who,
+                            const char *path, const json_t *value, struct ps_error *err)
+{
+    (void)who;
+    return ps_sched_config_set(svc, path, value, err);
+}
+
+/* A part of the service that answers its own paths: get, set and remove (set with value NULL),
+ * changes by the superuser only; a dry run refuses them. */
+struct special {
+    bool (*claims)(const char *path);
+    int (*get)(struct ps_service *svc, const char *path, json_t **out, struct ps_error *err);
+    int (*set)(struct ps_service *svc, const struct ps_auth_identity *who, const char *path,
+               const json_t *value, struct ps_error *err);
+};
+
+static const struct special specials[] = {
+    /* //sys/cluster_nodes, //sys/scheduler/@alerts (node_health.h) */
+    {ps_node_health_claims, ps_node_health_get, node_health_set},
+    /* //sys/scheduler/user_to_default_pool (user_pool_map.h) */
+    {ps_user_pool_map_claims, ps_user_pool_map_get, user_pool_map_set},
+    /* the scheduler's configuration (service.h) */
+    {ps_sched_config_claims, ps_sched_config_get, sched_config_set},
+};
+
+/* The part that answers path, or NULL: the pool trees' own paths. */
+static const struct special *special_of(const char *path)
+{
+    for (size_t i = 0; i < sizeof specials / sizeof specials[0]; i++)
+        if (specials[i].claims(path))
+            return &specials[i];
+    return NULL;
+}
+
+/* set or remove (value NULL) on a special path, by the superuser only. */
+static int special_set(struct ps_service *svc, const struct special *sp,
+                       const struct ps_auth_identity *who, const char *path, const json_t *value,
+                       struct ps_error *err)
+{
+    int rc = require_admin(svc, who, "changing the scheduler's configuration", err);
+    return rc != 0 ? rc : sp->set(svc, who, path, value, err);
+}
+
 int ps_cypress_get(struct ps_service *svc, const char *path, json_t **out, struct ps_error *err)
 {
-    if (ps_node_health_claims(path))   /* //sys/cluster_nodes, //sys/scheduler/@alerts */
-        return ps_node_health_get(svc, path, out, err);
-    if (ps_user_pool_map_claims(path))   /* //sys/scheduler/user_to_default_pool */
-        return ps_user_pool_map_get(svc, path, out, err);
-    if (ps_sched_config_claims(path))
-        return ps_sched_config_get(svc, path, out, err);
+    const struct special *sp = special_of(path);
+    if (sp)
+        return sp->get(svc, path, out, err);
     struct target t;
     int rc = resolve(svc, path, &t, 0, err);
     if (rc == 0)
@@ -409,12 +470,6 @@ int ps_cypress_list(struct ps_service *svc, const char *path, json_t **out, stru
 /* ---- writing ---------------------------------------------------------------------------- */
 
 /* What no ACL grants: a superuser (an admin token, or a member of superusers). */
-static int require_admin(struct ps_service *svc, const struct ps_auth_identity *who,
-                         const char *what, struct ps_error *err)
-{
-    return ps_security_require_superuser(svc, who, what, err);
-}
-
 /* ---- permissions (security.h, core/pool_acl.h) ------------------------------------------- */
 
 /* who's permission on pool (NULL: the tree object; tree NULL too: //sys/pool_trees). As
@@ -506,16 +561,9 @@ int ps_cypress_set(struct ps_service *svc, const struct ps_auth_identity *who, c
     int rc;
     if (!value)
         return ps_error_set(err, PS_EINVAL, "missing parameter \"value\"");
-    if ((ps_node_health_claims(path) || ps_user_pool_map_claims(path) ||
-         ps_sched_config_claims(path)) &&
-        (rc = require_admin(svc, who, "changing the scheduler's configuration", err)) != 0)
-        return rc;
-    if (ps_node_health_claims(path))
-        return ps_node_health_set(svc, who ? who->user : NULL, path, value, err);
-    if (ps_user_pool_map_claims(path))
-        return ps_user_pool_map_set(svc, path, value, err);
-    if (ps_sched_config_claims(path))
-        return ps_sched_config_set(svc, path, value, err);
+    const struct special *sp = special_of(path);
+    if (sp)
+        return special_set(svc, sp, who, path, value, err);
     struct target t;
     if ((rc = resolve(svc, path, &t, 0, err)) != 0) {
         target_release(&t);
@@ -912,16 +960,9 @@ int ps_cypress_remove(struct ps_service *svc, const struct ps_auth_identity *who
                       const char *path, struct ps_error *err)
 {
     int rc;
-    if ((ps_node_health_claims(path) || ps_user_pool_map_claims(path) ||
-         ps_sched_config_claims(path)) &&
-        (rc = require_admin(svc, who, "changing the scheduler's configuration", err)) != 0)
-        return rc;
-    if (ps_node_health_claims(path))
-        return ps_node_health_set(svc, who ? who->user : NULL, path, NULL, err);
-    if (ps_user_pool_map_claims(path))
-        return ps_user_pool_map_set(svc, path, NULL, err);
-    if (ps_sched_config_claims(path))
-        return ps_sched_config_set(svc, path, NULL, err);
+    const struct special *sp = special_of(path);
+    if (sp)
+        return special_set(svc, sp, who, path, NULL, err);
     struct target t;
     if ((rc = resolve(svc, path, &t, 0, err)) != 0) {
         target_release(&t);
@@ -1121,8 +1162,7 @@ int ps_cypress_dry_run(struct ps_service *svc, const struct ps_auth_identity *wh
     const char *refuse = NULL;
     if (create && (!type || strcmp(type, "scheduler_pool") != 0)) {
         refuse = "create: only a scheduler_pool";
-    } else if (path && (ps_node_health_claims(path) || ps_user_pool_map_claims(path) ||
-                        ps_sched_config_claims(path))) {
+    } else if (path && special_of(path)) {
         refuse = "//sys/cluster_nodes and //sys/scheduler";
     } else if (path) {
         struct target t;

@@ -14,12 +14,13 @@
  * Runs until SIGINT or SIGTERM, then stops gracefully (requests in flight are answered, the
  * journal is flushed).
  */
+#include "server/cmd_scheduler.h"
+
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/commands.h"
 #include "io/yson.h"
 #include "platform/file.h"
 #include "server/ha.h"

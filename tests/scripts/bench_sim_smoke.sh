@@ -6,7 +6,7 @@ set -euo pipefail
 bin=$1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "${BASH_SOURCE[0]}")/lib/check.bash"
 
 check_json() {
   local file=$1; shift

@@ -7,7 +7,7 @@ bin=$1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "${BASH_SOURCE[0]}")/lib/check.bash"
 
 # check_json FILE PYTHON-EXPRESSIONS...: each expression must be true of the report `r`.
 check_json() {

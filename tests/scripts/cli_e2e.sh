@@ -18,8 +18,7 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+. "$(dirname "${BASH_SOURCE[0]}")/lib/check.bash"
 
 timeout 120 "$bin" scheduler --listen 127.0.0.1:0 --data-dir "$work/data" 2> "$work/log" &
 server_pid=$!
@@ -39,15 +38,15 @@ run() {   # run EXPECTED_CODE ARGS...
   local want=$1; shift
   "$bin" "$@" > "$work/out" 2> "$work/err" < /dev/null
   local code=$?
-  [ "$code" -eq "$want" ] || fail "poolsched $*: exit code $code, expected $want; stderr: $(cat "$work/err")"
+  [ "$code" -eq "$want" ] || check_fail "poolsched $*: exit code $code, expected $want; stderr: $(cat "$work/err")"
 }
-expect_out() { [ "$(cat "$work/out")" = "$1" ] || fail "$2: stdout
+expect_out() { [ "$(cat "$work/out")" = "$1" ] || check_fail "$2: stdout
 $(cat "$work/out")
 expected
 $1"; }
 expect_err_has() {
-  grep -qF -- "$1" "$work/err" || fail "$2: stderr lacks '$1': $(cat "$work/err")"
-  [ "$(wc -l < "$work/err")" -eq 1 ] || fail "$2: not one line on stderr: $(cat "$work/err")"
+  grep -qF -- "$1" "$work/err" || check_fail "$2: stderr lacks '$1': $(cat "$work/err")"
+  [ "$(wc -l < "$work/err")" -eq 1 ] || check_fail "$2: not one line on stderr: $(cat "$work/err")"
 }
 
 # ---- trees and pools ----------------------------------------------------------------------
@@ -73,7 +72,7 @@ run 0 get //sys/pool_trees/ssd/@nodes_filter
 expect_out '"ssd & !gpu"' "@config/key sets a tree attribute"
 run 0 get //sys/pool_trees/ssd/@config --format json
 python3 -c 'import json,sys; v=json.load(open(sys.argv[1])); assert v["nodes_filter"] == "ssd & !gpu" and v["max_operation_count"] == 7, v' "$work/out" \
-  || fail "@config is the whole tree config: $(cat "$work/out")"
+  || check_fail "@config is the whole tree config: $(cat "$work/out")"
 run 0 exists //sys/pool_trees/ssd
 expect_out true "tree created with config exists"
 run 1 create scheduler_pool_tree --attributes '{name=dup; nodes_filter=a; config={nodes_filter=b}}'
@@ -117,7 +116,7 @@ run 0 get //sys/pools/root-pool/burst/@integral_guarantees/guarantee_type
 expect_out '"burst"' "nested set keeps the siblings"
 run 0 get //sys/scheduler/orchid/scheduler/scheduling_info_per_pool_tree/physical/fair_share_info/pools/burst/integral_pool_capacity --format json
 python3 -c 'import json,sys; v=json.load(open(sys.argv[1])); assert isinstance(v, dict) and "cpu" in v, v' "$work/out" \
-  || fail "orchid integral_pool_capacity: $(cat "$work/out")"
+  || check_fail "orchid integral_pool_capacity: $(cat "$work/out")"
 run 0 exists //sys/scheduler/orchid/scheduler/scheduling_info_per_pool_tree/physical/fair_share_info/pools/burst
 expect_out true "orchid pool exists"
 
@@ -163,7 +162,7 @@ expect_err_has '(HTTP 401, permission denied)' "wrong token"
 # ---- tokens: issue-token, a user's rights, revoke-token -------------------------------------
 run 0 issue-token --user bob
 bob=$(cat "$work/out")
-[ ${#bob} -ge 32 ] || fail "issue-token printed no token: $bob"
+[ ${#bob} -ge 32 ] || check_fail "issue-token printed no token: $bob"
 run 0 list-operations --token "$bob"
 run 1 create scheduler_pool //sys/pool_trees/physical/bobs --token "$bob"
 expect_err_has 'HTTP 403' "a user token cannot change pools"
@@ -173,7 +172,7 @@ run 1 revoke-token "$bob" --token "$bob"
 expect_err_has 'HTTP 403' "a user token cannot revoke tokens"
 run 0 issue-token --user n9 --role node --format json
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["user"]=="n9" and d["role"]=="node"' "$work/out" \
-  || fail "issue-token --format json: $(cat "$work/out")"
+  || check_fail "issue-token --format json: $(cat "$work/out")"
 run 2 issue-token
 expect_err_has '--user' "issue-token without --user"
 run 0 revoke-token "$bob"
@@ -185,8 +184,8 @@ expect_err_has 'no such token' "revoking twice"
 # ---- an operation's life (no nodes: it stays pending) --------------------------------------
 run 0 vanilla --pool burst --job-count 2 --command 'sleep 1' --cpu 1.5 --memory 1G --env A=1
 op=$(cat "$work/out")
-[ -n "$op" ] || fail "vanilla printed no id"
-[ -s "$work/err" ] && fail "vanilla into an explicit pool warns: $(cat "$work/err")"
+[ -n "$op" ] || check_fail "vanilla printed no id"
+[ -s "$work/err" ] && check_fail "vanilla into an explicit pool warns: $(cat "$work/err")"
 run 0 list-operations --pool burst --format json
 python3 -c '
 import json, sys
@@ -198,37 +197,37 @@ assert t["environment"] == {"A": "1"}, t
 import time
 st = ops[0]["start_time"]
 assert type(st) is int and abs(st - time.time() * 1000) < 600000, st
-' "$work/out" "$op" || fail "list-operations --format json: $(cat "$work/out")"
+' "$work/out" "$op" || check_fail "list-operations --format json: $(cat "$work/out")"
 run 0 list-operations
-sed -n 2p "$work/out" | grep -q "^$op  [a-z]*  *admin  *burst  *0/2 " || fail "list-operations table: $(cat "$work/out")"
+sed -n 2p "$work/out" | grep -q "^$op  [a-z]*  *admin  *burst  *0/2 " || check_fail "list-operations table: $(cat "$work/out")"
 run 0 get-operation "$op"
 grep -q "^start time  *[0-9]\{4\}-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]Z$" "$work/out" \
-  || fail "get-operation shows the start time in ISO 8601 UTC: $(cat "$work/out")"
-grep -q "^tasks  *task: 2 x 'sleep 1', cpu 1.50, memory 1G$" "$work/out" || fail "get-operation block: $(cat "$work/out")"
+  || check_fail "get-operation shows the start time in ISO 8601 UTC: $(cat "$work/out")"
+grep -q "^tasks  *task: 2 x 'sleep 1', cpu 1.50, memory 1G$" "$work/out" || check_fail "get-operation block: $(cat "$work/out")"
 run 0 suspend-op "$op"
 run 0 get-operation "$op" --format json
-python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["suspended"] is True' "$work/out" || fail "suspend-op"
+python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["suspended"] is True' "$work/out" || check_fail "suspend-op"
 run 0 resume-op "$op"
 run 0 get-operation "$op"
-grep -q "^weight  *1$" "$work/out" || fail "get-operation weight before an update: $(cat "$work/out")"
+grep -q "^weight  *1$" "$work/out" || check_fail "get-operation weight before an update: $(cat "$work/out")"
 run 0 update-op-parameters "$op" '{weight=2}'
 # upstream keeps the change in runtime_parameters, the spec as submitted; the text view shows
 # the weight and pool in effect
 run 0 get-operation "$op"
 grep -q "^weight  *2$" "$work/out" && grep -q "^pool  *burst$" "$work/out" \
-  || fail "get-operation shows the current weight: $(cat "$work/out")"
+  || check_fail "get-operation shows the current weight: $(cat "$work/out")"
 run 0 get-operation "$op" --format json
 python3 -c '
 import json, sys
 o = json.load(open(sys.argv[1]))
 assert "weight" not in o["spec"], o["spec"]
 assert o["runtime_parameters"]["scheduling_options_per_pool_tree"]["physical"]["weight"] == 2, o
-' "$work/out" || fail "update-op-parameters: runtime_parameters, not spec: $(cat "$work/out")"
+' "$work/out" || check_fail "update-op-parameters: runtime_parameters, not spec: $(cat "$work/out")"
 run 0 list-jobs "$op"
 expect_out 'ID  STATE  NODE  CPU LIMIT/GUARANTEE  MEMORY RESERVE/LIMIT  DURATION  ERROR' "no jobs without nodes"
 run 0 abort-op "$op"
 run 0 get-operation "$op"
-sed -n 2p "$work/out" | grep -q '^state  *aborted$' || fail "aborted: $(cat "$work/out")"
+sed -n 2p "$work/out" | grep -q '^state  *aborted$' || check_fail "aborted: $(cat "$work/out")"
 
 # --wait: a progress line on a terminal (script(1) gives the command one), none in a pipe
 script -qfec "$bin vanilla --pool burst --job-count 3 --command true --wait" "$work/tty" > /dev/null 2>&1 &
@@ -239,21 +238,21 @@ for _ in $(seq 100); do
   [ -n "$wop" ] && grep -q "operation $wop running: running=0 completed=0 pending=3" "$work/tty" && break
   sleep 0.1
 done
-[ -n "$wop" ] || fail "vanilla --wait on a terminal printed no id: $(cat "$work/tty")"
+[ -n "$wop" ] || check_fail "vanilla --wait on a terminal printed no id: $(cat "$work/tty")"
 "$bin" abort-op "$wop" > /dev/null 2>&1
 wait "$waiter"
 code=$?
-[ $code -eq 1 ] || fail "vanilla --wait of an aborted operation exits 1, got $code"
+[ $code -eq 1 ] || check_fail "vanilla --wait of an aborted operation exits 1, got $code"
 grep -q "^( 0 min) operation $wop running: running=0 completed=0 pending=3 failed=0 aborted=0 total=3" "$work/tty" \
-  || fail "--wait progress line on a terminal: $(cat "$work/tty")"
-[ "$(grep -c "operation $wop running:" "$work/tty")" -eq 1 ] || fail "--wait prints a line per change only: $(cat "$work/tty")"
-grep -q "operation $wop aborted" "$work/tty" || fail "--wait final state: $(cat "$work/tty")"
+  || check_fail "--wait progress line on a terminal: $(cat "$work/tty")"
+[ "$(grep -c "operation $wop running:" "$work/tty")" -eq 1 ] || check_fail "--wait prints a line per change only: $(cat "$work/tty")"
+grep -q "operation $wop aborted" "$work/tty" || check_fail "--wait final state: $(cat "$work/tty")"
 "$bin" vanilla --pool burst --job-count 1 --command true --wait > "$work/out" 2> "$work/err" &
 waiter=$!
 sleep 1.2
 "$bin" abort-op "$(head -1 "$work/out")" > /dev/null 2>&1
 wait "$waiter"
-grep -q "min) operation" "$work/err" && fail "--wait prints no progress line when stderr is not a terminal: $(cat "$work/err")"
+grep -q "min) operation" "$work/err" && check_fail "--wait prints no progress line when stderr is not a terminal: $(cat "$work/err")"
 run 1 abort-op "$op"
 expect_err_has 'error: abort-op: ' "abort twice"
 run 1 get-operation no-such-op
@@ -265,7 +264,7 @@ op2=$(cat "$work/out")
 run 0 complete-op "$op2"
 run 0 get-operation "$op2" --format json
 python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["state"] == "completed"' "$work/out" \
-  || fail "complete-op: $(cat "$work/out")"
+  || check_fail "complete-op: $(cat "$work/out")"
 
 # a pool that does not exist: the operation runs in an ephemeral pool of that name under the
 # user's default parent pool (upstream's behaviour); the client says so on submit
@@ -281,8 +280,4 @@ run 0 exists //sys/pool_trees/gpu
 expect_out false "tree removed"
 run 0 remove //sys/pool_trees/gpu --force
 
-if [ "$failures" -ne 0 ]; then
-  echo "$failures failure(s)"
-  exit 1
-fi
-echo "ok"
+finish

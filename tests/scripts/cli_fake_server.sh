@@ -15,8 +15,7 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+. "$(dirname "${BASH_SOURCE[0]}")/lib/check.bash"
 
 timeout 150 python3 "$src/tests/scripts/fake_scheduler.py" "$work/port" "$work/log" &
 server_pid=$!
@@ -34,7 +33,7 @@ run() {
   : > "$work/log.before"; cp "$work/log" "$work/log.before" 2>/dev/null
   "$bin" "$@" > "$work/out" 2> "$work/err" < /dev/null
   local code=$?
-  [ "$code" -eq "$want" ] || fail "poolsched $*: exit code $code, expected $want; stderr: $(cat "$work/err")"
+  [ "$code" -eq "$want" ] || check_fail "poolsched $*: exit code $code, expected $want; stderr: $(cat "$work/err")"
 }
 # The requests the last run sent, one compact JSON per line: path, auth, body (sorted keys).
 sent() {
@@ -54,16 +53,16 @@ EOF
 expect_sent() {
   local got
   got=$(sent)
-  [ "$got" = "$1" ] || fail "$2: sent
+  [ "$got" = "$1" ] || check_fail "$2: sent
 $got
 expected
 $1"
 }
-expect_out() { [ "$(cat "$work/out")" = "$1" ] || fail "$2: stdout
+expect_out() { [ "$(cat "$work/out")" = "$1" ] || check_fail "$2: stdout
 $(cat "$work/out")
 expected
 $1"; }
-expect_err() { [ "$(cat "$work/err")" = "$1" ] || fail "$2: stderr
+expect_err() { [ "$(cat "$work/err")" = "$1" ] || check_fail "$2: stderr
 $(cat "$work/err")
 expected
 $1"; }
@@ -89,7 +88,7 @@ expect_sent '["/api/v1/set",'"$A"',{"path":"//sys/pools/root-pool/relaxed/@integ
 run 0 set //sys/pool_trees/physical/a/@weight 2.5
 expect_sent '["/api/v1/set",'"$A"',{"path":"//sys/pool_trees/physical/a/@weight","value":2.5}]' "set number"
 printf '%s' '{"cpu": 4}' | "$bin" set //sys/pool_trees/physical/a/@resource_limits > "$work/out" 2> "$work/err" \
-  || fail "set from stdin: $(cat "$work/err")"
+  || check_fail "set from stdin: $(cat "$work/err")"
 
 run 0 get //sys/scheduler/orchid/scheduler/scheduling_info_per_pool_tree/physical/fair_share_info/pools/pool_name/integral_pool_capacity
 expect_sent '["/api/v1/get",'"$A"',{"path":"//sys/scheduler/orchid/scheduler/scheduling_info_per_pool_tree/physical/fair_share_info/pools/pool_name/integral_pool_capacity"}]' "get orchid"
@@ -112,7 +111,7 @@ run 0 list //sys/pool_trees
 expect_out 'gpu
 physical' "list"
 run 0 list //sys/pool_trees --format json
-[ "$(tr -d ' \n' < "$work/out")" = '["gpu","physical"]' ] || fail "list --format json: $(cat "$work/out")"
+[ "$(tr -d ' \n' < "$work/out")" = '["gpu","physical"]' ] || check_fail "list --format json: $(cat "$work/out")"
 run 0 exists //sys/pool_trees/physical
 expect_out 'true' "exists"
 run 0 exists //sys/pool_trees/absent
@@ -143,7 +142,7 @@ expect_err "error: remove: HTTP 502 from http://127.0.0.1:$port/api/v1/remove: <
 # ---- remote errors: 4xx, message shown, exit 1 ---------------------------------------------
 run 1 get //sys/pools/missing/@weight
 expect_err 'error: get: path //sys/pools/missing/@weight does not exist (HTTP 404, not found)' "get 404"
-[ -s "$work/out" ] && fail "get 404 wrote to stdout"
+[ -s "$work/out" ] && check_fail "get 404 wrote to stdout"
 run 1 set //sys/pools/a/@weight -1
 expect_sent '["/api/v1/set",'"$A"',{"path":"//sys/pools/a/@weight","value":-1}]' "set negative"
 expect_err 'error: set: //sys/pools/a/@weight: must be a positive number, got -1 (HTTP 400, invalid argument)' "set 400"
@@ -160,10 +159,10 @@ chmod 600 "$work/data/admin_token"
 POOLSCHED_TOKEN= POOLSCHED_DATA_DIR="$work/data" run 0 exists //sys/pools
 expect_sent '["/api/v1/exists",'"$A"',{"path":"//sys/pools"}]' "token from POOLSCHED_DATA_DIR"
 (cd "$work" && mkdir -p poolsched-data && cp data/admin_token poolsched-data/ &&
- POOLSCHED_TOKEN= "$bin" exists //sys/pools > /dev/null 2>&1) || fail "token from ./poolsched-data"
+ POOLSCHED_TOKEN= "$bin" exists //sys/pools > /dev/null 2>&1) || check_fail "token from ./poolsched-data"
 chmod 644 "$work/data/admin_token"
 POOLSCHED_TOKEN= run 1 exists //sys/pools --data-dir "$work/data"
-grep -q "admin_token" "$work/err" || fail "loose token file: $(cat "$work/err")"
+grep -q "admin_token" "$work/err" || check_fail "loose token file: $(cat "$work/err")"
 expect_sent '' "nothing sent with a loose token file"
 
 # ---- proxy: --proxy beats the variable; http:// URLs work ----------------------------------
@@ -192,7 +191,7 @@ expect_err 'warning: vanilla: pool "missing-pool" does not exist in pool tree "p
 run 0 vanilla --pool research --job-count 1 --command true --wait
 expect_out 'op-1
 operation op-1 completed' "vanilla --wait completed"
-[ "$(sent | wc -l)" -eq 4 ] || fail "vanilla --wait: expected start_op, the pool check and two polls: $(sent)"
+[ "$(sent | wc -l)" -eq 4 ] || check_fail "vanilla --wait: expected start_op, the pool check and two polls: $(sent)"
 run 1 vanilla --pool failing --job-count 1 --command false --wait
 expect_out 'op-fail
 operation op-fail failed' "vanilla --wait failed"
@@ -205,7 +204,7 @@ text = open(sys.argv[1]).read()
 first, end = json.JSONDecoder().raw_decode(text)
 final = json.loads(text[end:])
 assert first == {"operation_id": "op-1"} and final["state"] == "completed", text
-' "$work/out" || fail "vanilla --wait --format json: $(cat "$work/out")"
+' "$work/out" || check_fail "vanilla --wait --format json: $(cat "$work/out")"
 
 printf '{pool=research; tasks={t={command="echo hi"; job_count=1}}}' > "$work/spec.yson"
 run 0 start-op --spec "$work/spec.yson"
@@ -213,7 +212,7 @@ expect_sent '["/api/v1/start_op",'"$A"',{"operation_type":"vanilla","spec":{"poo
 ["/api/v1/get_operation",'"$A"',{"operation_id":"op-1"}]
 ["/api/v1/get",'"$A"',{"path":"//sys/scheduler/orchid/scheduler/scheduling_info_per_pool_tree/physical/fair_share_info/pools/research"}]' "start-op"
 run 2 start-op --spec "$work/no-such-file"
-grep -q "no-such-file" "$work/err" || fail "start-op missing file: $(cat "$work/err")"
+grep -q "no-such-file" "$work/err" || check_fail "start-op missing file: $(cat "$work/err")"
 
 run 0 list-operations --pool research --state running --limit 5
 expect_sent '["/api/v1/list_operations",'"$A"',{"limit":5,"pool":"research","state":"running"}]' "list-operations"
@@ -222,7 +221,7 @@ op-2  running  alice  research  0/2 (2 running)  2024-05-01T12:00:00Z  -
 op-1  running  alice  research  0/2 (2 running)  2024-05-01T12:00:00Z  -' "list-operations table"
 run 0 list-operations --format json
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert [o["id"] for o in d["operations"]] == ["op-2","op-1"]' "$work/out" \
-  || fail "list-operations --format json: $(cat "$work/out")"
+  || check_fail "list-operations --format json: $(cat "$work/out")"
 
 # Global options before the command, as `yt` users type them (`yt --proxy H list ...`).
 POOLSCHED_PROXY=127.0.0.1:1 POOLSCHED_TOKEN=wrong-token
@@ -230,20 +229,20 @@ run 0 --proxy "127.0.0.1:$port" --token secret-token list-operations --pool rese
 expect_sent '["/api/v1/list_operations",'"$A"',{"pool":"research"}]' "global --proxy/--token before the command"
 POOLSCHED_PROXY="127.0.0.1:$port" POOLSCHED_TOKEN=secret-token
 run 0 --format=json list-operations
-python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$work/out" || fail "global --format=json: $(cat "$work/out")"
+python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$work/out" || check_fail "global --format=json: $(cat "$work/out")"
 run 1 --proxy 127.0.0.1:1 list-operations
-grep -q "127.0.0.1:1" "$work/err" || fail "global --proxy is used: $(cat "$work/err")"
+grep -q "127.0.0.1:1" "$work/err" || check_fail "global --proxy is used: $(cat "$work/err")"
 run 2 --proxy
-grep -q -- "--proxy: needs a value" "$work/err" || fail "global option without value: $(cat "$work/err")"
+grep -q -- "--proxy: needs a value" "$work/err" || check_fail "global option without value: $(cat "$work/err")"
 run 2 --proxy "127.0.0.1:$port"
-grep -q "a command is needed" "$work/err" || fail "global options without a command: $(cat "$work/err")"
+grep -q "a command is needed" "$work/err" || check_fail "global options without a command: $(cat "$work/err")"
 
 run 1 get-operation op-missing
 expect_err 'error: get-operation: no operation op-missing (HTTP 404, not found)' "get-operation 404"
 run 0 get-operation op-x
 expect_sent '["/api/v1/get_operation",'"$A"',{"operation_id":"op-x"}]' "get-operation"
-head -1 "$work/out" | grep -q '^id  *op-x$' || fail "get-operation block: $(cat "$work/out")"
-grep -q '^progress  *total 2, pending 0, running 2' "$work/out" || fail "get-operation progress: $(cat "$work/out")"
+head -1 "$work/out" | grep -q '^id  *op-x$' || check_fail "get-operation block: $(cat "$work/out")"
+grep -q '^progress  *total 2, pending 0, running 2' "$work/out" || check_fail "get-operation progress: $(cat "$work/out")"
 
 for c in abort suspend resume complete; do
   run 0 $c-op op-1
@@ -272,7 +271,7 @@ usage_error() {   # usage_error EXPECTED_LINE ARGS...
   local want=$1; shift
   run 2 "$@"
   expect_err "$want" "poolsched $*"
-  [ -s "$work/out" ] && fail "poolsched $*: wrote to stdout"
+  [ -s "$work/out" ] && check_fail "poolsched $*: wrote to stdout"
   expect_sent '' "poolsched $* sent a request"
 }
 usage_error 'error: vanilla: --memory: "2X" is not a size (use bytes or K/M/G/T)' \
@@ -307,12 +306,8 @@ usage_error 'error: get: --proxy: "ftp://x" is not an http(s) URL or host:port' 
 for c in get set list create remove exists vanilla start-op list-operations get-operation \
          abort-op suspend-op resume-op complete-op update-op-parameters list-jobs get-job-stderr; do
   run 0 $c --help
-  grep -q "^usage: poolsched $c" "$work/out" || fail "$c --help: $(head -1 "$work/out")"
-  grep -q "POOLSCHED_PROXY" "$work/out" || fail "$c --help does not explain --proxy"
+  grep -q "^usage: poolsched $c" "$work/out" || check_fail "$c --help: $(head -1 "$work/out")"
+  grep -q "POOLSCHED_PROXY" "$work/out" || check_fail "$c --help does not explain --proxy"
 done
 
-if [ "$failures" -ne 0 ]; then
-  echo "$failures failure(s)"
-  exit 1
-fi
-echo "ok"
+finish

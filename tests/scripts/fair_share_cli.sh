@@ -8,8 +8,7 @@ bin=${1:?usage: fair_share_cli.sh BINARY DATA_DIR SOURCE_DIR}
 src=${3:?usage: fair_share_cli.sh BINARY DATA_DIR SOURCE_DIR}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+. "$(dirname "${BASH_SOURCE[0]}")/lib/check.bash"
 
 # expect_error NAME JSON SUBSTRING... : the file NAME.json holding JSON must be refused.
 expect_error() {
@@ -18,21 +17,21 @@ expect_error() {
   printf '%s' "$json" > "$file"
   "$bin" fair-share "$file" > "$work/out" 2> "$work/err"
   local code=$?
-  [ "$code" -eq 2 ] || fail "$name: exit code $code, expected 2"
-  [ -s "$work/out" ] && fail "$name: wrote to stdout: $(head -c 200 "$work/out")"
+  [ "$code" -eq 2 ] || check_fail "$name: exit code $code, expected 2"
+  [ -s "$work/out" ] && check_fail "$name: wrote to stdout: $(head -c 200 "$work/out")"
   local lines
   lines=$(wc -l < "$work/err")
-  [ "$lines" -eq 1 ] || fail "$name: $lines lines on stderr, expected 1: $(cat "$work/err")"
+  [ "$lines" -eq 1 ] || check_fail "$name: $lines lines on stderr, expected 1: $(cat "$work/err")"
   local msg
   msg=$(cat "$work/err")
   case "$msg" in
     "error: $file: "*) ;;
-    *) fail "$name: message does not start with 'error: $file: ': $msg" ;;
+    *) check_fail "$name: message does not start with 'error: $file: ': $msg" ;;
   esac
   for want in "$@"; do
     case "$msg" in
       *"$want"*) ;;
-      *) fail "$name: message lacks '$want': $msg" ;;
+      *) check_fail "$name: message lacks '$want': $msg" ;;
     esac
   done
 }
@@ -66,10 +65,10 @@ expect_usage_error() {
   local name=$1; shift
   "$bin" fair-share "$@" > "$work/out" 2> "$work/err"
   local code=$?
-  [ "$code" -eq 2 ] || fail "$name: exit code $code, expected 2"
-  [ "$(wc -l < "$work/err")" -eq 1 ] || fail "$name: stderr is not one line: $(cat "$work/err")"
-  grep -q '^error: ' "$work/err" || fail "$name: stderr does not start with 'error: '"
-  [ -s "$work/out" ] && fail "$name: wrote to stdout"
+  [ "$code" -eq 2 ] || check_fail "$name: exit code $code, expected 2"
+  [ "$(wc -l < "$work/err")" -eq 1 ] || check_fail "$name: stderr is not one line: $(cat "$work/err")"
+  grep -q '^error: ' "$work/err" || check_fail "$name: stderr does not start with 'error: '"
+  [ -s "$work/out" ] && check_fail "$name: wrote to stdout"
 }
 expect_usage_error no-file
 expect_usage_error missing-file "$work/does-not-exist.json"
@@ -77,20 +76,20 @@ expect_usage_error unknown-option --frobnicate "$work/x.json"
 expect_usage_error bad-format --format yaml "$work/x.json"
 expect_usage_error two-files "$work/a.json" "$work/b.json"
 
-"$bin" fair-share --help > "$work/help" 2>&1 || fail "--help: non-zero exit"
-grep -q 'usage: poolsched fair-share FILE' "$work/help" || fail "--help: no usage line"
+"$bin" fair-share --help > "$work/help" 2>&1 || check_fail "--help: non-zero exit"
+grep -q 'usage: poolsched fair-share FILE' "$work/help" || check_fail "--help: no usage line"
 
 # Good input: exit 0, JSON, byte-identical across runs and between a file and stdin.
 example="$src/examples/fair-share/example.json"
-[ -f "$example" ] || fail "no example at $example"
+[ -f "$example" ] || check_fail "no example at $example"
 if "$bin" fair-share "$example" > "$work/run1.json" 2> "$work/err1"; then
-  "$bin" fair-share "$example" > "$work/run2.json" 2>/dev/null || fail "second run failed"
-  "$bin" fair-share - < "$example" > "$work/run3.json" 2>/dev/null || fail "stdin run failed"
-  "$bin" fair-share --format=json "$example" > "$work/run4.json" 2>/dev/null || fail "--format=json failed"
-  cmp -s "$work/run1.json" "$work/run2.json" || fail "two runs differ"
-  cmp -s "$work/run1.json" "$work/run3.json" || fail "file and stdin outputs differ"
-  cmp -s "$work/run1.json" "$work/run4.json" || fail "--format=json differs from the default"
-  python3 - "$work/run1.json" <<'PY' || fail "output does not follow the contract"
+  "$bin" fair-share "$example" > "$work/run2.json" 2>/dev/null || check_fail "second run failed"
+  "$bin" fair-share - < "$example" > "$work/run3.json" 2>/dev/null || check_fail "stdin run failed"
+  "$bin" fair-share --format=json "$example" > "$work/run4.json" 2>/dev/null || check_fail "--format=json failed"
+  cmp -s "$work/run1.json" "$work/run2.json" || check_fail "two runs differ"
+  cmp -s "$work/run1.json" "$work/run3.json" || check_fail "file and stdin outputs differ"
+  cmp -s "$work/run1.json" "$work/run4.json" || check_fail "--format=json differs from the default"
+  python3 - "$work/run1.json" <<'PY' || check_fail "output does not follow the contract"
 import json, sys
 out = json.load(open(sys.argv[1]))
 pools, ops = out["pools"], out["operations"]
@@ -116,22 +115,18 @@ for name, e in list(pools.items()) + list(ops.items()):
     assert e["demand_ratio"] == max(e["demand_share"].values()), name
 PY
 else
-  fail "example: exit code $?: $(cat "$work/err1")"
+  check_fail "example: exit code $?: $(cat "$work/err1")"
 fi
 
 # The table.
 if "$bin" fair-share "$example" --format table > "$work/table" 2> "$work/err"; then
-  grep -q 'POOL / OPERATION' "$work/table" || fail "table: no header"
-  grep -q '^<Root> ' "$work/table" || fail "table: no <Root> row"
-  grep -q '^    prod-batch ' "$work/table" || fail "table: prod-batch not indented under prod"
-  grep -q '^      etl-nightly ' "$work/table" || fail "table: operation not under its pool"
-  grep -q '^total resources: user_slots 224, cpu 224, gpu 16' "$work/table" || fail "table: totals"
+  grep -q 'POOL / OPERATION' "$work/table" || check_fail "table: no header"
+  grep -q '^<Root> ' "$work/table" || check_fail "table: no <Root> row"
+  grep -q '^    prod-batch ' "$work/table" || check_fail "table: prod-batch not indented under prod"
+  grep -q '^      etl-nightly ' "$work/table" || check_fail "table: operation not under its pool"
+  grep -q '^total resources: user_slots 224, cpu 224, gpu 16' "$work/table" || check_fail "table: totals"
 else
-  fail "table: exit code $?: $(cat "$work/err")"
+  check_fail "table: exit code $?: $(cat "$work/err")"
 fi
 
-if [ "$failures" -ne 0 ]; then
-  echo "$failures failure(s)"
-  exit 1
-fi
-echo "fair-share CLI: all checks passed"
+finish "fair-share CLI: all checks passed"

@@ -5,7 +5,7 @@
 # lacks is reported as skipped. usage: fair_share_isa_levels.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
 bin=${1:?usage: fair_share_isa_levels.sh BINARY DATA_DIR SOURCE_DIR}
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "${BASH_SOURCE[0]}")/lib/check.bash"
 field() { python3 -c 'import json,sys; r=json.load(sys.stdin); print(r["checksum"], r["isa"]["used"], r["isa"]["detected"])'; }
 
 read -r _ _ detected < <("$bin" bench fair-share --seed 1 --runs 1 | field)

@@ -15,7 +15,8 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
-fail() { echo "FAIL: $*"; tail -20 "$work/scheduler.log" 2>/dev/null; exit 1; }
+. "$(dirname "${BASH_SOURCE[0]}")/lib/check.bash"
+fail_context() { tail -20 "$work/scheduler.log" 2>/dev/null; }
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 echo '{"history_bucket": 1000, "fair_share_update_period": 200, "heartbeat_period": 1000}' > "$work/config.json"
 start() {

@@ -11,7 +11,8 @@ port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); pr
 export POOLSCHED_PORT=$port RUN_DIR=$tmp/run
 cleanup() { bash "$src/scripts/local-cluster.sh" stop > /dev/null 2>&1 || true; rm -rf "$tmp"; }
 trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; for f in "$RUN_DIR"/*.log; do echo "---- $f"; tail -20 "$f"; done >&2; exit 1; }
+. "$(dirname "${BASH_SOURCE[0]}")/lib/check.bash"
+fail_context() { for f in "$RUN_DIR"/*.log; do echo "---- $f"; tail -20 "$f"; done; }
 
 out=$(cd "$tmp" && timeout 60 bash "$src/scripts/local-cluster.sh" start "$bin") || fail "start: $out"
 echo "$out" | grep -q "Local cluster running on http://127.0.0.1:$port" || fail "banner: $out"

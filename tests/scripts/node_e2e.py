@@ -10,33 +10,19 @@ kills them; the runner still kills what is left in the cases' job cgroups, as a 
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import Fail, Skip, require, run_cases  # noqa: E402
 from server_helper import Scheduler, free_port  # noqa: E402
 
 BIN = sys.argv[1]
 GROUP = sys.argv[2] if len(sys.argv) > 2 else "all"
 PREFIX = "e%d" % os.getpid()     # node ids (and so cgroups) never shared between parallel tests
-
-
-class Fail(Exception):
-    pass
-
-
-class Skip(Exception):
-    """The case cannot run here (exit 77 when every case of the group skips)."""
-
-
-def check(cond, what, *context):
-    if not cond:
-        raise Fail(what + ("\n" + "\n".join(str(c)[:3000] for c in context) if context else ""))
 
 
 class FixedPortScheduler(Scheduler):
@@ -147,7 +133,7 @@ class Cluster:
     def wait_op(self, op, timeout, states=("completed",)):
         o = self.wait(lambda: (lambda o: o if o["state"] in ("completed", "failed", "aborted")
                                else None)(self.get_op(op)), timeout, "operation %s to end" % op)
-        check(o["state"] in states, "operation %s ended %s" % (op, o["state"]), o)
+        require(o["state"] in states, "operation %s ended %s" % (op, o["state"]), o)
         return o
 
 
@@ -190,20 +176,20 @@ def case_operation_with_outputs(c):
     op = c.op({"tasks": {"main": task("echo \"job $YT_JOB_INDEX of $YT_OPERATION_ID\" >&2; "
                                       "sleep 0.2", n)}})
     o = c.wait_op(op, 40)
-    check(o["progress"]["completed"] == n and o["progress"]["failed"] == 0,
+    require(o["progress"]["completed"] == n and o["progress"]["failed"] == 0,
           "all %d jobs completed" % n, o["progress"])
     jobs = c.jobs(op, "completed")
-    check(len(jobs) == n, "list_jobs shows %d completed" % n, jobs)
+    require(len(jobs) == n, "list_jobs shows %d completed" % n, jobs)
     seen = set()
     for j in jobs:
         out = c.sched.ok("get_job_stderr", {"operation_id": op, "job_id": j["id"]})
         want = "job %d of %s\n" % (j["job_index"], op)
-        check(out["stderr"] == want and out["truncated"] is False, "stderr of job %s" % j["id"],
+        require(out["stderr"] == want and out["truncated"] is False, "stderr of job %s" % j["id"],
               out, want)
-        check("user_job/max_memory" in j.get("statistics", {}), "statistics reach the scheduler",
+        require("user_job/max_memory" in j.get("statistics", {}), "statistics reach the scheduler",
               j)
         seen.add(j["node_id"])
-    check(len(seen) == 2, "both nodes ran jobs", seen)
+    require(len(seen) == 2, "both nodes ran jobs", seen)
 
 
 def case_registration_refused(c):
@@ -217,14 +203,14 @@ def case_registration_refused(c):
     except subprocess.TimeoutExpired:
         raise Fail("the node kept running although its tags match two trees")
     log = c.node_log("g")
-    check(rc == 1 and "refused to register" in log and "physical" in log and "gpu" in log,
+    require(rc == 1 and "refused to register" in log and "physical" in log and "gpu" in log,
           "refused with the scheduler's message", rc, log)
     # with the trees split by the tag it registers and runs jobs
     c.sched.set("//sys/pool_trees/physical/@nodes_filter", "!gpu")
     c.node("g2", tags="gpu")
     op = c.op({"pool_trees": ["gpu"], "tasks": {"main": task("true", 2)}})
     c.wait_op(op, 30)
-    check(all(j["node_id"].endswith("-g2") for j in c.jobs(op)), "gpu jobs ran on the gpu node")
+    require(all(j["node_id"].endswith("-g2") for j in c.jobs(op)), "gpu jobs ran on the gpu node")
 
 
 def case_disk_request(c):
@@ -236,10 +222,10 @@ def case_disk_request(c):
                                       disk_request={"disk_space": 1 << 20, "medium_name": "ssd_slots"})}})
     c.wait_op(op, 40)
     jobs = c.jobs(op, "completed")
-    check(len(jobs) == 3 and all(j["node_id"].endswith("-a") for j in jobs),
+    require(len(jobs) == 3 and all(j["node_id"].endswith("-a") for j in jobs),
           "every disk_request job ran on the node with the medium", jobs)
     spans = sorted((j["start_time"], j["finish_time"]) for j in jobs)
-    check(all(spans[i][1] <= spans[i + 1][0] for i in range(len(spans) - 1)),
+    require(all(spans[i][1] <= spans[i + 1][0] for i in range(len(spans) - 1)),
           "1 MiB of ssd_slots holds one job at a time", spans)
 
 
@@ -250,7 +236,7 @@ def case_memory_limit(c):
         "len(x[::4096]); time.sleep(10)'", 1, memory_limit=64 << 20)}})
     c.wait_op(op, 40, states=("failed",))
     jobs = c.jobs(op, "failed")
-    check(jobs and jobs[0]["error"] == "Memory limit exceeded", "the job failed with Memory limit "
+    require(jobs and jobs[0]["error"] == "Memory limit exceeded", "the job failed with Memory limit "
           "exceeded", jobs)
 
 
@@ -282,14 +268,14 @@ def case_cpu_reclaim(c):
                     dirnames[:] = []
             if d:
                 break
-        check(d, "the idle job's cgroup")
+        require(d, "the idle job's cgroup")
         w = None
         for f in ("cpu.shares", "cpu.weight"):
             if os.path.exists(os.path.join(d, f)):
                 w = int(open(os.path.join(d, f)).read())
                 full = 1024 if f == "cpu.shares" else 100
         print("idle job's %s weight: %d (full core: %d)" % (d, w, full))
-        check(w < full * 0.6, "the cgroup weight follows the guarantee", w)
+        require(w < full * 0.6, "the cgroup weight follows the guarantee", w)
     else:
         print("NOTE: no cgroup CPU weights here: the guarantee is reported but not enforced")
     o = c.wait_op(op, 30)
@@ -320,14 +306,14 @@ def case_preemption(c):
     time.sleep(0.5)
     urgent = c.op({"pool": "guaranteed", "tasks": {"main": task("sleep 1", 2, cpu_limit=1)}})
     o = c.wait_op(urgent, 40)
-    check(o["progress"]["completed"] == 2, "the guaranteed operation completed", o["progress"])
+    require(o["progress"]["completed"] == 2, "the guaranteed operation completed", o["progress"])
     pre = c.jobs(greedy, "aborted")
-    check(any(j.get("abort_reason") == "preemption" for j in pre), "greedy jobs were preempted",
+    require(any(j.get("abort_reason") == "preemption" for j in pre), "greedy jobs were preempted",
           c.jobs(greedy))
     interrupted = [j for j in pre if "interrupted" in
                    c.sched.ok("get_job_stderr", {"operation_id": greedy, "job_id": j["id"]})["stderr"]]
     print("preempted jobs: %d, of which saw SIGINT: %d" % (len(pre), len(interrupted)))
-    check(interrupted, "a preempted job got SIGINT before it was killed", pre)
+    require(interrupted, "a preempted job got SIGINT before it was killed", pre)
     s.ok("abort_op", {"operation_id": greedy})
 
 
@@ -344,10 +330,10 @@ def case_node_loss(c):
     c.node("b", resources="cpu=2,memory=2G,user_slots=2")
     o = c.wait_op(op, 40)
     aborted = c.jobs(op, "aborted")
-    check(len(aborted) == 2 and all(j["abort_reason"] == "node_offline" for j in aborted),
+    require(len(aborted) == 2 and all(j["abort_reason"] == "node_offline" for j in aborted),
           "a's jobs were aborted with node_offline", aborted)
     done = c.jobs(op, "completed")
-    check(len(done) == 2 and all(j["node_id"].endswith("-b") for j in done),
+    require(len(done) == 2 and all(j["node_id"].endswith("-b") for j in done),
           "and completed on b", done)
 
     # a node silent for longer than the timeout (SIGSTOP), then back: told to drop its jobs
@@ -365,7 +351,7 @@ def case_node_loss(c):
     # (since the jobs-must-not-run-twice fix it drops them itself, before reporting anything)
     c.wait(lambda: c.node_log("b").count("aborted: node_offline") == 2, 10, "b to kill them")
     o = c.wait_op(op2, 40)
-    check(o["progress"]["completed"] == 2 and o["progress"]["aborted"] == 2,
+    require(o["progress"]["completed"] == 2 and o["progress"]["aborted"] == 2,
           "op2 completed its two jobs elsewhere or later", o["progress"])
 
 
@@ -384,15 +370,15 @@ def case_scheduler_restart(c):
     time.sleep(1.0)
     c.sched.start()
     o = c.wait_op(op, 40)
-    check(o["progress"]["completed"] == n and o["progress"]["aborted"] == 0 and
+    require(o["progress"]["completed"] == n and o["progress"]["aborted"] == 0 and
           o["progress"]["failed"] == 0, "every job completed once, none aborted", o["progress"])
     for j in c.jobs(op):
         out = c.sched.ok("get_job_stderr", {"operation_id": op, "job_id": j["id"]})
-        check(out["stderr"] == "done %d\n" % j["job_index"], "stderr after the restart", out)
+        require(out["stderr"] == "done %d\n" % j["job_index"], "stderr after the restart", out)
     for name in ("a", "b"):
-        check(c.nodes[name][0].poll() is None, "node %s kept running" % name)
+        require(c.nodes[name][0].poll() is None, "node %s kept running" % name)
         log = c.node_log(name)
-        check("heartbeat failed" in log and "heartbeats work again" in log,
+        require("heartbeat failed" in log and "heartbeats work again" in log,
               "node %s lost the scheduler and found it again" % name, log[-2000:])
 
 
@@ -403,7 +389,7 @@ case_scheduler_restart.config = {"node_offline_timeout": 8000}
 
 def jobs_in_memory(s):
     status, text = s.raw("GET", "/metrics")
-    check(status == 200, "GET /metrics", status, text)
+    require(status == 200, "GET /metrics", status, text)
     for line in text.splitlines():
         if line.startswith("poolsched_jobs_in_memory "):
             return float(line.split()[1])
@@ -443,41 +429,41 @@ def case_job_retention(c):
     # (a) every finished job with its output, whether or not it is still in memory
     first = answers()
     jobs = json.loads(first["jobs %s None" % ok][1])["jobs"]
-    check(len(jobs) == n and all(j["state"] == "completed" for j in jobs),
+    require(len(jobs) == n and all(j["state"] == "completed" for j in jobs),
           "list_jobs shows the %d completed jobs" % n, jobs)
-    check(sorted(j["job_index"] for j in jobs) == list(range(n)), "every job index once", jobs)
-    check([(j["start_time"], len(j["id"]), j["id"]) for j in jobs] ==
+    require(sorted(j["job_index"] for j in jobs) == list(range(n)), "every job index once", jobs)
+    require([(j["start_time"], len(j["id"]), j["id"]) for j in jobs] ==
           sorted((j["start_time"], len(j["id"]), j["id"]) for j in jobs), "jobs in start order")
     for j in jobs:
         out = json.loads(first["stderr " + j["id"]][1])
-        check(out == {"stderr": "out %d\n" % j["job_index"], "truncated": False},
+        require(out == {"stderr": "out %d\n" % j["job_index"], "truncated": False},
               "stderr of %s" % j["id"], out)
     failed = json.loads(first["jobs %s failed" % bad][1])["jobs"]
     progress = json.loads(first["op " + bad][1])["progress"]
-    check(len(failed) == 10 == progress["failed"] and all("code 3" in j["error"] for j in failed),
+    require(len(failed) == 10 == progress["failed"] and all("code 3" in j["error"] for j in failed),
           "ten failed jobs", progress, failed)
-    check(all(json.loads(first["stderr " + j["id"]][1])["stderr"] == "bad 0\n" for j in failed),
+    require(all(json.loads(first["stderr " + j["id"]][1])["stderr"] == "bad 0\n" for j in failed),
           "stderr of the failed jobs")
     # (b) memory is back to (near) zero once the final records are committed
     c.wait(lambda: jobs_in_memory(s) == 0, 20, "poolsched_jobs_in_memory to reach 0")
     after_sweep = answers()
     for k, v in first.items():
-        check(after_sweep[k] == v, "same answer from the store: " + k, v, after_sweep[k])
+        require(after_sweep[k] == v, "same answer from the store: " + k, v, after_sweep[k])
     # (c) after a restart: nothing of the history is loaded, the answers are the same
     s.stop()
     s.start()
     log = s.logtext()
-    check("event=state_loaded trees=1 operations=2 jobs=0" in log, "no job loaded at restart",
+    require("event=state_loaded trees=1 operations=2 jobs=0" in log, "no job loaded at restart",
           log[-2000:])
-    check(jobs_in_memory(s) == 0, "no job in memory after the restart")
+    require(jobs_in_memory(s) == 0, "no job in memory after the restart")
     again = answers()
     for k, v in first.items():
-        check(again[k] == v, "same answer after the restart: " + k, v, again[k])
+        require(again[k] == v, "same answer after the restart: " + k, v, again[k])
     # the cluster still works: a new operation runs and its jobs leave memory too
     op3 = c.op({"tasks": {"main": task("echo again >&2", 3, cpu_limit=0.1, memory_limit=64 << 20)}})
     c.wait_op(op3, 60)
     c.wait(lambda: jobs_in_memory(s) == 0, 20, "poolsched_jobs_in_memory back to 0")
-    check(len(c.jobs(op3, "completed")) == 3, "the new operation's jobs are listed")
+    require(len(c.jobs(op3, "completed")) == 3, "the new operation's jobs are listed")
 
 
 # ---- jobs must not run twice (docs/faults.md) -----------------------------------------------
@@ -578,13 +564,13 @@ def jobs_die_with_agent(c, extra):
           (" (--no-cgroups)" if extra else "", gone))
     o = c.wait_op(op, 30)
     bad = mon.finish()
-    check(not bad, "never two attempts of one job index alive at once", bad)
+    require(not bad, "never two attempts of one job index alive at once", bad)
     attempts = marker_attempts(marker)
-    check(sorted(attempts) == list(range(n)) and all(len(v) == 2 for v in attempts.values()),
+    require(sorted(attempts) == list(range(n)) and all(len(v) == 2 for v in attempts.values()),
           "each index ran once on a, once on b", attempts)
-    check(o["progress"]["completed"] == n, "all completed", o["progress"])
+    require(o["progress"]["completed"] == n, "all completed", o["progress"])
     aborted = c.jobs(op, "aborted")
-    check(len(aborted) == n and all(j["abort_reason"] == "node_offline" for j in aborted),
+    require(len(aborted) == n and all(j["abort_reason"] == "node_offline" for j in aborted),
           "a's jobs aborted with node_offline", aborted)
 
 
@@ -619,7 +605,7 @@ def agent_stopped(c, extra):
     alive = [p for p, (_, jid) in job_procs(op).items() if jid in on_a]
     print("SIGSTOP: reruns started %.2f s after the stop; processes of a's jobs alive then: %d"
           % (rerun, len(alive)))
-    check(not alive, "the stopped agent's jobs were dead before the reruns", job_procs(op))
+    require(not alive, "the stopped agent's jobs were dead before the reruns", job_procs(op))
     proc_a.send_signal(signal.SIGCONT)
     # its first accepted heartbeat: "heartbeats accepted again" when a aborted running jobs
     # itself, "heartbeats work again" when the guard's kills ended them first (they were
@@ -634,16 +620,16 @@ def agent_stopped(c, extra):
     m = re.search(r"aborting (\d+) running jobs", before)
     done = [j for j in on_a if "job %s: aborted: node_offline" % j in
             (before[:m.start()] if m else before)]
-    check(len(done) + (int(m.group(1)) if m else 0) == n and
+    require(len(done) + (int(m.group(1)) if m else 0) == n and
           not any("job %s: failed" % j in log for j in on_a),
           "a aborted its jobs itself before reporting anything", done, log[-3000:])
-    check("retrying every tick" not in log, "the guard left the agent's cgroups alone",
+    require("retrying every tick" not in log, "the guard left the agent's cgroups alone",
           log[-3000:])
     o = c.wait_op(op, 30)
     bad = mon.finish()
-    check(not bad, "never two attempts of one job index alive at once", bad)
-    check(o["progress"]["completed"] == n, "all completed", o["progress"])
-    check(proc_a.poll() is None, "a runs on")
+    require(not bad, "never two attempts of one job index alive at once", bad)
+    require(o["progress"]["completed"] == n, "all completed", o["progress"])
+    require(proc_a.poll() is None, "a runs on")
 
 
 def case_agent_stopped(c):
@@ -676,10 +662,10 @@ def case_duplicate_node_id(c):
     except subprocess.TimeoutExpired:
         raise Fail("a second agent with node id %s kept running" % node_id, c.node_log("a2"))
     log2 = c.node_log("a2")
-    check(rc == 1 and node_id in log2 and "held by another live agent" in log2,
+    require(rc == 1 and node_id in log2 and "held by another live agent" in log2,
           "the second agent exits with the scheduler's message", rc, log2)
     print("second agent: " + [l for l in log2.splitlines() if "error:" in l][0])
-    check("event=node_id_conflict" in c.sched.logtext() or "node_id_conflict" in
+    require("event=node_id_conflict" in c.sched.logtext() or "node_id_conflict" in
           c.sched.logtext(), "the scheduler logged the conflict", c.sched.logtext()[-2000:])
     # another scheduler, an agent with the same id: its own cgroups, a's jobs untouched
     other = FixedPortScheduler(BIN, os.path.join(c.tmp, "data2"), {"heartbeat_period": 100},
@@ -692,12 +678,12 @@ def case_duplicate_node_id(c):
         c.stop_node("a3")
         other.stop()
     now = job_procs(op)
-    check(set(before) <= set(now), "a's job processes all alive", before, now)
+    require(set(before) <= set(now), "a's job processes all alive", before, now)
     o = c.wait_op(op, 30)
-    check(o["progress"]["completed"] == n and o["progress"]["aborted"] == 0,
+    require(o["progress"]["completed"] == n and o["progress"]["aborted"] == 0,
           "a's jobs completed, none aborted", o["progress"])
-    check(all(len(v) == 1 for v in marker_attempts(marker).values()), "each job ran once")
-    check(c.nodes["a"][0].poll() is None, "a runs on")
+    require(all(len(v) == 1 for v in marker_attempts(marker).values()), "each job ran once")
+    require(c.nodes["a"][0].poll() is None, "a runs on")
 
 
 def case_node_id_taken_over(c):
@@ -720,12 +706,12 @@ def case_node_id_taken_over(c):
     except subprocess.TimeoutExpired:
         raise Fail("the old agent kept running after its id was taken over", c.node_log("a"))
     log = c.node_log("a")
-    check(rc == 1 and "held by another live agent" in log, "the old agent exits with the "
+    require(rc == 1 and "held by another live agent" in log, "the old agent exits with the "
           "scheduler's message", rc, log[-2000:])
     c.wait_op(op, 30)
     bad = mon.finish()
-    check(not bad, "never two attempts of one job index alive at once", bad)
-    check("event=node_instance_changed" in c.sched.logtext(), "the scheduler logged the "
+    require(not bad, "never two attempts of one job index alive at once", bad)
+    require("event=node_instance_changed" in c.sched.logtext(), "the scheduler logged the "
           "takeover", c.sched.logtext()[-2000:])
 
 
@@ -745,14 +731,14 @@ def case_idle_agent_keeps_cgroups(c):
     try:
         c.node("b", node_id=node_id, work="b", sched=other)
         c.wait(lambda: "registered with" in c.node_log("b"), 10, "b to register elsewhere")
-        check(c.nodes["b"][0].poll() is None, "b runs", c.node_log("b"))
+        require(c.nodes["b"][0].poll() is None, "b runs", c.node_log("b"))
         op2 = c.op({"tasks": {"main": task("true", 3, cpu_limit=0.25)}})
         o = c.wait_op(op2, 30)
-        check(o["progress"]["completed"] == 3 and o["progress"]["aborted"] == 0,
+        require(o["progress"]["completed"] == 3 and o["progress"]["aborted"] == 0,
               "a's jobs after b's start completed, none aborted", o["progress"],
               c.sched.logtext()[-2000:])
         jobs = [j for j in c.jobs(op2) if j.get("state") == "aborted"]
-        check(not jobs, "no job aborted", jobs)
+        require(not jobs, "no job aborted", jobs)
     finally:
         c.stop_node("b")
         other.stop()
@@ -777,11 +763,11 @@ def case_isolation_between_users(c):
         c.node("bad", extra=("--slot-uid-base", "65533"))
         rc = c.nodes["bad"][0].wait(10)
         log = c.node_log("bad")
-        check(rc == 1 and "slot uid 65534" in log and "choose another --slot-uid-base" in log,
+        require(rc == 1 and "slot uid 65534" in log and "choose another --slot-uid-base" in log,
               "a colliding uid range is refused", rc, log)
         c.node("root", extra=("--job-user", "root"))
         rc = c.nodes["root"][0].wait(10)
-        check(rc == 1 and "is root" in c.node_log("root"), "--job-user root is refused", rc,
+        require(rc == 1 and "is root" in c.node_log("root"), "--job-user root is refused", rc,
               c.node_log("root"))
     c.node("a", resources="cpu=2,memory=2G,user_slots=4", extra=extra)
     d = os.path.join(c.tmp, "x")
@@ -817,10 +803,10 @@ def case_isolation_between_users(c):
     c.wait(lambda: os.path.exists(os.path.join(d, "result")), 15, "A's attack")
     result = open(os.path.join(d, "result")).read().strip()
     print("A's attempts on B: %s" % (result if result != "breaches:" else "all refused"))
-    check(result == "breaches:", "A could not read or signal B's job", result)
+    require(result == "breaches:", "A could not read or signal B's job", result)
     ob = c.wait_op(op_b, 20, states=("completed", "failed", "aborted"))
     c.wait_op(op_a, 20, states=("completed", "failed", "aborted"))
-    check(ob["state"] == "completed" and ob["progress"]["failed"] == 0,
+    require(ob["state"] == "completed" and ob["progress"]["failed"] == 0,
           "B's job completed (not killed by A)", ob["progress"], c.node_log("a")[-2000:])
     a = open(os.path.join(d, "a")).read().split()
     b = open(os.path.join(d, "b")).read().split()
@@ -828,11 +814,11 @@ def case_isolation_between_users(c):
           "owner %s" % (a[0], a[1], a[2], a[4], a[5], b[0], b[1], b[2], b[4], b[5]))
     for who in (a, b):
         uid, gid, slot, mode, owner = who[0], who[1], who[2], who[4], who[5]
-        check(slot.isdigit() and int(uid) == base + int(slot) and gid == uid,
+        require(slot.isdigit() and int(uid) == base + int(slot) and gid == uid,
               "uid = gid = slot uid base + YT_SLOT_INDEX", who)
-        check(mode == "700" and owner == uid, "sandbox 0700 owned by the slot uid", who)
-    check(a[0] != b[0] and a[2] != b[2], "concurrent jobs have distinct slots and uids", a, b)
-    check("jobs run as slot uids %d..%d" % (base, base + 3) in c.node_log("a"),
+        require(mode == "700" and owner == uid, "sandbox 0700 owned by the slot uid", who)
+    require(a[0] != b[0] and a[2] != b[2], "concurrent jobs have distinct slots and uids", a, b)
+    require("jobs run as slot uids %d..%d" % (base, base + 3) in c.node_log("a"),
           "the start log says who jobs run as", c.node_log("a")[:2000])
 
 
@@ -852,38 +838,24 @@ GROUPS = {
 }
 
 
+def run(case, tmp):
+    """One case on a cluster of its own in tmp (checks.run_cases)."""
+    c = None
+    try:
+        c = Cluster(tmp, getattr(case, "config", None))
+        case(c)
+    finally:
+        if c:
+            c.stop()
+            for name, (_, _, node_id) in c.nodes.items():
+                kill_cgroup_leftovers(node_id)
+
+
 def main():
     cases = [f for g, fs in GROUPS.items() if GROUP in (g, "all") for f in fs]
     if not cases:
         sys.exit("unknown group " + GROUP)
-    failed = skipped = 0
-    for case in cases:
-        tmp = tempfile.mkdtemp(prefix="pse2e-")
-        os.chmod(tmp, 0o755)
-        t0 = time.time()
-        c = None
-        try:
-            c = Cluster(tmp, getattr(case, "config", None))
-            case(c)
-            print("ok   %s (%.1fs)" % (case.__name__, time.time() - t0), flush=True)
-        except Skip as e:
-            skipped += 1
-            print("skip %s: %s" % (case.__name__, e), flush=True)
-        except Exception as e:
-            failed += 1
-            print("FAIL %s: %s" % (case.__name__, e), flush=True)
-            for f in sorted(os.listdir(tmp)):
-                if f.endswith(".log"):
-                    print("---- %s" % f)
-                    print(open(os.path.join(tmp, f)).read()[-5000:])
-        finally:
-            if c:
-                c.stop()
-                for name, (_, _, node_id) in c.nodes.items():
-                    kill_cgroup_leftovers(node_id)
-            shutil.rmtree(tmp, ignore_errors=True)
-    print("%d passed, %d failed, %d skipped" % (len(cases) - failed - skipped, failed, skipped))
-    sys.exit(1 if failed else 77 if skipped == len(cases) else 0)
+    run_cases(cases, run, "pse2e-")
 
 
 if __name__ == "__main__":

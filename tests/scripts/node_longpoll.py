@@ -24,7 +24,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import node_e2e as E  # noqa: E402  (reads BINARY from argv)
-from node_e2e import check, task  # noqa: E402
+from checks import require  # noqa: E402
+from node_e2e import task  # noqa: E402
 
 DEFAULTS = {"heartbeat_period": 5000, "fair_share_update_period": 1000,
             "node_offline_timeout": 30000}
@@ -65,7 +66,7 @@ def case_new_job_starts_at_once(c):
         worst = max(worst, started - t0)
         c.wait_op(op, 20)
     print("submit-to-start, worst of 4: %.3f s" % worst)
-    check(worst < 1.0, "a new job starts within 1 s at a 5 s heartbeat period (worst %.3f s)"
+    require(worst < 1.0, "a new job starts within 1 s at a 5 s heartbeat period (worst %.3f s)"
           % worst, c.node_log("a")[-2000:])
 
 
@@ -80,7 +81,7 @@ def case_finish_reported_while_held(c):
         o = c.wait_op(op, 20)
         ended = time.time()
         print("job started to operation completed: %.3f s" % (ended - started))
-        check(ended - started < 1.8, "a job finished while the heartbeat was held is reported "
+        require(ended - started < 1.8, "a job finished while the heartbeat was held is reported "
               "at once (operation completed %.3f s after the 0.5 s job started)"
               % (ended - started), o, c.node_log("a")[-2000:])
 
@@ -100,18 +101,18 @@ def case_old_style_heartbeats(c):
         t0 = time.time()
         status, out = s.heartbeat(body)
         took = time.time() - t0
-        check(status == 200 and set(out) == OLD_REPLY_KEYS,
+        require(status == 200 and set(out) == OLD_REPLY_KEYS,
               "a heartbeat without wait_ms gets the reply it always had", status, out)
-        check(took < 0.5, "a heartbeat without wait_ms is answered at once (%.3f s)" % took)
+        require(took < 0.5, "a heartbeat without wait_ms is answered at once (%.3f s)" % took)
     # with wait_ms and nothing to do: held for wait_ms, then the reply says wait_ms
     t0 = time.time()
     status, out = s.heartbeat(dict(body, wait_ms=600))
     took = time.time() - t0
-    check(status == 200 and out.get("wait_ms") == 600 and not out["jobs_to_start"],
+    require(status == 200 and out.get("wait_ms") == 600 and not out["jobs_to_start"],
           "an idle long-poll heartbeat ends empty at its wait_ms", status, out)
-    check(0.5 <= took < 2.0, "held for about wait_ms (%.3f s)" % took)
+    require(0.5 <= took < 2.0, "held for about wait_ms (%.3f s)" % took)
     status, out = s.heartbeat(dict(body, wait_ms="x"))
-    check(status == 400 and "wait_ms" in out["message"], "a bad wait_ms is refused", status, out)
+    require(status == 400 and "wait_ms" in out["message"], "a bad wait_ms is refused", status, out)
     # a held heartbeat ends as soon as there is a job for the node
     got = {}
 
@@ -127,9 +128,9 @@ def case_old_style_heartbeats(c):
     c.op({"tasks": {"main": task("true", 1)}})
     th.join(10)
     status, out = got["reply"]
-    check(status == 200 and len(out["jobs_to_start"]) == 1,
+    require(status == 200 and len(out["jobs_to_start"]) == 1,
           "the held heartbeat brings the new job", status, out)
-    check(got["at"] - t_submit < 1.0 and got["took"] < 4.0,
+    require(got["at"] - t_submit < 1.0 and got["took"] < 4.0,
           "released %.3f s after the submission" % (got["at"] - t_submit))
     # a real agent without long-poll still works (YTsaurus's protocol, every period)
     c.node("b", extra=["--no-long-poll"])
@@ -149,9 +150,9 @@ def case_scheduler_killed_while_holding(c):
     c.sched.start()
     op, t0, started = timed_job(c, "after-restart")
     c.wait_op(op, 30)
-    check(c.nodes["a"][0].poll() is None, "the agent kept running")
+    require(c.nodes["a"][0].poll() is None, "the agent kept running")
     log = c.node_log("a")
-    check("heartbeat failed" in log and "heartbeats work again" in log,
+    require("heartbeat failed" in log and "heartbeats work again" in log,
           "the agent lost the scheduler and found it again", log[-2000:])
 
 
@@ -169,7 +170,7 @@ def heartbeat_unread(s, body, what):
 
 def abandon(conn, timeout, what):
     ready = select.select([conn.sock], [], [], timeout)[0]
-    check(ready, "the scheduler answered the held heartbeat (%s)" % what)
+    require(ready, "the scheduler answered the held heartbeat (%s)" % what)
     conn.sock.close()
 
 
@@ -184,18 +185,18 @@ def case_reply_never_read(c):
             "resource_limits": {"cpu": 2, "memory": 1 << 30, "user_slots": 2},
             "last_reply_seq": 0}
     status, out = s.heartbeat(body)
-    check(status == 200 and isinstance(out.get("reply_seq"), int),
+    require(status == 200 and isinstance(out.get("reply_seq"), int),
           "a heartbeat with last_reply_seq gets a reply_seq", status, out)
     seen = out.get("reply_seq", 0)
     status, out = s.heartbeat(dict(body, last_reply_seq=-1))
-    check(status == 400 and "last_reply_seq" in out["message"], "a bad last_reply_seq is "
+    require(status == 400 and "last_reply_seq" in out["message"], "a bad last_reply_seq is "
           "refused, naming it", status, out)
     # an idle held heartbeat, released at its deadline and run again, is one heartbeat
     n0 = heartbeats_total(s)
     status, out = s.heartbeat(dict(body, last_reply_seq=seen, wait_ms=400))
-    check(status == 200 and out.get("wait_ms") == 400, "held until its deadline", status, out)
+    require(status == 200 and out.get("wait_ms") == 400, "held until its deadline", status, out)
     seen = out.get("reply_seq", seen)
-    check(heartbeats_total(s) - n0 == 1, "a held heartbeat counts once in "
+    require(heartbeats_total(s) - n0 == 1, "a held heartbeat counts once in "
           "poolsched_node_heartbeats_total (%d)" % (heartbeats_total(s) - n0))
 
     def race(what, seen):
@@ -206,33 +207,33 @@ def case_reply_never_read(c):
         op = c.op({"tasks": {"main": task("true", 1)}})
         abandon(held, 5, what)
         status, out = s.heartbeat(dict(body, last_reply_seq=seen))
-        check(status == 200, "the next heartbeat is answered", status, out)
+        require(status == 200, "the next heartbeat is answered", status, out)
         jobs = c.jobs(op)
-        check(len(jobs) == 1 and jobs[0]["state"] == "running",
+        require(len(jobs) == 1 and jobs[0]["state"] == "running",
               "%s: the job of the unread reply is still running, not lost" % what, jobs)
         started = [j["job_id"] for j in out["jobs_to_start"]]
-        check(started == [jobs[0]["id"]], "%s: its start is sent again" % what, out, jobs)
+        require(started == [jobs[0]["id"]], "%s: its start is sent again" % what, out, jobs)
         # the node starts it now; a start sent again for a job it reports is not sent
         run = [{"job_id": started[0], "state": "running", "cpu_guarantee": 0.5}]
         status, out = s.heartbeat(dict(body, jobs=run, last_reply_seq=out["reply_seq"]))
-        check(status == 200 and not out["jobs_to_start"] and not out["jobs_to_abort"],
+        require(status == 200 and not out["jobs_to_start"] and not out["jobs_to_abort"],
               "%s: the job reported running: nothing more to do" % what, status, out)
         return op, started[0], out["reply_seq"]
 
     op, jid, seen = race("race", seen)
     status, out = s.heartbeat(dict(body, last_reply_seq=seen,
                                    jobs=[{"job_id": jid, "state": "completed", "exit_code": 0}]))
-    check(status == 200 and out["acknowledged"] == [jid], "the finish is acknowledged", out)
+    require(status == 200 and out["acknowledged"] == [jid], "the finish is acknowledged", out)
     seen = out["reply_seq"]
     c.wait_op(op, 10)
     jobs = c.jobs(op)
-    check(len(jobs) == 1 and jobs[0]["state"] == "completed",
+    require(len(jobs) == 1 and jobs[0]["state"] == "completed",
           "the operation ran its one job once", jobs)
     # after a restart (kill -9) the reply numbers go on above the ones the node has seen
     c.sched.kill9()
     c.sched.start()
     op, jid, seen = race("after a restart", seen)
-    check("event=job_start_resent" in s.logtext(), "the scheduler logs job_start_resent")
+    require("event=job_start_resent" in s.logtext(), "the scheduler logs job_start_resent")
 
 
 case_reply_never_read.config = DEFAULTS

@@ -35,10 +35,8 @@ timeout -k 5 600 python3 - "$bin" "$src" "$readme" "$work" <<'PY'
 import os, re, socket, subprocess, sys
 
 bin, src, readme, work = sys.argv[1:5]
-failures = []
-def fail(msg):
-    failures.append(msg)
-    print("FAIL: " + msg)
+sys.path.insert(0, os.path.join(src, "tests/scripts"))
+from checks import check, finish
 
 lines = open(readme).read().split("\n")
 
@@ -134,7 +132,7 @@ def run_example(b, n):
                       text, re.S)
         where = "README.md:%d: $ %s" % (b["line"], cmd.split("\n")[0])
         if not m:
-            fail("%s: did not run to its end:\n%s" % (where, text[-2000:]))
+            check(False, "%s: did not run to its end:\n%s" % (where, text[-2000:]))
             return
         got, rc, tmpval = m.group(1), int(m.group(2)), m.group(3)
         if tmpval:
@@ -146,11 +144,11 @@ def run_example(b, n):
         while got_lines and got_lines[-1] == "":
             got_lines.pop()
         if got_lines != want:
-            fail("%s: the output differs from the README's\n--- shown\n%s\n--- got\n%s"
+            check(False, "%s: the output differs from the README's\n--- shown\n%s\n--- got\n%s"
                  % (where, "\n".join(want), "\n".join(got_lines)))
         nxt = cmds[c + 1][0] if c + 1 < len(cmds) else ""
         if rc != 0 and nxt.strip() != "echo $?":
-            fail("%s: exit code %d, not shown by a following \"$ echo $?\"" % (where, rc))
+            check(False, "%s: exit code %d, not shown by a following \"$ echo $?\"" % (where, rc))
 
 # ---- synopses ---------------------------------------------------------------------------------
 helps = {}
@@ -171,25 +169,25 @@ def check_synopsis(b):
         where = "README.md:%d (synopsis): %s" % (b["line"], l)
         words = l.split()
         if words[0] == "poolsched":
-            fail(where + ": the binary is build/poolsched")
+            check(False, where + ": the binary is build/poolsched")
         elif words[0] == "build/poolsched":
             if len(words) < 2 or words[1].startswith("-"):
                 continue
             h = help_of(words[1])
             if h is None:
-                fail("%s: \"%s\" is not a command (no --help)" % (where, words[1]))
+                check(False, "%s: \"%s\" is not a command (no --help)" % (where, words[1]))
                 continue
             for opt in re.findall(r"(?<![\w-])--[a-z][\w-]*", l):
                 if opt not in h:
-                    fail("%s: %s is not an option of %s (its --help)" % (where, opt, words[1]))
+                    check(False, "%s: %s is not an option of %s (its --help)" % (where, opt, words[1]))
         elif words[0] == "make":
             for t in words[1:]:
                 if "=" not in t and t not in targets:
-                    fail("%s: make %s is no target of the Makefile" % (where, t))
+                    check(False, "%s: make %s is no target of the Makefile" % (where, t))
         elif words[0] in ("export", "rm"):
             continue
         else:
-            fail(where + ": a synopsis line must be build/poolsched, make or export")
+            check(False, where + ": a synopsis line must be build/poolsched, make or export")
 
 # ---- every block ------------------------------------------------------------------------------
 examples = 0
@@ -197,7 +195,7 @@ for n, b in enumerate(blocks):
     mk = b["marker"]
     if mk.startswith("skip"):
         if not re.match(r"skip: \S", mk):
-            fail("README.md:%d: a skipped block needs a reason (<!-- doctest: skip: REASON -->)"
+            check(False, "README.md:%d: a skipped block needs a reason (<!-- doctest: skip: REASON -->)"
                  % b["line"])
         continue
     if any(l.startswith("$ ") for l in b["body"]):
@@ -205,16 +203,13 @@ for n, b in enumerate(blocks):
         try:
             run_example(b, n)
         except (ValueError, RuntimeError, subprocess.TimeoutExpired) as e:
-            fail("README.md:%d: %s" % (b["line"], e))
+            check(False, "README.md:%d: %s" % (b["line"], e))
     elif b["lang"] in ("sh", "bash") and mk == "":
         check_synopsis(b)
     else:
-        fail("README.md:%d: a block that is neither an example (\"$ \" lines), an sh synopsis, "
+        check(False, "README.md:%d: a block that is neither an example (\"$ \" lines), an sh synopsis, "
              "nor marked <!-- doctest: skip: REASON -->" % b["line"])
 skipped = sum(1 for b in blocks if b["marker"].startswith("skip"))
 print("%d blocks: %d examples run, %d skipped" % (len(blocks), examples, skipped))
-if failures:
-    print("%d failure(s)" % len(failures))
-    sys.exit(1)
-print("ok")
+finish()
 PY

@@ -143,6 +143,15 @@ try:
     dave_refused("removed dave")
     st, out = call(s.token("erin"), "get", {"path": P + "/@"})
     check(st == 200, "a user never created: %d %s" % (st, out))
+    # the paths other parts of the service answer (node health, the user -> pool map, the
+    # scheduler's config) change by superusers only, before anything else is looked at
+    for path, value in (("//sys/cluster_nodes/no-such-node/@banned", True),
+                        ("//sys/scheduler/user_to_default_pool", {"carol": "team"}),
+                        ("//sys/scheduler/config", {})):
+        for command, body in (("set", {"path": path, "value": value}), ("remove", {"path": path})):
+            st, out = call(tok["carol"], command, body)
+            check(st == 403 and "superusers" in out.get("message", ""),
+                  "%s %s as carol: %d %s" % (command, path, st, out))
     for user, want in (("alice", "allow"), ("bob", "deny"), ("carol", "deny")):
         got = s.ok("check_permission", {"user": user, "permission": "write", "path": P + "/team"})
         check(got == {"action": want}, "check_permission write %s: %s" % (user, got))

@@ -21,7 +21,7 @@ trace="$src/examples/alibaba/data"
 account="$src/examples/alibaba/account.py"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "${BASH_SOURCE[0]}")/lib/check.bash"
 [ -f "$trace/openb_pod_list_default.csv" ] || fail "no trace in $trace"
 
 # 1. Two slices.

@@ -47,16 +47,16 @@ def replay(usage, hard, ticks, cfg):
 cfg = vector["config"]
 expected = replay(0.5, 2.0, 160, cfg)
 vec_first = next(t["tick"] for t in vector["trace"] if t["soft_limit"] != vector["cpu_limit"])
-check(expected[0][0] == vec_first == 12, f"first decision at tick {expected[0][0]}, vector {vec_first}")
-check([n for _, _, n in expected[:2]] == [1.94, 1.8818], f"first steps {expected[:2]}")
-check(expected[-1][2] == 1.0 and len(expected) == 23, f"floor: {expected[-1]}, {len(expected)} steps")
+require(expected[0][0] == vec_first == 12, f"first decision at tick {expected[0][0]}, vector {vec_first}")
+require([n for _, _, n in expected[:2]] == [1.94, 1.8818], f"first steps {expected[:2]}")
+require(expected[-1][2] == 1.0 and len(expected) == 23, f"floor: {expected[-1]}, {len(expected)} steps")
 for t in vector["trace"]:   # the replay is the vector's
     if t["tick"] > 0:
         soft = 2.0
         for k, _, n in expected:
             if k <= t["tick"]:
                 soft = n
-        check(soft == t["soft_limit"], f"tick {t['tick']}: replay {soft}, vector {t['soft_limit']}")
+        require(soft == t["soft_limit"], f"tick {t['tick']}: replay {soft}, vector {t['soft_limit']}")
 
 def cpu_scenario(monitor):
     a = op("a", 0, jobs=1, duration=150000, cpu=2, memory=0)
@@ -71,49 +71,49 @@ def cpu_scenario(monitor):
 r = load(run("on", cpu_scenario({"enable_cpu_reclaim": True}))[0])
 ch = r.of_type("job_cpu_limit_changed")
 start = r.first_start("a")
-check(all(e["job_id"] == "a/0/0/0" for e in ch), "changes of another job")
+require(all(e["job_id"] == "a/0/0/0" for e in ch), "changes of another job")
 got = [(e["time"] - start, e["old_cpu_limit"], e["new_cpu_limit"]) for e in ch]
 want = [(k * 1000, o, n) for k, o, n in expected]
-check(got == want, f"job_cpu_limit_changed:\n got  {got[:4]}...\n want {want[:4]}...")
-check([e["cpu_usage"] for e in ch] == [math.ceil(round(n * 100, 6)) / 100 for _, _, n in expected],
+require(got == want, f"job_cpu_limit_changed:\n got  {got[:4]}...\n want {want[:4]}...")
+require([e["cpu_usage"] for e in ch] == [math.ceil(round(n * 100, 6)) / 100 for _, _, n in expected],
       "counted cpu is the guarantee rounded up to hundredths")
 last = ch[-1]["time"]
 before, after = r.running_at(start + 11000), r.running_at(start + 149000)
-check(before == {"a": 1, "b": 3}, f"before reclaim: {before}")
-check(after == {"a": 1, "b": 5}, f"after reclaim: {after}")
+require(before == {"a": 1, "b": 3}, f"before reclaim: {before}")
+require(after == {"a": 1, "b": 5}, f"after reclaim: {after}")
 # b's 4th job: once a counts <= 1.5 cores (4 - 1.5 of b leaves 1 = min_spare); its 5th: at 1.
 starts = [e["time"] - start for e in r.of_type("job_started") if e["operation_id"] == "b"]
 t4 = next(k for k, _, n in expected if math.ceil(round(n * 100, 6)) <= 150) * 1000
 t5 = expected[-1][0] * 1000
-check(t4 <= starts[3] <= t4 + 1000 and t5 <= starts[4] <= t5 + 1000,
+require(t4 <= starts[3] <= t4 + 1000 and t5 <= starts[4] <= t5 + 1000,
       f"b's starts {starts[3:5]}, guarantee freed a core at {t4}, {t5}")
 done = [e for e in r.of_type("job_completed") if e["operation_id"] == "a"][0]["statistics"]
-check(done["job_proxy/preemptible_cpu_x100"] == 100 and done["job_proxy/preemptable_cpu_x100"] == 100,
+require(done["job_proxy/preemptible_cpu_x100"] == 100 and done["job_proxy/preemptable_cpu_x100"] == 100,
       f"preemptible {done}")
-check(50 <= done["job_proxy/smoothed_cpu_usage_x100"] <= 51, f"smoothed {done}")
-check(done["job_proxy/aggregated_preempted_cpu_x100"] == done["job_proxy/aggregated_preemptible_cpu_x100"] > 0,
+require(50 <= done["job_proxy/smoothed_cpu_usage_x100"] <= 51, f"smoothed {done}")
+require(done["job_proxy/aggregated_preempted_cpu_x100"] == done["job_proxy/aggregated_preemptible_cpu_x100"] > 0,
       "aggregated preempted = preemptible with reclaim")
-check(done["user_job/cpu/user"] == 75000, f"cpu time {done['user_job/cpu/user']}")
+require(done["user_job/cpu/user"] == 75000, f"cpu time {done['user_job/cpu/user']}")
 cm = r.summary["cpu_monitor"]
-check(cm["jobs_monitored"] == 1 and cm["cpu_limit_changes"] == 23 and cm["ticks"] == 150, f"summary {cm}")
+require(cm["jobs_monitored"] == 1 and cm["cpu_limit_changes"] == 23 and cm["ticks"] == 150, f"summary {cm}")
 print(f"reclaim on: {len(ch)} changes 2 -> {ch[0]['new_cpu_limit']} -> {ch[1]['new_cpu_limit']} -> ... -> "
       f"{ch[-1]['new_cpu_limit']} (ticks {expected[0][0]}..{expected[-1][0]}); competitor {before['b']} -> {after['b']} jobs")
 
 # 2. reclaim off (dry run)
 r = load(run("off", cpu_scenario({"enable_cpu_reclaim": False}))[0])
-check(r.of_type("job_cpu_limit_changed") == [], "no changes with reclaim off")
+require(r.of_type("job_cpu_limit_changed") == [], "no changes with reclaim off")
 after = r.running_at(start + 149000)
-check(after == {"a": 1, "b": 3}, f"reclaim off: {after}")
+require(after == {"a": 1, "b": 3}, f"reclaim off: {after}")
 done = [e for e in r.of_type("job_completed") if e["operation_id"] == "a"][0]["statistics"]
-check(done["job_proxy/preemptible_cpu_x100"] == 100 and done["job_proxy/aggregated_preempted_cpu_x100"] == 0,
+require(done["job_proxy/preemptible_cpu_x100"] == 100 and done["job_proxy/aggregated_preempted_cpu_x100"] == 0,
       f"dry run {done}")
 print(f"reclaim off: no changes; competitor stays at {after['b']} jobs; dry-run preemptible_cpu_x100 100")
 
 # 3. no section: nothing
 r = load(run("none", cpu_scenario(None))[0])
 done = [e for e in r.of_type("job_completed") if e["operation_id"] == "a"][0]["statistics"]
-check(not any(k.startswith("job_proxy/") and "cpu" in k for k in done), f"stats without monitor {done}")
-check(r.summary["cpu_monitor"]["ticks"] == 0, "ticks without a monitor")
+require(not any(k.startswith("job_proxy/") and "cpu" in k for k in done), f"stats without monitor {done}")
+require(r.summary["cpu_monitor"]["ticks"] == 0, "ticks without a monitor")
 
 # 4. bad values refuse the scenario; a misspelled key is not an error (as upstream) but shows
 #    in operation_started's unrecognized_spec, as in the service's alert
@@ -121,10 +121,10 @@ for monitor, text in [({"smoothing_factor": 2}, "job_cpu_monitor/smoothing_facto
                       ({"enable_cpu_reclaim": 1}, "job_cpu_monitor/enable_cpu_reclaim: must be a boolean"),
                       ({"vote_window_size": 3}, "vote_decision_threshold is 3 but must be in [0, vote_window_size = 3)")]:
     _, err = run("bad", cpu_scenario(monitor), expect_rc=2)
-    check("operations[0].spec: " in err and text in err, f"error for {monitor}: {err}")
+    require("operations[0].spec: " in err and text in err, f"error for {monitor}: {err}")
 r = load(run("typo", cpu_scenario({"check_perod": 10}))[0])
 started = [e for e in r.of_type("operation_started") if e["operation_id"] == "a"][0]
-check(started.get("unrecognized_spec") == {"job_cpu_monitor": {"check_perod": 10}},
+require(started.get("unrecognized_spec") == {"job_cpu_monitor": {"check_perod": 10}},
       f"unrecognized job_cpu_monitor key: {started}")
 print("sim_cpu_reclaim: ok")
 PY

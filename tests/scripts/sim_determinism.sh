@@ -7,7 +7,7 @@ bin=$1
 src=$3
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "${BASH_SOURCE[0]}")/lib/check.bash"
 
 # A scenario with a bit of everything: two trees, FIFO and weighted pools, guarantees, an
 # integral pool (its updates are never skipped), filters, ephemeral pools, count limits, task

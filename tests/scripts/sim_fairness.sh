@@ -27,13 +27,13 @@ sc = scenario(cluster, {"physical": {"pools": [{"name": "a", "weight": 1}, {"nam
 r = load(run("weights", sc)[0])
 for t in (120000, 300000, 450000, 599999):
     run_ = r.running_at(t)
-    check(abs(run_.get("A", 0) - 10) <= 1 and abs(run_.get("B", 0) - 30) <= 1,
+    require(abs(run_.get("A", 0) - 10) <= 1 and abs(run_.get("B", 0) - 30) <= 1,
           f"weights: running jobs at {t} ms are {run_}, expected A 10 / B 30 (+-1)")
-    check(run_["A"] + run_["B"] == 40, f"weights: the cluster is not full at {t} ms: {run_}")
+    require(run_["A"] + run_["B"] == 40, f"weights: the cluster is not full at {t} ms: {run_}")
 fs = {row["pool"]: float(row["fair_share_ratio"]) for row in r.pools if row["time"] == "300000"}
-check(fs["a"] == 0.25 and fs["b"] == 0.75, f"weights: fair shares {fs}")
+require(fs["a"] == 0.25 and fs["b"] == 0.75, f"weights: fair shares {fs}")
 a, b = r.summary_pool("a"), r.summary_pool("b")
-check(abs(a["mean_usage_ratio"] - 0.25) < 0.01 and abs(b["mean_usage_ratio"] - 0.75) < 0.01,
+require(abs(a["mean_usage_ratio"] - 0.25) < 0.01 and abs(b["mean_usage_ratio"] - 0.75) < 0.01,
       f"weights: mean usage {a['mean_usage_ratio']} / {b['mean_usage_ratio']}")
 
 # 2. Strong guarantee under contention: research fills the cluster first; prod (guarantee 30
@@ -43,14 +43,14 @@ sc = scenario(cluster, {"physical": {"pools": [{"name": "prod", "strong_guarante
               [op("r", 0, "research", jobs=5000, duration=30000),
                op("p", 60000, "prod", jobs=5000, duration=30000)], duration=600000)
 r = load(run("guarantee", sc)[0])
-check(r.running_at(59999) == {"r": 40}, f"guarantee: research should hold the cluster before prod: {r.running_at(59999)}")
+require(r.running_at(59999) == {"r": 40}, f"guarantee: research should hold the cluster before prod: {r.running_at(59999)}")
 rows = {row["pool"]: row for row in r.pools if row["time"] == "60000"}
-check(float(rows["prod"]["fair_share_ratio"]) == 0.875, f"guarantee: prod fair share {rows['prod']}")
-check(float(rows["prod"]["strong_guarantee_ratio"]) == 0.75, f"guarantee: prod strong part {rows['prod']}")
+require(float(rows["prod"]["fair_share_ratio"]) == 0.875, f"guarantee: prod fair share {rows['prod']}")
+require(float(rows["prod"]["strong_guarantee_ratio"]) == 0.75, f"guarantee: prod strong part {rows['prod']}")
 for t in (150000, 300000, 599999):
     run_ = r.running_at(t)
-    check(run_.get("p", 0) >= 30, f"guarantee: prod runs {run_.get('p', 0)} jobs at {t} ms, below its guarantee of 30")
-    check(run_.get("p", 0) == 35 and run_.get("r", 0) == 5, f"guarantee: at {t} ms expected prod 35 / research 5, got {run_}")
+    require(run_.get("p", 0) >= 30, f"guarantee: prod runs {run_.get('p', 0)} jobs at {t} ms, below its guarantee of 30")
+    require(run_.get("p", 0) == 35 and run_.get("r", 0) == 5, f"guarantee: at {t} ms expected prod 35 / research 5, got {run_}")
 
 # 3. FIFO order by each fifo_sort_parameters value. Three operations, each able to fill the
 #    cluster twice (80 jobs of 1 cpu); jobs of the next operation start only when the one
@@ -67,24 +67,24 @@ def fifo_order(name, params, ops_):
 order, starts, _ = fifo_order("fifo_weight", ["weight"],
                               [op("w1", 0, "q", jobs=80, weight=1), op("w3", 0, "q", jobs=80, weight=3),
                                op("w2", 0, "q", jobs=80, weight=2)])
-check(order == ["w3", "w2", "w1"], f"fifo by weight: finish order {order}")
-check(starts["w3"] < starts["w2"] < starts["w1"], f"fifo by weight: first starts {starts}")
+require(order == ["w3", "w2", "w1"], f"fifo by weight: finish order {order}")
+require(starts["w3"] < starts["w2"] < starts["w1"], f"fifo by weight: first starts {starts}")
 # start_time: the earliest first whatever the weights (weights would give the reverse order).
 order, starts, _ = fifo_order("fifo_start", ["start_time"],
                               [op("s0", 0, "q", jobs=80, weight=1), op("s1", 1, "q", jobs=80, weight=2),
                                op("s2", 2, "q", jobs=80, weight=3)])
-check(order == ["s0", "s1", "s2"], f"fifo by start_time: finish order {order}")
+require(order == ["s0", "s1", "s2"], f"fifo by start_time: finish order {order}")
 # Default [weight, start_time]: s2 (weight 3) overtakes s1 even though s1 started earlier.
 order, _, _ = fifo_order("fifo_default", None,
                          [op("s0", 0, "q", jobs=80, weight=1), op("s1", 1, "q", jobs=80, weight=2),
                           op("s2", 2, "q", jobs=80, weight=3)])
-check(order.index("s2") < order.index("s1"), f"fifo default order: {order}")
+require(order.index("s2") < order.index("s1"), f"fifo default order: {order}")
 # pending_job_count: fewer pending jobs first.
 order, starts, _ = fifo_order("fifo_pending", ["pending_job_count"],
                               [op("p120", 0, "q", jobs=120), op("p40", 0, "q", jobs=40),
                                op("p80", 0, "q", jobs=80)])
-check(order == ["p40", "p80", "p120"], f"fifo by pending_job_count: finish order {order}")
-check(starts["p40"] < starts["p80"] < starts["p120"], f"fifo by pending_job_count: first starts {starts}")
+require(order == ["p40", "p80", "p120"], f"fifo by pending_job_count: finish order {order}")
+require(starts["p40"] < starts["p80"] < starts["p120"], f"fifo by pending_job_count: first starts {starts}")
 
 # 4. Tag filters: jobs only on matching nodes, per operation and per pool.
 sc = scenario([nodes("cpu", 3, tags=["cpu"]), nodes("gpu", 2, tags=["gpu", "ssd"])],
@@ -96,9 +96,9 @@ r = load(run("filters", sc)[0])
 where = {}
 for e in r.of_type("job_started"):
     where.setdefault(e["operation_id"], set()).add(e["node_id"].split("-")[0])
-check(where["f_op"] == {"gpu"}, f"filters: operation filter ran on {where['f_op']}")
-check(where["f_pool"] == {"gpu"}, f"filters: pool filter ran on {where['f_pool']}")
-check(where["free"] <= {"cpu", "gpu"} and where["free"], f"filters: unfiltered operation ran on {where['free']}")
-check(all(row["operation_state"] == "completed" for row in r.ops.values()), "filters: not all completed")
+require(where["f_op"] == {"gpu"}, f"filters: operation filter ran on {where['f_op']}")
+require(where["f_pool"] == {"gpu"}, f"filters: pool filter ran on {where['f_pool']}")
+require(where["free"] <= {"cpu", "gpu"} and where["free"], f"filters: unfiltered operation ran on {where['free']}")
+require(all(row["operation_state"] == "completed" for row in r.ops.values()), "filters: not all completed")
 print("sim_fairness: ok")
 PY

@@ -36,9 +36,9 @@ def b_at(r, t):
 for distribute, share, volume in ((None, 0.1, 0.1), (False, 0.1, 0.1), (True, 0.3, 1.0)):
     r = load(run(f"distribute_{distribute}", sc(distribute))[0])
     got = b_at(r, 30000)
-    check(abs(got[0] - share) < 1e-9 and abs(got[1] - volume) < 1e-9,
+    require(abs(got[0] - share) < 1e-9 and abs(got[1] - volume) < 1e-9,
           f"should_distribute_free_volume_among_children={distribute}: b's integral share and volume {got}, expected {(share, volume)}")
     a = [x for x in r.pools if x["pool"] == "a"][-1]
-    check(abs(float(a["accumulated_resource_ratio_volume"]) - 5) < 1e-9, f"a stays at its capacity: {a}")
+    require(abs(float(a["accumulated_resource_ratio_volume"]) - 5) < 1e-9, f"a stays at its capacity: {a}")
 print("free volume: overflow reaches the sibling only with should_distribute_free_volume_among_children")
 PY

@@ -31,25 +31,25 @@ sc = scenario(cluster, tree, [op("a1", 0, "a"), op("a2", 0, "a"), op("b1", 0, "b
 r = load(run("count_limits", sc)[0])
 pending = {e["operation_id"]: e for e in r.of_type("operation_pending")
            if e["reason"] == "max_running_operation_count"}
-check(set(pending) == {"a2", "b2"}, f"count limits: pending operations {sorted(pending)}")
-check(pending["a2"]["time"] == 0 and 'pool "a" reached (1 of 1)' in pending["a2"]["message"],
+require(set(pending) == {"a2", "b2"}, f"count limits: pending operations {sorted(pending)}")
+require(pending["a2"]["time"] == 0 and 'pool "a" reached (1 of 1)' in pending["a2"]["message"],
       f"count limits: a2 {pending['a2']}")
-check(pending["b2"]["time"] == 0 and 'pool "team" reached (2 of 2)' in pending["b2"]["message"],
+require(pending["b2"]["time"] == 0 and 'pool "team" reached (2 of 2)' in pending["b2"]["message"],
       f"count limits: b2 {pending['b2']}")
 running = {e["operation_id"]: e["time"] for e in r.of_type("operation_running")}
 done = {e["operation_id"]: e["time"] for e in r.of_type("operation_completed")}
-check(running["a1"] == 0 and running["b1"] == 0, f"count limits: first runs {running}")
-check(running["a2"] == done["a1"], f"count limits: a2 ran at {running['a2']}, a1 ended at {done['a1']}")
+require(running["a1"] == 0 and running["b1"] == 0, f"count limits: first runs {running}")
+require(running["a2"] == done["a1"], f"count limits: a2 ran at {running['a2']}, a1 ended at {done['a1']}")
 # b2 waits for the team: a2 (earlier in start order: same time, smaller id) takes a1's slot.
-check(running["b2"] == done["a2"] and running["b2"] < done["b1"],
+require(running["b2"] == done["a2"] and running["b2"] < done["b1"],
       f"count limits: b2 ran at {running['b2']}, a2 ended at {done['a2']}, b1 at {done['b1']}")
-check(r.first_start("b2") >= running["b2"], "count limits: b2 got a job before it ran")
+require(r.first_start("b2") >= running["b2"], "count limits: b2 got a job before it ran")
 rows = {row["pool"]: row for row in r.pools if row["time"] == "1000"}
-check((rows["team"]["running_operation_count"], rows["team"]["operation_count"]) == ("2", "4"),
+require((rows["team"]["running_operation_count"], rows["team"]["operation_count"]) == ("2", "4"),
       f"count limits: team counts {rows['team']}")
-check((rows["a"]["running_operation_count"], rows["a"]["operation_count"]) == ("1", "2"),
+require((rows["a"]["running_operation_count"], rows["a"]["operation_count"]) == ("1", "2"),
       f"count limits: a counts {rows['a']}")
-check(all(row["operation_state"] == "completed" for row in r.ops.values()), "count limits: not all completed")
+require(all(row["operation_state"] == "completed" for row in r.ops.values()), "count limits: not all completed")
 
 # 2. Ephemeral pools.
 tree = {"physical": {"default_parent_pool": "adhoc", "pools": [
@@ -63,22 +63,22 @@ sc = scenario(cluster, tree, [
     op("d3", 0, None, user="dave")])
 r = load(run("ephemeral", sc)[0])
 pools_of = {e["operation_id"]: e["pools"]["physical"] for e in r.of_type("operation_started")}
-check(pools_of == {"e1": "research$alice", "e2": "research$alice", "e3": "research$bob",
+require(pools_of == {"e1": "research$alice", "e2": "research$alice", "e3": "research$bob",
                    "d1": "newpool", "d3": "dave"}, f"ephemeral: pools {pools_of}")
 failed = {e["operation_id"]: e["error"] for e in r.of_type("operation_failed")}
-check(list(failed) == ["d2"] and "the limit of 1 ephemeral pools for user \"carol\"" in failed["d2"],
+require(list(failed) == ["d2"] and "the limit of 1 ephemeral pools for user \"carol\"" in failed["d2"],
       f"ephemeral: failures {failed}")
-check(r.ops["d2"]["operation_state"] == "failed", "ephemeral: d2 state")
+require(r.ops["d2"]["operation_state"] == "failed", "ephemeral: d2 state")
 # The subpool takes its config from ephemeral_subpool_config: one running operation.
 pend = [e for e in r.of_type("operation_pending") if e["operation_id"] == "e2"]
-check(pend and 'pool "research$alice" reached (1 of 1)' in pend[0]["message"], f"ephemeral: e2 {pend}")
+require(pend and 'pool "research$alice" reached (1 of 1)' in pend[0]["message"], f"ephemeral: e2 {pend}")
 names = {row["pool"] for row in r.pools}
-check({"research$alice", "research$bob", "newpool", "dave"} <= names, f"ephemeral: pools.csv pools {names}")
+require({"research$alice", "research$bob", "newpool", "dave"} <= names, f"ephemeral: pools.csv pools {names}")
 # Ephemeral pools vanish with their last operation: no rows after the end of d1.
 end_d1 = int(r.ops["d1"]["finish_time"])
 late = [row for row in r.pool_rows("newpool") if int(row["time"]) > end_d1 + 1000]
-check(not late, f"ephemeral: newpool still listed after its operation ended: {late[:1]}")
-check(r.summary["operations"]["completed"] == 5 and r.summary["operations"]["failed"] == 1,
+require(not late, f"ephemeral: newpool still listed after its operation ended: {late[:1]}")
+require(r.summary["operations"]["completed"] == 5 and r.summary["operations"]["failed"] == 1,
       f"ephemeral: {r.summary['operations']}")
 
 # 3. Pending reasons that never clear, and resource limits of a pool.
@@ -91,17 +91,17 @@ r = load(run("reasons", sc)[0])
 last = {}
 for e in r.of_type("operation_pending"):
     last[e["operation_id"]] = e
-check(last["big"]["reason"] == "no_node_fits", f"reasons: big {last['big']}")
-check(last["nomatch"]["reason"] == "no_matching_node" and '"gpu"' in last["nomatch"]["message"],
+require(last["big"]["reason"] == "no_node_fits", f"reasons: big {last['big']}")
+require(last["nomatch"]["reason"] == "no_matching_node" and '"gpu"' in last["nomatch"]["message"],
       f"reasons: nomatch {last['nomatch']}")
-check(last["limited"]["reason"] == "pool_resource_limits" and
+require(last["limited"]["reason"] == "pool_resource_limits" and
       last["limited"]["message"] == 'resource_limits of pool "small" reached (cpu)',
       f"reasons: limited {last['limited']}")
-check(r.running_at(29999).get("limited") == 4, f"reasons: limited runs {r.running_at(29999)}")
+require(r.running_at(29999).get("limited") == 4, f"reasons: limited runs {r.running_at(29999)}")
 at_end = {p["operation_id"]: p["reason"] for p in r.summary["pending_at_end"]}
-check(at_end == {"big": "no_node_fits", "nomatch": "no_matching_node", "limited": "pool_resource_limits"},
+require(at_end == {"big": "no_node_fits", "nomatch": "no_matching_node", "limited": "pool_resource_limits"},
       f"reasons: pending_at_end {at_end}")
-check(r.summary["pending_reason_time"]["no_node_fits"] == 30000, f"reasons: {r.summary['pending_reason_time']}")
+require(r.summary["pending_reason_time"]["no_node_fits"] == 30000, f"reasons: {r.summary['pending_reason_time']}")
 
 # 3b. An operation no node can take fails, as the service's (core/exec_nodes.h, upstream's
 # controller CheckAvailableExecNodes): once the scheduler has been online for
@@ -112,24 +112,24 @@ sc = scenario(cluster, tree, [op("nomatch", 0, "p", jobs=1, scheduling_tag_filte
                               op("ok", 0, "p", jobs=1, duration=1000)])
 r = load(run("no_exec_nodes", sc)[0])
 failed = {e["operation_id"]: e for e in r.of_type("operation_failed")}
-check(list(failed) == ["nomatch"] and failed["nomatch"]["time"] == 600000 and
+require(list(failed) == ["nomatch"] and failed["nomatch"]["time"] == 600000 and
       'No online nodes match operation scheduling tag filter "gpu" in pool trees ["physical"]'
       in failed["nomatch"]["error"], f"no exec nodes: failures {failed}")
-check(r.ops["ok"]["operation_state"] == "completed", "no exec nodes: ok completes")
+require(r.ops["ok"]["operation_state"] == "completed", "no exec nodes: ok completes")
 sc["safe_scheduler_online_time"] = 2000
 sc["available_exec_nodes_check_period"] = 1500
 r = load(run("no_exec_nodes_fast", sc)[0])
 failed = {e["operation_id"]: e["time"] for e in r.of_type("operation_failed")}
 # the checks run with fair share updates (every 1000 ms here): at 0, then at 2000 (>= 1500)
-check(failed == {"nomatch": 2000}, f"no exec nodes, checks at 0 and 2000: failures {failed}")
+require(failed == {"nomatch": 2000}, f"no exec nodes, checks at 0 and 2000: failures {failed}")
 
 # 4. Bad input: exit 2, one line naming the problem, no outputs left behind.
 def refused(name, sc, needle):
     out, err = run(name, sc, expect_rc=2)
     lines = err.strip().split("\n")
-    check(len(lines) == 1 and lines[0].startswith("error: ") and needle in lines[0],
+    require(len(lines) == 1 and lines[0].startswith("error: ") and needle in lines[0],
           f"{name}: stderr {err!r}, expected one line with {needle!r}")
-    check(not os.path.exists(os.path.join(out, "events.jsonl")), f"{name}: outputs left behind")
+    require(not os.path.exists(os.path.join(out, "events.jsonl")), f"{name}: outputs left behind")
 
 refused("overlap", scenario([nodes("n", 2, tags=["internal", "ssd"])],
                             {"a": {"nodes_filter": "internal"}, "b": {"nodes_filter": "ssd"}}, []) | {"default_tree": "a"},

@@ -47,14 +47,14 @@ def task(jobs, duration, limit, peak, memory=None):
 o = {"id": "m", "start_time": 0, "spec": {}, "tasks": [task(40, 10000, GIB, int(0.3 * GIB))]}
 r = load(run("converge", scenario([nodes("n", 2, cpu=10, memory=100 * GIB)], {"physical": {}}, [o]))[0])
 q = quantile_factor([0.3 * GIB // 1 / GIB])
-check(abs(q - 0.05 * 1.01 ** 181) < 1e-12 and 0.30 < q < 0.303, f"quantile {q}")
+require(abs(q - 0.05 * 1.01 ** 181) < 1e-12 and 0.30 < q < 0.303, f"quantile {q}")
 starts = r.of_type("job_started")
 first = [e["memory_reserve"] for e in starts if e["time"] == starts[0]["time"]]
 last = starts[-1]["memory_reserve"]
-check(set(first) == {FOOT + int(0.5 * GIB)}, f"first wave {set(first)}")
-check(last == int(FOOT + GIB * q), f"converged reserve {last}, want {int(FOOT + GIB * q)}")
+require(set(first) == {FOOT + int(0.5 * GIB)}, f"first wave {set(first)}")
+require(last == int(FOOT + GIB * q), f"converged reserve {last}, want {int(FOOT + GIB * q)}")
 st = r.of_type("job_completed")[-1]["statistics"]
-check(st["user_job/memory_reserve"] == int(q * GIB) and st["user_job/max_memory"] == int(0.3 * GIB)
+require(st["user_job/memory_reserve"] == int(q * GIB) and st["user_job/max_memory"] == int(0.3 * GIB)
       and st["user_job/memory_limit"] == GIB and st["job_proxy/memory_reserve"] == 0
       and st["job_proxy/max_memory"] == FOOT
       and st["user_job/cumulative_memory_reserve"] == int(int(q * GIB) * 10000 / 1000.0), f"statistics {st}")
@@ -65,11 +65,11 @@ o = {"id": "d", "start_time": 0, "spec": {}, "tasks": [task(2, 20000, GIB, int(0
 r = load(run("overdraft", scenario([nodes("n", 1, cpu=10, memory=2 * (FOOT + GIB // 2))],
                                    {"physical": {}}, [o]))[0])
 ab = r.of_type("job_aborted")
-check(len(ab) == 1 and ab[0]["reason"] == "resource_overdraft", f"aborts {ab}")
-check(ab[0]["statistics"]["user_job/memory_reserve"] == GIB // 2, "aborted job's reserve")
+require(len(ab) == 1 and ab[0]["reason"] == "resource_overdraft", f"aborts {ab}")
+require(ab[0]["statistics"]["user_job/memory_reserve"] == GIB // 2, "aborted job's reserve")
 retry = [e for e in r.of_type("job_started") if e["job_id"] == ab[0]["job_id"][:-1] + "1"]
-check(len(retry) == 1 and retry[0]["memory_reserve"] == FOOT + GIB, f"retry {retry}")
-check(len(r.of_type("job_completed")) == 2 and r.summary["memory"]["overdraft_aborts"] == 1,
+require(len(retry) == 1 and retry[0]["memory_reserve"] == FOOT + GIB, f"retry {retry}")
+require(len(r.of_type("job_completed")) == 2 and r.summary["memory"]["overdraft_aborts"] == 1,
       "both jobs complete")
 print(f"overdraft: {ab[0]['job_id']} aborted at {ab[0]['time']} ms, retried with {retry[0]['memory_reserve']} B")
 
@@ -80,14 +80,14 @@ o = {"id": "x", "start_time": 0, "spec": {"max_failed_job_count": 0},
      "tasks": [task(1, 20000, GIB, int(1.5 * GIB))]}
 r = load(run("limit", scenario([nodes("n", 1)], {"physical": {}}, [o]))[0])
 f = r.of_type("job_failed")
-check(len(f) == 1 and f[0]["error"] == "Memory limit exceeded"
+require(len(f) == 1 and f[0]["error"] == "Memory limit exceeded"
       and f[0]["time"] == r.first_start("x") + 1000, f"failed {f}")
-check(r.summary["memory"]["memory_limit_failures"] == 1, "summary")
-check(r.ops["x"]["operation_state"] == "failed"
+require(r.summary["memory"]["memory_limit_failures"] == 1, "summary")
+require(r.ops["x"]["operation_state"] == "failed"
       and r.of_type("operation_failed")[0]["error"] == "Failed jobs limit exceeded", "operation fails")
 o["spec"] = {}   # default max_failed_job_count 10: 10 failures
 r = load(run("limit10", scenario([nodes("n", 1)], {"physical": {}}, [o]))[0])
-check(len(r.of_type("job_failed")) == 10 and r.ops["x"]["operation_state"] == "failed",
+require(len(r.of_type("job_failed")) == 10 and r.ops["x"]["operation_state"] == "failed",
       f"default limit: {len(r.of_type('job_failed'))} failures")
 
 # 4. a mixed workload: 24 operations, peaks 10%..95% of their limits, 20 nodes.
@@ -100,7 +100,7 @@ for i in range(24):
 r = load(run("mixed", scenario([nodes("n", 20, cpu=16, memory=24 * GIB, slots=16)],
                                {"physical": {}}, ops))[0])
 m = r.summary["memory"]
-check(m["jobs_completed"] == 24 * 60 and r.summary["end"] == "all_operations_finished", f"mixed {m}")
+require(m["jobs_completed"] == 24 * 60 and r.summary["end"] == "all_operations_finished", f"mixed {m}")
 print(f"mixed workload: relative slack {m['relative_slack']:.4f} (mean per job "
       f"{m['mean_job_relative_slack']:.4f}), overdraft aborts {m['overdraft_aborts']} of "
       f"{m['jobs_started']} starts ({100 * m['overdraft_abort_share']:.2f}%)")

@@ -36,7 +36,7 @@ def figures(name, sc):
     out, _ = run(name, sc)
     r = load(out)
     m = r.summary["memory"]
-    check(r.summary["end"] == "all_operations_finished", f"{name}: {r.summary['end']}")
+    require(r.summary["end"] == "all_operations_finished", f"{name}: {r.summary['end']}")
     first = later = 0
     for e in r.of_type("job_aborted"):
         if e["reason"] != "resource_overdraft":
@@ -68,19 +68,19 @@ print(f"0.95 quantile of lognormal peaks: mean per-job slack {floor:.4f}")
 m, first, out = figures("example", example)
 out2, _ = run("again", example)
 for f in ("events.jsonl", "summary.json", "operations.csv"):
-    check(open(f"{out}/{f}", "rb").read() == open(f"{out2}/{f}", "rb").read(), f"{f} differs")
-check(0 < m["relative_slack"] < 0.30, f"slack {m['relative_slack']}")
-check(abs(m["mean_job_relative_slack"] - floor) < 0.03,
+    require(open(f"{out}/{f}", "rb").read() == open(f"{out2}/{f}", "rb").read(), f"{f} differs")
+require(0 < m["relative_slack"] < 0.30, f"slack {m['relative_slack']}")
+require(abs(m["mean_job_relative_slack"] - floor) < 0.03,
       f"mean per-job slack {m['mean_job_relative_slack']} vs the model's {floor}")
-check(m["overdraft_abort_share"] <= 0.01, f"overdraft share {m['overdraft_abort_share']}")
+require(m["overdraft_abort_share"] <= 0.01, f"overdraft share {m['overdraft_abort_share']}")
 met = int(m["relative_slack"] <= 0.25)
 
 for seed in range(1, 6):
     sc = copy.deepcopy(example)
     sc["seed"] = seed
     ms, _, _ = figures(f"seed{seed}", sc)
-    check(0 < ms["relative_slack"] < 0.30, f"seed {seed}: slack {ms['relative_slack']}")
-    check(ms["overdraft_abort_share"] <= 0.01, f"seed {seed}: overdraft {ms['overdraft_abort_share']}")
+    require(0 < ms["relative_slack"] < 0.30, f"seed {seed}: slack {ms['relative_slack']}")
+    require(ms["overdraft_abort_share"] <= 0.01, f"seed {seed}: overdraft {ms['overdraft_abort_share']}")
     met += ms["relative_slack"] <= 0.25
 print(f"aim slack <= 25%: met on {met} of 6 seeds; overdraft <= 1%: met on 6 of 6")
 
@@ -88,7 +88,7 @@ sc = copy.deepcopy(example)
 for o in sc["operations"]:
     o["spec"]["user_job_memory_digest_default_value"] = 1.0
 m1, first1, _ = figures("default_1.0", sc)
-check(first1 == 0, f"first-wave overdrafts with default 1.0: {first1}")
-check(m1["relative_slack"] > m["relative_slack"], "a full first wave costs slack")
+require(first1 == 0, f"first-wave overdrafts with default 1.0: {first1}")
+require(m1["relative_slack"] > m["relative_slack"], "a full first wave costs slack")
 print("sim_memory_slack: ok")
 PY

@@ -35,50 +35,50 @@ ops = [op("A", 0, "a", jobs=100, duration=120000, cpu=2), op("B", 20000, "b", jo
 r = load(run("normal", scenario(cluster, two_pools(), ops))[0])
 lost_a, lost_b = int(r.ops["A"]["preempted_job_count"]), int(r.ops["B"]["preempted_job_count"])
 print(f"normal preemption: A lost {lost_a}, B lost {lost_b}")
-check(20 <= lost_a <= 22 and lost_b == 0, f"normal: A lost {lost_a}, B lost {lost_b}")
+require(20 <= lost_a <= 22 and lost_b == 0, f"normal: A lost {lost_a}, B lost {lost_b}")
 pre = preempted(r)
-check(all(e["preempted_for"] == "B" and e["preemption_reason"] == "preempted_for_starving_operation"
+require(all(e["preempted_for"] == "B" and e["preemption_reason"] == "preempted_for_starving_operation"
           and e["interrupt_timeout"] == 0 for e in pre), "normal: victims' fields")
 aborted = [e for e in r.of_type("job_aborted") if e["reason"] == "preemption"]
-check(len(aborted) == len(pre) and all(a["time"] == p["time"] and a["job_id"] == p["job_id"]
+require(len(aborted) == len(pre) and all(a["time"] == p["time"] and a["job_id"] == p["job_id"]
                                        for a, p in zip(aborted, pre)), "normal: non-interruptible jobs abort at once")
 starving = [e for e in r.of_type("starvation_status_changed") if e["element"] == "B"]
-check(starving[0]["status"] == "starving" and 50000 < starving[0]["time"] <= 52000,
+require(starving[0]["status"] == "starving" and 50000 < starving[0]["time"] <= 52000,
       f"normal: B starving at {starving[0]}")
-check(min(e["time"] for e in pre) >= starving[0]["time"], "normal: preemption before starvation")
+require(min(e["time"] for e in pre) >= starving[0]["time"], "normal: preemption before starvation")
 # Backoff and one allocation per heartbeat: per node, preemptive allocations >= 5 s apart, and
 # one B start per job_preempted time and node.
 by_node = {}
 for e in pre:
     by_node.setdefault(e["node_id"], []).append(e["time"])
 for node, times in by_node.items():
-    check(len(set(times)) == len(times), f"normal: two preemptions on {node} in one heartbeat")
-    check(all(b - a >= 5000 for a, b in zip(times, times[1:])), f"normal: backoff on {node}: {times}")
+    require(len(set(times)) == len(times), f"normal: two preemptions on {node} in one heartbeat")
+    require(all(b - a >= 5000 for a, b in zip(times, times[1:])), f"normal: backoff on {node}: {times}")
 starts = [(e["time"], e["node_id"]) for e in r.of_type("job_started") if e["operation_id"] == "B"]
 for e in pre:
-    check(starts.count((e["time"], e["node_id"])) == 1, f"normal: B start for {e}")
+    require(starts.count((e["time"], e["node_id"])) == 1, f"normal: B start for {e}")
 sp = r.summary_pool("a")["preemptions"]
-check(sp["preempted_for_starving_operation"] == lost_a and sp["resource_overcommit"] == 0, f"summary a: {sp}")
-check(r.summary_pool("b")["preemptions"]["preempted_for_starving_operation"] == 0, "summary b")
-check(r.summary["preemptions"]["preempted_for_starving_operation"] == lost_a, "summary totals")
+require(sp["preempted_for_starving_operation"] == lost_a and sp["resource_overcommit"] == 0, f"summary a: {sp}")
+require(r.summary_pool("b")["preemptions"]["preempted_for_starving_operation"] == 0, "summary b")
+require(r.summary["preemptions"]["preempted_for_starving_operation"] == lost_a, "summary totals")
 rows = [x for x in r.pools if x["pool"] == "b" and x["starvation_status"] == "starving"]
-check(rows and all(51000 <= int(x["time"]) < 80000 for x in rows), "pools.csv: b starving rows")
+require(rows and all(51000 <= int(x["time"]) < 80000 for x in rows), "pools.csv: b starving rows")
 
 # 2. Backoff longer than the heartbeat period: 15 s backoff, 5 s heartbeats.
 r = load(run("backoff", scenario(cluster, two_pools({"preemptive_scheduling_backoff": 15000}), ops))[0])
 by_node = {}
 for e in preempted(r):
     by_node.setdefault(e["node_id"], []).append(e["time"])
-check(by_node and all(all(b - a >= 15000 for a, b in zip(t, t[1:])) for t in by_node.values()),
+require(by_node and all(all(b - a >= 15000 for a, b in zip(t, t[1:])) for t in by_node.values()),
       f"backoff 15 s: {by_node}")
-check(any(len(t) > 1 for t in by_node.values()), "backoff: some node preempted twice")
+require(any(len(t) > 1 for t in by_node.values()), "backoff: some node preempted twice")
 
 # 3. No ping-pong: after convergence, no preemption for the rest of a long run.
 long_ops = [op("A", 0, "a", jobs=1000, duration=60000, cpu=2), op("B", 20000, "b", jobs=1000, duration=60000, cpu=2)]
 r = load(run("pingpong", scenario(cluster, two_pools(), long_ops, duration=1200000))[0])
 pre = preempted(r)
-check(pre and max(e["time"] for e in pre) < 120000, f"ping-pong: preemptions until {max(e['time'] for e in pre)}")
-check(all(e["operation_id"] == "A" for e in pre), "ping-pong: B preempted")
+require(pre and max(e["time"] for e in pre) < 120000, f"ping-pong: preemptions until {max(e['time'] for e in pre)}")
+require(all(e["operation_id"] == "A" for e in pre), "ping-pong: B preempted")
 
 # 4. Interruptible jobs: aborted allocation_preemption_timeout (10 s) after job_preempted.
 iops = [op("A", 0, "a", jobs=100, duration=120000, cpu=2), op("B", 20000, "b", jobs=100, duration=120000, cpu=2)]
@@ -86,7 +86,7 @@ iops[0]["tasks"][0]["interruptible"] = True
 r = load(run("interrupt", scenario(cluster, two_pools(), iops))[0])
 pre = preempted(r)
 ab = {e["job_id"]: e["time"] for e in r.of_type("job_aborted") if e["reason"] == "preemption"}
-check(pre and all(e["interrupt_timeout"] == 10000 and ab[e["job_id"]] == e["time"] + 10000 for e in pre),
+require(pre and all(e["interrupt_timeout"] == 10000 and ab[e["job_id"]] == e["time"] + 10000 for e in pre),
       "interrupt: aborted 10 s after job_preempted")
 # A job that ends before its timeout is not aborted: short jobs.
 sops = [op("A", 0, "a", jobs=60, duration=54000, cpu=2), op("B", 20000, "b", jobs=100, duration=120000, cpu=2)]
@@ -95,7 +95,7 @@ r = load(run("interrupt_ends", scenario(cluster, two_pools(), sops))[0])
 pre = preempted(r, "A")
 done = {e["job_id"] for e in r.of_type("job_completed")}
 ab = {e["job_id"] for e in r.of_type("job_aborted")}
-check(pre and all(e["job_id"] in done and e["job_id"] not in ab for e in pre),
+require(pre and all(e["job_id"] in done and e["job_id"] not in ab for e in pre),
       f"interrupt: jobs ending within the timeout complete ({len(pre)} preempted)")
 
 # 5. Aggressive starvation: with preemption_satisfaction_threshold 2, A (at twice its fair
@@ -103,14 +103,14 @@ check(pre and all(e["job_id"] in done and e["job_id"] not in ab for e in pre),
 #    preemptible jobs (above 0.5 x fair share) are taken only once B is aggressively starving.
 base = {"preemption_satisfaction_threshold": 2.0, "aggressive_preemption_satisfaction_threshold": 0.5}
 plain = load(run("not_aggressive", scenario(cluster, two_pools(base), ops))[0])
-check(len(preempted(plain)) == 0, f"aggressive off: {len(preempted(plain))} preempted")
+require(len(preempted(plain)) == 0, f"aggressive off: {len(preempted(plain))} preempted")
 agg_tree = two_pools(dict(base, enable_aggressive_starvation=True, fair_share_aggressive_starvation_timeout=60000))
 r = load(run("aggressive", scenario(cluster, agg_tree, ops))[0])
 agg = [e["time"] for e in r.of_type("starvation_status_changed") if e["element"] == "B" and e["status"] == "aggressively_starving"]
 pre = preempted(r)
 print(f"aggressive: {len(pre)} preempted from {min(e['time'] for e in pre) if pre else None}, B aggressively starving at {agg}")
-check(agg and 80000 < agg[0] <= 82000, f"aggressive: status at {agg}")
-check(20 <= len(pre) <= 22 and all(e["time"] >= agg[0] for e in pre), f"aggressive: {len(pre)} preempted")
+require(agg and 80000 < agg[0] <= 82000, f"aggressive: status at {agg}")
+require(20 <= len(pre) <= 22 and all(e["time"] >= agg[0] for e in pre), f"aggressive: {len(pre)} preempted")
 
 # 6. Node shrink: n-0 goes from 10 to 4 cpu at 30 s: its heartbeat at 30 s sees the overcommit,
 #    and the first heartbeat more than allowed_node_resources_overcommit_duration (15 s) later,
@@ -119,9 +119,9 @@ sc = scenario(cluster, two_pools(), [op("A", 0, "a", jobs=100, duration=120000, 
 sc["events"] = [{"time": 30000, "type": "set_node_resources", "node": "n-0", "resource_limits": {"cpu": 4}}]
 r = load(run("shrink", sc)[0])
 pre = preempted(r, reason="resource_overcommit")
-check(len(pre) == 3 and all(e["node_id"] == "n-0" and e["preempted_for"] is None and e["time"] == 50000 for e in pre),
+require(len(pre) == 3 and all(e["node_id"] == "n-0" and e["preempted_for"] is None and e["time"] == 50000 for e in pre),
       f"shrink: {pre}")
-check(r.summary_pool("a")["preemptions"]["resource_overcommit"] == 3, "shrink: summary")
+require(r.summary_pool("a")["preemptions"]["resource_overcommit"] == 3, "shrink: summary")
 
 # 7. Lowered pool limits: pool a limited to 20 cpu at 30 s: jobs of a preempted down to 10.
 sc = scenario(cluster, two_pools(pools=[{"name": "a"}, {"name": "c"}]),
@@ -130,35 +130,35 @@ sc["events"] = [{"time": 30000, "type": "set_pool_attribute", "pool": "a", "key"
 r = load(run("limits", sc)[0])
 pre = preempted(r, reason="resource_limits_violated")
 want = r.running_at(29999)["A"] - 10   # 20 cpu = 10 jobs of 2 cpu
-check(want > 0 and len(pre) == want and all(e["operation_id"] == "A" and 30000 <= e["time"] <= 31000 for e in pre),
+require(want > 0 and len(pre) == want and all(e["operation_id"] == "A" and 30000 <= e["time"] <= 31000 for e in pre),
       f"limits: {len(pre)} preempted, want {want}")
-check(r.summary_pool("a")["preemptions"]["resource_limits_violated"] == want, "limits: summary")
-check(max(n for t, n in [(0, 0)] + [(e["time"], 0) for e in pre]) == 0 and r.running_at(31000)["A"] == 10,
+require(r.summary_pool("a")["preemptions"]["resource_limits_violated"] == want, "limits: summary")
+require(max(n for t, n in [(0, 0)] + [(e["time"], 0) for e in pre]) == 0 and r.running_at(31000)["A"] == 10,
       f"limits: A runs {r.running_at(31000)['A']} after")
 # ... and through update_operation.
 sc["events"] = [{"time": 30000, "type": "update_operation", "operation": "C", "parameters": {"resource_limits": {"cpu": 10}}}]
 r = load(run("op_limits", sc)[0])
 pre = preempted(r, reason="resource_limits_violated")
 want = r.running_at(29999)["C"] - 5
-check(want > 0 and len(pre) == want and all(e["operation_id"] == "C" for e in pre), f"op limits: {len(pre)}, want {want}")
+require(want > 0 and len(pre) == want and all(e["operation_id"] == "C" for e in pre), f"op limits: {len(pre)}, want {want}")
 
 # 8. Bad events: exit 2 naming the path.
 sc = scenario(cluster, two_pools(), ops)
 sc["events"] = [{"time": 1, "type": "set_node_resources", "node": "n-10", "resource_limits": {"cpu": 1}}]
 _, err = run("bad_node", sc, expect_rc=2)
-check("events[0].node: no node \"n-10\"" in err, err)
+require("events[0].node: no node \"n-10\"" in err, err)
 sc["events"] = [{"time": 1, "type": "set_pool_attribute", "pool": "zz", "key": "weight", "value": 2}]
 _, err = run("bad_pool", sc, expect_rc=2)
-check("events[0].pool: no pool \"zz\"" in err, err)
+require("events[0].pool: no pool \"zz\"" in err, err)
 sc["events"] = [{"time": 1, "type": "update_operation", "operation": "A", "parameters": {"pool_trees": ["physical"]}}]
 _, err = run("bad_param", sc, expect_rc=2)
-check("events[0].parameters.pool_trees" in err, err)
+require("events[0].parameters.pool_trees" in err, err)
 
 # 9. Run-time changes the strategy accepts are accepted (docs/scheduling-loop.md): A moves to b
 # at 1 ms, so pool a holds usage for 1 ms only and b holds A's from then on.
 sc["events"] = [{"time": 1, "type": "update_operation", "operation": "A", "parameters": {"pool": "b"}}]
 r = load(run("move", sc)[0])
-check(r.summary_pool("a")["mean_usage_ratio"] < 1e-5 and r.summary_pool("b")["mean_usage_ratio"] > 0,
+require(r.summary_pool("a")["mean_usage_ratio"] < 1e-5 and r.summary_pool("b")["mean_usage_ratio"] > 0,
       "move: usage %s / %s" % (r.summary_pool("a")["mean_usage_ratio"], r.summary_pool("b")["mean_usage_ratio"]))
 print("sim_preempt: ok")
 PY

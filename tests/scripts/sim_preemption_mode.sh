@@ -41,15 +41,15 @@ def starving_since(r, element):
 r = load(run("example", example)[0])
 g, n = lost(r, "G"), lost(r, "N")
 print(f"example: G (graceful) lost {g}, N (normal) lost {n}")
-check(g == 0 and 10 <= n <= 14, f"example: G lost {g}, N lost {n}")
-check(all(e["preempted_for"] == "B" for e in preempted(r)), "example: victims made room for B")
-check(51000 <= (starving_since(r, "B") or 0) <= 52000, "example: B starving")
+require(g == 0 and 10 <= n <= 14, f"example: G lost {g}, N lost {n}")
+require(all(e["preempted_for"] == "B" for e in preempted(r)), "example: victims made room for B")
+require(51000 <= (starving_since(r, "B") or 0) <= 52000, "example: B starving")
 # The same with G normal: G is a victim too (the mode, not the order, protected it).
 sc = copy.deepcopy(example)
 sc["operations"][0]["spec"]["preemption_mode"] = "normal"
 r = load(run("example_normal", sc)[0])
 print(f"both normal: G lost {lost(r, 'G')}, N lost {lost(r, 'N')}")
-check(lost(r, "G") > 0 and lost(r, "G") + lost(r, "N") >= 10,
+require(lost(r, "G") > 0 and lost(r, "G") + lost(r, "N") >= 10,
       f"both normal: G {lost(r, 'G')}, N {lost(r, 'N')}")
 
 # 2. A lone operation in pool a (sim_preempt.sh's case 1), normal and graceful.
@@ -61,12 +61,12 @@ def single(**spec):
     sc["operations"] = [a, sc["operations"][2]]
     return sc
 r = load(run("single_normal", single())[0])
-check(20 <= lost(r, "A") <= 22, f"single normal: A lost {lost(r, 'A')}")
+require(20 <= lost(r, "A") <= 22, f"single normal: A lost {lost(r, 'A')}")
 r = load(run("single_graceful", single(preemption_mode="graceful"))[0])
 print(f"single graceful: A lost {lost(r, 'A')}, B runs {r.running_at(119000).get('B', 0)} at 119 s")
-check(lost(r, "A") == 0 and not preempted(r), f"single graceful: A lost {lost(r, 'A')}")
-check(51000 <= (starving_since(r, "B") or 0) <= 52000, "single graceful: B starving")
-check(r.running_at(119000).get("B", 0) == 0, "single graceful: B got no room before A's jobs end")
+require(lost(r, "A") == 0 and not preempted(r), f"single graceful: A lost {lost(r, 'A')}")
+require(51000 <= (starving_since(r, "B") or 0) <= 52000, "single graceful: B starving")
+require(r.running_at(119000).get("B", 0) == 0, "single graceful: B got no room before A's jobs end")
 
 # 3. max_unpreemptible_allocation_count: A runs 50 jobs; preempted while it runs more.
 for name, spec, want in [("max40", {"max_unpreemptible_allocation_count": 40}, 10),
@@ -75,7 +75,7 @@ for name, spec, want in [("max40", {"max_unpreemptible_allocation_count": 40}, 1
                          ("old_alias48", {"max_unpreemptable_job_count": 48}, 2)]:
     r = load(run(name, single(**spec))[0])
     print(f"{name}: A lost {lost(r, 'A')}")
-    check(lost(r, "A") == want, f"{name}: A lost {lost(r, 'A')}, want {want}")
+    require(lost(r, "A") == want, f"{name}: A lost {lost(r, 'A')}, want {want}")
 # The min of the tree's max_unpreemptible_running_allocation_count and the spec's. (The tree's
 # also sets the user_slots of the tree's non_preemptible_resource_usage_threshold, which keeps
 # the first allocations out of the preemptible class; user_slots 0 there turns that off.)
@@ -84,7 +84,7 @@ for name, tree_max, spec_max, want in [("tree_min", 40, 45, 10), ("spec_min", 45
     sc["pool_trees"]["physical"]["max_unpreemptible_running_allocation_count"] = tree_max
     sc["pool_trees"]["physical"]["non_preemptible_resource_usage_threshold"] = {"user_slots": 0}
     r = load(run(name, sc)[0])
-    check(lost(r, "A") == want, f"{name}: A lost {lost(r, 'A')}, want {want}")
+    require(lost(r, "A") == want, f"{name}: A lost {lost(r, 'A')}, want {want}")
 
 # 4. Node shrink with interruptible jobs: the graceful operation's victims get 60 s. (Seen at
 #    30 s, preempted at the first heartbeat after allowed_node_resources_overcommit_duration:
@@ -98,7 +98,7 @@ for mode, timeout in [("normal", 10000), ("graceful", 60000)]:
     r = load(run("shrink_" + mode, sc)[0])
     pre = preempted(r)
     ab = {e["job_id"]: e["time"] for e in r.of_type("job_aborted") if e["reason"] == "preemption"}
-    check(len(pre) == 3 and all(e["preemption_reason"] == "resource_overcommit" and
+    require(len(pre) == 3 and all(e["preemption_reason"] == "resource_overcommit" and
                                 e["interrupt_timeout"] == timeout and
                                 e["time"] == 50000 and ab[e["job_id"]] == 50000 + timeout
                                 for e in pre),
@@ -110,6 +110,6 @@ for spec, want in [({"preemption_mode": "soft"}, "preemption_mode"),
                     "max_unpreemptible_allocation_count"),
                    ({"max_unpreemptible_job_count": 1.5}, "max_unpreemptible_job_count")]:
     _, err = run("bad_" + next(iter(spec)), single(**spec), expect_rc=2)
-    check("operations[0].spec" in err and want in err, err)
+    require("operations[0].spec" in err and want in err, err)
 print("sim_preemption_mode: ok")
 PY

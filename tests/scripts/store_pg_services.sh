@@ -10,7 +10,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/pg_cluster.bash"
 pg_test_setup "$@"
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "${BASH_SOURCE[0]}")/lib/check.bash"
 
 # the unit test of the store interface, on PostgreSQL
 url=$(pg_cluster_createdb unit)

@@ -10,7 +10,7 @@ bin=$1
 trace="$3/examples/alibaba/data"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "${BASH_SOURCE[0]}")/lib/check.bash"
 
 [ -f "$trace/openb_pod_list_default.csv" ] || fail "no trace in $trace"
 
@@ -36,15 +36,14 @@ grep -q "pods: 8152 read, 300 selected" "$work/a.err" || { cat "$work/a.err"; fa
 "$bin" trace import alibaba-gpu "$trace" --start-offset 10000000 --limit 500 --time-scale 0.5 \
     --compress=7 > "$work/cw.json" 2> "$work/cw.err" || { cat "$work/cw.err"; fail "import window --compress 7 failed"; }
 
-python3 - "$trace" "$work" <<'EOF'
+PYTHONPATH="$3/tests/scripts" python3 - "$trace" "$work" <<'EOF'
 import csv, json, math, sys
+from checks import fail
 
 trace, work = sys.argv[1], sys.argv[2]
 MIB = 1024 * 1024
 POOLS = {"LS": "ls", "Guaranteed": "guaranteed", "Burstable": "burstable", "BE": "be"}
 
-def fail(msg):
-    sys.exit("FAIL: " + msg)
 
 nodes = list(csv.DictReader(open(f"{trace}/openb_node_list_all_node.csv")))
 shapes = {(int(n["cpu_milli"]), int(n["memory_mib"]), int(n["gpu"]), n["model"] or "cpu_only")

@@ -1,4 +1,4 @@
-/* Tests of the synthetic trees of `poolsched bench fair-share` (src/cli/bench_workload.h):
+/* Tests of the synthetic trees of `poolsched bench fair-share` (src/bench/bench_workload.h):
  * a benchmark is only as good as its workload, so its promises are checked here. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -7,7 +7,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "cli/bench_workload.h"
+#include "bench/bench_workload.h"
 
 static const struct ps_bench_fs_params normal = {.seed = 1, .pools = 1000, .operations = 10000, .nodes = 10000};
 

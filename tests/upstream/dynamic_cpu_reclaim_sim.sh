@@ -68,10 +68,10 @@ def stats(r, op_id):
 r = sim("stats", node(4, 4), [vanilla("idle", 0, usage=[[0, 0]], duration=RELEASE),
                              vanilla("busy", 0, usage=BREAKPOINT_THEN_BUSY, duration=2 * RELEASE)])
 s = stats(r, "idle")[0]
-check(s["job_proxy/smoothed_cpu_usage_x100"] <= 15 and s["job_proxy/preemptible_cpu_x100"] >= 70,
+require(s["job_proxy/smoothed_cpu_usage_x100"] <= 15 and s["job_proxy/preemptible_cpu_x100"] >= 70,
       f"at the breakpoint: {s}")
 s = stats(r, "busy")[0]
-check(s["job_proxy/smoothed_cpu_usage_x100"] >= 85 and s["job_proxy/preemptible_cpu_x100"] <= 30,
+require(s["job_proxy/smoothed_cpu_usage_x100"] >= 85 and s["job_proxy/preemptible_cpu_x100"] <= 30,
       f"after the release: {s}")
 print("test_dynamic_cpu_statistics: idle smoothed/preemptible x100 %d/%d, busy %d/%d" % (
     stats(r, "idle")[0]["job_proxy/smoothed_cpu_usage_x100"], stats(r, "idle")[0]["job_proxy/preemptible_cpu_x100"],
@@ -84,9 +84,9 @@ r = sim("reclaimed", node(1.5, 2), [vanilla("op1", 0, usage=[[0, 0]], duration=2
                                    vanilla("op2", 100, monitor=False, duration=5000)])
 ch = r.of_type("job_cpu_limit_changed")
 freed = next(e["time"] for e in ch if e["new_cpu_limit"] <= 0.5)
-check(r.first_start("op2") is not None and r.first_start("op2") >= freed,
+require(r.first_start("op2") is not None and r.first_start("op2") >= freed,
       f"Op2 starts {r.first_start('op2')} after the guarantee fell at {freed}")
-check(stats(r, "op1")[0]["job_proxy/preemptible_cpu_x100"] > 50, "preemptible > 50")
+require(stats(r, "op1")[0]["job_proxy/preemptible_cpu_x100"] > 50, "preemptible > 50")
 print(f"test_new_jobs_are_scheduled_on_reclaimed_cpu: guarantee <= 0.5 at {freed} ms, Op2 starts at {r.first_start('op2')} ms")
 
 # upstream: test_dynamic_cpu_reclaim::TestDynamicCpuReclaim::test_node_aborts_job_on_lack_of_cpu
@@ -96,18 +96,18 @@ print(f"test_new_jobs_are_scheduled_on_reclaimed_cpu: guarantee <= 0.5 at {freed
 # The scheduler (600 s) preempts nothing. Op1's keeps running; Op2's does not come back.
 r = sim("node_abort", node(1.5, 2, **RECLAIM_NODE), [vanilla("op1", 0, usage=BREAKPOINT_THEN_BUSY),
                                                      vanilla("op2", 100, monitor=False)], RECLAIM_TREE)
-check(r.running_at(RELEASE - 1) == {"op1": 1, "op2": 1}, f"before the release {r.running_at(RELEASE - 1)}")
+require(r.running_at(RELEASE - 1) == {"op1": 1, "op2": 1}, f"before the release {r.running_at(RELEASE - 1)}")
 ab = [e for e in r.of_type("job_aborted") if e["operation_id"] == "op2"]
-check(len(ab) == 1 and ab[0]["reason"] == "resource_overdraft", f"Op2 aborted: {ab}")
+require(len(ab) == 1 and ab[0]["reason"] == "resource_overdraft", f"Op2 aborted: {ab}")
 over = next(e["time"] for e in r.of_type("job_cpu_limit_changed")
             if e["operation_id"] == "op1" and e["time"] > RELEASE and e["new_cpu_limit"] > 0.5)
 # seen at the first adjustment (a whole second) after the raise, aborted 2 adjustments later
 first = (over // 1000 + 1) * 1000
-check(ab[0]["time"] == first + 2000, f"Op2 aborted at {ab[0]['time']}, over since {over}")
-check(not r.of_type("job_preempted"), f"the scheduler preempts nothing {r.of_type('job_preempted')}")
+require(ab[0]["time"] == first + 2000, f"Op2 aborted at {ab[0]['time']}, over since {over}")
+require(not r.of_type("job_preempted"), f"the scheduler preempts nothing {r.of_type('job_preempted')}")
 end = r.running_at(30000)
-check(end.get("op2", 0) == 0 and end["op1"] == 1, f"after: {end}")
-check(not [e for e in r.of_type("job_aborted") if e["operation_id"] == "op1"], "Op1 keeps its job")
+require(end.get("op2", 0) == 0 and end["op1"] == 1, f"after: {end}")
+require(not [e for e in r.of_type("job_aborted") if e["operation_id"] == "op1"], "Op1 keeps its job")
 print(f"test_node_aborts_job_on_lack_of_cpu: over the node's cpu at {over} ms, Op2's job aborted "
       f"at {ab[0]['time']} ms (resource_overdraft)")
 
@@ -118,11 +118,11 @@ tree = {"max_unpreemptible_running_allocation_count": 0, "preemptive_scheduling_
         "aggressive_preemption_satisfaction_threshold": 0.1, "preemption_satisfaction_threshold": 0.1}
 r = sim("sched_abort", node(2.5, 3), [vanilla("op1", 0, usage=BREAKPOINT_THEN_BUSY),
                                      vanilla("op2", 100, jobs=2, monitor=False, weight=0.001)], tree)
-check(r.running_at(RELEASE - 1) == {"op1": 1, "op2": 2}, f"before the release {r.running_at(RELEASE - 1)}")
+require(r.running_at(RELEASE - 1) == {"op1": 1, "op2": 2}, f"before the release {r.running_at(RELEASE - 1)}")
 ab = [e for e in r.of_type("job_aborted") if e["operation_id"] == "op2"]
-check(len(ab) >= 1 and all(e["reason"] == "preemption" for e in ab), f"Op2 aborted: {ab}")
+require(len(ab) >= 1 and all(e["reason"] == "preemption" for e in ab), f"Op2 aborted: {ab}")
 end = r.running_at(30000)
-check(end["op2"] == 1 and end["op1"] == 1, f"after: {end}")
+require(end["op2"] == 1 and end["op1"] == 1, f"after: {end}")
 print(f"test_scheduler_aborts_job_on_lack_of_cpu: Op2 {r.running_at(RELEASE - 1)['op2']} -> {end['op2']} jobs, "
       f"{len(ab)} aborted (preemption)")
 PY

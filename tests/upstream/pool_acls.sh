@@ -14,6 +14,7 @@ PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$src/tests/scripts:$src/tests/upstream" py
 import sys
 from server_helper import finish
 from upslib import CASES, case, run
+from checks import eq
 import upslib
 
 s, ok, refused = upslib.shared(sys.argv[1], sys.argv[2])
@@ -66,11 +67,6 @@ def set_(path, value):
 
 def check_permission(user, permission, path):
     return ok("check_permission", {"user": user, "permission": permission, "path": path})
-
-
-def eq(a, b, what):
-    if a != b:
-        raise AssertionError("%s: %r != %r" % (what, a, b))
 
 
 @case

@@ -15,6 +15,7 @@ import json
 import sys
 from server_helper import finish
 from upslib import CASES, ORCHID, Env, case, run
+from checks import eq
 import upslib
 
 upslib.BIN, upslib.WORK = sys.argv[1], sys.argv[2]
@@ -22,11 +23,6 @@ T = "//sys/pool_trees/physical/"
 PRESETS = {"presetA": {"fair_share_starvation_tolerance": 0.6},
            "presetB": {"fair_share_starvation_tolerance": 0.5,
                        "fair_share_starvation_timeout": 2000}}
-
-
-def eq(a, b, what):
-    if a != b:
-        raise AssertionError("%s: %r != %r" % (what, a, b))
 
 
 def alerts(env):

@@ -37,10 +37,10 @@ sc = with_events(scenario([nodes("t", 1, tags=["other"], **ONE), nodes("n", 2, *
                  [{"time": 20000, "type": "set_node_tags", "node": "n-0", "tags": ["other"]}])
 r = load(run("tags_changed", sc)[0])
 before, after = r.running_at(19999), r.running_at(40000)
-check(before.get("op1") == 2 and before.get("op2") == 1, f"before: op1 2, op2 1 running: {before}")
-check(after.get("op1") == 1 and after.get("op2") == 2, f"after: op1 1, op2 2 running: {after}")
+require(before.get("op1") == 2 and before.get("op2") == 1, f"before: op1 2, op2 1 running: {before}")
+require(after.get("op1") == 1 and after.get("op2") == 2, f"after: op1 1, op2 2 running: {after}")
 aborted = r.of_type("job_aborted")
-check(len(aborted) == 1 and aborted[0]["operation_id"] == "op1" and
+require(len(aborted) == 1 and aborted[0]["operation_id"] == "op1" and
       aborted[0]["reason"] == "node_fair_share_tree_changed" and aborted[0]["time"] == 20000,
       f"one op1 job aborted at 20 s, reason node_fair_share_tree_changed: {aborted}")
 
@@ -54,8 +54,8 @@ sc = with_events(scenario([nodes("t", 1, tags=["other"], **ONE), nodes("n", 2, t
                    "value": "other | x_moved"}])
 r = load(run("filter_changed", sc)[0])
 mid, after = r.running_at(29999), r.running_at(40000)
-check(mid.get("op1") == 1 and mid.get("op2") == 1, f"n-0 in no tree: op1 1, op2 1: {mid}")
-check(after.get("op1") == 1 and after.get("op2") == 2, f"n-0 in other: op1 1, op2 2: {after}")
+require(mid.get("op1") == 1 and mid.get("op2") == 1, f"n-0 in no tree: op1 1, op2 1: {mid}")
+require(after.get("op1") == 1 and after.get("op2") == 2, f"n-0 in other: op1 1, op2 2: {after}")
 
 # upstream: test_scheduler_pool_trees::TestPoolTreesReconfiguration::test_incorrect_node_tags
 # Deliberate deviation: the service takes such a node offline with an alert; the simulator has
@@ -66,14 +66,14 @@ sc = with_events(scenario([nodes("n", 3, **ONE)], {"physical": {}, "s1": {"nodes
                           [op("a", 0, jobs=1, duration=1000)], duration=10000),
                  [{"time": 5000, "type": "set_node_tags", "node": "n-0", "tags": ["y"]}])
 _, err = run("incorrect", sc, expect_rc=1)
-check("events[0]" in err and "n-0" in err and "two pool trees" in err,
+require("events[0]" in err and "n-0" in err and "two pool trees" in err,
       f"the run fails naming the event, the node and the trees: {err}")
 # A bad tree attribute fails the run naming the event and the key.
 sc = with_events(scenario([nodes("n", 1, **ONE)], {"physical": {}}, [op("a", 0, jobs=1, duration=1000)],
                           duration=10000),
                  [{"time": 5000, "type": "set_tree_attribute", "key": "nodes_filter", "value": "a &"}])
 _, err = run("bad_filter", sc, expect_rc=1)
-check("events[0]" in err and "nodes_filter" in err, f"a bad nodes_filter names the event and key: {err}")
+require("events[0]" in err and "nodes_filter" in err, f"a bad nodes_filter names the event and key: {err}")
 
 # upstream: test_scheduler_pool_trees::TestSchedulerScheduleInSingleTree::test_two_trees_with_unequal_demand
 # The simulator chooses as the service does (core/single_tree.h): busy runs in physical's
@@ -92,14 +92,14 @@ for busy_tree, expected in (("physical", "nirvana"), ("nirvana", "physical")):
     r = load(run("single_" + busy_tree, sc)[0])
     where = {e["node_id"] for e in r.of_type("job_started") if e["operation_id"] == "single"}
     want = {"physical": "d-0", "nirvana": "v-0"}[expected]
-    check(where == {want}, f"busy in {busy_tree}: single runs on {want} only: {where}")
+    require(where == {want}, f"busy in {busy_tree}: single runs on {want} only: {where}")
 # upstream: test_scheduler_pool_trees::TestForbidOperationsWithZeroResourceDemand::test_forbid_operations_with_zero_resource_demand
 # In the simulator the operation fails at submission, as a refused start does.
 sc = scenario([nodes("n", 1, **ONE)], {"physical": {"necessary_resources_for_operation": ["gpu", "network"]}},
               [op("a", 0, jobs=1, duration=1000)], duration=10000)
 r = load(run("necessary", sc)[0])
 failed = r.of_type("operation_failed")
-check(len(failed) == 1 and 'zero demand for resources which are necessary in tree "physical"' in failed[0]["error"],
+require(len(failed) == 1 and 'zero demand for resources which are necessary in tree "physical"' in failed[0]["error"],
       f"the operation fails naming the tree: {failed}")
 print("ok")
 PY

@@ -15,16 +15,12 @@ PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$src/tests/scripts:$src/tests/upstream" ti
 import sys
 from server_helper import finish
 from upslib import CASES, Env, case, run, refused
+from checks import eq
 import upslib
 
 upslib.BIN, upslib.WORK = sys.argv[1], sys.argv[2]
 TEMPLATES = "//sys/scheduler/config/template_pool_tree_config_map"
 INFO = "//sys/scheduler/orchid/scheduler/scheduling_info_per_pool_tree/"
-
-
-def eq(a, b, what):
-    if a != b:
-        raise AssertionError("%s: %r != %r" % (what, a, b))
 
 
 def subdict(d, sub):

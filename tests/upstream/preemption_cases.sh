@@ -42,9 +42,9 @@ sc = scenario(three, base_tree([{"name": "fake_pool"},
               duration=30000, heartbeat=100, fs=100)
 r = load(run("preemption", sc)[0])
 got = r.ratios("fake_pool", 4999)
-check(got[0] >= 0.999 and got[1] >= 0.999, f"test_preemption: fake_pool fair share, usage {got}; upstream >= 0.999")
-check(r.ops["op2"]["finish_time"] != "", f"test_preemption: op2 did not finish: {r.ops['op2']}")
-check(len(of(r, "job_preempted", "op1")) >= 1, "test_preemption: op1 lost no job")
+require(got[0] >= 0.999 and got[1] >= 0.999, f"test_preemption: fake_pool fair share, usage {got}; upstream >= 0.999")
+require(r.ops["op2"]["finish_time"] != "", f"test_preemption: op2 did not finish: {r.ops['op2']}")
+require(len(of(r, "job_preempted", "op1")) >= 1, "test_preemption: op1 lost no job")
 
 # upstream: test_scheduler_preemption::TestSchedulerPreemption::test_preemptor_event_log
 # op0 (pool0, 3 jobs) fills the cluster; op1 in pool1 (min share = the cluster) starts one job:
@@ -54,15 +54,15 @@ sc = scenario(three, base_tree([{"name": "pool0"}, {"name": "pool1", "min_share_
               duration=30000, heartbeat=100, fs=100)
 r = load(run("preemptor", sc)[0])
 pre = of(r, "job_preempted", "op0")
-check(pre and pre[0]["preempted_for"] == "op1", f"test_preemptor_event_log: {pre}")
+require(pre and pre[0]["preempted_for"] == "op1", f"test_preemptor_event_log: {pre}")
 aborted = [e for e in of(r, "job_aborted", "op0") if e["reason"] == "preemption"]
-check(aborted and aborted[0]["job_id"] == pre[0]["job_id"], "test_preemptor_event_log: the job_aborted event")
+require(aborted and aborted[0]["job_id"] == pre[0]["job_id"], "test_preemptor_event_log: the job_aborted event")
 # Upstream also checks preempted_for/job_id, the preemptor's job. The simulator's event names the
 # preemptor's operation only; its job is the one op1 started on the victim's node at that
 # moment, checked here (the service names that allocation in preemption_reason:
 # preemption_orchid.sh, test_pass_preemption_reason_to_node).
 started = of(r, "job_started", "op1")
-check(started and pre and started[0]["node_id"] == pre[0]["node_id"] and started[0]["time"] == pre[0]["time"],
+require(started and pre and started[0]["node_id"] == pre[0]["node_id"] and started[0]["time"] == pre[0]["time"],
       f"test_preemptor_event_log: op1's job {started[:1]} took the victim's place {pre[:1]}")
 
 # upstream: test_scheduler_preemption::TestSchedulerPreemption::test_preemption_of_jobs_excessing_resource_limits
@@ -76,7 +76,7 @@ sc["events"] = [
      "parameters": {"scheduling_options_per_pool_tree": {"physical": {"resource_limits": {"user_slots": 0}}}}}]
 r = load(run("excess_limits", sc)[0])
 got = [running(r, t, "op") for t in (4999, 9999, 29999)]
-check(got == [3, 1, 0], f"test_preemption_of_jobs_excessing_resource_limits: running {got}, upstream 3, 1, 0")
+require(got == [3, 1, 0], f"test_preemption_of_jobs_excessing_resource_limits: running {got}, upstream 3, 1, 0")
 
 # upstream: test_scheduler_preemption::TestSchedulerPreemption::test_graceful_preemption_timeout
 # A job of an operation in graceful preemption mode, its user_slots lowered to 0: interrupted,
@@ -89,8 +89,8 @@ sc["events"] = [{"time": 5000, "type": "update_operation", "operation": "op",
                  "parameters": {"scheduling_options_per_pool_tree": {"physical": {"resource_limits": {"user_slots": 0}}}}}]
 r = load(run("graceful_timeout", sc)[0])
 pre, ab = of(r, "job_preempted", "op"), of(r, "job_aborted", "op")
-check(len(of(r, "job_started", "op")) == 1 and len(ab) == 1, "test_graceful_preemption_timeout: one job, aborted")
-check(pre and ab[0]["time"] - pre[0]["time"] == 10000,
+require(len(of(r, "job_started", "op")) == 1 and len(ab) == 1, "test_graceful_preemption_timeout: one job, aborted")
+require(pre and ab[0]["time"] - pre[0]["time"] == 10000,
       f"test_graceful_preemption_timeout: aborted {ab[0]['time']} after interrupt {pre[0]['time'] if pre else None}")
 
 # upstream: test_scheduler_preemption::TestSchedulingBugOfOperationWithGracefulPreemption::test_scheduling_bug_of_operation_with_graceful_preemption
@@ -102,8 +102,8 @@ sc = scenario([nodes("n", 1, cpu=2, slots=2)],
                op("graceful", 1000, "pool", jobs=2, duration=LONG, preemption_mode="graceful")],
               duration=30000, heartbeat=100, fs=100)
 r = load(run("graceful_bug", sc)[0])
-check(running(r, 4999, "graceful") == 1, f"graceful bug: {running(r, 4999, 'graceful')} jobs beside the placeholder, upstream 1")
-check(running(r, 29999, "graceful") == 2, f"graceful bug: {running(r, 29999, 'graceful')} jobs running, upstream 2")
+require(running(r, 4999, "graceful") == 1, f"graceful bug: {running(r, 4999, 'graceful')} jobs beside the placeholder, upstream 1")
+require(running(r, 29999, "graceful") == 2, f"graceful bug: {running(r, 29999, 'graceful')} jobs running, upstream 2")
 
 # TestResourceLimitsOverdraftPreemption: 2 nodes of 2 cpu / 2 slots, node 0 unusable at first;
 # op1 and op2 run one job each on node 1; then node 0 comes back and node 1 loses its cpu (or
@@ -124,7 +124,7 @@ def overdraft(resource, preemption_timeout):
     r = load(run("overdraft_" + resource, sc)[0])
     for o in ("op1", "op2"):
         starts, aborts = of(r, "job_started", o), of(r, "job_aborted", o)
-        check(len(aborts) == 1 and len(starts) == 2 and starts[0]["node_id"] == "n-1"
+        require(len(aborts) == 1 and len(starts) == 2 and starts[0]["node_id"] == "n-1"
               and starts[1]["node_id"] == "n-0" and running(r, 29999, o) == 1,
               f"overdraft {resource}: {o} starts {[(e['time'], e['node_id']) for e in starts]}")
     return r
@@ -136,7 +136,7 @@ overdraft("cpu", 1000)
 # 30 s: both jobs aborted within it shows the abort was forced (the overcommit's 1 s).
 r = overdraft("user_slots", 600000)
 forced = [(e["preemption_reason"], e["interrupt_timeout"]) for e in r.of_type("job_preempted")]
-check(forced == [("resource_overcommit", 0)] * 2, f"force abort: preempted {forced}, upstream aborted at once")
+require(forced == [("resource_overcommit", 0)] * 2, f"force abort: preempted {forced}, upstream aborted at once")
 # TestSchedulerAggressivePreemption: 4 nodes of 2 cpu / 2 slots tagged group0, group1, group0,
 # group1; two operations of 4 jobs each, each filtered to one group, fill the cluster.
 AGG = {"aggressive_preemption_satisfaction_threshold": 0.2, "preemption_satisfaction_threshold": 1.0,
@@ -158,13 +158,13 @@ sc["events"] = [{"time": 20000, "type": "set_pool_attribute", "pool": "special_p
 r = load(run("aggressive", sc)[0])
 for i in range(2):
     got = r.ratios(f"fake_pool{i}", 4999)
-    check(almost(got[0], 1 / 2) and almost(got[1], 1 / 2) and running(r, 4999, f"op{i}") == 4,
+    require(almost(got[0], 1 / 2) and almost(got[1], 1 / 2) and running(r, 4999, f"op{i}") == 4,
           f"aggressive: op{i} fair share, usage {got}, {running(r, 4999, f'op{i}')} jobs; upstream 1/2, 1/2, 4")
 got = r.ratios("special_pool", 19999)
-check(almost(got[0], 1 / 4) and almost(got[1], 0.0) and running(r, 19999, "special") == 0,
+require(almost(got[0], 1 / 4) and almost(got[1], 0.0) and running(r, 19999, "special") == 0,
       f"aggressive: special fair share, usage {got} before; upstream 1/4, 0")
 got = r.ratios("special_pool", 39999)
-check(almost(got[1], 1 / 4) and running(r, 39999, "special") == 1,
+require(almost(got[1], 1 / 4) and running(r, 39999, "special") == 1,
       f"aggressive: special usage {got[1]}, {running(r, 39999, 'special')} jobs after; upstream 1/4, 1")
 
 # upstream: test_scheduler_preemption::TestSchedulerAggressivePreemption::test_no_aggressive_preemption_for_non_aggressively_starving_operation
@@ -182,19 +182,19 @@ sc["events"] = [{"time": 30000, "type": "set_pool_attribute", "pool": "special_p
 r = load(run("no_aggressive", sc)[0])
 def expect(pool, op_id, t, fs, usage, jobs, what):
     got = r.ratios(pool, t) + (running(r, t, op_id),)
-    check((fs is None or almost(got[0], fs)) and almost(got[1], usage) and got[2] == jobs,
+    require((fs is None or almost(got[0], fs)) and almost(got[1], usage) and got[2] == jobs,
           f"no aggressive preemption: {what}: fair share, usage, jobs {got}; upstream {fs}, {usage}, {jobs}")
 expect("fake_pool", "bad", 4999, 1.0, 1.0, 8, "bad_op")
 # op1 gets its job, and has it still 3 s later (upstream's sleep) and until op2 starts
 for t in (8000, 11000, 14999):
     expect("special_pool", "op1", t, 2 / 12, 1 / 8, 1, "op1 at %d ms" % t)
-check(r.status_at("op2", 18000) == "starving", f"no aggressive preemption: op2 is {r.status_at('op2', 18000)}")
+require(r.status_at("op2", 18000) == "starving", f"no aggressive preemption: op2 is {r.status_at('op2', 18000)}")
 for t in (18000, 21000, 29999):
     expect("regular_pool", "op2", t, 1 / 13, 0.0, 0, "op2 at %d ms" % t)
 # (1/8) / (1/6) = 0.75 < 0.9, the tolerance
-check(r.status_at("op1", 29999) == "starving", f"no aggressive preemption: op1 is {r.status_at('op1', 29999)}")
+require(r.status_at("op1", 29999) == "starving", f"no aggressive preemption: op1 is {r.status_at('op1', 29999)}")
 expect("special_pool", "op1", 49999, None, 2 / 8, 2, "op1 after enable_aggressive_starvation")
-check(r.status_at("op1", 49999) == "non_starving",
+require(r.status_at("op1", 49999) == "non_starving",
       f"no aggressive preemption: op1 is {r.status_at('op1', 49999)} at last, upstream non_starving")
 
 # TestIncreasedStarvationToleranceForFullySatisfiedDemand: one node of 10 cpu / 10 slots.
@@ -214,9 +214,9 @@ sc = scenario(ten, {"physical": t}, [op("regular", 0, "regular_pool", jobs=1, du
                                      op("starving", 1000, "starving_pool", jobs=9, duration=LONG)],
               duration=10000, heartbeat=100, fs=100)
 r = load(run("increase_op", sc)[0])
-check(running(r, 2000, "regular") == 1, f"increase_for_operation: regular_op runs {running(r, 2000, 'regular')} job of 2 cpu")
-check(running(r, 2000, "starving") == 8, f"increase_for_operation: starving_op runs {running(r, 2000, 'starving')}, upstream 8")
-check(r.status_at("starving") == "starving", f"increase_for_operation: starving_op is {r.status_at('starving')}")
+require(running(r, 2000, "regular") == 1, f"increase_for_operation: regular_op runs {running(r, 2000, 'regular')} job of 2 cpu")
+require(running(r, 2000, "starving") == 8, f"increase_for_operation: starving_op runs {running(r, 2000, 'starving')}, upstream 8")
+require(r.status_at("starving") == "starving", f"increase_for_operation: starving_op is {r.status_at('starving')}")
 
 # upstream: test_scheduler_preemption::TestIncreasedStarvationToleranceForFullySatisfiedDemand::test_no_increase_for_pool
 # regular_op runs 9 jobs in pool; starving_op (same pool) filters on a tag no node has: within
@@ -228,8 +228,8 @@ sc = scenario(ten, {"physical": t}, [op("regular", 0, "pool", jobs=9, duration=L
                                         scheduling_tag_filter="nonexistent_tag")],
               duration=10000, heartbeat=100, fs=100)
 r = load(run("no_increase_pool", sc)[0])
-check(running(r, 999, "regular") == 9, "no_increase_for_pool: regular_op runs 9")
-check(r.status_at("starving") == "starving" and r.status_at("pool") == "non_starving",
+require(running(r, 999, "regular") == 9, "no_increase_for_pool: regular_op runs 9")
+require(r.status_at("starving") == "starving" and r.status_at("pool") == "non_starving",
       f"no_increase_for_pool: starving_op {r.status_at('starving')}, pool {r.status_at('pool')}")
 print("preemption cases: all passed")
 PY

@@ -61,27 +61,27 @@ def scope_scenario(scope, extra=None, lazy=False):
 # upstream: test_scheduler_preemption::TestPreemptionPriorityScope::test_preemption_priority_scope
 r = load(run("scope_operation_only", scope_scenario("operation_only"))[0])
 greedy = usage_at_end(r, "greedy", 2)
-check(greedy == 4 and max_usage(r, "greedy", 2) == 4, f"operation_only: greedy_op uses {greedy} cpu, upstream 4.0")
-check(not preempted(r, "normal"), "operation_only: normal_op lost jobs")
+require(greedy == 4 and max_usage(r, "greedy", 2) == 4, f"operation_only: greedy_op uses {greedy} cpu, upstream 4.0")
+require(not preempted(r, "normal"), "operation_only: normal_op lost jobs")
 second = [e for e in r.of_type("starvation_status_changed") if e["element"] == "second"]
-check(second and second[-1]["status"] == "starving", f"operation_only: second is {second[-1:]}, upstream starving")
+require(second and second[-1]["status"] == "starving", f"operation_only: second is {second[-1:]}, upstream starving")
 gst = [e for e in r.of_type("starvation_status_changed") if e["element"] == "greedy"]
-check(not gst or gst[-1]["status"] == "non_starving", f"operation_only: greedy_op is {gst[-1:]}, upstream non_starving")
+require(not gst or gst[-1]["status"] == "non_starving", f"operation_only: greedy_op is {gst[-1:]}, upstream non_starving")
 sst = [e for e in r.of_type("starvation_status_changed") if e["element"] == "starving"]
-check(sst and sst[-1]["status"] == "starving", f"operation_only: starving_op is {sst[-1:]}, upstream starving")
+require(sst and sst[-1]["status"] == "starving", f"operation_only: starving_op is {sst[-1:]}, upstream starving")
 # greedy_op's own fair share (upstream: 0.41) is per operation, which the simulator's time series
 # is not: preemption_orchid.sh checks it on the service; here second's 0.51 (0.41 + starving_op's
 # 0.1), with upstream's tolerance
 row = r.pool_rows("second")[-1]
-check(almost(float(row["fair_share_ratio"]), 0.51), f"operation_only: second's fair share {row['fair_share_ratio']}, 0.51")
+require(almost(float(row["fair_share_ratio"]), 0.51), f"operation_only: second's fair share {row['fair_share_ratio']}, 0.51")
 # ... and with operation_and_ancestors (upstream switches the option and waits for 6 cpu):
 # greedy_op reaches 6 cpu by preempting normal_op's job above its fair share. (normal_op, now
 # starving in turn, takes it back later; upstream's test ends at the 6 cpu.)
 r = load(run("scope_operation_and_ancestors", scope_scenario("operation_and_ancestors"))[0])
 greedy = max_usage(r, "greedy", 2)
-check(greedy == 6, f"operation_and_ancestors: greedy_op reaches {greedy} cpu, upstream 6.0")
+require(greedy == 6, f"operation_and_ancestors: greedy_op reaches {greedy} cpu, upstream 6.0")
 first = preempted(r, "normal")
-check(first and first[0]["preempted_for"] == "greedy", "operation_and_ancestors: normal_op loses a job to greedy_op")
+require(first and first[0]["preempted_for"] == "greedy", "operation_and_ancestors: normal_op loses a job to greedy_op")
 print("priority scope: operation_only 4 cpu, operation_and_ancestors 6 cpu")
 
 # preemption_check_satisfaction (TestSchedulerAggressivePreemption2 and
@@ -91,10 +91,10 @@ print("priority scope: operation_only 4 cpu, operation_and_ancestors 6 cpu")
 # it, unless the check is off.
 r = load(run("check_satisfaction_on", scope_scenario("operation_and_ancestors",
                                                       {"preemption_satisfaction_threshold": 1.1}, lazy=True))[0])
-check(max_usage(r, "greedy", 2) == 4, "preemption_check_satisfaction: normal_op preempted below the threshold")
+require(max_usage(r, "greedy", 2) == 4, "preemption_check_satisfaction: normal_op preempted below the threshold")
 r = load(run("check_satisfaction_off", scope_scenario("operation_and_ancestors",
               {"preemption_satisfaction_threshold": 1.1, "preemption_check_satisfaction": False}, lazy=True))[0])
-check(max_usage(r, "greedy", 2) == 6, "preemption_check_satisfaction = false: normal_op not preempted")
+require(max_usage(r, "greedy", 2) == 6, "preemption_check_satisfaction = false: normal_op not preempted")
 
 # ---- TestSchedulerPreemption::test_conditional_preemption -----------------------------------
 # Upstream's figures: 3 nodes of 1 cpu / 2 slots, jobs of 0.5 cpu, min_spare_job_resources_on_node
@@ -118,19 +118,19 @@ def conditional_scenario(extra):
 
 # upstream: test_scheduler_preemption::TestSchedulerPreemption::test_conditional_preemption
 r = load(run("conditional_off", conditional_scenario({"enable_conditional_preemption": False}))[0])
-check(usage_at_end(r, "donor", 0.5) == 1.5 and usage_at_end(r, "starving", 0.5) == 0,
+require(usage_at_end(r, "donor", 0.5) == 1.5 and usage_at_end(r, "starving", 0.5) == 0,
       f"conditional off: donor {usage_at_end(r, 'donor', 0.5)}, starving {usage_at_end(r, 'starving', 0.5)}; upstream 1.5 and 0")
 # before starving_op comes, donor_op (below its 2 cpu share) and its pool are starving
 early = (r.status_at("donor", 9999), r.status_at("guaranteed_pool", 9999))
-check("non_starving" not in early, f"conditional off: donor_op, guaranteed_pool before starving_op: {early}")
+require("non_starving" not in early, f"conditional off: donor_op, guaranteed_pool before starving_op: {early}")
 st = [e for e in r.of_type("starvation_status_changed") if e["element"] in ("donor", "starving", "guaranteed_pool")]
 last = {e["element"]: e["status"] for e in st}
-check(last.get("donor", "non_starving") == "non_starving" and last.get("starving") != "non_starving"
+require(last.get("donor", "non_starving") == "non_starving" and last.get("starving") != "non_starving"
       and last.get("guaranteed_pool") != "non_starving", f"conditional off: starvation {last}")
 r = load(run("conditional_on", conditional_scenario({"enable_conditional_preemption": True}))[0])
 got = [usage_at_end(r, o, 0.5) for o in ("starving", "donor")] + \
       [sum(usage_at_end(r, f"blocking{i}", 0.5) for i in range(3))]
-check(got == [0.5, 1.0, 1.5], f"conditional on: starving, donor, blocking_pool use {got} cpu; upstream 0.5, 1.0, 1.5")
+require(got == [0.5, 1.0, 1.5], f"conditional on: starving, donor, blocking_pool use {got} cpu; upstream 0.5, 1.0, 1.5")
 print("conditional preemption on a full cluster: starving 0.5, donor 1.0, blocking 1.5 cpu")
 
 # Conditional preemption under a pool at its resource_limits (upstream adds the operation's
@@ -152,10 +152,10 @@ ops = [op("blocker", 0, "other", jobs=1, duration=10 ** 7),
 r = load(run("conditional_limits", scenario([nodes("n", 1, cpu=10, slots=10)], {"physical": t}, ops,
                                             duration=40000, heartbeat=100, fs=100))[0])
 got = [usage_at_end(r, o, 1) for o in ("starving", "donor", "blocker")]
-check(max_usage(r, "donor", 1) == 3, "conditional under limits: donor_op reaches 3 cpu first")
-check(got == [1, 2, 1], f"conditional under limits: starving, donor, blocker use {got} cpu, expected 1, 2, 1")
+require(max_usage(r, "donor", 1) == 3, "conditional under limits: donor_op reaches 3 cpu first")
+require(got == [1, 2, 1], f"conditional under limits: starving, donor, blocker use {got} cpu, expected 1, 2, 1")
 lim = [e for e in r.of_type("job_preempted") if e["preemption_reason"] != "preempted_for_starving_operation"]
-check(not lim, f"conditional under limits: no limits-violated preemption {lim}")
+require(not lim, f"conditional under limits: no limits-violated preemption {lim}")
 
 # preemption_check_starvation: without conditional preemption and without the satisfaction check
 # (guaranteed_pool's local satisfaction 3 / 4 is below 0.99), guaranteed_pool's starvation alone
@@ -165,7 +165,7 @@ for check_starvation, expected in ((True, 0), (False, 0.5)):
         {"enable_conditional_preemption": False, "preemption_check_satisfaction": False,
          "preemption_check_starvation": check_starvation}))[0])
     got = usage_at_end(r, "starving", 0.5)
-    check(got == expected, f"preemption_check_starvation = {check_starvation}: starving_op uses {got} cpu, expected {expected}")
+    require(got == expected, f"preemption_check_starvation = {check_starvation}: starving_op uses {got} cpu, expected {expected}")
 # ---- TestSchedulerAggressivePreemption::test_aggressive_preemption_for_gang_operations -------
 # 4 nodes of 2 cpu / 2 slots tagged group0, group1, group0, group1; two gang operations of 4
 # jobs, each filtered to one group, fill the cluster; starving_op (one job of 2 cpu, fair share
@@ -203,14 +203,14 @@ def gang_scenario(allow):
 r = load(run("gang_disallowed", gang_scenario(False))[0])
 for i in range(2):
     got = r.ratios(f"u{i}", 4999) + (usage_at_end(r, f"gang{i}", 1),)
-    check(almost(got[0], 1 / 2) and almost(got[1], 1 / 2) and got[2] == 4,
+    require(almost(got[0], 1 / 2) and almost(got[1], 1 / 2) and got[2] == 4,
           f"gang: gang{i} fair share, usage, cpu {got}; upstream 1/2, 1/2, 4")
 got = r.ratios("u2", 29999)
-check(almost(got[0], 1 / 4) and almost(got[1], 0.0) and max_usage(r, "starving", 2) == 0,
+require(almost(got[0], 1 / 4) and almost(got[1], 0.0) and max_usage(r, "starving", 2) == 0,
       f"gang disallowed: starving_op fair share, usage {got}; upstream 1/4, 0")
 r = load(run("gang_allowed", gang_scenario(True))[0])
 got = r.ratios("u2", 29999)
-check(almost(got[0], 1 / 4) and usage_at_end(r, "starving", 2) == 2,
+require(almost(got[0], 1 / 4) and usage_at_end(r, "starving", 2) == 2,
       f"gang allowed: starving_op fair share {got[0]}, {usage_at_end(r, 'starving', 2)} cpu; upstream 1/4 (and the job)")
 print("aggressive preemption of gang operations: disallowed 0 cpu, allowed 2 cpu")
 
@@ -236,26 +236,26 @@ ops = [op("dishonest", 0, "dishonest_pool", jobs=2, duration=10 ** 7, cpu=5),
 # upstream: test_scheduler_preemption::TestSchedulerAggressivePreemption2::test_allow_aggressive_starvation_preemption_operation
 r = load(run("allow_aggressive", scenario([nodes("n", 5, cpu=5, slots=5)], {"physical": t}, ops,
                                           duration=300000, heartbeat=100, fs=100))[0])
-check(max_usage(r, "honest_big", 1) == 10, "allow_aggressive: honest_big reaches 10 cpu (0.4) first")
+require(max_usage(r, "honest_big", 1) == 10, "allow_aggressive: honest_big reaches 10 cpu (0.4) first")
 # upstream's waits, each before the next operation starts; each operation is alone in its pool
 for pool, t, fs, usage in (("dishonest_pool", 999, 0.4, 0.4), ("honest_subpool_small", 1999, 0.2, 0.2),
                            ("honest_subpool_big", 4999, 0.6, 0.4)):
     got = r.ratios(pool, t)
-    check(almost(got[0], fs) and almost(got[1], usage),
+    require(almost(got[0], fs) and almost(got[1], usage),
           f"allow_aggressive: {pool} fair share, usage {got}; upstream {fs}, {usage}")
 for pool, fs, usage in (("special_pool", 0.4, 0.08), ("honest_subpool_big", 0.4, 0.32)):
     got = r.ratios(pool, 35000)
-    check(almost(got[0], fs) and almost(got[1], usage),
+    require(almost(got[0], fs) and almost(got[1], usage),
           f"allow_aggressive: {pool} fair share, usage {got} with op_special; upstream {fs}, {usage}")
 got = (r.running_at(35000).get("special", 0), r.running_at(35000).get("honest_big", 0))
-check(got == (2, 8), f"allow_aggressive: special and honest_big use {got} cpu; upstream 0.08 and 0.32 of 25 (2, 8)")
+require(got == (2, 8), f"allow_aggressive: special and honest_big use {got} cpu; upstream 0.08 and 0.32 of 25 (2, 8)")
 # Beyond upstream's wait: once op_special is aggressively starving (the tree's
 # fair_share_aggressive_starvation_timeout, 120 s), honest_subpool_big's aggressively
 # preemptible jobs still stay, as the pool disallows aggressive preemption.
 got = (usage_at_end(r, "special", 1), usage_at_end(r, "honest_big", 1))
-check(got == (2, 8), f"allow_aggressive: at 300 s special and honest_big use {got} cpu, expected still (2, 8)")
+require(got == (2, 8), f"allow_aggressive: at 300 s special and honest_big use {got} cpu, expected still (2, 8)")
 last = {row["pool"]: float(row["fair_share_ratio"]) for row in r.pools}
-check(abs(last["special_pool"] - 0.4) < 1e-6 and abs(last["honest_subpool_big"] - 0.4) < 1e-6,
+require(abs(last["special_pool"] - 0.4) < 1e-6 and abs(last["honest_subpool_big"] - 0.4) < 1e-6,
       f"allow_aggressive: fair shares {last['special_pool']}, {last['honest_subpool_big']}; upstream 0.4, 0.4")
 print("allow_aggressive_preemption = false on a pool: special 2 cpu, honest_big 8 cpu")
 PY

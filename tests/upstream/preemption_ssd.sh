@@ -80,13 +80,13 @@ blocking, ev = unpreemptible_at_ssd()
 for enable in (False, True):
     r = sim(f"regular_{enable}", tree(enable), [blocking, ssd_op("ssd", 4000, jobs=4)], [ev])
     if not enable:
-        check(usage(r, "blocking") == 8, f"disabled: blocking op runs {usage(r, 'blocking')} jobs, upstream 8")
-        check(not starts(r, "ssd") and r.status_at("ssd") == "starving",
+        require(usage(r, "blocking") == 8, f"disabled: blocking op runs {usage(r, 'blocking')} jobs, upstream 8")
+        require(not starts(r, "ssd") and r.status_at("ssd") == "starving",
               f"disabled: ssd op starts {len(starts(r, 'ssd'))} jobs, is {r.status_at('ssd')}; upstream none, starving")
-        check(not preempted(r, "blocking"), "disabled: blocking op lost jobs")
+        require(not preempted(r, "blocking"), "disabled: blocking op lost jobs")
     else:
-        check(usage(r, "ssd") == 4, f"enabled: ssd op uses {usage(r, 'ssd')} cpu, upstream 4.0")
-        check(all(e["node_id"] in SSD_NODES for e in starts(r, "ssd")), "enabled: ssd jobs off the SSD nodes")
+        require(usage(r, "ssd") == 4, f"enabled: ssd op uses {usage(r, 'ssd')} cpu, upstream 4.0")
+        require(all(e["node_id"] in SSD_NODES for e in starts(r, "ssd")), "enabled: ssd jobs off the SSD nodes")
 print("regular SSD priority preemption: disabled 0 cpu, enabled 4 cpu")
 
 # ---- test_regular_ssd_priority_preemption_many_operations ----------------------------------
@@ -100,10 +100,10 @@ for enable in (False, True):
     r = sim(f"many_{enable}", tree(enable, {"max_unpreemptible_running_allocation_count": 1}), ops,
             pools=[{"name": "first"}, {"name": "second"}])
     if not enable:
-        check(not starts(r, "ssd") and r.status_at("ssd") == "starving",
+        require(not starts(r, "ssd") and r.status_at("ssd") == "starving",
               f"many, disabled: ssd op starts {len(starts(r, 'ssd'))} jobs; upstream none, starving")
     else:
-        check(usage(r, "ssd", 2) == 4, f"many, enabled: ssd op uses {usage(r, 'ssd', 2)} cpu, upstream 4.0")
+        require(usage(r, "ssd", 2) == 4, f"many, enabled: ssd op uses {usage(r, 'ssd', 2)} cpu, upstream 4.0")
 print("many operations: disabled 0 cpu, enabled 4 cpu")
 
 # ---- test_regular_preemption_of_ssd_jobs ---------------------------------------------------
@@ -112,7 +112,7 @@ r = sim("regular_of_ssd", tree(True),
         [ssd_op("blocking", 0, "first", jobs=4), op("regular", 2000, "second", jobs=8, duration=10 ** 7)],
         pools=[{"name": "first", "strong_guarantee_resources": {"cpu": 2}},
                {"name": "second", "strong_guarantee_resources": {"cpu": 6}}])
-check(usage(r, "blocking") == 2, f"blocking SSD op keeps {usage(r, 'blocking')} cpu, upstream 2.0")
+require(usage(r, "blocking") == 2, f"blocking SSD op keeps {usage(r, 'blocking')} cpu, upstream 2.0")
 print("regular preemption of SSD jobs: blocking op down to 2 cpu")
 
 # ---- test_no_aggressive_preemption_of_ssd_jobs_for_regular_jobs[False] ---------------------
@@ -125,20 +125,20 @@ for enable in (True, False):
             [ssd_op("blocking", 0, jobs=4), op("regular", 2000, "aggressive", jobs=1, duration=10 ** 7,
                                               scheduling_tag_filter="ssd_tag")], pools=aggr)
     if enable:
-        check(usage(r, "blocking") == 4 and not starts(r, "regular"),
+        require(usage(r, "blocking") == 4 and not starts(r, "regular"),
               f"enabled: blocking {usage(r, 'blocking')} cpu, regular starts {len(starts(r, 'regular'))}; upstream 4.0 and none")
-        check(r.status_at("regular") == "aggressively_starving",
+        require(r.status_at("regular") == "aggressively_starving",
               f"enabled: regular op is {r.status_at('regular')}, upstream aggressively_starving")
     else:
-        check(usage(r, "regular") == 1, f"disabled: regular op uses {usage(r, 'regular')} cpu, upstream 1.0")
+        require(usage(r, "regular") == 1, f"disabled: regular op uses {usage(r, 'regular')} cpu, upstream 1.0")
 print("no aggressive preemption of SSD jobs for regular jobs")
 
 # ---- test_aggressive_preemption_of_ssd_jobs_for_ssd_jobs[False] ----------------------------
 # upstream: test_scheduler_preemption::TestSsdPriorityPreemption::test_aggressive_preemption_of_ssd_jobs_for_ssd_jobs[False]
 r = sim("aggr_ssd", tree(True), [ssd_op("blocking", 0, jobs=4), ssd_op("ssd", 2000, "aggressive")],
         pools=aggr)
-check(usage(r, "ssd") == 1, f"ssd op in the aggressive pool uses {usage(r, 'ssd')} cpu, upstream 1.0")
-check(preempted(r, "blocking"), "the blocking SSD op lost no job")
+require(usage(r, "ssd") == 1, f"ssd op in the aggressive pool uses {usage(r, 'ssd')} cpu, upstream 1.0")
+require(preempted(r, "blocking"), "the blocking SSD op lost no job")
 print("aggressive preemption of SSD jobs for SSD jobs: 1 cpu")
 
 # ---- test_forbid_regular_jobs_on_ssd_nodes -------------------------------------------------
@@ -150,11 +150,11 @@ r = sim("forbid", tree(True),
          op("regular", 2000, "regular", jobs=4, duration=8000),
          ssd_op("ssdp", 12000, "protected")],
         pools=[{"name": "protected", "allow_regular_jobs_on_ssd_nodes": False}, {"name": "regular"}])
-check(starts(r, "protected") and all(e["node_id"] not in SSD_NODES for e in starts(r, "protected")),
+require(starts(r, "protected") and all(e["node_id"] not in SSD_NODES for e in starts(r, "protected")),
       "protected op's jobs on SSD nodes")
-check(len(starts(r, "regular")) == 4 and all(e["node_id"] in SSD_NODES for e in starts(r, "regular")),
+require(len(starts(r, "regular")) == 4 and all(e["node_id"] in SSD_NODES for e in starts(r, "regular")),
       "regular op's 4 jobs not all on the SSD nodes")
-check(usage(r, "protected") == 4 and usage(r, "ssdp") == 1,
+require(usage(r, "protected") == 4 and usage(r, "ssdp") == 1,
       f"protected {usage(r, 'protected')} cpu, its SSD op {usage(r, 'ssdp')}; upstream 4.0 and 1.0")
 print("forbid regular jobs on SSD nodes")
 
@@ -168,8 +168,8 @@ r = sim("ignore_blocking", tree(True, {"preemption_check_satisfaction": True}),
         [op("blocking", 0, "prod", jobs=5, duration=10 ** 7, cpu=1.5), ssd_op("ssd", 2000, "research")],
         pools=[{"name": "prod", "strong_guarantee_resources": {"cpu": 7}},
                {"name": "research", "strong_guarantee_resources": {"cpu": 1}}])
-check(usage(r, "ssd") == 1, f"ssd op uses {usage(r, 'ssd')} cpu, upstream 1.0")
-check(usage(r, "blocking", 1.5) == 4.5, f"blocking op keeps {usage(r, 'blocking', 1.5)} cpu, upstream 4.5 of 7")
+require(usage(r, "ssd") == 1, f"ssd op uses {usage(r, 'ssd')} cpu, upstream 1.0")
+require(usage(r, "blocking", 1.5) == 4.5, f"blocking op keeps {usage(r, 'blocking', 1.5)} cpu, upstream 4.5 of 7")
 print("preemption-blocking ancestors ignored for SSD jobs")
 
 # ---- test_config (the validation half; the medium alert is the service's) -------------------
@@ -177,6 +177,6 @@ print("preemption-blocking ancestors ignored for SSD jobs")
 sc = scenario(cluster(), {"physical": tree(True, {"ssd_priority_preemption": {"enable": True, "node_tag_filter": ""}})},
               [op("x", 0, jobs=1)], duration=1000)
 out, err = run("config_empty_filter", sc, expect_rc=2)
-check("SSD node tag filter must be non-empty when SSD priority preemption is enabled" in err,
+require("SSD node tag filter must be non-empty when SSD priority preemption is enabled" in err,
       f"enable with an empty node_tag_filter: {err.strip()}")
 PY

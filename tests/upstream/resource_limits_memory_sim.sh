@@ -48,8 +48,8 @@ def reserve_factor_case(label):
     done = [e for e in r.of_type("job_completed") if not e["job_id"].endswith("/0") or True]
     firsts = [e for e in done if e["job_id"].endswith("/0")]   # attempt 0: not an overdraft retry
     last = int(firsts[-1]["statistics"]["user_job/memory_reserve"])
-    check(len(done) == 20, f"{len(done)} jobs completed")
-    check(2e8 <= last <= 3.5e8, f"last memory_reserve {last}")
+    require(len(done) == 20, f"{len(done)} jobs completed")
+    require(2e8 <= last <= 3.5e8, f"last memory_reserve {last}")
     return last, [int(e["statistics"]["user_job/memory_reserve"]) for e in done]
 
 
@@ -73,15 +73,15 @@ sc["controller_agent"] = {"user_job_memory_digest_precision": 0.05,
 r = load(run("user_multiplier", sc)[0])
 ev = ended(r)
 reserves = [int(e["statistics"]["user_job/memory_reserve"]) for e in ev]
-check(reserves[:3] == [160 * 10 ** 6, 240 * 10 ** 6, 400 * 10 ** 6], f"reserves {reserves}")
-check([e["event_type"] for e in ev] == ["job_aborted", "job_aborted", "job_completed"], f"ends {ev}")
-check(all(e["reason"] == "resource_overdraft" for e in ev[:2]), "predecessor_type resource_overdraft")
-check([e["job_id"] for e in ev] == ["op/0/0/0", "op/0/0/1", "op/0/0/2"], "each retry follows its predecessor")
+require(reserves[:3] == [160 * 10 ** 6, 240 * 10 ** 6, 400 * 10 ** 6], f"reserves {reserves}")
+require([e["event_type"] for e in ev] == ["job_aborted", "job_aborted", "job_completed"], f"ends {ev}")
+require(all(e["reason"] == "resource_overdraft" for e in ev[:2]), "predecessor_type resource_overdraft")
+require([e["job_id"] for e in ev] == ["op/0/0/0", "op/0/0/1", "op/0/0/2"], "each retry follows its predecessor")
 print(f"test_user_job_resource_overdraft_memory_multiplier: reserves {reserves}")
 # The simulator shows upstream's cumulative statistics too (a job holds its peak from its start:
 # 270 MB for 5 s is 1287 MiB x s).
 st = ev[2]["statistics"]
-check(st["user_job/cumulative_memory_mb_sec"] == int(270 * 10 ** 6 * 5 / 2 ** 20)
+require(st["user_job/cumulative_memory_mb_sec"] == int(270 * 10 ** 6 * 5 / 2 ** 20)
       and st["user_job/cumulative_max_memory"] == 270 * 10 ** 6 * 5, f"cumulative {st}")
 
 # upstream: test_scheduler_resource_limits::TestMemoryReserveMultiplier::test_job_proxy_resource_overdraft_memory_multiplier
@@ -102,26 +102,26 @@ sc["controller_agent"] = {"user_job_memory_digest_precision": 0.05,
                           "job_proxy_resource_overdraft_memory_multiplier": 1.5, "footprint_memory": FOOT}
 r = load(run("proxy_multiplier", sc)[0])
 ev = ended(r)
-check([e["event_type"] for e in ev] == ["job_aborted", "job_aborted", "job_completed"] and
+require([e["event_type"] for e in ev] == ["job_aborted", "job_aborted", "job_completed"] and
       all(e["reason"] == "resource_overdraft" for e in ev[:2]), f"ends {[(e['event_type'], e.get('reason')) for e in ev]}")
 # Upstream subtracts the footprint from the job proxy's own job_proxy/memory_reserve; poolsched
 # reports the controller's value, estimate x factor (upstream's UpdateJobletFromSummary puts the
 # same path), which has no footprint to subtract.
 jp = [int(e["statistics"]["job_proxy/memory_reserve"]) for e in ev]
 uj = [int(e["statistics"]["user_job/memory_reserve"]) for e in ev]
-check(abs(jp[1] / jp[0] - 1.5) < 1e-3 and abs(jp[2] / jp[0] - 20.0) < 1e-3, f"job proxy reserves {jp}")
-check(uj[1] <= uj[0] and uj[2] <= uj[0], f"user job reserves {uj}")
-check(all(int(e["statistics"]["user_job/max_memory"]) < 400 * 1024 * 1024 for e in ev), "user job stays small")
+require(abs(jp[1] / jp[0] - 1.5) < 1e-3 and abs(jp[2] / jp[0] - 20.0) < 1e-3, f"job proxy reserves {jp}")
+require(uj[1] <= uj[0] and uj[2] <= uj[0], f"user job reserves {uj}")
+require(all(int(e["statistics"]["user_job/max_memory"]) < 400 * 1024 * 1024 for e in ev), "user job stays small")
 print(f"test_job_proxy_resource_overdraft_memory_multiplier: job proxy reserves {jp}, user job {uj}")
 
 # The node setting matters: without always_abort the node has the memory and lets the job run.
 sc["node_groups"] = [node_group(1, always_abort=False)]
 r = load(run("no_always_abort", sc)[0])
-check([e["event_type"] for e in ended(r)] == ["job_completed"], "without always_abort: no abort")
+require([e["event_type"] for e in ended(r)] == ["job_completed"], "without always_abort: no abort")
 
 # A bad controller value is refused naming the key.
 sc["controller_agent"] = {"user_job_resource_overdraft_memory_multiplier": 11}
 _, err = run("bad", sc, expect_rc=2)
-check("controller_agent" in err and "user_job_resource_overdraft_memory_multiplier" in err and "11" in err,
+require("controller_agent" in err and "user_job_resource_overdraft_memory_multiplier" in err and "11" in err,
       f"error: {err}")
 PY

@@ -12,7 +12,8 @@ import os, shutil, sys, tempfile, time
 BIN = sys.argv[1]
 sys.argv = [sys.argv[0], BIN, "none"]
 import node_e2e
-from node_e2e import Cluster, check, task, kill_cgroup_leftovers
+from checks import require
+from node_e2e import Cluster, task, kill_cgroup_leftovers
 
 
 def run_case(case, nodes_args=(), config=None):
@@ -47,7 +48,7 @@ def test_map(c):
         "python3 -c 'import time; a=[1]*100000000; time.sleep(10)'", 2, memory_limit=512 << 20)}})
     c.wait_op(op, 60, states=("failed",))
     jobs = c.jobs(op, "failed")
-    check(len(jobs) == 2 and all("Memory limit exceeded" in j["error"] for j in jobs),
+    require(len(jobs) == 2 and all("Memory limit exceeded" in j["error"] for j in jobs),
           "every job failed with Memory limit exceeded", jobs)
 
 
@@ -73,8 +74,8 @@ def test_cumulative_memory_statistics(c):
     for j in c.jobs(op, "completed"):
         st = j["statistics"]
         mb_sec, cum_max = st.get("user_job/cumulative_memory_mb_sec"), st.get("user_job/cumulative_max_memory")
-        check(mb_sec is not None and cum_max is not None and mb_sec > 0, "cumulative statistics", st)
-        check(mb_sec * 2 ** 20 < cum_max, "cumulative_memory_mb_sec x 2^20 < cumulative_max_memory", st)
+        require(mb_sec is not None and cum_max is not None and mb_sec > 0, "cumulative statistics", st)
+        require(mb_sec * 2 ** 20 < cum_max, "cumulative_memory_mb_sec x 2^20 < cumulative_max_memory", st)
     print("cumulative_memory_mb_sec %s, cumulative_max_memory %s" % (mb_sec, cum_max))
 
 
@@ -90,7 +91,7 @@ def test_always_abort(c):
         "time.sleep(2)'", 1, memory_limit=400 * 10 ** 6)}})
     c.wait_op(op, 40)
     ab = c.jobs(op, "aborted")
-    check(len(ab) == 1 and ab[0].get("abort_reason") == "resource_overdraft", "one overdraft abort", ab)
+    require(len(ab) == 1 and ab[0].get("abort_reason") == "resource_overdraft", "one overdraft abort", ab)
 
 
 def test_user_job_resource_overdraft_memory_multiplier(c):
@@ -105,8 +106,8 @@ def test_user_job_resource_overdraft_memory_multiplier(c):
     c.wait_op(op, 60)
     jobs = sorted(c.jobs(op), key=lambda j: j["start_time"])
     reserves = [j["statistics"]["user_job/memory_reserve"] for j in jobs]
-    check(reserves == [160 * 10 ** 6, 240 * 10 ** 6, 400 * 10 ** 6], "reserves", reserves)
-    check([j["state"] for j in jobs] == ["aborted", "aborted", "completed"] and
+    require(reserves == [160 * 10 ** 6, 240 * 10 ** 6, 400 * 10 ** 6], "reserves", reserves)
+    require([j["state"] for j in jobs] == ["aborted", "aborted", "completed"] and
           all(j.get("abort_reason") == "resource_overdraft" for j in jobs[:2]), "ends", jobs)
     print("memory reserves of the attempts: %s" % reserves)
 
@@ -126,7 +127,7 @@ def config_errors():
             p = subprocess.run([BIN, "scheduler", "--listen", "127.0.0.1:0", "--data-dir",
                                 os.path.join(tmp, "data"), "--config", path],
                                capture_output=True, text=True, timeout=10)
-            check(p.returncode == 2 and all(w in p.stderr for w in words), "config error", p.stderr)
+            require(p.returncode == 2 and all(w in p.stderr for w in words), "config error", p.stderr)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print("ok   controller_agent config errors")

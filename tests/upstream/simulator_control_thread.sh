@@ -53,18 +53,18 @@ def expect_correct(r, id, jobs, start, duration=120000):
     """Upstream's ExpectCorrect: job count, total = sum of durations + preempted run time
     (+-1 s), max duration (+-1 s), start time."""
     o = r.ops[id]
-    check(int(o["job_count"]) == jobs, f"{id}: job_count {o['job_count']}")
+    require(int(o["job_count"]) == jobs, f"{id}: job_count {o['job_count']}")
     total, preempted = int(o["jobs_total_duration"]), int(o["preempted_jobs_total_duration"])
-    check(abs(total - (jobs * duration + preempted)) <= 1000,
+    require(abs(total - (jobs * duration + preempted)) <= 1000,
           f"{id}: jobs_total_duration {total} != {jobs} x {duration} + preempted {preempted}")
-    check(abs(int(o["job_max_duration"]) - duration) <= 1000, f"{id}: job_max_duration {o['job_max_duration']}")
-    check(abs(int(o["start_time"]) - start) <= 1000, f"{id}: start_time {o['start_time']}")
-    check(o["operation_state"] == "completed", f"{id}: {o['operation_state']}")
+    require(abs(int(o["job_max_duration"]) - duration) <= 1000, f"{id}: job_max_duration {o['job_max_duration']}")
+    require(abs(int(o["start_time"]) - start) <= 1000, f"{id}: start_time {o['start_time']}")
+    require(o["operation_state"] == "completed", f"{id}: {o['operation_state']}")
 
 
 def expect_no_preemption(r, id):
     o = r.ops[id]
-    check(int(o["preempted_job_count"]) == 0 and int(o["preempted_jobs_total_duration"]) == 0,
+    require(int(o["preempted_job_count"]) == 0 and int(o["preempted_jobs_total_duration"]) == 0,
           f"{id}: preempted {o['preempted_job_count']} / {o['preempted_jobs_total_duration']}")
 
 
@@ -94,8 +94,8 @@ expect_correct(r, "op1", 100, 0)
 expect_correct(r, "op2", 100, 20000)
 o = r.ops["op1"]
 n, lost = int(o["preempted_job_count"]), int(o["preempted_jobs_total_duration"])
-check(20 <= n <= 22, f"op1 preempted {n} jobs, upstream 20..22")
-check(50 * 20 * 1000 - 1000 <= lost <= 120 * 20 * 1000 + 1000, f"op1 lost {lost} ms")
+require(20 <= n <= 22, f"op1 preempted {n} jobs, upstream 20..22")
+require(50 * 20 * 1000 - 1000 <= lost <= 120 * 20 * 1000 + 1000, f"op1 lost {lost} ms")
 expect_no_preemption(r, "op2")
 print(f"TestNormalPreemption: op1 lost {n} jobs, {lost} ms of run time")
 
@@ -105,9 +105,9 @@ print(f"TestNormalPreemption: op1 lost {n} jobs, {lost} ms of run time")
 r = load(run("literal", scenario([node_group("node", 10, 10, 10 * GB)], TREE,
                                  [operation("op1", 0, 100, 2, 2 * GB, 0, "test10", peak=1.0)],
                                  duration=60000))[0])
-check(len(r.of_type("job_aborted")) > 0 and
+require(len(r.of_type("job_aborted")) > 0 and
       all(e["reason"] == "resource_overdraft" for e in r.of_type("job_aborted")), "overdraft aborts")
 n = r.running_at(30000)["op1"]
-check(40 <= n < 50, f"literal input: {n} running, upstream 50")
+require(40 <= n < 50, f"literal input: {n} running, upstream 50")
 print(f"deviation: 2 GiB jobs peaking at 2 GiB: {n} running at once (upstream 50)")
 PY

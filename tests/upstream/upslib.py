@@ -107,7 +107,7 @@ def run(cases, only, context=None):
     check (server_helper.check) that failed while it ran; finish() then fails the test.
     With context, each case gets context(index, name) as its argument (e.g. names of its own
     trees on a shared scheduler)."""
-    from server_helper import check, FAILURES
+    from checks import check, FAILURES
     names = [fn.__name__ for fn in cases]
     for name in only or ():
         check(name in names, "no case named %s (cases: %s)" % (name, " ".join(names)))

@@ -5,8 +5,8 @@
  * Adding a benchmark is one entry in ps_benches (cmd_bench.c) and one run function here.
  * Benchmarks are shells: they read clocks and memory figures through src/platform.
  */
-#ifndef PS_CLI_BENCH_H
-#define PS_CLI_BENCH_H
+#ifndef PS_BENCH_BENCH_H
+#define PS_BENCH_BENCH_H
 
 #include <jansson.h>
 

@@ -1,14 +1,14 @@
 /* bench_http.h — what `bench http`'s modes share (bench_http.c: heartbeats; bench_http_load.c:
- * start_op throughput and the combined load). Internal to src/cli. */
-#ifndef PS_CLI_BENCH_HTTP_H
-#define PS_CLI_BENCH_HTTP_H
+ * start_op throughput and the combined load). Internal to src/bench. */
+#ifndef PS_BENCH_BENCH_HTTP_H
+#define PS_BENCH_BENCH_HTTP_H
 
 #include <stdbool.h>
 
 #include <jansson.h>
 
 #include "platform/http_client.h"
-#include "server/service.h"
+#include "server/bench_hooks.h"
 
 /* A virtual node: its id and the jobs it runs and has finished since its last heartbeat. */
 struct ps_bench_node {
@@ -16,6 +16,18 @@ struct ps_bench_node {
     json_t *running;   /* array of job ids */
     json_t *finished;  /* array of reports */
 };
+
+/* A scheduler in this process with its store in a new temporary directory (bench http's
+ * modes: threads HTTP workers, the fair-share update every period_ms, 0 the default). */
+struct ps_bench_http_env {
+    char dir[64];
+    struct ps_service *svc;
+    char api[128];   /* http://127.0.0.1:PORT/api/v1/ */
+};
+/* 0, or -1 with the error said; ps_bench_http_env_stop cleans up either way. */
+int ps_bench_http_env_start(struct ps_bench_http_env *e, long long threads, long long period_ms);
+/* Stops the scheduler and removes the directory, whatever files it holds. */
+void ps_bench_http_env_stop(struct ps_bench_http_env *e);
 
 int ps_bench_http_beat(struct ps_http_client *c, const char *url, struct ps_bench_node *n,
                        double finish, unsigned *seed, char *error);

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/bench.h"
-#include "cli/bench_workload.h"
+#include "bench/bench.h"
+#include "bench/bench_workload.h"
 #include "core/fair_share.h"
 #include "core/isa.h"
 #include "platform/clock.h"

@@ -16,8 +16,8 @@
  * Pure and deterministic: integer PRNG (bench_rng.h), no libm, no I/O. Elements come in
  * breadth-first order (root, level 1, level 2, level 3, then operations).
  */
-#ifndef PS_CLI_BENCH_WORKLOAD_H
-#define PS_CLI_BENCH_WORKLOAD_H
+#ifndef PS_BENCH_BENCH_WORKLOAD_H
+#define PS_BENCH_BENCH_WORKLOAD_H
 
 #include <stdint.h>
 

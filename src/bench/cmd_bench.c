@@ -1,5 +1,5 @@
 /* cmd_bench.c — `poolsched bench`: the table of benchmarks and what they share. */
-#include "cli/bench.h"
+#include "bench/cmd_bench.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/commands.h"
+#include "bench/bench.h"
+
 
 /* Later benchmarks (schedule, simulate, http, e2e) are one line each here. */
 const struct ps_bench ps_benches[] = {

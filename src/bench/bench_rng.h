@@ -5,8 +5,8 @@
  * same workload on every platform and compiler: a figure in docs/performance.md can be
  * reproduced from its seed. Not for anything that needs unpredictability.
  */
-#ifndef PS_CLI_BENCH_RNG_H
-#define PS_CLI_BENCH_RNG_H
+#ifndef PS_BENCH_BENCH_RNG_H
+#define PS_BENCH_BENCH_RNG_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -23,11 +23,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "cli/bench.h"
-#include "cli/bench_http.h"
+#include "bench/bench.h"
+#include "bench/bench_http.h"
 #include "platform/clock.h"
-#include "platform/file.h"
-#include "platform/sandbox.h"
 
 struct samples {
     double *v;   /* ms */
@@ -77,50 +75,6 @@ static void sleep_until(int64_t ns)
     nanosleep(&d, NULL);
 }
 
-/* ---- the service ------------------------------------------------------------------------- */
-
-struct env {
-    char dir[64];
-    struct ps_service *svc;
-    char api[128];   /* http://127.0.0.1:PORT/api/v1/ */
-};
-
-static int env_start(struct env *e, long long threads, long long period_ms)
-{
-    snprintf(e->dir, sizeof e->dir, "/tmp/poolsched-bench-http-XXXXXX");
-    struct ps_error err;
-    ps_error_init(&err);
-    if (ps_file_make_temp_dir(e->dir, &err) != 0) {
-        e->dir[0] = 0;
-        ps_bench_error("http", "cannot create a temporary directory: %s", err.msg);
-        return -1;
-    }
-    struct ps_service_config cfg;
-    ps_service_config_init(&cfg);
-    snprintf(cfg.data_dir, sizeof cfg.data_dir, "%s/data", e->dir);
-    cfg.port = 0;
-    cfg.http_threads = (int)threads;
-    cfg.quiet = true;
-    cfg.node_offline_timeout_ms = 600000;
-    if (period_ms > 0)
-        cfg.fair_share_update_period_ms = period_ms;
-    if (ps_service_start(&cfg, &e->svc, &err) != 0) {
-        ps_bench_error("http", "cannot start the scheduler: %s", err.msg);
-        return -1;
-    }
-    snprintf(e->api, sizeof e->api, "http://127.0.0.1:%u/api/v1/", ps_service_port(e->svc));
-    return 0;
-}
-
-static void env_stop(struct env *e)
-{
-    ps_service_stop(e->svc);
-    e->svc = NULL;
-    struct ps_error err;
-    ps_error_init(&err);
-    if (e->dir[0] && ps_sandbox_remove(e->dir, &err) != 0)
-        ps_bench_error("http", "cannot remove %s: %s", e->dir, err.msg);
-}
 
 static struct ps_http_client *client_new(const char *token)
 {
@@ -206,7 +160,7 @@ static void *starter_main(void *arg)
 
 /* clients concurrent starters for seconds: {clients, operations, operations_per_second,
  * latency..., commits, operations_per_commit, errors, process_cpu_percent}. */
-static json_t *start_op_phase(struct env *e, int clients, long long seconds, long long pools,
+static json_t *start_op_phase(struct ps_bench_http_env *e, int clients, long long seconds, long long pools,
                               long long *next)
 {
     struct starter *st = calloc((size_t)clients, sizeof *st);
@@ -216,11 +170,11 @@ static json_t *start_op_phase(struct env *e, int clients, long long seconds, lon
         free(th);
         return NULL;
     }
-    double commits0 = ps_metric_value(e->svc->m_commits);
+    double commits0 = ps_bench_server_counter(e->svc, PS_BENCH_COMMITS);
     int64_t cpu0 = ps_clock_process_cpu_ns(), start = ps_clock_monotonic_ns();
     int started = 0;
     for (int k = 0; k < clients; k++) {
-        st[k] = (struct starter){.api = e->api, .token = e->svc->admin_token, .pools = pools,
+        st[k] = (struct starter){.api = e->api, .token = ps_bench_server_admin_token(e->svc), .pools = pools,
                                  .next = *next + k, .step = clients,
                                  .deadline_ns = start + seconds * 1000000000LL};
         if (pthread_create(&th[k], NULL, starter_main, &st[k]) != 0)
@@ -241,7 +195,7 @@ static json_t *start_op_phase(struct env *e, int clients, long long seconds, lon
     }
     double wall = (double)(ps_clock_monotonic_ns() - start) / 1e9;
     double cpu = (double)(ps_clock_process_cpu_ns() - cpu0) / 1e9;
-    double commits = ps_metric_value(e->svc->m_commits) - commits0;
+    double commits = ps_bench_server_counter(e->svc, PS_BENCH_COMMITS) - commits0;
     int n = all.n;
     json_t *o = json_pack("{s:i, s:i, s:f, s:o, s:I, s:f, s:i, s:f}", "clients", started,
                           "operations", n, "operations_per_second", n / wall, "latency",
@@ -296,10 +250,10 @@ int ps_bench_http_start_op(int argc, char **argv)
                                          (int)(sizeof ints / sizeof *ints), usage);
     if (opt != 0)
         return opt == 1 ? 0 : 2;
-    struct env e = {0};
+    struct ps_bench_http_env e = {0};
     int status = 1;
     long long next = 0;
-    if (env_start(&e, threads, 0) == 0 && ps_bench_http_start_many(e.svc, 0, pools) == 0) {
+    if (ps_bench_http_env_start(&e, threads, 0) == 0 && ps_bench_http_start_many(e.svc, 0, pools) == 0) {
         json_t *many = start_op_phase(&e, (int)clients, seconds, pools, &next);
         json_t *one = start_op_phase(&e, 1, seconds, pools, &next);
         json_t *obj = json_pack("{s:s, s:s, s:I, s:I, s:I, s:o*, s:o*}", "benchmark", "http",
@@ -309,13 +263,12 @@ int ps_bench_http_start_op(int argc, char **argv)
                                 "one_client_kept_alive", one);
         status = ps_bench_print_json("http", obj);
     }
-    env_stop(&e);
+    ps_bench_http_env_stop(&e);
     return status;
 }
 
 /* ---- combined ------------------------------------------------------------------------------ */
 
-void ps_svc_update_all(struct ps_service *svc);   /* engine_loop.c */
 
 struct sender {
     struct ps_service *svc;
@@ -336,7 +289,7 @@ struct sender {
 static void *sender_main(void *arg)
 {
     struct sender *s = arg;
-    struct ps_http_client *c = client_new(s->svc->cluster_secret);
+    struct ps_http_client *c = client_new(ps_bench_server_cluster_secret(s->svc));
     for (int64_t r = 0; c && s->errors <= 10; r++) {
         bool any = false;
         for (long long i = s->first; i < s->node_count && s->errors <= 10; i += s->step) {
@@ -468,7 +421,7 @@ int ps_bench_http_combined(int argc, char **argv)
         return opt == 1 ? 0 : 2;
     if (senders > nodes)
         senders = nodes;
-    struct env e = {0};
+    struct ps_bench_http_env e = {0};
     int status = 1;
     struct ps_bench_node *ns = calloc((size_t)nodes, sizeof *ns);
     struct sender *sd = calloc((size_t)senders, sizeof *sd);
@@ -476,7 +429,7 @@ int ps_bench_http_combined(int argc, char **argv)
     struct api_client ac[2];
     memset(ac, 0, sizeof ac);
     int64_t setup_start = ps_clock_monotonic_ns();
-    if (!ns || !sd || !th || env_start(&e, threads, update_ms) != 0)
+    if (!ns || !sd || !th || ps_bench_http_env_start(&e, threads, update_ms) != 0)
         goto out;
     for (long long i = 0; i < nodes; i++) {
         snprintf(ns[i].id, sizeof ns[i].id, "node-%05lld", i);
@@ -489,9 +442,8 @@ int ps_bench_http_combined(int argc, char **argv)
     snprintf(spec, sizeof spec,
              "{\"spec\": {\"tasks\": {\"t\": {\"command\": \"true\", \"job_count\": %lld, "
              "\"memory_limit\": 104857600}}}}", big < 1000000 ? big : 1000000);
-    struct ps_auth_identity admin = {"admin", PS_ROLE_ADMIN};
     json_t *reply = NULL;
-    int st = ps_api_dispatch(e.svc, "start_op", spec, strlen(spec), &admin, &reply);
+    int st = ps_bench_server_api(e.svc, "start_op", spec, &reply);
     json_decref(reply);
     if (st != 200 || (operations > 0 && ps_bench_http_start_many(e.svc, operations, pools) != 0)) {
         ps_bench_error("http", "setup failed (start_op status %d)", st);
@@ -499,13 +451,11 @@ int ps_bench_http_combined(int argc, char **argv)
     }
     char url[128];
     snprintf(url, sizeof url, "http://127.0.0.1:%u/internal/v1/node/heartbeat",
-             ps_service_port(e.svc));
+             ps_bench_server_port(e.svc));
     /* register the nodes, update, fill them */
     if (ps_bench_http_warm(e.svc, url, ns, (int)nodes) != 0)
         goto out;
-    pthread_mutex_lock(&e.svc->mu);
-    ps_svc_update_all(e.svc);
-    pthread_mutex_unlock(&e.svc->mu);
+    ps_bench_server_update_fair_share(e.svc);
     if (ps_bench_http_warm(e.svc, url, ns, (int)nodes) != 0)
         goto out;
     double setup_s = (double)(ps_clock_monotonic_ns() - setup_start) / 1e9;
@@ -518,7 +468,7 @@ int ps_bench_http_combined(int argc, char **argv)
                             &fs_count0);
     ps_bench_http_histogram(e.svc, "poolsched_fair_share_update_locked_seconds", &lk_sum0,
                             &lk_count0);
-    double finished0 = ps_metric_value(e.svc->m_jobs_finished);
+    double finished0 = ps_bench_server_counter(e.svc, PS_BENCH_JOBS_FINISHED);
     double loadavg[1] = {0};
     if (getloadavg(loadavg, 1) < 1)
         loadavg[0] = -1;
@@ -543,7 +493,7 @@ int ps_bench_http_combined(int argc, char **argv)
         started++;
     }
     for (int k = 0; k < 2; k++) {
-        ac[k] = (struct api_client){.api = e.api, .token = e.svc->admin_token, .writes = k == 1,
+        ac[k] = (struct api_client){.api = e.api, .token = ps_bench_server_admin_token(e.svc), .writes = k == 1,
                                     .per_second = k ? writes : reads, .pools = pools,
                                     .start_ns = start, .deadline_ns = deadline,
                                     .seed = (unsigned)k + 100};
@@ -555,7 +505,7 @@ int ps_bench_http_combined(int argc, char **argv)
         pthread_join(th[k], NULL);
     double wall = (double)(ps_clock_monotonic_ns() - start) / 1e9;
     double cpu = (double)(ps_clock_process_cpu_ns() - cpu0) / 1e9;
-    double finished = ps_metric_value(e.svc->m_jobs_finished) - finished0;
+    double finished = ps_bench_server_counter(e.svc, PS_BENCH_JOBS_FINISHED) - finished0;
     struct samples lat = {0}, late = {0}, plain = {0}, commit = {0};
     int errors = 0;
     int64_t gen_cpu = 0;
@@ -625,7 +575,7 @@ int ps_bench_http_combined(int argc, char **argv)
     free(commit.v);
     status = ps_bench_print_json("http", obj);
 out:
-    env_stop(&e);
+    ps_bench_http_env_stop(&e);
     for (long long i = 0; ns && i < nodes; i++) {
         json_decref(ns[i].running);
         json_decref(ns[i].finished);

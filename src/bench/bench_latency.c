@@ -31,7 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/bench.h"
+#include "bench/bench.h"
 #include "platform/clock.h"
 #include "platform/daemon.h"
 #include "platform/file.h"

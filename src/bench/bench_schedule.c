@@ -34,8 +34,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/bench.h"
-#include "cli/bench_rng.h"
+#include "bench/bench.h"
+#include "bench/bench_rng.h"
 #include "core/formula.h"
 #include "core/preempt.h"
 #include "core/preemptible.h"

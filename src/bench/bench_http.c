@@ -25,13 +25,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/bench.h"
-#include "cli/bench_http.h"
+#include "bench/bench.h"
+#include "bench/bench_http.h"
 #include "platform/clock.h"
 #include "platform/file.h"
 #include "platform/http_client.h"
 #include "platform/sandbox.h"
-#include "server/service.h"
 
 
 struct client {
@@ -124,7 +123,7 @@ static void *client_main(void *arg)
     struct ps_error err;
     ps_error_init(&err);
     if (ps_http_client_new(&c, &err) != 0 ||
-        ps_http_client_set_token(c, cl->svc->cluster_secret, &err) != 0) {
+        ps_http_client_set_token(c, ps_bench_server_cluster_secret(cl->svc), &err) != 0) {
         snprintf(cl->error, sizeof cl->error, "%.200s", err.msg);
         ps_http_client_free(c);
         return NULL;
@@ -153,10 +152,45 @@ static void *client_main(void *arg)
     return NULL;
 }
 
+/* ---- the service ------------------------------------------------------------------------- */
+
+int ps_bench_http_env_start(struct ps_bench_http_env *e, long long threads, long long period_ms)
+{
+    snprintf(e->dir, sizeof e->dir, "/tmp/poolsched-bench-http-XXXXXX");
+    struct ps_error err;
+    ps_error_init(&err);
+    if (ps_file_make_temp_dir(e->dir, &err) != 0) {
+        e->dir[0] = 0;
+        ps_bench_error("http", "cannot create a temporary directory: %s", err.msg);
+        return -1;
+    }
+    char data_dir[sizeof e->dir + 8];
+    snprintf(data_dir, sizeof data_dir, "%s/data", e->dir);
+    struct ps_bench_server_options sopt = {.data_dir = data_dir, .http_threads = (int)threads,
+                                           .node_offline_timeout_ms = 600000,
+                                           .fair_share_update_period_ms = period_ms};
+    if (ps_bench_server_start(&sopt, &e->svc, &err) != 0) {
+        ps_bench_error("http", "cannot start the scheduler: %s", err.msg);
+        return -1;
+    }
+    snprintf(e->api, sizeof e->api, "http://127.0.0.1:%u/api/v1/", ps_bench_server_port(e->svc));
+    return 0;
+}
+
+void ps_bench_http_env_stop(struct ps_bench_http_env *e)
+{
+    ps_bench_server_stop(e->svc);
+    e->svc = NULL;
+    struct ps_error err;
+    ps_error_init(&err);
+    if (e->dir[0] && ps_sandbox_remove(e->dir, &err) != 0)
+        ps_bench_error("http", "cannot remove %s: %s", e->dir, err.msg);
+}
+
 int ps_bench_http_warm(struct ps_service *svc, const char *url, struct ps_bench_node *nodes, int count)
 {
     struct ps_http_client *c = NULL;
-    if (ps_http_client_new(&c, NULL) != 0 || ps_http_client_set_token(c, svc->cluster_secret, NULL) != 0) {
+    if (ps_http_client_new(&c, NULL) != 0 || ps_http_client_set_token(c, ps_bench_server_cluster_secret(svc), NULL) != 0) {
         ps_http_client_free(c);
         return -1;
     }
@@ -172,8 +206,6 @@ int ps_bench_http_warm(struct ps_service *svc, const char *url, struct ps_bench_
     return 0;
 }
 
-void ps_svc_update_all(struct ps_service *svc);
-
 /* The sum and count of a histogram of the service's registry; false when it has none. */
 bool ps_bench_http_histogram(struct ps_service *svc, const char *name, double *sum, double *count)
 {
@@ -181,7 +213,7 @@ bool ps_bench_http_histogram(struct ps_service *svc, const char *name, double *s
     size_t len = 0;
     struct ps_error err;
     ps_error_init(&err);
-    if (ps_metrics_render(svc->metrics, &text, &len, &err) != 0)
+    if (ps_bench_server_metrics(svc, &text, &len, &err) != 0)
         return false;
     char key[160];
     bool found = false;
@@ -220,7 +252,6 @@ struct setup_worker {
 static void *setup_main(void *arg)
 {
     struct setup_worker *w = arg;
-    struct ps_auth_identity admin = {"admin", PS_ROLE_ADMIN};
     long long n = w->ops < 0 ? w->pools : w->ops;
     for (long long i = w->first; i < n; i += w->step) {
         char body[256];
@@ -235,7 +266,7 @@ static void *setup_main(void *arg)
                      "\"true\", \"job_count\": 8, \"memory_limit\": 104857600}}}}",
                      i % w->pools);
         json_t *reply = NULL;
-        int st = ps_api_dispatch(w->svc, command, body, strlen(body), &admin, &reply);
+        int st = ps_bench_server_api(w->svc, command, body, &reply);
         if (st != 200) {
             char *text = reply ? json_dumps(reply, JSON_COMPACT) : NULL;
             snprintf(w->error, sizeof w->error, "%s %lld: status %d %.180s", command, i, st,
@@ -326,33 +357,21 @@ int ps_bench_http(int argc, char **argv)
         return opt == 1 ? 0 : 2;
     if (clients > nodes)
         clients = nodes;
-    char dir[] = "/tmp/poolsched-bench-http-XXXXXX";
-    struct ps_error err;
-    ps_error_init(&err);
-    if (ps_file_make_temp_dir(dir, &err) != 0) {
-        ps_bench_error("http", "cannot create a temporary directory: %s", err.msg);
-        return 1;
-    }
-    struct ps_service_config cfg;
-    ps_service_config_init(&cfg);
-    snprintf(cfg.data_dir, sizeof cfg.data_dir, "%s/data", dir);
-    cfg.port = 0;
-    cfg.http_threads = (int)threads;
-    cfg.quiet = true;
-    cfg.node_offline_timeout_ms = 600000;
-    if (period_ms > 0)
-        cfg.fair_share_update_period_ms = period_ms;
+    struct ps_bench_http_env e = {0};
     struct ps_service *svc = NULL;
     int status = 1;
     struct ps_bench_node *ns = calloc((size_t)nodes, sizeof *ns);
     struct client *cl = calloc((size_t)clients, sizeof *cl);
     pthread_t *th = calloc((size_t)clients, sizeof *th);
-    if (!ns || !cl || !th || ps_service_start(&cfg, &svc, &err) != 0) {
-        ps_bench_error("http", "cannot start the scheduler: %s", err.msg);
+    if (!ns || !cl || !th) {
+        ps_bench_error("http", "out of memory");
         goto out;
     }
+    if (ps_bench_http_env_start(&e, threads, period_ms) != 0)
+        goto out;
+    svc = e.svc;
     char url[128];
-    snprintf(url, sizeof url, "http://127.0.0.1:%u/internal/v1/node/heartbeat", ps_service_port(svc));
+    snprintf(url, sizeof url, "http://127.0.0.1:%u/internal/v1/node/heartbeat", ps_bench_server_port(svc));
     for (long long i = 0; i < nodes; i++) {
         snprintf(ns[i].id, sizeof ns[i].id, "node-%05lld", i);
         ns[i].running = json_array();
@@ -364,9 +383,8 @@ int ps_bench_http(int argc, char **argv)
              "{\"spec\": {\"tasks\": {\"t\": {\"command\": \"true\", \"job_count\": %lld, "
              "\"memory_limit\": 104857600}}}}",
              nodes * 4 * 4 < 1000000 ? nodes * 4 * 4 : 1000000);
-    struct ps_auth_identity admin = {"admin", PS_ROLE_ADMIN};
     json_t *reply = NULL;
-    int st = ps_api_dispatch(svc, "start_op", spec, strlen(spec), &admin, &reply);
+    int st = ps_bench_server_api(svc, "start_op", spec, &reply);
     json_decref(reply);
     if (st == 200 && operations > 0 && ps_bench_http_start_many(svc, operations, pools) != 0)
         goto out;
@@ -374,9 +392,7 @@ int ps_bench_http(int argc, char **argv)
         ps_bench_error("http", "setup failed (start_op status %d)", st);
         goto out;
     }
-    pthread_mutex_lock(&svc->mu);
-    ps_svc_update_all(svc);
-    pthread_mutex_unlock(&svc->mu);
+    ps_bench_server_update_fair_share(svc);
     if (ps_bench_http_warm(svc, url, ns, (int)nodes) != 0)
         goto out;
     int64_t running = 0;
@@ -387,7 +403,7 @@ int ps_bench_http(int argc, char **argv)
     ps_bench_http_histogram(svc, "poolsched_fair_share_update_duration_seconds", &fs_sum0, &fs_count0);
     ps_bench_http_histogram(svc, "poolsched_fair_share_update_locked_seconds", &lk_sum0, &lk_count0);
     int64_t start = ps_clock_monotonic_ns();
-    double commits0 = ps_metric_value(svc->m_commits);
+    double commits0 = ps_bench_server_counter(svc, PS_BENCH_COMMITS);
     for (long long k = 0; k < clients; k++) {
         cl[k].svc = svc;
         snprintf(cl[k].url, sizeof cl[k].url, "%s", url);
@@ -402,7 +418,7 @@ int ps_bench_http(int argc, char **argv)
     for (long long k = 0; k < clients; k++)
         pthread_join(th[k], NULL);
     double wall = (double)(ps_clock_monotonic_ns() - start) / 1e9;
-    double commits = ps_metric_value(svc->m_commits) - commits0;
+    double commits = ps_bench_server_counter(svc, PS_BENCH_COMMITS) - commits0;
     int total = 0, errors = 0;
     for (long long k = 0; k < clients; k++) {
         total += cl[k].lat_count;
@@ -436,7 +452,7 @@ int ps_bench_http(int argc, char **argv)
                             "latency_p99_ms", s.p99, "latency_max_ms", s.max,
                             "finish_per_heartbeat", (double)finish_pm / 1000.0, "commits",
                             (json_int_t)commits, "commits_per_second", commits / wall,
-                            "jobs_finished", (json_int_t)ps_metric_value(svc->m_jobs_finished));
+                            "jobs_finished", (json_int_t)ps_bench_server_counter(svc, PS_BENCH_JOBS_FINISHED));
     double fs_sum = 0, fs_count = 0;
     ps_bench_http_histogram(svc, "poolsched_fair_share_update_duration_seconds", &fs_sum, &fs_count);
     json_object_set_new(obj, "latency_p999_ms", json_real(p999));
@@ -452,7 +468,7 @@ int ps_bench_http(int argc, char **argv)
                                       lk_sum0, lk_count0));
     status = ps_bench_print_json("http", obj);
 out:
-    ps_service_stop(svc);
+    ps_bench_http_env_stop(&e);
     for (long long i = 0; ns && i < nodes; i++) {
         json_decref(ns[i].running);
         json_decref(ns[i].finished);
@@ -462,9 +478,5 @@ out:
     free(ns);
     free(cl);
     free(th);
-    /* remove the temporary store, whatever files it holds */
-    ps_error_init(&err);
-    if (ps_sandbox_remove(dir, &err) != 0)
-        ps_bench_error("http", "cannot remove %s: %s", dir, err.msg);
     return status;
 }

@@ -1,11 +1,11 @@
-#include "cli/bench_workload.h"
+#include "bench/bench_workload.h"
 
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/bench_rng.h"
+#include "bench/bench_rng.h"
 
 #define GIB ((int64_t)1 << 30)
 #define DAY_MS ((int64_t)86400000)

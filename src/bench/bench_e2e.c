@@ -17,15 +17,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/bench.h"
+#include "bench/bench.h"
 #include "platform/clock.h"
 #include "platform/daemon.h"
 #include "platform/job_process.h"
 #include "platform/procfs.h"
 #include "platform/sandbox.h"
 #include "platform/file.h"
-#include "server/auth.h"
-#include "server/service.h"
+#include "server/bench_hooks.h"
 
 #define MAX_NODES 16
 
@@ -37,9 +36,8 @@ static int64_t now_ms(void)
 /* Calls an API command in-process as the admin; returns the reply (caller frees) or NULL. */
 static json_t *api(struct ps_service *svc, const char *command, const char *body)
 {
-    struct ps_auth_identity admin = {"admin", PS_ROLE_ADMIN};
     json_t *reply = NULL;
-    int st = ps_api_dispatch(svc, command, body, strlen(body), &admin, &reply);
+    int st = ps_bench_server_api(svc, command, body, &reply);
     if (st != 200) {
         char *text = reply ? json_dumps(reply, JSON_COMPACT) : NULL;
         ps_bench_error("e2e", "%s: HTTP %d %s", command, st, text ? text : "");
@@ -132,25 +130,22 @@ int ps_bench_e2e(int argc, char **argv)
         return 1;
     }
 
-    struct ps_service_config cfg;
-    ps_service_config_init(&cfg);
-    snprintf(cfg.data_dir, sizeof cfg.data_dir, "%s/data", dir);
-    cfg.port = 0;
-    cfg.quiet = true;
-    cfg.heartbeat_period_ms = period;
-    cfg.fair_share_update_period_ms = 100;
+    char data_dir[sizeof dir + 8];
+    snprintf(data_dir, sizeof data_dir, "%s/data", dir);
+    struct ps_bench_server_options sopt = {.data_dir = data_dir, .heartbeat_period_ms = period,
+                                           .fair_share_update_period_ms = 100};
     struct ps_service *svc = NULL;
     struct ps_job_process procs[MAX_NODES];
     memset(procs, 0, sizeof procs);
     int status = 1, started_nodes = 0;
     char *secret = NULL;
     json_t *reply = NULL;
-    if (ps_service_start(&cfg, &svc, &err) != 0) {
+    if (ps_bench_server_start(&sopt, &svc, &err) != 0) {
         ps_bench_error("e2e", "cannot start the scheduler: %s", err.msg);
         goto out;
     }
     char path[1200];
-    snprintf(path, sizeof path, "%s/cluster_secret", cfg.data_dir);
+    snprintf(path, sizeof path, "%s/cluster_secret", data_dir);
     size_t len = 0;
     if (ps_file_read(path, &secret, &len, &err) != 0) {
         ps_bench_error("e2e", "%s", err.msg);
@@ -168,7 +163,7 @@ int ps_bench_e2e(int argc, char **argv)
                  "exec '%s' node --scheduler http://127.0.0.1:%u --node-id bench-%d-%ld "
                  "--resources cpu=%lld,memory=64G,user_slots=%lld --work-dir '%s/n%d' "
                  "--heartbeat-period %lld --tick 100 %s 2>'%s/node-%d.log'",
-                 self, ps_service_port(svc), i, ps_daemon_pid(), slots, slots, work, i, period,
+                 self, ps_bench_server_port(svc), i, ps_daemon_pid(), slots, slots, work, i, period,
                  no_cgroups ? "--no-cgroups" : "", dir, i);
         struct ps_job_process_spec spec = {
             .command = cmd, .shell = NULL, .cwd = dir, .envp = envp, .switch_user = false,
@@ -275,7 +270,7 @@ out:
                     log + (log_len > 2000 ? log_len - 2000 : 0));
         free(log);
     }
-    ps_service_stop(svc);
+    ps_bench_server_stop(svc);
     free(secret);
     if (ps_sandbox_remove(dir, &err) != 0)
         fprintf(stderr, "bench e2e: cleanup: %s\n", err.msg);

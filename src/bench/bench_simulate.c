@@ -27,8 +27,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli/bench.h"
-#include "cli/bench_rng.h"
+#include "bench/bench.h"
+#include "bench/bench_rng.h"
 #include "io/scenario.h"
 #include "platform/clock.h"
 #include "platform/memstat.h"
