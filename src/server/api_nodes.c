@@ -137,7 +137,7 @@ static json_t *abort_entry(const char *id, const char *reason)
 json_t *ps_svc_start_entry(const struct ps_svc_job *job)
 {
     const struct ps_svc_task *t = &job->op->tasks[job->task];
-    return json_pack("{s:s, s:s, s:s, s:I, s:s, s:O, s:f, s:f, s:I, s:I, s:I, s:I, s:O}",
+    return json_pack("{s:s, s:s, s:s, s:I, s:s, s:O, s:f, s:f, s:I, s:I, s:I, s:I, s:O, s:I}",
                      "job_id", job->id, "operation_id", job->op->id, "task_name", t->name,
                      "job_index", (json_int_t)job->job_index, "command", t->command,
                      "environment", t->environment, "cpu_limit", job->cpu_limit,
@@ -145,7 +145,7 @@ json_t *ps_svc_start_entry(const struct ps_svc_job *job)
                      (json_int_t)job->usage.v[PS_RES_GPU], "memory_limit", (json_int_t)job->mem.memory_limit_bytes,
                      "memory_reserve", (json_int_t)job->mem.user_job_memory_reserve_bytes,
                      "tmpfs_size", (json_int_t)t->tmpfs_size, "job_cpu_monitor",
-                     job->op->cpu_monitor_json);
+                     job->op->cpu_monitor_json, "port_count", (json_int_t)t->port_count);
 }
 
 static int job_final_state(const char *s)
@@ -203,6 +203,17 @@ static void take_stderr(struct ps_svc_job *job, const json_t *r)
     job->stderr_truncated = truncated;
 }
 
+/* The job's exec_attributes from the node's report (upstream's: gpu_devices, the devices the
+ * node gave it), kept once: they do not change while it runs. */
+static void take_exec_attributes(struct ps_svc_job *job, const json_t *r)
+{
+    const json_t *ea = json_object_get(r, "exec_attributes");
+    const json_t *gpus = json_object_get(ea, "gpu_devices");
+    if (job->exec_attributes || !json_is_array(gpus) || json_array_size(gpus) > 1024)
+        return;
+    job->exec_attributes = json_pack("{s:O}", "gpu_devices", gpus);
+}
+
 static void finish_reported(struct ps_service *svc, struct ps_svc_job *job, const json_t *r,
                             int64_t now)
 {
@@ -223,6 +234,7 @@ static void finish_reported(struct ps_service *svc, struct ps_svc_job *job, cons
     if (st == PS_JOB_ABORTED && !error)
         error = ps_node_health_abort_error(r, job->node_id, node_msg, sizeof node_msg);
     take_stderr(job, r);
+    take_exec_attributes(job, r);
     ps_svc_job_finish(svc, job, st, error, reason, with_controller_stats(job, stats, now), now);
     ps_persist_job(svc, job);
     ps_persist_op(svc, job->op);
@@ -407,6 +419,7 @@ int ps_api_heartbeat_json(struct ps_service *svc, const json_t *req, const char 
         job->seen_running = true;
         job->reported_in_heartbeat = node->heartbeat_seq;
         take_stderr(job, r);   /* the output so far, when the node sends it */
+        take_exec_attributes(job, r);
         const json_t *g = json_object_get(r, "cpu_guarantee");
         if (json_is_number(g))
             ps_svc_job_set_guarantee(svc, job, json_number_value(g));

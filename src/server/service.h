@@ -154,6 +154,7 @@ struct ps_svc_job {
     char *preempted_for_op;        /* the event log's preempted_for: the operation and job the */
     char *preempted_for_job;       /* victim made room for (sched_host.c), or NULL */
     json_t *statistics;            /* as reported, or NULL */
+    json_t *exec_attributes;       /* the node's {gpu_devices: [...]}, or NULL */
     char *stderr_text;             /* tail kept from the node's report, or NULL */
     bool stderr_truncated;
     /* scheduler-side preemption */
@@ -180,6 +181,7 @@ struct ps_svc_task {
     int64_t gpu_limit;             /* gpus of each job (upstream's gpu_limit, default 0) */
     int64_t memory_limit;          /* bytes */
     int64_t tmpfs_size;            /* bytes */
+    int64_t port_count;            /* ports the node gives each job, $YT_PORT_<i> (0..50) */
     char *disk_medium;             /* disk_request/medium_name ("default"); NULL: no request */
     int64_t disk_space;            /* disk_request/disk_space, bytes */
     struct ps_memory_task mem;
