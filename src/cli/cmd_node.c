@@ -42,6 +42,10 @@ static const char usage_text[] =
     "  --start-port PORT       the first of the ports given to jobs with port_count, as\n"
     "                          $YT_PORT_0.. (YTsaurus's start_port; default 20000)\n"
     "  --port-count N          how many ports from --start-port (default 10000; 0: none)\n"
+    "  --cpu-to-vcpu-factor F  the scheduler counts this node's cpu and its jobs' cpu in vcpu\n"
+    "                          = cores x F (YTsaurus's cpu_to_vcpu_factor, with\n"
+    "                          enable_cpu_to_vcpu_factor; default 1); jobs run with vcpu / F\n"
+    "                          cores\n"
     "  --work-dir DIR          sandboxes go to DIR/sandbox/<job_id> (default:\n"
     "                          /tmp/poolsched-node-<node id>)\n"
     "  --secret-file FILE      the cluster secret (mode 0600); else $POOLSCHED_CLUSTER_SECRET;\n"
@@ -182,6 +186,7 @@ int ps_cmd_node(int argc, char **argv)
                *work_dir = NULL, *secret_file = NULL, *data_dir = NULL, *job_user = NULL;
     long long heartbeat_ms = 5000, tick_ms = 100, slot_uid_base = PS_NODE_SLOT_UID_BASE;
     long long start_port = PS_NODE_DEFAULT_START_PORT, port_count = PS_NODE_DEFAULT_PORT_COUNT;
+    double vcpu_factor = 1.0;
     long long cpu_overdraft_ms = PS_NODE_CPU_OVERDRAFT_TIMEOUT_MS,
               adjustment_ms = PS_NODE_RESOURCE_ADJUSTMENT_PERIOD_MS;
     int64_t stderr_cap = 64 * 1024;
@@ -219,7 +224,7 @@ int ps_cmd_node(int argc, char **argv)
             "--work-dir", "--secret-file",
             "--data-dir", "--heartbeat-period", "--tick", "--stderr-cap", "--job-user",
             "--slot-uid-base", "--cpu-overdraft-timeout", "--resource-adjustment-period",
-            "--start-port", "--port-count", NULL};
+            "--start-port", "--port-count", "--cpu-to-vcpu-factor", NULL};
         const char *flag = NULL, *value = NULL;
         for (int k = 0; with_value[k]; k++) {
             size_t n = strlen(with_value[k]);
@@ -280,6 +285,13 @@ int ps_cmd_node(int argc, char **argv)
         } else if (strcmp(flag, "--port-count") == 0) {
             if (!parse_ms(value, 0, 65535, &port_count))
                 return usage_error("--port-count \"%s\": must be from 0 to 65535", value);
+        } else if (strcmp(flag, "--cpu-to-vcpu-factor") == 0) {
+            char *end = NULL;
+            errno = 0;
+            vcpu_factor = strtod(value, &end);
+            if (*value == '\0' || *end || errno || !(vcpu_factor > 0 && vcpu_factor <= 1000))
+                return usage_error("--cpu-to-vcpu-factor \"%.40s\": cpu_to_vcpu_factor must be "
+                                   "greater than 0 (and at most 1000)", value);
         } else if (strcmp(flag, "--tick") == 0) {
             if (!parse_ms(value, 5, 10000, &tick_ms))
                 return usage_error("--tick \"%s\": must be milliseconds from 5 to 10000", value);
@@ -406,6 +418,7 @@ int ps_cmd_node(int argc, char **argv)
     cfg.user_slots = slots;
     cfg.media = media;
     cfg.gpu_count = res.has_gpu ? res.gpu : 0;
+    cfg.cpu_to_vcpu_factor = vcpu_factor;
     cfg.start_port = (int)start_port;
     cfg.port_count = (int)port_count;
     cfg.heartbeat_period_ms = heartbeat_ms;

@@ -1,5 +1,6 @@
 #include "node/agent.h"
 
+#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -37,6 +38,7 @@ void ps_node_agent_config_init(struct ps_node_agent_config *cfg)
     cfg->long_poll = true;
     cfg->start_port = PS_NODE_DEFAULT_START_PORT;
     cfg->port_count = PS_NODE_DEFAULT_PORT_COUNT;
+    cfg->cpu_to_vcpu_factor = 1.0;
 }
 
 struct agent {
@@ -457,7 +459,10 @@ int ps_node_agent_run(const struct ps_node_agent_config *cfg, const struct ps_no
             alog(&a, "cannot create a signalfd: heartbeats are not held (no long-poll)");
     }
     a.id = (struct ps_node_identity){.node_id = cfg->node_id, .tags = cfg->tags,
-                                     .tag_count = cfg->tag_count, .cpu = cfg->cpu,
+                                     .tag_count = cfg->tag_count,
+                                     .cpu = round(cfg->cpu * cfg->cpu_to_vcpu_factor * 100.0) /
+                                            100.0,
+                                     .cpu_to_vcpu_factor = cfg->cpu_to_vcpu_factor,
                                      .memory_bytes = cfg->memory_bytes,
                                      .user_slots = cfg->user_slots, .gpu = cfg->gpu_count,
                                      .instance_id = cfg->instance_id, .media = cfg->media};
@@ -491,6 +496,7 @@ int ps_node_agent_run(const struct ps_node_agent_config *cfg, const struct ps_no
     jcfg.report_stderr_budget_bytes = cfg->report_stderr_budget_bytes;
     jcfg.always_abort_on_memory_reserve_overdraft = cfg->always_abort_on_memory_reserve_overdraft;
     jcfg.gpu_count = cfg->gpu_count;
+    jcfg.cpu_to_vcpu_factor = cfg->cpu_to_vcpu_factor;
     jcfg.start_port = cfg->start_port;
     jcfg.port_count = cfg->port_count;
     jcfg.port_probe = ps_node_port_bindable;

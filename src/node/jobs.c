@@ -68,6 +68,7 @@ void ps_node_jobs_config_init(struct ps_node_jobs_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
     cfg->report_stderr_budget_bytes = DEFAULT_STDERR_BUDGET;
+    cfg->cpu_to_vcpu_factor = 1.0;
     cfg->start_port = PS_NODE_DEFAULT_START_PORT;
     cfg->port_count = PS_NODE_DEFAULT_PORT_COUNT;
     ps_node_overdraft_config_init(&cfg->overdraft);
@@ -278,8 +279,22 @@ static int put_exec_attributes(const struct job *j, json_t *entry)
     return ea ? json_object_set_new(entry, "exec_attributes", ea) : -1;
 }
 
+/* Cores, rounded to hundredths (upstream's TCpuResource). */
+static double cpu_hundredths(double cores)
+{
+    return round(cores * 100.0) / 100.0;
+}
+
+/* The guarantee as the scheduler counts it: in vcpu (cpu_to_vcpu_factor). */
+static double reported_guarantee(const struct ps_node_jobs *t, const struct job *j)
+{
+    double f = t->cfg.cpu_to_vcpu_factor;
+    return f == 1.0 ? current_guarantee(j) : cpu_hundredths(current_guarantee(j) * f);
+}
+
 /* Builds the finished record of j from end; stderr may be NULL. Returns 0 or PS_ENOMEM. */
-static int make_record(struct job *j, const struct ps_node_job_end *end, const char *stderr_data,
+static int make_record(const struct ps_node_jobs *t, struct job *j,
+                       const struct ps_node_job_end *end, const char *stderr_data,
                        size_t stderr_len, bool stderr_truncated)
 {
     json_t *r = json_object();
@@ -299,7 +314,7 @@ static int make_record(struct job *j, const struct ps_node_job_end *end, const c
         rc |= json_object_set_new(r, "abort_reason",
                                   json_string(end->abort_reason[0] ? end->abort_reason
                                                                    : "unknown"));
-    rc |= json_object_set_new(r, "cpu_guarantee", json_real(current_guarantee(j)));
+    rc |= json_object_set_new(r, "cpu_guarantee", json_real(reported_guarantee(t, j)));
     rc |= json_object_set_new(r, "cpu_usage_seconds", json_real(end->cpu_seconds));
     rc |= json_object_set_new(r, "memory_bytes", json_integer(end->memory_peak_bytes));
     rc |= json_object_set_new(r, "statistics", stats);
@@ -333,7 +348,7 @@ static json_t *minimal_record(const char *job_id, const char *state, const char 
 static void finish(struct ps_node_jobs *t, struct job *j, const struct ps_node_job_end *end,
                    const char *stderr_data, size_t stderr_len, bool truncated)
 {
-    if (make_record(j, end, stderr_data, stderr_len, truncated) != 0) {
+    if (make_record(t, j, end, stderr_data, stderr_len, truncated) != 0) {
         logf_(t, "job %s: out of memory for its record; reporting it without statistics",
               j->job_id);
         json_decref(j->record);
@@ -413,7 +428,8 @@ void ps_node_jobs_start(struct ps_node_jobs *t, const struct ps_node_start *s, i
         return;
     }
     j->job_index = s->job_index;
-    j->cpu_limit = s->cpu_limit;
+    double f = t->cfg.cpu_to_vcpu_factor;
+    j->cpu_limit = f == 1.0 ? s->cpu_limit : cpu_hundredths(s->cpu_limit / f);
     j->memory_limit_bytes = s->memory_limit_bytes;
     j->memory_reserve_bytes = s->memory_reserve_bytes;
     j->start_ms = now_ms;
@@ -422,7 +438,7 @@ void ps_node_jobs_start(struct ps_node_jobs *t, const struct ps_node_start *s, i
 
     struct ps_error e;
     ps_error_init(&e);
-    if (ps_cpu_monitor_init(&j->monitor, &s->cpu_monitor, s->cpu_limit, &e) == 0) {
+    if (ps_cpu_monitor_init(&j->monitor, &s->cpu_monitor, j->cpu_limit, &e) == 0) {
         if (ps_cpu_monitor_start(&j->monitor, now_ms, &e) == 0) {
             j->monitor_on = true;
             j->next_check_ms = now_ms + s->cpu_monitor.check_period_ms;
@@ -452,9 +468,9 @@ void ps_node_jobs_start(struct ps_node_jobs *t, const struct ps_node_start *s, i
         .job_index = s->job_index,
         .command = s->command,
         .environment = (const char *const *)(env ? env : s->environment),
-        .cpu_limit = s->cpu_limit,
+        .cpu_limit = j->cpu_limit,
         /* The monitor starts at the hard limit (semantics.md 4.2), so does the weight. */
-        .cpu_guarantee = s->cpu_limit,
+        .cpu_guarantee = j->cpu_limit,
         .memory_limit_bytes = s->memory_limit_bytes,
         .tmpfs_size_bytes = s->tmpfs_size_bytes,
     };
@@ -811,10 +827,10 @@ size_t ps_node_jobs_reap(struct ps_node_jobs *t, int64_t now_ms)
 
 /* ---- report --------------------------------------------------------------------------- */
 
-static json_t *running_entry(const struct job *j)
+static json_t *running_entry(const struct ps_node_jobs *t, const struct job *j)
 {
     json_t *e = json_pack("{s:s, s:s, s:f, s:f, s:I}", "job_id", j->job_id, "state", "running",
-                          "cpu_guarantee", current_guarantee(j), "cpu_usage_seconds",
+                          "cpu_guarantee", reported_guarantee(t, j), "cpu_usage_seconds",
                           j->sample.cpu_seconds, "memory_bytes",
                           (json_int_t)j->sample.memory_bytes);
     if (put_exec_attributes(j, e) != 0) {
@@ -866,7 +882,7 @@ json_t *ps_node_jobs_report(struct ps_node_jobs *t, bool *more)
         struct job *j = t->jobs[i];
         if (j->state != JOB_RUNNING)
             continue;
-        json_t *entry = running_entry(j);
+        json_t *entry = running_entry(t, j);
         if (entry && running_used < t->cfg.report_stderr_budget_bytes / 4)
             running_used += running_stderr(t, j, entry);
         if (json_array_append_new(arr, entry) != 0)

@@ -63,6 +63,11 @@ struct ps_node_jobs_config {
      * free, the job does not start and is aborted with "waiting_timeout" (upstream's job
      * waits for them up to waiting_jobs_timeout, then is aborted so). */
     int gpu_count;                      /* 0 */
+    /* Upstream's job_resource_manager cpu_to_vcpu_factor (1): the scheduler counts vcpu, so a
+     * job's cpu_limit and cpu_guarantee from it are divided by the factor here (the job runs
+     * with real cores) and its reported cpu_guarantee is multiplied back (both rounded to
+     * hundredths, as upstream's TCpuResource). */
+    double cpu_to_vcpu_factor;
     int start_port;                     /* 20000 */
     int port_count;                     /* 10000 */
     ps_node_port_probe_fn port_probe;   /* NULL: no preliminary bind */

@@ -35,6 +35,9 @@ json_t *ps_node_request_build(const struct ps_node_identity *id, json_t *jobs)
         goto fail;
     if (json_object_set_new(req, "node_id", json_string(id->node_id)) != 0)
         goto fail;
+    if (id->cpu_to_vcpu_factor != 0 && id->cpu_to_vcpu_factor != 1.0 &&
+        json_object_set_new(req, "cpu_to_vcpu_factor", json_real(id->cpu_to_vcpu_factor)) != 0)
+        goto fail;
     if (id->instance_id &&
         json_object_set_new(req, "instance_id", json_string(id->instance_id)) != 0)
         goto fail;

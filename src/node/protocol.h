@@ -27,7 +27,8 @@ struct ps_node_identity {
     const char *node_id;
     const char *const *tags;            /* tag_count entries */
     size_t tag_count;
-    double cpu;                         /* cores */
+    double cpu;                         /* cores (vcpu with a cpu_to_vcpu_factor) */
+    double cpu_to_vcpu_factor;          /* sent when not 1 (and not 0) */
     int64_t memory_bytes;
     int64_t user_slots;
     int64_t gpu;                        /* GPU devices; 0: not sent */

@@ -105,6 +105,10 @@ static int validate(const json_t *req, struct ps_resources *limits, struct ps_er
     json_object_foreach((json_t *)media, mk, v) if (!json_is_integer(v) || json_integer_value(v) < 0)
         return ps_error_set(err, PS_EINVAL, "disk_space_per_medium/%.40s: must be a number of "
                             "bytes >= 0", mk);
+    const json_t *vf = json_object_get(req, "cpu_to_vcpu_factor");
+    if (vf && !(json_is_number(vf) && json_number_value(vf) > 0 && json_number_value(vf) <= 1000))
+        return ps_error_set(err, PS_EINVAL, "cpu_to_vcpu_factor: must be a number greater than 0 "
+                            "(and at most 1000)");
     const json_t *inst = json_object_get(req, "instance_id");
     if (inst && (!json_is_string(inst) || json_string_length(inst) == 0 ||
                  json_string_length(inst) > PS_SVC_INSTANCE_ID_MAX))
@@ -346,6 +350,8 @@ int ps_api_heartbeat_json(struct ps_service *svc, const json_t *req, const char 
     ps_node_health_heartbeat(svc, node, &limits, now);   /* a banned node offers no slots */
     if (remote_addr)
         snprintf(node->address, sizeof node->address, "%s", remote_addr);
+    const json_t *vf = json_object_get(req, "cpu_to_vcpu_factor");
+    node->cpu_to_vcpu_factor = vf ? json_number_value(vf) : 0;
     bool tags_changed = !same_tags(node, tags);
     if (tags_changed && set_tags(node, tags) != 0) {
         rc = ps_error_set(err, PS_ENOMEM, "out of memory");

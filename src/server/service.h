@@ -254,7 +254,8 @@ struct ps_svc_node {
     char **user_tags;              /* @user_tags (node_tags.h) */
     int user_tag_count;
     bool tree_conflict;            /* its tags match two trees: offline, alert (node_tags.h) */
-    struct ps_resources limits;
+    struct ps_resources limits;    /* as the scheduler counts them: cpu in vcpu (below) */
+    double cpu_to_vcpu_factor;     /* the agent's (upstream's exec node setting); 0: none */
     json_t *media;                 /* its heartbeat's disk_space_per_medium (medium -> bytes),
                                       owned; NULL: no media */
     bool registered;               /* known to the strategy */

@@ -337,14 +337,38 @@ static void test_job_devices(void **state)
     ps_node_jobs_free(t);
 }
 
+/* cpu_to_vcpu_factor: the scheduler's vcpu limit becomes real cores for the job, and the job's
+ * guarantee goes back as vcpu (upstream's TestReplacementCpuToVCpu: 23 vcpu at 1.21 is 19.01
+ * cores). */
+static void test_job_vcpu(void **state)
+{
+    struct ps_node_jobs_config cfg;
+    ps_node_jobs_config_init(&cfg);
+    cfg.cpu_to_vcpu_factor = 1.21;
+    struct ps_node_jobs *t = NULL;
+    assert_int_equal(ps_node_jobs_new(&fake_runner, &cfg, &t, NULL), 0);
+    struct ps_node_start s = start_msg("v1", 23.0, NULL);
+    ps_node_jobs_start(t, &s, 1000);
+    assert_true(fabs(fake_find("v1")->guarantee - 19.01) < 1e-9);
+    assert_true(fabs(ps_node_jobs_cpu_guarantee(t, "v1") - 19.01) < 1e-9);
+    bool more;
+    json_t *rep = ps_node_jobs_report(t, &more);
+    assert_true(fabs(json_number_value(json_object_get(entry(rep, "v1"), "cpu_guarantee")) -
+                     23.0) < 1e-9);
+    json_decref(rep);
+    ps_node_jobs_free(t);
+}
+
 /* ---- protocol ------------------------------------------------------------------------- */
 
 static void test_request_shape(void **state)
 {
     const char *tags[] = {"gpu", "ssd"};
     json_t *media = json_pack("{s:I}", "ssd_slots", (json_int_t)4 << 20);
-    struct ps_node_identity id = {"n1", tags, 2, 4.0, INT64_C(8) << 30, 8, 4,
-                                  "0123456789abcdef", media};
+    struct ps_node_identity id = {.node_id = "n1", .tags = tags, .tag_count = 2, .cpu = 4.0,
+                                  .cpu_to_vcpu_factor = 1.21, .memory_bytes = INT64_C(8) << 30,
+                                  .user_slots = 8, .gpu = 4, .instance_id = "0123456789abcdef",
+                                  .media = media};
     json_t *req = ps_node_request_build(&id, NULL);
     assert_non_null(req);
     assert_string_equal(json_string_value(json_object_get(req, "node_id")), "n1");
@@ -356,6 +380,7 @@ static void test_request_shape(void **state)
     assert_int_equal(json_integer_value(json_object_get(lim, "memory")), INT64_C(8) << 30);
     assert_int_equal(json_integer_value(json_object_get(lim, "user_slots")), 8);
     assert_int_equal(json_integer_value(json_object_get(lim, "gpu")), 4);
+    assert_true(json_number_value(json_object_get(req, "cpu_to_vcpu_factor")) == 1.21);
     assert_true(json_is_array(json_object_get(req, "jobs")));
     assert_int_equal(json_integer_value(json_object_get(json_object_get(req, "disk_space_per_medium"),
                                                         "ssd_slots")), 4 << 20);
@@ -977,6 +1002,7 @@ int main(void)
         cmocka_unit_test(test_gpu_packing),
         cmocka_unit_test(test_ports),
         cmocka_unit_test_setup(test_job_devices, setup),
+        cmocka_unit_test_setup(test_job_vcpu, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
