@@ -32,23 +32,33 @@ static bool tree_has_node(const struct ps_strategy *s, const struct ps_tree_op *
     return found;
 }
 
-bool ps_exec_nodes_available(const struct ps_strategy *s, const struct ps_operation *op,
-                             ps_exec_node_usable_fn usable, void *ctx, int64_t safe_time_ms,
-                             char *msg, size_t size)
+bool ps_exec_nodes_find(const struct ps_strategy *s, const struct ps_operation *op,
+                        ps_exec_node_usable_fn usable, void *ctx, char *filter, size_t fsize,
+                        char *trees, size_t tsize)
 {
-    char filter[512] = "", trees[256] = "";
     size_t used = 0;
+    filter[0] = trees[0] = '\0';
     for (int t = 0; t < op->tree_count; t++) {
         const struct ps_tree_op *member = op->memberships ? op->memberships[t] : NULL;
         if (!member)
             return true;   /* not in a tree as we know it: leave it */
-        if (tree_has_node(s, member, member->tree, usable, ctx, filter, sizeof filter))
+        if (tree_has_node(s, member, member->tree, usable, ctx, filter, fsize))
             return true;
-        int k = snprintf(trees + used, sizeof trees - used, "%s\"%s\"", used ? ", " : "",
+        int k = snprintf(trees + used, tsize - used, "%s\"%s\"", used ? ", " : "",
                          op->tree_names[t]);
-        if (k > 0 && (size_t)k < sizeof trees - used)
+        if (k > 0 && (size_t)k < tsize - used)
             used += (size_t)k;
     }
+    return false;
+}
+
+bool ps_exec_nodes_available(const struct ps_strategy *s, const struct ps_operation *op,
+                             ps_exec_node_usable_fn usable, void *ctx, int64_t safe_time_ms,
+                             char *msg, size_t size)
+{
+    char filter[512], trees[256];
+    if (ps_exec_nodes_find(s, op, usable, ctx, filter, sizeof filter, trees, sizeof trees))
+        return true;
     snprintf(msg, size,
              "No online nodes match operation scheduling tag filter \"%s\" in pool trees [%s] "
              "(operation_id %s; checked after safe_scheduler_online_time %" PRId64 " ms)",

@@ -29,4 +29,10 @@ bool ps_exec_nodes_available(const struct ps_strategy *s, const struct ps_operat
                              ps_exec_node_usable_fn usable, void *ctx, int64_t safe_time_ms,
                              char *msg, size_t size);
 
+/* The same test; when false, filter (fsize bytes) receives the effective filter's text and
+ * trees (tsize) the operation's trees, quoted and comma-separated ("\"a\", \"b\""). */
+bool ps_exec_nodes_find(const struct ps_strategy *s, const struct ps_operation *op,
+                        ps_exec_node_usable_fn usable, void *ctx, char *filter, size_t fsize,
+                        char *trees, size_t tsize);
+
 #endif

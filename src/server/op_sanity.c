@@ -28,11 +28,44 @@ static bool node_usable(const struct ps_node *node, void *ctx)
     return n && n->registered && !n->banned;
 }
 
+/* A node counts for op when it counts and is not banned for op (ban_nodes_with_failed_jobs). */
+struct op_node {
+    struct ps_service *svc;
+    const struct ps_svc_op *op;
+};
+
+static bool node_usable_for_op(const struct ps_node *node, void *ctx)
+{
+    const struct op_node *on = ctx;
+    return node_usable(node, on->svc) && !ps_svc_op_node_banned(on->op, node->id);
+}
+
+/* Upstream's CheckAvailableExecNodes with fail_on_all_nodes_banned: once nodes matching the
+ * operation were seen, it fails when every one of them is banned for it. True when it failed. */
+static bool all_nodes_banned(struct ps_service *svc, struct ps_svc_op *op, int64_t now_ms)
+{
+    if (!op->fail_on_all_nodes_banned || !op->banned_nodes)
+        return false;
+    struct op_node on = {svc, op};
+    char filter[512], trees[256], msg[1024];
+    if (ps_exec_nodes_find(svc->strategy, op->sop, node_usable_for_op, &on, filter,
+                           sizeof filter, trees, sizeof trees))
+        return false;
+    snprintf(msg, sizeof msg, "All online nodes that match operation scheduling tag filter "
+             "\"%s\" were banned in trees [%s]%s", filter, trees,
+             op->ban_nodes_with_failed_jobs ? " (\"ban_nodes_with_failed_jobs\" spec option is "
+                                             "set, try investigating your job failures)" : "");
+    ps_svc_log(svc, "warning", "operation_unschedulable", "id=%s reason=all_nodes_banned",
+               op->id);
+    ps_svc_op_finish(svc, op, "failed", msg, now_ms);
+    return true;
+}
+
 static void check_exec_nodes(struct ps_service *svc, int64_t now_ms)
 {
     for (int i = 0; i < svc->op_count; i++) {
         struct ps_svc_op *op = svc->op_list[i];
-        if (!op_running(op) || op->exec_nodes_seen)
+        if (!op_running(op) || all_nodes_banned(svc, op, now_ms) || op->exec_nodes_seen)
             continue;
         char msg[1024];
         op->exec_nodes_seen = ps_exec_nodes_available(svc->strategy, op->sop, node_usable, svc,

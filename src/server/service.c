@@ -297,6 +297,9 @@ static int parse_controller_spec(struct ps_service *svc, const json_t *spec, str
     op->cpu_monitor = parsed.job_cpu_monitor;
     op->max_failed_job_count = parsed.max_failed_job_count.set ? parsed.max_failed_job_count.value
                                                                 : svc->cfg.max_failed_job_count;
+    op->ban_nodes_with_failed_jobs = parsed.ban_nodes_with_failed_jobs;
+    op->ignore_job_failures_at_banned_nodes = parsed.ignore_job_failures_at_banned_nodes;
+    op->fail_on_all_nodes_banned = parsed.fail_on_all_nodes_banned;
     /* memory options of the operation (apply to every task) */
     struct ps_memory_task_spec base;
     ps_memory_task_spec_init(&base);
@@ -452,6 +455,11 @@ static json_t *resulting_spec(struct ps_service *svc, const json_t *spec, struct
                             json_real(m->user_job_digest_lower_bound));
     }
     json_object_set_new(r, "max_failed_job_count", json_integer(op->max_failed_job_count));
+    json_object_set_new(r, "ban_nodes_with_failed_jobs",
+                        json_boolean(op->ban_nodes_with_failed_jobs));
+    json_object_set_new(r, "ignore_job_failures_at_banned_nodes",
+                        json_boolean(op->ignore_job_failures_at_banned_nodes));
+    json_object_set_new(r, "fail_on_all_nodes_banned", json_boolean(op->fail_on_all_nodes_banned));
     return r;
 }
 
@@ -471,6 +479,7 @@ void ps_svc_op_free(struct ps_svc_op *op)
     json_decref(op->cpu_monitor_json);
     json_decref(op->unrecognized_spec);
     json_decref(op->pool_per_tree);
+    json_decref(op->banned_nodes);
     json_decref(op->parameters);
     json_decref(op->runtime_options);
     free(op->state);

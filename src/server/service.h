@@ -226,6 +226,10 @@ struct ps_svc_op {
     json_t *cpu_monitor_json;      /* the resulting job_cpu_monitor map */
     json_t *unrecognized_spec;     /* keys of the spec no reader knows (op_spec.h), or NULL */
     int64_t max_failed_job_count;  /* the spec's, else the service config's */
+    /* per-operation node bans (upstream's controller; op_spec.h): the nodes where its jobs
+     * failed, {node id: true}; not persisted (a restart forgets them) */
+    bool ban_nodes_with_failed_jobs, ignore_job_failures_at_banned_nodes, fail_on_all_nodes_banned;
+    json_t *banned_nodes;          /* NULL: none */
     int tree_count;
     struct ps_svc_op_tree *trees;  /* parallel to sop->tree_names */
     int64_t failed_jobs;
@@ -449,8 +453,12 @@ void ps_svc_op_detach(struct ps_service *svc, struct ps_svc_op *op);
 void ps_svc_op_update_shape(struct ps_service *svc, struct ps_svc_op *op);
 struct ps_svc_job *ps_svc_job_start(struct ps_service *svc, struct ps_svc_op *op, int tree_slot,
                                     struct ps_resources alloc, const char *node_id, int64_t now_ms);
+/* Is node_id banned for op (ban_nodes_with_failed_jobs)? */
+bool ps_svc_op_node_banned(const struct ps_svc_op *op, const char *node_id);
 /* Ends a running job with a final state; updates progress, digests, the engine's usage and the
- * operation's state. requeue: put the job index back (aborted jobs). */
+ * operation's state. requeue: put the job index back (aborted jobs). A failure at a node banned
+ * for the operation ends as aborted (node_banned) with ignore_job_failures_at_banned_nodes; a
+ * failure bans its node for the operation with ban_nodes_with_failed_jobs. */
 void ps_svc_job_finish(struct ps_service *svc, struct ps_svc_job *job, int state,
                        const char *error, const char *abort_reason, json_t *statistics,
                        int64_t now_ms);
