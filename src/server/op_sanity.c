@@ -252,8 +252,47 @@ static void check_hung_operations(struct ps_service *svc, int64_t now_ms)
     }
 }
 
+/* Upstream's CheckMinNeededResourcesSanity: a task whose next job needs more of a resource
+ * than every usable node matching the operation's filter has fails the operation. */
+static void check_resource_demand(struct ps_service *svc, int64_t now_ms)
+{
+    for (int i = 0; i < svc->op_count; i++) {
+        struct ps_svc_op *op = svc->op_list[i];
+        struct ps_resources max;
+        if (!op_running(op) ||
+            ps_exec_nodes_max_resources(svc->strategy, op->sop, node_usable, svc, &max) <= 0)
+            continue;   /* no node at all is check_exec_nodes' business */
+        for (int t = 0; t < op->task_count; t++) {
+            const struct ps_svc_task *task = &op->tasks[t];
+            if (task->q_len <= 0)
+                continue;
+            struct ps_resources need = ps_svc_task_shape(task);
+            bool fits = true;
+            for (int r = 0; r < PS_RES_COUNT; r++)
+                fits = fits && need.v[r] <= max.v[r];
+            if (fits)
+                continue;
+            char needed[256], available[256], msg[700];
+            res_text(needed, sizeof needed, &need, (1u << PS_RES_COUNT) - 1);
+            res_text(available, sizeof available, &max, (1u << PS_RES_COUNT) - 1);
+            snprintf(msg, sizeof msg, "No online node can satisfy the resource demand "
+                     "(task_name \"%s\"; needed_resources {%s}; max_available_resources {%s})",
+                     task->name, needed, available);
+            ps_svc_log(svc, "warning", "operation_unschedulable",
+                       "id=%s reason=no_node_satisfies_demand task=%s", op->id, task->name);
+            ps_svc_op_finish(svc, op, "failed", msg, now_ms);
+            break;
+        }
+    }
+}
+
 void ps_op_sanity_check(struct ps_service *svc, int64_t now_ms)
 {
+    if (now_ms >= svc->next_demand_check_ms) {
+        svc->next_demand_check_ms = now_ms + svc->cfg.resource_demand_sanity_check_period_ms;
+        if (now_ms >= svc->started_ms + svc->cfg.safe_scheduler_online_time_ms)
+            check_resource_demand(svc, now_ms);
+    }
     if (now_ms >= svc->next_exec_nodes_check_ms) {
         svc->next_exec_nodes_check_ms = now_ms + svc->cfg.available_exec_nodes_check_period_ms;
         if (now_ms >= svc->started_ms + svc->cfg.safe_scheduler_online_time_ms)

@@ -80,6 +80,7 @@ struct ps_service_config {
     int64_t disable_jobs_timeout_ms;      /* 600000: a node banned for them returns; 0 never */
     int64_t available_exec_nodes_check_period_ms;                 /* 5000 */
     int64_t safe_scheduler_online_time_ms;                        /* 600000 */
+    int64_t resource_demand_sanity_check_period_ms;               /* 15000 */
     int64_t operation_hangup_check_period_ms;                     /* 60000 */
     int64_t operation_hangup_due_to_limiting_ancestor_safe_timeout_ms;   /* 300000 */
     int64_t operation_hangup_safe_timeout_ms;                     /* 3600000 */
@@ -367,7 +368,7 @@ struct ps_service {
     pthread_t loop_thread;
     bool loop_started;
     int64_t started_ms;            /* when the state was loaded (safe_scheduler_online_time) */
-    int64_t next_exec_nodes_check_ms, next_hangup_check_ms;
+    int64_t next_exec_nodes_check_ms, next_hangup_check_ms, next_demand_check_ms;
     bool reload_failed;            /* the last ps_svc_state_reload failed: the state is partial,
                                       so requests are refused (503) until a reload succeeds */
 

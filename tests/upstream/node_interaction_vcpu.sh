@@ -48,6 +48,22 @@ def test_cpu_to_vcpu_factor_enough_only_with_vcpu(c):
           o["progress"])
 
 
+def test_cpu_to_vcpu_factor_no_enough_cpu(c):
+    # upstream: test_scheduler_node_interaction::TestReplacementCpuToVCpu::test_cpu_to_vcpu_factor_no_enough_cpu
+    # cpu_limit 24 is more than the node's 23.35 vcpu: the operation fails with
+    # NoOnlineNodeToScheduleJob ("No online node can satisfy the resource demand"); the
+    # scheduler's orchid shows the node's resource_limits/cpu 23.35.
+    node = c.node("b", resources="cpu=19.3,memory=4G,user_slots=4",
+                  extra=("--cpu-to-vcpu-factor", "1.21"))
+    op = c.op({"tasks": {"task": task("sleep 1", 1, cpu_limit=24)}})
+    o = c.wait_op(op, 40, states=("failed",))
+    check("No online node can satisfy the resource demand" in str(o.get("error")) and
+          "cpu=24.00" in str(o.get("error")) and "cpu=23.35" in str(o.get("error")),
+          "failed for the resource demand", o.get("error"))
+    limits = c.sched.get("//sys/scheduler/orchid/scheduler/nodes/%s/resource_limits" % node)
+    check(limits["cpu"] == 23.35, "scheduler's limits", limits)
+
+
 def test_flag_errors():
     # A factor that is not greater than 0 is refused, naming the key (upstream's config check).
     for value in ("0", "-1", "x"):
@@ -65,9 +81,18 @@ c = None
 t0 = time.time()
 try:
     test_flag_errors()
-    c = Cluster(tmp)
+    # the controller's sanity checks from the start, every 100 ms
+    c = Cluster(tmp, {"safe_scheduler_online_time": 0, "resource_demand_sanity_check_period": 100})
     test_cpu_to_vcpu_factor_enough_only_with_vcpu(c)
     print("ok   test_cpu_to_vcpu_factor_enough_only_with_vcpu (%.1fs)" % (time.time() - t0))
+    c.stop()
+    c = None
+    shutil.rmtree(tmp, ignore_errors=True)
+    os.mkdir(tmp)
+    os.chmod(tmp, 0o755)
+    c = Cluster(tmp, {"safe_scheduler_online_time": 0, "resource_demand_sanity_check_period": 100})
+    test_cpu_to_vcpu_factor_no_enough_cpu(c)
+    print("ok   test_cpu_to_vcpu_factor_no_enough_cpu")
 except Exception:
     for f in sorted(os.listdir(tmp)):
         if f.endswith(".log"):
