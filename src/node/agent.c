@@ -1,6 +1,5 @@
 #include "node/agent.h"
 
-#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -12,6 +11,7 @@
 
 #include <jansson.h>
 
+#include "core/resources.h"
 #include "node/jobs.h"
 #include "node/protocol.h"
 #include "platform/clock.h"
@@ -460,8 +460,7 @@ int ps_node_agent_run(const struct ps_node_agent_config *cfg, const struct ps_no
     }
     a.id = (struct ps_node_identity){.node_id = cfg->node_id, .tags = cfg->tags,
                                      .tag_count = cfg->tag_count,
-                                     .cpu = round(cfg->cpu * cfg->cpu_to_vcpu_factor * 100.0) /
-                                            100.0,
+                                     .cpu = ps_cpu_round(cfg->cpu * cfg->cpu_to_vcpu_factor),
                                      .cpu_to_vcpu_factor = cfg->cpu_to_vcpu_factor,
                                      .memory_bytes = cfg->memory_bytes,
                                      .user_slots = cfg->user_slots, .gpu = cfg->gpu_count,

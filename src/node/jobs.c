@@ -249,12 +249,15 @@ static double current_guarantee(const struct job *j)
                                                                  : j->cpu_limit;
 }
 
-/* Upstream's exec_attributes of a job with GPUs: {"gpu_devices": [{"device_number": 0,
- * "device_name": "/dev/nvidia0"}, ...]}; NULL for a job without (nothing to add). */
-static json_t *exec_attributes(const struct job *j)
+/* Adds upstream's exec_attributes of a job with GPUs to entry: {"gpu_devices":
+ * [{"device_number": 0, "device_name": "/dev/nvidia0"}, ...]} (nothing for a job without).
+ * 0, or nonzero when out of memory (or entry is NULL). */
+static int put_exec_attributes(const struct job *j, json_t *entry)
 {
+    if (!entry)
+        return -1;
     if (j->gpu_count == 0)
-        return NULL;
+        return 0;
     json_t *devs = json_array();
     for (int i = 0; devs && i < j->gpu_count; i++) {
         char name[32];
@@ -262,34 +265,18 @@ static json_t *exec_attributes(const struct job *j)
         if (json_array_append_new(devs, json_pack("{s:i, s:s}", "device_number", j->gpus[i],
                                                   "device_name", name)) != 0) {
             json_decref(devs);
-            return NULL;
+            return -1;
         }
     }
-    return devs ? json_pack("{s:o}", "gpu_devices", devs) : NULL;
-}
-
-/* Adds j's exec_attributes to entry when it has any; 0 or nonzero when out of memory. */
-static int put_exec_attributes(const struct job *j, json_t *entry)
-{
-    if (!entry)
-        return -1;
-    if (j->gpu_count == 0)
-        return 0;
-    json_t *ea = exec_attributes(j);
+    json_t *ea = devs ? json_pack("{s:o}", "gpu_devices", devs) : NULL;
     return ea ? json_object_set_new(entry, "exec_attributes", ea) : -1;
-}
-
-/* Cores, rounded to hundredths (upstream's TCpuResource). */
-static double cpu_hundredths(double cores)
-{
-    return round(cores * 100.0) / 100.0;
 }
 
 /* The guarantee as the scheduler counts it: in vcpu (cpu_to_vcpu_factor). */
 static double reported_guarantee(const struct ps_node_jobs *t, const struct job *j)
 {
     double f = t->cfg.cpu_to_vcpu_factor;
-    return f == 1.0 ? current_guarantee(j) : cpu_hundredths(current_guarantee(j) * f);
+    return f == 1.0 ? current_guarantee(j) : ps_cpu_round(current_guarantee(j) * f);
 }
 
 /* Builds the finished record of j from end; stderr may be NULL. Returns 0 or PS_ENOMEM. */
@@ -429,7 +416,7 @@ void ps_node_jobs_start(struct ps_node_jobs *t, const struct ps_node_start *s, i
     }
     j->job_index = s->job_index;
     double f = t->cfg.cpu_to_vcpu_factor;
-    j->cpu_limit = f == 1.0 ? s->cpu_limit : cpu_hundredths(s->cpu_limit / f);
+    j->cpu_limit = f == 1.0 ? s->cpu_limit : ps_cpu_round(s->cpu_limit / f);
     j->memory_limit_bytes = s->memory_limit_bytes;
     j->memory_reserve_bytes = s->memory_reserve_bytes;
     j->start_ms = now_ms;

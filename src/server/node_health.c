@@ -3,12 +3,12 @@
  * //sys/scheduler/orchid/scheduler/nodes/<node> (node_health.h says why and how).
  */
 #include <inttypes.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/exec_nodes.h"
+#include "core/resources.h"
 #include "io/ypath.h"
 #include "server/alerts.h"
 #include "server/node_health.h"
@@ -257,7 +257,7 @@ static json_t *node_resources_json(const struct ps_svc_node *n, const struct ps_
         return o;
     double vcpu = ps_res_get(r, PS_RES_CPU);
     json_object_set_new(o, "vcpu", json_real(vcpu));
-    json_object_set_new(o, "cpu", json_real(round(vcpu / n->cpu_to_vcpu_factor * 100.0) / 100.0));
+    json_object_set_new(o, "cpu", json_real(ps_cpu_round(vcpu / n->cpu_to_vcpu_factor)));
     return o;
 }
 

@@ -357,7 +357,7 @@ static int parse_controller_spec(struct ps_service *svc, const json_t *spec, str
             (rc = get_int(t, name, "port_count", 0, 50, "an integer in [0, 50]",
                           &task->port_count, err)))
             return rc;
-        task->cpu_limit = (double)ps_res_from_double(PS_RES_CPU, task->cpu_limit) / PS_CPU_SCALE;
+        task->cpu_limit = ps_cpu_round(task->cpu_limit);
         if ((rc = parse_disk_request(t, name, op, task, err)) != 0)
             return rc;
         const json_t *env = json_object_get(t, "environment");
