@@ -65,7 +65,11 @@ def test_ignore_job_failures_at_banned_nodes(c):
     c.wait(lambda: c.get_op(op)["progress"]["failed"] == 1 and
            len([j for j in c.jobs(op, "aborted") if j.get("abort_reason") == "node_banned"]) == 9,
            40, "failed 1 and 9 aborted with node_banned")
-    time.sleep(0.5)   # a few heartbeats: nothing may start on the banned node (not a sync)
+    # five more heartbeats of the node (each could have started a job there), then look
+    node = c.nodes["a"][2]
+    seen = set()
+    c.wait(lambda: seen.add(c.sched.get("//sys/cluster_nodes/%s/@last_heartbeat_time" % node))
+           or len(seen) > 5, 40, "five more heartbeats")
     o = c.get_op(op)
     check(o["state"] == "running" and not c.jobs(op, "running") and o["progress"]["failed"] == 1,
           "the operation waits, running nothing", o)
