@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "node/agent.h"
 #include "node/args.h"
+#include "node/devices.h"
 #include "node/protocol.h"
 #include "node/runner_platform.h"
 #include "platform/data_dir.h"
@@ -34,8 +35,17 @@ static const char usage_text[] =
     "                          MEDIUM=SIZE,... the disk space of the node's slot locations per\n"
     "                          medium (e.g. default=100G,ssd_slots=20G), for jobs' disk_request\n"
     "                          (default: none; such jobs then do not run here)\n"
-    "  --resources LIST        cpu=CORES,memory=SIZE,user_slots=N (default: all online CPUs,\n"
-    "                          the physical memory, 2 slots per CPU); sizes like 8G are binary\n"
+    "  --resources LIST        cpu=CORES,memory=SIZE,user_slots=N,gpu=N (default: all online\n"
+    "                          CPUs, the physical memory, 2 slots per CPU, no GPUs); sizes like\n"
+    "                          8G are binary; a job with gpu_limit G gets G of the devices\n"
+    "                          0..N-1, named in its NVIDIA_VISIBLE_DEVICES/CUDA_VISIBLE_DEVICES\n"
+    "  --start-port PORT       the first of the ports given to jobs with port_count, as\n"
+    "                          $YT_PORT_0.. (YTsaurus's start_port; default 20000)\n"
+    "  --port-count N          how many ports from --start-port (default 10000; 0: none)\n"
+    "  --cpu-to-vcpu-factor F  the scheduler counts this node's cpu and its jobs' cpu in vcpu\n"
+    "                          = cores x F (YTsaurus's cpu_to_vcpu_factor, with\n"
+    "                          enable_cpu_to_vcpu_factor; default 1); jobs run with vcpu / F\n"
+    "                          cores\n"
     "  --work-dir DIR          sandboxes go to DIR/sandbox/<job_id> (default:\n"
     "                          /tmp/poolsched-node-<node id>)\n"
     "  --secret-file FILE      the cluster secret (mode 0600); else $POOLSCHED_CLUSTER_SECRET;\n"
@@ -175,6 +185,8 @@ int ps_cmd_node(int argc, char **argv)
     const char *scheduler = NULL, *node_id = NULL, *tags_text = "", *media_text = NULL, *resources_text = NULL,
                *work_dir = NULL, *secret_file = NULL, *data_dir = NULL, *job_user = NULL;
     long long heartbeat_ms = 5000, tick_ms = 100, slot_uid_base = PS_NODE_SLOT_UID_BASE;
+    long long start_port = PS_NODE_DEFAULT_START_PORT, port_count = PS_NODE_DEFAULT_PORT_COUNT;
+    double vcpu_factor = 1.0;
     long long cpu_overdraft_ms = PS_NODE_CPU_OVERDRAFT_TIMEOUT_MS,
               adjustment_ms = PS_NODE_RESOURCE_ADJUSTMENT_PERIOD_MS;
     int64_t stderr_cap = 64 * 1024;
@@ -211,7 +223,8 @@ int ps_cmd_node(int argc, char **argv)
             "--scheduler", "--node-id", "--tags", "--disk-space-per-medium", "--resources",
             "--work-dir", "--secret-file",
             "--data-dir", "--heartbeat-period", "--tick", "--stderr-cap", "--job-user",
-            "--slot-uid-base", "--cpu-overdraft-timeout", "--resource-adjustment-period", NULL};
+            "--slot-uid-base", "--cpu-overdraft-timeout", "--resource-adjustment-period",
+            "--start-port", "--port-count", "--cpu-to-vcpu-factor", NULL};
         const char *flag = NULL, *value = NULL;
         for (int k = 0; with_value[k]; k++) {
             size_t n = strlen(with_value[k]);
@@ -266,6 +279,19 @@ int ps_cmd_node(int argc, char **argv)
             if (!parse_ms(value, 10, 3600000, &adjustment_ms))
                 return usage_error("--resource-adjustment-period \"%s\": must be milliseconds "
                                    "from 10 to 3600000", value);
+        } else if (strcmp(flag, "--start-port") == 0) {
+            if (!parse_ms(value, 1, 65535, &start_port))
+                return usage_error("--start-port \"%s\": must be a port from 1 to 65535", value);
+        } else if (strcmp(flag, "--port-count") == 0) {
+            if (!parse_ms(value, 0, 65535, &port_count))
+                return usage_error("--port-count \"%s\": must be from 0 to 65535", value);
+        } else if (strcmp(flag, "--cpu-to-vcpu-factor") == 0) {
+            char *end = NULL;
+            errno = 0;
+            vcpu_factor = strtod(value, &end);
+            if (*value == '\0' || *end || errno || !(vcpu_factor > 0 && vcpu_factor <= 1000))
+                return usage_error("--cpu-to-vcpu-factor \"%.40s\": cpu_to_vcpu_factor must be "
+                                   "greater than 0 (and at most 1000)", value);
         } else if (strcmp(flag, "--tick") == 0) {
             if (!parse_ms(value, 5, 10000, &tick_ms))
                 return usage_error("--tick \"%s\": must be milliseconds from 5 to 10000", value);
@@ -309,6 +335,9 @@ int ps_cmd_node(int argc, char **argv)
     int64_t slots = res.has_user_slots ? res.user_slots : 2 * (int64_t)ps_daemon_cpu_count();
     if (memory <= 0)
         return usage_error("cannot tell the machine's memory: give --resources memory=SIZE");
+    if (start_port + port_count - 1 > 65535)
+        return usage_error("--start-port %lld with --port-count %lld: the ports must end by "
+                           "65535", start_port, port_count);
 
     char **tags = NULL;
     size_t tag_count = 0;
@@ -388,6 +417,10 @@ int ps_cmd_node(int argc, char **argv)
     cfg.memory_bytes = memory;
     cfg.user_slots = slots;
     cfg.media = media;
+    cfg.gpu_count = res.has_gpu ? res.gpu : 0;
+    cfg.cpu_to_vcpu_factor = vcpu_factor;
+    cfg.start_port = (int)start_port;
+    cfg.port_count = (int)port_count;
     cfg.heartbeat_period_ms = heartbeat_ms;
     cfg.tick_ms = tick_ms;
     cfg.always_abort_on_memory_reserve_overdraft = always_abort;

@@ -6,49 +6,81 @@
 #include "core/formula.h"
 #include "core/operation.h"
 
-/* Does a usable node of member's tree satisfy its effective filter? *text receives that
- * filter's text ("" for none) when none does. */
-static bool tree_has_node(const struct ps_strategy *s, const struct ps_tree_op *member,
-                          const struct ps_pool_tree *tree, ps_exec_node_usable_fn usable,
-                          void *ctx, char *text, size_t size)
+/* The usable nodes of member's tree that satisfy its effective filter: how many (-1: cannot
+ * tell), stopping at the first unless max is given, which then receives the componentwise
+ * maximum of their resource limits. text (may be NULL) receives the filter's text ("" for
+ * none) when there is none. */
+static int tree_nodes(const struct ps_strategy *s, const struct ps_tree_op *member,
+                      ps_exec_node_usable_fn usable, void *ctx, struct ps_resources *max,
+                      char *text, size_t size)
 {
     const struct ps_formula *filter = NULL;
     struct ps_formula *owned = NULL;
     struct ps_error err;
     ps_error_init(&err);
     if (ps_tree_op_effective_filter(member, &filter, &owned, &err) != 0)
-        return true;   /* cannot tell: never fail on it */
-    bool found = false;
+        return -1;   /* cannot tell: never fail on it */
+    int found = 0;
     int count = ps_strategy_node_count(s);
-    for (int i = 0; i < count && !found; i++) {
+    for (int i = 0; i < count && (max || !found); i++) {
         const struct ps_node *n = ps_strategy_node_at(s, i);
-        if (n->tree != tree || (usable && !usable(n, ctx)))
+        if (n->tree != member->tree || (usable && !usable(n, ctx)) ||
+            (filter && !ps_formula_eval(filter, (const char *const *)n->tags, n->tag_count)))
             continue;
-        found = !filter || ps_formula_eval(filter, (const char *const *)n->tags, n->tag_count);
+        found++;
+        for (int r = 0; max && r < PS_RES_COUNT; r++)
+            if (n->resource_limits.v[r] > max->v[r])
+                max->v[r] = n->resource_limits.v[r];
     }
-    if (!found)
+    if (!found && text)
         snprintf(text, size, "%s", filter ? ps_formula_text(filter) : "");
     ps_formula_free(owned);
     return found;
+}
+
+int ps_exec_nodes_max_resources(const struct ps_strategy *s, const struct ps_operation *op,
+                                ps_exec_node_usable_fn usable, void *ctx,
+                                struct ps_resources *max)
+{
+    *max = ps_resources_zero();
+    int total = 0;
+    for (int t = 0; t < op->tree_count; t++) {
+        const struct ps_tree_op *member = op->memberships ? op->memberships[t] : NULL;
+        int n = member ? tree_nodes(s, member, usable, ctx, max, NULL, 0) : -1;
+        if (n < 0)
+            return -1;
+        total += n;
+    }
+    return total;
+}
+
+bool ps_exec_nodes_find(const struct ps_strategy *s, const struct ps_operation *op,
+                        ps_exec_node_usable_fn usable, void *ctx, char *filter, size_t fsize,
+                        char *trees, size_t tsize)
+{
+    size_t used = 0;
+    filter[0] = trees[0] = '\0';
+    for (int t = 0; t < op->tree_count; t++) {
+        const struct ps_tree_op *member = op->memberships ? op->memberships[t] : NULL;
+        if (!member)
+            return true;   /* not in a tree as we know it: leave it */
+        if (tree_nodes(s, member, usable, ctx, NULL, filter, fsize) != 0)
+            return true;
+        int k = snprintf(trees + used, tsize - used, "%s\"%s\"", used ? ", " : "",
+                         op->tree_names[t]);
+        if (k > 0 && (size_t)k < tsize - used)
+            used += (size_t)k;
+    }
+    return false;
 }
 
 bool ps_exec_nodes_available(const struct ps_strategy *s, const struct ps_operation *op,
                              ps_exec_node_usable_fn usable, void *ctx, int64_t safe_time_ms,
                              char *msg, size_t size)
 {
-    char filter[512] = "", trees[256] = "";
-    size_t used = 0;
-    for (int t = 0; t < op->tree_count; t++) {
-        const struct ps_tree_op *member = op->memberships ? op->memberships[t] : NULL;
-        if (!member)
-            return true;   /* not in a tree as we know it: leave it */
-        if (tree_has_node(s, member, member->tree, usable, ctx, filter, sizeof filter))
-            return true;
-        int k = snprintf(trees + used, sizeof trees - used, "%s\"%s\"", used ? ", " : "",
-                         op->tree_names[t]);
-        if (k > 0 && (size_t)k < sizeof trees - used)
-            used += (size_t)k;
-    }
+    char filter[512], trees[256];
+    if (ps_exec_nodes_find(s, op, usable, ctx, filter, sizeof filter, trees, sizeof trees))
+        return true;
     snprintf(msg, size,
              "No online nodes match operation scheduling tag filter \"%s\" in pool trees [%s] "
              "(operation_id %s; checked after safe_scheduler_online_time %" PRId64 " ms)",

@@ -29,4 +29,18 @@ bool ps_exec_nodes_available(const struct ps_strategy *s, const struct ps_operat
                              ps_exec_node_usable_fn usable, void *ctx, int64_t safe_time_ms,
                              char *msg, size_t size);
 
+/* The same test; when false, filter (fsize bytes) receives the effective filter's text and
+ * trees (tsize) the operation's trees, quoted and comma-separated ("\"a\", \"b\""). */
+bool ps_exec_nodes_find(const struct ps_strategy *s, const struct ps_operation *op,
+                        ps_exec_node_usable_fn usable, void *ctx, char *filter, size_t fsize,
+                        char *trees, size_t tsize);
+
+/* The componentwise maximum of the resource limits of the usable nodes that satisfy op's
+ * effective filter in its trees (upstream's GetMaxAvailableResources(filter), what its
+ * CheckMinNeededResourcesSanity compares a task's needs with) into *max; returns how many such
+ * nodes there are, or -1 when that cannot be told. */
+int ps_exec_nodes_max_resources(const struct ps_strategy *s, const struct ps_operation *op,
+                                ps_exec_node_usable_fn usable, void *ctx,
+                                struct ps_resources *max);
+
 #endif

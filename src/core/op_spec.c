@@ -125,6 +125,12 @@ static const struct ps_attr spec_attrs[] = {
      .offset = OFF(memory_reserve_factor), .min = 0, .max = 1, .flags = PS_ATTR_MIN_OPEN},
     {.name = "max_failed_job_count", .kind = PS_ATTR_OPT_INT, .offset = OFF(max_failed_job_count),
      .min = 0, .max = PS_MAX_FAILED_JOB_COUNT},
+    {.name = "ban_nodes_with_failed_jobs", .kind = PS_ATTR_BOOL,
+     .offset = OFF(ban_nodes_with_failed_jobs)},
+    {.name = "ignore_job_failures_at_banned_nodes", .kind = PS_ATTR_BOOL,
+     .offset = OFF(ignore_job_failures_at_banned_nodes)},
+    {.name = "fail_on_all_nodes_banned", .kind = PS_ATTR_BOOL,
+     .offset = OFF(fail_on_all_nodes_banned)},
     {.name = "job_proxy_memory_digest", .kind = PS_ATTR_GROUP,
      .offset = OFF(job_proxy_memory_digest), .group = &job_proxy_digest_table,
      .presence_offset = -1, .flags = PS_ATTR_SKIP_UNKNOWN},
@@ -154,6 +160,7 @@ int ps_operation_spec_init(struct ps_operation_spec *spec)
 {
     memset(spec, 0, sizeof *spec);
     spec->enable_limiting_ancestor_check = true;
+    spec->fail_on_all_nodes_banned = true;
     ps_cpu_monitor_config_init(&spec->job_cpu_monitor);
     spec->scheduling_tag_filter = strdup("");
     return spec->scheduling_tag_filter ? 0 : PS_ENOMEM;

@@ -50,6 +50,13 @@
  * max_failed_job_count                        unset (10, or  integer in [0, 10000] (upstream's
  *                                             the service's  range); the operation fails when
  *                                             config)        this many jobs have failed
+ * ban_nodes_with_failed_jobs                  false          a node where one of the
+ *                                                            operation's jobs failed runs no
+ *                                                            more of its jobs (upstream's)
+ * ignore_job_failures_at_banned_nodes         false          a job failing on such a node
+ *                                                            counts as aborted (node_banned)
+ * fail_on_all_nodes_banned                    true           the operation fails once every
+ *                                                            node it could use is banned for it
  * tasks                                       the vanilla controller's (server/service.c)
  * Errors in job_cpu_monitor name the key: `job_cpu_monitor/smoothing_factor: must be in (0, 1],
  * got 2`. The resulting spec (ps_operation_spec_to_value) always shows the job_cpu_monitor
@@ -140,6 +147,9 @@ struct ps_operation_spec {
     struct ps_opt_double user_job_memory_digest_lower_bound;
     struct ps_opt_double memory_reserve_factor;
     struct ps_opt_int max_failed_job_count;
+    bool ban_nodes_with_failed_jobs;
+    bool ignore_job_failures_at_banned_nodes;
+    bool fail_on_all_nodes_banned;
     struct ps_job_proxy_memory_digest_spec {   /* upstream's job_proxy_memory_digest */
         struct ps_opt_double default_value, lower_bound, upper_bound;
     } job_proxy_memory_digest;

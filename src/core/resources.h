@@ -62,6 +62,12 @@ static inline double ps_res_get(const struct ps_resources *r, int i)
  * representable value (cpu to 2 decimals). Saturates at PS_RES_INFINITE. */
 int64_t ps_res_from_double(int resource, double value);
 
+/* Cores rounded to hundredths, as stored (YTsaurus's TCpuResource). */
+static inline double ps_cpu_round(double cores)
+{
+    return (double)ps_res_from_double(PS_RES_CPU, cores) / PS_CPU_SCALE;
+}
+
 struct ps_resources ps_resources_zero(void);
 struct ps_resources ps_resources_infinite(void);
 struct ps_resources ps_resources_add(struct ps_resources a, struct ps_resources b);

@@ -11,6 +11,7 @@
 
 #include <jansson.h>
 
+#include "core/resources.h"
 #include "node/jobs.h"
 #include "node/protocol.h"
 #include "platform/clock.h"
@@ -35,6 +36,9 @@ void ps_node_agent_config_init(struct ps_node_agent_config *cfg)
     cfg->report_stderr_budget_bytes = 4u * 1024u * 1024u;
     ps_node_overdraft_config_init(&cfg->overdraft);
     cfg->long_poll = true;
+    cfg->start_port = PS_NODE_DEFAULT_START_PORT;
+    cfg->port_count = PS_NODE_DEFAULT_PORT_COUNT;
+    cfg->cpu_to_vcpu_factor = 1.0;
 }
 
 struct agent {
@@ -454,9 +458,13 @@ int ps_node_agent_run(const struct ps_node_agent_config *cfg, const struct ps_no
         if (a.signal_fd < 0)
             alog(&a, "cannot create a signalfd: heartbeats are not held (no long-poll)");
     }
-    a.id = (struct ps_node_identity){cfg->node_id, cfg->tags, cfg->tag_count, cfg->cpu,
-                                     cfg->memory_bytes, cfg->user_slots, cfg->instance_id,
-                                     cfg->media};
+    a.id = (struct ps_node_identity){.node_id = cfg->node_id, .tags = cfg->tags,
+                                     .tag_count = cfg->tag_count,
+                                     .cpu = ps_cpu_round(cfg->cpu * cfg->cpu_to_vcpu_factor),
+                                     .cpu_to_vcpu_factor = cfg->cpu_to_vcpu_factor,
+                                     .memory_bytes = cfg->memory_bytes,
+                                     .user_slots = cfg->user_slots, .gpu = cfg->gpu_count,
+                                     .instance_id = cfg->instance_id, .media = cfg->media};
     /* --scheduler A,B: the heartbeat URL of each */
     for (const char *p = cfg->scheduler_url; *p;) {
         size_t n = strcspn(p, ",");
@@ -486,6 +494,11 @@ int ps_node_agent_run(const struct ps_node_agent_config *cfg, const struct ps_no
     jcfg.overdraft = cfg->overdraft;
     jcfg.report_stderr_budget_bytes = cfg->report_stderr_budget_bytes;
     jcfg.always_abort_on_memory_reserve_overdraft = cfg->always_abort_on_memory_reserve_overdraft;
+    jcfg.gpu_count = cfg->gpu_count;
+    jcfg.cpu_to_vcpu_factor = cfg->cpu_to_vcpu_factor;
+    jcfg.start_port = cfg->start_port;
+    jcfg.port_count = cfg->port_count;
+    jcfg.port_probe = ps_node_port_bindable;
     jcfg.log = jobs_log;
     jcfg.log_ctx = &a;
     jcfg.lost_reason = jobs_lost_reason;

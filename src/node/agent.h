@@ -67,6 +67,10 @@ struct ps_node_agent_config {
     double cpu;                         /* the node's resources */
     int64_t memory_bytes;
     int64_t user_slots;
+    int gpu_count;                      /* GPU devices /dev/nvidia0.. (devices.h); 0 */
+    double cpu_to_vcpu_factor;          /* upstream's (jobs.h); 1: none. The scheduler is told
+                                         * cpu x factor (vcpu) as the node's cpu */
+    int start_port, port_count;         /* the ports for jobs (devices.h); 20000, 10000 */
     const json_t *media;                /* --disk-space-per-medium {medium: bytes}; NULL: none */
     int64_t heartbeat_period_ms;        /* 5000 until the scheduler says otherwise */
     int64_t tick_ms;                    /* 100 */

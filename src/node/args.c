@@ -94,9 +94,20 @@ int ps_node_parse_resources(const char *text, struct ps_node_resource_args *out,
             }
             out->user_slots = x;
             out->has_user_slots = true;
+        } else if (strcmp(key, "gpu") == 0) {
+            char *end;
+            errno = 0;
+            long long x = strtoll(value, &end, 10);
+            if (out->has_gpu || *value == '\0' || *end || errno || x < 0 || x > 64) {
+                rc = ps_error_set(err, PS_EINVAL, "resources: gpu=\"%.40s\" must be a whole "
+                                  "number of devices in [0, 64], given once", value);
+                break;
+            }
+            out->gpu = (int)x;
+            out->has_gpu = true;
         } else {
             rc = ps_error_set(err, PS_EINVAL, "resources: unknown key \"%.40s\" (cpu, memory, "
-                              "user_slots)", key);
+                              "user_slots, gpu)", key);
             break;
         }
     }

@@ -2,8 +2,8 @@
  *
  *   sizes       "8G", "512M", "64K", "1T", "1048576" (bytes); suffixes are binary (K = 1024,
  *               as YTsaurus's size literals) and may be written K, KB, Ki or KiB, any case
- *   resources   "cpu=4,memory=8G,user_slots=8": cpu in cores (up to two decimals are kept),
- *               memory a size, user_slots a whole number; each key at most once
+ *   resources   "cpu=4,memory=8G,user_slots=8,gpu=4": cpu in cores (up to two decimals are
+ *               kept), memory a size, user_slots and gpu whole numbers; each key at most once
  *   tags        "gpu,ssd": names as the tag formulas accept them (formula.h), no duplicates
  */
 #ifndef PS_NODE_ARGS_H
@@ -25,6 +25,8 @@ struct ps_node_resource_args {
     int64_t memory_bytes;       /* > 0 */
     bool has_user_slots;
     int64_t user_slots;         /* >= 1 */
+    bool has_gpu;
+    int gpu;                    /* GPU devices, 0..64 (devices.h) */
 };
 
 /* Parses a resources list; keys not given keep has_* false. Errors: PS_EINVAL. */

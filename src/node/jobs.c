@@ -27,6 +27,10 @@ struct job {
     int64_t memory_limit_bytes;
     int64_t memory_reserve_bytes;
     int64_t start_ms;
+    int gpus[PS_NODE_MAX_GPUS];         /* device indices held while running */
+    int gpu_count;
+    int ports[PS_NODE_MAX_JOB_PORTS];
+    int port_count;
 
     enum job_state state;
     void *handle;                       /* the runner's job; NULL once finished */
@@ -53,6 +57,7 @@ struct ps_node_jobs {
     struct job **jobs;                  /* in start order */
     size_t count, capacity;
     struct ps_strmap by_id;
+    struct ps_node_devices devices;
     size_t running;
     bool weight_warned;
     int64_t next_adjust_ms;             /* the next resource adjustment (0: not scheduled yet) */
@@ -63,6 +68,9 @@ void ps_node_jobs_config_init(struct ps_node_jobs_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
     cfg->report_stderr_budget_bytes = DEFAULT_STDERR_BUDGET;
+    cfg->cpu_to_vcpu_factor = 1.0;
+    cfg->start_port = PS_NODE_DEFAULT_START_PORT;
+    cfg->port_count = PS_NODE_DEFAULT_PORT_COUNT;
     ps_node_overdraft_config_init(&cfg->overdraft);
 }
 
@@ -89,6 +97,12 @@ int ps_node_jobs_new(const struct ps_node_runner *runner, const struct ps_node_j
     else
         ps_node_jobs_config_init(&t->cfg);
     t->cpu_overdraft_since_ms = PS_NO_CPU_OVERDRAFT;
+    int rc = ps_node_devices_init(&t->devices, t->cfg.gpu_count, t->cfg.start_port,
+                                  t->cfg.port_count, t->cfg.port_probe, err);
+    if (rc != 0) {
+        free(t);
+        return rc;
+    }
     ps_strmap_init(&t->by_id);
     *out = t;
     return 0;
@@ -120,6 +134,7 @@ void ps_node_jobs_free(struct ps_node_jobs *t)
     }
     free(t->jobs);
     ps_strmap_release(&t->by_id);
+    ps_node_devices_release(&t->devices);
     free(t);
 }
 
@@ -234,8 +249,39 @@ static double current_guarantee(const struct job *j)
                                                                  : j->cpu_limit;
 }
 
+/* Adds upstream's exec_attributes of a job with GPUs to entry: {"gpu_devices":
+ * [{"device_number": 0, "device_name": "/dev/nvidia0"}, ...]} (nothing for a job without).
+ * 0, or nonzero when out of memory (or entry is NULL). */
+static int put_exec_attributes(const struct job *j, json_t *entry)
+{
+    if (!entry)
+        return -1;
+    if (j->gpu_count == 0)
+        return 0;
+    json_t *devs = json_array();
+    for (int i = 0; devs && i < j->gpu_count; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "/dev/nvidia%d", j->gpus[i]);
+        if (json_array_append_new(devs, json_pack("{s:i, s:s}", "device_number", j->gpus[i],
+                                                  "device_name", name)) != 0) {
+            json_decref(devs);
+            return -1;
+        }
+    }
+    json_t *ea = devs ? json_pack("{s:o}", "gpu_devices", devs) : NULL;
+    return ea ? json_object_set_new(entry, "exec_attributes", ea) : -1;
+}
+
+/* The guarantee as the scheduler counts it: in vcpu (cpu_to_vcpu_factor). */
+static double reported_guarantee(const struct ps_node_jobs *t, const struct job *j)
+{
+    double f = t->cfg.cpu_to_vcpu_factor;
+    return f == 1.0 ? current_guarantee(j) : ps_cpu_round(current_guarantee(j) * f);
+}
+
 /* Builds the finished record of j from end; stderr may be NULL. Returns 0 or PS_ENOMEM. */
-static int make_record(struct job *j, const struct ps_node_job_end *end, const char *stderr_data,
+static int make_record(const struct ps_node_jobs *t, struct job *j,
+                       const struct ps_node_job_end *end, const char *stderr_data,
                        size_t stderr_len, bool stderr_truncated)
 {
     json_t *r = json_object();
@@ -255,13 +301,14 @@ static int make_record(struct job *j, const struct ps_node_job_end *end, const c
         rc |= json_object_set_new(r, "abort_reason",
                                   json_string(end->abort_reason[0] ? end->abort_reason
                                                                    : "unknown"));
-    rc |= json_object_set_new(r, "cpu_guarantee", json_real(current_guarantee(j)));
+    rc |= json_object_set_new(r, "cpu_guarantee", json_real(reported_guarantee(t, j)));
     rc |= json_object_set_new(r, "cpu_usage_seconds", json_real(end->cpu_seconds));
     rc |= json_object_set_new(r, "memory_bytes", json_integer(end->memory_peak_bytes));
     rc |= json_object_set_new(r, "statistics", stats);
     stats = NULL;
     rc |= json_object_set_new(r, "stderr", json_stringn(clean, clean_len));
     rc |= json_object_set_new(r, "stderr_truncated", json_boolean(stderr_truncated));
+    rc |= put_exec_attributes(j, r);
     if (rc != 0)
         goto fail;
     free(clean);
@@ -288,7 +335,7 @@ static json_t *minimal_record(const char *job_id, const char *state, const char 
 static void finish(struct ps_node_jobs *t, struct job *j, const struct ps_node_job_end *end,
                    const char *stderr_data, size_t stderr_len, bool truncated)
 {
-    if (make_record(j, end, stderr_data, stderr_len, truncated) != 0) {
+    if (make_record(t, j, end, stderr_data, stderr_len, truncated) != 0) {
         logf_(t, "job %s: out of memory for its record; reporting it without statistics",
               j->job_id);
         json_decref(j->record);
@@ -297,8 +344,11 @@ static void finish(struct ps_node_jobs *t, struct job *j, const struct ps_node_j
                                                                            : NULL);
         j->record_stderr_bytes = 0;
     }
-    if (j->state == JOB_RUNNING)
+    if (j->state == JOB_RUNNING) {
         t->running--;
+        ps_node_gpus_free(&t->devices, j->gpus, j->gpu_count);
+        ps_node_ports_free(&t->devices, j->ports, j->port_count);
+    }
     j->state = JOB_FINISHED;
     if (end->outcome == PS_NODE_OUTCOME_FAILED)
         logf_(t, "job %s: failed: %s", j->job_id, end->error);
@@ -313,6 +363,38 @@ static void finish(struct ps_node_jobs *t, struct job *j, const struct ps_node_j
 static char *dup_or_empty(const char *s)
 {
     return strdup(s ? s : "");
+}
+
+/* Gives running job j the GPU devices and ports s asks for and, when it asks for any, *env:
+ * s's environment naming them (devices.h). When the node has not enough free, j is finished
+ * at once, aborted with "waiting_timeout", and -1 returned. */
+static int take_devices(struct ps_node_jobs *t, struct job *j, const struct ps_node_start *s,
+                        char ***env)
+{
+    *env = NULL;
+    struct ps_error e;
+    ps_error_init(&e);
+    int rc = ps_node_gpus_acquire(&t->devices, (int)s->gpu_limit, j->gpus, &e);
+    if (rc == 0)
+        j->gpu_count = (int)s->gpu_limit;
+    if (rc == 0 && (rc = ps_node_ports_acquire(&t->devices, (int)s->port_count, j->ports,
+                                               &e)) == 0)
+        j->port_count = (int)s->port_count;
+    if (rc == 0 && (j->gpu_count > 0 || j->port_count > 0) &&
+        !(*env = ps_node_env_with_devices((const char *const *)s->environment, j->gpus,
+                                          j->gpu_count, j->ports, j->port_count)))
+        rc = ps_error_set(&e, PS_ENOMEM, "out of memory for the job's environment");
+    if (rc == 0)
+        return 0;
+    struct ps_node_job_end end;
+    memset(&end, 0, sizeof end);
+    end.exit_code = -1;
+    end.outcome = PS_NODE_OUTCOME_ABORTED;
+    snprintf(end.abort_reason, sizeof end.abort_reason, "%s",
+             rc == PS_ELIMIT ? "waiting_timeout" : "node_error");
+    logf_(t, "job %s: cannot start: %s", j->job_id, e.msg);
+    finish(t, j, &end, e.msg, strlen(e.msg), false);
+    return -1;
 }
 
 void ps_node_jobs_start(struct ps_node_jobs *t, const struct ps_node_start *s, int64_t now_ms)
@@ -333,7 +415,8 @@ void ps_node_jobs_start(struct ps_node_jobs *t, const struct ps_node_start *s, i
         return;
     }
     j->job_index = s->job_index;
-    j->cpu_limit = s->cpu_limit;
+    double f = t->cfg.cpu_to_vcpu_factor;
+    j->cpu_limit = f == 1.0 ? s->cpu_limit : ps_cpu_round(s->cpu_limit / f);
     j->memory_limit_bytes = s->memory_limit_bytes;
     j->memory_reserve_bytes = s->memory_reserve_bytes;
     j->start_ms = now_ms;
@@ -342,7 +425,7 @@ void ps_node_jobs_start(struct ps_node_jobs *t, const struct ps_node_start *s, i
 
     struct ps_error e;
     ps_error_init(&e);
-    if (ps_cpu_monitor_init(&j->monitor, &s->cpu_monitor, s->cpu_limit, &e) == 0) {
+    if (ps_cpu_monitor_init(&j->monitor, &s->cpu_monitor, j->cpu_limit, &e) == 0) {
         if (ps_cpu_monitor_start(&j->monitor, now_ms, &e) == 0) {
             j->monitor_on = true;
             j->next_check_ms = now_ms + s->cpu_monitor.check_period_ms;
@@ -362,20 +445,24 @@ void ps_node_jobs_start(struct ps_node_jobs *t, const struct ps_node_start *s, i
     }
     t->running++;
 
+    char **env = NULL;
+    if (take_devices(t, j, s, &env) != 0)
+        return;
     struct ps_node_job_spec spec = {
         .operation_id = s->operation_id,
         .job_id = s->job_id,
         .task_name = s->task_name,
         .job_index = s->job_index,
         .command = s->command,
-        .environment = (const char *const *)s->environment,
-        .cpu_limit = s->cpu_limit,
+        .environment = (const char *const *)(env ? env : s->environment),
+        .cpu_limit = j->cpu_limit,
         /* The monitor starts at the hard limit (semantics.md 4.2), so does the weight. */
-        .cpu_guarantee = s->cpu_limit,
+        .cpu_guarantee = j->cpu_limit,
         .memory_limit_bytes = s->memory_limit_bytes,
         .tmpfs_size_bytes = s->tmpfs_size_bytes,
     };
     int rc = t->runner->ops->start(t->runner->ctx, &spec, now_ms, &j->handle, &e);
+    ps_node_env_free(env);
     if (rc != 0) {
         j->handle = NULL;
         struct ps_node_job_end end;
@@ -727,11 +814,17 @@ size_t ps_node_jobs_reap(struct ps_node_jobs *t, int64_t now_ms)
 
 /* ---- report --------------------------------------------------------------------------- */
 
-static json_t *running_entry(const struct job *j)
+static json_t *running_entry(const struct ps_node_jobs *t, const struct job *j)
 {
-    return json_pack("{s:s, s:s, s:f, s:f, s:I}", "job_id", j->job_id, "state", "running",
-                     "cpu_guarantee", current_guarantee(j), "cpu_usage_seconds",
-                     j->sample.cpu_seconds, "memory_bytes", (json_int_t)j->sample.memory_bytes);
+    json_t *e = json_pack("{s:s, s:s, s:f, s:f, s:I}", "job_id", j->job_id, "state", "running",
+                          "cpu_guarantee", reported_guarantee(t, j), "cpu_usage_seconds",
+                          j->sample.cpu_seconds, "memory_bytes",
+                          (json_int_t)j->sample.memory_bytes);
+    if (put_exec_attributes(j, e) != 0) {
+        json_decref(e);
+        return NULL;
+    }
+    return e;
 }
 
 /* Adds a running job's stderr so far to its entry when it changed since last reported (for
@@ -776,7 +869,7 @@ json_t *ps_node_jobs_report(struct ps_node_jobs *t, bool *more)
         struct job *j = t->jobs[i];
         if (j->state != JOB_RUNNING)
             continue;
-        json_t *entry = running_entry(j);
+        json_t *entry = running_entry(t, j);
         if (entry && running_used < t->cfg.report_stderr_budget_bytes / 4)
             running_used += running_stderr(t, j, entry);
         if (json_array_append_new(arr, entry) != 0)

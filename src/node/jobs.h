@@ -39,6 +39,7 @@
 
 #include "core/error.h"
 #include "core/node_overdraft.h"
+#include "node/devices.h"
 #include "node/protocol.h"
 #include "node/runner.h"
 
@@ -57,6 +58,19 @@ struct ps_node_jobs_config {
     /* Finished records carry their job's stderr; a heartbeat carries at most this many bytes
      * of stderr in total (at least one record always goes), the rest waits for the next one. */
     size_t report_stderr_budget_bytes;  /* default 4 MiB */
+    /* GPU devices and ports for jobs (devices.h): a job with gpu_limit or port_count gets its
+     * own, named in its environment and its exec_attributes; when the node has not enough
+     * free, the job does not start and is aborted with "waiting_timeout" (upstream's job
+     * waits for them up to waiting_jobs_timeout, then is aborted so). */
+    int gpu_count;                      /* 0 */
+    /* Upstream's job_resource_manager cpu_to_vcpu_factor (1): the scheduler counts vcpu, so a
+     * job's cpu_limit and cpu_guarantee from it are divided by the factor here (the job runs
+     * with real cores) and its reported cpu_guarantee is multiplied back (both rounded to
+     * hundredths, as upstream's TCpuResource). */
+    double cpu_to_vcpu_factor;
+    int start_port;                     /* 20000 */
+    int port_count;                     /* 10000 */
+    ps_node_port_probe_fn port_probe;   /* NULL: no preliminary bind */
     ps_node_log_fn log;                 /* may be NULL */
     void *log_ctx;
     /* May be NULL. Asked when a job is found to have failed (after it was reaped): a reason
@@ -70,7 +84,8 @@ void ps_node_jobs_config_init(struct ps_node_jobs_config *cfg);
 
 struct ps_node_jobs;
 
-/* The runner is borrowed and must outlive the table. Errors: PS_ENOMEM. */
+/* The runner is borrowed and must outlive the table. Errors: PS_ENOMEM, PS_EINVAL (the GPU
+ * count or port range). */
 int ps_node_jobs_new(const struct ps_node_runner *runner, const struct ps_node_jobs_config *cfg,
                      struct ps_node_jobs **out, struct ps_error *err);
 

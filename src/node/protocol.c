@@ -8,6 +8,7 @@
 
 #include "io/json_value.h"
 #include "io/jsonval.h"
+#include "node/devices.h"
 
 /* Bounds on what a reply may ask for; far above anything sane, below anything harmful. */
 #define MAX_CPU_CORES 100000.0
@@ -29,9 +30,13 @@ json_t *ps_node_request_build(const struct ps_node_identity *id, json_t *jobs)
             goto fail;
     if (json_object_set_new(limits, "cpu", json_real(id->cpu)) != 0 ||
         json_object_set_new(limits, "memory", json_integer(id->memory_bytes)) != 0 ||
-        json_object_set_new(limits, "user_slots", json_integer(id->user_slots)) != 0)
+        json_object_set_new(limits, "user_slots", json_integer(id->user_slots)) != 0 ||
+        (id->gpu > 0 && json_object_set_new(limits, "gpu", json_integer(id->gpu)) != 0))
         goto fail;
     if (json_object_set_new(req, "node_id", json_string(id->node_id)) != 0)
+        goto fail;
+    if (id->cpu_to_vcpu_factor != 0 && id->cpu_to_vcpu_factor != 1.0 &&
+        json_object_set_new(req, "cpu_to_vcpu_factor", json_real(id->cpu_to_vcpu_factor)) != 0)
         goto fail;
     if (id->instance_id &&
         json_object_set_new(req, "instance_id", json_string(id->instance_id)) != 0)
@@ -125,15 +130,6 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static void free_env(char **env)
-{
-    if (!env)
-        return;
-    for (char **p = env; *p; p++)
-        free(*p);
-    free(env);
-}
-
 static int parse_env(const json_t *obj, const char *path, char ***out, struct ps_error *err)
 {
     *out = NULL;
@@ -157,18 +153,18 @@ static int parse_env(const json_t *obj, const char *path, char ***out, struct ps
             char where[256];
             ps_jv_join(where, sizeof where, path, key);
             if (key[0] == '\0' || strchr(key, '=')) {
-                free_env(env);
+                ps_node_env_free(env);
                 return ps_error_set(err, PS_EINVAL, "%s: a variable name must be non-empty "
                                     "and without '='", where);
             }
             if (!json_is_string(v) || strlen(json_string_value(v)) != json_string_length(v)) {
-                free_env(env);
+                ps_node_env_free(env);
                 return bad(err, where, v, "a string without NUL bytes");
             }
             size_t len = strlen(key) + 1 + json_string_length(v) + 1;
             env[i] = malloc(len);
             if (!env[i]) {
-                free_env(env);
+                ps_node_env_free(env);
                 return ps_error_set(err, PS_ENOMEM, "out of memory for a job environment");
             }
             snprintf(env[i], len, "%s=%s", key, json_string_value(v));
@@ -221,6 +217,13 @@ static int parse_start(const json_t *o, const char *path, struct ps_node_start *
         (rc = ps_jv_int(o, path, "tmpfs_size", 0, MAX_BYTES, "bytes >= 0",
                         &s->tmpfs_size_bytes, NULL, err)))
         return rc;
+    s->gpu_limit = 0;
+    s->port_count = 0;
+    if ((rc = ps_jv_int(o, path, "gpu_limit", 0, PS_NODE_MAX_GPUS, "an integer from 0 to 64",
+                        &s->gpu_limit, NULL, err)) ||
+        (rc = ps_jv_int(o, path, "port_count", 0, PS_NODE_MAX_JOB_PORTS,
+                        "an integer from 0 to 50", &s->port_count, NULL, err)))
+        return rc;
     char where[256];
     ps_jv_join(where, sizeof where, path, "environment");
     const json_t *env = json_object_get(o, "environment");
@@ -233,7 +236,7 @@ static int parse_start(const json_t *o, const char *path, struct ps_node_start *
     if (json_is_null(mon))
         mon = NULL;
     if ((rc = ps_node_cpu_monitor_config_parse(mon, where, &s->cpu_monitor, err))) {
-        free_env(s->environment);
+        ps_node_env_free(s->environment);
         s->environment = NULL;
         return rc;
     }
@@ -357,7 +360,7 @@ fail:
 void ps_node_reply_release(struct ps_node_reply *r)
 {
     for (size_t i = 0; i < r->start_count; i++)
-        free_env(r->starts[i].environment);
+        ps_node_env_free(r->starts[i].environment);
     free(r->starts);
     free(r->interrupts);
     free(r->aborts);

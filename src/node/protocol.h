@@ -27,9 +27,11 @@ struct ps_node_identity {
     const char *node_id;
     const char *const *tags;            /* tag_count entries */
     size_t tag_count;
-    double cpu;                         /* cores */
+    double cpu;                         /* cores (vcpu with a cpu_to_vcpu_factor) */
+    double cpu_to_vcpu_factor;          /* sent when not 1 (and not 0) */
     int64_t memory_bytes;
     int64_t user_slots;
+    int64_t gpu;                        /* GPU devices; 0: not sent */
     const char *instance_id;            /* this agent start's random id; NULL: not sent */
     const json_t *media;                /* disk_space_per_medium {medium: bytes}; NULL: none */
 };
@@ -53,6 +55,8 @@ struct ps_node_start {
     int64_t memory_limit_bytes;         /* >= 0; 0 none */
     int64_t memory_reserve_bytes;       /* >= 0; 0 none */
     int64_t tmpfs_size_bytes;           /* >= 0 */
+    int64_t gpu_limit;                  /* GPU devices the node gives the job, 0..64 */
+    int64_t port_count;                 /* ports the node gives the job, 0..50 */
     struct ps_cpu_monitor_config cpu_monitor;   /* defaults for absent keys, validated */
 };
 

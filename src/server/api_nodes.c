@@ -105,6 +105,10 @@ static int validate(const json_t *req, struct ps_resources *limits, struct ps_er
     json_object_foreach((json_t *)media, mk, v) if (!json_is_integer(v) || json_integer_value(v) < 0)
         return ps_error_set(err, PS_EINVAL, "disk_space_per_medium/%.40s: must be a number of "
                             "bytes >= 0", mk);
+    const json_t *vf = json_object_get(req, "cpu_to_vcpu_factor");
+    if (vf && !(json_is_number(vf) && json_number_value(vf) > 0 && json_number_value(vf) <= 1000))
+        return ps_error_set(err, PS_EINVAL, "cpu_to_vcpu_factor: must be a number greater than 0 "
+                            "(and at most 1000)");
     const json_t *inst = json_object_get(req, "instance_id");
     if (inst && (!json_is_string(inst) || json_string_length(inst) == 0 ||
                  json_string_length(inst) > PS_SVC_INSTANCE_ID_MAX))
@@ -137,7 +141,7 @@ static json_t *abort_entry(const char *id, const char *reason)
 json_t *ps_svc_start_entry(const struct ps_svc_job *job)
 {
     const struct ps_svc_task *t = &job->op->tasks[job->task];
-    return json_pack("{s:s, s:s, s:s, s:I, s:s, s:O, s:f, s:f, s:I, s:I, s:I, s:I, s:O}",
+    return json_pack("{s:s, s:s, s:s, s:I, s:s, s:O, s:f, s:f, s:I, s:I, s:I, s:I, s:O, s:I}",
                      "job_id", job->id, "operation_id", job->op->id, "task_name", t->name,
                      "job_index", (json_int_t)job->job_index, "command", t->command,
                      "environment", t->environment, "cpu_limit", job->cpu_limit,
@@ -145,7 +149,7 @@ json_t *ps_svc_start_entry(const struct ps_svc_job *job)
                      (json_int_t)job->usage.v[PS_RES_GPU], "memory_limit", (json_int_t)job->mem.memory_limit_bytes,
                      "memory_reserve", (json_int_t)job->mem.user_job_memory_reserve_bytes,
                      "tmpfs_size", (json_int_t)t->tmpfs_size, "job_cpu_monitor",
-                     job->op->cpu_monitor_json);
+                     job->op->cpu_monitor_json, "port_count", (json_int_t)t->port_count);
 }
 
 static int job_final_state(const char *s)
@@ -203,6 +207,17 @@ static void take_stderr(struct ps_svc_job *job, const json_t *r)
     job->stderr_truncated = truncated;
 }
 
+/* The job's exec_attributes from the node's report (upstream's: gpu_devices, the devices the
+ * node gave it), kept once: they do not change while it runs. */
+static void take_exec_attributes(struct ps_svc_job *job, const json_t *r)
+{
+    const json_t *ea = json_object_get(r, "exec_attributes");
+    const json_t *gpus = json_object_get(ea, "gpu_devices");
+    if (job->exec_attributes || !json_is_array(gpus) || json_array_size(gpus) > 1024)
+        return;
+    job->exec_attributes = json_pack("{s:O}", "gpu_devices", gpus);
+}
+
 static void finish_reported(struct ps_service *svc, struct ps_svc_job *job, const json_t *r,
                             int64_t now)
 {
@@ -223,6 +238,7 @@ static void finish_reported(struct ps_service *svc, struct ps_svc_job *job, cons
     if (st == PS_JOB_ABORTED && !error)
         error = ps_node_health_abort_error(r, job->node_id, node_msg, sizeof node_msg);
     take_stderr(job, r);
+    take_exec_attributes(job, r);
     ps_svc_job_finish(svc, job, st, error, reason, with_controller_stats(job, stats, now), now);
     ps_persist_job(svc, job);
     ps_persist_op(svc, job->op);
@@ -334,6 +350,8 @@ int ps_api_heartbeat_json(struct ps_service *svc, const json_t *req, const char 
     ps_node_health_heartbeat(svc, node, &limits, now);   /* a banned node offers no slots */
     if (remote_addr)
         snprintf(node->address, sizeof node->address, "%s", remote_addr);
+    const json_t *vf = json_object_get(req, "cpu_to_vcpu_factor");
+    node->cpu_to_vcpu_factor = vf ? json_number_value(vf) : 0;
     bool tags_changed = !same_tags(node, tags);
     if (tags_changed && set_tags(node, tags) != 0) {
         rc = ps_error_set(err, PS_ENOMEM, "out of memory");
@@ -407,6 +425,7 @@ int ps_api_heartbeat_json(struct ps_service *svc, const json_t *req, const char 
         job->seen_running = true;
         job->reported_in_heartbeat = node->heartbeat_seq;
         take_stderr(job, r);   /* the output so far, when the node sends it */
+        take_exec_attributes(job, r);
         const json_t *g = json_object_get(r, "cpu_guarantee");
         if (json_is_number(g))
             ps_svc_job_set_guarantee(svc, job, json_number_value(g));

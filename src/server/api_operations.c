@@ -188,6 +188,8 @@ json_t *ps_svc_job_json(const struct ps_svc_job *job)
         json_object_set_new(o, "preemption_reason", json_string(job->preemption_reason));
     if (job->statistics)
         json_object_set_new(o, "statistics", json_deep_copy(job->statistics));
+    if (job->exec_attributes)
+        json_object_set_new(o, "exec_attributes", json_deep_copy(job->exec_attributes));
     if (job->interrupt_reason && job->state == PS_JOB_RUNNING)
         json_object_set_new(o, "interrupt_reason", json_string(job->interrupt_reason));
     return o;

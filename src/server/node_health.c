@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/exec_nodes.h"
+#include "core/resources.h"
 #include "io/ypath.h"
 #include "server/alerts.h"
 #include "server/node_health.h"
@@ -25,6 +26,7 @@ void ps_node_health_config_init(struct ps_service_config *cfg)
     cfg->disable_jobs_timeout_ms = 600000;
     cfg->available_exec_nodes_check_period_ms = PS_AVAILABLE_EXEC_NODES_CHECK_PERIOD_MS;
     cfg->safe_scheduler_online_time_ms = PS_SAFE_SCHEDULER_ONLINE_TIME_MS;
+    cfg->resource_demand_sanity_check_period_ms = 15000;
     cfg->operation_hangup_check_period_ms = 60000;
     cfg->operation_hangup_due_to_limiting_ancestor_safe_timeout_ms = 300000;
     cfg->operation_hangup_safe_timeout_ms = 3600000;
@@ -244,8 +246,24 @@ void ps_node_health_alerts(struct ps_service *svc, json_t *list)
     ps_node_tags_alerts(svc, list);
 }
 
-/* A node as //sys/cluster_nodes/<node>/@ and the orchid's nodes show it (list-nodes reads it). */
-static json_t *node_attrs(struct ps_service *svc, const struct ps_svc_node *n)
+/* Resources as the node itself shows them (upstream's //sys/cluster_nodes/<node>/@resource_*):
+ * with a cpu_to_vcpu_factor, vcpu is what the scheduler counts and cpu the node's real cores,
+ * vcpu / factor rounded to hundredths (upstream's TCpuResource). */
+static json_t *node_resources_json(const struct ps_svc_node *n, const struct ps_resources *r,
+                                   bool as_node)
+{
+    json_t *o = ps_api_resources_json(r);
+    if (!as_node || n->cpu_to_vcpu_factor <= 0 || !o)
+        return o;
+    double vcpu = ps_res_get(r, PS_RES_CPU);
+    json_object_set_new(o, "vcpu", json_real(vcpu));
+    json_object_set_new(o, "cpu", json_real(ps_cpu_round(vcpu / n->cpu_to_vcpu_factor)));
+    return o;
+}
+
+/* A node as //sys/cluster_nodes/<node>/@ (as_node) and the orchid's nodes show it (list-nodes
+ * reads it). */
+static json_t *node_attrs(struct ps_service *svc, const struct ps_svc_node *n, bool as_node)
 {
     json_t *tags = ps_node_tags_json(n);
     struct ps_resources usage = ps_resources_zero();
@@ -260,12 +278,14 @@ static json_t *node_attrs(struct ps_service *svc, const struct ps_svc_node *n)
                      n->last_abort_error, "tags", tags, "banned_by_admin",
                      json_boolean(n->banned_by_admin), "address", n->address, "tree",
                      tree ? json_string(tree) : json_null(), "resource_limits",
-                     ps_api_resources_json(&n->limits), "resource_usage",
-                     ps_api_resources_json(&usage), "running_job_count", n->job_count,
+                     node_resources_json(n, &n->limits, as_node), "resource_usage",
+                     node_resources_json(n, &usage, as_node), "running_job_count", n->job_count,
                      "last_heartbeat_time", (json_int_t)n->last_seen_ms);
     /* upstream's orchid: scheduler_state; @user_tags as Cypress keeps it */
     json_object_set_new(a, "user_tags", ps_node_user_tags_json(n));
     json_object_set_new(a, "scheduler_state", json_string(n->registered ? "online" : "offline"));
+    if (n->cpu_to_vcpu_factor > 0)
+        json_object_set_new(a, "cpu_to_vcpu_factor", json_real(n->cpu_to_vcpu_factor));
     if (a)
         json_object_set_new(a, "disk_space_per_medium",
                             n->media ? json_deep_copy(n->media) : json_object());
@@ -346,7 +366,7 @@ int ps_node_health_get(struct ps_service *svc, const char *path, json_t **out,
             rc = pick_attr(json_pack("{s:o}", "alerts", ps_alerts_scheduler(svc)), &w.p, path, out,
                            err);
         } else if (w.node) {
-            rc = attrs ? pick_attr(node_attrs(svc, w.node), &w.p, path, out, err)
+            rc = attrs ? pick_attr(node_attrs(svc, w.node, true), &w.p, path, out, err)
                        : ((*out = json_object()) ? 0 : PS_ENOMEM);
         } else if (attrs) {
             rc = ps_error_set(err, PS_ENOENT, "attribute %s does not exist: //sys/cluster_nodes "
@@ -401,14 +421,15 @@ int ps_node_health_orchid(struct ps_service *svc, char **names, size_t count, js
     if (count == 1) {
         json_t *m = json_object();
         for (int i = 0; i < svc->node_count; i++)
-            json_object_set_new(m, svc->node_list[i]->id, node_attrs(svc, svc->node_list[i]));
+            json_object_set_new(m, svc->node_list[i]->id,
+                                node_attrs(svc, svc->node_list[i], false));
         *out = m;
         return 0;
     }
     struct ps_svc_node *n = ps_svc_node_get(svc, names[1], false);
     if (!n)
         return ps_error_set(err, PS_ENOENT, "orchid: no node \"%.256s\"", names[1]);
-    json_t *v = node_attrs(svc, n);
+    json_t *v = node_attrs(svc, n, false);
     for (size_t i = 2; i < count && v; i++) {
         json_t *c = json_is_object(v) ? json_incref(json_object_get(v, names[i])) : NULL;
         json_decref(v);

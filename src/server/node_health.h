@@ -26,7 +26,14 @@
  *     operation for which no registered, unbanned node of any of its trees satisfies its
  *     effective scheduling_tag_filter fails with "No online nodes match operation scheduling
  *     tag filter" — unless a matching node was seen earlier in its life (upstream controller
- *     CheckAvailableExecNodes, which gives up only on operations that never saw one);
+ *     CheckAvailableExecNodes, which gives up only on operations that never saw one); with
+ *     fail_on_all_nodes_banned, also once every such node is banned for the operation
+ *     (ban_nodes_with_failed_jobs) with "All online nodes that match ... were banned";
+ *   - no node can hold a job: every resource_demand_sanity_check_period (15 s), after
+ *     safe_scheduler_online_time, a running operation with a task whose next job needs more of
+ *     some resource than every usable node matching its filter has (the componentwise maximum
+ *     of their resource_limits) fails with "No online node can satisfy the resource demand"
+ *     (upstream controller CheckMinNeededResourcesSanity, error NoOnlineNodeToScheduleJob);
  *   - scheduling hung: every operation_hangup_check_period (1 min), a running operation fails
  *     with "Operation scheduling hung in all trees" when each of its trees holds it back by
  *     a limiting ancestor (its cheapest pending job exceeds the specified resource_limits of

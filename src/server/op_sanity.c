@@ -28,11 +28,44 @@ static bool node_usable(const struct ps_node *node, void *ctx)
     return n && n->registered && !n->banned;
 }
 
+/* A node counts for op when it counts and is not banned for op (ban_nodes_with_failed_jobs). */
+struct op_node {
+    struct ps_service *svc;
+    const struct ps_svc_op *op;
+};
+
+static bool node_usable_for_op(const struct ps_node *node, void *ctx)
+{
+    const struct op_node *on = ctx;
+    return node_usable(node, on->svc) && !ps_svc_op_node_banned(on->op, node->id);
+}
+
+/* Upstream's CheckAvailableExecNodes with fail_on_all_nodes_banned: once nodes matching the
+ * operation were seen, it fails when every one of them is banned for it. True when it failed. */
+static bool all_nodes_banned(struct ps_service *svc, struct ps_svc_op *op, int64_t now_ms)
+{
+    if (!op->fail_on_all_nodes_banned || !op->banned_nodes)
+        return false;
+    struct op_node on = {svc, op};
+    char filter[512], trees[256], msg[1024];
+    if (ps_exec_nodes_find(svc->strategy, op->sop, node_usable_for_op, &on, filter,
+                           sizeof filter, trees, sizeof trees))
+        return false;
+    snprintf(msg, sizeof msg, "All online nodes that match operation scheduling tag filter "
+             "\"%s\" were banned in trees [%s]%s", filter, trees,
+             op->ban_nodes_with_failed_jobs ? " (\"ban_nodes_with_failed_jobs\" spec option is "
+                                             "set, try investigating your job failures)" : "");
+    ps_svc_log(svc, "warning", "operation_unschedulable", "id=%s reason=all_nodes_banned",
+               op->id);
+    ps_svc_op_finish(svc, op, "failed", msg, now_ms);
+    return true;
+}
+
 static void check_exec_nodes(struct ps_service *svc, int64_t now_ms)
 {
     for (int i = 0; i < svc->op_count; i++) {
         struct ps_svc_op *op = svc->op_list[i];
-        if (!op_running(op) || op->exec_nodes_seen)
+        if (!op_running(op) || all_nodes_banned(svc, op, now_ms) || op->exec_nodes_seen)
             continue;
         char msg[1024];
         op->exec_nodes_seen = ps_exec_nodes_available(svc->strategy, op->sop, node_usable, svc,
@@ -219,8 +252,47 @@ static void check_hung_operations(struct ps_service *svc, int64_t now_ms)
     }
 }
 
+/* Upstream's CheckMinNeededResourcesSanity: a task whose next job needs more of a resource
+ * than every usable node matching the operation's filter has fails the operation. */
+static void check_resource_demand(struct ps_service *svc, int64_t now_ms)
+{
+    for (int i = 0; i < svc->op_count; i++) {
+        struct ps_svc_op *op = svc->op_list[i];
+        struct ps_resources max;
+        if (!op_running(op) ||
+            ps_exec_nodes_max_resources(svc->strategy, op->sop, node_usable, svc, &max) <= 0)
+            continue;   /* no node at all is check_exec_nodes' business */
+        for (int t = 0; t < op->task_count; t++) {
+            const struct ps_svc_task *task = &op->tasks[t];
+            if (task->q_len <= 0)
+                continue;
+            struct ps_resources need = ps_svc_task_shape(task);
+            bool fits = true;
+            for (int r = 0; r < PS_RES_COUNT; r++)
+                fits = fits && need.v[r] <= max.v[r];
+            if (fits)
+                continue;
+            char needed[256], available[256], msg[700];
+            res_text(needed, sizeof needed, &need, (1u << PS_RES_COUNT) - 1);
+            res_text(available, sizeof available, &max, (1u << PS_RES_COUNT) - 1);
+            snprintf(msg, sizeof msg, "No online node can satisfy the resource demand "
+                     "(task_name \"%s\"; needed_resources {%s}; max_available_resources {%s})",
+                     task->name, needed, available);
+            ps_svc_log(svc, "warning", "operation_unschedulable",
+                       "id=%s reason=no_node_satisfies_demand task=%s", op->id, task->name);
+            ps_svc_op_finish(svc, op, "failed", msg, now_ms);
+            break;
+        }
+    }
+}
+
 void ps_op_sanity_check(struct ps_service *svc, int64_t now_ms)
 {
+    if (now_ms >= svc->next_demand_check_ms) {
+        svc->next_demand_check_ms = now_ms + svc->cfg.resource_demand_sanity_check_period_ms;
+        if (now_ms >= svc->started_ms + svc->cfg.safe_scheduler_online_time_ms)
+            check_resource_demand(svc, now_ms);
+    }
     if (now_ms >= svc->next_exec_nodes_check_ms) {
         svc->next_exec_nodes_check_ms = now_ms + svc->cfg.available_exec_nodes_check_period_ms;
         if (now_ms >= svc->started_ms + svc->cfg.safe_scheduler_online_time_ms)

@@ -148,6 +148,8 @@ json_t *ps_persist_job_doc(const struct ps_svc_job *job)
         json_object_set_new(doc, "preemption_reason", json_string(job->preemption_reason));
     if (job->statistics)
         json_object_set(doc, "statistics", job->statistics);
+    if (job->exec_attributes)
+        json_object_set(doc, "exec_attributes", job->exec_attributes);
     if (job->stderr_text) {
         json_object_set_new(doc, "stderr", json_string(job->stderr_text));
         json_object_set_new(doc, "stderr_truncated", json_boolean(job->stderr_truncated));
@@ -595,6 +597,9 @@ struct ps_svc_job *ps_persist_job_from_doc(struct ps_service *svc, const json_t 
     const json_t *st = json_object_get(doc, "statistics");
     if (st)
         j->statistics = json_deep_copy(st);
+    const json_t *ea = json_object_get(doc, "exec_attributes");
+    if (json_is_object(ea))
+        j->exec_attributes = json_deep_copy(ea);
     if ((s = json_string_value(json_object_get(doc, "stderr"))))
         j->stderr_text = strdup(s);
     j->stderr_truncated = json_is_true(json_object_get(doc, "stderr_truncated"));

@@ -161,6 +161,11 @@ static int start(void *ctx, int64_t node, int element, struct ps_resources resou
     (void)err;
     struct host *h = ctx;
     struct ps_svc_op *op = svc_op(h->ts, element);
+    /* upstream's controller refuses a node banned for the operation (NodeBanned) */
+    if (op && h->node && ps_svc_op_node_banned(op, h->node->id)) {
+        *started = false;
+        return 0;
+    }
     int slot = op ? ps_svc_op_tree_slot(op, h->ts->name) : -1;
     struct ps_svc_job *job = slot >= 0 && h->node ? ps_svc_job_start(h->svc, op, slot, resources,
                                                                      h->node->id, h->now_ms)

@@ -209,6 +209,7 @@ static void task_release(struct ps_svc_task *t)
 
 static const char *const task_keys[] = {"command", "job_count", "cpu_limit", "gpu_limit",
                                         "memory_limit", "tmpfs_size", "environment", "disk_request",
+                                        "port_count",
                                         /* upstream's TUserJobSpec keys the Python client always
                                          * sends; they have no effect on a vanilla job here */
                                         "use_yamr_descriptors", "check_input_fully_consumed",
@@ -296,6 +297,9 @@ static int parse_controller_spec(struct ps_service *svc, const json_t *spec, str
     op->cpu_monitor = parsed.job_cpu_monitor;
     op->max_failed_job_count = parsed.max_failed_job_count.set ? parsed.max_failed_job_count.value
                                                                 : svc->cfg.max_failed_job_count;
+    op->ban_nodes_with_failed_jobs = parsed.ban_nodes_with_failed_jobs;
+    op->ignore_job_failures_at_banned_nodes = parsed.ignore_job_failures_at_banned_nodes;
+    op->fail_on_all_nodes_banned = parsed.fail_on_all_nodes_banned;
     /* memory options of the operation (apply to every task) */
     struct ps_memory_task_spec base;
     ps_memory_task_spec_init(&base);
@@ -336,6 +340,7 @@ static int parse_controller_spec(struct ps_service *svc, const json_t *spec, str
         task->gpu_limit = 0;
         task->memory_limit = 512 * MIB;
         task->tmpfs_size = 0;
+        task->port_count = 0;
         rc = 0;
         if (!json_object_get(t, "job_count"))
             return task_error(err, name, "job_count", "an integer in [1, 1000000]", NULL);
@@ -348,9 +353,11 @@ static int parse_controller_spec(struct ps_service *svc, const json_t *spec, str
             (rc = get_int(t, name, "memory_limit", 1, 16LL * 1024 * 1024 * MIB,
                           "a number of bytes in [1, 16 TiB]", &task->memory_limit, err)) ||
             (rc = get_int(t, name, "tmpfs_size", 0, task->memory_limit,
-                          "a number of bytes in [0, memory_limit]", &task->tmpfs_size, err)))
+                          "a number of bytes in [0, memory_limit]", &task->tmpfs_size, err)) ||
+            (rc = get_int(t, name, "port_count", 0, 50, "an integer in [0, 50]",
+                          &task->port_count, err)))
             return rc;
-        task->cpu_limit = (double)ps_res_from_double(PS_RES_CPU, task->cpu_limit) / PS_CPU_SCALE;
+        task->cpu_limit = ps_cpu_round(task->cpu_limit);
         if ((rc = parse_disk_request(t, name, op, task, err)) != 0)
             return rc;
         const json_t *env = json_object_get(t, "environment");
@@ -418,6 +425,9 @@ static json_t *resulting_spec(struct ps_service *svc, const json_t *spec, struct
                                       (json_int_t)t->memory_limit,
                                       "tmpfs_size", (json_int_t)t->tmpfs_size, "environment",
                                       t->environment));
+        if (t->port_count > 0)
+            json_object_set_new(json_object_get(tasks, t->name), "port_count",
+                                json_integer(t->port_count));
         if (t->disk_medium)
             json_object_set_new(json_object_get(tasks, t->name), "disk_request",
                                 json_pack("{s:I, s:s}", "disk_space", (json_int_t)t->disk_space,
@@ -445,6 +455,11 @@ static json_t *resulting_spec(struct ps_service *svc, const json_t *spec, struct
                             json_real(m->user_job_digest_lower_bound));
     }
     json_object_set_new(r, "max_failed_job_count", json_integer(op->max_failed_job_count));
+    json_object_set_new(r, "ban_nodes_with_failed_jobs",
+                        json_boolean(op->ban_nodes_with_failed_jobs));
+    json_object_set_new(r, "ignore_job_failures_at_banned_nodes",
+                        json_boolean(op->ignore_job_failures_at_banned_nodes));
+    json_object_set_new(r, "fail_on_all_nodes_banned", json_boolean(op->fail_on_all_nodes_banned));
     return r;
 }
 
@@ -464,6 +479,7 @@ void ps_svc_op_free(struct ps_svc_op *op)
     json_decref(op->cpu_monitor_json);
     json_decref(op->unrecognized_spec);
     json_decref(op->pool_per_tree);
+    json_decref(op->banned_nodes);
     json_decref(op->parameters);
     json_decref(op->runtime_options);
     free(op->state);

@@ -80,6 +80,7 @@ struct ps_service_config {
     int64_t disable_jobs_timeout_ms;      /* 600000: a node banned for them returns; 0 never */
     int64_t available_exec_nodes_check_period_ms;                 /* 5000 */
     int64_t safe_scheduler_online_time_ms;                        /* 600000 */
+    int64_t resource_demand_sanity_check_period_ms;               /* 15000 */
     int64_t operation_hangup_check_period_ms;                     /* 60000 */
     int64_t operation_hangup_due_to_limiting_ancestor_safe_timeout_ms;   /* 300000 */
     int64_t operation_hangup_safe_timeout_ms;                     /* 3600000 */
@@ -154,6 +155,7 @@ struct ps_svc_job {
     char *preempted_for_op;        /* the event log's preempted_for: the operation and job the */
     char *preempted_for_job;       /* victim made room for (sched_host.c), or NULL */
     json_t *statistics;            /* as reported, or NULL */
+    json_t *exec_attributes;       /* the node's {gpu_devices: [...]}, or NULL */
     char *stderr_text;             /* tail kept from the node's report, or NULL */
     bool stderr_truncated;
     /* scheduler-side preemption */
@@ -180,6 +182,7 @@ struct ps_svc_task {
     int64_t gpu_limit;             /* gpus of each job (upstream's gpu_limit, default 0) */
     int64_t memory_limit;          /* bytes */
     int64_t tmpfs_size;            /* bytes */
+    int64_t port_count;            /* ports the node gives each job, $YT_PORT_<i> (0..50) */
     char *disk_medium;             /* disk_request/medium_name ("default"); NULL: no request */
     int64_t disk_space;            /* disk_request/disk_space, bytes */
     struct ps_memory_task mem;
@@ -224,6 +227,10 @@ struct ps_svc_op {
     json_t *cpu_monitor_json;      /* the resulting job_cpu_monitor map */
     json_t *unrecognized_spec;     /* keys of the spec no reader knows (op_spec.h), or NULL */
     int64_t max_failed_job_count;  /* the spec's, else the service config's */
+    /* per-operation node bans (upstream's controller; op_spec.h): the nodes where its jobs
+     * failed, {node id: true}; not persisted (a restart forgets them) */
+    bool ban_nodes_with_failed_jobs, ignore_job_failures_at_banned_nodes, fail_on_all_nodes_banned;
+    json_t *banned_nodes;          /* NULL: none */
     int tree_count;
     struct ps_svc_op_tree *trees;  /* parallel to sop->tree_names */
     int64_t failed_jobs;
@@ -252,7 +259,8 @@ struct ps_svc_node {
     char **user_tags;              /* @user_tags (node_tags.h) */
     int user_tag_count;
     bool tree_conflict;            /* its tags match two trees: offline, alert (node_tags.h) */
-    struct ps_resources limits;
+    struct ps_resources limits;    /* as the scheduler counts them: cpu in vcpu (below) */
+    double cpu_to_vcpu_factor;     /* the agent's (upstream's exec node setting); 0: none */
     json_t *media;                 /* its heartbeat's disk_space_per_medium (medium -> bytes),
                                       owned; NULL: no media */
     bool registered;               /* known to the strategy */
@@ -362,7 +370,7 @@ struct ps_service {
     pthread_t loop_thread;
     bool loop_started;
     int64_t started_ms;            /* when the state was loaded (safe_scheduler_online_time) */
-    int64_t next_exec_nodes_check_ms, next_hangup_check_ms;
+    int64_t next_exec_nodes_check_ms, next_hangup_check_ms, next_demand_check_ms;
     bool reload_failed;            /* the last ps_svc_state_reload failed: the state is partial,
                                       so requests are refused (503) until a reload succeeds */
 
@@ -448,8 +456,12 @@ void ps_svc_op_detach(struct ps_service *svc, struct ps_svc_op *op);
 void ps_svc_op_update_shape(struct ps_service *svc, struct ps_svc_op *op);
 struct ps_svc_job *ps_svc_job_start(struct ps_service *svc, struct ps_svc_op *op, int tree_slot,
                                     struct ps_resources alloc, const char *node_id, int64_t now_ms);
+/* Is node_id banned for op (ban_nodes_with_failed_jobs)? */
+bool ps_svc_op_node_banned(const struct ps_svc_op *op, const char *node_id);
 /* Ends a running job with a final state; updates progress, digests, the engine's usage and the
- * operation's state. requeue: put the job index back (aborted jobs). */
+ * operation's state. requeue: put the job index back (aborted jobs). A failure at a node banned
+ * for the operation ends as aborted (node_banned) with ignore_job_failures_at_banned_nodes; a
+ * failure bans its node for the operation with ban_nodes_with_failed_jobs. */
 void ps_svc_job_finish(struct ps_service *svc, struct ps_svc_job *job, int state,
                        const char *error, const char *abort_reason, json_t *statistics,
                        int64_t now_ms);

@@ -165,6 +165,8 @@ static const struct ps_attr config_attrs[] = {
      .offset = CFG(available_exec_nodes_check_period_ms), .min = 10, .max = DAY_MS},
     {.name = "safe_scheduler_online_time", .kind = PS_ATTR_INT,
      .offset = CFG(safe_scheduler_online_time_ms), .min = 0, .max = DAY_MS},
+    {.name = "resource_demand_sanity_check_period", .kind = PS_ATTR_INT,
+     .offset = CFG(resource_demand_sanity_check_period_ms), .min = 10, .max = DAY_MS},
     {.name = "operation_hangup_check_period", .alias = {"operation_unschedulable_check_period"},
      .kind = PS_ATTR_INT, .offset = CFG(operation_hangup_check_period_ms), .min = 10,
      .max = DAY_MS},

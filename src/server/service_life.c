@@ -31,6 +31,7 @@ void ps_svc_job_free(struct ps_svc_job *job)
     free(job->interrupt_reason);
     free(job->stderr_text);
     json_decref(job->statistics);
+    json_decref(job->exec_attributes);
     free(job);
 }
 

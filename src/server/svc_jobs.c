@@ -262,6 +262,11 @@ void ps_svc_job_learn(struct ps_svc_job *job)
     ps_svc_task_reshape(task);   /* the digests moved */
 }
 
+bool ps_svc_op_node_banned(const struct ps_svc_op *op, const char *node_id)
+{
+    return op->banned_nodes && node_id && json_object_get(op->banned_nodes, node_id);
+}
+
 void ps_svc_job_finish(struct ps_service *svc, struct ps_svc_job *job, int state,
                        const char *error, const char *abort_reason, json_t *statistics,
                        int64_t now_ms)
@@ -272,6 +277,20 @@ void ps_svc_job_finish(struct ps_service *svc, struct ps_svc_job *job, int state
     }
     struct ps_svc_op *op = job->op;
     struct ps_svc_task *task = &op->tasks[job->task];
+    /* upstream's OnJobFailed: a failure at a node banned for the operation is an abort */
+    if (state == PS_JOB_FAILED && op->ignore_job_failures_at_banned_nodes &&
+        ps_svc_op_node_banned(op, job->node_id)) {
+        state = PS_JOB_ABORTED;
+        abort_reason = "node_banned";
+    }
+    if (state == PS_JOB_FAILED && op->ban_nodes_with_failed_jobs &&
+        !ps_svc_op_node_banned(op, job->node_id)) {
+        if (!op->banned_nodes)
+            op->banned_nodes = json_object();
+        json_object_set_new(op->banned_nodes, job->node_id, json_true());
+        ps_svc_log(svc, "info", "operation_node_banned", "operation=%s node=%s job=%s", op->id,
+                   job->node_id, job->id);
+    }
     job->state = state;
     job->finish_ms = now_ms;
     ps_svc_set_str(&job->error, error);

@@ -2,7 +2,8 @@
 # A vanilla task's gpu_limit (upstream's TUserJobSpec key, integer >= 0, default 0): each job of
 # the task asks for that many gpus, so the jobs run only on nodes that report gpus, as many at
 # once as the nodes' gpus allow; the start entry and the resulting spec carry the value; a bad
-# value is a 400 naming the key.
+# value is a 400 naming the key. The same for port_count (upstream's key, [0, 50]: the node gives
+# each job that many ports) and for a node's cpu_to_vcpu_factor (must be greater than 0).
 # usage: server_gpu_limit.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
 bin=${1:?usage: server_gpu_limit.sh BINARY DATA_DIR SOURCE_DIR}
@@ -63,6 +64,23 @@ try:
         st, out = s.call("start_op", {"operation_type": "vanilla", "spec": {"tasks": {"t": task}}})
         check(st == 400 and "gpu_limit" in str(out), "gpu_limit %r refused naming the key: %d %s"
               % (bad, st, out))
+    # port_count: in the start entry and the resulting spec; bad values refused naming the key
+    task = {"command": "true", "job_count": 1, "cpu_limit": 1, "memory_limit": 100 << 20,
+            "port_count": 2}
+    opp = s.ok("start_op", {"operation_type": "vanilla", "spec": {"tasks": {"t": task}}})["operation_id"]
+    o = s.ok("get_operation", {"operation_id": opp})
+    check(o["resulting_spec"]["tasks"]["t"].get("port_count") == 2, "resulting spec port_count")
+    for bad in (-1, 51, 1.5, "2"):
+        task["port_count"] = bad
+        st, out = s.call("start_op", {"operation_type": "vanilla", "spec": {"tasks": {"t": task}}})
+        check(st == 400 and "port_count" in str(out) and "[0, 50]" in str(out),
+              "port_count %r refused naming the key: %d %s" % (bad, st, out))
+    # a node's cpu_to_vcpu_factor must be a number greater than 0
+    for bad in (0, -1.5, "2"):
+        st, out = s.heartbeat({"node_id": "vf", "tags": [], "jobs": [], "cpu_to_vcpu_factor": bad,
+                               "resource_limits": {"cpu": 2, "memory": 1 << 30, "user_slots": 2}})
+        check(st == 400 and "cpu_to_vcpu_factor: must be a number greater than 0" in str(out),
+              "cpu_to_vcpu_factor %r refused: %d %s" % (bad, st, out))
 finally:
     s.stop()
 finish()

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "node/args.h"
+#include "node/devices.h"
 #include "node/jobs.h"
 #include "node/memory.h"
 #include "node/protocol.h"
@@ -36,6 +37,7 @@ struct fake_job {
     char abort_reason[64];
     const char *stderr_text;
     size_t stderr_len;
+    char env[512];              /* the environment it was started with, "A=1;B=2;" */
 };
 
 struct fake_runner {
@@ -72,6 +74,10 @@ static int f_start(void *ctx, const struct ps_node_job_spec *spec, int64_t now_m
     j->memory_bytes = fr.memory_bytes;
     j->guarantee = spec->cpu_guarantee;
     j->end.exit_code = -1;
+    for (const char *const *e = spec->environment; e && *e; e++) {
+        size_t len = strlen(j->env);
+        snprintf(j->env + len, sizeof j->env - len, "%s;", *e);
+    }
     fr.jobs[fr.count++] = j;
     *job = j;
     return 0;
@@ -220,14 +226,149 @@ static json_t *entry(json_t *report, const char *id)
     return NULL;
 }
 
+/* ---- GPU devices and ports ------------------------------------------------------------ */
+
+/* Upstream's TestSchedulerGpu::test_packing on the allocator: on 4 devices a 1-GPU job gets
+ * device 0 and a 2-GPU job then gets 2 and 3 (a pair of its own), not 1 and 2. */
+static void test_gpu_packing(void **state)
+{
+    struct ps_node_devices d;
+    assert_int_equal(ps_node_devices_init(&d, 4, 20000, 0, NULL, NULL), 0);
+    int a[4], b[4], c[4];
+    assert_int_equal(ps_node_gpus_acquire(&d, 1, a, NULL), 0);
+    assert_int_equal(a[0], 0);
+    assert_int_equal(ps_node_gpus_acquire(&d, 2, b, NULL), 0);
+    assert_int_equal(b[0], 2);
+    assert_int_equal(b[1], 3);
+    struct ps_error e;
+    ps_error_init(&e);
+    assert_int_equal(ps_node_gpus_acquire(&d, 2, c, &e), PS_ELIMIT);
+    assert_non_null(strstr(e.msg, "Cannot find enough empty GPU slots"));
+    assert_int_equal(ps_node_gpus_acquire(&d, 1, c, NULL), 0);
+    assert_int_equal(c[0], 1);
+    ps_node_gpus_free(&d, b, 2);
+    assert_int_equal(ps_node_gpus_acquire(&d, 2, c, NULL), 0);
+    assert_int_equal(c[0], 2);
+    ps_node_devices_release(&d);
+    assert_int_equal(ps_node_devices_init(&d, 65, 20000, 0, NULL, NULL), PS_EINVAL);
+    assert_int_equal(ps_node_devices_init(&d, 1, 65000, 1000, NULL, NULL), PS_EINVAL);
+}
+
+static bool not_20001(int port)
+{
+    return port != 20001;
+}
+
+/* Ports: the lowest free ones a preliminary bind accepts (upstream's test_preliminary_bind). */
+static void test_ports(void **state)
+{
+    struct ps_node_devices d;
+    assert_int_equal(ps_node_devices_init(&d, 0, 20000, 3, not_20001, NULL), 0);
+    int a[3], b[3];
+    assert_int_equal(ps_node_ports_acquire(&d, 2, a, NULL), 0);
+    assert_int_equal(a[0], 20000);
+    assert_int_equal(a[1], 20002);
+    assert_int_equal(ps_node_ports_acquire(&d, 1, b, NULL), PS_ELIMIT);
+    ps_node_ports_free(&d, a, 2);
+    d.probe = NULL;
+    assert_int_equal(ps_node_ports_acquire(&d, 3, b, NULL), 0);
+    assert_int_equal(b[1], 20001);
+    ps_node_devices_release(&d);
+}
+
+/* The job table gives each job its own devices and ports, names them in its environment and
+ * exec_attributes, takes them back when it ends, and aborts (waiting_timeout) a job the node
+ * has not enough for. */
+static void test_job_devices(void **state)
+{
+    struct ps_node_jobs_config cfg;
+    ps_node_jobs_config_init(&cfg);
+    cfg.gpu_count = 4;
+    cfg.start_port = 30000;
+    cfg.port_count = 3;
+    struct ps_node_jobs *t = NULL;
+    assert_int_equal(ps_node_jobs_new(&fake_runner, &cfg, &t, NULL), 0);
+    struct ps_node_start s = start_msg("g1", 1.0, NULL);
+    s.gpu_limit = 1;
+    s.port_count = 2;
+    ps_node_jobs_start(t, &s, 1000);
+    struct ps_node_start s2 = start_msg("g2", 1.0, NULL);
+    s2.gpu_limit = 2;
+    ps_node_jobs_start(t, &s2, 1000);
+    assert_string_equal(fake_find("g1")->env, "NVIDIA_VISIBLE_DEVICES=0;CUDA_VISIBLE_DEVICES=0;"
+                                              "YT_PORT_0=30000;YT_PORT_1=30001;");
+    assert_string_equal(fake_find("g2")->env, "NVIDIA_VISIBLE_DEVICES=2,3;"
+                                              "CUDA_VISIBLE_DEVICES=2,3;");
+    bool more;
+    json_t *rep = ps_node_jobs_report(t, &more);
+    json_t *devs = json_object_get(json_object_get(entry(rep, "g2"), "exec_attributes"),
+                                   "gpu_devices");
+    assert_int_equal(json_array_size(devs), 2);
+    assert_int_equal(json_integer_value(json_object_get(json_array_get(devs, 1),
+                                                        "device_number")), 3);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(devs, 1),
+                                                          "device_name")), "/dev/nvidia3");
+    json_decref(rep);
+
+    /* not enough ports: aborted at once, nothing kept */
+    struct ps_node_start s3 = start_msg("p3", 1.0, NULL);
+    s3.port_count = 2;
+    ps_node_jobs_start(t, &s3, 1000);
+    assert_null(fake_find("p3"));
+    rep = ps_node_jobs_report(t, &more);
+    assert_string_equal(json_string_value(json_object_get(entry(rep, "p3"), "abort_reason")),
+                        "waiting_timeout");
+    json_decref(rep);
+    struct ps_node_start s4 = start_msg("p4", 1.0, NULL);
+    s4.port_count = 1;
+    ps_node_jobs_start(t, &s4, 1000);
+    assert_string_equal(fake_find("p4")->env, "YT_PORT_0=30002;");
+
+    /* g1 ends: its device and ports are free again */
+    end_job(fake_find("g1"), PS_NODE_OUTCOME_COMPLETED, 0, NULL, NULL, 1500);
+    assert_int_equal(ps_node_jobs_tick(t, 1500), 1);
+    struct ps_node_start s5 = start_msg("g5", 1.0, NULL);
+    s5.gpu_limit = 2;
+    s5.port_count = 2;
+    ps_node_jobs_start(t, &s5, 1600);
+    assert_string_equal(fake_find("g5")->env, "NVIDIA_VISIBLE_DEVICES=0,1;"
+                                              "CUDA_VISIBLE_DEVICES=0,1;"
+                                              "YT_PORT_0=30000;YT_PORT_1=30001;");
+    ps_node_jobs_free(t);
+}
+
+/* cpu_to_vcpu_factor: the scheduler's vcpu limit becomes real cores for the job, and the job's
+ * guarantee goes back as vcpu (upstream's TestReplacementCpuToVCpu: 23 vcpu at 1.21 is 19.01
+ * cores). */
+static void test_job_vcpu(void **state)
+{
+    struct ps_node_jobs_config cfg;
+    ps_node_jobs_config_init(&cfg);
+    cfg.cpu_to_vcpu_factor = 1.21;
+    struct ps_node_jobs *t = NULL;
+    assert_int_equal(ps_node_jobs_new(&fake_runner, &cfg, &t, NULL), 0);
+    struct ps_node_start s = start_msg("v1", 23.0, NULL);
+    ps_node_jobs_start(t, &s, 1000);
+    assert_true(fabs(fake_find("v1")->guarantee - 19.01) < 1e-9);
+    assert_true(fabs(ps_node_jobs_cpu_guarantee(t, "v1") - 19.01) < 1e-9);
+    bool more;
+    json_t *rep = ps_node_jobs_report(t, &more);
+    assert_true(fabs(json_number_value(json_object_get(entry(rep, "v1"), "cpu_guarantee")) -
+                     23.0) < 1e-9);
+    json_decref(rep);
+    ps_node_jobs_free(t);
+}
+
 /* ---- protocol ------------------------------------------------------------------------- */
 
 static void test_request_shape(void **state)
 {
     const char *tags[] = {"gpu", "ssd"};
     json_t *media = json_pack("{s:I}", "ssd_slots", (json_int_t)4 << 20);
-    struct ps_node_identity id = {"n1", tags, 2, 4.0, INT64_C(8) << 30, 8, "0123456789abcdef",
-                                  media};
+    struct ps_node_identity id = {.node_id = "n1", .tags = tags, .tag_count = 2, .cpu = 4.0,
+                                  .cpu_to_vcpu_factor = 1.21, .memory_bytes = INT64_C(8) << 30,
+                                  .user_slots = 8, .gpu = 4, .instance_id = "0123456789abcdef",
+                                  .media = media};
     json_t *req = ps_node_request_build(&id, NULL);
     assert_non_null(req);
     assert_string_equal(json_string_value(json_object_get(req, "node_id")), "n1");
@@ -238,6 +379,8 @@ static void test_request_shape(void **state)
     assert_true(json_number_value(json_object_get(lim, "cpu")) == 4.0);
     assert_int_equal(json_integer_value(json_object_get(lim, "memory")), INT64_C(8) << 30);
     assert_int_equal(json_integer_value(json_object_get(lim, "user_slots")), 8);
+    assert_int_equal(json_integer_value(json_object_get(lim, "gpu")), 4);
+    assert_true(json_number_value(json_object_get(req, "cpu_to_vcpu_factor")) == 1.21);
     assert_true(json_is_array(json_object_get(req, "jobs")));
     assert_int_equal(json_integer_value(json_object_get(json_object_get(req, "disk_space_per_medium"),
                                                         "ssd_slots")), 4 << 20);
@@ -395,8 +538,13 @@ static void test_resources_and_tags(void **state)
     assert_true(r.cpu == 1.5 && !r.has_memory && !r.has_user_slots);
     struct ps_error err;
     ps_error_init(&err);
-    assert_int_equal(ps_node_parse_resources("gpu=1", &r, &err), PS_EINVAL);
-    assert_non_null(strstr(err.msg, "gpu"));
+    assert_int_equal(ps_node_parse_resources("gpu=4", &r, NULL), 0);
+    assert_true(r.has_gpu && r.gpu == 4 && !r.has_cpu);
+    assert_int_equal(ps_node_parse_resources("gpu=65", &r, &err), PS_EINVAL);
+    assert_non_null(strstr(err.msg, "gpu=\"65\""));
+    ps_error_init(&err);
+    assert_int_equal(ps_node_parse_resources("disk=1", &r, &err), PS_EINVAL);
+    assert_non_null(strstr(err.msg, "unknown key \"disk\""));
     assert_int_equal(ps_node_parse_resources("cpu=0", &r, NULL), PS_EINVAL);
     assert_int_equal(ps_node_parse_resources("cpu=1,cpu=2", &r, NULL), PS_EINVAL);
     assert_int_equal(ps_node_parse_resources("user_slots=0", &r, NULL), PS_EINVAL);
@@ -851,6 +999,10 @@ int main(void)
         cmocka_unit_test_setup(test_memory_overdraft, setup),
         cmocka_unit_test_setup(test_stderr_budget, setup),
         cmocka_unit_test_setup(test_running_stderr, setup),
+        cmocka_unit_test(test_gpu_packing),
+        cmocka_unit_test(test_ports),
+        cmocka_unit_test_setup(test_job_devices, setup),
+        cmocka_unit_test_setup(test_job_vcpu, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# TestReplacementCpuToVCpu of yt/yt/tests/integration/scheduler/test_scheduler_node_interaction.py
+# on a real cluster on 127.0.0.1 (poolsched scheduler + a poolsched node running a real job; the
+# helpers of tests/scripts/node_e2e.py). Upstream's node gets its factor from the node dynamic
+# config (enable_cpu_to_vcpu_factor with cpu_model_to_cpu_to_vcpu_factor for its cpu_model);
+# poolsched's agent has no dynamic config, so the same factor is its --cpu-to-vcpu-factor flag.
+# Usage: node_interaction_vcpu.sh BINARY DATA_DIR SOURCE_DIR
+set -euo pipefail
+exec timeout -k 5 120 env PYTHONPATH="$3/tests/scripts" python3 - "$1" <<'PY'
+import os, shutil, subprocess, sys, tempfile, time
+BIN = sys.argv[1]
+sys.argv = [sys.argv[0], BIN, "none"]
+from node_e2e import Cluster, check, task, kill_cgroup_leftovers
+
+
+def node_attr(c, node, attr):
+    status, body = c.sched.call("get", {"path": "//sys/cluster_nodes/%s/@%s" % (node, attr)})
+    return body["value"] if status == 200 else None
+
+
+def test_cpu_to_vcpu_factor_enough_only_with_vcpu(c):
+    # upstream: test_scheduler_node_interaction::TestReplacementCpuToVCpu::test_cpu_to_vcpu_factor_enough_only_with_vcpu
+    # A node with cpu 19.3 and factor 1.21; a vanilla job with cpu_limit 23 (more than the
+    # node's cores, less than its vcpu) runs. The scheduler's orchid: resource_limits/cpu 23.35,
+    # resource_usage/cpu 23.0; the node's attributes: resource_usage cpu 19.01 and vcpu 23.0,
+    # resource_limits cpu 19.3 and vcpu 23.35. The operation completes with no aborted job.
+    # Not checked: the node orchid's base_resource_usage / additional_resource_usage of the job
+    # (poolsched's agent has no orchid; the node's resource_usage above is the same sum).
+    node = c.node("a", resources="cpu=19.3,memory=4G,user_slots=4",
+                  extra=("--cpu-to-vcpu-factor", "1.21"))
+    done = os.path.join(c.tmp, "release")
+    op = c.op({"tasks": {"task": task("while [ ! -e %s ]; do sleep 0.05; done" % done, 1,
+                                      cpu_limit=23)}})
+    c.wait(lambda: c.jobs(op, "running"), 40, "the job running")
+    orchid = "//sys/scheduler/orchid/scheduler/nodes/%s" % node
+    c.wait(lambda: c.sched.get(orchid + "/resource_usage")["cpu"] == 23.0, 30,
+           "scheduler's usage 23 after the node's report")
+    check(c.sched.get(orchid + "/resource_limits")["cpu"] == 23.35, "scheduler's limits",
+          c.sched.get(orchid))
+    check(", cpu 19.01," in c.node_log("a"), "the job runs with 23 / 1.21 cores", c.node_log("a"))
+    usage = node_attr(c, node, "resource_usage")
+    check(usage["cpu"] == 19.01 and usage["vcpu"] == 23.0, "node's resource_usage", usage)
+    limits = node_attr(c, node, "resource_limits")
+    check(limits["cpu"] == 19.3 and limits["vcpu"] == 23.35, "node's resource_limits", limits)
+    open(done, "w").close()
+    o = c.wait_op(op, 40)
+    check(o["progress"]["aborted"] == 0 and o["progress"]["completed"] == 1, "progress",
+          o["progress"])
+
+
+def test_cpu_to_vcpu_factor_no_enough_cpu(c):
+    # upstream: test_scheduler_node_interaction::TestReplacementCpuToVCpu::test_cpu_to_vcpu_factor_no_enough_cpu
+    # cpu_limit 24 is more than the node's 23.35 vcpu: the operation fails with
+    # NoOnlineNodeToScheduleJob ("No online node can satisfy the resource demand"); the
+    # scheduler's orchid shows the node's resource_limits/cpu 23.35.
+    node = c.node("b", resources="cpu=19.3,memory=4G,user_slots=4",
+                  extra=("--cpu-to-vcpu-factor", "1.21"))
+    op = c.op({"tasks": {"task": task("sleep 1", 1, cpu_limit=24)}})
+    o = c.wait_op(op, 40, states=("failed",))
+    check("No online node can satisfy the resource demand" in str(o.get("error")) and
+          "cpu=24.00" in str(o.get("error")) and "cpu=23.35" in str(o.get("error")),
+          "failed for the resource demand", o.get("error"))
+    limits = c.sched.get("//sys/scheduler/orchid/scheduler/nodes/%s/resource_limits" % node)
+    check(limits["cpu"] == 23.35, "scheduler's limits", limits)
+
+
+def test_flag_errors():
+    # A factor that is not greater than 0 is refused, naming the key (upstream's config check).
+    for value in ("0", "-1", "x"):
+        p = subprocess.run([BIN, "node", "--scheduler", "http://127.0.0.1:1",
+                            "--cpu-to-vcpu-factor", value], capture_output=True, text=True,
+                           timeout=10)
+        check(p.returncode == 2 and "cpu_to_vcpu_factor must be greater than 0" in p.stderr,
+              "--cpu-to-vcpu-factor %s refused" % value, p.returncode, p.stderr)
+    print("ok   test_flag_errors", flush=True)
+
+
+tmp = tempfile.mkdtemp(prefix="psups-")
+os.chmod(tmp, 0o755)
+c = None
+t0 = time.time()
+try:
+    test_flag_errors()
+    # the controller's sanity checks from the start, every 100 ms
+    c = Cluster(tmp, {"safe_scheduler_online_time": 0, "resource_demand_sanity_check_period": 100})
+    test_cpu_to_vcpu_factor_enough_only_with_vcpu(c)
+    print("ok   test_cpu_to_vcpu_factor_enough_only_with_vcpu (%.1fs)" % (time.time() - t0))
+    c.stop()
+    c = None
+    shutil.rmtree(tmp, ignore_errors=True)
+    os.mkdir(tmp)
+    os.chmod(tmp, 0o755)
+    c = Cluster(tmp, {"safe_scheduler_online_time": 0, "resource_demand_sanity_check_period": 100})
+    test_cpu_to_vcpu_factor_no_enough_cpu(c)
+    print("ok   test_cpu_to_vcpu_factor_no_enough_cpu")
+except Exception:
+    for f in sorted(os.listdir(tmp)):
+        if f.endswith(".log"):
+            print("---- %s\n%s" % (f, open(os.path.join(tmp, f)).read()[-4000:]))
+    raise
+finally:
+    if c:
+        c.stop()
+        for _, (_, _, node_id) in c.nodes.items():
+            kill_cgroup_leftovers(node_id)
+    shutil.rmtree(tmp, ignore_errors=True)
+PY
