@@ -460,6 +460,9 @@ void ps_svc_op_free(struct ps_svc_op *op)
     free(op->trees);
     json_decref(op->spec);
     json_decref(op->erased_trees);
+    if (op->tentative)
+        ps_tentative_state_release(op->tentative);
+    free(op->tentative);
     json_decref(op->resulting_spec);
     json_decref(op->cpu_monitor_json);
     json_decref(op->unrecognized_spec);

@@ -169,6 +169,7 @@ struct ps_svc_job *ps_svc_job_start(struct ps_service *svc, struct ps_svc_op *op
         }
     }
     ps_metric_add(svc->m_allocations, 1);
+    ps_svc_tentative_job_started(job);
     ps_event_log_job(svc, job, now_ms);
     return job;
 }
@@ -325,6 +326,7 @@ void ps_svc_job_finish(struct ps_service *svc, struct ps_svc_job *job, int state
         ps_svc_op_finish(svc, op, "failed", msg, now_ms);
         return;
     }
+    ps_svc_tentative_job_finished(svc, job, now_ms);
     if (op_all_done(op)) {
         ps_svc_op_finish(svc, op, "completed", NULL, now_ms);
         return;
