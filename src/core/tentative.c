@@ -135,7 +135,8 @@ void ps_tentative_job_started(struct ps_tentative_state *st, const char *tree, i
     if (!t)
         return;
     t->started++;
-    t->last_start_ms = now_ms;
+    if (now_ms > t->last_start_ms)   /* jobs read back at a restart come in any order */
+        t->last_start_ms = now_ms;
 }
 
 void ps_tentative_job_finished(struct ps_tentative_state *st, const char *tree, bool completed,

@@ -85,7 +85,8 @@ struct ps_tentative_tree *ps_tentative_find(const struct ps_tentative_state *st,
 bool ps_tentative_can_schedule(const struct ps_tentative_state *st,
                                const struct ps_tentative_tree *t);
 
-/* A job started in tree (regular trees: nothing to count). */
+/* A job started in tree at now_ms (regular trees: nothing to count); the tree's last start is
+ * the latest one counted. */
 void ps_tentative_job_started(struct ps_tentative_state *st, const char *tree, int64_t now_ms);
 
 /* A job of tree finished after duration_ms (completed or not). */

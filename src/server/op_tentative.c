@@ -111,6 +111,18 @@ void ps_svc_tentative_job_started(const struct ps_svc_job *job)
         ps_tentative_job_started(op->tentative, op->sop->tree_names[job->tree_slot], job->start_ms);
 }
 
+void ps_svc_tentative_replay(const struct ps_svc_job *job)
+{
+    struct ps_svc_op *op = job->op;
+    if (!op->tentative || !op->sop || job->tree_slot < 0 || job->tree_slot >= op->sop->tree_count)
+        return;
+    const char *tree = op->sop->tree_names[job->tree_slot];
+    ps_tentative_job_started(op->tentative, tree, job->start_ms);
+    if (job->state != PS_JOB_RUNNING)
+        ps_tentative_job_finished(op->tentative, tree, job->state == PS_JOB_COMPLETED,
+                                  job->finish_ms - job->start_ms);
+}
+
 /* Aborts op's jobs in the banned tree, takes the operation out of it and keeps the erasure. */
 static void ban(struct ps_service *svc, struct ps_svc_op *op, const char *tree, int64_t now_ms)
 {

@@ -560,6 +560,8 @@ bool ps_svc_tentative_is(const struct ps_svc_op *op, const char *tree);
  * the deactivation reason saturated_in_tentative_tree. */
 bool ps_svc_tentative_may_start(struct ps_svc_op *op, int slot);
 void ps_svc_tentative_job_started(const struct ps_svc_job *job);
+/* A stored job read back at a restart: counted as started, and as finished when it is. */
+void ps_svc_tentative_replay(const struct ps_svc_job *job);
 /* A finished job: its tree's counts; a completed one looks for slow trees to ban. */
 void ps_svc_tentative_job_finished(struct ps_service *svc, const struct ps_svc_job *job,
                                    int64_t now_ms);

@@ -109,6 +109,13 @@ try:
     wait(nodes, lambda: (value(s, reasons) or 0) > 0, "saturated_in_tentative_tree > 0")
     check(s.get(ORCHID + "scheduling_info_per_pool_tree/other/fair_share_info/operations/%s/tentative" % op) is True,
           "the tree orchid marks the operation tentative")
+    # beyond upstream: a restart counts the running sample again (no sixth job in "other")
+    s.stop()
+    s.start()
+    wait(nodes, lambda: (value(s, ORCHID + "scheduling_info_per_pool_tree/other/fair_share_info/operations/%s/deactivation_reasons/saturated_in_tentative_tree" % op) or 0) > 0,
+         "saturated again after the restart")
+    check(len(running(nodes, other, True)) == SAMPLE,
+          "after the restart: tentative jobs == sample: %d" % len(running(nodes, other, True)))
     s.stop()
 
     # upstream: test_scheduler_pool_trees::TestTentativePoolTrees::test_tentative_pool_tree_banning
@@ -140,6 +147,13 @@ try:
           "%d jobs aborted with banned_in_tentative_tree: %s" % (SAMPLE, [j.get("abort_reason") for j in jobs]))
     beat(nodes, 0.5)
     check(not running(nodes, other, True), "no job starts in the banned tree")
+    # beyond upstream: a restart keeps the ban
+    s.stop()
+    s.start()
+    beat(nodes, 1.0)
+    check("other" not in progress_trees(s, op) and "physical" in progress_trees(s, op),
+          "after the restart: still banned: %s" % progress_trees(s, op))
+    check(not running(nodes, other, True), "after the restart: no job in the banned tree")
     s.stop()
 
     # upstream: test_scheduler_pool_trees::TestTentativePoolTrees::test_missing_tentative_pool_trees
