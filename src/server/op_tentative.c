@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/tentative.h"
+#include "server/event_log.h"
 #include "server/service.h"
 
 static bool tree_exists(void *ctx, const char *tree)
@@ -128,6 +129,7 @@ static void ban(struct ps_service *svc, struct ps_svc_op *op, const char *tree, 
 {
     int slot = ps_svc_op_tree_slot(op, tree);
     ps_svc_log(svc, "info", "operation_banned_in_tree", "id=%s tree=%s", op->id, tree);
+    ps_event_log_banned_in_tree(svc, op, tree, now_ms);
     for (int i = 0; slot >= 0 && i < svc->node_count; i++) {
         struct ps_svc_job *next;
         for (struct ps_svc_job *j = svc->node_list[i]->jobs; j; j = next) {

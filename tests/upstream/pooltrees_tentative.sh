@@ -147,6 +147,10 @@ try:
           "%d jobs aborted with banned_in_tentative_tree: %s" % (SAMPLE, [j.get("abort_reason") for j in jobs]))
     beat(nodes, 0.5)
     check(not running(nodes, other, True), "no job starts in the banned tree")
+    # upstream's scheduler logs OperationBannedInTree (operation_id, tree_id)
+    wait(nodes, lambda: [r.get("tree_id") for r in s.ok("get", {"path": "//sys/scheduler/event_log",
+         "operation_id": op, "event_type": "operation_banned_in_tree"})["value"]] == ["other"],
+         "the event log's operation_banned_in_tree")
     # beyond upstream: a restart keeps the ban
     s.stop()
     s.start()
