@@ -105,6 +105,11 @@ bool ps_svc_tentative_may_start(struct ps_svc_op *op, int slot)
     return false;
 }
 
+int64_t ps_svc_tentative_pending(struct ps_svc_op *op, int slot, int64_t pending)
+{
+    return pending > 0 && !ps_svc_tentative_may_start(op, slot) ? 0 : pending;
+}
+
 void ps_svc_tentative_job_started(const struct ps_svc_job *job)
 {
     struct ps_svc_op *op = job->op;

@@ -559,6 +559,10 @@ bool ps_svc_tentative_is(const struct ps_svc_op *op, const char *tree);
 /* Whether op may start a job in membership slot now (the sample bound); a refusal counts as
  * the deactivation reason saturated_in_tentative_tree. */
 bool ps_svc_tentative_may_start(struct ps_svc_op *op, int slot);
+/* The pending job count the scheduling loop sees for op in membership slot: pending, or 0 while
+ * the slot is a tentative tree whose sample runs (counted as saturated_in_tentative_tree), so
+ * the loop offers it nothing there (upstream deactivates it for a while). */
+int64_t ps_svc_tentative_pending(struct ps_svc_op *op, int slot, int64_t pending);
 void ps_svc_tentative_job_started(const struct ps_svc_job *job);
 /* A stored job read back at a restart: counted as started, and as finished when it is. */
 void ps_svc_tentative_replay(const struct ps_svc_job *job);

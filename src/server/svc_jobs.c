@@ -158,6 +158,7 @@ struct ps_svc_job *ps_svc_job_start(struct ps_service *svc, struct ps_svc_op *op
     op->trees[tree_slot].usage = ps_resources_add(op->trees[tree_slot].usage, alloc);
     ps_preemptible_add(op->trees[tree_slot].lists, job->alloc_id, now_ms, alloc, NULL);
     ps_svc_job_attach_node(svc, job);
+    ps_svc_tentative_job_started(job);
     if (task->q_len == 0) {
         ps_svc_op_update_shape(svc, op);
     } else {
@@ -165,11 +166,11 @@ struct ps_svc_job *ps_svc_job_start(struct ps_service *svc, struct ps_svc_op *op
         for (int i = 0; i < op->tree_count; i++) {
             struct ps_sched_snapshot *snap = op_snapshot(svc, op, i);
             if (snap)
-                ps_sched_set_pending(snap, op->trees[i].element, task->q_len, NULL);
+                ps_sched_set_pending(snap, op->trees[i].element,
+                                     ps_svc_tentative_pending(op, i, task->q_len), NULL);
         }
     }
     ps_metric_add(svc->m_allocations, 1);
-    ps_svc_tentative_job_started(job);
     ps_event_log_job(svc, job, now_ms);
     return job;
 }
