@@ -155,9 +155,12 @@ static void ban(struct ps_service *svc, struct ps_svc_op *op, const char *tree, 
         ps_svc_log(svc, "warning", "tentative_ban_failed", "id=%s tree=%s: %s", op->id, tree, e.msg);
     if (ts)
         ts->dirty = true;
+    pthread_cond_broadcast(&svc->loop_cv);   /* the engine loop updates at once */
     if (!in_array(op->erased_trees, tree))
         json_array_append_new(op->erased_trees, json_string(tree));
+    ps_svc_op_update_pools(op);   /* its runtime parameters lose the tree */
     ps_persist_op(svc, op);
+    ps_svc_log_activated(svc);    /* operations the freed pool slot started */
 }
 
 static void ban_slow(struct ps_service *svc, struct ps_svc_op *op, int64_t now_ms)

@@ -496,6 +496,7 @@ void ps_svc_log_activated(struct ps_service *svc)
         struct ps_svc_op *o = ps_svc_find_op(svc, a->id);
         if (o) {
             ps_svc_op_refresh_state(o);
+            ps_persist_op(svc, o);   /* running now: a restart keeps it running */
             ps_svc_log(svc, "info", "operation_running", "id=%s", a->id);
         }
     }

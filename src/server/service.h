@@ -432,7 +432,8 @@ int ps_svc_op_tree_slot(const struct ps_svc_op *op, const char *tree);
 void ps_svc_op_update_pools(struct ps_svc_op *op);
 /* *dst = a copy of s (NULL stays NULL), freeing the old one. */
 void ps_svc_set_str(char **dst, const char *s);
-/* Logs operation_running for the operations the strategy just activated. */
+/* Logs operation_running for the operations the strategy just activated and stores them
+ * (running now: a restart keeps them running). */
 void ps_svc_log_activated(struct ps_service *svc);
 /* The node-reported memory statistics of a job's statistics map (user_job/max_memory,
  * user_job/memory_reserve, job_proxy/max_memory; keys with or without a leading '/'). */

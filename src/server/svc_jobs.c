@@ -378,13 +378,8 @@ void ps_svc_op_finish(struct ps_service *svc, struct ps_svc_op *op, const char *
                error ? " error=" : "", error ? "\"see get_operation\"" : "");
     ps_event_log_operation(svc, op, now_ms);
     ps_persist_op(svc, op);
-    ps_svc_log_activated(svc);
     /* operations started by the finish become runnable at the next fair share update */
-    for (int i = 0; i < ps_strategy_activated_count(svc->strategy); i++) {
-        struct ps_svc_op *a = ps_svc_find_op(svc, ps_strategy_activated(svc->strategy, i)->id);
-        if (a)
-            ps_persist_op(svc, a);
-    }
+    ps_svc_log_activated(svc);
     ps_svc_op_release(svc, op);   /* its jobs have ended: the per-job arrays can go */
 }
 

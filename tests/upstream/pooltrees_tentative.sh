@@ -139,7 +139,8 @@ try:
     wait(nodes, lambda: "other" not in progress_trees(s, op), "banned: other left the operation")
     check("physical" in progress_trees(s, op), "still runs in the default tree")
     got = s.ok("get_operation", {"operation_id": op})
-    check(got["state"] == "running" and "other" in got["runtime_parameters"]["erased_trees"],
+    check(got["state"] == "running" and "other" in got["runtime_parameters"]["erased_trees"] and
+          "other" not in got["runtime_parameters"]["scheduling_options_per_pool_tree"],
           "running, other erased: %s %s" % (got["state"], got["runtime_parameters"]))
     wait(nodes, lambda: not running(nodes, other, True), "the tentative jobs are aborted")
     jobs = s.ok("list_jobs", {"operation_id": op, "state": "aborted"})["jobs"]
