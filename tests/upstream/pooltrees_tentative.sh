@@ -212,6 +212,14 @@ try:
     wait(nodes, lambda: value(s, tentative % out["operation_id"]) is True, "the default's other is tentative")
     check(s.get(ORCHID + "operations/%s/progress/scheduling_info_per_pool_tree/physical/tentative" % op) is False,
           "the regular tree is not tentative")
+    # beyond upstream: test_tentative_pool_tree_not_supported's rule (left out: map_reduce) for
+    # vanilla operations, through the tree's non_tentative_operation_types
+    s.set(PT + "other/@config/non_tentative_operation_types", ["vanilla"])
+    spec["tentative_pool_trees"] = ["other"]
+    st, out = start(s, spec)
+    check(st == 200, "started: %d %s" % (st, out))
+    wait(nodes, lambda: "physical" in progress_trees(s, out["operation_id"]), "runs in the default tree")
+    check("other" not in progress_trees(s, out["operation_id"]), "not in other: %s" % progress_trees(s, out["operation_id"]))
     s.stop()
 
     # upstream: test_scheduler_pool_trees::TestPoolTreeOperationLimits::test_ignoring_tentative_pool_operation_limit
