@@ -186,8 +186,11 @@ static void ban_slow(struct ps_service *svc, struct ps_svc_op *op, int64_t now_m
     if (!newly)
         return;   /* checked again at the next job or period */
     int n = ps_tentative_ban_slow(op->tentative, now_ms, newly);
-    for (int i = 0; i < n; i++)
-        ban(svc, op, newly[i]->name, now_ms);
+    for (int i = 0; i < n; i++) {
+        int slot = ps_svc_op_tree_slot(op, newly[i]->name);
+        if (slot >= 0 && op->sop->memberships[slot])   /* else its tree was removed */
+            ban(svc, op, newly[i]->name, now_ms);
+    }
     free(newly);
 }
 
