@@ -26,13 +26,14 @@ static bool in_array(const json_t *names, const char *name)
     return false;
 }
 
-/* The scheduler config's default_tentative_pool_trees as a list pointing into the JSON. */
-static struct ps_string_list defaults_of(const struct ps_service *svc, char **items, int cap)
+/* The scheduler config's default_tentative_pool_trees as a list pointing into the JSON (items
+ * has room for all of them). */
+static struct ps_string_list defaults_of(const struct ps_service *svc, char **items)
 {
     struct ps_string_list l = {0, items};
     size_t k;
     json_t *x;
-    json_array_foreach(svc->default_tentative_pool_trees, k, x) if (l.count < cap && json_is_string(x))
+    json_array_foreach(svc->default_tentative_pool_trees, k, x) if (json_is_string(x))
         items[l.count++] = (char *)json_string_value(x);
     return l;
 }
@@ -51,11 +52,13 @@ static bool takes_no_vanilla(const struct ps_pool_tree *tree)
 }
 
 int ps_svc_op_tentative_setup(struct ps_service *svc, struct ps_svc_op *op,
-                              const struct ps_operation_spec *parsed, bool restore,
+                              const struct ps_operation_spec *parsed, const json_t *restore,
                               json_t *erased, struct ps_error *err)
 {
-    char *items[64];
-    struct ps_string_list defaults = defaults_of(svc, items, 64);
+    char **items = calloc(json_array_size(svc->default_tentative_pool_trees) + 1, sizeof *items);
+    if (!items)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    struct ps_string_list defaults = defaults_of(svc, items);
     struct ps_tentative_eligibility_config cfg = parsed->tentative_tree_eligibility;
     if (restore)
         cfg.ignore_missing_pool_trees = true;   /* a tree removed while it was down */
@@ -63,6 +66,7 @@ int ps_svc_op_tentative_setup(struct ps_service *svc, struct ps_svc_op *op,
     int rc = ps_tentative_state_init(&st, &cfg, &parsed->pool_trees, &parsed->tentative_pool_trees,
                                      parsed->use_default_tentative_pool_trees, &defaults,
                                      tree_exists, svc->strategy, err);
+    free(items);
     if (rc != 0)
         return rc;
     st.cfg = parsed->tentative_tree_eligibility;
@@ -74,13 +78,15 @@ int ps_svc_op_tentative_setup(struct ps_service *svc, struct ps_svc_op *op,
             t->banned = true;   /* before a restart */
             continue;
         }
+        if (restore) {   /* in the trees it was in before the restart */
+            t->banned = !json_object_get(json_object_get(restore, "pool_per_tree"), t->name);
+            continue;
+        }
         struct ps_pool_tree *tree = ps_strategy_find_tree(svc->strategy, t->name);
         if (takes_no_vanilla(tree)) {
             t->banned = true;   /* never joined: the tree keeps vanilla operations out */
             continue;
         }
-        if (restore)
-            continue;
         struct ps_tree_op_settings settings;
         ps_operation_spec_settings(parsed, t->name, &settings);
         struct ps_error e;

@@ -61,8 +61,8 @@ static int erase_violating(struct ps_service *svc, struct ps_svc_op *op,
 }
 
 /* The operation's tentative trees (op_tentative.c). */
-static int tentative(struct ps_service *svc, struct ps_svc_op *op, const json_t *spec, bool restore,
-                     struct ps_error *err)
+static int tentative(struct ps_service *svc, struct ps_svc_op *op, const json_t *spec,
+                     const json_t *restore, struct ps_error *err)
 {
     struct ps_operation_spec parsed;
     int rc = ps_operation_spec_from_json(spec, &parsed, NULL, err);
@@ -135,7 +135,7 @@ int ps_svc_op_trees(struct ps_service *svc, struct ps_svc_op *op, const json_t *
         }
     }
     op->erased_trees = erased ? erased : json_array();
-    int rc = tentative(svc, op, spec, restore != NULL, err);
+    int rc = tentative(svc, op, spec, restore, err);
     if (rc != 0)
         return rc;
     if (json_array_size(op->erased_trees) == 0 && !op->tentative) {

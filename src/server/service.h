@@ -549,12 +549,14 @@ int ps_sched_config_load(struct ps_service *svc, struct ps_error *err);
 void ps_cypress_tree_changed(struct ps_service *svc, struct ps_pool_tree *tree);
 /* Also notes in op which below_fair_share_since the document carries (since_persisted). */
 void ps_persist_op(struct ps_service *svc, struct ps_svc_op *op);
-/* Tentative pool trees (op_tentative.c, core/tentative.h). setup: at a start or restore, op's
- * tentative trees from its parsed spec and the scheduler config's defaults; those whose pools
- * refuse it (a start) and those in erased (banned before a restart) are banned, the refused
- * ones appended to erased. 0 or the spec's error (upstream's ParsePoolTrees). */
+/* Tentative pool trees (op_tentative.c, core/tentative.h). setup: at a start (restore NULL)
+ * or a restore (the stored operation document), op's tentative trees from its parsed spec and
+ * the scheduler config's defaults. Left out (banned): those in erased, at a start those whose
+ * pools refuse it (appended to erased) or that take no vanilla operations, at a restore those
+ * the operation was not in (its pool_per_tree). 0 or the spec's error (upstream's
+ * ParsePoolTrees). */
 int ps_svc_op_tentative_setup(struct ps_service *svc, struct ps_svc_op *op,
-                              const struct ps_operation_spec *parsed, bool restore,
+                              const struct ps_operation_spec *parsed, const json_t *restore,
                               json_t *erased, struct ps_error *err);
 bool ps_svc_tentative_is(const struct ps_svc_op *op, const char *tree);
 /* Whether op may start a job in membership slot now (the sample bound); a refusal counts as

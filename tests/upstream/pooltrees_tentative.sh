@@ -220,6 +220,13 @@ try:
     check(st == 200, "started: %d %s" % (st, out))
     wait(nodes, lambda: "physical" in progress_trees(s, out["operation_id"]), "runs in the default tree")
     check("other" not in progress_trees(s, out["operation_id"]), "not in other: %s" % progress_trees(s, out["operation_id"]))
+    # a restart keeps each operation in the trees it was in, whatever the config says now
+    s.set(PT + "other/@config/non_tentative_operation_types", [])
+    s.stop()
+    s.start()
+    wait(nodes, lambda: "physical" in progress_trees(s, out["operation_id"]), "restarted")
+    check("other" not in progress_trees(s, out["operation_id"]) and "other" in progress_trees(s, op),
+          "after the restart: %s %s" % (progress_trees(s, out["operation_id"]), progress_trees(s, op)))
     s.stop()
 
     # upstream: test_scheduler_pool_trees::TestPoolTreeOperationLimits::test_ignoring_tentative_pool_operation_limit
