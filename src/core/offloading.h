@@ -6,7 +6,8 @@
  *                                     pool name, its spec's pool or its user's name)
  *   weight            number > 0      the operation's weight there (unset: 1)
  *   resource_limits   resources       the operation's limits there
- *   tentative         bool (false)    accepted and kept; poolsched has no tentative trees
+ *   tentative         bool (false)    accepted and kept; an offload tree is a regular tree of
+ *                                     the operation (core/tentative.h: the spec's own)
  * An operation started in tree T whose specified pool P (or, when P does not exist in T, the
  * parent new ephemeral pools of its user go under) has, itself or on its way to the root, a
  * pool with non-empty offloading_settings is also started in each tree O those settings name

@@ -99,6 +99,13 @@ static const struct ps_attr spec_attrs[] = {
      .offset = OFF(consider_guarantees_for_single_tree)},
     {.name = "erase_trees_with_pool_limit_violations", .kind = PS_ATTR_BOOL,
      .offset = OFF(erase_trees_with_pool_limit_violations)},
+    {.name = "tentative_pool_trees", .kind = PS_ATTR_STRING_LIST,
+     .offset = OFF(tentative_pool_trees)},
+    {.name = "use_default_tentative_pool_trees", .kind = PS_ATTR_BOOL,
+     .offset = OFF(use_default_tentative_pool_trees)},
+    {.name = "tentative_tree_eligibility", .kind = PS_ATTR_GROUP,
+     .offset = OFF(tentative_tree_eligibility), .group = &ps_tentative_eligibility_table,
+     .presence_offset = -1, .flags = PS_ATTR_SKIP_UNKNOWN},
     {.name = "is_gang", .kind = PS_ATTR_BOOL, .offset = OFF(is_gang)},
     {.name = "apply_specified_resource_limits_to_demand", .kind = PS_ATTR_BOOL,
      .offset = OFF(apply_specified_resource_limits_to_demand)},
@@ -162,6 +169,7 @@ int ps_operation_spec_init(struct ps_operation_spec *spec)
     spec->enable_limiting_ancestor_check = true;
     spec->fail_on_all_nodes_banned = true;
     ps_cpu_monitor_config_init(&spec->job_cpu_monitor);
+    ps_tentative_eligibility_init(&spec->tentative_tree_eligibility);
     spec->scheduling_tag_filter = strdup("");
     return spec->scheduling_tag_filter ? 0 : PS_ENOMEM;
 }

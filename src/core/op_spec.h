@@ -29,6 +29,10 @@
  * max_unpreemptible_allocation_count
  *     (max_unpreemptible_job_count,
  *      max_unpreemptable_job_count)           unset        integer >= 0
+ * tentative_pool_trees                        []           list of tree names (core/tentative.h)
+ * use_default_tentative_pool_trees            false        the scheduler config's
+ *                                                          default_tentative_pool_trees
+ * tentative_tree_eligibility                  defaults     map (core/tentative.h)
  * scheduling_options_per_pool_tree
  *     (fair_share_options_per_pool_tree)      {}           map tree -> {pool, weight,
  *                                                          max_share_ratio, resource_limits,
@@ -97,6 +101,7 @@
 #include "core/cpu_monitor.h"
 #include "core/error.h"
 #include "core/operation.h"
+#include "core/tentative.h"
 #include "core/value.h"
 
 /* Upstream's upper limit of max_failed_job_count (TOperationSpecBase); the scheduler config's
@@ -129,6 +134,9 @@ struct ps_operation_spec {
     bool schedule_in_single_tree;              /* run in one of pool_trees (single_tree.h) */
     bool consider_guarantees_for_single_tree;
     bool erase_trees_with_pool_limit_violations;   /* start where the pools admit it */
+    struct ps_string_list tentative_pool_trees;    /* core/tentative.h */
+    bool use_default_tentative_pool_trees;
+    struct ps_tentative_eligibility_config tentative_tree_eligibility;
     bool is_gang;
     bool apply_specified_resource_limits_to_demand;
     bool enable_limiting_ancestor_check;       /* false: never failed for a limiting ancestor */

@@ -215,6 +215,16 @@ int ps_pool_tree_remove_pool(struct ps_pool_tree *tree, const char *name, struct
 int ps_pool_tree_move_pool(struct ps_pool_tree *tree, const char *name, const char *new_parent,
                            struct ps_error *err);
 
+/* Moves an explicit pool with its subtree to another tree (Cypress's move across trees,
+ * pool_move_tree.c): created in dst under new_parent (NULL or "<Root>") as new_name with the
+ * attributes set on it, its descendants under it with theirs, then removed from src. All or
+ * nothing. Refused: PS_ENOENT (no such pool or parent), PS_EINVAL (the root, an ephemeral
+ * pool, a tree rule of dst), PS_EEXIST (a name of the subtree is taken in dst), PS_ESTATE
+ * (operations in the subtree, as remove refuses them). The integral volumes start anew. */
+int ps_pool_tree_move_pool_to_tree(struct ps_pool_tree *src, const char *name,
+                                   struct ps_pool_tree *dst, const char *new_parent,
+                                   const char *new_name, struct ps_error *err);
+
 /* Renames an explicit pool (Cypress's set of @name, or a move to another name). Refused:
  * PS_ENOENT, PS_EINVAL (the root, an ephemeral pool, a bad name), PS_EEXIST (the name is taken
  * in the tree), PS_ESTATE (an operation in its subtree: operations name their pool, as remove

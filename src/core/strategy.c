@@ -440,18 +440,42 @@ static int check_orphans(const struct ps_strategy *s, const struct ps_pool_tree 
 
 /* Takes every operation out of tree (upstream's erased trees): its membership there is gone
  * (NULL), it keeps running in its other trees. */
+static void drop_membership(struct ps_strategy *s, struct ps_operation *op, int k)
+{
+    struct ps_pool_tree *tree = op->memberships[k]->tree;
+    op->memberships[k] = NULL;
+    ps_pool_tree_remove_operation(tree, op->id, NULL);
+    refresh_state(s, op);
+}
+
 static void erase_tree(struct ps_strategy *s, struct ps_pool_tree *tree)
 {
     for (int i = 0; i < s->op_count; i++) {
         struct ps_operation *op = s->ops[i];
-        for (int k = 0; active(op) && k < op->tree_count; k++) {
-            if (!op->memberships[k] || op->memberships[k]->tree != tree)
-                continue;
-            op->memberships[k] = NULL;
-            ps_pool_tree_remove_operation(tree, op->id, NULL);
-            refresh_state(s, op);
-        }
+        for (int k = 0; active(op) && k < op->tree_count; k++)
+            if (op->memberships[k] && op->memberships[k]->tree == tree)
+                drop_membership(s, op, k);
     }
+}
+
+int ps_strategy_erase_operation_tree(struct ps_strategy *s, const char *id, const char *tree,
+                                     struct ps_error *err)
+{
+    struct ps_operation *op = ps_strmap_get(&s->ops_by_id, id);
+    int k = -1;
+    for (int i = 0; op && active(op) && i < op->tree_count; i++)
+        if (op->memberships[i] && strcmp(op->tree_names[i], tree) == 0)
+            k = i;
+    if (k < 0)
+        return ps_error_set(err, PS_ENOENT, "operation \"%s\" does not run in pool tree \"%s\"",
+                            id, tree);
+    if (live_trees(op) == 1)
+        return ps_error_set(err, PS_ESTATE, "operation \"%s\": pool tree \"%s\" is its last",
+                            id, tree);
+    begin(s);
+    drop_membership(s, op, k);
+    end(s);
+    return 0;
 }
 
 int ps_strategy_remove_tree(struct ps_strategy *s, const char *name, struct ps_error *err)

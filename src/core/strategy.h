@@ -184,6 +184,12 @@ int ps_strategy_suspend_operation(struct ps_strategy *s, const char *id, bool su
 int ps_strategy_update_operation(struct ps_strategy *s, const char *id, const struct ps_value *params,
                                  struct ps_error *err);
 
+/* Takes a running operation out of one of its trees (upstream's UnregisterOperationFromTree,
+ * e.g. a banned tentative tree): its membership there is gone (NULL, as a removed tree's), it
+ * goes on in the others. PS_ENOENT (no such operation or not in tree), PS_ESTATE (its last
+ * tree). */
+int ps_strategy_erase_operation_tree(struct ps_strategy *s, const char *id, const char *tree,
+                                     struct ps_error *err);
 struct ps_operation *ps_strategy_find_operation(const struct ps_strategy *s, const char *id);
 /* Operations (active and finished, not forgotten) in an order that depends only on the
  * sequence of calls. */

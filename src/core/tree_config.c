@@ -26,6 +26,19 @@ static int check_resource_name(const char *key, const char *value, struct ps_err
                         "memory, network), got \"%s\"", key, value);
 }
 
+/* upstream's EOperationType names */
+static int check_operation_type(const char *key, const char *value, struct ps_error *err)
+{
+    static const char *const types[] = {"map", "merge", "erase", "sort", "reduce",
+                                        "join_reduce", "map_reduce", "remote_copy", "vanilla"};
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+        if (strcmp(value, types[i]) == 0)
+            return 0;
+    return ps_error_set(err, PS_EINVAL, "%s: must be an operation type (map, merge, erase, sort, "
+                        "reduce, join_reduce, map_reduce, remote_copy, vanilla), got \"%s\"",
+                        key, value);
+}
+
 static int check_formula(const char *key, const char *text, struct ps_error *err)
 {
     struct ps_formula *formula = NULL;
@@ -231,6 +244,8 @@ static const struct ps_attr tree_attrs[] = {
      .kind = PS_ATTR_RESOURCES, .offset = OFF(min_spare_allocation_resources_on_node)},
     {.name = "necessary_resources_for_operation", .kind = PS_ATTR_STRING_LIST,
      .offset = OFF(necessary_resources_for_operation), .check = check_resource_name},
+    {.name = "non_tentative_operation_types", .kind = PS_ATTR_STRING_LIST,
+     .offset = OFF(non_tentative_operation_types), .check = check_operation_type},
     {.name = "enable_limiting_ancestor_check", .kind = PS_ATTR_BOOL,
      .offset = OFF(enable_limiting_ancestor_check)},
     {.name = "ssd_priority_preemption", .kind = PS_ATTR_GROUP,

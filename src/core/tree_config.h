@@ -91,6 +91,11 @@
  *                                                                resources are 0
  * necessary_resources_for_operation               []             resource names: an operation
  *                                                                 demanding none of one is refused
+ * non_tentative_operation_types                   []             operation types (map, merge, erase,
+ *                                                                sort, reduce, join_reduce,
+ *                                                                map_reduce, remote_copy, vanilla)
+ *                                                                the tree never takes as a
+ *                                                                tentative tree (core/tentative.h)
  * enable_limiting_ancestor_check                  true           false: an operation under a pool
  *                                                                whose resource_limits are below
  *                                                                its smallest job never fails for
@@ -216,6 +221,7 @@ struct ps_tree_config {
     struct ps_opt_double infer_weight_from_guarantees_share_multiplier;
     int main_resource;                                /* enum ps_resource */
     struct ps_string_list necessary_resources_for_operation;   /* resource names */
+    struct ps_string_list non_tentative_operation_types;      /* operation type names */
     bool enable_limiting_ancestor_check;
     int64_t node_reconnection_timeout_ms;
     /* Upstream's scheduler option (15 s): how long a node's usage may exceed its limits before

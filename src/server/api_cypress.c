@@ -636,8 +636,28 @@ int ps_cypress_set(struct ps_service *svc, const struct ps_auth_identity *who, c
     return rc;
 }
 
-/* Cypress's move of a pool within its tree: to another parent, under another name, or both;
- * all or nothing. */
+/* A move to another tree, as upstream's Cypress allows (core: ps_pool_tree_move_pool_to_tree):
+ * the subtree is created there and removed here, all or nothing. */
+static int move_across(struct ps_service *svc, const struct target *s, const struct target *d,
+                       const char *new_name, struct ps_error *err)
+{
+    char *name = strdup(s->pool->name);
+    const char *parent = d->kind == T_TREE ? "<Root>" : d->pool->name;
+    int rc = name ? ps_pool_tree_move_pool_to_tree(s->tree, name, d->tree, parent, new_name, err)
+                  : ps_error_set(err, PS_ENOMEM, "out of memory");
+    if (rc == 0) {
+        ps_cypress_tree_changed(svc, s->tree);
+        ps_cypress_tree_changed(svc, d->tree);
+        ps_svc_log(svc, "info", "config_changed", "tree=%s pool=%s moved_to=%s:%s/%s",
+                   ps_pool_tree_name(s->tree), name, ps_pool_tree_name(d->tree), parent,
+                   new_name);
+    }
+    free(name);
+    return rc;
+}
+
+/* Cypress's move of a pool: to another parent, under another name, or both, also in another
+ * tree (move_across); all or nothing. */
 int ps_cypress_move(struct ps_service *svc, const struct ps_auth_identity *who,
                     const json_t *body, struct ps_error *err)
 {
@@ -663,10 +683,13 @@ int ps_cypress_move(struct ps_service *svc, const struct ps_auth_identity *who,
     if (rc == 0 && (rc = resolve(svc, parent_path ? parent_path : "", &d, 0, err)) == 0 &&
         ((d.kind != T_POOL && d.kind != T_TREE) || d.has_attr || d.all_attrs))
         rc = ps_error_set(err, PS_EINVAL, "destination_path: %s is not in a pool tree", to);
-    if (rc == 0 && d.tree != s.tree)
-        rc = ps_error_set(err, PS_EINVAL,
-                          "destination_path: %s is in another pool tree; poolsched moves pools "
-                          "within their tree (create the pool there and remove it here)", to);
+    if (rc == 0 && d.tree != s.tree) {
+        rc = move_across(svc, &s, &d, slash + 1, err);
+        free(parent_path);
+        target_release(&d);
+        target_release(&s);
+        return rc;
+    }
     for (const struct ps_pool *a = d.kind == T_POOL ? d.pool : NULL; rc == 0 && a; a = a->parent)
         if (a == s.pool)
             rc = ps_error_set(err, PS_EINVAL,

@@ -228,6 +228,12 @@ static json_t *op_json(struct ps_tree_op *op, const struct ps_tree_demands *d)
         json_object_set_new(unsatisfied, ps_resource_name(r),
                             json_integer(op->min_needed_resources_unsatisfied_count[r]));
     json_object_set_new(e, "min_needed_resources_unsatisfied_count", unsatisfied);
+    int slot = host ? ps_svc_op_tree_slot(host, ps_pool_tree_name(op->tree)) : -1;
+    json_object_set_new(e, "tentative", json_boolean(host && ps_svc_tentative_is(host, ps_pool_tree_name(op->tree))));
+    json_object_set_new(e, "deactivation_reasons",
+                        json_pack("{s:I}", "saturated_in_tentative_tree",
+                                  (json_int_t)(slot >= 0 ? host->trees[slot].saturated_in_tentative_tree
+                                                         : 0)));
     return e;
 }
 
@@ -361,19 +367,46 @@ static json_t *service_json(struct ps_service *svc)
                      "holder", known ? l.holder : "", "standbys", standbys);
 }
 
+/* operations/<id>: upstream's runtime progress of a running operation, per tree it runs in
+ * (scheduling_info_per_pool_tree/<tree>: pool, tentative). */
+static int operations_get(struct ps_service *svc, char **names, size_t count, json_t **out,
+                          struct ps_error *err)
+{
+    json_t *all = json_object();
+    for (int i = 0; all && i < svc->op_count; i++) {
+        const struct ps_svc_op *op = svc->op_list[i];
+        if (op->finished || !op->sop || (count > 2 && strcmp(op->id, names[2]) != 0))
+            continue;
+        json_t *per_tree = json_object();
+        for (int k = 0; per_tree && k < op->sop->tree_count; k++) {
+            const struct ps_tree_op *m = op->sop->memberships[k];
+            if (m)
+                json_object_set_new(per_tree, op->sop->tree_names[k],
+                                    json_pack("{s:s, s:b}", "pool", m->pool ? m->pool->name : "",
+                                              "tentative",
+                                              ps_svc_tentative_is(op, op->sop->tree_names[k])));
+        }
+        json_object_set_new(all, op->id, json_pack("{s:{s:o}}", "progress",
+                                                   "scheduling_info_per_pool_tree", per_tree));
+    }
+    if (!all)
+        return ps_error_set(err, PS_ENOMEM, "out of memory reading the orchid");
+    return descend(all, names, 2, count, out, err);
+}
+
 int ps_orchid_get(struct ps_service *svc, char **names, size_t count, json_t **out,
                   struct ps_error *err)
 {
     if (count == 0) {
-        *out = json_pack("{s:{s:{}, s:{}, s:{}}}", "scheduler", "scheduling_info_per_pool_tree",
-                         "pool_trees", "service");
+        *out = json_pack("{s:{s:{}, s:{}, s:{}, s:{}}}", "scheduler",
+                         "scheduling_info_per_pool_tree", "pool_trees", "service", "operations");
         return 0;
     }
     if (strcmp(names[0], "scheduler") != 0)
         return missing(err, names, 0);
     if (count == 1) {
-        *out = json_pack("{s:{}, s:{}, s:{}}", "scheduling_info_per_pool_tree", "pool_trees",
-                         "service");
+        *out = json_pack("{s:{}, s:{}, s:{}, s:{}}", "scheduling_info_per_pool_tree", "pool_trees",
+                         "service", "operations");
         return 0;
     }
     if (strcmp(names[1], "service") == 0) {   /* which scheduler serves (docs/ha.md) */
@@ -384,6 +417,8 @@ int ps_orchid_get(struct ps_service *svc, char **names, size_t count, json_t **o
     }
     if (strcmp(names[1], "nodes") == 0)   /* node bans and alerts (node_health.h) */
         return ps_node_health_orchid(svc, names + 1, count - 1, out, err);
+    if (strcmp(names[1], "operations") == 0)   /* operations/<id>/progress/... */
+        return operations_get(svc, names, count, out, err);
     /* pool_trees/<tree>/{pools,operations,pool_count,...}: upstream's current layout, the
      * same elements as scheduling_info_per_pool_tree/<tree>/fair_share_info/... */
     bool current = strcmp(names[1], "pool_trees") == 0;

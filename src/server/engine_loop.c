@@ -260,6 +260,7 @@ static void *loop(void *arg)
         if (usable && now >= next_node_check) {
             check_nodes(svc, now);
             ps_op_sanity_check(svc, now);   /* operations that can never run fail */
+            ps_svc_tentative_check(svc, now);   /* slow tentative trees are banned */
             next_node_check = now + 500;
         }
         if (usable)

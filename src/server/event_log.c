@@ -173,6 +173,17 @@ void ps_event_log_job(struct ps_service *svc, const struct ps_svc_job *job, int6
     append(svc, ev);
 }
 
+void ps_event_log_banned_in_tree(struct ps_service *svc, const struct ps_svc_op *op,
+                                 const char *tree, int64_t now_ms)
+{
+    json_t *ev = row("operation_banned_in_tree", now_ms);
+    if (!ev)
+        return;
+    json_object_set_new(ev, "operation_id", json_string(op->id));
+    json_object_set_new(ev, "tree_id", json_string(tree));
+    append(svc, ev);
+}
+
 void ps_event_log_node(struct ps_service *svc, const struct ps_svc_node *node, const char *type,
                        int64_t now_ms)
 {

@@ -15,6 +15,7 @@
  *     job_id} (job_id when the preemptor's job is known) and preemption_reason;
  *   runtime_parameters_info: operation_id, authenticated_user, runtime_parameters (after an
  *     update_op_parameters);
+ *   operation_banned_in_tree: operation_id, tree_id (a tentative tree banned, op_tentative.c);
  *   pools_info: pools {tree: {pool: config, every key, and its parent}} after changes of the pool trees (at most
  *     one row a second);
  *   node_registered, node_updated, node_offline (poolsched's, for a replay): node_address,
@@ -52,6 +53,8 @@ void ps_event_log_operation(struct ps_service *svc, const struct ps_svc_op *op, 
 void ps_event_log_runtime_parameters(struct ps_service *svc, const struct ps_svc_op *op,
                                      const char *user, int64_t now_ms);
 void ps_event_log_job(struct ps_service *svc, const struct ps_svc_job *job, int64_t now_ms);
+void ps_event_log_banned_in_tree(struct ps_service *svc, const struct ps_svc_op *op,
+                                 const char *tree, int64_t now_ms);
 /* type: node_registered, node_updated (new resource limits), node_offline */
 void ps_event_log_node(struct ps_service *svc, const struct ps_svc_node *node, const char *type,
                        int64_t now_ms);

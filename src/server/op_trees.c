@@ -60,6 +60,19 @@ static int erase_violating(struct ps_service *svc, struct ps_svc_op *op,
     return 0;
 }
 
+/* The operation's tentative trees (op_tentative.c). */
+static int tentative(struct ps_service *svc, struct ps_svc_op *op, const json_t *spec,
+                     const json_t *restore, struct ps_error *err)
+{
+    struct ps_operation_spec parsed;
+    int rc = ps_operation_spec_from_json(spec, &parsed, NULL, err);
+    if (rc != 0)
+        return rc;
+    rc = ps_svc_op_tentative_setup(svc, op, &parsed, restore, op->erased_trees, err);
+    ps_operation_spec_release(&parsed);
+    return rc;
+}
+
 int ps_svc_op_trees(struct ps_service *svc, struct ps_svc_op *op, const json_t *spec,
                     const json_t *restore, json_t **strategy_spec, struct ps_error *err)
 {
@@ -122,11 +135,14 @@ int ps_svc_op_trees(struct ps_service *svc, struct ps_svc_op *op, const json_t *
         }
     }
     op->erased_trees = erased ? erased : json_array();
-    if (json_array_size(op->erased_trees) == 0) {
+    int rc = tentative(svc, op, spec, restore, err);
+    if (rc != 0)
+        return rc;
+    if (json_array_size(op->erased_trees) == 0 && !op->tentative) {
         *strategy_spec = json_incref((json_t *)spec);
         return 0;
     }
-    /* the strategy sees pool_trees without the erased ones */
+    /* the strategy sees pool_trees without the erased ones, with the tentative ones */
     json_t *copy = json_deep_copy(spec), *kept = json_array();
     if (!copy || !kept) {
         json_decref(copy);
@@ -141,6 +157,9 @@ int ps_svc_op_trees(struct ps_service *svc, struct ps_svc_op *op, const json_t *
         if (!erased_here)
             json_array_append(kept, name);
     }
+    for (int t = 0; op->tentative && t < op->tentative->count; t++)
+        if (!op->tentative->trees[t].banned)
+            json_array_append_new(kept, json_string(op->tentative->trees[t].name));
     json_object_set_new(copy, "pool_trees", kept);
     *strategy_spec = copy;
     return 0;

@@ -653,8 +653,10 @@ static int load_job(const char *job_id, const char *text, void *ctx)
         t->aborted++;
         break;
     }
-    if (!c->op->finished)
+    if (!c->op->finished) {
         ps_svc_job_learn(j);
+        ps_svc_tentative_replay(j);
+    }
     ps_svc_job_free(j);
     return 0;
 }
@@ -707,6 +709,7 @@ static void rebuild_progress(struct ps_service *svc, int64_t now_ms)
         tr->usage = ps_resources_add(tr->usage, j->usage);
         ps_preemptible_add(tr->lists, j->alloc_id, j->start_ms, j->usage, NULL);
         ps_svc_job_attach_node(svc, j);
+        ps_svc_tentative_replay(j);
         struct ps_svc_node *node = ps_svc_node_get(svc, j->node_id, false);
         if (node && node->last_seen_ms < now_ms)
             node->last_seen_ms = now_ms;   /* the offline timeout counts from the restart */

@@ -167,6 +167,8 @@ static int start(void *ctx, int64_t node, int element, struct ps_resources resou
         return 0;
     }
     int slot = op ? ps_svc_op_tree_slot(op, h->ts->name) : -1;
+    if (slot >= 0 && !ps_svc_tentative_may_start(op, slot))
+        slot = -1;   /* its sample in this tentative tree runs: declined */
     struct ps_svc_job *job = slot >= 0 && h->node ? ps_svc_job_start(h->svc, op, slot, resources,
                                                                      h->node->id, h->now_ms)
                                                   : NULL;

@@ -475,6 +475,9 @@ void ps_svc_op_free(struct ps_svc_op *op)
     free(op->trees);
     json_decref(op->spec);
     json_decref(op->erased_trees);
+    if (op->tentative)
+        ps_tentative_state_release(op->tentative);
+    free(op->tentative);
     json_decref(op->resulting_spec);
     json_decref(op->cpu_monitor_json);
     json_decref(op->unrecognized_spec);
@@ -509,6 +512,7 @@ void ps_svc_log_activated(struct ps_service *svc)
         struct ps_svc_op *o = ps_svc_find_op(svc, a->id);
         if (o) {
             ps_svc_op_refresh_state(o);
+            ps_persist_op(svc, o);   /* running now: a restart keeps it running */
             ps_svc_log(svc, "info", "operation_running", "id=%s", a->id);
         }
     }
@@ -744,6 +748,7 @@ void ps_svc_op_update_shape(struct ps_service *svc, struct ps_svc_op *op)
             continue;
         struct ps_sched_operation st;
         fill_sched_state(op, ts->sched.sched_ops[t->element].filter, &st);
+        st.pending_count = ps_svc_tentative_pending(op, i, st.pending_count);
         /* computed by the loop at the update from the pools */
         st.regular_on_ssd_forbidden = ts->sched.sched_ops[t->element].regular_on_ssd_forbidden;
         ps_sched_set_operation(ts->sched.snap, t->element, &st, NULL);
@@ -794,6 +799,7 @@ struct ps_preemptible *ps_svc_sched_op_fn(void *ctx, struct ps_tree_op *tree_op,
         return NULL;
     op->trees[i].element = element;
     fill_sched_state(op, sched->filter, sched);
+    sched->pending_count = ps_svc_tentative_pending(op, i, sched->pending_count);
     preempt->lists = op->trees[i].lists;
     ps_operation_spec_preempt_settings(&op->sop->spec, &preempt->graceful,
                                        &preempt->max_unpreemptible_running_allocation_count);

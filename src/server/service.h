@@ -208,6 +208,7 @@ struct ps_svc_op_tree {
     int64_t persisted_since_ms;
     bool since_persisted;          /* false: unknown (no document written or read yet) */
     int64_t limiting_since_ms;     /* op_sanity.c: a limiting ancestor seen since, 0: none */
+    int64_t saturated_in_tentative_tree;   /* allocations declined: the tree's sample is full */
 };
 
 struct ps_svc_op {
@@ -237,7 +238,9 @@ struct ps_svc_op {
     int64_t seq;                   /* creation order (list_operations newest first) */
     bool finished;
     json_t *pool_per_tree;         /* {tree: pool}, kept current and after the finish */
-    json_t *erased_trees;          /* schedule_in_single_tree: the trees not chosen (op_trees.c) */
+    json_t *erased_trees;          /* schedule_in_single_tree: the trees not chosen (op_trees.c),
+                                      tentative trees refused or banned (op_tentative.c) */
+    struct ps_tentative_state *tentative;  /* its tentative trees (core/tentative.h), or NULL */
     json_t *parameters;            /* every update_op_parameters merged, or NULL */
     json_t *runtime_options;       /* {tree: {pool, weight, resource_limits}} in effect (upstream's
                                       runtime_parameters/scheduling_options_per_pool_tree), kept
@@ -360,6 +363,8 @@ struct ps_service {
     uint64_t event_log_puts;       /* journal records the event log appended, ever: a heartbeat
                                     * whose only records are log rows may still be held */
     bool pools_info_due;           /* the pool trees changed since the last pools_info row */
+    json_t *default_tentative_pool_trees;  /* //sys/scheduler/config's (sched_config.c): an
+                                              array of tree names, or NULL */
     int64_t pools_info_next_ms;    /* the next pools_info row not before (event_log.h) */
     uint64_t job_counter;
     struct ps_strmap nodes;        /* id -> struct ps_svc_node * */
@@ -437,7 +442,8 @@ int ps_svc_op_tree_slot(const struct ps_svc_op *op, const char *tree);
 void ps_svc_op_update_pools(struct ps_svc_op *op);
 /* *dst = a copy of s (NULL stays NULL), freeing the old one. */
 void ps_svc_set_str(char **dst, const char *s);
-/* Logs operation_running for the operations the strategy just activated. */
+/* Logs operation_running for the operations the strategy just activated and stores them
+ * (running now: a restart keeps them running). */
 void ps_svc_log_activated(struct ps_service *svc);
 /* The node-reported memory statistics of a job's statistics map (user_job/max_memory,
  * user_job/memory_reserve, job_proxy/max_memory; keys with or without a leading '/'). */
@@ -557,6 +563,31 @@ int ps_sched_config_load(struct ps_service *svc, struct ps_error *err);
 void ps_cypress_tree_changed(struct ps_service *svc, struct ps_pool_tree *tree);
 /* Also notes in op which below_fair_share_since the document carries (since_persisted). */
 void ps_persist_op(struct ps_service *svc, struct ps_svc_op *op);
+/* Tentative pool trees (op_tentative.c, core/tentative.h). setup: at a start (restore NULL)
+ * or a restore (the stored operation document), op's tentative trees from its parsed spec and
+ * the scheduler config's defaults. Left out (banned): those in erased, at a start those whose
+ * pools refuse it (appended to erased) or that take no vanilla operations, at a restore those
+ * the operation was not in (its pool_per_tree). 0 or the spec's error (upstream's
+ * ParsePoolTrees). */
+int ps_svc_op_tentative_setup(struct ps_service *svc, struct ps_svc_op *op,
+                              const struct ps_operation_spec *parsed, const json_t *restore,
+                              json_t *erased, struct ps_error *err);
+bool ps_svc_tentative_is(const struct ps_svc_op *op, const char *tree);
+/* Whether op may start a job in membership slot now (the sample bound); a refusal counts as
+ * the deactivation reason saturated_in_tentative_tree. */
+bool ps_svc_tentative_may_start(struct ps_svc_op *op, int slot);
+/* The pending job count the scheduling loop sees for op in membership slot: pending, or 0 while
+ * the slot is a tentative tree whose sample runs (counted as saturated_in_tentative_tree), so
+ * the loop offers it nothing there (upstream deactivates it for a while). */
+int64_t ps_svc_tentative_pending(struct ps_svc_op *op, int slot, int64_t pending);
+void ps_svc_tentative_job_started(const struct ps_svc_job *job);
+/* A stored job read back at a restart: counted as started, and as finished when it is. */
+void ps_svc_tentative_replay(const struct ps_svc_job *job);
+/* A finished job: its tree's counts; a completed one looks for slow trees to ban. */
+void ps_svc_tentative_job_finished(struct ps_service *svc, const struct ps_svc_job *job,
+                                   int64_t now_ms);
+/* The periodic check (upstream's check_tentative_tree_eligibility_period): bans slow trees. */
+void ps_svc_tentative_check(struct ps_service *svc, int64_t now_ms);
 /* Whether some tree's below_fair_share_since of op differs from what its last document
  * carries (unknown counts as none) while op is starving there or the document carries one:
  * the engine loop's refresh after an update. */

@@ -414,6 +414,8 @@ static void free_state(struct ps_service *svc, bool keep_nodes)
         ps_svc_remove_tree_state(svc, svc->trees[0]->name);
     ps_strategy_free(svc->strategy);
     svc->strategy = NULL;
+    json_decref(svc->default_tentative_pool_trees);
+    svc->default_tentative_pool_trees = NULL;
 }
 
 int ps_svc_state_reload(struct ps_service *svc, struct ps_error *err)

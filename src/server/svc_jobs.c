@@ -158,6 +158,7 @@ struct ps_svc_job *ps_svc_job_start(struct ps_service *svc, struct ps_svc_op *op
     op->trees[tree_slot].usage = ps_resources_add(op->trees[tree_slot].usage, alloc);
     ps_preemptible_add(op->trees[tree_slot].lists, job->alloc_id, now_ms, alloc, NULL);
     ps_svc_job_attach_node(svc, job);
+    ps_svc_tentative_job_started(job);
     if (task->q_len == 0) {
         ps_svc_op_update_shape(svc, op);
     } else {
@@ -165,7 +166,8 @@ struct ps_svc_job *ps_svc_job_start(struct ps_service *svc, struct ps_svc_op *op
         for (int i = 0; i < op->tree_count; i++) {
             struct ps_sched_snapshot *snap = op_snapshot(svc, op, i);
             if (snap)
-                ps_sched_set_pending(snap, op->trees[i].element, task->q_len, NULL);
+                ps_sched_set_pending(snap, op->trees[i].element,
+                                     ps_svc_tentative_pending(op, i, task->q_len), NULL);
         }
     }
     ps_metric_add(svc->m_allocations, 1);
@@ -344,6 +346,7 @@ void ps_svc_job_finish(struct ps_service *svc, struct ps_svc_job *job, int state
         ps_svc_op_finish(svc, op, "failed", msg, now_ms);
         return;
     }
+    ps_svc_tentative_job_finished(svc, job, now_ms);
     if (op_all_done(op)) {
         ps_svc_op_finish(svc, op, "completed", NULL, now_ms);
         return;
@@ -394,13 +397,8 @@ void ps_svc_op_finish(struct ps_service *svc, struct ps_svc_op *op, const char *
                error ? " error=" : "", error ? "\"see get_operation\"" : "");
     ps_event_log_operation(svc, op, now_ms);
     ps_persist_op(svc, op);
-    ps_svc_log_activated(svc);
     /* operations started by the finish become runnable at the next fair share update */
-    for (int i = 0; i < ps_strategy_activated_count(svc->strategy); i++) {
-        struct ps_svc_op *a = ps_svc_find_op(svc, ps_strategy_activated(svc->strategy, i)->id);
-        if (a)
-            ps_persist_op(svc, a);
-    }
+    ps_svc_log_activated(svc);
     ps_svc_op_release(svc, op);   /* its jobs have ended: the per-job arrays can go */
 }
 

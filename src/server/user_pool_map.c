@@ -82,11 +82,6 @@ int ps_user_pool_map_get(struct ps_service *svc, const char *path, json_t **out,
 static void applied(struct ps_service *svc)
 {
     ps_svc_log_activated(svc);
-    for (int i = 0; i < ps_strategy_activated_count(svc->strategy); i++) {
-        struct ps_svc_op *a = ps_svc_find_op(svc, ps_strategy_activated(svc->strategy, i)->id);
-        if (a)
-            ps_persist_op(svc, a);   /* running now: a restart keeps it running */
-    }
     for (int i = 0; i < ps_strategy_tree_count(svc->strategy); i++) {
         struct ps_svc_tree_state *ts =
             ps_svc_tree(svc, ps_pool_tree_name(ps_strategy_tree_at(svc->strategy, i)));

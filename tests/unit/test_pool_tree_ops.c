@@ -498,6 +498,47 @@ static void test_pool_acl_chain(void **state)
     ps_pool_tree_free(tree);
 }
 
+/* A move to another tree: the subtree with its attributes, all or nothing. */
+static void test_move_to_other_tree(void **state)
+{
+    (void)state;
+    struct ps_pool_tree *a = new_tree(NULL), *b = new_tree(NULL);
+    create(a, "nirvana", NULL, "{\"weight\": 3}");
+    create(a, "child", "nirvana", "{\"max_operation_count\": 7}");
+    create(b, "logfeller", NULL, NULL);
+    create(b, "child", NULL, NULL);
+    struct ps_error err;
+    ps_error_init(&err);
+    /* a name of the subtree taken there: refused, nothing changed */
+    assert_int_equal(ps_pool_tree_move_pool_to_tree(a, "nirvana", b, "logfeller", "nirvana", &err),
+                     PS_EEXIST);
+    assert_non_null(strstr(err.msg, "\"child\""));
+    assert_non_null(ps_pool_tree_find_pool(a, "child"));
+    assert_null(ps_pool_tree_find_pool(b, "nirvana"));
+    assert_int_equal(ps_pool_tree_pool_count(b), 2);
+    ps_error_init(&err);
+    assert_int_equal(ps_pool_tree_remove_pool(b, "child", &err), 0);
+    /* an operation in the subtree: refused */
+    struct ps_tree_op *op = start(a, "op", "u", "child", 1);
+    assert_int_equal(ps_pool_tree_move_pool_to_tree(a, "nirvana", b, "logfeller", "n2", &err),
+                     PS_ESTATE);
+    ps_pool_tree_remove_operation(a, op->id, NULL);
+    /* moved, renamed, with its child and their attributes */
+    ps_error_init(&err);
+    int mv = ps_pool_tree_move_pool_to_tree(a, "nirvana", b, "logfeller", "n2", &err);
+    if (mv != 0)
+        fail_msg("move: %s", err.msg);
+    assert_int_equal(ps_pool_tree_pool_count(a), 0);
+    struct ps_pool *n2 = ps_pool_tree_find_pool(b, "n2"), *child = ps_pool_tree_find_pool(b, "child");
+    assert_non_null(n2);
+    assert_string_equal(n2->parent->name, "logfeller");
+    assert_ptr_equal(child->parent, n2);
+    assert_true(n2->config.weight.set && n2->config.weight.value == 3);
+    assert_true(child->config.max_operation_count.set && child->config.max_operation_count.value == 7);
+    ps_pool_tree_free(a);
+    ps_pool_tree_free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -512,6 +553,7 @@ int main(void)
         cmocka_unit_test(test_pool_acl_chain),
         cmocka_unit_test(test_change_operation_pool),
         cmocka_unit_test(test_settings),
+        cmocka_unit_test(test_move_to_other_tree),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -40,7 +40,8 @@ static const char *const expected_defaults =
     " \"max_schedulable_element_count_in_fifo_pool\": null,"
     " \"enable_guarantee_priority_scheduling\": false,"
     " \"min_spare_allocation_resources_on_node\": {\"user_slots\": 1, \"cpu\": 1, \"memory\": 268435456},"
-    " \"necessary_resources_for_operation\": [], \"enable_limiting_ancestor_check\": true,"
+    " \"necessary_resources_for_operation\": [], \"non_tentative_operation_types\": [],"
+    " \"enable_limiting_ancestor_check\": true,"
     " \"ssd_priority_preemption\": {\"enable\": false, \"node_tag_filter\": \"\", \"medium_names\": []},"
     " \"per_pool_satisfaction_digest\": {\"absolute_precision\": 0.01, \"lower_bound\": 0,"
     " \"upper_bound\": 1, \"default_value\": null},"
@@ -128,6 +129,7 @@ static const struct bad_case bad_cases[] = {
     {"infer_weight_from_guarantees_share_multiplier", "0.5", "must be >= 1"},
     {"main_resource", "\"disk\"", "must be one of user_slots, cpu, gpu, memory, network"},
     {"necessary_resources_for_operation", "[\"gpus\"]", "must be a resource name"},
+    {"non_tentative_operation_types", "[\"mapreduce\"]", "must be an operation type"},
     {"node_reconnection_timeout", "-1", "must be >= 0"},
     {"allowed_node_resources_overcommit_duration", "-1", "must be >= 0"},
     {"fair_share_update_period", "5", "must be in [10, 60000]"},

@@ -161,6 +161,34 @@ def move_via_attribute_to_another_pool_tree_is_forbidden(c):
 
 
 @case
+def standard_move_to_another_pool_tree(c):
+    # upstream: test_scheduler_pools::TestSchedulerPoolManipulations::test_standard_move_to_another_pool_tree
+    c.create_pool_tree("my_tree")
+    c.create_pool("nirvana", pool_tree="my_tree")
+    c.create_pool_tree("another_tree")
+    c.create_pool("logfeller", pool_tree="another_tree")
+    c.move("//sys/pool_trees/my_tree/nirvana", "//sys/pool_trees/another_tree/logfeller/nirvana")
+    c.trees({"my_tree": {}, "another_tree": {"logfeller": {"nirvana": {}}}})
+
+
+@case
+def standard_move_to_another_tree_respects_duplicate_name_validation(c):
+    # upstream: test_scheduler_pools::TestSchedulerPoolManipulations::test_standard_move_to_another_tree_respects_duplicate_name_validation
+    c.create_pool_tree("my_tree")
+    c.create_pool("nirvana", pool_tree="my_tree")
+    c.create_pool_tree("another_tree")
+    c.create_pool("nirvana", pool_tree="another_tree")
+    c.create_pool("logfeller", pool_tree="another_tree")
+    # each is refused for the name taken in another_tree (409, naming it), not for the tree
+    for dest, taken in (("nirvana", "nirvana"), ("logfeller/nirvana", "nirvana"),
+                        ("nirvana/logfeller", "logfeller")):
+        st, out = c.move_refused("//sys/pool_trees/my_tree/nirvana", "//sys/pool_trees/another_tree/" + dest)
+        if st != 409 or '"%s"' % taken not in out.get("message", ""):
+            raise AssertionError("move to %s: %d %s" % (dest, st, out))
+    c.trees({"my_tree": {"nirvana": {}}, "another_tree": {"nirvana": {}, "logfeller": {}}})
+
+
+@case
 def move_via_attribute_respects_validation(c):
     # upstream: test_scheduler_pools::TestSchedulerPoolManipulations::test_move_via_attribute_respects_validation
     c.create_pool_tree("my_tree")
