@@ -13,7 +13,8 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from node_e2e import BIN, Cluster, Fail, check, kill_cgroup_leftovers, task  # noqa: E402
+from checks import Fail, require as check  # noqa: E402
+from node_e2e import BIN, Cluster, kill_cgroup_leftovers, task  # noqa: E402
 
 
 def what_if(c, out, *extra):

@@ -12,7 +12,8 @@ exec timeout -k 5 150 env PYTHONPATH="$3/tests/scripts" python3 - "$1" <<'PY'
 import os, shutil, sys, tempfile, time
 BIN = sys.argv[1]
 sys.argv = [sys.argv[0], BIN, "none"]
-from node_e2e import Cluster, check, task, kill_cgroup_leftovers
+from checks import require as check
+from node_e2e import Cluster, task, kill_cgroup_leftovers
 
 # upstream's banned_exec_nodes_check_period 100 ms; the sanity checks from the start
 CONFIG = {"available_exec_nodes_check_period": 100, "safe_scheduler_online_time": 0}

@@ -10,7 +10,8 @@ exec timeout -k 5 120 env PYTHONPATH="$3/tests/scripts" python3 - "$1" <<'PY'
 import os, shutil, subprocess, sys, tempfile, time
 BIN = sys.argv[1]
 sys.argv = [sys.argv[0], BIN, "none"]
-from node_e2e import Cluster, check, task, kill_cgroup_leftovers
+from checks import require as check
+from node_e2e import Cluster, task, kill_cgroup_leftovers
 
 
 def node_attr(c, node, attr):

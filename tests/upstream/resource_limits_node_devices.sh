@@ -12,7 +12,8 @@ exec timeout -k 5 170 env PYTHONPATH="$3/tests/scripts" python3 - "$1" <<'PY'
 import os, random, shutil, socket, sys, tempfile, time
 BIN = sys.argv[1]
 sys.argv = [sys.argv[0], BIN, "none"]
-from node_e2e import Cluster, Skip, check, task, kill_cgroup_leftovers
+from checks import Skip, require as check
+from node_e2e import Cluster, task, kill_cgroup_leftovers
 
 
 def run_case(case):
