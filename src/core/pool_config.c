@@ -5,6 +5,7 @@
 #include <float.h>
 #include <math.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -188,6 +189,7 @@ const struct ps_attr_table ps_pool_config_table = {
     .size = sizeof(struct ps_pool_config),
     .init = pool_init,
     .spelling_offset = OFF(spelling),
+    .custom_offset = OFF(custom),
 };
 
 _Static_assert(sizeof pool_attrs / sizeof pool_attrs[0] <= PS_POOL_CONFIG_MAX_KEYS,
@@ -227,6 +229,7 @@ int ps_pool_config_init(struct ps_pool_config *cfg)
     integral_init(&cfg->integral_guarantees);
     historic_init(&cfg->historic_usage_config);
     cfg->offloading_settings = ps_value_map();
+    cfg->custom = ps_value_map();
     cfg->inherit_acl = true;
     return 0;
 }
@@ -268,6 +271,13 @@ int ps_pool_config_to_value(const struct ps_pool_config *cfg, struct ps_value *o
 int ps_pool_config_key_count(void)
 {
     return ps_pool_config_table.count;
+}
+
+bool ps_pool_config_is_setting(const char *key)
+{
+    char head[128];
+    snprintf(head, sizeof head, "%.*s", (int)strcspn(key, "/"), key);
+    return ps_attr_find(&ps_pool_config_table, head) != NULL;
 }
 
 const char *ps_pool_config_key_name(int index)
