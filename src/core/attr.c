@@ -1021,7 +1021,7 @@ static int get_in(const struct ps_attr_table *table, const void *obj, const char
     const struct ps_attr *a = ps_attr_find(table, head);
     *out = ps_value_null();
     const struct ps_value *custom = CUSTOM(table, obj);
-    const struct ps_value *given = !a && custom ? ps_value_find(custom, head) : NULL;
+    const struct ps_value *given = !a && custom ? ps_value_find(custom, rest ? head : path) : NULL;
     if (given && !rest)
         return ps_value_copy(out, given);
     if (!a)

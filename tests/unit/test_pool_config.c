@@ -143,6 +143,10 @@ static void test_custom_attributes(void **state)
     ps_value_release(&all);
     assert_int_equal(ps_pool_config_set(&cfg, "some_attr/a", &v, &err), PS_EINVAL);
     assert_non_null(strstr(err.msg, "some_attr"));
+    /* the keys of a stored pool document are no custom attributes */
+    ps_error_init(&err);
+    assert_int_equal(ps_pool_config_set(&cfg, "parent", &v, &err), PS_EINVAL);
+    assert_non_null(strstr(err.msg, "parent: reserved"));
     assert_int_equal(ps_pool_config_copy(&copy, &cfg), 0);
     ps_pool_config_release(&cfg);
     assert_int_equal(ps_pool_config_get(&copy, "some_attr", &got, &err), 0);
