@@ -8,6 +8,7 @@
 
 #include "cli/cli_client.h"
 #include "cli/commands.h"
+#include "core/pool_config.h"
 #include "core/strmap.h"
 #include "io/textbuf.h"
 #include "io/tree_order.h"
@@ -418,6 +419,35 @@ static int read_stdin(const char *command, char **out)
     return 0;
 }
 
+/* The attribute key a set of path writes on a pool (`//sys/pool_trees/T/P.../@key[/...]` or
+ * `//sys/pools/P.../@key[/...]`) into key; false for any other path (a tree, a node). */
+static bool pool_attribute_key(const char *path, char *key, size_t size)
+{
+    const char *at = strstr(path, "/@");
+    const char *node = NULL;
+    if (strncmp(path, "//sys/pools/", 12) == 0)
+        node = path + 12;
+    else if (strncmp(path, "//sys/pool_trees/", 17) == 0 && (node = strchr(path + 17, '/')))
+        node++;
+    if (!at || !node || node >= at + 1)
+        return false;
+    snprintf(key, size, "%.*s", (int)strcspn(at + 2, "/"), at + 2);
+    return key[0] != '\0';
+}
+
+/* A key that is no pool setting is stored as a custom attribute, as upstream does; say so, as
+ * a misspelt setting would otherwise pass unnoticed. */
+static void warn_custom_attribute(const char *path)
+{
+    char key[256];
+    if (pool_attribute_key(path, key, sizeof key) && !ps_pool_config_is_setting(key) &&
+        strcmp(key, "name") != 0 && strcmp(key, "parent_name") != 0)
+        fprintf(stderr,
+                "poolsched set: warning: \"%s\" is not a pool setting; stored as a custom "
+                "attribute; the scheduler does not read it\n",
+                key);
+}
+
 static const char set_usage[] =
     "usage: poolsched set PATH [VALUE] [--dry-run]\n"
     "\n"
@@ -460,7 +490,10 @@ int ps_cmd_set(int argc, char **argv)
     json_t *body = json_pack("{s:s, s:o}", "path", path, "value", value);
     char what[1200];
     snprintf(what, sizeof what, "set %.1024s", path);
-    return send_change("set", &args, text_formats, body, what);
+    rc = send_change("set", &args, text_formats, body, what);
+    if (rc == 0)
+        warn_custom_attribute(path);
+    return rc;
 }
 
 static const char create_usage[] =

@@ -10,6 +10,12 @@
 
 #define FIELD(obj, attr) ((char *)(obj) + (attr)->offset)
 #define CFIELD(obj, attr) ((const char *)(obj) + (attr)->offset)
+/* The map of keys the table does not know (ps_attr_table.custom_offset), or NULL. */
+static struct ps_value *custom_of(const struct ps_attr_table *table, const void *obj)
+{
+    return table->custom_offset ? (struct ps_value *)((char *)obj + table->custom_offset) : NULL;
+}
+#define CUSTOM(table, obj) custom_of(table, obj)
 
 static const char *const fifo_names[] = {"weight", "start_time", "pending_job_count"};
 
@@ -250,6 +256,8 @@ static void forget_owned(const struct ps_attr_table *table, void *obj)
         else if (a->kind == PS_ATTR_ACL)
             memset(f, 0, sizeof(struct ps_acl));
     }
+    if (CUSTOM(table, obj))
+        *CUSTOM(table, obj) = ps_value_null();
 }
 
 static int copy_string_list(struct ps_string_list *dst, const struct ps_string_list *src)
@@ -315,6 +323,10 @@ int ps_attr_copy(const struct ps_attr_table *table, void *dst, const void *src)
             return rc;
         }
     }
+    if (CUSTOM(table, dst) && ps_value_copy(CUSTOM(table, dst), CUSTOM(table, src)) != 0) {
+        ps_attr_release(table, dst);
+        return PS_ENOMEM;
+    }
     return 0;
 }
 
@@ -322,6 +334,8 @@ void ps_attr_release(const struct ps_attr_table *table, void *obj)
 {
     for (int i = 0; i < table->count; i++)
         release_field(&table->attrs[i], FIELD(obj, &table->attrs[i]));
+    if (CUSTOM(table, obj))
+        ps_value_release(CUSTOM(table, obj));
 }
 
 /* ---- parsing one value into a field ------------------------------------------------------ */
@@ -702,6 +716,8 @@ static int set_in(const struct ps_attr_table *table, void *obj, const char *path
     char head[128];
     const char *rest = split_path(path, head, sizeof head);
     const struct ps_attr *a = ps_attr_find(table, head);
+    if (!a && CUSTOM(table, obj))   /* a custom attribute, kept as given */
+        return set_map_entry(CUSTOM(table, obj), path, full, value, err);
     if (!a)
         return unknown_key(err, full, head, table);
     void *field = FIELD(obj, a);
@@ -799,6 +815,15 @@ int ps_attr_apply(const struct ps_attr_table *table, void *obj, const struct ps_
 }
 
 static int field_to_value(const struct ps_attr *a, const void *obj, struct ps_value *out);
+
+int ps_attr_refuse_custom(const struct ps_attr_table *table, const void *obj,
+                          struct ps_error *err)
+{
+    const struct ps_value *custom = CUSTOM(table, obj);
+    if (!custom || custom->type != PS_VALUE_MAP || custom->count == 0)
+        return 0;
+    return unknown_key(err, custom->keys[0], custom->keys[0], table);
+}
 
 /* ---- unrecognized keys, run-time keys ---------------------------------------------------- */
 
@@ -995,6 +1020,10 @@ static int get_in(const struct ps_attr_table *table, const void *obj, const char
     const char *rest = split_path(path, head, sizeof head);
     const struct ps_attr *a = ps_attr_find(table, head);
     *out = ps_value_null();
+    const struct ps_value *custom = CUSTOM(table, obj);
+    const struct ps_value *given = !a && custom ? ps_value_find(custom, rest ? head : path) : NULL;
+    if (given && !rest)
+        return ps_value_copy(out, given);
     if (!a)
         return ps_error_set(err, PS_EINVAL, "%s: unknown key of the %s", full, table->what);
     if (!rest)
@@ -1040,6 +1069,15 @@ int ps_attr_to_value(const struct ps_attr_table *table, const void *obj, struct 
         if (rc != 0) {
             ps_value_release(out);
             return rc;
+        }
+    }
+    const struct ps_value *custom = CUSTOM(table, obj);
+    for (int i = 0; custom && i < custom->count; i++) {
+        struct ps_value item;
+        if (ps_value_copy(&item, &custom->items[i]) != 0 ||
+            ps_value_put(out, custom->keys[i], &item) != 0) {
+            ps_value_release(out);
+            return PS_ENOMEM;
         }
     }
     return 0;

@@ -125,6 +125,13 @@ struct ps_attr_table {
      * first), a reset (null) forgets the name, and ps_attr_to_value answers each key under
      * the name it was set with. */
     size_t spelling_offset;
+    /* Tables whose objects keep keys the table does not know (pools, as upstream's Cypress
+     * keeps any attribute a user sets on a pool, with no scheduling meaning): the offset of a
+     * struct ps_value map holding them (a map after init), or 0 for none (unknown keys are
+     * errors). ps_attr_set and ps_attr_apply store an unknown top-level key there as given
+     * (null removes it; a path inside one is refused), ps_attr_get reads it back and
+     * ps_attr_to_value lists them after the table's keys; copy and release include it. */
+    size_t custom_offset;
 };
 
 /* A ready-made ps_attr.check for tag-filter keys (scheduling_tag_filter): value must parse as a
@@ -150,6 +157,12 @@ int ps_attr_set(const struct ps_attr_table *table, void *obj, const char *path,
  * (operation specs carry controller keys); otherwise they are errors. */
 int ps_attr_apply(const struct ps_attr_table *table, void *obj, const struct ps_value *map,
                   bool skip_unknown, struct ps_error *err);
+
+/* For inputs that hold settings only (poolsched's own documents, where a misspelt key must not
+ * pass): PS_EINVAL naming the first custom attribute of obj (custom_offset) as an unknown key,
+ * with the setting it is nearest to; 0 when obj has none. */
+int ps_attr_refuse_custom(const struct ps_attr_table *table, const void *obj,
+                          struct ps_error *err);
 
 /* The keys of map (recursively, into groups given as maps) that the table does not know, as a
  * map of the same shape holding the unrecognized subtrees: {"wieght": 2, "job_cpu_monitor":

@@ -5,6 +5,7 @@
 #include <float.h>
 #include <math.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -188,6 +189,7 @@ const struct ps_attr_table ps_pool_config_table = {
     .size = sizeof(struct ps_pool_config),
     .init = pool_init,
     .spelling_offset = OFF(spelling),
+    .custom_offset = OFF(custom),
 };
 
 _Static_assert(sizeof pool_attrs / sizeof pool_attrs[0] <= PS_POOL_CONFIG_MAX_KEYS,
@@ -227,6 +229,7 @@ int ps_pool_config_init(struct ps_pool_config *cfg)
     integral_init(&cfg->integral_guarantees);
     historic_init(&cfg->historic_usage_config);
     cfg->offloading_settings = ps_value_map();
+    cfg->custom = ps_value_map();
     cfg->inherit_acl = true;
     return 0;
 }
@@ -242,15 +245,31 @@ int ps_pool_config_copy(struct ps_pool_config *dst, const struct ps_pool_config 
     return ps_attr_copy(&ps_pool_config_table, dst, src);
 }
 
+/* The keys a stored pool document holds besides its settings (persist_tree.c, pool_tree_doc.c):
+ * no custom attribute may take them. */
+static int refuse_reserved(const char *key, struct ps_error *err)
+{
+    static const char *const reserved[] = {"name", "parent", "accumulated_resource_volume"};
+    for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
+        if (strcmp(key, reserved[i]) == 0)
+            return ps_error_set(err, PS_EINVAL,
+                                "%s: reserved, not a pool setting nor a custom attribute", key);
+    return 0;
+}
+
 int ps_pool_config_set(struct ps_pool_config *cfg, const char *key, const struct ps_value *value,
                        struct ps_error *err)
 {
-    return ps_attr_set(&ps_pool_config_table, cfg, key, value, err);
+    int rc = refuse_reserved(key, err);
+    return rc ? rc : ps_attr_set(&ps_pool_config_table, cfg, key, value, err);
 }
 
 int ps_pool_config_apply(struct ps_pool_config *cfg, const struct ps_value *map,
                          struct ps_error *err)
 {
+    for (int i = 0; map && map->type == PS_VALUE_MAP && i < map->count; i++)
+        if (refuse_reserved(map->keys[i], err) != 0)
+            return PS_EINVAL;
     return ps_attr_apply(&ps_pool_config_table, cfg, map, false, err);
 }
 
@@ -268,6 +287,13 @@ int ps_pool_config_to_value(const struct ps_pool_config *cfg, struct ps_value *o
 int ps_pool_config_key_count(void)
 {
     return ps_pool_config_table.count;
+}
+
+bool ps_pool_config_is_setting(const char *key)
+{
+    char head[128];
+    snprintf(head, sizeof head, "%.*s", (int)strcspn(key, "/"), key);
+    return ps_attr_find(&ps_pool_config_table, head) != NULL;
 }
 
 const char *ps_pool_config_key_name(int index)

@@ -101,6 +101,10 @@
  *   no ACL of its own and inherits. (Older databases held a list of user names here; the
  *   service converts it when it loads them, docs/api.md "Users, groups and ACLs".)
  *
+ * Any other key is a custom attribute (attr.h custom_offset): stored as given, read back, never
+ * used for scheduling, as upstream's pools keep user attributes. ps_pool_config_is_setting
+ * tells the known keys (the service logs, the CLI warns about a custom key).
+ *
  * Rules that involve other pools (guarantee sums, FIFO pools without subpools, ...) are
  * checked by the pool tree (pool_tree.h).
  */
@@ -186,6 +190,9 @@ struct ps_pool_config {
     /* the name each key was set with, as upstream's pools keep it (attr.h spelling_offset):
      * setting a key under an alias while it is set under another name is refused */
     unsigned char spelling[PS_POOL_CONFIG_MAX_KEYS];
+    /* custom attributes: every other key set on the pool, kept as given and read by nothing
+     * (attr.h custom_offset), as upstream's Cypress keeps them */
+    struct ps_value custom;
 };
 
 extern const struct ps_attr_table ps_pool_config_table;
@@ -207,6 +214,9 @@ int ps_pool_config_get(const struct ps_pool_config *cfg, const char *key, struct
                        struct ps_error *err);
 int ps_pool_config_to_value(const struct ps_pool_config *cfg, struct ps_value *out);
 int ps_pool_config_key_count(void);
+/* Whether the first component of key (`a` of `a/b`) is a pool setting (canonical or alias),
+ * rather than a custom attribute. */
+bool ps_pool_config_is_setting(const char *key);
 const char *ps_pool_config_key_name(int index);
 
 /* Pool-level cross-key rules (max_operation_count >= max_running_operation_count, no burst

@@ -258,6 +258,8 @@ static int parse_pool(struct ctx *c, const json_t *obj, size_t index, struct poo
         return oom(err);
     }
     rc = ps_pool_config_apply(&cfg, &doc, err);
+    if (rc == 0)   /* a snapshot holds settings only: a misspelt one is an error */
+        rc = ps_attr_refuse_custom(&ps_pool_config_table, &cfg, err);
     if (rc == 0)
         rc = ps_pool_config_validate(&cfg, err);
     ps_value_release(&doc);

@@ -521,6 +521,24 @@ static int require_attrs(struct ps_service *svc, const struct ps_auth_identity *
     return rc;
 }
 
+/* The safety net for misspelt settings that keeps upstream's answer: each key of a pool write
+ * (key, or every key of map) that is no pool setting is logged as a custom attribute. */
+static void log_custom_keys(struct ps_service *svc, const struct ps_pool_tree *tree,
+                            const char *pool, const char *key, const struct ps_value *map)
+{
+    if (dry.copy)
+        return;
+    int n = key ? 1 : map->count;
+    for (int i = 0; i < n; i++) {
+        const char *k = key ? key : map->keys[i];
+        if (!ps_pool_config_is_setting(k))
+            ps_svc_log(svc, "warning", "custom_attribute",
+                       "tree=%s pool=%s key=%s: not a pool setting; stored as a custom "
+                       "attribute, the scheduler does not read it",
+                       ps_pool_tree_name(tree), pool, k);
+    }
+}
+
 void ps_cypress_tree_changed(struct ps_service *svc, struct ps_pool_tree *tree)
 {
     if (dry.copy)
@@ -624,6 +642,8 @@ int ps_cypress_set(struct ps_service *svc, const struct ps_auth_identity *who, c
                      : ps_error_set(err, PS_EINVAL, "%s: must be a map", path);
         else
             rc = ps_pool_tree_set_pool_attr(t.tree, t.pool->name, t.key, &v, err);
+        if (rc == 0 && !moves)
+            log_custom_keys(svc, t.tree, t.pool->name, t.all_attrs ? NULL : t.key, &v);
         if (rc == 0)
             ps_cypress_tree_changed(svc, t.tree);
     }
@@ -835,6 +855,8 @@ static int create_pool(struct ps_service *svc, const struct ps_auth_identity *wh
                 rc = require(svc, who, tree, pp, PS_PERM_ADMINISTER, err);
         if (rc == 0)
             rc = ps_pool_tree_create_pool(tree, name, parent, &av, err);
+        if (rc == 0)
+            log_custom_keys(svc, tree, name, NULL, &av);
         ps_value_release(&av);
     }
     if (rc == 0 && !dry.copy) {

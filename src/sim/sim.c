@@ -89,6 +89,21 @@ int sim_process_activated(struct ps_sim *sim, struct ps_error *err)
 
 /* ---- setup ------------------------------------------------------------------------------ */
 
+/* A scenario holds settings only: a pool key that is none (a custom attribute to the Cypress
+ * API, docs/api.md) is a misspelling here, refused naming it. */
+static int refuse_custom(struct ps_pool_tree *tree, struct ps_error *err)
+{
+    for (int i = 0; i < ps_pool_tree_pool_count(tree); i++) {
+        const struct ps_pool *p = ps_pool_tree_pool_at(tree, i);
+        int rc = ps_attr_refuse_custom(&ps_pool_config_table, ps_pool_explicit_config(p), err);
+        if (rc != 0) {
+            ps_error_prefix(err, "pools.%s", p->name);
+            return rc;
+        }
+    }
+    return 0;
+}
+
 static int add_trees(struct ps_sim *sim, struct ps_error *err)
 {
     const struct ps_scenario *sc = sim->sc;
@@ -114,6 +129,8 @@ static int add_trees(struct ps_sim *sim, struct ps_error *err)
         if (rc == 0 && st->pool_count > 0) {
             struct ps_pool_tree *tree = ps_strategy_find_tree(sim->strategy, st->name);
             rc = ps_pool_tree_create_pools(tree, &pools, err);
+            if (rc == 0)
+                rc = refuse_custom(tree, err);
             if (rc != 0 && rc != PS_ENOMEM)
                 ps_error_prefix(err, "pool_trees.%s", st->name);
         }

@@ -150,6 +150,14 @@ run 0 set //sys/pools/root-pool/mv-b/@parent_name '"<Root>"'
 run 0 set //sys/pools/mv-b/@name '"mv-c"'
 run 0 remove //sys/pools/mv-c
 run 0 set //sys/pools/root-pool/@weight 3
+[ ! -s "$work/err" ] || fail "a pool setting warns: $(cat "$work/err")"
+# a key that is no pool setting is stored as a custom attribute (as upstream); set says so
+run 0 set //sys/pools/root-pool/@wieght 2
+expect_err_has '"wieght" is not a pool setting; stored as a custom attribute; the scheduler does not read it' \
+  "set of a custom attribute warns"
+run 0 get //sys/pools/root-pool/@wieght
+expect_out '2' "a custom attribute reads back"
+run 0 remove //sys/pools/root-pool/@wieght
 run 1 set //sys/pools/root-pool/@weight -1
 expect_err_has 'error: set: ' "bad weight"
 run 0 get //sys/pools/root-pool/@weight

@@ -136,6 +136,10 @@ refused("overlap", scenario([nodes("n", 2, tags=["internal", "ssd"])],
         'node "n-0" matches the nodes_filter of two pool trees, "a" and "b"')
 refused("bad_pool", scenario(cluster, {"a": {"pools": [{"name": "x", "weight": -1}]}}, []),
         'pool_trees.a: pools[0]: pool "x": weight: must be in')
+# a scenario holds settings only: a key the Cypress API would keep as a custom attribute is a
+# misspelling here
+refused("custom_key", scenario(cluster, {"a": {"pools": [{"name": "x", "wieght": 2}]}}, []),
+        'pool_trees.a: pools.x: wieght: unknown key of the pool config (did you mean "weight"?)')
 refused("bad_spec", scenario(cluster, {"a": {}}, [op("x", 0, None, weight=0)]),
         "operations[0].spec: weight: must be in")
 print("sim_limits: ok")

@@ -120,8 +120,43 @@ static const struct bad_case bad_cases[] = {
     {"historic_usage_config/ema_alpha", "-1", "must be >= 0"},
     {"compute_promised_guarantee_fair_share", "1", "must be a boolean"},
     {"allowed_profiling_tags", "\"tag\"", "must be a list of strings"},
-    {"nonsense", "1", "unknown key of the pool config"},
 };
+
+/* A key that is not a pool setting is a custom attribute: stored as given, read back, listed
+ * by to_value, copied, removed by null; a path inside one is refused and changes nothing. */
+static void test_custom_attributes(void **state)
+{
+    (void)state;
+    struct ps_pool_config cfg, copy;
+    ps_pool_config_init(&cfg);
+    struct ps_value v = json("{\"a\": [1, \"x\"]}"), got, all;
+    struct ps_error err;
+    ps_error_init(&err);
+    assert_false(ps_pool_config_is_setting("some_attr"));
+    assert_true(ps_pool_config_is_setting("min_share_resources/cpu"));
+    assert_int_equal(ps_pool_config_set(&cfg, "some_attr", &v, &err), 0);
+    assert_int_equal(ps_pool_config_get(&cfg, "some_attr", &got, &err), 0);
+    assert_true(ps_value_equal(&got, &v));
+    ps_value_release(&got);
+    assert_int_equal(ps_pool_config_to_value(&cfg, &all), 0);
+    assert_non_null(ps_value_find(&all, "some_attr"));
+    ps_value_release(&all);
+    assert_int_equal(ps_pool_config_set(&cfg, "some_attr/a", &v, &err), PS_EINVAL);
+    assert_non_null(strstr(err.msg, "some_attr"));
+    /* the keys of a stored pool document are no custom attributes */
+    ps_error_init(&err);
+    assert_int_equal(ps_pool_config_set(&cfg, "parent", &v, &err), PS_EINVAL);
+    assert_non_null(strstr(err.msg, "parent: reserved"));
+    assert_int_equal(ps_pool_config_copy(&copy, &cfg), 0);
+    ps_pool_config_release(&cfg);
+    assert_int_equal(ps_pool_config_get(&copy, "some_attr", &got, &err), 0);
+    assert_true(ps_value_equal(&got, &v));
+    ps_value_release(&got);
+    assert_int_equal(ps_pool_config_set(&copy, "some_attr", NULL, &err), 0);
+    assert_int_equal(ps_pool_config_get(&copy, "some_attr", &got, &err), PS_EINVAL);
+    ps_value_release(&v);
+    ps_pool_config_release(&copy);
+}
 
 /* offloading_settings entries are checked with the config (offloading.h): each names the key,
  * the value and the reason; a good one passes. */
@@ -472,6 +507,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults_of_every_key),
         cmocka_unit_test(test_bad_values_name_key_value_reason),
+        cmocka_unit_test(test_custom_attributes),
         cmocka_unit_test(test_offloading_settings_validated),
         cmocka_unit_test(test_pool_level_rules),
         cmocka_unit_test(test_groups_and_ephemeral_config),

@@ -148,6 +148,39 @@ def administer_allows_to_set_non_user_managed_attribute(t):
 
 
 @case
+def administer_allows_to_set_non_system_attribute(t):
+    # upstream: test_scheduler_pools::TestSchedulerPoolAcls::test_administer_allows_to_set_non_system_attribute
+    ok("create", create_tree(t))
+    ok("create", pool_body("nirvana", t))
+    u = t + "_u"
+    tok = create_user(u)
+    set_(T + t + "/nirvana/@acl", [make_ace("allow", u, "write")])
+    attr = {"path": T + t + "/nirvana/@non_system_attribute", "value": True}
+    denied(tok, "set", attr, u)
+    eq(refused("get", {"path": attr["path"]})[0], 404, "a denied set sets nothing")
+    set_(T + t + "/nirvana/@acl", [make_ace("allow", u, ["administer", "write"])])
+    allowed(tok, "set", attr)
+    eq(ok("get", {"path": attr["path"]})["value"], True, "the custom attribute set by u")
+
+
+@case
+def administer_allows_to_remove_non_system_attribute(t):
+    # upstream: test_scheduler_pools::TestSchedulerPoolAcls::test_administer_allows_to_remove_non_system_attribute
+    ok("create", create_tree(t))
+    ok("create", pool_body("nirvana", t))
+    path = T + t + "/nirvana/@non_system_attribute"
+    set_(path, True)
+    u = t + "_u"
+    tok = create_user(u)
+    set_(T + t + "/nirvana/@acl", [make_ace("allow", u, "write")])
+    denied(tok, "remove", {"path": path}, u)
+    eq(ok("get", {"path": path})["value"], True, "a denied remove changes nothing")
+    set_(T + t + "/nirvana/@acl", [make_ace("allow", u, ["administer", "write"])])
+    allowed(tok, "remove", {"path": path})
+    eq(refused("get", {"path": path})[0], 404, "removed by u")
+
+
+@case
 def write_on_root_allows_to_create_remove_pool_trees(t):
     # upstream: test_scheduler_pools::TestSchedulerPoolAcls::test_write_on_root_allows_to_create_remove_pool_trees
     ok("create", create_tree(t))

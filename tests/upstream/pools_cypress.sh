@@ -274,6 +274,15 @@ def set_get_attribute(t):
 
 
 @case
+def set_get_unknown_pool_attribute(t):
+    # upstream: test_scheduler_pools::TestSchedulerPoolManipulations::test_set_and_get_unknown_pool_attribute
+    create_tree(t)
+    create_pool("nirvana", t)
+    set_(T + t + "/nirvana/@some_unknown_attribute", 10)
+    eq(get(T + t + "/nirvana/@some_unknown_attribute"), 10, "custom pool attribute")
+
+
+@case
 def invalid_types(t):
     # upstream: test_scheduler_pools::TestSchedulerPoolManipulations::test_invalid_type_pool_attribute_is_refused_on_set
     # upstream: test_scheduler_pools::TestSchedulerPoolManipulations::test_invalid_type_pooltree_config_attribute_is_refused_on_set

@@ -32,6 +32,16 @@ try:
     check(result["$attributes"].get("max_operation_count") == 2, "max_operation_count: %s" % result)
     check("max_running_operation_count" not in result["$attributes"],
           "max_running_operation_count is not set, so not returned: %s" % result)
+
+    # poolsched's own: a pool's custom attribute (docs/api.md) answers the filter too, on the
+    # pool and among the descendants of //sys/pool_trees, as upstream's Cypress answers it
+    s.set("//sys/pool_trees/my_tree/nirvana/@some_attr", "attr_value")
+    result = get("//sys/pool_trees/my_tree/nirvana", ["some_attr"])
+    check(result["$attributes"] == {"some_attr": "attr_value"}, "custom attribute: %s" % result)
+    root = get("//sys/pool_trees", ["max_operation_count", "some_attr"])
+    got = root["$value"]["my_tree"]["$value"]["nirvana"]["$attributes"]
+    check(got == {"max_operation_count": 2, "some_attr": "attr_value"},
+          "descendant's attributes: %s" % root)
 finally:
     s.stop()
 finish()
