@@ -94,6 +94,7 @@ void ps_fs_update_free(struct ps_fs_update *u)
     free(u->dscratch);
     free(u->pool_seen);
     free(u->views);
+    fs_memo_release(u);
     ps_arena_release(&u->persistent);
     ps_arena_release(&u->scratch);
     ps_plf_ctx_release(&u->ctx);
@@ -116,7 +117,7 @@ void ps_fs_update_memory(const struct ps_fs_update *u, struct ps_fs_update_memor
     m->indexes = (int64_t)u->el_cap * 3 * (int64_t)sizeof(int) + (int64_t)u->pool_cap * 2 * (int64_t)sizeof(int) +
                  (int64_t)u->views_cap * (int64_t)(sizeof(struct ps_plf) + sizeof(double)) + u->pool_seen_cap +
                  (int64_t)u->alert_cap * FS_ALERT_BYTES;
-    m->functions = (int64_t)ps_arena_footprint(&u->persistent);
+    m->functions = (int64_t)ps_arena_footprint(&u->persistent) + fs_memo_bytes(u);
     m->scratch = (int64_t)ps_arena_footprint(&u->scratch);
     int64_t b = 0;
     for (int i = 0; i < 6; i++)
@@ -831,6 +832,7 @@ int ps_fs_update_run(struct ps_fs_update *u, struct ps_fs_element *elems, int co
     u->ctx.oom = false;
     ps_arena_reset(&u->persistent);
     ps_arena_reset(&u->scratch);
+    fs_memo_begin(u);
 
     init_elements(u, elems, pools);
     build_children(u);
