@@ -22,12 +22,14 @@ for c in $cases; do
         "$bin" bench simulate --seed "$seed" --nodes "$nodes" --operations "$ops" --jobs "$jobs" \
             --keep "$dir" >"$dir.json"
     done
+    verdict=same
     for f in $files; do
         if ! cmp -s "$work/${c//:/-}-base/$f" "$work/${c//:/-}-new/$f"; then
             echo "DIFFERENT: case $c, $f" >&2
+            verdict=different
             fail=1
         fi
     done
-    echo "case seed=$seed nodes=$nodes operations=$ops jobs=$jobs: $([ $fail = 0 ] && echo same || echo checked)"
+    echo "case seed=$seed nodes=$nodes operations=$ops jobs=$jobs: $verdict"
 done
 [ $fail = 0 ] && echo "all outputs identical" || { echo "outputs differ" >&2; exit 1; }

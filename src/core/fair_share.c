@@ -117,7 +117,7 @@ void ps_fs_update_memory(const struct ps_fs_update *u, struct ps_fs_update_memor
     m->indexes = (int64_t)u->el_cap * 3 * (int64_t)sizeof(int) + (int64_t)u->pool_cap * 2 * (int64_t)sizeof(int) +
                  (int64_t)u->views_cap * (int64_t)(sizeof(struct ps_plf) + sizeof(double)) + u->pool_seen_cap +
                  (int64_t)u->alert_cap * FS_ALERT_BYTES;
-    m->functions = (int64_t)ps_arena_footprint(&u->persistent) + fs_memo_bytes(u);
+    m->functions = (int64_t)ps_arena_footprint(&u->persistent);
     m->scratch = (int64_t)ps_arena_footprint(&u->scratch);
     int64_t b = 0;
     for (int i = 0; i < 6; i++)
@@ -128,7 +128,8 @@ void ps_fs_update_memory(const struct ps_fs_update *u, struct ps_fs_update_memor
     b += (int64_t)(c->pts_cap + c->tmp_cap + c->pairs_cap) * (int64_t)sizeof(double) +
          (int64_t)c->cursors_cap * (int64_t)sizeof(int);   /* plus the summation readers, a few KiB */
     m->builders = b;
-    m->total = m->elements + m->pools + m->indexes + m->functions + m->scratch + m->builders;
+    m->memo = fs_memo_bytes(u);
+    m->total = m->elements + m->pools + m->indexes + m->functions + m->scratch + m->builders + m->memo;
 }
 
 int ps_fs_update_alert_count(const struct ps_fs_update *u)

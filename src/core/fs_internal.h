@@ -145,6 +145,7 @@ struct ps_fs_update {
     bool oom;
     int root_lazy_runs;           /* times the root's values at 1 took the shortcut (tests) */
 
+    bool memo_on;                 /* ps_fs_update_set_memo */
     struct fs_memo_table memo[2]; /* this update's elements' functions, the last update's */
     uint64_t memo_serial;         /* the last entry id given */
     uint64_t *memo_key;           /* the key being looked up */

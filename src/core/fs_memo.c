@@ -39,15 +39,24 @@ static uint64_t bits_of(double x)
     return b;
 }
 
-/* Four independent lanes (one multiply chain over the 22 words of an operation's key was a
- * visible part of the lookup), folded at the end. */
+/* Four independent lanes in registers (one multiply chain over the 22 words of an operation's
+ * key was a visible part of the lookup), folded at the end. */
 static uint64_t key_hash(const struct key *k)
 {
-    uint64_t h[4] = {0x9e3779b97f4a7c15ull, 0xc2b2ae3d27d4eb4full, 0x165667b19e3779f9ull,
-                     0x27d4eb2f165667c5ull};
-    for (size_t i = 0; i < k->n; i++)
-        h[i & 3] = (h[i & 3] ^ k->w[i]) * 0xff51afd7ed558ccdull;
-    uint64_t x = h[0] ^ (h[1] >> 17) ^ (h[2] << 23) ^ (h[3] >> 41) ^ (uint64_t)k->n;
+    const uint64_t m = 0xff51afd7ed558ccdull;
+    uint64_t a = 0x9e3779b97f4a7c15ull, b = 0xc2b2ae3d27d4eb4full, c = 0x165667b19e3779f9ull,
+             d = 0x27d4eb2f165667c5ull;
+    const uint64_t *w = k->w;
+    size_t i = 0;
+    for (; i + 4 <= k->n; i += 4) {
+        a = (a ^ w[i]) * m;
+        b = (b ^ w[i + 1]) * m;
+        c = (c ^ w[i + 2]) * m;
+        d = (d ^ w[i + 3]) * m;
+    }
+    for (; i < k->n; i++)
+        a = (a ^ w[i]) * m;
+    uint64_t x = a ^ (b >> 17) ^ (c << 23) ^ (d >> 41) ^ (uint64_t)k->n;
     x ^= x >> 33;
     x *= 0xc4ceb9fe1a85ec53ull;
     x ^= x >> 29;
@@ -216,7 +225,7 @@ bool fs_memo_find(struct ps_fs_update *u, const struct fs_elem *e, struct fs_mem
 {
     struct key k;
     u->memo_hash_valid = false;
-    if (!key_of(u, e, &k))
+    if (!u->memo_on || !key_of(u, e, &k))
         return false;
     uint64_t h = key_hash(&k);
     u->memo_hash = h;
@@ -255,6 +264,13 @@ int64_t fs_memo_bytes(const struct ps_fs_update *u)
     for (int i = 0; i < 2; i++)
         b += (int64_t)(u->memo[i].cap * sizeof(struct fs_memo_slot) + u->memo[i].data_cap);
     return b;
+}
+
+void ps_fs_update_set_memo(struct ps_fs_update *u, bool on)
+{
+    u->memo_on = on;
+    if (!on)
+        fs_memo_release(u);
 }
 
 void fs_memo_release(struct ps_fs_update *u)

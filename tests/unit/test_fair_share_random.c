@@ -180,6 +180,7 @@ static void test_memo_sequences(void **state)
         bool improved = round % 3 == 2;
         struct ps_resources total = t_res(100, 100, 1000 * MB);
         struct t_tree *t = t_new(total, improved);
+        ps_fs_update_set_memo(t->u, true);
         t->opt.enable_step_function_for_gang_operations = rnd(&s, 4) != 0;
         random_tree(t, &s);
         /* operations with the same inputs: one function found within the same update */
