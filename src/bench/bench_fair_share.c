@@ -45,6 +45,8 @@ struct options {
 
 /* --improved: the update runs with enable_improved_fair_share_by_fit_factor_computation. */
 static bool improved_mode;
+/* --memo: the update remembers functions between runs, as the scheduling loop's does. */
+static bool memo_mode;
 
 struct measurement {
     int elements;
@@ -66,7 +68,7 @@ static void print_help(void)
 {
     printf("usage: poolsched bench fair-share [--seed N] [--pools P] [--operations O] [--nodes N]\n"
            "                                  [--runs R] [--large] [--scaling] [--improved]\n"
-           "                                  [--isa base|avx2|avx512]\n\n"
+           "                                  [--memo] [--isa base|avx2|avx512]\n\n"
            "Times one fair share update of a synthetic pool tree built from the seed: pools in 3\n"
            "levels, 10%% with strong guarantees, 5%% burst and 5%% relaxed integral pools with\n"
            "accumulated volumes, FIFO pools, gang operations, all 5 resources, on a cluster of N nodes.\n\n"
@@ -78,6 +80,9 @@ static void print_help(void)
            "  --large         the large workload: 10,000 pools, 100,000 operations\n"
            "  --scaling       also run sizes 2x and 4x and report the per-element cost growth\n"
            "  --improved      run with enable_improved_fair_share_by_fit_factor_computation\n"
+           "  --memo          remember functions between updates, as the scheduling loop does\n"
+           "                  (ps_fs_update_set_memo; the runs' inputs repeat but for the\n"
+           "                  integral volumes, so this is its best case)\n"
            "  --isa LEVEL     use vector kernels up to LEVEL (default: what the CPU has); every\n"
            "                  level gives the same bits, only the speed differs\n\n"
            "Targets (shared/spec/performance.md): median <= 20 ms (default sizes), <= 250 ms\n"
@@ -108,6 +113,8 @@ static int parse_args(int argc, char **argv, struct options *o)
             o->scaling = true;
         } else if (strcmp(argv[i], "--improved") == 0) {
             improved_mode = true;
+        } else if (strcmp(argv[i], "--memo") == 0) {
+            memo_mode = true;
         } else if (strcmp(argv[i], "--isa") == 0) {
             if (i + 1 >= argc) {
                 ps_bench_error(BENCH, "--isa needs a value: base, avx2 or avx512");
@@ -195,6 +202,7 @@ static int time_updates(struct ps_bench_fs_workload *w, int runs, struct measure
         rc = ps_error_set(err, PS_ENOMEM, "out of memory for the update workspace");
         goto out;
     }
+    ps_fs_update_set_memo(update, memo_mode);
     struct ps_fs_options options;
     ps_fs_options_init(&options);
     options.enable_improved_fair_share_by_fit_factor_computation = improved_mode;
@@ -316,10 +324,10 @@ static json_t *bytes_or_null(int64_t bytes)
 /* Where the workspace's bytes are, as the engine accounts them (capacities held). */
 static json_t *workspace_breakdown_json(const struct ps_fs_update_memory *h)
 {
-    return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "element_state_bytes", (json_int_t)h->elements,
+    return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "element_state_bytes", (json_int_t)h->elements,
                      "pool_table_bytes", (json_int_t)h->pools, "index_bytes", (json_int_t)h->indexes,
                      "function_arena_bytes", (json_int_t)h->functions, "scratch_arena_bytes",
-                     (json_int_t)h->scratch, "builder_bytes", (json_int_t)h->builders, "accounted_bytes",
+                     (json_int_t)h->scratch, "builder_bytes", (json_int_t)h->builders, "memo_bytes", (json_int_t)h->memo, "accounted_bytes",
                      (json_int_t)h->total);
 }
 

@@ -94,6 +94,7 @@ void ps_fs_update_free(struct ps_fs_update *u)
     free(u->dscratch);
     free(u->pool_seen);
     free(u->views);
+    fs_memo_release(u);
     ps_arena_release(&u->persistent);
     ps_arena_release(&u->scratch);
     ps_plf_ctx_release(&u->ctx);
@@ -127,7 +128,8 @@ void ps_fs_update_memory(const struct ps_fs_update *u, struct ps_fs_update_memor
     b += (int64_t)(c->pts_cap + c->tmp_cap + c->pairs_cap) * (int64_t)sizeof(double) +
          (int64_t)c->cursors_cap * (int64_t)sizeof(int);   /* plus the summation readers, a few KiB */
     m->builders = b;
-    m->total = m->elements + m->pools + m->indexes + m->functions + m->scratch + m->builders;
+    m->memo = fs_memo_bytes(u);
+    m->total = m->elements + m->pools + m->indexes + m->functions + m->scratch + m->builders + m->memo;
 }
 
 int ps_fs_update_alert_count(const struct ps_fs_update *u)
@@ -831,6 +833,7 @@ int ps_fs_update_run(struct ps_fs_update *u, struct ps_fs_element *elems, int co
     u->ctx.oom = false;
     ps_arena_reset(&u->persistent);
     ps_arena_reset(&u->scratch);
+    fs_memo_begin(u);
 
     init_elements(u, elems, pools);
     build_children(u);

@@ -195,6 +195,11 @@ struct ps_fs_update;
 
 struct ps_fs_update *ps_fs_update_new(void);
 void ps_fs_update_free(struct ps_fs_update *update);   /* NULL is a no-op */
+/* Whether runs remember elements' fair share functions for the next run and take those whose
+ * inputs kept their bits from it (off by default): for a caller whose tree changes little from
+ * one run to the next, as the scheduling loop's. The outputs are the same bits either way; the
+ * memory grows by the functions of one run (ps_fs_update_memory's memo). */
+void ps_fs_update_set_memo(struct ps_fs_update *update, bool on);
 
 /* Runs one update over elems[0..count), the root and every pool naming its own entry of
  * pools[0..pool_count) (so pool_count >= the number of pools and the root; entries no element
@@ -217,6 +222,7 @@ struct ps_fs_update_memory {
     int64_t functions;    /* the arena of fair share functions kept through a run */
     int64_t scratch;      /* the arena of one element's temporaries */
     int64_t builders;     /* function builders and the function library's scratch buffers */
+    int64_t memo;         /* functions remembered between runs (ps_fs_update_set_memo) */
     int64_t total;
 };
 

@@ -55,8 +55,8 @@ static void fifo_fsbff(struct ps_fs_update *u, const struct fs_elem *e, struct p
     }
 }
 
-/* Children's FSBS scaled by weight / min weight and extended to [0, 1], into u->views. */
-static int children_views(struct ps_fs_update *u, struct fs_elem *e)
+/* A normal pool's smallest child weight above epsilon (DBL_MAX when none). */
+static double smallest_child_weight(const struct ps_fs_update *u, const struct fs_elem *e)
 {
     double min_weight = DBL_MAX;
     for (int k = 0; k < e->child_count; k++) {
@@ -64,6 +64,13 @@ static int children_views(struct ps_fs_update *u, struct fs_elem *e)
         if (w > FS_EPSILON && w < min_weight)
             min_weight = w;
     }
+    return min_weight;
+}
+
+/* Children's FSBS scaled by weight / min weight and extended to [0, 1], into u->views. */
+static int children_views(struct ps_fs_update *u, struct fs_elem *e)
+{
+    double min_weight = smallest_child_weight(u, e);
     e->ig->min_child_weight = min_weight;
     for (int k = 0; k < e->child_count; k++) {
         const struct fs_elem *c = &u->el[u->children[e->first_child + k]];
@@ -584,14 +591,43 @@ bool fs_element_fsbs(struct ps_fs_update *u, struct fs_elem *e, bool fast, struc
     return !u->oom && !u->ctx.oom;
 }
 
+/* A pool's MFFBS and FSBFF's right bound as fs_element_fsbs leaves them, from the memo. */
+static void restore_pool(struct ps_fs_update *u, struct fs_elem *e, const struct fs_memo_value *v)
+{
+    e->ig->fsbff_right = v->fsbff_right;
+    e->ig->mffbs = fs_commit(u, &u->persistent, v->mffbs);
+    if (!e->is_fifo && e->child_count > 0)   /* as children_views sets it */
+        e->ig->min_child_weight = smallest_child_weight(u, e);
+}
+
 static void prepare_element(struct ps_fs_update *u, int i)
 {
     struct fs_elem *e = &u->el[i];
+    struct fs_memo_value v;
+    e->memo_id = 0;
+    if (fs_memo_find(u, e, &v)) {
+        e->fsbs = fs_commit(u, &u->persistent, v.fsbs);
+        if (e->kind != PS_ELEM_OPERATION)
+            restore_pool(u, e, &v);
+        e->memo_id = v.id;
+        e->prepared = !u->oom;
+        return;
+    }
     struct ps_plf fsbs;
     if (!fs_element_fsbs(u, e, true, &fsbs))
         return;
     e->fsbs = fs_commit(u, &u->persistent, fsbs);
     e->prepared = !u->oom;
+    if (!e->prepared)
+        return;
+    v = (struct fs_memo_value){.fsbs = e->fsbs};
+    if (e->kind != PS_ELEM_OPERATION) {
+        v.mffbs = e->ig->mffbs;
+        v.fsbff_right = e->ig->fsbff_right;
+        if (!v.mffbs.a)
+            return;
+    }
+    e->memo_id = fs_memo_store(u, e, &v);
 }
 
 void fs_prepare_subtree(struct ps_fs_update *u, int root)

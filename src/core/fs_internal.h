@@ -78,6 +78,7 @@ struct fs_elem {
     bool is_pool;      /* a pool (not the root, not an operation) */
     bool is_fifo;
     bool prepared;
+    uint64_t memo_id;  /* the memo entry holding fsbs (fs_memo.c), 0: none */
     bool share_known;  /* top-down, normal mode: out->fair_share.total already holds
                           FSBS(suggestion) */
     enum ps_guarantee_type gtype;
@@ -88,6 +89,27 @@ struct fs_elem {
     struct fs_integral *ig;    /* pools and the root: their own entry; operations: entry 0 */
     /* The improved mode's suggested share (top-down) is kept in out->fair_share.total until the
      * element's own step replaces it with its fair share. */
+};
+
+/* fs_memo.c: elements' functions by the exact bits of what they are a function of. */
+struct fs_memo_slot {
+    uint64_t hash;
+    uint64_t id;                  /* 0: empty slot */
+    size_t offset;                /* into data: key words, FSBS points, MFFBS points */
+    size_t key_n;
+    int fsbs_n, mffbs_n;          /* mffbs_n 0: none (operations) */
+    double fsbff_right;
+};
+struct fs_memo_table {
+    struct fs_memo_slot *slots;   /* open addressing, cap a power of two, at most half full */
+    size_t cap, count;
+    char *data;
+    size_t len, data_cap;
+};
+struct fs_memo_value {
+    uint64_t id;
+    struct ps_plf fsbs, mffbs;    /* mffbs.a NULL: none */
+    double fsbff_right;
 };
 
 struct ps_fs_update {
@@ -122,6 +144,14 @@ struct ps_fs_update {
     int pool_seen_cap;
     bool oom;
     int root_lazy_runs;           /* times the root's values at 1 took the shortcut (tests) */
+
+    bool memo_on;                 /* ps_fs_update_set_memo */
+    struct fs_memo_table memo[2]; /* this update's elements' functions, the last update's */
+    uint64_t memo_serial;         /* the last entry id given */
+    uint64_t *memo_key;           /* the key being looked up */
+    size_t memo_key_cap;
+    uint64_t memo_hash;           /* its hash, for the store after a miss */
+    bool memo_hash_valid;
 
     char (*alerts)[FS_ALERT_BYTES];  /* kept across runs: alerting in steady state is free */
     int alert_count;
@@ -166,6 +196,17 @@ struct ps_share fs_hierarchical_available_limits(const struct ps_fs_update *u, i
 void fs_increase_hierarchical_integral_share(struct ps_fs_update *u, int i, struct ps_share delta);
 struct ps_share fs_adjust_proposed_integral_share(struct ps_share limits, struct ps_share sg,
                                                   struct ps_share proposed);
+
+/* fs_memo.c */
+void fs_memo_begin(struct ps_fs_update *u);   /* at the start of an update */
+/* What fs_element_fsbs(u, e, true, ...) computed for these inputs before (views valid until the
+ * next store); false when not known or not remembered. */
+bool fs_memo_find(struct ps_fs_update *u, const struct fs_elem *e, struct fs_memo_value *v);
+/* After a failed find of the same element: stores v under its key, gives v->id; the id, or 0
+ * when it is not remembered. */
+uint64_t fs_memo_store(struct ps_fs_update *u, const struct fs_elem *e, struct fs_memo_value *v);
+void fs_memo_release(struct ps_fs_update *u);
+int64_t fs_memo_bytes(const struct ps_fs_update *u);
 
 /* fs_functions.c */
 void fs_prepare_subtree(struct ps_fs_update *u, int root);

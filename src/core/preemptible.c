@@ -32,6 +32,9 @@ struct ps_preemptible {
     struct ps_resources usage[PS_ALLOC_CLASS_COUNT];
     int *table;              /* slot index or -1; size table_cap (a power of two) */
     int table_cap;
+    /* The last rebalance's second round moved nothing: the lists are a fixed point of the
+     * balancing at the current thresholds, so another rebalance with them moves nothing. */
+    bool settled;
 };
 
 const char *ps_alloc_class_name(int cls)
@@ -203,9 +206,10 @@ static bool usage_below(const struct ps_preemptible *p, struct ps_resources u,
 /* Moves the boundary between lists left and right (left = less preemptible) so that exactly
  * the allocations whose predecessors' usage (starting from u = usage up to the end of left)
  * is below the bound stay on the left. */
-static void balance(struct ps_preemptible *p, int left, int right, struct ps_resources u,
+static bool balance(struct ps_preemptible *p, int left, int right, struct ps_resources u,
                     const struct ps_share *bound)
 {
+    bool moved = false;
     while (p->tail[left] >= 0) {
         int s = p->tail[left];
         struct ps_resources next = ps_resources_sub(u, p->slots[s].usage);
@@ -216,6 +220,7 @@ static void balance(struct ps_preemptible *p, int left, int right, struct ps_res
         p->usage[left] = ps_resources_sub(p->usage[left], p->slots[s].usage);
         p->usage[right] = ps_resources_add(p->usage[right], p->slots[s].usage);
         u = next;
+        moved = true;
     }
     while (p->head[right] >= 0 && usage_below(p, u, bound)) {
         int s = p->head[right];
@@ -224,7 +229,9 @@ static void balance(struct ps_preemptible *p, int left, int right, struct ps_res
         p->usage[right] = ps_resources_sub(p->usage[right], p->slots[s].usage);
         p->usage[left] = ps_resources_add(p->usage[left], p->slots[s].usage);
         u = ps_resources_add(u, p->slots[s].usage);
+        moved = true;
     }
+    return moved;
 }
 
 static void rebalance(struct ps_preemptible *p)
@@ -234,19 +241,40 @@ static void rebalance(struct ps_preemptible *p)
                                              : ps_share_fill(HUGE_VAL);
     /* Two rounds: a big threshold change may move an allocation across both boundaries. */
     for (int round = 0; round < 2; round++) {
-        balance(p, PS_ALLOC_NON_PREEMPTIBLE, PS_ALLOC_AGGRESSIVELY_PREEMPTIBLE,
-                p->usage[PS_ALLOC_NON_PREEMPTIBLE], &aggressive);
-        balance(p, PS_ALLOC_AGGRESSIVELY_PREEMPTIBLE, PS_ALLOC_PREEMPTIBLE,
-                ps_resources_add(p->usage[PS_ALLOC_NON_PREEMPTIBLE],
-                                 p->usage[PS_ALLOC_AGGRESSIVELY_PREEMPTIBLE]),
-                &regular);
+        bool moved = balance(p, PS_ALLOC_NON_PREEMPTIBLE, PS_ALLOC_AGGRESSIVELY_PREEMPTIBLE,
+                             p->usage[PS_ALLOC_NON_PREEMPTIBLE], &aggressive);
+        moved |= balance(p, PS_ALLOC_AGGRESSIVELY_PREEMPTIBLE, PS_ALLOC_PREEMPTIBLE,
+                         ps_resources_add(p->usage[PS_ALLOC_NON_PREEMPTIBLE],
+                                          p->usage[PS_ALLOC_AGGRESSIVELY_PREEMPTIBLE]),
+                         &regular);
+        p->settled = !moved;
     }
+}
+
+static bool same_bits(const void *a, const void *b, size_t n)
+{
+    return memcmp(a, b, n) == 0;
+}
+
+static bool same_config(const struct ps_preemptible_config *a, const struct ps_preemptible_config *b)
+{
+    return same_bits(&a->aggressive_threshold, &b->aggressive_threshold, sizeof(double)) &&
+           same_bits(&a->threshold, &b->threshold, sizeof(double)) &&
+           a->has_non_preemptible_usage_threshold == b->has_non_preemptible_usage_threshold &&
+           ps_resources_equal(a->non_preemptible_usage_threshold, b->non_preemptible_usage_threshold) &&
+           ps_resources_equal(a->total, b->total);
 }
 
 void ps_preemptible_update(struct ps_preemptible *p, const struct ps_share *fair_share,
                            const struct ps_share *demand_share,
                            const struct ps_preemptible_config *config)
 {
+    /* Nothing moves when the lists are settled and the thresholds' inputs keep their bits (a
+     * fair share update that changed nothing for this operation: most of them). */
+    if (p->settled && same_config(&p->config, config) &&
+        same_bits(&p->fair, fair_share, sizeof *fair_share) &&
+        same_bits(&p->demand, demand_share, sizeof *demand_share))
+        return;
     p->config = *config;
     p->fair = *fair_share;
     p->demand = *demand_share;

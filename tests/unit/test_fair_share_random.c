@@ -1,7 +1,8 @@
 /* Random trees through the whole update: every kind of pool and operation, both fit factor
  * modes, integral state carried between updates. Checks upstream's own invariants (a pool's
  * children never get more than the pool, plus epsilon; shares stay within the cluster and are
- * not NaN; the detailed parts add up) and that an update is a pure function of its input. */
+ * not NaN; the detailed parts add up) and that an update is a pure function of its input, also
+ * when it finds functions the updates before it computed (fs_memo.c). */
 #include "fs_test_util.h"
 #include "fs_random_tree.h"
 
@@ -67,6 +68,30 @@ static void check_invariants(const struct t_tree *t, int round)
     }
 }
 
+/* The outputs of t's last run are those of a run on a fresh update object from the inputs that
+ * run had (saved, saved_pools: runs write integral state into the pools' inputs). */
+static void check_as_fresh(const struct t_tree *t, const struct ps_fs_element_input *saved,
+                           const struct ps_fs_pool_input *saved_pools, struct ps_resources total,
+                           bool improved, int round, int step)
+{
+    struct t_tree *fresh = t_new(total, improved);
+    fresh->opt = t->opt;
+    fresh->input = t->input;
+    fresh->n = t->n;
+    for (int i = 0; i < t->n; i++) {
+        fresh->e[i].in = saved[i];
+        fresh->p[i].in = saved_pools[i];
+    }
+    t_run(fresh);
+    for (int i = 0; i < t->n; i++) {
+        if (memcmp(&t->e[i].out, &fresh->e[i].out, sizeof t->e[i].out) != 0)
+            fail_msg("round %d step %d element %d: output differs from a fresh update", round, step, i);
+        if (t->e[i].in.kind != PS_ELEM_OPERATION && memcmp(&t->p[i].out, &fresh->p[i].out, sizeof t->p[i].out) != 0)
+            fail_msg("round %d step %d pool %d: output differs from a fresh update", round, step, i);
+    }
+    t_free(fresh);
+}
+
 static void test_random_trees(void **state)
 {
     (void)state;
@@ -105,21 +130,88 @@ static void test_random_trees(void **state)
             t->p[i].in = saved_pools[i];
         }
         t_run(t);
-        struct t_tree *again = t_new(total, improved);
-        again->opt = t->opt;
-        again->input = t->input;
-        again->n = t->n;
-        for (int i = 0; i < t->n; i++) {
-            again->e[i].in = saved[i];
-            again->p[i].in = saved_pools[i];
+        check_as_fresh(t, saved, saved_pools, total, improved, round, 0);
+        t_free(t);
+    }
+}
+
+/* Whether every child of pool p is an operation (it may be FIFO). */
+static bool only_operations(const struct t_tree *t, int p)
+{
+    for (int c = p + 1; c < t->n; c++)
+        if (t->e[c].in.parent == p && t->e[c].in.kind != PS_ELEM_OPERATION)
+            return false;
+    return true;
+}
+
+/* A few operations' usage, demand, limits or weight, or a pool's weight, limits or mode,
+ * change. */
+static void random_changes(struct t_tree *t, uint64_t *s)
+{
+    int changes = rnd(s, 4);
+    for (int c = 0; c < changes && t->n > 1; c++) {
+        int i = 1 + rnd(s, t->n - 1);
+        struct ps_fs_element_input *in = &t->e[i].in;
+        switch (rnd(s, 6)) {
+        case 0:   /* a job ended or started */
+            in->usage.v[PS_RES_CPU] = in->demand.v[PS_RES_CPU] * rnd(s, 5) / 4;
+            in->usage.v[PS_RES_USER_SLOTS] = in->demand.v[PS_RES_USER_SLOTS] ? rnd(s, 3) : 0;
+            break;
+        case 1:
+            if (in->kind == PS_ELEM_OPERATION)
+                in->demand.v[PS_RES_CPU] += rnd(s, 400);
+            break;
+        case 2:
+            in->resource_limits.v[PS_RES_CPU] = rnd(s, 3) ? PS_RES_INFINITE : 100 + rnd(s, 4000);
+            break;
+        case 3:
+            t_weight(t, i, 0.5 + rnd(s, 8) * 0.5);
+            break;
+        case 4:
+            if (in->kind == PS_ELEM_POOL && only_operations(t, i))
+                t->p[i].in.mode = t->p[i].in.mode == PS_MODE_FIFO ? PS_MODE_FAIR_SHARE : PS_MODE_FIFO;
+            break;
+        default:
+            in->max_share_ratio = rnd(s, 11) / 10.0;
+            break;
         }
-        t_run(again);
-        for (int i = 0; i < t->n; i++) {
-            assert_memory_equal(&t->e[i].out, &again->e[i].out, sizeof t->e[i].out);
-            if (t->e[i].in.kind != PS_ELEM_OPERATION)
-                assert_memory_equal(&t->p[i].out, &again->p[i].out, sizeof t->p[i].out);
+    }
+}
+
+/* Updates one after another on one update object (which remembers functions between them)
+ * give the bits of updates on a fresh object from the same inputs. */
+static void test_memo_sequences(void **state)
+{
+    (void)state;
+    uint64_t s = 0x9d2c5680a1b2c3d4ull;
+    static struct ps_fs_element_input saved[T_MAX_ELEMS];
+    static struct ps_fs_pool_input saved_pools[T_MAX_ELEMS];
+    for (int round = 0; round < 120; round++) {
+        bool improved = round % 3 == 2;
+        struct ps_resources total = t_res(100, 100, 1000 * MB);
+        struct t_tree *t = t_new(total, improved);
+        ps_fs_update_set_memo(t->u, true);
+        t->opt.enable_step_function_for_gang_operations = rnd(&s, 4) != 0;
+        random_tree(t, &s);
+        /* operations with the same inputs: one function found within the same update */
+        for (int k = rnd(&s, 6); k > 0 && t->n > 1 && t->n < T_MAX_ELEMS; k--) {
+            int i = 1 + rnd(&s, t->n - 1);
+            if (t->e[i].in.kind == PS_ELEM_OPERATION)
+                t->e[t->n++].in = t->e[i].in;
         }
-        t_free(again);
+        t_with_previous_minute(t);
+        for (int step = 0; step < 6; step++) {
+            if (step > 0)
+                random_changes(t, &s);
+            for (int i = 0; i < t->n; i++) {
+                saved[i] = t->e[i].in;
+                saved_pools[i] = t->p[i].in;
+            }
+            t_run(t);
+            check_as_fresh(t, saved, saved_pools, total, improved, round, step);
+            t->input.previous_update_time_ms = t->input.now_ms;
+            t->input.now_ms += 1000 * (1 + rnd(&s, 60));
+        }
         t_free(t);
     }
 }
@@ -128,6 +220,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_trees),
+        cmocka_unit_test(test_memo_sequences),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,286 @@
+/* fs_memo.c — fair shares by suggestion remembered from one update to the next.
+ *
+ * An operation's FSBS is a pure function of its demand, usage and limits shares, its guarantee
+ * share (zero for operations: one that had another would not be remembered), its gang flag and
+ * the gang option: fs_element_fsbs on an operation reads nothing else and writes nothing but
+ * the function. A pool's (normal mode; not the root) is a function of its children's FSBS in
+ * their order, their weights, its FIFO mode and its own limits and guarantee shares, and it
+ * also leaves the pool's MFFBS and the right bound of its FSBFF (the top-down pass reads them).
+ *
+ * Between two updates most elements keep every one of these bits (only operations whose jobs
+ * started or ended move, and the pools above them), and on a busy cluster hundreds of
+ * operations wait with the same demand. So each element is looked up by the exact bits of what
+ * its functions are a function of, and what was computed before is copied: the result is the
+ * same bit for bit whether it was found or computed. A child's FSBS enters its pool's key as
+ * the id of the entry that holds it (two elements with the same id have the same function);
+ * an element whose function was not remembered has id 0 and its pool is computed.
+ *
+ * Two tables: the one this update fills and the last update's; an entry found in the last one
+ * is carried into this one, so what is kept is bounded by one update's distinct elements.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/fs_internal.h"
+
+enum { DIM = PS_RES_COUNT, STRIDE = PS_RES_COUNT + 1, FIXED = 4 * PS_RES_COUNT + 2 };
+
+/* The key: the shares (demand, usage, limits, guarantee), flags, child count, then per child
+ * its entry id and its weight. As 64-bit words, compared exactly. */
+struct key {
+    uint64_t *w;
+    size_t n;
+};
+
+static uint64_t bits_of(double x)
+{
+    uint64_t b;
+    memcpy(&b, &x, sizeof b);
+    return b;
+}
+
+/* Four independent lanes in registers (one multiply chain over the 22 words of an operation's
+ * key was a visible part of the lookup), folded at the end. */
+static uint64_t key_hash(const struct key *k)
+{
+    const uint64_t m = 0xff51afd7ed558ccdull;
+    uint64_t a = 0x9e3779b97f4a7c15ull, b = 0xc2b2ae3d27d4eb4full, c = 0x165667b19e3779f9ull,
+             d = 0x27d4eb2f165667c5ull;
+    const uint64_t *w = k->w;
+    size_t i = 0;
+    for (; i + 4 <= k->n; i += 4) {
+        a = (a ^ w[i]) * m;
+        b = (b ^ w[i + 1]) * m;
+        c = (c ^ w[i + 2]) * m;
+        d = (d ^ w[i + 3]) * m;
+    }
+    for (; i < k->n; i++)
+        a = (a ^ w[i]) * m;
+    uint64_t x = a ^ (b >> 17) ^ (c << 23) ^ (d >> 41) ^ (uint64_t)k->n;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ull;
+    x ^= x >> 29;
+    return x;
+}
+
+static void put_share(uint64_t *w, struct ps_share s)
+{
+    for (int r = 0; r < DIM; r++)
+        w[r] = bits_of(s.v[r]);
+}
+
+/* The key of e into u->memo_key; false when e's functions are not remembered. */
+static bool key_of(struct ps_fs_update *u, const struct fs_elem *e, struct key *k)
+{
+    bool op = e->kind == PS_ELEM_OPERATION;
+    if (!op && (e->kind != PS_ELEM_POOL || u->options->enable_improved_fair_share_by_fit_factor_computation))
+        return false;
+    size_t n = FIXED + (op ? 0 : 2 * (size_t)e->child_count);
+    if (n > u->memo_key_cap) {
+        uint64_t *w = realloc(u->memo_key, n * sizeof *w);
+        if (!w)
+            return false;
+        u->memo_key = w;
+        u->memo_key_cap = n;
+    }
+    uint64_t *w = u->memo_key;
+    struct ps_share g = fs_guarantee_share(e);
+    put_share(w, op ? e->out->demand_share : ps_share_fill(0.0));
+    put_share(w + DIM, op ? e->out->usage_share : ps_share_fill(0.0));
+    put_share(w + 2 * DIM, e->out->limits_share);
+    put_share(w + 3 * DIM, g);
+    if (op) {
+        for (int r = 0; r < DIM; r++)
+            if (w[3 * DIM + r] != 0)
+                return false;
+        w[4 * DIM] = 1u | (e->in->is_gang ? 2u : 0u) |
+                     (u->options->enable_step_function_for_gang_operations ? 4u : 0u);
+        w[4 * DIM + 1] = 0;
+    } else {
+        w[4 * DIM] = e->is_fifo ? 8u : 16u;
+        w[4 * DIM + 1] = (uint64_t)e->child_count;
+        for (int c = 0; c < e->child_count; c++) {
+            const struct fs_elem *ch = &u->el[u->children[e->first_child + c]];
+            if (ch->memo_id == 0)
+                return false;
+            w[FIXED + 2 * c] = ch->memo_id;
+            w[FIXED + 2 * c + 1] = bits_of(ch->weight);
+        }
+    }
+    k->w = w;
+    k->n = n;
+    return true;
+}
+
+static const uint64_t *stored_key(const struct fs_memo_table *t, const struct fs_memo_slot *s)
+{
+    return (const uint64_t *)(t->data + s->offset);
+}
+
+/* The slot of the key in the table, or the empty slot where it would go. */
+static struct fs_memo_slot *find(const struct fs_memo_table *t, const struct key *k, uint64_t h)
+{
+    size_t mask = t->cap - 1;
+    for (size_t i = h & mask;; i = (i + 1) & mask) {
+        struct fs_memo_slot *s = &t->slots[i];
+        if (s->id == 0 || (s->hash == h && s->key_n == k->n &&
+                           memcmp(stored_key(t, s), k->w, k->n * sizeof *k->w) == 0))
+            return s;
+    }
+}
+
+static bool grow_slots(struct fs_memo_table *t)
+{
+    size_t cap = t->cap ? 2 * t->cap : 256;
+    struct fs_memo_slot *slots = calloc(cap, sizeof *slots);
+    if (!slots)
+        return false;
+    size_t mask = cap - 1;
+    for (size_t i = 0; i < t->cap; i++) {
+        const struct fs_memo_slot *s = &t->slots[i];
+        if (s->id == 0)
+            continue;
+        size_t j = s->hash & mask;
+        while (slots[j].id)
+            j = (j + 1) & mask;
+        slots[j] = *s;
+    }
+    free(t->slots);
+    t->slots = slots;
+    t->cap = cap;
+    return true;
+}
+
+static bool reserve_data(struct fs_memo_table *t, size_t bytes)
+{
+    if (t->len + bytes <= t->data_cap)
+        return true;
+    size_t cap = t->data_cap ? 2 * t->data_cap : 65536;
+    while (cap < t->len + bytes)
+        cap *= 2;
+    char *d = realloc(t->data, cap);
+    if (!d)
+        return false;
+    t->data = d;
+    t->data_cap = cap;
+    return true;
+}
+
+static size_t plf_bytes(const struct ps_plf *f)
+{
+    return (size_t)f->n * (size_t)(f->dim + 1) * sizeof(double);
+}
+
+/* Stores an entry (absent from t): key, FSBS, and for pools MFFBS and the FSBFF's right bound.
+ * False on allocation failure (nothing stored). */
+static bool store(struct fs_memo_table *t, const struct key *k, uint64_t h, const struct fs_memo_value *v)
+{
+    if ((t->count + 1) * 2 > t->cap && !grow_slots(t))
+        return false;
+    size_t kb = k->n * sizeof *k->w, fb = plf_bytes(&v->fsbs), mb = v->mffbs.a ? plf_bytes(&v->mffbs) : 0;
+    if (!reserve_data(t, kb + fb + mb))
+        return false;
+    struct fs_memo_slot *s = find(t, k, h);
+    *s = (struct fs_memo_slot){.hash = h, .id = v->id, .offset = t->len, .key_n = k->n,
+                               .fsbs_n = v->fsbs.n, .mffbs_n = v->mffbs.a ? v->mffbs.n : 0,
+                               .fsbff_right = v->fsbff_right};
+    memcpy(t->data + t->len, k->w, kb);
+    memcpy(t->data + t->len + kb, v->fsbs.a, fb);
+    if (mb)
+        memcpy(t->data + t->len + kb + fb, v->mffbs.a, mb);
+    t->len += kb + fb + mb;
+    t->count++;
+    return true;
+}
+
+static struct fs_memo_value value_of(const struct fs_memo_table *t, const struct fs_memo_slot *s)
+{
+    double *fsbs = (double *)(t->data + s->offset + s->key_n * sizeof(uint64_t));
+    double *mffbs = fsbs + (size_t)s->fsbs_n * STRIDE;
+    return (struct fs_memo_value){
+        .id = s->id,
+        .fsbs = {fsbs, s->fsbs_n, DIM},
+        .mffbs = {s->mffbs_n ? mffbs : NULL, s->mffbs_n, 1},
+        .fsbff_right = s->fsbff_right,
+    };
+}
+
+static void clear(struct fs_memo_table *t)
+{
+    if (t->count)
+        memset(t->slots, 0, t->cap * sizeof *t->slots);
+    t->count = 0;
+    t->len = 0;
+}
+
+void fs_memo_begin(struct ps_fs_update *u)
+{
+    struct fs_memo_table last = u->memo[0];
+    u->memo[0] = u->memo[1];
+    u->memo[1] = last;
+    clear(&u->memo[0]);
+}
+
+bool fs_memo_find(struct ps_fs_update *u, const struct fs_elem *e, struct fs_memo_value *v)
+{
+    struct key k;
+    u->memo_hash_valid = false;
+    if (!u->memo_on || !key_of(u, e, &k))
+        return false;
+    uint64_t h = key_hash(&k);
+    u->memo_hash = h;
+    u->memo_hash_valid = true;
+    struct fs_memo_table *now = &u->memo[0], *last = &u->memo[1];
+    if (now->cap) {
+        struct fs_memo_slot *s = find(now, &k, h);
+        if (s->id) {
+            *v = value_of(now, s);
+            return true;
+        }
+    }
+    if (last->cap) {
+        struct fs_memo_slot *s = find(last, &k, h);
+        if (s->id) {
+            *v = value_of(last, s);
+            store(now, &k, h, v);   /* on failure the next update computes it again */
+            return true;
+        }
+    }
+    return false;
+}
+
+uint64_t fs_memo_store(struct ps_fs_update *u, const struct fs_elem *e, struct fs_memo_value *v)
+{
+    struct key k;
+    if (!u->memo_hash_valid || !key_of(u, e, &k))
+        return 0;
+    v->id = ++u->memo_serial;
+    return store(&u->memo[0], &k, u->memo_hash, v) ? v->id : 0;
+}
+
+int64_t fs_memo_bytes(const struct ps_fs_update *u)
+{
+    int64_t b = (int64_t)(u->memo_key_cap * sizeof(uint64_t));
+    for (int i = 0; i < 2; i++)
+        b += (int64_t)(u->memo[i].cap * sizeof(struct fs_memo_slot) + u->memo[i].data_cap);
+    return b;
+}
+
+void ps_fs_update_set_memo(struct ps_fs_update *u, bool on)
+{
+    u->memo_on = on;
+    if (!on)
+        fs_memo_release(u);
+}
+
+void fs_memo_release(struct ps_fs_update *u)
+{
+    for (int i = 0; i < 2; i++) {
+        free(u->memo[i].slots);
+        free(u->memo[i].data);
+        memset(&u->memo[i], 0, sizeof u->memo[i]);
+    }
+    free(u->memo_key);
+    u->memo_key = NULL;
+    u->memo_key_cap = 0;
+}
