@@ -22,8 +22,6 @@ int ps_tree_sched_init(struct ps_tree_sched *ts, struct ps_error *err)
     ts->update = ps_fs_update_new();
     if (!ts->update)
         return ps_error_set(err, PS_ENOMEM, "out of memory");
-    /* between two updates most operations and pools keep their inputs */
-    ps_fs_update_set_memo(ts->update, true);
     ps_sched_options_init(&ts->options);
     ts->options.filter_eval = eval_filter;
     ps_preempt_config_init(&ts->preempt_config);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/fair_share.h"
 #include "io/json_value.h"
 #include "sim/sim_internal.h"
 
@@ -205,6 +206,11 @@ static int init_trees(struct ps_sim *sim, struct ps_error *err)
         ps_strmap_init(&T->stats_by_name);
         if (ps_tree_sched_init(&T->ts, err) != 0)
             return PS_ENOMEM;
+        /* between two updates most operations and pools keep their inputs: the simulator
+         * remembers the last update's functions (fs_memo.c; the same results, half the update
+         * time on an overloaded day). The service does not: it would double the engine's memory
+         * per operation, past performance.md's 2 KiB target. */
+        ps_fs_update_set_memo(T->ts.update, true);
         const struct ps_tree_config *cfg = ps_pool_tree_config(T->tree);
         T->tolerance = cfg->fair_share_starvation_tolerance;
         T->starvation_timeout_ms = cfg->fair_share_starvation_timeout_ms;
