@@ -15,6 +15,7 @@
 #include "io/yson.h"
 #include "server/event_log.h"
 #include "server/service.h"
+#include "server/store_mirror.h"
 
 /* Commands in api_operations.c. */
 int ps_api_op_command(struct ps_service *svc, const char *command, const json_t *body,
@@ -102,36 +103,48 @@ static int status_of(int code)
 struct command_params {
     const char *command;
     const char *params[8];
+    bool write;   /* changes the state (unless dry_run): refused at once while the store is down */
 };
 
 static const struct command_params command_params[] = {
-    {"get", {"path"}},
-    {"list", {"path"}},
-    {"exists", {"path"}},
-    {"set", {"path", "value", "dry_run"}},
-    {"create", {"type", "path", "attributes", "ignore_existing", "dry_run"}},
-    {"remove", {"path", "dry_run", "force"}},
-    {"move", {"source_path", "destination_path"}},
-    {"transfer_pool_resources", {"source_pool", "destination_pool", "pool_tree", "resource_delta"}},
-    {"add_member", {"member", "group"}},
-    {"remove_member", {"member", "group"}},
-    {"check_permission", {"user", "permission", "path"}},
-    {"issue_token", {"user", "role"}},
-    {"revoke_token", {"token"}},
-    {"get_current_user", {NULL}},
-    {"start_op", {"operation_type", "spec"}},
-    {"list_operations", {"pool", "user", "state", "limit", "brief", "filter", "counters", "access"}},
-    {"get_operation", {"operation_id"}},
-    {"abort_op", {"operation_id"}},
-    {"suspend_op", {"operation_id"}},
-    {"resume_op", {"operation_id"}},
-    {"complete_op", {"operation_id"}},
-    {"update_op_parameters", {"operation_id", "parameters"}},
-    {"list_jobs", {"operation_id", "state", "sort_field", "sort_order", "offset", "limit"}},
-    {"get_job", {"operation_id", "job_id"}},
-    {"get_job_stderr", {"operation_id", "job_id"}},
-    {"get_history", {"pool_tree", "pools"}},
+    {"get", {"path"}, false},
+    {"list", {"path"}, false},
+    {"exists", {"path"}, false},
+    {"set", {"path", "value", "dry_run"}, true},
+    {"create", {"type", "path", "attributes", "ignore_existing", "dry_run"}, true},
+    {"remove", {"path", "dry_run", "force"}, true},
+    {"move", {"source_path", "destination_path"}, true},
+    {"transfer_pool_resources",
+     {"source_pool", "destination_pool", "pool_tree", "resource_delta"},
+     true},
+    {"add_member", {"member", "group"}, true},
+    {"remove_member", {"member", "group"}, true},
+    {"check_permission", {"user", "permission", "path"}, false},
+    {"issue_token", {"user", "role"}, false},
+    {"revoke_token", {"token"}, false},
+    {"get_current_user", {NULL}, false},
+    {"start_op", {"operation_type", "spec"}, true},
+    {"list_operations", {"pool", "user", "state", "limit", "brief", "filter", "counters", "access"}, false},
+    {"get_operation", {"operation_id"}, false},
+    {"abort_op", {"operation_id"}, true},
+    {"suspend_op", {"operation_id"}, true},
+    {"resume_op", {"operation_id"}, true},
+    {"complete_op", {"operation_id"}, true},
+    {"update_op_parameters", {"operation_id", "parameters"}, true},
+    {"list_jobs", {"operation_id", "state", "sort_field", "sort_order", "offset", "limit"}, false},
+    {"get_job", {"operation_id", "job_id"}, false},
+    {"get_job_stderr", {"operation_id", "job_id"}, false},
+    {"get_history", {"pool_tree", "pools"}, false},
 };
+
+/* Whether a command changes the state: a write that is not a dry run. */
+static bool is_write(const char *command, const json_t *body)
+{
+    for (size_t i = 0; i < sizeof command_params / sizeof command_params[0]; i++)
+        if (strcmp(command_params[i].command, command) == 0)
+            return command_params[i].write && !json_is_true(json_object_get(body, "dry_run"));
+    return false;
+}
 
 /* Refuses a parameter the command does not read. Unknown commands are left to run_command
  * (404). */
@@ -397,6 +410,10 @@ int ps_api_dispatch(struct ps_service *svc, const char *command, const char *bod
         pthread_mutex_lock(&svc->mu);
         uint64_t before = ps_journal_last(svc->journal);
         rc = ps_svc_state_check(svc, &err);
+        /* PostgreSQL down (store_mirror.h): a write is refused before it touches the state, so
+         * that no read, served from memory meanwhile, shows a change that is then rolled back */
+        if (rc == 0 && is_write(command, doc))
+            rc = ps_store_mirror_writable(svc, &err);
         if (rc == 0) {
             /* an admin token is a superuser in the engine's checks too */
             ps_security_set_caller(svc->security, who);

@@ -97,6 +97,7 @@ try:
     pg("kill9")
     wait_for(lambda: len(refusals) > 0, "a write refused once the store is gone")
     t_down = time.time()   # from now until the restart the store is down
+    reloads_down = s.logtext().count("event=state_reloaded")
 
     # ---- while it is down: reads answer from memory, writes are refused -----------------------
     st, out = s.call("get", {"path": P})
@@ -142,6 +143,12 @@ try:
           and st == 200 and out.get("state") not in ("aborted", "aborting"),
           "the refused writes changed nothing: %d %s" % (st, str(out)[:200]))
     # ---- back: writes resume by themselves ---------------------------------------------------
+    # a write while the store is down is refused before it touches the state: the state is
+    # not changed and rolled back (reloaded) for each, so no read can show a refused write
+    reloads = s.logtext().count("event=state_reloaded") - reloads_down
+    print("reloads during the outage: %d" % reloads)
+    check(reloads <= 2, "writes refused while down without touching the state: %d reloads "
+          "during the outage" % reloads)
     t_up = time.time()
     pg("restart")
     wait_for(lambda: any(sent > t_up for _, sent, _ in acked), "writes resumed after the store came back")
