@@ -280,255 +280,306 @@ void ps_svc_job_preempt(struct ps_service *svc, struct ps_svc_job *job, const ch
                                                    reason));
 }
 
-int ps_api_heartbeat_json(struct ps_service *svc, const json_t *req, const char *remote_addr,
-                          struct ps_svc_hold *hold, json_t **reply, struct ps_error *err)
-{
-    *reply = NULL;
-    struct ps_resources limits;
-    int rc = validate(req, &limits, err);
-    if (rc != 0)
-        return rc;
-    const char *node_id = json_string_value(json_object_get(req, "node_id"));
-    const json_t *tags = json_object_get(req, "tags");
-    json_t *empty_tags = NULL;
-    if (!tags)
-        tags = empty_tags = json_array();
-    const json_t *jobs = json_object_get(req, "jobs");
-    const char *instance = json_string_value(json_object_get(req, "instance_id"));
+/* One heartbeat's state, carried between its steps below. */
+struct heartbeat {
+    struct ps_service *svc;
+    const json_t *req;
+    const char *node_id;
+    const char *instance;
+    const json_t *tags;
+    const json_t *jobs;
     /* replies numbered (reply_seq) and acknowledged (last_reply_seq) by the node: a job sent
      * in a reply the node has not received is sent again, not lost */
-    const json_t *lrs = json_object_get(req, "last_reply_seq");
-    uint64_t last_reply = lrs ? (uint64_t)json_integer_value(lrs) : 0;
-    uint64_t reply_seq = 0;
-    int64_t now = ps_svc_now_ms();
+    const json_t *lrs;
+    uint64_t last_reply;
+    struct ps_resources limits;
+    int64_t now;
+    struct ps_svc_node *node;
+    json_t *start, *interrupt, *abort, *acked;
+};
 
-    json_t *start = json_array(), *interrupt = json_array(), *abort = json_array(),
-           *acked = json_array();
-    bool held = false;
-    pthread_mutex_lock(&svc->mu);
-    uint64_t before = ps_journal_last(svc->journal), log_puts = svc->event_log_puts;
-    if ((rc = ps_svc_state_check(svc, err)) != 0 || (rc = ps_store_mirror_writable(svc, err)) != 0)
-        goto out;
-    struct ps_svc_node *node = ps_svc_node_get(svc, node_id, true);
-    if (!node) {
-        rc = ps_error_set(err, PS_ENOMEM, "out of memory");
-        goto out;
-    }
+static void heartbeat_free_lists(struct heartbeat *hb)
+{
+    json_decref(hb->start);
+    json_decref(hb->interrupt);
+    json_decref(hb->abort);
+    json_decref(hb->acked);
+}
+
+/* The node's record; a rerun of a held heartbeat that a newer one overtook is refused. */
+static int heartbeat_node(struct heartbeat *hb, const struct ps_svc_hold *hold,
+                          struct ps_error *err)
+{
+    struct ps_svc_node *node = hb->node = ps_svc_node_get(hb->svc, hb->node_id, true);
+    if (!node)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
     if (hold && hold->rerun && node->heartbeat_seq != hold->held_at) {
         /* released, then a newer heartbeat of the node ran before this rerun: the agent has
          * given this one up (its reply would go nowhere: a job started in it would wait for
          * the next heartbeat's last_reply_seq to be sent again), and its job reports are
          * older than the newer one's */
-        rc = ps_error_set(err, PS_ESTATE, "heartbeat of node %s superseded by a newer one "
-                          "while it was held", node_id);
-        goto out;
+        return ps_error_set(err, PS_ESTATE, "heartbeat of node %s superseded by a newer one "
+                            "while it was held", hb->node_id);
     }
-    if (instance && strcmp(node->instance_id, instance) != 0) {
-        bool live = node->registered &&
-                    node->last_seen_ms + svc->cfg.node_offline_timeout_ms >= now;
-        if (live && node->instance_id[0]) {
-            ps_svc_log(svc, "warning", "node_id_conflict", "node=%s holder=%s refused=%s "
-                       "last_seen_ms_ago=%" PRId64, node_id, node->instance_id, instance,
-                       now - node->last_seen_ms);
-            rc = ps_error_set(err, PS_ESTATE, "node id \"%s\" is held by another live agent "
-                              "(instance %s, last heartbeat %" PRId64 " ms ago); this agent "
-                              "(instance %s) is refused until that node has been silent for "
-                              "node_offline_timeout (%" PRId64 " ms): give each agent its own "
-                              "--node-id", node_id, node->instance_id, now - node->last_seen_ms,
-                              instance, svc->cfg.node_offline_timeout_ms);
-            goto out;
-        }
-        /* A new agent takes the id over: whatever the previous one ran has been given away
-         * (it aborts its jobs itself once it has not been heard for the offline timeout). */
-        if (node->instance_id[0] && (node->registered || node->jobs))
-            ps_svc_node_offline(svc, node, now);
-        if (node->instance_id[0])
-            ps_svc_log(svc, "info", "node_instance_changed", "node=%s old=%s new=%s", node_id,
-                       node->instance_id, instance);
-        snprintf(node->instance_id, sizeof node->instance_id, "%s", instance);
+    return 0;
+}
+
+/* One live agent per node id: another instance is refused while the node is online, and
+ * takes the id over once it is offline. */
+static int heartbeat_takeover(struct heartbeat *hb, struct ps_error *err)
+{
+    struct ps_service *svc = hb->svc;
+    struct ps_svc_node *node = hb->node;
+    const char *node_id = hb->node_id, *instance = hb->instance;
+    int64_t now = hb->now;
+    if (!instance || strcmp(node->instance_id, instance) == 0)
+        return 0;
+    bool live = node->registered && node->last_seen_ms + svc->cfg.node_offline_timeout_ms >= now;
+    if (live && node->instance_id[0]) {
+        ps_svc_log(svc, "warning", "node_id_conflict", "node=%s holder=%s refused=%s "
+                   "last_seen_ms_ago=%" PRId64, node_id, node->instance_id, instance,
+                   now - node->last_seen_ms);
+        return ps_error_set(err, PS_ESTATE, "node id \"%s\" is held by another live agent "
+                            "(instance %s, last heartbeat %" PRId64 " ms ago); this agent "
+                            "(instance %s) is refused until that node has been silent for "
+                            "node_offline_timeout (%" PRId64 " ms): give each agent its own "
+                            "--node-id", node_id, node->instance_id, now - node->last_seen_ms,
+                            instance, svc->cfg.node_offline_timeout_ms);
     }
-    ps_node_health_heartbeat(svc, node, &limits, now);   /* a banned node offers no slots */
+    /* A new agent takes the id over: whatever the previous one ran has been given away
+     * (it aborts its jobs itself once it has not been heard for the offline timeout). */
+    if (node->instance_id[0] && (node->registered || node->jobs))
+        ps_svc_node_offline(svc, node, now);
+    if (node->instance_id[0])
+        ps_svc_log(svc, "info", "node_instance_changed", "node=%s old=%s new=%s", node_id,
+                   node->instance_id, instance);
+    snprintf(node->instance_id, sizeof node->instance_id, "%s", instance);
+    return 0;
+}
+
+/* Health, address, vCPU factor and tags; (re)registers the node when it is new or its tags or
+ * limits changed. */
+static int heartbeat_register(struct heartbeat *hb, const char *remote_addr,
+                              struct ps_error *err)
+{
+    struct ps_service *svc = hb->svc;
+    struct ps_svc_node *node = hb->node;
+    int64_t now = hb->now;
+    ps_node_health_heartbeat(svc, node, &hb->limits, now);   /* a banned node offers no slots */
     if (remote_addr)
         snprintf(node->address, sizeof node->address, "%s", remote_addr);
-    const json_t *vf = json_object_get(req, "cpu_to_vcpu_factor");
+    const json_t *vf = json_object_get(hb->req, "cpu_to_vcpu_factor");
     node->cpu_to_vcpu_factor = vf ? json_number_value(vf) : 0;
-    bool tags_changed = !same_tags(node, tags);
-    if (tags_changed && set_tags(node, tags) != 0) {
-        rc = ps_error_set(err, PS_ENOMEM, "out of memory");
-        goto out;
-    }
-    if (!node->registered || tags_changed || node->tree_conflict ||
-        !ps_resources_equal(node->limits, limits)) {
-        rc = ps_node_tags_register(svc, node, &limits, err);
-        if (rc != 0) {
-            if (rc == PS_EINVAL) {
-                /* matches two trees: a conflict, 409; offline for the scheduler until fixed */
-                err->code = rc = PS_ESTATE;
-                if (node->registered)
-                    ps_svc_node_offline(svc, node, now);
-                node->last_seen_ms = now;   /* heard: its alert stays while it keeps trying */
-            }
-            goto out;
+    bool tags_changed = !same_tags(node, hb->tags);
+    if (tags_changed && set_tags(node, hb->tags) != 0)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    if (node->registered && !tags_changed && !node->tree_conflict &&
+        ps_resources_equal(node->limits, hb->limits))
+        return 0;
+    int rc = ps_node_tags_register(svc, node, &hb->limits, err);
+    if (rc != 0) {
+        if (rc == PS_EINVAL) {
+            /* matches two trees: a conflict, 409; offline for the scheduler until fixed */
+            err->code = rc = PS_ESTATE;
+            if (node->registered)
+                ps_svc_node_offline(svc, node, now);
+            node->last_seen_ms = now;   /* heard: its alert stays while it keeps trying */
         }
-        struct ps_node *sn = ps_strategy_find_node(svc->strategy, node_id);
-        ps_svc_log(svc, "info", node->registered ? "node_updated" : "node_registered",
-                   "node=%s tree=%s cpu=%.2f memory=%" PRId64 " user_slots=%" PRId64, node_id,
-                   sn && sn->tree ? ps_pool_tree_name(sn->tree) : "-",
-                   ps_res_get(&limits, PS_RES_CPU), limits.v[PS_RES_MEMORY],
-                   limits.v[PS_RES_USER_SLOTS]);
-        const char *event = node->registered ? "node_updated" : "node_registered";
-        node->registered = true;
-        node->limits = limits;
-        ps_event_log_node(svc, node, event, now);
-        for (int i = 0; i < svc->tree_count; i++)
-            svc->trees[i]->dirty = true;
-        pthread_cond_broadcast(&svc->loop_cv);
+        return rc;
     }
-    ps_node_tags_check_tree(svc, node, now);   /* a changed tag or nodes_filter moved it */
-    /* an empty map is no media; heartbeats and the SSD media alert read node->media as is */
-    const json_t *media = json_object_get(req, "disk_space_per_medium");
+    const struct ps_resources *limits = &hb->limits;
+    struct ps_node *sn = ps_strategy_find_node(svc->strategy, hb->node_id);
+    ps_svc_log(svc, "info", node->registered ? "node_updated" : "node_registered",
+               "node=%s tree=%s cpu=%.2f memory=%" PRId64 " user_slots=%" PRId64, hb->node_id,
+               sn && sn->tree ? ps_pool_tree_name(sn->tree) : "-",
+               ps_res_get(limits, PS_RES_CPU), limits->v[PS_RES_MEMORY],
+               limits->v[PS_RES_USER_SLOTS]);
+    const char *event = node->registered ? "node_updated" : "node_registered";
+    node->registered = true;
+    node->limits = *limits;
+    ps_event_log_node(svc, node, event, now);
+    for (int i = 0; i < svc->tree_count; i++)
+        svc->trees[i]->dirty = true;
+    pthread_cond_broadcast(&svc->loop_cv);
+    return 0;
+}
+
+/* an empty map is no media; heartbeats and the SSD media alert read node->media as is */
+static void heartbeat_media(struct heartbeat *hb)
+{
+    struct ps_svc_node *node = hb->node;
+    const json_t *media = json_object_get(hb->req, "disk_space_per_medium");
     if (media && json_object_size(media) == 0)
         media = NULL;
     if (media ? !node->media || !json_equal((json_t *)media, node->media) : node->media != NULL) {
         json_decref(node->media);
         node->media = media ? json_deep_copy(media) : NULL;
     }
-    node->last_seen_ms = now;
-    node->heartbeat_seq++;
-    node->held = false;
-    if (!hold || !hold->rerun)   /* a released held heartbeat is one heartbeat, run again */
-        ps_metric_add(svc->m_heartbeats, 1);
+}
 
+/* A job of this node the node reports running: its output, guarantee and interrupt. */
+static void heartbeat_running_job(struct heartbeat *hb, struct ps_svc_job *job, const char *jid,
+                                  const json_t *r)
+{
+    struct ps_service *svc = hb->svc;
+    int64_t now = hb->now;
+    job->seen_running = true;
+    job->reported_in_heartbeat = hb->node->heartbeat_seq;
+    take_stderr(job, r);   /* the output so far, when the node sends it */
+    take_exec_attributes(job, r);
+    const json_t *g = json_object_get(r, "cpu_guarantee");
+    if (json_is_number(g))
+        ps_svc_job_set_guarantee(svc, job, json_number_value(g));
+    if (job->interrupt_deadline_ms <= 0)
+        return;
+    if (now >= job->interrupt_deadline_ms) {
+        char *why = job->interrupt_reason ? strdup(job->interrupt_reason) : NULL;
+        ps_svc_job_finish(svc, job, PS_JOB_ABORTED, "interrupt timed out",
+                          why ? why : "preemption", NULL, now);
+        free(why);
+        ps_persist_job(svc, job);
+        ps_persist_op(svc, job->op);
+        json_array_append_new(hb->abort, abort_entry(jid, job->abort_reason));
+    } else {
+        json_array_append_new(hb->interrupt,
+                              json_pack("{s:s, s:I, s:s}", "job_id", jid, "timeout_ms",
+                                        (json_int_t)(job->interrupt_deadline_ms - now),
+                                        "reason", job->interrupt_reason
+                                                      ? job->interrupt_reason
+                                                      : "preemption"));
+    }
+}
+
+/* The jobs the node reports: finished ones end and are acknowledged, running ones it should
+ * not run are aborted, its own running ones are recorded. */
+static void heartbeat_job_reports(struct heartbeat *hb)
+{
+    struct ps_service *svc = hb->svc;
     size_t i;
     const json_t *r;
-    json_array_foreach(jobs, i, r) {
+    json_array_foreach(hb->jobs, i, r) {
         const char *jid = json_string_value(json_object_get(r, "job_id"));
         const char *state = json_string_value(json_object_get(r, "state"));
         struct ps_svc_job *job = ps_strmap_get(&svc->jobs, jid);
-        bool mine = job && strcmp(job->node_id, node_id) == 0;
+        bool mine = job && strcmp(job->node_id, hb->node_id) == 0;
         if (strcmp(state, "running") != 0) {
             if (mine && job->state == PS_JOB_RUNNING)
-                finish_reported(svc, job, r, now);
-            json_array_append_new(acked, json_string(jid));
+                finish_reported(svc, job, r, hb->now);
+            json_array_append_new(hb->acked, json_string(jid));
             continue;
         }
         if (!mine || job->state != PS_JOB_RUNNING) {
             /* a finished job may have left memory: its stored record has the reason */
             char *stored = job ? NULL : ps_job_archive_abort_reason(svc, jid);
-            json_array_append_new(abort, abort_entry(jid, stored ? stored
-                                                          : !job ? "unknown job"
-                                                          : job->abort_reason ? job->abort_reason
-                                                                              : "job is not running"));
+            json_array_append_new(hb->abort,
+                                  abort_entry(jid, stored ? stored
+                                                   : !job ? "unknown job"
+                                                   : job->abort_reason ? job->abort_reason
+                                                                       : "job is not running"));
             free(stored);
             continue;
         }
-        job->seen_running = true;
-        job->reported_in_heartbeat = node->heartbeat_seq;
-        take_stderr(job, r);   /* the output so far, when the node sends it */
-        take_exec_attributes(job, r);
-        const json_t *g = json_object_get(r, "cpu_guarantee");
-        if (json_is_number(g))
-            ps_svc_job_set_guarantee(svc, job, json_number_value(g));
-        if (job->interrupt_deadline_ms > 0) {
-            if (now >= job->interrupt_deadline_ms) {
-                char *why = job->interrupt_reason ? strdup(job->interrupt_reason) : NULL;
-                ps_svc_job_finish(svc, job, PS_JOB_ABORTED, "interrupt timed out",
-                                  why ? why : "preemption", NULL, now);
-                free(why);
-                ps_persist_job(svc, job);
-                ps_persist_op(svc, job->op);
-                json_array_append_new(abort, abort_entry(jid, job->abort_reason));
-            } else {
-                json_array_append_new(interrupt,
-                                      json_pack("{s:s, s:I, s:s}", "job_id", jid, "timeout_ms",
-                                                (json_int_t)(job->interrupt_deadline_ms - now),
-                                                "reason", job->interrupt_reason
-                                                              ? job->interrupt_reason
-                                                              : "preemption"));
-            }
-        }
+        heartbeat_running_job(hb, job, jid, r);
     }
-    /* jobs reported running that ended while the reports were read (another job's failure
-     * failed their operation, ...): the node stops them now, before their room is given to
-     * new jobs below */
-    json_array_foreach(jobs, i, r) {
+}
+
+/* jobs reported running that ended while the reports were read (another job's failure
+ * failed their operation, ...): the node stops them now, before their room is given to
+ * new jobs */
+static void heartbeat_abort_ended(struct heartbeat *hb)
+{
+    size_t i;
+    const json_t *r;
+    json_array_foreach(hb->jobs, i, r) {
         const char *jid = json_string_value(json_object_get(r, "job_id"));
-        struct ps_svc_job *job = ps_strmap_get(&svc->jobs, jid);
+        struct ps_svc_job *job = ps_strmap_get(&hb->svc->jobs, jid);
         if (strcmp(json_string_value(json_object_get(r, "state")), "running") != 0 || !job ||
-            strcmp(job->node_id, node_id) != 0 || job->state == PS_JOB_RUNNING ||
-            job->reported_in_heartbeat != node->heartbeat_seq)
+            strcmp(job->node_id, hb->node_id) != 0 || job->state == PS_JOB_RUNNING ||
+            job->reported_in_heartbeat != hb->node->heartbeat_seq)
             continue;
         bool listed = false;
         size_t k;
         const json_t *a;
-        json_array_foreach(abort, k, a) listed |=
+        json_array_foreach(hb->abort, k, a) listed |=
             strcmp(json_string_value(json_object_get(a, "job_id")), jid) == 0;
         if (!listed)
-            json_array_append_new(abort, abort_entry(jid, job->abort_reason ? job->abort_reason
-                                                                             : "job is not running"));
+            json_array_append_new(hb->abort,
+                                  abort_entry(jid, job->abort_reason ? job->abort_reason
+                                                                     : "job is not running"));
     }
-    /* jobs the node no longer has: sent in an earlier heartbeat (or seen before) and missing now */
+}
+
+/* jobs the node no longer has: sent in an earlier heartbeat (or seen before) and missing now */
+static int heartbeat_missing_jobs(struct heartbeat *hb, struct ps_error *err)
+{
+    struct ps_service *svc = hb->svc;
+    struct ps_svc_node *node = hb->node;
     for (struct ps_svc_job *j = node->jobs, *next; j; j = next) {
         next = j->node_next;
         if (j->reported_in_heartbeat == node->heartbeat_seq)
             continue;
-        if (!j->seen_running && lrs && j->sent_in_heartbeat > last_reply) {
+        if (!j->seen_running && hb->lrs && j->sent_in_heartbeat > hb->last_reply) {
             /* sent in a reply the node never read (it gave the request up, or the reply
              * came too late): its allocation stays here, its start goes out again; the node
              * ignores a start of a job id it has */
             json_t *e = ps_svc_start_entry(j);
-            if (!e || json_array_append_new(start, e) != 0) {
-                rc = ps_error_set(err, PS_ENOMEM, "out of memory");
-                goto out;
-            }
+            if (!e || json_array_append_new(hb->start, e) != 0)
+                return ps_error_set(err, PS_ENOMEM, "out of memory");
             j->sent_in_heartbeat = node->heartbeat_seq;
             ps_svc_log(svc, "info", "job_start_resent", "job=%s node=%s last_reply_seq=%" PRIu64,
-                       j->id, node_id, last_reply);
+                       j->id, hb->node_id, hb->last_reply);
             continue;
         }
         if (j->seen_running || j->sent_in_heartbeat < node->heartbeat_seq) {
             ps_svc_job_finish(svc, j, PS_JOB_ABORTED, "the node no longer reports the job",
-                              "lost", NULL, now);
+                              "lost", NULL, hb->now);
             ps_persist_job(svc, j);
             ps_persist_op(svc, j->op);
         }
     }
-    rc = ps_svc_schedule_node(svc, node, now, start, interrupt, abort, err);
-    reply_seq = node->heartbeat_seq;
-    /* long-poll: a reply with nothing in it, and nothing to commit that it rests on, waits for
-     * work (rows of the event log, e.g. node_registered, are committed but rest on nothing) */
-    held = rc == 0 && hold && json_array_size(start) == 0 && json_array_size(interrupt) == 0 &&
-           json_array_size(abort) == 0 && json_array_size(acked) == 0 &&
-           ps_journal_last(svc->journal) - before == svc->event_log_puts - log_puts &&
-           ps_svc_long_poll_hold(svc, node, hold);
-out:;
-    uint64_t after = ps_journal_last(svc->journal);
-    pthread_mutex_unlock(&svc->mu);
-    json_decref(empty_tags);
-    if (rc == 0 && held) {
-        json_decref(start);
-        json_decref(interrupt);
-        json_decref(abort);
-        json_decref(acked);
-        return 0;
-    }
-    /* a reply that tells the node to abort jobs may rest on changes of other requests still
-     * being committed (an abort_op): wait for them too, so that a refused change (507, rolled
-     * back) kills no job */
-    if (rc == 0 && (after > before || json_array_size(abort) > 0))
-        rc = ps_journal_wait(svc->journal, after, err);
-    if (rc != 0) {
-        json_decref(start);
-        json_decref(interrupt);
-        json_decref(abort);
-        json_decref(acked);
+    return 0;
+}
+
+/* Everything under svc->mu up to the scheduling of the node; sets *reply_seq once scheduled. */
+static int heartbeat_locked(struct heartbeat *hb, const char *remote_addr,
+                            const struct ps_svc_hold *hold, uint64_t *reply_seq,
+                            struct ps_error *err)
+{
+    struct ps_service *svc = hb->svc;
+    int rc;
+    if ((rc = ps_svc_state_check(svc, err)) != 0 || (rc = ps_store_mirror_writable(svc, err)) != 0)
         return rc;
-    }
+    if ((rc = heartbeat_node(hb, hold, err)) != 0 || (rc = heartbeat_takeover(hb, err)) != 0 ||
+        (rc = heartbeat_register(hb, remote_addr, err)) != 0)
+        return rc;
+    struct ps_svc_node *node = hb->node;
+    ps_node_tags_check_tree(svc, node, hb->now);   /* a changed tag or nodes_filter moved it */
+    heartbeat_media(hb);
+    node->last_seen_ms = hb->now;
+    node->heartbeat_seq++;
+    node->held = false;
+    if (!hold || !hold->rerun)   /* a released held heartbeat is one heartbeat, run again */
+        ps_metric_add(svc->m_heartbeats, 1);
+    heartbeat_job_reports(hb);
+    heartbeat_abort_ended(hb);
+    if ((rc = heartbeat_missing_jobs(hb, err)) != 0)
+        return rc;
+    rc = ps_svc_schedule_node(svc, node, hb->now, hb->start, hb->interrupt, hb->abort, err);
+    *reply_seq = node->heartbeat_seq;
+    return rc;
+}
+
+/* The reply: the lists (which it takes), the periods, the leader's epoch and the reply's
+ * number. */
+static int heartbeat_reply(struct heartbeat *hb, uint64_t reply_seq, json_t **reply,
+                           struct ps_error *err)
+{
+    struct ps_service *svc = hb->svc;
     *reply = json_pack("{s:I, s:I, s:o, s:o, s:o, s:o}", "heartbeat_period_ms",
                        (json_int_t)svc->cfg.heartbeat_period_ms, "node_offline_timeout_ms",
-                       (json_int_t)svc->cfg.node_offline_timeout_ms, "jobs_to_start", start,
-                       "jobs_to_interrupt", interrupt, "jobs_to_abort", abort, "acknowledged",
-                       acked);
+                       (json_int_t)svc->cfg.node_offline_timeout_ms, "jobs_to_start", hb->start,
+                       "jobs_to_interrupt", hb->interrupt, "jobs_to_abort", hb->abort,
+                       "acknowledged", hb->acked);
     /* the leader's epoch (ha.h; 0 without --ha): agents ignore replies of an older leader */
     if (*reply && svc->cfg.ha_epoch > 0 &&
         json_object_set_new(*reply, "scheduler_epoch",
@@ -536,12 +587,66 @@ out:;
         json_decref(*reply);
         *reply = NULL;
     }
-    if (*reply && lrs &&
+    if (*reply && hb->lrs &&
         json_object_set_new(*reply, "reply_seq", json_integer((json_int_t)reply_seq)) != 0) {
         json_decref(*reply);
         *reply = NULL;
     }
     return *reply ? 0 : ps_error_set(err, PS_ENOMEM, "out of memory");
+}
+
+int ps_api_heartbeat_json(struct ps_service *svc, const json_t *req, const char *remote_addr,
+                          struct ps_svc_hold *hold, json_t **reply, struct ps_error *err)
+{
+    *reply = NULL;
+    struct heartbeat hb = {.svc = svc, .req = req};
+    int rc = validate(req, &hb.limits, err);
+    if (rc != 0)
+        return rc;
+    hb.node_id = json_string_value(json_object_get(req, "node_id"));
+    hb.tags = json_object_get(req, "tags");
+    json_t *empty_tags = NULL;
+    if (!hb.tags)
+        hb.tags = empty_tags = json_array();
+    hb.jobs = json_object_get(req, "jobs");
+    hb.instance = json_string_value(json_object_get(req, "instance_id"));
+    hb.lrs = json_object_get(req, "last_reply_seq");
+    hb.last_reply = hb.lrs ? (uint64_t)json_integer_value(hb.lrs) : 0;
+    uint64_t reply_seq = 0;
+    hb.now = ps_svc_now_ms();
+
+    hb.start = json_array();
+    hb.interrupt = json_array();
+    hb.abort = json_array();
+    hb.acked = json_array();
+    bool held = false;
+    pthread_mutex_lock(&svc->mu);
+    uint64_t before = ps_journal_last(svc->journal), log_puts = svc->event_log_puts;
+    rc = heartbeat_locked(&hb, remote_addr, hold, &reply_seq, err);
+    /* long-poll: a reply with nothing in it, and nothing to commit that it rests on, waits for
+     * work (rows of the event log, e.g. node_registered, are committed but rest on nothing) */
+    held = rc == 0 && hold && json_array_size(hb.start) == 0 &&
+           json_array_size(hb.interrupt) == 0 && json_array_size(hb.abort) == 0 &&
+           json_array_size(hb.acked) == 0 &&
+           ps_journal_last(svc->journal) - before == svc->event_log_puts - log_puts &&
+           ps_svc_long_poll_hold(svc, hb.node, hold);
+    uint64_t after = ps_journal_last(svc->journal);
+    pthread_mutex_unlock(&svc->mu);
+    json_decref(empty_tags);
+    if (rc == 0 && held) {
+        heartbeat_free_lists(&hb);
+        return 0;
+    }
+    /* a reply that tells the node to abort jobs may rest on changes of other requests still
+     * being committed (an abort_op): wait for them too, so that a refused change (507, rolled
+     * back) kills no job */
+    if (rc == 0 && (after > before || json_array_size(hb.abort) > 0))
+        rc = ps_journal_wait(svc->journal, after, err);
+    if (rc != 0) {
+        heartbeat_free_lists(&hb);
+        return rc;
+    }
+    return heartbeat_reply(&hb, reply_seq, reply, err);
 }
 
 void ps_api_heartbeat_handler(const struct ps_http_request *req, struct ps_http_response *resp,
