@@ -54,6 +54,28 @@ int ps_exec_nodes_max_resources(const struct ps_strategy *s, const struct ps_ope
     return total;
 }
 
+bool ps_exec_nodes_demand_fits(const struct ps_strategy *s, const struct ps_operation *op,
+                               ps_exec_node_usable_fn usable, void *ctx, const char *task_name,
+                               const struct ps_resources *need, char *msg, size_t size)
+{
+    struct ps_resources max;
+    if (ps_exec_nodes_max_resources(s, op, usable, ctx, &max) <= 0)
+        return true;
+    bool fits = true;
+    for (int r = 0; r < PS_RES_COUNT; r++)
+        fits = fits && need->v[r] <= max.v[r];
+    if (fits)
+        return true;
+    char needed[256], available[256];
+    unsigned all = (1u << PS_RES_COUNT) - 1;
+    ps_resources_text(needed, sizeof needed, need, all);
+    ps_resources_text(available, sizeof available, &max, all);
+    snprintf(msg, size, "No online node can satisfy the resource demand "
+             "(task_name \"%s\"; needed_resources {%s}; max_available_resources {%s})",
+             task_name, needed, available);
+    return false;
+}
+
 bool ps_exec_nodes_find(const struct ps_strategy *s, const struct ps_operation *op,
                         ps_exec_node_usable_fn usable, void *ctx, char *filter, size_t fsize,
                         char *trees, size_t tsize)

@@ -3,7 +3,8 @@
  * been online for safe_scheduler_online_time, a running operation for which no usable node of
  * any of its trees satisfies its effective scheduling_tag_filter fails with "No online nodes
  * match operation scheduling tag filter ..." — unless a matching node was seen earlier in its
- * life. The service (server/op_sanity.c) and the simulator (sim/sim_sched.c) both ask this. */
+ * life. The service (server/op_sanity.c) and the simulator (sim/sim_sched.c) both ask this,
+ * and ps_exec_nodes_demand_fits (below). */
 #ifndef PS_CORE_EXEC_NODES_H
 #define PS_CORE_EXEC_NODES_H
 
@@ -16,6 +17,7 @@
 /* upstream's controller agent defaults */
 #define PS_AVAILABLE_EXEC_NODES_CHECK_PERIOD_MS 5000
 #define PS_SAFE_SCHEDULER_ONLINE_TIME_MS 600000
+#define PS_RESOURCE_DEMAND_SANITY_CHECK_PERIOD_MS 15000
 
 /* Whether the host counts a node (the service: registered and not banned). NULL: every node
  * registered in the strategy counts. */
@@ -42,5 +44,15 @@ bool ps_exec_nodes_find(const struct ps_strategy *s, const struct ps_operation *
 int ps_exec_nodes_max_resources(const struct ps_strategy *s, const struct ps_operation *op,
                                 ps_exec_node_usable_fn usable, void *ctx,
                                 struct ps_resources *max);
+
+/* Upstream's CheckMinNeededResourcesSanity (every resource_demand_sanity_check_period, after
+ * safe_scheduler_online_time; both hosts ask it): false when the next job of op's task
+ * task_name, needing *need, needs more of some resource than every usable node matching op's
+ * filter has; msg (size bytes) then receives "No online node can satisfy the resource demand
+ * ...". True when it fits, or when there is no such node at all or that cannot be told (that
+ * is ps_exec_nodes_available's business). */
+bool ps_exec_nodes_demand_fits(const struct ps_strategy *s, const struct ps_operation *op,
+                               ps_exec_node_usable_fn usable, void *ctx, const char *task_name,
+                               const struct ps_resources *need, char *msg, size_t size);
 
 #endif

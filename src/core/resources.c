@@ -1,6 +1,8 @@
 #include "core/resources.h"
 
+#include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 static const char *const resource_names[PS_RES_COUNT] = {
@@ -159,4 +161,22 @@ double ps_volume_min_ratio(const struct ps_volume *v, const struct ps_resources 
         any = true;
     }
     return best;
+}
+
+void ps_resources_text(char *buf, size_t size, const struct ps_resources *r, unsigned mask)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int k = 0; k < PS_RES_COUNT; k++) {
+        if (!(mask & (1u << k)))
+            continue;
+        int n = k == PS_RES_CPU
+                    ? snprintf(buf + used, size - used, "%s%s=%.2f", used ? "; " : "",
+                               ps_resource_name(k), ps_res_get(r, k))
+                    : snprintf(buf + used, size - used, "%s%s=%" PRId64, used ? "; " : "",
+                               ps_resource_name(k), r->v[k]);
+        if (n < 0 || (size_t)n >= size - used)
+            return;
+        used += (size_t)n;
+    }
 }

@@ -14,6 +14,7 @@
 #define PS_CORE_RESOURCES_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 enum ps_resource {
@@ -49,6 +50,10 @@ struct ps_volume {
 
 /* "user_slots", "cpu", ...; NULL outside the range. */
 const char *ps_resource_name(int resource);
+
+/* The resources of mask (bit k: resource k) as upstream prints them in errors into buf (size
+ * bytes): "cpu=1.00; memory=134217728; ...", cpu in cores with two decimals. */
+void ps_resources_text(char *buf, size_t size, const struct ps_resources *r, unsigned mask);
 /* The index of a resource name, or -1. */
 int ps_resource_from_name(const char *name);
 

@@ -468,7 +468,8 @@ static int parse_document(json_t *root, struct ps_scenario *sc, struct ps_error 
                                        "node_groups", "default_tree", "pool_trees", "operations",
                                        "events", "seed", "controller_agent",
                                        "available_exec_nodes_check_period",
-                                       "safe_scheduler_online_time", NULL};
+                                       "safe_scheduler_online_time",
+                                       "resource_demand_sanity_check_period", NULL};
     /* "scenario" names the document itself in messages about its top level */
     int rc = ps_jv_expect_object(root, "scenario", err);
     if (rc == 0)
@@ -480,6 +481,7 @@ static int parse_document(json_t *root, struct ps_scenario *sc, struct ps_error 
     sc->fair_share_update_period_ms = PS_SCENARIO_DEFAULT_FAIR_SHARE_UPDATE_PERIOD_MS;
     sc->available_exec_nodes_check_period_ms = PS_AVAILABLE_EXEC_NODES_CHECK_PERIOD_MS;
     sc->safe_scheduler_online_time_ms = PS_SAFE_SCHEDULER_ONLINE_TIME_MS;
+    sc->resource_demand_sanity_check_period_ms = PS_RESOURCE_DEMAND_SANITY_CHECK_PERIOD_MS;
     if ((rc = ps_jv_int(root, "", "heartbeat_period", 1, PS_SCENARIO_MAX_TIME_MS,
                         "a positive integer (ms)", &sc->heartbeat_period_ms, NULL, err)) != 0 ||
         (rc = ps_jv_int(root, "", "fair_share_update_period", 1, PS_SCENARIO_MAX_TIME_MS,
@@ -491,7 +493,10 @@ static int parse_document(json_t *root, struct ps_scenario *sc, struct ps_error 
                         &sc->available_exec_nodes_check_period_ms, NULL, err)) != 0 ||
         (rc = ps_jv_int(root, "", "safe_scheduler_online_time", 0, PS_SCENARIO_MAX_TIME_MS,
                         "an integer >= 0 (ms)", &sc->safe_scheduler_online_time_ms, NULL,
-                        err)) != 0)
+                        err)) != 0 ||
+        (rc = ps_jv_int(root, "", "resource_demand_sanity_check_period", 10,
+                        PS_SCENARIO_MAX_TIME_MS, "an integer >= 10 (ms)",
+                        &sc->resource_demand_sanity_check_period_ms, NULL, err)) != 0)
         return rc;
     int64_t seed = 0;
     if ((rc = ps_jv_int(root, "", "seed", 0, INT64_MAX, "a non-negative integer", &seed, NULL,

@@ -173,6 +173,7 @@ struct ps_scenario {
     /* the scheduler's keys of the exec-node check (core/exec_nodes.h), upstream's defaults */
     int64_t available_exec_nodes_check_period_ms;   /* >= 10, default 5000 */
     int64_t safe_scheduler_online_time_ms;          /* >= 0, default 600000 */
+    int64_t resource_demand_sanity_check_period_ms; /* >= 10, default 15000 */
     struct ps_scenario_node_group *node_groups;  /* in the order listed */
     size_t node_group_count;
     int64_t node_count;                   /* sum of the groups' counts */

@@ -26,7 +26,7 @@ void ps_node_health_config_init(struct ps_service_config *cfg)
     cfg->disable_jobs_timeout_ms = 600000;
     cfg->available_exec_nodes_check_period_ms = PS_AVAILABLE_EXEC_NODES_CHECK_PERIOD_MS;
     cfg->safe_scheduler_online_time_ms = PS_SAFE_SCHEDULER_ONLINE_TIME_MS;
-    cfg->resource_demand_sanity_check_period_ms = 15000;
+    cfg->resource_demand_sanity_check_period_ms = PS_RESOURCE_DEMAND_SANITY_CHECK_PERIOD_MS;
     cfg->operation_hangup_check_period_ms = 60000;
     cfg->operation_hangup_due_to_limiting_ancestor_safe_timeout_ms = 300000;
     cfg->operation_hangup_safe_timeout_ms = 3600000;

@@ -96,24 +96,6 @@ static bool min_needed(const struct ps_svc_op *op, struct ps_resources *out)
     return any;
 }
 
-static void res_text(char *buf, size_t size, const struct ps_resources *r, unsigned mask)
-{
-    size_t used = 0;
-    buf[0] = '\0';
-    for (int k = 0; k < PS_RES_COUNT; k++) {
-        if (!(mask & (1u << k)))
-            continue;
-        int n = k == PS_RES_CPU
-                    ? snprintf(buf + used, size - used, "%s%s=%.2f", used ? "; " : "",
-                               ps_resource_name(k), ps_res_get(r, k))
-                    : snprintf(buf + used, size - used, "%s%s=%" PRId64, used ? "; " : "",
-                               ps_resource_name(k), r->v[k]);
-        if (n < 0 || (size_t)n >= size - used)
-            return;
-        used += (size_t)n;
-    }
-}
-
 /* The lowest pool above member whose specified resource_limits are below need somewhere;
  * *violated: those resources. */
 static const struct ps_pool *limiting_ancestor(const struct ps_tree_op *member,
@@ -176,8 +158,9 @@ static bool limiting_hung(struct ps_service *svc, struct ps_svc_op *op, int t,
     for (int k = 0; k < PS_RES_COUNT; k++)
         if (violated & (1u << k))
             append(names, sizeof names, &nu, "%s%s", nu ? ", " : "", ps_resource_name(k));
-    res_text(limits, sizeof limits, &p->config.resource_limits.r, p->config.resource_limits.set);
-    res_text(needed, sizeof needed, need, (1u << PS_RES_COUNT) - 1);
+    ps_resources_text(limits, sizeof limits, &p->config.resource_limits.r,
+                      p->config.resource_limits.set);
+    ps_resources_text(needed, sizeof needed, need, (1u << PS_RES_COUNT) - 1);
     append(why, size, used,
            "%sin pool tree \"%s\": Operation has an ancestor whose specified resource limits are "
            "too small to satisfy operation's minimum allocation resource demand "
@@ -252,32 +235,22 @@ static void check_hung_operations(struct ps_service *svc, int64_t now_ms)
     }
 }
 
-/* Upstream's CheckMinNeededResourcesSanity: a task whose next job needs more of a resource
- * than every usable node matching the operation's filter has fails the operation. */
+/* Upstream's CheckMinNeededResourcesSanity (core/exec_nodes.h), on each running operation's
+ * tasks with pending jobs. */
 static void check_resource_demand(struct ps_service *svc, int64_t now_ms)
 {
     for (int i = 0; i < svc->op_count; i++) {
         struct ps_svc_op *op = svc->op_list[i];
-        struct ps_resources max;
-        if (!op_running(op) ||
-            ps_exec_nodes_max_resources(svc->strategy, op->sop, node_usable, svc, &max) <= 0)
-            continue;   /* no node at all is check_exec_nodes' business */
+        if (!op_running(op))
+            continue;
         for (int t = 0; t < op->task_count; t++) {
             const struct ps_svc_task *task = &op->tasks[t];
-            if (task->q_len <= 0)
-                continue;
             struct ps_resources need = ps_svc_task_shape(task);
-            bool fits = true;
-            for (int r = 0; r < PS_RES_COUNT; r++)
-                fits = fits && need.v[r] <= max.v[r];
-            if (fits)
+            char msg[700];
+            if (task->q_len <= 0 || ps_exec_nodes_demand_fits(svc->strategy, op->sop, node_usable,
+                                                              svc, task->name, &need, msg,
+                                                              sizeof msg))
                 continue;
-            char needed[256], available[256], msg[700];
-            res_text(needed, sizeof needed, &need, (1u << PS_RES_COUNT) - 1);
-            res_text(available, sizeof available, &max, (1u << PS_RES_COUNT) - 1);
-            snprintf(msg, sizeof msg, "No online node can satisfy the resource demand "
-                     "(task_name \"%s\"; needed_resources {%s}; max_available_resources {%s})",
-                     task->name, needed, available);
             ps_svc_log(svc, "warning", "operation_unschedulable",
                        "id=%s reason=no_node_satisfies_demand task=%s", op->id, task->name);
             ps_svc_op_finish(svc, op, "failed", msg, now_ms);

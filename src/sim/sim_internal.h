@@ -294,6 +294,7 @@ struct ps_sim {
     bool reasons_dirty;                /* a heartbeat changed what it recorded for a reason */
     int64_t next_pools_row_ms;
     int64_t next_exec_nodes_check_ms;  /* core/exec_nodes.h, at fair share updates */
+    int64_t next_demand_check_ms;      /* the same, resource_demand_sanity_check_period */
     struct sim_buf line;               /* the output line being built */
     struct sim_double_memo *double_memo;    /* sim_output.c: pools.csv numbers, formatted */
     int64_t reason_ms[PS_PENDING_REASON_COUNT];   /* operation x ms spent per top reason */
@@ -369,8 +370,9 @@ int sim_op_finish(struct ps_sim *sim, int op, enum sim_op_state state, struct ps
 /* Fails a running operation: its running jobs are aborted (reason operation_failed), then it
  * finishes as failed with error. */
 int sim_op_fail(struct ps_sim *sim, int op, const char *error, struct ps_error *err);
-/* True when a running operation may yet fail for want of a matching node: it has not seen
- * one and none of its trees has one now (sim_sched.c); the run does not end idle then. */
+/* True when a running operation may yet fail for want of a matching node (it has not seen one
+ * and none of its trees has one now) or of a node large enough for its next job
+ * (sim_sched.c); the run does not end idle then. */
 bool sim_exec_nodes_wait(struct ps_sim *sim);
 /* Membership k of op changed its pool or its filters (its own or a pool's) at run time: its
  * pool statistics path, usage and demand there, and its effective filter follow. */

@@ -174,24 +174,51 @@ static int update_tree(struct ps_sim *sim, int tree, bool *performed, struct ps_
     return 0;
 }
 
-/* Operations no node can take fail, as the service's (core/exec_nodes.h): the check runs
- * with the fair share update once available_exec_nodes_check_period has passed since the last,
- * from safe_scheduler_online_time on (the simulated scheduler came online at 0). */
-static int check_exec_nodes(struct ps_sim *sim, struct ps_error *err)
+/* Operations no node can take, or whose next job no node can hold, fail as the service's
+ * (core/exec_nodes.h): each check runs with the fair share update once its period
+ * (available_exec_nodes_check_period, resource_demand_sanity_check_period) has passed since
+ * the last, from safe_scheduler_online_time on (the simulated scheduler came online at 0). */
+
+/* Whether a running operation fails the check: true, with the message in msg. */
+typedef bool (*sim_misfit_fn)(struct ps_sim *sim, int op, char *msg, size_t size);
+
+static bool no_exec_node(struct ps_sim *sim, int op, char *msg, size_t size)
 {
-    if (sim->now < sim->next_exec_nodes_check_ms)
+    struct sim_op *o = &sim->ops[op];
+    if (!o->exec_nodes_seen)
+        o->exec_nodes_seen = ps_exec_nodes_available(
+            sim->strategy, o->op, NULL, NULL, sim->sc->safe_scheduler_online_time_ms, msg, size);
+    return !o->exec_nodes_seen;
+}
+
+/* The first task with pending jobs whose next job no node can hold decides. */
+static bool demand_misfit(struct ps_sim *sim, int op, char *msg, size_t size)
+{
+    const struct sim_op *o = &sim->ops[op];
+    for (int t = 0; t < o->task_count; t++) {
+        if (o->tasks[t].pending <= 0)
+            continue;
+        struct ps_resources need = sim_task_job_resources(sim, op, t);
+        if (!ps_exec_nodes_demand_fits(sim->strategy, o->op, NULL, NULL, o->tasks[t].spec->name,
+                                       &need, msg, size))
+            return true;
+    }
+    return false;
+}
+
+static int check_ops(struct ps_sim *sim, int64_t *next_ms, int64_t period_ms,
+                     sim_misfit_fn misfit, struct ps_error *err)
+{
+    if (sim->now < *next_ms)
         return 0;
-    sim->next_exec_nodes_check_ms = sim->now + sim->sc->available_exec_nodes_check_period_ms;
+    *next_ms = sim->now + period_ms;
     if (sim->now < sim->sc->safe_scheduler_online_time_ms)
         return 0;
     for (int i = 0; i < sim->active_count;) {
         int op = sim->active[i];
-        struct sim_op *o = &sim->ops[op];
         char msg[1024];
-        if (o->state != SIM_OP_RUNNING || !o->op || o->exec_nodes_seen ||
-            (o->exec_nodes_seen = ps_exec_nodes_available(
-                 sim->strategy, o->op, NULL, NULL, sim->sc->safe_scheduler_online_time_ms, msg,
-                 sizeof msg))) {
+        if (sim->ops[op].state != SIM_OP_RUNNING || !sim->ops[op].op ||
+            !misfit(sim, op, msg, sizeof msg)) {
             i++;
             continue;
         }
@@ -213,6 +240,9 @@ bool sim_exec_nodes_wait(struct ps_sim *sim)
         if (o->state == SIM_OP_RUNNING && o->op && !o->exec_nodes_seen &&
             o->reason == PS_PENDING_NO_MATCHING_NODE &&
             !ps_exec_nodes_available(sim->strategy, o->op, NULL, NULL, 0, msg, sizeof msg))
+            return true;
+        if (o->state == SIM_OP_RUNNING && o->op && o->reason == PS_PENDING_NO_NODE_FITS &&
+            demand_misfit(sim, sim->active[i], msg, sizeof msg))
             return true;
     }
     return false;
@@ -236,7 +266,12 @@ int sim_fair_share_event(struct ps_sim *sim, struct ps_error *err)
             sim_pending_reason_update(sim, sim->active[i], true);
     sim->reasons_dirty = false;
     sim_pools_rows_write(sim);
-    return check_exec_nodes(sim, err);
+    int rc = check_ops(sim, &sim->next_demand_check_ms,
+                       sim->sc->resource_demand_sanity_check_period_ms, demand_misfit, err);
+    if (rc == 0)
+        rc = check_ops(sim, &sim->next_exec_nodes_check_ms,
+                       sim->sc->available_exec_nodes_check_period_ms, no_exec_node, err);
+    return rc;
 }
 
 /* ---- heartbeats ------------------------------------------------------------------------- */

@@ -4,7 +4,8 @@
 # operations run and how many jobs, pending reasons, preempted jobs per operation and pools'
 # fair shares. Both drive core/tree_sched.h; a difference means a host feeds the loop
 # differently (docs/scheduling-loop.md). Jobs never end, so every scenario settles. Operations
-# no node can take fail in both (core/exec_nodes.h), which the final states compare.
+# no node can take, or whose next job no node can hold, fail in both (core/exec_nodes.h),
+# which the final states and errors compare.
 # usage: loop_parity.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
 bin=${1:?usage: loop_parity.sh BINARY DATA_DIR SOURCE_DIR}
@@ -19,12 +20,13 @@ bin, work = sys.argv[1], sys.argv[2]
 MIB = 1 << 20
 NODES, CPU, MEMORY, SLOTS = 2, 4, 8 << 30, 8
 TAGS = [["tagA", "tagB"], ["tagA", "tagB"]]   # node i's tags
-CHECK = {"available_exec_nodes_check_period": 500, "safe_scheduler_online_time": 2000}
+CHECK = {"available_exec_nodes_check_period": 500, "safe_scheduler_online_time": 2000,
+         "resource_demand_sanity_check_period": 500}
 TREE = {"fair_share_starvation_timeout": 300, "fair_share_starvation_tolerance": 0.9,
         "preemptive_scheduling_backoff": 0, "allocation_preemption_timeout": 60000,
         "fair_share_update_period": 100}
 JOBS = 10
-TASKS = "tasks"   # an operation's own tasks: [(name, jobs, disk medium or None)]
+TASKS = "tasks"   # an operation's own tasks: [(name, jobs, disk medium or None[, cpu])]
 
 # Scenarios: pools {name: attributes}, operations [(id, pool, start s[, spec])], optional run-time
 # updates [(s, operation, parameters)] (update_operation / update_op_parameters); every job takes
@@ -45,6 +47,9 @@ SCENARIOS = {
     # its jobs go (core/sched_inputs.h): "plain" asks for none and runs, "ssd" asks for a
     # medium no node has and waits behind it
     "tasks": ({"a": {}}, [("T", "a", 0, {TASKS: [("plain", 3, None), ("ssd", 2, "ssd")]})]),
+    # upstream CheckMinNeededResourcesSanity: B's jobs ask 8 cpu of nodes with 4, and B fails
+    # with "No online node can satisfy the resource demand"
+    "demand": ({"a": {}}, [("A", "a", 0), ("B", "a", 0, {TASKS: [("huge", 2, None, 8)]})]),
 }
 SETTLE_S = 6
 
@@ -54,8 +59,9 @@ def spec_of(o):
 
 
 def tasks_of(o):
-    """[(name, jobs, medium)]: the operation's tasks, one of JOBS jobs by default."""
-    return (o[3] if len(o) > 3 else {}).get(TASKS, [("main", JOBS, None)])
+    """[(name, jobs, medium, cpu)]: the operation's tasks, one of JOBS jobs by default."""
+    tasks = (o[3] if len(o) > 3 else {}).get(TASKS, [("main", JOBS, None)])
+    return [(t + (1,))[:4] for t in tasks]
 
 
 def disk(medium):
@@ -74,8 +80,8 @@ def simulate(name, pools, ops, updates=()):
           "operations": [{"id": o[0], "start_time": o[2] * 1000, "spec": dict(spec_of(o), pool=o[1]),
                           "tasks": [dict(disk(m), name=t, job_count=n, duration=10 ** 8,
                                          interruptible=True,
-                                         resources={"cpu": 1, "memory": 128 * MIB, "user_slots": 1})
-                                    for t, n, m in tasks_of(o)]}
+                                         resources={"cpu": c, "memory": 128 * MIB, "user_slots": 1})
+                                    for t, n, m, c in tasks_of(o)]}
                          for o in ops],
           "events": [{"time": t * 1000, "type": "update_operation", "operation": i, "parameters": u}
                      for t, i, u in updates]})
@@ -90,7 +96,7 @@ def simulate(name, pools, ops, updates=()):
         events = [json.loads(line) for line in f]
     running = {o[0]: 0 for o in ops}
     preempted = {o[0]: 0 for o in ops}
-    reason, state = {}, {o[0]: "active" for o in ops}
+    reason, state, error = {}, {o[0]: "active" for o in ops}, {}
     for e in events:
         t, oid = e["event_type"], e.get("operation_id")
         if t == "job_started":
@@ -103,6 +109,7 @@ def simulate(name, pools, ops, updates=()):
             reason[oid] = e["message"]
         elif t == "operation_failed":
             state[oid] = "failed"
+            error[oid] = e["error"]
             reason.pop(oid, None)
     with open(os.path.join(out, "pools.csv")) as f:
         rows = f.read().splitlines()
@@ -111,7 +118,7 @@ def simulate(name, pools, ops, updates=()):
     for line in rows[1:]:
         r = dict(zip(head, line.split(",")))
         last[r["pool"]] = round(float(r["fair_share_ratio"]), 3)
-    return running, preempted, reason, {k: last.get(k, 0.0) for k in pools}, state
+    return running, preempted, reason, {k: last.get(k, 0.0) for k in pools}, state, error
 
 
 def serve(name, pools, ops, updates=()):
@@ -135,8 +142,8 @@ def serve(name, pools, ops, updates=()):
                 o = todo.pop(0)
                 i, p = o[0], o[1]
                 spec = {**spec_of(o), "pool": p, "tasks": {
-                    t: dict(disk(m), command="sleep 1000", job_count=n, cpu_limit=1,
-                            memory_limit=128 * MIB) for t, n, m in tasks_of(o)}}
+                    t: dict(disk(m), command="sleep 1000", job_count=n, cpu_limit=c,
+                            memory_limit=128 * MIB) for t, n, m, c in tasks_of(o)}}
                 ids[i] = s.ok("start_op", {"operation_type": "vanilla", "spec": spec})["operation_id"]
                 batch.append(ids[i])
             # Operations the simulator starts at one millisecond meet the nodes together: no
@@ -154,13 +161,17 @@ def serve(name, pools, ops, updates=()):
                 job_op.update((j["job_id"], j["operation_id"]) for j in out["jobs_to_start"])
                 victims.update(j["job_id"] for j in out["jobs_to_interrupt"] + out["jobs_to_abort"])
             time.sleep(0.1)
-        running, preempted, reason, state = {}, {}, {}, {}
+        running, preempted, reason, state, error = {}, {}, {}, {}, {}
         by_id = {v: k for k, v in ids.items()}
         for i in ids:
             o = s.ok("get_operation", {"operation_id": ids[i]})
             running[i] = o["progress"]["running"]
             state[i] = "active" if o["state"] in ("pending", "running") else o["state"]
             preempted[i] = sum(1 for j in victims if by_id.get(job_op.get(j)) == i)
+            if o.get("error"):
+                e = o["error"]
+                e = e.get("message") if isinstance(e, dict) else e
+                error[i] = e.replace(ids[i], i)   # the simulator's operation ids are the names
             if o.get("pending_reason"):
                 reason[i] = o["pending_reason"]
         shares = {}
@@ -168,7 +179,7 @@ def serve(name, pools, ops, updates=()):
             v = s.get("//sys/scheduler/orchid/scheduler/scheduling_info_per_pool_tree/physical/"
                       "fair_share_info/pools/%s/fair_share_ratio" % k)
             shares[k] = round(v, 3)
-        return running, preempted, reason, shares, state
+        return running, preempted, reason, shares, state, error
     finally:
         s.stop()
 
@@ -178,7 +189,7 @@ for name, (pools, ops, *updates) in SCENARIOS.items():
     svc = serve(name, pools, ops, *updates)
     print("%s\n  simulator: %s\n  service:   %s" % (name, sim, svc), flush=True)
     for what, a, b in zip(("running jobs", "preempted jobs", "pending reasons", "fair shares",
-                           "operation states"), sim, svc):
+                           "operation states", "errors"), sim, svc):
         check(a == b, "%s: %s differ: simulator %s, service %s" % (name, what, a, b))
 finish()
 PY
