@@ -332,22 +332,41 @@ static void add_waits(struct run *r, int64_t duration_ms)
     }
 }
 
-static int read_pools(struct run *r, const char *dir, int64_t period_ms, struct ps_error *err)
+/* Opens DIR/pools.csv (the simulator's output) and finds the named columns; *text is the file
+ * (the caller releases csv and frees text, also on error). A column missing is an error naming
+ * the file. */
+static int open_pools_csv(const char *dir, struct ps_csv *csv, char **text, const char *const *names,
+                          int *cols, int count, struct ps_error *err)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/pools.csv", dir);
-    char *text = NULL;
     size_t len = 0;
-    int rc = ps_file_read(path, &text, &len, err);
+    *text = NULL;
+    memset(csv, 0, sizeof *csv);
+    int rc = ps_file_read(path, text, &len, err);
     if (rc != 0)
         return rc;
+    rc = ps_csv_init(csv, *text, len, path, err);
+    for (int i = 0; i < count; i++) {
+        cols[i] = ps_csv_column(csv, names[i]);
+        if (rc == 0 && cols[i] < 0)
+            rc = ps_error_set(err, PS_EIO, "%s: not a pools.csv of this version", path);
+    }
+    return rc;
+}
+
+static int read_pools(struct run *r, const char *dir, int64_t period_ms, struct ps_error *err)
+{
+    static const char *const names[] = {"time", "tree", "pool", "fair_share_ratio",
+                                        "usage_ratio", "starvation_status"};
+    int cols[6];
     struct ps_csv csv;
-    rc = ps_csv_init(&csv, text, len, path, err);
-    int c_time = ps_csv_column(&csv, "time"), c_tree = ps_csv_column(&csv, "tree");
-    int c_pool = ps_csv_column(&csv, "pool"), c_fs = ps_csv_column(&csv, "fair_share_ratio");
-    int c_use = ps_csv_column(&csv, "usage_ratio"), c_st = ps_csv_column(&csv, "starvation_status");
-    if (rc == 0 && (c_time < 0 || c_tree < 0 || c_pool < 0 || c_fs < 0 || c_use < 0 || c_st < 0))
-        rc = ps_error_set(err, PS_EIO, "%s: not a pools.csv of this version", path);
+    char *text;
+    int rc = open_pools_csv(dir, &csv, &text, names, cols, 6, err);
+    if (!text)
+        return rc;
+    int c_time = cols[0], c_tree = cols[1], c_pool = cols[2], c_fs = cols[3], c_use = cols[4],
+        c_st = cols[5];
     json_t *sums = json_object();   /* pool -> [rows, fair share sum, usage sum, starving rows] */
     int64_t last_time = -1, step = period_ms;
     int more = rc == 0;
@@ -461,18 +480,15 @@ static void recorded_usage(struct fidelity *f)
 /* The replay's usage share of each pool at each sample (pools.csv: the last row at or before) */
 static int replay_usage(struct fidelity *f, const char *dir, double *share, struct ps_error *err)
 {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/pools.csv", dir);
-    char *text = NULL;
-    size_t len = 0;
-    int rc = ps_file_read(path, &text, &len, err);
-    if (rc != 0)
-        return rc;
+    static const char *const names[] = {"time", "tree", "pool", "usage_ratio"};
+    int cols[4];
     struct ps_csv csv;
-    rc = ps_csv_init(&csv, text, len, path, err);
-    int c_time = ps_csv_column(&csv, "time"), c_tree = ps_csv_column(&csv, "tree");
-    int c_pool = ps_csv_column(&csv, "pool"), c_use = ps_csv_column(&csv, "usage_ratio");
-    int more = rc == 0 && c_use >= 0 && c_time >= 0 && c_tree >= 0 && c_pool >= 0;
+    char *text;
+    int rc = open_pools_csv(dir, &csv, &text, names, cols, 4, err);
+    if (!text)
+        return rc;
+    int c_time = cols[0], c_tree = cols[1], c_pool = cols[2], c_use = cols[3];
+    int more = rc == 0;
     while (more && (more = ps_csv_next(&csv, err)) == 1) {
         json_t *idx = json_object_get(f->use.index, csv.fields[c_pool]);
         if (!idx || strcmp(csv.fields[c_tree], f->tree) != 0)
