@@ -851,6 +851,37 @@ def run(case, tmp):
                 kill_cgroup_leftovers(node_id)
 
 
+def run_on_cluster(case, config=None, setup=None):
+    """One upstream case on a fresh cluster (its own temporary directory): setup(c) adds the
+    nodes, then case(c); prints "ok"/"skip", the logs' tails on a failure (then raises), and
+    always stops the cluster and its jobs' cgroups."""
+    import shutil
+    import tempfile
+    tmp = tempfile.mkdtemp(prefix="psups-")
+    os.chmod(tmp, 0o755)
+    c = None
+    t0 = time.time()
+    try:
+        c = Cluster(tmp, config)
+        if setup:
+            setup(c)
+        case(c)
+        print("ok   %s (%.1fs)" % (case.__name__, time.time() - t0), flush=True)
+    except Skip as e:
+        print("skip %s: %s" % (case.__name__, e), flush=True)
+    except Exception:
+        for f in sorted(os.listdir(tmp)):
+            if f.endswith(".log"):
+                print("---- %s\n%s" % (f, open(os.path.join(tmp, f)).read()[-4000:]))
+        raise
+    finally:
+        if c:
+            c.stop()
+            for _, (_, _, node_id) in c.nodes.items():
+                kill_cgroup_leftovers(node_id)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def main():
     cases = [f for g, fs in GROUPS.items() if GROUP in (g, "all") for f in fs]
     if not cases:

@@ -13,33 +13,15 @@ import os, shutil, sys, tempfile, time
 BIN = sys.argv[1]
 sys.argv = [sys.argv[0], BIN, "none"]
 from checks import require as check
-from node_e2e import Cluster, task, kill_cgroup_leftovers
+from node_e2e import run_on_cluster, task
 
 # upstream's banned_exec_nodes_check_period 100 ms; the sanity checks from the start
 CONFIG = {"available_exec_nodes_check_period": 100, "safe_scheduler_online_time": 0}
 
 
 def run_case(case):
-    tmp = tempfile.mkdtemp(prefix="psups-")
-    os.chmod(tmp, 0o755)
-    c = None
-    t0 = time.time()
-    try:
-        c = Cluster(tmp, CONFIG)
-        c.node("a", resources="cpu=10,memory=10G,user_slots=10")
-        case(c)
-        print("ok   %s (%.1fs)" % (case.__name__, time.time() - t0), flush=True)
-    except Exception:
-        for f in sorted(os.listdir(tmp)):
-            if f.endswith(".log"):
-                print("---- %s\n%s" % (f, open(os.path.join(tmp, f)).read()[-4000:]))
-        raise
-    finally:
-        if c:
-            c.stop()
-            for _, (_, _, node_id) in c.nodes.items():
-                kill_cgroup_leftovers(node_id)
-        shutil.rmtree(tmp, ignore_errors=True)
+    run_on_cluster(case, CONFIG,
+                   lambda c: c.node("a", resources="cpu=10,memory=10G,user_slots=10"))
 
 
 def failing_op(c, fail_on_all_nodes_banned):

@@ -13,31 +13,11 @@ import os, random, shutil, socket, sys, tempfile, time
 BIN = sys.argv[1]
 sys.argv = [sys.argv[0], BIN, "none"]
 from checks import Skip, require as check
-from node_e2e import Cluster, task, kill_cgroup_leftovers
+from node_e2e import run_on_cluster, task
 
 
 def run_case(case):
-    tmp = tempfile.mkdtemp(prefix="psups-")
-    os.chmod(tmp, 0o755)
-    c = None
-    t0 = time.time()
-    try:
-        c = Cluster(tmp)
-        case(c)
-        print("ok   %s (%.1fs)" % (case.__name__, time.time() - t0), flush=True)
-    except Skip as e:
-        print("skip %s: %s" % (case.__name__, e), flush=True)
-    except Exception:
-        for f in sorted(os.listdir(tmp)):
-            if f.endswith(".log"):
-                print("---- %s\n%s" % (f, open(os.path.join(tmp, f)).read()[-4000:]))
-        raise
-    finally:
-        if c:
-            c.stop()
-            for _, (_, _, node_id) in c.nodes.items():
-                kill_cgroup_leftovers(node_id)
-        shutil.rmtree(tmp, ignore_errors=True)
+    run_on_cluster(case)
 
 
 def held_job(marker, text):
