@@ -8,7 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "server/api.h"
+#include "server/auth.h"
+#include "server/heartbeat.h"
 #include "server/service.h"
+#include "server/service_config.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

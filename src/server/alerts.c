@@ -7,7 +7,8 @@
 #include "server/alerts.h"
 
 #include "core/user_pools.h"
-#include "server/service.h"
+#include "server/api_json.h"
+#include "server/service_state.h"
 
 json_t *ps_alert_new(const char *alert_type, const char *message, json_t *attributes)
 {

@@ -13,8 +13,13 @@
 #include <string.h>
 
 #include "io/yson.h"
+#include "server/api.h"
+#include "server/api_cypress.h"
 #include "server/event_log.h"
-#include "server/service.h"
+#include "server/journal.h"
+#include "server/persist.h"
+#include "server/service_config.h"
+#include "server/service_state.h"
 #include "server/store_mirror.h"
 
 /* Commands in api_operations.c. */

@@ -14,10 +14,16 @@
 #include "core/tree_sched.h"
 #include "io/ypath.h"
 #include "server/alerts.h"
+#include "server/api_cypress.h"
+#include "server/api_json.h"
 #include "server/node_health.h"
 #include "server/node_tags.h"
 #include "server/event_log.h"
-#include "server/service.h"
+#include "server/persist.h"
+#include "server/pool_gauges.h"
+#include "server/sched_config.h"
+#include "server/service_state.h"
+#include "server/svc_ops.h"
 #include "server/user_pool_map.h"
 
 enum target_kind { T_ROOT, T_SYS, T_TREES, T_TREE, T_POOL, T_ORCHID };

@@ -32,11 +32,16 @@
 #include "io/jsonval.h"
 #include "platform/clock.h"
 #include "core/node_id.h"
+#include "server/heartbeat.h"
+#include "server/journal.h"
 #include "server/node_health.h"
 #include "server/node_tags.h"
 #include "server/event_log.h"
-#include "server/service.h"
+#include "server/persist.h"
+#include "server/sched_host.h"
+#include "server/service_state.h"
 #include "server/store_mirror.h"
+#include "server/svc_jobs.h"
 
 #define MAX_TAGS 64
 #define MAX_JOBS_PER_HEARTBEAT 100000

@@ -16,9 +16,14 @@
 #include "core/pending.h"
 #include "io/json_value.h"
 #include "platform/random.h"
+#include "server/api_cypress.h"
+#include "server/api_json.h"
 #include "server/job_list.h"
 #include "server/event_log.h"
-#include "server/service.h"
+#include "server/persist.h"
+#include "server/sched_host.h"
+#include "server/service_state.h"
+#include "server/svc_ops.h"
 
 /* The pending reason of a pending operation, or of a running one that has jobs waiting, or
  * NULL. */

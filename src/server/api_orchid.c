@@ -21,8 +21,13 @@
 #include "core/tree_demand.h"
 #include "io/json_value.h"
 #include "server/alerts.h"
+#include "server/api_cypress.h"
+#include "server/api_json.h"
 #include "server/node_health.h"
-#include "server/service.h"
+#include "server/op_tentative.h"
+#include "server/sched_host.h"
+#include "server/service_state.h"
+#include "server/svc_ops.h"
 
 static json_t *share_json(const struct ps_share *s)
 {

@@ -19,9 +19,10 @@
 
 #include "core/pool_config.h"
 #include "io/yson.h"
+#include "server/api.h"
 #include "server/api_yt.h"
 #include "server/event_log.h"
-#include "server/service.h"
+#include "server/service_state.h"
 
 enum yt_kind {
     K_GET, K_LIST, K_EXISTS, K_SET, K_CREATE, K_REMOVE, K_START, K_GET_OP, K_LIST_OPS,

@@ -5,8 +5,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "server/api.h"
 #include "server/metrics.h"
 #include "server/service.h"
+#include "server/service_config.h"
+#include "server/service_state.h"
 
 void ps_svc_update_all(struct ps_service *svc);   /* engine_loop.c */
 

@@ -25,6 +25,8 @@
 #include "platform/file.h"
 #include "server/ha.h"
 #include "server/service.h"
+#include "server/service_config.h"
+#include "server/service_state.h"
 
 static void usage(FILE *out)
 {

@@ -18,9 +18,17 @@
 
 #include "platform/clock.h"
 #include "server/event_log.h"
+#include "server/heartbeat.h"
+#include "server/journal.h"
 #include "server/node_health.h"
-#include "server/service.h"
+#include "server/op_tentative.h"
+#include "server/persist.h"
+#include "server/pool_gauges.h"
+#include "server/sched_host.h"
+#include "server/service_state.h"
 #include "server/store_mirror.h"
+#include "server/svc_jobs.h"
+#include "server/svc_ops.h"
 
 #define DIRTY_DELAY_MS 50
 /* A change waits this long for more before its update: a burst of submissions (a script

@@ -6,8 +6,10 @@
 #include <string.h>
 
 #include "io/json_value.h"
+#include "server/api_json.h"
 #include "server/event_log.h"
-#include "server/service.h"
+#include "server/journal.h"
+#include "server/service_state.h"
 #include "server/store_mirror.h"
 
 #define READ_LIMIT 10000

@@ -13,7 +13,8 @@
 #include "platform/wall_clock.h"
 #include "server/ha_forward.h"
 #include "server/http_server.h"
-#include "server/service.h"
+#include "server/service_config.h"
+#include "server/service_state.h"
 
 struct ps_ha {
     struct ps_store *store;   /* the election's own connection (not the service's) */

@@ -5,8 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/service.h"
+#include "server/api_json.h"
+#include "server/journal.h"
+#include "server/persist.h"
+#include "server/service_state.h"
 #include "server/store_mirror.h"
+#include "server/svc_jobs.h"
 
 struct ps_job_archive {
     struct ps_store *reader;      /* own connection: reads do not queue behind commits */

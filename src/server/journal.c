@@ -41,7 +41,8 @@
 
 #include "platform/wall_clock.h"
 #include "server/ha.h"
-#include "server/service.h"
+#include "server/journal.h"
+#include "server/service_state.h"
 #include "server/store_mirror.h"
 
 #define BACKOFF_MIN_MS 10

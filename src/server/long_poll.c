@@ -24,7 +24,8 @@
 #include <stdint.h>
 
 #include "platform/clock.h"
-#include "server/service.h"
+#include "server/heartbeat.h"
+#include "server/service_state.h"
 
 /* A hold shorter than this is not worth parking the connection for. */
 #define MIN_HOLD_NS (5 * 1000000LL)

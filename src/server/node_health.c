@@ -11,10 +11,14 @@
 #include "core/resources.h"
 #include "io/ypath.h"
 #include "server/alerts.h"
+#include "server/api_json.h"
+#include "server/journal.h"
 #include "server/node_health.h"
 #include "server/node_tags.h"
-#include "server/service.h"
+#include "server/service_config.h"
+#include "server/service_state.h"
 #include "server/store_mirror.h"
+#include "server/svc_jobs.h"
 
 #define ALERT_MESSAGE "Too many consecutive scheduler job abortions"
 

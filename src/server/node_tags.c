@@ -7,9 +7,12 @@
 
 #include "core/formula.h"
 #include "server/alerts.h"
+#include "server/journal.h"
 #include "server/node_tags.h"
-#include "server/service.h"
+#include "server/persist.h"
+#include "server/service_state.h"
 #include "server/store_mirror.h"
+#include "server/svc_jobs.h"
 
 #define MAX_USER_TAGS 64
 #define MAX_TAG_LEN 256

@@ -14,7 +14,9 @@
 #include "core/exec_nodes.h"
 #include "core/operation.h"
 #include "server/node_health.h"
-#include "server/service.h"
+#include "server/service_state.h"
+#include "server/svc_jobs.h"
+#include "server/svc_ops.h"
 
 static bool op_running(const struct ps_svc_op *op)
 {

@@ -10,7 +10,11 @@
 
 #include "core/tentative.h"
 #include "server/event_log.h"
-#include "server/service.h"
+#include "server/op_tentative.h"
+#include "server/persist.h"
+#include "server/service_state.h"
+#include "server/svc_jobs.h"
+#include "server/svc_ops.h"
 
 static bool tree_exists(void *ctx, const char *tree)
 {

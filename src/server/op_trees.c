@@ -8,7 +8,9 @@
 
 #include "core/single_tree.h"
 #include "io/json_value.h"
-#include "server/service.h"
+#include "server/op_tentative.h"
+#include "server/service_state.h"
+#include "server/svc_ops.h"
 
 /* The operation's demand for the choice: every job of every task at its shape. */
 static struct ps_resources demand_of(const struct ps_svc_op *op)

@@ -30,8 +30,14 @@
 
 #include "io/json_value.h"
 #include "server/event_log.h"
-#include "server/service.h"
+#include "server/journal.h"
+#include "server/op_tentative.h"
+#include "server/persist.h"
+#include "server/sched_config.h"
+#include "server/service_state.h"
 #include "server/store_mirror.h"
+#include "server/svc_jobs.h"
+#include "server/svc_ops.h"
 #include "server/user_pool_map.h"
 
 /* ---- documents ------------------------------------------------------------------------------ */

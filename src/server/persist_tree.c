@@ -16,7 +16,9 @@
 
 #include "io/json_value.h"
 #include "io/textbuf.h"
-#include "server/service.h"
+#include "server/journal.h"
+#include "server/persist.h"
+#include "server/service_state.h"
 
 struct slot {
     uint64_t version;   /* 0: empty */

@@ -25,7 +25,8 @@
 #include <string.h>
 
 #include "core/pool_satisfaction.h"
-#include "server/service.h"
+#include "server/pool_gauges.h"
+#include "server/service_state.h"
 
 #define GAUGE_PERIOD_MS 1000
 

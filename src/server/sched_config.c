@@ -11,7 +11,10 @@
 
 #include "core/strategy.h"
 #include "io/json_value.h"
-#include "server/service.h"
+#include "server/api_cypress.h"
+#include "server/journal.h"
+#include "server/sched_config.h"
+#include "server/service_state.h"
 #include "server/store_mirror.h"
 
 #define ROOT "//sys/scheduler/config"

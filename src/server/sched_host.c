@@ -8,7 +8,12 @@
 
 #include "core/formula.h"
 #include "core/pending.h"
-#include "server/service.h"
+#include "server/op_tentative.h"
+#include "server/persist.h"
+#include "server/sched_host.h"
+#include "server/service_state.h"
+#include "server/svc_jobs.h"
+#include "server/svc_ops.h"
 
 /* One drive of the loop: what the callbacks need. jobs parallels allocs. */
 struct host {

@@ -5,7 +5,8 @@
 
 #include "io/json_value.h"
 #include "io/ypath.h"
-#include "server/service.h"
+#include "server/journal.h"
+#include "server/service_state.h"
 
 struct sec_group {
     char *name;

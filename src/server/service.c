@@ -1,6 +1,12 @@
 /* service.c — the operation model of the scheduler service (under svc->mu); its jobs: svc_jobs.c. */
+#include "server/api_json.h"
 #include "server/node_health.h"
-#include "server/service.h"
+#include "server/op_tentative.h"
+#include "server/persist.h"
+#include "server/pool_gauges.h"
+#include "server/sched_host.h"
+#include "server/service_state.h"
+#include "server/svc_ops.h"
 
 #include <inttypes.h>
 #include <math.h>

@@ -12,9 +12,12 @@
 #include "io/json_value.h"
 #include "platform/data_dir.h"
 #include "server/event_log.h"
-#include "server/node_health.h"
 #include "server/ha.h"
-#include "server/service.h"
+#include "server/history.h"
+#include "server/http_server.h"
+#include "server/node_health.h"
+#include "server/service_config.h"
+#include "server/store.h"
 
 /* ---- config ----------------------------------------------------------------------------------- */
 

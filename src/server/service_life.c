@@ -10,10 +10,17 @@
 #include "platform/fd_limit.h"
 #include "platform/private_file.h"
 #include "platform/random.h"
+#include "server/api.h"
+#include "server/journal.h"
 #include "server/node_health.h"
 #include "server/node_tags.h"
+#include "server/persist.h"
 #include "server/service.h"
+#include "server/service_config.h"
+#include "server/service_state.h"
 #include "server/store_mirror.h"
+#include "server/svc_jobs.h"
+#include "server/svc_ops.h"
 
 int ps_svc_loop_start(struct ps_service *svc, struct ps_error *err);
 

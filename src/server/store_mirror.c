@@ -4,7 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/service.h"
+#include "server/journal.h"
+#include "server/persist.h"
+#include "server/service_state.h"
 #include "server/store.h"
 
 /* A fresh mirror: an in-memory store with every object of svc->store. Under store_mu. */

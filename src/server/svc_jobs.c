@@ -2,7 +2,11 @@
  * learning the memory digest, operations finishing, nodes going offline (under svc->mu). */
 #include "server/event_log.h"
 #include "server/node_health.h"
-#include "server/service.h"
+#include "server/op_tentative.h"
+#include "server/persist.h"
+#include "server/service_state.h"
+#include "server/svc_jobs.h"
+#include "server/svc_ops.h"
 
 #include <inttypes.h>
 #include <math.h>

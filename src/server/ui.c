@@ -9,7 +9,8 @@
  */
 #include <string.h>
 
-#include "server/service.h"
+#include "server/api.h"
+#include "server/service_state.h"
 #include "server/ui_assets.h"
 
 static const char *content_type(const char *path)

@@ -17,8 +17,10 @@
 #include "core/user_pools.h"
 #include "io/json_value.h"
 #include "io/ypath.h"
-#include "server/service.h"
+#include "server/journal.h"
+#include "server/service_state.h"
 #include "server/store_mirror.h"
+#include "server/svc_ops.h"
 
 #define MAP_PATH "//sys/scheduler/user_to_default_pool"
 #define META_KEY "user_to_default_pool"

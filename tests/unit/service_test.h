@@ -4,8 +4,11 @@
 #ifndef PS_TEST_SERVICE_TEST_H
 #define PS_TEST_SERVICE_TEST_H
 
-#include "server/service.h"
 #include "store_test_dir.h"
+#include "server/api.h"
+#include "server/auth.h"
+#include "server/service.h"
+#include "server/service_config.h"
 
 static const struct ps_auth_identity test_admin = {"admin", PS_ROLE_ADMIN};
 

@@ -15,6 +15,9 @@
 #include <unistd.h>
 
 #include "service_test.h"
+#include "server/heartbeat.h"
+#include "server/journal.h"
+#include "server/service_state.h"
 
 void ps_svc_update_all(struct ps_service *svc);
 

@@ -12,8 +12,8 @@
 
 #include "core/pool_tree.h"
 #include "io/json_value.h"
-#include "server/service.h"
 #include "value_helpers.h"
+#include "server/persist.h"
 
 static struct ps_pool_tree *tree;
 static struct ps_persist_cache *cache;

@@ -27,7 +27,7 @@
 #include "io/json_value.h"
 #include "io/snapshot.h"
 #include "node/protocol.h"
-#include "server/service.h"
+#include "server/service_config.h"
 
 /* A value for attribute a: valid (bad 0: at or just above the low end of the range; bad 3:
  * at or just below the high end) or one the table refuses (bad 1: below the range or of the
