@@ -381,7 +381,7 @@ static const struct special specials[] = {
     {ps_node_health_claims, ps_node_health_get, node_health_set},
     /* //sys/scheduler/user_to_default_pool (user_pool_map.h) */
     {ps_user_pool_map_claims, ps_user_pool_map_get, user_pool_map_set},
-    /* the scheduler's configuration (service.h) */
+    /* //sys/scheduler/config (sched_config.h) */
     {ps_sched_config_claims, ps_sched_config_get, sched_config_set},
 };
 
