@@ -21,6 +21,7 @@
 #include "server/service_config.h"
 #include "server/service_state.h"
 #include "server/store_mirror.h"
+#include "server/svc_log.h"
 
 /* Commands in api_operations.c. */
 int ps_api_op_command(struct ps_service *svc, const char *command, const json_t *body,

@@ -23,6 +23,7 @@
 #include "server/pool_gauges.h"
 #include "server/sched_config.h"
 #include "server/service_state.h"
+#include "server/svc_log.h"
 #include "server/svc_ops.h"
 #include "server/user_pool_map.h"
 

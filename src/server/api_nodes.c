@@ -42,6 +42,7 @@
 #include "server/service_state.h"
 #include "server/store_mirror.h"
 #include "server/svc_jobs.h"
+#include "server/svc_log.h"
 
 #define MAX_TAGS 64
 #define MAX_JOBS_PER_HEARTBEAT 100000

@@ -23,6 +23,7 @@
 #include "server/persist.h"
 #include "server/sched_host.h"
 #include "server/service_state.h"
+#include "server/svc_log.h"
 #include "server/svc_ops.h"
 
 /* The pending reason of a pending operation, or of a running one that has jobs waiting, or

@@ -26,7 +26,8 @@
 #include "server/ha.h"
 #include "server/service.h"
 #include "server/service_config.h"
-#include "server/service_state.h"
+#include "server/store.h"
+#include "server/svc_log.h"
 
 static void usage(FILE *out)
 {

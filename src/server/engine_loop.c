@@ -28,6 +28,7 @@
 #include "server/service_state.h"
 #include "server/store_mirror.h"
 #include "server/svc_jobs.h"
+#include "server/svc_log.h"
 #include "server/svc_ops.h"
 
 #define DIRTY_DELAY_MS 50

@@ -15,6 +15,7 @@
 #include "server/http_server.h"
 #include "server/service_config.h"
 #include "server/service_state.h"
+#include "server/svc_log.h"
 
 struct ps_ha {
     struct ps_store *store;   /* the election's own connection (not the service's) */

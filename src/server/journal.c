@@ -44,6 +44,7 @@
 #include "server/journal.h"
 #include "server/service_state.h"
 #include "server/store_mirror.h"
+#include "server/svc_log.h"
 
 #define BACKOFF_MIN_MS 10
 #define BACKOFF_MAX_MS 100

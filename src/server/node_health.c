@@ -19,6 +19,7 @@
 #include "server/service_state.h"
 #include "server/store_mirror.h"
 #include "server/svc_jobs.h"
+#include "server/svc_log.h"
 
 #define ALERT_MESSAGE "Too many consecutive scheduler job abortions"
 

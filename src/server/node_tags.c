@@ -13,6 +13,7 @@
 #include "server/service_state.h"
 #include "server/store_mirror.h"
 #include "server/svc_jobs.h"
+#include "server/svc_log.h"
 
 #define MAX_USER_TAGS 64
 #define MAX_TAG_LEN 256

@@ -16,6 +16,7 @@
 #include "server/node_health.h"
 #include "server/service_state.h"
 #include "server/svc_jobs.h"
+#include "server/svc_log.h"
 #include "server/svc_ops.h"
 
 static bool op_running(const struct ps_svc_op *op)

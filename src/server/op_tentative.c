@@ -14,6 +14,7 @@
 #include "server/persist.h"
 #include "server/service_state.h"
 #include "server/svc_jobs.h"
+#include "server/svc_log.h"
 #include "server/svc_ops.h"
 
 static bool tree_exists(void *ctx, const char *tree)

@@ -27,6 +27,7 @@
 #include "core/pool_satisfaction.h"
 #include "server/pool_gauges.h"
 #include "server/service_state.h"
+#include "server/svc_log.h"
 
 #define GAUGE_PERIOD_MS 1000
 

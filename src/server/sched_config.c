@@ -16,6 +16,7 @@
 #include "server/sched_config.h"
 #include "server/service_state.h"
 #include "server/store_mirror.h"
+#include "server/svc_log.h"
 
 #define ROOT "//sys/scheduler/config"
 #define KEY "template_pool_tree_config_map"

@@ -13,6 +13,7 @@
 #include "server/sched_host.h"
 #include "server/service_state.h"
 #include "server/svc_jobs.h"
+#include "server/svc_log.h"
 #include "server/svc_ops.h"
 
 /* One drive of the loop: what the callbacks need. jobs parallels allocs. */

@@ -7,6 +7,7 @@
 #include "io/ypath.h"
 #include "server/journal.h"
 #include "server/service_state.h"
+#include "server/svc_log.h"
 
 struct sec_group {
     char *name;

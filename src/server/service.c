@@ -6,6 +6,7 @@
 #include "server/pool_gauges.h"
 #include "server/sched_host.h"
 #include "server/service_state.h"
+#include "server/svc_log.h"
 #include "server/svc_ops.h"
 
 #include <inttypes.h>

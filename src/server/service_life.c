@@ -20,6 +20,7 @@
 #include "server/service_state.h"
 #include "server/store_mirror.h"
 #include "server/svc_jobs.h"
+#include "server/svc_log.h"
 #include "server/svc_ops.h"
 
 int ps_svc_loop_start(struct ps_service *svc, struct ps_error *err);

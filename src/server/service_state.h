@@ -308,10 +308,6 @@ struct ps_service {
 
 /* ---- helpers every room uses ------------------------------------------------------------ */
 
-int64_t ps_svc_now_ms(void);
-/* One structured line on stderr: `ts=... level=info event=NAME k=v ...` (fmt gives k=v). */
-void ps_svc_log(struct ps_service *svc, const char *level, const char *event, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
 /* *dst = a copy of s (NULL stays NULL), freeing the old one. */
 void ps_svc_set_str(char **dst, const char *s);
 struct ps_svc_tree_state *ps_svc_tree(struct ps_service *svc, const char *name);

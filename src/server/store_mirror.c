@@ -8,6 +8,7 @@
 #include "server/persist.h"
 #include "server/service_state.h"
 #include "server/store.h"
+#include "server/svc_log.h"
 
 /* A fresh mirror: an in-memory store with every object of svc->store. Under store_mu. */
 static int fill(struct ps_service *svc, struct ps_store **out, struct ps_error *err)

@@ -6,6 +6,7 @@
 #include "server/persist.h"
 #include "server/service_state.h"
 #include "server/svc_jobs.h"
+#include "server/svc_log.h"
 #include "server/svc_ops.h"
 
 #include <inttypes.h>

@@ -20,6 +20,7 @@
 #include "server/journal.h"
 #include "server/service_state.h"
 #include "server/store_mirror.h"
+#include "server/svc_log.h"
 #include "server/svc_ops.h"
 
 #define MAP_PATH "//sys/scheduler/user_to_default_pool"
