@@ -1,7 +1,8 @@
 /* persist.h — the state's documents in the store (persist.c, persist_tree.c): each tree,
  * operation and job as a JSON document put through the journal (journal.h), the state loaded
- * from the store at start, and rebuilt from it after a failed commit (service_life.c). The
- * rooms that change the state call these; only they and the store room see the store itself. */
+ * from the store at start, and rebuilt from it after a failed commit (service_life.c). The API
+ * faces, the engine loop and the model reach the store only through here, journal.h and
+ * store_mirror.h (tests/scripts/room_includes.sh). */
 #ifndef PS_SERVER_PERSIST_H
 #define PS_SERVER_PERSIST_H
 

@@ -1,7 +1,8 @@
-/* sched_host.h — the service as the scheduling loop's host (sched_host.c, core/tree_sched.h):
- * one fair share update of a tree, the limits check after it, a node heartbeat's scheduling,
- * why an operation waits, and what the loop reads of an operation's allocations. Used by the
- * engine loop (engine_loop.c), the node protocol and the views. Under svc->mu. */
+/* sched_host.h — the service as the scheduling loop's host (sched_host.c, service.c;
+ * core/tree_sched.h): one fair share update of a tree, the limits check after it, a node
+ * heartbeat's scheduling, why an operation waits, and what the loop reads of an operation's
+ * allocations. Used by the engine loop (engine_loop.c), the node protocol and the views.
+ * Under svc->mu. */
 #ifndef PS_SERVER_SCHED_HOST_H
 #define PS_SERVER_SCHED_HOST_H
 
