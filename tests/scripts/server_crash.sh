@@ -90,9 +90,15 @@ try:
     node.heartbeat()
     check(s.ok("get_operation", {"operation_id": longop})["state"] == "completed", "long op completes after restart")
     # the restored operations keep running: their jobs get scheduled on the freed node
-    time.sleep(0.4)
-    node.heartbeat()
-    mine = [j for j in node.running.values() if j["operation_id"] in set(acked["ops"])]
+    # (a fair share update must run first: heartbeat until one does, within a deadline)
+    ops = set(acked["ops"])
+    deadline = time.time() + 60
+    mine = []
+    while not mine and time.time() < deadline:
+        node.heartbeat()
+        mine = [j for j in node.running.values() if j["operation_id"] in ops]
+        if not mine:
+            time.sleep(0.2)
     check(len(mine) > 0, "restored operations run jobs after the restart")
     check(s.ok("exists", {"path": "//sys/pool_trees/@default_tree"})["value"], "default tree")
 
