@@ -178,9 +178,9 @@ static int64_t job_proxy_peak(const struct ps_sim *sim, const struct sim_job *jo
                       : job->memory.job_proxy_memory_bytes + job->memory.footprint_memory_bytes;
 }
 
-/* The node's victim of job's growth by excess (core/node_overdraft.h): its running jobs in start
- * order, each holding its reserve plus what it took above; job holds its grown size. NULL when
- * none is above its reserve (or no room to ask). */
+/* The node's victim of job's growth by excess (core/node_overdraft.h): its running jobs in the
+ * node's order, each holding its reserve plus what it took above; job holds its grown size.
+ * NULL when none is above its reserve. */
 static struct sim_job *memory_victim(struct ps_sim *sim, const struct sim_node *n,
                                      struct sim_job *job, int64_t excess)
 {
