@@ -1,4 +1,4 @@
-/* node_overdraft.c — the node's CPU overdraft rule (node_overdraft.h). */
+/* node_overdraft.c — the node's CPU and memory overdraft rules (node_overdraft.h). */
 #include "core/node_overdraft.h"
 
 #include <math.h>
@@ -39,4 +39,25 @@ size_t ps_node_cpu_overdraft_victims(const int64_t *cpu, size_t count, int64_t l
 int64_t ps_node_cpu_units(double cores)
 {
     return (int64_t)ceil(cores * PS_CPU_SCALE - 1e-6);
+}
+
+bool ps_node_memory_overdraft(int64_t used, int64_t delta, int64_t limit)
+{
+    return limit > 0 && delta > 0 && used + delta > limit;
+}
+
+static bool above_reserve(const struct ps_node_memory_job *job)
+{
+    return job->reserve > 0 && job->held > job->reserve;
+}
+
+size_t ps_node_memory_overdraft_victim(const struct ps_node_memory_job *jobs, size_t count,
+                                       size_t grower)
+{
+    if (grower < count && above_reserve(&jobs[grower]))
+        return grower;
+    for (size_t i = 0; i < count; i++)
+        if (above_reserve(&jobs[i]))
+            return i;
+    return count;
 }

@@ -1,41 +1,22 @@
-/* offloading.h — a pool's offloading_settings (upstream's TOffloadingSettings: pool tree name ->
- * TOffloadingPoolSettingsConfig) and the trees an operation is offloaded to.
+/* offloading.h — the trees an operation is offloaded to (upstream's
+ * InitOperationRuntimeParameters), by its pools' offloading_settings (offloading_settings.h).
  *
- * offloading_settings maps a pool tree name to
- *   pool              string          the pool there ("" or unset: the operation's specified
- *                                     pool name, its spec's pool or its user's name)
- *   weight            number > 0      the operation's weight there (unset: 1)
- *   resource_limits   resources       the operation's limits there
- *   tentative         bool (false)    accepted and kept; an offload tree is a regular tree of
- *                                     the operation (core/tentative.h: the spec's own)
  * An operation started in tree T whose specified pool P (or, when P does not exist in T, the
  * parent new ephemeral pools of its user go under) has, itself or on its way to the root, a
  * pool with non-empty offloading_settings is also started in each tree O those settings name
- * (the nearest such pool's settings only), as upstream's InitOperationRuntimeParameters —
- * unless the operation has a scheduling_tag_filter, O is already one of its trees, or O does
- * not exist. The settings become the operation's scheduling options for O (its spec's
- * scheduling_options_per_pool_tree/O), so the pool checks of a start and every later reader
- * see them as if the user had written them.
+ * (the nearest such pool's settings only) — unless the operation has a scheduling_tag_filter,
+ * O is already one of its trees, or O does not exist. The settings become the operation's
+ * scheduling options for O (its spec's scheduling_options_per_pool_tree/O), so the pool checks
+ * of a start and every later reader see them as if the user had written them.
  */
 #ifndef PS_CORE_OFFLOADING_H
 #define PS_CORE_OFFLOADING_H
 
-#include "core/attr.h"
 #include "core/error.h"
+#include "core/offloading_settings.h"
 #include "core/op_spec.h"
 #include "core/pool_tree.h"
 #include "core/value.h"
-
-struct ps_offloading_pool_settings {
-    char *pool;                           /* owned, NULL when unset */
-    struct ps_opt_double weight;
-    struct ps_resources_opt resource_limits;
-    bool tentative;
-};
-
-/* Checks an offloading_settings value: null or a map of pool tree names to maps of the keys
- * above. 0 or PS_EINVAL naming the tree, the key, the value and the reason. */
-int ps_offloading_settings_check(const struct ps_value *settings, struct ps_error *err);
 
 /* The offloading_settings that apply to an operation of user in tree whose specified pool is
  * pool_name (see above): a map with at least one entry, or NULL. Valid while the tree's pools

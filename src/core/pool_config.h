@@ -78,7 +78,7 @@
  *                                                                 weight, resource_limits,
  *                                                                 tentative}: the operations
  *                                                                 below also run there
- *                                                                 (offloading.h)
+ *                                                                 (offloading_settings.h)
  *
  * Choices, and why:
  * - weight: the docs say "non-negative"; upstream's range is [sqrt(DBL_EPSILON),
@@ -117,14 +117,10 @@
 #include "core/attr.h"
 #include "core/error.h"
 #include "core/fair_share.h"
+#include "core/pool_name.h"
 #include "core/resources.h"
 #include "core/tree_config.h"
 #include "core/value.h"
-
-/* Longest pool name (upstream PoolNameMaxLength). */
-#define PS_POOL_NAME_MAX 100
-/* Delimiter of ephemeral subpool names `<pool>$<user>`. */
-#define PS_EPHEMERAL_DELIMITER '$'
 
 struct ps_ephemeral_subpool_config {
     int mode;                                      /* enum ps_sched_mode */
@@ -186,7 +182,7 @@ struct ps_pool_config {
     struct ps_acl acl;                             /* ACEs (core/acl.h), empty by default */
     bool inherit_acl;                              /* true: the parent's ACEs apply too */
     char *config_preset;                           /* owned, NULL when unset */
-    struct ps_value offloading_settings;           /* a map, {} by default (offloading.h) */
+    struct ps_value offloading_settings;           /* a map, {} by default (offloading_settings.h) */
     /* the name each key was set with, as upstream's pools keep it (attr.h spelling_offset):
      * setting a key under an alias while it is set under another name is refused */
     unsigned char spelling[PS_POOL_CONFIG_MAX_KEYS];
@@ -247,11 +243,5 @@ struct ps_resources ps_resources_opt_or_infinite(const struct ps_resources_opt *
  * left as they are. */
 void ps_pool_config_fs_input(const struct ps_pool_config *c, struct ps_fs_element_input *in,
                              struct ps_fs_pool_input *pin);
-
-/* Name rules. An explicit pool name is 1..100 characters of ASCII letters, digits, `_`, `-`
- * and `:`; `<Root>` is reserved and `$` is reserved for ephemeral subpools. The same rule
- * applies to the names of ephemeral pools created from an operation's spec (upstream's
- * ephemeral_pool_name_regex "[-_a-z0-9:A-Z]+"). Returns 0 or PS_EINVAL naming key and value. */
-int ps_pool_name_check(const char *key, const char *name, struct ps_error *err);
 
 #endif

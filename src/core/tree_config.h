@@ -143,10 +143,9 @@
 #include "core/attr.h"
 #include "core/error.h"
 #include "core/fair_share.h"
+#include "core/pool_name.h"
 #include "core/resources.h"
 #include "core/value.h"
-
-#define PS_ROOT_POOL_NAME "<Root>"
 
 enum ps_fifo_scheduling_order {
     PS_FIFO_ORDER_SATISFACTION = 0,

@@ -9,7 +9,6 @@
 #include "core/memory_reserve.h"
 #include "core/strmap.h"
 #include "io/utf8.h"
-#include "node/memory.h"
 
 #define DEFAULT_STDERR_BUDGET (4u * 1024u * 1024u)
 
@@ -26,6 +25,7 @@ struct job {
     double cpu_limit;
     int64_t memory_limit_bytes;
     int64_t memory_reserve_bytes;
+    int64_t memory_held;                /* bytes the node holds for it (node_overdraft.h) */
     int64_t start_ms;
     int gpus[PS_NODE_MAX_GPUS];         /* device indices held while running */
     int gpu_count;
@@ -419,6 +419,7 @@ void ps_node_jobs_start(struct ps_node_jobs *t, const struct ps_node_start *s, i
     j->cpu_limit = f == 1.0 ? s->cpu_limit : ps_cpu_round(s->cpu_limit / f);
     j->memory_limit_bytes = s->memory_limit_bytes;
     j->memory_reserve_bytes = s->memory_reserve_bytes;
+    j->memory_held = s->memory_reserve_bytes > 0 ? s->memory_reserve_bytes : 0;
     j->start_ms = now_ms;
     j->memory_sampled_ms = now_ms;
     j->state = JOB_RUNNING;
@@ -646,39 +647,58 @@ static void always_abort_check(struct ps_node_jobs *t)
     }
 }
 
+/* The memory rule of node_overdraft.h on this tick's samples: each running job in start order
+ * grows (or shrinks) what the node holds for it to its use, never below its reserve; a growth
+ * the node's memory cannot hold aborts the rule's victim (resource_overdraft). */
 static void overdraft_check(struct ps_node_jobs *t)
 {
     if (t->cfg.always_abort_on_memory_reserve_overdraft) {
         always_abort_check(t);
         return;
     }
-    if (t->cfg.node_memory_bytes <= 0 || t->running == 0)
+    if (t->running == 0)
         return;
-    struct ps_node_memory_use *use = malloc(t->running * sizeof *use);
-    size_t *victims = malloc(t->running * sizeof *victims);
+    struct ps_node_memory_job *use = malloc(t->running * sizeof *use);
     struct job **map = malloc(t->running * sizeof *map);
-    if (!use || !victims || !map)
+    if (!use || !map)
         goto out;
     size_t n = 0;
-    for (size_t i = 0; i < t->count && n < t->running; i++) {
+    int64_t used = 0;
+    for (size_t i = 0; i < t->count && n < t->running; i++) {   /* start order */
         struct job *j = t->jobs[i];
-        if (j->state != JOB_RUNNING)
+        if (j->state != JOB_RUNNING || j->aborting)
             continue;
         map[n] = j;
-        use[n++] = (struct ps_node_memory_use){j->job_id, j->sample.memory_bytes,
-                                               j->memory_reserve_bytes, !j->aborting};
+        use[n++] = (struct ps_node_memory_job){j->memory_held, j->memory_reserve_bytes};
+        used += j->memory_held;
     }
-    size_t v = ps_node_overdraft_victims(use, n, t->cfg.node_memory_bytes, victims);
-    for (size_t k = 0; k < v; k++) {
-        struct job *j = map[victims[k]];
-        logf_(t, "job %s: uses %lld bytes, above its reserve of %lld, while the node is out of "
-              "memory: aborting it (resource_overdraft)", j->job_id,
-              (long long)j->sample.memory_bytes, (long long)j->memory_reserve_bytes);
-        ps_node_jobs_abort(t, j->job_id, "resource_overdraft");
+    for (size_t k = 0; k < n; k++) {
+        struct job *j = map[k];
+        if (j->aborting)
+            continue;
+        int64_t now = j->sample.memory_bytes > j->memory_reserve_bytes ? j->sample.memory_bytes
+                                                                        : j->memory_reserve_bytes;
+        if (now < 0)
+            now = 0;
+        int64_t delta = now - j->memory_held;
+        bool over = ps_node_memory_overdraft(used, delta, t->cfg.node_memory_bytes);
+        j->memory_held = use[k].held = now;
+        used += delta;
+        if (!over)
+            continue;
+        size_t v = ps_node_memory_overdraft_victim(use, n, k);
+        if (v == n)
+            continue;
+        struct job *victim = map[v];
+        logf_(t, "job %s: uses %lld bytes, above its reserve of %lld, while the node's memory "
+              "cannot hold job %s's growth: aborting it (resource_overdraft)", victim->job_id,
+              (long long)victim->memory_held, (long long)victim->memory_reserve_bytes, j->job_id);
+        used -= victim->memory_held;
+        use[v].held = use[v].reserve = 0;   /* neither counted nor chosen again */
+        ps_node_jobs_abort(t, victim->job_id, "resource_overdraft");
     }
 out:
     free(use);
-    free(victims);
     free(map);
 }
 

@@ -13,8 +13,10 @@
  *   enable_cpu_reclaim is on (without weights on this node it is bookkeeping: the new guarantee
  *   is still reported, so the scheduler lends the CPU, but nothing enforces it); with reclaim
  *   off the soft limit moves in the statistics only and the reported guarantee stays the limit;
- * - applies the overdraft policy of memory.h against the node's memory resource (or, with
- *   always_abort_on_memory_reserve_overdraft, aborts every job above its reserve);
+ * - every tick, the memory overdraft rule of core/node_overdraft.h against the node's memory
+ *   resource: a job's growth the node cannot hold aborts that job when it is above its reserve,
+ *   otherwise the first job above its reserve (or, with always_abort_on_memory_reserve_overdraft,
+ *   every job above its reserve goes);
  * - every resource_adjustment_period, the CPU overdraft rule of core/node_overdraft.h: the
  *   running jobs' reported guarantees above the node's cpu for longer than
  *   cpu_overdraft_timeout abort the newest jobs (resource_overdraft) until they fit;

@@ -74,16 +74,6 @@ const char *ps_job_outcome_name(enum ps_job_outcome o)
     return "unknown";
 }
 
-enum ps_job_memory_verdict ps_job_memory_verdict(int64_t usage_bytes, int64_t limit_bytes,
-                                                 int64_t reserve_bytes, bool node_out_of_memory)
-{
-    if (limit_bytes > 0 && usage_bytes > limit_bytes)
-        return PS_JOB_MEMORY_LIMIT_EXCEEDED;
-    if (node_out_of_memory && reserve_bytes > 0 && usage_bytes > reserve_bytes)
-        return PS_JOB_MEMORY_OVERDRAFT;
-    return PS_JOB_MEMORY_OK;
-}
-
 /* ---------------------------------------------------------------------------------------------
  * Environment
  * ------------------------------------------------------------------------------------------- */

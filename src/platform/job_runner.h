@@ -9,7 +9,7 @@
  *   every tick (e.g. the CPU monitor's check_period, and more often for memory):
  *       ps_job_runner_tick(r, now_ms, &status, err);
  *       status.usage.cpu_seconds   -> ps_cpu_monitor_tick(..., total_cpu_seconds, ...)
- *       status.usage.memory_bytes  -> resource_overdraft policy (ps_job_memory_verdict)
+ *       status.usage.memory_bytes  -> the memory overdraft rule (core/node_overdraft.h)
  *       if (status.finished) -> report ps_job_runner_result(r), read outputs, clean up
  *   CPU monitor decided:   ps_job_runner_set_cpu_guarantee(r, cores, err)
  *                          (or pass ps_job_runner_cpu_guarantee_cb as the monitor's try_set)
@@ -206,21 +206,5 @@ int ps_job_runner_cleanup(struct ps_job_runner *r, struct ps_error *err);
 
 /* Cleans up if that was not done (ignoring errors) and frees. NULL is a no-op. */
 void ps_job_runner_free(struct ps_job_runner *r);
-
-/* ---------------------------------------------------------------------------------------------
- * Memory policy (pure)
- * ------------------------------------------------------------------------------------------- */
-
-enum ps_job_memory_verdict {
-    PS_JOB_MEMORY_OK = 0,
-    PS_JOB_MEMORY_LIMIT_EXCEEDED,   /* usage > memory_limit: fail, "Memory limit exceeded" */
-    PS_JOB_MEMORY_OVERDRAFT,        /* usage > reserve while the node is out of memory: abort
-                                     * with "resource_overdraft" */
-};
-
-/* What to do about a job using usage_bytes with the given limit and reserve (<= 0: none) when
- * the node is (not) out of memory. The limit is checked first. */
-enum ps_job_memory_verdict ps_job_memory_verdict(int64_t usage_bytes, int64_t limit_bytes,
-                                                 int64_t reserve_bytes, bool node_out_of_memory);
 
 #endif

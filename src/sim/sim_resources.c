@@ -25,15 +25,17 @@
  * max_memory, or with max_memory_spread this attempt's own draw, ps_scenario_job_max_memory)
  * is reached at its start; the node's memory check comes SIM_MEMORY_CHECK_MS later (or at the
  * end of a shorter job): above memory_limit the job fails with "Memory limit exceeded"; above
- * its user job reserve it is aborted with resource_overdraft when the node's free memory (its
- * limit minus the reserves of its running jobs, this one included, minus what other jobs
- * already use above their reserves) does not cover the excess; otherwise the excess is taken
- * from the node's free memory until the job ends.
+ * its user job reserve, the growth is core/node_overdraft.h's memory rule: when the node's free
+ * memory (its limit minus the reserves of its running jobs, this one included, minus what
+ * other jobs already use above their reserves) does not cover the excess, the rule's victim is
+ * aborted with resource_overdraft at the check (the job itself, being above its reserve);
+ * otherwise the excess is taken from the node's free memory until the job ends.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/node_overdraft.h"
 #include "core/op_spec.h"
 #include "io/json_value.h"
 #include "sim/sim_internal.h"
@@ -176,6 +178,30 @@ static int64_t job_proxy_peak(const struct ps_sim *sim, const struct sim_job *jo
                       : job->memory.job_proxy_memory_bytes + job->memory.footprint_memory_bytes;
 }
 
+/* The node's victim of job's growth by excess (core/node_overdraft.h): its running jobs in the
+ * node's order, each holding its reserve plus what it took above; job holds its grown size.
+ * NULL when none is above its reserve. */
+static struct sim_job *memory_victim(struct ps_sim *sim, const struct sim_node *n,
+                                     struct sim_job *job, int64_t excess)
+{
+    size_t count = (size_t)n->job_count, grower = count;
+    struct ps_node_memory_job *use = malloc((count ? count : 1) * sizeof *use);
+    if (!use)
+        return job;   /* the grower, above its reserve, is the rule's answer for it */
+    for (size_t k = 0; k < count; k++) {
+        const struct sim_job *o = &sim->jobs[n->jobs[k]];
+        int64_t reserve = o->resources.v[PS_RES_MEMORY];
+        use[k] = (struct ps_node_memory_job){reserve + o->memory_excess, reserve};
+        if (o == job) {
+            use[k].held = reserve + excess;
+            grower = k;
+        }
+    }
+    size_t v = ps_node_memory_overdraft_victim(use, count, grower);
+    free(use);
+    return v < count ? &sim->jobs[n->jobs[v]] : NULL;
+}
+
 void sim_res_plan_end(struct ps_sim *sim, struct sim_job *job)
 {
     const struct sim_task *t = &sim->ops[job->op].tasks[job->task];
@@ -205,17 +231,26 @@ void sim_res_plan_end(struct ps_sim *sim, struct sim_job *job)
         return;
     }
     int64_t limit = n->limits.v[PS_RES_MEMORY];
-    int64_t free_memory = limit >= PS_RES_INFINITE
-                              ? PS_RES_INFINITE
-                              : limit - n->usage.v[PS_RES_MEMORY] - n->memory_excess;
-    if (excess <= free_memory) {
+    bool over = ps_node_memory_overdraft(n->usage.v[PS_RES_MEMORY] + n->memory_excess, excess,
+                                         limit >= PS_RES_INFINITE ? 0 : limit);
+    struct sim_job *victim = over ? memory_victim(sim, n, job, excess) : NULL;
+    if (victim != job) {
         job->memory_excess = excess;
         n->memory_excess += excess;
-        return;
     }
-    job->end_kind = SIM_END_ABORTED;
-    job->end_reason = "resource_overdraft";
-    job->end_ms = job->start_ms + check;
+    int64_t at = job->start_ms + check;
+    if (!victim)
+        return;   /* nobody above a reserve */
+    if (victim != job) {
+        /* another job goes at the check, unless it ends first; the grower's own end event is
+         * pushed by its start (out of memory for the event: the victim runs on) */
+        if (at >= victim->end_ms ||
+            sim_push(sim, at, SIM_EV_JOB_END, victim - sim->jobs, victim->serial) != 0)
+            return;
+    }
+    victim->end_kind = SIM_END_ABORTED;
+    victim->end_reason = "resource_overdraft";
+    victim->end_ms = at;
 }
 
 static void memory_stats(const struct ps_sim *sim, const struct sim_job *job,

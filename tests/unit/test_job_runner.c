@@ -480,19 +480,6 @@ static void test_start_errors_leave_nothing(void **state)
     assert_non_null(strstr(err.msg, "never run as root"));
 }
 
-static void test_memory_verdict(void **state)
-{
-    (void)state;
-    const int64_t MB = 1 << 20;
-    assert_int_equal(ps_job_memory_verdict(50 * MB, 100 * MB, 40 * MB, false), PS_JOB_MEMORY_OK);
-    assert_int_equal(ps_job_memory_verdict(50 * MB, 100 * MB, 40 * MB, true),
-                     PS_JOB_MEMORY_OVERDRAFT);
-    assert_int_equal(ps_job_memory_verdict(30 * MB, 100 * MB, 40 * MB, true), PS_JOB_MEMORY_OK);
-    assert_int_equal(ps_job_memory_verdict(101 * MB, 100 * MB, 40 * MB, true),
-                     PS_JOB_MEMORY_LIMIT_EXCEEDED);
-    assert_int_equal(ps_job_memory_verdict(101 * MB, 0, 0, true), PS_JOB_MEMORY_OK);
-}
-
 /* ---------------------------------------------------------------------------------------------
  * Accounting and enforcement, with cgroups when usable and always without
  * ------------------------------------------------------------------------------------------- */
@@ -771,7 +758,6 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_abort_kills_the_whole_job, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cleanup_of_a_running_job, setup, teardown),
         cmocka_unit_test_setup_teardown(test_start_errors_leave_nothing, setup, teardown),
-        cmocka_unit_test(test_memory_verdict),
         cmocka_unit_test_setup_teardown(test_cpu_accounting_procfs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cpu_accounting_cgroup, setup, teardown),
         cmocka_unit_test_setup_teardown(test_memory_peak_procfs, setup, teardown),

@@ -17,7 +17,6 @@
 #include "node/args.h"
 #include "node/devices.h"
 #include "node/jobs.h"
-#include "node/memory.h"
 #include "node/protocol.h"
 #include "node/runner.h"
 
@@ -569,31 +568,26 @@ static void test_resources_and_tags(void **state)
 
 static void test_overdraft_victims(void **state)
 {
-    struct ps_node_memory_use use[] = {
-        {"a", 300, 100, true},   /* overdraft 200 */
-        {"b", 500, 100, true},   /* overdraft 400 */
-        {"c", 200, 0, true},     /* no reserve: never a victim */
-        {"d", 150, 200, true},   /* within its reserve */
-        {"e", 600, 100, false},  /* already being aborted: neither counted nor chosen */
+    (void)state;
+    /* a growth is an overdraft when it does not fit the node's memory (none: no limit) */
+    assert_true(ps_node_memory_overdraft(900, 200, 1000));
+    assert_false(ps_node_memory_overdraft(800, 200, 1000));
+    assert_false(ps_node_memory_overdraft(1200, 0, 1000));   /* no growth */
+    assert_false(ps_node_memory_overdraft(900, 200, 0));
+    struct ps_node_memory_job jobs[] = {
+        {300, 100},   /* above its reserve by 200 */
+        {500, 100},   /* above by 400 */
+        {200, 0},     /* no reserve: never a victim */
+        {200, 200},   /* within its reserve */
     };
-    size_t v[5];
-    /* total 1150 (e's 600 is on its way out) <= 1200: nothing */
-    assert_int_equal(ps_node_overdraft_victims(use, 5, 1200, v), 0);
-    /* no limit: nothing */
-    assert_int_equal(ps_node_overdraft_victims(use, 5, 0, v), 0);
-    /* 1150 > 1000: b (largest overdraft) alone brings it to 650 */
-    assert_int_equal(ps_node_overdraft_victims(use, 5, 1000, v), 1);
-    assert_int_equal(v[0], 1);
-    /* 1150 > 600: b then a, 350 */
-    assert_int_equal(ps_node_overdraft_victims(use, 5, 600, v), 2);
-    assert_int_equal(v[0], 1);
-    assert_int_equal(v[1], 0);
-    /* jobs without reserve or within it are never chosen: only b and a qualify */
-    assert_int_equal(ps_node_overdraft_victims(use, 5, 100, v), 2);
-    /* ties by job id */
-    struct ps_node_memory_use tie[] = {{"y", 200, 100, true}, {"x", 200, 100, true}};
-    assert_int_equal(ps_node_overdraft_victims(tie, 2, 300, v), 1);
-    assert_int_equal(v[0], 1);
+    /* the job that grew goes when it is above its reserve, whatever the others' overdraft */
+    assert_int_equal(ps_node_memory_overdraft_victim(jobs, 4, 0), 0);
+    assert_int_equal(ps_node_memory_overdraft_victim(jobs, 4, 1), 1);
+    /* otherwise the first job above its reserve */
+    assert_int_equal(ps_node_memory_overdraft_victim(jobs, 4, 3), 0);
+    assert_int_equal(ps_node_memory_overdraft_victim(jobs, 4, 2), 0);
+    /* none above: none */
+    assert_int_equal(ps_node_memory_overdraft_victim(jobs + 2, 2, 0), 2);
 }
 
 /* ---- the job table -------------------------------------------------------------------- */

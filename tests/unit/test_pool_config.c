@@ -158,7 +158,7 @@ static void test_custom_attributes(void **state)
     ps_pool_config_release(&copy);
 }
 
-/* offloading_settings entries are checked with the config (offloading.h): each names the key,
+/* offloading_settings entries are checked with the config (offloading_settings.h): each names the key,
  * the value and the reason; a good one passes. */
 static void test_offloading_settings_validated(void **state)
 {
