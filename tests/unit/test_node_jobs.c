@@ -394,6 +394,7 @@ static const char good_reply[] =
     "\"operation_id\": \"op\", \"task_name\": \"main\", \"job_index\": 3, \"command\": \"echo "
     "hi\", \"environment\": {\"B\": \"2\", \"A\": \"1\"}, \"cpu_limit\": 2, \"cpu_guarantee\": 2, "
     "\"memory_limit\": 1048576, \"memory_reserve\": 524288, \"tmpfs_size\": 0, "
+    "\"waiting_job_timeout\": 7000, "
     "\"job_cpu_monitor\": {\"enable_cpu_reclaim\": true, \"check_period\": 10, "
     "\"min_cpu_limit\": 0.1}}], \"jobs_to_interrupt\": [{\"job_id\": \"j-2\", \"timeout_ms\": "
     "500, \"reason\": \"preemption\"}], \"jobs_to_abort\": [{\"job_id\": \"j-3\", \"reason\": "
@@ -427,6 +428,7 @@ static void test_reply_parse(void **state)
     assert_true(r.starts[0].cpu_monitor.min_cpu_limit == 0.1);
     assert_true(r.starts[0].cpu_monitor.smoothing_factor == 0.1);  /* default kept */
     assert_int_equal(r.starts[0].memory_reserve_bytes, 524288);
+    assert_int_equal(r.starts[0].waiting_job_timeout_ms, 7000);
     assert_int_equal(r.interrupt_count, 1);
     assert_int_equal(r.interrupts[0].timeout_ms, 500);
     assert_int_equal(r.abort_count, 1);
@@ -480,6 +482,9 @@ static void test_reply_rejects(void **state)
     expect_bad("{\"jobs_to_start\": [{\"job_id\": \"a\", \"operation_id\": \"o\", "
                "\"task_name\": \"t\", \"command\": \"x\", \"cpu_limit\": -1}]}",
                "cpu_limit");
+    expect_bad("{\"jobs_to_start\": [{\"job_id\": \"a\", \"operation_id\": \"o\", "
+               "\"task_name\": \"t\", \"command\": \"x\", \"waiting_job_timeout\": -1}]}",
+               "jobs_to_start[0].waiting_job_timeout");
     expect_bad("{\"jobs_to_start\": [{\"job_id\": \"a\", \"operation_id\": \"o\", "
                "\"task_name\": \"t\", \"command\": \"x\", \"environment\": {\"A=B\": \"1\"}}]}",
                "environment");
