@@ -132,6 +132,8 @@ static const struct ps_attr spec_attrs[] = {
      .offset = OFF(memory_reserve_factor), .min = 0, .max = 1, .flags = PS_ATTR_MIN_OPEN},
     {.name = "max_failed_job_count", .kind = PS_ATTR_OPT_INT, .offset = OFF(max_failed_job_count),
      .min = 0, .max = PS_MAX_FAILED_JOB_COUNT},
+    {.name = "waiting_job_timeout", .kind = PS_ATTR_OPT_INT, .offset = OFF(waiting_job_timeout_ms),
+     .min = 10000, .max = 600000},
     {.name = "ban_nodes_with_failed_jobs", .kind = PS_ATTR_BOOL,
      .offset = OFF(ban_nodes_with_failed_jobs)},
     {.name = "ignore_job_failures_at_banned_nodes", .kind = PS_ATTR_BOOL,
@@ -429,4 +431,13 @@ void ps_operation_spec_preempt_settings(const struct ps_operation_spec *spec, bo
     const struct ps_opt_int *max = &spec->max_unpreemptible_allocation_count;
     *graceful = spec->preemption_mode == PS_PREEMPTION_MODE_GRACEFUL;
     *max_unpreemptible = !max->set ? -1 : max->value > INT32_MAX ? INT32_MAX : (int)max->value;
+}
+
+int64_t ps_operation_spec_waiting_job_timeout(const struct ps_operation_spec *spec,
+                                              const struct ps_opt_int *tree_timeout)
+{
+    int64_t out = spec->waiting_job_timeout_ms.set ? spec->waiting_job_timeout_ms.value : -1;
+    if (tree_timeout->set && tree_timeout->value > out)
+        out = tree_timeout->value;
+    return out;
 }

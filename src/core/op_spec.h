@@ -61,6 +61,11 @@
  *                                                            counts as aborted (node_banned)
  * fail_on_all_nodes_banned                    true           the operation fails once every
  *                                                            node it could use is banned for it
+ * waiting_job_timeout                         unset          integer ms in [10000, 600000]
+ *                                                            (upstream's TOperationSpecBase):
+ *                                                            how long a job may wait on its
+ *                                                            node for resources
+ *                                                            (ps_waiting_job_timeout)
  * tasks                                       the vanilla controller's (server/service.c)
  * Errors in job_cpu_monitor name the key: `job_cpu_monitor/smoothing_factor: must be in (0, 1],
  * got 2`. The resulting spec (ps_operation_spec_to_value) always shows the job_cpu_monitor
@@ -155,6 +160,7 @@ struct ps_operation_spec {
     struct ps_opt_double user_job_memory_digest_lower_bound;
     struct ps_opt_double memory_reserve_factor;
     struct ps_opt_int max_failed_job_count;
+    struct ps_opt_int waiting_job_timeout_ms;
     bool ban_nodes_with_failed_jobs;
     bool ignore_job_failures_at_banned_nodes;
     bool fail_on_all_nodes_banned;
@@ -208,5 +214,12 @@ void ps_operation_spec_settings(const struct ps_operation_spec *spec, const char
  * max_unpreemptible_allocation_count clamped to INT32_MAX, -1 when unset. */
 void ps_operation_spec_preempt_settings(const struct ps_operation_spec *spec, bool *graceful,
                                         int *max_unpreemptible);
+
+/* How long a job of the operation may wait on its node for resources (ms), -1 when neither is
+ * set (the node's own default applies): the greater of the spec's waiting_job_timeout and the
+ * tree's waiting_for_resources_on_node_timeout when both are set, else the one that is
+ * (upstream's controller, TTask::BuildJobSpec). */
+int64_t ps_operation_spec_waiting_job_timeout(const struct ps_operation_spec *spec,
+                                              const struct ps_opt_int *tree_timeout);
 
 #endif

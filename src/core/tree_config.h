@@ -33,6 +33,15 @@
  *     (job_interrupt_timeout)                     10000 ms       integer >= 0
  * allocation_graceful_preemption_timeout
  *     (job_graceful_interrupt_timeout)            60000 ms       integer >= 0
+ * waiting_for_resources_on_node_timeout
+ *     (waiting_job_timeout)                       unset          integer >= 0 (ms): how long an
+ *                                                                allocation may wait on its node
+ *                                                                for resources (victims still
+ *                                                                ending) before the node aborts
+ *                                                                it (waiting_timeout); the
+ *                                                                greater of this and the spec's
+ *                                                                waiting_job_timeout
+ *                                                                (ps_waiting_job_timeout)
  * max_unpreemptible_running_allocation_count
  *     (max_unpreemptible_running_job_count,
  *      max_unpreemptable_running_job_count)       unset          integer >= 0
@@ -205,6 +214,7 @@ struct ps_tree_config {
     int64_t allocation_preemption_timeout_ms;
     int64_t allocation_graceful_preemption_timeout_ms;
     struct ps_opt_int max_unpreemptible_running_allocation_count;
+    struct ps_opt_int waiting_for_resources_on_node_timeout_ms;
     bool enable_conditional_preemption;
     bool preemption_check_starvation;
     bool preemption_check_satisfaction;

@@ -491,6 +491,7 @@ int ps_node_agent_run(const struct ps_node_agent_config *cfg, const struct ps_no
     ps_node_jobs_config_init(&jcfg);
     jcfg.node_memory_bytes = cfg->memory_bytes;
     jcfg.node_cpu = cfg->cpu;
+    jcfg.user_slots = cfg->user_slots;
     jcfg.overdraft = cfg->overdraft;
     jcfg.report_stderr_budget_bytes = cfg->report_stderr_budget_bytes;
     jcfg.always_abort_on_memory_reserve_overdraft = cfg->always_abort_on_memory_reserve_overdraft;

@@ -13,6 +13,7 @@
 #define DEFAULT_STDERR_BUDGET (4u * 1024u * 1024u)
 
 enum job_state {
+    JOB_WAITING,                        /* for the node's resources (start_waiting) */
     JOB_RUNNING,
     JOB_FINISHED,
 };
@@ -33,6 +34,8 @@ struct job {
     int port_count;
 
     enum job_state state;
+    struct ps_node_start *wait_start;   /* waiting: its start request (owned copy) */
+    int64_t wait_deadline_ms, wait_timeout_ms;
     void *handle;                       /* the runner's job; NULL once finished */
     struct ps_node_job_sample sample;   /* the latest tick's */
     double memory_byte_ms;              /* integral of sample.memory_bytes over time */
@@ -71,6 +74,7 @@ void ps_node_jobs_config_init(struct ps_node_jobs_config *cfg)
     cfg->cpu_to_vcpu_factor = 1.0;
     cfg->start_port = PS_NODE_DEFAULT_START_PORT;
     cfg->port_count = PS_NODE_DEFAULT_PORT_COUNT;
+    cfg->waiting_for_resources_timeout_ms = PS_NODE_DEFAULT_WAITING_FOR_RESOURCES_TIMEOUT_MS;
     ps_node_overdraft_config_init(&cfg->overdraft);
 }
 
@@ -108,10 +112,52 @@ int ps_node_jobs_new(const struct ps_node_runner *runner, const struct ps_node_j
     return 0;
 }
 
+static char *dup_or_empty(const char *s)
+{
+    return strdup(s ? s : "");
+}
+
+static void start_free(struct ps_node_start *s)
+{
+    if (!s)
+        return;
+    free((char *)s->job_id);
+    free((char *)s->operation_id);
+    free((char *)s->task_name);
+    free((char *)s->command);
+    ps_node_env_free(s->environment);
+    free(s);
+}
+
+/* An owned copy of s (strings and environment), or NULL when out of memory. */
+static struct ps_node_start *start_copy(const struct ps_node_start *s)
+{
+    struct ps_node_start *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    *c = *s;
+    c->job_id = c->operation_id = c->task_name = c->command = NULL;
+    c->environment = NULL;
+    size_t n = 0;
+    while (s->environment && s->environment[n])
+        n++;
+    bool ok = (c->job_id = strdup(s->job_id)) && (c->operation_id = dup_or_empty(s->operation_id)) &&
+              (c->task_name = dup_or_empty(s->task_name)) && (c->command = strdup(s->command)) &&
+              (c->environment = calloc(n + 1, sizeof *c->environment));
+    for (size_t i = 0; ok && i < n; i++)
+        ok = (c->environment[i] = strdup(s->environment[i])) != NULL;
+    if (!ok) {
+        start_free(c);
+        return NULL;
+    }
+    return c;
+}
+
 static void job_free(const struct ps_node_runner *runner, struct job *j)
 {
     if (!j)
         return;
+    start_free(j->wait_start);
     if (j->handle)
         runner->ops->free(j->handle);
     ps_cpu_monitor_release(&j->monitor);
@@ -344,7 +390,7 @@ static void finish(struct ps_node_jobs *t, struct job *j, const struct ps_node_j
                                                                            : NULL);
         j->record_stderr_bytes = 0;
     }
-    if (j->state == JOB_RUNNING) {
+    if (j->state != JOB_FINISHED) {
         t->running--;
         ps_node_gpus_free(&t->devices, j->gpus, j->gpu_count);
         ps_node_ports_free(&t->devices, j->ports, j->port_count);
@@ -359,11 +405,6 @@ static void finish(struct ps_node_jobs *t, struct job *j, const struct ps_node_j
 }
 
 /* ---- start ---------------------------------------------------------------------------- */
-
-static char *dup_or_empty(const char *s)
-{
-    return strdup(s ? s : "");
-}
 
 /* Gives running job j the GPU devices and ports s asks for and, when it asks for any, *env:
  * s's environment naming them (devices.h). When the node has not enough free, j is finished
@@ -397,29 +438,11 @@ static int take_devices(struct ps_node_jobs *t, struct job *j, const struct ps_n
     return -1;
 }
 
-void ps_node_jobs_start(struct ps_node_jobs *t, const struct ps_node_start *s, int64_t now_ms)
+/* Starts waiting job j from start request s at now_ms: its CPU monitor, devices and process.
+ * A job that cannot start is finished at once. */
+static void launch(struct ps_node_jobs *t, struct job *j, const struct ps_node_start *s,
+                   int64_t now_ms)
 {
-    if (find(t, s->job_id))
-        return;
-    struct job *j = calloc(1, sizeof *j);
-    if (!j) {
-        logf_(t, "job %s: out of memory, not started", s->job_id);
-        return;
-    }
-    j->job_id = strdup(s->job_id);
-    j->operation_id = dup_or_empty(s->operation_id);
-    j->task_name = dup_or_empty(s->task_name);
-    if (!j->job_id || !j->operation_id || !j->task_name) {
-        logf_(t, "job %s: out of memory, not started", s->job_id);
-        job_free(t->runner, j);
-        return;
-    }
-    j->job_index = s->job_index;
-    double f = t->cfg.cpu_to_vcpu_factor;
-    j->cpu_limit = f == 1.0 ? s->cpu_limit : ps_cpu_round(s->cpu_limit / f);
-    j->memory_limit_bytes = s->memory_limit_bytes;
-    j->memory_reserve_bytes = s->memory_reserve_bytes;
-    j->memory_held = s->memory_reserve_bytes > 0 ? s->memory_reserve_bytes : 0;
     j->start_ms = now_ms;
     j->memory_sampled_ms = now_ms;
     j->state = JOB_RUNNING;
@@ -438,13 +461,6 @@ void ps_node_jobs_start(struct ps_node_jobs *t, const struct ps_node_start *s, i
         logf_(t, "job %s: no CPU monitor: %s", s->job_id, e.msg);
         ps_error_init(&e);
     }
-
-    if (add_job(t, j) != 0) {
-        logf_(t, "job %s: out of memory, not started", s->job_id);
-        job_free(t->runner, j);
-        return;
-    }
-    t->running++;
 
     char **env = NULL;
     if (take_devices(t, j, s, &env) != 0)
@@ -487,12 +503,124 @@ void ps_node_jobs_start(struct ps_node_jobs *t, const struct ps_node_start *s, i
           (long long)j->memory_limit_bytes);
 }
 
+/* Whether job j (waiting) fits beside the running jobs: a user slot and its cpu_limit within
+ * the node's user_slots and cpu (each checked when configured). Running jobs hold their
+ * resources until reaped, interrupted or aborting ones too (upstream's job resource manager
+ * releases them when the job is cleaned up). */
+static bool fits(const struct ps_node_jobs *t, const struct job *j)
+{
+    int64_t slots = 0;
+    double cpu = 0;
+    for (size_t i = 0; i < t->count; i++) {
+        const struct job *r = t->jobs[i];
+        if (r->state != JOB_RUNNING)
+            continue;
+        slots++;
+        cpu += current_guarantee(r);
+    }
+    if (t->cfg.user_slots > 0 && slots + 1 > t->cfg.user_slots)
+        return false;
+    /* cores rounded to hundredths per job (cpu_to_vcpu_factor): that much slack each */
+    return t->cfg.node_cpu <= 0 ||
+           cpu + j->cpu_limit <= t->cfg.node_cpu + 0.005 * (double)(slots + 1) + 1e-9;
+}
+
+/* Finishes waiting job j as aborted with reason; message goes where its stderr would. */
+static void finish_waiting(struct ps_node_jobs *t, struct job *j, const char *reason,
+                           const char *message)
+{
+    struct ps_node_job_end end;
+    memset(&end, 0, sizeof end);
+    end.exit_code = -1;
+    end.outcome = PS_NODE_OUTCOME_ABORTED;
+    snprintf(end.abort_reason, sizeof end.abort_reason, "%s", reason);
+    finish(t, j, &end, message, strlen(message), false);
+    start_free(j->wait_start);
+    j->wait_start = NULL;
+}
+
+/* Starts the waiting jobs that fit now, in start order, and aborts those whose waiting timeout
+ * has passed (upstream's StartWaitingJobs and OnWaitingAllocationTimeout). */
+static void start_waiting(struct ps_node_jobs *t, int64_t now_ms)
+{
+    for (size_t i = 0; i < t->count; i++) {
+        struct job *j = t->jobs[i];
+        if (j->state != JOB_WAITING)
+            continue;
+        if (fits(t, j)) {
+            struct ps_node_start *s = j->wait_start;
+            j->wait_start = NULL;
+            logf_(t, "job %s: resources free after %lld ms of waiting", j->job_id,
+                  (long long)(now_ms - j->start_ms));
+            launch(t, j, s, now_ms);
+            start_free(s);
+        } else if (now_ms >= j->wait_deadline_ms) {
+            char msg[160];
+            snprintf(msg, sizeof msg,
+                     "Allocation waiting for resources has timed out (timeout: %lld ms)",
+                     (long long)j->wait_timeout_ms);
+            finish_waiting(t, j, "waiting_timeout", msg);
+        }
+    }
+}
+
+void ps_node_jobs_start(struct ps_node_jobs *t, const struct ps_node_start *s, int64_t now_ms)
+{
+    if (find(t, s->job_id))
+        return;
+    struct job *j = calloc(1, sizeof *j);
+    if (!j) {
+        logf_(t, "job %s: out of memory, not started", s->job_id);
+        return;
+    }
+    j->job_id = strdup(s->job_id);
+    j->operation_id = dup_or_empty(s->operation_id);
+    j->task_name = dup_or_empty(s->task_name);
+    if (!j->job_id || !j->operation_id || !j->task_name) {
+        logf_(t, "job %s: out of memory, not started", s->job_id);
+        job_free(t->runner, j);
+        return;
+    }
+    j->job_index = s->job_index;
+    double f = t->cfg.cpu_to_vcpu_factor;
+    j->cpu_limit = f == 1.0 ? s->cpu_limit : ps_cpu_round(s->cpu_limit / f);
+    j->memory_limit_bytes = s->memory_limit_bytes;
+    j->memory_reserve_bytes = s->memory_reserve_bytes;
+    j->memory_held = s->memory_reserve_bytes > 0 ? s->memory_reserve_bytes : 0;
+    j->start_ms = now_ms;
+    j->state = JOB_WAITING;
+    if (add_job(t, j) != 0) {
+        logf_(t, "job %s: out of memory, not started", s->job_id);
+        job_free(t->runner, j);
+        return;
+    }
+    t->running++;
+    if (fits(t, j)) {
+        launch(t, j, s, now_ms);
+        return;
+    }
+    /* Victims of a preemption may still be ending: the job waits for their resources. */
+    j->wait_timeout_ms = s->waiting_job_timeout_ms >= 0 ? s->waiting_job_timeout_ms
+                                                       : t->cfg.waiting_for_resources_timeout_ms;
+    j->wait_deadline_ms = now_ms + j->wait_timeout_ms;
+    if (!(j->wait_start = start_copy(s))) {
+        finish_waiting(t, j, "node_error", "out of memory for a waiting job");
+        return;
+    }
+    logf_(t, "job %s: waiting for resources (up to %lld ms)", j->job_id,
+          (long long)j->wait_timeout_ms);
+}
+
 /* ---- signals from the scheduler --------------------------------------------------------- */
 
 void ps_node_jobs_interrupt(struct ps_node_jobs *t, const char *job_id, int64_t timeout_ms,
                             const char *reason, int64_t now_ms)
 {
     struct job *j = find(t, job_id);
+    if (j && j->state == JOB_WAITING) {
+        ps_node_jobs_abort(t, job_id, reason);   /* it holds nothing to give back gracefully */
+        return;
+    }
     if (!j || j->state != JOB_RUNNING || j->aborting)
         return;
     struct ps_error e;
@@ -511,6 +639,10 @@ void ps_node_jobs_interrupt(struct ps_node_jobs *t, const char *job_id, int64_t 
 void ps_node_jobs_abort(struct ps_node_jobs *t, const char *job_id, const char *reason)
 {
     struct job *j = find(t, job_id);
+    if (j && j->state == JOB_WAITING) {
+        finish_waiting(t, j, reason, "Job aborted by scheduler");
+        return;
+    }
     if (!j || j->state != JOB_RUNNING || j->aborting)
         return;
     struct ps_error e;
@@ -528,7 +660,7 @@ void ps_node_jobs_abort(struct ps_node_jobs *t, const char *job_id, const char *
 void ps_node_jobs_abort_all(struct ps_node_jobs *t, const char *reason)
 {
     for (size_t i = 0; i < t->count; i++)
-        if (t->jobs[i]->state == JOB_RUNNING)
+        if (t->jobs[i]->state != JOB_FINISHED)
             ps_node_jobs_abort(t, t->jobs[i]->job_id, reason);
 }
 
@@ -811,6 +943,7 @@ size_t ps_node_jobs_tick(struct ps_node_jobs *t, int64_t now_ms)
     }
     overdraft_check(t);
     adjust_resources(t, now_ms);
+    start_waiting(t, now_ms);
     return finished;
 }
 
@@ -829,6 +962,8 @@ size_t ps_node_jobs_reap(struct ps_node_jobs *t, int64_t now_ms)
         reap_job(t, j);
         finished++;
     }
+    if (finished > 0)
+        start_waiting(t, now_ms);
     return finished;
 }
 
@@ -887,8 +1022,8 @@ json_t *ps_node_jobs_report(struct ps_node_jobs *t, bool *more)
     size_t running_used = 0;
     for (size_t i = 0; i < t->count; i++) {
         struct job *j = t->jobs[i];
-        if (j->state != JOB_RUNNING)
-            continue;
+        if (j->state == JOB_FINISHED)
+            continue;   /* a waiting job is reported as running: the scheduler counts it so */
         json_t *entry = running_entry(t, j);
         if (entry && running_used < t->cfg.report_stderr_budget_bytes / 4)
             running_used += running_stderr(t, j, entry);

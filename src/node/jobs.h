@@ -1,7 +1,11 @@
 /* jobs.h — the node's job table: every job from the moment the scheduler asks to start it until
  * the scheduler has acknowledged how it ended.
  *
- * States: running -> finished (completed | failed | aborted) -> forgotten (acknowledged).
+ * States: [waiting ->] running -> finished (completed | failed | aborted) -> forgotten
+ * (acknowledged). A job whose user slot or cpu the running jobs still hold (the victims of a
+ * preemption finishing their interruption) waits, reported as running, until they are reaped;
+ * past its waiting timeout it is aborted with "waiting_timeout" (user_slots below). An abort
+ * or interrupt of a waiting job aborts it at once.
  * A job whose start fails never runs: it is finished at once (failed when its spec cannot run
  * here, e.g. a tmpfs on a node that is not root; aborted with "node_error" when the node could
  * not start it for its own reasons, e.g. fork failed), so the scheduler always learns its fate.
@@ -43,6 +47,9 @@
 #include "core/node_overdraft.h"
 #include "node/devices.h"
 #include "node/protocol.h"
+
+/* Upstream's exec node waiting_for_resources_timeout (alias waiting_jobs_timeout). */
+#define PS_NODE_DEFAULT_WAITING_FOR_RESOURCES_TIMEOUT_MS 30000
 #include "node/runner.h"
 
 /* A log line (without newline) from the table, e.g. "job j1: started". */
@@ -70,6 +77,14 @@ struct ps_node_jobs_config {
      * with real cores) and its reported cpu_guarantee is multiplied back (both rounded to
      * hundredths, as upstream's TCpuResource). */
     double cpu_to_vcpu_factor;
+    /* Jobs wait for the node's resources (a user slot, their cpu_limit in cores) while running
+     * jobs hold them, e.g. the victims of a preemption still finishing their interruption:
+     * upstream's node keeps such an allocation waiting, and aborts it with "waiting_timeout"
+     * after its waiting_job_timeout (from the scheduler, tree's and spec's) or, without one,
+     * the node's waiting_for_resources_timeout (upstream's exec node dynamic config, alias
+     * waiting_jobs_timeout, 30 s). 0: not checked. */
+    int64_t user_slots;                 /* 0 */
+    int64_t waiting_for_resources_timeout_ms;   /* 30000 */
     int start_port;                     /* 20000 */
     int port_count;                     /* 10000 */
     ps_node_port_probe_fn port_probe;   /* NULL: no preliminary bind */

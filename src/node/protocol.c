@@ -224,6 +224,10 @@ static int parse_start(const json_t *o, const char *path, struct ps_node_start *
         (rc = ps_jv_int(o, path, "port_count", 0, PS_NODE_MAX_JOB_PORTS,
                         "an integer from 0 to 50", &s->port_count, NULL, err)))
         return rc;
+    s->waiting_job_timeout_ms = -1;
+    if ((rc = ps_jv_int(o, path, "waiting_job_timeout", 0, INT32_MAX, "milliseconds >= 0",
+                        &s->waiting_job_timeout_ms, NULL, err)))
+        return rc;
     char where[256];
     ps_jv_join(where, sizeof where, path, "environment");
     const json_t *env = json_object_get(o, "environment");

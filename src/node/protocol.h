@@ -57,6 +57,8 @@ struct ps_node_start {
     int64_t tmpfs_size_bytes;           /* >= 0 */
     int64_t gpu_limit;                  /* GPU devices the node gives the job, 0..64 */
     int64_t port_count;                 /* ports the node gives the job, 0..50 */
+    int64_t waiting_job_timeout_ms;     /* how long it may wait for the node's resources; -1:
+                                         * the node's waiting_for_resources_timeout */
     struct ps_cpu_monitor_config cpu_monitor;   /* defaults for absent keys, validated */
 };
 

@@ -147,7 +147,7 @@ static json_t *abort_entry(const char *id, const char *reason)
 json_t *ps_svc_start_entry(const struct ps_svc_job *job)
 {
     const struct ps_svc_task *t = &job->op->tasks[job->task];
-    return json_pack("{s:s, s:s, s:s, s:I, s:s, s:O, s:f, s:f, s:I, s:I, s:I, s:I, s:O, s:I}",
+    json_t *e = json_pack("{s:s, s:s, s:s, s:I, s:s, s:O, s:f, s:f, s:I, s:I, s:I, s:I, s:O, s:I}",
                      "job_id", job->id, "operation_id", job->op->id, "task_name", t->name,
                      "job_index", (json_int_t)job->job_index, "command", t->command,
                      "environment", t->environment, "cpu_limit", job->cpu_limit,
@@ -156,6 +156,10 @@ json_t *ps_svc_start_entry(const struct ps_svc_job *job)
                      "memory_reserve", (json_int_t)job->mem.user_job_memory_reserve_bytes,
                      "tmpfs_size", (json_int_t)t->tmpfs_size, "job_cpu_monitor",
                      job->op->cpu_monitor_json, "port_count", (json_int_t)t->port_count);
+    if (e && job->waiting_job_timeout_ms >= 0 &&
+        json_object_set_new(e, "waiting_job_timeout", json_integer(job->waiting_job_timeout_ms)))
+        json_decref(e), e = NULL;
+    return e;
 }
 
 static int job_final_state(const char *s)

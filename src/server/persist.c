@@ -565,6 +565,7 @@ struct ps_svc_job *ps_persist_job_from_doc(struct ps_service *svc, const json_t 
     struct ps_svc_job *j = calloc(1, sizeof *j);
     if (!j)
         return NULL;
+    j->waiting_job_timeout_ms = -1;   /* not kept: a start sent again leaves it to the node */
     j->id = strdup(id);
     j->node_id = strdup(node);
     j->op = op;

@@ -181,6 +181,12 @@ static int start(void *ctx, int64_t node, int element, struct ps_resources resou
     *started = job != NULL;
     if (!job)
         return 0;
+    const struct ps_pool_tree *tree = ps_strategy_find_tree(h->svc->strategy, h->ts->name);
+    job->waiting_job_timeout_ms =
+        tree && op->sop ? ps_operation_spec_waiting_job_timeout(
+                              &op->sop->spec,
+                              &ps_pool_tree_config(tree)->waiting_for_resources_on_node_timeout_ms)
+                        : -1;
     job->sent_in_heartbeat = h->node->heartbeat_seq;
     h->last_started = job;
     h->last_started_element = element;

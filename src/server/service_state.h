@@ -68,6 +68,9 @@ struct ps_svc_job {
     double cpu_guarantee;          /* cores, as last reported (starts at cpu_limit) */
     struct ps_memory_job mem;      /* memory reserve at start */
     struct ps_resources usage;     /* what the engine counts: slot, cpu guarantee, memory */
+    /* how long it may wait on the node for resources (ps_operation_spec_waiting_job_timeout
+     * at its start), -1: the node's default */
+    int64_t waiting_job_timeout_ms;
     char *error, *abort_reason;
     char *preemption_reason;       /* upstream's error attribute of a preempted job, or NULL */
     char *preempted_for_op;        /* the event log's preempted_for: the operation and job the */

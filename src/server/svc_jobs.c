@@ -129,6 +129,8 @@ struct ps_svc_job *ps_svc_job_start(struct ps_service *svc, struct ps_svc_op *op
     struct ps_svc_job *job = calloc(1, sizeof *job);
     char id[64];
     snprintf(id, sizeof id, "j-%s-%" PRIx64, svc->boot_id, ++svc->job_counter);
+    if (job)
+        job->waiting_job_timeout_ms = -1;
     if (!job || !(job->id = strdup(id)) || !(job->node_id = strdup(node_id))) {
         if (job) {
             free(job->id);

@@ -196,6 +196,7 @@ static struct ps_node_start start_msg(const char *id, double cpu,
     s.cpu_guarantee = cpu;
     s.memory_limit_bytes = 100 << 20;
     s.memory_reserve_bytes = 50 << 20;
+    s.waiting_job_timeout_ms = -1;
     if (cfg)
         s.cpu_monitor = *cfg;
     else
@@ -392,6 +393,7 @@ static const char good_reply[] =
     "\"operation_id\": \"op\", \"task_name\": \"main\", \"job_index\": 3, \"command\": \"echo "
     "hi\", \"environment\": {\"B\": \"2\", \"A\": \"1\"}, \"cpu_limit\": 2, \"cpu_guarantee\": 2, "
     "\"memory_limit\": 1048576, \"memory_reserve\": 524288, \"tmpfs_size\": 0, "
+    "\"waiting_job_timeout\": 7000, "
     "\"job_cpu_monitor\": {\"enable_cpu_reclaim\": true, \"check_period\": 10, "
     "\"min_cpu_limit\": 0.1}}], \"jobs_to_interrupt\": [{\"job_id\": \"j-2\", \"timeout_ms\": "
     "500, \"reason\": \"preemption\"}], \"jobs_to_abort\": [{\"job_id\": \"j-3\", \"reason\": "
@@ -425,6 +427,7 @@ static void test_reply_parse(void **state)
     assert_true(r.starts[0].cpu_monitor.min_cpu_limit == 0.1);
     assert_true(r.starts[0].cpu_monitor.smoothing_factor == 0.1);  /* default kept */
     assert_int_equal(r.starts[0].memory_reserve_bytes, 524288);
+    assert_int_equal(r.starts[0].waiting_job_timeout_ms, 7000);
     assert_int_equal(r.interrupt_count, 1);
     assert_int_equal(r.interrupts[0].timeout_ms, 500);
     assert_int_equal(r.abort_count, 1);
@@ -478,6 +481,9 @@ static void test_reply_rejects(void **state)
     expect_bad("{\"jobs_to_start\": [{\"job_id\": \"a\", \"operation_id\": \"o\", "
                "\"task_name\": \"t\", \"command\": \"x\", \"cpu_limit\": -1}]}",
                "cpu_limit");
+    expect_bad("{\"jobs_to_start\": [{\"job_id\": \"a\", \"operation_id\": \"o\", "
+               "\"task_name\": \"t\", \"command\": \"x\", \"waiting_job_timeout\": -1}]}",
+               "jobs_to_start[0].waiting_job_timeout");
     expect_bad("{\"jobs_to_start\": [{\"job_id\": \"a\", \"operation_id\": \"o\", "
                "\"task_name\": \"t\", \"command\": \"x\", \"environment\": {\"A=B\": \"1\"}}]}",
                "environment");
@@ -849,19 +855,78 @@ static void test_cpu_overdraft(void **state)
     for (int64_t now = 20100; now <= 25000; now += 100)
         ps_node_jobs_tick(t, now);
     assert_string_equal(fake_find("b")->abort_reason, "");   /* a's lent core: it fits */
-    struct ps_node_start c3 = start_msg("c", 1.0, NULL);
-    ps_node_jobs_start(t, &c3, 25000);
-    for (int64_t now = 25100; now <= 27000; now += 100)      /* seen at 25100, not yet at 26100 */
+    /* a gets busy: its guarantee climbs back to its whole core, the jobs' guarantees pass the
+     * node's cpu, and after cpu_overdraft_timeout the newest job (b) goes */
+    fake_find("a")->cpu_rate = 1.0;
+    int64_t now = 25100;
+    for (; now <= 60000 && !fake_find("b")->abort_reason[0]; now += 100)
         ps_node_jobs_tick(t, now);
-    assert_string_equal(fake_find("c")->abort_reason, "");
-    ps_node_jobs_tick(t, 27100);
-    assert_string_equal(fake_find("c")->abort_reason, "resource_overdraft");
-    assert_string_equal(fake_find("b")->abort_reason, "");
+    assert_string_equal(fake_find("b")->abort_reason, "resource_overdraft");
     assert_string_equal(fake_find("a")->abort_reason, "");
-    for (int64_t now = 27200; now <= 40000; now += 100)      /* fits again: nothing more */
+    for (int64_t end = now + 10000; now <= end; now += 100)   /* fits again: nothing more */
         ps_node_jobs_tick(t, now);
-    assert_string_equal(fake_find("b")->abort_reason, "");
     assert_string_equal(fake_find("a")->abort_reason, "");
+    ps_node_jobs_free(t);
+}
+
+/* A job the running jobs leave no user slot or cpu for waits (reported as running), starts
+ * when they are reaped, and is aborted with waiting_timeout after its waiting timeout (the
+ * scheduler's, else the node's 30 s); an abort of a waiting job aborts it at once. */
+static void test_waiting_for_resources(void **state)
+{
+    struct ps_node_jobs_config cfg;
+    ps_node_jobs_config_init(&cfg);
+    assert_int_equal(cfg.waiting_for_resources_timeout_ms, 30000);
+    cfg.node_cpu = 1.0;
+    cfg.user_slots = 2;
+    struct ps_node_jobs *t = NULL;
+    assert_int_equal(ps_node_jobs_new(&fake_runner, &cfg, &t, NULL), 0);
+    struct ps_node_start a = start_msg("a", 1.0, NULL), b = start_msg("b", 1.0, NULL);
+    b.waiting_job_timeout_ms = 10000;
+    ps_node_jobs_start(t, &a, 0);
+    ps_node_jobs_interrupt(t, "a", 5000, "preemption", 0);
+    ps_node_jobs_start(t, &b, 0);                 /* a still holds the cpu: b waits */
+    assert_null(fake_find("b"));
+    assert_int_equal(ps_node_jobs_running_count(t), 2);
+    bool more;
+    json_t *rep = ps_node_jobs_report(t, &more);
+    assert_string_equal(json_string_value(json_object_get(entry(rep, "b"), "state")), "running");
+    json_decref(rep);
+    for (int64_t now = 100; now < 5000; now += 100)
+        ps_node_jobs_tick(t, now);
+    assert_null(fake_find("b"));
+    ps_node_jobs_tick(t, 5000);                   /* a's interrupt deadline: reaped, b starts */
+    assert_non_null(fake_find("b"));
+    assert_int_equal(fake_find("b")->start_ms, 5000);
+
+    /* c may wait 2 s (the node's timeout: the scheduler sent none) */
+    ps_node_jobs_free(t);
+    cfg.waiting_for_resources_timeout_ms = 2000;
+    assert_int_equal(ps_node_jobs_new(&fake_runner, &cfg, &t, NULL), 0);
+    struct ps_node_start c = start_msg("c", 0.5, NULL), d = start_msg("d", 1.0, NULL),
+                         e = start_msg("e", 1.0, NULL);
+    ps_node_jobs_start(t, &c, 0);
+    ps_node_jobs_start(t, &d, 0);
+    ps_node_jobs_start(t, &e, 0);
+    assert_null(fake_find("d"));
+    ps_node_jobs_abort(t, "e", "scheduler");     /* a waiting job: aborted at once */
+    ps_node_jobs_tick(t, 1900);
+    assert_null(fake_find("d"));
+    rep = ps_node_jobs_report(t, &more);
+    assert_string_equal(json_string_value(json_object_get(entry(rep, "e"), "abort_reason")),
+                        "scheduler");
+    assert_string_equal(json_string_value(json_object_get(entry(rep, "d"), "state")), "running");
+    json_decref(rep);
+    ps_node_jobs_tick(t, 2000);
+    assert_null(fake_find("d"));
+    rep = ps_node_jobs_report(t, &more);
+    const json_t *dr = entry(rep, "d");
+    assert_string_equal(json_string_value(json_object_get(dr, "state")), "aborted");
+    assert_string_equal(json_string_value(json_object_get(dr, "abort_reason")), "waiting_timeout");
+    assert_non_null(strstr(json_string_value(json_object_get(dr, "stderr")),
+                           "Allocation waiting for resources has timed out"));
+    json_decref(rep);
+    assert_int_equal(ps_node_jobs_running_count(t), 1);
     ps_node_jobs_free(t);
 }
 
@@ -990,6 +1055,7 @@ int main(void)
         cmocka_unit_test_setup(test_cpu_reclaim_on, setup),
         cmocka_unit_test_setup(test_cpu_reclaim_off_and_no_weights, setup),
         cmocka_unit_test_setup(test_cpu_overdraft, setup),
+        cmocka_unit_test_setup(test_waiting_for_resources, setup),
         cmocka_unit_test_setup(test_memory_overdraft, setup),
         cmocka_unit_test_setup(test_stderr_budget, setup),
         cmocka_unit_test_setup(test_running_stderr, setup),

@@ -422,10 +422,43 @@ static void test_max_failed_job_count_one_range(void **state)
     }
 }
 
+/* waiting_job_timeout: upstream's range [10 s, 10 min]; a job gets the greater of the spec's
+ * and the tree's waiting_for_resources_on_node_timeout, the one set, or none (-1). */
+static void test_waiting_job_timeout(void **state)
+{
+    (void)state;
+    const int64_t values[] = {9999, 10000, 600000, 600001};
+    for (int i = 0; i < 4; i++) {
+        struct ps_value v = ps_value_number((double)values[i]);
+        struct ps_value map = one_key("waiting_job_timeout", &v);
+        struct ps_operation_spec spec;
+        assert_int_equal(ps_operation_spec_init(&spec), 0);
+        struct ps_error err;
+        ps_error_init(&err);
+        int rc = ps_operation_spec_apply(&spec, &map, &err);
+        ps_value_release(&map);
+        bool ok = i == 1 || i == 2;
+        assert_int_equal(rc, ok ? 0 : PS_EINVAL);
+        if (!ok)
+            assert_non_null(strstr(err.msg, "waiting_job_timeout"));
+        struct ps_opt_int tree = {true, 15000}, none = {false, 0};
+        if (ok) {
+            assert_int_equal(ps_operation_spec_waiting_job_timeout(&spec, &none), values[i]);
+            assert_int_equal(ps_operation_spec_waiting_job_timeout(&spec, &tree),
+                             values[i] > 15000 ? values[i] : 15000);
+        } else {
+            assert_int_equal(ps_operation_spec_waiting_job_timeout(&spec, &none), -1);
+            assert_int_equal(ps_operation_spec_waiting_job_timeout(&spec, &tree), 15000);
+        }
+        ps_operation_spec_release(&spec);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pool_keys_snapshot_and_service_agree),
+        cmocka_unit_test(test_waiting_job_timeout),
         cmocka_unit_test(test_tree_keys_snapshot_and_service_agree),
         cmocka_unit_test(test_spec_keys_snapshot_and_strategy_agree),
         cmocka_unit_test(test_cpu_monitor_keys_spec_and_node_agree),

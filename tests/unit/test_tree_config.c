@@ -22,6 +22,7 @@ static const char *const expected_defaults =
     " \"preemption_satisfaction_threshold\": 1, \"aggressive_preemption_satisfaction_threshold\": 0.2,"
     " \"preemptive_scheduling_backoff\": 5000, \"allocation_preemption_timeout\": 10000,"
     " \"allocation_graceful_preemption_timeout\": 60000,"
+    " \"waiting_for_resources_on_node_timeout\": null,"
     " \"max_unpreemptible_running_allocation_count\": null, \"enable_conditional_preemption\": true,"
     " \"preemption_check_starvation\": true, \"preemption_check_satisfaction\": true,"
     " \"allow_aggressive_preemption_for_gang_operations\": true,"
@@ -112,6 +113,7 @@ static const struct bad_case bad_cases[] = {
     {"job_interrupt_timeout", "true", "must be an integer"},
     {"allocation_graceful_preemption_timeout", "-1", "must be >= 0"},
     {"max_unpreemptible_running_allocation_count", "-1", "must be >= 0"},
+    {"waiting_for_resources_on_node_timeout", "-1", "must be >= 0"},
     {"enable_conditional_preemption", "0", "must be a boolean"},
     {"preemption_check_starvation", "1", "must be a boolean"},
     {"preemption_check_satisfaction", "\"yes\"", "must be a boolean"},
