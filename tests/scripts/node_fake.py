@@ -363,7 +363,8 @@ def case_registration_refused(sched, tmp):
 
 
 def case_interrupt_and_abort(sched, tmp):
-    node = Node(sched, tmp)
+    # three 1-cpu jobs at once: the node holds them all (a job that does not fit waits)
+    node = Node(sched, tmp, resources="cpu=4,memory=2G,user_slots=8")
     pids = os.path.join(tmp, "pids")
     os.makedirs(pids, mode=0o777)
     os.chmod(pids, 0o777)
@@ -479,7 +480,8 @@ def case_cpu_monitor(sched, tmp):
            "decrease_coefficient": 0.85, "smoothing_factor": 0.2, "vote_window_size": 5,
            "vote_decision_threshold": 3, "min_cpu_limit": 0.1}
     dry = dict(mon, enable_cpu_reclaim=False)
-    node = Node(sched, tmp)
+    # 3.5 cpu of jobs at once: the node holds them all (a job that does not fit waits)
+    node = Node(sched, tmp, resources="cpu=4,memory=2G,user_slots=8")
     try:
         sched.start("idle", "sleep 8", job_cpu_monitor=mon)
         sched.start("busy", "timeout 8 sh -c 'while :; do :; done'", job_cpu_monitor=mon)
