@@ -648,6 +648,9 @@ int ps_api_authenticate(struct ps_service *svc, const char *header,
  * given. Returns the HTTP status; *reply receives the JSON reply (caller decrefs). */
 int ps_api_dispatch(struct ps_service *svc, const char *command, const char *body, size_t len,
                     const struct ps_auth_identity *who, json_t **reply);
+/* Whether a /api/v1 command changes the state (dry_run aside): refused while the store is
+ * down; the YTsaurus face's commands that write (POST, is_volatile) are these (api.c). */
+bool ps_api_command_writes(const char *command);
 /* Resources as the API shows them: cpu in cores, the others as integers, unlimited ones left
  * out (api_orchid.c). */
 json_t *ps_api_resources_json(const struct ps_resources *r);
