@@ -360,8 +360,6 @@ struct ps_service {
     int job_count, job_cap;
     int64_t next_alloc_id;
     uint64_t event_log_first, event_log_next;   /* the rows' sequence numbers (event_log.h) */
-    uint64_t event_log_puts;       /* journal records the event log appended, ever: a heartbeat
-                                    * whose only records are log rows may still be held */
     bool pools_info_due;           /* the pool trees changed since the last pools_info row */
     json_t *default_tentative_pool_trees;  /* //sys/scheduler/config's (sched_config.c): an
                                               array of tree names, or NULL */
@@ -619,6 +617,13 @@ uint64_t ps_journal_put(struct ps_journal *j, const char *kind, const char *key,
  * like a failed commit. */
 uint64_t ps_journal_put_text(struct ps_journal *j, const char *kind, const char *key, char *text);
 uint64_t ps_journal_last(struct ps_journal *j);       /* ticket of the last record */
+/* A put no reply rests on (the event log's rows): committed as any other, but not counted by
+ * ps_journal_relied, so a long-poll heartbeat whose only records are these is still held. */
+uint64_t ps_journal_put_aside(struct ps_journal *j, const char *kind, const char *key,
+                              json_t *value);
+/* How many records a reply may rest on (every put but ps_journal_put_aside's) were appended,
+ * ever: unchanged across a request, its reply rests on nothing it appended. */
+uint64_t ps_journal_relied(struct ps_journal *j);
 /* Whether records that only refresh derived state (the engine loop's integral volumes and
  * starvation timers) should be appended now: always while commits succeed; after a failed
  * commit (full disk), once per PS_JOURNAL_REFRESH_PROBE_MS, since every failed commit makes
