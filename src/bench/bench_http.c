@@ -206,6 +206,55 @@ int ps_bench_http_warm(struct ps_service *svc, const char *url, struct ps_bench_
     return 0;
 }
 
+struct ps_bench_node *ps_bench_http_nodes_new(long long count)
+{
+    struct ps_bench_node *ns = calloc((size_t)count, sizeof *ns);
+    for (long long i = 0; ns && i < count; i++) {
+        snprintf(ns[i].id, sizeof ns[i].id, "node-%05lld", i);
+        ns[i].running = json_array();
+        ns[i].finished = json_array();
+    }
+    return ns;
+}
+
+void ps_bench_http_nodes_free(struct ps_bench_node *ns, long long count)
+{
+    for (long long i = 0; ns && i < count; i++) {
+        json_decref(ns[i].running);
+        json_decref(ns[i].finished);
+    }
+    free(ns);
+}
+
+int64_t ps_bench_http_fill(struct ps_service *svc, struct ps_bench_node *ns, long long nodes,
+                           long long jobs, long long ops, long long pools, char url[128])
+{
+    char spec[256];
+    snprintf(spec, sizeof spec,
+             "{\"spec\": {\"tasks\": {\"t\": {\"command\": \"true\", \"job_count\": %lld, "
+             "\"memory_limit\": 104857600}}}}",
+             jobs < 1000000 ? jobs : 1000000);
+    json_t *reply = NULL;
+    int st = ps_bench_server_api(svc, "start_op", spec, &reply);
+    json_decref(reply);
+    if (st != 200 || (ops > 0 && ps_bench_http_start_many(svc, ops, pools) != 0)) {
+        ps_bench_error("http", "setup failed (start_op status %d)", st);
+        return -1;
+    }
+    snprintf(url, 128, "http://127.0.0.1:%u/internal/v1/node/heartbeat",
+             ps_bench_server_port(svc));
+    /* register the nodes, update, fill them */
+    if (ps_bench_http_warm(svc, url, ns, (int)nodes) != 0)
+        return -1;
+    ps_bench_server_update_fair_share(svc);
+    if (ps_bench_http_warm(svc, url, ns, (int)nodes) != 0)
+        return -1;
+    int64_t running = 0;
+    for (long long i = 0; i < nodes; i++)
+        running += (int64_t)json_array_size(ns[i].running);
+    return running;
+}
+
 /* The sum and count of a histogram of the service's registry; false when it has none. */
 bool ps_bench_http_histogram(struct ps_service *svc, const char *name, double *sum, double *count)
 {
@@ -343,14 +392,7 @@ int ps_bench_http(int argc, char **argv)
         "                            [--clients 8]\n"
         "                            [--server-threads 4] [--finish-per-mille 20]\n"
         "                            [--operations 0 --pools 1 --update-period-ms 0]\n"
-        "Heartbeats per second and latency of a scheduler on loopback (JSON).\n"
-        "       poolsched bench http --mode start-op [--clients 8] [--seconds 5]\n"
-        "start_op/s from concurrent clients and from one kept-alive client.\n"
-        "       poolsched bench http --mode combined [--nodes 10000]\n"
-        "         [--heartbeat-period-ms 5000] [--churn 1000] [--operations 10000]\n"
-        "         [--pools 1000] [--update-period-ms 200] [--reads 30] [--writes 15]\n"
-        "         [--clients 16] [--seconds 20]\n"
-        "Heartbeats, updates and API requests at once, paced (JSON).\n";
+        "Heartbeats per second and latency of a scheduler on loopback (JSON).\n";
     int opt = ps_bench_http_mode_options(argc, argv, "heartbeats", ints,
                                          (int)(sizeof ints / sizeof *ints), usage);
     if (opt != 0)
@@ -360,7 +402,7 @@ int ps_bench_http(int argc, char **argv)
     struct ps_bench_http_env e = {0};
     struct ps_service *svc = NULL;
     int status = 1;
-    struct ps_bench_node *ns = calloc((size_t)nodes, sizeof *ns);
+    struct ps_bench_node *ns = ps_bench_http_nodes_new(nodes);
     struct client *cl = calloc((size_t)clients, sizeof *cl);
     pthread_t *th = calloc((size_t)clients, sizeof *th);
     if (!ns || !cl || !th) {
@@ -371,33 +413,10 @@ int ps_bench_http(int argc, char **argv)
         goto out;
     svc = e.svc;
     char url[128];
-    snprintf(url, sizeof url, "http://127.0.0.1:%u/internal/v1/node/heartbeat", ps_bench_server_port(svc));
-    for (long long i = 0; i < nodes; i++) {
-        snprintf(ns[i].id, sizeof ns[i].id, "node-%05lld", i);
-        ns[i].running = json_array();
-        ns[i].finished = json_array();
-    }
     /* one operation with more jobs than slots keeps every node full */
-    char spec[256];
-    snprintf(spec, sizeof spec,
-             "{\"spec\": {\"tasks\": {\"t\": {\"command\": \"true\", \"job_count\": %lld, "
-             "\"memory_limit\": 104857600}}}}",
-             nodes * 4 * 4 < 1000000 ? nodes * 4 * 4 : 1000000);
-    json_t *reply = NULL;
-    int st = ps_bench_server_api(svc, "start_op", spec, &reply);
-    json_decref(reply);
-    if (st == 200 && operations > 0 && ps_bench_http_start_many(svc, operations, pools) != 0)
+    int64_t running = ps_bench_http_fill(svc, ns, nodes, nodes * 4 * 4, operations, pools, url);
+    if (running < 0)
         goto out;
-    if (st != 200 || ps_bench_http_warm(svc, url, ns, (int)nodes) != 0) {
-        ps_bench_error("http", "setup failed (start_op status %d)", st);
-        goto out;
-    }
-    ps_bench_server_update_fair_share(svc);
-    if (ps_bench_http_warm(svc, url, ns, (int)nodes) != 0)
-        goto out;
-    int64_t running = 0;
-    for (long long i = 0; i < nodes; i++)
-        running += (int64_t)json_array_size(ns[i].running);
 
     double fs_sum0 = 0, fs_count0 = 0, lk_sum0 = 0, lk_count0 = 0;
     ps_bench_http_histogram(svc, "poolsched_fair_share_update_duration_seconds", &fs_sum0, &fs_count0);
@@ -469,13 +488,9 @@ int ps_bench_http(int argc, char **argv)
     status = ps_bench_print_json("http", obj);
 out:
     ps_bench_http_env_stop(&e);
-    for (long long i = 0; ns && i < nodes; i++) {
-        json_decref(ns[i].running);
-        json_decref(ns[i].finished);
-    }
+    ps_bench_http_nodes_free(ns, nodes);
     for (long long k = 0; cl && k < clients; k++)
         free(cl[k].lat);
-    free(ns);
     free(cl);
     free(th);
     return status;

@@ -208,6 +208,21 @@ static json_t *start_op_phase(struct ps_bench_http_env *e, int clients, long lon
     return o;
 }
 
+/* Each mode's usage; `bench http --help` shows all. */
+static const char start_op_usage[] =
+    "usage: poolsched bench http --mode start-op [--clients 8] [--seconds 5]\n"
+    "                            [--pools 1000] [--server-threads 4]\n"
+    "start_op/s and latency from concurrent clients, then from one kept-alive\n"
+    "client (JSON).\n";
+
+static const char combined_usage[] =
+    "usage: poolsched bench http --mode combined [--nodes 10000]\n"
+    "         [--heartbeat-period-ms 5000] [--churn 1000] [--operations 10000]\n"
+    "         [--pools 1000] [--update-period-ms 200] [--reads 30] [--writes 15]\n"
+    "         [--clients 16] [--seconds 20] [--server-threads 4]\n"
+    "Paced heartbeats, job churn, fair share updates and API requests at once;\n"
+    "latency, update durations, achieved rates and the generator's CPU (JSON).\n";
+
 /* The options of one --mode: the mode itself (already chosen), the integer options, --help.
  * 0 to run, 1 after --help, 2 on a bad option (reported). */
 int ps_bench_http_mode_options(int argc, char **argv, const char *mode,
@@ -223,6 +238,10 @@ int ps_bench_http_mode_options(int argc, char **argv, const char *mode,
                 return 2;
         } else if (strcmp(argv[i], "--help") == 0) {
             fputs(usage, stdout);
+            if (strcmp(mode, "heartbeats") == 0) {   /* the default: `bench http --help` */
+                fputs(start_op_usage, stdout);
+                fputs(combined_usage, stdout);
+            }
             return 1;
         } else {
             ps_bench_error("http", "--mode %s: unknown option '%s'", mode, argv[i]);
@@ -241,13 +260,8 @@ int ps_bench_http_start_op(int argc, char **argv)
         {"--clients", 1, 64, &clients},
         {"--server-threads", 1, 64, &threads},
     };
-    static const char usage[] =
-        "usage: poolsched bench http --mode start-op [--clients 8] [--seconds 5]\n"
-        "                            [--pools 1000] [--server-threads 4]\n"
-        "start_op/s and latency from concurrent clients, then from one kept-alive\n"
-        "client (JSON).\n";
     int opt = ps_bench_http_mode_options(argc, argv, "start-op", ints,
-                                         (int)(sizeof ints / sizeof *ints), usage);
+                                         (int)(sizeof ints / sizeof *ints), start_op_usage);
     if (opt != 0)
         return opt == 1 ? 0 : 2;
     struct ps_bench_http_env e = {0};
@@ -408,22 +422,15 @@ int ps_bench_http_combined(int argc, char **argv)
         {"--seconds", 1, 120, &seconds},
         {"--server-threads", 1, 64, &threads},
     };
-    static const char usage[] =
-        "usage: poolsched bench http --mode combined [--nodes 10000]\n"
-        "         [--heartbeat-period-ms 5000] [--churn 1000] [--operations 10000]\n"
-        "         [--pools 1000] [--update-period-ms 200] [--reads 30] [--writes 15]\n"
-        "         [--clients 16] [--seconds 20] [--server-threads 4]\n"
-        "Paced heartbeats, job churn, fair share updates and API requests at once;\n"
-        "latency, update durations, achieved rates and the generator's CPU (JSON).\n";
     int opt = ps_bench_http_mode_options(argc, argv, "combined", ints,
-                                         (int)(sizeof ints / sizeof *ints), usage);
+                                         (int)(sizeof ints / sizeof *ints), combined_usage);
     if (opt != 0)
         return opt == 1 ? 0 : 2;
     if (senders > nodes)
         senders = nodes;
     struct ps_bench_http_env e = {0};
     int status = 1;
-    struct ps_bench_node *ns = calloc((size_t)nodes, sizeof *ns);
+    struct ps_bench_node *ns = ps_bench_http_nodes_new(nodes);
     struct sender *sd = calloc((size_t)senders, sizeof *sd);
     pthread_t *th = calloc((size_t)senders + 2, sizeof *th);
     struct api_client ac[2];
@@ -431,37 +438,13 @@ int ps_bench_http_combined(int argc, char **argv)
     int64_t setup_start = ps_clock_monotonic_ns();
     if (!ns || !sd || !th || ps_bench_http_env_start(&e, threads, update_ms) != 0)
         goto out;
-    for (long long i = 0; i < nodes; i++) {
-        snprintf(ns[i].id, sizeof ns[i].id, "node-%05lld", i);
-        ns[i].running = json_array();
-        ns[i].finished = json_array();
-    }
-    /* one large operation keeps the nodes busy whatever the pools' operations get */
-    long long big = nodes * 4 + churn * seconds * 2;
-    char spec[256];
-    snprintf(spec, sizeof spec,
-             "{\"spec\": {\"tasks\": {\"t\": {\"command\": \"true\", \"job_count\": %lld, "
-             "\"memory_limit\": 104857600}}}}", big < 1000000 ? big : 1000000);
-    json_t *reply = NULL;
-    int st = ps_bench_server_api(e.svc, "start_op", spec, &reply);
-    json_decref(reply);
-    if (st != 200 || (operations > 0 && ps_bench_http_start_many(e.svc, operations, pools) != 0)) {
-        ps_bench_error("http", "setup failed (start_op status %d)", st);
-        goto out;
-    }
     char url[128];
-    snprintf(url, sizeof url, "http://127.0.0.1:%u/internal/v1/node/heartbeat",
-             ps_bench_server_port(e.svc));
-    /* register the nodes, update, fill them */
-    if (ps_bench_http_warm(e.svc, url, ns, (int)nodes) != 0)
-        goto out;
-    ps_bench_server_update_fair_share(e.svc);
-    if (ps_bench_http_warm(e.svc, url, ns, (int)nodes) != 0)
+    /* one large operation keeps the nodes busy whatever the pools' operations get */
+    int64_t running = ps_bench_http_fill(e.svc, ns, nodes, nodes * 4 + churn * seconds * 2,
+                                         operations, pools, url);
+    if (running < 0)
         goto out;
     double setup_s = (double)(ps_clock_monotonic_ns() - setup_start) / 1e9;
-    int64_t running = 0;
-    for (long long i = 0; i < nodes; i++)
-        running += (int64_t)json_array_size(ns[i].running);
 
     double fs_sum0 = 0, fs_count0 = 0, lk_sum0 = 0, lk_count0 = 0;
     ps_bench_http_histogram(e.svc, "poolsched_fair_share_update_duration_seconds", &fs_sum0,
@@ -576,10 +559,7 @@ int ps_bench_http_combined(int argc, char **argv)
     status = ps_bench_print_json("http", obj);
 out:
     ps_bench_http_env_stop(&e);
-    for (long long i = 0; ns && i < nodes; i++) {
-        json_decref(ns[i].running);
-        json_decref(ns[i].finished);
-    }
+    ps_bench_http_nodes_free(ns, nodes);
     for (long long k = 0; sd && k < senders; k++) {
         free(sd[k].lat.v);
         free(sd[k].late.v);
@@ -588,7 +568,6 @@ out:
     }
     free(ac[0].lat.v);
     free(ac[1].lat.v);
-    free(ns);
     free(sd);
     free(th);
     return status;
