@@ -41,6 +41,19 @@ bool ps_bench_http_histogram(struct ps_service *svc, const char *name, double *s
 /* The mean of its observations since (sum0, count0), in ms; JSON null without any. */
 json_t *ps_bench_http_mean_ms_since(struct ps_service *svc, const char *name, double sum0,
                                     double count0);
+/* Latencies in ms, as they come (a sample is dropped when out of memory). */
+struct ps_bench_samples {
+    double *v;
+    int n, cap;
+};
+void ps_bench_samples_push(struct ps_bench_samples *s, double ms);
+void ps_bench_samples_merge(struct ps_bench_samples *into, const struct ps_bench_samples *s);
+struct ps_bench_latency {
+    double median, p99, p999, max;   /* ms */
+    int over_20ms;
+};
+/* The latency figures of s (sorting it); false when it has none. */
+bool ps_bench_samples_stats(struct ps_bench_samples *s, struct ps_bench_latency *out);
 /* The virtual nodes node-00000.. (count), no jobs yet; NULL when out of memory. */
 struct ps_bench_node *ps_bench_http_nodes_new(long long count);
 void ps_bench_http_nodes_free(struct ps_bench_node *ns, long long count);

@@ -27,43 +27,15 @@
 #include "bench/bench_http.h"
 #include "platform/clock.h"
 
-struct samples {
-    double *v;   /* ms */
-    int n, cap;
-};
-
-static void push(struct samples *s, double ms)
-{
-    if (s->n == s->cap) {
-        int cap = s->cap ? 2 * s->cap : 1024;
-        double *v = realloc(s->v, (size_t)cap * sizeof *v);
-        if (!v)
-            return;
-        s->v = v;
-        s->cap = cap;
-    }
-    s->v[s->n++] = ms;
-}
-
-static void merge(struct samples *into, const struct samples *s)
-{
-    for (int i = 0; i < s->n; i++)
-        push(into, s->v[i]);
-}
-
 /* {count, median_ms, p99_ms, p999_ms, max_ms, over_20ms}; sorts s. */
-static json_t *stats_json(struct samples *s)
+static json_t *stats_json(struct ps_bench_samples *s)
 {
-    if (s->n == 0)
+    struct ps_bench_latency l;
+    if (!ps_bench_samples_stats(s, &l))
         return json_pack("{s:i}", "count", 0);
-    struct ps_bench_stats st;
-    ps_bench_stats_compute(s->v, s->n, &st);
-    int over = 0;
-    for (int i = 0; i < s->n; i++)
-        over += s->v[i] > 20.0;
-    return json_pack("{s:i, s:f, s:f, s:f, s:f, s:i}", "count", s->n, "median_ms", st.median,
-                     "p99_ms", st.p99, "p999_ms", s->v[s->n - 1 - (s->n - 1) / 1000], "max_ms",
-                     st.max, "over_20ms", over);
+    return json_pack("{s:i, s:f, s:f, s:f, s:f, s:i}", "count", s->n, "median_ms", l.median,
+                     "p99_ms", l.p99, "p999_ms", l.p999, "max_ms", l.max, "over_20ms",
+                     l.over_20ms);
 }
 
 static void sleep_until(int64_t ns)
@@ -128,7 +100,7 @@ struct starter {
     long long pools, next;   /* starts go to pools bench-<next>, bench-<next + clients>, ... */
     int step;
     int64_t deadline_ns;
-    struct samples lat;
+    struct ps_bench_samples lat;
     int errors;
     char error[256];
 };
@@ -152,7 +124,7 @@ static void *starter_main(void *arg)
                 break;
             continue;
         }
-        push(&s->lat, (double)(ps_clock_monotonic_ns() - a) / 1e6);
+        ps_bench_samples_push(&s->lat, (double)(ps_clock_monotonic_ns() - a) / 1e6);
     }
     ps_http_client_free(c);
     return NULL;
@@ -181,13 +153,13 @@ static json_t *start_op_phase(struct ps_bench_http_env *e, int clients, long lon
             break;
         started++;
     }
-    struct samples all = {0};
+    struct ps_bench_samples all = {0};
     int errors = 0;
     for (int k = 0; k < started; k++) {
         pthread_join(th[k], NULL);
         if (st[k].next > *next)
             *next = st[k].next;
-        merge(&all, &st[k].lat);
+        ps_bench_samples_merge(&all, &st[k].lat);
         errors += st[k].errors;
         if (st[k].errors)
             fprintf(stderr, "bench http: start_op client %d: %s\n", k, st[k].error);
@@ -291,8 +263,8 @@ struct sender {
     long long node_count, first, step;   /* nodes first, first + step, ... */
     int64_t start_ns, deadline_ns, period_ns;
     double finish;                       /* jobs finished per heartbeat */
-    struct samples lat, late;
-    struct samples lat_plain, lat_commit;   /* without / with finished jobs (a commit) */
+    struct ps_bench_samples lat, late;
+    struct ps_bench_samples lat_plain, lat_commit;   /* without / with finished jobs (a commit) */
     int errors;
     int64_t cpu_ns;
     unsigned seed;
@@ -320,9 +292,9 @@ static void *sender_main(void *arg)
                 continue;
             }
             double ms = (double)(ps_clock_monotonic_ns() - a) / 1e6;
-            push(&s->lat, ms);
-            push(reported > 0 ? &s->lat_commit : &s->lat_plain, ms);
-            push(&s->late, (double)(a - due) / 1e6);
+            ps_bench_samples_push(&s->lat, ms);
+            ps_bench_samples_push(reported > 0 ? &s->lat_commit : &s->lat_plain, ms);
+            ps_bench_samples_push(&s->late, (double)(a - due) / 1e6);
         }
         if (!any)
             break;
@@ -337,7 +309,7 @@ struct api_client {
     bool writes;
     long long per_second, pools;
     int64_t start_ns, deadline_ns;
-    struct samples lat;
+    struct ps_bench_samples lat;
     int errors;
     int64_t cpu_ns, end_ns;
     unsigned seed;
@@ -397,7 +369,7 @@ static void *api_main(void *arg)
             a->errors++;
             continue;
         }
-        push(&a->lat, (double)(ps_clock_monotonic_ns() - t) / 1e6);
+        ps_bench_samples_push(&a->lat, (double)(ps_clock_monotonic_ns() - t) / 1e6);
     }
     ps_http_client_free(c);
     a->cpu_ns = ps_clock_thread_cpu_ns();
@@ -489,14 +461,14 @@ int ps_bench_http_combined(int argc, char **argv)
     double wall = (double)(ps_clock_monotonic_ns() - start) / 1e9;
     double cpu = (double)(ps_clock_process_cpu_ns() - cpu0) / 1e9;
     double finished = ps_bench_server_counter(e.svc, PS_BENCH_JOBS_FINISHED) - finished0;
-    struct samples lat = {0}, late = {0}, plain = {0}, commit = {0};
+    struct ps_bench_samples lat = {0}, late = {0}, plain = {0}, commit = {0};
     int errors = 0;
     int64_t gen_cpu = 0;
     for (long long k = 0; k < senders; k++) {
-        merge(&lat, &sd[k].lat);
-        merge(&late, &sd[k].late);
-        merge(&plain, &sd[k].lat_plain);
-        merge(&commit, &sd[k].lat_commit);
+        ps_bench_samples_merge(&lat, &sd[k].lat);
+        ps_bench_samples_merge(&late, &sd[k].late);
+        ps_bench_samples_merge(&plain, &sd[k].lat_plain);
+        ps_bench_samples_merge(&commit, &sd[k].lat_commit);
         errors += sd[k].errors;
         gen_cpu += sd[k].cpu_ns;
         if (sd[k].errors)
