@@ -265,3 +265,27 @@ class FakeNode:
     def finish_all(self, state="completed", **extra):
         for jid in list(self.running):
             self.finish(jid, state, **extra)
+
+
+def wait_beating(what, cond, nodes=(), seconds=60):
+    """Polls cond, heartbeating the nodes between tries (jobs start and finish, and rows are
+    committed, only as heartbeats run), until it returns something true, which it returns; a
+    failed check `what` (and None) after seconds."""
+    end = time.time() + seconds
+    while time.time() < end:
+        for n in nodes:
+            n.heartbeat()
+        got = cond()
+        if got:
+            return got
+        time.sleep(0.1)
+    check(False, what)
+    return None
+
+
+EVENT_LOG = "//sys/scheduler/event_log"
+
+
+def event_log_rows(s, **filters):
+    """The rows of //sys/scheduler/event_log that pass the filters (docs/api.md "Event log")."""
+    return s.ok("get", dict(filters, path=EVENT_LOG))["value"]
