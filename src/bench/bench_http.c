@@ -40,8 +40,7 @@ struct client {
     int first, count;
     double finish_rate;
     int64_t deadline_ns;
-    double *lat;       /* ms */
-    int lat_count, lat_cap;
+    struct ps_bench_samples lat;
     int errors;
     unsigned seed;
     char error[256];
@@ -138,15 +137,7 @@ static void *client_main(void *arg)
             continue;
         }
         double ms = (double)(ps_clock_monotonic_ns() - a) / 1e6;
-        if (cl->lat_count == cl->lat_cap) {
-            int cap = cl->lat_cap ? 2 * cl->lat_cap : 4096;
-            double *l = realloc(cl->lat, (size_t)cap * sizeof *l);
-            if (!l)
-                break;
-            cl->lat = l;
-            cl->lat_cap = cap;
-        }
-        cl->lat[cl->lat_count++] = ms;
+        ps_bench_samples_push(&cl->lat, ms);
     }
     ps_http_client_free(c);
     return NULL;
@@ -204,6 +195,87 @@ int ps_bench_http_warm(struct ps_service *svc, const char *url, struct ps_bench_
         }
     ps_http_client_free(c);
     return 0;
+}
+
+void ps_bench_samples_push(struct ps_bench_samples *s, double ms)
+{
+    if (s->n == s->cap) {
+        int cap = s->cap ? 2 * s->cap : 1024;
+        double *v = realloc(s->v, (size_t)cap * sizeof *v);
+        if (!v)
+            return;
+        s->v = v;
+        s->cap = cap;
+    }
+    s->v[s->n++] = ms;
+}
+
+void ps_bench_samples_merge(struct ps_bench_samples *into, const struct ps_bench_samples *s)
+{
+    for (int i = 0; i < s->n; i++)
+        ps_bench_samples_push(into, s->v[i]);
+}
+
+bool ps_bench_samples_stats(struct ps_bench_samples *s, struct ps_bench_latency *out)
+{
+    if (s->n == 0)
+        return false;
+    struct ps_bench_stats st;
+    ps_bench_stats_compute(s->v, s->n, &st);   /* sorts */
+    *out = (struct ps_bench_latency){.median = st.median, .p99 = st.p99, .max = st.max,
+                                     .p999 = s->v[s->n - 1 - (s->n - 1) / 1000]};
+    for (int i = 0; i < s->n; i++)
+        out->over_20ms += s->v[i] > 20.0;
+    return true;
+}
+
+struct ps_bench_node *ps_bench_http_nodes_new(long long count)
+{
+    struct ps_bench_node *ns = calloc((size_t)count, sizeof *ns);
+    for (long long i = 0; ns && i < count; i++) {
+        snprintf(ns[i].id, sizeof ns[i].id, "node-%05lld", i);
+        ns[i].running = json_array();
+        ns[i].finished = json_array();
+    }
+    return ns;
+}
+
+void ps_bench_http_nodes_free(struct ps_bench_node *ns, long long count)
+{
+    for (long long i = 0; ns && i < count; i++) {
+        json_decref(ns[i].running);
+        json_decref(ns[i].finished);
+    }
+    free(ns);
+}
+
+int64_t ps_bench_http_fill(struct ps_service *svc, struct ps_bench_node *ns, long long nodes,
+                           long long jobs, long long ops, long long pools, char url[128])
+{
+    char spec[256];
+    snprintf(spec, sizeof spec,
+             "{\"spec\": {\"tasks\": {\"t\": {\"command\": \"true\", \"job_count\": %lld, "
+             "\"memory_limit\": 104857600}}}}",
+             jobs < 1000000 ? jobs : 1000000);
+    json_t *reply = NULL;
+    int st = ps_bench_server_api(svc, "start_op", spec, &reply);
+    json_decref(reply);
+    if (st != 200 || (ops > 0 && ps_bench_http_start_many(svc, ops, pools) != 0)) {
+        ps_bench_error("http", "setup failed (start_op status %d)", st);
+        return -1;
+    }
+    snprintf(url, 128, "http://127.0.0.1:%u/internal/v1/node/heartbeat",
+             ps_bench_server_port(svc));
+    /* register the nodes, update, fill them */
+    if (ps_bench_http_warm(svc, url, ns, (int)nodes) != 0)
+        return -1;
+    ps_bench_server_update_fair_share(svc);
+    if (ps_bench_http_warm(svc, url, ns, (int)nodes) != 0)
+        return -1;
+    int64_t running = 0;
+    for (long long i = 0; i < nodes; i++)
+        running += (int64_t)json_array_size(ns[i].running);
+    return running;
 }
 
 /* The sum and count of a histogram of the service's registry; false when it has none. */
@@ -343,14 +415,7 @@ int ps_bench_http(int argc, char **argv)
         "                            [--clients 8]\n"
         "                            [--server-threads 4] [--finish-per-mille 20]\n"
         "                            [--operations 0 --pools 1 --update-period-ms 0]\n"
-        "Heartbeats per second and latency of a scheduler on loopback (JSON).\n"
-        "       poolsched bench http --mode start-op [--clients 8] [--seconds 5]\n"
-        "start_op/s from concurrent clients and from one kept-alive client.\n"
-        "       poolsched bench http --mode combined [--nodes 10000]\n"
-        "         [--heartbeat-period-ms 5000] [--churn 1000] [--operations 10000]\n"
-        "         [--pools 1000] [--update-period-ms 200] [--reads 30] [--writes 15]\n"
-        "         [--clients 16] [--seconds 20]\n"
-        "Heartbeats, updates and API requests at once, paced (JSON).\n";
+        "Heartbeats per second and latency of a scheduler on loopback (JSON).\n";
     int opt = ps_bench_http_mode_options(argc, argv, "heartbeats", ints,
                                          (int)(sizeof ints / sizeof *ints), usage);
     if (opt != 0)
@@ -360,7 +425,7 @@ int ps_bench_http(int argc, char **argv)
     struct ps_bench_http_env e = {0};
     struct ps_service *svc = NULL;
     int status = 1;
-    struct ps_bench_node *ns = calloc((size_t)nodes, sizeof *ns);
+    struct ps_bench_node *ns = ps_bench_http_nodes_new(nodes);
     struct client *cl = calloc((size_t)clients, sizeof *cl);
     pthread_t *th = calloc((size_t)clients, sizeof *th);
     if (!ns || !cl || !th) {
@@ -371,33 +436,10 @@ int ps_bench_http(int argc, char **argv)
         goto out;
     svc = e.svc;
     char url[128];
-    snprintf(url, sizeof url, "http://127.0.0.1:%u/internal/v1/node/heartbeat", ps_bench_server_port(svc));
-    for (long long i = 0; i < nodes; i++) {
-        snprintf(ns[i].id, sizeof ns[i].id, "node-%05lld", i);
-        ns[i].running = json_array();
-        ns[i].finished = json_array();
-    }
     /* one operation with more jobs than slots keeps every node full */
-    char spec[256];
-    snprintf(spec, sizeof spec,
-             "{\"spec\": {\"tasks\": {\"t\": {\"command\": \"true\", \"job_count\": %lld, "
-             "\"memory_limit\": 104857600}}}}",
-             nodes * 4 * 4 < 1000000 ? nodes * 4 * 4 : 1000000);
-    json_t *reply = NULL;
-    int st = ps_bench_server_api(svc, "start_op", spec, &reply);
-    json_decref(reply);
-    if (st == 200 && operations > 0 && ps_bench_http_start_many(svc, operations, pools) != 0)
+    int64_t running = ps_bench_http_fill(svc, ns, nodes, nodes * 4 * 4, operations, pools, url);
+    if (running < 0)
         goto out;
-    if (st != 200 || ps_bench_http_warm(svc, url, ns, (int)nodes) != 0) {
-        ps_bench_error("http", "setup failed (start_op status %d)", st);
-        goto out;
-    }
-    ps_bench_server_update_fair_share(svc);
-    if (ps_bench_http_warm(svc, url, ns, (int)nodes) != 0)
-        goto out;
-    int64_t running = 0;
-    for (long long i = 0; i < nodes; i++)
-        running += (int64_t)json_array_size(ns[i].running);
 
     double fs_sum0 = 0, fs_count0 = 0, lk_sum0 = 0, lk_count0 = 0;
     ps_bench_http_histogram(svc, "poolsched_fair_share_update_duration_seconds", &fs_sum0, &fs_count0);
@@ -419,30 +461,22 @@ int ps_bench_http(int argc, char **argv)
         pthread_join(th[k], NULL);
     double wall = (double)(ps_clock_monotonic_ns() - start) / 1e9;
     double commits = ps_bench_server_counter(svc, PS_BENCH_COMMITS) - commits0;
-    int total = 0, errors = 0;
+    int errors = 0;
+    struct ps_bench_samples all = {0};
     for (long long k = 0; k < clients; k++) {
-        total += cl[k].lat_count;
+        ps_bench_samples_merge(&all, &cl[k].lat);
         errors += cl[k].errors;
         if (cl[k].error[0] && errors)
             fprintf(stderr, "bench http: client %lld: %s\n", k, cl[k].error);
     }
-    double *all = malloc((size_t)(total ? total : 1) * sizeof *all);
-    int n = 0;
-    for (long long k = 0; k < clients && all; k++)
-        for (int i = 0; i < cl[k].lat_count; i++)
-            all[n++] = cl[k].lat[i];
-    if (!all || n == 0) {
-        free(all);
+    struct ps_bench_latency s;
+    int n = all.n;
+    bool some = ps_bench_samples_stats(&all, &s);
+    free(all.v);
+    if (!some) {
         ps_bench_error("http", "no heartbeat succeeded");
         goto out;
     }
-    struct ps_bench_stats s;
-    ps_bench_stats_compute(all, n, &s);   /* sorts all */
-    double p999 = all[n - 1 - (n - 1) / 1000];
-    int over_20ms = 0;
-    for (int i = 0; i < n; i++)
-        over_20ms += all[i] > 20.0;
-    free(all);
     json_t *obj = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:f, s:I, s:f, s:f, s:f, s:f, s:f, s:I, s:f, s:I}",
                             "benchmark", "http", "nodes", (json_int_t)nodes, "clients",
                             (json_int_t)clients, "server_threads", (json_int_t)threads,
@@ -455,8 +489,8 @@ int ps_bench_http(int argc, char **argv)
                             "jobs_finished", (json_int_t)ps_bench_server_counter(svc, PS_BENCH_JOBS_FINISHED));
     double fs_sum = 0, fs_count = 0;
     ps_bench_http_histogram(svc, "poolsched_fair_share_update_duration_seconds", &fs_sum, &fs_count);
-    json_object_set_new(obj, "latency_p999_ms", json_real(p999));
-    json_object_set_new(obj, "heartbeats_over_20ms", json_integer(over_20ms));
+    json_object_set_new(obj, "latency_p999_ms", json_real(s.p999));
+    json_object_set_new(obj, "heartbeats_over_20ms", json_integer(s.over_20ms));
     json_object_set_new(obj, "operations", json_integer(operations + 1));
     json_object_set_new(obj, "pools", json_integer(pools));
     json_object_set_new(obj, "fair_share_updates", json_integer((json_int_t)(fs_count - fs_count0)));
@@ -469,13 +503,9 @@ int ps_bench_http(int argc, char **argv)
     status = ps_bench_print_json("http", obj);
 out:
     ps_bench_http_env_stop(&e);
-    for (long long i = 0; ns && i < nodes; i++) {
-        json_decref(ns[i].running);
-        json_decref(ns[i].finished);
-    }
+    ps_bench_http_nodes_free(ns, nodes);
     for (long long k = 0; cl && k < clients; k++)
-        free(cl[k].lat);
-    free(ns);
+        free(cl[k].lat.v);
     free(cl);
     free(th);
     return status;

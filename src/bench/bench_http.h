@@ -4,6 +4,7 @@
 #define PS_BENCH_BENCH_HTTP_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include <jansson.h>
 
@@ -40,6 +41,28 @@ bool ps_bench_http_histogram(struct ps_service *svc, const char *name, double *s
 /* The mean of its observations since (sum0, count0), in ms; JSON null without any. */
 json_t *ps_bench_http_mean_ms_since(struct ps_service *svc, const char *name, double sum0,
                                     double count0);
+/* Latencies in ms, as they come (a sample is dropped when out of memory). */
+struct ps_bench_samples {
+    double *v;
+    int n, cap;
+};
+void ps_bench_samples_push(struct ps_bench_samples *s, double ms);
+void ps_bench_samples_merge(struct ps_bench_samples *into, const struct ps_bench_samples *s);
+struct ps_bench_latency {
+    double median, p99, p999, max;   /* ms */
+    int over_20ms;
+};
+/* The latency figures of s (sorting it); false when it has none. */
+bool ps_bench_samples_stats(struct ps_bench_samples *s, struct ps_bench_latency *out);
+/* The virtual nodes node-00000.. (count), no jobs yet; NULL when out of memory. */
+struct ps_bench_node *ps_bench_http_nodes_new(long long count);
+void ps_bench_http_nodes_free(struct ps_bench_node *ns, long long count);
+/* The setup of the heartbeating modes: one operation of jobs `true` jobs (at most 1,000,000)
+ * that keeps the nodes busy, ops operations in pools (ps_bench_http_start_many), the nodes
+ * registered, a fair share update, the nodes filled; url receives the heartbeat URL. Returns
+ * the jobs running then, or -1 with the error said. */
+int64_t ps_bench_http_fill(struct ps_service *svc, struct ps_bench_node *ns, long long nodes,
+                           long long jobs, long long ops, long long pools, char url[128]);
 /* Pools bench-00000.. and ops operations of 8 `true` jobs spread over them (admin, in process). */
 int ps_bench_http_start_many(struct ps_service *svc, long long ops, long long pools);
 

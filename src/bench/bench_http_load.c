@@ -27,43 +27,15 @@
 #include "bench/bench_http.h"
 #include "platform/clock.h"
 
-struct samples {
-    double *v;   /* ms */
-    int n, cap;
-};
-
-static void push(struct samples *s, double ms)
-{
-    if (s->n == s->cap) {
-        int cap = s->cap ? 2 * s->cap : 1024;
-        double *v = realloc(s->v, (size_t)cap * sizeof *v);
-        if (!v)
-            return;
-        s->v = v;
-        s->cap = cap;
-    }
-    s->v[s->n++] = ms;
-}
-
-static void merge(struct samples *into, const struct samples *s)
-{
-    for (int i = 0; i < s->n; i++)
-        push(into, s->v[i]);
-}
-
 /* {count, median_ms, p99_ms, p999_ms, max_ms, over_20ms}; sorts s. */
-static json_t *stats_json(struct samples *s)
+static json_t *stats_json(struct ps_bench_samples *s)
 {
-    if (s->n == 0)
+    struct ps_bench_latency l;
+    if (!ps_bench_samples_stats(s, &l))
         return json_pack("{s:i}", "count", 0);
-    struct ps_bench_stats st;
-    ps_bench_stats_compute(s->v, s->n, &st);
-    int over = 0;
-    for (int i = 0; i < s->n; i++)
-        over += s->v[i] > 20.0;
-    return json_pack("{s:i, s:f, s:f, s:f, s:f, s:i}", "count", s->n, "median_ms", st.median,
-                     "p99_ms", st.p99, "p999_ms", s->v[s->n - 1 - (s->n - 1) / 1000], "max_ms",
-                     st.max, "over_20ms", over);
+    return json_pack("{s:i, s:f, s:f, s:f, s:f, s:i}", "count", s->n, "median_ms", l.median,
+                     "p99_ms", l.p99, "p999_ms", l.p999, "max_ms", l.max, "over_20ms",
+                     l.over_20ms);
 }
 
 static void sleep_until(int64_t ns)
@@ -128,7 +100,7 @@ struct starter {
     long long pools, next;   /* starts go to pools bench-<next>, bench-<next + clients>, ... */
     int step;
     int64_t deadline_ns;
-    struct samples lat;
+    struct ps_bench_samples lat;
     int errors;
     char error[256];
 };
@@ -152,7 +124,7 @@ static void *starter_main(void *arg)
                 break;
             continue;
         }
-        push(&s->lat, (double)(ps_clock_monotonic_ns() - a) / 1e6);
+        ps_bench_samples_push(&s->lat, (double)(ps_clock_monotonic_ns() - a) / 1e6);
     }
     ps_http_client_free(c);
     return NULL;
@@ -181,13 +153,13 @@ static json_t *start_op_phase(struct ps_bench_http_env *e, int clients, long lon
             break;
         started++;
     }
-    struct samples all = {0};
+    struct ps_bench_samples all = {0};
     int errors = 0;
     for (int k = 0; k < started; k++) {
         pthread_join(th[k], NULL);
         if (st[k].next > *next)
             *next = st[k].next;
-        merge(&all, &st[k].lat);
+        ps_bench_samples_merge(&all, &st[k].lat);
         errors += st[k].errors;
         if (st[k].errors)
             fprintf(stderr, "bench http: start_op client %d: %s\n", k, st[k].error);
@@ -208,6 +180,21 @@ static json_t *start_op_phase(struct ps_bench_http_env *e, int clients, long lon
     return o;
 }
 
+/* Each mode's usage; `bench http --help` shows all. */
+static const char start_op_usage[] =
+    "usage: poolsched bench http --mode start-op [--clients 8] [--seconds 5]\n"
+    "                            [--pools 1000] [--server-threads 4]\n"
+    "start_op/s and latency from concurrent clients, then from one kept-alive\n"
+    "client (JSON).\n";
+
+static const char combined_usage[] =
+    "usage: poolsched bench http --mode combined [--nodes 10000]\n"
+    "         [--heartbeat-period-ms 5000] [--churn 1000] [--operations 10000]\n"
+    "         [--pools 1000] [--update-period-ms 200] [--reads 30] [--writes 15]\n"
+    "         [--clients 16] [--seconds 20] [--server-threads 4]\n"
+    "Paced heartbeats, job churn, fair share updates and API requests at once;\n"
+    "latency, update durations, achieved rates and the generator's CPU (JSON).\n";
+
 /* The options of one --mode: the mode itself (already chosen), the integer options, --help.
  * 0 to run, 1 after --help, 2 on a bad option (reported). */
 int ps_bench_http_mode_options(int argc, char **argv, const char *mode,
@@ -223,6 +210,10 @@ int ps_bench_http_mode_options(int argc, char **argv, const char *mode,
                 return 2;
         } else if (strcmp(argv[i], "--help") == 0) {
             fputs(usage, stdout);
+            if (strcmp(mode, "heartbeats") == 0) {   /* the default: `bench http --help` */
+                fputs(start_op_usage, stdout);
+                fputs(combined_usage, stdout);
+            }
             return 1;
         } else {
             ps_bench_error("http", "--mode %s: unknown option '%s'", mode, argv[i]);
@@ -241,13 +232,8 @@ int ps_bench_http_start_op(int argc, char **argv)
         {"--clients", 1, 64, &clients},
         {"--server-threads", 1, 64, &threads},
     };
-    static const char usage[] =
-        "usage: poolsched bench http --mode start-op [--clients 8] [--seconds 5]\n"
-        "                            [--pools 1000] [--server-threads 4]\n"
-        "start_op/s and latency from concurrent clients, then from one kept-alive\n"
-        "client (JSON).\n";
     int opt = ps_bench_http_mode_options(argc, argv, "start-op", ints,
-                                         (int)(sizeof ints / sizeof *ints), usage);
+                                         (int)(sizeof ints / sizeof *ints), start_op_usage);
     if (opt != 0)
         return opt == 1 ? 0 : 2;
     struct ps_bench_http_env e = {0};
@@ -277,8 +263,8 @@ struct sender {
     long long node_count, first, step;   /* nodes first, first + step, ... */
     int64_t start_ns, deadline_ns, period_ns;
     double finish;                       /* jobs finished per heartbeat */
-    struct samples lat, late;
-    struct samples lat_plain, lat_commit;   /* without / with finished jobs (a commit) */
+    struct ps_bench_samples lat, late;
+    struct ps_bench_samples lat_plain, lat_commit;   /* without / with finished jobs (a commit) */
     int errors;
     int64_t cpu_ns;
     unsigned seed;
@@ -306,9 +292,9 @@ static void *sender_main(void *arg)
                 continue;
             }
             double ms = (double)(ps_clock_monotonic_ns() - a) / 1e6;
-            push(&s->lat, ms);
-            push(reported > 0 ? &s->lat_commit : &s->lat_plain, ms);
-            push(&s->late, (double)(a - due) / 1e6);
+            ps_bench_samples_push(&s->lat, ms);
+            ps_bench_samples_push(reported > 0 ? &s->lat_commit : &s->lat_plain, ms);
+            ps_bench_samples_push(&s->late, (double)(a - due) / 1e6);
         }
         if (!any)
             break;
@@ -323,7 +309,7 @@ struct api_client {
     bool writes;
     long long per_second, pools;
     int64_t start_ns, deadline_ns;
-    struct samples lat;
+    struct ps_bench_samples lat;
     int errors;
     int64_t cpu_ns, end_ns;
     unsigned seed;
@@ -383,7 +369,7 @@ static void *api_main(void *arg)
             a->errors++;
             continue;
         }
-        push(&a->lat, (double)(ps_clock_monotonic_ns() - t) / 1e6);
+        ps_bench_samples_push(&a->lat, (double)(ps_clock_monotonic_ns() - t) / 1e6);
     }
     ps_http_client_free(c);
     a->cpu_ns = ps_clock_thread_cpu_ns();
@@ -408,22 +394,15 @@ int ps_bench_http_combined(int argc, char **argv)
         {"--seconds", 1, 120, &seconds},
         {"--server-threads", 1, 64, &threads},
     };
-    static const char usage[] =
-        "usage: poolsched bench http --mode combined [--nodes 10000]\n"
-        "         [--heartbeat-period-ms 5000] [--churn 1000] [--operations 10000]\n"
-        "         [--pools 1000] [--update-period-ms 200] [--reads 30] [--writes 15]\n"
-        "         [--clients 16] [--seconds 20] [--server-threads 4]\n"
-        "Paced heartbeats, job churn, fair share updates and API requests at once;\n"
-        "latency, update durations, achieved rates and the generator's CPU (JSON).\n";
     int opt = ps_bench_http_mode_options(argc, argv, "combined", ints,
-                                         (int)(sizeof ints / sizeof *ints), usage);
+                                         (int)(sizeof ints / sizeof *ints), combined_usage);
     if (opt != 0)
         return opt == 1 ? 0 : 2;
     if (senders > nodes)
         senders = nodes;
     struct ps_bench_http_env e = {0};
     int status = 1;
-    struct ps_bench_node *ns = calloc((size_t)nodes, sizeof *ns);
+    struct ps_bench_node *ns = ps_bench_http_nodes_new(nodes);
     struct sender *sd = calloc((size_t)senders, sizeof *sd);
     pthread_t *th = calloc((size_t)senders + 2, sizeof *th);
     struct api_client ac[2];
@@ -431,37 +410,13 @@ int ps_bench_http_combined(int argc, char **argv)
     int64_t setup_start = ps_clock_monotonic_ns();
     if (!ns || !sd || !th || ps_bench_http_env_start(&e, threads, update_ms) != 0)
         goto out;
-    for (long long i = 0; i < nodes; i++) {
-        snprintf(ns[i].id, sizeof ns[i].id, "node-%05lld", i);
-        ns[i].running = json_array();
-        ns[i].finished = json_array();
-    }
-    /* one large operation keeps the nodes busy whatever the pools' operations get */
-    long long big = nodes * 4 + churn * seconds * 2;
-    char spec[256];
-    snprintf(spec, sizeof spec,
-             "{\"spec\": {\"tasks\": {\"t\": {\"command\": \"true\", \"job_count\": %lld, "
-             "\"memory_limit\": 104857600}}}}", big < 1000000 ? big : 1000000);
-    json_t *reply = NULL;
-    int st = ps_bench_server_api(e.svc, "start_op", spec, &reply);
-    json_decref(reply);
-    if (st != 200 || (operations > 0 && ps_bench_http_start_many(e.svc, operations, pools) != 0)) {
-        ps_bench_error("http", "setup failed (start_op status %d)", st);
-        goto out;
-    }
     char url[128];
-    snprintf(url, sizeof url, "http://127.0.0.1:%u/internal/v1/node/heartbeat",
-             ps_bench_server_port(e.svc));
-    /* register the nodes, update, fill them */
-    if (ps_bench_http_warm(e.svc, url, ns, (int)nodes) != 0)
-        goto out;
-    ps_bench_server_update_fair_share(e.svc);
-    if (ps_bench_http_warm(e.svc, url, ns, (int)nodes) != 0)
+    /* one large operation keeps the nodes busy whatever the pools' operations get */
+    int64_t running = ps_bench_http_fill(e.svc, ns, nodes, nodes * 4 + churn * seconds * 2,
+                                         operations, pools, url);
+    if (running < 0)
         goto out;
     double setup_s = (double)(ps_clock_monotonic_ns() - setup_start) / 1e9;
-    int64_t running = 0;
-    for (long long i = 0; i < nodes; i++)
-        running += (int64_t)json_array_size(ns[i].running);
 
     double fs_sum0 = 0, fs_count0 = 0, lk_sum0 = 0, lk_count0 = 0;
     ps_bench_http_histogram(e.svc, "poolsched_fair_share_update_duration_seconds", &fs_sum0,
@@ -506,14 +461,14 @@ int ps_bench_http_combined(int argc, char **argv)
     double wall = (double)(ps_clock_monotonic_ns() - start) / 1e9;
     double cpu = (double)(ps_clock_process_cpu_ns() - cpu0) / 1e9;
     double finished = ps_bench_server_counter(e.svc, PS_BENCH_JOBS_FINISHED) - finished0;
-    struct samples lat = {0}, late = {0}, plain = {0}, commit = {0};
+    struct ps_bench_samples lat = {0}, late = {0}, plain = {0}, commit = {0};
     int errors = 0;
     int64_t gen_cpu = 0;
     for (long long k = 0; k < senders; k++) {
-        merge(&lat, &sd[k].lat);
-        merge(&late, &sd[k].late);
-        merge(&plain, &sd[k].lat_plain);
-        merge(&commit, &sd[k].lat_commit);
+        ps_bench_samples_merge(&lat, &sd[k].lat);
+        ps_bench_samples_merge(&late, &sd[k].late);
+        ps_bench_samples_merge(&plain, &sd[k].lat_plain);
+        ps_bench_samples_merge(&commit, &sd[k].lat_commit);
         errors += sd[k].errors;
         gen_cpu += sd[k].cpu_ns;
         if (sd[k].errors)
@@ -576,10 +531,7 @@ int ps_bench_http_combined(int argc, char **argv)
     status = ps_bench_print_json("http", obj);
 out:
     ps_bench_http_env_stop(&e);
-    for (long long i = 0; ns && i < nodes; i++) {
-        json_decref(ns[i].running);
-        json_decref(ns[i].finished);
-    }
+    ps_bench_http_nodes_free(ns, nodes);
     for (long long k = 0; sd && k < senders; k++) {
         free(sd[k].lat.v);
         free(sd[k].late.v);
@@ -588,7 +540,6 @@ out:
     }
     free(ac[0].lat.v);
     free(ac[1].lat.v);
-    free(ns);
     free(sd);
     free(th);
     return status;

@@ -109,7 +109,8 @@ static int status_of(int code)
 struct command_params {
     const char *command;
     const char *params[8];
-    bool write;   /* changes the state (unless dry_run): refused at once while the store is down */
+    bool write;   /* changes the state (unless dry_run): refused at once while the store is down;
+                   * the one list of writes (the YTsaurus face asks ps_api_command_writes) */
 };
 
 static const struct command_params command_params[] = {
@@ -143,13 +144,18 @@ static const struct command_params command_params[] = {
     {"get_history", {"pool_tree", "pools"}, false},
 };
 
-/* Whether a command changes the state: a write that is not a dry run. */
-static bool is_write(const char *command, const json_t *body)
+bool ps_api_command_writes(const char *command)
 {
     for (size_t i = 0; i < sizeof command_params / sizeof command_params[0]; i++)
         if (strcmp(command_params[i].command, command) == 0)
-            return command_params[i].write && !json_is_true(json_object_get(body, "dry_run"));
+            return command_params[i].write;
     return false;
+}
+
+/* Whether a command changes the state: a write that is not a dry run. */
+static bool is_write(const char *command, const json_t *body)
+{
+    return ps_api_command_writes(command) && !json_is_true(json_object_get(body, "dry_run"));
 }
 
 /* Refuses a parameter the command does not read. Unknown commands are left to run_command

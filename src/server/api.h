@@ -4,6 +4,7 @@
 #ifndef PS_SERVER_API_H
 #define PS_SERVER_API_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <jansson.h>
@@ -26,5 +27,8 @@ int ps_api_authenticate(struct ps_service *svc, const char *header,
  * given. Returns the HTTP status; *reply receives the JSON reply (caller decrefs). */
 int ps_api_dispatch(struct ps_service *svc, const char *command, const char *body, size_t len,
                     const struct ps_auth_identity *who, json_t **reply);
+/* Whether a /api/v1 command changes the state (dry_run aside): refused while the store is
+ * down; the YTsaurus face's commands that write (POST, is_volatile) are these (api.c). */
+bool ps_api_command_writes(const char *command);
 
 #endif

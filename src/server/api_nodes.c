@@ -631,14 +631,14 @@ int ps_api_heartbeat_json(struct ps_service *svc, const json_t *req, const char 
     hb.acked = json_array();
     bool held = false;
     pthread_mutex_lock(&svc->mu);
-    uint64_t before = ps_journal_last(svc->journal), log_puts = svc->event_log_puts;
+    uint64_t before = ps_journal_last(svc->journal), relied = ps_journal_relied(svc->journal);
     rc = heartbeat_locked(&hb, remote_addr, hold, &reply_seq, err);
     /* long-poll: a reply with nothing in it, and nothing to commit that it rests on, waits for
-     * work (rows of the event log, e.g. node_registered, are committed but rest on nothing) */
+     * work (rows of the event log, e.g. node_registered, are put aside: no reply rests on them) */
     held = rc == 0 && hold && json_array_size(hb.start) == 0 &&
            json_array_size(hb.interrupt) == 0 && json_array_size(hb.abort) == 0 &&
            json_array_size(hb.acked) == 0 &&
-           ps_journal_last(svc->journal) - before == svc->event_log_puts - log_puts &&
+           ps_journal_relied(svc->journal) == relied &&
            ps_svc_long_poll_hold(svc, hb.node, hold);
     uint64_t after = ps_journal_last(svc->journal);
     pthread_mutex_unlock(&svc->mu);

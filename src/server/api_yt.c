@@ -36,52 +36,59 @@ struct yt_command {
     const char *name;       /* as a YTsaurus client sends it */
     const char *ours;       /* the /api/v1 command it runs */
     enum yt_kind kind;
-    bool write;             /* POST/PUT; reads are GET */
     const char *params[7];  /* YTsaurus parameters passed on (others are ignored, as upstream) */
 };
 
 static const struct yt_command commands[] = {
-    {"get", "get", K_GET, false, {"path"}},
-    {"list", "list", K_LIST, false, {"path"}},
-    {"exists", "exists", K_EXISTS, false, {"path"}},
-    {"set", "set", K_SET, true, {"path", "value", "dry_run"}},
-    {"create", "create", K_CREATE, true, {"type", "path", "attributes", "ignore_existing", "dry_run"}},
-    {"remove", "remove", K_REMOVE, true, {"path", "dry_run", "force"}},
-    {"move", "move", K_TRANSFER, true, {"source_path", "destination_path"}},
-    {"transfer_pool_resources", "transfer_pool_resources", K_TRANSFER, true,
+    {"get", "get", K_GET, {"path"}},
+    {"list", "list", K_LIST, {"path"}},
+    {"exists", "exists", K_EXISTS, {"path"}},
+    {"set", "set", K_SET, {"path", "value", "dry_run"}},
+    {"create", "create", K_CREATE, {"type", "path", "attributes", "ignore_existing", "dry_run"}},
+    {"remove", "remove", K_REMOVE, {"path", "dry_run", "force"}},
+    {"move", "move", K_TRANSFER, {"source_path", "destination_path"}},
+    {"transfer_pool_resources", "transfer_pool_resources", K_TRANSFER,
      {"source_pool", "destination_pool", "pool_tree", "resource_delta"}},
-    {"start_operation", "start_op", K_START, true, {"operation_type", "spec"}},
-    {"start_op", "start_op", K_START, true, {"operation_type", "spec"}},
-    {"add_member", "add_member", K_TRANSFER, true, {"member", "group"}},
-    {"remove_member", "remove_member", K_TRANSFER, true, {"member", "group"}},
-    {"check_permission", "check_permission", K_CHECK, false, {"user", "permission", "path"}},
-    {"get_operation", "get_operation", K_GET_OP, false, {"operation_id"}},
-    {"_get_operation", "get_operation", K_GET_OP, false, {"operation_id"}},
-    {"list_operations", "list_operations", K_LIST_OPS, false,
+    {"start_operation", "start_op", K_START, {"operation_type", "spec"}},
+    {"start_op", "start_op", K_START, {"operation_type", "spec"}},
+    {"add_member", "add_member", K_TRANSFER, {"member", "group"}},
+    {"remove_member", "remove_member", K_TRANSFER, {"member", "group"}},
+    {"check_permission", "check_permission", K_CHECK, {"user", "permission", "path"}},
+    {"get_operation", "get_operation", K_GET_OP, {"operation_id"}},
+    {"_get_operation", "get_operation", K_GET_OP, {"operation_id"}},
+    {"list_operations", "list_operations", K_LIST_OPS,
      {"pool", "user", "state", "filter", "limit", "access"}},
-    {"_list_operations", "list_operations", K_LIST_OPS, false,
+    {"_list_operations", "list_operations", K_LIST_OPS,
      {"pool", "user", "state", "filter", "limit", "access"}},
-    {"abort_operation", "abort_op", K_OP_ACTION, true, {"operation_id"}},
-    {"abort_op", "abort_op", K_OP_ACTION, true, {"operation_id"}},
-    {"suspend_operation", "suspend_op", K_OP_ACTION, true, {"operation_id"}},
-    {"suspend_op", "suspend_op", K_OP_ACTION, true, {"operation_id"}},
-    {"resume_operation", "resume_op", K_OP_ACTION, true, {"operation_id"}},
-    {"resume_op", "resume_op", K_OP_ACTION, true, {"operation_id"}},
-    {"complete_operation", "complete_op", K_OP_ACTION, true, {"operation_id"}},
-    {"complete_op", "complete_op", K_OP_ACTION, true, {"operation_id"}},
-    {"update_operation_parameters", "update_op_parameters", K_UPDATE_OP, true,
+    {"abort_operation", "abort_op", K_OP_ACTION, {"operation_id"}},
+    {"abort_op", "abort_op", K_OP_ACTION, {"operation_id"}},
+    {"suspend_operation", "suspend_op", K_OP_ACTION, {"operation_id"}},
+    {"suspend_op", "suspend_op", K_OP_ACTION, {"operation_id"}},
+    {"resume_operation", "resume_op", K_OP_ACTION, {"operation_id"}},
+    {"resume_op", "resume_op", K_OP_ACTION, {"operation_id"}},
+    {"complete_operation", "complete_op", K_OP_ACTION, {"operation_id"}},
+    {"complete_op", "complete_op", K_OP_ACTION, {"operation_id"}},
+    {"update_operation_parameters", "update_op_parameters", K_UPDATE_OP,
      {"operation_id", "parameters"}},
-    {"update_op_parameters", "update_op_parameters", K_UPDATE_OP, true,
+    {"update_op_parameters", "update_op_parameters", K_UPDATE_OP,
      {"operation_id", "parameters"}},
-    {"list_jobs", "list_jobs", K_LIST_JOBS, false,
+    {"list_jobs", "list_jobs", K_LIST_JOBS,
      {"operation_id", "state", "sort_field", "sort_order", "offset", "limit"}},
-    {"get_job", "get_job", K_GET_JOB, false, {"operation_id", "job_id"}},
-    {"get_job_stderr", "get_job_stderr", K_STDERR, false, {"operation_id", "job_id"}},
-    {"get_supported_features", NULL, K_FEATURES, false, {NULL}},
-    {"execute_batch", NULL, K_BATCH, true, {NULL}},
+    {"get_job", "get_job", K_GET_JOB, {"operation_id", "job_id"}},
+    {"get_job_stderr", "get_job_stderr", K_STDERR, {"operation_id", "job_id"}},
+    {"get_supported_features", NULL, K_FEATURES, {NULL}},
+    {"execute_batch", NULL, K_BATCH, {NULL}},
     /* v4 only, as upstream: {"user"} (and poolsched's "role": admin, user or node) */
-    {"get_current_user", "get_current_user", K_WHOAMI, false, {NULL}},
+    {"get_current_user", "get_current_user", K_WHOAMI, {NULL}},
 };
+
+/* Whether a command writes: POST or PUT (is_volatile), else GET. The /api/v1 command's own
+ * flag (api.c's table, the one that also refuses writes while the store is down); a batch may
+ * hold writes, so it is sent as one, as upstream. */
+static bool writes(const struct yt_command *c)
+{
+    return c->ours ? ps_api_command_writes(c->ours) : c->kind == K_BATCH;
+}
 
 static const struct yt_command *find_command(const char *name)
 {
@@ -709,7 +716,7 @@ static void yt_handler(const struct ps_http_request *req, struct ps_http_respons
             if (v4 || commands[i].kind != K_WHOAMI)
                 json_array_append_new(list, json_pack("{s:s, s:b, s:b, s:s, s:s}", "name",
                                                   commands[i].name, "is_volatile",
-                                                  commands[i].write, "is_heavy", 0, "input_type",
+                                                  writes(&commands[i]), "is_heavy", 0, "input_type",
                                                   commands[i].kind == K_SET ? "structured" : "null",
                                                   "output_type", "structured"));
         ps_http_reply_json(resp, 200, list);
@@ -727,11 +734,11 @@ static void yt_handler(const struct ps_http_request *req, struct ps_http_respons
     }
     bool is_get = strcmp(req->method, "GET") == 0 || strcmp(req->method, "HEAD") == 0;
     bool is_write = strcmp(req->method, "POST") == 0 || strcmp(req->method, "PUT") == 0;
-    if (c->write ? !is_write : !is_get) {
+    if (writes(c) ? !is_write : !is_get) {
         char msg[200];
         snprintf(msg, sizeof msg, "Command %s requires HTTP method %s, got %s", c->name,
-                 c->write ? "POST or PUT" : "GET", req->method);
-        ps_http_response_add_header(resp, "Allow", c->write ? "POST, PUT" : "GET");
+                 writes(c) ? "POST or PUT" : "GET", req->method);
+        ps_http_response_add_header(resp, "Allow", writes(c) ? "POST, PUT" : "GET");
         yt_error(req, resp, 405, YT_GENERIC, msg);
         return;
     }

@@ -29,17 +29,14 @@ static void append(struct ps_service *svc, json_t *ev)
     }
     char key[24];
     seq_key(svc->event_log_next++, key);
-    ps_journal_put(svc->journal, "event", key, ev);
-    svc->event_log_puts++;
+    ps_journal_put_aside(svc->journal, "event", key, ev);
     while (svc->event_log_next - svc->event_log_first > (uint64_t)max) {
         seq_key(svc->event_log_first++, key);
-        ps_journal_put(svc->journal, "event", key, NULL);
-        svc->event_log_puts++;
+        ps_journal_put_aside(svc->journal, "event", key, NULL);
     }
-    ps_journal_put(svc->journal, "meta", "event_log",
-                   json_pack("{s:I, s:I}", "first", (json_int_t)svc->event_log_first, "next",
-                             (json_int_t)svc->event_log_next));
-    svc->event_log_puts++;
+    ps_journal_put_aside(svc->journal, "meta", "event_log",
+                         json_pack("{s:I, s:I}", "first", (json_int_t)svc->event_log_first,
+                                   "next", (json_int_t)svc->event_log_next));
 }
 
 static json_t *row(const char *type, int64_t now_ms)

@@ -67,6 +67,7 @@ struct ps_journal {
     struct record *recs;
     size_t count, cap;
     uint64_t appended;       /* tickets handed out */
+    uint64_t relied;         /* of them, records a reply may rest on (not put aside) */
     uint64_t settled;        /* every ticket <= this is durable or discarded */
     struct lost_range *lost; /* discarded tickets, ascending */
     size_t lost_count, lost_cap;
@@ -324,7 +325,8 @@ void ps_journal_free(struct ps_journal *j)
     free(j);
 }
 
-static uint64_t put(struct ps_journal *j, const char *kind, const char *key, char *text, bool lost)
+static uint64_t put(struct ps_journal *j, const char *kind, const char *key, char *text, bool lost,
+                    bool aside)
 {
     char *k = strdup(kind), *y = strdup(key);
     pthread_mutex_lock(&j->mu);
@@ -348,22 +350,36 @@ static uint64_t put(struct ps_journal *j, const char *kind, const char *key, cha
         j->recs[j->count++] = (struct record){k, y, text};
     }
     uint64_t t = ++j->appended;
+    if (!aside)
+        j->relied++;
     pthread_cond_signal(&j->work_cv);
     pthread_mutex_unlock(&j->mu);
     return t;
 }
 
-uint64_t ps_journal_put(struct ps_journal *j, const char *kind, const char *key, json_t *value)
+static uint64_t put_json(struct ps_journal *j, const char *kind, const char *key, json_t *value,
+                         bool aside)
 {
     char *text = value ? json_dumps(value, JSON_COMPACT) : NULL;
     bool lost = value && !text;   /* NULL would mean a delete */
     json_decref(value);
-    return put(j, kind, key, text, lost);
+    return put(j, kind, key, text, lost, aside);
+}
+
+uint64_t ps_journal_put(struct ps_journal *j, const char *kind, const char *key, json_t *value)
+{
+    return put_json(j, kind, key, value, false);
+}
+
+uint64_t ps_journal_put_aside(struct ps_journal *j, const char *kind, const char *key,
+                              json_t *value)
+{
+    return put_json(j, kind, key, value, true);
 }
 
 uint64_t ps_journal_put_text(struct ps_journal *j, const char *kind, const char *key, char *text)
 {
-    return put(j, kind, key, text, !text);
+    return put(j, kind, key, text, !text, false);
 }
 
 bool ps_journal_refresh_due(struct ps_journal *j, int64_t now_ms)
@@ -382,6 +398,14 @@ uint64_t ps_journal_last(struct ps_journal *j)
     uint64_t t = j->appended;
     pthread_mutex_unlock(&j->mu);
     return t;
+}
+
+uint64_t ps_journal_relied(struct ps_journal *j)
+{
+    pthread_mutex_lock(&j->mu);
+    uint64_t n = j->relied;
+    pthread_mutex_unlock(&j->mu);
+    return n;
 }
 
 uint64_t ps_journal_committed(struct ps_journal *j)

@@ -22,6 +22,13 @@ uint64_t ps_journal_put(struct ps_journal *j, const char *kind, const char *key,
  * like a failed commit. */
 uint64_t ps_journal_put_text(struct ps_journal *j, const char *kind, const char *key, char *text);
 uint64_t ps_journal_last(struct ps_journal *j);       /* ticket of the last record */
+/* A put no reply rests on (the event log's rows): committed as any other, but not counted by
+ * ps_journal_relied, so a long-poll heartbeat whose only records are these is still held. */
+uint64_t ps_journal_put_aside(struct ps_journal *j, const char *kind, const char *key,
+                              json_t *value);
+/* How many records a reply may rest on (every put but ps_journal_put_aside's) were appended,
+ * ever: unchanged across a request, its reply rests on nothing it appended. */
+uint64_t ps_journal_relied(struct ps_journal *j);
 /* Whether records that only refresh derived state (the engine loop's integral volumes and
  * starvation timers) should be appended now: always while commits succeed; after a failed
  * commit (full disk), once per PS_JOURNAL_REFRESH_PROBE_MS, since every failed commit makes

@@ -276,8 +276,6 @@ struct ps_service {
     int job_count, job_cap;
     int64_t next_alloc_id;
     uint64_t event_log_first, event_log_next;   /* the rows' sequence numbers (event_log.h) */
-    uint64_t event_log_puts;       /* journal records the event log appended, ever: a heartbeat
-                                    * whose only records are log rows may still be held */
     bool pools_info_due;           /* the pool trees changed since the last pools_info row */
     json_t *default_tentative_pool_trees;  /* //sys/scheduler/config's (sched_config.c): an
                                               array of tree names, or NULL */

@@ -15,32 +15,18 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 PYTHONPATH="$src/tests/scripts" python3 - "$bin" "$work" <<'PY'
 import json, subprocess, sys, time, urllib.parse
-from server_helper import Scheduler, FakeNode, check, finish
+from server_helper import EVENT_LOG as LOG, Scheduler, FakeNode, check, event_log_rows, finish, wait_beating
 
 bin, work = sys.argv[1], sys.argv[2]
 T = "//sys/pool_trees/physical"
-LOG = "//sys/scheduler/event_log"
 cfg = {"fair_share_update_period": 100}
 s = Scheduler(bin, work + "/data", cfg).start()
 
 def rows(**filters):
-    return s.ok("get", dict(filters, path=LOG))["value"]
+    return event_log_rows(s, **filters)
 
 def types(op):
     return [r["event_type"] for r in rows(operation_id=op)]
-
-def wait_rows(what, cond, nodes=(), seconds=60):
-    """Rows are visible once committed: poll (heartbeating the nodes) until cond holds."""
-    end = time.time() + seconds
-    while time.time() < end:
-        for n in nodes:
-            n.heartbeat()
-        got = cond()
-        if got:
-            return got
-        time.sleep(0.1)
-    check(False, what)
-    return None
 
 try:
     s.set(T + "/@fair_share_update_period", 100)
@@ -55,25 +41,25 @@ try:
     def parents():
         info = [r["pools"]["physical"] for r in rows(event_type="pools_info")]
         return info and "deep" in info[-1] and info[-1]
-    info = wait_rows("a pools_info row with research/deep", parents)
+    info = wait_beating("a pools_info row with research/deep", parents)
     check(info and info["deep"]["parent"] == "research" and info["research"]["parent"] == "<Root>",
           "pools_info's parents: %s" % info)
 
-    reg = wait_rows("node_registered of n1", lambda: rows(event_type="node_registered"))
+    reg = wait_beating("node_registered of n1", lambda: rows(event_type="node_registered"))
     check(reg and reg[0]["node_address"] == "n1" and reg[0]["resource_limits"]["user_slots"] == 4,
           "node_registered: %s" % reg)
 
     # one operation's life: two jobs, one completes, one fails and runs again, completes
     op = s.ok("start_op", {"operation_type": "vanilla",
                            "spec": {"pool": "research", "max_failed_job_count": 5, "tasks": task(2)}})["operation_id"]
-    wait_rows("2 jobs running", lambda: len(node.running) == 2, [node])
+    wait_beating("2 jobs running", lambda: len(node.running) == 2, [node])
     first = sorted(node.running)
     node.finish(first[0], "completed")
     node.finish(first[1], "failed", error="boom")
-    wait_rows("the failed job's work runs again", lambda: len(node.running) == 1 and
+    wait_beating("the failed job's work runs again", lambda: len(node.running) == 1 and
               sorted(node.running) != first[1:], [node])
     node.finish_all("completed")
-    got = wait_rows("operation_completed", lambda: "operation_completed" in types(op), [node])
+    got = wait_beating("operation_completed", lambda: "operation_completed" in types(op), [node])
     evs = rows(operation_id=op)
     check([e["event_type"] for e in evs] == ["operation_started", "job_started", "job_started",
                                              "job_completed", "job_failed", "job_started",
@@ -96,14 +82,14 @@ try:
 
     # an aborted operation: its running job ends aborted with the operation's reason
     op2 = s.ok("start_op", {"operation_type": "vanilla", "spec": {"tasks": task(1)}})["operation_id"]
-    wait_rows("op2 runs", lambda: "job_started" in types(op2), [node])
+    wait_beating("op2 runs", lambda: "job_started" in types(op2), [node])
     s.ok("update_op_parameters", {"operation_id": op2, "parameters": {"weight": 3}})
-    rp = wait_rows("runtime_parameters_info", lambda: rows(operation_id=op2, event_type="runtime_parameters_info"))
+    rp = wait_beating("runtime_parameters_info", lambda: rows(operation_id=op2, event_type="runtime_parameters_info"))
     check(rp and rp[0]["authenticated_user"] == "admin" and
           rp[0]["runtime_parameters"]["scheduling_options_per_pool_tree"]["physical"]["weight"] == 3,
           "runtime_parameters_info: %s" % rp)
     s.ok("abort_op", {"operation_id": op2})
-    wait_rows("operation_aborted", lambda: "operation_aborted" in types(op2), [node])
+    wait_beating("operation_aborted", lambda: "operation_aborted" in types(op2), [node])
     ab = rows(operation_id=op2, event_type="job_aborted")
     check(len(ab) == 1 and ab[0]["reason"] == "operation_aborted", "op2's job_aborted: %s" % ab)
 
@@ -156,14 +142,14 @@ try:
     node = FakeNode(s, "n1", cpu=4, memory=16 << 30, slots=4)
     # the bound: the next row drops every row beyond the newest 5
     node.heartbeat()
-    after = wait_rows("5 rows after the bound applied", lambda: (lambda r: r if len(r) == 5 else None)(rows()), [node])
+    after = wait_beating("5 rows after the bound applied", lambda: (lambda r: r if len(r) == 5 else None)(rows()), [node])
     if after:
         check(after[:4] == before[-4:] and after[-1]["event_type"] == "node_registered",
               "the newest rows kept, the new row after them: %s" % [r["event_type"] for r in after])
     # a node that stops heartbeating: node_offline after node_offline_timeout
     gone = FakeNode(s, "n2", cpu=1, memory=1 << 30, slots=1)
     gone.heartbeat()
-    off = wait_rows("node_offline of n2", lambda: [r for r in rows(event_type="node_offline")
+    off = wait_beating("node_offline of n2", lambda: [r for r in rows(event_type="node_offline")
                                                   if r["node_address"] == "n2"], [node])
     check(off and off[0]["resource_limits"]["cpu"] == 1, "node_offline: %s" % off)
 finally:

@@ -265,3 +265,45 @@ class FakeNode:
     def finish_all(self, state="completed", **extra):
         for jid in list(self.running):
             self.finish(jid, state, **extra)
+
+
+def wait_beating(what, cond, nodes=(), seconds=60):
+    """Polls cond, heartbeating the nodes between tries (jobs start and finish, and rows are
+    committed, only as heartbeats run), until it returns something true, which it returns; a
+    failed check `what` (and None) after seconds."""
+    end = time.time() + seconds
+    while time.time() < end:
+        for n in nodes:
+            n.heartbeat()
+        got = cond()
+        if got:
+            return got
+        time.sleep(0.1)
+    check(False, what)
+    return None
+
+
+EVENT_LOG = "//sys/scheduler/event_log"
+
+
+def event_log_rows(s, **filters):
+    """The rows of //sys/scheduler/event_log that pass the filters (docs/api.md "Event log")."""
+    return s.ok("get", dict(filters, path=EVENT_LOG))["value"]
+
+
+def start_vanilla(s, jobs=1, command="sleep 1000", **spec):
+    """Starts a vanilla operation of `jobs` jobs of 1 cpu and 100 MiB each (upstream's test
+    nodes have 1 cpu and 1 slot) with the other spec keys given; its id."""
+    spec["tasks"] = {"main": {"command": command, "job_count": jobs, "cpu_limit": 1,
+                              "memory_limit": 100 << 20}}
+    return s.ok("start_op", {"operation_type": "vanilla", "spec": spec})["operation_id"]
+
+
+def op_state(s, op):
+    return s.ok("get_operation", {"operation_id": op})["state"]
+
+
+def op_jobs(s, op, state=None):
+    """The operation's jobs (those in state, when given)."""
+    return [j for j in s.ok("list_jobs", {"operation_id": op})["jobs"]
+            if state is None or j["state"] == state]

@@ -6,16 +6,20 @@ While it is down: writes are refused with 503 "storage unavailable" (never a 200
 nothing; reads answer 200 from memory — Cypress get/list/exists, list_operations,
 get_operation, list_jobs (a finished job's record is in the store, not in memory), the orchid,
 /metrics, the web UI's page — showing exactly the acknowledged writes; node heartbeats are
-refused (503). Once it is back writes resume by themselves (no scheduler restart), and after a
+refused (503), and so is every command the YTsaurus face lists as volatile (its writes, which
+are /api/v1's: api.c's one list). Once it is back writes resume by themselves (no scheduler restart), and after a
 scheduler restart every acknowledged write is there while no refused one is.
 
 usage: store_pg_outage.py BINARY WORK_DIR
 """
+import json
 import os
 import subprocess
 import sys
 import threading
 import time
+import urllib.error
+import urllib.request
 
 from server_helper import FakeNode, Scheduler, check, finish
 
@@ -38,6 +42,53 @@ def wait_for(cond, what):
             return False
         time.sleep(0.05)
     return True
+
+
+def yt_post(s, name, params, body=b""):
+    """POST /api/v4/<name> with X-YT-Parameters: (status, the YTsaurus error or reply)."""
+    req = urllib.request.Request(s.url("/api/v4/" + name), data=body, method="POST")
+    req.add_header("Authorization", "OAuth " + s.admin)
+    req.add_header("X-YT-Parameters", json.dumps(params))
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            st, text = r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        st, text = e.code, e.read().decode()
+    try:
+        return st, json.loads(text)
+    except ValueError:
+        return st, text
+
+
+# what upstream's driver registers as volatile, of the commands the YTsaurus face serves
+YT_WRITES = {"set", "create", "remove", "move", "transfer_pool_resources", "start_operation",
+             "abort_operation", "suspend_operation", "resume_operation", "complete_operation",
+             "update_operation_parameters", "add_member", "remove_member", "execute_batch"}
+
+
+def check_yt_writes_refused(s, op, spec):
+    """Every command the YTsaurus face lists as volatile (its writes) is refused while the store
+    is down, as /api/v1's are; a write inside execute_batch too."""
+    st, text = s.raw("GET", "/api/v4")
+    listed = json.loads(text) if st == 200 else []
+    writes = {c["name"] for c in listed if c.get("is_volatile")}
+    check(YT_WRITES <= writes, "the YTsaurus face lists upstream's writes as volatile: missing %s"
+          % sorted(YT_WRITES - writes))
+    params = {"type": "scheduler_pool", "source_path": P + "/keep", "destination_path": P + "/moved",
+              "operation_type": "vanilla", "spec": spec, "operation_id": op, "member": "root",
+              "group": "superusers", "source_pool": "keep", "destination_pool": "moved",
+              "pool_tree": "physical", "resource_delta": {"cpu": 1}, "parameters": {"weight": 4}}
+    paths = {"set": P + "/keep/@weight", "remove": P + "/keep"}
+    for name in sorted(writes - {"execute_batch"}):
+        body = b"5" if name == "set" else b""   # set's value; the others take no body here
+        st, out = yt_post(s, name, dict(params, path=paths.get(name, P + "/refused")), body)
+        check(refused(st, out), "YTsaurus %s while the store is down: 503 storage unavailable: "
+              "%d %s" % (name, st, str(out)[:300]))
+    batch = {"requests": [{"command": "set", "parameters": {"path": P + "/keep/@weight"}, "input": 6}]}
+    st, out = yt_post(s, "execute_batch", batch)
+    error = (out.get("results") or [{}])[0].get("error", {}) if isinstance(out, dict) else {}
+    check(st == 200 and "storage unavailable" in error.get("message", ""),
+          "a set in execute_batch while the store is down is refused: %d %s" % (st, str(out)[:300]))
 
 
 def writer_pools(s):
@@ -136,6 +187,7 @@ try:
         st, out = s.call(command, body)
         check(refused(st, out), "%s while the store is down: 503 storage unavailable: %d %s"
               % (command, st, str(out)[:300]))
+    check_yt_writes_refused(s, op, spec)
     st, out = s.heartbeat({"node_id": "n1", "tags": [], "resource_limits": node.limits, "jobs": []})
     check(refused(st, out), "a heartbeat while the store is down: %d %s" % (st, str(out)[:200]))
     st, out = s.call("get_operation", {"operation_id": op})

@@ -12,26 +12,10 @@ trap 'rm -rf "$work"' EXIT
 PYTHONPATH="$src/tests/scripts" python3 - "$bin" "$work" <<'PY'
 import sys, time
 from server_helper import Scheduler, FakeNode, check, finish
+from server_helper import event_log_rows as rows, wait_beating as wait_for
 
 bin, work = sys.argv[1], sys.argv[2]
 T = "//sys/pool_trees/physical"
-LOG = "//sys/scheduler/event_log"
-
-def rows(s, **filters):
-    return s.ok("get", dict(filters, path=LOG))["value"]
-
-def wait_for(what, cond, nodes=(), seconds=60):
-    """wait / wait_no_assert: rows are visible once committed, jobs once heartbeats run."""
-    end = time.time() + seconds
-    while time.time() < end:
-        for n in nodes:
-            n.heartbeat()
-        got = cond()
-        if got:
-            return got
-        time.sleep(0.1)
-    check(False, what)
-    return None
 
 def task(n, command="sleep 1000"):
     return {"t": {"command": command, "job_count": n, "cpu_limit": 1, "memory_limit": 64 << 20}}

@@ -7,11 +7,11 @@
 # Usage: node_interaction_vcpu.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
 exec timeout -k 5 120 env PYTHONPATH="$3/tests/scripts" python3 - "$1" <<'PY'
-import os, shutil, subprocess, sys, tempfile, time
+import os, subprocess, sys
 BIN = sys.argv[1]
 sys.argv = [sys.argv[0], BIN, "none"]
 from checks import require as check
-from node_e2e import Cluster, task, kill_cgroup_leftovers
+from node_e2e import run_on_cluster, task
 
 
 def node_attr(c, node, attr):
@@ -76,33 +76,9 @@ def test_flag_errors():
     print("ok   test_flag_errors", flush=True)
 
 
-tmp = tempfile.mkdtemp(prefix="psups-")
-os.chmod(tmp, 0o755)
-c = None
-t0 = time.time()
-try:
-    test_flag_errors()
-    # the controller's sanity checks from the start, every 100 ms
-    c = Cluster(tmp, {"safe_scheduler_online_time": 0, "resource_demand_sanity_check_period": 100})
-    test_cpu_to_vcpu_factor_enough_only_with_vcpu(c)
-    print("ok   test_cpu_to_vcpu_factor_enough_only_with_vcpu (%.1fs)" % (time.time() - t0))
-    c.stop()
-    c = None
-    shutil.rmtree(tmp, ignore_errors=True)
-    os.mkdir(tmp)
-    os.chmod(tmp, 0o755)
-    c = Cluster(tmp, {"safe_scheduler_online_time": 0, "resource_demand_sanity_check_period": 100})
-    test_cpu_to_vcpu_factor_no_enough_cpu(c)
-    print("ok   test_cpu_to_vcpu_factor_no_enough_cpu")
-except Exception:
-    for f in sorted(os.listdir(tmp)):
-        if f.endswith(".log"):
-            print("---- %s\n%s" % (f, open(os.path.join(tmp, f)).read()[-4000:]))
-    raise
-finally:
-    if c:
-        c.stop()
-        for _, (_, _, node_id) in c.nodes.items():
-            kill_cgroup_leftovers(node_id)
-    shutil.rmtree(tmp, ignore_errors=True)
+test_flag_errors()
+# the controller's sanity checks from the start, every 100 ms
+CONFIG = {"safe_scheduler_online_time": 0, "resource_demand_sanity_check_period": 100}
+run_on_cluster(test_cpu_to_vcpu_factor_enough_only_with_vcpu, CONFIG)
+run_on_cluster(test_cpu_to_vcpu_factor_no_enough_cpu, CONFIG)
 PY

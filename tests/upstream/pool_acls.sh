@@ -69,48 +69,53 @@ def check_permission(user, permission, path):
     return ok("check_permission", {"user": user, "permission": permission, "path": path})
 
 
+def nirvana_case(t, *children):
+    """Most cases' start: tree t with pool nirvana (children under it), user t_u with a token.
+    Returns (the user, its token, nirvana's path)."""
+    ok("create", create_tree(t))
+    ok("create", pool_body("nirvana", t))
+    for child in children:
+        ok("create", pool_body(child, t, "nirvana"))
+    u = t + "_u"
+    return u, create_user(u), T + t + "/nirvana"
+
+
+def grant(path, action, user, permissions):
+    """path's ACL: the one ACE."""
+    set_(path + "/@acl", [make_ace(action, user, permissions)])
+
+
 @case
 def nested_pool_use_permission(t):
     # upstream: test_scheduler_pools::TestSchedulerPoolAcls::test_nested_pool_use_permission
-    ok("create", create_tree(t))
-    ok("create", pool_body("nirvana", t))
-    ok("create", pool_body("prod", t, "nirvana"))
-    u = t + "_u"
-    create_user(u)
-    prod = T + t + "/nirvana/prod"
+    u, _, nirvana = nirvana_case(t, "prod")
+    prod = nirvana + "/prod"
     eq(check_permission(u, "use", prod)["action"], "allow", "inherited from //sys/pool_trees")
-    set_(T + t + "/nirvana/@inherit_acl", False)
+    set_(nirvana + "/@inherit_acl", False)
     eq(check_permission(u, "use", prod)["action"], "deny", "inherit_acl false")
-    set_(T + t + "/nirvana/@acl", [make_ace("allow", u, "use")])
+    grant(nirvana, "allow", u, "use")
     eq(check_permission(u, "use", prod)["action"], "allow", "allowed on nirvana")
-    set_(T + t + "/nirvana/@acl", [make_ace("deny", u, "use")])
+    grant(nirvana, "deny", u, "use")
     eq(check_permission(u, "use", prod)["action"], "deny", "denied on nirvana")
 
 
 @case
 def modify_children_allows_to_create_child(t):
     # upstream: test_scheduler_pools::TestSchedulerPoolAcls::test_modify_children_allows_to_create_child
-    ok("create", create_tree(t))
-    ok("create", pool_body("nirvana", t))
-    u = t + "_u"
-    tok = create_user(u)
+    u, tok, nirvana = nirvana_case(t)
     denied(tok, "create", pool_body("prod", t, "nirvana"), u)
-    set_(T + t + "/nirvana/@acl", [make_ace("allow", u, "modify_children")])
+    grant(nirvana, "allow", u, "modify_children")
     allowed(tok, "create", pool_body("prod", t, "nirvana"))
 
 
 @case
 def modify_children_allows_to_remove_child(t):
     # upstream: test_scheduler_pools::TestSchedulerPoolAcls::test_modify_children_allows_to_remove_child
-    ok("create", create_tree(t))
-    ok("create", pool_body("nirvana", t))
-    ok("create", pool_body("prod", t, "nirvana"))
-    u = t + "_u"
-    tok = create_user(u)
-    prod = T + t + "/nirvana/prod"
+    u, tok, nirvana = nirvana_case(t, "prod")
+    prod = nirvana + "/prod"
     denied(tok, "remove", {"path": prod}, u)
-    set_(T + t + "/nirvana/@acl", [make_ace("allow", u, "modify_children")])
-    set_(prod + "/@acl", [make_ace("allow", u, "remove")])
+    grant(nirvana, "allow", u, "modify_children")
+    grant(prod, "allow", u, "remove")
     allowed(tok, "remove", {"path": prod})
     eq(ok("exists", {"path": prod})["value"], False, "removed")
 
@@ -118,13 +123,10 @@ def modify_children_allows_to_remove_child(t):
 @case
 def write_allows_to_set_user_managed_attribute(t):
     # upstream: test_scheduler_pools::TestSchedulerPoolAcls::test_write_allows_to_set_user_managed_attribute
-    ok("create", create_tree(t))
-    ok("create", pool_body("nirvana", t))
-    u = t + "_u"
-    tok = create_user(u)
-    attr = {"path": T + t + "/nirvana/@max_operation_count", "value": 10}
+    u, tok, nirvana = nirvana_case(t)
+    attr = {"path": nirvana + "/@max_operation_count", "value": 10}
     denied(tok, "set", attr, u)
-    set_(T + t + "/nirvana/@acl", [make_ace("allow", u, "write")])
+    grant(nirvana, "allow", u, "write")
     allowed(tok, "set", attr)
     eq(ok("get", {"path": attr["path"]})["value"], 10, "set by u")
 
@@ -132,33 +134,27 @@ def write_allows_to_set_user_managed_attribute(t):
 @case
 def administer_allows_to_set_non_user_managed_attribute(t):
     # upstream: test_scheduler_pools::TestSchedulerPoolAcls::test_administer_allows_to_set_non_user_managed_attribute
-    ok("create", create_tree(t))
-    ok("create", pool_body("nirvana", t))
-    u = t + "_u"
-    tok = create_user(u)
-    set_(T + t + "/nirvana/@acl", [make_ace("allow", u, "write")])
-    attr = {"path": T + t + "/nirvana/@enable_aggressive_starvation", "value": True}
+    u, tok, nirvana = nirvana_case(t)
+    grant(nirvana, "allow", u, "write")
+    attr = {"path": nirvana + "/@enable_aggressive_starvation", "value": True}
     denied(tok, "set", attr, u)
     eq(ok("get", {"path": attr["path"]})["value"], None, "a denied set changes nothing")
-    set_(T + t + "/nirvana/@acl", [make_ace("allow", u, ["administer", "write"])])
+    grant(nirvana, "allow", u, ["administer", "write"])
     allowed(tok, "set", attr)
     # the ACL itself is not user-managed either: write alone may not change it
-    set_(T + t + "/nirvana/@acl", [make_ace("allow", u, "write")])
-    denied(tok, "set", {"path": T + t + "/nirvana/@acl", "value": []}, u)
+    grant(nirvana, "allow", u, "write")
+    denied(tok, "set", {"path": nirvana + "/@acl", "value": []}, u)
 
 
 @case
 def administer_allows_to_set_non_system_attribute(t):
     # upstream: test_scheduler_pools::TestSchedulerPoolAcls::test_administer_allows_to_set_non_system_attribute
-    ok("create", create_tree(t))
-    ok("create", pool_body("nirvana", t))
-    u = t + "_u"
-    tok = create_user(u)
-    set_(T + t + "/nirvana/@acl", [make_ace("allow", u, "write")])
-    attr = {"path": T + t + "/nirvana/@non_system_attribute", "value": True}
+    u, tok, nirvana = nirvana_case(t)
+    grant(nirvana, "allow", u, "write")
+    attr = {"path": nirvana + "/@non_system_attribute", "value": True}
     denied(tok, "set", attr, u)
     eq(refused("get", {"path": attr["path"]})[0], 404, "a denied set sets nothing")
-    set_(T + t + "/nirvana/@acl", [make_ace("allow", u, ["administer", "write"])])
+    grant(nirvana, "allow", u, ["administer", "write"])
     allowed(tok, "set", attr)
     eq(ok("get", {"path": attr["path"]})["value"], True, "the custom attribute set by u")
 
@@ -166,16 +162,13 @@ def administer_allows_to_set_non_system_attribute(t):
 @case
 def administer_allows_to_remove_non_system_attribute(t):
     # upstream: test_scheduler_pools::TestSchedulerPoolAcls::test_administer_allows_to_remove_non_system_attribute
-    ok("create", create_tree(t))
-    ok("create", pool_body("nirvana", t))
-    path = T + t + "/nirvana/@non_system_attribute"
+    u, tok, nirvana = nirvana_case(t)
+    path = nirvana + "/@non_system_attribute"
     set_(path, True)
-    u = t + "_u"
-    tok = create_user(u)
-    set_(T + t + "/nirvana/@acl", [make_ace("allow", u, "write")])
+    grant(nirvana, "allow", u, "write")
     denied(tok, "remove", {"path": path}, u)
     eq(ok("get", {"path": path})["value"], True, "a denied remove changes nothing")
-    set_(T + t + "/nirvana/@acl", [make_ace("allow", u, ["administer", "write"])])
+    grant(nirvana, "allow", u, ["administer", "write"])
     allowed(tok, "remove", {"path": path})
     eq(refused("get", {"path": path})[0], 404, "removed by u")
 

@@ -13,22 +13,12 @@ trap 'rm -rf "$work"' EXIT
 PYTHONPATH="$src/tests/scripts" timeout -k 5 90 python3 - "$bin" "$work" <<'EOF2'
 import subprocess, sys, time
 from server_helper import Scheduler, FakeNode, check, finish
+from server_helper import start_vanilla as vanilla, op_jobs as jobs
 
 bin, work = sys.argv[1], sys.argv[2]
 PT = "//sys/pool_trees/"
 NODES = "//sys/scheduler/orchid/scheduler/nodes/"
 CN = "//sys/cluster_nodes/"
-
-
-def vanilla(s, jobs=1, **spec):
-    spec["tasks"] = {"main": {"command": "sleep 1000", "job_count": jobs, "cpu_limit": 1,
-                              "memory_limit": 100 << 20}}
-    return s.ok("start_op", {"operation_type": "vanilla", "spec": spec})["operation_id"]
-
-
-def jobs(s, op, state=None):
-    return [j for j in s.ok("list_jobs", {"operation_id": op})["jobs"]
-            if state is None or j["state"] == state]
 
 
 REFUSED = set()   # nodes whose heartbeats are expected to be refused (409)

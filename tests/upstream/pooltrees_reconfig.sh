@@ -12,26 +12,12 @@ trap 'rm -rf "$work"' EXIT
 PYTHONPATH="$src/tests/scripts" timeout -k 5 100 python3 - "$bin" "$work" <<'EOF2'
 import sys, time
 from server_helper import Scheduler, FakeNode, check, finish
+from server_helper import start_vanilla as vanilla, op_jobs as jobs, op_state as state
 
 bin, work = sys.argv[1], sys.argv[2]
 PT = "//sys/pool_trees/"
 CN = "//sys/cluster_nodes/"
 INFO = "//sys/scheduler/orchid/scheduler/scheduling_info_per_pool_tree/"
-
-
-def vanilla(s, jobs=1, command="sleep 1000", **spec):
-    spec["tasks"] = {"main": {"command": command, "job_count": jobs, "cpu_limit": 1,
-                              "memory_limit": 100 << 20}}
-    return s.ok("start_op", {"operation_type": "vanilla", "spec": spec})["operation_id"]
-
-
-def state(s, op):
-    return s.ok("get_operation", {"operation_id": op})["state"]
-
-
-def jobs(s, op, st=None):
-    return [j for j in s.ok("list_jobs", {"operation_id": op})["jobs"]
-            if st is None or j["state"] == st]
 
 
 def beat_all(nodes, seconds=0.3, complete=False):
