@@ -139,29 +139,6 @@ static int validate(const json_t *req, struct ps_resources *limits, struct ps_er
     return 0;
 }
 
-static json_t *abort_entry(const char *id, const char *reason)
-{
-    return json_pack("{s:s, s:s}", "job_id", id, "reason", reason);
-}
-
-json_t *ps_svc_start_entry(const struct ps_svc_job *job)
-{
-    const struct ps_svc_task *t = &job->op->tasks[job->task];
-    json_t *e = json_pack("{s:s, s:s, s:s, s:I, s:s, s:O, s:f, s:f, s:I, s:I, s:I, s:I, s:O, s:I}",
-                     "job_id", job->id, "operation_id", job->op->id, "task_name", t->name,
-                     "job_index", (json_int_t)job->job_index, "command", t->command,
-                     "environment", t->environment, "cpu_limit", job->cpu_limit,
-                     "cpu_guarantee", job->cpu_guarantee, "gpu_limit",
-                     (json_int_t)job->usage.v[PS_RES_GPU], "memory_limit", (json_int_t)job->mem.memory_limit_bytes,
-                     "memory_reserve", (json_int_t)job->mem.user_job_memory_reserve_bytes,
-                     "tmpfs_size", (json_int_t)t->tmpfs_size, "job_cpu_monitor",
-                     job->op->cpu_monitor_json, "port_count", (json_int_t)t->port_count);
-    if (e && job->waiting_job_timeout_ms >= 0 &&
-        json_object_set_new(e, "waiting_job_timeout", json_integer(job->waiting_job_timeout_ms)))
-        json_decref(e), e = NULL;
-    return e;
-}
-
 static int job_final_state(const char *s)
 {
     return strcmp(s, "completed") == 0 ? PS_JOB_COMPLETED
@@ -253,41 +230,6 @@ static void finish_reported(struct ps_service *svc, struct ps_svc_job *job, cons
     ps_persist_job(svc, job);
     ps_persist_op(svc, job->op);
     ps_node_health_job_finished(svc, job, now);   /* may ban the node (its aborts in a row) */
-}
-
-const char *ps_svc_preempt_reason(int reason)
-{
-    return ps_preempt_reason_name((enum ps_preempt_reason)reason);
-}
-
-void ps_svc_job_preempt(struct ps_service *svc, struct ps_svc_job *job, const char *reason,
-                        const char *preemption_reason, int64_t timeout_ms, const char *for_op,
-                        int64_t now_ms, json_t *interrupt, json_t *abort)
-{
-    if (job->state != PS_JOB_RUNNING || (timeout_ms > 0 && job->interrupt_deadline_ms > 0))
-        return;
-    ps_metric_add(svc->m_preemptions, 1);
-    ps_svc_log(svc, "info", "preemption", "job=%s operation=%s node=%s reason=%s%s%s for=%s "
-               "timeout_ms=%" PRId64, job->id, job->op->id, job->node_id, reason,
-               preemption_reason ? " preemption_reason=" : "",
-               preemption_reason ? preemption_reason : "", for_op ? for_op : "-", timeout_ms);
-    if (timeout_ms <= 0) {
-        char *jid = strdup(job->id);
-        ps_svc_job_finish(svc, job, PS_JOB_ABORTED, NULL, reason, NULL, now_ms);
-        ps_persist_job(svc, job);
-        ps_persist_op(svc, job->op);
-        if (abort && jid)
-            json_array_append_new(abort, abort_entry(jid, reason));
-        free(jid);
-        return;
-    }
-    job->interrupt_deadline_ms = now_ms + timeout_ms;
-    free(job->interrupt_reason);
-    job->interrupt_reason = strdup(reason);
-    if (interrupt)
-        json_array_append_new(interrupt, json_pack("{s:s, s:I, s:s}", "job_id", job->id,
-                                                   "timeout_ms", (json_int_t)timeout_ms, "reason",
-                                                   reason));
 }
 
 /* One heartbeat's state, carried between its steps below. */
@@ -449,7 +391,7 @@ static void heartbeat_running_job(struct heartbeat *hb, struct ps_svc_job *job, 
         free(why);
         ps_persist_job(svc, job);
         ps_persist_op(svc, job->op);
-        json_array_append_new(hb->abort, abort_entry(jid, job->abort_reason));
+        json_array_append_new(hb->abort, ps_svc_abort_entry(jid, job->abort_reason));
     } else {
         json_array_append_new(hb->interrupt,
                               json_pack("{s:s, s:I, s:s}", "job_id", jid, "timeout_ms",
@@ -482,7 +424,7 @@ static void heartbeat_job_reports(struct heartbeat *hb)
             /* a finished job may have left memory: its stored record has the reason */
             char *stored = job ? NULL : ps_job_archive_abort_reason(svc, jid);
             json_array_append_new(hb->abort,
-                                  abort_entry(jid, stored ? stored
+                                  ps_svc_abort_entry(jid, stored ? stored
                                                    : !job ? "unknown job"
                                                    : job->abort_reason ? job->abort_reason
                                                                        : "job is not running"));
@@ -514,7 +456,7 @@ static void heartbeat_abort_ended(struct heartbeat *hb)
             strcmp(json_string_value(json_object_get(a, "job_id")), jid) == 0;
         if (!listed)
             json_array_append_new(hb->abort,
-                                  abort_entry(jid, job->abort_reason ? job->abort_reason
+                                  ps_svc_abort_entry(jid, job->abort_reason ? job->abort_reason
                                                                      : "job is not running"));
     }
 }

@@ -47,8 +47,10 @@ void ps_svc_job_free(struct ps_svc_job *job);
 int ps_svc_job_register(struct ps_service *svc, struct ps_svc_job *job);
 void ps_svc_job_attach_node(struct ps_service *svc, struct ps_svc_job *job);
 void ps_svc_job_set_guarantee(struct ps_service *svc, struct ps_svc_job *job, double cores);
-/* The node protocol's entry for a job to start (api_nodes.c). */
+/* The node protocol's entry for a job to start (svc_jobs.c). */
 json_t *ps_svc_start_entry(const struct ps_svc_job *job);
+/* {job_id, reason}: one entry of a heartbeat reply's jobs_to_abort. */
+json_t *ps_svc_abort_entry(const char *id, const char *reason);
 struct ps_svc_node *ps_svc_node_get(struct ps_service *svc, const char *id, bool create);
 void ps_svc_node_offline(struct ps_service *svc, struct ps_svc_node *node, int64_t now_ms);
 
