@@ -130,6 +130,9 @@ int ps_service_parse_listen(struct ps_service_config *cfg, const char *text,
 /* ---- jobs ------------------------------------------------------------------------------- */
 
 enum ps_job_state { PS_JOB_RUNNING = 0, PS_JOB_COMPLETED, PS_JOB_FAILED, PS_JOB_ABORTED };
+
+/* The job metrics summed per pool (job_metrics.c). */
+#define PS_JOB_METRIC_COUNT 8
 const char *ps_job_state_name(int state);
 
 struct ps_svc_op;
@@ -155,6 +158,7 @@ struct ps_svc_job {
     char *preempted_for_op;        /* the event log's preempted_for: the operation and job the */
     char *preempted_for_job;       /* victim made room for (sched_host.c), or NULL */
     json_t *statistics;            /* as reported, or NULL */
+    int64_t metrics[PS_JOB_METRIC_COUNT];   /* its job metrics counted so far (job_metrics.c) */
     json_t *exec_attributes;       /* the node's {gpu_devices: [...]}, or NULL */
     char *stderr_text;             /* tail kept from the node's report, or NULL */
     bool stderr_truncated;
@@ -391,6 +395,7 @@ struct ps_service {
     struct ps_metric_family *f_pool_satisfaction;   /* {tree, pool, quantile} */
     struct ps_metric_family *f_pool_count;   /* poolsched_pool_count{tree} */
     struct ps_metric_family *f_tree_nodes;   /* node_count_per_tree{tree} */
+    struct ps_metric_family *f_job_metrics[PS_JOB_METRIC_COUNT];   /* {tree, pool} */
 };
 
 /* Opens the data dir (store, tokens, secret), loads the state, starts HTTP and the engine loop.
@@ -423,6 +428,13 @@ void ps_svc_gauge_cache_free(struct ps_svc_gauge_cache *c);
  * shutdown the registry goes with the service, after a reload the trees find them again.) */
 void ps_svc_pool_gauges_remove(struct ps_service *svc, struct ps_svc_tree_state *ts);
 struct ps_svc_op *ps_svc_find_op(struct ps_service *svc, const char *id);
+/* Registers the pools' job metric counters, poolsched_pool_metrics_<name>_total{tree, pool}
+ * (job_metrics.c). */
+int ps_svc_job_metrics_register(struct ps_service *svc, struct ps_metrics *r, struct ps_error *err);
+/* Adds what job's metrics grew by in stats (a statistics map as a node reports it; a job
+ * ending in state, or PS_JOB_RUNNING) to its pool's and its ancestors' counters. */
+void ps_svc_job_metrics_update(struct ps_service *svc, struct ps_svc_job *job,
+                               const json_t *stats, int state);
 
 /* Operations and jobs (service.c). All under svc->mu. */
 /* in_strategy false: a finished operation restored from the store (no tree membership).

@@ -158,7 +158,7 @@ static int register_metrics(struct ps_service *svc, struct ps_error *err)
                                "Nodes in a pool tree (upstream scheduler/node_count_per_tree)", 1,
                                tree_label, &svc->f_tree_nodes, err)) != 0)
         return rc;
-    return 0;
+    return ps_svc_job_metrics_register(svc, r, err);
 }
 
 /* First start: the default tree `physical`, made the default (//sys/pool_trees/@default_tree). */
