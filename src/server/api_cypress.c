@@ -108,7 +108,8 @@ static void tree_config_attr(struct target *t)
  * tree, not through @config, that is no tree config key nor one of the object's own. */
 static bool tree_custom_key(const struct target *t)
 {
-    static const char *const own[] = {"type", "name", "id", "effective_acl", "config"};
+    static const char *const own[] = {"type", "name", "id", "effective_acl", "config",
+                                      "parent_name"};
     if (t->kind != T_TREE || !t->has_attr || t->in_config || ps_tree_config_is_key(t->key))
         return false;
     for (size_t i = 0; i < sizeof own / sizeof *own; i++)
