@@ -17,7 +17,7 @@
  *   total_time                           time/total
  *   total_time_completed, total_time_aborted   time/total of a completed (aborted) job
  * Counters never go down: a value below the counted one (a node restarted the job's monitor)
- * adds nothing.
+ * adds nothing. pool_gauges.c holds each pool's series, so they leave /metrics with the pool.
  */
 #include <stdio.h>
 #include <string.h>
