@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# yt/yt/tests/integration/node/test_dynamic_cpu_reclaim.py's "lack of CPU" cases against the
-# real scheduler, with upstream's node resources, settings and expected values.
+# yt/yt/tests/integration/node/test_dynamic_cpu_reclaim.py's "lack of CPU" cases and its
+# per-pool aggregated CPU metrics (TestAggregatedCpuMetrics::test_sleeping) against the real
+# scheduler, with upstream's node resources, settings and expected values.
 # test_node_aborts_job_on_lack_of_cpu is the node's decision: a real `poolsched node` (2 slots,
 # cpu_overdraft_timeout and resource_adjustment_period 1 s, the scheduler config's
 # allowed_node_resources_overcommit_duration 600 s, as upstream's DELTA configs) runs Op1's job,
