@@ -276,6 +276,7 @@ struct ps_pool_tree *ps_pool_tree_new_templated(const char *name, const struct p
     ps_strmap_init(&tree->ops_by_id);
     tree->explicit_config = ps_value_map();
     tree->templates = ps_value_map();
+    tree->custom = ps_value_map();
     tree->name = strdup(name);
     if (!tree->name || ps_tree_config_init(&tree->config) != 0) {
         free(tree->name);
@@ -339,6 +340,7 @@ void ps_pool_tree_free(struct ps_pool_tree *tree)
     ps_tree_config_release(&tree->config);
     ps_value_release(&tree->explicit_config);
     ps_value_release(&tree->templates);
+    ps_value_release(&tree->custom);
     ps_formula_free(tree->nodes_filter);
     free(tree->name);
     free(tree);
@@ -567,6 +569,35 @@ int ps_pool_tree_apply_config(struct ps_pool_tree *tree, const struct ps_value *
     if (!map)
         return 0;
     return update_config(tree, NULL, NULL, map, err);
+}
+
+const struct ps_value *ps_pool_tree_custom_attributes(const struct ps_pool_tree *tree)
+{
+    return &tree->custom;
+}
+
+int ps_pool_tree_set_custom_attribute(struct ps_pool_tree *tree, const char *key,
+                                      const struct ps_value *value, struct ps_error *err)
+{
+    if (!key[0] || strchr(key, '/'))
+        return ps_error_set(err, PS_EINVAL, "%s: a custom attribute of a pool tree is one "
+                            "attribute name (no '/'), set as a whole", key[0] ? key : "\"\"");
+    if (ps_pool_config_is_setting(key))
+        return ps_error_set(err, PS_EINVAL, "%s: a pool attribute, not one of a pool tree "
+                            "(set it on a pool)", key);
+    const char *skip[] = {key, NULL};
+    struct ps_value next, item = ps_value_null();
+    if (ps_value_map_without(&tree->custom, skip, &next) != 0)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    if (value && value->type != PS_VALUE_NULL &&
+        (ps_value_copy(&item, value) != 0 || ps_value_put(&next, key, &item) != 0)) {
+        ps_value_release(&item);
+        ps_value_release(&next);
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    }
+    ps_value_release(&tree->custom);
+    tree->custom = next;
+    return 0;
 }
 
 /* ---- pools ------------------------------------------------------------------------------- */

@@ -171,6 +171,16 @@ int ps_pool_tree_set_config(struct ps_pool_tree *tree, const char *key, const st
 int ps_pool_tree_apply_config(struct ps_pool_tree *tree, const struct ps_value *map,
                               struct ps_error *err);
 
+/* The tree object's custom attributes (a map): keys set on the tree that are neither tree
+ * config keys nor pool settings, kept as given and read by nothing, as upstream's Cypress keeps
+ * them on the pool tree object (a key inside @config must be a tree config key). */
+const struct ps_value *ps_pool_tree_custom_attributes(const struct ps_pool_tree *tree);
+/* Sets key (one attribute name) to a copy of value; NULL or null removes it. PS_EINVAL for a
+ * key with '/' or a pool setting (upstream refuses pool attributes on a tree), PS_ENOMEM. On
+ * error nothing changed. */
+int ps_pool_tree_set_custom_attribute(struct ps_pool_tree *tree, const char *key,
+                                      const struct ps_value *value, struct ps_error *err);
+
 /* The keys set on the tree (canonical names, each with its whole value), which the store
  * keeps, and the templates under them (tree_template.h). Valid until the config changes. */
 const struct ps_value *ps_pool_tree_explicit_config(const struct ps_pool_tree *tree);

@@ -25,6 +25,7 @@ struct ps_pool_tree {
     struct ps_tree_config config;           /* effective: defaults, templates, explicit_config */
     struct ps_value explicit_config;        /* the keys set on the tree (canonical names) */
     struct ps_value templates;              /* the merged templates matching the tree (map) */
+    struct ps_value custom;                 /* the tree object's custom attributes (map) */
     struct ps_formula *nodes_filter;        /* NULL when empty */
 
     struct ps_pool *root;

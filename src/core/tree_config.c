@@ -2,6 +2,7 @@
 
 #include <float.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -269,6 +270,13 @@ const struct ps_attr_table ps_tree_config_table = {
     .size = sizeof(struct ps_tree_config),
     .init = tree_init,
 };
+
+bool ps_tree_config_is_key(const char *key)
+{
+    char head[128];
+    snprintf(head, sizeof head, "%.*s", (int)strcspn(key, "/"), key);
+    return ps_attr_find(&ps_tree_config_table, head) != NULL;
+}
 
 int ps_tree_config_init(struct ps_tree_config *cfg)
 {

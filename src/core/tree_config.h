@@ -286,6 +286,10 @@ int ps_tree_config_get(const struct ps_tree_config *cfg, const char *key, struct
 /* Every key and its value as a map in a fixed order. */
 int ps_tree_config_to_value(const struct ps_tree_config *cfg, struct ps_value *out);
 
+/* Whether the first component of key (`a` of `a/b`) is a tree config key (canonical or
+ * alias), rather than a custom attribute of the tree object. */
+bool ps_tree_config_is_key(const char *key);
+
 /* Enumeration of the canonical keys (top level; groups are one key). */
 int ps_tree_config_key_count(void);
 const char *ps_tree_config_key_name(int index);

@@ -251,6 +251,19 @@ static int put_stat(json_t *stats, const char *path, int64_t value)
     return json_object_set_new(stats, path, json_integer(value));
 }
 
+/* The job's CPU monitor statistics, once it has measured. */
+static int put_monitor_stats(json_t *stats, const struct job *j)
+{
+    int rc = 0;
+    if (j->monitor_on) {
+        struct ps_stat_sample s[PS_CPU_MONITOR_STAT_COUNT];
+        size_t n = ps_cpu_monitor_statistics(&j->monitor, s);
+        for (size_t i = 0; i < n; i++)
+            rc |= put_stat(stats, s[i].path, s[i].value);
+    }
+    return rc;
+}
+
 static json_t *build_statistics(const struct job *j, const struct ps_node_job_end *end)
 {
     json_t *stats = json_object();
@@ -267,12 +280,7 @@ static json_t *build_statistics(const struct job *j, const struct ps_node_job_en
         for (size_t i = 0; i < n; i++)
             rc |= put_stat(stats, s[i].path, s[i].value);
     }
-    if (j->monitor_on) {
-        struct ps_stat_sample s[PS_CPU_MONITOR_STAT_COUNT];
-        size_t n = ps_cpu_monitor_statistics(&j->monitor, s);
-        for (size_t i = 0; i < n; i++)
-            rc |= put_stat(stats, s[i].path, s[i].value);
-    }
+    rc |= put_monitor_stats(stats, j);
     /* upstream's name: megabytes (MiB) x seconds of the job's memory use */
     rc |= put_stat(stats, "/user_job/cumulative_memory_mb_sec",
                    (int64_t)(j->memory_byte_ms / 1000.0 / (1024.0 * 1024.0)));
@@ -969,13 +977,31 @@ size_t ps_node_jobs_reap(struct ps_node_jobs *t, int64_t now_ms)
 
 /* ---- report --------------------------------------------------------------------------- */
 
+/* A running job's statistics so far: its CPU monitor's, once it has measured (the scheduler
+ * sums their aggregates per pool, upstream's job metrics). 0, or nonzero when out of memory. */
+static int put_monitor_statistics(const struct job *j, json_t *entry)
+{
+    if (!entry)
+        return -1;
+    json_t *stats = json_object();
+    if (!stats || put_monitor_stats(stats, j) != 0) {
+        json_decref(stats);
+        return -1;
+    }
+    if (json_object_size(stats) == 0) {
+        json_decref(stats);
+        return 0;
+    }
+    return json_object_set_new(entry, "statistics", stats);
+}
+
 static json_t *running_entry(const struct ps_node_jobs *t, const struct job *j)
 {
     json_t *e = json_pack("{s:s, s:s, s:f, s:f, s:I}", "job_id", j->job_id, "state", "running",
                           "cpu_guarantee", reported_guarantee(t, j), "cpu_usage_seconds",
                           j->sample.cpu_seconds, "memory_bytes",
                           (json_int_t)j->sample.memory_bytes);
-    if (put_exec_attributes(j, e) != 0) {
+    if (put_exec_attributes(j, e) != 0 || put_monitor_statistics(j, e) != 0) {
         json_decref(e);
         return NULL;
     }

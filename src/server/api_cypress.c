@@ -80,8 +80,10 @@ static int resolve_pool(struct ps_pool_tree *tree, char **nodes, size_t first, s
  * the whole map (as `@`), `@config/<key>` one key. */
 static void tree_config_attr(struct target *t)
 {
-    if (!t->has_attr || strncmp(t->key, "config", 6) != 0)
+    if (!t->has_attr || strncmp(t->key, "config", 6) != 0 ||
+        (t->key[6] != '\0' && t->key[6] != '/'))
         return;
+    t->in_config = true;
     if (t->key[6] == '\0') {
         t->has_attr = false;
         t->all_attrs = true;
@@ -89,6 +91,20 @@ static void tree_config_attr(struct target *t)
     } else if (t->key[6] == '/') {
         memmove(t->key, t->key + 7, strlen(t->key + 7) + 1);
     }
+}
+
+/* Whether t addresses a custom attribute of a tree object (pool_tree.h): an attribute of the
+ * tree, not through @config, that is no tree config key nor one of the object's own. */
+bool ps_cypress_tree_custom_key(const struct target *t)
+{
+    static const char *const own[] = {"type", "name", "id", "effective_acl", "config",
+                                      "parent_name"};
+    if (t->kind != T_TREE || !t->has_attr || t->in_config || ps_tree_config_is_key(t->key))
+        return false;
+    for (size_t i = 0; i < sizeof own / sizeof *own; i++)
+        if (strcmp(t->key, own[i]) == 0)
+            return false;
+    return true;
 }
 
 /* Parses and resolves path. upto: resolve only node_count - upto nodes (create resolves the
@@ -284,7 +300,23 @@ static int get_target(struct ps_service *svc, struct target *t, const char *path
             if ((rc = ps_tree_config_to_value(ps_pool_tree_config(t->tree), &v)) != 0)
                 return ps_error_set(err, PS_ENOMEM, "out of memory");
             *out = drop_nulls(value_json_take(&v));
+            json_t *custom = t->in_config
+                                 ? NULL
+                                 : ps_value_to_json(ps_pool_tree_custom_attributes(t->tree));
+            if (custom)
+                json_object_update_missing(*out, custom);
+            json_decref(custom);
             return 0;
+        }
+        if (ps_cypress_tree_custom_key(t)) {
+            const struct ps_value *c = ps_value_find(ps_pool_tree_custom_attributes(t->tree),
+                                                     t->key);
+            if (!c)
+                return ps_error_set(err, PS_ENOENT, "attribute %s does not exist: not a pool "
+                                    "tree config key nor a custom attribute set on the tree",
+                                    path);
+            *out = ps_value_to_json(c);
+            return *out ? 0 : ps_error_set(err, PS_ENOMEM, "out of memory");
         }
         if (t->has_attr) {
             if ((rc = ps_tree_config_get(ps_pool_tree_config(t->tree), t->key, &v, err)) != 0)

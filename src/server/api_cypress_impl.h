@@ -29,6 +29,7 @@ struct target {
     char key[1024];                /* attrs joined by '/' */
     bool has_attr;                 /* attrs given (key is set) */
     bool all_attrs;
+    bool in_config;                /* T_TREE: addressed through @config */
 };
 
 /* A dry run in progress (ps_cypress_dry_run): paths into the tree named `name` resolve to
@@ -48,6 +49,9 @@ struct ps_pool_tree *ps_cypress_find_tree(struct ps_service *svc, const char *na
 int ps_cypress_resolve(struct ps_service *svc, const char *path, struct target *t, size_t upto,
                        struct ps_error *err);
 void ps_cypress_target_release(struct target *t);
+/* Whether t addresses a custom attribute of a tree object (pool_tree.h): an attribute of the
+ * tree, not through @config, that is no tree config key nor one of the object's own. */
+bool ps_cypress_tree_custom_key(const struct target *t);
 int ps_cypress_require_admin(struct ps_service *svc, const struct ps_auth_identity *who,
                              const char *what, struct ps_error *err);
 

@@ -170,6 +170,15 @@ int ps_cypress_set(struct ps_service *svc, const struct ps_auth_identity *who, c
     } else if ((rc = require_attrs(svc, who, t.tree, t.kind == T_POOL ? t.pool : NULL,
                                    t.has_attr ? t.key : NULL, &v, err)) != 0) {
         ;
+    } else if (ps_cypress_tree_custom_key(&t)) {
+        rc = ps_pool_tree_set_custom_attribute(t.tree, t.key, &v, err);
+        if (rc == 0 && !ps_cypress_dry.copy && v.type != PS_VALUE_NULL)   /* misspelt keys */
+            ps_svc_log(svc, "warning", "custom_attribute",
+                       "tree=%s key=%s: not a pool tree config key; stored as a custom "
+                       "attribute of the tree object, the scheduler does not read it",
+                       ps_pool_tree_name(t.tree), t.key);
+        if (rc == 0)
+            ps_cypress_tree_changed(svc, t.tree);
     } else if (t.kind == T_TREE) {
         if (t.all_attrs)
             rc = v.type == PS_VALUE_MAP ? ps_pool_tree_apply_config(t.tree, &v, err)

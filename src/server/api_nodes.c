@@ -39,6 +39,7 @@
 #include "server/event_log.h"
 #include "server/persist.h"
 #include "server/sched_host.h"
+#include "server/job_metrics.h"
 #include "server/service_state.h"
 #include "server/store_mirror.h"
 #include "server/svc_jobs.h"
@@ -382,6 +383,7 @@ static void heartbeat_running_job(struct heartbeat *hb, struct ps_svc_job *job, 
     const json_t *g = json_object_get(r, "cpu_guarantee");
     if (json_is_number(g))
         ps_svc_job_set_guarantee(svc, job, json_number_value(g));
+    ps_svc_job_metrics_update(svc, job, json_object_get(r, "statistics"), PS_JOB_RUNNING);
     if (job->interrupt_deadline_ms <= 0)
         return;
     if (now >= job->interrupt_deadline_ms) {

@@ -336,9 +336,20 @@ static int load_tree(struct ps_service *svc, const char *name, const json_t *doc
     if ((rc = ps_svc_add_tree_state(svc, name, err)) != 0)
         return rc;
     struct ps_pool_tree *tree = ps_strategy_find_tree(svc->strategy, name);
+    const char *key;
+    const json_t *v;
+    json_object_foreach((json_t *)json_object_get(doc, "attributes"), key, v) {
+        struct ps_value av;
+        if ((rc = ps_json_to_value(v, &av, err)) == 0)
+            rc = ps_pool_tree_set_custom_attribute(tree, key, &av, err);
+        ps_value_release(&av);
+        if (rc != 0) {
+            ps_error_prefix(err, "stored pool tree \"%s\": attributes", name);
+            return rc;
+        }
+    }
     const json_t *since = json_object_get(doc, "below_fair_share_since");
     const char *pool;
-    const json_t *v;
     json_object_foreach((json_t *)since, pool, v) {
         struct ps_pool *p = ps_pool_tree_find_pool(tree, pool);
         if (p && json_is_integer(v))

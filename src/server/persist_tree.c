@@ -145,6 +145,11 @@ char *ps_persist_tree_text(struct ps_pool_tree *tree, struct ps_persist_cache **
     else
         b.failed = true;
     ps_value_release(&cv);
+    const struct ps_value *custom = ps_pool_tree_custom_attributes(tree);
+    if (custom->count > 0) {   /* the tree object's custom attributes, when it has some */
+        ps_textbuf_adds(&b, ",\"attributes\":");
+        add_json(&b, ps_value_to_json(custom));
+    }
     ps_textbuf_adds(&b, ",\"pools\":[");
     bool first = true;
     for (int i = 0; i < n; i++) {

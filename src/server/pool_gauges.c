@@ -1,5 +1,6 @@
 /* pool_gauges.c — each pool's gauges after a fair share update: its fair share, usage and
- * demand ratios and the quantiles of its operations' satisfaction (core/pool_satisfaction.h).
+ * demand ratios and the quantiles of its operations' satisfaction (core/pool_satisfaction.h);
+ * it also holds each pool's job metric counters (job_metrics.c), so they leave with the pool.
  *
  * A tree of 1,000 pools has 14,000 such series: looking each up by its labels after every
  * update (a binary search of string comparisons over scattered labels, under svc->mu) cost
@@ -33,6 +34,7 @@
 
 struct pool_series {
     struct ps_metric *fair_share, *usage, *demand;
+    struct ps_metric *job[PS_JOB_METRIC_COUNT];   /* its job metric counters (job_metrics.c) */
     struct ps_metric **satisfaction;   /* one per quantile, allocated with the cache's count */
 };
 
@@ -59,6 +61,19 @@ static void drop(struct ps_svc_gauge_cache *c, struct ps_metric *m)
         c->dropped_cap = cap;
     }
     c->dropped[c->dropped_count++] = m;
+}
+
+/* Lets go of e's own series (not its satisfaction ones). */
+static void drop_own(struct ps_svc_gauge_cache *c, struct pool_series *e)
+{
+    drop(c, e->fair_share);
+    drop(c, e->usage);
+    drop(c, e->demand);
+    e->fair_share = e->usage = e->demand = NULL;
+    for (int k = 0; k < PS_JOB_METRIC_COUNT; k++) {
+        drop(c, e->job[k]);
+        e->job[k] = NULL;
+    }
 }
 
 static void drop_satisfaction(struct ps_svc_gauge_cache *c)
@@ -96,7 +111,7 @@ static void remove_dropped(struct ps_svc_gauge_cache *c)
 {
     if (c->dropped_count == 0)
         return;
-    size_t per = 3 + (size_t)c->quantile_count, n = 0;
+    size_t per = 3 + PS_JOB_METRIC_COUNT + (size_t)c->quantile_count, n = 0;
     struct ps_metric **held = malloc((size_t)c->cap * per * sizeof *held);
     if (!held) {
         c->dropped_count = 0;   /* they stay in /metrics: a leak of series, not of memory */
@@ -108,6 +123,9 @@ static void remove_dropped(struct ps_svc_gauge_cache *c)
         for (int k = 0; k < 3; k++)
             if (own[k])
                 held[n++] = own[k];
+        for (int k = 0; k < PS_JOB_METRIC_COUNT; k++)
+            if (e->job[k])
+                held[n++] = e->job[k];
         for (int j = 0; e->satisfaction && j < c->quantile_count; j++)
             if (e->satisfaction[j])
                 held[n++] = e->satisfaction[j];
@@ -137,13 +155,8 @@ void ps_svc_pool_gauges_remove(struct ps_service *svc, struct ps_svc_tree_state 
     struct ps_svc_gauge_cache *c = ts->gauges;
     if (!c)
         return;
-    for (int i = 0; i < c->cap; i++) {
-        struct pool_series *e = &c->pools[i];
-        drop(c, e->fair_share);
-        drop(c, e->usage);
-        drop(c, e->demand);
-        e->fair_share = e->usage = e->demand = NULL;
-    }
+    for (int i = 0; i < c->cap; i++)
+        drop_own(c, &c->pools[i]);
     drop_satisfaction(c);
     remove_dropped(c);
 }
@@ -168,9 +181,7 @@ static bool prepare(struct ps_svc_tree_state *ts, int n, const struct ps_double_
     }
     for (int i = n; i < c->cap; i++) {
         struct pool_series *e = &c->pools[i];
-        drop(c, e->fair_share);
-        drop(c, e->usage);
-        drop(c, e->demand);
+        drop_own(c, e);
         for (int j = 0; e->satisfaction && j < c->quantile_count; j++)
             drop(c, e->satisfaction[j]);
         free(e->satisfaction);
@@ -250,6 +261,10 @@ void ps_svc_pool_gauges(struct ps_service *svc, struct ps_svc_tree_state *ts,
         set(series(c, svc->f_pool_fair_share, &e->fair_share, labels), p->dynamic.fair_share_ratio);
         set(series(c, svc->f_pool_usage, &e->usage, labels), p->dynamic.usage_ratio);
         set(series(c, svc->f_pool_demand, &e->demand, labels), p->dynamic.demand_ratio);
+        /* held here so that they leave with the pool; the jobs' reports add to them */
+        for (int k = 0; k < PS_JOB_METRIC_COUNT; k++)
+            if (svc->f_job_metrics[k])
+                series(c, svc->f_job_metrics[k], &e->job[k], labels);
         if (count == 0)
             continue;
         if (!e->satisfaction && !(e->satisfaction = calloc((size_t)count, sizeof *e->satisfaction)))

@@ -17,6 +17,7 @@
 #include "server/persist.h"
 #include "server/service.h"
 #include "server/service_config.h"
+#include "server/job_metrics.h"
 #include "server/service_state.h"
 #include "server/store_mirror.h"
 #include "server/svc_jobs.h"
@@ -166,7 +167,7 @@ static int register_metrics(struct ps_service *svc, struct ps_error *err)
                                "Nodes in a pool tree (upstream scheduler/node_count_per_tree)", 1,
                                tree_label, &svc->f_tree_nodes, err)) != 0)
         return rc;
-    return 0;
+    return ps_svc_job_metrics_register(svc, r, err);
 }
 
 /* First start: the default tree `physical`, made the default (//sys/pool_trees/@default_tree). */

@@ -48,6 +48,9 @@ struct ps_svc_gauge_cache;
 /* ---- jobs ------------------------------------------------------------------------------- */
 
 enum ps_job_state { PS_JOB_RUNNING = 0, PS_JOB_COMPLETED, PS_JOB_FAILED, PS_JOB_ABORTED };
+
+/* The job metrics summed per pool (job_metrics.c). */
+#define PS_JOB_METRIC_COUNT 8
 const char *ps_job_state_name(int state);
 
 struct ps_svc_op;
@@ -76,6 +79,7 @@ struct ps_svc_job {
     char *preempted_for_op;        /* the event log's preempted_for: the operation and job the */
     char *preempted_for_job;       /* victim made room for (sched_host.c), or NULL */
     json_t *statistics;            /* as reported, or NULL */
+    int64_t metrics[PS_JOB_METRIC_COUNT];   /* its job metrics counted so far (job_metrics.c) */
     json_t *exec_attributes;       /* the node's {gpu_devices: [...]}, or NULL */
     char *stderr_text;             /* tail kept from the node's report, or NULL */
     bool stderr_truncated;
@@ -305,6 +309,7 @@ struct ps_service {
     struct ps_metric_family *f_pool_satisfaction;   /* {tree, pool, quantile} */
     struct ps_metric_family *f_pool_count;   /* poolsched_pool_count{tree} */
     struct ps_metric_family *f_tree_nodes;   /* node_count_per_tree{tree} */
+    struct ps_metric_family *f_job_metrics[PS_JOB_METRIC_COUNT];   /* {tree, pool} */
 };
 
 /* ---- helpers every room uses ------------------------------------------------------------ */

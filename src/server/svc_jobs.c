@@ -4,6 +4,7 @@
 #include "server/node_health.h"
 #include "server/op_tentative.h"
 #include "server/persist.h"
+#include "server/job_metrics.h"
 #include "server/service_state.h"
 #include "server/svc_jobs.h"
 #include "server/svc_log.h"
@@ -300,6 +301,7 @@ void ps_svc_job_finish(struct ps_service *svc, struct ps_svc_job *job, int state
         ps_svc_log(svc, "info", "operation_node_banned", "operation=%s node=%s job=%s", op->id,
                    job->node_id, job->id);
     }
+    ps_svc_job_metrics_update(svc, job, statistics, state);
     job->state = state;
     job->finish_ms = now_ms;
     ps_svc_set_str(&job->error, error);

@@ -208,9 +208,30 @@ try:
     st, out = s.call("get", {"path": P + "/private/@wieght"})
     check(st == 404, "a removed custom attribute is gone: %d %s" % (st, out))
 
+    # a tree object keeps custom attributes too (upstream's Cypress does): set, read back, in
+    # @ but not in @config; a key inside @config must be a tree config key, a pool setting is no
+    # tree attribute, and remove drops a custom attribute (then 404)
+    TREE_CUSTOM = {"team": "infra", "n": [1, 2]}
+    s.ok("set", {"path": P + "/@my_attr", "value": TREE_CUSTOM})
+    s.ok("set", {"path": P + "/@gone_attr", "value": 1})
+    check(s.get(P + "/@my_attr") == TREE_CUSTOM, "tree custom attribute read back")
+    check(s.get(P + "/@").get("my_attr") == TREE_CUSTOM, "tree custom attribute in @")
+    check("my_attr" not in s.get(P + "/@config"), "tree custom attribute not in @config")
+    st, out = s.call("get", {"path": P + "/@config/my_attr"})
+    check(st == 404, "no custom attribute through @config: %d %s" % (st, out))
+    for path, word in ((P + "/@config/my_option", "my_option"), (P + "/@weight", "weight")):
+        st, out = s.call("set", {"path": path, "value": 1})
+        check(st == 400 and word in out.get("message", ""), "refused %s: %d %s" % (path, st, out))
+    s.ok("remove", {"path": P + "/@gone_attr"})
+    st, out = s.call("get", {"path": P + "/@gone_attr"})
+    check(st == 404, "a removed tree custom attribute is gone: %d %s" % (st, out))
+
     # everything survives a restart
     s.stop()
     s.start()
+    check(s.get(P + "/@my_attr") == TREE_CUSTOM, "restart keeps the tree's custom attributes")
+    st, out = s.call("get", {"path": P + "/@gone_attr"})
+    check(st == 404, "restart does not bring back a removed one: %d %s" % (st, out))
     check(s.get(P + "/private/@some_attr") == CUSTOM, "restart keeps custom attributes")
     check(s.get("//sys/pools/root-pool/burst/@integral_guarantees/resource_flow/cpu") == 500, "restart keeps attributes")
     check(s.get(P + "/@fair_share_update_period") == 500, "restart keeps tree config")

@@ -222,9 +222,12 @@ class FakeNode:
     def heartbeat(self, expect=200):
         jobs = []
         for jid, j in self.running.items():
-            jobs.append({"job_id": jid, "state": "running",
-                         "cpu_guarantee": j.get("cpu_guarantee", j["cpu_limit"]),
-                         "cpu_usage_seconds": 0.5, "memory_bytes": 1 << 20})
+            entry = {"job_id": jid, "state": "running",
+                     "cpu_guarantee": j.get("cpu_guarantee", j["cpu_limit"]),
+                     "cpu_usage_seconds": 0.5, "memory_bytes": 1 << 20}
+            if "statistics" in j:   # set by the test: what a node's CPU monitor reports
+                entry["statistics"] = j["statistics"]
+            jobs.append(entry)
         jobs += list(self.finished.values())
         body = {"node_id": self.id, "tags": self.tags, "resource_limits": self.limits, "jobs": jobs}
         if self.media is not None:

@@ -83,9 +83,20 @@ try:
     eph = s.ok("start_op", {"operation_type": "vanilla", "spec": {"tasks": {"main": {
         "command": "true", "job_count": 1, "cpu_limit": 1}}}}, s.token("eve"))["operation_id"]
     wait(lambda: "eve" in usage(), "the ephemeral pool eve's gauges: %s" % sorted(usage()))
+    # its running job's statistics go to eve's and the root's job metric counters (by what
+    # grew: 700 reported after 300 counts 700 in all), and eve's leave with the pool
+    smoothed = lambda: gauges("poolsched_pool_metrics_aggregated_smoothed_cpu_usage_x100_total")
+    root_before = smoothed().get("<Root>", 0)
+    (ejob,) = [j for j in node.running.values() if j["operation_id"] == eph]
+    for value in (300, 700):
+        ejob["statistics"] = {"job_proxy/aggregated_smoothed_cpu_usage_x100": value}
+        wait(lambda: smoothed().get("eve") == value, "eve's smoothed counter at %d: %s" % (value, smoothed()))
+    check(smoothed().get("<Root>", 0) - root_before == 700, "the root counts eve's job: %s" % smoothed())
     s.ok("abort_op", {"operation_id": eph})
-    wait(lambda: "eve" not in usage() and not [k for k in sat() if k[0] == "eve"],
-         "eve's gauges gone with its pool: %s" % sorted(usage()))
+    wait(lambda: "eve" not in usage() and not [k for k in sat() if k[0] == "eve"]
+         and "eve" not in smoothed(),
+         "eve's gauges and counters gone with its pool: %s" % sorted(usage()))
+    check(smoothed().get("<Root>", 0) - root_before == 700, "the root keeps its count: %s" % smoothed())
 
     # a tree removed takes all its series: its pools', its pool and node counts
     def series_of(tree):

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# yt/yt/tests/integration/node/test_dynamic_cpu_reclaim.py's "lack of CPU" cases against the
-# real scheduler, with upstream's node resources, settings and expected values.
+# yt/yt/tests/integration/node/test_dynamic_cpu_reclaim.py's "lack of CPU" cases and its
+# per-pool aggregated CPU metrics (TestAggregatedCpuMetrics::test_sleeping) against the real
+# scheduler, with upstream's node resources, settings and expected values.
 # test_node_aborts_job_on_lack_of_cpu is the node's decision: a real `poolsched node` (2 slots,
 # cpu_overdraft_timeout and resource_adjustment_period 1 s, the scheduler config's
 # allowed_node_resources_overcommit_duration 600 s, as upstream's DELTA configs) runs Op1's job,
@@ -23,7 +24,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 chmod 755 "$work"
 PYTHONPATH="$src/tests/scripts" timeout -k 5 120 python3 - "$bin" "$work" <<'PY'
-import os, signal, subprocess, sys, time
+import os, re, signal, subprocess, sys, time
 import server_helper
 from server_helper import Scheduler, FakeNode, check, finish
 
@@ -87,6 +88,30 @@ def case(name, cpu, slots, op2_spec, op2_jobs, tree=None):
         raise
 
 
+def node_agent(s, node_id, resources, extra=()):
+    """A real `poolsched node` heartbeating every 100 ms (its log: <work>/<node_id>.log)."""
+    log = open("%s/%s.log" % (work, node_id), "w")
+    p = subprocess.Popen([bin, "node", "--scheduler", "http://127.0.0.1:%d" % s.port,
+                          "--node-id", node_id, "--resources", resources,
+                          "--work-dir", "%s/%s" % (work, node_id), "--data-dir", s.data_dir,
+                          "--heartbeat-period", "100", "--tick", "50"] + list(extra),
+                         stdout=log, stderr=subprocess.STDOUT)
+    p.log = log
+    return p
+
+
+def stop_agent(agent):
+    agent.send_signal(signal.SIGTERM)
+    try:
+        agent.wait(15)
+    except subprocess.TimeoutExpired:
+        agent.kill()
+        agent.wait()
+    agent.log.close()
+    if server_helper.FAILURES:
+        print(open(agent.log.name).read()[-3000:])
+
+
 # upstream: test_dynamic_cpu_reclaim::TestDynamicCpuReclaim::test_node_aborts_job_on_lack_of_cpu
 # Op2's job goes once Op1's job takes its core back: the node aborts it (resource_overdraft ==
 # 1), the scheduler preempts nothing; Op1's keeps running, Op2's does not come back.
@@ -111,13 +136,8 @@ s = Scheduler(bin, work + "/node_abort", {"fair_share_update_period": 100,
 gate = os.path.join(work, "gate")
 os.mkdir(gate)
 os.chmod(gate, 0o777)
-log = open(work + "/node.log", "w")
-agent = subprocess.Popen([bin, "node", "--scheduler", "http://127.0.0.1:%d" % s.port,
-                          "--node-id", "overdraft-n1", "--resources", "cpu=1.2,memory=2G,user_slots=2",
-                          "--work-dir", work + "/node", "--data-dir", s.data_dir,
-                          "--heartbeat-period", "100", "--tick", "50",
-                          "--cpu-overdraft-timeout", "1000", "--resource-adjustment-period", "1000"],
-                         stdout=log, stderr=subprocess.STDOUT)
+agent = node_agent(s, "overdraft-n1", "cpu=1.2,memory=2G,user_slots=2",
+                   ["--cpu-overdraft-timeout", "1000", "--resource-adjustment-period", "1000"])
 try:
     check(s.get("//sys/pool_trees/physical/@allowed_node_resources_overcommit_duration") == 600 * 1000,
           "the scheduler's allowed_node_resources_overcommit_duration reaches the tree")
@@ -141,15 +161,47 @@ try:
     for op in (op1, op2):
         s.ok("abort_op", {"operation_id": op})
 finally:
-    agent.send_signal(signal.SIGTERM)
-    try:
-        agent.wait(15)
-    except subprocess.TimeoutExpired:
-        agent.kill()
-        agent.wait()
-    log.close()
-    if server_helper.FAILURES:
-        print(open(work + "/node.log").read()[-3000:])
+    stop_agent(agent)
+    s.stop()
+
+# upstream: test_dynamic_cpu_reclaim::TestAggregatedCpuMetrics::test_sleeping
+# A sleeping vanilla job with SPEC_WITH_CPU_MONITOR on a real node: the scheduler's counters
+# scheduler/pools/metrics/aggregated_*_cpu_x100 of the operation's pool (upstream's tags tree
+# "default", pool "root": the tests' user's ephemeral pool; here tree physical, the user's
+# ephemeral pool) grow by the job's statistics: preemptible > 0, smoothed > 0, smoothed < max
+# (deltas from before the operation, as upstream's counter.get_delta()). Its ancestors
+# (<Root>) count the same job.
+def pool_counters(s, pool):
+    st, text = s.raw("GET", "/metrics")
+    out = {}
+    for name in ("smoothed_cpu_usage", "max_cpu_usage", "preemptible_cpu"):
+        m = re.search(r'^poolsched_pool_metrics_aggregated_%s_x100_total\{tree="physical",pool="%s"\} (\S+)$'
+                      % (name, re.escape(pool)), text, re.M)
+        out[name] = float(m.group(1)) if m else 0.0
+    return out
+
+
+s = Scheduler(bin, work + "/metrics", {"fair_share_update_period": 100, "heartbeat_period": 100}).start()
+agent = node_agent(s, "metrics-n1", "cpu=2,memory=2G,user_slots=2")
+try:
+    op = s.ok("start_op", {"operation_type": "vanilla", "spec": {
+        "job_cpu_monitor": MON, "tasks": {"t": {"command": "sleep 1000", "job_count": 1,
+                                               "cpu_limit": 1, "memory_limit": 100 << 20}}}})["operation_id"]
+    pool = s.ok("get_operation", {"operation_id": op})["pool_per_tree"]["physical"]
+    before = {p: pool_counters(s, p) for p in (pool, "<Root>")}
+    wait_for(lambda: running(s, op), 20, "the sleeping job")
+
+    def delta(p, name):
+        return pool_counters(s, p)[name] - before[p][name]
+    for p in (pool, "<Root>"):
+        wait_for(lambda: delta(p, "preemptible_cpu") > 0, 30, "%s: preemptible delta > 0" % p)
+        wait_for(lambda: delta(p, "smoothed_cpu_usage") > 0, 30, "%s: smoothed delta > 0" % p)
+        wait_for(lambda: delta(p, "smoothed_cpu_usage") < delta(p, "max_cpu_usage"), 30,
+                 "%s: smoothed delta < max delta" % p)
+    print("test_sleeping: pool %s %s" % (pool, pool_counters(s, pool)))
+    s.ok("abort_op", {"operation_id": op})
+finally:
+    stop_agent(agent)
     s.stop()
 
 # upstream: test_dynamic_cpu_reclaim::TestSchedulerAbortsJobOnLackOfCpu::test_scheduler_aborts_job_on_lack_of_cpu

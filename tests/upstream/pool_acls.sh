@@ -11,8 +11,8 @@ src=${3:?}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$src/tests/scripts:$src/tests/upstream" python3 - "$bin" "$work" "${@:4}" <<'PYEOF'
-import sys
-from server_helper import finish
+import sys, time
+from server_helper import FakeNode, finish
 from upslib import CASES, case, run
 from checks import eq
 import upslib
@@ -191,13 +191,32 @@ def write_on_root_allows_to_create_remove_pool_trees(t):
         set_("//sys/pool_trees/@acl", root_acl)
 
 
+def run_to_completion(op, node_id):
+    """upstream's map(...) returns once the operation completed: a fake node runs its job (the
+    other cases' trees, done with, take no nodes: a node may match one tree only)."""
+    for tree in ok("get", {"path": "//sys/pool_trees"})["value"]:
+        if tree != "physical":
+            set_(T + tree + "/@nodes_filter", "no_node_has_this_tag")
+    node = FakeNode(s, node_id, cpu=1, memory=1 << 30, slots=1)
+    end = time.time() + 60
+    while time.time() < end:
+        node.heartbeat()
+        node.finish_all("completed")
+        if ok("get_operation", {"operation_id": op})["state"] == "completed":
+            return
+        time.sleep(0.1)
+    raise AssertionError("operation %s did not complete" % op)
+
+
 def pool_acl_core(t, pool, acl_path):
-    """upstream's _test_pool_acl_core: u runs in pool; after the ACE turns to deny, it may
-    not."""
+    """upstream's _test_pool_acl_core: u runs an operation in pool to completion; after the ACE
+    turns to deny, it may not start one."""
     u = t + "_u"
     tok = s.token(u)
-    spec = {"pool": pool, "tasks": {"t": {"command": "true", "job_count": 1}}}
-    allowed(tok, "start_op", {"operation_type": "vanilla", "spec": spec})
+    spec = {"pool": pool, "tasks": {"t": {"command": "true", "job_count": 1, "cpu_limit": 1,
+                                          "memory_limit": 1 << 20}}}
+    op = allowed(tok, "start_op", {"operation_type": "vanilla", "spec": spec})["operation_id"]
+    run_to_completion(op, t + "_n")
     set_("//sys/pools" + acl_path + "/@acl/0/action", "deny")
     eq(check_permission(u, "use", "//sys/pools" + acl_path)["action"], "deny", "check_permission")
     denied(tok, "start_op", {"operation_type": "vanilla", "spec": spec}, u)

@@ -42,6 +42,17 @@ try:
     got = root["$value"]["my_tree"]["$value"]["nirvana"]["$attributes"]
     check(got == {"max_operation_count": 2, "some_attr": "attr_value"},
           "descendant's attributes: %s" % root)
+
+    # upstream: test_scheduler_pools::TestSchedulerPoolManipulations::test_get_root_returns_descendant_attributes
+    s.set("//sys/pool_trees/my_tree/@some_attr", "attr_value")
+    s.set("//sys/pool_trees/my_tree/nirvana/@max_operation_count", 10)
+    root = get("//sys/pool_trees", ["max_operation_count", "some_attr"])
+    tree_attrs = root["$value"]["my_tree"]["$attributes"]
+    check("some_attr" in tree_attrs and tree_attrs["some_attr"] == "attr_value",
+          "the tree's custom attribute: %s" % root)
+    nirvana = root["$value"]["my_tree"]["$value"]["nirvana"]["$attributes"]
+    check("max_operation_count" in nirvana and nirvana["max_operation_count"] == 10,
+          "the pool's max_operation_count: %s" % root)
 finally:
     s.stop()
 finish()
