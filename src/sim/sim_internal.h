@@ -15,6 +15,7 @@
 
 #include "core/cpu_monitor.h"
 #include "core/memory_reserve.h"
+#include "core/node_ban.h"
 #include "core/node_overdraft.h"
 #include "core/pending.h"
 #include "core/preempt.h"
@@ -162,6 +163,9 @@ struct sim_op {
     bool touched;                      /* in sim->touched during a heartbeat */
     char *error;                       /* operation_failed: why (owned) */
     bool exec_nodes_seen;              /* a node matching it was seen (core/exec_nodes.h) */
+    /* its own node bans (core/node_ban.h): node id (borrowed) -> its sim_node */
+    struct ps_node_ban_spec bans;
+    struct ps_strmap banned_nodes;
     /* pending reason, re-evaluated at fair share updates */
     enum ps_pending_reason reason;
     char *reason_msg;                  /* owned, NULL when none */

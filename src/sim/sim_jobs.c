@@ -92,6 +92,7 @@ void sim_op_release(struct sim_op *o)
     free(o->ms);
     free(o->error);
     free(o->reason_msg);
+    ps_strmap_release(&o->banned_nodes);
 }
 
 static int tree_of(const struct ps_sim *sim, const char *name)
@@ -406,6 +407,12 @@ void sim_job_plan_end(struct ps_sim *sim, struct sim_job *job)
     job->end_reason = NULL;
     job->end_ms = job->start_ms + sim->ops[job->op].tasks[job->task].spec->duration_ms;
     sim_res_plan_end(sim, job);   /* memory limit failures and overdraft aborts */
+    int64_t fail_after = sim->sc->node_groups[sim->nodes[job->node].group].fail_jobs_after_ms;
+    if (fail_after >= 0 && job->start_ms + fail_after < job->end_ms) {   /* a broken node */
+        job->end_kind = SIM_END_FAILED;
+        job->end_reason = "User job failed";
+        job->end_ms = job->start_ms + fail_after;
+    }
 }
 
 int64_t sim_job_cpu_at(const struct ps_sim *sim, const struct sim_job *job, int64_t offset_ms)
@@ -717,12 +724,21 @@ int sim_op_fail(struct ps_sim *sim, int op, const char *error, struct ps_error *
 
 /* A job that failed (job_failed): retried like an abort, and the operation fails once its
  * spec's max_failed_job_count jobs have failed (failed >= max, YTsaurus's controller; 0 fails
- * at the first). */
+ * at the first). Its node bans (core/node_ban.h) may ban the node for the operation, or make
+ * a failure at a node banned already an abort (node_banned). */
 static int job_fail(struct ps_sim *sim, int64_t slot, struct ps_error *err)
 {
     struct sim_job *job = &sim->jobs[slot];
     int op = job->op;
     struct sim_op *o = &sim->ops[op];
+    const char *node_id = sim->nodes[job->node].node->id;
+    enum ps_node_ban_failure ban =
+        ps_node_ban_job_failed(&o->bans, ps_strmap_get(&o->banned_nodes, node_id) != NULL);
+    if (ban == PS_NODE_BAN_ABORTED)
+        return sim_job_abort(sim, slot, PS_NODE_BAN_ABORT_REASON, err);
+    if (ban == PS_NODE_BAN_FAILED_BAN &&
+        ps_strmap_put(&o->banned_nodes, node_id, &sim->nodes[job->node]) != 0)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
     sim_ev_job(sim, "job_failed", job);
     sim_ev_key(sim, "error");
     sim_buf_str(&sim->line, job->end_reason ? job->end_reason : "");

@@ -5,7 +5,10 @@
 # fair shares. Both drive core/tree_sched.h; a difference means a host feeds the loop
 # differently (docs/scheduling-loop.md). Jobs never end, so every scenario settles. Operations
 # no node can take, or whose next job no node can hold, fail in both (core/exec_nodes.h),
-# which the final states and errors compare.
+# which the final states and errors compare. Broken nodes fail every job FAIL_AFTER_MS after
+# its start (the simulator's node group key fail_jobs_after; the fake nodes report the failure):
+# per-operation node bans (core/node_ban.h) decide where the retries go, which failures count,
+# and when an operation fails for want of an unbanned node.
 # usage: loop_parity.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
 bin=${1:?usage: loop_parity.sh BINARY DATA_DIR SOURCE_DIR}
@@ -50,7 +53,17 @@ SCENARIOS = {
     # upstream CheckMinNeededResourcesSanity: B's jobs ask 8 cpu of nodes with 4, and B fails
     # with "No online node can satisfy the resource demand"
     "demand": ({"a": {}}, [("A", "a", 0), ("B", "a", 0, {TASKS: [("huge", 2, None, 8)]})]),
+    # node n0 broken: its 4 failures ban it for A, whose retries wait for n1
+    "ban": ({"a": {}}, [("A", "a", 0, {"ban_nodes_with_failed_jobs": True})]),
+    # upstream test_ignore_job_failures_at_banned_nodes: the first failure at n0 bans it, the
+    # other 3 there count as aborted (node_banned)
+    "ignore": ({"a": {}}, [("I", "a", 0, {"ban_nodes_with_failed_jobs": True,
+                                          "ignore_job_failures_at_banned_nodes": True})]),
+    # both nodes broken: once both are banned, the operation fails (fail_on_all_nodes_banned)
+    "allbanned": ({"a": {}}, [("A", "a", 0, {"ban_nodes_with_failed_jobs": True})]),
 }
+BROKEN = {"ban": {0}, "ignore": {0}, "allbanned": {0, 1}}   # scenario -> broken nodes
+FAIL_AFTER_MS = 500
 SETTLE_S = 6
 
 
@@ -72,8 +85,9 @@ def disk(medium):
 def simulate(name, pools, ops, updates=()):
     sc = dict(CHECK, heartbeat_period=100, fair_share_update_period=100,
           duration=SETTLE_S * 1000,
-          node_groups=[{"name": "n%d" % i, "count": 1, "tags": TAGS[i], "resource_limits": {
-              "cpu": CPU, "memory": MEMORY, "user_slots": SLOTS, "gpu": 0, "network": 0}}
+          node_groups=[dict({"name": "n%d" % i, "count": 1, "tags": TAGS[i], "resource_limits": {
+              "cpu": CPU, "memory": MEMORY, "user_slots": SLOTS, "gpu": 0, "network": 0}},
+              **({"fail_jobs_after": FAIL_AFTER_MS} if i in BROKEN.get(name, ()) else {}))
               for i in range(NODES)])
     sc.update({
           "pool_trees": {"physical": dict(TREE, pools=[dict(v, name=k) for k, v in pools.items()])},
@@ -96,6 +110,8 @@ def simulate(name, pools, ops, updates=()):
         events = [json.loads(line) for line in f]
     running = {o[0]: 0 for o in ops}
     preempted = {o[0]: 0 for o in ops}
+    failed = {o[0]: 0 for o in ops}
+    banned_aborts = {o[0]: 0 for o in ops}
     reason, state, error = {}, {o[0]: "active" for o in ops}, {}
     for e in events:
         t, oid = e["event_type"], e.get("operation_id")
@@ -103,6 +119,8 @@ def simulate(name, pools, ops, updates=()):
             running[oid] += 1
         elif t in ("job_completed", "job_aborted", "job_failed"):
             running[oid] -= 1
+            failed[oid] += t == "job_failed"
+            banned_aborts[oid] += t == "job_aborted" and e.get("reason") == "node_banned"
         elif t == "job_preempted":
             preempted[oid] += 1
         elif t == "operation_pending":
@@ -118,7 +136,8 @@ def simulate(name, pools, ops, updates=()):
     for line in rows[1:]:
         r = dict(zip(head, line.split(",")))
         last[r["pool"]] = round(float(r["fair_share_ratio"]), 3)
-    return running, preempted, reason, {k: last.get(k, 0.0) for k in pools}, state, error
+    return (running, preempted, reason, {k: last.get(k, 0.0) for k in pools}, state, error,
+            failed, banned_aborts)
 
 
 def serve(name, pools, ops, updates=()):
@@ -133,6 +152,8 @@ def serve(name, pools, ops, updates=()):
                  for i in range(NODES)]
         for n in nodes:
             n.heartbeat()
+        broken = [nodes[i] for i in sorted(BROKEN.get(name, ()))]
+        started_at = {}   # job id -> when a broken node got it
         ids, t0, todo = {}, time.time(), sorted(ops, key=lambda o: o[2])
         later = sorted(updates)
         job_op, victims = {}, set()
@@ -156,16 +177,24 @@ def serve(name, pools, ops, updates=()):
             while later and time.time() >= t0 + later[0][0]:
                 _, i, u = later.pop(0)
                 s.ok("update_op_parameters", {"operation_id": ids[i], "parameters": u})
+            for n in broken:   # its jobs fail FAIL_AFTER_MS after it got them
+                for j in [j for j in n.running if time.time() >= started_at[j] + FAIL_AFTER_MS / 1000]:
+                    n.finish(j, "failed", error="User job failed")
             for n in nodes:
                 out = n.heartbeat()
                 job_op.update((j["job_id"], j["operation_id"]) for j in out["jobs_to_start"])
                 victims.update(j["job_id"] for j in out["jobs_to_interrupt"] + out["jobs_to_abort"])
+                started_at.update((j["job_id"], time.time()) for j in out["jobs_to_start"])
             time.sleep(0.1)
         running, preempted, reason, state, error = {}, {}, {}, {}, {}
+        failed, banned_aborts = {}, {}
         by_id = {v: k for k, v in ids.items()}
         for i in ids:
             o = s.ok("get_operation", {"operation_id": ids[i]})
             running[i] = o["progress"]["running"]
+            failed[i] = o["progress"]["failed"]
+            banned_aborts[i] = sum(1 for j in s.ok("list_jobs", {"operation_id": ids[i]})["jobs"]
+                                   if j.get("abort_reason") == "node_banned")
             state[i] = "active" if o["state"] in ("pending", "running") else o["state"]
             preempted[i] = sum(1 for j in victims if by_id.get(job_op.get(j)) == i)
             if o.get("error"):
@@ -179,17 +208,21 @@ def serve(name, pools, ops, updates=()):
             v = s.get("//sys/scheduler/orchid/scheduler/scheduling_info_per_pool_tree/physical/"
                       "fair_share_info/pools/%s/fair_share_ratio" % k)
             shares[k] = round(v, 3)
-        return running, preempted, reason, shares, state, error
+        return running, preempted, reason, shares, state, error, failed, banned_aborts
     finally:
         s.stop()
 
 
+only = os.environ.get("LOOP_PARITY_ONLY")   # a comma-separated subset, for a break check
 for name, (pools, ops, *updates) in SCENARIOS.items():
+    if only and name not in only.split(","):
+        continue
     sim = simulate(name, pools, ops, *updates)
     svc = serve(name, pools, ops, *updates)
     print("%s\n  simulator: %s\n  service:   %s" % (name, sim, svc), flush=True)
     for what, a, b in zip(("running jobs", "preempted jobs", "pending reasons", "fair shares",
-                           "operation states", "errors"), sim, svc):
+                           "operation states", "errors", "failed jobs",
+                           "jobs aborted at banned nodes"), sim, svc):
         check(a == b, "%s: %s differ: simulator %s, service %s" % (name, what, a, b))
 finish()
 PY
