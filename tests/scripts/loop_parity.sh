@@ -15,7 +15,7 @@ bin=${1:?usage: loop_parity.sh BINARY DATA_DIR SOURCE_DIR}
 src=${3:?}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-PYTHONPATH="$src/tests/scripts" timeout -k 5 150 python3 - "$bin" "$work" <<'PY'
+PYTHONPATH="$src/tests/scripts" timeout -k 5 240 python3 - "$bin" "$work" <<'PY'
 import json, os, subprocess, sys, time
 from server_helper import Scheduler, FakeNode, check, finish
 
