@@ -83,6 +83,9 @@ struct ps_scenario_node_group {
      * start unless it ends first (what ban_nodes_with_failed_jobs is for); -1: jobs do not
      * fail there. */
     int64_t fail_jobs_after_ms;
+    /* job_duration_factor (extension, 1): slower (> 1) or faster hardware, where a job takes
+     * its task's duration times this (what tentative pool trees' eligibility measures). */
+    double job_duration_factor;
 };
 
 struct ps_scenario_pool {

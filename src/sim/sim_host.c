@@ -131,10 +131,15 @@ static int start(void *ctx, int64_t node, int element, struct ps_resources resou
         *started = false;
         return 0;
     }
+    if (!sim_tentative_may_start(&sim->ops[op], T->name)) {   /* its sample there runs */
+        *started = false;
+        return 0;
+    }
     T->runnable_pending--;   /* the snapshot took it off already */
     int rc = sim_job_start(sim, op, T->elem_ms[element], (int)node, resources, err);
     if (rc != 0)
         return rc;
+    sim_tentative_job_started(&sim->ops[op], T->name, sim->now);
     *started = true;
     if (!sim->ops[op].touched) {
         sim->ops[op].touched = true;

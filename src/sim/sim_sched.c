@@ -86,6 +86,8 @@ void sim_op_state(const struct ps_sim *sim, int op, int k, struct ps_sched_opera
     st->filter = ms->m && ms->elem >= 0 ? T->ts.sched_ops[ms->elem].filter : NULL;
     st->runnable = ms->m && o->state == SIM_OP_RUNNING && !ms->m->suspended;
     st->pending_count = t >= 0 ? o->tasks[t].pending : 0;
+    if (!sim_tentative_may_start(o, T->name))
+        st->pending_count = 0;   /* its sample in this tentative tree runs, as the service's */
     st->allocation = sim_task_job_resources(sim, op, t >= 0 ? t : 0);
     struct ps_sched_tasks tasks = sim_op_tasks(o);
     ps_sched_disk_request(&tasks, t, &st->disk_medium, &st->disk_space);
@@ -288,6 +290,8 @@ int sim_fair_share_event(struct ps_sim *sim, struct ps_error *err)
     if (rc == 0)
         rc = check_ops(sim, &sim->next_exec_nodes_check_ms,
                        sim->sc->available_exec_nodes_check_period_ms, no_exec_node, err);
+    if (rc == 0)
+        rc = sim_tentative_check(sim, err);   /* slow tentative trees are banned */
     return rc;
 }
 
