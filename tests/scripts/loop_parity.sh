@@ -66,11 +66,26 @@ SCENARIOS = {
     "tentative": ({"a": {}}, [("T", "a", 0, {"pool_trees": ["physical"],
                                              "tentative_pool_trees": ["tent"],
                                              "tentative_tree_eligibility": {"sample_job_count": 2}})]),
+    # upstream test_tentative_pool_tree_banning: tent's jobs never end, physical's take 300 ms;
+    # after 2 regular completions tent's average (the time since its last start) passes
+    # min_job_duration and twice the regular one: tent is banned, its 2 jobs aborted
+    # (banned_in_tentative_tree), retried in physical, and the operation completes there
+    "tentban": ({"a": {}}, [("T", "a", 0, {
+        "pool_trees": ["physical"], "tentative_pool_trees": ["tent"],
+        TASKS: [("main", 10, None)],
+        "tentative_tree_eligibility": {"sample_job_count": 2, "min_job_duration": 1000,
+                                       "max_tentative_job_duration_ratio": 2}})]),
 }
 BROKEN = {"ban": {0}, "ignore": {0}, "allbanned": {0, 1}}   # scenario -> broken nodes
 # Scenarios with a second tree: node i's tags, and the trees' nodes_filter (physical first).
-TREES = {"tentative": ([["r"], ["t"]], {"physical": "r", "tent": "t"})}
+TREES = {"tentative": ([["r"], ["t"]], {"physical": "r", "tent": "t"}),
+         "tentban": ([["r"], ["t"]], {"physical": "r", "tent": "t"})}
+# Scenarios whose jobs end: they take TASK_MS there, except on slow nodes (the simulator's
+# job_duration_factor), where they never end.
+TASK_MS = {"tentban": 300}
+SLOW = {"tentban": {1}}
 FAIL_AFTER_MS = 500
+BAN_REASONS = ("node_banned", "banned_in_tentative_tree")   # aborts compared by reason
 SETTLE_S = 6
 
 
@@ -102,12 +117,14 @@ def simulate(name, pools, ops, updates=()):
           duration=SETTLE_S * 1000,
           node_groups=[dict({"name": "n%d" % i, "count": 1, "tags": tags_of(name)[i], "resource_limits": {
               "cpu": CPU, "memory": MEMORY, "user_slots": SLOTS, "gpu": 0, "network": 0}},
-              **({"fail_jobs_after": FAIL_AFTER_MS} if i in BROKEN.get(name, ()) else {}))
+              **({"fail_jobs_after": FAIL_AFTER_MS} if i in BROKEN.get(name, ()) else {}),
+              **({"job_duration_factor": 10 ** 6} if i in SLOW.get(name, ()) else {}))
               for i in range(NODES)])
     sc.update({
           "pool_trees": trees, "default_tree": "physical",
           "operations": [{"id": o[0], "start_time": o[2] * 1000, "spec": dict(spec_of(o), pool=o[1]),
-                          "tasks": [dict(disk(m), name=t, job_count=n, duration=10 ** 8,
+                          "tasks": [dict(disk(m), name=t, job_count=n,
+                                         duration=TASK_MS.get(name, 10 ** 8),
                                          interruptible=True,
                                          resources={"cpu": c, "memory": 128 * MIB, "user_slots": 1})
                                     for t, n, m, c in tasks_of(o)]}
@@ -126,7 +143,7 @@ def simulate(name, pools, ops, updates=()):
     running = {o[0]: 0 for o in ops}
     preempted = {o[0]: 0 for o in ops}
     failed = {o[0]: 0 for o in ops}
-    banned_aborts = {o[0]: 0 for o in ops}
+    banned_aborts = {o[0]: {} for o in ops}
     reason, state, error = {}, {o[0]: "active" for o in ops}, {}
     for e in events:
         t, oid = e["event_type"], e.get("operation_id")
@@ -135,7 +152,8 @@ def simulate(name, pools, ops, updates=()):
         elif t in ("job_completed", "job_aborted", "job_failed"):
             running[oid] -= 1
             failed[oid] += t == "job_failed"
-            banned_aborts[oid] += t == "job_aborted" and e.get("reason") == "node_banned"
+            if t == "job_aborted" and e.get("reason") in BAN_REASONS:
+                banned_aborts[oid][e["reason"]] = banned_aborts[oid].get(e["reason"], 0) + 1
         elif t == "job_preempted":
             preempted[oid] += 1
         elif t == "operation_pending":
@@ -143,6 +161,9 @@ def simulate(name, pools, ops, updates=()):
         elif t == "operation_failed":
             state[oid] = "failed"
             error[oid] = e["error"]
+            reason.pop(oid, None)
+        elif t == "operation_completed":
+            state[oid] = "completed"
             reason.pop(oid, None)
     with open(os.path.join(out, "pools.csv")) as f:
         rows = f.read().splitlines()
@@ -175,6 +196,7 @@ def serve(name, pools, ops, updates=()):
         for n in nodes:
             n.heartbeat()
         broken = [nodes[i] for i in sorted(BROKEN.get(name, ()))]
+        ending = [n for i, n in enumerate(nodes) if i not in SLOW.get(name, ())]
         started_at = {}   # job id -> when a broken node got it
         ids, t0, todo = {}, time.time(), sorted(ops, key=lambda o: o[2])
         later = sorted(updates)
@@ -202,10 +224,14 @@ def serve(name, pools, ops, updates=()):
             for n in broken:   # its jobs fail FAIL_AFTER_MS after it got them
                 for j in [j for j in n.running if time.time() >= started_at[j] + FAIL_AFTER_MS / 1000]:
                     n.finish(j, "failed", error="User job failed")
+            for n in (ending if name in TASK_MS else ()):   # jobs complete after TASK_MS
+                for j in [j for j in n.running if time.time() >= started_at[j] + TASK_MS[name] / 1000]:
+                    n.finish(j)
             for n in nodes:
                 out = n.heartbeat()
                 job_op.update((j["job_id"], j["operation_id"]) for j in out["jobs_to_start"])
-                victims.update(j["job_id"] for j in out["jobs_to_interrupt"] + out["jobs_to_abort"])
+                victims.update(j["job_id"] for j in out["jobs_to_interrupt"] + out["jobs_to_abort"]
+                               if j.get("reason") not in BAN_REASONS)
                 started_at.update((j["job_id"], time.time()) for j in out["jobs_to_start"])
             time.sleep(0.1)
         running, preempted, reason, state, error = {}, {}, {}, {}, {}
@@ -215,8 +241,11 @@ def serve(name, pools, ops, updates=()):
             o = s.ok("get_operation", {"operation_id": ids[i]})
             running[i] = o["progress"]["running"]
             failed[i] = o["progress"]["failed"]
-            banned_aborts[i] = sum(1 for j in s.ok("list_jobs", {"operation_id": ids[i]})["jobs"]
-                                   if j.get("abort_reason") == "node_banned")
+            banned_aborts[i] = {}
+            for j in s.ok("list_jobs", {"operation_id": ids[i]})["jobs"]:
+                r = j.get("abort_reason")
+                if r in BAN_REASONS:
+                    banned_aborts[i][r] = banned_aborts[i].get(r, 0) + 1
             state[i] = "active" if o["state"] in ("pending", "running") else o["state"]
             preempted[i] = sum(1 for j in victims if by_id.get(job_op.get(j)) == i)
             if o.get("error"):
@@ -247,7 +276,7 @@ for name, (pools, ops, *updates) in SCENARIOS.items():
                            # tree, the simulator its first tree's (docs/scheduling-loop.md)
                            None if name in TREES else "pending reasons", "fair shares",
                            "operation states", "errors", "failed jobs",
-                           "jobs aborted at banned nodes"), sim, svc):
+                           "jobs aborted for a ban"), sim, svc):
         check(what is None or a == b,
               "%s: %s differ: simulator %s, service %s" % (name, what, a, b))
 finish()
