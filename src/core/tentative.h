@@ -78,6 +78,18 @@ int ps_tentative_state_init(struct ps_tentative_state *st,
                             struct ps_error *err);
 void ps_tentative_state_release(struct ps_tentative_state *st);
 
+/* Whether a vanilla operation (poolsched runs no other kind) joins tentative tree `tree` at its
+ * start: not when the tree keeps vanilla operations out of its tentative trees (upstream's
+ * NonTentativeOperationTypes of the tree), nor when the tree's pools refuse it (a count limit:
+ * upstream's "Tentative tree is erased for operation because pool limits are violated"); then
+ * false, and why says why (a tree left out by its type: why->code 0). tree may be NULL (gone):
+ * true. */
+struct ps_pool_tree;
+struct ps_operation_spec;
+bool ps_tentative_admit(const struct ps_pool_tree *tree, const char *tree_name, const char *op_id,
+                        const char *user, const struct ps_operation_spec *spec,
+                        struct ps_error *why);
+
 /* The tree's entry, or NULL (tree is regular). */
 struct ps_tentative_tree *ps_tentative_find(const struct ps_tentative_state *st, const char *tree);
 

@@ -100,7 +100,8 @@ static int parse_node_group(json_t *obj, const char *path, size_t index,
     static const char *const keys[] = {"name", "count", "resource_limits", "tags",
                                        "always_abort_on_memory_reserve_overdraft",
                                        "disk_space_per_medium", "cpu_overdraft_timeout",
-                                       "resource_adjustment_period", NULL};
+                                       "resource_adjustment_period", "fail_jobs_after",
+                                       "job_duration_factor", NULL};
     char where[PS_SCENARIO_PATH_MAX];
     int rc = ps_jv_expect_object(obj, path, err);
     if (rc == 0)
@@ -162,6 +163,14 @@ static int parse_node_group(json_t *obj, const char *path, size_t index,
         (rc = ps_jv_int(obj, path, "resource_adjustment_period", 1, PS_SCENARIO_MAX_TIME_MS,
                         "a positive integer (ms)", &g->resource_adjustment_period_ms, NULL,
                         err)) != 0)
+        return rc;
+    g->fail_jobs_after_ms = -1;
+    if ((rc = ps_jv_int(obj, path, "fail_jobs_after", 0, PS_SCENARIO_MAX_TIME_MS,
+                        "a non-negative integer (ms)", &g->fail_jobs_after_ms, NULL, err)) != 0)
+        return rc;
+    g->job_duration_factor = 1;
+    if ((rc = ps_jv_double(obj, path, "job_duration_factor", 1e-3, 1e9,
+                           "a number from 0.001 to 1e9", &g->job_duration_factor, NULL, err)) != 0)
         return rc;
 
     const json_t *tags = json_object_get(obj, "tags");

@@ -79,6 +79,13 @@ struct ps_scenario_node_group {
      * resource_adjustment_period (5 s): core/node_overdraft.h. */
     int64_t cpu_overdraft_timeout_ms;
     int64_t resource_adjustment_period_ms;
+    /* fail_jobs_after (extension): a broken node, where every job fails this long after its
+     * start unless it ends first (what ban_nodes_with_failed_jobs is for); -1: jobs do not
+     * fail there. */
+    int64_t fail_jobs_after_ms;
+    /* job_duration_factor (extension, 1): slower (> 1) or faster hardware, where a job takes
+     * its task's duration times this (what tentative pool trees' eligibility measures). */
+    double job_duration_factor;
 };
 
 struct ps_scenario_pool {

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "core/exec_nodes.h"
+#include "core/node_ban.h"
 #include "core/operation.h"
 #include "server/node_health.h"
 #include "server/service_state.h"
@@ -43,21 +44,16 @@ static bool node_usable_for_op(const struct ps_node *node, void *ctx)
     return node_usable(node, on->svc) && !ps_svc_op_node_banned(on->op, node->id);
 }
 
-/* Upstream's CheckAvailableExecNodes with fail_on_all_nodes_banned: once nodes matching the
- * operation were seen, it fails when every one of them is banned for it. True when it failed. */
+/* Upstream's CheckAvailableExecNodes with fail_on_all_nodes_banned (core/node_ban.h): it fails
+ * when every node matching it is banned for it. True when it failed. */
 static bool all_nodes_banned(struct ps_service *svc, struct ps_svc_op *op, int64_t now_ms)
 {
-    if (!op->fail_on_all_nodes_banned || !op->banned_nodes)
-        return false;
     struct op_node on = {svc, op};
-    char filter[512], trees[256], msg[1024];
-    if (ps_exec_nodes_find(svc->strategy, op->sop, node_usable_for_op, &on, filter,
-                           sizeof filter, trees, sizeof trees))
+    char msg[1024];
+    int banned = op->banned_nodes ? (int)json_object_size(op->banned_nodes) : 0;
+    if (!ps_node_ban_all_banned(svc->strategy, op->sop, &op->bans, banned, node_usable_for_op, &on,
+                                msg, sizeof msg))
         return false;
-    snprintf(msg, sizeof msg, "All online nodes that match operation scheduling tag filter "
-             "\"%s\" were banned in trees [%s]%s", filter, trees,
-             op->ban_nodes_with_failed_jobs ? " (\"ban_nodes_with_failed_jobs\" spec option is "
-                                             "set, try investigating your job failures)" : "");
     ps_svc_log(svc, "warning", "operation_unschedulable", "id=%s reason=all_nodes_banned",
                op->id);
     ps_svc_op_finish(svc, op, "failed", msg, now_ms);

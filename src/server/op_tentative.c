@@ -43,19 +43,6 @@ static struct ps_string_list defaults_of(const struct ps_service *svc, char **it
     return l;
 }
 
-/* upstream's NonTentativeOperationTypes of the tree (unset there: the scheduler's
- * operations_without_tentative_pool_trees, sort, map_reduce and remote_copy: never vanilla) */
-static bool takes_no_vanilla(const struct ps_pool_tree *tree)
-{
-    if (!tree)
-        return false;
-    const struct ps_string_list *types = &ps_pool_tree_config(tree)->non_tentative_operation_types;
-    for (int i = 0; i < types->count; i++)
-        if (strcmp(types->items[i], "vanilla") == 0)
-            return true;
-    return false;
-}
-
 int ps_svc_op_tentative_setup(struct ps_service *svc, struct ps_svc_op *op,
                               const struct ps_operation_spec *parsed, const json_t *restore,
                               json_t *erased, struct ps_error *err)
@@ -88,16 +75,11 @@ int ps_svc_op_tentative_setup(struct ps_service *svc, struct ps_svc_op *op,
             continue;
         }
         struct ps_pool_tree *tree = ps_strategy_find_tree(svc->strategy, t->name);
-        if (takes_no_vanilla(tree)) {
-            t->banned = true;   /* never joined: the tree keeps vanilla operations out */
-            continue;
-        }
-        struct ps_tree_op_settings settings;
-        ps_operation_spec_settings(parsed, t->name, &settings);
         struct ps_error e;
-        ps_error_init(&e);
-        if (ps_pool_tree_check_operation(tree, op->id, op->user, &settings, &e) != 0) {
-            t->banned = true;
+        if (!ps_tentative_admit(tree, t->name, op->id, op->user, parsed, &e)) {
+            t->banned = true;   /* never joined */
+            if (e.code == 0)
+                continue;   /* the tree keeps vanilla operations out */
             json_array_append_new(erased, json_string(t->name));
             ps_svc_log(svc, "info", "tentative_tree_erased", "id=%s tree=%s reason=%s", op->id,
                        t->name, e.msg);

@@ -168,7 +168,7 @@ static int start(void *ctx, int64_t node, int element, struct ps_resources resou
     struct host *h = ctx;
     struct ps_svc_op *op = svc_op(h->ts, element);
     /* upstream's controller refuses a node banned for the operation (NodeBanned) */
-    if (op && h->node && ps_svc_op_node_banned(op, h->node->id)) {
+    if (op && h->node && !ps_node_ban_may_start(ps_svc_op_node_banned(op, h->node->id))) {
         *started = false;
         return 0;
     }

@@ -304,9 +304,7 @@ static int parse_controller_spec(struct ps_service *svc, const json_t *spec, str
     op->cpu_monitor = parsed.job_cpu_monitor;
     op->max_failed_job_count = parsed.max_failed_job_count.set ? parsed.max_failed_job_count.value
                                                                 : svc->cfg.max_failed_job_count;
-    op->ban_nodes_with_failed_jobs = parsed.ban_nodes_with_failed_jobs;
-    op->ignore_job_failures_at_banned_nodes = parsed.ignore_job_failures_at_banned_nodes;
-    op->fail_on_all_nodes_banned = parsed.fail_on_all_nodes_banned;
+    op->bans = ps_node_ban_spec_of(&parsed);
     /* memory options of the operation (apply to every task) */
     struct ps_memory_task_spec base;
     ps_memory_task_spec_init(&base);
@@ -463,10 +461,10 @@ static json_t *resulting_spec(struct ps_service *svc, const json_t *spec, struct
     }
     json_object_set_new(r, "max_failed_job_count", json_integer(op->max_failed_job_count));
     json_object_set_new(r, "ban_nodes_with_failed_jobs",
-                        json_boolean(op->ban_nodes_with_failed_jobs));
+                        json_boolean(op->bans.ban_nodes_with_failed_jobs));
     json_object_set_new(r, "ignore_job_failures_at_banned_nodes",
-                        json_boolean(op->ignore_job_failures_at_banned_nodes));
-    json_object_set_new(r, "fail_on_all_nodes_banned", json_boolean(op->fail_on_all_nodes_banned));
+                        json_boolean(op->bans.ignore_job_failures_at_banned_nodes));
+    json_object_set_new(r, "fail_on_all_nodes_banned", json_boolean(op->bans.fail_on_all_nodes_banned));
     return r;
 }
 

@@ -27,6 +27,7 @@
 #include "core/cpu_monitor.h"
 #include "core/error.h"
 #include "core/memory_reserve.h"
+#include "core/node_ban.h"
 #include "core/preemptible.h"
 #include "core/schedule.h"
 #include "core/strategy.h"
@@ -155,7 +156,7 @@ struct ps_svc_op {
     int64_t max_failed_job_count;  /* the spec's, else the service config's */
     /* per-operation node bans (upstream's controller; op_spec.h): the nodes where its jobs
      * failed, {node id: true}; not persisted (a restart forgets them) */
-    bool ban_nodes_with_failed_jobs, ignore_job_failures_at_banned_nodes, fail_on_all_nodes_banned;
+    struct ps_node_ban_spec bans;  /* core/node_ban.h */
     json_t *banned_nodes;          /* NULL: none */
     int tree_count;
     struct ps_svc_op_tree *trees;  /* parallel to sop->tree_names */

@@ -287,14 +287,16 @@ void ps_svc_job_finish(struct ps_service *svc, struct ps_svc_job *job, int state
     }
     struct ps_svc_op *op = job->op;
     struct ps_svc_task *task = &op->tasks[job->task];
-    /* upstream's OnJobFailed: a failure at a node banned for the operation is an abort */
-    if (state == PS_JOB_FAILED && op->ignore_job_failures_at_banned_nodes &&
-        ps_svc_op_node_banned(op, job->node_id)) {
+    /* upstream's OnJobFailed (core/node_ban.h) */
+    enum ps_node_ban_failure ban =
+        state == PS_JOB_FAILED
+            ? ps_node_ban_job_failed(&op->bans, ps_svc_op_node_banned(op, job->node_id))
+            : PS_NODE_BAN_FAILED;
+    if (ban == PS_NODE_BAN_ABORTED) {
         state = PS_JOB_ABORTED;
-        abort_reason = "node_banned";
+        abort_reason = PS_NODE_BAN_ABORT_REASON;
     }
-    if (state == PS_JOB_FAILED && op->ban_nodes_with_failed_jobs &&
-        !ps_svc_op_node_banned(op, job->node_id)) {
+    if (ban == PS_NODE_BAN_FAILED_BAN) {
         if (!op->banned_nodes)
             op->banned_nodes = json_object();
         json_object_set_new(op->banned_nodes, job->node_id, json_true());

@@ -125,10 +125,21 @@ static int start(void *ctx, int64_t node, int element, struct ps_resources resou
     if (op < 0)
         return ps_error_set(err, PS_ESTATE, "simulator: allocation for an unknown element %d",
                             element);
+    /* upstream's controller refuses a node banned for the operation (core/node_ban.h) */
+    if (!ps_node_ban_may_start(ps_strmap_get(&sim->ops[op].banned_nodes,
+                                             sim->nodes[node].node->id) != NULL)) {
+        *started = false;
+        return 0;
+    }
+    if (!sim_tentative_may_start(&sim->ops[op], T->name)) {   /* its sample there runs */
+        *started = false;
+        return 0;
+    }
     T->runnable_pending--;   /* the snapshot took it off already */
     int rc = sim_job_start(sim, op, T->elem_ms[element], (int)node, resources, err);
     if (rc != 0)
         return rc;
+    sim_tentative_job_started(&sim->ops[op], T->name, sim->now);
     *started = true;
     if (!sim->ops[op].touched) {
         sim->ops[op].touched = true;

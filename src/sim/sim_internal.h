@@ -15,6 +15,7 @@
 
 #include "core/cpu_monitor.h"
 #include "core/memory_reserve.h"
+#include "core/node_ban.h"
 #include "core/node_overdraft.h"
 #include "core/pending.h"
 #include "core/preempt.h"
@@ -22,6 +23,7 @@
 #include "core/schedule.h"
 #include "core/strategy.h"
 #include "core/strmap.h"
+#include "core/tentative.h"
 #include "core/tree_fs.h"
 #include "core/tree_sched.h"
 #include "core/value.h"
@@ -162,6 +164,10 @@ struct sim_op {
     bool touched;                      /* in sim->touched during a heartbeat */
     char *error;                       /* operation_failed: why (owned) */
     bool exec_nodes_seen;              /* a node matching it was seen (core/exec_nodes.h) */
+    /* its own node bans (core/node_ban.h): node id (borrowed) -> its sim_node */
+    struct ps_node_ban_spec bans;
+    struct ps_strmap banned_nodes;
+    struct ps_tentative_state *tentative;   /* its tentative trees (sim_tentative.c), or NULL */
     /* pending reason, re-evaluated at fair share updates */
     enum ps_pending_reason reason;
     char *reason_msg;                  /* owned, NULL when none */
@@ -377,6 +383,23 @@ bool sim_exec_nodes_wait(struct ps_sim *sim);
 /* Membership k of op changed its pool or its filters (its own or a pool's) at run time: its
  * pool statistics path, usage and demand there, and its effective filter follow. */
 int sim_membership_moved(struct ps_sim *sim, int op, int k, struct ps_error *err);
+/* The operation leaves its tree ms[k] (it finished, or a tentative tree banned it): out of the
+ * pool statistics and the snapshot; ms[k].m becomes NULL. */
+int sim_membership_leave(struct ps_sim *sim, struct sim_op *o, int k, struct ps_error *err);
+
+/* Tentative pool trees (sim_tentative.c, core/tentative.h). setup: at the submission, before
+ * the strategy gets *spec_json (which it extends with the admitted trees); a refused start
+ * (PS_EINVAL, PS_ENOENT) in why. */
+int sim_tentative_setup(struct ps_sim *sim, struct sim_op *o, json_t **spec_json,
+                        struct ps_error *why, struct ps_error *err);
+void sim_tentative_release(struct sim_op *o);
+bool sim_tentative_may_start(const struct sim_op *o, const char *tree);
+void sim_tentative_job_started(struct sim_op *o, const char *tree, int64_t now_ms);
+/* A job of op in tree ended; a completed one may ban slow trees. */
+int sim_tentative_job_ended(struct ps_sim *sim, int op, const char *tree, bool completed,
+                            int64_t duration_ms, struct ps_error *err);
+/* The periodic check of every active operation (with the fair share updates). */
+int sim_tentative_check(struct ps_sim *sim, struct ps_error *err);
 
 /* ---- sim_host.c: the simulator as the host of the scheduling loop ------------------------ */
 /* One fair share update of the tree through the loop, its limits check, and the element maps

@@ -92,6 +92,8 @@ void sim_op_release(struct sim_op *o)
     free(o->ms);
     free(o->error);
     free(o->reason_msg);
+    ps_strmap_release(&o->banned_nodes);
+    sim_tentative_release(o);
 }
 
 static int tree_of(const struct ps_sim *sim, const char *name)
@@ -229,6 +231,8 @@ int sim_submit(struct ps_sim *sim, int op, struct ps_error *err)
     ps_error_init(&why);
     json_t *spec_json = NULL;
     int rc = single_tree_spec(sim, o, &spec_json, &why, err);
+    if (rc == 0)
+        rc = sim_tentative_setup(sim, o, &spec_json, &why, err);
     if (rc == PS_ENOMEM) {
         json_decref(spec_json);
         return rc;
@@ -303,31 +307,39 @@ int sim_submit(struct ps_sim *sim, int op, struct ps_error *err)
     return sim_process_activated(sim, err);
 }
 
+int sim_membership_leave(struct ps_sim *sim, struct sim_op *o, int k, struct ps_error *err)
+{
+    struct sim_membership *ms = &o->ms[k];
+    if (!ms->m)
+        return 0;
+    struct sim_tree *T = &sim->trees[ms->tree];
+    if (ms->in_stats) {
+        sim_stats_add(sim, ms->path, ms->path_len, &ms->usage, &ms->demand, -1);
+        ms->in_stats = false;
+    }
+    if (ms->elem >= 0 && T->ts.snap) {
+        /* The snapshot borrows the membership's filter, which is about to be freed. */
+        struct ps_sched_operation st = {.filter = NULL, .runnable = false, .pending_count = 0,
+                                        .allocation = ms->fed_shape};
+        if (T->elem_runnable[ms->elem])
+            T->runnable_pending -= ps_sched_pending(T->ts.snap, ms->elem);
+        T->elem_runnable[ms->elem] = false;
+        int rc = ps_sched_set_operation(T->ts.snap, ms->elem, &st, err);
+        if (rc != 0)
+            return rc;
+    }
+    ms->m = NULL;
+    sim_tree_changed(sim, ms->tree);
+    return 0;
+}
+
 int sim_op_finish(struct ps_sim *sim, int op, enum sim_op_state state, struct ps_error *err)
 {
     struct sim_op *o = &sim->ops[op];
     for (int k = 0; k < o->m_count; k++) {
-        struct sim_membership *ms = &o->ms[k];
-        if (!ms->m)
-            continue;
-        struct sim_tree *T = &sim->trees[ms->tree];
-        if (ms->in_stats) {
-            sim_stats_add(sim, ms->path, ms->path_len, &ms->usage, &ms->demand, -1);
-            ms->in_stats = false;
-        }
-        if (ms->elem >= 0 && T->ts.snap) {
-            /* The snapshot borrows the membership's filter, which is about to be freed. */
-            struct ps_sched_operation st = {.filter = NULL, .runnable = false, .pending_count = 0,
-                                            .allocation = ms->fed_shape};
-            if (T->elem_runnable[ms->elem])
-                T->runnable_pending -= ps_sched_pending(T->ts.snap, ms->elem);
-            T->elem_runnable[ms->elem] = false;
-            int rc = ps_sched_set_operation(T->ts.snap, ms->elem, &st, err);
-            if (rc != 0)
-                return rc;
-        }
-        ms->m = NULL;
-        sim_tree_changed(sim, ms->tree);
+        int rc = sim_membership_leave(sim, o, k, err);
+        if (rc != 0)
+            return rc;
     }
     enum ps_operation_state final = state == SIM_OP_COMPLETED ? PS_OP_COMPLETED : PS_OP_FAILED;
     int rc = ps_strategy_finish_operation(sim->strategy, o->sc->id, final, sim->now, err);
@@ -404,8 +416,18 @@ void sim_job_plan_end(struct ps_sim *sim, struct sim_job *job)
     /* Memory checks go here (sim.h): today every job completes after its duration. */
     job->end_kind = SIM_END_COMPLETED;
     job->end_reason = NULL;
-    job->end_ms = job->start_ms + sim->ops[job->op].tasks[job->task].spec->duration_ms;
+    double factor = sim->sc->node_groups[sim->nodes[job->node].group].job_duration_factor;
+    double duration = (double)sim->ops[job->op].tasks[job->task].spec->duration_ms * factor;
+    job->end_ms = job->start_ms +
+                  (duration < (double)PS_SCENARIO_MAX_TIME_MS ? (int64_t)duration
+                                                              : PS_SCENARIO_MAX_TIME_MS);
     sim_res_plan_end(sim, job);   /* memory limit failures and overdraft aborts */
+    int64_t fail_after = sim->sc->node_groups[sim->nodes[job->node].group].fail_jobs_after_ms;
+    if (fail_after >= 0 && job->start_ms + fail_after < job->end_ms) {   /* a broken node */
+        job->end_kind = SIM_END_FAILED;
+        job->end_reason = "User job failed";
+        job->end_ms = job->start_ms + fail_after;
+    }
 }
 
 int64_t sim_job_cpu_at(const struct ps_sim *sim, const struct sim_job *job, int64_t offset_ms)
@@ -611,6 +633,7 @@ int sim_job_end_event(struct ps_sim *sim, int64_t slot, int64_t serial, struct p
     struct sim_op *o = &sim->ops[op];
     struct sim_task *task = &o->tasks[job->task];
     int64_t run = sim->now - job->start_ms;
+    const char *tree = sim->trees[o->ms[job->ms].tree].name;
     sim_ev_job(sim, "job_completed", job);
     sim_ev_statistics(sim, job);
     sim_ev_end(sim);
@@ -628,6 +651,9 @@ int sim_job_end_event(struct ps_sim *sim, int64_t slot, int64_t serial, struct p
     sim_op_demand_changed(sim, op);
     if (o->completed == o->job_count)
         return sim_op_finish(sim, op, SIM_OP_COMPLETED, err);
+    rc = sim_tentative_job_ended(sim, op, tree, true, run, err);   /* may ban a slow tree */
+    if (rc != 0)
+        return rc;
     return sim_op_sync(sim, op, err);   /* the memory digest may have moved the reserve */
 }
 
@@ -666,6 +692,7 @@ int sim_job_abort(struct ps_sim *sim, int64_t slot, const char *reason, struct p
     int op = job->op;
     struct sim_op *o = &sim->ops[op];
     int64_t run = sim->now - job->start_ms;
+    const char *tree = sim->trees[o->ms[job->ms].tree].name;
     sim_ev_job(sim, "job_aborted", job);
     sim_ev_key(sim, "reason");
     sim_buf_str(&sim->line, reason);
@@ -688,6 +715,8 @@ int sim_job_abort(struct ps_sim *sim, int64_t slot, const char *reason, struct p
         sim->stats.attempts_preempted++;
     }
     rc = job_remove(sim, slot, err);
+    if (rc == 0)
+        rc = sim_tentative_job_ended(sim, op, tree, false, run, err);
     if (rc != 0)
         return rc;
     sim_op_demand_changed(sim, op);
@@ -717,12 +746,23 @@ int sim_op_fail(struct ps_sim *sim, int op, const char *error, struct ps_error *
 
 /* A job that failed (job_failed): retried like an abort, and the operation fails once its
  * spec's max_failed_job_count jobs have failed (failed >= max, YTsaurus's controller; 0 fails
- * at the first). */
+ * at the first). Its node bans (core/node_ban.h) may ban the node for the operation, or make
+ * a failure at a node banned already an abort (node_banned). */
 static int job_fail(struct ps_sim *sim, int64_t slot, struct ps_error *err)
 {
     struct sim_job *job = &sim->jobs[slot];
     int op = job->op;
     struct sim_op *o = &sim->ops[op];
+    const char *node_id = sim->nodes[job->node].node->id;
+    enum ps_node_ban_failure ban =
+        ps_node_ban_job_failed(&o->bans, ps_strmap_get(&o->banned_nodes, node_id) != NULL);
+    if (ban == PS_NODE_BAN_ABORTED)
+        return sim_job_abort(sim, slot, PS_NODE_BAN_ABORT_REASON, err);
+    if (ban == PS_NODE_BAN_FAILED_BAN &&
+        ps_strmap_put(&o->banned_nodes, node_id, &sim->nodes[job->node]) != 0)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    int64_t run = sim->now - job->start_ms;
+    const char *tree = sim->trees[o->ms[job->ms].tree].name;
     sim_ev_job(sim, "job_failed", job);
     sim_ev_key(sim, "error");
     sim_buf_str(&sim->line, job->end_reason ? job->end_reason : "");
@@ -736,6 +776,8 @@ static int job_fail(struct ps_sim *sim, int64_t slot, struct ps_error *err)
     o->failed_job_count++;
     sim->stats.jobs_failed++;
     rc = job_remove(sim, slot, err);
+    if (rc == 0)
+        rc = sim_tentative_job_ended(sim, op, tree, false, run, err);
     if (rc != 0)
         return rc;
     sim_op_demand_changed(sim, op);

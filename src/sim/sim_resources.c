@@ -87,6 +87,7 @@ int sim_res_op_init(struct ps_sim *sim, int op, struct ps_error *err)
         }
     }
     o->max_failed_job_count = spec.max_failed_job_count.set ? spec.max_failed_job_count.value : 10;
+    o->bans = ps_node_ban_spec_of(&spec);
     o->cpu_monitor = spec.has_job_cpu_monitor;
     o->cpu_config = spec.job_cpu_monitor;
     for (int t = 0; rc == 0 && t < o->task_count; t++) {

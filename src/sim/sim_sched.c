@@ -86,6 +86,8 @@ void sim_op_state(const struct ps_sim *sim, int op, int k, struct ps_sched_opera
     st->filter = ms->m && ms->elem >= 0 ? T->ts.sched_ops[ms->elem].filter : NULL;
     st->runnable = ms->m && o->state == SIM_OP_RUNNING && !ms->m->suspended;
     st->pending_count = t >= 0 ? o->tasks[t].pending : 0;
+    if (!sim_tentative_may_start(o, T->name))
+        st->pending_count = 0;   /* its sample in this tentative tree runs, as the service's */
     st->allocation = sim_task_job_resources(sim, op, t >= 0 ? t : 0);
     struct ps_sched_tasks tasks = sim_op_tasks(o);
     ps_sched_disk_request(&tasks, t, &st->disk_medium, &st->disk_space);
@@ -182,9 +184,24 @@ static int update_tree(struct ps_sim *sim, int tree, bool *performed, struct ps_
 /* Whether a running operation fails the check: true, with the message in msg. */
 typedef bool (*sim_misfit_fn)(struct ps_sim *sim, int op, char *msg, size_t size);
 
+/* A node counts for an operation unless it is banned for it (core/node_ban.h). */
+static bool not_banned(const struct ps_node *node, void *ctx)
+{
+    const struct sim_op *o = ctx;
+    return ps_strmap_get(&o->banned_nodes, node->id) == NULL;
+}
+
+static bool all_banned(struct ps_sim *sim, struct sim_op *o, char *msg, size_t size)
+{
+    return ps_node_ban_all_banned(sim->strategy, o->op, &o->bans, (int)o->banned_nodes.count,
+                                  not_banned, o, msg, size);
+}
+
 static bool no_exec_node(struct ps_sim *sim, int op, char *msg, size_t size)
 {
     struct sim_op *o = &sim->ops[op];
+    if (all_banned(sim, o, msg, size))
+        return true;
     if (!o->exec_nodes_seen)
         o->exec_nodes_seen = ps_exec_nodes_available(
             sim->strategy, o->op, NULL, NULL, sim->sc->safe_scheduler_online_time_ms, msg, size);
@@ -234,7 +251,9 @@ bool sim_exec_nodes_wait(struct ps_sim *sim)
 {
     char msg[1024];
     for (int i = 0; i < sim->active_count; i++) {
-        const struct sim_op *o = &sim->ops[sim->active[i]];
+        struct sim_op *o = &sim->ops[sim->active[i]];
+        if (o->state == SIM_OP_RUNNING && o->op && all_banned(sim, o, msg, sizeof msg))
+            return true;
         /* the pending reason first: a scan of the nodes only for operations it says wait for
          * a matching node (the run is idle, and this is asked after every event) */
         if (o->state == SIM_OP_RUNNING && o->op && !o->exec_nodes_seen &&
@@ -271,6 +290,8 @@ int sim_fair_share_event(struct ps_sim *sim, struct ps_error *err)
     if (rc == 0)
         rc = check_ops(sim, &sim->next_exec_nodes_check_ms,
                        sim->sc->available_exec_nodes_check_period_ms, no_exec_node, err);
+    if (rc == 0)
+        rc = sim_tentative_check(sim, err);   /* slow tentative trees are banned */
     return rc;
 }
 

@@ -189,6 +189,8 @@ static void test_integral_reals(void **state)
     assert_int_equal(sc->node_groups[0].resource_limits.v[PS_RES_MEMORY], 1000000000);
     assert_int_equal(sc->node_groups[0].cpu_overdraft_timeout_ms, 600000);   /* upstream's */
     assert_int_equal(sc->node_groups[0].resource_adjustment_period_ms, 5000);
+    assert_int_equal(sc->node_groups[0].fail_jobs_after_ms, -1);   /* jobs do not fail */
+    assert_true(sc->node_groups[0].job_duration_factor == 1);
     assert_int_equal(sc->operations[0].start_time_ms, 1000);
     assert_int_equal(sc->operations[0].tasks[0].cpu_usage[1].offset_ms, 1000);
     assert_int_equal(sc->operations[0].tasks[0].cpu_usage[1].cpu, 250);
@@ -242,6 +244,10 @@ static const struct bad_case bad_cases[] = {
      "node_groups[0].cpu_overdraft_timeout: must be a non-negative integer (ms), got -5"},
     {"{'node_groups': [{'count': 1, 'resource_limits': {}, 'resource_adjustment_period': 0}], " TREES "}",
      "node_groups[0].resource_adjustment_period: must be a positive integer (ms), got 0"},
+    {"{'node_groups': [{'count': 1, 'resource_limits': {}, 'fail_jobs_after': -1}], " TREES "}",
+     "node_groups[0].fail_jobs_after: must be a non-negative integer (ms), got -1"},
+    {"{'node_groups': [{'count': 1, 'resource_limits': {}, 'job_duration_factor': 0}], " TREES "}",
+     "node_groups[0].job_duration_factor: must be a number from 0.001 to 1e9, got 0"},
     {"{'node_groups': [{'count': 1, 'resource_limits': {}, 'tags': ['a', 3]}], " TREES "}",
      "node_groups[0].tags[1]: must be a non-empty string, got 3"},
     {"{'node_groups': [{'count': 1, 'resource_limits': {}, 'tag': []}], " TREES "}",

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# TestIgnoreJobFailuresAtBannedNodes of
+# TestIgnoreJobFailuresAtBannedNodes and TestOperationNodeBan of
 # yt/yt/tests/integration/scheduler/test_scheduler_node_interaction.py on a real cluster on
 # 127.0.0.1 (poolsched scheduler + a poolsched node running real jobs; the helpers of
 # tests/scripts/node_e2e.py): per-operation node bans (ban_nodes_with_failed_jobs,
 # ignore_job_failures_at_banned_nodes, fail_on_all_nodes_banned). Upstream's map operations of
-# 10 jobs become vanilla operations of 10 jobs (the bans are the controller's, whatever the
-# operation type); its breakpoints become jobs that wait for a marker file.
+# 10 jobs become vanilla operations of 10 jobs, its map of 4 rows one of 4 jobs (the bans are
+# the controller's, whatever the operation type); its breakpoints become jobs that wait for a
+# marker file.
 # Usage: node_interaction_bans.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
-exec timeout -k 5 150 env PYTHONPATH="$3/tests/scripts" python3 - "$1" <<'PY'
+exec timeout -k 5 240 env PYTHONPATH="$3/tests/scripts" python3 - "$1" <<'PY'
 import os, shutil, sys, tempfile, time
 BIN = sys.argv[1]
 sys.argv = [sys.argv[0], BIN, "none"]
@@ -69,6 +70,22 @@ def test_fail_on_all_nodes_banned(c):
           str(o.get("error")), "failed: all nodes banned", o.get("error"))
 
 
+def test_ban_nodes_with_failed_jobs(c):
+    # upstream: test_scheduler_node_interaction::TestOperationNodeBan::test_ban_nodes_with_failed_jobs
+    # Five nodes; jobs "exit 1" one at a time (resource_limits cpu 1), max_failed_job_count 3,
+    # ban_nodes_with_failed_jobs: each failure bans its node, so the retry goes elsewhere; the
+    # operation fails (upstream: op.track() raises), every job of it failed, on 3 nodes.
+    op = c.op({"resource_limits": {"cpu": 1}, "max_failed_job_count": 3,
+               "ban_nodes_with_failed_jobs": True,
+               "tasks": {"mapper": task("exit 1", 4, cpu_limit=1)}})
+    c.wait_op(op, 60, states=("failed",))
+    jobs = c.jobs(op)
+    check(jobs and all(j["state"] == "failed" for j in jobs), "all jobs failed", jobs)
+    check(len({j["node_id"] for j in jobs}) == 3, "jobs on 3 nodes", jobs)
+
+
 run_case(test_ignore_job_failures_at_banned_nodes)
 run_case(test_fail_on_all_nodes_banned)
+run_on_cluster(test_ban_nodes_with_failed_jobs, CONFIG,
+               lambda c: [c.node(n, resources="cpu=2,memory=2G,user_slots=4") for n in "abcde"])
 PY
