@@ -37,6 +37,7 @@
 #include "server/auth.h"
 #include "server/http_server.h"
 #include "server/history.h"
+#include "server/what_if_task.h"
 #include "server/job_archive.h"
 #include "server/metrics.h"
 #include "server/security.h"
@@ -372,6 +373,7 @@ struct ps_service {
     int node_count, node_cap;
     struct ps_job_archive *archive;   /* finished jobs: retire queue, store reader */
     struct ps_history *history;    /* fair share over time, for the web UI (history.h) */
+    struct ps_what_if_tasks *what_if;   /* what-if tasks (what_if_task.h) */
     pthread_t loop_thread;
     bool loop_started;
     int64_t started_ms;            /* when the state was loaded (safe_scheduler_online_time) */
