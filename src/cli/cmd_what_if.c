@@ -260,7 +260,8 @@ static int replay(struct what_if *w)
     }
     struct progress p = {isatty(2)};
     char *json = NULL, *summary = NULL;
-    rc = ps_what_if_execute(run, w->out, show_progress, &p, &json, &summary, &err);
+    struct ps_what_if_control control = {.progress = show_progress, .ctx = &p};
+    rc = ps_what_if_execute(run, w->out, &control, &json, &summary, &err);
     ps_what_if_free(run);
     if (rc != 0)
         ps_cli_error(cmd, "%s", err.msg);

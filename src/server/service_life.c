@@ -493,7 +493,7 @@ void ps_service_stop(struct ps_service *svc)
     if (svc->loop_started)
         pthread_join(svc->loop_thread, NULL);
     ps_http_server_free(svc->http);
-    ps_what_if_tasks_free(svc->what_if);   /* waits for a running one: it reads no state */
+    ps_what_if_tasks_free(svc->what_if);   /* stops a running one: it reads no state */
     ps_journal_free(svc->journal);   /* flushes what is queued */
     free_state(svc, false);
     ps_job_archive_free(svc->archive);

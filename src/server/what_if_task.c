@@ -38,6 +38,7 @@ int ps_what_if_tasks_new(const char *dir, struct ps_what_if_tasks **out, struct 
     if (!t)
         return ps_error_set(err, PS_ENOMEM, "out of memory");
     snprintf(t->root, sizeof t->root, "%s", dir);
+    atomic_init(&t->cancel, false);
     remove_tree(t->root);
     pthread_mutex_init(&t->mu, NULL);
     *out = t;
@@ -58,6 +59,7 @@ void ps_what_if_tasks_free(struct ps_what_if_tasks *t)
 {
     if (!t)
         return;
+    atomic_store(&t->cancel, true);
     if (t->thread_live)
         pthread_join(t->thread, NULL);
     for (size_t i = 0; i < t->n; i++)
@@ -85,7 +87,9 @@ static void *run_task(void *arg)
     int rc = mkdir(k->owner->root, 0700) != 0 && errno != EEXIST
                  ? ps_error_set(&err, PS_EIO, "%s: cannot create: %s", k->owner->root,
                                 strerror(errno))
-                 : ps_what_if_execute(k->w, k->dir, progress, k, &json, &summary, &err);
+                 : ps_what_if_execute(k->w, k->dir,
+                                      &(struct ps_what_if_control){progress, k, &k->owner->cancel},
+                                      &json, &summary, &err);
     pthread_mutex_lock(&k->owner->mu);
     k->state = rc == 0 ? PS_WHAT_IF_COMPLETED : PS_WHAT_IF_FAILED;
     k->json = json;

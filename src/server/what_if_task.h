@@ -25,7 +25,7 @@ struct ps_what_if_tasks;
 
 /* Tasks whose outputs go under dir (emptied: tasks do not outlive the process). */
 int ps_what_if_tasks_new(const char *dir, struct ps_what_if_tasks **out, struct ps_error *err);
-/* Waits for a running task to end, then frees every task. */
+/* Stops a running task (at its next 1/50 of a run) and waits for it, then frees every task. */
 void ps_what_if_tasks_free(struct ps_what_if_tasks *t);
 
 /* start_what_if {since, until, set, remove}: *reply {"id"}. Takes svc->mu for its reads; call

@@ -4,6 +4,7 @@
 #define PS_SERVER_WHAT_IF_TASK_IMPL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -37,6 +38,7 @@ struct ps_what_if_tasks {
     size_t n;
     pthread_t thread;              /* the last task's */
     bool thread_live;              /* started and not joined */
+    atomic_bool cancel;            /* set at shutdown: a running task stops */
 };
 
 /* Adds a task running w (taken, freed on failure) for user; id receives its id. Errors:

@@ -34,16 +34,19 @@ static int close_output(FILE *f, const char *path, struct ps_error *err)
     return 0;
 }
 
-/* Runs sc in chunks of 1/50 of its duration (when it has one), calling progress between. */
+/* Runs sc in chunks of 1/50 of its duration (when it has one), calling progress and checking
+ * cancel between. */
 static int run_sim(struct ps_sim *sim, const struct ps_scenario *sc,
                    const struct ps_sim_dir_options *o, struct ps_error *err)
 {
-    if (o && o->progress && sc->duration_ms > 0) {
+    if (o && (o->progress || o->cancel) && sc->duration_ms > 0) {
         for (int step = 1; step <= 50; step++) {
+            if (o->cancel && atomic_load(o->cancel))
+                return ps_error_set(err, PS_ESTATE, "cancelled");
             int rc = ps_sim_run_until(sim, sc->duration_ms * step / 50, err);
             if (rc != 0)
                 return rc;
-            if (step < 50)
+            if (step < 50 && o->progress)
                 o->progress(o->progress_ctx, step * 2);
             if (ps_sim_finished(sim))
                 break;

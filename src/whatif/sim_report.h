@@ -3,6 +3,7 @@
 #ifndef PS_WHATIF_SIM_REPORT_H
 #define PS_WHATIF_SIM_REPORT_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -25,12 +26,15 @@ struct ps_sim_dir_options {
     void (*progress)(void *ctx, int percent);
     void *progress_ctx;
     struct ps_sim_stats *stats; /* when not NULL, receives the run's totals */
+    /* when not NULL and set (another thread may set it), the run stops at its next 1/50 of
+     * the duration: PS_ESTATE "cancelled" */
+    const atomic_bool *cancel;
 };
 
 /* What `poolsched simulate` does after parsing (cmd_simulate.c): runs sc (borrowed) and writes
  * events.jsonl, pools.csv, operations.csv, summary.json and report.html into dir (created if
  * missing). shown names the scenario in messages (`<shown>: ...`). Errors: PS_EINVAL bad input
- * (no output left behind), PS_EIO naming the file, PS_ENOMEM. */
+ * (no output left behind), PS_EIO naming the file, PS_ENOMEM, PS_ESTATE cancelled. */
 int ps_sim_write_dir(const struct ps_scenario *sc, const char *shown, const char *dir,
                      const struct ps_sim_dir_options *o, struct ps_error *err);
 

@@ -111,16 +111,15 @@ void ps_what_if_free(struct ps_what_if *w)
 }
 
 struct run_progress {
-    ps_what_if_progress_fn fn;
-    void *ctx;
+    const struct ps_what_if_control *c;
     const char *run;
 };
 
 static void run_progress(void *ctx, int percent)
 {
     const struct run_progress *p = ctx;
-    if (p->fn)
-        p->fn(p->ctx, p->run, percent);
+    if (p->c->progress)
+        p->c->progress(p->c->ctx, p->run, percent);
 }
 
 /* Writes run k's scenario as dir/file and runs it into dir/<run>. */
@@ -138,6 +137,7 @@ static int run(const struct ps_what_if *w, int k, const char *dir, struct run_pr
     int64_t sample = sc->duration_ms / 2000;   /* pools.csv rows: at most ~2000 per pool */
     p->run = run_names[k];
     struct ps_sim_dir_options o = {.progress = run_progress, .progress_ctx = p,
+                                   .cancel = p->c->cancel,
                                    .pools_period_ms = sample > sc->fair_share_update_period_ms
                                                           ? sample : 0};
     return ps_sim_write_dir(sc, path, out, &o, err);
@@ -159,12 +159,14 @@ static int measure(const struct ps_what_if *w, const char *dir, const char *tree
     return rc;
 }
 
-int ps_what_if_execute(const struct ps_what_if *w, const char *dir, ps_what_if_progress_fn progress,
-                       void *ctx, char **json_text, char **summary, struct ps_error *err)
+int ps_what_if_execute(const struct ps_what_if *w, const char *dir,
+                       const struct ps_what_if_control *c, char **json_text, char **summary,
+                       struct ps_error *err)
 {
     if (mkdir(dir, 0777) != 0 && errno != EEXIST)
         return ps_error_set(err, PS_EIO, "%s: cannot create: %s", dir, strerror(errno));
-    struct run_progress p = {progress, ctx, NULL};
+    struct ps_what_if_control none = {0};
+    struct run_progress p = {c ? c : &none, NULL};
     int rc = 0;
     for (int k = 0; rc == 0 && k < 2; k++)
         rc = run(w, k, dir, &p, err);

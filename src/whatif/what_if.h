@@ -6,6 +6,7 @@
 #ifndef PS_WHATIF_WHAT_IF_H
 #define PS_WHATIF_WHAT_IF_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include <jansson.h>
@@ -35,12 +36,20 @@ int ps_what_if_prepare(const struct ps_what_if_request *q, struct ps_what_if **o
 /* called with each run's name ("recorded", "changed") and 2, 4, ..., 100 */
 typedef void (*ps_what_if_progress_fn)(void *ctx, const char *run, int percent);
 
+/* How ps_what_if_execute reports and stops; zeroed: silent, to the end. */
+struct ps_what_if_control {
+    ps_what_if_progress_fn progress;
+    void *ctx;
+    const atomic_bool *cancel;   /* set (by any thread): the runs stop, PS_ESTATE "cancelled" */
+};
+
 /* Runs both into dir (created if missing): scenario.json and scenario-changed.json, recorded/
  * and changed/ (each the simulator's outputs and report.html), what-if.json and report.html.
  * *json_text receives what-if.json's text, *summary the one-screen text (either may be NULL).
- * Errors: PS_EIO naming the file, PS_ENOMEM. */
-int ps_what_if_execute(const struct ps_what_if *w, const char *dir, ps_what_if_progress_fn progress,
-                       void *ctx, char **json_text, char **summary, struct ps_error *err);
+ * Errors: PS_EIO naming the file, PS_ENOMEM, PS_ESTATE cancelled. */
+int ps_what_if_execute(const struct ps_what_if *w, const char *dir,
+                       const struct ps_what_if_control *c, char **json_text, char **summary,
+                       struct ps_error *err);
 
 void ps_what_if_free(struct ps_what_if *w);
 
