@@ -45,10 +45,13 @@ int ps_what_if_tasks_new(const char *dir, struct ps_what_if_tasks **out, struct 
     return 0;
 }
 
-static void task_free(struct ps_what_if_task *k)
+/* Frees k once its thread has ended (started: joined first). */
+static void task_free(struct ps_what_if_task *k, bool started)
 {
     if (!k)
         return;
+    if (started)
+        pthread_join(k->thread, NULL);
     ps_what_if_free(k->w);
     free(k->json);
     free(k->summary);
@@ -60,10 +63,8 @@ void ps_what_if_tasks_free(struct ps_what_if_tasks *t)
     if (!t)
         return;
     atomic_store(&t->cancel, true);
-    if (t->thread_live)
-        pthread_join(t->thread, NULL);
     for (size_t i = 0; i < t->n; i++)
-        task_free(t->tasks[i]);
+        task_free(t->tasks[i], true);
     remove_tree(t->root);
     pthread_mutex_destroy(&t->mu);
     free(t);
@@ -126,6 +127,19 @@ int ps_what_if_tasks_busy(struct ps_what_if_tasks *t, struct ps_error *err)
     return rc;
 }
 
+/* Under t->mu: takes the oldest task that has ended out of the table (there is one: fewer than
+ * PS_WHAT_IF_TASKS_KEPT run). */
+static struct ps_what_if_task *drop_oldest_ended(struct ps_what_if_tasks *t)
+{
+    for (size_t i = 0; i < t->n; i++)
+        if (t->tasks[i]->state != PS_WHAT_IF_RUNNING) {
+            struct ps_what_if_task *k = t->tasks[i];
+            memmove(t->tasks + i, t->tasks + i + 1, (--t->n - i) * sizeof *t->tasks);
+            return k;
+        }
+    return NULL;
+}
+
 int ps_what_if_tasks_add(struct ps_what_if_tasks *t, struct ps_what_if *w, const char *user,
                          char id[PS_WHAT_IF_ID_LEN + 1], struct ps_error *err)
 {
@@ -138,6 +152,7 @@ int ps_what_if_tasks_add(struct ps_what_if_tasks *t, struct ps_what_if *w, const
         ps_what_if_free(w);
         return rc;
     }
+    _Static_assert(PS_WHAT_IF_RUNNING_MAX < PS_WHAT_IF_TASKS_KEPT, "an ended task to drop");
     for (size_t i = 0; i < sizeof raw; i++)
         snprintf(k->id + 2 * i, 3, "%02x", raw[i]);
     snprintf(k->user, sizeof k->user, "%s", user);
@@ -147,26 +162,21 @@ int ps_what_if_tasks_add(struct ps_what_if_tasks *t, struct ps_what_if *w, const
     k->state = PS_WHAT_IF_RUNNING;
     k->start_ms = ps_svc_now_ms();
     pthread_mutex_lock(&t->mu);
-    if ((rc = busy(t, err)) == 0) {
-        if (t->thread_live)   /* ended: its state says so */
-            pthread_join(t->thread, NULL);
-        t->thread_live = false;
-        if (t->n == PS_WHAT_IF_TASKS_KEPT) {   /* the oldest goes, outputs and all */
-            remove_tree(t->tasks[0]->dir);
-            task_free(t->tasks[0]);
-            memmove(t->tasks, t->tasks + 1, --t->n * sizeof *t->tasks);
-        }
-        if (pthread_create(&t->thread, NULL, run_task, k) != 0) {
-            rc = ps_error_set(err, PS_EIO, "start_what_if: cannot start a thread");
-        } else {
-            t->thread_live = true;
-            t->tasks[t->n++] = k;
-            memcpy(id, k->id, PS_WHAT_IF_ID_LEN + 1);
-        }
+    struct ps_what_if_task *dropped = NULL;
+    if ((rc = busy(t, err)) == 0 && t->n == PS_WHAT_IF_TASKS_KEPT)
+        dropped = drop_oldest_ended(t);
+    if (rc == 0 && pthread_create(&k->thread, NULL, run_task, k) != 0)
+        rc = ps_error_set(err, PS_EIO, "start_what_if: cannot start a thread");
+    if (rc == 0) {
+        t->tasks[t->n++] = k;
+        memcpy(id, k->id, PS_WHAT_IF_ID_LEN + 1);
     }
     pthread_mutex_unlock(&t->mu);
+    if (dropped)   /* ended: joined at once, outputs and all */
+        remove_tree(dropped->dir);
+    task_free(dropped, true);
     if (rc != 0)
-        task_free(k);
+        task_free(k, false);
     return rc;
 }
 

@@ -22,6 +22,7 @@ struct ps_what_if_task {
     char user[PS_AUTH_MAX_USER_LEN + 1];
     char dir[4200];
     struct ps_what_if *w;          /* the prepared runs */
+    pthread_t thread;              /* joined when the task is dropped */
     /* under owner->mu: */
     enum ps_what_if_state state;
     int percent;
@@ -36,8 +37,6 @@ struct ps_what_if_tasks {
     char root[4096];
     struct ps_what_if_task *tasks[PS_WHAT_IF_TASKS_KEPT];   /* oldest first */
     size_t n;
-    pthread_t thread;              /* the last task's */
-    bool thread_live;              /* started and not joined */
     atomic_bool cancel;            /* set at shutdown: a running task stops */
 };
 
