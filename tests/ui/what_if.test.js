@@ -1,5 +1,5 @@
 // The pool page's "What if" form (web/src/what_if.js) in headless Chromium against the example
-// cluster (tests/scripts/ui_browser.sh sets the environment): a weight change of pool prod over
+// cluster (tests/scripts/ui_browser.sh sets the environment): a cpu limit of pool prod over
 // the cluster's past runs as a what-if task, the page shows the task's answer (every figure of
 // the pool and user tables as get_what_if gives it, read here with plain HTTP) and links its
 // report, which the scheduler serves; a bad value is refused naming the key and the value.
@@ -48,16 +48,19 @@ function expected(recorded, changed) {
     await page.waitForSelector('#what-if-error', { timeout: 30000 });
     const refusal = await page.textContent('#what-if-error');
     check('a bad value is refused naming key and value', refusal.includes('weight') && refusal.includes('-1'), refusal);
-    // weight 10 for prod over the last hour
-    await page.fill('#what-if-value', '10');
+    // prod limited to one core over the last hour: its four one-core jobs run one at a time
+    await page.selectOption('#what-if-attr', 'resource_limits');
+    await page.fill('#what-if-value', '{"cpu": 1}');
     await page.click('#what-if-run');
     await page.waitForSelector('#what-if-answer', { timeout: 90000 });
     const href = await page.getAttribute('#what-if-report', 'href');
     const id = (href.match(/^\/what-if\/([0-9a-f]{32})\/report\.html$/) || [])[1];
     check('the report is linked', !!id, href);
     const task = await v1('get_what_if', { id });
-    check('the task changed prod\'s weight', JSON.stringify(task.result.changes) === JSON.stringify([['//sys/pool_trees/physical/prod/@weight', 10]]),
+    check('the task limited prod', JSON.stringify(task.result.changes) === JSON.stringify([['//sys/pool_trees/physical/prod/@resource_limits', { cpu: 1 }]]),
       JSON.stringify(task.result.changes));
+    check('the change shows (prod\'s figures differ)', JSON.stringify(task.result.recorded.pools.prod) !== JSON.stringify(task.result.changed.pools.prod),
+      JSON.stringify(task.result.recorded.pools.prod));
     const pools = await cells(page, 'pool'), users = await cells(page, 'user');
     const wantPools = expected(task.result.recorded.pools, task.result.changed.pools);
     const wantUsers = expected(task.result.recorded.users, task.result.changed.users);
