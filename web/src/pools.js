@@ -243,7 +243,7 @@ export async function poolPage(main, [tree, name]) {
   <h2>Access (effective ACL)</h2>${aclTable(acl, path)}
   <h2>Operations (${ops.operations.length})</h2>
   <table><thead><tr><th>Id</th><th>User</th><th>State</th><th>Running/total jobs</th><th>Started</th></tr></thead><tbody>${opRows}</tbody></table>`;
-  bindWhatIf(main, path, name);
+  bindWhatIf(main, path, name, attrs);
   if (!canEdit) return;
   const attrSel = main.querySelector('#edit-attr'), input = main.querySelector('#edit-value'), out = main.querySelector('#edit-result');
   attrSel.addEventListener('change', () => { input.value = JSON.stringify(attrs[attrSel.value]); });

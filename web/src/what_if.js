@@ -43,12 +43,14 @@ function answer(task, pool) {
     ${table('pool', r.recorded.pools, r.changed.pools, pool)}${table('user', r.recorded.users, r.changed.users, null)}</div>`;
 }
 
-export function bindWhatIf(main, path, pool) {
+export function bindWhatIf(main, path, pool, attrs) {
   const form = main.querySelector('#what-if');
   const out = main.querySelector('#what-if-result');
+  const attrSel = main.querySelector('#what-if-attr');
+  attrSel.addEventListener('change', () => { main.querySelector('#what-if-value').value = JSON.stringify(attrs[attrSel.value] ?? null); });
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
-    const attr = main.querySelector('#what-if-attr').value, text = main.querySelector('#what-if-value').value;
+    const attr = attrSel.value, text = main.querySelector('#what-if-value').value;
     let value;
     try { value = JSON.parse(text); } catch (e) { out.innerHTML = errorBox({ message: `${attr}: not a JSON value: ${e.message}` }); return; }
     const button = main.querySelector('#what-if-run');
