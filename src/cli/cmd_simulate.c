@@ -4,7 +4,6 @@
  * (sim_report.h) from them.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +11,7 @@
 
 #include "cli/cli_client.h"
 #include "cli/commands.h"
-#include "cli/sim_report.h"
+#include "whatif/sim_report.h"
 #include "io/scenario.h"
 #include "platform/file.h"
 #include "sim/sim.h"
@@ -47,130 +46,6 @@ static int read_input(const char *path, char **text, size_t *len)
     if (rc != 0)
         ps_cli_error(NULL, "%s", err.msg);
     return rc == 0 ? 0 : rc == PS_ENOMEM ? 1 : 2;
-}
-
-static FILE *open_output(const char *dir, const char *name, char **path)
-{
-    size_t size = strlen(dir) + strlen(name) + 2;
-    *path = malloc(size);
-    if (!*path)
-        return NULL;
-    snprintf(*path, size, "%s/%s", dir, name);
-    FILE *f = fopen(*path, "w");
-    if (f)
-        setvbuf(f, NULL, _IOFBF, 1 << 20);
-    return f;
-}
-
-static int close_output(FILE *f, const char *path)
-{
-    if (!f)
-        return 0;
-    int failed = ferror(f);
-    if (fclose(f) != 0 || failed) {
-        ps_cli_error(NULL, "%s: cannot write: %s", path, strerror(errno ? errno : EIO));
-        return 1;
-    }
-    return 0;
-}
-
-/* Runs sc in chunks of 1/50 of its duration (when it has one), calling progress between. */
-static int run_sim(struct ps_sim *sim, const struct ps_scenario *sc,
-                   const struct ps_sim_dir_options *o, struct ps_error *err)
-{
-    if (o && o->progress && sc->duration_ms > 0) {
-        for (int step = 1; step <= 50; step++) {
-            int rc = ps_sim_run_until(sim, sc->duration_ms * step / 50, err);
-            if (rc != 0)
-                return rc;
-            if (step < 50)
-                o->progress(o->progress_ctx, step * 2);
-            if (ps_sim_finished(sim))
-                break;
-        }
-    }
-    int rc = ps_sim_run(sim, err);
-    if (rc == 0 && o && o->progress)
-        o->progress(o->progress_ctx, 100);
-    return rc;
-}
-
-int ps_sim_write_dir(const struct ps_scenario *sc, const char *shown, const char *dir,
-                     const struct ps_sim_dir_options *o)
-{
-    int64_t pools_period = o ? o->pools_period_ms : 0;
-    struct ps_error err;
-    ps_error_init(&err);
-    int rc, code;
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-        ps_cli_error(NULL, "%s: cannot create: %s", dir, strerror(errno));
-        return 1;
-    }
-    char *paths[4] = {NULL, NULL, NULL, NULL};
-    FILE *events = open_output(dir, "events.jsonl", &paths[0]);
-    FILE *pools = open_output(dir, "pools.csv", &paths[1]);
-    FILE *ops = NULL, *summary = NULL;
-    struct ps_sim *sim = NULL;
-    code = 0;
-    if (!events || !pools) {
-        ps_cli_error(NULL, "%s: cannot create: %s", !events ? (paths[0] ? paths[0] : dir) : paths[1],
-                   strerror(errno));
-        code = 1;
-    }
-    if (code == 0) {
-        struct ps_sim_options options = {.events = events, .pools = pools,
-                                         .pools_period_ms = pools_period};
-        rc = ps_sim_new(sc, &options, &sim, &err);
-        if (rc != 0) {
-            ps_cli_error(NULL, "%s: %s", shown, err.msg);
-            code = rc == PS_EINVAL ? 2 : 1;
-            /* Bad input leaves no outputs behind. */
-            fclose(events);
-            fclose(pools);
-            events = pools = NULL;
-            remove(paths[0]);
-            remove(paths[1]);
-        }
-    }
-    if (code == 0 && (rc = run_sim(sim, sc, o, &err)) != 0) {
-        ps_cli_error(NULL, "%s: %s", shown, err.msg);
-        code = 1;
-    }
-    if (code == 0) {
-        ops = open_output(dir, "operations.csv", &paths[2]);
-        summary = open_output(dir, "summary.json", &paths[3]);
-        if (!ops || !summary) {
-            ps_cli_error(NULL, "%s: cannot create: %s", !ops ? (paths[2] ? paths[2] : dir) : paths[3],
-                       strerror(errno));
-            code = 1;
-        }
-    }
-    if (code == 0 && (ps_sim_write_operations_csv(sim, ops, &err) != 0 ||
-                      ps_sim_write_summary(sim, summary, &err) != 0)) {
-        ps_cli_error(NULL, "%s: %s", dir, err.msg);
-        code = 1;
-    }
-    FILE *files[4] = {events, pools, ops, summary};
-    for (int i = 0; i < 4; i++)
-        if (close_output(files[i], paths[i] ? paths[i] : dir) != 0 && code == 0)
-            code = 1;
-    for (int i = 0; i < 4; i++)
-        free(paths[i]);
-    if (code == 0 && ps_sim_write_report(dir, &err) != 0) {
-        ps_cli_error(NULL, "%s", err.msg);
-        code = 1;
-    }
-    if (code == 0 && !(o && o->quiet)) {
-        struct ps_sim_stats s;
-        ps_sim_get_stats(sim, &s);
-        fprintf(stderr,
-                "simulated %lld ms: %lld operations (%lld completed, %lld failed), %lld jobs "
-                "(%lld completed), outputs in %s\n",
-                (long long)s.now_ms, (long long)s.operations, (long long)s.operations_completed,
-                (long long)s.operations_failed, (long long)s.jobs, (long long)s.jobs_completed, dir);
-    }
-    ps_sim_free(sim);
-    return code;
 }
 
 int ps_cmd_simulate(int argc, char **argv)
@@ -231,8 +106,18 @@ int ps_cmd_simulate(int argc, char **argv)
         ps_cli_error(NULL, "%s: %s", shown, err.msg);
         return rc == PS_EINVAL ? 2 : 1;
     }
-    struct ps_sim_dir_options o = {.pools_period_ms = pools_period};
-    code = ps_sim_write_dir(sc, shown, dir, &o);
+    struct ps_sim_stats s = {0};
+    struct ps_sim_dir_options o = {.pools_period_ms = pools_period, .stats = &s};
+    rc = ps_sim_write_dir(sc, shown, dir, &o, &err);
     ps_scenario_free(sc);
-    return code;
+    if (rc != 0) {
+        ps_cli_error(NULL, "%s", err.msg);
+        return rc == PS_EINVAL ? 2 : 1;
+    }
+    fprintf(stderr,
+            "simulated %lld ms: %lld operations (%lld completed, %lld failed), %lld jobs "
+            "(%lld completed), outputs in %s\n",
+            (long long)s.now_ms, (long long)s.operations, (long long)s.operations_completed,
+            (long long)s.operations_failed, (long long)s.jobs, (long long)s.jobs_completed, dir);
+    return 0;
 }

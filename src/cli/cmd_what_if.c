@@ -1,7 +1,7 @@
 /* cmd_what_if.c — `poolsched what-if`: the cluster's recorded past replayed as recorded and
  * under a proposed change (docs/what-if.md). The event log comes from the scheduler (get of
- * //sys/scheduler/event_log, paged back in time) or a file; io/event_replay.h makes the
- * scenarios, cmd_simulate.c runs them, what_if_metrics.h and what_if_report.h compare. */
+ * //sys/scheduler/event_log, paged back in time) or a file; whatif/what_if.h replays and
+ * compares. */
 #include <ctype.h>
 #include <stdbool.h>
 #include <errno.h>
@@ -13,16 +13,9 @@
 
 #include "cli/cli_client.h"
 #include "cli/commands.h"
-#include "cli/sim_report.h"
-#include "cli/what_if_metrics.h"
-#include "cli/what_if_report.h"
-#include "io/event_replay.h"
-#include "io/scenario.h"
-#include "sim/sim.h"
 #include "platform/file.h"
 #include "platform/wall_clock.h"
-
-#define PAGE_ROWS 10000
+#include "whatif/what_if.h"
 
 static const char usage_text[] =
     "usage: poolsched what-if --since WHEN [--until WHEN] [--set PATH=VALUE ...]\n"
@@ -66,28 +59,13 @@ static const struct ps_cli_opt opts[] = {
 static const char *const formats[] = {"text", "json", NULL};
 static const char cmd[] = "what-if";
 
-/* WHEN: a time ago (a number with ms, s, m, h or d) from now_ms, or ms since the epoch. */
 static int parse_when(const char *text, const char *what, int64_t now_ms, int64_t *out)
 {
-    char *end = NULL;
-    errno = 0;
-    long long n = strtoll(text, &end, 10);
-    if (end == text || errno || n < 0 || !isdigit((unsigned char)text[0]))
-        return ps_cli_usage_error(cmd, "%s: \"%s\" is not a time (7d, 12h, 30m, 90s, 500ms, or "
-                                       "ms since the epoch)", what, text);
-    static const struct { const char *unit; long long ms; } units[] = {
-        {"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000}, {"d", 86400000}};
-    if (!*end) {
-        *out = n;
-        return 0;
-    }
-    for (size_t i = 0; i < sizeof units / sizeof *units; i++)
-        if (strcmp(end, units[i].unit) == 0 && n <= INT64_MAX / units[i].ms) {
-            *out = now_ms - n * units[i].ms;
-            return 0;
-        }
-    return ps_cli_usage_error(cmd, "%s: \"%s\" is not a time (7d, 12h, 30m, 90s, 500ms, or ms "
-                                   "since the epoch)", what, text);
+    struct ps_error err;
+    ps_error_init(&err);
+    if (ps_what_if_parse_when(text, what, now_ms, out, &err) != 0)
+        return ps_cli_usage_error(cmd, "%s", err.msg);
+    return 0;
 }
 
 /* Rows from a file: a JSON list, or JSON rows one per line. */
@@ -133,57 +111,37 @@ static int rows_from_file(const char *path, json_t **rows)
     return 0;
 }
 
-/* The rows in [since, until] from the scheduler, paged back in time: each page is the newest
- * PAGE_ROWS rows up to a bound; a full page drops its oldest millisecond (it may be cut) and
- * the next page ends there. */
+/* One page of the event log from the scheduler (ps_what_if_page_fn). */
+static int scheduler_page(void *ctx, int64_t until_ms, int limit, json_t **page,
+                          struct ps_error *err)
+{
+    json_t *body = json_pack("{s:s, s:I, s:i}", "path", "//sys/scheduler/event_log", "until",
+                             (json_int_t)until_ms, "limit", limit);
+    json_t *reply = NULL;
+    int rc = ps_cli_call(ctx, "get", body, &reply, NULL, 0);
+    json_decref(body);
+    *page = json_incref(json_object_get(reply, "value"));
+    json_decref(reply);
+    if (rc != 0)   /* printed by ps_cli_call */
+        return ps_error_set(err, PS_EIO, "%s", "");
+    if (!json_is_array(*page)) {
+        json_decref(*page);
+        *page = NULL;
+        return ps_error_set(err, PS_EIO, "the reply has no \"value\" list");
+    }
+    return 0;
+}
+
+/* The rows up to until from the scheduler. */
 static int rows_from_scheduler(struct ps_cli_client *c, int64_t until_ms, json_t **rows)
 {
-    json_t *pages = json_array();
-    int64_t bound = until_ms;
-    int rc = 0;
-    for (;;) {
-        json_t *body = json_pack("{s:s, s:I, s:I}", "path", "//sys/scheduler/event_log", "until",
-                                 (json_int_t)bound, "limit", (json_int_t)PAGE_ROWS);
-        json_t *reply = NULL;
-        rc = ps_cli_call(c, "get", body, &reply, NULL, 0);
-        json_decref(body);
-        if (rc != 0)
-            break;
-        json_t *page = json_object_get(reply, "value");
-        if (!json_is_array(page)) {
-            ps_cli_error(cmd, "the reply has no \"value\" list");
-            json_decref(reply);
-            rc = 1;
-            break;
-        }
-        size_t n = json_array_size(page);
-        int64_t oldest = n ? json_integer_value(json_object_get(json_array_get(page, 0), "timestamp")) : 0;
-        bool full = n == PAGE_ROWS;
-        json_t *keep = json_array();
-        for (size_t i = 0; i < n; i++) {
-            json_t *row = json_array_get(page, i);
-            if (!full || json_integer_value(json_object_get(row, "timestamp")) > oldest)
-                json_array_append(keep, row);
-        }
-        json_decref(reply);
-        json_array_insert_new(pages, 0, keep);
-        if (!full)
-            break;
-        if (json_array_size(keep) == 0) {
-            ps_cli_error(cmd, "more than %d event log rows at %lld ms: cannot page", PAGE_ROWS,
-                         (long long)oldest);
-            rc = 1;
-            break;
-        }
-        bound = oldest;
-    }
-    *rows = json_array();
-    size_t i;
-    json_t *page;
-    json_array_foreach(pages, i, page)
-        json_array_extend(*rows, page);
-    json_decref(pages);
-    return rc;
+    struct ps_error err;
+    ps_error_init(&err);
+    if (ps_what_if_collect_rows(scheduler_page, c, until_ms, rows, &err) == 0)
+        return 0;
+    if (err.msg[0])
+        ps_cli_error(cmd, "%s", err.msg);
+    return 1;
 }
 
 /* {tree: its config now} for every tree of the scheduler */
@@ -260,113 +218,21 @@ static int collect_changes(const struct ps_cli_args *args, json_t *changes)
     return 0;
 }
 
-static int apply_changes(json_t *scenario, const json_t *changes)
-{
-    struct ps_error err;
-    ps_error_init(&err);
-    size_t i;
-    json_t *ch;
-    json_array_foreach(changes, i, ch) {
-        json_t *v = json_array_get(ch, 1);
-        if (ps_event_replay_apply(scenario, json_string_value(json_array_get(ch, 0)),
-                                  json_is_null(v) ? NULL : v, &err) != 0) {
-            ps_cli_error(cmd, "%s", err.msg);
-            return 2;
-        }
-    }
-    return 0;
-}
-
 struct progress {
-    const char *label;
     bool tty;
 };
 
-static void show_progress(void *ctx, int percent)
+static void show_progress(void *ctx, const char *run, int percent)
 {
     const struct progress *p = ctx;
     if (p->tty) {
         int bar = percent / 5;
-        fprintf(stderr, "\rwhat-if: %-9s [%.*s%*s] %3d%%", p->label, bar, "####################",
-                20 - bar, "", percent);
+        fprintf(stderr, "\rwhat-if: %-9s [%.*s%*s] %3d%%%s", run, bar, "####################",
+                20 - bar, "", percent, percent == 100 ? "\n" : "");
     } else if (percent % 20 == 0) {
-        fprintf(stderr, "what-if: %s run %d%%\n", p->label, percent);
+        fprintf(stderr, "what-if: %s run %d%%\n", run, percent);
     }
     fflush(stderr);
-}
-
-/* scenario parsed and set up (without running) as the simulator would: a bad value of a
- * change is refused here, before anything runs or is written. *sc receives the parsed
- * scenario; *text its JSON. Returns the exit code. */
-static int check_scenario(const json_t *scenario, const char *name, char **text,
-                          struct ps_scenario **sc)
-{
-    *text = json_dumps(scenario, JSON_INDENT(1));
-    *sc = NULL;
-    if (!*text) {
-        ps_cli_error(cmd, "out of memory");
-        return 1;
-    }
-    struct ps_error err;
-    ps_error_init(&err);
-    int rc = ps_scenario_parse(*text, strlen(*text), sc, &err);
-    struct ps_sim *sim = NULL;
-    struct ps_sim_options none = {0};
-    if (rc == 0)
-        rc = ps_sim_new(*sc, &none, &sim, &err);
-    ps_sim_free(sim);
-    if (rc != 0)
-        ps_cli_error(cmd, "%s: %s", name, err.msg);
-    return rc == 0 ? 0 : rc == PS_EINVAL ? 2 : 1;
-}
-
-/* Writes text as dir/file and runs sc into dir/sub. */
-static int run(const char *text, const struct ps_scenario *sc, const char *dir, const char *file,
-               const char *sub)
-{
-    char path[4096], out[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, file);
-    snprintf(out, sizeof out, "%s/%s", dir, sub);
-    struct ps_error err;
-    ps_error_init(&err);
-    if (ps_file_write(path, text, strlen(text), &err) != 0) {
-        ps_cli_error(cmd, "%s", err.msg);
-        return 1;
-    }
-    struct progress p = {sub, isatty(2)};
-    int64_t sample = sc->duration_ms / 2000;   /* pools.csv rows: at most ~2000 per pool */
-    struct ps_sim_dir_options o = {.quiet = true, .progress = show_progress, .progress_ctx = &p,
-                                   .pools_period_ms = sample > sc->fair_share_update_period_ms
-                                                          ? sample : 0};
-    int rc = ps_sim_write_dir(sc, path, out, &o);
-    if (p.tty)
-        fputc('\n', stderr);
-    return rc;
-}
-
-/* Both scenarios checked, then run into dir/recorded and dir/changed. */
-static int run_both(const json_t *recorded, const json_t *changed, const char *dir)
-{
-    static const char *const files[2] = {"scenario.json", "scenario-changed.json"};
-    static const char *const subs[2] = {"recorded", "changed"};
-    const json_t *scenarios[2] = {recorded, changed};
-    char *text[2] = {NULL, NULL};
-    struct ps_scenario *sc[2] = {NULL, NULL};
-    int code = 0;
-    for (int k = 0; code == 0 && k < 2; k++)
-        code = check_scenario(scenarios[k], k ? "the changed scenario" : "the recorded scenario",
-                              &text[k], &sc[k]);
-    if (code == 0 && mkdir(dir, 0777) != 0 && errno != EEXIST) {
-        ps_cli_error(cmd, "%s: cannot create: %s", dir, strerror(errno));
-        code = 1;
-    }
-    for (int k = 0; code == 0 && k < 2; k++)
-        code = run(text[k], sc[k], dir, files[k], subs[k]);
-    for (int k = 0; k < 2; k++) {
-        free(text[k]);
-        ps_scenario_free(sc[k]);
-    }
-    return code;
 }
 
 struct what_if {
@@ -379,48 +245,33 @@ struct what_if {
 
 static int replay(struct what_if *w)
 {
-    struct ps_event_replay_options o = {.since_ms = w->since, .until_ms = w->until,
-                                        .heartbeat_period_ms = w->heartbeat,
-                                        .fair_share_update_period_ms = w->fs_period,
-                                        .default_tree = w->default_tree,
-                                        .tree_attributes = w->trees};
+    struct ps_what_if_request q = {.since_ms = w->since, .until_ms = w->until,
+                                   .heartbeat_period_ms = w->heartbeat,
+                                   .fair_share_update_period_ms = w->fs_period,
+                                   .default_tree = w->default_tree, .rows = w->rows,
+                                   .changes = w->changes, .trees = w->trees};
     struct ps_error err;
     ps_error_init(&err);
-    json_t *recorded = NULL, *changed = NULL, *m[2] = {NULL, NULL}, *fid = NULL;
-    int rc = ps_event_replay_scenario(w->rows, &o, &recorded, &err);
+    struct ps_what_if *run = NULL;
+    int rc = ps_what_if_prepare(&q, &run, &err);
     if (rc != 0) {
         ps_cli_error(cmd, "%s", err.msg);
         return rc == PS_EINVAL ? 2 : 1;
     }
-    changed = json_deep_copy(recorded);
-    int code = apply_changes(changed, w->changes);
-    if (code == 0)
-        code = run_both(recorded, changed, w->out);
-    const char *tree = json_string_value(json_object_get(recorded, "default_tree"));
-    const char *subs[2] = {"recorded", "changed"};
-    for (int k = 0; code == 0 && k < 2; k++) {
-        char dir[4096];
-        snprintf(dir, sizeof dir, "%s/%s", w->out, subs[k]);
-        if (ps_what_if_run_metrics(dir, k ? changed : recorded, tree, w->fs_period, &m[k],
-                                   &err) != 0 ||
-            (k == 0 && ps_what_if_fidelity(w->rows, recorded, w->since, tree, m[0], dir, &fid,
-                                           &err) != 0)) {
-            ps_cli_error(cmd, "%s", err.msg);
-            code = 1;
-        }
-    }
-    if (code == 0) {
-        struct ps_what_if_result res = {.since_ms = w->since, .until_ms = w->until, .tree = tree,
-                                        .changes = w->changes, .recorded = m[0], .changed = m[1],
-                                        .fidelity = fid, .scenario = recorded};
-        code = ps_what_if_write(&res, w->out, w->json);
-    }
-    json_decref(recorded);
-    json_decref(changed);
-    json_decref(m[0]);
-    json_decref(m[1]);
-    json_decref(fid);
-    return code;
+    struct progress p = {isatty(2)};
+    char *json = NULL, *summary = NULL;
+    struct ps_what_if_control control = {.progress = show_progress, .ctx = &p};
+    rc = ps_what_if_execute(run, w->out, &control, &json, &summary, &err);
+    ps_what_if_free(run);
+    if (rc != 0)
+        ps_cli_error(cmd, "%s", err.msg);
+    else if (w->json)
+        puts(json);
+    else
+        printf("%s\noutputs in %s (report.html: both runs side by side)\n", summary, w->out);
+    free(json);
+    free(summary);
+    return rc == 0 ? 0 : 1;
 }
 
 static int period_opt(const struct ps_cli_args *args, const char *name, int64_t def, int64_t *out)

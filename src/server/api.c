@@ -22,6 +22,7 @@
 #include "server/service_state.h"
 #include "server/store_mirror.h"
 #include "server/svc_log.h"
+#include "server/what_if_task.h"
 
 /* Commands in api_operations.c. */
 int ps_api_op_command(struct ps_service *svc, const char *command, const json_t *body,
@@ -142,6 +143,8 @@ static const struct command_params command_params[] = {
     {"get_job", {"operation_id", "job_id"}, false},
     {"get_job_stderr", {"operation_id", "job_id"}, false},
     {"get_history", {"pool_tree", "pools"}, false},
+    {"start_what_if", {"since", "until", "set", "remove"}, false},
+    {"get_what_if", {"id"}, false},
 };
 
 bool ps_api_command_writes(const char *command)
@@ -404,6 +407,17 @@ int ps_api_dispatch(struct ps_service *svc, const char *command, const char *bod
         *reply = json_pack("{s:s, s:s}", "user", who->user, "role", ps_role_name(who->role));
         return 200;
     }
+    /* what-if tasks (what_if_task.h) take the locks they need; a busy refusal is a 429 */
+    bool start = strcmp(command, "start_what_if") == 0;
+    if (rc == 0 && (start || strcmp(command, "get_what_if") == 0)) {
+        rc = start ? ps_what_if_start(svc, doc, who, reply, &err)
+                   : ps_what_if_get(svc, doc, who, reply, &err);
+        json_decref(doc);
+        if (rc == 0)
+            return 200;
+        *reply = ps_http_error_body(rc, status_of(rc) == 500 ? "internal error" : err.msg);
+        return rc == PS_ELIMIT ? 429 : status_of(rc);
+    }
     bool revoke = strcmp(command, "revoke_token") == 0;
     if (rc == 0 && (revoke || strcmp(command, "issue_token") == 0)) {
         rc = revoke ? revoke_token(svc, doc, who, reply, &err)
@@ -615,6 +629,7 @@ int ps_api_register(struct ps_service *svc, struct ps_error *err)
         (rc = ps_http_server_route_admit(svc->http, "GET", "/metrics", PS_HTTP_EXACT, metrics,
                                          metrics_admit, svc, err)) != 0 ||
         (rc = ps_api_yt_register(svc, err)) != 0 ||   /* /api/v3, /api/v4: api_yt.c */
+        (rc = ps_what_if_register(svc, err)) != 0 ||  /* /what-if/<id>/: what_if_task.c */
         (rc = ps_ui_register(svc, err)) != 0)         /* /, /ui/: ui.c */
         return rc;
     return 0;

@@ -22,6 +22,7 @@
 #include "server/store_mirror.h"
 #include "server/svc_jobs.h"
 #include "server/svc_log.h"
+#include "server/what_if_task.h"
 #include "server/svc_ops.h"
 
 int ps_svc_loop_start(struct ps_service *svc, struct ps_error *err);
@@ -275,6 +276,10 @@ int ps_service_start(const struct ps_service_config *cfg, struct ps_service **ou
         goto fail;
     }
     ps_history_set_bucket_ms(svc->history, cfg->history_bucket_ms);
+    char what_if_dir[sizeof cfg->data_dir + 16];
+    snprintf(what_if_dir, sizeof what_if_dir, "%s/what-if", cfg->data_dir);
+    if ((rc = ps_what_if_tasks_new(what_if_dir, &svc->what_if, err)) != 0)
+        goto fail;
     /* one scheduler per database, unless elected (ha.h): then its writes are fenced */
     struct ps_store_config store_cfg = {.data_dir = cfg->data_dir, .url = cfg->store,
                                         .exclusive = !cfg->ha};
@@ -498,6 +503,7 @@ void ps_service_stop(struct ps_service *svc)
     if (svc->loop_started)
         pthread_join(svc->loop_thread, NULL);
     ps_http_server_free(svc->http);
+    ps_what_if_tasks_free(svc->what_if);   /* stops a running one: it reads no state */
     ps_journal_free(svc->journal);   /* flushes what is queued */
     free_state(svc, false);
     ps_job_archive_free(svc->archive);

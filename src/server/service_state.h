@@ -45,6 +45,7 @@
 struct ps_journal;
 struct ps_persist_cache;
 struct ps_svc_gauge_cache;
+struct ps_what_if_tasks;
 
 /* ---- jobs ------------------------------------------------------------------------------- */
 
@@ -291,6 +292,7 @@ struct ps_service {
     int node_count, node_cap;
     struct ps_job_archive *archive;   /* finished jobs: retire queue, store reader */
     struct ps_history *history;    /* fair share over time, for the web UI (history.h) */
+    struct ps_what_if_tasks *what_if;   /* what-if tasks (what_if_task.h) */
     pthread_t loop_thread;
     bool loop_started;
     int64_t started_ms;            /* when the state was loaded (safe_scheduler_online_time) */

@@ -13,7 +13,8 @@ declare -A allowed=(
   [io]="core/ io/"
   [platform]="core/ io/ platform/"
   [sim]="core/ io/ sim/"
-  [server]="core/ io/ platform/ server/"
+  [whatif]="core/ io/ platform/ sim/ whatif/ server/ui_assets.h"
+  [server]="core/ io/ platform/ whatif/ server/"
   [node]="core/ io/ platform/ node/"
   [bench]="core/ io/ platform/ sim/ bench/ server/bench_hooks.h"
 )

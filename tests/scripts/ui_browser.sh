@@ -10,7 +10,7 @@
 # the pool page shows the effective ACL, reads the nodes and the charts, and saves a
 # screenshot of each page to PS_SCREENSHOTS; tests/ui/layout.test.js checks every page at 1280,
 # 1400 and 1920 px with long values (no sideways scrolling, cut values titled) and the charts
-# with an outlier; report.test.js a simulation's report.html (default: a scratch directory removed at the end;
+# with an outlier; what_if.test.js the pool page's what-if form; report.test.js a simulation's report.html (default: a scratch directory removed at the end;
 # `make screenshots` sets docs/screenshots/).
 # Skipped (77) without chromium, unless CI is set. npm packages: `npm ci` into a cache keyed by
 # the lock file (PS_JS_CACHE, default ~/.cache/poolsched-js), as yt_js_wrapper.sh.
@@ -82,6 +82,10 @@ NODE_PATH="$cache/node_modules" PS_CHROMIUM=$chromium PS_URL=http://127.0.0.1:$p
 # it adds a pool with a long name to the example tree).
 NODE_PATH="$cache/node_modules" PS_CHROMIUM=$chromium PS_URL=http://127.0.0.1:$port \
   PS_TOKEN=$(cat "$RUN_DIR/data/admin_token") PS_GPU_OP=$gpu node "$src/tests/ui/layout.test.js" || fail "layout checks"
+
+# The pool page's what-if form (tests/ui/what_if.test.js): a what-if task over the cluster's past.
+NODE_PATH="$cache/node_modules" PS_CHROMIUM=$chromium PS_URL=http://127.0.0.1:$port \
+  PS_TOKEN=$(cat "$RUN_DIR/data/admin_token") node "$src/tests/ui/what_if.test.js" || fail "what-if checks"
 
 # A simulation's report.html, opened from file:// (the same charts, inlined).
 "$bin" simulate "$src/examples/simulate/preemption.json" --output "$tmp/sim" 2>/dev/null || fail "simulate"

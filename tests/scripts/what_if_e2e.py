@@ -3,7 +3,9 @@
 real jobs): a mixed workload in two pools, then what-if with pool a's weight raised. Checks:
 the no-change replay matches the record within the tolerance docs/what-if.md states; pool a
 waits less under the change (the direction); the answer is deterministic and the same from
-the scheduler and from a saved event log. python3 what_if_e2e.py BINARY."""
+the scheduler and from a saved event log; the API's what-if task (start_what_if, get_what_if)
+gives the CLI's answer, names bad input, refuses a second task while one runs and a user
+without read on the tree. python3 what_if_e2e.py BINARY."""
 import json
 import os
 import shutil
@@ -42,6 +44,57 @@ def workload(c):
         c.wait_op(op, 90)
 
 
+def api_what_if(s, body, deadline=90):
+    """start_what_if, then get_what_if until it ends: the completed task."""
+    task = s.ok("start_what_if", body)
+    end = time.time() + deadline
+    while True:
+        got = s.ok("get_what_if", {"id": task["id"]})
+        check(0 <= got["progress"] <= 100, "progress in 0..100", got)
+        if got["state"] != "running" or time.time() > end:
+            break
+        time.sleep(0.2)
+    check(got["state"] == "completed", "the what-if task completes", got)
+    return got
+
+
+def check_api(c, since, until, change, r):
+    """The API's what-if: the same answer as the CLI's for the same record and change; bad
+    input named; busy refused; the report page served; read permission needed."""
+    s = c.sched
+    body = {"since": since, "until": until, "set": {change[0]: change[1]}}
+    got = api_what_if(s, body)
+    check(got["result"] == r, "the API answers as the CLI", got["result"], r)
+    status, page = s.raw("GET", got["report"])
+    check(status == 200 and "What if" in page, "report.html", status, page[:200])
+    status, page = s.raw("GET", got["report"].replace("report.html", "recorded/report.html"))
+    check(status == 200, "the recorded run's report", status)
+    for bad, words in (({"since": "yesterday"}, ["since", "yesterday", "not a time"]),
+                       ({"since": since, "until": since - 1}, ["until", "after since"]),
+                       ({"since": since, "set": {change[0]: -1}}, ["weight", "-1"]),
+                       ({"since": since, "set": {"//sys/pool_trees/physical/nosuch/@weight": 2}},
+                        ["nosuch"]),
+                       ({"since": since, "sinse": 1}, ["sinse", "unknown parameter"])):
+        status, out = s.call("start_what_if", bad)
+        check(status == 400 and all(w in out["message"] for w in words),
+              "bad input: 400 naming %s" % words, status, out)
+    status, out = s.call("get_what_if", {"id": "0" * 32})
+    check(status == 404, "an unknown id", status, out)
+    # a user without read on the tree (the default ACLs give users only use): 403
+    alice = s.token("alice")
+    for command, args in (("start_what_if", body), ("get_what_if", {"id": got["id"]})):
+        status, out = s.call(command, args, token=alice)
+        check(status == 403 and "read permission" in out["message"], command + ": no read: 403",
+              status, out)
+    # busy: a second start while one runs is refused (429) naming the running one; a long
+    # window (hours of idle virtual time before the record) keeps the first running
+    first = s.ok("start_what_if", dict(body, since=since - 6 * 3600 * 1000))
+    status, out = s.call("start_what_if", body)
+    check(status == 429 and first["id"] in out["message"] and "busy" in out["message"],
+          "busy: 429 naming the running task", status, out,
+          s.ok("get_what_if", {"id": first["id"]})["state"])
+
+
 def wait_p(m, pool):
     p = m["pools"][pool]
     return p["wait_p50_ms"] + p["wait_p95_ms"]
@@ -68,8 +121,9 @@ def main():
         workload(c)
         until = int(time.time() * 1000) + 5000   # time for the replay to finish its jobs
         window = ["--since", str(since), "--until", str(until)]
+        change = ("//sys/pool_trees/physical/b/@weight", 10)
         text, r = what_if(c, os.path.join(tmp, "wi1"), *window,
-                          "--set", "//sys/pool_trees/physical/b/@weight=10")
+                          "--set", "%s=%d" % change)
         print(text)
         sc = json.load(open(os.path.join(tmp, "wi1", "scenario.json")))
         check(sc["pool_trees"]["physical"].get("max_operation_count") == 40000,
@@ -97,6 +151,7 @@ def main():
         check(offline == r, "a saved event log gives the same answer")
         for name in ("report.html", "recorded/report.html", "changed/report.html"):
             check(os.path.getsize(os.path.join(tmp, "wi1", name)) > 0, name)
+        check_api(c, since, until, change, r)
         print("ok what_if_e2e")
     except Fail as e:
         print("FAIL what_if_e2e: %s" % e)

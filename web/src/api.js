@@ -38,6 +38,16 @@ async function wrap(promise) {
 const getJobStderr = yt.core._initCommand('v4', { name: 'get_job_stderr', method: 'GET', dataType: 'text' }, 'get_job_stderr');
 const getCurrentUser = yt.core._initCommand('v4', { name: 'get_current_user', method: 'GET', dataType: 'json' }, 'get_current_user');
 
+// POST /api/v1/<command>: the reply, or an ApiError with the server's message.
+async function v1(command, params) {
+  const resp = await fetch(`/api/v1/${command}`, {
+    method: 'POST', headers: { Authorization: `OAuth ${token() || ''}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify(params || {}) });
+  const json = await resp.json();
+  if (!resp.ok) throw new ApiError({ code: json.code, message: json.message });
+  return json;
+}
+
 export const api = {
   get: async (path) => (await wrap(yt.v4.get({ path }))).value,
   list: async (path) => (await wrap(yt.v4.list({ path }))).value,
@@ -66,15 +76,10 @@ export const api = {
   },
   // abort, suspend, resume, complete (upstream's abort_op, ...): `manage` on the operation
   operationAction: (action, id) => wrap(yt.v4[`${action}Operation`]({ operation_id: id })),
-  // Not a YTsaurus command: the scheduler's own /api/v1 (docs/api.md "History").
-  history: async (params) => {
-    const resp = await fetch('/api/v1/get_history', {
-      method: 'POST', headers: { Authorization: `OAuth ${token() || ''}`, 'Content-Type': 'application/json' },
-      body: JSON.stringify(params || {}) });
-    const json = await resp.json();
-    if (!resp.ok) throw new ApiError({ code: json.code, message: json.message });
-    return json;
-  },
+  // Not YTsaurus commands: the scheduler's own /api/v1 (docs/api.md "History", "What if").
+  history: (params) => v1('get_history', params),
+  startWhatIf: (params) => v1('start_what_if', params),
+  getWhatIf: (id) => v1('get_what_if', { id }),
 };
 
 export const ORCHID = '//sys/scheduler/orchid/scheduler';

@@ -1,10 +1,12 @@
 // pools.js — the pool tree as an expandable table (#/pools/<tree>) and a pool's page
 // (#/pool/<tree>/<pool>): attributes with an editor that previews (dry run) and saves through
 // the API's `set` (offered as far as the user's permissions on the pool go), the effective
-// ACL, integral volume and capacity, and the pool's operations.
+// ACL, integral volume and capacity, the pool's operations, and a what-if of a change of it
+// (what_if.js).
 import { api, ORCHID } from './api.js';
 import { esc, pct, num, resources, shareBars, errorBox, time, sortKey, compareKeys, collator, tableHead, bindSortHead, setHtml, tipAttr } from './util.js';
 import { vtable } from './vtable.js';
+import { whatIfForm, bindWhatIf } from './what_if.js';
 
 const ROOT = '<Root>';
 const view = { tree: null, pools: {}, filter: '', sort: null, desc: false, collapsed: new Set() };
@@ -236,10 +238,12 @@ export async function poolPage(main, [tree, name]) {
     ${may.administer ? '' : '<span class="hint" id="edit-write-only">without administer: the user-managed attributes only</span>'}
   </form>` : `<p class="hint" id="edit-readonly">Signed in as ${esc(me.user)} (role ${esc(me.role)}): editing this pool needs the write permission on it.</p>`}
   <div id="edit-result"></div>
+  ${whatIfForm(attrs)}
   <h2>Attributes</h2><table class="kv">${attrRows}</table>
   <h2>Access (effective ACL)</h2>${aclTable(acl, path)}
   <h2>Operations (${ops.operations.length})</h2>
   <table><thead><tr><th>Id</th><th>User</th><th>State</th><th>Running/total jobs</th><th>Started</th></tr></thead><tbody>${opRows}</tbody></table>`;
+  bindWhatIf(main, path, name, attrs);
   if (!canEdit) return;
   const attrSel = main.querySelector('#edit-attr'), input = main.querySelector('#edit-value'), out = main.querySelector('#edit-result');
   attrSel.addEventListener('change', () => { input.value = JSON.stringify(attrs[attrSel.value]); });

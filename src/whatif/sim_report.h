@@ -1,12 +1,15 @@
-/* sim_report.h — report.html beside a simulation's outputs (docs/ui.md, docs/simulate.md). */
-#ifndef PS_CLI_SIM_REPORT_H
-#define PS_CLI_SIM_REPORT_H
+/* sim_report.h — a simulation's outputs in a directory and report.html beside them (docs/ui.md,
+ * docs/simulate.md): `poolsched simulate`, and each run of a what-if (what_if.h). */
+#ifndef PS_WHATIF_SIM_REPORT_H
+#define PS_WHATIF_SIM_REPORT_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "core/error.h"
 #include "io/scenario.h"
+#include "sim/sim.h"
 
 /* Writes DIR/report.html from DIR/pools.csv, DIR/events.jsonl (the job_preempted times) and
  * DIR/summary.json: one self-contained page (uPlot, the web UI's charts.js and the data
@@ -19,17 +22,20 @@ int ps_sim_write_report(const char *dir, struct ps_error *err);
 /* How ps_sim_write_dir runs; a zeroed struct is `poolsched simulate`'s behaviour. */
 struct ps_sim_dir_options {
     int64_t pools_period_ms;    /* --pools-period: 0 a pools.csv row per fair share update */
-    bool quiet;                 /* no "simulated ..." line on stderr */
     /* called with 2, 4, ..., 100 (percent of the scenario's duration simulated) */
     void (*progress)(void *ctx, int percent);
     void *progress_ctx;
+    struct ps_sim_stats *stats; /* when not NULL, receives the run's totals */
+    /* when not NULL and set (another thread may set it), the run stops at its next 1/50 of
+     * the duration: PS_ESTATE "cancelled" */
+    const atomic_bool *cancel;
 };
 
 /* What `poolsched simulate` does after parsing (cmd_simulate.c): runs sc (borrowed) and writes
  * events.jsonl, pools.csv, operations.csv, summary.json and report.html into dir (created if
- * missing). shown names the scenario in messages. Prints its errors (`error: <shown>: ...`) and
- * returns the exit code: 0, 2 bad input (no output left behind), 1 other failures. */
+ * missing). shown names the scenario in messages (`<shown>: ...`). Errors: PS_EINVAL bad input
+ * (no output left behind), PS_EIO naming the file, PS_ENOMEM, PS_ESTATE cancelled. */
 int ps_sim_write_dir(const struct ps_scenario *sc, const char *shown, const char *dir,
-                     const struct ps_sim_dir_options *o);
+                     const struct ps_sim_dir_options *o, struct ps_error *err);
 
 #endif

@@ -1,7 +1,7 @@
 /* what_if_report.c — the summary, what-if.json and report.html of `poolsched what-if`
  * (what_if_report.h). report.html holds the comparison table and the simulator's own
  * report.html of each run (recorded/, changed/) side by side. */
-#include "cli/what_if_report.h"
+#include "whatif/what_if_report.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cli_client.h"
 #include "io/textbuf.h"
 #include "platform/file.h"
 
@@ -229,7 +228,8 @@ static void summary(struct ps_textbuf *b, const struct ps_what_if_result *r, boo
           json_object_get(r->changed, "users"), user_columns);
 }
 
-static int write_json(const struct ps_what_if_result *r, const char *path, bool print)
+/* what-if.json's text */
+static char *json_text(const struct ps_what_if_result *r)
 {
     int64_t tol;
     bool ok = within(r, &tol);
@@ -244,15 +244,15 @@ static int write_json(const struct ps_what_if_result *r, const char *path, bool 
                             "fidelity", fid);
     char *text = all ? json_dumps(all, JSON_INDENT(1) | JSON_SORT_KEYS) : NULL;
     json_decref(all);
-    struct ps_error err;
-    ps_error_init(&err);
-    int rc = text ? ps_file_write(path, text, strlen(text), &err) : -1;
-    if (rc == 0 && print)
-        puts(text);
-    free(text);
-    if (rc != 0)
-        ps_cli_error("what-if", "%s", text ? err.msg : "out of memory");
-    return rc != 0;
+    return text;
+}
+
+static int write_file(const char *dir, const char *name, const char *text, size_t len,
+                      struct ps_error *err)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return ps_file_write(path, text, len, err);
 }
 
 static const char page_head[] =
@@ -267,32 +267,31 @@ static const char page_runs[] =
     "</div><div><h2>With the change</h2><iframe src=\"changed/report.html\"></iframe></div></div>\n"
     "</body></html>\n";
 
-int ps_what_if_write(const struct ps_what_if_result *r, const char *dir, bool json)
+int ps_what_if_write(const struct ps_what_if_result *r, const char *dir, char **json,
+                    char **text, struct ps_error *err)
 {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/what-if.json", dir);
-    if (write_json(r, path, json) != 0)
-        return 1;
+    char *j = json_text(r);
+    int rc = j ? write_file(dir, "what-if.json", j, strlen(j), err)
+               : ps_error_set(err, PS_ENOMEM, "out of memory");
     struct ps_textbuf b;
     ps_textbuf_init(&b);
     ps_textbuf_adds(&b, page_head);
     summary(&b, r, true);
     ps_textbuf_adds(&b, page_runs);
-    snprintf(path, sizeof path, "%s/report.html", dir);
-    struct ps_error err;
-    ps_error_init(&err);
-    int rc = ps_file_write(path, b.data, b.len, &err);
+    if (rc == 0)
+        rc = write_file(dir, "report.html", b.data, b.len, err);
     ps_textbuf_release(&b);
-    if (rc != 0) {
-        ps_cli_error("what-if", "%s", err.msg);
-        return 1;
+    if (rc == 0 && text) {
+        ps_textbuf_init(&b);
+        summary(&b, r, false);
+        *text = strdup(b.data ? b.data : "");
+        ps_textbuf_release(&b);
+        rc = *text ? 0 : ps_error_set(err, PS_ENOMEM, "out of memory");
     }
-    if (json)
-        return 0;
-    ps_textbuf_init(&b);
-    summary(&b, r, false);
-    fputs(b.data ? b.data : "", stdout);
-    ps_textbuf_release(&b);
-    printf("\noutputs in %s (report.html: both runs side by side)\n", dir);
-    return 0;
+    if (rc == 0 && json) {
+        *json = j;
+        j = NULL;
+    }
+    free(j);
+    return rc;
 }

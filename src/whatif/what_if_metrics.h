@@ -1,8 +1,8 @@
 /* what_if_metrics.h — what `poolsched what-if` compares (docs/what-if.md): the measures of one
  * simulated run, read back from its outputs, and the fidelity of the no-change replay against
  * the recorded event log. */
-#ifndef PS_CLI_WHAT_IF_METRICS_H
-#define PS_CLI_WHAT_IF_METRICS_H
+#ifndef PS_WHATIF_WHAT_IF_METRICS_H
+#define PS_WHATIF_WHAT_IF_METRICS_H
 
 #include <stdint.h>
 

@@ -12,7 +12,7 @@
 
 #include <jansson.h>
 
-#include "cli/sim_report.h"
+#include "whatif/sim_report.h"
 #include "platform/file.h"
 #include "server/ui_assets.h"
 

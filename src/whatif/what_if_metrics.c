@@ -1,5 +1,5 @@
 /* what_if_metrics.c — the measures of a run and the replay's fidelity (what_if_metrics.h). */
-#include "cli/what_if_metrics.h"
+#include "whatif/what_if_metrics.h"
 
 #include <math.h>
 #include <stdbool.h>

@@ -1,12 +1,14 @@
-/* what_if_report.h — the outputs of `poolsched what-if` (docs/what-if.md): the one-screen text
- * summary on stdout, DIR/what-if.json and DIR/report.html (both runs side by side). */
-#ifndef PS_CLI_WHAT_IF_REPORT_H
-#define PS_CLI_WHAT_IF_REPORT_H
+/* what_if_report.h — the outputs of a what-if (docs/what-if.md): the one-screen text
+ * summary, DIR/what-if.json and DIR/report.html (both runs side by side). */
+#ifndef PS_WHATIF_WHAT_IF_REPORT_H
+#define PS_WHATIF_WHAT_IF_REPORT_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
 #include <jansson.h>
+
+#include "core/error.h"
 
 /* The replay's tolerance (docs/what-if.md "Fidelity"): the no-change replay is trusted when
  * the mean over pools of the usage error is at most PS_WHAT_IF_USAGE_TOLERANCE (dominant share
@@ -25,9 +27,10 @@ struct ps_what_if_result {
     const json_t *scenario;        /* the no-change scenario */
 };
 
-/* Writes DIR/what-if.json and DIR/report.html and prints the summary (json: what-if.json's
- * text instead). Returns the exit code (0, or 1 after printing an error line when a file
- * cannot be written). */
-int ps_what_if_write(const struct ps_what_if_result *r, const char *dir, bool json);
+/* Writes DIR/what-if.json and DIR/report.html; *json receives what-if.json's text and *text
+ * the one-screen summary (each when not NULL; the caller frees). Errors: PS_EIO naming the
+ * file, PS_ENOMEM. */
+int ps_what_if_write(const struct ps_what_if_result *r, const char *dir, char **json,
+                     char **text, struct ps_error *err);
 
 #endif

@@ -1,0 +1,262 @@
+/* what_if.c — a what-if's two runs and their comparison (what_if.h, docs/what-if.md):
+ * io/event_replay.h makes the scenarios, sim_dir.c runs them, what_if_metrics.h and
+ * what_if_report.h compare. */
+#include "whatif/what_if.h"
+
+#include <ctype.h>
+#include <stdbool.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "io/event_replay.h"
+#include "io/scenario.h"
+#include "sim/sim.h"
+#include "platform/file.h"
+#include "whatif/sim_report.h"
+#include "whatif/what_if_metrics.h"
+#include "whatif/what_if_report.h"
+
+struct ps_what_if {
+    int64_t since_ms, until_ms, fs_period_ms;
+    json_t *rows, *changes;
+    json_t *scenario[2];          /* recorded, changed */
+    char *text[2];                /* their JSON */
+    struct ps_scenario *sc[2];    /* parsed and checked */
+};
+
+static const char *const run_names[2] = {"recorded", "changed"};
+
+static int apply_changes(json_t *scenario, const json_t *changes, struct ps_error *err)
+{
+    size_t i;
+    json_t *ch;
+    json_array_foreach(changes, i, ch) {
+        json_t *v = json_array_get(ch, 1);
+        int rc = ps_event_replay_apply(scenario, json_string_value(json_array_get(ch, 0)),
+                                       json_is_null(v) ? NULL : v, err);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* scenario parsed and set up (without running) as the simulator would: a bad value of a
+ * change is refused here, before anything runs or is written. */
+static int check_scenario(const json_t *scenario, const char *name, char **text,
+                          struct ps_scenario **sc, struct ps_error *err)
+{
+    *text = json_dumps(scenario, JSON_INDENT(1));
+    if (!*text)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    int rc = ps_scenario_parse(*text, strlen(*text), sc, err);
+    struct ps_sim *sim = NULL;
+    struct ps_sim_options none = {0};
+    if (rc == 0)
+        rc = ps_sim_new(*sc, &none, &sim, err);
+    ps_sim_free(sim);
+    if (rc != 0)
+        ps_error_prefix(err, "%s", name);
+    return rc;
+}
+
+int ps_what_if_prepare(const struct ps_what_if_request *q, struct ps_what_if **out,
+                       struct ps_error *err)
+{
+    struct ps_what_if *w = calloc(1, sizeof *w);
+    *out = NULL;
+    if (!w)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    w->since_ms = q->since_ms;
+    w->until_ms = q->until_ms;
+    w->fs_period_ms = q->fair_share_update_period_ms;
+    w->rows = json_incref((json_t *)q->rows);
+    w->changes = json_deep_copy(q->changes);
+    struct ps_event_replay_options o = {.since_ms = q->since_ms, .until_ms = q->until_ms,
+                                        .heartbeat_period_ms = q->heartbeat_period_ms,
+                                        .fair_share_update_period_ms = w->fs_period_ms,
+                                        .default_tree = q->default_tree,
+                                        .tree_attributes = q->trees};
+    int rc = w->changes ? ps_event_replay_scenario(w->rows, &o, &w->scenario[0], err)
+                        : ps_error_set(err, PS_ENOMEM, "out of memory");
+    if (rc == 0 && !(w->scenario[1] = json_deep_copy(w->scenario[0])))
+        rc = ps_error_set(err, PS_ENOMEM, "out of memory");
+    if (rc == 0)
+        rc = apply_changes(w->scenario[1], w->changes, err);
+    for (int k = 0; rc == 0 && k < 2; k++)
+        rc = check_scenario(w->scenario[k], k ? "the changed scenario" : "the recorded scenario",
+                            &w->text[k], &w->sc[k], err);
+    if (rc != 0) {
+        ps_what_if_free(w);
+        return rc;
+    }
+    *out = w;
+    return 0;
+}
+
+void ps_what_if_free(struct ps_what_if *w)
+{
+    if (!w)
+        return;
+    json_decref(w->rows);
+    json_decref(w->changes);
+    for (int k = 0; k < 2; k++) {
+        json_decref(w->scenario[k]);
+        free(w->text[k]);
+        ps_scenario_free(w->sc[k]);
+    }
+    free(w);
+}
+
+struct run_progress {
+    const struct ps_what_if_control *c;
+    const char *run;
+};
+
+static void run_progress(void *ctx, int percent)
+{
+    const struct run_progress *p = ctx;
+    if (p->c->progress)
+        p->c->progress(p->c->ctx, p->run, percent);
+}
+
+/* Writes run k's scenario as dir/file and runs it into dir/<run>. */
+static int run(const struct ps_what_if *w, int k, const char *dir, struct run_progress *p,
+               struct ps_error *err)
+{
+    static const char *const files[2] = {"scenario.json", "scenario-changed.json"};
+    char path[4096], out[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, files[k]);
+    snprintf(out, sizeof out, "%s/%s", dir, run_names[k]);
+    int rc = ps_file_write(path, w->text[k], strlen(w->text[k]), err);
+    if (rc != 0)
+        return rc;
+    const struct ps_scenario *sc = w->sc[k];
+    int64_t sample = sc->duration_ms / 2000;   /* pools.csv rows: at most ~2000 per pool */
+    p->run = run_names[k];
+    struct ps_sim_dir_options o = {.progress = run_progress, .progress_ctx = p,
+                                   .cancel = p->c->cancel,
+                                   .pools_period_ms = sample > sc->fair_share_update_period_ms
+                                                          ? sample : 0};
+    return ps_sim_write_dir(sc, path, out, &o, err);
+}
+
+/* Both runs' measures and the recorded run's fidelity. */
+static int measure(const struct ps_what_if *w, const char *dir, const char *tree, json_t *m[2],
+                   json_t **fid, struct ps_error *err)
+{
+    int rc = 0;
+    for (int k = 0; rc == 0 && k < 2; k++) {
+        char sub[4096];
+        snprintf(sub, sizeof sub, "%s/%s", dir, run_names[k]);
+        rc = ps_what_if_run_metrics(sub, w->scenario[k], tree, w->fs_period_ms, &m[k], err);
+        if (rc == 0 && k == 0)
+            rc = ps_what_if_fidelity(w->rows, w->scenario[0], w->since_ms, tree, m[0], sub, fid,
+                                     err);
+    }
+    return rc;
+}
+
+int ps_what_if_execute(const struct ps_what_if *w, const char *dir,
+                       const struct ps_what_if_control *c, char **json_text, char **summary,
+                       struct ps_error *err)
+{
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+        return ps_error_set(err, PS_EIO, "%s: cannot create: %s", dir, strerror(errno));
+    struct ps_what_if_control none = {0};
+    struct run_progress p = {c ? c : &none, NULL};
+    int rc = 0;
+    for (int k = 0; rc == 0 && k < 2; k++)
+        rc = run(w, k, dir, &p, err);
+    const char *tree = json_string_value(json_object_get(w->scenario[0], "default_tree"));
+    json_t *m[2] = {NULL, NULL}, *fid = NULL;
+    if (rc == 0)
+        rc = measure(w, dir, tree, m, &fid, err);
+    if (rc == 0) {
+        struct ps_what_if_result res = {.since_ms = w->since_ms, .until_ms = w->until_ms,
+                                        .tree = tree, .changes = w->changes, .recorded = m[0],
+                                        .changed = m[1], .fidelity = fid,
+                                        .scenario = w->scenario[0]};
+        rc = ps_what_if_write(&res, dir, json_text, summary, err);
+    }
+    json_decref(m[0]);
+    json_decref(m[1]);
+    json_decref(fid);
+    return rc;
+}
+
+int ps_what_if_parse_when(const char *text, const char *what, int64_t now_ms, int64_t *out,
+                          struct ps_error *err)
+{
+    char *end = NULL;
+    errno = 0;
+    long long n = strtoll(text, &end, 10);
+    static const struct { const char *unit; long long ms; } units[] = {
+        {"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000}, {"d", 86400000}};
+    if (end != text && !errno && n >= 0 && isdigit((unsigned char)text[0])) {
+        if (!*end) {
+            *out = n;
+            return 0;
+        }
+        for (size_t i = 0; i < sizeof units / sizeof *units; i++)
+            if (strcmp(end, units[i].unit) == 0 && n <= INT64_MAX / units[i].ms) {
+                *out = now_ms - n * units[i].ms;
+                return 0;
+            }
+    }
+    return ps_error_set(err, PS_EINVAL, "%s: \"%s\" is not a time (7d, 12h, 30m, 90s, 500ms, or "
+                                        "ms since the epoch)", what, text);
+}
+
+/* The rows of page newer than its oldest millisecond when it is full (that one may be cut). */
+static json_t *whole_ms(const json_t *page, bool full, int64_t *oldest)
+{
+    size_t n = json_array_size(page);
+    *oldest = n ? json_integer_value(json_object_get(json_array_get(page, 0), "timestamp")) : 0;
+    json_t *keep = json_array();
+    for (size_t i = 0; keep && i < n; i++) {
+        json_t *row = json_array_get(page, i);
+        if (!full || json_integer_value(json_object_get(row, "timestamp")) > *oldest)
+            json_array_append(keep, row);
+    }
+    return keep;
+}
+
+int ps_what_if_collect_rows(ps_what_if_page_fn page, void *ctx, int64_t until_ms, json_t **rows,
+                            struct ps_error *err)
+{
+    json_t *pages = json_array();
+    int64_t bound = until_ms;
+    int rc = pages ? 0 : ps_error_set(err, PS_ENOMEM, "out of memory");
+    while (rc == 0) {
+        json_t *got = NULL;
+        if ((rc = page(ctx, bound, PS_WHAT_IF_PAGE_ROWS, &got, err)) != 0)
+            break;
+        bool full = json_array_size(got) == PS_WHAT_IF_PAGE_ROWS;
+        int64_t oldest = 0;
+        json_t *keep = whole_ms(got, full, &oldest);
+        json_decref(got);
+        if (!keep) {
+            rc = ps_error_set(err, PS_ENOMEM, "out of memory");
+            break;
+        }
+        size_t kept = json_array_size(keep);
+        json_array_insert_new(pages, 0, keep);
+        if (!full)
+            break;
+        if (kept == 0)
+            rc = ps_error_set(err, PS_ELIMIT, "more than %d event log rows at %lld ms: cannot "
+                                              "page", PS_WHAT_IF_PAGE_ROWS, (long long)oldest);
+        bound = oldest;
+    }
+    *rows = rc == 0 ? json_array() : NULL;
+    size_t i;
+    json_t *p;
+    json_array_foreach(pages, i, p)
+        if (*rows)
+            json_array_extend(*rows, p);
+    json_decref(pages);
+    return rc;
+}

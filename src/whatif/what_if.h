@@ -1,0 +1,72 @@
+/* what_if.h — a what-if (docs/what-if.md): the recorded event log rows as a scenario, the
+ * proposed changes applied to a copy, both run in virtual time, compared. Used by `poolsched
+ * what-if` (cli/cmd_what_if.c, rows from the API or a file) and by the scheduler's what-if
+ * tasks (server/what_if_task.c, rows from its own event log): the same rows and changes give
+ * the same what-if.json. */
+#ifndef PS_WHATIF_WHAT_IF_H
+#define PS_WHATIF_WHAT_IF_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "core/error.h"
+
+/* Event log rows a request of the event log returns at most (event_log.h's limit cap). */
+#define PS_WHAT_IF_PAGE_ROWS 10000
+
+struct ps_what_if_request {
+    int64_t since_ms, until_ms;
+    int64_t heartbeat_period_ms, fair_share_update_period_ms;   /* the cluster's */
+    const char *default_tree;   /* the tree to report on; NULL: the record's first */
+    const json_t *rows;         /* the event log's rows, oldest first */
+    const json_t *changes;      /* [[path, value or null (remove)], ...] in order */
+    const json_t *trees;        /* {tree: config as it is now} or NULL (the defaults) */
+};
+
+struct ps_what_if;
+
+/* Builds both scenarios and checks them as the simulator would (nothing runs, nothing is
+ * written). Borrows nothing of q after it returns. Errors: PS_EINVAL naming the change (path,
+ * value, reason) or the record's flaw, PS_ENOMEM. */
+int ps_what_if_prepare(const struct ps_what_if_request *q, struct ps_what_if **out,
+                       struct ps_error *err);
+
+/* called with each run's name ("recorded", "changed") and 2, 4, ..., 100 */
+typedef void (*ps_what_if_progress_fn)(void *ctx, const char *run, int percent);
+
+/* How ps_what_if_execute reports and stops; zeroed: silent, to the end. */
+struct ps_what_if_control {
+    ps_what_if_progress_fn progress;
+    void *ctx;
+    const atomic_bool *cancel;   /* set (by any thread): the runs stop, PS_ESTATE "cancelled" */
+};
+
+/* Runs both into dir (created if missing): scenario.json and scenario-changed.json, recorded/
+ * and changed/ (each the simulator's outputs and report.html), what-if.json and report.html.
+ * *json_text receives what-if.json's text, *summary the one-screen text (either may be NULL).
+ * Errors: PS_EIO naming the file, PS_ENOMEM, PS_ESTATE cancelled. */
+int ps_what_if_execute(const struct ps_what_if *w, const char *dir,
+                       const struct ps_what_if_control *c, char **json_text, char **summary,
+                       struct ps_error *err);
+
+void ps_what_if_free(struct ps_what_if *w);
+
+/* WHEN: a time ago ("7d", "12h", "30m", "90s", "500ms") counted from now_ms, or ms since the
+ * epoch. Errors: PS_EINVAL `<what>: "<text>" is not a time (...)`. */
+int ps_what_if_parse_when(const char *text, const char *what, int64_t now_ms, int64_t *out,
+                          struct ps_error *err);
+
+/* One page of the event log: the newest limit rows at or before until_ms, oldest first. */
+typedef int (*ps_what_if_page_fn)(void *ctx, int64_t until_ms, int limit, json_t **page,
+                                  struct ps_error *err);
+
+/* Every row at or before until_ms, oldest first, paged back in time: each page is the newest
+ * PS_WHAT_IF_PAGE_ROWS rows up to a bound; a full page drops its oldest millisecond (it may be
+ * cut) and the next page ends there. Errors: the page function's, PS_ELIMIT when one
+ * millisecond holds more rows than a page. */
+int ps_what_if_collect_rows(ps_what_if_page_fn page, void *ctx, int64_t until_ms, json_t **rows,
+                            struct ps_error *err);
+
+#endif
