@@ -67,11 +67,11 @@ got=$(curl -s -w ' %{http_code}' -X POST "$u/api/v1/get_history" -H "Authorizati
 [ "$got" = '{"code":-1,"error":"invalid argument","message":"pools: must be a list of pool names"} 400' ] || fail "get_history with a bad pools: $got"
 
 # The pool editor offers a user with write but not administer the user-managed attributes: its
-# list (web/src/pools.js) must be the server's (user_managed in src/server/api_cypress.c).
+# list (web/src/pools.js) must be the server's (user_managed in src/server/api_cypress_write.c).
 listed() { awk "/$2/{on=1} on{print} on&&/$3/{exit}" "$1" | grep -o "[\"'][a-z_]*[\"']" | tr -d "\"'" | sort; }
 [ "$(listed "$src/web/src/pools.js" 'const USER_MANAGED' '];')" = \
-  "$(listed "$src/src/server/api_cypress.c" 'static bool user_managed' '};')" ] ||
-  fail "USER_MANAGED in web/src/pools.js differs from user_managed in src/server/api_cypress.c"
+  "$(listed "$src/src/server/api_cypress_write.c" 'static bool user_managed' '};')" ] ||
+  fail "USER_MANAGED in web/src/pools.js differs from user_managed in src/server/api_cypress_write.c"
 [ "$(listed "$src/web/src/pools.js" 'const USER_MANAGED' '];' | wc -l)" = 12 ] || fail "USER_MANAGED not found"
 
 NODE_PATH="$cache/node_modules" PS_CHROMIUM=$chromium PS_URL=http://127.0.0.1:$port \
