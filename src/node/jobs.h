@@ -46,10 +46,8 @@
 #include "core/error.h"
 #include "core/node_overdraft.h"
 #include "node/devices.h"
+#include "core/node_waiting.h"
 #include "node/protocol.h"
-
-/* Upstream's exec node waiting_for_resources_timeout (alias waiting_jobs_timeout). */
-#define PS_NODE_DEFAULT_WAITING_FOR_RESOURCES_TIMEOUT_MS 30000
 #include "node/runner.h"
 
 /* A log line (without newline) from the table, e.g. "job j1: started". */
