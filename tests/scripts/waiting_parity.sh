@@ -59,6 +59,11 @@ def simulate(name, interrupt, waiting):
     ends = [e for e in first if e["event_type"] in ("job_completed", "job_aborted", "job_failed")]
     w = "never ended" if not ends else ends[0]["event_type"][4:] + (
         ": " + ends[0]["reason"] if ends[0]["event_type"] == "job_aborted" else "")
+    at = {e["event_type"]: e["time"] for e in first}
+    if "job_running" in at:   # the simulator's own clock: W runs once V has left, 1 s from then
+        require(at["job_running"] == at["job_waiting"] + interrupt and
+                at.get("job_completed") == at["job_running"] + 1000,
+                name + ": the simulator runs W from the victim's end", first)
     return {"waited": "job_waiting" in kinds, "W": w}
 
 
