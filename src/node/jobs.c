@@ -511,26 +511,25 @@ static void launch(struct ps_node_jobs *t, struct job *j, const struct ps_node_s
           (long long)j->memory_limit_bytes);
 }
 
-/* Whether job j (waiting) fits beside the running jobs: a user slot and its cpu_limit within
- * the node's user_slots and cpu (each checked when configured). Running jobs hold their
- * resources until reaped, interrupted or aborting ones too (upstream's job resource manager
- * releases them when the job is cleaned up). */
-static bool fits(const struct ps_node_jobs *t, const struct job *j)
+/* What the running jobs hold of the node's user slots and cpu (node_waiting.h). Running jobs
+ * hold their resources until reaped, interrupted or aborting ones too (upstream's job resource
+ * manager releases them when the job is cleaned up). */
+static struct ps_node_slots_cpu held(const struct ps_node_jobs *t)
 {
-    int64_t slots = 0;
-    double cpu = 0;
+    struct ps_node_slots_cpu h = {0, 0};
     for (size_t i = 0; i < t->count; i++) {
         const struct job *r = t->jobs[i];
         if (r->state != JOB_RUNNING)
             continue;
-        slots++;
-        cpu += current_guarantee(r);
+        h.user_slots++;
+        h.cpu += ps_node_cpu_units(current_guarantee(r));
     }
-    if (t->cfg.user_slots > 0 && slots + 1 > t->cfg.user_slots)
-        return false;
-    /* cores rounded to hundredths per job (cpu_to_vcpu_factor): that much slack each */
-    return t->cfg.node_cpu <= 0 ||
-           cpu + j->cpu_limit <= t->cfg.node_cpu + 0.005 * (double)(slots + 1) + 1e-9;
+    return h;
+}
+
+static struct ps_node_slots_cpu capacity(const struct ps_node_jobs *t)
+{
+    return (struct ps_node_slots_cpu){t->cfg.user_slots, ps_node_cpu_units(t->cfg.node_cpu)};
 }
 
 /* Finishes waiting job j as aborted with reason; message goes where its stderr would. */
@@ -551,22 +550,23 @@ static void finish_waiting(struct ps_node_jobs *t, struct job *j, const char *re
  * has passed (upstream's StartWaitingJobs and OnWaitingAllocationTimeout). */
 static void start_waiting(struct ps_node_jobs *t, int64_t now_ms)
 {
+    struct ps_node_slots_cpu cap = capacity(t), h = held(t);
     for (size_t i = 0; i < t->count; i++) {
         struct job *j = t->jobs[i];
         if (j->state != JOB_WAITING)
             continue;
-        if (fits(t, j)) {
+        enum ps_node_waiting_step step = ps_node_waiting_step(
+            &cap, &h, ps_node_cpu_units(j->cpu_limit), j->wait_deadline_ms, now_ms);
+        if (step == PS_NODE_WAITING_START) {
             struct ps_node_start *s = j->wait_start;
             j->wait_start = NULL;
             logf_(t, "job %s: resources free after %lld ms of waiting", j->job_id,
                   (long long)(now_ms - j->start_ms));
             launch(t, j, s, now_ms);
             start_free(s);
-        } else if (now_ms >= j->wait_deadline_ms) {
+        } else if (step == PS_NODE_WAITING_TIMEOUT) {
             char msg[160];
-            snprintf(msg, sizeof msg,
-                     "Allocation waiting for resources has timed out (timeout: %lld ms)",
-                     (long long)j->wait_timeout_ms);
+            ps_node_waiting_message(msg, sizeof msg, j->wait_timeout_ms);
             finish_waiting(t, j, "waiting_timeout", msg);
         }
     }
@@ -603,13 +603,14 @@ void ps_node_jobs_start(struct ps_node_jobs *t, const struct ps_node_start *s, i
         return;
     }
     t->running++;
-    if (fits(t, j)) {
+    struct ps_node_slots_cpu cap = capacity(t), h = held(t);
+    if (ps_node_job_fits(&cap, &h, ps_node_cpu_units(j->cpu_limit))) {
         launch(t, j, s, now_ms);
         return;
     }
     /* Victims of a preemption may still be ending: the job waits for their resources. */
-    j->wait_timeout_ms = s->waiting_job_timeout_ms >= 0 ? s->waiting_job_timeout_ms
-                                                       : t->cfg.waiting_for_resources_timeout_ms;
+    j->wait_timeout_ms = ps_node_waiting_timeout(s->waiting_job_timeout_ms,
+                                                 t->cfg.waiting_for_resources_timeout_ms);
     j->wait_deadline_ms = now_ms + j->wait_timeout_ms;
     if (!(j->wait_start = start_copy(s))) {
         finish_waiting(t, j, "node_error", "out of memory for a waiting job");

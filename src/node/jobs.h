@@ -4,7 +4,8 @@
  * States: [waiting ->] running -> finished (completed | failed | aborted) -> forgotten
  * (acknowledged). A job whose user slot or cpu the running jobs still hold (the victims of a
  * preemption finishing their interruption) waits, reported as running, until they are reaped;
- * past its waiting timeout it is aborted with "waiting_timeout" (user_slots below). An abort
+ * past its waiting timeout it is aborted with "waiting_timeout" (user_slots below; the rule is
+ * core/node_waiting.h, which the simulator's nodes follow too). An abort
  * or interrupt of a waiting job aborts it at once.
  * A job whose start fails never runs: it is finished at once (failed when its spec cannot run
  * here, e.g. a tmpfs on a node that is not root; aborted with "node_error" when the node could
@@ -46,10 +47,8 @@
 #include "core/error.h"
 #include "core/node_overdraft.h"
 #include "node/devices.h"
+#include "core/node_waiting.h"
 #include "node/protocol.h"
-
-/* Upstream's exec node waiting_for_resources_timeout (alias waiting_jobs_timeout). */
-#define PS_NODE_DEFAULT_WAITING_FOR_RESOURCES_TIMEOUT_MS 30000
 #include "node/runner.h"
 
 /* A log line (without newline) from the table, e.g. "job j1: started". */

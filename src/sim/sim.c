@@ -14,12 +14,12 @@ int sim_push(struct ps_sim *sim, int64_t time_ms, enum sim_event type, int64_t a
         [SIM_EV_JOB_END] = SIM_PRIO_JOB_END,     [SIM_EV_JOB_ABORT] = SIM_PRIO_JOB_ABORT,
         [SIM_EV_SUBMIT] = SIM_PRIO_SUBMIT,       [SIM_EV_FAIR_SHARE] = SIM_PRIO_FAIR_SHARE,
         [SIM_EV_HEARTBEAT] = SIM_PRIO_HEARTBEAT, [SIM_EV_CPU_TICK] = SIM_PRIO_CPU_TICK,
-        [SIM_EV_NODE_ADJUST] = SIM_PRIO_NODE_ADJUST,
+        [SIM_EV_NODE_ADJUST] = SIM_PRIO_NODE_ADJUST, [SIM_EV_JOB_WAIT] = SIM_PRIO_JOB_ABORT,
         /* scenario events: after the submissions of their millisecond (push order) */
         [SIM_EV_SCENARIO] = SIM_PRIO_SUBMIT,
     };
     if (type == SIM_EV_JOB_END || type == SIM_EV_JOB_ABORT || type == SIM_EV_SUBMIT ||
-        type == SIM_EV_SCENARIO)
+        type == SIM_EV_SCENARIO || type == SIM_EV_JOB_WAIT)
         sim->real_events++;
     return ps_event_queue_push_prio(&sim->queue, time_ms, prio[type], (int)type, a, b);
 }
@@ -348,6 +348,7 @@ int ps_sim_new(const struct ps_scenario *scenario, const struct ps_sim_options *
     sim->node_count = scenario->node_count;
     sim->tree_count = (int)scenario->tree_count;
     sim->job_free = -1;
+    sim->heartbeat_node = -1;
     sim->next_serial = 1;
     ps_event_queue_init(&sim->queue);
     ps_strmap_init(&sim->op_by_id);
@@ -490,6 +491,9 @@ static int dispatch(struct ps_sim *sim, const struct ps_event *ev, struct ps_err
     case SIM_EV_JOB_ABORT:
         sim->real_events--;
         return sim_job_abort_event(sim, ev->a, ev->b, err);
+    case SIM_EV_JOB_WAIT:
+        sim->real_events--;
+        return sim_job_wait_event(sim, ev->a, ev->b, err);
     case SIM_EV_SUBMIT:
         sim->real_events--;
         return sim_submit(sim, (int)ev->a, err);

@@ -55,6 +55,8 @@
  *   - Victims: sim_job_preempt(sim, job, for_op, reason, interrupt_timeout_ms): a
  *     job_preempted event now, and a job_aborted (reason preemption) now (tasks that are not
  *     interruptible) or when the interrupt timeout expires if the job has not ended by then.
+ *     A job started beside victims still finishing waits for their resources (sim_waiting.c,
+ *     core/node_waiting.h, as the node agent).
  *   - Aborts for any reason (preemption, node_offline, resource_overdraft, ...):
  *     sim_job_abort(sim, job, reason): job_aborted with statistics, resources returned to
  *     the node, the snapshot, the operation and the pools; the job goes back to its task's

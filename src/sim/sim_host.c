@@ -294,7 +294,11 @@ int sim_host_heartbeat(struct ps_sim *sim, int node, const struct ps_sched_node 
     struct host h = {sim, tree, false};
     struct ps_tree_host host = loop_host(&h);
     int64_t before = sim->stats.allocations;
+    sim->heartbeat_node = node;
     int rc = ps_tree_sched_heartbeat(&sim->trees[tree].ts, &host, sn, stages, sim->now, err);
+    sim->heartbeat_node = -1;
+    if (rc == 0)
+        rc = sim_node_waiting(sim, node, err);   /* its victims aborted at once have left */
     for (int i = 0; i < sim->touched_count; i++) {
         int op = sim->touched[i];
         sim->ops[op].touched = false;

@@ -41,6 +41,7 @@ enum sim_event {
     SIM_EV_SCENARIO = 6,     /* a = index into the scenario's events (sim_preempt.c) */
     SIM_EV_CPU_TICK = 7,     /* a = job slot, b = serial: a CPU monitor check (sim_resources.c) */
     SIM_EV_NODE_ADJUST = 8,  /* a = node index: its resource adjustment (sim_resources.c) */
+    SIM_EV_JOB_WAIT = 9,     /* a = job slot, b = serial: a waiting job's waiting timeout */
 };
 
 enum sim_prio {
@@ -192,6 +193,11 @@ struct sim_job {
     const char *end_reason;            /* SIM_END_FAILED: error; SIM_END_ABORTED: reason */
     struct ps_resources resources;     /* the allocation: requested resources, memory = reserve */
     bool preempting;                   /* job_preempted sent, abort pending */
+    /* Waiting on its node for resources running jobs still hold (core/node_waiting.h): set at
+     * its start when it does not fit; the heartbeat's end (its own victims gone) decides
+     * whether it really waits (wait_armed: job_waiting sent, its timeout event queued). */
+    bool waiting, wait_armed;
+    int64_t wait_timeout_ms;
     int64_t next_free;                 /* free list link */
     /* sim_resources.c */
     struct ps_memory_job memory;       /* the reserve, when the task's memory_on */
@@ -223,6 +229,7 @@ struct sim_node {
     int64_t overcommit_since_ms;       /* the loop's overcommit check (PS_NO_OVERCOMMIT) */
     int64_t cpu_overdraft_since_ms;    /* the node's own check (node_overdraft.h) */
     bool adjust_armed;                 /* a SIM_EV_NODE_ADJUST is queued */
+    int waiting;                       /* its jobs with `waiting` set */
 };
 
 struct sim_tree {
@@ -288,6 +295,7 @@ struct ps_sim {
     const char *end_reason;
     int64_t real_events;               /* queued submit / job end / abort events */
     int64_t running_jobs;
+    int heartbeat_node;                /* the node whose heartbeat runs, -1: none */
     int64_t last_progress_ms;
     int *active;                       /* submitted, not finished operations */
     int active_count;
@@ -360,6 +368,14 @@ int sim_job_abort(struct ps_sim *sim, int64_t slot, const char *reason, struct p
 int sim_job_preempt(struct ps_sim *sim, int64_t slot, int for_op, const char *preemption_reason,
                     int64_t interrupt_timeout_ms, struct ps_error *err);
 int sim_job_abort_event(struct ps_sim *sim, int64_t slot, int64_t serial, struct ps_error *err);
+/* The node's waiting jobs (core/node_waiting.h): those that fit start, in arrival order (a job
+ * still at its start instant just runs on), those past their timeout are aborted with
+ * waiting_timeout, the rest wait (job_waiting, their timeout queued). */
+int sim_node_waiting(struct ps_sim *sim, int node, struct ps_error *err);
+/* At a job's start (sim_job_start): it waits when it does not fit beside the node's running
+ * jobs (sim_waiting.c). */
+void sim_job_wait_check(struct ps_sim *sim, int64_t slot);
+int sim_job_wait_event(struct ps_sim *sim, int64_t slot, int64_t serial, struct ps_error *err);
 /* Replaces a running job's resource usage (CPU guarantee changes): node, snapshot, operation
  * and pools follow. */
 int sim_job_set_usage(struct ps_sim *sim, int64_t slot, struct ps_resources usage,

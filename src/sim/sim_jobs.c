@@ -588,6 +588,7 @@ int sim_job_start(struct ps_sim *sim, int op, int k, int node, struct ps_resourc
     sim_ev_key(sim, "memory_reserve");
     sim_buf_int(&sim->line, job->resources.v[PS_RES_MEMORY]);
     sim_ev_end(sim);
+    sim_job_wait_check(sim, slot);
     return 0;
 }
 
@@ -599,6 +600,9 @@ static int job_remove(struct ps_sim *sim, int64_t slot, struct ps_error *err)
     struct sim_membership *ms = &o->ms[job->ms];
     struct sim_tree *T = &sim->trees[ms->tree];
     struct sim_node *n = &sim->nodes[job->node];
+    bool held = !job->waiting;
+    if (job->waiting)
+        n->waiting--;
     int last = n->job_count - 1;
     n->jobs[job->node_pos] = n->jobs[last];
     sim->jobs[n->jobs[job->node_pos]].node_pos = job->node_pos;
@@ -614,7 +618,11 @@ static int job_remove(struct ps_sim *sim, int64_t slot, struct ps_error *err)
     sim->running_jobs--;
     sim_tree_changed(sim, ms->tree);
     sim_progress(sim);
+    int node = job->node;
     job_release(sim, slot);
+    /* what it held may let waiting jobs start (a heartbeat settles its own node at its end) */
+    if (held && n->waiting > 0 && sim->heartbeat_node != node)
+        return sim_node_waiting(sim, node, err);
     return 0;
 }
 
@@ -625,6 +633,8 @@ int sim_job_end_event(struct ps_sim *sim, int64_t slot, int64_t serial, struct p
     if (slot < 0 || slot >= sim->job_cap || sim->jobs[slot].serial != serial)
         return 0;   /* the job ended otherwise (aborted) before */
     struct sim_job *job = &sim->jobs[slot];
+    if (job->waiting || sim->now != job->end_ms)
+        return 0;   /* planned at its start, then it waited: its real start planned anew */
     if (job->end_kind == SIM_END_ABORTED)
         return sim_job_abort(sim, slot, job->end_reason ? job->end_reason : "unknown", err);
     if (job->end_kind == SIM_END_FAILED)
@@ -691,7 +701,7 @@ int sim_job_abort(struct ps_sim *sim, int64_t slot, const char *reason, struct p
     struct sim_job *job = &sim->jobs[slot];
     int op = job->op;
     struct sim_op *o = &sim->ops[op];
-    int64_t run = sim->now - job->start_ms;
+    int64_t run = job->waiting ? 0 : sim->now - job->start_ms;
     const char *tree = sim->trees[o->ms[job->ms].tree].name;
     sim_ev_job(sim, "job_aborted", job);
     sim_ev_key(sim, "reason");
@@ -803,7 +813,7 @@ int sim_job_preempt(struct ps_sim *sim, int64_t slot, int for_op, const char *pr
     sim_ev_key(sim, "interrupt_timeout");
     sim_buf_int(&sim->line, interrupt_timeout_ms > 0 ? interrupt_timeout_ms : 0);
     sim_ev_end(sim);
-    if (interrupt_timeout_ms <= 0)
+    if (interrupt_timeout_ms <= 0 || job->waiting)   /* a waiting job has nothing to give back */
         return sim_job_abort(sim, slot, "preemption", err);
     job->preempting = true;
     if (sim_push(sim, sim->now + interrupt_timeout_ms, SIM_EV_JOB_ABORT, slot, job->serial) != 0)

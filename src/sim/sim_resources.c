@@ -347,6 +347,10 @@ int sim_cpu_tick_event(struct ps_sim *sim, int64_t slot, int64_t serial, struct 
     if (slot < 0 || slot >= sim->job_cap || sim->jobs[slot].serial != serial || !sim->jobs[slot].cpu)
         return 0;   /* the job ended */
     struct sim_job *job = &sim->jobs[slot];
+    if (job->waiting)   /* it does not run yet: nothing to measure */
+        return push_tick(sim, slot, sim->now + job->cpu->config.check_period_ms) != 0
+                   ? ps_error_set(err, PS_ENOMEM, "out of memory")
+                   : 0;
     struct ps_cpu_monitor_tick tick;
     double total = (double)sim_job_cpu_time_ms(sim, job, sim->now - job->start_ms) / 1000.0;
     int rc = ps_cpu_monitor_tick(job->cpu, sim->now, total, NULL, NULL, &tick, err);
