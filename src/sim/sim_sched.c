@@ -181,8 +181,10 @@ static int update_tree(struct ps_sim *sim, int tree, bool *performed, struct ps_
  * (available_exec_nodes_check_period, resource_demand_sanity_check_period) has passed since
  * the last, from safe_scheduler_online_time on (the simulated scheduler came online at 0). */
 
-/* Whether a running operation fails the check: true, with the message in msg. */
-typedef bool (*sim_misfit_fn)(struct ps_sim *sim, int op, char *msg, size_t size);
+/* Whether a running operation fails the check: true, with the message in msg. floor, when
+ * given, is a componentwise lower bound of the limits of every node in a tree. */
+typedef bool (*sim_misfit_fn)(struct ps_sim *sim, int op, const struct ps_resources *floor,
+                              char *msg, size_t size);
 
 /* A node counts for an operation unless it is banned for it (core/node_ban.h). */
 static bool not_banned(const struct ps_node *node, void *ctx)
@@ -197,8 +199,10 @@ static bool all_banned(struct ps_sim *sim, struct sim_op *o, char *msg, size_t s
                                   not_banned, o, msg, size);
 }
 
-static bool no_exec_node(struct ps_sim *sim, int op, char *msg, size_t size)
+static bool no_exec_node(struct ps_sim *sim, int op, const struct ps_resources *floor, char *msg,
+                         size_t size)
 {
+    (void)floor;
     struct sim_op *o = &sim->ops[op];
     if (all_banned(sim, o, msg, size))
         return true;
@@ -208,14 +212,36 @@ static bool no_exec_node(struct ps_sim *sim, int op, char *msg, size_t size)
     return !o->exec_nodes_seen;
 }
 
+/* The componentwise minimum of the limits of the nodes that are in a tree. The nodes an
+ * operation's filter allows are some of them, so the maximum over those is at least this:
+ * a job within it fits (or no node is allowed, which the check also passes), and the scan of
+ * the nodes per operation is needed only for the jobs above it. */
+static struct ps_resources nodes_floor(const struct ps_sim *sim)
+{
+    struct ps_resources floor = ps_resources_zero();
+    bool any = false;
+    int count = ps_strategy_node_count(sim->strategy);
+    for (int i = 0; i < count; i++) {
+        const struct ps_node *n = ps_strategy_node_at(sim->strategy, i);
+        if (!n->tree)
+            continue;
+        floor = any ? ps_resources_min(floor, n->resource_limits) : n->resource_limits;
+        any = true;
+    }
+    return floor;
+}
+
 /* The first task with pending jobs whose next job no node can hold decides. */
-static bool demand_misfit(struct ps_sim *sim, int op, char *msg, size_t size)
+static bool demand_misfit(struct ps_sim *sim, int op, const struct ps_resources *floor, char *msg,
+                          size_t size)
 {
     const struct sim_op *o = &sim->ops[op];
     for (int t = 0; t < o->task_count; t++) {
         if (o->tasks[t].pending <= 0)
             continue;
         struct ps_resources need = sim_task_job_resources(sim, op, t);
+        if (floor && ps_resources_fit(need, *floor))
+            continue;
         if (!ps_exec_nodes_demand_fits(sim->strategy, o->op, NULL, NULL, o->tasks[t].spec->name,
                                        &need, msg, size))
             return true;
@@ -224,18 +250,19 @@ static bool demand_misfit(struct ps_sim *sim, int op, char *msg, size_t size)
 }
 
 static int check_ops(struct ps_sim *sim, int64_t *next_ms, int64_t period_ms,
-                     sim_misfit_fn misfit, struct ps_error *err)
+                     sim_misfit_fn misfit, bool with_floor, struct ps_error *err)
 {
     if (sim->now < *next_ms)
         return 0;
     *next_ms = sim->now + period_ms;
     if (sim->now < sim->sc->safe_scheduler_online_time_ms)
         return 0;
+    struct ps_resources floor = with_floor ? nodes_floor(sim) : ps_resources_zero();
     for (int i = 0; i < sim->active_count;) {
         int op = sim->active[i];
         char msg[1024];
         if (sim->ops[op].state != SIM_OP_RUNNING || !sim->ops[op].op ||
-            !misfit(sim, op, msg, sizeof msg)) {
+            !misfit(sim, op, with_floor ? &floor : NULL, msg, sizeof msg)) {
             i++;
             continue;
         }
@@ -261,7 +288,7 @@ bool sim_exec_nodes_wait(struct ps_sim *sim)
             !ps_exec_nodes_available(sim->strategy, o->op, NULL, NULL, 0, msg, sizeof msg))
             return true;
         if (o->state == SIM_OP_RUNNING && o->op && o->reason == PS_PENDING_NO_NODE_FITS &&
-            demand_misfit(sim, sim->active[i], msg, sizeof msg))
+            demand_misfit(sim, sim->active[i], NULL, msg, sizeof msg))
             return true;
     }
     return false;
@@ -286,10 +313,10 @@ int sim_fair_share_event(struct ps_sim *sim, struct ps_error *err)
     sim->reasons_dirty = false;
     sim_pools_rows_write(sim);
     int rc = check_ops(sim, &sim->next_demand_check_ms,
-                       sim->sc->resource_demand_sanity_check_period_ms, demand_misfit, err);
+                       sim->sc->resource_demand_sanity_check_period_ms, demand_misfit, true, err);
     if (rc == 0)
         rc = check_ops(sim, &sim->next_exec_nodes_check_ms,
-                       sim->sc->available_exec_nodes_check_period_ms, no_exec_node, err);
+                       sim->sc->available_exec_nodes_check_period_ms, no_exec_node, false, err);
     if (rc == 0)
         rc = sim_tentative_check(sim, err);   /* slow tentative trees are banned */
     return rc;

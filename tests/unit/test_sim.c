@@ -123,8 +123,8 @@ static const char *busy =
     "     {'job_count': 30, 'duration': 2500, 'resources': {'cpu': 1, 'user_slots': 1}}]},"
     "   {'id': 'late', 'start_time': 400000, 'spec': {'pool': 'prod'}, 'tasks': ["
     "     {'job_count': 20, 'duration': 9000, 'resources': {'cpu': 3, 'user_slots': 1}}]},"
-    "   {'id': 'never', 'start_time': 1000, 'spec': {'pool': 'prod', 'scheduling_tag_filter': 'gpu'},"
-    "    'tasks': [{'job_count': 1, 'duration': 1000, 'resources': {'cpu': 64, 'user_slots': 1}}]}]}";
+    "   {'id': 'never', 'start_time': 1000, 'spec': {'pool': 'prod', 'scheduling_tag_filter': '!gpu'},"
+    "    'tasks': [{'job_count': 1, 'duration': 1000, 'resources': {'cpu': 16, 'user_slots': 1}}]}]}";
 
 static void test_skipping_is_exact(void **state)
 {
