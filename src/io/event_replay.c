@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/jsonval.h"
+
 #define ROOT_POOL "<Root>"
 
 /* What one pass over the rows gathers; json members are owned. */
@@ -126,13 +128,9 @@ static json_t *pool_attributes(const json_t *config)
 static void diff_pool(struct replay *r, int64_t t_ms, const char *tree, const char *pool,
                       const json_t *old_cfg, const json_t *new_cfg)
 {
-    json_t *keys = json_object();
+    json_t *keys = ps_jv_key_union(old_cfg, new_cfg);
     const char *key;
     json_t *v;
-    json_object_foreach((json_t *)old_cfg, key, v)
-        json_object_set(keys, key, json_true());
-    json_object_foreach((json_t *)new_cfg, key, v)
-        json_object_set(keys, key, json_true());
     json_object_foreach(keys, key, v) {
         json_t *a = json_object_get(old_cfg, key), *b = json_object_get(new_cfg, key);
         bool a_null = !a || json_is_null(a), b_null = !b || json_is_null(b);

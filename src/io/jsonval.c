@@ -332,3 +332,15 @@ int ps_jv_volume(const json_t *value, const char *path, struct ps_volume *out,
     *out = vol;
     return 0;
 }
+
+json_t *ps_jv_key_union(const json_t *a, const json_t *b)
+{
+    json_t *set = json_object();
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)a, k, v)
+        json_object_set(set, k, json_true());
+    json_object_foreach((json_t *)b, k, v)
+        json_object_set(set, k, json_true());
+    return set;
+}

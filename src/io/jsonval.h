@@ -73,4 +73,8 @@ int ps_jv_resources(const json_t *value, const char *path, int64_t missing,
 int ps_jv_volume(const json_t *value, const char *path, struct ps_volume *out,
                  struct ps_error *err);
 
+/* The keys of objects a and b (either may be NULL), as a new object {key: true}; NULL when
+ * out of memory. */
+json_t *ps_jv_key_union(const json_t *a, const json_t *b);
+
 #endif

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/jsonval.h"
 #include "io/textbuf.h"
 #include "platform/file.h"
 
@@ -56,13 +57,9 @@ static int by_name(const void *x, const void *y)
  * screen), the max that changed most. *left_out receives how many were left out. */
 static json_t *names(const json_t *a, const json_t *b, size_t max, size_t *left_out)
 {
-    json_t *set = json_object();
+    json_t *set = ps_jv_key_union(a, b);
     const char *k;
     json_t *v;
-    json_object_foreach((json_t *)a, k, v)
-        json_object_set(set, k, json_true());
-    json_object_foreach((json_t *)b, k, v)
-        json_object_set(set, k, json_true());
     size_t n = json_object_size(set), i = 0;
     struct named *all = malloc((n ? n : 1) * sizeof *all);
     json_object_foreach(set, k, v)
