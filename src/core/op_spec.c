@@ -426,6 +426,7 @@ void ps_operation_spec_settings(const struct ps_operation_spec *spec, const char
     out->fair_share_starvation_tolerance = spec->fair_share_starvation_tolerance;
     out->non_preemptible_resource_usage_threshold = spec->non_preemptible_resource_usage_threshold;
     out->max_unpreemptible_allocation_count = spec->max_unpreemptible_allocation_count;
+    out->strong_guarantee_resources = spec->strong_guarantee_resources;
 }
 
 void ps_operation_spec_preempt_settings(const struct ps_operation_spec *spec, bool *graceful,
