@@ -234,6 +234,10 @@ static int validate_element(const struct ps_fs_element *elems, int i, const stru
     if (in->kind == PS_ELEM_OPERATION) {
         if (bad_resources(&in->demand) || bad_resources(&in->usage))
             return ps_error_set(err, PS_EINVAL, "operation %s: demand and usage must not be negative", name);
+        for (int r = 0; r < PS_RES_COUNT; r++)
+            if ((in->strong_guarantee.set >> r & 1) && in->strong_guarantee.r.v[r] < 0)
+                return ps_error_set(err, PS_EINVAL, "operation %s: strong_guarantee_resources/%s is negative",
+                                    name, ps_resource_name(r));
         return 0;
     }
     if (in->pool < 0 || in->pool >= pool_count)

@@ -81,6 +81,11 @@ struct ps_fs_element_input {
     struct ps_resources usage;
     int64_t start_time_ms;
     int64_t pending_job_count;
+    /* The spec's strong_guarantee_resources. As upstream's current vector HDRF, an operation
+     * gets no strong guarantee from it (its share stays zero: no guarantee tier); it only
+     * takes part, as a child like any other, in its parent's inference of unspecified
+     * resources (fs_guarantees.c), so it can lower its sibling pools' inferred guarantees. */
+    struct ps_resources_opt strong_guarantee;
 };
 
 /* Inputs only pools and the root have (the root: mode and fifo_sort; its guarantees and

@@ -20,9 +20,27 @@ static void set_resource(struct ps_resources *r, int i, double value)
         r->v[i] = (int64_t)value;
 }
 
+/* The strong_guarantee_resources a child specifies: a pool's config, an operation's spec. */
+static const struct ps_resources_opt *specified_guarantee(const struct fs_elem *c)
+{
+    return c->kind == PS_ELEM_OPERATION ? &c->in->strong_guarantee : &fs_pool_in(c)->strong_guarantee;
+}
+
+static struct ps_resources explicit_guarantee(const struct ps_resources_opt *sg)
+{
+    struct ps_resources own = ps_resources_zero();
+    for (int r = 0; r < PS_RES_COUNT; r++)
+        if (sg->set >> r & 1)
+            own.v[r] = sg->r.v[r];
+    return own;
+}
+
 /* DetermineInferredStrongGuaranteeResources, top-down: explicit values as configured, every
  * other resource in proportion to the main resource, scaled below the root to fit the parent's
- * residual guarantee. */
+ * residual guarantee. Operations take part as children like pools (their explicit and implicit
+ * values count in the parent's residual and scaling, as upstream), but keep nothing: their
+ * state is the shared zero entry and they never get a strong guarantee share. A child's main
+ * resource is never implicit, so its inferred main value is its explicit one. */
 void fs_determine_inferred_strong_guarantees(struct ps_fs_update *u)
 {
     int main = u->options->main_resource;
@@ -36,15 +54,9 @@ void fs_determine_inferred_strong_guarantees(struct ps_fs_update *u)
         struct ps_resources explicit_total = ps_resources_zero();
         for (int k = 0; k < e->child_count; k++) {
             struct fs_elem *c = &u->el[kids[k]];
-            /* An operation has no guarantee: its share of the residual below is zero too, and
-             * its state (the shared zero entry) is left alone. */
-            if (c->kind == PS_ELEM_OPERATION)
-                continue;
-            struct ps_resources own = ps_resources_zero();
-            for (int r = 0; r < PS_RES_COUNT; r++)
-                if (fs_pool_in(c)->strong_guarantee.set >> r & 1)
-                    own.v[r] = fs_pool_in(c)->strong_guarantee.r.v[r];
-            c->ig->inferred_sg = own;
+            struct ps_resources own = explicit_guarantee(specified_guarantee(c));
+            if (c->kind != PS_ELEM_OPERATION)
+                c->ig->inferred_sg = own;
             explicit_total = ps_resources_add(explicit_total, own);
         }
         struct ps_resources residual =
@@ -56,13 +68,15 @@ void fs_determine_inferred_strong_guarantees(struct ps_fs_update *u)
             double parent_value = get_resource(&e->ig->inferred_sg, r);
             double total_implicit = 0.0;
             for (int k = 0; k < e->child_count; k++) {
-                struct fs_elem *c = &u->el[kids[k]];
-                bool specified = c->kind != PS_ELEM_OPERATION && (fs_pool_in(c)->strong_guarantee.set >> r & 1);
-                if (specified) {
+                const struct ps_resources_opt *sg = specified_guarantee(&u->el[kids[k]]);
+                if (sg->set >> r & 1) {
                     implicit[k] = -1.0;
                     continue;
                 }
-                double child_main = get_resource(&c->ig->inferred_sg, main);
+                struct ps_resources own_main = ps_resources_zero();
+                if (sg->set >> main & 1)
+                    own_main.v[main] = sg->r.v[main];
+                double child_main = get_resource(&own_main, main);
                 double ratio = parent_main > 0 ? child_main / parent_main : 0.0;
                 implicit[k] = ratio * parent_value;
                 total_implicit += implicit[k];

@@ -33,7 +33,8 @@ struct fs_volume {
 
 /* The state only pools and the root have: integral volumes, guarantees, summed resources and
  * pool-only functions. A side table: operations, 90% of the elements, all point at entry 0,
- * which stays zero (an operation has no guarantee, no volume and no integral share). */
+ * which stays zero (an operation has no guarantee, no volume and no integral share; its spec
+ * strong_guarantee_resources only counts in its parent's inference, fs_guarantees.c). */
 struct fs_integral {
     struct ps_fs_pool *pool;        /* the caller's entry; NULL in entry 0 */
     struct fs_volume volume;

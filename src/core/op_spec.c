@@ -116,6 +116,9 @@ static const struct ps_attr spec_attrs[] = {
     PS_ATTR_STARVATION_TOLERANCE(PS_ATTR_OPT_DOUBLE, OFF(fair_share_starvation_tolerance), 0),
     {.name = "non_preemptible_resource_usage_threshold", .kind = PS_ATTR_RESOURCES,
      .offset = OFF(non_preemptible_resource_usage_threshold)},
+    /* upstream's TSchedulableConfig key; recognised and kept, no guarantee (op_spec.h) */
+    {.name = "strong_guarantee_resources", .alias = {"min_share_resources"},
+     .kind = PS_ATTR_RESOURCES, .offset = OFF(strong_guarantee_resources)},
     {.name = "preemption_mode", .kind = PS_ATTR_ENUM, .offset = OFF(preemption_mode),
      .enum_names = preemption_mode_names, .enum_count = 2},
     {.name = "max_unpreemptible_allocation_count",
@@ -423,6 +426,7 @@ void ps_operation_spec_settings(const struct ps_operation_spec *spec, const char
     out->fair_share_starvation_tolerance = spec->fair_share_starvation_tolerance;
     out->non_preemptible_resource_usage_threshold = spec->non_preemptible_resource_usage_threshold;
     out->max_unpreemptible_allocation_count = spec->max_unpreemptible_allocation_count;
+    out->strong_guarantee_resources = spec->strong_guarantee_resources;
 }
 
 void ps_operation_spec_preempt_settings(const struct ps_operation_spec *spec, bool *graceful,

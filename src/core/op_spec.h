@@ -25,6 +25,18 @@
  *     (fair_share_preemption_timeout)         unset        integer ms >= 0
  * fair_share_starvation_tolerance             unset        [0, 1]
  * non_preemptible_resource_usage_threshold    {}           resources >= 0
+ * strong_guarantee_resources
+ *     (min_share_resources)                   {}           resources >= 0; recognised and
+ *                                                          kept in the spec but gives the
+ *                                                          operation no guarantee: upstream's
+ *                                                          vector HDRF gives operations none
+ *                                                          (TOperationElement::ComputeStrong-
+ *                                                          GuaranteeShareByTier), so their
+ *                                                          strong_guarantee_share and
+ *                                                          min_share_ratio stay 0; it only
+ *                                                          counts in the parent's inference
+ *                                                          of its children's guarantees
+ *                                                          (fair_share.h)
  * preemption_mode                             "normal"     "normal" | "graceful"
  * max_unpreemptible_allocation_count
  *     (max_unpreemptible_job_count,
@@ -149,6 +161,7 @@ struct ps_operation_spec {
     struct ps_opt_int fair_share_starvation_timeout_ms;
     struct ps_opt_double fair_share_starvation_tolerance;
     struct ps_resources_opt non_preemptible_resource_usage_threshold;
+    struct ps_resources_opt strong_guarantee_resources;   /* no guarantee of its own (above) */
     int preemption_mode;                       /* enum ps_preemption_mode */
     struct ps_opt_int max_unpreemptible_allocation_count;
     struct ps_op_tree_options *per_tree;       /* owned, in the document's order */

@@ -58,6 +58,7 @@ struct ps_tree_op_settings {
     struct ps_opt_double fair_share_starvation_tolerance;
     struct ps_resources_opt non_preemptible_resource_usage_threshold;
     struct ps_opt_int max_unpreemptible_allocation_count;
+    struct ps_resources_opt strong_guarantee_resources;   /* the spec's (op_spec.h) */
 };
 
 /* An operation's membership in one tree. Fields are read-only for callers except those marked
@@ -90,6 +91,8 @@ struct ps_tree_op {
     struct ps_opt_double fair_share_starvation_tolerance;
     struct ps_resources_opt non_preemptible_resource_usage_threshold;
     struct ps_opt_int max_unpreemptible_allocation_count;  /* caps the threshold's user_slots */
+    struct ps_resources_opt strong_guarantee_resources;    /* the spec's; only the parent's
+                                                              inference reads it (fair_share.h) */
     int64_t min_needed_resources_unsatisfied_count[PS_RES_COUNT];  /* scheduler: heartbeats whose
                                              node had too little of the resource for its next
                                              allocation (upstream's orchid counter) */

@@ -71,6 +71,7 @@ int ps_pool_tree_clone_state(struct ps_pool_tree *dst, const struct ps_pool_tree
         s.fair_share_starvation_tolerance = o->fair_share_starvation_tolerance;
         s.non_preemptible_resource_usage_threshold = o->non_preemptible_resource_usage_threshold;
         s.max_unpreemptible_allocation_count = o->max_unpreemptible_allocation_count;
+        s.strong_guarantee_resources = o->strong_guarantee_resources;
         struct ps_tree_op *c = NULL;
         rc = ps_pool_tree_add_operation(dst, o->id, o->user, o->start_time_ms, &s, &c, err);
         if (rc != 0) {

@@ -164,6 +164,7 @@ static void fill_op(struct ps_pool_tree *tree, struct ps_fs_element *e, const st
     in->start_time_ms = op->start_time_ms;
     in->pending_job_count = op->pending_job_count;
     in->is_gang = op->is_gang;
+    in->strong_guarantee = op->strong_guarantee_resources;
     infer_from_historic_usage(in, op->pool, &op->historic_usage);
 }
 

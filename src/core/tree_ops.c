@@ -394,6 +394,7 @@ static int apply_settings(struct ps_tree_op *op, const struct ps_tree_op_setting
     op->fair_share_starvation_tolerance = s ? s->fair_share_starvation_tolerance : (struct ps_opt_double){0};
     op->non_preemptible_resource_usage_threshold = s ? s->non_preemptible_resource_usage_threshold : none;
     op->max_unpreemptible_allocation_count = s ? s->max_unpreemptible_allocation_count : (struct ps_opt_int){0};
+    op->strong_guarantee_resources = s ? s->strong_guarantee_resources : none;
     return 0;
 }
 

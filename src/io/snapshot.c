@@ -463,6 +463,7 @@ static int parse_op(struct ctx *c, const json_t *obj, size_t index, struct op_sr
             op->in.max_share_ratio = set.max_share_ratio.value;
         op->in.resource_limits = ps_resources_opt_or_infinite(&set.resource_limits);
         op->in.is_gang = set.is_gang;
+        op->in.strong_guarantee = set.strong_guarantee_resources;
         char where[256];
         ps_jv_join(where, sizeof where, path, "scheduling_tag_filter");
         rc = parse_filter(c, where, set.scheduling_tag_filter, &op->filter);

@@ -86,6 +86,8 @@ static json_t *element_json(const struct ps_element_dynamic *d, const struct ps_
     json_object_set_new(e, "usage_share", share_json(&o->usage_share));
     json_object_set_new(e, "limits_share", share_json(&o->limits_share));
     json_object_set_new(e, "strong_guarantee_share", share_json(&po->strong_guarantee_share));
+    /* upstream's older name of the dominant strong guarantee share; 0 for an operation */
+    put_real(e, "min_share_ratio", ps_share_max_component(po->strong_guarantee_share));
     json_object_set_new(e, "resource_limits", ps_api_resources_json(&o->resource_limits));
     put_real(e, "accumulated_resource_ratio_volume", po->accumulated_resource_ratio_volume);
     json_object_set_new(e, "accumulated_resource_volume", volume_json(&po->accumulated_resource_volume));
@@ -204,6 +206,9 @@ static json_t *op_json(struct ps_tree_op *op, const struct ps_tree_demands *d)
     json_object_set_new(e, "limited_resource_demand", doubles_json(&d->op_limited[op->index]));
     put_promised(e, &d->op_promised[op->index], &d->total);
     json_object_set_new(e, "scheduling_index", json_integer(op->scheduling_index));
+    /* the spec's, as a pool's above; it gives the operation no share (op_spec.h) */
+    struct ps_resources strong = ps_resources_opt_or_infinite(&op->strong_guarantee_resources);
+    json_object_set_new(e, "strong_guarantee_resources", ps_api_resources_json(&strong));
     const struct ps_svc_op *host = ps_tree_op_host(op);
     const char *tag = host && host->sop ? ps_pool_profiling_tag(op->pool, host->sop->spec.custom_profiling_tag)
                                         : NULL;

@@ -3,7 +3,8 @@
 # effective_* starvation settings and effective_aggressive_preemption_allowed inherited down the
 # tree, and an operation's preemptible_job_count / aggressively_preemptible_job_count as the
 # preemption classes of semantics.md 3.3 put its jobs, and custom_profiling_tag against the
-# pools' allowed_profiling_tags.
+# pools' allowed_profiling_tags; an operation's spec strong_guarantee_resources and the
+# min_share_ratio of operations (0) and pools.
 # usage: server_orchid_attrs.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
 bin=${1:?usage: server_orchid_attrs.sh BINARY DATA_DIR SOURCE_DIR}
@@ -47,6 +48,17 @@ try:
     T2 = env.op(pool="c", custom_profiling_tag="team")
     env.wait(lambda: env.op_attr(T1, "custom_profiling_tag") == "team", "allowed by a")
     check(env.op_attr(T2, "custom_profiling_tag") == "invalid", "not allowed under c")
+    # An operation's spec strong guarantee (min_share_resources, docs/api.md): recognised (no
+    # unrecognized_spec alert), shown as given, no share of its own (min_share_ratio 0, as
+    # upstream's current vector HDRF); a pool's min_share_ratio is its dominant guarantee share.
+    env.pool("g", strong_guarantee_resources={"cpu": 4})
+    G = env.op(pool="g", min_share_resources={"cpu": 1, "user_slots": 6})
+    env.wait(lambda: env.op_attr(G, "strong_guarantee_resources") == {"cpu": 1.0, "user_slots": 6},
+             "G's spec guarantee in the orchid")
+    env.wait(lambda: near(a("g", "min_share_ratio"), 0.5), "g's min_share_ratio: 4 of 8 cpu")
+    check(env.op_attr(G, "min_share_ratio") == 0.0, "an operation gets no strong guarantee")
+    alerts = env.s.ok("get_operation", {"operation_id": G}).get("alerts", {})
+    check("unrecognized_spec" not in alerts, "min_share_resources is recognised: %r" % alerts)
 finally:
     env.stop()
 finish()

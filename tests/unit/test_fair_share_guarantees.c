@@ -108,6 +108,57 @@ static void test_inferred_strong_guarantees(void **state)
     t_free(t);
 }
 
+static void t_set(struct ps_resources_opt *sg, int r, int64_t v)
+{
+    sg->r.v[r] = v;
+    sg->set |= 1u << r;
+}
+
+/* An operation's spec strong_guarantee_resources, as upstream's current vector HDRF: it counts
+ * in its parent's inference like a pool's (its explicit memory lowers the residual; its cpu
+ * makes it an implicit taker of memory that scales its siblings down), but the operation gets
+ * no strong guarantee share: nothing of its fair share is strong guarantee. */
+static void test_operation_guarantee_counts_only_in_inference(void **state)
+{
+    (void)state;
+    /* Explicit: parent {cpu 40, memory 100 MB}; op {cpu 20, memory 80 MB} leaves 20 MB for a,
+     * which would infer 20/40 x 100 MB = 50 MB. */
+    struct t_tree *t = t_new(t_total100(), false);
+    int parent = t_pool_sg(t, 0, "parent", 40.0);
+    t_set(&t->p[parent].in.strong_guarantee, PS_RES_MEMORY, 100 * MB);
+    int a = t_pool_sg(t, parent, "a", 20.0);
+    int op = t_op(t, parent, "op", t_res(40, 40, 400 * MB));
+    t_set(&t->e[op].in.strong_guarantee, PS_RES_CPU, ps_res_from_double(PS_RES_CPU, 20.0));
+    t_set(&t->e[op].in.strong_guarantee, PS_RES_MEMORY, 80 * MB);
+    t_run(t);
+    assert_true(ps_resources_equal(t->p[a].out.inferred_strong_guarantee, t_res(20, 20, 20 * MB)));
+    T_EQ(t_unit(0.0), t->e[op].out.fair_share.strong_guarantee);
+    assert_true(t->e[op].out.fair_share.total.v[PS_RES_CPU] > 0.0);
+    t_free(t);
+
+    /* Implicit: op {cpu 20} would take 20/40 x 100 MB of memory like a; with b's explicit
+     * 60 MB the residual is 40 MB, so a and op share it: a gets 20 MB (40 MB without op). */
+    t = t_new(t_total100(), false);
+    parent = t_pool_sg(t, 0, "parent", 40.0);
+    t_set(&t->p[parent].in.strong_guarantee, PS_RES_MEMORY, 100 * MB);
+    a = t_pool_sg(t, parent, "a", 20.0);
+    int b = t_pool(t, parent, "b");
+    t_set(&t->p[b].in.strong_guarantee, PS_RES_MEMORY, 60 * MB);
+    op = t_op(t, parent, "op", t_res(40, 40, 400 * MB));
+    t_set(&t->e[op].in.strong_guarantee, PS_RES_CPU, ps_res_from_double(PS_RES_CPU, 20.0));
+    t_run(t);
+    assert_true(ps_resources_equal(t->p[a].out.inferred_strong_guarantee, t_res(20, 20, 20 * MB)));
+    assert_true(ps_resources_equal(t->p[b].out.inferred_strong_guarantee, t_res(0, 0, 60 * MB)));
+    T_EQ(t_unit(0.0), t->e[op].out.fair_share.strong_guarantee);
+
+    /* A negative value is refused by name. */
+    t->e[op].in.strong_guarantee.r.v[PS_RES_CPU] = -1;
+    ps_error_init(&t->err);
+    assert_int_equal(ps_fs_update_run(t->u, t->e, t->n, t->p, t->n, &t->opt, &t->input, &t->err), PS_EINVAL);
+    assert_non_null(strstr(t->err.msg, "operation op: strong_guarantee_resources/cpu is negative"));
+    t_free(t);
+}
+
 static void test_weight_inference(void **state)
 {
     (void)state;
@@ -422,6 +473,7 @@ int main(void)
         BOTH(test_strong_plus_burst_adjustment_to_total),
         BOTH(test_limits_lower_than_strong_guarantee),
         cmocka_unit_test(test_inferred_strong_guarantees),
+        cmocka_unit_test(test_operation_guarantee_counts_only_in_inference),
         cmocka_unit_test(test_weight_inference),
         BOTH(test_effective_limits),
         BOTH(test_fifo_order_and_shares),

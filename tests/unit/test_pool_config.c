@@ -502,6 +502,45 @@ static void test_operation_spec_preemption(void **state)
     ps_operation_spec_release(&spec);
 }
 
+/* strong_guarantee_resources (alias min_share_resources), upstream's TSchedulableConfig key of
+ * an operation spec: recognised (no unrecognized_spec), validated (nothing applied on a bad
+ * value), kept under its canonical name; the guarantee itself is not given (op_spec.h). */
+static void test_operation_spec_strong_guarantee(void **state)
+{
+    (void)state;
+    struct ps_operation_spec spec;
+    assert_int_equal(ps_operation_spec_init(&spec), 0);
+    struct ps_error err;
+    ps_error_init(&err);
+    struct ps_value doc = json("{\"min_share_resources\": {\"cpu\": 1, \"user_slots\": 6}}");
+    assert_int_equal(ps_operation_spec_apply(&spec, &doc, &err), 0);
+    struct ps_value unrec;
+    assert_int_equal(ps_operation_spec_unrecognized(&doc, &unrec), 0);
+    assert_int_equal(unrec.type, PS_VALUE_MAP);
+    assert_null(ps_value_find(&unrec, "min_share_resources"));
+    ps_value_release(&unrec);
+    ps_value_release(&doc);
+    assert_true(spec.strong_guarantee_resources.set >> PS_RES_CPU & 1);
+    assert_true(spec.strong_guarantee_resources.set >> PS_RES_USER_SLOTS & 1);
+    assert_false(spec.strong_guarantee_resources.set >> PS_RES_MEMORY & 1);
+    assert_int_equal(spec.strong_guarantee_resources.r.v[PS_RES_USER_SLOTS], 6);
+    struct ps_value out;
+    assert_int_equal(ps_operation_spec_to_value(&spec, &out), 0);
+    assert_key(&out, "strong_guarantee_resources", "{\"cpu\": 1, \"user_slots\": 6}");
+    assert_null(ps_value_find(&out, "min_share_resources"));   /* canonical name only */
+    ps_value_release(&out);
+
+    doc = json("{\"weight\": 2, \"strong_guarantee_resources\": {\"cpu\": -1}}");
+    ps_error_init(&err);
+    assert_int_equal(ps_operation_spec_apply(&spec, &doc, &err), PS_EINVAL);
+    assert_non_null(strstr(err.msg, "strong_guarantee_resources"));
+    assert_non_null(strstr(err.msg, "-1"));
+    ps_value_release(&doc);
+    assert_false(spec.weight.set);
+    assert_int_equal(spec.strong_guarantee_resources.r.v[PS_RES_USER_SLOTS], 6);
+    ps_operation_spec_release(&spec);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -514,6 +553,7 @@ int main(void)
         cmocka_unit_test(test_pool_names),
         cmocka_unit_test(test_operation_spec),
         cmocka_unit_test(test_operation_spec_preemption),
+        cmocka_unit_test(test_operation_spec_strong_guarantee),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,6 +10,7 @@
 
 #include "core/fair_share.h"
 #include "core/nodes.h"
+#include "core/op_spec.h"
 #include "core/operation.h"
 #include "core/pool_tree.h"
 #include "core/tree_fs.h"
@@ -150,6 +151,55 @@ static void test_guarantees_through_the_engine(void **state)
     world_release(&w);
 }
 
+/* An operation's spec min_share_resources (op_spec.h) through the tree model and its dry-run
+ * copy into the engine: it lowers the sibling pool's inferred memory guarantee (fair_share.h)
+ * and gives the operation no guarantee (min_share_ratio 0, as upstream's current code). */
+static void test_operation_spec_guarantee_reaches_the_engine(void **state)
+{
+    (void)state;
+    static const char *pools =
+        "{\"pools\": [{\"name\": \"p\", \"strong_guarantee_resources\": {\"cpu\": 40, \"memory\": 100}},"
+        " {\"name\": \"a\", \"parent\": \"p\", \"strong_guarantee_resources\": {\"cpu\": 20}}]}";
+    struct world w;
+    world_init(&w, pools);
+    struct ps_operation_spec spec;
+    assert_int_equal(ps_operation_spec_init(&spec), 0);
+    struct ps_error err;
+    ps_error_init(&err);
+    struct ps_value doc = json("{\"pool\": \"p\", \"min_share_resources\": {\"cpu\": 20, \"memory\": 80}}");
+    assert_int_equal(ps_operation_spec_apply(&spec, &doc, &err), 0);
+    ps_value_release(&doc);
+    struct ps_tree_op_settings s;
+    ps_operation_spec_settings(&spec, "physical", &s);
+    struct ps_tree_op *op;
+    if (ps_pool_tree_add_operation(w.tree, "op", "user", 1, &s, &op, &err) != 0)
+        fail_msg("%s", err.msg);
+    op->demand = whole_cluster();
+    op->pending_job_count = 100;
+    start(&w, "oa", "a", 2);
+    fair_share_update(&w, 1000);
+    const struct ps_pool *a = ps_pool_tree_find_pool(w.tree, "a");
+    /* 100 - 80 left for a, which would infer 20/40 x 100 = 50 */
+    assert_int_equal(a->fs_pool.inferred_strong_guarantee.v[PS_RES_MEMORY], 20);
+    assert_true(op->dynamic.valid);
+    assert_true(op->dynamic.min_share_ratio == 0.0);
+    assert_true(op->dynamic.fair_share_ratio > 0.0);
+
+    /* The dry run's copy carries it. */
+    doc = json(pools);
+    struct ps_pool_tree *copy = ps_pool_tree_new("physical", &doc, &err);
+    ps_value_release(&doc);
+    assert_non_null(copy);
+    assert_int_equal(ps_pool_tree_clone_state(copy, w.tree, &err), 0);
+    struct ps_tree_op *cop = ps_pool_tree_find_operation(copy, "op");
+    assert_non_null(cop);
+    assert_int_equal(cop->strong_guarantee_resources.r.v[PS_RES_MEMORY], 80);
+    assert_true(cop->strong_guarantee_resources.set >> PS_RES_CPU & 1);
+    ps_pool_tree_clone_free(copy);
+    ps_operation_spec_release(&spec);
+    world_release(&w);
+}
+
 /* Integral state lives in the pool between updates. */
 static void test_integral_volume_carried_across_updates(void **state)
 {
@@ -237,6 +287,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_guarantees_through_the_engine),
+        cmocka_unit_test(test_operation_spec_guarantee_reaches_the_engine),
         cmocka_unit_test(test_integral_volume_carried_across_updates),
         cmocka_unit_test(test_preempt_config),
         cmocka_unit_test(test_non_preemptible_threshold_levels),
