@@ -61,15 +61,19 @@ int ps_node_dyncfg_check(const struct ps_value *config, struct ps_error *err)
         if (strcmp(config->keys[i], "%true") != 0)
             return ps_error_set(err, PS_EINVAL, "%s: unsupported node filter (poolsched applies "
                                 "only \"%%true\", the config of every node)", config->keys[i]);
-        const struct ps_value *c = &config->items[i];
-        if (c->type != PS_VALUE_MAP)
-            return bad(err, "%true", c, "must be a map");
-        const struct ps_value *jrm = ps_value_find(c, JRM);
-        int rc;
-        if (jrm && (rc = check_jrm(jrm, err)) != 0)
+        int rc = ps_node_dyncfg_check_node(&config->items[i], err);
+        if (rc != 0)
             return rc;
     }
     return 0;
+}
+
+int ps_node_dyncfg_check_node(const struct ps_value *node_config, struct ps_error *err)
+{
+    if (node_config->type != PS_VALUE_MAP)
+        return bad(err, "%true", node_config, "must be a map");
+    const struct ps_value *jrm = ps_value_find(node_config, JRM);
+    return jrm ? check_jrm(jrm, err) : 0;
 }
 
 const struct ps_value *ps_node_dyncfg_for_node(const struct ps_value *config)

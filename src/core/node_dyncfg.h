@@ -14,6 +14,9 @@
  * number greater than 0, got -1". */
 int ps_node_dyncfg_check(const struct ps_value *config, struct ps_error *err);
 
+/* Checks one node's config (the "%true" entry), as ps_node_dyncfg_check. */
+int ps_node_dyncfg_check_node(const struct ps_value *node_config, struct ps_error *err);
+
 /* The config a node applies: config's "%true" entry (NULL when there is none). Borrowed. */
 const struct ps_value *ps_node_dyncfg_for_node(const struct ps_value *config);
 
