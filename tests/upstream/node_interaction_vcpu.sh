@@ -34,7 +34,11 @@ def update_nodes_dynamic_config(c, name, new_config, node, cpu):
     c.wait(lambda: "dynamic config version" in c.node_log(name) and
            "applied" in c.node_log(name), 30, "the node applying the dynamic config")
     orchid = "//sys/scheduler/orchid/scheduler/nodes/%s/resource_limits" % node
-    c.wait(lambda: c.sched.get(orchid)["cpu"] == cpu, 30, "the scheduler's cpu limit %s" % cpu)
+
+    def limits_cpu():   # the node may not have (re)registered yet
+        st, out = c.sched.call("get", {"path": orchid})
+        return st == 200 and out["value"]["cpu"] == cpu
+    c.wait(limits_cpu, 30, "the scheduler's cpu limit %s" % cpu)
 
 
 def init_dynamic_config(c, name, node):
@@ -141,6 +145,26 @@ def test_config_errors(c):
           good["%true"]["job_resource_manager"], "a part of it")
 
 
+def test_config_restart_and_change(c):
+    # The config (and its version) survives a scheduler restart, and a change reaches a running
+    # node: its cpu limit follows the new factor (an explicit cpu_to_vcpu_factor 2: 19.3 x 2 =
+    # 38.6).
+    node = c.node("e", resources="cpu=19.3,memory=4G,user_slots=4", extra=("--cpu-model", EPYC))
+    init_dynamic_config(c, "e", node)
+    stored = c.sched.get("//sys/cluster_nodes/@config")
+    c.sched.stop()
+    c.sched.start()
+    check(c.sched.get("//sys/cluster_nodes/@config") == stored, "config after a restart",
+          c.sched.get("//sys/cluster_nodes/@config"))
+    update_nodes_dynamic_config(c, "e", {"job_resource_manager": {
+        "enable_cpu_to_vcpu_factor": True, "cpu_to_vcpu_factor": 2}}, node, 38.6)
+    check(node_attr(c, node, "resource_limits")["vcpu"] == 38.6, "node's vcpu limit")
+    # each version reached the node once: a reply carries the config only when it changed
+    log = c.node_log("e")
+    check(log.count("config version 1 applied") == 1 and
+          log.count("config version 2 applied") == 1, "sent once per version", log)
+
+
 def test_flag_errors():
     # A factor that is not greater than 0 is refused, naming the key (upstream's config check).
     for value in ("0", "-1", "x"):
@@ -160,4 +184,5 @@ run_on_cluster(test_cpu_to_vcpu_factor_no_enough_cpu, CONFIG)
 run_on_cluster(test_factor_from_dynamic_config, CONFIG)
 run_on_cluster(test_one_cpu_to_vcpu_factor, CONFIG)
 run_on_cluster(test_config_errors, CONFIG)
+run_on_cluster(test_config_restart_and_change, CONFIG)
 PY
