@@ -15,6 +15,7 @@
 #include "platform/data_dir.h"
 #include "platform/daemon.h"
 #include "platform/private_file.h"
+#include "platform/procfs.h"
 
 static const char usage_text[] =
     "usage: poolsched node --scheduler URL [--node-id ID] [--tags gpu,ssd]\n"
@@ -43,9 +44,12 @@ static const char usage_text[] =
     "                          $YT_PORT_0.. (YTsaurus's start_port; default 20000)\n"
     "  --port-count N          how many ports from --start-port (default 10000; 0: none)\n"
     "  --cpu-to-vcpu-factor F  the scheduler counts this node's cpu and its jobs' cpu in vcpu\n"
-    "                          = cores x F (YTsaurus's cpu_to_vcpu_factor, with\n"
-    "                          enable_cpu_to_vcpu_factor; default 1); jobs run with vcpu / F\n"
-    "                          cores\n"
+    "                          = cores x F (YTsaurus's cpu_to_vcpu_factor; default: the\n"
+    "                          nodes' dynamic config //sys/cluster_nodes/@config, else 1);\n"
+    "                          jobs run with vcpu / F cores\n"
+    "  --cpu-model NAME        the node's cpu_model, the key of the dynamic config's\n"
+    "                          cpu_model_to_cpu_to_vcpu_factor (default: /proc/cpuinfo's\n"
+    "                          model name)\n"
     "  --work-dir DIR          sandboxes go to DIR/sandbox/<job_id> (default:\n"
     "                          /tmp/poolsched-node-<node id>)\n"
     "  --secret-file FILE      the cluster secret (mode 0600); else $POOLSCHED_CLUSTER_SECRET;\n"
@@ -186,7 +190,9 @@ int ps_cmd_node(int argc, char **argv)
                *work_dir = NULL, *secret_file = NULL, *data_dir = NULL, *job_user = NULL;
     long long heartbeat_ms = 5000, tick_ms = 100, slot_uid_base = PS_NODE_SLOT_UID_BASE;
     long long start_port = PS_NODE_DEFAULT_START_PORT, port_count = PS_NODE_DEFAULT_PORT_COUNT;
-    double vcpu_factor = 1.0;
+    double vcpu_factor = 0;   /* none */
+    const char *cpu_model = NULL;
+    char proc_cpu_model[256];
     long long cpu_overdraft_ms = PS_NODE_CPU_OVERDRAFT_TIMEOUT_MS,
               adjustment_ms = PS_NODE_RESOURCE_ADJUSTMENT_PERIOD_MS;
     int64_t stderr_cap = 64 * 1024;
@@ -224,7 +230,7 @@ int ps_cmd_node(int argc, char **argv)
             "--work-dir", "--secret-file",
             "--data-dir", "--heartbeat-period", "--tick", "--stderr-cap", "--job-user",
             "--slot-uid-base", "--cpu-overdraft-timeout", "--resource-adjustment-period",
-            "--start-port", "--port-count", "--cpu-to-vcpu-factor", NULL};
+            "--start-port", "--port-count", "--cpu-to-vcpu-factor", "--cpu-model", NULL};
         const char *flag = NULL, *value = NULL;
         for (int k = 0; with_value[k]; k++) {
             size_t n = strlen(with_value[k]);
@@ -285,6 +291,8 @@ int ps_cmd_node(int argc, char **argv)
         } else if (strcmp(flag, "--port-count") == 0) {
             if (!parse_ms(value, 0, 65535, &port_count))
                 return usage_error("--port-count \"%s\": must be from 0 to 65535", value);
+        } else if (strcmp(flag, "--cpu-model") == 0) {
+            cpu_model = value;
         } else if (strcmp(flag, "--cpu-to-vcpu-factor") == 0) {
             char *end = NULL;
             errno = 0;
@@ -419,6 +427,11 @@ int ps_cmd_node(int argc, char **argv)
     cfg.media = media;
     cfg.gpu_count = res.has_gpu ? res.gpu : 0;
     cfg.cpu_to_vcpu_factor = vcpu_factor;
+    if (!cpu_model) {
+        ps_procfs_cpu_model("/proc", proc_cpu_model, sizeof proc_cpu_model);
+        cpu_model = proc_cpu_model;
+    }
+    cfg.cpu_model = cpu_model;
     cfg.start_port = (int)start_port;
     cfg.port_count = (int)port_count;
     cfg.heartbeat_period_ms = heartbeat_ms;

@@ -11,7 +11,9 @@
 
 #include <jansson.h>
 
+#include "core/node_dyncfg.h"
 #include "core/resources.h"
+#include "io/json_value.h"
 #include "node/jobs.h"
 #include "node/protocol.h"
 #include "platform/clock.h"
@@ -38,7 +40,6 @@ void ps_node_agent_config_init(struct ps_node_agent_config *cfg)
     cfg->long_poll = true;
     cfg->start_port = PS_NODE_DEFAULT_START_PORT;
     cfg->port_count = PS_NODE_DEFAULT_PORT_COUNT;
-    cfg->cpu_to_vcpu_factor = 1.0;
 }
 
 struct agent {
@@ -68,6 +69,40 @@ struct agent {
     int64_t next_tick, next_full_tick, last_tick, next_hb, last_hb;
     bool more;                  /* finished jobs are still waiting to be reported */
 };
+
+/* The node's factor from now on: its cpu limit as the scheduler counts it (vcpu), the factor it
+ * reports, and the jobs it starts later (jobs.h). */
+static void set_cpu_to_vcpu_factor(struct agent *a, double factor)
+{
+    a->id.cpu = ps_cpu_round(a->cfg->cpu * factor);
+    a->id.cpu_to_vcpu_factor = factor;
+    ps_node_jobs_set_cpu_to_vcpu_factor(a->jobs, factor);
+}
+
+__attribute__((format(printf, 2, 3))) static void alog(struct agent *a, const char *fmt, ...);
+
+/* The nodes' dynamic config of a heartbeat reply (core/node_dyncfg.h): the factor it resolves
+ * to for this node. A config the agent cannot use is logged and its version noted (the
+ * scheduler checked it; it is not sent again until it changes). */
+static void apply_dynamic_config(struct agent *a, const json_t *config, int64_t version)
+{
+    struct ps_value v = ps_value_null();
+    struct ps_error e;
+    ps_error_init(&e);
+    a->id.dynamic_config_version = version;
+    if (ps_json_to_value(config, &v, &e) != 0 || ps_node_dyncfg_check_node(&v, &e) != 0) {
+        alog(a, "the nodes' dynamic config version %lld is not applied: %s", (long long)version,
+             e.msg);
+        ps_value_release(&v);
+        return;
+    }
+    double f = ps_node_dyncfg_cpu_to_vcpu_factor(&v, a->cfg->cpu_to_vcpu_factor, a->cfg->cpu_model);
+    ps_value_release(&v);
+    alog(a, "the nodes' dynamic config version %lld applied: cpu_to_vcpu_factor %g",
+         (long long)version, f);
+    if (f != a->id.cpu_to_vcpu_factor)
+        set_cpu_to_vcpu_factor(a, f);
+}
 
 int ps_node_instance_id_new(char *out, size_t size, struct ps_error *err)
 {
@@ -145,6 +180,8 @@ static void apply_reply(struct agent *a, const struct ps_node_reply *r, int64_t 
              "them itself by then", (long long)r->node_offline_timeout_ms);
         a->offline_timeout_ms = r->node_offline_timeout_ms;
     }
+    if (r->dynamic_config)   /* after the starts: the scheduler gave them the old factor */
+        apply_dynamic_config(a, r->dynamic_config, r->dynamic_config_version);
     if (r->has_heartbeat_period && r->heartbeat_period_ms != a->period_ms) {
         alog(a, "heartbeat period is now %lld ms", (long long)r->heartbeat_period_ms);
         a->period_ms = r->heartbeat_period_ms;
@@ -460,8 +497,6 @@ int ps_node_agent_run(const struct ps_node_agent_config *cfg, const struct ps_no
     }
     a.id = (struct ps_node_identity){.node_id = cfg->node_id, .tags = cfg->tags,
                                      .tag_count = cfg->tag_count,
-                                     .cpu = ps_cpu_round(cfg->cpu * cfg->cpu_to_vcpu_factor),
-                                     .cpu_to_vcpu_factor = cfg->cpu_to_vcpu_factor,
                                      .memory_bytes = cfg->memory_bytes,
                                      .user_slots = cfg->user_slots, .gpu = cfg->gpu_count,
                                      .instance_id = cfg->instance_id, .media = cfg->media};
@@ -496,7 +531,6 @@ int ps_node_agent_run(const struct ps_node_agent_config *cfg, const struct ps_no
     jcfg.report_stderr_budget_bytes = cfg->report_stderr_budget_bytes;
     jcfg.always_abort_on_memory_reserve_overdraft = cfg->always_abort_on_memory_reserve_overdraft;
     jcfg.gpu_count = cfg->gpu_count;
-    jcfg.cpu_to_vcpu_factor = cfg->cpu_to_vcpu_factor;
     jcfg.start_port = cfg->start_port;
     jcfg.port_count = cfg->port_count;
     jcfg.port_probe = ps_node_port_bindable;
@@ -507,6 +541,8 @@ int ps_node_agent_run(const struct ps_node_agent_config *cfg, const struct ps_no
     int rc;
     if ((rc = ps_node_jobs_new(runner, &jcfg, &a.jobs, err)) != 0)
         return rc;
+    set_cpu_to_vcpu_factor(&a, ps_node_dyncfg_cpu_to_vcpu_factor(NULL, cfg->cpu_to_vcpu_factor,
+                                                                 cfg->cpu_model));
     if ((rc = ps_http_client_new(&a.http, err)) != 0)
         goto out;
     ps_http_client_set_timeouts(a.http, 2000, cfg->request_timeout_ms);

@@ -68,8 +68,11 @@ struct ps_node_agent_config {
     int64_t memory_bytes;
     int64_t user_slots;
     int gpu_count;                      /* GPU devices /dev/nvidia0.. (devices.h); 0 */
-    double cpu_to_vcpu_factor;          /* upstream's (jobs.h); 1: none. The scheduler is told
-                                         * cpu x factor (vcpu) as the node's cpu */
+    double cpu_to_vcpu_factor;          /* upstream's static one (jobs.h); 0: none. The node's
+                                         * factor comes from it and the nodes' dynamic config
+                                         * (core/node_dyncfg.h); the scheduler is told cpu x
+                                         * factor (vcpu) as the node's cpu */
+    const char *cpu_model;              /* upstream's job_resource_manager cpu_model; NULL */
     int start_port, port_count;         /* the ports for jobs (devices.h); 20000, 10000 */
     const json_t *media;                /* --disk-space-per-medium {medium: bytes}; NULL: none */
     int64_t heartbeat_period_ms;        /* 5000 until the scheduler says otherwise */

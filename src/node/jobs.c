@@ -24,6 +24,8 @@ struct job {
     char *task_name;
     int64_t job_index;
     double cpu_limit;
+    double cpu_to_vcpu_factor;          /* the node's when it started (its vcpu stays what the
+                                         * scheduler gave it) */
     int64_t memory_limit_bytes;
     int64_t memory_reserve_bytes;
     int64_t memory_held;                /* bytes the node holds for it (node_overdraft.h) */
@@ -326,10 +328,15 @@ static int put_exec_attributes(const struct job *j, json_t *entry)
     return ea ? json_object_set_new(entry, "exec_attributes", ea) : -1;
 }
 
-/* The guarantee as the scheduler counts it: in vcpu (cpu_to_vcpu_factor). */
-static double reported_guarantee(const struct ps_node_jobs *t, const struct job *j)
+void ps_node_jobs_set_cpu_to_vcpu_factor(struct ps_node_jobs *t, double factor)
 {
-    double f = t->cfg.cpu_to_vcpu_factor;
+    t->cfg.cpu_to_vcpu_factor = factor;
+}
+
+/* The guarantee as the scheduler counts it: in vcpu (cpu_to_vcpu_factor). */
+static double reported_guarantee(const struct job *j)
+{
+    double f = j->cpu_to_vcpu_factor;
     return f == 1.0 ? current_guarantee(j) : ps_cpu_round(current_guarantee(j) * f);
 }
 
@@ -355,7 +362,7 @@ static int make_record(const struct ps_node_jobs *t, struct job *j,
         rc |= json_object_set_new(r, "abort_reason",
                                   json_string(end->abort_reason[0] ? end->abort_reason
                                                                    : "unknown"));
-    rc |= json_object_set_new(r, "cpu_guarantee", json_real(reported_guarantee(t, j)));
+    rc |= json_object_set_new(r, "cpu_guarantee", json_real(reported_guarantee(j)));
     rc |= json_object_set_new(r, "cpu_usage_seconds", json_real(end->cpu_seconds));
     rc |= json_object_set_new(r, "memory_bytes", json_integer(end->memory_peak_bytes));
     rc |= json_object_set_new(r, "statistics", stats);
@@ -591,6 +598,7 @@ void ps_node_jobs_start(struct ps_node_jobs *t, const struct ps_node_start *s, i
     }
     j->job_index = s->job_index;
     double f = t->cfg.cpu_to_vcpu_factor;
+    j->cpu_to_vcpu_factor = f;
     j->cpu_limit = f == 1.0 ? s->cpu_limit : ps_cpu_round(s->cpu_limit / f);
     j->memory_limit_bytes = s->memory_limit_bytes;
     j->memory_reserve_bytes = s->memory_reserve_bytes;
@@ -999,7 +1007,7 @@ static int put_monitor_statistics(const struct job *j, json_t *entry)
 static json_t *running_entry(const struct ps_node_jobs *t, const struct job *j)
 {
     json_t *e = json_pack("{s:s, s:s, s:f, s:f, s:I}", "job_id", j->job_id, "state", "running",
-                          "cpu_guarantee", reported_guarantee(t, j), "cpu_usage_seconds",
+                          "cpu_guarantee", reported_guarantee(j), "cpu_usage_seconds",
                           j->sample.cpu_seconds, "memory_bytes",
                           (json_int_t)j->sample.memory_bytes);
     if (put_exec_attributes(j, e) != 0 || put_monitor_statistics(j, e) != 0) {

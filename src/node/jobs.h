@@ -108,6 +108,10 @@ int ps_node_jobs_new(const struct ps_node_runner *runner, const struct ps_node_j
 /* Aborts whatever still runs (without waiting) and frees everything. NULL is a no-op. */
 void ps_node_jobs_free(struct ps_node_jobs *t);
 
+/* The node's cpu_to_vcpu_factor from now on (the nodes' dynamic config): jobs started later
+ * get vcpu / factor cores; running ones keep theirs and the vcpu the scheduler gave them. */
+void ps_node_jobs_set_cpu_to_vcpu_factor(struct ps_node_jobs *t, double factor);
+
 /* Starts a job from jobs_to_start. A job id already in the table (running or finished and not
  * yet acknowledged) is ignored: the scheduler repeated itself. Never fails: a job that cannot
  * start becomes a finished record. */

@@ -38,6 +38,10 @@ json_t *ps_node_request_build(const struct ps_node_identity *id, json_t *jobs)
     if (id->cpu_to_vcpu_factor != 0 && id->cpu_to_vcpu_factor != 1.0 &&
         json_object_set_new(req, "cpu_to_vcpu_factor", json_real(id->cpu_to_vcpu_factor)) != 0)
         goto fail;
+    if (id->dynamic_config_version > 0 &&
+        json_object_set_new(req, "dynamic_config_version",
+                            json_integer(id->dynamic_config_version)) != 0)
+        goto fail;
     if (id->instance_id &&
         json_object_set_new(req, "instance_id", json_string(id->instance_id)) != 0)
         goto fail;
@@ -291,6 +295,14 @@ int ps_node_reply_parse(json_t *doc, struct ps_node_reply *out, struct ps_error 
     if ((rc = ps_jv_int(doc, "", "reply_seq", 0, INT64_MAX, "an integer >= 0", &r.reply_seq,
                         &r.has_reply_seq, err)))
         return rc;
+    bool has_dyncfg_version = false;
+    if ((rc = ps_jv_int(doc, "", "dynamic_config_version", 0, INT64_MAX, "an integer >= 0",
+                        &r.dynamic_config_version, &has_dyncfg_version, err)))
+        return rc;
+    r.dynamic_config = json_object_get(doc, "dynamic_config");
+    if (r.dynamic_config && (!json_is_object(r.dynamic_config) || !has_dyncfg_version))
+        return bad(err, "dynamic_config", r.dynamic_config,
+                   "a map, with dynamic_config_version");
 
     const json_t *starts, *interrupts, *aborts, *acks;
     if ((rc = get_array(doc, "jobs_to_start", &starts, MAX_ENTRIES, err)) ||

@@ -34,6 +34,8 @@ struct ps_node_identity {
     int64_t gpu;                        /* GPU devices; 0: not sent */
     const char *instance_id;            /* this agent start's random id; NULL: not sent */
     const json_t *media;                /* disk_space_per_medium {medium: bytes}; NULL: none */
+    int64_t dynamic_config_version;     /* the version of the nodes' dynamic config applied;
+                                         * 0: none, not sent */
 };
 
 /* Builds the request object {"node_id", "instance_id", "tags", "resource_limits",
@@ -87,6 +89,9 @@ struct ps_node_reply {
     int64_t reply_seq;                  /* this reply's number, sent back as last_reply_seq */
     bool has_epoch;
     int64_t epoch;                      /* scheduler_epoch: the leader's epoch (--ha) */
+    const json_t *dynamic_config;       /* the nodes' dynamic config (borrowed from doc) when
+                                         * the node's version is not current; NULL */
+    int64_t dynamic_config_version;     /* its version (sent back as dynamic_config_version) */
     struct ps_node_start *starts;
     size_t start_count;
     struct ps_node_interrupt *interrupts;

@@ -309,3 +309,25 @@ int ps_procfs_process_cpu(pid_t pid, double *self_seconds, double *children_seco
     *children_seconds = (double)(st.cutime_ticks + st.cstime_ticks) / (double)tck;
     return 0;
 }
+
+void ps_procfs_cpu_model(const char *proc_root, char *out, size_t size)
+{
+    char path[512], buf[16384];
+    size_t len;
+    out[0] = '\0';
+    snprintf(path, sizeof path, "%s/cpuinfo", proc_root);
+    if (size == 0 || ps_procfs_read_small(path, buf, sizeof buf, &len, NULL) != 0)
+        return;
+    for (char *line = buf; line && *line;) {
+        char *next = strchr(line, '\n');
+        if (next)
+            *next++ = '\0';
+        char *colon = strchr(line, ':');
+        if (strncmp(line, "model name", 10) == 0 && colon) {
+            const char *v = colon + 1 + strspn(colon + 1, " \t");
+            snprintf(out, size, "%s", v);
+            return;
+        }
+        line = next;
+    }
+}

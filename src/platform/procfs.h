@@ -94,4 +94,8 @@ int ps_procfs_process_cpu(pid_t pid, double *self_seconds, double *children_seco
 int ps_procfs_read_small(const char *path, char *buf, size_t size, size_t *len,
                          struct ps_error *err);
 
+/* The first "model name" of proc_root/cpuinfo (e.g. "AMD EPYC 7702 64-Core Processor") into
+ * out, or "" when there is none (an architecture without it, no /proc). */
+void ps_procfs_cpu_model(const char *proc_root, char *out, size_t size);
+
 #endif

@@ -24,6 +24,7 @@
 #include "server/event_log.h"
 #include "server/persist.h"
 #include "server/pool_gauges.h"
+#include "server/nodes_config.h"
 #include "server/sched_config.h"
 #include "server/service_state.h"
 #include "server/svc_log.h"
@@ -392,7 +393,16 @@ struct special {
                const json_t *value, struct ps_error *err);
 };
 
+static int nodes_config_set(struct ps_service *svc, const struct ps_auth_identity *who,
+                            const char *path, const json_t *value, struct ps_error *err)
+{
+    (void)who;
+    return ps_nodes_config_set(svc, path, value, err);
+}
+
 static const struct special specials[] = {
+    /* //sys/cluster_nodes/@config (nodes_config.h), before the rest of //sys/cluster_nodes */
+    {ps_nodes_config_claims, ps_nodes_config_get, nodes_config_set},
     /* //sys/cluster_nodes, //sys/scheduler/@alerts (node_health.h) */
     {ps_node_health_claims, ps_node_health_get, node_health_set},
     /* //sys/scheduler/user_to_default_pool (user_pool_map.h) */

@@ -33,6 +33,7 @@
 #include "platform/clock.h"
 #include "core/node_id.h"
 #include "server/heartbeat.h"
+#include "server/nodes_config.h"
 #include "server/journal.h"
 #include "server/node_health.h"
 #include "server/node_tags.h"
@@ -523,6 +524,22 @@ static int heartbeat_locked(struct heartbeat *hb, const char *remote_addr,
     return rc;
 }
 
+/* The nodes' dynamic config (nodes_config.h) when the node's dynamic_config_version (0 when
+ * it sends none) is not the current one. */
+static int add_nodes_config(struct heartbeat *hb, json_t *reply)
+{
+    const json_t *v = json_object_get(hb->req, "dynamic_config_version");
+    json_t *config;
+    uint64_t version;
+    ps_nodes_config_for_node(hb->svc, json_is_integer(v) ? (uint64_t)json_integer_value(v) : 0,
+                             &config, &version);
+    if (!config)
+        return 0;
+    if (json_object_set_new(reply, "dynamic_config", config) != 0)
+        return -1;
+    return json_object_set_new(reply, "dynamic_config_version", json_integer((json_int_t)version));
+}
+
 /* The reply: the lists (which it takes), the periods, the leader's epoch and the reply's
  * number. */
 static int heartbeat_reply(struct heartbeat *hb, uint64_t reply_seq, json_t **reply,
@@ -538,6 +555,10 @@ static int heartbeat_reply(struct heartbeat *hb, uint64_t reply_seq, json_t **re
     if (*reply && svc->cfg.ha_epoch > 0 &&
         json_object_set_new(*reply, "scheduler_epoch",
                             json_integer((json_int_t)svc->cfg.ha_epoch)) != 0) {
+        json_decref(*reply);
+        *reply = NULL;
+    }
+    if (*reply && add_nodes_config(hb, *reply) != 0) {
         json_decref(*reply);
         *reply = NULL;
     }

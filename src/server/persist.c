@@ -33,6 +33,7 @@
 #include "server/journal.h"
 #include "server/op_tentative.h"
 #include "server/persist.h"
+#include "server/nodes_config.h"
 #include "server/sched_config.h"
 #include "server/service_state.h"
 #include "server/store_mirror.h"
@@ -759,6 +760,8 @@ int ps_persist_load(struct ps_service *svc, struct ps_error *err)
     int rc = load_security(svc, err);
     if (rc == 0)
         rc = ps_sched_config_load(svc, err);   /* templates before the trees they shape */
+    if (rc == 0)
+        rc = ps_nodes_config_load(svc, err);
     if (rc == 0)
         rc = ps_event_log_load(svc, err);
     if (rc == 0)

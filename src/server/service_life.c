@@ -430,6 +430,8 @@ static void free_state(struct ps_service *svc, bool keep_nodes)
     svc->strategy = NULL;
     json_decref(svc->default_tentative_pool_trees);
     svc->default_tentative_pool_trees = NULL;
+    json_decref(svc->nodes_config);
+    svc->nodes_config = NULL;
 }
 
 int ps_svc_state_reload(struct ps_service *svc, struct ps_error *err)

@@ -285,6 +285,9 @@ struct ps_service {
     bool pools_info_due;           /* the pool trees changed since the last pools_info row */
     json_t *default_tentative_pool_trees;  /* //sys/scheduler/config's (sched_config.c): an
                                               array of tree names, or NULL */
+    json_t *nodes_config;          /* //sys/cluster_nodes/@config (nodes_config.c), or NULL */
+    uint64_t nodes_config_version; /* bumped by each change; agents get the config when theirs
+                                      differs */
     int64_t pools_info_next_ms;    /* the next pools_info row not before (event_log.h) */
     uint64_t job_counter;
     struct ps_strmap nodes;        /* id -> struct ps_svc_node * */

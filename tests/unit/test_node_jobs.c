@@ -446,6 +446,14 @@ static void test_reply_parse(void **state)
     assert_int_equal(r.start_count + r.interrupt_count + r.abort_count, 0);
     ps_node_reply_release(&r);
     json_decref(doc);
+
+    doc = json_loads("{\"dynamic_config\": {\"job_resource_manager\": {}}, "
+                     "\"dynamic_config_version\": 3}", 0, NULL);
+    assert_int_equal(ps_node_reply_parse(doc, &r, NULL), 0);
+    assert_non_null(json_object_get(r.dynamic_config, "job_resource_manager"));
+    assert_int_equal(r.dynamic_config_version, 3);
+    ps_node_reply_release(&r);
+    json_decref(doc);
 }
 
 static void expect_bad(const char *text, const char *message_part)
@@ -471,6 +479,11 @@ static void test_reply_rejects(void **state)
     expect_bad("{\"heartbeat_period_ms\": \"5000\"}", "heartbeat_period_ms");
     expect_bad("{\"reply_seq\": -1}", "reply_seq");
     expect_bad("{\"reply_seq\": \"7\"}", "reply_seq");
+    expect_bad("{\"dynamic_config\": [], \"dynamic_config_version\": 1}",
+               "dynamic_config: must be a map, with dynamic_config_version");
+    expect_bad("{\"dynamic_config\": {}}", "dynamic_config: must be a map, with");
+    expect_bad("{\"dynamic_config\": {}, \"dynamic_config_version\": -1}",
+               "dynamic_config_version");
     expect_bad("{\"jobs_to_start\": {}}", "jobs_to_start");
     expect_bad("{\"jobs_to_start\": [{\"job_id\": \"../x\", \"operation_id\": \"o\", "
                "\"task_name\": \"t\", \"command\": \"true\"}]}",

@@ -5,6 +5,8 @@
 #include <cmocka.h>
 
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -86,6 +88,28 @@ static void test_meminfo_of_this_machine(void **state)
     assert_non_null(strstr(err.msg, "/nonexistent-proc/meminfo"));
 }
 
+/* The first "model name" of <root>/cpuinfo; "" without one or without the file. */
+static void test_cpu_model(void **state)
+{
+    (void)state;
+    char root[] = "/tmp/ps-procfs-XXXXXX";
+    assert_non_null(mkdtemp(root));
+    char path[64], model[128];
+    snprintf(path, sizeof path, "%s/cpuinfo", root);
+    ps_procfs_cpu_model(root, model, sizeof model);
+    assert_string_equal(model, "");
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel\t\t: 49\n"
+          "model name\t: AMD EPYC 7702 64-Core Processor\nprocessor\t: 1\n"
+          "model name\t: other\n", f);
+    fclose(f);
+    ps_procfs_cpu_model(root, model, sizeof model);
+    assert_string_equal(model, "AMD EPYC 7702 64-Core Processor");
+    unlink(path);
+    rmdir(root);
+}
+
 /* A process group of a shell with a busy child: the group's CPU grows, its members are found,
  * and members outside the group are not counted. */
 static void test_group_usage_counts_members(void **state)
@@ -140,6 +164,7 @@ int main(void)
         cmocka_unit_test(test_parse_stat_rejects_garbage),
         cmocka_unit_test(test_parse_kb_field),
         cmocka_unit_test(test_meminfo_of_this_machine),
+        cmocka_unit_test(test_cpu_model),
         cmocka_unit_test(test_group_usage_counts_members),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

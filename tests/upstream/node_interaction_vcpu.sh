@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# TestReplacementCpuToVCpu of yt/yt/tests/integration/scheduler/test_scheduler_node_interaction.py
-# on a real cluster on 127.0.0.1 (poolsched scheduler + a poolsched node running a real job; the
-# helpers of tests/scripts/node_e2e.py). Upstream's node gets its factor from the node dynamic
-# config (enable_cpu_to_vcpu_factor with cpu_model_to_cpu_to_vcpu_factor for its cpu_model);
-# poolsched's agent has no dynamic config, so the same factor is its --cpu-to-vcpu-factor flag.
+# TestReplacementCpuToVCpu and TestVCpuDisableByDefault of
+# yt/yt/tests/integration/scheduler/test_scheduler_node_interaction.py on a real cluster on
+# 127.0.0.1 (poolsched scheduler + a poolsched node running a real job; the helpers of
+# tests/scripts/node_e2e.py). As upstream, the node (--cpu-model, upstream's cpu_model) gets its
+# factor from the nodes' dynamic config //sys/cluster_nodes/@config, which the scheduler gives
+# it in heartbeat replies.
 # Usage: node_interaction_vcpu.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
 exec timeout -k 5 120 env PYTHONPATH="$3/tests/scripts" python3 - "$1" <<'PY'
@@ -19,16 +20,44 @@ def node_attr(c, node, attr):
     return body["value"] if status == 200 else None
 
 
+EPYC = "AMD EPYC 7702 64-Core Processor"
+
+
+def update_nodes_dynamic_config(c, name, new_config, node, cpu):
+    # upstream's update_nodes_dynamic_config: the "%true" config updated with new_config, then
+    # waiting for the node to apply it (here: its log, for upstream's dynamic_config_manager
+    # orchid), and for the scheduler to have the node's cpu limit from its next heartbeat
+    current = c.sched.get("//sys/cluster_nodes/@config")
+    current.setdefault("%true", {}).update(new_config)
+    c.sched.set("//sys/cluster_nodes/@config", current)
+    check(c.sched.get("//sys/cluster_nodes/@config") == current, "config stored")
+    c.wait(lambda: "dynamic config version" in c.node_log(name) and
+           "applied" in c.node_log(name), 30, "the node applying the dynamic config")
+    orchid = "//sys/scheduler/orchid/scheduler/nodes/%s/resource_limits" % node
+
+    def limits_cpu():   # the node may not have (re)registered yet
+        st, out = c.sched.call("get", {"path": orchid})
+        return st == 200 and out["value"]["cpu"] == cpu
+    c.wait(limits_cpu, 30, "the scheduler's cpu limit %s" % cpu)
+
+
+def init_dynamic_config(c, name, node):
+    # upstream's _init_dynamic_config
+    update_nodes_dynamic_config(c, name, {"job_resource_manager": {
+        "enable_cpu_to_vcpu_factor": True, "cpu_model_to_cpu_to_vcpu_factor": {EPYC: 1.21}}},
+        node, 23.35)
+
+
 def test_cpu_to_vcpu_factor_enough_only_with_vcpu(c):
     # upstream: test_scheduler_node_interaction::TestReplacementCpuToVCpu::test_cpu_to_vcpu_factor_enough_only_with_vcpu
-    # A node with cpu 19.3 and factor 1.21; a vanilla job with cpu_limit 23 (more than the
-    # node's cores, less than its vcpu) runs. The scheduler's orchid: resource_limits/cpu 23.35,
+    # A node with cpu 19.3 and factor 1.21 (its cpu model's); a vanilla job with cpu_limit 23
+    # (more than the node's cores, less than its vcpu) runs. The scheduler's orchid: resource_limits/cpu 23.35,
     # resource_usage/cpu 23.0; the node's attributes: resource_usage cpu 19.01 and vcpu 23.0,
     # resource_limits cpu 19.3 and vcpu 23.35. The operation completes with no aborted job.
     # Not checked: the node orchid's base_resource_usage / additional_resource_usage of the job
     # (poolsched's agent has no orchid; the node's resource_usage above is the same sum).
-    node = c.node("a", resources="cpu=19.3,memory=4G,user_slots=4",
-                  extra=("--cpu-to-vcpu-factor", "1.21"))
+    node = c.node("a", resources="cpu=19.3,memory=4G,user_slots=4", extra=("--cpu-model", EPYC))
+    init_dynamic_config(c, "a", node)
     done = os.path.join(c.tmp, "release")
     op = c.op({"tasks": {"task": task("while [ ! -e %s ]; do sleep 0.05; done" % done, 1,
                                       cpu_limit=23)}})
@@ -54,8 +83,8 @@ def test_cpu_to_vcpu_factor_no_enough_cpu(c):
     # cpu_limit 24 is more than the node's 23.35 vcpu: the operation fails with
     # NoOnlineNodeToScheduleJob ("No online node can satisfy the resource demand"); the
     # scheduler's orchid shows the node's resource_limits/cpu 23.35.
-    node = c.node("b", resources="cpu=19.3,memory=4G,user_slots=4",
-                  extra=("--cpu-to-vcpu-factor", "1.21"))
+    node = c.node("b", resources="cpu=19.3,memory=4G,user_slots=4", extra=("--cpu-model", EPYC))
+    init_dynamic_config(c, "b", node)
     op = c.op({"tasks": {"task": task("sleep 1", 1, cpu_limit=24)}})
     o = c.wait_op(op, 40, states=("failed",))
     check("No online node can satisfy the resource demand" in str(o.get("error")) and
@@ -63,6 +92,77 @@ def test_cpu_to_vcpu_factor_no_enough_cpu(c):
           "failed for the resource demand", o.get("error"))
     limits = c.sched.get("//sys/scheduler/orchid/scheduler/nodes/%s/resource_limits" % node)
     check(limits["cpu"] == 23.35, "scheduler's limits", limits)
+
+
+def fails_for_demand(c, op, cpu):
+    o = c.wait_op(op, 40, states=("failed",))
+    check("No online node can satisfy the resource demand" in str(o.get("error")) and
+          "cpu=%.2f" % cpu in str(o.get("error")), "failed for the resource demand",
+          o.get("error"))
+
+
+def test_factor_from_dynamic_config(c):
+    # upstream: test_scheduler_node_interaction::TestReplacementCpuToVCpu::test_factor_from_dynamic_config
+    # The node (cpu 19.3, cpu_model EPYC) gets enable_cpu_to_vcpu_factor with an explicit
+    # cpu_to_vcpu_factor 1.21 and 10 for its cpu model: the explicit one wins, so cpu_limit 24
+    # fails with NoOnlineNodeToScheduleJob and the scheduler's orchid shows cpu 23.35.
+    node = c.node("c", resources="cpu=19.3,memory=4G,user_slots=4", extra=("--cpu-model", EPYC))
+    update_nodes_dynamic_config(c, "c", {"job_resource_manager": {
+        "enable_cpu_to_vcpu_factor": True, "cpu_to_vcpu_factor": 1.21,
+        "cpu_model_to_cpu_to_vcpu_factor": {EPYC: 10}}}, node, 23.35)
+    fails_for_demand(c, c.op({"tasks": {"task": task("sleep 1", 1, cpu_limit=24)}}), 24)
+    limits = c.sched.get("//sys/scheduler/orchid/scheduler/nodes/%s/resource_limits" % node)
+    check(limits["cpu"] == 23.35, "scheduler's limits", limits)
+
+
+def test_one_cpu_to_vcpu_factor(c):
+    # upstream: test_scheduler_node_interaction::TestVCpuDisableByDefault::test_one_cpu_to_vcpu_factor
+    # cpu_model_to_cpu_to_vcpu_factor without enable_cpu_to_vcpu_factor: the factor stays 1, so
+    # cpu_limit 23 fails with NoOnlineNodeToScheduleJob and the orchid shows cpu 19.3.
+    node = c.node("d", resources="cpu=19.3,memory=4G,user_slots=4", extra=("--cpu-model", EPYC))
+    update_nodes_dynamic_config(c, "d", {"job_resource_manager": {
+        "cpu_model_to_cpu_to_vcpu_factor": {EPYC: 1.21}}}, node, 19.3)
+    fails_for_demand(c, c.op({"tasks": {"task": task("sleep 1", 1, cpu_limit=23)}}), 23)
+    limits = c.sched.get("//sys/scheduler/orchid/scheduler/nodes/%s/resource_limits" % node)
+    check(limits["cpu"] == 19.3, "scheduler's limits", limits)
+
+
+def test_config_errors(c):
+    # A bad @config is refused naming the key, the value and the reason; nothing changes.
+    good = {"%true": {"job_resource_manager": {"enable_cpu_to_vcpu_factor": True}}}
+    c.sched.set("//sys/cluster_nodes/@config", good)
+    for bad, msg in (
+            ({"%true": {"job_resource_manager": {"cpu_to_vcpu_factor": 0}}},
+             "%true/job_resource_manager/cpu_to_vcpu_factor: must be a number greater than 0, "
+             "got 0"),
+            ({"%true": {"job_resource_manager": {"cpu_model_to_cpu_to_vcpu_factor": {"m": "x"}}}},
+             "cpu_model_to_cpu_to_vcpu_factor/m: must be a number greater than 0, got \"x\""),
+            ({"tag": {}}, "tag: unsupported node filter")):
+        st, out = c.sched.call("set", {"path": "//sys/cluster_nodes/@config", "value": bad})
+        check(st == 400 and msg in str(out), "refused", bad, st, out)
+    check(c.sched.get("//sys/cluster_nodes/@config") == good, "unchanged")
+    check(c.sched.get("//sys/cluster_nodes/@config/%true/job_resource_manager") ==
+          good["%true"]["job_resource_manager"], "a part of it")
+
+
+def test_config_restart_and_change(c):
+    # The config (and its version) survives a scheduler restart, and a change reaches a running
+    # node: its cpu limit follows the new factor (an explicit cpu_to_vcpu_factor 2: 19.3 x 2 =
+    # 38.6).
+    node = c.node("e", resources="cpu=19.3,memory=4G,user_slots=4", extra=("--cpu-model", EPYC))
+    init_dynamic_config(c, "e", node)
+    stored = c.sched.get("//sys/cluster_nodes/@config")
+    c.sched.stop()
+    c.sched.start()
+    check(c.sched.get("//sys/cluster_nodes/@config") == stored, "config after a restart",
+          c.sched.get("//sys/cluster_nodes/@config"))
+    update_nodes_dynamic_config(c, "e", {"job_resource_manager": {
+        "enable_cpu_to_vcpu_factor": True, "cpu_to_vcpu_factor": 2}}, node, 38.6)
+    check(node_attr(c, node, "resource_limits")["vcpu"] == 38.6, "node's vcpu limit")
+    # each version reached the node once: a reply carries the config only when it changed
+    log = c.node_log("e")
+    check(log.count("config version 1 applied") == 1 and
+          log.count("config version 2 applied") == 1, "sent once per version", log)
 
 
 def test_flag_errors():
@@ -81,4 +181,8 @@ test_flag_errors()
 CONFIG = {"safe_scheduler_online_time": 0, "resource_demand_sanity_check_period": 100}
 run_on_cluster(test_cpu_to_vcpu_factor_enough_only_with_vcpu, CONFIG)
 run_on_cluster(test_cpu_to_vcpu_factor_no_enough_cpu, CONFIG)
+run_on_cluster(test_factor_from_dynamic_config, CONFIG)
+run_on_cluster(test_one_cpu_to_vcpu_factor, CONFIG)
+run_on_cluster(test_config_errors, CONFIG)
+run_on_cluster(test_config_restart_and_change, CONFIG)
 PY
