@@ -76,7 +76,8 @@ static void progress(void *ctx, const char *run, int percent)
     struct ps_what_if_task *k = ctx;
     pthread_mutex_lock(&k->owner->mu);
     snprintf(k->run, sizeof k->run, "%s", run);
-    k->percent = (strcmp(run, "changed") == 0 ? 50 : 0) + percent / 2;
+    k->run_percent[strcmp(run, "changed") == 0] = percent;
+    k->percent = (k->run_percent[0] + k->run_percent[1]) / 2;
     pthread_mutex_unlock(&k->owner->mu);
 }
 

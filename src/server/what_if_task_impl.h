@@ -25,8 +25,9 @@ struct ps_what_if_task {
     pthread_t thread;              /* joined when the task is dropped */
     /* under owner->mu: */
     enum ps_what_if_state state;
-    int percent;
-    char run[16];
+    int percent;                   /* the mean of the two runs' */
+    int run_percent[2];            /* recorded, changed */
+    char run[16];                  /* the run reported last */
     char error[PS_ERROR_MSG_MAX];
     char *json, *summary;          /* completed: what-if.json, the text summary */
     int64_t start_ms, finish_ms;

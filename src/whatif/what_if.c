@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <stdbool.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,53 +111,92 @@ void ps_what_if_free(struct ps_what_if *w)
     free(w);
 }
 
+/* The two runs go on two threads; their progress reaches the caller's callback one call at a
+ * time. */
 struct run_progress {
     const struct ps_what_if_control *c;
+    pthread_mutex_t *mu;
     const char *run;
 };
 
 static void run_progress(void *ctx, int percent)
 {
     const struct run_progress *p = ctx;
-    if (p->c->progress)
-        p->c->progress(p->c->ctx, p->run, percent);
+    if (!p->c->progress)
+        return;
+    pthread_mutex_lock(p->mu);
+    p->c->progress(p->c->ctx, p->run, percent);
+    pthread_mutex_unlock(p->mu);
 }
 
-/* Writes run k's scenario as dir/file and runs it into dir/<run>. */
-static int run(const struct ps_what_if *w, int k, const char *dir, struct run_progress *p,
-               struct ps_error *err)
+/* Run k of w: its scenario written as dir/file, run into dir/<run>, then measured (the
+ * recorded run: and its fidelity). */
+struct run_job {
+    const struct ps_what_if *w;
+    int k;
+    const char *dir, *tree;
+    struct run_progress p;
+    json_t *m, *fid;
+    struct ps_error err;
+    int rc;
+};
+
+static void *run(void *arg)
 {
     static const char *const files[2] = {"scenario.json", "scenario-changed.json"};
+    struct run_job *j = arg;
     char path[4096], out[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, files[k]);
-    snprintf(out, sizeof out, "%s/%s", dir, run_names[k]);
-    int rc = ps_file_write(path, w->text[k], strlen(w->text[k]), err);
-    if (rc != 0)
-        return rc;
-    const struct ps_scenario *sc = w->sc[k];
+    snprintf(path, sizeof path, "%s/%s", j->dir, files[j->k]);
+    snprintf(out, sizeof out, "%s/%s", j->dir, run_names[j->k]);
+    j->rc = ps_file_write(path, j->w->text[j->k], strlen(j->w->text[j->k]), &j->err);
+    if (j->rc != 0)
+        return NULL;
+    const struct ps_scenario *sc = j->w->sc[j->k];
     int64_t sample = sc->duration_ms / 2000;   /* pools.csv rows: at most ~2000 per pool */
-    p->run = run_names[k];
-    struct ps_sim_dir_options o = {.progress = run_progress, .progress_ctx = p,
-                                   .cancel = p->c->cancel,
+    struct ps_sim_dir_options o = {.progress = run_progress, .progress_ctx = &j->p,
+                                   .cancel = j->p.c->cancel,
                                    .pools_period_ms = sample > sc->fair_share_update_period_ms
                                                           ? sample : 0};
-    return ps_sim_write_dir(sc, path, out, &o, err);
+    j->rc = ps_sim_write_dir(sc, path, out, &o, &j->err);
+    if (j->rc == 0)
+        j->rc = ps_what_if_run_metrics(out, j->w->scenario[j->k], j->tree, j->w->fs_period_ms,
+                                       &j->m, &j->err);
+    if (j->rc == 0 && j->k == 0)
+        j->rc = ps_what_if_fidelity(j->w->rows, j->w->scenario[0], j->w->since_ms, j->tree, j->m,
+                                    out, &j->fid, &j->err);
+    return NULL;
 }
 
-/* Both runs' measures and the recorded run's fidelity. */
-static int measure(const struct ps_what_if *w, const char *dir, const char *tree, json_t *m[2],
-                   json_t **fid, struct ps_error *err)
+/* Both runs and their measures, the changed run on a thread of its own (the simulator keeps
+ * no shared mutable state): m[k] and *fid, or the recorded run's error first when both fail. */
+static int run_both(const struct ps_what_if *w, const char *dir, const char *tree,
+                    const struct ps_what_if_control *c, json_t *m[2], json_t **fid,
+                    struct ps_error *err)
 {
-    int rc = 0;
-    for (int k = 0; rc == 0 && k < 2; k++) {
-        char sub[4096];
-        snprintf(sub, sizeof sub, "%s/%s", dir, run_names[k]);
-        rc = ps_what_if_run_metrics(sub, w->scenario[k], tree, w->fs_period_ms, &m[k], err);
-        if (rc == 0 && k == 0)
-            rc = ps_what_if_fidelity(w->rows, w->scenario[0], w->since_ms, tree, m[0], sub, fid,
-                                     err);
+    pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    struct run_job j[2];
+    for (int k = 0; k < 2; k++) {
+        j[k] = (struct run_job){.w = w, .k = k, .dir = dir, .tree = tree,
+                                .p = {c, &mu, run_names[k]}};
+        ps_error_init(&j[k].err);
     }
-    return rc;
+    pthread_t thread;
+    bool threaded = pthread_create(&thread, NULL, run, &j[1]) == 0;
+    run(&j[0]);
+    if (threaded)
+        pthread_join(thread, NULL);
+    else
+        run(&j[1]);
+    pthread_mutex_destroy(&mu);
+    m[0] = j[0].m;
+    m[1] = j[1].m;
+    *fid = j[0].fid;
+    for (int k = 0; k < 2; k++)
+        if (j[k].rc != 0) {
+            *err = j[k].err;
+            return j[k].rc;
+        }
+    return 0;
 }
 
 int ps_what_if_execute(const struct ps_what_if *w, const char *dir,
@@ -166,14 +206,9 @@ int ps_what_if_execute(const struct ps_what_if *w, const char *dir,
     if (mkdir(dir, 0777) != 0 && errno != EEXIST)
         return ps_error_set(err, PS_EIO, "%s: cannot create: %s", dir, strerror(errno));
     struct ps_what_if_control none = {0};
-    struct run_progress p = {c ? c : &none, NULL};
-    int rc = 0;
-    for (int k = 0; rc == 0 && k < 2; k++)
-        rc = run(w, k, dir, &p, err);
     const char *tree = json_string_value(json_object_get(w->scenario[0], "default_tree"));
     json_t *m[2] = {NULL, NULL}, *fid = NULL;
-    if (rc == 0)
-        rc = measure(w, dir, tree, m, &fid, err);
+    int rc = run_both(w, dir, tree, c ? c : &none, m, &fid, err);
     if (rc == 0) {
         struct ps_what_if_result res = {.since_ms = w->since_ms, .until_ms = w->until_ms,
                                         .tree = tree, .changes = w->changes, .recorded = m[0],
