@@ -783,6 +783,12 @@ int ps_pool_tree_remove_pool(struct ps_pool_tree *tree, const char *name, struct
     if (pool->child_pool_count > 0)
         return ps_error_set(err, PS_ESTATE, "pool \"%s\" cannot be removed: it has %d child pools",
                             name, pool->child_pool_count);
+    if (pool->child_operation_count > 0 && !pool->ephemeral) {
+        if (ps_tree_pool_make_ephemeral(tree, pool) != 0)
+            return ps_error_set(err, PS_ENOMEM, "out of memory removing pool \"%s\"", name);
+        ps_pool_tree_run_pending(tree);
+        return 0;
+    }
     if (pool->child_operation_count > 0)
         return ps_error_set(err, PS_ESTATE, "pool \"%s\" cannot be removed: it has %d operations",
                             name, pool->child_operation_count);

@@ -215,8 +215,10 @@ int ps_pool_tree_create_pool(struct ps_pool_tree *tree, const char *name, const 
 int ps_pool_tree_create_pools(struct ps_pool_tree *tree, const struct ps_value *pools,
                               struct ps_error *err);
 
-/* Removes an explicit pool. Refused (PS_ESTATE) while it has child pools or operations;
- * PS_ENOENT when absent; PS_EINVAL for the root. */
+/* Removes an explicit pool. One with operations stays as an ephemeral pool of that name until
+ * they end (upstream's rule, ps_tree_pool_make_ephemeral). Refused (PS_ESTATE) while it has
+ * child pools, or for an ephemeral pool with operations; PS_ENOENT when absent; PS_EINVAL for
+ * the root. */
 int ps_pool_tree_remove_pool(struct ps_pool_tree *tree, const char *name, struct ps_error *err);
 
 /* Moves a pool (with its subtree, operations and counts) under new_parent. Refused when the

@@ -93,6 +93,11 @@ void ps_tree_pool_set_configs(struct ps_pool *pool, struct ps_pool_config *expli
 uint64_t ps_tree_pool_config_version_next(void);
 /* Moves counts of a subtree from its old ancestors to new ones and relinks it. */
 void ps_tree_pool_reparent(struct ps_pool *pool, struct ps_pool *new_parent);
+/* A removed explicit pool that still has operations, as upstream's pools update does: it keeps
+ * them as an ephemeral pool (no user's) of default config with the ephemeral_subpool_config of
+ * its new parent, the default parent for a user of its name (the root when that is the pool
+ * itself), and goes once empty. 0 or PS_ENOMEM (nothing changed). */
+int ps_tree_pool_make_ephemeral(struct ps_pool_tree *tree, struct ps_pool *pool);
 /* Removes pool and its ancestors while they are ephemeral and empty. */
 void ps_tree_remove_empty_ephemeral(struct ps_pool_tree *tree, struct ps_pool *pool);
 

@@ -101,3 +101,27 @@ int ps_pool_tree_actualize_ephemeral_parents(struct ps_pool_tree *tree)
     }
     return moved;
 }
+
+int ps_tree_pool_make_ephemeral(struct ps_pool_tree *tree, struct ps_pool *pool)
+{
+    /* upstream asks for the default parent of a user named as the pool */
+    struct ps_pool *parent = ps_pool_tree_default_parent_for(tree, pool->name);
+    if (parent == pool)
+        parent = tree->root;
+    struct ps_pool_config explicit_cfg, cfg;
+    if (ps_pool_config_init(&explicit_cfg) != 0)
+        return PS_ENOMEM;
+    if (ps_pool_config_init_ephemeral(&cfg, parent->is_root ? NULL : &parent->config) != 0) {
+        ps_pool_config_release(&explicit_cfg);
+        return PS_ENOMEM;
+    }
+    ps_tree_pool_set_configs(pool, &explicit_cfg, &cfg, NULL);
+    ps_formula_free(pool->filter);
+    pool->filter = NULL;
+    pool->ephemeral = true;
+    pool->ephemeral_in_default_parent = false;
+    if (pool->parent != parent)
+        ps_tree_pool_reparent(pool, parent);
+    ps_tree_reaccount_lightweight(tree, pool);
+    return 0;
+}

@@ -275,8 +275,6 @@ static void test_move_and_remove(void **state)
 
     struct ps_error err;
     ps_error_init(&err);
-    assert_int_equal(ps_pool_tree_remove_pool(tree, "leaf", &err), PS_ESTATE);
-    assert_string_equal(err.msg, "pool \"leaf\" cannot be removed: it has 2 operations");
 
     /* Moving the subtree moves its counts; room under b lets the pending operation run. */
     ps_error_init(&err);
@@ -333,6 +331,49 @@ static void test_ephemeral_pool_becomes_explicit(void **state)
     /* It no longer vanishes with its last operation. */
     assert_int_equal(ps_pool_tree_remove_operation(tree, "op1", &err), 0);
     assert_non_null(ps_pool_tree_find_pool(tree, "alice"));
+    ps_pool_tree_free(tree);
+}
+
+/* A removed pool with operations stays, ephemeral, until they end (upstream's pools update). */
+static void test_removed_pool_with_operations_turns_ephemeral(void **state)
+{
+    (void)state;
+    struct ps_error err;
+    ps_error_init(&err);
+    struct ps_value cfg = json("{\"default_parent_pool\": \"research\"}");
+    struct ps_pool_tree *tree = ps_pool_tree_new("physical", &cfg, &err);
+    ps_value_release(&cfg);
+    create(tree, "research", NULL, "{\"ephemeral_subpool_config\": {\"max_operation_count\": 3}}");
+    create(tree, "p", NULL, "{\"weight\": 5, \"max_running_operation_count\": 1}");
+    struct ps_tree_op *op1 = start(tree, "op1", "alice", "p", 1);
+    struct ps_tree_op *op2 = start(tree, "op2", "alice", "p", 2);
+    struct ps_pool *p = ps_pool_tree_find_pool(tree, "p");
+    struct ps_pool *research = ps_pool_tree_find_pool(tree, "research");
+    assert_true(op1->running);
+    assert_false(op2->running);
+
+    assert_int_equal(ps_pool_tree_remove_pool(tree, "p", &err), 0);
+    assert_ptr_equal(ps_pool_tree_find_pool(tree, "p"), p);
+    assert_true(p->ephemeral);
+    assert_ptr_equal(p->parent, research);
+    assert_false(p->config.weight.set);
+    assert_true(p->config.max_operation_count.set && p->config.max_operation_count.value == 3);
+    assert_int_equal(research->operation_count, 2);
+    assert_ptr_equal(op1->pool, p);
+    assert_true(op2->running);   /* its own running limit is gone with its config */
+    /* an ephemeral pool with operations is not removed again */
+    assert_int_equal(ps_pool_tree_remove_pool(tree, "p", &err), PS_ESTATE);
+    assert_int_equal(ps_pool_tree_remove_operation(tree, "op1", &err), 0);
+    assert_non_null(ps_pool_tree_find_pool(tree, "p"));
+    assert_int_equal(ps_pool_tree_remove_operation(tree, "op2", &err), 0);
+    assert_null(ps_pool_tree_find_pool(tree, "p"));
+    assert_int_equal(research->child_pool_count, 0);
+
+    /* the default parent itself goes under the root */
+    start(tree, "op3", "alice", "research", 3);
+    assert_int_equal(ps_pool_tree_remove_pool(tree, "research", &err), 0);
+    assert_true(research->ephemeral);
+    assert_ptr_equal(research->parent, ps_pool_tree_root(tree));
     ps_pool_tree_free(tree);
 }
 
@@ -481,6 +522,7 @@ int main(void)
         cmocka_unit_test(test_whole_tree_validation_leaves_tree_unchanged),
         cmocka_unit_test(test_move_and_remove),
         cmocka_unit_test(test_ephemeral_pool_becomes_explicit),
+        cmocka_unit_test(test_removed_pool_with_operations_turns_ephemeral),
         cmocka_unit_test(test_tree_config_changes),
         cmocka_unit_test(test_pools_from_a_document),
         cmocka_unit_test(test_standalone_nodes_follow_the_filter),
