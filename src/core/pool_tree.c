@@ -771,6 +771,14 @@ int ps_pool_tree_create_pool(struct ps_pool_tree *tree, const char *name, const 
     return 0;
 }
 
+static int explicit_child_count(const struct ps_pool_tree *tree, const struct ps_pool *pool)
+{
+    int n = 0;
+    for (int i = 0; i < tree->pool_count; i++)
+        n += tree->pools[i]->parent == pool && !tree->pools[i]->ephemeral;
+    return n;
+}
+
 int ps_pool_tree_remove_pool(struct ps_pool_tree *tree, const char *name, struct ps_error *err)
 {
     ps_tree_begin_change(tree);
@@ -780,18 +788,20 @@ int ps_pool_tree_remove_pool(struct ps_pool_tree *tree, const char *name, struct
                             tree->name);
     if (pool->is_root)
         return ps_error_set(err, PS_EINVAL, "the root pool cannot be removed");
-    if (pool->child_pool_count > 0)
+    int explicit_children = explicit_child_count(tree, pool);
+    if (explicit_children > 0)
         return ps_error_set(err, PS_ESTATE, "pool \"%s\" cannot be removed: it has %d child pools",
-                            name, pool->child_pool_count);
-    if (pool->child_operation_count > 0 && !pool->ephemeral) {
+                            name, explicit_children);
+    /* ephemeral child pools hold operations: they stay with it */
+    if ((pool->child_pool_count > 0 || pool->child_operation_count > 0) && !pool->ephemeral) {
         if (ps_tree_pool_make_ephemeral(tree, pool) != 0)
             return ps_error_set(err, PS_ENOMEM, "out of memory removing pool \"%s\"", name);
         ps_pool_tree_run_pending(tree);
         return 0;
     }
-    if (pool->child_operation_count > 0)
-        return ps_error_set(err, PS_ESTATE, "pool \"%s\" cannot be removed: it has %d operations",
-                            name, pool->child_operation_count);
+    if (pool->operation_count > 0 || pool->child_pool_count > 0 || pool->child_operation_count > 0)
+        return ps_error_set(err, PS_ESTATE, "ephemeral pool \"%s\" cannot be removed: it has "
+                            "operations", name);
     ps_tree_pool_unlink(tree, pool);
     ps_tree_pool_free(pool);
     return 0;
@@ -854,7 +864,7 @@ int ps_pool_tree_rename_pool(struct ps_pool_tree *tree, const char *name, const 
     if (ps_pool_tree_find_pool(tree, new_name))
         return ps_error_set(err, PS_EEXIST, "name: pool \"%s\" already exists in pool tree \"%s\"",
                             new_name, tree->name);
-    /* operations name their pool: one in the subtree would lose it (remove refuses the same) */
+    /* operations name their pool: one in the subtree would lose it */
     for (int i = 0; i < tree->pool_count; i++) {
         const struct ps_pool *p = tree->pools[i];
         for (const struct ps_pool *a = p; a && p->child_operation_count > 0; a = a->parent)

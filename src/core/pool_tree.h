@@ -217,8 +217,8 @@ int ps_pool_tree_create_pools(struct ps_pool_tree *tree, const struct ps_value *
 
 /* Removes an explicit pool. One with operations stays as an ephemeral pool of that name until
  * they end (upstream's rule, ps_tree_pool_make_ephemeral). Refused (PS_ESTATE) while it has
- * child pools, or for an ephemeral pool with operations; PS_ENOENT when absent; PS_EINVAL for
- * the root. */
+ * explicit child pools (ephemeral ones stay with it), or for an ephemeral pool with operations;
+ * PS_ENOENT when absent; PS_EINVAL for the root. */
 int ps_pool_tree_remove_pool(struct ps_pool_tree *tree, const char *name, struct ps_error *err);
 
 /* Moves a pool (with its subtree, operations and counts) under new_parent. Refused when the
@@ -232,15 +232,14 @@ int ps_pool_tree_move_pool(struct ps_pool_tree *tree, const char *name, const ch
  * attributes set on it, its descendants under it with theirs, then removed from src. All or
  * nothing. Refused: PS_ENOENT (no such pool or parent), PS_EINVAL (the root, an ephemeral
  * pool, a tree rule of dst), PS_EEXIST (a name of the subtree is taken in dst), PS_ESTATE
- * (operations in the subtree, as remove refuses them). The integral volumes start anew. */
+ * (operations in the subtree: they name their pool). The integral volumes start anew. */
 int ps_pool_tree_move_pool_to_tree(struct ps_pool_tree *src, const char *name,
                                    struct ps_pool_tree *dst, const char *new_parent,
                                    const char *new_name, struct ps_error *err);
 
 /* Renames an explicit pool (Cypress's set of @name, or a move to another name). Refused:
  * PS_ENOENT, PS_EINVAL (the root, an ephemeral pool, a bad name), PS_EEXIST (the name is taken
- * in the tree), PS_ESTATE (an operation in its subtree: operations name their pool, as remove
- * refuses them). */
+ * in the tree), PS_ESTATE (an operation in its subtree: operations name their pool). */
 int ps_pool_tree_rename_pool(struct ps_pool_tree *tree, const char *name, const char *new_name,
                              struct ps_error *err);
 

@@ -444,6 +444,28 @@ static int link_ephemeral(struct ps_pool_tree *tree, struct ps_pool *pool, struc
     return 0;
 }
 
+/* A removed pool (ps_tree_pool_make_ephemeral) gone with a restart while its user subpool
+ * held operations: ephemeral again, no user's, where a user's pool of that name would go. */
+static int restore_removed_parent(struct ps_pool_tree *tree, const char *user, const char *name,
+                                  struct ps_pool **out, struct ps_error *err)
+{
+    struct resolution res;
+    int rc = resolve(tree, user, name, &res, err);
+    if (rc != 0 || res.pool) {
+        *out = res.pool;
+        return rc;
+    }
+    struct ps_pool *pool = new_ephemeral(tree, &res, user, err);
+    rc = pool ? link_ephemeral(tree, pool, err) : PS_ENOMEM;
+    if (rc != 0)
+        return rc;
+    free(pool->ephemeral_user);
+    pool->ephemeral_user = NULL;
+    pool->ephemeral_in_default_parent = false;
+    *out = pool;
+    return 0;
+}
+
 /* restore: NULL for a start; else the pool and state the operation had before a restart. */
 static int add_operation(struct ps_pool_tree *tree, const char *id, const char *user,
                          int64_t start_time_ms, const struct ps_tree_op_settings *settings,
@@ -463,6 +485,7 @@ static int add_operation(struct ps_pool_tree *tree, const char *id, const char *
     if (rc != 0)
         return rc;
     struct resolution res;
+    struct ps_pool *made_parent = NULL;
     struct ps_pool *exact = restore && restore->pool ? ps_pool_tree_find_pool(tree, restore->pool)
                                                      : NULL;
     if (exact) {
@@ -478,11 +501,16 @@ static int add_operation(struct ps_pool_tree *tree, const char *id, const char *
         if (delim)
             *delim = '\0';
         struct ps_pool *parent = delim ? ps_pool_tree_find_pool(tree, base) : NULL;
-        if (parent && strlen(restore->pool) < sizeof res.name) {
+        if (delim && !parent && strlen(restore->pool) < sizeof res.name) {
+            /* its parent was a removed pool kept ephemeral for it: made again */
+            rc = restore_removed_parent(tree, user, base, &made_parent, err);
+            parent = made_parent;
+        }
+        if (rc == 0 && parent && strlen(restore->pool) < sizeof res.name) {
             memset(&res, 0, sizeof res);
             snprintf(res.name, sizeof res.name, "%s", restore->pool);
             res.parent = parent;
-        } else {
+        } else if (rc == 0) {
             rc = resolve(tree, user, delim ? settings ? settings->pool : NULL : restore->pool,
                          &res, err);
         }
@@ -522,6 +550,7 @@ static int add_operation(struct ps_pool_tree *tree, const char *id, const char *
     if (rc != 0) {
         ps_formula_free(filter);
         op_free(op);
+        ps_tree_remove_empty_ephemeral(tree, made_parent);
         return rc;
     }
     op->start_time_ms = start_time_ms;

@@ -620,6 +620,103 @@ def ephemeral_to_explicit_pool_transformation():
         env.stop()
 
 
+
+@case
+def reconfigured_pools_operations_limit():
+    # upstream: test_scheduler_strategy::TestSchedulerOperationLimits::test_reconfigured_pools_operations_limit
+    env = limits_env("reconfigured_limit")
+    try:
+        env.pool("test_pool_1")
+        env.pool("test_pool_2")
+        op1 = env.op(pool="test_pool_1")
+        env.wait(lambda: running_slots(env, op1) == 1, "op1's job runs")
+        env.s.ok("remove", {"path": T + "/test_pool_1"})
+        env.pool("test_pool_1", parent="test_pool_2")
+        env.wait(lambda: env.pool_attr("test_pool_1", "parent") == "test_pool_2",
+                 "test_pool_1 under test_pool_2")
+        op2 = env.op(pool="test_pool_2")
+        check(state(env, op1) == "running", "op1 running: %s" % state(env, op1))
+        env.wait(lambda: state(env, op2) == "pending", "op2 pending")
+        for n in env.nodes:
+            n.finish_all()
+        env.wait(lambda: state(env, op1) == "completed", "op1 completed")
+        env.wait(lambda: running_slots(env, op2) == 1, "op2's job runs after op1")
+        for n in env.nodes:
+            n.finish_all()
+        env.wait(lambda: state(env, op2) == "completed", "op2 completed")
+    finally:
+        env.stop()
+
+
+def pool_exists(env, pool):
+    return env.pool_attr(pool, "parent") is not None
+
+
+@case
+def ephemeral_pool_parent_is_removed_after_operation_complete():
+    # upstream: test_scheduler_strategy::TestEphemeralPools::test_ephemeral_pool_parent_is_removed_after_operation_complete
+    env = Env("eph_parent_removed", nodes=1)
+    try:
+        env.pool("custom_pool", create_ephemeral_subpools=True)
+        op = env.op(token=env.s.token("root"), pool="custom_pool")
+        env.wait(lambda: running_slots(env, op) == 1, "the job runs")
+        env.s.ok("remove", {"path": T + "/custom_pool"})
+        env.wait(lambda: pool_exists(env, "custom_pool"), "custom_pool kept")
+        env.wait(lambda: pool_exists(env, "custom_pool$root"), "custom_pool$root kept")
+        # beyond upstream: a restart (kill -9) keeps the operation in custom_pool$root
+        env.s.kill9()
+        env.s.start()
+        env.wait(lambda: env.op_attr(op, "pool") == "custom_pool$root", "restored in custom_pool$root")
+        env.wait(lambda: env.pool_attr("custom_pool", "is_ephemeral") is True, "custom_pool ephemeral")
+        for n in env.nodes:
+            n.finish_all()
+        env.wait(lambda: state(env, op) == "completed", "op completed")
+        env.wait(lambda: not pool_exists(env, "custom_pool"), "custom_pool gone")
+        env.wait(lambda: not pool_exists(env, "custom_pool$root"), "custom_pool$root gone")
+    finally:
+        env.stop()
+
+
+@case
+def explicit_to_ephemeral_pool_transformation_with_user_default_parent_pool_map():
+    # upstream: test_scheduler_strategy::TestEphemeralPools::test_explicit_to_ephemeral_pool_transformation_with_user_default_parent_pool_map
+    env = Env("explicit_to_eph_map", nodes=1)
+    try:
+        u = env.s.token("u")
+        env.pool("u")
+        env.pool("default_parent_for_u")
+        env.s.set(T + "/@use_user_default_parent_pool_map", True)
+        env.s.set("//sys/scheduler/user_to_default_pool", {"u": "default_parent_for_u"})
+        op = env.op(token=u)
+        env.wait(lambda: env.op_attr(op, "pool", "") == "u", "operation in pool u")
+        env.wait(lambda: env.pool_attr("u", "parent") == "<Root>", "u under <Root>")
+        env.s.ok("remove", {"path": T + "/u"})
+        env.wait(lambda: env.pool_attr("u", "parent") == "default_parent_for_u",
+                 "u under default_parent_for_u")
+        env.wait(lambda: env.pool_attr("u", "is_ephemeral", False) is True, "u ephemeral")
+    finally:
+        env.stop()
+
+
+@case
+def explicit_to_ephemeral_pool_transformation_with_ephemeral_subpool_config():
+    # upstream: test_scheduler_strategy::TestEphemeralPools::test_explicit_to_ephemeral_pool_transformation_with_ephemeral_subpool_config
+    env = Env("explicit_to_eph_config", nodes=1)
+    try:
+        env.pool("research", ephemeral_subpool_config={"max_operation_count": 3})
+        env.pool("ephemeral")
+        env.s.set(T + "/@default_parent_pool", "research")
+        op = env.op(token=env.s.token("root"), pool="ephemeral")
+        env.wait(lambda: env.op_attr(op, "pool", "") == "ephemeral", "operation in ephemeral")
+        env.wait(lambda: env.pool_attr("ephemeral", "parent") == "<Root>", "ephemeral under <Root>")
+        env.s.ok("remove", {"path": T + "/ephemeral"})
+        env.wait(lambda: env.pool_attr("ephemeral", "parent") == "research", "under research")
+        env.wait(lambda: env.pool_attr("ephemeral", "is_ephemeral", False) is True, "ephemeral")
+        env.wait(lambda: env.pool_attr("ephemeral", "max_operation_count", False) == 3,
+                 "max_operation_count 3")
+    finally:
+        env.stop()
+
 upslib.run(upslib.CASES, sys.argv[3:])
 finish()
 PYEOF
