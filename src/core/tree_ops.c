@@ -286,6 +286,22 @@ static void attach(struct ps_pool_tree *tree, struct ps_tree_op *op, struct ps_p
     }
 }
 
+/* Attaches a running op to pool and keeps it running, whatever pool's running limits say. */
+static void attach_running(struct ps_pool_tree *tree, struct ps_tree_op *op, struct ps_pool *pool)
+{
+    (void)tree;
+    op->pool = pool;
+    pool->child_operation_count++;
+    add_counts(pool, 1, 0);
+    op->running = true;   /* not a start: it was running, so not in tree->started */
+    op->pending_by = NULL;
+    op->lightweight = ps_pool_lightweight_enabled(pool);
+    if (op->lightweight)
+        add_lightweight(pool, 1);
+    else
+        add_counts(pool, 0, 1);
+}
+
 static void detach(struct ps_pool_tree *tree, struct ps_tree_op *op)
 {
     if (op->running && op->lightweight)
@@ -727,8 +743,14 @@ void ps_tree_move_out_of_stale_subpools(struct ps_pool_tree *tree, struct ps_poo
         if (sub->parent != hub || !sub->ephemeral || !sub->ephemeral_user ||
             sub->ephemeral_in_default_parent)
             continue;
+        /* running operations stay running (as after a lowered max_running_operation_count:
+         * counted, never stopped), pending ones wait in the hub by its limits */
+        bool was_running = op->running;
         detach(tree, op);
-        attach(tree, op, hub);
+        if (was_running)
+            attach_running(tree, op, hub);
+        else
+            attach(tree, op, hub);
         tree->moved[tree->moved_count++] = op;
         ps_tree_remove_empty_ephemeral(tree, sub);
     }

@@ -209,5 +209,25 @@ try:
     s.ok("abort_op", {"operation_id": first})
 finally:
     s.stop()
+
+# 8. a running operation moved out of a stale user subpool stays running, counted in its new
+# pool, even when an ancestor is at its running limit (as after a lowered limit); it was left
+# "running" in the service while the tree had made it pending (found by server_stateful.py)
+s = scheduler("stale_running")
+try:
+    for p in ("p59", "p59/p81", "p59/p81/p55"):
+        s.ok("create", {"type": "scheduler_pool", "path": "//sys/pools/" + p})
+    s.set("//sys/pools/p59/p81/p55/@create_ephemeral_subpools", True)
+    x = start(s, "p55")
+    check(op(s, x)["state"] == "running", "x runs in p55's user subpool")
+    s.set("//sys/pools/p59/p81/@max_running_operation_count", 0)
+    s.set("//sys/pools/p59/p81/p55/@create_ephemeral_subpools", False)
+    g = op(s, x)
+    check(g["state"] == "running" and g["pool_per_tree"] == {"physical": "p55"},
+          "x moved into p55, still running: %s %s" % (g["state"], g["pool_per_tree"]))
+    running = s.get(ORCHID + "p55/running_operation_count")
+    check(running == 1, "p55 counts x running: %s" % running)
+finally:
+    s.stop()
 finish()
 EOF
