@@ -294,7 +294,8 @@ int sim_submit(struct ps_sim *sim, int op, struct ps_error *err)
         sim_buf_str(&sim->line, sim->trees[o->ms[k].tree].name);
         sim_buf_puts(&sim->line, ":");
         sim_buf_str(&sim->line, o->ms[k].m->pool->name);
-        if (sim->options.event_tree && strcmp(sim->trees[o->ms[k].tree].name, sim->options.event_tree) == 0)
+        const char *tree = sim->trees[o->ms[k].tree].name;
+        if (sim->options.event_tree && strcmp(tree, sim->options.event_tree) == 0)
             sim->ev.pool = o->ms[k].m->pool->name;
     }
     sim_buf_puts(&sim->line, "}");

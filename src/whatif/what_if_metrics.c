@@ -217,17 +217,20 @@ struct ps_what_if_events {
 };
 
 /* A job's time on the cluster as its user's usage. */
-static void job_event(struct ps_what_if_events *r, const struct ps_sim_event *ev, const char *user)
+static void job_event(struct ps_what_if_events *r, const struct ps_sim_event *ev,
+                      const char *user)
 {
     const char *type = ev->type, *id = ev->job_id;
     if (!id)
         return;
     if (strcmp(type, "job_started") == 0) {
         json_t *res = json_array();
-        for (int i = 0; ev->resources && i < PS_RES_COUNT; i++)   /* as events.jsonl has them */
-            json_array_append_new(res, json_real(i == PS_RES_CPU ? (double)ev->resources->v[i] / PS_CPU_SCALE
-                                                                 : (double)ev->resources->v[i]));
-        json_object_set_new(r->running, id, json_pack("[s, I, o]", user, (json_int_t)ev->time_ms, res));
+        for (int i = 0; ev->resources && i < PS_RES_COUNT; i++) {   /* cpu in cores */
+            double v = (double)ev->resources->v[i];
+            json_array_append_new(res, json_real(i == PS_RES_CPU ? v / PS_CPU_SCALE : v));
+        }
+        json_object_set_new(r->running, id,
+                            json_pack("[s, I, o]", user, (json_int_t)ev->time_ms, res));
         return;
     }
     const json_t *j = json_object_get(r->running, id);
@@ -248,8 +251,9 @@ void ps_what_if_events_add(void *ctx, const struct ps_sim_event *ev)
     if (!type || !op)
         return;
     if (strcmp(type, "operation_started") == 0) {
-        json_object_set_new(r->ops, op, json_pack("[s, s, I]", ev->pool ? ev->pool : "",
-                                                  ev->user ? ev->user : "", (json_int_t)ev->time_ms));
+        json_object_set_new(r->ops, op,
+                            json_pack("[s, s, I]", ev->pool ? ev->pool : "",
+                                      ev->user ? ev->user : "", (json_int_t)ev->time_ms));
         json_object_set_new(r->first_job, op, json_null());
         return;
     }
@@ -376,7 +380,8 @@ static int open_pools_csv(const char *dir, struct ps_csv *csv, char **text, cons
     return rc;
 }
 
-static int read_pools(struct ps_what_if_events *r, const char *dir, int64_t period_ms, struct ps_error *err)
+static int read_pools(struct ps_what_if_events *r, const char *dir, int64_t period_ms,
+                      struct ps_error *err)
 {
     static const char *const names[] = {"time", "tree", "pool", "fair_share_ratio",
                                         "usage_ratio", "starvation_status"};
