@@ -92,8 +92,24 @@
 #include "core/error.h"
 #include "io/scenario.h"
 
+/* The fields of an events.jsonl line that options.on_event receives, as the line has them
+ * (what-if's measures read these instead of reading the file back). Valid during the call. */
+struct ps_sim_event {
+    const char *type;                       /* event_type */
+    int64_t time_ms;                        /* time */
+    const char *operation_id;               /* job events, operation_started; else NULL */
+    const char *job_id;                     /* job events; else NULL */
+    const char *user;                       /* operation_started; else NULL */
+    const char *pool;                       /* operation_started: its pool in event_tree */
+    const struct ps_resources *resources;   /* job_started; else NULL */
+};
+
 struct ps_sim_options {
     FILE *events;              /* events.jsonl, written while running; NULL: not written */
+    /* when not NULL, called for every events.jsonl line (written or not) with its fields */
+    void (*on_event)(void *ctx, const struct ps_sim_event *ev);
+    void *on_event_ctx;
+    const char *event_tree;    /* the pool tree of ps_sim_event.pool; NULL: pool is NULL */
     FILE *pools;               /* pools.csv, written while running; NULL: not written */
     /* 0: a row per pool at every fair share period (formats.md). Otherwise rows at the first
      * fair share period at or after each multiple of pools_period_ms (sampling, for long runs). */

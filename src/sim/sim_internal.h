@@ -310,6 +310,8 @@ struct ps_sim {
     int64_t next_exec_nodes_check_ms;  /* core/exec_nodes.h, at fair share updates */
     int64_t next_demand_check_ms;      /* the same, resource_demand_sanity_check_period */
     struct sim_buf line;               /* the output line being built */
+    struct ps_sim_event ev;            /* its fields, for options.on_event */
+    char ev_job_id[512];
     struct sim_double_memo *double_memo;    /* sim_output.c: pools.csv numbers, formatted */
     int64_t reason_ms[PS_PENDING_REASON_COUNT];   /* operation x ms spent per top reason */
     struct ps_sim_stats stats;

@@ -280,6 +280,8 @@ int sim_submit(struct ps_sim *sim, int op, struct ps_error *err)
     sim_active_add(sim, op);
 
     sim_ev_begin(sim, "operation_started");
+    sim->ev.operation_id = o->sc->id;
+    sim->ev.user = o->sc->user;
     sim_ev_key(sim, "operation_id");
     sim_buf_str(&sim->line, o->sc->id);
     sim_ev_key(sim, "user");
@@ -292,6 +294,9 @@ int sim_submit(struct ps_sim *sim, int op, struct ps_error *err)
         sim_buf_str(&sim->line, sim->trees[o->ms[k].tree].name);
         sim_buf_puts(&sim->line, ":");
         sim_buf_str(&sim->line, o->ms[k].m->pool->name);
+        const char *tree = sim->trees[o->ms[k].tree].name;
+        if (sim->options.event_tree && strcmp(tree, sim->options.event_tree) == 0)
+            sim->ev.pool = o->ms[k].m->pool->name;
     }
     sim_buf_puts(&sim->line, "}");
     sim_ev_key(sim, "job_count");
@@ -585,6 +590,7 @@ int sim_job_start(struct ps_sim *sim, int op, int k, int node, struct ps_resourc
     sim_buf_str(&sim->line, sim->trees[o->ms[k].tree].name);
     sim_ev_key(sim, "resources");
     sim_buf_resources(&sim->line, &job->resources);
+    sim->ev.resources = &job->resources;
     sim_ev_key(sim, "memory_reserve");
     sim_buf_int(&sim->line, job->resources.v[PS_RES_MEMORY]);
     sim_ev_end(sim);

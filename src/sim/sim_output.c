@@ -170,10 +170,16 @@ void sim_buf_csv(struct sim_buf *b, const char *s)
 
 /* ---- events.jsonl ------------------------------------------------------------------------ */
 
+static bool ev_on(const struct ps_sim *sim)
+{
+    return sim->options.events || sim->options.on_event;
+}
+
 void sim_ev_begin(struct ps_sim *sim, const char *type)
 {
-    if (!sim->options.events)
+    if (!ev_on(sim))
         return;
+    sim->ev = (struct ps_sim_event){.type = type, .time_ms = sim->now};
     sim->line.len = 0;
     sim_buf_puts(&sim->line, "{\"time\":");
     sim_buf_int(&sim->line, sim->now);
@@ -193,6 +199,9 @@ void sim_ev_key(struct ps_sim *sim, const char *key)
 
 void sim_ev_end(struct ps_sim *sim)
 {
+    if (sim->options.on_event && sim->ev.type)
+        sim->options.on_event(sim->options.on_event_ctx, &sim->ev);
+    sim->ev.type = NULL;
     if (!sim->options.events)
         return;
     sim_buf_puts(&sim->line, "}\n");
@@ -207,11 +216,13 @@ void sim_ev_end(struct ps_sim *sim)
 
 void sim_ev_job(struct ps_sim *sim, const char *type, const struct sim_job *job)
 {
-    if (!sim->options.events)
+    if (!ev_on(sim))
         return;
-    char id[512];
-    sim_job_id(sim, job, id, sizeof id);
+    char *id = sim->ev_job_id;
+    sim_job_id(sim, job, id, sizeof sim->ev_job_id);
     sim_ev_begin(sim, type);
+    sim->ev.job_id = id;
+    sim->ev.operation_id = sim->ops[job->op].sc->id;
     sim_ev_key(sim, "job_id");
     sim_buf_str(&sim->line, id);
     sim_ev_key(sim, "operation_id");

@@ -72,6 +72,11 @@ static int start(const struct ps_scenario *sc, const char *shown, const char *di
                             strerror(errno));
     struct ps_sim_options options = {.events = files[0], .pools = files[1],
                                      .pools_period_ms = o ? o->pools_period_ms : 0};
+    if (o) {
+        options.on_event = o->on_event;
+        options.on_event_ctx = o->on_event_ctx;
+        options.event_tree = o->event_tree;
+    }
     int rc = ps_sim_new(sc, &options, sim, err);
     if (rc != 0) {
         ps_error_prefix(err, "%s", shown);

@@ -29,6 +29,10 @@ struct ps_sim_dir_options {
     /* when not NULL and set (another thread may set it), the run stops at its next 1/50 of
      * the duration: PS_ESTATE "cancelled" */
     const atomic_bool *cancel;
+    /* when not NULL, called with each event as it is written to events.jsonl (ps_sim_options) */
+    void (*on_event)(void *ctx, const struct ps_sim_event *ev);
+    void *on_event_ctx;
+    const char *event_tree;
 };
 
 /* What `poolsched simulate` does after parsing (cmd_simulate.c): runs sc (borrowed) and writes

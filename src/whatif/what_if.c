@@ -153,14 +153,22 @@ static void *run(void *arg)
         return NULL;
     const struct ps_scenario *sc = j->w->sc[j->k];
     int64_t sample = sc->duration_ms / 2000;   /* pools.csv rows: at most ~2000 per pool */
+    struct ps_what_if_events *events = ps_what_if_events_new(j->tree, sc->duration_ms);
+    if (!events) {
+        j->rc = ps_error_set(&j->err, PS_ENOMEM, "out of memory");
+        return NULL;
+    }
     struct ps_sim_dir_options o = {.progress = run_progress, .progress_ctx = &j->p,
                                    .cancel = j->p.c->cancel,
                                    .pools_period_ms = sample > sc->fair_share_update_period_ms
-                                                          ? sample : 0};
+                                                          ? sample : 0,
+                                   .on_event = ps_what_if_events_add, .on_event_ctx = events,
+                                   .event_tree = j->tree};
     j->rc = ps_sim_write_dir(sc, path, out, &o, &j->err);
     if (j->rc == 0)
-        j->rc = ps_what_if_run_metrics(out, j->w->scenario[j->k], j->tree, j->w->fs_period_ms,
+        j->rc = ps_what_if_run_metrics(events, out, j->w->scenario[j->k], j->w->fs_period_ms,
                                        &j->m, &j->err);
+    ps_what_if_events_free(events);
     if (j->rc == 0 && j->k == 0)
         j->rc = ps_what_if_fidelity(j->w->rows, j->w->scenario[0], j->w->since_ms, j->tree, j->m,
                                     out, &j->fid, &j->err);

@@ -70,6 +70,13 @@ static void resources(const json_t *map, double v[PS_RES_COUNT])
         v[i] = json_number_value(json_object_get(map, ps_resource_name(i)));
 }
 
+/* The resources of a running job ([user, start, [resources]]). */
+static void job_resources(const json_t *job, double v[PS_RES_COUNT])
+{
+    for (int i = 0; i < PS_RES_COUNT; i++)
+        v[i] = json_real_value(json_array_get(json_array_get(job, 2), (size_t)i));
+}
+
 /* A step series sampled at n points k*step: adds sign*res to [from, to) in diff arrays. */
 static void add_interval(double *diff, size_t n, int64_t step, int64_t from, int64_t to,
                          const double res[PS_RES_COUNT])
@@ -200,23 +207,30 @@ static void series_release(struct series *s)
     free(s->use);
 }
 
-/* per operation: [pool, user, submitted] */
-struct run {
+/* A run's events as the simulator emits them (ps_what_if_events_add): per operation
+ * [pool, user, submitted]. */
+struct ps_what_if_events {
     json_t *ops, *first_job, *pools, *users;
-    json_t *running;          /* job id -> [user, start ms, resources] */
+    json_t *running;          /* job id -> [user, start ms, [resources]] */
     struct series user_use;   /* usage per user */
-    const char *tree;
+    char *tree;
 };
 
 /* A job's time on the cluster as its user's usage. */
-static void job_event(struct run *r, const char *type, const json_t *ev, const char *user)
+static void job_event(struct ps_what_if_events *r, const struct ps_sim_event *ev,
+                      const char *user)
 {
-    const char *id = sval(ev, "job_id");
+    const char *type = ev->type, *id = ev->job_id;
     if (!id)
         return;
     if (strcmp(type, "job_started") == 0) {
-        json_object_set_new(r->running, id, json_pack("[s, I, O]", user, (json_int_t)ival(ev, "time"),
-                                                      json_object_get(ev, "resources")));
+        json_t *res = json_array();
+        for (int i = 0; ev->resources && i < PS_RES_COUNT; i++) {   /* cpu in cores */
+            double v = (double)ev->resources->v[i];
+            json_array_append_new(res, json_real(i == PS_RES_CPU ? v / PS_CPU_SCALE : v));
+        }
+        json_object_set_new(r->running, id,
+                            json_pack("[s, I, o]", user, (json_int_t)ev->time_ms, res));
         return;
     }
     const json_t *j = json_object_get(r->running, id);
@@ -224,22 +238,22 @@ static void job_event(struct run *r, const char *type, const json_t *ev, const c
                strcmp(type, "job_aborted") != 0))
         return;
     double res[PS_RES_COUNT];
-    resources(json_array_get(j, 2), res);
-    series_add(&r->user_use, user, json_integer_value(json_array_get(j, 1)), ival(ev, "time"), res);
+    job_resources(j, res);
+    series_add(&r->user_use, user, json_integer_value(json_array_get(j, 1)), ev->time_ms, res);
     json_object_del(r->running, id);
 }
 
-static void event(struct run *r, const json_t *ev)
+void ps_what_if_events_add(void *ctx, const struct ps_sim_event *ev)
 {
-    const char *type = sval(ev, "event_type");
-    const char *op = sval(ev, "operation_id");
+    struct ps_what_if_events *r = ctx;
+    const char *type = ev->type;
+    const char *op = ev->operation_id;
     if (!type || !op)
         return;
     if (strcmp(type, "operation_started") == 0) {
-        const char *pool = sval(json_object_get(ev, "pools"), r->tree);
-        const char *user = sval(ev, "user");
-        json_object_set_new(r->ops, op, json_pack("[s, s, I]", pool ? pool : "", user ? user : "",
-                                                  (json_int_t)ival(ev, "time")));
+        json_object_set_new(r->ops, op,
+                            json_pack("[s, s, I]", ev->pool ? ev->pool : "",
+                                      ev->user ? ev->user : "", (json_int_t)ev->time_ms));
         json_object_set_new(r->first_job, op, json_null());
         return;
     }
@@ -256,19 +270,50 @@ static void event(struct run *r, const json_t *ev)
         bump(entry(r->users, user), key);
     }
     if (strcmp(type, "job_started") == 0 && json_is_null(json_object_get(r->first_job, op)))
-        json_object_set_new(r->first_job, op, json_integer(ival(ev, "time")));
+        json_object_set_new(r->first_job, op, json_integer(ev->time_ms));
     if (strncmp(type, "job_", 4) == 0)
-        job_event(r, type, ev, user);
+        job_event(r, ev, user);
+}
+
+struct ps_what_if_events *ps_what_if_events_new(const char *tree, int64_t duration_ms)
+{
+    struct ps_what_if_events *r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    *r = (struct ps_what_if_events){.ops = json_object(), .first_job = json_object(),
+                                    .pools = json_object(), .users = json_object(),
+                                    .running = json_object(), .tree = strdup(tree ? tree : "")};
+    series_init(&r->user_use, duration_ms);
+    if (!r->ops || !r->first_job || !r->pools || !r->users || !r->running || !r->tree ||
+        !r->user_use.index) {
+        ps_what_if_events_free(r);
+        return NULL;
+    }
+    return r;
+}
+
+void ps_what_if_events_free(struct ps_what_if_events *r)
+{
+    if (!r)
+        return;
+    series_release(&r->user_use);
+    json_decref(r->running);
+    json_decref(r->ops);
+    json_decref(r->first_job);
+    json_decref(r->pools);
+    json_decref(r->users);
+    free(r->tree);
+    free(r);
 }
 
 /* mean_usage of each user: jobs still running count to the end */
-static void user_usage(struct run *r, const json_t *scenario, int64_t duration_ms)
+static void user_usage(struct ps_what_if_events *r, const json_t *scenario, int64_t duration_ms)
 {
     const char *id;
     json_t *j;
     json_object_foreach(r->running, id, j) {
         double res[PS_RES_COUNT];
-        resources(json_array_get(j, 2), res);
+        job_resources(j, res);
         series_add(&r->user_use, json_string_value(json_array_get(j, 0)),
                    json_integer_value(json_array_get(j, 1)), duration_ms + r->user_use.step, res);
     }
@@ -283,28 +328,8 @@ static void user_usage(struct run *r, const json_t *scenario, int64_t duration_m
     free(total);
 }
 
-static int read_events(struct run *r, const char *dir, struct ps_error *err)
-{
-    char path[4096];
-    snprintf(path, sizeof path, "%s/events.jsonl", dir);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return ps_error_set(err, PS_EIO, "%s: cannot read", path);
-    char *line = NULL;
-    size_t cap = 0;
-    while (getline(&line, &cap, f) > 0) {
-        json_t *ev = json_loads(line, 0, NULL);
-        if (ev)
-            event(r, ev);
-        json_decref(ev);
-    }
-    free(line);
-    fclose(f);
-    return 0;
-}
-
 /* waits per pool and user: first job - submission, or the end - submission */
-static void add_waits(struct run *r, int64_t duration_ms)
+static void add_waits(struct ps_what_if_events *r, int64_t duration_ms)
 {
     const char *op;
     json_t *o;
@@ -355,7 +380,8 @@ static int open_pools_csv(const char *dir, struct ps_csv *csv, char **text, cons
     return rc;
 }
 
-static int read_pools(struct run *r, const char *dir, int64_t period_ms, struct ps_error *err)
+static int read_pools(struct ps_what_if_events *r, const char *dir, int64_t period_ms,
+                      struct ps_error *err)
 {
     static const char *const names[] = {"time", "tree", "pool", "fair_share_ratio",
                                         "usage_ratio", "starvation_status"};
@@ -404,30 +430,17 @@ static int read_pools(struct run *r, const char *dir, int64_t period_ms, struct 
     return rc;
 }
 
-int ps_what_if_run_metrics(const char *dir, const json_t *scenario, const char *tree,
+int ps_what_if_run_metrics(struct ps_what_if_events *r, const char *dir, const json_t *scenario,
                            int64_t period_ms, json_t **out, struct ps_error *err)
 {
     int64_t duration_ms = ival(scenario, "duration");
-    struct run r = {.ops = json_object(), .first_job = json_object(), .pools = json_object(),
-                    .users = json_object(), .running = json_object(), .tree = tree};
-    series_init(&r.user_use, duration_ms);
-    int rc = read_events(&r, dir, err);
-    if (rc == 0) {
-        add_waits(&r, duration_ms);
-        user_usage(&r, scenario, duration_ms);
-        rc = read_pools(&r, dir, period_ms, err);
-    }
-    series_release(&r.user_use);
-    json_decref(r.running);
-    json_decref(r.ops);
-    if (rc != 0) {
-        json_decref(r.first_job);
-        json_decref(r.pools);
-        json_decref(r.users);
+    add_waits(r, duration_ms);
+    user_usage(r, scenario, duration_ms);
+    int rc = read_pools(r, dir, period_ms, err);
+    if (rc != 0)
         return rc;
-    }
-    *out = json_pack("{s:o, s:o, s:o}", "pools", r.pools, "users", r.users, "first_job",
-                     r.first_job);
+    *out = json_pack("{s:O, s:O, s:O}", "pools", r->pools, "users", r->users, "first_job",
+                     r->first_job);
     return *out ? 0 : ps_error_set(err, PS_ENOMEM, "out of memory");
 }
 

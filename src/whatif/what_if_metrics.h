@@ -9,9 +9,19 @@
 #include <jansson.h>
 
 #include "core/error.h"
+#include "sim/sim.h"
 
-/* The measures of the run of scenario (its nodes, its duration) whose outputs are in dir
- * (events.jsonl, pools.csv), for pool tree tree, with fair share updates every period_ms:
+/* A run's events, collected while it runs: ps_what_if_events_add is the simulator's
+ * on_event (its ctx the collector), for pool tree tree; duration_ms the scenario's. NULL: out
+ * of memory. */
+struct ps_what_if_events;
+struct ps_what_if_events *ps_what_if_events_new(const char *tree, int64_t duration_ms);
+void ps_what_if_events_add(void *ctx, const struct ps_sim_event *ev);
+void ps_what_if_events_free(struct ps_what_if_events *events);
+
+/* The measures of the run of scenario (its nodes, its duration) whose events are in events
+ * (collected while it ran) and whose pools.csv is in dir, for the collector's pool
+ * tree, with fair share updates every period_ms:
  *   {"pools": {pool: M}, "users": {user: M}, "first_job": {operation: ms or null}}
  * with M: operations, wait_p50_ms, wait_p95_ms (submission to first job start; an operation
  * without a job by the end counts its whole wait until then), preempted_jobs, jobs_completed,
@@ -20,8 +30,9 @@
  * and for pools (from pools.csv) mean_fair_share and starving_ms (rows not non_starving x the
  * period). An operation counts for the pool it ran in in tree.
  * Errors: PS_EIO naming the file, PS_ENOMEM. */
-int ps_what_if_run_metrics(const char *dir, const json_t *scenario, const char *tree,
-                           int64_t period_ms, json_t **out, struct ps_error *err);
+int ps_what_if_run_metrics(struct ps_what_if_events *events, const char *dir,
+                           const json_t *scenario, int64_t period_ms, json_t **out,
+                           struct ps_error *err);
 
 /* Fidelity of the no-change replay (dir: its outputs) against the record:
  *   operation start error: for each operation submitted inside the window, |first job start in

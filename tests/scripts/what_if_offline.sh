@@ -63,6 +63,33 @@ check(w["recorded"]["pools"]["a"]["jobs_completed"] >= 1 and
       w["recorded"])
 check(w["fidelity"]["operations"] == 3, "the operations submitted in the window compared",
       w["fidelity"])
+# each run's measures (collected while it ran) are those of its events.jsonl
+import math
+for run in ("recorded", "changed"):
+    m, ops, first, count = w[run], {}, {}, {}
+    for line in open(d + "/" + run + "/events.jsonl"):
+        e = json.loads(line)
+        t, op = e["event_type"], e.get("operation_id")
+        if t == "operation_started":
+            ops[op], first[op] = (e["pools"]["physical"], e["user"], e["time"]), None
+        elif op in ops:
+            if t == "job_started" and first[op] is None:
+                first[op] = e["time"]
+            key = {"job_completed": "jobs_completed", "job_preempted": "preempted_jobs"}.get(t)
+            for k in (("pools", ops[op][0]), ("users", ops[op][1])) if key else ():
+                count[k + (key,)] = count.get(k + (key,), 0) + 1
+    check(m["first_job"] == first, run + ": first job of each operation", m["first_job"], first)
+    waits = {}
+    for op, (pool, user, submitted) in ops.items():
+        for k in (("pools", pool), ("users", user)):
+            waits.setdefault(k, []).append((first[op] if first[op] is not None else 8500) - submitted)
+            count[k + ("operations",)] = count.get(k + ("operations",), 0) + 1
+    for (kind, name), v in waits.items():
+        v.sort()
+        for q, key in ((0.5, "wait_p50_ms"), (0.95, "wait_p95_ms")):
+            count[(kind, name, key)] = v[max(math.ceil(q * len(v)), 1) - 1]
+    for (kind, name, key), v in count.items():
+        check(m[kind][name][key] == v, run + ": " + key, kind, name, m[kind][name], v)
 EOF
 
 # deterministic
