@@ -73,10 +73,13 @@ try:
           "create: c appears after: %s" % r["pools"].get("c"))
     check(s.call("exists", {"path": "//sys/pools/c"})[1]["value"] is False, "c was not created")
     r = s.ok("create", {"type": "scheduler_pool", "path": "//sys/pools/d", "dry_run": True})
+    # a pool with a child pool is refused (a pool with only operations turns ephemeral)
+    s.ok("create", {"type": "scheduler_pool", "path": "//sys/pools/a/a1"})
     st, e = s.call("remove", {"path": "//sys/pools/a", "dry_run": True})
     st2, e2 = s.call("remove", {"path": "//sys/pools/a"})
-    check(st == st2 and e.get("message") == e2.get("message"),
-          "remove of a busy pool: same answer: %s / %s" % (e, e2))
+    check(st == st2 == 409 and e.get("message") == e2.get("message"),
+          "remove of a pool with a child pool: same answer: %s / %s" % (e, e2))
+    s.ok("remove", {"path": "//sys/pools/a/a1"})
     r = s.ok("remove", {"path": "//sys/pools/a/@weight", "dry_run": True})
     check("pools" in r, "remove of an attribute dry runs: %s" % r)
     # a tree attribute
