@@ -209,15 +209,19 @@ def default_parent_pool():
         env.s.set("//sys/pool_trees/physical/@default_parent_pool", "default_pool")
         env.s.set("//sys/pool_trees/physical/@max_ephemeral_pools_per_user", 2)
         root = env.s.token("root")   # upstream's test user
-        env.op(token=root)
-        env.op(token=root, pool="my_pool")
+        op1 = env.op(token=root)
+        op2 = env.op(token=root, pool="my_pool")
         env.wait(lambda: sum(len(n.running) for n in env.nodes) == 2, "each operation runs its job")
         env.wait(lambda: env.pool_attr("root", "parent") == "default_pool", "root under default_pool")
         check(env.pool_attr("my_pool", "parent") == "default_pool", "my_pool under default_pool")
         got = env.get(ORCHID + "/user_to_ephemeral_pools/root")
         check(sorted(got or []) == ["my_pool", "root"], "user_to_ephemeral_pools/root: %s" % got)
-        # upstream then removes default_pool while its ephemeral pools run; poolsched refuses to
-        # remove a pool with pools or operations below it (docs/api.md), so that step is left out
+        # default_pool removed while its ephemeral pools run: the operations complete
+        env.s.ok("remove", {"path": "//sys/pools/default_pool"})
+        for n in env.nodes:
+            n.finish_all()
+        env.wait(lambda: [upslib.state(env, o) for o in (op1, op2)] == ["completed"] * 2,
+                 "both operations complete")
     finally:
         env.stop()
 
