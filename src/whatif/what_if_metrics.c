@@ -47,12 +47,13 @@ static int64_t percentile(const json_t *list, double q)
     return x;
 }
 
+/* name's measures in map, made on first sight: no operations yet, so no wait figures (null) */
 static json_t *entry(json_t *map, const char *name)
 {
     json_t *m = json_object_get(map, name);
     if (!m) {
-        m = json_pack("{s:i, s:[], s:i, s:i}", "operations", 0, "_waits", "preempted_jobs", 0,
-                      "jobs_completed", 0);
+        m = json_pack("{s:i, s:n, s:n, s:i, s:i}", "operations", 0, "wait_p50_ms", "wait_p95_ms",
+                      "preempted_jobs", 0, "jobs_completed", 0);
         json_object_set_new(map, name, m);
     }
     return m;
@@ -250,10 +251,10 @@ void ps_what_if_events_add(void *ctx, const struct ps_sim_event *ev)
     const char *op = ev->operation_id;
     if (!type || !op)
         return;
-    if (strcmp(type, "operation_started") == 0) {
+    if (strcmp(type, "operation_started") == 0) {   /* pool null: not in the reported tree */
         json_object_set_new(r->ops, op,
-                            json_pack("[s, s, I]", ev->pool ? ev->pool : "",
-                                      ev->user ? ev->user : "", (json_int_t)ev->time_ms));
+                            json_pack("[s?, s, I]", ev->pool, ev->user ? ev->user : "",
+                                      (json_int_t)ev->time_ms));
         json_object_set_new(r->first_job, op, json_null());
         return;
     }
@@ -266,7 +267,8 @@ void ps_what_if_events_add(void *ctx, const struct ps_sim_event *ev)
                       : strcmp(type, "job_preempted") == 0 ? "preempted_jobs"
                                                            : NULL;
     if (key) {
-        bump(entry(r->pools, pool), key);
+        if (pool)
+            bump(entry(r->pools, pool), key);
         bump(entry(r->users, user), key);
     }
     if (strcmp(type, "job_started") == 0 && json_is_null(json_object_get(r->first_job, op)))
@@ -328,33 +330,44 @@ static void user_usage(struct ps_what_if_events *r, const json_t *scenario, int6
     free(total);
 }
 
-/* waits per pool and user: first job - submission, or the end - submission */
+/* name's waits in waits ({name: [ms, ...]}), as its percentiles in map */
+static void set_waits(json_t *map, const json_t *waits)
+{
+    const char *name;
+    json_t *w;
+    json_object_foreach((json_t *)waits, name, w) {
+        json_t *m = entry(map, name);
+        json_object_set_new(m, "operations", json_integer((json_int_t)json_array_size(w)));
+        json_object_set_new(m, "wait_p50_ms", json_integer(percentile(w, 0.5)));
+        json_object_set_new(m, "wait_p95_ms", json_integer(percentile(w, 0.95)));
+    }
+}
+
+/* waits per pool (of the reported tree) and user (every operation): first job - submission,
+ * or the end - submission */
 static void add_waits(struct ps_what_if_events *r, int64_t duration_ms)
 {
+    json_t *waits[2] = {json_object(), json_object()};   /* pools, users: {name: [ms, ...]} */
     const char *op;
     json_t *o;
     json_object_foreach(r->ops, op, o) {
         json_t *first = json_object_get(r->first_job, op);
         int64_t submitted = (int64_t)json_integer_value(json_array_get(o, 2));
         int64_t wait = (json_is_integer(first) ? json_integer_value(first) : duration_ms) - submitted;
-        json_t *targets[2] = {entry(r->pools, json_string_value(json_array_get(o, 0))),
-                              entry(r->users, json_string_value(json_array_get(o, 1)))};
-        for (int k = 0; k < 2; k++) {
-            bump(targets[k], "operations");
-            json_array_append_new(json_object_get(targets[k], "_waits"), json_integer(wait));
+        for (size_t k = 0; k < 2; k++) {
+            const char *name = json_string_value(json_array_get(o, k));
+            if (!name)
+                continue;
+            json_t *w = json_object_get(waits[k], name);
+            if (!w)
+                json_object_set_new(waits[k], name, w = json_array());
+            json_array_append_new(w, json_integer(wait));
         }
     }
-    json_t *maps[2] = {r->pools, r->users};
-    for (int k = 0; k < 2; k++) {
-        const char *name;
-        json_t *m;
-        json_object_foreach(maps[k], name, m) {
-            json_t *w = json_object_get(m, "_waits");
-            json_object_set_new(m, "wait_p50_ms", json_integer(percentile(w, 0.5)));
-            json_object_set_new(m, "wait_p95_ms", json_integer(percentile(w, 0.95)));
-            json_object_del(m, "_waits");
-        }
-    }
+    set_waits(r->pools, waits[0]);
+    set_waits(r->users, waits[1]);
+    json_decref(waits[0]);
+    json_decref(waits[1]);
 }
 
 /* Opens DIR/pools.csv (the simulator's output) and finds the named columns; *text is the file
@@ -477,8 +490,9 @@ static void recorded_usage(struct fidelity *f)
         const json_t *end = json_object_get(j, "_end");
         const json_t *src = end ? end : j;
         const char *pool = sval(f->op_pool, sval(src, "operation_id") ? sval(src, "operation_id") : "");
-        if (!pool)
-            continue;
+        const char *job_tree = sval(src, "tree_id");
+        if (!pool || (job_tree && strcmp(job_tree, f->tree) != 0))
+            continue;   /* not in tree (an operation in several trees has jobs in each) */
         int64_t from = (end ? ival(end, "start_time") : ival(j, "timestamp")) - f->since;
         int64_t to = end ? ival(end, "finish_time") - f->since : f->duration + f->use.step;
         double res[PS_RES_COUNT];

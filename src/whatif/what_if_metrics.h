@@ -24,11 +24,14 @@ void ps_what_if_events_free(struct ps_what_if_events *events);
  * tree, with fair share updates every period_ms:
  *   {"pools": {pool: M}, "users": {user: M}, "first_job": {operation: ms or null}}
  * with M: operations, wait_p50_ms, wait_p95_ms (submission to first job start; an operation
- * without a job by the end counts its whole wait until then), preempted_jobs, jobs_completed,
+ * without a job by the end counts its whole wait until then; null for a pool with no operation,
+ * one only in pools.csv), preempted_jobs, jobs_completed,
  * mean_usage (pools: the average of pools.csv's usage_ratio, the subtree included; users:
  * the dominant share of their running jobs over the nodes' total, averaged over 200 samples),
  * and for pools (from pools.csv) mean_fair_share and starving_ms (rows not non_starving x the
- * period). An operation counts for the pool it ran in in tree.
+ * period). pools are tree's: an operation counts for the pool it ran in in tree (one in
+ * several trees in each tree's report), one not in tree for no pool; users count every
+ * operation.
  * Errors: PS_EIO naming the file, PS_ENOMEM. */
 int ps_what_if_run_metrics(struct ps_what_if_events *events, const char *dir,
                            const json_t *scenario, int64_t period_ms, json_t **out,

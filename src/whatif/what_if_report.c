@@ -101,8 +101,8 @@ static const struct column user_columns[] = {
 static void cell(struct ps_textbuf *b, const struct column *c, const json_t *m)
 {
     char s[64];
-    if (!m || !json_object_get(m, c->key))
-        snprintf(s, sizeof s, "-");
+    if (!m || !json_is_number(json_object_get(m, c->key)))   /* null: no figure (no operation) */
+        snprintf(s, sizeof s, "n/a");
     else
         snprintf(s, sizeof s, c->fmt, num(m, c->key) * c->scale);
     ps_textbuf_adds(b, s);

@@ -16,6 +16,7 @@ run() { "$BIN" what-if --event-log "$LOG" --since 1500 --until 10000 "$@"; }
 run --set //sys/pool_trees/physical/a/@weight=5 --out "$TMP/one" >"$TMP/out" 2>"$TMP/err" ||
     fail "what-if: $(cat "$TMP/err")"
 grep -q "pool tree physical, 3 operations" "$TMP/out" || fail "summary: $(cat "$TMP/out")"
+grep -Eq '^b +0 +n/a->n/a +n/a->n/a ' "$TMP/out" || fail "b without wait figures: $(cat "$TMP/out")"
 grep -q "what-if: recorded run 100%" "$TMP/err" || fail "progress: $(cat "$TMP/err")"
 for f in scenario.json scenario-changed.json what-if.json report.html recorded/report.html \
          changed/report.html recorded/events.jsonl changed/pools.csv; do
@@ -63,6 +64,15 @@ check(w["recorded"]["pools"]["a"]["jobs_completed"] >= 1 and
       w["recorded"])
 check(w["fidelity"]["operations"] == 3, "the operations submitted in the window compared",
       w["fidelity"])
+# b has no operation of its own (only its child b1): in the table from pools.csv, without wait
+# figures, and no internal key of the measures leaks into what-if.json
+for run in ("recorded", "changed"):
+    b = w[run]["pools"]["b"]
+    check(b["operations"] == 0 and b.get("wait_p50_ms", 0) is None and b.get("wait_p95_ms", 0) is None
+          and b["mean_usage"] > 0, run + ": a pool without operations", b)
+def keys(x):
+    return [k for k, v in x.items() for k in [k] + keys(v)] if isinstance(x, dict) else []
+check(not [k for k in keys(w) if k.startswith("_")], "internal keys in what-if.json", keys(w))
 # each run's measures (collected while it ran) are those of its events.jsonl
 import math
 for run in ("recorded", "changed"):
