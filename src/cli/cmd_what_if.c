@@ -44,8 +44,8 @@ static const char usage_text[] =
     "                   count from its newest row\n"
     "  --heartbeat-period MS, --fair-share-update-period MS\n"
     "                   the cluster's (scheduler config keys; defaults 5000 and 1000)\n"
-    "  --default-tree TREE  the pool tree to report on (default: the scheduler's default tree,\n"
-    "                   else the first tree of the record)\n"
+    "  --default-tree TREE  the pool tree to report on (default: the scheduler's default tree;\n"
+    "                   from FILE the recorded one, else the first tree of the record)\n"
     "  --format text|json  the summary (default), or what-if.json on stdout\n";
 
 static const struct ps_cli_opt opts[] = {

@@ -2,6 +2,7 @@
 #include "io/event_replay.h"
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +18,9 @@ struct replay {
     json_t *node_tags;   /* address -> the tags last seen */
     json_t *base_pools;  /* {tree: {pool: config}} as of since, plus pools seen later */
     json_t *cur_pools;   /* the last pools_info row's pools */
+    json_t *base_trees;  /* {tree: config} as of since, plus trees seen later (pool_trees_info) */
+    json_t *cur_trees;   /* the last pool_trees_info row's trees */
+    json_t *rec_default; /* the last pool_trees_info row's default_tree */
     json_t *ops;         /* operation_started rows, in order */
     json_t *op_index;    /* id -> index into ops */
     json_t *op_ended;    /* id -> true for operations that ended at or before until */
@@ -125,6 +129,7 @@ static json_t *pool_attributes(const json_t *config)
     return a;
 }
 
+/* set_pool_attribute events (set_tree_attribute when pool is NULL) for the keys that differ */
 static void diff_pool(struct replay *r, int64_t t_ms, const char *tree, const char *pool,
                       const json_t *old_cfg, const json_t *new_cfg)
 {
@@ -136,11 +141,15 @@ static void diff_pool(struct replay *r, int64_t t_ms, const char *tree, const ch
         bool a_null = !a || json_is_null(a), b_null = !b || json_is_null(b);
         if ((a_null && b_null) || (a && b && json_equal(a, b)))
             continue;
-        if (strcmp(key, "parent") == 0 && (b_null || strcmp(json_string_value(b), ROOT_POOL) == 0))
+        if (pool && strcmp(key, "parent") == 0 &&
+            (b_null || strcmp(json_string_value(b), ROOT_POOL) == 0))
             continue;   /* a move to the root cannot be said by set_pool_attribute */
-        add_event(r, t_ms,
-                  json_pack("{s:s, s:s, s:s, s:s, s:O}", "type", "set_pool_attribute", "tree",
-                            tree, "pool", pool, "key", key, "value", b_null ? json_null() : b));
+        json_t *ev = json_pack("{s:s, s:s, s:s, s:O}", "type",
+                               pool ? "set_pool_attribute" : "set_tree_attribute", "tree", tree,
+                               "key", key, "value", b_null ? json_null() : b);
+        if (pool)
+            json_object_set_new(ev, "pool", json_string(pool));
+        add_event(r, t_ms, ev);
     }
     json_decref(keys);
 }
@@ -175,6 +184,43 @@ static int pools_row(struct replay *r, size_t i, const json_t *row, int64_t ts)
     }
     json_decref(r->cur_pools);
     r->cur_pools = json_deep_copy(pools);
+    return 0;
+}
+
+/* pool_trees_info: the trees' configs as of since (else the first row in the window), later
+ * changes as set_tree_attribute events, a tree first seen later with its first config */
+static int trees_row(struct replay *r, size_t i, const json_t *row, int64_t ts)
+{
+    const json_t *trees = json_object_get(row, "trees");
+    const json_t *def = json_object_get(row, "default_tree");
+    const char *tree;
+    json_t *cfg;
+    if (!json_is_object(trees))
+        return bad_row(r, i, "trees", "must be a map of pool tree configs");
+    json_object_foreach((json_t *)trees, tree, cfg)
+        if (!json_is_object(cfg)) {
+            char key[300];
+            snprintf(key, sizeof key, "trees/%s", tree);
+            return bad_row(r, i, key, "must be a map (the pool tree's config)");
+        }
+    if (def && !json_is_null(def) && !json_is_string(def))
+        return bad_row(r, i, "default_tree", "must be a pool tree name or null");
+    if (!r->base_trees || ts <= r->o->since_ms) {
+        json_decref(r->base_trees);
+        r->base_trees = json_deep_copy(trees);
+    } else {
+        json_object_foreach((json_t *)trees, tree, cfg) {
+            const json_t *old = json_object_get(r->cur_trees, tree);
+            if (old)
+                diff_pool(r, ts - r->o->since_ms, tree, NULL, old, cfg);
+            if (!json_object_get(r->base_trees, tree))
+                json_object_set(r->base_trees, tree, cfg);
+        }
+    }
+    json_decref(r->cur_trees);
+    r->cur_trees = json_deep_copy(trees);
+    json_decref(r->rec_default);
+    r->rec_default = json_is_string(def) ? json_incref((json_t *)def) : NULL;
     return 0;
 }
 
@@ -255,6 +301,8 @@ static int read_row(struct replay *r, size_t i, const json_t *row)
         return node_row(r, i, row, type, ts);
     if (strcmp(type, "pools_info") == 0)
         return pools_row(r, i, row, ts);
+    if (strcmp(type, "pool_trees_info") == 0)
+        return trees_row(r, i, row, ts);
     if (strncmp(type, "operation_", 10) == 0)
         return op_row(r, i, row, type, ts);
     if (strncmp(type, "job_", 4) == 0)
@@ -299,7 +347,9 @@ static json_t *pool_trees(const struct replay *r)
     const char *tree;
     json_t *pools;
     json_object_foreach(r->base_pools, tree, pools) {
-        const json_t *attrs = json_object_get(r->o->tree_attributes, tree);
+        const json_t *attrs = json_object_get(r->base_trees, tree);   /* recorded, else given */
+        if (!attrs)
+            attrs = json_object_get(r->o->tree_attributes, tree);
         json_t *t = json_is_object(attrs) ? pool_attributes(attrs) : json_object();
         json_object_set_new(t, "pools", tree_pools(pools));
         json_object_set_new(trees, tree, t);
@@ -331,6 +381,16 @@ static json_t *op_spec(const struct replay *r, const json_t *op)
     const json_t *spec = json_object_get(op, "spec");
     json_t *s = json_is_object(spec) ? json_deep_copy(spec) : json_object();
     json_object_del(s, "tasks");
+    const json_t *per_tree = json_object_get(op, "scheduling_info_per_tree");
+    if (!json_object_get(s, "pool_trees") && !json_object_get(s, "tentative_pool_trees") &&
+        json_object_size(per_tree) > 0) {
+        json_t *trees = json_array();   /* the trees it ran in, whatever the default tree */
+        const char *tree;
+        json_t *v;
+        json_object_foreach((json_t *)per_tree, tree, v)
+            json_array_append_new(trees, json_string(tree));
+        json_object_set_new(s, "pool_trees", trees);
+    }
     const json_t *p = json_object_get(r->op_params, sval(op, "operation_id"));
     if (p)
         json_object_set(s, "scheduling_options_per_pool_tree",
@@ -496,7 +556,8 @@ static json_t *sorted_events(const struct replay *r)
 
 static void replay_release(struct replay *r)
 {
-    json_t *all[] = {r->groups, r->node_index, r->node_tags, r->base_pools, r->cur_pools, r->ops,
+    json_t *all[] = {r->groups, r->node_index, r->node_tags, r->base_pools, r->cur_pools,
+                     r->base_trees, r->cur_trees, r->rec_default, r->ops,
                      r->op_index, r->op_ended, r->jobs, r->job_index, r->events, r->op_params,
                      r->task_means};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
@@ -536,8 +597,11 @@ int ps_event_replay_scenario(const json_t *rows, const struct ps_event_replay_op
                                (json_int_t)(opts->until_ms - opts->since_ms), "node_groups",
                                json_deep_copy(r.groups), "pool_trees", pool_trees(&r),
                                "operations", ops);
+        const char *rec_def = json_string_value(r.rec_default);
         if (sc && opts->default_tree)
             json_object_set_new(sc, "default_tree", json_string(opts->default_tree));
+        else if (sc && rec_def && json_object_get(r.base_pools, rec_def))
+            json_object_set_new(sc, "default_tree", json_string(rec_def));
         else if (sc && json_object_size(r.base_pools) > 0)
             json_object_set_new(sc, "default_tree",
                                 json_string(json_object_iter_key(json_object_iter(r.base_pools))));

@@ -13,9 +13,15 @@
  *     trees and their pools (keys with null values left out); later pools_info rows become
  *     set_pool_attribute events for the keys that changed; a pool that first appears later is
  *     listed from the start with its first config;
+ *   - trees: the pool_trees_info rows (poolsched's) likewise give each tree's config (its
+ *     nodes_filter puts each node in its tree), later changes as set_tree_attribute events, and
+ *     the default tree; a tree no such row describes (a log written before them) takes
+ *     tree_attributes below;
  *   - operations: each operation_started at or before until with work in the window (started
  *     in it, or with a job ending after since) is an operation at max(0, started - since), user
- *     authenticated_user, spec the recorded spec without "tasks" (the commands); its work is its
+ *     authenticated_user, spec the recorded spec without "tasks" (the commands), with
+ *     pool_trees the trees of scheduling_info_per_tree when the spec names none (so it runs in
+ *     the trees it ran in, whatever the default tree); its work is its
  *     jobs that completed or failed in the window (a failed job ran and held its resources;
  *     the replay cannot know that it fails) and those still running at until, each with the
  *     part of its run time inside the window and its recorded resources; jobs aborted
@@ -40,17 +46,20 @@ struct ps_event_replay_options {
     int64_t until_ms;                     /* window end, > since_ms */
     int64_t heartbeat_period_ms;          /* the service's, > 0 */
     int64_t fair_share_update_period_ms;  /* the service's, > 0 */
-    const char *default_tree;             /* NULL: the first tree of the pools_info row */
+    /* NULL: the default tree of the last pool_trees_info row, else the first tree of the
+     * pools_info row */
+    const char *default_tree;
     /* {tree: attributes} (the trees' configs, as `get //sys/pool_trees/<tree>/@config` gives
-     * them; keys with null values are left out), or NULL: the event log does not record
-     * them, so without this every tree has the defaults. Borrowed. */
+     * them; keys with null values are left out) for the trees no pool_trees_info row
+     * describes, or NULL: such trees have the defaults. Borrowed. */
     const json_t *tree_attributes;
 };
 
 /* The scenario (a new JSON object, caller decrefs) for rows (a JSON array of event log rows,
  * oldest first). Errors: PS_EINVAL (a window with until <= since; no pools_info row at or
  * before until: "the event log has no pools_info row ..."; a row whose keys do not have the
- * documented types, naming its index and key), PS_ENOMEM. */
+ * documented types, naming its index and key: "event log row 3: trees/gpu: must be a map ..."),
+ * PS_ENOMEM. */
 int ps_event_replay_scenario(const json_t *rows, const struct ps_event_replay_options *opts,
                              json_t **out, struct ps_error *err);
 

@@ -165,6 +165,8 @@ int ps_cypress_set(struct ps_service *svc, const struct ps_auth_identity *who, c
         else if ((rc = ps_strategy_set_default_tree(
                       svc->strategy, v.type == PS_VALUE_STRING ? v.string : NULL, err)) == 0) {
             ps_persist_meta(svc);
+            if (!ps_cypress_dry.copy)   /* pool_trees_info has the default tree (event_log.h) */
+                svc->pools_info_due = true;
             ps_svc_log(svc, "info", "config_changed", "path=//sys/pool_trees/@default_tree");
         }
     } else if ((rc = require_attrs(svc, who, t.tree, t.kind == T_POOL ? t.pool : NULL,

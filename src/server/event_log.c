@@ -223,12 +223,32 @@ static json_t *pools_of(const struct ps_pool_tree *tree)
     return pools;
 }
 
+/* poolsched's pool_trees_info: every tree's config (every key with its value, as
+ * `get //sys/pool_trees/<tree>/@config` without the nulls) and the default tree, which a replay
+ * needs to put the nodes in their trees (nodes_filter) and upstream's event log lacks */
+static json_t *trees_info(struct ps_service *svc, int64_t now_ms)
+{
+    json_t *ev = row("pool_trees_info", now_ms), *trees = json_object();
+    for (int t = 0; trees && t < ps_strategy_tree_count(svc->strategy); t++) {
+        const struct ps_pool_tree *tree = ps_strategy_tree_at(svc->strategy, t);
+        struct ps_value v = ps_value_null();
+        if (ps_tree_config_to_value(ps_pool_tree_config(tree), &v) == 0)
+            json_object_set_new(trees, ps_pool_tree_name(tree), ps_value_to_json(&v));
+        ps_value_release(&v);
+    }
+    const char *def = ps_strategy_default_tree(svc->strategy);
+    json_object_set_new(ev, "trees", trees);
+    json_object_set_new(ev, "default_tree", def ? json_string(def) : json_null());
+    return ev;
+}
+
 void ps_event_log_pools_info(struct ps_service *svc, int64_t now_ms)
 {
     if (!svc->pools_info_due || now_ms < svc->pools_info_next_ms)
         return;
     svc->pools_info_due = false;
     svc->pools_info_next_ms = now_ms + PS_EVENT_LOG_POOLS_INFO_PERIOD_MS;
+    append(svc, trees_info(svc, now_ms));
     json_t *ev = row("pools_info", now_ms);
     json_t *trees = json_object();
     for (int t = 0; trees && t < ps_strategy_tree_count(svc->strategy); t++) {

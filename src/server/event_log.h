@@ -18,6 +18,8 @@
  *   operation_banned_in_tree: operation_id, tree_id (a tentative tree banned, op_tentative.c);
  *   pools_info: pools {tree: {pool: config, every key, and its parent}} after changes of the pool trees (at most
  *     one row a second);
+ *   pool_trees_info (poolsched's, for a replay; written just before each pools_info row):
+ *     trees {tree: its config, every key}, default_tree (null when none);
  *   node_registered, node_updated, node_offline (poolsched's, for a replay): node_address,
  *     tags, resource_limits.
  *
@@ -59,10 +61,11 @@ void ps_event_log_banned_in_tree(struct ps_service *svc, const struct ps_svc_op 
 void ps_event_log_node(struct ps_service *svc, const struct ps_svc_node *node, const char *type,
                        int64_t now_ms);
 
-/* pools_info: the pools of every tree, when the trees changed (svc->pools_info_due, set by
- * every applied change of a pool or tree) and the last row is PS_EVENT_LOG_POOLS_INFO_PERIOD_MS
- * old: the engine loop calls it, so that a burst of changes makes one row, not a copy of every
- * pool's config per change (as upstream logs it after its periodic pool tree update). Under
+/* pool_trees_info then pools_info: the trees' configs and the pools of every tree, when the
+ * trees changed (svc->pools_info_due, set by every applied change of a pool, a tree or the
+ * default tree) and the last rows are PS_EVENT_LOG_POOLS_INFO_PERIOD_MS old: the engine loop
+ * calls it, so that a burst of changes makes one row of each, not a copy of every pool's config
+ * per change (as upstream logs it after its periodic pool tree update). Under
  * svc->mu. */
 void ps_event_log_pools_info(struct ps_service *svc, int64_t now_ms);
 

@@ -19,10 +19,12 @@
 struct ps_what_if_request {
     int64_t since_ms, until_ms;
     int64_t heartbeat_period_ms, fair_share_update_period_ms;   /* the cluster's */
-    const char *default_tree;   /* the tree to report on; NULL: the record's first */
+    const char *default_tree;   /* the tree to report on; NULL: the record's default, else
+                                 * its first */
     const json_t *rows;         /* the event log's rows, oldest first */
     const json_t *changes;      /* [[path, value or null (remove)], ...] in order */
-    const json_t *trees;        /* {tree: config as it is now} or NULL (the defaults) */
+    const json_t *trees;        /* {tree: config as it is now} for trees the record's
+                                 * pool_trees_info rows do not describe, or NULL (defaults) */
 };
 
 struct ps_what_if;

@@ -160,6 +160,72 @@ static void test_changes(void **state)
     json_decref(sc);
 }
 
+#define TREES(ts, def, max)                                                                      \
+    "{\"timestamp\": " #ts ", \"event_type\": \"pool_trees_info\", \"default_tree\": \"" def     \
+    "\", \"trees\": {\"physical\": {\"nodes_filter\": \"x\", \"max_operation_count\": " #max      \
+    "}, \"gpu\": {\"nodes_filter\": \"y\", \"max_operation_count\": null}}}"
+#define POOLS2(ts)                                                                               \
+    "{\"timestamp\": " #ts ", \"event_type\": \"pools_info\", \"pools\": {\"physical\": "        \
+    "{\"a\": {\"parent\": \"<Root>\"}}, \"gpu\": {\"g\": {\"parent\": \"<Root>\"}}, "           \
+    "\"old\": {\"o\": {\"parent\": \"<Root>\"}}}}"
+
+/* pool_trees_info rows: the trees' configs as of since, later changes, the default tree; a tree
+ * they do not describe takes the given attributes; operations run in their recorded trees */
+static void test_trees(void **state)
+{
+    (void)state;
+    struct ps_error err;
+    json_t *rows = json_loads("[" NODE(0, "node_registered", "n", "[\"x\"]", 8) ","
+                              TREES(0, "gpu", 5) "," POOLS2(0) ","
+                              "{\"timestamp\": 110, \"event_type\": \"operation_started\", "
+                              "\"operation_id\": \"op\", \"spec\": {\"pool\": \"a\"}, "
+                              "\"scheduling_info_per_tree\": {\"physical\": {\"pool\": \"a\"}}, "
+                              "\"tasks\": [{\"name\": \"t\", \"job_count\": 1, \"resource_limits\": "
+                              RES "}]}," JOB(120, "j", "op") "," TREES(150, "physical", 7) "]",
+                              0, NULL);
+    json_t *given = json_pack("{s:{s:s}, s:{s:i}}", "old", "nodes_filter", "z", "physical",
+                              "max_operation_count", 99);
+    struct ps_event_replay_options o = {.since_ms = 100, .until_ms = 200,
+                                        .heartbeat_period_ms = 100,
+                                        .fair_share_update_period_ms = 100,
+                                        .tree_attributes = given};
+    json_t *sc = NULL;
+    ps_error_init(&err);
+    assert_int_equal(ps_event_replay_scenario(rows, &o, &sc, &err), 0);
+    const json_t *trees = json_object_get(sc, "pool_trees");
+    const json_t *phys = json_object_get(trees, "physical"), *gpu = json_object_get(trees, "gpu");
+    assert_string_equal(json_string_value(json_object_get(phys, "nodes_filter")), "x");
+    assert_int_equal(json_integer_value(json_object_get(phys, "max_operation_count")), 5);
+    assert_string_equal(json_string_value(json_object_get(gpu, "nodes_filter")), "y");
+    assert_null(json_object_get(gpu, "max_operation_count"));   /* null: the default */
+    assert_string_equal(json_string_value(json_object_get(json_object_get(trees, "old"),
+                                                          "nodes_filter")), "z");
+    /* the default tree of the last row at or before until */
+    assert_string_equal(json_string_value(json_object_get(sc, "default_tree")), "physical");
+    const json_t *ev = event(sc, 0);
+    assert_int_equal(json_array_size(json_object_get(sc, "events")), 1);
+    assert_string_equal(json_string_value(json_object_get(ev, "type")), "set_tree_attribute");
+    assert_string_equal(json_string_value(json_object_get(ev, "tree")), "physical");
+    assert_null(json_object_get(ev, "pool"));
+    assert_string_equal(json_string_value(json_object_get(ev, "key")), "max_operation_count");
+    assert_int_equal(json_integer_value(json_object_get(ev, "value")), 7);
+    assert_int_equal(json_integer_value(json_object_get(ev, "time")), 50);
+    const json_t *spec = json_object_get(json_array_get(json_object_get(sc, "operations"), 0),
+                                         "spec");
+    const json_t *pt = json_object_get(spec, "pool_trees");
+    assert_int_equal(json_array_size(pt), 1);
+    assert_string_equal(json_string_value(json_array_get(pt, 0)), "physical");
+    json_decref(sc);
+    json_decref(rows);
+    json_decref(given);
+    convert("[" POOLS(0, 1) ", {\"timestamp\": 5, \"event_type\": \"pool_trees_info\", "
+            "\"trees\": {\"t\": []}}]", 0, 100, PS_EINVAL, &err);
+    assert_non_null(strstr(err.msg, "event log row 1: trees/t: must be a map"));
+    convert("[" POOLS(0, 1) ", {\"timestamp\": 5, \"event_type\": \"pool_trees_info\", "
+            "\"trees\": {}, \"default_tree\": 3}]", 0, 100, PS_EINVAL, &err);
+    assert_non_null(strstr(err.msg, "event log row 1: default_tree"));
+}
+
 static void test_bad_input(void **state)
 {
     (void)state;
@@ -182,6 +248,7 @@ int main(void)
         cmocka_unit_test(test_nodes_over_time),
         cmocka_unit_test(test_operations_in_and_before_the_window),
         cmocka_unit_test(test_changes),
+        cmocka_unit_test(test_trees),
         cmocka_unit_test(test_bad_input),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

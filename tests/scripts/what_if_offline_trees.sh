@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# `poolsched what-if --event-log FILE` on a cluster with two pool trees
+# (tests/data/what_if/event_log_trees.json): the trees come from the pool_trees_info rows (their
+# nodes_filter puts each node in its tree, a later row's change is a set_tree_attribute event,
+# default_tree is the tree reported), the pool table covers the reported tree only (an
+# operation in the other tree is in no pool of it, one in both trees in each tree's report),
+# the user table every operation; a bad pool_trees_info row is refused naming it.
+# Usage: bash what_if_offline_trees.sh BINARY DATA_DIR SOURCE_DIR
+set -euo pipefail
+BIN=$1
+LOG=$2/what_if/event_log_trees.json
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+run() { "$BIN" what-if --event-log "$LOG" --since 1500 --until 12000 --heartbeat-period 100 \
+    --fair-share-update-period 100 "$@"; }
+
+run --out "$TMP/physical" >"$TMP/out" 2>"$TMP/err" || fail "what-if: $(cat "$TMP/err")"
+grep -q "pool tree physical, 3 operations" "$TMP/out" || fail "summary: $(cat "$TMP/out")"
+run --default-tree gpu --set //sys/pools/g/@weight=2 --out "$TMP/gpu" >"$TMP/out" 2>"$TMP/err" ||
+    fail "what-if --default-tree gpu: $(cat "$TMP/err")"
+grep -q "pool tree gpu, 3 operations" "$TMP/out" || fail "summary: $(cat "$TMP/out")"
+
+python3 - "$TMP" <<'EOF'
+import json, sys
+d = sys.argv[1]
+def check(cond, what, *ctx):
+    if not cond:
+        sys.exit("FAIL: %s %s" % (what, " ".join(json.dumps(x) for x in ctx)))
+s = json.load(open(d + "/physical/scenario.json"))
+t = s["pool_trees"]
+check(t["physical"]["nodes_filter"] == "cpu" and t["gpu"]["nodes_filter"] == "gpu",
+      "the trees' nodes_filter from pool_trees_info", t)
+check(t["physical"]["max_operation_count"] == 10 and "max_operation_count" not in t["gpu"],
+      "the trees' configs as of since, nulls left out", t)
+check(s["default_tree"] == "physical", "the recorded default tree", s["default_tree"])
+check(s["events"] == [{"type": "set_tree_attribute", "tree": "physical",
+                       "key": "max_operation_count", "value": 20, "time": 4500}],
+      "a tree's change in the window", s["events"])
+c = json.load(open(d + "/gpu/scenario-changed.json"))
+check(c["default_tree"] == "gpu" and c["pool_trees"]["gpu"]["pools"][0]["weight"] == 2,
+      "--default-tree gpu: //sys/pools is that tree", c["pool_trees"]["gpu"])
+
+# each node ran jobs of its own tree only
+for run in ("physical", "gpu"):
+    for line in open(d + "/" + run + "/recorded/events.jsonl"):
+        e = json.loads(line)
+        if e["event_type"] == "job_started":
+            want = {"c1-0": "physical", "g1-0": "gpu"}[e["node_id"]]
+            check(e["tree"] == want, run + ": a job in its node's tree", e)
+
+# op1 in physical/a, op2 in gpu/g, op3 in both
+for run, pools, op_count in (("physical", {"a", "idle"}, {"a": 2}), ("gpu", {"g"}, {"g": 2})):
+    w = json.load(open(d + "/" + run + "/what-if.json"))
+    check(w["tree"] == run, "the reported tree", w["tree"])
+    for side in ("recorded", "changed"):
+        p = w[side]["pools"]
+        check(set(p) == pools, run + " " + side + ": the reported tree's pools only", sorted(p))
+        for pool, n in op_count.items():
+            check(p[pool]["operations"] == n and p[pool]["wait_p50_ms"] is not None,
+                  run + " " + side + ": operations of " + pool, p[pool])
+        u = w[side]["users"]
+        check(set(u) == {"alice", "bob", "carol"} and all(x["operations"] == 1 for x in u.values()),
+              run + " " + side + ": users count every operation", u)
+    check(set(w["fidelity"]["usage_error"]) <= pools, run + ": fidelity of the tree's pools",
+          w["fidelity"]["usage_error"])
+EOF
+
+# a log without pool_trees_info rows is replayed as before: every tree with the defaults, so
+# the nodes match both trees and the run is refused naming the node
+grep -v pool_trees_info "$LOG" >"$TMP/old.json"
+set +e
+"$BIN" what-if --event-log "$TMP/old.json" --since 1500 --until 12000 --out "$TMP/old" \
+    >"$TMP/out" 2>"$TMP/err"
+rc=$?
+set -e
+[ "$rc" = 2 ] && grep -q "c1" "$TMP/err" || fail "an old multi-tree log: exit $rc $(cat "$TMP/err")"
+
+# a bad pool_trees_info row: exit 2, one line naming row and key
+echo '[{"timestamp": 1, "event_type": "pool_trees_info", "trees": {"t": 5}}]' >"$TMP/bad.json"
+set +e
+"$BIN" what-if --event-log "$TMP/bad.json" --since 1 --until 100 >"$TMP/out" 2>"$TMP/err"
+rc=$?
+set -e
+[ "$rc" = 2 ] && grep -q "event log row 0: trees/t: must be a map (the pool tree's config)" "$TMP/err" ||
+    fail "bad pool_trees_info: exit $rc $(cat "$TMP/err")"
+echo "ok what_if_offline_trees"
