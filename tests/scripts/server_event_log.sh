@@ -5,7 +5,7 @@
 # update_op_parameters, operation_completed / _aborted with progress), node_registered and
 # node_offline, the filters (operation_id, event_type, since, until, limit) and their refusals,
 # `poolsched event-log`, the YTsaurus face's ISO times, the rows kept across a restart, and the
-# size bound (event_log_max_row_count). pools_info and preempted_for:
+# size bound (event_log_max_row_count), pool_trees_info before each pools_info row. pools_info and preempted_for:
 # tests/upstream/event_log_service.sh.
 # usage: server_event_log.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
@@ -44,6 +44,26 @@ try:
     info = wait_beating("a pools_info row with research/deep", parents)
     check(info and info["deep"]["parent"] == "research" and info["research"]["parent"] == "<Root>",
           "pools_info's parents: %s" % info)
+
+    # pool_trees_info, just before each pools_info row: every tree's config (nodes_filter, for
+    # an offline replay of a cluster with several trees: docs/what-if.md) and the default tree
+    s.ok("create", {"type": "scheduler_pool_tree", "attributes": {"name": "gpu", "nodes_filter": "gpu"}})
+    def trees(default):
+        info = rows(event_type="pool_trees_info")
+        last = info and info[-1]
+        return last and "gpu" in last["trees"] and last["default_tree"] == default and last
+    got = wait_beating("a pool_trees_info row with tree gpu", lambda: trees("physical"))
+    check(got and got["trees"]["gpu"]["nodes_filter"] == "gpu" and
+          got["trees"]["physical"]["max_operation_count"] is not None,
+          "pool_trees_info: every tree's config: %s" % got)
+    s.set("//sys/pool_trees/@default_tree", "gpu")
+    wait_beating("a pool_trees_info row after the default tree changed", lambda: trees("gpu"))
+    s.set("//sys/pool_trees/@default_tree", "physical")
+    wait_beating("a pool_trees_info row with the default tree back", lambda: trees("physical"))
+    pairs = rows(event_type=["pool_trees_info", "pools_info"])
+    check(pairs and [r["event_type"] for r in pairs] == ["pool_trees_info", "pools_info"] * (len(pairs) // 2)
+          and all(a["timestamp"] == b["timestamp"] for a, b in zip(pairs[::2], pairs[1::2])),
+          "pool_trees_info before each pools_info row: %s" % [(r["event_type"], r["timestamp"]) for r in pairs])
 
     reg = wait_beating("node_registered of n1", lambda: rows(event_type="node_registered"))
     check(reg and reg[0]["node_address"] == "n1" and reg[0]["resource_limits"]["user_slots"] == 4,
