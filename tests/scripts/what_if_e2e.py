@@ -111,8 +111,13 @@ def main():
         for pool in ("a", "b"):
             s.ok("create", {"type": "scheduler_pool", "path": "//sys/pools/" + pool,
                             "attributes": {"max_running_operation_count": 1}})
-        # a tree attribute: the replay takes the trees' configs from the scheduler
+        # a tree attribute: the replay takes the trees' configs from the record (pool_trees_info
+        # rows, written at most once a second), so the window starts after its row
         s.set("//sys/pool_trees/physical/@max_operation_count", 40000)
+        c.wait(lambda: [r for r in s.ok("get", {"path": "//sys/scheduler/event_log",
+                                                "event_type": "pool_trees_info"})["value"]
+                        if r["trees"]["physical"].get("max_operation_count") == 40000],
+               30, "the tree's config in the event log")
         for i in range(6):   # six one-slot nodes
             c.node("n%d" % i, resources="cpu=1,memory=1G,user_slots=1")
         c.wait(lambda: len(s.ok("get", {"path": "//sys/scheduler/orchid/scheduler/nodes"})["value"]) == 6,
@@ -154,9 +159,11 @@ def main():
         path = os.path.join(tmp, "rows.json")
         open(path, "w").write(rows.stdout)
         _, offline = what_if(c, os.path.join(tmp, "wi3"), *window, "--event-log", path,
-                             "--default-tree", "physical",
                              "--set", "//sys/pool_trees/physical/b/@weight=10")
         check(offline == r, "a saved event log gives the same answer")
+        sc3 = json.load(open(os.path.join(tmp, "wi3", "scenario.json")))
+        check(sc3["pool_trees"] == sc["pool_trees"] and sc3["default_tree"] == "physical",
+              "the trees from a saved event log", sc3["pool_trees"], sc["pool_trees"])
         for name in ("report.html", "recorded/report.html", "changed/report.html"):
             check(os.path.getsize(os.path.join(tmp, "wi1", name)) > 0, name)
         check_api(c, since, until, change, r)
