@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/formula.h"
 #include "core/resources.h"
 #include "io/csv.h"
 #include "platform/file.h"
@@ -102,39 +103,100 @@ static void prefix_sums(double *diff, size_t n)
             diff[k * PS_RES_COUNT + i] += diff[(k - 1) * PS_RES_COUNT + i];
 }
 
-/* The nodes' total at each sample, from the scenario's groups and set_node_resources events. */
-static double *node_totals(const json_t *sc, size_t n, int64_t step, int64_t duration_ms)
+/* tree's nodes_filter as of the scenario's start, or NULL (every node) when tree is NULL */
+static struct ps_formula *tree_filter(const json_t *sc, const char *tree, const char *text)
+{
+    const json_t *t = json_object_get(json_object_get(sc, "pool_trees"), tree ? tree : "");
+    if (!text)
+        text = sval(t, "nodes_filter");
+    struct ps_formula *f = NULL;
+    struct ps_error err;
+    ps_error_init(&err);
+    if (tree && ps_formula_parse(text ? text : "", &f, &err) != 0)
+        f = NULL;   /* the simulator refused such a scenario before this runs */
+    return f;
+}
+
+static bool tags_match(const struct ps_formula *f, const json_t *tags)
+{
+    size_t n = json_array_size(tags);
+    const char **v = calloc(n ? n : 1, sizeof *v);
+    if (!v)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        v[i] = json_string_value(json_array_get(tags, i));
+    bool match = ps_formula_eval(f, v, (int)n);
+    free(v);
+    return match;
+}
+
+/* A node's state c ([limits, since, tags, in tree]) counted in total from since to t_ms. */
+static void node_close(double *total, size_t n, int64_t step, const json_t *c, int64_t t_ms)
+{
+    double res[PS_RES_COUNT];
+    resources(json_array_get(c, 0), res);
+    if (total && json_is_true(json_array_get(c, 3)))
+        add_interval(total, n, step, json_integer_value(json_array_get(c, 1)), t_ms, res);
+}
+
+/* Whether ev changes which nodes are in tree (its nodes_filter) */
+static bool filter_event(const json_t *ev, const char *type, const char *tree)
+{
+    return tree && strcmp(type, "set_tree_attribute") == 0 && sval(ev, "tree") &&
+           strcmp(sval(ev, "tree"), tree) == 0 && sval(ev, "key") &&
+           strcmp(sval(ev, "key"), "nodes_filter") == 0;
+}
+
+/* The total of tree's nodes (tree NULL: every node) at each sample, from the scenario's groups
+ * and its set_node_resources, set_node_tags and nodes_filter events. */
+static double *node_totals(const json_t *sc, size_t n, int64_t step, int64_t duration_ms,
+                           const char *tree)
 {
     double *total = calloc(n * PS_RES_COUNT, sizeof *total);
-    json_t *cur = json_object();   /* node id -> its limits now, and since when */
+    json_t *cur = json_object();   /* node id -> [limits, since, tags, in tree] */
+    struct ps_formula *f = tree_filter(sc, tree, NULL);
     size_t i;
     json_t *g;
     json_array_foreach(json_object_get(sc, "node_groups"), i, g) {
         char id[1024];
         snprintf(id, sizeof id, "%s-0", sval(g, "name"));
-        json_object_set_new(cur, id, json_pack("[O, i]", json_object_get(g, "resource_limits"), 0));
+        const json_t *tags = json_object_get(g, "tags");
+        json_object_set_new(cur, id, json_pack("[O, i, o, b]", json_object_get(g, "resource_limits"),
+                                               0, tags ? json_deep_copy(tags) : json_array(),
+                                               tags_match(f, tags)));
     }
     json_t *ev;
-    json_array_foreach(json_object_get(sc, "events"), i, ev) {
-        json_t *c = sval(ev, "node") ? json_object_get(cur, sval(ev, "node")) : NULL;
-        if (!c || strcmp(sval(ev, "type"), "set_node_resources") != 0)
-            continue;
-        double res[PS_RES_COUNT];
-        resources(json_array_get(c, 0), res);
-        if (total)
-            add_interval(total, n, step, ival(ev, "time") == 0 ? 0 : json_integer_value(json_array_get(c, 1)),
-                         ival(ev, "time"), res);
-        json_array_set(c, 0, json_object_get(ev, "resource_limits"));
-        json_array_set_new(c, 1, json_integer(ival(ev, "time")));
-    }
     const char *id;
     json_t *c;
-    json_object_foreach(cur, id, c) {
-        double res[PS_RES_COUNT];
-        resources(json_array_get(c, 0), res);
-        if (total)
-            add_interval(total, n, step, json_integer_value(json_array_get(c, 1)), duration_ms + step, res);
+    json_array_foreach(json_object_get(sc, "events"), i, ev) {
+        const char *type = sval(ev, "type");
+        int64_t t = ival(ev, "time");
+        if (filter_event(ev, type, tree)) {
+            ps_formula_free(f);
+            f = tree_filter(sc, tree, json_is_string(json_object_get(ev, "value"))
+                                          ? sval(ev, "value") : "");
+            json_object_foreach(cur, id, c) {
+                node_close(total, n, step, c, t);
+                json_array_set_new(c, 1, json_integer(t));
+                json_array_set_new(c, 3, json_boolean(tags_match(f, json_array_get(c, 2))));
+            }
+            continue;
+        }
+        bool res = strcmp(type, "set_node_resources") == 0, tags = strcmp(type, "set_node_tags") == 0;
+        c = sval(ev, "node") ? json_object_get(cur, sval(ev, "node")) : NULL;
+        if (!c || (!res && !tags))
+            continue;
+        node_close(total, n, step, c, t);
+        json_array_set_new(c, 1, json_integer(t));
+        if (res)
+            json_array_set(c, 0, json_object_get(ev, "resource_limits"));
+        else
+            json_array_set(c, 2, json_object_get(ev, "tags"));
+        json_array_set_new(c, 3, json_boolean(tags_match(f, json_array_get(c, 2))));
     }
+    json_object_foreach(cur, id, c)
+        node_close(total, n, step, c, duration_ms + step);
+    ps_formula_free(f);
     json_decref(cur);
     if (total)
         prefix_sums(total, n);
@@ -320,7 +382,7 @@ static void user_usage(struct ps_what_if_events *r, const json_t *scenario, int6
                    json_integer_value(json_array_get(j, 1)), duration_ms + r->user_use.step, res);
     }
     series_finish(&r->user_use);
-    double *total = node_totals(scenario, r->user_use.n, r->user_use.step, duration_ms);
+    double *total = node_totals(scenario, r->user_use.n, r->user_use.step, duration_ms, NULL);
     const char *user;
     json_t *idx;
     json_object_foreach(r->user_use.index, user, idx)
@@ -571,7 +633,7 @@ static json_t *start_errors(struct fidelity *f, const json_t *replay_metrics, js
 static void usage_errors(struct fidelity *f, const double *share, json_t *out)
 {
     size_t n = f->use.n;
-    double *total = node_totals(f->sc, n, f->use.step, f->duration);
+    double *total = node_totals(f->sc, n, f->use.step, f->duration, f->tree);
     json_t *per_pool = json_object();
     double sum = 0, worst = 0;
     const char *worst_pool = "";

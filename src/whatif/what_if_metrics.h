@@ -43,8 +43,9 @@ int ps_what_if_run_metrics(struct ps_what_if_events *events, const char *dir,
  *     window); p50, p95, max;
  *   usage error: per pool of tree, the mean over samples (every duration/200 ms) of
  *     |replay usage share - recorded usage share|, the recorded share being the dominant share
- *     of the jobs running then (every attempt, aborted ones included, of the pool's subtree)
- *     over the scenario's nodes' total then; mean over pools and the worst pool.
+ *     of the jobs running then in tree (every attempt, aborted ones included, of the pool's
+ *     subtree) over the total then of tree's nodes (those its nodes_filter matches, following
+ *     the scenario's tag and nodes_filter events); mean over pools and the worst pool.
  * scenario is the no-change scenario (its nodes, pools, operations); since_ms the window start.
  * out: {"operations", "start_error_p50_ms", "start_error_p95_ms", "start_error_max_ms",
  *       "usage_error_mean", "usage_error_max", "usage_error_max_pool", "usage_error": {pool: e}}.

@@ -4,7 +4,8 @@
 # nodes_filter puts each node in its tree, a later row's change is a set_tree_attribute event,
 # default_tree is the tree reported), the pool table covers the reported tree only (an
 # operation in the other tree is in no pool of it, one in both trees in each tree's report),
-# the user table every operation; a bad pool_trees_info row is refused naming it.
+# the user table every operation, the usage error over the tree's nodes; a bad pool_trees_info
+# row is refused naming it.
 # Usage: bash what_if_offline_trees.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
 BIN=$1
@@ -22,6 +23,7 @@ run --default-tree gpu --set //sys/pools/g/@weight=2 --out "$TMP/gpu" >"$TMP/out
     fail "what-if --default-tree gpu: $(cat "$TMP/err")"
 grep -q "pool tree gpu, 3 operations" "$TMP/out" || fail "summary: $(cat "$TMP/out")"
 
+cp "$LOG" "$TMP/log.json"
 python3 - "$TMP" <<'EOF'
 import json, sys
 d = sys.argv[1]
@@ -65,6 +67,26 @@ for run, pools, op_count in (("physical", {"a", "idle"}, {"a": 2}), ("gpu", {"g"
               run + " " + side + ": users count every operation", u)
     check(set(w["fidelity"]["usage_error"]) <= pools, run + ": fidelity of the tree's pools",
           w["fidelity"]["usage_error"])
+    # the usage error of the tree's busy pool, derived here: the recorded share is that of the
+    # pool's jobs in this tree over this tree's node (each job half of c1 or of g1), the
+    # replay's that of pools.csv (the last row at or before each of the 201 samples)
+    pool = sorted(op_count)[0]
+    rows = json.load(open(d + "/log.json"))
+    since, duration = 1500, 10500
+    step = duration // 200
+    jobs = [(r["start_time"] - since, r["finish_time"] - since) for r in rows
+            if r["event_type"] == "job_completed" and r["tree_id"] == run]
+    rep = [0.0] * 201
+    for line in open(d + "/" + run + "/recorded/pools.csv").read().splitlines()[1:]:
+        f = line.split(",")
+        if f[1] == run and f[2] == pool:
+            for k in range(201):
+                if k * step >= int(f[0]):
+                    rep[k] = float(f[4])
+    err = sum(abs(0.5 * sum(1 for a, b in jobs if a <= k * step < b) - rep[k])
+              for k in range(201)) / 201
+    got = w["fidelity"]["usage_error"][pool]
+    check(abs(got - err) < 1e-9, run + ": usage error over the tree's nodes", got, err)
 EOF
 
 # a log without pool_trees_info rows is replayed as before: every tree with the defaults, so
