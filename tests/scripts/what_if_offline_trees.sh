@@ -8,22 +8,30 @@
 # row is refused naming it.
 # Usage: bash what_if_offline_trees.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
-BIN=$1
-LOG=$2/what_if/event_log_trees.json
+. "$(dirname "${BASH_SOURCE[0]}")/lib/check.bash"
+bin=$1
+log=$2/what_if/event_log_trees.json
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
 
-run() { "$BIN" what-if --event-log "$LOG" --since 1500 --until 12000 --heartbeat-period 100 \
+run() { "$bin" what-if --since 1500 --until 12000 --heartbeat-period 100 \
     --fair-share-update-period 100 "$@"; }
 
-run --out "$TMP/physical" >"$TMP/out" 2>"$TMP/err" || fail "what-if: $(cat "$TMP/err")"
+# refused LOG PATTERN: what-if on LOG exits 2 with a message matching PATTERN
+refused() {
+    local rc=0
+    run --event-log "$1" --out "$TMP/refused" >"$TMP/out" 2>"$TMP/err" || rc=$?
+    [ "$rc" = 2 ] && grep -q -- "$2" "$TMP/err" || fail "$1: exit $rc $(cat "$TMP/err")"
+}
+
+run --event-log "$log" --out "$TMP/physical" >"$TMP/out" 2>"$TMP/err" ||
+    fail "what-if: $(cat "$TMP/err")"
 grep -q "pool tree physical, 3 operations" "$TMP/out" || fail "summary: $(cat "$TMP/out")"
-run --default-tree gpu --set //sys/pools/g/@weight=2 --out "$TMP/gpu" >"$TMP/out" 2>"$TMP/err" ||
-    fail "what-if --default-tree gpu: $(cat "$TMP/err")"
+run --event-log "$log" --default-tree gpu --set //sys/pools/g/@weight=2 --out "$TMP/gpu" \
+    >"$TMP/out" 2>"$TMP/err" || fail "what-if --default-tree gpu: $(cat "$TMP/err")"
 grep -q "pool tree gpu, 3 operations" "$TMP/out" || fail "summary: $(cat "$TMP/out")"
 
-cp "$LOG" "$TMP/log.json"
+cp "$log" "$TMP/log.json"
 python3 - "$TMP" <<'EOF'
 import json, sys
 d = sys.argv[1]
@@ -91,20 +99,10 @@ EOF
 
 # a log without pool_trees_info rows is replayed as before: every tree with the defaults, so
 # the nodes match both trees and the run is refused naming the node
-grep -v pool_trees_info "$LOG" >"$TMP/old.json"
-set +e
-"$BIN" what-if --event-log "$TMP/old.json" --since 1500 --until 12000 --out "$TMP/old" \
-    >"$TMP/out" 2>"$TMP/err"
-rc=$?
-set -e
-[ "$rc" = 2 ] && grep -q "c1" "$TMP/err" || fail "an old multi-tree log: exit $rc $(cat "$TMP/err")"
+grep -v pool_trees_info "$log" >"$TMP/old.json"
+refused "$TMP/old.json" 'node "c1-0" matches the nodes_filter of two pool trees'
 
-# a bad pool_trees_info row: exit 2, one line naming row and key
+# a bad pool_trees_info row: one line naming row and key
 echo '[{"timestamp": 1, "event_type": "pool_trees_info", "trees": {"t": 5}}]' >"$TMP/bad.json"
-set +e
-"$BIN" what-if --event-log "$TMP/bad.json" --since 1 --until 100 >"$TMP/out" 2>"$TMP/err"
-rc=$?
-set -e
-[ "$rc" = 2 ] && grep -q "event log row 0: trees/t: must be a map (the pool tree's config)" "$TMP/err" ||
-    fail "bad pool_trees_info: exit $rc $(cat "$TMP/err")"
-echo "ok what_if_offline_trees"
+refused "$TMP/bad.json" "event log row 0: trees/t: must be a map (the pool tree's config)"
+finish "ok what_if_offline_trees"
