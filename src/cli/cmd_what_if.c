@@ -144,7 +144,8 @@ static int rows_from_scheduler(struct ps_cli_client *c, int64_t until_ms, json_t
     return 1;
 }
 
-/* {tree: its config now} for every tree of the scheduler */
+/* {tree: its config now} for every tree of the scheduler (the replay's for the trees no
+ * pool_trees_info row of the log describes) */
 static int tree_configs(struct ps_cli_client *c, json_t **out)
 {
     json_t *body = json_pack("{s:s}", "path", "//sys/pool_trees"), *reply = NULL;

@@ -1,6 +1,7 @@
 /* what_if_start.c — start_what_if (what_if_task.h): the parameters checked, the inputs a
  * what-if needs read from the scheduler as `poolsched what-if` reads them through the API (the
- * event log paged back from until, every tree's config as it is now, the default tree, the
+ * event log paged back from until, every tree's config as it is now (for trees no
+ * pool_trees_info row of the log describes), the default tree, the
  * cluster's heartbeat and fair share update periods), both scenarios built and checked, then
  * the task handed to its thread. */
 #include <stdio.h>
