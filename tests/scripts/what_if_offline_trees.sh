@@ -45,9 +45,11 @@ check(t["physical"]["nodes_filter"] == "cpu" and t["gpu"]["nodes_filter"] == "gp
 check(t["physical"]["max_operation_count"] == 10 and "max_operation_count" not in t["gpu"],
       "the trees' configs as of since, nulls left out", t)
 check(s["default_tree"] == "physical", "the recorded default tree", s["default_tree"])
-check(s["events"] == [{"type": "set_tree_attribute", "tree": "physical",
-                       "key": "max_operation_count", "value": 20, "time": 4500}],
+check(s["events"][0] == {"type": "set_tree_attribute", "tree": "physical",
+                         "key": "max_operation_count", "value": 20, "time": 4500},
       "a tree's change in the window", s["events"])
+check([(e["type"], e["time"]) for e in s["events"][1:]] ==
+      [("set_node_resources", 5500), ("set_node_tags", 5500)], "x1's tag at 5500", s["events"])
 c = json.load(open(d + "/gpu/scenario-changed.json"))
 check(c["default_tree"] == "gpu" and c["pool_trees"]["gpu"]["pools"][0]["weight"] == 2,
       "--default-tree gpu: //sys/pools is that tree", c["pool_trees"]["gpu"])
@@ -57,7 +59,7 @@ for run in ("physical", "gpu"):
     for line in open(d + "/" + run + "/recorded/events.jsonl"):
         e = json.loads(line)
         if e["event_type"] == "job_started":
-            want = {"c1-0": "physical", "g1-0": "gpu"}[e["node_id"]]
+            want = {"c1-0": "physical", "x1-0": "physical", "g1-0": "gpu"}[e["node_id"]]
             check(e["tree"] == want, run + ": a job in its node's tree", e)
 
 # op1 in physical/a, op2 in gpu/g, op3 in both
@@ -76,8 +78,9 @@ for run, pools, op_count in (("physical", {"a", "idle"}, {"a": 2}), ("gpu", {"g"
     check(set(w["fidelity"]["usage_error"]) <= pools, run + ": fidelity of the tree's pools",
           w["fidelity"]["usage_error"])
     # the usage error of the tree's busy pool, derived here: the recorded share is that of the
-    # pool's jobs in this tree over this tree's node (each job half of c1 or of g1), the
-    # replay's that of pools.csv (the last row at or before each of the 201 samples)
+    # pool's jobs in this tree over this tree's nodes (each job half of c1 or of g1; x1, in no
+    # tree at first, joins physical with its tag at 5500), the replay's that of pools.csv (the
+    # last row at or before each of the 201 samples)
     pool = sorted(op_count)[0]
     rows = json.load(open(d + "/log.json"))
     since, duration = 1500, 10500
@@ -91,7 +94,8 @@ for run, pools, op_count in (("physical", {"a", "idle"}, {"a": 2}), ("gpu", {"g"
             for k in range(201):
                 if k * step >= int(f[0]):
                     rep[k] = float(f[4])
-    err = sum(abs(0.5 * sum(1 for a, b in jobs if a <= k * step < b) - rep[k])
+    slots = lambda t: 4 if run == "physical" and t >= 5500 else 2
+    err = sum(abs(sum(1 for a, b in jobs if a <= k * step < b) / slots(k * step) - rep[k])
               for k in range(201)) / 201
     got = w["fidelity"]["usage_error"][pool]
     check(abs(got - err) < 1e-9, run + ": usage error over the tree's nodes", got, err)
