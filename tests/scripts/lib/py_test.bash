@@ -8,10 +8,10 @@
 # py_test SECONDS BINARY DATA_DIR SOURCE_DIR [EXTRA...] runs the program on its stdin as
 # `python3 - BINARY WORK [EXTRA...]` with tests/scripts and tests/upstream on PYTHONPATH
 # (server_helper.py, node_fake.py, checks.py, upslib.py, ...; no bytecode is written into the
-# source tree). WORK is a fresh directory, mode 755 (job users enter the
-# sandboxes below it), removed when the script exits (kept, and named, when KEEP is set in the
-# environment: for looking at a run's files). SECONDS bounds the run (SIGTERM, and
-# SIGKILL 5 s later); 0 leaves it to ctest. The test's exit status is the program's.
+# source tree). WORK is a fresh directory, mode 755 (job users enter the sandboxes below it),
+# removed when the script exits (kept, and named, when KEEP is set in the environment: for
+# looking at a run's files). SECONDS bounds the run (SIGTERM, and SIGKILL 5 s later); 0 leaves
+# it to ctest. The test's exit status is the program's.
 # Sets bin, data, src and work for what the script does around it.
 set -euo pipefail
 
