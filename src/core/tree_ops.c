@@ -139,9 +139,8 @@ static int check_target(const struct ps_pool_tree *tree, const char *user, const
                                 "limit for the number of concurrent operations %lld for pool \"%s\" "
                                 "in pool tree \"%s\" has been reached",
                                 (long long)limit, a->name, tree->name);
-        /* A move does not make an operation pending (its running jobs would leave the pool
-         * tree's accounting): as upstream's ValidateAllOperationsCountsOnPoolChange, a new
-         * pool at its running limit refuses it. */
+        /* A move does not make a running operation pending (move_op): as upstream's
+         * ValidateAllOperationsCountsOnPoolChange, a new pool at its running limit refuses it. */
         int64_t running = ps_pool_max_running_operations(a);
         if (keep && !lightweight_target && !(shared && counted) &&
             a->running_operation_count >= running)
@@ -287,9 +286,8 @@ static void attach(struct ps_pool_tree *tree, struct ps_tree_op *op, struct ps_p
 }
 
 /* Attaches a running op to pool and keeps it running, whatever pool's running limits say. */
-static void attach_running(struct ps_pool_tree *tree, struct ps_tree_op *op, struct ps_pool *pool)
+static void attach_running(struct ps_tree_op *op, struct ps_pool *pool)
 {
-    (void)tree;
     op->pool = pool;
     pool->child_operation_count++;
     add_counts(pool, 1, 0);
@@ -315,6 +313,24 @@ static void detach(struct ps_pool_tree *tree, struct ps_tree_op *op)
     op->running = false;
     op->lightweight = false;
     op->pending_by = NULL;
+}
+
+/* The one rule of a move (a pool change, or a stale user subpool's operations going to its
+ * parent): a running operation stays running in its new pool, counted there whatever the
+ * limits say (as a lowered max_running_operation_count leaves running operations running); a
+ * pending one waits or runs by its new pool's limits. A pool change first checks that the new
+ * pools have room for it (check_target, as upstream's ValidateAllOperationCountsOnPoolChange
+ * before a move with ensureRunning); a stale subpool's operations go to the parent unchecked
+ * (upstream re-checks the limits there and may mark a running one pending while its jobs run
+ * on; here it stays running, as the service keeps it). */
+static void move_op(struct ps_pool_tree *tree, struct ps_tree_op *op, struct ps_pool *pool)
+{
+    bool was_running = op->running;
+    detach(tree, op);
+    if (was_running)
+        attach_running(op, pool);
+    else
+        attach(tree, op, pool);
 }
 
 static void run_pending(struct ps_pool_tree *tree)
@@ -662,8 +678,7 @@ int ps_pool_tree_change_operation_pool(struct ps_pool_tree *tree, const char *id
             return rc;
     }
     struct ps_pool *old = op->pool;
-    detach(tree, op);
-    attach(tree, op, pool);
+    move_op(tree, op, pool);
     run_pending(tree);
     ps_tree_remove_empty_ephemeral(tree, old);
     return 0;
@@ -743,14 +758,7 @@ void ps_tree_move_out_of_stale_subpools(struct ps_pool_tree *tree, struct ps_poo
         if (sub->parent != hub || !sub->ephemeral || !sub->ephemeral_user ||
             sub->ephemeral_in_default_parent)
             continue;
-        /* running operations stay running (as after a lowered max_running_operation_count:
-         * counted, never stopped), pending ones wait in the hub by its limits */
-        bool was_running = op->running;
-        detach(tree, op);
-        if (was_running)
-            attach_running(tree, op, hub);
-        else
-            attach(tree, op, hub);
+        move_op(tree, op, hub);
         tree->moved[tree->moved_count++] = op;
         ps_tree_remove_empty_ephemeral(tree, sub);
     }

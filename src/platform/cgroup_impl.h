@@ -129,7 +129,9 @@ int ps_cg_write_changed(const char *dir, const char *name, const char *value, ch
 /* Helpers of the cgroup files (cgroup_util.c). */
 /* snprintf into a fixed buffer where truncating a long path in a message is fine. */
 void ps_cg_put(char *out, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* a/b, or path, into out of size; false when it does not fit (the copy leaves out unchanged). */
 bool ps_cg_path_join(char *out, size_t size, const char *a, const char *b);
+bool ps_cg_path_copy(char *out, size_t size, const char *path);
 int64_t ps_cg_monotonic_ms(void);
 void ps_cg_sleep_ms(int ms);
 /* Writes value to dir/name. Returns 0 or the errno; sets err when given. */

@@ -31,6 +31,15 @@ bool ps_cg_path_join(char *out, size_t size, const char *a, const char *b)
     return n >= 0 && (size_t)n < size;
 }
 
+bool ps_cg_path_copy(char *out, size_t size, const char *path)
+{
+    size_t n = strlen(path);
+    if (n >= size)
+        return false;
+    memcpy(out, path, n + 1);
+    return true;
+}
+
 int64_t ps_cg_monotonic_ms(void)
 {
     struct timespec ts;

@@ -98,14 +98,15 @@ static struct ps_cgroup_job *reuse_from_pool(struct ps_cgroup_system *sys, const
 {
     while (sys->pool_count > 0) {
         struct ps_cgroup_job *job = sys->pool[--sys->pool_count];
-        char name[160], dir[H_COUNT][PATH_MAX];
+        char name[160], dir[H_COUNT][sizeof job->dir[0]];
         snprintf(name, sizeof name, "job-%s", job_id);
         bool ok = true;
         for (int h = 0; h < H_COUNT && ok; h++) {
             dir[h][0] = '\0';
             if (!job->dir[h][0])
                 continue;
-            ok = ps_cg_path_join(dir[h], PATH_MAX, sys->parent[h], name);
+            /* the new name fits both here and in job->dir (the same size): checked once */
+            ok = ps_cg_path_join(dir[h], sizeof dir[h], sys->parent[h], name);
         }
         for (int h = 0; h < H_COUNT && ok; h++) {
             if (!job->unique[h])
@@ -114,12 +115,11 @@ static struct ps_cgroup_job *reuse_from_pool(struct ps_cgroup_system *sys, const
                 ok = false;
                 break;
             }
-            /* co-mounted slots share the dir; move all of them along */
-            char old[PATH_MAX];
-            snprintf(old, sizeof old, "%s", job->dir[h]);
-            for (int k = h; k < H_COUNT; k++)
-                if (strcmp(job->dir[k], old) == 0)
-                    snprintf(job->dir[k], PATH_MAX, "%s", dir[h]);
+            /* co-mounted slots share the dir: move all of them along, slot h last (the others
+             * are compared with it) */
+            for (int k = H_COUNT - 1; k >= h; k--)
+                if (strcmp(job->dir[k], job->dir[h]) == 0)
+                    ok = ps_cg_path_copy(job->dir[k], sizeof job->dir[k], dir[h]) && ok;
         }
         int64_t v = 0;
         if (ok && job->caps.memory)

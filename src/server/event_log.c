@@ -9,8 +9,8 @@
 #include "server/api_json.h"
 #include "server/event_log.h"
 #include "server/journal.h"
+#include "server/persist.h"
 #include "server/service_state.h"
-#include "server/store_mirror.h"
 
 #define READ_LIMIT 10000
 
@@ -262,19 +262,14 @@ void ps_event_log_pools_info(struct ps_service *svc, int64_t now_ms)
 int ps_event_log_load(struct ps_service *svc, struct ps_error *err)
 {
     svc->event_log_first = svc->event_log_next = 0;
-    char *text = NULL;
-    pthread_mutex_lock(&svc->store_mu);
-    /* while PostgreSQL is down, the reload reads its copy (store_mirror.h) */
-    int got = ps_store_get(ps_store_mirror_source(svc), "meta", "event_log", &text, err);
-    pthread_mutex_unlock(&svc->store_mu);
-    if (got == PS_ENOENT)
-        return 0;   /* no event yet */
-    if (got != 0) {   /* not "empty": rows numbered from 0 again would overwrite the oldest */
+    json_t *m = NULL;
+    int rc = ps_persist_meta_get(svc, "event_log", &m, err);
+    if (rc != 0) {   /* not "empty": rows numbered from 0 again would overwrite the oldest */
         ps_error_prefix(err, "cannot read the event log's bounds");
-        return got;
+        return rc;
     }
-    json_t *m = json_loads(text, 0, NULL);
-    free(text);
+    if (!m)
+        return 0;   /* no event yet */
     json_int_t first = json_integer_value(json_object_get(m, "first"));
     json_int_t next = json_integer_value(json_object_get(m, "next"));
     json_decref(m);

@@ -11,8 +11,8 @@
 #include "io/json_value.h"
 #include "server/journal.h"
 #include "server/nodes_config.h"
+#include "server/persist.h"
 #include "server/service_state.h"
-#include "server/store_mirror.h"
 #include "server/svc_log.h"
 
 #define ROOT "//sys/cluster_nodes/@config"
@@ -88,23 +88,20 @@ int ps_nodes_config_set(struct ps_service *svc, const char *path, const json_t *
 
 int ps_nodes_config_load(struct ps_service *svc, struct ps_error *err)
 {
-    char *text = NULL;
-    pthread_mutex_lock(&svc->store_mu);
-    int got = ps_store_get(ps_store_mirror_source(svc), "meta", "nodes_config", &text, NULL);
-    pthread_mutex_unlock(&svc->store_mu);
-    if (got != 0)
-        return 0;   /* never set */
-    json_t *doc = json_loads(text, 0, NULL);
-    free(text);
+    json_t *doc = NULL;   /* stays NULL when never set */
+    int rc = ps_persist_meta_get(svc, "nodes_config", &doc, err);
     json_t *config = json_object_get(doc, "config");
-    int rc = config && !json_is_null(config) ? check(config, err) : 0;
-    if (rc == 0) {
+    if (config && json_is_null(config))
+        config = NULL;
+    if (rc == 0 && config)
+        rc = check(config, err);
+    if (rc == 0 && doc) {
         json_decref(svc->nodes_config);
-        svc->nodes_config = config && !json_is_null(config) ? json_incref(config) : NULL;
+        svc->nodes_config = config ? json_incref(config) : NULL;
         svc->nodes_config_version = (uint64_t)json_integer_value(json_object_get(doc, "version"));
-    } else {
-        ps_error_prefix(err, "stored " ROOT);
     }
+    if (rc != 0)
+        ps_error_prefix(err, "stored " ROOT);
     json_decref(doc);
     return rc;
 }

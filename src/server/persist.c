@@ -193,6 +193,34 @@ void ps_persist_tree_removed(struct ps_service *svc, const char *name)
         ps_journal_put(svc->journal, "tree", name, NULL);
 }
 
+int ps_persist_meta_get(struct ps_service *svc, const char *key, json_t **doc,
+                        struct ps_error *err)
+{
+    char *text = NULL;
+    *doc = NULL;
+    pthread_mutex_lock(&svc->store_mu);
+    /* while PostgreSQL is down, the reload reads its copy (store_mirror.h) */
+    int rc = ps_store_get(ps_store_mirror_source(svc), "meta", key, &text, err);
+    pthread_mutex_unlock(&svc->store_mu);
+    if (rc == PS_ENOENT) {
+        ps_error_init(err);
+        return 0;   /* never stored */
+    }
+    if (rc != 0)
+        return rc;
+    json_error_t je;
+    *doc = json_loads(text, 0, &je);
+    free(text);
+    if (!*doc)
+        return ps_error_set(err, PS_EINVAL, "meta/%s: not JSON: %s", key, je.text);
+    if (!json_is_object(*doc)) {
+        json_decref(*doc);
+        *doc = NULL;
+        return ps_error_set(err, PS_EINVAL, "meta/%s: not a map", key);
+    }
+    return 0;
+}
+
 void ps_persist_meta(struct ps_service *svc)
 {
     const char *d = ps_strategy_default_tree(svc->strategy);
@@ -777,19 +805,14 @@ int ps_persist_load(struct ps_service *svc, struct ps_error *err)
             if (rc != 0)
                 break;
         }
-    if (rc == 0) {
-        char *meta = NULL;
-        pthread_mutex_lock(&svc->store_mu);
-        int got = ps_store_get(ps_store_mirror_source(svc), "meta", "default_tree", &meta, NULL);
-        pthread_mutex_unlock(&svc->store_mu);
-        if (got == 0) {
-            json_t *m = json_loads(meta, 0, NULL);
-            const char *d = json_string_value(json_object_get(m, "default_tree"));
-            if (d)
-                ps_strategy_set_default_tree(svc->strategy, d, NULL);
-            json_decref(m);
-            free(meta);
-        }
+    json_t *meta = NULL;
+    if (rc == 0)
+        rc = ps_persist_meta_get(svc, "default_tree", &meta, err);
+    if (rc == 0 && meta) {
+        const char *d = json_string_value(json_object_get(meta, "default_tree"));
+        if (d)
+            ps_strategy_set_default_tree(svc->strategy, d, NULL);
+        json_decref(meta);
     }
     /* the map before the operations: restored ephemeral pools go where it puts them */
     if (rc == 0)

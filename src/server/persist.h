@@ -44,6 +44,12 @@ json_t *ps_persist_job_doc(const struct ps_svc_job *job);
  * malformed or names an operation or task not in memory. Caller frees (ps_svc_job_free). */
 struct ps_svc_job *ps_persist_job_from_doc(struct ps_service *svc, const json_t *doc);
 void ps_persist_meta(struct ps_service *svc);
+/* The stored document meta/<key> (a JSON map; caller decrefs), read from where the state loads
+ * (the store, or its mirror while the store is down: store_mirror.h): 0 with *doc NULL when it
+ * was never stored; PS_EINVAL when it is not a JSON map; the store's errors. Under svc->mu,
+ * store_mu not held. Every meta reader at load goes through here. */
+int ps_persist_meta_get(struct ps_service *svc, const char *key, json_t **doc,
+                        struct ps_error *err);
 int ps_persist_load(struct ps_service *svc, struct ps_error *err);
 /* Rebuilds the in-memory state (trees, operations, jobs) from the store, as a restart would:
  * the journal's rollback after a failed commit (journal.c). Nodes stay, registered again, and

@@ -13,9 +13,9 @@
 #include "io/json_value.h"
 #include "server/api_cypress.h"
 #include "server/journal.h"
+#include "server/persist.h"
 #include "server/sched_config.h"
 #include "server/service_state.h"
-#include "server/store_mirror.h"
 #include "server/svc_log.h"
 
 #define ROOT "//sys/scheduler/config"
@@ -191,15 +191,12 @@ int ps_sched_config_set(struct ps_service *svc, const char *path, const json_t *
 
 int ps_sched_config_load(struct ps_service *svc, struct ps_error *err)
 {
-    char *text = NULL;
-    pthread_mutex_lock(&svc->store_mu);
-    int got = ps_store_get(ps_store_mirror_source(svc), "meta", "scheduler_config", &text, NULL);
-    pthread_mutex_unlock(&svc->store_mu);
-    if (got != 0)
+    json_t *doc = NULL;
+    int rc = ps_persist_meta_get(svc, "scheduler_config", &doc, err);
+    if (rc == 0 && !doc)
         return 0;   /* never set */
-    json_t *doc = json_loads(text, 0, NULL);
-    free(text);
-    int rc = apply(svc, json_object_get(doc, KEY), err);
+    if (rc == 0)
+        rc = apply(svc, json_object_get(doc, KEY), err);
     if (rc == 0 && (rc = check_tentative(json_object_get(doc, TENTATIVE), err)) == 0)
         apply_tentative(svc, json_object_get(doc, TENTATIVE));
     json_decref(doc);

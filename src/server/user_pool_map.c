@@ -18,8 +18,8 @@
 #include "io/json_value.h"
 #include "io/ypath.h"
 #include "server/journal.h"
+#include "server/persist.h"
 #include "server/service_state.h"
-#include "server/store_mirror.h"
 #include "server/svc_log.h"
 #include "server/svc_ops.h"
 
@@ -131,18 +131,13 @@ int ps_user_pool_map_set(struct ps_service *svc, const char *path, const json_t 
 
 int ps_user_pool_map_load(struct ps_service *svc, struct ps_error *err)
 {
-    char *text = NULL;
-    pthread_mutex_lock(&svc->store_mu);
-    int got = ps_store_get(ps_store_mirror_source(svc), "meta", META_KEY, &text, NULL);
-    pthread_mutex_unlock(&svc->store_mu);
-    if (got != 0)
+    json_t *doc = NULL;
+    int rc = ps_persist_meta_get(svc, META_KEY, &doc, err);
+    if (rc == 0 && !doc)
         return 0;   /* never set */
-    json_error_t je;
-    json_t *doc = json_loads(text, 0, &je);
-    free(text);
     struct ps_value v;
-    int rc = doc ? ps_json_to_value(json_object_get(doc, "map"), &v, err)
-                 : ps_error_set(err, PS_EINVAL, "%s", je.text);
+    if (rc == 0)
+        rc = ps_json_to_value(json_object_get(doc, "map"), &v, err);
     json_decref(doc);
     /* not checked against the trees again: a pool removed since sends its users to the
      * default parent, as upstream keeps its last accepted map */

@@ -8,7 +8,7 @@ A check fails in one of three ways, each written once here:
   fail(msg)                      the test stops now: exit 1 with "FAIL: msg"
 eq(a, b, what) is require(a == b) with both values in the message. context: values shown
 under the message (each cut at 3000 characters). run_cases runs a script's cases, each in a
-temporary directory of its own.
+temporary directory of its own (run_group: the cases of a named group).
 """
 import os
 import shutil
@@ -87,3 +87,11 @@ def run_cases(cases, run, prefix):
             shutil.rmtree(tmp, ignore_errors=True)
     print("%d passed, %d failed, %d skipped" % (len(cases) - failed - skipped, failed, skipped))
     sys.exit(1 if failed else 77 if skipped == len(cases) else 0)
+
+
+def run_group(groups, group, run, prefix):
+    """run_cases for the cases of groups[group] ({name: [case...]}; "all": every group's)."""
+    cases = [c for g, cs in groups.items() if group in (g, "all") for c in cs]
+    if not cases:
+        sys.exit("unknown group " + group)
+    run_cases(cases, run, prefix)

@@ -19,16 +19,11 @@ cleanup() {
 }
 trap cleanup EXIT
 . "$(dirname "${BASH_SOURCE[0]}")/lib/check.bash"
+. "$(dirname "${BASH_SOURCE[0]}")/lib/scheduler_port.sh"
 
 timeout 120 "$bin" scheduler --listen 127.0.0.1:0 --data-dir "$work/data" 2> "$work/log" &
 server_pid=$!
-port=
-for _ in $(seq 200); do
-  port=$(grep -o 'event=scheduler_started listen=127.0.0.1:[0-9]*' "$work/log" 2>/dev/null | cut -d: -f2)
-  [ -n "$port" ] && break
-  sleep 0.05
-done
-[ -n "$port" ] || { echo "FAIL: the scheduler did not start: $(cat "$work/log")"; exit 1; }
+scheduler_port "$work/log"
 
 # As a user would: the proxy and the data dir (whose admin_token is the token) in the environment.
 export POOLSCHED_PROXY="127.0.0.1:$port" POOLSCHED_DATA_DIR="$work/data"

@@ -10,16 +10,14 @@
 # per-operation node bans (core/node_ban.h) decide where the retries go, which failures count,
 # and when an operation fails for want of an unbanned node.
 # usage: loop_parity.sh BINARY DATA_DIR SOURCE_DIR
-set -euo pipefail
-bin=${1:?usage: loop_parity.sh BINARY DATA_DIR SOURCE_DIR}
-src=${3:?}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-PYTHONPATH="$src/tests/scripts" timeout -k 5 240 python3 - "$bin" "$work" <<'PY'
-import json, os, subprocess, sys, time
+source "${3:?usage: loop_parity.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test 240 "$@" <<'PY'
+import os, sys, time
 from server_helper import Scheduler, FakeNode, check, finish
+import simlib
 
 bin, work = sys.argv[1], sys.argv[2]
+simlib.init(sys.argv)
 MIB = 1 << 20
 NODES, CPU, MEMORY, SLOTS = 2, 4, 8 << 30, 8
 TAGS = [["tagA", "tagB"], ["tagA", "tagB"]]   # node i's tags
@@ -131,15 +129,8 @@ def simulate(name, pools, ops, updates=()):
                          for o in ops],
           "events": [{"time": t * 1000, "type": "update_operation", "operation": i, "parameters": u}
                      for t, i, u in updates]})
-    path = os.path.join(work, name + ".json")
-    with open(path, "w") as f:
-        json.dump(sc, f)
-    out = os.path.join(work, name)
-    p = subprocess.run([bin, "simulate", path, "--output", out], capture_output=True, text=True)
-    if p.returncode != 0:
-        sys.exit("simulate %s: %s" % (name, p.stderr))
-    with open(os.path.join(out, "events.jsonl")) as f:
-        events = [json.loads(line) for line in f]
+    result = simlib.load(simlib.run(name, sc)[0])
+    events = result.events
     running = {o[0]: 0 for o in ops}
     preempted = {o[0]: 0 for o in ops}
     failed = {o[0]: 0 for o in ops}
@@ -165,14 +156,8 @@ def simulate(name, pools, ops, updates=()):
         elif t == "operation_completed":
             state[oid] = "completed"
             reason.pop(oid, None)
-    with open(os.path.join(out, "pools.csv")) as f:
-        rows = f.read().splitlines()
-    head = rows[0].split(",")
-    last = {}
-    for line in rows[1:]:
-        r = dict(zip(head, line.split(",")))
-        if r["tree"] == "physical":
-            last[r["pool"]] = round(float(r["fair_share_ratio"]), 3)
+    last = {r["pool"]: round(float(r["fair_share_ratio"]), 3) for r in result.pools
+            if r["tree"] == "physical"}
     return (running, preempted, reason, {k: last.get(k, 0.0) for k in pools}, state, error,
             failed, banned_aborts)
 

@@ -7,13 +7,8 @@
 # reserve, though A's overdraft is the larger; A runs on. A rule that picks another victim on
 # either side (largest overdraft first, say) disagrees.
 # usage: memory_overdraft_parity.sh BINARY DATA_DIR SOURCE_DIR
-set -euo pipefail
-bin=${1:?usage: memory_overdraft_parity.sh BINARY DATA_DIR SOURCE_DIR}
-src=${3:?}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-chmod 755 "$work"
-PYTHONPATH="$src/tests/scripts" timeout -k 5 120 python3 - "$bin" "$work" <<'PY'
+source "${3:?usage: memory_overdraft_parity.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test 120 "$@" <<'PY'
 import json, os, subprocess, sys
 from checks import Fail, require
 

@@ -17,8 +17,8 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from checks import Fail, Skip, require, run_cases  # noqa: E402
-from server_helper import Scheduler, free_port  # noqa: E402
+from checks import Fail, Skip, require, run_group  # noqa: E402
+from server_helper import NodeAgent, Scheduler, free_port  # noqa: E402
 
 BIN = sys.argv[1]
 GROUP = sys.argv[2] if len(sys.argv) > 2 else "all"
@@ -33,15 +33,7 @@ class FixedPortScheduler(Scheduler):
         self.fixed_port = port
 
     def start(self):
-        args = [self.binary, "scheduler", "--listen", "127.0.0.1:%d" % self.fixed_port,
-                "--data-dir", self.data_dir]
-        if self.config is not None:
-            path = self.data_dir + ".config.json"
-            with open(path, "w") as f:
-                json.dump(self.config, f)
-            args += ["--config", path]
-        self.log = open(self.log_path, "a")
-        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=self.log)
+        self.launch("127.0.0.1:%d" % self.fixed_port)
         self.port = self.fixed_port
         deadline = time.time() + 10
         while time.time() < deadline:
@@ -55,8 +47,7 @@ class FixedPortScheduler(Scheduler):
             time.sleep(0.05)
         else:
             raise Fail("scheduler did not answer /healthz")
-        self.admin = open(os.path.join(self.data_dir, "admin_token")).read().strip()
-        self.secret = open(os.path.join(self.data_dir, "cluster_secret")).read().strip()
+        self.read_credentials()
         return self
 
 
@@ -67,7 +58,8 @@ class Cluster:
                "node_offline_timeout": 2000}
         cfg.update(config or {})
         self.sched = FixedPortScheduler(BIN, os.path.join(tmp, "data"), cfg, free_port()).start()
-        self.nodes = {}
+        self.nodes = {}    # name -> (process, log, node id)
+        self.agents = {}   # name -> NodeAgent
 
     def url(self):
         return "http://127.0.0.1:%d" % self.sched.fixed_port
@@ -76,32 +68,20 @@ class Cluster:
              work=None, sched=None, extra=()):
         node_id = node_id or "%s-%s" % (PREFIX, name)
         sched = sched or self.sched
-        log = open(os.path.join(self.tmp, "node-%s.log" % name), "a")
-        args = [BIN, "node", "--scheduler", "http://127.0.0.1:%d" % sched.port,
-                "--node-id", node_id, "--resources", resources,
-                "--work-dir", os.path.join(self.tmp, "work-" + (work or name)),
-                "--data-dir", sched.data_dir, "--heartbeat-period", "100", "--tick", "50"]
-        args += list(extra)
-        if tags:
-            args += ["--tags", tags]
-        proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
-        self.nodes[name] = (proc, log, node_id)
+        extra = list(extra) + (["--tags", tags] if tags else [])
+        agent = NodeAgent(BIN, "http://127.0.0.1:%d" % sched.port, node_id, resources,
+                          os.path.join(self.tmp, "work-" + (work or name)),
+                          os.path.join(self.tmp, "node-%s.log" % name), data_dir=sched.data_dir,
+                          extra=extra, mode="a")
+        self.agents[name] = agent
+        self.nodes[name] = (agent.proc, agent.log, node_id)
         return node_id
 
     def node_log(self, name):
         return open(os.path.join(self.tmp, "node-%s.log" % name)).read()
 
     def stop_node(self, name, sig=signal.SIGTERM):
-        proc, log, _ = self.nodes[name]
-        if proc.poll() is None:
-            proc.send_signal(sig)
-            try:
-                proc.wait(15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-        log.close()
-        return proc.returncode
+        return self.agents[name].stop(sig)
 
     def stop(self):
         for name in list(self.nodes):
@@ -883,10 +863,7 @@ def run_on_cluster(case, config=None, setup=None):
 
 
 def main():
-    cases = [f for g, fs in GROUPS.items() if GROUP in (g, "all") for f in fs]
-    if not cases:
-        sys.exit("unknown group " + GROUP)
-    run_cases(cases, run, "pse2e-")
+    run_group(GROUPS, GROUP, run, "pse2e-")
 
 
 if __name__ == "__main__":

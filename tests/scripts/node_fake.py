@@ -9,7 +9,6 @@ garbage or refuse. Every case starts its own node and stops it; everything is bo
 import http.server
 import json
 import os
-import signal
 import socketserver
 import subprocess
 import sys
@@ -17,7 +16,8 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from checks import Fail, require, run_cases  # noqa: E402
+from checks import Fail, require, run_group  # noqa: E402
+from server_helper import NodeAgent  # noqa: E402
 
 SECRET = "test-secret-123"
 BIN = sys.argv[1]
@@ -145,34 +145,18 @@ class FakeScheduler:
         self.server.server_close()
 
 
-class Node:
+class Node(NodeAgent):
+    """A real `poolsched node` on the fake scheduler (server_helper.NodeAgent), given the
+    cluster secret in its environment unless env_secret is false."""
+
     def __init__(self, sched, tmp, node_id=NODE, extra=(), resources="cpu=2,memory=2G,user_slots=8",
                  env_secret=True):
         self.work = os.path.join(tmp, "work-" + node_id)
-        self.log_path = os.path.join(tmp, "node-%s.log" % node_id)
-        self.log = open(self.log_path, "w")
         env = dict(os.environ)
         if env_secret:
             env["POOLSCHED_CLUSTER_SECRET"] = SECRET
-        args = [BIN, "node", "--scheduler", sched.url(), "--node-id", node_id,
-                "--resources", resources, "--work-dir", self.work, "--heartbeat-period", "100",
-                "--tick", "50"] + list(extra)
-        self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT, env=env)
-
-    def stop(self, sig=signal.SIGTERM, timeout=15):
-        if self.proc.poll() is None:
-            self.proc.send_signal(sig)
-            try:
-                self.proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.log.close()
-        return self.proc.returncode
-
-    def text(self):
-        with open(self.log_path) as f:
-            return f.read()
+        NodeAgent.__init__(self, BIN, sched.url(), node_id, resources, self.work,
+                           os.path.join(tmp, "node-%s.log" % node_id), extra=extra, env=env)
 
 
 def cgroup_dir(controller, node_id, job_id):
@@ -565,10 +549,7 @@ def run(case, tmp):
 
 
 def main():
-    cases = [c for g, cs in GROUPS.items() if GROUP in (g, "all") for c in cs]
-    if not cases:
-        sys.exit("unknown group " + GROUP)
-    run_cases(cases, run, "psnode-")
+    run_group(GROUPS, GROUP, run, "psnode-")
 
 
 if __name__ == "__main__":

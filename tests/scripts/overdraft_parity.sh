@@ -13,21 +13,15 @@
 # its low guarantee may get a third of a core, and the monitor raises the guarantee only as far
 # as that: above 0.2 core it overcommits 1.2, not always above 0.5.)
 # usage: overdraft_parity.sh BINARY DATA_DIR SOURCE_DIR
-set -euo pipefail
-bin=${1:?usage: overdraft_parity.sh BINARY DATA_DIR SOURCE_DIR}
-src=${3:?}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-chmod 755 "$work"
-PYTHONPATH="$src/tests/scripts" timeout -k 5 150 python3 - "$bin" "$work" <<'PY'
-import json, os, signal, subprocess, sys, time
-import server_helper
-from server_helper import Scheduler, check, finish
+source "${3:?usage: overdraft_parity.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test 150 "$@" <<'PY'
+import os, sys, time
+from server_helper import NodeAgent, Scheduler, check, finish, wait_beating
+import simlib
+from simlib import SPEC_WITH_CPU_MONITOR
 
 bin, work = sys.argv[1], sys.argv[2]
-MON = {"check_period": 100, "increase_coefficient": 1.45, "decrease_coefficient": 0.7,
-       "smoothing_factor": 0.2, "vote_window_size": 5, "vote_decision_threshold": 3,
-       "min_cpu_limit": 0.1, "enable_cpu_reclaim": True}
+simlib.init(sys.argv)
 SETTINGS = {   # tree allowed_node_resources_overcommit_duration, node cpu_overdraft_timeout (ms)
     "node": (600000, 1000),
     "scheduler": (1000, 600000),
@@ -42,20 +36,13 @@ def simulate(name, duration_ms, node_timeout_ms):
                                "cpu": 1.2, "memory": 2 << 30, "user_slots": 2, "gpu": 0, "network": 0}}],
           "pool_trees": {"physical": {"allowed_node_resources_overcommit_duration": duration_ms}},
           "operations": [
-              {"id": "op1", "start_time": 0, "spec": {"job_cpu_monitor": MON},
+              {"id": "op1", "start_time": 0, "spec": SPEC_WITH_CPU_MONITOR,
                "tasks": [{"job_count": 1, "duration": 10 ** 7, "cpu_usage": [[0, 0], [RELEASE, 1]],
                           "resources": {"cpu": 1, "memory": 0, "user_slots": 1}}]},
               {"id": "op2", "start_time": 1500, "spec": {},
                "tasks": [{"job_count": 1, "duration": 10 ** 7,
                           "resources": {"cpu": 1, "memory": 0, "user_slots": 1}}]}]}
-    path = os.path.join(work, name + ".json")
-    with open(path, "w") as f:
-        json.dump(sc, f)
-    out = os.path.join(work, name)
-    p = subprocess.run([bin, "simulate", path, "--output", out], capture_output=True, text=True)
-    if p.returncode != 0:
-        sys.exit("simulate %s: %s" % (name, p.stderr))
-    events = [json.loads(line) for line in open(os.path.join(out, "events.jsonl"))]
+    events = simlib.load(simlib.run(name, sc)[0]).events
     running = {"op1": 0, "op2": 0}
     aborted, preempted = [], 0
     for e in events:
@@ -76,13 +63,10 @@ def serve(name, duration_ms, node_timeout_ms):
     gate = os.path.join(work, name + "-gate")
     os.mkdir(gate)
     os.chmod(gate, 0o777)
-    log = open(os.path.join(work, name + "-node.log"), "w")
-    agent = subprocess.Popen(
-        [bin, "node", "--scheduler", "http://127.0.0.1:%d" % s.port, "--node-id", "parity-" + name,
-         "--resources", "cpu=1.2,memory=2G,user_slots=2", "--work-dir", os.path.join(work, name + "-node"),
-         "--data-dir", s.data_dir, "--heartbeat-period", "100", "--tick", "50",
-         "--cpu-overdraft-timeout", str(node_timeout_ms), "--resource-adjustment-period", "1000"],
-        stdout=log, stderr=subprocess.STDOUT)
+    agent = NodeAgent(bin, s.url(""), "parity-" + name, "cpu=1.2,memory=2G,user_slots=2",
+                      os.path.join(work, name + "-node"), os.path.join(work, name + "-node.log"),
+                      data_dir=s.data_dir, extra=["--cpu-overdraft-timeout", str(node_timeout_ms),
+                                                  "--resource-adjustment-period", "1000"])
 
     def jobs(op, state=None):
         body = {"operation_id": op}
@@ -91,12 +75,7 @@ def serve(name, duration_ms, node_timeout_ms):
         return s.ok("list_jobs", body)["jobs"]
 
     def wait_for(pred, seconds, what):
-        end = time.time() + seconds
-        while time.time() < end:
-            if pred():
-                return True
-            time.sleep(0.1)
-        return check(False, "%s: timed out waiting for %s" % (name, what))
+        wait_beating("%s: timed out waiting for %s" % (name, what), pred, (), seconds)
 
     def start(command, spec):
         spec = dict(spec, tasks={"t": {"command": command, "job_count": 1, "cpu_limit": 1,
@@ -106,7 +85,7 @@ def serve(name, duration_ms, node_timeout_ms):
     try:
         s.set("//sys/pool_trees/physical/@allowed_node_resources_overcommit_duration", duration_ms)
         op1 = start("while [ ! -e %s/release ]; do sleep 0.05; done; while :; do :; done" % gate,
-                    {"job_cpu_monitor": MON})
+                    SPEC_WITH_CPU_MONITOR)
         wait_for(lambda: jobs(op1, "running"), 20, "Op1's job")
         op2 = start("sleep 1000", {})
         wait_for(lambda: jobs(op2, "running"), 20, "Op2's job on the reclaimed cpu")
@@ -121,15 +100,7 @@ def serve(name, duration_ms, node_timeout_ms):
             s.ok("abort_op", {"operation_id": op})
         return {"aborted": aborted, "preempted": preempted, "running": running}
     finally:
-        agent.send_signal(signal.SIGTERM)
-        try:
-            agent.wait(15)
-        except subprocess.TimeoutExpired:
-            agent.kill()
-            agent.wait()
-        log.close()
-        if server_helper.FAILURES:
-            print(open(os.path.join(work, name + "-node.log")).read()[-2000:])
+        agent.stop()
         s.stop()
 
 

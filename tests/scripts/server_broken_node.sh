@@ -7,12 +7,8 @@
 # restart; only an admin may lift it (set @banned false), after which the node gets jobs again.
 # A completed job resets the count: a node that fails now and then is never banned.
 # usage: server_broken_node.sh BINARY DATA_DIR SOURCE_DIR
-set -euo pipefail
-bin=${1:?usage: server_broken_node.sh BINARY DATA_DIR SOURCE_DIR}
-src=${3:?}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-PYTHONPATH="$src/tests/scripts" timeout -k 5 60 python3 - "$bin" "$work" <<'EOF2'
+source "${3:?usage: server_broken_node.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test 60 "$@" <<'EOF2'
 import sys, time
 from server_helper import Scheduler, FakeNode, check, finish
 

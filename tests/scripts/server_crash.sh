@@ -5,12 +5,8 @@
 # jobs re-attach (the node's next heartbeat is not told to abort them) and that running
 # operations continue to completion.
 # usage: server_crash.sh BINARY DATA_DIR SOURCE_DIR
-set -euo pipefail
-bin=${1:?usage: server_crash.sh BINARY DATA_DIR SOURCE_DIR}
-src=${3:?}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-PYTHONPATH="$src/tests/scripts" python3 - "$bin" "$work" <<'EOF'
+source "${3:?usage: server_crash.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test 0 "$@" <<'EOF'
 import os, sys, threading, time, random
 from server_helper import Scheduler, FakeNode, check, finish
 

@@ -4,12 +4,8 @@
 # documents' commands (burst pool, orchid integral_pool_capacity), list/exists/remove, and a
 # table of bad inputs, each with its HTTP status, message and no state change.
 # usage: server_cypress.sh BINARY DATA_DIR SOURCE_DIR
-set -euo pipefail
-bin=${1:?usage: server_cypress.sh BINARY DATA_DIR SOURCE_DIR}
-src=${3:?}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-PYTHONPATH="$src/tests/scripts" python3 - "$bin" "$work" <<'EOF'
+source "${3:?usage: server_cypress.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test 0 "$@" <<'EOF'
 import json, sys, time
 from server_helper import Scheduler, FakeNode, check, finish
 

@@ -5,12 +5,8 @@
 # (a restart shows the old value). Two pools 1:1 with equal demand: weight 3 on one shows
 # 0.5 -> 0.75 and 0.5 -> 0.25. The CLI prints the diff as a table.
 # usage: server_dry_run.sh BINARY DATA_DIR SOURCE_DIR
-set -euo pipefail
-bin=${1:?usage: server_dry_run.sh BINARY DATA_DIR SOURCE_DIR}
-src=${3:?}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-PYTHONPATH="$src/tests/scripts" timeout -k 5 120 python3 - "$bin" "$work" <<'EOF2'
+source "${3:?usage: server_dry_run.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test 120 "$@" <<'EOF2'
 import json, subprocess, sys, time
 from server_helper import Scheduler, FakeNode, check, finish
 

@@ -8,12 +8,8 @@
 # size bound (event_log_max_row_count), pool_trees_info before each pools_info row. pools_info and preempted_for:
 # tests/upstream/event_log_service.sh.
 # usage: server_event_log.sh BINARY DATA_DIR SOURCE_DIR
-set -euo pipefail
-bin=${1:?usage: server_event_log.sh BINARY DATA_DIR SOURCE_DIR}
-src=${3:?}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-PYTHONPATH="$src/tests/scripts" python3 - "$bin" "$work" <<'PY'
+source "${3:?usage: server_event_log.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test 0 "$@" <<'PY'
 import json, subprocess, sys, time, urllib.parse
 from server_helper import EVENT_LOG as LOG, Scheduler, FakeNode, check, event_log_rows, finish, wait_beating
 

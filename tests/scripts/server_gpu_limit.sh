@@ -5,12 +5,8 @@
 # value is a 400 naming the key. The same for port_count (upstream's key, [0, 50]: the node gives
 # each job that many ports) and for a node's cpu_to_vcpu_factor (must be greater than 0).
 # usage: server_gpu_limit.sh BINARY DATA_DIR SOURCE_DIR
-set -euo pipefail
-bin=${1:?usage: server_gpu_limit.sh BINARY DATA_DIR SOURCE_DIR}
-src=${3:?}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-PYTHONPATH="$src/tests/scripts" python3 - "$bin" "$work" <<'EOF'
+source "${3:?usage: server_gpu_limit.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test 0 "$@" <<'EOF'
 import sys, time
 from server_helper import Scheduler, FakeNode, check, finish
 

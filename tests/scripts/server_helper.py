@@ -39,8 +39,10 @@ class Scheduler:
         self.port = None
         self.log_path = data_dir + ".log"
 
-    def start(self):
-        args = [self.binary, "scheduler", "--listen", "127.0.0.1:0", "--data-dir", self.data_dir]
+    def launch(self, listen):
+        """Starts the process listening on listen, its config (when given) written beside the
+        data dir, its log appended to log_path from log_start on."""
+        args = [self.binary, "scheduler", "--listen", listen, "--data-dir", self.data_dir]
         if self.config is not None:
             path = self.data_dir + ".config.json"
             with open(path, "w") as f:
@@ -49,6 +51,14 @@ class Scheduler:
         self.log = open(self.log_path, "a")
         self.log_start = os.path.getsize(self.log_path)
         self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=self.log)
+
+    def read_credentials(self):
+        """The admin token and cluster secret a started scheduler wrote into its data dir."""
+        self.admin = open(os.path.join(self.data_dir, "admin_token")).read().strip()
+        self.secret = open(os.path.join(self.data_dir, "cluster_secret")).read().strip()
+
+    def start(self):
+        self.launch("127.0.0.1:0")
         deadline = time.time() + 10
         while time.time() < deadline:
             with open(self.log_path) as f:
@@ -62,8 +72,7 @@ class Scheduler:
             time.sleep(0.02)
         if self.port is None:
             raise RuntimeError("scheduler did not start")
-        self.admin = open(os.path.join(self.data_dir, "admin_token")).read().strip()
-        self.secret = open(os.path.join(self.data_dir, "cluster_secret")).read().strip()
+        self.read_credentials()
         return self
 
     def stop(self):
@@ -138,6 +147,43 @@ class Scheduler:
     def update(self, wait=1.3):
         """Waits for a fair share update (the default period is 1 s)."""
         time.sleep(wait)
+
+
+class NodeAgent:
+    """A real `poolsched node` on the scheduler at url, heartbeating every heartbeat_period ms
+    (tick 50 ms), its output in log_path (opened with mode: "a" keeps an earlier agent's lines). Every test
+    that starts one stops it (stop, in a finally block)."""
+
+    def __init__(self, binary, url, node_id, resources, work_dir, log_path, data_dir=None,
+                 extra=(), env=None, mode="w", heartbeat_period=100):
+        self.node_id = node_id
+        self.log_path = log_path
+        self.log = open(log_path, mode)
+        args = [binary, "node", "--scheduler", url, "--node-id", node_id,
+                "--resources", resources, "--work-dir", work_dir]
+        if data_dir:
+            args += ["--data-dir", data_dir]
+        args += ["--heartbeat-period", str(heartbeat_period), "--tick", "50"] + list(extra)
+        self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT, env=env)
+
+    def stop(self, sig=signal.SIGTERM, timeout=15):
+        """Sends sig (when it still runs), SIGKILL after timeout seconds; its exit code. After
+        a failed check, prints the end of its log."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+        if FAILURES:
+            print("node %s's log:\n%s" % (self.node_id, self.text()[-3000:]))
+        return self.proc.returncode
+
+    def text(self):
+        with open(self.log_path) as f:
+            return f.read()
 
 
 class HaScheduler:

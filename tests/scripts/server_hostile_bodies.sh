@@ -8,12 +8,8 @@
 #   3. Body limits per endpoint: 2 MiB to /api/v1/get is 413 on the headers (limit 1 MiB);
 #      2 MiB to start_op (limit 16 MiB) is read and answered by the command (400).
 # usage: server_hostile_bodies.sh BINARY DATA_DIR SOURCE_DIR
-set -euo pipefail
-bin=${1:?usage: server_hostile_bodies.sh BINARY DATA_DIR SOURCE_DIR}
-src=${3:?}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-PYTHONPATH="$src/tests/scripts" python3 - "$bin" "$work" <<'EOF'
+source "${3:?usage: server_hostile_bodies.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test 0 "$@" <<'EOF'
 import json, socket, sys, threading, time
 from server_helper import Scheduler, check, finish
 from hostile import connect, read_response, request_head, vm_kb, raise_nofile

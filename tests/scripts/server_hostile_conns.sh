@@ -9,12 +9,8 @@
 #   3. Slowloris: a client sending one header byte every 0.5 s is cut off by the header timeout
 #      (10 s default), and the idle connections of 1. are closed by it too.
 # usage: server_hostile_conns.sh BINARY DATA_DIR SOURCE_DIR
-set -euo pipefail
-bin=${1:?usage: server_hostile_conns.sh BINARY DATA_DIR SOURCE_DIR}
-src=${3:?}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-PYTHONPATH="$src/tests/scripts" python3 - "$bin" "$work" <<'EOF'
+source "${3:?usage: server_hostile_conns.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test 0 "$@" <<'EOF'
 import os, resource, socket, statistics, sys, time
 from server_helper import Scheduler, check, finish
 from hostile import connect, healthz_latency, is_closed, open_idle, raise_nofile, request_head

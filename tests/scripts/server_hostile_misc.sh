@@ -8,12 +8,8 @@
 #      anything is bound (192.0.2.1, TEST-NET: nothing listens beyond 127.0.0.0/8 here).
 #   4. A 401 for an unknown token keeps the error shape and carries no data-dir path.
 # usage: server_hostile_misc.sh BINARY DATA_DIR SOURCE_DIR
-set -euo pipefail
-bin=${1:?usage: server_hostile_misc.sh BINARY DATA_DIR SOURCE_DIR}
-src=${3:?}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-PYTHONPATH="$src/tests/scripts" python3 - "$bin" "$work" <<'EOF'
+source "${3:?usage: server_hostile_misc.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test 0 "$@" <<'EOF'
 import json, subprocess, sys
 from server_helper import Scheduler, check, finish
 

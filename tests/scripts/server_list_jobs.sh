@@ -5,12 +5,8 @@
 # /api/v4 upstream's default limit of 1,000 with its job counts, and get_job. Every expected page is worked out here from the unfiltered listing
 # (start order), not by the server's sort.
 # usage: server_list_jobs.sh BINARY DATA_DIR SOURCE_DIR
-set -euo pipefail
-bin=${1:?usage: server_list_jobs.sh BINARY DATA_DIR SOURCE_DIR}
-src=${3:?}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-PYTHONPATH="$src/tests/scripts" python3 - "$bin" "$work" <<'EOF'
+source "${3:?usage: server_list_jobs.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test 0 "$@" <<'EOF'
 import json, sys, time, urllib.parse
 from server_helper import Scheduler, FakeNode, check, finish
 

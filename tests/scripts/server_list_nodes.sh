@@ -3,12 +3,8 @@
 # resources in use of its limits and running jobs; a node going offline (no heartbeat past
 # node_offline_timeout) and coming back; json output with every attribute.
 # usage: server_list_nodes.sh BINARY DATA_DIR SOURCE_DIR
-set -euo pipefail
-bin=${1:?usage: server_list_nodes.sh BINARY DATA_DIR SOURCE_DIR}
-src=${3:?}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-PYTHONPATH="$src/tests/scripts" python3 - "$bin" "$work" <<'EOF'
+source "${3:?usage: server_list_nodes.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test 0 "$@" <<'EOF'
 import json, re, subprocess, sys, time
 from server_helper import Scheduler, FakeNode, check, finish
 

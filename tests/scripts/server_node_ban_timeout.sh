@@ -3,12 +3,8 @@
 # upstream's exec node re-enables scheduler jobs), and is banned again if it is still broken;
 # max_consecutive_job_aborts 0 turns the ban off. (server_broken_node.sh covers the defaults.)
 # usage: server_node_ban_timeout.sh BINARY DATA_DIR SOURCE_DIR
-set -euo pipefail
-bin=${1:?usage: server_node_ban_timeout.sh BINARY DATA_DIR SOURCE_DIR}
-src=${3:?}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-PYTHONPATH="$src/tests/scripts" timeout -k 5 60 python3 - "$bin" "$work" <<'EOF2'
+source "${3:?usage: server_node_ban_timeout.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test 60 "$@" <<'EOF2'
 import sys, time
 from server_helper import Scheduler, FakeNode, check, finish
 

@@ -5,12 +5,8 @@
 # update_op_parameters, list_operations/list_jobs/get_job_stderr, node offline and rescheduling,
 # a node matching two trees (409), unknown jobs told to abort, CPU reclaim counted in usage.
 # usage: server_operations.sh BINARY DATA_DIR SOURCE_DIR
-set -euo pipefail
-bin=${1:?usage: server_operations.sh BINARY DATA_DIR SOURCE_DIR}
-src=${3:?}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-PYTHONPATH="$src/tests/scripts" python3 - "$bin" "$work" <<'EOF'
+source "${3:?usage: server_operations.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test 0 "$@" <<'EOF'
 import sys, time
 from server_helper import Scheduler, FakeNode, check, finish
 

@@ -6,12 +6,8 @@
 # pools' allowed_profiling_tags; an operation's spec strong_guarantee_resources and the
 # min_share_ratio of operations (0) and pools.
 # usage: server_orchid_attrs.sh BINARY DATA_DIR SOURCE_DIR
-set -euo pipefail
-bin=${1:?usage: server_orchid_attrs.sh BINARY DATA_DIR SOURCE_DIR}
-src=${3:?}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$src/tests/scripts:$src/tests/upstream" python3 - "$bin" "$work" <<'PYEOF'
+source "${3:?usage: server_orchid_attrs.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test 0 "$@" <<'PYEOF'
 import sys
 from server_helper import check, finish
 import upslib

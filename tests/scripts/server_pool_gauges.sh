@@ -6,12 +6,8 @@
 # new quantiles' series are there; an ephemeral pool's gauges go with it; a removed tree's
 # series go with it.
 # usage: server_pool_gauges.sh BINARY DATA_DIR SOURCE_DIR
-set -euo pipefail
-bin=${1:?usage: server_pool_gauges.sh BINARY DATA_DIR SOURCE_DIR}
-src=${3:?}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-PYTHONPATH="$src/tests/scripts" python3 - "$bin" "$work" <<'EOF'
+source "${3:?usage: server_pool_gauges.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test 0 "$@" <<'EOF'
 import re, sys, time
 from server_helper import Scheduler, FakeNode, check, finish
 

@@ -5,12 +5,8 @@
 # its max_unpreemptible_allocation_count; resulting_spec shows both keys with their defaults; a
 # bad value is refused (400) naming the key.
 # usage: server_preemption_mode.sh BINARY DATA_DIR SOURCE_DIR
-set -euo pipefail
-bin=${1:?usage: server_preemption_mode.sh BINARY DATA_DIR SOURCE_DIR}
-src=${3:?}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-PYTHONPATH="$src/tests/scripts" timeout -k 5 120 python3 - "$bin" "$work" <<'EOF2'
+source "${3:?usage: server_preemption_mode.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test 120 "$@" <<'EOF2'
 import sys, time
 from server_helper import Scheduler, FakeNode, check, finish
 

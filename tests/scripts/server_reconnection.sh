@@ -8,12 +8,8 @@
 #     a pool whose running operation holds the whole node and whose other operation has
 #     nothing reports 0, not its own usage / fair share of 1.
 # usage: server_reconnection.sh BINARY DATA_DIR SOURCE_DIR
-set -euo pipefail
-bin=${1:?usage: server_reconnection.sh BINARY DATA_DIR SOURCE_DIR}
-src=${3:?}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-PYTHONPATH="$src/tests/scripts" python3 - "$bin" "$work" <<'EOF'
+source "${3:?usage: server_reconnection.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test 0 "$@" <<'EOF'
 import sys, time
 from server_helper import Scheduler, FakeNode, check, finish
 

@@ -10,12 +10,8 @@
 #   2. update_op_parameters moving a running operation to another pool.
 #   3. abort a pending operation, then let the running one finish: the third one starts.
 # usage: server_regressions.sh BINARY DATA_DIR SOURCE_DIR
-set -euo pipefail
-bin=${1:?usage: server_regressions.sh BINARY DATA_DIR SOURCE_DIR}
-src=${3:?}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-PYTHONPATH="$src/tests/scripts" python3 - "$bin" "$work" <<'EOF'
+source "${3:?usage: server_regressions.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test 0 "$@" <<'EOF'
 import sys, time
 from server_helper import Scheduler, FakeNode, check, finish
 

@@ -11,12 +11,8 @@
 #   - update_op_parameters refuses keys that are not run-time parameters;
 #   - max_failed_job_count is a spec key with upstream's range.
 # usage: server_schema.sh BINARY DATA_DIR SOURCE_DIR
-set -euo pipefail
-bin=${1:?usage: server_schema.sh BINARY DATA_DIR SOURCE_DIR}
-src=${3:?}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-PYTHONPATH="$src/tests/scripts" timeout -k 5 120 python3 - "$bin" "$work" <<'EOF'
+source "${3:?usage: server_schema.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test 120 "$@" <<'EOF'
 import sys
 from server_helper import Scheduler, check, finish
 

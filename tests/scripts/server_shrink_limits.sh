@@ -7,12 +7,8 @@
 # with abort reason preemption as upstream's (the log names the preemption reason); a job
 # already interrupted is not chosen again, so exactly the excess is preempted.
 # usage: server_shrink_limits.sh BINARY DATA_DIR SOURCE_DIR
-set -euo pipefail
-bin=${1:?usage: server_shrink_limits.sh BINARY DATA_DIR SOURCE_DIR}
-src=${3:?}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-PYTHONPATH="$src/tests/scripts" timeout -k 5 120 python3 - "$bin" "$work" <<'EOF2'
+source "${3:?usage: server_shrink_limits.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test 120 "$@" <<'EOF2'
 import sys, time
 from server_helper import Scheduler, FakeNode, check, finish
 

@@ -28,12 +28,8 @@
 #      the pool, and the move had started a pending operation that moving back did not stop:
 #      the pools counted it running while get_operation said pending. The rename comes first.
 # usage: server_stateful_regressions.sh BINARY DATA_DIR SOURCE_DIR
-set -euo pipefail
-bin=${1:?usage: server_stateful_regressions.sh BINARY DATA_DIR SOURCE_DIR}
-src=${3:?}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-PYTHONPATH="$src/tests/scripts" python3 - "$bin" "$work" <<'EOF'
+source "${3:?usage: server_stateful_regressions.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test 0 "$@" <<'EOF'
 import sys, time
 from server_helper import Scheduler, FakeNode, check, finish
 

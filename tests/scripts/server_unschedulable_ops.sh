@@ -8,12 +8,8 @@
 # hung in all trees" naming the pool and the resource; one that fits the pool runs. Neither
 # fails before its window.
 # usage: server_unschedulable_ops.sh BINARY DATA_DIR SOURCE_DIR
-set -euo pipefail
-bin=${1:?usage: server_unschedulable_ops.sh BINARY DATA_DIR SOURCE_DIR}
-src=${3:?}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-PYTHONPATH="$src/tests/scripts" timeout -k 5 60 python3 - "$bin" "$work" <<'EOF2'
+source "${3:?usage: server_unschedulable_ops.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test 60 "$@" <<'EOF2'
 import sys, time
 from server_helper import Scheduler, FakeNode, check, finish
 

@@ -12,14 +12,8 @@
 #   3. no job_cpu_monitor section: no ticks, no CPU monitor statistics;
 #   4. a bad key or value in job_cpu_monitor: exit 2 naming job_cpu_monitor/<key>.
 # Usage: sim_cpu_reclaim.sh BINARY DATA_DIR SOURCE_DIR
-set -euo pipefail
-bin=$1
-data=$2
-src=$3
-work=$(mktemp -d)
-trap "rm -rf $work" EXIT; [ -n "${KEEP:-}" ] && trap - EXIT && echo "kept $work"
-
-PYTHONPATH="$src/tests/scripts" python3 - "$bin" "$work" "$data" <<'PY'
+source "${3:?usage: sim_cpu_reclaim.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test 0 "$@" "$2" <<'PY'
 import json, math, sys
 from simlib import *
 init(sys.argv)

@@ -7,12 +7,8 @@
 # share rises from its own flow (0.1) to its relaxed cap (flow x relaxed_share_multiplier_limit
 # 3 = 0.3); without it the overflow is lost.
 # Usage: sim_free_volume.sh BINARY DATA_DIR SOURCE_DIR
-set -euo pipefail
-bin=$1
-src=$3
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-PYTHONPATH="$src/tests/scripts" python3 - "$bin" "$work" <<'PY'
+source "${3:?usage: sim_free_volume.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test 0 "$@" <<'PY'
 import sys
 from simlib import *
 init(sys.argv)

@@ -8,13 +8,8 @@
 #   - "why is it pending": no node large enough, no matching node, pool resource limits;
 #   - overlapping trees and other bad input: exit 2, one line naming what is wrong, no outputs.
 # Usage: sim_limits.sh BINARY DATA_DIR SOURCE_DIR
-set -euo pipefail
-bin=$1
-src=$3
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-
-PYTHONPATH="$src/tests/scripts" python3 - "$bin" "$work" <<'PY'
+source "${3:?usage: sim_limits.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test 0 "$@" <<'PY'
 import os, sys
 from simlib import *
 init(sys.argv)

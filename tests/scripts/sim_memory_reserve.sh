@@ -9,13 +9,8 @@
 #      retried until the operation's failures reach max_failed_job_count;
 #   4. a mixed workload: summary.json's relative slack and overdraft abort share, printed.
 # Usage: sim_memory_reserve.sh BINARY DATA_DIR SOURCE_DIR
-set -euo pipefail
-bin=$1
-src=$3
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-
-PYTHONPATH="$src/tests/scripts" python3 - "$bin" "$work" <<'PY'
+source "${3:?usage: sim_memory_reserve.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test 0 "$@" <<'PY'
 import math, sys
 from simlib import *
 init(sys.argv)

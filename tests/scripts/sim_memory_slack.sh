@@ -20,13 +20,8 @@
 #     so no first-wave job can be aborted for overdraft (a peak above the limit fails
 #     instead), and the slack is higher than with the default 0.5 (the trade-off).
 # Usage: sim_memory_slack.sh BINARY DATA_DIR SOURCE_DIR
-set -euo pipefail
-bin=$1
-src=$3
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-
-PYTHONPATH="$src/tests/scripts" python3 - "$bin" "$work" "$src/examples/simulate/memory-digest.json" <<'PY'
+source "${3:?usage: sim_memory_slack.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test 0 "$@" "$3/examples/simulate/memory-digest.json" <<'PY'
 import copy, json, math, sys
 from simlib import *
 init(sys.argv)

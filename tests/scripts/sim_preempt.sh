@@ -7,13 +7,8 @@
 #   - node shrink (resource_overcommit) and lowered pool limits (resource_limits_violated);
 #   - no ping-pong between two equal pools; summary.json counts per pool and reason.
 # Usage: sim_preempt.sh BINARY DATA_DIR SOURCE_DIR
-set -euo pipefail
-bin=$1
-src=$3
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-
-PYTHONPATH="$src/tests/scripts" python3 - "$bin" "$work" <<'PY'
+source "${3:?usage: sim_preempt.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test 0 "$@" <<'PY'
 import sys
 from simlib import *
 init(sys.argv)

@@ -12,13 +12,8 @@
 #     (allocation_graceful_preemption_timeout), a normal one's 10 s;
 #   - bad values: exit 2 naming the key.
 # Usage: sim_preemption_mode.sh BINARY DATA_DIR SOURCE_DIR
-set -euo pipefail
-bin=$1
-src=$3
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-
-PYTHONPATH="$src/tests/scripts" python3 - "$bin" "$work" "$src/examples/simulate/preemption-mode.json" <<'PY'
+source "${3:?usage: sim_preemption_mode.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test 0 "$@" "$3/examples/simulate/preemption-mode.json" <<'PY'
 import copy
 import json
 import sys

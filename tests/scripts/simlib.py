@@ -14,6 +14,12 @@ from checks import fail, require  # noqa: F401
 BIN = None          # set by init()
 WORK = None
 GIB = 1024 ** 3
+# upstream's test_dynamic_cpu_reclaim.py SPEC_WITH_CPU_MONITOR: the spec of a job whose CPU
+# monitor reclaims (the simulator's and the service's tests alike)
+SPEC_WITH_CPU_MONITOR = {"job_cpu_monitor": {
+    "check_period": 100, "increase_coefficient": 1.45, "decrease_coefficient": 0.7,
+    "smoothing_factor": 0.2, "vote_window_size": 5, "vote_decision_threshold": 3,
+    "min_cpu_limit": 0.1, "enable_cpu_reclaim": True}}
 
 
 def init(argv):

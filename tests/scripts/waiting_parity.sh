@@ -9,13 +9,8 @@
 #     waiting_timeout while waiting.
 # A side that does not make W wait, or ignores its timeout, disagrees.
 # usage: waiting_parity.sh BINARY DATA_DIR SOURCE_DIR
-set -euo pipefail
-bin=${1:?usage: waiting_parity.sh BINARY DATA_DIR SOURCE_DIR}
-src=${3:?}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-chmod 755 "$work"
-PYTHONPATH="$src/tests/scripts" timeout -k 5 150 python3 - "$bin" "$work" <<'PY'
+source "${3:?usage: waiting_parity.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test 150 "$@" <<'PY'
 import json, os, subprocess, sys
 from checks import Fail, require
 

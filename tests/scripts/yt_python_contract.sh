@@ -9,23 +9,16 @@
 # X-YT-Parameters (reads) or in the body (writes), output_format="json" (pure-Python YSON) or,
 # from the CLI, output_format=<format=pretty;...>"yson".
 # usage: yt_python_contract.sh BINARY DATA_DIR SOURCE_DIR
-set -euo pipefail
-bin=${1:?usage: yt_python_contract.sh BINARY DATA_DIR SOURCE_DIR}
-src=${3:?}
-work=$(mktemp -d)
-chmod 755 "$work"   # the job user enters the sandboxes below it
-trap 'rm -rf "$work"' EXIT
-PYTHONPATH="$src/tests/scripts" python3 - "$bin" "$work" <<'EOF'
-import json, os, subprocess, sys, time, urllib.error, urllib.request
-from server_helper import Scheduler, check, finish
+source "${3:?usage: yt_python_contract.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test 0 "$@" <<'EOF'
+import json, os, sys, time, urllib.error, urllib.request
+from server_helper import NodeAgent, Scheduler, check, finish
 
 bin, work = sys.argv[1], sys.argv[2]
 s = Scheduler(bin, work + "/data", {"heartbeat_period": 200}).start()
-node = subprocess.Popen([bin, "node", "--scheduler", s.url(""), "--node-id", "c%d" % os.getpid(),
-                         "--resources", "cpu=2,memory=2G,user_slots=4",
-                         "--disk-space-per-medium", "default=1G", "--data-dir", work + "/data",
-                         "--work-dir", work + "/node", "--heartbeat-period", "200"],
-                        stdout=subprocess.DEVNULL, stderr=open(work + "/node.log", "w"))
+node = NodeAgent(bin, s.url(""), "c%d" % os.getpid(), "cpu=2,memory=2G,user_slots=4",
+                 work + "/node", work + "/node.log", data_dir=work + "/data",
+                 extra=["--disk-space-per-medium", "default=1G"], heartbeat_period=200)
 HF = "<format=text>yson"          # the client's X-YT-Header-Format (http_driver.make_request)
 PRETTY = ('<"ignore_inner_attributes"=%false;"always_create_attributes"=%false;"format"="pretty";'
           '"lazy"=%false;"sort_keys"=%false;>"yson"')   # `yt get`'s output_format
@@ -273,10 +266,7 @@ try:
     st, _, body = read("list_jobs", '{"operation_id"="%s";"with_stderr"=%%false;"output_format"="json";}' % fop)
     check(st == 200 and jd(body).get("jobs") == [], "8 with_stderr=%%false: no job: %s" % body[:200])
 finally:
-    node.terminate()
-    node.wait(20)
+    node.stop()
     s.stop()
-    if sys.modules["server_helper"].FAILURES:
-        print("node log:\n" + open(work + "/node.log").read()[-3000:])
 finish()
 EOF

@@ -403,6 +403,34 @@ static void test_change_operation_pool(void **state)
     ps_pool_tree_free(tree);
 }
 
+/* A running operation moved under an ancestor above a lowered running limit stays running,
+ * counted in its new pool, and the move is no start (the one rule of a move, as a stale
+ * subpool's operations going to the hub). */
+static void test_move_keeps_running(void **state)
+{
+    (void)state;
+    struct ps_pool_tree *tree = new_tree(NULL);
+    create(tree, "a", NULL, "{\"max_running_operation_count\": 2}");
+    create(tree, "a1", "a", NULL);
+    create(tree, "a2", "a", NULL);
+    struct ps_tree_op *x = start(tree, "x", "u", "a1", 1);
+    struct ps_tree_op *z = start(tree, "z", "u", "a2", 2);
+    struct ps_value one = ps_value_number(1);
+    struct ps_error err;
+    ps_error_init(&err);
+    assert_int_equal(ps_pool_tree_set_pool_attr(tree, "a", "max_running_operation_count", &one, &err), 0);
+    assert_true(x->running && z->running);   /* a lowered limit stops nothing */
+    assert_int_equal(ps_pool_tree_change_operation_pool(tree, "x", "a2", &err), 0);
+    assert_ptr_equal(x->pool, ps_pool_tree_find_pool(tree, "a2"));
+    assert_true(x->running);
+    assert_null(x->pending_by);
+    assert_int_equal(ps_pool_tree_pending_count(tree), 0);
+    assert_int_equal(ps_pool_tree_last_started_count(tree), 0);
+    assert_int_equal(ps_pool_tree_find_pool(tree, "a2")->running_operation_count, 2);
+    assert_int_equal(ps_pool_tree_find_pool(tree, "a")->running_operation_count, 2);
+    ps_pool_tree_free(tree);
+}
+
 static void test_settings(void **state)
 {
     (void)state;
@@ -552,6 +580,7 @@ int main(void)
         cmocka_unit_test(test_forbidden_and_acl),
         cmocka_unit_test(test_pool_acl_chain),
         cmocka_unit_test(test_change_operation_pool),
+        cmocka_unit_test(test_move_keeps_running),
         cmocka_unit_test(test_settings),
         cmocka_unit_test(test_move_to_other_tree),
     };

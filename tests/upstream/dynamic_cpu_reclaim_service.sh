@@ -17,21 +17,14 @@
 # busy loops of two more real jobs on this shared 2-core machine would make the preemption a
 # matter of load. The monitor's numbers are in dynamic_cpu_reclaim_sim.sh.
 # Usage: dynamic_cpu_reclaim_service.sh BINARY DATA_DIR SOURCE_DIR
-set -euo pipefail
-bin=$1
-src=$3
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-chmod 755 "$work"
-PYTHONPATH="$src/tests/scripts" timeout -k 5 120 python3 - "$bin" "$work" <<'PY'
-import os, re, signal, subprocess, sys, time
-import server_helper
-from server_helper import Scheduler, FakeNode, check, finish
+source "${3:?usage: dynamic_cpu_reclaim_service.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test 120 "$@" <<'PY'
+import os, re, sys, time
+from server_helper import FakeNode, NodeAgent, Scheduler, check, finish, wait_beating
+from simlib import SPEC_WITH_CPU_MONITOR
 
 bin, work = sys.argv[1], sys.argv[2]
-MON = {"check_period": 100, "increase_coefficient": 1.45, "decrease_coefficient": 0.7,
-       "smoothing_factor": 0.2, "vote_window_size": 5, "vote_decision_threshold": 3,
-       "min_cpu_limit": 0.1, "enable_cpu_reclaim": True}
+
 
 
 def start(s, spec, count=1):
@@ -47,13 +40,7 @@ def jobs_of(node, s, op):
 
 
 def beat_until(node, pred, seconds, what):
-    end = time.time() + seconds
-    while time.time() < end:
-        node.heartbeat()
-        if pred():
-            return
-        time.sleep(0.1)
-    check(False, "timed out waiting for " + what)
+    wait_beating("timed out waiting for " + what, pred, [node], seconds)
 
 
 def aborted(s, op):
@@ -68,7 +55,7 @@ def case(name, cpu, slots, op2_spec, op2_jobs, tree=None):
         for key, value in dict({"allocation_preemption_timeout": 300}, **(tree or {})).items():
             s.set("//sys/pool_trees/physical/@" + key, value)
         node = FakeNode(s, "n1", cpu=cpu, slots=slots)
-        op1 = start(s, {"job_cpu_monitor": MON})
+        op1 = start(s, SPEC_WITH_CPU_MONITOR)
         beat_until(node, lambda: len(jobs_of(node, s, op1)) == 1, 10, "Op1's job")
         j1 = jobs_of(node, s, op1)[0]
         for g in (0.7, 0.49):                      # Op1's job sleeps at its breakpoint
@@ -89,39 +76,16 @@ def case(name, cpu, slots, op2_spec, op2_jobs, tree=None):
 
 
 def node_agent(s, node_id, resources, extra=()):
-    """A real `poolsched node` heartbeating every 100 ms (its log: <work>/<node_id>.log)."""
-    log = open("%s/%s.log" % (work, node_id), "w")
-    p = subprocess.Popen([bin, "node", "--scheduler", "http://127.0.0.1:%d" % s.port,
-                          "--node-id", node_id, "--resources", resources,
-                          "--work-dir", "%s/%s" % (work, node_id), "--data-dir", s.data_dir,
-                          "--heartbeat-period", "100", "--tick", "50"] + list(extra),
-                         stdout=log, stderr=subprocess.STDOUT)
-    p.log = log
-    return p
-
-
-def stop_agent(agent):
-    agent.send_signal(signal.SIGTERM)
-    try:
-        agent.wait(15)
-    except subprocess.TimeoutExpired:
-        agent.kill()
-        agent.wait()
-    agent.log.close()
-    if server_helper.FAILURES:
-        print(open(agent.log.name).read()[-3000:])
+    """A real `poolsched node` (its log: <work>/<node_id>.log)."""
+    return NodeAgent(bin, s.url(""), node_id, resources, "%s/%s" % (work, node_id),
+                     "%s/%s.log" % (work, node_id), data_dir=s.data_dir, extra=extra)
 
 
 # upstream: test_dynamic_cpu_reclaim::TestDynamicCpuReclaim::test_node_aborts_job_on_lack_of_cpu
 # Op2's job goes once Op1's job takes its core back: the node aborts it (resource_overdraft ==
 # 1), the scheduler preempts nothing; Op1's keeps running, Op2's does not come back.
 def wait_for(pred, seconds, what):
-    end = time.time() + seconds
-    while time.time() < end:
-        if pred():
-            return
-        time.sleep(0.1)
-    check(False, "timed out waiting for " + what)
+    wait_beating("timed out waiting for " + what, pred, (), seconds)
 
 
 def running(s, op):
@@ -143,7 +107,7 @@ try:
           "the scheduler's allowed_node_resources_overcommit_duration reaches the tree")
     breakpoint_then_busy = "while [ ! -e %s/release ]; do sleep 0.05; done; while :; do :; done" % gate
     op1 = s.ok("start_op", {"operation_type": "vanilla", "spec": {
-        "job_cpu_monitor": MON, "tasks": {"t": {"command": breakpoint_then_busy, "job_count": 1,
+        **SPEC_WITH_CPU_MONITOR, "tasks": {"t": {"command": breakpoint_then_busy, "job_count": 1,
                                                "cpu_limit": 1, "memory_limit": 100 << 20}}}})["operation_id"]
     wait_for(lambda: running(s, op1), 20, "Op1's job")
     op2 = s.ok("start_op", {"operation_type": "vanilla", "spec": {
@@ -161,7 +125,7 @@ try:
     for op in (op1, op2):
         s.ok("abort_op", {"operation_id": op})
 finally:
-    stop_agent(agent)
+    agent.stop()
     s.stop()
 
 # upstream: test_dynamic_cpu_reclaim::TestAggregatedCpuMetrics::test_sleeping
@@ -185,7 +149,7 @@ s = Scheduler(bin, work + "/metrics", {"fair_share_update_period": 100, "heartbe
 agent = node_agent(s, "metrics-n1", "cpu=2,memory=2G,user_slots=2")
 try:
     op = s.ok("start_op", {"operation_type": "vanilla", "spec": {
-        "job_cpu_monitor": MON, "tasks": {"t": {"command": "sleep 1000", "job_count": 1,
+        **SPEC_WITH_CPU_MONITOR, "tasks": {"t": {"command": "sleep 1000", "job_count": 1,
                                                "cpu_limit": 1, "memory_limit": 100 << 20}}}})["operation_id"]
     pool = s.ok("get_operation", {"operation_id": op})["pool_per_tree"]["physical"]
     before = {p: pool_counters(s, p) for p in (pool, "<Root>")}
@@ -201,7 +165,7 @@ try:
     print("test_sleeping: pool %s %s" % (pool, pool_counters(s, pool)))
     s.ok("abort_op", {"operation_id": op})
 finally:
-    stop_agent(agent)
+    agent.stop()
     s.stop()
 
 # upstream: test_dynamic_cpu_reclaim::TestSchedulerAbortsJobOnLackOfCpu::test_scheduler_aborts_job_on_lack_of_cpu

@@ -9,21 +9,12 @@
 # keeps the defaults (15 s, 10 min, 5 s). The same settings here: the tree option and the node
 # group's keys (docs/simulate-resources.md, "CPU overdraft").
 # Usage: dynamic_cpu_reclaim_sim.sh BINARY DATA_DIR SOURCE_DIR
-set -euo pipefail
-bin=$1
-src=$3
-work=$(mktemp -d)
-trap "rm -rf $work" EXIT; [ -n "${KEEP:-}" ] && trap - EXIT && echo "kept $work"
-
-PYTHONPATH="$src/tests/scripts" python3 - "$bin" "$work" <<'PY'
+source "${3:?usage: dynamic_cpu_reclaim_sim.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test 0 "$@" <<'PY'
 import sys
 from simlib import *
 init(sys.argv)
 
-SPEC_WITH_CPU_MONITOR = {"job_cpu_monitor": {
-    "check_period": 100, "increase_coefficient": 1.45, "decrease_coefficient": 0.7,
-    "smoothing_factor": 0.2, "vote_window_size": 5, "vote_decision_threshold": 3,
-    "min_cpu_limit": 0.1, "enable_cpu_reclaim": True}}
 RELEASE = 10000      # the breakpoint is released at 10 s
 LONG = 1000000
 

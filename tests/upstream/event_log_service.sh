@@ -4,12 +4,8 @@
 # same job counts; its read_table of the log is a get of the path; its tree "default" is
 # "physical" here.
 # usage: event_log_service.sh BINARY DATA_DIR SOURCE_DIR
-set -euo pipefail
-bin=${1:?usage: event_log_service.sh BINARY DATA_DIR SOURCE_DIR}
-src=${3:?}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-PYTHONPATH="$src/tests/scripts" python3 - "$bin" "$work" <<'PY'
+source "${3:?usage: event_log_service.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test 0 "$@" <<'PY'
 import sys, time
 from server_helper import Scheduler, FakeNode, check, finish
 from server_helper import event_log_rows as rows, wait_beating as wait_for

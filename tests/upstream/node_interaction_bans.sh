@@ -8,8 +8,8 @@
 # the controller's, whatever the operation type); its breakpoints become jobs that wait for a
 # marker file.
 # Usage: node_interaction_bans.sh BINARY DATA_DIR SOURCE_DIR
-set -euo pipefail
-exec timeout -k 5 240 env PYTHONPATH="$3/tests/scripts" python3 - "$1" <<'PY'
+source "${3:?usage: node_interaction_bans.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test 240 "$@" <<'PY'
 import os, shutil, sys, tempfile, time
 BIN = sys.argv[1]
 sys.argv = [sys.argv[0], BIN, "none"]

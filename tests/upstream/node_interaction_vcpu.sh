@@ -6,8 +6,8 @@
 # factor from the nodes' dynamic config //sys/cluster_nodes/@config, which the scheduler gives
 # it in heartbeat replies.
 # Usage: node_interaction_vcpu.sh BINARY DATA_DIR SOURCE_DIR
-set -euo pipefail
-exec timeout -k 5 120 env PYTHONPATH="$3/tests/scripts" python3 - "$1" <<'PY'
+source "${3:?usage: node_interaction_vcpu.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test 120 "$@" <<'PY'
 import os, subprocess, sys
 BIN = sys.argv[1]
 sys.argv = [sys.argv[0], BIN, "none"]

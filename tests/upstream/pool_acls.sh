@@ -5,12 +5,8 @@
 # scheduler (docs/api.md "Users, groups and ACLs"). Each case has trees, pools and a user of
 # its own on one scheduler; upstream's authenticated_user="u" is a token issued for the user.
 # usage: pool_acls.sh BINARY DATA_DIR SOURCE_DIR
-set -euo pipefail
-bin=${1:?usage: pool_acls.sh BINARY DATA_DIR SOURCE_DIR}
-src=${3:?}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$src/tests/scripts:$src/tests/upstream" python3 - "$bin" "$work" "${@:4}" <<'PYEOF'
+source "${3:?usage: pool_acls.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test 0 "$@" <<'PYEOF'
 import sys, time
 from server_helper import FakeNode, finish
 from upslib import CASES, case, run

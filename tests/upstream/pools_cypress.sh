@@ -4,12 +4,8 @@
 # each case on an empty master; here each case uses trees of its own on one scheduler, so
 # `get //sys/pool_trees == {...}` becomes a get of the case's own trees.
 # usage: pools_cypress.sh BINARY DATA_DIR SOURCE_DIR
-set -euo pipefail
-bin=${1:?usage: pools_cypress.sh BINARY DATA_DIR SOURCE_DIR}
-src=${3:?}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$src/tests/scripts:$src/tests/upstream" python3 - "$bin" "$work" "${@:4}" <<'PYEOF'
+source "${3:?usage: pools_cypress.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test 0 "$@" <<'PYEOF'
 import sys
 from server_helper import finish
 from upslib import CASES, case, run

@@ -3,12 +3,8 @@
 # scheduler through the YTsaurus face (/api/v4/get with "attributes", as the Python client's
 # get(path, attributes=[...]) sends it; docs/api.md "The Python client and the yt CLI").
 # usage: pools_get_attributes.sh BINARY DATA_DIR SOURCE_DIR
-set -euo pipefail
-bin=${1:?usage: pools_get_attributes.sh BINARY DATA_DIR SOURCE_DIR}
-src=${3:?}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-PYTHONPATH="$src/tests/scripts" python3 - "$bin" "$work" <<'PY'
+source "${3:?usage: pools_get_attributes.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test 0 "$@" <<'PY'
 import json, sys, urllib.request
 from server_helper import Scheduler, check, finish
 

@@ -4,13 +4,8 @@
 # "Pool config presets"). Upstream's "default" tree is poolsched's "physical". Beyond upstream:
 # Cypress keeps reading what was set on the pool, and presets and pools survive a kill -9.
 # usage: pools_presets.sh BINARY DATA_DIR SOURCE_DIR [CASE...]
-set -euo pipefail
-bin=${1:?usage: pools_presets.sh BINARY DATA_DIR SOURCE_DIR}
-src=${3:?}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$src/tests/scripts:$src/tests/upstream" timeout -k 5 200 \
-    python3 - "$bin" "$work" "${@:4}" <<'PYEOF'
+source "${3:?usage: pools_presets.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test 200 "$@" <<'PYEOF'
 import json
 import sys
 from server_helper import finish

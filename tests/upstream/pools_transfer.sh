@@ -5,12 +5,8 @@
 # ancestor, all or nothing. Upstream runs each case on the default tree of an empty master;
 # here each case has a tree of its own on one scheduler. Upstream's expected values throughout.
 # usage: pools_transfer.sh BINARY DATA_DIR SOURCE_DIR
-set -euo pipefail
-bin=${1:?usage: pools_transfer.sh BINARY DATA_DIR SOURCE_DIR}
-src=${3:?}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$src/tests/scripts:$src/tests/upstream" python3 - "$bin" "$work" "${@:4}" <<'PYEOF'
+source "${3:?usage: pools_transfer.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test 0 "$@" <<'PYEOF'
 import json, sys
 from server_helper import finish
 from upslib import CASES, case, run

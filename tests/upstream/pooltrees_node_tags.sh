@@ -5,12 +5,8 @@
 # Upstream's tree "default" is poolsched's first tree "physical"; upstream nodes have 1 cpu and
 # 1 user slot each, and so do the fake nodes here.
 # usage: pooltrees_node_tags.sh BINARY DATA_DIR SOURCE_DIR
-set -euo pipefail
-bin=${1:?usage: pooltrees_node_tags.sh BINARY DATA_DIR SOURCE_DIR}
-src=${3:?}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-PYTHONPATH="$src/tests/scripts" timeout -k 5 90 python3 - "$bin" "$work" <<'EOF2'
+source "${3:?usage: pooltrees_node_tags.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test 90 "$@" <<'EOF2'
 import subprocess, sys, time
 from server_helper import Scheduler, FakeNode, check, finish
 from server_helper import start_vanilla as vanilla, op_jobs as jobs

@@ -6,12 +6,8 @@
 # new tree the one node tagged with its name. Three one-slot nodes also make "3 jobs running"
 # mean that the offload tree runs one of them.
 # usage: pooltrees_offloading.sh BINARY DATA_DIR SOURCE_DIR [CASE...]
-set -euo pipefail
-bin=${1:?usage: pooltrees_offloading.sh BINARY DATA_DIR SOURCE_DIR}
-src=${3:?}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$src/tests/scripts:$src/tests/upstream" timeout -k 5 180 python3 - "$bin" "$work" "${@:4}" <<'PYEOF'
+source "${3:?usage: pooltrees_offloading.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test 180 "$@" <<'PYEOF'
 import sys
 from server_helper import check, finish
 import upslib

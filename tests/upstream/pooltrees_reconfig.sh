@@ -4,12 +4,8 @@
 # default tree changed, multi-tree operations. Upstream's "default" tree is poolsched's
 # "physical"; nodes have 1 cpu and 1 user slot each, as upstream's.
 # usage: pooltrees_reconfig.sh BINARY DATA_DIR SOURCE_DIR
-set -euo pipefail
-bin=${1:?usage: pooltrees_reconfig.sh BINARY DATA_DIR SOURCE_DIR}
-src=${3:?}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-PYTHONPATH="$src/tests/scripts" timeout -k 5 100 python3 - "$bin" "$work" <<'EOF2'
+source "${3:?usage: pooltrees_reconfig.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test 100 "$@" <<'EOF2'
 import sys, time
 from server_helper import Scheduler, FakeNode, check, finish
 from server_helper import start_vanilla as vanilla, op_jobs as jobs, op_state as state

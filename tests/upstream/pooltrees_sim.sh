@@ -5,13 +5,8 @@
 # (node_fair_share_tree_changed) and serves its new tree; tags matching two trees fail the run.
 # Upstream's tree "default" is "physical" here; nodes have 1 cpu and 1 user slot, as upstream's.
 # Usage: pooltrees_sim.sh BINARY DATA_DIR SOURCE_DIR
-set -euo pipefail
-bin=$1
-src=$3
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-
-PYTHONPATH="$src/tests/scripts" python3 - "$bin" "$work" <<'PY'
+source "${3:?usage: pooltrees_sim.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test 0 "$@" <<'PY'
 import sys
 from simlib import *
 init(sys.argv)

@@ -6,12 +6,8 @@
 # physical (upstream's "default"), nirvana, cloud, empty; pools research and prod0..8 in all but
 # empty. Jobs are finished by the fake nodes right away (upstream's "sleep 0.6").
 # usage: pooltrees_single_tree.sh BINARY DATA_DIR SOURCE_DIR
-set -euo pipefail
-bin=${1:?usage: pooltrees_single_tree.sh BINARY DATA_DIR SOURCE_DIR}
-src=${3:?}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-PYTHONPATH="$src/tests/scripts" timeout -k 5 100 python3 - "$bin" "$work" <<'EOF2'
+source "${3:?usage: pooltrees_single_tree.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test 100 "$@" <<'EOF2'
 import sys, time
 from server_helper import Scheduler, FakeNode, check, finish
 

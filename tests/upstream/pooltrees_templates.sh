@@ -5,13 +5,8 @@
 # Upstream's "default" tree is poolsched's "physical". Beyond upstream: the templates and the
 # trees' own attributes survive a kill -9 apart.
 # usage: pooltrees_templates.sh BINARY DATA_DIR SOURCE_DIR [CASE...]
-set -euo pipefail
-bin=${1:?usage: pooltrees_templates.sh BINARY DATA_DIR SOURCE_DIR}
-src=${3:?}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$src/tests/scripts:$src/tests/upstream" timeout -k 5 200 \
-    python3 - "$bin" "$work" "${@:4}" <<'PYEOF'
+source "${3:?usage: pooltrees_templates.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test 200 "$@" <<'PYEOF'
 import sys
 from server_helper import finish
 from upslib import CASES, Env, case, run, refused

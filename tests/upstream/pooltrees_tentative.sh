@@ -8,12 +8,8 @@
 # rows are vanilla operations of N jobs here; the fake nodes finish jobs when the test says
 # (upstream's events_on_fs). Every wait polls with a deadline.
 # usage: pooltrees_tentative.sh BINARY DATA_DIR SOURCE_DIR
-set -euo pipefail
-bin=${1:?usage: pooltrees_tentative.sh BINARY DATA_DIR SOURCE_DIR}
-src=${3:?}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-PYTHONPATH="$src/tests/scripts" timeout -k 5 300 python3 - "$bin" "$work" <<'EOF2'
+source "${3:?usage: pooltrees_tentative.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test 300 "$@" <<'EOF2'
 import sys, time
 from server_helper import Scheduler, FakeNode, check, finish
 

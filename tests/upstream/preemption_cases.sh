@@ -6,12 +6,8 @@
 # counts; its `wait`s become checks on the event log of one run; option changes in the middle
 # of a test become scenario events (docs/scenario.md).
 # usage: preemption_cases.sh BINARY DATA_DIR SOURCE_DIR
-set -euo pipefail
-bin=${1:?usage: preemption_cases.sh BINARY DATA_DIR SOURCE_DIR}
-src=${3:?}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-PYTHONPATH="$src/tests/scripts" python3 - "$bin" "$work" <<'PY'
+source "${3:?usage: preemption_cases.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test 0 "$@" <<'PY'
 import sys
 from simlib import *
 init(sys.argv)

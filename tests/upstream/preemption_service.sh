@@ -2,12 +2,8 @@
 # test_scheduler_preemption.py translated onto a real scheduler with fake nodes (the cases about
 # the service itself: a restart).
 # usage: preemption_service.sh BINARY DATA_DIR SOURCE_DIR
-set -euo pipefail
-bin=${1:?usage: preemption_service.sh BINARY DATA_DIR SOURCE_DIR}
-src=${3:?}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-PYTHONPATH="$src/tests/scripts" python3 - "$bin" "$work" <<'EOF'
+source "${3:?usage: preemption_service.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test 0 "$@" <<'EOF'
 import sys, time
 from server_helper import Scheduler, FakeNode, check, finish
 

@@ -7,12 +7,8 @@
 # of a test and waits; here each setting is its own run of the same scenario, checked at the end
 # (the state upstream waits for), as tests/upstream/preemption_sim.sh does.
 # usage: preemption_ssd.sh BINARY DATA_DIR SOURCE_DIR
-set -euo pipefail
-bin=${1:?usage: preemption_ssd.sh BINARY DATA_DIR SOURCE_DIR}
-src=${3:?}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-PYTHONPATH="$src/tests/scripts" python3 - "$bin" "$work" <<'PY'
+source "${3:?usage: preemption_ssd.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test 0 "$@" <<'PY'
 import sys
 from simlib import *
 init(sys.argv)

@@ -5,12 +5,8 @@
 # node 1 MiB on the default medium (disk_space_per_medium in the heartbeat); SSD jobs request
 # 1 MiB on ssd_slots (vanilla task disk_request). The simulator cases: preemption_ssd.sh.
 # usage: preemption_ssd_service.sh BINARY DATA_DIR SOURCE_DIR
-set -euo pipefail
-bin=${1:?usage: preemption_ssd_service.sh BINARY DATA_DIR SOURCE_DIR}
-src=${3:?}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-PYTHONPATH="$src/tests/scripts" python3 - "$bin" "$work" <<'PY'
+source "${3:?usage: preemption_ssd_service.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test 0 "$@" <<'PY'
 import sys, time
 from server_helper import Scheduler, FakeNode, check, finish
 

@@ -7,8 +7,8 @@
 # waiting_timeout. Upstream's breakpoints become jobs that mark a file once their SIGINT trap is
 # set and then run until interrupted.
 # Usage: preemption_waiting.sh BINARY DATA_DIR SOURCE_DIR
-set -euo pipefail
-exec timeout -k 5 170 env PYTHONPATH="$3/tests/scripts" python3 - "$1" <<'PY'
+source "${3:?usage: preemption_waiting.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test 170 "$@" <<'PY'
 import os, sys
 BIN = sys.argv[1]
 sys.argv = [sys.argv[0], BIN, "none"]

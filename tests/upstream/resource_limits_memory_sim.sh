@@ -7,13 +7,8 @@
 # its task's max_memory (upstream's script allocates 200 MB or 250 MB in python; the simulated
 # peak adds 20 MB for the interpreter).
 # Usage: resource_limits_memory_sim.sh BINARY DATA_DIR SOURCE_DIR
-set -euo pipefail
-bin=$1
-src=$3
-work=$(mktemp -d)
-trap "rm -rf $work" EXIT; [ -n "${KEEP:-}" ] && trap - EXIT && echo "kept $work"
-
-PYTHONPATH="$src/tests/scripts" python3 - "$bin" "$work" <<'PY'
+source "${3:?usage: resource_limits_memory_sim.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test 0 "$@" <<'PY'
 import sys
 from simlib import *
 init(sys.argv)

@@ -7,8 +7,8 @@
 # gives a job, which does not depend on the operation type. Upstream's breakpoints become jobs
 # that wait for a marker file.
 # Usage: resource_limits_node_devices.sh BINARY DATA_DIR SOURCE_DIR
-set -euo pipefail
-exec timeout -k 5 170 env PYTHONPATH="$3/tests/scripts" python3 - "$1" <<'PY'
+source "${3:?usage: resource_limits_node_devices.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test 170 "$@" <<'PY'
 import os, random, shutil, socket, sys, tempfile, time
 BIN = sys.argv[1]
 sys.argv = [sys.argv[0], BIN, "none"]

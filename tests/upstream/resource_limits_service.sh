@@ -6,8 +6,8 @@
 # what the cases check is the job's memory limit, sandbox and statistics, which do not depend
 # on the operation type.
 # Usage: resource_limits_service.sh BINARY DATA_DIR SOURCE_DIR
-set -euo pipefail
-exec timeout -k 5 150 env PYTHONPATH="$3/tests/scripts" python3 - "$1" <<'PY'
+source "${3:?usage: resource_limits_service.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test 150 "$@" <<'PY'
 import os, shutil, sys, tempfile, time
 BIN = sys.argv[1]
 sys.argv = [sys.argv[0], BIN, "none"]

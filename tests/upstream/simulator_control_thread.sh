@@ -15,13 +15,8 @@
 # to upstream's literal input (jobs peaking at their whole 2 GiB: overdraft, retries reserving
 # 2 GiB + 128 MiB, 4 jobs per 10 GiB node: fewer than upstream's 50 at once).
 # Usage: simulator_control_thread.sh BINARY DATA_DIR SOURCE_DIR
-set -euo pipefail
-bin=$1
-src=$3
-work=$(mktemp -d)
-trap "rm -rf $work" EXIT; [ -n "${KEEP:-}" ] && trap - EXIT && echo "kept $work"
-
-PYTHONPATH="$src/tests/scripts" python3 - "$bin" "$work" <<'PY'
+source "${3:?usage: simulator_control_thread.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test 0 "$@" <<'PY'
 import sys
 from simlib import *
 init(sys.argv)

@@ -6,12 +6,8 @@
 # safe timeouts 5 s, 10 schedule attempts) and three fake nodes of 2 cpu and 2 user slots.
 # upstream waits 10 s where an operation must not fail; here 7 s, past both safe timeouts.
 # usage: strategy_hanging.sh BINARY DATA_DIR SOURCE_DIR [CASE...]
-set -euo pipefail
-bin=${1:?usage: strategy_hanging.sh BINARY DATA_DIR SOURCE_DIR}
-src=${3:?}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$src/tests/scripts:$src/tests/upstream" timeout -k 5 240 python3 - "$bin" "$work" "${@:4}" <<'PYEOF'
+source "${3:?usage: strategy_hanging.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test 240 "$@" <<'PYEOF'
 import sys, time
 from server_helper import check, finish
 import upslib

@@ -7,12 +7,8 @@
 # pool and lightweight_pool {mode fifo, enable_lightweight_operations}. Tree "physical" stands
 # for upstream's "default".
 # usage: strategy_lightweight.sh BINARY DATA_DIR SOURCE_DIR
-set -euo pipefail
-bin=${1:?usage: strategy_lightweight.sh BINARY DATA_DIR SOURCE_DIR}
-src=${3:?}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$src/tests/scripts:$src/tests/upstream" python3 - "$bin" "$work" "${@:4}" <<'PYEOF'
+source "${3:?usage: strategy_lightweight.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test 0 "$@" <<'PYEOF'
 import sys
 from server_helper import check, finish
 import upslib

@@ -3,12 +3,8 @@
 # pool reconfiguration and integral volumes, on real schedulers (tests/upstream/upslib.py):
 # operation states and pools read back from get_operation and the orchid.
 # usage: strategy_pools.sh BINARY DATA_DIR SOURCE_DIR [CASE...]
-set -euo pipefail
-bin=${1:?usage: strategy_pools.sh BINARY DATA_DIR SOURCE_DIR}
-src=${3:?}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$src/tests/scripts:$src/tests/upstream" python3 - "$bin" "$work" "${@:4}" <<'PYEOF'
+source "${3:?usage: strategy_pools.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test 0 "$@" <<'PYEOF'
 import sys, time
 from server_helper import check, finish
 import upslib

@@ -6,12 +6,8 @@
 # stands for upstream's "default". Beyond upstream: the map and the moved pools survive a
 # kill -9, and a bad map is refused whole.
 # usage: strategy_user_pools.sh BINARY DATA_DIR SOURCE_DIR
-set -euo pipefail
-bin=${1:?usage: strategy_user_pools.sh BINARY DATA_DIR SOURCE_DIR}
-src=${3:?}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$src/tests/scripts:$src/tests/upstream" python3 - "$bin" "$work" "${@:4}" <<'PYEOF'
+source "${3:?usage: strategy_user_pools.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test 0 "$@" <<'PYEOF'
 import sys
 from server_helper import check, finish
 import upslib

@@ -1,8 +1,9 @@
 # Sourced by shell tests and scripts that start `poolsched scheduler --listen 127.0.0.1:0`.
-# scheduler_port LOG [TRIES]: waits (TRIES x 50 ms, default 200) for the scheduler_started line
-# in LOG and sets `port` to the port it listens on; on a timeout prints LOG and exits 1.
+# scheduler_port LOG [TRIES]: waits (TRIES x 50 ms, default 600: 30 s, for loaded and sanitizer
+# runs) for the scheduler_started line in LOG and sets `port` to the port it listens on; on a
+# timeout prints LOG and exits 1.
 scheduler_port() {
-  local log=$1 tries=${2:-200}
+  local log=$1 tries=${2:-600}
   port=
   for _ in $(seq 1 "$tries"); do
     port=$(grep -o 'event=scheduler_started listen=[0-9.]*:[0-9]*' "$log" 2>/dev/null | head -1 |
