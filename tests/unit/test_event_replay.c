@@ -44,7 +44,11 @@ static json_t *convert(const char *rows_text, int64_t since, int64_t until, int 
                                         .fair_share_update_period_ms = 100};
     json_t *sc = NULL;
     ps_error_init(err);
-    assert_int_equal(ps_event_replay_scenario(rows, &o, &sc, err), expect_rc);
+    struct ps_event_record *rec = ps_event_record_new();
+    for (size_t i = 0; i < json_array_size(rows); i++)
+        assert_int_equal(ps_event_record_add(rec, json_array_get(rows, i), err), 0);
+    assert_int_equal(ps_event_replay_scenario(rec, &o, &sc, err), expect_rc);
+    ps_event_record_free(rec);
     json_decref(rows);
     if (expect_rc != 0) {
         assert_null(sc);
