@@ -142,15 +142,12 @@ static int rows_from_file(const char *path, struct ps_event_record **rec)
             break;
         }
         first = false;
-        json_error_t jerr;
-        json_t *row = json_loadb(line, (size_t)n, 0, &jerr);
-        if (!row) {
+        rc = ps_event_record_add_text(*rec, line, (size_t)n, &err);
+        if (rc == PS_EINVAL) {
             ps_cli_error(cmd, "%s: line %zu: not a JSON row", path, number);
+            rc = 0;
             code = 2;
-            break;
         }
-        rc = ps_event_record_add(*rec, row, &err);
-        json_decref(row);
     }
     if (rc == 0 && code == 0 && ferror(f))
         rc = ps_error_set(&err, PS_EIO, "%s: %s", path, strerror(errno));

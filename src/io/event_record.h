@@ -82,4 +82,11 @@ void ps_event_record_free(struct ps_event_record *rec);   /* NULL is a no-op */
  * Any JSON value is taken (a replay names the rows it refuses). Errors: PS_ENOMEM. */
 int ps_event_record_add(struct ps_event_record *rec, json_t *row, struct ps_error *err);
 
+/* Appends one row given as JSON text (len bytes, e.g. a line of `poolsched event-log --format
+ * json`): the same as ps_event_record_add of the parsed row; a job row is read without making
+ * JSON values of it (a week's log has millions). Errors: PS_EINVAL "not a JSON row: <why>"
+ * when the text is not one JSON object or list, PS_ENOMEM. */
+int ps_event_record_add_text(struct ps_event_record *rec, const char *text, size_t len,
+                             struct ps_error *err);
+
 #endif
