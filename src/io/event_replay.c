@@ -37,7 +37,7 @@ struct replay {
     json_t *events;      /* [time, seq, event] */
     json_t *op_params;   /* id -> runtime_parameters of the last row at or before since */
     const struct ps_event_record *rec;
-    struct replay_job *jobs;   /* recorded jobs, in order of their job_started row */
+    struct replay_job *jobs;   /* recorded jobs, in order of their first row */
     size_t job_count;
     size_t *job_index;   /* job id (rec->job_ids) -> index into jobs, NO_JOB when none */
     struct task_acc *task_means;   /* task name (rec->task_names) -> completed jobs, every op */
@@ -216,7 +216,8 @@ static const char *const job_flaws[][2] = {
     [PS_EVENT_JOB_BAD_ID] = {"job_id", "must be a non-empty string"},
     [PS_EVENT_JOB_BAD_OPERATION] = {"operation_id", "must be a string"},
     [PS_EVENT_JOB_BAD_RESOURCES] = {"resource_limits", "must be a map"},
-    [PS_EVENT_JOB_BAD_TIMES] = {"start_time", "a job's end row needs start_time and finish_time (ms)"},
+    [PS_EVENT_JOB_BAD_TIMES] = {"start_time",
+                                "a job's end row needs start_time and finish_time (ms)"},
 };
 
 static int job_row(struct replay *r, const struct ps_event_job *job)
@@ -227,7 +228,7 @@ static int job_row(struct replay *r, const struct ps_event_job *job)
         return bad_row(r, job->row, job_flaws[job->flaw][0], job_flaws[job->flaw][1]);
     size_t k = (size_t)(job - r->rec->jobs), *idx = &r->job_index[job->job];
     if (job->kind == PS_EVENT_JOB_STARTED || *idx == NO_JOB) {
-        /* an end row alone: the job started before the log's oldest row */
+        /* a new job; an end row alone: it started before the log's oldest row */
         r->jobs[r->job_count] = (struct replay_job){k, NO_JOB};
         *idx = r->job_count++;
     }
@@ -251,6 +252,7 @@ static void params_row(struct replay *r, const json_t *row, int64_t ts)
                             "parameters", p));
 }
 
+/* Row i, any but a job row (those are the record's structs: job_row). */
 static int read_row(struct replay *r, size_t i, const json_t *row)
 {
     if (!json_is_object(row))
@@ -579,7 +581,9 @@ static int read_rows(struct replay *r)
     size_t j = 0, k = 0;
     int rc = 0;
     while (rc == 0 && (j < rec->job_count || k < rec->other_count)) {
-        if (k < rec->other_count && (j == rec->job_count || rec->others[k].row < rec->jobs[j].row)) {
+        bool other = k < rec->other_count &&
+                     (j == rec->job_count || rec->others[k].row < rec->jobs[j].row);
+        if (other) {
             rc = read_row(r, rec->others[k].row, rec->others[k].json);
             k++;
         } else {

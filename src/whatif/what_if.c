@@ -263,7 +263,8 @@ static int whole_ms(const json_t *page, struct ps_event_record *rec, size_t *cou
 {
     size_t n = json_array_size(page);
     bool full = n == PS_WHAT_IF_PAGE_ROWS;
-    int64_t oldest = n ? json_integer_value(json_object_get(json_array_get(page, 0), "timestamp")) : 0;
+    const json_t *first = json_array_get(page, 0);
+    int64_t oldest = json_integer_value(json_object_get(first, "timestamp"));
     *count = 0;
     for (size_t i = 0; i < n; i++) {
         json_t *row = json_array_get(page, i);

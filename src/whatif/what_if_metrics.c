@@ -470,7 +470,8 @@ static int recorded_usage(struct fidelity *f)
     for (size_t id = 0; id < rec->job_ids.count; id++) {   /* in order of first sight */
         const struct ps_event_job *j = &rec->jobs[last[id]];
         bool end = j->kind != PS_EVENT_JOB_STARTED;
-        const char *op = j->operation != PS_EVENT_NONE ? rec->operation_ids.names[j->operation] : "";
+        const char *op =
+            j->operation != PS_EVENT_NONE ? rec->operation_ids.names[j->operation] : "";
         const char *pool = sval(f->op_pool, op);
         if (!pool)
             continue;
@@ -534,7 +535,8 @@ static json_t *start_errors(struct fidelity *f, const json_t *replay_metrics, js
     for (i = 0; i < rec->other_count; i++) {
         const json_t *row = rec->others[i].json;
         const char *type = sval(row, "event_type"), *id = sval(row, "operation_id");
-        if (type && id && strcmp(type, "operation_started") == 0 && ival(row, "timestamp") >= f->since)
+        if (type && id && strcmp(type, "operation_started") == 0 &&
+            ival(row, "timestamp") >= f->since)
             json_object_set_new(inside, id, json_true());
     }
     json_t *errors = json_array();
