@@ -68,47 +68,100 @@ static int parse_when(const char *text, const char *what, int64_t now_ms, int64_
     return 0;
 }
 
-/* Rows from a file: a JSON list, or JSON rows one per line. */
-static int rows_from_file(const char *path, json_t **rows)
+/* The rows of a JSON list (text, len bytes) into rec. */
+static int rows_from_list(const char *path, const char *text, size_t len,
+                          struct ps_event_record *rec)
 {
-    char *text = NULL;
-    size_t len = 0;
+    json_error_t jerr;
+    json_t *rows = json_loadb(text, len, 0, &jerr);
+    if (!json_is_array(rows)) {
+        ps_cli_error(cmd, "%s: %s", path, rows ? "not a list of rows" : jerr.text);
+        json_decref(rows);
+        return 2;
+    }
     struct ps_error err;
     ps_error_init(&err);
-    if (ps_file_read(path, &text, &len, &err) != 0) {
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < json_array_size(rows); i++)
+        rc = ps_event_record_add(rec, json_array_get(rows, i), &err);
+    json_decref(rows);
+    if (rc != 0)
+        ps_cli_error(cmd, "%s", err.msg);
+    return rc ? 1 : 0;
+}
+
+/* The rest of f after its first line (line, len bytes) as a JSON list of rows into rec. */
+static int rest_as_list(FILE *f, const char *path, const char *line, size_t len,
+                        struct ps_event_record *rec)
+{
+    char *rest = NULL, *text = NULL;
+    size_t rest_len = 0;
+    struct ps_error err;
+    ps_error_init(&err);
+    if (ps_file_read_stream(f, path, 0, &rest, &rest_len, &err) != 0) {
         ps_cli_error(cmd, "%s", err.msg);
         return 2;
     }
-    json_error_t jerr;
-    size_t skip = strspn(text, " \t\r\n");
-    if (text[skip] == '[') {
-        *rows = json_loadb(text, len, 0, &jerr);
+    text = malloc(len + rest_len + 1);
+    int rc = 1;
+    if (text) {
+        memcpy(text, line, len);
+        memcpy(text + len, rest, rest_len);
+        rc = rows_from_list(path, text, len + rest_len, rec);
     } else {
-        *rows = json_array();
-        size_t line = 1;
-        for (char *p = text, *nl; *rows && p < text + len; p = nl + 1, line++) {
-            nl = memchr(p, '\n', (size_t)(text + len - p));
-            if (!nl)
-                nl = text + len;
-            if (strspn(p, " \t\r") >= (size_t)(nl - p))
-                continue;
-            json_t *row = json_loadb(p, (size_t)(nl - p), 0, &jerr);
-            if (!row) {
-                snprintf(jerr.text, sizeof jerr.text, "line %zu: not a JSON row", line);
-                json_decref(*rows);
-                *rows = NULL;
-                break;
-            }
-            json_array_append_new(*rows, row);
-        }
+        ps_cli_error(cmd, "out of memory");
     }
+    free(rest);
     free(text);
-    if (!*rows || !json_is_array(*rows)) {
-        ps_cli_error(cmd, "%s: %s", path, *rows ? "not a list of rows" : jerr.text);
-        json_decref(*rows);
+    return rc;
+}
+
+/* Rows from a file into *rec: a JSON list, or JSON rows one per line (read a line at a time:
+ * a week's log is never held whole). Returns the exit code, the error printed. */
+static int rows_from_file(const char *path, struct ps_event_record **rec)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        ps_cli_error(cmd, "%s: %s", path, strerror(errno));
         return 2;
     }
-    return 0;
+    struct ps_error err;
+    ps_error_init(&err);
+    *rec = ps_event_record_new();
+    int rc = *rec ? 0 : ps_error_set(&err, PS_ENOMEM, "out of memory"), code = 0;
+    char *line = NULL;
+    size_t cap = 0, number = 0;
+    bool first = true;
+    for (ssize_t n; rc == 0 && code == 0 && (n = getline(&line, &cap, f)) >= 0;) {
+        number++;
+        size_t skip = strspn(line, " \t\r\n");
+        if (skip >= (size_t)n)
+            continue;
+        if (first && line[skip] == '[') {
+            code = rest_as_list(f, path, line, (size_t)n, *rec);
+            break;
+        }
+        first = false;
+        rc = ps_event_record_add_text(*rec, line, (size_t)n, &err);
+        if (rc == PS_EINVAL) {
+            ps_cli_error(cmd, "%s: line %zu: not a JSON row", path, number);
+            rc = 0;
+            code = 2;
+        }
+    }
+    if (rc == 0 && code == 0 && ferror(f))
+        rc = ps_error_set(&err, PS_EIO, "%s: %s", path, strerror(errno));
+    if (rc != 0) {
+        ps_cli_error(cmd, "%s", err.msg);
+        code = rc == PS_ENOMEM ? 1 : 2;
+    }
+    fclose(f);
+    free(line);
+    if (code != 0) {
+        ps_event_record_free(*rec);
+        *rec = NULL;
+    }
+    return code;
 }
 
 /* One page of the event log from the scheduler (ps_what_if_page_fn). */
@@ -133,11 +186,12 @@ static int scheduler_page(void *ctx, int64_t until_ms, int limit, json_t **page,
 }
 
 /* The rows up to until from the scheduler. */
-static int rows_from_scheduler(struct ps_cli_client *c, int64_t until_ms, json_t **rows)
+static int rows_from_scheduler(struct ps_cli_client *c, int64_t until_ms,
+                               struct ps_event_record **rec)
 {
     struct ps_error err;
     ps_error_init(&err);
-    if (ps_what_if_collect_rows(scheduler_page, c, until_ms, rows, &err) == 0)
+    if (ps_what_if_collect_rows(scheduler_page, c, until_ms, rec, &err) == 0)
         return 0;
     if (err.msg[0])
         ps_cli_error(cmd, "%s", err.msg);
@@ -241,7 +295,8 @@ struct what_if {
     char *default_tree;
     const char *out;
     bool json;   /* --format json: what-if.json on stdout instead of the summary */
-    json_t *rows, *changes, *trees;
+    struct ps_event_record *record;   /* the rows; taken by ps_what_if_prepare */
+    json_t *changes, *trees;
 };
 
 static int replay(struct what_if *w)
@@ -249,11 +304,12 @@ static int replay(struct what_if *w)
     struct ps_what_if_request q = {.since_ms = w->since, .until_ms = w->until,
                                    .heartbeat_period_ms = w->heartbeat,
                                    .fair_share_update_period_ms = w->fs_period,
-                                   .default_tree = w->default_tree, .rows = w->rows,
+                                   .default_tree = w->default_tree, .record = w->record,
                                    .changes = w->changes, .trees = w->trees};
     struct ps_error err;
     ps_error_init(&err);
     struct ps_what_if *run = NULL;
+    w->record = NULL;
     int rc = ps_what_if_prepare(&q, &run, &err);
     if (rc != 0) {
         ps_cli_error(cmd, "%s", err.msg);
@@ -288,18 +344,6 @@ static int period_opt(const struct ps_cli_args *args, const char *name, int64_t 
     return 0;
 }
 
-static int64_t newest(const json_t *rows)
-{
-    int64_t t = 0;
-    size_t i;
-    json_t *row;
-    json_array_foreach(rows, i, row) {
-        int64_t ts = json_integer_value(json_object_get(row, "timestamp"));
-        t = ts > t ? ts : t;
-    }
-    return t;
-}
-
 int ps_cmd_what_if(int argc, char **argv)
 {
     struct ps_cli_args args;
@@ -328,8 +372,8 @@ int ps_cmd_what_if(int argc, char **argv)
     bool open = false;
     int64_t now = ps_wall_clock_ms();
     if (rc == 0 && file) {
-        rc = rows_from_file(file, &w.rows);
-        now = rc == 0 ? newest(w.rows) : now;
+        rc = rows_from_file(file, &w.record);
+        now = rc == 0 ? w.record->newest_ms : now;
     } else if (rc == 0) {
         rc = ps_cli_client_open(&c, cmd, &args, formats);
         open = rc == 0;
@@ -346,12 +390,12 @@ int ps_cmd_what_if(int argc, char **argv)
     if (rc == 0 && open)
         rc = tree_configs(&c, &w.trees);
     if (rc == 0 && open)
-        rc = rows_from_scheduler(&c, w.until, &w.rows);
+        rc = rows_from_scheduler(&c, w.until, &w.record);
     if (open)
         ps_cli_client_close(&c);
     if (rc == 0)
         rc = replay(&w);
-    json_decref(w.rows);
+    ps_event_record_free(w.record);
     json_decref(w.changes);
     json_decref(w.trees);
     free(w.default_tree);

@@ -6,9 +6,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/event_record.h"
 #include "io/jsonval.h"
 
 #define ROOT_POOL "<Root>"
+#define NO_JOB SIZE_MAX
+
+/* A recorded job: its job_started row (or its end row when it started before the log's oldest
+ * row) and its end row, as indexes into the record's jobs. */
+struct replay_job {
+    size_t start, end;   /* end NO_JOB while running */
+};
+
+/* What jobs of one task add up to. */
+struct task_acc {
+    int64_t n, ms;    /* jobs with time in the window (completed ones: task_means), their ms */
+    int64_t started;  /* jobs done or running at until */
+};
 
 /* What one pass over the rows gathers; json members are owned. */
 struct replay {
@@ -24,11 +38,13 @@ struct replay {
     json_t *ops;         /* operation_started rows, in order */
     json_t *op_index;    /* id -> index into ops */
     json_t *op_ended;    /* id -> true for operations that ended at or before until */
-    json_t *jobs;        /* job_started rows, in order, each with "_end" (its end row) once ended */
-    json_t *job_index;   /* job id -> index into jobs */
     json_t *events;      /* [time, seq, event] */
     json_t *op_params;   /* id -> runtime_parameters of the last row at or before since */
-    json_t *task_means;  /* task name -> [completed jobs, their total ms], every operation */
+    const struct ps_event_record *rec;
+    struct replay_job *jobs;   /* recorded jobs, in order of their first row */
+    size_t job_count;
+    size_t *job_index;   /* job id (rec->job_ids) -> index into jobs, NO_JOB when none */
+    struct task_acc *task_means;   /* task name (rec->task_names) -> completed jobs, every op */
     struct ps_error *err;
 };
 
@@ -242,30 +258,28 @@ static int op_row(struct replay *r, size_t i, const json_t *row, const char *typ
     return 0;
 }
 
-static int job_row(struct replay *r, size_t i, const json_t *row, const char *type)
+static const char *const job_flaws[][2] = {
+    [PS_EVENT_JOB_BAD_ID] = {"job_id", "must be a non-empty string"},
+    [PS_EVENT_JOB_BAD_OPERATION] = {"operation_id", "must be a string"},
+    [PS_EVENT_JOB_BAD_RESOURCES] = {"resource_limits", "must be a map"},
+    [PS_EVENT_JOB_BAD_TIMES] = {"start_time",
+                                "a job's end row needs start_time and finish_time (ms)"},
+};
+
+static int job_row(struct replay *r, const struct ps_event_job *job)
 {
-    const char *id = sval(row, "job_id");
-    if (!id || !*id)
-        return bad_row(r, i, "job_id", "must be a non-empty string");
-    if (!sval(row, "operation_id"))
-        return bad_row(r, i, "operation_id", "must be a string");
-    if (!json_is_object(json_object_get(row, "resource_limits")))
-        return bad_row(r, i, "resource_limits", "must be a map");
-    if (strcmp(type, "job_started") == 0) {
-        json_object_set_new(r->job_index, id, json_integer((json_int_t)json_array_size(r->jobs)));
-        json_array_append_new(r->jobs, json_deep_copy(row));
+    if (job->timestamp > r->o->until_ms)
         return 0;
+    if (job->flaw != PS_EVENT_JOB_OK)
+        return bad_row(r, job->row, job_flaws[job->flaw][0], job_flaws[job->flaw][1]);
+    size_t k = (size_t)(job - r->rec->jobs), *idx = &r->job_index[job->job];
+    if (job->kind == PS_EVENT_JOB_STARTED || *idx == NO_JOB) {
+        /* a new job; an end row alone: it started before the log's oldest row */
+        r->jobs[r->job_count] = (struct replay_job){k, NO_JOB};
+        *idx = r->job_count++;
     }
-    if (!json_is_integer(json_object_get(row, "start_time")) ||
-        !json_is_integer(json_object_get(row, "finish_time")))
-        return bad_row(r, i, "start_time", "a job's end row needs start_time and finish_time (ms)");
-    json_t *idx = json_object_get(r->job_index, id);
-    json_t *job = idx ? json_array_get(r->jobs, (size_t)json_integer_value(idx)) : NULL;
-    if (!job) {   /* started before the log's oldest row */
-        json_object_set_new(r->job_index, id, json_integer((json_int_t)json_array_size(r->jobs)));
-        json_array_append_new(r->jobs, job = json_deep_copy(row));
-    }
-    json_object_set_new(job, "_end", json_deep_copy(row));
+    if (job->kind != PS_EVENT_JOB_STARTED)
+        r->jobs[*idx].end = k;
     return 0;
 }
 
@@ -284,6 +298,7 @@ static void params_row(struct replay *r, const json_t *row, int64_t ts)
                             "parameters", p));
 }
 
+/* Row i, any but a job row (those are the record's structs: job_row). */
 static int read_row(struct replay *r, size_t i, const json_t *row)
 {
     if (!json_is_object(row))
@@ -305,8 +320,6 @@ static int read_row(struct replay *r, size_t i, const json_t *row)
         return trees_row(r, i, row, ts);
     if (strncmp(type, "operation_", 10) == 0)
         return op_row(r, i, row, type, ts);
-    if (strncmp(type, "job_", 4) == 0)
-        return job_row(r, i, row, type);
     if (strcmp(type, "runtime_parameters_info") == 0)
         params_row(r, row, ts);
     return 0;
@@ -358,17 +371,17 @@ static json_t *pool_trees(const struct replay *r)
 }
 
 /* One recorded job's contribution: its duration in the window, or <= 0 for none. */
-static int64_t job_window_ms(const struct replay *r, const json_t *job, bool *counts, bool *done)
+static int64_t job_window_ms(const struct replay *r, const struct replay_job *job, bool *counts,
+                             bool *done)
 {
-    const json_t *end = json_object_get(job, "_end");
-    const char *kind = end ? sval(end, "event_type") : NULL;
+    const struct ps_event_job *end = job->end != NO_JOB ? &r->rec->jobs[job->end] : NULL;
     /* a job still running at until has only its job_started row: its timestamp is the start */
-    int64_t start = end ? ival(end, "start_time") : ival(job, "timestamp");
-    *done = kind && strcmp(kind, "job_completed") == 0;
-    *counts = !kind || strcmp(kind, "job_aborted") != 0;
+    int64_t start = end ? end->start_time : r->rec->jobs[job->start].timestamp;
+    *done = end && end->kind == PS_EVENT_JOB_COMPLETED;
+    *counts = !end || end->kind != PS_EVENT_JOB_ABORTED;
     if (!*counts)
         return 0;
-    int64_t finish = end ? ival(end, "finish_time") : r->o->until_ms;
+    int64_t finish = end ? end->finish_time : r->o->until_ms;
     if (finish > r->o->until_ms)
         finish = r->o->until_ms;
     if (start < r->o->since_ms)
@@ -398,54 +411,84 @@ static json_t *op_spec(const struct replay *r, const json_t *op)
     return s;
 }
 
+#define NO_NAME (PS_EVENT_NONE - 1)   /* the task name "" when no job row has it */
+
+/* A task name as the key of a job's task (a job without task_name counts as ""); NULL: none. */
+static uint32_t task_key(const struct replay *r, const char *name)
+{
+    if (!name)
+        return PS_EVENT_NONE;
+    uint32_t k = ps_event_names_find(&r->rec->task_names, name);
+    return k == PS_EVENT_NONE && !*name ? NO_NAME : k;
+}
+
+/* Sums the jobs of one operation per task name: acc[i] for the first task i of keys[] (the
+ * operation's task names, n of them) with the job's name. */
+static void add_jobs(const struct replay *r, const size_t *jobs, size_t job_count,
+                     const uint32_t *keys, size_t n, struct task_acc *acc)
+{
+    uint32_t unnamed = task_key(r, "");
+    for (size_t j = 0; j < job_count; j++) {
+        const struct replay_job *job = &r->jobs[jobs[j]];
+        uint32_t key = r->rec->jobs[job->start].task;
+        key = key == PS_EVENT_NONE ? unnamed : key;
+        size_t i = 0;
+        while (i < n && keys[i] != key)
+            i++;
+        if (i == n)
+            continue;
+        bool counts, done;
+        int64_t ms = job_window_ms(r, job, &counts, &done);
+        if (counts && (done || job->end == NO_JOB))
+            acc[i].started++;
+        if (ms > 0) {
+            acc[i].n++;
+            acc[i].ms += ms;
+        }
+    }
+}
+
 /* The scenario tasks of op: its recorded tasks, in their order, each with the jobs that count
  * (completed, failed, running at until: their time in the window; never started by until: the
  * mean of the others, or when none ran, the mean of the completed jobs of tasks of that name in
  * every operation) and their mean duration. NULL when nothing counts. */
-static json_t *op_tasks(const struct replay *r, const json_t *op, const json_t *op_jobs)
+static json_t *op_tasks(const struct replay *r, const json_t *op, const size_t *jobs,
+                        size_t job_count)
 {
-    json_t *acc = json_object();   /* task -> [jobs in the window, ms, jobs done or running] */
-    size_t i;
-    json_t *job;
-    json_array_foreach(op_jobs, i, job) {
-        bool counts, done;
-        int64_t ms = job_window_ms(r, job, &counts, &done);
-        const char *task = sval(job, "task_name");
-        json_t *a = json_object_get(acc, task ? task : "");
-        if (!a)
-            json_object_set_new(acc, task ? task : "", a = json_pack("[i, i, i]", 0, 0, 0));
-        if (counts && (done || !json_object_get(job, "_end")))
-            json_array_set_new(a, 2, json_integer(json_integer_value(json_array_get(a, 2)) + 1));
-        if (ms <= 0)
-            continue;
-        json_array_set_new(a, 0, json_integer(json_integer_value(json_array_get(a, 0)) + 1));
-        json_array_set_new(a, 1, json_integer(json_integer_value(json_array_get(a, 1)) + ms));
-    }
+    const json_t *list = json_object_get(op, "tasks");
+    size_t n = json_array_size(list);
+    uint32_t *keys = calloc(n ? n : 1, sizeof *keys);
+    struct task_acc *acc = calloc(n ? n : 1, sizeof *acc);
+    json_t *tasks = keys && acc ? json_array() : NULL;
+    for (size_t i = 0; i < n; i++)
+        keys[i] = task_key(r, sval(json_array_get(list, i), "name"));
+    if (tasks)
+        add_jobs(r, jobs, job_count, keys, n, acc);
     bool ended = json_object_get(r->op_ended, sval(op, "operation_id")) != NULL;
-    json_t *tasks = json_array();
-    json_t *t;
-    json_array_foreach(json_object_get(op, "tasks"), i, t) {
+    for (size_t i = 0; tasks && i < n; i++) {
+        const json_t *t = json_array_get(list, i);
         const char *name = sval(t, "name");
-        const json_t *a = name ? json_object_get(acc, name) : NULL;
-        int64_t n = (int64_t)json_integer_value(json_array_get(a, 0));
-        int64_t ms = (int64_t)json_integer_value(json_array_get(a, 1));
-        int64_t unstarted = ival(t, "job_count") - (int64_t)json_integer_value(json_array_get(a, 2));
+        size_t first = 0;   /* jobs count for the first task of a name */
+        while (first < i && keys[first] != keys[i])
+            first++;
+        const struct task_acc *a = &acc[first];
+        int64_t unstarted = ival(t, "job_count") - a->started;
         unstarted = !ended && unstarted > 0 ? unstarted : 0;
-        int64_t duration = n > 0 ? (ms + n / 2) / n : 0;
-        if (n == 0 && unstarted > 0) {   /* no job of it ran: the task name's mean elsewhere */
-            const json_t *m = json_object_get(r->task_means, name);
-            int64_t k = (int64_t)json_integer_value(json_array_get(m, 0));
-            duration = k > 0 ? (int64_t)json_integer_value(json_array_get(m, 1)) / k : 0;
-        }
-        if (n + unstarted == 0 || duration <= 0 ||
+        int64_t duration = a->n > 0 ? (a->ms + a->n / 2) / a->n : 0;
+        uint32_t m = ps_event_names_find(&r->rec->task_names, name);
+        if (a->n == 0 && unstarted > 0)   /* no job of it ran: the task name's mean elsewhere */
+            duration = m != PS_EVENT_NONE && r->task_means[m].n > 0
+                           ? r->task_means[m].ms / r->task_means[m].n : 0;
+        if (!name || a->n + unstarted == 0 || duration <= 0 ||
             !json_is_object(json_object_get(t, "resource_limits")))
             continue;
         json_array_append_new(tasks, json_pack("{s:s, s:I, s:I, s:O}", "name", name, "job_count",
-                                               (json_int_t)(n + unstarted), "duration",
+                                               (json_int_t)(a->n + unstarted), "duration",
                                                (json_int_t)duration, "resources",
                                                json_object_get(t, "resource_limits")));
     }
-    json_decref(acc);
+    free(keys);
+    free(acc);
     if (json_array_size(tasks) == 0) {
         json_decref(tasks);
         return NULL;
@@ -454,9 +497,10 @@ static json_t *op_tasks(const struct replay *r, const json_t *op, const json_t *
 }
 
 /* The scenario operation of op, or NULL when it has no work in the window. */
-static json_t *operation(const struct replay *r, const json_t *op, const json_t *op_jobs)
+static json_t *operation(const struct replay *r, const json_t *op, const size_t *jobs,
+                         size_t job_count)
 {
-    json_t *tasks = op_tasks(r, op, op_jobs);
+    json_t *tasks = op_tasks(r, op, jobs, job_count);
     if (!tasks)
         return NULL;
     int64_t ts = ival(op, "_time");
@@ -470,45 +514,70 @@ static json_t *operation(const struct replay *r, const json_t *op, const json_t 
 /* r->task_means from the completed jobs of every operation */
 static void task_means(struct replay *r)
 {
-    size_t i;
-    json_t *job;
-    json_array_foreach(r->jobs, i, job) {
-        const json_t *end = json_object_get(job, "_end");
-        const char *task = sval(job, "task_name");
-        if (!task || !end || strcmp(sval(end, "event_type"), "job_completed") != 0)
+    for (size_t i = 0; i < r->job_count; i++) {
+        const struct replay_job *job = &r->jobs[i];
+        const struct ps_event_job *end = job->end != NO_JOB ? &r->rec->jobs[job->end] : NULL;
+        uint32_t task = r->rec->jobs[job->start].task;
+        if (task == PS_EVENT_NONE || !end || end->kind != PS_EVENT_JOB_COMPLETED)
             continue;
-        json_t *m = json_object_get(r->task_means, task);
-        if (!m)
-            json_object_set_new(r->task_means, task, m = json_pack("[i, i]", 0, 0));
-        json_array_set_new(m, 0, json_integer(json_integer_value(json_array_get(m, 0)) + 1));
-        json_array_set_new(m, 1, json_integer(json_integer_value(json_array_get(m, 1)) +
-                                              ival(end, "finish_time") - ival(end, "start_time")));
+        r->task_means[task].n++;
+        r->task_means[task].ms += end->finish_time - end->start_time;
     }
+}
+
+/* The jobs of each operation of r->ops, in row order: jobs[first[k] .. first[k + 1]). */
+static int jobs_per_op(const struct replay *r, size_t **first, size_t **jobs)
+{
+    size_t ops = json_array_size(r->ops), n_ids = r->rec->operation_ids.count;
+    size_t *op_of = malloc((n_ids ? n_ids : 1) * sizeof *op_of);   /* operation id -> op */
+    *first = calloc(ops + 2, sizeof **first);
+    *jobs = malloc((r->job_count ? r->job_count : 1) * sizeof **jobs);
+    if (!op_of || !*first || !*jobs) {
+        free(op_of);
+        return PS_ENOMEM;
+    }
+    for (size_t i = 0; i < n_ids; i++) {
+        const json_t *idx = json_object_get(r->op_index, r->rec->operation_ids.names[i]);
+        op_of[i] = idx ? (size_t)json_integer_value(idx) : NO_JOB;
+    }
+    size_t *count = *first + 2;   /* counted at [k + 2], then moved to [k + 1] as they fill */
+    for (size_t i = 0; i < r->job_count; i++) {
+        size_t op = op_of[r->rec->jobs[r->jobs[i].start].operation];
+        if (op != NO_JOB)
+            count[op]++;
+    }
+    for (size_t k = 1; k <= ops; k++)
+        (*first)[k + 1] += (*first)[k];
+    for (size_t i = 0; i < r->job_count; i++) {
+        size_t op = op_of[r->rec->jobs[r->jobs[i].start].operation];
+        if (op != NO_JOB)
+            (*jobs)[(*first)[op + 1]++] = i;
+    }
+    free(op_of);
+    return 0;
 }
 
 static json_t *operations(struct replay *r)
 {
     task_means(r);
-    json_t *per_op = json_array();   /* jobs of each operation, in row order */
-    for (size_t i = 0; i < json_array_size(r->ops); i++)
-        json_array_append_new(per_op, json_array());
-    size_t i;
-    json_t *job;
-    json_array_foreach(r->jobs, i, job) {
-        json_t *idx = json_object_get(r->op_index, sval(job, "operation_id"));
-        if (idx)
-            json_array_append(json_array_get(per_op, (size_t)json_integer_value(idx)), job);
+    size_t *first = NULL, *jobs = NULL;
+    if (jobs_per_op(r, &first, &jobs) != 0) {
+        free(first);
+        free(jobs);
+        return NULL;
     }
     json_t *list = json_array(), *kept = json_object();
+    size_t i;
     json_t *op;
     json_array_foreach(r->ops, i, op) {
-        json_t *o = operation(r, op, json_array_get(per_op, i));
+        json_t *o = operation(r, op, jobs + first[i], first[i + 1] - first[i]);
         if (!o)
             continue;
         json_object_set_new(kept, sval(o, "id"), json_integer(ival(o, "start_time")));
         json_array_append_new(list, o);
     }
-    json_decref(per_op);
+    free(first);
+    free(jobs);
     /* update_operation events only for operations kept, and not before their submission */
     json_t *ev;
     json_array_foreach(r->events, i, ev) {
@@ -557,30 +626,91 @@ static json_t *sorted_events(const struct replay *r)
 static void replay_release(struct replay *r)
 {
     json_t *all[] = {r->groups, r->node_index, r->node_tags, r->base_pools, r->cur_pools,
-                     r->base_trees, r->cur_trees, r->rec_default, r->ops,
-                     r->op_index, r->op_ended, r->jobs, r->job_index, r->events, r->op_params,
-                     r->task_means};
+                     r->base_trees, r->cur_trees, r->rec_default, r->ops, r->op_index,
+                     r->op_ended, r->events, r->op_params};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         json_decref(all[i]);
+    free(r->jobs);
+    free(r->job_index);
+    free(r->task_means);
 }
 
-int ps_event_replay_scenario(const json_t *rows, const struct ps_event_replay_options *opts,
-                             json_t **out, struct ps_error *err)
+/* Every row of the record in order: job rows (structs) and the others (JSON) merged. */
+static int read_rows(struct replay *r)
+{
+    const struct ps_event_record *rec = r->rec;
+    size_t j = 0, k = 0;
+    int rc = 0;
+    while (rc == 0 && (j < rec->job_count || k < rec->other_count)) {
+        bool other = k < rec->other_count &&
+                     (j == rec->job_count || rec->others[k].row < rec->jobs[j].row);
+        if (other) {
+            rc = read_row(r, rec->others[k].row, rec->others[k].json);
+            k++;
+        } else {
+            rc = job_row(r, &rec->jobs[j++]);
+        }
+    }
+    return rc;
+}
+
+static int replay_init(struct replay *r, const struct ps_event_record *rec,
+                       const struct ps_event_replay_options *opts, struct ps_error *err)
+{
+    size_t ids = rec->job_ids.count, tasks = rec->task_names.count;
+    *r = (struct replay){.o = opts, .err = err, .rec = rec, .groups = json_array(),
+                         .node_index = json_object(), .node_tags = json_object(),
+                         .ops = json_array(), .op_index = json_object(), .op_ended = json_object(),
+                         .events = json_array(), .op_params = json_object()};
+    r->jobs = malloc((rec->job_count ? rec->job_count : 1) * sizeof *r->jobs);
+    r->job_index = malloc((ids ? ids : 1) * sizeof *r->job_index);
+    r->task_means = calloc(tasks ? tasks : 1, sizeof *r->task_means);
+    if (!r->jobs || !r->job_index || !r->task_means || !r->groups || !r->node_index ||
+        !r->node_tags || !r->ops || !r->op_index || !r->op_ended || !r->events || !r->op_params)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    for (size_t i = 0; i < ids; i++)
+        r->job_index[i] = NO_JOB;
+    return 0;
+}
+
+/* The scenario of r (read), its checks passed. */
+static json_t *scenario(struct replay *r)
+{
+    const struct ps_event_replay_options *opts = r->o;
+    json_t *ops = operations(r);
+    json_t *sc = json_pack("{s:I, s:I, s:I, s:o, s:o, s:o}", "heartbeat_period",
+                           (json_int_t)opts->heartbeat_period_ms, "fair_share_update_period",
+                           (json_int_t)opts->fair_share_update_period_ms, "duration",
+                           (json_int_t)(opts->until_ms - opts->since_ms), "node_groups",
+                           json_deep_copy(r->groups), "pool_trees", pool_trees(r), "operations",
+                           ops);
+    const char *rec_def = json_string_value(r->rec_default);
+    if (sc && opts->default_tree)
+        json_object_set_new(sc, "default_tree", json_string(opts->default_tree));
+    else if (sc && rec_def && json_object_get(r->base_pools, rec_def))
+        json_object_set_new(sc, "default_tree", json_string(rec_def));
+    else if (sc && json_object_size(r->base_pools) > 0)
+        json_object_set_new(sc, "default_tree",
+                            json_string(json_object_iter_key(json_object_iter(r->base_pools))));
+    json_t *ev = sorted_events(r);
+    if (sc && json_array_size(ev) > 0)
+        json_object_set(sc, "events", ev);
+    json_decref(ev);
+    return sc;
+}
+
+int ps_event_replay_scenario(const struct ps_event_record *rec,
+                             const struct ps_event_replay_options *opts, json_t **out,
+                             struct ps_error *err)
 {
     *out = NULL;
     if (opts->until_ms <= opts->since_ms)
         return ps_error_set(err, PS_EINVAL, "until: must be after since (%lld), got %lld",
                             (long long)opts->since_ms, (long long)opts->until_ms);
-    if (!json_is_array(rows))
-        return ps_error_set(err, PS_EINVAL, "event log: must be a list of rows");
-    struct replay r = {.o = opts, .err = err, .groups = json_array(), .node_index = json_object(),
-                       .node_tags = json_object(), .ops = json_array(), .op_index = json_object(),
-                       .op_ended = json_object(), .jobs = json_array(), .job_index = json_object(),
-                       .events = json_array(), .op_params = json_object(),
-                       .task_means = json_object()};
-    int rc = 0;
-    for (size_t i = 0; rc == 0 && i < json_array_size(rows); i++)
-        rc = read_row(&r, i, json_array_get(rows, i));
+    struct replay r;
+    int rc = replay_init(&r, rec, opts, err);
+    if (rc == 0)
+        rc = read_rows(&r);
     if (rc == 0 && !r.base_pools)
         rc = ps_error_set(err, PS_EINVAL,
                           "the event log has no pools_info row at or before until (%lld): "
@@ -589,30 +719,8 @@ int ps_event_replay_scenario(const json_t *rows, const struct ps_event_replay_op
     if (rc == 0 && opts->default_tree && !json_object_get(r.base_pools, opts->default_tree))
         rc = ps_error_set(err, PS_EINVAL, "default tree \"%s\": not in the event log's pools_info",
                           opts->default_tree);
-    if (rc == 0) {
-        json_t *ops = operations(&r);
-        json_t *sc = json_pack("{s:I, s:I, s:I, s:o, s:o, s:o}", "heartbeat_period",
-                               (json_int_t)opts->heartbeat_period_ms, "fair_share_update_period",
-                               (json_int_t)opts->fair_share_update_period_ms, "duration",
-                               (json_int_t)(opts->until_ms - opts->since_ms), "node_groups",
-                               json_deep_copy(r.groups), "pool_trees", pool_trees(&r),
-                               "operations", ops);
-        const char *rec_def = json_string_value(r.rec_default);
-        if (sc && opts->default_tree)
-            json_object_set_new(sc, "default_tree", json_string(opts->default_tree));
-        else if (sc && rec_def && json_object_get(r.base_pools, rec_def))
-            json_object_set_new(sc, "default_tree", json_string(rec_def));
-        else if (sc && json_object_size(r.base_pools) > 0)
-            json_object_set_new(sc, "default_tree",
-                                json_string(json_object_iter_key(json_object_iter(r.base_pools))));
-        json_t *ev = sorted_events(&r);
-        if (sc && json_array_size(ev) > 0)
-            json_object_set(sc, "events", ev);
-        json_decref(ev);
-        if (!sc)
-            rc = ps_error_set(err, PS_ENOMEM, "out of memory");
-        *out = sc;
-    }
+    if (rc == 0 && !(*out = scenario(&r)))
+        rc = ps_error_set(err, PS_ENOMEM, "out of memory");
     replay_release(&r);
     return rc;
 }

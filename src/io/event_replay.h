@@ -1,6 +1,6 @@
 /* event_replay.h — the scheduler's event log (docs/api.md "Event log") as a simulator scenario
  * (docs/formats.md section 3), and proposed changes applied to it: the pure part of
- * `poolsched what-if` (docs/what-if.md). No I/O: rows in, JSON out.
+ * `poolsched what-if` (docs/what-if.md). No I/O: rows (an event_record.h record) in, JSON out.
  *
  * The window [since_ms, until_ms] (ms since the epoch) becomes scenario time 0 .. until - since
  * (the scenario's duration). From the rows (oldest first; rows after until are ignored):
@@ -40,6 +40,7 @@
 #include <jansson.h>
 
 #include "core/error.h"
+#include "io/event_record.h"
 
 struct ps_event_replay_options {
     int64_t since_ms;                     /* window start, ms since the epoch */
@@ -55,13 +56,14 @@ struct ps_event_replay_options {
     const json_t *tree_attributes;
 };
 
-/* The scenario (a new JSON object, caller decrefs) for rows (a JSON array of event log rows,
- * oldest first). Errors: PS_EINVAL (a window with until <= since; no pools_info row at or
- * before until: "the event log has no pools_info row ..."; a row whose keys do not have the
- * documented types, naming its index and key: "event log row 3: trees/gpu: must be a map ..."),
- * PS_ENOMEM. */
-int ps_event_replay_scenario(const json_t *rows, const struct ps_event_replay_options *opts,
-                             json_t **out, struct ps_error *err);
+/* The scenario (a new JSON object, caller decrefs) for the rows of rec (event log rows, oldest
+ * first; io/event_record.h). Errors: PS_EINVAL (a window with until <= since; no pools_info row
+ * at or before until: "the event log has no pools_info row ..."; a row whose keys do not have
+ * the documented types, naming its index and key: "event log row 3: trees/gpu: must be a map
+ * ..."), PS_ENOMEM. */
+int ps_event_replay_scenario(const struct ps_event_record *rec,
+                             const struct ps_event_replay_options *opts, json_t **out,
+                             struct ps_error *err);
 
 /* Applies one proposed change to scenario (as made above), from the start of the replay:
  * path is //sys/pool_trees/<tree>/@<key> (a tree attribute) or

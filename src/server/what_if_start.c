@@ -125,7 +125,7 @@ static int prepare(struct ps_service *svc, const json_t *body, struct ps_what_if
                                    .heartbeat_period_ms = svc->cfg.heartbeat_period_ms,
                                    .fair_share_update_period_ms =
                                        svc->cfg.fair_share_update_period_ms};
-    json_t *changes = json_array(), *rows = NULL, *trees = NULL;
+    json_t *changes = json_array(), *trees = NULL;
     char *default_tree = NULL;
     int rc = changes ? when_param(body, "since", now, &q.since_ms, err)
                      : ps_error_set(err, PS_ENOMEM, "out of memory");
@@ -140,15 +140,14 @@ static int prepare(struct ps_service *svc, const json_t *body, struct ps_what_if
     if (rc == 0)
         rc = tree_configs(svc, &trees, &default_tree, err);
     if (rc == 0)
-        rc = ps_what_if_collect_rows(event_log_page, svc, q.until_ms, &rows, err);
-    q.rows = rows;
+        rc = ps_what_if_collect_rows(event_log_page, svc, q.until_ms, &q.record, err);
+    /* ps_what_if_prepare takes q.record (NULL when collect_rows failed) */
     q.changes = changes;
     q.trees = trees;
     q.default_tree = default_tree;
     if (rc == 0 && (rc = ps_what_if_prepare(&q, w, err)) != 0)
         ps_error_prefix(err, "start_what_if");
     json_decref(changes);
-    json_decref(rows);
     json_decref(trees);
     free(default_tree);
     return rc;

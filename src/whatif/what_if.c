@@ -22,7 +22,8 @@
 
 struct ps_what_if {
     int64_t since_ms, until_ms, fs_period_ms;
-    json_t *rows, *changes;
+    struct ps_event_record *record;   /* the rows (the fidelity reads them) */
+    json_t *changes;
     json_t *scenario[2];          /* recorded, changed */
     char *text[2];                /* their JSON */
     struct ps_scenario *sc[2];    /* parsed and checked */
@@ -68,19 +69,21 @@ int ps_what_if_prepare(const struct ps_what_if_request *q, struct ps_what_if **o
 {
     struct ps_what_if *w = calloc(1, sizeof *w);
     *out = NULL;
-    if (!w)
+    if (!w) {
+        ps_event_record_free(q->record);
         return ps_error_set(err, PS_ENOMEM, "out of memory");
+    }
+    w->record = q->record;
     w->since_ms = q->since_ms;
     w->until_ms = q->until_ms;
     w->fs_period_ms = q->fair_share_update_period_ms;
-    w->rows = json_incref((json_t *)q->rows);
     w->changes = json_deep_copy(q->changes);
     struct ps_event_replay_options o = {.since_ms = q->since_ms, .until_ms = q->until_ms,
                                         .heartbeat_period_ms = q->heartbeat_period_ms,
                                         .fair_share_update_period_ms = w->fs_period_ms,
                                         .default_tree = q->default_tree,
                                         .tree_attributes = q->trees};
-    int rc = w->changes ? ps_event_replay_scenario(w->rows, &o, &w->scenario[0], err)
+    int rc = w->changes ? ps_event_replay_scenario(w->record, &o, &w->scenario[0], err)
                         : ps_error_set(err, PS_ENOMEM, "out of memory");
     if (rc == 0 && !(w->scenario[1] = json_deep_copy(w->scenario[0])))
         rc = ps_error_set(err, PS_ENOMEM, "out of memory");
@@ -101,7 +104,7 @@ void ps_what_if_free(struct ps_what_if *w)
 {
     if (!w)
         return;
-    json_decref(w->rows);
+    ps_event_record_free(w->record);
     json_decref(w->changes);
     for (int k = 0; k < 2; k++) {
         json_decref(w->scenario[k]);
@@ -170,7 +173,7 @@ static void *run(void *arg)
                                        &j->m, &j->err);
     ps_what_if_events_free(events);
     if (j->rc == 0 && j->k == 0)
-        j->rc = ps_what_if_fidelity(j->w->rows, j->w->scenario[0], j->w->since_ms, j->tree, j->m,
+        j->rc = ps_what_if_fidelity(j->w->record, j->w->scenario[0], j->w->since_ms, j->tree, j->m,
                                     out, &j->fid, &j->err);
     return NULL;
 }
@@ -253,53 +256,60 @@ int ps_what_if_parse_when(const char *text, const char *what, int64_t now_ms, in
                                         "ms since the epoch)", what, text);
 }
 
-/* The rows of page newer than its oldest millisecond when it is full (that one may be cut). */
-static json_t *whole_ms(const json_t *page, bool full, int64_t *oldest)
+/* The rows of page newer than its oldest millisecond when it is full (that one may be cut):
+ * counted (rec NULL) or added to rec. */
+static int whole_ms(const json_t *page, struct ps_event_record *rec, size_t *count,
+                    struct ps_error *err)
 {
     size_t n = json_array_size(page);
-    *oldest = n ? json_integer_value(json_object_get(json_array_get(page, 0), "timestamp")) : 0;
-    json_t *keep = json_array();
-    for (size_t i = 0; keep && i < n; i++) {
+    bool full = n == PS_WHAT_IF_PAGE_ROWS;
+    const json_t *first = json_array_get(page, 0);
+    int64_t oldest = json_integer_value(json_object_get(first, "timestamp"));
+    *count = 0;
+    for (size_t i = 0; i < n; i++) {
         json_t *row = json_array_get(page, i);
-        if (!full || json_integer_value(json_object_get(row, "timestamp")) > *oldest)
-            json_array_append(keep, row);
+        if (full && json_integer_value(json_object_get(row, "timestamp")) <= oldest)
+            continue;
+        int rc = rec ? ps_event_record_add(rec, row, err) : 0;
+        if (rc != 0)
+            return rc;
+        ++*count;
     }
-    return keep;
+    return 0;
 }
 
-int ps_what_if_collect_rows(ps_what_if_page_fn page, void *ctx, int64_t until_ms, json_t **rows,
-                            struct ps_error *err)
+int ps_what_if_collect_rows(ps_what_if_page_fn page, void *ctx, int64_t until_ms,
+                            struct ps_event_record **out, struct ps_error *err)
 {
-    json_t *pages = json_array();
+    json_t *pages = json_array();   /* newest first */
     int64_t bound = until_ms;
     int rc = pages ? 0 : ps_error_set(err, PS_ENOMEM, "out of memory");
     while (rc == 0) {
         json_t *got = NULL;
         if ((rc = page(ctx, bound, PS_WHAT_IF_PAGE_ROWS, &got, err)) != 0)
             break;
-        bool full = json_array_size(got) == PS_WHAT_IF_PAGE_ROWS;
-        int64_t oldest = 0;
-        json_t *keep = whole_ms(got, full, &oldest);
-        json_decref(got);
-        if (!keep) {
-            rc = ps_error_set(err, PS_ENOMEM, "out of memory");
+        json_array_append_new(pages, got);
+        if (json_array_size(got) < PS_WHAT_IF_PAGE_ROWS)
             break;
-        }
-        size_t kept = json_array_size(keep);
-        json_array_insert_new(pages, 0, keep);
-        if (!full)
-            break;
+        size_t kept;
+        int64_t oldest = json_integer_value(json_object_get(json_array_get(got, 0), "timestamp"));
+        whole_ms(got, NULL, &kept, err);
         if (kept == 0)
             rc = ps_error_set(err, PS_ELIMIT, "more than %d event log rows at %lld ms: cannot "
                                               "page", PS_WHAT_IF_PAGE_ROWS, (long long)oldest);
         bound = oldest;
     }
-    *rows = rc == 0 ? json_array() : NULL;
-    size_t i;
-    json_t *p;
-    json_array_foreach(pages, i, p)
-        if (*rows)
-            json_array_extend(*rows, p);
+    *out = rc == 0 ? ps_event_record_new() : NULL;
+    if (rc == 0 && !*out)
+        rc = ps_error_set(err, PS_ENOMEM, "out of memory");
+    for (size_t k = json_array_size(pages); rc == 0 && k-- > 0;) {
+        size_t added;
+        rc = whole_ms(json_array_get(pages, k), *out, &added, err);
+    }
     json_decref(pages);
+    if (rc != 0) {
+        ps_event_record_free(*out);
+        *out = NULL;
+    }
     return rc;
 }

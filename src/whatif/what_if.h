@@ -12,6 +12,7 @@
 #include <jansson.h>
 
 #include "core/error.h"
+#include "io/event_record.h"
 
 /* Event log rows a request of the event log returns at most (event_log.h's limit cap). */
 #define PS_WHAT_IF_PAGE_ROWS 10000
@@ -21,7 +22,9 @@ struct ps_what_if_request {
     int64_t heartbeat_period_ms, fair_share_update_period_ms;   /* the cluster's */
     const char *default_tree;   /* the tree to report on; NULL: the record's default, else
                                  * its first */
-    const json_t *rows;         /* the event log's rows, oldest first */
+    /* the event log's rows, oldest first (ps_what_if_collect_rows, or ps_event_record_add one
+     * by one); taken: ps_what_if_prepare owns it from the call on, whatever it returns */
+    struct ps_event_record *record;
     const json_t *changes;      /* [[path, value or null (remove)], ...] in order */
     const json_t *trees;        /* {tree: config as it is now} for trees the record's
                                  * pool_trees_info rows do not describe, or NULL (defaults) */
@@ -30,7 +33,7 @@ struct ps_what_if_request {
 struct ps_what_if;
 
 /* Builds both scenarios and checks them as the simulator would (nothing runs, nothing is
- * written). Borrows nothing of q after it returns. Errors: PS_EINVAL naming the change (path,
+ * written). Takes q->record (kept for the fidelity); borrows nothing of q after it returns. Errors: PS_EINVAL naming the change (path,
  * value, reason) or the record's flaw, PS_ENOMEM. */
 int ps_what_if_prepare(const struct ps_what_if_request *q, struct ps_what_if **out,
                        struct ps_error *err);
@@ -64,11 +67,11 @@ int ps_what_if_parse_when(const char *text, const char *what, int64_t now_ms, in
 typedef int (*ps_what_if_page_fn)(void *ctx, int64_t until_ms, int limit, json_t **page,
                                   struct ps_error *err);
 
-/* Every row at or before until_ms, oldest first, paged back in time: each page is the newest
- * PS_WHAT_IF_PAGE_ROWS rows up to a bound; a full page drops its oldest millisecond (it may be
- * cut) and the next page ends there. Errors: the page function's, PS_ELIMIT when one
- * millisecond holds more rows than a page. */
-int ps_what_if_collect_rows(ps_what_if_page_fn page, void *ctx, int64_t until_ms, json_t **rows,
-                            struct ps_error *err);
+/* Every row at or before until_ms, oldest first, into a new record (*out), paged back in
+ * time: each page is the newest PS_WHAT_IF_PAGE_ROWS rows up to a bound; a full page drops its
+ * oldest millisecond (it may be cut) and the next page ends there. Errors: the page function's,
+ * PS_ELIMIT when one millisecond holds more rows than a page, PS_ENOMEM. */
+int ps_what_if_collect_rows(ps_what_if_page_fn page, void *ctx, int64_t until_ms,
+                            struct ps_event_record **out, struct ps_error *err);
 
 #endif

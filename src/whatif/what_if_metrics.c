@@ -522,7 +522,8 @@ int ps_what_if_run_metrics(struct ps_what_if_events *r, const char *dir, const j
 /* ---- fidelity ------------------------------------------------------------------------------ */
 
 struct fidelity {
-    const json_t *rows, *sc;
+    const struct ps_event_record *rec;
+    const json_t *sc;
     int64_t since, duration;
     const char *tree;
     json_t *op_pool;     /* operation -> its pool in tree (recorded) */
@@ -530,40 +531,35 @@ struct fidelity {
     struct series use;   /* recorded usage per pool */
 };
 
-/* Every job attempt of rows, as usage of its pool and the pool's ancestors. */
-static void recorded_usage(struct fidelity *f)
+/* Every job attempt of the record (its last row: job_started, or its end), as usage of its
+ * pool and the pool's ancestors. */
+static int recorded_usage(struct fidelity *f)
 {
-    json_t *starts = json_object();   /* job id -> its job_started row */
-    size_t i;
-    json_t *row;
-    json_array_foreach(f->rows, i, row) {
-        const char *type = sval(row, "event_type");
-        if (!type || strncmp(type, "job_", 4) != 0 || !sval(row, "job_id"))
-            continue;
-        if (strcmp(type, "job_started") == 0) {
-            json_object_set(starts, sval(row, "job_id"), row);
-            continue;
-        }
-        json_object_set_new(starts, sval(row, "job_id"), json_pack("{s:O}", "_end", row));
-    }
-    const char *id;
-    json_t *j;
-    json_object_foreach(starts, id, j) {
-        const json_t *end = json_object_get(j, "_end");
-        const json_t *src = end ? end : j;
-        const char *pool = sval(f->op_pool, sval(src, "operation_id") ? sval(src, "operation_id") : "");
-        const char *job_tree = sval(src, "tree_id");
+    const struct ps_event_record *rec = f->rec;
+    size_t *last = malloc((rec->job_ids.count ? rec->job_ids.count : 1) * sizeof *last);
+    if (!last)
+        return PS_ENOMEM;
+    for (size_t i = 0; i < rec->job_count; i++)   /* every job id has a row */
+        if (rec->jobs[i].job != PS_EVENT_NONE)
+            last[rec->jobs[i].job] = i;
+    for (size_t id = 0; id < rec->job_ids.count; id++) {   /* in order of first sight */
+        const struct ps_event_job *j = &rec->jobs[last[id]];
+        bool end = j->kind != PS_EVENT_JOB_STARTED;
+        const char *op =
+            j->operation != PS_EVENT_NONE ? rec->operation_ids.names[j->operation] : "";
+        const char *pool = sval(f->op_pool, op);
+        const char *job_tree =
+            j->tree != PS_EVENT_NONE ? rec->tree_ids.names[j->tree] : NULL;
         if (!pool || (job_tree && strcmp(job_tree, f->tree) != 0))
             continue;   /* not in tree (an operation in several trees has jobs in each) */
-        int64_t from = (end ? ival(end, "start_time") : ival(j, "timestamp")) - f->since;
-        int64_t to = end ? ival(end, "finish_time") - f->since : f->duration + f->use.step;
-        double res[PS_RES_COUNT];
-        resources(json_object_get(src, "resource_limits"), res);
+        int64_t from = (end ? j->start_time : j->timestamp) - f->since;
+        int64_t to = end ? j->finish_time - f->since : f->duration + f->use.step;
         for (const char *p = pool; p && strcmp(p, "<Root>") != 0; p = sval(f->parent, p))
-            series_add(&f->use, p, from, to, res);
+            series_add(&f->use, p, from, to, j->resources);
     }
-    json_decref(starts);
+    free(last);
     series_finish(&f->use);
+    return 0;
 }
 
 /* The replay's usage share of each pool at each sample (pools.csv: the last row at or before) */
@@ -595,18 +591,30 @@ static int replay_usage(struct fidelity *f, const char *dir, double *share, stru
 
 static json_t *start_errors(struct fidelity *f, const json_t *replay_metrics, json_t *out)
 {
-    json_t *first = json_object();   /* operation -> first recorded job start (window ms) */
+    const struct ps_event_record *rec = f->rec;
     json_t *inside = json_object();  /* operations submitted inside the window */
+    int64_t *first = malloc((rec->operation_ids.count ? rec->operation_ids.count : 1) *
+                            sizeof *first);   /* operation -> first recorded job start, or -1 */
+    if (!first || !inside) {
+        free(first);
+        json_decref(inside);
+        return NULL;
+    }
+    for (size_t i = 0; i < rec->operation_ids.count; i++)
+        first[i] = -1;
+    for (size_t i = 0; i < rec->job_count; i++) {
+        const struct ps_event_job *j = &rec->jobs[i];
+        if (j->kind == PS_EVENT_JOB_STARTED && j->operation != PS_EVENT_NONE &&
+            first[j->operation] < 0)
+            first[j->operation] = j->timestamp;
+    }
     size_t i;
-    json_t *row;
-    json_array_foreach(f->rows, i, row) {
+    for (i = 0; i < rec->other_count; i++) {
+        const json_t *row = rec->others[i].json;
         const char *type = sval(row, "event_type"), *id = sval(row, "operation_id");
-        if (!type || !id)
-            continue;
-        if (strcmp(type, "operation_started") == 0 && ival(row, "timestamp") >= f->since)
+        if (type && id && strcmp(type, "operation_started") == 0 &&
+            ival(row, "timestamp") >= f->since)
             json_object_set_new(inside, id, json_true());
-        if (strcmp(type, "job_started") == 0 && !json_object_get(first, id))
-            json_object_set_new(first, id, json_integer(ival(row, "timestamp") - f->since));
     }
     json_t *errors = json_array();
     json_t *rfirst = json_object_get(replay_metrics, "first_job");
@@ -614,9 +622,9 @@ static json_t *start_errors(struct fidelity *f, const json_t *replay_metrics, js
     json_array_foreach(json_object_get(f->sc, "operations"), i, op) {
         if (!json_object_get(inside, sval(op, "id")))
             continue;   /* submitted before the window: its start is not in the replay */
-        const json_t *a = json_object_get(first, sval(op, "id"));
+        uint32_t a = ps_event_names_find(&rec->operation_ids, sval(op, "id"));
         const json_t *b = json_object_get(rfirst, sval(op, "id"));
-        int64_t x = json_is_integer(a) ? json_integer_value(a) : f->duration;
+        int64_t x = a != PS_EVENT_NONE && first[a] >= 0 ? first[a] - f->since : f->duration;
         int64_t y = json_is_integer(b) ? json_integer_value(b) : f->duration;
         json_array_append_new(errors, json_integer(x > y ? x - y : y - x));
     }
@@ -625,7 +633,7 @@ static json_t *start_errors(struct fidelity *f, const json_t *replay_metrics, js
     json_object_set_new(out, "start_error_p95_ms", json_integer(percentile(errors, 0.95)));
     json_object_set_new(out, "start_error_max_ms", json_integer(percentile(errors, 1.0)));
     json_decref(errors);
-    json_decref(first);
+    free(first);
     json_decref(inside);
     return out;
 }
@@ -662,32 +670,37 @@ static void usage_errors(struct fidelity *f, const double *share, json_t *out)
     free(total);
 }
 
-int ps_what_if_fidelity(const json_t *rows, const json_t *scenario, int64_t since_ms,
-                        const char *tree, const json_t *replay_metrics, const char *dir,
-                        json_t **out, struct ps_error *err)
+int ps_what_if_fidelity(const struct ps_event_record *rec, const json_t *scenario,
+                        int64_t since_ms, const char *tree, const json_t *replay_metrics,
+                        const char *dir, json_t **out, struct ps_error *err)
 {
     int64_t duration = ival(scenario, "duration");
-    struct fidelity f = {.rows = rows, .sc = scenario, .since = since_ms, .duration = duration,
+    struct fidelity f = {.rec = rec, .sc = scenario, .since = since_ms, .duration = duration,
                          .tree = tree, .op_pool = json_object(), .parent = json_object()};
     series_init(&f.use, duration);
     size_t i;
     json_t *x;
-    json_array_foreach(rows, i, x)
+    for (i = 0; i < rec->other_count; i++) {
+        x = rec->others[i].json;
         if (sval(x, "event_type") && strcmp(sval(x, "event_type"), "operation_started") == 0 &&
             sval(x, "operation_id"))
             json_object_set(f.op_pool, sval(x, "operation_id"),
                             json_object_get(json_object_get(json_object_get(x, "scheduling_info_per_tree"),
                                                             tree), "pool"));
+    }
     json_array_foreach(json_object_get(json_object_get(json_object_get(scenario, "pool_trees"), tree),
                                        "pools"), i, x)
         json_object_set(f.parent, sval(x, "name"), json_object_get(x, "parent"));
-    recorded_usage(&f);
+    int rc = recorded_usage(&f);
     double *share = calloc((f.use.count ? f.use.count : 1) * f.use.n, sizeof *share);
-    int rc = share ? replay_usage(&f, dir, share, err) : ps_error_set(err, PS_ENOMEM, "out of memory");
-    if (rc == 0) {
-        *out = start_errors(&f, replay_metrics, json_object());
+    if (rc == 0)
+        rc = share ? replay_usage(&f, dir, share, err) : PS_ENOMEM;
+    if (rc == 0 && !(*out = start_errors(&f, replay_metrics, json_object())))
+        rc = PS_ENOMEM;
+    if (rc == 0)
         usage_errors(&f, share, *out);
-    }
+    if (rc == PS_ENOMEM)
+        ps_error_set(err, PS_ENOMEM, "out of memory");
     free(share);
     series_release(&f.use);
     json_decref(f.op_pool);

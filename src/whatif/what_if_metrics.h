@@ -9,6 +9,7 @@
 #include <jansson.h>
 
 #include "core/error.h"
+#include "io/event_record.h"
 #include "sim/sim.h"
 
 /* A run's events, collected while it runs: ps_what_if_events_add is the simulator's
@@ -39,7 +40,7 @@ int ps_what_if_run_metrics(struct ps_what_if_events *events, const char *dir,
 
 /* Fidelity of the no-change replay (dir: its outputs) against the record:
  *   operation start error: for each operation submitted inside the window, |first job start in
- *     the replay - first job start in rows| (ms; a side without a start counts the end of the
+ *     the replay - first job start in rec| (ms; a side without a start counts the end of the
  *     window); p50, p95, max;
  *   usage error: per pool of tree, the mean over samples (every duration/200 ms) of
  *     |replay usage share - recorded usage share|, the recorded share being the dominant share
@@ -50,8 +51,8 @@ int ps_what_if_run_metrics(struct ps_what_if_events *events, const char *dir,
  * out: {"operations", "start_error_p50_ms", "start_error_p95_ms", "start_error_max_ms",
  *       "usage_error_mean", "usage_error_max", "usage_error_max_pool", "usage_error": {pool: e}}.
  * Errors: PS_EIO, PS_ENOMEM. */
-int ps_what_if_fidelity(const json_t *rows, const json_t *scenario, int64_t since_ms,
-                        const char *tree, const json_t *replay_metrics, const char *dir,
-                        json_t **out, struct ps_error *err);
+int ps_what_if_fidelity(const struct ps_event_record *rec, const json_t *scenario,
+                        int64_t since_ms, const char *tree, const json_t *replay_metrics,
+                        const char *dir, json_t **out, struct ps_error *err);
 
 #endif

@@ -149,4 +149,19 @@ echo '[{"timestamp": 5, "event_type": "node_registered", "node_address": "n", "r
 expect_error 'no pools_info row' --event-log "$TMP/nopools.json" --since 1 --until 100
 echo '[{"timestamp": "x", "event_type": "pools_info"}]' >"$TMP/badrow.json"
 expect_error 'event log row 0: timestamp' --event-log "$TMP/badrow.json" --since 1 --until 100
+
+# the same rows one per line (as `poolsched event-log --format json` prints them; job rows read
+# by the record's own scanner): the same what-if, byte for byte
+python3 -c '
+import json, sys
+for row in json.load(open(sys.argv[1])):
+    print(json.dumps(row, separators=(",", ":")))
+' "$LOG" >"$TMP/rows.jsonl"
+"$BIN" what-if --event-log "$TMP/rows.jsonl" --since 1500 --until 10000 \
+    --set //sys/pool_trees/physical/a/@weight=5 --out "$TMP/lines" >/dev/null 2>&1 || fail "rows one per line"
+for f in what-if.json scenario.json scenario-changed.json recorded/events.jsonl changed/pools.csv; do
+    cmp -s "$TMP/one/$f" "$TMP/lines/$f" || fail "$f differs with the rows one per line"
+done
+{ head -n 3 "$TMP/rows.jsonl"; echo; echo '{"timestamp": 1, "event_type": "job_started"'; } >"$TMP/badline.jsonl"
+expect_error 'badline.jsonl: line 5: not a JSON row' --event-log "$TMP/badline.jsonl" --since 1 --until 100
 echo "ok what_if_offline"

@@ -33,6 +33,15 @@
     "\", \"operation_id\": \"" op "\", \"task_name\": \"t\", \"start_time\": " #start           \
     ", \"finish_time\": " #ts ", \"resource_limits\": " RES "}"
 
+/* rows (a JSON list) as the record the replay reads */
+static struct ps_event_record *record_of(const json_t *rows, struct ps_error *err)
+{
+    struct ps_event_record *rec = ps_event_record_new();
+    for (size_t i = 0; i < json_array_size(rows); i++)
+        assert_int_equal(ps_event_record_add(rec, json_array_get(rows, i), err), 0);
+    return rec;
+}
+
 static json_t *convert(const char *rows_text, int64_t since, int64_t until, int expect_rc,
                        struct ps_error *err)
 {
@@ -44,7 +53,9 @@ static json_t *convert(const char *rows_text, int64_t since, int64_t until, int 
                                         .fair_share_update_period_ms = 100};
     json_t *sc = NULL;
     ps_error_init(err);
-    assert_int_equal(ps_event_replay_scenario(rows, &o, &sc, err), expect_rc);
+    struct ps_event_record *rec = record_of(rows, err);
+    assert_int_equal(ps_event_replay_scenario(rec, &o, &sc, err), expect_rc);
+    ps_event_record_free(rec);
     json_decref(rows);
     if (expect_rc != 0) {
         assert_null(sc);
@@ -191,7 +202,9 @@ static void test_trees(void **state)
                                         .tree_attributes = given};
     json_t *sc = NULL;
     ps_error_init(&err);
-    assert_int_equal(ps_event_replay_scenario(rows, &o, &sc, &err), 0);
+    struct ps_event_record *rec = record_of(rows, &err);
+    assert_int_equal(ps_event_replay_scenario(rec, &o, &sc, &err), 0);
+    ps_event_record_free(rec);
     const json_t *trees = json_object_get(sc, "pool_trees");
     const json_t *phys = json_object_get(trees, "physical"), *gpu = json_object_get(trees, "gpu");
     assert_string_equal(json_string_value(json_object_get(phys, "nodes_filter")), "x");
