@@ -437,6 +437,7 @@ void ps_sim_free(struct ps_sim *sim)
         free(T->stats);
         ps_strmap_release(&T->stats_by_name);
         sim_buf_release(&T->rows);
+        sim_buf_release(&T->rows_prev);
     }
     for (int64_t i = 0; sim->nodes && i < sim->node_count; i++) {
         free(sim->nodes[i].jobs);
