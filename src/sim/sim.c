@@ -211,6 +211,7 @@ static int init_trees(struct ps_sim *sim, struct ps_error *err)
          * time on an overloaded day). The service does not: it would double the engine's memory
          * per operation, past performance.md's 2 KiB target. */
         ps_fs_update_set_memo(T->ts.update, true);
+        T->ts.no_scheduling_index = true;   /* no output of the simulator shows it */
         const struct ps_tree_config *cfg = ps_pool_tree_config(T->tree);
         T->tolerance = cfg->fair_share_starvation_tolerance;
         T->starvation_timeout_ms = cfg->fair_share_starvation_timeout_ms;
