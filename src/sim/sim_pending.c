@@ -105,8 +105,18 @@ struct probe {
     struct ps_sim *sim;
     struct sim_op *o;
     struct sim_membership *ms;
+    bool has_shape;                    /* shape is computed when a probe first needs it */
     struct ps_resources shape;
 };
+
+static const struct ps_resources *probe_shape(struct probe *p)
+{
+    if (!p->has_shape) {
+        p->shape = sim_task_job_resources(p->sim, p->o->index, p->o->cur_task);
+        p->has_shape = true;
+    }
+    return &p->shape;
+}
 
 static bool probe_fits(void *ctx)
 {
@@ -118,13 +128,13 @@ static bool probe_total_fits(void *ctx)
 {
     struct probe *p = ctx;
     const struct sim_tree *T = &p->sim->trees[p->ms->tree];
-    return ps_pending_total_fits(&p->shape, &T->total, &T->usage);
+    return ps_pending_total_fits(probe_shape(p), &T->total, &T->usage);
 }
 
 static bool probe_room(void *ctx)
 {
     struct probe *p = ctx;
-    return some_node_has_room(p->sim, p->ms->tree, &p->shape);
+    return some_node_has_room(p->sim, p->ms->tree, probe_shape(p));
 }
 
 /* The scheduler's view (core/pending.h decides). */
@@ -133,7 +143,7 @@ static void scheduler_reason(struct ps_sim *sim, struct sim_op *o, struct sim_me
 {
     const struct ps_tree_op *m = ms->m;
     info->tree = sim->trees[ms->tree].name;
-    struct probe ctx = {sim, o, ms, sim_task_job_resources(sim, o->index, o->cur_task)};
+    struct probe ctx = {.sim = sim, .o = o, .ms = ms};
     bool in_update = m->fs_index >= 0 && m->dynamic.valid;
     struct ps_pending_probe probe = {
         .ctx = &ctx,
