@@ -36,6 +36,21 @@ static const char *resource(int r)
     return name ? name : "?";
 }
 
+bool ps_pending_text_fixed(enum ps_pending_reason reason)
+{
+    switch (reason) {
+    case PS_PENDING_NONE:
+    case PS_PENDING_SUSPENDED:
+    case PS_PENDING_WAITING_FAIR_SHARE_UPDATE:
+    case PS_PENDING_USAGE_AT_FAIR_SHARE:
+    case PS_PENDING_FRAGMENTED:
+    case PS_PENDING_WAITING_HEARTBEAT:
+        return true;
+    default:
+        return false;
+    }
+}
+
 int ps_pending_format(const struct ps_pending_info *info, char *buf, size_t size)
 {
     const char *pool = info->pool ? info->pool : "?";

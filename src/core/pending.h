@@ -81,6 +81,10 @@ const char *ps_pending_reason_id(enum ps_pending_reason reason);
  * as snprintf. */
 int ps_pending_format(const struct ps_pending_info *info, char *buf, size_t size);
 
+/* Whether the text of a reason is the same for every info of that reason (it names no pool,
+ * filter, tree, count or resource): a host that kept the text may skip formatting it again. */
+bool ps_pending_text_fixed(enum ps_pending_reason reason);
+
 /* The reason decidable from the tree model for op (see above), or PS_PENDING_NONE. Pool usage
  * is the one of the last ps_pool_tree_update_pool_usage (or fair share build). The pointers
  * in *out stay valid until the tree changes. */

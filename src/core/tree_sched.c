@@ -431,6 +431,23 @@ int ps_tree_sched_update(struct ps_tree_sched *ts, struct ps_pool_tree *tree, in
     return rc;
 }
 
+/* Operations' scheduling_index (operation.h) in the new snapshot's order. */
+static int scheduling_index(struct ps_tree_sched *ts, struct ps_error *err)
+{
+    if (ts->no_scheduling_index)
+        return 0;
+    int n = ts->fs.count;
+    int *order = malloc((size_t)(n > 0 ? n : 1) * sizeof *order);
+    if (!order)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    ps_sched_scheduling_order(ts->snap, order);
+    for (int i = 0; i < n; i++)
+        if (ts->fs.ops[i])
+            ts->fs.ops[i]->scheduling_index = order[i];
+    free(order);
+    return 0;
+}
+
 int ps_tree_sched_update_finish(struct ps_tree_sched *ts, struct ps_pool_tree *tree,
                                 const struct ps_tree_host *host, int *starvation_changed,
                                 struct ps_error *err)
@@ -537,14 +554,8 @@ int ps_tree_sched_update_finish(struct ps_tree_sched *ts, struct ps_pool_tree *t
                                 ts->subtree_eligible);
     ts->eligible_op_count = ps_preempt_eligible_ops(ts->snap, ts->subtree_eligible,
                                                     ts->eligible_ops);
-    int *order = malloc((size_t)(n > 0 ? n : 1) * sizeof *order);
-    if (!order)
-        return ps_error_set(err, PS_ENOMEM, "out of memory");
-    ps_sched_scheduling_order(ts->snap, order);
-    for (int i = 0; i < n; i++)
-        if (ts->fs.ops[i])
-            ts->fs.ops[i]->scheduling_index = order[i];
-    free(order);
+    if ((rc = scheduling_index(ts, err)) != 0)
+        return rc;
     ts->last_update_ms = now_ms;
     return 0;
 }

@@ -138,6 +138,8 @@ struct ps_tree_sched {
     struct ps_formula *ssd_filter;
     struct ps_node_allocation *allocs;         /* scratch: allocations offered to the stages */
     int alloc_cap;
+    bool no_scheduling_index;                  /* set by a host that never shows operations'
+                                                  scheduling_index: updates leave it -1 */
 };
 
 enum { PS_TREE_UPDATE_IDLE = 0, PS_TREE_UPDATE_BUILT = 1, PS_TREE_UPDATE_RAN = 2 };

@@ -211,6 +211,7 @@ static int init_trees(struct ps_sim *sim, struct ps_error *err)
          * time on an overloaded day). The service does not: it would double the engine's memory
          * per operation, past performance.md's 2 KiB target. */
         ps_fs_update_set_memo(T->ts.update, true);
+        T->ts.no_scheduling_index = true;   /* no output of the simulator shows it */
         const struct ps_tree_config *cfg = ps_pool_tree_config(T->tree);
         T->tolerance = cfg->fair_share_starvation_tolerance;
         T->starvation_timeout_ms = cfg->fair_share_starvation_timeout_ms;
@@ -437,6 +438,7 @@ void ps_sim_free(struct ps_sim *sim)
         free(T->stats);
         ps_strmap_release(&T->stats_by_name);
         sim_buf_release(&T->rows);
+        sim_buf_release(&T->rows_prev);
     }
     for (int64_t i = 0; sim->nodes && i < sim->node_count; i++) {
         free(sim->nodes[i].jobs);

@@ -61,6 +61,17 @@ struct sim_buf {
     bool oom;
 };
 
+/* What a pools.csv row shows of a pool (compared bitwise), and where the row's text is in
+ * the tree's rows of build serial `build`: a pool whose values did not change since copies
+ * its text instead of formatting it again. */
+struct sim_pool_row {
+    double values[8];
+    int64_t running, count;
+    int starvation;
+    uint64_t build;                    /* 0: none */
+    size_t at, len;
+};
+
 /* Fairness metrics of one pool of one tree (sim_metrics.c), integrated exactly over time:
  * usage and demand are live (every job start and end), the fair share is the last update's. */
 struct sim_pool_stats {
@@ -79,6 +90,7 @@ struct sim_pool_stats {
     int64_t underserved_periods, underserved_ms, longest_underserved_ms;
     int64_t underserved_long_periods;  /* periods longer than the starvation timeout */
     int64_t preempted[3];              /* job_preempted of the subtree, per enum ps_preempt_reason */
+    struct sim_pool_row row;           /* its pools.csv row of the tree's last build */
 };
 
 struct sim_retry {                     /* a job of a task back to pending after an abort */
@@ -272,6 +284,8 @@ struct sim_tree {
     struct sim_pool_stats **stats;     /* in order of first appearance */
     int stats_count, stats_cap;
     struct sim_buf rows;               /* pools.csv rows of the last update, without the time */
+    struct sim_buf rows_prev;          /* those of the update before (sim_pool_row.at) */
+    uint64_t rows_build;               /* serial of the last build of rows */
     struct sim_preempt_tree *pre;      /* starvation and preemption state (sim_preempt.c) */
 };
 

@@ -261,51 +261,81 @@ void sim_ev_statistics(struct ps_sim *sim, const struct sim_job *job)
 
 /* ---- pools.csv --------------------------------------------------------------------------- */
 
+static void pool_row_format(struct ps_sim *sim, struct sim_buf *b, const char *tree,
+                            const char *pool, const struct sim_pool_row *r)
+{
+    sim_buf_csv(b, tree);
+    sim_buf_put(b, ",", 1);
+    sim_buf_csv(b, pool);
+    /* after the columns of formats.md, the last value: the integral capacity in the volume's
+     * unit (share x seconds: the min over resources of capacity / cluster total), as
+     * get_history's */
+    for (int i = 0; i < 7; i++) {
+        sim_buf_put(b, ",", 1);
+        sim_buf_double_memo(sim, b, r->values[i]);
+    }
+    sim_buf_put(b, ",", 1);
+    sim_buf_puts(b, ps_starvation_status_name((enum ps_starvation_status)r->starvation));
+    sim_buf_put(b, ",", 1);
+    sim_buf_int(b, r->running);
+    sim_buf_put(b, ",", 1);
+    sim_buf_int(b, r->count);
+    sim_buf_put(b, ",", 1);
+    sim_buf_double_memo(sim, b, r->values[7]);
+    sim_buf_put(b, "\n", 1);
+}
+
+/* Most pools show the same values update after update: their rows are copied from the
+ * previous build, only the others are formatted. */
 void sim_pools_rows_build(struct ps_sim *sim, int tree)
 {
     if (!sim->options.pools)
         return;
     struct sim_tree *T = &sim->trees[tree];
+    struct sim_buf swap = T->rows_prev;
+    T->rows_prev = T->rows;
+    T->rows = swap;
+    uint64_t prev = T->rows_build++;
     struct sim_buf *b = &T->rows;
     b->len = 0;
     const struct ps_resources *total = &ps_pool_tree_root(T->tree)->dynamic.fs.resource_limits;
     for (int e = 0; e < T->ts.fs.count; e++) {
         const struct ps_pool *p = T->ts.fs.pools[e];
-        if (!p)
+        struct sim_pool_stats *st = T->elem_stats[e];
+        if (!p || !st)
             continue;
         const struct ps_element_dynamic *d = &p->dynamic;
-        sim_buf_csv(b, T->name);
-        sim_buf_put(b, ",", 1);
-        sim_buf_csv(b, p->name);
-        double values[] = {
-            d->fair_share_ratio,
-            d->usage_ratio,
-            d->demand_ratio,
-            ps_share_max_component(d->fs.fair_share.strong_guarantee),
-            ps_share_max_component(d->fs.fair_share.integral_guarantee),
-            ps_share_max_component(d->fs.fair_share.weight_proportional),
-            p->fs_pool.accumulated_resource_ratio_volume,
-        };
-        for (size_t i = 0; i < sizeof values / sizeof *values; i++) {
-            sim_buf_put(b, ",", 1);
-            sim_buf_double_memo(sim, b, values[i]);
-        }
-        sim_buf_put(b, ",", 1);
-        sim_buf_puts(b, ps_starvation_status_name(d->starvation));
-        sim_buf_put(b, ",", 1);
-        sim_buf_int(b, p->running_operation_count);
-        sim_buf_put(b, ",", 1);
-        sim_buf_int(b, p->operation_count);
-        /* after the columns of formats.md: the integral capacity in the volume's unit (share x
-         * seconds: the min over resources of capacity / cluster total), as get_history's */
-        sim_buf_put(b, ",", 1);
-        sim_buf_double_memo(sim, b, ps_volume_min_ratio(&p->fs_pool.integral_pool_capacity, total));
-        sim_buf_put(b, "\n", 1);
+        struct sim_pool_row r;
+        memset(&r, 0, sizeof r);
+        r.values[0] = d->fair_share_ratio;
+        r.values[1] = d->usage_ratio;
+        r.values[2] = d->demand_ratio;
+        r.values[3] = ps_share_max_component(d->fs.fair_share.strong_guarantee);
+        r.values[4] = ps_share_max_component(d->fs.fair_share.integral_guarantee);
+        r.values[5] = ps_share_max_component(d->fs.fair_share.weight_proportional);
+        r.values[6] = p->fs_pool.accumulated_resource_ratio_volume;
+        r.values[7] = ps_volume_min_ratio(&p->fs_pool.integral_pool_capacity, total);
+        r.running = p->running_operation_count;
+        r.count = p->operation_count;
+        r.starvation = (int)d->starvation;
+        size_t at = b->len;
+        struct sim_pool_row *old = &st->row;
+        if (prev != 0 && old->build == prev && old->at + old->len <= T->rows_prev.len &&
+            memcmp(old->values, r.values, sizeof r.values) == 0 && old->running == r.running &&
+            old->count == r.count && old->starvation == r.starvation)
+            sim_buf_put(b, T->rows_prev.data + old->at, old->len);
+        else
+            pool_row_format(sim, b, T->name, p->name, &r);
+        r.build = T->rows_build;
+        r.at = at;
+        r.len = b->len - at;
+        *old = r;
     }
     if (b->oom)
         ps_error_set(&sim->io_error, PS_ENOMEM, "out of memory writing pools.csv");
 }
 
+/* The rows of every tree, each after the time, in one write. */
 void sim_pools_rows_write(struct ps_sim *sim)
 {
     FILE *out = sim->options.pools;
@@ -317,24 +347,30 @@ void sim_pools_rows_write(struct ps_sim *sim)
             return;
         sim->next_pools_row_ms = (sim->now / period + 1) * period;
     }
+    char prefix[24];
     struct sim_buf *line = &sim->line;
     line->len = 0;
     sim_buf_int(line, sim->now);
     sim_buf_put(line, ",", 1);
-    size_t prefix = line->len;
+    size_t prefix_len = line->len;
+    memcpy(prefix, line->data, prefix_len);
+    line->len = 0;
     for (int t = 0; t < sim->tree_count; t++) {
         const struct sim_buf *rows = &sim->trees[t].rows;
         const char *p = rows->data, *end = rows->data + rows->len;
         while (p && p < end) {
             const char *nl = memchr(p, '\n', (size_t)(end - p));
             size_t n = (size_t)(nl - p) + 1;
-            if (fwrite(line->data, 1, prefix, out) != prefix || fwrite(p, 1, n, out) != n) {
-                ps_error_set(&sim->io_error, PS_EIO, "cannot write pools.csv");
-                return;
-            }
+            sim_buf_put(line, prefix, prefix_len);
+            sim_buf_put(line, p, n);
             p += n;
         }
     }
+    if (line->oom)
+        ps_error_set(&sim->io_error, PS_ENOMEM, "out of memory writing pools.csv");
+    else if (fwrite(line->data, 1, line->len, out) != line->len)
+        ps_error_set(&sim->io_error, PS_EIO, "cannot write pools.csv");
+    line->len = 0;
 }
 
 /* ---- operations.csv ---------------------------------------------------------------------- */

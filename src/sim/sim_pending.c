@@ -105,8 +105,18 @@ struct probe {
     struct ps_sim *sim;
     struct sim_op *o;
     struct sim_membership *ms;
+    bool has_shape;                    /* shape is computed when a probe first needs it */
     struct ps_resources shape;
 };
+
+static const struct ps_resources *probe_shape(struct probe *p)
+{
+    if (!p->has_shape) {
+        p->shape = sim_task_job_resources(p->sim, p->o->index, p->o->cur_task);
+        p->has_shape = true;
+    }
+    return &p->shape;
+}
 
 static bool probe_fits(void *ctx)
 {
@@ -118,13 +128,13 @@ static bool probe_total_fits(void *ctx)
 {
     struct probe *p = ctx;
     const struct sim_tree *T = &p->sim->trees[p->ms->tree];
-    return ps_pending_total_fits(&p->shape, &T->total, &T->usage);
+    return ps_pending_total_fits(probe_shape(p), &T->total, &T->usage);
 }
 
 static bool probe_room(void *ctx)
 {
     struct probe *p = ctx;
-    return some_node_has_room(p->sim, p->ms->tree, &p->shape);
+    return some_node_has_room(p->sim, p->ms->tree, probe_shape(p));
 }
 
 /* The scheduler's view (core/pending.h decides). */
@@ -133,7 +143,7 @@ static void scheduler_reason(struct ps_sim *sim, struct sim_op *o, struct sim_me
 {
     const struct ps_tree_op *m = ms->m;
     info->tree = sim->trees[ms->tree].name;
-    struct probe ctx = {sim, o, ms, sim_task_job_resources(sim, o->index, o->cur_task)};
+    struct probe ctx = {.sim = sim, .o = o, .ms = ms};
     bool in_update = m->fs_index >= 0 && m->dynamic.valid;
     struct ps_pending_probe probe = {
         .ctx = &ctx,
@@ -149,13 +159,12 @@ static void scheduler_reason(struct ps_sim *sim, struct sim_op *o, struct sim_me
     ps_pending_scheduler_reason(&probe, info);
 }
 
-void sim_pending_reason_describe(struct ps_sim *sim, int op, struct ps_pending_info *info,
-                                 char *msg, size_t size)
+/* The top reason of an operation (info's strings borrowed), without its text. */
+static void decide(struct ps_sim *sim, int op, struct ps_pending_info *info)
 {
     struct sim_op *o = &sim->ops[op];
     memset(info, 0, sizeof *info);
     info->resource = -1;
-    msg[0] = '\0';
     bool waits = o->state == SIM_OP_PENDING || (o->state == SIM_OP_RUNNING && o->pending > 0);
     if (!waits)
         return;
@@ -174,17 +183,34 @@ void sim_pending_reason_describe(struct ps_sim *sim, int op, struct ps_pending_i
         scheduler_reason(sim, o, ms, &si);
         *info = si;
     }
-    ps_pending_format(info, msg, size);
+}
+
+static void text(const struct ps_pending_info *info, char *msg, size_t size)
+{
+    msg[0] = '\0';
+    if (info->reason != PS_PENDING_NONE)
+        ps_pending_format(info, msg, size);
+}
+
+void sim_pending_reason_describe(struct ps_sim *sim, int op, struct ps_pending_info *info,
+                                 char *msg, size_t size)
+{
+    decide(sim, op, info);
+    text(info, msg, size);
 }
 
 void sim_pending_reason_update(struct ps_sim *sim, int op, bool emit)
 {
     struct sim_op *o = &sim->ops[op];
     struct ps_pending_info info;
+    decide(sim, op, &info);
+    /* most operations keep their reason from one update to the next: its text is formatted
+     * only when it may have changed */
+    if (info.reason == o->reason && ps_pending_text_fixed(info.reason))
+        return;
     char msg[256];
-    sim_pending_reason_describe(sim, op, &info, msg, sizeof msg);
-    if (info.reason == o->reason && (info.reason == PS_PENDING_NONE ||
-                                     (o->reason_msg && strcmp(o->reason_msg, msg) == 0)))
+    text(&info, msg, sizeof msg);
+    if (info.reason == o->reason && o->reason_msg && strcmp(o->reason_msg, msg) == 0)
         return;
     if (o->reason != PS_PENDING_NONE)
         sim->reason_ms[o->reason] += sim->now - o->reason_since_ms;

@@ -384,6 +384,25 @@ static void test_pending_reasons(void **state)
     ps_pool_tree_free(empty);
 }
 
+/* A reason ps_pending_text_fixed calls fixed formats to the same text whatever else the info
+ * says (hosts skip formatting it again); every other reason's text names something. */
+static void test_pending_text_fixed(void **state)
+{
+    (void)state;
+    for (int r = PS_PENDING_NONE; r < PS_PENDING_REASON_COUNT; r++) {
+        struct ps_pending_info a = {.reason = r, .resource = -1};
+        struct ps_pending_info b = {.reason = r, .pool = "p", .filter = "f", .tree = "t",
+                                    .count = 3, .limit = 2, .resource = PS_RES_CPU};
+        char ta[256], tb[256];
+        ps_pending_format(&a, ta, sizeof ta);
+        ps_pending_format(&b, tb, sizeof tb);
+        if (ps_pending_text_fixed((enum ps_pending_reason)r))
+            assert_string_equal(ta, tb);
+        else
+            assert_string_not_equal(ta, tb);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -391,6 +410,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_apply_results, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reconnection_makes_filter_limits_infinite, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pending_reasons, setup, teardown),
+        cmocka_unit_test(test_pending_text_fixed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
