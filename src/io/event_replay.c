@@ -221,7 +221,9 @@ static int trees_row(struct replay *r, size_t i, const json_t *row, int64_t ts)
         }
     if (def && !json_is_null(def) && !json_is_string(def))
         return bad_row(r, i, "default_tree", "must be a pool tree name or null");
-    if (!r->base_trees || ts <= r->o->since_ms) {
+    /* before any node row, a change shows nowhere (no node, nothing runs): it is the start's
+     * state, and the nodes to come are placed by the trees as they were when they came */
+    if (!r->base_trees || ts <= r->o->since_ms || json_object_size(r->node_index) == 0) {
         json_decref(r->base_trees);
         r->base_trees = json_deep_copy(trees);
     } else {

@@ -183,9 +183,13 @@ void ps_event_log_banned_in_tree(struct ps_service *svc, const struct ps_svc_op 
     append(svc, ev);
 }
 
+static void pools_info_rows(struct ps_service *svc, int64_t now_ms);
+
 void ps_event_log_node(struct ps_service *svc, const struct ps_svc_node *node, const char *type,
                        int64_t now_ms)
 {
+    if (svc->pools_info_due)   /* the trees the node was placed by come first */
+        pools_info_rows(svc, now_ms);
     json_t *ev = row(type, now_ms);
     if (!ev)
         return;
@@ -242,10 +246,8 @@ static json_t *trees_info(struct ps_service *svc, int64_t now_ms)
     return ev;
 }
 
-void ps_event_log_pools_info(struct ps_service *svc, int64_t now_ms)
+static void pools_info_rows(struct ps_service *svc, int64_t now_ms)
 {
-    if (!svc->pools_info_due || now_ms < svc->pools_info_next_ms)
-        return;
     svc->pools_info_due = false;
     svc->pools_info_next_ms = now_ms + PS_EVENT_LOG_POOLS_INFO_PERIOD_MS;
     append(svc, trees_info(svc, now_ms));
@@ -257,6 +259,12 @@ void ps_event_log_pools_info(struct ps_service *svc, int64_t now_ms)
     }
     json_object_set_new(ev, "pools", trees);
     append(svc, ev);
+}
+
+void ps_event_log_pools_info(struct ps_service *svc, int64_t now_ms)
+{
+    if (svc->pools_info_due && now_ms >= svc->pools_info_next_ms)
+        pools_info_rows(svc, now_ms);
 }
 
 int ps_event_log_load(struct ps_service *svc, struct ps_error *err)

@@ -57,7 +57,9 @@ void ps_event_log_runtime_parameters(struct ps_service *svc, const struct ps_svc
 void ps_event_log_job(struct ps_service *svc, const struct ps_svc_job *job, int64_t now_ms);
 void ps_event_log_banned_in_tree(struct ps_service *svc, const struct ps_svc_op *op,
                                  const char *tree, int64_t now_ms);
-/* type: node_registered, node_updated (new resource limits), node_offline */
+/* type: node_registered, node_updated (new resource limits), node_offline; when the trees
+ * changed since the last pools_info row, pool_trees_info and pools_info rows go first, whatever
+ * their period: a replay places the node by the trees as they were (io/event_replay.h) */
 void ps_event_log_node(struct ps_service *svc, const struct ps_svc_node *node, const char *type,
                        int64_t now_ms);
 

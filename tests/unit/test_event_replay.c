@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "io/event_replay.h"
 #include "io/scenario.h"
+#include "sim/sim.h"
 
 #define RES "{\"user_slots\": 1, \"cpu\": 1.0, \"gpu\": 0, \"memory\": 1024, \"network\": 0}"
 #define NODE(ts, type, addr, tags, cpu)                                                          \
@@ -69,6 +70,12 @@ static json_t *convert(const char *rows_text, int64_t since, int64_t until, int 
     int rc = ps_scenario_parse(text, strlen(text), &parsed, &perr);
     if (rc != 0)
         fail_msg("scenario refused: %s\n%s", perr.msg, text);
+    /* and set up as what-if checks it (nodes placed in their trees) */
+    struct ps_sim *sim = NULL;
+    struct ps_sim_options none = {0};
+    if (ps_sim_new(parsed, &none, &sim, &perr) != 0)
+        fail_msg("scenario not set up: %s\n%s", perr.msg, text);
+    ps_sim_free(sim);
     ps_scenario_free(parsed);
     free(text);
     return sc;
@@ -180,6 +187,31 @@ static void test_changes(void **state)
     "{\"a\": {\"parent\": \"<Root>\"}}, \"gpu\": {\"g\": {\"parent\": \"<Root>\"}}, "           \
     "\"old\": {\"o\": {\"parent\": \"<Root>\"}}}}"
 
+/* The trees changed before any node came (a cluster set up: a tree made, then the first one's
+ * nodes_filter narrowed): the change is the start's state, so that the node that came after it
+ * is in one tree; not a set_tree_attribute event */
+static void test_trees_before_nodes(void **state)
+{
+    (void)state;
+    struct ps_error err;
+    json_t *sc = convert("[{\"timestamp\": 0, \"event_type\": \"pools_info\", \"pools\": "
+                         "{\"physical\": {\"a\": {\"parent\": \"<Root>\"}}, \"gpu\": {}}}, {\"timestamp\": 10, \"event_type\": \"pool_trees_info\", "
+                         "\"trees\": {\"physical\": {}, \"gpu\": {\"nodes_filter\": \"gpu\"}}}, "
+                         "{\"timestamp\": 20, \"event_type\": \"pool_trees_info\", \"trees\": "
+                         "{\"physical\": {\"nodes_filter\": \"!gpu\"}, \"gpu\": "
+                         "{\"nodes_filter\": \"gpu\"}}}," NODE(30, "node_registered", "g1",
+                         "[\"gpu\"]", 8) "," NODE(40, "node_registered", "c1", "[]", 8) "]",
+                         0, 100, 0, &err);
+    const json_t *phys = json_object_get(json_object_get(sc, "pool_trees"), "physical");
+    assert_string_equal(json_string_value(json_object_get(phys, "nodes_filter")), "!gpu");
+    const json_t *events = json_object_get(sc, "events"), *ev;
+    size_t i;
+    json_array_foreach(events, i, ev)   /* the nodes' registrations only */
+        assert_string_equal(json_string_value(json_object_get(ev, "type")), "set_node_resources");
+    assert_int_equal(json_array_size(events), 2);
+    json_decref(sc);
+}
+
 /* pool_trees_info rows: the trees' configs as of since, later changes, the default tree; a tree
  * they do not describe takes the given attributes; operations run in their recorded trees */
 static void test_trees(void **state)
@@ -262,6 +294,7 @@ int main(void)
         cmocka_unit_test(test_operations_in_and_before_the_window),
         cmocka_unit_test(test_changes),
         cmocka_unit_test(test_trees),
+        cmocka_unit_test(test_trees_before_nodes),
         cmocka_unit_test(test_bad_input),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
