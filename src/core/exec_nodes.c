@@ -2,9 +2,22 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "core/formula.h"
 #include "core/operation.h"
+
+/* Whether node's tags satisfy filter, evaluated once per tag set when verdict (indexed by
+ * ps_node.tagset) is given. */
+static bool satisfies(const struct ps_formula *filter, const struct ps_node *node, uint8_t *verdict)
+{
+    if (!verdict || node->tagset < 0)
+        return ps_formula_eval(filter, (const char *const *)node->tags, node->tag_count);
+    if (!verdict[node->tagset])
+        verdict[node->tagset] =
+            ps_formula_eval(filter, (const char *const *)node->tags, node->tag_count) ? 1 : 2;
+    return verdict[node->tagset] == 1;
+}
 
 /* The usable nodes of member's tree that satisfy its effective filter: how many (-1: cannot
  * tell), stopping at the first unless max is given, which then receives the componentwise
@@ -20,12 +33,14 @@ static int tree_nodes(const struct ps_strategy *s, const struct ps_tree_op *memb
     ps_error_init(&err);
     if (ps_tree_op_effective_filter(member, &filter, &owned, &err) != 0)
         return -1;   /* cannot tell: never fail on it */
+    /* the filter's verdict per tag set: 0 not evaluated yet, 1 match, 2 mismatch */
+    uint8_t *verdict = filter ? calloc((size_t)ps_strategy_tagset_count(s) + 1, 1) : NULL;
     int found = 0;
     int count = ps_strategy_node_count(s);
     for (int i = 0; i < count && (max || !found); i++) {
         const struct ps_node *n = ps_strategy_node_at(s, i);
         if (n->tree != member->tree || (usable && !usable(n, ctx)) ||
-            (filter && !ps_formula_eval(filter, (const char *const *)n->tags, n->tag_count)))
+            (filter && !satisfies(filter, n, verdict)))
             continue;
         found++;
         for (int r = 0; max && r < PS_RES_COUNT; r++)
@@ -35,6 +50,7 @@ static int tree_nodes(const struct ps_strategy *s, const struct ps_tree_op *memb
     if (!found && text)
         snprintf(text, size, "%s", filter ? ps_formula_text(filter) : "");
     ps_formula_free(owned);
+    free(verdict);
     return found;
 }
 

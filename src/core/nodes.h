@@ -30,6 +30,9 @@ struct ps_node {
     int tag_count;
     struct ps_resources resource_limits;
     struct ps_pool_tree *tree;         /* the tree it belongs to, NULL when none */
+    int tagset;                        /* the strategy's id of its tag set (equal tags, in
+                                          order: equal ids; ps_strategy_tagset_count); -1 for
+                                          a node registered through no strategy */
 };
 
 /* A new node (copies id and tags). Returns NULL with err set on an empty id, a negative

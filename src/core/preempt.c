@@ -277,8 +277,8 @@ int ps_preempt_eligible_ops(const struct ps_sched_snapshot *snap, const uint8_t 
  * disc come all zero; *m receives the candidates whose discounts the stage set. */
 static int run_preemptive_stage(struct ps_sched_snapshot *snap, const struct ps_preempt_tree *t,
                                 const struct ps_sched_node *node,
-                                const struct ps_node_allocation *allocs, int n,
-                                const struct stage_kind *kind, const uint8_t *subtree,
+                                const struct ps_node_allocation *allocs, const int8_t *classes,
+                                int n, const struct stage_kind *kind, const uint8_t *subtree,
                                 const int *eligible_ops, int eligible_count, struct cand *cands,
                                 struct ps_resources *cond, struct ps_resources *disc,
                                 int *cand_count, struct ps_sched_result *sched,
@@ -289,7 +289,7 @@ static int run_preemptive_stage(struct ps_sched_snapshot *snap, const struct ps_
     bool any_cond = false;
     int m = 0;
     for (int k = 0; k < n; k++) {
-        int cls = class_of(t, &allocs[k]);
+        int cls = classes[k];
         if (cls < 0)
             continue;   /* unknown to its operation's lists: never a victim of the stages */
         if (cls == PS_ALLOC_AGGRESSIVELY_PREEMPTIBLE && t->ops[allocs[k].op].aggressive_preemption_disallowed)
@@ -399,7 +399,7 @@ static int run_preemptive_stage(struct ps_sched_snapshot *snap, const struct ps_
  * reset (O(allocations x depth), not O(elements) per stage). */
 static int preemptive_stage(struct ps_sched_snapshot *snap, const struct ps_preempt_tree *t,
                             const struct ps_sched_node *node,
-                            const struct ps_node_allocation *allocs, int n,
+                            const struct ps_node_allocation *allocs, const int8_t *classes, int n,
                             const struct stage_kind *kind, const uint8_t *subtree,
                             const int *eligible_ops, int eligible_count,
                             struct cand *cands, struct ps_resources *cond,
@@ -408,7 +408,7 @@ static int preemptive_stage(struct ps_sched_snapshot *snap, const struct ps_pree
 {
     struct ps_resources *disc = cond + ps_sched_snapshot_element_count(snap);
     int m = 0;
-    int rc = run_preemptive_stage(snap, t, node, allocs, n, kind, subtree, eligible_ops,
+    int rc = run_preemptive_stage(snap, t, node, allocs, classes, n, kind, subtree, eligible_ops,
                                   eligible_count, cands, cond, disc, &m, sched, out, err);
     for (int j = 0; j < m; j++) {
         if (cands[j].blocked_at >= 0)
@@ -424,6 +424,7 @@ struct ps_preempt_scratch {
     struct ps_resources *cond;   /* 2 x cap entries (cond, disc), all zero between stages */
     int cap;
     struct cand *cands;
+    int8_t *classes;             /* per allocation: its class (class_of), cand_cap entries */
     int cand_cap;
 };
 
@@ -438,6 +439,7 @@ void ps_preempt_scratch_free(struct ps_preempt_scratch *s)
         return;
     free(s->cond);
     free(s->cands);
+    free(s->classes);
     free(s);
 }
 
@@ -460,6 +462,10 @@ static int scratch_reserve(struct ps_preempt_scratch *s, int count, int n)
         if (!c)
             return PS_ENOMEM;
         s->cands = c;
+        int8_t *classes = realloc(s->classes, (size_t)cap);
+        if (!classes)
+            return PS_ENOMEM;
+        s->classes = classes;
         s->cand_cap = cap;
     }
     return 0;
@@ -481,13 +487,15 @@ int ps_preempt_heartbeat(struct ps_sched_snapshot *snap, const struct ps_preempt
     if (scratch && scratch_reserve(scratch, count, cand_room) != 0)
         return ps_error_set(err, PS_ENOMEM, "out of memory for a preemptive heartbeat");
     struct cand *cands = scratch ? scratch->cands : malloc((size_t)cand_room * sizeof *cands);
+    int8_t *classes = scratch ? scratch->classes : malloc((size_t)cand_room);
     /* cond, disc */
     struct ps_resources *cond = scratch ? scratch->cond : calloc(2 * (size_t)count, sizeof *cond);
     uint8_t *own = tree->subtree_eligible ? NULL : malloc((size_t)count);
     int *own_ops = tree->subtree_eligible ? NULL : malloc((size_t)count * sizeof *own_ops);
-    if (!cands || !cond || (!tree->subtree_eligible && (!own || !own_ops))) {
+    if (!cands || !classes || !cond || (!tree->subtree_eligible && (!own || !own_ops))) {
         if (!scratch) {
             free(cands);
+            free(classes);
             free(cond);
         }
         free(own);
@@ -504,18 +512,23 @@ int ps_preempt_heartbeat(struct ps_sched_snapshot *snap, const struct ps_preempt
         eligible_ops = own_ops;
     }
     const uint8_t *subtree = own ? own : tree->subtree_eligible;
+    /* The lists do not change during the stages: each class is looked up once, in a loop of
+     * independent lookups (their cache misses overlap). */
+    for (int k = 0; k < alloc_count; k++)
+        classes[k] = (int8_t)class_of(tree, &allocs[k]);
     const struct stage_kind *kinds[] = {&SSD_AGGRESSIVE, &SSD_NORMAL, &AGGRESSIVE, &NORMAL};
     rc = 0;
     for (int s = node->ssd_priority_preemption ? 0 : 2; s < 4 && rc == 0; s++) {
         if (kinds[s]->aggressive && !(subtree[0] & PS_PREEMPT_SUBTREE_AGGRESSIVELY_STARVING))
             continue;
-        rc = preemptive_stage(snap, tree, node, allocs, alloc_count, kinds[s], subtree,
+        rc = preemptive_stage(snap, tree, node, allocs, classes, alloc_count, kinds[s], subtree,
                               eligible_ops, eligible_count, cands, cond, sched, out, err);
         if (rc == 1)
             out->stage = kinds[s]->id;
     }
     if (!scratch) {
         free(cands);
+        free(classes);
         free(cond);
     }
     free(own);

@@ -186,8 +186,9 @@ double ps_sched_satisfaction_ratio(const struct ps_share *usage, const struct ps
 /* ---- per-node filter cache -------------------------------------------------------------- */
 
 /* Remembers, for one node, which filters of a snapshot it satisfies, so repeated heartbeats do
- * not evaluate formulas again. Tied to options.generation: a cache from another generation is
- * reset on use. Clear it when the node's tags change. */
+ * not evaluate formulas again; nodes with equal tags in the same tree may share one (the
+ * simulator keeps one per tree and ps_node.tagset). Tied to options.generation: a cache from
+ * another generation is reset on use. Clear it when the node's tags change. */
 struct ps_sched_filter_cache;
 struct ps_sched_filter_cache *ps_sched_filter_cache_new(void);
 void ps_sched_filter_cache_free(struct ps_sched_filter_cache *cache);   /* NULL is a no-op */

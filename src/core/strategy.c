@@ -3,6 +3,8 @@
 
 #include "core/offloading.h"
 
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +20,9 @@ struct ps_strategy {
     struct ps_node **nodes;                 /* registration order */
     int node_count, node_capacity;
     struct ps_strmap nodes_by_id;
+    char **tagset_keys;                     /* by tag set id (ps_node.tagset); owned */
+    int tagset_count, tagset_capacity;
+    struct ps_strmap tagsets;               /* key -> id + 1 */
 
     struct ps_operation **ops;
     int op_count, op_capacity;
@@ -54,6 +59,7 @@ struct ps_strategy *ps_strategy_new(void)
         return NULL;
     ps_strmap_init(&s->nodes_by_id);
     ps_strmap_init(&s->ops_by_id);
+    ps_strmap_init(&s->tagsets);
     s->user_default_pools = ps_value_map();
     s->templates = ps_value_map();
     s->tree_defaults = ps_value_map();
@@ -89,6 +95,10 @@ void ps_strategy_free(struct ps_strategy *s)
     free(s->ops);
     free(s->activated);
     ps_strmap_release(&s->nodes_by_id);
+    for (int i = 0; i < s->tagset_count; i++)
+        free(s->tagset_keys[i]);
+    free(s->tagset_keys);
+    ps_strmap_release(&s->tagsets);
     ps_strmap_release(&s->ops_by_id);
     ps_value_release(&s->templates);
     ps_value_release(&s->tree_defaults);
@@ -534,6 +544,49 @@ const struct ps_pool_access *ps_strategy_access(const struct ps_strategy *s)
 
 /* ---- nodes ------------------------------------------------------------------------------- */
 
+/* The tags as one string, each as "<length>:<tag>" (unambiguous whatever the tags hold). */
+static char *tagset_key(const struct ps_node *node)
+{
+    size_t size = 1;
+    for (int i = 0; i < node->tag_count; i++)
+        size += strlen(node->tags[i]) + 24;
+    char *key = malloc(size), *at = key;
+    for (int i = 0; key && i < node->tag_count; i++)
+        at += snprintf(at, size - (size_t)(at - key), "%zu:%s", strlen(node->tags[i]),
+                       node->tags[i]);
+    if (key)
+        *at = '\0';
+    return key;
+}
+
+/* Sets node->tagset: the id of an equal tag set seen before, or a new one. */
+static int intern_tags(struct ps_strategy *s, struct ps_node *node)
+{
+    char *key = tagset_key(node);
+    if (!key)
+        return PS_ENOMEM;
+    void *known = ps_strmap_get(&s->tagsets, key);
+    if (known) {
+        free(key);
+        node->tagset = (int)((intptr_t)known - 1);
+        return 0;
+    }
+    int id = s->tagset_count;
+    if (ps_tree_reserve((void ***)&s->tagset_keys, &s->tagset_capacity, id) != 0 ||
+        ps_strmap_put(&s->tagsets, key, (void *)(intptr_t)(id + 1)) != 0) {
+        free(key);
+        return PS_ENOMEM;
+    }
+    s->tagset_keys[s->tagset_count++] = key;
+    node->tagset = id;
+    return 0;
+}
+
+int ps_strategy_tagset_count(const struct ps_strategy *s)
+{
+    return s->tagset_count;
+}
+
 int ps_strategy_register_node(struct ps_strategy *s, const char *id, const char *const *tags,
                               int tag_count, const struct ps_resources *resource_limits,
                               struct ps_error *err)
@@ -560,8 +613,9 @@ int ps_strategy_register_node(struct ps_strategy *s, const char *id, const char 
         target = s->trees[t];
     }
     struct ps_node *old = ps_strmap_get(&s->nodes_by_id, id);
-    if (!old && (ps_tree_reserve((void ***)&s->nodes, &s->node_capacity, s->node_count) != 0 ||
-                 ps_strmap_put(&s->nodes_by_id, node->id, node) != 0)) {
+    if (intern_tags(s, node) != 0 ||
+        (!old && (ps_tree_reserve((void ***)&s->nodes, &s->node_capacity, s->node_count) != 0 ||
+                  ps_strmap_put(&s->nodes_by_id, node->id, node) != 0))) {
         ps_node_free(node);
         rc = ps_error_set(err, PS_ENOMEM, "out of memory");
         goto out;

@@ -135,6 +135,9 @@ int ps_strategy_unregister_node(struct ps_strategy *s, const char *id, struct ps
 struct ps_node *ps_strategy_find_node(const struct ps_strategy *s, const char *id);
 /* Nodes in registration order. */
 int ps_strategy_node_count(const struct ps_strategy *s);
+/* How many distinct tag sets registered nodes have had: every node's tagset is below it. Ids
+ * are never reused, so a result computed for a tag set (a filter's verdict) stays valid. */
+int ps_strategy_tagset_count(const struct ps_strategy *s);
 struct ps_node *ps_strategy_node_at(const struct ps_strategy *s, int index);
 
 /* ---- operations -------------------------------------------------------------------------- */

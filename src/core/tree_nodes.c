@@ -34,6 +34,7 @@ struct ps_node *ps_node_new(const char *id, const char *const *tags, int tag_cou
             goto oom;
     }
     node->resource_limits = *resource_limits;
+    node->tagset = -1;
     return node;
 oom:
     ps_node_free(node);

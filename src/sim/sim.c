@@ -431,6 +431,9 @@ void ps_sim_free(struct ps_sim *sim)
         free(T->frontier);
         free(T->nodes);
         free(T->groups);
+        for (int i = 0; i < T->cache_cap; i++)
+            ps_sched_filter_cache_free(T->caches[i]);
+        free(T->caches);
         for (int i = 0; i < T->stats_count; i++) {
             free(T->stats[i]->name);
             free(T->stats[i]);
@@ -442,7 +445,6 @@ void ps_sim_free(struct ps_sim *sim)
     }
     for (int64_t i = 0; sim->nodes && i < sim->node_count; i++) {
         free(sim->nodes[i].jobs);
-        ps_sched_filter_cache_free(sim->nodes[i].cache);
         free(sim->nodes[i].media);
     }
     for (int64_t i = 0; sim->ops && i < sim->op_count; i++)

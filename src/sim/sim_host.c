@@ -80,6 +80,12 @@ static int add_node(struct ps_sim *sim, int tree, const struct sim_node *n,
                     struct ps_resources *other, struct ps_error *err)
 {
     int count = sim->trees[tree].ts.fs.count;
+    /* the jobs' records are cold: ask for all of them before reading any (the misses overlap) */
+    for (int k = 0; k < n->job_count; k++) {
+        const struct sim_job *job = &sim->jobs[n->jobs[k]];
+        __builtin_prefetch(&job->op);
+        __builtin_prefetch(&job->resources);
+    }
     for (int k = 0; k < n->job_count; k++) {
         const struct sim_job *job = &sim->jobs[n->jobs[k]];
         const struct sim_membership *ms = &sim->ops[job->op].ms[job->ms];

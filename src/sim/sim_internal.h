@@ -226,7 +226,6 @@ struct sim_node {
     struct ps_resources limits, usage;
     int64_t *jobs;                     /* running job slots */
     int job_count, job_cap;
-    struct ps_sched_filter_cache *cache;
     int64_t phase_ms;                  /* heartbeats at phase + k x period */
     int64_t last_heartbeat_ms;         /* last heartbeat event delivered (INT64_MIN: none) */
     bool armed;                        /* a heartbeat event is queued */
@@ -269,6 +268,10 @@ struct sim_tree {
     bool dormant;
     int *groups;                       /* scenario node groups whose nodes are in the tree */
     int group_count;
+    /* the heartbeats' filter caches, one per tag set (ps_node.tagset): its nodes with equal
+     * tags share the verdicts (sim_filter_cache) */
+    struct ps_sched_filter_cache **caches;
+    int cache_cap;
     struct ps_resources total, usage;  /* of the tree's nodes; usage live */
     /* The total the engine sees: a resource some node leaves unlimited (omitted in its limits)
      * counts 0 there, so nothing of it is shared (jobs of the tree may not request it). */

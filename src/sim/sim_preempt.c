@@ -328,7 +328,6 @@ static int set_node_tags(struct ps_sim *sim, const struct ps_scenario_event *ev,
         free(id);
         if (rc != 0)
             return rc;
-        ps_sched_filter_cache_clear(n->cache);
     }
     return sim_nodes_moved(sim, err);
 }

@@ -324,6 +324,32 @@ int sim_fair_share_event(struct ps_sim *sim, struct ps_error *err)
 
 /* ---- heartbeats ------------------------------------------------------------------------- */
 
+/* The filter cache of T's nodes with tag set tagset into *out (NULL for a node without one:
+ * the loop then evaluates its filters at every heartbeat); 0 or PS_ENOMEM. The verdicts depend
+ * only on the tags and the snapshot, which every node of T shares. */
+static int filter_cache(struct sim_tree *T, int tagset, struct ps_sched_filter_cache **out)
+{
+    *out = NULL;
+    if (tagset < 0)
+        return 0;
+    if (tagset >= T->cache_cap) {
+        int cap = T->cache_cap ? T->cache_cap : 4;
+        while (cap <= tagset)
+            cap *= 2;
+        struct ps_sched_filter_cache **grown = realloc(T->caches, (size_t)cap * sizeof *grown);
+        if (!grown)
+            return PS_ENOMEM;
+        for (int i = T->cache_cap; i < cap; i++)
+            grown[i] = NULL;
+        T->caches = grown;
+        T->cache_cap = cap;
+    }
+    if (!T->caches[tagset] && !(T->caches[tagset] = ps_sched_filter_cache_new()))
+        return PS_ENOMEM;
+    *out = T->caches[tagset];
+    return 0;
+}
+
 int sim_heartbeat(struct ps_sim *sim, int node, struct ps_error *err)
 {
     struct sim_node *n = &sim->nodes[node];
@@ -347,8 +373,9 @@ int sim_heartbeat(struct ps_sim *sim, int node, struct ps_error *err)
     bool preempt_due = false, preempt = false;
     if (T->ts.snap)
         preempt_due = sim_preempt_wanted(sim, node, &preempt);
+    struct ps_sched_filter_cache *cache = NULL;
     if (regular || preempt) {
-        if (!n->cache && !(n->cache = ps_sched_filter_cache_new()))
+        if (filter_cache(T, n->node->tagset, &cache) != 0)
             return ps_error_set(err, PS_ENOMEM, "out of memory");
         sim->stats.heartbeats_scheduled++;
     }
@@ -362,7 +389,7 @@ int sim_heartbeat(struct ps_sim *sim, int node, struct ps_error *err)
             .tag_count = n->node->tag_count,
             .limits = n->limits,
             .usage = n->usage,
-            .filter_cache = n->cache,
+            .filter_cache = cache,
             .media = n->media,
             .medium_count = n->media ? (int)sim->sc->node_groups[n->group].medium_count : 0,
             .overcommit_since_ms = &n->overcommit_since_ms,

@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "core/error.h"
 #include "sim/event_queue.h"
 
 static void test_orders_by_time_then_push_order(void **state)
@@ -71,12 +72,76 @@ static void test_priority_breaks_ties_at_equal_time(void **state)
     ps_event_queue_release(&q);
 }
 
+/* Pushes and pops interleaved, with priorities and payloads: every pop is the least remaining
+ * (time, prio, push order), as a sorted reference says, and carries its own payload. */
+static void test_interleaved_matches_reference(void **state)
+{
+    (void)state;
+    enum { N = 20000 };
+    static struct ps_event ref[N];
+    int ref_count = 0;
+    struct ps_event_queue q;
+    ps_event_queue_init(&q);
+    uint64_t x = 777;
+    int64_t pushed = 0;
+    for (int round = 0; round < 3 * N; round++) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        if (pushed < N && (x >> 60) < 10) {
+            int64_t t = (int64_t)(x >> 56) & 63;
+            int prio = (int)(x >> 40) & 7;
+            assert_int_equal(ps_event_queue_push_prio(&q, t, prio, (int)pushed, -pushed, 2 * pushed),
+                             0);
+            ref[ref_count++] = (struct ps_event){.time_ms = t, .seq = (uint64_t)pushed,
+                                                 .prio = prio, .type = (int)pushed};
+            pushed++;
+            continue;
+        }
+        struct ps_event ev;
+        if (!ps_event_queue_pop(&q, &ev)) {
+            assert_int_equal(ref_count, 0);
+            continue;
+        }
+        int best = 0;
+        for (int i = 1; i < ref_count; i++) {
+            const struct ps_event *a = &ref[i], *b = &ref[best];
+            if (a->time_ms != b->time_ms ? a->time_ms < b->time_ms
+                : a->prio != b->prio      ? a->prio < b->prio
+                                          : a->seq < b->seq)
+                best = i;
+        }
+        assert_int_equal(ev.type, ref[best].type);
+        assert_int_equal(ev.seq, ref[best].seq);
+        assert_int_equal(ev.prio, ref[best].prio);
+        assert_int_equal(ev.time_ms, ref[best].time_ms);
+        assert_int_equal(ev.a, -(int64_t)ev.type);
+        assert_int_equal(ev.b, 2 * (int64_t)ev.type);
+        ref[best] = ref[--ref_count];
+    }
+    ps_event_queue_release(&q);
+}
+
+/* A priority outside [0, PS_EVENT_PRIO_MAX] is refused and nothing is queued. */
+static void test_priority_out_of_range_refused(void **state)
+{
+    (void)state;
+    struct ps_event_queue q;
+    ps_event_queue_init(&q);
+    assert_int_equal(ps_event_queue_push_prio(&q, 1, -1, 1, 0, 0), PS_EINVAL);
+    assert_int_equal(ps_event_queue_push_prio(&q, 1, PS_EVENT_PRIO_MAX + 1, 1, 0, 0), PS_EINVAL);
+    assert_null(ps_event_queue_peek(&q));
+    assert_int_equal(ps_event_queue_push_prio(&q, 1, PS_EVENT_PRIO_MAX, 7, 0, 0), 0);
+    assert_int_equal(ps_event_queue_peek(&q)->type, 7);
+    ps_event_queue_release(&q);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_orders_by_time_then_push_order),
         cmocka_unit_test(test_large_heap_is_sorted),
         cmocka_unit_test(test_priority_breaks_ties_at_equal_time),
+        cmocka_unit_test(test_interleaved_matches_reference),
+        cmocka_unit_test(test_priority_out_of_range_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -360,10 +360,44 @@ static void test_unlimited_node_resources_saturate(void **state)
     ps_strategy_free(s);
 }
 
+/* Nodes with equal tags (in order) share a tag set id; other tags, another order, or a tag
+ * that joins two ("a b" against "a" "b" in one) do not. Re-registration with other tags takes
+ * the id of its new set, and ids are never reused. */
+static void test_tag_sets_interned(void **state)
+{
+    (void)state;
+    struct ps_strategy *s = ps_strategy_new();
+    add_tree(s, "physical", NULL);
+    struct ps_error err;
+    assert_int_equal(node(s, "n1", "dc1", res(1, 1, 1), &err), 0);
+    assert_int_equal(node(s, "n2", "dc1 gpu", res(1, 1, 1), &err), 0);
+    assert_int_equal(node(s, "n3", "dc1", res(1, 1, 1), &err), 0);
+    assert_int_equal(node(s, "n4", "gpu dc1", res(1, 1, 1), &err), 0);
+    assert_int_equal(node(s, "n5", "", res(1, 1, 1), &err), 0);
+    const char *joined[] = {"dc1 gpu"};
+    struct ps_resources limits = res(1, 1, 1);
+    assert_int_equal(ps_strategy_register_node(s, "n6", joined, 1, &limits, &err), 0);
+    int t1 = ps_strategy_find_node(s, "n1")->tagset, t2 = ps_strategy_find_node(s, "n2")->tagset;
+    assert_int_equal(ps_strategy_find_node(s, "n3")->tagset, t1);
+    assert_int_not_equal(t1, t2);
+    int t4 = ps_strategy_find_node(s, "n4")->tagset, t5 = ps_strategy_find_node(s, "n5")->tagset;
+    int t6 = ps_strategy_find_node(s, "n6")->tagset;
+    assert_true(t4 != t1 && t4 != t2 && t5 != t1 && t5 != t2 && t5 != t4);
+    assert_true(t6 != t1 && t6 != t2 && t6 != t4 && t6 != t5);
+    assert_int_equal(ps_strategy_tagset_count(s), 5);
+    assert_int_equal(node(s, "n3", "dc1 gpu", res(1, 1, 1), &err), 0);
+    assert_int_equal(ps_strategy_find_node(s, "n3")->tagset, t2);
+    assert_int_equal(node(s, "n1", "dc2", res(1, 1, 1), &err), 0);
+    assert_int_equal(ps_strategy_find_node(s, "n1")->tagset, 5);
+    assert_int_equal(ps_strategy_tagset_count(s), 6);
+    ps_strategy_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_nodes_join_one_tree),
+        cmocka_unit_test(test_tag_sets_interned),
         cmocka_unit_test(test_unlimited_node_resources_saturate),
         cmocka_unit_test(test_filter_limits),
         cmocka_unit_test(test_operations_across_trees),
