@@ -79,6 +79,7 @@ struct fs_elem {
     bool is_pool;      /* a pool (not the root, not an operation) */
     bool is_fifo;
     bool prepared;
+    bool has_guarantee;  /* operations: a strong_guarantee_resources value is specified */
     uint64_t memo_id;  /* the memo entry holding fsbs (fs_memo.c), 0: none */
     bool share_known;  /* top-down, normal mode: out->fair_share.total already holds
                           FSBS(suggestion) */
