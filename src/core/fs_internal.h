@@ -97,7 +97,8 @@ struct fs_elem {
 struct fs_memo_slot {
     uint64_t hash;
     uint64_t id;                  /* 0: empty slot */
-    size_t offset;                /* into data: key words, FSBS points, MFFBS points */
+    const uint64_t *data;         /* in the table's arena: key words, FSBS points, MFFBS points */
+    uint64_t used;                /* the last update that found or stored it */
     size_t key_n;
     int fsbs_n, mffbs_n;          /* mffbs_n 0: none (operations) */
     double fsbff_right;
@@ -105,8 +106,11 @@ struct fs_memo_slot {
 struct fs_memo_table {
     struct fs_memo_slot *slots;   /* open addressing, cap a power of two, at most half full */
     size_t cap, count;
-    char *data;
-    size_t len, data_cap;
+    struct ps_arena data[2];      /* entries' words in data[cur]; the other is the compaction's */
+    int cur;
+    size_t bytes;                 /* bytes of the entries in data[cur] */
+    uint64_t update;              /* updates begun */
+    size_t live_count, live_bytes;/* entries this update used, and their bytes */
 };
 struct fs_memo_value {
     uint64_t id;
@@ -148,7 +152,7 @@ struct ps_fs_update {
     int root_lazy_runs;           /* times the root's values at 1 took the shortcut (tests) */
 
     bool memo_on;                 /* ps_fs_update_set_memo */
-    struct fs_memo_table memo[2]; /* this update's elements' functions, the last update's */
+    struct fs_memo_table memo;    /* elements' functions of the last updates */
     uint64_t memo_serial;         /* the last entry id given */
     uint64_t *memo_key;           /* the key being looked up */
     size_t memo_key_cap;
@@ -202,7 +206,7 @@ struct ps_share fs_adjust_proposed_integral_share(struct ps_share limits, struct
 /* fs_memo.c */
 void fs_memo_begin(struct ps_fs_update *u);   /* at the start of an update */
 /* What fs_element_fsbs(u, e, true, ...) computed for these inputs before (views valid until the
- * next store); false when not known or not remembered. */
+ * next update begins or the memo is released); false when not known or not remembered. */
 bool fs_memo_find(struct ps_fs_update *u, const struct fs_elem *e, struct fs_memo_value *v);
 /* After a failed find of the same element: stores v under its key, gives v->id; the id, or 0
  * when it is not remembered. */

@@ -15,8 +15,11 @@
  * the id of the entry that holds it (two elements with the same id have the same function);
  * an element whose function was not remembered has id 0 and its pool is computed.
  *
- * Two tables: the one this update fills and the last update's; an entry found in the last one
- * is carried into this one, so what is kept is bounded by one update's distinct elements.
+ * One table whose entries live in an arena (their functions never move, so an element takes
+ * the entry's function as its own, without a copy, until the next update begins). Each entry
+ * notes the last update that used it; when the table holds more than twice what the last update
+ * used, the next update begins by copying those entries into the other arena and forgetting the
+ * rest, so what is kept stays within a few updates' distinct elements.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +27,7 @@
 #include "core/fs_internal.h"
 
 enum { DIM = PS_RES_COUNT, STRIDE = PS_RES_COUNT + 1, FIXED = 4 * PS_RES_COUNT + 2 };
+#define MEMO_BLOCK_BYTES ((size_t)64 << 10)
 
 /* The key: the shares (demand, usage, limits, guarantee), flags, child count, then per child
  * its entry id and its weight. As 64-bit words, compared exactly. */
@@ -112,11 +116,6 @@ static bool key_of(struct ps_fs_update *u, const struct fs_elem *e, struct key *
     return true;
 }
 
-static const uint64_t *stored_key(const struct fs_memo_table *t, const struct fs_memo_slot *s)
-{
-    return (const uint64_t *)(t->data + s->offset);
-}
-
 /* The slot of the key in the table, or the empty slot where it would go. */
 static struct fs_memo_slot *find(const struct fs_memo_table *t, const struct key *k, uint64_t h)
 {
@@ -124,45 +123,52 @@ static struct fs_memo_slot *find(const struct fs_memo_table *t, const struct key
     for (size_t i = h & mask;; i = (i + 1) & mask) {
         struct fs_memo_slot *s = &t->slots[i];
         if (s->id == 0 || (s->hash == h && s->key_n == k->n &&
-                           memcmp(stored_key(t, s), k->w, k->n * sizeof *k->w) == 0))
+                           memcmp(s->data, k->w, k->n * sizeof *k->w) == 0))
             return s;
     }
 }
 
-static bool grow_slots(struct fs_memo_table *t)
+static size_t entry_bytes(const struct fs_memo_slot *s)
 {
-    size_t cap = t->cap ? 2 * t->cap : 256;
+    return s->key_n * sizeof(uint64_t) + ((size_t)s->fsbs_n * STRIDE + (size_t)s->mffbs_n * 2) * sizeof(double);
+}
+
+/* The slots, cap of them (a power of two, more than twice the entries), with every entry of
+ * t->slots that keep accepts, its words copied into *arena when arena is not NULL. False on
+ * allocation failure (t unchanged). */
+static bool rehash(struct fs_memo_table *t, size_t cap, uint64_t keep, struct ps_arena *arena)
+{
     struct fs_memo_slot *slots = calloc(cap, sizeof *slots);
     if (!slots)
         return false;
-    size_t mask = cap - 1;
+    size_t mask = cap - 1, count = 0, bytes = 0;
     for (size_t i = 0; i < t->cap; i++) {
-        const struct fs_memo_slot *s = &t->slots[i];
-        if (s->id == 0)
+        struct fs_memo_slot s = t->slots[i];
+        if (s.id == 0 || (arena && s.used != keep))
             continue;
-        size_t j = s->hash & mask;
+        if (arena) {
+            size_t b = entry_bytes(&s);
+            uint64_t *d = ps_arena_alloc(arena, b);
+            if (!d) {
+                free(slots);
+                return false;
+            }
+            memcpy(d, s.data, b);
+            s.data = d;
+            bytes += b;
+        }
+        size_t j = s.hash & mask;
         while (slots[j].id)
             j = (j + 1) & mask;
-        slots[j] = *s;
+        slots[j] = s;
+        count++;
     }
     free(t->slots);
     t->slots = slots;
     t->cap = cap;
-    return true;
-}
-
-static bool reserve_data(struct fs_memo_table *t, size_t bytes)
-{
-    if (t->len + bytes <= t->data_cap)
-        return true;
-    size_t cap = t->data_cap ? 2 * t->data_cap : 65536;
-    while (cap < t->len + bytes)
-        cap *= 2;
-    char *d = realloc(t->data, cap);
-    if (!d)
-        return false;
-    t->data = d;
-    t->data_cap = cap;
+    t->count = count;
+    if (arena)
+        t->bytes = bytes;
     return true;
 }
 
@@ -171,31 +177,42 @@ static size_t plf_bytes(const struct ps_plf *f)
     return (size_t)f->n * (size_t)(f->dim + 1) * sizeof(double);
 }
 
+static void mark_used(struct fs_memo_table *t, struct fs_memo_slot *s, size_t bytes)
+{
+    if (s->used == t->update)
+        return;
+    s->used = t->update;
+    t->live_count++;
+    t->live_bytes += bytes;
+}
+
 /* Stores an entry (absent from t): key, FSBS, and for pools MFFBS and the FSBFF's right bound.
  * False on allocation failure (nothing stored). */
 static bool store(struct fs_memo_table *t, const struct key *k, uint64_t h, const struct fs_memo_value *v)
 {
-    if ((t->count + 1) * 2 > t->cap && !grow_slots(t))
+    if ((t->count + 1) * 2 > t->cap && !rehash(t, t->cap ? 2 * t->cap : 256, 0, NULL))
         return false;
     size_t kb = k->n * sizeof *k->w, fb = plf_bytes(&v->fsbs), mb = v->mffbs.a ? plf_bytes(&v->mffbs) : 0;
-    if (!reserve_data(t, kb + fb + mb))
+    char *d = ps_arena_alloc(&t->data[t->cur], kb + fb + mb);
+    if (!d)
         return false;
     struct fs_memo_slot *s = find(t, k, h);
-    *s = (struct fs_memo_slot){.hash = h, .id = v->id, .offset = t->len, .key_n = k->n,
+    *s = (struct fs_memo_slot){.hash = h, .id = v->id, .data = (const uint64_t *)d, .key_n = k->n,
                                .fsbs_n = v->fsbs.n, .mffbs_n = v->mffbs.a ? v->mffbs.n : 0,
                                .fsbff_right = v->fsbff_right};
-    memcpy(t->data + t->len, k->w, kb);
-    memcpy(t->data + t->len + kb, v->fsbs.a, fb);
+    memcpy(d, k->w, kb);
+    memcpy(d + kb, v->fsbs.a, fb);
     if (mb)
-        memcpy(t->data + t->len + kb + fb, v->mffbs.a, mb);
-    t->len += kb + fb + mb;
+        memcpy(d + kb + fb, v->mffbs.a, mb);
+    t->bytes += kb + fb + mb;
     t->count++;
+    mark_used(t, s, kb + fb + mb);
     return true;
 }
 
-static struct fs_memo_value value_of(const struct fs_memo_table *t, const struct fs_memo_slot *s)
+static struct fs_memo_value value_of(const struct fs_memo_slot *s)
 {
-    double *fsbs = (double *)(t->data + s->offset + s->key_n * sizeof(uint64_t));
+    double *fsbs = (double *)(s->data + s->key_n);
     double *mffbs = fsbs + (size_t)s->fsbs_n * STRIDE;
     return (struct fs_memo_value){
         .id = s->id,
@@ -205,20 +222,35 @@ static struct fs_memo_value value_of(const struct fs_memo_table *t, const struct
     };
 }
 
-static void clear(struct fs_memo_table *t)
+/* Keeps only the entries the last update used when the others are the larger part (a failed
+ * compaction keeps everything: the next update tries again). */
+static void compact(struct fs_memo_table *t)
 {
-    if (t->count)
-        memset(t->slots, 0, t->cap * sizeof *t->slots);
-    t->count = 0;
-    t->len = 0;
+    if (t->count <= 2 * t->live_count + 64 && t->bytes <= 2 * t->live_bytes + 65536)
+        return;
+    size_t cap = 256;
+    while (cap < 4 * t->live_count)
+        cap *= 2;
+    struct ps_arena *spare = &t->data[1 - t->cur];
+    ps_arena_reset(spare);
+    if (!rehash(t, cap, t->update, spare))
+        return;
+    ps_arena_reset(&t->data[t->cur]);
+    t->cur = 1 - t->cur;
 }
 
 void fs_memo_begin(struct ps_fs_update *u)
 {
-    struct fs_memo_table last = u->memo[0];
-    u->memo[0] = u->memo[1];
-    u->memo[1] = last;
-    clear(&u->memo[0]);
+    struct fs_memo_table *t = &u->memo;
+    if (t->data[0].block_size == 0) {
+        ps_arena_init(&t->data[0], MEMO_BLOCK_BYTES);
+        ps_arena_init(&t->data[1], MEMO_BLOCK_BYTES);
+    }
+    if (t->update > 0)
+        compact(t);
+    t->update++;
+    t->live_count = 0;
+    t->live_bytes = 0;
 }
 
 bool fs_memo_find(struct ps_fs_update *u, const struct fs_elem *e, struct fs_memo_value *v)
@@ -230,23 +262,15 @@ bool fs_memo_find(struct ps_fs_update *u, const struct fs_elem *e, struct fs_mem
     uint64_t h = key_hash(&k);
     u->memo_hash = h;
     u->memo_hash_valid = true;
-    struct fs_memo_table *now = &u->memo[0], *last = &u->memo[1];
-    if (now->cap) {
-        struct fs_memo_slot *s = find(now, &k, h);
-        if (s->id) {
-            *v = value_of(now, s);
-            return true;
-        }
-    }
-    if (last->cap) {
-        struct fs_memo_slot *s = find(last, &k, h);
-        if (s->id) {
-            *v = value_of(last, s);
-            store(now, &k, h, v);   /* on failure the next update computes it again */
-            return true;
-        }
-    }
-    return false;
+    struct fs_memo_table *t = &u->memo;
+    if (!t->cap)
+        return false;
+    struct fs_memo_slot *s = find(t, &k, h);
+    if (!s->id)
+        return false;
+    mark_used(t, s, entry_bytes(s));
+    *v = value_of(s);
+    return true;
 }
 
 uint64_t fs_memo_store(struct ps_fs_update *u, const struct fs_elem *e, struct fs_memo_value *v)
@@ -255,15 +279,14 @@ uint64_t fs_memo_store(struct ps_fs_update *u, const struct fs_elem *e, struct f
     if (!u->memo_hash_valid || !key_of(u, e, &k))
         return 0;
     v->id = ++u->memo_serial;
-    return store(&u->memo[0], &k, u->memo_hash, v) ? v->id : 0;
+    return store(&u->memo, &k, u->memo_hash, v) ? v->id : 0;
 }
 
 int64_t fs_memo_bytes(const struct ps_fs_update *u)
 {
-    int64_t b = (int64_t)(u->memo_key_cap * sizeof(uint64_t));
-    for (int i = 0; i < 2; i++)
-        b += (int64_t)(u->memo[i].cap * sizeof(struct fs_memo_slot) + u->memo[i].data_cap);
-    return b;
+    const struct fs_memo_table *t = &u->memo;
+    return (int64_t)(u->memo_key_cap * sizeof(uint64_t) + t->cap * sizeof(struct fs_memo_slot) +
+                     ps_arena_footprint(&t->data[0]) + ps_arena_footprint(&t->data[1]));
 }
 
 void ps_fs_update_set_memo(struct ps_fs_update *u, bool on)
@@ -275,11 +298,11 @@ void ps_fs_update_set_memo(struct ps_fs_update *u, bool on)
 
 void fs_memo_release(struct ps_fs_update *u)
 {
-    for (int i = 0; i < 2; i++) {
-        free(u->memo[i].slots);
-        free(u->memo[i].data);
-        memset(&u->memo[i], 0, sizeof u->memo[i]);
-    }
+    struct fs_memo_table *t = &u->memo;
+    free(t->slots);
+    ps_arena_release(&t->data[0]);
+    ps_arena_release(&t->data[1]);
+    memset(t, 0, sizeof *t);   /* the arenas are set up again by the next update */
     free(u->memo_key);
     u->memo_key = NULL;
     u->memo_key_cap = 0;
