@@ -88,11 +88,11 @@ static int by_pool_start_id(const void *a, const void *b)
     return strcmp(x->op->id, y->op->id);
 }
 
-/* The engine's defaults for an element, outputs cleared. */
+/* The engine's defaults for an element. Outputs are left as they are: the engine clears them
+ * (5 of an element's 9 cache lines, once per update is enough). */
 static void element_defaults(struct ps_fs_element *e, enum ps_element_kind kind, int parent, const char *name)
 {
     ps_fs_element_input_init(&e->in, kind, parent, name);
-    memset(&e->out, 0, sizeof e->out);
 }
 
 static struct ps_resources filter_limits(struct ps_pool_tree *tree, const struct ps_formula *filter,
@@ -103,11 +103,10 @@ static struct ps_resources filter_limits(struct ps_pool_tree *tree, const struct
     return ps_pool_tree_filter_limits(tree, filter);
 }
 
-/* The engine's defaults for a pool entry, outputs cleared. */
+/* The engine's defaults for a pool entry (outputs: as element_defaults). */
 static void pool_defaults(struct ps_fs_pool *p)
 {
     ps_fs_pool_input_init(&p->in);
-    memset(&p->out, 0, sizeof p->out);
 }
 
 /* infer_children_weights_from_historic_usage of the parent (historic_usage.h): the weight,
