@@ -94,19 +94,22 @@ struct fs_elem {
 };
 
 /* fs_memo.c: elements' functions by the exact bits of what they are a function of. */
-struct fs_memo_slot {
-    uint64_t hash;
-    uint64_t id;                  /* 0: empty slot */
-    const uint64_t *data;         /* in the table's arena: key words, FSBS points, MFFBS points */
+struct fs_memo_entry {            /* in the table's arena */
+    uint64_t id;
     uint64_t used;                /* the last update that found or stored it */
     size_t key_n;
     int fsbs_n, mffbs_n;          /* mffbs_n 0: none (operations) */
     double fsbff_right;
+    uint64_t key[];               /* key_n words, then the FSBS points, then the MFFBS points */
+};
+struct fs_memo_slot {             /* 16 bytes: the table stays small enough to stay cached */
+    uint64_t hash;
+    struct fs_memo_entry *entry;  /* NULL: empty slot */
 };
 struct fs_memo_table {
     struct fs_memo_slot *slots;   /* open addressing, cap a power of two, at most half full */
     size_t cap, count;
-    struct ps_arena data[2];      /* entries' words in data[cur]; the other is the compaction's */
+    struct ps_arena data[2];      /* the entries in data[cur]; the other is the compaction's */
     int cur;
     size_t bytes;                 /* bytes of the entries in data[cur] */
     uint64_t update;              /* updates begun */

@@ -122,20 +122,21 @@ static struct fs_memo_slot *find(const struct fs_memo_table *t, const struct key
     size_t mask = t->cap - 1;
     for (size_t i = h & mask;; i = (i + 1) & mask) {
         struct fs_memo_slot *s = &t->slots[i];
-        if (s->id == 0 || (s->hash == h && s->key_n == k->n &&
-                           memcmp(s->data, k->w, k->n * sizeof *k->w) == 0))
+        if (!s->entry || (s->hash == h && s->entry->key_n == k->n &&
+                          memcmp(s->entry->key, k->w, k->n * sizeof *k->w) == 0))
             return s;
     }
 }
 
-static size_t entry_bytes(const struct fs_memo_slot *s)
+static size_t entry_bytes(const struct fs_memo_entry *e)
 {
-    return s->key_n * sizeof(uint64_t) + ((size_t)s->fsbs_n * STRIDE + (size_t)s->mffbs_n * 2) * sizeof(double);
+    return sizeof *e + e->key_n * sizeof(uint64_t) +
+           ((size_t)e->fsbs_n * STRIDE + (size_t)e->mffbs_n * 2) * sizeof(double);
 }
 
 /* The slots, cap of them (a power of two, more than twice the entries), with every entry of
- * t->slots that keep accepts, its words copied into *arena when arena is not NULL. False on
- * allocation failure (t unchanged). */
+ * t->slots that keep accepts, copied into *arena when arena is not NULL. False on allocation
+ * failure (t unchanged). */
 static bool rehash(struct fs_memo_table *t, size_t cap, uint64_t keep, struct ps_arena *arena)
 {
     struct fs_memo_slot *slots = calloc(cap, sizeof *slots);
@@ -144,21 +145,21 @@ static bool rehash(struct fs_memo_table *t, size_t cap, uint64_t keep, struct ps
     size_t mask = cap - 1, count = 0, bytes = 0;
     for (size_t i = 0; i < t->cap; i++) {
         struct fs_memo_slot s = t->slots[i];
-        if (s.id == 0 || (arena && s.used != keep))
+        if (!s.entry || (arena && s.entry->used != keep))
             continue;
         if (arena) {
-            size_t b = entry_bytes(&s);
-            uint64_t *d = ps_arena_alloc(arena, b);
-            if (!d) {
+            size_t b = entry_bytes(s.entry);
+            struct fs_memo_entry *copy = ps_arena_alloc(arena, b);
+            if (!copy) {
                 free(slots);
                 return false;
             }
-            memcpy(d, s.data, b);
-            s.data = d;
+            memcpy(copy, s.entry, b);
+            s.entry = copy;
             bytes += b;
         }
         size_t j = s.hash & mask;
-        while (slots[j].id)
+        while (slots[j].entry)
             j = (j + 1) & mask;
         slots[j] = s;
         count++;
@@ -177,13 +178,13 @@ static size_t plf_bytes(const struct ps_plf *f)
     return (size_t)f->n * (size_t)(f->dim + 1) * sizeof(double);
 }
 
-static void mark_used(struct fs_memo_table *t, struct fs_memo_slot *s, size_t bytes)
+static void mark_used(struct fs_memo_table *t, struct fs_memo_entry *e)
 {
-    if (s->used == t->update)
+    if (e->used == t->update)
         return;
-    s->used = t->update;
+    e->used = t->update;
     t->live_count++;
-    t->live_bytes += bytes;
+    t->live_bytes += entry_bytes(e);
 }
 
 /* Stores an entry (absent from t): key, FSBS, and for pools MFFBS and the FSBFF's right bound.
@@ -193,32 +194,33 @@ static bool store(struct fs_memo_table *t, const struct key *k, uint64_t h, cons
     if ((t->count + 1) * 2 > t->cap && !rehash(t, t->cap ? 2 * t->cap : 256, 0, NULL))
         return false;
     size_t kb = k->n * sizeof *k->w, fb = plf_bytes(&v->fsbs), mb = v->mffbs.a ? plf_bytes(&v->mffbs) : 0;
-    char *d = ps_arena_alloc(&t->data[t->cur], kb + fb + mb);
-    if (!d)
+    struct fs_memo_entry *e = ps_arena_alloc(&t->data[t->cur], sizeof *e + kb + fb + mb);
+    if (!e)
         return false;
-    struct fs_memo_slot *s = find(t, k, h);
-    *s = (struct fs_memo_slot){.hash = h, .id = v->id, .data = (const uint64_t *)d, .key_n = k->n,
-                               .fsbs_n = v->fsbs.n, .mffbs_n = v->mffbs.a ? v->mffbs.n : 0,
-                               .fsbff_right = v->fsbff_right};
+    *e = (struct fs_memo_entry){.id = v->id, .key_n = k->n, .fsbs_n = v->fsbs.n,
+                                .mffbs_n = v->mffbs.a ? v->mffbs.n : 0, .fsbff_right = v->fsbff_right};
+    char *d = (char *)e->key;
     memcpy(d, k->w, kb);
     memcpy(d + kb, v->fsbs.a, fb);
     if (mb)
         memcpy(d + kb + fb, v->mffbs.a, mb);
-    t->bytes += kb + fb + mb;
+    struct fs_memo_slot *s = find(t, k, h);
+    *s = (struct fs_memo_slot){.hash = h, .entry = e};
+    t->bytes += entry_bytes(e);
     t->count++;
-    mark_used(t, s, kb + fb + mb);
+    mark_used(t, e);
     return true;
 }
 
-static struct fs_memo_value value_of(const struct fs_memo_slot *s)
+static struct fs_memo_value value_of(const struct fs_memo_entry *e)
 {
-    double *fsbs = (double *)(s->data + s->key_n);
-    double *mffbs = fsbs + (size_t)s->fsbs_n * STRIDE;
+    double *fsbs = (double *)(e->key + e->key_n);
+    double *mffbs = fsbs + (size_t)e->fsbs_n * STRIDE;
     return (struct fs_memo_value){
-        .id = s->id,
-        .fsbs = {fsbs, s->fsbs_n, DIM},
-        .mffbs = {s->mffbs_n ? mffbs : NULL, s->mffbs_n, 1},
-        .fsbff_right = s->fsbff_right,
+        .id = e->id,
+        .fsbs = {fsbs, e->fsbs_n, DIM},
+        .mffbs = {e->mffbs_n ? mffbs : NULL, e->mffbs_n, 1},
+        .fsbff_right = e->fsbff_right,
     };
 }
 
@@ -266,10 +268,10 @@ bool fs_memo_find(struct ps_fs_update *u, const struct fs_elem *e, struct fs_mem
     if (!t->cap)
         return false;
     struct fs_memo_slot *s = find(t, &k, h);
-    if (!s->id)
+    if (!s->entry)
         return false;
-    mark_used(t, s, entry_bytes(s));
-    *v = value_of(s);
+    mark_used(t, s->entry);
+    *v = value_of(s->entry);
     return true;
 }
 
