@@ -228,8 +228,8 @@ static struct fs_memo_value value_of(const struct fs_memo_entry *e)
  * compaction keeps everything: the next update tries again). */
 static void compact(struct fs_memo_table *t)
 {
-    if (t->count <= 2 * t->live_count + 64 && t->bytes <= 2 * t->live_bytes + 65536)
-        return;
+    if (t->count <= 2 * t->live_count && t->bytes <= 2 * t->live_bytes)
+        return;   /* (a compaction follows as many new entries as it keeps: O(1) per entry) */
     size_t cap = 256;
     while (cap < 4 * t->live_count)
         cap *= 2;
