@@ -94,7 +94,7 @@ struct fs_elem {
 };
 
 /* fs_memo.c: elements' functions by the exact bits of what they are a function of. */
-struct fs_memo_entry {            /* in the table's arena */
+struct fs_memo_entry {            /* in the table's data */
     uint64_t id;
     uint64_t used;                /* the last update that found or stored it */
     size_t key_n;
@@ -104,16 +104,17 @@ struct fs_memo_entry {            /* in the table's arena */
 };
 struct fs_memo_slot {             /* 16 bytes: the table stays small enough to stay cached */
     uint64_t hash;
-    struct fs_memo_entry *entry;  /* NULL: empty slot */
+    size_t offset;                /* of the entry in data, plus 1; 0: empty slot */
 };
 struct fs_memo_table {
     struct fs_memo_slot *slots;   /* open addressing, cap a power of two, at most half full */
     size_t cap, count;
-    struct ps_arena data[2];      /* the entries in data[cur]; the other is the compaction's */
-    int cur;
-    size_t bytes;                 /* bytes of the entries in data[cur] */
+    char *data;                   /* the entries; grows or moves only between updates */
+    size_t data_cap;
+    size_t bytes;                 /* bytes of the entries in data */
     uint64_t update;              /* updates begun */
     size_t live_count, live_bytes;/* entries this update used, and their bytes */
+    size_t wanted;                /* bytes this update stored or could not store for room */
 };
 struct fs_memo_value {
     uint64_t id;

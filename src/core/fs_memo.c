@@ -15,11 +15,12 @@
  * the id of the entry that holds it (two elements with the same id have the same function);
  * an element whose function was not remembered has id 0 and its pool is computed.
  *
- * One table whose entries live in an arena (their functions never move, so an element takes
- * the entry's function as its own, without a copy, until the next update begins). Each entry
- * notes the last update that used it; when the table holds more than twice what the last update
- * used, the next update begins by copying those entries into the other arena and forgetting the
- * rest, so what is kept stays within a few updates' distinct elements.
+ * One table whose entries lie in one buffer that only grows or moves between updates, so an
+ * element takes the entry's functions as its own, without a copy, until the next update
+ * begins. Each entry notes the last update that used it; once the others are a quarter of
+ * those, the next update begins by copying the used ones into a new buffer and forgetting the
+ * rest, so what is kept stays within about one update's distinct elements (and a steady state
+ * does not allocate).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +28,6 @@
 #include "core/fs_internal.h"
 
 enum { DIM = PS_RES_COUNT, STRIDE = PS_RES_COUNT + 1, FIXED = 4 * PS_RES_COUNT + 2 };
-#define MEMO_BLOCK_BYTES ((size_t)64 << 10)
 
 /* The key: the shares (demand, usage, limits, guarantee), flags, child count, then per child
  * its entry id and its weight. As 64-bit words, compared exactly. */
@@ -116,15 +116,24 @@ static bool key_of(struct ps_fs_update *u, const struct fs_elem *e, struct key *
     return true;
 }
 
+static struct fs_memo_entry *entry_at(const struct fs_memo_table *t, const struct fs_memo_slot *s)
+{
+    return (struct fs_memo_entry *)(t->data + s->offset - 1);
+}
+
 /* The slot of the key in the table, or the empty slot where it would go. */
 static struct fs_memo_slot *find(const struct fs_memo_table *t, const struct key *k, uint64_t h)
 {
     size_t mask = t->cap - 1;
     for (size_t i = h & mask;; i = (i + 1) & mask) {
         struct fs_memo_slot *s = &t->slots[i];
-        if (!s->entry || (s->hash == h && s->entry->key_n == k->n &&
-                          memcmp(s->entry->key, k->w, k->n * sizeof *k->w) == 0))
+        if (!s->offset)
             return s;
+        if (s->hash == h) {
+            const struct fs_memo_entry *e = entry_at(t, s);
+            if (e->key_n == k->n && memcmp(e->key, k->w, k->n * sizeof *k->w) == 0)
+                return s;
+        }
     }
 }
 
@@ -135,31 +144,30 @@ static size_t entry_bytes(const struct fs_memo_entry *e)
 }
 
 /* The slots, cap of them (a power of two, more than twice the entries), with every entry of
- * t->slots that keep accepts, copied into *arena when arena is not NULL. False on allocation
- * failure (t unchanged). */
-static bool rehash(struct fs_memo_table *t, size_t cap, uint64_t keep, struct ps_arena *arena)
+ * t->slots; with to (live_bytes or more), only those the current update used, copied there, and
+ * to becomes the data. False on allocation failure (t unchanged). */
+static bool rehash(struct fs_memo_table *t, size_t cap, char *to, size_t to_cap)
 {
+    bool compact = to != NULL;
     struct fs_memo_slot *slots = calloc(cap, sizeof *slots);
     if (!slots)
         return false;
     size_t mask = cap - 1, count = 0, bytes = 0;
     for (size_t i = 0; i < t->cap; i++) {
         struct fs_memo_slot s = t->slots[i];
-        if (!s.entry || (arena && s.entry->used != keep))
+        if (!s.offset)
             continue;
-        if (arena) {
-            size_t b = entry_bytes(s.entry);
-            struct fs_memo_entry *copy = ps_arena_alloc(arena, b);
-            if (!copy) {
-                free(slots);
-                return false;
-            }
-            memcpy(copy, s.entry, b);
-            s.entry = copy;
+        if (compact) {
+            const struct fs_memo_entry *e = entry_at(t, &s);
+            if (e->used != t->update)
+                continue;
+            size_t b = entry_bytes(e);
+            memcpy(to + bytes, e, b);
+            s.offset = bytes + 1;
             bytes += b;
         }
         size_t j = s.hash & mask;
-        while (slots[j].entry)
+        while (slots[j].offset)
             j = (j + 1) & mask;
         slots[j] = s;
         count++;
@@ -168,8 +176,12 @@ static bool rehash(struct fs_memo_table *t, size_t cap, uint64_t keep, struct ps
     t->slots = slots;
     t->cap = cap;
     t->count = count;
-    if (arena)
+    if (compact) {
+        free(t->data);
+        t->data = to;
+        t->data_cap = to_cap;
         t->bytes = bytes;
+    }
     return true;
 }
 
@@ -188,15 +200,18 @@ static void mark_used(struct fs_memo_table *t, struct fs_memo_entry *e)
 }
 
 /* Stores an entry (absent from t): key, FSBS, and for pools MFFBS and the FSBFF's right bound.
- * False on allocation failure (nothing stored). */
+ * False when it is not stored: no memory, or no room left in the data for this update (the
+ * data only grows between updates, when no function of it is in use). */
 static bool store(struct fs_memo_table *t, const struct key *k, uint64_t h, const struct fs_memo_value *v)
 {
-    if ((t->count + 1) * 2 > t->cap && !rehash(t, t->cap ? 2 * t->cap : 256, 0, NULL))
+    if ((t->count + 1) * 2 > t->cap && !rehash(t, t->cap ? 2 * t->cap : 256, NULL, 0))
         return false;
     size_t kb = k->n * sizeof *k->w, fb = plf_bytes(&v->fsbs), mb = v->mffbs.a ? plf_bytes(&v->mffbs) : 0;
-    struct fs_memo_entry *e = ps_arena_alloc(&t->data[t->cur], sizeof *e + kb + fb + mb);
-    if (!e)
+    size_t need = sizeof(struct fs_memo_entry) + kb + fb + mb;
+    t->wanted += need;
+    if (t->bytes + need > t->data_cap)
         return false;
+    struct fs_memo_entry *e = (struct fs_memo_entry *)(t->data + t->bytes);
     *e = (struct fs_memo_entry){.id = v->id, .key_n = k->n, .fsbs_n = v->fsbs.n,
                                 .mffbs_n = v->mffbs.a ? v->mffbs.n : 0, .fsbff_right = v->fsbff_right};
     char *d = (char *)e->key;
@@ -205,8 +220,8 @@ static bool store(struct fs_memo_table *t, const struct key *k, uint64_t h, cons
     if (mb)
         memcpy(d + kb + fb, v->mffbs.a, mb);
     struct fs_memo_slot *s = find(t, k, h);
-    *s = (struct fs_memo_slot){.hash = h, .entry = e};
-    t->bytes += entry_bytes(e);
+    *s = (struct fs_memo_slot){.hash = h, .offset = t->bytes + 1};
+    t->bytes += need;
     t->count++;
     mark_used(t, e);
     return true;
@@ -224,35 +239,42 @@ static struct fs_memo_value value_of(const struct fs_memo_entry *e)
     };
 }
 
-/* Keeps only the entries the last update used when the others are the larger part (a failed
- * compaction keeps everything: the next update tries again). */
-static void compact(struct fs_memo_table *t)
+/* Between updates: keeps only the entries the last update used once the others are a quarter
+ * of them (a compaction follows a quarter as many new entries as it keeps: O(1) per entry),
+ * copied into data sized for the whole next round, room included, so that a steady state does
+ * not allocate; else makes room in the data. On failure the entries are kept (or stores refused
+ * for room): the next update tries again. */
+static void compact_or_grow(struct fs_memo_table *t, size_t room)
 {
-    if (t->count <= 2 * t->live_count && t->bytes <= 2 * t->live_bytes)
-        return;   /* (a compaction follows as many new entries as it keeps: O(1) per entry) */
-    size_t cap = 256;
-    while (cap < 4 * t->live_count)
-        cap *= 2;
-    struct ps_arena *spare = &t->data[1 - t->cur];
-    ps_arena_reset(spare);
-    if (!rehash(t, cap, t->update, spare))
+    size_t keep_count = t->live_count + t->live_count / 4 + 16, keep_bytes = t->live_bytes + t->live_bytes / 4 + 4096;
+    if (t->count > keep_count || t->bytes > keep_bytes) {
+        size_t cap = 256, to_cap = keep_bytes + room;
+        while (cap < 4 * t->live_count)
+            cap *= 2;
+        char *to = malloc(to_cap);
+        if (to && rehash(t, cap, to, to_cap))
+            return;
+        free(to);
+    }
+    if (t->bytes + room <= t->data_cap)
         return;
-    ps_arena_reset(&t->data[t->cur]);
-    t->cur = 1 - t->cur;
+    size_t cap = t->bytes + room + (t->bytes + room) / 4;
+    char *d = realloc(t->data, cap);
+    if (!d)
+        return;
+    t->data = d;
+    t->data_cap = cap;
 }
 
 void fs_memo_begin(struct ps_fs_update *u)
 {
     struct fs_memo_table *t = &u->memo;
-    if (t->data[0].block_size == 0) {
-        ps_arena_init(&t->data[0], MEMO_BLOCK_BYTES);
-        ps_arena_init(&t->data[1], MEMO_BLOCK_BYTES);
-    }
-    if (t->update > 0)
-        compact(t);
+    /* Room for twice what the last update stored or wanted to. */
+    compact_or_grow(t, 2 * t->wanted > 65536 ? 2 * t->wanted : 65536);
     t->update++;
     t->live_count = 0;
     t->live_bytes = 0;
+    t->wanted = 0;
 }
 
 bool fs_memo_find(struct ps_fs_update *u, const struct fs_elem *e, struct fs_memo_value *v)
@@ -268,10 +290,11 @@ bool fs_memo_find(struct ps_fs_update *u, const struct fs_elem *e, struct fs_mem
     if (!t->cap)
         return false;
     struct fs_memo_slot *s = find(t, &k, h);
-    if (!s->entry)
+    if (!s->offset)
         return false;
-    mark_used(t, s->entry);
-    *v = value_of(s->entry);
+    struct fs_memo_entry *entry = entry_at(t, s);
+    mark_used(t, entry);
+    *v = value_of(entry);
     return true;
 }
 
@@ -287,8 +310,7 @@ uint64_t fs_memo_store(struct ps_fs_update *u, const struct fs_elem *e, struct f
 int64_t fs_memo_bytes(const struct ps_fs_update *u)
 {
     const struct fs_memo_table *t = &u->memo;
-    return (int64_t)(u->memo_key_cap * sizeof(uint64_t) + t->cap * sizeof(struct fs_memo_slot) +
-                     ps_arena_footprint(&t->data[0]) + ps_arena_footprint(&t->data[1]));
+    return (int64_t)(u->memo_key_cap * sizeof(uint64_t) + t->cap * sizeof(struct fs_memo_slot) + t->data_cap);
 }
 
 void ps_fs_update_set_memo(struct ps_fs_update *u, bool on)
@@ -302,9 +324,8 @@ void fs_memo_release(struct ps_fs_update *u)
 {
     struct fs_memo_table *t = &u->memo;
     free(t->slots);
-    ps_arena_release(&t->data[0]);
-    ps_arena_release(&t->data[1]);
-    memset(t, 0, sizeof *t);   /* the arenas are set up again by the next update */
+    free(t->data);
+    memset(t, 0, sizeof *t);
     free(u->memo_key);
     u->memo_key = NULL;
     u->memo_key_cap = 0;
