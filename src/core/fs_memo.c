@@ -269,6 +269,8 @@ static void compact_or_grow(struct fs_memo_table *t, size_t room)
 void fs_memo_begin(struct ps_fs_update *u)
 {
     struct fs_memo_table *t = &u->memo;
+    if (!u->memo_on)
+        return;
     /* Room for twice what the last update stored or wanted to. */
     compact_or_grow(t, 2 * t->wanted > 65536 ? 2 * t->wanted : 65536);
     t->update++;
