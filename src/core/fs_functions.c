@@ -653,6 +653,8 @@ void fs_prepare_subtree(struct ps_fs_update *u, int root)
             for (size_t off = 0; off < sizeof(struct fs_elem) + 63; off += 64)
                 __builtin_prefetch(next + off);
         }
+        if (k >= 3)
+            fs_memo_prefetch(u, u->order[k - 3]);
         if (k >= 1) {
             const struct fs_elem *next = &u->el[u->order[k - 1]];
             __builtin_prefetch(&next->in->is_gang);

@@ -157,6 +157,9 @@ struct ps_fs_update {
 
     bool memo_on;                 /* ps_fs_update_set_memo */
     struct fs_memo_table memo;    /* elements' functions of the last updates */
+    size_t *memo_last;            /* per element index: the entry (offset + 1) the element at that
+                                     index found or stored last, 0: none; cleared by compaction */
+    size_t memo_last_cap;
     uint64_t memo_serial;         /* the last entry id given */
     uint64_t *memo_key;           /* the key being looked up */
     size_t memo_key_cap;
@@ -215,6 +218,8 @@ bool fs_memo_find(struct ps_fs_update *u, const struct fs_elem *e, struct fs_mem
 /* After a failed find of the same element: stores v under its key, gives v->id; the id, or 0
  * when it is not remembered. */
 uint64_t fs_memo_store(struct ps_fs_update *u, const struct fs_elem *e, struct fs_memo_value *v);
+/* Fetches the entry element i found or stored last (ahead of its lookup). */
+void fs_memo_prefetch(const struct ps_fs_update *u, int i);
 void fs_memo_release(struct ps_fs_update *u);
 int64_t fs_memo_bytes(const struct ps_fs_update *u);
 

@@ -200,17 +200,17 @@ static void mark_used(struct fs_memo_table *t, struct fs_memo_entry *e)
 }
 
 /* Stores an entry (absent from t): key, FSBS, and for pools MFFBS and the FSBFF's right bound.
- * False when it is not stored: no memory, or no room left in the data for this update (the
- * data only grows between updates, when no function of it is in use). */
-static bool store(struct fs_memo_table *t, const struct key *k, uint64_t h, const struct fs_memo_value *v)
+ * Its offset + 1, or 0 when it is not stored: no memory, or no room left in the data for this
+ * update (the data only grows between updates, when no function of it is in use). */
+static size_t store(struct fs_memo_table *t, const struct key *k, uint64_t h, const struct fs_memo_value *v)
 {
     if ((t->count + 1) * 2 > t->cap && !rehash(t, t->cap ? 2 * t->cap : 256, NULL, 0))
-        return false;
+        return 0;
     size_t kb = k->n * sizeof *k->w, fb = plf_bytes(&v->fsbs), mb = v->mffbs.a ? plf_bytes(&v->mffbs) : 0;
     size_t need = sizeof(struct fs_memo_entry) + kb + fb + mb;
     t->wanted += need;
     if (t->bytes + need > t->data_cap)
-        return false;
+        return 0;
     struct fs_memo_entry *e = (struct fs_memo_entry *)(t->data + t->bytes);
     *e = (struct fs_memo_entry){.id = v->id, .key_n = k->n, .fsbs_n = v->fsbs.n,
                                 .mffbs_n = v->mffbs.a ? v->mffbs.n : 0, .fsbff_right = v->fsbff_right};
@@ -224,7 +224,7 @@ static bool store(struct fs_memo_table *t, const struct key *k, uint64_t h, cons
     t->bytes += need;
     t->count++;
     mark_used(t, e);
-    return true;
+    return s->offset;
 }
 
 static struct fs_memo_value value_of(const struct fs_memo_entry *e)
@@ -244,7 +244,8 @@ static struct fs_memo_value value_of(const struct fs_memo_entry *e)
  * copied into data sized for the whole next round, room included, so that a steady state does
  * not allocate; else makes room in the data. On failure the entries are kept (or stores refused
  * for room): the next update tries again. */
-static void compact_or_grow(struct fs_memo_table *t, size_t room)
+/* True when it compacted (offsets changed). */
+static bool compact_or_grow(struct fs_memo_table *t, size_t room)
 {
     size_t keep_count = t->live_count + t->live_count / 4 + 16, keep_bytes = t->live_bytes + t->live_bytes / 4 + 4096;
     if (t->count > keep_count || t->bytes > keep_bytes) {
@@ -253,17 +254,49 @@ static void compact_or_grow(struct fs_memo_table *t, size_t room)
             cap *= 2;
         char *to = malloc(to_cap);
         if (to && rehash(t, cap, to, to_cap))
-            return;
+            return true;
         free(to);
     }
     if (t->bytes + room <= t->data_cap)
-        return;
+        return false;
     size_t cap = t->bytes + room + (t->bytes + room) / 4;
     char *d = realloc(t->data, cap);
-    if (!d)
+    if (d) {
+        t->data = d;
+        t->data_cap = cap;
+    }
+    return false;
+}
+
+/* memo_last for count elements: grown (zeroed), or cleared when the offsets changed. */
+static void index_begin(struct ps_fs_update *u, int count, bool clear)
+{
+    if (clear && u->memo_last_cap)
+        memset(u->memo_last, 0, u->memo_last_cap * sizeof *u->memo_last);
+    if ((size_t)count <= u->memo_last_cap)
         return;
-    t->data = d;
-    t->data_cap = cap;
+    size_t *last = realloc(u->memo_last, (size_t)count * sizeof *last);
+    if (!last)
+        return;   /* elements past the capacity are only looked up by hash */
+    memset(last + u->memo_last_cap, 0, ((size_t)count - u->memo_last_cap) * sizeof *last);
+    u->memo_last = last;
+    u->memo_last_cap = (size_t)count;
+}
+
+static void remember(struct ps_fs_update *u, const struct fs_elem *e, size_t offset)
+{
+    size_t i = (size_t)(e - u->el);
+    if (i < u->memo_last_cap)
+        u->memo_last[i] = offset;
+}
+
+void fs_memo_prefetch(const struct ps_fs_update *u, int i)
+{
+    if ((size_t)i >= u->memo_last_cap || !u->memo_last[i])
+        return;
+    const char *p = u->memo.data + u->memo_last[i] - 1;
+    for (size_t off = 0; off < sizeof(struct fs_memo_entry) + FIXED * sizeof(uint64_t); off += 64)
+        __builtin_prefetch(p + off);
 }
 
 void fs_memo_begin(struct ps_fs_update *u)
@@ -272,7 +305,8 @@ void fs_memo_begin(struct ps_fs_update *u)
     if (!u->memo_on)
         return;
     /* Room for twice what the last update stored or wanted to. */
-    compact_or_grow(t, 2 * t->wanted > 65536 ? 2 * t->wanted : 65536);
+    bool moved = compact_or_grow(t, 2 * t->wanted > 65536 ? 2 * t->wanted : 65536);
+    index_begin(u, u->count, moved);
     t->update++;
     t->live_count = 0;
     t->live_bytes = 0;
@@ -285,6 +319,17 @@ bool fs_memo_find(struct ps_fs_update *u, const struct fs_elem *e, struct fs_mem
     u->memo_hash_valid = false;
     if (!u->memo_on || !key_of(u, e, &k))
         return false;
+    /* Most elements keep their index and their inputs' bits: the entry the element at this
+     * index had last time is compared first, without hashing or probing. */
+    size_t i = (size_t)(e - u->el);
+    if (i < u->memo_last_cap && u->memo_last[i]) {
+        struct fs_memo_entry *entry = (struct fs_memo_entry *)(u->memo.data + u->memo_last[i] - 1);
+        if (entry->key_n == k.n && memcmp(entry->key, k.w, k.n * sizeof *k.w) == 0) {
+            mark_used(&u->memo, entry);
+            *v = value_of(entry);
+            return true;
+        }
+    }
     uint64_t h = key_hash(&k);
     u->memo_hash = h;
     u->memo_hash_valid = true;
@@ -294,6 +339,7 @@ bool fs_memo_find(struct ps_fs_update *u, const struct fs_elem *e, struct fs_mem
     struct fs_memo_slot *s = find(t, &k, h);
     if (!s->offset)
         return false;
+    remember(u, e, s->offset);
     struct fs_memo_entry *entry = entry_at(t, s);
     mark_used(t, entry);
     *v = value_of(entry);
@@ -306,13 +352,18 @@ uint64_t fs_memo_store(struct ps_fs_update *u, const struct fs_elem *e, struct f
     if (!u->memo_hash_valid || !key_of(u, e, &k))
         return 0;
     v->id = ++u->memo_serial;
-    return store(&u->memo, &k, u->memo_hash, v) ? v->id : 0;
+    size_t offset = store(&u->memo, &k, u->memo_hash, v);
+    if (!offset)
+        return 0;
+    remember(u, e, offset);
+    return v->id;
 }
 
 int64_t fs_memo_bytes(const struct ps_fs_update *u)
 {
     const struct fs_memo_table *t = &u->memo;
-    return (int64_t)(u->memo_key_cap * sizeof(uint64_t) + t->cap * sizeof(struct fs_memo_slot) + t->data_cap);
+    return (int64_t)((u->memo_key_cap + u->memo_last_cap) * sizeof(uint64_t) + t->cap * sizeof(struct fs_memo_slot) +
+                     t->data_cap);
 }
 
 void ps_fs_update_set_memo(struct ps_fs_update *u, bool on)
@@ -331,4 +382,7 @@ void fs_memo_release(struct ps_fs_update *u)
     free(u->memo_key);
     u->memo_key = NULL;
     u->memo_key_cap = 0;
+    free(u->memo_last);
+    u->memo_last = NULL;
+    u->memo_last_cap = 0;
 }
