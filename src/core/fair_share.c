@@ -583,6 +583,7 @@ static void init_elements(struct ps_fs_update *u, struct ps_fs_element *elems, s
         e->weight = in->kind == PS_ELEM_OPERATION ? operation_weight(in) : 1.0;
         if (in->kind == PS_ELEM_OPERATION) {
             e->ig = &u->integ[0];
+            e->has_guarantee = in->strong_guarantee.set != 0;
             init_operation(u, &t, e);
             continue;
         }

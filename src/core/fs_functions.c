@@ -591,11 +591,12 @@ bool fs_element_fsbs(struct ps_fs_update *u, struct fs_elem *e, bool fast, struc
     return !u->oom && !u->ctx.oom;
 }
 
-/* A pool's MFFBS and FSBFF's right bound as fs_element_fsbs leaves them, from the memo. */
+/* A pool's MFFBS and FSBFF's right bound as fs_element_fsbs leaves them, from the memo (whose
+ * functions stay put until the next update). */
 static void restore_pool(struct ps_fs_update *u, struct fs_elem *e, const struct fs_memo_value *v)
 {
     e->ig->fsbff_right = v->fsbff_right;
-    e->ig->mffbs = fs_commit(u, &u->persistent, v->mffbs);
+    e->ig->mffbs = v->mffbs;
     if (!e->is_fifo && e->child_count > 0)   /* as children_views sets it */
         e->ig->min_child_weight = smallest_child_weight(u, e);
 }
@@ -606,11 +607,11 @@ static void prepare_element(struct ps_fs_update *u, int i)
     struct fs_memo_value v;
     e->memo_id = 0;
     if (fs_memo_find(u, e, &v)) {
-        e->fsbs = fs_commit(u, &u->persistent, v.fsbs);
+        e->fsbs = v.fsbs;
         if (e->kind != PS_ELEM_OPERATION)
             restore_pool(u, e, &v);
         e->memo_id = v.id;
-        e->prepared = !u->oom;
+        e->prepared = true;
         return;
     }
     struct ps_plf fsbs;
@@ -652,6 +653,8 @@ void fs_prepare_subtree(struct ps_fs_update *u, int root)
             for (size_t off = 0; off < sizeof(struct fs_elem) + 63; off += 64)
                 __builtin_prefetch(next + off);
         }
+        if (k >= 3)
+            fs_memo_prefetch(u, u->order[k - 3]);
         if (k >= 1) {
             const struct fs_elem *next = &u->el[u->order[k - 1]];
             __builtin_prefetch(&next->in->is_gang);

@@ -79,6 +79,7 @@ struct fs_elem {
     bool is_pool;      /* a pool (not the root, not an operation) */
     bool is_fifo;
     bool prepared;
+    bool has_guarantee;  /* operations: a strong_guarantee_resources value is specified */
     uint64_t memo_id;  /* the memo entry holding fsbs (fs_memo.c), 0: none */
     bool share_known;  /* top-down, normal mode: out->fair_share.total already holds
                           FSBS(suggestion) */
@@ -93,19 +94,27 @@ struct fs_elem {
 };
 
 /* fs_memo.c: elements' functions by the exact bits of what they are a function of. */
-struct fs_memo_slot {
-    uint64_t hash;
-    uint64_t id;                  /* 0: empty slot */
-    size_t offset;                /* into data: key words, FSBS points, MFFBS points */
+struct fs_memo_entry {            /* in the table's data */
+    uint64_t id;
+    uint64_t used;                /* the last update that found or stored it */
     size_t key_n;
     int fsbs_n, mffbs_n;          /* mffbs_n 0: none (operations) */
     double fsbff_right;
+    uint64_t key[];               /* key_n words, then the FSBS points, then the MFFBS points */
+};
+struct fs_memo_slot {             /* 16 bytes: the table stays small enough to stay cached */
+    uint64_t hash;
+    size_t offset;                /* of the entry in data, plus 1; 0: empty slot */
 };
 struct fs_memo_table {
     struct fs_memo_slot *slots;   /* open addressing, cap a power of two, at most half full */
     size_t cap, count;
-    char *data;
-    size_t len, data_cap;
+    char *data;                   /* the entries; grows or moves only between updates */
+    size_t data_cap;
+    size_t bytes;                 /* bytes of the entries in data */
+    uint64_t update;              /* updates begun */
+    size_t live_count, live_bytes;/* entries this update used, and their bytes */
+    size_t wanted;                /* bytes this update stored or could not store for room */
 };
 struct fs_memo_value {
     uint64_t id;
@@ -147,7 +156,10 @@ struct ps_fs_update {
     int root_lazy_runs;           /* times the root's values at 1 took the shortcut (tests) */
 
     bool memo_on;                 /* ps_fs_update_set_memo */
-    struct fs_memo_table memo[2]; /* this update's elements' functions, the last update's */
+    struct fs_memo_table memo;    /* elements' functions of the last updates */
+    size_t *memo_last;            /* per element index: the entry (offset + 1) the element at that
+                                     index found or stored last, 0: none; cleared by compaction */
+    size_t memo_last_cap;
     uint64_t memo_serial;         /* the last entry id given */
     uint64_t *memo_key;           /* the key being looked up */
     size_t memo_key_cap;
@@ -201,11 +213,13 @@ struct ps_share fs_adjust_proposed_integral_share(struct ps_share limits, struct
 /* fs_memo.c */
 void fs_memo_begin(struct ps_fs_update *u);   /* at the start of an update */
 /* What fs_element_fsbs(u, e, true, ...) computed for these inputs before (views valid until the
- * next store); false when not known or not remembered. */
+ * next update begins or the memo is released); false when not known or not remembered. */
 bool fs_memo_find(struct ps_fs_update *u, const struct fs_elem *e, struct fs_memo_value *v);
 /* After a failed find of the same element: stores v under its key, gives v->id; the id, or 0
  * when it is not remembered. */
 uint64_t fs_memo_store(struct ps_fs_update *u, const struct fs_elem *e, struct fs_memo_value *v);
+/* Fetches the entry element i found or stored last (ahead of its lookup). */
+void fs_memo_prefetch(const struct ps_fs_update *u, int i);
 void fs_memo_release(struct ps_fs_update *u);
 int64_t fs_memo_bytes(const struct ps_fs_update *u);
 

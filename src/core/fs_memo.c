@@ -15,8 +15,12 @@
  * the id of the entry that holds it (two elements with the same id have the same function);
  * an element whose function was not remembered has id 0 and its pool is computed.
  *
- * Two tables: the one this update fills and the last update's; an entry found in the last one
- * is carried into this one, so what is kept is bounded by one update's distinct elements.
+ * One table whose entries lie in one buffer that only grows or moves between updates, so an
+ * element takes the entry's functions as its own, without a copy, until the next update
+ * begins. Each entry notes the last update that used it; once the others are a quarter of
+ * those, the next update begins by copying the used ones into a new buffer and forgetting the
+ * rest, so what is kept stays within about one update's distinct elements (and a steady state
+ * does not allocate).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -112,9 +116,9 @@ static bool key_of(struct ps_fs_update *u, const struct fs_elem *e, struct key *
     return true;
 }
 
-static const uint64_t *stored_key(const struct fs_memo_table *t, const struct fs_memo_slot *s)
+static struct fs_memo_entry *entry_at(const struct fs_memo_table *t, const struct fs_memo_slot *s)
 {
-    return (const uint64_t *)(t->data + s->offset);
+    return (struct fs_memo_entry *)(t->data + s->offset - 1);
 }
 
 /* The slot of the key in the table, or the empty slot where it would go. */
@@ -123,46 +127,61 @@ static struct fs_memo_slot *find(const struct fs_memo_table *t, const struct key
     size_t mask = t->cap - 1;
     for (size_t i = h & mask;; i = (i + 1) & mask) {
         struct fs_memo_slot *s = &t->slots[i];
-        if (s->id == 0 || (s->hash == h && s->key_n == k->n &&
-                           memcmp(stored_key(t, s), k->w, k->n * sizeof *k->w) == 0))
+        if (!s->offset)
             return s;
+        if (s->hash == h) {
+            const struct fs_memo_entry *e = entry_at(t, s);
+            if (e->key_n == k->n && memcmp(e->key, k->w, k->n * sizeof *k->w) == 0)
+                return s;
+        }
     }
 }
 
-static bool grow_slots(struct fs_memo_table *t)
+static size_t entry_bytes(const struct fs_memo_entry *e)
 {
-    size_t cap = t->cap ? 2 * t->cap : 256;
+    return sizeof *e + e->key_n * sizeof(uint64_t) +
+           ((size_t)e->fsbs_n * STRIDE + (size_t)e->mffbs_n * 2) * sizeof(double);
+}
+
+/* The slots, cap of them (a power of two, more than twice the entries), with every entry of
+ * t->slots; with to (live_bytes or more), only those the current update used, copied there, and
+ * to becomes the data. False on allocation failure (t unchanged). */
+static bool rehash(struct fs_memo_table *t, size_t cap, char *to, size_t to_cap)
+{
+    bool compact = to != NULL;
     struct fs_memo_slot *slots = calloc(cap, sizeof *slots);
     if (!slots)
         return false;
-    size_t mask = cap - 1;
+    size_t mask = cap - 1, count = 0, bytes = 0;
     for (size_t i = 0; i < t->cap; i++) {
-        const struct fs_memo_slot *s = &t->slots[i];
-        if (s->id == 0)
+        struct fs_memo_slot s = t->slots[i];
+        if (!s.offset)
             continue;
-        size_t j = s->hash & mask;
-        while (slots[j].id)
+        if (compact) {
+            const struct fs_memo_entry *e = entry_at(t, &s);
+            if (e->used != t->update)
+                continue;
+            size_t b = entry_bytes(e);
+            memcpy(to + bytes, e, b);
+            s.offset = bytes + 1;
+            bytes += b;
+        }
+        size_t j = s.hash & mask;
+        while (slots[j].offset)
             j = (j + 1) & mask;
-        slots[j] = *s;
+        slots[j] = s;
+        count++;
     }
     free(t->slots);
     t->slots = slots;
     t->cap = cap;
-    return true;
-}
-
-static bool reserve_data(struct fs_memo_table *t, size_t bytes)
-{
-    if (t->len + bytes <= t->data_cap)
-        return true;
-    size_t cap = t->data_cap ? 2 * t->data_cap : 65536;
-    while (cap < t->len + bytes)
-        cap *= 2;
-    char *d = realloc(t->data, cap);
-    if (!d)
-        return false;
-    t->data = d;
-    t->data_cap = cap;
+    t->count = count;
+    if (compact) {
+        free(t->data);
+        t->data = to;
+        t->data_cap = to_cap;
+        t->bytes = bytes;
+    }
     return true;
 }
 
@@ -171,54 +190,127 @@ static size_t plf_bytes(const struct ps_plf *f)
     return (size_t)f->n * (size_t)(f->dim + 1) * sizeof(double);
 }
 
-/* Stores an entry (absent from t): key, FSBS, and for pools MFFBS and the FSBFF's right bound.
- * False on allocation failure (nothing stored). */
-static bool store(struct fs_memo_table *t, const struct key *k, uint64_t h, const struct fs_memo_value *v)
+static void mark_used(struct fs_memo_table *t, struct fs_memo_entry *e)
 {
-    if ((t->count + 1) * 2 > t->cap && !grow_slots(t))
-        return false;
-    size_t kb = k->n * sizeof *k->w, fb = plf_bytes(&v->fsbs), mb = v->mffbs.a ? plf_bytes(&v->mffbs) : 0;
-    if (!reserve_data(t, kb + fb + mb))
-        return false;
-    struct fs_memo_slot *s = find(t, k, h);
-    *s = (struct fs_memo_slot){.hash = h, .id = v->id, .offset = t->len, .key_n = k->n,
-                               .fsbs_n = v->fsbs.n, .mffbs_n = v->mffbs.a ? v->mffbs.n : 0,
-                               .fsbff_right = v->fsbff_right};
-    memcpy(t->data + t->len, k->w, kb);
-    memcpy(t->data + t->len + kb, v->fsbs.a, fb);
-    if (mb)
-        memcpy(t->data + t->len + kb + fb, v->mffbs.a, mb);
-    t->len += kb + fb + mb;
-    t->count++;
-    return true;
+    if (e->used == t->update)
+        return;
+    e->used = t->update;
+    t->live_count++;
+    t->live_bytes += entry_bytes(e);
 }
 
-static struct fs_memo_value value_of(const struct fs_memo_table *t, const struct fs_memo_slot *s)
+/* Stores an entry (absent from t): key, FSBS, and for pools MFFBS and the FSBFF's right bound.
+ * Its offset + 1, or 0 when it is not stored: no memory, or no room left in the data for this
+ * update (the data only grows between updates, when no function of it is in use). */
+static size_t store(struct fs_memo_table *t, const struct key *k, uint64_t h, const struct fs_memo_value *v)
 {
-    double *fsbs = (double *)(t->data + s->offset + s->key_n * sizeof(uint64_t));
-    double *mffbs = fsbs + (size_t)s->fsbs_n * STRIDE;
+    if ((t->count + 1) * 2 > t->cap && !rehash(t, t->cap ? 2 * t->cap : 256, NULL, 0))
+        return 0;
+    size_t kb = k->n * sizeof *k->w, fb = plf_bytes(&v->fsbs), mb = v->mffbs.a ? plf_bytes(&v->mffbs) : 0;
+    size_t need = sizeof(struct fs_memo_entry) + kb + fb + mb;
+    t->wanted += need;
+    if (t->bytes + need > t->data_cap)
+        return 0;
+    struct fs_memo_entry *e = (struct fs_memo_entry *)(t->data + t->bytes);
+    *e = (struct fs_memo_entry){.id = v->id, .key_n = k->n, .fsbs_n = v->fsbs.n,
+                                .mffbs_n = v->mffbs.a ? v->mffbs.n : 0, .fsbff_right = v->fsbff_right};
+    char *d = (char *)e->key;
+    memcpy(d, k->w, kb);
+    memcpy(d + kb, v->fsbs.a, fb);
+    if (mb)
+        memcpy(d + kb + fb, v->mffbs.a, mb);
+    struct fs_memo_slot *s = find(t, k, h);
+    *s = (struct fs_memo_slot){.hash = h, .offset = t->bytes + 1};
+    t->bytes += need;
+    t->count++;
+    mark_used(t, e);
+    return s->offset;
+}
+
+static struct fs_memo_value value_of(const struct fs_memo_entry *e)
+{
+    double *fsbs = (double *)(e->key + e->key_n);
+    double *mffbs = fsbs + (size_t)e->fsbs_n * STRIDE;
     return (struct fs_memo_value){
-        .id = s->id,
-        .fsbs = {fsbs, s->fsbs_n, DIM},
-        .mffbs = {s->mffbs_n ? mffbs : NULL, s->mffbs_n, 1},
-        .fsbff_right = s->fsbff_right,
+        .id = e->id,
+        .fsbs = {fsbs, e->fsbs_n, DIM},
+        .mffbs = {e->mffbs_n ? mffbs : NULL, e->mffbs_n, 1},
+        .fsbff_right = e->fsbff_right,
     };
 }
 
-static void clear(struct fs_memo_table *t)
+/* Between updates: keeps only the entries the last update used once the others are a quarter
+ * of them (a compaction follows a quarter as many new entries as it keeps: O(1) per entry),
+ * copied into data sized for the whole next round, room included, so that a steady state does
+ * not allocate; else makes room in the data. On failure the entries are kept (or stores refused
+ * for room): the next update tries again. */
+/* True when it compacted (offsets changed). */
+static bool compact_or_grow(struct fs_memo_table *t, size_t room)
 {
-    if (t->count)
-        memset(t->slots, 0, t->cap * sizeof *t->slots);
-    t->count = 0;
-    t->len = 0;
+    size_t keep_count = t->live_count + t->live_count / 4 + 16, keep_bytes = t->live_bytes + t->live_bytes / 4 + 4096;
+    if (t->count > keep_count || t->bytes > keep_bytes) {
+        size_t cap = 256, to_cap = keep_bytes + room;
+        while (cap < 4 * t->live_count)
+            cap *= 2;
+        char *to = malloc(to_cap);
+        if (to && rehash(t, cap, to, to_cap))
+            return true;
+        free(to);
+    }
+    if (t->bytes + room <= t->data_cap)
+        return false;
+    size_t cap = t->bytes + room + (t->bytes + room) / 4;
+    char *d = realloc(t->data, cap);
+    if (d) {
+        t->data = d;
+        t->data_cap = cap;
+    }
+    return false;
+}
+
+/* memo_last for count elements: grown (zeroed), or cleared when the offsets changed. */
+static void index_begin(struct ps_fs_update *u, int count, bool clear)
+{
+    if (clear && u->memo_last_cap)
+        memset(u->memo_last, 0, u->memo_last_cap * sizeof *u->memo_last);
+    if ((size_t)count <= u->memo_last_cap)
+        return;
+    size_t *last = realloc(u->memo_last, (size_t)count * sizeof *last);
+    if (!last)
+        return;   /* elements past the capacity are only looked up by hash */
+    memset(last + u->memo_last_cap, 0, ((size_t)count - u->memo_last_cap) * sizeof *last);
+    u->memo_last = last;
+    u->memo_last_cap = (size_t)count;
+}
+
+static void remember(struct ps_fs_update *u, const struct fs_elem *e, size_t offset)
+{
+    size_t i = (size_t)(e - u->el);
+    if (i < u->memo_last_cap)
+        u->memo_last[i] = offset;
+}
+
+void fs_memo_prefetch(const struct ps_fs_update *u, int i)
+{
+    if ((size_t)i >= u->memo_last_cap || !u->memo_last[i])
+        return;
+    const char *p = u->memo.data + u->memo_last[i] - 1;
+    for (size_t off = 0; off < sizeof(struct fs_memo_entry) + FIXED * sizeof(uint64_t); off += 64)
+        __builtin_prefetch(p + off);
 }
 
 void fs_memo_begin(struct ps_fs_update *u)
 {
-    struct fs_memo_table last = u->memo[0];
-    u->memo[0] = u->memo[1];
-    u->memo[1] = last;
-    clear(&u->memo[0]);
+    struct fs_memo_table *t = &u->memo;
+    if (!u->memo_on)
+        return;
+    /* Room for twice what the last update stored or wanted to. */
+    bool moved = compact_or_grow(t, 2 * t->wanted > 65536 ? 2 * t->wanted : 65536);
+    index_begin(u, u->count, moved);
+    t->update++;
+    t->live_count = 0;
+    t->live_bytes = 0;
+    t->wanted = 0;
 }
 
 bool fs_memo_find(struct ps_fs_update *u, const struct fs_elem *e, struct fs_memo_value *v)
@@ -227,26 +319,31 @@ bool fs_memo_find(struct ps_fs_update *u, const struct fs_elem *e, struct fs_mem
     u->memo_hash_valid = false;
     if (!u->memo_on || !key_of(u, e, &k))
         return false;
+    /* Most elements keep their index and their inputs' bits: the entry the element at this
+     * index had last time is compared first, without hashing or probing. */
+    size_t i = (size_t)(e - u->el);
+    if (i < u->memo_last_cap && u->memo_last[i]) {
+        struct fs_memo_entry *entry = (struct fs_memo_entry *)(u->memo.data + u->memo_last[i] - 1);
+        if (entry->key_n == k.n && memcmp(entry->key, k.w, k.n * sizeof *k.w) == 0) {
+            mark_used(&u->memo, entry);
+            *v = value_of(entry);
+            return true;
+        }
+    }
     uint64_t h = key_hash(&k);
     u->memo_hash = h;
     u->memo_hash_valid = true;
-    struct fs_memo_table *now = &u->memo[0], *last = &u->memo[1];
-    if (now->cap) {
-        struct fs_memo_slot *s = find(now, &k, h);
-        if (s->id) {
-            *v = value_of(now, s);
-            return true;
-        }
-    }
-    if (last->cap) {
-        struct fs_memo_slot *s = find(last, &k, h);
-        if (s->id) {
-            *v = value_of(last, s);
-            store(now, &k, h, v);   /* on failure the next update computes it again */
-            return true;
-        }
-    }
-    return false;
+    struct fs_memo_table *t = &u->memo;
+    if (!t->cap)
+        return false;
+    struct fs_memo_slot *s = find(t, &k, h);
+    if (!s->offset)
+        return false;
+    remember(u, e, s->offset);
+    struct fs_memo_entry *entry = entry_at(t, s);
+    mark_used(t, entry);
+    *v = value_of(entry);
+    return true;
 }
 
 uint64_t fs_memo_store(struct ps_fs_update *u, const struct fs_elem *e, struct fs_memo_value *v)
@@ -255,15 +352,18 @@ uint64_t fs_memo_store(struct ps_fs_update *u, const struct fs_elem *e, struct f
     if (!u->memo_hash_valid || !key_of(u, e, &k))
         return 0;
     v->id = ++u->memo_serial;
-    return store(&u->memo[0], &k, u->memo_hash, v) ? v->id : 0;
+    size_t offset = store(&u->memo, &k, u->memo_hash, v);
+    if (!offset)
+        return 0;
+    remember(u, e, offset);
+    return v->id;
 }
 
 int64_t fs_memo_bytes(const struct ps_fs_update *u)
 {
-    int64_t b = (int64_t)(u->memo_key_cap * sizeof(uint64_t));
-    for (int i = 0; i < 2; i++)
-        b += (int64_t)(u->memo[i].cap * sizeof(struct fs_memo_slot) + u->memo[i].data_cap);
-    return b;
+    const struct fs_memo_table *t = &u->memo;
+    return (int64_t)((u->memo_key_cap + u->memo_last_cap) * sizeof(uint64_t) + t->cap * sizeof(struct fs_memo_slot) +
+                     t->data_cap);
 }
 
 void ps_fs_update_set_memo(struct ps_fs_update *u, bool on)
@@ -275,12 +375,14 @@ void ps_fs_update_set_memo(struct ps_fs_update *u, bool on)
 
 void fs_memo_release(struct ps_fs_update *u)
 {
-    for (int i = 0; i < 2; i++) {
-        free(u->memo[i].slots);
-        free(u->memo[i].data);
-        memset(&u->memo[i], 0, sizeof u->memo[i]);
-    }
+    struct fs_memo_table *t = &u->memo;
+    free(t->slots);
+    free(t->data);
+    memset(t, 0, sizeof *t);
     free(u->memo_key);
     u->memo_key = NULL;
     u->memo_key_cap = 0;
+    free(u->memo_last);
+    u->memo_last = NULL;
+    u->memo_last_cap = 0;
 }

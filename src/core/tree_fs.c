@@ -37,6 +37,7 @@ void ps_tree_fs_release(struct ps_tree_fs *fs)
     free(fs->op_base);
     free(fs->queue);
     free(fs->keys);
+    free(fs->keys_tmp);
     ps_tree_fs_init(fs);
 }
 
@@ -63,7 +64,8 @@ static int reserve(struct ps_tree_fs *fs, int pools, int ops)
     }
     if (ops > fs->op_capacity) {
         int n = 2 * ops;
-        if (grow((void **)&fs->keys, sizeof(struct ps_tree_fs_key), n))
+        if (grow((void **)&fs->keys, sizeof(struct ps_tree_fs_key), n) ||
+            grow((void **)&fs->keys_tmp, sizeof(struct ps_tree_fs_key), n))
             return PS_ENOMEM;
         fs->op_capacity = n;
     }
@@ -78,21 +80,46 @@ static int reserve(struct ps_tree_fs *fs, int pools, int ops)
     return 0;
 }
 
-static int by_pool_start_id(const void *a, const void *b)
+static bool before(const struct ps_tree_fs_key *x, const struct ps_tree_fs_key *y)
 {
-    const struct ps_tree_fs_key *x = a, *y = b;
     if (x->slot != y->slot)
-        return x->slot < y->slot ? -1 : 1;
+        return x->slot < y->slot;
     if (x->start_time_ms != y->start_time_ms)
-        return x->start_time_ms < y->start_time_ms ? -1 : 1;
-    return strcmp(x->op->id, y->op->id);
+        return x->start_time_ms < y->start_time_ms;
+    return strcmp(x->op->id, y->op->id) < 0;
 }
 
-/* The engine's defaults for an element, outputs cleared. */
+/* fs->keys[0..n) by (pool, start time, id): a bottom-up merge sort with the order inlined
+ * (qsort's calls through a pointer were most of the sort, run at every update). Ids are
+ * unique, so the order is total and any sort gives the same array. */
+static void sort_keys(struct ps_tree_fs *fs, int n)
+{
+    struct ps_tree_fs_key *a = fs->keys, *b = fs->keys_tmp;
+    for (int width = 1; width < n; width *= 2) {
+        for (int lo = 0; lo < n; lo += 2 * width) {
+            int mid = lo + width < n ? lo + width : n;
+            int hi = lo + 2 * width < n ? lo + 2 * width : n;
+            int i = lo, j = mid, k = lo;
+            while (i < mid && j < hi)
+                b[k++] = before(&a[j], &a[i]) ? a[j++] : a[i++];
+            while (i < mid)
+                b[k++] = a[i++];
+            while (j < hi)
+                b[k++] = a[j++];
+        }
+        struct ps_tree_fs_key *t = a;
+        a = b;
+        b = t;
+    }
+    if (a != fs->keys)
+        memcpy(fs->keys, a, (size_t)n * sizeof *a);
+}
+
+/* The engine's defaults for an element. Outputs are left as they are: the engine clears them
+ * (5 of an element's 9 cache lines, once per update is enough). */
 static void element_defaults(struct ps_fs_element *e, enum ps_element_kind kind, int parent, const char *name)
 {
     ps_fs_element_input_init(&e->in, kind, parent, name);
-    memset(&e->out, 0, sizeof e->out);
 }
 
 static struct ps_resources filter_limits(struct ps_pool_tree *tree, const struct ps_formula *filter,
@@ -103,11 +130,10 @@ static struct ps_resources filter_limits(struct ps_pool_tree *tree, const struct
     return ps_pool_tree_filter_limits(tree, filter);
 }
 
-/* The engine's defaults for a pool entry, outputs cleared. */
+/* The engine's defaults for a pool entry (outputs: as element_defaults). */
 static void pool_defaults(struct ps_fs_pool *p)
 {
     ps_fs_pool_input_init(&p->in);
-    memset(&p->out, 0, sizeof p->out);
 }
 
 /* infer_children_weights_from_historic_usage of the parent (historic_usage.h): the weight,
@@ -206,8 +232,7 @@ int ps_pool_tree_build_fs(struct ps_pool_tree *tree, struct ps_tree_fs *fs, int6
         fs->keys[m].op = op;
         m++;
     }
-    if (m > 1)
-        qsort(fs->keys, (size_t)m, sizeof *fs->keys, by_pool_start_id);
+    sort_keys(fs, m);
     for (int i = 0; i < m; i++) {
         int slot = fs->keys[i].slot;
         if (i == 0 || fs->keys[i - 1].slot != slot)

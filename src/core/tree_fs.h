@@ -61,6 +61,7 @@ struct ps_tree_fs {
     int *op_base;                    /* per pool index: element of its first operation */
     int *queue;                      /* breadth-first queue of pool indices */
     struct ps_tree_fs_key *keys;     /* running operations by (pool, start time, id) */
+    struct ps_tree_fs_key *keys_tmp; /* the sort's scratch */
     int pool_capacity, op_capacity;
 };
 

@@ -232,7 +232,11 @@ static void test_apply_results(void **state)
     ps_error_init(&err);
     assert_int_equal(ps_pool_tree_build_fs(t, &fs, 1000, &err), 0);
     assert_false(op->dynamic.valid);
-    /* What the engine would write. */
+    /* What the engine would write (it clears the outputs first; the build leaves them). */
+    for (int i = 0; i < fs.count; i++)
+        memset(&fs.elems[i].out, 0, sizeof fs.elems[i].out);
+    for (int i = 0; i < fs.pool_count; i++)
+        memset(&fs.fs_pools[i].out, 0, sizeof fs.fs_pools[i].out);
     int ri = ps_pool_tree_find_pool(t, "research")->fs_index;
     int bi = ps_pool_tree_find_pool(t, "burst")->fs_index;
     int oi = op->fs_index;
