@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/fs_fast.h"
+#include "core/merge_sort.h"
 #include "core/fs_internal.h"
 
 #define ARENA_BLOCK_BYTES ((size_t)256 << 10)
@@ -458,27 +459,25 @@ static bool fifo_before(const struct ps_fs_update *u, const struct ps_fs_pool_in
     return a < b;
 }
 
-/* Stable merge sort of a FIFO pool's children (the stack array is the scratch). */
+struct fifo_order {
+    const struct ps_fs_update *u;
+    const struct ps_fs_pool_input *pool;
+};
+
+static bool child_before(const struct fifo_order *o, const int *a, const int *b)
+{
+    return fifo_before(o->u, o->pool, *a, *b);
+}
+PS_MERGE_SORT_DEFINE(sort_children, int, const struct fifo_order *, child_before)
+
+/* A FIFO pool's children in its order (the stack array is the scratch). */
 static void sort_fifo(struct ps_fs_update *u, int pool)
 {
     struct fs_elem *p = &u->el[pool];
     int n = p->child_count;
     int *xs = u->children + p->first_child;
-    int *tmp = u->stack;
-    for (int width = 1; width < n; width *= 2) {
-        for (int lo = 0; lo < n; lo += 2 * width) {
-            int mid = lo + width < n ? lo + width : n;
-            int hi = lo + 2 * width < n ? lo + 2 * width : n;
-            int i = lo, j = mid, k = lo;
-            while (i < mid && j < hi)
-                tmp[k++] = fifo_before(u, fs_pool_in(p), xs[j], xs[i]) ? xs[j++] : xs[i++];
-            while (i < mid)
-                tmp[k++] = xs[i++];
-            while (j < hi)
-                tmp[k++] = xs[j++];
-        }
-        memcpy(xs, tmp, (size_t)n * sizeof *xs);
-    }
+    struct fifo_order order = {u, fs_pool_in(p)};
+    sort_children(xs, u->stack, n, &order);
     for (int k = 0; k < n; k++)
         u->el[xs[k]].out->fifo_index = k;
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/merge_sort.h"
 #include "core/nodes.h"
 #include "core/pool_tree_impl.h"
 #include "core/schedule.h"
@@ -89,31 +90,15 @@ static bool before(const struct ps_tree_fs_key *x, const struct ps_tree_fs_key *
     return strcmp(x->op->id, y->op->id) < 0;
 }
 
-/* fs->keys[0..n) by (pool, start time, id): a bottom-up merge sort with the order inlined
- * (qsort's calls through a pointer were most of the sort, run at every update). Ids are
- * unique, so the order is total and any sort gives the same array. */
-static void sort_keys(struct ps_tree_fs *fs, int n)
+/* fs->keys[0..n) by (pool, start time, id) at every update; ids are unique, so the order is
+ * total and any sort gives the same array */
+static bool key_before(const void *unused, const struct ps_tree_fs_key *x,
+                       const struct ps_tree_fs_key *y)
 {
-    struct ps_tree_fs_key *a = fs->keys, *b = fs->keys_tmp;
-    for (int width = 1; width < n; width *= 2) {
-        for (int lo = 0; lo < n; lo += 2 * width) {
-            int mid = lo + width < n ? lo + width : n;
-            int hi = lo + 2 * width < n ? lo + 2 * width : n;
-            int i = lo, j = mid, k = lo;
-            while (i < mid && j < hi)
-                b[k++] = before(&a[j], &a[i]) ? a[j++] : a[i++];
-            while (i < mid)
-                b[k++] = a[i++];
-            while (j < hi)
-                b[k++] = a[j++];
-        }
-        struct ps_tree_fs_key *t = a;
-        a = b;
-        b = t;
-    }
-    if (a != fs->keys)
-        memcpy(fs->keys, a, (size_t)n * sizeof *a);
+    (void)unused;
+    return before(x, y);
 }
+PS_MERGE_SORT_DEFINE(sort_keys, struct ps_tree_fs_key, const void *, key_before)
 
 /* The engine's defaults for an element. Outputs are left as they are: the engine clears them
  * (5 of an element's 9 cache lines, once per update is enough). */
@@ -232,7 +217,7 @@ int ps_pool_tree_build_fs(struct ps_pool_tree *tree, struct ps_tree_fs *fs, int6
         fs->keys[m].op = op;
         m++;
     }
-    sort_keys(fs, m);
+    sort_keys(fs->keys, fs->keys_tmp, m, NULL);
     for (int i = 0; i < m; i++) {
         int slot = fs->keys[i].slot;
         if (i == 0 || fs->keys[i - 1].slot != slot)
