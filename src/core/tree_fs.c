@@ -160,22 +160,30 @@ static void fill_pool(struct ps_pool_tree *tree, struct ps_fs_element *e, struct
     pin->last_integral_share_ratio = pool->last_integral_share_ratio;
 }
 
+/* An operation sets every input field, so its input is written whole, in one pass, instead of
+ * over ps_fs_element_input_init's defaults (a memset and two resource vectors per operation
+ * and update). */
 static void fill_op(struct ps_pool_tree *tree, struct ps_fs_element *e, const struct ps_tree_op *op,
                     int parent, int64_t now_ms)
 {
-    element_defaults(e, PS_ELEM_OPERATION, parent, op->id);
     struct ps_fs_element_input *in = &e->in;
-    in->weight = op->weight;
-    in->weight_specified = op->weight_specified;
-    in->max_share_ratio = op->max_share_ratio;
-    in->resource_limits = op->resource_limits;
-    in->filter_limits = filter_limits(tree, op->filter, now_ms);
-    in->demand = ps_tree_op_effective_demand(op);
-    in->usage = op->usage;
-    in->start_time_ms = op->start_time_ms;
-    in->pending_job_count = op->pending_job_count;
-    in->is_gang = op->is_gang;
-    in->strong_guarantee = op->strong_guarantee_resources;
+    *in = (struct ps_fs_element_input){
+        .kind = PS_ELEM_OPERATION,
+        .parent = parent,
+        .name = op->id,
+        .weight = op->weight,
+        .weight_specified = op->weight_specified,
+        .is_gang = op->is_gang,
+        .pool = -1,
+        .max_share_ratio = op->max_share_ratio,
+        .resource_limits = op->resource_limits,
+        .filter_limits = filter_limits(tree, op->filter, now_ms),
+        .demand = ps_tree_op_effective_demand(op),
+        .usage = op->usage,
+        .start_time_ms = op->start_time_ms,
+        .pending_job_count = op->pending_job_count,
+        .strong_guarantee = op->strong_guarantee_resources,
+    };
     infer_from_historic_usage(in, op->pool, &op->historic_usage);
 }
 
