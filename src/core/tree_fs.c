@@ -209,8 +209,11 @@ int ps_pool_tree_build_fs(struct ps_pool_tree *tree, struct ps_tree_fs *fs, int6
         fs->next_sibling[i] = fs->first_child[parent];
         fs->first_child[parent] = i;
     }
-    /* Running operations grouped by pool, each group by start time then id. Operations are
-     * scattered in memory: prefetching ahead keeps the passes over them from stalling. */
+    /* Running operations grouped by pool (a stable counting sort by slot into keys), then each
+     * group by start time then id: a pool's few operations sorted apiece take far fewer
+     * comparisons than all of them at once, and the order is total, so the array is the same.
+     * Operations are scattered in memory: prefetching ahead keeps the pass over them from
+     * stalling. */
     int m = 0;
     for (int i = 0; i < tree->op_count; i++) {
         if (i + 8 < tree->op_count)
@@ -220,18 +223,23 @@ int ps_pool_tree_build_fs(struct ps_pool_tree *tree, struct ps_tree_fs *fs, int6
         op->scheduling_index = -1;
         if (!op->running)
             continue;
-        fs->keys[m].slot = SLOT(op->pool);
-        fs->keys[m].start_time_ms = op->start_time_ms;
-        fs->keys[m].op = op;
+        int slot = SLOT(op->pool);
+        fs->keys_tmp[m].slot = slot;
+        fs->keys_tmp[m].start_time_ms = op->start_time_ms;
+        fs->keys_tmp[m].op = op;
+        fs->op_end[slot]++;   /* the group's size for now */
         m++;
     }
-    sort_keys(fs->keys, fs->keys_tmp, m, NULL);
-    for (int i = 0; i < m; i++) {
-        int slot = fs->keys[i].slot;
-        if (i == 0 || fs->keys[i - 1].slot != slot)
-            fs->op_begin[slot] = i;
-        fs->op_end[slot] = i + 1;
+    for (int i = 0, pos = 0; i <= npools; i++) {
+        fs->op_begin[i] = pos;
+        pos += fs->op_end[i];
+        fs->op_end[i] = fs->op_begin[i];
     }
+    for (int i = 0; i < m; i++)
+        fs->keys[fs->op_end[fs->keys_tmp[i].slot]++] = fs->keys_tmp[i];
+    for (int i = 0; i <= npools; i++)
+        if (fs->op_end[i] - fs->op_begin[i] > 1)
+            sort_keys(fs->keys + fs->op_begin[i], fs->keys_tmp, fs->op_end[i] - fs->op_begin[i], NULL);
 
     /* Breadth-first over pools (queue: the pool slots in element order); each pool's child
      * pools get the next elements, then its operations a block of elements filled below. */
