@@ -489,6 +489,11 @@ int ps_tree_sched_update_finish(struct ps_tree_sched *ts, struct ps_pool_tree *t
     ts->preemptible_config.total = total;
 
     for (int i = 0; i < n; i++) {
+        /* the operations are cold, scattered records: ask for the next ones' ahead */
+        if (i + 4 < n && ts->fs.ops[i + 4]) {
+            __builtin_prefetch(ts->fs.ops[i + 4]);
+            __builtin_prefetch(&ts->fs.ops[i + 4]->user_data);
+        }
         struct ps_sched_operation *so = &ts->sched_ops[i];
         struct ps_preempt_operation *po = &ts->preempt_ops[i];
         memset(so, 0, sizeof *so);
