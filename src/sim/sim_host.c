@@ -23,8 +23,8 @@ static int reserve_elems(struct sim_tree *T, int count);
 
 /* The loop asks op_state for the elements in order, and each one's records are cold and
  * scattered (the tree's membership -> the strategy's operation -> the simulator's operation ->
- * its memberships and task): ask for those of the elements ahead, one link per stage, so their
- * misses overlap instead of stalling every call. */
+ * its memberships and task -> the task's spec): ask for those of the elements ahead, one link
+ * per stage, so their misses overlap instead of stalling every call. */
 static void prefetch_ahead(const struct ps_tree_fs *fs, int element)
 {
     int e = element + 12;
@@ -33,18 +33,25 @@ static void prefetch_ahead(const struct ps_tree_fs *fs, int element)
     e = element + 8;
     if (e < fs->count && fs->ops[e] && fs->ops[e]->user_data)
         __builtin_prefetch(&((const struct ps_operation *)fs->ops[e]->user_data)->host);
-    e = element + 4;
+    e = element + 6;
     const struct sim_op *o = e < fs->count ? ps_tree_op_host(fs->ops[e]) : NULL;
     if (o) {
         __builtin_prefetch(&o->pending);
         __builtin_prefetch(&o->m_count);
     }
-    e = element + 2;
+    e = element + 4;
     o = e < fs->count ? ps_tree_op_host(fs->ops[e]) : NULL;
     if (o) {
         __builtin_prefetch(o->ms);
         if (o->cur_task >= 0)
             __builtin_prefetch(&o->tasks[o->cur_task]);
+    }
+    e = element + 2;
+    o = e < fs->count ? ps_tree_op_host(fs->ops[e]) : NULL;
+    if (o && o->cur_task >= 0) {
+        const struct ps_scenario_task *spec = o->tasks[o->cur_task].spec;
+        __builtin_prefetch(&spec->resources);
+        __builtin_prefetch(&spec->disk_medium);
     }
 }
 
