@@ -329,6 +329,16 @@ static int apply_op_state(struct ps_sched_snapshot *s, int op, const struct ps_s
     return 0;
 }
 
+/* The limits of element i checked in a heartbeat with options.specified_limits (schedule.h). */
+static struct ps_resources specified_limits(const struct ps_fs_element *fe, int i)
+{
+    if (i == 0)
+        return ps_resources_infinite();
+    if (fe->in.max_share_ratio >= 1.0)
+        return ps_resources_min(fe->in.resource_limits, fe->in.filter_limits);
+    return fe->out.resource_limits;
+}
+
 int ps_sched_snapshot_new(const struct ps_fs_element *elems, int count,
                           const struct ps_fs_pool *pools, int pool_count,
                           const struct ps_sched_operation *ops,
@@ -388,7 +398,7 @@ int ps_sched_snapshot_new(const struct ps_fs_element *elems, int count,
         x->start_time_ms = x->kind == PS_ELEM_OPERATION ? fe->in.start_time_ms : 0;
         x->fair = fe->out.fair_share.total;
         x->demand = fe->out.demand_share;
-        x->limits = fe->out.resource_limits;
+        x->limits = options->specified_limits ? specified_limits(fe, i) : fe->out.resource_limits;
         x->usage = x->kind == PS_ELEM_OPERATION ? fe->in.usage : ps_resources_zero();
         x->heap_pos = -1;
         x->filter = -1;

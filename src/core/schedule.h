@@ -69,6 +69,15 @@ struct ps_sched_options {
     ps_sched_filter_fn filter_eval;   /* required when an operation has a filter */
     uint64_t generation;              /* identifies this build for per-node filter caches:
                                          use a new value for every new or rebuilt snapshot */
+    /* Check in a heartbeat only the limits an element has of its own (default false: the fair
+     * share's out.resource_limits). The snapshot checks then its specified resource_limits and
+     * those its filter implies (in.resource_limits, in.filter_limits), as YTsaurus checks in a
+     * heartbeat only the applied specified limits (GetLocalAvailableResourceLimits); the root
+     * has none. The fair share's limits are also capped by the tree total: checked in a
+     * heartbeat they would refuse every allocation of the preemptive stages on a full cluster,
+     * where the victims still hold their resources. An element with max_share_ratio < 1 keeps
+     * the fair share's limits: the ratio is a limit of its own. */
+    bool specified_limits;
 };
 
 /* YTsaurus defaults (above); total is zero and must be set, filter_eval is NULL. */

@@ -24,6 +24,7 @@ int ps_tree_sched_init(struct ps_tree_sched *ts, struct ps_error *err)
         return ps_error_set(err, PS_ENOMEM, "out of memory");
     ps_sched_options_init(&ts->options);
     ts->options.filter_eval = eval_filter;
+    ts->options.specified_limits = true;   /* a heartbeat checks the elements' own limits */
     ps_preempt_config_init(&ts->preempt_config);
     ps_preemptible_config_init(&ts->preemptible_config);
     ts->last_update_ms = INT64_MIN;
@@ -158,25 +159,6 @@ void ps_tree_sched_update_lists(struct ps_tree_sched *ts, const struct ps_tree_o
     pc.total = ts->fs.input.total;
     const struct ps_fs_element_output *o = &ts->fs.elems[element].out;
     ps_preemptible_update(lists, &o->fair_share.total, &o->demand_share, &pc);
-}
-
-/* The snapshot checks the limits an element has of its own (its specified resource_limits and
- * those its filter implies), as YTsaurus checks in a heartbeat only the applied specified
- * limits (GetLocalAvailableResourceLimits); the root has none. The fair share's limits are
- * also capped by the tree total: checked in a heartbeat they would refuse every allocation of
- * the preemptive stages on a full cluster, where the victims still hold their resources. An
- * element with max_share_ratio < 1 keeps the capped limits: the ratio is a limit of its own.
- * Swapped in for the snapshot's build only (saved receives the fair share's). */
-static void specified_limits(struct ps_tree_fs *fs, struct ps_resources *saved)
-{
-    for (int i = 0; i < fs->count; i++) {
-        struct ps_fs_element *e = &fs->elems[i];
-        saved[i] = e->out.resource_limits;
-        if (i == 0)
-            e->out.resource_limits = ps_resources_infinite();
-        else if (e->in.max_share_ratio >= 1.0)
-            e->out.resource_limits = ps_resources_min(e->in.resource_limits, e->in.filter_limits);
-    }
 }
 
 /* EffectiveAggressivePreemptionAllowed of an operation: false for a gang operation without
@@ -330,14 +312,8 @@ static bool is_ssd_medium(const struct ps_tree_config *cfg, const char *medium)
 static int new_snapshot(struct ps_tree_sched *ts, struct ps_error *err)
 {
     int n = ts->fs.count;
-    struct ps_resources *fs_limits = malloc((size_t)(n ? n : 1) * sizeof *fs_limits);
-    if (!fs_limits)
-        return ps_error_set(err, PS_ENOMEM, "out of memory");
-    specified_limits(&ts->fs, fs_limits);
     int rc = ps_sched_snapshot_new(ts->fs.elems, n, ts->fs.fs_pools, ts->fs.pool_count,
                                    ts->sched_ops, &ts->options, &ts->snap, err);
-    for (int i = 0; i < n; i++)
-        ts->fs.elems[i].out.resource_limits = fs_limits[i];
     /* Heartbeats read live usage, as upstream's resource tree: allocations that started or
      * ended while the update ran off the host's lock (the operations' usage is current, the
      * build's is begin's) count in the new snapshot too, else they would be scheduled past
@@ -347,7 +323,6 @@ static int new_snapshot(struct ps_tree_sched *ts, struct ps_error *err)
         if (op && !ps_resources_equal(op->usage, ts->fs.elems[i].in.usage))
             rc = ps_sched_set_operation_usage(ts->snap, i, op->usage, err);
     }
-    free(fs_limits);
     return rc;
 }
 
@@ -514,6 +489,11 @@ int ps_tree_sched_update_finish(struct ps_tree_sched *ts, struct ps_pool_tree *t
     ts->preemptible_config.total = total;
 
     for (int i = 0; i < n; i++) {
+        /* the operations are cold, scattered records: ask for the next ones' ahead */
+        if (i + 4 < n && ts->fs.ops[i + 4]) {
+            __builtin_prefetch(ts->fs.ops[i + 4]);
+            __builtin_prefetch(&ts->fs.ops[i + 4]->user_data);
+        }
         struct ps_sched_operation *so = &ts->sched_ops[i];
         struct ps_preempt_operation *po = &ts->preempt_ops[i];
         memset(so, 0, sizeof *so);

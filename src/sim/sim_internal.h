@@ -101,23 +101,25 @@ struct sim_retry {                     /* a job of a task back to pending after 
 };
 
 struct sim_task {
+    /* first the fields a snapshot rebuild reads of every waiting operation (its pending count
+     * and shape, sim_op_state): one cache line */
     const struct ps_scenario_task *spec;
-    int64_t fresh_next;                /* jobs [0, fresh_next) have started at least once */
-    struct sim_retry *retry;           /* FIFO ring: aborted jobs, retried first */
-    int64_t retry_head, retry_count, retry_cap;
     int64_t pending;                   /* job_count - fresh_next + retry_count */
-    int64_t completed;
     /* memory reserve (sim_resources.c); memory_on: the task requests memory */
     bool memory_on;
-    struct ps_memory_task memory;
-    int64_t overdraft_retries;         /* pending retries with an overdraft history */
     /* sim_res_task_memory's last answer, a pure function of `memory` (changed only where
      * memory_version is bumped, sim_resources.c) and of overdraft_retries > 0: the shape is
      * asked for at every snapshot rebuild, and the digest quantiles walk every bucket. */
-    uint64_t memory_version;
     bool memo_valid, memo_retrying;
+    int64_t overdraft_retries;         /* pending retries with an overdraft history */
+    uint64_t memory_version;
     uint64_t memo_version;
     int64_t memo_memory;
+    int64_t fresh_next;                /* jobs [0, fresh_next) have started at least once */
+    struct sim_retry *retry;           /* FIFO ring: aborted jobs, retried first */
+    int64_t retry_head, retry_count, retry_cap;
+    int64_t completed;
+    struct ps_memory_task memory;
 };
 
 /* An operation's membership in one tree. */

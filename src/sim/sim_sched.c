@@ -308,8 +308,17 @@ int sim_fair_share_event(struct ps_sim *sim, struct ps_error *err)
     /* Reasons depend on the update's results and on what heartbeats recorded: evaluated when
      * either changed, so skipping an update never changes them. */
     if (any || sim->reasons_dirty)
-        for (int i = 0; i < sim->active_count; i++)
+        for (int i = 0; i < sim->active_count; i++) {
+            /* the operations are cold: ask for the next ones' state and memberships ahead */
+            if (i + 8 < sim->active_count) {
+                const struct sim_op *next = &sim->ops[sim->active[i + 8]];
+                __builtin_prefetch(&next->pending);
+                __builtin_prefetch(&next->m_count);
+            }
+            if (i + 4 < sim->active_count)
+                __builtin_prefetch(sim->ops[sim->active[i + 4]].ms);
             sim_pending_reason_update(sim, sim->active[i], true);
+        }
     sim->reasons_dirty = false;
     sim_pools_rows_write(sim);
     int rc = check_ops(sim, &sim->next_demand_check_ms,
