@@ -22,7 +22,7 @@
 
 struct ps_what_if {
     int64_t since_ms, until_ms, fs_period_ms;
-    struct ps_event_record *record;   /* the rows (the fidelity reads them) */
+    struct ps_what_if_recorded *recorded;   /* what the fidelity takes from the record */
     json_t *changes;
     json_t *scenario[2];          /* recorded, changed */
     char *text[2];                /* their JSON */
@@ -73,7 +73,6 @@ int ps_what_if_prepare(const struct ps_what_if_request *q, struct ps_what_if **o
         ps_event_record_free(q->record);
         return ps_error_set(err, PS_ENOMEM, "out of memory");
     }
-    w->record = q->record;
     w->since_ms = q->since_ms;
     w->until_ms = q->until_ms;
     w->fs_period_ms = q->fair_share_update_period_ms;
@@ -83,8 +82,13 @@ int ps_what_if_prepare(const struct ps_what_if_request *q, struct ps_what_if **o
                                         .fair_share_update_period_ms = w->fs_period_ms,
                                         .default_tree = q->default_tree,
                                         .tree_attributes = q->trees};
-    int rc = w->changes ? ps_event_replay_scenario(w->record, &o, &w->scenario[0], err)
+    int rc = w->changes ? ps_event_replay_scenario(q->record, &o, &w->scenario[0], err)
                         : ps_error_set(err, PS_ENOMEM, "out of memory");
+    if (rc == 0)
+        rc = ps_what_if_recorded_new(q->record, w->scenario[0], w->since_ms,
+                                     json_string_value(json_object_get(w->scenario[0], "default_tree")),
+                                     &w->recorded, err);
+    ps_event_record_free(q->record);   /* the runs do not need it: the largest part of a week */
     if (rc == 0 && !(w->scenario[1] = json_deep_copy(w->scenario[0])))
         rc = ps_error_set(err, PS_ENOMEM, "out of memory");
     if (rc == 0)
@@ -104,7 +108,7 @@ void ps_what_if_free(struct ps_what_if *w)
 {
     if (!w)
         return;
-    ps_event_record_free(w->record);
+    ps_what_if_recorded_free(w->recorded);
     json_decref(w->changes);
     for (int k = 0; k < 2; k++) {
         json_decref(w->scenario[k]);
@@ -173,8 +177,7 @@ static void *run(void *arg)
                                        &j->m, &j->err);
     ps_what_if_events_free(events);
     if (j->rc == 0 && j->k == 0)
-        j->rc = ps_what_if_fidelity(j->w->record, j->w->scenario[0], j->w->since_ms, j->tree, j->m,
-                                    out, &j->fid, &j->err);
+        j->rc = ps_what_if_fidelity(j->w->recorded, j->m, out, &j->fid, &j->err);
     return NULL;
 }
 

@@ -521,21 +521,22 @@ int ps_what_if_run_metrics(struct ps_what_if_events *r, const char *dir, const j
 
 /* ---- fidelity ------------------------------------------------------------------------------ */
 
-struct fidelity {
-    const struct ps_event_record *rec;
-    const json_t *sc;
+/* What the fidelity takes from the record, measured before the runs so that the record can be
+ * freed while they run. */
+struct ps_what_if_recorded {
+    const json_t *sc;    /* the no-change scenario (the caller's) */
     int64_t since, duration;
-    const char *tree;
-    json_t *op_pool;     /* operation -> its pool in tree (recorded) */
-    json_t *parent;      /* pool -> parent */
+    char *tree;
     struct series use;   /* recorded usage per pool */
+    json_t *first;       /* operation submitted inside the window -> its first recorded job
+                          * start, ms into the window (the window's end when it had none) */
 };
 
-/* Every job attempt of the record (its last row: job_started, or its end), as usage of its
- * pool and the pool's ancestors. */
-static int recorded_usage(struct fidelity *f)
+/* Every job attempt of rec (its last row: job_started, or its end), as usage of its pool (in
+ * op_pool) and the pool's ancestors (parent). */
+static int recorded_usage(struct ps_what_if_recorded *f, const struct ps_event_record *rec,
+                          const json_t *op_pool, const json_t *parent)
 {
-    const struct ps_event_record *rec = f->rec;
     size_t *last = malloc((rec->job_ids.count ? rec->job_ids.count : 1) * sizeof *last);
     if (!last)
         return PS_ENOMEM;
@@ -547,14 +548,14 @@ static int recorded_usage(struct fidelity *f)
         bool end = j->kind != PS_EVENT_JOB_STARTED;
         const char *op =
             j->operation != PS_EVENT_NONE ? rec->operation_ids.names[j->operation] : "";
-        const char *pool = sval(f->op_pool, op);
+        const char *pool = sval(op_pool, op);
         const char *job_tree =
             j->tree != PS_EVENT_NONE ? rec->tree_ids.names[j->tree] : NULL;
         if (!pool || (job_tree && strcmp(job_tree, f->tree) != 0))
             continue;   /* not in tree (an operation in several trees has jobs in each) */
         int64_t from = (end ? j->start_time : j->timestamp) - f->since;
         int64_t to = end ? j->finish_time - f->since : f->duration + f->use.step;
-        for (const char *p = pool; p && strcmp(p, "<Root>") != 0; p = sval(f->parent, p))
+        for (const char *p = pool; p && strcmp(p, "<Root>") != 0; p = sval(parent, p))
             series_add(&f->use, p, from, to, j->resources);
     }
     free(last);
@@ -562,8 +563,94 @@ static int recorded_usage(struct fidelity *f)
     return 0;
 }
 
+/* f->first from rec: the operations started (submitted) inside the window, each with its first
+ * recorded job start. */
+static int recorded_starts(struct ps_what_if_recorded *f, const struct ps_event_record *rec)
+{
+    int64_t *first = malloc((rec->operation_ids.count ? rec->operation_ids.count : 1) *
+                            sizeof *first);   /* operation -> first recorded job start, or -1 */
+    if (!first)
+        return PS_ENOMEM;
+    for (size_t i = 0; i < rec->operation_ids.count; i++)
+        first[i] = -1;
+    for (size_t i = 0; i < rec->job_count; i++) {
+        const struct ps_event_job *j = &rec->jobs[i];
+        if (j->kind == PS_EVENT_JOB_STARTED && j->operation != PS_EVENT_NONE &&
+            first[j->operation] < 0)
+            first[j->operation] = j->timestamp;
+    }
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < rec->other_count; i++) {
+        const json_t *row = rec->others[i].json;
+        const char *type = sval(row, "event_type"), *id = sval(row, "operation_id");
+        if (!type || !id || strcmp(type, "operation_started") != 0 || ival(row, "timestamp") < f->since)
+            continue;
+        uint32_t a = ps_event_names_find(&rec->operation_ids, id);
+        int64_t x = a != PS_EVENT_NONE && first[a] >= 0 ? first[a] - f->since : f->duration;
+        if (json_object_set_new(f->first, id, json_integer(x)) != 0)
+            rc = PS_ENOMEM;
+    }
+    free(first);
+    return rc;
+}
+
+int ps_what_if_recorded_new(const struct ps_event_record *rec, const json_t *scenario,
+                            int64_t since_ms, const char *tree, struct ps_what_if_recorded **out,
+                            struct ps_error *err)
+{
+    struct ps_what_if_recorded *f = calloc(1, sizeof *f);
+    json_t *op_pool = json_object(), *parent = json_object();   /* operation -> pool in tree */
+    int rc = f && op_pool && parent ? 0 : PS_ENOMEM;
+    if (rc == 0) {
+        *f = (struct ps_what_if_recorded){.sc = scenario, .since = since_ms,
+                                          .duration = ival(scenario, "duration"),
+                                          .tree = strdup(tree ? tree : ""),
+                                          .first = json_object()};
+        series_init(&f->use, f->duration);
+        if (!f->tree || !f->first || !f->use.index)
+            rc = PS_ENOMEM;
+    }
+    size_t i;
+    json_t *x;
+    for (i = 0; rc == 0 && i < rec->other_count; i++) {
+        x = rec->others[i].json;
+        if (sval(x, "event_type") && strcmp(sval(x, "event_type"), "operation_started") == 0 &&
+            sval(x, "operation_id"))
+            json_object_set(op_pool, sval(x, "operation_id"),
+                            json_object_get(json_object_get(json_object_get(x, "scheduling_info_per_tree"),
+                                                            tree), "pool"));
+    }
+    if (rc == 0)
+        json_array_foreach(json_object_get(json_object_get(json_object_get(scenario, "pool_trees"), tree),
+                                           "pools"), i, x)
+            json_object_set(parent, sval(x, "name"), json_object_get(x, "parent"));
+    if (rc == 0)
+        rc = recorded_usage(f, rec, op_pool, parent);
+    if (rc == 0)
+        rc = recorded_starts(f, rec);
+    json_decref(op_pool);
+    json_decref(parent);
+    if (rc != 0) {
+        ps_what_if_recorded_free(f);
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    }
+    *out = f;
+    return 0;
+}
+
+void ps_what_if_recorded_free(struct ps_what_if_recorded *f)
+{
+    if (!f)
+        return;
+    series_release(&f->use);
+    json_decref(f->first);
+    free(f->tree);
+    free(f);
+}
+
 /* The replay's usage share of each pool at each sample (pools.csv: the last row at or before) */
-static int replay_usage(struct fidelity *f, const char *dir, double *share, struct ps_error *err)
+static int replay_usage(const struct ps_what_if_recorded *f, const char *dir, double *share,
+                        struct ps_error *err)
 {
     static const char *const names[] = {"time", "tree", "pool", "usage_ratio"};
     int cols[4];
@@ -589,42 +676,21 @@ static int replay_usage(struct fidelity *f, const char *dir, double *share, stru
     return rc != 0 ? rc : more < 0 ? more : 0;
 }
 
-static json_t *start_errors(struct fidelity *f, const json_t *replay_metrics, json_t *out)
+static json_t *start_errors(const struct ps_what_if_recorded *f, const json_t *replay_metrics,
+                            json_t *out)
 {
-    const struct ps_event_record *rec = f->rec;
-    json_t *inside = json_object();  /* operations submitted inside the window */
-    int64_t *first = malloc((rec->operation_ids.count ? rec->operation_ids.count : 1) *
-                            sizeof *first);   /* operation -> first recorded job start, or -1 */
-    if (!first || !inside) {
-        free(first);
-        json_decref(inside);
-        return NULL;
-    }
-    for (size_t i = 0; i < rec->operation_ids.count; i++)
-        first[i] = -1;
-    for (size_t i = 0; i < rec->job_count; i++) {
-        const struct ps_event_job *j = &rec->jobs[i];
-        if (j->kind == PS_EVENT_JOB_STARTED && j->operation != PS_EVENT_NONE &&
-            first[j->operation] < 0)
-            first[j->operation] = j->timestamp;
-    }
-    size_t i;
-    for (i = 0; i < rec->other_count; i++) {
-        const json_t *row = rec->others[i].json;
-        const char *type = sval(row, "event_type"), *id = sval(row, "operation_id");
-        if (type && id && strcmp(type, "operation_started") == 0 &&
-            ival(row, "timestamp") >= f->since)
-            json_object_set_new(inside, id, json_true());
-    }
     json_t *errors = json_array();
+    if (!errors)
+        return NULL;
     json_t *rfirst = json_object_get(replay_metrics, "first_job");
+    size_t i;
     json_t *op;
     json_array_foreach(json_object_get(f->sc, "operations"), i, op) {
-        if (!json_object_get(inside, sval(op, "id")))
+        const json_t *a = json_object_get(f->first, sval(op, "id"));
+        if (!a)
             continue;   /* submitted before the window: its start is not in the replay */
-        uint32_t a = ps_event_names_find(&rec->operation_ids, sval(op, "id"));
         const json_t *b = json_object_get(rfirst, sval(op, "id"));
-        int64_t x = a != PS_EVENT_NONE && first[a] >= 0 ? first[a] - f->since : f->duration;
+        int64_t x = json_integer_value(a);
         int64_t y = json_is_integer(b) ? json_integer_value(b) : f->duration;
         json_array_append_new(errors, json_integer(x > y ? x - y : y - x));
     }
@@ -633,12 +699,10 @@ static json_t *start_errors(struct fidelity *f, const json_t *replay_metrics, js
     json_object_set_new(out, "start_error_p95_ms", json_integer(percentile(errors, 0.95)));
     json_object_set_new(out, "start_error_max_ms", json_integer(percentile(errors, 1.0)));
     json_decref(errors);
-    free(first);
-    json_decref(inside);
     return out;
 }
 
-static void usage_errors(struct fidelity *f, const double *share, json_t *out)
+static void usage_errors(const struct ps_what_if_recorded *f, const double *share, json_t *out)
 {
     size_t n = f->use.n;
     double *total = node_totals(f->sc, n, f->use.step, f->duration, f->tree);
@@ -670,40 +734,17 @@ static void usage_errors(struct fidelity *f, const double *share, json_t *out)
     free(total);
 }
 
-int ps_what_if_fidelity(const struct ps_event_record *rec, const json_t *scenario,
-                        int64_t since_ms, const char *tree, const json_t *replay_metrics,
+int ps_what_if_fidelity(const struct ps_what_if_recorded *f, const json_t *replay_metrics,
                         const char *dir, json_t **out, struct ps_error *err)
 {
-    int64_t duration = ival(scenario, "duration");
-    struct fidelity f = {.rec = rec, .sc = scenario, .since = since_ms, .duration = duration,
-                         .tree = tree, .op_pool = json_object(), .parent = json_object()};
-    series_init(&f.use, duration);
-    size_t i;
-    json_t *x;
-    for (i = 0; i < rec->other_count; i++) {
-        x = rec->others[i].json;
-        if (sval(x, "event_type") && strcmp(sval(x, "event_type"), "operation_started") == 0 &&
-            sval(x, "operation_id"))
-            json_object_set(f.op_pool, sval(x, "operation_id"),
-                            json_object_get(json_object_get(json_object_get(x, "scheduling_info_per_tree"),
-                                                            tree), "pool"));
-    }
-    json_array_foreach(json_object_get(json_object_get(json_object_get(scenario, "pool_trees"), tree),
-                                       "pools"), i, x)
-        json_object_set(f.parent, sval(x, "name"), json_object_get(x, "parent"));
-    int rc = recorded_usage(&f);
-    double *share = calloc((f.use.count ? f.use.count : 1) * f.use.n, sizeof *share);
-    if (rc == 0)
-        rc = share ? replay_usage(&f, dir, share, err) : PS_ENOMEM;
-    if (rc == 0 && !(*out = start_errors(&f, replay_metrics, json_object())))
+    double *share = calloc((f->use.count ? f->use.count : 1) * f->use.n, sizeof *share);
+    int rc = share ? replay_usage(f, dir, share, err) : PS_ENOMEM;
+    if (rc == 0 && !(*out = start_errors(f, replay_metrics, json_object())))
         rc = PS_ENOMEM;
     if (rc == 0)
-        usage_errors(&f, share, *out);
+        usage_errors(f, share, *out);
     if (rc == PS_ENOMEM)
         ps_error_set(err, PS_ENOMEM, "out of memory");
     free(share);
-    series_release(&f.use);
-    json_decref(f.op_pool);
-    json_decref(f.parent);
     return rc;
 }

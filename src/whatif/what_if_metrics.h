@@ -40,19 +40,26 @@ int ps_what_if_run_metrics(struct ps_what_if_events *events, const char *dir,
 
 /* Fidelity of the no-change replay (dir: its outputs) against the record:
  *   operation start error: for each operation submitted inside the window, |first job start in
- *     the replay - first job start in rec| (ms; a side without a start counts the end of the
- *     window); p50, p95, max;
+ *     the replay - first job start in the record| (ms; a side without a start counts the end
+ *     of the window); p50, p95, max;
  *   usage error: per pool of tree, the mean over samples (every duration/200 ms) of
  *     |replay usage share - recorded usage share|, the recorded share being the dominant share
  *     of the jobs running then in tree (every attempt, aborted ones included, of the pool's
  *     subtree) over the total then of tree's nodes (those its nodes_filter matches, following
  *     the scenario's tag and nodes_filter events); mean over pools and the worst pool.
- * scenario is the no-change scenario (its nodes, pools, operations); since_ms the window start.
+ * In two steps, so that the record need not be kept while the replay runs:
+ * ps_what_if_recorded_new takes what the fidelity needs from rec (scenario is the no-change
+ * scenario: its nodes, pools and operations, borrowed until ps_what_if_recorded_free; since_ms
+ * the window start), ps_what_if_fidelity compares it with the replay.
  * out: {"operations", "start_error_p50_ms", "start_error_p95_ms", "start_error_max_ms",
  *       "usage_error_mean", "usage_error_max", "usage_error_max_pool", "usage_error": {pool: e}}.
  * Errors: PS_EIO, PS_ENOMEM. */
-int ps_what_if_fidelity(const struct ps_event_record *rec, const json_t *scenario,
-                        int64_t since_ms, const char *tree, const json_t *replay_metrics,
+struct ps_what_if_recorded;
+int ps_what_if_recorded_new(const struct ps_event_record *rec, const json_t *scenario,
+                            int64_t since_ms, const char *tree, struct ps_what_if_recorded **out,
+                            struct ps_error *err);
+void ps_what_if_recorded_free(struct ps_what_if_recorded *recorded);
+int ps_what_if_fidelity(const struct ps_what_if_recorded *recorded, const json_t *replay_metrics,
                         const char *dir, json_t **out, struct ps_error *err);
 
 #endif
