@@ -102,6 +102,7 @@ struct ps_sim_event {
     const char *user;                       /* operation_started; else NULL */
     const char *pool;                       /* operation_started: its pool in event_tree */
     const struct ps_resources *resources;   /* job_started; else NULL */
+    const char *tree;                       /* job events: the pool tree the job runs in */
 };
 
 struct ps_sim_options {

@@ -223,6 +223,7 @@ void sim_ev_job(struct ps_sim *sim, const char *type, const struct sim_job *job)
     sim_ev_begin(sim, type);
     sim->ev.job_id = id;
     sim->ev.operation_id = sim->ops[job->op].sc->id;
+    sim->ev.tree = sim->trees[sim->ops[job->op].ms[job->ms].tree].name;
     sim_ev_key(sim, "job_id");
     sim_buf_str(&sim->line, id);
     sim_ev_key(sim, "operation_id");

@@ -329,7 +329,7 @@ void ps_what_if_events_add(void *ctx, const struct ps_sim_event *ev)
                       : strcmp(type, "job_preempted") == 0 ? "preempted_jobs"
                                                            : NULL;
     if (key) {
-        if (pool)
+        if (pool && ev->tree && strcmp(ev->tree, r->tree) == 0)   /* its job in this tree */
             bump(entry(r->pools, pool), key);
         bump(entry(r->users, user), key);
     }

@@ -31,8 +31,8 @@ void ps_what_if_events_free(struct ps_what_if_events *events);
  * the dominant share of their running jobs over the nodes' total, averaged over 200 samples),
  * and for pools (from pools.csv) mean_fair_share and starving_ms (rows not non_starving x the
  * period). pools are tree's: an operation counts for the pool it ran in in tree (one in
- * several trees in each tree's report), one not in tree for no pool; users count every
- * operation.
+ * several trees in each tree's report, with its jobs in tree only), one not in tree for no
+ * pool; users count every operation and job.
  * Errors: PS_EIO naming the file, PS_ENOMEM. */
 int ps_what_if_run_metrics(struct ps_what_if_events *events, const char *dir,
                            const json_t *scenario, int64_t period_ms, json_t **out,

@@ -4,7 +4,8 @@
 # nodes_filter puts each node in its tree, a later row's change is a set_tree_attribute event,
 # default_tree is the tree reported), the pool table covers the reported tree only (an
 # operation in the other tree is in no pool of it, one in both trees in each tree's report),
-# the user table every operation, the usage error over the tree's nodes; a bad pool_trees_info
+# the user table every operation, a pool's jobs done only its jobs in the tree, the usage error
+# over the tree's nodes; a bad pool_trees_info
 # row is refused naming it.
 # Usage: bash what_if_offline_trees.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
@@ -75,6 +76,20 @@ for run, pools, op_count in (("physical", {"a", "idle"}, {"a": 2}), ("gpu", {"g"
         u = w[side]["users"]
         check(set(u) == {"alice", "bob", "carol"} and all(x["operations"] == 1 for x in u.values()),
               run + " " + side + ": users count every operation", u)
+        # a pool's jobs done are its operations' jobs in this tree (op3 runs in both), counted
+        # here from the run's events.jsonl (a job's tree from its job_started) and the log's
+        # pools per tree; a user's are all of their jobs
+        ev = [json.loads(x) for x in open(d + "/" + run + "/" + side + "/events.jsonl")]
+        tree_of = {e["job_id"]: e["tree"] for e in ev if e["event_type"] == "job_started"}
+        pool_of = {r["operation_id"]: r["scheduling_info_per_tree"][run]["pool"]
+                   for r in json.load(open(d + "/log.json"))
+                   if r["event_type"] == "operation_started" and run in r["scheduling_info_per_tree"]}
+        done = [e for e in ev if e["event_type"] == "job_completed"]
+        for pool in pools:
+            n = sum(1 for e in done if tree_of[e["job_id"]] == run and pool_of.get(e["operation_id"]) == pool)
+            check(p[pool]["jobs_completed"] == n, run + " " + side + ": jobs done in " + pool, p[pool], n)
+        check(sum(x["jobs_completed"] for x in u.values()) == len(done),
+              run + " " + side + ": users' jobs done in every tree", u, len(done))
     check(set(w["fidelity"]["usage_error"]) <= pools, run + ": fidelity of the tree's pools",
           w["fidelity"]["usage_error"])
     # the usage error of the tree's busy pool, derived here: the recorded share is that of the
