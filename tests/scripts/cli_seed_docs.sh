@@ -8,14 +8,8 @@
 # A fake node (heartbeat protocol, docs/api.md) gives the cluster 10000 cores, so that
 # ratios and volumes are not all zero.
 # usage: cli_seed_docs.sh BINARY DATA_DIR SOURCE_DIR
-set -euo pipefail
-bin=${1:?usage: cli_seed_docs.sh BINARY DATA_DIR SOURCE_DIR}
-data=${2:?}
-src=${3:?}
-bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-PYTHONPATH="$src/tests/scripts" python3 - "$bin" "$work" "$data/seed-docs" <<'EOF'
+source "${3:?usage: cli_seed_docs.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test 0 "$@" "$2/seed-docs" <<'EOF'
 import json, os, re, subprocess, sys, time
 from server_helper import Scheduler, FakeNode, check, finish
 
