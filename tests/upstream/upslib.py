@@ -4,14 +4,14 @@ operations, orchid reads and polling waits. Tree "physical" stands for upstream'
 """
 import time
 
-from server_helper import Scheduler, FakeNode
+from server_helper import Scheduler, FakeNode, StopsAtExit
 
 ORCHID = "//sys/scheduler/orchid/scheduler/scheduling_info_per_pool_tree/physical"
 BIN = None    # the poolsched binary (set by the script)
 WORK = None   # a scratch directory (set by the script)
 
 
-class Env:
+class Env(StopsAtExit):
     def __init__(self, name, nodes=1, cpu=10, slots=10, tree=None, network=None, config=None,
                  tags=None):
         """config: the scheduler config; tags(i): node i's tags."""
