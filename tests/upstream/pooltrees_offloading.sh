@@ -130,8 +130,7 @@ def offloading_of_ephemeral_pools():
 @case
 def offloading_disabled_for_operations_with_scheduling_tag_filter():
     # upstream: test_scheduler_pool_trees::TestOffloadingPools::test_offloading_disabled_for_operations_with_scheduling_tag_filter
-    env = offload_env("tag_filter")
-    try:
+    with offload_env("tag_filter") as env:
         pool(env, "primary_pool")
         env.s.set(PT + "physical/primary_pool/@offloading_settings", {"offload_tree": {"pool": "offload_pool"}})
         offload_node = custom_tree_with_one_node(env, "offload_tree")
@@ -141,8 +140,6 @@ def offloading_disabled_for_operations_with_scheduling_tag_filter():
         check(in_tree(env, op, "physical", "pool") == "primary_pool", "in physical")
         check(in_tree(env, op, "offload_tree", "pool") is None, "not in offload_tree")
         check(offload_node not in jobs_on(env, op), "no job on the offload node")
-    finally:
-        env.stop()
 
 
 def some_pool_offloaded_to(settings):

@@ -70,8 +70,7 @@ def ssd_alerts(s):
             if a["attributes"]["alert_type"] == "update_ssd_priority_preemption_media"]
 
 for case in ("no_aggressive", "aggressive_for_ssd"):
-    s = Scheduler(bin, "%s/%s" % (work, case), {"fair_share_update_period": 100}).start()
-    try:
+    with Scheduler(bin, "%s/%s" % (work, case), {"fair_share_update_period": 100}).start() as s:
         tree_config(s)
         s.ok("create", {"type": "scheduler_pool", "path": T + "/aggressive",
                         "attributes": {"enable_aggressive_starvation": True}})
@@ -98,14 +97,11 @@ for case in ("no_aggressive", "aggressive_for_ssd"):
             # upstream: test_scheduler_preemption::TestSsdPriorityPreemption::test_aggressive_preemption_of_ssd_jobs_for_ssd_jobs[True]
             op = vanilla(s, 1, pool="aggressive", ssd=True)
             wait_for(nodes, "SSD op in the aggressive pool gets 1 cpu", lambda: len(running(nodes, op)) == 1)
-    finally:
-        s.stop()
 
 # upstream: test_scheduler_preemption::TestSsdPriorityPreemption::test_profiling
 # Upstream's counter scheduler/pools/preempted_job_resources/cpu {preemption_reason, tree, pool
 # root} is poolsched_preempted_job_resources_cpu_total {tree, preemption_reason} (/metrics).
-s = Scheduler(bin, work + "/profiling", {"fair_share_update_period": 100}).start()
-try:
+with Scheduler(bin, work + "/profiling", {"fair_share_update_period": 100}).start() as s:
     tree_config(s)
     nodes = cluster(s)
     beat(nodes, 0.3)
@@ -127,12 +123,9 @@ try:
              lambda: any(j in n.interrupted for n in nodes for j, st in n.running.items()
                          if st.get("operation_id") == blocking) or len(running(nodes, blocking)) < 8)
     check(counter() - before >= 1.0, "ssd_preemption counter grew by %s" % (counter() - before))
-finally:
-    s.stop()
 
 # upstream: test_scheduler_preemption::TestSsdPriorityPreemption::test_config
-s = Scheduler(bin, work + "/config", {"fair_share_update_period": 100}).start()
-try:
+with Scheduler(bin, work + "/config", {"fair_share_update_period": 100}).start() as s:
     nodes = cluster(s)
     beat(nodes, 0.3)
     s.set(T + "/@config/ssd_priority_preemption", {"enable": False, "node_tag_filter": "ssd_tag",
@@ -151,7 +144,5 @@ try:
     st, out = s.call("set", {"path": T + "/@config/ssd_priority_preemption/enable", "value": True})
     check(st == 400 and "SSD node tag filter must be non-empty when SSD priority preemption is enabled" in str(out),
           "enable with an empty filter: %s %s" % (st, out))
-finally:
-    s.stop()
 finish()
 PY
