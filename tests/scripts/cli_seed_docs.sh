@@ -63,8 +63,7 @@ def near(a, b, what):
     check(ok, "%s: %r, expected %r" % (what, a, b))
 
 
-s = Scheduler(bin, work + "/data").start()
-try:
+with Scheduler(bin, work + "/data").start() as s:
     env = dict(os.environ, PS_BIN=bin, POOLSCHED_PROXY="127.0.0.1:%d" % s.port,
                POOLSCHED_DATA_DIR=work + "/data")
     env.pop("POOLSCHED_TOKEN", None)
@@ -227,7 +226,5 @@ try:
     set_and_read("//sys/pool_trees/@default_tree", "other", "other")
     check(sh("yt list //sys/pools") == "research\n", "//sys/pools follows @default_tree")
     set_and_read("//sys/pool_trees/@default_tree", "physical", "physical")
-finally:
-    s.stop()
 finish()
 EOF

@@ -161,8 +161,7 @@ finally:
     s.stop()
 
 # 5. jobs ended while the heartbeat is read are aborted in its reply
-s = Scheduler(bin, work + "/hbabort", {"fair_share_update_period": 100, "max_failed_job_count": 1}).start()
-try:
+with Scheduler(bin, work + "/hbabort", {"fair_share_update_period": 100, "max_failed_job_count": 1}).start() as s:
     s.set("//sys/pool_trees/physical/@fair_share_update_period", 100)
     n = FakeNode(s, "n1", cpu=2, slots=2)
     n.heartbeat()
@@ -182,8 +181,6 @@ try:
     check(other in [a["job_id"] for a in out["jobs_to_abort"]],
           "x's other job %s is aborted in the reply: %s" % (other, out["jobs_to_abort"]))
     check(len(n.running) <= 2, "the node runs at most its 2 slots: %s" % sorted(n.running))
-finally:
-    s.stop()
 
 # 7. a refused move with a new name changes nothing: no pending operation starts
 s = scheduler("move_rename")
