@@ -85,7 +85,7 @@ def offloading_pool_simple():
                   {"offload_tree": {"pool": "offload_pool", "weight": 0.5}})
     env, op = offloaded("simple", primary, ["offload_pool"], {"pool": "primary_pool"},
                         "offload_pool", weight=0.5)
-    try:
+    with env:
         # poolsched: the operation names both trees, and keeps both after a kill -9 restart
         ppt = env.s.ok("get_operation", {"operation_id": op})["pool_per_tree"]
         check(ppt == {"physical": "primary_pool", "offload_tree": "offload_pool"}, "pool_per_tree %s" % ppt)
@@ -99,8 +99,6 @@ def offloading_pool_simple():
                                      "value": {"offload_tree": {"weight": -1}}})
         check(st == 400 and "offloading_settings/offload_tree: weight" in out.get("message", ""),
               "a bad weight is refused: %d %s" % (st, out))
-    finally:
-        env.stop()
 
 
 @case
@@ -120,11 +118,9 @@ def offloading_of_ephemeral_pools():
              offloading_settings={"offload_tree": {"pool": "offload_pool"}})
     env, op = offloaded("ephemeral", hub, ["offload_pool"], {"pool": "ephemeral_hub"},
                         "offload_pool", jobs=1)
-    try:
+    with env:
         check(env.pool_attr("ephemeral_hub$root", "parent") == "ephemeral_hub",
               "ephemeral_hub$root in physical")
-    finally:
-        env.stop()
 
 
 @case

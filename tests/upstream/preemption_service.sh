@@ -32,7 +32,7 @@ def wait_for(nodes, what, cond, seconds=10):
     check(False, what)
     return False
 
-try:
+with s:
     # upstream: test_scheduler_preemption::TestSchedulerPreemption::test_retain_preemptible_status_after_revive
     # Upstream's figures: 3 nodes of 1 cpu / 2 slots, jobs of 0.5 cpu; two such jobs fit a node
     # with min_spare_job_resources_on_node 0.5 cpu (as test_conditional_preemption sets it;
@@ -67,7 +67,5 @@ try:
     wait_for(nodes, "research down to 5 jobs", lambda: len(running(nodes, op)) == 5)
     check(newest not in running(nodes, op), "the preempted job is the one started last (%s)" % newest)
     wait_for(nodes, "production's job runs", lambda: len(running(nodes, urgent)) == 1)
-finally:
-    s.stop()
 finish()
 EOF
