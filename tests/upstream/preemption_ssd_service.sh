@@ -7,32 +7,14 @@
 # usage: preemption_ssd_service.sh BINARY DATA_DIR SOURCE_DIR
 source "${3:?usage: preemption_ssd_service.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
 py_test 0 "$@" <<'PY'
-import sys, time
+import sys
 from server_helper import Scheduler, FakeNode, check, finish
+from upslib import beat, running, wait_for
 
 bin, work = sys.argv[1], sys.argv[2]
 T = "//sys/pool_trees/physical"
 MIB = 1 << 20
 
-def beat(nodes, seconds):
-    end = time.time() + seconds
-    while time.time() < end:
-        for n in nodes:
-            n.heartbeat()
-        time.sleep(0.1)
-
-def running(nodes, op):
-    return {j: n.id for n in nodes for j, st in n.running.items()
-            if st.get("operation_id") == op and j not in n.interrupted}
-
-def wait_for(nodes, what, cond, seconds=10):
-    end = time.time() + seconds
-    while time.time() < end:
-        beat(nodes, 0.2)
-        if cond():
-            return True
-    check(False, what)
-    return False
 
 def cluster(s):
     nodes = []
