@@ -8,14 +8,8 @@
 # A fake node (heartbeat protocol, docs/api.md) gives the cluster 10000 cores, so that
 # ratios and volumes are not all zero.
 # usage: cli_seed_docs.sh BINARY DATA_DIR SOURCE_DIR
-set -euo pipefail
-bin=${1:?usage: cli_seed_docs.sh BINARY DATA_DIR SOURCE_DIR}
-data=${2:?}
-src=${3:?}
-bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-PYTHONPATH="$src/tests/scripts" python3 - "$bin" "$work" "$data/seed-docs" <<'EOF'
+source "${3:?usage: cli_seed_docs.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test 0 "$@" "$2/seed-docs" <<'EOF'
 import json, os, re, subprocess, sys, time
 from server_helper import Scheduler, FakeNode, check, finish
 
@@ -69,8 +63,7 @@ def near(a, b, what):
     check(ok, "%s: %r, expected %r" % (what, a, b))
 
 
-s = Scheduler(bin, work + "/data").start()
-try:
+with Scheduler(bin, work + "/data").start() as s:
     env = dict(os.environ, PS_BIN=bin, POOLSCHED_PROXY="127.0.0.1:%d" % s.port,
                POOLSCHED_DATA_DIR=work + "/data")
     env.pop("POOLSCHED_TOKEN", None)
@@ -233,7 +226,5 @@ try:
     set_and_read("//sys/pool_trees/@default_tree", "other", "other")
     check(sh("yt list //sys/pools") == "research\n", "//sys/pools follows @default_tree")
     set_and_read("//sys/pool_trees/@default_tree", "physical", "physical")
-finally:
-    s.stop()
 finish()
 EOF

@@ -163,9 +163,8 @@ def simulate(name, pools, ops, updates=()):
 
 
 def serve(name, pools, ops, updates=()):
-    s = Scheduler(bin, os.path.join(work, name + "-data"),
-                  dict(CHECK, fair_share_update_period=100)).start()
-    try:
+    with Scheduler(bin, os.path.join(work, name + "-data"),
+                   dict(CHECK, fair_share_update_period=100)).start() as s:
         for k, v in TREE.items():
             s.set("//sys/pool_trees/physical/@" + k, v)
         for t, f in (TREES[name][1] if name in TREES else {}).items():
@@ -245,8 +244,6 @@ def serve(name, pools, ops, updates=()):
                       "fair_share_info/pools/%s/fair_share_ratio" % k)
             shares[k] = round(v, 3)
         return running, preempted, reason, shares, state, error, failed, banned_aborts
-    finally:
-        s.stop()
 
 
 only = os.environ.get("LOOP_PARITY_ONLY")   # a comma-separated subset, for a break check

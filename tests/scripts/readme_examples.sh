@@ -18,25 +18,18 @@
 #                (the binary is build/poolsched).
 #   skipped      after <!-- doctest: skip: REASON --> (a reason is required): not checked.
 # Any other block fails the test. usage: readme_examples.sh BINARY DATA_DIR SOURCE_DIR
-set -euo pipefail
-bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
-src=$(cd "${3:?usage: readme_examples.sh BINARY DATA_DIR SOURCE_DIR}" && pwd)
-readme=${README:-$src/README.md}
-work=$(mktemp -d)
-chmod 755 "$work"
-cleanup() {
+source "${3:?usage: readme_examples.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+root=$(cd "$3" && pwd)
+py_test_cleanup() {
   if [ -f "$work/cluster/run/scheduler.pid" ]; then
     RUN_DIR=$work/cluster/run bash "$src/scripts/local-cluster.sh" stop > /dev/null 2>&1 || true
   fi
-  rm -rf "$work"
 }
-trap cleanup EXIT
-timeout -k 5 600 python3 - "$bin" "$src" "$readme" "$work" <<'PY'
+py_test 600 "$@" "$root" "${README:-$root/README.md}" <<'PY'
 import os, re, socket, subprocess, sys
-
-bin, src, readme, work = sys.argv[1:5]
-sys.path.insert(0, os.path.join(src, "tests/scripts"))
 from checks import check, finish
+
+bin, work, src, readme = sys.argv[1:5]
 
 lines = open(readme).read().split("\n")
 

@@ -33,7 +33,7 @@ def call(tok, command, body):
     return s.call(command, body, token=tok)
 
 
-try:
+with s:
     for u in ("alice", "bob", "carol"):
         s.ok("create", {"type": "user", "attributes": {"name": u}})
     for g in ("devs", "leads"):
@@ -305,8 +305,6 @@ try:
         check(st == 200, "legacy: alice: %d %s" % (st, out))
         st, out = call(tok["carol"], "start_op", {"operation_type": "vanilla", "spec": lspec})
         check(st == 403, "legacy: carol: %d %s" % (st, out))
-finally:
-    s.stop()
 finish()
 PYEOF
 }

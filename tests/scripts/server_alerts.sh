@@ -26,7 +26,7 @@ def shaped(a):
     return (a.get("code") == 1 and isinstance(a.get("message"), str) and
             a["attributes"].get("pool_tree") == "physical")
 
-try:
+with s:
     s.set(T + "@fair_share_update_period", 100)
     s.set(T + "@allocation_preemption_timeout", 1000)
     beat(0.5)
@@ -102,7 +102,5 @@ try:
     check(alerts("pool_usage_exceeds_limits") == [], "cleared after preemption: %s"
           % alerts("pool_usage_exceeds_limits"))
     check(s.get("//sys/scheduler/@alerts") == [], "no alerts at the end: %s" % s.get("//sys/scheduler/@alerts"))
-finally:
-    s.stop()
 finish()
 EOF2

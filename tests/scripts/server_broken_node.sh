@@ -59,7 +59,7 @@ def wait_op(op, pattern=None, seconds=15):
 def attr(node, name):
     return s.get("//sys/cluster_nodes/%s/@%s" % (node, name))
 
-try:
+with s:
     beat()
     s.update(0.3)
     op = run_op(20)
@@ -139,7 +139,5 @@ try:
     check(any(j.get("abort_reason") == "node_banned" for j in jobs), "reason node_banned")
     check(s.get("//sys/scheduler/@alerts") == [], "an admin ban is not a scheduler alert")
     s.ok("abort_op", {"operation_id": op4})
-finally:
-    s.stop()
 finish()
 EOF2

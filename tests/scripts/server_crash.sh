@@ -11,8 +11,7 @@ import os, sys, threading, time, random
 from server_helper import Scheduler, FakeNode, check, finish
 
 bin, work = sys.argv[1], sys.argv[2]
-s = Scheduler(bin, work + "/data", {"fair_share_update_period": 100}).start()
-try:
+with Scheduler(bin, work + "/data", {"fair_share_update_period": 100}).start() as s:
     P = "//sys/pool_trees/physical"
     s.set(P + "/@fair_share_update_period", 100)
     node = FakeNode(s, "n1", cpu=64, memory=64 << 30, slots=64)
@@ -125,7 +124,5 @@ try:
         check(len(acked["pools"]) > base, "round %d made progress" % r)
     writes = len(acked["pools"]) + len(acked["weights"]) + len(acked["ops"]) + len(acked_finish)
     print("scheduler kill -9 x %d: %d acknowledged writes, %d lost" % (rounds, writes, lost_total))
-finally:
-    s.stop()
 finish()
 EOF

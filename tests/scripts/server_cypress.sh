@@ -12,7 +12,7 @@ from server_helper import Scheduler, FakeNode, check, finish
 bin, work = sys.argv[1], sys.argv[2]
 s = Scheduler(bin, work + "/data").start()
 P = "//sys/pool_trees/physical"
-try:
+with s:
     check(s.get("//sys/pool_trees/@default_tree") == "physical", "default tree")
     check(s.get("//sys/pool_trees") == {"physical": {}}, "empty tree")
     s.ok("create", {"type": "scheduler_pool", "path": P + "/root-pool"})
@@ -233,7 +233,5 @@ try:
     check(s.get(P + "/@fair_share_update_period") == 500, "restart keeps tree config")
     check(s.get(P + "/private/@acl") == ACL_A, "restart keeps acl")
     check(s.get(P + "/private/@inherit_acl") is False, "restart keeps inherit_acl")
-finally:
-    s.stop()
 finish()
 EOF

@@ -7,27 +7,21 @@
 # without a restart.
 # Needs root (mount); exits 77 (ctest SKIP) where tmpfs cannot be mounted.
 # usage: server_disk_full.sh BINARY DATA_DIR SOURCE_DIR
-set -euo pipefail
-bin=${1:?usage: server_disk_full.sh BINARY DATA_DIR SOURCE_DIR}
-src=${3:?}
-work=$(mktemp -d)
-mnt="$work/mnt"
-mkdir -p "$mnt"
-if [ "$(id -u)" != 0 ] || ! mount -t tmpfs -o size=8m,mode=0700 tmpfs "$mnt" 2>/dev/null; then
-    echo "SKIP: cannot mount a tmpfs here (needs root and mount rights)"
-    rm -rf "$work"
-    exit 77
-fi
-cleanup() {
-    umount -l "$mnt" 2>/dev/null || true
-    rm -rf "$work"
+source "${3:?usage: server_disk_full.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test_setup() {
+    mkdir -p "$work/mnt"
+    if [ "$(id -u)" != 0 ] || ! mount -t tmpfs -o size=8m,mode=0700 tmpfs "$work/mnt" 2>/dev/null; then
+        echo "SKIP: cannot mount a tmpfs here (needs root and mount rights)"
+        exit 77
+    fi
 }
-trap cleanup EXIT
-PYTHONPATH="$src/tests/scripts" python3 - "$bin" "$work" "$mnt" <<'EOF'
+py_test_cleanup() { umount -l "$work/mnt" 2>/dev/null || true; }
+py_test 0 "$@" <<'EOF'
 import os, subprocess, sys, threading, time
 from server_helper import Scheduler, FakeNode, check, finish
 
-bin, work, mnt = sys.argv[1], sys.argv[2], sys.argv[3]
+bin, work = sys.argv[1], sys.argv[2]
+mnt = work + "/mnt"
 s = Scheduler(bin, mnt + "/data", {"fair_share_update_period": 100})
 s.log_path = work + "/scheduler.log"      # the log must not sit on the full disk
 P = "//sys/pool_trees/physical"

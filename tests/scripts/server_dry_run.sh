@@ -20,7 +20,7 @@ beat = node.beat
 def fs(pool):
     return s.get(ORCH + pool + "/fair_share_ratio")
 
-try:
+with s:
     s.set("//sys/pool_trees/physical/@fair_share_update_period", 100)
     for p in ("a", "b"):
         s.ok("create", {"type": "scheduler_pool", "path": "//sys/pools/" + p})
@@ -122,7 +122,5 @@ try:
     check(s.get("//sys/pool_trees/physical/@default_parent_pool") == "<Root>", "default parent kept")
     s.ok("set", {"path": "//sys/pools/a/@weight", "value": 2, "dry_run": False})
     check(s.get("//sys/pools/a/@weight") == 2, "dry_run false applies: %s" % s.get("//sys/pools/a/@weight"))
-finally:
-    s.stop()
 finish()
 EOF2

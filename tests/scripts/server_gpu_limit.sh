@@ -11,8 +11,7 @@ import sys, time
 from server_helper import Scheduler, FakeNode, check, finish
 
 bin, work = sys.argv[1], sys.argv[2]
-s = Scheduler(bin, work + "/data", {"fair_share_update_period": 200}).start()
-try:
+with Scheduler(bin, work + "/data", {"fair_share_update_period": 200}).start() as s:
     s.set("//sys/pool_trees/physical/@fair_share_update_period", 200)
     plain = FakeNode(s, "plain", cpu=8, slots=8)
     gpu = FakeNode(s, "gpu", cpu=8, slots=8)
@@ -77,7 +76,5 @@ try:
                                "resource_limits": {"cpu": 2, "memory": 1 << 30, "user_slots": 2}})
         check(st == 400 and "cpu_to_vcpu_factor: must be a number greater than 0" in str(out),
               "cpu_to_vcpu_factor %r refused: %d %s" % (bad, st, out))
-finally:
-    s.stop()
 finish()
 EOF

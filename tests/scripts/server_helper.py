@@ -30,7 +30,19 @@ def free_port():
     return port
 
 
-class Scheduler:
+class StopsAtExit:
+    """`with X(...) as x:` (or `with x:`) calls x.stop() when the block ends, also when it
+    raises: in place of try/finally x.stop()."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+        return False
+
+
+class Scheduler(StopsAtExit):
     def __init__(self, binary, data_dir, config=None):
         self.binary = binary
         self.data_dir = data_dir

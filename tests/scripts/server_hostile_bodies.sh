@@ -16,8 +16,7 @@ from hostile import connect, read_response, request_head, vm_kb, raise_nofile
 
 bin, work = sys.argv[1], sys.argv[2]
 raise_nofile()
-s = Scheduler(bin, work + "/data").start()
-try:
+with Scheduler(bin, work + "/data").start() as s:
     port = s.port
     # --- 1. unauthenticated bodies ------------------------------------------------------
     s.ok("list", {"path": "//sys/pool_trees"})
@@ -106,7 +105,5 @@ try:
     check(st == 400 and "tasks" in json.dumps(out),
           "2 MiB start_op (limit 16 MiB) reaches the command: %d %s" % (st, str(out)[:200]))
     check(s.proc.poll() is None, "scheduler alive at the end")
-finally:
-    s.stop()
 finish()
 EOF

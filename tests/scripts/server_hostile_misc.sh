@@ -16,8 +16,7 @@ from server_helper import Scheduler, check, finish
 bin, work = sys.argv[1], sys.argv[2]
 LIMITS = {"cpu": 4, "memory": 8 << 30, "user_slots": 4}
 
-s = Scheduler(bin, work + "/a").start()
-try:
+with Scheduler(bin, work + "/a").start() as s:
     for bad in ["../../etc", "a/b", " n1", "n" * 65, ".."]:
         st, out = s.heartbeat({"node_id": bad, "resource_limits": LIMITS, "jobs": []})
         check(st == 400 and "node_id" in str(out),
@@ -31,11 +30,8 @@ try:
     check(st == 401 and isinstance(out, dict) and out.get("code") == -7,
           "unknown token: 401 with the error shape: %d %s" % (st, out))
     check(work not in json.dumps(out), "no data-dir path in the 401: %s" % out)
-finally:
-    s.stop()
 
-s = Scheduler(bin, work + "/b", config={"metrics_require_token": True})
-try:
+with Scheduler(bin, work + "/b", config={"metrics_require_token": True}) as s:
     try:
         s.start()
     except RuntimeError as e:
@@ -49,8 +45,6 @@ try:
               "GET /metrics with a user token: 200, got %d" % st)
         st, text = s.raw("GET", "/healthz")
         check(st == 200, "GET /healthz needs no token: %d" % st)
-finally:
-    s.stop()
 
 p = subprocess.run([bin, "scheduler", "--listen", "192.0.2.1:0", "--data-dir", work + "/c"],
                    capture_output=True, text=True, timeout=20)

@@ -11,8 +11,7 @@ import json, sys, time, urllib.parse
 from server_helper import Scheduler, FakeNode, check, finish
 
 bin, work = sys.argv[1], sys.argv[2]
-s = Scheduler(bin, work + "/data", {"fair_share_update_period": 100}).start()
-try:
+with Scheduler(bin, work + "/data", {"fair_share_update_period": 100}).start() as s:
     s.set("//sys/pool_trees/physical/@fair_share_update_period", 100)
     nodes = [FakeNode(s, "a-node", cpu=600, memory=600 << 30, slots=600),
              FakeNode(s, "b-node", cpu=600, memory=600 << 30, slots=600)]
@@ -128,7 +127,5 @@ try:
     check(status == 404 and json.loads(out).get("code") == 1918, "v4 get_job of no such job: 1918, %d %s" % (status, out[:200]))
     status, out = s.raw("GET", "/api/v4/list_jobs?operation_id=%s&sort_field=progress" % op, token=s.admin)
     check(status == 400 and "sort_field" in out, "v4 refuses an unknown sort field: %d %s" % (status, out[:200]))
-finally:
-    s.stop()
 finish()
 EOF

@@ -26,7 +26,7 @@ def row(table, node):
     return None
 
 
-try:
+with s:
     s.set("//sys/pool_trees/physical/@fair_share_update_period", 200)
     s.ok("create", {"type": "scheduler_pool_tree", "path": "//sys/pool_trees/gpu",
                     "attributes": {"config": {"nodes_filter": "gpu"}}})
@@ -72,7 +72,5 @@ try:
           "json attributes: %s" % al)
     check(isinstance(al.get("last_heartbeat_time"), int) and
           abs(al["last_heartbeat_time"] - time.time() * 1000) < 60000, "last_heartbeat_time: %s" % al)
-finally:
-    s.stop()
 finish()
 EOF

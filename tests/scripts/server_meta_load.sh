@@ -12,16 +12,13 @@ from server_helper import Scheduler, check, finish
 
 bin, work = sys.argv[1], sys.argv[2]
 data = os.path.join(work, "data")
-s = Scheduler(bin, data).start()
-try:
+with Scheduler(bin, data).start() as s:
     s.set("//sys/scheduler/config/default_tentative_pool_trees", ["physical"])
     s.set("//sys/cluster_nodes/@config", {"%true": {}})
     s.ok("create", {"type": "scheduler_pool", "path": "//sys/pool_trees/physical/team"})
     s.set("//sys/scheduler/user_to_default_pool", {"alice": "team"})
     s.ok("start_op", {"operation_type": "vanilla",
                       "spec": {"tasks": {"t": {"command": "true", "job_count": 1}}}})
-finally:
-    s.stop()
 
 WHERE = {"default_tree": "", "scheduler_config": "stored //sys/scheduler/config",
          "nodes_config": "stored //sys/cluster_nodes/@config",

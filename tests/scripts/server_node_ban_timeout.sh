@@ -23,7 +23,7 @@ def scenario(name, cfg):
     op = s.ok("start_op", {"operation_type": "vanilla", "spec": spec})["operation_id"]
     history = []   # (time, banned, jobs started in this heartbeat)
     t0 = time.time()
-    try:
+    with s:
         while time.time() - t0 < 4.0:
             out = bad.heartbeat()
             for jid in list(bad.running):
@@ -32,8 +32,6 @@ def scenario(name, cfg):
             history.append((time.time() - t0, banned, len(out.get("jobs_to_start", []))))
             time.sleep(0.1)
         s.ok("abort_op", {"operation_id": op})
-    finally:
-        s.stop()
     return history
 
 h = scenario("timeout", {"fair_share_update_period": 100, "max_consecutive_job_aborts": 2,

@@ -11,9 +11,8 @@ import sys, time
 from server_helper import Scheduler, FakeNode, check, finish
 
 bin, work = sys.argv[1], sys.argv[2]
-s = Scheduler(bin, work + "/data", {"node_offline_timeout": 1500, "max_failed_job_count": 3,
-                                    "fair_share_update_period": 200}).start()
-try:
+with Scheduler(bin, work + "/data", {"node_offline_timeout": 1500, "max_failed_job_count": 3,
+                                     "fair_share_update_period": 200}).start() as s:
     s.set("//sys/pool_trees/physical/@fair_share_update_period", 200)
     s.ok("create", {"type": "scheduler_pool", "path": "//sys/pools/research"})
     alice = s.token("alice")
@@ -235,7 +234,5 @@ try:
     g = s.ok("get_operation", {"operation_id": op4})
     check(g["pool_per_tree"] == {"physical": "move_a"}, "moved back to the submitted pool after a "
           "restart: %s" % g["pool_per_tree"])
-finally:
-    s.stop()
 finish()
 EOF

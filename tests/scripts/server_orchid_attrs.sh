@@ -14,8 +14,7 @@ import upslib
 from upslib import Env, near
 
 upslib.BIN, upslib.WORK = sys.argv[1], sys.argv[2]
-env = Env("attrs", cpu=8, slots=8)
-try:
+with Env("attrs", cpu=8, slots=8) as env:
     env.pool("a", fair_share_starvation_tolerance=0.5, allow_aggressive_preemption=False,
              allowed_profiling_tags=["team"])
     env.pool("b", "a")
@@ -55,7 +54,5 @@ try:
     check(env.op_attr(G, "min_share_ratio") == 0.0, "an operation gets no strong guarantee")
     alerts = env.s.ok("get_operation", {"operation_id": G}).get("alerts", {})
     check("unrecognized_spec" not in alerts, "min_share_resources is recognised: %r" % alerts)
-finally:
-    env.stop()
 finish()
 PYEOF

@@ -37,7 +37,7 @@ def wait(cond, what, seconds=5):
     return False
 
 
-try:
+with s:
     s.set(T + "@fair_share_update_period", 100)
     for p in ("a", "b", "c"):
         s.ok("create", {"type": "scheduler_pool", "path": T + p})
@@ -110,7 +110,5 @@ try:
     time.sleep(0.3)
     check(not series_of("other"), "tree other's series gone: %s" % series_of("other"))
     check(usage().get("b", 0) > 0, "physical's gauges stay: %s" % usage())
-finally:
-    s.stop()
 finish()
 EOF

@@ -57,7 +57,7 @@ def case(name, extra, wait=3, stop_early=False):
     check(not node.running, "%s: node empty after the case" % name)
     return len(victims), rs
 
-try:
+with s:
     t = "//sys/pool_trees/physical/@"
     for key, value in [("fair_share_starvation_timeout", 300), ("preemptive_scheduling_backoff", 0),
                        ("fair_share_starvation_tolerance", 0.9), ("fair_share_update_period", 100)]:
@@ -87,7 +87,5 @@ try:
     msg = out.get("message", "") if isinstance(out, dict) else str(out)
     check(st == 400 and "max_unpreemptible_allocation_count" in msg,
           "bad max_unpreemptible_allocation_count refused: %d %s" % (st, out))
-finally:
-    s.stop()
 finish()
 EOF2

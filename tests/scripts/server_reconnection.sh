@@ -27,7 +27,7 @@ def vanilla(pool, jobs, **spec):
 def pool_attr(pool, key):
     return s.get(O + pool + "/" + key)
 
-try:
+with s:
     s.set(T + "/@config/node_reconnection_timeout", WINDOW)
     for p in ("tagged", "plain", "both"):
         s.ok("create", {"type": "scheduler_pool", "path": T + "/" + p})
@@ -68,7 +68,5 @@ try:
     sat = pool_attr("both", "satisfaction_ratio")
     check(usage > 0.99, "both holds the node: usage %s" % usage)
     check(sat == 0, "both: satisfaction_ratio is its children's minimum 0, got %s" % sat)
-finally:
-    s.stop()
 finish()
 EOF

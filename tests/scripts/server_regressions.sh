@@ -70,8 +70,7 @@ def scheduler(name):
 
 
 # 1a. a pool's max_running_operation_count
-s = scheduler("limit")
-try:
+with scheduler("limit") as s:
     s.ok("create", {"type": "scheduler_pool", "path": "//sys/pools/a"})
     s.set("//sys/pools/a/@max_running_operation_count", 1)
     n = FakeNode(s, "n1", cpu=4, slots=4)
@@ -81,12 +80,9 @@ try:
     run_in_turn(s, n, ops, "pool limit")
     check(s.get(ORCHID + "a/running_operation_count") == 0, "no running operation counted in a")
     alive(s, "pool limit")
-finally:
-    s.stop()
 
 # 1b. an ephemeral subpool's limit (create_ephemeral_subpools) and 1c. the tree's per-pool default
-s = scheduler("ephemeral")
-try:
+with scheduler("ephemeral") as s:
     s.ok("create", {"type": "scheduler_pool", "path": "//sys/pools/e"})
     s.set("//sys/pools/e/@create_ephemeral_subpools", True)
     s.set("//sys/pools/e/@ephemeral_subpool_config", {"max_running_operation_count": 1})
@@ -102,12 +98,9 @@ try:
     s.ok("create", {"type": "scheduler_pool", "path": "//sys/pools/d"})
     ops = [start(s, "d") for _ in range(3)]
     run_in_turn(s, n, ops, "tree max_running_operation_count_per_pool")
-finally:
-    s.stop()
 
 # 2. moving a running operation to another pool
-s = scheduler("move")
-try:
+with scheduler("move") as s:
     for p in ("a", "b"):
         s.ok("create", {"type": "scheduler_pool", "path": "//sys/pools/" + p})
     n = FakeNode(s, "n1", cpu=4, slots=4)
@@ -129,12 +122,9 @@ try:
         time.sleep(0.35)
         check(s.ok("get_operation", {"operation_id": op})["state"] == "completed", "moved operation completes")
         alive(s, "moved operation finishing")
-finally:
-    s.stop()
 
 # 3. abort a pending operation, then finish the running one: the third one starts
-s = scheduler("abort")
-try:
+with scheduler("abort") as s:
     s.ok("create", {"type": "scheduler_pool", "path": "//sys/pools/a"})
     s.set("//sys/pools/a/@max_running_operation_count", 1)
     n = FakeNode(s, "n1", cpu=4, slots=4)
@@ -143,7 +133,5 @@ try:
     s.ok("abort_op", {"operation_id": ops[1]})
     check(states(s, ops) == ["running", "aborted", "pending"], "after abort: %s" % states(s, ops))
     run_in_turn(s, n, [ops[0], ops[2]], "abort of a pending operation")
-finally:
-    s.stop()
 finish()
 EOF

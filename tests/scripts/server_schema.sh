@@ -28,7 +28,7 @@ def refused(command, body, *needles):
     check(st == 400 and all(n in msg for n in needles) and "\n" not in msg,
           "%s %s: want 400 naming %s, got %d %s" % (command, body, needles, st, out))
 
-try:
+with s:
     s.ok("create", {"type": "scheduler_pool", "path": "//sys/pools/research"})
 
     # unknown spec keys: the operation starts, with the alert
@@ -91,7 +91,5 @@ try:
     refused("update_op_parameters", {"operation_id": op, "parameters": {"is_gang": True}},
             "parameters/is_gang", "cannot be changed")
     s.ok("update_op_parameters", {"operation_id": op, "parameters": {"weight": 3}})
-finally:
-    s.stop()
 finish()
 EOF

@@ -51,7 +51,7 @@ def preempted(name, mine, why, reason="preemption"):
     logged = [l for l in s.logtext().splitlines() if "preemption_reason=" + why in l]
     check(len(logged) == 2, "%s: 2 preemptions logged with %s: %s" % (name, why, logged))
 
-try:
+with s:
     t = "//sys/pool_trees/physical/@"
     s.set(t + "allocation_preemption_timeout", 1000)
     s.set(t + "fair_share_update_period", 100)
@@ -79,7 +79,5 @@ try:
     beat(1.0)
     check(set(node.running) <= mine and len(node.running) == 2,
           "limits: no more jobs start: %s" % sorted(node.running))
-finally:
-    s.stop()
 finish()
 EOF2

@@ -116,8 +116,7 @@ for hard in (False, True):
         s.stop()
 
 # 3. moving an operation out of a pool at its running limit starts the next one there
-s = scheduler("move")
-try:
+with scheduler("move") as s:
     for p in ("a", "b"):
         s.ok("create", {"type": "scheduler_pool", "path": "//sys/pools/" + p})
     s.set("//sys/pools/a/@max_running_operation_count", 1)
@@ -127,13 +126,10 @@ try:
     check([op(s, o)["state"] for o in (x, y)] == ["running", "running"],
           "after the move: %s" % [op(s, o)["state"] for o in (x, y)])
     check(s.get(ORCHID + "a/running_operation_count") == 1, "a counts y running")
-finally:
-    s.stop()
 
 # 4 and 6. a running operation is not moved into a pool at its running limit: it would turn
 # pending with its jobs running, outside the accounting of its ancestors' resource_limits
-s = scheduler("reason")
-try:
+with scheduler("reason") as s:
     for p in ("L", "L/K", "L/M"):
         s.ok("create", {"type": "scheduler_pool", "path": "//sys/pools/" + p})
     s.set("//sys/pools/L/@resource_limits", {"cpu": 2})
@@ -157,12 +153,9 @@ try:
         n.heartbeat()
     cpu = sum(j["cpu_limit"] for j in n.running.values())
     check(cpu <= 2, "L's jobs within its cpu limit 2: %s" % cpu)
-finally:
-    s.stop()
 
 # 5. jobs ended while the heartbeat is read are aborted in its reply
-s = Scheduler(bin, work + "/hbabort", {"fair_share_update_period": 100, "max_failed_job_count": 1}).start()
-try:
+with Scheduler(bin, work + "/hbabort", {"fair_share_update_period": 100, "max_failed_job_count": 1}).start() as s:
     s.set("//sys/pool_trees/physical/@fair_share_update_period", 100)
     n = FakeNode(s, "n1", cpu=2, slots=2)
     n.heartbeat()
@@ -182,12 +175,9 @@ try:
     check(other in [a["job_id"] for a in out["jobs_to_abort"]],
           "x's other job %s is aborted in the reply: %s" % (other, out["jobs_to_abort"]))
     check(len(n.running) <= 2, "the node runs at most its 2 slots: %s" % sorted(n.running))
-finally:
-    s.stop()
 
 # 7. a refused move with a new name changes nothing: no pending operation starts
-s = scheduler("move_rename")
-try:
+with scheduler("move_rename") as s:
     s.ok("create", {"type": "scheduler_pool", "path": "//sys/pools/full",
                     "attributes": {"max_running_operation_count": 1}})
     s.ok("create", {"type": "scheduler_pool", "path": "//sys/pools/full/q"})
@@ -203,14 +193,11 @@ try:
     check(running == 1, "full still counts one running: %s" % running)
     check(s.get(ORCHID + "q/parent") == "full", "q stays under full")
     s.ok("abort_op", {"operation_id": first})
-finally:
-    s.stop()
 
 # 8. a running operation moved out of a stale user subpool stays running, counted in its new
 # pool, even when an ancestor is at its running limit (as after a lowered limit); it was left
 # "running" in the service while the tree had made it pending (found by server_stateful.py)
-s = scheduler("stale_running")
-try:
+with scheduler("stale_running") as s:
     for p in ("p59", "p59/p81", "p59/p81/p55"):
         s.ok("create", {"type": "scheduler_pool", "path": "//sys/pools/" + p})
     s.set("//sys/pools/p59/p81/p55/@create_ephemeral_subpools", True)
@@ -223,7 +210,5 @@ try:
           "x moved into p55, still running: %s %s" % (g["state"], g["pool_per_tree"]))
     running = s.get(ORCHID + "p55/running_operation_count")
     check(running == 1, "p55 counts x running: %s" % running)
-finally:
-    s.stop()
 finish()
 EOF

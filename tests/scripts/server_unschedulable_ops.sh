@@ -42,7 +42,7 @@ def beat(seconds):
         node.heartbeat()
         time.sleep(0.1)
 
-try:
+with s:
     node.heartbeat()
     s.ok("create", {"type": "scheduler_pool", "path": "//sys/pools/limited",
                     "attributes": {"resource_limits": {"cpu": 1}}})
@@ -69,7 +69,5 @@ try:
         check(g["state"] == "running" and g["progress"]["running"] >= 1,
               "%s: runs: %s %s" % (name, g["state"], g["progress"]))
     check("event=operation_unschedulable" in s.logtext(), "the scheduler logs why")
-finally:
-    s.stop()
 finish()
 EOF2

@@ -23,8 +23,7 @@ def task(n, command="sleep 1000"):
 # asserts progress/job_statistics and job_statistics_v2, the controller's aggregate of a map's
 # table statistics: poolsched's progress counts jobs (vanilla jobs read no tables); that the
 # progress is there is checked instead.
-s = Scheduler(bin, work + "/a", {"fair_share_update_period": 100}).start()
-try:
+with Scheduler(bin, work + "/a", {"fair_share_update_period": 100}).start() as s:
     s.ok("create", {"type": "scheduler_pool", "path": T + "/event_log_test_pool",
                     "attributes": {"min_share_resources": {"cpu": 1}}})
     node = FakeNode(s, "n1", cpu=3, memory=16 << 30, slots=3)
@@ -50,15 +49,12 @@ try:
         pool = info[-1]["pools"]["physical"]["event_log_test_pool"]
         check(abs(pool["strong_guarantee_resources"]["cpu"] - 1.0) < 1e-6, "strong_guarantee_resources: %s" % pool)
         check(pool["mode"] == "fair_share", "mode: %s" % pool["mode"])
-finally:
-    s.stop()
 
 # upstream: test_scheduler_preemption::TestSchedulerPreemption::test_preemptor_event_log
 # TestSchedulerPreemption's setup (3 nodes of 1 cpu, 2 slots; its tree options); pool1's
 # min_share_resources is the cluster's cpu. op0 in pool0 runs 3 jobs; op1 in pool1 starts one, by
 # preemption: op0's job_aborted row names op1 and op1's job as preempted_for.
-s = Scheduler(bin, work + "/b", {"fair_share_update_period": 100}).start()
-try:
+with Scheduler(bin, work + "/b", {"fair_share_update_period": 100}).start() as s:
     for k, v in {"preemption_satisfaction_threshold": 0.99, "fair_share_starvation_tolerance": 0.8,
                  "fair_share_starvation_timeout": 1000, "max_unpreemptible_running_job_count": 0,
                  "preemptive_scheduling_backoff": 0, "max_ephemeral_pools_per_user": 2}.items():
@@ -86,7 +82,5 @@ try:
         check(row.get("preempted_for", {}).get("job_id") == preemptor,
               "preempted_for's job: %s, preemptor %s" % (row, preemptor))
     s.ok("abort_op", {"operation_id": op0})
-finally:
-    s.stop()
 finish()
 PY

@@ -241,9 +241,7 @@ def inner_pool_acl(t):
     pool_acl_core(t, p2, "/" + p1)
 
 
-try:
+with s:
     run(CASES, sys.argv[3:], lambda i, name: "t%d" % i)
-finally:
-    s.stop()
 finish()
 PYEOF

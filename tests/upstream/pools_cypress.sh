@@ -584,9 +584,7 @@ def min_share_alias(t):
     eq(get(T + t + "/nirvana/@min_share_resources/cpu"), 2, "alias read back")
 
 
-try:
+with s:
     run(CASES, sys.argv[3:], lambda i, name: "t%d_%s" % (i, name))
-finally:
-    s.stop()
 finish()
 PYEOF

@@ -19,7 +19,7 @@ def get(path, attributes):
     with urllib.request.urlopen(req, timeout=30) as r:
         return json.loads(r.read().decode())["value"]
 
-try:
+with s:
     # upstream: test_scheduler_pools::TestSchedulerPoolManipulations::test_get_pool_with_attributes_returns_only_specified_attributes
     s.ok("create", {"type": "scheduler_pool_tree", "path": "//sys/pool_trees/my_tree", "attributes": {}})
     s.ok("create", {"type": "scheduler_pool", "path": "//sys/pool_trees/my_tree/nirvana"})
@@ -49,7 +49,5 @@ try:
     nirvana = root["$value"]["my_tree"]["$value"]["nirvana"]["$attributes"]
     check("max_operation_count" in nirvana and nirvana["max_operation_count"] == 10,
           "the pool's max_operation_count: %s" % root)
-finally:
-    s.stop()
 finish()
 PY

@@ -296,9 +296,7 @@ def service_rules(c):
     c.trees({"my_tree": {"e": {}, "b": {}, "d": {}}})
 
 
-try:
+with s:
     run(CASES, sys.argv[3:], lambda i, name: Case("t%d_" % i))
-finally:
-    s.stop()
 finish()
 PYEOF

@@ -27,8 +27,7 @@ def alerts(env):
 @case
 def presets():
     # upstream: test_scheduler_pools::TestSchedulerPoolConfigPresets::test_presets
-    env = Env("presets")
-    try:
+    with Env("presets") as env:
         env.pool("pool", fair_share_starvation_timeout=1000)
         attr = lambda key: env.pool_attr("pool", key)
         env.wait(lambda: attr("fair_share_starvation_timeout") == 1000, "timeout 1000")
@@ -63,13 +62,10 @@ def presets():
         env.s.ok("remove", {"path": T + "pool/@config_preset"})
         env.wait(lambda: attr("fair_share_starvation_tolerance") == 0.8, "tree's tolerance")
         eq(alerts(env), [], "no alerts")
-    finally:
-        env.stop()
 
 
 def bad_preset(name, preset, text):
-    env = Env(name)
-    try:
+    with Env(name) as env:
         env.pool("pool")
         eq(alerts(env), [], "alerts before")
         env.s.set(T + "@config/pool_config_presets", {"preset": preset})
@@ -84,8 +80,6 @@ def bad_preset(name, preset, text):
         env.wait(lambda: alerts(env) == [], "alert cleared")
         env.wait(lambda: env.pool_attr("pool", "fair_share_starvation_tolerance") == 0.4,
                  "mended preset applied")
-    finally:
-        env.stop()
 
 
 @case

@@ -330,9 +330,7 @@ def service_rules(t):
         raise AssertionError("b's cpu %r" % t.get("b/@strong_guarantee_resources/cpu"))
 
 
-try:
+with s:
     run(CASES, sys.argv[3:], lambda i, name: Tree("t%d_%s" % (i, name)))
-finally:
-    s.stop()
 finish()
 PYEOF

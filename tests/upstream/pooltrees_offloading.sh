@@ -85,7 +85,7 @@ def offloading_pool_simple():
                   {"offload_tree": {"pool": "offload_pool", "weight": 0.5}})
     env, op = offloaded("simple", primary, ["offload_pool"], {"pool": "primary_pool"},
                         "offload_pool", weight=0.5)
-    try:
+    with env:
         # poolsched: the operation names both trees, and keeps both after a kill -9 restart
         ppt = env.s.ok("get_operation", {"operation_id": op})["pool_per_tree"]
         check(ppt == {"physical": "primary_pool", "offload_tree": "offload_pool"}, "pool_per_tree %s" % ppt)
@@ -99,8 +99,6 @@ def offloading_pool_simple():
                                      "value": {"offload_tree": {"weight": -1}}})
         check(st == 400 and "offloading_settings/offload_tree: weight" in out.get("message", ""),
               "a bad weight is refused: %d %s" % (st, out))
-    finally:
-        env.stop()
 
 
 @case
@@ -120,18 +118,15 @@ def offloading_of_ephemeral_pools():
              offloading_settings={"offload_tree": {"pool": "offload_pool"}})
     env, op = offloaded("ephemeral", hub, ["offload_pool"], {"pool": "ephemeral_hub"},
                         "offload_pool", jobs=1)
-    try:
+    with env:
         check(env.pool_attr("ephemeral_hub$root", "parent") == "ephemeral_hub",
               "ephemeral_hub$root in physical")
-    finally:
-        env.stop()
 
 
 @case
 def offloading_disabled_for_operations_with_scheduling_tag_filter():
     # upstream: test_scheduler_pool_trees::TestOffloadingPools::test_offloading_disabled_for_operations_with_scheduling_tag_filter
-    env = offload_env("tag_filter")
-    try:
+    with offload_env("tag_filter") as env:
         pool(env, "primary_pool")
         env.s.set(PT + "physical/primary_pool/@offloading_settings", {"offload_tree": {"pool": "offload_pool"}})
         offload_node = custom_tree_with_one_node(env, "offload_tree")
@@ -141,8 +136,6 @@ def offloading_disabled_for_operations_with_scheduling_tag_filter():
         check(in_tree(env, op, "physical", "pool") == "primary_pool", "in physical")
         check(in_tree(env, op, "offload_tree", "pool") is None, "not in offload_tree")
         check(offload_node not in jobs_on(env, op), "no job on the offload node")
-    finally:
-        env.stop()
 
 
 def some_pool_offloaded_to(settings):

@@ -25,8 +25,7 @@ def subdict(d, sub):
 @case
 def template_pool_trees_config():
     # upstream: test_scheduler_pool_trees::TestPoolTreesReconfiguration::test_template_pool_trees_config
-    env = Env("templates")
-    try:
+    with Env("templates") as env:
         templates = {
             "custom_": {"priority": 1, "filter": "custom_.*",
                         "config": {"enable_aggressive_starvation": True,
@@ -82,15 +81,12 @@ def template_pool_trees_config():
         env.s.ok("remove", {"path": "//sys/pool_trees/custom_pool_tree/@max_running_operation_count_per_pool"})
         env.wait(lambda: config()["max_running_operation_count_per_pool"] == 50,
                  "the default without the tree's own value and the template's")
-    finally:
-        env.stop()
 
 
 @case
 def tree_config_change_forces_pools_update_with_invalid_config():
     # upstream: test_scheduler_pool_trees::TestPoolTreesReconfiguration::test_tree_config_change_forces_pools_update_with_invalid_config
-    env = Env("invalid")
-    try:
+    with Env("invalid") as env:
         env.pool("pool", config_preset="preset")
         env.wait(lambda: len(env.get("//sys/scheduler/@alerts")) == 1, "one alert")
         eq(env.get("//sys/scheduler/@alerts")[0]["attributes"]["alert_type"], "update_pools",
@@ -98,21 +94,16 @@ def tree_config_change_forces_pools_update_with_invalid_config():
         env.s.set(TEMPLATES, {"default": {"priority": 0, "filter": ".*",
                                           "config": {"pool_config_presets": {"preset": {}}}}})
         env.wait(lambda: not env.get("//sys/scheduler/@alerts"), "no alerts")
-    finally:
-        env.stop()
 
 
 @case
 def tree_config_change_forces_pools_update_with_valid_config():
     # upstream: test_scheduler_pool_trees::TestPoolTreesReconfiguration::test_tree_config_change_forces_pools_update_with_valid_config
-    env = Env("valid")
-    try:
+    with Env("valid") as env:
         env.s.set(TEMPLATES, {"default": {"priority": 0, "filter": ".*",
                                           "config": {"max_running_operation_count_per_pool": 3}}})
         env.wait(lambda: env.get(INFO + "physical/config/max_running_operation_count_per_pool") == 3,
                  "per-pool limit from the template")
-    finally:
-        env.stop()
 
 
 run(CASES, sys.argv[3:])

@@ -20,11 +20,10 @@ TREE = "//sys/pool_trees/physical/@"
 def recursive_preemption_settings():
     # upstream: test_scheduler_preemption::TestSchedulerPreemption::test_recursive_preemption_settings
     # upstream's setup (tree fair_share_starvation_tolerance 0.8 among others) and 3 nodes of 1 cpu, 2 slots
-    env = Env("recursive", nodes=3, cpu=1, slots=2, tree={
+    with Env("recursive", nodes=3, cpu=1, slots=2, tree={
         "preemption_satisfaction_threshold": 0.99, "fair_share_starvation_tolerance": 0.8,
         "fair_share_starvation_timeout": 1000, "max_unpreemptible_running_job_count": 0,
-        "preemptive_scheduling_backoff": 0, "job_graceful_interrupt_timeout": 10000})
-    try:
+        "preemptive_scheduling_backoff": 0, "job_graceful_interrupt_timeout": 10000}) as env:
         env.pool("p1", fair_share_starvation_tolerance=0.6)
         env.pool("p2", "p1")
         env.pool("p3", "p1", fair_share_starvation_tolerance=0.5)
@@ -39,8 +38,6 @@ def recursive_preemption_settings():
         optol = lambda op: env.op_attr(op, "effective_fair_share_starvation_tolerance")
         env.wait(lambda: optol(op1) == 0.6 or optol(op1), "op1 tolerance 0.6")
         env.wait(lambda: optol(op2) == 0.8 or optol(op2), "op2 tolerance 0.8")
-    finally:
-        env.stop()
 
 
 def threshold_env(name):
@@ -71,8 +68,7 @@ def tree_option(env, key, value):
 @case
 def non_preemptible_resource_usage_threshold():
     # upstream: test_scheduler_preemption::TestNonPreemptibleResourceUsageThreshold::test_non_preemptible_resource_usage_threshold
-    env = threshold_env("threshold")
-    try:
+    with threshold_env("threshold") as env:
         op = run_15(env)
         expect_counts(env, op, 1, 5, "no threshold")
         for value, counts in (({"cpu": 1.0}, (1, 5)), ({"cpu": 1.0, "user_slots": 2}, (1, 5)),
@@ -81,29 +77,23 @@ def non_preemptible_resource_usage_threshold():
                               ({"cpu": 10.0}, (0, 0))):
             tree_option(env, "non_preemptible_resource_usage_threshold", value)
             expect_counts(env, op, counts[0], counts[1], "threshold %s" % value)
-    finally:
-        env.stop()
 
 
 @case
 def max_unpreemptible_running_job_count():
     # upstream: test_scheduler_preemption::TestNonPreemptibleResourceUsageThreshold::test_max_unpreemptible_running_job_count
-    env = threshold_env("max_unpreemptible")
-    try:
+    with threshold_env("max_unpreemptible") as env:
         op = run_15(env)
         expect_counts(env, op, 1, 5, "no threshold")
         for value, counts in ((0, (1, 5)), (4, (1, 5)), (7, (1, 2)), (10, (0, 0))):
             tree_option(env, "max_unpreemptible_running_job_count", value)
             expect_counts(env, op, counts[0], counts[1], "max_unpreemptible_running_job_count %d" % value)
-    finally:
-        env.stop()
 
 
 @case
 def config_postprocessor():
     # upstream: test_scheduler_preemption::TestNonPreemptibleResourceUsageThreshold::test_config_postprocessor
-    env = threshold_env("postprocessor")
-    try:
+    with threshold_env("postprocessor") as env:
         path = upslib.ORCHID + "/config/non_preemptible_resource_usage_threshold"
         check(env.get(path) == {}, "threshold {} at first: %s" % env.get(path))
         env.s.ok("remove", {"path": TREE + "config/max_unpreemptible_running_job_count"})
@@ -118,15 +108,12 @@ def config_postprocessor():
         # upstream then sets the threshold to an entity and expects an error (its config has no
         # null for this key); poolsched's null resets any tree key to its default
         # (docs/api.md, "Where it differs"), so that last step is not translated
-    finally:
-        env.stop()
 
 
 @case
 def pool_config_overrides_tree_config():
     # upstream: test_scheduler_preemption::TestNonPreemptibleResourceUsageThreshold::test_pool_config_overrides_tree_config
-    env = threshold_env("pool_overrides")
-    try:
+    with threshold_env("pool_overrides") as env:
         env.pool("pool")
         op = run_15(env, pool="pool")
         expect_counts(env, op, 1, 5, "no threshold")
@@ -136,23 +123,18 @@ def pool_config_overrides_tree_config():
         expect_counts(env, op, 1, 2, "pool threshold 7 slots")
         tree_option(env, "non_preemptible_resource_usage_threshold", {"user_slots": 10})
         expect_counts(env, op, 1, 2, "the pool's 7 slots over the tree's 10")
-    finally:
-        env.stop()
 
 
 @case
 def operation_max_unpreemptible_running_job_count():
     # upstream: test_scheduler_preemption::TestNonPreemptibleResourceUsageThreshold::test_operation_max_unpreemptible_running_job_count
-    env = threshold_env("op_max_unpreemptible")
-    try:
+    with threshold_env("op_max_unpreemptible") as env:
         op = run_15(env, max_unpreemptible_job_count=7)
         expect_counts(env, op, 1, 2, "operation's 7")
         tree_option(env, "non_preemptible_resource_usage_threshold", {"user_slots": 1})
         expect_counts(env, op, 1, 5, "tree threshold 1 slot")
         tree_option(env, "non_preemptible_resource_usage_threshold", {"user_slots": 10})
         expect_counts(env, op, 1, 2, "tree threshold 10 slots")
-    finally:
-        env.stop()
 
 
 @case
@@ -164,12 +146,11 @@ def job_preemption_order():
     # node by node: n0's first, n2's last. production (guarantee 3 cpu) then asks for 0.5 cpu:
     # only research's newest job is preemptible, so an operation confined to n0 stays at 0 and
     # one confined to n2 preempts the later of n2's two jobs, never the earlier one.
-    env = Env("preemption_order", nodes=3, cpu=1, slots=2, tree={
+    with Env("preemption_order", nodes=3, cpu=1, slots=2, tree={
         "preemption_satisfaction_threshold": 0.99, "fair_share_starvation_tolerance": 0.8,
         "fair_share_starvation_timeout": 1000, "max_unpreemptible_running_job_count": 0,
         "preemptive_scheduling_backoff": 0,
-        "min_spare_job_resources_on_node": {"cpu": 0.5, "user_slots": 1}})
-    try:
+        "min_spare_job_resources_on_node": {"cpu": 0.5, "user_slots": 1}}) as env:
         # upstream's node has its address among its tags; here each agent reports its id as a tag
         for n in env.nodes:
             n.tags = [n.id]
@@ -202,8 +183,6 @@ def job_preemption_order():
         env.op(cpu=0.5, pool="production", scheduling_tag_filter="n2")
         env.wait(lambda: len(running(op1)) == 5 or len(running(op1)), "op1 down to 5 jobs")
         check(earlier in running(op1), "n2's earlier job %s survives" % earlier)
-    finally:
-        env.stop()
 
 
 @case
@@ -213,11 +192,10 @@ def pass_preemption_reason_to_node():
     # prod's operation of 3 jobs (guarantee 3 cpu); get_job (the YTsaurus face) shows it aborted
     # with reason preemption and upstream's error: abort_reason and preemption_reason naming the
     # allocation started in its place and its operation.
-    env = Env("preemption_reason", nodes=3, cpu=1, slots=2, tree={
+    with Env("preemption_reason", nodes=3, cpu=1, slots=2, tree={
         "preemption_satisfaction_threshold": 0.99, "fair_share_starvation_tolerance": 0.8,
         "fair_share_starvation_timeout": 1000, "max_unpreemptible_running_job_count": 0,
-        "preemptive_scheduling_backoff": 0})
-    try:
+        "preemptive_scheduling_backoff": 0}) as env:
         env.pool("research")
         env.pool("prod", strong_guarantee_resources={"cpu": 3})
         op1 = env.op(pool="research")
@@ -252,8 +230,6 @@ def pass_preemption_reason_to_node():
         again = [j for j in jobs(op1) if j["id"] == job_id]
         check(bool(again) and again[0].get("preemption_reason") == why,
               "preemption_reason after a restart: %r" % again)
-    finally:
-        env.stop()
 
 
 @case
@@ -266,11 +242,10 @@ def preemption_priority_scope():
     # with operation_and_ancestors, second's starvation lets it preempt normal_op: 6 cpu.
     # Upstream also reads the node's last_preemptive_heartbeat_statistics
     # (operation_count_by_preemption_priority), which poolsched's orchid does not have.
-    env = Env("priority_scope", cpu=10, slots=10, tree={
+    with Env("priority_scope", cpu=10, slots=10, tree={
         "preemption_satisfaction_threshold": 0.8, "fair_share_starvation_timeout": 1000,
         "fair_share_starvation_tolerance": 0.95, "max_unpreemptible_running_job_count": 0,
-        "preemptive_scheduling_backoff": 0, "scheduling_preemption_priority_scope": "operation_only"})
-    try:
+        "preemptive_scheduling_backoff": 0, "scheduling_preemption_priority_scope": "operation_only"}) as env:
         env.pool("first", strong_guarantee_resources={"cpu": 4.9, "user_slots": 5})
         env.pool("second", strong_guarantee_resources={"cpu": 5.1, "user_slots": 5})
         usage = lambda op: (env.op_attr(op, "resource_usage") or {}).get("cpu")
@@ -294,8 +269,6 @@ def preemption_priority_scope():
               "after 3 s: greedy_op usage, status, second's status %r; upstream 4.0, non_starving, starving" % (got,))
         tree_option(env, "scheduling_preemption_priority_scope", "operation_and_ancestors")
         env.wait(lambda: usage(greedy) == 6.0 or usage(greedy), "greedy_op at 6 cpu")
-    finally:
-        env.stop()
 
 
 upslib.run(upslib.CASES, sys.argv[3:])

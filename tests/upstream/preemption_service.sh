@@ -4,35 +4,16 @@
 # usage: preemption_service.sh BINARY DATA_DIR SOURCE_DIR
 source "${3:?usage: preemption_service.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
 py_test 0 "$@" <<'EOF'
-import sys, time
+import sys
 from server_helper import Scheduler, FakeNode, check, finish
+from upslib import beat, running, wait_for
 
 bin, work = sys.argv[1], sys.argv[2]
 T = "//sys/pool_trees/physical"
 s = Scheduler(bin, work + "/data", {"fair_share_update_period": 100}).start()
 
-def beat(nodes, seconds):
-    end = time.time() + seconds
-    while time.time() < end:
-        for n in nodes:
-            n.heartbeat()
-        time.sleep(0.1)
 
-def running(nodes, op):
-    """The operation's jobs on the nodes, without those interrupted (preempted, ending)."""
-    return {j: n.id for n in nodes for j, st in n.running.items()
-            if st.get("operation_id") == op and j not in n.interrupted}
-
-def wait_for(nodes, what, cond, seconds=10):
-    end = time.time() + seconds
-    while time.time() < end:
-        beat(nodes, 0.2)
-        if cond():
-            return True
-    check(False, what)
-    return False
-
-try:
+with s:
     # upstream: test_scheduler_preemption::TestSchedulerPreemption::test_retain_preemptible_status_after_revive
     # Upstream's figures: 3 nodes of 1 cpu / 2 slots, jobs of 0.5 cpu; two such jobs fit a node
     # with min_spare_job_resources_on_node 0.5 cpu (as test_conditional_preemption sets it;
@@ -67,7 +48,5 @@ try:
     wait_for(nodes, "research down to 5 jobs", lambda: len(running(nodes, op)) == 5)
     check(newest not in running(nodes, op), "the preempted job is the one started last (%s)" % newest)
     wait_for(nodes, "production's job runs", lambda: len(running(nodes, urgent)) == 1)
-finally:
-    s.stop()
 finish()
 EOF

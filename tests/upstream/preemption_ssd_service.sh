@@ -7,32 +7,14 @@
 # usage: preemption_ssd_service.sh BINARY DATA_DIR SOURCE_DIR
 source "${3:?usage: preemption_ssd_service.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
 py_test 0 "$@" <<'PY'
-import sys, time
+import sys
 from server_helper import Scheduler, FakeNode, check, finish
+from upslib import beat, running, wait_for
 
 bin, work = sys.argv[1], sys.argv[2]
 T = "//sys/pool_trees/physical"
 MIB = 1 << 20
 
-def beat(nodes, seconds):
-    end = time.time() + seconds
-    while time.time() < end:
-        for n in nodes:
-            n.heartbeat()
-        time.sleep(0.1)
-
-def running(nodes, op):
-    return {j: n.id for n in nodes for j, st in n.running.items()
-            if st.get("operation_id") == op and j not in n.interrupted}
-
-def wait_for(nodes, what, cond, seconds=10):
-    end = time.time() + seconds
-    while time.time() < end:
-        beat(nodes, 0.2)
-        if cond():
-            return True
-    check(False, what)
-    return False
 
 def cluster(s):
     nodes = []
@@ -70,8 +52,7 @@ def ssd_alerts(s):
             if a["attributes"]["alert_type"] == "update_ssd_priority_preemption_media"]
 
 for case in ("no_aggressive", "aggressive_for_ssd"):
-    s = Scheduler(bin, "%s/%s" % (work, case), {"fair_share_update_period": 100}).start()
-    try:
+    with Scheduler(bin, "%s/%s" % (work, case), {"fair_share_update_period": 100}).start() as s:
         tree_config(s)
         s.ok("create", {"type": "scheduler_pool", "path": T + "/aggressive",
                         "attributes": {"enable_aggressive_starvation": True}})
@@ -98,14 +79,11 @@ for case in ("no_aggressive", "aggressive_for_ssd"):
             # upstream: test_scheduler_preemption::TestSsdPriorityPreemption::test_aggressive_preemption_of_ssd_jobs_for_ssd_jobs[True]
             op = vanilla(s, 1, pool="aggressive", ssd=True)
             wait_for(nodes, "SSD op in the aggressive pool gets 1 cpu", lambda: len(running(nodes, op)) == 1)
-    finally:
-        s.stop()
 
 # upstream: test_scheduler_preemption::TestSsdPriorityPreemption::test_profiling
 # Upstream's counter scheduler/pools/preempted_job_resources/cpu {preemption_reason, tree, pool
 # root} is poolsched_preempted_job_resources_cpu_total {tree, preemption_reason} (/metrics).
-s = Scheduler(bin, work + "/profiling", {"fair_share_update_period": 100}).start()
-try:
+with Scheduler(bin, work + "/profiling", {"fair_share_update_period": 100}).start() as s:
     tree_config(s)
     nodes = cluster(s)
     beat(nodes, 0.3)
@@ -127,12 +105,9 @@ try:
              lambda: any(j in n.interrupted for n in nodes for j, st in n.running.items()
                          if st.get("operation_id") == blocking) or len(running(nodes, blocking)) < 8)
     check(counter() - before >= 1.0, "ssd_preemption counter grew by %s" % (counter() - before))
-finally:
-    s.stop()
 
 # upstream: test_scheduler_preemption::TestSsdPriorityPreemption::test_config
-s = Scheduler(bin, work + "/config", {"fair_share_update_period": 100}).start()
-try:
+with Scheduler(bin, work + "/config", {"fair_share_update_period": 100}).start() as s:
     nodes = cluster(s)
     beat(nodes, 0.3)
     s.set(T + "/@config/ssd_priority_preemption", {"enable": False, "node_tag_filter": "ssd_tag",
@@ -151,7 +126,5 @@ try:
     st, out = s.call("set", {"path": T + "/@config/ssd_priority_preemption/enable", "value": True})
     check(st == 400 and "SSD node tag filter must be non-empty when SSD priority preemption is enabled" in str(out),
           "enable with an empty filter: %s %s" % (st, out))
-finally:
-    s.stop()
 finish()
 PY

@@ -83,8 +83,7 @@ def survives_limiting_ancestor(env, **spec):
 @case
 def hanging_operations():
     # upstream: test_scheduler_strategy::TestSchedulerHangingOperations::test_hanging_operations
-    env = hang_env("hanging")
-    try:
+    with hang_env("hanging") as env:
         ops = [env.op(pool="fake_pool", scheduling_tag_filter=n.id) for n in env.nodes]
         for op in ops:
             env.wait(lambda: len(running_jobs(env, op)) == 1, "%s runs its job" % op)
@@ -98,39 +97,30 @@ def hanging_operations():
               "result says no successful scheduled allocations: %s" % result)
         for o in ops:
             check(state(env, o) == "running", "the fitting operations still run")
-    finally:
-        env.stop()
 
 
 @case
 def disable_limiting_ancestor_check_for_operation():
     # upstream: test_scheduler_strategy::TestSchedulerHangingOperations::test_disable_limiting_ancestor_check_for_operation
-    env = hang_env("disable_for_op")
-    try:
+    with hang_env("disable_for_op") as env:
         survives_limiting_ancestor(env, enable_limiting_ancestor_check=False,
                                    scheduling_options_per_pool_tree={"physical": {"pool": "subpool"}})
-    finally:
-        env.stop()
 
 
 @case
 def disable_limiting_ancestor_check_for_tree():
     # upstream: test_scheduler_strategy::TestSchedulerHangingOperations::test_disable_limiting_ancestor_check_for_tree
-    env = hang_env("disable_for_tree")
-    try:
+    with hang_env("disable_for_tree") as env:
         env.s.set(PT + "@config/enable_limiting_ancestor_check", False)
         check(env.get(upslib.ORCHID + "/config/enable_limiting_ancestor_check") is False,
               "the orchid's tree config shows the switch off")
         survives_limiting_ancestor(env, pool="subpool")
-    finally:
-        env.stop()
 
 
 @case
 def limiting_ancestor():
     # upstream: test_scheduler_strategy::TestSchedulerHangingOperations::test_limiting_ancestor
-    env = hang_env("limiting")
-    try:
+    with hang_env("limiting") as env:
         limiting_pools(env)
         op = env.op(jobs=10, cpu=2.0, pool="subpool")
         env.wait(lambda: state(env, op) == "failed" or state(env, op), "the operation fails",
@@ -139,15 +129,12 @@ def limiting_ancestor():
         check("scheduling hung" in result, "result says scheduling hung: %s" % result)
         check("limiting_ancestor" in result and "limiting_pool" in result,
               "result names the limiting ancestor: %s" % result)
-    finally:
-        env.stop()
 
 
 @case
 def skip_limiting_ancestor_check_on_node_shortage():
     # upstream: test_scheduler_strategy::TestSchedulerHangingOperations::test_skip_limiting_ancestor_check_on_node_shortage
-    env = hang_env("node_shortage", {"operation_hangup_safe_timeout": 100000000})
-    try:
+    with hang_env("node_shortage", {"operation_hangup_safe_timeout": 100000000}) as env:
         env.s.set(PT + "@config/nodes_filter", "!custom")
         env.s.ok("create", {"type": "scheduler_pool_tree",
                             "attributes": {"name": "custom_tree",
@@ -169,8 +156,6 @@ def skip_limiting_ancestor_check_on_node_shortage():
         env.s.set(CN + node.id + "/@user_tags", ["custom"])
         got = track(env, op)
         check(got is True, "completes once the node is back: %s" % got)
-    finally:
-        env.stop()
 
 
 upslib.run(upslib.CASES, sys.argv[3:])

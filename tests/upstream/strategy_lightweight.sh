@@ -66,8 +66,7 @@ def move(env, op, pool):
 @case
 def simple():
     # upstream: test_scheduler_strategy::TestLightweightOperations::test_simple
-    env = env_with_pools("simple")
-    try:
+    with env_with_pools("simple") as env:
         enabled(env, "pool", False, False)
         enabled(env, "lightweight_pool", True, True)
         blocking = env.op(pool="pool")
@@ -81,15 +80,12 @@ def simple():
         lightweight(env, blocking, False)
         for op in ops:
             lightweight(env, op, True)
-    finally:
-        env.stop()
 
 
 @case
 def change_operation_pool():
     # upstream: test_scheduler_strategy::TestLightweightOperations::test_change_operation_pool
-    env = env_with_pools("change_op_pool")
-    try:
+    with env_with_pools("change_op_pool") as env:
         ops = run_ops(env, 3, "lightweight_pool")
         for op in ops:
             wait_state(env, op, "running")
@@ -108,15 +104,12 @@ def change_operation_pool():
             lightweight(env, op, True)
         run_ops(env, 2, "pool")
         counts(env, 2, 2, 0, 3, 0, 3)
-    finally:
-        env.stop()
 
 
 @case
 def change_pool_config():
     # upstream: test_scheduler_strategy::TestLightweightOperations::test_change_pool_config
-    env = env_with_pools("change_pool_config")
-    try:
+    with env_with_pools("change_pool_config") as env:
         ops = run_ops(env, 3, "lightweight_pool") + run_ops(env, 2, "pool")
         for op in ops:
             wait_state(env, op, "running")
@@ -133,15 +126,12 @@ def change_pool_config():
         env.s.set(T + "lightweight_pool/@mode", "fifo")
         enabled(env, "lightweight_pool", True, True)
         counts(env, 2, 2, 0, 3, 0, 3)
-    finally:
-        env.stop()
 
 
 @case
 def move_pool():
     # upstream: test_scheduler_strategy::TestLightweightOperations::test_move_pool
-    env = env_with_pools("move_pool")
-    try:
+    with env_with_pools("move_pool") as env:
         ops = run_ops(env, 3, "lightweight_pool") + run_ops(env, 2, "pool")
         for op in ops:
             wait_state(env, op, "running")
@@ -149,15 +139,12 @@ def move_pool():
         env.s.ok("move", {"source_path": T + "lightweight_pool",
                           "destination_path": T + "pool/lightweight_pool"})
         counts(env, 5, 2, 3, 3, 0, 3, check_root=False)
-    finally:
-        env.stop()
 
 
 @case
 def pending_operation_becomes_lightweight():
     # upstream: test_scheduler_strategy::TestLightweightOperations::test_pending_operation_becomes_lightweight
-    env = env_with_pools("pending_becomes_lw")
-    try:
+    with env_with_pools("pending_becomes_lw") as env:
         running = run_ops(env, 2, "pool")
         pending = run_ops(env, 2, "pool")
         for op in running:
@@ -177,15 +164,12 @@ def pending_operation_becomes_lightweight():
         lightweight(env, pending[1], True)
         counts(env, 3, 0, 3, 1, 0, 1)
         wait_state(env, pending[1], "running")
-    finally:
-        env.stop()
 
 
 @case
 def pending_operation_becomes_running_after_other_becomes_lightweight():
     # upstream: test_scheduler_strategy::TestLightweightOperations::test_pending_operation_becomes_running_after_other_running_operation_becomes_lightweight
-    env = env_with_pools("pending_runs")
-    try:
+    with env_with_pools("pending_runs") as env:
         env.s.set(T + "lightweight_pool/@enable_lightweight_operations", False)
         enabled(env, "lightweight_pool", False, False)
         blocking = env.op(pool="lightweight_pool")
@@ -199,8 +183,6 @@ def pending_operation_becomes_running_after_other_becomes_lightweight():
         for op in ops:
             lightweight(env, op, False)
         wait_state(env, ops[1], "running")
-    finally:
-        env.stop()
 
 
 upslib.run(upslib.CASES, sys.argv[3:])

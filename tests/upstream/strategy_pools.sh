@@ -21,15 +21,12 @@ def running_slots(env, op):
 @case
 def resource_limits_runtime():
     # upstream: test_scheduler_strategy::TestResourceUsage::test_resource_limits_runtime
-    env = Env("limits_runtime", nodes=3)
-    try:
+    with Env("limits_runtime", nodes=3) as env:
         op = env.op(jobs=3, resource_limits={"user_slots": 1})
         upslib.check_running_jobs(env, op, 1, "user_slots 1")
         env.s.ok("update_op_parameters", {"operation_id": op, "parameters": {
             "scheduling_options_per_pool_tree": {"physical": {"resource_limits": {"user_slots": 2}}}}})
         upslib.check_running_jobs(env, op, 2, "user_slots 2")
-    finally:
-        env.stop()
 
 
 LIMITS_TREE = {"max_running_operation_count_per_pool": 1, "default_parent_pool": "default_pool"}
@@ -71,33 +68,26 @@ def run_three(env):
 @case
 def operations_pool_limit():
     # upstream: test_scheduler_strategy::TestSchedulerOperationLimits::test_operations_pool_limit
-    env = limits_env("pool_limit")
-    try:
+    with limits_env("pool_limit") as env:
         env.pool("test_pool_1")
         env.pool("test_pool_2")
         run_three(env)
-    finally:
-        env.stop()
 
 
 @case
 def operations_recursive_pool_limit():
     # upstream: test_scheduler_strategy::TestSchedulerOperationLimits::test_operations_recursive_pool_limit
-    env = limits_env("recursive_limit")
-    try:
+    with limits_env("recursive_limit") as env:
         env.pool("research", max_running_operation_count=2)
         env.pool("test_pool_1", "research")
         env.pool("test_pool_2", "research")
         run_three(env)
-    finally:
-        env.stop()
 
 
 @case
 def operation_count():
     # upstream: test_scheduler_strategy::TestSchedulerOperationLimits::test_operation_count
-    env = limits_env("operation_count")
-    try:
+    with limits_env("operation_count") as env:
         env.pool("research", max_running_operation_count=3)
         env.pool("subpool", "research", max_running_operation_count=3)
         env.pool("other_subpool", "subpool", max_running_operation_count=3)
@@ -105,15 +95,12 @@ def operation_count():
             env.op(pool="other_subpool")
         env.wait(lambda: env.pool_attr("research", "operation_count") == 3, "operation_count 3")
         env.wait(lambda: env.pool_attr("research", "running_operation_count") == 3, "running 3")
-    finally:
-        env.stop()
 
 
 @case
 def abort_of_pending_operation():
     # upstream: test_scheduler_strategy::TestSchedulerOperationLimits::test_abort_of_pending_operation
-    env = limits_env("abort_pending")
-    try:
+    with limits_env("abort_pending") as env:
         ops = [env.op() for _ in range(3)]
         env.wait(lambda: state(env, ops[0]) == "running", "op1 runs")
         env.wait(lambda: running_slots(env, ops[0]) == 1, "op1's job runs")
@@ -127,15 +114,12 @@ def abort_of_pending_operation():
             n.finish_all()
         env.wait(lambda: state(env, ops[2]) == "completed", "op3 completed")
         check(state(env, ops[1]) == "aborted", "op2 aborted")
-    finally:
-        env.stop()
 
 
 @case
 def total_operations_limit():
     # upstream: test_scheduler_strategy::TestSchedulerOperationLimits::test_total_operations_limit
-    env = limits_env("total_limit")
-    try:
+    with limits_env("total_limit") as env:
         env.pool("research", max_operation_count=3)
         env.pool("research_subpool", "research")
         env.pool("production")
@@ -158,15 +142,12 @@ def total_operations_limit():
         check(a("research", "operation_count") == 3, "research count 3")
         check(a("<Root>", "running_operation_count") == 2, "root running 2")
         check(a("<Root>", "operation_count") == 5, "root count 5")
-    finally:
-        env.stop()
 
 
 @case
 def forbid_immediate_operations():
     # upstream: test_scheduler_strategy::TestSchedulerOperationLimits::test_forbid_immediate_operations
-    env = limits_env("forbid_immediate")
-    try:
+    with limits_env("forbid_immediate") as env:
         env.pool("p1", forbid_immediate_operations=True)
         env.pool("p2", "p1")
         env.s.set(T + "/default_pool/@forbid_immediate_operations", True)
@@ -177,108 +158,85 @@ def forbid_immediate_operations():
         check(st == 200, "operation in p2: %d %s" % (st, out))
         st, out = try_op(env, u, pool="p3")
         check(st == 200, "operation in ephemeral p3 under default_pool: %d %s" % (st, out))
-    finally:
-        env.stop()
 
 
 @case
 def ephemeral_flag():
     # upstream: test_scheduler_strategy::TestEphemeralPools::test_ephemeral_flag
-    env = Env("ephemeral_flag", nodes=3)
-    try:
+    with Env("ephemeral_flag", nodes=3) as env:
         env.pool("real_pool")
         env.op(pool="ephemeral_pool")
         env.wait(lambda: env.pool_attr("ephemeral_pool", "is_ephemeral") is True, "ephemeral")
         check(env.pool_attr("real_pool", "is_ephemeral") is False, "real_pool not ephemeral")
         check(env.pool_attr("<Root>", "is_ephemeral") is False, "root not ephemeral")
-    finally:
-        env.stop()
 
 
 def hub_env(name, **attrs):
     env = Env(name, nodes=3)
     env.pool("custom_pool", create_ephemeral_subpools=True, **attrs)
-    root = env.s.token("root")
-    return env, root
+    env.root = env.s.token("root")
+    return env
 
 
 @case
 def ephemeral_pool_in_custom_pool_simple():
     # upstream: test_scheduler_strategy::TestEphemeralPools::test_ephemeral_pool_in_custom_pool_simple
-    env, root = hub_env("hub_simple")
-    try:
-        op = env.op(token=root, pool="custom_pool")
+    with hub_env("hub_simple") as env:
+        op = env.op(token=env.root, pool="custom_pool")
         env.wait(lambda: running_slots(env, op) == 1, "job runs")
         p = env.get(ORCHID + "/fair_share_info/pools/custom_pool$root")
         check(p and p["parent"] == "custom_pool" and p["mode"] == "fair_share" and p["is_ephemeral"],
               "custom_pool$root: %s" % (p and {k: p[k] for k in ("parent", "mode", "is_ephemeral")}))
-    finally:
-        env.stop()
 
 
 @case
 def custom_ephemeral_pool_scheduling_mode():
     # upstream: test_scheduler_strategy::TestEphemeralPools::test_custom_ephemeral_pool_scheduling_mode
-    env, root = hub_env("hub_mode", ephemeral_subpool_config={"mode": "fifo"})
-    try:
-        env.op(token=root, pool="custom_pool")
+    with hub_env("hub_mode", ephemeral_subpool_config={"mode": "fifo"}) as env:
+        env.op(token=env.root, pool="custom_pool")
         env.wait(lambda: env.pool_attr("custom_pool$root", "mode") == "fifo", "fifo subpool")
         check(env.pool_attr("custom_pool$root", "parent") == "custom_pool", "parent")
-    finally:
-        env.stop()
 
 
 @case
 def custom_ephemeral_pool_max_operation_count():
     # upstream: test_scheduler_strategy::TestEphemeralPools::test_custom_ephemeral_pool_max_operation_count
-    env, root = hub_env("hub_max_ops", ephemeral_subpool_config={"max_operation_count": 1})
-    try:
-        op = env.op(token=root, pool="custom_pool")
+    with hub_env("hub_max_ops", ephemeral_subpool_config={"max_operation_count": 1}) as env:
+        op = env.op(token=env.root, pool="custom_pool")
         env.wait(lambda: running_slots(env, op) == 1, "job runs")
-        st, out = try_op(env, root, pool="custom_pool")
+        st, out = try_op(env, env.root, pool="custom_pool")
         check(st != 200, "second operation refused: %d %s" % (st, out))
-    finally:
-        env.stop()
 
 
 @case
 def custom_ephemeral_pool_resource_limits():
     # upstream: test_scheduler_strategy::TestEphemeralPools::test_custom_ephemeral_pool_resource_limits
-    env, root = hub_env("hub_limits", ephemeral_subpool_config={"resource_limits": {"cpu": 1}})
-    try:
-        env.op(token=root, pool="custom_pool")
+    with hub_env("hub_limits", ephemeral_subpool_config={"resource_limits": {"cpu": 1}}) as env:
+        env.op(token=env.root, pool="custom_pool")
         env.wait(lambda: near(env.pool_attr("custom_pool$root", "resource_limits")["cpu"], 1.0), "limit 1")
-    finally:
-        env.stop()
 
 
 @case
 def custom_ephemeral_pool_persists_after_pool_update():
     # upstream: test_scheduler_strategy::TestEphemeralPools::test_custom_ephemeral_pool_persists_after_pool_update
-    env, root = hub_env("hub_persists")
-    try:
-        env.op(token=root, pool="custom_pool")
+    with hub_env("hub_persists") as env:
+        env.op(token=env.root, pool="custom_pool")
         env.wait(lambda: env.pool_attr("custom_pool$root", "parent") == "custom_pool", "parent")
         env.pool("trigger_pool_update")
         time.sleep(0.5)
         check(env.pool_attr("custom_pool$root", "parent") == "custom_pool", "parent kept")
-    finally:
-        env.stop()
 
 
 @case
 def fifo_pool_cannot_create_ephemeral_subpools():
     # upstream: test_scheduler_strategy::TestEphemeralPools::test_fifo_pool_cannot_create_ephemeral_subpools
-    env = Env("fifo_hub", nodes=1)
-    try:
+    with Env("fifo_hub", nodes=1) as env:
         env.pool("fifo_pool", mode="fifo")
         st, _ = env.s.call("set", {"path": T + "/fifo_pool/@create_ephemeral_subpools", "value": True})
         check(st == 400, "fifo pool as a hub refused: %d" % st)
         env.pool("ephemeral_hub", create_ephemeral_subpools=True)
         st, _ = env.s.call("set", {"path": T + "/ephemeral_hub/@mode", "value": "fifo"})
         check(st == 400, "hub made fifo refused: %d" % st)
-    finally:
-        env.stop()
 
 
 @case
@@ -286,8 +244,7 @@ def move_to_ephemeral_hub():
     # upstream: test_scheduler_strategy::TestEphemeralPools::test_move_to_ephemeral_hub_via_common_option
     # upstream: test_scheduler_strategy::TestEphemeralPools::test_move_to_ephemeral_hub_via_per_pool_tree_option
     for via in ("common", "per_tree"):
-        env = Env("move_hub_" + via, nodes=1)
-        try:
+        with Env("move_hub_" + via, nodes=1) as env:
             env.pool("ephemeral_hub", create_ephemeral_subpools=True)
             root = env.s.token("root")
             op = env.op(token=root, pool="inexistent")
@@ -296,44 +253,35 @@ def move_to_ephemeral_hub():
                       {"scheduling_options_per_pool_tree": {"physical": {"pool": "ephemeral_hub"}}})
             env.s.ok("update_op_parameters", {"operation_id": op, "parameters": params}, root)
             env.wait(lambda: env.op_attr(op, "pool") == "ephemeral_hub$root", "moved (%s)" % via)
-        finally:
-            env.stop()
 
 
 @case
 def move_last_operation_from_ephemeral_pool():
     # upstream: test_scheduler_strategy::TestEphemeralPools::test_move_last_operation_from_ephemeral_pool
-    env = Env("move_last", nodes=1)
-    try:
+    with Env("move_last", nodes=1) as env:
         env.pool("real")
         op = env.op(pool="ephemeral")
         env.wait(lambda: env.pool_attr("ephemeral", "parent") is not None, "ephemeral pool")
         env.s.ok("update_op_parameters", {"operation_id": op, "parameters": {"pool": "real"}})
         env.wait(lambda: env.pool_attr("ephemeral", "parent") is None, "ephemeral pool gone")
-    finally:
-        env.stop()
 
 
 @case
 def user_runs_operation_in_ephemeral_pool_under_root():
     # upstream: test_scheduler_strategy::TestEphemeralPools::test_user_runs_operation_in_ephemeral_pool_under_root
-    env = Env("user_pool", nodes=1)
-    try:
+    with Env("user_pool", nodes=1) as env:
         u = env.s.token("u")
         op = env.op(token=u)
         env.wait(lambda: env.op_attr(op, "pool") == "u", "operation in pool u")
         check(env.pool_attr("u", "parent") == "<Root>", "u under <Root>")
         op2 = env.op(token=u)
         env.wait(lambda: env.op_attr(op2, "pool") == "u", "second operation in pool u")
-    finally:
-        env.stop()
 
 
 @case
 def default_ephemeral_hub_applies_ephemeral_subpool_config():
     # upstream: test_scheduler_strategy::TestEphemeralPools::test_default_ephemeral_hub_applies_ephemeral_subpool_config
-    env = Env("default_hub_config", nodes=1)
-    try:
+    with Env("default_hub_config", nodes=1) as env:
         env.pool("research", ephemeral_subpool_config={"mode": "fifo", "max_operation_count": 1,
                                                        "resource_limits": {"cpu": 1}})
         env.s.set(T + "/@default_parent_pool", "research")
@@ -343,15 +291,12 @@ def default_ephemeral_hub_applies_ephemeral_subpool_config():
         check(p["parent"] == "research" and p["mode"] == "fifo", "parent and mode: %s %s" % (p["parent"], p["mode"]))
         check(near(p["resource_limits"]["cpu"], 1.0), "limit")
         check(p["max_operation_count"] == 1, "max_operation_count")
-    finally:
-        env.stop()
 
 
 @case
 def ephemeral_subpool_config_applies_to_existent():
     # upstream: test_scheduler_strategy::TestEphemeralPools::test_ephemeral_subpool_config_applies_to_existent_ephemeral_subpools
-    env = Env("config_applies", nodes=1)
-    try:
+    with Env("config_applies", nodes=1) as env:
         env.pool("research", ephemeral_subpool_config={"max_operation_count": 3})
         env.pool("explicit", "research")
         env.s.set(T + "/@default_parent_pool", "research")
@@ -360,35 +305,27 @@ def ephemeral_subpool_config_applies_to_existent():
         env.s.set(T + "/research/@ephemeral_subpool_config", {"max_operation_count": 5})
         env.wait(lambda: env.pool_attr("ephemeral", "max_operation_count") == 5, "applied")
         check(env.pool_attr("explicit", "max_operation_count") != 5, "explicit pool untouched")
-    finally:
-        env.stop()
 
 
 @case
 def ephemeral_pool_name_validation():
     # upstream: test_scheduler_strategy::TestSchedulerPoolsCommon::test_ephemeral_pool_name_validation
-    env = Env("name_validation", nodes=1)
-    try:
+    with Env("name_validation", nodes=1) as env:
         st, out = try_op(env, pool="invalid$name")
         check(st != 200, "pool invalid$name refused: %d" % st)
         op = env.op(pool="valid_name")
         st, out = env.s.call("update_op_parameters", {"operation_id": op, "parameters": {"pool": "invalid|name"}})
         check(st != 200, "pool invalid|name refused: %d" % st)
-    finally:
-        env.stop()
 
 
 @case
 def add_nested_pool():
     # upstream: test_scheduler_strategy::TestSchedulerPoolsReconfiguration::test_add_nested_pool
-    env = Env("nested", nodes=1)
-    try:
+    with Env("nested", nodes=1) as env:
         env.pool("test_parent")
         env.pool("test_pool", "test_parent")
         env.wait(lambda: env.pool_attr("test_pool", "parent") == "test_parent", "nested")
         check(env.pool_attr("test_parent", "parent") == "<Root>", "parent under <Root>")
-    finally:
-        env.stop()
 
 
 def pool_parent(env, pool):
@@ -402,50 +339,40 @@ def move(env, a, b):
 @case
 def move_to_existing_pool():
     # upstream: test_scheduler_strategy::TestSchedulerPoolsReconfiguration::test_move_to_existing_pool
-    env = Env("move_existing", nodes=1)
-    try:
+    with Env("move_existing", nodes=1) as env:
         env.pool("test_parent")
         env.pool("test_pool")
         env.wait(lambda: pool_parent(env, "test_pool") == "<Root>", "test_pool at the top")
         move(env, "test_pool", "test_parent/test_pool")
         env.wait(lambda: pool_parent(env, "test_pool") == "test_parent", "moved under test_parent")
-    finally:
-        env.stop()
 
 
 @case
 def move_to_new_pool():
     # upstream: test_scheduler_strategy::TestSchedulerPoolsReconfiguration::test_move_to_new_pool
-    env = Env("move_new", nodes=1)
-    try:
+    with Env("move_new", nodes=1) as env:
         env.pool("test_pool")
         env.pool("new_pool")
         move(env, "test_pool", "new_pool/test_pool")
         env.wait(lambda: env.pool_attr("new_pool", "parent") == "<Root>", "new_pool in the orchid")
         env.wait(lambda: pool_parent(env, "test_pool") == "new_pool", "moved under new_pool")
-    finally:
-        env.stop()
 
 
 @case
 def move_to_root_pool():
     # upstream: test_scheduler_strategy::TestSchedulerPoolsReconfiguration::test_move_to_root_pool
-    env = Env("move_root", nodes=1)
-    try:
+    with Env("move_root", nodes=1) as env:
         env.pool("test_parent")
         env.pool("test_pool", "test_parent")
         env.wait(lambda: pool_parent(env, "test_pool") == "test_parent", "nested")
         move(env, "test_parent/test_pool", "test_pool")
         env.wait(lambda: pool_parent(env, "test_pool") == "<Root>", "moved to the top")
-    finally:
-        env.stop()
 
 
 @case
 def move_keeps_usage_in_source_ancestor():
     # upstream: test_scheduler_strategy::TestResourceUsage::test_move_does_not_lose_resource_usage_in_source_ancestor
-    env = Env("move_usage", nodes=1)
-    try:
+    with Env("move_usage", nodes=1) as env:
         env.pool("pool_with_limits", resource_limits={"cpu": 1})
         env.pool("pool_without_limits", "pool_with_limits")
         op1 = env.op(pool="pool_without_limits")
@@ -456,16 +383,13 @@ def move_keeps_usage_in_source_ancestor():
         op2 = env.op(pool="pool_with_limits")
         env.wait(lambda: running_slots(env, op2) == 1, "op2 runs")
         check(running_slots(env, op1) == 1, "op1 still runs")
-    finally:
-        env.stop()
 
 
 @case
 def pool_changes():
     # upstream: test_scheduler_strategy::TestSchedulerOperationLimits::test_pool_changes
     # (upstream's map operations are sleeping vanilla ones here)
-    env = Env("pool_changes", nodes=3, tree=LIMITS_TREE)
-    try:
+    with Env("pool_changes", nodes=3, tree=LIMITS_TREE) as env:
         env.pool("research")
         env.pool("subpool", "research")
         env.pool("production")
@@ -486,8 +410,6 @@ def pool_changes():
         env.wait(lambda: count("research", "operation_count") == 0, "research has none")
         env.wait(lambda: count("production", "running_operation_count") == 1, "production runs one")
         env.wait(lambda: count("production", "operation_count") == 3, "production has three")
-    finally:
-        env.stop()
 
 
 @case
@@ -495,8 +417,7 @@ def remove_big_hierarchy():
     # upstream: test_scheduler_strategy::TestSchedulerPoolsReconfiguration::test_remove_big_hierarchy
     # poolsched deviates on purpose: a pool with children is not removed with them (409, see
     # pools_cypress.sh remove_subtree); the chain goes bottom-up, and only <Root> remains.
-    env = Env("big_hierarchy", nodes=1)
-    try:
+    with Env("big_hierarchy", nodes=1) as env:
         parent = None
         for i in range(10):
             env.pool("pool%d" % i, parent)
@@ -508,15 +429,12 @@ def remove_big_hierarchy():
             env.s.ok("remove", {"path": path})
             path = path[:path.rindex("/")]
         env.wait(lambda: list(env.get(ORCHID + "/fair_share_info/pools")) == ["<Root>"], "only <Root>")
-    finally:
-        env.stop()
 
 
 @case
 def subtle_reconfiguration_crash():
     # upstream: test_scheduler_strategy::TestSchedulerPoolsReconfiguration::test_subtle_reconfiguration_crash
-    env = Env("subtle", nodes=1)
-    try:
+    with Env("subtle", nodes=1) as env:
         env.pool("parent", max_running_operation_count=1)
         env.pool("child", "parent", max_running_operation_count=2)
         running = env.op(pool="child")
@@ -529,29 +447,23 @@ def subtle_reconfiguration_crash():
         env.wait(lambda: state(env, running) == "completed", "first completed")
         env.beat()
         check(env.s.proc.poll() is None, "scheduler alive")
-    finally:
-        env.stop()
 
 
 @case
 def accumulated_resource_ratio_volume_consumption():
     # upstream: test_scheduler_strategy::TestIntegralGuarantees::test_accumulated_resource_ratio_volume_consumption
-    env = Env("volume_consumption", tree={"integral_guarantees": {"smooth_period": 100}})
-    try:
+    with Env("volume_consumption", tree={"integral_guarantees": {"smooth_period": 100}}) as env:
         env.pool("test_pool", integral_guarantees={"guarantee_type": "relaxed", "resource_flow": {"cpu": 5}})
         env.wait(lambda: env.pool_attr("test_pool", "accumulated_resource_ratio_volume") > 1, "volume > 1")
         env.op(jobs=10, pool="test_pool")
         # upstream's bound is 0.25 = 0.5 s (its period) x 0.5 (flow ratio); here 0.1 s x 0.5
         env.wait(lambda: env.pool_attr("test_pool", "accumulated_resource_ratio_volume") < 0.3, "volume < 0.3")
-    finally:
-        env.stop()
 
 
 @case
 def accumulated_resource_volume_survives_restart():
     # upstream: test_scheduler_strategy::TestIntegralGuarantees::test_accumulated_resource_ratio_volume_survives_restart
-    env = Env("volume_restart", tree={"integral_guarantees": {"smooth_period": 100}})
-    try:
+    with Env("volume_restart", tree={"integral_guarantees": {"smooth_period": 100}}) as env:
         env.pool("test_pool", integral_guarantees={"guarantee_type": "relaxed", "resource_flow": {"cpu": 10}})
         env.wait(lambda: env.pool_attr("test_pool", "accumulated_resource_volume")["cpu"] > 30, "volume > 30")
         env.s.stop()
@@ -559,16 +471,13 @@ def accumulated_resource_volume_survives_restart():
         env.wait(lambda: env.pool_attr("<Root>", "resource_limits")["cpu"] > 0, "nodes back")
         v = env.pool_attr("test_pool", "accumulated_resource_volume")["cpu"]
         check(30 < v < 50, "volume after the restart: %s" % v)
-    finally:
-        env.stop()
 
 
 @case
 def pool_count():
     # upstream: test_scheduler_strategy::TestSchedulerPoolsCommon::test_pool_count
     # (upstream's sensor scheduler/pools/pool_count is poolsched's gauge poolsched_pool_count)
-    env = Env("pool_count", nodes=3)
-    try:
+    with Env("pool_count", nodes=3) as env:
         import re
 
         def sensor():
@@ -591,8 +500,6 @@ def pool_count():
         check_count(3)
         env.s.ok("abort_op", {"operation_id": op})
         check_count(2)
-    finally:
-        env.stop()
 
 
 @case
@@ -600,8 +507,7 @@ def ephemeral_to_explicit_pool_transformation():
     # upstream: test_scheduler_strategy::TestEphemeralPools::test_ephemeral_to_explicit_pool_transformation
     # poolsched lists only users that have ephemeral pools in user_to_ephemeral_pools (upstream
     # keeps the user with an empty list), so "no ephemeral pools of root" is read as either.
-    env = Env("eph_to_explicit", nodes=1)
-    try:
+    with Env("eph_to_explicit", nodes=1) as env:
         env.pool("default_pool")
         env.s.set(T + "/@default_parent_pool", "default_pool")
         root = env.s.token("root")
@@ -612,16 +518,13 @@ def ephemeral_to_explicit_pool_transformation():
         env.wait(lambda: env.get(ORCHID + "/user_to_ephemeral_pools").get("root", []) == [],
                  "no ephemeral pools of root")
         check(env.pool_attr("<Root>", "is_ephemeral") is False, "root not ephemeral")
-    finally:
-        env.stop()
 
 
 
 @case
 def reconfigured_pools_operations_limit():
     # upstream: test_scheduler_strategy::TestSchedulerOperationLimits::test_reconfigured_pools_operations_limit
-    env = limits_env("reconfigured_limit")
-    try:
+    with limits_env("reconfigured_limit") as env:
         env.pool("test_pool_1")
         env.pool("test_pool_2")
         op1 = env.op(pool="test_pool_1")
@@ -640,8 +543,6 @@ def reconfigured_pools_operations_limit():
         for n in env.nodes:
             n.finish_all()
         env.wait(lambda: state(env, op2) == "completed", "op2 completed")
-    finally:
-        env.stop()
 
 
 def pool_exists(env, pool):
@@ -651,8 +552,7 @@ def pool_exists(env, pool):
 @case
 def ephemeral_pool_parent_is_removed_after_operation_complete():
     # upstream: test_scheduler_strategy::TestEphemeralPools::test_ephemeral_pool_parent_is_removed_after_operation_complete
-    env = Env("eph_parent_removed", nodes=1)
-    try:
+    with Env("eph_parent_removed", nodes=1) as env:
         env.pool("custom_pool", create_ephemeral_subpools=True)
         op = env.op(token=env.s.token("root"), pool="custom_pool")
         env.wait(lambda: running_slots(env, op) == 1, "the job runs")
@@ -669,15 +569,12 @@ def ephemeral_pool_parent_is_removed_after_operation_complete():
         env.wait(lambda: state(env, op) == "completed", "op completed")
         env.wait(lambda: not pool_exists(env, "custom_pool"), "custom_pool gone")
         env.wait(lambda: not pool_exists(env, "custom_pool$root"), "custom_pool$root gone")
-    finally:
-        env.stop()
 
 
 @case
 def explicit_to_ephemeral_pool_transformation_with_user_default_parent_pool_map():
     # upstream: test_scheduler_strategy::TestEphemeralPools::test_explicit_to_ephemeral_pool_transformation_with_user_default_parent_pool_map
-    env = Env("explicit_to_eph_map", nodes=1)
-    try:
+    with Env("explicit_to_eph_map", nodes=1) as env:
         u = env.s.token("u")
         env.pool("u")
         env.pool("default_parent_for_u")
@@ -690,15 +587,12 @@ def explicit_to_ephemeral_pool_transformation_with_user_default_parent_pool_map(
         env.wait(lambda: env.pool_attr("u", "parent") == "default_parent_for_u",
                  "u under default_parent_for_u")
         env.wait(lambda: env.pool_attr("u", "is_ephemeral", False) is True, "u ephemeral")
-    finally:
-        env.stop()
 
 
 @case
 def explicit_to_ephemeral_pool_transformation_with_ephemeral_subpool_config():
     # upstream: test_scheduler_strategy::TestEphemeralPools::test_explicit_to_ephemeral_pool_transformation_with_ephemeral_subpool_config
-    env = Env("explicit_to_eph_config", nodes=1)
-    try:
+    with Env("explicit_to_eph_config", nodes=1) as env:
         env.pool("research", ephemeral_subpool_config={"max_operation_count": 3})
         env.pool("ephemeral")
         env.s.set(T + "/@default_parent_pool", "research")
@@ -710,8 +604,6 @@ def explicit_to_ephemeral_pool_transformation_with_ephemeral_subpool_config():
         env.wait(lambda: env.pool_attr("ephemeral", "is_ephemeral", False) is True, "ephemeral")
         env.wait(lambda: env.pool_attr("ephemeral", "max_operation_count", False) == 3,
                  "max_operation_count 3")
-    finally:
-        env.stop()
 
 upslib.run(upslib.CASES, sys.argv[3:])
 finish()

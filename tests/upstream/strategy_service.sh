@@ -30,18 +30,14 @@ INTEGRAL_TREE = {"integral_guarantees": {"smooth_period": 100}}
 @case
 def root_pool():
     # upstream: test_scheduler_strategy::TestResourceUsage::test_root_pool
-    env = Env("root_pool", nodes=3)
-    try:
+    with Env("root_pool", nodes=3) as env:
         env.wait(lambda: near(env.pool_attr("<Root>", "fair_share_ratio"), 0.0), "root fair share 0")
-    finally:
-        env.stop()
 
 
 @case
 def promised_fair_share():
     # upstream: test_scheduler_strategy::TestResourceUsage::test_scheduler_promised_fair_share
-    env = Env("promised", nodes=3)
-    try:
+    with Env("promised", nodes=3) as env:
         env.wait(lambda: env.pool_attr("<Root>", "resource_limits")["cpu"] == 30, "cluster total")
         total = env.pool_attr("<Root>", "resource_limits")
         env.pool("big_pool", min_share_resources={"cpu": total["cpu"]})
@@ -62,14 +58,11 @@ def promised_fair_share():
         env.wait(lambda: near(env.op_attr(op, "promised_dominant_fair_share"), 0.2), "op promised 1/5")
         check(near(dom("subpool_1"), 0.2), "subpool_1 promised 1/5")
         check(near(dom("subpool_2"), 0.6), "subpool_2 promised 3/5")
-    finally:
-        env.stop()
 
 
 def limits_preemption(target):
-    env = Env("limits_preemption_" + target, nodes=3,
-              tree={"preemptive_scheduling_backoff": 0, "max_unpreemptible_running_allocation_count": 0})
-    try:
+    with Env("limits_preemption_" + target, nodes=3,
+             tree={"preemptive_scheduling_backoff": 0, "max_unpreemptible_running_allocation_count": 0}) as env:
         env.pool("test_pool")
         op = env.op(jobs=3, pool="test_pool")
         # running jobs, without those interrupted (preempted, ending): upstream's vanilla job is
@@ -84,8 +77,6 @@ def limits_preemption(target):
             env.s.ok("update_op_parameters", {"operation_id": op, "parameters": {
                 "scheduling_options_per_pool_tree": {"physical": {"resource_limits": {"user_slots": 2}}}}})
         env.wait(lambda: running() == 2 or running(), "two jobs running")
-    finally:
-        env.stop()
 
 
 @case
@@ -103,8 +94,7 @@ def resource_limits_preemption_operation():
 @case
 def resource_limits():
     # upstream: test_scheduler_strategy::TestResourceUsage::test_resource_limits
-    env = Env("resource_limits", nodes=3)
-    try:
+    with Env("resource_limits", nodes=3) as env:
         limits = {"cpu": 1.0, "memory": 1000 * 1024 * 1024, "network": 10}
         env.pool("test_pool", resource_limits=limits)
         env.wait(lambda: all(near(env.pool_attr("test_pool", "specified_resource_limits")[k], v)
@@ -116,15 +106,12 @@ def resource_limits():
         upslib.check_running_jobs(env, op, 1, "the operation's limits too")
         env.wait(lambda: all(near(env.op_attr(op, "specified_resource_limits")[k], v)
                              for k, v in limits.items()), "operation specified_resource_limits")
-    finally:
-        env.stop()
 
 
 @case
 def apply_specified_resource_limits_to_demand():
     # upstream: test_scheduler_strategy::TestResourceUsage::test_apply_specified_resource_limits_to_demand
-    env = Env("apply_limits", nodes=3)
-    try:
+    with Env("apply_limits", nodes=3) as env:
         env.pool("pool", resource_limits={"cpu": 0})
         op = env.op(jobs=3, pool="pool", apply_specified_resource_limits_to_demand=True)
         dem = lambda: env.op_attr(op, "resource_demand")
@@ -156,15 +143,12 @@ def apply_specified_resource_limits_to_demand():
         told = [j for n in env.nodes for j in list(n.interrupted) + list(n.finished)]
         check(not told and sum(len(n.running) for n in env.nodes) == 2,
               "no job preempted: interrupted/aborted %s" % told)
-    finally:
-        env.stop()
 
 
 @case
 def limited_resource_demand():
     # upstream: test_scheduler_strategy::TestResourceUsage::test_limited_resource_demand
-    env = Env("limited_demand", nodes=3)
-    try:
+    with Env("limited_demand", nodes=3) as env:
         env.pool("some_pool", resource_limits={"user_slots": 1})
         env.op(jobs=3, pool="some_pool")
         a = lambda k: env.pool_attr("some_pool", k)
@@ -172,15 +156,12 @@ def limited_resource_demand():
         env.wait(lambda: a("resource_demand")["cpu"] == 3.0, "demand cpu 3")
         env.wait(lambda: a("limited_resource_demand")["user_slots"] == 1.0, "limited slots 1")
         env.wait(lambda: a("limited_resource_demand")["cpu"] == 1.0, "limited cpu 1")
-    finally:
-        env.stop()
 
 
 @case
 def limited_resource_demand_hierarchical():
     # upstream: test_scheduler_strategy::TestResourceUsage::test_limited_resource_demand_hierarchical
-    env = Env("limited_demand_h", nodes=3)
-    try:
+    with Env("limited_demand_h", nodes=3) as env:
         env.pool("parent_pool", resource_limits={"cpu": 4})
         env.pool("child_pool1", "parent_pool", resource_limits={"cpu": 1})
         env.pool("child_pool2", "parent_pool", resource_limits={"cpu": 2})
@@ -192,15 +173,12 @@ def limited_resource_demand_hierarchical():
         env.wait(lambda: a("child_pool2", "resource_demand")["cpu"] == 5.0, "child2 demand 5")
         env.wait(lambda: a("child_pool2", "limited_resource_demand")["cpu"] == 2.0, "child2 limited 2")
         env.wait(lambda: a("parent_pool", "limited_resource_demand")["cpu"] == 3.0, "parent limited 3")
-    finally:
-        env.stop()
 
 
 @case
 def default_parent_pool():
     # upstream: test_scheduler_strategy::TestEphemeralPools::test_default_parent_pool
-    env = Env("default_parent", nodes=3)
-    try:
+    with Env("default_parent", nodes=3) as env:
         env.pool("default_pool")
         env.s.set("//sys/pool_trees/physical/@default_parent_pool", "default_pool")
         env.s.set("//sys/pool_trees/physical/@max_ephemeral_pools_per_user", 2)
@@ -218,15 +196,12 @@ def default_parent_pool():
             n.finish_all()
         env.wait(lambda: [upslib.state(env, o) for o in (op1, op2)] == ["completed"] * 2,
                  "both operations complete")
-    finally:
-        env.stop()
 
 
 @case
 def ephemeral_pools_limit():
     # upstream: test_scheduler_strategy::TestEphemeralPools::test_ephemeral_pools_limit
-    env = Env("ephemeral_limit", nodes=2)
-    try:
+    with Env("ephemeral_limit", nodes=2) as env:
         env.pool("default_pool")
         env.s.set("//sys/pool_trees/physical/@default_parent_pool", "default_pool")
         env.s.set("//sys/pool_trees/physical/@max_ephemeral_pools_per_user", 3)
@@ -238,8 +213,6 @@ def ephemeral_pools_limit():
         st, out = env.s.call("start_op", {"operation_type": "vanilla", "spec": {
             "pool": "pool4", "tasks": {"t": {"command": "true", "job_count": 1}}}}, root)
         check(st != 200, "a fourth ephemeral pool is refused: %d %s" % (st, out))
-    finally:
-        env.stop()
 
 
 def pool_of(env, op):
@@ -249,8 +222,7 @@ def pool_of(env, op):
 @case
 def crash_on_disabling_ephemeral_hub():
     # upstream: test_scheduler_strategy::TestEphemeralPools::test_crash_on_disabling_ephemeral_hub
-    env = Env("disable_hub", nodes=3)
-    try:
+    with Env("disable_hub", nodes=3) as env:
         env.pool("ephemeral_hub", create_ephemeral_subpools=True, max_running_operation_count=1)
         root = env.s.token("root")
         op1 = env.op(token=root, pool="ephemeral_hub")
@@ -275,15 +247,12 @@ def crash_on_disabling_ephemeral_hub():
             if when == "after the change":
                 env.s.kill9()
                 env.s.start()
-    finally:
-        env.stop()
 
 
 @case
 def destroy_user_ephemeral_pools_on_config_change():
     # upstream: test_scheduler_strategy::TestEphemeralPools::test_destroy_user_ephemeral_pools_on_config_change
-    env = Env("destroy_user_pools", nodes=3)
-    try:
+    with Env("destroy_user_pools", nodes=3) as env:
         env.pool("ephemeral_hub", create_ephemeral_subpools=True)
         op = env.op(pool="ephemeral_hub")
         env.wait(lambda: env.op_attr(op, "usage_ratio", 0) > 0, "the operation runs its job")
@@ -297,21 +266,16 @@ def destroy_user_ephemeral_pools_on_config_change():
                 n.finish_all()
             time.sleep(0.05)
         check(upslib.state(env, op) == "completed", "completes: %s" % upslib.state(env, op))
-    finally:
-        env.stop()
 
 
 def integral(name, pools, ops, expect):
-    env = Env(name, tree=INTEGRAL_TREE)
-    try:
+    with Env(name, tree=INTEGRAL_TREE) as env:
         for p in pools:
             env.pool(**p)
         for pool in ops:
             env.op(jobs=10, pool=pool)
         for pool, strong, integ, wp in expect:
             wait_fair_share(env, pool, strong, integ, wp)
-    finally:
-        env.stop()
 
 
 def burst(flow, burst_):
@@ -432,8 +396,7 @@ def integral_with_parent():
 @case
 def integral_pools_orchid():
     # upstream: test_scheduler_strategy::TestIntegralGuarantees::test_integral_pools_orchid
-    env = Env("integral_orchid", tree=INTEGRAL_TREE)
-    try:
+    with Env("integral_orchid", tree=INTEGRAL_TREE) as env:
         env.pool("burst_pool", min_share_resources={"cpu": 2}, integral_guarantees=burst(3, 7))
         env.pool("relaxed_pool", integral_guarantees=relaxed(5))
         a = env.pool_attr
@@ -447,15 +410,12 @@ def integral_pools_orchid():
         check(a("relaxed_pool", "integral_pool_capacity")["cpu"] == 5.0 * 86400, "relaxed capacity")
         check(a("<Root>", "total_resource_flow_ratio") == 0.8, "root total flow")
         check(a("<Root>", "total_burst_ratio") == 0.7, "root total burst")
-    finally:
-        env.stop()
 
 
 @case
 def burst_and_flow_ratio_orchid():
     # upstream: test_scheduler_strategy::TestIntegralGuarantees::test_burst_and_flow_ratio_orchid
-    env = Env("burst_flow_orchid", tree=INTEGRAL_TREE)
-    try:
+    with Env("burst_flow_orchid", tree=INTEGRAL_TREE) as env:
         env.pool("parent", integral_guarantees={"resource_flow": {"cpu": 8},
                                                 "burst_guarantee_resources": {"cpu": 8}})
         env.pool("child", "parent", integral_guarantees=burst(3, 5))
@@ -464,31 +424,23 @@ def burst_and_flow_ratio_orchid():
         env.wait(lambda: a("parent", "total_resource_flow_ratio") == 0.3, "parent flow")
         env.wait(lambda: a("child", "total_burst_ratio") == 0.5, "child burst")
         env.wait(lambda: a("child", "total_resource_flow_ratio") == 0.3, "child flow")
-    finally:
-        env.stop()
 
 
 @case
 def zero_relaxed():
     # upstream: test_scheduler_strategy::TestIntegralGuarantees::test_zero_relaxed_guarantees_and_scheduler_doesnt_crash
-    env = Env("zero_relaxed", tree=INTEGRAL_TREE)
-    try:
+    with Env("zero_relaxed", tree=INTEGRAL_TREE) as env:
         env.pool("relaxed_pool", integral_guarantees=relaxed(0))
         env.op(jobs=3, pool="relaxed_pool")
         wait_fair_share(env, "relaxed_pool", 0, 0, 0.3)
-    finally:
-        env.stop()
 
 
 def infer(name, pools, expect):
-    env = Env(name, nodes=3, tree={"infer_weight_from_guarantees_share_multiplier": 10})
-    try:
+    with Env(name, nodes=3, tree={"infer_weight_from_guarantees_share_multiplier": 10}) as env:
         for p in pools:
             env.pool(**p)
         for pool, w in expect:
             env.wait(lambda: near(env.pool_attr(pool, "weight"), w), "%s weight %s" % (pool, w))
-    finally:
-        env.stop()
 
 
 TOTAL_CPU = 30.0
@@ -535,10 +487,9 @@ def infer_both():
 def truncate_in_fifo(gang):
     # The upstream case expects the gang operation cut to 0.2 before truncation, i.e. without
     # the step function for gang operations (newer than the case; on by default here).
-    env = Env("truncate_%s" % gang, tree={"preemptive_scheduling_backoff": 0,
-                                          "fair_share_starvation_timeout": 500,
-                                          "enable_step_function_for_gang_operations": False})
-    try:
+    with Env("truncate_%s" % gang, tree={"preemptive_scheduling_backoff": 0,
+                                         "fair_share_starvation_timeout": 500,
+                                         "enable_step_function_for_gang_operations": False}) as env:
         env.pool("fifo", mode="fifo")
         env.pool("normal")
         fs = lambda op: env.op_attr(op, "detailed_fair_share")["total"]["cpu"]
@@ -561,8 +512,6 @@ def truncate_in_fifo(gang):
             env.wait(lambda: near(env.op_attr(op, "usage_share")["cpu"], 0.0), "op still waits")
         env.s.set("//sys/pool_trees/physical/@enable_fair_share_truncation_in_fifo_pool", False)
         env.wait(lambda: near(fs(b2), 0.2), "truncation off: 0.2 again")
-    finally:
-        env.stop()
 
 
 @case
@@ -593,8 +542,7 @@ def historic_env(name):
 
 
 def more_fair_share_for_new_operation(name, jobs1, jobs2):
-    env = historic_env(name)
-    try:
+    with historic_env(name) as env:
         env.op(jobs=jobs1, pool="child1")
         env.wait(lambda: near(env.pool_attr("child1", "usage_ratio"), min(jobs1 / 10.0, 1.0)),
                  "child1 usage")
@@ -604,8 +552,6 @@ def more_fair_share_for_new_operation(name, jobs1, jobs2):
             time.sleep(0.1)
         env.op(jobs=jobs2, pool="child2")
         env.wait(lambda: env.pool_attr("child2", "fair_share_ratio", 0) > 0.5, "child2 fair share > 0.5")
-    finally:
-        env.stop()
 
 
 @case
@@ -630,8 +576,7 @@ def equal_fair_share_after_config_change(name, infer, config):
     """upstream's _test_equal_fair_share_after_disabling_config_change_base: child1 fills the
     node for 2 s, then parent's config changes to one that effectively disables the historic
     usage (read back before going on); child2's operation of equal demand gets half."""
-    env = historic_env(name)
-    try:
+    with historic_env(name) as env:
         env.op(jobs=10, pool="child1")
         env.wait(lambda: near(env.pool_attr("child1", "usage_ratio"), 1.0), "child1 usage 1")
         t = time.time() + 2.0   # let the historic usage accumulate
@@ -648,8 +593,6 @@ def equal_fair_share_after_config_change(name, infer, config):
         env.op(jobs=10, pool="child2")
         fs = lambda: env.pool_attr("child2", "fair_share_ratio", 0)
         env.wait(lambda: near(fs(), 0.5) or fs(), "child2 fair share 0.5")
-    finally:
-        env.stop()
 
 
 @case
@@ -683,24 +626,20 @@ def historic_zero_alpha():
 def min_needed_resources_unsatisfied_count():
     # upstream: test_scheduler_strategy::TestMinNeededResources::test_min_needed_resources_unsatisfied_count
     # upstream's one node: 3 cpu, 2 slots; the second job of 2 cpu does not fit next to the first
-    env = Env("min_needed_unsatisfied", cpu=3, slots=2)
-    try:
+    with Env("min_needed_unsatisfied", cpu=3, slots=2) as env:
         op = env.op(jobs=2, cpu=2)
         env.wait(lambda: env.op_attr(op, "min_needed_resources_unsatisfied_count", {}).get("cpu", 0) >= 10
                  or env.op_attr(op, "min_needed_resources_unsatisfied_count"), "cpu count >= 10")
         got = env.op_attr(op, "min_needed_resources_unsatisfied_count")
         check(got["user_slots"] == 0 and got["memory"] == 0, "only cpu is short: %s" % got)
-    finally:
-        env.stop()
 
 
 @case
 def satisfaction_simple():
     # upstream: test_scheduler_strategy::TestSatisfactionRatio::test_satisfaction_simple
     # one node of 8 cpu and 8 slots; op1's jobs stand for upstream's breakpoint jobs
-    env = Env("satisfaction", cpu=8, slots=8,
-              tree={"non_preemptible_resource_usage_threshold": {"user_slots": 10}})
-    try:
+    with Env("satisfaction", cpu=8, slots=8,
+             tree={"non_preemptible_resource_usage_threshold": {"user_slots": 10}}) as env:
         env.pool("pool")
         op1 = env.op(jobs=3, cpu=4.0, pool="pool")
         node = env.nodes[0]
@@ -719,8 +658,6 @@ def satisfaction_simple():
         env.wait(op1_done, "op1 completed")
         env.wait(lambda: near(sat(op2), 1.0) or sat(op2), "op2 satisfaction 1")
         env.wait(lambda: near(env.pool_attr("pool", "satisfaction_ratio"), 1.0), "pool satisfaction 1")
-    finally:
-        env.stop()
 
 
 @case
@@ -730,9 +667,8 @@ def use_pool_satisfaction_for_scheduling():
     # of 1 gpu, so it waits for cpu and its demand lifts the pool's fair share above its
     # guarantee (with gpu, upstream's pool has local satisfaction 0); the satisfaction ratios
     # differ from upstream's, the scheduling indexes checked below are upstream's.
-    env = Env("use_pool_sat", cpu=8, slots=8,
-              tree={"non_preemptible_resource_usage_threshold": {"user_slots": 10}})
-    try:
+    with Env("use_pool_sat", cpu=8, slots=8,
+             tree={"non_preemptible_resource_usage_threshold": {"user_slots": 10}}) as env:
         env.pool("first", strong_guarantee_resources={"cpu": 3.0}, resource_limits={"user_slots": 1})
         env.pool("second", use_pool_satisfaction_for_scheduling=True,
                  strong_guarantee_resources={"cpu": 3.0}, resource_limits={"user_slots": 1})
@@ -754,8 +690,6 @@ def use_pool_satisfaction_for_scheduling():
         env.s.set("//sys/pool_trees/physical/first/@use_pool_satisfaction_for_scheduling", True)
         env.wait(lambda: (idx(op1), idx(op2), idx(op3)) == (1, 2, 0) or (idx(op1), idx(op2), idx(op3)),
                  "scheduling indexes 1, 2, 0")
-    finally:
-        env.stop()
 
 
 @case
@@ -765,12 +699,11 @@ def operation_satisfaction_distribution_profiling():
     # is poolsched's /metrics gauge poolsched_pool_operation_satisfaction_distribution
     UPPER_BOUND, PRECISION = 2.0, 0.001
     QUANTILES = [0.2, 0.25, 0.4, 0.5, 0.6, 0.75, 0.8, 1.0]
-    env = Env("satisfaction_digest", cpu=8, slots=8, tree={
+    with Env("satisfaction_digest", cpu=8, slots=8, tree={
         "per_pool_satisfaction_digest": {"lower_bound": 0.0, "upper_bound": UPPER_BOUND,
                                          "absolute_precision": PRECISION},
         "per_pool_satisfaction_profiling_quantiles": QUANTILES,
-        "non_preemptible_resource_usage_threshold": {"user_slots": 10}})
-    try:
+        "non_preemptible_resource_usage_threshold": {"user_slots": 10}}) as env:
         env.pool("pool", strong_guarantee_resources={"cpu": 8.0})
         USAGE_AND_DEMANDS = [(0, 1), (1, 2), (2, 2), (2, 3)]
         ops, blocking_demand = [], 0
@@ -808,16 +741,13 @@ def operation_satisfaction_distribution_profiling():
                 q = (i + 1) / len(values)
                 env.wait(lambda: near(sensor(pool, q), value, PRECISION) or sensor(pool, q),
                          "%s quantile %s = %g" % (pool, q, value))
-    finally:
-        env.stop()
 
 
 @case
 def fifo_pool_scheduling_order():
     # upstream: test_scheduler_strategy::TestFifoPools::test_fifo_pool_scheduling_order
-    env = Env("fifo_order", cpu=10, slots=10,
-              tree={"non_preemptible_resource_usage_threshold": {"user_slots": 10}})
-    try:
+    with Env("fifo_order", cpu=10, slots=10,
+             tree={"non_preemptible_resource_usage_threshold": {"user_slots": 10}}) as env:
         env.pool("first", mode="fifo")
         env.pool("second", mode="fifo", fifo_pool_scheduling_order="fifo")
         order = lambda p: env.pool_attr(p, "effective_fifo_pool_scheduling_order")
@@ -844,8 +774,6 @@ def fifo_pool_scheduling_order():
         idx = lambda op: env.op_attr(op, "scheduling_index")
         env.wait(lambda: idx(a2) < idx(a1) and idx(a2) < idx(b1) < idx(b2)
                  or [idx(o) for o in (a1, a2, b1, b2)], "a2 < a1, a2 < b1 < b2")
-    finally:
-        env.stop()
 
 
 @case
@@ -854,8 +782,7 @@ def max_schedulable_element_count_in_fifo_pool():
     # The first operation is suspended with suspend_op right after its start (upstream:
     # suspend_operation_after_materialization); upstream's schedulable_*_count sensors are not
     # checked (poolsched's metrics have none), the unschedulable reasons are.
-    env = Env("fifo_element_count", tree={"max_schedulable_element_count_in_fifo_pool": 1})
-    try:
+    with Env("fifo_element_count", tree={"max_schedulable_element_count_in_fifo_pool": 1}) as env:
         env.pool("fifo", mode="fifo")
         ops = []
         for i in range(4):
@@ -869,8 +796,6 @@ def max_schedulable_element_count_in_fifo_pool():
         env.wait(lambda: reasons() == ["suspended", None, fifo, fifo] or reasons(), "reasons")
         env.s.ok("resume_op", {"operation_id": ops[0]})
         env.wait(lambda: reasons() == [None, None, fifo, fifo] or reasons(), "reasons after resume")
-    finally:
-        env.stop()
 
 
 @case
@@ -878,9 +803,8 @@ def guarantee_priority_scheduling():
     # upstream: test_scheduler_strategy::TestGuaranteePriorityScheduling::test_simple
     # (allow_regular_preemption of upstream's pool "root" is not a poolsched key: left out; its
     # point is that nothing is preempted, and nothing here is starving long enough for that)
-    env = Env("guarantee_priority", cpu=4, slots=4,
-              tree={"enable_guarantee_priority_scheduling": True})
-    try:
+    with Env("guarantee_priority", cpu=4, slots=4,
+             tree={"enable_guarantee_priority_scheduling": True}) as env:
         env.pool("root", resource_limits={"user_slots": 0}, strong_guarantee_resources={"cpu": 4.0})
         env.pool("prod", "root", resource_limits={"user_slots": 1},
                  strong_guarantee_resources={"cpu": 3.0}, compute_promised_guarantee_fair_share=True)
@@ -898,8 +822,6 @@ def guarantee_priority_scheduling():
         time.sleep(0.3)
         env.beat()
         check(slots(research) == 0, "research still waits: %s" % slots(research))
-    finally:
-        env.stop()
 
 
 def vec_near(got, want):
@@ -919,8 +841,7 @@ def wait_vec(env, pool, attr, want):
 @case
 def explicit_guarantees():
     # upstream: test_scheduler_strategy::TestVectorStrongGuarantees::test_explicit_guarantees
-    env = vector_env("explicit_guarantees")
-    try:
+    with vector_env("explicit_guarantees") as env:
         env.pool("pool", strong_guarantee_resources={"cpu": 30, "user_slots": 30})
         wait_vec(env, "pool", "strong_guarantee_resources", {"cpu": 30, "user_slots": 30})
         wait_vec(env, "pool", "effective_strong_guarantee_resources", {"cpu": 30, "user_slots": 30, "network": 300})
@@ -937,13 +858,10 @@ def explicit_guarantees():
         fs = lambda op, r: env.op_attr(op, "detailed_fair_share")["total"][r]
         env.wait(lambda: near(fs(op1, "cpu"), 1 / 3) and near(fs(op1, "user_slots"), 2 / 3), "op1 fair share")
         env.wait(lambda: near(fs(op2, "cpu"), 2 / 3) and near(fs(op2, "user_slots"), 1 / 3), "op2 fair share")
-    finally:
-        env.stop()
 
 
 def partially_explicit(name, slots1, expect):
-    env = vector_env(name)
-    try:
+    with vector_env(name) as env:
         env.pool("pool", strong_guarantee_resources={"cpu": 30, "user_slots": 30})
         env.pool("subpool1", "pool", strong_guarantee_resources={"cpu": 10, "user_slots": slots1})
         env.pool("subpool2", "pool", strong_guarantee_resources={"cpu": 5})
@@ -951,8 +869,6 @@ def partially_explicit(name, slots1, expect):
         for pool, res, share in expect:
             wait_vec(env, pool, "effective_strong_guarantee_resources", res)
             wait_vec(env, pool, "strong_guarantee_share", share)
-    finally:
-        env.stop()
 
 
 @case
@@ -990,8 +906,7 @@ def overcommit_alert(env):
 @case
 def guarantee_overcommit():
     # upstream: test_scheduler_strategy::TestVectorStrongGuarantees::test_guarantee_overcommit
-    env = vector_env("overcommit")
-    try:
+    with vector_env("overcommit") as env:
         env.pool("pool1", strong_guarantee_resources={"cpu": 15, "user_slots": 20})
         env.pool("pool2", strong_guarantee_resources={"cpu": 20})
         wait_vec(env, "pool1", "effective_strong_guarantee_resources", {"cpu": 15, "user_slots": 20, "network": 150})
@@ -999,15 +914,12 @@ def guarantee_overcommit():
         wait_vec(env, "pool2", "effective_strong_guarantee_resources", {"cpu": 20, "user_slots": 20, "network": 200})
         wait_vec(env, "pool2", "strong_guarantee_share", {"cpu": 1 / 2, "user_slots": 1 / 2, "network": 1 / 2})
         overcommit_alert(env)
-    finally:
-        env.stop()
 
 
 @case
 def guarantee_overcommit_zero_cluster():
     # upstream: test_scheduler_strategy::TestVectorStrongGuarantees::test_guarantee_overcommit_zero_cluster
-    env = vector_env("overcommit_zero", nodes=0)
-    try:
+    with vector_env("overcommit_zero", nodes=0) as env:
         env.pool("pool1", strong_guarantee_resources={"cpu": 15, "user_slots": 20})
         env.pool("pool2", strong_guarantee_resources={"cpu": 20})
         wait_vec(env, "pool1", "effective_strong_guarantee_resources", {"cpu": 15, "user_slots": 20, "network": 0})
@@ -1015,21 +927,16 @@ def guarantee_overcommit_zero_cluster():
         wait_vec(env, "pool2", "effective_strong_guarantee_resources", {"cpu": 20, "user_slots": 0, "network": 0})
         wait_vec(env, "pool2", "strong_guarantee_share", {"cpu": 0.0, "user_slots": 0.0, "network": 0.0})
         overcommit_alert(env)
-    finally:
-        env.stop()
 
 
 @case
 def guarantee_overcommit_single_large_pool():
     # upstream: test_scheduler_strategy::TestVectorStrongGuarantees::test_guarantee_overcommit_single_large_pool
-    env = vector_env("overcommit_single")
-    try:
+    with vector_env("overcommit_single") as env:
         env.pool("pool", strong_guarantee_resources={"cpu": 40})
         wait_vec(env, "pool", "effective_strong_guarantee_resources", {"cpu": 40, "user_slots": 40, "network": 400})
         wait_vec(env, "pool", "strong_guarantee_share", {"cpu": 1.0, "user_slots": 1.0, "network": 1.0})
         overcommit_alert(env)
-    finally:
-        env.stop()
 
 
 upslib.run(upslib.CASES, sys.argv[3:])

@@ -26,8 +26,7 @@ def parent(env, pool):
 @case
 def ephemeral_pool_is_created_in_user_default_parent_pool():
     # upstream: test_scheduler_strategy::TestEphemeralPools::test_ephemeral_pool_is_created_in_user_default_parent_pool
-    env = Env("created_in_default", nodes=3)
-    try:
+    with Env("created_in_default", nodes=3) as env:
         u = env.s.token("u")
         env.pool("default_for_u")
         env.s.set(TREE + "use_user_default_parent_pool_map", True)
@@ -35,15 +34,12 @@ def ephemeral_pool_is_created_in_user_default_parent_pool():
         op = env.op(token=u)
         env.wait(lambda: env.op_attr(op, "pool", "") == "u", "operation in pool u")
         env.wait(lambda: parent(env, "u") == "default_for_u", "u under default_for_u")
-    finally:
-        env.stop()
 
 
 @case
 def change_in_map_changes_parent_of_existing_ephemeral_pool():
     # upstream: test_scheduler_strategy::TestEphemeralPools::test_change_in_user_default_parent_pool_map_changes_parent_of_existing_ephemeral_pool
-    env = Env("map_change", nodes=3)
-    try:
+    with Env("map_change", nodes=3) as env:
         u = env.s.token("u")
         env.pool("default_for_u")
         env.s.set(TREE + "use_user_default_parent_pool_map", True)
@@ -57,15 +53,12 @@ def change_in_map_changes_parent_of_existing_ephemeral_pool():
         check(env.s.get(MAP) == {"u": "default_for_u"}, "the map after a restart: %s" % env.s.get(MAP))
         env.wait(lambda: parent(env, "u") == "default_for_u", "u under default_for_u after a restart")
         check(env.s.get(TREE + "use_user_default_parent_pool_map") is True, "the option after a restart")
-    finally:
-        env.stop()
 
 
 @case
 def nonexistent_pools_are_created_in_default_user_pool():
     # upstream: test_scheduler_strategy::TestEphemeralPools::test_nonexistent_pools_are_created_in_default_user_pool
-    env = Env("nonexistent", nodes=3)
-    try:
+    with Env("nonexistent", nodes=3) as env:
         env.s.set(TREE + "use_user_default_parent_pool_map", True)
         u = env.s.token("u")
         env.pool("default_for_u")
@@ -73,15 +66,12 @@ def nonexistent_pools_are_created_in_default_user_pool():
         op = env.op(token=u, pool="nonexistent")
         env.wait(lambda: env.op_attr(op, "pool", "") == "nonexistent", "operation in pool nonexistent")
         env.wait(lambda: parent(env, "nonexistent") == "default_for_u", "nonexistent under default_for_u")
-    finally:
-        env.stop()
 
 
 @case
 def per_user_default_ephemeral_hub_applies_ephemeral_subpool_config():
     # upstream: test_scheduler_strategy::TestEphemeralPools::test_per_user_default_ephemeral_hub_applies_ephemeral_subpool_config
-    env = Env("per_user_hub", nodes=3)
-    try:
+    with Env("per_user_hub", nodes=3) as env:
         u = env.s.token("u")
         env.pool("default_for_u", ephemeral_subpool_config={
             "mode": "fifo", "max_operation_count": 1, "resource_limits": {"cpu": 1}})
@@ -94,16 +84,13 @@ def per_user_default_ephemeral_hub_applies_ephemeral_subpool_config():
         check(info["parent"] == "default_for_u", "parent %s" % info["parent"])
         check(info["mode"] == "fifo", "mode %s" % info["mode"])
         check(info["resource_limits"]["cpu"] == 1.0, "resource_limits %s" % info["resource_limits"])
-    finally:
-        env.stop()
 
 
 @case
 def bad_maps_are_refused():
     # poolsched's own: the map is validated when written (upstream raises the scheduler alert
     # "Error updating mapping from user to default parent pool" and keeps its last map)
-    env = Env("bad_maps", nodes=1)
-    try:
+    with Env("bad_maps", nodes=1) as env:
         env.pool("a")
         env.s.set(TREE + "use_user_default_parent_pool_map", True)
         env.s.set(MAP, {"u": "a"})
@@ -145,8 +132,6 @@ def bad_maps_are_refused():
         check(env.s.get(MAP) == {}, "removed: %s" % env.s.get(MAP))
         check(not [x for x in env.s.get("//sys/scheduler/@alerts")
                    if x["attributes"]["alert_type"] == "update_user_to_default_pool_map"], "alert gone")
-    finally:
-        env.stop()
 
 
 upslib.run(upslib.CASES, sys.argv[3:])

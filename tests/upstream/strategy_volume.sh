@@ -28,8 +28,7 @@ def volume(env, pool):
 
 
 def overflow(name, deep=False, accept=True):
-    env = Env(name)
-    try:
+    with Env(name) as env:
         # upstream's request: the tree's @config set to a map (poolsched merges it into the
         # config, which keeps the 100 ms update period Env set)
         env.s.set(POOLS + "@config", DISTRIBUTE)
@@ -56,8 +55,6 @@ def overflow(name, deep=False, accept=True):
             time.sleep(2)
             got = volume(env, target)
             check(got is not None and got < 30.0, "%s volume < 30, got %s" % (target, got))
-    finally:
-        env.stop()
 
 
 @case
@@ -82,8 +79,7 @@ def overflow_not_accepted():
 def crash_after_removing_flow():
     # upstream: test_scheduler_strategy::TestCrashDuringDistributingFreeVolumeAfterRemovingAllResourceFlow::test_crash_during_distributing_free_volume_after_removing_resource_flow
     # upstream's fair share update period there is 500 ms with smooth_period 500 ms; ours is 100.
-    env = Env("crash_flow", tree=dict(DISTRIBUTE, integral_guarantees={"smooth_period": 100}))
-    try:
+    with Env("crash_flow", tree=dict(DISTRIBUTE, integral_guarantees={"smooth_period": 100})) as env:
         env.pool("ancestor", integral_guarantees=ig("none", 1000, burst_guarantee_resources={"cpu": 1000}))
         env.pool("overflow_pool", "ancestor", integral_guarantees=ig("relaxed", 1000.0))
         time.sleep(1)
@@ -101,8 +97,6 @@ def crash_after_removing_flow():
             return v is not None and v < 0.02 or v
         env.wait(drained, "problem_pool volume < 0.02")
         check(env.s.call("get", {"path": "//sys/scheduler/orchid"})[0] == 200, "the scheduler is alive")
-    finally:
-        env.stop()
 
 
 upslib.run(upslib.CASES, sys.argv[3:])

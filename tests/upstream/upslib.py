@@ -4,14 +4,14 @@ operations, orchid reads and polling waits. Tree "physical" stands for upstream'
 """
 import time
 
-from server_helper import Scheduler, FakeNode
+from server_helper import Scheduler, FakeNode, StopsAtExit, wait_beating
 
 ORCHID = "//sys/scheduler/orchid/scheduler/scheduling_info_per_pool_tree/physical"
 BIN = None    # the poolsched binary (set by the script)
 WORK = None   # a scratch directory (set by the script)
 
 
-class Env:
+class Env(StopsAtExit):
     def __init__(self, name, nodes=1, cpu=10, slots=10, tree=None, network=None, config=None,
                  tags=None):
         """config: the scheduler config; tags(i): node i's tags."""
@@ -86,6 +86,28 @@ def check_running_jobs(env, op, n, what):
         if seen == 10:
             return
     raise AssertionError("%s: %d jobs running at only %d of 100 looks" % (what, n, seen))
+
+
+def beat(nodes, seconds):
+    """Heartbeats every fake node each 0.1 s for seconds."""
+    end = time.time() + seconds
+    while time.time() < end:
+        for n in nodes:
+            n.heartbeat()
+        time.sleep(0.1)
+
+
+def running(nodes, op):
+    """The operation's jobs on the fake nodes (job id -> node id), without those interrupted
+    (preempted, ending)."""
+    return {j: n.id for n in nodes for j, st in n.running.items()
+            if st.get("operation_id") == op and j not in n.interrupted}
+
+
+def wait_for(nodes, what, cond, seconds=10):
+    """server_helper.wait_beating with these cases' order of arguments and 10 s: heartbeats
+    the nodes until cond() holds (True) or seconds pass (a failed check `what`, False)."""
+    return bool(wait_beating(what, cond, nodes, seconds))
 
 
 def near(a, b, eps=1e-4):

@@ -12,7 +12,12 @@
 # removed when the script exits (kept, and named, when KEEP is set in the environment: for
 # looking at a run's files). SECONDS bounds the run (SIGTERM, and SIGKILL 5 s later); 0 leaves
 # it to ctest. The test's exit status is the program's.
-# Sets bin, data, src and work for what the script does around it.
+# Sets bin, data, src (bin and src made absolute) and work for what the script does around it.
+# A script with more to set up or tear down defines, before calling py_test, either of
+#   py_test_setup     run in the script's shell once WORK exists, before the program (e.g. a
+#                     mount below WORK; it may exit 77 to skip the test);
+#   py_test_cleanup   run at exit before WORK is removed (also with KEEP set; e.g. an unmount
+#                     or stopping a cluster the program started).
 set -euo pipefail
 
 py_test() {
@@ -21,15 +26,20 @@ py_test() {
   data=${3:?usage: py_test SECONDS BINARY DATA_DIR SOURCE_DIR [EXTRA...]}
   src=${4:?usage: py_test SECONDS BINARY DATA_DIR SOURCE_DIR [EXTRA...]}
   shift 4
+  bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")   # the program may change directory
+  src=$(cd "$src" && pwd)
   work=$(mktemp -d)
-  if [ -n "${KEEP:-}" ]; then
-    echo "kept $work"
-  else
-    trap 'rm -rf "$work"' EXIT
-  fi
+  [ -z "${KEEP:-}" ] || echo "kept $work"
+  trap py_test_exit EXIT
   chmod 755 "$work"
+  if declare -F py_test_setup > /dev/null; then py_test_setup; fi
   local bound=()
   [ "$seconds" -eq 0 ] || bound=(timeout -k 5 "$seconds")
   PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$src/tests/scripts:$src/tests/upstream" \
     "${bound[@]}" python3 - "$bin" "$work" "$@"
+}
+
+py_test_exit() {
+  if declare -F py_test_cleanup > /dev/null; then py_test_cleanup || true; fi
+  [ -n "${KEEP:-}" ] || rm -rf "$work"
 }
