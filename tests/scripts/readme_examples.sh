@@ -20,7 +20,7 @@
 # Any other block fails the test. usage: readme_examples.sh BINARY DATA_DIR SOURCE_DIR
 source "${3:?usage: readme_examples.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
 root=$(cd "$3" && pwd)
-py_test_cleanup() {
+test_cleanup() {
   if [ -f "$work/cluster/run/scheduler.pid" ]; then
     RUN_DIR=$work/cluster/run bash "$src/scripts/local-cluster.sh" stop > /dev/null 2>&1 || true
   fi

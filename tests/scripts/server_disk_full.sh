@@ -15,7 +15,7 @@ py_test_setup() {
         exit 77
     fi
 }
-py_test_cleanup() { umount -l "$work/mnt" 2>/dev/null || true; }
+test_cleanup() { umount -l "$work/mnt" 2>/dev/null || true; }
 py_test 0 "$@" <<'EOF'
 import os, subprocess, sys, threading, time
 from server_helper import Scheduler, FakeNode, check, finish

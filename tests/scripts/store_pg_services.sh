@@ -10,8 +10,6 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/pg_cluster.bash"
 pg_test_setup "$@"
 
-. "$(dirname "${BASH_SOURCE[0]}")/lib/check.bash"
-
 # the unit test of the store interface, on PostgreSQL
 url=$(pg_cluster_createdb unit)
 PS_TEST_PG_URL=$url "$(dirname "$bin")/test_store_iface" >"$work/unit.log" 2>&1 ||

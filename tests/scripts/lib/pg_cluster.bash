@@ -6,7 +6,7 @@
 #
 # As a library (every PostgreSQL test sources it):
 #   source tests/scripts/lib/pg_cluster.bash
-#   pg_test_setup "$@"       # a test script's start, below
+#   pg_test_setup "$@"       # a test script's start (sh_test.bash's preamble), below
 #   pg_cluster_start DIR     # or exits 77 (test skipped) when PostgreSQL is not installed;
 #                            # sets PG_URL (postgresql://poolsched@127.0.0.1:PORT/postgres),
 #                            # PG_PORT, PG_DIR
@@ -114,14 +114,12 @@ pg_cluster_restart() {
 }
 
 # The start of every PostgreSQL test script, called with its arguments BINARY DATA_DIR
-# SOURCE_DIR: sets bin, data and src to them and work to a temporary directory, starts a cluster
-# in $work/pg (exits 77 where PostgreSQL is not installed), and on exit stops it and removes
-# $work.
+# SOURCE_DIR: sh_test's preamble (bin, data, src and work), then a cluster in $work/pg (exits 77
+# where PostgreSQL is not installed), stopped at exit (test_cleanup) before $work is removed.
 pg_test_setup() {
-  [ $# -eq 3 ] || { echo "usage: $(basename "$0") BINARY DATA_DIR SOURCE_DIR" >&2; exit 2; }
-  bin=$1 data=$2 src=$3
-  work=$(mktemp -d)
-  trap 'pg_cluster_stop; rm -rf "$work"' EXIT
+  . "$(dirname "${BASH_SOURCE[0]}")/sh_test.bash"
+  sh_test "$@"
+  test_cleanup() { pg_cluster_stop; }
   pg_cluster_start "$work/pg"
 }
 

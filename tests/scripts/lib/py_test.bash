@@ -12,34 +12,24 @@
 # removed when the script exits (kept, and named, when KEEP is set in the environment: for
 # looking at a run's files). SECONDS bounds the run (SIGTERM, and SIGKILL 5 s later); 0 leaves
 # it to ctest. The test's exit status is the program's.
-# Sets bin, data, src (bin and src made absolute) and work for what the script does around it.
-# A script with more to set up or tear down defines, before calling py_test, either of
+# The arguments and WORK are sh_test.bash's: bin, data, src (absolute) and work are set for what
+# the script does around the program. A script with more to set up or tear down defines, before
+# calling py_test, either of
 #   py_test_setup     run in the script's shell once WORK exists, before the program (e.g. a
 #                     mount below WORK; it may exit 77 to skip the test);
-#   py_test_cleanup   run at exit before WORK is removed (also with KEEP set; e.g. an unmount
-#                     or stopping a cluster the program started).
+#   test_cleanup      sh_test's: run at exit before WORK is removed (also with KEEP set; e.g. an
+#                     unmount or stopping a cluster the program started).
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/sh_test.bash"
 
 py_test() {
   local seconds=${1:?usage: py_test SECONDS BINARY DATA_DIR SOURCE_DIR [EXTRA...]}
-  bin=${2:?usage: py_test SECONDS BINARY DATA_DIR SOURCE_DIR [EXTRA...]}
-  data=${3:?usage: py_test SECONDS BINARY DATA_DIR SOURCE_DIR [EXTRA...]}
-  src=${4:?usage: py_test SECONDS BINARY DATA_DIR SOURCE_DIR [EXTRA...]}
-  shift 4
-  bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")   # the program may change directory
-  src=$(cd "$src" && pwd)
-  work=$(mktemp -d)
-  [ -z "${KEEP:-}" ] || echo "kept $work"
-  trap py_test_exit EXIT
-  chmod 755 "$work"
+  shift
+  sh_test "${@:1:3}"
+  shift 3
   if declare -F py_test_setup > /dev/null; then py_test_setup; fi
   local bound=()
   [ "$seconds" -eq 0 ] || bound=(timeout -k 5 "$seconds")
   PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$src/tests/scripts:$src/tests/upstream" \
     "${bound[@]}" python3 - "$bin" "$work" "$@"
-}
-
-py_test_exit() {
-  if declare -F py_test_cleanup > /dev/null; then py_test_cleanup || true; fi
-  [ -n "${KEEP:-}" ] || rm -rf "$work"
 }

@@ -1,0 +1,29 @@
+# Sourced by the shell tests: the one preamble of tests/scripts/*.sh (py_test.bash builds on it).
+#   set -euo pipefail                  # the script's own choice of shell options
+#   . "$(dirname "${BASH_SOURCE[0]}")/lib/sh_test.bash"
+#   sh_test "$@"
+# sh_test BINARY DATA_DIR SOURCE_DIR sets bin, data and src to them, made absolute (a script may
+# change directory), and work to a fresh directory, mode 755 (job users and PostgreSQL's owner
+# enter it), removed when the script exits (kept, and named, when KEEP is set in the environment:
+# for looking at a run's files). A script with more to tear down (processes it started, a mount)
+# defines test_cleanup: run at exit before work is removed (also with KEEP set); its failures
+# are ignored. Also gives check.bash's fail, check_fail, finish and check_json.
+. "$(dirname "${BASH_SOURCE[0]}")/check.bash"
+
+sh_test() {
+  local usage
+  usage="usage: $(basename "$0") BINARY DATA_DIR SOURCE_DIR"
+  bin=${1:?$usage} data=${2:?$usage} src=${3:?$usage}
+  bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
+  data=$(cd "$data" && pwd)
+  src=$(cd "$src" && pwd)
+  work=$(mktemp -d)
+  [ -z "${KEEP:-}" ] || echo "kept $work"
+  trap sh_test_exit EXIT
+  chmod 755 "$work"
+}
+
+sh_test_exit() {
+  if declare -F test_cleanup > /dev/null; then test_cleanup || true; fi
+  [ -n "${KEEP:-}" ] || rm -rf "$work"
+}
