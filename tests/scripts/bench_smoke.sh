@@ -3,65 +3,41 @@
 # exit codes. No timing assertions: timings belong in benchmarks (docs/performance.md), not tests.
 # Usage: bash bench_smoke.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
-bin=$1
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-. "$(dirname "${BASH_SOURCE[0]}")/lib/check.bash"
-
-# check_json FILE PYTHON-EXPRESSIONS...: each expression must be true of the report `r`.
-check_json() {
-  local file=$1; shift
-  python3 - "$file" "$@" <<'PY'
-import json, sys
-with open(sys.argv[1]) as f:
-    text = f.read()
-try:
-    r = json.loads(text)
-except ValueError as e:
-    sys.exit(f"FAIL: not one JSON object: {e}\n{text}")
-for expr in sys.argv[2:]:
-    try:
-        ok = eval(expr, {"r": r})
-    except Exception as e:
-        sys.exit(f"FAIL: {expr}: {e!r}")
-    if not ok:
-        sys.exit(f"FAIL: {expr}\n{json.dumps(r, indent=2)}")
-PY
-}
+. "$(dirname "${BASH_SOURCE[0]}")/lib/sh_test.bash"
+sh_test "$@"
 
 # The listing and the usage errors.
-"$bin" bench --help > "$tmp/help" || fail "bench --help exits non-zero"
-grep -q '^  fair-share ' "$tmp/help" || fail "bench --help does not list fair-share"
+"$bin" bench --help > "$work/help" || fail "bench --help exits non-zero"
+grep -q '^  fair-share ' "$work/help" || fail "bench --help does not list fair-share"
 set +e
-"$bin" bench > /dev/null 2> "$tmp/err"; rc=$?
+"$bin" bench > /dev/null 2> "$work/err"; rc=$?
 [ $rc -eq 2 ] || fail "bench without a benchmark exits $rc, want 2"
-grep -q 'fair-share' "$tmp/err" || fail "bench without a benchmark does not list the benchmarks"
-"$bin" bench no-such-bench > /dev/null 2> "$tmp/err"; rc=$?
+grep -q 'fair-share' "$work/err" || fail "bench without a benchmark does not list the benchmarks"
+"$bin" bench no-such-bench > /dev/null 2> "$work/err"; rc=$?
 [ $rc -eq 2 ] || fail "unknown benchmark exits $rc, want 2"
-grep -q "^error: bench: unknown benchmark 'no-such-bench'" "$tmp/err" || fail "unknown benchmark message: $(cat "$tmp/err")"
-"$bin" bench fair-share --pools two > /dev/null 2> "$tmp/err"; rc=$?
+grep -q "^error: bench: unknown benchmark 'no-such-bench'" "$work/err" || fail "unknown benchmark message: $(cat "$work/err")"
+"$bin" bench fair-share --pools two > /dev/null 2> "$work/err"; rc=$?
 [ $rc -eq 2 ] || fail "--pools two exits $rc, want 2"
-grep -q "^error: bench fair-share: --pools: 'two' is not an integer" "$tmp/err" || fail "bad --pools message: $(cat "$tmp/err")"
+grep -q "^error: bench fair-share: --pools: 'two' is not an integer" "$work/err" || fail "bad --pools message: $(cat "$work/err")"
 "$bin" bench fair-share --pools 2 > /dev/null 2>&1; rc=$?
 [ $rc -eq 2 ] || fail "--pools 2 exits $rc, want 2"
 "$bin" bench fair-share --runs > /dev/null 2>&1; rc=$?
 [ $rc -eq 2 ] || fail "--runs without a value exits $rc, want 2"
 "$bin" bench fair-share --frobnicate > /dev/null 2>&1; rc=$?
 [ $rc -eq 2 ] || fail "an unknown option exits $rc, want 2"
-"$bin" bench fair-share --isa sse9 > /dev/null 2> "$tmp/err"; rc=$?
+"$bin" bench fair-share --isa sse9 > /dev/null 2> "$work/err"; rc=$?
 [ $rc -eq 2 ] || fail "--isa sse9 exits $rc, want 2"
-grep -q "^error: bench fair-share: --isa: 'sse9' is not one of base, avx2, avx512" "$tmp/err" \
-  || fail "bad --isa message: $(cat "$tmp/err")"
+grep -q "^error: bench fair-share: --isa: 'sse9' is not one of base, avx2, avx512" "$work/err" \
+  || fail "bad --isa message: $(cat "$work/err")"
 "$bin" bench fair-share --isa > /dev/null 2>&1; rc=$?
 [ $rc -eq 2 ] || fail "--isa without a value exits $rc, want 2"
 set -e
 "$bin" bench fair-share --help | grep -q -- '--large' || fail "bench fair-share --help does not describe --large"
 
 # A tiny custom workload: every key of the report, sane values, no target.
-"$bin" bench fair-share --pools 20 --operations 200 --runs 3 --seed 7 > "$tmp/a.json" \
+"$bin" bench fair-share --pools 20 --operations 200 --runs 3 --seed 7 > "$work/a.json" \
   || fail "bench fair-share (tiny) exits non-zero"
-check_json "$tmp/a.json" \
+check_json "$work/a.json" \
   'r["benchmark"] == "fair-share"' \
   'r["workload"]["name"] == "custom"' \
   'r["workload"]["pools"] == 20 and r["workload"]["operations"] == 200' \
@@ -85,9 +61,9 @@ check_json "$tmp/a.json" \
   '"scaling" not in r'
 
 # The same seed builds the same tree and the engine is deterministic: same fair shares.
-"$bin" bench fair-share --pools 20 --operations 200 --runs 1 --seed 7 > "$tmp/b.json"
-"$bin" bench fair-share --pools 20 --operations 200 --runs 1 --seed 8 > "$tmp/c.json"
-python3 - "$tmp/a.json" "$tmp/b.json" "$tmp/c.json" <<'PY' || fail "checksums do not follow the seed"
+"$bin" bench fair-share --pools 20 --operations 200 --runs 1 --seed 7 > "$work/b.json"
+"$bin" bench fair-share --pools 20 --operations 200 --runs 1 --seed 8 > "$work/c.json"
+python3 - "$work/a.json" "$work/b.json" "$work/c.json" <<'PY' || fail "checksums do not follow the seed"
 import json, sys
 a, b, c = (json.load(open(p)) for p in sys.argv[1:])
 # a ran 3 timed updates and b one: integral volumes differ, but the tree is the same.
@@ -95,15 +71,15 @@ assert a["workload"] == b["workload"], "same seed, different workload"
 assert b["checksum"] != c["checksum"], "different seeds, same fair shares"
 assert b["workload"] != c["workload"], "different seeds, same workload"
 PY
-"$bin" bench fair-share --pools 20 --operations 200 --runs 1 --seed 7 > "$tmp/d.json"
-cmp -s <(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["checksum"])' "$tmp/b.json") \
-       <(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["checksum"])' "$tmp/d.json") \
+"$bin" bench fair-share --pools 20 --operations 200 --runs 1 --seed 7 > "$work/d.json"
+cmp -s <(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["checksum"])' "$work/b.json") \
+       <(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["checksum"])' "$work/d.json") \
   || fail "two identical runs give different fair shares"
 
 # The scaling check runs n, 2n and 4n.
-"$bin" bench fair-share --pools 10 --operations 50 --runs 1 --scaling > "$tmp/s.json" \
+"$bin" bench fair-share --pools 10 --operations 50 --runs 1 --scaling > "$work/s.json" \
   || fail "bench fair-share --scaling exits non-zero"
-check_json "$tmp/s.json" \
+check_json "$work/s.json" \
   '[s["pools"] for s in r["scaling"]["sizes"]] == [10, 20, 40]' \
   '[s["operations"] for s in r["scaling"]["sizes"]] == [50, 100, 200]' \
   'all(s["per_element_ns"] > 0 and s["cpu_per_element_ns"] > 0 for s in r["scaling"]["sizes"])' \
@@ -111,8 +87,8 @@ check_json "$tmp/s.json" \
   'isinstance(r["scaling"]["grows_no_faster_than_nlogn"], bool)'
 
 # The default workload carries its target (one timed run only: this is not a measurement).
-"$bin" bench fair-share --runs 1 > "$tmp/n.json" || fail "bench fair-share (default) exits non-zero"
-check_json "$tmp/n.json" \
+"$bin" bench fair-share --runs 1 > "$work/n.json" || fail "bench fair-share (default) exits non-zero"
+check_json "$work/n.json" \
   'r["workload"]["name"] == "normal" and r["workload"]["pools"] == 1000' \
   'r["workload"]["operations"] == 10000 and r["workload"]["pools_per_level"] == [10, 100, 890]' \
   'r["target_ms"] == 20 and isinstance(r["meets_target"], bool)' \
@@ -124,18 +100,18 @@ check_json "$tmp/n.json" \
 
 # bench http's start-op and combined modes on a tiny scale: the report's shape, the paced
 # rates (every heartbeat and API request due before the deadline is sent), jobs finishing.
-"$bin" bench http --mode start-op --seconds 1 --clients 2 --pools 200 > "$tmp/h1.json" \
+"$bin" bench http --mode start-op --seconds 1 --clients 2 --pools 200 > "$work/h1.json" \
   || fail "bench http --mode start-op exits non-zero"
-check_json "$tmp/h1.json" \
+check_json "$work/h1.json" \
   'r["mode"] == "start-op" and r["pools"] == 200' \
   'all(r[k]["operations"] > 0 and r[k]["errors"] == 0 for k in ("concurrent_clients", "one_client_kept_alive"))' \
   'r["concurrent_clients"]["clients"] == 2 and r["one_client_kept_alive"]["clients"] == 1' \
   'all(1 <= r[k]["commits"] <= r[k]["operations"] + 5 for k in ("concurrent_clients", "one_client_kept_alive"))' \
   'r["concurrent_clients"]["latency"]["count"] == r["concurrent_clients"]["operations"]'
 "$bin" bench http --mode combined --nodes 20 --heartbeat-period-ms 500 --operations 10 --pools 2 \
-  --churn 20 --seconds 2 --reads 5 --writes 3 --clients 4 > "$tmp/h2.json" \
+  --churn 20 --seconds 2 --reads 5 --writes 3 --clients 4 > "$work/h2.json" \
   || fail "bench http --mode combined exits non-zero"
-check_json "$tmp/h2.json" \
+check_json "$work/h2.json" \
   'r["mode"] == "combined" and r["errors"] == 0 and r["operations"] == 11' \
   'r["heartbeat"]["count"] == 20 * 4 and r["heartbeat_send_late"]["count"] == 80' \
   'r["heartbeat_with_finished_jobs"]["count"] + r["heartbeat_without_finished_jobs"]["count"] == 80' \
@@ -146,10 +122,10 @@ check_json "$tmp/h2.json" \
   'r["update"]["count"] > 0 and r["update"]["mean_ms"] > 0' \
   '0 < r["load_generator_cpu_percent"] and 0 < r["process_cpu_percent"]'
 set +e
-"$bin" bench http --mode bogus > /dev/null 2> "$tmp/err"; rc=$?
+"$bin" bench http --mode bogus > /dev/null 2> "$work/err"; rc=$?
 set -e
 [ $rc -eq 2 ] || fail "bench http --mode bogus exits $rc, want 2"
-grep -q "^error: bench http: --mode: unknown mode 'bogus'" "$tmp/err" || fail "bad --mode message: $(cat "$tmp/err")"
+grep -q "^error: bench http: --mode: unknown mode 'bogus'" "$work/err" || fail "bad --mode message: $(cat "$work/err")"
 
 # That every vector level gives the same bits is fair_share_isa_levels.sh's.
 echo "bench smoke: ok"
