@@ -6,20 +6,16 @@
 # with the server's message). Jobs need a node agent and are not covered here.
 # usage: cli_e2e.sh BINARY DATA_DIR SOURCE_DIR
 set -uo pipefail
-bin=${1:?usage: cli_e2e.sh BINARY DATA_DIR SOURCE_DIR}
-bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
-work=$(mktemp -d)
+. "$(dirname "${BASH_SOURCE[0]}")/lib/sh_test.bash"
+. "$(dirname "${BASH_SOURCE[0]}")/lib/scheduler_port.sh"
+sh_test "$@"
 server_pid=
-cleanup() {
+test_cleanup() {
   if [ -n "$server_pid" ]; then
     kill "$server_pid" 2>/dev/null
     wait "$server_pid" 2>/dev/null
   fi
-  rm -rf "$work"
 }
-trap cleanup EXIT
-. "$(dirname "${BASH_SOURCE[0]}")/lib/check.bash"
-. "$(dirname "${BASH_SOURCE[0]}")/lib/scheduler_port.sh"
 
 timeout 120 "$bin" scheduler --listen 127.0.0.1:0 --data-dir "$work/data" 2> "$work/log" &
 server_pid=$!

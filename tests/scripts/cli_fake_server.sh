@@ -5,17 +5,10 @@
 # message) and usage errors (2, one line, nothing sent).
 # usage: cli_fake_server.sh BINARY DATA_DIR SOURCE_DIR
 set -uo pipefail
-bin=${1:?usage: cli_fake_server.sh BINARY DATA_DIR SOURCE_DIR}
-bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
-src=${3:?usage: cli_fake_server.sh BINARY DATA_DIR SOURCE_DIR}
-work=$(mktemp -d)
+. "$(dirname "${BASH_SOURCE[0]}")/lib/sh_test.bash"
+sh_test "$@"
 server_pid=
-cleanup() {
-  [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
-  rm -rf "$work"
-}
-trap cleanup EXIT
-. "$(dirname "${BASH_SOURCE[0]}")/lib/check.bash"
+test_cleanup() { [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null; }
 
 timeout 150 python3 "$src/tests/scripts/fake_scheduler.py" "$work/port" "$work/log" &
 server_pid=$!

@@ -4,11 +4,8 @@
 # is byte-identical from run to run (file or stdin); --format table and --help work.
 # usage: fair_share_cli.sh BINARY DATA_DIR SOURCE_DIR
 set -uo pipefail
-bin=${1:?usage: fair_share_cli.sh BINARY DATA_DIR SOURCE_DIR}
-src=${3:?usage: fair_share_cli.sh BINARY DATA_DIR SOURCE_DIR}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-. "$(dirname "${BASH_SOURCE[0]}")/lib/check.bash"
+. "$(dirname "${BASH_SOURCE[0]}")/lib/sh_test.bash"
+sh_test "$@"
 
 # expect_error NAME JSON SUBSTRING... : the file NAME.json holding JSON must be refused.
 expect_error() {

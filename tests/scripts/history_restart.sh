@@ -6,16 +6,12 @@
 # each the mean of the samples that get_history returned for its second before the kill.
 # usage: history_restart.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
-bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
-work=$(mktemp -d)
-chmod 755 "$work"
+. "$(dirname "${BASH_SOURCE[0]}")/lib/sh_test.bash"
+sh_test "$@"
 sched=; node=
-cleanup() {
+test_cleanup() {
   for p in $node $sched; do kill -9 "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
-  rm -rf "$work"
 }
-trap cleanup EXIT
-. "$(dirname "${BASH_SOURCE[0]}")/lib/check.bash"
 fail_context() { tail -20 "$work/scheduler.log" 2>/dev/null; }
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 echo '{"history_bucket": 1000, "fair_share_update_period": 200, "heartbeat_period": 1000}' > "$work/config.json"

@@ -3,18 +3,14 @@
 # the cluster starts, its four example operations run jobs on the right nodes, raise no alert
 # and let a newcomer's operation through, and stop leaves no process behind. Usage: local_cluster.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
-bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
-src=$3
-tmp=$(mktemp -d)
-chmod 755 "$tmp"
+. "$(dirname "${BASH_SOURCE[0]}")/lib/sh_test.bash"
+sh_test "$@"
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-export POOLSCHED_PORT=$port RUN_DIR=$tmp/run
-cleanup() { bash "$src/scripts/local-cluster.sh" stop > /dev/null 2>&1 || true; rm -rf "$tmp"; }
-trap cleanup EXIT
-. "$(dirname "${BASH_SOURCE[0]}")/lib/check.bash"
+export POOLSCHED_PORT=$port RUN_DIR=$work/run
+test_cleanup() { bash "$src/scripts/local-cluster.sh" stop > /dev/null 2>&1; }
 fail_context() { for f in "$RUN_DIR"/*.log; do echo "---- $f"; tail -20 "$f"; done; }
 
-out=$(cd "$tmp" && timeout 60 bash "$src/scripts/local-cluster.sh" start "$bin") || fail "start: $out"
+out=$(cd "$work" && timeout 60 bash "$src/scripts/local-cluster.sh" start "$bin") || fail "start: $out"
 echo "$out" | grep -q "Local cluster running on http://127.0.0.1:$port" || fail "banner: $out"
 export POOLSCHED_PROXY=127.0.0.1:$port POOLSCHED_DATA_DIR=$RUN_DIR/data
 gpu_op=$(echo "$out" | awk '$1 == "gpu" {print $2}')
@@ -67,7 +63,7 @@ grep -q "aborted: node_shutdown" "$RUN_DIR"/node-node1.log || fail "node1 did no
 
 # A second start resumes: logs are appended, the example operations are not submitted again.
 log_lines=$(wc -l < "$RUN_DIR/scheduler.log")
-out2=$(cd "$tmp" && timeout 60 bash "$src/scripts/local-cluster.sh" start "$bin") || fail "restart: $out2"
+out2=$(cd "$work" && timeout 60 bash "$src/scripts/local-cluster.sh" start "$bin") || fail "restart: $out2"
 echo "$out2" | grep -q "resumed" || fail "restart banner does not say resumed: $out2"
 [ "$(echo "$out2" | awk '$1 == "gpu" {print $2}')" = "$gpu_op" ] || fail "restart shows other operation ids: $out2"
 n=$("$bin" list-operations --format json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["operations"]))')

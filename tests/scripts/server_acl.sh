@@ -7,12 +7,10 @@
 # PostgreSQL (the same scenario through $POOLSCHED_STORE).
 # usage: server_acl.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
-bin=${1:?usage: server_acl.sh BINARY DATA_DIR SOURCE_DIR}
-src=${3:?}
-work=$(mktemp -d)
-source "$src/tests/scripts/lib/pg_cluster.bash"
-cleanup() { [ -n "${PG_DIR:-}" ] && pg_cluster_stop; rm -rf "$work"; }
-trap cleanup EXIT
+source "$(dirname "${BASH_SOURCE[0]}")/lib/sh_test.bash"
+source "$(dirname "${BASH_SOURCE[0]}")/lib/pg_cluster.bash"
+sh_test "$@"
+test_cleanup() { pg_cluster_stop; }
 
 scenario() {   # scenario DATA_DIR BACKEND
   PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$src/tests/scripts" python3 - "$bin" "$1" "$2" <<'PYEOF'

@@ -15,13 +15,10 @@
 #    summary's count of attempts off by one.
 # The whole trace is examples/alibaba/run.sh. Usage: sim_alibaba.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
-bin=$1
-src=$3
+. "$(dirname "${BASH_SOURCE[0]}")/lib/sh_test.bash"
+sh_test "$@"
 trace="$src/examples/alibaba/data"
 account="$src/examples/alibaba/account.py"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-. "$(dirname "${BASH_SOURCE[0]}")/lib/check.bash"
 [ -f "$trace/openb_pod_list_default.csv" ] || fail "no trace in $trace"
 
 # 1. Two slices.

@@ -3,11 +3,8 @@
 # outputs (all four files), also through standard input; --pools-period samples pools.csv at
 # multiples of the period. Usage: sim_determinism.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
-bin=$1
-src=$3
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-. "$(dirname "${BASH_SOURCE[0]}")/lib/check.bash"
+. "$(dirname "${BASH_SOURCE[0]}")/lib/sh_test.bash"
+sh_test "$@"
 
 # A scenario with a bit of everything: two trees, FIFO and weighted pools, guarantees, an
 # integral pool (its updates are never skipped), filters, ephemeral pools, count limits, task

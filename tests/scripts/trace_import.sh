@@ -6,11 +6,9 @@
 # computed here from the CSV. The trace is the repository's copy, examples/alibaba/data.
 # Usage: trace_import.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
-bin=$1
-trace="$3/examples/alibaba/data"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-. "$(dirname "${BASH_SOURCE[0]}")/lib/check.bash"
+. "$(dirname "${BASH_SOURCE[0]}")/lib/sh_test.bash"
+sh_test "$@"
+trace="$src/examples/alibaba/data"
 
 [ -f "$trace/openb_pod_list_default.csv" ] || fail "no trace in $trace"
 
@@ -36,7 +34,7 @@ grep -q "pods: 8152 read, 300 selected" "$work/a.err" || { cat "$work/a.err"; fa
 "$bin" trace import alibaba-gpu "$trace" --start-offset 10000000 --limit 500 --time-scale 0.5 \
     --compress=7 > "$work/cw.json" 2> "$work/cw.err" || { cat "$work/cw.err"; fail "import window --compress 7 failed"; }
 
-PYTHONPATH="$3/tests/scripts" python3 - "$trace" "$work" <<'EOF'
+PYTHONPATH="$src/tests/scripts" python3 - "$trace" "$work" <<'EOF'
 import csv, json, math, sys
 from checks import fail
 

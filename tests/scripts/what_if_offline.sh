@@ -5,25 +5,23 @@
 # from the start, deterministic outputs, and bad input refused with one line naming it.
 # Usage: bash what_if_offline.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
-BIN=$1
-LOG=$2/what_if/event_log.json
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "${BASH_SOURCE[0]}")/lib/sh_test.bash"
+sh_test "$@"
+log=$data/what_if/event_log.json
 
-run() { "$BIN" what-if --event-log "$LOG" --since 1500 --until 10000 "$@"; }
+run() { "$bin" what-if --event-log "$log" --since 1500 --until 10000 "$@"; }
 
-run --set //sys/pool_trees/physical/a/@weight=5 --out "$TMP/one" >"$TMP/out" 2>"$TMP/err" ||
-    fail "what-if: $(cat "$TMP/err")"
-grep -q "pool tree physical, 3 operations" "$TMP/out" || fail "summary: $(cat "$TMP/out")"
-grep -Eq '^b +0 +n/a->n/a +n/a->n/a ' "$TMP/out" || fail "b without wait figures: $(cat "$TMP/out")"
-grep -q "what-if: recorded run 100%" "$TMP/err" || fail "progress: $(cat "$TMP/err")"
+run --set //sys/pool_trees/physical/a/@weight=5 --out "$work/one" >"$work/out" 2>"$work/err" ||
+    fail "what-if: $(cat "$work/err")"
+grep -q "pool tree physical, 3 operations" "$work/out" || fail "summary: $(cat "$work/out")"
+grep -Eq '^b +0 +n/a->n/a +n/a->n/a ' "$work/out" || fail "b without wait figures: $(cat "$work/out")"
+grep -q "what-if: recorded run 100%" "$work/err" || fail "progress: $(cat "$work/err")"
 for f in scenario.json scenario-changed.json what-if.json report.html recorded/report.html \
          changed/report.html recorded/events.jsonl changed/pools.csv; do
-    [ -s "$TMP/one/$f" ] || fail "missing $f"
+    [ -s "$work/one/$f" ] || fail "missing $f"
 done
 
-python3 - "$TMP/one" <<'EOF'
+python3 - "$work/one" <<'EOF'
 import json, sys
 d = sys.argv[1]
 s = json.load(open(d + "/scenario.json"))
@@ -103,52 +101,52 @@ for run in ("recorded", "changed"):
 EOF
 
 # deterministic
-run --set //sys/pool_trees/physical/a/@weight=5 --out "$TMP/two" >/dev/null 2>&1 || fail "second run"
+run --set //sys/pool_trees/physical/a/@weight=5 --out "$work/two" >/dev/null 2>&1 || fail "second run"
 for f in what-if.json scenario.json recorded/events.jsonl changed/pools.csv; do
-    cmp -s "$TMP/one/$f" "$TMP/two/$f" || fail "$f differs between two runs"
+    cmp -s "$work/one/$f" "$work/two/$f" || fail "$f differs between two runs"
 done
 
 # --format json: what-if.json on stdout
-run --set //sys/pool_trees/physical/a/@weight=5 --out "$TMP/three" --format json >"$TMP/json" 2>/dev/null ||
+run --set //sys/pool_trees/physical/a/@weight=5 --out "$work/three" --format json >"$work/json" 2>/dev/null ||
     fail "--format json"
-cmp -s "$TMP/json" <(cat "$TMP/one/what-if.json"; echo) || fail "--format json prints what-if.json"
+cmp -s "$work/json" <(cat "$work/one/what-if.json"; echo) || fail "--format json prints what-if.json"
 
 # --config and --remove
-echo '{"//sys/pools/b/@weight": 3, "//sys/pool_trees/physical/a/@weight": null}' >"$TMP/cfg.json"
-run --config "$TMP/cfg.json" --out "$TMP/cfg" >/dev/null 2>&1 || fail "--config"
+echo '{"//sys/pools/b/@weight": 3, "//sys/pool_trees/physical/a/@weight": null}' >"$work/cfg.json"
+run --config "$work/cfg.json" --out "$work/cfg" >/dev/null 2>&1 || fail "--config"
 python3 -c '
 import json, sys
 p = {x["name"]: x for x in json.load(open(sys.argv[1]))["pool_trees"]["physical"]["pools"]}
 sys.exit(0 if p["b"]["weight"] == 3 and "weight" not in p["a"] else "FAIL: --config " + json.dumps(p))
-' "$TMP/cfg/scenario-changed.json"
+' "$work/cfg/scenario-changed.json"
 
 # bad input: exit 2, one line naming it
 expect_error() {   # pattern, args...
     local pattern=$1
     shift
     set +e
-    "$BIN" what-if "$@" >"$TMP/out" 2>"$TMP/err"
+    "$bin" what-if "$@" >"$work/out" 2>"$work/err"
     local rc=$?
     set -e
-    [ "$rc" = 2 ] || fail "exit $rc for $*: $(cat "$TMP/err")"
-    grep -q -- "$pattern" "$TMP/err" || fail "message for $*: $(cat "$TMP/err")"
+    [ "$rc" = 2 ] || fail "exit $rc for $*: $(cat "$work/err")"
+    grep -q -- "$pattern" "$work/err" || fail "message for $*: $(cat "$work/err")"
 }
-expect_error '//sys/pool_trees/physical/zz/@weight: no such pool' --event-log "$LOG" --since 1500 \
-    --until 10000 --set //sys/pool_trees/physical/zz/@weight=2 --out "$TMP/bad"
-expect_error 'must end in /@<attribute>' --event-log "$LOG" --since 1500 --until 10000 \
-    --set //sys/pool_trees/physical/a=2 --out "$TMP/bad"
-expect_error 'the changed scenario: .*weight' --event-log "$LOG" --since 1500 --until 10000 \
-    --set //sys/pool_trees/physical/a/@weight=-1 --out "$TMP/bad"
-[ ! -e "$TMP/bad" ] || fail "a refused change leaves no outputs"
-expect_error '\-\-since: "yesterday" is not a time' --event-log "$LOG" --since yesterday
-expect_error '\-\-until: must be after \-\-since' --event-log "$LOG" --since 5000 --until 4000
-expect_error 'missing --since' --event-log "$LOG"
-expect_error '\-\-format: "yson" is not one of text, json' --event-log "$LOG" --since 1 --format yson
+expect_error '//sys/pool_trees/physical/zz/@weight: no such pool' --event-log "$log" --since 1500 \
+    --until 10000 --set //sys/pool_trees/physical/zz/@weight=2 --out "$work/bad"
+expect_error 'must end in /@<attribute>' --event-log "$log" --since 1500 --until 10000 \
+    --set //sys/pool_trees/physical/a=2 --out "$work/bad"
+expect_error 'the changed scenario: .*weight' --event-log "$log" --since 1500 --until 10000 \
+    --set //sys/pool_trees/physical/a/@weight=-1 --out "$work/bad"
+[ ! -e "$work/bad" ] || fail "a refused change leaves no outputs"
+expect_error '\-\-since: "yesterday" is not a time' --event-log "$log" --since yesterday
+expect_error '\-\-until: must be after \-\-since' --event-log "$log" --since 5000 --until 4000
+expect_error 'missing --since' --event-log "$log"
+expect_error '\-\-format: "yson" is not one of text, json' --event-log "$log" --since 1 --format yson
 echo '[{"timestamp": 5, "event_type": "node_registered", "node_address": "n", "resource_limits": {}}]' \
-    >"$TMP/nopools.json"
-expect_error 'no pools_info row' --event-log "$TMP/nopools.json" --since 1 --until 100
-echo '[{"timestamp": "x", "event_type": "pools_info"}]' >"$TMP/badrow.json"
-expect_error 'event log row 0: timestamp' --event-log "$TMP/badrow.json" --since 1 --until 100
+    >"$work/nopools.json"
+expect_error 'no pools_info row' --event-log "$work/nopools.json" --since 1 --until 100
+echo '[{"timestamp": "x", "event_type": "pools_info"}]' >"$work/badrow.json"
+expect_error 'event log row 0: timestamp' --event-log "$work/badrow.json" --since 1 --until 100
 
 # the same rows one per line (as `poolsched event-log --format json` prints them; job rows read
 # by the record's own scanner): the same what-if, byte for byte
@@ -156,12 +154,12 @@ python3 -c '
 import json, sys
 for row in json.load(open(sys.argv[1])):
     print(json.dumps(row, separators=(",", ":")))
-' "$LOG" >"$TMP/rows.jsonl"
-"$BIN" what-if --event-log "$TMP/rows.jsonl" --since 1500 --until 10000 \
-    --set //sys/pool_trees/physical/a/@weight=5 --out "$TMP/lines" >/dev/null 2>&1 || fail "rows one per line"
+' "$log" >"$work/rows.jsonl"
+"$bin" what-if --event-log "$work/rows.jsonl" --since 1500 --until 10000 \
+    --set //sys/pool_trees/physical/a/@weight=5 --out "$work/lines" >/dev/null 2>&1 || fail "rows one per line"
 for f in what-if.json scenario.json scenario-changed.json recorded/events.jsonl changed/pools.csv; do
-    cmp -s "$TMP/one/$f" "$TMP/lines/$f" || fail "$f differs with the rows one per line"
+    cmp -s "$work/one/$f" "$work/lines/$f" || fail "$f differs with the rows one per line"
 done
-{ head -n 3 "$TMP/rows.jsonl"; echo; echo '{"timestamp": 1, "event_type": "job_started"'; } >"$TMP/badline.jsonl"
-expect_error 'badline.jsonl: line 5: not a JSON row' --event-log "$TMP/badline.jsonl" --since 1 --until 100
+{ head -n 3 "$work/rows.jsonl"; echo; echo '{"timestamp": 1, "event_type": "job_started"'; } >"$work/badline.jsonl"
+expect_error 'badline.jsonl: line 5: not a JSON row' --event-log "$work/badline.jsonl" --since 1 --until 100
 echo "ok what_if_offline"

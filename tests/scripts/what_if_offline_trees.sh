@@ -9,11 +9,9 @@
 # row is refused naming it.
 # Usage: bash what_if_offline_trees.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
-. "$(dirname "${BASH_SOURCE[0]}")/lib/check.bash"
-bin=$1
-log=$2/what_if/event_log_trees.json
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
+. "$(dirname "${BASH_SOURCE[0]}")/lib/sh_test.bash"
+sh_test "$@"
+log=$data/what_if/event_log_trees.json
 
 run() { "$bin" what-if --since 1500 --until 12000 --heartbeat-period 100 \
     --fair-share-update-period 100 "$@"; }
@@ -21,19 +19,19 @@ run() { "$bin" what-if --since 1500 --until 12000 --heartbeat-period 100 \
 # refused LOG PATTERN: what-if on LOG exits 2 with a message matching PATTERN
 refused() {
     local rc=0
-    run --event-log "$1" --out "$TMP/refused" >"$TMP/out" 2>"$TMP/err" || rc=$?
-    [ "$rc" = 2 ] && grep -q -- "$2" "$TMP/err" || fail "$1: exit $rc $(cat "$TMP/err")"
+    run --event-log "$1" --out "$work/refused" >"$work/out" 2>"$work/err" || rc=$?
+    [ "$rc" = 2 ] && grep -q -- "$2" "$work/err" || fail "$1: exit $rc $(cat "$work/err")"
 }
 
-run --event-log "$log" --out "$TMP/physical" >"$TMP/out" 2>"$TMP/err" ||
-    fail "what-if: $(cat "$TMP/err")"
-grep -q "pool tree physical, 3 operations" "$TMP/out" || fail "summary: $(cat "$TMP/out")"
-run --event-log "$log" --default-tree gpu --set //sys/pools/g/@weight=2 --out "$TMP/gpu" \
-    >"$TMP/out" 2>"$TMP/err" || fail "what-if --default-tree gpu: $(cat "$TMP/err")"
-grep -q "pool tree gpu, 3 operations" "$TMP/out" || fail "summary: $(cat "$TMP/out")"
+run --event-log "$log" --out "$work/physical" >"$work/out" 2>"$work/err" ||
+    fail "what-if: $(cat "$work/err")"
+grep -q "pool tree physical, 3 operations" "$work/out" || fail "summary: $(cat "$work/out")"
+run --event-log "$log" --default-tree gpu --set //sys/pools/g/@weight=2 --out "$work/gpu" \
+    >"$work/out" 2>"$work/err" || fail "what-if --default-tree gpu: $(cat "$work/err")"
+grep -q "pool tree gpu, 3 operations" "$work/out" || fail "summary: $(cat "$work/out")"
 
-cp "$log" "$TMP/log.json"
-python3 - "$TMP" <<'EOF'
+cp "$log" "$work/log.json"
+python3 - "$work" <<'EOF'
 import json, sys
 d = sys.argv[1]
 def check(cond, what, *ctx):
@@ -118,10 +116,10 @@ EOF
 
 # a log without pool_trees_info rows is replayed as before: every tree with the defaults, so
 # the nodes match both trees and the run is refused naming the node
-grep -v pool_trees_info "$log" >"$TMP/old.json"
-refused "$TMP/old.json" 'node "c1-0" matches the nodes_filter of two pool trees'
+grep -v pool_trees_info "$log" >"$work/old.json"
+refused "$work/old.json" 'node "c1-0" matches the nodes_filter of two pool trees'
 
 # a bad pool_trees_info row: one line naming row and key
-echo '[{"timestamp": 1, "event_type": "pool_trees_info", "trees": {"t": 5}}]' >"$TMP/bad.json"
-refused "$TMP/bad.json" "event log row 0: trees/t: must be a map (the pool tree's config)"
+echo '[{"timestamp": 1, "event_type": "pool_trees_info", "trees": {"t": 5}}]' >"$work/bad.json"
+refused "$work/bad.json" "event log row 0: trees/t: must be a map (the pool tree's config)"
 finish "ok what_if_offline_trees"

@@ -8,22 +8,18 @@
 # and the yt CLI" tells how the measurement was made.
 # usage: yt_python_client.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/lib/sh_test.bash"
 . "$(dirname "${BASH_SOURCE[0]}")/lib/scheduler_port.sh"
-bin=${1:?usage: yt_python_client.sh BINARY DATA_DIR SOURCE_DIR}
-src=${3:?}
+sh_test "$@"
 if [ -z "${PS_YT_CLIENT:-}" ] || [ ! -d "$PS_YT_CLIENT/yt/wrapper" ]; then
   echo "skipped: set PS_YT_CLIENT to the client's python tree"
   exit 77
 fi
 py=${PS_YT_PYTHON:-python3}
-work=$(mktemp -d)
-chmod 755 "$work"   # the job user enters the sandboxes below it
 pids=()
-cleanup() {
+test_cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
-  rm -rf "$work"
 }
-trap cleanup EXIT
 echo '{"heartbeat_period": 500}' > "$work/config.json"   # running jobs' stderr comes sooner
 "$bin" scheduler --listen 127.0.0.1:0 --data-dir "$work/data" --config "$work/config.json" \
   >/dev/null 2>"$work/log" &
