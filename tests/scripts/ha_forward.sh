@@ -14,9 +14,7 @@ pg_test_setup "$@"
 url=$(pg_cluster_createdb fwd)
 # the web UI's header in headless Chromium, where ui_browser.sh's packages are installed
 chromium=${PS_CHROMIUM:-$(command -v chromium || command -v chromium-browser || true)}
-key=$(cat "$src/tests/ui/package.json" "$src/tests/ui/package-lock.json" | sha256sum | cut -c1-16)
-cache=${PS_JS_CACHE:-${HOME:-/tmp}/.cache/poolsched-js}/$key
-if [ -n "$chromium" ] && [ -f "$cache/.installed" ] && command -v node > /dev/null; then
-  export PS_CHROMIUM=$chromium PS_JS_MODULES=$cache/node_modules
+if [ -n "$chromium" ] && js_modules_installed "$src/tests/ui" && command -v node > /dev/null; then
+  export PS_CHROMIUM=$chromium PS_JS_MODULES=$js_modules
 fi
 PYTHONPATH="$src/tests/scripts" python3 "$src/tests/scripts/ha_forward.py" "$bin" "$work" "$url"

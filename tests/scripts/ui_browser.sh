@@ -12,12 +12,12 @@
 # 1400 and 1920 px with long values (no sideways scrolling, cut values titled) and the charts
 # with an outlier; what_if.test.js the pool page's what-if form; report.test.js a simulation's report.html (default: a scratch directory removed at the end;
 # `make screenshots` sets docs/screenshots/).
-# Skipped (77) without chromium, unless CI is set. npm packages: `npm ci` into a cache keyed by
-# the lock file (PS_JS_CACHE, default ~/.cache/poolsched-js), as yt_js_wrapper.sh.
+# Skipped (77) without chromium, unless CI is set. npm packages: js_modules (lib/sh_test.bash),
+# `npm ci` into a cache keyed by the lock file (PS_JS_CACHE, default ~/.cache/poolsched-js).
 # usage: ui_browser.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
-bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
-src=$(cd "${3:?usage: ui_browser.sh BINARY DATA_DIR SOURCE_DIR}" && pwd)
+. "$(dirname "${BASH_SOURCE[0]}")/lib/sh_test.bash"
+sh_test "$@"
 chromium=${PS_CHROMIUM:-$(command -v chromium || command -v chromium-browser || true)}
 if [ -z "$chromium" ]; then
   if [ -n "${CI:-}" ]; then echo "FAIL: chromium missing (CI is set): run scripts/deps.sh"; exit 1; fi
@@ -26,25 +26,14 @@ fi
 for tool in node npm curl; do
   command -v "$tool" >/dev/null || { echo "FAIL: $tool missing: run scripts/deps.sh"; exit 1; }
 done
-key=$(cat "$src/tests/ui/package.json" "$src/tests/ui/package-lock.json" | sha256sum | cut -c1-16)
-cache=${PS_JS_CACHE:-${HOME:-/tmp}/.cache/poolsched-js}/$key
-if [ ! -f "$cache/.installed" ]; then
-  rm -rf "$cache" && mkdir -p "$cache"
-  cp "$src/tests/ui/package.json" "$src/tests/ui/package-lock.json" "$cache/"
-  (cd "$cache" && npm ci --no-audit --no-fund --loglevel=error) || { echo "FAIL: npm ci"; exit 1; }
-  touch "$cache/.installed"
-fi
+js_modules "$src/tests/ui"
 
-tmp=$(mktemp -d)
-chmod 755 "$tmp"
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 # node ids of its own: script_local_cluster may run at the same time (ctest -j) with the plain ones
-export POOLSCHED_PORT=$port RUN_DIR=$tmp/run NODE_PREFIX=ui-
-cleanup() { bash "$src/scripts/local-cluster.sh" stop > /dev/null 2>&1 || true; rm -rf "$tmp"; }
-trap cleanup EXIT
-. "$(dirname "${BASH_SOURCE[0]}")/lib/check.bash"
+export POOLSCHED_PORT=$port RUN_DIR=$work/run NODE_PREFIX=ui-
+test_cleanup() { bash "$src/scripts/local-cluster.sh" stop > /dev/null 2>&1; }
 fail_context() { for f in "$RUN_DIR"/*.log; do echo "---- $f"; tail -20 "$f"; done; }
-out=$(cd "$tmp" && timeout 60 bash "$src/scripts/local-cluster.sh" start "$bin") || fail "start: $out"
+out=$(cd "$work" && timeout 60 bash "$src/scripts/local-cluster.sh" start "$bin") || fail "start: $out"
 # shellcheck disable=SC1091
 . "$RUN_DIR/examples"
 export POOLSCHED_PROXY=127.0.0.1:$port POOLSCHED_DATA_DIR=$RUN_DIR/data
@@ -74,21 +63,21 @@ listed() { awk "/$2/{on=1} on{print} on&&/$3/{exit}" "$1" | grep -o "[\"'][a-z_]
   fail "USER_MANAGED in web/src/pools.js differs from user_managed in src/server/api_cypress_write.c"
 [ "$(listed "$src/web/src/pools.js" 'const USER_MANAGED' '];' | wc -l)" = 12 ] || fail "USER_MANAGED not found"
 
-NODE_PATH="$cache/node_modules" PS_CHROMIUM=$chromium PS_URL=http://127.0.0.1:$port \
+NODE_PATH="$js_modules" PS_CHROMIUM=$chromium PS_URL=http://127.0.0.1:$port \
   PS_TOKEN=$(cat "$RUN_DIR/data/admin_token") PS_USER_TOKEN=$user_token \
-  PS_RELAXED_OP=$relaxed PS_GPU_OP=$gpu PS_SCREENSHOTS=${PS_SCREENSHOTS:-$tmp/screenshots} \
+  PS_RELAXED_OP=$relaxed PS_GPU_OP=$gpu PS_SCREENSHOTS=${PS_SCREENSHOTS:-$work/screenshots} \
   node "$src/tests/ui/ui.test.js" || fail "browser checks"
 # Every page at 1280, 1400 and 1920 px with long values (tests/ui/layout.test.js; after ui.test.js:
 # it adds a pool with a long name to the example tree).
-NODE_PATH="$cache/node_modules" PS_CHROMIUM=$chromium PS_URL=http://127.0.0.1:$port \
+NODE_PATH="$js_modules" PS_CHROMIUM=$chromium PS_URL=http://127.0.0.1:$port \
   PS_TOKEN=$(cat "$RUN_DIR/data/admin_token") PS_GPU_OP=$gpu node "$src/tests/ui/layout.test.js" || fail "layout checks"
 
 # The pool page's what-if form (tests/ui/what_if.test.js): a what-if task over the cluster's past.
-NODE_PATH="$cache/node_modules" PS_CHROMIUM=$chromium PS_URL=http://127.0.0.1:$port \
+NODE_PATH="$js_modules" PS_CHROMIUM=$chromium PS_URL=http://127.0.0.1:$port \
   PS_TOKEN=$(cat "$RUN_DIR/data/admin_token") node "$src/tests/ui/what_if.test.js" || fail "what-if checks"
 
 # A simulation's report.html, opened from file:// (the same charts, inlined).
-"$bin" simulate "$src/examples/simulate/preemption.json" --output "$tmp/sim" 2>/dev/null || fail "simulate"
-"$bin" simulate "$src/examples/simulate/integral.json" --output "$tmp/sim-integral" 2>/dev/null || fail "simulate integral.json"
-NODE_PATH="$cache/node_modules" PS_CHROMIUM=$chromium PS_SIM_DIR=$tmp/sim PS_SIM_INTEGRAL_DIR=$tmp/sim-integral \
-  PS_SCREENSHOTS=${PS_SCREENSHOTS:-$tmp/screenshots} node "$src/tests/ui/report.test.js" || fail "report checks"
+"$bin" simulate "$src/examples/simulate/preemption.json" --output "$work/sim" 2>/dev/null || fail "simulate"
+"$bin" simulate "$src/examples/simulate/integral.json" --output "$work/sim-integral" 2>/dev/null || fail "simulate integral.json"
+NODE_PATH="$js_modules" PS_CHROMIUM=$chromium PS_SIM_DIR=$work/sim PS_SIM_INTEGRAL_DIR=$work/sim-integral \
+  PS_SCREENSHOTS=${PS_SCREENSHOTS:-$work/screenshots} node "$src/tests/ui/report.test.js" || fail "report checks"

@@ -3,39 +3,30 @@
 # wrapper (@ytsaurus/javascript-wrapper, pinned in tests/js/package.json and package-lock.json)
 # runs every command in v3 and v4 (tests/js/yt_face.test.js), then the docs' curl forms, and
 # /api/v1 still answering beside them.
-# The npm packages are installed with `npm ci` into a cache dir keyed by the lock file's hash
-# (PS_JS_CACHE, default ~/.cache/poolsched-js), so only the first run needs the registry.
+# The npm packages are installed by js_modules (lib/sh_test.bash) with `npm ci` into a cache dir
+# keyed by the lock file's hash (PS_JS_CACHE, default ~/.cache/poolsched-js), so only the first
+# run needs the registry.
 # usage: yt_js_wrapper.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/lib/sh_test.bash"
 . "$(dirname "${BASH_SOURCE[0]}")/lib/scheduler_port.sh"
-bin=${1:?usage: yt_js_wrapper.sh BINARY DATA_DIR SOURCE_DIR}
-src=${3:?}
+sh_test "$@"
 for tool in node npm curl; do
   command -v "$tool" >/dev/null || { echo "FAIL: $tool missing: run scripts/deps.sh"; exit 1; }
 done
-key=$(cat "$src/tests/js/package.json" "$src/tests/js/package-lock.json" | sha256sum | cut -c1-16)
-cache=${PS_JS_CACHE:-${HOME:-/tmp}/.cache/poolsched-js}/$key
-if [ ! -f "$cache/.installed" ]; then
-  rm -rf "$cache" && mkdir -p "$cache"
-  cp "$src/tests/js/package.json" "$src/tests/js/package-lock.json" "$cache/"
-  (cd "$cache" && npm ci --no-audit --no-fund --loglevel=error) || { echo "FAIL: npm ci"; exit 1; }
-  touch "$cache/.installed"
-fi
+js_modules "$src/tests/js"
 
-work=$(mktemp -d)
 pid=
-cleanup() {
+test_cleanup() {
   if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
-  rm -rf "$work"
 }
-trap cleanup EXIT
 "$bin" scheduler --listen 127.0.0.1:0 --data-dir "$work/data" >/dev/null 2>"$work/log" &
 pid=$!
 scheduler_port "$work/log"
 TOKEN=$(cat "$work/data/admin_token")
 
 failed=0
-NODE_PATH="$cache/node_modules" PS_PORT=$port PS_TOKEN=$TOKEN \
+NODE_PATH="$js_modules" PS_PORT=$port PS_TOKEN=$TOKEN \
   PS_SECRET=$(cat "$work/data/cluster_secret") \
   node "$src/tests/js/yt_face.test.js" || failed=1
 

@@ -7,7 +7,14 @@
 # enter it), removed when the script exits (kept, and named, when KEEP is set in the environment:
 # for looking at a run's files). A script with more to tear down (processes it started, a mount)
 # defines test_cleanup: run at exit before work is removed (also with KEEP set); its failures
-# are ignored. Also gives check.bash's fail, check_fail, finish and check_json.
+# are ignored. Also gives check.bash's fail, check_fail, finish and check_json, and
+#   js_modules DIR   npm ci of DIR's package.json and package-lock.json, once, into a cache dir
+#                    keyed by their hash (PS_JS_CACHE, default ~/.cache/poolsched-js): only the
+#                    first run needs the registry. Sets js_modules to its node_modules; exits 1
+#                    when npm ci fails.
+#   js_modules_installed DIR
+#                    the same without installing: sets js_modules and succeeds when a run of
+#                    js_modules installed them.
 . "$(dirname "${BASH_SOURCE[0]}")/check.bash"
 
 sh_test() {
@@ -26,4 +33,26 @@ sh_test() {
 sh_test_exit() {
   if declare -F test_cleanup > /dev/null; then test_cleanup || true; fi
   [ -n "${KEEP:-}" ] || rm -rf "$work"
+}
+
+js_cache_dir() {
+  local key
+  key=$(cat "$1/package.json" "$1/package-lock.json" | sha256sum | cut -c1-16)
+  echo "${PS_JS_CACHE:-${HOME:-/tmp}/.cache/poolsched-js}/$key"
+}
+
+js_modules_installed() {
+  local cache
+  cache=$(js_cache_dir "$1")
+  js_modules=$cache/node_modules
+  [ -f "$cache/.installed" ]
+}
+
+js_modules() {
+  js_modules_installed "$1" && return 0
+  local cache=${js_modules%/node_modules}
+  rm -rf "$cache" && mkdir -p "$cache"
+  cp "$1/package.json" "$1/package-lock.json" "$cache/"
+  (cd "$cache" && npm ci --no-audit --no-fund --loglevel=error) || { echo "FAIL: npm ci"; exit 1; }
+  touch "$cache/.installed"
 }
