@@ -18,9 +18,8 @@
 . "$(dirname "${BASH_SOURCE[0]}")/check.bash"
 
 sh_test() {
-  local usage
-  usage="usage: $(basename "$0") BINARY DATA_DIR SOURCE_DIR"
-  bin=${1:?$usage} data=${2:?$usage} src=${3:?$usage}
+  [ $# -eq 3 ] || { echo "usage: $(basename "$0") BINARY DATA_DIR SOURCE_DIR" >&2; exit 2; }
+  bin=$1 data=$2 src=$3
   bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
   data=$(cd "$data" && pwd)
   src=$(cd "$src" && pwd)
