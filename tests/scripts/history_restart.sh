@@ -7,13 +7,14 @@
 # usage: history_restart.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib/sh_test.bash"
+. "$(dirname "${BASH_SOURCE[0]}")/lib/scheduler_port.sh"
 sh_test "$@"
 sched=; node=
 test_cleanup() {
   for p in $node $sched; do kill -9 "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
 }
 fail_context() { tail -20 "$work/scheduler.log" 2>/dev/null; }
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+port=$(free_port)
 echo '{"history_bucket": 1000, "fair_share_update_period": 200, "heartbeat_period": 1000}' > "$work/config.json"
 start() {
   "$bin" scheduler --listen "127.0.0.1:$port" --data-dir "$work/data" --config "$work/config.json" \

@@ -4,8 +4,9 @@
 # and let a newcomer's operation through, and stop leaves no process behind. Usage: local_cluster.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib/sh_test.bash"
+. "$(dirname "${BASH_SOURCE[0]}")/lib/scheduler_port.sh"
 sh_test "$@"
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+port=$(free_port)
 export POOLSCHED_PORT=$port RUN_DIR=$work/run
 test_cleanup() { bash "$src/scripts/local-cluster.sh" stop > /dev/null 2>&1; }
 fail_context() { for f in "$RUN_DIR"/*.log; do echo "---- $f"; tail -20 "$f"; done; }

@@ -17,6 +17,7 @@
 # usage: ui_browser.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib/sh_test.bash"
+. "$(dirname "${BASH_SOURCE[0]}")/lib/scheduler_port.sh"
 sh_test "$@"
 chromium=${PS_CHROMIUM:-$(command -v chromium || command -v chromium-browser || true)}
 if [ -z "$chromium" ]; then
@@ -28,7 +29,7 @@ for tool in node npm curl; do
 done
 js_modules "$src/tests/ui"
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+port=$(free_port)
 # node ids of its own: script_local_cluster may run at the same time (ctest -j) with the plain ones
 export POOLSCHED_PORT=$port RUN_DIR=$work/run NODE_PREFIX=ui-
 test_cleanup() { bash "$src/scripts/local-cluster.sh" stop > /dev/null 2>&1; }

@@ -33,9 +33,7 @@ pg_as_owner() {
   fi
 }
 
-pg_free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
+. "$(dirname "${BASH_SOURCE[0]}")/scheduler_port.sh"   # free_port
 
 pg_cluster_start() {
   PG_DIR=${1:?pg_cluster_start DIR}
@@ -58,7 +56,7 @@ pg_cluster_start() {
     --no-instructions >"$PG_DIR/initdb.log" 2>&1 || { cat "$PG_DIR/initdb.log" >&2; return 1; }
   local try
   for try in 1 2 3; do
-    PG_PORT=$(pg_free_port)
+    PG_PORT=$(free_port)
     if pg_cluster_launch; then
       PG_URL="postgresql://poolsched@127.0.0.1:$PG_PORT/postgres"
       export PG_URL PG_PORT PG_DIR PG_BIN PG_OWNER
