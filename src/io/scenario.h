@@ -86,6 +86,10 @@ struct ps_scenario_node_group {
     /* job_duration_factor (extension, 1): slower (> 1) or faster hardware, where a job takes
      * its task's duration times this (what tentative pool trees' eligibility measures). */
     double job_duration_factor;
+    /* heartbeat_phase (extension): the group's nodes heartbeat at this offset into each
+     * heartbeat period (0 .. heartbeat_period - 1 ms), e.g. phases taken from a recorded
+     * cluster; -1: the default, phases spread over the period by node index. */
+    int64_t heartbeat_phase_ms;
 };
 
 struct ps_scenario_pool {

@@ -324,7 +324,9 @@ static int schedule_start(struct ps_sim *sim, struct ps_error *err)
         return ps_error_set(err, PS_ENOMEM, "out of memory");
     for (int64_t i = 0; i < sim->node_count; i++) {
         struct sim_node *n = &sim->nodes[i];
-        n->phase_ms = phase_of(i, sim->node_count, sim->sc->heartbeat_period_ms);
+        int64_t given = sim->sc->node_groups[n->group].heartbeat_phase_ms;
+        n->phase_ms = given >= 0 ? given
+                                 : phase_of(i, sim->node_count, sim->sc->heartbeat_period_ms);
         if (n->tree < 0)
             continue;   /* a node in no tree schedules nothing */
         if (sim_push(sim, n->phase_ms, SIM_EV_HEARTBEAT, i, 0) != 0)

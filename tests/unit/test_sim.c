@@ -1,6 +1,7 @@
 /* test_sim.c — the simulator through its API: the skipping of idle work is exact (same outputs
  * as running every heartbeat and update), the abort and preemption paths, usage changes of a
- * running job, the actual-usage model, operations in two trees, and determinism. */
+ * running job, the actual-usage model, operations in two trees, heartbeat phases given per node
+ * group, and determinism. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -446,6 +447,52 @@ static void test_operation_in_two_trees(void **state)
     release(&r);
 }
 
+/* Two one-slot nodes, two operations submitted 30 ms apart, heartbeats every 100 ms. */
+static const char *phase_race =
+    "{'heartbeat_period': 100, 'fair_share_update_period': 10,"
+    " 'node_groups': [{'name': 'n', 'count': 2, 'resource_limits': {'cpu': 1, 'user_slots': 1}%s}],"
+    " 'pool_trees': {'physical': {'pools': [{'name': 'p'}]}},"
+    " 'operations': ["
+    "   {'id': 'first', 'start_time': 0, 'spec': {'pool': 'p'}, 'tasks': ["
+    "     {'job_count': 2, 'duration': 1000, 'resources': {'cpu': 1, 'user_slots': 1}}]},"
+    "   {'id': 'second', 'start_time': 30, 'spec': {'pool': 'p'}, 'tasks': ["
+    "     {'job_count': 2, 'duration': 1000, 'resources': {'cpu': 1, 'user_slots': 1}}]}]}";
+
+/* the start of a job_started event of op at t */
+#define STARTED(t, op) "{\"time\":" #t ",\"event_type\":\"job_started\",\"job_id\":\"" op "/"
+
+static void run_phase_race(struct run *r, const char *phase)
+{
+    char text[1024];
+    snprintf(text, sizeof text, phase_race, phase);
+    start(r, text, false);
+    finish_run(r);
+}
+
+/* heartbeat_phase: nodes that beat together (as a recorded cluster's may) give the first
+ * operation both slots before the second comes; the default phases, spread over the period
+ * (node 1 at 50 ms), give the second a slot at once. */
+static void test_heartbeat_phase(void **state)
+{
+    (void)state;
+    struct run spread, together;
+    run_phase_race(&spread, "");
+    run_phase_race(&together, ", 'heartbeat_phase': 0");
+    assert_non_null(strstr(spread.events_text, STARTED(0, "first")));
+    assert_non_null(strstr(spread.events_text, STARTED(50, "second")));
+    assert_int_equal(count(together.events_text, STARTED(0, "first")), 2);
+    assert_non_null(strstr(together.events_text, STARTED(1000, "second")));
+    assert_null(strstr(together.events_text, "{\"time\":50,"));
+    release(&spread);
+    release(&together);
+    /* a phase inside the period: both nodes at 40 ms, after both submissions: one each */
+    struct run late;
+    run_phase_race(&late, ", 'heartbeat_phase': 40");
+    assert_int_equal(count(late.events_text, STARTED(40, "first")), 1);
+    assert_int_equal(count(late.events_text, STARTED(40, "second")), 1);
+    release(&late);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -456,6 +503,7 @@ int main(void)
         cmocka_unit_test(test_job_failures),
         cmocka_unit_test(test_usage_model_and_changes),
         cmocka_unit_test(test_operation_in_two_trees),
+        cmocka_unit_test(test_heartbeat_phase),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
