@@ -53,7 +53,6 @@ struct ps_event_record *ps_event_record_new(void)
         ps_strmap_init(&rec->operation_ids.map);
         ps_strmap_init(&rec->task_names.map);
         ps_strmap_init(&rec->tree_ids.map);
-        ps_strmap_init(&rec->node_addresses.map);
     }
     return rec;
 }
@@ -70,7 +69,6 @@ void ps_event_record_free(struct ps_event_record *rec)
     names_release(&rec->operation_ids);
     names_release(&rec->task_names);
     names_release(&rec->tree_ids);
-    names_release(&rec->node_addresses);
     free(rec);
 }
 
@@ -101,7 +99,7 @@ static enum ps_event_job_kind job_kind(const char *type)
 struct job_fields {
     int64_t timestamp;   /* an integer >= 0 */
     const char *type;    /* "job_..." */
-    const char *job_id, *operation_id, *task_name, *tree_id, *node_address;
+    const char *job_id, *operation_id, *task_name, *tree_id;
     bool start_is_int, finish_is_int, has_limits;
     int64_t start_time, finish_time;   /* 0 when not integers */
     double resources[PS_RES_COUNT];    /* resource_limits' numbers, 0 when not numbers */
@@ -131,15 +129,13 @@ static int add_job(struct ps_event_record *rec, const struct job_fields *f)
     int64_t op = intern(&rec->operation_ids, f->operation_id);
     int64_t task = intern(&rec->task_names, f->task_name);
     int64_t tree = intern(&rec->tree_ids, f->tree_id);
-    int64_t node = intern(&rec->node_addresses, f->node_address);
-    if (job < 0 || op < 0 || task < 0 || tree < 0 || node < 0 ||
+    if (job < 0 || op < 0 || task < 0 || tree < 0 ||
         !grow((void **)&rec->jobs, rec->job_count, &rec->job_cap, sizeof *rec->jobs))
         return PS_ENOMEM;
     j.job = (uint32_t)job;
     j.operation = (uint32_t)op;
     j.task = (uint32_t)task;
     j.tree = (uint32_t)tree;
-    j.node = (uint32_t)node;
     rec->jobs[rec->job_count++] = j;
     rec->newest_ms = f->timestamp > rec->newest_ms ? f->timestamp : rec->newest_ms;
     rec->row_count++;
@@ -155,7 +151,6 @@ static void json_fields(const json_t *row, struct job_fields *f)
     f->operation_id = json_string_value(json_object_get(row, "operation_id"));
     f->task_name = json_string_value(json_object_get(row, "task_name"));
     f->tree_id = json_string_value(json_object_get(row, "tree_id"));
-    f->node_address = json_string_value(json_object_get(row, "node_address"));
     f->start_is_int = json_is_integer(start);
     f->finish_is_int = json_is_integer(finish);
     f->start_time = (int64_t)json_integer_value(start);
@@ -377,8 +372,6 @@ static bool scan_member(struct scan *s, struct job_fields *f, bool *ts_ok)
         f->task_name = str;
     } else if (key_is(key, len, "tree_id")) {
         f->tree_id = str;
-    } else if (key_is(key, len, "node_address")) {
-        f->node_address = str;
     } else if (key_is(key, len, "start_time")) {
         f->start_is_int = v == S_INT;
         f->start_time = v == S_INT ? i : 0;

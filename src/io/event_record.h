@@ -1,9 +1,9 @@
 /* event_record.h — the scheduler's event log rows (docs/api.md "Event log") kept compactly, as
  * `poolsched what-if` reads them (io/event_replay.h makes the scenario of them,
  * whatif/what_if_metrics.h the fidelity). A week's record holds millions of job rows: each is
- * kept as a small struct, its ids, task name, tree and node interned; every other row (nodes,
- * pools, operations, runtime parameters: few) is kept as JSON. Rows are added oldest first, one
- * at a time, so neither a file nor the scheduler's pages are ever held whole. Pure: no I/O. */
+ * kept as a small struct, its ids, task name and tree interned; every other row (nodes, pools,
+ * operations, runtime parameters: few) is kept as JSON. Rows are added oldest first, one at a
+ * time, so neither a file nor the scheduler's pages are ever held whole. Pure: no I/O. */
 #ifndef PS_IO_EVENT_RECORD_H
 #define PS_IO_EVENT_RECORD_H
 
@@ -53,7 +53,6 @@ struct ps_event_job {
     uint32_t operation;            /* operation_id in operation_ids; PS_EVENT_NONE: not a string */
     uint32_t task;                 /* task_name in task_names; PS_EVENT_NONE: not a string */
     uint32_t tree;                 /* tree_id in tree_ids; PS_EVENT_NONE: not a string */
-    uint32_t node;                 /* node_address in node_addresses; PS_EVENT_NONE: not a string */
     uint8_t kind;                  /* enum ps_event_job_kind */
     uint8_t flaw;                  /* enum ps_event_job_flaw */
     double resources[PS_RES_COUNT];   /* resource_limits' numbers (cpu in cores), 0 when absent */
@@ -71,7 +70,7 @@ struct ps_event_record {
     size_t job_count, job_cap;
     struct ps_event_row *others;   /* in row order */
     size_t other_count, other_cap;
-    struct ps_event_names job_ids, operation_ids, task_names, tree_ids, node_addresses;
+    struct ps_event_names job_ids, operation_ids, task_names, tree_ids;
     size_t row_count;              /* rows added */
     int64_t newest_ms;             /* the largest integer timestamp of a row, 0 when none */
 };

@@ -30,8 +30,6 @@ struct replay {
     json_t *groups;      /* node groups, in order of first sight */
     json_t *node_index;  /* address -> index into groups */
     json_t *node_tags;   /* address -> the tags last seen */
-    json_t *node_registered;   /* address -> node_registered's time: the last at or before
-                                  since, else the first after */
     json_t *base_pools;  /* {tree: {pool: config}} as of since, plus pools seen later */
     json_t *cur_pools;   /* the last pools_info row's pools */
     json_t *base_trees;  /* {tree: config} as of since, plus trees seen later (pool_trees_info) */
@@ -47,8 +45,6 @@ struct replay {
     size_t job_count;
     size_t *job_index;   /* job id (rec->job_ids) -> index into jobs, NO_JOB when none */
     struct task_acc *task_means;   /* task name (rec->task_names) -> completed jobs, every op */
-    int64_t *first_start;   /* node (rec->node_addresses) -> its first job start in the window,
-                               INT64_MIN when none */
     struct ps_error *err;
 };
 
@@ -107,9 +103,6 @@ static int node_row(struct replay *r, size_t i, const json_t *row, const char *t
     json_t *now_tags = tags ? json_deep_copy(tags) : json_array();
     json_t *idx = json_object_get(r->node_index, addr);
     bool in_window = ts > r->o->since_ms;
-    if (strcmp(type, "node_registered") == 0 &&
-        (!in_window || !json_object_get(r->node_registered, addr)))
-        json_object_set_new(r->node_registered, addr, json_integer(ts));
     if (!idx) {
         json_object_set_new(r->node_index, addr, json_integer((json_int_t)json_array_size(r->groups)));
         json_array_append_new(r->groups,
@@ -289,9 +282,6 @@ static int job_row(struct replay *r, const struct ps_event_job *job)
     }
     if (job->kind != PS_EVENT_JOB_STARTED)
         r->jobs[*idx].end = k;
-    else if (job->node != PS_EVENT_NONE && job->timestamp >= r->o->since_ms &&
-             r->first_start[job->node] == INT64_MIN)
-        r->first_start[job->node] = job->timestamp;
     return 0;
 }
 
@@ -637,8 +627,7 @@ static json_t *sorted_events(const struct replay *r)
 
 static void replay_release(struct replay *r)
 {
-    json_t *all[] = {r->groups, r->node_index, r->node_tags, r->node_registered, r->base_pools,
-                     r->cur_pools,
+    json_t *all[] = {r->groups, r->node_index, r->node_tags, r->base_pools, r->cur_pools,
                      r->base_trees, r->cur_trees, r->rec_default, r->ops, r->op_index,
                      r->op_ended, r->events, r->op_params};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
@@ -646,7 +635,6 @@ static void replay_release(struct replay *r)
     free(r->jobs);
     free(r->job_index);
     free(r->task_means);
-    free(r->first_start);
 }
 
 /* Every row of the record in order: job rows (structs) and the others (JSON) merged. */
@@ -672,48 +660,19 @@ static int replay_init(struct replay *r, const struct ps_event_record *rec,
                        const struct ps_event_replay_options *opts, struct ps_error *err)
 {
     size_t ids = rec->job_ids.count, tasks = rec->task_names.count;
-    size_t nodes = rec->node_addresses.count;
     *r = (struct replay){.o = opts, .err = err, .rec = rec, .groups = json_array(),
                          .node_index = json_object(), .node_tags = json_object(),
-                         .node_registered = json_object(),
                          .ops = json_array(), .op_index = json_object(), .op_ended = json_object(),
                          .events = json_array(), .op_params = json_object()};
     r->jobs = malloc((rec->job_count ? rec->job_count : 1) * sizeof *r->jobs);
     r->job_index = malloc((ids ? ids : 1) * sizeof *r->job_index);
     r->task_means = calloc(tasks ? tasks : 1, sizeof *r->task_means);
-    r->first_start = malloc((nodes ? nodes : 1) * sizeof *r->first_start);
-    if (!r->jobs || !r->job_index || !r->task_means || !r->first_start || !r->groups ||
-        !r->node_index || !r->node_tags || !r->node_registered || !r->ops || !r->op_index ||
-        !r->op_ended || !r->events || !r->op_params)
+    if (!r->jobs || !r->job_index || !r->task_means || !r->groups || !r->node_index ||
+        !r->node_tags || !r->ops || !r->op_index || !r->op_ended || !r->events || !r->op_params)
         return ps_error_set(err, PS_ENOMEM, "out of memory");
     for (size_t i = 0; i < ids; i++)
         r->job_index[i] = NO_JOB;
-    for (size_t i = 0; i < nodes; i++)
-        r->first_start[i] = INT64_MIN;
     return 0;
-}
-
-/* The node groups, each with its node's heartbeat phase: the offset into the period of its
- * first job start in the window (a job starts at a heartbeat of its node), else of its
- * registration (its first heartbeat); none when the record has neither. */
-static json_t *node_groups(const struct replay *r)
-{
-    json_t *groups = json_deep_copy(r->groups);
-    int64_t period = r->o->heartbeat_period_ms;
-    size_t i;
-    json_t *g;
-    json_array_foreach(groups, i, g) {
-        const char *addr = sval(g, "name");
-        uint32_t k = ps_event_names_find(&r->rec->node_addresses, addr);
-        const json_t *reg = json_object_get(r->node_registered, addr);
-        int64_t t = k != PS_EVENT_NONE && r->first_start[k] != INT64_MIN
-                        ? r->first_start[k]
-                        : reg ? (int64_t)json_integer_value(reg) : INT64_MIN;
-        if (t != INT64_MIN)
-            json_object_set_new(g, "heartbeat_phase",
-                                json_integer(((t - r->o->since_ms) % period + period) % period));
-    }
-    return groups;
 }
 
 /* The scenario of r (read), its checks passed. */
@@ -725,7 +684,7 @@ static json_t *scenario(struct replay *r)
                            (json_int_t)opts->heartbeat_period_ms, "fair_share_update_period",
                            (json_int_t)opts->fair_share_update_period_ms, "duration",
                            (json_int_t)(opts->until_ms - opts->since_ms), "node_groups",
-                           node_groups(r), "pool_trees", pool_trees(r), "operations",
+                           json_deep_copy(r->groups), "pool_trees", pool_trees(r), "operations",
                            ops);
     const char *rec_def = json_string_value(r->rec_default);
     if (sc && opts->default_tree)

@@ -8,10 +8,7 @@
  *     after its address (node id "<address>-0"), with its resources and tags as of since; a
  *     node not online then starts with zero resources. Later node_registered / node_updated /
  *     node_offline rows become set_node_resources events (offline: zero resources), changed
- *     tags set_node_tags events. Each node's heartbeat_phase is the offset into the heartbeat
- *     period of its first job_started row in the window (a job starts at a heartbeat of its
- *     node), else of its node_registered row (the last at or before since, else the first
- *     after);
+ *     tags set_node_tags events;
  *   - pools: the pools_info row at or before since (else the first one in the window) gives the
  *     trees and their pools (keys with null values left out); later pools_info rows become
  *     set_pool_attribute events for the keys that changed; a pool that first appears later is

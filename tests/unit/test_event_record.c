@@ -14,13 +14,12 @@
 static const char *const rows[] = {
     "{\"timestamp\": 5, \"event_type\": \"job_started\", \"job_id\": \"j1\", \"operation_id\": "
     "\"op1\", \"task_name\": \"map\", \"tree_id\": \"physical\", \"resource_limits\": "
-    "{\"user_slots\": 1, \"cpu\": 2.5, \"gpu\": 0, \"memory\": 1024, \"network\": 0}, "
-    "\"node_address\": \"n1:9012\"}",
+    "{\"user_slots\": 1, \"cpu\": 2.5, \"gpu\": 0, \"memory\": 1024, \"network\": 0}}",
     /* an end row; keys in another order, spaces, a repeated key (the last counts) */
     "{ \"job_id\":\"j1\" , \"event_type\":\"job_completed\",\"operation_id\":\"op1\","
     "\"timestamp\":9,\"tree_id\":null,\"start_time\":5,\"finish_time\":9,\"task_name\":\"map\","
     "\"resource_limits\":{\"cpu\":1,\"cpu\":3e0,\"memory\":-0,\"unknown\":\"x\"},"
-    "\"timestamp\":10, \"node_address\": 3 }\r\n",
+    "\"timestamp\":10 }\r\n",
     /* flaws: no job_id, a non-string operation, limits not a map, real times */
     "{\"timestamp\": 11, \"event_type\": \"job_failed\", \"operation_id\": \"op1\", "
     "\"resource_limits\": {}}",
@@ -83,7 +82,6 @@ static void assert_same_job(const struct ps_event_record *a, const struct ps_eve
                         name(&b->operation_ids, y->operation));
     assert_string_equal(name(&a->task_names, x->task), name(&b->task_names, y->task));
     assert_string_equal(name(&a->tree_ids, x->tree), name(&b->tree_ids, y->tree));
-    assert_string_equal(name(&a->node_addresses, x->node), name(&b->node_addresses, y->node));
     assert_memory_equal(x->resources, y->resources, sizeof x->resources);
 }
 
@@ -115,8 +113,6 @@ static void test_text_rows_read_as_jansson_reads_them(void **state)
     assert_string_equal(name(&b->job_ids, b->jobs[5].job), "j4");
     assert_string_equal(name(&b->tree_ids, b->jobs[0].tree), "physical");
     assert_int_equal(b->jobs[1].tree, PS_EVENT_NONE);
-    assert_string_equal(name(&b->node_addresses, b->jobs[0].node), "n1:9012");
-    assert_int_equal(b->jobs[1].node, PS_EVENT_NONE);   /* not a string */
     ps_event_record_free(a);
     ps_event_record_free(b);
 }

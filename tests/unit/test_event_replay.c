@@ -29,10 +29,6 @@
 #define JOB(ts, id, op)                                                                          \
     "{\"timestamp\": " #ts ", \"event_type\": \"job_started\", \"job_id\": \"" id               \
     "\", \"operation_id\": \"" op "\", \"task_name\": \"t\", \"resource_limits\": " RES "}"
-#define JOB_ON(ts, id, op, node)                                                                 \
-    "{\"timestamp\": " #ts ", \"event_type\": \"job_started\", \"job_id\": \"" id               \
-    "\", \"operation_id\": \"" op "\", \"task_name\": \"t\", \"node_address\": \"" node       \
-    "\", \"resource_limits\": " RES "}"
 #define JOB_END(ts, type, id, op, start)                                                         \
     "{\"timestamp\": " #ts ", \"event_type\": \"" type "\", \"job_id\": \"" id                  \
     "\", \"operation_id\": \"" op "\", \"task_name\": \"t\", \"start_time\": " #start           \
@@ -275,35 +271,6 @@ static void test_trees(void **state)
     assert_non_null(strstr(err.msg, "event log row 1: default_tree"));
 }
 
-/* Each node's heartbeat phase (heartbeat period 100 ms): the offset of its first job start in
- * the window, else of its registration (the last at or before since, else the first after). */
-static int64_t phase_of(const json_t *sc, size_t group)
-{
-    const json_t *g = json_array_get(json_object_get(sc, "node_groups"), group);
-    const json_t *p = json_object_get(g, "heartbeat_phase");
-    assert_true(json_is_integer(p));
-    return (int64_t)json_integer_value(p);
-}
-
-static void test_heartbeat_phases(void **state)
-{
-    (void)state;
-    struct ps_error err;
-    json_t *sc = convert("[" NODE(10, "node_registered", "n1", "[]", 2) ","
-                         NODE(20, "node_registered", "n2", "[]", 2) "," POOLS(20, 1) ","
-                         NODE(33, "node_registered", "n2", "[]", 2) ","
-                         OP(35, "op1") "," JOB_ON(40, "j0", "op1", "n2") ","
-                         NODE(95, "node_registered", "n3", "[]", 2) ","
-                         NODE(175, "node_registered", "n3", "[]", 2) ","
-                         JOB_ON(130, "j1", "op1", "n1") "," JOB_ON(235, "j2", "op1", "n1") "]",
-                         50, 400, 0, &err);
-    assert_int_equal(phase_of(sc, 0), 80);   /* n1: its first job start in the window, 130 */
-    assert_int_equal(phase_of(sc, 1), 83);   /* n2: a start before since (40) does not count;
-                                                its last registration by since, 33 */
-    assert_int_equal(phase_of(sc, 2), 45);   /* n3: its first registration after since, 95 */
-    json_decref(sc);
-}
-
 static void test_bad_input(void **state)
 {
     (void)state;
@@ -328,7 +295,6 @@ int main(void)
         cmocka_unit_test(test_changes),
         cmocka_unit_test(test_trees),
         cmocka_unit_test(test_trees_before_nodes),
-        cmocka_unit_test(test_heartbeat_phases),
         cmocka_unit_test(test_bad_input),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
