@@ -87,8 +87,8 @@ struct ps_scenario_node_group {
      * its task's duration times this (what tentative pool trees' eligibility measures). */
     double job_duration_factor;
     /* heartbeat_phase (extension): the group's nodes heartbeat at this offset into each
-     * heartbeat period (0 .. heartbeat_period - 1 ms), e.g. phases taken from a recorded
-     * cluster; -1: the default, phases spread over the period by node index. */
+     * heartbeat period (0 .. heartbeat_period - 1 ms), e.g. nodes that beat together as a
+     * real cluster's may; -1: the default, phases spread over the period by node index. */
     int64_t heartbeat_phase_ms;
 };
 
