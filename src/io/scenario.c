@@ -112,7 +112,8 @@ static int parse_node_group(json_t *obj, const char *path, size_t index, int64_t
                                        "always_abort_on_memory_reserve_overdraft",
                                        "disk_space_per_medium", "cpu_overdraft_timeout",
                                        "resource_adjustment_period", "fail_jobs_after",
-                                       "job_duration_factor", "heartbeat_phase", NULL};
+                                       "job_duration_factor", "heartbeat_phase",
+                                       "send_heartbeat_on_job_finished", NULL};
     char where[PS_SCENARIO_PATH_MAX];
     int rc = ps_jv_expect_object(obj, path, err);
     if (rc == 0)
@@ -183,7 +184,9 @@ static int parse_node_group(json_t *obj, const char *path, size_t index, int64_t
     if ((rc = ps_jv_double(obj, path, "job_duration_factor", 1e-3, 1e9,
                            "a number from 0.001 to 1e9", &g->job_duration_factor, NULL, err)) != 0)
         return rc;
-    if ((rc = parse_heartbeat_phase(obj, path, period_ms, &g->heartbeat_phase_ms, err)) != 0)
+    if ((rc = parse_heartbeat_phase(obj, path, period_ms, &g->heartbeat_phase_ms, err)) != 0 ||
+        (rc = ps_jv_bool(obj, path, "send_heartbeat_on_job_finished",
+                         &g->send_heartbeat_on_job_finished, NULL, err)) != 0)
         return rc;
 
     const json_t *tags = json_object_get(obj, "tags");

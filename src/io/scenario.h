@@ -90,6 +90,10 @@ struct ps_scenario_node_group {
      * heartbeat period (0 .. heartbeat_period - 1 ms), e.g. nodes that beat together as a
      * real cluster's may; -1: the default, phases spread over the period by node index. */
     int64_t heartbeat_phase_ms;
+    /* send_heartbeat_on_job_finished (upstream's exec node setting, true there; false here,
+     * the simulator's nodes beating only periodically unless asked): a node heartbeats as
+     * soon as a job of its ends, and its next heartbeat comes a period after that one. */
+    bool send_heartbeat_on_job_finished;
 };
 
 struct ps_scenario_pool {
