@@ -228,7 +228,7 @@ struct sim_node {
     struct ps_resources limits, usage;
     int64_t *jobs;                     /* running job slots */
     int job_count, job_cap;
-    int64_t phase_ms;                  /* heartbeats at phase + k x period */
+    int64_t phase_ms;                  /* the first heartbeat; then one a period after each */
     int64_t last_heartbeat_ms;         /* last heartbeat event delivered (INT64_MIN: none) */
     bool armed;                        /* a heartbeat event is queued */
     int64_t heartbeat_seq;             /* the queued heartbeat event's b; older ones are stale */

@@ -8,7 +8,8 @@
  * its own jobs, which bump the generation too; so a node whose last heartbeat started nothing
  * at the current generation would start nothing again (node->quiet_gen). When every node of a
  * tree is quiet the tree is dormant: its heartbeat events are dropped, and the next change
- * re-arms each node at its next heartbeat time (phase + k x period), after the last one it got.
+ * re-arms each node at its next heartbeat time: a period after the last one it got (at first,
+ * its phase), with an out-of-band heartbeat (send_heartbeat_on_job_finished) counting.
  */
 #include <stdlib.h>
 #include <string.h>
