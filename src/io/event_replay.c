@@ -105,11 +105,12 @@ static int node_row(struct replay *r, size_t i, const json_t *row, const char *t
     bool in_window = ts > r->o->since_ms;
     if (!idx) {
         json_object_set_new(r->node_index, addr, json_integer((json_int_t)json_array_size(r->groups)));
+        /* a node heartbeats as soon as a job of its ends (poolsched node, upstream's) */
         json_array_append_new(r->groups,
-                              json_pack("{s:s, s:i, s:o, s:O}", "name", addr, "count", 1,
+                              json_pack("{s:s, s:i, s:o, s:O, s:b}", "name", addr, "count", 1,
                                         "resource_limits", in_window ? zero_resources()
                                                                      : json_deep_copy(now_limits),
-                                        "tags", now_tags));
+                                        "tags", now_tags, "send_heartbeat_on_job_finished", 1));
     } else if (!in_window) {
         json_t *g = json_array_get(r->groups, (size_t)json_integer_value(idx));
         json_object_set(g, "resource_limits", now_limits);

@@ -94,14 +94,26 @@ bool ps_scenario_find_duplicate(const char *const *names, size_t n, size_t *firs
 
 /* ---- node groups ------------------------------------------------------------------------ */
 
-static int parse_node_group(json_t *obj, const char *path, size_t index,
+/* heartbeat_phase: an offset into the heartbeat period; -1 when not given */
+static int parse_heartbeat_phase(const json_t *obj, const char *path, int64_t period_ms,
+                                 int64_t *out, struct ps_error *err)
+{
+    char what[96];
+    snprintf(what, sizeof what, "an integer (ms) from 0 to heartbeat_period - 1 (%lld)",
+             (long long)(period_ms - 1));
+    *out = -1;
+    return ps_jv_int(obj, path, "heartbeat_phase", 0, period_ms - 1, what, out, NULL, err);
+}
+
+static int parse_node_group(json_t *obj, const char *path, size_t index, int64_t period_ms,
                             struct ps_scenario_node_group *g, struct ps_error *err)
 {
     static const char *const keys[] = {"name", "count", "resource_limits", "tags",
                                        "always_abort_on_memory_reserve_overdraft",
                                        "disk_space_per_medium", "cpu_overdraft_timeout",
                                        "resource_adjustment_period", "fail_jobs_after",
-                                       "job_duration_factor", NULL};
+                                       "job_duration_factor", "heartbeat_phase",
+                                       "send_heartbeat_on_job_finished", NULL};
     char where[PS_SCENARIO_PATH_MAX];
     int rc = ps_jv_expect_object(obj, path, err);
     if (rc == 0)
@@ -171,6 +183,10 @@ static int parse_node_group(json_t *obj, const char *path, size_t index,
     g->job_duration_factor = 1;
     if ((rc = ps_jv_double(obj, path, "job_duration_factor", 1e-3, 1e9,
                            "a number from 0.001 to 1e9", &g->job_duration_factor, NULL, err)) != 0)
+        return rc;
+    if ((rc = parse_heartbeat_phase(obj, path, period_ms, &g->heartbeat_phase_ms, err)) != 0 ||
+        (rc = ps_jv_bool(obj, path, "send_heartbeat_on_job_finished",
+                         &g->send_heartbeat_on_job_finished, NULL, err)) != 0)
         return rc;
 
     const json_t *tags = json_object_get(obj, "tags");
@@ -246,7 +262,8 @@ static int parse_node_groups(json_t *list, struct ps_scenario *sc, struct ps_err
     for (size_t i = 0; i < n; i++) {
         char path[PS_SCENARIO_PATH_MAX];
         ps_jv_index(path, sizeof path, "node_groups", i);
-        rc = parse_node_group(json_array_get(list, i), path, i, &sc->node_groups[i], err);
+        rc = parse_node_group(json_array_get(list, i), path, i, sc->heartbeat_period_ms,
+                              &sc->node_groups[i], err);
         if (rc != 0)
             return rc;
         sc->node_count += sc->node_groups[i].count;

@@ -86,6 +86,14 @@ struct ps_scenario_node_group {
     /* job_duration_factor (extension, 1): slower (> 1) or faster hardware, where a job takes
      * its task's duration times this (what tentative pool trees' eligibility measures). */
     double job_duration_factor;
+    /* heartbeat_phase (extension): the group's nodes heartbeat at this offset into each
+     * heartbeat period (0 .. heartbeat_period - 1 ms), e.g. nodes that beat together as a
+     * real cluster's may; -1: the default, phases spread over the period by node index. */
+    int64_t heartbeat_phase_ms;
+    /* send_heartbeat_on_job_finished (upstream's exec node setting, true there; false here,
+     * the simulator's nodes beating only periodically unless asked): a node heartbeats as
+     * soon as a job of its ends, and its next heartbeat comes a period after that one. */
+    bool send_heartbeat_on_job_finished;
 };
 
 struct ps_scenario_pool {

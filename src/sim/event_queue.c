@@ -60,10 +60,14 @@ static int grow(struct ps_event_queue *q)
     return 0;
 }
 
-int ps_event_queue_push_prio(struct ps_event_queue *q, int64_t time_ms, int prio, int type, int64_t a,
-                             int64_t b)
+/* tie: the order among events of equal time and prio; NO_TIE: push order */
+#define NO_TIE UINT64_MAX
+
+static int push(struct ps_event_queue *q, int64_t time_ms, int prio, uint64_t tie, int type,
+                int64_t a, int64_t b)
 {
-    if (prio < 0 || prio > PS_EVENT_PRIO_MAX || q->next_seq >> SEQ_BITS)
+    if (prio < 0 || prio > PS_EVENT_PRIO_MAX || q->next_seq >> SEQ_BITS ||
+        (tie != NO_TIE && tie >> SEQ_BITS))
         return PS_EINVAL;
     if (q->count == q->capacity && grow(q) != 0)
         return PS_ENOMEM;
@@ -72,7 +76,8 @@ int ps_event_queue_push_prio(struct ps_event_queue *q, int64_t time_ms, int prio
     uint64_t seq = q->next_seq++;
     q->slots[slot] = (struct ps_event){.time_ms = time_ms, .seq = seq, .type = type, .prio = prio,
                                        .a = a, .b = b};
-    struct ps_event_key key = {time_ms, (uint64_t)prio << SEQ_BITS | seq, slot};
+    struct ps_event_key key = {time_ms, (uint64_t)prio << SEQ_BITS | (tie == NO_TIE ? seq : tie),
+                               slot};
     int64_t i = q->count++;
     while (i > 0) {
         int64_t parent = (i - 1) / ARITY;
@@ -83,6 +88,18 @@ int ps_event_queue_push_prio(struct ps_event_queue *q, int64_t time_ms, int prio
     }
     q->heap[i] = key;
     return 0;
+}
+
+int ps_event_queue_push_prio(struct ps_event_queue *q, int64_t time_ms, int prio, int type, int64_t a,
+                             int64_t b)
+{
+    return push(q, time_ms, prio, NO_TIE, type, a, b);
+}
+
+int ps_event_queue_push_ordered(struct ps_event_queue *q, int64_t time_ms, int prio, uint64_t tie,
+                                int type, int64_t a, int64_t b)
+{
+    return push(q, time_ms, prio, tie, type, a, b);
 }
 
 /* The earliest of the children of i (ARITY * i + 1 ...), or -1 when it has none. */

@@ -49,6 +49,13 @@ int ps_event_queue_push(struct ps_event_queue *q, int64_t time_ms, int type, int
 int ps_event_queue_push_prio(struct ps_event_queue *q, int64_t time_ms, int prio, int type, int64_t a,
                              int64_t b);
 
+/* Adds an event with priority prio ordered among the events of its time and priority by tie
+ * (< 2^56) instead of push order: for a priority whose events all come this way, e.g. the
+ * simulator's node heartbeats by node index. Equal ties pop in no set order. Returns as
+ * ps_event_queue_push_prio. */
+int ps_event_queue_push_ordered(struct ps_event_queue *q, int64_t time_ms, int prio, uint64_t tie,
+                                int type, int64_t a, int64_t b);
+
 /* Removes the earliest event into *out; false when the queue is empty. */
 bool ps_event_queue_pop(struct ps_event_queue *q, struct ps_event *out);
 

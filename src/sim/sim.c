@@ -21,6 +21,11 @@ int sim_push(struct ps_sim *sim, int64_t time_ms, enum sim_event type, int64_t a
     if (type == SIM_EV_JOB_END || type == SIM_EV_JOB_ABORT || type == SIM_EV_SUBMIT ||
         type == SIM_EV_SCENARIO || type == SIM_EV_JOB_WAIT)
         sim->real_events++;
+    /* heartbeats of one millisecond in node order, however they were queued (an out-of-band
+     * heartbeat moves a node's beats: the order must not depend on when they were re-armed) */
+    if (type == SIM_EV_HEARTBEAT)
+        return ps_event_queue_push_ordered(&sim->queue, time_ms, prio[type], (uint64_t)a,
+                                           (int)type, a, b);
     return ps_event_queue_push_prio(&sim->queue, time_ms, prio[type], (int)type, a, b);
 }
 
@@ -324,12 +329,13 @@ static int schedule_start(struct ps_sim *sim, struct ps_error *err)
         return ps_error_set(err, PS_ENOMEM, "out of memory");
     for (int64_t i = 0; i < sim->node_count; i++) {
         struct sim_node *n = &sim->nodes[i];
-        n->phase_ms = phase_of(i, sim->node_count, sim->sc->heartbeat_period_ms);
+        int64_t given = sim->sc->node_groups[n->group].heartbeat_phase_ms;
+        n->phase_ms = given >= 0 ? given
+                                 : phase_of(i, sim->node_count, sim->sc->heartbeat_period_ms);
         if (n->tree < 0)
             continue;   /* a node in no tree schedules nothing */
-        if (sim_push(sim, n->phase_ms, SIM_EV_HEARTBEAT, i, 0) != 0)
+        if (sim_arm_heartbeat(sim, (int)i, n->phase_ms) != 0)
             return ps_error_set(err, PS_ENOMEM, "out of memory");
-        n->armed = true;
     }
     return 0;
 }
@@ -509,6 +515,8 @@ static int dispatch(struct ps_sim *sim, const struct ps_event *ev, struct ps_err
         return rc;
     }
     case SIM_EV_HEARTBEAT:
+        if (ev->b != sim->nodes[ev->a].heartbeat_seq)
+            return 0;   /* replaced by an out-of-band heartbeat (sim_jobs.c) */
         return sim_heartbeat(sim, (int)ev->a, err);
     case SIM_EV_SCENARIO:
         sim->real_events--;

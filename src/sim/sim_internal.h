@@ -228,9 +228,10 @@ struct sim_node {
     struct ps_resources limits, usage;
     int64_t *jobs;                     /* running job slots */
     int job_count, job_cap;
-    int64_t phase_ms;                  /* heartbeats at phase + k x period */
+    int64_t phase_ms;                  /* the first heartbeat; then one a period after each */
     int64_t last_heartbeat_ms;         /* last heartbeat event delivered (INT64_MIN: none) */
     bool armed;                        /* a heartbeat event is queued */
+    int64_t heartbeat_seq;             /* the queued heartbeat event's b; older ones are stale */
     uint64_t quiet_gen;                /* the tree generation at which it last started nothing */
     int64_t last_preemptive_ms;        /* last preemptive stages (PS_PREEMPT_NEVER: none) */
     int64_t preempt_seen_ms;           /* last heartbeat accounted for in last_preemptive_ms */
@@ -359,6 +360,8 @@ void sim_active_remove(struct ps_sim *sim, int op);
 /* ---- sim_sched.c ------------------------------------------------------------------------ */
 int sim_fair_share_event(struct ps_sim *sim, struct ps_error *err);
 int sim_heartbeat(struct ps_sim *sim, int node, struct ps_error *err);
+/* Queues node's next heartbeat at t_ms, replacing one queued before (it goes stale). */
+int sim_arm_heartbeat(struct ps_sim *sim, int node, int64_t t_ms);
 /* The tree's scheduling state changed: new generation; wakes dormant heartbeats. */
 int sim_tree_changed(struct ps_sim *sim, int tree);
 /* Nodes follow changed tags or nodes_filters (sim_sched.c). */

@@ -8,7 +8,8 @@
  * its own jobs, which bump the generation too; so a node whose last heartbeat started nothing
  * at the current generation would start nothing again (node->quiet_gen). When every node of a
  * tree is quiet the tree is dormant: its heartbeat events are dropped, and the next change
- * re-arms each node at its next heartbeat time (phase + k x period), after the last one it got.
+ * re-arms each node at its next heartbeat time: a period after the last one it got (at first,
+ * its phase), with an out-of-band heartbeat (send_heartbeat_on_job_finished) counting.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,15 @@ static int64_t next_heartbeat_ms(const struct ps_sim *sim, const struct sim_node
     return t;
 }
 
+int sim_arm_heartbeat(struct ps_sim *sim, int node, int64_t t_ms)
+{
+    struct sim_node *n = &sim->nodes[node];
+    if (sim_push(sim, t_ms, SIM_EV_HEARTBEAT, node, ++n->heartbeat_seq) != 0)
+        return PS_ENOMEM;
+    n->armed = true;
+    return 0;
+}
+
 static int bump(struct ps_sim *sim, int tree)
 {
     struct sim_tree *T = &sim->trees[tree];
@@ -41,9 +51,8 @@ static int bump(struct ps_sim *sim, int tree)
         struct sim_node *n = &sim->nodes[T->nodes[i]];
         if (n->armed)
             continue;
-        if (sim_push(sim, next_heartbeat_ms(sim, n), SIM_EV_HEARTBEAT, T->nodes[i], 0) != 0)
+        if (sim_arm_heartbeat(sim, T->nodes[i], next_heartbeat_ms(sim, n)) != 0)
             return PS_ENOMEM;
-        n->armed = true;
     }
     return 0;
 }
@@ -429,9 +438,8 @@ int sim_heartbeat(struct ps_sim *sim, int node, struct ps_error *err)
             return 0;
         }
     }
-    if (sim_push(sim, sim->now + sim->sc->heartbeat_period_ms, SIM_EV_HEARTBEAT, node, 0) != 0)
+    if (sim_arm_heartbeat(sim, node, sim->now + sim->sc->heartbeat_period_ms) != 0)
         return ps_error_set(err, PS_ENOMEM, "out of memory");
-    n->armed = true;
     return 0;
 }
 
@@ -498,9 +506,8 @@ int sim_nodes_moved(struct ps_sim *sim, struct ps_error *err)
         struct sim_node *n = &sim->nodes[i];
         if (n->tree < 0 || n->armed)
             continue;
-        if (sim_push(sim, next_heartbeat_ms(sim, n), SIM_EV_HEARTBEAT, i, 0) != 0)
+        if (sim_arm_heartbeat(sim, (int)i, next_heartbeat_ms(sim, n)) != 0)
             return ps_error_set(err, PS_ENOMEM, "out of memory");
-        n->armed = true;
     }
     return 0;
 }

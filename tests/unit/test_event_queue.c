@@ -121,6 +121,30 @@ static void test_interleaved_matches_reference(void **state)
 }
 
 /* A priority outside [0, PS_EVENT_PRIO_MAX] is refused and nothing is queued. */
+/* push_ordered: events of one time and priority pop by their tie, not their push order; the
+ * other priorities keep push order around them. */
+static void test_ordered_ties(void **state)
+{
+    (void)state;
+    struct ps_event_queue q;
+    ps_event_queue_init(&q);
+    assert_int_equal(ps_event_queue_push_ordered(&q, 10, 4, 2, 7, 2, 0), 0);
+    assert_int_equal(ps_event_queue_push_prio(&q, 10, 5, 1, 100, 0), 0);
+    assert_int_equal(ps_event_queue_push_ordered(&q, 10, 4, 0, 7, 0, 0), 0);
+    assert_int_equal(ps_event_queue_push_prio(&q, 10, 3, 1, 101, 0), 0);
+    assert_int_equal(ps_event_queue_push_ordered(&q, 10, 4, 1, 7, 1, 0), 0);
+    assert_int_equal(ps_event_queue_push_ordered(&q, 9, 4, 5, 7, 5, 0), 0);
+    int64_t want[] = {5, 101, 0, 1, 2, 100};
+    struct ps_event ev;
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+        assert_true(ps_event_queue_pop(&q, &ev));
+        assert_int_equal(ev.a, want[i]);
+    }
+    assert_false(ps_event_queue_pop(&q, &ev));
+    assert_int_equal(ps_event_queue_push_ordered(&q, 1, 4, (uint64_t)1 << 56, 7, 0, 0), PS_EINVAL);
+    ps_event_queue_release(&q);
+}
+
 static void test_priority_out_of_range_refused(void **state)
 {
     (void)state;
@@ -142,6 +166,7 @@ int main(void)
         cmocka_unit_test(test_priority_breaks_ties_at_equal_time),
         cmocka_unit_test(test_interleaved_matches_reference),
         cmocka_unit_test(test_priority_out_of_range_refused),
+        cmocka_unit_test(test_ordered_ties),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -100,6 +100,8 @@ static void test_nodes_over_time(void **state)
     assert_int_equal(json_array_size(groups), 2);   /* n3 joined after until */
     const json_t *n1 = json_array_get(groups, 0);
     assert_string_equal(json_string_value(json_object_get(n1, "name")), "n1");
+    /* a node heartbeats as soon as a job of its ends, as poolsched's agents do */
+    assert_true(json_is_true(json_object_get(n1, "send_heartbeat_on_job_finished")));
     assert_true(json_number_value(json_object_get(json_object_get(n1, "resource_limits"), "cpu")) == 2.0);
     assert_int_equal(json_array_size(json_object_get(sc, "events")), 3);
     assert_int_equal(json_integer_value(json_object_get(event(sc, 0), "time")), 10);

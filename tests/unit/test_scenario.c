@@ -191,6 +191,8 @@ static void test_integral_reals(void **state)
     assert_int_equal(sc->node_groups[0].resource_adjustment_period_ms, 5000);
     assert_int_equal(sc->node_groups[0].fail_jobs_after_ms, -1);   /* jobs do not fail */
     assert_true(sc->node_groups[0].job_duration_factor == 1);
+    assert_int_equal(sc->node_groups[0].heartbeat_phase_ms, -1);   /* spread by index */
+    assert_false(sc->node_groups[0].send_heartbeat_on_job_finished);   /* periodic only */
     assert_int_equal(sc->operations[0].start_time_ms, 1000);
     assert_int_equal(sc->operations[0].tasks[0].cpu_usage[1].offset_ms, 1000);
     assert_int_equal(sc->operations[0].tasks[0].cpu_usage[1].cpu, 250);
@@ -248,6 +250,16 @@ static const struct bad_case bad_cases[] = {
      "node_groups[0].fail_jobs_after: must be a non-negative integer (ms), got -1"},
     {"{'node_groups': [{'count': 1, 'resource_limits': {}, 'job_duration_factor': 0}], " TREES "}",
      "node_groups[0].job_duration_factor: must be a number from 0.001 to 1e9, got 0"},
+    {"{'heartbeat_period': 100, 'node_groups': [{'count': 1, 'resource_limits': {},"
+     " 'heartbeat_phase': 100}], " TREES "}",
+     "node_groups[0].heartbeat_phase: must be an integer (ms) from 0 to heartbeat_period - 1 "
+     "(99), got 100"},
+    {"{'node_groups': [{'count': 1, 'resource_limits': {}, 'send_heartbeat_on_job_finished': 1}], "
+     TREES "}",
+     "node_groups[0].send_heartbeat_on_job_finished: must be true or false, got 1"},
+    {"{'node_groups': [{'count': 1, 'resource_limits': {}, 'heartbeat_phase': -1}], " TREES "}",
+     "node_groups[0].heartbeat_phase: must be an integer (ms) from 0 to heartbeat_period - 1 "
+     "(4999), got -1"},
     {"{'node_groups': [{'count': 1, 'resource_limits': {}, 'tags': ['a', 3]}], " TREES "}",
      "node_groups[0].tags[1]: must be a non-empty string, got 3"},
     {"{'node_groups': [{'count': 1, 'resource_limits': {}, 'tag': []}], " TREES "}",

@@ -1,6 +1,7 @@
 /* test_sim.c — the simulator through its API: the skipping of idle work is exact (same outputs
  * as running every heartbeat and update), the abort and preemption paths, usage changes of a
- * running job, the actual-usage model, operations in two trees, and determinism. */
+ * running job, the actual-usage model, operations in two trees, heartbeat phases given per node
+ * group, and determinism. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -446,6 +447,137 @@ static void test_operation_in_two_trees(void **state)
     release(&r);
 }
 
+/* Two one-slot nodes, two operations submitted 30 ms apart, heartbeats every 100 ms. */
+static const char *phase_race =
+    "{'heartbeat_period': 100, 'fair_share_update_period': 10,"
+    " 'node_groups': [{'name': 'n', 'count': 2, 'resource_limits': {'cpu': 1, 'user_slots': 1}%s}],"
+    " 'pool_trees': {'physical': {'pools': [{'name': 'p'}]}},"
+    " 'operations': ["
+    "   {'id': 'first', 'start_time': 0, 'spec': {'pool': 'p'}, 'tasks': ["
+    "     {'job_count': 2, 'duration': 1000, 'resources': {'cpu': 1, 'user_slots': 1}}]},"
+    "   {'id': 'second', 'start_time': 30, 'spec': {'pool': 'p'}, 'tasks': ["
+    "     {'job_count': 2, 'duration': 1000, 'resources': {'cpu': 1, 'user_slots': 1}}]}]}";
+
+/* the start of a job_started event of op at t */
+#define STARTED(t, op) "{\"time\":" #t ",\"event_type\":\"job_started\",\"job_id\":\"" op "/"
+
+static void run_phase_race(struct run *r, const char *phase)
+{
+    char text[1024];
+    snprintf(text, sizeof text, phase_race, phase);
+    start(r, text, false);
+    finish_run(r);
+}
+
+/* heartbeat_phase: nodes that beat together (as a recorded cluster's may) give the first
+ * operation both slots before the second comes; the default phases, spread over the period
+ * (node 1 at 50 ms), give the second a slot at once. */
+static void test_heartbeat_phase(void **state)
+{
+    (void)state;
+    struct run spread, together;
+    run_phase_race(&spread, "");
+    run_phase_race(&together, ", 'heartbeat_phase': 0");
+    assert_non_null(strstr(spread.events_text, STARTED(0, "first")));
+    assert_non_null(strstr(spread.events_text, STARTED(50, "second")));
+    assert_int_equal(count(together.events_text, STARTED(0, "first")), 2);
+    assert_non_null(strstr(together.events_text, STARTED(1000, "second")));
+    assert_null(strstr(together.events_text, "{\"time\":50,"));
+    release(&spread);
+    release(&together);
+    /* a phase inside the period: both nodes at 40 ms, after both submissions: one each */
+    struct run late;
+    run_phase_race(&late, ", 'heartbeat_phase': 40");
+    assert_int_equal(count(late.events_text, STARTED(40, "first")), 1);
+    assert_int_equal(count(late.events_text, STARTED(40, "second")), 1);
+    release(&late);
+}
+
+/* text with send_heartbeat_on_job_finished on in every node group (a new string) */
+static char *with_oob(const char *text)
+{
+    static const char from[] = ", 'count': ", to[] = ", 'send_heartbeat_on_job_finished': true, 'count': ";
+    char *out = calloc(strlen(text) * 2 + 1, 1);
+    assert_non_null(out);
+    char *o = out;
+    for (const char *p = text; *p;) {
+        if (strncmp(p, from, sizeof from - 1) == 0) {
+            o = stpcpy(o, to);
+            p += sizeof from - 1;
+        } else {
+            *o++ = *p++;
+        }
+    }
+    assert_non_null(strstr(out, to));
+    return out;
+}
+
+/* One one-slot node beating every second, jobs of 150 ms: each freed slot waits for the next
+ * beat, or with send_heartbeat_on_job_finished is taken at once, the node's next periodic beat
+ * then a period after its last one (1450 ms, not its phase 1000). */
+static void test_heartbeat_on_job_finished(void **state)
+{
+    (void)state;
+    static const char *one_node =
+        "{'heartbeat_period': 1000, 'fair_share_update_period': 10,"
+        " 'node_groups': [{'name': 'n', 'count': 1, 'resource_limits': {'cpu': 1, 'user_slots': 1}}],"
+        " 'pool_trees': {'physical': {'pools': [{'name': 'p'}]}},"
+        " 'operations': ["
+        "   {'id': 'first', 'start_time': 0, 'spec': {'pool': 'p'}, 'tasks': ["
+        "     {'job_count': 3, 'duration': 150, 'resources': {'cpu': 1, 'user_slots': 1}}]},"
+        "   {'id': 'later', 'start_time': 500, 'spec': {'pool': 'p'}, 'tasks': ["
+        "     {'job_count': 1, 'duration': 150, 'resources': {'cpu': 1, 'user_slots': 1}}]}]}";
+    struct run periodic, oob;
+    start(&periodic, one_node, false);
+    finish_run(&periodic);
+    assert_non_null(strstr(periodic.events_text, STARTED(1000, "first")));
+    assert_non_null(strstr(periodic.events_text, STARTED(2000, "first")));
+    assert_non_null(strstr(periodic.events_text, STARTED(3000, "later")));
+    char *text = with_oob(one_node);
+    start(&oob, text, false);
+    finish_run(&oob);
+    assert_non_null(strstr(oob.events_text, STARTED(150, "first")));
+    assert_non_null(strstr(oob.events_text, STARTED(300, "first")));
+    assert_non_null(strstr(oob.events_text, STARTED(1450, "later")));
+    free(text);
+    release(&periodic);
+    release(&oob);
+}
+
+/* The skipping stays exact with out-of-band heartbeats (preemption included), and they change
+ * the run. */
+static void test_skipping_is_exact_with_heartbeats_on_job_finished(void **state)
+{
+    (void)state;
+    const char *scenarios[] = {busy, preempting};
+    for (size_t i = 0; i < 2; i++) {
+        char *text = with_oob(scenarios[i]);
+        struct run fast, full, periodic;
+        start(&fast, text, false);
+        finish_run(&fast);
+        start(&full, text, true);
+        finish_run(&full);
+        start(&periodic, scenarios[i], false);
+        finish_run(&periodic);
+        assert_int_equal(fast.events_len, full.events_len);
+        assert_memory_equal(fast.events_text, full.events_text, fast.events_len);
+        assert_int_equal(fast.pools_len, full.pools_len);
+        assert_memory_equal(fast.pools_text, full.pools_text, fast.pools_len);
+        assert_string_equal(fast.ops_text, full.ops_text);
+        char *a = summary_without_scheduler(fast.summary_text);
+        char *b = summary_without_scheduler(full.summary_text);
+        assert_string_equal(a, b);
+        free(a);
+        free(b);
+        assert_true(fast.events_len != periodic.events_len ||
+                    memcmp(fast.events_text, periodic.events_text, fast.events_len) != 0);
+        free(text);
+        release(&fast);
+        release(&full);
+        release(&periodic);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -456,6 +588,9 @@ int main(void)
         cmocka_unit_test(test_job_failures),
         cmocka_unit_test(test_usage_model_and_changes),
         cmocka_unit_test(test_operation_in_two_trees),
+        cmocka_unit_test(test_heartbeat_phase),
+        cmocka_unit_test(test_heartbeat_on_job_finished),
+        cmocka_unit_test(test_skipping_is_exact_with_heartbeats_on_job_finished),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
