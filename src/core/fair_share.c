@@ -91,6 +91,7 @@ void ps_fs_update_free(struct ps_fs_update *u)
     free(u->order);
     free(u->burst);
     free(u->relaxed);
+    free(u->pool_elems);
     free(u->stack);
     free(u->dscratch);
     free(u->pool_seen);
@@ -115,7 +116,7 @@ void ps_fs_update_memory(const struct ps_fs_update *u, struct ps_fs_update_memor
 {
     m->elements = (int64_t)u->el_cap * (int64_t)sizeof(struct fs_elem);
     m->pools = (int64_t)u->integ_cap * (int64_t)sizeof(struct fs_integral);
-    m->indexes = (int64_t)u->el_cap * 3 * (int64_t)sizeof(int) + (int64_t)u->pool_cap * 2 * (int64_t)sizeof(int) +
+    m->indexes = (int64_t)u->el_cap * 3 * (int64_t)sizeof(int) + (int64_t)u->pool_cap * 3 * (int64_t)sizeof(int) +
                  (int64_t)u->views_cap * (int64_t)(sizeof(struct ps_plf) + sizeof(double)) + u->pool_seen_cap +
                  (int64_t)u->alert_cap * FS_ALERT_BYTES;
     m->functions = (int64_t)ps_arena_footprint(&u->persistent);
@@ -378,7 +379,7 @@ static int ensure_capacity(struct ps_fs_update *u, const struct ps_fs_element *e
         u->integ_cap = pools + 1;   /* entry 0: the operations' zero state */
     }
     if (pools > u->pool_cap) {
-        if (!grow_ints(&u->burst, pools) || !grow_ints(&u->relaxed, pools))
+        if (!grow_ints(&u->burst, pools) || !grow_ints(&u->relaxed, pools) || !grow_ints(&u->pool_elems, pools))
             return PS_ENOMEM;
         u->pool_cap = pools;
     }
@@ -556,6 +557,7 @@ static void init_elements(struct ps_fs_update *u, struct ps_fs_element *elems, s
     fs_total_divisors_init(&t, &u->total);
     memset(&u->integ[0], 0, sizeof u->integ[0]);
     int next_ig = 1;
+    u->pool_elem_count = 0;
     for (int i = 0; i < u->count; i++) {
         /* The caller's elements span 9 cache lines each, more than the hardware prefetcher
          * runs ahead: fetch a few elements ahead, the output for writing. */
@@ -586,6 +588,7 @@ static void init_elements(struct ps_fs_update *u, struct ps_fs_element *elems, s
             init_operation(u, &t, e);
             continue;
         }
+        u->pool_elems[u->pool_elem_count++] = i;
         struct ps_fs_pool *pool = &pools[in->pool];
         const struct ps_fs_pool_input *pin = &pool->in;
         memset(&pool->out, 0, sizeof pool->out);
@@ -611,10 +614,8 @@ static void init_elements(struct ps_fs_update *u, struct ps_fs_element *elems, s
  * sums go up children first. */
 static void compute_resources(struct ps_fs_update *u)
 {
-    for (int i = u->count - 1; i > 0; i--) {
-        struct fs_elem *e = &u->el[i];
-        if (e->kind == PS_ELEM_OPERATION)
-            continue;
+    for (int k = u->pool_elem_count - 1; k > 0; k--) {
+        struct fs_elem *e = &u->el[u->pool_elems[k]];
         struct fs_integral *p = u->el[e->parent].ig;
         p->usage = ps_resources_add(p->usage, e->ig->usage);
         p->demand = ps_resources_add(p->demand, e->ig->demand);
@@ -675,10 +676,9 @@ static double max_resource_ratio(const struct ps_resources_opt *config, const st
 static void update_cumulative_attributes(struct ps_fs_update *u)
 {
     const struct ps_resources *total = &u->total;
-    for (int i = 0; i < u->count; i++) {
-        struct fs_elem *e = &u->el[i];
-        if (e->kind == PS_ELEM_OPERATION)
-            continue;   /* no integral guarantees: the zero entry */
+    /* (operations have no integral guarantees: the zero entry) */
+    for (int k = 0; k < u->pool_elem_count; k++) {
+        struct fs_elem *e = &u->el[u->pool_elems[k]];
         struct fs_integral *ig = e->ig;
         if (e->is_pool && e->gtype != PS_GUARANTEE_NONE) {
             ig->burst_ratio = max_resource_ratio(&fs_pool_in(e)->burst_guarantee, total);
@@ -688,10 +688,9 @@ static void update_cumulative_attributes(struct ps_fs_update *u)
         ig->total_burst_ratio = ig->burst_ratio;
         ig->total_flow_ratio = ig->flow_ratio;
     }
-    for (int i = u->count - 1; i >= 0; i--) {
+    for (int k = u->pool_elem_count - 1; k >= 0; k--) {   /* operations: see init_operation */
+        int i = u->pool_elems[k];
         struct fs_elem *e = &u->el[i];
-        if (e->kind == PS_ELEM_OPERATION)
-            continue;   /* see init_operation */
         struct ps_fs_element_output *out = e->out;
         out->limits_share = ps_resources_to_share(&out->resource_limits, total, 0.0, 0.0);
         e->ig->sg_share = ps_resources_to_share(&e->ig->inferred_sg, total, 0.0, 0.0);
@@ -704,10 +703,8 @@ static void update_cumulative_attributes(struct ps_fs_update *u)
             sort_fifo(u, i);
     }
     /* Total ratios: own plus the children's, summed in children order like upstream. */
-    for (int i = u->count - 1; i >= 0; i--) {
-        struct fs_elem *e = &u->el[i];
-        if (e->kind == PS_ELEM_OPERATION)
-            continue;
+    for (int q = u->pool_elem_count - 1; q >= 0; q--) {
+        struct fs_elem *e = &u->el[u->pool_elems[q]];
         double burst = e->ig->burst_ratio, flow = e->ig->flow_ratio;
         for (int k = 0; k < e->child_count; k++) {
             const struct fs_elem *c = &u->el[u->children[e->first_child + k]];
@@ -772,6 +769,8 @@ static struct ps_share truncate_fifo(struct ps_fs_update *u, int i)
             set_total(&c->out->fair_share, ps_share_fill(0.0));
             continue;
         }
+        if (c->kind == PS_ELEM_OPERATION)
+            continue;   /* loses nothing below; lost (never -0) + 0 is lost */
         lost = ps_share_add(lost, truncate_fifo(u, u->children[e->first_child + k]));
     }
     if (ps_share_max_component(lost) > 0)
@@ -783,10 +782,9 @@ static struct ps_share truncate_fifo(struct ps_fs_update *u, int i)
 static void write_outputs(struct ps_fs_update *u)
 {
     const struct ps_resources *total = &u->total;
-    for (int i = 0; i < u->count; i++) {
-        struct fs_elem *e = &u->el[i];
-        if (e->kind == PS_ELEM_OPERATION)
-            continue;   /* no guarantees: the zeros of init_elements; the weight was written there */
+    /* (operations have no guarantees: the zeros of init_elements; the weight was written there) */
+    for (int k = 0; k < u->pool_elem_count; k++) {
+        struct fs_elem *e = &u->el[u->pool_elems[k]];
         struct ps_fs_element_output *out = e->out;
         /* usage, demand and limits shares and the limits were written in place */
         out->weight = e->weight;

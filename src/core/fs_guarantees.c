@@ -47,9 +47,10 @@ void fs_determine_inferred_strong_guarantees(struct ps_fs_update *u)
     u->el[0].ig->inferred_sg = u->total;
     double *implicit = u->dscratch;
     int *takes_part = u->stack;   /* free until the pre-order of init_integral_lists */
-    for (int i = 0; i < u->count; i++) {
+    for (int q = 0; q < u->pool_elem_count; q++) {
+        int i = u->pool_elems[q];
         struct fs_elem *e = &u->el[i];
-        if (e->kind == PS_ELEM_OPERATION || e->child_count == 0)
+        if (e->child_count == 0)
             continue;
         const int *kids = u->children + e->first_child;
         struct ps_resources explicit_total = ps_resources_zero();
@@ -170,10 +171,8 @@ void fs_validate_and_adjust_guarantees(struct ps_fs_update *u)
     }
 
     /* Top-down: a guarantee never exceeds the limits, children never exceed their parent. */
-    for (int i = 0; i < u->count; i++) {
-        struct fs_elem *e = &u->el[i];
-        if (e->kind == PS_ELEM_OPERATION)
-            continue;
+    for (int q = 0; q < u->pool_elem_count; q++) {
+        struct fs_elem *e = &u->el[u->pool_elems[q]];
         e->ig->sg_share = ps_share_min(e->ig->sg_share, e->out->limits_share);
         struct ps_share sum = ps_share_fill(0.0);
         for (int k = 0; k < e->child_count; k++)
@@ -196,10 +195,8 @@ void fs_validate_and_adjust_guarantees(struct ps_fs_update *u)
 void fs_compute_weights(struct ps_fs_update *u)
 {
     double multiplier = u->options->infer_weight_from_guarantees_share_multiplier;
-    for (int i = 1; i < u->count; i++) {
-        struct fs_elem *e = &u->el[i];
-        if (!e->is_pool)
-            continue;  /* operations got theirs when the tree was laid out */
+    for (int q = 1; q < u->pool_elem_count; q++) {   /* operations got theirs in init_elements */
+        struct fs_elem *e = &u->el[u->pool_elems[q]];
         double w = 1.0;
         if (e->in->weight_specified) {
             w = e->in->weight;

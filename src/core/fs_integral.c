@@ -150,9 +150,10 @@ static void update_accumulated_volume(struct ps_fs_update *u, struct fs_elem *e)
 /* UpdateOverflowAndAcceptableVolumesRecursively for non-integral composites, bottom-up. */
 static void update_overflow_and_acceptable(struct ps_fs_update *u)
 {
-    for (int i = u->count - 1; i >= 0; i--) {
+    for (int q = u->pool_elem_count - 1; q >= 0; q--) {
+        int i = u->pool_elems[q];
         struct fs_elem *e = &u->el[i];
-        if (e->kind == PS_ELEM_OPERATION || e->gtype != PS_GUARANTEE_NONE)
+        if (e->gtype != PS_GUARANTEE_NONE)
             continue;
         struct fs_volume acceptable;
         memset(&acceptable, 0, sizeof acceptable);

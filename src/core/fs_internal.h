@@ -138,6 +138,9 @@ struct ps_fs_update {
     int burst_count;
     int *relaxed;
     int relaxed_count;
+    int *pool_elems;      /* the root and the pools in array order (pool_cap entries): the passes
+                             over them alone skip the operations, nine in ten elements */
+    int pool_elem_count;
     int *stack;
     int pool_cap;
     double *dscratch;     /* views_cap doubles (strong guarantee parts, volume keys, relaxed weights) */

@@ -272,6 +272,11 @@ struct ps_pool_tree *ps_pool_tree_new_templated(const char *name, const struct p
         ps_error_set(err, PS_ENOMEM, "out of memory creating pool tree \"%s\"", name);
         return NULL;
     }
+    /* Each tree's generations start at a base of their own (the trees created before it in the
+     * high half), so that an input built from a freed tree never matches a new tree at the same
+     * address (tree_fs.h keeps a build's elements while the generation stays). */
+    static uint64_t trees_created;
+    tree->generation = __atomic_fetch_add(&trees_created, 1, __ATOMIC_RELAXED) << 32;
     ps_strmap_init(&tree->pools_by_name);
     ps_strmap_init(&tree->ops_by_id);
     tree->explicit_config = ps_value_map();

@@ -187,9 +187,65 @@ static void fill_op(struct ps_pool_tree *tree, struct ps_fs_element *e, const st
     infer_from_historic_usage(in, op->pool, &op->historic_usage);
 }
 
+/* The inputs of the elements fs holds, written again over the names it keeps (see tree_fs.h):
+ * parents come first, so a pool's usage is cleared before its operations add theirs. */
+static void refill(struct ps_pool_tree *tree, struct ps_tree_fs *fs, int64_t now_ms)
+{
+    for (int i = 0; i < fs->count; i++) {
+        if (i + 8 < fs->count && fs->ops[i + 8]) {
+            const char *ahead = (const char *)fs->ops[i + 8];
+            __builtin_prefetch(ahead);
+            __builtin_prefetch(ahead + 64);
+            __builtin_prefetch(ahead + 128);
+        }
+        struct ps_fs_element *e = &fs->elems[i];
+        const char *name = e->in.name;
+        int parent = e->in.parent, slot = e->in.pool;
+        struct ps_tree_op *op = fs->ops[i];
+        if (op) {
+            fill_op(tree, e, op, parent, now_ms);
+            op->scheduling_index = -1;
+            struct ps_resources *usage = &fs->pools[parent]->usage;
+            for (int r = 0; r < PS_RES_COUNT; r++)
+                usage->v[r] += op->usage.v[r];
+        } else if (i == 0) {
+            element_defaults(e, PS_ELEM_ROOT, -1, name);
+            e->in.pool = slot;
+            pool_defaults(&fs->fs_pools[slot]);
+            tree->root->usage = ps_resources_zero();
+        } else {
+            fill_pool(tree, e, &fs->fs_pools[slot], fs->pools[i], parent, now_ms);
+            fs->pools[i]->usage = ps_resources_zero();
+        }
+        e->in.name = name;
+    }
+    for (int i = fs->count - 1; i > 0; i--) {
+        const struct ps_pool *pool = fs->pools[i];
+        if (pool)
+            for (int r = 0; r < PS_RES_COUNT; r++)
+                pool->parent->usage.v[r] += pool->usage.v[r];
+    }
+}
+
+static void set_tree_inputs(struct ps_pool_tree *tree, struct ps_tree_fs *fs, int64_t now_ms)
+{
+    ps_tree_config_fs_options(&tree->config, &fs->options);
+    fs->input.total = tree->total;
+    fs->input.now_ms = now_ms;
+    fs->input.has_previous_update = tree->has_previous_update;
+    fs->input.previous_update_time_ms = tree->has_previous_update ? tree->previous_update_ms : 0;
+}
+
 int ps_pool_tree_build_fs(struct ps_pool_tree *tree, struct ps_tree_fs *fs, int64_t now_ms,
                           struct ps_error *err)
 {
+    fs->kept = fs->tree == tree && fs->generation == tree->generation;
+    if (fs->kept) {
+        refill(tree, fs, now_ms);
+        set_tree_inputs(tree, fs, now_ms);
+        return 0;
+    }
+    fs->tree = NULL;   /* until this build is whole */
     int npools = tree->pool_count;
     int nops = tree->op_count - tree->pending_count;   /* running operations */
     if (reserve(fs, npools, nops) != 0)
@@ -295,11 +351,7 @@ int ps_pool_tree_build_fs(struct ps_pool_tree *tree, struct ps_tree_fs *fs, int6
 #undef SLOT
     fs->count = count;
     fs->pool_count = npools + 1;
-    ps_tree_config_fs_options(&tree->config, &fs->options);
-    fs->input.total = tree->total;
-    fs->input.now_ms = now_ms;
-    fs->input.has_previous_update = tree->has_previous_update;
-    fs->input.previous_update_time_ms = tree->has_previous_update ? tree->previous_update_ms : 0;
+    set_tree_inputs(tree, fs, now_ms);
     fs->generation = tree->generation;
     fs->tree = tree;
     return 0;

@@ -29,10 +29,16 @@
  * PS_ESTATE when it did; the scheduler then builds again. Operations' demand, usage and
  * pending job counts may be updated in between (they are read at build time).
  * A steady-state build does not allocate: buffers grow only when the tree does.
+ *
+ * Every such change bumps the tree's generation, so a build into fs last built from the same
+ * tree at its current generation keeps that build's elements, their order, mapping and names
+ * (fs.kept is then true; a caller may have pointed the names elsewhere, see tree_sched.c) and
+ * writes every input again; the array is the same as a build from scratch would give.
  */
 #ifndef PS_CORE_TREE_FS_H
 #define PS_CORE_TREE_FS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "core/error.h"
@@ -51,6 +57,7 @@ struct ps_tree_fs {
     int pool_count;                  /* pools + 1 */
     struct ps_fs_options options;
     struct ps_fs_input input;
+    bool kept;                       /* the last build kept the elements of the one before */
 
     /* private */
     int capacity;

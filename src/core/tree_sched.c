@@ -362,10 +362,13 @@ int ps_tree_sched_update_begin(struct ps_tree_sched *ts, struct ps_pool_tree *tr
 {
     ts->phase = PS_TREE_UPDATE_IDLE;
     int rc = ps_pool_tree_build_fs(tree, &ts->next, now_ms, err);
-    if (rc == 0)
+    /* A build that kept the buffer's elements kept their names, copied when it was whole. */
+    if (rc == 0 && !ts->next.kept)
         rc = own_names(&ts->next, &ts->next_names, &ts->next_names_cap, err);
-    if (rc != 0)
+    if (rc != 0) {
+        ts->next.tree = NULL;   /* names may point into the tree: the next build starts over */
         return rc;
+    }
     /* A resource some node leaves unlimited is not shared: it counts 0 in the total (jobs of
      * the tree may not request it). */
     for (int r = 0; r < PS_RES_COUNT; r++)

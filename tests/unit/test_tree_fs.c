@@ -300,6 +300,99 @@ static void test_reconnection_makes_filter_limits_infinite(void **state)
     ps_tree_fs_release(&fs);
 }
 
+static void assert_same_input(const struct ps_fs_element_input *a, const struct ps_fs_element_input *b)
+{
+    assert_int_equal(a->kind, b->kind);
+    assert_int_equal(a->parent, b->parent);
+    assert_string_equal(a->name, b->name);
+    assert_true(a->weight == b->weight);
+    assert_int_equal(a->weight_specified, b->weight_specified);
+    assert_int_equal(a->is_gang, b->is_gang);
+    assert_int_equal(a->pool, b->pool);
+    assert_true(a->max_share_ratio == b->max_share_ratio);
+    assert_memory_equal(&a->resource_limits, &b->resource_limits, sizeof a->resource_limits);
+    assert_memory_equal(&a->filter_limits, &b->filter_limits, sizeof a->filter_limits);
+    assert_memory_equal(&a->demand, &b->demand, sizeof a->demand);
+    assert_memory_equal(&a->usage, &b->usage, sizeof a->usage);
+    assert_int_equal(a->start_time_ms, b->start_time_ms);
+    assert_int_equal(a->pending_job_count, b->pending_job_count);
+    assert_int_equal(a->strong_guarantee.set, b->strong_guarantee.set);
+    assert_memory_equal(&a->strong_guarantee.r, &b->strong_guarantee.r, sizeof a->strong_guarantee.r);
+}
+
+/* A build at an unchanged generation keeps the elements and writes every input again: the
+ * same array as a build from scratch, with the inputs changed in between. */
+static void test_kept_build_equals_fresh_build(void **state)
+{
+    struct fixture *f = *state;
+    struct ps_pool_tree *t = f->tree;
+    struct ps_tree_op *r1 = start(t, "r1", "research", 100, NULL);
+    start(t, "r2", "research", 200, "gpu");
+    start(t, "b1", "burst", 1, NULL);
+    struct ps_tree_fs kept, fresh;
+    ps_tree_fs_init(&kept);
+    ps_tree_fs_init(&fresh);
+    struct ps_error err;
+    ps_error_init(&err);
+    assert_int_equal(ps_pool_tree_build_fs(t, &kept, 1000, &err), 0);
+    assert_false(kept.kept);
+
+    r1->usage.v[PS_RES_CPU] = 300;
+    r1->demand.v[PS_RES_CPU] = 900;
+    r1->pending_job_count = 6;
+    struct ps_pool *burst = ps_pool_tree_find_pool(t, "burst");
+    burst->accumulated_volume.v[PS_RES_CPU] = 700;
+    burst->last_integral_share_ratio = 0.5;
+    assert_int_equal(ps_pool_tree_build_fs(t, &kept, 2000, &err), 0);
+    assert_true(kept.kept);
+    assert_int_equal(ps_pool_tree_build_fs(t, &fresh, 2000, &err), 0);
+    assert_false(fresh.kept);
+    assert_int_equal(kept.count, fresh.count);
+    for (int i = 0; i < kept.count; i++) {
+        assert_same_input(&kept.elems[i].in, &fresh.elems[i].in);
+        assert_ptr_equal(kept.pools[i], fresh.pools[i]);
+        assert_ptr_equal(kept.ops[i], fresh.ops[i]);
+        if (kept.pools[i]) {
+            const struct ps_fs_pool_input *a = &kept.fs_pools[kept.elems[i].in.pool].in;
+            const struct ps_fs_pool_input *b = &fresh.fs_pools[fresh.elems[i].in.pool].in;
+            assert_memory_equal(&a->accumulated_volume, &b->accumulated_volume, sizeof a->accumulated_volume);
+            assert_true(a->last_integral_share_ratio == b->last_integral_share_ratio);
+            assert_int_equal(a->mode, b->mode);
+            assert_int_equal(a->guarantee_type, b->guarantee_type);
+        }
+    }
+    assert_int_equal(kept.elems[r1->fs_index].in.usage.v[PS_RES_CPU], 300);
+    assert_int_equal(kept.input.now_ms, 2000);
+    assert_int_equal(ps_pool_tree_find_pool(t, "research")->usage.v[PS_RES_CPU], 300);
+    assert_int_equal(ps_pool_tree_root(t)->usage.v[PS_RES_CPU], 300);
+
+    /* a structural change: built from scratch */
+    start(t, "r3", "research", 50, NULL);
+    assert_int_equal(ps_pool_tree_build_fs(t, &kept, 3000, &err), 0);
+    assert_false(kept.kept);
+    assert_int_equal(kept.count, fresh.count + 1);
+    ps_tree_fs_release(&kept);
+    ps_tree_fs_release(&fresh);
+}
+
+/* Generations of different trees never meet: a build from a freed tree never passes for one of
+ * a tree created later at the same address. */
+static void test_trees_have_their_own_generations(void **state)
+{
+    (void)state;
+    struct ps_error err;
+    ps_error_init(&err);
+    struct ps_value cfg = json("{}");
+    struct ps_pool_tree *a = ps_pool_tree_new("a", &cfg, &err);
+    struct ps_pool_tree *b = ps_pool_tree_new("b", &cfg, &err);
+    ps_value_release(&cfg);
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_true(ps_pool_tree_generation(a) != ps_pool_tree_generation(b));
+    ps_pool_tree_free(a);
+    ps_pool_tree_free(b);
+}
+
 static const char *reason_text(struct ps_pool_tree *t, const struct ps_tree_op *op, enum ps_pending_reason expected)
 {
     static char buf[256];
@@ -413,6 +506,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_build_order_and_fields, setup, teardown),
         cmocka_unit_test_setup_teardown(test_apply_results, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reconnection_makes_filter_limits_infinite, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_kept_build_equals_fresh_build, setup, teardown),
+        cmocka_unit_test(test_trees_have_their_own_generations),
         cmocka_unit_test_setup_teardown(test_pending_reasons, setup, teardown),
         cmocka_unit_test(test_pending_text_fixed),
     };
