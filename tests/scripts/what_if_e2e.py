@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """`poolsched what-if` end to end on a real local cluster (scheduler + two node agents running
-real jobs): a mixed workload in two pools, then what-if with pool a's weight raised. Checks:
-the no-change replay matches the record within the tolerance docs/what-if.md states; pool a
+real jobs): a mixed workload in two pools, then what-if with pool b's weight raised. Checks:
+the no-change replay matches the record within the tolerance docs/what-if.md states; pool b
 waits less under the change (the direction); the answer is deterministic and the same from
 the scheduler and from a saved event log; the API's what-if task (start_what_if, get_what_if)
 gives the CLI's answer, names bad input, refuses a second task while one runs and a user
@@ -31,7 +31,11 @@ def workload(c):
     """Each pool runs one operation at a time (max_running_operation_count 1) and has another
     queued, each more work than the cluster's six slots: a running operation's pool gets slots by
     fair share, so the pool with more weight finishes its running operation sooner and its
-    queued ones wait less. (Slots freed while both pools have an operation without jobs go
+    queued ones wait less. Pool b's operations have twice a's jobs, so that b's first operation
+    finishes seconds sooner with more weight: its queued one is admitted at the next fair share
+    update after that, and a slot freed in between (a node heartbeats as soon as its job ends)
+    goes to pool a's running operation, so the gain must exceed one of a's jobs (2 s) for the
+    direction to show whatever the record's timing. (Slots freed while both pools have an operation without jobs go
     by pool order: such pools tie at satisfaction 0, as upstream's; weight shows through the
     running operations.) No preemption: the default starvation timeouts are longer than the
     run."""
@@ -39,7 +43,8 @@ def workload(c):
     for i in range(2):
         for pool in ("a", "b"):
             sleep = "sleep 2" if pool == "a" else "sleep 3"   # slots free one at a time
-            ops.append(c.op({"pool": pool, "tasks": {"work": task(sleep, 12)}}))
+            jobs = 12 if pool == "a" else 24
+            ops.append(c.op({"pool": pool, "tasks": {"work": task(sleep, jobs)}}))
             # Submissions apart by 5 heartbeat periods: operations started within one period
             # race for the same heartbeats, and the replay's nodes do not beat in the cluster's
             # phases (docs/what-if.md "What the replay cannot know"), so such a race may go
@@ -152,7 +157,7 @@ def main():
         rec, chg = r["recorded"], r["changed"]
         check(wait_p(chg, "b") < wait_p(rec, "b"), "pool b waits less with more weight",
               rec["pools"], chg["pools"])
-        check(rec["pools"]["a"]["jobs_completed"] == 24 and rec["pools"]["b"]["jobs_completed"] == 24,
+        check(rec["pools"]["a"]["jobs_completed"] == 24 and rec["pools"]["b"]["jobs_completed"] == 48,
               "the replay runs the recorded jobs", rec["pools"])
         # deterministic, and the same from a saved event log
         _, again = what_if(c, os.path.join(tmp, "wi2"), *window,
