@@ -91,6 +91,8 @@ struct ps_tree_heartbeat_stages {
     bool preemptive;
 };
 
+struct ps_tree_sched_op_cache;
+
 struct ps_tree_sched {
     struct ps_tree_fs fs;                      /* the last build (element indices) */
     struct ps_fs_update *update;               /* the update's workspace: phase run only */
@@ -118,6 +120,13 @@ struct ps_tree_sched {
                                                   filter may change at run time */
     struct ps_strmap filter_copies;            /* text -> owned copy of a tree filter */
     int filter_count, filter_capacity;
+    /* Per element: what the last updates derived from the configuration alone (the effective
+     * filter, the preemptible config's thresholds, the pool walks' flags). Valid while the
+     * tree keeps cache_generation: every config or structural change bumps the generation
+     * (tree_fs.h), so an entry whose operation is still the element's is exact. */
+    struct ps_tree_sched_op_cache *op_cache;
+    const struct ps_pool_tree *cache_tree;
+    uint64_t cache_generation;
     int capacity;
     struct ps_sched_snapshot *snap;            /* NULL before the first update */
     struct ps_sched_options options;
