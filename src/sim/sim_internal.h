@@ -255,6 +255,13 @@ struct sim_tree {
     int *elem_ms;                      /* per element: membership index in that operation */
     bool *elem_runnable;
     struct sim_pool_stats **elem_stats;   /* per element: pool stats, NULL for operations */
+    /* per element: the pool whose stats an update looked up there and those stats, valid
+     * while the tree keeps stats_generation (no pool added, removed, moved or renamed since) */
+    struct sim_stats_slot {
+        const struct ps_pool *pool;
+        struct sim_pool_stats *stats;
+    } *stats_cache;
+    uint64_t stats_generation;
     int elem_cap;
     int64_t runnable_pending;          /* pending allocations of runnable operations */
     /* Componentwise minimum of the allocation shapes of runnable operations with pending jobs
