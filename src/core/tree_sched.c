@@ -527,8 +527,14 @@ int ps_tree_sched_update_finish(struct ps_tree_sched *ts, struct ps_pool_tree *t
     ps_tree_config_starvation_config(cfg, &scfg);
     ps_tree_config_preempt_config(cfg, &ts->preempt_config);
     ts->overcommit_duration_ms = cfg->allowed_node_resources_overcommit_duration_ms;
-    if ((rc = ps_pool_tree_build_starvation(tree, &ts->fs, ts->starvation, err)) != 0)
+    /* the elements' kinds, parents and specified settings are kept while the generation is */
+    bool kept = ts->starvation_tree == tree && ts->starvation_generation == ts->fs.generation;
+    ts->starvation_tree = NULL;
+    if ((rc = kept ? ps_pool_tree_refresh_starvation(tree, &ts->fs, ts->starvation, err)
+                   : ps_pool_tree_build_starvation(tree, &ts->fs, ts->starvation, err)) != 0)
         return rc;
+    ts->starvation_tree = tree;
+    ts->starvation_generation = ts->fs.generation;
     int changed = 0;
     if ((rc = ps_starvation_update(ts->starvation, n, &scfg, now_ms, &changed, err)) != 0)
         return rc;

@@ -104,6 +104,8 @@ struct ps_tree_sched {
     int phase;                                 /* PS_TREE_UPDATE_IDLE / _BUILT / _RAN */
     int64_t next_now_ms;                       /* now_ms of the update in flight */
     struct ps_starvation_element *starvation;  /* per element, results of the last check */
+    const struct ps_pool_tree *starvation_tree;  /* starvation's kinds, parents and settings */
+    uint64_t starvation_generation;            /* are those of this tree at this generation */
     struct ps_sched_operation *sched_ops;      /* per element */
     struct ps_preempt_operation *preempt_ops;  /* per element */
     uint8_t *high_priority;                    /* per element: 1 for an operation the guarantee

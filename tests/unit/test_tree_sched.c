@@ -544,6 +544,15 @@ static void test_threshold_changed_between_updates(void **state)
     ps_value_release(&v);
     update(&w, 3000);
     assert_int_equal(ps_preemptible_count(a->lists, PS_ALLOC_NON_PREEMPTIBLE), 3);
+    /* and the starvation check's settings: A's timeout follows its pool's new one */
+    int64_t before = a->member->dynamic.effective_timeout_ms;
+    v = json("77000");
+    assert_int_equal(ps_pool_tree_set_pool_attr(w.tree, "a", "fair_share_starvation_timeout", &v,
+                                                &err), 0);
+    ps_value_release(&v);
+    update(&w, 4000);
+    assert_true(before != 77000);
+    assert_int_equal(a->member->dynamic.effective_timeout_ms, 77000);
     world_release(&w);
 }
 
