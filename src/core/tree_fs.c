@@ -380,6 +380,7 @@ static void fill_dynamic(struct ps_element_dynamic *d, const struct ps_fs_elemen
     d->guaranteed_ratio = guaranteed_ratio;
     d->min_share_ratio = min_share_ratio;
     d->dominant_resource = out->dominant_resource;
+    d->satisfaction_ratio = INFINITY;   /* derive_satisfaction's start */
 }
 
 static struct ps_element_dynamic *dynamic_of(const struct ps_tree_fs *fs, int i)
@@ -390,13 +391,10 @@ static struct ps_element_dynamic *dynamic_of(const struct ps_tree_fs *fs, int i)
 /* Satisfaction ratios as upstream's dynamic attributes after an update (every operation
  * active): operations their local ratio, a pool the minimum over its active children (those
  * with an operation in their subtree), its local ratio when it has none. Parents come before
- * their children in fs, so one backward pass sees every child before its parent. */
+ * their children in fs, so one backward pass (after fill_dynamic set every ratio to infinity)
+ * sees every child before its parent. */
 static void derive_satisfaction(const struct ps_tree_fs *fs)
 {
-    for (int i = 0; i < fs->count; i++) {
-        struct ps_element_dynamic *d = dynamic_of(fs, i);
-        d->satisfaction_ratio = INFINITY;
-    }
     for (int i = fs->count - 1; i >= 0; i--) {
         struct ps_element_dynamic *d = dynamic_of(fs, i);
         const struct ps_fs_element_output *o = &fs->elems[i].out;

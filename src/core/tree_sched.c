@@ -8,6 +8,15 @@
 #include "core/tree_config.h"
 #include "core/tree_starvation.h"
 
+/* One element's entry of ts->op_cache (tree_sched.h). */
+struct ps_tree_sched_op_cache {
+    const struct ps_tree_op *op;               /* NULL: empty */
+    const struct ps_formula *filter;           /* owned by ts (filters), or NULL */
+    struct ps_preemptible_config pc;           /* ps_tree_op_preemptible_config; total unset */
+    bool aggressive_preemption_disallowed;
+    bool regular_on_ssd_allowed;
+};
+
 static bool eval_filter(const struct ps_formula *filter, const char *const *tags, int tag_count)
 {
     return ps_formula_eval(filter, tags, tag_count);
@@ -104,6 +113,7 @@ void ps_tree_sched_release(struct ps_tree_sched *ts)
     free(ts->eligible_ops);
     ps_preempt_scratch_free(ts->preempt_scratch);
     free(ts->user);
+    free(ts->op_cache);
     drop_filters(ts);
     ps_strmap_release(&ts->filter_copies);
     free(ts->filters);
@@ -142,10 +152,27 @@ static int grow(struct ps_tree_sched *ts, int count, struct ps_error *err)
     int *eo = realloc(ts->eligible_ops, (size_t)cap * sizeof *eo);
     if (eo)
         ts->eligible_ops = eo;
-    if (!st || !so || !po || !u || !se || !hp || !eo)
+    struct ps_tree_sched_op_cache *oc = realloc(ts->op_cache, (size_t)cap * sizeof *oc);
+    if (oc) {
+        ts->op_cache = oc;
+        for (int i = ts->capacity; i < cap; i++)
+            oc[i].op = NULL;
+    }
+    if (!st || !so || !po || !u || !se || !hp || !eo || !oc)
         return ps_error_set(err, PS_ENOMEM, "out of memory");
     ts->capacity = cap;
     return 0;
+}
+
+/* The cache entry of element for op, or NULL when it holds another operation or the tree
+ * changed since (its generation). */
+static const struct ps_tree_sched_op_cache *cached(const struct ps_tree_sched *ts,
+                                                   const struct ps_tree_op *op, int element)
+{
+    if (!ts->op_cache || element >= ts->capacity || ts->op_cache[element].op != op ||
+        ts->cache_tree != op->tree || ts->cache_generation != ps_pool_tree_generation(op->tree))
+        return NULL;
+    return &ts->op_cache[element];
 }
 
 void ps_tree_sched_update_lists(struct ps_tree_sched *ts, const struct ps_tree_op *op,
@@ -155,7 +182,11 @@ void ps_tree_sched_update_lists(struct ps_tree_sched *ts, const struct ps_tree_o
         return;
     ts->preempt_ops[element].lists = lists;
     struct ps_preemptible_config pc;
-    ps_tree_op_preemptible_config(op, &pc);   /* thresholds: operation, then pools, then tree */
+    const struct ps_tree_sched_op_cache *c = cached(ts, op, element);
+    if (c)
+        pc = c->pc;
+    else
+        ps_tree_op_preemptible_config(op, &pc);   /* thresholds: operation, then pools, then tree */
     pc.total = ts->fs.input.total;
     const struct ps_fs_element_output *o = &ts->fs.elems[element].out;
     ps_preemptible_update(lists, &o->fair_share.total, &o->demand_share, &pc);
@@ -309,6 +340,36 @@ static bool is_ssd_medium(const struct ps_tree_config *cfg, const char *medium)
     return false;
 }
 
+/* Keeps the elements' cache when the tree is the one of the last update at the same
+ * generation (nothing in its config or structure changed since); else empties it and lets go
+ * of the filters. */
+static void keep_op_cache(struct ps_tree_sched *ts, const struct ps_pool_tree *tree)
+{
+    if (ts->cache_tree == tree && ts->cache_generation == ts->fs.generation)
+        return;
+    drop_filters(ts);
+    for (int i = 0; i < ts->capacity; i++)
+        ts->op_cache[i].op = NULL;
+    ts->cache_tree = tree;
+    ts->cache_generation = ts->fs.generation;
+}
+
+/* Derives element i's cache entry from op and the tree's config. */
+static int fill_op_cache(struct ps_tree_sched *ts, const struct ps_tree_config *cfg,
+                         const struct ps_tree_op *op, int i, struct ps_error *err)
+{
+    struct ps_tree_sched_op_cache *c = &ts->op_cache[i];
+    c->op = NULL;
+    int rc = op_filter(ts, op, &c->filter, err);
+    if (rc != 0)
+        return rc;
+    ps_tree_op_preemptible_config(op, &c->pc);
+    c->aggressive_preemption_disallowed = !aggressive_preemption_allowed(cfg, op);
+    c->regular_on_ssd_allowed = regular_on_ssd_allowed(op);
+    c->op = op;
+    return 0;
+}
+
 static int new_snapshot(struct ps_tree_sched *ts, struct ps_error *err)
 {
     int n = ts->fs.count;
@@ -455,11 +516,11 @@ int ps_tree_sched_update_finish(struct ps_tree_sched *ts, struct ps_pool_tree *t
     /* The snapshot borrows filters of operations that may be gone by now: drop it first. */
     ps_sched_snapshot_free(ts->snap);
     ts->snap = NULL;
-    drop_filters(ts);
     int n = ts->fs.count;
     int rc = grow(ts, n, err);
     if (rc != 0)
         return rc;
+    keep_op_cache(ts, tree);
     ts->alert_count = ps_fs_update_alert_count(ts->update);
     if ((rc = ps_pool_tree_apply_fs(tree, &ts->fs, err)) != 0)
         return rc;
@@ -469,8 +530,14 @@ int ps_tree_sched_update_finish(struct ps_tree_sched *ts, struct ps_pool_tree *t
     ps_tree_config_starvation_config(cfg, &scfg);
     ps_tree_config_preempt_config(cfg, &ts->preempt_config);
     ts->overcommit_duration_ms = cfg->allowed_node_resources_overcommit_duration_ms;
-    if ((rc = ps_pool_tree_build_starvation(tree, &ts->fs, ts->starvation, err)) != 0)
+    /* the elements' kinds, parents and specified settings are kept while the generation is */
+    bool kept = ts->starvation_tree == tree && ts->starvation_generation == ts->fs.generation;
+    ts->starvation_tree = NULL;
+    if ((rc = kept ? ps_pool_tree_refresh_starvation(tree, &ts->fs, ts->starvation, err)
+                   : ps_pool_tree_build_starvation(tree, &ts->fs, ts->starvation, err)) != 0)
         return rc;
+    ts->starvation_tree = tree;
+    ts->starvation_generation = ts->fs.generation;
     int changed = 0;
     if ((rc = ps_starvation_update(ts->starvation, n, &scfg, now_ms, &changed, err)) != 0)
         return rc;
@@ -507,15 +574,17 @@ int ps_tree_sched_update_finish(struct ps_tree_sched *ts, struct ps_pool_tree *t
         if (!op)
             continue;
         ts->user[i] = op->user_data;
-        if ((rc = op_filter(ts, op, &so->filter, err)) != 0)
+        if (ts->op_cache[i].op != op && (rc = fill_op_cache(ts, cfg, op, i, err)) != 0)
             return rc;
+        const struct ps_tree_sched_op_cache *c = &ts->op_cache[i];
+        so->filter = c->filter;
         struct ps_preemptible *lists = host && host->op_state
                                            ? host->op_state(host->ctx, op, i, so, po)
                                            : NULL;
         ps_tree_sched_update_lists(ts, op, i, lists);
-        po->aggressive_preemption_disallowed = !aggressive_preemption_allowed(cfg, op);
+        po->aggressive_preemption_disallowed = c->aggressive_preemption_disallowed;
         po->ssd = is_ssd_medium(cfg, so->disk_medium);
-        so->regular_on_ssd_forbidden = !po->ssd && !regular_on_ssd_allowed(op);
+        so->regular_on_ssd_forbidden = !po->ssd && !c->regular_on_ssd_allowed;
     }
     if ((rc = limit_fifo_pools(ts, cfg, err)) != 0)
         return rc;

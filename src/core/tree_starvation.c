@@ -95,21 +95,38 @@ int ps_pool_tree_build_starvation(const struct ps_pool_tree *tree, const struct 
         const struct ps_fs_element *fe = &fs->elems[i];
         struct ps_starvation_element *e = &elems[i];
         ps_starvation_element_init(e, fe->in.kind, fe->in.parent);
+        if (fs->pools[i]) {
+            ps_pool_config_starvation_settings(&fs->pools[i]->config, &e->spec);
+        } else {
+            const struct ps_tree_op *op = fs->ops[i];
+            e->spec.has_tolerance = op->fair_share_starvation_tolerance.set;
+            e->spec.tolerance = op->fair_share_starvation_tolerance.value;
+            e->spec.has_timeout = op->fair_share_starvation_timeout_ms.set;
+            e->spec.timeout_ms = op->fair_share_starvation_timeout_ms.value;
+        }
+    }
+    return ps_pool_tree_refresh_starvation(tree, fs, elems, err);
+}
+
+int ps_pool_tree_refresh_starvation(const struct ps_pool_tree *tree, const struct ps_tree_fs *fs,
+                                    struct ps_starvation_element *elems, struct ps_error *err)
+{
+    int rc = check_fs(tree, fs, err);
+    if (rc != 0)
+        return rc;
+    for (int i = 0; i < fs->count; i++) {
+        const struct ps_fs_element *fe = &fs->elems[i];
+        struct ps_starvation_element *e = &elems[i];
         e->fair_share = fe->out.fair_share.total;
         e->demand_share = fe->out.demand_share;
         e->usage_share = fe->out.usage_share;
         const struct ps_element_dynamic *d;
         if (fs->pools[i]) {
-            ps_pool_config_starvation_settings(&fs->pools[i]->config, &e->spec);
             d = &fs->pools[i]->dynamic;
         } else {
             const struct ps_tree_op *op = fs->ops[i];
             e->schedulable = !op->suspended;
             e->pending_count = op->pending_job_count;
-            e->spec.has_tolerance = op->fair_share_starvation_tolerance.set;
-            e->spec.tolerance = op->fair_share_starvation_tolerance.value;
-            e->spec.has_timeout = op->fair_share_starvation_timeout_ms.set;
-            e->spec.timeout_ms = op->fair_share_starvation_timeout_ms.value;
             d = &op->dynamic;
         }
         e->below_fair_share_since_ms = d->below_fair_share_since_ms;

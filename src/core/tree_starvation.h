@@ -53,6 +53,13 @@ void ps_pool_config_starvation_settings(const struct ps_pool_config *cfg, struct
 int ps_pool_tree_build_starvation(const struct ps_pool_tree *tree, const struct ps_tree_fs *fs,
                                   struct ps_starvation_element *elems, struct ps_error *err);
 
+/* The same for elems filled by ps_pool_tree_build_starvation from a build of this tree at the
+ * same generation (tree_fs.h: no config or structural change since): only what changes from
+ * update to update (shares, schedulable, pending count, the persistent state) is read again;
+ * kind, parent and the specified settings are kept. */
+int ps_pool_tree_refresh_starvation(const struct ps_pool_tree *tree, const struct ps_tree_fs *fs,
+                                    struct ps_starvation_element *elems, struct ps_error *err);
+
 /* Stores status, starvation and below_fair_share_since_ms of every element into its pool's or
  * operation's dynamic characteristics, for the next check and for the orchid. PS_ESTATE when
  * the tree changed since the build. */

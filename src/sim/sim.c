@@ -434,6 +434,7 @@ void ps_sim_free(struct ps_sim *sim)
         free(T->elem_ms);
         free(T->elem_runnable);
         free(T->elem_stats);
+        free(T->stats_cache);
         free(T->frontier);
         free(T->nodes);
         free(T->groups);

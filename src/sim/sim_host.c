@@ -279,9 +279,14 @@ static int reserve_elems(struct sim_tree *T, int count)
     struct sim_pool_stats **es = realloc(T->elem_stats, (size_t)cap * sizeof *es);
     if (es)
         T->elem_stats = es;
-    if (!eo || !em || !er || !es)
+    struct sim_stats_slot *sp = realloc(T->stats_cache, (size_t)cap * sizeof *sp);
+    if (sp)
+        T->stats_cache = sp;
+    if (!eo || !em || !er || !es || !sp)
         return PS_ENOMEM;
     clear_elems(T, T->elem_cap, cap);
+    for (int e = T->elem_cap; e < cap; e++)
+        T->stats_cache[e].pool = NULL;
     T->elem_cap = cap;
     return 0;
 }
@@ -312,12 +317,21 @@ int sim_host_update(struct ps_sim *sim, int tree, int *starvation_changed, struc
     int count = T->ts.fs.count;
     T->runnable_pending = 0;
     T->min_shape = ps_resources_infinite();
+    if (T->stats_generation != T->ts.fs.generation) {   /* pools may have changed names */
+        for (int e = 0; e < T->elem_cap; e++)
+            T->stats_cache[e].pool = NULL;
+        T->stats_generation = T->ts.fs.generation;
+    }
     for (int e = 0; e < count; e++) {
         const struct ps_sched_operation *st = &T->ts.sched_ops[e];
-        if (T->ts.fs.pools[e]) {
-            T->elem_stats[e] = sim_stats_get(sim, tree, T->ts.fs.pools[e]->name);
+        const struct ps_pool *pool = T->ts.fs.pools[e];
+        if (pool && T->stats_cache[e].pool == pool) {
+            T->elem_stats[e] = T->stats_cache[e].stats;
+        } else if (pool) {
+            T->elem_stats[e] = sim_stats_get(sim, tree, pool->name);
             if (!T->elem_stats[e])
                 return ps_error_set(err, PS_ENOMEM, "out of memory");
+            T->stats_cache[e] = (struct sim_stats_slot){pool, T->elem_stats[e]};
         } else if (T->elem_op[e] >= 0 && st->runnable) {
             T->elem_runnable[e] = true;
             T->runnable_pending += st->pending_count;

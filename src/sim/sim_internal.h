@@ -186,6 +186,13 @@ struct sim_op {
     /* pending reason, re-evaluated at fair share updates */
     enum ps_pending_reason reason;
     char *reason_msg;                  /* owned, NULL when none */
+    /* what reason_msg was formatted from (core/pending.h's info: its numbers and its names,
+     * owned): the same again gives the same text, which is not formatted again */
+    struct sim_reason_key {
+        int64_t count, limit;
+        int resource;
+        char *pool, *filter, *tree;
+    } reason_key;
     int64_t reason_since_ms;
     /* CPU monitor (sim_resources.c): jobs tick when the spec has a job_cpu_monitor section */
     bool cpu_monitor;
@@ -256,6 +263,13 @@ struct sim_tree {
     int *elem_ms;                      /* per element: membership index in that operation */
     bool *elem_runnable;
     struct sim_pool_stats **elem_stats;   /* per element: pool stats, NULL for operations */
+    /* per element: the pool whose stats an update looked up there and those stats, valid
+     * while the tree keeps stats_generation (no pool added, removed, moved or renamed since) */
+    struct sim_stats_slot {
+        const struct ps_pool *pool;
+        struct sim_pool_stats *stats;
+    } *stats_cache;
+    uint64_t stats_generation;
     int elem_cap;
     int64_t runnable_pending;          /* pending allocations of runnable operations */
     /* Componentwise minimum of the allocation shapes of runnable operations with pending jobs
@@ -527,6 +541,8 @@ void sim_ev_statistics(struct ps_sim *sim, const struct sim_job *job);
 /* pools.csv */
 void sim_pools_rows_build(struct ps_sim *sim, int tree);
 void sim_pools_rows_write(struct ps_sim *sim);
+
+void sim_reason_key_release(struct sim_reason_key *key);
 
 /* ---- sim_metrics.c ---------------------------------------------------------------------- */
 struct sim_pool_stats *sim_stats_get(struct ps_sim *sim, int tree, const char *pool);

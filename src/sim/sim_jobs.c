@@ -92,6 +92,7 @@ void sim_op_release(struct sim_op *o)
     free(o->ms);
     free(o->error);
     free(o->reason_msg);
+    sim_reason_key_release(&o->reason_key);
     ps_strmap_release(&o->banned_nodes);
     sim_tentative_release(o);
 }

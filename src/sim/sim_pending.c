@@ -199,17 +199,56 @@ void sim_pending_reason_describe(struct ps_sim *sim, int op, struct ps_pending_i
     text(info, msg, size);
 }
 
+void sim_reason_key_release(struct sim_reason_key *key)
+{
+    free(key->pool);
+    free(key->filter);
+    free(key->tree);
+    memset(key, 0, sizeof *key);
+}
+
+static bool same_name(const char *kept, const char *name)
+{
+    return kept == name || (kept && name && strcmp(kept, name) == 0);
+}
+
+static bool same_key(const struct sim_reason_key *key, const struct ps_pending_info *info)
+{
+    return key->count == info->count && key->limit == info->limit &&
+           key->resource == info->resource && same_name(key->pool, info->pool) &&
+           same_name(key->filter, info->filter) && same_name(key->tree, info->tree);
+}
+
+/* Keeps info as the key of the text just formatted; out of memory, a key that matches no
+ * info (the text is then formatted every time). */
+static void keep_key(struct sim_reason_key *key, const struct ps_pending_info *info)
+{
+    if (same_key(key, info))
+        return;
+    sim_reason_key_release(key);
+    key->count = info->count;
+    key->limit = info->limit;
+    key->resource = info->resource;
+    key->pool = info->pool ? strdup(info->pool) : NULL;
+    key->filter = info->filter ? strdup(info->filter) : NULL;
+    key->tree = info->tree ? strdup(info->tree) : NULL;
+    if ((info->pool && !key->pool) || (info->filter && !key->filter) || (info->tree && !key->tree))
+        key->resource = -2;   /* no info has it */
+}
+
 void sim_pending_reason_update(struct ps_sim *sim, int op, bool emit)
 {
     struct sim_op *o = &sim->ops[op];
     struct ps_pending_info info;
     decide(sim, op, &info);
     /* most operations keep their reason from one update to the next: its text is formatted
-     * only when it may have changed */
-    if (info.reason == o->reason && ps_pending_text_fixed(info.reason))
+     * only when it may have changed (another reason, or another pool, count, ... of it) */
+    if (info.reason == o->reason &&
+        (ps_pending_text_fixed(info.reason) || same_key(&o->reason_key, &info)))
         return;
     char msg[256];
     text(&info, msg, sizeof msg);
+    keep_key(&o->reason_key, &info);
     if (info.reason == o->reason && o->reason_msg && strcmp(o->reason_msg, msg) == 0)
         return;
     if (o->reason != PS_PENDING_NONE)

@@ -153,17 +153,16 @@ static int update_tree(struct ps_sim *sim, int tree, bool *performed, struct ps_
     if (rc != 0)
         return rc;
     const struct ps_tree_fs *fs = &T->ts.fs;
-    T->integral = false;
-    for (int e = 0; e < fs->count; e++)
-        if (fs->pools[e] && fs->fs_pools[fs->elems[e].in.pool].in.guarantee_type != PS_GUARANTEE_NONE)
-            T->integral = true;
     sim_preempt_tree_updated(sim, tree, changed);
+    T->integral = false;
     for (int e = 0; e < fs->count; e++) {
-        struct sim_pool_stats *st = T->elem_stats[e];
-        if (st) {
-            sim_stats_set_fair_share(sim, st, fs->pools[e]->dynamic.fair_share_ratio);
-            st->seen_update = sim->update_serial;
-        }
+        struct sim_pool_stats *st = T->elem_stats[e];   /* set for every pool */
+        if (!st)
+            continue;
+        if (fs->fs_pools[fs->elems[e].in.pool].in.guarantee_type != PS_GUARANTEE_NONE)
+            T->integral = true;
+        sim_stats_set_fair_share(sim, st, fs->pools[e]->dynamic.fair_share_ratio);
+        st->seen_update = sim->update_serial;
     }
     for (int i = 0; i < T->stats_count; i++)   /* pools gone since (ephemeral) */
         if (T->stats[i]->seen_update != sim->update_serial)

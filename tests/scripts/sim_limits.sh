@@ -46,6 +46,16 @@ require((rows["a"]["running_operation_count"], rows["a"]["operation_count"]) == 
       f"count limits: a counts {rows['a']}")
 require(all(row["operation_state"] == "completed" for row in r.ops.values()), "count limits: not all completed")
 
+# 1b. The same reason naming another pool: a2 waits for the team, then, once a1 took the slot
+# b1 left, for its own pool; each change of the text is an event.
+sc = scenario(cluster, tree, [op("b1", 0, "b", duration=30000), op("b2", 0, "b"),
+                              op("a1", 1000, "a"), op("a2", 1000, "a")])
+r = load(run("count_limits_text", sc)[0])
+texts = [e["message"] for e in r.of_type("operation_pending")
+         if e["operation_id"] == "a2" and e["reason"] == "max_running_operation_count"]
+require(len(texts) == 2 and 'pool "team" reached (2 of 2)' in texts[0] and
+        'pool "a" reached (1 of 1)' in texts[1], f"count limits: a2's texts {texts}")
+
 # 2. Ephemeral pools.
 tree = {"physical": {"default_parent_pool": "adhoc", "pools": [
     {"name": "research", "create_ephemeral_subpools": True,

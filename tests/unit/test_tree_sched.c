@@ -519,6 +519,43 @@ static void test_filter_changed_between_updates(void **state)
     world_release(&w);
 }
 
+/* What the loop keeps from update to update as a function of the configuration (here the
+ * preemptible lists' thresholds) follows a pool's config changed between updates. */
+static void test_threshold_changed_between_updates(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w);
+    struct ps_error err;
+    ps_error_init(&err);
+    struct top *a = start_op(&w, "op-a", "a", 0, 10);
+    update(&w, 0);
+    heartbeat(&w, 0);
+    assert_int_equal(count_of(&w, a), 4);
+    start_op(&w, "op-b", "b", 1000, 4);
+    update(&w, 1000);
+    update(&w, 2000);   /* the same configuration again */
+    assert_int_equal(ps_preemptible_count(a->lists, PS_ALLOC_NON_PREEMPTIBLE), 1);
+    /* an allocation after less than 2.5 cores of usage is not preemptible */
+    struct ps_value v = json("{\"cpu\": 2.5}");
+    assert_int_equal(ps_pool_tree_set_pool_attr(w.tree, "a",
+                                                "non_preemptible_resource_usage_threshold", &v,
+                                                &err), 0);
+    ps_value_release(&v);
+    update(&w, 3000);
+    assert_int_equal(ps_preemptible_count(a->lists, PS_ALLOC_NON_PREEMPTIBLE), 3);
+    /* and the starvation check's settings: A's timeout follows its pool's new one */
+    int64_t before = a->member->dynamic.effective_timeout_ms;
+    v = json("77000");
+    assert_int_equal(ps_pool_tree_set_pool_attr(w.tree, "a", "fair_share_starvation_timeout", &v,
+                                                &err), 0);
+    ps_value_release(&v);
+    update(&w, 4000);
+    assert_true(before != 77000);
+    assert_int_equal(a->member->dynamic.effective_timeout_ms, 77000);
+    world_release(&w);
+}
+
 /* One operation in pool a fills the node with allocations 1-4 at 0 ms. */
 static void fill_node(struct world *w)
 {
@@ -704,6 +741,7 @@ int main(void)
         cmocka_unit_test(test_detach),
         cmocka_unit_test(test_pool_filter),
         cmocka_unit_test(test_filter_changed_between_updates),
+        cmocka_unit_test(test_threshold_changed_between_updates),
         cmocka_unit_test(test_limits_check),
         cmocka_unit_test(test_overcommit),
         cmocka_unit_test(test_update_phases_structural_change),
