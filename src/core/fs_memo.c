@@ -3,9 +3,12 @@
  * An operation's FSBS is a pure function of its demand, usage and limits shares, its guarantee
  * share (zero for operations: one that had another would not be remembered), its gang flag and
  * the gang option: fs_element_fsbs on an operation reads nothing else and writes nothing but
- * the function. A pool's (normal mode; not the root) is a function of its children's FSBS in
- * their order, their weights, its FIFO mode and its own limits and guarantee shares, and it
- * also leaves the pool's MFFBS and the right bound of its FSBFF (the top-down pass reads them).
+ * the function. A pool's (normal mode) is a function of its children's FSBS in their order,
+ * their weights, its FIFO mode and its own limits and guarantee shares, and it also leaves the
+ * pool's MFFBS and the right bound of its FSBFF (the top-down pass reads them). The root's are
+ * the same function of the same bits but for the stand-ins exact at 1.0 that fs_element_fsbs
+ * may give it (fs_functions.c), so its key has its own flag; on the overloaded day a quarter
+ * of the updates change no operation's function and find the root's.
  *
  * Between two updates most elements keep every one of these bits (only operations whose jobs
  * started or ended move, and the pools above them), and on a busy cluster hundreds of
@@ -77,7 +80,7 @@ static void put_share(uint64_t *w, struct ps_share s)
 static bool key_of(struct ps_fs_update *u, const struct fs_elem *e, struct key *k)
 {
     bool op = e->kind == PS_ELEM_OPERATION;
-    if (!op && (e->kind != PS_ELEM_POOL || u->options->enable_improved_fair_share_by_fit_factor_computation))
+    if (!op && u->options->enable_improved_fair_share_by_fit_factor_computation)
         return false;
     size_t n = FIXED + (op ? 0 : 2 * (size_t)e->child_count);
     if (n > u->memo_key_cap) {
@@ -101,7 +104,7 @@ static bool key_of(struct ps_fs_update *u, const struct fs_elem *e, struct key *
                      (u->options->enable_step_function_for_gang_operations ? 4u : 0u);
         w[4 * DIM + 1] = 0;
     } else {
-        w[4 * DIM] = e->is_fifo ? 8u : 16u;
+        w[4 * DIM] = (e->is_fifo ? 8u : 16u) | (e->kind == PS_ELEM_ROOT ? 32u : 0u);
         w[4 * DIM + 1] = (uint64_t)e->child_count;
         for (int c = 0; c < e->child_count; c++) {
             const struct fs_elem *ch = &u->el[u->children[e->first_child + c]];
