@@ -591,8 +591,8 @@ bool fs_element_fsbs(struct ps_fs_update *u, struct fs_elem *e, bool fast, struc
     return !u->oom && !u->ctx.oom;
 }
 
-/* A pool's MFFBS and FSBFF's right bound as fs_element_fsbs leaves them, from the memo (whose
- * functions stay put until the next update). */
+/* A pool's (or the root's) MFFBS and FSBFF's right bound as fs_element_fsbs leaves them, from
+ * the memo (whose functions stay put until the next update). */
 static void restore_pool(struct ps_fs_update *u, struct fs_elem *e, const struct fs_memo_value *v)
 {
     e->ig->fsbff_right = v->fsbff_right;

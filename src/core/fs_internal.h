@@ -97,6 +97,8 @@ struct fs_elem {
 struct fs_memo_entry {            /* in the table's data */
     uint64_t id;
     uint64_t used;                /* the last update that found or stored it */
+    uint64_t hash;                /* of the key */
+    size_t to;                    /* while compacting: its new offset plus 1, 0: dropped */
     size_t key_n;
     int fsbs_n, mffbs_n;          /* mffbs_n 0: none (operations) */
     double fsbff_right;
@@ -161,7 +163,7 @@ struct ps_fs_update {
     bool memo_on;                 /* ps_fs_update_set_memo */
     struct fs_memo_table memo;    /* elements' functions of the last updates */
     size_t *memo_last;            /* per element index: the entry (offset + 1) the element at that
-                                     index found or stored last, 0: none; cleared by compaction */
+                                     index found or stored last, 0: none (or dropped) */
     size_t memo_last_cap;
     uint64_t memo_serial;         /* the last entry id given */
     uint64_t *memo_key;           /* the key being looked up */

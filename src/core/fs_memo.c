@@ -3,9 +3,12 @@
  * An operation's FSBS is a pure function of its demand, usage and limits shares, its guarantee
  * share (zero for operations: one that had another would not be remembered), its gang flag and
  * the gang option: fs_element_fsbs on an operation reads nothing else and writes nothing but
- * the function. A pool's (normal mode; not the root) is a function of its children's FSBS in
- * their order, their weights, its FIFO mode and its own limits and guarantee shares, and it
- * also leaves the pool's MFFBS and the right bound of its FSBFF (the top-down pass reads them).
+ * the function. A pool's (normal mode) is a function of its children's FSBS in their order,
+ * their weights, its FIFO mode and its own limits and guarantee shares, and it also leaves the
+ * pool's MFFBS and the right bound of its FSBFF (the top-down pass reads them). The root's are
+ * the same function of the same bits but for the stand-ins exact at 1.0 that fs_element_fsbs
+ * may give it (fs_functions.c), so its key has its own flag; on the overloaded day a quarter
+ * of the updates change no operation's function and find the root's.
  *
  * Between two updates most elements keep every one of these bits (only operations whose jobs
  * started or ended move, and the pools above them), and on a busy cluster hundreds of
@@ -18,9 +21,11 @@
  * One table whose entries lie in one buffer that only grows or moves between updates, so an
  * element takes the entry's functions as its own, without a copy, until the next update
  * begins. Each entry notes the last update that used it; once the others are a quarter of
- * those, the next update begins by copying the used ones into a new buffer and forgetting the
- * rest, so what is kept stays within about one update's distinct elements (and a steady state
- * does not allocate).
+ * those, the next update begins by moving the used ones down over the rest, in the same
+ * buffer and slots, so what is kept stays within about one update's distinct elements and a
+ * steady state neither allocates nor faults pages in. (Entries from more updates back would
+ * not pay: on the overloaded day 72% of the operations' misses were never seen before and
+ * most of the rest over 256 updates earlier, and no pool's or root's key came back.)
  */
 #include <stdlib.h>
 #include <string.h>
@@ -77,7 +82,7 @@ static void put_share(uint64_t *w, struct ps_share s)
 static bool key_of(struct ps_fs_update *u, const struct fs_elem *e, struct key *k)
 {
     bool op = e->kind == PS_ELEM_OPERATION;
-    if (!op && (e->kind != PS_ELEM_POOL || u->options->enable_improved_fair_share_by_fit_factor_computation))
+    if (!op && u->options->enable_improved_fair_share_by_fit_factor_computation)
         return false;
     size_t n = FIXED + (op ? 0 : 2 * (size_t)e->child_count);
     if (n > u->memo_key_cap) {
@@ -101,7 +106,7 @@ static bool key_of(struct ps_fs_update *u, const struct fs_elem *e, struct key *
                      (u->options->enable_step_function_for_gang_operations ? 4u : 0u);
         w[4 * DIM + 1] = 0;
     } else {
-        w[4 * DIM] = e->is_fifo ? 8u : 16u;
+        w[4 * DIM] = (e->is_fifo ? 8u : 16u) | (e->kind == PS_ELEM_ROOT ? 32u : 0u);
         w[4 * DIM + 1] = (uint64_t)e->child_count;
         for (int c = 0; c < e->child_count; c++) {
             const struct fs_elem *ch = &u->el[u->children[e->first_child + c]];
@@ -143,45 +148,78 @@ static size_t entry_bytes(const struct fs_memo_entry *e)
            ((size_t)e->fsbs_n * STRIDE + (size_t)e->mffbs_n * 2) * sizeof(double);
 }
 
-/* The slots, cap of them (a power of two, more than twice the entries), with every entry of
- * t->slots; with to (live_bytes or more), only those the current update used, copied there, and
- * to becomes the data. False on allocation failure (t unchanged). */
-static bool rehash(struct fs_memo_table *t, size_t cap, char *to, size_t to_cap)
+static void slot_put(struct fs_memo_slot *slots, size_t mask, struct fs_memo_slot s)
 {
-    bool compact = to != NULL;
+    size_t j = s.hash & mask;
+    while (slots[j].offset)
+        j = (j + 1) & mask;
+    slots[j] = s;
+}
+
+/* Twice as many slots (when half full). False on allocation failure (t unchanged). */
+static bool grow_slots(struct fs_memo_table *t)
+{
+    size_t cap = t->cap ? 2 * t->cap : 256;
     struct fs_memo_slot *slots = calloc(cap, sizeof *slots);
     if (!slots)
         return false;
-    size_t mask = cap - 1, count = 0, bytes = 0;
-    for (size_t i = 0; i < t->cap; i++) {
-        struct fs_memo_slot s = t->slots[i];
-        if (!s.offset)
-            continue;
-        if (compact) {
-            const struct fs_memo_entry *e = entry_at(t, &s);
-            if (e->used != t->update)
-                continue;
-            size_t b = entry_bytes(e);
-            memcpy(to + bytes, e, b);
-            s.offset = bytes + 1;
-            bytes += b;
-        }
-        size_t j = s.hash & mask;
-        while (slots[j].offset)
-            j = (j + 1) & mask;
-        slots[j] = s;
-        count++;
-    }
+    for (size_t i = 0; i < t->cap; i++)
+        if (t->slots[i].offset)
+            slot_put(slots, cap - 1, t->slots[i]);
     free(t->slots);
     t->slots = slots;
     t->cap = cap;
-    t->count = count;
-    if (compact) {
-        free(t->data);
-        t->data = to;
-        t->data_cap = to_cap;
-        t->bytes = bytes;
+    return true;
+}
+
+static struct fs_memo_entry *entry_in(const struct fs_memo_table *t, size_t offset)
+{
+    return (struct fs_memo_entry *)(t->data + offset);
+}
+
+/* Keeps only the entries the last update used, in place: they move down over the others in
+ * the order they were stored (so an entry only moves to a lower offset, over entries already
+ * passed), go into cap slots (the same array when cap is unchanged: a steady state neither
+ * allocates nor touches new pages), and memo_last follows them. False (t unchanged) when new
+ * slots cannot be had. */
+static bool compact(struct ps_fs_update *u, size_t cap)
+{
+    struct fs_memo_table *t = &u->memo;
+    struct fs_memo_slot *slots = t->slots;
+    if (cap != t->cap) {
+        slots = calloc(cap, sizeof *slots);
+        if (!slots)
+            return false;
+        free(t->slots);
+    } else {
+        memset(slots, 0, cap * sizeof *slots);
     }
+    size_t bytes = 0;
+    for (size_t off = 0; off < t->bytes; off += entry_bytes(entry_in(t, off))) {
+        struct fs_memo_entry *e = entry_in(t, off);
+        e->to = e->used == t->update ? bytes + 1 : 0;
+        if (e->to)
+            bytes += entry_bytes(e);
+    }
+    for (size_t i = 0; i < u->memo_last_cap; i++)
+        if (u->memo_last[i])
+            u->memo_last[i] = entry_in(t, u->memo_last[i] - 1)->to;
+    size_t count = 0;
+    for (size_t off = 0; off < t->bytes;) {
+        struct fs_memo_entry *e = entry_in(t, off);
+        size_t b = entry_bytes(e), to = e->to;
+        if (to) {
+            slot_put(slots, cap - 1, (struct fs_memo_slot){.hash = e->hash, .offset = to});
+            if (to - 1 != off)
+                memmove(t->data + to - 1, e, b);
+            count++;
+        }
+        off += b;
+    }
+    t->slots = slots;
+    t->cap = cap;
+    t->count = count;
+    t->bytes = bytes;
     return true;
 }
 
@@ -204,7 +242,7 @@ static void mark_used(struct fs_memo_table *t, struct fs_memo_entry *e)
  * update (the data only grows between updates, when no function of it is in use). */
 static size_t store(struct fs_memo_table *t, const struct key *k, uint64_t h, const struct fs_memo_value *v)
 {
-    if ((t->count + 1) * 2 > t->cap && !rehash(t, t->cap ? 2 * t->cap : 256, NULL, 0))
+    if ((t->count + 1) * 2 > t->cap && !grow_slots(t))
         return 0;
     size_t kb = k->n * sizeof *k->w, fb = plf_bytes(&v->fsbs), mb = v->mffbs.a ? plf_bytes(&v->mffbs) : 0;
     size_t need = sizeof(struct fs_memo_entry) + kb + fb + mb;
@@ -212,7 +250,7 @@ static size_t store(struct fs_memo_table *t, const struct key *k, uint64_t h, co
     if (t->bytes + need > t->data_cap)
         return 0;
     struct fs_memo_entry *e = (struct fs_memo_entry *)(t->data + t->bytes);
-    *e = (struct fs_memo_entry){.id = v->id, .key_n = k->n, .fsbs_n = v->fsbs.n,
+    *e = (struct fs_memo_entry){.id = v->id, .hash = h, .key_n = k->n, .fsbs_n = v->fsbs.n,
                                 .mffbs_n = v->mffbs.a ? v->mffbs.n : 0, .fsbff_right = v->fsbff_right};
     char *d = (char *)e->key;
     memcpy(d, k->w, kb);
@@ -241,38 +279,36 @@ static struct fs_memo_value value_of(const struct fs_memo_entry *e)
 
 /* Between updates: keeps only the entries the last update used once the others are a quarter
  * of them (a compaction follows a quarter as many new entries as it keeps: O(1) per entry),
- * copied into data sized for the whole next round, room included, so that a steady state does
- * not allocate; else makes room in the data. On failure the entries are kept (or stores refused
- * for room): the next update tries again. */
-/* True when it compacted (offsets changed). */
-static bool compact_or_grow(struct fs_memo_table *t, size_t room)
+ * then makes room in the data for the whole next round, so that a steady state does not
+ * allocate. On failure the entries are kept (or stores refused for room): the next update
+ * tries again. */
+static void compact_or_grow(struct ps_fs_update *u, size_t room)
 {
+    struct fs_memo_table *t = &u->memo;
     size_t keep_count = t->live_count + t->live_count / 4 + 16, keep_bytes = t->live_bytes + t->live_bytes / 4 + 4096;
+    bool compacted = false;
     if (t->count > keep_count || t->bytes > keep_bytes) {
-        size_t cap = 256, to_cap = keep_bytes + room;
+        size_t cap = 256;
         while (cap < 4 * t->live_count)
             cap *= 2;
-        char *to = malloc(to_cap);
-        if (to && rehash(t, cap, to, to_cap))
-            return true;
-        free(to);
+        compacted = compact(u, cap);
     }
-    if (t->bytes + room <= t->data_cap)
-        return false;
-    size_t cap = t->bytes + room + (t->bytes + room) / 4;
+    /* After a compaction the data is sized for what was kept plus the room (more than the
+     * kept bytes: keep_bytes), but resized only when half as large again: steady state's
+     * small swings of the room keep the buffer. */
+    size_t need = t->bytes + room, cap = compacted ? keep_bytes + room : need + need / 4;
+    if (need <= t->data_cap && !(compacted && t->data_cap > cap + cap / 2))
+        return;
     char *d = realloc(t->data, cap);
     if (d) {
         t->data = d;
         t->data_cap = cap;
     }
-    return false;
 }
 
-/* memo_last for count elements: grown (zeroed), or cleared when the offsets changed. */
-static void index_begin(struct ps_fs_update *u, int count, bool clear)
+/* memo_last for count elements: grown (zeroed). */
+static void index_begin(struct ps_fs_update *u, int count)
 {
-    if (clear && u->memo_last_cap)
-        memset(u->memo_last, 0, u->memo_last_cap * sizeof *u->memo_last);
     if ((size_t)count <= u->memo_last_cap)
         return;
     size_t *last = realloc(u->memo_last, (size_t)count * sizeof *last);
@@ -305,8 +341,8 @@ void fs_memo_begin(struct ps_fs_update *u)
     if (!u->memo_on)
         return;
     /* Room for twice what the last update stored or wanted to. */
-    bool moved = compact_or_grow(t, 2 * t->wanted > 65536 ? 2 * t->wanted : 65536);
-    index_begin(u, u->count, moved);
+    compact_or_grow(u, 2 * t->wanted > 65536 ? 2 * t->wanted : 65536);
+    index_begin(u, u->count);
     t->update++;
     t->live_count = 0;
     t->live_bytes = 0;
