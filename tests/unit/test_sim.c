@@ -88,6 +88,20 @@ static char *summary_without_scheduler(const char *s)
     return copy;
 }
 
+/* The two runs wrote the same outputs (the summary but for its "scheduler" block). */
+static void assert_same_outputs(const struct run *x, const struct run *y)
+{
+    assert_int_equal(x->events_len, y->events_len);
+    assert_memory_equal(x->events_text, y->events_text, x->events_len);
+    assert_int_equal(x->pools_len, y->pools_len);
+    assert_memory_equal(x->pools_text, y->pools_text, x->pools_len);
+    assert_string_equal(x->ops_text, y->ops_text);
+    char *a = summary_without_scheduler(x->summary_text), *b = summary_without_scheduler(y->summary_text);
+    assert_string_equal(a, b);
+    free(a);
+    free(b);
+}
+
 /* Several trees, filters, FIFO and weighted pools, count limits, jobs of mixed lengths that do
  * not line up with the heartbeat period, and a long idle gap: the skipping has much to skip. */
 static const char *busy =
@@ -136,15 +150,7 @@ static void test_skipping_is_exact(void **state)
     start(&full, busy, true);
     finish_run(&full);
     assert_true(fast.events_len > 10000);
-    assert_int_equal(fast.events_len, full.events_len);
-    assert_memory_equal(fast.events_text, full.events_text, fast.events_len);
-    assert_int_equal(fast.pools_len, full.pools_len);
-    assert_memory_equal(fast.pools_text, full.pools_text, fast.pools_len);
-    assert_string_equal(fast.ops_text, full.ops_text);
-    char *a = summary_without_scheduler(fast.summary_text), *b = summary_without_scheduler(full.summary_text);
-    assert_string_equal(a, b);
-    free(a);
-    free(b);
+    assert_same_outputs(&fast, &full);
     struct ps_sim_stats sf, su;
     ps_sim_get_stats(fast.sim, &sf);
     ps_sim_get_stats(full.sim, &su);
@@ -216,15 +222,7 @@ static void test_skipping_is_exact_with_preemption(void **state)
     finish_run(&fast);
     start(&full, preempting, true);
     finish_run(&full);
-    assert_int_equal(fast.events_len, full.events_len);
-    assert_memory_equal(fast.events_text, full.events_text, fast.events_len);
-    assert_int_equal(fast.pools_len, full.pools_len);
-    assert_memory_equal(fast.pools_text, full.pools_text, fast.pools_len);
-    assert_string_equal(fast.ops_text, full.ops_text);
-    char *a = summary_without_scheduler(fast.summary_text), *b = summary_without_scheduler(full.summary_text);
-    assert_string_equal(a, b);
-    free(a);
-    free(b);
+    assert_same_outputs(&fast, &full);
     struct ps_sim_stats sf, su;
     ps_sim_get_stats(fast.sim, &sf);
     ps_sim_get_stats(full.sim, &su);
@@ -559,16 +557,7 @@ static void test_skipping_is_exact_with_heartbeats_on_job_finished(void **state)
         finish_run(&full);
         start(&periodic, scenarios[i], false);
         finish_run(&periodic);
-        assert_int_equal(fast.events_len, full.events_len);
-        assert_memory_equal(fast.events_text, full.events_text, fast.events_len);
-        assert_int_equal(fast.pools_len, full.pools_len);
-        assert_memory_equal(fast.pools_text, full.pools_text, fast.pools_len);
-        assert_string_equal(fast.ops_text, full.ops_text);
-        char *a = summary_without_scheduler(fast.summary_text);
-        char *b = summary_without_scheduler(full.summary_text);
-        assert_string_equal(a, b);
-        free(a);
-        free(b);
+        assert_same_outputs(&fast, &full);
         assert_true(fast.events_len != periodic.events_len ||
                     memcmp(fast.events_text, periodic.events_text, fast.events_len) != 0);
         free(text);
