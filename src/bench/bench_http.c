@@ -46,18 +46,50 @@ struct client {
     char error[256];
 };
 
+/* With --job-statistics, what a node's agent reports for a running job every heartbeat: its CPU
+ * monitor's statistics (cpu_monitor.h, keys without the leading '/'; node/jobs.c), here of a
+ * job using 0.8 of its 1.5 cores (guarantee 1, no reclaim) since it started: the aggregates
+ * grow by its age, so each heartbeat adds to the pools' job metrics as on a cluster. */
+static json_t *running_statistics(const struct ps_bench_node *n, const json_t *id, int64_t now)
+{
+    const json_t *t0 = json_object_get(n->started, json_string_value(id));
+    double age = t0 ? (double)(now - json_integer_value(t0)) / 1e9 : 0;
+    return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+                     "job_proxy/smoothed_cpu_usage_x100", (json_int_t)80,
+                     "job_proxy/preemptable_cpu_x100", (json_int_t)50,
+                     "job_proxy/preemptible_cpu_x100", (json_int_t)50,
+                     "job_proxy/aggregated_smoothed_cpu_usage_x100", (json_int_t)(80 * age),
+                     "job_proxy/aggregated_max_cpu_usage_x100", (json_int_t)(150 * age),
+                     "job_proxy/aggregated_preemptable_cpu_x100", (json_int_t)(50 * age),
+                     "job_proxy/aggregated_preemptible_cpu_x100", (json_int_t)(50 * age),
+                     "job_proxy/aggregated_preempted_cpu_x100", (json_int_t)0);
+}
+
 static json_t *body_of(struct ps_bench_node *n)
 {
     json_t *jobs = json_array();
+    int64_t now = n->started ? ps_clock_monotonic_ns() : 0;
     size_t i;
     json_t *v;
-    json_array_foreach(n->running, i, v)
-        json_array_append_new(jobs, json_pack("{s:O, s:s, s:f}", "job_id", v, "state", "running",
-                                              "cpu_guarantee", 1.0));
+    json_array_foreach(n->running, i, v) {
+        json_t *job = json_pack("{s:O, s:s, s:f}", "job_id", v, "state", "running",
+                                "cpu_guarantee", 1.0);
+        if (n->started)
+            json_object_set_new(job, "statistics", running_statistics(n, v, now));
+        json_array_append_new(jobs, job);
+    }
     json_array_extend(jobs, n->finished);
     return json_pack("{s:s, s:[], s:{s:i, s:I, s:i}, s:o}", "node_id", n->id, "tags",
                      "resource_limits", "cpu", 4, "memory", (json_int_t)16 << 30, "user_slots", 4,
                      "jobs", jobs);
+}
+
+/* Job id leaves node n's running jobs (index k). */
+static void job_leaves(struct ps_bench_node *n, size_t k, const char *id)
+{
+    if (n->started)
+        json_object_del(n->started, id);
+    json_array_remove(n->running, k);
 }
 
 /* One heartbeat of node n: first floor(finish) of its jobs finish, one more with probability
@@ -70,7 +102,7 @@ int ps_bench_http_beat(struct ps_http_client *c, const char *url, struct ps_benc
     int count = (int)finish + ((double)rand_r(seed) / RAND_MAX < finish - (int)finish);
     for (int k = 0; k < count && json_array_size(n->running) > 0; k++) {
         json_t *id = json_incref(json_array_get(n->running, 0));
-        json_array_remove(n->running, 0);
+        job_leaves(n, 0, json_string_value(id));
         /* with the peak memory a job reports: the tasks' memory digests learn, as on a cluster */
         json_int_t peak = (json_int_t)(64 + rand_r(seed) % 192) << 20;
         json_array_append_new(n->finished, json_pack("{s:o, s:s, s:{s:I}}", "job_id", id, "state",
@@ -94,8 +126,13 @@ int ps_bench_http_beat(struct ps_http_client *c, const char *url, struct ps_benc
     json_array_clear(n->finished);
     size_t i;
     json_t *v;
-    json_array_foreach(json_object_get(out, "jobs_to_start"), i, v)
-        json_array_append(n->running, json_object_get(v, "job_id"));
+    int64_t now = ps_clock_monotonic_ns();
+    json_array_foreach(json_object_get(out, "jobs_to_start"), i, v) {
+        json_t *id = json_object_get(v, "job_id");
+        json_array_append(n->running, id);
+        if (n->started && json_is_string(id))
+            json_object_set_new(n->started, json_string_value(id), json_integer(now));
+    }
     /* preempted jobs leave: aborted ones at once, interrupted ones complete */
     const char *lists[2] = {"jobs_to_abort", "jobs_to_interrupt"};
     for (int l = 0; l < 2; l++)
@@ -107,7 +144,7 @@ int ps_bench_http_beat(struct ps_http_client *c, const char *url, struct ps_benc
                 if (l == 1)
                     json_array_append_new(n->finished, json_pack("{s:s, s:s}", "job_id", id,
                                                                  "state", "completed"));
-                json_array_remove(n->running, k);
+                job_leaves(n, k, id);
                 break;
             }
         }
@@ -245,6 +282,7 @@ void ps_bench_http_nodes_free(struct ps_bench_node *ns, long long count)
     for (long long i = 0; ns && i < count; i++) {
         json_decref(ns[i].running);
         json_decref(ns[i].finished);
+        json_decref(ns[i].started);
     }
     free(ns);
 }
@@ -278,8 +316,9 @@ int64_t ps_bench_http_fill(struct ps_service *svc, struct ps_bench_node *ns, lon
     return running;
 }
 
-/* The sum and count of a histogram of the service's registry; false when it has none. */
-bool ps_bench_http_histogram(struct ps_service *svc, const char *name, double *sum, double *count)
+/* The value of one series of the service's registry (its name with any labels, as /metrics
+ * writes it); false when it has none. */
+bool ps_bench_http_series(struct ps_service *svc, const char *series, double *value)
 {
     char *text = NULL;
     size_t len = 0;
@@ -287,20 +326,24 @@ bool ps_bench_http_histogram(struct ps_service *svc, const char *name, double *s
     ps_error_init(&err);
     if (ps_bench_server_metrics(svc, &text, &len, &err) != 0)
         return false;
-    char key[160];
-    bool found = false;
-    snprintf(key, sizeof key, "\n%s_sum ", name);
+    char key[256];
+    snprintf(key, sizeof key, "\n%s ", series);
     const char *at = strstr(text, key);
-    if (at) {
-        *sum = strtod(at + strlen(key), NULL);
-        snprintf(key, sizeof key, "\n%s_count ", name);
-        if ((at = strstr(text, key)) != NULL) {
-            *count = strtod(at + strlen(key), NULL);
-            found = true;
-        }
-    }
+    if (at)
+        *value = strtod(at + strlen(key), NULL);
     free(text);
-    return found;
+    return at != NULL;
+}
+
+/* The sum and count of a histogram of the service's registry; false when it has none. */
+bool ps_bench_http_histogram(struct ps_service *svc, const char *name, double *sum, double *count)
+{
+    char series[160];
+    snprintf(series, sizeof series, "%s_sum", name);
+    if (!ps_bench_http_series(svc, series, sum))
+        return false;
+    snprintf(series, sizeof series, "%s_count", name);
+    return ps_bench_http_series(svc, series, count);
 }
 
 /* Mean of a histogram's observations since (sum0, count0), in ms; JSON null without it. */
@@ -382,6 +425,11 @@ int ps_bench_http_start_many(struct ps_service *svc, long long ops, long long po
     return 0;
 }
 
+/* The root's job metric of the CPU its jobs used (job_metrics.c), as /metrics writes it. */
+#define ROOT_CPU_METRIC                                                                  \
+    "poolsched_pool_metrics_aggregated_smoothed_cpu_usage_x100_total{tree=\"physical\","  \
+    "pool=\"<Root>\"}"
+
 int ps_bench_http(int argc, char **argv)
 {
     long long nodes = 2000, seconds = 5, clients = 8, threads = 4, finish_pm = 20;
@@ -415,9 +463,14 @@ int ps_bench_http(int argc, char **argv)
         "                            [--clients 8]\n"
         "                            [--server-threads 4] [--finish-per-mille 20]\n"
         "                            [--operations 0 --pools 1 --update-period-ms 0]\n"
-        "Heartbeats per second and latency of a scheduler on loopback (JSON).\n";
+        "                            [--job-statistics]\n"
+        "Heartbeats per second and latency of a scheduler on loopback (JSON).\n"
+        "--job-statistics: every running job reports its CPU monitor statistics, as a node's\n"
+        "agent does, which the service adds to its pools' job metrics.\n";
+    bool job_statistics = false;
     int opt = ps_bench_http_mode_options(argc, argv, "heartbeats", ints,
-                                         (int)(sizeof ints / sizeof *ints), usage);
+                                         (int)(sizeof ints / sizeof *ints), usage,
+                                         &job_statistics);
     if (opt != 0)
         return opt == 1 ? 0 : 2;
     if (clients > nodes)
@@ -428,7 +481,10 @@ int ps_bench_http(int argc, char **argv)
     struct ps_bench_node *ns = ps_bench_http_nodes_new(nodes);
     struct client *cl = calloc((size_t)clients, sizeof *cl);
     pthread_t *th = calloc((size_t)clients, sizeof *th);
-    if (!ns || !cl || !th) {
+    bool oom = !ns || !cl || !th;
+    for (long long i = 0; !oom && job_statistics && i < nodes; i++)
+        oom = !(ns[i].started = json_object());
+    if (oom) {
         ps_bench_error("http", "out of memory");
         goto out;
     }
@@ -444,6 +500,8 @@ int ps_bench_http(int argc, char **argv)
     double fs_sum0 = 0, fs_count0 = 0, lk_sum0 = 0, lk_count0 = 0;
     ps_bench_http_histogram(svc, "poolsched_fair_share_update_duration_seconds", &fs_sum0, &fs_count0);
     ps_bench_http_histogram(svc, "poolsched_fair_share_update_locked_seconds", &lk_sum0, &lk_count0);
+    double cpu0 = 0;
+    ps_bench_http_series(svc, ROOT_CPU_METRIC, &cpu0);
     int64_t start = ps_clock_monotonic_ns();
     double commits0 = ps_bench_server_counter(svc, PS_BENCH_COMMITS);
     for (long long k = 0; k < clients; k++) {
@@ -500,6 +558,13 @@ int ps_bench_http(int argc, char **argv)
     json_object_set_new(obj, "update_locked_mean_ms",
                         ps_bench_http_mean_ms_since(svc, "poolsched_fair_share_update_locked_seconds",
                                       lk_sum0, lk_count0));
+    /* what the run's job statistics added to the root's job metrics (0 without them) */
+    double cpu = 0;
+    json_object_set_new(obj, "job_statistics", json_boolean(job_statistics));
+    json_object_set_new(obj, "root_aggregated_smoothed_cpu_usage_x100",
+                        ps_bench_http_series(svc, ROOT_CPU_METRIC, &cpu)
+                            ? json_integer((json_int_t)(cpu - cpu0))
+                            : json_integer(0));
     status = ps_bench_print_json("http", obj);
 out:
     ps_bench_http_env_stop(&e);

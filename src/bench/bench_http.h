@@ -16,6 +16,7 @@ struct ps_bench_node {
     char id[32];
     json_t *running;   /* array of job ids */
     json_t *finished;  /* array of reports */
+    json_t *started;   /* job id -> start (monotonic ns) with --job-statistics, else NULL */
 };
 
 /* A scheduler in this process with its store in a new temporary directory (bench http's
@@ -35,6 +36,9 @@ int ps_bench_http_beat(struct ps_http_client *c, const char *url, struct ps_benc
 /* One heartbeat of each node, one after the other. */
 int ps_bench_http_warm(struct ps_service *svc, const char *url, struct ps_bench_node *nodes,
                        int count);
+/* The value of one series of the service's registry (name and labels as /metrics writes them);
+ * false when it has none. */
+bool ps_bench_http_series(struct ps_service *svc, const char *series, double *value);
 /* The sum and count of one of the service's histograms; false when it has none. */
 bool ps_bench_http_histogram(struct ps_service *svc, const char *name, double *sum,
                              double *count);
@@ -68,9 +72,11 @@ int ps_bench_http_start_many(struct ps_service *svc, long long ops, long long po
 
 /* The modes of bench_http_load.c (argv as given to `bench http`, --mode included). */
 /* The options of one mode of `bench http` (--mode itself skipped): the integer options of ints,
- * --help (prints usage, returns 1); 0 when all were read, 2 on a bad or unknown option (said). */
+ * the flag --job-statistics when job_statistics is not NULL, --help (prints usage, returns 1);
+ * 0 when all were read, 2 on a bad or unknown option (said). */
 int ps_bench_http_mode_options(int argc, char **argv, const char *mode,
-                               const struct ps_bench_int_opt *ints, int count, const char *usage);
+                               const struct ps_bench_int_opt *ints, int count, const char *usage,
+                               bool *job_statistics);
 int ps_bench_http_start_op(int argc, char **argv);
 int ps_bench_http_combined(int argc, char **argv);
 

@@ -198,7 +198,8 @@ static const char combined_usage[] =
 /* The options of one --mode: the mode itself (already chosen), the integer options, --help.
  * 0 to run, 1 after --help, 2 on a bad option (reported). */
 int ps_bench_http_mode_options(int argc, char **argv, const char *mode,
-                               const struct ps_bench_int_opt *ints, int count, const char *usage)
+                               const struct ps_bench_int_opt *ints, int count, const char *usage,
+                               bool *job_statistics)
 {
     for (int i = 1; i < argc; i++) {
         int r;
@@ -208,6 +209,8 @@ int ps_bench_http_mode_options(int argc, char **argv, const char *mode,
         } else if ((r = ps_bench_int_options("http", argc, argv, &i, ints, count)) != 0) {
             if (r < 0)
                 return 2;
+        } else if (job_statistics && strcmp(argv[i], "--job-statistics") == 0) {
+            *job_statistics = true;
         } else if (strcmp(argv[i], "--help") == 0) {
             fputs(usage, stdout);
             if (strcmp(mode, "heartbeats") == 0) {   /* the default: `bench http --help` */
@@ -233,7 +236,7 @@ int ps_bench_http_start_op(int argc, char **argv)
         {"--server-threads", 1, 64, &threads},
     };
     int opt = ps_bench_http_mode_options(argc, argv, "start-op", ints,
-                                         (int)(sizeof ints / sizeof *ints), start_op_usage);
+                                         (int)(sizeof ints / sizeof *ints), start_op_usage, NULL);
     if (opt != 0)
         return opt == 1 ? 0 : 2;
     struct ps_bench_http_env e = {0};
@@ -395,7 +398,7 @@ int ps_bench_http_combined(int argc, char **argv)
         {"--server-threads", 1, 64, &threads},
     };
     int opt = ps_bench_http_mode_options(argc, argv, "combined", ints,
-                                         (int)(sizeof ints / sizeof *ints), combined_usage);
+                                         (int)(sizeof ints / sizeof *ints), combined_usage, NULL);
     if (opt != 0)
         return opt == 1 ? 0 : 2;
     if (senders > nodes)

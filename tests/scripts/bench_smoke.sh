@@ -98,6 +98,18 @@ check_json "$work/n.json" \
   'r["workload"]["idle_pools"] > 0 and r["workload"]["saturated_pools"] > 0' \
   'r["workload"]["strong_guarantee_cpu_ratio"] + r["workload"]["burst_guarantee_cpu_ratio"] <= 1'
 
+# bench http's heartbeats with --job-statistics: the running jobs' CPU statistics reach the
+# root's job metrics (and nothing does without the option).
+"$bin" bench http --nodes 20 --clients 2 --seconds 1 --job-statistics > "$work/h0.json" \
+  || fail "bench http --job-statistics exits non-zero"
+check_json "$work/h0.json" \
+  'r["job_statistics"] is True and r["errors"] == 0 and r["heartbeats"] > 0' \
+  'r["running_jobs_at_start"] == 80 and r["root_aggregated_smoothed_cpu_usage_x100"] > 0'
+"$bin" bench http --nodes 20 --clients 2 --seconds 1 > "$work/h0.json" \
+  || fail "bench http exits non-zero"
+check_json "$work/h0.json" \
+  'r["job_statistics"] is False and r["root_aggregated_smoothed_cpu_usage_x100"] == 0'
+
 # bench http's start-op and combined modes on a tiny scale: the report's shape, the paced
 # rates (every heartbeat and API request due before the deadline is sent), jobs finishing.
 "$bin" bench http --mode start-op --seconds 1 --clients 2 --pools 200 > "$work/h1.json" \
@@ -126,6 +138,12 @@ set +e
 set -e
 [ $rc -eq 2 ] || fail "bench http --mode bogus exits $rc, want 2"
 grep -q "^error: bench http: --mode: unknown mode 'bogus'" "$work/err" || fail "bad --mode message: $(cat "$work/err")"
+set +e
+"$bin" bench http --mode start-op --job-statistics > /dev/null 2> "$work/err"; rc=$?
+set -e
+[ $rc -eq 2 ] || fail "bench http --mode start-op --job-statistics exits $rc, want 2"
+grep -q "^error: bench http: --mode start-op: unknown option '--job-statistics'" "$work/err" \
+  || fail "bad --job-statistics message: $(cat "$work/err")"
 
 # That every vector level gives the same bits is fair_share_isa_levels.sh's.
 echo "bench smoke: ok"
