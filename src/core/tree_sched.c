@@ -170,7 +170,7 @@ static const struct ps_tree_sched_op_cache *cached(const struct ps_tree_sched *t
                                                    const struct ps_tree_op *op, int element)
 {
     if (!ts->op_cache || element >= ts->capacity || ts->op_cache[element].op != op ||
-        ts->cache_tree != op->tree || ts->cache_generation != ps_pool_tree_generation(op->tree))
+        ts->kept_tree != op->tree || ts->kept_generation != ps_pool_tree_generation(op->tree))
         return NULL;
     return &ts->op_cache[element];
 }
@@ -340,18 +340,21 @@ static bool is_ssd_medium(const struct ps_tree_config *cfg, const char *medium)
     return false;
 }
 
-/* Keeps the elements' cache when the tree is the one of the last update at the same
- * generation (nothing in its config or structure changed since); else empties it and lets go
- * of the filters. */
-static void keep_op_cache(struct ps_tree_sched *ts, const struct ps_pool_tree *tree)
+/* Whether what the last update derived from the configuration alone still holds: tree is the
+ * last update's, at the same generation (nothing in its config or structure changed since).
+ * Else empties the elements' cache and lets go of the filters. Nothing is kept until the
+ * caller has rebuilt the starvation elements (kept_tree names no tree until then), so a build
+ * that failed half way is not taken as kept. */
+static bool keep_derived(struct ps_tree_sched *ts, const struct ps_pool_tree *tree)
 {
-    if (ts->cache_tree == tree && ts->cache_generation == ts->fs.generation)
-        return;
-    drop_filters(ts);
-    for (int i = 0; i < ts->capacity; i++)
-        ts->op_cache[i].op = NULL;
-    ts->cache_tree = tree;
-    ts->cache_generation = ts->fs.generation;
+    bool kept = ts->kept_tree == tree && ts->kept_generation == ts->fs.generation;
+    ts->kept_tree = NULL;
+    if (!kept) {
+        drop_filters(ts);
+        for (int i = 0; i < ts->capacity; i++)
+            ts->op_cache[i].op = NULL;
+    }
+    return kept;
 }
 
 /* Derives element i's cache entry from op and the tree's config. */
@@ -520,7 +523,7 @@ int ps_tree_sched_update_finish(struct ps_tree_sched *ts, struct ps_pool_tree *t
     int rc = grow(ts, n, err);
     if (rc != 0)
         return rc;
-    keep_op_cache(ts, tree);
+    bool kept = keep_derived(ts, tree);
     ts->alert_count = ps_fs_update_alert_count(ts->update);
     if ((rc = ps_pool_tree_apply_fs(tree, &ts->fs, err)) != 0)
         return rc;
@@ -530,14 +533,11 @@ int ps_tree_sched_update_finish(struct ps_tree_sched *ts, struct ps_pool_tree *t
     ps_tree_config_starvation_config(cfg, &scfg);
     ps_tree_config_preempt_config(cfg, &ts->preempt_config);
     ts->overcommit_duration_ms = cfg->allowed_node_resources_overcommit_duration_ms;
-    /* the elements' kinds, parents and specified settings are kept while the generation is */
-    bool kept = ts->starvation_tree == tree && ts->starvation_generation == ts->fs.generation;
-    ts->starvation_tree = NULL;
     if ((rc = kept ? ps_pool_tree_refresh_starvation(tree, &ts->fs, ts->starvation, err)
                    : ps_pool_tree_build_starvation(tree, &ts->fs, ts->starvation, err)) != 0)
         return rc;
-    ts->starvation_tree = tree;
-    ts->starvation_generation = ts->fs.generation;
+    ts->kept_tree = tree;
+    ts->kept_generation = ts->fs.generation;
     int changed = 0;
     if ((rc = ps_starvation_update(ts->starvation, n, &scfg, now_ms, &changed, err)) != 0)
         return rc;

@@ -104,8 +104,6 @@ struct ps_tree_sched {
     int phase;                                 /* PS_TREE_UPDATE_IDLE / _BUILT / _RAN */
     int64_t next_now_ms;                       /* now_ms of the update in flight */
     struct ps_starvation_element *starvation;  /* per element, results of the last check */
-    const struct ps_pool_tree *starvation_tree;  /* starvation's kinds, parents and settings */
-    uint64_t starvation_generation;            /* are those of this tree at this generation */
     struct ps_sched_operation *sched_ops;      /* per element */
     struct ps_preempt_operation *preempt_ops;  /* per element */
     uint8_t *high_priority;                    /* per element: 1 for an operation the guarantee
@@ -123,12 +121,13 @@ struct ps_tree_sched {
     struct ps_strmap filter_copies;            /* text -> owned copy of a tree filter */
     int filter_count, filter_capacity;
     /* Per element: what the last updates derived from the configuration alone (the effective
-     * filter, the preemptible config's thresholds, the pool walks' flags). Valid while the
-     * tree keeps cache_generation: every config or structural change bumps the generation
-     * (tree_fs.h), so an entry whose operation is still the element's is exact. */
+     * filter, the preemptible config's thresholds, the pool walks' flags), and in starvation
+     * the elements' kinds, parents and specified settings. Valid while kept_tree keeps
+     * kept_generation: every config or structural change bumps the generation (tree_fs.h),
+     * so an entry whose operation is still the element's is exact. */
     struct ps_tree_sched_op_cache *op_cache;
-    const struct ps_pool_tree *cache_tree;
-    uint64_t cache_generation;
+    const struct ps_pool_tree *kept_tree;      /* NULL: nothing kept */
+    uint64_t kept_generation;
     int capacity;
     struct ps_sched_snapshot *snap;            /* NULL before the first update */
     struct ps_sched_options options;
