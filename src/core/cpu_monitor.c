@@ -224,14 +224,7 @@ double ps_cpu_monitor_preemptible_cpu(const struct ps_cpu_monitor *m)
 /* static_cast<i64>(v * 100), saturating instead of overflowing. */
 static int64_t x100(double v)
 {
-    double s = v * 100;
-    if (isnan(s))
-        return 0;
-    if (s >= 9223372036854775807.0)
-        return INT64_MAX;
-    if (s <= -9223372036854775808.0)
-        return INT64_MIN;
-    return (int64_t)s;
+    return ps_i64_of_double(v * 100);
 }
 
 struct ps_cpu_monitor_stats ps_cpu_monitor_stats(const struct ps_cpu_monitor *m)

@@ -98,12 +98,13 @@ static double seconds_of_ms(int64_t ms)
     return (double)(ms * 1000) / 1e6;
 }
 
-/* TotalResourceLimits * ratio, every resource rounded (cpu to hundredths). */
+/* TotalResourceLimits * ratio, every resource rounded (cpu to hundredths), saturating (a
+ * ratio can be any finite double). */
 static struct ps_resources resources_times(const struct ps_resources *r, double k)
 {
     struct ps_resources out;
     for (int i = 0; i < PS_RES_COUNT; i++)
-        out.v[i] = (int64_t)round((double)r->v[i] * k);
+        out.v[i] = ps_i64_of_double(round((double)r->v[i] * k));
     return out;
 }
 

@@ -7,18 +7,6 @@
 #define MIB (INT64_C(1) << 20)
 #define TIB (INT64_C(1) << 40)
 
-/* static_cast<i64>(x) without the undefined behaviour outside the int64 range. */
-static int64_t to_i64(double x)
-{
-    if (isnan(x))
-        return 0;
-    if (x >= 9223372036854775807.0)
-        return INT64_MAX;
-    if (x <= -9223372036854775808.0)
-        return INT64_MIN;
-    return (int64_t)x;
-}
-
 /* std::min / std::max argument order, which decides which operand a tie returns. */
 static double std_min(double a, double b)
 {
@@ -270,18 +258,18 @@ void ps_memory_task_reserve(const struct ps_memory_task *t,
     /* ApplyMemoryReserve: an i64 accumulator to which double products are added, so each
      * step truncates to whole bytes. */
     int64_t memory = t->footprint_memory_bytes;
-    memory = to_i64((double)memory +
+    memory = ps_i64_of_double((double)memory +
                     (double)t->job_proxy_memory_bytes * job->job_proxy_memory_reserve_factor);
-    memory = to_i64((double)memory +
+    memory = ps_i64_of_double((double)memory +
                     (double)t->memory_limit_bytes * job->user_job_memory_reserve_factor);
     job->memory_bytes = memory;
 
     int64_t user_reserve =
-        to_i64(job->user_job_memory_reserve_factor * (double)t->memory_limit_bytes);
+        ps_i64_of_double(job->user_job_memory_reserve_factor * (double)t->memory_limit_bytes);
     job->user_job_memory_reserve_bytes =
         user_reserve > t->tmpfs_size_bytes ? user_reserve : t->tmpfs_size_bytes;
     job->job_proxy_memory_reserve_bytes =
-        to_i64((double)t->job_proxy_memory_bytes * job->job_proxy_memory_reserve_factor);
+        ps_i64_of_double((double)t->job_proxy_memory_bytes * job->job_proxy_memory_reserve_factor);
 }
 
 void ps_memory_task_add_samples(struct ps_memory_task *t, const struct ps_memory_job *job,
@@ -400,7 +388,7 @@ int64_t ps_memory_cumulative_byte_seconds(int64_t bytes, int64_t duration_ms)
         duration_ms = 0;
     double cumulative = (double)bytes * (double)duration_ms;
     /* Byte-seconds rather than byte-milliseconds keeps long jobs inside int64. */
-    return to_i64(cumulative / 1000.0);
+    return ps_i64_of_double(cumulative / 1000.0);
 }
 
 size_t ps_memory_controller_statistics(const struct ps_memory_job *job,

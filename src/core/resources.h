@@ -13,6 +13,7 @@
 #ifndef PS_CORE_RESOURCES_H
 #define PS_CORE_RESOURCES_H
 
+#include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -56,6 +57,19 @@ const char *ps_resource_name(int resource);
 void ps_resources_text(char *buf, size_t size, const struct ps_resources *r, unsigned mask);
 /* The index of a resource name, or -1. */
 int ps_resource_from_name(const char *name);
+
+/* static_cast<i64>(x) without the undefined behaviour outside the int64 range: saturates, and
+ * a NaN is 0. */
+static inline int64_t ps_i64_of_double(double x)
+{
+    if (isnan(x))
+        return 0;
+    if (x >= 9223372036854775807.0)
+        return INT64_MAX;
+    if (x <= -9223372036854775808.0)
+        return INT64_MIN;
+    return (int64_t)x;
+}
 
 /* The value of resource i as a double in natural units (cpu in cores). */
 static inline double ps_res_get(const struct ps_resources *r, int i)

@@ -1,5 +1,6 @@
 /* Vector HDRF: integral guarantees (burst and relaxed pools, accumulated volumes) from upstream's
  * fair_share_update_ut.cpp and the integral volume tests of the scheduler's element tests. */
+#include <math.h>
 #include "fs_test_util.h"
 
 static void test_relaxed_pool_simple(void **state)
@@ -550,6 +551,21 @@ static void test_volume_refill_consume_and_capacity(void **state)
     t_free(t);
 }
 
+/* A flow ratio far beyond the cluster (any finite double is accepted): the capacity, total x
+ * ratio in each resource's units, saturates at the int64 range instead of overflowing the
+ * conversion (undefined behaviour, which the sanitizer build stops on; found by fuzz_snapshot). */
+static void test_huge_flow_ratio_saturates_capacity(void **state)
+{
+    (void)state;
+    struct t_tree *t = t_new(t_total100(), false);
+    int burst = t_integral(t, 0, "burst", PS_GUARANTEE_BURST, 1e25, 1e25, -1);
+    t_op(t, burst, "op", t_total100());
+    t_run(t);
+    double cap = t->p[burst].out.integral_pool_capacity.v[PS_RES_MEMORY];   /* 1e9 x ~2e14 */
+    assert_true(isfinite(cap) && cap >= 9.2e18);
+    t_free(t);
+}
+
 static void test_nested_integral_pools_are_alerted(void **state)
 {
     (void)state;
@@ -594,6 +610,7 @@ int main(void)
         cmocka_unit_test(test_no_distribution_without_the_option),
         cmocka_unit_test(test_pool_capacity_does_not_decrease_existing_volume),
         cmocka_unit_test(test_volume_refill_consume_and_capacity),
+        cmocka_unit_test(test_huge_flow_ratio_saturates_capacity),
         cmocka_unit_test(test_nested_integral_pools_are_alerted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
