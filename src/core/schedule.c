@@ -51,7 +51,8 @@ struct ps_sched_snapshot {
     int *heap_items;
     const struct ps_formula **filters;   /* distinct filters */
     int filter_count, filter_cap;
-    int *off_list;                       /* elements switched off in this stage */
+    int *off_list;                       /* elements switched off in this stage (before the
+                                            descent: the stack of settle_without_start) */
     int off_count;
     /* filter results when the node has no cache: stamp per filter */
     uint64_t *scratch_stamp;
@@ -865,8 +866,28 @@ static int settle_without_start(struct ps_sched_snapshot *s, const struct ps_sch
         return 1;   /* the descent stops before its first candidate */
     s->heartbeat_serial++;
     int skips = res->skip_count, considered = res->candidates_considered;
-    for (int k = 0; k < st->candidate_count; k++) {
-        int i = st->candidates[k];
+    /* The candidates: the stage's list, or every active operation, found through the heaps
+     * (an active pool's heap holds exactly its active children), depth first. */
+    int *stack = s->off_list, top = 0, k = 0;   /* free: no element is off before the descent */
+    if (!st->candidates)
+        stack[top++] = 0;
+    for (;;) {
+        int i;
+        if (st->candidates) {
+            if (k == st->candidate_count)
+                break;
+            i = st->candidates[k++];
+        } else {
+            if (top == 0)
+                break;
+            i = stack[--top];
+            const struct elem *p = &s->e[i];
+            if (p->kind != PS_ELEM_OPERATION) {
+                for (int c = p->heap_len - 1; c >= 0; c--)
+                    stack[top++] = s->heap_items[p->heap_base + c];
+                continue;
+            }
+        }
         const struct elem *x = &s->e[i];
         if (x->kind != PS_ELEM_OPERATION || !is_active(s, x))
             continue;
@@ -886,10 +907,10 @@ static int settle_without_start(struct ps_sched_snapshot *s, const struct ps_sch
         if (push_skip(res, i, why, where, unsatisfied))
             return ps_error_set(err, PS_ENOMEM, "out of memory for heartbeat results");
     }
-    for (int k = skips; k < res->skip_count; k++) {
-        struct elem *x = &s->e[res->skips[k].op];
-        x->reason = res->skips[k].reason;
-        x->reason_elem = res->skips[k].element;
+    for (int j = skips; j < res->skip_count; j++) {
+        struct elem *x = &s->e[res->skips[j].op];
+        x->reason = res->skips[j].reason;
+        x->reason_elem = res->skips[j].element;
     }
     return 1;
 }
@@ -965,7 +986,11 @@ int ps_schedule_stage(struct ps_sched_snapshot *s, const struct ps_sched_node *n
         return ps_error_set(err, PS_EINVAL, "node %lld: bad tag list", (long long)node->id);
     if (node->medium_count < 0 || (node->medium_count > 0 && !node->media))
         return ps_error_set(err, PS_EINVAL, "node %lld: bad media list", (long long)node->id);
-    if (stage->candidates) {
+    /* A stage that starts nothing is settled without the descent: with the stage's own list,
+     * or, for the regular stage, over every active operation (on a full cluster most
+     * heartbeats' stages skip every active operation: the descent would take each off its
+     * heaps and put it back). */
+    if (stage->candidates || (!stage->eligible && !stage->subtree_eligible)) {
         int settled = settle_without_start(s, node, stage, result, err);
         if (settled != 0)
             return settled < 0 ? settled : 0;
