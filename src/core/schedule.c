@@ -52,7 +52,7 @@ struct ps_sched_snapshot {
     const struct ps_formula **filters;   /* distinct filters */
     int filter_count, filter_cap;
     int *off_list;                       /* elements switched off in this stage */
-    int *walk;                           /* the stack of settle_without_start */
+    int *walk;                           /* the stack of settle_without_start: 2 x count */
     int off_count;
     /* filter results when the node has no cache: stamp per filter */
     uint64_t *scratch_stamp;
@@ -356,7 +356,7 @@ int ps_sched_snapshot_new(const struct ps_fs_element *elems, int count,
     s->count = count;
     s->e = calloc((size_t)count, sizeof *s->e);
     s->heap_items = calloc((size_t)count, sizeof *s->heap_items);
-    s->off_list = calloc(2 * (size_t)count, sizeof *s->off_list);
+    s->off_list = calloc(3 * (size_t)count, sizeof *s->off_list);
     s->walk = s->off_list ? s->off_list + count : NULL;
     int rc = 0;
     if (!s->e || !s->heap_items || !s->off_list) {
@@ -857,39 +857,58 @@ check_candidate(struct ps_sched_snapshot *s, const struct ps_sched_node *node,
  * reproduced) and 1 is returned. 0: some candidate can start, the descent must run (nothing
  * recorded). Negative on error. The operations already switched off in the stage are out of
  * the heaps, so the walk skips them as the descent would. */
+/* The walk's stack: per level, a pool and the position of its next child in its heap. */
+static void walk_push(struct ps_sched_snapshot *s, int pool, int *depth)
+{
+    s->walk[2 * *depth] = pool;
+    s->walk[2 * *depth + 1] = 0;
+    ++*depth;
+}
+
+/* The next operation in the walk, -1 at its end. */
+static int walk_next_op(struct ps_sched_snapshot *s, int *depth)
+{
+    while (*depth > 0) {
+        int *frame = &s->walk[2 * (*depth - 1)];
+        const struct elem *p = &s->e[frame[0]];
+        if (frame[1] == p->heap_len) {
+            --*depth;
+            continue;
+        }
+        int c = s->heap_items[p->heap_base + frame[1]++];
+        if (s->e[c].kind == PS_ELEM_OPERATION)
+            return c;
+        walk_push(s, c, depth);
+    }
+    return -1;
+}
+
 static int settle_without_start(struct ps_sched_snapshot *s, const struct ps_sched_node *node,
                                 const struct ps_sched_stage *st, struct ps_sched_result *res,
-                                struct ps_error *err)
+                                int *first, struct ps_error *err)
 {
+    *first = -1;
     struct ps_resources avail = ps_resources_add(ps_resources_sub(node->limits, res->node_usage),
                                                  st->extra);
     struct ps_resources bound = st->op_extra ? ps_resources_add(avail, st->op_extra_bound)
                                              : avail;
     if (!ps_resources_fit(s->options.min_spare, bound))
         return 1;   /* the descent stops before its first candidate */
-    s->heartbeat_serial++;
     int skips = res->skip_count, considered = res->candidates_considered;
     /* The candidates: the stage's list, or every active operation, found through the heaps
-     * (an active pool's heap holds exactly its active children), depth first. */
-    int *stack = s->walk, top = 0, k = 0;
+     * (an active pool's heap holds exactly its active children), depth first from each heap's
+     * top: the first operation of the walk is the one the descent would take next. */
+    int depth = 0, k = 0;
     if (!st->candidates)
-        stack[top++] = 0;
-    for (;;) {
+        walk_push(s, 0, &depth);
+    for (bool at_top = !st->candidates;; at_top = false) {
         int i;
         if (st->candidates) {
             if (k == st->candidate_count)
                 break;
             i = st->candidates[k++];
-        } else {
-            if (top == 0)
-                break;
-            i = stack[--top];
-            const struct elem *p = &s->e[i];
-            if (p->kind != PS_ELEM_OPERATION) {
-                for (int c = p->heap_len - 1; c >= 0; c--)
-                    stack[top++] = s->heap_items[p->heap_base + c];
-                continue;
-            }
+        } else if ((i = walk_next_op(s, &depth)) < 0) {
+            break;
         }
         const struct elem *x = &s->e[i];
         if (x->kind != PS_ELEM_OPERATION || !is_active(s, x))
@@ -904,6 +923,8 @@ static int settle_without_start(struct ps_sched_snapshot *s, const struct ps_sch
         if (why == PS_SCHED_OK) {
             res->skip_count = skips;
             res->candidates_considered = considered;
+            if (at_top)
+                *first = i;
             return 0;
         }
         res->candidates_considered++;
@@ -924,25 +945,40 @@ static bool walks_all(const struct ps_sched_stage *st)
     return !st->candidates && !st->eligible && !st->subtree_eligible;
 }
 
-static int run_stage(struct ps_sched_snapshot *s, const struct ps_sched_node *node,
-                     const struct ps_sched_stage *st, struct ps_sched_result *res,
-                     struct ps_error *err)
+/* Starts an allocation of operation i (the descent's candidate, its checks passed). */
+static int start_allocation(struct ps_sched_snapshot *s, struct ps_sched_result *res, int i,
+                            struct ps_error *err)
 {
-    s->heartbeat_serial++;
-    int started = 0;
-    while (st->max_allocations <= 0 || started < st->max_allocations) {
+    struct elem *x = &s->e[i];
+    if (push_allocation(res, i, x->alloc))
+        return ps_error_set(err, PS_ENOMEM, "out of memory for heartbeat results");
+    x->pending--;
+    x->reason = PS_SCHED_OK;
+    x->reason_elem = -1;
+    res->node_usage = ps_resources_add(res->node_usage, x->alloc);
+    move_usage(s, i, x->alloc, 1);
+    refresh_path(s, i);
+    return 0;
+}
+
+/* The descent until it starts an allocation (1) or ends (0); negative on error. */
+static int descend(struct ps_sched_snapshot *s, const struct ps_sched_node *node,
+                   const struct ps_sched_stage *st, struct ps_sched_result *res,
+                   struct ps_error *err)
+{
+    for (;;) {
         struct ps_resources avail = ps_resources_add(
             ps_resources_sub(node->limits, res->node_usage), st->extra);
         struct ps_resources bound = st->op_extra ? ps_resources_add(avail, st->op_extra_bound)
                                                  : avail;
         if (!ps_resources_fit(s->options.min_spare, bound))
-            break;
+            return 0;
         /* Descend along heap tops: each pool's best active child. A pool whose subtree holds
          * no eligible operation is switched off as a whole when it surfaces, as its operations
          * would be one by one: the best eligible leaf is the same either way. */
         int i = 0;
         if (s->e[0].heap_len == 0)
-            break;
+            return 0;
         bool pool_off = false;
         while (s->e[i].kind != PS_ELEM_OPERATION) {
             int c = s->heap_items[s->e[i].heap_base];
@@ -964,32 +1000,46 @@ static int run_stage(struct ps_sched_snapshot *s, const struct ps_sched_node *no
         unsigned unsatisfied;
         if (check_candidate(s, node, st, res, i, avail, &why, &where, &unsatisfied) < 0)
             return ps_error_set(err, PS_ENOMEM, "out of memory for a node filter cache");
-        if (why != PS_SCHED_OK) {
-            if (why != PS_SCHED_INELIGIBLE) {
-                x->reason = why;
-                x->reason_elem = where;
-            }
-            switch_off(s, i);
-            if (push_skip(res, i, why, where, unsatisfied))
-                return ps_error_set(err, PS_ENOMEM, "out of memory for heartbeat results");
-            continue;
+        if (why == PS_SCHED_OK) {
+            int rc = start_allocation(s, res, i, err);
+            return rc < 0 ? rc : 1;
         }
-        if (push_allocation(res, i, x->alloc))
+        if (why != PS_SCHED_INELIGIBLE) {
+            x->reason = why;
+            x->reason_elem = where;
+        }
+        switch_off(s, i);
+        if (push_skip(res, i, why, where, unsatisfied))
             return ps_error_set(err, PS_ENOMEM, "out of memory for heartbeat results");
-        x->pending--;
-        x->reason = PS_SCHED_OK;
-        x->reason_elem = -1;
-        res->node_usage = ps_resources_add(res->node_usage, x->alloc);
-        move_usage(s, i, x->alloc, 1);
-        refresh_path(s, i);
-        started++;
-        /* The node has less room now: usually none for anyone left (on a full cluster, 76% of
-         * the descent's skips came after its last allocation). */
-        if (walks_all(st) && (st->max_allocations <= 0 || started < st->max_allocations)) {
-            int settled = settle_without_start(s, node, st, res, err);
-            if (settled != 0)
-                return settled < 0 ? settled : 0;
+    }
+}
+
+/* The stage's allocations one at a time. Stages that walk (settle_without_start) do so before
+ * each: a walk that finds nobody able to start records the descent's skips and ends the
+ * stage (on a full cluster most stages, and 76% of the descent's skips came after its last
+ * allocation); one whose first operation (the descent's next) can start starts it without the
+ * descent; else the descent runs until it starts one. */
+static int run_stage(struct ps_sched_snapshot *s, const struct ps_sched_node *node,
+                     const struct ps_sched_stage *st, struct ps_sched_result *res,
+                     struct ps_error *err)
+{
+    bool walk = st->candidates || walks_all(st);
+    for (int started = 0; st->max_allocations <= 0 || started < st->max_allocations; started++) {
+        int rc;
+        if (walk) {
+            int first;
+            rc = settle_without_start(s, node, st, res, &first, err);
+            if (rc != 0)
+                return rc < 0 ? rc : 0;
+            if (first >= 0) {
+                res->candidates_considered++;
+                if ((rc = start_allocation(s, res, first, err)) < 0)
+                    return rc;
+                continue;
+            }
         }
+        if ((rc = descend(s, node, st, res, err)) <= 0)
+            return rc;
     }
     return 0;
 }
@@ -1002,15 +1052,7 @@ int ps_schedule_stage(struct ps_sched_snapshot *s, const struct ps_sched_node *n
         return ps_error_set(err, PS_EINVAL, "node %lld: bad tag list", (long long)node->id);
     if (node->medium_count < 0 || (node->medium_count > 0 && !node->media))
         return ps_error_set(err, PS_EINVAL, "node %lld: bad media list", (long long)node->id);
-    /* A stage that starts nothing is settled without the descent: with the stage's own list,
-     * or, for the regular stage, over every active operation (on a full cluster most
-     * heartbeats' stages skip every active operation: the descent would take each off its
-     * heaps and put it back). The regular stage does it again after each allocation. */
-    if (stage->candidates || walks_all(stage)) {
-        int settled = settle_without_start(s, node, stage, result, err);
-        if (settled != 0)
-            return settled < 0 ? settled : 0;
-    }
+    s->heartbeat_serial++;   /* the filter results of nodes without a cache are the stage's */
     int rc = run_stage(s, node, stage, result, err);
     /* Deactivation lasts one stage: the next stage has its own eligible set and resources. */
     switch_all_on(s);
