@@ -30,9 +30,12 @@
  * in any heap, so a heartbeat never touches them; operations that surface but cannot run on
  * the node are removed for the heartbeat and put back at its end, so a heartbeat costs
  * O((allocations + skipped candidates) x depth x log fan-out), independent of the total number
- * of operations. A regular stage in which no active operation can start (on a full cluster,
- * most of them) is settled by one walk over the active operations instead, which records the
- * same skips (in another order) without touching the heaps: O(active operations).
+ * of operations. The regular stage walks the active operations before each allocation (depth
+ * first from the heaps' tops, stopping at the first one that can start): when none can (on a
+ * full cluster, most stages, and most skips come after a stage's last allocation), the walk
+ * records the descent's skips (in another order) without touching the heaps, O(active
+ * operations); when the walk's first operation, the descent's next choice, can start, it
+ * starts without the descent.
  *
  * One allocation shape per operation: an operation has one resource vector for its next
  * allocation and a count of pending allocations. Callers with several task groups of different
@@ -310,8 +313,8 @@ struct ps_sched_stage {
      * result is the descent's without its work: a skip per active eligible operation (in list
      * order, none for ineligible operations) and nothing started. Else the descent runs as
      * without the list. NULL: a stage without `eligible` and `subtree_eligible` (the regular
-     * one) does the same over every active operation (in depth-first order of the heaps);
-     * other stages always descend. */
+     * one) does the same over every active operation (in depth-first order of the heaps)
+     * before each allocation; other stages always descend. */
     const int *candidates;
     int candidate_count;
 };
