@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "core/formula.h"
+#include "core/nodes.h"
 #include "core/operation.h"
 
 /* Whether node's tags satisfy filter, evaluated once per tag set when verdict (indexed by
@@ -17,6 +18,49 @@ static bool satisfies(const struct ps_formula *filter, const struct ps_node *nod
         verdict[node->tagset] =
             ps_formula_eval(filter, (const char *const *)node->tags, node->tag_count) ? 1 : 2;
     return verdict[node->tagset] == 1;
+}
+
+/* max = the componentwise maximum of max and *limits. */
+static void raise_max(struct ps_resources *max, const struct ps_resources *limits)
+{
+    for (int r = 0; r < PS_RES_COUNT; r++)
+        if (limits->v[r] > max->v[r])
+            max->v[r] = limits->v[r];
+}
+
+/* The nodes of member's tree that usable counts and that satisfy filter: how many, stopping
+ * at the first unless max is given, which then is raised to their limits. */
+static int usable_nodes(const struct ps_strategy *s, const struct ps_tree_op *member,
+                        const struct ps_formula *filter, ps_exec_node_usable_fn usable,
+                        void *ctx, struct ps_resources *max)
+{
+    /* the filter's verdict per tag set: 0 not evaluated yet, 1 match, 2 mismatch */
+    uint8_t *verdict = filter ? calloc((size_t)ps_strategy_tagset_count(s) + 1, 1) : NULL;
+    int found = 0;
+    int count = ps_strategy_node_count(s);
+    for (int i = 0; i < count && (max || !found); i++) {
+        const struct ps_node *n = ps_strategy_node_at(s, i);
+        if (n->tree != member->tree || !usable(n, ctx) ||
+            (filter && !satisfies(filter, n, verdict)))
+            continue;
+        found++;
+        if (max)
+            raise_max(max, &n->resource_limits);
+    }
+    free(verdict);
+    return found;
+}
+
+/* Every node of tree that satisfies filter counts: the tree's cache per filter (nodes.h)
+ * answers without a scan until a node changes. */
+static int all_nodes(struct ps_pool_tree *tree, const struct ps_formula *filter,
+                     struct ps_resources *max)
+{
+    struct ps_resources tree_max;
+    int found = ps_pool_tree_filter_max_limits(tree, filter, &tree_max);
+    if (max && found > 0)
+        raise_max(max, &tree_max);
+    return found;
 }
 
 /* The usable nodes of member's tree that satisfy its effective filter: how many (-1: cannot
@@ -33,24 +77,11 @@ static int tree_nodes(const struct ps_strategy *s, const struct ps_tree_op *memb
     ps_error_init(&err);
     if (ps_tree_op_effective_filter(member, &filter, &owned, &err) != 0)
         return -1;   /* cannot tell: never fail on it */
-    /* the filter's verdict per tag set: 0 not evaluated yet, 1 match, 2 mismatch */
-    uint8_t *verdict = filter ? calloc((size_t)ps_strategy_tagset_count(s) + 1, 1) : NULL;
-    int found = 0;
-    int count = ps_strategy_node_count(s);
-    for (int i = 0; i < count && (max || !found); i++) {
-        const struct ps_node *n = ps_strategy_node_at(s, i);
-        if (n->tree != member->tree || (usable && !usable(n, ctx)) ||
-            (filter && !satisfies(filter, n, verdict)))
-            continue;
-        found++;
-        for (int r = 0; max && r < PS_RES_COUNT; r++)
-            if (n->resource_limits.v[r] > max->v[r])
-                max->v[r] = n->resource_limits.v[r];
-    }
+    int found = usable ? usable_nodes(s, member, filter, usable, ctx, max)
+                       : all_nodes(member->tree, filter, max);
     if (!found && text)
         snprintf(text, size, "%s", filter ? ps_formula_text(filter) : "");
     ps_formula_free(owned);
-    free(verdict);
     return found;
 }
 

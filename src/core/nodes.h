@@ -68,6 +68,12 @@ struct ps_resources ps_pool_tree_filter_limits(struct ps_pool_tree *tree,
  * limits. */
 int ps_pool_tree_filter_node_count(struct ps_pool_tree *tree, const struct ps_formula *filter);
 
+/* The componentwise maximum of the limits of the tree's nodes satisfying filter (every node
+ * for NULL or the empty filter) into *max, zero when there is none; returns their number.
+ * Cached with the limits, so asking again costs no scan until a node changes. */
+int ps_pool_tree_filter_max_limits(struct ps_pool_tree *tree, const struct ps_formula *filter,
+                                   struct ps_resources *max);
+
 /* Upstream treats filter limits as unlimited during node_reconnection_timeout after the
  * scheduler (re)connects, while nodes are still coming back. The service calls this with its
  * connection time; until then (and in the simulator, which never calls it) limits are real. */

@@ -102,6 +102,17 @@ static int limit_reached(const struct ps_resources *usage, const struct ps_resou
     return -1;
 }
 
+/* The same with optional limits (unset: unlimited), without building them: most pools set
+ * none. */
+static int opt_limit_reached(const struct ps_resources *usage, const struct ps_resources_opt *limits)
+{
+    for (int r = 0; limits->set && r < PS_RES_COUNT; r++)
+        if ((limits->set & (1u << r)) && limits->r.v[r] < PS_RES_INFINITE &&
+            usage->v[r] >= limits->r.v[r])
+            return r;
+    return -1;
+}
+
 static bool matches_no_node(struct ps_pool_tree *tree, const struct ps_formula *filter)
 {
     if (!filter || ps_formula_is_empty(filter))
@@ -150,8 +161,7 @@ void ps_pool_tree_pending_reason(struct ps_pool_tree *tree, const struct ps_tree
         return;
     }
     for (const struct ps_pool *p = op->pool; p && !p->is_root; p = p->parent) {
-        struct ps_resources limits = ps_resources_opt_or_infinite(&p->config.resource_limits);
-        r = limit_reached(&p->usage, &limits);
+        r = opt_limit_reached(&p->usage, &p->config.resource_limits);
         if (r >= 0) {
             out->reason = PS_PENDING_POOL_RESOURCE_LIMITS;
             out->pool = p->name;

@@ -41,6 +41,7 @@ int ps_pool_tree_clone_state(struct ps_pool_tree *dst, const struct ps_pool_tree
         dst->node_capacity = dst->node_count = src->node_count;
     }
     dst->total = src->total;
+    dst->max_limits = src->max_limits;
     ps_tree_invalidate_filter_cache(dst);
     dst->has_connect_time = src->has_connect_time;
     dst->connected_at_ms = src->connected_at_ms;

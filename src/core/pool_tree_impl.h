@@ -16,7 +16,8 @@ struct ps_tree_owner_ops;
 
 struct ps_filter_cache_entry {
     char *text;                     /* owned filter text (the cache key) */
-    struct ps_resources limits;
+    struct ps_resources limits;     /* the sum of their limits */
+    struct ps_resources max;        /* the componentwise maximum of their limits (zero: none) */
     int node_count;                 /* nodes satisfying the filter */
 };
 
@@ -48,6 +49,7 @@ struct ps_pool_tree {
     struct ps_node **nodes;                 /* borrowed, in insertion order */
     int node_count, node_capacity;
     struct ps_resources total;
+    struct ps_resources max_limits;         /* componentwise maximum of the nodes' limits */
     struct ps_filter_cache_entry *cache;
     int cache_count, cache_capacity;
     bool has_connect_time;

@@ -78,12 +78,36 @@ static struct ps_resources add_limits(struct ps_resources a, struct ps_resources
     return a;
 }
 
+static struct ps_resources max_limits(struct ps_resources a, const struct ps_resources *b)
+{
+    for (int i = 0; i < PS_RES_COUNT; i++)
+        if (b->v[i] > a.v[i])
+            a.v[i] = b->v[i];
+    return a;
+}
+
+/* The sum, componentwise maximum and number of the limits of the tree's nodes satisfying
+ * filter (every node for NULL). */
+static void scan(const struct ps_pool_tree *tree, const struct ps_formula *filter,
+                 struct ps_resources *sum, struct ps_resources *max, int *count)
+{
+    *sum = *max = ps_resources_zero();
+    *count = 0;
+    for (int i = 0; i < tree->node_count; i++) {
+        const struct ps_node *n = tree->nodes[i];
+        if (filter && !ps_formula_eval(filter, (const char *const *)n->tags, n->tag_count))
+            continue;
+        *sum = add_limits(*sum, n->resource_limits);
+        *max = max_limits(*max, &n->resource_limits);
+        (*count)++;
+    }
+}
+
 void ps_pool_tree_nodes_changed(struct ps_pool_tree *tree)
 {
     tree->generation++;
-    tree->total = ps_resources_zero();
-    for (int i = 0; i < tree->node_count; i++)
-        tree->total = add_limits(tree->total, tree->nodes[i]->resource_limits);
+    int count;
+    scan(tree, NULL, &tree->total, &tree->max_limits, &count);
     ps_tree_invalidate_filter_cache(tree);
 }
 
@@ -156,31 +180,8 @@ static const struct ps_filter_cache_entry *lookup(struct ps_pool_tree *tree, con
         return NULL;
     struct ps_filter_cache_entry *e = &tree->cache[tree->cache_count++];
     e->text = key;
-    e->limits = ps_resources_zero();
-    e->node_count = 0;
-    for (int i = 0; i < tree->node_count; i++) {
-        const struct ps_node *n = tree->nodes[i];
-        if (ps_formula_eval(filter, (const char *const *)n->tags, n->tag_count)) {
-            e->limits = add_limits(e->limits, n->resource_limits);
-            e->node_count++;
-        }
-    }
+    scan(tree, filter, &e->limits, &e->max, &e->node_count);
     return e;
-}
-
-/* Without the cache (out of memory): count and sum directly. */
-static void direct(const struct ps_pool_tree *tree, const struct ps_formula *filter,
-                   struct ps_resources *limits, int *count)
-{
-    *limits = ps_resources_zero();
-    *count = 0;
-    for (int i = 0; i < tree->node_count; i++) {
-        const struct ps_node *n = tree->nodes[i];
-        if (ps_formula_eval(filter, (const char *const *)n->tags, n->tag_count)) {
-            *limits = add_limits(*limits, n->resource_limits);
-            (*count)++;
-        }
-    }
 }
 
 struct ps_resources ps_pool_tree_filter_limits(struct ps_pool_tree *tree, const struct ps_formula *filter)
@@ -190,9 +191,9 @@ struct ps_resources ps_pool_tree_filter_limits(struct ps_pool_tree *tree, const 
     const struct ps_filter_cache_entry *e = lookup(tree, filter);
     if (e)
         return e->limits;
-    struct ps_resources limits;
+    struct ps_resources limits, max;   /* out of memory: uncached */
     int count;
-    direct(tree, filter, &limits, &count);
+    scan(tree, filter, &limits, &max, &count);
     return limits;
 }
 
@@ -203,9 +204,27 @@ int ps_pool_tree_filter_node_count(struct ps_pool_tree *tree, const struct ps_fo
     const struct ps_filter_cache_entry *e = lookup(tree, filter);
     if (e)
         return e->node_count;
-    struct ps_resources limits;
+    struct ps_resources limits, max;   /* out of memory: uncached */
     int count;
-    direct(tree, filter, &limits, &count);
+    scan(tree, filter, &limits, &max, &count);
+    return count;
+}
+
+int ps_pool_tree_filter_max_limits(struct ps_pool_tree *tree, const struct ps_formula *filter,
+                                   struct ps_resources *max)
+{
+    if (!filter || ps_formula_is_empty(filter)) {
+        *max = tree->max_limits;
+        return tree->node_count;
+    }
+    const struct ps_filter_cache_entry *e = lookup(tree, filter);
+    if (e) {
+        *max = e->max;
+        return e->node_count;
+    }
+    struct ps_resources limits;   /* out of memory: uncached */
+    int count;
+    scan(tree, filter, &limits, max, &count);
     return count;
 }
 

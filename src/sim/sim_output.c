@@ -20,20 +20,28 @@ void sim_buf_release(struct sim_buf *b)
     b->len = b->cap = 0;
 }
 
+/* Room for n more bytes and the terminating NUL; false (and b->oom) when out of memory. */
+static bool buf_reserve(struct sim_buf *b, size_t n)
+{
+    if (b->len + n + 1 <= b->cap)
+        return true;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < b->len + n + 1)
+        cap *= 2;
+    char *grown = realloc(b->data, cap);
+    if (!grown) {
+        b->oom = true;
+        return false;
+    }
+    b->data = grown;
+    b->cap = cap;
+    return true;
+}
+
 void sim_buf_put(struct sim_buf *b, const char *s, size_t n)
 {
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *grown = realloc(b->data, cap);
-        if (!grown) {
-            b->oom = true;
-            return;
-        }
-        b->data = grown;
-        b->cap = cap;
-    }
+    if (!buf_reserve(b, n))
+        return;
     memcpy(b->data + b->len, s, n);
     b->len += n;
     b->data[b->len] = '\0';
@@ -362,8 +370,11 @@ void sim_pools_rows_write(struct ps_sim *sim)
         while (p && p < end) {
             const char *nl = memchr(p, '\n', (size_t)(end - p));
             size_t n = (size_t)(nl - p) + 1;
-            sim_buf_put(line, prefix, prefix_len);
-            sim_buf_put(line, p, n);
+            if (!buf_reserve(line, prefix_len + n))
+                break;
+            memcpy(line->data + line->len, prefix, prefix_len);
+            memcpy(line->data + line->len + prefix_len, p, n);
+            line->len += prefix_len + n;
             p += n;
         }
     }

@@ -567,6 +567,44 @@ static void test_skipping_is_exact_with_heartbeats_on_job_finished(void **state)
     }
 }
 
+/* The resource demand check sees node limits as they are now: a node that shrinks under the
+ * jobs' size fails both operations at the next check, with the new maximum in the message
+ * (core/exec_nodes.h answers from the tree's cache per filter, which the change refreshes). */
+static void test_demand_check_after_node_change(void **state)
+{
+    (void)state;
+    static const char *shrinking =
+        "{'heartbeat_period': 1000, 'fair_share_update_period': 1000,"
+        " 'safe_scheduler_online_time': 0,"
+        " 'node_groups': [{'name': 'big', 'count': 1, 'tags': ['fast'],"
+        "                  'resource_limits': {'cpu': 8, 'memory': 17179869184, 'user_slots': 8}},"
+        "                 {'name': 'small', 'count': 1, 'tags': ['fast'],"
+        "                  'resource_limits': {'cpu': 4, 'memory': 17179869184, 'user_slots': 8}}],"
+        " 'pool_trees': {'physical': {'pools': [{'name': 'p'}]}},"
+        " 'operations': ["
+        "   {'id': 'plain', 'start_time': 0, 'spec': {'pool': 'p'}, 'tasks': ["
+        "     {'job_count': 4, 'duration': 100000, 'resources': {'cpu': 6, 'user_slots': 1}}]},"
+        "   {'id': 'filtered', 'start_time': 0, 'spec': {'pool': 'p', 'scheduling_tag_filter': 'fast'},"
+        "    'tasks': [{'job_count': 4, 'duration': 100000, 'resources': {'cpu': 6, 'user_slots': 1}}]}],"
+        " 'events': ["
+        "   {'time': 20000, 'type': 'set_node_resources', 'node': 'big-0', 'resource_limits': {'cpu': 5}}]}";
+    struct run r;
+    start(&r, shrinking, false);
+    struct ps_error err;
+    ps_error_init(&err);
+    /* checked (and cached) at 0 and 15 s: a job fits the big node */
+    assert_int_equal(ps_sim_run_until(r.sim, 19000, &err), 0);
+    struct ps_sim_stats st;
+    ps_sim_get_stats(r.sim, &st);
+    assert_int_equal(st.operations_failed, 0);
+    finish_run(&r);
+    ps_sim_get_stats(r.sim, &st);
+    assert_int_equal(st.operations_failed, 2);
+    assert_int_equal(count(r.events_text, "No online node can satisfy the resource demand"), 2);
+    assert_int_equal(count(r.events_text, "max_available_resources {user_slots=8; cpu=5.00;"), 2);
+    release(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -580,6 +618,7 @@ int main(void)
         cmocka_unit_test(test_heartbeat_phase),
         cmocka_unit_test(test_heartbeat_on_job_finished),
         cmocka_unit_test(test_skipping_is_exact_with_heartbeats_on_job_finished),
+        cmocka_unit_test(test_demand_check_after_node_change),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -149,6 +149,57 @@ static void test_filter_limits(void **state)
     ps_strategy_free(s);
 }
 
+/* The componentwise maximum of the limits of a filter's nodes is cached with the limits and
+ * recomputed after every node change: added, re-registered, changed in place, unregistered. */
+static void test_filter_max_limits(void **state)
+{
+    (void)state;
+    struct ps_strategy *s = ps_strategy_new();
+    add_tree(s, "t", "{\"nodes_filter\": \"dc1\"}");
+    struct ps_error err;
+    node(s, "a", "dc1 ssd", res(1, 30, 100), &err);
+    node(s, "b", "dc1 ssd gpu", res(2, 20, 200), &err);
+    node(s, "c", "dc1", res(4, 10, 400), &err);
+    node(s, "d", "dc2 ssd", res(8, 80, 800), &err);   /* not in the tree */
+    struct ps_pool_tree *t = ps_strategy_find_tree(s, "t");
+    struct ps_formula *f = NULL, *none = NULL;
+    assert_int_equal(ps_formula_parse("ssd", &f, &err), 0);
+    assert_int_equal(ps_formula_parse("nothing", &none, &err), 0);
+    struct ps_resources max;
+    assert_int_equal(ps_pool_tree_filter_max_limits(t, f, &max), 2);
+    assert_true(ps_resources_equal(max, res(2, 30, 200)));
+    assert_int_equal(ps_pool_tree_filter_max_limits(t, NULL, &max), 3);
+    assert_true(ps_resources_equal(max, res(4, 30, 400)));
+    assert_int_equal(ps_pool_tree_filter_max_limits(t, none, &max), 0);
+    assert_true(ps_resources_is_zero(max));
+    /* a node joins */
+    node(s, "e", "dc1 ssd", res(1, 5, 1000), &err);
+    assert_int_equal(ps_pool_tree_filter_max_limits(t, f, &max), 3);
+    assert_true(ps_resources_equal(max, res(2, 30, 1000)));
+    assert_int_equal(ps_pool_tree_filter_max_limits(t, NULL, &max), 4);
+    assert_true(ps_resources_equal(max, res(4, 30, 1000)));
+    /* changed in place (the simulator's node resources event) */
+    ps_strategy_find_node(s, "a")->resource_limits.v[PS_RES_USER_SLOTS] = 16;
+    ps_pool_tree_nodes_changed(t);
+    assert_int_equal(ps_pool_tree_filter_max_limits(t, f, &max), 3);
+    assert_true(ps_resources_equal(max, res(16, 30, 1000)));
+    assert_int_equal(ps_pool_tree_filter_max_limits(t, NULL, &max), 4);
+    assert_true(ps_resources_equal(max, res(16, 30, 1000)));
+    /* re-registered with other limits, then gone */
+    node(s, "a", "dc1 ssd", res(1, 1, 1), &err);
+    assert_int_equal(ps_pool_tree_filter_max_limits(t, f, &max), 3);
+    assert_true(ps_resources_equal(max, res(2, 20, 1000)));
+    ps_error_init(&err);
+    assert_int_equal(ps_strategy_unregister_node(s, "e", &err), 0);
+    assert_int_equal(ps_pool_tree_filter_max_limits(t, f, &max), 2);
+    assert_true(ps_resources_equal(max, res(2, 20, 200)));
+    assert_int_equal(ps_pool_tree_filter_max_limits(t, NULL, &max), 3);
+    assert_true(ps_resources_equal(max, res(4, 20, 400)));
+    ps_formula_free(f);
+    ps_formula_free(none);
+    ps_strategy_free(s);
+}
+
 static void test_operations_across_trees(void **state)
 {
     (void)state;
@@ -400,6 +451,7 @@ int main(void)
         cmocka_unit_test(test_tag_sets_interned),
         cmocka_unit_test(test_unlimited_node_resources_saturate),
         cmocka_unit_test(test_filter_limits),
+        cmocka_unit_test(test_filter_max_limits),
         cmocka_unit_test(test_operations_across_trees),
         cmocka_unit_test(test_update_and_suspend),
     };
