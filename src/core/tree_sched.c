@@ -105,6 +105,7 @@ void ps_tree_sched_release(struct ps_tree_sched *ts)
     free(ts->next_names);
     ps_fs_update_free(ts->update);
     ps_sched_snapshot_free(ts->snap);
+    ps_sched_snapshot_free(ts->spare_snap);
     free(ts->starvation);
     free(ts->sched_ops);
     free(ts->preempt_ops);
@@ -376,8 +377,11 @@ static int fill_op_cache(struct ps_tree_sched *ts, const struct ps_tree_config *
 static int new_snapshot(struct ps_tree_sched *ts, struct ps_error *err)
 {
     int n = ts->fs.count;
-    int rc = ps_sched_snapshot_new(ts->fs.elems, n, ts->fs.fs_pools, ts->fs.pool_count,
-                                   ts->sched_ops, &ts->options, &ts->snap, err);
+    /* the last snapshot's buffers, when the tree kept its structure */
+    ts->snap = ts->spare_snap;
+    ts->spare_snap = NULL;
+    int rc = ps_sched_snapshot_renew(ts->fs.elems, n, ts->fs.fs_pools, ts->fs.pool_count,
+                                     ts->sched_ops, &ts->options, &ts->snap, err);
     /* Heartbeats read live usage, as upstream's resource tree: allocations that started or
      * ended while the update ran off the host's lock (the operations' usage is current, the
      * build's is begin's) count in the new snapshot too, else they would be scheduled past
@@ -516,9 +520,13 @@ int ps_tree_sched_update_finish(struct ps_tree_sched *ts, struct ps_pool_tree *t
     ts->names_cap = ts->next_names_cap;
     ts->next_names = names;
     ts->next_names_cap = names_cap;
-    /* The snapshot borrows filters of operations that may be gone by now: drop it first. */
-    ps_sched_snapshot_free(ts->snap);
-    ts->snap = NULL;
+    /* The snapshot borrows filters of operations that may be gone by now: heartbeats lose it
+     * first; the next one is built in its buffers (new_snapshot). */
+    if (ts->snap) {
+        ps_sched_snapshot_free(ts->spare_snap);
+        ts->spare_snap = ts->snap;
+        ts->snap = NULL;
+    }
     int n = ts->fs.count;
     int rc = grow(ts, n, err);
     if (rc != 0)

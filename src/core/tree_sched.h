@@ -130,6 +130,8 @@ struct ps_tree_sched {
     uint64_t kept_generation;
     int capacity;
     struct ps_sched_snapshot *snap;            /* NULL before the first update */
+    struct ps_sched_snapshot *spare_snap;      /* during an update's finish: the last snapshot,
+                                                  no longer read, renewed into the next one */
     struct ps_sched_options options;
     struct ps_preempt_config preempt_config;
     struct ps_preemptible_config preemptible_config;
