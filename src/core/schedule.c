@@ -25,6 +25,8 @@ struct elem {
     struct ps_share demand;
     struct ps_resources limits;
     struct ps_resources usage;
+    struct ps_resources sum;      /* building: usage summed up from the operations */
+    bool same_inputs;             /* renewing: fair and demand shares kept their bits */
     double local_sat;
     double sat;                   /* the key used by the parent's heap */
     int heap_pos;                 /* position in the parent's heap, -1 when absent */
@@ -396,10 +398,12 @@ static bool same_structure(const struct ps_sched_snapshot *s, const struct ps_fs
 }
 
 /* Element i's attributes from fe as a fresh snapshot has them before the operation state and
- * the heaps: pools' scheduling settings, shares, limits, operations' usage (pools: 0), no
- * operation state, no reason, in no heap. */
+ * the heaps: pools' scheduling settings, shares, limits, no operation state, no reason, in no
+ * heap; usage is left to the sum (operations' own in sum, pools' 0). Renewing (`renew`, with
+ * the same total), notes whether the shares kept their bits. */
 static int set_attributes(struct ps_sched_snapshot *s, const struct ps_fs_element *fe, int i,
-                          const struct ps_fs_pool *pools, int pool_count, struct ps_error *err)
+                          const struct ps_fs_pool *pools, int pool_count, bool renew,
+                          struct ps_error *err)
 {
     struct elem *x = &s->e[i];
     const struct ps_sched_options *options = &s->options;
@@ -423,11 +427,13 @@ static int set_attributes(struct ps_sched_snapshot *s, const struct ps_fs_elemen
     }
     x->fifo_index = fe->out.fifo_index;
     x->start_time_ms = op ? fe->in.start_time_ms : 0;
+    x->same_inputs = renew &&
+                     memcmp(&x->fair, &fe->out.fair_share.total, sizeof x->fair) == 0 &&
+                     memcmp(&x->demand, &fe->out.demand_share, sizeof x->demand) == 0;
     x->fair = fe->out.fair_share.total;
     x->demand = fe->out.demand_share;
     x->limits = options->specified_limits ? specified_limits(fe, i) : fe->out.resource_limits;
-    x->usage = op ? fe->in.usage : ps_resources_zero();
-    x->local_sat = 0.0;
+    x->sum = op ? fe->in.usage : ps_resources_zero();
     x->sat = 0.0;
     x->heap_pos = -1;
     x->heap_len = 0;
@@ -444,13 +450,16 @@ static int set_attributes(struct ps_sched_snapshot *s, const struct ps_fs_elemen
     return 0;
 }
 
-/* Everything of a snapshot but its structure (build_structure), from the update's results. */
+/* Everything of a snapshot but its structure (build_structure), from the update's results.
+ * Renewing, an element whose shares, usage and total kept their bits keeps its local ratio:
+ * the snapshot keeps it equal to update_local_sat's of those (move_usage). */
 static int fill(struct ps_sched_snapshot *s, const struct ps_fs_element *elems,
                 const struct ps_fs_pool *pools, int pool_count,
                 const struct ps_sched_operation *ops, const struct ps_sched_options *options,
-                struct ps_error *err)
+                bool renew, struct ps_error *err)
 {
     int count = s->count, rc;
+    renew = renew && memcmp(&s->options.total, &options->total, sizeof options->total) == 0;
     s->options = *options;
     s->filter_count = 0;
     s->off_count = 0;
@@ -458,7 +467,7 @@ static int fill(struct ps_sched_snapshot *s, const struct ps_fs_element *elems,
     for (int i = 0; i < s->filter_cap; i++)
         s->scratch_stamp[i] = 0;
     for (int i = 0; i < count; i++)
-        if ((rc = set_attributes(s, &elems[i], i, pools, pool_count, err)) != 0)
+        if ((rc = set_attributes(s, &elems[i], i, pools, pool_count, renew, err)) != 0)
             return rc;
     if (ops) {
         for (int i = 0; i < count; i++)
@@ -469,12 +478,15 @@ static int fill(struct ps_sched_snapshot *s, const struct ps_fs_element *elems,
      * and its active children in its heap before it is rated and inserted into its parent's. */
     for (int i = count - 1; i >= 0; i--) {
         struct elem *x = &s->e[i];
-        update_local_sat(s, x);
+        if (!x->same_inputs || memcmp(&x->usage, &x->sum, sizeof x->sum) != 0) {
+            x->usage = x->sum;
+            update_local_sat(s, x);
+        }
         compute_sat(s, x);
         if (i == 0)
             break;
         struct elem *p = &s->e[x->parent];
-        p->usage = ps_resources_add(p->usage, x->usage);
+        p->sum = ps_resources_add(p->sum, x->usage);
         if (is_active(s, x))
             heap_insert(s, p, i);
     }
@@ -510,7 +522,7 @@ int ps_sched_snapshot_new(const struct ps_fs_element *elems, int count,
     if (!rc)
         rc = build_structure(s, elems, pool_count, err);
     if (!rc)
-        rc = fill(s, elems, pools, pool_count, ops, options, err);
+        rc = fill(s, elems, pools, pool_count, ops, options, false, err);
     if (rc) {
         ps_sched_snapshot_free(s);
         return rc;
@@ -529,7 +541,7 @@ int ps_sched_snapshot_renew(const struct ps_fs_element *elems, int count,
     *snap = NULL;
     int rc = check_root(elems, count, err);
     if (rc == 0 && s && same_structure(s, elems, count)) {
-        rc = fill(s, elems, pools, pool_count, ops, options, err);
+        rc = fill(s, elems, pools, pool_count, ops, options, true, err);
         if (rc == 0) {
             *snap = s;
             return 0;

@@ -763,7 +763,8 @@ static void test_regular_stage_settles_like_the_descent(void **state)
 
 /* A random tree of 8 pools (one FIFO, one with use_pool_satisfaction_for_scheduling) and 40
  * operations, some with filters, limits and usage; `update` varies what a fair share update
- * changes (shares, limits, usage, FIFO indices, operation state), not the structure. */
+ * changes (shares and usage of some elements, limits, FIFO indices, operation state), not the
+ * structure. */
 static void renew_tree(struct tree *t, struct rng *g, bool update)
 {
     static struct test_filter filters[2] = {{"gpu", 0}, {"ssd", 0}};
@@ -779,14 +780,17 @@ static void renew_tree(struct tree *t, struct rng *g, bool update)
     }
     for (int i = 1; i < t->n; i++) {
         struct ps_fs_element *e = &t->e[i];
-        double fair = 0.01 * (1 + rng_int(g, 8));
-        e->out.fair_share.total = (struct ps_share){{fair, fair, 0, fair, 0}};
+        if (!update || rng_int(g, 2)) {   /* an update leaves some shares as they were */
+            double fair = 0.01 * (1 + rng_int(g, 8));
+            e->out.fair_share.total = (struct ps_share){{fair, fair, 0, fair, 0}};
+        }
         e->out.resource_limits = rng_int(g, 4) ? ps_resources_infinite()
                                                : res(1000, 2 + rng_int(g, 20), 1000);
         if (e->in.kind != PS_ELEM_OPERATION)
             continue;
         e->out.fifo_index = t->p[e->in.parent].in.mode == PS_MODE_FIFO ? rng_int(g, 50) : -1;
-        e->in.usage = res(rng_int(g, 3), rng_int(g, 3), rng_int(g, 3));
+        if (!update || rng_int(g, 2))
+            e->in.usage = res(rng_int(g, 3), rng_int(g, 3), rng_int(g, 3));
         t->ops[i] = (struct ps_sched_operation){
             .runnable = rng_int(g, 6) != 0,
             .pending_count = rng_int(g, 4) ? rng_int(g, 30) : 0,
@@ -870,7 +874,8 @@ static void test_renew_equals_new(void **state)
             ps_sched_result_release(&r);
             struct ps_sched_snapshot *kept = s;
             renew_tree(&t, &g, true);
-            o.total.v[PS_RES_CPU] += PS_CPU_SCALE;
+            if (update == 1)
+                o.total.v[PS_RES_CPU] += PS_CPU_SCALE;
             o.use_pool_satisfaction = update & 1;
             o.fifo_order_in_fifo_pools = update & 2;
             o.specified_limits = update == 3;
