@@ -25,8 +25,6 @@ struct elem {
     struct ps_share demand;
     struct ps_resources limits;
     struct ps_resources usage;
-    struct ps_resources sum;      /* building: usage summed up from the operations */
-    bool same_inputs;             /* renewing: fair and demand shares kept their bits */
     double local_sat;
     double sat;                   /* the key used by the parent's heap */
     int heap_pos;                 /* position in the parent's heap, -1 when absent */
@@ -46,9 +44,16 @@ struct elem {
     int reason_elem;
 };
 
+/* Per element, while a snapshot is built (apart from struct elem, which heartbeats read). */
+struct build_scratch {
+    struct ps_resources sum;      /* usage summed up from the operations */
+    bool same_inputs;             /* renewing: fair and demand shares kept their bits */
+};
+
 struct ps_sched_snapshot {
     struct ps_sched_options options;
     struct elem *e;
+    struct build_scratch *build;
     int count;
     int *heap_items;
     const struct ps_formula **filters;   /* distinct filters */
@@ -427,13 +432,14 @@ static int set_attributes(struct ps_sched_snapshot *s, const struct ps_fs_elemen
     }
     x->fifo_index = fe->out.fifo_index;
     x->start_time_ms = op ? fe->in.start_time_ms : 0;
-    x->same_inputs = renew &&
+    struct build_scratch *b = &s->build[i];
+    b->same_inputs = renew &&
                      memcmp(&x->fair, &fe->out.fair_share.total, sizeof x->fair) == 0 &&
                      memcmp(&x->demand, &fe->out.demand_share, sizeof x->demand) == 0;
     x->fair = fe->out.fair_share.total;
     x->demand = fe->out.demand_share;
     x->limits = options->specified_limits ? specified_limits(fe, i) : fe->out.resource_limits;
-    x->sum = op ? fe->in.usage : ps_resources_zero();
+    b->sum = op ? fe->in.usage : ps_resources_zero();
     x->sat = 0.0;
     x->heap_pos = -1;
     x->heap_len = 0;
@@ -478,15 +484,16 @@ static int fill(struct ps_sched_snapshot *s, const struct ps_fs_element *elems,
      * and its active children in its heap before it is rated and inserted into its parent's. */
     for (int i = count - 1; i >= 0; i--) {
         struct elem *x = &s->e[i];
-        if (!x->same_inputs || memcmp(&x->usage, &x->sum, sizeof x->sum) != 0) {
-            x->usage = x->sum;
+        const struct build_scratch *b = &s->build[i];
+        if (!b->same_inputs || memcmp(&x->usage, &b->sum, sizeof b->sum) != 0) {
+            x->usage = b->sum;
             update_local_sat(s, x);
         }
         compute_sat(s, x);
         if (i == 0)
             break;
         struct elem *p = &s->e[x->parent];
-        p->sum = ps_resources_add(p->sum, x->usage);
+        s->build[x->parent].sum = ps_resources_add(s->build[x->parent].sum, x->usage);
         if (is_active(s, x))
             heap_insert(s, p, i);
     }
@@ -515,9 +522,10 @@ int ps_sched_snapshot_new(const struct ps_fs_element *elems, int count,
         return ps_error_set(err, PS_ENOMEM, "out of memory for a scheduling snapshot");
     s->count = count;
     s->e = calloc((size_t)count, sizeof *s->e);
+    s->build = calloc((size_t)count, sizeof *s->build);
     s->heap_items = calloc((size_t)count, sizeof *s->heap_items);
     s->off_list = calloc((size_t)count, sizeof *s->off_list);
-    if (!s->e || !s->heap_items || !s->off_list)
+    if (!s->e || !s->build || !s->heap_items || !s->off_list)
         rc = ps_error_set(err, PS_ENOMEM, "out of memory for a scheduling snapshot");
     if (!rc)
         rc = build_structure(s, elems, pool_count, err);
@@ -558,6 +566,7 @@ void ps_sched_snapshot_free(struct ps_sched_snapshot *s)
     if (!s)
         return;
     free(s->e);
+    free(s->build);
     free(s->heap_items);
     free(s->filters);
     free(s->off_list);
