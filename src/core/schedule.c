@@ -44,9 +44,16 @@ struct elem {
     int reason_elem;
 };
 
+/* Per element, while a snapshot is built (apart from struct elem, which heartbeats read). */
+struct build_scratch {
+    struct ps_resources sum;      /* usage summed up from the operations */
+    bool same_inputs;             /* renewing: fair and demand shares kept their bits */
+};
+
 struct ps_sched_snapshot {
     struct ps_sched_options options;
     struct elem *e;
+    struct build_scratch *build;
     int count;
     int *heap_items;
     const struct ps_formula **filters;   /* distinct filters */
@@ -340,6 +347,166 @@ static struct ps_resources specified_limits(const struct ps_fs_element *fe, int 
     return fe->out.resource_limits;
 }
 
+/* Element i's kind and parent from fe, checked (and a pool's index into the pools array);
+ * counts i as a child of its parent. */
+static int set_structure(struct ps_sched_snapshot *s, const struct ps_fs_element *fe, int i,
+                         int pool_count, struct ps_error *err)
+{
+    struct elem *x = &s->e[i];
+    x->parent = fe->in.parent;
+    x->kind = fe->in.kind;
+    if (i > 0 && (x->parent < 0 || x->parent >= i || x->kind == PS_ELEM_ROOT))
+        return ps_error_set(err, PS_EINVAL,
+                            "scheduling snapshot: element %d has parent %d; parents must come "
+                            "before their children", i, x->parent);
+    if (i > 0 && s->e[x->parent].kind == PS_ELEM_OPERATION)
+        return ps_error_set(err, PS_EINVAL,
+                            "scheduling snapshot: element %d has an operation as its parent", i);
+    if (x->kind != PS_ELEM_OPERATION && (fe->in.pool < 0 || fe->in.pool >= pool_count))
+        return ps_error_set(err, PS_EINVAL, "scheduling snapshot: element %d has pool index %d "
+                            "outside the %d entries of the pools array", i, fe->in.pool,
+                            pool_count);
+    if (i > 0)
+        s->e[x->parent].heap_len++;   /* child count for now */
+    return 0;
+}
+
+/* Kinds and parents of a new snapshot, and each pool's slice of heap_items. */
+static int build_structure(struct ps_sched_snapshot *s, const struct ps_fs_element *elems,
+                           int pool_count, struct ps_error *err)
+{
+    for (int i = 0; i < s->count; i++) {
+        int rc = set_structure(s, &elems[i], i, pool_count, err);
+        if (rc)
+            return rc;
+    }
+    int base = 0;
+    for (int i = 0; i < s->count; i++) {
+        s->e[i].heap_base = base;
+        base += s->e[i].heap_len;
+        s->e[i].heap_len = 0;
+    }
+    return 0;
+}
+
+/* Whether elems has the snapshot's structure (count, kinds and parents), so its heap slices
+ * and structural checks hold for them. */
+static bool same_structure(const struct ps_sched_snapshot *s, const struct ps_fs_element *elems,
+                           int count)
+{
+    if (s->count != count)
+        return false;
+    for (int i = 0; i < count; i++)
+        if (s->e[i].parent != elems[i].in.parent || s->e[i].kind != (int)elems[i].in.kind)
+            return false;
+    return true;
+}
+
+/* Element i's attributes from fe as a fresh snapshot has them before the operation state and
+ * the heaps: pools' scheduling settings, shares, limits, no operation state, no reason, in no
+ * heap; usage is left to the sum (operations' own in sum, pools' 0). Renewing (`renew`, with
+ * the same total), notes whether the shares kept their bits. */
+static int set_attributes(struct ps_sched_snapshot *s, const struct ps_fs_element *fe, int i,
+                          const struct ps_fs_pool *pools, int pool_count, bool renew,
+                          struct ps_error *err)
+{
+    struct elem *x = &s->e[i];
+    const struct ps_sched_options *options = &s->options;
+    bool op = x->kind == PS_ELEM_OPERATION;
+    x->mode = PS_MODE_FAIR_SHARE;
+    x->use_pool_sat = false;
+    x->fifo_order = false;
+    if (!op) {
+        if (fe->in.pool < 0 || fe->in.pool >= pool_count)
+            return ps_error_set(err, PS_EINVAL, "scheduling snapshot: element %d has pool index "
+                                "%d outside the %d entries of the pools array", i, fe->in.pool,
+                                pool_count);
+        const struct ps_fs_pool_input *pin = &pools[fe->in.pool].in;
+        x->mode = pin->mode;
+        bool inherited = i == 0 ? options->use_pool_satisfaction : s->e[x->parent].use_pool_sat;
+        x->use_pool_sat = pin->use_pool_satisfaction_for_scheduling == 0
+                              ? inherited : pin->use_pool_satisfaction_for_scheduling == 2;
+        bool fifo = pin->fifo_order == 0 ? options->fifo_order_in_fifo_pools
+                                         : pin->fifo_order == 2;
+        x->fifo_order = x->mode == PS_MODE_FIFO && fifo;
+    }
+    x->fifo_index = fe->out.fifo_index;
+    x->start_time_ms = op ? fe->in.start_time_ms : 0;
+    struct build_scratch *b = &s->build[i];
+    b->same_inputs = renew &&
+                     memcmp(&x->fair, &fe->out.fair_share.total, sizeof x->fair) == 0 &&
+                     memcmp(&x->demand, &fe->out.demand_share, sizeof x->demand) == 0;
+    x->fair = fe->out.fair_share.total;
+    x->demand = fe->out.demand_share;
+    x->limits = options->specified_limits ? specified_limits(fe, i) : fe->out.resource_limits;
+    b->sum = op ? fe->in.usage : ps_resources_zero();
+    x->sat = 0.0;
+    x->heap_pos = -1;
+    x->heap_len = 0;
+    x->filter = -1;
+    x->runnable = false;
+    x->off = false;
+    x->pending = 0;
+    x->alloc = ps_resources_zero();
+    x->disk_medium = NULL;
+    x->disk_space = 0;
+    x->regular_on_ssd_forbidden = false;
+    x->reason = PS_SCHED_OK;
+    x->reason_elem = -1;
+    return 0;
+}
+
+/* Everything of a snapshot but its structure (build_structure), from the update's results.
+ * Renewing, an element whose shares, usage and total kept their bits keeps its local ratio:
+ * the snapshot keeps it equal to update_local_sat's of those (move_usage). */
+static int fill(struct ps_sched_snapshot *s, const struct ps_fs_element *elems,
+                const struct ps_fs_pool *pools, int pool_count,
+                const struct ps_sched_operation *ops, const struct ps_sched_options *options,
+                bool renew, struct ps_error *err)
+{
+    int count = s->count, rc;
+    renew = renew && memcmp(&s->options.total, &options->total, sizeof options->total) == 0;
+    s->options = *options;
+    s->filter_count = 0;
+    s->off_count = 0;
+    s->heartbeat_serial = 0;
+    for (int i = 0; i < s->filter_cap; i++)
+        s->scratch_stamp[i] = 0;
+    for (int i = 0; i < count; i++)
+        if ((rc = set_attributes(s, &elems[i], i, pools, pool_count, renew, err)) != 0)
+            return rc;
+    if (ops) {
+        for (int i = 0; i < count; i++)
+            if (s->e[i].kind == PS_ELEM_OPERATION && (rc = apply_op_state(s, i, &ops[i], err)))
+                return rc;
+    }
+    /* Bottom-up, children after parents: a backward pass sees an element's usage summed up
+     * and its active children in its heap before it is rated and inserted into its parent's. */
+    for (int i = count - 1; i >= 0; i--) {
+        struct elem *x = &s->e[i];
+        const struct build_scratch *b = &s->build[i];
+        if (!b->same_inputs || memcmp(&x->usage, &b->sum, sizeof b->sum) != 0) {
+            x->usage = b->sum;
+            update_local_sat(s, x);
+        }
+        compute_sat(s, x);
+        if (i == 0)
+            break;
+        struct elem *p = &s->e[x->parent];
+        s->build[x->parent].sum = ps_resources_add(s->build[x->parent].sum, x->usage);
+        if (is_active(s, x))
+            heap_insert(s, p, i);
+    }
+    return 0;
+}
+
+static int check_root(const struct ps_fs_element *elems, int count, struct ps_error *err)
+{
+    if (count < 1 || elems[0].in.kind != PS_ELEM_ROOT || elems[0].in.parent != -1)
+        return ps_error_set(err, PS_EINVAL, "scheduling snapshot: element 0 must be the root");
+    return 0;
+}
+
 int ps_sched_snapshot_new(const struct ps_fs_element *elems, int count,
                           const struct ps_fs_pool *pools, int pool_count,
                           const struct ps_sched_operation *ops,
@@ -347,100 +514,52 @@ int ps_sched_snapshot_new(const struct ps_fs_element *elems, int count,
                           struct ps_sched_snapshot **out, struct ps_error *err)
 {
     *out = NULL;
-    if (count < 1 || elems[0].in.kind != PS_ELEM_ROOT || elems[0].in.parent != -1)
-        return ps_error_set(err, PS_EINVAL, "scheduling snapshot: element 0 must be the root");
+    int rc = check_root(elems, count, err);
+    if (rc)
+        return rc;
     struct ps_sched_snapshot *s = calloc(1, sizeof *s);
     if (!s)
         return ps_error_set(err, PS_ENOMEM, "out of memory for a scheduling snapshot");
-    s->options = *options;
     s->count = count;
     s->e = calloc((size_t)count, sizeof *s->e);
+    s->build = calloc((size_t)count, sizeof *s->build);
     s->heap_items = calloc((size_t)count, sizeof *s->heap_items);
     s->off_list = calloc(3 * (size_t)count, sizeof *s->off_list);
     s->walk = s->off_list ? s->off_list + count : NULL;
-    int rc = 0;
-    if (!s->e || !s->heap_items || !s->off_list) {
+    if (!s->e || !s->build || !s->heap_items || !s->off_list)
         rc = ps_error_set(err, PS_ENOMEM, "out of memory for a scheduling snapshot");
-        goto fail;
-    }
-
-    /* Structure and static attributes; count children to carve heap slices. */
-    for (int i = 0; i < count; i++) {
-        const struct ps_fs_element *fe = &elems[i];
-        struct elem *x = &s->e[i];
-        x->parent = fe->in.parent;
-        x->kind = fe->in.kind;
-        if (i > 0 && (x->parent < 0 || x->parent >= i || x->kind == PS_ELEM_ROOT)) {
-            rc = ps_error_set(err, PS_EINVAL,
-                              "scheduling snapshot: element %d has parent %d; parents must come "
-                              "before their children", i, x->parent);
-            goto fail;
-        }
-        if (i > 0 && s->e[x->parent].kind == PS_ELEM_OPERATION) {
-            rc = ps_error_set(err, PS_EINVAL,
-                              "scheduling snapshot: element %d has an operation as its parent", i);
-            goto fail;
-        }
-        if (x->kind != PS_ELEM_OPERATION && (fe->in.pool < 0 || fe->in.pool >= pool_count)) {
-            rc = ps_error_set(err, PS_EINVAL, "scheduling snapshot: element %d has pool index %d outside "
-                              "the %d entries of the pools array", i, fe->in.pool, pool_count);
-            goto fail;
-        }
-        x->mode = x->kind == PS_ELEM_OPERATION ? PS_MODE_FAIR_SHARE : pools[fe->in.pool].in.mode;
-        if (x->kind != PS_ELEM_OPERATION) {
-            const struct ps_fs_pool_input *pin = &pools[fe->in.pool].in;
-            bool inherited = i == 0 ? options->use_pool_satisfaction : s->e[x->parent].use_pool_sat;
-            x->use_pool_sat = pin->use_pool_satisfaction_for_scheduling == 0
-                                  ? inherited : pin->use_pool_satisfaction_for_scheduling == 2;
-            bool fifo = pin->fifo_order == 0 ? options->fifo_order_in_fifo_pools
-                                             : pin->fifo_order == 2;
-            x->fifo_order = x->mode == PS_MODE_FIFO && fifo;
-        }
-        x->fifo_index = fe->out.fifo_index;
-        x->start_time_ms = x->kind == PS_ELEM_OPERATION ? fe->in.start_time_ms : 0;
-        x->fair = fe->out.fair_share.total;
-        x->demand = fe->out.demand_share;
-        x->limits = options->specified_limits ? specified_limits(fe, i) : fe->out.resource_limits;
-        x->usage = x->kind == PS_ELEM_OPERATION ? fe->in.usage : ps_resources_zero();
-        x->heap_pos = -1;
-        x->filter = -1;
-        x->reason_elem = -1;
-        if (i > 0)
-            s->e[x->parent].heap_len++;   /* child count for now */
-    }
-    int base = 0;
-    for (int i = 0; i < count; i++) {
-        s->e[i].heap_base = base;
-        base += s->e[i].heap_len;
-        s->e[i].heap_len = 0;
-    }
-    for (int i = count - 1; i > 0; i--)   /* children after parents: a backward pass sums up */
-        s->e[s->e[i].parent].usage = ps_resources_add(s->e[s->e[i].parent].usage, s->e[i].usage);
-    for (int i = 0; i < count; i++)
-        update_local_sat(s, &s->e[i]);
-
-    if (ops) {
-        for (int i = 0; i < count; i++) {
-            if (s->e[i].kind != PS_ELEM_OPERATION)
-                continue;
-            rc = apply_op_state(s, i, &ops[i], err);
-            if (rc)
-                goto fail;
-        }
-    }
-    /* Bottom-up activation: children come after parents, so a backward pass sees every child
-     * settled before its parent is inserted. */
-    for (int i = count - 1; i >= 0; i--) {
-        struct elem *x = &s->e[i];
-        compute_sat(s, x);
-        if (i > 0 && is_active(s, x))
-            heap_insert(s, &s->e[x->parent], i);
+    if (!rc)
+        rc = build_structure(s, elems, pool_count, err);
+    if (!rc)
+        rc = fill(s, elems, pools, pool_count, ops, options, false, err);
+    if (rc) {
+        ps_sched_snapshot_free(s);
+        return rc;
     }
     *out = s;
     return 0;
-fail:
+}
+
+int ps_sched_snapshot_renew(const struct ps_fs_element *elems, int count,
+                            const struct ps_fs_pool *pools, int pool_count,
+                            const struct ps_sched_operation *ops,
+                            const struct ps_sched_options *options,
+                            struct ps_sched_snapshot **snap, struct ps_error *err)
+{
+    struct ps_sched_snapshot *s = *snap;
+    *snap = NULL;
+    int rc = check_root(elems, count, err);
+    if (rc == 0 && s && same_structure(s, elems, count)) {
+        rc = fill(s, elems, pools, pool_count, ops, options, true, err);
+        if (rc == 0) {
+            *snap = s;
+            return 0;
+        }
+    }
     ps_sched_snapshot_free(s);
-    return rc;
+    if (rc)
+        return rc;
+    return ps_sched_snapshot_new(elems, count, pools, pool_count, ops, options, snap, err);
 }
 
 void ps_sched_snapshot_free(struct ps_sched_snapshot *s)
@@ -448,6 +567,7 @@ void ps_sched_snapshot_free(struct ps_sched_snapshot *s)
     if (!s)
         return;
     free(s->e);
+    free(s->build);
     free(s->heap_items);
     free(s->filters);
     free(s->off_list);

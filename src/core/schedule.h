@@ -140,6 +140,17 @@ int ps_sched_snapshot_new(const struct ps_fs_element *elems, int count,
                           const struct ps_sched_options *options,
                           struct ps_sched_snapshot **out, struct ps_error *err);
 
+/* The snapshot of another fair share update: the same as ps_sched_snapshot_new's (the old
+ * snapshot's usage, pending counts, reasons and filters are not carried over), built in place
+ * of *snap when it has the structure of elems (element count, kinds and parents: its buffers
+ * and heap slices are kept), else in a new one (*snap is freed; NULL: none). On error *snap
+ * is freed and set to NULL. Errors: those of ps_sched_snapshot_new. */
+int ps_sched_snapshot_renew(const struct ps_fs_element *elems, int count,
+                            const struct ps_fs_pool *pools, int pool_count,
+                            const struct ps_sched_operation *ops,
+                            const struct ps_sched_options *options,
+                            struct ps_sched_snapshot **snap, struct ps_error *err);
+
 void ps_sched_snapshot_free(struct ps_sched_snapshot *snap);   /* NULL is a no-op */
 
 int ps_sched_snapshot_element_count(const struct ps_sched_snapshot *snap);

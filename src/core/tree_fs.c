@@ -388,23 +388,36 @@ static struct ps_element_dynamic *dynamic_of(const struct ps_tree_fs *fs, int i)
     return fs->pools[i] ? &fs->pools[i]->dynamic : &fs->ops[i]->dynamic;
 }
 
+static double local_satisfaction(const struct ps_fs_element_output *o)
+{
+    return ps_sched_satisfaction_ratio(&o->usage_share, &o->fair_share.total, &o->demand_share);
+}
+
+/* An operation's satisfaction ratio (its local one) for its new output `out`, before
+ * fill_dynamic: the last update's when the inputs kept their bits (the ratio was derived from
+ * them, valid: by the last apply). */
+static double op_satisfaction(const struct ps_element_dynamic *d,
+                              const struct ps_fs_element_output *out)
+{
+    if (d->valid && memcmp(&d->fs.usage_share, &out->usage_share, sizeof out->usage_share) == 0 &&
+        memcmp(&d->fs.fair_share.total, &out->fair_share.total, sizeof out->fair_share.total) == 0 &&
+        memcmp(&d->fs.demand_share, &out->demand_share, sizeof out->demand_share) == 0)
+        return d->satisfaction_ratio;
+    return local_satisfaction(out);
+}
+
 /* Satisfaction ratios as upstream's dynamic attributes after an update (every operation
- * active): operations their local ratio, a pool the minimum over its active children (those
- * with an operation in their subtree), its local ratio when it has none. Parents come before
- * their children in fs, so one backward pass (after fill_dynamic set every ratio to infinity)
- * sees every child before its parent. */
+ * active): operations their local ratio (set before), a pool the minimum over its active
+ * children (those with an operation in their subtree), its local ratio when it has none.
+ * Parents come before their children in fs, so one backward pass (after fill_dynamic set every
+ * pool's ratio to infinity) sees every child before its parent. */
 static void derive_satisfaction(const struct ps_tree_fs *fs)
 {
     for (int i = fs->count - 1; i >= 0; i--) {
         struct ps_element_dynamic *d = dynamic_of(fs, i);
-        const struct ps_fs_element_output *o = &fs->elems[i].out;
-        double local = ps_sched_satisfaction_ratio(&o->usage_share, &o->fair_share.total,
-                                                   &o->demand_share);
         bool active = fs->ops[i] || d->satisfaction_ratio != INFINITY;
         if (!active)
-            d->satisfaction_ratio = local;
-        else if (fs->ops[i])
-            d->satisfaction_ratio = local;
+            d->satisfaction_ratio = local_satisfaction(&fs->elems[i].out);
         int parent = fs->elems[i].in.parent;
         if (active && parent >= 0) {
             struct ps_element_dynamic *p = dynamic_of(fs, parent);
@@ -438,7 +451,9 @@ int ps_pool_tree_apply_fs(struct ps_pool_tree *tree, const struct ps_tree_fs *fs
             aggregate_historic_usage(&pool->historic_usage, pool->parent, &e->out, fs->input.now_ms);
         } else {
             struct ps_tree_op *op = fs->ops[i];
+            double satisfaction = op_satisfaction(&op->dynamic, &e->out);
             fill_dynamic(&op->dynamic, &e->out, 0.0, 0.0);
+            op->dynamic.satisfaction_ratio = satisfaction;
             aggregate_historic_usage(&op->historic_usage, op->pool, &e->out, fs->input.now_ms);
         }
     }

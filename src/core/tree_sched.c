@@ -15,6 +15,7 @@ struct ps_tree_sched_op_cache {
     struct ps_preemptible_config pc;           /* ps_tree_op_preemptible_config; total unset */
     bool aggressive_preemption_disallowed;
     bool regular_on_ssd_allowed;
+    int promise_pool;                          /* promise_pool_of */
 };
 
 static bool eval_filter(const struct ps_formula *filter, const char *const *tags, int tag_count)
@@ -105,6 +106,7 @@ void ps_tree_sched_release(struct ps_tree_sched *ts)
     free(ts->next_names);
     ps_fs_update_free(ts->update);
     ps_sched_snapshot_free(ts->snap);
+    ps_sched_snapshot_free(ts->spare_snap);
     free(ts->starvation);
     free(ts->sched_ops);
     free(ts->preempt_ops);
@@ -114,6 +116,7 @@ void ps_tree_sched_release(struct ps_tree_sched *ts)
     ps_preempt_scratch_free(ts->preempt_scratch);
     free(ts->user);
     free(ts->op_cache);
+    free(ts->weight_sums);
     drop_filters(ts);
     ps_strmap_release(&ts->filter_copies);
     free(ts->filters);
@@ -152,13 +155,16 @@ static int grow(struct ps_tree_sched *ts, int count, struct ps_error *err)
     int *eo = realloc(ts->eligible_ops, (size_t)cap * sizeof *eo);
     if (eo)
         ts->eligible_ops = eo;
+    double *ws = realloc(ts->weight_sums, (size_t)cap * sizeof *ws);
+    if (ws)
+        ts->weight_sums = ws;
     struct ps_tree_sched_op_cache *oc = realloc(ts->op_cache, (size_t)cap * sizeof *oc);
     if (oc) {
         ts->op_cache = oc;
         for (int i = ts->capacity; i < cap; i++)
             oc[i].op = NULL;
     }
-    if (!st || !so || !po || !u || !se || !hp || !eo || !oc)
+    if (!st || !so || !po || !u || !se || !hp || !eo || !ws || !oc)
         return ps_error_set(err, PS_ENOMEM, "out of memory");
     ts->capacity = cap;
     return 0;
@@ -268,27 +274,17 @@ static int limit_fifo_pools(struct ps_tree_sched *ts, const struct ps_tree_confi
  * enable_guarantee_priority_scheduling, one whose usage share is below its promise in some
  * resource is served by the guarantee priority stage before the regular one (upstream's High
  * scheduling priority). */
-static int guarantee_priority(struct ps_tree_sched *ts, const struct ps_tree_config *cfg,
-                              struct ps_error *err)
+static void guarantee_priority(struct ps_tree_sched *ts, const struct ps_tree_config *cfg)
 {
     int n = ts->fs.count;
     ts->high_priority_count = 0;
-    double *wsum = calloc((size_t)(n > 0 ? n : 1), sizeof *wsum);
-    int *anc = malloc((size_t)(n > 0 ? n : 1) * sizeof *anc);
-    if (!wsum || !anc) {
-        free(wsum);
-        free(anc);
-        return ps_error_set(err, PS_ENOMEM, "out of memory");
-    }
+    double *wsum = ts->weight_sums;
     for (int i = 0; i < n; i++) {
         ts->high_priority[i] = 0;
-        anc[i] = -1;
-        if (!ts->fs.ops[i])
-            continue;
-        int a = ts->fs.elems[i].in.parent;
-        while (a >= 0 && !(ts->fs.pools[a] && ts->fs.pools[a]->config.compute_promised_guarantee_fair_share))
-            a = ts->fs.elems[a].in.parent;
-        anc[i] = a;
+        wsum[i] = 0.0;
+    }
+    for (int i = 0; i < n; i++) {
+        int a = ts->fs.ops[i] ? ts->op_cache[i].promise_pool : -1;
         if (a >= 0)
             wsum[a] += ts->fs.elems[i].out.weight;
     }
@@ -298,11 +294,12 @@ static int guarantee_priority(struct ps_tree_sched *ts, const struct ps_tree_con
             continue;
         op->high_priority = false;
         op->promised_guarantee_share = ps_share_fill(0.0);
-        if (anc[i] < 0 || wsum[anc[i]] <= 0)
+        int a = ts->op_cache[i].promise_pool;
+        if (a < 0 || wsum[a] <= 0)
             continue;
         const struct ps_fs_element_output *o = &ts->fs.elems[i].out;
-        op->promised_guarantee_share = ps_share_scale(ts->fs.pools[anc[i]]->fs_pool.strong_guarantee_share,
-                                                      o->weight / wsum[anc[i]]);
+        op->promised_guarantee_share = ps_share_scale(ts->fs.pools[a]->fs_pool.strong_guarantee_share,
+                                                      o->weight / wsum[a]);
         if (!cfg->enable_guarantee_priority_scheduling)
             continue;
         for (int r = 0; r < PS_RES_COUNT; r++)
@@ -313,9 +310,6 @@ static int guarantee_priority(struct ps_tree_sched *ts, const struct ps_tree_con
             ts->high_priority_count++;
         }
     }
-    free(wsum);
-    free(anc);
-    return 0;
 }
 
 /* AreRegularAllocationsOnSsdNodesAllowed: allow_regular_allocations_on_ssd_nodes of every pool
@@ -357,6 +351,16 @@ static bool keep_derived(struct ps_tree_sched *ts, const struct ps_pool_tree *tr
     return kept;
 }
 
+/* The nearest pool above element i with compute_promised_guarantee_fair_share (its element),
+ * or -1: whose promise op shares (guarantee_priority). */
+static int promise_pool_of(const struct ps_tree_fs *fs, int i)
+{
+    int a = fs->elems[i].in.parent;
+    while (a >= 0 && !(fs->pools[a] && fs->pools[a]->config.compute_promised_guarantee_fair_share))
+        a = fs->elems[a].in.parent;
+    return a;
+}
+
 /* Derives element i's cache entry from op and the tree's config. */
 static int fill_op_cache(struct ps_tree_sched *ts, const struct ps_tree_config *cfg,
                          const struct ps_tree_op *op, int i, struct ps_error *err)
@@ -369,6 +373,7 @@ static int fill_op_cache(struct ps_tree_sched *ts, const struct ps_tree_config *
     ps_tree_op_preemptible_config(op, &c->pc);
     c->aggressive_preemption_disallowed = !aggressive_preemption_allowed(cfg, op);
     c->regular_on_ssd_allowed = regular_on_ssd_allowed(op);
+    c->promise_pool = promise_pool_of(&ts->fs, i);
     c->op = op;
     return 0;
 }
@@ -376,8 +381,11 @@ static int fill_op_cache(struct ps_tree_sched *ts, const struct ps_tree_config *
 static int new_snapshot(struct ps_tree_sched *ts, struct ps_error *err)
 {
     int n = ts->fs.count;
-    int rc = ps_sched_snapshot_new(ts->fs.elems, n, ts->fs.fs_pools, ts->fs.pool_count,
-                                   ts->sched_ops, &ts->options, &ts->snap, err);
+    /* the last snapshot's buffers, when the tree kept its structure */
+    ts->snap = ts->spare_snap;
+    ts->spare_snap = NULL;
+    int rc = ps_sched_snapshot_renew(ts->fs.elems, n, ts->fs.fs_pools, ts->fs.pool_count,
+                                     ts->sched_ops, &ts->options, &ts->snap, err);
     /* Heartbeats read live usage, as upstream's resource tree: allocations that started or
      * ended while the update ran off the host's lock (the operations' usage is current, the
      * build's is begin's) count in the new snapshot too, else they would be scheduled past
@@ -516,9 +524,13 @@ int ps_tree_sched_update_finish(struct ps_tree_sched *ts, struct ps_pool_tree *t
     ts->names_cap = ts->next_names_cap;
     ts->next_names = names;
     ts->next_names_cap = names_cap;
-    /* The snapshot borrows filters of operations that may be gone by now: drop it first. */
-    ps_sched_snapshot_free(ts->snap);
-    ts->snap = NULL;
+    /* The snapshot borrows filters of operations that may be gone by now: heartbeats lose it
+     * first; the next one is built in its buffers (new_snapshot). */
+    if (ts->snap) {
+        ps_sched_snapshot_free(ts->spare_snap);
+        ts->spare_snap = ts->snap;
+        ts->snap = NULL;
+    }
     int n = ts->fs.count;
     int rc = grow(ts, n, err);
     if (rc != 0)
@@ -588,8 +600,7 @@ int ps_tree_sched_update_finish(struct ps_tree_sched *ts, struct ps_pool_tree *t
     }
     if ((rc = limit_fifo_pools(ts, cfg, err)) != 0)
         return rc;
-    if ((rc = guarantee_priority(ts, cfg, err)) != 0)
-        return rc;
+    guarantee_priority(ts, cfg);
     ps_formula_free(ts->ssd_filter);
     ts->ssd_filter = NULL;
     if (cfg->ssd_priority_preemption.enable &&

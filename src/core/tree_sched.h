@@ -112,6 +112,7 @@ struct ps_tree_sched {
     uint8_t *subtree_eligible;                 /* per element: ps_preempt_subtree_eligible of
                                                   the last check and snapshot */
     int *eligible_ops;                         /* ps_preempt_eligible_ops of subtree_eligible */
+    double *weight_sums;                       /* per element: guarantee_priority's scratch */
     int eligible_op_count;
     struct ps_preempt_scratch *preempt_scratch;  /* the preemptive stages' buffers */
     void **user;                               /* per element: operation user_data or NULL */
@@ -121,7 +122,7 @@ struct ps_tree_sched {
     struct ps_strmap filter_copies;            /* text -> owned copy of a tree filter */
     int filter_count, filter_capacity;
     /* Per element: what the last updates derived from the configuration alone (the effective
-     * filter, the preemptible config's thresholds, the pool walks' flags), and in starvation
+     * filter, the preemptible config's thresholds, the pool walks' results), and in starvation
      * the elements' kinds, parents and specified settings. Valid while kept_tree keeps
      * kept_generation: every config or structural change bumps the generation (tree_fs.h),
      * so an entry whose operation is still the element's is exact. */
@@ -130,6 +131,8 @@ struct ps_tree_sched {
     uint64_t kept_generation;
     int capacity;
     struct ps_sched_snapshot *snap;            /* NULL before the first update */
+    struct ps_sched_snapshot *spare_snap;      /* during an update's finish: the last snapshot,
+                                                  no longer read, renewed into the next one */
     struct ps_sched_options options;
     struct ps_preempt_config preempt_config;
     struct ps_preemptible_config preemptible_config;

@@ -759,6 +759,146 @@ static void test_regular_stage_settles_like_the_descent(void **state)
     }
 }
 
+/* ---- renewing a snapshot ---------------------------------------------------------------- */
+
+/* A random tree of 8 pools (one FIFO, one with use_pool_satisfaction_for_scheduling) and 40
+ * operations, some with filters, limits and usage; `update` varies what a fair share update
+ * changes (shares and usage of some elements, limits, FIFO indices, operation state), not the
+ * structure. */
+static void renew_tree(struct tree *t, struct rng *g, bool update)
+{
+    static struct test_filter filters[2] = {{"gpu", 0}, {"ssd", 0}};
+    if (!update) {
+        t->n = 0;
+        add(t, PS_ELEM_ROOT, -1, 1.0);
+        for (int k = 0; k < 8; k++)
+            add(t, PS_ELEM_POOL, k < 3 ? 0 : 1 + rng_int(g, k), 0.1);
+        for (int k = 0; k < 40; k++)
+            add_op(t, 3 + rng_int(g, 6), 0.02, 0, res(1, 1, 1));
+        t->p[5].in.mode = PS_MODE_FIFO;
+        t->p[6].in.use_pool_satisfaction_for_scheduling = 2;
+    }
+    for (int i = 1; i < t->n; i++) {
+        struct ps_fs_element *e = &t->e[i];
+        if (!update || rng_int(g, 2)) {   /* an update leaves some shares as they were */
+            double fair = 0.01 * (1 + rng_int(g, 8));
+            e->out.fair_share.total = (struct ps_share){{fair, fair, 0, fair, 0}};
+        }
+        e->out.resource_limits = rng_int(g, 4) ? ps_resources_infinite()
+                                               : res(1000, 2 + rng_int(g, 20), 1000);
+        if (e->in.kind != PS_ELEM_OPERATION)
+            continue;
+        e->out.fifo_index = t->p[e->in.parent].in.mode == PS_MODE_FIFO ? rng_int(g, 50) : -1;
+        if (!update || rng_int(g, 2))
+            e->in.usage = res(rng_int(g, 3), rng_int(g, 3), rng_int(g, 3));
+        t->ops[i] = (struct ps_sched_operation){
+            .runnable = rng_int(g, 6) != 0,
+            .pending_count = rng_int(g, 4) ? rng_int(g, 30) : 0,
+            .allocation = res(1, 0.5 * (1 + rng_int(g, 6)), 1 + rng_int(g, 2)),
+            .filter = rng_int(g, 4) ? NULL : as_filter(&filters[rng_int(g, 2)]),
+        };
+    }
+}
+
+/* Everything the snapshots show of themselves, and what heartbeats on the same nodes do with
+ * them, are the same (skips in order: the heaps are the same too). */
+static void assert_same_snapshots(struct ps_sched_snapshot *a, struct ps_sched_snapshot *b)
+{
+    int n = ps_sched_snapshot_element_count(a);
+    assert_int_equal(ps_sched_snapshot_element_count(b), n);
+    static int order_a[MAX_ELEMS], order_b[MAX_ELEMS];
+    ps_sched_scheduling_order(a, order_a);
+    ps_sched_scheduling_order(b, order_b);
+    assert_memory_equal(order_a, order_b, (size_t)n * sizeof order_a[0]);
+    const char *tagsets[3][1] = {{"gpu"}, {"ssd"}, {"none"}};
+    struct ps_sched_result ra, rb;
+    ps_sched_result_init(&ra);
+    ps_sched_result_init(&rb);
+    for (int round = 0; round < 3; round++) {
+        for (int i = 0; i < n; i++) {
+            assert_int_equal(ps_sched_parent(a, i), ps_sched_parent(b, i));
+            assert_int_equal(ps_sched_kind(a, i), ps_sched_kind(b, i));
+            assert_true(ps_resources_equal(ps_sched_limits(a, i), ps_sched_limits(b, i)));
+            assert_true(ps_resources_equal(ps_sched_usage(a, i), ps_sched_usage(b, i)));
+            assert_true(ps_sched_local_satisfaction(a, i) == ps_sched_local_satisfaction(b, i));
+            if (ps_sched_kind(a, i) != PS_ELEM_OPERATION)
+                continue;
+            assert_int_equal(ps_sched_pending(a, i), ps_sched_pending(b, i));
+            int ea, eb;
+            assert_int_equal(ps_sched_operation_reason(a, i, &ea),
+                             ps_sched_operation_reason(b, i, &eb));
+            assert_int_equal(ea, eb);
+        }
+        for (int k = 0; k < 6; k++) {
+            struct ps_sched_node na = node_of(k, res(6, 3 + k, 6)), nb = na;
+            na.tags = nb.tags = tagsets[k % 3];
+            na.tag_count = nb.tag_count = 1;
+            heartbeat(a, &na, &ra);
+            heartbeat(b, &nb, &rb);
+            assert_int_equal(ra.allocation_count, rb.allocation_count);
+            for (int j = 0; j < ra.allocation_count; j++) {
+                assert_int_equal(ra.allocations[j].op, rb.allocations[j].op);
+                assert_true(ps_resources_equal(ra.allocations[j].resources,
+                                               rb.allocations[j].resources));
+            }
+            assert_int_equal(ra.skip_count, rb.skip_count);
+            for (int j = 0; j < ra.skip_count; j++) {
+                assert_int_equal(ra.skips[j].op, rb.skips[j].op);
+                assert_int_equal(ra.skips[j].reason, rb.skips[j].reason);
+                assert_int_equal(ra.skips[j].element, rb.skips[j].element);
+                assert_int_equal(ra.skips[j].unsatisfied, rb.skips[j].unsatisfied);
+            }
+        }
+    }
+    ps_sched_result_release(&ra);
+    ps_sched_result_release(&rb);
+}
+
+static void test_renew_equals_new(void **state)
+{
+    (void)state;
+    static struct tree t;
+    struct ps_error err;
+    for (uint64_t seed = 1; seed <= 8; seed++) {
+        struct rng g = {seed * 0x9E3779B97F4A7C15ULL};
+        renew_tree(&t, &g, false);
+        struct ps_sched_options o = opts();
+        struct ps_sched_snapshot *s = NULL;
+        ps_error_init(&err);
+        assert_int_equal(ps_sched_snapshot_renew(t.e, t.n, t.p, t.n, t.ops, &o, &s, &err), 0);
+        for (int update = 0; update < 4; update++) {
+            /* heartbeats leave usage, pending counts, reasons and filter results behind */
+            struct ps_sched_result r;
+            ps_sched_result_init(&r);
+            fill_nodes(s, 4, &r);
+            ps_sched_result_release(&r);
+            struct ps_sched_snapshot *kept = s;
+            renew_tree(&t, &g, true);
+            if (update == 1)
+                o.total.v[PS_RES_CPU] += PS_CPU_SCALE;
+            o.use_pool_satisfaction = update & 1;
+            o.fifo_order_in_fifo_pools = update & 2;
+            o.specified_limits = update == 3;
+            o.generation++;
+            if (update == 2)   /* another structure: a new operation */
+                add_op(&t, 4, 0.05, 7, res(1, 1, 1));
+            ps_error_init(&err);
+            assert_int_equal(ps_sched_snapshot_renew(t.e, t.n, t.p, t.n, t.ops, &o, &s, &err), 0);
+            if (update != 2)
+                assert_ptr_equal(s, kept);   /* built in place */
+            struct ps_sched_snapshot *fresh = build(&t, &o);
+            assert_same_snapshots(s, fresh);
+            ps_sched_snapshot_free(fresh);
+        }
+        /* bad input frees the snapshot */
+        t.ops[t.n - 1].pending_count = -1;
+        ps_error_init(&err);
+        assert_int_equal(ps_sched_snapshot_renew(t.e, t.n, t.p, t.n, t.ops, &o, &s, &err),
+                         PS_EINVAL);
+        assert_null(s);
+    }
+}
+
 static void test_bad_input(void **state)
 {
     (void)state;
@@ -850,6 +990,7 @@ int main(void)
         cmocka_unit_test(test_regular_stage_settles_like_the_descent),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_disk_requests_and_ssd_nodes),
+        cmocka_unit_test(test_renew_equals_new),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,6 +10,7 @@
 #include "core/operation.h"
 #include "core/pending.h"
 #include "core/pool_tree.h"
+#include "core/schedule.h"
 #include "core/tree_fs.h"
 #include "value_helpers.h"
 
@@ -286,6 +287,37 @@ static void test_apply_results(void **state)
     ps_tree_fs_release(&fs);
 }
 
+/* An operation's satisfaction ratio after each apply is its local ratio of that apply's
+ * outputs, whether they changed (usage, fair share or demand alone) or not. */
+static void test_apply_satisfaction_follows_outputs(void **state)
+{
+    struct fixture *f = *state;
+    struct ps_pool_tree *t = f->tree;
+    struct ps_tree_op *op = start(t, "op", "research", 1, NULL);
+    struct ps_tree_fs fs;
+    ps_tree_fs_init(&fs);
+    struct ps_error err;
+    ps_error_init(&err);
+    double usage[] = {0.1, 0.1, 0.3, 0.3, 0.3, 0.3};
+    double fair[] = {0.25, 0.25, 0.25, 0.4, 0.4, 0.4};
+    double demand[] = {0.5, 0.5, 0.5, 0.5, 0.2, 0.2};
+    for (int k = 0; k < 6; k++) {
+        assert_int_equal(ps_pool_tree_build_fs(t, &fs, 1000 * (k + 1), &err), 0);
+        for (int i = 0; i < fs.count; i++)
+            memset(&fs.elems[i].out, 0, sizeof fs.elems[i].out);
+        struct ps_fs_element_output *o = &fs.elems[op->fs_index].out;
+        set_share(&o->usage_share, usage[k], usage[k]);
+        set_share(&o->fair_share.total, fair[k], fair[k]);
+        set_share(&o->demand_share, demand[k], demand[k]);
+        assert_int_equal(ps_pool_tree_apply_fs(t, &fs, &err), 0);
+        double want = ps_sched_satisfaction_ratio(&o->usage_share, &o->fair_share.total,
+                                                  &o->demand_share);
+        assert_true(op->dynamic.satisfaction_ratio == want);
+        assert_true(ps_pool_tree_find_pool(t, "research")->dynamic.satisfaction_ratio == want);
+    }
+    ps_tree_fs_release(&fs);
+}
+
 static void test_reconnection_makes_filter_limits_infinite(void **state)
 {
     struct fixture *f = *state;
@@ -505,6 +537,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_build_order_and_fields, setup, teardown),
         cmocka_unit_test_setup_teardown(test_apply_results, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_apply_satisfaction_follows_outputs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reconnection_makes_filter_limits_infinite, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kept_build_equals_fresh_build, setup, teardown),
         cmocka_unit_test(test_trees_have_their_own_generations),
