@@ -968,15 +968,6 @@ check_candidate(struct ps_sched_snapshot *s, const struct ps_sched_node *node,
     return 0;
 }
 
-/* Checks each active candidate (stage->candidates, else every active operation, walks_all)
- * against the node without touching the heaps. Until an allocation starts, a candidate's
- * checks read nothing the descent changes (the node's usage, the elements' usage and the
- * discounts stay as they are), so when none of them passes, the descent would visit every
- * active eligible operation, skip each for the reason found here and start nothing: the skips
- * are recorded (in list or walk order; no INELIGIBLE ones, the descent's order is not
- * reproduced) and 1 is returned. 0: some candidate can start, the descent must run (nothing
- * recorded). Negative on error. The operations already switched off in the stage are out of
- * the heaps, so the walk skips them as the descent would. */
 /* The walk's stack: per level, a pool and the position of its next child in its heap. */
 static void walk_push(struct ps_sched_snapshot *s, int pool, int *depth)
 {
@@ -1003,6 +994,16 @@ static int walk_next_op(struct ps_sched_snapshot *s, int *depth)
     return -1;
 }
 
+/* Checks each active candidate (stage->candidates, else every active operation, walks_all)
+ * against the node without touching the heaps. Until an allocation starts, a candidate's
+ * checks read nothing the descent changes (the node's usage, the elements' usage and the
+ * discounts stay as they are), so when none of them passes, the descent would visit every
+ * active eligible operation, skip each for the reason found here and start nothing: the skips
+ * are recorded (in list or walk order; no INELIGIBLE ones, the descent's order is not
+ * reproduced) and 1 is returned. 0: some candidate can start, the descent must run (nothing
+ * recorded; *first: the walk's first operation when it is the one that can start, else -1).
+ * Negative on error. The operations already switched off in the stage are out of the heaps,
+ * so the walk skips them as the descent would. */
 static int settle_without_start(struct ps_sched_snapshot *s, const struct ps_sched_node *node,
                                 const struct ps_sched_stage *st, struct ps_sched_result *res,
                                 int *first, struct ps_error *err)
