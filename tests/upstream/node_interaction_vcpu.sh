@@ -67,7 +67,8 @@ def test_cpu_to_vcpu_factor_enough_only_with_vcpu(c):
            "scheduler's usage 23 after the node's report")
     check(c.sched.get(orchid + "/resource_limits")["cpu"] == 23.35, "scheduler's limits",
           c.sched.get(orchid))
-    check(", cpu 19.01," in c.node_log("a"), "the job runs with 23 / 1.21 cores", c.node_log("a"))
+    # (the node's log is read until the line is there: it is written as the job starts)
+    c.wait(lambda: ", cpu 19.01," in c.node_log("a"), 30, "the job running with 23 / 1.21 cores")
     usage = node_attr(c, node, "resource_usage")
     check(usage["cpu"] == 19.01 and usage["vcpu"] == 23.0, "node's resource_usage", usage)
     limits = node_attr(c, node, "resource_limits")
@@ -158,8 +159,10 @@ def test_config_restart_and_change(c):
           c.sched.get("//sys/cluster_nodes/@config"))
     update_nodes_dynamic_config(c, "e", {"job_resource_manager": {
         "enable_cpu_to_vcpu_factor": True, "cpu_to_vcpu_factor": 2}}, node, 38.6)
-    check(node_attr(c, node, "resource_limits")["vcpu"] == 38.6, "node's vcpu limit")
+    c.wait(lambda: (node_attr(c, node, "resource_limits") or {}).get("vcpu") == 38.6, 30,
+           "the node's vcpu limit 38.6")
     # each version reached the node once: a reply carries the config only when it changed
+    c.wait(lambda: "config version 2 applied" in c.node_log("e"), 30, "version 2 applied")
     log = c.node_log("e")
     check(log.count("config version 1 applied") == 1 and
           log.count("config version 2 applied") == 1, "sent once per version", log)
