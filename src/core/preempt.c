@@ -66,7 +66,7 @@ static int push_victim(struct ps_preempt_result *r, struct ps_preempt_victim v)
 static int class_of(const struct ps_preempt_tree *t, const struct ps_node_allocation *a)
 {
     const struct ps_preemptible *l = t->ops[a->op].lists;
-    return l ? ps_preemptible_class(l, a->id) : -1;
+    return l ? ps_preemptible_class_at(l, a->id, a->slot) : -1;
 }
 
 static int64_t timeout_for(const struct ps_preempt_tree *t, const struct ps_node_allocation *a)
@@ -444,7 +444,7 @@ static void stage_classes(const struct ps_preempt_tree *t, const struct ps_node_
         bool any = false;
         for (int c = floor; l && c < PS_ALLOC_CLASS_COUNT && !any; c++)
             any = ps_preemptible_count(l, (enum ps_alloc_class)c) > 0;
-        classes[k] = (int8_t)(any ? ps_preemptible_class(l, allocs[k].id) : -1);
+        classes[k] = (int8_t)(any ? ps_preemptible_class_at(l, allocs[k].id, allocs[k].slot) : -1);
     }
 }
 

@@ -18,7 +18,7 @@ struct slot {
     int64_t id;
     int64_t start_time_ms;
     struct ps_resources usage;
-    int cls;
+    int cls;                 /* -1: a free slot */
     int prev, next;          /* in the class list; -1 at the ends; next also links free slots */
 };
 
@@ -308,6 +308,7 @@ int ps_preemptible_add(struct ps_preemptible *p, int64_t id, int64_t start_time_
             return ps_error_set(err, PS_ENOMEM, "out of memory for allocation lists");
         p->slots = n;
         for (int i = cap - 1; i >= p->slot_cap; i--) {
+            p->slots[i].cls = -1;
             p->slots[i].next = p->free_head;
             p->free_head = i;
         }
@@ -354,6 +355,7 @@ int ps_preemptible_remove(struct ps_preemptible *p, int64_t id, struct ps_error 
     unlink_slot(p, s);
     p->usage[x->cls] = ps_resources_sub(p->usage[x->cls], x->usage);
     table_delete(p, id);
+    x->cls = -1;
     x->next = p->free_head;
     p->free_head = s;
     p->running--;
@@ -367,6 +369,20 @@ int ps_preemptible_class(const struct ps_preemptible *p, int64_t id)
 {
     int s = find_slot(p, id);
     return s < 0 ? -1 : p->slots[s].cls;
+}
+
+int ps_preemptible_slot(const struct ps_preemptible *p, int64_t id)
+{
+    return find_slot(p, id);
+}
+
+int ps_preemptible_class_at(const struct ps_preemptible *p, int64_t id, int slot)
+{
+    /* a free slot keeps the id it had: only a slot in use holding id is the one find_slot
+     * would return (ids are unique among the allocations in use) */
+    if (slot >= 0 && slot < p->slot_cap && p->slots[slot].cls >= 0 && p->slots[slot].id == id)
+        return p->slots[slot].cls;
+    return ps_preemptible_class(p, id);
 }
 
 bool ps_preemptible_get(const struct ps_preemptible *p, int64_t id, int64_t *start_time_ms,

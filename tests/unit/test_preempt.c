@@ -113,8 +113,9 @@ static void setup(struct fix *f, int64_t y_units, int starving, int64_t z_units)
         f->pops[i] = (struct ps_preempt_operation){f->lists[i], false, -1, false, false};
     }
     for (int k = 0; k < 10; k++) {
-        f->allocs[k] = (struct ps_node_allocation){100 + k, X, res(1), k * 1000, false};
+        f->allocs[k] = (struct ps_node_allocation){100 + k, X, res(1), k * 1000, false, -1};
         assert_int_equal(ps_preemptible_add(f->lists[X], 100 + k, k * 1000, res(1), &err), 0);
+        f->allocs[k].slot = ps_preemptible_slot(f->lists[X], 100 + k);
     }
     assert_int_equal(ps_preemptible_class(f->lists[X], 102), PS_ALLOC_NON_PREEMPTIBLE);
     assert_int_equal(ps_preemptible_class(f->lists[X], 103), PS_ALLOC_AGGRESSIVELY_PREEMPTIBLE);
