@@ -23,15 +23,18 @@ struct slot {
 };
 
 struct ps_preemptible {
+    /* First, in one cache line: what a heartbeat's class reads touch (the preemptive stages
+     * read count and a class of lists that are otherwise cold). */
+    struct slot *slots;
+    int *table;              /* slot index or -1; size table_cap (a power of two) */
+    int table_cap;
+    int slot_cap, free_head, running;
+    int count[PS_ALLOC_CLASS_COUNT];
+    int head[PS_ALLOC_CLASS_COUNT], tail[PS_ALLOC_CLASS_COUNT];
     struct ps_preemptible_config config;
     struct ps_share fair, demand;
     bool preemptible;
-    struct slot *slots;
-    int slot_cap, free_head, running;
-    int head[PS_ALLOC_CLASS_COUNT], tail[PS_ALLOC_CLASS_COUNT], count[PS_ALLOC_CLASS_COUNT];
     struct ps_resources usage[PS_ALLOC_CLASS_COUNT];
-    int *table;              /* slot index or -1; size table_cap (a power of two) */
-    int table_cap;
     /* The last rebalance's second round moved nothing: the lists are a fixed point of the
      * balancing at the current thresholds, so another rebalance with them moves nothing. */
     bool settled;
@@ -56,9 +59,12 @@ void ps_preemptible_config_init(struct ps_preemptible_config *c)
 
 struct ps_preemptible *ps_preemptible_new(const struct ps_preemptible_config *config)
 {
-    struct ps_preemptible *p = calloc(1, sizeof *p);
+    /* aligned so that the hot fields at its start share one cache line */
+    size_t size = (sizeof(struct ps_preemptible) + 63) / 64 * 64;
+    struct ps_preemptible *p = aligned_alloc(64, size);
     if (!p)
         return NULL;
+    memset(p, 0, size);
     p->config = *config;
     p->preemptible = true;
     p->free_head = -1;
