@@ -385,7 +385,7 @@ static int host_start(void *ctx, int64_t node, int element, struct ps_resources 
         n->cap = cap;
     }
     int64_t id = ++w->next_id;
-    n->allocs[n->count++] = (struct ps_node_allocation){id, (int)(b - w->ops), resources, id, false};
+    n->allocs[n->count++] = (struct ps_node_allocation){id, (int)(b - w->ops), resources, id, false, -1};
     n->usage = ps_resources_add(n->usage, resources);
     return b->lists ? ps_preemptible_add(b->lists, id, id, resources, err) : 0;
 }

@@ -66,7 +66,7 @@ static int push_victim(struct ps_preempt_result *r, struct ps_preempt_victim v)
 static int class_of(const struct ps_preempt_tree *t, const struct ps_node_allocation *a)
 {
     const struct ps_preemptible *l = t->ops[a->op].lists;
-    return l ? ps_preemptible_class(l, a->id) : -1;
+    return l ? ps_preemptible_class_at(l, a->id, a->slot) : -1;
 }
 
 static int64_t timeout_for(const struct ps_preempt_tree *t, const struct ps_node_allocation *a)
@@ -291,7 +291,7 @@ static int run_preemptive_stage(struct ps_sched_snapshot *snap, const struct ps_
     for (int k = 0; k < n; k++) {
         int cls = classes[k];
         if (cls < 0)
-            continue;   /* unknown to its operation's lists: never a victim of the stages */
+            continue;   /* unknown to its operation's lists, or below every stage (stage_classes) */
         if (cls == PS_ALLOC_AGGRESSIVELY_PREEMPTIBLE && t->ops[allocs[k].op].aggressive_preemption_disallowed)
             cls = PS_ALLOC_NON_PREEMPTIBLE;
         int level = level_of(t, &allocs[k], cls, node->ssd_priority_preemption);
@@ -420,11 +420,39 @@ static int preemptive_stage(struct ps_sched_snapshot *snap, const struct ps_pree
     return rc;
 }
 
+/* The least preemptible class any of the stages that run (runs[]: SSD aggressive, SSD normal,
+ * aggressive, normal) can take a victim of: a stage takes an allocation only at a level >= its
+ * min_level, and the level of a non-preemptible allocation is below every non-SSD stage's (an
+ * aggressively preemptible one's below the normal stage's). */
+static int class_floor(const bool runs[4])
+{
+    if (runs[0] || runs[1])
+        return PS_ALLOC_NON_PREEMPTIBLE;
+    return runs[2] ? PS_ALLOC_AGGRESSIVELY_PREEMPTIBLE : PS_ALLOC_PREEMPTIBLE;
+}
+
+/* classes[k]: the class of allocs[k] (class_of), or -1 (never a candidate, as an unknown one)
+ * when its operation has no allocation of class >= floor: then none of the stages can take it,
+ * and its lookup is saved (on a busy node most operations hold no preemptible allocation). The
+ * lists do not change during the stages: each class needed is looked up once, in a loop of
+ * independent lookups (their cache misses overlap). */
+static void stage_classes(const struct ps_preempt_tree *t, const struct ps_node_allocation *allocs,
+                          int n, int floor, int8_t *classes)
+{
+    for (int k = 0; k < n; k++) {
+        const struct ps_preemptible *l = t->ops[allocs[k].op].lists;
+        bool any = false;
+        for (int c = floor; l && c < PS_ALLOC_CLASS_COUNT && !any; c++)
+            any = ps_preemptible_count(l, (enum ps_alloc_class)c) > 0;
+        classes[k] = (int8_t)(any ? ps_preemptible_class_at(l, allocs[k].id, allocs[k].slot) : -1);
+    }
+}
+
 struct ps_preempt_scratch {
     struct ps_resources *cond;   /* 2 x cap entries (cond, disc), all zero between stages */
     int cap;
     struct cand *cands;
-    int8_t *classes;             /* per allocation: its class (class_of), cand_cap entries */
+    int8_t *classes;             /* per allocation: stage_classes, cand_cap entries */
     int cand_cap;
 };
 
@@ -512,14 +540,15 @@ int ps_preempt_heartbeat(struct ps_sched_snapshot *snap, const struct ps_preempt
         eligible_ops = own_ops;
     }
     const uint8_t *subtree = own ? own : tree->subtree_eligible;
-    /* The lists do not change during the stages: each class is looked up once, in a loop of
-     * independent lookups (their cache misses overlap). */
-    for (int k = 0; k < alloc_count; k++)
-        classes[k] = (int8_t)class_of(tree, &allocs[k]);
     const struct stage_kind *kinds[] = {&SSD_AGGRESSIVE, &SSD_NORMAL, &AGGRESSIVE, &NORMAL};
+    bool runs[4];
+    for (int s = 0; s < 4; s++)
+        runs[s] = (s >= 2 || node->ssd_priority_preemption) &&
+                  (!kinds[s]->aggressive || (subtree[0] & PS_PREEMPT_SUBTREE_AGGRESSIVELY_STARVING));
+    stage_classes(tree, allocs, alloc_count, class_floor(runs), classes);
     rc = 0;
-    for (int s = node->ssd_priority_preemption ? 0 : 2; s < 4 && rc == 0; s++) {
-        if (kinds[s]->aggressive && !(subtree[0] & PS_PREEMPT_SUBTREE_AGGRESSIVELY_STARVING))
+    for (int s = 0; s < 4 && rc == 0; s++) {
+        if (!runs[s])
             continue;
         rc = preemptive_stage(snap, tree, node, allocs, classes, alloc_count, kinds[s], subtree,
                               eligible_ops, eligible_count, cands, cond, sched, out, err);

@@ -155,6 +155,10 @@ struct ps_node_allocation {
      * limits checks count its resources as released and never choose it again. Ignored by
      * ps_preempt_heartbeat. */
     bool leaving;
+    /* Optional hint: ps_preemptible_slot of id in its operation's lists (the stages then read
+     * its class without the lookup by id). Any value is safe: a slot that does not hold id is
+     * ignored. */
+    int slot;
 };
 
 enum ps_preempt_reason {

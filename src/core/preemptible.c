@@ -18,20 +18,23 @@ struct slot {
     int64_t id;
     int64_t start_time_ms;
     struct ps_resources usage;
-    int cls;
+    int cls;                 /* -1: a free slot */
     int prev, next;          /* in the class list; -1 at the ends; next also links free slots */
 };
 
 struct ps_preemptible {
+    /* First, in one cache line: what a heartbeat's class reads touch (the preemptive stages
+     * read count and a class of lists that are otherwise cold). */
+    struct slot *slots;
+    int *table;              /* slot index or -1; size table_cap (a power of two) */
+    int table_cap;
+    int slot_cap, free_head, running;
+    int count[PS_ALLOC_CLASS_COUNT];
+    int head[PS_ALLOC_CLASS_COUNT], tail[PS_ALLOC_CLASS_COUNT];
     struct ps_preemptible_config config;
     struct ps_share fair, demand;
     bool preemptible;
-    struct slot *slots;
-    int slot_cap, free_head, running;
-    int head[PS_ALLOC_CLASS_COUNT], tail[PS_ALLOC_CLASS_COUNT], count[PS_ALLOC_CLASS_COUNT];
     struct ps_resources usage[PS_ALLOC_CLASS_COUNT];
-    int *table;              /* slot index or -1; size table_cap (a power of two) */
-    int table_cap;
     /* The last rebalance's second round moved nothing: the lists are a fixed point of the
      * balancing at the current thresholds, so another rebalance with them moves nothing. */
     bool settled;
@@ -56,9 +59,12 @@ void ps_preemptible_config_init(struct ps_preemptible_config *c)
 
 struct ps_preemptible *ps_preemptible_new(const struct ps_preemptible_config *config)
 {
-    struct ps_preemptible *p = calloc(1, sizeof *p);
+    /* aligned so that the hot fields at its start share one cache line */
+    size_t size = (sizeof(struct ps_preemptible) + 63) / 64 * 64;
+    struct ps_preemptible *p = aligned_alloc(64, size);
     if (!p)
         return NULL;
+    memset(p, 0, size);
     p->config = *config;
     p->preemptible = true;
     p->free_head = -1;
@@ -308,6 +314,7 @@ int ps_preemptible_add(struct ps_preemptible *p, int64_t id, int64_t start_time_
             return ps_error_set(err, PS_ENOMEM, "out of memory for allocation lists");
         p->slots = n;
         for (int i = cap - 1; i >= p->slot_cap; i--) {
+            p->slots[i].cls = -1;
             p->slots[i].next = p->free_head;
             p->free_head = i;
         }
@@ -354,6 +361,7 @@ int ps_preemptible_remove(struct ps_preemptible *p, int64_t id, struct ps_error 
     unlink_slot(p, s);
     p->usage[x->cls] = ps_resources_sub(p->usage[x->cls], x->usage);
     table_delete(p, id);
+    x->cls = -1;
     x->next = p->free_head;
     p->free_head = s;
     p->running--;
@@ -367,6 +375,20 @@ int ps_preemptible_class(const struct ps_preemptible *p, int64_t id)
 {
     int s = find_slot(p, id);
     return s < 0 ? -1 : p->slots[s].cls;
+}
+
+int ps_preemptible_slot(const struct ps_preemptible *p, int64_t id)
+{
+    return find_slot(p, id);
+}
+
+int ps_preemptible_class_at(const struct ps_preemptible *p, int64_t id, int slot)
+{
+    /* a free slot keeps the id it had: only a slot in use holding id is the one find_slot
+     * would return (ids are unique among the allocations in use) */
+    if (slot >= 0 && slot < p->slot_cap && p->slots[slot].cls >= 0 && p->slots[slot].id == id)
+        return p->slots[slot].cls;
+    return ps_preemptible_class(p, id);
 }
 
 bool ps_preemptible_get(const struct ps_preemptible *p, int64_t id, int64_t *start_time_ms,

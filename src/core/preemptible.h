@@ -79,6 +79,14 @@ int ps_preemptible_remove(struct ps_preemptible *p, int64_t id, struct ps_error 
 
 /* The class of allocation id (enum ps_alloc_class), or -1 if unknown. */
 int ps_preemptible_class(const struct ps_preemptible *p, int64_t id);
+/* Where allocation id is kept (>= 0), or -1 if unknown: a hint for ps_preemptible_class_at,
+ * valid until the allocation is removed. Hosts keep it with the allocation (struct
+ * ps_node_allocation.slot), which saves the id lookup's cache misses when classes are read on
+ * every heartbeat. */
+int ps_preemptible_slot(const struct ps_preemptible *p, int64_t id);
+/* ps_preemptible_class, reading slot when it holds allocation id; any other slot value (stale,
+ * another list's, out of range) falls back to the lookup by id. */
+int ps_preemptible_class_at(const struct ps_preemptible *p, int64_t id, int slot);
 /* Start time and usage of a known allocation; false if unknown. */
 bool ps_preemptible_get(const struct ps_preemptible *p, int64_t id, int64_t *start_time_ms,
                         struct ps_resources *usage);

@@ -756,6 +756,7 @@ static void rebuild_progress(struct ps_service *svc, int64_t now_ms)
         struct ps_svc_op_tree *tr = &op->trees[j->tree_slot];
         tr->usage = ps_resources_add(tr->usage, j->usage);
         ps_preemptible_add(tr->lists, j->alloc_id, j->start_ms, j->usage, NULL);
+        j->lists_slot = ps_preemptible_slot(tr->lists, j->alloc_id);
         ps_svc_job_attach_node(svc, j);
         ps_svc_tentative_replay(j);
         struct ps_svc_node *node = ps_svc_node_get(svc, j->node_id, false);

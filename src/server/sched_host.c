@@ -65,6 +65,14 @@ static int reserve(struct host *h, int n, struct ps_error *err)
     return 0;
 }
 
+/* What the loop is told of job j, running in the tree of its tree_slot. */
+static struct ps_node_allocation node_allocation(const struct ps_svc_job *j, bool leaving)
+{
+    return (struct ps_node_allocation){
+        .id = j->alloc_id, .op = j->op->trees[j->tree_slot].element, .resources = j->usage,
+        .start_time_ms = j->start_ms, .leaving = leaving, .slot = j->lists_slot};
+}
+
 /* Appends node's jobs of this tree whose operations are in the snapshot; adds the usage of its
  * other jobs that are not leaving to *other. */
 static int add_node(struct host *h, struct ps_svc_node *node, struct ps_resources *other,
@@ -82,9 +90,7 @@ static int add_node(struct host *h, struct ps_svc_node *node, struct ps_resource
             continue;
         }
         h->jobs[h->count] = j;
-        h->allocs[h->count++] = (struct ps_node_allocation){
-            .id = j->alloc_id, .op = j->op->trees[slot].element, .resources = j->usage,
-            .start_time_ms = j->start_ms, .leaving = leaving};
+        h->allocs[h->count++] = node_allocation(j, leaving);
     }
     return rc;
 }
@@ -356,9 +362,7 @@ static int all_allocations(void *ctx, int64_t node, const struct ps_node_allocat
     qsort(h->jobs, (size_t)h->count, sizeof *h->jobs, by_alloc_id);
     for (int k = 0; k < h->count; k++) {
         struct ps_svc_job *j = h->jobs[k];
-        h->allocs[k] = (struct ps_node_allocation){
-            .id = j->alloc_id, .op = j->op->trees[j->tree_slot].element, .resources = j->usage,
-            .start_time_ms = j->start_ms, .leaving = j->interrupt_deadline_ms > 0};
+        h->allocs[k] = node_allocation(j, j->interrupt_deadline_ms > 0);
     }
     return 0;
 }

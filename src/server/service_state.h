@@ -68,6 +68,7 @@ struct ps_svc_job {
     int state;                     /* enum ps_job_state */
     char *node_id;
     int tree_slot;                 /* which of op's trees scheduled it */
+    int lists_slot;                /* its slot in that tree's preemptible lists (a hint) */
     int64_t start_ms, finish_ms;   /* finish -1 while running */
     double cpu_limit;              /* cores */
     double cpu_guarantee;          /* cores, as last reported (starts at cpu_limit) */

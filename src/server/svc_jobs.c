@@ -165,6 +165,7 @@ struct ps_svc_job *ps_svc_job_start(struct ps_service *svc, struct ps_svc_op *op
     task->running++;
     op->trees[tree_slot].usage = ps_resources_add(op->trees[tree_slot].usage, alloc);
     ps_preemptible_add(op->trees[tree_slot].lists, job->alloc_id, now_ms, alloc, NULL);
+    job->lists_slot = ps_preemptible_slot(op->trees[tree_slot].lists, job->alloc_id);
     ps_svc_job_attach_node(svc, job);
     ps_svc_tentative_job_started(job);
     if (task->q_len == 0) {

@@ -106,6 +106,7 @@ static int add_job(struct ps_sim *sim, int64_t slot, struct ps_error *err)
         .resources = job->resources,
         .start_time_ms = job->start_ms,
         .leaving = job->preempting,
+        .slot = job->lists_slot,
     };
     return 0;
 }

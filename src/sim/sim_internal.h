@@ -214,6 +214,7 @@ struct sim_job {
     const char *end_reason;            /* SIM_END_FAILED: error; SIM_END_ABORTED: reason */
     struct ps_resources resources;     /* the allocation: requested resources, memory = reserve */
     bool preempting;                   /* job_preempted sent, abort pending */
+    int lists_slot;                    /* its slot in its membership's lists (the stages' hint) */
     /* Waiting on its node for resources running jobs still hold (core/node_waiting.h): set at
      * its start when it does not fit; the heartbeat's end (its own victims gone) decides
      * whether it really waits (wait_armed: job_waiting sent, its timeout event queued). */

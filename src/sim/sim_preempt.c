@@ -60,7 +60,7 @@ void sim_preempt_release(struct ps_sim *sim)
 
 int sim_preempt_job_started(struct ps_sim *sim, int64_t slot, struct ps_error *err)
 {
-    const struct sim_job *job = &sim->jobs[slot];
+    struct sim_job *job = &sim->jobs[slot];
     struct sim_membership *ms = &sim->ops[job->op].ms[job->ms];
     if (!ms->lists) {
         struct sim_tree *T = &sim->trees[ms->tree];
@@ -72,7 +72,9 @@ int sim_preempt_job_started(struct ps_sim *sim, int64_t slot, struct ps_error *e
         if (ms->elem >= 0 && ms->elem < T->ts.fs.count)
             ps_tree_sched_update_lists(&T->ts, ms->m, ms->elem, ms->lists);
     }
-    return ps_preemptible_add(ms->lists, slot, job->start_ms, job->resources, err);
+    int rc = ps_preemptible_add(ms->lists, slot, job->start_ms, job->resources, err);
+    job->lists_slot = ps_preemptible_slot(ms->lists, slot);
+    return rc;
 }
 
 void sim_preempt_job_removed(struct ps_sim *sim, int64_t slot)

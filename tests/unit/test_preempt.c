@@ -113,8 +113,9 @@ static void setup(struct fix *f, int64_t y_units, int starving, int64_t z_units)
         f->pops[i] = (struct ps_preempt_operation){f->lists[i], false, -1, false, false};
     }
     for (int k = 0; k < 10; k++) {
-        f->allocs[k] = (struct ps_node_allocation){100 + k, X, res(1), k * 1000, false};
+        f->allocs[k] = (struct ps_node_allocation){100 + k, X, res(1), k * 1000, false, -1};
         assert_int_equal(ps_preemptible_add(f->lists[X], 100 + k, k * 1000, res(1), &err), 0);
+        f->allocs[k].slot = ps_preemptible_slot(f->lists[X], 100 + k);
     }
     assert_int_equal(ps_preemptible_class(f->lists[X], 102), PS_ALLOC_NON_PREEMPTIBLE);
     assert_int_equal(ps_preemptible_class(f->lists[X], 103), PS_ALLOC_AGGRESSIVELY_PREEMPTIBLE);
@@ -258,6 +259,47 @@ static void test_ssd_priority_preemption(void **state)
     assert_int_equal(f.out.stage, PS_STAGE_PREEMPTIVE);
     assert_int_equal(f.out.victim_count, 1);
     assert_int_equal(f.out.victims[0].allocation_id, 109);
+    teardown(&f);
+}
+
+/* X's fair share becomes its demand (nothing of it is preemptible) and its lists are rebalanced
+ * with aggressive threshold `aggressive`. */
+static void x_fair_equals_demand(struct fix *f, double aggressive)
+{
+    f->pl_cfg.aggressive_threshold = aggressive;
+    struct ps_share one = sh(1.0);
+    ps_preemptible_update(f->lists[X], &one, &one, &f->pl_cfg);
+    assert_int_equal(ps_preemptible_count(f->lists[X], PS_ALLOC_PREEMPTIBLE), 0);
+}
+
+/* The stages look up only the classes they can take (an operation without an allocation of such
+ * a class is passed over): the aggressive stage still finds aggressively preemptible allocations
+ * of an operation without preemptible ones, and the SSD preemptive stage non-preemptible ones
+ * of an operation without any preemptible or aggressively preemptible allocation. */
+static void test_stages_take_every_class_they_may(void **state)
+{
+    (void)state;
+    static struct fix f;
+    setup(&f, 2, 2, 0);
+    x_fair_equals_demand(&f, 0.5);   /* 100-104 non-preemptible, 105-109 aggressively */
+    assert_int_equal(ps_preemptible_count(f.lists[X], PS_ALLOC_AGGRESSIVELY_PREEMPTIBLE), 5);
+    assert_int_equal(heartbeat(&f), 0);
+    assert_int_equal(f.out.stage, PS_STAGE_AGGRESSIVELY_PREEMPTIVE);
+    assert_int_equal(f.out.victim_count, 2);
+    assert_int_equal(f.out.victims[0].allocation_id, 109);
+    assert_int_equal(f.out.victims[1].cls, PS_ALLOC_AGGRESSIVELY_PREEMPTIBLE);
+    teardown(&f);
+
+    setup(&f, 8, 1, 0);
+    x_fair_equals_demand(&f, 1.0);   /* all ten non-preemptible */
+    assert_int_equal(ps_preemptible_count(f.lists[X], PS_ALLOC_NON_PREEMPTIBLE), 10);
+    f.pops[Y].ssd = true;
+    f.node.ssd_priority_preemption = true;
+    assert_int_equal(heartbeat(&f), 0);
+    assert_int_equal(f.out.stage, PS_STAGE_SSD_PREEMPTIVE);
+    assert_int_equal(f.out.victim_count, 8);
+    assert_int_equal(f.out.victims[7].allocation_id, 102);
+    assert_int_equal(f.out.victims[7].cls, PS_ALLOC_NON_PREEMPTIBLE);
     teardown(&f);
 }
 
@@ -561,6 +603,7 @@ int main(void)
         cmocka_unit_test(test_scratch_reused),
         cmocka_unit_test(test_backoff),
         cmocka_unit_test(test_ssd_priority_preemption),
+        cmocka_unit_test(test_stages_take_every_class_they_may),
         cmocka_unit_test(test_minimal_victim_set),
         cmocka_unit_test(test_aggressive_uses_aggressively_preemptible),
         cmocka_unit_test(test_blocking_ancestors),

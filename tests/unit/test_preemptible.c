@@ -188,6 +188,45 @@ static void test_errors_and_table(void **state)
     ps_preemptible_free(NULL);
 }
 
+/* The slot hint: a slot in use that holds the id gives its class; a hint to another
+ * allocation's slot, out of range, or to the slot of a removed allocation (which keeps its old
+ * id) is ignored and the id is looked up. */
+static void test_slot_hint(void **state)
+{
+    (void)state;
+    struct ps_preemptible_config cfg;
+    ps_preemptible_config_init(&cfg);
+    cfg.aggressive_threshold = 0.5;
+    cfg.total = r3(4, 4, 40);
+    struct ps_preemptible *p = ps_preemptible_new(&cfg);
+    assert_non_null(p);
+    struct ps_error err = {0};
+    assert_int_equal(ps_preemptible_slot(p, 1), -1);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(ps_preemptible_add(p, 1 + i, i, r3(1, 1, 10), &err), 0);
+    struct ps_share fair = sh(0.5, 0.5, 0.5), demand = sh(1.0, 1.0, 1.0);
+    ps_preemptible_update(p, &fair, &demand, &cfg);   /* 1 NP, 2 AP, 3-4 P */
+    int slot[4];
+    for (int i = 0; i < 4; i++) {
+        slot[i] = ps_preemptible_slot(p, 1 + i);
+        assert_true(slot[i] >= 0);
+        assert_int_equal(ps_preemptible_class_at(p, 1 + i, slot[i]), ps_preemptible_class(p, 1 + i));
+    }
+    assert_int_equal(ps_preemptible_class_at(p, 1, slot[0]), PS_ALLOC_NON_PREEMPTIBLE);
+    assert_int_equal(ps_preemptible_class_at(p, 1, slot[3]), PS_ALLOC_NON_PREEMPTIBLE);
+    assert_int_equal(ps_preemptible_class_at(p, 4, -1), PS_ALLOC_PREEMPTIBLE);
+    assert_int_equal(ps_preemptible_class_at(p, 4, 1 << 20), PS_ALLOC_PREEMPTIBLE);
+    assert_int_equal(ps_preemptible_remove(p, 4, &err), 0);
+    assert_int_equal(ps_preemptible_class_at(p, 4, slot[3]), -1);
+    assert_int_equal(ps_preemptible_slot(p, 4), -1);
+    /* the freed slot is reused by the next allocation: the old hint now names another id */
+    assert_int_equal(ps_preemptible_add(p, 5, 5, r3(1, 1, 10), &err), 0);
+    assert_int_equal(ps_preemptible_slot(p, 5), slot[3]);
+    assert_int_equal(ps_preemptible_class_at(p, 4, slot[3]), -1);
+    assert_int_equal(ps_preemptible_class_at(p, 5, slot[3]), ps_preemptible_class(p, 5));
+    ps_preemptible_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -196,6 +235,7 @@ int main(void)
         cmocka_unit_test(test_boundaries_and_threshold_change),
         cmocka_unit_test(test_non_preemptible_usage_threshold),
         cmocka_unit_test(test_errors_and_table),
+        cmocka_unit_test(test_slot_hint),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

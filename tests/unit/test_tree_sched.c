@@ -206,9 +206,10 @@ static int host_start(void *ctx, int64_t node, int element, struct ps_resources 
     assert_non_null(t);
     assert_true(w->alloc_count < MAX_ALLOCS);
     int64_t id = w->next_alloc_id++;
-    w->allocs[w->alloc_count++] = (struct ps_node_allocation){id, element, resources,
-                                                              host_now_ms, false};
+    w->allocs[w->alloc_count] = (struct ps_node_allocation){id, element, resources,
+                                                            host_now_ms, false, -1};
     assert_int_equal(ps_preemptible_add(t->lists, id, host_now_ms, resources, err), 0);
+    w->allocs[w->alloc_count++].slot = ps_preemptible_slot(t->lists, id);
     t->pending--;
     *started = true;
     return 0;
