@@ -515,6 +515,50 @@ static void test_standalone_nodes_follow_the_filter(void **state)
     ps_node_free(b);
 }
 
+/* The total and maximum follow each registration without a rescan (tree_nodes.c): the sum
+ * saturates at an unlimited resource and the maximum is per resource. */
+static void test_node_totals_follow_registrations(void **state)
+{
+    (void)state;
+    struct ps_pool_tree *tree = new_tree();
+    struct ps_error err;
+    ps_error_init(&err);
+    struct ps_node *n[3];
+    int64_t cpu[3] = {100, 40, 7}, mem[3] = {5, 900, PS_RES_INFINITE};
+    for (int i = 0; i < 3; i++) {
+        struct ps_resources r = ps_resources_zero();
+        r.v[PS_RES_CPU] = cpu[i];
+        r.v[PS_RES_MEMORY] = mem[i];
+        char id[8];
+        snprintf(id, sizeof id, "n%d", i);
+        n[i] = ps_node_new(id, NULL, 0, &r, &err);
+        assert_non_null(n[i]);
+    }
+    struct ps_resources max;
+    assert_int_equal(ps_pool_tree_filter_max_limits(tree, NULL, &max), 0);
+    assert_int_equal(max.v[PS_RES_CPU], 0);
+    assert_int_equal(ps_pool_tree_add_node(tree, n[0], &err), 0);
+    assert_int_equal(ps_pool_tree_add_node(tree, n[1], &err), 0);
+    assert_int_equal(ps_pool_tree_total_resources(tree).v[PS_RES_CPU], 140);
+    assert_int_equal(ps_pool_tree_total_resources(tree).v[PS_RES_MEMORY], 905);
+    assert_int_equal(ps_pool_tree_filter_max_limits(tree, NULL, &max), 2);
+    assert_int_equal(max.v[PS_RES_CPU], 100);
+    assert_int_equal(max.v[PS_RES_MEMORY], 900);
+    assert_int_equal(ps_pool_tree_add_node(tree, n[2], &err), 0);
+    assert_int_equal(ps_pool_tree_total_resources(tree).v[PS_RES_CPU], 147);
+    assert_int_equal(ps_pool_tree_total_resources(tree).v[PS_RES_MEMORY], PS_RES_INFINITE);
+    ps_pool_tree_remove_node(tree, n[2]);
+    assert_int_equal(ps_pool_tree_total_resources(tree).v[PS_RES_MEMORY], 905);
+    ps_pool_tree_remove_node(tree, n[0]);
+    assert_int_equal(ps_pool_tree_add_node(tree, n[0], &err), 0);
+    assert_int_equal(ps_pool_tree_total_resources(tree).v[PS_RES_CPU], 140);
+    assert_int_equal(ps_pool_tree_filter_max_limits(tree, NULL, &max), 2);
+    assert_int_equal(max.v[PS_RES_MEMORY], 900);
+    ps_pool_tree_free(tree);
+    for (int i = 0; i < 3; i++)
+        ps_node_free(n[i]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -526,6 +570,7 @@ int main(void)
         cmocka_unit_test(test_tree_config_changes),
         cmocka_unit_test(test_pools_from_a_document),
         cmocka_unit_test(test_standalone_nodes_follow_the_filter),
+        cmocka_unit_test(test_node_totals_follow_registrations),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
