@@ -18,20 +18,34 @@ static const char *const operation_keys[] = {"id", "start_time", "user", "spec",
 
 #define MAX_BYTES PS_JV_RESOURCE_MAX
 
-/* cpu_usage: a non-empty list of [offset_ms, cores], offsets strictly ascending from 0. */
-static int parse_cpu_usage(const json_t *list, const char *path, struct ps_scenario_task *task,
-                           struct ps_error *err)
+/* A task's per-job list: a non-empty array (omit: what omitting it means), *out a zeroed array
+ * of as many elements of size bytes, *count their number. */
+static int alloc_list(const json_t *list, const char *path, const char *omit, size_t size,
+                      void **out, size_t *count, struct ps_error *err)
 {
     int rc = ps_jv_expect_array(list, path, err);
     if (rc != 0)
         return rc;
     size_t n = json_array_size(list);
     if (n == 0)
-        return ps_error_set(err, PS_EINVAL,
-                            "%s: must not be empty (omit it to use the full cpu request)", path);
-    if (!(task->cpu_usage = calloc(n, sizeof *task->cpu_usage)))
+        return ps_error_set(err, PS_EINVAL, "%s: must not be empty (omit it %s)", path, omit);
+    if (!(*out = calloc(n, size)))
         return ps_error_set(err, PS_ENOMEM, "out of memory");
-    task->cpu_usage_count = n;
+    *count = n;
+    return 0;
+}
+
+/* cpu_usage: a non-empty list of [offset_ms, cores], offsets strictly ascending from 0. */
+static int parse_cpu_usage(const json_t *list, const char *path, struct ps_scenario_task *task,
+                           struct ps_error *err)
+{
+    void *steps = NULL;
+    int rc = alloc_list(list, path, "to use the full cpu request", sizeof *task->cpu_usage,
+                        &steps, &task->cpu_usage_count, err);
+    task->cpu_usage = steps;
+    if (rc != 0)
+        return rc;
+    size_t n = task->cpu_usage_count;
     for (size_t i = 0; i < n; i++) {
         char where[PS_SCENARIO_PATH_MAX], got[96];
         ps_jv_index(where, sizeof where, path, i);
@@ -69,21 +83,18 @@ static int parse_cpu_usage(const json_t *list, const char *path, struct ps_scena
 static int parse_job_durations(const json_t *list, const char *path, struct ps_scenario_task *task,
                                struct ps_error *err)
 {
-    int rc = ps_jv_expect_array(list, path, err);
+    void *durations = NULL;
+    int rc = alloc_list(list, path, "for every job to last duration",
+                        sizeof *task->job_durations_ms, &durations, &task->job_duration_count,
+                        err);
+    task->job_durations_ms = durations;
     if (rc != 0)
         return rc;
-    size_t n = json_array_size(list);
-    if (n == 0)
-        return ps_error_set(err, PS_EINVAL,
-                            "%s: must not be empty (omit it for every job to last duration)",
-                            path);
+    size_t n = task->job_duration_count;
     if ((int64_t)n > task->job_count)
         return ps_error_set(err, PS_EINVAL,
                             "%s: must have at most job_count (%lld) entries, got %zu", path,
                             (long long)task->job_count, n);
-    if (!(task->job_durations_ms = calloc(n, sizeof *task->job_durations_ms)))
-        return ps_error_set(err, PS_ENOMEM, "out of memory");
-    task->job_duration_count = n;
     for (size_t i = 0; i < n; i++) {
         char where[PS_SCENARIO_PATH_MAX];
         ps_jv_index(where, sizeof where, path, i);
