@@ -373,13 +373,15 @@ static json_t *pool_trees(const struct replay *r)
     return trees;
 }
 
-/* One recorded job's contribution: its duration in the window, or <= 0 for none. */
+/* One recorded job's contribution: its duration in the window, or <= 0 for none; *start: its
+ * recorded start. */
 static int64_t job_window_ms(const struct replay *r, const struct replay_job *job, bool *counts,
-                             bool *done)
+                             bool *done, int64_t *start_ms)
 {
     const struct ps_event_job *end = job->end != NO_JOB ? &r->rec->jobs[job->end] : NULL;
     /* a job still running at until has only its job_started row: its timestamp is the start */
     int64_t start = end ? end->start_time : r->rec->jobs[job->start].timestamp;
+    *start_ms = start;
     *done = end && end->kind == PS_EVENT_JOB_COMPLETED;
     *counts = !end || end->kind != PS_EVENT_JOB_ABORTED;
     if (!*counts)
@@ -425,10 +427,30 @@ static uint32_t task_key(const struct replay *r, const char *name)
     return k == PS_EVENT_NONE && !*name ? NO_NAME : k;
 }
 
+/* A job with time in the window: its task (index into the operation's tasks), recorded start,
+ * row order and time in the window. */
+struct job_time {
+    size_t task, seq;
+    int64_t start_ms, ms;
+};
+
+/* By task, then recorded start, then row order. */
+static int cmp_job_time(const void *a, const void *b)
+{
+    const struct job_time *x = a, *y = b;
+    if (x->task != y->task)
+        return x->task < y->task ? -1 : 1;
+    if (x->start_ms != y->start_ms)
+        return x->start_ms < y->start_ms ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
 /* Sums the jobs of one operation per task name: acc[i] for the first task i of keys[] (the
- * operation's task names, n of them) with the job's name. */
+ * operation's task names, n of them) with the job's name; times[] (*time_count of them) gets
+ * each job with time in the window, sorted by task and recorded start. */
 static void add_jobs(const struct replay *r, const size_t *jobs, size_t job_count,
-                     const uint32_t *keys, size_t n, struct task_acc *acc)
+                     const uint32_t *keys, size_t n, struct task_acc *acc, struct job_time *times,
+                     size_t *time_count)
 {
     uint32_t unnamed = task_key(r, "");
     for (size_t j = 0; j < job_count; j++) {
@@ -441,20 +463,39 @@ static void add_jobs(const struct replay *r, const size_t *jobs, size_t job_coun
         if (i == n)
             continue;
         bool counts, done;
-        int64_t ms = job_window_ms(r, job, &counts, &done);
+        int64_t start;
+        int64_t ms = job_window_ms(r, job, &counts, &done, &start);
         if (counts && (done || job->end == NO_JOB))
             acc[i].started++;
         if (ms > 0) {
             acc[i].n++;
             acc[i].ms += ms;
+            times[(*time_count)++] = (struct job_time){i, j, start, ms};
         }
     }
+    qsort(times, *time_count, sizeof *times, cmp_job_time);
+}
+
+/* job_durations of task i: its jobs' times in the window in recorded start order (times[] as
+ * add_jobs sorts them); NULL when it has none. */
+static json_t *job_durations(const struct job_time *times, size_t time_count, size_t i)
+{
+    json_t *list = json_array();
+    for (size_t k = 0; k < time_count; k++)
+        if (times[k].task == i)
+            json_array_append_new(list, json_integer((json_int_t)times[k].ms));
+    if (json_array_size(list) == 0) {
+        json_decref(list);
+        return NULL;
+    }
+    return list;
 }
 
 /* The scenario tasks of op: its recorded tasks, in their order, each with the jobs that count
- * (completed, failed, running at until: their time in the window; never started by until: the
- * mean of the others, or when none ran, the mean of the completed jobs of tasks of that name in
- * every operation) and their mean duration. NULL when nothing counts. */
+ * (completed, failed, running at until: their time in the window, as job_durations in recorded
+ * start order; never started by until: the mean of the others, or when none ran, the mean of the
+ * completed jobs of tasks of that name in every operation) and their mean duration. NULL when
+ * nothing counts. */
 static json_t *op_tasks(const struct replay *r, const json_t *op, const size_t *jobs,
                         size_t job_count)
 {
@@ -462,11 +503,13 @@ static json_t *op_tasks(const struct replay *r, const json_t *op, const size_t *
     size_t n = json_array_size(list);
     uint32_t *keys = calloc(n ? n : 1, sizeof *keys);
     struct task_acc *acc = calloc(n ? n : 1, sizeof *acc);
-    json_t *tasks = keys && acc ? json_array() : NULL;
-    for (size_t i = 0; i < n; i++)
+    struct job_time *times = malloc((job_count ? job_count : 1) * sizeof *times);
+    size_t time_count = 0;
+    json_t *tasks = keys && acc && times ? json_array() : NULL;
+    for (size_t i = 0; keys && i < n; i++)
         keys[i] = task_key(r, sval(json_array_get(list, i), "name"));
     if (tasks)
-        add_jobs(r, jobs, job_count, keys, n, acc);
+        add_jobs(r, jobs, job_count, keys, n, acc, times, &time_count);
     bool ended = json_object_get(r->op_ended, sval(op, "operation_id")) != NULL;
     for (size_t i = 0; tasks && i < n; i++) {
         const json_t *t = json_array_get(list, i);
@@ -485,13 +528,17 @@ static json_t *op_tasks(const struct replay *r, const json_t *op, const size_t *
         if (!name || a->n + unstarted == 0 || duration <= 0 ||
             !json_is_object(json_object_get(t, "resource_limits")))
             continue;
-        json_array_append_new(tasks, json_pack("{s:s, s:I, s:I, s:O}", "name", name, "job_count",
-                                               (json_int_t)(a->n + unstarted), "duration",
-                                               (json_int_t)duration, "resources",
-                                               json_object_get(t, "resource_limits")));
+        json_t *task = json_pack("{s:s, s:I, s:I, s:O}", "name", name, "job_count",
+                                 (json_int_t)(a->n + unstarted), "duration", (json_int_t)duration,
+                                 "resources", json_object_get(t, "resource_limits"));
+        json_t *durations = job_durations(times, time_count, first);
+        if (durations)
+            json_object_set_new(task, "job_durations", durations);
+        json_array_append_new(tasks, task);
     }
     free(keys);
     free(acc);
+    free(times);
     if (json_array_size(tasks) == 0) {
         json_decref(tasks);
         return NULL;

@@ -224,6 +224,12 @@ int ps_jv_int(const json_t *obj, const char *path, const char *key, int64_t min,
     json_t *v = member(obj, path, key, present, where, sizeof where);
     if (!v)
         return 0;
+    return ps_jv_int_value(v, where, min, max, what, out, err);
+}
+
+int ps_jv_int_value(const json_t *v, const char *where, int64_t min, int64_t max,
+                    const char *what, int64_t *out, struct ps_error *err)
+{
     int64_t x;
     if (!json_is_number(v) || !whole_number(v, &x) || x < min || x > max)
         return type_error(v, where, what, err);

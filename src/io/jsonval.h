@@ -54,6 +54,9 @@ int ps_jv_double(const json_t *obj, const char *path, const char *key, double mi
 /* Integers; a JSON real with an integral value (3600000.0) is accepted too. */
 int ps_jv_int(const json_t *obj, const char *path, const char *key, int64_t min, int64_t max,
               const char *what, int64_t *out, bool *present, struct ps_error *err);
+/* The same check of a value itself (an array element): where names it in the message. */
+int ps_jv_int_value(const json_t *v, const char *where, int64_t min, int64_t max,
+                    const char *what, int64_t *out, struct ps_error *err);
 int ps_jv_bool(const json_t *obj, const char *path, const char *key, bool *out, bool *present,
                struct ps_error *err);
 /* *out borrows the string from obj (valid while obj lives). */

@@ -119,7 +119,11 @@ struct ps_scenario_cpu_step {
 struct ps_scenario_task {
     char *name;                       /* unique within its operation */
     int64_t job_count;                /* > 0 */
-    int64_t duration_ms;              /* > 0: the run time of each job */
+    int64_t duration_ms;              /* > 0: the run time of each job beyond job_durations */
+    int64_t *job_durations_ms;        /* job_durations (extension): job i (in first-start
+                                         order) runs job_durations_ms[i] ms, each > 0; NULL
+                                         when omitted */
+    size_t job_duration_count;        /* 1..job_count; 0: every job runs duration_ms */
     struct ps_resources resources;    /* per job; omitted keys are 0 */
     int64_t memory_limit_bytes;       /* user job memory limit, > 0; default resources memory,
                                          or PS_SCENARIO_DEFAULT_MEMORY_LIMIT when that is 0 */

@@ -11,26 +11,41 @@
 static const char *const task_keys[] = {"name", "job_count", "duration", "resources",
                                         "memory_limit", "cpu_usage", "max_memory", "tmpfs_size",
                                         "interruptible", "max_memory_spread", "job_proxy_memory",
-                                        "job_proxy_max_memory", "disk_request", NULL};
+                                        "job_proxy_max_memory", "disk_request", "job_durations",
+                                        NULL};
 static const char *const disk_request_keys[] = {"disk_space", "medium_name", NULL};
 static const char *const operation_keys[] = {"id", "start_time", "user", "spec", "tasks", NULL};
 
 #define MAX_BYTES PS_JV_RESOURCE_MAX
 
-/* cpu_usage: a non-empty list of [offset_ms, cores], offsets strictly ascending from 0. */
-static int parse_cpu_usage(const json_t *list, const char *path, struct ps_scenario_task *task,
-                           struct ps_error *err)
+/* A task's per-job list: a non-empty array (omit: what omitting it means), *out a zeroed array
+ * of as many elements of size bytes, *count their number. */
+static int alloc_list(const json_t *list, const char *path, const char *omit, size_t size,
+                      void **out, size_t *count, struct ps_error *err)
 {
     int rc = ps_jv_expect_array(list, path, err);
     if (rc != 0)
         return rc;
     size_t n = json_array_size(list);
     if (n == 0)
-        return ps_error_set(err, PS_EINVAL,
-                            "%s: must not be empty (omit it to use the full cpu request)", path);
-    if (!(task->cpu_usage = calloc(n, sizeof *task->cpu_usage)))
+        return ps_error_set(err, PS_EINVAL, "%s: must not be empty (omit it %s)", path, omit);
+    if (!(*out = calloc(n, size)))
         return ps_error_set(err, PS_ENOMEM, "out of memory");
-    task->cpu_usage_count = n;
+    *count = n;
+    return 0;
+}
+
+/* cpu_usage: a non-empty list of [offset_ms, cores], offsets strictly ascending from 0. */
+static int parse_cpu_usage(const json_t *list, const char *path, struct ps_scenario_task *task,
+                           struct ps_error *err)
+{
+    void *steps = NULL;
+    int rc = alloc_list(list, path, "to use the full cpu request", sizeof *task->cpu_usage,
+                        &steps, &task->cpu_usage_count, err);
+    task->cpu_usage = steps;
+    if (rc != 0)
+        return rc;
+    size_t n = task->cpu_usage_count;
     for (size_t i = 0; i < n; i++) {
         char where[PS_SCENARIO_PATH_MAX], got[96];
         ps_jv_index(where, sizeof where, path, i);
@@ -60,6 +75,32 @@ static int parse_cpu_usage(const json_t *list, const char *path, struct ps_scena
                                 (long long)offset_ms, (long long)task->cpu_usage[i - 1].offset_ms);
         task->cpu_usage[i].offset_ms = offset_ms;
         task->cpu_usage[i].cpu = ps_res_from_double(PS_RES_CPU, x);
+    }
+    return 0;
+}
+
+/* job_durations: a non-empty list of at most job_count positive integers (ms). */
+static int parse_job_durations(const json_t *list, const char *path, struct ps_scenario_task *task,
+                               struct ps_error *err)
+{
+    void *durations = NULL;
+    int rc = alloc_list(list, path, "for every job to last duration",
+                        sizeof *task->job_durations_ms, &durations, &task->job_duration_count,
+                        err);
+    task->job_durations_ms = durations;
+    if (rc != 0)
+        return rc;
+    size_t n = task->job_duration_count;
+    if ((int64_t)n > task->job_count)
+        return ps_error_set(err, PS_EINVAL,
+                            "%s: must have at most job_count (%lld) entries, got %zu", path,
+                            (long long)task->job_count, n);
+    for (size_t i = 0; i < n; i++) {
+        char where[PS_SCENARIO_PATH_MAX];
+        ps_jv_index(where, sizeof where, path, i);
+        if ((rc = ps_jv_int_value(json_array_get(list, i), where, 1, PS_SCENARIO_MAX_TIME_MS,
+                                  "a positive integer (ms)", &task->job_durations_ms[i], err)) != 0)
+            return rc;
     }
     return 0;
 }
@@ -154,6 +195,12 @@ static int parse_task(const json_t *obj, const char *path, size_t index,
     if (usage) {
         ps_jv_join(where, sizeof where, path, "cpu_usage");
         if ((rc = parse_cpu_usage(usage, where, task, err)) != 0)
+            return rc;
+    }
+    const json_t *durations = json_object_get(obj, "job_durations");
+    if (durations) {
+        ps_jv_join(where, sizeof where, path, "job_durations");
+        if ((rc = parse_job_durations(durations, where, task, err)) != 0)
             return rc;
     }
     return 0;
@@ -396,6 +443,7 @@ void ps_scenario_operation_release(struct ps_scenario_operation *op)
         free(op->tasks[i].name);
         free(op->tasks[i].disk_medium);
         free(op->tasks[i].cpu_usage);
+        free(op->tasks[i].job_durations_ms);
     }
     free(op->tasks);
     for (size_t i = 0; i < op->pool_tree_count; i++)

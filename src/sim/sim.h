@@ -18,7 +18,8 @@
  *   - a heartbeat of every node every heartbeat_period, the first at node_index x period / N
  *     (spread deterministically): the regular stage of the node's tree starts allocations, each
  *     one a job of the operation's current task;
- *   - job end at start + duration: usage is returned at once to the snapshot (live usage
+ *   - job end at start + duration (the task's job_durations entry for the job's index, else
+ *     its duration; times the node group's job_duration_factor): usage is returned at once to the snapshot (live usage
  *     between fair share updates); the operation completes with its last job.
  *
  * Skipping work that cannot change anything (exact: outputs are what the full work would give):

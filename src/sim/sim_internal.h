@@ -400,6 +400,9 @@ struct ps_resources sim_task_job_resources(const struct ps_sim *sim, int op, int
 void sim_op_demand_changed(struct ps_sim *sim, int op);
 int sim_job_start(struct ps_sim *sim, int op, int ms, int node, struct ps_resources resources,
                   struct ps_error *err);
+/* The job's run time before its node group's job_duration_factor: its task's job_durations
+ * entry for its index, else the task's duration. */
+int64_t sim_job_duration_ms(const struct ps_sim *sim, const struct sim_job *job);
 /* How and when a started job ends (memory checks go here). */
 void sim_job_plan_end(struct ps_sim *sim, struct sim_job *job);
 int sim_job_end_event(struct ps_sim *sim, int64_t slot, int64_t serial, struct ps_error *err);

@@ -417,13 +417,21 @@ int sim_job_element(const struct ps_sim *sim, const struct sim_job *job)
     return sim->ops[job->op].ms[job->ms].elem;
 }
 
+int64_t sim_job_duration_ms(const struct ps_sim *sim, const struct sim_job *job)
+{
+    const struct ps_scenario_task *t = sim->ops[job->op].tasks[job->task].spec;
+    /* fresh jobs take their index in start order; a retried attempt keeps its job's */
+    return job->index < (int64_t)t->job_duration_count ? t->job_durations_ms[job->index]
+                                                        : t->duration_ms;
+}
+
 void sim_job_plan_end(struct ps_sim *sim, struct sim_job *job)
 {
     /* Memory checks go here (sim.h): today every job completes after its duration. */
     job->end_kind = SIM_END_COMPLETED;
     job->end_reason = NULL;
     double factor = sim->sc->node_groups[sim->nodes[job->node].group].job_duration_factor;
-    double duration = (double)sim->ops[job->op].tasks[job->task].spec->duration_ms * factor;
+    double duration = (double)sim_job_duration_ms(sim, job) * factor;
     job->end_ms = job->start_ms +
                   (duration < (double)PS_SCENARIO_MAX_TIME_MS ? (int64_t)duration
                                                               : PS_SCENARIO_MAX_TIME_MS);

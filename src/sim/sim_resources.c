@@ -209,8 +209,8 @@ void sim_res_plan_end(struct ps_sim *sim, struct sim_job *job)
     if (!t->memory_on)
         return;
     int64_t max = job->max_memory;   /* this attempt's own peak */
-    int64_t check = t->spec->duration_ms < SIM_MEMORY_CHECK_MS ? t->spec->duration_ms
-                                                                : SIM_MEMORY_CHECK_MS;
+    int64_t duration = sim_job_duration_ms(sim, job);
+    int64_t check = duration < SIM_MEMORY_CHECK_MS ? duration : SIM_MEMORY_CHECK_MS;
     if (max > t->spec->memory_limit_bytes) {
         job->end_kind = SIM_END_FAILED;
         job->end_reason = "Memory limit exceeded";

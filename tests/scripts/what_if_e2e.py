@@ -136,6 +136,8 @@ def main():
         workload(c)
         until = int(time.time() * 1000) + 5000   # time for the replay to finish its jobs
         window = ["--since", str(since), "--until", str(until)]
+        if os.environ.get("PS_KEEP"):   # with rows.json: what scripts/what-if-fidelity.py replays
+            json.dump({"since": since, "until": until}, open(os.path.join(tmp, "window.json"), "w"))
         change = ("//sys/pool_trees/physical/b/@weight", 10)
         text, r = what_if(c, os.path.join(tmp, "wi1"), *window,
                           "--set", "%s=%d" % change)

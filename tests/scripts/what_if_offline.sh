@@ -39,9 +39,10 @@ check([p["name"] for p in pools] == ["a", "b", "b1"] and pools[2]["parent"] == "
 ops = {o["id"]: o for o in s["operations"]}
 t = ops["op1"]["tasks"]
 # j1 3000 ms in the window, j3 running at until 5900 ms, j2 aborted (left out), one never started
+# (the mean); the jobs' own durations in their start order
 check(ops["op1"]["start_time"] == 500 and ops["op1"]["user"] == "alice", "op1", ops["op1"])
 check(t == [{"name": "main", "job_count": 3, "duration": 4450,
-             "resources": t[0]["resources"]}], "op1's task", t)
+             "resources": t[0]["resources"], "job_durations": [3000, 5900]}], "op1's task", t)
 check("tasks" not in ops["op1"]["spec"], "the commands are not part of the replay", ops["op1"])
 check(ops["op2"]["tasks"][0]["job_count"] == 2 and ops["op2"]["tasks"][0]["duration"] == 3000,
       "op2: its job cut at until, its unstarted job", ops["op2"])
@@ -62,12 +63,14 @@ check(w["recorded"]["pools"]["a"]["jobs_completed"] >= 1 and
       w["recorded"])
 check(w["fidelity"]["operations"] == 3, "the operations submitted in the window compared",
       w["fidelity"])
-# b has no operation of its own (only its child b1): in the table from pools.csv, without wait
-# figures, and no internal key of the measures leaks into what-if.json
+# b has no operation of its own (only its child b1): in the table from pools.csv (its fair
+# share, its child's usage), without wait figures, and no internal key of the measures leaks
+# into what-if.json
 for run in ("recorded", "changed"):
     b = w[run]["pools"]["b"]
     check(b["operations"] == 0 and b.get("wait_p50_ms", 0) is None and b.get("wait_p95_ms", 0) is None
-          and b["mean_usage"] > 0, run + ": a pool without operations", b)
+          and b["mean_fair_share"] > 0 and b["mean_usage"] == w[run]["pools"]["b1"]["mean_usage"],
+          run + ": a pool without operations", b)
 def keys(x):
     return [k for k, v in x.items() for k in [k] + keys(v)] if isinstance(x, dict) else []
 check(not [k for k in keys(w) if k.startswith("_")], "internal keys in what-if.json", keys(w))

@@ -145,6 +145,31 @@ static void test_operations_in_and_before_the_window(void **state)
     json_decref(sc);
 }
 
+/* job_durations: each job's time in the window in recorded start order, not row order (jz's
+ * only row, its end, comes last but it started first, before the window); the aborted job left
+ * out; the job running at until cut there */
+static void test_job_durations_in_start_order(void **state)
+{
+    (void)state;
+    struct ps_error err;
+    json_t *sc = convert("[" NODE(0, "node_registered", "n", "[]", 8) "," POOLS(0, 1) ","
+                         OP(50, "op") "," JOB(110, "ja", "op") "," JOB(120, "jb", "op") ","
+                         JOB(125, "jc", "op") "," JOB_END(140, "job_aborted", "jc", "op", 125) ","
+                         JOB_END(150, "job_completed", "jb", "op", 120) ","
+                         JOB_END(160, "job_completed", "jz", "op", 90) "]",
+                         100, 200, 0, &err);
+    const json_t *op = json_array_get(json_object_get(sc, "operations"), 0);
+    const json_t *t = json_array_get(json_object_get(op, "tasks"), 0);
+    const json_t *d = json_object_get(t, "job_durations");
+    assert_int_equal(json_integer_value(json_object_get(t, "job_count")), 3);
+    assert_int_equal(json_array_size(d), 3);
+    assert_int_equal(json_integer_value(json_array_get(d, 0)), 60);   /* jz: 100..160 */
+    assert_int_equal(json_integer_value(json_array_get(d, 1)), 90);   /* ja: 110..until */
+    assert_int_equal(json_integer_value(json_array_get(d, 2)), 30);   /* jb: 120..150 */
+    assert_int_equal(json_integer_value(json_object_get(t, "duration")), 60);   /* the mean */
+    json_decref(sc);
+}
+
 static void test_changes(void **state)
 {
     (void)state;
@@ -294,6 +319,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_nodes_over_time),
         cmocka_unit_test(test_operations_in_and_before_the_window),
+        cmocka_unit_test(test_job_durations_in_start_order),
         cmocka_unit_test(test_changes),
         cmocka_unit_test(test_trees),
         cmocka_unit_test(test_trees_before_nodes),

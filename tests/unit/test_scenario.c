@@ -48,7 +48,7 @@ static const char *good =
     "    'tasks': [{'name': 'map', 'job_count': 100, 'duration': 120000,"
     "               'resources': {'cpu': 2, 'memory': 2147483648, 'user_slots': 1},"
     "               'memory_limit': 1073741824, 'cpu_usage': [[0, 0.5], [29000, 2.0]],"
-    "               'max_memory': 536870912, 'tmpfs_size': 1048576},"
+    "               'max_memory': 536870912, 'tmpfs_size': 1048576, 'job_durations': [90000, 7.0e4]},"
     "              {'job_count': 1, 'duration': 1, 'resources': {'cpu': 0.01}}]},"
     "   {'id': 'op1', 'start_time': 5000,"
     "    'spec': {'pool_trees': ['gpu', 'physical'],"
@@ -136,6 +136,9 @@ static void test_good_scenario(void **state)
     assert_int_equal(task->cpu_usage[0].cpu, 50);
     assert_int_equal(task->cpu_usage[1].offset_ms, 29000);
     assert_int_equal(task->cpu_usage[1].cpu, 200);
+    assert_int_equal(task->job_duration_count, 2);
+    assert_int_equal(task->job_durations_ms[0], 90000);
+    assert_int_equal(task->job_durations_ms[1], 70000);
     task = &op->tasks[1];
     assert_string_equal(task->name, "task1");                             /* default name */
     assert_int_equal(task->resources.v[PS_RES_CPU], 1);
@@ -144,6 +147,8 @@ static void test_good_scenario(void **state)
     assert_int_equal(task->tmpfs_size_bytes, 0);
     assert_true(task->max_memory_spread == 0.0);                          /* default: exact */
     assert_null(task->cpu_usage);
+    assert_null(task->job_durations_ms);                                  /* default: duration */
+    assert_int_equal(task->job_duration_count, 0);
 
     op = &sc->operations[1];
     assert_string_equal(op->user, "root");                                /* default user */
@@ -387,6 +392,24 @@ static const struct bad_case bad_cases[] = {
     {"{" NODES ", " TREES ", " OP(TASK ", 'max_memory_spread': '0.2'}") "}",
      "operations[0].tasks[0].max_memory_spread: must be a number from 0 to 1 (the sigma of the "
      "log of the job's peak), got \"0.2\""},
+    {"{" NODES ", " TREES ", " OP(TASK ", 'job_durations': []}") "}",
+     "operations[0].tasks[0].job_durations: must not be empty (omit it for every job to last "
+     "duration)"},
+    {"{" NODES ", " TREES ", " OP(TASK ", 'job_durations': 5}") "}",
+     "operations[0].tasks[0].job_durations: must be an array, got 5"},
+    {"{" NODES ", " TREES ", " OP(TASK ", 'job_durations': [5, 6]}") "}",
+     "operations[0].tasks[0].job_durations: must have at most job_count (1) entries, got 2"},
+    {"{" NODES ", " TREES ", " OP("{'job_count': 3, 'duration': 1, 'resources': {},"
+     " 'job_durations': [5, 0]}") "}",
+     "operations[0].tasks[0].job_durations[1]: must be a positive integer (ms), got 0"},
+    {"{" NODES ", " TREES ", " OP("{'job_count': 3, 'duration': 1, 'resources': {},"
+     " 'job_durations': [5.5]}") "}",
+     "operations[0].tasks[0].job_durations[0]: must be a positive integer (ms), got 5.5"},
+    {"{" NODES ", " TREES ", " OP("{'job_count': 3, 'duration': 1, 'resources': {},"
+     " 'job_durations': ['5']}") "}",
+     "operations[0].tasks[0].job_durations[0]: must be a positive integer (ms), got \"5\""},
+    {"{" NODES ", " TREES ", " OP(TASK ", 'job_duration': [5]}") "}",
+     "operations[0].tasks[0]: unknown key \"job_duration\" (did you mean \"job_durations\"?)"},
     {"{'seed': -1, " NODES ", " TREES "}", "seed: must be a non-negative integer, got -1"},
     {"{'seed': 1.5, " NODES ", " TREES "}", "seed: must be a non-negative integer, got 1.5"},
     {"{'sead': 1, " NODES ", " TREES "}", "scenario: unknown key \"sead\" (did you mean \"seed\"?)"},

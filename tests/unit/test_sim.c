@@ -1,7 +1,7 @@
 /* test_sim.c — the simulator through its API: the skipping of idle work is exact (same outputs
  * as running every heartbeat and update), the abort and preemption paths, usage changes of a
  * running job, the actual-usage model, operations in two trees, heartbeat phases given per node
- * group, and determinism. */
+ * group, per-job durations, and determinism. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -605,6 +605,63 @@ static void test_demand_check_after_node_change(void **state)
     release(&r);
 }
 
+/* One one-slot node at half speed; a task whose first three jobs have their own durations. */
+static const char *own_durations =
+    "{'heartbeat_period': 100, 'fair_share_update_period': 10,"
+    " 'node_groups': [{'name': 'n', 'count': 1, 'resource_limits': {'cpu': 1, 'user_slots': 1},"
+    "                  'job_duration_factor': 2, 'send_heartbeat_on_job_finished': true}],"
+    " 'pool_trees': {'physical': {'pools': [{'name': 'p'}]}},"
+    " 'operations': ["
+    "   {'id': 'op', 'start_time': 0, 'spec': {'pool': 'p'}, 'tasks': ["
+    "     {'job_count': 4, 'duration': 1000, 'resources': {'cpu': 1, 'user_slots': 1},"
+    "      'job_durations': [300, 100, 200]}]}]}";
+
+/* The time of the event of this type for this job (an id "op/task/index/attempt"). */
+static long long event_time(const char *events, const char *type, const char *job)
+{
+    char needle[160];
+    snprintf(needle, sizeof needle, "\"event_type\":\"%s\",\"job_id\":\"%s\"", type, job);
+    const char *at = strstr(events, needle);
+    if (!at)
+        fail_msg("no %s event of %s", type, job);
+    while (at > events && strncmp(at, "{\"time\":", 8) != 0)
+        at--;
+    return atoll(at + 8);
+}
+
+static long long run_time(const char *events, const char *job)
+{
+    return event_time(events, "job_completed", job) - event_time(events, "job_started", job);
+}
+
+/* job_durations: the task's jobs take them in start order (times the node's factor), the
+ * jobs beyond the list last duration, and a retried job keeps its own. */
+static void test_job_durations(void **state)
+{
+    (void)state;
+    struct run r;
+    start(&r, own_durations, false);
+    finish_run(&r);
+    assert_int_equal(run_time(r.events_text, "op/0/0/0"), 600);
+    assert_int_equal(run_time(r.events_text, "op/0/1/0"), 200);
+    assert_int_equal(run_time(r.events_text, "op/0/2/0"), 400);
+    assert_int_equal(run_time(r.events_text, "op/0/3/0"), 2000);
+    assert_true(event_time(r.events_text, "job_started", "op/0/1/0") >=
+                event_time(r.events_text, "job_completed", "op/0/0/0"));
+    release(&r);
+
+    start(&r, own_durations, false);
+    struct ps_error err;
+    ps_error_init(&err);
+    assert_int_equal(ps_sim_run_until(r.sim, 700, &err), 0);
+    assert_int_equal(ps_sim_abort_job(r.sim, "op/0/1/0", "node_offline", &err), 0);
+    finish_run(&r);
+    assert_int_equal(run_time(r.events_text, "op/0/1/1"), 200);
+    assert_int_equal(run_time(r.events_text, "op/0/2/0"), 400);
+    assert_int_equal(run_time(r.events_text, "op/0/3/0"), 2000);
+    release(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -619,6 +676,7 @@ int main(void)
         cmocka_unit_test(test_heartbeat_on_job_finished),
         cmocka_unit_test(test_skipping_is_exact_with_heartbeats_on_job_finished),
         cmocka_unit_test(test_demand_check_after_node_change),
+        cmocka_unit_test(test_job_durations),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
