@@ -21,12 +21,18 @@ int sim_push(struct ps_sim *sim, int64_t time_ms, enum sim_event type, int64_t a
     if (type == SIM_EV_JOB_END || type == SIM_EV_JOB_ABORT || type == SIM_EV_SUBMIT ||
         type == SIM_EV_SCENARIO || type == SIM_EV_JOB_WAIT)
         sim->real_events++;
-    /* heartbeats of one millisecond in node order, however they were queued (an out-of-band
-     * heartbeat moves a node's beats: the order must not depend on when they were re-armed) */
     if (type == SIM_EV_HEARTBEAT)
-        return ps_event_queue_push_ordered(&sim->queue, time_ms, prio[type], (uint64_t)a,
-                                           (int)type, a, b);
+        return sim_push_heartbeat(sim, time_ms, SIM_PRIO_HEARTBEAT, a, b);
     return ps_event_queue_push_prio(&sim->queue, time_ms, prio[type], (int)type, a, b);
+}
+
+int sim_push_heartbeat(struct ps_sim *sim, int64_t time_ms, int prio, int64_t node, int64_t seq)
+{
+    /* heartbeats of one millisecond and priority in node order, however they were queued (an
+     * out-of-band heartbeat moves a node's beats: the order must not depend on when they were
+     * re-armed) */
+    return ps_event_queue_push_ordered(&sim->queue, time_ms, prio, (uint64_t)node,
+                                       (int)SIM_EV_HEARTBEAT, node, seq);
 }
 
 void sim_progress(struct ps_sim *sim)
@@ -334,7 +340,7 @@ static int schedule_start(struct ps_sim *sim, struct ps_error *err)
                                  : phase_of(i, sim->node_count, sim->sc->heartbeat_period_ms);
         if (n->tree < 0)
             continue;   /* a node in no tree schedules nothing */
-        if (sim_arm_heartbeat(sim, (int)i, n->phase_ms) != 0)
+        if (sim_arm_heartbeat(sim, (int)i, n->phase_ms, false) != 0)
             return ps_error_set(err, PS_ENOMEM, "out of memory");
     }
     return 0;

@@ -47,11 +47,15 @@ enum sim_event {
 enum sim_prio {
     SIM_PRIO_JOB_END = 0,
     SIM_PRIO_JOB_ABORT = 1,
-    SIM_PRIO_SUBMIT = 2,
-    SIM_PRIO_FAIR_SHARE = 3,
-    SIM_PRIO_HEARTBEAT = 4,
-    SIM_PRIO_CPU_TICK = 5,
-    SIM_PRIO_NODE_ADJUST = 6,
+    /* a heartbeat that reports a job's end (send_heartbeat_on_job_finished): the scheduler
+     * learns of the end from it, so no submission or fair share update of its millisecond
+     * comes first */
+    SIM_PRIO_REPORTING_HEARTBEAT = 2,
+    SIM_PRIO_SUBMIT = 3,
+    SIM_PRIO_FAIR_SHARE = 4,
+    SIM_PRIO_HEARTBEAT = 5,
+    SIM_PRIO_CPU_TICK = 6,
+    SIM_PRIO_NODE_ADJUST = 7,
 };
 
 /* A growable byte buffer for output lines (sim_output.c). oom latches on allocation failure. */
@@ -366,6 +370,7 @@ struct ps_sim {
 
 /* ---- sim.c ------------------------------------------------------------------------------ */
 int sim_push(struct ps_sim *sim, int64_t time_ms, enum sim_event type, int64_t a, int64_t b);
+int sim_push_heartbeat(struct ps_sim *sim, int64_t time_ms, int prio, int64_t node, int64_t seq);
 /* Operations that became running in the last strategy call: events, stats, snapshots. */
 int sim_process_activated(struct ps_sim *sim, struct ps_error *err);
 void sim_progress(struct ps_sim *sim);
@@ -376,7 +381,8 @@ void sim_active_remove(struct ps_sim *sim, int op);
 int sim_fair_share_event(struct ps_sim *sim, struct ps_error *err);
 int sim_heartbeat(struct ps_sim *sim, int node, struct ps_error *err);
 /* Queues node's next heartbeat at t_ms, replacing one queued before (it goes stale). */
-int sim_arm_heartbeat(struct ps_sim *sim, int node, int64_t t_ms);
+/* reporting: the heartbeat reports a job's end (SIM_PRIO_REPORTING_HEARTBEAT) */
+int sim_arm_heartbeat(struct ps_sim *sim, int node, int64_t t_ms, bool reporting);
 /* The tree's scheduling state changed: new generation; wakes dormant heartbeats. */
 int sim_tree_changed(struct ps_sim *sim, int tree);
 /* Nodes follow changed tags or nodes_filters (sim_sched.c). */

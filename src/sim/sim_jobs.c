@@ -635,11 +635,12 @@ static int job_remove(struct ps_sim *sim, int64_t slot, struct ps_error *err)
     sim_progress(sim);
     int node = job->node;
     job_release(sim, slot);
-    /* upstream's send_heartbeat_on_job_finished: the node heartbeats now (with the heartbeats
-     * of this millisecond, after its job ends, submissions and fair share update), its next
-     * periodic one a period later; not from within its own heartbeat (a job it preempted) */
+    /* upstream's send_heartbeat_on_job_finished: the node heartbeats now, reporting the end
+     * (after this millisecond's job ends, before its submissions and fair share update: the
+     * scheduler learns of the end from this heartbeat), its next periodic one a period later;
+     * not from within its own heartbeat (a job it preempted) */
     if (sim->sc->node_groups[n->group].send_heartbeat_on_job_finished && n->tree >= 0 &&
-        sim->heartbeat_node != node && sim_arm_heartbeat(sim, node, sim->now) != 0)
+        sim->heartbeat_node != node && sim_arm_heartbeat(sim, node, sim->now, true) != 0)
         return ps_error_set(err, PS_ENOMEM, "out of memory");
     /* what it held may let waiting jobs start (a heartbeat settles its own node at its end) */
     if (held && n->waiting > 0 && sim->heartbeat_node != node)

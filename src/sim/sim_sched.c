@@ -29,10 +29,11 @@ static int64_t next_heartbeat_ms(const struct ps_sim *sim, const struct sim_node
     return t;
 }
 
-int sim_arm_heartbeat(struct ps_sim *sim, int node, int64_t t_ms)
+int sim_arm_heartbeat(struct ps_sim *sim, int node, int64_t t_ms, bool reporting)
 {
     struct sim_node *n = &sim->nodes[node];
-    if (sim_push(sim, t_ms, SIM_EV_HEARTBEAT, node, ++n->heartbeat_seq) != 0)
+    int prio = reporting ? SIM_PRIO_REPORTING_HEARTBEAT : SIM_PRIO_HEARTBEAT;
+    if (sim_push_heartbeat(sim, t_ms, prio, node, ++n->heartbeat_seq) != 0)
         return PS_ENOMEM;
     n->armed = true;
     return 0;
@@ -51,7 +52,7 @@ static int bump(struct ps_sim *sim, int tree)
         struct sim_node *n = &sim->nodes[T->nodes[i]];
         if (n->armed)
             continue;
-        if (sim_arm_heartbeat(sim, T->nodes[i], next_heartbeat_ms(sim, n)) != 0)
+        if (sim_arm_heartbeat(sim, T->nodes[i], next_heartbeat_ms(sim, n), false) != 0)
             return PS_ENOMEM;
     }
     return 0;
@@ -437,7 +438,7 @@ int sim_heartbeat(struct ps_sim *sim, int node, struct ps_error *err)
             return 0;
         }
     }
-    if (sim_arm_heartbeat(sim, node, sim->now + sim->sc->heartbeat_period_ms) != 0)
+    if (sim_arm_heartbeat(sim, node, sim->now + sim->sc->heartbeat_period_ms, false) != 0)
         return ps_error_set(err, PS_ENOMEM, "out of memory");
     return 0;
 }
@@ -505,7 +506,7 @@ int sim_nodes_moved(struct ps_sim *sim, struct ps_error *err)
         struct sim_node *n = &sim->nodes[i];
         if (n->tree < 0 || n->armed)
             continue;
-        if (sim_arm_heartbeat(sim, (int)i, next_heartbeat_ms(sim, n)) != 0)
+        if (sim_arm_heartbeat(sim, (int)i, next_heartbeat_ms(sim, n), false) != 0)
             return ps_error_set(err, PS_ENOMEM, "out of memory");
     }
     return 0;

@@ -542,6 +542,35 @@ static void test_heartbeat_on_job_finished(void **state)
     release(&oob);
 }
 
+/* The heartbeat reporting a job's end comes before the fair share update of its millisecond:
+ * the scheduler learns of the end from it. a1's job ends at 300 ms, an update's time; the slot
+ * goes to b1, running, not to a2, which that update admits (a runs one operation at a time)
+ * and which the pools' order would favour. */
+static void test_reporting_heartbeat_before_update(void **state)
+{
+    (void)state;
+    static const char *text =
+        "{'heartbeat_period': 1000, 'fair_share_update_period': 100,"
+        " 'node_groups': [{'name': 'n', 'count': 1, 'send_heartbeat_on_job_finished': true,"
+        "                  'resource_limits': {'cpu': 1, 'user_slots': 1}}],"
+        " 'pool_trees': {'physical': {'pools': [{'name': 'a', 'max_running_operation_count': 1},"
+        "                                       {'name': 'b'}]}},"
+        " 'operations': ["
+        "   {'id': 'a1', 'start_time': 0, 'spec': {'pool': 'a'}, 'tasks': ["
+        "     {'job_count': 1, 'duration': 300, 'resources': {'cpu': 1, 'user_slots': 1}}]},"
+        "   {'id': 'a2', 'start_time': 0, 'spec': {'pool': 'a'}, 'tasks': ["
+        "     {'job_count': 1, 'duration': 300, 'resources': {'cpu': 1, 'user_slots': 1}}]},"
+        "   {'id': 'b1', 'start_time': 0, 'spec': {'pool': 'b'}, 'tasks': ["
+        "     {'job_count': 1, 'duration': 300, 'resources': {'cpu': 1, 'user_slots': 1}}]}]}";
+    struct run r;
+    start(&r, text, false);
+    finish_run(&r);
+    assert_non_null(strstr(r.events_text, STARTED(0, "a1")));
+    assert_non_null(strstr(r.events_text, STARTED(300, "b1")));
+    assert_non_null(strstr(r.events_text, STARTED(600, "a2")));
+    release(&r);
+}
+
 /* The skipping stays exact with out-of-band heartbeats (preemption included), and they change
  * the run. */
 static void test_skipping_is_exact_with_heartbeats_on_job_finished(void **state)
@@ -674,6 +703,7 @@ int main(void)
         cmocka_unit_test(test_operation_in_two_trees),
         cmocka_unit_test(test_heartbeat_phase),
         cmocka_unit_test(test_heartbeat_on_job_finished),
+        cmocka_unit_test(test_reporting_heartbeat_before_update),
         cmocka_unit_test(test_skipping_is_exact_with_heartbeats_on_job_finished),
         cmocka_unit_test(test_demand_check_after_node_change),
         cmocka_unit_test(test_job_durations),
