@@ -468,6 +468,8 @@ void ps_sim_free(struct ps_sim *sim)
     ps_event_queue_release(&sim->queue);
     sim_host_release(sim);
     sim_buf_release(&sim->line);
+    sim_buf_release(&sim->events_out);
+    sim_buf_release(&sim->pools_out);
     free(sim->double_memo);
     free(sim);
 }
@@ -487,6 +489,7 @@ static void finish(struct ps_sim *sim, const char *reason)
             sim->reason_ms[o->reason] += sim->now - o->reason_since_ms;
         o->reason_since_ms = sim->now;
     }
+    sim_out_flush(sim);
     if (sim->options.events && fflush(sim->options.events) != 0)
         ps_error_set(&sim->io_error, PS_EIO, "cannot write events.jsonl");
     if (sim->options.pools && fflush(sim->options.pools) != 0)
@@ -547,7 +550,7 @@ static void check_end(struct ps_sim *sim)
         finish(sim, "idle");
 }
 
-int ps_sim_run_until(struct ps_sim *sim, int64_t time_ms, struct ps_error *err)
+static int run_until(struct ps_sim *sim, int64_t time_ms, struct ps_error *err)
 {
     struct ps_event ev;
     while (!sim->finished) {
@@ -575,9 +578,17 @@ int ps_sim_run_until(struct ps_sim *sim, int64_t time_ms, struct ps_error *err)
             return ps_error_set(err, sim->io_error.code, "%s", sim->io_error.msg);
         check_end(sim);
     }
-    if (sim->io_error.code != 0)
-        return ps_error_set(err, sim->io_error.code, "%s", sim->io_error.msg);
     return 0;
+}
+
+/* The outputs reach their files before it returns. */
+int ps_sim_run_until(struct ps_sim *sim, int64_t time_ms, struct ps_error *err)
+{
+    int rc = run_until(sim, time_ms, err);
+    sim_out_flush(sim);
+    if (rc == 0 && sim->io_error.code != 0)
+        rc = ps_error_set(err, sim->io_error.code, "%s", sim->io_error.msg);
+    return rc;
 }
 
 int ps_sim_run(struct ps_sim *sim, struct ps_error *err)

@@ -345,6 +345,8 @@ struct ps_sim {
     int64_t next_exec_nodes_check_ms;  /* core/exec_nodes.h, at fair share updates */
     int64_t next_demand_check_ms;      /* the same, resource_demand_sanity_check_period */
     struct sim_buf line;               /* the output line being built */
+    struct sim_buf events_out;         /* events.jsonl lines not yet handed to options.events */
+    struct sim_buf pools_out;          /* pools.csv rows not yet handed to options.pools */
     struct ps_sim_event ev;            /* its fields, for options.on_event */
     char ev_job_id[512];
     struct sim_double_memo *double_memo;    /* sim_output.c: pools.csv numbers, formatted */
@@ -522,6 +524,8 @@ void sim_res_summary(struct ps_sim *sim, struct sim_buf *b);
 
 /* ---- sim_output.c ----------------------------------------------------------------------- */
 void sim_buf_release(struct sim_buf *b);
+/* Hands every byte of events_out and pools_out to their files (sim_output.c). */
+void sim_out_flush(struct ps_sim *sim);
 void sim_buf_put(struct sim_buf *b, const char *s, size_t n);
 void sim_buf_puts(struct sim_buf *b, const char *s);
 void sim_buf_str(struct sim_buf *b, const char *s);              /* a JSON string literal */

@@ -176,6 +176,31 @@ void sim_buf_csv(struct sim_buf *b, const char *s)
     sim_buf_put(b, "\"", 1);
 }
 
+/* ---- blocks of output -------------------------------------------------------------------- */
+
+/* The outputs reach their files in blocks of about this many bytes: stdio's buffer (4 KB with
+ * glibc, whatever size setvbuf asks without a buffer of its own) would cut them into 4-KB
+ * write(2) calls, some 100,000 over an overloaded day. */
+#define SIM_OUT_BLOCK (1u << 20)
+
+/* Hands out's bytes to f once they make a block, or all of them. */
+static void out_hand(struct ps_sim *sim, struct sim_buf *out, FILE *f, const char *name, bool all)
+{
+    if (!f || (!all && out->len < SIM_OUT_BLOCK))
+        return;
+    if (out->oom)
+        ps_error_set(&sim->io_error, PS_ENOMEM, "out of memory writing %s", name);
+    else if (out->len && fwrite(out->data, 1, out->len, f) != out->len)
+        ps_error_set(&sim->io_error, PS_EIO, "cannot write %s", name);
+    out->len = 0;
+}
+
+void sim_out_flush(struct ps_sim *sim)
+{
+    out_hand(sim, &sim->events_out, sim->options.events, "events.jsonl", true);
+    out_hand(sim, &sim->pools_out, sim->options.pools, "pools.csv", true);
+}
+
 /* ---- events.jsonl ------------------------------------------------------------------------ */
 
 static bool ev_on(const struct ps_sim *sim)
@@ -217,8 +242,8 @@ void sim_ev_end(struct ps_sim *sim)
         ps_error_set(&sim->io_error, PS_ENOMEM, "out of memory writing events.jsonl");
         return;
     }
-    if (fwrite(sim->line.data, 1, sim->line.len, sim->options.events) != sim->line.len)
-        ps_error_set(&sim->io_error, PS_EIO, "cannot write events.jsonl");
+    sim_buf_put(&sim->events_out, sim->line.data, sim->line.len);
+    out_hand(sim, &sim->events_out, sim->options.events, "events.jsonl", false);
     sim->stats.events_written++;
 }
 
@@ -344,7 +369,7 @@ void sim_pools_rows_build(struct ps_sim *sim, int tree)
         ps_error_set(&sim->io_error, PS_ENOMEM, "out of memory writing pools.csv");
 }
 
-/* The rows of every tree, each after the time, in one write. */
+/* The rows of every tree, each after the time, onto pools_out. */
 void sim_pools_rows_write(struct ps_sim *sim)
 {
     FILE *out = sim->options.pools;
@@ -364,25 +389,22 @@ void sim_pools_rows_write(struct ps_sim *sim)
     size_t prefix_len = line->len;
     memcpy(prefix, line->data, prefix_len);
     line->len = 0;
+    struct sim_buf *b = &sim->pools_out;
     for (int t = 0; t < sim->tree_count; t++) {
         const struct sim_buf *rows = &sim->trees[t].rows;
         const char *p = rows->data, *end = rows->data + rows->len;
         while (p && p < end) {
             const char *nl = memchr(p, '\n', (size_t)(end - p));
             size_t n = (size_t)(nl - p) + 1;
-            if (!buf_reserve(line, prefix_len + n))
+            if (!buf_reserve(b, prefix_len + n))
                 break;
-            memcpy(line->data + line->len, prefix, prefix_len);
-            memcpy(line->data + line->len + prefix_len, p, n);
-            line->len += prefix_len + n;
+            memcpy(b->data + b->len, prefix, prefix_len);
+            memcpy(b->data + b->len + prefix_len, p, n);
+            b->len += prefix_len + n;
             p += n;
         }
     }
-    if (line->oom)
-        ps_error_set(&sim->io_error, PS_ENOMEM, "out of memory writing pools.csv");
-    else if (fwrite(line->data, 1, line->len, out) != line->len)
-        ps_error_set(&sim->io_error, PS_EIO, "cannot write pools.csv");
-    line->len = 0;
+    out_hand(sim, b, out, "pools.csv", b->oom);
 }
 
 /* ---- operations.csv ---------------------------------------------------------------------- */
