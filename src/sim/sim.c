@@ -68,7 +68,7 @@ int sim_process_activated(struct ps_sim *sim, struct ps_error *err)
         sim->stats.operations_running++;
         sim_ev_begin(sim, "operation_running");
         sim_ev_key(sim, "operation_id");
-        sim_buf_str(&sim->line, o->sc->id);
+        ps_textbuf_add_json(&sim->line, o->sc->id);
         sim_ev_end(sim);
         /* Its jobs now count as demand of its pools. */
         for (int k = 0; k < o->m_count; k++) {
@@ -447,8 +447,8 @@ void ps_sim_free(struct ps_sim *sim)
         }
         free(T->stats);
         ps_strmap_release(&T->stats_by_name);
-        sim_buf_release(&T->rows);
-        sim_buf_release(&T->rows_prev);
+        ps_textbuf_release(&T->rows);
+        ps_textbuf_release(&T->rows_prev);
     }
     for (int64_t i = 0; sim->nodes && i < sim->node_count; i++) {
         free(sim->nodes[i].jobs);
@@ -467,9 +467,9 @@ void ps_sim_free(struct ps_sim *sim)
     ps_strmap_release(&sim->op_by_id);
     ps_event_queue_release(&sim->queue);
     sim_host_release(sim);
-    sim_buf_release(&sim->line);
-    sim_buf_release(&sim->events_out);
-    sim_buf_release(&sim->pools_out);
+    ps_textbuf_release(&sim->line);
+    ps_textbuf_release(&sim->events_out);
+    ps_textbuf_release(&sim->pools_out);
     free(sim->double_memo);
     free(sim);
 }
