@@ -20,7 +20,7 @@ void ps_textbuf_release(struct ps_textbuf *b)
 }
 
 /* Makes room for extra more bytes plus the NUL. */
-bool ps_textbuf_reserve(struct ps_textbuf *b, size_t extra)
+bool ps_textbuf_reserve_grow(struct ps_textbuf *b, size_t extra)
 {
     if (b->failed)
         return false;
@@ -46,7 +46,7 @@ bool ps_textbuf_reserve(struct ps_textbuf *b, size_t extra)
 
 void ps_textbuf_add_grow(struct ps_textbuf *b, const void *bytes, size_t len)
 {
-    if (!ps_textbuf_reserve(b, len))
+    if (!ps_textbuf_reserve_grow(b, len))
         return;
     if (len)
         memcpy(b->data + b->len, bytes, len);

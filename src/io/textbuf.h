@@ -27,12 +27,20 @@ void ps_textbuf_init(struct ps_textbuf *b);
 /* Frees b's bytes and empties it. */
 void ps_textbuf_release(struct ps_textbuf *b);
 
-/* Makes room for n more bytes (and the NUL); false, with `failed` set, when it cannot. For
- * a caller that writes into data + len itself and then adds to len. */
-bool ps_textbuf_reserve(struct ps_textbuf *b, size_t n);
+/* ps_textbuf_reserve when the bytes do not fit (or `failed`). */
+bool ps_textbuf_reserve_grow(struct ps_textbuf *b, size_t n);
 
 /* ps_textbuf_add when the bytes do not fit (or `failed`): grows, then appends. */
 void ps_textbuf_add_grow(struct ps_textbuf *b, const void *bytes, size_t len);
+
+/* Makes room for n more bytes (and the NUL); false, `failed` set, when it cannot. For a
+ * caller that writes into data + len itself and then adds to len. */
+static inline bool ps_textbuf_reserve(struct ps_textbuf *b, size_t n)
+{
+    if (b->failed || n >= b->cap - b->len)   /* cap is 0, or at least len + 1 */
+        return ps_textbuf_reserve_grow(b, n);
+    return true;
+}
 
 /* Appends len bytes (may include NUL bytes). */
 static inline void ps_textbuf_add(struct ps_textbuf *b, const void *bytes, size_t len)
