@@ -284,10 +284,7 @@ static FILE *open_in(const char *dir, const char *name)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    if (f)
-        setvbuf(f, NULL, _IOFBF, 1 << 20);
-    return f;
+    return fopen(path, "w");
 }
 
 int ps_bench_simulate(int argc, char **argv)

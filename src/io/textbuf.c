@@ -20,7 +20,7 @@ void ps_textbuf_release(struct ps_textbuf *b)
 }
 
 /* Makes room for extra more bytes plus the NUL. */
-static bool grow(struct ps_textbuf *b, size_t extra)
+bool ps_textbuf_reserve_grow(struct ps_textbuf *b, size_t extra)
 {
     if (b->failed)
         return false;
@@ -44,9 +44,9 @@ static bool grow(struct ps_textbuf *b, size_t extra)
     return true;
 }
 
-void ps_textbuf_add(struct ps_textbuf *b, const void *bytes, size_t len)
+void ps_textbuf_add_grow(struct ps_textbuf *b, const void *bytes, size_t len)
 {
-    if (!grow(b, len))
+    if (!ps_textbuf_reserve_grow(b, len))
         return;
     if (len)
         memcpy(b->data + b->len, bytes, len);
@@ -54,14 +54,63 @@ void ps_textbuf_add(struct ps_textbuf *b, const void *bytes, size_t len)
     b->data[b->len] = '\0';
 }
 
-void ps_textbuf_adds(struct ps_textbuf *b, const char *s)
+void ps_textbuf_addi(struct ps_textbuf *b, int64_t x)
 {
-    ps_textbuf_add(b, s, strlen(s));
+    char tmp[24];
+    char *p = tmp + sizeof tmp;
+    uint64_t u = x < 0 ? (uint64_t)0 - (uint64_t)x : (uint64_t)x;
+    do {
+        *--p = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (x < 0)
+        *--p = '-';
+    ps_textbuf_add(b, p, (size_t)(tmp + sizeof tmp - p));
 }
 
-void ps_textbuf_addc(struct ps_textbuf *b, char c)
+void ps_textbuf_add_json(struct ps_textbuf *b, const char *s)
 {
-    ps_textbuf_add(b, &c, 1);
+    ps_textbuf_addc(b, '"');
+    const char *run = s;
+    const unsigned char *p = (const unsigned char *)s;
+    for (; *p; p++) {
+        const char *esc = NULL;
+        char u[8];
+        switch (*p) {
+        case '"': esc = "\\\""; break;
+        case '\\': esc = "\\\\"; break;
+        case '\n': esc = "\\n"; break;
+        case '\t': esc = "\\t"; break;
+        case '\r': esc = "\\r"; break;
+        default:
+            if (*p < 0x20 || *p == 0x7f) {
+                snprintf(u, sizeof u, "\\u%04x", *p);
+                esc = u;
+            }
+        }
+        if (esc) {
+            ps_textbuf_add(b, run, (size_t)((const char *)p - run));
+            ps_textbuf_adds(b, esc);
+            run = (const char *)p + 1;
+        }
+    }
+    ps_textbuf_add(b, run, (size_t)((const char *)p - run));
+    ps_textbuf_addc(b, '"');
+}
+
+void ps_textbuf_add_csv(struct ps_textbuf *b, const char *s)
+{
+    if (!strpbrk(s, ",\"\r\n")) {
+        ps_textbuf_adds(b, s);
+        return;
+    }
+    ps_textbuf_addc(b, '"');
+    for (const char *p = s; *p; p++) {
+        if (*p == '"')
+            ps_textbuf_addc(b, '"');
+        ps_textbuf_addc(b, *p);
+    }
+    ps_textbuf_addc(b, '"');
 }
 
 void ps_textbuf_addf(struct ps_textbuf *b, const char *fmt, ...)
@@ -74,7 +123,7 @@ void ps_textbuf_addf(struct ps_textbuf *b, const char *fmt, ...)
         b->failed = true;
         return;
     }
-    if (!grow(b, (size_t)n))
+    if (!ps_textbuf_reserve(b, (size_t)n))
         return;
     va_start(ap, fmt);
     vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
@@ -103,7 +152,7 @@ char *ps_textbuf_detach(struct ps_textbuf *b)
         ps_textbuf_release(b);
         return NULL;
     }
-    if (!b->data && !grow(b, 0)) {
+    if (!b->data && !ps_textbuf_reserve(b, 0)) {
         ps_textbuf_release(b);
         return NULL;
     }

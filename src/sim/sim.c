@@ -74,7 +74,7 @@ int sim_process_activated(struct ps_sim *sim, struct ps_error *err)
         sim->stats.operations_running++;
         sim_ev_begin(sim, "operation_running");
         sim_ev_key(sim, "operation_id");
-        sim_buf_str(&sim->line, o->sc->id);
+        ps_textbuf_add_json(&sim->line, o->sc->id);
         sim_ev_end(sim);
         /* Its jobs now count as demand of its pools. */
         for (int k = 0; k < o->m_count; k++) {
@@ -453,8 +453,8 @@ void ps_sim_free(struct ps_sim *sim)
         }
         free(T->stats);
         ps_strmap_release(&T->stats_by_name);
-        sim_buf_release(&T->rows);
-        sim_buf_release(&T->rows_prev);
+        ps_textbuf_release(&T->rows);
+        ps_textbuf_release(&T->rows_prev);
     }
     for (int64_t i = 0; sim->nodes && i < sim->node_count; i++) {
         free(sim->nodes[i].jobs);
@@ -473,7 +473,9 @@ void ps_sim_free(struct ps_sim *sim)
     ps_strmap_release(&sim->op_by_id);
     ps_event_queue_release(&sim->queue);
     sim_host_release(sim);
-    sim_buf_release(&sim->line);
+    ps_textbuf_release(&sim->line);
+    ps_textbuf_release(&sim->events_out);
+    ps_textbuf_release(&sim->pools_out);
     free(sim->double_memo);
     free(sim);
 }
@@ -493,6 +495,7 @@ static void finish(struct ps_sim *sim, const char *reason)
             sim->reason_ms[o->reason] += sim->now - o->reason_since_ms;
         o->reason_since_ms = sim->now;
     }
+    sim_out_flush(sim);
     if (sim->options.events && fflush(sim->options.events) != 0)
         ps_error_set(&sim->io_error, PS_EIO, "cannot write events.jsonl");
     if (sim->options.pools && fflush(sim->options.pools) != 0)
@@ -553,7 +556,7 @@ static void check_end(struct ps_sim *sim)
         finish(sim, "idle");
 }
 
-int ps_sim_run_until(struct ps_sim *sim, int64_t time_ms, struct ps_error *err)
+static int run_until(struct ps_sim *sim, int64_t time_ms, struct ps_error *err)
 {
     struct ps_event ev;
     while (!sim->finished) {
@@ -581,9 +584,17 @@ int ps_sim_run_until(struct ps_sim *sim, int64_t time_ms, struct ps_error *err)
             return ps_error_set(err, sim->io_error.code, "%s", sim->io_error.msg);
         check_end(sim);
     }
-    if (sim->io_error.code != 0)
-        return ps_error_set(err, sim->io_error.code, "%s", sim->io_error.msg);
     return 0;
+}
+
+/* The outputs reach their files before it returns. */
+int ps_sim_run_until(struct ps_sim *sim, int64_t time_ms, struct ps_error *err)
+{
+    int rc = run_until(sim, time_ms, err);
+    sim_out_flush(sim);
+    if (rc == 0 && sim->io_error.code != 0)
+        rc = ps_error_set(err, sim->io_error.code, "%s", sim->io_error.msg);
+    return rc;
 }
 
 int ps_sim_run(struct ps_sim *sim, struct ps_error *err)

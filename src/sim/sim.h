@@ -151,7 +151,8 @@ int ps_sim_new(const struct ps_scenario *scenario, const struct ps_sim_options *
                struct ps_sim **out, struct ps_error *err);
 void ps_sim_free(struct ps_sim *sim);   /* NULL is a no-op */
 
-/* Processes every event up to and including time_ms (or until the simulation ends). */
+/* Processes every event up to and including time_ms (or until the simulation ends); the
+ * outputs written so far are in their FILEs when it returns. */
 int ps_sim_run_until(struct ps_sim *sim, int64_t time_ms, struct ps_error *err);
 /* Runs to the end: the scenario's duration, or when duration is omitted, until every operation
  * has finished or nothing can change any more (no job running, no event but the periodic ones,

@@ -28,6 +28,7 @@
 #include "core/tree_sched.h"
 #include "core/value.h"
 #include "io/scenario.h"
+#include "io/textbuf.h"
 #include "sim/event_queue.h"
 #include "sim/sim.h"
 
@@ -56,13 +57,6 @@ enum sim_prio {
     SIM_PRIO_HEARTBEAT = 5,
     SIM_PRIO_CPU_TICK = 6,
     SIM_PRIO_NODE_ADJUST = 7,
-};
-
-/* A growable byte buffer for output lines (sim_output.c). oom latches on allocation failure. */
-struct sim_buf {
-    char *data;
-    size_t len, cap;
-    bool oom;
 };
 
 /* What a pools.csv row shows of a pool (compared bitwise), and where the row's text is in
@@ -308,8 +302,8 @@ struct sim_tree {
     struct ps_strmap stats_by_name;
     struct sim_pool_stats **stats;     /* in order of first appearance */
     int stats_count, stats_cap;
-    struct sim_buf rows;               /* pools.csv rows of the last update, without the time */
-    struct sim_buf rows_prev;          /* those of the update before (sim_pool_row.at) */
+    struct ps_textbuf rows;            /* pools.csv rows of the last update, without the time */
+    struct ps_textbuf rows_prev;       /* those of the update before (sim_pool_row.at) */
     uint64_t rows_build;               /* serial of the last build of rows */
     struct sim_preempt_tree *pre;      /* starvation and preemption state (sim_preempt.c) */
 };
@@ -348,7 +342,9 @@ struct ps_sim {
     int64_t next_pools_row_ms;
     int64_t next_exec_nodes_check_ms;  /* core/exec_nodes.h, at fair share updates */
     int64_t next_demand_check_ms;      /* the same, resource_demand_sanity_check_period */
-    struct sim_buf line;               /* the output line being built */
+    struct ps_textbuf line;            /* the output line being built */
+    struct ps_textbuf events_out;      /* events.jsonl lines not yet handed to options.events */
+    struct ps_textbuf pools_out;       /* pools.csv rows not yet handed to options.pools */
     struct ps_sim_event ev;            /* its fields, for options.on_event */
     char ev_job_id[512];
     struct sim_double_memo *double_memo;    /* sim_output.c: pools.csv numbers, formatted */
@@ -525,23 +521,20 @@ int sim_cpu_tick_event(struct ps_sim *sim, int64_t slot, int64_t serial, struct 
  * adjustment (a multiple of its group's resource_adjustment_period) is queued. */
 int sim_res_node_changed(struct ps_sim *sim, int node, struct ps_error *err);
 int sim_node_adjust_event(struct ps_sim *sim, int node, struct ps_error *err);
-void sim_res_statistics(struct ps_sim *sim, const struct sim_job *job, struct sim_buf *b,
+void sim_res_statistics(struct ps_sim *sim, const struct sim_job *job, struct ps_textbuf *b,
                         bool *first);
-void sim_res_summary(struct ps_sim *sim, struct sim_buf *b);
+void sim_res_summary(struct ps_sim *sim, struct ps_textbuf *b);
 
 /* ---- sim_output.c ----------------------------------------------------------------------- */
-void sim_buf_release(struct sim_buf *b);
-void sim_buf_put(struct sim_buf *b, const char *s, size_t n);
-void sim_buf_puts(struct sim_buf *b, const char *s);
-void sim_buf_str(struct sim_buf *b, const char *s);              /* a JSON string literal */
-void sim_buf_int(struct sim_buf *b, int64_t x);
-void sim_buf_double(struct sim_buf *b, double x);                /* round-trip */
+/* The outputs are built in io/textbuf.h's buffers; these add the simulator's number forms. */
+/* Hands every byte of events_out and pools_out to their files. */
+void sim_out_flush(struct ps_sim *sim);
+void sim_text_double(struct ps_textbuf *b, double x);                /* round-trip */
 /* The same text, remembered by bit pattern: pools.csv repeats most values update after update
  * and the shortest round-trip text costs up to three snprintf and strtod. */
-void sim_buf_double_memo(struct ps_sim *sim, struct sim_buf *b, double x);
-void sim_buf_amount(struct sim_buf *b, int resource, int64_t v); /* cpu as an exact decimal */
-void sim_buf_resources(struct sim_buf *b, const struct ps_resources *r);   /* JSON map */
-void sim_buf_csv(struct sim_buf *b, const char *s);              /* a CSV field */
+void sim_text_double_memo(struct ps_sim *sim, struct ps_textbuf *b, double x);
+void sim_text_amount(struct ps_textbuf *b, int resource, int64_t v); /* cpu as an exact decimal */
+void sim_text_resources(struct ps_textbuf *b, const struct ps_resources *r);   /* JSON map */
 /* events.jsonl: begin writes {"time":..,"event_type":"..", and key() the next `"key":`. */
 void sim_ev_begin(struct ps_sim *sim, const char *type);
 void sim_ev_key(struct ps_sim *sim, const char *key);

@@ -264,9 +264,9 @@ int sim_submit(struct ps_sim *sim, int op, struct ps_error *err)
         sim->stats.operations_failed++;
         sim_ev_begin(sim, "operation_failed");
         sim_ev_key(sim, "operation_id");
-        sim_buf_str(&sim->line, o->sc->id);
+        ps_textbuf_add_json(&sim->line, o->sc->id);
         sim_ev_key(sim, "error");
-        sim_buf_str(&sim->line, why.msg);
+        ps_textbuf_add_json(&sim->line, why.msg);
         sim_ev_end(sim);
         return 0;
     }
@@ -284,27 +284,27 @@ int sim_submit(struct ps_sim *sim, int op, struct ps_error *err)
     sim->ev.operation_id = o->sc->id;
     sim->ev.user = o->sc->user;
     sim_ev_key(sim, "operation_id");
-    sim_buf_str(&sim->line, o->sc->id);
+    ps_textbuf_add_json(&sim->line, o->sc->id);
     sim_ev_key(sim, "user");
-    sim_buf_str(&sim->line, o->sc->user);
+    ps_textbuf_add_json(&sim->line, o->sc->user);
     sim_ev_key(sim, "pools");
-    sim_buf_puts(&sim->line, "{");
+    ps_textbuf_adds(&sim->line, "{");
     for (int k = 0; k < o->m_count; k++) {
         if (k > 0)
-            sim_buf_puts(&sim->line, ",");
-        sim_buf_str(&sim->line, sim->trees[o->ms[k].tree].name);
-        sim_buf_puts(&sim->line, ":");
-        sim_buf_str(&sim->line, o->ms[k].m->pool->name);
+            ps_textbuf_adds(&sim->line, ",");
+        ps_textbuf_add_json(&sim->line, sim->trees[o->ms[k].tree].name);
+        ps_textbuf_adds(&sim->line, ":");
+        ps_textbuf_add_json(&sim->line, o->ms[k].m->pool->name);
         const char *tree = sim->trees[o->ms[k].tree].name;
         if (sim->options.event_tree && strcmp(tree, sim->options.event_tree) == 0)
             sim->ev.pool = o->ms[k].m->pool->name;
     }
-    sim_buf_puts(&sim->line, "}");
+    ps_textbuf_adds(&sim->line, "}");
     sim_ev_key(sim, "job_count");
-    sim_buf_int(&sim->line, o->job_count);
+    ps_textbuf_addi(&sim->line, o->job_count);
     if (o->unrecognized_spec) {   /* as the service's `unrecognized_spec` alert */
         sim_ev_key(sim, "unrecognized_spec");
-        sim_buf_puts(&sim->line, o->unrecognized_spec);
+        ps_textbuf_adds(&sim->line, o->unrecognized_spec);
     }
     sim_ev_end(sim);
 
@@ -368,10 +368,10 @@ int sim_op_finish(struct ps_sim *sim, int op, enum sim_op_state state, struct ps
     sim_progress(sim);
     sim_ev_begin(sim, state == SIM_OP_COMPLETED ? "operation_completed" : "operation_failed");
     sim_ev_key(sim, "operation_id");
-    sim_buf_str(&sim->line, o->sc->id);
+    ps_textbuf_add_json(&sim->line, o->sc->id);
     if (state == SIM_OP_FAILED) {
         sim_ev_key(sim, "error");
-        sim_buf_str(&sim->line, o->error ? o->error : "");
+        ps_textbuf_add_json(&sim->line, o->error ? o->error : "");
     }
     sim_ev_end(sim);
     return sim_process_activated(sim, err);
@@ -594,14 +594,14 @@ int sim_job_start(struct ps_sim *sim, int op, int k, int node, struct ps_resourc
 
     sim_ev_job(sim, "job_started", job);
     sim_ev_key(sim, "task");
-    sim_buf_str(&sim->line, task->spec->name);
+    ps_textbuf_add_json(&sim->line, task->spec->name);
     sim_ev_key(sim, "tree");
-    sim_buf_str(&sim->line, sim->trees[o->ms[k].tree].name);
+    ps_textbuf_add_json(&sim->line, sim->trees[o->ms[k].tree].name);
     sim_ev_key(sim, "resources");
-    sim_buf_resources(&sim->line, &job->resources);
+    sim_text_resources(&sim->line, &job->resources);
     sim->ev.resources = &job->resources;
     sim_ev_key(sim, "memory_reserve");
-    sim_buf_int(&sim->line, job->resources.v[PS_RES_MEMORY]);
+    ps_textbuf_addi(&sim->line, job->resources.v[PS_RES_MEMORY]);
     sim_ev_end(sim);
     sim_job_wait_check(sim, slot);
     return 0;
@@ -727,7 +727,7 @@ int sim_job_abort(struct ps_sim *sim, int64_t slot, const char *reason, struct p
     const char *tree = sim->trees[o->ms[job->ms].tree].name;
     sim_ev_job(sim, "job_aborted", job);
     sim_ev_key(sim, "reason");
-    sim_buf_str(&sim->line, reason);
+    ps_textbuf_add_json(&sim->line, reason);
     sim_ev_statistics(sim, job);
     sim_ev_end(sim);
     /* The resources' view first: it may set the overdraft state the retry carries. */
@@ -797,7 +797,7 @@ static int job_fail(struct ps_sim *sim, int64_t slot, struct ps_error *err)
     const char *tree = sim->trees[o->ms[job->ms].tree].name;
     sim_ev_job(sim, "job_failed", job);
     sim_ev_key(sim, "error");
-    sim_buf_str(&sim->line, job->end_reason ? job->end_reason : "");
+    ps_textbuf_add_json(&sim->line, job->end_reason ? job->end_reason : "");
     sim_ev_statistics(sim, job);
     sim_ev_end(sim);
     int rc = sim_res_job_ending(sim, job, SIM_END_FAILED, job->end_reason, err);
@@ -827,13 +827,13 @@ int sim_job_preempt(struct ps_sim *sim, int64_t slot, int for_op, const char *pr
     sim_ev_job(sim, "job_preempted", job);
     sim_ev_key(sim, "preempted_for");
     if (for_op >= 0)
-        sim_buf_str(&sim->line, sim->ops[for_op].sc->id);
+        ps_textbuf_add_json(&sim->line, sim->ops[for_op].sc->id);
     else
-        sim_buf_puts(&sim->line, "null");
+        ps_textbuf_adds(&sim->line, "null");
     sim_ev_key(sim, "preemption_reason");
-    sim_buf_str(&sim->line, preemption_reason);
+    ps_textbuf_add_json(&sim->line, preemption_reason);
     sim_ev_key(sim, "interrupt_timeout");
-    sim_buf_int(&sim->line, interrupt_timeout_ms > 0 ? interrupt_timeout_ms : 0);
+    ps_textbuf_addi(&sim->line, interrupt_timeout_ms > 0 ? interrupt_timeout_ms : 0);
     sim_ev_end(sim);
     if (interrupt_timeout_ms <= 0 || job->waiting)   /* a waiting job has nothing to give back */
         return sim_job_abort(sim, slot, "preemption", err);

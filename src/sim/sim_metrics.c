@@ -194,53 +194,53 @@ static int64_t quantile(const int64_t *sorted, int64_t n, int q_percent)
     return sorted[rank > 0 ? rank - 1 : 0];
 }
 
-static void key(struct sim_buf *b, int indent, bool *first, const char *name)
+static void key(struct ps_textbuf *b, int indent, bool *first, const char *name)
 {
-    sim_buf_puts(b, *first ? "\n" : ",\n");
+    ps_textbuf_adds(b, *first ? "\n" : ",\n");
     *first = false;
     for (int i = 0; i < indent; i++)
-        sim_buf_put(b, " ", 1);
-    sim_buf_str(b, name);
-    sim_buf_puts(b, ": ");
+        ps_textbuf_add(b, " ", 1);
+    ps_textbuf_add_json(b, name);
+    ps_textbuf_adds(b, ": ");
 }
 
-static void kint(struct sim_buf *b, int indent, bool *first, const char *name, int64_t v)
+static void kint(struct ps_textbuf *b, int indent, bool *first, const char *name, int64_t v)
 {
     key(b, indent, first, name);
-    sim_buf_int(b, v);
+    ps_textbuf_addi(b, v);
 }
 
-static void kdouble(struct sim_buf *b, int indent, bool *first, const char *name, double v)
+static void kdouble(struct ps_textbuf *b, int indent, bool *first, const char *name, double v)
 {
     key(b, indent, first, name);
-    sim_buf_double(b, v);
+    sim_text_double(b, v);
 }
 
-static void close_obj(struct sim_buf *b, int indent, bool empty)
+static void close_obj(struct ps_textbuf *b, int indent, bool empty)
 {
     if (!empty) {
-        sim_buf_puts(b, "\n");
+        ps_textbuf_adds(b, "\n");
         for (int i = 0; i < indent; i++)
-            sim_buf_put(b, " ", 1);
+            ps_textbuf_add(b, " ", 1);
     }
-    sim_buf_puts(b, "}");
+    ps_textbuf_adds(b, "}");
 }
 
 int ps_sim_write_summary(struct ps_sim *sim, FILE *out, struct ps_error *err)
 {
-    struct sim_buf b = {0};
+    struct ps_textbuf b = {0};
     struct ps_sim_stats s;
     ps_sim_get_stats(sim, &s);
     bool top = true, f;
-    sim_buf_puts(&b, "{");
+    ps_textbuf_adds(&b, "{");
     kint(&b, 2, &top, "simulated_time", sim->now);
     key(&b, 2, &top, "end");
-    sim_buf_str(&b, sim->end_reason ? sim->end_reason : "not_finished");
+    ps_textbuf_add_json(&b, sim->end_reason ? sim->end_reason : "not_finished");
     kint(&b, 2, &top, "nodes", sim->node_count);
     kint(&b, 2, &top, "pool_trees", sim->tree_count);
 
     key(&b, 2, &top, "operations");
-    sim_buf_puts(&b, "{");
+    ps_textbuf_adds(&b, "{");
     f = true;
     kint(&b, 4, &f, "total", s.operations);
     kint(&b, 4, &f, "completed", s.operations_completed);
@@ -257,7 +257,7 @@ int ps_sim_write_summary(struct ps_sim *sim, FILE *out, struct ps_error *err)
             pending += sim->ops[i].pending;
     }
     key(&b, 2, &top, "jobs");
-    sim_buf_puts(&b, "{");
+    ps_textbuf_adds(&b, "{");
     f = true;
     kint(&b, 4, &f, "total", jobs_all);
     kint(&b, 4, &f, "of_started_operations", s.jobs);
@@ -278,7 +278,7 @@ int ps_sim_write_summary(struct ps_sim *sim, FILE *out, struct ps_error *err)
             by_reason[r] += root->preempted[r];
     }
     key(&b, 2, &top, "preemptions");
-    sim_buf_puts(&b, "{");
+    ps_textbuf_adds(&b, "{");
     f = true;
     for (int r = 0; r < 3; r++)
         kint(&b, 4, &f, ps_preempt_reason_name((enum ps_preempt_reason)r), by_reason[r]);
@@ -293,7 +293,7 @@ int ps_sim_write_summary(struct ps_sim *sim, FILE *out, struct ps_error *err)
         qsort(sorted, (size_t)sim->wait_count, sizeof *sorted, cmp_i64);
     }
     key(&b, 2, &top, "job_wait_time");
-    sim_buf_puts(&b, "{");
+    ps_textbuf_adds(&b, "{");
     f = true;
     kint(&b, 4, &f, "count", sim->wait_count);
     if (sorted) {
@@ -309,7 +309,7 @@ int ps_sim_write_summary(struct ps_sim *sim, FILE *out, struct ps_error *err)
     close_obj(&b, 2, f);
 
     key(&b, 2, &top, "scheduler");
-    sim_buf_puts(&b, "{");
+    ps_textbuf_adds(&b, "{");
     f = true;
     kint(&b, 4, &f, "heartbeats", s.heartbeats);
     kint(&b, 4, &f, "heartbeats_scheduled", s.heartbeats_scheduled);
@@ -320,13 +320,13 @@ int ps_sim_write_summary(struct ps_sim *sim, FILE *out, struct ps_error *err)
 
     /* Why operations waited: time per top reason, and the operations still waiting. */
     key(&b, 2, &top, "pending_reason_time");
-    sim_buf_puts(&b, "{");
+    ps_textbuf_adds(&b, "{");
     f = true;
     for (int r = 1; r < PS_PENDING_REASON_COUNT; r++)
         kint(&b, 4, &f, ps_pending_reason_id((enum ps_pending_reason)r), sim->reason_ms[r]);
     close_obj(&b, 2, false);
     key(&b, 2, &top, "pending_at_end");
-    sim_buf_puts(&b, "[");
+    ps_textbuf_adds(&b, "[");
     bool any = false;
     for (int i = 0; i < sim->active_count; i++) {
         int op = sim->active[i];
@@ -336,21 +336,21 @@ int ps_sim_write_summary(struct ps_sim *sim, FILE *out, struct ps_error *err)
         struct ps_pending_info info;
         char msg[256];
         sim_pending_reason_describe(sim, op, &info, msg, sizeof msg);
-        sim_buf_puts(&b, any ? ",\n    {" : "\n    {");
+        ps_textbuf_adds(&b, any ? ",\n    {" : "\n    {");
         any = true;
-        sim_buf_puts(&b, "\"operation_id\": ");
-        sim_buf_str(&b, o->sc->id);
-        sim_buf_puts(&b, ", \"state\": ");
-        sim_buf_str(&b, o->state == SIM_OP_PENDING ? "pending" : "running");
-        sim_buf_puts(&b, ", \"pending_job_count\": ");
-        sim_buf_int(&b, o->pending);
-        sim_buf_puts(&b, ", \"reason\": ");
-        sim_buf_str(&b, ps_pending_reason_id(info.reason));
-        sim_buf_puts(&b, ", \"message\": ");
-        sim_buf_str(&b, msg);
-        sim_buf_puts(&b, "}");
+        ps_textbuf_adds(&b, "\"operation_id\": ");
+        ps_textbuf_add_json(&b, o->sc->id);
+        ps_textbuf_adds(&b, ", \"state\": ");
+        ps_textbuf_add_json(&b, o->state == SIM_OP_PENDING ? "pending" : "running");
+        ps_textbuf_adds(&b, ", \"pending_job_count\": ");
+        ps_textbuf_addi(&b, o->pending);
+        ps_textbuf_adds(&b, ", \"reason\": ");
+        ps_textbuf_add_json(&b, ps_pending_reason_id(info.reason));
+        ps_textbuf_adds(&b, ", \"message\": ");
+        ps_textbuf_add_json(&b, msg);
+        ps_textbuf_adds(&b, "}");
     }
-    sim_buf_puts(&b, any ? "\n  ]" : "]");
+    ps_textbuf_adds(&b, any ? "\n  ]" : "]");
 
     sim_res_summary(sim, &b);   /* "memory" and "cpu_monitor" */
 
@@ -359,7 +359,7 @@ int ps_sim_write_summary(struct ps_sim *sim, FILE *out, struct ps_error *err)
         count += sim->trees[t].stats_count;
     struct sim_pool_stats **all = malloc((size_t)(count ? count : 1) * sizeof *all);
     if (!all) {
-        sim_buf_release(&b);
+        ps_textbuf_release(&b);
         return ps_error_set(err, PS_ENOMEM, "out of memory");
     }
     count = 0;
@@ -368,16 +368,16 @@ int ps_sim_write_summary(struct ps_sim *sim, FILE *out, struct ps_error *err)
             all[count++] = sim->trees[t].stats[i];
     qsort(all, (size_t)count, sizeof *all, cmp_stats);
     key(&b, 2, &top, "pools");
-    sim_buf_puts(&b, "[");
+    ps_textbuf_adds(&b, "[");
     for (int i = 0; i < count; i++) {
         const struct sim_pool_stats *st = all[i];
         double secs = (double)st->observed_ms / 1000.0;
-        sim_buf_puts(&b, i ? ",\n    {" : "\n    {");
+        ps_textbuf_adds(&b, i ? ",\n    {" : "\n    {");
         f = true;
         key(&b, 6, &f, "tree");
-        sim_buf_str(&b, sim->trees[st->tree].name);
+        ps_textbuf_add_json(&b, sim->trees[st->tree].name);
         key(&b, 6, &f, "pool");
-        sim_buf_str(&b, st->name);
+        ps_textbuf_add_json(&b, st->name);
         kdouble(&b, 6, &f, "aggregated_delay", st->delay);
         kint(&b, 6, &f, "underserved_periods", st->underserved_periods);
         kint(&b, 6, &f, "underserved_time", st->underserved_ms);
@@ -387,21 +387,21 @@ int ps_sim_write_summary(struct ps_sim *sim, FILE *out, struct ps_error *err)
         kdouble(&b, 6, &f, "mean_usage_ratio", secs > 0 ? st->usage_integral / secs : 0.0);
         /* job_preempted events of the pool's subtree, per reason */
         key(&b, 6, &f, "preemptions");
-        sim_buf_puts(&b, "{");
+        ps_textbuf_adds(&b, "{");
         bool g = true;
         for (int r = 0; r < 3; r++)
             kint(&b, 8, &g, ps_preempt_reason_name((enum ps_preempt_reason)r), st->preempted[r]);
         close_obj(&b, 6, false);
         close_obj(&b, 4, false);
     }
-    sim_buf_puts(&b, count ? "\n  ]" : "]");
+    ps_textbuf_adds(&b, count ? "\n  ]" : "]");
     free(all);
-    sim_buf_puts(&b, "\n}\n");
+    ps_textbuf_adds(&b, "\n}\n");
     int rc = 0;
-    if (b.oom)
+    if (b.failed)
         rc = ps_error_set(err, PS_ENOMEM, "out of memory writing summary.json");
     else if (fwrite(b.data, 1, b.len, out) != b.len)
         rc = ps_error_set(err, PS_EIO, "cannot write summary.json");
-    sim_buf_release(&b);
+    ps_textbuf_release(&b);
     return rc;
 }

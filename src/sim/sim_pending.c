@@ -266,12 +266,12 @@ void sim_pending_reason_update(struct ps_sim *sim, int op, bool emit)
         return;
     sim_ev_begin(sim, "operation_pending");
     sim_ev_key(sim, "operation_id");
-    sim_buf_str(&sim->line, o->sc->id);
+    ps_textbuf_add_json(&sim->line, o->sc->id);
     sim_ev_key(sim, "reason");
-    sim_buf_str(&sim->line, ps_pending_reason_id(info.reason));
+    ps_textbuf_add_json(&sim->line, ps_pending_reason_id(info.reason));
     sim_ev_key(sim, "message");
-    sim_buf_str(&sim->line, msg);
+    ps_textbuf_add_json(&sim->line, msg);
     sim_ev_key(sim, "pending_job_count");
-    sim_buf_int(&sim->line, o->pending);
+    ps_textbuf_addi(&sim->line, o->pending);
     sim_ev_end(sim);
 }

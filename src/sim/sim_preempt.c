@@ -177,15 +177,15 @@ void sim_preempt_tree_updated(struct ps_sim *sim, int tree, int changed)
         if (changed > 0 && s->starvation != s->previous_starvation) {
             sim_ev_begin(sim, "starvation_status_changed");
             sim_ev_key(sim, "tree");
-            sim_buf_str(&sim->line, T->name);
+            ps_textbuf_add_json(&sim->line, T->name);
             sim_ev_key(sim, "element");
-            sim_buf_str(&sim->line, fs->pools[e] ? fs->pools[e]->name : fs->ops[e]->id);
+            ps_textbuf_add_json(&sim->line, fs->pools[e] ? fs->pools[e]->name : fs->ops[e]->id);
             sim_ev_key(sim, "element_type");
-            sim_buf_str(&sim->line, fs->pools[e] ? "pool" : "operation");
+            ps_textbuf_add_json(&sim->line, fs->pools[e] ? "pool" : "operation");
             sim_ev_key(sim, "status");
-            sim_buf_str(&sim->line, ps_starvation_status_name(s->starvation));
+            ps_textbuf_add_json(&sim->line, ps_starvation_status_name(s->starvation));
             sim_ev_key(sim, "previous_status");
-            sim_buf_str(&sim->line, ps_starvation_status_name(s->previous_starvation));
+            ps_textbuf_add_json(&sim->line, ps_starvation_status_name(s->previous_starvation));
             sim_ev_end(sim);
         }
         /* Waiting for a timeout: the next check may change the status with time alone. */

@@ -363,11 +363,11 @@ int sim_cpu_tick_event(struct ps_sim *sim, int64_t slot, int64_t serial, struct 
         sim->res.cpu_limit_changes++;
         sim_ev_job(sim, "job_cpu_limit_changed", job);
         sim_ev_key(sim, "old_cpu_limit");
-        sim_buf_double(&sim->line, tick.old_soft_limit);
+        sim_text_double(&sim->line, tick.old_soft_limit);
         sim_ev_key(sim, "new_cpu_limit");
-        sim_buf_double(&sim->line, tick.new_soft_limit);
+        sim_text_double(&sim->line, tick.new_soft_limit);
         sim_ev_key(sim, "cpu_usage");   /* the guarantee as the scheduler counts it */
-        sim_buf_amount(&sim->line, PS_RES_CPU, usage.v[PS_RES_CPU]);
+        sim_text_amount(&sim->line, PS_RES_CPU, usage.v[PS_RES_CPU]);
         sim_ev_end(sim);
         if (usage.v[PS_RES_CPU] != job->resources.v[PS_RES_CPU]) {
             int node = job->node;
@@ -477,17 +477,18 @@ int sim_node_adjust_event(struct ps_sim *sim, int node, struct ps_error *err)
 
 /* ---- outputs ---------------------------------------------------------------------------- */
 
-static void put_stat(struct sim_buf *b, bool *first, const char *path, int64_t v)
+static void put_stat(struct ps_textbuf *b, bool *first, const char *path, int64_t v)
 {
     if (!*first)
-        sim_buf_put(b, ",", 1);
+        ps_textbuf_add(b, ",", 1);
     *first = false;
-    sim_buf_str(b, path[0] == '/' ? path + 1 : path);
-    sim_buf_put(b, ":", 1);
-    sim_buf_int(b, v);
+    ps_textbuf_add_json(b, path[0] == '/' ? path + 1 : path);
+    ps_textbuf_add(b, ":", 1);
+    ps_textbuf_addi(b, v);
 }
 
-void sim_res_statistics(struct ps_sim *sim, const struct sim_job *job, struct sim_buf *b, bool *first)
+void sim_res_statistics(struct ps_sim *sim, const struct sim_job *job, struct ps_textbuf *b,
+                        bool *first)
 {
     const struct sim_task *t = &sim->ops[job->op].tasks[job->task];
     if (!t->memory_on) {
@@ -523,50 +524,50 @@ void sim_res_statistics(struct ps_sim *sim, const struct sim_job *job, struct si
     }
 }
 
-static void skey(struct sim_buf *b, bool *first, const char *name)
+static void skey(struct ps_textbuf *b, bool *first, const char *name)
 {
-    sim_buf_puts(b, *first ? "\n    " : ",\n    ");
+    ps_textbuf_adds(b, *first ? "\n    " : ",\n    ");
     *first = false;
-    sim_buf_str(b, name);
-    sim_buf_puts(b, ": ");
+    ps_textbuf_add_json(b, name);
+    ps_textbuf_adds(b, ": ");
 }
 
-void sim_res_summary(struct ps_sim *sim, struct sim_buf *b)
+void sim_res_summary(struct ps_sim *sim, struct ps_textbuf *b)
 {
     const struct sim_res_stats *r = &sim->res;
     bool f = true;
-    sim_buf_puts(b, ",\n  \"memory\": {");
+    ps_textbuf_adds(b, ",\n  \"memory\": {");
     skey(b, &f, "jobs_started");
-    sim_buf_int(b, r->memory_jobs_started);
+    ps_textbuf_addi(b, r->memory_jobs_started);
     skey(b, &f, "jobs_completed");
-    sim_buf_int(b, r->memory_jobs_completed);
+    ps_textbuf_addi(b, r->memory_jobs_completed);
     skey(b, &f, "overdraft_aborts");
-    sim_buf_int(b, r->overdraft_aborts);
+    ps_textbuf_addi(b, r->overdraft_aborts);
     skey(b, &f, "overdraft_abort_share");
-    sim_buf_double(b, r->memory_jobs_started ? (double)r->overdraft_aborts /
+    sim_text_double(b, r->memory_jobs_started ? (double)r->overdraft_aborts /
                                                    (double)r->memory_jobs_started
                                              : 0.0);
     skey(b, &f, "memory_limit_failures");
-    sim_buf_int(b, r->memory_limit_failures);
+    ps_textbuf_addi(b, r->memory_limit_failures);
     skey(b, &f, "user_job_reserve_byte_seconds");
-    sim_buf_double(b, r->reserve_byte_s);
+    sim_text_double(b, r->reserve_byte_s);
     skey(b, &f, "user_job_max_memory_byte_seconds");
-    sim_buf_double(b, r->used_byte_s);
+    sim_text_double(b, r->used_byte_s);
     skey(b, &f, "relative_slack");
-    sim_buf_double(b, r->reserve_byte_s > 0 ? 1.0 - r->used_byte_s / r->reserve_byte_s : 0.0);
+    sim_text_double(b, r->reserve_byte_s > 0 ? 1.0 - r->used_byte_s / r->reserve_byte_s : 0.0);
     skey(b, &f, "mean_job_relative_slack");
-    sim_buf_double(b, r->memory_jobs_completed ? r->slack_sum / (double)r->memory_jobs_completed
+    sim_text_double(b, r->memory_jobs_completed ? r->slack_sum / (double)r->memory_jobs_completed
                                                : 0.0);
-    sim_buf_puts(b, "\n  }");
+    ps_textbuf_adds(b, "\n  }");
     f = true;
-    sim_buf_puts(b, ",\n  \"cpu_monitor\": {");
+    ps_textbuf_adds(b, ",\n  \"cpu_monitor\": {");
     skey(b, &f, "jobs_monitored");
-    sim_buf_int(b, r->cpu_jobs);
+    ps_textbuf_addi(b, r->cpu_jobs);
     skey(b, &f, "ticks");
-    sim_buf_int(b, r->cpu_ticks);
+    ps_textbuf_addi(b, r->cpu_ticks);
     skey(b, &f, "cpu_limit_changes");
-    sim_buf_int(b, r->cpu_limit_changes);
+    ps_textbuf_addi(b, r->cpu_limit_changes);
     skey(b, &f, "preemptible_core_seconds");
-    sim_buf_double(b, r->preemptible_core_s);
-    sim_buf_puts(b, "\n  }");
+    sim_text_double(b, r->preemptible_core_s);
+    ps_textbuf_adds(b, "\n  }");
 }

@@ -98,9 +98,9 @@ static int ban(struct ps_sim *sim, int op, int k, struct ps_error *err)
     const char *tree = sim->trees[o->ms[k].tree].name;
     sim_ev_begin(sim, "operation_banned_in_tree");
     sim_ev_key(sim, "operation_id");
-    sim_buf_str(&sim->line, o->sc->id);
+    ps_textbuf_add_json(&sim->line, o->sc->id);
     sim_ev_key(sim, "tree_id");
-    sim_buf_str(&sim->line, tree);
+    ps_textbuf_add_json(&sim->line, tree);
     sim_ev_end(sim);
     for (int64_t i = 0; i < sim->node_count; i++) {
         const struct sim_node *n = &sim->nodes[i];

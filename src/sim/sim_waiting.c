@@ -73,7 +73,7 @@ static int arm(struct ps_sim *sim, int64_t slot, struct ps_error *err)
     job->wait_armed = true;
     sim_ev_job(sim, "job_waiting", job);
     sim_ev_key(sim, "waiting_timeout");
-    sim_buf_int(&sim->line, job->wait_timeout_ms);
+    ps_textbuf_addi(&sim->line, job->wait_timeout_ms);
     sim_ev_end(sim);
     if (sim_push(sim, job->start_ms + job->wait_timeout_ms, SIM_EV_JOB_WAIT, slot, job->serial) != 0)
         return ps_error_set(err, PS_ENOMEM, "out of memory");
@@ -99,7 +99,7 @@ static int run(struct ps_sim *sim, int64_t slot, struct ps_error *err)
         return ps_error_set(err, PS_ENOMEM, "out of memory");
     sim_ev_job(sim, "job_running", job);
     sim_ev_key(sim, "waited");
-    sim_buf_int(&sim->line, waited);
+    ps_textbuf_addi(&sim->line, waited);
     sim_ev_end(sim);
     return 0;
 }

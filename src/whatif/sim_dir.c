@@ -17,10 +17,7 @@ static FILE *open_output(const char *dir, const char *name, char **path)
     if (!*path)
         return NULL;
     snprintf(*path, size, "%s/%s", dir, name);
-    FILE *f = fopen(*path, "w");
-    if (f)
-        setvbuf(f, NULL, _IOFBF, 1 << 20);
-    return f;
+    return fopen(*path, "w");
 }
 
 static int close_output(FILE *f, const char *path, struct ps_error *err)

@@ -178,6 +178,52 @@ static void test_skipping_is_exact(void **state)
     release(&full);
 }
 
+/* The length of text's lines (after a first header line when header) whose time, their
+ * first number, is at most t. */
+static size_t through(const char *text, size_t len, bool header, int64_t t)
+{
+    const char *p = text, *end = text + len;
+    if (header)
+        p = strchr(p, '\n') + 1;
+    while (p < end) {
+        const char *digits = p + strspn(p, "{\"time:");
+        if (strtoll(digits, NULL, 10) > t)
+            break;
+        p = strchr(p, '\n') + 1;
+    }
+    return (size_t)(p - text);
+}
+
+/* A run in steps hands every line up to each step's time to its files before ps_sim_run_until
+ * returns (the simulator gathers them in blocks), and writes what one run does. */
+static void test_outputs_reach_files_at_each_step(void **state)
+{
+    (void)state;
+    struct run whole, steps;
+    start(&whole, busy, false);
+    finish_run(&whole);
+    start(&steps, busy, false);
+    struct ps_error err;
+    ps_error_init(&err);
+    int64_t times[] = {0, 1000, 7500, 30000, 120000, 600000};
+    for (size_t i = 0; i < sizeof times / sizeof times[0]; i++) {
+        assert_int_equal(ps_sim_run_until(steps.sim, times[i], &err), 0);
+        fflush(steps.events);
+        fflush(steps.pools);
+        size_t ev = through(whole.events_text, whole.events_len, false, times[i]);
+        size_t po = through(whole.pools_text, whole.pools_len, true, times[i]);
+        assert_int_equal(steps.events_len, ev);
+        assert_memory_equal(steps.events_text, whole.events_text, ev);
+        assert_int_equal(steps.pools_len, po);
+        assert_memory_equal(steps.pools_text, whole.pools_text, po);
+    }
+    assert_true(steps.events_len > 1000 && steps.pools_len > 1000);
+    finish_run(&steps);
+    assert_same_outputs(&steps, &whole);
+    release(&steps);
+    release(&whole);
+}
+
 /* Starvation and preemption with the skipping on and off: A fills 10 nodes, B (sibling pool,
  * equal weight) arrives at 20 s and starves, so preemptive heartbeats take A's jobs (some A
  * jobs interruptible: job_preempted, then job_aborted 10 s later); a third pool with aggressive
@@ -695,6 +741,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_skipping_is_exact),
+        cmocka_unit_test(test_outputs_reach_files_at_each_step),
         cmocka_unit_test(test_skipping_is_exact_with_preemption),
         cmocka_unit_test(test_abort_returns_job_to_pending),
         cmocka_unit_test(test_preemption_path),
