@@ -359,10 +359,113 @@ add_small5_avx512(double *restrict acc, size_t st, const struct ps_plf *f, const
     return true;
 }
 
+/* Larger summands of the same shape (arguments strictly increasing, finite arguments and
+ * values), as the pools' functions the root sums are: ~100 points over ~220 critical points,
+ * so add_summand5_avx512 would spend a segment's setup and a block's vector work on ~2 points.
+ * Here every block of 8 points is one pass, as in small5_blocks, over a window of the summand's
+ * points copied to rows per component (structure of arrays, WIN_MAX points at most). Every
+ * breakpoint of f inside the common domain is one of the sum's points (they are the merge of
+ * all summands' breakpoints, distinct), so the block's 8 points hold at most 7 of f's inner
+ * breakpoints at or after its first point and below its last: with s0 the number of inner
+ * breakpoints below the block's first point, each lane's segment is s0 plus the count of
+ * f's points s0 + 1 .. s0 + 8 below its own (the last point, at or after hi, and the +inf
+ * padding never are, but for the padding lanes past k, which write to the rows' slack), and
+ * its ends are two of the 16 points from s0 on. The lanes then do small5_blocks' operations. */
+enum { WIN_MAX = 256, WIN_PAD = 16 };
+
+__attribute__((target("avx512f,avx512vl,avx512dq"))) static bool
+window_rows5(const struct ps_plf *f, double *restrict xs, double (*restrict vs)[WIN_MAX + WIN_PAD])
+{
+    enum { D = PS_PLF_MAX_DIM, S = D + 1 };
+    int n = f->n;
+    const double *a = f->a;
+    bool ok = true;
+    for (int j = 0; j < n; j++, a += S) {
+        xs[j] = a[0];
+        ok &= isfinite(a[0]);
+        for (int d = 0; d < D; d++) {
+            vs[d][j] = a[1 + d];
+            ok &= isfinite(a[1 + d]);
+        }
+    }
+    if (!ok)
+        return false;
+    for (int j = n; j < n + WIN_PAD; j++) {
+        xs[j] = INFINITY;
+        for (int d = 0; d < D; d++)
+            vs[d][j] = 0.0;
+    }
+    for (int j = 0; j + 1 < n; j += 8) {
+        /* x[j'] < x[j' + 1] for j' < n - 1 */
+        __mmask8 have = n - 1 - j >= 8 ? 0xff : (__mmask8)((1u << (n - 1 - j)) - 1);
+        __m512d x = _mm512_loadu_pd(xs + j), y = _mm512_loadu_pd(xs + j + 1);
+        if (_mm512_mask_cmp_pd_mask(have, x, y, _CMP_LT_OQ) != have)
+            return false;
+    }
+    return true;
+}
+
+__attribute__((target("avx512f,avx512vl,avx512dq"))) static bool
+add_window5_avx512(double *restrict acc, size_t st, const struct ps_plf *f, const double *restrict pts, int k)
+{
+    enum { D = PS_PLF_MAX_DIM, S = D + 1 };
+    int n = f->n;
+    if (n < 2 || n > WIN_MAX)
+        return false;
+    double xs[WIN_MAX + WIN_PAD] __attribute__((aligned(64)));
+    double vs[D][WIN_MAX + WIN_PAD] __attribute__((aligned(64)));
+    if (!window_rows5(f, xs, vs))
+        return false;
+    /* The flat end, as in add_small5_avx512. */
+    int m = n - 1;
+    while (m > 0 && flat_values(f->a + (size_t)(m - 1) * S + 1, f->a + (size_t)m * S + 1, D))
+        m--;
+    double xm = m < n - 1 ? xs[m] : INFINITY;
+    const __m512i one_i = _mm512_set1_epi64(1);
+    const __m512d one = _mm512_set1_pd(1.0), half = _mm512_set1_pd(0.5), zero = _mm512_setzero_pd();
+    const __m512d neg = _mm512_set1_pd(-0.0);
+    int s0 = 0, b = 0;
+    for (; b < k && pts[b] < xm; b += 8) {
+        while (s0 + 1 < n - 1 && xs[s0 + 1] < pts[b])
+            s0++;
+        __m512d x = _mm512_loadu_pd(pts + b);
+        __m512i i0 = _mm512_setzero_si512();
+        for (int j = 1; j <= 8; j++)
+            i0 = _mm512_mask_add_epi64(i0, _mm512_cmp_pd_mask(_mm512_set1_pd(xs[s0 + j]), x, _CMP_LT_OQ), i0, one_i);
+        __m512i i1 = _mm512_add_epi64(i0, one_i);
+        __m512d x0 = _mm512_loadu_pd(xs + s0), x1 = _mm512_loadu_pd(xs + s0 + 8);
+        __m512d l = _mm512_permutex2var_pd(x0, i0, x1), r = _mm512_permutex2var_pd(x0, i1, x1);
+        __m512d t = _mm512_div_pd(_mm512_sub_pd(x, l), _mm512_sub_pd(r, l));
+        t = _mm512_mask_blend_pd(_mm512_cmp_pd_mask(x, l, _CMP_EQ_OQ), t, zero);
+        t = _mm512_mask_blend_pd(_mm512_cmp_pd_mask(x, r, _CMP_EQ_OQ), t, one);
+        __mmask8 left = _mm512_cmp_pd_mask(t, half, _CMP_LT_OQ);
+        __m512d sm = _mm512_mask_blend_pd(left, _mm512_xor_pd(_mm512_sub_pd(one, t), neg), t);
+        double *row = acc + b;
+        for (int d = 0; d < D; d++, row += st) {
+            __m512d v0 = _mm512_loadu_pd(vs[d] + s0), v1 = _mm512_loadu_pd(vs[d] + s0 + 8);
+            __m512d lv = _mm512_permutex2var_pd(v0, i0, v1), rv = _mm512_permutex2var_pd(v0, i1, v1);
+            __m512d base = _mm512_mask_blend_pd(left, rv, lv), dv = _mm512_sub_pd(rv, lv);
+            __m512d v = _mm512_add_pd(base, _mm512_mul_pd(dv, sm));
+            _mm512_store_pd(row, _mm512_add_pd(_mm512_load_pd(row), v));
+        }
+    }
+    if (b < k) {
+        __m512d cv[D];
+        for (int d = 0; d < D; d++)
+            cv[d] = _mm512_set1_pd(vs[d][m]);
+        for (; b < k; b += 8) {
+            double *row = acc + b;
+            for (int d = 0; d < D; d++, row += st)
+                _mm512_store_pd(row, _mm512_add_pd(_mm512_load_pd(row), cv[d]));
+        }
+    }
+    return true;
+}
+
 void ps_plf_sum_summand5_avx512(double *restrict acc, size_t st, unsigned char *restrict split,
                                 const struct ps_plf *f, const double *restrict pts, int k)
 {
-    if (!add_small5_avx512(acc, st, f, pts, k))
+    if (!add_small5_avx512(acc, st, f, pts, k) && !add_window5_avx512(acc, st, f, pts, k))
         add_summand5_avx512(acc, st, split, f, pts, k);
 }
 

@@ -253,6 +253,65 @@ static void test_sum_small_summands(void **state)
     }
 }
 
+/* Larger summands without jumps (the AVX-512 kernel over a window of the summand's points, up
+ * to 256 points; beyond it the segment kernel): 9-300 points, on a grid of 1/1024 (shared with
+ * other summands, so some blocks hold many breakpoints of one summand) or off it, flat pieces
+ * and flat ends, values +0 and -0 next to each other. */
+static void large_function(struct env *v, struct ps_plf_buf *b, double left, double right)
+{
+    ps_plf_buf_clear(b, 5);
+    int n = 9 + (int)(next_random(v) % (next_random(v) % 4 == 0 ? 292 : 40));
+    double x = left, val[5];
+    for (int r = 0; r < 5; r++)
+        val[r] = next_random(v) % 3 == 0 ? (next_random(v) % 2 ? -0.0 : 0.0) : (double)(next_random(v) % 3) / 7.0;
+    ps_plf_add_point(b, x, val);
+    int flat_from = 1 + (int)(next_random(v) % (unsigned)n);
+    double step = (right - left) / (double)n;
+    for (int i = 1; i < n; i++) {
+        double nx = i == n - 1 ? right : x + step * (double)(1 + next_random(v) % 1000) / 600.0;
+        if (next_random(v) % 2)
+            nx = ceil(nx * 1024.0) / 1024.0;
+        if (!(nx > x) || nx > right)
+            break;
+        for (int r = 0; r < 5; r++) {
+            if (i >= flat_from || next_random(v) % 4 == 0) {
+                if (val[r] == 0.0 && next_random(v) % 3 == 0)
+                    val[r] = -val[r];
+                continue;
+            }
+            val[r] += (double)(next_random(v) % 4) / 16.0 + (double)(next_random(v) % 1000) * 1e-9;
+        }
+        ps_plf_add_point(b, nx, val);
+        x = nx;
+    }
+    if (ps_plf_right_bound(&(struct ps_plf){b->a, b->n, 5}) < right)
+        ps_plf_add_point(b, right, val);
+}
+
+static void test_sum_large_summands(void **state)
+{
+    struct env *v = *state;
+    AT_ISA_TEST_LEVEL(isa) {
+        for (int round = 0; round < 4000; round++) {
+            int count = 1 + (int)(next_random(v) % (next_random(v) % 2 ? 6 : MAX_SUMMANDS));
+            struct ps_plf views[MAX_SUMMANDS];
+            for (int i = 0; i < count; i++) {
+                double left, right;
+                random_domain(v, &left, &right);
+                int kind = (int)(next_random(v) % 8);
+                if (kind == 0)
+                    random_function(v, &v->parts[i], 5, left, right);
+                else if (kind == 1)
+                    small_function(v, &v->parts[i], left, right);
+                else
+                    large_function(v, &v->parts[i], left, right);
+                views[i] = ps_plf_buf_view(&v->parts[i]);
+            }
+            check_sum(v, views, count, round);
+        }
+    }
+}
+
 /* Zeros of both signs where the small summands' kernel takes shortcuts: at a breakpoint (the
  * segment ending there gives v - d * 0 with its own d), and a last segment that is horizontal
  * by value but starts at -0 (not flat for add_summand, so interpolated). (The accumulators
@@ -341,6 +400,7 @@ static void test_lerp_values_matches_scalar(void **state)
 ISA_LEVEL_TESTS(test_sum_matches_point_major)
 ISA_LEVEL_TESTS(test_sum_small_summands)
 ISA_LEVEL_TESTS(test_sum_small_signed_zeros)
+ISA_LEVEL_TESTS(test_sum_large_summands)
 
 int main(void)
 {
@@ -349,6 +409,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_sum_degenerate_summands, setup, teardown),
         ISA_LEVEL_ENTRIES(test_sum_small_summands, setup, teardown),
         ISA_LEVEL_ENTRIES(test_sum_small_signed_zeros, setup, teardown),
+        ISA_LEVEL_ENTRIES(test_sum_large_summands, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lerp_values_matches_scalar, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
