@@ -529,19 +529,100 @@ static struct ps_resources effective_limits(const struct ps_fs_element_input *in
  * weight), written while the input is at hand: the caller's elements are large and scattered
  * over the cache, and operations are 90% of them, so every further pass over them costs. Its
  * usage and demand go to its parent's sums here (integer sums: the order does not matter). */
-static void init_operation(struct ps_fs_update *u, const struct fs_total_divisors *t, struct fs_elem *e)
+/* ---- operations' inputs kept from the last run (memo runs, struct fs_op_prev) ------------- */
+
+_Static_assert(offsetof(struct ps_fs_element_input, filter_limits) ==
+                       offsetof(struct ps_fs_element_input, resource_limits) + sizeof(struct ps_resources) &&
+                   offsetof(struct ps_fs_element_input, demand) ==
+                       offsetof(struct ps_fs_element_input, resource_limits) + 2 * sizeof(struct ps_resources) &&
+                   offsetof(struct ps_fs_element_input, usage) ==
+                       offsetof(struct ps_fs_element_input, resource_limits) + 3 * sizeof(struct ps_resources),
+               "an operation's limits, filter limits, demand and usage are contiguous");
+
+static uint64_t double_bits(double x)
+{
+    uint64_t b;
+    memcpy(&b, &x, sizeof b);
+    return b;
+}
+
+/* Sizes op_prev for this run's elements and starts a new epoch when what every operation's
+ * limits, shares and memo key depend on besides its own inputs changed: the total and the
+ * gang option. Without the memo, or without memory, nothing is kept. */
+static void op_prev_begin(struct ps_fs_update *u)
+{
+    if (!u->memo_on)
+        return;
+    if (u->count > u->op_prev_cap) {
+        struct fs_op_prev *p = realloc(u->op_prev, (size_t)u->count * sizeof *p);
+        if (!p)
+            return;   /* elements past the capacity are computed */
+        memset(p + u->op_prev_cap, 0, (size_t)(u->count - u->op_prev_cap) * sizeof *p);
+        u->op_prev = p;
+        u->op_prev_cap = u->count;
+    }
+    bool gang_step = u->options->enable_step_function_for_gang_operations;
+    if (u->op_prev_epoch == 0 || memcmp(&u->op_prev_total, &u->total, sizeof u->total) != 0 ||
+        u->op_prev_gang_step != gang_step) {
+        u->op_prev_epoch++;
+        u->op_prev_total = u->total;
+        u->op_prev_gang_step = gang_step;
+    }
+}
+
+/* Whether the operation's inputs kept their bits since prev was stored in this epoch. */
+static bool op_prev_kept(const struct ps_fs_update *u, const struct fs_op_prev *prev,
+                         const struct ps_fs_element_input *in)
+{
+    enum { WORDS = 4 * PS_RES_COUNT };
+    const int64_t *a = prev->in[0].v, *b = in->resource_limits.v;
+    int64_t diff = 0;
+    for (int k = 0; k < WORDS; k++)
+        diff |= a[k] ^ b[k];
+    return diff == 0 && prev->epoch == u->op_prev_epoch && prev->is_gang == in->is_gang &&
+           prev->max_share_ratio == double_bits(in->max_share_ratio);
+}
+
+static void op_prev_store(const struct ps_fs_update *u, struct fs_op_prev *prev, const struct ps_fs_element_input *in,
+                          const struct ps_fs_element_output *out)
+{
+    memcpy(prev->in, &in->resource_limits, sizeof prev->in);
+    prev->epoch = u->op_prev_epoch;
+    prev->max_share_ratio = double_bits(in->max_share_ratio);
+    prev->is_gang = in->is_gang;
+    prev->memo_ok = false;   /* until the memo finds or stores this key at this index */
+    prev->dominant = out->dominant_resource;
+    prev->resource_limits = out->resource_limits;
+    prev->usage_share = out->usage_share;
+    prev->demand_share = out->demand_share;
+    prev->limits_share = out->limits_share;
+}
+
+static void init_operation(struct ps_fs_update *u, const struct fs_total_divisors *t, struct fs_elem *e,
+                           struct fs_op_prev *prev)
 {
     const struct ps_resources *total = &u->total;
     const struct ps_fs_element_input *in = e->in;
     struct ps_fs_element_output *out = e->out;
-    out->resource_limits = effective_limits(in, total);
     struct ps_resources usage = in->usage, demand = in->demand;
     res_max_into(&demand, &usage);
-    fs_operation_shares(t, &usage, &demand, &out->resource_limits, &out->usage_share, &out->demand_share,
-                     &out->limits_share);
-    out->limits_share = ps_share_min(out->limits_share, ps_share_fill(1.0));  /* best allocation share */
-    out->dominant_resource = ps_resources_is_zero(usage) ? fs_dominant_of_share(t, &out->demand_share)
-                                                         : fs_dominant_of_share(t, &out->usage_share);
+    if (prev && op_prev_kept(u, prev, in)) {
+        out->resource_limits = prev->resource_limits;
+        out->usage_share = prev->usage_share;
+        out->demand_share = prev->demand_share;
+        out->limits_share = prev->limits_share;
+        out->dominant_resource = prev->dominant;
+        e->memo_kept = prev->memo_ok;
+    } else {
+        out->resource_limits = effective_limits(in, total);
+        fs_operation_shares(t, &usage, &demand, &out->resource_limits, &out->usage_share, &out->demand_share,
+                            &out->limits_share);
+        out->limits_share = ps_share_min(out->limits_share, ps_share_fill(1.0));  /* best allocation share */
+        out->dominant_resource = ps_resources_is_zero(usage) ? fs_dominant_of_share(t, &out->demand_share)
+                                                             : fs_dominant_of_share(t, &out->usage_share);
+        if (prev)
+            op_prev_store(u, prev, in, out);
+    }
     out->weight = e->weight;
     struct fs_integral *p = u->el[e->parent].ig;
     res_add_into(&p->usage, &usage);
@@ -556,6 +637,8 @@ static void init_elements(struct ps_fs_update *u, struct ps_fs_element *elems, s
     struct fs_total_divisors t;
     fs_total_divisors_init(&t, &u->total);
     memset(&u->integ[0], 0, sizeof u->integ[0]);
+    op_prev_begin(u);
+    int prev_cap = u->memo_on ? u->op_prev_cap : 0;
     int next_ig = 1;
     u->pool_elem_count = 0;
     for (int i = 0; i < u->count; i++) {
@@ -585,9 +668,11 @@ static void init_elements(struct ps_fs_update *u, struct ps_fs_element *elems, s
         if (in->kind == PS_ELEM_OPERATION) {
             e->ig = &u->integ[0];
             e->has_guarantee = in->strong_guarantee.set != 0;
-            init_operation(u, &t, e);
+            init_operation(u, &t, e, i < prev_cap ? &u->op_prev[i] : NULL);
             continue;
         }
+        if (i < prev_cap)
+            u->op_prev[i].epoch = 0;
         u->pool_elems[u->pool_elem_count++] = i;
         struct ps_fs_pool *pool = &pools[in->pool];
         const struct ps_fs_pool_input *pin = &pool->in;
