@@ -142,6 +142,14 @@ struct fs_op_prev {
     struct ps_share usage_share, demand_share, limits_share;
 };
 
+/* fs_functions.c, memo runs: per element index, the element's FSBS at the argument the top-down
+ * pass last evaluated it at, by its memo entry id (an id names one function's bits). */
+struct fs_value_prev {
+    uint64_t id;                  /* 0: none */
+    uint64_t x;                   /* bits */
+    double v[PS_PLF_MAX_DIM];
+};
+
 struct ps_fs_update {
     const struct ps_fs_options *options;
     const struct ps_fs_input *input;
@@ -193,6 +201,8 @@ struct ps_fs_update {
     uint64_t op_prev_epoch;       /* bumped when the total or the gang option changes */
     struct ps_resources op_prev_total;
     bool op_prev_gang_step;
+    struct fs_value_prev *value_prev;  /* value_prev_cap entries, memo runs only */
+    int value_prev_cap;
 
     char (*alerts)[FS_ALERT_BYTES];  /* kept across runs: alerting in steady state is free */
     int alert_count;

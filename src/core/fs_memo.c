@@ -423,7 +423,8 @@ int64_t fs_memo_bytes(const struct ps_fs_update *u)
 {
     const struct fs_memo_table *t = &u->memo;
     return (int64_t)((u->memo_key_cap + u->memo_last_cap) * sizeof(uint64_t) + t->cap * sizeof(struct fs_memo_slot) +
-                     t->data_cap + (size_t)u->op_prev_cap * sizeof(struct fs_op_prev));
+                     t->data_cap + (size_t)u->op_prev_cap * sizeof(struct fs_op_prev) +
+                     (size_t)u->value_prev_cap * sizeof(struct fs_value_prev));
 }
 
 void ps_fs_update_set_memo(struct ps_fs_update *u, bool on)
@@ -448,4 +449,7 @@ void fs_memo_release(struct ps_fs_update *u)
     free(u->op_prev);
     u->op_prev = NULL;
     u->op_prev_cap = 0;
+    free(u->value_prev);
+    u->value_prev = NULL;
+    u->value_prev_cap = 0;
 }
