@@ -195,10 +195,10 @@ static const char *elem_name(const struct ps_fs_element_input *in)
 
 static bool bad_resources(const struct ps_resources *r)
 {
+    int64_t any = 0;   /* the sign bits of all, without a branch each */
     for (int i = 0; i < PS_RES_COUNT; i++)
-        if (r->v[i] < 0)
-            return true;
-    return false;
+        any |= r->v[i];
+    return any < 0;
 }
 
 static int validate_element(const struct ps_fs_element *elems, int i, const struct ps_fs_pool *pools,
@@ -657,7 +657,11 @@ static void init_elements(struct ps_fs_update *u, struct ps_fs_element *elems, s
         struct fs_elem *e = &u->el[i];
         const struct ps_fs_element_input *in = &elems[i].in;
         memset(e, 0, sizeof *e);
-        memset(&elems[i].out, 0, sizeof elems[i].out);
+        /* An operation's other outputs are all written below (init_operation) */
+        if (in->kind == PS_ELEM_OPERATION)
+            memset(&elems[i].out.fair_share, 0, sizeof elems[i].out.fair_share);
+        else
+            memset(&elems[i].out, 0, sizeof elems[i].out);
         e->in = in;
         e->out = &elems[i].out;
         e->out->fifo_index = -1;
@@ -761,6 +765,8 @@ static double max_resource_ratio(const struct ps_resources_opt *config, const st
 static void update_cumulative_attributes(struct ps_fs_update *u)
 {
     const struct ps_resources *total = &u->total;
+    struct fs_total_divisors t;
+    fs_total_divisors_init(&t, total);
     /* (operations have no integral guarantees: the zero entry) */
     for (int k = 0; k < u->pool_elem_count; k++) {
         struct fs_elem *e = &u->el[u->pool_elems[k]];
@@ -777,13 +783,12 @@ static void update_cumulative_attributes(struct ps_fs_update *u)
         int i = u->pool_elems[k];
         struct fs_elem *e = &u->el[i];
         struct ps_fs_element_output *out = e->out;
-        out->limits_share = ps_resources_to_share(&out->resource_limits, total, 0.0, 0.0);
         e->ig->sg_share = ps_resources_to_share(&e->ig->inferred_sg, total, 0.0, 0.0);
         const struct ps_resources usage = e->ig->usage, demand = e->ig->demand;
-        out->dominant_resource = ps_resources_is_zero(usage) ? ps_dominant_resource(&demand, total)
-                                                             : ps_dominant_resource(&usage, total);
-        out->usage_share = ps_resources_to_share(&usage, total, 0.0, 0.0);
-        out->demand_share = ps_resources_to_share(&demand, total, 0.0, 0.0);
+        fs_operation_shares(&t, &usage, &demand, &out->resource_limits, &out->usage_share, &out->demand_share,
+                            &out->limits_share);
+        out->dominant_resource = ps_resources_is_zero(usage) ? fs_dominant_of_share(&t, &out->demand_share)
+                                                             : fs_dominant_of_share(&t, &out->usage_share);
         if (e->is_fifo)
             sort_fifo(u, i);
     }
