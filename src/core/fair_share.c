@@ -840,15 +840,19 @@ static void set_total(struct ps_detailed_fair_share *fs, struct ps_share total)
 
 /* Upstream's TruncateFairShareInFifoPools (fair_share.h, ps_fs_options); returns what the
  * subtree of element i lost. */
+static bool truncates(const struct ps_fs_update *u, const struct fs_elem *e)
+{
+    signed char own = e->ig->pool->in.enable_fair_share_truncation_in_fifo_pool;
+    return e->is_fifo && (own < 0 ? u->options->enable_fair_share_truncation_in_fifo_pool : own != 0);
+}
+
 static struct ps_share truncate_fifo(struct ps_fs_update *u, int i)
 {
     struct fs_elem *e = &u->el[i];
     struct ps_share lost = ps_share_fill(0.0);
     if (e->kind == PS_ELEM_OPERATION)
         return lost;
-    signed char own = e->ig->pool->in.enable_fair_share_truncation_in_fifo_pool;
-    bool enabled = e->is_fifo && (own < 0 ? u->options->enable_fair_share_truncation_in_fifo_pool
-                                          : own != 0);
+    bool enabled = truncates(u, e);
     for (int k = 0; k < e->child_count; k++) {
         struct fs_elem *c = &u->el[u->children[e->first_child + k]];
         struct ps_share fair = c->out->fair_share.total;
@@ -867,6 +871,17 @@ static struct ps_share truncate_fifo(struct ps_fs_update *u, int i)
         set_total(&e->out->fair_share,
                   ps_share_max(ps_share_sub(e->out->fair_share.total, lost), ps_share_fill(0.0)));
     return lost;
+}
+
+/* truncate_fifo of the tree: nothing is lost (and nothing changes) without a pool that
+ * truncates, the usual case, so the walk over every element is skipped then. */
+static void truncate_fifo_pools(struct ps_fs_update *u)
+{
+    for (int k = 0; k < u->pool_elem_count; k++)
+        if (truncates(u, &u->el[u->pool_elems[k]])) {
+            truncate_fifo(u, 0);
+            return;
+        }
 }
 
 static void write_outputs(struct ps_fs_update *u)
@@ -942,7 +957,7 @@ int ps_fs_update_run(struct ps_fs_update *u, struct ps_fs_element *elems, int co
     fs_prepare_subtree(u, 0);
     fs_compute_fair_shares(u);
     update_root_fair_share(u);
-    truncate_fifo(u, 0);
+    truncate_fifo_pools(u);
     write_outputs(u);
     if (u->oom || u->ctx.oom)
         return ps_error_set(err, PS_ENOMEM, "out of memory in the fair share update");
