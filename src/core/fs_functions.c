@@ -798,16 +798,39 @@ static void compute_pool(struct ps_fs_update *u, struct fs_elem *e, struct fs_va
         suggested = e->out->fair_share.total;
     else
         ps_plf_value_at(&e->fsbs, e->suggestion, suggested.v);
-    /* MFFBS(suggestion) is usually right; precision may make the children's shares at it exceed
-     * the pool's by more than epsilon, and then a slightly smaller fit factor is searched. */
-    struct fit_check check = {u, e, ps_share_add(suggested, ps_share_fill(FS_EPSILON)), true, prev};
-    double f = ps_plf_scalar_at(&e->ig->mffbs, e->suggestion);
-    /* When f fits, the children's shares at their suggestions are the ones just computed (the
-     * same function at the same argument): they are kept for their own step. */
-    bool known = children_fit(f, &check);
-    if (!known) {
-        check.record = false;
-        f = ps_bisect_inverse_lower_bound(0.0, f, children_fit, &check);
+    double f;
+    bool known;
+    struct fs_value_prev *p = prev && e->memo_id ? &prev[e - u->el] : NULL;
+    uint64_t xb;
+    memcpy(&xb, &e->suggestion, sizeof xb);
+    if (p && p->step_id == e->memo_id && p->step_x == xb) {
+        /* the same functions at the same suggestion: the same fit factor, and when it fitted at
+         * once, the same children's shares (recorded as children_fit records them) */
+        f = p->step_f;
+        known = p->step_known;
+        for (int k = 0; known && k < e->child_count; k++) {
+            int c = u->children[e->first_child + k];
+            element_value_at(&prev[c], &u->el[c], child_suggestion(u, e, k, f), u->el[c].out->fair_share.total.v);
+        }
+    } else {
+        /* MFFBS(suggestion) is usually right; precision may make the children's shares at it
+         * exceed the pool's by more than epsilon, and then a slightly smaller fit factor is
+         * searched. */
+        struct fit_check check = {u, e, ps_share_add(suggested, ps_share_fill(FS_EPSILON)), true, prev};
+        f = ps_plf_scalar_at(&e->ig->mffbs, e->suggestion);
+        /* When f fits, the children's shares at their suggestions are the ones just computed
+         * (the same function at the same argument): they are kept for their own step. */
+        known = children_fit(f, &check);
+        if (!known) {
+            check.record = false;
+            f = ps_bisect_inverse_lower_bound(0.0, f, children_fit, &check);
+        }
+        if (p) {
+            p->step_id = e->memo_id;
+            p->step_x = xb;
+            p->step_f = f;
+            p->step_known = known;
+        }
     }
     for (int k = 0; k < e->child_count; k++) {
         struct fs_elem *child = &u->el[u->children[e->first_child + k]];

@@ -143,11 +143,16 @@ struct fs_op_prev {
 };
 
 /* fs_functions.c, memo runs: per element index, the element's FSBS at the argument the top-down
- * pass last evaluated it at, by its memo entry id (an id names one function's bits). */
+ * pass last evaluated it at, by its memo entry id (an id names one function's bits), and for a
+ * pool the fit factor its own step found for its children at its last suggestion (a function of
+ * the same id: its MFFBS, its children's functions and weights). */
 struct fs_value_prev {
     uint64_t id;                  /* 0: none */
     uint64_t x;                   /* bits */
     double v[PS_PLF_MAX_DIM];
+    uint64_t step_id, step_x;     /* pools: step_id 0: none */
+    double step_f;
+    bool step_known;              /* f fitted at once: the children's shares were recorded */
 };
 
 struct ps_fs_update {
