@@ -548,18 +548,19 @@ static uint64_t double_bits(double x)
 
 /* Sizes op_prev for this run's elements and starts a new epoch when what every operation's
  * limits, shares and memo key depend on besides its own inputs changed: the total and the
- * gang option. Without the memo, or without memory, nothing is kept. */
+ * gang option. Without the memo nothing is kept; elements past what memory allows are
+ * computed. */
 static void op_prev_begin(struct ps_fs_update *u)
 {
     if (!u->memo_on)
         return;
     if (u->count > u->op_prev_cap) {
         struct fs_op_prev *p = realloc(u->op_prev, (size_t)u->count * sizeof *p);
-        if (!p)
-            return;   /* elements past the capacity are computed */
-        memset(p + u->op_prev_cap, 0, (size_t)(u->count - u->op_prev_cap) * sizeof *p);
-        u->op_prev = p;
-        u->op_prev_cap = u->count;
+        if (p) {   /* else the elements past the capacity are computed */
+            memset(p + u->op_prev_cap, 0, (size_t)(u->count - u->op_prev_cap) * sizeof *p);
+            u->op_prev = p;
+            u->op_prev_cap = u->count;
+        }
     }
     bool gang_step = u->options->enable_step_function_for_gang_operations;
     if (u->op_prev_epoch == 0 || memcmp(&u->op_prev_total, &u->total, sizeof u->total) != 0 ||
