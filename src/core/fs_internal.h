@@ -80,6 +80,8 @@ struct fs_elem {
     bool is_fifo;
     bool prepared;
     bool has_guarantee;  /* operations: a strong_guarantee_resources value is specified */
+    bool memo_kept;    /* operations: the memo entry of this index's last run holds its key
+                          (struct fs_op_prev) */
     uint64_t memo_id;  /* the memo entry holding fsbs (fs_memo.c), 0: none */
     bool share_known;  /* top-down, normal mode: out->fair_share.total already holds
                           FSBS(suggestion) */
@@ -122,6 +124,35 @@ struct fs_memo_value {
     uint64_t id;
     struct ps_plf fsbs, mffbs;    /* mffbs.a NULL: none */
     double fsbff_right;
+};
+
+/* fair_share.c, memo runs: per element index, the inputs an operation's limits and shares are
+ * a function of as the last run at that index had them (with the total and the gang option:
+ * the epoch), and what they gave. An operation whose inputs kept their bits copies them, and
+ * when that run's element found or stored its memo entry (memo_ok, kept by fs_memo.c), the
+ * entry at its index is its own without building or comparing the key. */
+struct fs_op_prev {
+    uint64_t epoch;               /* 0: none (a pool or the root was here) */
+    struct ps_resources in[4];    /* resource_limits, filter_limits, demand, usage */
+    uint64_t max_share_ratio;     /* bits */
+    bool is_gang;
+    bool memo_ok;
+    int dominant;
+    struct ps_resources resource_limits;
+    struct ps_share usage_share, demand_share, limits_share;
+};
+
+/* fs_functions.c, memo runs: per element index, the element's FSBS at the argument the top-down
+ * pass last evaluated it at, by its memo entry id (an id names one function's bits), and for a
+ * pool the fit factor its own step found for its children at its last suggestion (a function of
+ * the same id: its MFFBS, its children's functions and weights). */
+struct fs_value_prev {
+    uint64_t id;                  /* 0: none */
+    uint64_t x;                   /* bits */
+    double v[PS_PLF_MAX_DIM];
+    uint64_t step_id, step_x;     /* pools: step_id 0: none */
+    double step_f;
+    bool step_known;              /* f fitted at once: the children's shares were recorded */
 };
 
 struct ps_fs_update {
@@ -170,6 +201,13 @@ struct ps_fs_update {
     size_t memo_key_cap;
     uint64_t memo_hash;           /* its hash, for the store after a miss */
     bool memo_hash_valid;
+    struct fs_op_prev *op_prev;   /* op_prev_cap entries, memo runs only */
+    int op_prev_cap;
+    uint64_t op_prev_epoch;       /* bumped when the total or the gang option changes */
+    struct ps_resources op_prev_total;
+    bool op_prev_gang_step;
+    struct fs_value_prev *value_prev;  /* value_prev_cap entries, memo runs only */
+    int value_prev_cap;
 
     char (*alerts)[FS_ALERT_BYTES];  /* kept across runs: alerting in steady state is free */
     int alert_count;

@@ -349,23 +349,45 @@ void fs_memo_begin(struct ps_fs_update *u)
     t->wanted = 0;
 }
 
+/* Whether operation e's index now holds its key in memo_last (struct fs_op_prev). */
+static void note(struct ps_fs_update *u, const struct fs_elem *e, bool ok)
+{
+    int i = (int)(e - u->el);
+    if (e->kind == PS_ELEM_OPERATION && i < u->op_prev_cap)
+        u->op_prev[i].memo_ok = ok;
+}
+
 bool fs_memo_find(struct ps_fs_update *u, const struct fs_elem *e, struct fs_memo_value *v)
 {
     struct key k;
     u->memo_hash_valid = false;
-    if (!u->memo_on || !key_of(u, e, &k))
+    if (!u->memo_on)
         return false;
+    size_t i = (size_t)(e - u->el);
+    /* An operation whose inputs kept their bits since the last run at its index, which found
+     * or stored the entry there: that entry has its key. */
+    if (e->memo_kept && i < u->memo_last_cap && u->memo_last[i]) {
+        struct fs_memo_entry *entry = (struct fs_memo_entry *)(u->memo.data + u->memo_last[i] - 1);
+        mark_used(&u->memo, entry);
+        *v = value_of(entry);
+        return true;
+    }
+    if (!key_of(u, e, &k)) {
+        note(u, e, false);
+        return false;
+    }
     /* Most elements keep their index and their inputs' bits: the entry the element at this
      * index had last time is compared first, without hashing or probing. */
-    size_t i = (size_t)(e - u->el);
     if (i < u->memo_last_cap && u->memo_last[i]) {
         struct fs_memo_entry *entry = (struct fs_memo_entry *)(u->memo.data + u->memo_last[i] - 1);
         if (entry->key_n == k.n && memcmp(entry->key, k.w, k.n * sizeof *k.w) == 0) {
             mark_used(&u->memo, entry);
             *v = value_of(entry);
+            note(u, e, true);
             return true;
         }
     }
+    note(u, e, false);
     uint64_t h = key_hash(&k);
     u->memo_hash = h;
     u->memo_hash_valid = true;
@@ -376,6 +398,7 @@ bool fs_memo_find(struct ps_fs_update *u, const struct fs_elem *e, struct fs_mem
     if (!s->offset)
         return false;
     remember(u, e, s->offset);
+    note(u, e, i < u->memo_last_cap);
     struct fs_memo_entry *entry = entry_at(t, s);
     mark_used(t, entry);
     *v = value_of(entry);
@@ -392,6 +415,7 @@ uint64_t fs_memo_store(struct ps_fs_update *u, const struct fs_elem *e, struct f
     if (!offset)
         return 0;
     remember(u, e, offset);
+    note(u, e, (size_t)(e - u->el) < u->memo_last_cap);
     return v->id;
 }
 
@@ -399,7 +423,8 @@ int64_t fs_memo_bytes(const struct ps_fs_update *u)
 {
     const struct fs_memo_table *t = &u->memo;
     return (int64_t)((u->memo_key_cap + u->memo_last_cap) * sizeof(uint64_t) + t->cap * sizeof(struct fs_memo_slot) +
-                     t->data_cap);
+                     t->data_cap + (size_t)u->op_prev_cap * sizeof(struct fs_op_prev) +
+                     (size_t)u->value_prev_cap * sizeof(struct fs_value_prev));
 }
 
 void ps_fs_update_set_memo(struct ps_fs_update *u, bool on)
@@ -421,4 +446,10 @@ void fs_memo_release(struct ps_fs_update *u)
     free(u->memo_last);
     u->memo_last = NULL;
     u->memo_last_cap = 0;
+    free(u->op_prev);
+    u->op_prev = NULL;
+    u->op_prev_cap = 0;
+    free(u->value_prev);
+    u->value_prev = NULL;
+    u->value_prev_cap = 0;
 }

@@ -39,6 +39,7 @@ void ps_tree_fs_release(struct ps_tree_fs *fs)
     free(fs->queue);
     free(fs->keys);
     free(fs->keys_tmp);
+    free(fs->config_versions);
     ps_tree_fs_init(fs);
 }
 
@@ -74,7 +75,8 @@ static int reserve(struct ps_tree_fs *fs, int pools, int ops)
     if (elems > fs->capacity) {
         int n = 2 * elems;
         if (grow((void **)&fs->elems, sizeof(struct ps_fs_element), n) ||
-            grow((void **)&fs->pools, sizeof(void *), n) || grow((void **)&fs->ops, sizeof(void *), n))
+            grow((void **)&fs->pools, sizeof(void *), n) || grow((void **)&fs->ops, sizeof(void *), n) ||
+            grow((void **)&fs->config_versions, sizeof(uint64_t), n))
             return PS_ENOMEM;
         fs->capacity = n;
     }
@@ -144,9 +146,14 @@ static void aggregate_historic_usage(struct ps_historic_usage *h, const struct p
                              ps_share_max_component(out->usage_share));
 }
 
-static void fill_pool(struct ps_pool_tree *tree, struct ps_fs_element *e, struct ps_fs_pool *entry,
-                      const struct ps_pool *pool, int parent, int64_t now_ms)
+/* Element i's input and its pool's entry from the pool. What is a function of the pool's config
+ * alone (a weight from historic usage aside) is noted by its config_version: a kept build (see
+ * refill) writes again only what changes without a new config. */
+static void fill_pool(struct ps_pool_tree *tree, struct ps_tree_fs *fs, int i, const struct ps_pool *pool,
+                      int parent, int64_t now_ms)
 {
+    struct ps_fs_element *e = &fs->elems[i];
+    struct ps_fs_pool *entry = &fs->fs_pools[pool->index];
     const struct ps_pool_config *c = &pool->config;
     element_defaults(e, PS_ELEM_POOL, parent, pool->name);
     e->in.pool = pool->index;
@@ -155,7 +162,26 @@ static void fill_pool(struct ps_pool_tree *tree, struct ps_fs_element *e, struct
     struct ps_fs_pool_input *pin = &entry->in;
     ps_pool_config_fs_input(c, in, pin);
     infer_from_historic_usage(in, pool->parent, &pool->historic_usage);
+    bool historic = pool->parent && pool->parent->config.infer_children_weights_from_historic_usage;
+    fs->config_versions[i] = historic ? 0 : pool->config_version;
     in->filter_limits = filter_limits(tree, pool->filter, now_ms);
+    pin->accumulated_volume = pool->accumulated_volume;
+    pin->last_integral_share_ratio = pool->last_integral_share_ratio;
+}
+
+/* fill_pool on a kept build, whose element i was filled from the same pool: only the filter
+ * limits (node connection) and the integral state when the config kept its version and no
+ * weight comes from historic usage (the engine writes only the integral state of the inputs). */
+static void refill_pool(struct ps_pool_tree *tree, struct ps_tree_fs *fs, int i, int64_t now_ms)
+{
+    const struct ps_pool *pool = fs->pools[i];
+    bool historic = pool->parent && pool->parent->config.infer_children_weights_from_historic_usage;
+    if (historic || fs->config_versions[i] != pool->config_version) {
+        fill_pool(tree, fs, i, pool, fs->elems[i].in.parent, now_ms);
+        return;
+    }
+    struct ps_fs_pool_input *pin = &fs->fs_pools[pool->index].in;
+    fs->elems[i].in.filter_limits = filter_limits(tree, pool->filter, now_ms);
     pin->accumulated_volume = pool->accumulated_volume;
     pin->last_integral_share_ratio = pool->last_integral_share_ratio;
 }
@@ -214,7 +240,7 @@ static void refill(struct ps_pool_tree *tree, struct ps_tree_fs *fs, int64_t now
             pool_defaults(&fs->fs_pools[slot]);
             tree->root->usage = ps_resources_zero();
         } else {
-            fill_pool(tree, e, &fs->fs_pools[slot], fs->pools[i], parent, now_ms);
+            refill_pool(tree, fs, i, now_ms);
             fs->pools[i]->usage = ps_resources_zero();
         }
         e->in.name = name;
@@ -314,7 +340,7 @@ int ps_pool_tree_build_fs(struct ps_pool_tree *tree, struct ps_tree_fs *fs, int6
         int at = pool->fs_index;
         for (int c = fs->first_child[slot]; c >= 0; c = fs->next_sibling[c]) {
             struct ps_pool *child = tree->pools[c];
-            fill_pool(tree, &fs->elems[count], &fs->fs_pools[c], child, at, now_ms);
+            fill_pool(tree, fs, count, child, at, now_ms);
             fs->pools[count] = child;
             fs->ops[count] = NULL;
             child->fs_index = count++;

@@ -69,6 +69,8 @@ struct ps_tree_fs {
     int *queue;                      /* breadth-first queue of pool indices */
     struct ps_tree_fs_key *keys;     /* running operations by (pool, start time, id) */
     struct ps_tree_fs_key *keys_tmp; /* the sort's scratch */
+    uint64_t *config_versions;       /* per element: the config_version of the pool its input was
+                                        filled from, 0: none or a weight from historic usage */
     int pool_capacity, op_capacity;
 };
 

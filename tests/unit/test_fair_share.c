@@ -228,6 +228,36 @@ static void test_imprecise_composition(void **state)
     t_free(t);
 }
 
+/* Upstream's TruncateFairShareInFifoPools: in a FIFO pool that truncates (its own setting, else
+ * the tree's option), a gang operation whose fair share does not cover its demand gets 0, and
+ * the pool and the root lose that share; without truncation it keeps the rest. */
+static void test_fifo_truncation(void **state)
+{
+    for (int mode = 0; mode < 3; mode++) {   /* off, the pool's setting, the tree's option */
+        struct t_tree *t = t_new(t_total100(), T_IMPROVED(state));
+        t->opt.enable_step_function_for_gang_operations = false;
+        t->opt.enable_fair_share_truncation_in_fifo_pool = mode == 2;
+        int p = t_pool(t, 0, "fifo");
+        t->p[p].in.mode = PS_MODE_FIFO;
+        if (mode == 1)
+            t->p[p].in.enable_fair_share_truncation_in_fifo_pool = 1;
+        int a = t_gang(t, p, "A", t_res(60, 60, 600 * MB));
+        int b = t_gang(t, p, "B", t_res(60, 60, 600 * MB));
+        t_run(t);
+        struct ps_share first = t_vec(0.6, 0.6, 0.0, 0.6, 0.0);
+        T_NEAR(first, t_fs(t, a)->total);
+        if (mode == 0) {
+            T_NEAR(t_vec(0.4, 0.4, 0.0, 0.4, 0.0), t_fs(t, b)->total);
+            T_NEAR(ps_share_fill(1.0), ps_share_add(t_fs(t, p)->total, t_vec(0.0, 0.0, 1.0, 0.0, 1.0)));
+        } else {
+            T_EQ(ps_share_fill(0), t_fs(t, b)->total);
+            T_NEAR(first, t_fs(t, p)->total);
+            T_NEAR(first, t_fs(t, 0)->total);
+        }
+        t_free(t);
+    }
+}
+
 #define BOTH(f) cmocka_unit_test_prestate(f, &t_improved_off), cmocka_unit_test_prestate(f, &t_improved_on)
 
 int main(void)
@@ -245,6 +275,7 @@ int main(void)
         BOTH(test_non_continuous_fair_share_function_is_left_continuous),
         BOTH(test_drf_paper_example),
         BOTH(test_imprecise_composition),
+        BOTH(test_fifo_truncation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

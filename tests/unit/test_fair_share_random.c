@@ -144,15 +144,33 @@ static bool only_operations(const struct t_tree *t, int p)
     return true;
 }
 
-/* A few operations' usage, demand, limits or weight, or a pool's weight, limits or mode,
- * change. */
+/* Two operations of the tree swap their inputs (another operation at each index), when both
+ * parents come before both. */
+static void swap_operations(struct t_tree *t, uint64_t *s)
+{
+    int i = 1 + rnd(s, t->n - 1), j = 1 + rnd(s, t->n - 1);
+    const struct ps_fs_element_input *a = &t->e[i].in, *b = &t->e[j].in;
+    if (i == j || a->kind != PS_ELEM_OPERATION || b->kind != PS_ELEM_OPERATION)
+        return;
+    int first = i < j ? i : j;
+    if (a->parent >= first || b->parent >= first)
+        return;
+    struct ps_fs_element_input x = t->e[i].in;
+    t->e[i].in = t->e[j].in;
+    t->e[j].in = x;
+}
+
+/* A few operations' usage, demand, limits, filter limits, gang flag or weight, a pool's weight,
+ * limits or mode, the total or the gang option change, or two operations swap places: each
+ * changes what some kept values are a function of (the memo's, fair_share.c's operations'
+ * limits and shares). */
 static void random_changes(struct t_tree *t, uint64_t *s)
 {
     int changes = rnd(s, 4);
     for (int c = 0; c < changes && t->n > 1; c++) {
         int i = 1 + rnd(s, t->n - 1);
         struct ps_fs_element_input *in = &t->e[i].in;
-        switch (rnd(s, 6)) {
+        switch (rnd(s, 11)) {
         case 0:   /* a job ended or started */
             in->usage.v[PS_RES_CPU] = in->demand.v[PS_RES_CPU] * rnd(s, 5) / 4;
             in->usage.v[PS_RES_USER_SLOTS] = in->demand.v[PS_RES_USER_SLOTS] ? rnd(s, 3) : 0;
@@ -170,6 +188,22 @@ static void random_changes(struct t_tree *t, uint64_t *s)
         case 4:
             if (in->kind == PS_ELEM_POOL && only_operations(t, i))
                 t->p[i].in.mode = t->p[i].in.mode == PS_MODE_FIFO ? PS_MODE_FAIR_SHARE : PS_MODE_FIFO;
+            break;
+        case 5:
+            in->filter_limits.v[PS_RES_MEMORY] = rnd(s, 2) ? PS_RES_INFINITE : (int64_t)rnd(s, 800) * MB;
+            break;
+        case 6:
+            if (in->kind == PS_ELEM_OPERATION)
+                in->is_gang = !in->is_gang;
+            break;
+        case 7:
+            t->input.total.v[rnd(s, 2) ? PS_RES_CPU : PS_RES_MEMORY] += rnd(s, 2) ? 100 : -100;
+            break;
+        case 8:
+            t->opt.enable_step_function_for_gang_operations = !t->opt.enable_step_function_for_gang_operations;
+            break;
+        case 9:
+            swap_operations(t, s);
             break;
         default:
             in->max_share_ratio = rnd(s, 11) / 10.0;
@@ -216,11 +250,68 @@ static void test_memo_sequences(void **state)
     }
 }
 
+/* One run of t checked against a fresh update object's run on the same inputs. */
+static void run_as_fresh(struct t_tree *t, int round, int step)
+{
+    static struct ps_fs_element_input saved[T_MAX_ELEMS];
+    static struct ps_fs_pool_input saved_pools[T_MAX_ELEMS];
+    for (int i = 0; i < t->n; i++) {
+        saved[i] = t->e[i].in;
+        saved_pools[i] = t->p[i].in;
+    }
+    t_run(t);
+    check_as_fresh(t, saved, saved_pools, t->input.total, false, round, step);
+}
+
+/* An operation whose inputs kept their bits takes the memo entry at its index only when the
+ * last run at that index found or stored its key there: not when that run's store was refused
+ * for room (the entry there is older, from other inputs), nor when a pool was at that index in
+ * between (the entry there is the pool's). */
+static void test_memo_kept_inputs(void **state)
+{
+    (void)state;
+    enum { OPS = 600 };
+    struct t_tree *t = t_new(t_res(1000, 1000, 100000 * MB), false);
+    ps_fs_update_set_memo(t->u, true);
+    int pool = t_pool(t, 0, "pool");
+    for (int k = 0; k < OPS; k++)
+        t_op(t, pool, "op", t_res(1, 1, 10 * MB));
+    run_as_fresh(t, 0, 0);   /* one key: every index holds its entry */
+    for (int k = 0; k < OPS; k++)   /* 600 keys: more than the room, the later stores refused */
+        t->e[2 + k].in.demand = t_res(1 + k % 7, 1 + k, (10 + k) * MB);
+    run_as_fresh(t, 0, 1);
+    run_as_fresh(t, 0, 2);   /* the same inputs again */
+    t_free(t);
+
+    /* Index 2: an operation, a pool of two operations, the operation again. */
+    t = t_new(t_total100(), false);
+    ps_fs_update_set_memo(t->u, true);
+    int a = t_pool(t, 0, "a");
+    t_op(t, a, "x", t_res(10, 60, 100 * MB));
+    t_op(t, a, "y", t_res(10, 70, 200 * MB));
+    run_as_fresh(t, 1, 0);
+    struct ps_fs_element x = t->e[2], y = t->e[3];
+    t->n = 2;
+    int b = t_pool(t, a, "b");
+    t_weight(t, b, 3.0);
+    t->e[t->n] = x;
+    t->e[t->n++].in.parent = b;
+    t->e[t->n] = y;
+    t->e[t->n++].in.parent = b;
+    run_as_fresh(t, 1, 1);
+    t->n = 2;
+    t->e[t->n++] = x;
+    t->e[t->n++] = y;
+    run_as_fresh(t, 1, 2);
+    t_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_trees),
         cmocka_unit_test(test_memo_sequences),
+        cmocka_unit_test(test_memo_kept_inputs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -358,6 +358,8 @@ static void test_kept_build_equals_fresh_build(void **state)
 {
     struct fixture *f = *state;
     struct ps_pool_tree *t = f->tree;
+    create(t, "history", NULL, "{\"infer_children_weights_from_historic_usage\": true}");
+    create(t, "weighed", "history", "{\"weight\": 3}");
     struct ps_tree_op *r1 = start(t, "r1", "research", 100, NULL);
     start(t, "r2", "research", 200, "gpu");
     start(t, "b1", "burst", 1, NULL);
@@ -375,6 +377,9 @@ static void test_kept_build_equals_fresh_build(void **state)
     struct ps_pool *burst = ps_pool_tree_find_pool(t, "burst");
     burst->accumulated_volume.v[PS_RES_CPU] = 700;
     burst->last_integral_share_ratio = 0.5;
+    /* a weight from historic usage moves without a new config */
+    struct ps_pool *weighed = ps_pool_tree_find_pool(t, "weighed");
+    weighed->historic_usage.average = 1.0;
     assert_int_equal(ps_pool_tree_build_fs(t, &kept, 2000, &err), 0);
     assert_true(kept.kept);
     assert_int_equal(ps_pool_tree_build_fs(t, &fresh, 2000, &err), 0);
@@ -395,6 +400,7 @@ static void test_kept_build_equals_fresh_build(void **state)
     }
     assert_int_equal(kept.elems[r1->fs_index].in.usage.v[PS_RES_CPU], 300);
     assert_int_equal(kept.input.now_ms, 2000);
+    assert_true(kept.elems[weighed->fs_index].in.weight == 1.5);
     assert_int_equal(ps_pool_tree_find_pool(t, "research")->usage.v[PS_RES_CPU], 300);
     assert_int_equal(ps_pool_tree_root(t)->usage.v[PS_RES_CPU], 300);
 
