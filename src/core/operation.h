@@ -105,6 +105,8 @@ struct ps_tree_op {
     int64_t deactivation_count_at_non_starving;   /* scheduler: deactivation_count when an
                                                 update last found it not starving */
     void *user_data;                         /* opaque to the tree (the strategy's operation) */
+    uint64_t state_version;                  /* host: changes with its op_state answer
+                                                (ps_tree_host.op_state_versioned) */
 
     struct ps_element_dynamic dynamic;
     struct ps_historic_usage historic_usage;  /* its pool infers weights from it */

@@ -16,6 +16,12 @@ struct ps_tree_sched_op_cache {
     bool aggressive_preemption_disallowed;
     bool regular_on_ssd_allowed;
     int promise_pool;                          /* promise_pool_of */
+    /* op_state's answer for op at the last update (ps_tree_host.op_state_versioned) */
+    bool state_kept;
+    uint64_t state_version;                    /* op->state_version it was given for */
+    struct ps_sched_operation state;           /* as the host filled it (filter preset) */
+    struct ps_preempt_operation preempt;
+    struct ps_preemptible *lists;
 };
 
 static bool eval_filter(const struct ps_formula *filter, const char *const *tags, int tag_count)
@@ -374,8 +380,33 @@ static int fill_op_cache(struct ps_tree_sched *ts, const struct ps_tree_config *
     c->aggressive_preemption_disallowed = !aggressive_preemption_allowed(cfg, op);
     c->regular_on_ssd_allowed = regular_on_ssd_allowed(op);
     c->promise_pool = promise_pool_of(&ts->fs, i);
+    c->state_kept = false;
     c->op = op;
     return 0;
+}
+
+/* The host's op_state answer for op at element i (its cache entry c, filter preset in *so);
+ * the last update's again when the host keeps versions and op's did not change (c is emptied
+ * whenever its filter may change: fill_op_cache). */
+static struct ps_preemptible *op_state(const struct ps_tree_host *host, struct ps_tree_op *op,
+                                       int i, struct ps_tree_sched_op_cache *c,
+                                       struct ps_sched_operation *so,
+                                       struct ps_preempt_operation *po)
+{
+    if (!host || !host->op_state)
+        return NULL;
+    if (host->op_state_versioned && c->state_kept && c->state_version == op->state_version) {
+        *so = c->state;
+        *po = c->preempt;
+        return c->lists;
+    }
+    struct ps_preemptible *lists = host->op_state(host->ctx, op, i, so, po);
+    c->state_kept = host->op_state_versioned;
+    c->state_version = op->state_version;
+    c->state = *so;
+    c->preempt = *po;
+    c->lists = lists;
+    return lists;
 }
 
 static int new_snapshot(struct ps_tree_sched *ts, struct ps_error *err)
@@ -588,11 +619,9 @@ int ps_tree_sched_update_finish(struct ps_tree_sched *ts, struct ps_pool_tree *t
         ts->user[i] = op->user_data;
         if (ts->op_cache[i].op != op && (rc = fill_op_cache(ts, cfg, op, i, err)) != 0)
             return rc;
-        const struct ps_tree_sched_op_cache *c = &ts->op_cache[i];
+        struct ps_tree_sched_op_cache *c = &ts->op_cache[i];
         so->filter = c->filter;
-        struct ps_preemptible *lists = host && host->op_state
-                                           ? host->op_state(host->ctx, op, i, so, po)
-                                           : NULL;
+        struct ps_preemptible *lists = op_state(host, op, i, c, so, po);
         ps_tree_sched_update_lists(ts, op, i, lists);
         po->aggressive_preemption_disallowed = c->aggressive_preemption_disallowed;
         po->ssd = is_ssd_medium(cfg, so->disk_medium);

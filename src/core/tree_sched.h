@@ -60,6 +60,11 @@ struct ps_tree_host {
     struct ps_preemptible *(*op_state)(void *ctx, struct ps_tree_op *op, int element,
                                        struct ps_sched_operation *sched,
                                        struct ps_preempt_operation *preempt);
+    /* The host changes op->state_version whenever anything its op_state would answer for op
+     * changes: then an operation at the same element, with the same effective filter and
+     * version as at the last update gets that update's answer again without the call. false:
+     * op_state for every operation at every update. */
+    bool op_state_versioned;
     /* The allocations running on node `node` (node < 0: on every node of the tree) whose
      * operations are in the snapshot, with element indices and `leaving` set for those already
      * preempted; *other receives the usage on that node of every other allocation (other

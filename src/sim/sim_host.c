@@ -55,6 +55,17 @@ static void prefetch_ahead(const struct ps_tree_fs *fs, int element)
     }
 }
 
+/* The index of o's membership m, -1. */
+static int membership_of(const struct sim_op *o, const struct ps_tree_op *m)
+{
+    for (int k = 0; k < o->m_count; k++)
+        if (o->ms[k].m == m)
+            return k;
+    return -1;
+}
+
+/* Every change of the answer bumps m->state_version (sim_op_sync): the loop asks only when it
+ * moved, map_kept maps the others after the update. */
 static struct ps_preemptible *op_state(void *ctx, struct ps_tree_op *m, int element,
                                        struct ps_sched_operation *sched,
                                        struct ps_preempt_operation *preempt)
@@ -66,10 +77,8 @@ static struct ps_preemptible *op_state(void *ctx, struct ps_tree_op *m, int elem
     struct sim_op *o = ps_tree_op_host(m);
     if (!o)
         return NULL;   /* not expected: every operation of a tree is the simulator's */
-    int k = 0;
-    while (k < o->m_count && o->ms[k].m != m)
-        k++;
-    if (k == o->m_count)
+    int k = membership_of(o, m);
+    if (k < 0)
         return NULL;
     if (reserve_elems(T, element + 1) != 0) {
         h->oom = true;
@@ -244,6 +253,7 @@ static struct ps_tree_host loop_host(struct host *h)
 {
     return (struct ps_tree_host){.ctx = h,
                                  .op_state = op_state,
+                                 .op_state_versioned = true,
                                  .allocations = allocations,
                                  .start = start,
                                  .scheduled = scheduled,
@@ -292,6 +302,25 @@ static int reserve_elems(struct sim_tree *T, int count)
     return 0;
 }
 
+/* The memberships of the elements the update did not ask op_state about (their answer was
+ * kept: their state_version did not move), mapped as op_state maps them; their fed shape and
+ * disk are the kept answer's already. */
+static void map_kept(struct ps_sim *sim, struct sim_tree *T)
+{
+    for (int e = 0; e < T->ts.fs.count; e++) {
+        struct ps_tree_op *m = T->ts.fs.ops[e];
+        struct sim_op *o = m && T->elem_op[e] < 0 ? ps_tree_op_host(m) : NULL;
+        if (!o)
+            continue;
+        int k = membership_of(o, m);
+        if (k < 0)
+            continue;
+        o->ms[k].elem = e;
+        T->elem_op[e] = o->index;
+        T->elem_ms[e] = k;
+    }
+}
+
 int sim_host_update(struct ps_sim *sim, int tree, int *starvation_changed, struct ps_error *err)
 {
     struct sim_tree *T = &sim->trees[tree];
@@ -308,6 +337,8 @@ int sim_host_update(struct ps_sim *sim, int tree, int *starvation_changed, struc
     int rc = ps_tree_sched_update(&T->ts, T->tree, sim->now, &host, starvation_changed, err);
     if (rc == 0 && (h.oom || reserve_elems(T, T->ts.fs.count) != 0))
         rc = ps_error_set(err, PS_ENOMEM, "out of memory");
+    if (rc == 0)
+        map_kept(sim, T);
     if (rc == 0)
         rc = ps_tree_sched_limits_check(&T->ts, &host, err);
     if (rc != 0) {

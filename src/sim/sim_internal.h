@@ -338,6 +338,7 @@ struct ps_sim {
     int64_t wait_count, wait_cap;
     uint64_t snapshot_generation;
     uint64_t update_serial;
+    uint64_t state_serial;             /* the last ps_tree_op.state_version given (sim_op_sync) */
     bool reasons_dirty;                /* a heartbeat changed what it recorded for a reason */
     int64_t next_pools_row_ms;
     int64_t next_exec_nodes_check_ms;  /* core/exec_nodes.h, at fair share updates */

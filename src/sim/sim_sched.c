@@ -106,8 +106,21 @@ void sim_op_state(const struct ps_sim *sim, int op, int k, struct ps_sched_opera
                                    T->ts.sched_ops[ms->elem].regular_on_ssd_forbidden;
 }
 
+/* A new state_version for every membership of op: what op_state answers for it may change. */
+static void state_changed(struct ps_sim *sim, int op)
+{
+    struct sim_op *o = &sim->ops[op];
+    for (int k = 0; k < o->m_count; k++)
+        if (o->ms[k].m)
+            o->ms[k].m->state_version = ++sim->state_serial;
+}
+
+/* Called after whatever changes an operation's jobs, tasks or state (job start, end, abort,
+ * running): so also wherever op_state's answers change (sim_host.c; the preemption settings
+ * it also reads cannot change while the operation runs). */
 int sim_op_sync(struct ps_sim *sim, int op, struct ps_error *err)
 {
+    state_changed(sim, op);
     struct sim_op *o = &sim->ops[op];
     struct ps_sched_tasks tasks = sim_op_tasks(o);
     o->cur_task = ps_sched_offered_task(&tasks);

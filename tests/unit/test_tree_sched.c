@@ -39,6 +39,8 @@ struct world {
     int64_t last_preempt_ms;
     int64_t overcommit_since_ms;
     int allocation_calls;    /* host->allocations */
+    int op_state_calls;      /* host->op_state */
+    bool versioned;          /* update's host: op_state_versioned */
 };
 
 static struct ps_resources shape(void)   /* one allocation: 1 slot, 1 core, 512 MiB */
@@ -62,7 +64,9 @@ static struct ps_preemptible *op_fn(void *ctx, struct ps_tree_op *member, int el
                                     struct ps_sched_operation *sched,
                                     struct ps_preempt_operation *preempt)
 {
-    struct top *t = top_of(ctx, member);
+    struct world *w = ctx;
+    w->op_state_calls++;
+    struct top *t = top_of(w, member);
     if (!t)
         return NULL;
     t->element = element;
@@ -160,7 +164,7 @@ static void update(struct world *w, int64_t now_ms)
     }
     struct ps_error err;
     ps_error_init(&err);
-    struct ps_tree_host host = {.ctx = w, .op_state = op_fn};
+    struct ps_tree_host host = {.ctx = w, .op_state = op_fn, .op_state_versioned = w->versioned};
     if (ps_tree_sched_update(&w->ts, w->tree, now_ms, &host, NULL, &err) != 0)
         fail_msg("update: %s", err.msg);
     for (int k = 0; k < w->alloc_count; k++)
@@ -734,6 +738,44 @@ static void test_update_phases_structural_change(void **state)
     world_release(&w);
 }
 
+/* A host that keeps state versions is asked about an operation only when its version moved
+ * (or the tree changed); the others keep their last answer. One that does not is asked about
+ * every operation at every update. */
+static void test_op_state_versioned(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w);
+    w.versioned = true;
+    struct top *a = start_op(&w, "op-a", "a", 0, 10);
+    struct top *b = start_op(&w, "op-b", "b", 0, 10);
+    update(&w, 0);
+    assert_int_equal(w.op_state_calls, 2);
+    w.op_state_calls = 0;
+    update(&w, 1000);
+    assert_int_equal(w.op_state_calls, 0);
+    assert_int_equal(ps_sched_pending(w.ts.snap, a->element), 10);
+    /* a's answer changes with its version: asked again, the snapshot has the new one */
+    a->pending = 7;
+    a->member->state_version++;
+    update(&w, 2000);
+    assert_int_equal(w.op_state_calls, 1);
+    assert_int_equal(ps_sched_pending(w.ts.snap, a->element), 7);
+    assert_int_equal(ps_sched_pending(w.ts.snap, b->element), 10);
+    /* a structural change: every operation asked */
+    w.op_state_calls = 0;
+    struct top *c = start_op(&w, "op-c", "a", 3000, 5);
+    update(&w, 3000);
+    assert_int_equal(w.op_state_calls, 3);
+    assert_int_equal(ps_sched_pending(w.ts.snap, c->element), 5);
+    /* not versioned: every operation at every update */
+    w.versioned = false;
+    w.op_state_calls = 0;
+    update(&w, 4000);
+    assert_int_equal(w.op_state_calls, 3);
+    world_release(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -746,6 +788,7 @@ int main(void)
         cmocka_unit_test(test_limits_check),
         cmocka_unit_test(test_overcommit),
         cmocka_unit_test(test_update_phases_structural_change),
+        cmocka_unit_test(test_op_state_versioned),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
