@@ -440,16 +440,10 @@ void fs_memo_release(struct ps_fs_update *u)
     free(t->slots);
     free(t->data);
     memset(t, 0, sizeof *t);
-    free(u->memo_key);
-    u->memo_key = NULL;
-    u->memo_key_cap = 0;
-    free(u->memo_last);
-    u->memo_last = NULL;
-    u->memo_last_cap = 0;
-    free(u->op_prev);
-    u->op_prev = NULL;
-    u->op_prev_cap = 0;
-    free(u->value_prev);
-    u->value_prev = NULL;
-    u->value_prev_cap = 0;
+#define DROP(array, cap) (free(array), (array) = NULL, (cap) = 0)
+    DROP(u->memo_key, u->memo_key_cap);
+    DROP(u->memo_last, u->memo_last_cap);
+    DROP(u->op_prev, u->op_prev_cap);
+    DROP(u->value_prev, u->value_prev_cap);
+#undef DROP
 }

@@ -190,6 +190,32 @@ static void test_sum_matches_point_major(void **state)
     }
 }
 
+/* The values at a summand's next point: a component in zero (may be NULL) is ±0 all along, one
+ * past flat_from or at random keeps its value (a zero may turn into the other zero: equal, not
+ * the same bits), the others rise. */
+static void next_values(struct env *v, double val[5], const bool *zero, bool flat)
+{
+    for (int r = 0; r < 5; r++) {
+        if (zero && zero[r]) {
+            val[r] = next_random(v) % 2 ? -0.0 : 0.0;
+            continue;
+        }
+        if (flat || next_random(v) % 4 == 0) {
+            if (val[r] == 0.0 && next_random(v) % 3 == 0)
+                val[r] = -val[r];
+            continue;
+        }
+        val[r] += (double)(next_random(v) % 4) / 16.0 + (double)(next_random(v) % 1000) * 1e-9;
+    }
+}
+
+/* The summand reaches its domain's right end. */
+static void close_function(struct ps_plf_buf *b, double right, const double val[5])
+{
+    if (ps_plf_right_bound(&(struct ps_plf){b->a, b->n, 5}) < right)
+        ps_plf_add_point(b, right, val);
+}
+
 /* Small summands as children of leaf pools are (at most 8 points, no jumps: the AVX-512
  * kernel that picks each lane's segment from the points held in registers): flat pieces, flat
  * ends (also the whole function), values +0 and -0 next to each other in flat pieces, points
@@ -213,23 +239,11 @@ static void small_function(struct env *v, struct ps_plf_buf *b, double left, dou
             nx = ceil(nx * 32.0) / 32.0;
         if (!(nx > x) || nx > right)
             break;
-        for (int r = 0; r < 5; r++) {
-            if (zero[r]) {
-                val[r] = next_random(v) % 2 ? -0.0 : 0.0;
-                continue;
-            }
-            if (i >= flat_from || next_random(v) % 4 == 0) {
-                if (val[r] == 0.0 && next_random(v) % 3 == 0)
-                    val[r] = -val[r]; /* the other zero: equal, not the same bits */
-                continue;
-            }
-            val[r] += (double)(next_random(v) % 4) / 16.0 + (double)(next_random(v) % 1000) * 1e-9;
-        }
+        next_values(v, val, zero, i >= flat_from);
         ps_plf_add_point(b, nx, val);
         x = nx;
     }
-    if (ps_plf_right_bound(&(struct ps_plf){b->a, b->n, 5}) < right)
-        ps_plf_add_point(b, right, val);
+    close_function(b, right, val);
 }
 
 static void test_sum_small_summands(void **state)
@@ -273,19 +287,11 @@ static void large_function(struct env *v, struct ps_plf_buf *b, double left, dou
             nx = ceil(nx * 1024.0) / 1024.0;
         if (!(nx > x) || nx > right)
             break;
-        for (int r = 0; r < 5; r++) {
-            if (i >= flat_from || next_random(v) % 4 == 0) {
-                if (val[r] == 0.0 && next_random(v) % 3 == 0)
-                    val[r] = -val[r];
-                continue;
-            }
-            val[r] += (double)(next_random(v) % 4) / 16.0 + (double)(next_random(v) % 1000) * 1e-9;
-        }
+        next_values(v, val, NULL, i >= flat_from);
         ps_plf_add_point(b, nx, val);
         x = nx;
     }
-    if (ps_plf_right_bound(&(struct ps_plf){b->a, b->n, 5}) < right)
-        ps_plf_add_point(b, right, val);
+    close_function(b, right, val);
 }
 
 static void test_sum_large_summands(void **state)
