@@ -126,6 +126,17 @@ static void derive_settings(struct ps_starvation_element *e, const struct ps_sta
     }
 }
 
+/* The starvation check_for_starvation gives an element below fair share since since. */
+static enum ps_starvation_status starvation_at(const struct ps_starvation_element *e,
+                                               int64_t since, int64_t now_ms)
+{
+    if (e->aggressive_enabled && now_ms - since > e->effective_aggressive_timeout_ms)
+        return PS_AGGRESSIVELY_STARVING;
+    if (now_ms - since > e->effective_timeout_ms)
+        return PS_STARVING;
+    return e->starvation;
+}
+
 static void check_for_starvation(struct ps_starvation_element *e, int64_t now_ms)
 {
     if (e->status != PS_STATUS_BELOW_FAIR_SHARE) {
@@ -137,11 +148,52 @@ static void check_for_starvation(struct ps_starvation_element *e, int64_t now_ms
         e->below_fair_share_since_ms = now_ms;   /* the clock starts; status unchanged */
         return;
     }
-    int64_t since = e->below_fair_share_since_ms;
-    if (e->aggressive_enabled && now_ms - since > e->effective_aggressive_timeout_ms)
-        e->starvation = PS_AGGRESSIVELY_STARVING;
-    else if (now_ms - since > e->effective_timeout_ms)
-        e->starvation = PS_STARVING;
+    e->starvation = starvation_at(e, e->below_fair_share_since_ms, now_ms);
+}
+
+static bool can_starve(const struct ps_starvation_element *e,
+                       const struct ps_starvation_config *config)
+{
+    return e->kind == PS_ELEM_OPERATION ||
+           (e->kind == PS_ELEM_POOL && config->enable_pool_starvation);
+}
+
+/* The first time after a timeout's expiry, since + timeout + 1 (the check is strict), or
+ * INT64_MAX past the clock's end. */
+static int64_t expiry(int64_t since, int64_t timeout_ms)
+{
+    return since > INT64_MAX - 1 - timeout_ms ? INT64_MAX : since + timeout_ms + 1;
+}
+
+int64_t ps_starvation_next_change_ms(const struct ps_starvation_element *elems, int count,
+                                     const struct ps_starvation_config *config,
+                                     int64_t after_ms)
+{
+    int64_t due = INT64_MAX;
+    for (int i = 1; i < count; i++) {
+        const struct ps_starvation_element *e = &elems[i];
+        if (e->status != PS_STATUS_BELOW_FAIR_SHARE || !can_starve(e, config))
+            continue;
+        int64_t since = e->below_fair_share_since_ms;
+        if (since == PS_STARVATION_NEVER)
+            return after_ms + 1;   /* the next check starts its clock */
+        /* The status is a step function of time with steps only at the two expiries. */
+        int64_t at[2] = {expiry(since, e->effective_timeout_ms),
+                         e->aggressive_enabled ? expiry(since, e->effective_aggressive_timeout_ms)
+                                               : INT64_MAX};
+        if (at[1] < at[0]) {
+            int64_t t = at[0];
+            at[0] = at[1];
+            at[1] = t;
+        }
+        for (int k = 0; k < 2; k++)
+            if (at[k] > after_ms && at[k] < due && at[k] != INT64_MAX &&
+                starvation_at(e, since, at[k]) != e->starvation) {
+                due = at[k];
+                break;
+            }
+    }
+    return due;
 }
 
 int ps_starvation_update(struct ps_starvation_element *elems, int count,
@@ -178,9 +230,7 @@ int ps_starvation_update(struct ps_starvation_element *elems, int count,
             e->status = status_of(e, e->effective_tolerance);
         }
 
-        bool can_starve = e->kind == PS_ELEM_OPERATION ||
-                          (e->kind == PS_ELEM_POOL && config->enable_pool_starvation);
-        if (can_starve) {
+        if (can_starve(e, config)) {
             check_for_starvation(e, now_ms);
         } else {
             e->below_fair_share_since_ms = PS_STARVATION_NEVER;

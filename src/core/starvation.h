@@ -109,6 +109,14 @@ int ps_starvation_update(struct ps_starvation_element *elems, int count,
                          const struct ps_starvation_config *config, int64_t now_ms,
                          int *changed_count, struct ps_error *err);
 
+/* The earliest time after after_ms at which ps_starvation_update over the same inputs would
+ * change some element's starvation status with time alone (a starvation timeout expiring),
+ * given elems as the last update at after_ms left them; INT64_MAX when none would. A caller
+ * whose inputs did not change may skip the checks before it: they would change nothing. */
+int64_t ps_starvation_next_change_ms(const struct ps_starvation_element *elems, int count,
+                                     const struct ps_starvation_config *config,
+                                     int64_t after_ms);
+
 /* IsStrictlyDominatesNonBlocked(lhs, rhs) of semantics.md 3.1 for an element with the given
  * fair and demand shares. Used by the preemptible lists too. */
 bool ps_strictly_dominates_non_blocked(const struct ps_share *fair, const struct ps_share *demand,

@@ -47,7 +47,7 @@
  *   pending-reason skips and to preempt (sim_preempt_victim -> sim_job_preempt).
  *   - What stays here is when: sim_fair_share_event() skips updates of unchanged trees (a tree
  *     whose state evolves with time alone, elements below fair share waiting for their
- *     starvation timeout, sets tree->keep_updating); sim_heartbeat() asks only for the stages
+ *     starvation timeout, sets tree->update_due_ms to when one expires); sim_heartbeat() asks only for the stages
  *     that could start something (the regular stage not when nothing is pending, the node's
  *     free resources miss min_spare or the node is quiet; the preemptive ones when
  *     ps_tree_sched_preempt_due and not quiet at this generation). A heartbeat that may preempt

@@ -276,8 +276,9 @@ struct sim_tree {
     struct ps_resources min_shape;
     uint64_t gen;                      /* bumped by every change of the scheduling state */
     bool dirty;                        /* changed since the last fair share update */
-    bool integral;                     /* has integral pools: volumes change with time alone */
-    bool keep_updating;                /* never skip updates (hooks) */
+    bool integral;                     /* volumes or weights change with time alone */
+    int64_t update_due_ms;             /* the first update that time alone may change (a
+                                          starvation timeout expiring); INT64_MAX: none */
     bool keep_heartbeats;              /* heartbeats never count as quiet (hooks) */
     int *nodes;                        /* node indices */
     int node_count, quiet_count;
@@ -477,7 +478,7 @@ void sim_host_release(struct ps_sim *sim);
 struct sim_preempt_tree;
 int sim_preempt_init(struct ps_sim *sim, struct ps_error *err);   /* after the trees and nodes */
 void sim_preempt_release(struct ps_sim *sim);
-/* After a fair share update of the loop: starvation events, keep_updating. */
+/* After a fair share update of the loop: starvation events, update_due_ms. */
 void sim_preempt_tree_updated(struct ps_sim *sim, int tree, int starvation_changed);
 /* Whether the preemptive stages run on this node's heartbeat now (backoff passed, something
  * starving; moves the node's backoff time); *run: whether they must really be computed (false

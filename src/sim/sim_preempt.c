@@ -171,7 +171,6 @@ void sim_preempt_tree_updated(struct ps_sim *sim, int tree, int changed)
 {
     struct sim_tree *T = &sim->trees[tree];
     const struct ps_tree_fs *fs = &T->ts.fs;
-    T->keep_updating = false;
     for (int e = 0; e < fs->count; e++) {
         const struct ps_starvation_element *s = &T->ts.starvation[e];
         if (changed > 0 && s->starvation != s->previous_starvation) {
@@ -188,12 +187,11 @@ void sim_preempt_tree_updated(struct ps_sim *sim, int tree, int changed)
             ps_textbuf_add_json(&sim->line, ps_starvation_status_name(s->previous_starvation));
             sim_ev_end(sim);
         }
-        /* Waiting for a timeout: the next check may change the status with time alone. */
-        enum ps_starvation_status final = s->aggressive_enabled ? PS_AGGRESSIVELY_STARVING : PS_STARVING;
-        if (e > 0 && s->status == PS_STATUS_BELOW_FAIR_SHARE && s->starvation < final &&
-            !(fs->pools[e] && !T->pre->scfg.enable_pool_starvation))
-            T->keep_updating = true;
     }
+    /* Statuses waiting for a timeout change with time alone: the update where the first one
+     * expires runs even if nothing else changed; the ones before would change nothing. */
+    T->update_due_ms =
+        ps_starvation_next_change_ms(T->ts.starvation, fs->count, &T->pre->scfg, sim->now);
 }
 
 /* ---- scenario events -------------------------------------------------------------------- */

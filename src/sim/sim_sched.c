@@ -158,7 +158,8 @@ static int update_tree(struct ps_sim *sim, int tree, bool *performed, struct ps_
 {
     struct sim_tree *T = &sim->trees[tree];
     *performed = false;
-    if (T->ts.snap && !T->dirty && !T->integral && !T->keep_updating && !sim->options.exhaustive) {
+    if (T->ts.snap && !T->dirty && !T->integral && sim->now < T->update_due_ms &&
+        !sim->options.exhaustive) {
         sim->stats.fair_share_updates_skipped++;
         return 0;
     }
@@ -173,7 +174,11 @@ static int update_tree(struct ps_sim *sim, int tree, bool *performed, struct ps_
         struct sim_pool_stats *st = T->elem_stats[e];   /* set for every pool */
         if (!st)
             continue;
-        if (fs->fs_pools[fs->elems[e].in.pool].in.guarantee_type != PS_GUARANTEE_NONE)
+        /* integral volumes, and weights inferred from a moving average, move with time */
+        const struct ps_pool_config *pc = &fs->pools[e]->config;
+        if (fs->fs_pools[fs->elems[e].in.pool].in.guarantee_type != PS_GUARANTEE_NONE ||
+            (pc->infer_children_weights_from_historic_usage &&
+             pc->historic_usage_config.aggregation_mode == PS_HISTORIC_USAGE_EMA))
             T->integral = true;
         sim_stats_set_fair_share(sim, st, fs->pools[e]->dynamic.fair_share_ratio);
         st->seen_update = sim->update_serial;

@@ -642,6 +642,75 @@ static void test_skipping_is_exact_with_heartbeats_on_job_finished(void **state)
     }
 }
 
+/* Statuses that change with time alone: starvation timeouts of pools (their own, a tree's) and
+ * of operations (their spec's, shortened by few pending allocations), aggressive starvation, and
+ * weights inferred from a moving average of usage. Preemption is rare (a long backoff), so the
+ * starving stay starving long enough to become aggressively starving. Updates skipped between
+ * the timeouts must change nothing; with the exact outputs checked against the exhaustive run,
+ * the fast one still skips most updates. */
+static const char *timed =
+    "{'heartbeat_period': 2000, 'fair_share_update_period': 300,"
+    " 'node_groups': [{'name': 'n', 'count': 6, 'resource_limits': {'cpu': 6, 'memory': 107374182400,"
+    "                  'user_slots': 6, 'gpu': 0, 'network': 0}}],"
+    " 'pool_trees': {'physical': {'fair_share_starvation_timeout': 9100,"
+    "   'fair_share_aggressive_starvation_timeout': 23300,"
+    "   'preemptive_scheduling_backoff': 400000,"
+    "   'allocation_count_preemption_timeout_coefficient': 4,"
+    "   'pools': [{'name': 'hog'},"
+    "             {'name': 'agg', 'enable_aggressive_starvation': true,"
+    "              'fair_share_starvation_timeout': 5300},"
+    "             {'name': 'calm'}]}},"
+    " 'operations': ["
+    "   {'id': 'H', 'start_time': 0, 'spec': {'pool': 'hog'}, 'tasks': ["
+    "     {'job_count': 200, 'duration': 61700, 'resources': {'cpu': 1, 'memory': 1073741824, 'user_slots': 1}}]},"
+    "   {'id': 'G', 'start_time': 4100, 'spec': {'pool': 'agg'}, 'tasks': ["
+    "     {'job_count': 40, 'duration': 30300, 'resources': {'cpu': 1, 'memory': 1073741824, 'user_slots': 1}}]},"
+    "   {'id': 'C', 'start_time': 7700, 'spec': {'pool': 'calm', 'fair_share_starvation_timeout': 17900},"
+    "    'tasks': [{'job_count': 3, 'duration': 20900,"
+    "               'resources': {'cpu': 1, 'memory': 1073741824, 'user_slots': 1}}]},"
+    "   {'id': 'late', 'start_time': 500000, 'spec': {'pool': 'calm'}, 'tasks': ["
+    "     {'job_count': 5, 'duration': 9100, 'resources': {'cpu': 2, 'memory': 1073741824, 'user_slots': 1}}]}]}";
+
+/* The same with weights from historic usage: the update runs every period (time moves them). */
+static const char *historic =
+    "{'heartbeat_period': 2000, 'fair_share_update_period': 300,"
+    " 'node_groups': [{'name': 'n', 'count': 2, 'resource_limits': {'cpu': 4, 'memory': 107374182400,"
+    "                  'user_slots': 4, 'gpu': 0, 'network': 0}}],"
+    " 'pool_trees': {'physical': {'pools': [{'name': 'top', 'infer_children_weights_from_historic_usage': true,"
+    "      'historic_usage_config': {'aggregation_mode': 'exponential_moving_average', 'ema_alpha': 0.05}},"
+    "     {'name': 'x', 'parent': 'top'}, {'name': 'y', 'parent': 'top'}]}},"
+    " 'operations': ["
+    "   {'id': 'X', 'start_time': 0, 'spec': {'pool': 'x'}, 'tasks': ["
+    "     {'job_count': 60, 'duration': 7300, 'resources': {'cpu': 1, 'memory': 1073741824, 'user_slots': 1}}]},"
+    "   {'id': 'Y', 'start_time': 20000, 'spec': {'pool': 'y'}, 'tasks': ["
+    "     {'job_count': 60, 'duration': 7300, 'resources': {'cpu': 1, 'memory': 1073741824, 'user_slots': 1}}]}]}";
+
+static void test_skipping_is_exact_with_timed_statuses(void **state)
+{
+    (void)state;
+    const char *scenarios[] = {timed, historic};
+    for (size_t i = 0; i < 2; i++) {
+        struct run fast, full;
+        start(&fast, scenarios[i], false);
+        finish_run(&fast);
+        start(&full, scenarios[i], true);
+        finish_run(&full);
+        assert_same_outputs(&fast, &full);
+        struct ps_sim_stats sf, su;
+        ps_sim_get_stats(fast.sim, &sf);
+        ps_sim_get_stats(full.sim, &su);
+        print_message("timed run %zu: %lld/%lld updates (fast/full)\n", i,
+                      (long long)sf.fair_share_updates, (long long)su.fair_share_updates);
+        if (i == 0) {
+            assert_true(count(fast.events_text, "\"status\":\"starving\"") >= 2);
+            assert_true(count(fast.events_text, "\"status\":\"aggressively_starving\"") >= 1);
+            assert_true(sf.fair_share_updates * 4 < su.fair_share_updates);
+        }
+        release(&fast);
+        release(&full);
+    }
+}
+
 /* The resource demand check sees node limits as they are now: a node that shrinks under the
  * jobs' size fails both operations at the next check, with the new maximum in the message
  * (core/exec_nodes.h answers from the tree's cache per filter, which the change refreshes). */
@@ -752,6 +821,7 @@ int main(void)
         cmocka_unit_test(test_heartbeat_on_job_finished),
         cmocka_unit_test(test_reporting_heartbeat_before_update),
         cmocka_unit_test(test_skipping_is_exact_with_heartbeats_on_job_finished),
+        cmocka_unit_test(test_skipping_is_exact_with_timed_statuses),
         cmocka_unit_test(test_demand_check_after_node_change),
         cmocka_unit_test(test_job_durations),
     };

@@ -2,6 +2,7 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <stdbool.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -184,6 +185,97 @@ static void test_pool_starvation_disabled_and_overrides(void **state)
     assert_int_equal(ps_starvation_update(e, 3, &cfg, 0, NULL, &err), PS_EINVAL);
 }
 
+/* ps_starvation_next_change_ms against ps_starvation_update itself, on random trees (pools
+ * with their own timeouts and aggressive starvation, operations with few pending allocations,
+ * pool starvation on and off): with the inputs unchanged, every check before the time it gives
+ * changes nothing, and the check at that time changes some status. */
+static uint64_t rnd_state = 88172645463325252ULL;
+
+static uint64_t rnd(uint64_t n)
+{
+    rnd_state ^= rnd_state << 13;
+    rnd_state ^= rnd_state >> 7;
+    rnd_state ^= rnd_state << 17;
+    return rnd_state % n;
+}
+
+enum { NEXT_N = 9 };
+
+static void random_usage(struct ps_starvation_element *e)
+{
+    for (int i = 1; i < NEXT_N; i++)
+        e[i].usage_share = sh((double)rnd(60) / 100.0);
+}
+
+static void test_next_change_matches_the_checks(void **state)
+{
+    (void)state;
+    struct ps_error err = {0};
+    int changes = 0, never = 0;
+    for (int trial = 0; trial < 400; trial++) {
+        struct ps_starvation_config cfg;
+        ps_starvation_config_init(&cfg);
+        cfg.enable_pool_starvation = rnd(4) != 0;
+        cfg.enable_aggressive_starvation = rnd(2) != 0;
+        cfg.timeout_ms = 1000 * (int64_t)(1 + rnd(40));
+        cfg.aggressive_timeout_ms = 1000 * (int64_t)(1 + rnd(80));
+        if (rnd(2))
+            cfg.allocation_count_preemption_timeout_coefficient = 10.0;
+        struct ps_starvation_element e[NEXT_N], copy[NEXT_N];
+        ps_starvation_element_init(&e[0], PS_ELEM_ROOT, -1);
+        e[0].fair_share = e[0].demand_share = e[0].usage_share = sh(1.0);
+        for (int i = 1; i < NEXT_N; i++) {
+            bool pool = i < 4;
+            ps_starvation_element_init(&e[i], pool ? PS_ELEM_POOL : PS_ELEM_OPERATION,
+                                       pool ? (int)rnd((uint64_t)i) : 1 + (int)rnd(3));
+            e[i].fair_share = sh(0.5);
+            e[i].demand_share = sh(1.0);
+            e[i].pending_count = (int64_t)rnd(20);
+            if (rnd(3) == 0) {
+                e[i].spec.has_timeout = true;
+                e[i].spec.timeout_ms = (int64_t)rnd(50000);
+            }
+            if (rnd(3) == 0) {
+                e[i].spec.has_aggressive_timeout = true;
+                e[i].spec.aggressive_timeout_ms = (int64_t)rnd(90000);
+            }
+            if (pool && rnd(3) == 0) {
+                e[i].spec.has_enable_aggressive = true;
+                e[i].spec.enable_aggressive = rnd(2) != 0;
+            }
+        }
+        /* a history: the usage moves at a few random times */
+        int64_t now = 0;
+        for (int step = 0; step < 1 + (int)rnd(4); step++) {
+            random_usage(e);
+            now += (int64_t)rnd(60000);
+            assert_int_equal(ps_starvation_update(e, NEXT_N, &cfg, now, NULL, &err), 0);
+        }
+        int64_t due = ps_starvation_next_change_ms(e, NEXT_N, &cfg, now);
+        assert_true(due > now);
+        int64_t last = due == INT64_MAX ? now + 1000000 : due - 1;
+        int64_t probes[3] = {now + 1, now + (last - now) / 2, last};
+        for (int k = 0; k < 3 && last > now; k++) {   /* the checks strictly between */
+            memcpy(copy, e, sizeof e);
+            int changed = -1;
+            assert_int_equal(ps_starvation_update(copy, NEXT_N, &cfg, probes[k], &changed, &err), 0);
+            assert_int_equal(changed, 0);
+        }
+        if (due == INT64_MAX) {
+            never++;
+            continue;
+        }
+        memcpy(copy, e, sizeof e);
+        int changed = 0;
+        assert_int_equal(ps_starvation_update(copy, NEXT_N, &cfg, due, &changed, &err), 0);
+        assert_true(changed > 0);
+        changes++;
+    }
+    /* both outcomes were exercised */
+    assert_true(changes >= 50);
+    assert_true(never >= 20);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -192,6 +284,7 @@ int main(void)
         cmocka_unit_test(test_demand_satisfiable_uses_tolerance_one),
         cmocka_unit_test(test_blocked_resources),
         cmocka_unit_test(test_pool_starvation_disabled_and_overrides),
+        cmocka_unit_test(test_next_change_matches_the_checks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
