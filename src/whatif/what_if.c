@@ -64,16 +64,22 @@ static int check_scenario(const json_t *scenario, const char *name, char **text,
     return rc;
 }
 
-/* The runs read the JSON scenario only for what the metrics name (pools, operations, nodes),
- * never the jobs' durations: a week's 700,000 numbers are the largest part of it, kept in
- * the text written out and in the parsed scenario. */
-static void drop_job_durations(json_t *scenario)
+/* What the measures read of a JSON scenario once both are checked: its frame (duration,
+ * periods, node groups, events, pool trees, default tree) and its operations' ids
+ * (what_if_metrics.c, what_if_report.c). The rest of each operation, its tasks and their
+ * jobs' durations (a week's 700,000 numbers, the largest part of it), stays only in the text
+ * written out and in the parsed scenario the simulator runs. In place: the fidelity's record
+ * (ps_what_if_recorded_new) holds the recorded scenario. */
+static void keep_measured_view(json_t *scenario)
 {
-    size_t i, k;
-    json_t *op, *task;
-    json_array_foreach(json_object_get(scenario, "operations"), i, op)
-        json_array_foreach(json_object_get(op, "tasks"), k, task)
-            json_object_del(task, "job_durations");
+    size_t i;
+    json_t *op;
+    json_array_foreach(json_object_get(scenario, "operations"), i, op) {
+        json_t *id = json_incref(json_object_get(op, "id"));
+        json_object_clear(op);
+        if (id)
+            json_object_set_new(op, "id", id);
+    }
 }
 
 int ps_what_if_prepare(const struct ps_what_if_request *q, struct ps_what_if **out,
@@ -109,7 +115,7 @@ int ps_what_if_prepare(const struct ps_what_if_request *q, struct ps_what_if **o
         rc = check_scenario(w->scenario[k], k ? "the changed scenario" : "the recorded scenario",
                             &w->text[k], &w->sc[k], err);
         if (rc == 0)
-            drop_job_durations(w->scenario[k]);
+            keep_measured_view(w->scenario[k]);
     }
     if (rc != 0) {
         ps_what_if_free(w);
