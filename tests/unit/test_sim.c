@@ -102,6 +102,17 @@ static void assert_same_outputs(const struct run *x, const struct run *y)
     free(b);
 }
 
+/* The scenario run with the skipping of idle work (fast) and without it (full, the exhaustive
+ * mode): both must write the same outputs. */
+static void run_fast_and_full(const char *scenario, struct run *fast, struct run *full)
+{
+    start(fast, scenario, false);
+    finish_run(fast);
+    start(full, scenario, true);
+    finish_run(full);
+    assert_same_outputs(fast, full);
+}
+
 /* Several trees, filters, FIFO and weighted pools, count limits, jobs of mixed lengths that do
  * not line up with the heartbeat period, and a long idle gap: the skipping has much to skip. */
 static const char *busy =
@@ -145,12 +156,8 @@ static void test_skipping_is_exact(void **state)
 {
     (void)state;
     struct run fast, full;
-    start(&fast, busy, false);
-    finish_run(&fast);
-    start(&full, busy, true);
-    finish_run(&full);
+    run_fast_and_full(busy, &fast, &full);
     assert_true(fast.events_len > 10000);
-    assert_same_outputs(&fast, &full);
     struct ps_sim_stats sf, su;
     ps_sim_get_stats(fast.sim, &sf);
     ps_sim_get_stats(full.sim, &su);
@@ -264,11 +271,7 @@ static void test_skipping_is_exact_with_preemption(void **state)
 {
     (void)state;
     struct run fast, full;
-    start(&fast, preempting, false);
-    finish_run(&fast);
-    start(&full, preempting, true);
-    finish_run(&full);
-    assert_same_outputs(&fast, &full);
+    run_fast_and_full(preempting, &fast, &full);
     struct ps_sim_stats sf, su;
     ps_sim_get_stats(fast.sim, &sf);
     ps_sim_get_stats(full.sim, &su);
@@ -626,13 +629,9 @@ static void test_skipping_is_exact_with_heartbeats_on_job_finished(void **state)
     for (size_t i = 0; i < 2; i++) {
         char *text = with_oob(scenarios[i]);
         struct run fast, full, periodic;
-        start(&fast, text, false);
-        finish_run(&fast);
-        start(&full, text, true);
-        finish_run(&full);
+        run_fast_and_full(text, &fast, &full);
         start(&periodic, scenarios[i], false);
         finish_run(&periodic);
-        assert_same_outputs(&fast, &full);
         assert_true(fast.events_len != periodic.events_len ||
                     memcmp(fast.events_text, periodic.events_text, fast.events_len) != 0);
         free(text);
@@ -691,11 +690,7 @@ static void test_skipping_is_exact_with_timed_statuses(void **state)
     const char *scenarios[] = {timed, historic};
     for (size_t i = 0; i < 2; i++) {
         struct run fast, full;
-        start(&fast, scenarios[i], false);
-        finish_run(&fast);
-        start(&full, scenarios[i], true);
-        finish_run(&full);
-        assert_same_outputs(&fast, &full);
+        run_fast_and_full(scenarios[i], &fast, &full);
         struct ps_sim_stats sf, su;
         ps_sim_get_stats(fast.sim, &sf);
         ps_sim_get_stats(full.sim, &su);
