@@ -246,25 +246,39 @@ static void small_function(struct env *v, struct ps_plf_buf *b, double left, dou
     close_function(b, right, val);
 }
 
-static void test_sum_small_summands(void **state)
+/* rounds sums at every vector level, each of 1 to few summands (or, half the time, up to
+ * MAX_SUMMANDS) on random domains, made by make, checked against the reference. */
+typedef void (*summand_fn)(struct env *v, struct ps_plf_buf *b, double left, double right);
+
+static void random_sums(struct env *v, int rounds, int few, summand_fn make)
 {
-    struct env *v = *state;
     AT_ISA_TEST_LEVEL(isa) {
-        for (int round = 0; round < 20000; round++) {
-            int count = 1 + (int)(next_random(v) % (next_random(v) % 2 ? 3 : MAX_SUMMANDS));
+        for (int round = 0; round < rounds; round++) {
+            int count = 1 + (int)(next_random(v) % (next_random(v) % 2 ? (unsigned)few : MAX_SUMMANDS));
             struct ps_plf views[MAX_SUMMANDS];
             for (int i = 0; i < count; i++) {
                 double left, right;
                 random_domain(v, &left, &right);
-                if (next_random(v) % 16 == 0)
-                    random_function(v, &v->parts[i], 5, left, right);
-                else
-                    small_function(v, &v->parts[i], left, right);
+                make(v, &v->parts[i], left, right);
                 views[i] = ps_plf_buf_view(&v->parts[i]);
             }
             check_sum(v, views, count, round);
         }
     }
+}
+
+/* One in 16 a general function, else a small one. */
+static void small_mix(struct env *v, struct ps_plf_buf *b, double left, double right)
+{
+    if (next_random(v) % 16 == 0)
+        random_function(v, b, 5, left, right);
+    else
+        small_function(v, b, left, right);
+}
+
+static void test_sum_small_summands(void **state)
+{
+    random_sums(*state, 20000, 3, small_mix);
 }
 
 /* Larger summands without jumps (the AVX-512 kernel over a window of the summand's points, up
@@ -294,28 +308,21 @@ static void large_function(struct env *v, struct ps_plf_buf *b, double left, dou
     close_function(b, right, val);
 }
 
+/* One in 8 a general function, one in 8 a small one, else a large one. */
+static void large_mix(struct env *v, struct ps_plf_buf *b, double left, double right)
+{
+    int kind = (int)(next_random(v) % 8);
+    if (kind == 0)
+        random_function(v, b, 5, left, right);
+    else if (kind == 1)
+        small_function(v, b, left, right);
+    else
+        large_function(v, b, left, right);
+}
+
 static void test_sum_large_summands(void **state)
 {
-    struct env *v = *state;
-    AT_ISA_TEST_LEVEL(isa) {
-        for (int round = 0; round < 4000; round++) {
-            int count = 1 + (int)(next_random(v) % (next_random(v) % 2 ? 6 : MAX_SUMMANDS));
-            struct ps_plf views[MAX_SUMMANDS];
-            for (int i = 0; i < count; i++) {
-                double left, right;
-                random_domain(v, &left, &right);
-                int kind = (int)(next_random(v) % 8);
-                if (kind == 0)
-                    random_function(v, &v->parts[i], 5, left, right);
-                else if (kind == 1)
-                    small_function(v, &v->parts[i], left, right);
-                else
-                    large_function(v, &v->parts[i], left, right);
-                views[i] = ps_plf_buf_view(&v->parts[i]);
-            }
-            check_sum(v, views, count, round);
-        }
-    }
+    random_sums(*state, 4000, 6, large_mix);
 }
 
 /* Zeros of both signs where the small summands' kernel takes shortcuts: at a breakpoint (the
