@@ -46,11 +46,12 @@
  *   for the node's jobs (job slots as allocation ids), to start jobs (sim_job_start), to record
  *   pending-reason skips and to preempt (sim_preempt_victim -> sim_job_preempt).
  *   - What stays here is when: sim_fair_share_event() skips updates of unchanged trees (a tree
- *     whose state evolves with time alone, elements below fair share waiting for their
- *     starvation timeout, sets tree->update_due_ms to when one expires); sim_heartbeat() asks only for the stages
- *     that could start something (the regular stage not when nothing is pending, the node's
- *     free resources miss min_spare or the node is quiet; the preemptive ones when
- *     ps_tree_sched_preempt_due and not quiet at this generation). A heartbeat that may preempt
+ *     whose volumes or weights evolve with time alone is tree->timed; elements below fair
+ *     share waiting for their starvation timeout set tree->update_due_ms to when one expires);
+ *     sim_heartbeat() asks only for the stages that could start something (the regular
+ *     stage not when nothing is pending, the node's free resources miss min_spare or the node
+ *     is quiet; the preemptive ones when ps_tree_sched_preempt_due and not quiet at this
+ *     generation). A heartbeat that may preempt
  *     later even though it changed nothing now must set tree->keep_heartbeats, or the node
  *     counts as quiet and the tree may go dormant.
  *   - Victims: sim_job_preempt(sim, job, for_op, reason, interrupt_timeout_ms): a

@@ -276,7 +276,7 @@ struct sim_tree {
     struct ps_resources min_shape;
     uint64_t gen;                      /* bumped by every change of the scheduling state */
     bool dirty;                        /* changed since the last fair share update */
-    bool integral;                     /* volumes or weights change with time alone */
+    bool timed;                        /* its volumes or weights change with time alone */
     int64_t update_due_ms;             /* the first update that time alone may change (a
                                           starvation timeout expiring); INT64_MAX: none */
     bool keep_heartbeats;              /* heartbeats never count as quiet (hooks) */

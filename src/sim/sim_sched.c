@@ -158,7 +158,7 @@ static int update_tree(struct ps_sim *sim, int tree, bool *performed, struct ps_
 {
     struct sim_tree *T = &sim->trees[tree];
     *performed = false;
-    if (T->ts.snap && !T->dirty && !T->integral && sim->now < T->update_due_ms &&
+    if (T->ts.snap && !T->dirty && !T->timed && sim->now < T->update_due_ms &&
         !sim->options.exhaustive) {
         sim->stats.fair_share_updates_skipped++;
         return 0;
@@ -169,7 +169,7 @@ static int update_tree(struct ps_sim *sim, int tree, bool *performed, struct ps_
         return rc;
     const struct ps_tree_fs *fs = &T->ts.fs;
     sim_preempt_tree_updated(sim, tree, changed);
-    T->integral = false;
+    T->timed = false;
     for (int e = 0; e < fs->count; e++) {
         struct sim_pool_stats *st = T->elem_stats[e];   /* set for every pool */
         if (!st)
@@ -179,7 +179,7 @@ static int update_tree(struct ps_sim *sim, int tree, bool *performed, struct ps_
         if (fs->fs_pools[fs->elems[e].in.pool].in.guarantee_type != PS_GUARANTEE_NONE ||
             (pc->infer_children_weights_from_historic_usage &&
              pc->historic_usage_config.aggregation_mode == PS_HISTORIC_USAGE_EMA))
-            T->integral = true;
+            T->timed = true;
         sim_stats_set_fair_share(sim, st, fs->pools[e]->dynamic.fair_share_ratio);
         st->seen_update = sim->update_serial;
     }
