@@ -38,6 +38,8 @@
 #define DAY_MS 86400000LL
 #define GIB 1073741824LL
 #define TARGET_S 30.0
+#define BACKLOG_GOAL 2.0     /* issue 30: the overloaded day within 2x of the large cluster's */
+#define MAX_BACKLOG_RUNS 51
 
 struct options {
     uint64_t seed;
@@ -45,12 +47,16 @@ struct options {
     long long jobs;
     long long pools_period_ms;
     const char *keep;        /* directory for the scenario and outputs, or NULL (temporary) */
+    int backlog_runs;        /* --backlog: runs of each day, 0 for one day */
+    int backlog_nodes[2];    /* --backlog-nodes: the small cluster, then the large one */
 };
 
 static void print_help(void)
 {
     printf("usage: poolsched bench simulate [--seed N] [--nodes N] [--operations O] [--jobs J]\n"
-           "                                [--pools-period MS] [--keep DIR]\n\n"
+           "                                [--pools-period MS] [--keep DIR]\n"
+           "       poolsched bench simulate --backlog RUNS [--backlog-nodes SMALL,LARGE] [--seed N]\n"
+           "                                [--operations O] [--jobs J] [--pools-period MS]\n\n"
            "Generates a one-day scenario (N nodes, O operations, J jobs; pools with guarantees,\n"
            "FIFO, ephemeral subpools, count limits and gpu filters) and times `poolsched simulate`\n"
            "on it: parse, setup, run and write the outputs.\n\n"
@@ -59,7 +65,12 @@ static void print_help(void)
            "  --operations O     operations (default 1000)\n"
            "  --jobs J           jobs in total, >= O (default 100000)\n"
            "  --pools-period MS  as simulate --pools-period (default 0: rows every update period)\n"
-           "  --keep DIR         write scenario.json and the outputs into DIR and keep them\n\n"
+           "  --keep DIR         write scenario.json and the outputs into DIR and keep them\n"
+           "  --backlog RUNS     the same day on a small cluster, overloaded all day, and on a large\n"
+           "                     one, alternated RUNS times (1-51) in this process: the medians of\n"
+           "                     their CPU times and their ratio (cost flat in the backlog: the goal\n"
+           "                     is a ratio <= 2)\n"
+           "  --backlog-nodes SMALL,LARGE  the two clusters' nodes (default 250,4000)\n\n"
            "Target (shared/spec/performance.md; 1,000 nodes with 100,000 or 200,000 jobs): <= 30 s\n"
            "wall.\n"
            "Prints one JSON object on stdout.\n");
@@ -67,14 +78,18 @@ static void print_help(void)
 
 static int parse_args(int argc, char **argv, struct options *o)
 {
-    long long seed = 1, nodes = 1000, operations = 1000, jobs = 100000, period = 0;
+    long long seed = 1, nodes = 0, operations = 1000, jobs = 100000, period = 0, runs = 0;
     o->keep = NULL;
+    o->backlog_nodes[0] = 250;
+    o->backlog_nodes[1] = 4000;
+    const char *pair = NULL;
     const struct ps_bench_int_opt ints[] = {
         {"--seed", 0, INT64_MAX, &seed},
         {"--nodes", 10, 1000000, &nodes},
         {"--operations", 1, 10000000, &operations},
         {"--jobs", 1, 1000000000, &jobs},
-        {"--pools-period", 0, DAY_MS, &period}
+        {"--pools-period", 0, DAY_MS, &period},
+        {"--backlog", 1, MAX_BACKLOG_RUNS, &runs}
     };
     for (int i = 1; i < argc; i++) {
         const char *value = NULL;
@@ -85,6 +100,10 @@ static int parse_args(int argc, char **argv, struct options *o)
         } else if ((m = ps_bench_int_options(BENCH, argc, argv, &i, ints, (int)(sizeof ints / sizeof *ints))) != 0) {
             if (m < 0)
                 return 2;
+        } else if ((m = ps_bench_option(BENCH, argc, argv, &i, "--backlog-nodes", &value)) != 0) {
+            if (m < 0)
+                return 2;
+            pair = value;
         } else if ((m = ps_bench_option(BENCH, argc, argv, &i, "--keep", &value)) != 0) {
             if (m < 0)
                 return 2;
@@ -98,6 +117,37 @@ static int parse_args(int argc, char **argv, struct options *o)
         ps_bench_error(BENCH, "--jobs %lld: at least one job per operation (%lld)", jobs, operations);
         return 2;
     }
+    bool nodes_given = nodes != 0;   /* (0 is below --nodes' range) */
+    if (!nodes_given)
+        nodes = 1000;
+    if (pair) {
+        char *end = NULL;
+        errno = 0;
+        long small = strtol(pair, &end, 10), large = 0;
+        bool ok = end != pair && *end == ',' && errno == 0;
+        if (ok) {
+            const char *at = end + 1;
+            large = strtol(at, &end, 10);
+            ok = end != at && *end == 0 && errno == 0;
+        }
+        if (!ok || small < 10 || large < 10 || small > 1000000 || large > 1000000) {
+            ps_bench_error(BENCH, "--backlog-nodes '%s': two node counts SMALL,LARGE, each 10-1000000",
+                           pair);
+            return 2;
+        }
+        o->backlog_nodes[0] = (int)small;
+        o->backlog_nodes[1] = (int)large;
+    }
+    if (runs == 0 && pair) {
+        ps_bench_error(BENCH, "--backlog-nodes: only with --backlog");
+        return 2;
+    }
+    if (runs > 0 && (nodes_given || o->keep)) {
+        ps_bench_error(BENCH, "--backlog: %s does not apply (the days' nodes are --backlog-nodes, "
+                       "their outputs are not kept)", o->keep ? "--keep" : "--nodes");
+        return 2;
+    }
+    o->backlog_runs = (int)runs;
     o->seed = (uint64_t)seed;
     o->nodes = (int)nodes;
     o->operations = (int)operations;
@@ -287,22 +337,30 @@ static FILE *open_in(const char *dir, const char *name)
     return fopen(path, "w");
 }
 
-int ps_bench_simulate(int argc, char **argv)
+/* One timed day: its figures, or an error already printed. */
+struct day {
+    long long jobs;
+    double wall_s, cpu_s, parse_ms, setup_ms, run_ms, write_ms, generate_ms;
+    struct ps_sim_stats stats;
+    long long sizes[4];          /* events.jsonl, pools.csv, operations.csv, summary.json */
+};
+
+static const char *const OUTPUTS[] = {"events.jsonl", "pools.csv", "operations.csv", "summary.json"};
+
+/* Generates o's day and times `poolsched simulate` on it, the outputs in o->keep or in a
+ * temporary directory removed after. 0, or 1 with the error printed. */
+static int run_day(const struct options *o, struct day *d)
 {
-    struct options o;
-    int code = parse_args(argc, argv, &o);
-    if (code != 0)
-        return code < 0 ? 0 : code;
-    long long jobs = 0;
+    memset(d, 0, sizeof *d);
     int64_t g0 = ps_clock_monotonic_ns();
-    char *text = generate(&o, &jobs);
-    double generate_ms = (double)(ps_clock_monotonic_ns() - g0) / 1e6;
+    char *text = generate(o, &d->jobs);
+    d->generate_ms = (double)(ps_clock_monotonic_ns() - g0) / 1e6;
     if (!text) {
         ps_bench_error(BENCH, "out of memory generating the scenario");
         return 1;
     }
     char tmp[] = "/tmp/poolsched-bench-simulate-XXXXXX";
-    const char *dir = o.keep;
+    const char *dir = o->keep;
     if (dir) {
         if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
             ps_bench_error(BENCH, "%s: %s", dir, strerror(errno));
@@ -336,7 +394,7 @@ int ps_bench_simulate(int argc, char **argv)
             rc = ps_error_set(&err, PS_EIO, "%s: cannot create the outputs", dir);
     }
     if (rc == 0) {
-        struct ps_sim_options so = {.events = events, .pools = pools, .pools_period_ms = o.pools_period_ms};
+        struct ps_sim_options so = {.events = events, .pools = pools, .pools_period_ms = o->pools_period_ms};
         rc = ps_sim_new(sc, &so, &sim, &err);
     }
     int64_t set_up = ps_clock_monotonic_ns();
@@ -360,58 +418,159 @@ int ps_bench_simulate(int argc, char **argv)
     int64_t w1 = ps_clock_monotonic_ns(), c1 = ps_clock_thread_cpu_ns();
     if (rc != 0) {
         ps_bench_error(BENCH, "%s", err.msg);
-        code = 1;
     } else {
-        struct ps_sim_stats s;
-        ps_sim_get_stats(sim, &s);
-        double wall_s = (double)(w1 - w0) / 1e9;
-        /* the targets: the default day, and the same day with twice the jobs (issue 17) */
-        bool defaults = o.nodes == 1000 && (o.jobs == 100000 || o.jobs == 200000);
-        json_t *report = json_object();
-        json_object_set_new(report, "benchmark", json_string(BENCH));
-        json_object_set_new(report, "workload",
-                            json_pack("{s:I, s:i, s:i, s:I, s:I, s:I}", "seed", (json_int_t)o.seed,
-                                      "nodes", o.nodes, "operations", o.operations, "jobs",
-                                      (json_int_t)jobs, "simulated_ms", (json_int_t)DAY_MS,
-                                      "pools_period_ms", (json_int_t)o.pools_period_ms));
-        json_object_set_new(report, "wall_s", json_real(wall_s));
-        json_object_set_new(report, "cpu_s", json_real((double)(c1 - c0) / 1e9));
-        json_object_set_new(report, "parse_ms", json_real((double)(parsed - w0) / 1e6));
-        json_object_set_new(report, "setup_ms", json_real((double)(set_up - parsed) / 1e6));
-        json_object_set_new(report, "run_ms", json_real((double)(ran - set_up) / 1e6));
-        json_object_set_new(report, "write_ms", json_real((double)(w1 - ran) / 1e6));
-        json_object_set_new(report, "generate_ms", json_real(generate_ms));
-        json_object_set_new(report, "target_s", json_real(TARGET_S));
-        json_object_set_new(report, "meets_target", defaults ? json_boolean(wall_s <= TARGET_S) : json_null());
-        json_t *r = json_object();
-        json_object_set_new(r, "operations_completed", json_integer(s.operations_completed));
-        json_object_set_new(r, "operations_running", json_integer(s.operations_running));
-        json_object_set_new(r, "operations_pending", json_integer(s.operations_pending));
-        json_object_set_new(r, "operations_failed", json_integer(s.operations_failed));
-        json_object_set_new(r, "jobs_completed", json_integer(s.jobs_completed));
-        json_object_set_new(r, "jobs_running_at_end", json_integer(s.jobs_running));
-        json_object_set_new(r, "job_starts", json_integer(s.attempts_started));
-        json_object_set_new(r, "jobs_aborted", json_integer(s.attempts_aborted));
-        json_object_set_new(r, "heartbeats", json_integer(s.heartbeats));
-        json_object_set_new(r, "heartbeats_scheduled", json_integer(s.heartbeats_scheduled));
-        json_object_set_new(r, "fair_share_updates", json_integer(s.fair_share_updates));
-        json_object_set_new(r, "fair_share_updates_skipped", json_integer(s.fair_share_updates_skipped));
-        json_object_set_new(r, "events_written", json_integer(s.events_written));
-        json_object_set_new(report, "simulation", r);
-        json_t *sizes = json_object();
-        static const char *const names[] = {"events.jsonl", "pools.csv", "operations.csv", "summary.json"};
+        ps_sim_get_stats(sim, &d->stats);
+        d->wall_s = (double)(w1 - w0) / 1e9;
+        d->cpu_s = (double)(c1 - c0) / 1e9;
+        d->parse_ms = (double)(parsed - w0) / 1e6;
+        d->setup_ms = (double)(set_up - parsed) / 1e6;
+        d->run_ms = (double)(ran - set_up) / 1e6;
+        d->write_ms = (double)(w1 - ran) / 1e6;
         for (int i = 0; i < 4; i++)
-            json_object_set_new(sizes, names[i], json_integer(file_size(dir, names[i])));
-        json_object_set_new(report, "output_bytes", sizes);
-        json_object_set_new(report, "peak_rss_bytes", json_integer(ps_memstat_peak_rss_bytes()));
-        if (o.keep)
-            json_object_set_new(report, "kept_in", json_string(dir));
-        code = ps_bench_print_json(BENCH, report);
+            d->sizes[i] = file_size(dir, OUTPUTS[i]);
     }
-    if (!o.keep)
+    if (!o->keep)
         remove_dir(dir);
     ps_sim_free(sim);
     ps_scenario_free(sc);
     free(text);
-    return code;
+    return rc != 0 ? 1 : 0;
+}
+
+static json_t *workload(const struct options *o, long long jobs)
+{
+    return json_pack("{s:I, s:i, s:i, s:I, s:I, s:I}", "seed", (json_int_t)o->seed, "nodes",
+                     o->nodes, "operations", o->operations, "jobs", (json_int_t)jobs,
+                     "simulated_ms", (json_int_t)DAY_MS, "pools_period_ms",
+                     (json_int_t)o->pools_period_ms);
+}
+
+static json_t *simulation(const struct ps_sim_stats *s)
+{
+    json_t *r = json_object();
+    json_object_set_new(r, "operations_completed", json_integer(s->operations_completed));
+    json_object_set_new(r, "operations_running", json_integer(s->operations_running));
+    json_object_set_new(r, "operations_pending", json_integer(s->operations_pending));
+    json_object_set_new(r, "operations_failed", json_integer(s->operations_failed));
+    json_object_set_new(r, "jobs_completed", json_integer(s->jobs_completed));
+    json_object_set_new(r, "jobs_running_at_end", json_integer(s->jobs_running));
+    json_object_set_new(r, "job_starts", json_integer(s->attempts_started));
+    json_object_set_new(r, "jobs_aborted", json_integer(s->attempts_aborted));
+    json_object_set_new(r, "heartbeats", json_integer(s->heartbeats));
+    json_object_set_new(r, "heartbeats_scheduled", json_integer(s->heartbeats_scheduled));
+    json_object_set_new(r, "fair_share_updates", json_integer(s->fair_share_updates));
+    json_object_set_new(r, "fair_share_updates_skipped", json_integer(s->fair_share_updates_skipped));
+    json_object_set_new(r, "events_written", json_integer(s->events_written));
+    return r;
+}
+
+static int one_day(const struct options *o)
+{
+    struct day d;
+    if (run_day(o, &d) != 0)
+        return 1;
+    /* the targets: the default day, and the same day with twice the jobs (issue 17) */
+    bool defaults = o->nodes == 1000 && (o->jobs == 100000 || o->jobs == 200000);
+    json_t *report = json_object();
+    json_object_set_new(report, "benchmark", json_string(BENCH));
+    json_object_set_new(report, "workload", workload(o, d.jobs));
+    json_object_set_new(report, "wall_s", json_real(d.wall_s));
+    json_object_set_new(report, "cpu_s", json_real(d.cpu_s));
+    json_object_set_new(report, "parse_ms", json_real(d.parse_ms));
+    json_object_set_new(report, "setup_ms", json_real(d.setup_ms));
+    json_object_set_new(report, "run_ms", json_real(d.run_ms));
+    json_object_set_new(report, "write_ms", json_real(d.write_ms));
+    json_object_set_new(report, "generate_ms", json_real(d.generate_ms));
+    json_object_set_new(report, "target_s", json_real(TARGET_S));
+    json_object_set_new(report, "meets_target", defaults ? json_boolean(d.wall_s <= TARGET_S) : json_null());
+    json_object_set_new(report, "simulation", simulation(&d.stats));
+    json_t *sizes = json_object();
+    for (int i = 0; i < 4; i++)
+        json_object_set_new(sizes, OUTPUTS[i], json_integer(d.sizes[i]));
+    json_object_set_new(report, "output_bytes", sizes);
+    json_object_set_new(report, "peak_rss_bytes", json_integer(ps_memstat_peak_rss_bytes()));
+    if (o->keep)
+        json_object_set_new(report, "kept_in", json_string(o->keep));
+    return ps_bench_print_json(BENCH, report);
+}
+
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(const double *v, int n)
+{
+    double s[MAX_BACKLOG_RUNS];
+    memcpy(s, v, (size_t)n * sizeof *s);
+    qsort(s, (size_t)n, sizeof *s, by_value);
+    return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
+
+/* --backlog: issue 30's goal, the cost of a day flat in the backlog. The same day on the
+ * small cluster (overloaded all day) and on the large one (its work done early), alternated
+ * run by run in this process so that the machine's load falls on both alike; the ratio of the
+ * medians of their CPU times against BACKLOG_GOAL. A day's runs must agree on what they
+ * simulated (the simulator is deterministic). */
+static int backlog(const struct options *base)
+{
+    struct options o[2] = {*base, *base};
+    o[0].nodes = base->backlog_nodes[0];
+    o[1].nodes = base->backlog_nodes[1];
+    int runs = base->backlog_runs;
+    double cpu[2][MAX_BACKLOG_RUNS], wall[2][MAX_BACKLOG_RUNS];
+    struct day first[2];
+    for (int r = 0; r < runs; r++) {
+        for (int k = 0; k < 2; k++) {
+            struct day d;
+            if (run_day(&o[k], &d) != 0)
+                return 1;
+            cpu[k][r] = d.cpu_s;
+            wall[k][r] = d.wall_s;
+            if (r == 0) {
+                first[k] = d;
+            } else if (memcmp(&d.stats, &first[k].stats, sizeof d.stats) != 0 ||
+                       memcmp(d.sizes, first[k].sizes, sizeof d.sizes) != 0) {
+                ps_bench_error(BENCH, "the %d-node day simulated something else in run %d than "
+                               "in run 1", o[k].nodes, r + 1);
+                return 1;
+            }
+        }
+    }
+    json_t *report = json_object();
+    json_object_set_new(report, "benchmark", json_string(BENCH));
+    json_object_set_new(report, "mode", json_string("backlog"));
+    json_object_set_new(report, "runs", json_integer(runs));
+    json_t *days = json_array();
+    double med[2];
+    for (int k = 0; k < 2; k++) {
+        med[k] = median(cpu[k], runs);
+        json_t *day = json_object();
+        json_object_set_new(day, "workload", workload(&o[k], first[k].jobs));
+        json_t *all = json_array();
+        for (int r = 0; r < runs; r++)
+            json_array_append_new(all, json_real(cpu[k][r]));
+        json_object_set_new(day, "cpu_s", all);
+        json_object_set_new(day, "cpu_s_median", json_real(med[k]));
+        json_object_set_new(day, "wall_s_median", json_real(median(wall[k], runs)));
+        json_object_set_new(day, "simulation", simulation(&first[k].stats));
+        json_array_append_new(days, day);
+    }
+    json_object_set_new(report, "days", days);
+    double ratio = med[1] > 0 ? med[0] / med[1] : 0.0;
+    json_object_set_new(report, "ratio", json_real(ratio));
+    json_object_set_new(report, "goal_ratio", json_real(BACKLOG_GOAL));
+    json_object_set_new(report, "meets_goal", json_boolean(med[1] > 0 && ratio <= BACKLOG_GOAL));
+    json_object_set_new(report, "peak_rss_bytes", json_integer(ps_memstat_peak_rss_bytes()));
+    return ps_bench_print_json(BENCH, report);
+}
+
+int ps_bench_simulate(int argc, char **argv)
+{
+    struct options o;
+    int code = parse_args(argc, argv, &o);
+    if (code != 0)
+        return code < 0 ? 0 : code;
+    return o.backlog_runs > 0 ? backlog(&o) : one_day(&o);
 }

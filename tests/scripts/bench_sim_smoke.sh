@@ -30,9 +30,34 @@ check_json "$work/m.json" \
 for f in events.jsonl pools.csv operations.csv summary.json; do
   cmp -s "$work/sim/$f" "$work/again/$f" || fail "$f of the bench differs from simulate's"
 done
+# --backlog: the two days alternated in one process; the ratio is their medians', and each day
+# simulates what a run of it on its own does.
+"$bin" bench simulate --backlog 3 --backlog-nodes 20,60 --operations 30 --jobs 300 > "$work/b.json" \
+  || fail "bench simulate --backlog"
+"$bin" bench simulate --nodes 60 --operations 30 --jobs 300 > "$work/m60.json" || fail "bench simulate --nodes 60"
+python3 - "$work/b.json" "$work/m.json" "$work/m60.json" <<'EOF' || fail "the --backlog report"
+import json, statistics, sys
+b, small, large = (json.load(open(p)) for p in sys.argv[1:])
+assert b["benchmark"] == "simulate" and b["mode"] == "backlog" and b["runs"] == 3, b
+days = b["days"]
+assert [d["workload"]["nodes"] for d in days] == [20, 60], days
+for d in days:
+    assert len(d["cpu_s"]) == 3 and d["cpu_s_median"] == statistics.median(d["cpu_s"]), d
+assert days[0]["simulation"] == small["simulation"], (days[0]["simulation"], small["simulation"])
+assert days[1]["simulation"] == large["simulation"], (days[1]["simulation"], large["simulation"])
+ratio = days[0]["cpu_s_median"] / days[1]["cpu_s_median"]
+assert abs(b["ratio"] - ratio) <= 1e-5 * ratio, (b["ratio"], ratio)   # printed to 6 digits
+assert b["goal_ratio"] == 2.0 and b["meets_goal"] == (ratio <= 2.0), b
+EOF
 set +e
 "$bin" bench simulate --jobs 5 --operations 10 > /dev/null 2> "$work/err"; rc=$?
+"$bin" bench simulate --backlog 1 --nodes 300 > /dev/null 2> "$work/err2"; rc2=$?
+"$bin" bench simulate --backlog 1 --backlog-nodes 20 > /dev/null 2> "$work/err3"; rc3=$?
 set -e
 [ $rc -eq 2 ] || fail "--jobs below --operations exits $rc, want 2"
 grep -q "^error: bench simulate: --jobs 5" "$work/err" || fail "message: $(cat "$work/err")"
+[ $rc2 -eq 2 ] && grep -q "^error: bench simulate: --backlog: --nodes does not apply" "$work/err2" \
+  || fail "--backlog with --nodes: exit $rc2, $(cat "$work/err2")"
+[ $rc3 -eq 2 ] && grep -q "^error: bench simulate: --backlog-nodes '20': two node counts" "$work/err3" \
+  || fail "--backlog-nodes 20: exit $rc3, $(cat "$work/err3")"
 echo "bench_sim_smoke: ok"
