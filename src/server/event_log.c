@@ -1,5 +1,6 @@
 /* event_log.c — //sys/scheduler/event_log: rows journalled with the changes that cause them,
  * bounded, read back with filters (event_log.h). */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include "server/service_state.h"
 
 #define READ_LIMIT 10000
+#define READ_BLOCK 10000   /* rows read per block, newest first (newest_matches) */
 
 static void seq_key(uint64_t seq, char key[24])
 {
@@ -328,11 +330,32 @@ static bool type_matches(const json_t *want, const char *type)
     return false;
 }
 
+/* A row's timestamp read off its stored text: rows are stored compact with the timestamp
+ * first (row()), so most reads skip the rows outside since..until unparsed. False when the
+ * text does not start that way: then the row is parsed and filtered as any other. */
+static bool leading_timestamp(const char *value, int64_t *ts)
+{
+    static const char head[] = "{\"timestamp\":";
+    if (strncmp(value, head, sizeof head - 1) != 0)
+        return false;
+    const char *digits = value + sizeof head - 1;
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(digits, &end, 10);
+    if (end == digits || errno != 0 || (*end != ',' && *end != '}'))
+        return false;
+    *ts = v;
+    return true;
+}
+
 static int take(const char *key, const char *value, void *ctx)
 {
     (void)key;
     struct filter *f = ctx;
     if (f->needle && !strstr(value, f->needle))
+        return 0;
+    int64_t ts;
+    if (leading_timestamp(value, &ts) && (ts < f->since || ts > f->until))
         return 0;
     json_t *ev = json_loads(value, 0, NULL);
     const char *type = json_string_value(json_object_get(ev, "event_type"));
@@ -402,6 +425,60 @@ static int parse_filter(const json_t *body, struct filter *f, struct ps_error *e
     return 0;
 }
 
+/* The rows are numbered in the order they were written (first..next), so the newest matches
+ * are found by reading blocks of rows backwards from the newest, each block in key order,
+ * until the limit is reached: a read costs about the rows it returns, and the rows newer than
+ * `until` it steps over (their timestamps read off their text, unparsed), not the whole log.
+ * *rows: the newest f->limit matches, oldest first. */
+static int newest_matches(struct ps_service *svc, struct filter *f, json_t **rows,
+                          struct ps_error *err)
+{
+    const size_t limit = f->limit;
+    json_t *got = json_array();   /* the blocks' matches so far, oldest first */
+    if (!got)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    uint64_t hi = svc->event_log_next;
+    int rc = 0;
+    while (rc == 0 && hi > svc->event_log_first && json_array_size(got) < limit) {
+        uint64_t lo = hi - svc->event_log_first > READ_BLOCK ? hi - READ_BLOCK : svc->event_log_first;
+        char from[24], upper[24];
+        seq_key(lo, from);
+        seq_key(hi, upper);
+        /* a block holds at most READ_BLOCK matches: the ring does not wrap */
+        json_decref(f->rows);
+        f->rows = json_array();
+        f->limit = READ_BLOCK;
+        f->seen = 0;
+        if (!f->rows) {
+            rc = ps_error_set(err, PS_ENOMEM, "out of memory");
+            break;
+        }
+        rc = ps_store_list_range(ps_job_archive_store(svc), "event", from, upper, take, f, err);
+        if (rc == 0 && json_array_extend(f->rows, got) != 0)
+            rc = ps_error_set(err, PS_ENOMEM, "out of memory");
+        if (rc == 0) {
+            json_decref(got);
+            got = json_incref(f->rows);
+        }
+        hi = lo;
+    }
+    f->limit = limit;
+    if (rc != 0) {
+        json_decref(got);
+        return rc;
+    }
+    size_t n = json_array_size(got);
+    if (n <= limit) {
+        *rows = got;
+        return 0;
+    }
+    *rows = json_array();
+    for (size_t i = n - limit; *rows && i < n; i++)
+        json_array_append(*rows, json_array_get(got, i));
+    json_decref(got);
+    return *rows ? 0 : ps_error_set(err, PS_ENOMEM, "out of memory");
+}
+
 int ps_event_log_get(struct ps_service *svc, const json_t *body, json_t **out,
                      struct ps_error *err)
 {
@@ -416,19 +493,13 @@ int ps_event_log_get(struct ps_service *svc, const json_t *body, json_t **out,
         free(f.needle);
         return ps_error_set(err, PS_ENOMEM, "out of memory");
     }
-    rc = ps_store_list(ps_job_archive_store(svc), "event", "", take, &f, err);
+    json_t *rows = NULL;
+    rc = newest_matches(svc, &f, &rows, err);
     free(f.needle);
+    json_decref(f.rows);
     if (rc != 0) {
-        json_decref(f.rows);
+        json_decref(rows);
         return rc;
-    }
-    /* the ring back in order: the oldest kept match is at seen % limit once it wrapped */
-    json_t *rows = f.rows;
-    if (f.seen > f.limit) {
-        rows = json_array();
-        for (size_t i = 0; i < f.limit; i++)
-            json_array_append(rows, json_array_get(f.rows, (f.seen + i) % f.limit));
-        json_decref(f.rows);
     }
     *out = rows;
     return 0;

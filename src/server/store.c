@@ -183,6 +183,15 @@ int ps_store_copy_objects(struct ps_store *src, struct ps_store *dst, struct ps_
     return rc;
 }
 
+int ps_store_list_range(struct ps_store *s, const char *kind, const char *from,
+                        const char *upper, ps_store_list_fn *fn, void *ctx,
+                        struct ps_error *err)
+{
+    if (!kind || !*kind)
+        return ps_error_set(err, PS_EINVAL, "store %s: object kind must not be empty", s->path);
+    return s->ops->list(s, kind, from ? from : "", upper, fn, ctx, err);
+}
+
 int ps_store_list(struct ps_store *s, const char *kind, const char *prefix,
                   ps_store_list_fn *fn, void *ctx, struct ps_error *err)
 {

@@ -153,6 +153,11 @@ typedef int ps_store_list_fn(const char *key, const char *value, void *ctx);
 int ps_store_list(struct ps_store *store, const char *kind, const char *prefix,
                   ps_store_list_fn *fn, void *ctx, struct ps_error *err);
 
+/* The same for the keys in [from, upper) (bytewise), in key order. */
+int ps_store_list_range(struct ps_store *store, const char *kind, const char *from,
+                        const char *upper, ps_store_list_fn *fn, void *ctx,
+                        struct ps_error *err);
+
 /* Copies every object of src (all kinds) into dst, in one transaction of dst. Tokens and the
  * leader row are not objects: not copied. Errors: src's and dst's, PS_ENOMEM. */
 int ps_store_copy_objects(struct ps_store *src, struct ps_store *dst, struct ps_error *err);

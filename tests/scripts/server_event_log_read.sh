@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Reading //sys/scheduler/event_log (docs/api.md "Event log") from a log of 25,000 rows, more
+# than two of the blocks a read steps back through from the newest row: every filter (since,
+# until, limit, event_type, operation_id) and what-if's paging with `until` return exactly the
+# newest matches in row order, across block boundaries, with timestamps that go back now and
+# then (a clock stepped back) and rows whose stored text does not begin with the timestamp (read
+# the slow way); rows before the log's first kept row are not returned. The rows are written
+# into the scheduler's store while it is stopped, so that the expected answers are computed here
+# from the same rows, not by the scheduler.
+# usage: server_event_log_read.sh BINARY DATA_DIR SOURCE_DIR
+source "${3:?usage: server_event_log_read.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
+py_test 0 "$@" <<'PY'
+import json, random, sqlite3, sys
+from server_helper import EVENT_LOG as LOG, Scheduler, check, event_log_rows, finish
+
+bin, work = sys.argv[1], sys.argv[2]
+data = work + "/data"
+s = Scheduler(bin, data).start()
+s.stop()
+
+rng = random.Random(7)
+FIRST, NEXT = 1500, 26500          # the rows kept; 1,500 older ones were dropped
+TYPES = ["job_started", "job_completed", "job_aborted", "operation_started", "pools_info"]
+ops = ["op-%02d" % i for i in range(40)]
+rows, t = {}, 1_700_000_000_000
+for seq in range(0, NEXT):
+    t += rng.choice([0, 1, 5, 40, 200])
+    if rng.random() < 0.002:
+        t -= 5000                  # the clock stepped back
+    row = {"timestamp": t, "event_type": rng.choice(TYPES), "operation_id": rng.choice(ops),
+           "job_id": "j-%d" % seq}
+    if seq % 97 == 0:              # another key order: not read off the text
+        row = dict(reversed(list(row.items())))
+    rows[seq] = row
+
+db = sqlite3.connect(data + "/poolsched.db")
+db.executemany("INSERT INTO objects(kind, key, value) VALUES ('event', ?, ?)",
+               [("%020d" % q, json.dumps(r, separators=(",", ":"))) for q, r in rows.items()
+                if q >= 1000])     # 1000..1499: below FIRST, left behind
+db.execute("INSERT OR REPLACE INTO objects(kind, key, value) VALUES ('meta', 'event_log', ?)",
+           (json.dumps({"first": FIRST, "next": NEXT}),))
+db.commit()
+db.close()
+s.start()
+
+def expected(since=0, until=2**62, limit=10000, event_type=None, operation_id=None):
+    types = [event_type] if isinstance(event_type, str) else event_type
+    got = [rows[q] for q in range(FIRST, NEXT)
+           if since <= rows[q]["timestamp"] <= until and
+           (types is None or rows[q]["event_type"] in types) and
+           (operation_id is None or rows[q]["operation_id"] == operation_id)]
+    return got[-limit:]
+
+def same(label, **filters):
+    got = event_log_rows(s, **filters)
+    want = expected(**filters)
+    check(got == want, "%s %s: %d rows, want %d; first differing at %s" %
+          (label, filters, len(got), len(want),
+           next((i for i, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))))
+
+try:
+    ts = sorted(r["timestamp"] for q, r in rows.items() if q >= FIRST)
+    mid = ts[len(ts) // 2]
+    same("everything (the newest 10,000)")
+    same("a small limit", limit=7)
+    same("until in the middle", until=mid)
+    same("until in the middle, limit 10000 reaching back over two blocks", until=ts[9000], limit=10000)
+    same("since and until", since=ts[3000], until=ts[20000])
+    same("since only", since=ts[18000])
+    same("before the first kept row", until=ts[0] - 1)
+    same("one event type", event_type="job_aborted")
+    same("two event types, until", event_type=["operation_started", "pools_info"], until=mid, limit=500)
+    same("one operation", operation_id="op-17")
+    same("one operation, since, limit", operation_id="op-03", since=ts[5000], limit=100)
+    same("no such operation", operation_id="op-99")
+
+    # what-if's paging: the newest page, then each time up to just before its oldest row
+    until, pages, total = 2**62, 0, 0
+    while pages < 20:
+        page = event_log_rows(s, until=until, limit=4000)
+        check(page == expected(until=until, limit=4000), "page %d (until %d)" % (pages + 1, until))
+        pages, total = pages + 1, total + len(page)
+        if len(page) < 4000:
+            break
+        until = page[0]["timestamp"] - 1
+    check(pages > 5 and total > 20000, "paging read %d rows in %d pages" % (total, pages))
+finally:
+    s.stop()
+finish()
+PY
