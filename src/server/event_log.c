@@ -21,6 +21,8 @@ static void seq_key(uint64_t seq, char key[24])
     snprintf(key, 24, "%020" PRIu64, seq);
 }
 
+static void index_note(struct ps_service *svc, uint64_t seq, int64_t ts);
+
 /* Appends ev (stolen) as the next row, dropping the oldest beyond the bound. */
 static void append(struct ps_service *svc, json_t *ev)
 {
@@ -30,6 +32,7 @@ static void append(struct ps_service *svc, json_t *ev)
         return;
     }
     char key[24];
+    index_note(svc, svc->event_log_next, json_integer_value(json_object_get(ev, "timestamp")));
     seq_key(svc->event_log_next++, key);
     ps_journal_put_aside(svc->journal, "event", key, ev);
     while (svc->event_log_next - svc->event_log_first > (uint64_t)max) {
@@ -271,6 +274,7 @@ void ps_event_log_pools_info(struct ps_service *svc, int64_t now_ms)
 
 int ps_event_log_load(struct ps_service *svc, struct ps_error *err)
 {
+    ps_event_log_release(svc);
     svc->event_log_first = svc->event_log_next = 0;
     json_t *m = NULL;
     int rc = ps_persist_meta_get(svc, "event_log", &m, err);
@@ -376,6 +380,165 @@ static int take(const char *key, const char *value, void *ctx)
     return 0;
 }
 
+/* ---- the blocks' timestamp spans ------------------------------------------------------------
+ * Per block of READ_BLOCK rows (sequence number / READ_BLOCK): the smallest and largest
+ * timestamp of its rows, so that a read steps over the blocks where no row can be within
+ * since..until without listing them (a week's log paged back from the newest row would
+ * otherwise list every newer row again for every page). Built at the first read from the
+ * stored rows, then kept by append(). A block whose rows the build did not all find (written,
+ * not committed yet) is unknown, and always read. Under svc->mu, as the rows. */
+
+struct block_span {
+    int64_t lo, hi;     /* lo > hi: no row yet */
+    bool unknown;
+};
+
+struct ps_event_log_index {
+    uint64_t base;      /* the block number of spans[0] */
+    size_t count, cap;
+    struct block_span *spans;
+};
+
+void ps_event_log_release(struct ps_service *svc)
+{
+    if (svc->event_log_index)
+        free(svc->event_log_index->spans);
+    free(svc->event_log_index);
+    svc->event_log_index = NULL;
+}
+
+/* The span of block b, grown to it when grow (NULL: before the index's first block, or out of
+ * memory). Blocks before the log's first row are dropped as the index grows. */
+static struct block_span *span_at(struct ps_service *svc, uint64_t b, bool grow)
+{
+    struct ps_event_log_index *x = svc->event_log_index;
+    if (b < x->base)
+        return NULL;
+    if (b - x->base >= x->count) {
+        if (!grow)
+            return NULL;
+        uint64_t first = svc->event_log_first / READ_BLOCK;
+        if (first > x->base) {   /* blocks wholly dropped from the log */
+            size_t gone = first - x->base < x->count ? (size_t)(first - x->base) : x->count;
+            memmove(x->spans, x->spans + gone, (x->count - gone) * sizeof *x->spans);
+            x->count -= gone;
+            x->base += gone;
+            if (b < x->base)
+                return NULL;
+        }
+        size_t need = (size_t)(b - x->base) + 1;
+        if (need > x->cap) {
+            size_t cap = x->cap ? 2 * x->cap : 16;
+            while (cap < need)
+                cap *= 2;
+            struct block_span *grown = realloc(x->spans, cap * sizeof *grown);
+            if (!grown)
+                return NULL;
+            x->spans = grown;
+            x->cap = cap;
+        }
+        for (size_t i = x->count; i < need; i++)
+            x->spans[i] = (struct block_span){INT64_MAX, INT64_MIN, false};
+        x->count = need;
+    }
+    return &x->spans[b - x->base];
+}
+
+static void span_add(struct block_span *sp, int64_t ts)
+{
+    if (ts < sp->lo)
+        sp->lo = ts;
+    if (ts > sp->hi)
+        sp->hi = ts;
+}
+
+static void index_note(struct ps_service *svc, uint64_t seq, int64_t ts)
+{
+    if (!svc->event_log_index)
+        return;
+    struct block_span *sp = span_at(svc, seq / READ_BLOCK, true);
+    if (sp)
+        span_add(sp, ts);
+    else if (seq / READ_BLOCK >= svc->event_log_index->base)
+        ps_event_log_release(svc);   /* out of memory: reads go without it */
+}
+
+struct index_build {
+    struct ps_service *svc;
+    size_t *found;      /* rows found per block */
+    uint64_t first_block;
+};
+
+/* The timestamp a filter compares for the row (take): read off its text, else parsed (0 when
+ * it has none, as json_integer_value gives). */
+static int64_t row_timestamp(const char *value)
+{
+    int64_t ts;
+    if (leading_timestamp(value, &ts))
+        return ts;
+    json_t *ev = json_loads(value, 0, NULL);
+    ts = json_integer_value(json_object_get(ev, "timestamp"));
+    json_decref(ev);
+    return ts;
+}
+
+static int index_row(const char *key, const char *value, void *ctx)
+{
+    struct index_build *b = ctx;
+    uint64_t seq = strtoull(key, NULL, 10);
+    struct block_span *sp = span_at(b->svc, seq / READ_BLOCK, false);
+    if (sp) {
+        span_add(sp, row_timestamp(value));
+        b->found[seq / READ_BLOCK - b->first_block]++;
+    }
+    return 0;
+}
+
+/* The index from the stored rows; without memory or on a store error reads go without it. */
+static void index_build(struct ps_service *svc)
+{
+    uint64_t first = svc->event_log_first, next = svc->event_log_next;
+    if (next <= first)
+        return;
+    struct ps_event_log_index *x = calloc(1, sizeof *x);
+    if (!x)
+        return;
+    x->base = first / READ_BLOCK;
+    svc->event_log_index = x;
+    uint64_t last = (next - 1) / READ_BLOCK;
+    size_t blocks = (size_t)(last - x->base) + 1;
+    struct index_build b = {svc, calloc(blocks, sizeof *b.found), x->base};
+    struct ps_error err;
+    ps_error_init(&err);
+    char from[24], upper[24];
+    seq_key(first, from);
+    seq_key(next, upper);
+    if (!b.found || !span_at(svc, last, true) ||
+        ps_store_list_range(ps_job_archive_store(svc), "event", from, upper, index_row, &b,
+                            &err) != 0) {
+        free(b.found);
+        ps_event_log_release(svc);
+        return;
+    }
+    for (size_t i = 0; i < blocks; i++) {
+        uint64_t lo = (x->base + i) * READ_BLOCK, hi = lo + READ_BLOCK;
+        lo = lo < first ? first : lo;
+        hi = hi > next ? next : hi;
+        if (b.found[i] < hi - lo)
+            x->spans[i].unknown = true;
+    }
+    free(b.found);
+}
+
+/* Whether no row of block b can be within since..until. */
+static bool block_outside(struct ps_service *svc, uint64_t b, const struct filter *f)
+{
+    if (!svc->event_log_index)
+        return false;
+    const struct block_span *sp = span_at(svc, b, false);
+    return sp && !sp->unknown && (sp->lo > f->until || sp->hi < f->since);
+}
+
 /* PS_EINVAL naming the filter, its value and the rule */
 static int bad(struct ps_error *err, const char *key, const json_t *v, const char *rule)
 {
@@ -437,10 +600,18 @@ static int newest_matches(struct ps_service *svc, struct filter *f, json_t **row
     json_t *got = json_array();   /* the blocks' matches so far, oldest first */
     if (!got)
         return ps_error_set(err, PS_ENOMEM, "out of memory");
+    if (!svc->event_log_index)
+        index_build(svc);
     uint64_t hi = svc->event_log_next;
     int rc = 0;
     while (rc == 0 && hi > svc->event_log_first && json_array_size(got) < limit) {
-        uint64_t lo = hi - svc->event_log_first > READ_BLOCK ? hi - READ_BLOCK : svc->event_log_first;
+        uint64_t lo = (hi - 1) / READ_BLOCK * READ_BLOCK;   /* hi - 1's block */
+        if (lo < svc->event_log_first)
+            lo = svc->event_log_first;
+        if (block_outside(svc, lo / READ_BLOCK, f)) {
+            hi = lo;
+            continue;
+        }
         char from[24], upper[24];
         seq_key(lo, from);
         seq_key(hi, upper);

@@ -74,6 +74,9 @@ void ps_event_log_pools_info(struct ps_service *svc, int64_t now_ms);
 /* Reads the sequence numbers back from the store (at start and after a reload). */
 int ps_event_log_load(struct ps_service *svc, struct ps_error *err);
 
+/* Frees what reads keep in memory (the blocks' timestamp spans); the next read builds it again. */
+void ps_event_log_release(struct ps_service *svc);
+
 /* Whether path is the event log. */
 bool ps_event_log_claims(const char *path);
 

@@ -11,6 +11,7 @@
 #include "platform/private_file.h"
 #include "platform/random.h"
 #include "server/api.h"
+#include "server/event_log.h"
 #include "server/journal.h"
 #include "server/node_health.h"
 #include "server/node_tags.h"
@@ -391,6 +392,7 @@ uint16_t ps_service_port(const struct ps_service *svc)
  * are freed too. Under svc->mu, or with no other thread left. */
 static void free_state(struct ps_service *svc, bool keep_nodes)
 {
+    ps_event_log_release(svc);
     ps_job_archive_reset(svc->archive);
     for (int i = 0; i < svc->job_count; i++)
         ps_svc_job_free(svc->job_list[i]);

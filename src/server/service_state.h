@@ -58,6 +58,7 @@ const char *ps_job_state_name(int state);
 struct ps_svc_op;
 struct ps_svc_task;
 struct ps_svc_node;
+struct ps_event_log_index;
 
 struct ps_svc_job {
     char *id;                      /* "j-..." unique across restarts */
@@ -283,6 +284,8 @@ struct ps_service {
     int job_count, job_cap;
     int64_t next_alloc_id;
     uint64_t event_log_first, event_log_next;   /* the rows' sequence numbers (event_log.h) */
+    struct ps_event_log_index *event_log_index; /* the blocks' timestamp spans (event_log.c),
+                                                   NULL until the first read */
     bool pools_info_due;           /* the pool trees changed since the last pools_info row */
     json_t *default_tentative_pool_trees;  /* //sys/scheduler/config's (sched_config.c): an
                                               array of tree names, or NULL */

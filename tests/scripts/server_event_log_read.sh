@@ -4,9 +4,11 @@
 # until, limit, event_type, operation_id) and what-if's paging with `until` return exactly the
 # newest matches in row order, across block boundaries, with timestamps that go back now and
 # then (a clock stepped back) and rows whose stored text does not begin with the timestamp (read
-# the slow way); rows before the log's first kept row are not returned. The rows are written
-# into the scheduler's store while it is stopped, so that the expected answers are computed here
-# from the same rows, not by the scheduler.
+# the slow way); rows before the log's first kept row are not returned; rows that reach the store
+# after the first read (a commit that was still pending then) are found by the next ones, even
+# where the rows read before would put their block outside the filter's times. The rows are
+# written into the scheduler's store by this test, so that the expected answers are computed
+# here from the same rows, not by the scheduler.
 # usage: server_event_log_read.sh BINARY DATA_DIR SOURCE_DIR
 source "${3:?usage: server_event_log_read.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
 py_test 0 "$@" <<'PY'
@@ -32,18 +34,29 @@ for seq in range(0, NEXT):
     if seq % 97 == 0:              # another key order: not read off the text
         row = dict(reversed(list(row.items())))
     rows[seq] = row
+LATE = range(26300, 26400)         # stored only after the first read, and older than the rest
+for q in LATE:
+    rows[q]["timestamp"] = 1_600_000_000_000 + q
+MAXTS = max(r["timestamp"] for r in rows.values())   # rows the scheduler adds are newer
 
-db = sqlite3.connect(data + "/poolsched.db")
-db.executemany("INSERT INTO objects(kind, key, value) VALUES ('event', ?, ?)",
-               [("%020d" % q, json.dumps(r, separators=(",", ":"))) for q, r in rows.items()
-                if q >= 1000])     # 1000..1499: below FIRST, left behind
-db.execute("INSERT OR REPLACE INTO objects(kind, key, value) VALUES ('meta', 'event_log', ?)",
-           (json.dumps({"first": FIRST, "next": NEXT}),))
-db.commit()
-db.close()
+def store(seqs, meta=False):
+    db = sqlite3.connect(data + "/poolsched.db", timeout=30)
+    db.executemany("INSERT INTO objects(kind, key, value) VALUES ('event', ?, ?)",
+                   [("%020d" % q, json.dumps(rows[q], separators=(",", ":"))) for q in seqs])
+    if meta:
+        db.execute("INSERT OR REPLACE INTO objects(kind, key, value) VALUES ('meta', 'event_log', ?)",
+                   (json.dumps({"first": FIRST, "next": NEXT}),))
+    db.commit()
+    db.close()
+
+# 1000..1499: below FIRST, left behind
+store([q for q in range(1000, NEXT) if q not in LATE], meta=True)
 s.start()
+newest = event_log_rows(s, until=MAXTS, limit=1)     # the first read: the late rows are missing
+check(newest == [rows[NEXT - 1]], "the newest row: %s" % newest)
+store(LATE)
 
-def expected(since=0, until=2**62, limit=10000, event_type=None, operation_id=None):
+def expected(since=0, until=MAXTS, limit=10000, event_type=None, operation_id=None):
     types = [event_type] if isinstance(event_type, str) else event_type
     got = [rows[q] for q in range(FIRST, NEXT)
            if since <= rows[q]["timestamp"] <= until and
@@ -52,6 +65,7 @@ def expected(since=0, until=2**62, limit=10000, event_type=None, operation_id=No
     return got[-limit:]
 
 def same(label, **filters):
+    filters.setdefault("until", MAXTS)
     got = event_log_rows(s, **filters)
     want = expected(**filters)
     check(got == want, "%s %s: %d rows, want %d; first differing at %s" %
@@ -67,7 +81,9 @@ try:
     same("until in the middle, limit 10000 reaching back over two blocks", until=ts[9000], limit=10000)
     same("since and until", since=ts[3000], until=ts[20000])
     same("since only", since=ts[18000])
-    same("before the first kept row", until=ts[0] - 1)
+    same("before the first kept row", until=1_600_000_000_000 - 1)
+    same("up to the dropped rows' times", until=max(rows[q]["timestamp"] for q in range(1000, FIRST)))
+    same("the late rows' times", until=1_600_000_000_000 + NEXT, limit=50)
     same("one event type", event_type="job_aborted")
     same("two event types, until", event_type=["operation_started", "pools_info"], until=mid, limit=500)
     same("one operation", operation_id="op-17")
@@ -75,7 +91,7 @@ try:
     same("no such operation", operation_id="op-99")
 
     # what-if's paging: the newest page, then each time up to just before its oldest row
-    until, pages, total = 2**62, 0, 0
+    until, pages, total = MAXTS, 0, 0
     while pages < 20:
         page = event_log_rows(s, until=until, limit=4000)
         check(page == expected(until=until, limit=4000), "page %d (until %d)" % (pages + 1, until))
