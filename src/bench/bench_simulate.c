@@ -494,18 +494,14 @@ static int one_day(const struct options *o)
     return ps_bench_print_json(BENCH, report);
 }
 
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
+/* The median of v's n samples (left in their order). */
 static double median(const double *v, int n)
 {
-    double s[MAX_BACKLOG_RUNS];
-    memcpy(s, v, (size_t)n * sizeof *s);
-    qsort(s, (size_t)n, sizeof *s, by_value);
-    return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+    double sorted[MAX_BACKLOG_RUNS];
+    memcpy(sorted, v, (size_t)n * sizeof *sorted);
+    struct ps_bench_stats st;
+    ps_bench_stats_compute(sorted, n, &st);
+    return st.median;
 }
 
 /* --backlog: issue 30's goal, the cost of a day flat in the backlog. The same day on the
