@@ -316,8 +316,7 @@ struct filter {
     size_t limit;
     char *needle;               /* "<operation_id>" quoted, or NULL: rows without it are
                                  * skipped unparsed (ids need no JSON escapes) */
-    json_t *rows;               /* the newest `limit` matches, a ring while reading */
-    size_t seen;
+    json_t *rows;               /* the matches of the block being read, in key order */
 };
 
 static bool type_matches(const json_t *want, const char *type)
@@ -372,11 +371,7 @@ static int take(const char *key, const char *value, void *ctx)
         json_decref(ev);
         return 0;
     }
-    if (json_array_size(f->rows) < f->limit)
-        json_array_append_new(f->rows, ev);
-    else
-        json_array_set_new(f->rows, f->seen % f->limit, ev);
-    f->seen++;
+    json_array_append_new(f->rows, ev);
     return 0;
 }
 
@@ -596,7 +591,6 @@ static int parse_filter(const json_t *body, struct filter *f, struct ps_error *e
 static int newest_matches(struct ps_service *svc, struct filter *f, json_t **rows,
                           struct ps_error *err)
 {
-    const size_t limit = f->limit;
     json_t *got = json_array();   /* the blocks' matches so far, oldest first */
     if (!got)
         return ps_error_set(err, PS_ENOMEM, "out of memory");
@@ -604,7 +598,7 @@ static int newest_matches(struct ps_service *svc, struct filter *f, json_t **row
         index_build(svc);
     uint64_t hi = svc->event_log_next;
     int rc = 0;
-    while (rc == 0 && hi > svc->event_log_first && json_array_size(got) < limit) {
+    while (rc == 0 && hi > svc->event_log_first && json_array_size(got) < f->limit) {
         uint64_t lo = (hi - 1) / READ_BLOCK * READ_BLOCK;   /* hi - 1's block */
         if (lo < svc->event_log_first)
             lo = svc->event_log_first;
@@ -615,36 +609,33 @@ static int newest_matches(struct ps_service *svc, struct filter *f, json_t **row
         char from[24], upper[24];
         seq_key(lo, from);
         seq_key(hi, upper);
-        /* a block holds at most READ_BLOCK matches: the ring does not wrap */
-        json_decref(f->rows);
-        f->rows = json_array();
-        f->limit = READ_BLOCK;
-        f->seen = 0;
-        if (!f->rows) {
+        if (!(f->rows = json_array())) {
             rc = ps_error_set(err, PS_ENOMEM, "out of memory");
             break;
         }
         rc = ps_store_list_range(ps_job_archive_store(svc), "event", from, upper, take, f, err);
         if (rc == 0 && json_array_extend(f->rows, got) != 0)
             rc = ps_error_set(err, PS_ENOMEM, "out of memory");
-        if (rc == 0) {
+        if (rc == 0) {   /* the block's matches, then the newer ones */
             json_decref(got);
-            got = json_incref(f->rows);
+            got = f->rows;
+        } else {
+            json_decref(f->rows);
         }
+        f->rows = NULL;
         hi = lo;
     }
-    f->limit = limit;
     if (rc != 0) {
         json_decref(got);
         return rc;
     }
     size_t n = json_array_size(got);
-    if (n <= limit) {
+    if (n <= f->limit) {
         *rows = got;
         return 0;
     }
     *rows = json_array();
-    for (size_t i = n - limit; *rows && i < n; i++)
+    for (size_t i = n - f->limit; *rows && i < n; i++)
         json_array_append(*rows, json_array_get(got, i));
     json_decref(got);
     return *rows ? 0 : ps_error_set(err, PS_ENOMEM, "out of memory");
@@ -660,18 +651,7 @@ int ps_event_log_get(struct ps_service *svc, const json_t *body, json_t **out,
         return rc;
     if (f.operation_id && asprintf(&f.needle, "\"%s\"", f.operation_id) < 0)
         f.needle = NULL;   /* without it every row is parsed */
-    if (!(f.rows = json_array())) {
-        free(f.needle);
-        return ps_error_set(err, PS_ENOMEM, "out of memory");
-    }
-    json_t *rows = NULL;
-    rc = newest_matches(svc, &f, &rows, err);
+    rc = newest_matches(svc, &f, out, err);
     free(f.needle);
-    json_decref(f.rows);
-    if (rc != 0) {
-        json_decref(rows);
-        return rc;
-    }
-    *out = rows;
-    return 0;
+    return rc;
 }
