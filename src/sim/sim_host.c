@@ -324,20 +324,25 @@ static void map_kept(struct ps_sim *sim, struct sim_tree *T)
 int sim_host_update(struct ps_sim *sim, int tree, int *starvation_changed, struct ps_error *err)
 {
     struct sim_tree *T = &sim->trees[tree];
-    /* op_state fills the maps (growing them) during the update */
-    clear_elems(T, 0, T->elem_cap);
-    for (int i = 0; i < sim->active_count; i++) {
-        struct sim_op *o = &sim->ops[sim->active[i]];
-        for (int k = 0; k < o->m_count; k++)
-            if (o->ms[k].tree == tree)
-                o->ms[k].elem = -1;
+    /* The update builds at the tree's generation (nothing changes the tree meanwhile): at the
+     * maps' own, they stay; else op_state and map_kept make them anew (growing them). */
+    bool remap = !T->mapped || T->mapped_generation != ps_pool_tree_generation(T->tree);
+    T->mapped = false;
+    if (remap) {
+        clear_elems(T, 0, T->elem_cap);
+        for (int i = 0; i < sim->active_count; i++) {
+            struct sim_op *o = &sim->ops[sim->active[i]];
+            for (int k = 0; k < o->m_count; k++)
+                if (o->ms[k].tree == tree)
+                    o->ms[k].elem = -1;
+        }
     }
     struct host h = {sim, tree, false};
     struct ps_tree_host host = loop_host(&h);
     int rc = ps_tree_sched_update(&T->ts, T->tree, sim->now, &host, starvation_changed, err);
     if (rc == 0 && (h.oom || reserve_elems(T, T->ts.fs.count) != 0))
         rc = ps_error_set(err, PS_ENOMEM, "out of memory");
-    if (rc == 0)
+    if (rc == 0 && remap)
         map_kept(sim, T);
     if (rc == 0)
         rc = ps_tree_sched_limits_check(&T->ts, &host, err);
@@ -346,6 +351,8 @@ int sim_host_update(struct ps_sim *sim, int tree, int *starvation_changed, struc
                         (long long)sim->now);
         return rc;
     }
+    T->mapped = true;
+    T->mapped_generation = T->ts.fs.generation;
     int count = T->ts.fs.count;
     T->runnable_pending = 0;
     T->min_shape = ps_resources_infinite();
@@ -364,11 +371,14 @@ int sim_host_update(struct ps_sim *sim, int tree, int *starvation_changed, struc
             if (!T->elem_stats[e])
                 return ps_error_set(err, PS_ENOMEM, "out of memory");
             T->stats_cache[e] = (struct sim_stats_slot){pool, T->elem_stats[e]};
-        } else if (T->elem_op[e] >= 0 && st->runnable) {
-            T->elem_runnable[e] = true;
-            T->runnable_pending += st->pending_count;
-            if (st->pending_count > 0)
-                T->min_shape = ps_resources_min(T->min_shape, st->allocation);
+        } else {
+            bool runnable = T->elem_op[e] >= 0 && st->runnable;
+            T->elem_runnable[e] = runnable;
+            if (runnable) {
+                T->runnable_pending += st->pending_count;
+                if (st->pending_count > 0)
+                    T->min_shape = ps_resources_min(T->min_shape, st->allocation);
+            }
         }
     }
     return 0;

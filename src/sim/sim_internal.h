@@ -68,6 +68,7 @@ struct sim_pool_row {
     int starvation;
     uint64_t build;                    /* 0: none */
     size_t at, len;
+    uint32_t value_at[8], value_len[8]; /* each value's text in the row (offset from at) */
 };
 
 /* Fairness metrics of one pool of one tree (sim_metrics.c), integrated exactly over time:
@@ -269,6 +270,12 @@ struct sim_tree {
         struct sim_pool_stats *stats;
     } *stats_cache;
     uint64_t stats_generation;
+    /* elem_op, elem_ms and the memberships' elem map the elements of a build at
+     * mapped_generation (valid while mapped): a build at the same generation has the same
+     * operations at the same elements (every change of the tree's operations or structure
+     * bumps it), so an update at that generation keeps the maps instead of making them anew. */
+    uint64_t mapped_generation;
+    bool mapped;
     int elem_cap;
     int64_t runnable_pending;          /* pending allocations of runnable operations */
     /* Componentwise minimum of the allocation shapes of runnable operations with pending jobs

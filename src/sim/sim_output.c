@@ -199,9 +199,25 @@ void sim_ev_statistics(struct ps_sim *sim, const struct sim_job *job)
 
 /* ---- pools.csv --------------------------------------------------------------------------- */
 
-static void pool_row_format(struct ps_sim *sim, struct ps_textbuf *b, const char *tree,
-                            const char *pool, const struct sim_pool_row *r)
+/* Value i of row r, starting at row_at in b: the text of the row before (old, at old_text;
+ * NULL: none) when the value kept its bits, else formatted. */
+static void pool_row_value(struct ps_sim *sim, struct ps_textbuf *b, size_t row_at,
+                           struct sim_pool_row *r, int i, const struct sim_pool_row *old,
+                           const char *old_text)
 {
+    r->value_at[i] = (uint32_t)(b->len - row_at);
+    if (old_text && memcmp(&old->values[i], &r->values[i], sizeof r->values[i]) == 0)
+        ps_textbuf_add(b, old_text + old->value_at[i], old->value_len[i]);
+    else
+        sim_text_double_memo(sim, b, r->values[i]);
+    r->value_len[i] = (uint32_t)(b->len - row_at) - r->value_at[i];
+}
+
+static void pool_row_format(struct ps_sim *sim, struct ps_textbuf *b, const char *tree,
+                            const char *pool, struct sim_pool_row *r,
+                            const struct sim_pool_row *old, const char *old_text)
+{
+    size_t row_at = b->len;
     ps_textbuf_add_csv(b, tree);
     ps_textbuf_add(b, ",", 1);
     ps_textbuf_add_csv(b, pool);
@@ -210,7 +226,7 @@ static void pool_row_format(struct ps_sim *sim, struct ps_textbuf *b, const char
      * get_history's */
     for (int i = 0; i < 7; i++) {
         ps_textbuf_add(b, ",", 1);
-        sim_text_double_memo(sim, b, r->values[i]);
+        pool_row_value(sim, b, row_at, r, i, old, old_text);
     }
     ps_textbuf_add(b, ",", 1);
     ps_textbuf_adds(b, ps_starvation_status_name((enum ps_starvation_status)r->starvation));
@@ -219,7 +235,7 @@ static void pool_row_format(struct ps_sim *sim, struct ps_textbuf *b, const char
     ps_textbuf_add(b, ",", 1);
     ps_textbuf_addi(b, r->count);
     ps_textbuf_add(b, ",", 1);
-    sim_text_double_memo(sim, b, r->values[7]);
+    pool_row_value(sim, b, row_at, r, 7, old, old_text);
     ps_textbuf_add(b, "\n", 1);
 }
 
@@ -258,12 +274,17 @@ void sim_pools_rows_build(struct ps_sim *sim, int tree)
         r.starvation = (int)d->starvation;
         size_t at = b->len;
         struct sim_pool_row *old = &st->row;
-        if (prev != 0 && old->build == prev && old->at + old->len <= T->rows_prev.len &&
-            memcmp(old->values, r.values, sizeof r.values) == 0 && old->running == r.running &&
-            old->count == r.count && old->starvation == r.starvation)
-            ps_textbuf_add(b, T->rows_prev.data + old->at, old->len);
-        else
-            pool_row_format(sim, b, T->name, p->name, &r);
+        const char *old_text = prev != 0 && old->build == prev && old->at + old->len <= T->rows_prev.len
+                                   ? T->rows_prev.data + old->at
+                                   : NULL;
+        if (old_text && memcmp(old->values, r.values, sizeof r.values) == 0 &&
+            old->running == r.running && old->count == r.count && old->starvation == r.starvation) {
+            ps_textbuf_add(b, old_text, old->len);
+            memcpy(r.value_at, old->value_at, sizeof r.value_at);
+            memcpy(r.value_len, old->value_len, sizeof r.value_len);
+        } else {
+            pool_row_format(sim, b, T->name, p->name, &r, old, old_text);
+        }
         r.build = T->rows_build;
         r.at = at;
         r.len = b->len - at;
