@@ -218,9 +218,13 @@ static void pool_row_format(struct ps_sim *sim, struct ps_textbuf *b, const char
                             const struct sim_pool_row *old, const char *old_text)
 {
     size_t row_at = b->len;
-    ps_textbuf_add_csv(b, tree);
-    ps_textbuf_add(b, ",", 1);
-    ps_textbuf_add_csv(b, pool);
+    if (old_text) {   /* the same stats, so the same tree and pool: their text up to value 0 */
+        ps_textbuf_add(b, old_text, old->value_at[0] - 1);
+    } else {
+        ps_textbuf_add_csv(b, tree);
+        ps_textbuf_add(b, ",", 1);
+        ps_textbuf_add_csv(b, pool);
+    }
     /* after the columns of formats.md, the last value: the integral capacity in the volume's
      * unit (share x seconds: the min over resources of capacity / cluster total), as
      * get_history's */
