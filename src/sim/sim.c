@@ -458,6 +458,7 @@ void ps_sim_free(struct ps_sim *sim)
     }
     for (int64_t i = 0; sim->nodes && i < sim->node_count; i++) {
         free(sim->nodes[i].jobs);
+        free(sim->nodes[i].allocs);
         free(sim->nodes[i].media);
     }
     for (int64_t i = 0; sim->ops && i < sim->op_count; i++)

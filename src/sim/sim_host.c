@@ -85,6 +85,8 @@ static struct ps_preemptible *op_state(void *ctx, struct ps_tree_op *m, int elem
         return NULL;
     }
     struct sim_membership *ms = &o->ms[k];
+    if (ms->elem != element)
+        sim->elem_epoch++;
     ms->elem = element;
     T->elem_op[element] = o->index;
     T->elem_ms[element] = k;
@@ -97,51 +99,45 @@ static struct ps_preemptible *op_state(void *ctx, struct ps_tree_op *m, int elem
     return ms->lists;
 }
 
-static int add_job(struct ps_sim *sim, int64_t slot, struct ps_error *err)
+/* The elements of the node's allocations anew from its jobs' memberships (cold records: all
+ * of them are asked for before any is read, so the misses overlap). */
+void sim_node_allocs_refresh(struct ps_sim *sim, struct sim_node *n)
 {
-    if (sim->host_alloc_count == sim->host_alloc_cap) {
+    for (int k = 0; k < n->job_count; k++)
+        __builtin_prefetch(&sim->jobs[n->jobs[k]].op);
+    for (int k = 0; k < n->job_count; k++) {
+        const struct sim_job *job = &sim->jobs[n->jobs[k]];
+        n->allocs[k].op = sim->ops[job->op].ms[job->ms].elem;
+    }
+    n->allocs_epoch = sim->elem_epoch;
+}
+
+/* The node's allocations for the loop; jobs of operations out of the snapshot (detached) are
+ * the node's other usage. */
+static int add_node(struct ps_sim *sim, int tree, struct sim_node *n,
+                    struct ps_resources *other, struct ps_error *err)
+{
+    int count = sim->trees[tree].ts.fs.count;
+    if (n->allocs_epoch != sim->elem_epoch)
+        sim_node_allocs_refresh(sim, n);
+    if (sim->host_alloc_cap - sim->host_alloc_count < n->job_count) {
         int cap = sim->host_alloc_cap ? 2 * sim->host_alloc_cap : 64;
+        while (cap - sim->host_alloc_count < n->job_count)
+            cap *= 2;
         void *grown = realloc(sim->host_allocs, (size_t)cap * sizeof *sim->host_allocs);
         if (!grown)
             return ps_error_set(err, PS_ENOMEM, "out of memory");
         sim->host_allocs = grown;
         sim->host_alloc_cap = cap;
     }
-    const struct sim_job *job = &sim->jobs[slot];
-    const struct sim_membership *ms = &sim->ops[job->op].ms[job->ms];
-    sim->host_allocs[sim->host_alloc_count++] = (struct ps_node_allocation){
-        .id = slot,
-        .op = ms->elem,
-        .resources = job->resources,
-        .start_time_ms = job->start_ms,
-        .leaving = job->preempting,
-        .slot = job->lists_slot,
-    };
-    return 0;
-}
-
-/* Jobs of operations out of the snapshot (detached) are the node's other usage. */
-static int add_node(struct ps_sim *sim, int tree, const struct sim_node *n,
-                    struct ps_resources *other, struct ps_error *err)
-{
-    int count = sim->trees[tree].ts.fs.count;
-    /* the jobs' records are cold: ask for all of them before reading any (the misses overlap) */
     for (int k = 0; k < n->job_count; k++) {
-        const struct sim_job *job = &sim->jobs[n->jobs[k]];
-        __builtin_prefetch(&job->op);
-        __builtin_prefetch(&job->resources);
-    }
-    for (int k = 0; k < n->job_count; k++) {
-        const struct sim_job *job = &sim->jobs[n->jobs[k]];
-        const struct sim_membership *ms = &sim->ops[job->op].ms[job->ms];
-        if (ms->elem < 0 || ms->elem >= count) {
-            if (!job->preempting)
-                *other = ps_resources_add(*other, job->resources);
+        const struct ps_node_allocation *a = &n->allocs[k];
+        if (a->op < 0 || a->op >= count) {
+            if (!a->leaving)
+                *other = ps_resources_add(*other, a->resources);
             continue;
         }
-        int rc = add_job(sim, n->jobs[k], err);
-        if (rc != 0)
-            return rc;
+        sim->host_allocs[sim->host_alloc_count++] = *a;
     }
     return 0;
 }
@@ -344,6 +340,8 @@ int sim_host_update(struct ps_sim *sim, int tree, int *starvation_changed, struc
         rc = ps_error_set(err, PS_ENOMEM, "out of memory");
     if (rc == 0 && remap)
         map_kept(sim, T);
+    if (remap)
+        sim->elem_epoch++;
     if (rc == 0)
         rc = ps_tree_sched_limits_check(&T->ts, &host, err);
     if (rc != 0) {

@@ -234,6 +234,10 @@ struct sim_node {
     int tree;                          /* sim tree index, -1: in no tree (never heartbeats) */
     struct ps_resources limits, usage;
     int64_t *jobs;                     /* running job slots */
+    /* Their allocations as the loop reads them, position for position (sim_host.c's
+     * allocations): kept at each change of a job, its element as of allocs_epoch. */
+    struct ps_node_allocation *allocs;
+    uint64_t allocs_epoch;
     int job_count, job_cap;
     int64_t phase_ms;                  /* the first heartbeat; then one a period after each */
     int64_t last_heartbeat_ms;         /* last heartbeat event delivered (INT64_MIN: none) */
@@ -360,6 +364,7 @@ struct ps_sim {
     int64_t reason_ms[PS_PENDING_REASON_COUNT];   /* operation x ms spent per top reason */
     struct ps_sim_stats stats;
     struct ps_node_allocation *host_allocs;   /* sim_host.c: allocations offered to the loop */
+    uint64_t elem_epoch;               /* moves whenever a membership's elem may change */
     int host_alloc_count, host_alloc_cap;
     struct ps_error io_error;          /* the first output failure */
     struct ps_memory_controller_config memory_controller;   /* the scenario's controller_agent */
@@ -480,6 +485,9 @@ int sim_host_update(struct ps_sim *sim, int tree, int *starvation_changed, struc
 int sim_host_heartbeat(struct ps_sim *sim, int node, const struct ps_sched_node *sn,
                        const struct ps_tree_heartbeat_stages *stages, struct ps_error *err);
 void sim_host_release(struct ps_sim *sim);
+/* Re-reads the elements of the node's allocations (n->allocs) from its jobs' memberships, as of
+ * sim->elem_epoch. */
+void sim_node_allocs_refresh(struct ps_sim *sim, struct sim_node *n);
 
 /* ---- sim_preempt.c ---------------------------------------------------------------------- */
 struct sim_preempt_tree;

@@ -4,7 +4,9 @@
 #   - backoff and one allocation per preemptive heartbeat (event times per node);
 #   - aggressive starvation: aggressively preemptible jobs are taken only then;
 #   - interruptible jobs: job_preempted at t, job_aborted at t + allocation_preemption_timeout;
-#   - node shrink (resource_overcommit) and lowered pool limits (resource_limits_violated);
+#   - node shrink (resource_overcommit) and lowered pool limits (resource_limits_violated),
+#     also with interruptible victims: while they hold their resources, the checks count them
+#     as released (a second lowering takes exactly the jobs it needs, none twice);
 #   - no ping-pong between two equal pools; summary.json counts per pool and reason.
 # Usage: sim_preempt.sh BINARY DATA_DIR SOURCE_DIR
 source "${3:?usage: sim_preempt.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
@@ -136,6 +138,41 @@ r = load(run("op_limits", sc)[0])
 pre = preempted(r, reason="resource_limits_violated")
 want = r.running_at(29999)["C"] - 5
 require(want > 0 and len(pre) == want and all(e["operation_id"] == "C" for e in pre), f"op limits: {len(pre)}, want {want}")
+
+# 7b. Cases 6 and 7 with interruptible jobs: the victims hold their resources for the 10 s of
+#     their interrupt timeout, and the checks of the heartbeats and updates meanwhile count them
+#     as released (ps_node_allocation.leaving): no job is preempted twice and no more go.
+def interruptible(sc):
+    for o in sc["operations"]:
+        o["tasks"][0]["interruptible"] = True
+    return sc
+sc = interruptible(scenario(cluster, two_pools(), [op("A", 0, "a", jobs=100, duration=120000, cpu=2)]))
+sc["events"] = [{"time": 30000, "type": "set_node_resources", "node": "n-0", "resource_limits": {"cpu": 4}}]
+r = load(run("shrink_interruptible", sc)[0])
+pre = preempted(r)
+require(len(pre) == 3 and all(e["preemption_reason"] == "resource_overcommit" and e["interrupt_timeout"] == 10000
+                              and e["time"] == 50000 for e in pre), f"shrink interruptible: {pre}")
+sc = interruptible(scenario(cluster, two_pools(pools=[{"name": "a"}, {"name": "c"}]),
+                            [op("A", 0, "a", jobs=40, duration=120000, cpu=2),
+                             op("C", 0, "c", jobs=30, duration=120000, cpu=2)]))
+sc["events"] = [{"time": 30000, "type": "set_pool_attribute", "pool": "a", "key": "resource_limits", "value": {"cpu": 20}}]
+r = load(run("limits_interruptible", sc)[0])
+pre = preempted(r, reason="resource_limits_violated")
+want = r.running_at(29999)["A"] - 10
+ids = [e["job_id"] for e in pre]
+require(want > 0 and len(pre) == want and len(set(ids)) == len(ids) and
+        all(e["interrupt_timeout"] == 10000 and 30000 <= e["time"] <= 31000 for e in pre),
+        f"limits interruptible: {len(pre)} preempted ({len(set(ids))} jobs), want {want}")
+# Lowered again to 10 cpu at 32 s, while the first victims still hold theirs: 5 more go.
+sc["events"].append({"time": 32000, "type": "set_pool_attribute", "pool": "a", "key": "resource_limits",
+                     "value": {"cpu": 10}})
+r = load(run("limits_interruptible_twice", sc)[0])
+pre = preempted(r, reason="resource_limits_violated")
+later = [e for e in pre if e["time"] >= 32000]
+ids = [e["job_id"] for e in pre]
+require(len(pre) == want + 5 and len(later) == 5 and len(set(ids)) == len(ids) and
+        all(e["time"] <= 33000 for e in later),
+        f"limits lowered twice: {len(pre)} preempted ({len(later)} at 32 s), want {want} + 5")
 
 # 8. Bad events: exit 2 naming the path.
 sc = scenario(cluster, two_pools(), ops)
