@@ -238,6 +238,11 @@ static int preempt(void *ctx, const struct ps_preempt_victim *v, struct ps_error
     const struct sim_job *job = &sim->jobs[v->allocation_id];
     if (job->serial == 0)
         return 0;
+    /* a heartbeat's victims are among the allocations it was given: its node's */
+    if (sim->heartbeat_node >= 0 && job->node != sim->heartbeat_node)
+        return ps_error_set(err, PS_ESTATE,
+                            "simulator: the heartbeat of node %s chose a victim on node %s",
+                            sim->nodes[sim->heartbeat_node].node->id, sim->nodes[job->node].node->id);
     int for_op = v->for_op >= 0 ? T->elem_op[v->for_op] : -1;
     int64_t timeout = sim->ops[job->op].tasks[job->task].spec->interruptible
                           ? v->interrupt_timeout_ms

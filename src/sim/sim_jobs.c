@@ -630,6 +630,7 @@ static int job_remove(struct ps_sim *sim, int64_t slot, struct ps_error *err)
         n->waiting--;
     int last = n->job_count - 1;
     n->jobs[job->node_pos] = n->jobs[last];
+    n->allocs[job->node_pos] = n->allocs[last];
     sim->jobs[n->jobs[job->node_pos]].node_pos = job->node_pos;
     n->job_count--;
     sim_preempt_job_removed(sim, slot);
