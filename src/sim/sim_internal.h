@@ -364,7 +364,7 @@ struct ps_sim {
     int64_t reason_ms[PS_PENDING_REASON_COUNT];   /* operation x ms spent per top reason */
     struct ps_sim_stats stats;
     struct ps_node_allocation *host_allocs;   /* sim_host.c: allocations offered to the loop */
-    uint64_t elem_epoch;               /* moves whenever a membership's elem may change */
+    uint64_t elem_epoch;               /* moves whenever a running membership's elem may change */
     int host_alloc_count, host_alloc_cap;
     struct ps_error io_error;          /* the first output failure */
     struct ps_memory_controller_config memory_controller;   /* the scenario's controller_agent */

@@ -164,7 +164,6 @@ static int init_memberships(struct ps_sim *sim, struct sim_op *o, struct ps_erro
         ms->tree = tree_of(sim, op->tree_names[k]);
         ms->m = op->memberships[k];
         ms->elem = -1;
-        sim->elem_epoch++;
         ms->fits_task = -1;
         ms->limit_resource = -1;
         int rc = membership_path(sim, ms, err);
@@ -513,6 +512,12 @@ static void move_usage(struct ps_sim *sim, struct sim_job *job, struct ps_resour
     }
 }
 
+/* The job's entry in its node's allocations (sim_node.allocs), which follows the job's record. */
+static struct ps_node_allocation *node_alloc(struct ps_sim *sim, const struct sim_job *job)
+{
+    return &sim->nodes[job->node].allocs[job->node_pos];
+}
+
 int sim_job_start(struct ps_sim *sim, int op, int k, int node, struct ps_resources resources,
                   struct ps_error *err)
 {
@@ -572,16 +577,16 @@ int sim_job_start(struct ps_sim *sim, int op, int k, int node, struct ps_resourc
         n->job_cap = cap;
     }
     job->node_pos = n->job_count;
-    n->jobs[n->job_count] = slot;
-    if (n->allocs_epoch != sim->elem_epoch)   /* the others' elements are refreshed first */
-        sim_node_allocs_refresh(sim, n);
-    n->allocs[n->job_count++] = (struct ps_node_allocation){
-        .id = slot, .op = o->ms[k].elem, .resources = resources, .start_time_ms = sim->now};
+    n->jobs[n->job_count++] = slot;
     move_usage(sim, job, resources, 1);
     int prc = sim_preempt_job_started(sim, slot, err);
     if (prc != 0)
         return prc;
-    n->allocs[job->node_pos].slot = job->lists_slot;
+    if (n->allocs_epoch != sim->elem_epoch)   /* the others' elements are refreshed first */
+        sim_node_allocs_refresh(sim, n);
+    *node_alloc(sim, job) = (struct ps_node_allocation){
+        .id = slot, .op = o->ms[k].elem, .resources = resources, .start_time_ms = sim->now,
+        .slot = job->lists_slot};
     sim_op_demand_changed(sim, op);
     o->ms[k].sched_reason = PS_SCHED_OK;
     if (!ps_resources_equal(actual, resources)) {
@@ -849,7 +854,7 @@ int sim_job_preempt(struct ps_sim *sim, int64_t slot, int for_op, const char *pr
     if (interrupt_timeout_ms <= 0 || job->waiting)   /* a waiting job has nothing to give back */
         return sim_job_abort(sim, slot, "preemption", err);
     job->preempting = true;
-    sim->nodes[job->node].allocs[job->node_pos].leaving = true;
+    node_alloc(sim, job)->leaving = true;
     if (sim_push(sim, sim->now + interrupt_timeout_ms, SIM_EV_JOB_ABORT, slot, job->serial) != 0)
         return ps_error_set(err, PS_ENOMEM, "out of memory");
     return 0;
@@ -883,7 +888,7 @@ int sim_job_set_usage(struct ps_sim *sim, int64_t slot, struct ps_resources usag
     move_usage(sim, job, job->resources, -1);
     move_usage(sim, job, usage, 1);
     job->resources = usage;
-    sim->nodes[job->node].allocs[job->node_pos].resources = usage;
+    node_alloc(sim, job)->resources = usage;
     sim_op_demand_changed(sim, job->op);
     sim_tree_changed(sim, ms->tree);
     return 0;
