@@ -373,8 +373,10 @@ add_small5_avx512(double *restrict acc, size_t st, const struct ps_plf *f, const
  * its ends are two of the 16 points from s0 on. The lanes then do small5_blocks' operations. */
 enum { WIN_MAX = 256, WIN_PAD = 16 };
 
-__attribute__((target("avx512f,avx512vl,avx512dq"))) static bool
-window_rows5(const struct ps_plf *f, double *restrict xs, double (*restrict vs)[WIN_MAX + WIN_PAD])
+/* f's points as rows (xs and one row per component, +inf and 0 padding after them); false when
+ * an argument or a value is not finite or the arguments do not strictly increase. Plain C: both
+ * window kernels (AVX-512 and AVX2) take these rows. */
+static bool window_rows5(const struct ps_plf *f, double *restrict xs, double (*restrict vs)[WIN_MAX + WIN_PAD])
 {
     enum { D = PS_PLF_MAX_DIM, S = D + 1 };
     int n = f->n;
@@ -395,14 +397,21 @@ window_rows5(const struct ps_plf *f, double *restrict xs, double (*restrict vs)[
         for (int d = 0; d < D; d++)
             vs[d][j] = 0.0;
     }
-    for (int j = 0; j + 1 < n; j += 8) {
-        /* x[j'] < x[j' + 1] for j' < n - 1 */
-        __mmask8 have = n - 1 - j >= 8 ? 0xff : (__mmask8)((1u << (n - 1 - j)) - 1);
-        __m512d x = _mm512_loadu_pd(xs + j), y = _mm512_loadu_pd(xs + j + 1);
-        if (_mm512_mask_cmp_pd_mask(have, x, y, _CMP_LT_OQ) != have)
-            return false;
-    }
-    return true;
+    bool inc = true;
+    for (int j = 0; j + 1 < n; j++)
+        inc &= xs[j] < xs[j + 1];
+    return inc;
+}
+
+/* The start m of the last run of flat segments (see add_small5_avx512): from xs[m] on (+inf when
+ * the last segment is not flat) every point takes the values of point m. */
+static int window_flat_end(const struct ps_plf *f)
+{
+    enum { D = PS_PLF_MAX_DIM, S = D + 1 };
+    int m = f->n - 1;
+    while (m > 0 && flat_values(f->a + (size_t)(m - 1) * S + 1, f->a + (size_t)m * S + 1, D))
+        m--;
+    return m;
 }
 
 __attribute__((target("avx512f,avx512vl,avx512dq"))) static bool
@@ -417,9 +426,7 @@ add_window5_avx512(double *restrict acc, size_t st, const struct ps_plf *f, cons
     if (!window_rows5(f, xs, vs))
         return false;
     /* The flat end, as in add_small5_avx512. */
-    int m = n - 1;
-    while (m > 0 && flat_values(f->a + (size_t)(m - 1) * S + 1, f->a + (size_t)m * S + 1, D))
-        m--;
+    int m = window_flat_end(f);
     double xm = m < n - 1 ? xs[m] : INFINITY;
     const __m512i one_i = _mm512_set1_epi64(1);
     const __m512d one = _mm512_set1_pd(1.0), half = _mm512_set1_pd(0.5), zero = _mm512_setzero_pd();
@@ -471,10 +478,10 @@ void ps_plf_sum_summand5_avx512(double *restrict acc, size_t st, unsigned char *
 
 /* A copy of add_summand5_avx512 on 4 lanes (blendv masks for mask registers): C has no templates
  * over vector types, and a macro would hide the lane-by-lane argument for the bits. */
-__attribute__((target("avx2"))) void ps_plf_sum_summand5_avx2(double *restrict acc, size_t st,
-                                                               unsigned char *restrict split,
-                                                               const struct ps_plf *f,
-                                                               const double *restrict pts, int k)
+__attribute__((target("avx2"))) static void add_summand5_avx2(double *restrict acc, size_t st,
+                                                              unsigned char *restrict split,
+                                                              const struct ps_plf *f,
+                                                              const double *restrict pts, int k)
 {
     enum { D = PS_PLF_MAX_DIM, S = D + 1 };
     const double *p = f->a;
@@ -545,6 +552,81 @@ __attribute__((target("avx2"))) void ps_plf_sum_summand5_avx2(double *restrict a
             from = _mm256_castsi256_pd(_mm256_set1_epi64x(-1));
         }
     }
+}
+
+/* Lane i of v at the index held in lane i of idx (0..3; only the low 2 bits count): AVX2 has no
+ * variable permute of doubles, so each index becomes the pair of float lanes 2i, 2i + 1. */
+__attribute__((target("avx2"), always_inline)) static inline __m256d pick4(__m256d v, __m256i idx)
+{
+    __m256i t = _mm256_slli_epi64(idx, 1);
+    __m256i pair = _mm256_add_epi64(_mm256_or_si256(t, _mm256_slli_epi64(t, 32)),
+                                    _mm256_set1_epi64x((long long)1 << 32));
+    return _mm256_castps_pd(_mm256_permutevar8x32_ps(_mm256_castpd_ps(v), pair));
+}
+
+/* add_window5_avx512 on 4 lanes. A block's 4 points hold at most 3 of f's inner breakpoints at
+ * or after its first point and below its last (the argument of add_window5_avx512), so each
+ * lane's segment is s0 + i, i the count of f's points s0 + 1 .. s0 + 3 below its point, and
+ * its ends are the points s0 + i and s0 + 1 + i: lane i of the rows loaded from s0 and from
+ * s0 + 1, picked in registers. (Padding lanes past k, +inf, write to the rows' slack, which
+ * nothing reads.) Each lane then performs add_window5_avx512's operations in the same order, so
+ * the bits are the same. */
+__attribute__((target("avx2"))) static bool add_window5_avx2(double *restrict acc, size_t st, const struct ps_plf *f,
+                                                             const double *restrict pts, int k)
+{
+    enum { D = PS_PLF_MAX_DIM };
+    int n = f->n;
+    if (n < 2 || n > WIN_MAX)
+        return false;
+    double xs[WIN_MAX + WIN_PAD] __attribute__((aligned(32)));
+    double vs[D][WIN_MAX + WIN_PAD] __attribute__((aligned(32)));
+    if (!window_rows5(f, xs, vs))
+        return false;
+    int m = window_flat_end(f);
+    double xm = m < n - 1 ? xs[m] : INFINITY;
+    const __m256d one = _mm256_set1_pd(1.0), half = _mm256_set1_pd(0.5), zero = _mm256_setzero_pd();
+    const __m256d neg = _mm256_set1_pd(-0.0);
+    int s0 = 0, b = 0;
+    for (; b < k && pts[b] < xm; b += 4) {
+        while (s0 + 1 < n - 1 && xs[s0 + 1] < pts[b])
+            s0++;
+        __m256d x = _mm256_loadu_pd(pts + b);
+        /* minus the count: each compare is -1 where true */
+        __m256i i0 = _mm256_setzero_si256();
+        for (int j = 1; j <= 3; j++)
+            i0 = _mm256_sub_epi64(i0, _mm256_castpd_si256(_mm256_cmp_pd(_mm256_set1_pd(xs[s0 + j]), x, _CMP_LT_OQ)));
+        __m256d l = pick4(_mm256_loadu_pd(xs + s0), i0), r = pick4(_mm256_loadu_pd(xs + s0 + 1), i0);
+        __m256d t = _mm256_div_pd(_mm256_sub_pd(x, l), _mm256_sub_pd(r, l));
+        t = _mm256_blendv_pd(t, zero, _mm256_cmp_pd(x, l, _CMP_EQ_OQ));
+        t = _mm256_blendv_pd(t, one, _mm256_cmp_pd(x, r, _CMP_EQ_OQ));
+        __m256d left = _mm256_cmp_pd(t, half, _CMP_LT_OQ);
+        __m256d sm = _mm256_blendv_pd(_mm256_xor_pd(_mm256_sub_pd(one, t), neg), t, left);
+        double *row = acc + b;
+        for (int d = 0; d < D; d++, row += st) {
+            __m256d lv = pick4(_mm256_loadu_pd(vs[d] + s0), i0), rv = pick4(_mm256_loadu_pd(vs[d] + s0 + 1), i0);
+            __m256d base = _mm256_blendv_pd(rv, lv, left), dv = _mm256_sub_pd(rv, lv);
+            __m256d v = _mm256_add_pd(base, _mm256_mul_pd(dv, sm));
+            _mm256_store_pd(row, _mm256_add_pd(_mm256_load_pd(row), v));
+        }
+    }
+    if (b < k) {
+        __m256d cv[D];
+        for (int d = 0; d < D; d++)
+            cv[d] = _mm256_set1_pd(vs[d][m]);
+        for (; b < k; b += 4) {
+            double *row = acc + b;
+            for (int d = 0; d < D; d++, row += st)
+                _mm256_store_pd(row, _mm256_add_pd(_mm256_load_pd(row), cv[d]));
+        }
+    }
+    return true;
+}
+
+void ps_plf_sum_summand5_avx2(double *restrict acc, size_t st, unsigned char *restrict split,
+                              const struct ps_plf *f, const double *restrict pts, int k)
+{
+    if (!add_window5_avx2(acc, st, f, pts, k))
+        add_summand5_avx2(acc, st, split, f, pts, k);
 }
 #endif
 
