@@ -373,10 +373,11 @@ add_small5_avx512(double *restrict acc, size_t st, const struct ps_plf *f, const
  * its ends are two of the 16 points from s0 on. The lanes then do small5_blocks' operations. */
 enum { WIN_MAX = 256, WIN_PAD = 16 };
 
-/* f's points as rows (xs and one row per component, +inf and 0 padding after them); false when
- * an argument or a value is not finite or the arguments do not strictly increase. Plain C: both
- * window kernels (AVX-512 and AVX2) take these rows. */
-static bool window_rows5(const struct ps_plf *f, double *restrict xs, double (*restrict vs)[WIN_MAX + WIN_PAD])
+/* f's points as rows (xs and one row per component, pad points of +inf and 0 after them, as
+ * far as the kernel reads); false when an argument or a value is not finite or the arguments do
+ * not strictly increase. Plain C: both window kernels (AVX-512 and AVX2) take these rows. */
+static bool window_rows5(const struct ps_plf *f, double *restrict xs, double (*restrict vs)[WIN_MAX + WIN_PAD],
+                         int pad)
 {
     enum { D = PS_PLF_MAX_DIM, S = D + 1 };
     int n = f->n;
@@ -392,7 +393,7 @@ static bool window_rows5(const struct ps_plf *f, double *restrict xs, double (*r
     }
     if (!ok)
         return false;
-    for (int j = n; j < n + WIN_PAD; j++) {
+    for (int j = n; j < n + pad; j++) {
         xs[j] = INFINITY;
         for (int d = 0; d < D; d++)
             vs[d][j] = 0.0;
@@ -423,7 +424,7 @@ add_window5_avx512(double *restrict acc, size_t st, const struct ps_plf *f, cons
         return false;
     double xs[WIN_MAX + WIN_PAD] __attribute__((aligned(64)));
     double vs[D][WIN_MAX + WIN_PAD] __attribute__((aligned(64)));
-    if (!window_rows5(f, xs, vs))
+    if (!window_rows5(f, xs, vs, WIN_PAD))
         return false;
     /* The flat end, as in add_small5_avx512. */
     int m = window_flat_end(f);
@@ -580,7 +581,7 @@ __attribute__((target("avx2"))) static bool add_window5_avx2(double *restrict ac
         return false;
     double xs[WIN_MAX + WIN_PAD] __attribute__((aligned(32)));
     double vs[D][WIN_MAX + WIN_PAD] __attribute__((aligned(32)));
-    if (!window_rows5(f, xs, vs))
+    if (!window_rows5(f, xs, vs, 4))   /* a block reads up to 4 points past s0 <= n - 2 */
         return false;
     int m = window_flat_end(f);
     double xm = m < n - 1 ? xs[m] : INFINITY;
