@@ -180,6 +180,17 @@ PLF_INLINE void add_point5(double *restrict acc, size_t st, int q, const double 
         acc[(size_t)d * st + q] += v[d];
 }
 
+/* The flat end of the block kernels: every point from b to k takes the values c. Plain C,
+ * vectorized by the compiler at each kernel's level (the sums are the same per point). */
+PLF_INLINE void add_flat_end5(double *restrict acc, size_t st, int b, int k, const double *c)
+{
+    for (int d = 0; d < PS_PLF_MAX_DIM; d++) {
+        double *row = acc + (size_t)d * st, v = c[d];
+        for (int q = b; q < k; q++)
+            row[q] += v;
+    }
+}
+
 __attribute__((target("avx512f,avx512vl,avx512dq"))) static void
 add_summand5_avx512(double *restrict acc, size_t st, unsigned char *restrict split, const struct ps_plf *f,
                     const double *restrict pts, int k)
@@ -299,16 +310,7 @@ __attribute__((target("avx512f,avx512vl,avx512dq"), always_inline)) static inlin
         }
     }
     /* The flat end: from xm on, every point takes c (see add_small5_avx512). */
-    if (b < k) {
-        __m512d cv[D];
-        for (int d = 0; d < D; d++)
-            cv[d] = _mm512_set1_pd(c[d]);
-        for (; b < k; b += 8) {
-            double *row = acc + b;
-            for (int d = 0; d < D; d++, row += st)
-                _mm512_store_pd(row, _mm512_add_pd(_mm512_load_pd(row), cv[d]));
-        }
-    }
+    add_flat_end5(acc, st, b, k, c);
 }
 
 __attribute__((target("avx512f,avx512vl,avx512dq"))) static bool
@@ -457,16 +459,7 @@ add_window5_avx512(double *restrict acc, size_t st, const struct ps_plf *f, cons
             _mm512_store_pd(row, _mm512_add_pd(_mm512_load_pd(row), v));
         }
     }
-    if (b < k) {
-        __m512d cv[D];
-        for (int d = 0; d < D; d++)
-            cv[d] = _mm512_set1_pd(vs[d][m]);
-        for (; b < k; b += 8) {
-            double *row = acc + b;
-            for (int d = 0; d < D; d++, row += st)
-                _mm512_store_pd(row, _mm512_add_pd(_mm512_load_pd(row), cv[d]));
-        }
-    }
+    add_flat_end5(acc, st, b, k, f->a + (size_t)m * S + 1);
     return true;
 }
 
@@ -555,13 +548,17 @@ __attribute__((target("avx2"))) static void add_summand5_avx2(double *restrict a
     }
 }
 
-/* Lane i of v at the index held in lane i of idx (0..3; only the low 2 bits count): AVX2 has no
- * variable permute of doubles, so each index becomes the pair of float lanes 2i, 2i + 1. */
-__attribute__((target("avx2"), always_inline)) static inline __m256d pick4(__m256d v, __m256i idx)
+/* AVX2 has no variable permute of doubles: lane indices i (0..3) become the float lanes
+ * 2i, 2i + 1 for pick4. */
+__attribute__((target("avx2"), always_inline)) static inline __m256i pick4_index(__m256i idx)
 {
     __m256i t = _mm256_slli_epi64(idx, 1);
-    __m256i pair = _mm256_add_epi64(_mm256_or_si256(t, _mm256_slli_epi64(t, 32)),
-                                    _mm256_set1_epi64x((long long)1 << 32));
+    return _mm256_add_epi64(_mm256_or_si256(t, _mm256_slli_epi64(t, 32)), _mm256_set1_epi64x((long long)1 << 32));
+}
+
+/* Lane i of v at the index pick4_index gave for lane i. */
+__attribute__((target("avx2"), always_inline)) static inline __m256d pick4(__m256d v, __m256i pair)
+{
     return _mm256_castps_pd(_mm256_permutevar8x32_ps(_mm256_castpd_ps(v), pair));
 }
 
@@ -596,7 +593,8 @@ __attribute__((target("avx2"))) static bool add_window5_avx2(double *restrict ac
         __m256i i0 = _mm256_setzero_si256();
         for (int j = 1; j <= 3; j++)
             i0 = _mm256_sub_epi64(i0, _mm256_castpd_si256(_mm256_cmp_pd(_mm256_set1_pd(xs[s0 + j]), x, _CMP_LT_OQ)));
-        __m256d l = pick4(_mm256_loadu_pd(xs + s0), i0), r = pick4(_mm256_loadu_pd(xs + s0 + 1), i0);
+        __m256i pi = pick4_index(i0);
+        __m256d l = pick4(_mm256_loadu_pd(xs + s0), pi), r = pick4(_mm256_loadu_pd(xs + s0 + 1), pi);
         __m256d t = _mm256_div_pd(_mm256_sub_pd(x, l), _mm256_sub_pd(r, l));
         t = _mm256_blendv_pd(t, zero, _mm256_cmp_pd(x, l, _CMP_EQ_OQ));
         t = _mm256_blendv_pd(t, one, _mm256_cmp_pd(x, r, _CMP_EQ_OQ));
@@ -604,22 +602,13 @@ __attribute__((target("avx2"))) static bool add_window5_avx2(double *restrict ac
         __m256d sm = _mm256_blendv_pd(_mm256_xor_pd(_mm256_sub_pd(one, t), neg), t, left);
         double *row = acc + b;
         for (int d = 0; d < D; d++, row += st) {
-            __m256d lv = pick4(_mm256_loadu_pd(vs[d] + s0), i0), rv = pick4(_mm256_loadu_pd(vs[d] + s0 + 1), i0);
+            __m256d lv = pick4(_mm256_loadu_pd(vs[d] + s0), pi), rv = pick4(_mm256_loadu_pd(vs[d] + s0 + 1), pi);
             __m256d base = _mm256_blendv_pd(rv, lv, left), dv = _mm256_sub_pd(rv, lv);
             __m256d v = _mm256_add_pd(base, _mm256_mul_pd(dv, sm));
             _mm256_store_pd(row, _mm256_add_pd(_mm256_load_pd(row), v));
         }
     }
-    if (b < k) {
-        __m256d cv[D];
-        for (int d = 0; d < D; d++)
-            cv[d] = _mm256_set1_pd(vs[d][m]);
-        for (; b < k; b += 4) {
-            double *row = acc + b;
-            for (int d = 0; d < D; d++, row += st)
-                _mm256_store_pd(row, _mm256_add_pd(_mm256_load_pd(row), cv[d]));
-        }
-    }
+    add_flat_end5(acc, st, b, k, f->a + (size_t)m * (D + 1) + 1);
     return true;
 }
 
