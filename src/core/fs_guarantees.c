@@ -6,7 +6,11 @@
 #include "core/fs_internal.h"
 
 /* upstream GetResource / SetResource: cpu travels as a double of cores and is rounded back to
- * hundredths; the integer resources are truncated when set from a double. */
+ * hundredths; the integer resources are truncated when set from a double. Beyond int64
+ * upstream's static_cast is undefined (x86 gives INT64_MIN, a negative guarantee): here a
+ * value saturates at PS_RES_INFINITE, so an explicit guarantee far above the cluster infers
+ * "unlimited" for the others, their sums stay in range (ps_resources_add_sat), and the
+ * adjustment below scales the shares down with its alert. */
 static double get_resource(const struct ps_resources *r, int i)
 {
     return ps_res_get(r, i);
@@ -14,10 +18,8 @@ static double get_resource(const struct ps_resources *r, int i)
 
 static void set_resource(struct ps_resources *r, int i, double value)
 {
-    if (i == PS_RES_CPU)
-        r->v[i] = (int64_t)round(value * PS_CPU_SCALE);
-    else
-        r->v[i] = (int64_t)value;
+    int64_t v = ps_i64_of_double(i == PS_RES_CPU ? round(value * PS_CPU_SCALE) : value);
+    r->v[i] = v < PS_RES_INFINITE ? v : PS_RES_INFINITE;
 }
 
 /* The strong_guarantee_resources a child specifies: a pool's config, an operation's spec. */
@@ -67,7 +69,7 @@ void fs_determine_inferred_strong_guarantees(struct ps_fs_update *u)
             struct ps_resources own = explicit_guarantee(specified_guarantee(c));
             if (c->kind != PS_ELEM_OPERATION)
                 c->ig->inferred_sg = own;
-            explicit_total = ps_resources_add(explicit_total, own);
+            explicit_total = ps_resources_add_sat(explicit_total, own);
         }
         if (n == 0)
             continue;   /* no child to infer for (most pools: operations only) */
@@ -112,7 +114,7 @@ static struct ps_resources scale_resources(const struct ps_resources *r, double 
 {
     struct ps_resources out;
     for (int i = 0; i < PS_RES_COUNT; i++)
-        out.v[i] = (int64_t)round((double)r->v[i] * k);
+        out.v[i] = ps_i64_of_double(round((double)r->v[i] * k));
     return out;
 }
 
@@ -151,14 +153,14 @@ void fs_validate_and_adjust_guarantees(struct ps_fs_update *u)
     struct ps_resources burst = scale_resources(&u->total, root->ig->total_burst_ratio);
     struct ps_resources strong = ps_resources_zero();
     for (int k = 0; k < root->child_count; k++)
-        strong = ps_resources_add(strong, u->el[u->children[root->first_child + k]].ig->inferred_sg);
+        strong = ps_resources_add_sat(strong, u->el[u->children[root->first_child + k]].ig->inferred_sg);
 
-    if (!ps_resources_fit(ps_resources_add(strong, flow), u->total))
+    if (!ps_resources_fit(ps_resources_add_sat(strong, flow), u->total))
         fs_add_alert(u, "strong guarantees and resource flows exceed total cluster resources "
                         "(total strong guarantee cpu %.2f, total resource flow cpu %.2f, cluster cpu %.2f)",
                      ps_res_get(&strong, PS_RES_CPU), ps_res_get(&flow, PS_RES_CPU),
                      ps_res_get(&u->total, PS_RES_CPU));
-    if (!ps_resources_fit(ps_resources_add(strong, burst), u->total)) {
+    if (!ps_resources_fit(ps_resources_add_sat(strong, burst), u->total)) {
         fs_add_alert(u, "strong guarantees and burst guarantees exceed total cluster resources "
                         "(total strong guarantee cpu %.2f, total burst cpu %.2f, cluster cpu %.2f)",
                      ps_res_get(&strong, PS_RES_CPU), ps_res_get(&burst, PS_RES_CPU),

@@ -8,11 +8,14 @@
 
 /* ---- volumes ------------------------------------------------------------------------------ */
 
+/* A volume's cpu is int64 hundredths of core-seconds: its sums and conversions saturate
+ * rather than overflow, whatever volumes, flows and totals a snapshot or config holds. */
+
 void fs_volume_from_input(struct fs_volume *v, const struct ps_volume *in)
 {
     for (int r = 0; r < PS_RES_COUNT; r++)
         v->d[r] = r == PS_RES_CPU ? 0.0 : in->v[r];
-    v->cpu = (int64_t)round(in->v[PS_RES_CPU] * PS_CPU_SCALE);
+    v->cpu = ps_i64_of_double(round(in->v[PS_RES_CPU] * PS_CPU_SCALE));
 }
 
 void fs_volume_to_output(const struct fs_volume *v, struct ps_volume *out)
@@ -47,7 +50,7 @@ static void volume_of(const struct ps_resources *res, double seconds, struct fs_
 {
     for (int r = 0; r < PS_RES_COUNT; r++)
         out->d[r] = r == PS_RES_CPU ? 0.0 : (double)res->v[r] * seconds;
-    out->cpu = (int64_t)round((double)res->v[PS_RES_CPU] * seconds);
+    out->cpu = ps_i64_of_double(round((double)res->v[PS_RES_CPU] * seconds));
 }
 
 static void volume_scale(struct fs_volume *v, double k)
@@ -55,7 +58,7 @@ static void volume_scale(struct fs_volume *v, double k)
     for (int r = 0; r < PS_RES_COUNT; r++)
         if (r != PS_RES_CPU)
             v->d[r] *= k;
-    v->cpu = (int64_t)round((double)v->cpu * k);
+    v->cpu = ps_i64_of_double(round((double)v->cpu * k));
 }
 
 static void volume_add(struct fs_volume *a, const struct fs_volume *b, int sign)
@@ -63,7 +66,7 @@ static void volume_add(struct fs_volume *a, const struct fs_volume *b, int sign)
     for (int r = 0; r < PS_RES_COUNT; r++)
         if (r != PS_RES_CPU)
             a->d[r] = sign > 0 ? a->d[r] + b->d[r] : a->d[r] - b->d[r];
-    a->cpu = sign > 0 ? a->cpu + b->cpu : a->cpu - b->cpu;
+    a->cpu = sign > 0 ? ps_i64_add_sat(a->cpu, b->cpu) : ps_i64_sub_sat(a->cpu, b->cpu);
 }
 
 static void volume_max(struct fs_volume *a, const struct fs_volume *b)
@@ -174,9 +177,9 @@ static void update_overflow_and_acceptable(struct ps_fs_update *u)
             e->ig->overflow.d[r] = diff > 0 ? diff : 0.0;
             e->ig->acceptable.d[r] = diff > 0 ? 0.0 : (can_accept ? -diff : 0.0);
         }
-        int64_t diff = e->ig->children_overflow.cpu - acceptable.cpu;
+        int64_t diff = ps_i64_sub_sat(e->ig->children_overflow.cpu, acceptable.cpu);
         e->ig->overflow.cpu = diff > 0 ? diff : 0;
-        e->ig->acceptable.cpu = diff > 0 ? 0 : (can_accept ? -diff : 0);
+        e->ig->acceptable.cpu = diff > 0 ? 0 : (can_accept ? ps_i64_sub_sat(0, diff) : 0);
     }
 }
 
@@ -248,10 +251,10 @@ static void distribute_resource(struct ps_fs_update *u, const struct fs_elem *e,
         double w = c->ig->total_flow_ratio;
         double suggested = volume_get(free_volume, r) * (w / weight_sum);
         if (r == PS_RES_CPU) {
-            if ((int64_t)round(suggested * PS_CPU_SCALE) < c->ig->acceptable.cpu)
+            if (ps_i64_of_double(round(suggested * PS_CPU_SCALE)) < c->ig->acceptable.cpu)
                 break;
             c->ig->accepted_free.cpu = c->ig->acceptable.cpu;
-            free_volume->cpu -= c->ig->acceptable.cpu;
+            free_volume->cpu = ps_i64_sub_sat(free_volume->cpu, c->ig->acceptable.cpu);
         } else {
             if (suggested < c->ig->acceptable.d[r])
                 break;
@@ -264,7 +267,7 @@ static void distribute_resource(struct ps_fs_update *u, const struct fs_elem *e,
         struct fs_elem *c = &u->el[hungry[k]];
         double suggested = volume_get(free_volume, r) * (c->ig->total_flow_ratio / weight_sum);
         if (r == PS_RES_CPU)
-            c->ig->accepted_free.cpu = (int64_t)round(suggested * PS_CPU_SCALE);
+            c->ig->accepted_free.cpu = ps_i64_of_double(round(suggested * PS_CPU_SCALE));
         else
             c->ig->accepted_free.d[r] = suggested;
     }

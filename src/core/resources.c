@@ -56,6 +56,16 @@ struct ps_resources ps_resources_add(struct ps_resources a, struct ps_resources 
     return a;
 }
 
+struct ps_resources ps_resources_add_sat(struct ps_resources a, struct ps_resources b)
+{
+    for (int r = 0; r < PS_RES_COUNT; r++)
+        a.v[r] = (a.v[r] >= PS_RES_INFINITE || b.v[r] >= PS_RES_INFINITE ||
+                  a.v[r] > PS_RES_INFINITE - b.v[r])
+                     ? PS_RES_INFINITE
+                     : a.v[r] + b.v[r];
+    return a;
+}
+
 struct ps_resources ps_resources_sub(struct ps_resources a, struct ps_resources b)
 {
     for (int i = 0; i < PS_RES_COUNT; i++)

@@ -71,6 +71,24 @@ static inline int64_t ps_i64_of_double(double x)
     return (int64_t)x;
 }
 
+/* a + b and a - b, saturating at the int64 range instead of overflowing (the integral
+ * volumes' cpu, which a snapshot, a config or a long accumulation may take near its ends). */
+static inline int64_t ps_i64_add_sat(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (!__builtin_add_overflow(a, b, &r))
+        return r;
+    return b > 0 ? INT64_MAX : INT64_MIN;
+}
+
+static inline int64_t ps_i64_sub_sat(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (!__builtin_sub_overflow(a, b, &r))
+        return r;
+    return b < 0 ? INT64_MAX : INT64_MIN;
+}
+
 /* The value of resource i as a double in natural units (cpu in cores). */
 static inline double ps_res_get(const struct ps_resources *r, int i)
 {
@@ -90,6 +108,8 @@ static inline double ps_cpu_round(double cores)
 struct ps_resources ps_resources_zero(void);
 struct ps_resources ps_resources_infinite(void);
 struct ps_resources ps_resources_add(struct ps_resources a, struct ps_resources b);
+/* a + b per resource, saturating at PS_RES_INFINITE; a, b >= 0. */
+struct ps_resources ps_resources_add_sat(struct ps_resources a, struct ps_resources b);
 struct ps_resources ps_resources_sub(struct ps_resources a, struct ps_resources b);
 struct ps_resources ps_resources_min(struct ps_resources a, struct ps_resources b);
 struct ps_resources ps_resources_max(struct ps_resources a, struct ps_resources b);

@@ -24,16 +24,6 @@ void ps_sched_disk_request(const struct ps_sched_tasks *tasks, int offered, cons
         *space = 0;
 }
 
-struct ps_resources ps_resources_add_sat(struct ps_resources a, struct ps_resources b)
-{
-    for (int r = 0; r < PS_RES_COUNT; r++)
-        a.v[r] = (a.v[r] >= PS_RES_INFINITE || b.v[r] >= PS_RES_INFINITE ||
-                  a.v[r] > PS_RES_INFINITE - b.v[r])
-                     ? PS_RES_INFINITE
-                     : a.v[r] + b.v[r];
-    return a;
-}
-
 struct ps_resources ps_demand_add_pending(struct ps_resources demand, struct ps_resources shape,
                                           int64_t pending)
 {

@@ -37,9 +37,6 @@ int ps_sched_offered_task(const struct ps_sched_tasks *tasks);
 void ps_sched_disk_request(const struct ps_sched_tasks *tasks, int offered, const char **medium,
                            int64_t *space);
 
-/* a + b per resource, saturating at PS_RES_INFINITE; a, b >= 0. */
-struct ps_resources ps_resources_add_sat(struct ps_resources a, struct ps_resources b);
-
 /* demand + shape x pending, saturating at PS_RES_INFINITE; all >= 0. */
 struct ps_resources ps_demand_add_pending(struct ps_resources demand, struct ps_resources shape,
                                           int64_t pending);

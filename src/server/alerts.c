@@ -108,9 +108,9 @@ static void overcommit_alert(struct ps_pool_tree *tree, json_t *list, bool burst
     /* upstream's attributes of the error: the sums compared, per resource */
     struct ps_resources sum_strong = {0}, sum_extra = {0};
     for (int r = 0; r < PS_RES_COUNT; r++) {
-        sum_strong.v[r] = (int64_t)llround(strong[r]);
+        sum_strong.v[r] = ps_i64_of_double(round(strong[r]));   /* saturating, as the engine */
         if (total.v[r] < PS_RES_INFINITE)
-            sum_extra.v[r] = (int64_t)llround(extra * (double)total.v[r]);
+            sum_extra.v[r] = ps_i64_of_double(round(extra * (double)total.v[r]));
     }
     json_t *ia = json_object_get(inner, "attributes");
     json_object_set_new(ia, "total_strong_guarantee_resources", ps_api_resources_json(&sum_strong));

@@ -66,6 +66,27 @@ with s:
     check(alerts("update_fair_share") == [], "cleared once it fits: %s" % alerts("update_fair_share"))
     s.ok("remove", {"path": T + "burst"})
     s.ok("remove", {"path": T + "g"})
+    beat(0.5)
+
+    # (a2) a guarantee far beyond the cluster: the memory inferred from it (1e12 / 4 of 8 GiB)
+    # leaves int64, where upstream's cast is undefined (x86 makes the share negative); it
+    # saturates, and every share is scaled into the cluster with the alert
+    s.ok("create", {"type": "scheduler_pool", "path": T + "huge",
+                    "attributes": {"strong_guarantee_resources": {"cpu": 1e12}}})
+    beat(0.5)
+    a = alerts("update_fair_share")   # the strong guarantee alone exceeds: both checks fire
+    check(len(a) == 2 and all(x["attributes"]["pools"] == ["huge"] for x in a),
+          "the flow and burst overcommit alerts: %s" % a)
+    for x in a:
+        total = x["inner_errors"][0]["attributes"]["total_strong_guarantee_resources"]
+        check(total["cpu"] == 1e12 and total.get("memory", 0) >= 0,   # saturated: unlimited
+              "the sum, nothing negative: %s" % total)
+    share = s.get(ORCH + "fair_share_info/pools/huge/strong_guarantee_share")
+    check(all(0 <= v <= 1 for v in share.values()) and abs(share["cpu"] - 1) < 1e-9 and
+          share["memory"] > 0, "shares within the cluster: %s" % share)
+    s.ok("remove", {"path": T + "huge"})
+    beat(0.5)
+    check(alerts("update_fair_share") == [], "cleared with the pool: %s" % alerts("update_fair_share"))
 
     # (b) default_parent_pool that does not exist: accepted, alerted, ephemeral pools at the root
     s.set(T + "@default_parent_pool", "missing")

@@ -108,6 +108,33 @@ static void test_inferred_strong_guarantees(void **state)
     t_free(t);
 }
 
+/* An explicit guarantee so far above the cluster that its inferred memory (cpu ratio 1e11 x
+ * 1000 MB) leaves int64: upstream's static_cast is undefined there (x86 makes it INT64_MIN, a
+ * negative guarantee share); poolsched saturates it at PS_RES_INFINITE (fs_guarantees.c,
+ * set_resource), and the adjustment to the total then scales every resource by the same
+ * factor, with its alert. Found by fuzz_snapshot (its corpus keeps the input,
+ * snapshot/huge-guarantee.json). */
+static void test_inferred_guarantee_beyond_int64(void **state)
+{
+    (void)state;
+    struct t_tree *t = t_new(t_total100(), false);
+    int huge = t_pool_sg(t, 0, "huge", 1e13);
+    t_op(t, huge, "op", t_total100());
+    t_run(t);
+    const struct ps_fs_pool_output *out = &t->p[huge].out;
+    assert_true(out->inferred_strong_guarantee.v[PS_RES_MEMORY] == PS_RES_INFINITE);
+    assert_true(out->inferred_strong_guarantee.v[PS_RES_USER_SLOTS] == 10000000000000LL);
+    for (int r = 0; r < PS_RES_COUNT; r++) {
+        assert_true(out->strong_guarantee_share.v[r] >= 0.0);
+        assert_true(out->strong_guarantee_share.v[r] <= 1.0);
+    }
+    T_DOUBLE_NEAR(1.0, out->strong_guarantee_share.v[PS_RES_CPU], 1e-12);
+    T_DOUBLE_NEAR(1.0, out->strong_guarantee_share.v[PS_RES_USER_SLOTS], 1e-12);
+    assert_true(out->strong_guarantee_share.v[PS_RES_MEMORY] > 0.0);
+    assert_true(has_alert(t, "strong guarantees and resource flows exceed total cluster resources"));
+    t_free(t);
+}
+
 static void t_set(struct ps_resources_opt *sg, int r, int64_t v)
 {
     sg->r.v[r] = v;
@@ -473,6 +500,7 @@ int main(void)
         BOTH(test_strong_plus_burst_adjustment_to_total),
         BOTH(test_limits_lower_than_strong_guarantee),
         cmocka_unit_test(test_inferred_strong_guarantees),
+        cmocka_unit_test(test_inferred_guarantee_beyond_int64),
         cmocka_unit_test(test_operation_guarantee_counts_only_in_inference),
         cmocka_unit_test(test_weight_inference),
         BOTH(test_effective_limits),
