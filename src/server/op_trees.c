@@ -6,21 +6,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/sched_inputs.h"
 #include "core/single_tree.h"
 #include "io/json_value.h"
 #include "server/op_tentative.h"
 #include "server/service_state.h"
 #include "server/svc_ops.h"
 
-/* The operation's demand for the choice: every job of every task at its shape. */
+/* The operation's demand for the choice: every job of every task at its shape, saturating at
+ * PS_RES_INFINITE (a million jobs of 16 TiB each, which start_op accepts, leave int64). */
 static struct ps_resources demand_of(const struct ps_svc_op *op)
 {
     struct ps_resources d = ps_resources_zero();
-    for (int i = 0; i < op->task_count; i++) {
-        struct ps_resources shape = ps_svc_task_shape(&op->tasks[i]);
-        for (int r = 0; r < PS_RES_COUNT; r++)
-            d.v[r] += shape.v[r] * op->tasks[i].job_count;
-    }
+    for (int i = 0; i < op->task_count; i++)
+        d = ps_demand_add_pending(d, ps_svc_task_shape(&op->tasks[i]), op->tasks[i].job_count);
     return d;
 }
 

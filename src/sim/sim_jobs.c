@@ -191,9 +191,8 @@ static int single_tree_spec(struct ps_sim *sim, const struct sim_op *o, json_t *
         return 0;   /* start_operation reports it */
     }
     struct ps_resources demand = ps_resources_zero();
-    for (size_t t = 0; t < o->sc->task_count; t++)
-        for (int r = 0; r < PS_RES_COUNT; r++)
-            demand.v[r] += o->sc->tasks[t].resources.v[r] * o->sc->tasks[t].job_count;
+    for (size_t t = 0; t < o->sc->task_count; t++)   /* saturating, as the service's */
+        demand = ps_demand_add_pending(demand, o->sc->tasks[t].resources, o->sc->tasks[t].job_count);
     int best = -1, rc = 0;
     if (parsed.schedule_in_single_tree && parsed.pool_trees.count > 0)
         rc = ps_strategy_choose_single_tree(sim->strategy, &parsed, o->sc->user, demand, &best, why);

@@ -117,6 +117,15 @@ with Scheduler(bin, work + "/data", {"node_offline_timeout": 1500, "max_failed_j
         check(st == 400 and want in out["message"] and "\n" not in out["message"],
               "one-line error for %r: %d %s" % (tasks, st, out))
 
+    # the largest operation start_op accepts: two tasks of a million jobs of 16 TiB each; their
+    # demand for the trees' necessary-resources check leaves int64 (it saturates; under the
+    # sanitizers an overflow there stops the scheduler)
+    big = {"command": "true", "job_count": 1000000, "cpu_limit": 1, "memory_limit": 16 << 40}
+    st, out = s.call("start_op", {"spec": {"pool": "research", "tasks": {"a": big, "b": big}}}, bob)
+    check(st == 200, "the largest operation starts: %d %s" % (st, out))
+    if st == 200:
+        s.ok("abort_op", {"operation_id": out["operation_id"]}, bob)
+
     # permissions and lifecycle commands
     op3 = s.ok("start_op", {"spec": {"pool": "research", "tasks": {"t": {"command": "sleep 100", "job_count": 2}}}}, alice)["operation_id"]
     st, out = s.call("abort_op", {"operation_id": op3}, bob)
