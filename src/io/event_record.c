@@ -49,6 +49,7 @@ struct ps_event_record *ps_event_record_new(void)
 {
     struct ps_event_record *rec = calloc(1, sizeof *rec);
     if (rec) {
+        rec->oldest_ms = -1;
         ps_strmap_init(&rec->job_ids.map);
         ps_strmap_init(&rec->operation_ids.map);
         ps_strmap_init(&rec->task_names.map);
@@ -118,6 +119,13 @@ static enum ps_event_job_flaw job_flaw(const struct job_fields *f, bool started)
     return PS_EVENT_JOB_OK;
 }
 
+/* A row's integer timestamp (>= 0) in the record's newest and oldest. */
+static void note_time(struct ps_event_record *rec, int64_t t)
+{
+    rec->newest_ms = t > rec->newest_ms ? t : rec->newest_ms;
+    rec->oldest_ms = rec->oldest_ms < 0 || t < rec->oldest_ms ? t : rec->oldest_ms;
+}
+
 static int add_job(struct ps_event_record *rec, const struct job_fields *f)
 {
     struct ps_event_job j = {.row = rec->row_count, .timestamp = f->timestamp,
@@ -137,7 +145,7 @@ static int add_job(struct ps_event_record *rec, const struct job_fields *f)
     j.task = (uint32_t)task;
     j.tree = (uint32_t)tree;
     rec->jobs[rec->job_count++] = j;
-    rec->newest_ms = f->timestamp > rec->newest_ms ? f->timestamp : rec->newest_ms;
+    note_time(rec, f->timestamp);
     rec->row_count++;
     return 0;
 }
@@ -172,7 +180,8 @@ int ps_event_record_add(struct ps_event_record *rec, json_t *row, struct ps_erro
     } else if (grow((void **)&rec->others, rec->other_count, &rec->other_cap,
                     sizeof *rec->others)) {
         rec->others[rec->other_count++] = (struct ps_event_row){rec->row_count++, json_incref(row)};
-        rec->newest_ms = f.timestamp > rec->newest_ms ? f.timestamp : rec->newest_ms;
+        if (json_is_integer(t) && f.timestamp >= 0)
+            note_time(rec, f.timestamp);
     } else {
         rc = PS_ENOMEM;
     }

@@ -73,6 +73,7 @@ struct ps_event_record {
     struct ps_event_names job_ids, operation_ids, task_names, tree_ids;
     size_t row_count;              /* rows added */
     int64_t newest_ms;             /* the largest integer timestamp of a row, 0 when none */
+    int64_t oldest_ms;             /* the smallest integer timestamp >= 0 of a row, -1 when none */
 };
 
 /* An empty record, or NULL when out of memory. */

@@ -22,6 +22,7 @@
 
 struct ps_what_if {
     int64_t since_ms, until_ms, fs_period_ms;
+    int64_t requested_since_ms;             /* as asked; since_ms may start later (window) */
     struct ps_what_if_recorded *recorded;   /* what the fidelity takes from the record */
     json_t *changes;
     json_t *scenario[2];          /* recorded, changed */
@@ -82,6 +83,27 @@ static void keep_measured_view(json_t *scenario)
     }
 }
 
+/* The window replayed: the one asked for, starting no earlier than the record's oldest row.
+ * The log holds nothing before that row (a younger cluster, or rows beyond
+ * event_log_max_row_count dropped), so earlier time would replay as idle: slow for a window
+ * asked of years, and its samples would count towards the fidelity as agreement. */
+static int window(const struct ps_what_if_request *q, struct ps_what_if *w, struct ps_error *err)
+{
+    w->requested_since_ms = q->since_ms;
+    w->since_ms = q->since_ms;
+    w->until_ms = q->until_ms;
+    int64_t oldest = q->record ? q->record->oldest_ms : -1;
+    if (oldest < 0 || w->since_ms >= oldest)
+        return 0;
+    if (w->until_ms <= oldest)
+        return ps_error_set(err, PS_EINVAL, "until: the window ends at %lld ms since the epoch, "
+                                            "not after the event log's oldest row (%lld): "
+                                            "nothing was recorded in it",
+                            (long long)w->until_ms, (long long)oldest);
+    w->since_ms = oldest;
+    return 0;
+}
+
 int ps_what_if_prepare(const struct ps_what_if_request *q, struct ps_what_if **out,
                        struct ps_error *err)
 {
@@ -91,16 +113,16 @@ int ps_what_if_prepare(const struct ps_what_if_request *q, struct ps_what_if **o
         ps_event_record_free(q->record);
         return ps_error_set(err, PS_ENOMEM, "out of memory");
     }
-    w->since_ms = q->since_ms;
-    w->until_ms = q->until_ms;
+    int rc = window(q, w, err);
     w->fs_period_ms = q->fair_share_update_period_ms;
     w->changes = json_deep_copy(q->changes);
-    struct ps_event_replay_options o = {.since_ms = q->since_ms, .until_ms = q->until_ms,
+    struct ps_event_replay_options o = {.since_ms = w->since_ms, .until_ms = w->until_ms,
                                         .heartbeat_period_ms = q->heartbeat_period_ms,
                                         .fair_share_update_period_ms = w->fs_period_ms,
                                         .default_tree = q->default_tree,
                                         .tree_attributes = q->trees};
-    int rc = w->changes ? ps_event_replay_scenario(q->record, &o, &w->scenario[0], err)
+    if (rc == 0)
+        rc = w->changes ? ps_event_replay_scenario(q->record, &o, &w->scenario[0], err)
                         : ps_error_set(err, PS_ENOMEM, "out of memory");
     if (rc == 0)
         rc = ps_what_if_recorded_new(q->record, w->scenario[0], w->since_ms,
@@ -246,6 +268,7 @@ int ps_what_if_execute(const struct ps_what_if *w, const char *dir,
     int rc = run_both(w, dir, tree, c ? c : &none, m, &fid, err);
     if (rc == 0) {
         struct ps_what_if_result res = {.since_ms = w->since_ms, .until_ms = w->until_ms,
+                                        .requested_since_ms = w->requested_since_ms,
                                         .tree = tree, .changes = w->changes, .recorded = m[0],
                                         .changed = m[1], .fidelity = fid,
                                         .scenario = w->scenario[0]};
@@ -272,7 +295,8 @@ int ps_what_if_parse_when(const char *text, const char *what, int64_t now_ms, in
         }
         for (size_t i = 0; i < sizeof units / sizeof *units; i++)
             if (strcmp(end, units[i].unit) == 0 && n <= INT64_MAX / units[i].ms) {
-                *out = now_ms - n * units[i].ms;
+                /* ago, but not before the epoch */
+                *out = n * units[i].ms < now_ms ? now_ms - n * units[i].ms : 0;
                 return 0;
             }
     }

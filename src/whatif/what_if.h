@@ -33,7 +33,8 @@ struct ps_what_if_request {
 struct ps_what_if;
 
 /* Builds both scenarios and checks them as the simulator would (nothing runs, nothing is
- * written). Takes q->record and frees it before returning (what the fidelity needs of it is
+ * written). The window replayed starts no earlier than the record's oldest row (nothing is
+ * known before it); PS_EINVAL "until: ..." when it ends there or before. Takes q->record and frees it before returning (what the fidelity needs of it is
  * kept apart); borrows nothing of q after it returns. Errors: PS_EINVAL naming the change
  * (path, value, reason) or the record's flaw, PS_ENOMEM. */
 int ps_what_if_prepare(const struct ps_what_if_request *q, struct ps_what_if **out,
@@ -59,8 +60,8 @@ int ps_what_if_execute(const struct ps_what_if *w, const char *dir,
 
 void ps_what_if_free(struct ps_what_if *w);
 
-/* WHEN: a time ago ("7d", "12h", "30m", "90s", "500ms") counted from now_ms, or ms since the
- * epoch. Errors: PS_EINVAL `<what>: "<text>" is not a time (...)`. */
+/* WHEN: a time ago ("7d", "12h", "30m", "90s", "500ms") counted from now_ms (0 for one before
+ * the epoch), or ms since the epoch. Errors: PS_EINVAL `<what>: "<text>" is not a time (...)`. */
 int ps_what_if_parse_when(const char *text, const char *what, int64_t now_ms, int64_t *out,
                           struct ps_error *err);
 

@@ -83,7 +83,7 @@ static void job_resources(const json_t *job, double v[PS_RES_COUNT])
 static void add_interval(double *diff, size_t n, int64_t step, int64_t from, int64_t to,
                          const double res[PS_RES_COUNT])
 {
-    if (to <= from)
+    if (to <= from || to <= 0)   /* over before the first sample: b would not be a sample */
         return;
     size_t a = from <= 0 ? 0 : (size_t)((from + step - 1) / step);
     size_t b = (size_t)((to + step - 1) / step);
@@ -260,8 +260,11 @@ static double series_mean_share(const struct series *s, size_t slot, const doubl
 
 static void series_init(struct series *s, int64_t duration_ms)
 {
-    *s = (struct series){.index = json_object(), .n = USAGE_SAMPLES + 1,
-                         .step = duration_ms / USAGE_SAMPLES > 0 ? duration_ms / USAGE_SAMPLES : 1};
+    /* samples at 0, step, ..., (n - 1) step <= duration_ms: a window shorter than
+     * USAGE_SAMPLES ms has a sample per ms, none after its end */
+    int64_t parts = duration_ms < USAGE_SAMPLES ? (duration_ms > 0 ? duration_ms : 0) : USAGE_SAMPLES;
+    *s = (struct series){.index = json_object(), .n = (size_t)parts + 1,
+                         .step = parts > 0 ? duration_ms / parts : 1};
 }
 
 static void series_release(struct series *s)

@@ -208,6 +208,11 @@ static void summary(struct ps_textbuf *b, const struct ps_what_if_result *r, boo
     }
     if (json_array_size(r->changes) == 0)
         ps_textbuf_adds(b, " none");
+    if (r->requested_since_ms < r->since_ms)
+        ps_textbuf_addf(b, "%sthe window starts at the event log's oldest row: it holds nothing "
+                           "from %lld (since, as asked) to %lld",
+                        html ? "</p>\n<p>" : "\n", (long long)r->requested_since_ms,
+                        (long long)r->since_ms);
     ps_textbuf_addf(b, "%sfidelity of the no-change replay: operation start error p50 %.1f s, "
                        "p95 %.1f s, max %.1f s (%.0f operations); usage error mean %.3f, worst "
                        "%.3f (%s): %s (tolerance: usage error mean <= %.2f, start error p50 <= "
@@ -235,8 +240,10 @@ static char *json_text(const struct ps_what_if_result *r)
                         json_pack("{s:f, s:I}", "usage_error_mean", PS_WHAT_IF_USAGE_TOLERANCE,
                                   "start_error_p50_ms", (json_int_t)tol));
     json_object_set_new(fid, "within_tolerance", json_boolean(ok));
-    json_t *all = json_pack("{s:I, s:I, s:s?, s:O, s:O, s:O, s:o}", "since", (json_int_t)r->since_ms,
-                            "until", (json_int_t)r->until_ms, "tree", r->tree, "changes",
+    json_t *all = json_pack("{s:I, s:I, s:I, s:s?, s:O, s:O, s:O, s:o}", "since",
+                            (json_int_t)r->since_ms, "requested_since",
+                            (json_int_t)r->requested_since_ms, "until",
+                            (json_int_t)r->until_ms, "tree", r->tree, "changes",
                             r->changes, "recorded", r->recorded, "changed", r->changed,
                             "fidelity", fid);
     char *text = all ? json_dumps(all, JSON_INDENT(1) | JSON_SORT_KEYS) : NULL;

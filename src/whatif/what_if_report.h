@@ -19,7 +19,8 @@
 #define PS_WHAT_IF_START_TOLERANCE_MS 2000
 
 struct ps_what_if_result {
-    int64_t since_ms, until_ms;
+    int64_t since_ms, until_ms;    /* the window replayed */
+    int64_t requested_since_ms;    /* as asked: before since_ms when the record starts later */
     const char *tree;              /* the pool tree reported on */
     const json_t *changes;         /* [[path, value or null], ...] */
     const json_t *recorded, *changed;   /* ps_what_if_run_metrics of each run */

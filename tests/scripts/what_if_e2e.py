@@ -97,8 +97,9 @@ def check_api(c, since, until, change, r):
         check(status == 403 and "read permission" in out["message"], command + ": no read: 403",
               status, out)
     # busy: a second start while one runs is refused (429) naming the running one; a long
-    # window (hours of idle virtual time before the record) keeps the first running
-    first = s.ok("start_what_if", dict(body, since=since - 6 * 3600 * 1000))
+    # window (hours of virtual time after the record: a window starts no earlier than the
+    # record's oldest row) keeps the first running
+    first = s.ok("start_what_if", dict(body, until=until + 6 * 3600 * 1000))
     status, out = s.call("start_what_if", body)
     check(status == 429 and first["id"] in out["message"] and "busy" in out["message"],
           "busy: 429 naming the running task", status, out,

@@ -114,6 +114,33 @@ run --set //sys/pool_trees/physical/a/@weight=5 --out "$work/three" --format jso
     fail "--format json"
 cmp -s "$work/json" <(cat "$work/one/what-if.json"; echo) || fail "--format json prints what-if.json"
 
+# The fidelity's usage error against the same measure computed from the rows: windows after a
+# job ended (it is not running in them), shorter than the 200 samples, and starting before the
+# log's oldest row (the window starts there)
+for win in "1500 10000" "8000 12000" "5050 5150" "1 10000"; do
+    set -- $win
+    "$bin" what-if --event-log "$log" --since "$1" --until "$2" --out "$work/fid$1" >/dev/null \
+        2>"$work/err" || fail "what-if $win: $(cat "$work/err")"
+    python3 "$src/tests/scripts/what_if_fidelity_check.py" "$log" "$work/fid$1" "$1" "$2" ||
+        fail "fidelity of $win"
+done
+
+# Nothing before the log's oldest row (1000): the same replay as from that row, said so
+"$bin" what-if --event-log "$log" --since 1000 --until 10000 --out "$work/from1000" >/dev/null 2>&1 ||
+    fail "what-if from the oldest row"
+"$bin" what-if --event-log "$log" --since 1 --until 10000 --out "$work/from1" >"$work/out" 2>&1
+for f in scenario.json recorded/events.jsonl recorded/pools.csv changed/pools.csv; do
+    cmp -s "$work/from1/$f" "$work/from1000/$f" || fail "$f: a window from before the oldest row"
+done
+grep -q "window 1000..10000 ms" "$work/out" || fail "window from the oldest row: $(cat "$work/out")"
+grep -q "starts at the event log's oldest row: it holds nothing from 1 (since, as asked) to 1000" \
+    "$work/out" || fail "the summary says where the window starts: $(cat "$work/out")"
+python3 -c '
+import json, sys
+w = json.load(open(sys.argv[1]))
+sys.exit(0 if (w["since"], w["requested_since"]) == (1000, 1) else "FAIL: " + json.dumps(w)[:200])
+' "$work/from1/what-if.json"
+
 # --config and --remove
 echo '{"//sys/pools/b/@weight": 3, "//sys/pool_trees/physical/a/@weight": null}' >"$work/cfg.json"
 run --config "$work/cfg.json" --out "$work/cfg" >/dev/null 2>&1 || fail "--config"
@@ -143,6 +170,8 @@ expect_error 'the changed scenario: .*weight' --event-log "$log" --since 1500 --
 [ ! -e "$work/bad" ] || fail "a refused change leaves no outputs"
 expect_error '\-\-since: "yesterday" is not a time' --event-log "$log" --since yesterday
 expect_error '\-\-until: must be after \-\-since' --event-log "$log" --since 5000 --until 4000
+expect_error 'until: the window ends at 1000 ms since the epoch, not after the event log.s oldest row (1000)' \
+    --event-log "$log" --since 1 --until 1000
 expect_error 'missing --since' --event-log "$log"
 expect_error '\-\-format: "yson" is not one of text, json' --event-log "$log" --since 1 --format yson
 echo '[{"timestamp": 5, "event_type": "node_registered", "node_address": "n", "resource_limits": {}}]' \

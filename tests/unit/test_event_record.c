@@ -93,6 +93,9 @@ static void test_text_rows_read_as_jansson_reads_them(void **state)
     assert_int_equal(b->row_count, a->row_count);
     assert_int_equal(b->newest_ms, a->newest_ms);
     assert_int_equal(a->newest_ms, 18);
+    /* the oldest integer timestamp >= 0: not the -1 row's, nor the "7" (a string) row's */
+    assert_int_equal(a->oldest_ms, 5);
+    assert_int_equal(b->oldest_ms, a->oldest_ms);
     assert_int_equal(a->job_count, 8);
     assert_int_equal(b->job_count, a->job_count);
     for (size_t i = 0; i < a->job_count; i++)

@@ -38,7 +38,9 @@ function table(what, rec, chg, mark) {
 function answer(task, pool) {
   const r = task.result, f = r.fidelity;
   const fid = `fidelity of the no-change replay: start error p50 ${seconds(f.start_error_p50_ms)} s, usage error ${num(f.usage_error_mean, 3)}: ${f.within_tolerance ? 'within tolerance' : '<b>OUTSIDE tolerance</b>'}`;
-  return `<div id="what-if-answer"><p>${esc(new Date(r.since).toISOString())} – ${esc(new Date(r.until).toISOString())}, tree ${esc(r.tree)}; ${fid}.
+  // a window asked from before the event log's oldest row starts at that row
+  const clipped = r.requested_since < r.since ? ' <span id="what-if-window-start">(the event log starts here: it holds nothing before)</span>' : '';
+  return `<div id="what-if-answer"><p>${esc(new Date(r.since).toISOString())}${clipped} – ${esc(new Date(r.until).toISOString())}, tree ${esc(r.tree)}; ${fid}.
     <a id="what-if-report" href="${esc(task.report)}" target="_blank" rel="noopener">report</a></p>
     ${table('pool', r.recorded.pools, r.changed.pools, pool)}${table('user', r.recorded.users, r.changed.users, null)}</div>`;
 }

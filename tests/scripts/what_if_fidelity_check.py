@@ -1,0 +1,62 @@
+# The fidelity's usage error of a what-if (docs/what-if.md "Fidelity"), computed again from the
+# event log's rows and the no-change replay's pools.csv and compared with what-if.json: the
+# window starting at the log's oldest row, 201 samples (one a ms in a window under 200 ms),
+# every job attempt of the pool's subtree that covers a sample, the dominant share of the
+# nodes registered by then. For what_if_offline.sh's log (one tree, nodes that only register).
+# Usage: what_if_fidelity_check.py LOG OUT_DIR SINCE UNTIL
+import csv, json, sys
+log, d, since, until = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+rows = json.load(open(log))
+since = max(since, min(r["timestamp"] for r in rows))   # the window starts at the oldest row
+w = json.load(open(d + "/what-if.json"))
+dur = until - since
+parts = min(200, dur)
+step, n = dur // parts, parts + 1
+RES = ["user_slots", "cpu", "gpu", "memory", "network"]
+def vec(m):
+    return [float((m or {}).get(r) or 0) for r in RES]
+def covers(frm, to, k):
+    return frm <= k * step < to
+total = [[0.0] * 5 for _ in range(n)]
+for r in rows:   # each node from its registration on (this log has no offline or updated node)
+    if r["event_type"] == "node_registered":
+        for k in range(n):
+            if k * step >= r["timestamp"] - since:
+                total[k] = [a + b for a, b in zip(total[k], vec(r["resource_limits"]))]
+pool_of = {r["operation_id"]: r["scheduling_info_per_tree"]["physical"]["pool"]
+           for r in rows if r["event_type"] == "operation_started"}
+parent = {p: v["parent"] for p, v in
+          next(r for r in rows if r["event_type"] == "pools_info")["pools"]["physical"].items()}
+last = {}
+for r in rows:
+    if r["event_type"].startswith("job_"):
+        last[r["job_id"]] = r
+use = {}
+for j in last.values():
+    if j["event_type"] == "job_started":
+        frm, to = j["timestamp"] - since, dur + step
+    else:
+        frm, to = j["start_time"] - since, j["finish_time"] - since
+    p = pool_of[j["operation_id"]]
+    while p and p != "<Root>":
+        u = use.setdefault(p, [[0.0] * 5 for _ in range(n)])
+        for k in range(n):
+            if covers(frm, to, k):
+                u[k] = [a + b for a, b in zip(u[k], vec(j["resource_limits"]))]
+        p = parent.get(p)
+share = {p: [0.0] * n for p in use}
+for row in csv.DictReader(open(d + "/recorded/pools.csv")):
+    if row["tree"] == "physical" and row["pool"] in share:
+        t = int(row["time"])
+        for k in range(n):
+            if k * step >= t:
+                share[row["pool"]][k] = float(row["usage_ratio"])
+def dominant(u, t):
+    return max([a / b for a, b in zip(u, t) if b > 0] or [0.0])
+want = {p: sum(abs(dominant(use[p][k], total[k]) - share[p][k]) for k in range(n)) / n for p in use}
+got = w["fidelity"]["usage_error"]
+bad = [p for p in want if abs(want[p] - got.get(p, -1)) > 1e-9] + [p for p in got if p not in want]
+mean = sum(want.values()) / len(want)
+if bad or abs(mean - w["fidelity"]["usage_error_mean"]) > 1e-9 or w["since"] != since:
+    sys.exit("FAIL: usage error of [%d, %d]: want %s (mean %s), got %s (mean %s), since %s" %
+             (since, until, want, mean, got, w["fidelity"]["usage_error_mean"], w["since"]))
