@@ -30,6 +30,7 @@ struct replay {
     json_t *groups;      /* node groups, in order of first sight */
     json_t *node_index;  /* address -> index into groups */
     json_t *node_tags;   /* address -> the tags last seen */
+    json_t *node_limits; /* address -> the resource limits last seen (offline: zero) */
     json_t *base_pools;  /* {tree: {pool: config}} as of since, plus pools seen later */
     json_t *cur_pools;   /* the last pools_info row's pools */
     json_t *base_trees;  /* {tree: config} as of since, plus trees seen later (pool_trees_info) */
@@ -87,7 +88,10 @@ static json_t *node_id(const char *address)
     return s;
 }
 
-static int node_row(struct replay *r, size_t i, const json_t *row, const char *type, int64_t ts)
+/* A node row (node_registered, node_updated, node_offline), or a node's entry of nodes_info
+ * (state: what it repeats of the node adds nothing) */
+static int node_row(struct replay *r, size_t i, const json_t *row, const char *type, int64_t ts,
+                    bool state)
 {
     const char *addr = sval(row, "node_address");
     const json_t *limits = json_object_get(row, "resource_limits");
@@ -103,6 +107,12 @@ static int node_row(struct replay *r, size_t i, const json_t *row, const char *t
     json_t *now_tags = tags ? json_deep_copy(tags) : json_array();
     json_t *idx = json_object_get(r->node_index, addr);
     bool in_window = ts > r->o->since_ms;
+    if (state && idx && json_equal(json_object_get(r->node_limits, addr), now_limits) &&
+        json_equal(json_object_get(r->node_tags, addr), now_tags)) {
+        json_decref(now_limits);
+        json_decref(now_tags);
+        return 0;
+    }
     if (!idx) {
         json_object_set_new(r->node_index, addr, json_integer((json_int_t)json_array_size(r->groups)));
         /* a node heartbeats as soon as a job of its ends (poolsched node, upstream's) */
@@ -129,8 +139,33 @@ static int node_row(struct replay *r, size_t i, const json_t *row, const char *t
         json_decref(id);
     }
     json_object_set(r->node_tags, addr, now_tags);
+    json_object_set(r->node_limits, addr, now_limits);
     json_decref(now_limits);
     json_decref(now_tags);
+    return 0;
+}
+
+/* nodes_info (the scheduler's state rows, event_log.h): each node as a node row of its own, a
+ * node the replay knows as it was left alone */
+static int nodes_row(struct replay *r, size_t i, const json_t *row, int64_t ts)
+{
+    const json_t *nodes = json_object_get(row, "nodes");
+    if (!json_is_object(nodes))
+        return bad_row(r, i, "nodes", "must be a map {address: {tags, resource_limits}}");
+    const char *addr;
+    json_t *node;
+    json_object_foreach((json_t *)nodes, addr, node) {
+        if (!json_is_object(node))
+            return bad_row(r, i, "nodes", "must be a map {address: {tags, resource_limits}}");
+        json_t *one = json_deep_copy(node);
+        if (one)
+            json_object_set_new(one, "node_address", json_string(addr));
+        int rc = one ? node_row(r, i, one, "node_updated", ts, true)
+                     : ps_error_set(r->err, PS_ENOMEM, "out of memory");
+        json_decref(one);
+        if (rc != 0)
+            return rc;
+    }
     return 0;
 }
 
@@ -316,7 +351,9 @@ static int read_row(struct replay *r, size_t i, const json_t *row)
     if (ts > r->o->until_ms)
         return 0;
     if (strncmp(type, "node_", 5) == 0)
-        return node_row(r, i, row, type, ts);
+        return node_row(r, i, row, type, ts, false);
+    if (strcmp(type, "nodes_info") == 0)
+        return nodes_row(r, i, row, ts);
     if (strcmp(type, "pools_info") == 0)
         return pools_row(r, i, row, ts);
     if (strcmp(type, "pool_trees_info") == 0)
@@ -675,7 +712,7 @@ static json_t *sorted_events(const struct replay *r)
 
 static void replay_release(struct replay *r)
 {
-    json_t *all[] = {r->groups, r->node_index, r->node_tags, r->base_pools, r->cur_pools,
+    json_t *all[] = {r->groups, r->node_index, r->node_tags, r->node_limits, r->base_pools, r->cur_pools,
                      r->base_trees, r->cur_trees, r->rec_default, r->ops, r->op_index,
                      r->op_ended, r->events, r->op_params};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
@@ -710,13 +747,14 @@ static int replay_init(struct replay *r, const struct ps_event_record *rec,
     size_t ids = rec->job_ids.count, tasks = rec->task_names.count;
     *r = (struct replay){.o = opts, .err = err, .rec = rec, .groups = json_array(),
                          .node_index = json_object(), .node_tags = json_object(),
+                         .node_limits = json_object(),
                          .ops = json_array(), .op_index = json_object(), .op_ended = json_object(),
                          .events = json_array(), .op_params = json_object()};
     r->jobs = malloc((rec->job_count ? rec->job_count : 1) * sizeof *r->jobs);
     r->job_index = malloc((ids ? ids : 1) * sizeof *r->job_index);
     r->task_means = calloc(tasks ? tasks : 1, sizeof *r->task_means);
     if (!r->jobs || !r->job_index || !r->task_means || !r->groups || !r->node_index ||
-        !r->node_tags || !r->ops || !r->op_index || !r->op_ended || !r->events || !r->op_params)
+        !r->node_tags || !r->node_limits || !r->ops || !r->op_index || !r->op_ended || !r->events || !r->op_params)
         return ps_error_set(err, PS_ENOMEM, "out of memory");
     for (size_t i = 0; i < ids; i++)
         r->job_index[i] = NO_JOB;

@@ -36,6 +36,9 @@ static void append(struct ps_service *svc, json_t *ev)
     seq_key(svc->event_log_next++, key);
     ps_journal_put_aside(svc->journal, "event", key, ev);
     while (svc->event_log_next - svc->event_log_first > (uint64_t)max) {
+        if (svc->event_log_state_seq >= 0 &&
+            (uint64_t)svc->event_log_state_seq == svc->event_log_first)
+            svc->event_log_state_seq = -1;   /* the state rows leave: log them again */
         seq_key(svc->event_log_first++, key);
         ps_journal_put_aside(svc->journal, "event", key, NULL);
     }
@@ -188,23 +191,42 @@ void ps_event_log_banned_in_tree(struct ps_service *svc, const struct ps_svc_op 
     append(svc, ev);
 }
 
-static void pools_info_rows(struct ps_service *svc, int64_t now_ms);
+static void state_rows(struct ps_service *svc, int64_t now_ms);
+
+/* A node's tags and resource_limits into ev (a node row, or its entry in nodes_info). */
+static json_t *node_fields(const struct ps_svc_node *node, json_t *ev)
+{
+    json_t *tags = json_array();
+    for (int i = 0; i < node->tag_count; i++)
+        json_array_append_new(tags, json_string(node->tags[i]));
+    json_object_set_new(ev, "tags", tags);
+    json_object_set_new(ev, "resource_limits", ps_api_resources_json(&node->limits));
+    return ev;
+}
 
 void ps_event_log_node(struct ps_service *svc, const struct ps_svc_node *node, const char *type,
                        int64_t now_ms)
 {
     if (svc->pools_info_due)   /* the trees the node was placed by come first */
-        pools_info_rows(svc, now_ms);
+        state_rows(svc, now_ms);
     json_t *ev = row(type, now_ms);
     if (!ev)
         return;
-    json_t *tags = json_array();
-    for (int i = 0; i < node->tag_count; i++)
-        json_array_append_new(tags, json_string(node->tags[i]));
     json_object_set_new(ev, "node_address", json_string(node->id));
-    json_object_set_new(ev, "tags", tags);
-    json_object_set_new(ev, "resource_limits", ps_api_resources_json(&node->limits));
-    append(svc, ev);
+    append(svc, node_fields(node, ev));
+}
+
+/* nodes_info, as upstream's periodic row: every node in scheduling, {address: {tags,
+ * resource_limits}} */
+static json_t *nodes_info(struct ps_service *svc, int64_t now_ms)
+{
+    json_t *ev = row("nodes_info", now_ms), *nodes = json_object();
+    for (int i = 0; nodes && i < svc->node_count; i++)
+        if (svc->node_list[i]->registered)
+            json_object_set_new(nodes, svc->node_list[i]->id,
+                                node_fields(svc->node_list[i], json_object()));
+    json_object_set_new(ev, "nodes", nodes);
+    return ev;
 }
 
 /* upstream's BuildStaticPoolsInformation: each pool's config, every key with its value */
@@ -251,10 +273,12 @@ static json_t *trees_info(struct ps_service *svc, int64_t now_ms)
     return ev;
 }
 
-static void pools_info_rows(struct ps_service *svc, int64_t now_ms)
+/* The state a replay starts from, at one timestamp: pool_trees_info, pools_info, nodes_info. */
+static void state_rows(struct ps_service *svc, int64_t now_ms)
 {
     svc->pools_info_due = false;
     svc->pools_info_next_ms = now_ms + PS_EVENT_LOG_POOLS_INFO_PERIOD_MS;
+    svc->event_log_state_seq = (int64_t)svc->event_log_next;
     append(svc, trees_info(svc, now_ms));
     json_t *ev = row("pools_info", now_ms);
     json_t *trees = json_object();
@@ -264,18 +288,21 @@ static void pools_info_rows(struct ps_service *svc, int64_t now_ms)
     }
     json_object_set_new(ev, "pools", trees);
     append(svc, ev);
+    append(svc, nodes_info(svc, now_ms));
 }
 
 void ps_event_log_pools_info(struct ps_service *svc, int64_t now_ms)
 {
-    if (svc->pools_info_due && now_ms >= svc->pools_info_next_ms)
-        pools_info_rows(svc, now_ms);
+    if ((svc->pools_info_due || svc->event_log_state_seq < 0) && now_ms >= svc->pools_info_next_ms &&
+        svc->cfg.event_log_max_row_count > 0)
+        state_rows(svc, now_ms);
 }
 
 int ps_event_log_load(struct ps_service *svc, struct ps_error *err)
 {
     ps_event_log_release(svc);
     svc->event_log_first = svc->event_log_next = 0;
+    svc->event_log_state_seq = -1;   /* a (new) leader logs the state it starts from */
     json_t *m = NULL;
     int rc = ps_persist_meta_get(svc, "event_log", &m, err);
     if (rc != 0) {   /* not "empty": rows numbered from 0 again would overwrite the oldest */

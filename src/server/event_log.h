@@ -21,7 +21,12 @@
  *   pool_trees_info (poolsched's, for a replay; written just before each pools_info row):
  *     trees {tree: its config, every key}, default_tree (null when none);
  *   node_registered, node_updated, node_offline (poolsched's, for a replay): node_address,
- *     tags, resource_limits.
+ *     tags, resource_limits;
+ *   nodes_info (upstream's name; after each pools_info row, same timestamp): nodes {address:
+ *     {tags, resource_limits}}, every node in scheduling.
+ * pool_trees_info, pools_info and nodes_info are the state a replay starts from: logged at
+ * start (and by a new leader), after pool tree changes, and again when the bound drops the
+ * newest of them (svc->event_log_state_seq), each at most once a second.
  *
  * Writes: under svc->mu, a row becomes a journal record (kind "event", key its sequence number
  * zero-padded to 20 digits, so key order is row order) committed with the change that caused
@@ -63,9 +68,10 @@ void ps_event_log_banned_in_tree(struct ps_service *svc, const struct ps_svc_op 
 void ps_event_log_node(struct ps_service *svc, const struct ps_svc_node *node, const char *type,
                        int64_t now_ms);
 
-/* pool_trees_info then pools_info: the trees' configs and the pools of every tree, when the
- * trees changed (svc->pools_info_due, set by every applied change of a pool, a tree or the
- * default tree) and the last rows are PS_EVENT_LOG_POOLS_INFO_PERIOD_MS old: the engine loop
+/* pool_trees_info, pools_info, nodes_info: the trees' configs, the pools of every tree and the
+ * nodes, when the trees changed (svc->pools_info_due, set by every applied change of a pool, a
+ * tree or the default tree) or the log holds no state rows (at start, or the bound dropped
+ * them), and the last rows are PS_EVENT_LOG_POOLS_INFO_PERIOD_MS old: the engine loop
  * calls it, so that a burst of changes makes one row of each, not a copy of every pool's config
  * per change (as upstream logs it after its periodic pool tree update). Under
  * svc->mu. */

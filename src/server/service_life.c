@@ -252,6 +252,7 @@ int ps_service_start(const struct ps_service_config *cfg, struct ps_service **ou
     if (!svc)
         return ps_error_set(err, PS_ENOMEM, "out of memory");
     svc->cfg = *cfg;
+    svc->event_log_state_seq = -1;   /* event_log.h: none logged yet */
     pthread_mutex_init(&svc->mu, NULL);
     pthread_mutex_init(&svc->store_mu, NULL);
     pthread_mutex_init(&svc->auth_mu, NULL);

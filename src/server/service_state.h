@@ -293,6 +293,8 @@ struct ps_service {
     uint64_t nodes_config_version; /* bumped by each change; agents get the config when theirs
                                       differs */
     int64_t pools_info_next_ms;    /* the next pools_info row not before (event_log.h) */
+    int64_t event_log_state_seq;   /* the newest state rows' first sequence number while they
+                                      are in the log; -1: none there (event_log.h) */
     uint64_t job_counter;
     struct ps_strmap nodes;        /* id -> struct ps_svc_node * */
     struct ps_svc_node **node_list;

@@ -83,24 +83,42 @@ static void keep_measured_view(json_t *scenario)
     }
 }
 
-/* The window replayed: the one asked for, starting no earlier than the record's oldest row.
- * The log holds nothing before that row (a younger cluster, or rows beyond
- * event_log_max_row_count dropped), so earlier time would replay as idle: slow for a window
- * asked of years, and its samples would count towards the fidelity as agreement. */
+/* Where the record starts: its oldest row, or its first pools_info row when that is later
+ * (a log whose oldest rows were dropped beyond event_log_max_row_count starts with jobs of
+ * nodes and pools it no longer describes, until the scheduler's next state rows: event_log.h).
+ * -1 when it has neither. */
+static int64_t record_start(const struct ps_event_record *rec)
+{
+    if (!rec || rec->oldest_ms < 0)
+        return -1;
+    for (size_t i = 0; i < rec->other_count; i++) {
+        const json_t *row = rec->others[i].json;
+        const json_t *t = json_object_get(row, "timestamp");
+        const char *type = json_string_value(json_object_get(row, "event_type"));
+        if (type && strcmp(type, "pools_info") == 0 && json_is_integer(t))
+            return json_integer_value(t) > rec->oldest_ms ? json_integer_value(t) : rec->oldest_ms;
+    }
+    return rec->oldest_ms;
+}
+
+/* The window replayed: the one asked for, starting no earlier than the record. The log holds
+ * nothing before it (a younger cluster, or rows dropped), so earlier time would replay as idle
+ * (slow for a window asked of years; a cluster without its nodes' work, where rows were
+ * dropped), and its samples would count in the fidelity. */
 static int window(const struct ps_what_if_request *q, struct ps_what_if *w, struct ps_error *err)
 {
     w->requested_since_ms = q->since_ms;
     w->since_ms = q->since_ms;
     w->until_ms = q->until_ms;
-    int64_t oldest = q->record ? q->record->oldest_ms : -1;
-    if (oldest < 0 || w->since_ms >= oldest)
+    int64_t start = record_start(q->record);
+    if (start < 0 || w->since_ms >= start)
         return 0;
-    if (w->until_ms <= oldest)
+    if (w->until_ms <= start)
         return ps_error_set(err, PS_EINVAL, "until: the window ends at %lld ms since the epoch, "
-                                            "not after the event log's oldest row (%lld): "
-                                            "nothing was recorded in it",
-                            (long long)w->until_ms, (long long)oldest);
-    w->since_ms = oldest;
+                                            "not after the start of the event log's record "
+                                            "(%lld): nothing was recorded in it",
+                            (long long)w->until_ms, (long long)start);
+    w->since_ms = start;
     return 0;
 }
 

@@ -33,8 +33,9 @@ struct ps_what_if_request {
 struct ps_what_if;
 
 /* Builds both scenarios and checks them as the simulator would (nothing runs, nothing is
- * written). The window replayed starts no earlier than the record's oldest row (nothing is
- * known before it); PS_EINVAL "until: ..." when it ends there or before. Takes q->record and frees it before returning (what the fidelity needs of it is
+ * written). The window replayed starts no earlier than the record (its oldest row, or its first
+ * pools_info row when later: nothing is known before); PS_EINVAL "until: ..." when it ends
+ * there or before. Takes q->record and frees it before returning (what the fidelity needs of it is
  * kept apart); borrows nothing of q after it returns. Errors: PS_EINVAL naming the change
  * (path, value, reason) or the record's flaw, PS_ENOMEM. */
 int ps_what_if_prepare(const struct ps_what_if_request *q, struct ps_what_if **out,

@@ -209,8 +209,8 @@ static void summary(struct ps_textbuf *b, const struct ps_what_if_result *r, boo
     if (json_array_size(r->changes) == 0)
         ps_textbuf_adds(b, " none");
     if (r->requested_since_ms < r->since_ms)
-        ps_textbuf_addf(b, "%sthe window starts at the event log's oldest row: it holds nothing "
-                           "from %lld (since, as asked) to %lld",
+        ps_textbuf_addf(b, "%sthe window starts where the event log's record does: it holds "
+                           "nothing to replay from %lld (since, as asked) to %lld",
                         html ? "</p>\n<p>" : "\n", (long long)r->requested_since_ms,
                         (long long)r->since_ms);
     ps_textbuf_addf(b, "%sfidelity of the no-change replay: operation start error p50 %.1f s, "

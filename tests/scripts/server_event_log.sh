@@ -5,7 +5,8 @@
 # update_op_parameters, operation_completed / _aborted with progress), node_registered and
 # node_offline, the filters (operation_id, event_type, since, until, limit) and their refusals,
 # `poolsched event-log`, the YTsaurus face's ISO times, the rows kept across a restart, and the
-# size bound (event_log_max_row_count), pool_trees_info before each pools_info row. pools_info and preempted_for:
+# size bound (event_log_max_row_count), pool_trees_info before each pools_info row, the state
+# rows (pool_trees_info, pools_info, nodes_info) at start and again when the bound drops them. pools_info and preempted_for:
 # tests/upstream/event_log_service.sh.
 # usage: server_event_log.sh BINARY DATA_DIR SOURCE_DIR
 source "${3:?usage: server_event_log.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
@@ -31,6 +32,13 @@ try:
     node = FakeNode(s, "n1", cpu=4, memory=16 << 30, slots=4)
     node.heartbeat()
     task = lambda n: {"t": {"command": "sleep 1000", "job_count": n, "cpu_limit": 1, "memory_limit": 64 << 20}}
+
+    # the state a replay starts from, at one timestamp, logged as the scheduler starts:
+    # pool_trees_info, pools_info, nodes_info (every node in scheduling; none yet)
+    first = rows()[:3]
+    check([r["event_type"] for r in first] == ["pool_trees_info", "pools_info", "nodes_info"] and
+          len({r["timestamp"] for r in first}) == 1 and first[2]["nodes"] == {},
+          "the state rows first: %s" % first)
 
     # pools_info carries each pool's parent (the tree's shape, for a replay: docs/what-if.md)
     s.ok("create", {"type": "scheduler_pool", "path": T + "/research/deep"})
@@ -158,16 +166,30 @@ try:
     node = FakeNode(s, "n1", cpu=4, memory=16 << 30, slots=4)
     # the bound: the next row drops every row beyond the newest 5
     node.heartbeat()
+    # (a new scheduler logs its state rows first: pool_trees_info, pools_info, nodes_info)
     after = wait_beating("5 rows after the bound applied", lambda: (lambda r: r if len(r) == 5 else None)(rows()), [node])
     if after:
-        check(after[:4] == before[-4:] and after[-1]["event_type"] == "node_registered",
-              "the newest rows kept, the new row after them: %s" % [r["event_type"] for r in after])
+        check(after[:1] == before[-1:] and [r["event_type"] for r in after[1:]] ==
+              ["pool_trees_info", "pools_info", "nodes_info", "node_registered"],
+              "the newest rows kept, the new rows after them: %s" % [r["event_type"] for r in after])
     # a node that stops heartbeating: node_offline after node_offline_timeout
     gone = FakeNode(s, "n2", cpu=1, memory=1 << 30, slots=1)
     gone.heartbeat()
     off = wait_beating("node_offline of n2", lambda: [r for r in rows(event_type="node_offline")
                                                   if r["node_address"] == "n2"], [node])
     check(off and off[0]["resource_limits"]["cpu"] == 1, "node_offline: %s" % off)
+    # the bound dropped the state rows: they are logged again (n1 in scheduling, n2 gone), so
+    # the log always holds a state a replay can start from
+    def state_again():
+        got = rows()
+        info = [r for r in got if r["event_type"] == "nodes_info"]
+        return info and "n2" not in info[-1]["nodes"] and info[-1]
+    info = wait_beating("nodes_info logged again after the bound dropped it", state_again, [node])
+    check(info and info["nodes"].get("n1", {}).get("resource_limits", {}).get("user_slots") == 4 and
+          info["nodes"]["n1"]["tags"] == [] and
+          [r["event_type"] for r in rows(event_type=["pool_trees_info", "pools_info", "nodes_info"])][-3:] ==
+          ["pool_trees_info", "pools_info", "nodes_info"],
+          "the state rows again: %s" % rows())
 finally:
     s.stop()
 finish()

@@ -1,13 +1,16 @@
 # The fidelity's usage error of a what-if (docs/what-if.md "Fidelity"), computed again from the
 # event log's rows and the no-change replay's pools.csv and compared with what-if.json: the
-# window starting at the log's oldest row, 201 samples (one a ms in a window under 200 ms),
+# window starting where the log's record does, 201 samples (one a ms in a window under 200 ms),
 # every job attempt of the pool's subtree that covers a sample, the dominant share of the
-# nodes registered by then. For what_if_offline.sh's log (one tree, nodes that only register).
+# nodes known by then (registered, or in nodes_info). For what_if_offline.sh's logs (one tree,
+# nodes that only join).
 # Usage: what_if_fidelity_check.py LOG OUT_DIR SINCE UNTIL
 import csv, json, sys
 log, d, since, until = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 rows = json.load(open(log))
-since = max(since, min(r["timestamp"] for r in rows))   # the window starts at the oldest row
+# the window starts no earlier than the record: its oldest row, or its first pools_info row
+since = max(since, min(r["timestamp"] for r in rows),
+            next(r["timestamp"] for r in rows if r["event_type"] == "pools_info"))
 w = json.load(open(d + "/what-if.json"))
 dur = until - since
 parts = min(200, dur)
@@ -18,11 +21,17 @@ def vec(m):
 def covers(frm, to, k):
     return frm <= k * step < to
 total = [[0.0] * 5 for _ in range(n)]
-for r in rows:   # each node from its registration on (this log has no offline or updated node)
-    if r["event_type"] == "node_registered":
+seen = set()   # each node from its first row on (registration or the state's nodes_info; these
+for r in rows:  # logs have no offline or updated node)
+    nodes = ({r["node_address"]: r} if r["event_type"] == "node_registered" else
+             r["nodes"] if r["event_type"] == "nodes_info" else {})
+    for address, node in nodes.items():
+        if address in seen:
+            continue
+        seen.add(address)
         for k in range(n):
             if k * step >= r["timestamp"] - since:
-                total[k] = [a + b for a, b in zip(total[k], vec(r["resource_limits"]))]
+                total[k] = [a + b for a, b in zip(total[k], vec(node["resource_limits"]))]
 pool_of = {r["operation_id"]: r["scheduling_info_per_tree"]["physical"]["pool"]
            for r in rows if r["event_type"] == "operation_started"}
 parent = {p: v["parent"] for p, v in
@@ -37,7 +46,7 @@ for j in last.values():
         frm, to = j["timestamp"] - since, dur + step
     else:
         frm, to = j["start_time"] - since, j["finish_time"] - since
-    p = pool_of[j["operation_id"]]
+    p = pool_of.get(j["operation_id"])   # none: its operation_started row was dropped
     while p and p != "<Root>":
         u = use.setdefault(p, [[0.0] * 5 for _ in range(n)])
         for k in range(n):

@@ -2,7 +2,9 @@
 # `poolsched what-if --event-log FILE`: a saved event log (tests/data/what_if/event_log.json)
 # as a scenario (nodes joining, pools with parents, a pool change, jobs completed, aborted and
 # still running at the window's end, a runtime parameter change), the proposed change applied
-# from the start, deterministic outputs, and bad input refused with one line naming it.
+# from the start, deterministic outputs, and bad input refused with one line naming it; the
+# fidelity's usage error recomputed from the rows; the window starting where the record does,
+# also in a log whose oldest rows the bound dropped (event_log_wrapped.json).
 # Usage: bash what_if_offline.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib/sh_test.bash"
@@ -133,13 +135,34 @@ for f in scenario.json recorded/events.jsonl recorded/pools.csv changed/pools.cs
     cmp -s "$work/from1/$f" "$work/from1000/$f" || fail "$f: a window from before the oldest row"
 done
 grep -q "window 1000..10000 ms" "$work/out" || fail "window from the oldest row: $(cat "$work/out")"
-grep -q "starts at the event log's oldest row: it holds nothing from 1 (since, as asked) to 1000" \
+grep -q "starts where the event log's record does: it holds nothing to replay from 1 (since, as asked) to 1000" \
     "$work/out" || fail "the summary says where the window starts: $(cat "$work/out")"
 python3 -c '
 import json, sys
 w = json.load(open(sys.argv[1]))
 sys.exit(0 if (w["since"], w["requested_since"]) == (1000, 1) else "FAIL: " + json.dumps(w)[:200])
 ' "$work/from1/what-if.json"
+
+# A log the bound wrapped (event_log_wrapped.json): it starts with jobs of an operation whose
+# operation_started row was dropped, then the scheduler's state rows (pool_trees_info,
+# pools_info, nodes_info), repeated later. The window starts at the state; the nodes are
+# nodes_info's, there from the start, with no event for the repeat; the operation without its
+# started row is left out, and so are its jobs from the recorded usage
+wrapped=$data/what_if/event_log_wrapped.json
+"$bin" what-if --event-log "$wrapped" --since 1 --until 6000 --out "$work/wrapped" >/dev/null 2>"$work/err" ||
+    fail "what-if of a wrapped log: $(cat "$work/err")"
+python3 - "$work/wrapped" <<'EOF2'
+import json, sys
+s = json.load(open(sys.argv[1] + "/scenario.json"))
+w = json.load(open(sys.argv[1] + "/what-if.json"))
+g = {x["name"]: (x["resource_limits"]["cpu"], x["tags"]) for x in s["node_groups"]}
+ok = (w["since"] == 1200 and s["duration"] == 4800 and g == {"n1": (2, []), "n2": (2, ["ssd"])}
+      and not s.get("events") and [o["id"] for o in s["operations"]] == ["op1"])
+sys.exit(0 if ok else "FAIL: wrapped log: since %s, nodes %s, events %s, operations %s" %
+         (w["since"], g, s.get("events"), [o["id"] for o in s["operations"]]))
+EOF2
+python3 "$src/tests/scripts/what_if_fidelity_check.py" "$wrapped" "$work/wrapped" 1 6000 ||
+    fail "fidelity of the wrapped log"
 
 # --config and --remove
 echo '{"//sys/pools/b/@weight": 3, "//sys/pool_trees/physical/a/@weight": null}' >"$work/cfg.json"
@@ -170,7 +193,7 @@ expect_error 'the changed scenario: .*weight' --event-log "$log" --since 1500 --
 [ ! -e "$work/bad" ] || fail "a refused change leaves no outputs"
 expect_error '\-\-since: "yesterday" is not a time' --event-log "$log" --since yesterday
 expect_error '\-\-until: must be after \-\-since' --event-log "$log" --since 5000 --until 4000
-expect_error 'until: the window ends at 1000 ms since the epoch, not after the event log.s oldest row (1000)' \
+expect_error 'until: the window ends at 1000 ms since the epoch, not after the start of the event log.s record (1000)' \
     --event-log "$log" --since 1 --until 1000
 expect_error 'missing --since' --event-log "$log"
 expect_error '\-\-format: "yson" is not one of text, json' --event-log "$log" --since 1 --format yson

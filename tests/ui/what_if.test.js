@@ -61,10 +61,10 @@ function expected(recorded, changed) {
       JSON.stringify(task.result.changes));
     check('the change shows (prod\'s figures differ)', JSON.stringify(task.result.recorded.pools.prod) !== JSON.stringify(task.result.changed.pools.prod),
       JSON.stringify(task.result.recorded.pools.prod));
-    // the cluster is younger than the hour asked: the window starts at the event log's oldest
-    // row, and the page says so
+    // the cluster is younger than the hour asked: the window starts where the event log's
+    // record does, and the page says so
     const clipped = await page.$('#what-if-window-start');
-    check('the window starts at the event log\'s oldest row, said on the page',
+    check('the window starts where the event log\'s record does, said on the page',
       task.result.requested_since < task.result.since && clipped !== null,
       `${task.result.requested_since} ${task.result.since} ${clipped}`);
     const pools = await cells(page, 'pool'), users = await cells(page, 'user');

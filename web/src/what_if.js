@@ -38,7 +38,7 @@ function table(what, rec, chg, mark) {
 function answer(task, pool) {
   const r = task.result, f = r.fidelity;
   const fid = `fidelity of the no-change replay: start error p50 ${seconds(f.start_error_p50_ms)} s, usage error ${num(f.usage_error_mean, 3)}: ${f.within_tolerance ? 'within tolerance' : '<b>OUTSIDE tolerance</b>'}`;
-  // a window asked from before the event log's oldest row starts at that row
+  // a window asked from before the event log's record starts where the record does
   const clipped = r.requested_since < r.since ? ' <span id="what-if-window-start">(the event log starts here: it holds nothing before)</span>' : '';
   return `<div id="what-if-answer"><p>${esc(new Date(r.since).toISOString())}${clipped} – ${esc(new Date(r.until).toISOString())}, tree ${esc(r.tree)}; ${fid}.
     <a id="what-if-report" href="${esc(task.report)}" target="_blank" rel="noopener">report</a></p>
