@@ -293,8 +293,15 @@ static void state_rows(struct ps_service *svc, int64_t now_ms)
 
 void ps_event_log_pools_info(struct ps_service *svc, int64_t now_ms)
 {
-    if ((svc->pools_info_due || svc->event_log_state_seq < 0) && now_ms >= svc->pools_info_next_ms &&
-        svc->cfg.event_log_max_row_count > 0)
+    int64_t max = svc->cfg.event_log_max_row_count;
+    if (max <= 0 || now_ms < svc->pools_info_next_ms)
+        return;
+    /* A replay starts at the log's first state rows: logged every 1/16 of the bound, the rows
+     * before them are at most that part of the log (event_log.h) */
+    int64_t every = max / PS_EVENT_LOG_STATE_PARTS > PS_EVENT_LOG_STATE_MIN_ROWS
+                        ? max / PS_EVENT_LOG_STATE_PARTS : PS_EVENT_LOG_STATE_MIN_ROWS;
+    if (svc->pools_info_due || svc->event_log_state_seq < 0 ||
+        svc->event_log_next - (uint64_t)svc->event_log_state_seq >= (uint64_t)every)
         state_rows(svc, now_ms);
 }
 

@@ -25,8 +25,11 @@
  *   nodes_info (upstream's name; after each pools_info row, same timestamp): nodes {address:
  *     {tags, resource_limits}}, every node in scheduling.
  * pool_trees_info, pools_info and nodes_info are the state a replay starts from: logged at
- * start (and by a new leader), after pool tree changes, and again when the bound drops the
- * newest of them (svc->event_log_state_seq), each at most once a second.
+ * start (and by a new leader), after pool tree changes, after every PS_EVENT_LOG_STATE_PARTS-th
+ * part of the bound (at least PS_EVENT_LOG_STATE_MIN_ROWS rows) since the last ones, and again
+ * when the bound drops the newest of them (svc->event_log_state_seq), each at most once a
+ * second. So the rows before the log's first state rows, which a replay cannot start from, are
+ * at most that part of the log.
  *
  * Writes: under svc->mu, a row becomes a journal record (kind "event", key its sequence number
  * zero-padded to 20 digits, so key order is row order) committed with the change that caused
@@ -52,6 +55,8 @@ struct ps_svc_node;
 #define PS_EVENT_LOG_PATH "//sys/scheduler/event_log"
 #define PS_EVENT_LOG_DEFAULT_MAX_ROWS 100000
 #define PS_EVENT_LOG_POOLS_INFO_PERIOD_MS 1000
+#define PS_EVENT_LOG_STATE_PARTS 16
+#define PS_EVENT_LOG_STATE_MIN_ROWS 64
 
 /* Each records one event (under svc->mu). type: "operation_started", "operation_completed",
  * ...; job events take the type from the job's state. */
@@ -70,8 +75,9 @@ void ps_event_log_node(struct ps_service *svc, const struct ps_svc_node *node, c
 
 /* pool_trees_info, pools_info, nodes_info: the trees' configs, the pools of every tree and the
  * nodes, when the trees changed (svc->pools_info_due, set by every applied change of a pool, a
- * tree or the default tree) or the log holds no state rows (at start, or the bound dropped
- * them), and the last rows are PS_EVENT_LOG_POOLS_INFO_PERIOD_MS old: the engine loop
+ * tree or the default tree), the log holds no state rows (at start, or the bound dropped them)
+ * or a part of the bound was logged since (above), and the last rows are
+ * PS_EVENT_LOG_POOLS_INFO_PERIOD_MS old: the engine loop
  * calls it, so that a burst of changes makes one row of each, not a copy of every pool's config
  * per change (as upstream logs it after its periodic pool tree update). Under
  * svc->mu. */

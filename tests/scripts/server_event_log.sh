@@ -6,7 +6,8 @@
 # node_offline, the filters (operation_id, event_type, since, until, limit) and their refusals,
 # `poolsched event-log`, the YTsaurus face's ISO times, the rows kept across a restart, and the
 # size bound (event_log_max_row_count), pool_trees_info before each pools_info row, the state
-# rows (pool_trees_info, pools_info, nodes_info) at start and again when the bound drops them. pools_info and preempted_for:
+# rows (pool_trees_info, pools_info, nodes_info) at start, every sixteenth of the bound and again
+# when the bound drops them. pools_info and preempted_for:
 # tests/upstream/event_log_service.sh.
 # usage: server_event_log.sh BINARY DATA_DIR SOURCE_DIR
 source "${3:?usage: server_event_log.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
@@ -190,6 +191,32 @@ try:
           [r["event_type"] for r in rows(event_type=["pool_trees_info", "pools_info", "nodes_info"])][-3:] ==
           ["pool_trees_info", "pools_info", "nodes_info"],
           "the state rows again: %s" % rows())
+
+    # state rows every sixteenth of the bound (at least 64 rows): with 200 rows, after 64 rows
+    # since the last ones (here 61 node registrations after the 3 logged at start), so that a
+    # replay finds a state near the log's start
+    s.stop()
+    s = Scheduler(bin, work + "/data", dict(cfg, event_log_max_row_count=200)).start()
+    many = [FakeNode(s, "m%02d" % i, cpu=1, memory=1 << 30, slots=1) for i in range(70)]
+    for i, n in enumerate(many):   # 10 a second: state rows (at most 1/s) could follow any batch
+        n.heartbeat()
+        if i % 10 == 9:
+            time.sleep(1.1)
+    def periodic():
+        got = rows()
+        at = [i for i, r in enumerate(got) if r["event_type"] == "pool_trees_info"]
+        late = [b for a, b in zip(at, at[1:]) if b - a >= 64]
+        return late and (got, at, late[0])
+    got = wait_beating("state rows after 64 rows", periodic, many)
+    if got:
+        got, at, k = got
+        nodes = got[k + 2]["nodes"] if k + 2 < len(got) else {}
+        first_m = next(i for i, r in enumerate(got) if r.get("node_address", "").startswith("m"))
+        check(all(b - a >= 64 for a, b in zip(at, at[1:]) if b > first_m)   # none sooner
+              and got[k + 1]["event_type"] == "pools_info" and got[k + 2]["event_type"] == "nodes_info" and
+              len([a for a in nodes if a.startswith("m")]) >= 61,
+              "state rows every 64 rows: %s" % [(i, r["event_type"]) for i, r in enumerate(got)
+                                                if r["event_type"] in ("pool_trees_info", "nodes_info")])
 finally:
     s.stop()
 finish()
