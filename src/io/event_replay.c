@@ -2,6 +2,7 @@
 #include "io/event_replay.h"
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,8 +156,11 @@ static int nodes_row(struct replay *r, size_t i, const json_t *row, int64_t ts)
     const char *addr;
     json_t *node;
     json_object_foreach((json_t *)nodes, addr, node) {
-        if (!json_is_object(node))
-            return bad_row(r, i, "nodes", "must be a map {address: {tags, resource_limits}}");
+        if (!json_is_object(node)) {
+            char key[300];
+            snprintf(key, sizeof key, "nodes.%.280s", addr);
+            return bad_row(r, i, key, "must be a map {tags, resource_limits}");
+        }
         json_t *one = json_deep_copy(node);
         if (one)
             json_object_set_new(one, "node_address", json_string(addr));
@@ -296,6 +300,39 @@ static int op_row(struct replay *r, size_t i, const json_t *row, const char *typ
     return 0;
 }
 
+/* operations_info (the scheduler's state rows, event_log.h): each operation the replay does not
+ * know yet (its operation_started row dropped by the log's bound) as if that row were read,
+ * submitted at its start_time, with the state's time and each task's completed jobs then
+ * (op_tasks counts its jobs from there) */
+static int ops_state_row(struct replay *r, size_t i, const json_t *row, int64_t ts)
+{
+    const json_t *ops = json_object_get(row, "operations");
+    if (!json_is_object(ops))
+        return bad_row(r, i, "operations", "must be a map {operation id: operation}");
+    const char *id;
+    json_t *op;
+    json_object_foreach((json_t *)ops, id, op) {
+        if (json_object_get(r->op_index, id))
+            continue;
+        if (!*id || !json_is_object(op) || !json_is_array(json_object_get(op, "tasks")) ||
+            !json_is_integer(json_object_get(op, "start_time"))) {
+            char key[300];
+            snprintf(key, sizeof key, "operations.%.280s", id);
+            return bad_row(r, i, key, "must be a map with tasks (a list) and start_time (ms)");
+        }
+        json_t *copy = json_deep_copy(op);
+        json_object_set_new(copy, "operation_id", json_string(id));
+        json_object_set(copy, "_time", json_object_get(op, "start_time"));
+        json_object_set_new(copy, "_state_ms", json_integer(ts));
+        json_object_set_new(r->op_index, id, json_integer((json_int_t)json_array_size(r->ops)));
+        json_array_append_new(r->ops, copy);
+        const json_t *p = json_object_get(op, "runtime_parameters");
+        if (ts <= r->o->since_ms && json_is_object(p) && !json_object_get(r->op_params, id))
+            json_object_set(r->op_params, id, (json_t *)p);
+    }
+    return 0;
+}
+
 static const char *const job_flaws[][2] = {
     [PS_EVENT_JOB_BAD_ID] = {"job_id", "must be a non-empty string"},
     [PS_EVENT_JOB_BAD_OPERATION] = {"operation_id", "must be a string"},
@@ -354,6 +391,8 @@ static int read_row(struct replay *r, size_t i, const json_t *row)
         return node_row(r, i, row, type, ts, false);
     if (strcmp(type, "nodes_info") == 0)
         return nodes_row(r, i, row, ts);
+    if (strcmp(type, "operations_info") == 0)
+        return ops_state_row(r, i, row, ts);
     if (strcmp(type, "pools_info") == 0)
         return pools_row(r, i, row, ts);
     if (strcmp(type, "pool_trees_info") == 0)
@@ -484,10 +523,12 @@ static int cmp_job_time(const void *a, const void *b)
 
 /* Sums the jobs of one operation per task name: acc[i] for the first task i of keys[] (the
  * operation's task names, n of them) with the job's name; times[] (*time_count of them) gets
- * each job with time in the window, sorted by task and recorded start. */
+ * each job with time in the window, sorted by task and recorded start. An operation known from
+ * state rows at state_ms (else INT64_MIN) counts as started the jobs completed after them: those
+ * before are in its tasks' completed. */
 static void add_jobs(const struct replay *r, const size_t *jobs, size_t job_count,
-                     const uint32_t *keys, size_t n, struct task_acc *acc, struct job_time *times,
-                     size_t *time_count)
+                     const uint32_t *keys, size_t n, int64_t state_ms, struct task_acc *acc,
+                     struct job_time *times, size_t *time_count)
 {
     uint32_t unnamed = task_key(r, "");
     for (size_t j = 0; j < job_count; j++) {
@@ -502,7 +543,7 @@ static void add_jobs(const struct replay *r, const size_t *jobs, size_t job_coun
         bool counts, done;
         int64_t start;
         int64_t ms = job_window_ms(r, job, &counts, &done, &start);
-        if (counts && (done || job->end == NO_JOB))
+        if (counts && (job->end == NO_JOB || (done && r->rec->jobs[job->end].timestamp > state_ms)))
             acc[i].started++;
         if (ms > 0) {
             acc[i].n++;
@@ -545,8 +586,10 @@ static json_t *op_tasks(const struct replay *r, const json_t *op, const size_t *
     json_t *tasks = keys && acc && times ? json_array() : NULL;
     for (size_t i = 0; keys && i < n; i++)
         keys[i] = task_key(r, sval(json_array_get(list, i), "name"));
+    const json_t *state = json_object_get(op, "_state_ms");
     if (tasks)
-        add_jobs(r, jobs, job_count, keys, n, acc, times, &time_count);
+        add_jobs(r, jobs, job_count, keys, n, state ? json_integer_value(state) : INT64_MIN,
+                 acc, times, &time_count);
     bool ended = json_object_get(r->op_ended, sval(op, "operation_id")) != NULL;
     for (size_t i = 0; tasks && i < n; i++) {
         const json_t *t = json_array_get(list, i);
@@ -555,7 +598,7 @@ static json_t *op_tasks(const struct replay *r, const json_t *op, const size_t *
         while (first < i && keys[first] != keys[i])
             first++;
         const struct task_acc *a = &acc[first];
-        int64_t unstarted = ival(t, "job_count") - a->started;
+        int64_t unstarted = ival(t, "job_count") - a->started - (state ? ival(t, "completed") : 0);
         unstarted = !ended && unstarted > 0 ? unstarted : 0;
         int64_t duration = a->n > 0 ? (a->ms + a->n / 2) / a->n : 0;
         uint32_t m = ps_event_names_find(&r->rec->task_names, name);

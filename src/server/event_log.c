@@ -273,7 +273,32 @@ static json_t *trees_info(struct ps_service *svc, int64_t now_ms)
     return ev;
 }
 
-/* The state a replay starts from, at one timestamp: pool_trees_info, pools_info, nodes_info. */
+/* operations_info (poolsched's): every operation not finished, as its operation_started row
+ * has it, with its start_time, runtime_parameters and each task's completed jobs so far: a
+ * replay starting here knows the operations whose started rows the bound has dropped */
+static json_t *operations_info(struct ps_service *svc, int64_t now_ms)
+{
+    json_t *ev = row("operations_info", now_ms), *ops = json_object();
+    for (int i = 0; ops && i < svc->op_count; i++) {
+        const struct ps_svc_op *op = svc->op_list[i];
+        json_t *o = op->finished ? NULL : json_object();
+        if (!o)
+            continue;
+        operation_info(svc, op, o);
+        json_object_set_new(o, "start_time", json_integer(op->start_ms));
+        json_object_set_new(o, "runtime_parameters", runtime_parameters(op));
+        json_t *tasks = json_object_get(o, "tasks");
+        for (int t = 0; t < op->task_count; t++)
+            json_object_set_new(json_array_get(tasks, (size_t)t), "completed",
+                                json_integer(op->tasks[t].completed));
+        json_object_set_new(ops, op->id, o);
+    }
+    json_object_set_new(ev, "operations", ops);
+    return ev;
+}
+
+/* The state a replay starts from, at one timestamp: pool_trees_info, pools_info, nodes_info,
+ * operations_info. */
 static void state_rows(struct ps_service *svc, int64_t now_ms)
 {
     svc->pools_info_due = false;
@@ -289,6 +314,7 @@ static void state_rows(struct ps_service *svc, int64_t now_ms)
     json_object_set_new(ev, "pools", trees);
     append(svc, ev);
     append(svc, nodes_info(svc, now_ms));
+    append(svc, operations_info(svc, now_ms));
 }
 
 void ps_event_log_pools_info(struct ps_service *svc, int64_t now_ms)

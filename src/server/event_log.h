@@ -23,8 +23,12 @@
  *   node_registered, node_updated, node_offline (poolsched's, for a replay): node_address,
  *     tags, resource_limits;
  *   nodes_info (upstream's name; after each pools_info row, same timestamp): nodes {address:
- *     {tags, resource_limits}}, every node in scheduling.
- * pool_trees_info, pools_info and nodes_info are the state a replay starts from: logged at
+ *     {tags, resource_limits}}, every node in scheduling;
+ *   operations_info (poolsched's; after each nodes_info row, same timestamp): operations {id:
+ *     operation_started's keys, start_time, runtime_parameters, each task's completed}, every
+ *     operation not finished.
+ * pool_trees_info, pools_info, nodes_info and operations_info are the state a replay starts
+ * from: logged at
  * start (and by a new leader), after pool tree changes, after every PS_EVENT_LOG_STATE_PARTS-th
  * part of the bound (at least PS_EVENT_LOG_STATE_MIN_ROWS rows) since the last ones, and again
  * when the bound drops the newest of them (svc->event_log_state_seq), each at most once a
@@ -73,8 +77,8 @@ void ps_event_log_banned_in_tree(struct ps_service *svc, const struct ps_svc_op 
 void ps_event_log_node(struct ps_service *svc, const struct ps_svc_node *node, const char *type,
                        int64_t now_ms);
 
-/* pool_trees_info, pools_info, nodes_info: the trees' configs, the pools of every tree and the
- * nodes, when the trees changed (svc->pools_info_due, set by every applied change of a pool, a
+/* pool_trees_info, pools_info, nodes_info, operations_info: the trees' configs, the pools of
+ * every tree, the nodes and the unfinished operations, when the trees changed (svc->pools_info_due, set by every applied change of a pool, a
  * tree or the default tree), the log holds no state rows (at start, or the bound dropped them)
  * or a part of the bound was logged since (above), and the last rows are
  * PS_EVENT_LOG_POOLS_INFO_PERIOD_MS old: the engine loop

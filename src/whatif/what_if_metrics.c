@@ -597,6 +597,13 @@ static int recorded_starts(struct ps_what_if_recorded *f, const struct ps_event_
     return rc;
 }
 
+/* An operation's pool in tree, as its operation_started row (or state entry) says, or NULL. */
+static json_t *pool_in(const json_t *op, const char *tree)
+{
+    return json_object_get(json_object_get(json_object_get(op, "scheduling_info_per_tree"), tree),
+                           "pool");
+}
+
 int ps_what_if_recorded_new(const struct ps_event_record *rec, const json_t *scenario,
                             int64_t since_ms, const char *tree, struct ps_what_if_recorded **out,
                             struct ps_error *err)
@@ -617,11 +624,15 @@ int ps_what_if_recorded_new(const struct ps_event_record *rec, const json_t *sce
     json_t *x;
     for (i = 0; rc == 0 && i < rec->other_count; i++) {
         x = rec->others[i].json;
-        if (sval(x, "event_type") && strcmp(sval(x, "event_type"), "operation_started") == 0 &&
-            sval(x, "operation_id"))
-            json_object_set(op_pool, sval(x, "operation_id"),
-                            json_object_get(json_object_get(json_object_get(x, "scheduling_info_per_tree"),
-                                                            tree), "pool"));
+        const char *type = sval(x, "event_type");
+        if (type && strcmp(type, "operation_started") == 0 && sval(x, "operation_id"))
+            json_object_set(op_pool, sval(x, "operation_id"), pool_in(x, tree));
+        const char *id;
+        json_t *op;
+        if (type && strcmp(type, "operations_info") == 0)   /* the state rows' (event_log.h) */
+            json_object_foreach(json_object_get(x, "operations"), id, op)
+                if (!json_object_get(op_pool, id))
+                    json_object_set(op_pool, id, pool_in(op, tree));
     }
     if (rc == 0)
         json_array_foreach(json_object_get(json_object_get(json_object_get(scenario, "pool_trees"), tree),

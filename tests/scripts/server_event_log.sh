@@ -6,7 +6,7 @@
 # node_offline, the filters (operation_id, event_type, since, until, limit) and their refusals,
 # `poolsched event-log`, the YTsaurus face's ISO times, the rows kept across a restart, and the
 # size bound (event_log_max_row_count), pool_trees_info before each pools_info row, the state
-# rows (pool_trees_info, pools_info, nodes_info) at start, every sixteenth of the bound and again
+# rows (pool_trees_info, pools_info, nodes_info, operations_info) at start, every sixteenth of the bound and again
 # when the bound drops them. pools_info and preempted_for:
 # tests/upstream/event_log_service.sh.
 # usage: server_event_log.sh BINARY DATA_DIR SOURCE_DIR
@@ -36,9 +36,9 @@ try:
 
     # the state a replay starts from, at one timestamp, logged as the scheduler starts:
     # pool_trees_info, pools_info, nodes_info (every node in scheduling; none yet)
-    first = rows()[:3]
-    check([r["event_type"] for r in first] == ["pool_trees_info", "pools_info", "nodes_info"] and
-          len({r["timestamp"] for r in first}) == 1 and first[2]["nodes"] == {},
+    first = rows()[:4]
+    check([r["event_type"] for r in first] == ["pool_trees_info", "pools_info", "nodes_info", "operations_info"] and
+          len({r["timestamp"] for r in first}) == 1 and first[2]["nodes"] == {} and first[3]["operations"] == {},
           "the state rows first: %s" % first)
 
     # pools_info carries each pool's parent (the tree's shape, for a replay: docs/what-if.md)
@@ -170,8 +170,8 @@ try:
     # (a new scheduler logs its state rows first: pool_trees_info, pools_info, nodes_info)
     after = wait_beating("5 rows after the bound applied", lambda: (lambda r: r if len(r) == 5 else None)(rows()), [node])
     if after:
-        check(after[:1] == before[-1:] and [r["event_type"] for r in after[1:]] ==
-              ["pool_trees_info", "pools_info", "nodes_info", "node_registered"],
+        check([r["event_type"] for r in after] ==
+              ["pool_trees_info", "pools_info", "nodes_info", "operations_info", "node_registered"],
               "the newest rows kept, the new rows after them: %s" % [r["event_type"] for r in after])
     # a node that stops heartbeating: node_offline after node_offline_timeout
     gone = FakeNode(s, "n2", cpu=1, memory=1 << 30, slots=1)
@@ -179,24 +179,28 @@ try:
     off = wait_beating("node_offline of n2", lambda: [r for r in rows(event_type="node_offline")
                                                   if r["node_address"] == "n2"], [node])
     check(off and off[0]["resource_limits"]["cpu"] == 1, "node_offline: %s" % off)
-    # the bound dropped the state rows: they are logged again (n1 in scheduling, n2 gone), so
-    # the log always holds a state a replay can start from
+    # the bound drops the state rows (n3's registration pushes out the last ones): they are
+    # logged again (n1 and n3 in scheduling, n2 gone), so the log always holds a state a replay
+    # can start from
+    n3 = FakeNode(s, "n3", cpu=1, memory=1 << 30, slots=1)
+    n3.heartbeat()
     def state_again():
         got = rows()
         info = [r for r in got if r["event_type"] == "nodes_info"]
-        return info and "n2" not in info[-1]["nodes"] and info[-1]
-    info = wait_beating("nodes_info logged again after the bound dropped it", state_again, [node])
+        return info and "n2" not in info[-1]["nodes"] and "n3" in info[-1]["nodes"] and info[-1]
+    info = wait_beating("nodes_info logged again after the bound dropped it", state_again, [node, n3])
     check(info and info["nodes"].get("n1", {}).get("resource_limits", {}).get("user_slots") == 4 and
           info["nodes"]["n1"]["tags"] == [] and
-          [r["event_type"] for r in rows(event_type=["pool_trees_info", "pools_info", "nodes_info"])][-3:] ==
-          ["pool_trees_info", "pools_info", "nodes_info"],
+          [r["event_type"] for r in rows(event_type=["pool_trees_info", "pools_info", "nodes_info", "operations_info"])][-4:] ==
+          ["pool_trees_info", "pools_info", "nodes_info", "operations_info"],
           "the state rows again: %s" % rows())
 
     # state rows every sixteenth of the bound (at least 64 rows): with 200 rows, after 64 rows
-    # since the last ones (here 61 node registrations after the 3 logged at start), so that a
-    # replay finds a state near the log's start
+    # since the last ones, with every node registered by then, so that a replay finds a state
+    # near the log's start
     s.stop()
     s = Scheduler(bin, work + "/data", dict(cfg, event_log_max_row_count=200)).start()
+    op3 = s.ok("start_op", {"operation_type": "vanilla", "spec": {"pool": "research", "tasks": task(2)}})["operation_id"]
     many = [FakeNode(s, "m%02d" % i, cpu=1, memory=1 << 30, slots=1) for i in range(70)]
     for i, n in enumerate(many):   # 10 a second: state rows (at most 1/s) could follow any batch
         n.heartbeat()
@@ -214,9 +218,23 @@ try:
         first_m = next(i for i, r in enumerate(got) if r.get("node_address", "").startswith("m"))
         check(all(b - a >= 64 for a, b in zip(at, at[1:]) if b > first_m)   # none sooner
               and got[k + 1]["event_type"] == "pools_info" and got[k + 2]["event_type"] == "nodes_info" and
-              len([a for a in nodes if a.startswith("m")]) >= 61,
+              {a for a in nodes if a.startswith("m")} ==
+              {r["node_address"] for r in got[:k]
+               if r["event_type"] == "node_registered" and r["node_address"].startswith("m")},
               "state rows every 64 rows: %s" % [(i, r["event_type"]) for i, r in enumerate(got)
                                                 if r["event_type"] in ("pool_trees_info", "nodes_info")])
+        # operations_info: every operation not finished, as operation_started has it, with its
+        # start time and each task's completed jobs (a replay's operations whose started row
+        # the bound dropped)
+        ops = got[k + 3]["operations"] if got[k + 3]["event_type"] == "operations_info" else {}
+        started = [r for r in got if r["event_type"] == "operation_started" and r["operation_id"] == op3]
+        o = ops.get(op3, {})
+        check(started and o.get("start_time") == started[0]["timestamp"] and
+              o.get("scheduling_info_per_tree") == {"physical": {"pool": "research"}} and
+              o.get("spec") == started[0]["spec"] and
+              [(t["name"], t["job_count"], t["completed"]) for t in o.get("tasks", [])] == [("t", 2, 0)] and
+              o.get("runtime_parameters", {}).get("scheduling_options_per_pool_tree") is not None,
+              "operations_info: %s (started: %s)" % (ops, started))
 finally:
     s.stop()
 finish()

@@ -34,6 +34,9 @@ for r in rows:  # logs have no offline or updated node)
                 total[k] = [a + b for a, b in zip(total[k], vec(node["resource_limits"]))]
 pool_of = {r["operation_id"]: r["scheduling_info_per_tree"]["physical"]["pool"]
            for r in rows if r["event_type"] == "operation_started"}
+for r in rows:   # the state rows' operations (their operation_started rows dropped)
+    for op_id, op in (r["operations"].items() if r["event_type"] == "operations_info" else ()):
+        pool_of.setdefault(op_id, op["scheduling_info_per_tree"]["physical"]["pool"])
 parent = {p: v["parent"] for p, v in
           next(r for r in rows if r["event_type"] == "pools_info")["pools"]["physical"].items()}
 last = {}

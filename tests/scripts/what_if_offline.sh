@@ -144,10 +144,12 @@ sys.exit(0 if (w["since"], w["requested_since"]) == (1000, 1) else "FAIL: " + js
 ' "$work/from1/what-if.json"
 
 # A log the bound wrapped (event_log_wrapped.json): it starts with jobs of an operation whose
-# operation_started row was dropped, then the scheduler's state rows (pool_trees_info,
-# pools_info, nodes_info), repeated later. The window starts at the state; the nodes are
-# nodes_info's, there from the start, with no event for the repeat; the operation without its
-# started row is left out, and so are its jobs from the recorded usage
+# operation_started row was dropped ("old": 3 jobs, one done before the log, one after, one
+# running), then the scheduler's state rows (pool_trees_info, pools_info, nodes_info,
+# operations_info), repeated later. The window starts at the state; the nodes are nodes_info's,
+# there from the start, with no event for the repeat; "old" is operations_info's, submitted
+# before the window with its runtime parameters and one job left (the two completed by the
+# state are its completed); op1 is not taken twice
 wrapped=$data/what_if/event_log_wrapped.json
 "$bin" what-if --event-log "$wrapped" --since 1 --until 6000 --out "$work/wrapped" >/dev/null 2>"$work/err" ||
     fail "what-if of a wrapped log: $(cat "$work/err")"
@@ -157,9 +159,13 @@ s = json.load(open(sys.argv[1] + "/scenario.json"))
 w = json.load(open(sys.argv[1] + "/what-if.json"))
 g = {x["name"]: (x["resource_limits"]["cpu"], x["tags"]) for x in s["node_groups"]}
 ok = (w["since"] == 1200 and s["duration"] == 4800 and g == {"n1": (2, []), "n2": (2, ["ssd"])}
-      and not s.get("events") and [o["id"] for o in s["operations"]] == ["op1"])
+      and not s.get("events") and [o["id"] for o in s["operations"]] == ["old", "op1"])
+old = s["operations"][0]
+ok = ok and (old["start_time"] == 0 and old["user"] == "bob" and
+             old["spec"]["scheduling_options_per_pool_tree"]["physical"]["weight"] == 2 and
+             [(t["job_count"], t.get("job_durations")) for t in old["tasks"]] == [(1, [1800])])
 sys.exit(0 if ok else "FAIL: wrapped log: since %s, nodes %s, events %s, operations %s" %
-         (w["since"], g, s.get("events"), [o["id"] for o in s["operations"]]))
+         (w["since"], g, s.get("events"), s["operations"]))
 EOF2
 python3 "$src/tests/scripts/what_if_fidelity_check.py" "$wrapped" "$work/wrapped" 1 6000 ||
     fail "fidelity of the wrapped log"
@@ -200,6 +206,10 @@ expect_error '\-\-format: "yson" is not one of text, json' --event-log "$log" --
 echo '[{"timestamp": 5, "event_type": "node_registered", "node_address": "n", "resource_limits": {}}]' \
     >"$work/nopools.json"
 expect_error 'no pools_info row' --event-log "$work/nopools.json" --since 1 --until 100
+echo '[{"timestamp": 5, "event_type": "pools_info", "pools": {}}, {"timestamp": 5, "event_type": "nodes_info", "nodes": {"n1": 2}}]' \
+    >"$work/badnodes.json"
+expect_error 'event log row 1: nodes.n1: must be a map {tags, resource_limits}' --event-log "$work/badnodes.json" \
+    --since 1 --until 100
 echo '[{"timestamp": "x", "event_type": "pools_info"}]' >"$work/badrow.json"
 expect_error 'event log row 0: timestamp' --event-log "$work/badrow.json" --since 1 --until 100
 
