@@ -285,6 +285,9 @@ static json_t *operations_info(struct ps_service *svc, int64_t now_ms)
         if (!o)
             continue;
         operation_info(svc, op, o);
+        /* the spec without its tasks: their commands, environment and files are the bulk of a
+         * spec and no replay runs them (the task list below has what one needs) */
+        json_object_del(json_object_get(o, "spec"), "tasks");
         json_object_set_new(o, "start_time", json_integer(op->start_ms));
         json_object_set_new(o, "runtime_parameters", runtime_parameters(op));
         json_t *tasks = json_object_get(o, "tasks");
