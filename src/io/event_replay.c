@@ -65,6 +65,15 @@ static int bad_row(struct replay *r, size_t i, const char *key, const char *rule
     return ps_error_set(r->err, PS_EINVAL, "event log row %zu: %s: %s", i, key, rule);
 }
 
+/* bad_row for the entry name of the map key (nodes.n1, operations.<id>) */
+static int bad_entry(struct replay *r, size_t i, const char *key, const char *name,
+                     const char *rule)
+{
+    char at[300];
+    snprintf(at, sizeof at, "%s.%.256s", key, name);
+    return bad_row(r, i, at, rule);
+}
+
 static json_t *zero_resources(void)
 {
     return json_pack("{s:i, s:i, s:i, s:i, s:i}", "user_slots", 0, "cpu", 0, "gpu", 0, "memory",
@@ -156,11 +165,8 @@ static int nodes_row(struct replay *r, size_t i, const json_t *row, int64_t ts)
     const char *addr;
     json_t *node;
     json_object_foreach((json_t *)nodes, addr, node) {
-        if (!json_is_object(node)) {
-            char key[300];
-            snprintf(key, sizeof key, "nodes.%.280s", addr);
-            return bad_row(r, i, key, "must be a map {tags, resource_limits}");
-        }
+        if (!json_is_object(node))
+            return bad_entry(r, i, "nodes", addr, "must be a map {tags, resource_limits}");
         json_t *one = json_deep_copy(node);
         if (one)
             json_object_set_new(one, "node_address", json_string(addr));
@@ -315,11 +321,9 @@ static int ops_state_row(struct replay *r, size_t i, const json_t *row, int64_t 
         if (json_object_get(r->op_index, id))
             continue;
         if (!*id || !json_is_object(op) || !json_is_array(json_object_get(op, "tasks")) ||
-            !json_is_integer(json_object_get(op, "start_time"))) {
-            char key[300];
-            snprintf(key, sizeof key, "operations.%.280s", id);
-            return bad_row(r, i, key, "must be a map with tasks (a list) and start_time (ms)");
-        }
+            !json_is_integer(json_object_get(op, "start_time")))
+            return bad_entry(r, i, "operations", id,
+                             "must be a map with tasks (a list) and start_time (ms)");
         json_t *copy = json_deep_copy(op);
         json_object_set_new(copy, "operation_id", json_string(id));
         json_object_set(copy, "_time", json_object_get(op, "start_time"));

@@ -146,6 +146,36 @@ def kill_cgroup_leftovers(node_id):
                     pass
 
 
+def run_cluster_test(name, prefix, config, body):
+    """body(c, tmp) on a new Cluster(tmp, config) in a scratch directory: then `ok NAME`; on a
+    Fail, `FAIL NAME: ...` with the tail of every log there, exit 1. The cluster and its jobs'
+    cgroups are stopped, and the directory removed unless PS_KEEP is set."""
+    import shutil
+    import tempfile
+    tmp = tempfile.mkdtemp(prefix=prefix)
+    os.chmod(tmp, 0o755)
+    c = None
+    try:
+        c = Cluster(tmp, config)
+        body(c, tmp)
+        print("ok %s" % name)
+    except Fail as e:
+        print("FAIL %s: %s" % (name, e))
+        for log in sorted(os.listdir(tmp)):
+            if log.endswith(".log"):
+                print("---- %s\n%s" % (log, open(os.path.join(tmp, log)).read()[-3000:]))
+        sys.exit(1)
+    finally:
+        if c:
+            c.stop()
+            for _, (_, _, node_id) in c.nodes.items():
+                kill_cgroup_leftovers(node_id)
+        if not os.environ.get("PS_KEEP"):
+            shutil.rmtree(tmp, ignore_errors=True)
+        else:
+            print("kept", tmp)
+
+
 # ---- cases -------------------------------------------------------------------------------
 
 def case_operation_with_outputs(c):

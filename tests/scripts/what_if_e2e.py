@@ -9,15 +9,13 @@ gives the CLI's answer, names bad input, refuses a second task while one runs an
 without read on the tree. python3 what_if_e2e.py BINARY."""
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from checks import Fail, require as check  # noqa: E402
-from node_e2e import BIN, Cluster, kill_cgroup_leftovers, task  # noqa: E402
+from checks import require as check  # noqa: E402
+from node_e2e import BIN, run_cluster_test, task  # noqa: E402
 
 
 def what_if(c, out, *extra):
@@ -112,107 +110,91 @@ def wait_p(m, pool):
     return p["wait_p50_ms"] + p["wait_p95_ms"]
 
 
+def test(c, tmp):
+    s = c.sched
+    for pool in ("a", "b"):
+        s.ok("create", {"type": "scheduler_pool", "path": "//sys/pools/" + pool,
+                        "attributes": {"max_running_operation_count": 1}})
+    # a tree attribute: the replay takes the trees' configs from the record (pool_trees_info
+    # rows, written at most once a second), so the window starts after its row
+    s.set("//sys/pool_trees/physical/@max_operation_count", 40000)
+    c.wait(lambda: [r for r in s.ok("get", {"path": "//sys/scheduler/event_log",
+                                            "event_type": "pool_trees_info"})["value"]
+                    if r["trees"]["physical"].get("max_operation_count") == 40000],
+           30, "the tree's config in the event log")
+    for i in range(6):   # six one-slot nodes
+        c.node("n%d" % i, resources="cpu=1,memory=1G,user_slots=1")
+    c.wait(lambda: len(s.ok("get", {"path": "//sys/scheduler/orchid/scheduler/nodes"})["value"]) == 6,
+           30, "six nodes")
+    since = int(time.time() * 1000)
+    workload(c)
+    until = int(time.time() * 1000) + 5000   # time for the replay to finish its jobs
+    window = ["--since", str(since), "--until", str(until)]
+    if os.environ.get("PS_KEEP"):   # with rows.json: what scripts/what-if-fidelity.py replays
+        json.dump({"since": since, "until": until}, open(os.path.join(tmp, "window.json"), "w"))
+    change = ("//sys/pool_trees/physical/b/@weight", 10)
+    text, r = what_if(c, os.path.join(tmp, "wi1"), *window,
+                      "--set", "%s=%d" % change)
+    print(text)
+    sc = json.load(open(os.path.join(tmp, "wi1", "scenario.json")))
+    check(sc["pool_trees"]["physical"].get("max_operation_count") == 40000,
+          "the tree's config in the scenario", sc["pool_trees"]["physical"])
+    f = r["fidelity"]
+    check_fidelity(f, "the no-change replay matches the record")
+    check(f["operations"] == 4, "every operation of the window is compared", f)
+    rec, chg = r["recorded"], r["changed"]
+    check(wait_p(chg, "b") < wait_p(rec, "b"), "pool b waits less with more weight",
+          rec["pools"], chg["pools"])
+    check(rec["pools"]["a"]["jobs_completed"] == 24 and rec["pools"]["b"]["jobs_completed"] == 48,
+          "the replay runs the recorded jobs", rec["pools"])
+    # deterministic, and the same from a saved event log
+    _, again = what_if(c, os.path.join(tmp, "wi2"), *window,
+                       "--set", "//sys/pool_trees/physical/b/@weight=10")
+    check(again == r, "the same record and change give the same answer")
+    rows = subprocess.run([BIN, "event-log", "--proxy", c.url(), "--token", s.admin,
+                           "--format", "json"], capture_output=True, text=True, timeout=60)
+    check(rows.returncode == 0, "event-log", rows.stderr)
+    path = os.path.join(tmp, "rows.json")
+    open(path, "w").write(rows.stdout)
+    _, offline = what_if(c, os.path.join(tmp, "wi3"), *window, "--event-log", path,
+                         "--set", "//sys/pool_trees/physical/b/@weight=10")
+    check(offline == r, "a saved event log gives the same answer")
+    sc3 = json.load(open(os.path.join(tmp, "wi3", "scenario.json")))
+    check(sc3["pool_trees"] == sc["pool_trees"] and sc3["default_tree"] == "physical",
+          "the trees from a saved event log", sc3["pool_trees"], sc["pool_trees"])
+    # A window from the middle of the record (half of the jobs done): the replay starts
+    # from the operations running then, and the jobs that ended before it are not in it
+    # (they once counted as running through the window, usage error 1.4-5.8)
+    text = rows.stdout.strip()
+    rows_list = (json.loads(text) if text.startswith("[")
+                 else [json.loads(line) for line in text.splitlines() if line.strip()])
+    ends = sorted(row["timestamp"] for row in rows_list if row["event_type"] == "job_completed")
+    mid = ends[len(ends) // 2] + 1
+    _, r_mid = what_if(c, os.path.join(tmp, "wi4"), "--since", str(mid), "--until", str(until))
+    fm = r_mid["fidelity"]
+    print("window from the middle: %s" % fm)
+    check(r_mid["since"] == mid and fm["usage_error_mean"] >= 0, "the middle window", r_mid["since"], mid)
+    check_fidelity(fm, "a window from the middle of the record matches it")
+    for name in ("report.html", "recorded/report.html", "changed/report.html"):
+        check(os.path.getsize(os.path.join(tmp, "wi1", name)) > 0, name)
+    check_api(c, since, until, change, r)
+
+
+def check_fidelity(f, what):
+    """The tolerance is the product's claim for a cluster that runs jobs when the scheduler
+    says; under a sanitizer (make sanitize/tsan set ASAN_/TSAN_OPTIONS) the scheduler and agents
+    run several times slower, so the record itself lags the schedule: there a miss is reported,
+    not failed. `make test` (no sanitizer) asserts it."""
+    sanitized = bool(os.environ.get("ASAN_OPTIONS") or os.environ.get("TSAN_OPTIONS"))
+    if sanitized and not f["within_tolerance"]:
+        print("NOTE: sanitizer build: fidelity outside tolerance, not asserted: %s" % f)
+    else:
+        check(f["within_tolerance"], what, f)
+
+
 def main():
-    tmp = tempfile.mkdtemp(prefix="pswhatif-")
-    os.chmod(tmp, 0o755)
-    c = None
-    try:
-        # fair share updates often, so that each freed slot goes by the latest usage
-        c = Cluster(tmp, {"fair_share_update_period": 20})
-        s = c.sched
-        for pool in ("a", "b"):
-            s.ok("create", {"type": "scheduler_pool", "path": "//sys/pools/" + pool,
-                            "attributes": {"max_running_operation_count": 1}})
-        # a tree attribute: the replay takes the trees' configs from the record (pool_trees_info
-        # rows, written at most once a second), so the window starts after its row
-        s.set("//sys/pool_trees/physical/@max_operation_count", 40000)
-        c.wait(lambda: [r for r in s.ok("get", {"path": "//sys/scheduler/event_log",
-                                                "event_type": "pool_trees_info"})["value"]
-                        if r["trees"]["physical"].get("max_operation_count") == 40000],
-               30, "the tree's config in the event log")
-        for i in range(6):   # six one-slot nodes
-            c.node("n%d" % i, resources="cpu=1,memory=1G,user_slots=1")
-        c.wait(lambda: len(s.ok("get", {"path": "//sys/scheduler/orchid/scheduler/nodes"})["value"]) == 6,
-               30, "six nodes")
-        since = int(time.time() * 1000)
-        workload(c)
-        until = int(time.time() * 1000) + 5000   # time for the replay to finish its jobs
-        window = ["--since", str(since), "--until", str(until)]
-        if os.environ.get("PS_KEEP"):   # with rows.json: what scripts/what-if-fidelity.py replays
-            json.dump({"since": since, "until": until}, open(os.path.join(tmp, "window.json"), "w"))
-        change = ("//sys/pool_trees/physical/b/@weight", 10)
-        text, r = what_if(c, os.path.join(tmp, "wi1"), *window,
-                          "--set", "%s=%d" % change)
-        print(text)
-        sc = json.load(open(os.path.join(tmp, "wi1", "scenario.json")))
-        check(sc["pool_trees"]["physical"].get("max_operation_count") == 40000,
-              "the tree's config in the scenario", sc["pool_trees"]["physical"])
-        f = r["fidelity"]
-        # The tolerance is the product's claim for a cluster that runs jobs when the scheduler
-        # says; under a sanitizer (make sanitize/tsan set ASAN_/TSAN_OPTIONS) the scheduler and
-        # agents run several times slower, so the record itself lags the schedule: there a miss
-        # is reported, not failed. `make test` (no sanitizer) asserts it.
-        sanitized = bool(os.environ.get("ASAN_OPTIONS") or os.environ.get("TSAN_OPTIONS"))
-        if sanitized and not f["within_tolerance"]:
-            print("NOTE: sanitizer build: fidelity outside tolerance, not asserted: %s" % f)
-        else:
-            check(f["within_tolerance"], "the no-change replay matches the record", f)
-        check(f["operations"] == 4, "every operation of the window is compared", f)
-        rec, chg = r["recorded"], r["changed"]
-        check(wait_p(chg, "b") < wait_p(rec, "b"), "pool b waits less with more weight",
-              rec["pools"], chg["pools"])
-        check(rec["pools"]["a"]["jobs_completed"] == 24 and rec["pools"]["b"]["jobs_completed"] == 48,
-              "the replay runs the recorded jobs", rec["pools"])
-        # deterministic, and the same from a saved event log
-        _, again = what_if(c, os.path.join(tmp, "wi2"), *window,
-                           "--set", "//sys/pool_trees/physical/b/@weight=10")
-        check(again == r, "the same record and change give the same answer")
-        rows = subprocess.run([BIN, "event-log", "--proxy", c.url(), "--token", s.admin,
-                               "--format", "json"], capture_output=True, text=True, timeout=60)
-        check(rows.returncode == 0, "event-log", rows.stderr)
-        path = os.path.join(tmp, "rows.json")
-        open(path, "w").write(rows.stdout)
-        _, offline = what_if(c, os.path.join(tmp, "wi3"), *window, "--event-log", path,
-                             "--set", "//sys/pool_trees/physical/b/@weight=10")
-        check(offline == r, "a saved event log gives the same answer")
-        sc3 = json.load(open(os.path.join(tmp, "wi3", "scenario.json")))
-        check(sc3["pool_trees"] == sc["pool_trees"] and sc3["default_tree"] == "physical",
-              "the trees from a saved event log", sc3["pool_trees"], sc["pool_trees"])
-        # A window from the middle of the record (half of the jobs done): the replay starts
-        # from the operations running then, and the jobs that ended before it are not in it
-        # (they once counted as running through the window, usage error 1.4-5.8)
-        text = rows.stdout.strip()
-        rows_list = (json.loads(text) if text.startswith("[")
-                     else [json.loads(line) for line in text.splitlines() if line.strip()])
-        ends = sorted(row["timestamp"] for row in rows_list if row["event_type"] == "job_completed")
-        mid = ends[len(ends) // 2] + 1
-        _, r_mid = what_if(c, os.path.join(tmp, "wi4"), "--since", str(mid), "--until", str(until))
-        fm = r_mid["fidelity"]
-        print("window from the middle: %s" % fm)
-        check(r_mid["since"] == mid and fm["usage_error_mean"] >= 0, "the middle window", r_mid["since"], mid)
-        if sanitized and not fm["within_tolerance"]:
-            print("NOTE: sanitizer build: fidelity outside tolerance, not asserted: %s" % fm)
-        else:
-            check(fm["within_tolerance"], "a window from the middle of the record matches it", fm)
-        for name in ("report.html", "recorded/report.html", "changed/report.html"):
-            check(os.path.getsize(os.path.join(tmp, "wi1", name)) > 0, name)
-        check_api(c, since, until, change, r)
-        print("ok what_if_e2e")
-    except Fail as e:
-        print("FAIL what_if_e2e: %s" % e)
-        for name in sorted(os.listdir(tmp)):
-            if name.endswith(".log"):
-                print("---- %s\n%s" % (name, open(os.path.join(tmp, name)).read()[-3000:]))
-        sys.exit(1)
-    finally:
-        if c:
-            c.stop()
-            for _, (_, _, node_id) in c.nodes.items():
-                kill_cgroup_leftovers(node_id)
-        if not os.environ.get("PS_KEEP"):
-            shutil.rmtree(tmp, ignore_errors=True)
-        else:
-            print("kept", tmp)
+    # fair share updates often, so that each freed slot goes by the latest usage
+    run_cluster_test("what_if_e2e", "pswhatif-", {"fair_share_update_period": 20}, test)
 
 
 if __name__ == "__main__":
