@@ -52,14 +52,17 @@ static json_t *row(const char *type, int64_t now_ms)
     return json_pack("{s:I, s:s}", "timestamp", (json_int_t)now_ms, "event_type", type);
 }
 
-static json_t *copy_or_null(const json_t *v)
+/* v shared, or null: the operation's documents a row takes (spec, pool_per_tree,
+ * runtime_options) are replaced whole, never changed in place (service_state.h), so a row may
+ * hold them while the journal's writer dumps it off the lock */
+static json_t *shared_or_null(json_t *v)
 {
-    return v ? json_deep_copy(v) : json_null();
+    return v ? json_incref(v) : json_null();
 }
 
 static json_t *runtime_parameters(const struct ps_svc_op *op)
 {
-    return json_pack("{s:o}", "scheduling_options_per_pool_tree", copy_or_null(op->runtime_options));
+    return json_pack("{s:o}", "scheduling_options_per_pool_tree", shared_or_null(op->runtime_options));
 }
 
 static json_t *tasks_json(const struct ps_svc_op *op)
@@ -74,17 +77,34 @@ static json_t *tasks_json(const struct ps_svc_op *op)
     return a;
 }
 
-/* upstream's BuildOperationInfoForEventLog (scheduler's and strategy's parts) */
-static void operation_info(struct ps_service *svc, const struct ps_svc_op *op, json_t *ev)
+/* op's spec, with or without its tasks (their commands, environment and files are the bulk of
+ * a spec and no replay runs them), sharing its values (shared_or_null) */
+static json_t *spec_of(const struct ps_svc_op *op, bool tasks)
+{
+    if (!json_is_object(op->spec) || tasks)
+        return shared_or_null(op->spec);
+    json_t *s = json_object();
+    const char *k;
+    json_t *v;
+    json_object_foreach(op->spec, k, v)
+        if (strcmp(k, "tasks") != 0)
+            json_object_set(s, k, v);
+    return s;
+}
+
+/* upstream's BuildOperationInfoForEventLog (scheduler's and strategy's parts); the spec without
+ * its tasks unless task_specs */
+static void operation_info(struct ps_service *svc, const struct ps_svc_op *op, json_t *ev,
+                           bool task_specs)
 {
     json_object_set_new(ev, "operation_id", json_string(op->id));
     json_object_set_new(ev, "operation_type", json_string("vanilla"));
-    json_object_set_new(ev, "spec", copy_or_null(op->spec));
+    json_object_set_new(ev, "spec", spec_of(op, task_specs));
     json_object_set_new(ev, "authenticated_user", json_string(op->user));
     const char *def = ps_strategy_default_tree(svc->strategy);
     json_t *pool = def ? json_object_get(op->pool_per_tree, def) : NULL;
     if (pool)
-        json_object_set_new(ev, "pool", json_deep_copy(pool));
+        json_object_set(ev, "pool", pool);
     json_t *per_tree = json_object();
     const char *tree;
     json_t *p;
@@ -116,7 +136,7 @@ void ps_event_log_operation(struct ps_service *svc, const struct ps_svc_op *op, 
     json_t *ev = row(type, now_ms);
     if (!ev)
         return;
-    operation_info(svc, op, ev);
+    operation_info(svc, op, ev, true);
     if (op->finished) {
         json_object_set_new(ev, "start_time", json_integer(op->start_ms));
         json_object_set_new(ev, "finish_time", json_integer(op->finish_ms));
@@ -191,7 +211,7 @@ void ps_event_log_banned_in_tree(struct ps_service *svc, const struct ps_svc_op 
     append(svc, ev);
 }
 
-static void state_rows(struct ps_service *svc, int64_t now_ms);
+static void tree_rows(struct ps_service *svc, int64_t now_ms);
 
 /* A node's tags and resource_limits into ev (a node row, or its entry in nodes_info). */
 static json_t *node_fields(const struct ps_svc_node *node, json_t *ev)
@@ -208,7 +228,7 @@ void ps_event_log_node(struct ps_service *svc, const struct ps_svc_node *node, c
                        int64_t now_ms)
 {
     if (svc->pools_info_due)   /* the trees the node was placed by come first */
-        state_rows(svc, now_ms);
+        tree_rows(svc, now_ms);
     json_t *ev = row(type, now_ms);
     if (!ev)
         return;
@@ -284,10 +304,7 @@ static json_t *operations_info(struct ps_service *svc, int64_t now_ms)
         json_t *o = op->finished ? NULL : json_object();
         if (!o)
             continue;
-        operation_info(svc, op, o);
-        /* the spec without its tasks: their commands, environment and files are the bulk of a
-         * spec and no replay runs them (the task list below has what one needs) */
-        json_object_del(json_object_get(o, "spec"), "tasks");
+        operation_info(svc, op, o, false);   /* the task list below has what a replay needs */
         json_object_set_new(o, "start_time", json_integer(op->start_ms));
         json_object_set_new(o, "runtime_parameters", runtime_parameters(op));
         json_t *tasks = json_object_get(o, "tasks");
@@ -300,13 +317,12 @@ static json_t *operations_info(struct ps_service *svc, int64_t now_ms)
     return ev;
 }
 
-/* The state a replay starts from, at one timestamp: pool_trees_info, pools_info, nodes_info,
- * operations_info. */
-static void state_rows(struct ps_service *svc, int64_t now_ms)
+/* pool_trees_info and pools_info: the trees as they are now, after a change (at most once a
+ * second), or as a part of the state rows */
+static void tree_rows(struct ps_service *svc, int64_t now_ms)
 {
     svc->pools_info_due = false;
     svc->pools_info_next_ms = now_ms + PS_EVENT_LOG_POOLS_INFO_PERIOD_MS;
-    svc->event_log_state_seq = (int64_t)svc->event_log_next;
     append(svc, trees_info(svc, now_ms));
     json_t *ev = row("pools_info", now_ms);
     json_t *trees = json_object();
@@ -316,6 +332,15 @@ static void state_rows(struct ps_service *svc, int64_t now_ms)
     }
     json_object_set_new(ev, "pools", trees);
     append(svc, ev);
+}
+
+/* The state a replay starts from, at one timestamp: pool_trees_info, pools_info, nodes_info,
+ * operations_info. */
+static void state_rows(struct ps_service *svc, int64_t now_ms)
+{
+    svc->event_log_state_seq = (int64_t)svc->event_log_next;
+    svc->event_log_state_ms = now_ms;
+    tree_rows(svc, now_ms);
     append(svc, nodes_info(svc, now_ms));
     append(svc, operations_info(svc, now_ms));
 }
@@ -325,13 +350,17 @@ void ps_event_log_pools_info(struct ps_service *svc, int64_t now_ms)
     int64_t max = svc->cfg.event_log_max_row_count;
     if (max <= 0 || now_ms < svc->pools_info_next_ms)
         return;
-    /* A replay starts at the log's first state rows: logged every 1/16 of the bound, the rows
-     * before them are at most that part of the log (event_log.h) */
+    /* A replay starts at the log's first state rows: logged every 1/16 of the bound, but not
+     * more often than nodes_info_logging_period, the rows before them are at most that part of
+     * the log, or that period's rows (event_log.h) */
     int64_t every = max / PS_EVENT_LOG_STATE_PARTS > PS_EVENT_LOG_STATE_MIN_ROWS
                         ? max / PS_EVENT_LOG_STATE_PARTS : PS_EVENT_LOG_STATE_MIN_ROWS;
-    if (svc->pools_info_due || svc->event_log_state_seq < 0 ||
-        svc->event_log_next - (uint64_t)svc->event_log_state_seq >= (uint64_t)every)
+    if (svc->event_log_state_seq < 0 ||
+        (svc->event_log_next - (uint64_t)svc->event_log_state_seq >= (uint64_t)every &&
+         now_ms - svc->event_log_state_ms >= svc->cfg.nodes_info_logging_period_ms))
         state_rows(svc, now_ms);
+    else if (svc->pools_info_due)
+        tree_rows(svc, now_ms);
 }
 
 int ps_event_log_load(struct ps_service *svc, struct ps_error *err)

@@ -22,18 +22,19 @@
  *     trees {tree: its config, every key}, default_tree (null when none);
  *   node_registered, node_updated, node_offline (poolsched's, for a replay): node_address,
  *     tags, resource_limits;
- *   nodes_info (upstream's name; after each pools_info row, same timestamp): nodes {address:
- *     {tags, resource_limits}}, every node in scheduling;
+ *   nodes_info (upstream's name; after the state rows' pools_info row, same timestamp): nodes
+ *     {address: {tags, resource_limits}}, every node in scheduling;
  *   operations_info (poolsched's; after each nodes_info row, same timestamp): operations {id:
  *     operation_started's keys, start_time, runtime_parameters, each task's completed}, every
  *     operation not finished.
  * pool_trees_info, pools_info, nodes_info and operations_info are the state a replay starts
- * from: logged at
- * start (and by a new leader), after pool tree changes, after every PS_EVENT_LOG_STATE_PARTS-th
- * part of the bound (at least PS_EVENT_LOG_STATE_MIN_ROWS rows) since the last ones, and again
- * when the bound drops the newest of them (svc->event_log_state_seq), each at most once a
+ * from: logged at start (and by a new leader), after every PS_EVENT_LOG_STATE_PARTS-th part of
+ * the bound (at least PS_EVENT_LOG_STATE_MIN_ROWS rows) since the last ones once they are
+ * nodes_info_logging_period (service config, upstream's name; default 30 s) old, and again as
+ * soon as the bound drops the newest of them (svc->event_log_state_seq), each at most once a
  * second. So the rows before the log's first state rows, which a replay cannot start from, are
- * at most that part of the log.
+ * at most that part of the log, or the rows of that period when more. A change of the trees
+ * logs pool_trees_info and pools_info alone: the nodes and operations follow from their rows.
  *
  * Writes: under svc->mu, a row becomes a journal record (kind "event", key its sequence number
  * zero-padded to 20 digits, so key order is row order) committed with the change that caused
@@ -61,6 +62,7 @@ struct ps_svc_node;
 #define PS_EVENT_LOG_POOLS_INFO_PERIOD_MS 1000
 #define PS_EVENT_LOG_STATE_PARTS 16
 #define PS_EVENT_LOG_STATE_MIN_ROWS 64
+#define PS_EVENT_LOG_NODES_INFO_PERIOD_MS 30000   /* upstream's nodes_info_logging_period */
 
 /* Each records one event (under svc->mu). type: "operation_started", "operation_completed",
  * ...; job events take the type from the job's state. */
@@ -77,14 +79,15 @@ void ps_event_log_banned_in_tree(struct ps_service *svc, const struct ps_svc_op 
 void ps_event_log_node(struct ps_service *svc, const struct ps_svc_node *node, const char *type,
                        int64_t now_ms);
 
-/* pool_trees_info, pools_info, nodes_info, operations_info: the trees' configs, the pools of
- * every tree, the nodes and the unfinished operations, when the trees changed (svc->pools_info_due, set by every applied change of a pool, a
- * tree or the default tree), the log holds no state rows (at start, or the bound dropped them)
- * or a part of the bound was logged since (above), and the last rows are
- * PS_EVENT_LOG_POOLS_INFO_PERIOD_MS old: the engine loop
- * calls it, so that a burst of changes makes one row of each, not a copy of every pool's config
- * per change (as upstream logs it after its periodic pool tree update). Under
- * svc->mu. */
+/* The engine loop calls it, once the last rows are PS_EVENT_LOG_POOLS_INFO_PERIOD_MS old, so
+ * that a burst of changes makes one row of each, not a copy of every pool's config per change
+ * (as upstream logs pools_info after its periodic pool tree update). It logs the state rows
+ * (pool_trees_info, pools_info, nodes_info, operations_info) when the log holds none (at start,
+ * or the bound dropped them) or when a part of the bound was logged since the last ones (above)
+ * and they are nodes_info_logging_period old; else pool_trees_info and pools_info alone when
+ * the trees changed (svc->pools_info_due, set by every applied change of a pool, a tree or the
+ * default tree). Under svc->mu; the rows are built of copies, dumped off the lock by the
+ * journal's writer (journal.h). */
 void ps_event_log_pools_info(struct ps_service *svc, int64_t now_ms);
 
 /* Reads the sequence numbers back from the store (at start and after a reload). */

@@ -52,7 +52,8 @@
 
 struct record {
     char *kind, *key;
-    char *value;     /* JSON text, NULL for a delete */
+    char *value;     /* JSON text, NULL for a delete (or until doc is rendered) */
+    json_t *doc;     /* a put aside: its document, dumped into value by the writer */
 };
 
 struct lost_range {
@@ -85,8 +86,25 @@ static void free_recs(struct record *r, size_t n)
         free(r[i].kind);
         free(r[i].key);
         free(r[i].value);
+        json_decref(r[i].doc);
     }
     free(r);
+}
+
+/* The put-aside records' texts, dumped here, off the state lock (ps_journal_put_aside): an
+ * event log's state rows are megabytes of JSON on a large cluster. Nonzero on out of memory. */
+static int render(struct record *r, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (!r[i].doc)
+            continue;
+        r[i].value = json_dumps(r[i].doc, JSON_COMPACT);
+        json_decref(r[i].doc);
+        r[i].doc = NULL;
+        if (!r[i].value)
+            return -1;
+    }
+    return 0;
 }
 
 /* Writes r[0..n) to store in one transaction. */
@@ -254,8 +272,9 @@ static void *writer(void *arg)
         struct ps_error err;
         ps_error_init(&err);
         bool skipped = false;
-        int rc = poisoned ? ps_error_set(&err, PS_ENOMEM, "out of memory queueing a record")
-                          : write_batch(j, r, n, from, &skipped, &err);
+        int rc = poisoned || render(r, n) != 0
+                     ? ps_error_set(&err, PS_ENOMEM, "out of memory queueing a record")
+                     : write_batch(j, r, n, from, &skipped, &err);
         free_recs(r, n);
         if (rc == 0)
             ps_metric_add(j->svc->m_commits, 1);
@@ -325,8 +344,8 @@ void ps_journal_free(struct ps_journal *j)
     free(j);
 }
 
-static uint64_t put(struct ps_journal *j, const char *kind, const char *key, char *text, bool lost,
-                    bool aside)
+static uint64_t put(struct ps_journal *j, const char *kind, const char *key, char *text,
+                    json_t *doc, bool lost, bool aside)
 {
     char *k = strdup(kind), *y = strdup(key);
     pthread_mutex_lock(&j->mu);
@@ -344,10 +363,11 @@ static uint64_t put(struct ps_journal *j, const char *kind, const char *key, cha
          * memory only */
         j->poisoned = true;
         free(text);
+        json_decref(doc);
         free(k);
         free(y);
     } else {
-        j->recs[j->count++] = (struct record){k, y, text};
+        j->recs[j->count++] = (struct record){k, y, text, doc};
     }
     uint64_t t = ++j->appended;
     if (!aside)
@@ -357,29 +377,23 @@ static uint64_t put(struct ps_journal *j, const char *kind, const char *key, cha
     return t;
 }
 
-static uint64_t put_json(struct ps_journal *j, const char *kind, const char *key, json_t *value,
-                         bool aside)
+uint64_t ps_journal_put(struct ps_journal *j, const char *kind, const char *key, json_t *value)
 {
     char *text = value ? json_dumps(value, JSON_COMPACT) : NULL;
     bool lost = value && !text;   /* NULL would mean a delete */
     json_decref(value);
-    return put(j, kind, key, text, lost, aside);
-}
-
-uint64_t ps_journal_put(struct ps_journal *j, const char *kind, const char *key, json_t *value)
-{
-    return put_json(j, kind, key, value, false);
+    return put(j, kind, key, text, NULL, lost, false);
 }
 
 uint64_t ps_journal_put_aside(struct ps_journal *j, const char *kind, const char *key,
                               json_t *value)
 {
-    return put_json(j, kind, key, value, true);
+    return put(j, kind, key, NULL, value, false, true);
 }
 
 uint64_t ps_journal_put_text(struct ps_journal *j, const char *kind, const char *key, char *text)
 {
-    return put(j, kind, key, text, !text, false);
+    return put(j, kind, key, text, NULL, !text, false);
 }
 
 bool ps_journal_refresh_due(struct ps_journal *j, int64_t now_ms)

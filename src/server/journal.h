@@ -23,7 +23,9 @@ uint64_t ps_journal_put(struct ps_journal *j, const char *kind, const char *key,
 uint64_t ps_journal_put_text(struct ps_journal *j, const char *kind, const char *key, char *text);
 uint64_t ps_journal_last(struct ps_journal *j);       /* ticket of the last record */
 /* A put no reply rests on (the event log's rows): committed as any other, but not counted by
- * ps_journal_relied, so a long-poll heartbeat whose only records are these is still held. */
+ * ps_journal_relied, so a long-poll heartbeat whose only records are these is still held.
+ * value (owned: stolen; NULL: a delete) is dumped to text by the journal's writer, off the
+ * state lock: it must share no part that another thread may change (build it of copies). */
 uint64_t ps_journal_put_aside(struct ps_journal *j, const char *kind, const char *key,
                               json_t *value);
 /* How many records a reply may rest on (every put but ps_journal_put_aside's) were appended,

@@ -42,6 +42,7 @@ void ps_service_config_init(struct ps_service_config *cfg)
     cfg->commit_window_ms = 0;
     cfg->history_bucket_ms = PS_HISTORY_BUCKET_MS;
     cfg->event_log_max_row_count = PS_EVENT_LOG_DEFAULT_MAX_ROWS;
+    cfg->nodes_info_logging_period_ms = PS_EVENT_LOG_NODES_INFO_PERIOD_MS;
     cfg->http_max_body_size = 1 << 20;
     cfg->http_max_start_op_body_size = 16 << 20;
     cfg->http_max_heartbeat_body_size = 32 << 20;
@@ -137,6 +138,8 @@ static const struct ps_attr config_attrs[] = {
      .min = 1000, .max = 3600000},
     {.name = "event_log_max_row_count", .kind = PS_ATTR_INT,
      .offset = CFG(event_log_max_row_count), .min = 0, .max = 1e9},
+    {.name = "nodes_info_logging_period", .kind = PS_ATTR_INT,
+     .offset = CFG(nodes_info_logging_period_ms), .min = 1000, .max = 86400000},
     /* HTTP limits (docs/api.md "Limits") */
     {.name = "http_max_body_size", .kind = PS_ATTR_INT, .offset = CFG(http_max_body_size),
      .min = 1024, .max = 1073741824},

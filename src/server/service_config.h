@@ -59,6 +59,9 @@ struct ps_service_config {
     bool quiet;                           /* no event log on stderr (benchmarks) */
     int64_t event_log_max_row_count;      /* 100000: rows //sys/scheduler/event_log keeps
                                            * (event_log.h); 0: none written */
+    int64_t nodes_info_logging_period_ms; /* 30000: the event log's state rows (nodes_info,
+                                           * ...) at most this often, save at start and when
+                                           * the bound drops them (event_log.h) */
     /* standby schedulers (ha.h, docs/ha.md): off by default; needs the PostgreSQL store */
     bool ha;                              /* start as a standby, lead when elected */
     int64_t ha_lease_ms;                  /* 2000: the leader's lease */

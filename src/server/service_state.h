@@ -144,7 +144,7 @@ struct ps_svc_op {
     char *id;
     char *user;
     struct ps_operation *sop;      /* the strategy's operation (kept until forgotten) */
-    json_t *spec;                  /* as given */
+    json_t *spec;                  /* as given; never changed (rows share it) */
     json_t *resulting_spec;        /* with defaults filled in */
     char *state;                   /* "pending", "running", "completed", "failed", "aborted" */
     char *error;
@@ -166,7 +166,8 @@ struct ps_svc_op {
     int64_t failed_jobs;
     int64_t seq;                   /* creation order (list_operations newest first) */
     bool finished;
-    json_t *pool_per_tree;         /* {tree: pool}, kept current and after the finish */
+    json_t *pool_per_tree;         /* {tree: pool}, kept current and after the finish: replaced
+                                      whole, never changed in place (rows share it) */
     json_t *erased_trees;          /* schedule_in_single_tree: the trees not chosen (op_trees.c),
                                       tentative trees refused or banned (op_tentative.c) */
     struct ps_tentative_state *tentative;  /* its tentative trees (core/tentative.h), or NULL */
@@ -295,6 +296,7 @@ struct ps_service {
     int64_t pools_info_next_ms;    /* the next pools_info row not before (event_log.h) */
     int64_t event_log_state_seq;   /* the newest state rows' first sequence number while they
                                       are in the log; -1: none there (event_log.h) */
+    int64_t event_log_state_ms;    /* their timestamp */
     uint64_t job_counter;
     struct ps_strmap nodes;        /* id -> struct ps_svc_node * */
     struct ps_svc_node **node_list;

@@ -83,22 +83,29 @@ static void keep_measured_view(json_t *scenario)
     }
 }
 
-/* Where the record starts: its oldest row, or its first pools_info row when that is later
- * (a log whose oldest rows were dropped beyond event_log_max_row_count starts with jobs of
- * nodes and pools it no longer describes, until the scheduler's next state rows: event_log.h).
- * -1 when it has neither. */
+/* Where the record starts: its oldest row, or its first state rows when later (their
+ * operations_info row; a log of a scheduler that logs none: its first pools_info row). A log
+ * whose oldest rows were dropped beyond event_log_max_row_count starts with jobs of nodes and
+ * operations it no longer describes, until the scheduler's next state rows (event_log.h); a
+ * pools_info row of a change alone does not describe them. -1 when it has neither. */
 static int64_t record_start(const struct ps_event_record *rec)
 {
     if (!rec || rec->oldest_ms < 0)
         return -1;
+    int64_t pools = -1;
     for (size_t i = 0; i < rec->other_count; i++) {
         const json_t *row = rec->others[i].json;
         const json_t *t = json_object_get(row, "timestamp");
         const char *type = json_string_value(json_object_get(row, "event_type"));
-        if (type && strcmp(type, "pools_info") == 0 && json_is_integer(t))
-            return json_integer_value(t) > rec->oldest_ms ? json_integer_value(t) : rec->oldest_ms;
+        if (!type || !json_is_integer(t))
+            continue;
+        int64_t at = json_integer_value(t);
+        if (strcmp(type, "operations_info") == 0)
+            return at > rec->oldest_ms ? at : rec->oldest_ms;
+        if (pools < 0 && strcmp(type, "pools_info") == 0)
+            pools = at;
     }
-    return rec->oldest_ms;
+    return pools > rec->oldest_ms ? pools : rec->oldest_ms;
 }
 
 /* The window replayed: the one asked for, starting no earlier than the record. The log holds

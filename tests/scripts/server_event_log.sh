@@ -6,8 +6,9 @@
 # node_offline, the filters (operation_id, event_type, since, until, limit) and their refusals,
 # `poolsched event-log`, the YTsaurus face's ISO times, the rows kept across a restart, and the
 # size bound (event_log_max_row_count), pool_trees_info before each pools_info row, the state
-# rows (pool_trees_info, pools_info, nodes_info, operations_info) at start, every sixteenth of the bound and again
-# when the bound drops them. pools_info and preempted_for:
+# rows (pool_trees_info, pools_info, nodes_info, operations_info) at start, every sixteenth of the bound
+# once nodes_info_logging_period has passed, and again when the bound drops them; a change of
+# the trees logs pool_trees_info and pools_info alone. pools_info and preempted_for:
 # tests/upstream/event_log_service.sh.
 # usage: server_event_log.sh BINARY DATA_DIR SOURCE_DIR
 source "${3:?usage: server_event_log.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
@@ -69,6 +70,12 @@ try:
     check(pairs and [r["event_type"] for r in pairs] == ["pool_trees_info", "pools_info"] * (len(pairs) // 2)
           and all(a["timestamp"] == b["timestamp"] for a, b in zip(pairs[::2], pairs[1::2])),
           "pool_trees_info before each pools_info row: %s" % [(r["event_type"], r["timestamp"]) for r in pairs])
+    # a change of the trees logs those two rows alone: the nodes and the operations follow from
+    # their own rows, and on a large cluster their state is megabytes
+    state = rows(event_type=["nodes_info", "operations_info"])
+    check(len(pairs) >= 4 and [r["timestamp"] for r in state] == [pairs[0]["timestamp"]] * 2,
+          "no nodes_info or operations_info after a change of the trees: %s (trees at %s)"
+          % ([(r["event_type"], r["timestamp"]) for r in state], [r["timestamp"] for r in pairs]))
 
     reg = wait_beating("node_registered of n1", lambda: rows(event_type="node_registered"))
     check(reg and reg[0]["node_address"] == "n1" and reg[0]["resource_limits"]["user_slots"] == 4,
@@ -195,17 +202,19 @@ try:
           ["pool_trees_info", "pools_info", "nodes_info", "operations_info"],
           "the state rows again: %s" % rows())
 
-    # state rows every sixteenth of the bound (at least 64 rows): with 200 rows, after 64 rows
-    # since the last ones, with every node registered by then, so that a replay finds a state
-    # near the log's start
+    # state rows every sixteenth of the bound (at least 64 rows) once nodes_info_logging_period
+    # has passed since the last ones: with 200 rows and a period of 4 s, 70 nodes registered in 2
+    # s make 64 rows before the period is over; the rows come when it is, with every node
+    # registered by then, so that a replay finds a state near the log's start
     s.stop()
-    s = Scheduler(bin, work + "/data", dict(cfg, event_log_max_row_count=200)).start()
+    s = Scheduler(bin, work + "/data", dict(cfg, event_log_max_row_count=200,
+                                            nodes_info_logging_period=4000)).start()
     op3 = s.ok("start_op", {"operation_type": "vanilla", "spec": {"pool": "research", "tasks": task(2)}})["operation_id"]
     many = [FakeNode(s, "m%02d" % i, cpu=1, memory=1 << 30, slots=1) for i in range(70)]
-    for i, n in enumerate(many):   # 10 a second: state rows (at most 1/s) could follow any batch
+    for i, n in enumerate(many):   # 35 a second: the 64 rows come before the period's end
         n.heartbeat()
-        if i % 10 == 9:
-            time.sleep(1.1)
+        if i % 35 == 34:
+            time.sleep(1.0)
     def periodic():
         got = rows()
         at = [i for i, r in enumerate(got) if r["event_type"] == "pool_trees_info"]
@@ -216,13 +225,15 @@ try:
         got, at, k = got
         nodes = got[k + 2]["nodes"] if k + 2 < len(got) else {}
         first_m = next(i for i, r in enumerate(got) if r.get("node_address", "").startswith("m"))
-        check(all(b - a >= 64 for a, b in zip(at, at[1:]) if b > first_m)   # none sooner
+        check(all(b - a >= 64 and got[b]["timestamp"] - got[a]["timestamp"] >= 4000
+                  for a, b in zip(at, at[1:]) if b > first_m)   # none sooner
               and got[k + 1]["event_type"] == "pools_info" and got[k + 2]["event_type"] == "nodes_info" and
               {a for a in nodes if a.startswith("m")} ==
               {r["node_address"] for r in got[:k]
                if r["event_type"] == "node_registered" and r["node_address"].startswith("m")},
-              "state rows every 64 rows: %s" % [(i, r["event_type"]) for i, r in enumerate(got)
-                                                if r["event_type"] in ("pool_trees_info", "nodes_info")])
+              "state rows every 64 rows and 4 s: %s" % [(i, r["event_type"], r["timestamp"])
+                                                       for i, r in enumerate(got)
+                                                       if r["event_type"] in ("pool_trees_info", "nodes_info")])
         # operations_info: every operation not finished, as operation_started has it, with its
         # start time and each task's completed jobs (a replay's operations whose started row
         # the bound dropped)

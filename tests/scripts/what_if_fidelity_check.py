@@ -8,9 +8,11 @@
 import csv, json, sys
 log, d, since, until = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 rows = json.load(open(log))
-# the window starts no earlier than the record: its oldest row, or its first pools_info row
+# the window starts no earlier than the record: its oldest row, or its first state rows (their
+# operations_info row; in a log without any, its first pools_info row)
 since = max(since, min(r["timestamp"] for r in rows),
-            next(r["timestamp"] for r in rows if r["event_type"] == "pools_info"))
+            next((r["timestamp"] for r in rows if r["event_type"] == "operations_info"),
+                 next(r["timestamp"] for r in rows if r["event_type"] == "pools_info")))
 w = json.load(open(d + "/what-if.json"))
 dur = until - since
 parts = min(200, dur)

@@ -145,8 +145,9 @@ sys.exit(0 if (w["since"], w["requested_since"]) == (1000, 1) else "FAIL: " + js
 
 # A log the bound wrapped (event_log_wrapped.json): it starts with jobs of an operation whose
 # operation_started row was dropped ("old": 3 jobs, one done before the log, one after, one
-# running), then the scheduler's state rows (pool_trees_info, pools_info, nodes_info,
-# operations_info), repeated later. The window starts at the state; the nodes are nodes_info's,
+# running), pool_trees_info and pools_info of a change of the trees (no state), then the
+# scheduler's state rows (pool_trees_info, pools_info, nodes_info, operations_info), repeated
+# later. The window starts at the state, not at the change's rows; the nodes are nodes_info's,
 # there from the start, with no event for the repeat; "old" is operations_info's, submitted
 # before the window with its runtime parameters and one job left (the two completed by the
 # state are its completed); op1 is not taken twice
