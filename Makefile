@@ -80,7 +80,7 @@ sanitize: deps
 # The tests with threads (scheduler: HTTP workers, engine loop, journal writer; node agent; job
 # runner) under ThreadSanitizer. Every report goes to build-tsan/tsan-logs (also of processes
 # whose exit code a test does not check); any report fails the target.
-TSAN_TESTS ?= server_|node_e2e|node_fake|cli_e2e|local_cluster|test_http|test_job|test_capture
+TSAN_TESTS ?= server_|node_e2e|node_fake|cli_e2e|local_cluster|test_http|test_job|test_capture|test_journal_render
 tsan: deps
 	cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DPS_TSAN=ON $(CMAKE_FLAGS)
 	cmake --build build-tsan -j $(JOBS)

@@ -9,6 +9,7 @@
 #include "io/json_value.h"
 #include "server/api_json.h"
 #include "server/event_log.h"
+#include "server/event_log_state.h"
 #include "server/journal.h"
 #include "server/persist.h"
 #include "server/service_state.h"
@@ -23,19 +24,19 @@ static void seq_key(uint64_t seq, char key[24])
 
 static void index_note(struct ps_service *svc, uint64_t seq, int64_t ts);
 
-/* Appends ev (stolen) as the next row, dropping the oldest beyond the bound. */
-static void append(struct ps_service *svc, json_t *ev)
+/* Appends the next row, its text made by the journal's writer (render over ctx, owned; NULL
+ * render: ctx is the row's json_t), dropping the oldest beyond the bound. */
+static void append_row(struct ps_service *svc, int64_t ts, const struct ps_journal_renderer *render,
+                       void *ctx)
 {
-    int64_t max = svc->cfg.event_log_max_row_count;
-    if (!ev || !svc->journal || max <= 0) {
-        json_decref(ev);
-        return;
-    }
     char key[24];
-    index_note(svc, svc->event_log_next, json_integer_value(json_object_get(ev, "timestamp")));
+    index_note(svc, svc->event_log_next, ts);
     seq_key(svc->event_log_next++, key);
-    ps_journal_put_aside(svc->journal, "event", key, ev);
-    while (svc->event_log_next - svc->event_log_first > (uint64_t)max) {
+    if (render)
+        ps_journal_put_aside_rendered(svc->journal, "event", key, render, ctx);
+    else
+        ps_journal_put_aside(svc->journal, "event", key, ctx);
+    while (svc->event_log_next - svc->event_log_first > (uint64_t)svc->cfg.event_log_max_row_count) {
         if (svc->event_log_state_seq >= 0 &&
             (uint64_t)svc->event_log_state_seq == svc->event_log_first)
             svc->event_log_state_seq = -1;   /* the state rows leave: log them again */
@@ -47,71 +48,34 @@ static void append(struct ps_service *svc, json_t *ev)
                                    "next", (json_int_t)svc->event_log_next));
 }
 
+static bool logging(const struct ps_service *svc)
+{
+    return svc->journal && svc->cfg.event_log_max_row_count > 0;
+}
+
+/* Appends ev (stolen) as the next row. */
+static void append(struct ps_service *svc, json_t *ev)
+{
+    if (!ev || !logging(svc)) {
+        json_decref(ev);
+        return;
+    }
+    append_row(svc, json_integer_value(json_object_get(ev, "timestamp")), NULL, ev);
+}
+
+/* Appends the row render makes of ctx (owned; NULL: out of memory, no row). */
+static void append_rendered(struct ps_service *svc, int64_t ts,
+                            const struct ps_journal_renderer *render, void *ctx)
+{
+    if (ctx && logging(svc))
+        append_row(svc, ts, render, ctx);
+    else if (ctx)
+        render->drop(ctx);
+}
+
 static json_t *row(const char *type, int64_t now_ms)
 {
     return json_pack("{s:I, s:s}", "timestamp", (json_int_t)now_ms, "event_type", type);
-}
-
-/* v shared, or null: the operation's documents a row takes (spec, pool_per_tree,
- * runtime_options) are replaced whole, never changed in place (service_state.h), so a row may
- * hold them while the journal's writer dumps it off the lock */
-static json_t *shared_or_null(json_t *v)
-{
-    return v ? json_incref(v) : json_null();
-}
-
-static json_t *runtime_parameters(const struct ps_svc_op *op)
-{
-    return json_pack("{s:o}", "scheduling_options_per_pool_tree", shared_or_null(op->runtime_options));
-}
-
-static json_t *tasks_json(const struct ps_svc_op *op)
-{
-    json_t *a = json_array();
-    for (int i = 0; i < op->task_count; i++) {
-        const struct ps_svc_task *t = &op->tasks[i];
-        json_array_append_new(a, json_pack("{s:s, s:I, s:o}", "name", t->name, "job_count",
-                                           (json_int_t)t->job_count, "resource_limits",
-                                           ps_api_resources_json(&t->shape)));
-    }
-    return a;
-}
-
-/* op's spec, with or without its tasks (their commands, environment and files are the bulk of
- * a spec and no replay runs them), sharing its values (shared_or_null) */
-static json_t *spec_of(const struct ps_svc_op *op, bool tasks)
-{
-    if (!json_is_object(op->spec) || tasks)
-        return shared_or_null(op->spec);
-    json_t *s = json_object();
-    const char *k;
-    json_t *v;
-    json_object_foreach(op->spec, k, v)
-        if (strcmp(k, "tasks") != 0)
-            json_object_set(s, k, v);
-    return s;
-}
-
-/* upstream's BuildOperationInfoForEventLog (scheduler's and strategy's parts); the spec without
- * its tasks unless task_specs */
-static void operation_info(struct ps_service *svc, const struct ps_svc_op *op, json_t *ev,
-                           bool task_specs)
-{
-    json_object_set_new(ev, "operation_id", json_string(op->id));
-    json_object_set_new(ev, "operation_type", json_string("vanilla"));
-    json_object_set_new(ev, "spec", spec_of(op, task_specs));
-    json_object_set_new(ev, "authenticated_user", json_string(op->user));
-    const char *def = ps_strategy_default_tree(svc->strategy);
-    json_t *pool = def ? json_object_get(op->pool_per_tree, def) : NULL;
-    if (pool)
-        json_object_set(ev, "pool", pool);
-    json_t *per_tree = json_object();
-    const char *tree;
-    json_t *p;
-    json_object_foreach(op->pool_per_tree, tree, p)
-        json_object_set_new(per_tree, tree, json_pack("{s:O}", "pool", p));
-    json_object_set_new(ev, "scheduling_info_per_tree", per_tree);
-    json_object_set_new(ev, "tasks", tasks_json(op));
 }
 
 static json_t *progress_json(const struct ps_svc_op *op)
@@ -136,13 +100,19 @@ void ps_event_log_operation(struct ps_service *svc, const struct ps_svc_op *op, 
     json_t *ev = row(type, now_ms);
     if (!ev)
         return;
-    operation_info(svc, op, ev, true);
+    struct ps_event_op_view v;
+    if (ps_event_op_view_take(op, &v) != 0) {
+        json_decref(ev);
+        return;
+    }
+    ps_event_operation_info(&v, ps_strategy_default_tree(svc->strategy), ev, true);
+    ps_event_op_view_release(&v);
     if (op->finished) {
         json_object_set_new(ev, "start_time", json_integer(op->start_ms));
         json_object_set_new(ev, "finish_time", json_integer(op->finish_ms));
         if (op->error)
             json_object_set_new(ev, "error", json_pack("{s:s}", "message", op->error));
-        json_object_set_new(ev, "runtime_parameters", runtime_parameters(op));
+        json_object_set_new(ev, "runtime_parameters", ps_event_runtime_parameters(op->runtime_options));
         json_object_set_new(ev, "progress", progress_json(op));
     }
     append(svc, ev);
@@ -156,7 +126,7 @@ void ps_event_log_runtime_parameters(struct ps_service *svc, const struct ps_svc
         return;
     json_object_set_new(ev, "operation_id", json_string(op->id));
     json_object_set_new(ev, "authenticated_user", json_string(user));
-    json_object_set_new(ev, "runtime_parameters", runtime_parameters(op));
+    json_object_set_new(ev, "runtime_parameters", ps_event_runtime_parameters(op->runtime_options));
     append(svc, ev);
 }
 
@@ -213,17 +183,6 @@ void ps_event_log_banned_in_tree(struct ps_service *svc, const struct ps_svc_op 
 
 static void tree_rows(struct ps_service *svc, int64_t now_ms);
 
-/* A node's tags and resource_limits into ev (a node row, or its entry in nodes_info). */
-static json_t *node_fields(const struct ps_svc_node *node, json_t *ev)
-{
-    json_t *tags = json_array();
-    for (int i = 0; i < node->tag_count; i++)
-        json_array_append_new(tags, json_string(node->tags[i]));
-    json_object_set_new(ev, "tags", tags);
-    json_object_set_new(ev, "resource_limits", ps_api_resources_json(&node->limits));
-    return ev;
-}
-
 void ps_event_log_node(struct ps_service *svc, const struct ps_svc_node *node, const char *type,
                        int64_t now_ms)
 {
@@ -233,20 +192,7 @@ void ps_event_log_node(struct ps_service *svc, const struct ps_svc_node *node, c
     if (!ev)
         return;
     json_object_set_new(ev, "node_address", json_string(node->id));
-    append(svc, node_fields(node, ev));
-}
-
-/* nodes_info, as upstream's periodic row: every node in scheduling, {address: {tags,
- * resource_limits}} */
-static json_t *nodes_info(struct ps_service *svc, int64_t now_ms)
-{
-    json_t *ev = row("nodes_info", now_ms), *nodes = json_object();
-    for (int i = 0; nodes && i < svc->node_count; i++)
-        if (svc->node_list[i]->registered)
-            json_object_set_new(nodes, svc->node_list[i]->id,
-                                node_fields(svc->node_list[i], json_object()));
-    json_object_set_new(ev, "nodes", nodes);
-    return ev;
+    append(svc, ps_event_node_fields(node->tags, node->tag_count, &node->limits, ev));
 }
 
 /* upstream's BuildStaticPoolsInformation: each pool's config, every key with its value */
@@ -293,30 +239,6 @@ static json_t *trees_info(struct ps_service *svc, int64_t now_ms)
     return ev;
 }
 
-/* operations_info (poolsched's): every operation not finished, as its operation_started row
- * has it, with its start_time, runtime_parameters and each task's completed jobs so far: a
- * replay starting here knows the operations whose started rows the bound has dropped */
-static json_t *operations_info(struct ps_service *svc, int64_t now_ms)
-{
-    json_t *ev = row("operations_info", now_ms), *ops = json_object();
-    for (int i = 0; ops && i < svc->op_count; i++) {
-        const struct ps_svc_op *op = svc->op_list[i];
-        json_t *o = op->finished ? NULL : json_object();
-        if (!o)
-            continue;
-        operation_info(svc, op, o, false);   /* the task list below has what a replay needs */
-        json_object_set_new(o, "start_time", json_integer(op->start_ms));
-        json_object_set_new(o, "runtime_parameters", runtime_parameters(op));
-        json_t *tasks = json_object_get(o, "tasks");
-        for (int t = 0; t < op->task_count; t++)
-            json_object_set_new(json_array_get(tasks, (size_t)t), "completed",
-                                json_integer(op->tasks[t].completed));
-        json_object_set_new(ops, op->id, o);
-    }
-    json_object_set_new(ev, "operations", ops);
-    return ev;
-}
-
 /* pool_trees_info and pools_info: the trees as they are now, after a change (at most once a
  * second), or as a part of the state rows */
 static void tree_rows(struct ps_service *svc, int64_t now_ms)
@@ -341,8 +263,12 @@ static void state_rows(struct ps_service *svc, int64_t now_ms)
     svc->event_log_state_seq = (int64_t)svc->event_log_next;
     svc->event_log_state_ms = now_ms;
     tree_rows(svc, now_ms);
-    append(svc, nodes_info(svc, now_ms));
-    append(svc, operations_info(svc, now_ms));
+    /* nodes_info (upstream's periodic row) and operations_info: copies of what they read, made
+     * into rows by the journal's writer (event_log_state.h) */
+    append_rendered(svc, now_ms, &ps_event_nodes_info_renderer,
+                    ps_event_nodes_info_take(svc, now_ms));
+    append_rendered(svc, now_ms, &ps_event_operations_info_renderer,
+                    ps_event_operations_info_take(svc, now_ms));
 }
 
 void ps_event_log_pools_info(struct ps_service *svc, int64_t now_ms)

@@ -30,6 +30,12 @@
  * under it) are never split between two commits: a crash between them cannot leave half of a
  * change on disk.
  *
+ * A record too big to make under the state lock (an event log's state rows, megabytes on a
+ * large cluster: ps_journal_put_aside_rendered) waits for a render thread instead, which makes
+ * its text off every lock and then queues it: the records appended meanwhile go ahead of it,
+ * so no handler waits for that text or its commit. Nothing rests on such a record (the event
+ * log's rows); a later record of its key cancels it, and a discarded queue drops it.
+ *
  * Ticket states: <= settled and in a discarded range = refused; <= settled otherwise = durable;
  * above settled = waiting. Discarded ranges are kept sorted (a bounded number: waiters ask
  * right after appending).
@@ -52,8 +58,17 @@
 
 struct record {
     char *kind, *key;
-    char *value;     /* JSON text, NULL for a delete (or until doc is rendered) */
-    json_t *doc;     /* a put aside: its document, dumped into value by the writer */
+    char *value;     /* JSON text, NULL for a delete (or until rendered) */
+    const struct ps_journal_renderer *render;   /* a put aside: its text made by the writer */
+    void *ctx;       /* render's, until rendered */
+};
+
+/* A put aside whose text the render thread makes (ps_journal_put_aside_rendered). */
+struct pending {
+    char *kind, *key;
+    const struct ps_journal_renderer *render;
+    void *ctx;
+    bool cancelled;  /* a record of the same key came after it: it must not land after that */
 };
 
 struct lost_range {
@@ -78,6 +93,14 @@ struct ps_journal {
     bool stop;
     pthread_t thread;
     char reason[160];        /* SQLite's reason for the last failed commit */
+    /* the render thread's queue; cur: the one it renders (NULL: none) */
+    struct pending *pend;
+    size_t pend_count, pend_cap;
+    struct pending *cur;
+    uint64_t gen;            /* bumped when queued records are discarded: renders of older
+                                generations are dropped */
+    pthread_cond_t render_cv;
+    pthread_t render_thread;
 };
 
 static void free_recs(struct record *r, size_t n)
@@ -86,26 +109,39 @@ static void free_recs(struct record *r, size_t n)
         free(r[i].kind);
         free(r[i].key);
         free(r[i].value);
-        json_decref(r[i].doc);
+        if (r[i].render)
+            r[i].render->drop(r[i].ctx);
     }
     free(r);
 }
 
-/* The put-aside records' texts, dumped here, off the state lock (ps_journal_put_aside): an
- * event log's state rows are megabytes of JSON on a large cluster. Nonzero on out of memory. */
+/* The put-aside records' texts, made here, off the state lock (ps_journal_put_aside): an event
+ * log's state rows are megabytes of JSON on a large cluster. Nonzero on out of memory. */
 static int render(struct record *r, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        if (!r[i].doc)
+        if (!r[i].render)
             continue;
-        r[i].value = json_dumps(r[i].doc, JSON_COMPACT);
-        json_decref(r[i].doc);
-        r[i].doc = NULL;
+        r[i].value = r[i].render->text(r[i].ctx);
+        r[i].render->drop(r[i].ctx);
+        r[i].render = NULL;
         if (!r[i].value)
             return -1;
     }
     return 0;
 }
+
+static char *doc_text(void *doc)
+{
+    return json_dumps(doc, JSON_COMPACT);
+}
+
+static void doc_drop(void *doc)
+{
+    json_decref(doc);
+}
+
+static const struct ps_journal_renderer doc_renderer = {doc_text, doc_drop};
 
 /* Writes r[0..n) to store in one transaction. */
 static int apply(struct ps_store *store, struct record *r, size_t n, struct ps_error *err)
@@ -155,12 +191,24 @@ static int write_batch(struct ps_journal *j, struct record *r, size_t n, uint64_
 }
 
 /* Marks tickets (settled, appended] discarded and drops their records. Under j->mu. */
+static void drop_pending(struct ps_journal *j)
+{
+    for (size_t i = 0; i < j->pend_count; i++) {
+        j->pend[i].render->drop(j->pend[i].ctx);
+        free(j->pend[i].kind);
+        free(j->pend[i].key);
+    }
+    j->pend_count = 0;
+    j->gen++;   /* and the one rendered now, if any */
+}
+
 static void discard_queued(struct ps_journal *j, int code)
 {
     free_recs(j->recs, j->count);
     j->recs = NULL;
     j->count = j->cap = 0;
     j->poisoned = false;
+    drop_pending(j);
     if (j->appended <= j->settled)
         return;
     struct lost_range *last = j->lost_count ? &j->lost[j->lost_count - 1] : NULL;
@@ -245,8 +293,12 @@ static void *writer(void *arg)
     for (;;) {
         while (!j->stop && j->count == 0 && !j->poisoned)
             pthread_cond_wait(&j->work_cv, &j->mu);
-        if (j->count == 0 && !j->poisoned && j->stop)
-            break;
+        if (j->count == 0 && !j->poisoned && j->stop) {
+            if (j->pend_count == 0 && !j->cur)
+                break;
+            pthread_cond_wait(&j->work_cv, &j->mu);   /* the renders left land first */
+            continue;
+        }
         if (j->svc->cfg.commit_window_ms > 0 && !j->stop) {
             /* let more requests join this commit */
             pthread_mutex_unlock(&j->mu);
@@ -310,6 +362,53 @@ static void *writer(void *arg)
     return NULL;
 }
 
+/* Makes the queued renders' texts, one at a time, off every lock, and queues each as a record
+ * (after those queued meanwhile), unless a record of its key came after it or the queue was
+ * discarded since (gen). */
+static void *renderer(void *arg)
+{
+    struct ps_journal *j = arg;
+    pthread_mutex_lock(&j->mu);
+    for (;;) {
+        while (!j->stop && j->pend_count == 0)
+            pthread_cond_wait(&j->render_cv, &j->mu);
+        if (j->pend_count == 0)
+            break;   /* stopping, nothing left */
+        struct pending p = j->pend[0];
+        memmove(j->pend, j->pend + 1, --j->pend_count * sizeof *j->pend);
+        uint64_t gen = j->gen;
+        bool skip = p.cancelled;
+        j->cur = &p;   /* put() may cancel it meanwhile, under j->mu */
+        pthread_mutex_unlock(&j->mu);
+        char *text = skip ? NULL : p.render->text(p.ctx);
+        p.render->drop(p.ctx);
+        pthread_mutex_lock(&j->mu);
+        j->cur = NULL;
+        if (text && !p.cancelled && gen == j->gen && j->count < j->cap) {
+            j->recs[j->count++] = (struct record){p.kind, p.key, text, NULL, NULL};
+        } else if (text && !p.cancelled && gen == j->gen) {
+            size_t cap = j->cap ? 2 * j->cap : 64;
+            struct record *r = realloc(j->recs, cap * sizeof *r);
+            if (r) {
+                j->recs = r;
+                j->cap = cap;
+                j->recs[j->count++] = (struct record){p.kind, p.key, text, NULL, NULL};
+            } else {   /* out of memory: the row is lost, nothing relies on it */
+                free(text);
+                free(p.kind);
+                free(p.key);
+            }
+        } else {
+            free(text);
+            free(p.kind);
+            free(p.key);
+        }
+        pthread_cond_signal(&j->work_cv);
+    }
+    pthread_mutex_unlock(&j->mu);
+    return NULL;
+}
+
 int ps_journal_new(struct ps_service *svc, struct ps_journal **out, struct ps_error *err)
 {
     struct ps_journal *j = calloc(1, sizeof *j);
@@ -319,9 +418,19 @@ int ps_journal_new(struct ps_service *svc, struct ps_journal **out, struct ps_er
     pthread_mutex_init(&j->mu, NULL);
     pthread_cond_init(&j->work_cv, NULL);
     pthread_cond_init(&j->done_cv, NULL);
+    pthread_cond_init(&j->render_cv, NULL);
     if (pthread_create(&j->thread, NULL, writer, j) != 0) {
         free(j);
         return ps_error_set(err, PS_EIO, "cannot start the journal thread");
+    }
+    if (pthread_create(&j->render_thread, NULL, renderer, j) != 0) {
+        pthread_mutex_lock(&j->mu);
+        j->stop = true;
+        pthread_cond_broadcast(&j->work_cv);
+        pthread_mutex_unlock(&j->mu);
+        pthread_join(j->thread, NULL);
+        free(j);
+        return ps_error_set(err, PS_EIO, "cannot start the journal's render thread");
     }
     *out = j;
     return 0;
@@ -334,18 +443,23 @@ void ps_journal_free(struct ps_journal *j)
     pthread_mutex_lock(&j->mu);
     j->stop = true;
     pthread_cond_broadcast(&j->work_cv);
+    pthread_cond_broadcast(&j->render_cv);
     pthread_mutex_unlock(&j->mu);
+    pthread_join(j->render_thread, NULL);   /* renders what is queued, then the writer writes */
     pthread_join(j->thread, NULL);
     free_recs(j->recs, j->count);
+    drop_pending(j);
+    free(j->pend);
     free(j->lost);
     pthread_mutex_destroy(&j->mu);
     pthread_cond_destroy(&j->work_cv);
     pthread_cond_destroy(&j->done_cv);
+    pthread_cond_destroy(&j->render_cv);
     free(j);
 }
 
 static uint64_t put(struct ps_journal *j, const char *kind, const char *key, char *text,
-                    json_t *doc, bool lost, bool aside)
+                    const struct ps_journal_renderer *render, void *ctx, bool lost, bool aside)
 {
     char *k = strdup(kind), *y = strdup(key);
     pthread_mutex_lock(&j->mu);
@@ -363,11 +477,17 @@ static uint64_t put(struct ps_journal *j, const char *kind, const char *key, cha
          * memory only */
         j->poisoned = true;
         free(text);
-        json_decref(doc);
+        if (render)
+            render->drop(ctx);
         free(k);
         free(y);
     } else {
-        j->recs[j->count++] = (struct record){k, y, text, doc};
+        j->recs[j->count++] = (struct record){k, y, text, render, ctx};
+        for (size_t i = 0; i < j->pend_count; i++)
+            if (strcmp(j->pend[i].key, y) == 0 && strcmp(j->pend[i].kind, k) == 0)
+                j->pend[i].cancelled = true;
+        if (j->cur && strcmp(j->cur->key, y) == 0 && strcmp(j->cur->kind, k) == 0)
+            j->cur->cancelled = true;
     }
     uint64_t t = ++j->appended;
     if (!aside)
@@ -382,18 +502,44 @@ uint64_t ps_journal_put(struct ps_journal *j, const char *kind, const char *key,
     char *text = value ? json_dumps(value, JSON_COMPACT) : NULL;
     bool lost = value && !text;   /* NULL would mean a delete */
     json_decref(value);
-    return put(j, kind, key, text, NULL, lost, false);
+    return put(j, kind, key, text, NULL, NULL, lost, false);
 }
 
 uint64_t ps_journal_put_aside(struct ps_journal *j, const char *kind, const char *key,
                               json_t *value)
 {
-    return put(j, kind, key, NULL, value, false, true);
+    return put(j, kind, key, NULL, value ? &doc_renderer : NULL, value, false, true);
+}
+
+uint64_t ps_journal_put_aside_rendered(struct ps_journal *j, const char *kind, const char *key,
+                                       const struct ps_journal_renderer *render, void *ctx)
+{
+    char *k = strdup(kind), *y = strdup(key);
+    pthread_mutex_lock(&j->mu);
+    if (k && y && j->pend_count == j->pend_cap) {
+        size_t cap = j->pend_cap ? 2 * j->pend_cap : 8;
+        struct pending *p = realloc(j->pend, cap * sizeof *p);
+        if (p) {
+            j->pend = p;
+            j->pend_cap = cap;
+        }
+    }
+    if (k && y && j->pend_count < j->pend_cap) {
+        j->pend[j->pend_count++] = (struct pending){k, y, render, ctx, false};
+        pthread_cond_signal(&j->render_cv);
+    } else {   /* out of memory: the row is lost, nothing relies on it */
+        render->drop(ctx);
+        free(k);
+        free(y);
+    }
+    uint64_t t = j->appended;
+    pthread_mutex_unlock(&j->mu);
+    return t;
 }
 
 uint64_t ps_journal_put_text(struct ps_journal *j, const char *kind, const char *key, char *text)
 {
-    return put(j, kind, key, text, NULL, !text, false);
+    return put(j, kind, key, text, NULL, NULL, !text, false);
 }
 
 bool ps_journal_refresh_due(struct ps_journal *j, int64_t now_ms)

@@ -28,6 +28,20 @@ uint64_t ps_journal_last(struct ps_journal *j);       /* ticket of the last reco
  * state lock: it must share no part that another thread may change (build it of copies). */
 uint64_t ps_journal_put_aside(struct ps_journal *j, const char *kind, const char *key,
                               json_t *value);
+/* A put aside whose text the journal's render thread makes from ctx, a copy of what it needs
+ * taken under the state lock, off every lock: text(ctx) returns it (malloc'd JSON; NULL: out
+ * of memory, the record is dropped), and drop(ctx) frees ctx, once, whether or not text was
+ * called. The record is queued when its text is made: after the records appended meanwhile,
+ * which neither wait for it nor commit with it (a big event log row holds no heartbeat back).
+ * So it is the one record that may land after later ones, or not at all (a crash first, a
+ * failed commit discarding the queue, or a later record of the same key, which cancels it).
+ * Returns the last ticket handed out: it has none of its own. */
+struct ps_journal_renderer {
+    char *(*text)(void *ctx);
+    void (*drop)(void *ctx);
+};
+uint64_t ps_journal_put_aside_rendered(struct ps_journal *j, const char *kind, const char *key,
+                                       const struct ps_journal_renderer *render, void *ctx);
 /* How many records a reply may rest on (every put but ps_journal_put_aside's) were appended,
  * ever: unchanged across a request, its reply rests on nothing it appended. */
 uint64_t ps_journal_relied(struct ps_journal *j);
