@@ -116,10 +116,15 @@ static json_t *row(const char *type, int64_t now_ms)
     return json_pack("{s:I, s:s}", "timestamp", (json_int_t)now_ms, "event_type", type);
 }
 
-/* A row's text, the row freed; NULL when it could not be built */
-static char *text_of(json_t *ev)
+/* The text of a state row {timestamp, event_type: type, field: entries (stolen)}; NULL when
+ * it could not be built (entries NULL: out of memory) */
+static char *state_text(const char *type, int64_t now_ms, const char *field, json_t *entries)
 {
-    char *text = ev ? json_dumps(ev, JSON_COMPACT) : NULL;
+    json_t *ev = row(type, now_ms);
+    char *text = NULL;
+    if (ev && entries && json_object_set(ev, field, entries) == 0)
+        text = json_dumps(ev, JSON_COMPACT);
+    json_decref(entries);
     json_decref(ev);
     return text;
 }
@@ -184,18 +189,13 @@ void *ps_event_nodes_info_take(const struct ps_service *svc, int64_t now_ms)
 static char *nodes_text(void *ctx)
 {
     const struct nodes_copy *c = ctx;
-    json_t *ev = row("nodes_info", c->now_ms), *nodes = json_object();
-    for (int i = 0; ev && nodes && i < c->count; i++) {
+    json_t *nodes = json_object();
+    for (int i = 0; nodes && i < c->count; i++) {
         const struct node_view *v = &c->nodes[i];
         json_object_set_new(nodes, v->id,
                             ps_event_node_fields(v->tags, v->tag_count, &v->limits, json_object()));
     }
-    if (!nodes) {
-        json_decref(ev);
-        return NULL;
-    }
-    json_object_set_new(ev, "nodes", nodes);
-    return text_of(ev);
+    return state_text("nodes_info", c->now_ms, "nodes", nodes);
 }
 
 const struct ps_journal_renderer ps_event_nodes_info_renderer = {nodes_text, nodes_drop};
@@ -247,14 +247,13 @@ void *ps_event_operations_info_take(const struct ps_service *svc, int64_t now_ms
 static char *ops_text(void *ctx)
 {
     const struct ops_copy *c = ctx;
-    json_t *ev = row("operations_info", c->now_ms), *ops = json_object();
-    for (int i = 0; ev && ops && i < c->count; i++) {
+    json_t *ops = json_object();
+    for (int i = 0; ops && i < c->count; i++) {
         const struct ps_event_op_view *v = &c->ops[i];
         json_t *o = json_object();
         if (!o) {
             json_decref(ops);
-            ops = NULL;
-            break;
+            return NULL;
         }
         ps_event_operation_info(v, c->default_tree, o, false);
         json_object_set_new(o, "start_time", json_integer(v->start_ms));
@@ -265,12 +264,7 @@ static char *ops_text(void *ctx)
                                 json_integer(v->tasks[t].completed));
         json_object_set_new(ops, v->id, o);
     }
-    if (!ops) {
-        json_decref(ev);
-        return NULL;
-    }
-    json_object_set_new(ev, "operations", ops);
-    return text_of(ev);
+    return state_text("operations_info", c->now_ms, "operations", ops);
 }
 
 const struct ps_journal_renderer ps_event_operations_info_renderer = {ops_text, ops_drop};
