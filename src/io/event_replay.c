@@ -98,10 +98,9 @@ static json_t *node_id(const char *address)
     return s;
 }
 
-/* A node row (node_registered, node_updated, node_offline), or a node's entry of nodes_info
- * (state: what it repeats of the node adds nothing) */
-static int node_row(struct replay *r, size_t i, const json_t *row, const char *type, int64_t ts,
-                    bool state)
+/* A node row (node_registered, node_updated, node_offline), or a node's entry of nodes_info:
+ * a row that repeats what the replay knows of the node adds nothing */
+static int node_row(struct replay *r, size_t i, const json_t *row, const char *type, int64_t ts)
 {
     const char *addr = sval(row, "node_address");
     const json_t *limits = json_object_get(row, "resource_limits");
@@ -117,7 +116,7 @@ static int node_row(struct replay *r, size_t i, const json_t *row, const char *t
     json_t *now_tags = tags ? json_deep_copy(tags) : json_array();
     json_t *idx = json_object_get(r->node_index, addr);
     bool in_window = ts > r->o->since_ms;
-    if (state && idx && json_equal(json_object_get(r->node_limits, addr), now_limits) &&
+    if (idx && json_equal(json_object_get(r->node_limits, addr), now_limits) &&
         json_equal(json_object_get(r->node_tags, addr), now_tags)) {
         json_decref(now_limits);
         json_decref(now_tags);
@@ -170,7 +169,7 @@ static int nodes_row(struct replay *r, size_t i, const json_t *row, int64_t ts)
         json_t *one = json_deep_copy(node);
         if (one)
             json_object_set_new(one, "node_address", json_string(addr));
-        int rc = one ? node_row(r, i, one, "node_updated", ts, true)
+        int rc = one ? node_row(r, i, one, "node_updated", ts)
                      : ps_error_set(r->err, PS_ENOMEM, "out of memory");
         json_decref(one);
         if (rc != 0)
@@ -392,7 +391,7 @@ static int read_row(struct replay *r, size_t i, const json_t *row)
     if (ts > r->o->until_ms)
         return 0;
     if (strncmp(type, "node_", 5) == 0)
-        return node_row(r, i, row, type, ts, false);
+        return node_row(r, i, row, type, ts);
     if (strcmp(type, "nodes_info") == 0)
         return nodes_row(r, i, row, ts);
     if (strcmp(type, "operations_info") == 0)

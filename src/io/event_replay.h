@@ -7,8 +7,9 @@
  *   - nodes: every node that registered at or before until is a node group of one node named
  *     after its address (node id "<address>-0"), with its resources and tags as of since; a
  *     node not online then starts with zero resources. Later node_registered / node_updated /
- *     node_offline rows become set_node_resources events (offline: zero resources), changed
- *     tags set_node_tags events;
+ *     node_offline rows (and nodes_info entries) become set_node_resources events (offline:
+ *     zero resources), changed tags set_node_tags events, where they differ from what the
+ *     node had;
  *   - pools: the pools_info row at or before since (else the first one in the window) gives the
  *     trees and their pools (keys with null values left out); later pools_info rows become
  *     set_pool_attribute events for the keys that changed; a pool that first appears later is

@@ -94,6 +94,9 @@ static void test_nodes_over_time(void **state)
                          NODE(20, "node_registered", "n2", "[]", 8) "," POOLS(20, 1) ","
                          NODE(60, "node_updated", "n1", "[\"y\"]", 3) ","
                          NODE(70, "node_offline", "n2", "[]", 8) ","
+                         /* rows that repeat what a node has add nothing */
+                         NODE(80, "node_updated", "n1", "[\"y\"]", 3) ","
+                         NODE(90, "node_offline", "n2", "[]", 8) ","
                          NODE(200, "node_registered", "n3", "[]", 8) "]",
                          50, 150, 0, &err);
     const json_t *groups = json_object_get(sc, "node_groups");
