@@ -37,7 +37,12 @@ try:
 
     # the state a replay starts from, at one timestamp, logged as the scheduler starts:
     # pool_trees_info, pools_info, nodes_info (every node in scheduling; none yet)
-    first = rows()[:4]
+    # (nodes_info and operations_info are made off the scheduler's lock and land a moment after
+    # the rows logged meanwhile: every check of them waits until they are there)
+    def state_at(got, k):
+        return (k + 3 < len(got) and [r["event_type"] for r in got[k:k + 4]] ==
+                ["pool_trees_info", "pools_info", "nodes_info", "operations_info"])
+    first = wait_beating("the state rows at start", lambda: (lambda r: state_at(r, 0) and r[:4])(rows()))
     check([r["event_type"] for r in first] == ["pool_trees_info", "pools_info", "nodes_info", "operations_info"] and
           len({r["timestamp"] for r in first}) == 1 and first[2]["nodes"] == {} and first[3]["operations"] == {},
           "the state rows first: %s" % first)
@@ -194,7 +199,9 @@ try:
     def state_again():
         got = rows()
         info = [r for r in got if r["event_type"] == "nodes_info"]
-        return info and "n2" not in info[-1]["nodes"] and "n3" in info[-1]["nodes"] and info[-1]
+        k = max([k for k, r in enumerate(got) if r["event_type"] == "pool_trees_info"] or [0])
+        return (state_at(got, k) and info and "n2" not in info[-1]["nodes"] and
+                "n3" in info[-1]["nodes"] and info[-1])
     info = wait_beating("nodes_info logged again after the bound dropped it", state_again, [node, n3])
     check(info and info["nodes"].get("n1", {}).get("resource_limits", {}).get("user_slots") == 4 and
           info["nodes"]["n1"]["tags"] == [] and
@@ -218,7 +225,7 @@ try:
     def periodic():
         got = rows()
         at = [i for i, r in enumerate(got) if r["event_type"] == "pool_trees_info"]
-        late = [b for a, b in zip(at, at[1:]) if b - a >= 64]
+        late = [b for a, b in zip(at, at[1:]) if b - a >= 64 and state_at(got, b)]
         return late and (got, at, late[0])
     got = wait_beating("state rows after 64 rows", periodic, many)
     if got:
