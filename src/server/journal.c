@@ -59,7 +59,8 @@
 struct record {
     char *kind, *key;
     char *value;     /* JSON text, NULL for a delete (or until rendered) */
-    const struct ps_journal_renderer *render;   /* a put aside: its text made by the writer */
+    const struct ps_journal_renderer *render;   /* a put aside: its text made by the writer's
+                                                   batch (render) */
     void *ctx;       /* render's, until rendered */
 };
 
@@ -115,8 +116,8 @@ static void free_recs(struct record *r, size_t n)
     free(r);
 }
 
-/* The put-aside records' texts, made here, off the state lock (ps_journal_put_aside): an event
- * log's state rows are megabytes of JSON on a large cluster. Nonzero on out of memory. */
+/* The texts of the batch's put-aside documents (ps_journal_put_aside), dumped here, off the
+ * state lock. Nonzero on out of memory. */
 static int render(struct record *r, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
@@ -190,7 +191,7 @@ static int write_batch(struct ps_journal *j, struct record *r, size_t n, uint64_
     return rc;
 }
 
-/* Marks tickets (settled, appended] discarded and drops their records. Under j->mu. */
+/* Drops the renders not made yet, and the one being made (gen). Under j->mu. */
 static void drop_pending(struct ps_journal *j)
 {
     for (size_t i = 0; i < j->pend_count; i++) {
@@ -199,9 +200,10 @@ static void drop_pending(struct ps_journal *j)
         free(j->pend[i].key);
     }
     j->pend_count = 0;
-    j->gen++;   /* and the one rendered now, if any */
+    j->gen++;
 }
 
+/* Marks tickets (settled, appended] discarded and drops their records. Under j->mu. */
 static void discard_queued(struct ps_journal *j, int code)
 {
     free_recs(j->recs, j->count);
@@ -362,6 +364,20 @@ static void *writer(void *arg)
     return NULL;
 }
 
+/* Whether the queue has room for one more record (grown if need be). Under j->mu. */
+static bool room(struct ps_journal *j)
+{
+    if (j->count < j->cap)
+        return true;
+    size_t cap = j->cap ? 2 * j->cap : 64;
+    struct record *r = realloc(j->recs, cap * sizeof *r);
+    if (!r)
+        return false;
+    j->recs = r;
+    j->cap = cap;
+    return true;
+}
+
 /* Makes the queued renders' texts, one at a time, off every lock, and queues each as a record
  * (after those queued meanwhile), unless a record of its key came after it or the queue was
  * discarded since (gen). */
@@ -384,20 +400,9 @@ static void *renderer(void *arg)
         p.render->drop(p.ctx);
         pthread_mutex_lock(&j->mu);
         j->cur = NULL;
-        if (text && !p.cancelled && gen == j->gen && j->count < j->cap) {
+        /* out of memory (no room): the row is lost, nothing relies on it */
+        if (text && !p.cancelled && gen == j->gen && room(j)) {
             j->recs[j->count++] = (struct record){p.kind, p.key, text, NULL, NULL};
-        } else if (text && !p.cancelled && gen == j->gen) {
-            size_t cap = j->cap ? 2 * j->cap : 64;
-            struct record *r = realloc(j->recs, cap * sizeof *r);
-            if (r) {
-                j->recs = r;
-                j->cap = cap;
-                j->recs[j->count++] = (struct record){p.kind, p.key, text, NULL, NULL};
-            } else {   /* out of memory: the row is lost, nothing relies on it */
-                free(text);
-                free(p.kind);
-                free(p.key);
-            }
         } else {
             free(text);
             free(p.kind);
@@ -463,15 +468,7 @@ static uint64_t put(struct ps_journal *j, const char *kind, const char *key, cha
 {
     char *k = strdup(kind), *y = strdup(key);
     pthread_mutex_lock(&j->mu);
-    if (!lost && k && y && j->count == j->cap) {
-        size_t cap = j->cap ? 2 * j->cap : 64;
-        struct record *r = realloc(j->recs, cap * sizeof *r);
-        if (r) {
-            j->recs = r;
-            j->cap = cap;
-        }
-    }
-    if (lost || !k || !y || j->count == j->cap) {
+    if (lost || !k || !y || !room(j)) {
         /* the change cannot be journalled: its batch fails like a failed commit, so that the
          * handler is refused and the state rolled back rather than the change silently kept in
          * memory only */
