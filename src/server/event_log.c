@@ -24,8 +24,9 @@ static void seq_key(uint64_t seq, char key[24])
 
 static void index_note(struct ps_service *svc, uint64_t seq, int64_t ts);
 
-/* Appends the next row, its text made by the journal's writer (render over ctx, owned; NULL
- * render: ctx is the row's json_t), dropping the oldest beyond the bound. */
+/* Appends the next row, dropping the oldest beyond the bound. Its text is made off the lock:
+ * by the journal's render thread from ctx (owned) with render, else ctx is the row's json_t,
+ * dumped by the journal's writer (journal.h). */
 static void append_row(struct ps_service *svc, int64_t ts, const struct ps_journal_renderer *render,
                        void *ctx)
 {
