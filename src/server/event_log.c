@@ -74,11 +74,6 @@ static void append_rendered(struct ps_service *svc, int64_t ts,
         render->drop(ctx);
 }
 
-static json_t *row(const char *type, int64_t now_ms)
-{
-    return json_pack("{s:I, s:s}", "timestamp", (json_int_t)now_ms, "event_type", type);
-}
-
 static json_t *progress_json(const struct ps_svc_op *op)
 {
     int64_t c[5] = {0};   /* total, running, completed, failed, aborted */
@@ -98,7 +93,7 @@ void ps_event_log_operation(struct ps_service *svc, const struct ps_svc_op *op, 
 {
     char type[48];
     snprintf(type, sizeof type, "operation_%s", op->finished ? op->state : "started");
-    json_t *ev = row(type, now_ms);
+    json_t *ev = ps_event_row(type, now_ms);
     if (!ev)
         return;
     struct ps_event_op_view v;
@@ -122,7 +117,7 @@ void ps_event_log_operation(struct ps_service *svc, const struct ps_svc_op *op, 
 void ps_event_log_runtime_parameters(struct ps_service *svc, const struct ps_svc_op *op,
                                      const char *user, int64_t now_ms)
 {
-    json_t *ev = row("runtime_parameters_info", now_ms);
+    json_t *ev = ps_event_row("runtime_parameters_info", now_ms);
     if (!ev)
         return;
     json_object_set_new(ev, "operation_id", json_string(op->id));
@@ -136,7 +131,7 @@ void ps_event_log_job(struct ps_service *svc, const struct ps_svc_job *job, int6
     char type[32];
     snprintf(type, sizeof type, "job_%s",
              job->state == PS_JOB_RUNNING ? "started" : ps_job_state_name(job->state));
-    json_t *ev = row(type, now_ms);
+    json_t *ev = ps_event_row(type, now_ms);
     if (!ev)
         return;
     const struct ps_svc_op *op = job->op;
@@ -174,7 +169,7 @@ void ps_event_log_job(struct ps_service *svc, const struct ps_svc_job *job, int6
 void ps_event_log_banned_in_tree(struct ps_service *svc, const struct ps_svc_op *op,
                                  const char *tree, int64_t now_ms)
 {
-    json_t *ev = row("operation_banned_in_tree", now_ms);
+    json_t *ev = ps_event_row("operation_banned_in_tree", now_ms);
     if (!ev)
         return;
     json_object_set_new(ev, "operation_id", json_string(op->id));
@@ -189,7 +184,7 @@ void ps_event_log_node(struct ps_service *svc, const struct ps_svc_node *node, c
 {
     if (svc->pools_info_due)   /* the trees the node was placed by come first */
         tree_rows(svc, now_ms);
-    json_t *ev = row(type, now_ms);
+    json_t *ev = ps_event_row(type, now_ms);
     if (!ev)
         return;
     json_object_set_new(ev, "node_address", json_string(node->id));
@@ -226,7 +221,7 @@ static json_t *pools_of(const struct ps_pool_tree *tree)
  * needs to put the nodes in their trees (nodes_filter) and upstream's event log lacks */
 static json_t *trees_info(struct ps_service *svc, int64_t now_ms)
 {
-    json_t *ev = row("pool_trees_info", now_ms), *trees = json_object();
+    json_t *ev = ps_event_row("pool_trees_info", now_ms), *trees = json_object();
     for (int t = 0; trees && t < ps_strategy_tree_count(svc->strategy); t++) {
         const struct ps_pool_tree *tree = ps_strategy_tree_at(svc->strategy, t);
         struct ps_value v = ps_value_null();
@@ -247,7 +242,7 @@ static void tree_rows(struct ps_service *svc, int64_t now_ms)
     svc->pools_info_due = false;
     svc->pools_info_next_ms = now_ms + PS_EVENT_LOG_POOLS_INFO_PERIOD_MS;
     append(svc, trees_info(svc, now_ms));
-    json_t *ev = row("pools_info", now_ms);
+    json_t *ev = ps_event_row("pools_info", now_ms);
     json_t *trees = json_object();
     for (int t = 0; trees && t < ps_strategy_tree_count(svc->strategy); t++) {
         const struct ps_pool_tree *tree = ps_strategy_tree_at(svc->strategy, t);
@@ -353,8 +348,8 @@ static bool type_matches(const json_t *want, const char *type)
 }
 
 /* A row's timestamp read off its stored text: rows are stored compact with the timestamp
- * first (row()), so most reads skip the rows outside since..until unparsed. False when the
- * text does not start that way: then the row is parsed and filtered as any other. */
+ * first (ps_event_row()), so most reads skip the rows outside since..until unparsed. False
+ * when the text does not start that way: then the row is parsed and filtered as any other. */
 static bool leading_timestamp(const char *value, int64_t *ts)
 {
     static const char head[] = "{\"timestamp\":";

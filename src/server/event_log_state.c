@@ -111,7 +111,7 @@ json_t *ps_event_node_fields(char *const *tags, int tag_count, const struct ps_r
 
 /* ---- the state rows ---------------------------------------------------------------------- */
 
-static json_t *row(const char *type, int64_t now_ms)
+json_t *ps_event_row(const char *type, int64_t now_ms)
 {
     return json_pack("{s:I, s:s}", "timestamp", (json_int_t)now_ms, "event_type", type);
 }
@@ -120,7 +120,7 @@ static json_t *row(const char *type, int64_t now_ms)
  * it could not be built (entries NULL: out of memory) */
 static char *state_text(const char *type, int64_t now_ms, const char *field, json_t *entries)
 {
-    json_t *ev = row(type, now_ms);
+    json_t *ev = ps_event_row(type, now_ms);
     char *text = NULL;
     if (ev && entries && json_object_set(ev, field, entries) == 0)
         text = json_dumps(ev, JSON_COMPACT);

@@ -41,6 +41,8 @@ void ps_event_op_view_release(struct ps_event_op_view *v);
  * spec and no replay runs them); the pool in default_tree (NULL: none) */
 void ps_event_operation_info(const struct ps_event_op_view *v, const char *default_tree,
                              json_t *ev, bool task_specs);
+/* A row's first keys: {timestamp: now_ms, event_type: type} */
+json_t *ps_event_row(const char *type, int64_t now_ms);
 /* {"scheduling_options_per_pool_tree": runtime_options} */
 json_t *ps_event_runtime_parameters(json_t *runtime_options);
 /* A node's tags and resource_limits into ev (a node row, or its entry in nodes_info). */
