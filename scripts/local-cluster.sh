@@ -79,7 +79,7 @@ ps create scheduler_pool //sys/pool_trees/physical/prod -i \
 ps create scheduler_pool //sys/pool_trees/physical/burst -i \
   --attributes '{integral_guarantees={guarantee_type=burst; resource_flow={cpu=0.5}; burst_guarantee_resources={cpu=1.5}}}'
 ps create scheduler_pool //sys/pool_trees/physical/relaxed -i \
-  --attributes '{integral_guarantees={guarantee_type=relaxed; resource_flow={cpu=0.5}}}'
+  --attributes '{integral_guarantees={guarantee_type=relaxed; resource_flow={cpu=1}}}'
 ps create scheduler_pool //sys/pool_trees/gpu/training -i
 
 # Three nodes: two plain, one tagged gpu.
@@ -106,9 +106,17 @@ done
 # its short jobs take the nodes at once and finish in seconds, and prod and burst, submitted
 # together next, share the nodes as they free up. (Submitted after prod and burst, it would wait
 # for its integral volume, starvation and preemption, or for burst's jobs to run out: minutes.)
-# prod's four jobs ask for all 4 cores of physical for two minutes (the web UI's test edits
-# prod's weight and needs it to want more than it gets): a newcomer's operation in physical
-# gets its fair share through preemption, after its pool has starved for about half a minute.
+# prod's four jobs ask for all 4 cores of physical for ten minutes (the web UI's test edits
+# prod's weight and needs it to want more than it gets). Once relaxed's and burst's batches are
+# done (about a minute), prod's jobs fill physical: a newcomer's operation there then starves for
+# fair_share_starvation_timeout (30 s) and preemption takes its first job's core from prod. That
+# needs one of prod's jobs to be preemptible: the usage of prod's older jobs (3 cores) must reach
+# prod's fair share, i.e. relaxed's must pass 1 core. Relaxed's is a third of what prod's
+# guarantee leaves (prod weighs 2) plus its integral share, which grows with the volume relaxed
+# has accumulated (volume / (4 cores x 60 s)); it passes 1 core at 30 core-seconds. relaxed's
+# resource flow of 1 core brings that by the time a newcomer starves: its own example job uses
+# half a core of it. (With a flow of 0.5 its example would use it all, and a newcomer would wait
+# a minute longer for the volume.) The newcomer must also ask for more than 1 core.
 op() { "$bin" vanilla "$@"; }
 if [ -s "$run/examples" ]; then
   # shellcheck disable=SC1091
@@ -118,10 +126,10 @@ else
   relaxed=$(op --pool relaxed --job-count 8 --cpu 0.5 --memory 128M --task-name crunch \
      --command 'i=0; while [ $i -lt 2000000 ]; do i=$((i+1)); done; echo "relaxed job $YT_JOB_INDEX done" >&2') || true
   op --pool prod --job-count 4 --cpu 1 --memory 256M --task-name serve \
-     --command 'echo "prod job $YT_JOB_INDEX on $(hostname)" >&2; sleep 120' > "$run/op.prod" &
+     --command 'echo "prod job $YT_JOB_INDEX on $(hostname)" >&2; sleep 600' > "$run/op.prod" &
   p1=$!
   op --pool burst --job-count 4 --cpu 1 --memory 256M --task-name batch \
-     --command 'echo "burst job $YT_JOB_INDEX" >&2; sleep 20' > "$run/op.burst" &
+     --command 'echo "burst job $YT_JOB_INDEX" >&2; sleep 10' > "$run/op.burst" &
   p2=$!
   wait $p1 $p2 || true   # (not the scheduler's and nodes' pids: they never end here)
   prod=$(cat "$run/op.prod") burst=$(cat "$run/op.burst")
@@ -158,8 +166,9 @@ Watch them (the client finds the scheduler and the admin token through these):
   $p get-job-stderr $relaxed JOB_ID
   $p get //sys/scheduler/orchid/scheduler/scheduling_info_per_pool_tree/physical/fair_share_info/pools/prod
   $p vanilla --pool relaxed --job-count 4 --command 'sleep 10' --wait
-                (prod's jobs fill physical for two minutes: this waits about half a minute
-                 for its fair share, taken from prod by preemption)
+                (once relaxed's and burst's batches are done, about a minute after the
+                 start, prod's jobs fill physical for ten minutes: this then waits about half
+                 a minute for its first job, whose core preemption takes from prod)
 
 Stop it: make stop
 EOF

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make run` / `make stop` (scripts/local-cluster.sh) on a free port and a temporary run dir:
 # the cluster starts, its four example operations run jobs on the right nodes, raise no alert
-# and let a newcomer's operation through, and stop leaves no process behind. Usage: local_cluster.sh BINARY DATA_DIR SOURCE_DIR
+# and let a newcomer's operation through by preemption, and stop leaves no process behind.
+# Usage: local_cluster.sh BINARY DATA_DIR SOURCE_DIR
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib/sh_test.bash"
 . "$(dirname "${BASH_SOURCE[0]}")/lib/scheduler_port.sh"
@@ -48,12 +49,36 @@ done
 # The example pools' guarantees fit the tree: no alert (issue 24: they raised one at once).
 alerts=$("$bin" get //sys/scheduler/@alerts --format json)
 [ "$alerts" = "[]" ] || fail "the example pools raise alerts: $alerts"
-# A newcomer's first operation, while prod's jobs fill physical (as the README says): it gets
-# its fair share through preemption and completes.
+# The README's newcomer. Once relaxed's and burst's example batches are done, prod's four jobs
+# fill physical (prod's jobs last ten minutes); a newcomer's operation in relaxed starves for
+# fair_share_starvation_timeout and preemption takes its first job's core from prod's newest job.
+# Two jobs: with one (1 core of demand) relaxed's fair share could not pass 1 core and prod's not
+# fall below the 3 cores of its older jobs, so none of prod's jobs would be preemptible
+# (scripts/local-cluster.sh says why). The newcomer must get its core from prod, not from a job
+# of prod's that ended: prod's jobs last ten minutes.
+example() { echo "$out" | awk -v n="$1" '$1 == n {print $2}'; }
+prod_op=$(example prod)
+ok=0
+end=$((SECONDS + 240))
+while [ $SECONDS -lt $end ]; do
+  json=$("$bin" list-operations --format json)
+  if python3 -c '
+import json, sys
+ops = {o["id"]: o for o in json.loads(sys.argv[1])["operations"]}
+prod, burst, relaxed = sys.argv[2:]
+sys.exit(0 if ops[burst]["state"] == "completed" and ops[relaxed]["state"] == "completed"
+         and ops[prod]["progress"]["running"] == 4 else 1)
+' "$json" "$prod_op" "$(example burst)" "$(example relaxed)"; then ok=1; break; fi
+  sleep 0.5
+done
+[ $ok = 1 ] || fail "prod's jobs do not fill physical after the example batches: $json"
 t0=$SECONDS
-timeout 110 "$bin" vanilla --pool relaxed --job-count 1 --cpu 1 --memory 64M --command true \
-  --wait > /dev/null || fail "a newcomer's operation did not complete"
+timeout 110 "$bin" vanilla --pool relaxed --job-count 2 --cpu 1 --memory 64M --command true \
+  --wait > "$work/newcomer" || fail "a newcomer's operation did not complete: $(cat "$work/newcomer")"
 echo "a newcomer's operation completed in $((SECONDS - t0)) s"
+newcomer=$(head -n 1 "$work/newcomer")
+grep -E "event=preemption .*operation=$prod_op .*for=$newcomer( |$)" "$RUN_DIR/scheduler.log" ||
+  fail "the newcomer $newcomer did not get its core by preempting a job of prod ($prod_op)"
 
 pids=$(cat "$RUN_DIR"/*.pid)
 bash "$src/scripts/local-cluster.sh" stop | grep -q "local cluster stopped" || fail "stop"
