@@ -108,8 +108,8 @@ done
 # for its integral volume, starvation and preemption, or for burst's jobs to run out: minutes.)
 # prod's four jobs ask for all 4 cores of physical for ten minutes (the web UI's test edits
 # prod's weight and needs it to want more than it gets). Once relaxed's and burst's batches are
-# done (about a minute), prod's jobs fill physical: a newcomer's operation there then starves for
-# fair_share_starvation_timeout (30 s) and preemption takes its first job's core from prod. That
+# done (one to two minutes), prod's jobs fill physical: a newcomer's operation there then starves
+# for fair_share_starvation_timeout (30 s) and preemption takes its first job's core from prod. That
 # needs one of prod's jobs to be preemptible: the usage of prod's older jobs (3 cores) must reach
 # prod's fair share, i.e. relaxed's must pass 1 core. Relaxed's is a third of what prod's
 # guarantee leaves (prod weighs 2) plus its integral share, which grows with the volume relaxed
@@ -166,7 +166,7 @@ Watch them (the client finds the scheduler and the admin token through these):
   $p get-job-stderr $relaxed JOB_ID
   $p get //sys/scheduler/orchid/scheduler/scheduling_info_per_pool_tree/physical/fair_share_info/pools/prod
   $p vanilla --pool relaxed --job-count 4 --command 'sleep 10' --wait
-                (once relaxed's and burst's batches are done, about a minute after the
+                (once relaxed's and burst's batches are done, one to two minutes after the
                  start, prod's jobs fill physical for ten minutes: this then waits about half
                  a minute for its first job, whose core preemption takes from prod)
 
