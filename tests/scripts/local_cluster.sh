@@ -15,7 +15,9 @@ fail_context() { for f in "$RUN_DIR"/*.log; do echo "---- $f"; tail -20 "$f"; do
 out=$(cd "$work" && timeout 60 bash "$src/scripts/local-cluster.sh" start "$bin") || fail "start: $out"
 echo "$out" | grep -q "Local cluster running on http://127.0.0.1:$port" || fail "banner: $out"
 export POOLSCHED_PROXY=127.0.0.1:$port POOLSCHED_DATA_DIR=$RUN_DIR/data
-gpu_op=$(echo "$out" | awk '$1 == "gpu" {print $2}')
+# the id the start banner shows for an example operation (banner: the first start's by default)
+example() { echo "${2:-$out}" | awk -v n="$1" '$1 == n {print $2}'; }
+gpu_op=$(example gpu)
 [ -n "$gpu_op" ] || fail "no gpu operation id in: $out"
 
 # every example operation gets running jobs; the gpu one only on gpu1, the others never there.
@@ -38,7 +40,7 @@ import json, sys
 jobs = json.load(sys.stdin)["jobs"]
 assert jobs and all(j["node_id"] == "gpu1" for j in jobs), jobs
 ' || fail "gpu jobs not on gpu1"
-for op in $(echo "$out" | awk '$1 == "prod" || $1 == "burst" || $1 == "relaxed" {print $2}'); do
+for op in $(example prod) $(example burst) $(example relaxed); do
   "$bin" list-jobs "$op" --format json | python3 -c '
 import json, sys
 jobs = json.load(sys.stdin)["jobs"]
@@ -56,7 +58,6 @@ alerts=$("$bin" get //sys/scheduler/@alerts --format json)
 # fall below the 3 cores of its older jobs, so none of prod's jobs would be preemptible
 # (scripts/local-cluster.sh says why). The newcomer must get its core from prod, not from a job
 # of prod's that ended: prod's jobs last ten minutes.
-example() { echo "$out" | awk -v n="$1" '$1 == n {print $2}'; }
 prod_op=$(example prod)
 ok=0
 end=$((SECONDS + 240))
@@ -91,7 +92,7 @@ grep -q "aborted: node_shutdown" "$RUN_DIR"/node-node1.log || fail "node1 did no
 log_lines=$(wc -l < "$RUN_DIR/scheduler.log")
 out2=$(cd "$work" && timeout 60 bash "$src/scripts/local-cluster.sh" start "$bin") || fail "restart: $out2"
 echo "$out2" | grep -q "resumed" || fail "restart banner does not say resumed: $out2"
-[ "$(echo "$out2" | awk '$1 == "gpu" {print $2}')" = "$gpu_op" ] || fail "restart shows other operation ids: $out2"
+[ "$(example gpu "$out2")" = "$gpu_op" ] || fail "restart shows other operation ids: $out2"
 n=$("$bin" list-operations --format json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["operations"]))')
 [ "$n" = 5 ] || fail "after restart $n operations, expected the 4 examples and the newcomer's"
 [ "$(head -n "$log_lines" "$RUN_DIR/scheduler.log" | wc -l)" = "$log_lines" ] &&
