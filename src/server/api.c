@@ -311,7 +311,7 @@ static int run_command(struct ps_service *svc, const char *command, const json_t
         return rc;
     if (strcmp(command, "get") == 0) {
         json_t *v = NULL;
-        rc = ps_event_log_claims(path_param(body)) ? ps_event_log_get(svc, body, &v, err)
+        rc = ps_event_log_claims(path_param(body)) ? ps_event_log_get(svc, body, true, &v, err)
                                                    : ps_cypress_get(svc, path_param(body), &v, err);
         if (rc == 0)
             *reply = json_pack("{s:o}", "value", v);
@@ -431,6 +431,9 @@ int ps_api_dispatch(struct ps_service *svc, const char *command, const char *bod
             return status_of(rc);
         return 200;
     }
+    /* its rows' text is parsed after the lock (ps_event_log_get) */
+    bool event_log = rc == 0 && strcmp(command, "get") == 0 &&
+                     ps_event_log_claims(path_param(doc));
     uint64_t ticket = 0;
     for (int attempt = 0; rc == 0 || attempt > 0; attempt++) {
         pthread_mutex_lock(&svc->mu);
@@ -466,6 +469,8 @@ int ps_api_dispatch(struct ps_service *svc, const char *command, const char *bod
     json_decref(doc);
     if (rc == 0 && ticket)
         rc = ps_journal_wait(svc->journal, ticket, &err);
+    if (rc == 0 && event_log && *reply)
+        rc = ps_event_log_parse(json_object_get(*reply, "value"), &err);
     if (rc != 0) {
         json_decref(*reply);
         int status = status_of(rc);
