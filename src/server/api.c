@@ -311,7 +311,7 @@ static int run_command(struct ps_service *svc, const char *command, const json_t
         return rc;
     if (strcmp(command, "get") == 0) {
         json_t *v = NULL;
-        rc = ps_event_log_claims(path_param(body)) ? ps_event_log_get(svc, body, true, &v, err)
+        rc = ps_event_log_claims(path_param(body)) ? ps_event_log_get(svc, body, &v, err)
                                                    : ps_cypress_get(svc, path_param(body), &v, err);
         if (rc == 0)
             *reply = json_pack("{s:o}", "value", v);

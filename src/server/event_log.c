@@ -328,7 +328,7 @@ struct filter {
     const json_t *event_type;   /* a string or a list of them, or NULL */
     int64_t since, until;
     size_t limit;
-    bool raw;                   /* rows kept as their stored text (ps_event_log_get) */
+    bool raw;                   /* no filter but the time: rows kept as their stored text */
     char *needle;               /* "<operation_id>" quoted, or NULL: rows without it are
                                  * skipped unparsed (ids need no JSON escapes) */
     json_t *rows;               /* the matches of the block being read, in key order */
@@ -378,7 +378,7 @@ static int take(const char *key, const char *value, void *ctx)
         return 0;
     /* No filter but the time: a row within it matches (every row has its event_type), and its
      * text is parsed after the lock (ps_event_log_parse). */
-    json_t *text = f->raw && timed ? json_stringn_nocheck(value, strlen(value)) : NULL;
+    json_t *text = f->raw && timed ? json_string_nocheck(value) : NULL;
     if (text) {
         json_array_append_new(f->rows, text);
         return 0;
@@ -664,7 +664,7 @@ static int newest_matches(struct ps_service *svc, struct filter *f, json_t **row
     return *rows ? 0 : ps_error_set(err, PS_ENOMEM, "out of memory");
 }
 
-int ps_event_log_get(struct ps_service *svc, const json_t *body, bool raw, json_t **out,
+int ps_event_log_get(struct ps_service *svc, const json_t *body, json_t **out,
                      struct ps_error *err)
 {
     *out = NULL;
@@ -672,7 +672,7 @@ int ps_event_log_get(struct ps_service *svc, const json_t *body, bool raw, json_
     int rc = parse_filter(body, &f, err);
     if (rc != 0)
         return rc;
-    f.raw = raw && !f.event_type && !f.operation_id;
+    f.raw = !f.event_type && !f.operation_id;
     if (f.operation_id && asprintf(&f.needle, "\"%s\"", f.operation_id) < 0)
         f.needle = NULL;   /* without it every row is parsed */
     rc = newest_matches(svc, &f, out, err);

@@ -105,14 +105,14 @@ bool ps_event_log_param(const char *name);
 /* get //sys/scheduler/event_log: the rows, oldest first, that match the request's filters:
  * operation_id, event_type (a string or a list of them), since (ms since the epoch: rows at or
  * after it), until (rows at or before it), limit (at most this many, the newest of them;
- * default and cap 10000). Under svc->mu. With `raw`, a read filtered by time alone (as
- * `poolsched what-if` pages back) leaves each row as its stored text, a JSON string, for
- * ps_event_log_parse to parse off the lock: parsing was most of the time a page of 10,000 rows
- * held the lock. Errors: PS_EINVAL naming a bad filter, PS_EIO. */
-int ps_event_log_get(struct ps_service *svc, const json_t *body, bool raw, json_t **out,
+ * default and cap 10000). Under svc->mu. A read filtered by time alone (as `poolsched what-if`
+ * pages back) leaves each row as its stored text, a JSON string: the caller passes *out to
+ * ps_event_log_parse once it has let go of the lock (parsing was most of the time a page of
+ * 10,000 rows held it). Errors: PS_EINVAL naming a bad filter, PS_EIO. */
+int ps_event_log_get(struct ps_service *svc, const json_t *body, json_t **out,
                      struct ps_error *err);
 
-/* Replaces each stored text in rows (ps_event_log_get's, raw) by the row it holds, in place.
+/* Replaces each stored text in rows (ps_event_log_get's) by the row it holds, in place.
  * One that is not a row (a damaged store) is left out, as a read that parses under the lock
  * leaves it, but it counted toward the read's limit. Needs no lock. Errors: PS_ENOMEM. */
 int ps_event_log_parse(json_t *rows, struct ps_error *err);

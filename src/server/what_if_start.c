@@ -90,7 +90,7 @@ static int event_log_page(void *ctx, int64_t until_ms, int limit, json_t **page,
     if (!body)
         return ps_error_set(err, PS_ENOMEM, "out of memory");
     pthread_mutex_lock(&svc->mu);
-    int rc = ps_event_log_get(svc, body, true, page, err);
+    int rc = ps_event_log_get(svc, body, page, err);
     pthread_mutex_unlock(&svc->mu);
     if (rc == 0 && (rc = ps_event_log_parse(*page, err)) != 0) {
         json_decref(*page);
