@@ -323,6 +323,14 @@ bool ps_event_log_param(const char *name)
     return false;
 }
 
+/* The rows a read of one block found and their timestamps' span (index_learn). */
+struct block_seen {
+    uint64_t rows;
+    int64_t lo, hi;
+};
+
+static int64_t row_timestamp(const char *value);
+
 struct filter {
     const char *operation_id;
     const json_t *event_type;   /* a string or a list of them, or NULL */
@@ -332,6 +340,7 @@ struct filter {
     char *needle;               /* "<operation_id>" quoted, or NULL: rows without it are
                                  * skipped unparsed (ids need no JSON escapes) */
     json_t *rows;               /* the matches of the block being read, in key order */
+    struct block_seen *seen;    /* every row of the block being read, matching or not */
 };
 
 static bool type_matches(const json_t *want, const char *type)
@@ -370,10 +379,15 @@ static int take(const char *key, const char *value, void *ctx)
 {
     (void)key;
     struct filter *f = ctx;
-    if (f->needle && !strstr(value, f->needle))
-        return 0;
     int64_t ts;
     bool timed = leading_timestamp(value, &ts);
+    struct block_seen *seen = f->seen;
+    int64_t span_ts = timed ? ts : row_timestamp(value);
+    seen->rows++;
+    seen->lo = span_ts < seen->lo ? span_ts : seen->lo;
+    seen->hi = span_ts > seen->hi ? span_ts : seen->hi;
+    if (f->needle && !strstr(value, f->needle))
+        return 0;
     if (timed && (ts < f->since || ts > f->until))
         return 0;
     /* No filter but the time: a row within it matches (every row has its event_type), and its
@@ -402,9 +416,12 @@ static int take(const char *key, const char *value, void *ctx)
  * Per block of READ_BLOCK rows (sequence number / READ_BLOCK): the smallest and largest
  * timestamp of its rows, so that a read steps over the blocks where no row can be within
  * since..until without listing them (a week's log paged back from the newest row would
- * otherwise list every newer row again for every page). Built at the first read from the
- * stored rows, then kept by append(). A block whose rows the build did not all find (written,
- * not committed yet) is unknown, and always read. Under svc->mu, as the rows. */
+ * otherwise list every newer row again for every page). Made at the first read with every
+ * stored block unknown (always read); a read that finds all the rows of a block learns its span
+ * (index_learn), and append() keeps the spans from then on. Reading the whole log at the first
+ * read instead held the scheduler's lock for the time of that read (about a second for a
+ * million rows). A block some of whose rows a read did not find (written, not committed yet)
+ * stays unknown. Under svc->mu, as the rows. */
 
 struct block_span {
     int64_t lo, hi;     /* lo > hi: no row yet */
@@ -481,12 +498,6 @@ static void index_note(struct ps_service *svc, uint64_t seq, int64_t ts)
         ps_event_log_release(svc);   /* out of memory: reads go without it */
 }
 
-struct index_build {
-    struct ps_service *svc;
-    size_t *found;      /* rows found per block */
-    uint64_t first_block;
-};
-
 /* The timestamp a filter compares for the row (take): read off its text, else parsed (0 when
  * it has none, as json_integer_value gives). */
 static int64_t row_timestamp(const char *value)
@@ -500,52 +511,37 @@ static int64_t row_timestamp(const char *value)
     return ts;
 }
 
-static int index_row(const char *key, const char *value, void *ctx)
+/* An index whose blocks from the log's first row to its newest are all unknown; without
+ * memory reads go without one. */
+static void index_create(struct ps_service *svc)
 {
-    struct index_build *b = ctx;
-    uint64_t seq = strtoull(key, NULL, 10);
-    struct block_span *sp = span_at(b->svc, seq / READ_BLOCK, false);
-    if (sp) {
-        span_add(sp, row_timestamp(value));
-        b->found[seq / READ_BLOCK - b->first_block]++;
-    }
-    return 0;
-}
-
-/* The index from the stored rows; without memory or on a store error reads go without it. */
-static void index_build(struct ps_service *svc)
-{
-    uint64_t first = svc->event_log_first, next = svc->event_log_next;
-    if (next <= first)
-        return;
     struct ps_event_log_index *x = calloc(1, sizeof *x);
     if (!x)
         return;
-    x->base = first / READ_BLOCK;
+    x->base = svc->event_log_first / READ_BLOCK;
     svc->event_log_index = x;
-    uint64_t last = (next - 1) / READ_BLOCK;
-    size_t blocks = (size_t)(last - x->base) + 1;
-    struct index_build b = {svc, calloc(blocks, sizeof *b.found), x->base};
-    struct ps_error err;
-    ps_error_init(&err);
-    char from[24], upper[24];
-    seq_key(first, from);
-    seq_key(next, upper);
-    if (!b.found || !span_at(svc, last, true) ||
-        ps_store_list_range(ps_job_archive_store(svc), "event", from, upper, index_row, &b,
-                            &err) != 0) {
-        free(b.found);
+    uint64_t first = svc->event_log_first, next = svc->event_log_next;
+    if (next <= first)
+        return;
+    if (!span_at(svc, (next - 1) / READ_BLOCK, true)) {
         ps_event_log_release(svc);
         return;
     }
-    for (size_t i = 0; i < blocks; i++) {
-        uint64_t lo = (x->base + i) * READ_BLOCK, hi = lo + READ_BLOCK;
-        lo = lo < first ? first : lo;
-        hi = hi > next ? next : hi;
-        if (b.found[i] < hi - lo)
-            x->spans[i].unknown = true;
-    }
-    free(b.found);
+    for (size_t i = 0; i < x->count; i++)
+        x->spans[i].unknown = true;
+}
+
+/* Block lo / READ_BLOCK, read from row lo to row hi (its rows that exist now), found seen: when
+ * the read found every one of them, its span is known from then on. */
+static void index_learn(struct ps_service *svc, uint64_t lo, uint64_t hi,
+                        const struct block_seen *seen)
+{
+    struct block_span *sp = svc->event_log_index ? span_at(svc, lo / READ_BLOCK, false) : NULL;
+    if (!sp || !sp->unknown || seen->rows != hi - lo)
+        return;
+    span_add(sp, seen->lo);   /* with what append() noted since the read */
+    span_add(sp, seen->hi);
+    sp->unknown = false;
 }
 
 /* Whether no row of block b can be within since..until. */
@@ -618,7 +614,7 @@ static int newest_matches(struct ps_service *svc, struct filter *f, json_t **row
     if (!got)
         return ps_error_set(err, PS_ENOMEM, "out of memory");
     if (!svc->event_log_index)
-        index_build(svc);
+        index_create(svc);
     uint64_t hi = svc->event_log_next;
     int rc = 0;
     while (rc == 0 && hi > svc->event_log_first && json_array_size(got) < f->limit) {
@@ -636,7 +632,11 @@ static int newest_matches(struct ps_service *svc, struct filter *f, json_t **row
             rc = ps_error_set(err, PS_ENOMEM, "out of memory");
             break;
         }
+        struct block_seen seen = {0, INT64_MAX, INT64_MIN};
+        f->seen = &seen;
         rc = ps_store_list_range(ps_job_archive_store(svc), "event", from, upper, take, f, err);
+        if (rc == 0)
+            index_learn(svc, lo, hi, &seen);
         if (rc == 0 && json_array_extend(f->rows, got) != 0)
             rc = ps_error_set(err, PS_ENOMEM, "out of memory");
         if (rc == 0) {   /* the block's matches, then the newer ones */

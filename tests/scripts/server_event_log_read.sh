@@ -7,7 +7,9 @@
 # the slow way); rows before the log's first kept row are not returned; rows that reach the store
 # after the first read (a commit that was still pending then) are found by the next ones, even
 # where the rows read before would put their block outside the filter's times; a stored row
-# without an event type is never returned. The rows are
+# without an event type is never returned; after a restart the blocks' times are learnt by the
+# reads, the first of them filtered by an operation whose rows are all in the middle of their
+# blocks, and paging still returns every row. The rows are
 # written into the scheduler's store by this test, so that the expected answers are computed
 # here from the same rows, not by the scheduler.
 # usage: server_event_log_read.sh BINARY DATA_DIR SOURCE_DIR
@@ -32,6 +34,8 @@ for seq in range(0, NEXT):
         t -= 5000                  # the clock stepped back
     row = {"timestamp": t, "event_type": rng.choice(TYPES), "operation_id": rng.choice(ops),
            "job_id": "j-%d" % seq}
+    if 4000 <= seq % 10000 < 4500:  # one operation's rows in the middle of each block of rows
+        row["operation_id"] = "op-mid"
     if seq % 97 == 0:              # another key order: not read off the text
         row = dict(reversed(list(row.items())))
     rows[seq] = row
@@ -92,15 +96,18 @@ try:
     same("no such operation", operation_id="op-99")
 
     # what-if's paging: the newest page, then each time up to just before its oldest row
-    until, pages, total = MAXTS, 0, 0
-    while pages < 20:
-        page = event_log_rows(s, until=until, limit=4000)
-        check(page == expected(until=until, limit=4000), "page %d (until %d)" % (pages + 1, until))
-        pages, total = pages + 1, total + len(page)
-        if len(page) < 4000:
-            break
-        until = page[0]["timestamp"] - 1
-    check(pages > 5 and total > 20000, "paging read %d rows in %d pages" % (total, pages))
+    def paging(label):
+        until, pages, total = MAXTS, 0, 0
+        while pages < 20:
+            page = event_log_rows(s, until=until, limit=4000)
+            check(page == expected(until=until, limit=4000),
+                  "%s: page %d (until %d)" % (label, pages + 1, until))
+            pages, total = pages + 1, total + len(page)
+            if len(page) < 4000:
+                break
+            until = page[0]["timestamp"] - 1
+        check(pages > 5 and total > 20000, "%s: read %d rows in %d pages" % (label, total, pages))
+    paging("paging")
 
     # A stored row without an event type (the store only takes valid JSON) is never returned.
     # A read filtered by time alone parses its rows after the scheduler's lock, so that row
@@ -124,6 +131,20 @@ try:
     typed = [r for r in expected(since=since, until=until, event_type=kind) if r is not rows[bad]]
     got = event_log_rows(s, since=since, until=until, limit=5, event_type=kind)
     check(got == typed[-5:], "by type, around a damaged row: %s" % [r["job_id"] for r in got])
+
+    # After a restart the blocks' spans are learnt by the reads that list them: here first by a
+    # read of one operation's rows (all in the middle of their blocks), whose other rows still
+    # count in their block's span.
+    # (the damaged row repaired: a page of time alone that holds it has a row less than asked)
+    s.stop()
+    db = sqlite3.connect(data + "/poolsched.db", timeout=30)
+    db.execute("UPDATE objects SET value = ? WHERE kind = 'event' AND key = ?",
+               (json.dumps(rows[bad], separators=(",", ":")), "%020d" % bad))
+    db.commit()
+    db.close()
+    s.start()
+    same("one operation, after a restart", operation_id="op-mid")
+    paging("paging after a restart")
 finally:
     s.stop()
 finish()
