@@ -460,10 +460,12 @@ static int op_list(struct ps_store *b, const char *kind, const char *prefix, con
 {
     const char *p[] = {kind, prefix, upper};
     PGresult *r;
+    /* the upper end in the statement only when there is one: an index range with both ends */
     int rc = run(pg(b),
-                 "SELECT key, value FROM objects WHERE kind = $1 AND key >= $2"
-                 " AND ($3::text IS NULL OR key < $3) ORDER BY key",
-                 3, p, &r, "cannot list objects", err);
+                 upper ? "SELECT key, value FROM objects WHERE kind = $1 AND key >= $2"
+                         " AND key < $3 ORDER BY key"
+                       : "SELECT key, value FROM objects WHERE kind = $1 AND key >= $2 ORDER BY key",
+                 upper ? 3 : 2, p, &r, "cannot list objects", err);
     return rc ? rc : each_row(r, fn, ctx);
 }
 

@@ -420,9 +420,13 @@ static int sq_list(struct sqlite_store *s, const char *kind, const char *prefix,
                    const char *upper, ps_store_list_fn *fn, void *ctx, struct ps_error *err)
 {
     sqlite3_stmt *st;
+    /* Two statements: with "(?3 IS NULL OR key < ?3)" the range scan has no upper end, and a
+     * range near a kind's first key read every later key of the kind. */
     int rc = sq_prepare(s,
-                        "SELECT key, value FROM objects WHERE kind = ?1 AND key >= ?2"
-                        " AND (?3 IS NULL OR key < ?3) ORDER BY key",
+                        upper ? "SELECT key, value FROM objects WHERE kind = ?1 AND key >= ?2"
+                                " AND key < ?3 ORDER BY key"
+                              : "SELECT key, value FROM objects WHERE kind = ?1 AND key >= ?2"
+                                " ORDER BY key",
                         &st, err);
     if (rc)
         return rc;
@@ -430,8 +434,6 @@ static int sq_list(struct sqlite_store *s, const char *kind, const char *prefix,
     sqlite3_bind_text(st, 2, prefix, -1, SQLITE_STATIC);
     if (upper)
         sqlite3_bind_text(st, 3, upper, -1, SQLITE_STATIC);
-    else
-        sqlite3_bind_null(st, 3);
     while ((rc = sq_step(s, st, err)) == 1) {
         rc = fn((const char *)sqlite3_column_text(st, 0),
                 (const char *)sqlite3_column_text(st, 1), ctx);
