@@ -188,6 +188,59 @@ int ps_event_record_add(struct ps_event_record *rec, json_t *row, struct ps_erro
     return rc == 0 ? 0 : ps_error_set(err, PS_ENOMEM, "out of memory");
 }
 
+/* src's interned index i in dst's names (interned there when new); -1 when out of memory. */
+static int64_t remap(struct ps_event_names *dst, const struct ps_event_names *src, uint32_t i)
+{
+    return i == PS_EVENT_NONE ? PS_EVENT_NONE : intern(dst, src->names[i]);
+}
+
+int ps_event_record_append(struct ps_event_record *dst, struct ps_event_record *src,
+                           struct ps_error *err)
+{
+    size_t base = dst->row_count;
+    size_t jobs = 0, others = 0;
+    /* in row order, so that names new to dst are interned in the order rows added one by one
+     * would have met them */
+    while (jobs < src->job_count || others < src->other_count) {
+        bool job = others == src->other_count ||
+                   (jobs < src->job_count && src->jobs[jobs].row < src->others[others].row);
+        if (job) {
+            struct ps_event_job j = src->jobs[jobs];
+            int64_t id = remap(&dst->job_ids, &src->job_ids, j.job);
+            int64_t op = remap(&dst->operation_ids, &src->operation_ids, j.operation);
+            int64_t task = remap(&dst->task_names, &src->task_names, j.task);
+            int64_t tree = remap(&dst->tree_ids, &src->tree_ids, j.tree);
+            if (id < 0 || op < 0 || task < 0 || tree < 0 ||
+                !grow((void **)&dst->jobs, dst->job_count, &dst->job_cap, sizeof *dst->jobs))
+                return ps_error_set(err, PS_ENOMEM, "out of memory");
+            j.row += base;
+            j.job = (uint32_t)id;
+            j.operation = (uint32_t)op;
+            j.task = (uint32_t)task;
+            j.tree = (uint32_t)tree;
+            dst->jobs[dst->job_count++] = j;
+            jobs++;
+        } else {
+            if (!grow((void **)&dst->others, dst->other_count, &dst->other_cap,
+                      sizeof *dst->others))
+                return ps_error_set(err, PS_ENOMEM, "out of memory");
+            struct ps_event_row r = src->others[others];
+            src->others[others++].json = NULL;   /* moved */
+            r.row += base;
+            dst->others[dst->other_count++] = r;
+        }
+    }
+    dst->row_count += src->row_count;
+    if (src->oldest_ms >= 0) {
+        note_time(dst, src->oldest_ms);
+        note_time(dst, src->newest_ms);
+    }
+    src->job_count = src->other_count = src->row_count = 0;
+    src->newest_ms = 0;
+    src->oldest_ms = -1;
+    return 0;
+}
+
 /* ---- a job row's text, read without building JSON values ------------------------------- */
 
 /* The scanner takes a subset of JSON: one object whose values are strings of printable ASCII

@@ -84,6 +84,11 @@ void ps_event_record_free(struct ps_event_record *rec);   /* NULL is a no-op */
  * Any JSON value is taken (a replay names the rows it refuses). Errors: PS_ENOMEM. */
 int ps_event_record_add(struct ps_event_record *rec, json_t *row, struct ps_error *err);
 
+/* Moves src's rows onto the end of dst, as if each had been added to dst in turn (the same
+ * rows, row numbers and interned indexes); src is left empty, to be freed. Errors: PS_ENOMEM,
+ * with dst holding a prefix of src's jobs (free both). */
+int ps_event_record_append(struct ps_event_record *dst, struct ps_event_record *src,
+                           struct ps_error *err);
 /* Appends one row given as JSON text (len bytes, e.g. a line of `poolsched event-log --format
  * json`): the same as ps_event_record_add of the parsed row; a job row is read without making
  * JSON values of it (a week's log has millions). Errors: PS_EINVAL "not a JSON row: <why>"

@@ -329,8 +329,8 @@ int ps_what_if_parse_when(const char *text, const char *what, int64_t now_ms, in
                                         "ms since the epoch)", what, text);
 }
 
-/* The rows of page newer than its oldest millisecond when it is full (that one may be cut):
- * counted (rec NULL) or added to rec. */
+/* The rows of page newer than its oldest millisecond when it is full (that one may be cut),
+ * added to rec; *count: how many. */
 static int whole_ms(const json_t *page, struct ps_event_record *rec, size_t *count,
                     struct ps_error *err)
 {
@@ -343,7 +343,7 @@ static int whole_ms(const json_t *page, struct ps_event_record *rec, size_t *cou
         json_t *row = json_array_get(page, i);
         if (full && json_integer_value(json_object_get(row, "timestamp")) <= oldest)
             continue;
-        int rc = rec ? ps_event_record_add(rec, row, err) : 0;
+        int rc = ps_event_record_add(rec, row, err);
         if (rc != 0)
             return rc;
         ++*count;
@@ -351,22 +351,56 @@ static int whole_ms(const json_t *page, struct ps_event_record *rec, size_t *cou
     return 0;
 }
 
+/* The pages' rows, each page kept compactly as it arrives (its JSON values freed), newest
+ * page first: a week's log of millions of rows is never held as JSON values. */
+struct page_records {
+    struct ps_event_record **recs;
+    size_t count, cap;
+};
+
+static void page_records_free(struct page_records *p)
+{
+    for (size_t k = 0; k < p->count; k++)
+        ps_event_record_free(p->recs[k]);
+    free(p->recs);
+}
+
+/* The whole milliseconds of page (whole_ms) into a new record at the end of p; *kept: rows. */
+static int page_records_add(struct page_records *p, const json_t *page, size_t *kept,
+                            struct ps_error *err)
+{
+    if (p->count == p->cap) {
+        size_t cap = p->cap ? 2 * p->cap : 64;
+        struct ps_event_record **recs = realloc(p->recs, cap * sizeof *recs);
+        if (!recs)
+            return ps_error_set(err, PS_ENOMEM, "out of memory");
+        p->recs = recs;
+        p->cap = cap;
+    }
+    struct ps_event_record *rec = ps_event_record_new();
+    if (!rec)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    p->recs[p->count++] = rec;
+    return whole_ms(page, rec, kept, err);
+}
+
 int ps_what_if_collect_rows(ps_what_if_page_fn page, void *ctx, int64_t until_ms,
                             struct ps_event_record **out, struct ps_error *err)
 {
-    json_t *pages = json_array();   /* newest first */
+    struct page_records pages = {0};
     int64_t bound = until_ms;
-    int rc = pages ? 0 : ps_error_set(err, PS_ENOMEM, "out of memory");
+    int rc = 0;
     while (rc == 0) {
         json_t *got = NULL;
         if ((rc = page(ctx, bound, PS_WHAT_IF_PAGE_ROWS, &got, err)) != 0)
             break;
-        json_array_append_new(pages, got);
-        if (json_array_size(got) < PS_WHAT_IF_PAGE_ROWS)
-            break;
-        size_t kept;
+        bool full = json_array_size(got) == PS_WHAT_IF_PAGE_ROWS;
         int64_t oldest = json_integer_value(json_object_get(json_array_get(got, 0), "timestamp"));
-        whole_ms(got, NULL, &kept, err);
+        size_t kept = 0;
+        rc = page_records_add(&pages, got, &kept, err);
+        json_decref(got);
+        if (rc != 0 || !full)
+            break;
         if (kept == 0)
             rc = ps_error_set(err, PS_ELIMIT, "more than %d event log rows at %lld ms: cannot "
                                               "page", PS_WHAT_IF_PAGE_ROWS, (long long)oldest);
@@ -375,11 +409,12 @@ int ps_what_if_collect_rows(ps_what_if_page_fn page, void *ctx, int64_t until_ms
     *out = rc == 0 ? ps_event_record_new() : NULL;
     if (rc == 0 && !*out)
         rc = ps_error_set(err, PS_ENOMEM, "out of memory");
-    for (size_t k = json_array_size(pages); rc == 0 && k-- > 0;) {
-        size_t added;
-        rc = whole_ms(json_array_get(pages, k), *out, &added, err);
+    for (size_t k = pages.count; rc == 0 && k-- > 0;) {   /* oldest first */
+        rc = ps_event_record_append(*out, pages.recs[k], err);
+        ps_event_record_free(pages.recs[k]);
+        pages.recs[k] = NULL;
     }
-    json_decref(pages);
+    page_records_free(&pages);
     if (rc != 0) {
         ps_event_record_free(*out);
         *out = NULL;

@@ -72,7 +72,9 @@ typedef int (*ps_what_if_page_fn)(void *ctx, int64_t until_ms, int limit, json_t
 
 /* Every row at or before until_ms, oldest first, into a new record (*out), paged back in
  * time: each page is the newest PS_WHAT_IF_PAGE_ROWS rows up to a bound; a full page drops its
- * oldest millisecond (it may be cut) and the next page ends there. Errors: the page function's,
+ * oldest millisecond (it may be cut) and the next page ends there. Each page is kept compactly
+ * (io/event_record.h) as it arrives and its JSON freed; the pages are joined oldest first at
+ * the end. Errors: the page function's,
  * PS_ELIMIT when one millisecond holds more rows than a page, PS_ENOMEM. */
 int ps_what_if_collect_rows(ps_what_if_page_fn page, void *ctx, int64_t until_ms,
                             struct ps_event_record **out, struct ps_error *err);

@@ -42,11 +42,12 @@ static const char *const rows[] = {
     "[1, 2]",
 };
 
-static struct ps_event_record *record(bool text)
+#define ROW_COUNT (sizeof rows / sizeof *rows)
+
+/* rows[from..to) added one by one to rec */
+static void add_rows(struct ps_event_record *rec, size_t from, size_t to, bool text)
 {
-    struct ps_event_record *rec = ps_event_record_new();
-    assert_non_null(rec);
-    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+    for (size_t i = from; i < to; i++) {
         struct ps_error err;
         ps_error_init(&err);
         if (text) {
@@ -60,6 +61,13 @@ static struct ps_event_record *record(bool text)
         assert_int_equal(ps_event_record_add(rec, row, &err), 0);
         json_decref(row);
     }
+}
+
+static struct ps_event_record *record(bool text)
+{
+    struct ps_event_record *rec = ps_event_record_new();
+    assert_non_null(rec);
+    add_rows(rec, 0, ROW_COUNT, text);
     return rec;
 }
 
@@ -89,7 +97,7 @@ static void test_text_rows_read_as_jansson_reads_them(void **state)
 {
     (void)state;
     struct ps_event_record *a = record(false), *b = record(true);
-    assert_int_equal(a->row_count, sizeof rows / sizeof *rows);
+    assert_int_equal(a->row_count, ROW_COUNT);
     assert_int_equal(b->row_count, a->row_count);
     assert_int_equal(b->newest_ms, a->newest_ms);
     assert_int_equal(a->newest_ms, 18);
@@ -120,6 +128,66 @@ static void test_text_rows_read_as_jansson_reads_them(void **state)
     ps_event_record_free(b);
 }
 
+static void assert_same_names(const struct ps_event_names *a, const struct ps_event_names *b)
+{
+    assert_int_equal(a->count, b->count);
+    for (size_t i = 0; i < a->count; i++)
+        assert_string_equal(a->names[i], b->names[i]);
+}
+
+/* Everything, interned indexes included. */
+static void assert_same_record(const struct ps_event_record *a, const struct ps_event_record *b)
+{
+    assert_int_equal(a->row_count, b->row_count);
+    assert_int_equal(a->newest_ms, b->newest_ms);
+    assert_int_equal(a->oldest_ms, b->oldest_ms);
+    assert_same_names(&a->job_ids, &b->job_ids);
+    assert_same_names(&a->operation_ids, &b->operation_ids);
+    assert_same_names(&a->task_names, &b->task_names);
+    assert_same_names(&a->tree_ids, &b->tree_ids);
+    assert_int_equal(a->job_count, b->job_count);
+    for (size_t i = 0; i < a->job_count; i++) {
+        assert_same_job(a, &a->jobs[i], b, &b->jobs[i]);
+        assert_int_equal(a->jobs[i].job, b->jobs[i].job);   /* the same interned indexes */
+        assert_int_equal(a->jobs[i].operation, b->jobs[i].operation);
+        assert_int_equal(a->jobs[i].task, b->jobs[i].task);
+        assert_int_equal(a->jobs[i].tree, b->jobs[i].tree);
+    }
+    assert_int_equal(a->other_count, b->other_count);
+    for (size_t i = 0; i < a->other_count; i++) {
+        assert_int_equal(a->others[i].row, b->others[i].row);
+        assert_true(json_equal(a->others[i].json, b->others[i].json));
+    }
+}
+
+/* Pages appended in order hold what the rows added one by one hold: for every split of the
+ * rows in two and three (what-if's pages), over a record that already has rows and names. */
+static void test_append_is_adding_in_turn(void **state)
+{
+    (void)state;
+    for (size_t k = 0; k <= ROW_COUNT; k++) {
+        for (size_t m = k; m <= ROW_COUNT; m++) {
+            struct ps_event_record *want = ps_event_record_new(), *got = ps_event_record_new();
+            add_rows(want, 3, 6, false);   /* rows with names already there */
+            add_rows(want, 0, ROW_COUNT, false);
+            add_rows(got, 3, 6, false);
+            size_t cut[] = {0, k, m, ROW_COUNT};
+            for (int p = 0; p < 3; p++) {
+                struct ps_event_record *page = ps_event_record_new();
+                add_rows(page, cut[p], cut[p + 1], p == 1);
+                struct ps_error err;
+                ps_error_init(&err);
+                assert_int_equal(ps_event_record_append(got, page, &err), 0);
+                assert_int_equal(page->row_count, 0);
+                ps_event_record_free(page);
+            }
+            assert_same_record(want, got);
+            ps_event_record_free(want);
+            ps_event_record_free(got);
+        }
+    }
+}
+
 static void test_text_not_json_refused(void **state)
 {
     (void)state;
@@ -146,6 +214,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_text_rows_read_as_jansson_reads_them),
         cmocka_unit_test(test_text_not_json_refused),
+        cmocka_unit_test(test_append_is_adding_in_turn),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,141 @@
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "io/event_record.h"
+#include "whatif/what_if.h"
+
+/* An event log in memory, served as //sys/scheduler/event_log serves it (docs/api.md "Event
+ * log"): a page is the newest `limit` rows whose timestamp is at most `until`, oldest first. */
+struct log {
+    json_t **rows;
+    size_t count;
+    int pages;
+};
+
+static int serve(void *ctx, int64_t until_ms, int limit, json_t **page, struct ps_error *err)
+{
+    (void)err;
+    struct log *l = ctx;
+    l->pages++;
+    *page = json_array();
+    size_t end = l->count, n = 0;
+    while (end > 0 && n < (size_t)limit) {   /* the rows are in time order here */
+        if (json_integer_value(json_object_get(l->rows[end - 1], "timestamp")) <= until_ms)
+            n++;
+        end--;
+    }
+    for (size_t i = end; i < l->count && json_array_size(*page) < n; i++)
+        if (json_integer_value(json_object_get(l->rows[i], "timestamp")) <= until_ms)
+            json_array_append(*page, l->rows[i]);
+    return 0;
+}
+
+/* count rows, timestamps i / same (runs of `same` rows in one millisecond), every 5th row not a
+ * job row */
+static struct log make_log(size_t count, size_t same)
+{
+    struct log l = {calloc(count, sizeof(json_t *)), count, 0};
+    for (size_t i = 0; i < count; i++) {
+        char job[32], op[32];
+        snprintf(job, sizeof job, "job-%zu", i / 2);
+        snprintf(op, sizeof op, "op-%zu", i / 300);
+        l.rows[i] = i % 5 == 4
+            ? json_pack("{s:I, s:s, s:s}", "timestamp", (json_int_t)(i / same), "event_type",
+                        "operation_started", "operation_id", op)
+            : json_pack("{s:I, s:s, s:s, s:s, s:s, s:{s:f}}", "timestamp",
+                        (json_int_t)(i / same), "event_type",
+                        i % 2 ? "job_completed" : "job_started", "job_id", job, "operation_id",
+                        op, "task_name", "map", "resource_limits", "cpu", 1.0 + (double)(i % 3));
+        assert_non_null(l.rows[i]);
+    }
+    return l;
+}
+
+static void free_log(struct log *l)
+{
+    for (size_t i = 0; i < l->count; i++)
+        json_decref(l->rows[i]);
+    free(l->rows);
+}
+
+static void assert_same_names(const struct ps_event_names *a, const struct ps_event_names *b)
+{
+    assert_int_equal(a->count, b->count);
+    for (size_t i = 0; i < a->count; i++)
+        assert_string_equal(a->names[i], b->names[i]);
+}
+
+/* Paged back from until, the record holds every row up to until, oldest first, once: as the
+ * rows added one by one (pages of 10,000 cut inside runs of rows of one millisecond). */
+static void test_pages_make_the_whole_record(void **state)
+{
+    (void)state;
+    const int64_t untils[] = {1000000, 4321, 1};
+    for (size_t u = 0; u < sizeof untils / sizeof *untils; u++) {
+        struct log l = make_log(35017, 7);
+        struct ps_error err;
+        ps_error_init(&err);
+        struct ps_event_record *got = NULL;
+        assert_int_equal(ps_what_if_collect_rows(serve, &l, untils[u], &got, &err), 0);
+        struct ps_event_record *want = ps_event_record_new();
+        for (size_t i = 0; i < l.count; i++)
+            if (json_integer_value(json_object_get(l.rows[i], "timestamp")) <= untils[u])
+                assert_int_equal(ps_event_record_add(want, l.rows[i], &err), 0);
+        assert_int_equal(got->row_count, want->row_count);
+        assert_int_equal(got->newest_ms, want->newest_ms);
+        assert_int_equal(got->oldest_ms, want->oldest_ms);
+        assert_int_equal(got->job_count, want->job_count);
+        for (size_t i = 0; i < want->job_count; i++) {
+            const struct ps_event_job *a = &want->jobs[i], *b = &got->jobs[i];
+            assert_int_equal(a->row, b->row);
+            assert_int_equal(a->timestamp, b->timestamp);
+            assert_int_equal(a->kind, b->kind);
+            assert_int_equal(a->job, b->job);
+            assert_int_equal(a->operation, b->operation);
+            assert_int_equal(a->task, b->task);
+            assert_true(a->resources[PS_RES_CPU] == b->resources[PS_RES_CPU]);
+        }
+        assert_same_names(&want->job_ids, &got->job_ids);
+        assert_same_names(&want->operation_ids, &got->operation_ids);
+        assert_int_equal(got->other_count, want->other_count);
+        for (size_t i = 0; i < want->other_count; i++) {
+            assert_int_equal(want->others[i].row, got->others[i].row);
+            assert_true(json_equal(want->others[i].json, got->others[i].json));
+        }
+        if (untils[u] == 1000000)   /* 35,017 rows: 4 pages and the one past the oldest row */
+            assert_true(l.pages >= 4);
+        ps_event_record_free(want);
+        ps_event_record_free(got);
+        free_log(&l);
+    }
+}
+
+/* More rows in one millisecond than a page holds cannot be paged: an error, no record. */
+static void test_a_millisecond_over_a_page_refused(void **state)
+{
+    (void)state;
+    struct log l = make_log(25000, 12000);   /* 12,000 rows at 0, 12,000 at 1, 1,000 at 2 */
+    struct ps_error err;
+    ps_error_init(&err);
+    struct ps_event_record *got = (struct ps_event_record *)&l;
+    assert_int_equal(ps_what_if_collect_rows(serve, &l, 10, &got, &err), PS_ELIMIT);
+    assert_null(got);
+    assert_non_null(strstr(err.msg, "more than 10000 event log rows at 1 ms"));
+    free_log(&l);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_pages_make_the_whole_record),
+        cmocka_unit_test(test_a_millisecond_over_a_page_refused),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
