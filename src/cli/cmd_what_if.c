@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli/cli_client.h"
+#include "cli/cli_format.h"
 #include "cli/commands.h"
 #include "platform/file.h"
 #include "platform/wall_clock.h"
@@ -165,14 +166,38 @@ static int rows_from_file(const char *path, struct ps_event_record **rec)
     return code;
 }
 
+/* Reading the event log from the scheduler: its client and the progress shown. */
+struct page_reader {
+    struct ps_cli_client *c;
+    bool tty;
+    size_t rows, next_line;   /* rows read; without a terminal, a line at next_line rows */
+};
+
+/* The rows read so far and the oldest time reached (the read goes back from --until to the
+ * log's first row: the state before --since is read too, so there is no percentage). */
+static void show_read(struct page_reader *r, const json_t *page)
+{
+    r->rows += json_array_size(page);
+    char when[32];
+    ps_cli_format_time(json_object_get(json_array_get(page, 0), "timestamp"), when, sizeof when);
+    if (r->tty) {
+        fprintf(stderr, "\rwhat-if: event log: %zu rows read, back to %s", r->rows, when);
+    } else if (r->rows >= r->next_line) {
+        fprintf(stderr, "what-if: event log: %zu rows read, back to %s\n", r->rows, when);
+        r->next_line = r->rows + 100000;
+    }
+    fflush(stderr);
+}
+
 /* One page of the event log from the scheduler (ps_what_if_page_fn). */
 static int scheduler_page(void *ctx, int64_t until_ms, int limit, json_t **page,
                           struct ps_error *err)
 {
+    struct page_reader *r = ctx;
     json_t *body = json_pack("{s:s, s:I, s:i}", "path", "//sys/scheduler/event_log", "until",
                              (json_int_t)until_ms, "limit", limit);
     json_t *reply = NULL;
-    int rc = ps_cli_call(ctx, "get", body, &reply, NULL, 0);
+    int rc = ps_cli_call(r->c, "get", body, &reply, NULL, 0);
     json_decref(body);
     *page = json_incref(json_object_get(reply, "value"));
     json_decref(reply);
@@ -183,6 +208,7 @@ static int scheduler_page(void *ctx, int64_t until_ms, int limit, json_t **page,
         *page = NULL;
         return ps_error_set(err, PS_EIO, "the reply has no \"value\" list");
     }
+    show_read(r, *page);
     return 0;
 }
 
@@ -192,7 +218,11 @@ static int rows_from_scheduler(struct ps_cli_client *c, int64_t until_ms,
 {
     struct ps_error err;
     ps_error_init(&err);
-    if (ps_what_if_collect_rows(scheduler_page, c, until_ms, rec, &err) == 0)
+    struct page_reader r = {c, isatty(2), 0, 0};
+    int rc = ps_what_if_collect_rows(scheduler_page, &r, until_ms, rec, &err);
+    if (r.tty && r.rows > 0)
+        fputc('\n', stderr);
+    if (rc == 0)
         return 0;
     if (err.msg[0])
         ps_cli_error(cmd, "%s", err.msg);

@@ -9,6 +9,7 @@ gives the CLI's answer, names bad input, refuses a second task while one runs an
 without read on the tree. python3 what_if_e2e.py BINARY."""
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -23,6 +24,10 @@ def what_if(c, out, *extra):
             "--heartbeat-period", "100", "--fair-share-update-period", "20", "--out", out]
     r = subprocess.run(args + list(extra), capture_output=True, text=True, timeout=120)
     check(r.returncode == 0, "what-if exit %d" % r.returncode, r.stdout, r.stderr)
+    # the read of the scheduler's event log shows its progress (not a terminal: a line per
+    # 100,000 rows, the first after the first page)
+    check("--event-log" in extra or re.search(r"^what-if: event log: [1-9][0-9]* rows read, back to \d{4}-\d\d-\d\dT",
+                    r.stderr, re.M), "the event log's read in the progress", r.stderr)
     return r.stdout, json.load(open(os.path.join(out, "what-if.json")))
 
 
