@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "io/event_record.h"
+#include "event_record_test_util.h"
 #include "whatif/what_if.h"
 
 /* An event log in memory, served as //sys/scheduler/event_log serves it (docs/api.md "Event
@@ -65,13 +66,6 @@ static void free_log(struct log *l)
     free(l->rows);
 }
 
-static void assert_same_names(const struct ps_event_names *a, const struct ps_event_names *b)
-{
-    assert_int_equal(a->count, b->count);
-    for (size_t i = 0; i < a->count; i++)
-        assert_string_equal(a->names[i], b->names[i]);
-}
-
 /* Paged back from until, the record holds every row up to until, oldest first, once: as the
  * rows added one by one (pages of 10,000 cut inside runs of rows of one millisecond). */
 static void test_pages_make_the_whole_record(void **state)
@@ -88,27 +82,7 @@ static void test_pages_make_the_whole_record(void **state)
         for (size_t i = 0; i < l.count; i++)
             if (json_integer_value(json_object_get(l.rows[i], "timestamp")) <= untils[u])
                 assert_int_equal(ps_event_record_add(want, l.rows[i], &err), 0);
-        assert_int_equal(got->row_count, want->row_count);
-        assert_int_equal(got->newest_ms, want->newest_ms);
-        assert_int_equal(got->oldest_ms, want->oldest_ms);
-        assert_int_equal(got->job_count, want->job_count);
-        for (size_t i = 0; i < want->job_count; i++) {
-            const struct ps_event_job *a = &want->jobs[i], *b = &got->jobs[i];
-            assert_int_equal(a->row, b->row);
-            assert_int_equal(a->timestamp, b->timestamp);
-            assert_int_equal(a->kind, b->kind);
-            assert_int_equal(a->job, b->job);
-            assert_int_equal(a->operation, b->operation);
-            assert_int_equal(a->task, b->task);
-            assert_true(a->resources[PS_RES_CPU] == b->resources[PS_RES_CPU]);
-        }
-        assert_same_names(&want->job_ids, &got->job_ids);
-        assert_same_names(&want->operation_ids, &got->operation_ids);
-        assert_int_equal(got->other_count, want->other_count);
-        for (size_t i = 0; i < want->other_count; i++) {
-            assert_int_equal(want->others[i].row, got->others[i].row);
-            assert_true(json_equal(want->others[i].json, got->others[i].json));
-        }
+        assert_same_record(want, got);
         if (untils[u] == 1000000)   /* 35,017 rows: 4 pages and the one past the oldest row */
             assert_true(l.pages >= 4);
         ps_event_record_free(want);
