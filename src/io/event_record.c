@@ -1,6 +1,7 @@
 /* event_record.c — event log rows kept compactly (event_record.h). */
 #include "io/event_record.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -475,4 +476,40 @@ int ps_event_record_add_text(struct ps_event_record *rec, const char *text, size
     int rc = ps_event_record_add(rec, row, err);
     json_decref(row);
     return rc;
+}
+
+int ps_event_record_add_row_text(struct ps_event_record *rec, const char *text, size_t len,
+                                 bool *added, struct ps_error *err)
+{
+    struct scan s;
+    struct job_fields f = {0};
+    *added = true;
+    if (scan_job_row(text, len, &s, &f))   /* its event_type a string "job_..." */
+        return add_job(rec, &f) == 0 ? 0 : ps_error_set(err, PS_ENOMEM, "out of memory");
+    json_error_t jerr;
+    json_t *row = json_loadb(text, len, 0, &jerr);
+    if (!row)
+        return ps_error_set(err, PS_EINVAL, "not a JSON row: %s", jerr.text);
+    int rc = 0;
+    if (json_is_object(row) && json_is_string(json_object_get(row, "event_type")))
+        rc = ps_event_record_add(rec, row, err);
+    else
+        *added = false;
+    json_decref(row);
+    return rc;
+}
+
+bool ps_event_text_timestamp(const char *text, int64_t *ts)
+{
+    static const char head[] = "{\"timestamp\":";
+    if (strncmp(text, head, sizeof head - 1) != 0)
+        return false;
+    const char *digits = text + sizeof head - 1;
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(digits, &end, 10);
+    if (end == digits || errno != 0 || (*end != ',' && *end != '}'))
+        return false;
+    *ts = v;
+    return true;
 }

@@ -7,6 +7,7 @@
 #ifndef PS_IO_EVENT_RECORD_H
 #define PS_IO_EVENT_RECORD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -96,4 +97,12 @@ int ps_event_record_append(struct ps_event_record *dst, struct ps_event_record *
 int ps_event_record_add_text(struct ps_event_record *rec, const char *text, size_t len,
                              struct ps_error *err);
 
+/* As ps_event_record_add_text, except that a row that is not an object with a string
+ * event_type is left out (*added false), as a read of the event log leaves it out (docs/api.md
+ * "Event log"). */
+int ps_event_record_add_row_text(struct ps_event_record *rec, const char *text, size_t len,
+                                 bool *added, struct ps_error *err);
+/* The timestamp a row's text begins with ({"timestamp":N, as the scheduler writes its rows),
+ * read without parsing the row; false when it does not begin that way. */
+bool ps_event_text_timestamp(const char *text, int64_t *ts);
 #endif

@@ -1,11 +1,11 @@
 /* event_log.c — //sys/scheduler/event_log: rows journalled with the changes that cause them,
  * bounded, read back with filters (event_log.h). */
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/event_record.h"
 #include "io/json_value.h"
 #include "server/api_json.h"
 #include "server/event_log.h"
@@ -357,30 +357,14 @@ static bool type_matches(const json_t *want, const char *type)
     return false;
 }
 
-/* A row's timestamp read off its stored text: rows are stored compact with the timestamp
- * first (ps_event_row()), so most reads skip the rows outside since..until unparsed. False
- * when the text does not start that way: then the row is parsed and filtered as any other. */
-static bool leading_timestamp(const char *value, int64_t *ts)
-{
-    static const char head[] = "{\"timestamp\":";
-    if (strncmp(value, head, sizeof head - 1) != 0)
-        return false;
-    const char *digits = value + sizeof head - 1;
-    char *end = NULL;
-    errno = 0;
-    long long v = strtoll(digits, &end, 10);
-    if (end == digits || errno != 0 || (*end != ',' && *end != '}'))
-        return false;
-    *ts = v;
-    return true;
-}
-
 static int take(const char *key, const char *value, void *ctx)
 {
     (void)key;
     struct filter *f = ctx;
+    /* rows are stored compact with the timestamp first (ps_event_row()): most rows outside
+     * since..until are skipped unparsed; a row that does not begin so is parsed */
     int64_t ts;
-    bool timed = leading_timestamp(value, &ts);
+    bool timed = ps_event_text_timestamp(value, &ts);
     struct block_seen *seen = f->seen;
     int64_t span_ts = timed ? ts : row_timestamp(value);
     seen->rows++;
@@ -503,7 +487,7 @@ static void index_note(struct ps_service *svc, uint64_t seq, int64_t ts)
 static int64_t row_timestamp(const char *value)
 {
     int64_t ts;
-    if (leading_timestamp(value, &ts))
+    if (ps_event_text_timestamp(value, &ts))
         return ts;
     json_t *ev = json_loads(value, 0, NULL);
     ts = json_integer_value(json_object_get(ev, "timestamp"));

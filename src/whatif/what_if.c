@@ -329,24 +329,44 @@ int ps_what_if_parse_when(const char *text, const char *what, int64_t now_ms, in
                                         "ms since the epoch)", what, text);
 }
 
+/* A row's timestamp as the event log's filters compare it (0 when it has none): a row of a
+ * page is a JSON object, or its stored text (a JSON string) as a read by time alone gives it
+ * from inside the scheduler (event_log.h). */
+static int64_t row_ms(const json_t *row)
+{
+    if (!json_is_string(row))
+        return json_integer_value(json_object_get(row, "timestamp"));
+    int64_t ts;
+    if (ps_event_text_timestamp(json_string_value(row), &ts))
+        return ts;
+    json_t *parsed = json_loadb(json_string_value(row), json_string_length(row), 0, NULL);
+    ts = json_integer_value(json_object_get(parsed, "timestamp"));
+    json_decref(parsed);
+    return ts;
+}
+
 /* The rows of page newer than its oldest millisecond when it is full (that one may be cut),
- * added to rec; *count: how many. */
+ * added to rec; *count: how many (a row's text that is not an object with an event_type, as
+ * a damaged store may hold, is left out as the event log's reads leave it out). */
 static int whole_ms(const json_t *page, struct ps_event_record *rec, size_t *count,
                     struct ps_error *err)
 {
     size_t n = json_array_size(page);
     bool full = n == PS_WHAT_IF_PAGE_ROWS;
-    const json_t *first = json_array_get(page, 0);
-    int64_t oldest = json_integer_value(json_object_get(first, "timestamp"));
+    int64_t oldest = row_ms(json_array_get(page, 0));
     *count = 0;
     for (size_t i = 0; i < n; i++) {
         json_t *row = json_array_get(page, i);
-        if (full && json_integer_value(json_object_get(row, "timestamp")) <= oldest)
+        if (full && row_ms(row) <= oldest)
             continue;
-        int rc = ps_event_record_add(rec, row, err);
+        bool added = true;
+        int rc = json_is_string(row)
+                     ? ps_event_record_add_row_text(rec, json_string_value(row),
+                                                    json_string_length(row), &added, err)
+                     : ps_event_record_add(rec, row, err);
         if (rc != 0)
             return rc;
-        ++*count;
+        *count += added;
     }
     return 0;
 }
@@ -395,7 +415,7 @@ int ps_what_if_collect_rows(ps_what_if_page_fn page, void *ctx, int64_t until_ms
         if ((rc = page(ctx, bound, PS_WHAT_IF_PAGE_ROWS, &got, err)) != 0)
             break;
         bool full = json_array_size(got) == PS_WHAT_IF_PAGE_ROWS;
-        int64_t oldest = json_integer_value(json_object_get(json_array_get(got, 0), "timestamp"));
+        int64_t oldest = row_ms(json_array_get(got, 0));
         size_t kept = 0;
         rc = page_records_add(&pages, got, &kept, err);
         json_decref(got);

@@ -66,7 +66,8 @@ void ps_what_if_free(struct ps_what_if *w);
 int ps_what_if_parse_when(const char *text, const char *what, int64_t now_ms, int64_t *out,
                           struct ps_error *err);
 
-/* One page of the event log: the newest limit rows at or before until_ms, oldest first. */
+/* One page of the event log: the newest limit rows at or before until_ms, oldest first; a row
+ * is a JSON object or its text as a JSON string. */
 typedef int (*ps_what_if_page_fn)(void *ctx, int64_t until_ms, int limit, json_t **page,
                                   struct ps_error *err);
 
