@@ -513,3 +513,14 @@ bool ps_event_text_timestamp(const char *text, int64_t *ts)
     *ts = v;
     return true;
 }
+
+int64_t ps_event_text_time(const char *text, size_t len)
+{
+    int64_t ts;
+    if (ps_event_text_timestamp(text, &ts))
+        return ts;
+    json_t *row = json_loadb(text, len, 0, NULL);
+    ts = json_integer_value(json_object_get(row, "timestamp"));
+    json_decref(row);
+    return ts;
+}

@@ -105,4 +105,7 @@ int ps_event_record_add_row_text(struct ps_event_record *rec, const char *text, 
 /* The timestamp a row's text begins with ({"timestamp":N, as the scheduler writes its rows),
  * read without parsing the row; false when it does not begin that way. */
 bool ps_event_text_timestamp(const char *text, int64_t *ts);
+/* The timestamp of a row's text (len bytes) as the event log's filters compare it: read off its
+ * beginning, else parsed (0 when it has none, as json_integer_value gives). */
+int64_t ps_event_text_time(const char *text, size_t len);
 #endif

@@ -329,8 +329,6 @@ struct block_seen {
     int64_t lo, hi;
 };
 
-static int64_t row_timestamp(const char *value);
-
 struct filter {
     const char *operation_id;
     const json_t *event_type;   /* a string or a list of them, or NULL */
@@ -366,7 +364,7 @@ static int take(const char *key, const char *value, void *ctx)
     int64_t ts;
     bool timed = ps_event_text_timestamp(value, &ts);
     struct block_seen *seen = f->seen;
-    int64_t span_ts = timed ? ts : row_timestamp(value);
+    int64_t span_ts = timed ? ts : ps_event_text_time(value, strlen(value));
     seen->rows++;
     seen->lo = span_ts < seen->lo ? span_ts : seen->lo;
     seen->hi = span_ts > seen->hi ? span_ts : seen->hi;
@@ -480,19 +478,6 @@ static void index_note(struct ps_service *svc, uint64_t seq, int64_t ts)
         span_add(sp, ts);
     else if (seq / READ_BLOCK >= svc->event_log_index->base)
         ps_event_log_release(svc);   /* out of memory: reads go without it */
-}
-
-/* The timestamp a filter compares for the row (take): read off its text, else parsed (0 when
- * it has none, as json_integer_value gives). */
-static int64_t row_timestamp(const char *value)
-{
-    int64_t ts;
-    if (ps_event_text_timestamp(value, &ts))
-        return ts;
-    json_t *ev = json_loads(value, 0, NULL);
-    ts = json_integer_value(json_object_get(ev, "timestamp"));
-    json_decref(ev);
-    return ts;
 }
 
 /* An index whose blocks from the log's first row to its newest are all unknown; without

@@ -464,7 +464,8 @@ static int op_list(struct ps_store *b, const char *kind, const char *prefix, con
     int rc = run(pg(b),
                  upper ? "SELECT key, value FROM objects WHERE kind = $1 AND key >= $2"
                          " AND key < $3 ORDER BY key"
-                       : "SELECT key, value FROM objects WHERE kind = $1 AND key >= $2 ORDER BY key",
+                       : "SELECT key, value FROM objects WHERE kind = $1 AND key >= $2"
+                         " ORDER BY key",
                  upper ? 3 : 2, p, &r, "cannot list objects", err);
     return rc ? rc : each_row(r, fn, ctx);
 }

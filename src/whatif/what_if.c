@@ -334,15 +334,9 @@ int ps_what_if_parse_when(const char *text, const char *what, int64_t now_ms, in
  * from inside the scheduler (event_log.h). */
 static int64_t row_ms(const json_t *row)
 {
-    if (!json_is_string(row))
-        return json_integer_value(json_object_get(row, "timestamp"));
-    int64_t ts;
-    if (ps_event_text_timestamp(json_string_value(row), &ts))
-        return ts;
-    json_t *parsed = json_loadb(json_string_value(row), json_string_length(row), 0, NULL);
-    ts = json_integer_value(json_object_get(parsed, "timestamp"));
-    json_decref(parsed);
-    return ts;
+    if (json_is_string(row))
+        return ps_event_text_time(json_string_value(row), json_string_length(row));
+    return json_integer_value(json_object_get(row, "timestamp"));
 }
 
 /* The rows of page newer than its oldest millisecond when it is full (that one may be cut),

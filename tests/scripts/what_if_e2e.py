@@ -26,8 +26,9 @@ def what_if(c, out, *extra):
     check(r.returncode == 0, "what-if exit %d" % r.returncode, r.stdout, r.stderr)
     # the read of the scheduler's event log shows its progress (not a terminal: a line per
     # 100,000 rows, the first after the first page)
-    check("--event-log" in extra or re.search(r"^what-if: event log: [1-9][0-9]* rows read, back to \d{4}-\d\d-\d\dT",
-                    r.stderr, re.M), "the event log's read in the progress", r.stderr)
+    read = r"^what-if: event log: [1-9][0-9]* rows read, back to \d{4}-\d\d-\d\dT"
+    check("--event-log" in extra or re.search(read, r.stderr, re.M),
+          "the event log's read in the progress", r.stderr)
     return r.stdout, json.load(open(os.path.join(out, "what-if.json")))
 
 

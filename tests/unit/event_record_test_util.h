@@ -41,7 +41,8 @@ static inline void assert_same_names(const struct ps_event_names *a, const struc
 }
 
 /* Everything, interned indexes included. */
-static inline void assert_same_record(const struct ps_event_record *a, const struct ps_event_record *b)
+static inline void assert_same_record(const struct ps_event_record *a,
+                                      const struct ps_event_record *b)
 {
     assert_int_equal(a->row_count, b->row_count);
     assert_int_equal(a->newest_ms, b->newest_ms);
