@@ -3,7 +3,8 @@
  * whatif/what_if_metrics.h the fidelity). A week's record holds millions of job rows: each is
  * kept as a small struct, its ids, task name and tree interned; every other row (nodes, pools,
  * operations, runtime parameters: few) is kept as JSON. Rows are added oldest first, one at a
- * time, so neither a file nor the scheduler's pages are ever held whole. Pure: no I/O. */
+ * time, or a page of them kept so is appended (the scheduler's pages come newest first), so
+ * neither a file nor the scheduler's pages are ever held whole as JSON. Pure: no I/O. */
 #ifndef PS_IO_EVENT_RECORD_H
 #define PS_IO_EVENT_RECORD_H
 
