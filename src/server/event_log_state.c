@@ -19,11 +19,15 @@ int ps_event_op_view_take(const struct ps_svc_op *op, struct ps_event_op_view *v
     v->id = strdup(op->id);
     v->user = strdup(op->user);
     v->tasks = calloc((size_t)(op->task_count > 0 ? op->task_count : 1), sizeof *v->tasks);
-    v->spec = op->spec ? json_incref(op->spec) : NULL;
-    v->pool_per_tree = op->pool_per_tree ? json_incref(op->pool_per_tree) : NULL;
-    v->runtime_options = op->runtime_options ? json_incref(op->runtime_options) : NULL;
+    /* Copies, not references: the journal's render thread drops the view without svc->mu, and
+     * a reference count the request threads change under it is no count to drop there. */
+    v->spec = op->spec ? json_deep_copy(op->spec) : NULL;
+    v->pool_per_tree = op->pool_per_tree ? json_deep_copy(op->pool_per_tree) : NULL;
+    v->runtime_options = op->runtime_options ? json_deep_copy(op->runtime_options) : NULL;
     v->start_ms = op->start_ms;
-    bool ok = v->id && v->user && v->tasks;
+    bool ok = v->id && v->user && v->tasks && (!op->spec || v->spec) &&
+              (!op->pool_per_tree || v->pool_per_tree) &&
+              (!op->runtime_options || v->runtime_options);
     for (int i = 0; ok && i < op->task_count; i++) {
         const struct ps_svc_task *t = &op->tasks[i];
         v->tasks[i] = (struct ps_event_task_view){strdup(t->name), t->job_count, t->completed,
