@@ -300,6 +300,63 @@ static void excerpt(const char *body, size_t len, char *buf, size_t size)
     buf[n] = '\0';
 }
 
+/* POST api_command with body, past schedulers that are down or standbys: 0 with *res, else 1
+ * after printing why. url receives the URL that answered. */
+static int exchange(struct ps_cli_client *c, const char *api_command, const json_t *body,
+                    struct ps_http_result *res, char *url, size_t url_size)
+{
+    snprintf(url, url_size, "%s/api/v1/%s", c->base_url, api_command);
+    struct ps_error err;
+    ps_error_init(&err);
+    int rc = ps_http_client_post_json(c->http, url, body, res, &err);
+    /* several schedulers: past one that is down or a standby (503 naming the leader) */
+    for (int tries = 1; tries < proxy_count(c) &&
+                        (rc != 0 || (res->status == 503 && res->body &&
+                                     memmem(res->body, res->body_len, "\"leader\"", 8)));
+         tries++) {
+        if (!next_proxy(c))
+            break;
+        snprintf(url, url_size, "%s/api/v1/%s", c->base_url, api_command);
+        ps_error_init(&err);
+        rc = ps_http_client_post_json(c->http, url, body, res, &err);
+    }
+    if (rc != 0) {
+        ps_cli_error(c->command, "%s (is the scheduler running? set --proxy or POOLSCHED_PROXY)",
+                     err.msg);
+        return 1;
+    }
+    return 0;
+}
+
+/* The line for a reply that is not a 200 with a JSON object (json: its body parsed, or NULL);
+ * nothing when its status is quiet_status. Returns 1. */
+static int refused(const struct ps_cli_client *c, const char *url,
+                   const struct ps_http_result *res, const json_t *json, long quiet_status)
+{
+    if (res->status == quiet_status)
+        return 1;
+    const char *message = json_string_value(json_object_get(json, "message"));
+    const char *name = json_string_value(json_object_get(json, "error"));
+    if (res->status == 200) {
+        char ex[128];
+        excerpt(res->body, res->body_len, ex, sizeof ex);
+        ps_cli_error(c->command, "the reply from %s is not a JSON object: %s", url, ex);
+    } else if (res->status == 401 && c->token_file) {
+        ps_cli_error(c->command,
+                     "authentication required: no token was sent (pass --token, set "
+                     "POOLSCHED_TOKEN, or point --data-dir or POOLSCHED_DATA_DIR at the "
+                     "scheduler's data dir: there is no %s)", c->token_file);
+    } else if (message) {
+        ps_cli_error(c->command, "%s (HTTP %ld%s%s)", message, res->status, name ? ", " : "",
+                     name ? name : "");
+    } else {
+        char ex[128];
+        excerpt(res->body, res->body_len, ex, sizeof ex);
+        ps_cli_error(c->command, "HTTP %ld from %s%s%s", res->status, url, ex[0] ? ": " : "", ex);
+    }
+    return 1;
+}
+
 int ps_cli_call(struct ps_cli_client *c, const char *api_command, const json_t *body,
                 json_t **reply, long *status, long quiet_status)
 {
@@ -307,27 +364,9 @@ int ps_cli_call(struct ps_cli_client *c, const char *api_command, const json_t *
     if (status)
         *status = 0;
     char url[PS_CLI_MAX_PROXY_LEN + 128];
-    snprintf(url, sizeof url, "%s/api/v1/%s", c->base_url, api_command);
-    struct ps_error err;
-    ps_error_init(&err);
     struct ps_http_result res;
-    int rc = ps_http_client_post_json(c->http, url, body, &res, &err);
-    /* several schedulers: past one that is down or a standby (503 naming the leader) */
-    for (int tries = 1; tries < proxy_count(c) &&
-                        (rc != 0 || (res.status == 503 && res.body &&
-                                     memmem(res.body, res.body_len, "\"leader\"", 8)));
-         tries++) {
-        if (!next_proxy(c))
-            break;
-        snprintf(url, sizeof url, "%s/api/v1/%s", c->base_url, api_command);
-        ps_error_init(&err);
-        rc = ps_http_client_post_json(c->http, url, body, &res, &err);
-    }
-    if (rc != 0) {
-        ps_cli_error(c->command, "%s (is the scheduler running? set --proxy or POOLSCHED_PROXY)",
-                     err.msg);
+    if (exchange(c, api_command, body, &res, url, sizeof url) != 0)
         return 1;
-    }
     if (status)
         *status = res.status;
     json_t *json = json_loadb(res.body, res.body_len, JSON_REJECT_DUPLICATES, NULL);
@@ -335,29 +374,27 @@ int ps_cli_call(struct ps_cli_client *c, const char *api_command, const json_t *
         *reply = json;
         return 0;
     }
-    if (res.status == quiet_status) {
-        json_decref(json);
+    refused(c, url, &res, json, quiet_status);
+    json_decref(json);
+    return 1;
+}
+
+int ps_cli_call_text(struct ps_cli_client *c, const char *api_command, const json_t *body,
+                     const char **text, size_t *len)
+{
+    *text = NULL;
+    *len = 0;
+    char url[PS_CLI_MAX_PROXY_LEN + 128];
+    struct ps_http_result res;
+    if (exchange(c, api_command, body, &res, url, sizeof url) != 0)
         return 1;
-    }
-    const char *message = json_string_value(json_object_get(json, "message"));
-    const char *name = json_string_value(json_object_get(json, "error"));
     if (res.status == 200) {
-        char ex[128];
-        excerpt(res.body, res.body_len, ex, sizeof ex);
-        ps_cli_error(c->command, "the reply from %s is not a JSON object: %s", url, ex);
-    } else if (res.status == 401 && c->token_file) {
-        ps_cli_error(c->command,
-                     "authentication required: no token was sent (pass --token, set "
-                     "POOLSCHED_TOKEN, or point --data-dir or POOLSCHED_DATA_DIR at the "
-                     "scheduler's data dir: there is no %s)", c->token_file);
-    } else if (message) {
-        ps_cli_error(c->command, "%s (HTTP %ld%s%s)", message, res.status, name ? ", " : "",
-                     name ? name : "");
-    } else {
-        char ex[128];
-        excerpt(res.body, res.body_len, ex, sizeof ex);
-        ps_cli_error(c->command, "HTTP %ld from %s%s%s", res.status, url, ex[0] ? ": " : "", ex);
+        *text = res.body ? res.body : "";
+        *len = res.body_len;
+        return 0;
     }
+    json_t *json = json_loadb(res.body, res.body_len, JSON_REJECT_DUPLICATES, NULL);
+    refused(c, url, &res, json, 0);
     json_decref(json);
     return 1;
 }

@@ -105,6 +105,11 @@ void ps_cli_client_close(struct ps_cli_client *c);
 int ps_cli_call(struct ps_cli_client *c, const char *api_command, const json_t *body,
                 json_t **reply, long *status, long quiet_status);
 
+/* ps_cli_call for a reply read as text: on HTTP 200, *text and *len receive its body (borrowed
+ * until c's next request) and 0 is returned; otherwise the same line and 1. */
+int ps_cli_call_text(struct ps_cli_client *c, const char *api_command, const json_t *body,
+                     const char **text, size_t *len);
+
 /* For a command whose reply has nothing to print: ps_cli_call with body (stolen; NULL sends
  * {}), the reply dropped, then closes c. Returns the exit code of ps_cli_call. */
 int ps_cli_call_close(struct ps_cli_client *c, const char *api_command, json_t *body);

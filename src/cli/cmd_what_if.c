@@ -14,6 +14,8 @@
 #include "cli/cli_client.h"
 #include "cli/cli_format.h"
 #include "cli/commands.h"
+#include "io/event_page.h"
+#include "io/event_record.h"
 #include "platform/file.h"
 #include "platform/wall_clock.h"
 #include "whatif/what_if.h"
@@ -178,8 +180,14 @@ struct page_reader {
 static void show_read(struct page_reader *r, const json_t *page)
 {
     r->rows += json_array_size(page);
+    const json_t *first = json_array_get(page, 0);
+    json_t *ts = json_integer(json_is_string(first)
+                                  ? ps_event_text_time(json_string_value(first),
+                                                       json_string_length(first))
+                                  : json_integer_value(json_object_get(first, "timestamp")));
     char when[32];
-    ps_cli_format_time(json_object_get(json_array_get(page, 0), "timestamp"), when, sizeof when);
+    ps_cli_format_time(ts, when, sizeof when);
+    json_decref(ts);
     if (r->tty) {
         fprintf(stderr, "\rwhat-if: event log: %zu rows read, back to %s", r->rows, when);
     } else if (r->rows >= r->next_line) {
@@ -189,20 +197,28 @@ static void show_read(struct page_reader *r, const json_t *page)
     fflush(stderr);
 }
 
-/* One page of the event log from the scheduler (ps_what_if_page_fn). */
+/* One page of the event log from the scheduler (ps_what_if_page_fn): its job rows as their
+ * text, split off the reply without parsing it whole (io/event_page.h), unless the reply has
+ * another shape. */
 static int scheduler_page(void *ctx, int64_t until_ms, int limit, json_t **page,
                           struct ps_error *err)
 {
     struct page_reader *r = ctx;
     json_t *body = json_pack("{s:s, s:I, s:i}", "path", "//sys/scheduler/event_log", "until",
                              (json_int_t)until_ms, "limit", limit);
-    json_t *reply = NULL;
-    int rc = ps_cli_call(r->c, "get", body, &reply, NULL, 0);
+    const char *text = NULL;
+    size_t len = 0;
+    int rc = ps_cli_call_text(r->c, "get", body, &text, &len);
     json_decref(body);
-    *page = json_incref(json_object_get(reply, "value"));
-    json_decref(reply);
-    if (rc != 0)   /* printed by ps_cli_call */
+    if (rc != 0)   /* printed by ps_cli_call_text */
         return ps_error_set(err, PS_EIO, "%s", "");
+    if ((rc = ps_event_page_split(text, len, page, err)) != 0)
+        return rc;
+    if (!*page) {
+        json_t *reply = json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL);
+        *page = json_incref(json_object_get(reply, "value"));
+        json_decref(reply);
+    }
     if (!json_is_array(*page)) {
         json_decref(*page);
         *page = NULL;

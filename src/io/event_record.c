@@ -445,8 +445,9 @@ static bool scan_member(struct scan *s, struct job_fields *f, bool *ts_ok)
     return true;
 }
 
-/* A job row's text into f; false when it is another row or beyond the scanner. */
-static bool scan_job_row(const char *text, size_t len, struct scan *s, struct job_fields *f)
+/* The job row that text (len bytes) begins with into f, s->p just past its closing brace;
+ * false when it begins with another row or one beyond the scanner. */
+static bool scan_job_object(const char *text, size_t len, struct scan *s, struct job_fields *f)
 {
     *s = (struct scan){.p = text, .end = text + len};
     bool ts_ok = false;
@@ -456,10 +457,23 @@ static bool scan_job_row(const char *text, size_t len, struct scan *s, struct jo
         if (!scan_member(s, f, &ts_ok))
             return false;
     } while (scan_char(s, ','));
-    if (!scan_char(s, '}'))
+    return scan_char(s, '}') && ts_ok && f->type && strncmp(f->type, "job_", 4) == 0;
+}
+
+/* A job row's text, nothing after it but whitespace, into f (scan_job_object). */
+static bool scan_job_row(const char *text, size_t len, struct scan *s, struct job_fields *f)
+{
+    if (!scan_job_object(text, len, s, f))
         return false;
     skip_ws(s);
-    return s->p == s->end && ts_ok && f->type && strncmp(f->type, "job_", 4) == 0;
+    return s->p == s->end;
+}
+
+size_t ps_event_text_job_row_len(const char *text, size_t len)
+{
+    struct scan s;
+    struct job_fields f = {0};
+    return scan_job_object(text, len, &s, &f) ? (size_t)(s.p - text) : 0;
 }
 
 int ps_event_record_add_text(struct ps_event_record *rec, const char *text, size_t len,

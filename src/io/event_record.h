@@ -103,6 +103,11 @@ int ps_event_record_add_text(struct ps_event_record *rec, const char *text, size
  * "Event log"). */
 int ps_event_record_add_row_text(struct ps_event_record *rec, const char *text, size_t len,
                                  bool *added, struct ps_error *err);
+/* The length of the job row that text (len bytes) begins with, when the row is one the record
+ * reads without JSON values (a compact object of scalars and resource_limits, strings of
+ * printable ASCII without escapes: valid JSON on its own, as every job row the scheduler writes
+ * is); 0 when text begins with anything else. */
+size_t ps_event_text_job_row_len(const char *text, size_t len);
 /* The timestamp a row's text begins with ({"timestamp":N, as the scheduler writes its rows),
  * read without parsing the row; false when it does not begin that way. */
 bool ps_event_text_timestamp(const char *text, int64_t *ts);

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/event_page.h"
+#include "io/textbuf.h"
 #include "io/yson.h"
 #include "server/api.h"
 #include "server/api_cypress.h"
@@ -384,9 +386,14 @@ static int run_command(struct ps_service *svc, const char *command, const json_t
     return ps_error_set(err, PS_ENOENT, "unknown command \"%s\"", command);
 }
 
-int ps_api_dispatch(struct ps_service *svc, const char *command, const char *body, size_t len,
-                    const struct ps_auth_identity *who, json_t **reply)
+/* ps_api_dispatch; with rows_text, a read of the event log by time alone leaves its rows as
+ * their stored text (*rows_text true: ps_event_page_write writes the reply), else they are
+ * parsed after the lock (ps_event_log_parse). */
+static int dispatch(struct ps_service *svc, const char *command, const char *body, size_t len,
+                    const struct ps_auth_identity *who, json_t **reply, bool *rows_text)
 {
+    if (rows_text)
+        *rows_text = false;
     struct ps_error err;
     ps_error_init(&err);
     json_t *doc = NULL;
@@ -469,7 +476,9 @@ int ps_api_dispatch(struct ps_service *svc, const char *command, const char *bod
     json_decref(doc);
     if (rc == 0 && ticket)
         rc = ps_journal_wait(svc->journal, ticket, &err);
-    if (rc == 0 && event_log && *reply)
+    if (rc == 0 && event_log && *reply && rows_text)
+        *rows_text = true;
+    else if (rc == 0 && event_log && *reply)
         rc = ps_event_log_parse(json_object_get(*reply, "value"), &err);
     if (rc != 0) {
         json_decref(*reply);
@@ -485,6 +494,12 @@ int ps_api_dispatch(struct ps_service *svc, const char *command, const char *bod
         return 500;
     }
     return 200;
+}
+
+int ps_api_dispatch(struct ps_service *svc, const char *command, const char *body, size_t len,
+                    const struct ps_auth_identity *who, json_t **reply)
+{
+    return dispatch(svc, command, body, len, who, reply, NULL);
 }
 
 /* ---- HTTP handlers ----------------------------------------------------------------------- */
@@ -564,6 +579,23 @@ static int metrics_admit(const struct ps_http_request *req, struct ps_http_respo
     return check_token(svc, req, resp, &who);
 }
 
+/* An event log page whose rows are their stored text: the reply written from the text, not
+ * parsed and encoded again (io/event_page.h). */
+static void reply_rows(struct ps_http_response *resp, const json_t *rows)
+{
+    struct ps_error err;
+    ps_error_init(&err);
+    struct ps_textbuf b;
+    ps_textbuf_init(&b);
+    if (ps_event_page_write(rows, &b, &err) != 0) {
+        ps_textbuf_release(&b);
+        ps_http_reply_error(resp, 500, PS_ENOMEM, "out of memory");
+        return;
+    }
+    size_t len = b.len;
+    ps_http_response_take(resp, 200, "application/json", ps_textbuf_detach(&b), len);
+}
+
 static void api_handler(const struct ps_http_request *req, struct ps_http_response *resp, void *ctx)
 {
     struct ps_service *svc = ctx;
@@ -577,13 +609,17 @@ static void api_handler(const struct ps_http_request *req, struct ps_http_respon
         return;
     }
     json_t *reply = NULL;
-    int status = ps_api_dispatch(svc, command, req->body, req->body_len, &who, &reply);
+    bool rows_text = false;
+    int status = dispatch(svc, command, req->body, req->body_len, &who, &reply, &rows_text);
     if (status == 500) {
         json_decref(reply);
         ps_http_reply_error(resp, 500, PS_EIO, "command %s failed", command);
         return;
     }
-    ps_http_reply_json(resp, status, reply);
+    if (rows_text)
+        reply_rows(resp, json_object_get(reply, "value"));
+    else
+        ps_http_reply_json(resp, status, reply);
     json_decref(reply);
 }
 

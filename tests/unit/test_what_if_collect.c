@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "io/event_page.h"
 #include "io/event_record.h"
 #include "event_record_test_util.h"
 #include "whatif/what_if.h"
@@ -19,6 +20,7 @@ struct log {
     size_t count;
     int pages;
     bool text;   /* rows served as their text (JSON strings), as from inside the scheduler */
+    bool wire;   /* that text written as a reply and split back (io/event_page.h), as the CLI */
 };
 
 static int serve(void *ctx, int64_t until_ms, int limit, json_t **page, struct ps_error *err)
@@ -44,6 +46,15 @@ static int serve(void *ctx, int64_t until_ms, int limit, json_t **page, struct p
         json_array_append_new(*page, json_string(text));
         free(text);
     }
+    if (!l->wire)
+        return 0;
+    struct ps_textbuf b;
+    ps_textbuf_init(&b);
+    assert_int_equal(ps_event_page_write(*page, &b, err), 0);
+    json_decref(*page);
+    assert_int_equal(ps_event_page_split(b.data, b.len, page, err), 0);
+    assert_non_null(*page);
+    ps_textbuf_release(&b);
     return 0;
 }
 
@@ -53,7 +64,7 @@ static int serve(void *ctx, int64_t until_ms, int limit, json_t **page, struct p
  * it over as text, counted in the page, and the collector leaves it out) */
 static struct log make_log(size_t count, size_t same, bool damaged)
 {
-    struct log l = {calloc(count, sizeof(json_t *)), count, 0, false};
+    struct log l = {calloc(count, sizeof(json_t *)), count, 0, false, false};
     for (size_t i = 0; i < count; i++) {
         char job[32], op[32];
         snprintf(job, sizeof job, "job-%zu", i / 2);
@@ -87,15 +98,18 @@ static void free_log(struct log *l)
 
 /* Paged back from until, the record holds every row up to until, oldest first, once: as the
  * rows added one by one (pages of 10,000 cut inside runs of rows of one millisecond), whether
- * the pages hold JSON objects (a reply over HTTP) or the rows' text (inside the scheduler). */
+ * the pages hold JSON objects, the rows' text (inside the scheduler), or the rows split off a
+ * reply written from their text (the CLI over HTTP). A damaged row only in the second: a reply
+ * leaves it out, and its page is a row short. */
 static void test_pages_make_the_whole_record(void **state)
 {
     (void)state;
     const int64_t untils[] = {1000000, 4321, 1};
-    for (size_t c = 0; c < 2 * sizeof untils / sizeof *untils; c++) {
-        size_t u = c / 2;
-        struct log l = make_log(35017, 7, c % 2);
-        l.text = c % 2;
+    for (size_t c = 0; c < 3 * sizeof untils / sizeof *untils; c++) {
+        size_t u = c / 3;
+        struct log l = make_log(35017, 7, c % 3 == 1);
+        l.text = c % 3 != 0;
+        l.wire = c % 3 == 2;
         struct ps_error err;
         ps_error_init(&err);
         struct ps_event_record *got = NULL;
