@@ -355,6 +355,18 @@ static bool type_matches(const json_t *want, const char *type)
     return false;
 }
 
+/* Whether a row's text, one that begins with its timestamp, goes on with a string event_type,
+ * as every row the scheduler writes does (ps_event_row). The store holds valid JSON only (its
+ * schema checks it), so such a text is a row, and it can be handed over unparsed. */
+static bool typed_text(const char *text)
+{
+    const char *p = text + sizeof "{\"timestamp\":" - 1;
+    p += *p == '-';
+    while (*p >= '0' && *p <= '9')
+        p++;
+    return strncmp(p, ",\"event_type\":\"", sizeof ",\"event_type\":\"" - 1) == 0;
+}
+
 static int take(const char *key, const char *value, void *ctx)
 {
     (void)key;
@@ -372,9 +384,10 @@ static int take(const char *key, const char *value, void *ctx)
         return 0;
     if (timed && (ts < f->since || ts > f->until))
         return 0;
-    /* No filter but the time: a row within it matches (every row has its event_type), and its
-     * text is parsed after the lock (ps_event_log_parse). */
-    json_t *text = f->raw && timed ? json_string_nocheck(value) : NULL;
+    /* No filter but the time: a row within it matches, and its text is parsed after the lock
+     * (ps_event_log_parse) or copied into the reply (io/event_page.h); a text that does not
+     * show its event type first is parsed here, so that one without is not counted. */
+    json_t *text = f->raw && timed && typed_text(value) ? json_string_nocheck(value) : NULL;
     if (text) {
         json_array_append_new(f->rows, text);
         return 0;

@@ -112,9 +112,11 @@ bool ps_event_log_param(const char *name);
 int ps_event_log_get(struct ps_service *svc, const json_t *body, json_t **out,
                      struct ps_error *err);
 
-/* Replaces each stored text in rows (ps_event_log_get's) by the row it holds, in place.
- * One that is not a row (a damaged store) is left out, as a read that parses under the lock
- * leaves it, but it counted toward the read's limit. Needs no lock. Errors: PS_ENOMEM. */
+/* Replaces each stored text in rows (ps_event_log_get's) by the row it holds, in place. A read
+ * hands over unparsed only texts that begin with the timestamp and a string event_type (as the
+ * scheduler writes every row), so each is a row; one that is not after all (a duplicate
+ * event_type key, written into the store from outside) is left out, having counted toward the
+ * read's limit. Needs no lock. Errors: PS_ENOMEM. */
 int ps_event_log_parse(json_t *rows, struct ps_error *err);
 
 #endif
