@@ -145,9 +145,10 @@ static void test_split_other_shapes(void **state)
     struct ps_error err;
     for (size_t i = 0; i < sizeof other / sizeof *other; i++) {
         ps_error_init(&err);
-        json_t *got = json_array();
+        json_t *before = json_array(), *got = before;   /* set to NULL, not left as it was */
         assert_int_equal(ps_event_page_split(other[i], strlen(other[i]), &got, &err), 0);
         assert_null(got);
+        json_decref(before);
     }
     const char *fine = "{\"value\":[]}\n";
     json_t *got = NULL;
