@@ -664,6 +664,8 @@ int ps_cmd_get_job_stderr(int argc, char **argv)
     return rc;
 }
 
+#define EVENT_LOG_MAX_ROWS 10000   /* a read's rows at most (docs/api.md "Event log") */
+
 static const char event_log_usage[] =
     "usage: poolsched event-log [--operation-id OP] [--event-type T[,T...]] [--since MS]\n"
     "                           [--limit N] [--format text|json|yson]\n"
@@ -671,7 +673,8 @@ static const char event_log_usage[] =
     "Prints the scheduler's event log (//sys/scheduler/event_log), oldest first: one row per\n"
     "line as JSON (text), or the list as JSON/YSON. The filters: the rows of one operation, of\n"
     "these event types (operation_started, job_aborted, ...), at or after a time (ms since the\n"
-    "epoch), the newest N of them (docs/api.md \"Event log\").\n";
+    "epoch), the newest N of them (docs/api.md \"Event log\"; at most and by default 10000:\n"
+    "when that many match without --limit, a line on stderr says older rows are not shown).\n";
 
 static const struct ps_cli_opt event_log_opts[] = {
     {"--operation-id", 0, true, false}, {"--event-type", 0, true, false},
@@ -715,7 +718,7 @@ int ps_cmd_event_log(int argc, char **argv)
     if (rc == 0)
         rc = add_int(&args, cmd, "--since", "since", 0, INT64_MAX, body);
     if (rc == 0)
-        rc = add_int(&args, cmd, "--limit", "limit", 1, 10000, body);
+        rc = add_int(&args, cmd, "--limit", "limit", 1, EVENT_LOG_MAX_ROWS, body);
     struct ps_cli_client c = {0};
     if (rc == 0)
         rc = ps_cli_client_open(&c, cmd, &args, text_formats);
@@ -726,6 +729,11 @@ int ps_cmd_event_log(int argc, char **argv)
     const json_t *rows = rc == 0 ? reply_list(cmd, reply, "value") : NULL;
     if (rc == 0 && !rows)
         rc = 1;
+    /* not silently the newest page of a longer log (a file for `what-if --event-log`) */
+    if (rows && json_array_size(rows) == EVENT_LOG_MAX_ROWS && !ps_cli_args_get(&args, "--limit"))
+        fprintf(stderr, "%s: the newest %d matching rows; older ones are not shown (a read "
+                        "returns at most %d: narrow it with --since, --event-type or "
+                        "--operation-id)\n", cmd, EVENT_LOG_MAX_ROWS, EVENT_LOG_MAX_ROWS);
     if (rows && c.format != PS_CLI_FORMAT_TEXT) {
         rc = ps_cli_print_value(&c, rows);
     } else if (rows) {

@@ -10,13 +10,14 @@
 # without an event type is never returned nor counted toward a limit, and paging reads past it;
 # after a restart the blocks' times are learnt by the
 # reads, the first of them filtered by an operation whose rows are all in the middle of their
-# blocks, and paging still returns every row. The rows are
+# blocks, and paging still returns every row; the CLI's `event-log` prints a read's rows and,
+# for a full read without --limit, says that older rows are not shown. The rows are
 # written into the scheduler's store by this test, so that the expected answers are computed
 # here from the same rows, not by the scheduler.
 # usage: server_event_log_read.sh BINARY DATA_DIR SOURCE_DIR
 source "${3:?usage: server_event_log_read.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
 py_test 0 "$@" <<'PY'
-import json, random, sqlite3, sys
+import json, random, sqlite3, subprocess, sys
 from server_helper import EVENT_LOG as LOG, Scheduler, check, event_log_rows, finish
 
 bin, work = sys.argv[1], sys.argv[2]
@@ -97,6 +98,28 @@ try:
     same("one operation", operation_id="op-17")
     same("one operation, since, limit", operation_id="op-03", since=ts[5000], limit=100)
     same("no such operation", operation_id="op-99")
+
+    # The CLI prints a read's rows; a full read without --limit says that older rows are not
+    # shown (a file for `what-if --event-log` is not silently the newest page of the log)
+    def cli(*extra):
+        return subprocess.run([bin, "event-log", "--proxy", s.url(""), "--token", s.admin] +
+                              list(extra), capture_output=True, text=True, timeout=60)
+    # (the newest rows are the scheduler's own, logged at its start: the API's read, checked
+    # above against the rows written here, is the oracle)
+    r = cli()
+    lines = [json.loads(line) for line in r.stdout.splitlines()]
+    newest = event_log_rows(s, limit=10000)
+    check(r.returncode == 0 and len(lines) == 10000 and lines == newest,
+          "event-log: %d rows" % len(lines), r.stderr)
+    check("the newest 10000 matching rows; older ones are not shown" in r.stderr,
+          "event-log says older rows are not shown", r.stderr)
+    r = cli("--limit", "10000", "--format", "json")
+    check(r.returncode == 0 and json.loads(r.stdout) == newest and r.stderr == "",
+          "event-log --limit 10000: the rows, no note", r.stderr)
+    r = cli("--operation-id", "op-17")
+    check(r.returncode == 0 and r.stderr == "" and
+          [json.loads(line) for line in r.stdout.splitlines()] == expected(operation_id="op-17"),
+          "event-log, fewer rows than a read's: no note", r.stderr)
 
     # what-if's paging: the newest page, then each time up to just before its oldest row
     def paging(label):
