@@ -7,11 +7,14 @@
 #include <unistd.h>
 
 #include "cli/cli_client.h"
+#include "cli/cli_event_log.h"
 #include "cli/cli_format.h"
 #include "cli/cli_vanilla.h"
 #include "cli/commands.h"
 #include "core/fair_share.h"
+#include "io/event_page.h"
 #include "io/ypath.h"
+#include "io/yson.h"
 #include "platform/file.h"
 #include "platform/clock.h"
 #include "platform/wall_clock.h"
@@ -664,22 +667,22 @@ int ps_cmd_get_job_stderr(int argc, char **argv)
     return rc;
 }
 
-#define EVENT_LOG_MAX_ROWS 10000   /* a read's rows at most (docs/api.md "Event log") */
-
 static const char event_log_usage[] =
     "usage: poolsched event-log [--operation-id OP] [--event-type T[,T...]] [--since MS]\n"
-    "                           [--limit N] [--format text|json|yson]\n"
+    "                           [--until MS] [--limit N | --all] [--format text|json|yson]\n"
     "\n"
     "Prints the scheduler's event log (//sys/scheduler/event_log), oldest first: one row per\n"
-    "line as JSON (text), or the list as JSON/YSON. The filters: the rows of one operation, of\n"
-    "these event types (operation_started, job_aborted, ...), at or after a time (ms since the\n"
-    "epoch), the newest N of them (docs/api.md \"Event log\"; at most and by default 10000:\n"
-    "when that many match without --limit, a line on stderr says older rows are not shown).\n";
+    "line as JSON (text), or a JSON/YSON list of them, one row a line. The filters: the rows of\n"
+    "one operation, of these event types (operation_started, job_aborted, ...), at or after a\n"
+    "time, at or before one (ms since the epoch), the newest N of them (docs/api.md \"Event\n"
+    "log\"). One read returns at most and by default 10000 rows: when that many match without\n"
+    "--limit, a line on stderr says older rows are not shown. --all reads every matching row,\n"
+    "paged back in time as `poolsched what-if` reads the log: a file for what-if --event-log.\n";
 
 static const struct ps_cli_opt event_log_opts[] = {
     {"--operation-id", 0, true, false}, {"--event-type", 0, true, false},
-    {"--since", 0, true, false}, {"--limit", 0, true, false}, PS_CLI_COMMON_OPTS,
-    {NULL, 0, false, false}};
+    {"--since", 0, true, false}, {"--until", 0, true, false}, {"--limit", 0, true, false},
+    {"--all", 0, false, false}, PS_CLI_COMMON_OPTS, {NULL, 0, false, false}};
 
 /* --event-type T1,T2: a list of the names */
 static int add_event_types(const struct ps_cli_args *args, const char *command, json_t *body)
@@ -703,6 +706,73 @@ static int add_event_types(const struct ps_cli_args *args, const char *command, 
     return 0;
 }
 
+/* --all's pages, newest first: the rows each keeps (ps_event_take_fn). */
+static int keep_page(void *ctx, json_t *page, int64_t cut_ms, size_t *kept, struct ps_error *err)
+{
+    json_t *kept_rows = json_array();
+    for (size_t i = 0; kept_rows && i < json_array_size(page); i++) {
+        json_t *row = json_array_get(page, i);
+        if ((cut_ms == INT64_MIN || ps_event_page_row_ms(row) > cut_ms) &&
+            json_array_append(kept_rows, row) != 0) {
+            json_decref(kept_rows);
+            kept_rows = NULL;
+        }
+    }
+    *kept = json_array_size(kept_rows);
+    if (!kept_rows || json_array_append_new(ctx, kept_rows) != 0)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    return 0;
+}
+
+/* One row as the format prints it (a row read as its text parsed first), without a newline:
+ * 0, or 1 after printing why. */
+static int print_row(const struct ps_cli_client *c, const json_t *row)
+{
+    json_t *value = json_is_string(row) ? json_loadb(json_string_value(row),
+                                                     json_string_length(row), 0, NULL)
+                                        : json_incref((json_t *)row);
+    char *text = NULL;
+    struct ps_error err;
+    ps_error_init(&err);
+    if (c->format == PS_CLI_FORMAT_YSON)
+        ps_yson_print(value, 0, &text, &err);
+    else
+        text = value ? json_dumps(value, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(value);
+    if (!text) {
+        ps_cli_error(c->command, "cannot print a row%s%s", err.msg[0] ? ": " : "", err.msg);
+        return 1;
+    }
+    fputs(text, stdout);
+    free(text);
+    return 0;
+}
+
+/* The rows of pages (lists, newest first) oldest first: a line each (text), or a JSON or YSON
+ * list of them, one row a line. Returns the exit code. */
+static int print_rows(const struct ps_cli_client *c, const json_t *pages)
+{
+    bool json = c->format == PS_CLI_FORMAT_JSON, yson = c->format == PS_CLI_FORMAT_YSON;
+    bool first = true;
+    if (json || yson)
+        fputs("[\n", stdout);
+    for (size_t k = json_array_size(pages); k-- > 0;) {
+        const json_t *page = json_array_get(pages, k);
+        for (size_t i = 0; i < json_array_size(page); i++) {
+            if (json && !first)
+                fputs(",\n", stdout);
+            first = false;
+            if (print_row(c, json_array_get(page, i)) != 0)
+                return 1;
+            if (!json)
+                fputs(yson ? ";\n" : "\n", stdout);   /* YSON: ';' after every item */
+        }
+    }
+    if (json || yson)
+        fputs(json && !first ? "\n]\n" : "]\n", stdout);
+    return fflush(stdout) == 0 ? 0 : 1;
+}
+
 int ps_cmd_event_log(int argc, char **argv)
 {
     const char *cmd = "event-log";
@@ -711,42 +781,53 @@ int ps_cmd_event_log(int argc, char **argv)
                                   &args);
     if (rc >= 0)
         return rc;
-    json_t *body = json_pack("{s:s}", "path", "//sys/scheduler/event_log");
-    rc = add_filter(&args, cmd, "--operation-id", "operation_id", body);
+    bool all = ps_cli_args_has(&args, "--all");
+    if (all && ps_cli_args_get(&args, "--limit"))
+        return ps_cli_usage_error(cmd, "--all reads every matching row: not with --limit");
+    json_t *filters = json_object();
+    rc = add_filter(&args, cmd, "--operation-id", "operation_id", filters);
     if (rc == 0)
-        rc = add_event_types(&args, cmd, body);
+        rc = add_event_types(&args, cmd, filters);
     if (rc == 0)
-        rc = add_int(&args, cmd, "--since", "since", 0, INT64_MAX, body);
+        rc = add_int(&args, cmd, "--since", "since", 0, INT64_MAX, filters);
     if (rc == 0)
-        rc = add_int(&args, cmd, "--limit", "limit", 1, EVENT_LOG_MAX_ROWS, body);
+        rc = add_int(&args, cmd, "--until", "until", 0, INT64_MAX, filters);
+    if (rc == 0)
+        rc = add_int(&args, cmd, "--limit", "limit", 1, PS_EVENT_PAGE_ROWS, filters);
+    int64_t until = json_is_integer(json_object_get(filters, "until"))
+                        ? json_integer_value(json_object_get(filters, "until")) : INT64_MAX;
+    json_object_del(filters, "until");
+    int limit = (int)(json_integer_value(json_object_get(filters, "limit"))
+                          ? json_integer_value(json_object_get(filters, "limit"))
+                          : PS_EVENT_PAGE_ROWS);
+    json_object_del(filters, "limit");
     struct ps_cli_client c = {0};
     if (rc == 0)
         rc = ps_cli_client_open(&c, cmd, &args, text_formats);
-    json_t *reply = NULL;
-    if (rc == 0)
-        rc = ps_cli_call(&c, "get", body, &reply, NULL, 0);
-    json_decref(body);
-    const json_t *rows = rc == 0 ? reply_list(cmd, reply, "value") : NULL;
-    if (rc == 0 && !rows)
-        rc = 1;
-    /* not silently the newest page of a longer log (a file for `what-if --event-log`) */
-    if (rows && json_array_size(rows) == EVENT_LOG_MAX_ROWS && !ps_cli_args_get(&args, "--limit"))
-        fprintf(stderr, "%s: the newest %d matching rows; older ones are not shown (a read "
-                        "returns at most %d: narrow it with --since, --event-type or "
-                        "--operation-id)\n", cmd, EVENT_LOG_MAX_ROWS, EVENT_LOG_MAX_ROWS);
-    if (rows && c.format != PS_CLI_FORMAT_TEXT) {
-        rc = ps_cli_print_value(&c, rows);
-    } else if (rows) {
-        size_t i;
-        json_t *row;
-        json_array_foreach(rows, i, row) {
-            char *line = json_dumps(row, JSON_COMPACT);
-            if (line)
-                puts(line);
-            free(line);
-        }
+    if (rc != 0) {
+        json_decref(filters);
+        return rc;
     }
-    json_decref(reply);
+    struct ps_cli_event_log log = {&c, filters};
+    struct ps_error err;
+    ps_error_init(&err);
+    json_t *pages = json_array(), *page = NULL;
+    if (all) {
+        rc = ps_event_page_back(ps_cli_event_log_page, &log, until, keep_page, pages, &err);
+    } else if ((rc = ps_cli_event_log_page(&log, until, limit, &page, &err)) == 0) {
+        json_array_append_new(pages, page);
+        /* not silently the newest page of a longer log (a file for `what-if --event-log`) */
+        if (json_array_size(page) == PS_EVENT_PAGE_ROWS && !ps_cli_args_get(&args, "--limit"))
+            fprintf(stderr, "%s: the newest %d matching rows; older ones are not shown (a read "
+                            "returns at most %d: --all reads them all, or narrow it with --since, "
+                            "--until, --event-type or --operation-id)\n",
+                    cmd, PS_EVENT_PAGE_ROWS, PS_EVENT_PAGE_ROWS);
+    }
+    if (rc != 0 && err.msg[0])
+        ps_cli_error(cmd, "%s", err.msg);
+    rc = rc != 0 ? 1 : print_rows(&c, pages);
+    json_decref(pages);
+    json_decref(filters);
     ps_cli_client_close(&c);
     return rc;
 }

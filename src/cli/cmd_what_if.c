@@ -13,9 +13,9 @@
 
 #include "cli/cli_client.h"
 #include "cli/cli_format.h"
+#include "cli/cli_event_log.h"
 #include "cli/commands.h"
 #include "io/event_page.h"
-#include "io/event_record.h"
 #include "platform/file.h"
 #include "platform/wall_clock.h"
 #include "whatif/what_if.h"
@@ -168,9 +168,9 @@ static int rows_from_file(const char *path, struct ps_event_record **rec)
     return code;
 }
 
-/* Reading the event log from the scheduler: its client and the progress shown. */
+/* Reading the event log from the scheduler: its pages and the progress shown. */
 struct page_reader {
-    struct ps_cli_client *c;
+    struct ps_cli_event_log log;
     bool tty;
     size_t rows, next_line;   /* rows read; without a terminal, a line at next_line rows */
 };
@@ -181,10 +181,7 @@ static void show_read(struct page_reader *r, const json_t *page)
 {
     r->rows += json_array_size(page);
     const json_t *first = json_array_get(page, 0);
-    json_t *ts = json_integer(json_is_string(first)
-                                  ? ps_event_text_time(json_string_value(first),
-                                                       json_string_length(first))
-                                  : json_integer_value(json_object_get(first, "timestamp")));
+    json_t *ts = json_integer(ps_event_page_row_ms(first));
     char when[32];
     ps_cli_format_time(ts, when, sizeof when);
     json_decref(ts);
@@ -197,35 +194,15 @@ static void show_read(struct page_reader *r, const json_t *page)
     fflush(stderr);
 }
 
-/* One page of the event log from the scheduler (ps_what_if_page_fn): its job rows as their
- * text, split off the reply without parsing it whole (io/event_page.h), unless the reply has
- * another shape. */
+/* One page of the event log from the scheduler (ps_event_page_fn), its progress shown. */
 static int scheduler_page(void *ctx, int64_t until_ms, int limit, json_t **page,
                           struct ps_error *err)
 {
     struct page_reader *r = ctx;
-    json_t *body = json_pack("{s:s, s:I, s:i}", "path", "//sys/scheduler/event_log", "until",
-                             (json_int_t)until_ms, "limit", limit);
-    const char *text = NULL;
-    size_t len = 0;
-    int rc = ps_cli_call_text(r->c, "get", body, &text, &len);
-    json_decref(body);
-    if (rc != 0)   /* printed by ps_cli_call_text */
-        return ps_error_set(err, PS_EIO, "%s", "");
-    if ((rc = ps_event_page_split(text, len, page, err)) != 0)
-        return rc;
-    if (!*page) {
-        json_t *reply = json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL);
-        *page = json_incref(json_object_get(reply, "value"));
-        json_decref(reply);
-    }
-    if (!json_is_array(*page)) {
-        json_decref(*page);
-        *page = NULL;
-        return ps_error_set(err, PS_EIO, "the reply has no \"value\" list");
-    }
-    show_read(r, *page);
-    return 0;
+    int rc = ps_cli_event_log_page(&r->log, until_ms, limit, page, err);
+    if (rc == 0)
+        show_read(r, *page);
+    return rc;
 }
 
 /* The rows up to until from the scheduler. */
@@ -234,7 +211,7 @@ static int rows_from_scheduler(struct ps_cli_client *c, int64_t until_ms,
 {
     struct ps_error err;
     ps_error_init(&err);
-    struct page_reader r = {c, isatty(2), 0, 0};
+    struct page_reader r = {{c, NULL}, isatty(2), 0, 0};
     int rc = ps_what_if_collect_rows(scheduler_page, &r, until_ms, rec, &err);
     if (r.tty && r.rows > 0)
         fputc('\n', stderr);

@@ -111,3 +111,34 @@ int ps_event_page_split(const char *body, size_t len, json_t **rows, struct ps_e
     *rows = out;
     return 0;
 }
+
+int64_t ps_event_page_row_ms(const json_t *row)
+{
+    if (json_is_string(row))
+        return ps_event_text_time(json_string_value(row), json_string_length(row));
+    return json_integer_value(json_object_get(row, "timestamp"));
+}
+
+int ps_event_page_back(ps_event_page_fn page, void *ctx, int64_t until_ms, ps_event_take_fn take,
+                       void *take_ctx, struct ps_error *err)
+{
+    int64_t bound = until_ms;
+    for (;;) {
+        json_t *got = NULL;
+        int rc = page(ctx, bound, PS_EVENT_PAGE_ROWS, &got, err);
+        if (rc != 0)
+            return rc;
+        size_t n = json_array_size(got);
+        bool full = n == PS_EVENT_PAGE_ROWS;
+        int64_t cut = full ? ps_event_page_row_ms(json_array_get(got, 0)) : INT64_MIN;
+        size_t kept = 0;
+        rc = take(take_ctx, got, cut, &kept, err);
+        json_decref(got);
+        if (rc != 0 || !full)
+            return rc;
+        if (kept == 0)
+            return ps_error_set(err, PS_ELIMIT, "more than %d event log rows at %lld ms: cannot "
+                                                "page", PS_EVENT_PAGE_ROWS, (long long)cut);
+        bound = cut;
+    }
+}

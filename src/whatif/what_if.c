@@ -329,29 +329,16 @@ int ps_what_if_parse_when(const char *text, const char *what, int64_t now_ms, in
                                         "ms since the epoch)", what, text);
 }
 
-/* A row's timestamp as the event log's filters compare it (0 when it has none): a row of a
- * page is a JSON object, or its stored text (a JSON string) as a read by time alone gives it
- * from inside the scheduler (event_log.h). */
-static int64_t row_ms(const json_t *row)
+/* The rows of page after cut_ms (ps_event_page_back) added to rec; *count: how many (a row's
+ * text that is not an object with an event_type, as a damaged store may hold, is left out as
+ * the event log's reads leave it out). */
+static int whole_ms(const json_t *page, int64_t cut_ms, struct ps_event_record *rec,
+                    size_t *count, struct ps_error *err)
 {
-    if (json_is_string(row))
-        return ps_event_text_time(json_string_value(row), json_string_length(row));
-    return json_integer_value(json_object_get(row, "timestamp"));
-}
-
-/* The rows of page newer than its oldest millisecond when it is full (that one may be cut),
- * added to rec; *count: how many (a row's text that is not an object with an event_type, as
- * a damaged store may hold, is left out as the event log's reads leave it out). */
-static int whole_ms(const json_t *page, struct ps_event_record *rec, size_t *count,
-                    struct ps_error *err)
-{
-    size_t n = json_array_size(page);
-    bool full = n == PS_WHAT_IF_PAGE_ROWS;
-    int64_t oldest = row_ms(json_array_get(page, 0));
     *count = 0;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < json_array_size(page); i++) {
         json_t *row = json_array_get(page, i);
-        if (full && row_ms(row) <= oldest)
+        if (cut_ms != INT64_MIN && ps_event_page_row_ms(row) <= cut_ms)
             continue;
         bool added = true;
         int rc = json_is_string(row)
@@ -379,10 +366,12 @@ static void page_records_free(struct page_records *p)
     free(p->recs);
 }
 
-/* The whole milliseconds of page (whole_ms) into a new record at the end of p; *kept: rows. */
-static int page_records_add(struct page_records *p, const json_t *page, size_t *kept,
+/* The whole milliseconds of page (whole_ms) into a new record at the end of p; *kept: rows
+ * (ps_event_take_fn). */
+static int page_records_add(void *ctx, json_t *page, int64_t cut_ms, size_t *kept,
                             struct ps_error *err)
 {
+    struct page_records *p = ctx;
     if (p->count == p->cap) {
         size_t cap = p->cap ? 2 * p->cap : 64;
         struct ps_event_record **recs = realloc(p->recs, cap * sizeof *recs);
@@ -395,31 +384,14 @@ static int page_records_add(struct page_records *p, const json_t *page, size_t *
     if (!rec)
         return ps_error_set(err, PS_ENOMEM, "out of memory");
     p->recs[p->count++] = rec;
-    return whole_ms(page, rec, kept, err);
+    return whole_ms(page, cut_ms, rec, kept, err);
 }
 
-int ps_what_if_collect_rows(ps_what_if_page_fn page, void *ctx, int64_t until_ms,
+int ps_what_if_collect_rows(ps_event_page_fn page, void *ctx, int64_t until_ms,
                             struct ps_event_record **out, struct ps_error *err)
 {
     struct page_records pages = {0};
-    int64_t bound = until_ms;
-    int rc = 0;
-    while (rc == 0) {
-        json_t *got = NULL;
-        if ((rc = page(ctx, bound, PS_WHAT_IF_PAGE_ROWS, &got, err)) != 0)
-            break;
-        bool full = json_array_size(got) == PS_WHAT_IF_PAGE_ROWS;
-        int64_t oldest = row_ms(json_array_get(got, 0));
-        size_t kept = 0;
-        rc = page_records_add(&pages, got, &kept, err);
-        json_decref(got);
-        if (rc != 0 || !full)
-            break;
-        if (kept == 0)
-            rc = ps_error_set(err, PS_ELIMIT, "more than %d event log rows at %lld ms: cannot "
-                                              "page", PS_WHAT_IF_PAGE_ROWS, (long long)oldest);
-        bound = oldest;
-    }
+    int rc = ps_event_page_back(page, ctx, until_ms, page_records_add, &pages, err);
     *out = rc == 0 ? ps_event_record_new() : NULL;
     if (rc == 0 && !*out)
         rc = ps_error_set(err, PS_ENOMEM, "out of memory");

@@ -12,10 +12,8 @@
 #include <jansson.h>
 
 #include "core/error.h"
+#include "io/event_page.h"
 #include "io/event_record.h"
-
-/* Event log rows a request of the event log returns at most (event_log.h's limit cap). */
-#define PS_WHAT_IF_PAGE_ROWS 10000
 
 struct ps_what_if_request {
     int64_t since_ms, until_ms;
@@ -66,18 +64,11 @@ void ps_what_if_free(struct ps_what_if *w);
 int ps_what_if_parse_when(const char *text, const char *what, int64_t now_ms, int64_t *out,
                           struct ps_error *err);
 
-/* One page of the event log: the newest limit rows at or before until_ms, oldest first; a row
- * is a JSON object or its text as a JSON string. */
-typedef int (*ps_what_if_page_fn)(void *ctx, int64_t until_ms, int limit, json_t **page,
-                                  struct ps_error *err);
-
 /* Every row at or before until_ms, oldest first, into a new record (*out), paged back in
- * time: each page is the newest PS_WHAT_IF_PAGE_ROWS rows up to a bound; a full page drops its
- * oldest millisecond (it may be cut) and the next page ends there. Each page is kept compactly
- * (io/event_record.h) as it arrives and its JSON freed; the pages are joined oldest first at
- * the end. Errors: the page function's,
- * PS_ELIMIT when one millisecond holds more rows than a page, PS_ENOMEM. */
-int ps_what_if_collect_rows(ps_what_if_page_fn page, void *ctx, int64_t until_ms,
+ * time (ps_event_page_back, io/event_page.h). Each page is kept compactly (io/event_record.h)
+ * as it arrives and its JSON freed; the pages are joined oldest first at the end. Errors: the
+ * page function's, PS_ELIMIT when one millisecond holds more rows than a page, PS_ENOMEM. */
+int ps_what_if_collect_rows(ps_event_page_fn page, void *ctx, int64_t until_ms,
                             struct ps_event_record **out, struct ps_error *err);
 
 #endif
