@@ -5,7 +5,9 @@
  *   gives rows, each a job-row text the scanner takes whole, or a parsed value;
  * - a text the scanner takes is JSON that jansson reads as the same job row: a record made from
  *   the text (the scanner) and one made from jansson's value hold the same job;
- * - written again (ps_event_page_write) and split again, the rows are the same. */
+ * - its first_row_index is a row index (>= 0) or none, and none when it gives no rows;
+ * - written again (ps_event_page_write) and split again, the rows and first_row_index are the
+ *   same. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,14 +90,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct ps_error err;
     ps_error_init(&err);
     json_t *rows = NULL;
-    int rc = ps_event_page_split(body, size, &rows, &err);
+    int64_t first = 0;
+    int rc = ps_event_page_split(body, size, &rows, &first, &err);
     if (rc != 0) {
         if (rows || err.msg[0] == '\0' || (rc != PS_EINVAL && rc != PS_ENOMEM))
             abort();
         return 0;
     }
+    if (!rows && first != PS_EVENT_NO_ROW)
+        abort();
     if (!rows)
         return 0;
+    if (first < PS_EVENT_NO_ROW)
+        abort();
     for (size_t i = 0; i < json_array_size(rows); i++) {
         const json_t *row = json_array_get(rows, i);
         if (json_is_string(row)) {
@@ -109,11 +116,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* Written again (a value as it is, a job row's text copied) and split again. */
     struct ps_textbuf b;
     ps_textbuf_init(&b);
-    if (ps_event_page_write(rows, &b, &err) != 0)
+    if (ps_event_page_write(rows, first, &b, &err) != 0)
         abort();
     json_t *again = NULL;
-    if (ps_event_page_split(b.data, b.len, &again, &err) != 0 || !again ||
-        !same_rows(rows, again)) {
+    int64_t first_again = 0;
+    if (ps_event_page_split(b.data, b.len, &again, &first_again, &err) != 0 || !again ||
+        !same_rows(rows, again) || first_again != first) {
         fprintf(stderr, "written again and split, the rows differ: %s\n", b.data);
         abort();
     }

@@ -19,11 +19,12 @@ struct ps_cli_event_log {
 };
 
 /* One page from the scheduler (ps_event_page_fn; ctx: a struct ps_cli_event_log): the newest
- * limit rows at or before until_ms that pass the filters, oldest first, its job rows as their
- * text, split off the reply without parsing it whole unless the reply has another shape.
- * Errors: PS_EIO with an empty message after ps_cli_call_text printed why, or "the reply has no
- * "value" list"; ps_event_page_split's. */
-int ps_cli_event_log_page(void *ctx, int64_t until_ms, int limit, json_t **page,
-                          struct ps_error *err);
+ * limit rows at or before until_ms below row upper_row that pass the filters, oldest first, its
+ * job rows as their text, split off the reply without parsing it whole unless the reply has
+ * another shape; *first_row: the reply's first_row_index. Errors: PS_EIO with an empty message
+ * after ps_cli_call_text printed why, or "the reply has no "value" list";
+ * ps_event_page_split's. */
+int ps_cli_event_log_page(void *ctx, int64_t until_ms, int64_t upper_row, int limit,
+                          json_t **page, int64_t *first_row, struct ps_error *err);
 
 #endif

@@ -677,7 +677,8 @@ static const char event_log_usage[] =
     "time, at or before one (ms since the epoch), the newest N of them (docs/api.md \"Event\n"
     "log\"). One read returns at most and by default 10000 rows: when that many match without\n"
     "--limit, a line on stderr says older rows are not shown. --all reads every matching row,\n"
-    "paged back in time as `poolsched what-if` reads the log: a file for what-if --event-log.\n";
+    "paged back by row index as `poolsched what-if` reads the log: a file for what-if\n"
+    "--event-log.\n";
 
 static const struct ps_cli_opt event_log_opts[] = {
     {"--operation-id", 0, true, false}, {"--event-type", 0, true, false},
@@ -706,20 +707,10 @@ static int add_event_types(const struct ps_cli_args *args, const char *command, 
     return 0;
 }
 
-/* --all's pages, newest first: the rows each keeps (ps_event_take_fn). */
-static int keep_page(void *ctx, json_t *page, int64_t cut_ms, size_t *kept, struct ps_error *err)
+/* --all's pages, newest first (ps_event_take_fn). */
+static int keep_page(void *ctx, json_t *page, struct ps_error *err)
 {
-    json_t *kept_rows = json_array();
-    for (size_t i = 0; kept_rows && i < json_array_size(page); i++) {
-        json_t *row = json_array_get(page, i);
-        if ((cut_ms == INT64_MIN || ps_event_page_row_ms(row) > cut_ms) &&
-            json_array_append(kept_rows, row) != 0) {
-            json_decref(kept_rows);
-            kept_rows = NULL;
-        }
-    }
-    *kept = json_array_size(kept_rows);
-    if (!kept_rows || json_array_append_new(ctx, kept_rows) != 0)
+    if (json_array_append(ctx, page) != 0)
         return ps_error_set(err, PS_ENOMEM, "out of memory");
     return 0;
 }
@@ -812,9 +803,11 @@ int ps_cmd_event_log(int argc, char **argv)
     struct ps_error err;
     ps_error_init(&err);
     json_t *pages = json_array(), *page = NULL;
+    int64_t first = PS_EVENT_NO_ROW;
     if (all) {
         rc = ps_event_page_back(ps_cli_event_log_page, &log, until, keep_page, pages, &err);
-    } else if ((rc = ps_cli_event_log_page(&log, until, limit, &page, &err)) == 0) {
+    } else if ((rc = ps_cli_event_log_page(&log, until, PS_EVENT_NO_ROW, limit, &page, &first,
+                                           &err)) == 0) {
         json_array_append_new(pages, page);
         /* not silently the newest page of a longer log (a file for `what-if --event-log`) */
         if (json_array_size(page) == PS_EVENT_PAGE_ROWS && !ps_cli_args_get(&args, "--limit"))

@@ -195,11 +195,11 @@ static void show_read(struct page_reader *r, const json_t *page)
 }
 
 /* One page of the event log from the scheduler (ps_event_page_fn), its progress shown. */
-static int scheduler_page(void *ctx, int64_t until_ms, int limit, json_t **page,
-                          struct ps_error *err)
+static int scheduler_page(void *ctx, int64_t until_ms, int64_t upper_row, int limit,
+                          json_t **page, int64_t *first_row, struct ps_error *err)
 {
     struct page_reader *r = ctx;
-    int rc = ps_cli_event_log_page(&r->log, until_ms, limit, page, err);
+    int rc = ps_cli_event_log_page(&r->log, until_ms, upper_row, limit, page, first_row, err);
     if (rc == 0)
         show_read(r, *page);
     return rc;

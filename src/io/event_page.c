@@ -7,6 +7,7 @@
 #include "io/event_record.h"
 
 static const char head[] = "{\"value\":[";
+static const char first_key[] = ",\"first_row_index\":";
 
 /* Whether text (len bytes) is one job row the scanner takes, nothing after it. */
 static bool whole_job_row(const char *text, size_t len)
@@ -25,7 +26,8 @@ static int write_parsed(const char *text, size_t len, struct ps_textbuf *b, bool
     return rc;
 }
 
-int ps_event_page_write(const json_t *rows, struct ps_textbuf *b, struct ps_error *err)
+int ps_event_page_write(const json_t *rows, int64_t first_row, struct ps_textbuf *b,
+                        struct ps_error *err)
 {
     ps_textbuf_adds(b, head);
     bool first = true;
@@ -48,7 +50,10 @@ int ps_event_page_write(const json_t *rows, struct ps_textbuf *b, struct ps_erro
             b->len = at;   /* left out: the comma goes too */
         first = first && !written;
     }
-    ps_textbuf_adds(b, "]}");
+    ps_textbuf_addc(b, ']');
+    if (first_row != PS_EVENT_NO_ROW)
+        ps_textbuf_addf(b, "%s%lld", first_key, (long long)first_row);
+    ps_textbuf_addc(b, '}');
     return b->failed ? ps_error_set(err, PS_ENOMEM, "out of memory") : 0;
 }
 
@@ -79,9 +84,32 @@ static int split_row(const char **p, const char *end, json_t *rows)
     return row && json_array_append_new(rows, row) == 0 ? 0 : PS_ENOMEM;
 }
 
-int ps_event_page_split(const char *body, size_t len, json_t **rows, struct ps_error *err)
+/* The end of a reply after its rows, "]}" or "],"first_row_index":N}", then white space, into
+ * *first_row; false when it is not that. */
+static bool split_end(const char *p, const char *end, int64_t *first_row)
+{
+    *first_row = PS_EVENT_NO_ROW;
+    if (p >= end || *p++ != ']')
+        return false;
+    size_t k = sizeof first_key - 1;
+    if ((size_t)(end - p) > k && memcmp(p, first_key, k) == 0) {
+        p += k;
+        int64_t n = 0;
+        const char *digits = p;
+        while (p < end && *p >= '0' && *p <= '9' && p - digits < 18)
+            n = 10 * n + (*p++ - '0');
+        if (p == digits || (p < end && *p >= '0' && *p <= '9'))
+            return false;
+        *first_row = n;
+    }
+    return p < end && *p == '}' && skip_ws(p + 1, end) == end;
+}
+
+int ps_event_page_split(const char *body, size_t len, json_t **rows, int64_t *first_row,
+                        struct ps_error *err)
 {
     *rows = NULL;
+    *first_row = PS_EVENT_NO_ROW;
     const char *p = body, *end = body + len;
     if (len < sizeof head - 1 || memcmp(p, head, sizeof head - 1) != 0)
         return 0;
@@ -104,8 +132,9 @@ int ps_event_page_split(const char *body, size_t len, json_t **rows, struct ps_e
         more = p < end && *p == ',';
         p += more;
     }
-    if (end - p < 2 || p[0] != ']' || p[1] != '}' || skip_ws(p + 2, end) != end) {
+    if (!split_end(p, end, first_row)) {
         json_decref(out);   /* another shape: parsed whole by the caller */
+        *first_row = PS_EVENT_NO_ROW;
         return 0;
     }
     *rows = out;
@@ -122,23 +151,26 @@ int64_t ps_event_page_row_ms(const json_t *row)
 int ps_event_page_back(ps_event_page_fn page, void *ctx, int64_t until_ms, ps_event_take_fn take,
                        void *take_ctx, struct ps_error *err)
 {
-    int64_t bound = until_ms;
+    int64_t upper = PS_EVENT_NO_ROW;
     for (;;) {
         json_t *got = NULL;
-        int rc = page(ctx, bound, PS_EVENT_PAGE_ROWS, &got, err);
+        int64_t first = PS_EVENT_NO_ROW;
+        int rc = page(ctx, until_ms, upper, PS_EVENT_PAGE_ROWS, &got, &first, err);
         if (rc != 0)
             return rc;
-        size_t n = json_array_size(got);
-        bool full = n == PS_EVENT_PAGE_ROWS;
-        int64_t cut = full ? ps_event_page_row_ms(json_array_get(got, 0)) : INT64_MIN;
-        size_t kept = 0;
-        rc = take(take_ctx, got, cut, &kept, err);
+        bool full = json_array_size(got) == PS_EVENT_PAGE_ROWS;
+        rc = take(take_ctx, got, err);
         json_decref(got);
         if (rc != 0 || !full)
             return rc;
-        if (kept == 0)
-            return ps_error_set(err, PS_ELIMIT, "more than %d event log rows at %lld ms: cannot "
-                                                "page", PS_EVENT_PAGE_ROWS, (long long)cut);
-        bound = cut;
+        /* the next page ends below this one's first row: rows before it in the log's order */
+        if (first == PS_EVENT_NO_ROW)
+            return ps_error_set(err, PS_EIO, "an event log page of %d rows came without its "
+                                             "first_row_index: cannot page", PS_EVENT_PAGE_ROWS);
+        if (upper != PS_EVENT_NO_ROW && first >= upper)
+            return ps_error_set(err, PS_EIO, "an event log page below row %lld began at row "
+                                             "%lld: cannot page", (long long)upper,
+                                (long long)first);
+        upper = first;
     }
 }

@@ -313,10 +313,15 @@ static int run_command(struct ps_service *svc, const char *command, const json_t
         return rc;
     if (strcmp(command, "get") == 0) {
         json_t *v = NULL;
-        rc = ps_event_log_claims(path_param(body)) ? ps_event_log_get(svc, body, &v, err)
-                                                   : ps_cypress_get(svc, path_param(body), &v, err);
+        int64_t first_row = -1;
+        rc = ps_event_log_claims(path_param(body))
+                 ? ps_event_log_get(svc, body, &v, &first_row, err)
+                 : ps_cypress_get(svc, path_param(body), &v, err);
         if (rc == 0)
             *reply = json_pack("{s:o}", "value", v);
+        /* where an event log page begins, for the next page back (docs/api.md "Event log") */
+        if (rc == 0 && *reply && first_row >= 0)
+            json_object_set_new(*reply, "first_row_index", json_integer(first_row));
         return rc;
     }
     if (strcmp(command, "list") == 0) {
@@ -581,13 +586,15 @@ static int metrics_admit(const struct ps_http_request *req, struct ps_http_respo
 
 /* An event log page whose rows are their stored text: the reply written from the text, not
  * parsed and encoded again (io/event_page.h). */
-static void reply_rows(struct ps_http_response *resp, const json_t *rows)
+static void reply_rows(struct ps_http_response *resp, const json_t *reply)
 {
     struct ps_error err;
     ps_error_init(&err);
     struct ps_textbuf b;
     ps_textbuf_init(&b);
-    if (ps_event_page_write(rows, &b, &err) != 0) {
+    const json_t *first = json_object_get(reply, "first_row_index");
+    if (ps_event_page_write(json_object_get(reply, "value"), first ? json_integer_value(first) : -1,
+                            &b, &err) != 0) {
         ps_textbuf_release(&b);
         ps_http_reply_error(resp, 500, PS_ENOMEM, "out of memory");
         return;
@@ -617,7 +624,7 @@ static void api_handler(const struct ps_http_request *req, struct ps_http_respon
         return;
     }
     if (rows_text)
-        reply_rows(resp, json_object_get(reply, "value"));
+        reply_rows(resp, reply);
     else
         ps_http_reply_json(resp, status, reply);
     json_decref(reply);

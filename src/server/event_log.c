@@ -316,7 +316,7 @@ bool ps_event_log_claims(const char *path)
 bool ps_event_log_param(const char *name)
 {
     static const char *const params[] = {"operation_id", "event_type", "since", "until",
-                                         "limit"};
+                                         "limit", "upper_row_index"};
     for (size_t i = 0; i < sizeof params / sizeof *params; i++)
         if (strcmp(params[i], name) == 0)
             return true;
@@ -333,13 +333,39 @@ struct filter {
     const char *operation_id;
     const json_t *event_type;   /* a string or a list of them, or NULL */
     int64_t since, until;
+    uint64_t upper;             /* rows whose index is below it (upper_row_index) */
     size_t limit;
     bool raw;                   /* no filter but the time: rows kept as their stored text */
     char *needle;               /* "<operation_id>" quoted, or NULL: rows without it are
                                  * skipped unparsed (ids need no JSON escapes) */
     json_t *rows;               /* the matches of the block being read, in key order */
+    uint64_t *seqs;             /* their row indexes */
+    size_t seq_cap;
+    bool failed;                /* out of memory keeping them */
     struct block_seen *seen;    /* every row of the block being read, matching or not */
 };
+
+/* row, the text or the parse of the row stored at key, kept as a match of the block */
+static void keep(struct filter *f, const char *key, json_t *row)
+{
+    size_t n = json_array_size(f->rows);
+    if (n == f->seq_cap) {
+        size_t cap = f->seq_cap ? 2 * f->seq_cap : 256;
+        uint64_t *grown = realloc(f->seqs, cap * sizeof *grown);
+        if (!grown) {
+            f->failed = true;
+            json_decref(row);
+            return;
+        }
+        f->seqs = grown;
+        f->seq_cap = cap;
+    }
+    if (!row || json_array_append_new(f->rows, row) != 0) {
+        f->failed = true;
+        return;
+    }
+    f->seqs[n] = strtoull(key, NULL, 10);
+}
 
 static bool type_matches(const json_t *want, const char *type)
 {
@@ -369,7 +395,6 @@ static bool typed_text(const char *text)
 
 static int take(const char *key, const char *value, void *ctx)
 {
-    (void)key;
     struct filter *f = ctx;
     /* rows are stored compact with the timestamp first (ps_event_row()): most rows outside
      * since..until are skipped unparsed; a row that does not begin so is parsed */
@@ -389,7 +414,7 @@ static int take(const char *key, const char *value, void *ctx)
      * show its event type first is parsed here, so that one without is not counted. */
     json_t *text = f->raw && timed && typed_text(value) ? json_string_nocheck(value) : NULL;
     if (text) {
-        json_array_append_new(f->rows, text);
+        keep(f, key, text);
         return 0;
     }
     json_t *ev = json_loads(value, 0, NULL);
@@ -403,7 +428,7 @@ static int take(const char *key, const char *value, void *ctx)
         json_decref(ev);
         return 0;
     }
-    json_array_append_new(f->rows, ev);
+    keep(f, key, ev);
     return 0;
 }
 
@@ -581,23 +606,31 @@ static int parse_filter(const json_t *body, struct filter *f, struct ps_error *e
               json_integer_value(v) > READ_LIMIT))
         return bad(err, "limit", v, "must be an integer in [1, 10000]");
     f->limit = v ? (size_t)json_integer_value(v) : READ_LIMIT;
+    v = json_object_get(body, "upper_row_index");
+    if (v && (!json_is_integer(v) || json_integer_value(v) < 0))
+        return bad(err, "upper_row_index", v, "must be a row index (an integer >= 0)");
+    f->upper = v ? (uint64_t)json_integer_value(v) : UINT64_MAX;
     return 0;
 }
 
 /* The rows are numbered in the order they were written (first..next), so the newest matches
- * are found by reading blocks of rows backwards from the newest, each block in key order,
- * until the limit is reached: a read costs about the rows it returns, and the rows newer than
- * `until` it steps over (their timestamps read off their text, unparsed), not the whole log.
- * *rows: the newest f->limit matches, oldest first. */
+ * are found by reading blocks of rows backwards from the newest (or from f->upper), each block
+ * in key order, until the limit is reached: a read costs about the rows it returns, and the
+ * rows newer than `until` it steps over (their timestamps read off their text, unparsed), not
+ * the whole log. *rows: the newest f->limit matches, oldest first; *first_row: the row index of
+ * the oldest of them (-1 when none). */
 static int newest_matches(struct ps_service *svc, struct filter *f, json_t **rows,
-                          struct ps_error *err)
+                          int64_t *first_row, struct ps_error *err)
 {
+    *first_row = -1;
     json_t *got = json_array();   /* the blocks' matches so far, oldest first */
     if (!got)
         return ps_error_set(err, PS_ENOMEM, "out of memory");
     if (!svc->event_log_index)
         index_create(svc);
-    uint64_t hi = svc->event_log_next;
+    uint64_t hi = svc->event_log_next < f->upper ? svc->event_log_next : f->upper;
+    uint64_t *last = NULL;   /* the row indexes of the matches of the last block with any */
+    size_t last_cap = 0;
     int rc = 0;
     while (rc == 0 && hi > svc->event_log_first && json_array_size(got) < f->limit) {
         uint64_t lo = (hi - 1) / READ_BLOCK * READ_BLOCK;   /* hi - 1's block */
@@ -617,8 +650,20 @@ static int newest_matches(struct ps_service *svc, struct filter *f, json_t **row
         struct block_seen seen = {0, INT64_MAX, INT64_MIN};
         f->seen = &seen;
         rc = ps_store_list_range(ps_job_archive_store(svc), "event", from, upper, take, f, err);
-        if (rc == 0)
+        if (rc == 0 && f->failed)
+            rc = ps_error_set(err, PS_ENOMEM, "out of memory");
+        /* a block read to its end (or to the newest row) learns its span; one that
+         * upper_row_index cut did not see its newer rows */
+        if (rc == 0 && (hi == svc->event_log_next || hi % READ_BLOCK == 0))
             index_learn(svc, lo, hi, &seen);
+        if (rc == 0 && json_array_size(f->rows) > 0) {   /* its row indexes: the last ones */
+            uint64_t *t = last;
+            size_t c = last_cap;
+            last = f->seqs;
+            last_cap = f->seq_cap;
+            f->seqs = t;
+            f->seq_cap = c;
+        }
         if (rc == 0 && json_array_extend(f->rows, got) != 0)
             rc = ps_error_set(err, PS_ENOMEM, "out of memory");
         if (rc == 0) {   /* the block's matches, then the newer ones */
@@ -630,11 +675,15 @@ static int newest_matches(struct ps_service *svc, struct filter *f, json_t **row
         f->rows = NULL;
         hi = lo;
     }
+    size_t n = json_array_size(got);
+    /* the oldest match kept is in the last block with any (before it, fewer than the limit) */
+    if (rc == 0 && n > 0)
+        *first_row = (int64_t)last[n > f->limit ? n - f->limit : 0];
+    free(last);
     if (rc != 0) {
         json_decref(got);
         return rc;
     }
-    size_t n = json_array_size(got);
     if (n <= f->limit) {
         *rows = got;
         return 0;
@@ -647,9 +696,10 @@ static int newest_matches(struct ps_service *svc, struct filter *f, json_t **row
 }
 
 int ps_event_log_get(struct ps_service *svc, const json_t *body, json_t **out,
-                     struct ps_error *err)
+                     int64_t *first_row, struct ps_error *err)
 {
     *out = NULL;
+    *first_row = -1;
     struct filter f = {0};
     int rc = parse_filter(body, &f, err);
     if (rc != 0)
@@ -657,8 +707,9 @@ int ps_event_log_get(struct ps_service *svc, const json_t *body, json_t **out,
     f.raw = !f.event_type && !f.operation_id;
     if (f.operation_id && asprintf(&f.needle, "\"%s\"", f.operation_id) < 0)
         f.needle = NULL;   /* without it every row is parsed */
-    rc = newest_matches(svc, &f, out, err);
+    rc = newest_matches(svc, &f, out, first_row, err);
     free(f.needle);
+    free(f.seqs);
     return rc;
 }
 

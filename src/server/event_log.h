@@ -104,13 +104,16 @@ bool ps_event_log_param(const char *name);
 
 /* get //sys/scheduler/event_log: the rows, oldest first, that match the request's filters:
  * operation_id, event_type (a string or a list of them), since (ms since the epoch: rows at or
- * after it), until (rows at or before it), limit (at most this many, the newest of them;
- * default and cap 10000). Under svc->mu. A read filtered by time alone (as `poolsched what-if`
- * pages back) leaves each row as its stored text, a JSON string: the caller passes *out to
- * ps_event_log_parse once it has let go of the lock (parsing was most of the time a page of
- * 10,000 rows held it). Errors: PS_EINVAL naming a bad filter, PS_EIO. */
+ * after it), until (rows at or before it), upper_row_index (rows whose row index, their place
+ * in the order the log was written, is below it), limit (at most this many, the newest of them;
+ * default and cap 10000). *first_row: the row index of the oldest row returned (-1 when none):
+ * a client pages back exactly by asking next for the rows below it (ps_event_page_back). Under
+ * svc->mu. A read filtered by time alone (as `poolsched what-if` pages back) leaves each row as
+ * its stored text, a JSON string: the caller passes *out to ps_event_log_parse once it has let
+ * go of the lock (parsing was most of the time a page of 10,000 rows held it). Errors:
+ * PS_EINVAL naming a bad filter, PS_EIO. */
 int ps_event_log_get(struct ps_service *svc, const json_t *body, json_t **out,
-                     struct ps_error *err);
+                     int64_t *first_row, struct ps_error *err);
 
 /* Replaces each stored text in rows (ps_event_log_get's) by the row it holds, in place. A read
  * hands over unparsed only texts that begin with the timestamp and a string event_type (as the

@@ -83,16 +83,21 @@ static int changes_param(const json_t *body, json_t *changes, struct ps_error *e
 
 /* A page as ps_event_log_get answers a read by time alone: the rows' stored text, unparsed
  * (the collector reads a job row's text without making JSON values of it). */
-static int event_log_page(void *ctx, int64_t until_ms, int limit, json_t **page,
-                          struct ps_error *err)
+static int event_log_page(void *ctx, int64_t until_ms, int64_t upper_row, int limit,
+                          json_t **page, int64_t *first_row, struct ps_error *err)
 {
     struct ps_service *svc = ctx;
     json_t *body = json_pack("{s:s, s:I, s:i}", "path", PS_EVENT_LOG_PATH, "until",
                              (json_int_t)until_ms, "limit", limit);
+    if (body && upper_row != PS_EVENT_NO_ROW &&
+        json_object_set_new(body, "upper_row_index", json_integer(upper_row)) != 0) {
+        json_decref(body);
+        body = NULL;
+    }
     if (!body)
         return ps_error_set(err, PS_ENOMEM, "out of memory");
     pthread_mutex_lock(&svc->mu);
-    int rc = ps_event_log_get(svc, body, page, err);
+    int rc = ps_event_log_get(svc, body, page, first_row, err);
     pthread_mutex_unlock(&svc->mu);
     json_decref(body);
     return rc;

@@ -329,17 +329,12 @@ int ps_what_if_parse_when(const char *text, const char *what, int64_t now_ms, in
                                         "ms since the epoch)", what, text);
 }
 
-/* The rows of page after cut_ms (ps_event_page_back) added to rec; *count: how many (a row's
- * text that is not an object with an event_type, as a damaged store may hold, is left out as
- * the event log's reads leave it out). */
-static int whole_ms(const json_t *page, int64_t cut_ms, struct ps_event_record *rec,
-                    size_t *count, struct ps_error *err)
+/* The rows of page added to rec (a row's text that is not an object with an event_type, as a
+ * damaged store may hold, is left out as the event log's reads leave it out). */
+static int page_rows(const json_t *page, struct ps_event_record *rec, struct ps_error *err)
 {
-    *count = 0;
     for (size_t i = 0; i < json_array_size(page); i++) {
         json_t *row = json_array_get(page, i);
-        if (cut_ms != INT64_MIN && ps_event_page_row_ms(row) <= cut_ms)
-            continue;
         bool added = true;
         int rc = json_is_string(row)
                      ? ps_event_record_add_row_text(rec, json_string_value(row),
@@ -347,7 +342,6 @@ static int whole_ms(const json_t *page, int64_t cut_ms, struct ps_event_record *
                      : ps_event_record_add(rec, row, err);
         if (rc != 0)
             return rc;
-        *count += added;
     }
     return 0;
 }
@@ -366,10 +360,8 @@ static void page_records_free(struct page_records *p)
     free(p->recs);
 }
 
-/* The whole milliseconds of page (whole_ms) into a new record at the end of p; *kept: rows
- * (ps_event_take_fn). */
-static int page_records_add(void *ctx, json_t *page, int64_t cut_ms, size_t *kept,
-                            struct ps_error *err)
+/* The rows of page (page_rows) into a new record at the end of p (ps_event_take_fn). */
+static int page_records_add(void *ctx, json_t *page, struct ps_error *err)
 {
     struct page_records *p = ctx;
     if (p->count == p->cap) {
@@ -384,7 +376,7 @@ static int page_records_add(void *ctx, json_t *page, int64_t cut_ms, size_t *kep
     if (!rec)
         return ps_error_set(err, PS_ENOMEM, "out of memory");
     p->recs[p->count++] = rec;
-    return whole_ms(page, cut_ms, rec, kept, err);
+    return page_rows(page, rec, err);
 }
 
 int ps_what_if_collect_rows(ps_event_page_fn page, void *ctx, int64_t until_ms,

@@ -64,10 +64,10 @@ void ps_what_if_free(struct ps_what_if *w);
 int ps_what_if_parse_when(const char *text, const char *what, int64_t now_ms, int64_t *out,
                           struct ps_error *err);
 
-/* Every row at or before until_ms, oldest first, into a new record (*out), paged back in
- * time (ps_event_page_back, io/event_page.h). Each page is kept compactly (io/event_record.h)
- * as it arrives and its JSON freed; the pages are joined oldest first at the end. Errors: the
- * page function's, PS_ELIMIT when one millisecond holds more rows than a page, PS_ENOMEM. */
+/* Every row at or before until_ms, in the order the log was written, into a new record (*out),
+ * paged back by row index (ps_event_page_back, io/event_page.h). Each page is kept compactly
+ * (io/event_record.h) as it arrives and its JSON freed; the pages are joined oldest first at
+ * the end. Errors: the page function's and ps_event_page_back's, PS_ENOMEM. */
 int ps_what_if_collect_rows(ps_event_page_fn page, void *ctx, int64_t until_ms,
                             struct ps_event_record **out, struct ps_error *err);
 

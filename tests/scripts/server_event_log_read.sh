@@ -1,20 +1,21 @@
 #!/usr/bin/env bash
 # Reading //sys/scheduler/event_log (docs/api.md "Event log") from a log of 25,000 rows, more
 # than two of the blocks a read steps back through from the newest row: every filter (since,
-# until, limit, event_type, operation_id) and what-if's paging with `until` return exactly the
-# newest matches in row order, across block boundaries, with timestamps that go back now and
-# then (a clock stepped back) and rows whose stored text does not begin with the timestamp (read
-# the slow way); rows before the log's first kept row are not returned; rows that reach the store
-# after the first read (a commit that was still pending then) are found by the next ones, even
-# where the rows read before would put their block outside the filter's times; a stored row
+# until, upper_row_index, limit, event_type, operation_id) returns exactly the newest matches in
+# row order with the row index of the oldest, and paging back by it (as what-if and `event-log
+# --all` do) returns every row once, across block boundaries, with timestamps that go back now
+# and then (a clock stepped back) and rows whose stored text does not begin with the timestamp
+# (read the slow way); rows before the log's first kept row are not returned; rows that reach the
+# store after the first read (a commit that was still pending then) are found by the next ones,
+# even where the rows read before would put their block outside the filter's times; a stored row
 # without an event type is never returned nor counted toward a limit, and paging reads past it;
-# after a restart the blocks' times are learnt by the
-# reads, the first of them filtered by an operation whose rows are all in the middle of their
-# blocks, and paging still returns every row; the CLI's `event-log` prints a read's rows (for
-# a full read without --limit, saying that older rows are not shown) and with --all every
-# matching row, paged back, in each format. The rows are
-# written into the scheduler's store by this test, so that the expected answers are computed
-# here from the same rows, not by the scheduler.
+# after a restart the blocks' times are learnt by the reads, the first of them filtered by an
+# operation whose rows are all in the middle of their blocks, and paging still returns every row,
+# and a read below a row in the middle of a block does not take the span of the rows it saw for
+# the block's; the CLI's `event-log` prints a read's rows (for a full read without --limit,
+# saying that older rows are not shown) and with --all every matching row, paged back, in each
+# format. The rows are written into the scheduler's store by this test, so that the expected
+# answers are computed here from the same rows, not by the scheduler.
 # usage: server_event_log_read.sh BINARY DATA_DIR SOURCE_DIR
 source "${3:?usage: server_event_log_read.sh BINARY DATA_DIR SOURCE_DIR}/tests/scripts/lib/py_test.bash"
 py_test 0 "$@" <<'PY'
@@ -66,21 +67,34 @@ store(LATE)
 
 DAMAGED = set()                    # rows replaced in the store by one without an event type
 
-def expected(since=0, until=MAXTS, limit=10000, event_type=None, operation_id=None):
+def expected_seqs(since=0, until=MAXTS, limit=10000, event_type=None, operation_id=None,
+                  upper_row_index=NEXT):
     types = [event_type] if isinstance(event_type, str) else event_type
-    got = [rows[q] for q in range(FIRST, NEXT)
+    got = [q for q in range(FIRST, min(NEXT, upper_row_index))
            if q not in DAMAGED and since <= rows[q]["timestamp"] <= until and
            (types is None or rows[q]["event_type"] in types) and
            (operation_id is None or rows[q]["operation_id"] == operation_id)]
     return got[-limit:]
 
+def expected(**filters):
+    return [rows[q] for q in expected_seqs(**filters)]
+
+def read(**filters):
+    """The reply of a get of the log: its rows, and first_row_index (None when absent)."""
+    reply = s.ok("get", dict(filters, path=LOG))
+    check(set(reply) <= {"value", "first_row_index"}, "the reply's keys: %s" % sorted(reply))
+    return reply["value"], reply.get("first_row_index")
+
 def same(label, **filters):
     filters.setdefault("until", MAXTS)
-    got = event_log_rows(s, **filters)
-    want = expected(**filters)
-    check(got == want, "%s %s: %d rows, want %d; first differing at %s" %
+    got, first = read(**filters)
+    want = expected_seqs(**filters)
+    check(got == [rows[q] for q in want], "%s %s: %d rows, want %d; first differing at %s" %
           (label, filters, len(got), len(want),
-           next((i for i, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))))
+           next((i for i, (a, q) in enumerate(zip(got, want)) if a != rows[q]),
+                min(len(got), len(want)))))
+    check(first == (want[0] if want else None),
+          "%s %s: first_row_index %s, want %s" % (label, filters, first, want[:1]))
 
 try:
     ts = sorted(r["timestamp"] for q, r in rows.items() if q >= FIRST)
@@ -99,6 +113,18 @@ try:
     same("one operation", operation_id="op-17")
     same("one operation, since, limit", operation_id="op-03", since=ts[5000], limit=100)
     same("no such operation", operation_id="op-99")
+    same("upper_row_index", upper_row_index=20000)
+    same("upper_row_index inside a block, a small limit", upper_row_index=13333, limit=9)
+    same("upper_row_index, until and event types", upper_row_index=21111, until=mid,
+         event_type=["job_started", "pools_info"])
+    same("upper_row_index, one operation", upper_row_index=14400, operation_id="op-mid", limit=30)
+    same("upper_row_index at the first kept row", upper_row_index=FIRST)
+    same("upper_row_index below the first kept row", upper_row_index=10)
+    same("upper_row_index past the newest row", upper_row_index=10 ** 15, limit=20)
+    for v in (-1, "12", 1.5):
+        status, out = s.call("get", {"path": LOG, "upper_row_index": v})
+        check(status == 400 and "upper_row_index: must be a row index (an integer >= 0), got %s"
+              % json.dumps(v) == out.get("message"), "upper_row_index %r refused" % (v,), status, out)
 
     # The CLI prints a read's rows; a full read without --limit says that older rows are not
     # shown (a file for `what-if --event-log` is not silently the newest page of the log)
@@ -121,34 +147,24 @@ try:
     check(r.returncode == 0 and r.stderr == "" and
           [json.loads(line) for line in r.stdout.splitlines()] == expected(operation_id="op-17"),
           "event-log, fewer rows than a read's: no note", r.stderr)
-    # --all pages back through the matching rows as what-if reads the log: pages of 10,000 by
-    # `until`, a full page's oldest millisecond (its first row's) read again by the next page.
-    # Paged by timestamp, it misses the rows written before a step back of the clock whose
-    # timestamps are later than the step's (docs/api.md "Event log"); the model here pages the
-    # rows written above, and the formats hold the same rows.
+    # --all pages back through the matching rows as what-if reads the log, by row index: every
+    # matching row once, in the order written, the clock's steps back notwithstanding (the rows
+    # written before a step whose timestamps are later than the next page's first row, which
+    # paging by timestamp missed, are there); the formats hold the same rows.
     def paged(**filters):
-        bound, pages = filters.pop("until", MAXTS), []
-        while True:
-            page = expected(until=bound, **filters)
-            full = len(page) == 10000
-            pages.append([r for r in page if not full or r["timestamp"] > page[0]["timestamp"]])
-            if not full:
-                return [r for p in reversed(pages) for r in p]
-            bound = page[0]["timestamp"]
+        return expected(limit=10 ** 9, **filters)
     def cli_all(*extra):
         r = cli("--all", "--until", str(MAXTS), *extra)
         check(r.returncode == 0 and r.stderr == "", "event-log --all %s" % (extra,), r.stderr)
         return r.stdout
-    want, every = paged(), expected(limit=10 ** 9)
+    every = paged()
+    stepped = [q for q in range(FIRST + 1, NEXT) if rows[q]["timestamp"] < rows[q - 1]["timestamp"]]
+    check(len(every) > 20000 and len(stepped) > 10, "the log: %d rows, %d steps back of the clock"
+          % (len(every), len(stepped)))
     got = [json.loads(line) for line in cli_all().splitlines()]
-    check(len(want) > 20000 and got == want, "event-log --all: %d rows, want %d" % (len(got), len(want)))
-    # (each row at most once; the ones missed are few: those around the clock's steps back)
-    ids = [r["job_id"] for r in want]
-    missed = len(every) - len(ids)
-    check(len(set(ids)) == len(ids) and set(ids) <= {r["job_id"] for r in every} and
-          0 < missed < 200, "event-log --all misses %d rows of %d" % (missed, len(every)))
+    check(got == every, "event-log --all: %d rows, want %d" % (len(got), len(every)))
     got = json.loads(cli_all("--format", "json", "--operation-id", "op-17", "--since", str(ts[4000])))
-    check(got == paged(operation_id="op-17", since=ts[4000], limit=10000),
+    check(got == paged(operation_id="op-17", since=ts[4000]),
           "event-log --all --format json, filtered: %d rows" % len(got))
     lines = cli_all("--format", "yson", "--event-type", "pools_info").splitlines()
     check(lines[0] == "[" and lines[-1] == "]" and
@@ -159,18 +175,19 @@ try:
     check(r.returncode == 2 and "--all reads every matching row: not with --limit" in r.stderr,
           "event-log --all --limit: refused", r.returncode, r.stderr)
 
-    # what-if's paging: the newest page, then each time up to just before its oldest row
+    # what-if's paging: the newest page, then each time the rows below its first row index
     def paging(label):
-        until, pages, total = MAXTS, 0, 0
+        upper, pages, got = NEXT, 0, []
         while pages < 20:
-            page = event_log_rows(s, until=until, limit=4000)
-            check(page == expected(until=until, limit=4000),
-                  "%s: page %d (until %d)" % (label, pages + 1, until))
-            pages, total = pages + 1, total + len(page)
+            page, first = read(until=MAXTS, upper_row_index=upper, limit=4000)
+            want = expected_seqs(upper_row_index=upper, limit=4000)
+            check(page == [rows[q] for q in want] and first == (want[0] if want else None),
+                  "%s: page %d (below row %d)" % (label, pages + 1, upper))
+            pages, got = pages + 1, page + got
             if len(page) < 4000:
                 break
-            until = page[0]["timestamp"] - 1
-        check(pages > 5 and total > 20000, "%s: read %d rows in %d pages" % (label, total, pages))
+            upper = first
+        check(pages > 5 and got == paged(), "%s: read %d rows in %d pages" % (label, len(got), pages))
     paging("paging")
 
     # A stored row without an event type (the store only takes valid JSON) is never returned,
@@ -215,6 +232,13 @@ try:
     s.start()
     same("one operation, after a restart", operation_id="op-mid")
     paging("paging after a restart")
+    # A read below a row in the middle of a block sees only the block's older rows: it does not
+    # learn the block's span from them (else the block's newer rows would be stepped over)
+    s.stop()
+    s.start()
+    same("below a row in the middle of a block, after a restart", upper_row_index=12000, limit=5)
+    same("the newer rows of that block", since=rows[19000]["timestamp"],
+         until=rows[19500]["timestamp"])
 finally:
     s.stop()
 finish()

@@ -49,29 +49,31 @@ static json_t *stored_page(bool with_object)
     return page;
 }
 
-static char *written(const json_t *page, size_t *len)
+static char *written(const json_t *page, int64_t first_row, size_t *len)
 {
     struct ps_error err;
     ps_error_init(&err);
     struct ps_textbuf b;
     ps_textbuf_init(&b);
-    assert_int_equal(ps_event_page_write(page, &b, &err), 0);
+    assert_int_equal(ps_event_page_write(page, first_row, &b, &err), 0);
     *len = b.len;
     return ps_textbuf_detach(&b);
 }
 
-/* The reply is one JSON object {"value": [...]} with the rows, the damaged ones left out; a
- * job row the scanner takes is its stored text, byte for byte. */
+/* The reply is one JSON object {"value": [...], "first_row_index": N} with the rows, the
+ * damaged ones left out; a job row the scanner takes is its stored text, byte for byte. */
 static void test_write(void **state)
 {
     (void)state;
     json_t *page = stored_page(true);
     size_t len;
-    char *body = written(page, &len);
+    char *body = written(page, 1234567890123, &len);
     json_t *reply = json_loadb(body, len, JSON_REJECT_DUPLICATES, NULL);
     assert_non_null(reply);
     json_t *value = json_object_get(reply, "value");
-    assert_int_equal(json_object_size(reply), 1);
+    assert_int_equal(json_object_size(reply), 2);
+    assert_int_equal(json_integer_value(json_object_get(reply, "first_row_index")),
+                     1234567890123);
     size_t k = 0;
     for (size_t i = 0; i < ROW_COUNT; i++) {
         if (!rows[i].row)
@@ -90,7 +92,7 @@ static void test_write(void **state)
     json_decref(page);
 
     json_t *none = json_array();
-    body = written(none, &len);
+    body = written(none, PS_EVENT_NO_ROW, &len);
     assert_string_equal(body, "{\"value\":[]}");
     free(body);
     json_decref(none);
@@ -102,12 +104,14 @@ static void test_split_round_trip(void **state)
     (void)state;
     json_t *page = stored_page(false);
     size_t len;
-    char *body = written(page, &len);
+    char *body = written(page, 7, &len);
     struct ps_error err;
     ps_error_init(&err);
     json_t *got = NULL;
-    assert_int_equal(ps_event_page_split(body, len, &got, &err), 0);
+    int64_t first = PS_EVENT_NO_ROW;
+    assert_int_equal(ps_event_page_split(body, len, &got, &first, &err), 0);
     assert_non_null(got);
+    assert_int_equal(first, 7);
     size_t k = 0;
     for (size_t i = 0; i < ROW_COUNT; i++) {
         if (!rows[i].row)
@@ -128,8 +132,8 @@ static void test_split_round_trip(void **state)
     json_decref(page);
 }
 
-/* A body of another shape is left to the caller's parse; a row that is not JSON is an error
- * naming where it starts. */
+/* A body of another shape is left to the caller's parse (its first_row_index with it); a row
+ * that is not JSON is an error naming where it starts. */
 static void test_split_other_shapes(void **state)
 {
     (void)state;
@@ -141,25 +145,41 @@ static void test_split_other_shapes(void **state)
         "{\"value\":[{\"timestamp\":1,\"event_type\":\"x\"}",
         "{\"value\":[",
         "",
+        "{\"value\":[],\"first_row_index\":}",
+        "{\"value\":[],\"first_row_index\":-1}",
+        "{\"value\":[],\"first_row_index\":12x}",
+        "{\"value\":[],\"first_row_index\":1234567890123456789012}",
+        "{\"value\":[],\"first_row_index\":5",
+        "{\"value\":[],\"first_row_index\":5,\"more\":1}",
     };
     struct ps_error err;
     for (size_t i = 0; i < sizeof other / sizeof *other; i++) {
         ps_error_init(&err);
         json_t *before = json_array(), *got = before;   /* set to NULL, not left as it was */
-        assert_int_equal(ps_event_page_split(other[i], strlen(other[i]), &got, &err), 0);
+        int64_t first = 99;
+        assert_int_equal(ps_event_page_split(other[i], strlen(other[i]), &got, &first, &err), 0);
         assert_null(got);
+        assert_int_equal(first, PS_EVENT_NO_ROW);
         json_decref(before);
     }
     const char *fine = "{\"value\":[]}\n";
     json_t *got = NULL;
-    assert_int_equal(ps_event_page_split(fine, strlen(fine), &got, &err), 0);
+    int64_t first = 99;
+    assert_int_equal(ps_event_page_split(fine, strlen(fine), &got, &first, &err), 0);
     assert_int_equal(json_array_size(got), 0);
+    assert_int_equal(first, PS_EVENT_NO_ROW);
+    json_decref(got);
+    fine = "{\"value\":[],\"first_row_index\":0} ";
+    got = NULL;
+    assert_int_equal(ps_event_page_split(fine, strlen(fine), &got, &first, &err), 0);
+    assert_int_equal(json_array_size(got), 0);
+    assert_int_equal(first, 0);
     json_decref(got);
 
     const char *bad = "{\"value\":[{\"timestamp\":1,\"event_type\":\"x\"},nonsense]}";
     ps_error_init(&err);
     got = NULL;
-    assert_int_equal(ps_event_page_split(bad, strlen(bad), &got, &err), PS_EINVAL);
+    assert_int_equal(ps_event_page_split(bad, strlen(bad), &got, &first, &err), PS_EINVAL);
     assert_null(got);
     assert_non_null(strstr(err.msg, "the row at byte 43 is not JSON"));
 }
