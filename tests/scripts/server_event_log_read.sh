@@ -161,8 +161,13 @@ try:
     stepped = [q for q in range(FIRST + 1, NEXT) if rows[q]["timestamp"] < rows[q - 1]["timestamp"]]
     check(len(every) > 20000 and len(stepped) > 10, "the log: %d rows, %d steps back of the clock"
           % (len(every), len(stepped)))
-    got = [json.loads(line) for line in cli_all().splitlines()]
+    lines = cli_all().splitlines()
+    got = [json.loads(line) for line in lines]
     check(got == every, "event-log --all: %d rows, want %d" % (len(got), len(every)))
+    # (each line is the row as stored: compact, in its keys' order, a job row's text as it is)
+    check(lines == [json.dumps(r, separators=(",", ":")) for r in every],
+          "event-log --all: the rows' text", next((l for l, r in zip(lines, every)
+                                                    if l != json.dumps(r, separators=(",", ":"))), None))
     got = json.loads(cli_all("--format", "json", "--operation-id", "op-17", "--since", str(ts[4000])))
     check(got == paged(operation_id="op-17", since=ts[4000]),
           "event-log --all --format json, filtered: %d rows" % len(got))
