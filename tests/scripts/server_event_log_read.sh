@@ -176,6 +176,12 @@ try:
           len(lines) - 2 == len(paged(event_type="pools_info")) and
           all(l.startswith("{") and l.endswith("};") for l in lines[1:-1]),
           "event-log --all --format yson: a row a line", lines[:3])
+    for flag, v in (("--until", "soon"), ("--since", "-5"), ("--limit", "10001")):
+        r = cli(flag, v)
+        hi = 10000 if flag == "--limit" else 9223372036854775807
+        check(r.returncode == 2 and r.stdout == "" and "%s: must be an integer from %d to %d, got "
+              "\"%s\"" % (flag, 1 if flag == "--limit" else 0, hi, v) in r.stderr,
+              "event-log %s %s: refused" % (flag, v), r.returncode, r.stderr)
     r = cli("--all", "--limit", "5")
     check(r.returncode == 2 and "--all reads every matching row: not with --limit" in r.stderr,
           "event-log --all --limit: refused", r.returncode, r.stderr)
