@@ -55,32 +55,63 @@ static int run_sim(struct ps_sim *sim, const struct ps_scenario *sc,
     return rc;
 }
 
-/* events.jsonl and pools.csv opened, the simulator made over them; bad input leaves no
- * outputs behind. */
-static int start(const struct ps_scenario *sc, const char *shown, const char *dir,
-                 const struct ps_sim_dir_options *o, FILE *files[2], char *paths[2],
-                 struct ps_sim **sim, struct ps_error *err)
+/* The run's events as they pass: the job_preempted times for report.html, each event handed on
+ * to the caller's on_event. */
+struct passing {
+    const struct ps_sim_dir_options *o;
+    int64_t *preempted_ms;
+    size_t count, cap;
+    bool failed;   /* out of memory */
+};
+
+static void pass_event(void *ctx, const struct ps_sim_event *ev)
 {
-    files[0] = open_output(dir, "events.jsonl", &paths[0]);
+    struct passing *p = ctx;
+    if (strcmp(ev->type, "job_preempted") == 0 && !p->failed) {
+        if (p->count == p->cap) {
+            size_t cap = p->cap ? 2 * p->cap : 1024;
+            int64_t *grown = realloc(p->preempted_ms, cap * sizeof *grown);
+            if (grown) {
+                p->preempted_ms = grown;
+                p->cap = cap;
+            }
+            p->failed = !grown;
+        }
+        if (!p->failed)
+            p->preempted_ms[p->count++] = ev->time_ms;
+    }
+    if (p->o && p->o->on_event)
+        p->o->on_event(p->o->on_event_ctx, ev);
+}
+
+/* events.jsonl (unless o->no_events) and pools.csv opened, the simulator made over them; bad
+ * input leaves no outputs behind. */
+static int start(const struct ps_scenario *sc, const char *shown, const char *dir,
+                 const struct ps_sim_dir_options *o, struct passing *passing, FILE *files[2],
+                 char *paths[2], struct ps_sim **sim, struct ps_error *err)
+{
+    bool events = !(o && o->no_events);
+    files[0] = events ? open_output(dir, "events.jsonl", &paths[0]) : NULL;
     files[1] = open_output(dir, "pools.csv", &paths[1]);
-    if (!files[0] || !files[1])
+    if ((events && !files[0]) || !files[1])
         return ps_error_set(err, PS_EIO, "%s: cannot create: %s",
-                            !files[0] ? (paths[0] ? paths[0] : dir) : (paths[1] ? paths[1] : dir),
+                            events && !files[0] ? (paths[0] ? paths[0] : dir)
+                                                : (paths[1] ? paths[1] : dir),
                             strerror(errno));
     struct ps_sim_options options = {.events = files[0], .pools = files[1],
-                                     .pools_period_ms = o ? o->pools_period_ms : 0};
-    if (o) {
-        options.on_event = o->on_event;
-        options.on_event_ctx = o->on_event_ctx;
+                                     .pools_period_ms = o ? o->pools_period_ms : 0,
+                                     .on_event = pass_event, .on_event_ctx = passing};
+    if (o)
         options.event_tree = o->event_tree;
-    }
     int rc = ps_sim_new(sc, &options, sim, err);
     if (rc != 0) {
         ps_error_prefix(err, "%s", shown);
         for (int i = 0; i < 2; i++) {
-            fclose(files[i]);
+            if (files[i])
+                fclose(files[i]);
             files[i] = NULL;
-            remove(paths[i]);
+            if (paths[i])
+                remove(paths[i]);
         }
     }
     return rc;
@@ -111,7 +142,8 @@ int ps_sim_write_dir(const struct ps_scenario *sc, const char *shown, const char
     char *paths[4] = {NULL, NULL, NULL, NULL};
     FILE *files[4] = {NULL, NULL, NULL, NULL};
     struct ps_sim *sim = NULL;
-    int rc = start(sc, shown, dir, o, files, paths, &sim, err);
+    struct passing passing = {.o = o};
+    int rc = start(sc, shown, dir, o, &passing, files, paths, &sim, err);
     if (rc == 0 && (rc = run_sim(sim, sc, o, err)) != 0) {
         ps_error_prefix(err, "%s", shown);
         rc = rc == PS_EINVAL ? PS_EIO : rc;   /* a run's failure is not the input's */
@@ -123,8 +155,11 @@ int ps_sim_write_dir(const struct ps_scenario *sc, const char *shown, const char
         rc = rc == 0 ? c : rc;
         free(paths[i]);
     }
+    if (rc == 0 && passing.failed)
+        rc = ps_error_set(err, PS_ENOMEM, "out of memory");
     if (rc == 0)
-        rc = ps_sim_write_report(dir, err);
+        rc = ps_sim_write_report(dir, passing.preempted_ms, passing.count, err);
+    free(passing.preempted_ms);
     if (rc == 0 && o && o->stats)
         ps_sim_get_stats(sim, o->stats);
     ps_sim_free(sim);

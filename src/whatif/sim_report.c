@@ -60,30 +60,16 @@ static char *read_all(const char *path, size_t max, size_t *len, int *too_big)
     return rc == 0 ? data : NULL;
 }
 
-/* The times of the job_preempted events as {"*": [ms...]} (events.jsonl, one JSON per line). */
-static json_t *preemption_times(const char *path)
+/* The job_preempted times as {"*": [ms...]}; NULL when out of memory. */
+static json_t *preemption_times(const int64_t *ms, size_t count)
 {
     json_t *times = json_array();
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return json_pack("{s:o}", "*", times);
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t n;
-    while ((n = getline(&line, &cap, f)) > 0) {
-        if (!strstr(line, "\"job_preempted\""))
-            continue;
-        json_t *ev = json_loadb(line, (size_t)n, 0, NULL);
-        json_t *t = json_object_get(ev, "time");
-        if (json_is_string(json_object_get(ev, "event_type")) &&
-            strcmp(json_string_value(json_object_get(ev, "event_type")), "job_preempted") == 0 &&
-            json_is_integer(t))
-            json_array_append(times, t);
-        json_decref(ev);
-    }
-    free(line);
-    fclose(f);
-    return json_pack("{s:o}", "*", times);
+    for (size_t i = 0; times && i < count; i++)
+        if (json_array_append_new(times, json_integer(ms[i])) != 0) {
+            json_decref(times);
+            times = NULL;
+        }
+    return times ? json_pack("{s:o}", "*", times) : NULL;
 }
 
 static char *path_in(const char *dir, const char *name)
@@ -95,15 +81,16 @@ static char *path_in(const char *dir, const char *name)
     return p;
 }
 
-int ps_sim_write_report(const char *dir, struct ps_error *err)
+int ps_sim_write_report(const char *dir, const int64_t *preempted_ms, size_t preempted_count,
+                        struct ps_error *err)
 {
-    char *csv_path = path_in(dir, "pools.csv"), *ev_path = path_in(dir, "events.jsonl"),
-         *sum_path = path_in(dir, "summary.json"), *out_path = path_in(dir, "report.html");
+    char *csv_path = path_in(dir, "pools.csv"), *sum_path = path_in(dir, "summary.json"),
+         *out_path = path_in(dir, "report.html");
     char *csv = NULL, *summary = NULL;
     json_t *preempt = NULL;
     FILE *f = NULL;
     int rc = 0;
-    if (!csv_path || !ev_path || !sum_path || !out_path) {
+    if (!csv_path || !sum_path || !out_path) {
         rc = ps_error_set(err, PS_ENOMEM, "out of memory");
         goto done;
     }
@@ -115,7 +102,10 @@ int ps_sim_write_report(const char *dir, struct ps_error *err)
         goto done;
     }
     summary = read_all(sum_path, 1u << 24, &sum_len, &sum_big);
-    preempt = preemption_times(ev_path);
+    if (!(preempt = preemption_times(preempted_ms, preempted_count))) {
+        rc = ps_error_set(err, PS_ENOMEM, "out of memory");
+        goto done;
+    }
     if (!(f = fopen(out_path, "w"))) {
         rc = ps_error_set(err, PS_EIO, "%s: cannot create", out_path);
         goto done;
@@ -127,7 +117,7 @@ int ps_sim_write_report(const char *dir, struct ps_error *err)
     fputs("</style></head>\n<body><header><span class=\"brand\">poolsched</span> simulation report"
           "</header>\n<main><p>Fair share, usage and demand of each pool at each fair share update "
           "of the simulation (pools.csv), integral volumes as a share of capacity, cluster "
-          "usage and preemptions (events.jsonl); the x axis is virtual time in seconds.</p>\n", f);
+          "usage and preemptions (the job_preempted events); the x axis is virtual time in seconds.</p>\n", f);
     if (too_big)
         fprintf(f, "<p class=\"error\">pools.csv is over %u MiB: not inlined. Rerun with "
                    "--pools-period MS for fewer rows.</p>\n", PS_SIM_REPORT_MAX_CSV >> 20);
@@ -162,7 +152,6 @@ done:
     free(summary);
     json_decref(preempt);
     free(csv_path);
-    free(ev_path);
     free(sum_path);
     free(out_path);
     return rc;

@@ -11,13 +11,15 @@
 #include "io/scenario.h"
 #include "sim/sim.h"
 
-/* Writes DIR/report.html from DIR/pools.csv, DIR/events.jsonl (the job_preempted times) and
- * DIR/summary.json: one self-contained page (uPlot, the web UI's charts.js and the data
+/* Writes DIR/report.html from DIR/pools.csv, the times of the run's job_preempted events
+ * (preempted_ms[0..preempted_count), as events.jsonl has them) and DIR/summary.json: one
+ * self-contained page (uPlot, the web UI's charts.js and the data
  * inlined; no network, no other file) with the charts of the scheduler's charts page per pool
  * tree. A pools.csv over PS_SIM_REPORT_MAX_CSV bytes is not inlined: the page says to rerun
  * with --pools-period. Errors: PS_EIO (naming the file), PS_ENOMEM. */
 #define PS_SIM_REPORT_MAX_CSV (64u << 20)
-int ps_sim_write_report(const char *dir, struct ps_error *err);
+int ps_sim_write_report(const char *dir, const int64_t *preempted_ms, size_t preempted_count,
+                        struct ps_error *err);
 
 /* How ps_sim_write_dir runs; a zeroed struct is `poolsched simulate`'s behaviour. */
 struct ps_sim_dir_options {
@@ -29,7 +31,10 @@ struct ps_sim_dir_options {
     /* when not NULL and set (another thread may set it), the run stops at its next 1/50 of
      * the duration: PS_ESTATE "cancelled" */
     const atomic_bool *cancel;
-    /* when not NULL, called with each event as it is written to events.jsonl (ps_sim_options) */
+    /* events.jsonl not written (a scheduler's what-if task: a week's is ~0.8 GB a run, in the
+     * scheduler's data dir); the other outputs and report.html are the same */
+    bool no_events;
+    /* when not NULL, called with each event of events.jsonl, written or not (ps_sim_options) */
     void (*on_event)(void *ctx, const struct ps_sim_event *ev);
     void *on_event_ctx;
     const char *event_tree;

@@ -234,7 +234,7 @@ static void *run(void *arg)
         return NULL;
     }
     struct ps_sim_dir_options o = {.progress = run_progress, .progress_ctx = &j->p,
-                                   .cancel = j->p.c->cancel,
+                                   .cancel = j->p.c->cancel, .no_events = j->p.c->no_events,
                                    .pools_period_ms = sample > sc->fair_share_update_period_ms
                                                           ? sample : 0,
                                    .on_event = ps_what_if_events_add, .on_event_ctx = events,

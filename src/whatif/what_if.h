@@ -7,6 +7,7 @@
 #define PS_WHATIF_WHAT_IF_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <jansson.h>
@@ -47,10 +48,12 @@ struct ps_what_if_control {
     ps_what_if_progress_fn progress;
     void *ctx;
     const atomic_bool *cancel;   /* set (by any thread): the runs stop, PS_ESTATE "cancelled" */
+    bool no_events;              /* the runs write no events.jsonl (ps_sim_dir_options) */
 };
 
 /* Runs both into dir (created if missing): scenario.json and scenario-changed.json, recorded/
- * and changed/ (each the simulator's outputs and report.html), what-if.json and report.html.
+ * and changed/ (each the simulator's outputs, events.jsonl unless c->no_events, and
+ * report.html), what-if.json and report.html.
  * *json_text receives what-if.json's text, *summary the one-screen text (either may be NULL).
  * Errors: PS_EIO naming the file, PS_ENOMEM, PS_ESTATE cancelled. */
 int ps_what_if_execute(const struct ps_what_if *w, const char *dir,
