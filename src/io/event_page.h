@@ -34,8 +34,8 @@ typedef int (*ps_event_take_fn)(void *ctx, json_t *page, struct ps_error *err);
  * page by page, the newest page first: each page is the newest PS_EVENT_PAGE_ROWS rows below
  * the last page's first row index; a page that is not full is the last. So each row comes once,
  * whatever the timestamps (a clock stepped back, more rows in a millisecond than a page holds).
- * Errors: page's and take's, PS_EIO "... no first_row_index: cannot page" when a full page
- * comes without its first row index. */
+ * Errors: page's and take's; PS_EIO "... cannot page" when a full page comes without its first
+ * row index, or with one not below the bound it was asked for. */
 int ps_event_page_back(ps_event_page_fn page, void *ctx, int64_t until_ms, ps_event_take_fn take,
                        void *take_ctx, struct ps_error *err);
 

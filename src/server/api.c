@@ -313,14 +313,14 @@ static int run_command(struct ps_service *svc, const char *command, const json_t
         return rc;
     if (strcmp(command, "get") == 0) {
         json_t *v = NULL;
-        int64_t first_row = -1;
+        int64_t first_row = PS_EVENT_NO_ROW;
         rc = ps_event_log_claims(path_param(body))
                  ? ps_event_log_get(svc, body, &v, &first_row, err)
                  : ps_cypress_get(svc, path_param(body), &v, err);
         if (rc == 0)
             *reply = json_pack("{s:o}", "value", v);
         /* where an event log page begins, for the next page back (docs/api.md "Event log") */
-        if (rc == 0 && *reply && first_row >= 0)
+        if (rc == 0 && *reply && first_row != PS_EVENT_NO_ROW)
             json_object_set_new(*reply, "first_row_index", json_integer(first_row));
         return rc;
     }
@@ -593,8 +593,8 @@ static void reply_rows(struct ps_http_response *resp, const json_t *reply)
     struct ps_textbuf b;
     ps_textbuf_init(&b);
     const json_t *first = json_object_get(reply, "first_row_index");
-    if (ps_event_page_write(json_object_get(reply, "value"), first ? json_integer_value(first) : -1,
-                            &b, &err) != 0) {
+    int64_t first_row = first ? json_integer_value(first) : PS_EVENT_NO_ROW;
+    if (ps_event_page_write(json_object_get(reply, "value"), first_row, &b, &err) != 0) {
         ps_textbuf_release(&b);
         ps_http_reply_error(resp, 500, PS_ENOMEM, "out of memory");
         return;

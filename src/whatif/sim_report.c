@@ -117,7 +117,8 @@ int ps_sim_write_report(const char *dir, const int64_t *preempted_ms, size_t pre
     fputs("</style></head>\n<body><header><span class=\"brand\">poolsched</span> simulation report"
           "</header>\n<main><p>Fair share, usage and demand of each pool at each fair share update "
           "of the simulation (pools.csv), integral volumes as a share of capacity, cluster "
-          "usage and preemptions (the job_preempted events); the x axis is virtual time in seconds.</p>\n", f);
+          "usage and preemptions (the job_preempted events); the x axis is virtual time in "
+          "seconds.</p>\n", f);
     if (too_big)
         fprintf(f, "<p class=\"error\">pools.csv is over %u MiB: not inlined. Rerun with "
                    "--pools-period MS for fewer rows.</p>\n", PS_SIM_REPORT_MAX_CSV >> 20);
