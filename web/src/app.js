@@ -31,7 +31,15 @@ function parse() {
   return { name, params, query: new URLSearchParams(q || '') };
 }
 
-async function show(isRefresh) {
+// One render at a time, in the order asked: a navigation while a page still loads (the login's
+// page, then a link) renders after it, so an older page never replaces a newer one.
+let rendering = Promise.resolve();
+function show(isRefresh) {
+  rendering = rendering.catch(() => {}).then(() => render(isRefresh));
+  return rendering;
+}
+
+async function render(isRefresh) {
   clearTimeout(timer);
   if (!token()) { login(); return; }
   const r = parse();
