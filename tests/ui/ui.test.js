@@ -6,7 +6,7 @@
 const { chromium } = require('playwright-core');
 const fs = require('fs');
 const path = require('path');
-const { replaceGet, GET_ROUTE } = require('./ytparams.js');
+const { replaceGet, ytParams, GET_ROUTE } = require('./ytparams.js');
 
 const URL_ = process.env.PS_URL, TOKEN = process.env.PS_TOKEN, USER_TOKEN = process.env.PS_USER_TOKEN;
 const SHOTS = process.env.PS_SCREENSHOTS;
@@ -180,6 +180,37 @@ async function login(page, token) {
     check('a bad weight shows the refusal', refusal.includes('weight: must be in') && refusal.includes('got -1'), refusal);
     await shot(page, 'pool-refusal');
     check('the refused value was not applied', (await yt('get', { path: '//sys/pool_trees/physical/prod/@weight' })).value === 20);
+
+    // Renders come one at a time, in the order asked (app.js show): a page whose data comes late
+    // never replaces a newer one. The pools page's first read is held until the operations page
+    // was asked for; with renders run side by side, the pools page would then finish last and
+    // cover the operations page.
+    {
+      let heldSeen, release;
+      const seen = new Promise((r) => { heldSeen = r; });
+      const gate = new Promise((r) => { release = r; });
+      let holding = true;
+      await page.route(GET_ROUTE, async (route) => {
+        if (!holding || ytParams(route.request().headers()).path !== '//sys/pool_trees') return route.fallback();
+        holding = false;
+        heldSeen();
+        await gate;
+        return route.fallback();
+      });
+      await page.goto(`${URL_}/ui/#/pools/physical`);
+      await seen;
+      const before = await page.evaluate(() => window.psTimings.filter((t) => t.total_ms !== undefined).length);
+      await page.evaluate(() => { location.hash = '#/operations'; });
+      await page.waitForTimeout(300);   // room for the operations page to finish first, were it run at once
+      release();
+      await until('both pages rendered', () => page.evaluate((n) =>
+        window.psTimings.filter((t) => t.total_ms !== undefined).length >= n + 2, before), 20000).catch(() => null);
+      const done = await page.evaluate((n) => window.psTimings.filter((t) => t.total_ms !== undefined).slice(n).map((t) => t.page), before);
+      check('a late page renders before the one asked after it', JSON.stringify(done) === '["pools","operations"]', JSON.stringify(done));
+      check('the page asked last is the one shown', !!(await page.$('#ops-table')) && !(await page.$('#pools-table')),
+        (await page.innerHTML('#main')).slice(0, 200));
+      await page.unroute(GET_ROUTE);
+    }
 
     // Operations list with counters.
     await page.goto(`${URL_}/ui/#/operations`);
