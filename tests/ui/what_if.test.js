@@ -51,7 +51,15 @@ function expected(recorded, changed) {
     // prod limited to one core over the last hour: its four one-core jobs run one at a time
     await page.selectOption('#what-if-attr', 'resource_limits');
     await page.fill('#what-if-value', '{"cpu": 1}');
+    // while start_what_if reads the record (held here until seen), the page says so
+    let release;
+    const held = new Promise((r) => { release = r; });
+    await page.route('**/start_what_if', async (route) => { await held; return route.fallback(); });
     await page.click('#what-if-run');
+    const starting = await page.waitForSelector('#what-if-starting', { timeout: 10000 }).then((e) => e.textContent()).catch((e) => `${e}`);
+    check('the page says the record is being read until the task starts', starting.includes('Reading the cluster'), starting);
+    release();
+    await page.unroute('**/start_what_if');
     await page.waitForSelector('#what-if-answer', { timeout: 90000 });
     const href = await page.getAttribute('#what-if-report', 'href');
     const id = (href.match(/^\/what-if\/([0-9a-f]{32})\/report\.html$/) || [])[1];

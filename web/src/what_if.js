@@ -57,6 +57,9 @@ export function bindWhatIf(main, path, pool, attrs) {
     try { value = JSON.parse(text); } catch (e) { out.innerHTML = errorBox({ message: `${attr}: not a JSON value: ${e.message}` }); return; }
     const button = main.querySelector('#what-if-run');
     button.disabled = true;
+    // start_what_if answers once the record is read and both scenarios are built (seconds for a
+    // long window): say so meanwhile
+    out.innerHTML = '<p id="what-if-starting">Reading the cluster\'s record…</p>';
     try {
       const { id } = await api.startWhatIf({ since: main.querySelector('#what-if-since').value, set: { [`${path}/@${attr}`]: value } });
       for (;;) {
