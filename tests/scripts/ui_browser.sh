@@ -10,7 +10,7 @@
 # the pool page shows the effective ACL, reads the nodes and the charts, and saves a
 # screenshot of each page to PS_SCREENSHOTS; tests/ui/layout.test.js checks every page at 1280,
 # 1400 and 1920 px with long values (no sideways scrolling, cut values titled) and the charts
-# with an outlier; what_if.test.js the pool page's what-if form; report.test.js a simulation's report.html (default: a scratch directory removed at the end;
+# with an outlier; what_if.test.js the pool page's what-if form (and that a page asked for while the login answers renders once, keeping what is typed); report.test.js a simulation's report.html (default: a scratch directory removed at the end;
 # `make screenshots` sets docs/screenshots/).
 # Skipped (77) without chromium, unless CI is set. npm packages: js_modules (lib/sh_test.bash),
 # `npm ci` into a cache keyed by the lock file (PS_JS_CACHE, default ~/.cache/poolsched-js).

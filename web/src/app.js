@@ -32,10 +32,24 @@ function parse() {
 }
 
 // One render at a time, in the order asked: a navigation while a page still loads (the login's
-// page, then a link) renders after it, so an older page never replaces a newer one.
+// page, then a link) renders after it, so an older page never replaces a newer one. A request
+// still queued when a newer one comes is dropped (the newer renders the page asked last), and
+// so is one for the page already shown or being rendered (a link followed while the login
+// still answered, then the login's own request) while nothing else is queued: rendering it
+// again would replace a form the user is filling in. A refresh, or force (window.psShow),
+// always renders.
 let rendering = Promise.resolve();
-function show(isRefresh) {
-  rendering = rendering.catch(() => {}).then(() => render(isRefresh));
+let asked = 0, started = 0;   // requests made; the last one that rendered
+let shown = null;   // the hash of the page shown or being rendered; null: the login form
+function show(isRefresh, force) {
+  if (!isRefresh && !force && asked === started && shown === location.hash) return rendering;
+  const mine = ++asked;
+  rendering = rendering.catch(() => {}).then(() => {
+    if (mine !== asked) return undefined;
+    started = mine;
+    shown = location.hash;
+    return render(isRefresh);
+  });
   return rendering;
 }
 
@@ -85,6 +99,7 @@ async function showHa() {
 }
 
 function login(message) {
+  shown = null;
   main.innerHTML = '';
   document.getElementById('who').textContent = document.getElementById('who').title = '';
   loginForm.hidden = false;
@@ -110,4 +125,4 @@ document.getElementById('logout').addEventListener('click', () => { setToken(nul
 window.addEventListener('hashchange', () => show());
 if (token()) document.getElementById('logout').hidden = false;
 show();
-window.psShow = show;
+window.psShow = (isRefresh) => show(isRefresh, true);
