@@ -22,7 +22,6 @@ const main = document.getElementById('main');
 const loginForm = document.getElementById('login');
 window.psTimings = [];
 let timer = null;
-let seq = 0;
 
 function parse() {
   const h = location.hash.replace(/^#\/?/, '') || 'pools';
@@ -59,7 +58,6 @@ async function render(isRefresh) {
   const r = parse();
   const route = routes[r.name] || routes.pools;
   document.querySelectorAll('nav a').forEach((a) => a.classList.toggle('on', a.dataset.page === r.name || (a.dataset.page === 'pools' && r.name === 'pool') || (a.dataset.page === 'operations' && r.name === 'operation')));
-  const my = ++seq;
   const t0 = performance.now();
   try {
     const me = await api.currentUser();
@@ -67,13 +65,12 @@ async function render(isRefresh) {
     who.textContent = who.title = `${me.user} (${me.role})`;   // a long name is cut (style.css)
     showHa();   // not awaited: the page does not wait for it
     await route.page(main, r.params, (t) => window.psTimings.push({ page: r.name, refresh: !!isRefresh, ...t }), r.query);
-    main.dataset.loaded = String(my);
     window.psTimings.push({ page: r.name, refresh: !!isRefresh, total_ms: performance.now() - t0 });
   } catch (e) {
     if (e.code === AUTHENTICATION_ERROR) { setToken(null); login(e.message); return; }
     main.innerHTML = errorBox(e);
   }
-  if (route.refresh && my === seq)
+  if (route.refresh)
     timer = setTimeout(() => { if (!document.activeElement || !['INPUT', 'SELECT', 'TEXTAREA'].includes(document.activeElement.tagName)) show(true); else timer = setTimeout(() => show(true), REFRESH_MS); }, REFRESH_MS);
 }
 
