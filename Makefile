@@ -6,7 +6,7 @@ FUZZ_SECONDS ?= 30
 STEPS        ?= 20000
 RESTART_EVERY ?= 500
 
-.PHONY: all deps configure build test run sanitize tsan stateful fuzz vectors bench clean stop hostile-long faults screenshots run-ha stop-ha ha-faults
+.PHONY: all deps configure build test run sanitize tsan stateful fuzz vectors bench clean stop hostile-long faults screenshots run-ha stop-ha ha-faults what-if-long
 
 all: build
 
@@ -45,6 +45,14 @@ ha-faults: build
 	HA_ROUNDS=20 HA_STOP_ROUNDS=3 HA_STRICT=1 bash tests/scripts/ha_failover.sh $(BUILD)/poolsched tests/data .
 	bash tests/scripts/store_pg_outage.sh $(BUILD)/poolsched tests/data .
 	bash tests/scripts/store_pg_services.sh $(BUILD)/poolsched tests/data .   # weakened fences fail
+
+# what-if after minutes of a mixed workload on a local cluster (docs/what-if.md "Fidelity and its
+# tolerance"): three pools, two users, WHAT_IF_SOAK_SECONDS of submissions (default 240; the
+# run drains for about as long again), WHAT_IF_SOAK_SEED. ctest runs the short form
+# (what_if_e2e: four operations in two pools).
+WHAT_IF_SOAK_SECONDS ?= 240
+what-if-long: build
+	WHAT_IF_SOAK_SECONDS=$(WHAT_IF_SOAK_SECONDS) python3 tests/scripts/what_if_soak.py $(BUILD)/poolsched
 
 # PostgreSQL, two standby schedulers and two nodes that follow the leader (./run-ha/).
 run-ha: deps
