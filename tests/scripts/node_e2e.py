@@ -77,6 +77,13 @@ class Cluster:
         self.nodes[name] = (agent.proc, agent.log, node_id)
         return node_id
 
+    def add_nodes(self, count, resources):
+        """count nodes named n0, n1, ... with these resources, once the scheduler lists them all."""
+        for i in range(count):
+            self.node("n%d" % i, resources=resources)
+        self.wait(lambda: len(self.sched.ok("get", {"path": "//sys/scheduler/orchid/scheduler/nodes"})
+                              ["value"]) == count, 30, "%d nodes" % count)
+
     def node_log(self, name):
         return open(os.path.join(self.tmp, "node-%s.log" % name)).read()
 
@@ -88,8 +95,9 @@ class Cluster:
             self.stop_node(name)
         self.sched.stop()
 
-    def op(self, spec):
-        return self.sched.ok("start_op", {"operation_type": "vanilla", "spec": spec})["operation_id"]
+    def op(self, spec, token=None):
+        return self.sched.ok("start_op", {"operation_type": "vanilla", "spec": spec},
+                             token)["operation_id"]
 
     def get_op(self, op):
         return self.sched.ok("get_operation", {"operation_id": op})

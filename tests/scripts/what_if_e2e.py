@@ -59,6 +59,16 @@ def workload(c):
         c.wait_op(op, 90)
 
 
+def save_event_log(c, path):
+    """The scheduler's event log as `poolsched event-log --format json` prints it, written to
+    path (what `what-if --event-log` and scripts/what-if-fidelity.py read); returns its text."""
+    rows = subprocess.run([BIN, "event-log", "--proxy", c.url(), "--token", c.sched.admin,
+                           "--format", "json"], capture_output=True, text=True, timeout=120)
+    check(rows.returncode == 0, "event-log", rows.stderr)
+    open(path, "w").write(rows.stdout)
+    return rows.stdout
+
+
 def api_what_if(s, body, deadline=90):
     """start_what_if, then get_what_if until it ends: the completed task."""
     task = s.ok("start_what_if", body)
@@ -137,10 +147,7 @@ def test(c, tmp):
                                             "event_type": "pool_trees_info"})["value"]
                     if r["trees"]["physical"].get("max_operation_count") == 40000],
            30, "the tree's config in the event log")
-    for i in range(6):   # six one-slot nodes
-        c.node("n%d" % i, resources="cpu=1,memory=1G,user_slots=1")
-    c.wait(lambda: len(s.ok("get", {"path": "//sys/scheduler/orchid/scheduler/nodes"})["value"]) == 6,
-           30, "six nodes")
+    c.add_nodes(6, "cpu=1,memory=1G,user_slots=1")   # six one-slot nodes
     since = int(time.time() * 1000)
     workload(c)
     until = int(time.time() * 1000) + 5000   # time for the replay to finish its jobs
@@ -166,11 +173,8 @@ def test(c, tmp):
     _, again = what_if(c, os.path.join(tmp, "wi2"), *window,
                        "--set", "//sys/pool_trees/physical/b/@weight=10")
     check(again == r, "the same record and change give the same answer")
-    rows = subprocess.run([BIN, "event-log", "--proxy", c.url(), "--token", s.admin,
-                           "--format", "json"], capture_output=True, text=True, timeout=60)
-    check(rows.returncode == 0, "event-log", rows.stderr)
     path = os.path.join(tmp, "rows.json")
-    open(path, "w").write(rows.stdout)
+    text = save_event_log(c, path)
     _, offline = what_if(c, os.path.join(tmp, "wi3"), *window, "--event-log", path,
                          "--set", "//sys/pool_trees/physical/b/@weight=10")
     check(offline == r, "a saved event log gives the same answer")
@@ -180,7 +184,7 @@ def test(c, tmp):
     # A window from the middle of the record (half of the jobs done): the replay starts
     # from the operations running then, and the jobs that ended before it are not in it
     # (they once counted as running through the window, usage error 1.4-5.8)
-    text = rows.stdout.strip()
+    text = text.strip()
     rows_list = (json.loads(text) if text.startswith("[")
                  else [json.loads(line) for line in text.splitlines() if line.strip()])
     ends = sorted(row["timestamp"] for row in rows_list if row["event_type"] == "job_completed")

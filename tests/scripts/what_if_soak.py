@@ -13,14 +13,13 @@ users; the answer is deterministic. Usage: python3 what_if_soak.py BINARY."""
 import json
 import os
 import random
-import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from checks import require as check  # noqa: E402
-from node_e2e import BIN, run_cluster_test, task  # noqa: E402
-from what_if_e2e import check_fidelity, wait_p, what_if  # noqa: E402
+from node_e2e import run_cluster_test, task  # noqa: E402
+from what_if_e2e import check_fidelity, save_event_log, wait_p, what_if  # noqa: E402
 
 SECONDS = int(os.environ.get("WHAT_IF_SOAK_SECONDS", "240"))
 SEED = int(os.environ.get("WHAT_IF_SOAK_SEED", "1"))
@@ -42,11 +41,7 @@ def workload(c, bob):
         seconds = rnd.choice((2, 2.5, 3))
         cpu = rnd.choice((0.5, 1.0))
         spec = {"pool": pool, "tasks": {"work": task("sleep %s" % seconds, jobs, cpu_limit=cpu)}}
-        if pool == "c":
-            ops.append(c.sched.ok("start_op", {"operation_type": "vanilla", "spec": spec},
-                                  token=bob)["operation_id"])
-        else:
-            ops.append(c.op(spec))
+        ops.append(c.op(spec, bob if pool == "c" else None))
         i += 1
         time.sleep(1.5)
     return ops
@@ -59,10 +54,7 @@ def test(c, tmp):
                         "attributes": {"max_running_operation_count": 2}})
     s.ok("create", {"type": "scheduler_pool", "path": "//sys/pools/c"})
     bob = s.token("bob")
-    for i in range(6):
-        c.node("n%d" % i, resources="cpu=2,memory=4G,user_slots=2")
-    c.wait(lambda: len(s.ok("get", {"path": "//sys/scheduler/orchid/scheduler/nodes"})["value"]) == 6,
-           30, "six nodes")
+    c.add_nodes(6, "cpu=2,memory=4G,user_slots=2")
     since = int(time.time() * 1000)
     ops = workload(c, bob)
     for op in ops:
@@ -72,9 +64,7 @@ def test(c, tmp):
     window = ["--since", str(since), "--until", str(until)]
     if os.environ.get("PS_KEEP"):   # the record and its window, as scripts/what-if-fidelity.py reads them
         json.dump({"since": since, "until": until}, open(os.path.join(tmp, "window.json"), "w"))
-        with open(os.path.join(tmp, "rows.json"), "w") as out:
-            subprocess.run([BIN, "event-log", "--proxy", c.url(), "--token", s.admin, "--format",
-                            "json"], stdout=out, check=True, timeout=120)
+        save_event_log(c, os.path.join(tmp, "rows.json"))
     change = "//sys/pool_trees/physical/b/@weight=10"
     text, r = what_if(c, os.path.join(tmp, "wi1"), *window, "--set", change)
     print(text)

@@ -22,10 +22,7 @@ def test(c, tmp):
     s = c.sched
     for pool in ("a", "b"):
         s.ok("create", {"type": "scheduler_pool", "path": "//sys/pools/" + pool})
-    for i in range(2):
-        c.node("n%d" % i, resources="cpu=2,memory=2G,user_slots=2")
-    c.wait(lambda: len(s.ok("get", {"path": "//sys/scheduler/orchid/scheduler/nodes"})["value"]) == 2,
-           30, "two nodes")
+    c.add_nodes(2, "cpu=2,memory=2G,user_slots=2")
     # a long operation in a, then short ones in b whose rows push its start out of the log
     long_op = c.op({"pool": "a", "tasks": {"work": task("sleep 12", 4, cpu_limit=1)}})
     short = []
